@@ -1,0 +1,82 @@
+/* CPU backend: the reference kernels (the oracle for every other backend and
+ * the evaluator of constant folding) and, beside them, fast paths.
+ *
+ * Kernel contract
+ *  - k->in[i]  is input i of the node (NULL when the optional input is
+ *    omitted); k->out[i] is output i (NULL when omitted).
+ *  - Outputs arrive allocated with the dtype and static shape that shape
+ *    inference gave, except for ops flagged RLX_OP_DATA_DEPENDENT, whose
+ *    outputs arrive empty (data NULL) and are allocated by the kernel with
+ *    rlx_cpu_alloc_out().
+ *  - Output memory may hold garbage on entry; every element must be written.
+ *  - Inputs and outputs never overlap.
+ *  - Errors name the node: rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "...").
+ */
+#ifndef RLX_BACKEND_CPU_CPU_H
+#define RLX_BACKEND_CPU_CPU_H
+
+#include "base/status.h"
+#include "ir/graph.h"
+#include "ir/op.h"
+
+typedef struct rlx_cpu_kctx {
+    const rlx_graph *g;
+    const rlx_node *n;
+    const rlx_tensor *const *in;
+    rlx_tensor *const *out;
+    /* Use the plain reference kernel even where a fast path exists. */
+    bool reference;
+} rlx_cpu_kctx;
+
+typedef rlx_status (*rlx_cpu_kernel_fn)(rlx_cpu_kctx *k);
+
+typedef struct rlx_cpu_kernel {
+    const char *op; /* ONNX op type (default domain) */
+    rlx_cpu_kernel_fn fn;
+} rlx_cpu_kernel;
+
+/* Kernel families, one file each (cpu_<family>.c), listed like the op
+ * families in src/ir/ops/ops.h. */
+#define RLX_CPU_FAMILIES          \
+    RLX_CPU_FAMILY(elementwise)   \
+    RLX_CPU_FAMILY(nn)            \
+    RLX_CPU_FAMILY(tensor)
+
+#define RLX_CPU_FAMILY(name)                             \
+    extern const rlx_cpu_kernel rlx_cpu_kernels_##name[]; \
+    extern const size_t rlx_cpu_kernels_##name##_count;
+RLX_CPU_FAMILIES
+#undef RLX_CPU_FAMILY
+
+/* The CPU kernel of an op, or NULL. */
+rlx_cpu_kernel_fn rlx_cpu_find_kernel(const char *domain, const char *op);
+
+/* Runs one node on host tensors (the contract above). */
+rlx_status rlx_cpu_run_node(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                            rlx_tensor *const *out, bool reference);
+
+/* For RLX_OP_DATA_DEPENDENT kernels: allocates output i (owned by the
+ * tensor struct; the caller of the kernel frees it). */
+rlx_status rlx_cpu_alloc_out(rlx_cpu_kctx *k, int i, rlx_dtype dtype, int rank, const int64_t *dims);
+
+/* Fails naming the node: "node 'x' (Op): <message>". */
+rlx_status rlx_cpu_fail(const rlx_cpu_kctx *k, rlx_status st, const char *fmt, ...) RLX_PRINTF(3, 4);
+
+/* ---------------------------------------------------- shared helpers */
+
+/* Reads element i of any numeric tensor as double / int64. */
+double rlx_tensor_get_f64(const rlx_tensor *t, size_t i);
+int64_t rlx_tensor_get_i64(const rlx_tensor *t, size_t i);
+/* Writes element i of any numeric tensor from double / int64 (with C
+ * conversion semantics; bool stores v != 0). */
+void rlx_tensor_set_f64(rlx_tensor *t, size_t i, double v);
+void rlx_tensor_set_i64(rlx_tensor *t, size_t i, int64_t v);
+
+/* Row-major strides (in elements) of a shape. */
+void rlx_strides(const int64_t *dims, int rank, int64_t *strides);
+
+/* Broadcast iteration: for output shape (rank, dims), strides of an input
+ * of shape (in_rank, in_dims) aligned to the right, 0 where broadcast. */
+void rlx_broadcast_strides(const int64_t *in_dims, int in_rank, int rank, int64_t *strides);
+
+#endif

@@ -1,0 +1,534 @@
+/* CPU reference kernels of the elementwise family (see
+ * src/ir/ops/ops_elementwise.c). f32 has a direct path; other float types
+ * compute in double (exact for + - * / sqrt after rounding back), integer
+ * types in int64. */
+#include <math.h>
+#include <string.h>
+
+#include "backend/cpu/cpu.h"
+#include "base/half.h"
+#include "ir/ops/ops.h"
+
+/* ------------------------------------------------------------ unary */
+
+typedef enum un_op {
+    U_ABS, U_NEG, U_SIGN, U_EXP, U_LOG, U_SQRT, U_RECIP, U_FLOOR, U_CEIL, U_ROUND, U_ERF, U_SIN, U_COS, U_TAN,
+    U_ASIN, U_ACOS, U_ATAN, U_SINH, U_COSH, U_ASINH, U_ACOSH, U_ATANH, U_TANH, U_RELU, U_SIGMOID, U_LEAKY, U_ELU,
+    U_SELU, U_CELU, U_THRELU, U_HSIG, U_HSWISH, U_SOFTPLUS, U_SOFTSIGN, U_MISH, U_GELU, U_GELU_TANH, U_NOT
+} un_op;
+
+typedef struct un_params {
+    double alpha, beta, gamma;
+} un_params;
+
+static inline double un_apply(un_op op, double x, const un_params *p) {
+    switch (op) {
+    case U_ABS: return fabs(x);
+    case U_NEG: return -x;
+    case U_SIGN: return x > 0 ? 1 : x < 0 ? -1 : 0;
+    case U_EXP: return exp(x);
+    case U_LOG: return log(x);
+    case U_SQRT: return sqrt(x);
+    case U_RECIP: return 1.0 / x;
+    case U_FLOOR: return floor(x);
+    case U_CEIL: return ceil(x);
+    case U_ROUND: return nearbyint(x); /* round half to even under the default rounding mode */
+    case U_ERF: return erf(x);
+    case U_SIN: return sin(x);
+    case U_COS: return cos(x);
+    case U_TAN: return tan(x);
+    case U_ASIN: return asin(x);
+    case U_ACOS: return acos(x);
+    case U_ATAN: return atan(x);
+    case U_SINH: return sinh(x);
+    case U_COSH: return cosh(x);
+    case U_ASINH: return asinh(x);
+    case U_ACOSH: return acosh(x);
+    case U_ATANH: return atanh(x);
+    case U_TANH: return tanh(x);
+    case U_RELU: return x > 0 ? x : 0;
+    case U_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case U_LEAKY: return x >= 0 ? x : p->alpha * x;
+    case U_ELU: return x >= 0 ? x : p->alpha * (exp(x) - 1.0);
+    case U_SELU: return x > 0 ? p->gamma * x : p->gamma * (p->alpha * exp(x) - p->alpha);
+    case U_CELU: return fmax(0.0, x) + fmin(0.0, p->alpha * (exp(x / p->alpha) - 1.0));
+    case U_THRELU: return x > p->alpha ? x : 0;
+    case U_HSIG: return fmax(0.0, fmin(1.0, p->alpha * x + p->beta));
+    case U_HSWISH: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
+    case U_SOFTPLUS: return x > 30 ? x : log1p(exp(x));
+    case U_SOFTSIGN: return x / (1.0 + fabs(x));
+    case U_MISH: return x * tanh(x > 30 ? x : log1p(exp(x)));
+    case U_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case U_GELU_TANH: return 0.5 * x * (1.0 + tanh(0.7978845608028654 /* sqrt(2/pi) */ * (x + 0.044715 * x * x * x)));
+    case U_NOT: return x == 0;
+    }
+    return 0;
+}
+
+static rlx_status unary_run(rlx_cpu_kctx *k, un_op op, const un_params *p) {
+    const rlx_tensor *x = k->in[0];
+    rlx_tensor *y = k->out[0];
+    size_t n = rlx_tensor_numel(x);
+    if (x->dtype == RLX_DTYPE_F32) {
+        const float *a = x->data;
+        float *o = y->data;
+        switch (op) { /* single-precision paths for the hot activations */
+        case U_RELU: for (size_t i = 0; i < n; i++) o[i] = a[i] > 0.0f ? a[i] : 0.0f; return RLX_OK;
+        case U_SIGMOID: for (size_t i = 0; i < n; i++) o[i] = 1.0f / (1.0f + expf(-a[i])); return RLX_OK;
+        case U_HSIG: {
+            float al = (float)p->alpha, be = (float)p->beta;
+            for (size_t i = 0; i < n; i++) o[i] = fmaxf(0.0f, fminf(1.0f, al * a[i] + be));
+            return RLX_OK;
+        }
+        case U_HSWISH:
+            for (size_t i = 0; i < n; i++) o[i] = a[i] * fmaxf(0.0f, fminf(1.0f, a[i] / 6.0f + 0.5f));
+            return RLX_OK;
+        default:
+            for (size_t i = 0; i < n; i++) o[i] = (float)un_apply(op, a[i], p);
+            return RLX_OK;
+        }
+    }
+    if (rlx_dtype_is_int(x->dtype)) {
+        for (size_t i = 0; i < n; i++) {
+            int64_t v = rlx_tensor_get_i64(x, i), r;
+            switch (op) {
+            case U_ABS: r = v < 0 ? -v : v; break;
+            case U_NEG: r = -v; break;
+            case U_SIGN: r = v > 0 ? 1 : v < 0 ? -1 : 0; break;
+            case U_RELU: r = v > 0 ? v : 0; break;
+            default: return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "integer dtype %s", rlx_dtype_name(x->dtype));
+            }
+            rlx_tensor_set_i64(y, i, r);
+        }
+        return RLX_OK;
+    }
+    for (size_t i = 0; i < n; i++) rlx_tensor_set_f64(y, i, un_apply(op, rlx_tensor_get_f64(x, i), p));
+    return RLX_OK;
+}
+
+#define UNARY_KERNEL(fn, op)                                 \
+    static rlx_status fn(rlx_cpu_kctx *k) {                  \
+        un_params p = { 0, 0, 0 };                           \
+        return unary_run(k, op, &p);                         \
+    }
+UNARY_KERNEL(k_abs, U_ABS)
+UNARY_KERNEL(k_neg, U_NEG)
+UNARY_KERNEL(k_sign, U_SIGN)
+UNARY_KERNEL(k_exp, U_EXP)
+UNARY_KERNEL(k_log, U_LOG)
+UNARY_KERNEL(k_sqrt, U_SQRT)
+UNARY_KERNEL(k_recip, U_RECIP)
+UNARY_KERNEL(k_floor, U_FLOOR)
+UNARY_KERNEL(k_ceil, U_CEIL)
+UNARY_KERNEL(k_round, U_ROUND)
+UNARY_KERNEL(k_erf, U_ERF)
+UNARY_KERNEL(k_sin, U_SIN)
+UNARY_KERNEL(k_cos, U_COS)
+UNARY_KERNEL(k_tan, U_TAN)
+UNARY_KERNEL(k_asin, U_ASIN)
+UNARY_KERNEL(k_acos, U_ACOS)
+UNARY_KERNEL(k_atan, U_ATAN)
+UNARY_KERNEL(k_sinh, U_SINH)
+UNARY_KERNEL(k_cosh, U_COSH)
+UNARY_KERNEL(k_asinh, U_ASINH)
+UNARY_KERNEL(k_acosh, U_ACOSH)
+UNARY_KERNEL(k_atanh, U_ATANH)
+UNARY_KERNEL(k_tanh, U_TANH)
+UNARY_KERNEL(k_relu, U_RELU)
+UNARY_KERNEL(k_sigmoid, U_SIGMOID)
+UNARY_KERNEL(k_hswish, U_HSWISH)
+UNARY_KERNEL(k_softplus, U_SOFTPLUS)
+UNARY_KERNEL(k_softsign, U_SOFTSIGN)
+UNARY_KERNEL(k_mish, U_MISH)
+UNARY_KERNEL(k_not, U_NOT)
+
+static rlx_status k_leaky(rlx_cpu_kctx *k) {
+    un_params p = { rlx_attr_float(k->n, "alpha", 0.01f), 0, 0 };
+    return unary_run(k, U_LEAKY, &p);
+}
+static rlx_status k_elu(rlx_cpu_kctx *k) {
+    un_params p = { rlx_attr_float(k->n, "alpha", 1.0f), 0, 0 };
+    return unary_run(k, U_ELU, &p);
+}
+static rlx_status k_selu(rlx_cpu_kctx *k) {
+    un_params p = { rlx_attr_float(k->n, "alpha", 1.67326319217681884765625f), 0,
+                    rlx_attr_float(k->n, "gamma", 1.05070102214813232421875f) };
+    return unary_run(k, U_SELU, &p);
+}
+static rlx_status k_celu(rlx_cpu_kctx *k) {
+    un_params p = { rlx_attr_float(k->n, "alpha", 1.0f), 0, 0 };
+    return unary_run(k, U_CELU, &p);
+}
+static rlx_status k_threlu(rlx_cpu_kctx *k) {
+    un_params p = { rlx_attr_float(k->n, "alpha", 1.0f), 0, 0 };
+    return unary_run(k, U_THRELU, &p);
+}
+static rlx_status k_hsig(rlx_cpu_kctx *k) {
+    un_params p = { rlx_attr_float(k->n, "alpha", 0.2f), rlx_attr_float(k->n, "beta", 0.5f), 0 };
+    return unary_run(k, U_HSIG, &p);
+}
+static rlx_status k_gelu(rlx_cpu_kctx *k) {
+    un_params p = { 0, 0, 0 };
+    const char *ap = rlx_attr_str(k->n, "approximate", "none");
+    return unary_run(k, strcmp(ap, "tanh") == 0 ? U_GELU_TANH : U_GELU, &p);
+}
+
+/* Clip: bounds from attributes (versions < 11) or optional inputs. */
+static rlx_status k_clip(rlx_cpu_kctx *k) {
+    const rlx_tensor *x = k->in[0];
+    rlx_tensor *y = k->out[0];
+    double lo = -INFINITY, hi = INFINITY;
+    bool is_int = rlx_dtype_is_int(x->dtype);
+    if (k->n->version < 11) {
+        lo = rlx_attr_float(k->n, "min", -3.402823466e+38f);
+        hi = rlx_attr_float(k->n, "max", 3.402823466e+38f);
+    } else {
+        if (k->n->n_in > 1 && k->in[1]) lo = rlx_tensor_get_f64(k->in[1], 0);
+        if (k->n->n_in > 2 && k->in[2]) hi = rlx_tensor_get_f64(k->in[2], 0);
+    }
+    size_t n = rlx_tensor_numel(x);
+    if (x->dtype == RLX_DTYPE_F32) {
+        const float *a = x->data;
+        float *o = y->data, l = (float)lo, h = (float)hi;
+        for (size_t i = 0; i < n; i++) o[i] = fminf(fmaxf(a[i], l), h);
+        return RLX_OK;
+    }
+    if (is_int) {
+        for (size_t i = 0; i < n; i++) {
+            int64_t v = rlx_tensor_get_i64(x, i);
+            if (k->n->n_in > 1 && k->in[1] && v < rlx_tensor_get_i64(k->in[1], 0)) v = rlx_tensor_get_i64(k->in[1], 0);
+            if (k->n->n_in > 2 && k->in[2] && v > rlx_tensor_get_i64(k->in[2], 0)) v = rlx_tensor_get_i64(k->in[2], 0);
+            rlx_tensor_set_i64(y, i, v);
+        }
+        return RLX_OK;
+    }
+    for (size_t i = 0; i < n; i++) rlx_tensor_set_f64(y, i, fmin(fmax(rlx_tensor_get_f64(x, i), lo), hi));
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ n-ary broadcast */
+
+typedef enum bin_op {
+    B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MOD, B_FMOD, B_MAX, B_MIN, B_EQ, B_LT, B_GT, B_LE, B_GE, B_AND, B_OR,
+    B_XOR, B_PRELU
+} bin_op;
+
+static inline float bin_f32(bin_op op, float a, float b) {
+    switch (op) {
+    case B_ADD: return a + b;
+    case B_SUB: return a - b;
+    case B_MUL: return a * b;
+    case B_DIV: return a / b;
+    case B_POW: return powf(a, b);
+    case B_FMOD: return fmodf(a, b);
+    case B_MOD: {
+        float r = fmodf(a, b);
+        return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    }
+    case B_MAX: return (a != a || b != b) ? NAN : (a > b ? a : b);
+    case B_MIN: return (a != a || b != b) ? NAN : (a < b ? a : b);
+    case B_PRELU: return a < 0 ? a * b : a;
+    default: return 0;
+    }
+}
+
+static inline double bin_f64(bin_op op, double a, double b) {
+    switch (op) {
+    case B_ADD: return a + b;
+    case B_SUB: return a - b;
+    case B_MUL: return a * b;
+    case B_DIV: return a / b;
+    case B_POW: return pow(a, b);
+    case B_FMOD: return fmod(a, b);
+    case B_MOD: {
+        double r = fmod(a, b);
+        return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    }
+    case B_MAX: return (a != a || b != b) ? NAN : (a > b ? a : b);
+    case B_MIN: return (a != a || b != b) ? NAN : (a < b ? a : b);
+    case B_PRELU: return a < 0 ? a * b : a;
+    case B_EQ: return a == b;
+    case B_LT: return a < b;
+    case B_GT: return a > b;
+    case B_LE: return a <= b;
+    case B_GE: return a >= b;
+    case B_AND: return (a != 0) && (b != 0);
+    case B_OR: return (a != 0) || (b != 0);
+    case B_XOR: return (a != 0) != (b != 0);
+    }
+    return 0;
+}
+
+static inline int64_t bin_i64(bin_op op, int64_t a, int64_t b, bool *div0) {
+    switch (op) {
+    case B_ADD: return (int64_t)((uint64_t)a + (uint64_t)b);
+    case B_SUB: return (int64_t)((uint64_t)a - (uint64_t)b);
+    case B_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
+    case B_DIV:
+        if (b == 0) { *div0 = true; return 0; }
+        if (b == -1) return (int64_t)(0 - (uint64_t)a);
+        return a / b;
+    case B_POW: {
+        if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
+        int64_t r = 1;
+        for (int64_t i = 0; i < b && i < 64; i++) r = (int64_t)((uint64_t)r * (uint64_t)a);
+        return r;
+    }
+    case B_FMOD:
+        if (b == 0) { *div0 = true; return 0; }
+        if (b == -1) return 0;
+        return a % b;
+    case B_MOD: {
+        if (b == 0) { *div0 = true; return 0; }
+        if (b == -1) return 0;
+        int64_t r = a % b;
+        return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    }
+    case B_MAX: return a > b ? a : b;
+    case B_MIN: return a < b ? a : b;
+    case B_PRELU: return a < 0 ? a * b : a;
+    case B_EQ: return a == b;
+    case B_LT: return a < b;
+    case B_GT: return a > b;
+    case B_LE: return a <= b;
+    case B_GE: return a >= b;
+    case B_AND: return a && b;
+    case B_OR: return a || b;
+    case B_XOR: return (a != 0) != (b != 0);
+    }
+    return 0;
+}
+
+/* Iterates the output of a broadcast of `nin` inputs row by row; calls
+ * body(out_index, in_offsets) for every element. Implemented with a macro
+ * so the inner loop is specialised per dtype. */
+typedef struct bcast {
+    int rank;
+    int64_t dims[RLX_MAX_RANK];
+    int64_t st[3][RLX_MAX_RANK];
+    int nin;
+} bcast;
+
+static void bcast_init(bcast *b, const rlx_tensor *out, const rlx_tensor *const *ins, int nin) {
+    b->rank = out->rank;
+    b->nin = nin;
+    memcpy(b->dims, out->dims, sizeof b->dims);
+    for (int j = 0; j < nin; j++) rlx_broadcast_strides(ins[j]->dims, ins[j]->rank, out->rank, b->st[j]);
+}
+
+/* Visits every output element: idx is the flat output index, off[j] the flat
+ * offset of input j. */
+#define BCAST_FOR(b, idx, off, ...)                                                              \
+    do {                                                                                          \
+        int64_t ctr_[RLX_MAX_RANK] = { 0 };                                                       \
+        int64_t off[3] = { 0, 0, 0 };                                                             \
+        size_t total_ = 1;                                                                        \
+        for (int d_ = 0; d_ < (b)->rank; d_++) total_ *= (size_t)(b)->dims[d_];                   \
+        int64_t inner_ = (b)->rank ? (b)->dims[(b)->rank - 1] : 1;                                \
+        int64_t is_[3] = { 0, 0, 0 };                                                             \
+        for (int j_ = 0; j_ < (b)->nin; j_++) is_[j_] = (b)->rank ? (b)->st[j_][(b)->rank - 1] : 0; \
+        for (size_t idx = 0; idx < total_ && inner_ > 0;) {                                       \
+            int64_t base_[3] = { off[0], off[1], off[2] };                                        \
+            for (int64_t x_ = 0; x_ < inner_; x_++, idx++) {                                      \
+                off[0] = base_[0] + x_ * is_[0];                                                  \
+                off[1] = base_[1] + x_ * is_[1];                                                  \
+                off[2] = base_[2] + x_ * is_[2];                                                  \
+                __VA_ARGS__;                                                                      \
+            }                                                                                     \
+            off[0] = base_[0], off[1] = base_[1], off[2] = base_[2];                              \
+            for (int d_ = (b)->rank - 2; d_ >= 0; d_--) {                                         \
+                ctr_[d_]++;                                                                       \
+                for (int j_ = 0; j_ < (b)->nin; j_++) off[j_] += (b)->st[j_][d_];                 \
+                if (ctr_[d_] < (b)->dims[d_]) break;                                              \
+                for (int j_ = 0; j_ < (b)->nin; j_++) off[j_] -= (b)->st[j_][d_] * (b)->dims[d_]; \
+                ctr_[d_] = 0;                                                                     \
+            }                                                                                     \
+        }                                                                                         \
+    } while (0)
+
+static rlx_status binary_run(rlx_cpu_kctx *k, bin_op op) {
+    const rlx_tensor *a = k->in[0], *b = k->in[1];
+    rlx_tensor *y = k->out[0];
+    const rlx_tensor *ins[2] = { a, b };
+    bcast bc;
+    bcast_init(&bc, y, ins, 2);
+    if (a->dtype == RLX_DTYPE_F32 && b->dtype == RLX_DTYPE_F32 && y->dtype == RLX_DTYPE_F32) {
+        const float *pa = a->data, *pb = b->data;
+        float *o = y->data;
+        switch (op) { /* keep the switch out of the loop for the common ops */
+        case B_ADD: BCAST_FOR(&bc, i, off, o[i] = pa[off[0]] + pb[off[1]]); break;
+        case B_SUB: BCAST_FOR(&bc, i, off, o[i] = pa[off[0]] - pb[off[1]]); break;
+        case B_MUL: BCAST_FOR(&bc, i, off, o[i] = pa[off[0]] * pb[off[1]]); break;
+        case B_DIV: BCAST_FOR(&bc, i, off, o[i] = pa[off[0]] / pb[off[1]]); break;
+        default: BCAST_FOR(&bc, i, off, o[i] = bin_f32(op, pa[off[0]], pb[off[1]])); break;
+        }
+        return RLX_OK;
+    }
+    bool cmp = y->dtype == RLX_DTYPE_BOOL && a->dtype != RLX_DTYPE_BOOL;
+    bool logic = op == B_AND || op == B_OR || op == B_XOR;
+    if ((rlx_dtype_is_int(a->dtype) || a->dtype == RLX_DTYPE_BOOL) && (rlx_dtype_is_int(b->dtype) || b->dtype == RLX_DTYPE_BOOL)) {
+        bool div0 = false;
+        if (a->dtype == RLX_DTYPE_U64 && !cmp && !logic && op != B_ADD && op != B_SUB && op != B_MUL) {
+            /* unsigned 64-bit division and comparisons need unsigned math */
+            const uint64_t *pa = a->data, *pb = b->data;
+            uint64_t *o = y->data;
+            BCAST_FOR(&bc, i, off, {
+                uint64_t x = pa[off[0]], z = pb[off[1]];
+                uint64_t r = 0;
+                switch (op) {
+                case B_DIV: case B_FMOD: case B_MOD:
+                    if (!z) { div0 = true; break; }
+                    r = op == B_DIV ? x / z : x % z; break;
+                case B_MAX: r = x > z ? x : z; break;
+                case B_MIN: r = x < z ? x : z; break;
+                default: r = (uint64_t)bin_i64(op, (int64_t)x, (int64_t)z, &div0); break;
+                }
+                o[i] = r;
+            });
+        } else {
+            BCAST_FOR(&bc, i, off,
+                      rlx_tensor_set_i64(y, (size_t)i, bin_i64(op, rlx_tensor_get_i64(a, (size_t)off[0]),
+                                                             rlx_tensor_get_i64(b, (size_t)off[1]), &div0)));
+        }
+        if (div0) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "integer division by zero");
+        return RLX_OK;
+    }
+    BCAST_FOR(&bc, i, off,
+              rlx_tensor_set_f64(y, (size_t)i, bin_f64(op, rlx_tensor_get_f64(a, (size_t)off[0]),
+                                                       rlx_tensor_get_f64(b, (size_t)off[1]))));
+    return RLX_OK;
+}
+
+#define BINARY_KERNEL(fn, op) \
+    static rlx_status fn(rlx_cpu_kctx *k) { return binary_run(k, op); }
+BINARY_KERNEL(k_add, B_ADD)
+BINARY_KERNEL(k_sub, B_SUB)
+BINARY_KERNEL(k_mul, B_MUL)
+BINARY_KERNEL(k_div, B_DIV)
+BINARY_KERNEL(k_pow, B_POW)
+BINARY_KERNEL(k_equal, B_EQ)
+BINARY_KERNEL(k_less, B_LT)
+BINARY_KERNEL(k_greater, B_GT)
+BINARY_KERNEL(k_less_eq, B_LE)
+BINARY_KERNEL(k_greater_eq, B_GE)
+BINARY_KERNEL(k_and, B_AND)
+BINARY_KERNEL(k_or, B_OR)
+BINARY_KERNEL(k_xor, B_XOR)
+BINARY_KERNEL(k_prelu, B_PRELU)
+
+static rlx_status k_mod(rlx_cpu_kctx *k) {
+    bool fm = rlx_attr_int(k->n, "fmod", 0) != 0;
+    if (!fm && rlx_dtype_is_float(k->in[0]->dtype))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "fmod must be 1 for floating-point inputs");
+    return binary_run(k, fm ? B_FMOD : B_MOD);
+}
+
+/* Max, Min, Sum, Mean: fold the inputs pairwise into the output. */
+static rlx_status variadic_run(rlx_cpu_kctx *k, bin_op op, bool mean) {
+    rlx_tensor *y = k->out[0];
+    size_t n = rlx_tensor_numel(y);
+    bin_op acc_op = op;
+    for (int j = 0; j < k->n->n_in; j++) {
+        const rlx_tensor *x = k->in[j];
+        if (!x) continue;
+        const rlx_tensor *ins[1] = { x };
+        bcast bc;
+        bcast_init(&bc, y, ins, 1);
+        bool first = (j == 0);
+        if (y->dtype == RLX_DTYPE_F32) {
+            const float *px = x->data;
+            float *o = y->data;
+            BCAST_FOR(&bc, i, off, o[i] = first ? px[off[0]] : bin_f32(acc_op, o[i], px[off[0]]));
+        } else if (rlx_dtype_is_int(y->dtype)) {
+            bool d0 = false;
+            BCAST_FOR(&bc, i, off, {
+                int64_t v = rlx_tensor_get_i64(x, (size_t)off[0]);
+                rlx_tensor_set_i64(y, (size_t)i, first ? v : bin_i64(acc_op, rlx_tensor_get_i64(y, (size_t)i), v, &d0));
+            });
+        } else {
+            BCAST_FOR(&bc, i, off, {
+                double v = rlx_tensor_get_f64(x, (size_t)off[0]);
+                rlx_tensor_set_f64(y, (size_t)i, first ? v : bin_f64(acc_op, rlx_tensor_get_f64(y, (size_t)i), v));
+            });
+        }
+    }
+    if (mean) {
+        int cnt = 0;
+        for (int j = 0; j < k->n->n_in; j++) cnt += k->in[j] != NULL;
+        for (size_t i = 0; i < n; i++) rlx_tensor_set_f64(y, i, rlx_tensor_get_f64(y, i) / cnt);
+    }
+    return RLX_OK;
+}
+
+static rlx_status k_max(rlx_cpu_kctx *k) { return variadic_run(k, B_MAX, false); }
+static rlx_status k_min(rlx_cpu_kctx *k) { return variadic_run(k, B_MIN, false); }
+static rlx_status k_sum(rlx_cpu_kctx *k) { return variadic_run(k, B_ADD, false); }
+static rlx_status k_mean(rlx_cpu_kctx *k) { return variadic_run(k, B_ADD, true); }
+
+static rlx_status k_where(rlx_cpu_kctx *k) {
+    const rlx_tensor *c = k->in[0], *a = k->in[1], *b = k->in[2];
+    rlx_tensor *y = k->out[0];
+    const rlx_tensor *ins[3] = { c, a, b };
+    bcast bc;
+    bcast_init(&bc, y, ins, 3);
+    size_t es = rlx_dtype_size(y->dtype);
+    const uint8_t *pc = c->data;
+    const char *pa = a->data, *pb = b->data;
+    char *o = y->data;
+    BCAST_FOR(&bc, i, off,
+              memcpy(o + (size_t)i * es, pc[off[0]] ? pa + (size_t)off[1] * es : pb + (size_t)off[2] * es, es));
+    return RLX_OK;
+}
+
+/* Cast: numeric conversions with C semantics (float to int truncates toward
+ * zero), bool is x != 0; f16/bf16 round to nearest even. */
+static rlx_status cast_run(rlx_cpu_kctx *k) {
+    const rlx_tensor *x = k->in[0];
+    rlx_tensor *y = k->out[0];
+    size_t n = rlx_tensor_numel(x);
+    if (x->dtype == y->dtype) {
+        memcpy(y->data, x->data, x->nbytes);
+        return RLX_OK;
+    }
+    bool src_int = rlx_dtype_is_int(x->dtype) || x->dtype == RLX_DTYPE_BOOL;
+    bool dst_float = rlx_dtype_is_float(y->dtype);
+    for (size_t i = 0; i < n; i++) {
+        if (src_int && !dst_float) {
+            rlx_tensor_set_i64(y, i, rlx_tensor_get_i64(x, i));
+        } else if (src_int) {
+            rlx_tensor_set_f64(y, i, (double)rlx_tensor_get_i64(x, i));
+        } else {
+            double v = rlx_tensor_get_f64(x, i);
+            if (y->dtype == RLX_DTYPE_BOOL) rlx_tensor_set_i64(y, i, v != 0);
+            else if (dst_float) rlx_tensor_set_f64(y, i, v);
+            else if (v != v) rlx_tensor_set_i64(y, i, 0);
+            else if (y->dtype == RLX_DTYPE_U64 && v >= 9.2233720368547758e18) ((uint64_t *)y->data)[i] = (uint64_t)v;
+            else rlx_tensor_set_i64(y, i, (v >= 9.2233720368547758e18) ? INT64_MAX : (v < -9.2233720368547758e18) ? INT64_MIN : (int64_t)v);
+        }
+    }
+    return RLX_OK;
+}
+
+static rlx_status k_cast(rlx_cpu_kctx *k) {
+    if (k->in[0]->dtype == RLX_DTYPE_STRING || k->out[0]->dtype == RLX_DTYPE_STRING)
+        return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "string tensors are not supported");
+    return cast_run(k);
+}
+
+const rlx_cpu_kernel rlx_cpu_kernels_elementwise[] = {
+    { "Abs", k_abs }, { "Neg", k_neg }, { "Sign", k_sign }, { "Exp", k_exp }, { "Log", k_log },
+    { "Sqrt", k_sqrt }, { "Reciprocal", k_recip }, { "Floor", k_floor }, { "Ceil", k_ceil },
+    { "Round", k_round }, { "Erf", k_erf }, { "Sin", k_sin }, { "Cos", k_cos }, { "Tan", k_tan },
+    { "Asin", k_asin }, { "Acos", k_acos }, { "Atan", k_atan }, { "Sinh", k_sinh }, { "Cosh", k_cosh },
+    { "Asinh", k_asinh }, { "Acosh", k_acosh }, { "Atanh", k_atanh }, { "Tanh", k_tanh },
+    { "Relu", k_relu }, { "Sigmoid", k_sigmoid }, { "LeakyRelu", k_leaky }, { "Elu", k_elu },
+    { "Selu", k_selu }, { "Celu", k_celu }, { "ThresholdedRelu", k_threlu }, { "HardSigmoid", k_hsig },
+    { "HardSwish", k_hswish }, { "Softplus", k_softplus }, { "Softsign", k_softsign }, { "Mish", k_mish },
+    { "Gelu", k_gelu }, { "Clip", k_clip }, { "PRelu", k_prelu },
+    { "Add", k_add }, { "Sub", k_sub }, { "Mul", k_mul }, { "Div", k_div }, { "Pow", k_pow }, { "Mod", k_mod },
+    { "Max", k_max }, { "Min", k_min }, { "Sum", k_sum }, { "Mean", k_mean },
+    { "Equal", k_equal }, { "Less", k_less }, { "Greater", k_greater }, { "LessOrEqual", k_less_eq },
+    { "GreaterOrEqual", k_greater_eq }, { "And", k_and }, { "Or", k_or }, { "Xor", k_xor }, { "Not", k_not },
+    { "Where", k_where }, { "Cast", k_cast }, { "CastLike", k_cast },
+};
+const size_t rlx_cpu_kernels_elementwise_count = RLX_ARRAY_LEN(rlx_cpu_kernels_elementwise);

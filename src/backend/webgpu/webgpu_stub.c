@@ -1,0 +1,16 @@
+/* Placeholder until the WebGPU backend lands. */
+#include "backend/backend.h"
+#include "base/status.h"
+#include <stdlib.h>
+
+rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, rlx_backend **out) {
+    (void)opt;
+    *out = NULL;
+    return rlx_fail(RLX_ERR_NO_ADAPTER, "device '%s': the WebGPU backend is not built yet", device);
+}
+
+rlx_status rlx_adapters_list(rlx_adapter_info **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    return RLX_OK;
+}

@@ -1,0 +1,97 @@
+#define _POSIX_C_SOURCE 200809L
+#include "base/platform.h"
+#include "base/mem.h"
+#include "base/status.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+rlx_status rlx_read_file(const char *path, void **out_data, size_t *out_size) {
+    *out_data = NULL;
+    *out_size = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return rlx_fail(RLX_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return rlx_fail(RLX_ERR_IO, "cannot seek '%s': %s", path, strerror(errno));
+    }
+    long len = ftell(f);
+    if (len < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return rlx_fail(RLX_ERR_IO, "cannot size '%s' (is it a regular file?)", path);
+    }
+    void *buf = malloc((size_t)len ? (size_t)len : 1);
+    if (!buf) {
+        fclose(f);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "cannot allocate %ld bytes to read '%s'", len, path);
+    }
+    size_t got = fread(buf, 1, (size_t)len, f);
+    int err = ferror(f);
+    fclose(f);
+    if (got != (size_t)len || err) {
+        free(buf);
+        return rlx_fail(RLX_ERR_IO, "short read of '%s' (%zu of %ld bytes)", path, got, len);
+    }
+    *out_data = buf;
+    *out_size = (size_t)len;
+    return RLX_OK;
+}
+
+rlx_status rlx_read_file_range(const char *path, uint64_t offset, size_t size, void *dst) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return rlx_fail(RLX_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    if (fseeko(f, (off_t)offset, SEEK_SET) != 0) {
+        fclose(f);
+        return rlx_fail(RLX_ERR_IO, "cannot seek to %llu in '%s'", (unsigned long long)offset, path);
+    }
+    size_t got = fread(dst, 1, size, f);
+    fclose(f);
+    if (got != size)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "'%s' is too short: wanted %zu bytes at offset %llu, got %zu",
+                        path, size, (unsigned long long)offset, got);
+    return RLX_OK;
+}
+
+double rlx_now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+char *rlx_path_dirname(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return rlx_strdup(".");
+    if (slash == path) return rlx_strdup("/");
+    return rlx_strndup(path, (size_t)(slash - path));
+}
+
+char *rlx_path_join_inside(const char *base, const char *rel) {
+    if (!rel || !*rel || rel[0] == '/' || rel[0] == '\\') return NULL;
+    /* refuse any ".." component and drive letters / backslashes */
+    const char *p = rel;
+    while (*p) {
+        const char *e = p;
+        while (*e && *e != '/' && *e != '\\') e++;
+        if (e - p == 2 && p[0] == '.' && p[1] == '.') return NULL;
+        if (*e == '\\') return NULL;
+        if (memchr(p, ':', (size_t)(e - p))) return NULL;
+        p = *e ? e + 1 : e;
+    }
+    size_t lb = strlen(base), lr = strlen(rel);
+    char *out = malloc(lb + lr + 2);
+    if (!out) return NULL;
+    memcpy(out, base, lb);
+    out[lb] = '/';
+    memcpy(out + lb + 1, rel, lr + 1);
+    return out;
+}
+
+const char *rlx_getenv(const char *name) { return getenv(name); }
+
+int rlx_env_flag(const char *name) {
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}

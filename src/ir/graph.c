@@ -1,0 +1,593 @@
+#include "ir/graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/status.h"
+#include "base/tensor.h"
+#include "ir/op.h"
+
+/* ------------------------------------------------------------ name hash */
+
+static uint64_t hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static rlx_status hash_insert(rlx_graph *g, int id);
+
+static rlx_status hash_rebuild(rlx_graph *g, size_t cap) {
+    int *h = malloc(cap * sizeof *h);
+    if (!h) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (name table)");
+    for (size_t i = 0; i < cap; i++) h[i] = -1;
+    free(g->hash);
+    g->hash = h;
+    g->hash_cap = cap;
+    for (size_t i = 0; i < g->n_values; i++)
+        if (g->values[i].name) RLX_TRY(hash_insert(g, (int)i));
+    return RLX_OK;
+}
+
+static rlx_status hash_insert(rlx_graph *g, int id) {
+    if ((g->n_values + 1) * 2 > g->hash_cap) {
+        size_t cap = g->hash_cap ? g->hash_cap * 2 : 64;
+        while (cap < (g->n_values + 1) * 2) cap *= 2;
+        return hash_rebuild(g, cap); /* re-inserts every value including id */
+    }
+    size_t m = g->hash_cap - 1;
+    size_t i = hash_str(g->values[id].name) & m;
+    while (g->hash[i] >= 0) i = (i + 1) & m;
+    g->hash[i] = id;
+    return RLX_OK;
+}
+
+int rlx_graph_find(const rlx_graph *g, const char *name) {
+    if (!g->hash_cap || !name) return -1;
+    size_t m = g->hash_cap - 1;
+    size_t i = hash_str(name) & m;
+    while (g->hash[i] >= 0) {
+        if (strcmp(g->values[g->hash[i]].name, name) == 0) return g->hash[i];
+        i = (i + 1) & m;
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+rlx_status rlx_graph_create(int64_t opset, rlx_graph **out) {
+    *out = NULL;
+    rlx_graph *g = calloc(1, sizeof *g);
+    if (!g) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (graph)");
+    g->opset = opset;
+    *out = g;
+    return RLX_OK;
+}
+
+void rlx_node_attr_free(rlx_node_attr *a) {
+    free(a->name);
+    free(a->s);
+    rlx_tensor_destroy(a->t);
+    rlx_graph_destroy(a->g);
+    free(a->floats);
+    free(a->ints);
+    if (a->strings)
+        for (size_t i = 0; i < a->n; i++) free(a->strings[i]);
+    free(a->strings);
+    memset(a, 0, sizeof *a);
+}
+
+static void node_free(rlx_node *n) {
+    free(n->name);
+    free(n->op_type);
+    free(n->domain);
+    free(n->in);
+    free(n->out);
+    for (int i = 0; i < n->n_attrs; i++) rlx_node_attr_free(&n->attrs[i]);
+    free(n->attrs);
+}
+
+void rlx_graph_destroy(rlx_graph *g) {
+    if (!g) return;
+    for (size_t i = 0; i < g->n_values; i++) {
+        rlx_value *v = &g->values[i];
+        free(v->name);
+        if (!(v->flags & RLX_VALUE_KONST_BORROWED)) rlx_tensor_destroy(v->konst);
+    }
+    for (size_t i = 0; i < g->n_nodes; i++) node_free(&g->nodes[i]);
+    for (size_t i = 0; i < g->n_syms; i++) free(g->syms[i]);
+    free(g->values);
+    free(g->nodes);
+    free(g->inputs);
+    free(g->outputs);
+    free(g->syms);
+    free(g->hash);
+    free(g);
+}
+
+rlx_status rlx_node_attr_copy(rlx_node_attr *d, const rlx_node_attr *s) {
+    memset(d, 0, sizeof *d);
+    d->type = s->type;
+    d->f = s->f;
+    d->i = s->i;
+    d->n = s->n;
+    d->name = rlx_strdup(s->name);
+    if (s->name && !d->name) goto oom;
+    if (s->s && !(d->s = rlx_strdup(s->s))) goto oom;
+    if (s->t) RLX_TRY(rlx_tensor_clone(s->t, &d->t));
+    if (s->g) RLX_TRY(rlx_graph_clone(s->g, &d->g));
+    if (s->floats) {
+        if (!(d->floats = malloc(s->n * sizeof(float) + 1))) goto oom;
+        memcpy(d->floats, s->floats, s->n * sizeof(float));
+    }
+    if (s->ints) {
+        if (!(d->ints = malloc(s->n * sizeof(int64_t) + 1))) goto oom;
+        memcpy(d->ints, s->ints, s->n * sizeof(int64_t));
+    }
+    if (s->strings) {
+        if (!(d->strings = calloc(s->n + 1, sizeof(char *)))) goto oom;
+        for (size_t i = 0; i < s->n; i++)
+            if (!(d->strings[i] = rlx_strdup(s->strings[i]))) goto oom;
+    }
+    return RLX_OK;
+oom:
+    rlx_node_attr_free(d);
+    return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory copying an attribute");
+}
+
+rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph **out) {
+    *out = NULL;
+    rlx_graph *g;
+    RLX_TRY(rlx_graph_create(src->opset, &g));
+    rlx_status st = RLX_OK;
+    g->name_counter = src->name_counter;
+    g->parent = src->parent;
+    for (size_t i = 0; i < src->n_syms; i++)
+        if (rlx_graph_sym(g, src->syms[i]) < 0) { st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory"); goto fail; }
+    for (size_t i = 0; i < src->n_values; i++) {
+        const rlx_value *sv = &src->values[i];
+        int id;
+        RLX_TRY_GOTO(st, rlx_graph_add_value(g, sv->name, &id), fail);
+        rlx_value *v = &g->values[id];
+        char *name = v->name;
+        *v = *sv;
+        v->name = name;
+        if (sv->konst) v->flags |= RLX_VALUE_KONST_BORROWED;
+    }
+    RLX_TRY_GOTO(st, RLX_GROW(g->nodes, g->cap_nodes, src->n_nodes), fail);
+    for (size_t i = 0; i < src->n_nodes; i++) {
+        const rlx_node *sn = &src->nodes[i];
+        rlx_node *n = &g->nodes[i];
+        memset(n, 0, sizeof *n);
+        g->n_nodes = i + 1;
+        n->def = sn->def;
+        n->version = sn->version;
+        n->dead = sn->dead;
+        n->name = rlx_strdup(sn->name);
+        n->op_type = rlx_strdup(sn->op_type);
+        n->domain = rlx_strdup(sn->domain);
+        n->in = malloc(((size_t)sn->n_in + 1) * sizeof(int));
+        n->out = malloc(((size_t)sn->n_out + 1) * sizeof(int));
+        n->attrs = calloc((size_t)sn->n_attrs + 1, sizeof(rlx_node_attr));
+        if (!n->name || !n->op_type || !n->domain || !n->in || !n->out || !n->attrs) {
+            st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory cloning a graph");
+            goto fail;
+        }
+        n->n_in = sn->n_in;
+        n->n_out = sn->n_out;
+        memcpy(n->in, sn->in, (size_t)sn->n_in * sizeof(int));
+        memcpy(n->out, sn->out, (size_t)sn->n_out * sizeof(int));
+        for (int a = 0; a < sn->n_attrs; a++) {
+            RLX_TRY_GOTO(st, rlx_node_attr_copy(&n->attrs[a], &sn->attrs[a]), fail);
+            n->n_attrs = a + 1;
+            if (n->attrs[a].g) n->attrs[a].g->parent = g;
+        }
+    }
+    RLX_TRY_GOTO(st, RLX_GROW(g->inputs, g->cap_inputs, src->n_inputs + 1), fail);
+    memcpy(g->inputs, src->inputs, src->n_inputs * sizeof(int));
+    g->n_inputs = src->n_inputs;
+    RLX_TRY_GOTO(st, RLX_GROW(g->outputs, g->cap_outputs, src->n_outputs + 1), fail);
+    memcpy(g->outputs, src->outputs, src->n_outputs * sizeof(int));
+    g->n_outputs = src->n_outputs;
+    *out = g;
+    return RLX_OK;
+fail:
+    rlx_graph_destroy(g);
+    return st;
+}
+
+/* ------------------------------------------------------------ values */
+
+rlx_status rlx_graph_add_value(rlx_graph *g, const char *name, int *out_id) {
+    *out_id = -1;
+    char gen[48];
+    if (!name || !*name) {
+        do {
+            snprintf(gen, sizeof gen, "_rlx_%u", g->name_counter++);
+        } while (rlx_graph_find(g, gen) >= 0);
+        name = gen;
+    } else if (rlx_graph_find(g, name) >= 0) {
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "value '%s' is defined twice", name);
+    }
+    RLX_TRY(RLX_GROW(g->values, g->cap_values, g->n_values + 1));
+    rlx_value *v = &g->values[g->n_values];
+    memset(v, 0, sizeof *v);
+    v->name = rlx_strdup(name);
+    if (!v->name) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    v->rank = -1;
+    v->producer = -1;
+    for (int i = 0; i < RLX_MAX_RANK; i++) v->syms[i] = -1;
+    int id = (int)g->n_values++;
+    rlx_status st = hash_insert(g, id);
+    if (st) {
+        g->n_values--;
+        free(v->name);
+        return st;
+    }
+    *out_id = id;
+    return RLX_OK;
+}
+
+void rlx_value_set_shape(rlx_value *v, int rank, const int64_t *dims, const int32_t *syms) {
+    v->rank = rank;
+    for (int i = 0; i < RLX_MAX_RANK; i++) {
+        v->dims[i] = (i < rank && dims) ? dims[i] : 0;
+        v->syms[i] = (i < rank && syms) ? syms[i] : -1;
+        if (i < rank && v->dims[i] < 0) v->dims[i] = RLX_DIM_DYN;
+    }
+}
+
+void rlx_value_set_konst(rlx_value *v, rlx_tensor *t) {
+    if (v->konst && !(v->flags & RLX_VALUE_KONST_BORROWED)) rlx_tensor_destroy(v->konst);
+    v->flags &= ~(uint32_t)RLX_VALUE_KONST_BORROWED;
+    v->konst = t;
+    v->dtype = t->dtype;
+    rlx_value_set_shape(v, t->rank, t->dims, NULL);
+}
+
+bool rlx_value_is_static(const rlx_value *v) {
+    if (v->rank < 0) return false;
+    for (int i = 0; i < v->rank; i++)
+        if (v->dims[i] < 0) return false;
+    return true;
+}
+
+size_t rlx_value_numel(const rlx_value *v) {
+    if (!rlx_value_is_static(v)) return 0;
+    size_t n = 1;
+    for (int i = 0; i < v->rank; i++) n *= (size_t)v->dims[i];
+    return n;
+}
+
+int rlx_graph_sym(rlx_graph *g, const char *name) {
+    for (size_t i = 0; i < g->n_syms; i++)
+        if (strcmp(g->syms[i], name) == 0) return (int)i;
+    if (RLX_GROW(g->syms, g->cap_syms, g->n_syms + 1)) return -1;
+    g->syms[g->n_syms] = rlx_strdup(name);
+    if (!g->syms[g->n_syms]) return -1;
+    return (int)g->n_syms++;
+}
+
+/* ------------------------------------------------------------ nodes */
+
+const char *rlx_node_desc(const rlx_node *n) {
+    static _Thread_local char buf[320];
+    snprintf(buf, sizeof buf, "node '%s' (%s%s%s)", n->name ? n->name : "?",
+             (n->domain && *n->domain) ? n->domain : "", (n->domain && *n->domain) ? "." : "",
+             n->op_type ? n->op_type : "?");
+    return buf;
+}
+
+static rlx_status check_attrs(const rlx_node *n) {
+    const rlx_op_def *d = n->def;
+    for (int k = 0; k < RLX_MAX_OP_ATTRS && d->attrs[k].name; k++) {
+        const rlx_attr_def *ad = &d->attrs[k];
+        const rlx_node_attr *a = rlx_node_attr_find(n, ad->name);
+        if (!a) {
+            if (ad->required)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required attribute '%s' is missing",
+                                rlx_node_desc(n), ad->name);
+            continue;
+        }
+        if (a->type != ad->type) {
+            /* Exporters write a single int for an ints attribute and so on:
+             * accept the scalar form of a list type. */
+            bool ok = (ad->type == RLX_ATTR_INTS && a->type == RLX_ATTR_INT) ||
+                      (ad->type == RLX_ATTR_FLOATS && a->type == RLX_ATTR_FLOAT);
+            if (!ok)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has type %d, expected %d",
+                                rlx_node_desc(n), ad->name, (int)a->type, (int)ad->type);
+        }
+    }
+    return RLX_OK;
+}
+
+rlx_status rlx_graph_add_node(rlx_graph *g, const char *op_type, const char *domain,
+                              const char *name, const int *in, int n_in,
+                              const int *out, int n_out,
+                              rlx_node_attr *attrs, int n_attrs, int *out_node) {
+    if (out_node) *out_node = -1;
+    if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
+    rlx_status st = RLX_OK;
+    char gen[48];
+    if (!name || !*name) {
+        snprintf(gen, sizeof gen, "%s_%zu", op_type ? op_type : "node", g->n_nodes);
+        name = gen;
+    }
+    RLX_TRY(RLX_GROW(g->nodes, g->cap_nodes, g->n_nodes + 1));
+    rlx_node *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->name = rlx_strdup(name);
+    n->op_type = rlx_strdup(op_type ? op_type : "");
+    n->domain = rlx_strdup(domain);
+    n->in = malloc(((size_t)n_in + 1) * sizeof(int));
+    n->out = malloc(((size_t)n_out + 1) * sizeof(int));
+    n->attrs = calloc((size_t)n_attrs + 1, sizeof(rlx_node_attr));
+    if (!n->name || !n->op_type || !n->domain || !n->in || !n->out || !n->attrs) {
+        node_free(n);
+        for (int i = 0; i < n_attrs; i++) rlx_node_attr_free(&attrs[i]);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory adding a node");
+    }
+    memcpy(n->in, in, (size_t)n_in * sizeof(int));
+    memcpy(n->out, out, (size_t)n_out * sizeof(int));
+    n->n_in = n_in;
+    n->n_out = n_out;
+    if (n_attrs) memcpy(n->attrs, attrs, (size_t)n_attrs * sizeof(rlx_node_attr));
+    n->n_attrs = n_attrs;
+    for (int i = 0; i < n_attrs; i++)
+        if (n->attrs[i].g) n->attrs[i].g->parent = g;
+    /* the node owns everything from here on */
+    int id = (int)g->n_nodes++;
+
+    n->def = rlx_op_find(domain, op_type);
+    if (!n->def) {
+        st = rlx_fail(RLX_ERR_UNSUPPORTED, "%s: op %s%s%s is not supported (opset %lld)", rlx_node_desc(n),
+                      *domain ? domain : "", *domain ? "." : "", op_type, (long long)g->opset);
+        goto fail;
+    }
+    n->version = rlx_op_version(n->def, g->opset);
+    if (!n->version) {
+        st = rlx_fail(RLX_ERR_UNSUPPORTED, "%s: op %s does not exist at opset %lld (first version %d)",
+                      rlx_node_desc(n), op_type, (long long)g->opset, n->def->versions[0]);
+        goto fail;
+    }
+    if (n_in < n->def->min_in || (n->def->max_in >= 0 && n_in > n->def->max_in)) {
+        st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected %d to %d", rlx_node_desc(n), n_in,
+                      n->def->min_in, n->def->max_in);
+        goto fail;
+    }
+    for (int i = 0; i < n->def->min_in && i < n_in; i++)
+        if (in[i] < 0) {
+            st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required input %d is missing", rlx_node_desc(n), i);
+            goto fail;
+        }
+    if (n_out < n->def->min_out || (n->def->max_out >= 0 && n_out > n->def->max_out)) {
+        st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d outputs, expected %d to %d", rlx_node_desc(n), n_out,
+                      n->def->min_out, n->def->max_out);
+        goto fail;
+    }
+    for (int i = 0; i < n_in; i++)
+        if (in[i] >= (int)g->n_values) {
+            st = rlx_fail(RLX_ERR_INTERNAL, "%s: input id out of range", rlx_node_desc(n));
+            goto fail;
+        }
+    for (int i = 0; i < n_out; i++) {
+        if (out[i] < 0) continue;
+        if (out[i] >= (int)g->n_values) {
+            st = rlx_fail(RLX_ERR_INTERNAL, "%s: output id out of range", rlx_node_desc(n));
+            goto fail;
+        }
+        rlx_value *v = &g->values[out[i]];
+        if (v->producer >= 0 || (v->flags & (RLX_VALUE_INPUT | RLX_VALUE_INITIALIZER)) || v->konst) {
+            st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output '%s' is already defined", rlx_node_desc(n), v->name);
+            goto fail;
+        }
+        v->producer = id;
+    }
+    RLX_TRY_GOTO(st, check_attrs(n), fail);
+    if (out_node) *out_node = id;
+    return RLX_OK;
+fail:
+    for (int i = 0; i < n->n_out; i++)
+        if (n->out[i] >= 0 && n->out[i] < (int)g->n_values && g->values[n->out[i]].producer == id)
+            g->values[n->out[i]].producer = -1;
+    node_free(n);
+    g->n_nodes--;
+    return st;
+}
+
+void rlx_graph_update_producers(rlx_graph *g) {
+    for (size_t i = 0; i < g->n_values; i++) g->values[i].producer = -1;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_out; k++)
+            if (g->nodes[i].out[k] >= 0) g->values[g->nodes[i].out[k]].producer = (int)i;
+}
+
+void rlx_graph_compact(rlx_graph *g) {
+    size_t w = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].dead) {
+            node_free(&g->nodes[i]);
+            continue;
+        }
+        if (w != i) g->nodes[w] = g->nodes[i];
+        w++;
+    }
+    g->n_nodes = w;
+    rlx_graph_update_producers(g);
+}
+
+void rlx_graph_count_uses(const rlx_graph *g, int *uses) {
+    memset(uses, 0, g->n_values * sizeof *uses);
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const rlx_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0) uses[n->in[k]]++;
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) uses[g->outputs[i]]++;
+}
+
+/* ------------------------------------------------------------ attributes */
+
+const rlx_node_attr *rlx_node_attr_find(const rlx_node *n, const char *name) {
+    for (int i = 0; i < n->n_attrs; i++)
+        if (n->attrs[i].name && strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
+    return NULL;
+}
+
+int64_t rlx_attr_int(const rlx_node *n, const char *name, int64_t def) {
+    const rlx_node_attr *a = rlx_node_attr_find(n, name);
+    if (!a) return def;
+    if (a->type == RLX_ATTR_INT) return a->i;
+    if (a->type == RLX_ATTR_INTS && a->n == 1) return a->ints[0];
+    if (a->type == RLX_ATTR_FLOAT) return (int64_t)a->f;
+    return def;
+}
+
+float rlx_attr_float(const rlx_node *n, const char *name, float def) {
+    const rlx_node_attr *a = rlx_node_attr_find(n, name);
+    if (!a) return def;
+    if (a->type == RLX_ATTR_FLOAT) return a->f;
+    if (a->type == RLX_ATTR_INT) return (float)a->i;
+    if (a->type == RLX_ATTR_FLOATS && a->n == 1) return a->floats[0];
+    return def;
+}
+
+const char *rlx_attr_str(const rlx_node *n, const char *name, const char *def) {
+    const rlx_node_attr *a = rlx_node_attr_find(n, name);
+    if (!a || a->type != RLX_ATTR_STRING || !a->s) return def;
+    return a->s;
+}
+
+const int64_t *rlx_attr_ints(const rlx_node *n, const char *name, size_t *count) {
+    const rlx_node_attr *a = rlx_node_attr_find(n, name);
+    *count = 0;
+    if (!a) return NULL;
+    if (a->type == RLX_ATTR_INTS) {
+        *count = a->n;
+        return a->ints ? a->ints : (const int64_t *)"";
+    }
+    if (a->type == RLX_ATTR_INT) {
+        *count = 1;
+        return &a->i;
+    }
+    return NULL;
+}
+
+const float *rlx_attr_floats(const rlx_node *n, const char *name, size_t *count) {
+    const rlx_node_attr *a = rlx_node_attr_find(n, name);
+    *count = 0;
+    if (!a) return NULL;
+    if (a->type == RLX_ATTR_FLOATS) {
+        *count = a->n;
+        return a->floats ? a->floats : (const float *)"";
+    }
+    if (a->type == RLX_ATTR_FLOAT) {
+        *count = 1;
+        return &a->f;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------ dump */
+
+static void dump_value_type(const rlx_graph *g, const rlx_value *v, FILE *f) {
+    fprintf(f, "%s", rlx_dtype_name(v->dtype));
+    if (v->rank < 0) {
+        fprintf(f, "[?]");
+        return;
+    }
+    fprintf(f, "[");
+    for (int i = 0; i < v->rank; i++) {
+        if (i) fprintf(f, ",");
+        if (v->dims[i] >= 0) fprintf(f, "%lld", (long long)v->dims[i]);
+        else if (v->syms[i] >= 0 && (size_t)v->syms[i] < g->n_syms) fprintf(f, "%s", g->syms[v->syms[i]]);
+        else fprintf(f, "?");
+    }
+    fprintf(f, "]");
+}
+
+static void dump_attr(const rlx_node_attr *a, FILE *f) {
+    fprintf(f, "%s=", a->name);
+    switch (a->type) {
+    case RLX_ATTR_FLOAT: fprintf(f, "%g", (double)a->f); break;
+    case RLX_ATTR_INT: fprintf(f, "%lld", (long long)a->i); break;
+    case RLX_ATTR_STRING: fprintf(f, "\"%s\"", a->s ? a->s : ""); break;
+    case RLX_ATTR_TENSOR: {
+        char sb[128];
+        fprintf(f, "tensor<%s%s>", rlx_dtype_name(a->t->dtype), rlx_shape_str(a->t->dims, a->t->rank, sb, sizeof sb));
+        break;
+    }
+    case RLX_ATTR_GRAPH: fprintf(f, "graph(%zu nodes)", a->g ? a->g->n_nodes : 0); break;
+    case RLX_ATTR_FLOATS:
+        fprintf(f, "[");
+        for (size_t i = 0; i < a->n && i < 16; i++) fprintf(f, i ? ",%g" : "%g", (double)a->floats[i]);
+        fprintf(f, a->n > 16 ? ",...]" : "]");
+        break;
+    case RLX_ATTR_INTS:
+        fprintf(f, "[");
+        for (size_t i = 0; i < a->n && i < 16; i++) fprintf(f, i ? ",%lld" : "%lld", (long long)a->ints[i]);
+        fprintf(f, a->n > 16 ? ",...]" : "]");
+        break;
+    case RLX_ATTR_STRINGS: fprintf(f, "strings(%zu)", a->n); break;
+    default: fprintf(f, "?"); break;
+    }
+}
+
+void rlx_graph_dump(const rlx_graph *g, FILE *f) {
+    size_t n_const = 0;
+    for (size_t i = 0; i < g->n_values; i++)
+        if (g->values[i].konst) n_const++;
+    fprintf(f, "graph opset=%lld: %zu nodes, %zu values (%zu constant)\n", (long long)g->opset, g->n_nodes,
+            g->n_values, n_const);
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const rlx_value *v = &g->values[g->inputs[i]];
+        fprintf(f, "  input  %%%s: ", v->name);
+        dump_value_type(g, v, f);
+        fprintf(f, "\n");
+    }
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const rlx_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        fprintf(f, "  ");
+        for (int k = 0; k < n->n_out; k++) {
+            if (k) fprintf(f, ", ");
+            if (n->out[k] < 0) {
+                fprintf(f, "_");
+                continue;
+            }
+            const rlx_value *v = &g->values[n->out[k]];
+            fprintf(f, "%%%s: ", v->name);
+            dump_value_type(g, v, f);
+        }
+        fprintf(f, " = %s-%d(", n->op_type, n->version);
+        for (int k = 0; k < n->n_in; k++) {
+            if (k) fprintf(f, ", ");
+            if (n->in[k] < 0) {
+                fprintf(f, "_");
+                continue;
+            }
+            const rlx_value *v = &g->values[n->in[k]];
+            fprintf(f, "%s%%%s", v->konst ? "const " : "", v->name);
+        }
+        fprintf(f, ")");
+        if (n->n_attrs) {
+            fprintf(f, " {");
+            for (int k = 0; k < n->n_attrs; k++) {
+                if (k) fprintf(f, ", ");
+                dump_attr(&n->attrs[k], f);
+            }
+            fprintf(f, "}");
+        }
+        fprintf(f, "  # %s\n", n->name);
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        const rlx_value *v = &g->values[g->outputs[i]];
+        fprintf(f, "  output %%%s: ", v->name);
+        dump_value_type(g, v, f);
+        fprintf(f, "\n");
+    }
+}

@@ -1,0 +1,187 @@
+/* The IR: a graph of ONNX-semantics nodes over typed values.
+ *
+ * - Values are referred to by index (int) into graph->values; -1 means "no
+ *   value" (an omitted optional input or output).
+ * - Nodes are kept in topological order in graph->nodes.
+ * - A value's shape has rank dims; each dim is static (dims[i] >= 0) or not
+ *   (dims[i] == RLX_DIM_DYN) in which case syms[i] names a symbol of the
+ *   graph (syms[i] >= 0, e.g. "batch") or nothing (-1: unknown).
+ *   rank == -1 means the rank itself is unknown.
+ * - Constant values (initializers, Constant nodes, folded results) carry
+ *   their data in value->konst.
+ */
+#ifndef RLX_IR_GRAPH_H
+#define RLX_IR_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rlx/rlx.h"
+
+#define RLX_DIM_DYN (-1)
+
+struct rlx_op_def;
+struct rlx_graph;
+
+enum {
+    RLX_VALUE_INPUT = 1u << 0,       /* graph input (fed at run time) */
+    RLX_VALUE_OUTPUT = 1u << 1,      /* graph output */
+    RLX_VALUE_INITIALIZER = 1u << 2, /* came from an initializer (weights) */
+    RLX_VALUE_OUTER = 1u << 3,       /* subgraph: refers to an outer-scope value by name */
+    RLX_VALUE_KONST_BORROWED = 1u << 4 /* konst is owned by another graph */
+};
+
+typedef struct rlx_value {
+    char *name;
+    rlx_dtype dtype; /* RLX_DTYPE_UNDEFINED until inferred */
+    int rank;        /* -1: unknown */
+    int64_t dims[RLX_MAX_RANK];
+    int32_t syms[RLX_MAX_RANK];
+    rlx_tensor *konst; /* constant data or NULL */
+    int producer;      /* node index, or -1 (input, initializer) */
+    uint32_t flags;
+} rlx_value;
+
+typedef struct rlx_node_attr {
+    char *name;
+    rlx_attr_type type;
+    float f;
+    int64_t i;
+    char *s;           /* STRING: NUL-terminated copy */
+    rlx_tensor *t;     /* TENSOR */
+    struct rlx_graph *g; /* GRAPH (subgraph body), owned */
+    size_t n;          /* FLOATS, INTS, STRINGS */
+    float *floats;
+    int64_t *ints;
+    char **strings;
+} rlx_node_attr;
+
+typedef struct rlx_node {
+    char *name;
+    char *op_type;
+    char *domain;                 /* "" for the default ONNX domain */
+    const struct rlx_op_def *def; /* resolved op definition */
+    int version;                  /* the op's ONNX since-version in effect */
+    int *in;
+    int n_in;
+    int *out;
+    int n_out;
+    rlx_node_attr *attrs;
+    int n_attrs;
+    bool dead; /* removed by a pass; compacted away by rlx_graph_compact */
+} rlx_node;
+
+typedef struct rlx_graph {
+    rlx_value *values;
+    size_t n_values, cap_values;
+    rlx_node *nodes;
+    size_t n_nodes, cap_nodes;
+    int *inputs; /* graph inputs fed at run time (no initializers) */
+    size_t n_inputs, cap_inputs;
+    int *outputs;
+    size_t n_outputs, cap_outputs;
+    char **syms; /* symbolic dim names */
+    size_t n_syms, cap_syms;
+    int64_t opset; /* default-domain opset the graph imports */
+    struct rlx_graph *parent; /* enclosing graph of a subgraph, or NULL */
+    /* name -> value index hash (open addressing, -1 empty) */
+    int *hash;
+    size_t hash_cap;
+    unsigned name_counter; /* for generated names */
+} rlx_graph;
+
+/* ------------------------------------------------------------ lifetime */
+
+rlx_status rlx_graph_create(int64_t opset, rlx_graph **out);
+void rlx_graph_destroy(rlx_graph *g);
+
+/* Deep copy of the structure. Constant tensors are shared, not copied: the
+ * copy borrows them (RLX_VALUE_KONST_BORROWED) and must not outlive `src`.
+ * Subgraph attributes are deep-copied likewise. */
+rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph **out);
+
+/* ------------------------------------------------------------ values */
+
+/* Adds a value with a unique name (NULL or "": a generated "_rlx_N" name).
+ * errors: RLX_ERR_INVALID_MODEL if the name already exists. */
+rlx_status rlx_graph_add_value(rlx_graph *g, const char *name, int *out_id);
+
+/* Index of a value by name in this graph only, or -1. */
+int rlx_graph_find(const rlx_graph *g, const char *name);
+
+/* Sets the shape (dims/syms may be NULL for all-static / no symbols). */
+void rlx_value_set_shape(rlx_value *v, int rank, const int64_t *dims, const int32_t *syms);
+
+/* Makes the value constant, taking ownership of t (dtype and shape are set
+ * from t). */
+void rlx_value_set_konst(rlx_value *v, rlx_tensor *t);
+
+/* True when every dim is static. */
+bool rlx_value_is_static(const rlx_value *v);
+
+/* Element count of a static value (0 if not static). */
+size_t rlx_value_numel(const rlx_value *v);
+
+/* Index of the symbol `name`, adding it if new; -1 on OOM. */
+int rlx_graph_sym(rlx_graph *g, const char *name);
+
+/* ------------------------------------------------------------ nodes */
+
+/* Appends a node. Input and output ids are copied; attrs are adopted
+ * (ownership of their allocations moves to the node; the array itself is
+ * copied). The op definition is resolved for the graph's opset.
+ * errors: RLX_ERR_UNSUPPORTED naming the op, node and opset if unknown;
+ *         RLX_ERR_INVALID_MODEL on bad arity or attribute types. */
+rlx_status rlx_graph_add_node(rlx_graph *g, const char *op_type, const char *domain,
+                              const char *name, const int *in, int n_in,
+                              const int *out, int n_out,
+                              rlx_node_attr *attrs, int n_attrs, int *out_node);
+
+/* Removes dead nodes, keeping order, and renumbers producers. */
+void rlx_graph_compact(rlx_graph *g);
+
+/* Recomputes value->producer from the nodes. */
+void rlx_graph_update_producers(rlx_graph *g);
+
+/* Number of uses (as node inputs and graph outputs) of each value; `uses`
+ * has n_values entries. */
+void rlx_graph_count_uses(const rlx_graph *g, int *uses);
+
+/* "node 'conv1' (Conv)" for messages; static buffer per thread. */
+const char *rlx_node_desc(const rlx_node *n);
+
+/* ------------------------------------------------------------ attributes */
+
+const rlx_node_attr *rlx_node_attr_find(const rlx_node *n, const char *name);
+int64_t rlx_attr_int(const rlx_node *n, const char *name, int64_t def);
+float rlx_attr_float(const rlx_node *n, const char *name, float def);
+/* NULL if absent. */
+const char *rlx_attr_str(const rlx_node *n, const char *name, const char *def);
+/* Pointer to the ints and their count, or NULL/0 if absent. */
+const int64_t *rlx_attr_ints(const rlx_node *n, const char *name, size_t *count);
+const float *rlx_attr_floats(const rlx_node *n, const char *name, size_t *count);
+
+/* Frees what an attribute owns (not the struct itself). */
+void rlx_node_attr_free(rlx_node_attr *a);
+/* Deep copy of an attribute into *dst. */
+rlx_status rlx_node_attr_copy(rlx_node_attr *dst, const rlx_node_attr *src);
+
+/* ------------------------------------------------------------ helpers */
+
+/* Input value i of node n, or NULL when omitted / out of range. */
+static inline rlx_value *rlx_node_input(const rlx_graph *g, const rlx_node *n, int i) {
+    if (i < 0 || i >= n->n_in || n->in[i] < 0) return NULL;
+    return &g->values[n->in[i]];
+}
+static inline rlx_value *rlx_node_output(const rlx_graph *g, const rlx_node *n, int i) {
+    if (i < 0 || i >= n->n_out || n->out[i] < 0) return NULL;
+    return &g->values[n->out[i]];
+}
+
+/* Writes a readable dump of the graph (values with shapes, nodes with
+ * attributes) to f. */
+#include <stdio.h>
+void rlx_graph_dump(const rlx_graph *g, FILE *f);
+
+#endif

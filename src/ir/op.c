@@ -1,0 +1,184 @@
+#include "ir/op.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/half.h"
+#include "ir/ops/ops.h"
+
+/* ------------------------------------------------------------ the table */
+
+typedef struct op_family {
+    const rlx_op_def *defs;
+    const size_t *count;
+} op_family;
+
+static const op_family k_families[] = {
+#define RLX_OP_FAMILY(name) { rlx_ops_##name, &rlx_ops_##name##_count },
+    RLX_OP_FAMILIES
+#undef RLX_OP_FAMILY
+};
+
+size_t rlx_op_count(void) {
+    size_t n = 0;
+    for (size_t f = 0; f < RLX_ARRAY_LEN(k_families); f++) n += *k_families[f].count;
+    return n;
+}
+
+const rlx_op_def *rlx_op_at(size_t i) {
+    for (size_t f = 0; f < RLX_ARRAY_LEN(k_families); f++) {
+        if (i < *k_families[f].count) return &k_families[f].defs[i];
+        i -= *k_families[f].count;
+    }
+    return NULL;
+}
+
+const rlx_op_def *rlx_op_find(const char *domain, const char *name) {
+    if (!name) return NULL;
+    if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
+    for (size_t f = 0; f < RLX_ARRAY_LEN(k_families); f++)
+        for (size_t i = 0; i < *k_families[f].count; i++) {
+            const rlx_op_def *d = &k_families[f].defs[i];
+            if (strcmp(d->name, name) == 0 && strcmp(d->domain ? d->domain : "", domain) == 0) return d;
+        }
+    return NULL;
+}
+
+int rlx_op_version(const rlx_op_def *def, int64_t opset) {
+    int v = 0;
+    for (int i = 0; i < RLX_MAX_OP_VERSIONS && def->versions[i]; i++)
+        if (def->versions[i] <= opset) v = def->versions[i];
+    return v;
+}
+
+/* ------------------------------------------------------------ inference */
+
+void rlx_ictx_set_out(rlx_infer_ctx *c, int i, rlx_dtype dtype, int rank, const int64_t *dims,
+                      const int32_t *syms) {
+    rlx_value *v = rlx_ictx_out(c, i);
+    if (!v) return;
+    v->dtype = dtype;
+    rlx_value_set_shape(v, rank, dims, syms);
+}
+
+void rlx_ictx_set_out_like(rlx_infer_ctx *c, int i, const rlx_value *src) {
+    rlx_ictx_set_out(c, i, src->dtype, src->rank, src->dims, src->syms);
+}
+
+void rlx_ictx_set_out_unknown(rlx_infer_ctx *c, int i, rlx_dtype dtype) {
+    rlx_ictx_set_out(c, i, dtype, -1, NULL, NULL);
+}
+
+rlx_status rlx_ictx_fail(const rlx_infer_ctx *c, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s", rlx_node_desc(c->n), msg);
+}
+
+rlx_status rlx_infer_node(rlx_graph *g, int node_id) {
+    rlx_node *n = &g->nodes[node_id];
+    if (!n->def || !n->def->infer)
+        return rlx_fail(RLX_ERR_INTERNAL, "%s: no shape inference", rlx_node_desc(n));
+    for (int i = 0; i < n->n_in; i++) {
+        rlx_value *v = rlx_node_input(g, n, i);
+        if (v && v->dtype == RLX_DTYPE_UNDEFINED && !(v->flags & RLX_VALUE_OUTER))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input %d ('%s') has no known type (used before it is defined?)",
+                            rlx_node_desc(n), i, v->name);
+    }
+    rlx_infer_ctx c = { g, n };
+    RLX_TRY(n->def->infer(&c));
+    for (int i = 0; i < n->n_out; i++) {
+        rlx_value *v = rlx_node_output(g, n, i);
+        if (!v) continue;
+        if (v->rank > RLX_MAX_RANK)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: output '%s' has rank %d, above the maximum %d",
+                            rlx_node_desc(n), v->name, v->rank, RLX_MAX_RANK);
+    }
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+bool rlx_broadcast_shapes(int ra, const int64_t *da, const int32_t *sa, int rb, const int64_t *db,
+                          const int32_t *sb, int *rout, int64_t *dout, int32_t *sout) {
+    int r = ra > rb ? ra : rb;
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - ra), ib = i - (r - rb);
+        int64_t a = ia >= 0 ? da[ia] : 1, b = ib >= 0 ? db[ib] : 1;
+        int32_t xa = (ia >= 0 && sa) ? sa[ia] : -1, xb = (ib >= 0 && sb) ? sb[ib] : -1;
+        int64_t d;
+        int32_t s = -1;
+        if (a >= 0 && b >= 0) {
+            if (a == b || b == 1) d = a;
+            else if (a == 1) d = b;
+            else return false;
+        } else if (a == 1) {
+            d = b, s = xb;
+        } else if (b == 1) {
+            d = a, s = xa;
+        } else if (a >= 0) {
+            d = a; /* the dynamic side must be a or 1 */
+        } else if (b >= 0) {
+            d = b;
+        } else {
+            d = RLX_DIM_DYN;
+            s = (xa >= 0 && xa == xb) ? xa : -1;
+        }
+        dout[i] = d;
+        sout[i] = d >= 0 ? -1 : s;
+    }
+    *rout = r;
+    return true;
+}
+
+bool rlx_norm_axis(int64_t axis, int rank, int *out) {
+    if (axis < -(int64_t)rank || axis >= rank) return false;
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return true;
+}
+
+bool rlx_konst_ints(const rlx_value *v, int64_t *out, size_t cap, size_t *count) {
+    *count = 0;
+    if (!v || !v->konst) return false;
+    const rlx_tensor *t = v->konst;
+    size_t n = rlx_tensor_numel(t);
+    if (n > cap) return false;
+    for (size_t i = 0; i < n; i++) {
+        switch (t->dtype) {
+        case RLX_DTYPE_I64: out[i] = ((const int64_t *)t->data)[i]; break;
+        case RLX_DTYPE_I32: out[i] = ((const int32_t *)t->data)[i]; break;
+        case RLX_DTYPE_U8: out[i] = ((const uint8_t *)t->data)[i]; break;
+        case RLX_DTYPE_I8: out[i] = ((const int8_t *)t->data)[i]; break;
+        case RLX_DTYPE_U32: out[i] = ((const uint32_t *)t->data)[i]; break;
+        case RLX_DTYPE_I16: out[i] = ((const int16_t *)t->data)[i]; break;
+        case RLX_DTYPE_U16: out[i] = ((const uint16_t *)t->data)[i]; break;
+        case RLX_DTYPE_U64: out[i] = (int64_t)((const uint64_t *)t->data)[i]; break;
+        default: return false;
+        }
+    }
+    *count = n;
+    return true;
+}
+
+bool rlx_konst_scalar(const rlx_value *v, double *out) {
+    if (!v || !v->konst || rlx_tensor_numel(v->konst) < 1) return false;
+    const rlx_tensor *t = v->konst;
+    switch (t->dtype) {
+    case RLX_DTYPE_F32: *out = ((const float *)t->data)[0]; return true;
+    case RLX_DTYPE_F64: *out = ((const double *)t->data)[0]; return true;
+    case RLX_DTYPE_F16: *out = rlx_f16_to_f32(((const uint16_t *)t->data)[0]); return true;
+    case RLX_DTYPE_BF16: *out = rlx_bf16_to_f32(((const uint16_t *)t->data)[0]); return true;
+    default: {
+        int64_t i;
+        size_t c;
+        if (rlx_tensor_numel(t) != 1) return false;
+        if (!rlx_konst_ints(v, &i, 1, &c)) return false;
+        *out = (double)i;
+        return true;
+    }
+    }
+}

@@ -1,0 +1,115 @@
+/* Op definitions: one table entry per ONNX operator that rlx knows, with its
+ * arity, attribute schema, the ONNX versions it implements and its shape
+ * inference. The CPU kernel lives in src/backend/cpu, the WGSL kernel in
+ * src/backend/webgpu: those are the op's other two homes.
+ *
+ * Adding an op: write an entry in the family file under src/ir/ops/
+ * (e.g. ops_elementwise.c), its CPU kernel in src/backend/cpu/, and a test. */
+#ifndef RLX_IR_OP_H
+#define RLX_IR_OP_H
+
+#include "base/status.h"
+#include "ir/graph.h"
+
+typedef struct rlx_infer_ctx {
+    rlx_graph *g;
+    rlx_node *n;
+} rlx_infer_ctx;
+
+/* Shape inference: sets dtype and shape of every present output from the
+ * inputs (and their konst data where the shape depends on values, e.g.
+ * Reshape's shape input). Where a dim cannot be known, it is left dynamic
+ * (RLX_DIM_DYN, sym -1); when the rank cannot be known, rank -1.
+ * Returns RLX_ERR_INVALID_MODEL with a message naming the node on
+ * inconsistent inputs (rank, dtype, broadcast, attributes). */
+typedef rlx_status (*rlx_infer_fn)(rlx_infer_ctx *ctx);
+
+typedef struct rlx_attr_def {
+    const char *name;
+    rlx_attr_type type;
+    bool required;
+} rlx_attr_def;
+
+enum {
+    /* Output shapes depend on input values in a way that only running the
+     * op reveals (NonZero, Unique): the CPU kernel allocates its outputs. */
+    RLX_OP_DATA_DEPENDENT = 1u << 0,
+    /* Output is a view of input 0 with another shape (Reshape, Flatten,
+     * Squeeze, Unsqueeze, Identity): may alias instead of copy. */
+    RLX_OP_VIEW = 1u << 1,
+    /* Has subgraph attributes (If, Loop, Scan). */
+    RLX_OP_CONTROL_FLOW = 1u << 2,
+    /* Never constant-folded (random ops). */
+    RLX_OP_NO_FOLD = 1u << 3,
+};
+
+#define RLX_MAX_OP_VERSIONS 12
+#define RLX_MAX_OP_ATTRS 16
+
+typedef struct rlx_op_def {
+    const char *name;   /* ONNX op type, e.g. "Conv" */
+    const char *domain; /* "" (ai.onnx) */
+    /* ONNX since-versions of this op, ascending, 0-terminated; the node's
+     * version is the largest one <= the model's opset. */
+    int versions[RLX_MAX_OP_VERSIONS];
+    int min_in, max_in;   /* max_in -1: variadic */
+    int min_out, max_out;
+    rlx_infer_fn infer;
+    uint32_t flags;
+    rlx_attr_def attrs[RLX_MAX_OP_ATTRS]; /* known attributes; ends at name NULL */
+} rlx_op_def;
+
+/* Opsets of the default domain that rlx accepts. */
+#define RLX_OPSET_MIN 7
+#define RLX_OPSET_MAX 23
+
+/* Looks an op up by domain and name. NULL if rlx does not know it. */
+const rlx_op_def *rlx_op_find(const char *domain, const char *name);
+
+/* The since-version of `def` in effect at `opset`, or 0 when the op does
+ * not exist yet at that opset. */
+int rlx_op_version(const rlx_op_def *def, int64_t opset);
+
+/* Iteration over all op definitions (for docs and reports). */
+size_t rlx_op_count(void);
+const rlx_op_def *rlx_op_at(size_t i);
+
+/* Runs the op's shape inference on node `node_id` and checks the result.
+ * Errors name the node. */
+rlx_status rlx_infer_node(rlx_graph *g, int node_id);
+
+/* ------------------------------------------------ helpers for infer fns */
+
+static inline rlx_value *rlx_ictx_in(const rlx_infer_ctx *c, int i) { return rlx_node_input(c->g, c->n, i); }
+static inline rlx_value *rlx_ictx_out(const rlx_infer_ctx *c, int i) { return rlx_node_output(c->g, c->n, i); }
+
+/* Sets output i (no-op when that output is omitted). dims/syms may be NULL
+ * for rank 0 / no symbols. */
+void rlx_ictx_set_out(rlx_infer_ctx *c, int i, rlx_dtype dtype, int rank,
+                      const int64_t *dims, const int32_t *syms);
+/* Output i gets dtype and shape of value v. */
+void rlx_ictx_set_out_like(rlx_infer_ctx *c, int i, const rlx_value *v);
+/* Output i gets dtype and unknown rank. */
+void rlx_ictx_set_out_unknown(rlx_infer_ctx *c, int i, rlx_dtype dtype);
+
+/* Fails with a message that names the node: "node 'x' (Conv): <fmt>". */
+rlx_status rlx_ictx_fail(const rlx_infer_ctx *c, const char *fmt, ...) RLX_PRINTF(2, 3);
+
+/* Multidirectional (numpy) broadcast of two shapes (ONNX "Broadcasting").
+ * Symbolic dims combine: equal symbols stay, 1 and s gives s, static n > 1
+ * and a symbol gives n. Returns false if the static dims conflict. */
+bool rlx_broadcast_shapes(int ra, const int64_t *da, const int32_t *sa,
+                          int rb, const int64_t *db, const int32_t *sb,
+                          int *rout, int64_t *dout, int32_t *sout);
+
+/* Normalises an axis in [-rank, rank) to [0, rank); false if out of range. */
+bool rlx_norm_axis(int64_t axis, int rank, int *out);
+
+/* Reads an integer konst tensor (i32 or i64, any rank) as int64 values.
+ * Returns false if the value is not constant or not an integer tensor. */
+bool rlx_konst_ints(const rlx_value *v, int64_t *out, size_t cap, size_t *count);
+
+/* Reads a float konst scalar/tensor element 0 as double; false if absent. */
+bool rlx_konst_scalar(const rlx_value *v, double *out);
+
+#endif

@@ -1,0 +1,169 @@
+#include "ir/ops/conv_geom.h"
+
+#include <string.h>
+
+#include "base/status.h"
+
+static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+static rlx_status read_list(const rlx_node *n, const char *name, int nsp, int64_t def, int64_t *out, int mult) {
+    size_t cnt;
+    const int64_t *v = rlx_attr_ints(n, name, &cnt);
+    for (int i = 0; i < nsp * mult; i++) out[i] = def;
+    if (!v) return RLX_OK;
+    if (cnt != (size_t)(nsp * mult))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has %zu values, expected %d", rlx_node_desc(n),
+                        name, cnt, nsp * mult);
+    memcpy(out, v, cnt * sizeof *v);
+    return RLX_OK;
+}
+
+rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const int64_t *x, int x_rank,
+                                 const int64_t *w, int w_rank, rlx_conv_geom *g) {
+    memset(g, 0, sizeof *g);
+    const char *desc = rlx_node_desc(n);
+    if (x_rank < 3) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input has rank %d, expected at least 3 (N, C, spatial...)", desc, x_rank);
+    int nsp = x_rank - 2;
+    if (nsp > RLX_CONV_MAX_SPATIAL)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: %d spatial dims (at most %d are supported)", desc, nsp, RLX_CONV_MAX_SPATIAL);
+    g->nsp = nsp;
+    g->n = x[0];
+    g->c_in = x[1];
+    for (int i = 0; i < nsp; i++) g->in[i] = x[2 + i];
+
+    /* kernel shape and channels */
+    g->group = kind == RLX_GEOM_POOL ? 1 : rlx_attr_int(n, "group", 1);
+    if (g->group < 1) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: group %lld must be >= 1", desc, (long long)g->group);
+    size_t kcnt;
+    const int64_t *ks = rlx_attr_ints(n, "kernel_shape", &kcnt);
+    if (kind == RLX_GEOM_POOL) {
+        if (!ks || kcnt != (size_t)nsp)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: kernel_shape must have %d values", desc, nsp);
+        for (int i = 0; i < nsp; i++) g->k[i] = ks[i];
+        g->c_out = g->c_in;
+    } else {
+        if (!w || w_rank != x_rank)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: weight has rank %d, expected %d", desc, w_rank, x_rank);
+        for (int i = 0; i < nsp; i++) g->k[i] = w[2 + i];
+        if (ks) {
+            if (kcnt != (size_t)nsp) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: kernel_shape must have %d values", desc, nsp);
+            for (int i = 0; i < nsp; i++) {
+                if (g->k[i] >= 0 && ks[i] != g->k[i])
+                    return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: kernel_shape %lld differs from the weight's %lld", desc,
+                                    (long long)ks[i], (long long)g->k[i]);
+                g->k[i] = ks[i];
+            }
+        }
+        if (kind == RLX_GEOM_CONV) {
+            g->c_out = w[0];
+            if (g->c_in >= 0 && w[1] >= 0 && g->c_in != w[1] * g->group)
+                return rlx_fail(RLX_ERR_INVALID_MODEL,
+                                "%s: input has %lld channels but weight expects %lld x group %lld", desc,
+                                (long long)g->c_in, (long long)w[1], (long long)g->group);
+            if (g->c_out >= 0 && g->c_out % g->group != 0)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %lld output channels are not divisible by group %lld", desc,
+                                (long long)g->c_out, (long long)g->group);
+        } else {
+            /* ConvTranspose weight: [C_in, C_out / group, k...] */
+            if (g->c_in >= 0 && w[0] >= 0 && g->c_in != w[0])
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input has %lld channels but weight has %lld", desc,
+                                (long long)g->c_in, (long long)w[0]);
+            g->c_out = w[1] >= 0 ? w[1] * g->group : RLX_DIM_DYN;
+            if (g->c_in >= 0 && g->c_in % g->group != 0)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %lld input channels are not divisible by group %lld", desc,
+                                (long long)g->c_in, (long long)g->group);
+        }
+    }
+    for (int i = 0; i < nsp; i++)
+        if (g->k[i] == 0 || g->k[i] < RLX_DIM_DYN)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: kernel dim %d is %lld", desc, i, (long long)g->k[i]);
+
+    int64_t pads[2 * RLX_CONV_MAX_SPATIAL];
+    RLX_TRY(read_list(n, "strides", nsp, 1, g->stride, 1));
+    RLX_TRY(read_list(n, "dilations", nsp, 1, g->dil, 1));
+    RLX_TRY(read_list(n, "pads", nsp, 0, pads, 2));
+    RLX_TRY(read_list(n, "output_padding", nsp, 0, g->out_pad, 1));
+    for (int i = 0; i < nsp; i++) {
+        if (g->stride[i] < 1 || g->dil[i] < 1)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: strides and dilations must be >= 1", desc);
+        if (pads[i] < 0 || pads[nsp + i] < 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: negative pads are not allowed", desc);
+        g->pad_begin[i] = pads[i];
+        g->pad_end[i] = pads[nsp + i];
+    }
+    g->ceil_mode = rlx_attr_int(n, "ceil_mode", 0) != 0;
+    g->count_include_pad = rlx_attr_int(n, "count_include_pad", 0) != 0;
+    const char *ap = rlx_attr_str(n, "auto_pad", "NOTSET");
+    bool same_upper = strcmp(ap, "SAME_UPPER") == 0, same_lower = strcmp(ap, "SAME_LOWER") == 0;
+    bool valid = strcmp(ap, "VALID") == 0;
+    if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET") != 0)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: unknown auto_pad '%s'", desc, ap);
+
+    for (int i = 0; i < nsp; i++) {
+        int64_t in = g->in[i], k = g->k[i], s = g->stride[i], d = g->dil[i];
+        int64_t ek = (k - 1) * d + 1; /* effective kernel extent */
+        if (kind == RLX_GEOM_CONV_TRANSPOSE) {
+            size_t oc;
+            const int64_t *os = rlx_attr_ints(n, "output_shape", &oc);
+            if (os && oc != (size_t)nsp && oc != (size_t)x_rank)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output_shape must have %d values", desc, nsp);
+            if (in < 0 || k < 0) {
+                g->out[i] = RLX_DIM_DYN;
+                continue;
+            }
+            if (os || same_upper || same_lower) {
+                int64_t target = os ? os[oc == (size_t)nsp ? i : 2 + i] : in * s;
+                int64_t total = s * (in - 1) + g->out_pad[i] + ek - target;
+                if (total < 0) total = 0; /* output larger than the full extent: padded with zeros at the end */
+                if (same_upper) {
+                    g->pad_begin[i] = total / 2;
+                    g->pad_end[i] = total - total / 2;
+                } else {
+                    g->pad_begin[i] = total - total / 2;
+                    g->pad_end[i] = total / 2;
+                }
+                g->out[i] = target;
+            } else {
+                if (valid) g->pad_begin[i] = g->pad_end[i] = 0;
+                g->out[i] = s * (in - 1) + g->out_pad[i] + ek - g->pad_begin[i] - g->pad_end[i];
+            }
+            if (g->out[i] < 1)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output dim %d would be %lld", desc, i, (long long)g->out[i]);
+            continue;
+        }
+        if (in < 0 || k < 0) {
+            g->out[i] = RLX_DIM_DYN;
+            continue;
+        }
+        if (same_upper || same_lower) {
+            int64_t out = ceil_div(in, s);
+            int64_t total = (out - 1) * s + ek - in;
+            if (total < 0) total = 0;
+            if (same_upper) {
+                g->pad_begin[i] = total / 2;
+                g->pad_end[i] = total - total / 2;
+            } else {
+                g->pad_begin[i] = total - total / 2;
+                g->pad_end[i] = total / 2;
+            }
+            g->out[i] = out;
+            continue;
+        }
+        if (valid) g->pad_begin[i] = g->pad_end[i] = 0;
+        int64_t span = in + g->pad_begin[i] + g->pad_end[i] - ek;
+        if (span < 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL,
+                            "%s: kernel extent %lld is larger than the padded input %lld along spatial dim %d", desc,
+                            (long long)ek, (long long)(in + g->pad_begin[i] + g->pad_end[i]), i);
+        int64_t out;
+        if (kind == RLX_GEOM_POOL && g->ceil_mode) {
+            out = ceil_div(span, s) + 1;
+            /* a window must start inside the input or the left padding */
+            if ((out - 1) * s >= in + g->pad_begin[i]) out--;
+        } else {
+            out = span / s + 1;
+        }
+        g->out[i] = out;
+    }
+    return RLX_OK;
+}

@@ -1,0 +1,42 @@
+/* Graph passes. Each pass is one file with one entry point Graph -> Graph
+ * (in place), and its own test in tests/. */
+#ifndef RLX_PASSES_PASSES_H
+#define RLX_PASSES_PASSES_H
+
+#include "ir/graph.h"
+
+typedef struct rlx_pass_stats {
+    int folded;     /* nodes evaluated at compile time */
+    int removed;    /* nodes removed as dead */
+    int fused;      /* nodes fused into others */
+} rlx_pass_stats;
+
+typedef struct rlx_fold_options {
+    /* Largest output (elements) that folding may create; 0: no limit (eager
+     * evaluation folds everything). */
+    size_t max_elements;
+    /* Evaluate ops whose outputs depend on data (NonZero, ...) and control
+     * flow: only when every graph input is constant (eager evaluation). */
+    bool eager;
+} rlx_fold_options;
+
+/* Shape inference and constant folding in one topological sweep: infers each
+ * node's outputs and, when all its inputs are constant (or, for Shape and
+ * Size, when the input shape is static), evaluates it with the CPU
+ * reference kernels and marks it dead. Dead nodes are compacted away.
+ * errors: inference errors (naming the node), kernel errors. */
+rlx_status rlx_pass_fold(rlx_graph *g, const rlx_fold_options *opt, rlx_pass_stats *stats);
+
+/* Shape inference only (no evaluation), for every node in order. */
+rlx_status rlx_pass_infer(rlx_graph *g);
+
+/* Removes nodes whose outputs are not used by graph outputs. */
+rlx_status rlx_pass_dce(rlx_graph *g, rlx_pass_stats *stats);
+
+/* Checks structure: every input defined before use, outputs defined, no
+ * cycles. Sorts the nodes topologically when they are valid but out of
+ * order (as some exporters write them).
+ * errors: RLX_ERR_INVALID_MODEL naming the node (cycle, undefined input). */
+rlx_status rlx_pass_verify(rlx_graph *g);
+
+#endif

@@ -1,0 +1,221 @@
+/* Public model API: import entry points live in src/import; this file
+ * holds the model object, its description and the graph builder. */
+#include "runtime/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/status.h"
+#include "base/tensor.h"
+#include "ir/op.h"
+#include "passes/passes.h"
+
+rlx_status rlx_model_from_graph(rlx_graph *g, rlx_model **out) {
+    *out = NULL;
+    rlx_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        rlx_graph_destroy(g);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    m->g = g;
+    rlx_status st = rlx_model_finish(m);
+    if (st) {
+        rlx_model_destroy(m);
+        return st;
+    }
+    *out = m;
+    return RLX_OK;
+}
+
+void rlx_model_destroy(rlx_model *m) {
+    if (!m) return;
+    rlx_graph_destroy(m->g);
+    free(m);
+}
+
+rlx_status rlx_model_finish(rlx_model *m) {
+    if (!m) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model is NULL");
+    if (m->finished) return RLX_OK;
+    if (m->g->n_outputs == 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "the graph has no outputs");
+    RLX_TRY(rlx_pass_verify(m->g));
+    RLX_TRY(rlx_pass_infer(m->g));
+    m->finished = true;
+    rlx_clear_error();
+    return RLX_OK;
+}
+
+size_t rlx_model_num_inputs(const rlx_model *m) { return m ? m->g->n_inputs : 0; }
+size_t rlx_model_num_outputs(const rlx_model *m) { return m ? m->g->n_outputs : 0; }
+
+void rlx_value_info_fill(const rlx_graph *g, int id, rlx_value_info *info) {
+    const rlx_value *v = &g->values[id];
+    memset(info, 0, sizeof *info);
+    info->name = v->name;
+    info->dtype = v->dtype;
+    info->rank = v->rank;
+    for (int i = 0; i < v->rank && i < RLX_MAX_RANK; i++) {
+        info->dims[i] = v->dims[i] >= 0 ? v->dims[i] : -1;
+        info->dim_names[i] = (v->dims[i] < 0 && v->syms[i] >= 0) ? g->syms[v->syms[i]] : NULL;
+    }
+}
+
+rlx_status rlx_model_input_info(const rlx_model *m, size_t i, rlx_value_info *info) {
+    memset(info, 0, sizeof *info);
+    if (!m || i >= m->g->n_inputs)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input index %zu out of range", i);
+    rlx_value_info_fill(m->g, m->g->inputs[i], info);
+    return RLX_OK;
+}
+
+rlx_status rlx_model_output_info(const rlx_model *m, size_t i, rlx_value_info *info) {
+    memset(info, 0, sizeof *info);
+    if (!m || i >= m->g->n_outputs)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output index %zu out of range", i);
+    rlx_value_info_fill(m->g, m->g->outputs[i], info);
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ builder */
+
+rlx_status rlx_model_create(int64_t opset, rlx_model **out) {
+    *out = NULL;
+    if (opset < RLX_OPSET_MIN || opset > RLX_OPSET_MAX)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "opset %lld is outside the supported range %d..%d", (long long)opset,
+                        RLX_OPSET_MIN, RLX_OPSET_MAX);
+    rlx_model *m = calloc(1, sizeof *m);
+    if (!m) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    rlx_status st = rlx_graph_create(opset, &m->g);
+    if (st) {
+        free(m);
+        return st;
+    }
+    *out = m;
+    return RLX_OK;
+}
+
+static rlx_status check_open(const rlx_model *m) {
+    if (!m) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model is NULL");
+    if (m->finished) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model is finished; it can no longer change");
+    return RLX_OK;
+}
+
+rlx_status rlx_model_add_input(rlx_model *m, const char *name, rlx_dtype dtype, int rank, const int64_t *dims,
+                               const char *const *dim_names) {
+    RLX_TRY(check_open(m));
+    if (!name || !*name) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input name is empty");
+    if (rank < 0 || rank > RLX_MAX_RANK) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': rank %d", name, rank);
+    if (!rlx_dtype_size(dtype)) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': dtype %d", name, (int)dtype);
+    int id;
+    RLX_TRY(rlx_graph_add_value(m->g, name, &id));
+    RLX_TRY(RLX_GROW(m->g->inputs, m->g->cap_inputs, m->g->n_inputs + 1));
+    int32_t syms[RLX_MAX_RANK];
+    for (int i = 0; i < rank; i++) {
+        syms[i] = -1;
+        if (dims[i] < 0 && dim_names && dim_names[i]) syms[i] = rlx_graph_sym(m->g, dim_names[i]);
+    }
+    rlx_value *v = &m->g->values[id];
+    v->dtype = dtype;
+    v->flags |= RLX_VALUE_INPUT;
+    rlx_value_set_shape(v, rank, dims, syms);
+    m->g->inputs[m->g->n_inputs++] = id;
+    return RLX_OK;
+}
+
+rlx_status rlx_model_add_initializer(rlx_model *m, const char *name, const rlx_tensor *value) {
+    RLX_TRY(check_open(m));
+    if (!value) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "initializer '%s' is NULL", name ? name : "");
+    rlx_tensor *t;
+    RLX_TRY(rlx_tensor_clone(value, &t));
+    int id;
+    rlx_status st = rlx_graph_add_value(m->g, name, &id);
+    if (st) {
+        rlx_tensor_destroy(t);
+        return st;
+    }
+    rlx_value_set_konst(&m->g->values[id], t);
+    m->g->values[id].flags |= RLX_VALUE_INITIALIZER;
+    return RLX_OK;
+}
+
+static rlx_status convert_attr(const rlx_attr *a, rlx_node_attr *d) {
+    memset(d, 0, sizeof *d);
+    rlx_node_attr tmp = { 0 };
+    tmp.name = (char *)a->name;
+    tmp.type = a->type;
+    tmp.f = a->f;
+    tmp.i = a->i;
+    tmp.n = a->n;
+    tmp.s = (char *)a->s;
+    tmp.t = (rlx_tensor *)a->t;
+    tmp.floats = (float *)a->floats;
+    tmp.ints = (int64_t *)a->ints;
+    tmp.strings = (char **)a->strings;
+    if (!a->name) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "attribute without a name");
+    switch (a->type) {
+    case RLX_ATTR_FLOAT: case RLX_ATTR_INT: case RLX_ATTR_STRING: case RLX_ATTR_TENSOR:
+    case RLX_ATTR_FLOATS: case RLX_ATTR_INTS: case RLX_ATTR_STRINGS: break;
+    default: return rlx_fail(RLX_ERR_UNSUPPORTED, "attribute '%s': type %d is not supported by the builder", a->name, (int)a->type);
+    }
+    if ((a->type == RLX_ATTR_STRING && !a->s) || (a->type == RLX_ATTR_TENSOR && !a->t))
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "attribute '%s' has no value", a->name);
+    return rlx_node_attr_copy(d, &tmp);
+}
+
+rlx_status rlx_model_add_node(rlx_model *m, const char *op_type, const char *node_name, size_t n_inputs,
+                              const char *const *inputs, size_t n_outputs, const char *const *outputs,
+                              size_t n_attrs, const rlx_attr *attrs) {
+    RLX_TRY(check_open(m));
+    if (!op_type) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "op_type is NULL");
+    if (n_inputs > 4096 || n_outputs > 4096 || n_attrs > 4096)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "too many inputs, outputs or attributes");
+    rlx_graph *g = m->g;
+    int in[4096 + 1], out[4096 + 1];
+    for (size_t i = 0; i < n_inputs; i++) {
+        if (!inputs[i] || !*inputs[i]) {
+            in[i] = -1;
+            continue;
+        }
+        in[i] = rlx_graph_find(g, inputs[i]);
+        if (in[i] < 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "node '%s' (%s): input '%s' is not defined", node_name ? node_name : "",
+                            op_type, inputs[i]);
+    }
+    size_t made = 0;
+    for (size_t i = 0; i < n_outputs; i++) {
+        if (!outputs[i] || !*outputs[i]) {
+            out[i] = -1;
+            continue;
+        }
+        if (rlx_graph_find(g, outputs[i]) >= 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "node '%s' (%s): output '%s' is already defined",
+                            node_name ? node_name : "", op_type, outputs[i]);
+        RLX_TRY(rlx_graph_add_value(g, outputs[i], &out[i]));
+        made++;
+    }
+    (void)made;
+    rlx_node_attr *na = calloc(n_attrs + 1, sizeof *na);
+    if (!na) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < n_attrs; i++) {
+        rlx_status st = convert_attr(&attrs[i], &na[i]);
+        if (st) {
+            for (size_t j = 0; j < i; j++) rlx_node_attr_free(&na[j]);
+            free(na);
+            return st;
+        }
+    }
+    rlx_status st = rlx_graph_add_node(g, op_type, "", node_name, in, (int)n_inputs, out, (int)n_outputs, na,
+                                       (int)n_attrs, NULL);
+    free(na);
+    return st;
+}
+
+rlx_status rlx_model_add_output(rlx_model *m, const char *name) {
+    RLX_TRY(check_open(m));
+    int id = rlx_graph_find(m->g, name);
+    if (id < 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "output '%s' is not defined", name ? name : "");
+    RLX_TRY(RLX_GROW(m->g->outputs, m->g->cap_outputs, m->g->n_outputs + 1));
+    m->g->outputs[m->g->n_outputs++] = id;
+    m->g->values[id].flags |= RLX_VALUE_OUTPUT;
+    return RLX_OK;
+}

@@ -1,0 +1,435 @@
+/* Sessions: a copy of the model's graph, a backend, and a bounded cache of
+ * compiled plans keyed by the input-shape signature.
+ *
+ * Compiling a plan for one signature: clone the graph, bind the concrete
+ * input shapes, infer + fold constants (shape arithmetic included), remove
+ * dead nodes, assign each step to the backend or the CPU fallback, plan the
+ * arena, compile. Graphs whose shapes still depend on data (NonZero, ...)
+ * or that hold control flow run eagerly on the CPU reference kernels. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu.h"
+#include "base/mem.h"
+#include "base/platform.h"
+#include "base/tensor.h"
+#include "ir/op.h"
+#include "passes/passes.h"
+#include "runtime/model.h"
+#include "runtime/session.h"
+
+#define PLAN_CACHE 8
+
+typedef struct plan_entry {
+    rlx_dtype dtypes[64];
+    int64_t *sig; /* n_inputs * RLX_MAX_RANK dims */
+    rlx_program *p;
+    rlx_backend_exe *exe;
+    bool eager;
+    uint64_t last_used;
+    char *report;
+    rlx_compile_stats stats;
+} plan_entry;
+
+struct rlx_session {
+    rlx_graph *g;
+    rlx_backend *be;
+    plan_entry plans[PLAN_CACHE];
+    size_t n_plans;
+    uint64_t tick;
+    plan_entry *last;
+};
+
+/* ------------------------------------------------------------ lifetime */
+
+/* Turns borrowed constants into owned copies (recursively in subgraphs) so
+ * that the session outlives the model. */
+static rlx_status own_konsts(rlx_graph *g) {
+    for (size_t i = 0; i < g->n_values; i++) {
+        rlx_value *v = &g->values[i];
+        if (v->konst && (v->flags & RLX_VALUE_KONST_BORROWED)) {
+            rlx_tensor *t;
+            RLX_TRY(rlx_tensor_clone(v->konst, &t));
+            v->konst = t;
+            v->flags &= ~(uint32_t)RLX_VALUE_KONST_BORROWED;
+        }
+    }
+    for (size_t i = 0; i < g->n_nodes; i++)
+        for (int a = 0; a < g->nodes[i].n_attrs; a++)
+            if (g->nodes[i].attrs[a].g) RLX_TRY(own_konsts(g->nodes[i].attrs[a].g));
+    return RLX_OK;
+}
+
+rlx_status rlx_session_create(const rlx_model *model, const rlx_session_options *opt, rlx_session **out) {
+    *out = NULL;
+    if (!model) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model is NULL");
+    if (!model->finished) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model is not finished (call rlx_model_finish)");
+    rlx_session_options defaults = { 0 };
+    if (!opt) opt = &defaults;
+    const char *dev = opt->device ? opt->device : "cpu";
+    rlx_session *s = calloc(1, sizeof *s);
+    if (!s) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    rlx_status st;
+    if (strcmp(dev, "cpu") == 0) {
+        st = rlx_backend_cpu_create(&s->be);
+    } else if (strcmp(dev, "gpu") == 0 || strncmp(dev, "gpu:", 4) == 0) {
+        st = rlx_backend_webgpu_create(dev, opt, &s->be);
+    } else {
+        st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "unknown device '%s' (expected cpu, gpu or gpu:N)", dev);
+    }
+    if (st) goto fail;
+    RLX_TRY_GOTO(st, rlx_graph_clone(model->g, &s->g), fail);
+    RLX_TRY_GOTO(st, own_konsts(s->g), fail);
+    *out = s;
+    rlx_clear_error();
+    return RLX_OK;
+fail:
+    rlx_session_destroy(s);
+    return st;
+}
+
+static void plan_free(rlx_session *s, plan_entry *e) {
+    if (e->exe) s->be->destroy_exe(e->exe);
+    rlx_program_destroy(e->p);
+    free(e->sig);
+    free(e->report);
+    memset(e, 0, sizeof *e);
+}
+
+void rlx_session_destroy(rlx_session *s) {
+    if (!s) return;
+    for (size_t i = 0; i < s->n_plans; i++) plan_free(s, &s->plans[i]);
+    if (s->be) s->be->destroy(s->be);
+    rlx_graph_destroy(s->g);
+    free(s);
+}
+
+size_t rlx_session_num_outputs(const rlx_session *s) { return s ? s->g->n_outputs : 0; }
+
+const char *rlx_session_output_name(const rlx_session *s, size_t i) {
+    if (!s || i >= s->g->n_outputs) return NULL;
+    return s->g->values[s->g->outputs[i]].name;
+}
+
+const char *rlx_session_device_name(const rlx_session *s) { return s ? s->be->device_name : ""; }
+rlx_device_kind rlx_session_device_kind(const rlx_session *s) { return s ? s->be->kind : RLX_DEVICE_CPU; }
+
+const char *rlx_session_dispatch_report(rlx_session *s) {
+    return (s && s->last && s->last->report) ? s->last->report : "no plan compiled yet\n";
+}
+
+const rlx_compile_stats *rlx_session_last_stats(const rlx_session *s) {
+    return (s && s->last) ? &s->last->stats : NULL;
+}
+
+const rlx_program *rlx_session_last_program(const rlx_session *s) {
+    return (s && s->last) ? s->last->p : NULL;
+}
+
+/* ------------------------------------------------------------ inputs */
+
+/* Orders the caller's inputs as the graph's and checks dtype and shape. */
+static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const *names, const rlx_tensor *const *in,
+                               const rlx_tensor **ordered) {
+    const rlx_graph *g = s->g;
+    int64_t sym_val[256];
+    for (size_t i = 0; i < 256; i++) sym_val[i] = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!names || !names[i] || !in || !in[i])
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input %zu: name or tensor is NULL", i);
+        bool found = false;
+        for (size_t j = 0; j < g->n_inputs; j++)
+            if (strcmp(g->values[g->inputs[j]].name, names[i]) == 0) {
+                if (ordered[j]) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s' is given twice", names[i]);
+                ordered[j] = in[i];
+                found = true;
+            }
+        if (!found) {
+            char list[512] = "";
+            size_t o = 0;
+            for (size_t j = 0; j < g->n_inputs && o < sizeof list; j++)
+                o += (size_t)snprintf(list + o, sizeof list - o, "%s'%s'", j ? ", " : "", g->values[g->inputs[j]].name);
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "the model has no input '%s' (inputs: %s)", names[i], list);
+        }
+    }
+    for (size_t j = 0; j < g->n_inputs; j++) {
+        const rlx_value *v = &g->values[g->inputs[j]];
+        const rlx_tensor *t = ordered[j];
+        if (!t) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s' is missing", v->name);
+        char a[128], b[128];
+        if (t->dtype != v->dtype)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s' has dtype %s, the model expects %s", v->name,
+                            rlx_dtype_name(t->dtype), rlx_dtype_name(v->dtype));
+        if (v->rank >= 0 && t->rank != v->rank)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s' has shape %s (rank %d), the model expects rank %d",
+                            v->name, rlx_shape_str(t->dims, t->rank, a, sizeof a), t->rank, v->rank);
+        for (int d = 0; d < v->rank; d++) {
+            if (v->dims[d] >= 0 && t->dims[d] != v->dims[d])
+                return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s' has shape %s, the model expects dim %d = %lld",
+                                v->name, rlx_shape_str(t->dims, t->rank, a, sizeof a), d, (long long)v->dims[d]);
+            int sy = v->syms[d];
+            if (v->dims[d] < 0 && sy >= 0 && sy < 256) {
+                if (sym_val[sy] >= 0 && sym_val[sy] != t->dims[d])
+                    return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                                    "input '%s' has shape %s: dim %d ('%s') = %lld contradicts %lld bound by another input",
+                                    v->name, rlx_shape_str(t->dims, t->rank, b, sizeof b), d, g->syms[sy],
+                                    (long long)t->dims[d], (long long)sym_val[sy]);
+                sym_val[sy] = t->dims[d];
+            }
+        }
+        size_t numel;
+        RLX_TRY(rlx_shape_numel(t->dims, t->rank, &numel));
+        if (numel * rlx_dtype_size(t->dtype) > t->nbytes)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': tensor data is smaller than its shape", v->name);
+    }
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ compile */
+
+static void count_ops(const rlx_graph *g, const char **names, int *counts, size_t *n, size_t cap) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const char *op = g->nodes[i].op_type;
+        size_t j = 0;
+        while (j < *n && strcmp(names[j], op) != 0) j++;
+        if (j == *n) {
+            if (*n == cap) continue;
+            names[(*n)++] = op;
+            counts[j] = 0;
+        }
+        counts[j]++;
+    }
+}
+
+static char *make_report(const rlx_session *s, const plan_entry *e, const char *eager_reason) {
+    enum { CAP = 256 };
+    const char *names[CAP];
+    int total[CAP] = { 0 }, native[CAP] = { 0 }, fallback[CAP] = { 0 }, view[CAP] = { 0 };
+    size_t n = 0;
+    count_ops(s->g, names, total, &n, CAP);
+    if (e->p) {
+        for (size_t k = 0; k < e->p->n_steps; k++) {
+            const rlx_node *nd = &e->p->g->nodes[e->p->steps[k]];
+            size_t j = 0;
+            while (j < n && strcmp(names[j], nd->op_type) != 0) j++;
+            if (j == n) continue; /* an op created by a pass */
+            if (e->p->step_on[k] == RLX_STEP_VIEW) view[j]++;
+            else if (e->p->step_on[k] == RLX_STEP_CPU && s->be->kind != RLX_DEVICE_CPU) fallback[j]++;
+            else native[j]++;
+        }
+    }
+    size_t cap = 256 + n * 96 + (eager_reason ? strlen(eager_reason) : 0);
+    char *r = malloc(cap);
+    if (!r) return NULL;
+    size_t o = 0;
+    o += (size_t)snprintf(r + o, cap - o, "dispatch report: device %s\n", s->be->device_name);
+    if (eager_reason)
+        o += (size_t)snprintf(r + o, cap - o, "  whole graph runs eagerly on the CPU: %s\n", eager_reason);
+    o += (size_t)snprintf(r + o, cap - o, "  %-24s %7s %7s %9s %7s %7s\n", "op", "nodes", "native", "fallback",
+                          "folded", "view");
+    for (size_t j = 0; j < n && o < cap; j++) {
+        int folded = e->eager ? 0 : total[j] - native[j] - fallback[j] - view[j];
+        int nat = e->eager ? 0 : native[j];
+        int fb = e->eager ? total[j] : fallback[j];
+        o += (size_t)snprintf(r + o, cap - o, "  %-24s %7d %7d %9d %7d %7d\n", names[j], total[j], nat, fb, folded,
+                              view[j]);
+    }
+    return r;
+}
+
+/* Why a specialised graph cannot become a static plan, or NULL. */
+static const char *needs_eager(const rlx_graph *g, char *buf, size_t cap) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const rlx_node *n = &g->nodes[i];
+        if (n->def->flags & RLX_OP_CONTROL_FLOW) {
+            snprintf(buf, cap, "%s is control flow", rlx_node_desc(n));
+            return buf;
+        }
+        for (int k = 0; k < n->n_out; k++) {
+            const rlx_value *v = rlx_node_output(g, n, k);
+            if (v && !rlx_value_is_static(v)) {
+                snprintf(buf, cap, "%s: output '%s' has a shape that depends on data", rlx_node_desc(n), v->name);
+                return buf;
+            }
+        }
+    }
+    return NULL;
+}
+
+static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered, plan_entry *e) {
+    double t0 = rlx_now_seconds();
+    rlx_graph *g = NULL;
+    rlx_status st;
+    RLX_TRY(rlx_graph_clone(s->g, &g));
+    for (size_t j = 0; j < g->n_inputs; j++) {
+        rlx_value *v = &g->values[g->inputs[j]];
+        rlx_value_set_shape(v, ordered[j]->rank, ordered[j]->dims, NULL);
+    }
+    rlx_fold_options fo = { .max_elements = (size_t)1 << 26, .eager = false };
+    rlx_pass_stats ps = { 0 };
+    RLX_TRY_GOTO(st, rlx_pass_fold(g, &fo, &ps), fail);
+    RLX_TRY_GOTO(st, rlx_pass_dce(g, &ps), fail);
+    e->stats.nodes_folded = ps.folded;
+    e->stats.nodes_removed = ps.removed;
+    char why[512];
+    const char *reason = needs_eager(g, why, sizeof why);
+    if (reason) {
+        e->eager = true;
+        rlx_graph_destroy(g);
+        e->report = make_report(s, e, reason);
+        e->stats.passes_s = rlx_now_seconds() - t0;
+        return RLX_OK;
+    }
+    rlx_program *p = calloc(1, sizeof *p);
+    if (!p) {
+        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        goto fail;
+    }
+    p->g = g;
+    g = NULL;
+    e->p = p;
+    p->steps = malloc((p->g->n_nodes + 1) * sizeof(int));
+    p->step_on = malloc(p->g->n_nodes + 1);
+    if (!p->steps || !p->step_on) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < p->g->n_nodes; i++) {
+        const rlx_node *n = &p->g->nodes[i];
+        p->steps[p->n_steps] = (int)i;
+        uint8_t on;
+        const rlx_value *x = rlx_node_input(p->g, n, 0);
+        const rlx_value *y = rlx_node_output(p->g, n, 0);
+        if ((n->def->flags & RLX_OP_VIEW) && x && y && !x->konst && x->dtype == y->dtype &&
+            rlx_value_numel(x) == rlx_value_numel(y))
+            on = RLX_STEP_VIEW;
+        else if (s->be->kind == RLX_DEVICE_GPU && s->be->supports(s->be, p->g, n))
+            on = RLX_STEP_GPU;
+        else if (rlx_cpu_find_kernel(n->domain, n->op_type))
+            on = RLX_STEP_CPU;
+        else
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: no kernel for op %s on any backend", rlx_node_desc(n),
+                            n->op_type);
+        p->step_on[p->n_steps++] = on;
+    }
+    RLX_TRY(rlx_plan_memory(p));
+    e->stats.passes_s = rlx_now_seconds() - t0;
+    double t1 = rlx_now_seconds();
+    RLX_TRY(s->be->compile(s->be, p, &e->exe));
+    e->stats.backend_compile_s = rlx_now_seconds() - t1;
+    e->report = make_report(s, e, NULL);
+    return RLX_OK;
+fail:
+    rlx_graph_destroy(g);
+    return st;
+}
+
+/* ------------------------------------------------------------ eager */
+
+static rlx_status run_eager(rlx_session *s, const rlx_tensor *const *ordered, rlx_tensor **outputs) {
+    rlx_graph *g;
+    RLX_TRY(rlx_graph_clone(s->g, &g));
+    for (size_t j = 0; j < g->n_inputs; j++) {
+        rlx_value *v = &g->values[g->inputs[j]];
+        v->konst = (rlx_tensor *)ordered[j];
+        v->flags |= RLX_VALUE_KONST_BORROWED;
+        rlx_value_set_shape(v, ordered[j]->rank, ordered[j]->dims, NULL);
+    }
+    rlx_fold_options fo = { .max_elements = 0, .eager = true };
+    rlx_status st = rlx_pass_fold(g, &fo, NULL);
+    for (size_t i = 0; i < g->n_outputs && !st; i++) {
+        const rlx_value *v = &g->values[g->outputs[i]];
+        if (!v->konst) {
+            st = rlx_fail(RLX_ERR_INTERNAL, "eager evaluation left output '%s' uncomputed", v->name);
+            break;
+        }
+        st = rlx_tensor_clone(v->konst, &outputs[i]);
+    }
+    if (st)
+        for (size_t i = 0; i < g->n_outputs; i++) rlx_tensor_destroy(outputs[i]), outputs[i] = NULL;
+    rlx_graph_destroy(g);
+    return st;
+}
+
+/* ------------------------------------------------------------ run */
+
+static bool sig_match(const rlx_session *s, const plan_entry *e, const rlx_tensor *const *ordered) {
+    for (size_t j = 0; j < s->g->n_inputs; j++) {
+        const int64_t *sg = e->sig + j * RLX_MAX_RANK;
+        if (e->dtypes[j % 64] != ordered[j]->dtype) return false;
+        for (int d = 0; d < RLX_MAX_RANK; d++) {
+            int64_t want = d < ordered[j]->rank ? ordered[j]->dims[d] : -1;
+            if (sg[d] != want) return false;
+        }
+    }
+    return true;
+}
+
+rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered, bool *compiled_now) {
+    *compiled_now = false;
+    for (size_t i = 0; i < s->n_plans; i++)
+        if (sig_match(s, &s->plans[i], ordered)) {
+            s->last = &s->plans[i];
+            s->last->last_used = ++s->tick;
+            return RLX_OK;
+        }
+    plan_entry *e;
+    if (s->n_plans < PLAN_CACHE) {
+        e = &s->plans[s->n_plans++];
+    } else {
+        e = &s->plans[0];
+        for (size_t i = 1; i < PLAN_CACHE; i++)
+            if (s->plans[i].last_used < e->last_used) e = &s->plans[i];
+        plan_free(s, e);
+    }
+    memset(e, 0, sizeof *e);
+    size_t ni = s->g->n_inputs;
+    e->sig = malloc((ni + 1) * RLX_MAX_RANK * sizeof(int64_t));
+    if (!e->sig) {
+        s->n_plans--;
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t j = 0; j < ni; j++) {
+        e->dtypes[j % 64] = ordered[j]->dtype;
+        for (int d = 0; d < RLX_MAX_RANK; d++)
+            e->sig[j * RLX_MAX_RANK + d] = d < ordered[j]->rank ? ordered[j]->dims[d] : -1;
+    }
+    rlx_status st = compile_plan(s, ordered, e);
+    if (st) {
+        plan_free(s, e);
+        /* keep the array dense: move the last entry into the hole */
+        size_t idx = (size_t)(e - s->plans);
+        if (idx != s->n_plans - 1) *e = s->plans[s->n_plans - 1], memset(&s->plans[s->n_plans - 1], 0, sizeof *e);
+        s->n_plans--;
+        s->last = NULL;
+        return st;
+    }
+    e->last_used = ++s->tick;
+    s->last = e;
+    *compiled_now = true;
+    if (rlx_env_flag("RLX_DISPATCH_REPORT") && e->report) fputs(e->report, stderr);
+    return RLX_OK;
+}
+
+rlx_status rlx_session_run(rlx_session *s, size_t n_inputs, const char *const *input_names,
+                           const rlx_tensor *const *inputs, rlx_tensor ***out_outputs, size_t *out_n_outputs) {
+    if (out_outputs) *out_outputs = NULL;
+    if (out_n_outputs) *out_n_outputs = 0;
+    if (!s || !out_outputs || !out_n_outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
+    if (s->g->n_inputs > 64 || n_inputs > 64)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "more than 64 graph inputs");
+    const rlx_tensor *ordered[65] = { 0 };
+    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
+    bool fresh;
+    RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));
+    rlx_tensor **outs = calloc(s->g->n_outputs + 1, sizeof *outs);
+    if (!outs) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    rlx_status st = s->last->eager ? run_eager(s, ordered, outs) : s->be->run(s->last->exe, ordered, outs);
+    if (st) {
+        free(outs);
+        return st;
+    }
+    *out_outputs = outs;
+    *out_n_outputs = s->g->n_outputs;
+    rlx_clear_error();
+    return RLX_OK;
+}

@@ -1,0 +1,23 @@
+/* Internal session interface (for the CLI, tests and benchmarks). */
+#ifndef RLX_RUNTIME_SESSION_H
+#define RLX_RUNTIME_SESSION_H
+
+#include "rlx/rlx.h"
+#include "runtime/program.h"
+
+typedef struct rlx_compile_stats {
+    double passes_s;          /* specialise, fold, DCE, plan (seconds) */
+    double backend_compile_s; /* pipelines, buffers, bind groups (seconds) */
+    int nodes_folded, nodes_removed;
+} rlx_compile_stats;
+
+/* Finds or compiles the plan for inputs already ordered as the graph's
+ * inputs (and checked). Sets *compiled_now when it compiled. */
+rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered, bool *compiled_now);
+
+/* Stats and program of the plan used last (NULL before the first run, or
+ * program NULL for an eager plan). */
+const rlx_compile_stats *rlx_session_last_stats(const rlx_session *s);
+const rlx_program *rlx_session_last_program(const rlx_session *s);
+
+#endif

@@ -1,0 +1,87 @@
+/* Elementwise ops: CPU against values computed here independently, on
+ * random inputs with broadcasting. */
+#include "test.h"
+
+static void test_add_broadcast(void) {
+    int64_t da[4] = { 2, 3, 4, 5 }, db[2] = { 4, 1 };
+    rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, 4, da, -2, 2);
+    rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 2, db, -2, 2);
+    const rlx_tensor *in[2] = { a, b };
+    rlx_tensor **out = NULL;
+    CHECK_OK(test_run_op("Add", 13, "cpu", 2, in, NULL, 1, 0, NULL, &out));
+    if (out) {
+        CHECK(out[0]->rank == 4 && out[0]->dims[3] == 5);
+        const float *pa = a->data, *pb = b->data, *po = out[0]->data;
+        int bad = 0;
+        for (int i = 0; i < 2 * 3 * 4 * 5; i++) {
+            int h = (i / 5) % 4;
+            if (po[i] != pa[i] + pb[h]) bad++;
+        }
+        CHECK_MSG(bad == 0, "%d elements differ", bad);
+    }
+    test_free_outputs(out, 1);
+    rlx_tensor_destroy(a);
+    rlx_tensor_destroy(b);
+}
+
+static void test_shape_mismatch(void) {
+    int64_t da[2] = { 2, 3 }, db[2] = { 2, 4 };
+    rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, 2, da, -1, 1);
+    rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 2, db, -1, 1);
+    const rlx_tensor *in[2] = { a, b };
+    rlx_tensor **out = NULL;
+    CHECK_FAILS(test_run_op("Mul", 13, "cpu", 2, in, NULL, 1, 0, NULL, &out), RLX_ERR_INVALID_MODEL,
+                "do not broadcast");
+    CHECK(out == NULL);
+    rlx_tensor_destroy(a);
+    rlx_tensor_destroy(b);
+}
+
+static void test_unknown_op(void) {
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    int64_t d[1] = { 3 };
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 1, d, NULL));
+    CHECK_FAILS(rlx_model_add_node(m, "FooBar", "n1", 1, (const char *[]){ "x" }, 1, (const char *[]){ "y" }, 0, NULL),
+                RLX_ERR_UNSUPPORTED, "FooBar");
+    CHECK_FAILS(rlx_model_add_node(m, "HardSwish", "n2", 1, (const char *[]){ "x" }, 1, (const char *[]){ "z" }, 0, NULL),
+                RLX_ERR_UNSUPPORTED, "does not exist at opset 13");
+    rlx_model_destroy(m);
+}
+
+static void test_clip_versions(void) {
+    int64_t d[1] = { 64 };
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 1, d, -3, 3);
+    float lo = -0.5f, hi = 1.25f;
+    rlx_tensor *tlo = test_tensor_f32(0, NULL, &lo), *thi = test_tensor_f32(0, NULL, &hi);
+    const rlx_tensor *in3[3] = { x, tlo, thi };
+    int konst[3] = { 0, 1, 1 };
+    rlx_tensor **o11 = NULL, **o6 = NULL;
+    CHECK_OK(test_run_op("Clip", 13, "cpu", 3, in3, konst, 1, 0, NULL, &o11));
+    rlx_attr at[2] = { RLX_ATTR_F("min", lo), RLX_ATTR_F("max", hi) };
+    const rlx_tensor *in1[1] = { x };
+    CHECK_OK(test_run_op("Clip", 7, "cpu", 1, in1, NULL, 1, 2, at, &o6));
+    if (o11 && o6) {
+        const float *px = x->data, *a = o11[0]->data, *b = o6[0]->data;
+        int bad = 0;
+        for (int i = 0; i < 64; i++) {
+            float want = px[i] < lo ? lo : px[i] > hi ? hi : px[i];
+            if (a[i] != want || b[i] != want) bad++;
+        }
+        CHECK_MSG(bad == 0, "%d elements differ", bad);
+    }
+    test_free_outputs(o11, 1);
+    test_free_outputs(o6, 1);
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(tlo);
+    rlx_tensor_destroy(thi);
+}
+
+int main(void) {
+    test_seed_from_env();
+    test_add_broadcast();
+    test_shape_mismatch();
+    test_unknown_op();
+    test_clip_versions();
+    TEST_MAIN_END();
+}
