@@ -40,7 +40,11 @@ typedef struct rlx_cpu_kernel {
 #define RLX_CPU_FAMILIES          \
     RLX_CPU_FAMILY(elementwise)   \
     RLX_CPU_FAMILY(nn)            \
-    RLX_CPU_FAMILY(tensor)
+    RLX_CPU_FAMILY(tensor)        \
+    RLX_CPU_FAMILY(reduce)        \
+    RLX_CPU_FAMILY(control)       \
+    RLX_CPU_FAMILY(quant)         \
+    RLX_CPU_FAMILY(rnn)
 
 #define RLX_CPU_FAMILY(name)                             \
     extern const rlx_cpu_kernel rlx_cpu_kernels_##name[]; \

@@ -9,7 +9,11 @@
 #define RLX_OP_FAMILIES          \
     RLX_OP_FAMILY(elementwise)   \
     RLX_OP_FAMILY(nn)            \
-    RLX_OP_FAMILY(tensor)
+    RLX_OP_FAMILY(tensor)        \
+    RLX_OP_FAMILY(reduce)        \
+    RLX_OP_FAMILY(control)       \
+    RLX_OP_FAMILY(quant)         \
+    RLX_OP_FAMILY(rnn)
 
 #define RLX_OP_FAMILY(name)                       \
     extern const rlx_op_def rlx_ops_##name[];     \

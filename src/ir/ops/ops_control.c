@@ -1,0 +1,5 @@
+/* control ops (placeholder; filled in by the op work). */
+#include "ir/ops/ops.h"
+
+const rlx_op_def rlx_ops_control[] = { { .name = NULL } };
+const size_t rlx_ops_control_count = 0;
