@@ -359,7 +359,7 @@ rlx_status rlx_graph_add_node(rlx_graph *g, const char *op_type, const char *dom
         goto fail;
     }
     for (int i = 0; i < n->def->min_in && i < n_in; i++)
-        if (in[i] < 0) {
+        if (in[i] < 0 && !(i < 32 && (n->def->optional_in >> i) & 1u)) {
             st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required input %d is missing", rlx_node_desc(n), i);
             goto fail;
         }

@@ -53,6 +53,9 @@ typedef struct rlx_op_def {
      * version is the largest one <= the model's opset. */
     int versions[RLX_MAX_OP_VERSIONS];
     int min_in, max_in;   /* max_in -1: variadic */
+    /* Bit i set: input i may be omitted ("") even though i < min_in (Loop's
+     * M and cond). Inputs below min_in are otherwise required. */
+    uint32_t optional_in;
     int min_out, max_out;
     rlx_infer_fn infer;
     uint32_t flags;

@@ -1,5 +1,336 @@
-/* CPU kernels of the control family (placeholder; filled in by the op work). */
-#include "backend/cpu/cpu.h"
+/* CPU kernels of If, Loop and Scan: each runs its body subgraph eagerly
+ * (constant folding with every input constant), resolving outer-scope
+ * references from the enclosing graph, whose values are constants in eager
+ * evaluation. Semantics: ONNX If-21, Loop-21, Scan-21. */
+#include <stdlib.h>
+#include <string.h>
 
-const rlx_cpu_kernel rlx_cpu_kernels_control[] = { { NULL, NULL } };
-const size_t rlx_cpu_kernels_control_count = 0;
+#include "backend/cpu/cpu.h"
+#include "base/mem.h"
+#include "base/tensor.h"
+#include "passes/passes.h"
+
+static const rlx_graph *body_attr(const rlx_node *n, const char *name) {
+    const rlx_node_attr *a = rlx_node_attr_find(n, name);
+    return (a && a->type == RLX_ATTR_GRAPH) ? a->g : NULL;
+}
+
+/* Finds a constant value by name in `g` or its enclosing graphs. */
+static const rlx_value *find_outer(const rlx_graph *g, const char *name) {
+    for (; g; g = g->parent) {
+        int id = rlx_graph_find(g, name);
+        if (id >= 0 && (g->values[id].konst || !(g->values[id].flags & RLX_VALUE_OUTER))) return &g->values[id];
+    }
+    return NULL;
+}
+
+/* Runs `body` with its graph inputs bound to `inputs` (n = body->n_inputs)
+ * and returns copies of its outputs in outs[0..body->n_outputs). */
+static rlx_status run_body(const rlx_cpu_kctx *k, const rlx_graph *body, const rlx_tensor *const *inputs,
+                           rlx_tensor **outs) {
+    rlx_graph *b;
+    RLX_TRY(rlx_graph_clone(body, &b));
+    b->parent = (rlx_graph *)k->g;
+    rlx_status st = RLX_OK;
+    for (size_t i = 0; i < b->n_values; i++) {
+        rlx_value *v = &b->values[i];
+        if (!(v->flags & RLX_VALUE_OUTER) || v->konst) continue;
+        const rlx_value *o = find_outer(k->g, v->name);
+        if (!o || !o->konst) {
+            st = rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "subgraph uses '%s', which the enclosing graph does not define",
+                              v->name);
+            goto done;
+        }
+        v->konst = o->konst;
+        v->flags |= RLX_VALUE_KONST_BORROWED;
+        v->dtype = o->konst->dtype;
+        rlx_value_set_shape(v, o->konst->rank, o->konst->dims, NULL);
+    }
+    for (size_t i = 0; i < b->n_inputs; i++) {
+        rlx_value *v = &b->values[b->inputs[i]];
+        if (!inputs[i]) {
+            st = rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "subgraph input '%s' has no value", v->name);
+            goto done;
+        }
+        v->konst = (rlx_tensor *)inputs[i];
+        v->flags |= RLX_VALUE_KONST_BORROWED;
+        v->dtype = inputs[i]->dtype;
+        rlx_value_set_shape(v, inputs[i]->rank, inputs[i]->dims, NULL);
+    }
+    rlx_fold_options fo = { .max_elements = 0, .eager = true };
+    st = rlx_pass_fold(b, &fo, NULL);
+    if (st) {
+        rlx_fail_prefix(st, "%s: in its subgraph: ", rlx_node_desc(k->n));
+        goto done;
+    }
+    for (size_t i = 0; i < b->n_outputs; i++) {
+        const rlx_value *v = &b->values[b->outputs[i]];
+        if (!v->konst) {
+            st = rlx_cpu_fail(k, RLX_ERR_INTERNAL, "subgraph output '%s' was not computed", v->name);
+            goto done;
+        }
+        st = rlx_tensor_clone(v->konst, &outs[i]);
+        if (st) goto done;
+    }
+done:
+    if (st)
+        for (size_t i = 0; i < b->n_outputs; i++) rlx_tensor_destroy(outs[i]), outs[i] = NULL;
+    rlx_graph_destroy(b);
+    return st;
+}
+
+/* Moves tensor t into kernel output slot i. */
+static void give_out(rlx_cpu_kctx *k, int i, rlx_tensor *t) {
+    rlx_tensor *o = k->out[i];
+    if (!o) {
+        rlx_tensor_destroy(t);
+        return;
+    }
+    rlx_free_aligned(o->data);
+    *o = *t;
+    t->data = NULL;
+    rlx_tensor_destroy(t);
+}
+
+static rlx_status k_if(rlx_cpu_kctx *k) {
+    const rlx_tensor *c = k->in[0];
+    if (rlx_tensor_numel(c) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "condition must have one element");
+    bool cond = rlx_tensor_get_f64(c, 0) != 0;
+    const rlx_graph *body = body_attr(k->n, cond ? "then_branch" : "else_branch");
+    if (!body || (int)body->n_outputs != k->n->n_out)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "branch does not have %d outputs", k->n->n_out);
+    rlx_tensor **outs = calloc((size_t)k->n->n_out + 1, sizeof *outs);
+    if (!outs) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    rlx_status st = run_body(k, body, NULL, outs);
+    if (!st)
+        for (int i = 0; i < k->n->n_out; i++) give_out(k, i, outs[i]);
+    free(outs);
+    return st;
+}
+
+/* Stacks `count` equally shaped tensors along a new axis `axis`, in the
+ * given order (reversed when `reverse`). With count 0, shape-only `proto`
+ * gives the element shape. */
+static rlx_status stack(rlx_cpu_kctx *k, rlx_tensor **items, size_t count, int axis, bool reverse,
+                        const rlx_value *proto, rlx_tensor **out) {
+    int64_t dims[RLX_MAX_RANK];
+    int rank;
+    rlx_dtype dt;
+    if (count) {
+        const rlx_tensor *t0 = items[0];
+        if (t0->rank + 1 > RLX_MAX_RANK) return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "scan output rank too large");
+        rank = t0->rank + 1;
+        dt = t0->dtype;
+        for (size_t j = 1; j < count; j++)
+            if (!rlx_shape_equal(items[j]->dims, items[j]->rank, t0->dims, t0->rank) || items[j]->dtype != dt)
+                return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "scan outputs change shape between iterations");
+        for (int d = 0, s = 0; d < rank; d++) dims[d] = d == axis ? (int64_t)count : t0->dims[s++];
+    } else {
+        rank = proto->rank >= 0 ? proto->rank + 1 : 1;
+        dt = proto->dtype;
+        for (int d = 0, s = 0; d < rank; d++) {
+            if (d == axis) {
+                dims[d] = 0;
+            } else {
+                dims[d] = proto->dims[s] >= 0 ? proto->dims[s] : 0;
+                s++;
+            }
+        }
+    }
+    RLX_TRY(rlx_tensor_create(dt, dims, rank, out));
+    if (!count) return RLX_OK;
+    size_t es = rlx_dtype_size(dt);
+    size_t outer = 1, inner = es;
+    for (int d = 0; d < axis; d++) outer *= (size_t)dims[d];
+    for (int d = axis + 1; d < rank; d++) inner *= (size_t)dims[d];
+    char *dst = (*out)->data;
+    for (size_t j = 0; j < count; j++) {
+        const char *src = items[reverse ? count - 1 - j : j]->data;
+        for (size_t o = 0; o < outer; o++) memcpy(dst + (o * count + j) * inner, src + o * inner, inner);
+    }
+    return RLX_OK;
+}
+
+static rlx_status k_loop(rlx_cpu_kctx *k) {
+    const rlx_graph *body = body_attr(k->n, "body");
+    int n_carried = k->n->n_in - 2;
+    int n_scan = k->n->n_out - n_carried;
+    if (!body || n_carried < 0 || n_scan < 0 || (int)body->n_outputs != 1 + n_carried + n_scan)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "body outputs do not fit the node");
+    int64_t max_trip = INT64_MAX;
+    if (k->in[0]) {
+        if (rlx_tensor_numel(k->in[0]) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "M must be a scalar");
+        max_trip = rlx_tensor_get_i64(k->in[0], 0);
+    }
+    bool have_cond = k->in[1] != NULL;
+    bool cond = have_cond ? rlx_tensor_get_f64(k->in[1], 0) != 0 : true;
+    rlx_status st = RLX_OK;
+    size_t nb_in = (size_t)n_carried + 2;
+    const rlx_tensor **bin = calloc(nb_in, sizeof *bin);
+    rlx_tensor **carried = calloc((size_t)n_carried + 1, sizeof *carried);
+    rlx_tensor **bout = calloc(body->n_outputs + 1, sizeof *bout);
+    rlx_tensor ***scans = calloc((size_t)n_scan + 1, sizeof *scans);
+    size_t n_iter = 0, cap_iter = 0;
+    rlx_tensor *iter_t = NULL, *cond_t = NULL;
+    if (!bin || !carried || !bout || !scans) { st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory"); goto done; }
+    for (int i = 0; i < n_carried; i++) {
+        if (!k->in[2 + i]) { st = rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "loop-carried input %d is missing", i); goto done; }
+        RLX_TRY_GOTO(st, rlx_tensor_clone(k->in[2 + i], &carried[i]), done);
+    }
+    RLX_TRY_GOTO(st, rlx_tensor_create(RLX_DTYPE_I64, NULL, 0, &iter_t), done);
+    RLX_TRY_GOTO(st, rlx_tensor_create(RLX_DTYPE_BOOL, NULL, 0, &cond_t), done);
+    for (int64_t it = 0; it < max_trip && cond; it++) {
+        if (it > 100000000) { st = rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "more than 1e8 iterations"); goto done; }
+        *(int64_t *)iter_t->data = it;
+        *(uint8_t *)cond_t->data = cond;
+        bin[0] = iter_t;
+        bin[1] = cond_t;
+        for (int i = 0; i < n_carried; i++) bin[2 + i] = carried[i];
+        RLX_TRY_GOTO(st, run_body(k, body, bin, bout), done);
+        if (have_cond) cond = rlx_tensor_get_f64(bout[0], 0) != 0;
+        rlx_tensor_destroy(bout[0]);
+        for (int i = 0; i < n_carried; i++) {
+            rlx_tensor_destroy(carried[i]);
+            carried[i] = bout[1 + i];
+        }
+        if (n_iter == cap_iter) {
+            size_t nc = cap_iter ? cap_iter * 2 : 16;
+            for (int s = 0; s < n_scan; s++) {
+                rlx_tensor **p = realloc(scans[s], nc * sizeof *p);
+                if (!p) { st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory"); goto done; }
+                scans[s] = p;
+            }
+            cap_iter = nc;
+        }
+        for (int s = 0; s < n_scan; s++) scans[s][n_iter] = bout[1 + n_carried + s];
+        n_iter++;
+        memset(bout, 0, (body->n_outputs + 1) * sizeof *bout);
+    }
+    for (int i = 0; i < n_carried; i++) {
+        give_out(k, i, carried[i]);
+        carried[i] = NULL;
+    }
+    for (int s = 0; s < n_scan; s++) {
+        rlx_tensor *t;
+        const rlx_value *proto = &body->values[body->outputs[1 + n_carried + s]];
+        RLX_TRY_GOTO(st, stack(k, scans[s], n_iter, 0, false, proto, &t), done);
+        give_out(k, n_carried + s, t);
+    }
+done:
+    for (int i = 0; i < n_carried; i++) rlx_tensor_destroy(carried ? carried[i] : NULL);
+    for (int s = 0; s < n_scan && scans; s++) {
+        for (size_t j = 0; j < n_iter; j++) rlx_tensor_destroy(scans[s][j]);
+        free(scans[s]);
+    }
+    rlx_tensor_destroy(iter_t);
+    rlx_tensor_destroy(cond_t);
+    free(bin);
+    free(carried);
+    free(bout);
+    free(scans);
+    return st;
+}
+
+/* Slice j of t along axis (the axis removed). */
+static rlx_status take_slice(const rlx_tensor *t, int axis, int64_t j, rlx_tensor **out) {
+    int64_t dims[RLX_MAX_RANK];
+    for (int d = 0, s = 0; d < t->rank; d++)
+        if (d != axis) dims[s++] = t->dims[d];
+    RLX_TRY(rlx_tensor_create(t->dtype, dims, t->rank - 1, out));
+    size_t es = rlx_dtype_size(t->dtype), outer = 1, inner = es;
+    for (int d = 0; d < axis; d++) outer *= (size_t)t->dims[d];
+    for (int d = axis + 1; d < t->rank; d++) inner *= (size_t)t->dims[d];
+    size_t len = (size_t)t->dims[axis];
+    for (size_t o = 0; o < outer; o++)
+        memcpy((char *)(*out)->data + o * inner, (const char *)t->data + (o * len + (size_t)j) * inner, inner);
+    return RLX_OK;
+}
+
+static rlx_status k_scan(rlx_cpu_kctx *k) {
+    const rlx_graph *body = body_attr(k->n, "body");
+    int m = (int)rlx_attr_int(k->n, "num_scan_inputs", 0);
+    int n_state = k->n->n_in - m;
+    int n_scan_out = k->n->n_out - n_state;
+    if (!body || m < 1 || n_state < 0 || n_scan_out < 0 || (int)body->n_outputs != k->n->n_out)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "body does not fit the node");
+    size_t na, nd, noa, nod;
+    const int64_t *in_axes = rlx_attr_ints(k->n, "scan_input_axes", &na);
+    const int64_t *in_dirs = rlx_attr_ints(k->n, "scan_input_directions", &nd);
+    const int64_t *out_axes = rlx_attr_ints(k->n, "scan_output_axes", &noa);
+    const int64_t *out_dirs = rlx_attr_ints(k->n, "scan_output_directions", &nod);
+    int64_t seq = -1;
+    int axes[64];
+    if (m > 64) return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "more than 64 scan inputs");
+    for (int j = 0; j < m; j++) {
+        const rlx_tensor *x = k->in[n_state + j];
+        if (!x) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "scan input %d is missing", j);
+        int64_t a = (in_axes && (size_t)j < na) ? in_axes[j] : 0;
+        if (!rlx_norm_axis(a, x->rank, &axes[j]))
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "scan_input_axes[%d] = %lld is out of range", j, (long long)a);
+        int64_t len = x->dims[axes[j]];
+        if (seq >= 0 && len != seq)
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "scan inputs have different sequence lengths");
+        seq = len;
+    }
+    rlx_status st = RLX_OK;
+    const rlx_tensor **bin = calloc((size_t)k->n->n_in + 1, sizeof *bin);
+    rlx_tensor **state = calloc((size_t)n_state + 1, sizeof *state);
+    rlx_tensor **slices = calloc((size_t)m + 1, sizeof *slices);
+    rlx_tensor **bout = calloc(body->n_outputs + 1, sizeof *bout);
+    rlx_tensor **items = calloc(((size_t)n_scan_out + 1) * (size_t)(seq > 0 ? seq : 1), sizeof *items);
+    if (!bin || !state || !slices || !bout || !items) { st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory"); goto done; }
+    for (int i = 0; i < n_state; i++) RLX_TRY_GOTO(st, rlx_tensor_clone(k->in[i], &state[i]), done);
+    for (int64_t t = 0; t < seq; t++) {
+        for (int j = 0; j < m; j++) {
+            bool rev = in_dirs && (size_t)j < nd && in_dirs[j];
+            rlx_tensor_destroy(slices[j]);
+            slices[j] = NULL;
+            RLX_TRY_GOTO(st, take_slice(k->in[n_state + j], axes[j], rev ? seq - 1 - t : t, &slices[j]), done);
+        }
+        for (int i = 0; i < n_state; i++) bin[i] = state[i];
+        for (int j = 0; j < m; j++) bin[n_state + j] = slices[j];
+        RLX_TRY_GOTO(st, run_body(k, body, bin, bout), done);
+        for (int i = 0; i < n_state; i++) {
+            rlx_tensor_destroy(state[i]);
+            state[i] = bout[i];
+        }
+        for (int s = 0; s < n_scan_out; s++) items[(size_t)s * (size_t)seq + (size_t)t] = bout[n_state + s];
+        memset(bout, 0, (body->n_outputs + 1) * sizeof *bout);
+    }
+    for (int i = 0; i < n_state; i++) {
+        give_out(k, i, state[i]);
+        state[i] = NULL;
+    }
+    for (int s = 0; s < n_scan_out; s++) {
+        const rlx_value *proto = &body->values[body->outputs[n_state + s]];
+        int r = (seq > 0 ? items[(size_t)s * (size_t)seq]->rank : (proto->rank >= 0 ? proto->rank : 0)) + 1;
+        int64_t a = (out_axes && (size_t)s < noa) ? out_axes[s] : 0;
+        int axis;
+        if (!rlx_norm_axis(a, r, &axis)) {
+            st = rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "scan_output_axes[%d] = %lld is out of range", s, (long long)a);
+            goto done;
+        }
+        bool rev = out_dirs && (size_t)s < nod && out_dirs[s];
+        rlx_tensor *t;
+        RLX_TRY_GOTO(st, stack(k, items + (size_t)s * (size_t)(seq > 0 ? seq : 1), (size_t)(seq > 0 ? seq : 0), axis, rev, proto, &t), done);
+        give_out(k, n_state + s, t);
+    }
+done:
+    for (int i = 0; i < n_state && state; i++) rlx_tensor_destroy(state[i]);
+    for (int j = 0; j < m && slices; j++) rlx_tensor_destroy(slices[j]);
+    if (items && seq > 0)
+        for (size_t i = 0; i < (size_t)n_scan_out * (size_t)seq; i++) rlx_tensor_destroy(items[i]);
+    free(bin);
+    free(state);
+    free(slices);
+    free(bout);
+    free(items);
+    return st;
+}
+
+const rlx_cpu_kernel rlx_cpu_kernels_control[] = {
+    { "If", k_if },
+    { "Loop", k_loop },
+    { "Scan", k_scan },
+};
+const size_t rlx_cpu_kernels_control_count = RLX_ARRAY_LEN(rlx_cpu_kernels_control);

@@ -1,0 +1,175 @@
+/* Control flow (If, Loop, Scan) through the internal graph API: subgraph
+ * bodies with outer-scope references, run eagerly on the CPU; results are
+ * checked against sums computed in the test. */
+#include "test.h"
+
+#include "base/mem.h"
+#include "base/status.h"
+#include "ir/graph.h"
+#include "runtime/model.h"
+
+static int add_input(rlx_graph *g, const char *name, rlx_dtype dt, int rank, const int64_t *dims) {
+    int id;
+    if (rlx_graph_add_value(g, name, &id)) return -1;
+    rlx_value *v = &g->values[id];
+    v->dtype = dt;
+    v->flags |= RLX_VALUE_INPUT;
+    rlx_value_set_shape(v, rank, dims, NULL);
+    RLX_GROW(g->inputs, g->cap_inputs, g->n_inputs + 1);
+    g->inputs[g->n_inputs++] = id;
+    return id;
+}
+
+static int add_outer(rlx_graph *g, const char *name) {
+    int id;
+    if (rlx_graph_add_value(g, name, &id)) return -1;
+    g->values[id].flags |= RLX_VALUE_OUTER;
+    return id;
+}
+
+static int new_value(rlx_graph *g, const char *name) {
+    int id;
+    if (rlx_graph_add_value(g, name, &id)) return -1;
+    return id;
+}
+
+static void set_output(rlx_graph *g, int id, rlx_dtype dt, int rank, const int64_t *dims) {
+    RLX_GROW(g->outputs, g->cap_outputs, g->n_outputs + 1);
+    g->outputs[g->n_outputs++] = id;
+    g->values[id].flags |= RLX_VALUE_OUTPUT;
+    g->values[id].dtype = dt;
+    rlx_value_set_shape(&g->values[id], rank, dims, NULL);
+}
+
+static rlx_status add_node(rlx_graph *g, const char *op, const int *in, int n_in, const int *out, int n_out,
+                           rlx_node_attr *attrs, int n_attrs) {
+    return rlx_graph_add_node(g, op, "", NULL, in, n_in, out, n_out, attrs, n_attrs, NULL);
+}
+
+/* Loop: acc_{i+1} = acc_i + x * i, for M iterations; scan output = acc each
+ * step. x comes from the outer scope. */
+static void test_loop(void) {
+    int64_t d4[1] = { 4 };
+    rlx_graph *g, *body;
+    CHECK_OK(rlx_graph_create(13, &g));
+    CHECK_OK(rlx_graph_create(13, &body));
+    int x = add_input(g, "x", RLX_DTYPE_F32, 1, d4);
+    int m = add_input(g, "M", RLX_DTYPE_I64, 0, NULL);
+    int acc0 = add_input(g, "acc0", RLX_DTYPE_F32, 1, d4);
+    /* body(i, cond, acc) -> (cond, acc + x*i, acc + x*i) */
+    int bi = add_input(body, "i", RLX_DTYPE_I64, 0, NULL);
+    int bc = add_input(body, "cond", RLX_DTYPE_BOOL, 0, NULL);
+    int bacc = add_input(body, "acc", RLX_DTYPE_F32, 1, d4);
+    int bx = add_outer(body, "x");
+    int fi = new_value(body, "fi"), xi = new_value(body, "xi"), nacc = new_value(body, "nacc");
+    int cout = new_value(body, "cond_out"), sc = new_value(body, "scan");
+    rlx_node_attr to = { .name = rlx_strdup("to"), .type = RLX_ATTR_INT, .i = RLX_DTYPE_F32 };
+    CHECK_OK(add_node(body, "Cast", &bi, 1, &fi, 1, &to, 1));
+    CHECK_OK(add_node(body, "Mul", (int[]){ bx, fi }, 2, &xi, 1, NULL, 0));
+    CHECK_OK(add_node(body, "Add", (int[]){ bacc, xi }, 2, &nacc, 1, NULL, 0));
+    int nc = new_value(body, "nc");
+    CHECK_OK(add_node(body, "Not", &bc, 1, &nc, 1, NULL, 0));
+    CHECK_OK(add_node(body, "Not", &nc, 1, &cout, 1, NULL, 0));
+    CHECK_OK(add_node(body, "Relu", &nacc, 1, &sc, 1, NULL, 0)); /* acc stays >= 0 with x >= 0 */
+    set_output(body, cout, RLX_DTYPE_BOOL, 0, NULL);
+    set_output(body, nacc, RLX_DTYPE_F32, 1, d4);
+    set_output(body, sc, RLX_DTYPE_F32, 1, d4);
+    int yacc = new_value(g, "acc_final"), yscan = new_value(g, "scans");
+    rlx_node_attr battr = { .name = rlx_strdup("body"), .type = RLX_ATTR_GRAPH, .g = body };
+    CHECK_OK(add_node(g, "Loop", (int[]){ m, -1, acc0 }, 3, (int[]){ yacc, yscan }, 2, &battr, 1));
+    set_output(g, yacc, RLX_DTYPE_F32, 1, d4);
+    set_output(g, yscan, RLX_DTYPE_F32, 2, (int64_t[]){ -1, 4 });
+    (void)x;
+    rlx_model *model = NULL;
+    CHECK_OK(rlx_model_from_graph(g, &model));
+    if (!model) return;
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(model, NULL, &s));
+    rlx_tensor *tx = test_tensor_random(RLX_DTYPE_F32, 1, d4, 0, 1);
+    rlx_tensor *ta = test_tensor_random(RLX_DTYPE_F32, 1, d4, 0, 1);
+    int64_t five = 5;
+    rlx_tensor *tm = test_tensor_i64(0, NULL, &five);
+    rlx_tensor **out = NULL;
+    size_t n_out = 0;
+    CHECK_OK(rlx_session_run(s, 3, (const char *[]){ "x", "M", "acc0" }, (const rlx_tensor *[]){ tx, tm, ta }, &out,
+                             &n_out));
+    if (out) {
+        CHECK(n_out == 2);
+        CHECK(out[1]->rank == 2 && out[1]->dims[0] == 5 && out[1]->dims[1] == 4);
+        const float *px = tx->data, *pa = ta->data, *f = out[0]->data, *sc2 = out[1]->data;
+        for (int j = 0; j < 4; j++) {
+            float acc = pa[j];
+            for (int i = 0; i < 5; i++) {
+                acc = acc + px[j] * (float)i;
+                CHECK(sc2[i * 4 + j] == acc);
+            }
+            CHECK(f[j] == acc);
+        }
+        test_free_outputs(out, (int)n_out);
+    }
+    CHECK(strstr(rlx_session_dispatch_report(s), "eagerly") != NULL);
+    rlx_tensor_destroy(tx);
+    rlx_tensor_destroy(ta);
+    rlx_tensor_destroy(tm);
+    rlx_session_destroy(s);
+    rlx_model_destroy(model);
+}
+
+/* If: y = cond ? x + 1 : x * 2, with x from the outer scope. */
+static void test_if(void) {
+    int64_t d3[1] = { 3 };
+    rlx_graph *g, *tb, *eb;
+    CHECK_OK(rlx_graph_create(13, &g));
+    CHECK_OK(rlx_graph_create(13, &tb));
+    CHECK_OK(rlx_graph_create(13, &eb));
+    int x = add_input(g, "x", RLX_DTYPE_F32, 1, d3);
+    int c = add_input(g, "c", RLX_DTYPE_BOOL, 0, NULL);
+    (void)x;
+    int one_id, two_id;
+    float one = 1, two = 2;
+    rlx_tensor *t1 = test_tensor_f32(0, NULL, &one), *t2 = test_tensor_f32(0, NULL, &two);
+    CHECK_OK(rlx_graph_add_value(tb, "one", &one_id));
+    rlx_value_set_konst(&tb->values[one_id], t1);
+    CHECK_OK(rlx_graph_add_value(eb, "two", &two_id));
+    rlx_value_set_konst(&eb->values[two_id], t2);
+    int tx = add_outer(tb, "x"), ex = add_outer(eb, "x");
+    int ty = new_value(tb, "ty"), ey = new_value(eb, "ey");
+    CHECK_OK(add_node(tb, "Add", (int[]){ tx, one_id }, 2, &ty, 1, NULL, 0));
+    CHECK_OK(add_node(eb, "Mul", (int[]){ ex, two_id }, 2, &ey, 1, NULL, 0));
+    set_output(tb, ty, RLX_DTYPE_F32, 1, d3);
+    set_output(eb, ey, RLX_DTYPE_F32, 1, d3);
+    int y = new_value(g, "y");
+    rlx_node_attr at[2] = { { .name = rlx_strdup("then_branch"), .type = RLX_ATTR_GRAPH, .g = tb },
+                            { .name = rlx_strdup("else_branch"), .type = RLX_ATTR_GRAPH, .g = eb } };
+    CHECK_OK(add_node(g, "If", &c, 1, &y, 1, at, 2));
+    set_output(g, y, RLX_DTYPE_F32, 1, d3);
+    rlx_model *model = NULL;
+    CHECK_OK(rlx_model_from_graph(g, &model));
+    if (!model) return;
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(model, NULL, &s));
+    rlx_tensor *txv = test_tensor_random(RLX_DTYPE_F32, 1, d3, -1, 1);
+    for (int cv = 0; cv < 2; cv++) {
+        rlx_tensor *tc = test_tensor(RLX_DTYPE_BOOL, 0, NULL);
+        *(uint8_t *)tc->data = (uint8_t)cv;
+        rlx_tensor **out = NULL;
+        size_t n = 0;
+        CHECK_OK(rlx_session_run(s, 2, (const char *[]){ "x", "c" }, (const rlx_tensor *[]){ txv, tc }, &out, &n));
+        if (out) {
+            const float *px = txv->data, *py = out[0]->data;
+            for (int i = 0; i < 3; i++) CHECK(py[i] == (cv ? px[i] + 1.0f : px[i] * 2.0f));
+            test_free_outputs(out, (int)n);
+        }
+        rlx_tensor_destroy(tc);
+    }
+    rlx_tensor_destroy(txv);
+    rlx_session_destroy(s);
+    rlx_model_destroy(model);
+}
+
+int main(void) {
+    test_seed_from_env();
+    test_if();
+    test_loop();
+    TEST_MAIN_END();
+}
