@@ -1,0 +1,240 @@
+"""Python bindings for rlx (ctypes over librlx.so).
+
+    import numpy as np, rlx
+    model = rlx.Model("model.onnx")
+    sess = rlx.Session(model, device="gpu")          # "cpu", "gpu", "gpu:N"
+    outputs = sess.run({"x": np.zeros((1, 3, 224, 224), np.float32)})
+    print(sess.output_names, sess.device_name, outputs[0].shape)
+
+The library is found through the RLX_LIBRARY environment variable, else next
+to this package in a build folder (build/librlx.so), else on the loader path.
+Errors raise rlx.Error with the library's message (it names the node and op).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import Dict, List, Sequence
+
+import numpy as np
+
+__all__ = ["Error", "Model", "Session", "adapters", "library_path"]
+
+MAX_RANK = 8
+
+_DTYPES = {  # rlx_dtype (ONNX TensorProto numbering) <-> numpy
+    1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
+    9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64,
+}
+_NP_TO_DTYPE = {np.dtype(v): k for k, v in _DTYPES.items()}
+
+
+class Error(RuntimeError):
+    """An rlx call failed; .status is the rlx_status name."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(f"{status}: {message}")
+        self.status = status
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int), ("rank", ctypes.c_int), ("dims", ctypes.c_int64 * MAX_RANK),
+                ("data", ctypes.c_void_p), ("nbytes", ctypes.c_size_t)]
+
+
+class _ValueInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int), ("rank", ctypes.c_int),
+                ("dims", ctypes.c_int64 * MAX_RANK), ("dim_names", ctypes.c_char_p * MAX_RANK)]
+
+
+class _AdapterInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char * 256), ("driver", ctypes.c_char * 256), ("backend", ctypes.c_char * 16),
+                ("type", ctypes.c_char * 16), ("vendor_id", ctypes.c_uint32), ("device_id", ctypes.c_uint32),
+                ("max_buffer_size", ctypes.c_uint64), ("max_storage_buffer_binding_size", ctypes.c_uint64),
+                ("max_compute_workgroups_per_dimension", ctypes.c_uint32),
+                ("max_compute_invocations_per_workgroup", ctypes.c_uint32),
+                ("max_compute_workgroup_storage_size", ctypes.c_uint32),
+                ("max_storage_buffers_per_shader_stage", ctypes.c_uint32),
+                ("shader_f16", ctypes.c_bool), ("subgroups", ctypes.c_bool), ("timestamp_query", ctypes.c_bool),
+                ("cooperative_matrix", ctypes.c_bool)]
+
+
+class _SessionOptions(ctypes.Structure):
+    _fields_ = [("device", ctypes.c_char_p), ("gpu_conv_direct", ctypes.c_bool)]
+
+
+def library_path() -> str:
+    env = os.environ.get("RLX_LIBRARY")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    for cand in (os.path.join(here, "librlx.so"), os.path.join(here, "..", "..", "build", "librlx.so")):
+        if os.path.exists(cand):
+            return os.path.normpath(cand)
+    return "librlx.so"
+
+
+_lib = None
+
+
+def _load():
+    global _lib
+    if _lib is not None:
+        return _lib
+    lib = ctypes.CDLL(library_path())
+    P, S, I, SZ = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_size_t
+    sigs = {
+        "rlx_last_error": ([], S), "rlx_status_name": ([I], S),
+        "rlx_model_load_onnx": ([S, ctypes.POINTER(P)], I), "rlx_model_destroy": ([P], None),
+        "rlx_model_num_inputs": ([P], SZ), "rlx_model_num_outputs": ([P], SZ),
+        "rlx_model_input_info": ([P, SZ, ctypes.POINTER(_ValueInfo)], I),
+        "rlx_model_output_info": ([P, SZ, ctypes.POINTER(_ValueInfo)], I),
+        "rlx_session_create": ([P, ctypes.POINTER(_SessionOptions), ctypes.POINTER(P)], I),
+        "rlx_session_destroy": ([P], None),
+        "rlx_session_run": ([P, SZ, ctypes.POINTER(S), ctypes.POINTER(ctypes.POINTER(_Tensor)),
+                             ctypes.POINTER(ctypes.POINTER(ctypes.POINTER(_Tensor))), ctypes.POINTER(SZ)], I),
+        "rlx_session_num_outputs": ([P], SZ), "rlx_session_output_name": ([P, SZ], S),
+        "rlx_session_device_name": ([P], S), "rlx_session_dispatch_report": ([P], S),
+        "rlx_tensor_destroy": ([ctypes.POINTER(_Tensor)], None),
+        "rlx_adapters_list": ([ctypes.POINTER(ctypes.POINTER(_AdapterInfo)), ctypes.POINTER(SZ)], I),
+    }
+    for name, (args, res) in sigs.items():
+        fn = getattr(lib, name)
+        fn.argtypes = args
+        fn.restype = res
+    libc = ctypes.CDLL(None)
+    libc.free.argtypes = [ctypes.c_void_p]
+    lib._free = libc.free
+    _lib = lib
+    return lib
+
+
+def _check(status: int) -> None:
+    if status != 0:
+        lib = _load()
+        raise Error(lib.rlx_status_name(status).decode(), lib.rlx_last_error().decode(errors="replace"))
+
+
+def _info(v: _ValueInfo) -> dict:
+    dims = []
+    for i in range(max(v.rank, 0)):
+        dims.append(v.dims[i] if v.dims[i] >= 0 else (v.dim_names[i].decode() if v.dim_names[i] else None))
+    return {"name": v.name.decode(), "dtype": np.dtype(_DTYPES[v.dtype]) if v.dtype in _DTYPES else None,
+            "shape": dims if v.rank >= 0 else None}
+
+
+class Model:
+    """An imported ONNX model (rlx_model_load_onnx)."""
+
+    def __init__(self, path: str):
+        lib = _load()
+        self._h = ctypes.c_void_p()
+        _check(lib.rlx_model_load_onnx(os.fsencode(path), ctypes.byref(self._h)))
+
+    def _infos(self, count_fn, info_fn) -> List[dict]:
+        lib = _load()
+        out = []
+        for i in range(count_fn(self._h)):
+            v = _ValueInfo()
+            _check(info_fn(self._h, i, ctypes.byref(v)))
+            out.append(_info(v))
+        return out
+
+    @property
+    def inputs(self) -> List[dict]:
+        lib = _load()
+        return self._infos(lib.rlx_model_num_inputs, lib.rlx_model_input_info)
+
+    @property
+    def outputs(self) -> List[dict]:
+        lib = _load()
+        return self._infos(lib.rlx_model_num_outputs, lib.rlx_model_output_info)
+
+    def __del__(self):
+        if getattr(self, "_h", None):
+            _load().rlx_model_destroy(self._h)
+            self._h = None
+
+
+class Session:
+    """Runs a Model on a device ("cpu", "gpu", "gpu:N")."""
+
+    def __init__(self, model: Model, device: str = "cpu", gpu_conv_direct: bool = False):
+        lib = _load()
+        opts = _SessionOptions(device.encode(), gpu_conv_direct)
+        self._h = ctypes.c_void_p()
+        _check(lib.rlx_session_create(model._h, ctypes.byref(opts), ctypes.byref(self._h)))
+
+    @property
+    def output_names(self) -> List[str]:
+        lib = _load()
+        return [lib.rlx_session_output_name(self._h, i).decode() for i in range(lib.rlx_session_num_outputs(self._h))]
+
+    @property
+    def device_name(self) -> str:
+        return _load().rlx_session_device_name(self._h).decode()
+
+    @property
+    def dispatch_report(self) -> str:
+        return _load().rlx_session_dispatch_report(self._h).decode()
+
+    def run(self, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
+        """One forward pass; returns the outputs in graph order as numpy arrays."""
+        lib = _load()
+        names, tensors, keep = [], [], []
+        for name, arr in feeds.items():
+            a = np.ascontiguousarray(arr)
+            if a.dtype not in _NP_TO_DTYPE:
+                raise Error("RLX_ERR_INVALID_ARGUMENT", f"input '{name}': numpy dtype {a.dtype} is not supported")
+            if a.ndim > MAX_RANK:
+                raise Error("RLX_ERR_INVALID_ARGUMENT", f"input '{name}': rank {a.ndim} > {MAX_RANK}")
+            t = _Tensor()
+            t.dtype = _NP_TO_DTYPE[a.dtype]
+            t.rank = a.ndim
+            for i, d in enumerate(a.shape):
+                t.dims[i] = d
+            t.data = a.ctypes.data
+            t.nbytes = a.nbytes
+            keep.append(a)
+            names.append(name.encode())
+            tensors.append(ctypes.pointer(t))
+        n = len(names)
+        c_names = (ctypes.c_char_p * max(n, 1))(*names)
+        c_tensors = (ctypes.POINTER(_Tensor) * max(n, 1))(*tensors)
+        outs = ctypes.POINTER(ctypes.POINTER(_Tensor))()
+        n_out = ctypes.c_size_t()
+        _check(lib.rlx_session_run(self._h, n, c_names, c_tensors, ctypes.byref(outs), ctypes.byref(n_out)))
+        result = []
+        try:
+            for i in range(n_out.value):
+                t = outs[i].contents
+                dt = np.dtype(_DTYPES.get(t.dtype, np.uint8))
+                shape = tuple(t.dims[j] for j in range(t.rank))
+                buf = (ctypes.c_char * t.nbytes).from_address(t.data) if t.nbytes else b""
+                result.append(np.frombuffer(bytes(buf), dtype=dt).reshape(shape).copy())
+        finally:
+            for i in range(n_out.value):
+                lib.rlx_tensor_destroy(outs[i])
+            lib._free(ctypes.cast(outs, ctypes.c_void_p))
+        return result
+
+    def __del__(self):
+        if getattr(self, "_h", None):
+            _load().rlx_session_destroy(self._h)
+            self._h = None
+
+
+def adapters() -> List[dict]:
+    """GPU adapters as rlx_adapters_list reports them."""
+    lib = _load()
+    arr = ctypes.POINTER(_AdapterInfo)()
+    n = ctypes.c_size_t()
+    _check(lib.rlx_adapters_list(ctypes.byref(arr), ctypes.byref(n)))
+    out = []
+    for i in range(n.value):
+        a = arr[i]
+        out.append({f: (getattr(a, f).decode() if isinstance(getattr(a, f), bytes) else getattr(a, f))
+                    for f, _ in _AdapterInfo._fields_})
+    if arr:
+        lib._free(ctypes.cast(arr, ctypes.c_void_p))
+    return out
