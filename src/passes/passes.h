@@ -33,6 +33,10 @@ rlx_status rlx_pass_infer(rlx_graph *g);
 /* Removes nodes whose outputs are not used by graph outputs. */
 rlx_status rlx_pass_dce(rlx_graph *g, rlx_pass_stats *stats);
 
+/* Common-subexpression elimination: removes nodes that repeat an earlier
+ * node (same op, inputs, attributes) and merges equal small constants. */
+rlx_status rlx_pass_cse(rlx_graph *g, rlx_pass_stats *stats);
+
 /* Checks structure: every input defined before use, outputs defined, no
  * cycles. Sorts the nodes topologically when they are valid but out of
  * order (as some exporters write them).

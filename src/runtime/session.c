@@ -258,6 +258,26 @@ static const char *needs_eager(const rlx_graph *g, char *buf, size_t cap) {
     return NULL;
 }
 
+/* RLX_DUMP_IR=1 prints the graph after every pass to stderr. */
+static void dump_ir(const rlx_graph *g, const char *after) {
+    if (!rlx_env_flag("RLX_DUMP_IR")) return;
+    fprintf(stderr, "=== IR after %s ===\n", after);
+    rlx_graph_dump(g, stderr);
+}
+
+/* The pass pipeline of a specialised graph (static input shapes). */
+static rlx_status run_passes(rlx_graph *g, rlx_pass_stats *ps) {
+    rlx_fold_options fo = { .max_elements = (size_t)1 << 26, .eager = false };
+    dump_ir(g, "binding the input shapes");
+    RLX_TRY(rlx_pass_fold(g, &fo, ps));
+    dump_ir(g, "fold (shape inference + constant folding)");
+    RLX_TRY(rlx_pass_dce(g, ps));
+    dump_ir(g, "dce");
+    RLX_TRY(rlx_pass_cse(g, ps));
+    dump_ir(g, "cse");
+    return RLX_OK;
+}
+
 static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered, plan_entry *e) {
     double t0 = rlx_now_seconds();
     rlx_graph *g = NULL;
@@ -267,10 +287,8 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
         rlx_value *v = &g->values[g->inputs[j]];
         rlx_value_set_shape(v, ordered[j]->rank, ordered[j]->dims, NULL);
     }
-    rlx_fold_options fo = { .max_elements = (size_t)1 << 26, .eager = false };
     rlx_pass_stats ps = { 0 };
-    RLX_TRY_GOTO(st, rlx_pass_fold(g, &fo, &ps), fail);
-    RLX_TRY_GOTO(st, rlx_pass_dce(g, &ps), fail);
+    RLX_TRY_GOTO(st, run_passes(g, &ps), fail);
     e->stats.nodes_folded = ps.folded;
     e->stats.nodes_removed = ps.removed;
     char why[512];
