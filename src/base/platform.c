@@ -13,6 +13,9 @@
 rlx_status rlx_read_file(const char *path, void **out_data, size_t *out_size) {
     *out_data = NULL;
     *out_size = 0;
+    /* a directory opens and "sizes" to LONG_MAX on Linux: refuse it first */
+    uint64_t fsize;
+    RLX_TRY(rlx_file_size(path, &fsize));
     FILE *f = fopen(path, "rb");
     if (!f) return rlx_fail(RLX_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     if (fseek(f, 0, SEEK_END) != 0) {
