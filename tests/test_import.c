@@ -257,6 +257,13 @@ static uint8_t *model_pack(const Onnx__ModelProto *m, size_t *size) {
 
 static void model_free(Onnx__ModelProto *m) { onnx__model_proto__free_unpacked(m, NULL); }
 
+/* model_pack, then frees the model. */
+static uint8_t *model_pack_free(Onnx__ModelProto *m, size_t *size) {
+    uint8_t *buf = model_pack(m, size);
+    model_free(m);
+    return buf;
+}
+
 /* ================================================================ files */
 
 static char g_dir[64];
@@ -299,8 +306,7 @@ static const char *write_file(const char *name, const void *data, size_t size) {
 /* Packs m, writes it as g_dir/name, loads it; frees m. *path gets the path. */
 static rlx_status load_built(Onnx__ModelProto *m, const char *name, rlx_model **out, const char **path) {
     size_t size;
-    uint8_t *buf = model_pack(m, &size);
-    model_free(m);
+    uint8_t *buf = model_pack_free(m, &size);
     const char *p = write_file(name, buf, size);
     free(buf);
     if (path) *path = p;
@@ -631,10 +637,11 @@ static void test_bad_files(void) {
     CHECK_FAILS(rlx_model_load_onnx("/nonexistent/rlx/model.onnx", &m), RLX_ERR_IO, "/nonexistent/rlx/model.onnx");
     CHECK(m == NULL);
     /* a directory is not a model */
-    CHECK(rlx_model_load_onnx(g_dir, &m) != RLX_OK && m == NULL);
+    CHECK_FAILS(rlx_model_load_onnx(g_dir, &m), RLX_ERR_IO, "not a regular file");
+    CHECK(m == NULL);
 
     size_t size;
-    uint8_t *buf = model_pack(relu_model(13, NULL), &size);
+    uint8_t *buf = model_pack_free(relu_model(13, NULL), &size);
     const char *path = write_file("half.onnx", buf, size / 2);
     CHECK_FAILS(rlx_model_load_onnx(path, &m), RLX_ERR_INVALID_MODEL, "is not a valid ONNX model: protobuf parse failed");
     CHECK_ERROR_HAS(path, NULL, NULL);
@@ -843,8 +850,7 @@ static void test_external_data(void) {
     Onnx__ModelProto *mp = relu_model(13, &g);
     graph_init(g, tp);
     size_t size;
-    uint8_t *buf = model_pack(mp, &size);
-    model_free(mp);
+    uint8_t *buf = model_pack_free(mp, &size);
     m = NULL;
     CHECK_FAILS(rlx_model_load_onnx_memory(buf, size, NULL, &m), RLX_ERR_INVALID_ARGUMENT, "external");
     CHECK_ERROR_HAS("'w'", "<memory>", NULL);
@@ -1099,7 +1105,7 @@ static uint8_t *rich_model(size_t *size) {
     node_attr(cl, attr_f("alpha", 0.2f));
     graph_node(g, cl);
     graph_output(g, vi_new("w", 1, 2, dx, px));
-    return model_pack(model_new(13, g), size);
+    return model_pack_free(model_new(13, g), size);
 }
 
 /* Flips, inserts, deletes and overwrites bytes at seeded random positions:

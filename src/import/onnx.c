@@ -280,6 +280,7 @@ static size_t typed_count(const Onnx__TensorProto *tp, rlx_dtype dt, const char 
 /* Copies the typed field into t (count == numel checked by the caller). */
 static void copy_typed(const Onnx__TensorProto *tp, rlx_tensor *t, size_t n) {
     void *d = t->data;
+    if (!n) return; /* the fields may be NULL then */
     switch (t->dtype) {
     case RLX_DTYPE_F32: memcpy(d, tp->float_data, n * sizeof(float)); break;
     case RLX_DTYPE_I64: memcpy(d, tp->int64_data, n * sizeof(int64_t)); break;
