@@ -131,7 +131,8 @@ typedef struct rlx_model rlx_model;
 rlx_status rlx_model_load_onnx(const char *path, rlx_model **out_model);
 
 /* As rlx_model_load_onnx, from bytes in memory. base_dir is where external
- * data is looked up (NULL: external data is refused). */
+ * data is looked up (NULL: external data is refused with
+ * RLX_ERR_INVALID_ARGUMENT). Messages start with "<memory>". */
 rlx_status rlx_model_load_onnx_memory(const void *data, size_t size,
                                       const char *base_dir,
                                       rlx_model **out_model);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <dirent.h>
@@ -15,6 +16,9 @@
 rlx_status rlx_read_file(const char *path, void **out_data, size_t *out_size) {
     *out_data = NULL;
     *out_size = 0;
+    /* a directory opens and "sizes" to LONG_MAX on Linux: refuse it first */
+    uint64_t fsize;
+    RLX_TRY(rlx_file_size(path, &fsize));
     FILE *f = fopen(path, "rb");
     if (!f) return rlx_fail(RLX_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     if (fseek(f, 0, SEEK_END) != 0) {
@@ -55,6 +59,16 @@ rlx_status rlx_read_file_range(const char *path, uint64_t offset, size_t size, v
     if (got != size)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "'%s' is too short: wanted %zu bytes at offset %llu, got %zu",
                         path, size, (unsigned long long)offset, got);
+    return RLX_OK;
+}
+
+rlx_status rlx_file_size(const char *path, uint64_t *out_size) {
+    *out_size = 0;
+    struct stat sb;
+    if (stat(path, &sb) != 0) return rlx_fail(RLX_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode) || sb.st_size < 0)
+        return rlx_fail(RLX_ERR_IO, "'%s' is not a regular file", path);
+    *out_size = (uint64_t)sb.st_size;
     return RLX_OK;
 }
 

@@ -14,6 +14,11 @@ rlx_status rlx_read_file(const char *path, void **out_data, size_t *out_size);
  * errors: RLX_ERR_IO; RLX_ERR_INVALID_MODEL when the file is shorter. */
 rlx_status rlx_read_file_range(const char *path, uint64_t offset, size_t size, void *dst);
 
+/* Size in bytes of a regular file (checked before allocating for data that
+ * a model says is in it).
+ * errors: RLX_ERR_IO naming the path (missing, not a regular file). */
+rlx_status rlx_file_size(const char *path, uint64_t *out_size);
+
 /* Monotonic clock in seconds. */
 double rlx_now_seconds(void);
 

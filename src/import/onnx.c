@@ -1,0 +1,987 @@
+/* import/onnx.c — ONNX ModelProto (protobuf binary) to an rlx graph.
+ *
+ * The file is parsed with protobuf-c (code generated from onnx.proto), then
+ * the GraphProto is walked in this order:
+ *   1. initializers become constant values (RLX_VALUE_INITIALIZER);
+ *   2. graph inputs that are not initializers become RLX_VALUE_INPUT;
+ *   3. every node output is declared, so that nodes written out of order
+ *      and subgraphs that refer to later outer values resolve;
+ *   4. graph outputs, then value_info, give declared types to values that
+ *      have none yet (shape inference refines them later);
+ *   5. Constant nodes become constant values, then the other nodes are
+ *      added with rlx_graph_add_node (subgraph attributes recursively).
+ * The top graph then goes through rlx_model_from_graph (verify, which also
+ * sorts, and shape inference). Everything read from the file is checked
+ * before it is used: counts, string pointers, sizes and their products. */
+#include "import/onnx.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/platform.h"
+#include "base/status.h"
+#include "base/tensor.h"
+#include "ir/op.h"
+#include "runtime/model.h"
+
+/* Limits on counts read from a file, far above real models, so that int
+ * arithmetic on them (the IR counts in int) cannot overflow. */
+#define MAX_NODE_IO 65536
+#define MAX_NODE_ATTRS 4096
+
+/* ------------------------------------------------------------ helpers */
+
+static const char *str_or(const char *s, const char *def) { return s ? s : def; }
+
+static bool is_default_domain(const char *domain) {
+    return !domain || !*domain || strcmp(domain, "ai.onnx") == 0;
+}
+
+static bool host_is_little_endian(void) {
+    const uint16_t one = 1;
+    uint8_t b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+/* Reverses the bytes of each `es`-byte element (raw data is little-endian;
+ * only big-endian hosts need this). */
+static void swap_elements(void *data, size_t numel, size_t es) {
+    uint8_t *p = data;
+    for (size_t i = 0; i < numel; i++, p += es)
+        for (size_t a = 0, b = es - 1; a < b; a++, b--) {
+            uint8_t t = p[a];
+            p[a] = p[b];
+            p[b] = t;
+        }
+}
+
+/* "[1,3,224,224]" of a tensor proto's dims, for messages. */
+static const char *proto_dims_str(const Onnx__TensorProto *tp, char *buf, size_t cap) {
+    size_t o = 0;
+    if (cap < 8) return "";
+    o += (size_t)snprintf(buf, cap, "[");
+    for (size_t i = 0; i < tp->n_dims && o < cap - 6; i++)
+        o += (size_t)snprintf(buf + o, cap - o, i ? ",%lld" : "%lld", (long long)tp->dims[i]);
+    if (o < cap - 1) snprintf(buf + o, cap - o, "]");
+    return buf;
+}
+
+/* ------------------------------------------------------------ dtypes */
+
+const char *rlx_onnx_type_name(int32_t t) {
+    switch (t) {
+    case 0: return "undefined";
+    case 1: return "float";
+    case 2: return "uint8";
+    case 3: return "int8";
+    case 4: return "uint16";
+    case 5: return "int16";
+    case 6: return "int32";
+    case 7: return "int64";
+    case 8: return "string";
+    case 9: return "bool";
+    case 10: return "float16";
+    case 11: return "double";
+    case 12: return "uint32";
+    case 13: return "uint64";
+    case 14: return "complex64";
+    case 15: return "complex128";
+    case 16: return "bfloat16";
+    case 17: return "float8e4m3fn";
+    case 18: return "float8e4m3fnuz";
+    case 19: return "float8e5m2";
+    case 20: return "float8e5m2fnuz";
+    case 21: return "uint4";
+    case 22: return "int4";
+    case 23: return "float4e2m1";
+    case 24: return "float8e8m0";
+    case 25: return "uint2";
+    case 26: return "int2";
+    }
+    return "unknown";
+}
+
+rlx_status rlx_onnx_dtype(int32_t t, const char *what, rlx_dtype *out) {
+    *out = RLX_DTYPE_UNDEFINED;
+    switch (t) {
+    case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 9: case 10: case 11: case 12: case 13: case 16:
+        *out = (rlx_dtype)t;
+        return RLX_OK;
+    case 0:
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s has no element type (UNDEFINED)", what);
+    default:
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s has element type %s (%d), which rlx does not support", what,
+                        rlx_onnx_type_name(t), (int)t);
+    }
+}
+
+/* ------------------------------------------------------------ wire scan */
+
+static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+    uint64_t r = 0;
+    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+        r |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = r;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Walks serialized bytes of message type `desc` without building anything
+ * and reports whether sub-messages nest deeper than `max_depth` levels.
+ * Malformed bytes end the walk with "not too deep": the parser that runs
+ * next reports them. Iterative, so the walk itself needs no stack. */
+static bool nesting_too_deep(const uint8_t *data, size_t size, const ProtobufCMessageDescriptor *desc) {
+    struct frame {
+        const uint8_t *end;
+        const ProtobufCMessageDescriptor *d;
+    } st[RLX_ONNX_MAX_NESTING];
+    int top = 0;
+    const uint8_t *p = data;
+    st[0].end = data + size;
+    st[0].d = desc;
+    for (;;) {
+        if (p >= st[top].end) {
+            if (top == 0) return false;
+            top--;
+            continue;
+        }
+        const uint8_t *end = st[top].end;
+        uint64_t key, v;
+        if (!read_varint(&p, end, &key)) return false;
+        switch (key & 7) {
+        case 0:
+            if (!read_varint(&p, end, &v)) return false;
+            break;
+        case 1:
+            if (end - p < 8) return false;
+            p += 8;
+            break;
+        case 5:
+            if (end - p < 4) return false;
+            p += 4;
+            break;
+        case 2: {
+            if (!read_varint(&p, end, &v) || v > (uint64_t)(end - p)) return false;
+            uint64_t field = key >> 3;
+            const ProtobufCFieldDescriptor *f =
+                (field && field <= UINT_MAX) ? protobuf_c_message_descriptor_get_field(st[top].d, (unsigned)field)
+                                             : NULL;
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE && f->descriptor) {
+                if (top + 1 >= RLX_ONNX_MAX_NESTING) return true;
+                top++;
+                st[top].end = p + v;
+                st[top].d = f->descriptor;
+            } else {
+                p += v;
+            }
+            break;
+        }
+        default:
+            return false; /* groups or garbage: left to the parser */
+        }
+    }
+}
+
+/* ------------------------------------------------------------ tensors */
+
+/* Parses a decimal string of digits only into *out; false if empty, signed,
+ * not decimal or above UINT64_MAX. */
+static bool parse_u64(const char *s, uint64_t *out) {
+    if (!s || !*s) return false;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return false;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10) return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+/* Where the external data of a tensor of `nbytes` bytes lies: *out_path
+ * (malloc'ed, inside base_dir) and *out_offset. Checks the location, the
+ * offset and length strings and the file size before anything is
+ * allocated for the data. */
+static rlx_status external_source(const Onnx__TensorProto *tp, const char *name, const char *base_dir, size_t nbytes,
+                                  char **out_path, uint64_t *out_offset) {
+    *out_path = NULL;
+    *out_offset = 0;
+    const char *location = NULL, *offset_s = NULL, *length_s = NULL;
+    for (size_t i = 0; i < tp->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *e = tp->external_data ? tp->external_data[i] : NULL;
+        if (!e || !e->key) continue;
+        if (strcmp(e->key, "location") == 0) location = e->value;
+        else if (strcmp(e->key, "offset") == 0) offset_s = e->value;
+        else if (strcmp(e->key, "length") == 0) length_s = e->value;
+        /* "checksum" and unknown keys are ignored */
+    }
+    if (!base_dir)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                        "tensor '%s': its data is in an external file, but no folder to read it from was given "
+                        "(rlx_model_load_onnx_memory with base_dir NULL refuses external data)",
+                        name);
+    if (!location || !*location)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s': external data has no 'location'", name);
+    uint64_t offset = 0, length = nbytes;
+    if (offset_s && !parse_u64(offset_s, &offset))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s': external data offset '%s' is not a byte count", name,
+                        offset_s);
+    if (length_s && !parse_u64(length_s, &length))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s': external data length '%s' is not a byte count", name,
+                        length_s);
+    if (length != nbytes)
+        return rlx_fail(RLX_ERR_INVALID_MODEL,
+                        "tensor '%s': external data length is %llu bytes, but its shape and type need %zu", name,
+                        (unsigned long long)length, nbytes);
+    char *path = rlx_path_join_inside(base_dir, location);
+    if (!path)
+        return rlx_fail(RLX_ERR_INVALID_MODEL,
+                        "tensor '%s': external data location '%s' is refused: it must be a relative path inside "
+                        "the model's folder (no absolute paths, no '..', no drive letters or backslashes)",
+                        name, location);
+    uint64_t fsize;
+    rlx_status st = rlx_file_size(path, &fsize);
+    if (st) {
+        free(path);
+        return rlx_fail_prefix(st, "tensor '%s': external data: ", name);
+    }
+    if (offset > fsize || fsize - offset < nbytes) {
+        st = rlx_fail(RLX_ERR_INVALID_MODEL,
+                      "tensor '%s': external file '%s' has %llu bytes, too short for %zu bytes at offset %llu", name,
+                      location, (unsigned long long)fsize, nbytes, (unsigned long long)offset);
+        free(path);
+        return st;
+    }
+    *out_path = path;
+    *out_offset = offset;
+    return RLX_OK;
+}
+
+/* Count of values in the typed field that holds dtype dt, and its name. */
+static size_t typed_count(const Onnx__TensorProto *tp, rlx_dtype dt, const char **field) {
+    switch (dt) {
+    case RLX_DTYPE_F32: *field = "float_data"; return tp->float_data ? tp->n_float_data : 0;
+    case RLX_DTYPE_I64: *field = "int64_data"; return tp->int64_data ? tp->n_int64_data : 0;
+    case RLX_DTYPE_F64: *field = "double_data"; return tp->double_data ? tp->n_double_data : 0;
+    case RLX_DTYPE_U32: case RLX_DTYPE_U64: *field = "uint64_data"; return tp->uint64_data ? tp->n_uint64_data : 0;
+    default: *field = "int32_data"; return tp->int32_data ? tp->n_int32_data : 0;
+    }
+}
+
+/* Copies the typed field into t (count == numel checked by the caller). */
+static void copy_typed(const Onnx__TensorProto *tp, rlx_tensor *t, size_t n) {
+    void *d = t->data;
+    if (!n) return; /* the fields may be NULL then */
+    switch (t->dtype) {
+    case RLX_DTYPE_F32: memcpy(d, tp->float_data, n * sizeof(float)); break;
+    case RLX_DTYPE_I64: memcpy(d, tp->int64_data, n * sizeof(int64_t)); break;
+    case RLX_DTYPE_F64: memcpy(d, tp->double_data, n * sizeof(double)); break;
+    case RLX_DTYPE_U64: memcpy(d, tp->uint64_data, n * sizeof(uint64_t)); break;
+    case RLX_DTYPE_U32: for (size_t i = 0; i < n; i++) ((uint32_t *)d)[i] = (uint32_t)tp->uint64_data[i]; break;
+    case RLX_DTYPE_I32: memcpy(d, tp->int32_data, n * sizeof(int32_t)); break;
+    case RLX_DTYPE_I16: for (size_t i = 0; i < n; i++) ((int16_t *)d)[i] = (int16_t)tp->int32_data[i]; break;
+    case RLX_DTYPE_I8: for (size_t i = 0; i < n; i++) ((int8_t *)d)[i] = (int8_t)tp->int32_data[i]; break;
+    case RLX_DTYPE_U8: for (size_t i = 0; i < n; i++) ((uint8_t *)d)[i] = (uint8_t)tp->int32_data[i]; break;
+    case RLX_DTYPE_BOOL: for (size_t i = 0; i < n; i++) ((uint8_t *)d)[i] = tp->int32_data[i] != 0; break;
+    case RLX_DTYPE_U16: case RLX_DTYPE_F16: case RLX_DTYPE_BF16:
+        /* f16/bf16: the low 16 bits are the bit pattern */
+        for (size_t i = 0; i < n; i++) ((uint16_t *)d)[i] = (uint16_t)(uint32_t)tp->int32_data[i];
+        break;
+    default: break;
+    }
+}
+
+rlx_status rlx_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir, rlx_tensor **out) {
+    if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "tensor output pointer is NULL");
+    *out = NULL;
+    if (!tp) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "tensor proto is NULL");
+    const char *name = str_or(tp->name, "");
+    char what[300], dbuf[256];
+    snprintf(what, sizeof what, "tensor '%s'", name);
+    if (tp->segment)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "tensor '%s': segmented tensors (TensorProto.segment) are not supported",
+                        name);
+    if (!tp->has_data_type) return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s' has no data_type", name);
+    rlx_dtype dt;
+    RLX_TRY(rlx_onnx_dtype(tp->data_type, what, &dt));
+    if (tp->n_dims && !tp->dims) return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s': dims missing", name);
+    if (tp->n_dims > RLX_MAX_RANK)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "tensor '%s' has rank %zu, above the maximum %d", name, tp->n_dims,
+                        RLX_MAX_RANK);
+    int64_t dims[RLX_MAX_RANK] = { 0 };
+    int rank = (int)tp->n_dims;
+    size_t numel = 1, nbytes;
+    for (int i = 0; i < rank; i++) {
+        dims[i] = tp->dims[i];
+        if (dims[i] < 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s' has a negative dim %lld in %s", name,
+                            (long long)dims[i], proto_dims_str(tp, dbuf, sizeof dbuf));
+        if ((uint64_t)dims[i] > SIZE_MAX || !rlx_mul_ok(numel, (size_t)dims[i], &numel))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s': the element count of dims %s overflows", name,
+                            proto_dims_str(tp, dbuf, sizeof dbuf));
+    }
+    size_t es = rlx_dtype_size(dt);
+    if (!rlx_mul_ok(numel, es, &nbytes) || nbytes > SIZE_MAX - 64)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s': the byte size of dims %s overflows", name,
+                        proto_dims_str(tp, dbuf, sizeof dbuf));
+
+    bool external = false;
+    if (tp->has_data_location) {
+        if (tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) external = true;
+        else if (tp->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s' has an unknown data_location %d", name,
+                            (int)tp->data_location);
+    }
+    const char *field = "raw_data";
+    size_t count = 0;
+    if (!external) {
+        if (tp->has_raw_data) {
+            if (tp->raw_data.len && !tp->raw_data.data)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s': raw_data missing", name);
+            if (tp->raw_data.len != nbytes)
+                return rlx_fail(RLX_ERR_INVALID_MODEL,
+                                "tensor '%s' (%s %s) needs %zu bytes of raw_data, but has %zu", name,
+                                rlx_onnx_type_name(tp->data_type), proto_dims_str(tp, dbuf, sizeof dbuf), nbytes,
+                                tp->raw_data.len);
+        } else {
+            count = typed_count(tp, dt, &field);
+            if (count != numel)
+                return rlx_fail(RLX_ERR_INVALID_MODEL,
+                                "tensor '%s' (%s %s) needs %zu values, but %s has %zu%s", name,
+                                rlx_onnx_type_name(tp->data_type), proto_dims_str(tp, dbuf, sizeof dbuf), numel,
+                                field, count, count < numel ? " (data shorter than the shape)" : "");
+        }
+    }
+    char *ext_path = NULL;
+    uint64_t ext_offset = 0;
+    if (external) RLX_TRY(external_source(tp, name, base_dir, nbytes, &ext_path, &ext_offset));
+    rlx_tensor *t;
+    rlx_status st = rlx_tensor_create(dt, dims, rank, &t);
+    if (st) {
+        free(ext_path);
+        return rlx_fail_prefix(st, "tensor '%s': ", name);
+    }
+    bool raw = true;
+    if (external) {
+        if (nbytes) st = rlx_read_file_range(ext_path, ext_offset, nbytes, t->data);
+        free(ext_path);
+        if (st) {
+            rlx_tensor_destroy(t);
+            return rlx_fail_prefix(st, "tensor '%s': external data: ", name);
+        }
+    } else if (tp->has_raw_data) {
+        if (nbytes) memcpy(t->data, tp->raw_data.data, nbytes);
+    } else {
+        copy_typed(tp, t, numel);
+        raw = false;
+    }
+    if (raw) {
+        if (es > 1 && !host_is_little_endian()) swap_elements(t->data, numel, es);
+        if (dt == RLX_DTYPE_BOOL)
+            for (size_t i = 0; i < numel; i++) ((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
+    }
+    *out = t;
+    return RLX_OK;
+}
+
+rlx_status rlx_onnx_load_tensor_file(const char *path, rlx_tensor **out) {
+    if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "tensor output pointer is NULL");
+    *out = NULL;
+    if (!path) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "path is NULL");
+    void *data;
+    size_t size;
+    rlx_status st = rlx_read_file(path, &data, &size);
+    if (st) return rlx_fail_prefix(st, "%s: ", path);
+    if (nesting_too_deep(data, size, &onnx__tensor_proto__descriptor)) {
+        free(data);
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "'%s' is not a valid TensorProto: messages nest deeper than %d levels",
+                        path, RLX_ONNX_MAX_NESTING);
+    }
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, size, data);
+    free(data);
+    if (!tp) return rlx_fail(RLX_ERR_INVALID_MODEL, "'%s' is not a valid TensorProto: protobuf parse failed", path);
+    char *dir = rlx_path_dirname(path);
+    if (!dir) {
+        onnx__tensor_proto__free_unpacked(tp, NULL);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    }
+    st = rlx_onnx_tensor_from_proto(tp, dir, out);
+    free(dir);
+    onnx__tensor_proto__free_unpacked(tp, NULL);
+    if (st) return rlx_fail_prefix(st, "%s: ", path);
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ types */
+
+/* What a ValueInfoProto's type says, ready for a value. */
+typedef struct decl_type {
+    rlx_dtype dtype;
+    int rank; /* -1 unknown */
+    int64_t dims[RLX_MAX_RANK];
+    int32_t syms[RLX_MAX_RANK];
+} decl_type;
+
+/* Reads the type of a value (what: "graph input 'x'" for messages) into d.
+ * A missing type or element type leaves d undefined (dtype UNDEFINED,
+ * rank -1) and is not an error here; symbols are registered in g.
+ * errors: RLX_ERR_UNSUPPORTED (non-tensor types, unsupported element type,
+ *         rank above RLX_MAX_RANK), RLX_ERR_OUT_OF_MEMORY. */
+static rlx_status decl_type_read(rlx_graph *g, const Onnx__TypeProto *tp, const char *what, decl_type *d) {
+    memset(d, 0, sizeof *d);
+    d->dtype = RLX_DTYPE_UNDEFINED;
+    d->rank = -1;
+    for (int i = 0; i < RLX_MAX_RANK; i++) d->syms[i] = -1;
+    if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return RLX_OK;
+    if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+        const char *kind = tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? "sequence"
+                           : tp->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE    ? "map"
+                           : tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE ? "optional"
+                           : tp->value_case == ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE ? "sparse tensor"
+                                                                                          : "unknown";
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s has a %s type; rlx supports dense tensors only", what, kind);
+    }
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    if (!tt) return RLX_OK;
+    if (tt->has_elem_type && tt->elem_type != 0) RLX_TRY(rlx_onnx_dtype(tt->elem_type, what, &d->dtype));
+    const Onnx__TensorShapeProto *sh = tt->shape;
+    if (!sh) return RLX_OK; /* unknown rank */
+    if (sh->n_dim && !sh->dim) return RLX_OK;
+    if (sh->n_dim > RLX_MAX_RANK)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s has rank %zu, above the maximum %d", what, sh->n_dim, RLX_MAX_RANK);
+    d->rank = (int)sh->n_dim;
+    for (int i = 0; i < d->rank; i++) {
+        const Onnx__TensorShapeProto__Dimension *dim = sh->dim[i];
+        d->dims[i] = RLX_DIM_DYN;
+        if (!dim) continue;
+        if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+            if (dim->dim_value >= 0) d->dims[i] = dim->dim_value; /* negative (-1): dynamic, no symbol */
+        } else if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param &&
+                   *dim->dim_param) {
+            d->syms[i] = rlx_graph_sym(g, dim->dim_param);
+            if (d->syms[i] < 0) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (dim symbol)");
+        }
+    }
+    return RLX_OK;
+}
+
+static void decl_type_apply(const decl_type *d, rlx_value *v) {
+    v->dtype = d->dtype;
+    rlx_value_set_shape(v, d->rank, d->dims, d->syms);
+}
+
+/* ------------------------------------------------------------ graphs */
+
+typedef struct onnx_ctx {
+    const char *base_dir; /* NULL: external data refused */
+    int64_t opset;
+} onnx_ctx;
+
+static rlx_status import_graph(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *parent, rlx_graph **out);
+
+/* "node 'conv1' (Conv)", "node #12 (com.x.Op)" for messages. */
+static const char *node_label(const Onnx__NodeProto *np, size_t index, char *buf, size_t cap) {
+    const char *dom = is_default_domain(np->domain) ? "" : np->domain;
+    const char *op = str_or(np->op_type, "?");
+    if (np->name && *np->name)
+        snprintf(buf, cap, "node '%s' (%s%s%s)", np->name, dom, *dom ? "." : "", op);
+    else
+        snprintf(buf, cap, "node #%zu (%s%s%s)", index, dom, *dom ? "." : "", op);
+    return buf;
+}
+
+/* Finds `name` in g or, through the enclosing graphs, in an outer scope; an
+ * outer value gets a stand-in in g (RLX_VALUE_OUTER, dtype and shape copied,
+ * symbols re-registered in g). *id is -1 when no scope defines the name. */
+static rlx_status resolve_name(rlx_graph *g, const char *name, int *id) {
+    *id = rlx_graph_find(g, name);
+    if (*id >= 0 || !g->parent) return RLX_OK;
+    int pid;
+    RLX_TRY(resolve_name(g->parent, name, &pid));
+    if (pid < 0) return RLX_OK;
+    int vid;
+    RLX_TRY(rlx_graph_add_value(g, name, &vid));
+    const rlx_graph *pg = g->parent;
+    const rlx_value *pv = &pg->values[pid];
+    rlx_value *v = &g->values[vid];
+    int32_t syms[RLX_MAX_RANK];
+    int rank = pv->rank <= RLX_MAX_RANK ? pv->rank : -1;
+    for (int i = 0; i < RLX_MAX_RANK; i++) {
+        syms[i] = -1;
+        if (i < rank && pv->syms[i] >= 0 && (size_t)pv->syms[i] < pg->n_syms) {
+            syms[i] = rlx_graph_sym(g, pg->syms[pv->syms[i]]);
+            if (syms[i] < 0) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (dim symbol)");
+        }
+    }
+    v->flags |= RLX_VALUE_OUTER;
+    v->dtype = pv->dtype;
+    rlx_value_set_shape(v, rank, pv->dims, syms);
+    *id = vid;
+    return RLX_OK;
+}
+
+/* Converts one attribute; on error *a holds nothing. */
+static rlx_status import_attr(const onnx_ctx *c, rlx_graph *g, const Onnx__AttributeProto *ap, const char *label,
+                              rlx_node_attr *a) {
+    memset(a, 0, sizeof *a);
+    if (!ap) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: empty attribute entry", label);
+    if (!ap->name || !*ap->name) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: an attribute has no name", label);
+    const char *an = ap->name;
+    if (ap->ref_attr_name && *ap->ref_attr_name)
+        return rlx_fail(RLX_ERR_UNSUPPORTED,
+                        "%s: attribute '%s' refers to '%s' (ref_attr_name), which is only meaningful in functions",
+                        label, an, ap->ref_attr_name);
+    int type = ap->has_type ? (int)ap->type : 0;
+    if (type == 0) { /* IR version 1 files may omit the type: take it from the field that is set */
+        if (ap->has_f) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+        else if (ap->has_i) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+        else if (ap->has_s) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+        else if (ap->t) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+        else if (ap->g) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+        else if (ap->n_floats) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+        else if (ap->n_ints) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+        else if (ap->n_strings) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+        else
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has neither a type nor a value", label, an);
+    }
+    rlx_status st = RLX_OK;
+    if (!(a->name = rlx_strdup(an))) goto oom;
+    switch (type) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: a->f = ap->f; break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: a->i = ap->i; break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
+        if (ap->s.len && !ap->s.data) goto missing;
+        if (!(a->s = rlx_strndup(ap->s.len ? (const char *)ap->s.data : "", ap->s.len))) goto oom;
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
+        if (!ap->t) goto missing;
+        st = rlx_onnx_tensor_from_proto(ap->t, c->base_dir, &a->t);
+        if (st) {
+            rlx_fail_prefix(st, "%s: attribute '%s': ", label, an);
+            goto fail;
+        }
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+        if (!ap->g) goto missing;
+        st = import_graph(c, ap->g, g, &a->g);
+        if (st) {
+            rlx_fail_prefix(st, "%s: attribute '%s': ", label, an);
+            goto fail;
+        }
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+        if (ap->n_floats && !ap->floats) goto missing;
+        a->n = ap->n_floats;
+        if (!(a->floats = malloc((a->n + 1) * sizeof(float)))) goto oom;
+        if (a->n) memcpy(a->floats, ap->floats, a->n * sizeof(float));
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+        if (ap->n_ints && !ap->ints) goto missing;
+        a->n = ap->n_ints;
+        if (!(a->ints = malloc((a->n + 1) * sizeof(int64_t)))) goto oom;
+        if (a->n) memcpy(a->ints, ap->ints, a->n * sizeof(int64_t));
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
+        if (ap->n_strings && !ap->strings) goto missing;
+        if (!(a->strings = calloc(ap->n_strings + 1, sizeof(char *)))) goto oom;
+        a->n = ap->n_strings;
+        for (size_t i = 0; i < a->n; i++) {
+            const ProtobufCBinaryData *b = &ap->strings[i];
+            if (b->len && !b->data) goto missing;
+            if (!(a->strings[i] = rlx_strndup(b->len ? (const char *)b->data : "", b->len))) goto oom;
+        }
+        break;
+    default: {
+        const char *kind = type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS          ? "TENSORS"
+                           : type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS         ? "GRAPHS"
+                           : type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR  ? "SPARSE_TENSOR"
+                           : type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS ? "SPARSE_TENSORS"
+                           : type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO     ? "TYPE_PROTO"
+                           : type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS    ? "TYPE_PROTOS"
+                                                                                           : "unknown";
+        st = rlx_fail(RLX_ERR_UNSUPPORTED, "%s: attribute '%s' has type %s (%d), which rlx does not support", label,
+                      an, kind, type);
+        goto fail;
+    }
+    }
+    a->type = (rlx_attr_type)type;
+    return RLX_OK;
+missing:
+    st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has no value", label, an);
+    goto fail;
+oom:
+    st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory reading attribute '%s'", label, an);
+fail:
+    rlx_node_attr_free(a);
+    return st;
+}
+
+/* A Constant node (ONNX Constant-1..21) becomes the constant value of its
+ * output: attributes value, value_float(s), value_int(s). */
+static rlx_status import_constant(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeProto *np, const char *label) {
+    if (np->n_input)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: Constant takes no inputs, has %zu", label, np->n_input);
+    if (np->n_output != 1 || !np->output || !np->output[0] || !*np->output[0])
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: Constant needs exactly one named output", label);
+    const Onnx__AttributeProto *val = NULL;
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        const Onnx__AttributeProto *ap = np->attribute ? np->attribute[i] : NULL;
+        if (!ap || !ap->name) continue;
+        const char *an = ap->name;
+        if (strcmp(an, "value_string") == 0 || strcmp(an, "value_strings") == 0)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: string constants (attribute '%s') are not supported", label, an);
+        if (strcmp(an, "sparse_value") == 0)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: sparse constants (attribute 'sparse_value') are not supported",
+                            label);
+        if (strcmp(an, "value") == 0 || strcmp(an, "value_float") == 0 || strcmp(an, "value_floats") == 0 ||
+            strcmp(an, "value_int") == 0 || strcmp(an, "value_ints") == 0) {
+            if (val)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: Constant has two value attributes ('%s' and '%s')",
+                                label, val->name, an);
+            val = ap;
+        }
+    }
+    if (!val) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: Constant has no value attribute", label);
+    rlx_tensor *t = NULL;
+    rlx_status st = RLX_OK;
+    const char *an = val->name;
+    if (strcmp(an, "value") == 0) {
+        if (!val->t) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute 'value' holds no tensor", label);
+        st = rlx_onnx_tensor_from_proto(val->t, c->base_dir, &t);
+        if (st) return rlx_fail_prefix(st, "%s: ", label);
+    } else if (strcmp(an, "value_float") == 0 || strcmp(an, "value_int") == 0) {
+        bool is_f = an[6] == 'f';
+        RLX_TRY(rlx_tensor_create(is_f ? RLX_DTYPE_F32 : RLX_DTYPE_I64, NULL, 0, &t));
+        if (is_f) *(float *)t->data = val->f;
+        else *(int64_t *)t->data = val->i;
+    } else {
+        bool is_f = an[6] == 'f';
+        size_t n = is_f ? val->n_floats : val->n_ints;
+        const void *src = is_f ? (const void *)val->floats : (const void *)val->ints;
+        if (n && !src) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has no values", label, an);
+        if (n > (size_t)INT64_MAX) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' too long", label, an);
+        int64_t dim = (int64_t)n;
+        st = rlx_tensor_create(is_f ? RLX_DTYPE_F32 : RLX_DTYPE_I64, &dim, 1, &t);
+        if (st) return rlx_fail_prefix(st, "%s: ", label);
+        if (n) memcpy(t->data, src, t->nbytes);
+    }
+    int id = rlx_graph_find(g, np->output[0]);
+    if (id < 0) {
+        rlx_tensor_destroy(t);
+        return rlx_fail(RLX_ERR_INTERNAL, "%s: output '%s' was not declared", label, np->output[0]);
+    }
+    rlx_value_set_konst(&g->values[id], t);
+    return RLX_OK;
+}
+
+static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeProto *np, size_t index) {
+    char label[400];
+    node_label(np, index, label, sizeof label);
+    const char *op = np->op_type;
+    const char *domain = is_default_domain(np->domain) ? "" : np->domain;
+    if (!*domain && strcmp(op, "Constant") == 0) return import_constant(c, g, np, label);
+    if (*domain && !rlx_op_find(domain, op))
+        return rlx_fail(RLX_ERR_UNSUPPORTED,
+                        "%s: op '%s' of domain '%s' is not supported (rlx implements the default ONNX domain)", label,
+                        op, domain);
+    if (np->n_input > MAX_NODE_IO || np->n_output > MAX_NODE_IO || np->n_attribute > MAX_NODE_ATTRS)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: too many inputs, outputs or attributes", label);
+    if ((np->n_input && !np->input) || (np->n_output && !np->output) || (np->n_attribute && !np->attribute))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: malformed inputs, outputs or attributes", label);
+    int n_in = (int)np->n_input, n_out = (int)np->n_output, n_attrs = 0;
+    int *in = malloc(((size_t)n_in + 1) * sizeof(int));
+    int *out = malloc(((size_t)n_out + 1) * sizeof(int));
+    rlx_node_attr *attrs = calloc(np->n_attribute + 1, sizeof *attrs);
+    rlx_status st = RLX_OK;
+    if (!in || !out || !attrs) {
+        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+        goto done;
+    }
+    for (int i = 0; i < n_in; i++) {
+        const char *nm = np->input[i];
+        in[i] = -1;
+        if (!nm || !*nm) continue; /* omitted optional input */
+        RLX_TRY_GOTO(st, resolve_name(g, nm, &in[i]), done);
+        if (in[i] < 0) {
+            st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input '%s' is not defined%s", label, nm,
+                          g->parent ? " (neither in this subgraph nor in an enclosing graph)" : "");
+            goto done;
+        }
+    }
+    for (int i = 0; i < n_out; i++) {
+        const char *nm = np->output[i];
+        out[i] = (nm && *nm) ? rlx_graph_find(g, nm) : -1;
+        if (nm && *nm && out[i] < 0) {
+            st = rlx_fail(RLX_ERR_INTERNAL, "%s: output '%s' was not declared", label, nm);
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        RLX_TRY_GOTO(st, import_attr(c, g, np->attribute[i], label, &attrs[n_attrs]), done);
+        n_attrs++;
+        for (int k = 0; k < n_attrs - 1; k++)
+            if (strcmp(attrs[k].name, attrs[n_attrs - 1].name) == 0) {
+                st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' appears twice", label, attrs[k].name);
+                goto done;
+            }
+    }
+    /* the node adopts the attributes, also when it fails */
+    st = rlx_graph_add_node(g, op, domain, (np->name && *np->name) ? np->name : NULL, in, n_in, out, n_out, attrs,
+                            n_attrs, NULL);
+    n_attrs = 0;
+done:
+    for (int k = 0; k < n_attrs; k++) rlx_node_attr_free(&attrs[k]);
+    free(attrs);
+    free(in);
+    free(out);
+    return st;
+}
+
+/* Declares graph input `vi` (not an initializer) as RLX_VALUE_INPUT. */
+static rlx_status import_input(rlx_graph *g, const Onnx__ValueInfoProto *vi) {
+    const char *name = vi->name;
+    char what[300];
+    snprintf(what, sizeof what, "graph input '%s'", name);
+    decl_type d;
+    RLX_TRY(decl_type_read(g, vi->type, what, &d));
+    if (!g->parent) { /* the main graph must say what it is fed; subgraph inputs may leave it to the op */
+        if (!vi->type) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s has no type", what);
+        if (d.dtype == RLX_DTYPE_UNDEFINED) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s has no element type", what);
+    }
+    int id;
+    RLX_TRY(rlx_graph_add_value(g, name, &id));
+    RLX_TRY(RLX_GROW(g->inputs, g->cap_inputs, g->n_inputs + 1));
+    rlx_value *v = &g->values[id];
+    decl_type_apply(&d, v);
+    v->flags |= RLX_VALUE_INPUT;
+    g->inputs[g->n_inputs++] = id;
+    return RLX_OK;
+}
+
+/* The body of import_graph, filling the fresh graph g. */
+static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *g) {
+    char label[400];
+    if ((gp->n_initializer && !gp->initializer) || (gp->n_input && !gp->input) || (gp->n_output && !gp->output) ||
+        (gp->n_node && !gp->node) || (gp->n_value_info && !gp->value_info))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "malformed graph");
+    if (gp->n_node > INT_MAX / 2 || gp->n_initializer > INT_MAX / 2 || gp->n_input > INT_MAX / 2)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "graph too large");
+
+    /* 1. initializers */
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *tp = gp->initializer[i];
+        if (!tp || !tp->name || !*tp->name)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "initializer #%zu has no name", i);
+        if (rlx_graph_find(g, tp->name) >= 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "initializer '%s' is defined twice", tp->name);
+        rlx_tensor *t;
+        rlx_status st = rlx_onnx_tensor_from_proto(tp, c->base_dir, &t);
+        if (st) return rlx_fail_prefix(st, "initializer ");
+        int id;
+        st = rlx_graph_add_value(g, tp->name, &id);
+        if (st) {
+            rlx_tensor_destroy(t);
+            return st;
+        }
+        rlx_value_set_konst(&g->values[id], t);
+        g->values[id].flags |= RLX_VALUE_INITIALIZER;
+    }
+    if (gp->n_sparse_initializer) {
+        const Onnx__SparseTensorProto *sp = gp->sparse_initializer ? gp->sparse_initializer[0] : NULL;
+        const char *nm = (sp && sp->values && sp->values->name) ? sp->values->name : "";
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "sparse initializer '%s' is not supported (%zu sparse initializers)", nm,
+                        gp->n_sparse_initializer);
+    }
+
+    /* 2. inputs; those with an initializer of the same name are constants
+     * (exporters before IR version 4 list every initializer as an input) */
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        if (!vi || !vi->name || !*vi->name) return rlx_fail(RLX_ERR_INVALID_MODEL, "graph input #%zu has no name", i);
+        int id = rlx_graph_find(g, vi->name);
+        if (id >= 0) {
+            if (g->values[id].flags & RLX_VALUE_INPUT)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "graph input '%s' is listed twice", vi->name);
+            continue;
+        }
+        RLX_TRY(import_input(g, vi));
+    }
+
+    /* 3. node outputs, declared before any node is added */
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (!np) return rlx_fail(RLX_ERR_INVALID_MODEL, "node #%zu is empty", i);
+        if (!np->op_type || !*np->op_type)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s has no op_type", node_label(np, i, label, sizeof label));
+        if (np->n_output > MAX_NODE_IO || (np->n_output && !np->output))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: malformed outputs", node_label(np, i, label, sizeof label));
+        for (size_t k = 0; k < np->n_output; k++) {
+            const char *nm = np->output[k];
+            if (!nm || !*nm) continue; /* omitted optional output */
+            int existing = rlx_graph_find(g, nm);
+            if (existing >= 0) {
+                const rlx_value *v = &g->values[existing];
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output '%s' is already defined (%s)",
+                                node_label(np, i, label, sizeof label), nm,
+                                (v->flags & RLX_VALUE_INPUT)         ? "a graph input"
+                                : (v->flags & RLX_VALUE_INITIALIZER) ? "an initializer"
+                                                                     : "by another node");
+            }
+            int id;
+            RLX_TRY(rlx_graph_add_value(g, nm, &id));
+        }
+    }
+
+    /* 4. graph outputs (which may be outer values in a subgraph), then
+     * value_info: declared types for values that have none yet */
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const Onnx__ValueInfoProto *vi = gp->output[i];
+        if (!vi || !vi->name || !*vi->name) return rlx_fail(RLX_ERR_INVALID_MODEL, "graph output #%zu has no name", i);
+        char what[300];
+        snprintf(what, sizeof what, "graph output '%s'", vi->name);
+        decl_type d;
+        RLX_TRY(decl_type_read(g, vi->type, what, &d));
+        int id;
+        RLX_TRY(resolve_name(g, vi->name, &id));
+        if (id < 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not defined by any node, input or initializer", what);
+        RLX_TRY(RLX_GROW(g->outputs, g->cap_outputs, g->n_outputs + 1));
+        g->outputs[g->n_outputs++] = id;
+        rlx_value *v = &g->values[id];
+        v->flags |= RLX_VALUE_OUTPUT;
+        if (v->dtype == RLX_DTYPE_UNDEFINED && !v->konst) decl_type_apply(&d, v);
+    }
+    for (size_t i = 0; i < gp->n_value_info; i++) {
+        const Onnx__ValueInfoProto *vi = gp->value_info[i];
+        if (!vi || !vi->name) continue;
+        int id = rlx_graph_find(g, vi->name);
+        if (id < 0 || g->values[id].konst || g->values[id].dtype != RLX_DTYPE_UNDEFINED) continue;
+        decl_type d;
+        /* value_info is a hint: a type rlx cannot hold is left to inference */
+        if (decl_type_read(g, vi->type, "value_info", &d) == RLX_OK) decl_type_apply(&d, &g->values[id]);
+    }
+
+    /* 5. Constant nodes first (so that subgraphs see their types), then the rest */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < gp->n_node; i++) {
+            const Onnx__NodeProto *np = gp->node[i];
+            bool is_const = is_default_domain(np->domain) && strcmp(np->op_type, "Constant") == 0;
+            if (is_const != (pass == 0)) continue;
+            RLX_TRY(import_node(c, g, np, i));
+        }
+    rlx_clear_error(); /* value_info hints may have left a message */
+    return RLX_OK;
+}
+
+static rlx_status import_graph(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *parent, rlx_graph **out) {
+    *out = NULL;
+    rlx_graph *g;
+    RLX_TRY(rlx_graph_create(c->opset, &g));
+    g->parent = parent;
+    rlx_status st = import_graph_body(c, gp, g);
+    if (st) {
+        rlx_graph_destroy(g);
+        if (parent && gp->name && *gp->name) rlx_fail_prefix(st, "subgraph '%s': ", gp->name);
+        return st;
+    }
+    *out = g;
+    return RLX_OK;
+}
+
+rlx_status rlx_onnx_graph_from_proto(const Onnx__GraphProto *gp, int64_t opset, const char *base_dir,
+                                     rlx_graph *parent, rlx_graph **out) {
+    if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph output pointer is NULL");
+    *out = NULL;
+    if (!gp) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph proto is NULL");
+    onnx_ctx c = { base_dir, opset };
+    return import_graph(&c, gp, parent, out);
+}
+
+/* ------------------------------------------------------------ models */
+
+/* The default-domain opset a model imports. */
+static rlx_status model_opset(const Onnx__ModelProto *mp, int64_t *out) {
+    bool have = false;
+    int64_t opset = 0;
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *os = mp->opset_import ? mp->opset_import[i] : NULL;
+        if (!os || !is_default_domain(os->domain)) continue;
+        int64_t v = os->has_version ? os->version : 0;
+        if (have && v != opset)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "opset_import lists the default domain twice (opsets %lld and %lld)",
+                            (long long)opset, (long long)v);
+        opset = v;
+        have = true;
+    }
+    if (!have) {
+        /* IR versions 1 and 2 had no opset_import: such models use opset 1 */
+        if (mp->has_ir_version && mp->ir_version >= 1 && mp->ir_version < 3)
+            return rlx_fail(RLX_ERR_UNSUPPORTED,
+                            "the model has IR version %lld and no opset_import, which means opset 1 of the default "
+                            "ONNX domain; rlx supports opsets %d to %d",
+                            (long long)mp->ir_version, RLX_OPSET_MIN, RLX_OPSET_MAX);
+        return rlx_fail(RLX_ERR_INVALID_MODEL,
+                        "the model imports no opset of the default ONNX domain (opset_import has no entry for "
+                        "domain \"\" or \"ai.onnx\")");
+    }
+    if (opset < RLX_OPSET_MIN || opset > RLX_OPSET_MAX)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "opset %lld of the default ONNX domain is not supported (rlx supports %d to %d)",
+                        (long long)opset, RLX_OPSET_MIN, RLX_OPSET_MAX);
+    *out = opset;
+    return RLX_OK;
+}
+
+/* Parses and imports a model; `label` (the path) starts every message. */
+static rlx_status load_model(const void *data, size_t size, const char *base_dir, const char *label,
+                             rlx_model **out) {
+    static const uint8_t empty[1];
+    if (!data) data = empty;
+    if (nesting_too_deep(data, size, &onnx__model_proto__descriptor))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not a valid ONNX model: messages nest deeper than %d levels",
+                        label, RLX_ONNX_MAX_NESTING);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, data);
+    if (!mp) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not a valid ONNX model: protobuf parse failed", label);
+    rlx_graph *g = NULL;
+    onnx_ctx c = { base_dir, 0 };
+    rlx_status st = model_opset(mp, &c.opset);
+    if (!st && !mp->graph) st = rlx_fail(RLX_ERR_INVALID_MODEL, "the model has no graph");
+    if (!st) st = import_graph(&c, mp->graph, NULL, &g);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    if (!st) st = rlx_model_from_graph(g, out); /* takes g, also on error */
+    if (st) return rlx_fail_prefix(st, "%s: ", label);
+    return RLX_OK;
+}
+
+rlx_status rlx_model_load_onnx(const char *path, rlx_model **out_model) {
+    if (!out_model) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_model is NULL");
+    *out_model = NULL;
+    if (!path || !*path) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model path is empty");
+    void *data;
+    size_t size;
+    rlx_status st = rlx_read_file(path, &data, &size);
+    if (st) return rlx_fail_prefix(st, "%s: ", path);
+    char *dir = rlx_path_dirname(path);
+    if (!dir) {
+        free(data);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    }
+    st = load_model(data, size, dir, path, out_model);
+    free(dir);
+    free(data);
+    return st;
+}
+
+rlx_status rlx_model_load_onnx_memory(const void *data, size_t size, const char *base_dir, rlx_model **out_model) {
+    if (!out_model) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_model is NULL");
+    *out_model = NULL;
+    if (!data && size) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model data is NULL");
+    return load_model(data, size, base_dir, "<memory>", out_model);
+}
