@@ -928,6 +928,19 @@ static rlx_status model_opset(const Onnx__ModelProto *mp, int64_t *out) {
                             "the model has IR version %lld and no opset_import, which means opset 1 of the default "
                             "ONNX domain; rlx supports opsets %d to %d",
                             (long long)mp->ir_version, RLX_OPSET_MIN, RLX_OPSET_MAX);
+        /* Models of other domains only (ai.onnx.ml, training): say which. */
+        char domains[256] = "";
+        size_t o = 0;
+        for (size_t i = 0; i < mp->n_opset_import && o < sizeof domains; i++) {
+            const Onnx__OperatorSetIdProto *os = mp->opset_import ? mp->opset_import[i] : NULL;
+            if (os && os->domain && *os->domain)
+                o += (size_t)snprintf(domains + o, sizeof domains - o, "%s%s-%lld", o ? ", " : "", os->domain,
+                                      (long long)os->version);
+        }
+        if (o)
+            return rlx_fail(RLX_ERR_UNSUPPORTED,
+                            "the model uses only the operator domains %s, which rlx does not support (it implements "
+                            "the default ONNX domain)", domains);
         return rlx_fail(RLX_ERR_INVALID_MODEL,
                         "the model imports no opset of the default ONNX domain (opset_import has no entry for "
                         "domain \"\" or \"ai.onnx\")");
