@@ -1,5 +1,406 @@
-/* CPU kernels of the quant family (placeholder; filled in by the op work). */
-#include "backend/cpu/cpu.h"
+/* CPU reference kernels of the quantization family (see
+ * src/ir/ops/ops_quant.c and quant_params.h).
+ *
+ * Rounding is to nearest, ties to even (nearbyint under the default rounding
+ * mode), then saturation to the output type's range.
+ *  - QuantizeLinear divides x / y_scale in the precision of the scale's
+ *    dtype (f32 for f32 scales; f16/bf16 scales: the f32 quotient rounded to
+ *    that type, which equals the correctly rounded f16/bf16 quotient), or in
+ *    the `precision` attribute's type from version 23. A NaN quotient
+ *    quantizes to the zero point.
+ *  - DequantizeLinear computes (float)(x - zero_point) * (float)x_scale in
+ *    f32 and rounds the product once to the output type.
+ *  - MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv accumulate
+ *    (a - a_zero_point) * (b - b_zero_point) in int32 (wrapping, as the
+ *    spec allows "overflow only in 32 bits"); the QLinear ops requantize
+ *    with y = saturate(round(acc * (a_scale * b_scale / y_scale)) + y_zp),
+ *    the multiplier and product in double. Padding taps of the convolutions
+ *    contribute 0 (the input padded with its zero point). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
-const rlx_cpu_kernel rlx_cpu_kernels_quant[] = { { NULL, NULL } };
-const size_t rlx_cpu_kernels_quant_count = 0;
+#include "backend/cpu/cpu.h"
+#include "base/half.h"
+#include "base/mem.h"
+#include "ir/ops/conv_geom.h"
+#include "ir/ops/quant_params.h"
+
+static void q_range(rlx_dtype dt, double *lo, double *hi) {
+    switch (dt) {
+    case RLX_DTYPE_I8: *lo = -128, *hi = 127; break;
+    case RLX_DTYPE_U16: *lo = 0, *hi = 65535; break;
+    case RLX_DTYPE_I16: *lo = -32768, *hi = 32767; break;
+    case RLX_DTYPE_I32: *lo = -2147483648.0, *hi = 2147483647.0; break;
+    default: *lo = 0, *hi = 255; break;
+    }
+}
+
+/* round half to even, NaN -> 0, plus zero point, saturated */
+static int64_t q_saturate(double q, double zp, double lo, double hi) {
+    double r = nearbyint(q);
+    if (r != r) r = 0;
+    r += zp;
+    if (r < lo) r = lo;
+    if (r > hi) r = hi;
+    return (int64_t)r;
+}
+
+static int32_t wrap32(uint32_t u) {
+    return u <= (uint32_t)INT32_MAX ? (int32_t)u : (int32_t)(u - 2147483648u) - INT32_MAX - 1;
+}
+
+/* Value rounded to the precision of dtype p (f32, f16, bf16; f64 as is). */
+static double to_prec(rlx_dtype p, double v) {
+    switch (p) {
+    case RLX_DTYPE_F64: return v;
+    case RLX_DTYPE_F16: return rlx_f16_to_f32(rlx_f32_to_f16((float)v));
+    case RLX_DTYPE_BF16: return rlx_bf16_to_f32(rlx_f32_to_bf16((float)v));
+    default: return (float)v;
+    }
+}
+
+/* Loop bounds of a granularity: element i = (o * da + a) * inner + in takes
+ * its parameter at pidx(o, a, in). */
+typedef struct gran_loop {
+    size_t outer, da, inner, sa; /* sa: scale extent along the axis (blocked) */
+    int64_t block;
+    rlx_quant_mode mode;
+} gran_loop;
+
+static rlx_status gran_setup(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tensor *s, const rlx_tensor *zp,
+                             gran_loop *L) {
+    rlx_quant_gran g;
+    RLX_TRY(rlx_quant_resolve_gran(k->n, x->dims, x->rank, s->dims, s->rank, zp ? zp->dims : NULL, zp ? zp->rank : -1,
+                                   &g));
+    size_t n = rlx_tensor_numel(x);
+    L->mode = g.mode;
+    L->block = g.block_size;
+    if (g.mode == RLX_QUANT_PER_TENSOR) {
+        if (rlx_tensor_numel(s) < 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "scale has no elements");
+        L->outer = 1, L->da = 1, L->inner = n, L->sa = 1;
+        return RLX_OK;
+    }
+    L->outer = 1, L->inner = 1;
+    for (int i = 0; i < g.axis; i++) L->outer *= (size_t)x->dims[i];
+    for (int i = g.axis + 1; i < x->rank; i++) L->inner *= (size_t)x->dims[i];
+    L->da = (size_t)x->dims[g.axis];
+    L->sa = (size_t)s->dims[g.mode == RLX_QUANT_BLOCKED ? g.axis : 0];
+    return RLX_OK;
+}
+
+static inline size_t gran_pidx(const gran_loop *L, size_t o, size_t a, size_t in) {
+    switch (L->mode) {
+    case RLX_QUANT_PER_AXIS: return a;
+    case RLX_QUANT_BLOCKED: return (o * L->sa + a / (size_t)L->block) * L->inner + in;
+    default: return 0;
+    }
+}
+
+/* ------------------------------------------------------------ QuantizeLinear */
+
+static rlx_status k_quantize(rlx_cpu_kctx *k) {
+    const rlx_tensor *x = k->in[0], *s = k->in[1], *zp = k->n->n_in > 2 ? k->in[2] : NULL;
+    rlx_tensor *y = k->out[0];
+    gran_loop L;
+    RLX_TRY(gran_setup(k, x, s, zp, &L));
+    rlx_dtype prec = s->dtype;
+    if (k->n->version < 19 || !(prec == RLX_DTYPE_F16 || prec == RLX_DTYPE_BF16)) prec = RLX_DTYPE_F32;
+    int64_t pa = k->n->version >= 23 ? rlx_attr_int(k->n, "precision", 0) : 0;
+    if (pa) prec = (rlx_dtype)pa;
+    double lo, hi;
+    q_range(y->dtype, &lo, &hi);
+    for (size_t o = 0; o < L.outer; o++)
+        for (size_t a = 0; a < L.da; a++)
+            for (size_t in = 0; in < L.inner; in++) {
+                size_t i = (o * L.da + a) * L.inner + in, p = gran_pidx(&L, o, a, in);
+                double xv = to_prec(prec, rlx_tensor_get_f64(x, i)), sv = to_prec(prec, rlx_tensor_get_f64(s, p));
+                double q;
+                if (prec == RLX_DTYPE_F64) {
+                    q = xv / sv;
+                } else {
+                    float qf = (float)xv / (float)sv; /* one IEEE single division */
+                    q = to_prec(prec, qf);
+                }
+                double z = zp ? (double)rlx_tensor_get_i64(zp, p) : 0;
+                rlx_tensor_set_i64(y, i, q_saturate(q, z, lo, hi));
+            }
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ DequantizeLinear */
+
+static rlx_status k_dequantize(rlx_cpu_kctx *k) {
+    const rlx_tensor *x = k->in[0], *s = k->in[1], *zp = k->n->n_in > 2 ? k->in[2] : NULL;
+    rlx_tensor *y = k->out[0];
+    gran_loop L;
+    RLX_TRY(gran_setup(k, x, s, zp, &L));
+    for (size_t o = 0; o < L.outer; o++)
+        for (size_t a = 0; a < L.da; a++)
+            for (size_t in = 0; in < L.inner; in++) {
+                size_t i = (o * L.da + a) * L.inner + in, p = gran_pidx(&L, o, a, in);
+                int64_t d = rlx_tensor_get_i64(x, i) - (zp ? rlx_tensor_get_i64(zp, p) : 0);
+                float v = (float)d * (float)rlx_tensor_get_f64(s, p);
+                rlx_tensor_set_f64(y, i, v);
+            }
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ DynamicQuantizeLinear */
+
+/* ONNX DynamicQuantizeLinear-11, in f32 as the spec's formulas:
+ * scale = (max(0, max x) - min(0, min x)) / 255 (1/255 when that range is
+ * 0), zero_point = round(saturate(0 - min / scale)), y = saturate(round(x /
+ * scale) + zero_point), all to u8. NaN elements are ignored for min/max. */
+static rlx_status k_dynamic_quantize(rlx_cpu_kctx *k) {
+    const rlx_tensor *x = k->in[0];
+    size_t n = rlx_tensor_numel(x);
+    const float *px = x->data;
+    float mx = 0, mn = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (px[i] > mx) mx = px[i];
+        if (px[i] < mn) mn = px[i];
+    }
+    float range = mx == mn ? 1.0f : mx - mn;
+    float scale = range / 255.0f;
+    float izp = 0.0f - mn / scale;
+    if (izp < 0) izp = 0;
+    if (izp > 255) izp = 255;
+    float zp = nearbyintf(izp);
+    if (k->out[1]) ((float *)k->out[1]->data)[0] = scale;
+    if (k->out[2]) ((uint8_t *)k->out[2]->data)[0] = (uint8_t)zp;
+    if (k->out[0]) {
+        uint8_t *py = k->out[0]->data;
+        for (size_t i = 0; i < n; i++) {
+            float q = px[i] / scale;
+            py[i] = (uint8_t)q_saturate(q, zp, 0, 255);
+        }
+    }
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ matmul */
+
+typedef struct mm_param {
+    const rlx_tensor *t; /* NULL: 0 (zero point) */
+    int64_t strides[RLX_MAX_RANK];
+} mm_param;
+
+static rlx_status mm_param_setup(rlx_cpu_kctx *k, mm_param *p, const rlx_tensor *t, const char *what, bool per_row,
+                                 const rlx_tensor *op) {
+    p->t = t;
+    memset(p->strides, 0, sizeof p->strides);
+    if (!t) return RLX_OK;
+    if (rlx_tensor_numel(t) < 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "%s has no elements", what);
+    return rlx_quant_mm_param(k->n, what, per_row, op->dims, op->rank, t->dims, t->rank, p->strides);
+}
+
+/* A matmul operand promoted to rank >= 2 (numpy.matmul rules). */
+typedef struct mm_operand {
+    int rank;
+    int64_t dims[RLX_MAX_RANK];
+    int64_t strides[RLX_MAX_RANK];
+} mm_operand;
+
+static void mm_promote(const rlx_tensor *t, bool is_a, mm_operand *o) {
+    if (t->rank == 1) {
+        o->rank = 2;
+        if (is_a) o->dims[0] = 1, o->dims[1] = t->dims[0];
+        else o->dims[0] = t->dims[0], o->dims[1] = 1;
+    } else {
+        o->rank = t->rank;
+        memcpy(o->dims, t->dims, sizeof(int64_t) * (size_t)t->rank);
+    }
+    rlx_strides(o->dims, o->rank, o->strides);
+}
+
+/* Offset of an operand's (or its parameter's) batch part for output batch
+ * coordinates c[0..nb). */
+static int64_t batch_offset(const mm_operand *o, const int64_t *strides, const int64_t *c, int nb) {
+    int ob = o->rank - 2;
+    int64_t off = 0;
+    for (int j = 0; j < ob; j++)
+        if (o->dims[j] != 1) off += c[nb - ob + j] * strides[j];
+    return off;
+}
+
+/* Integer matmul: y (i32) = sum_k (a - za)(b - zb); with y_scale/y_zp
+ * (QLinearMatMul) the sums are requantized to y's dtype. */
+static rlx_status mm_run(rlx_cpu_kctx *k, const rlx_tensor *a, const rlx_tensor *b, const rlx_tensor *azp,
+                         const rlx_tensor *bzp, const rlx_tensor *as, const rlx_tensor *bs, const rlx_tensor *ys,
+                         const rlx_tensor *yzp, rlx_tensor *y) {
+    if (a->rank < 1 || b->rank < 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "matmul of a scalar");
+    mm_operand A, B;
+    mm_promote(a, true, &A);
+    mm_promote(b, false, &B);
+    int64_t M = A.dims[A.rank - 2], K = A.dims[A.rank - 1], N = B.dims[B.rank - 1];
+    if (B.dims[B.rank - 2] != K)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "inner dims %lld and %lld differ", (long long)K,
+                            (long long)B.dims[B.rank - 2]);
+    mm_param pza, pzb, psa, psb;
+    RLX_TRY(mm_param_setup(k, &pza, azp, "a_zero_point", true, a));
+    RLX_TRY(mm_param_setup(k, &pzb, bzp, "b_zero_point", false, b));
+    RLX_TRY(mm_param_setup(k, &psa, as, "a_scale", true, a));
+    RLX_TRY(mm_param_setup(k, &psb, bs, "b_scale", false, b));
+    bool requant = ys != NULL;
+    double lo = 0, hi = 0, sy = 1, zy = 0;
+    if (requant) {
+        if (rlx_tensor_numel(ys) < 1 || rlx_tensor_numel(yzp) < 1)
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "y_scale or y_zero_point has no elements");
+        q_range(y->dtype, &lo, &hi);
+        sy = rlx_tensor_get_f64(ys, 0);
+        zy = (double)rlx_tensor_get_i64(yzp, 0);
+    }
+    /* output batch dims: the broadcast of A's and B's */
+    int nb = (A.rank > B.rank ? A.rank : B.rank) - 2;
+    int64_t bd[RLX_MAX_RANK], c[RLX_MAX_RANK];
+    size_t n_batch = 1;
+    for (int j = 0; j < nb; j++) {
+        int ia = j - (nb - (A.rank - 2)), ib = j - (nb - (B.rank - 2));
+        int64_t da = ia >= 0 ? A.dims[ia] : 1, db = ib >= 0 ? B.dims[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "batch dims %lld and %lld do not broadcast", (long long)da,
+                                (long long)db);
+        bd[j] = da == 1 ? db : da;
+        n_batch *= (size_t)bd[j];
+    }
+    int32_t *acc_out = y->dtype == RLX_DTYPE_I32 ? y->data : NULL;
+    for (size_t bi = 0; bi < n_batch; bi++) {
+        size_t rem = bi;
+        for (int j = nb - 1; j >= 0; j--) {
+            c[j] = (int64_t)(rem % (size_t)bd[j]);
+            rem /= (size_t)bd[j];
+        }
+        int64_t ao = batch_offset(&A, A.strides, c, nb), bo = batch_offset(&B, B.strides, c, nb);
+        int64_t zao = batch_offset(&A, pza.strides, c, nb), zbo = batch_offset(&B, pzb.strides, c, nb);
+        int64_t sao = batch_offset(&A, psa.strides, c, nb), sbo = batch_offset(&B, psb.strides, c, nb);
+        for (int64_t m = 0; m < M; m++) {
+            int32_t za = azp ? (int32_t)rlx_tensor_get_i64(azp, (size_t)(zao + m * pza.strides[A.rank - 2])) : 0;
+            double sa = as ? rlx_tensor_get_f64(as, (size_t)(sao + m * psa.strides[A.rank - 2])) : 1;
+            for (int64_t n = 0; n < N; n++) {
+                int32_t zb = bzp ? (int32_t)rlx_tensor_get_i64(bzp, (size_t)(zbo + n * pzb.strides[B.rank - 1])) : 0;
+                uint32_t acc = 0;
+                for (int64_t kk = 0; kk < K; kk++) {
+                    int32_t av = (int32_t)rlx_tensor_get_i64(a, (size_t)(ao + m * K + kk)) - za;
+                    int32_t bv = (int32_t)rlx_tensor_get_i64(b, (size_t)(bo + kk * N + n)) - zb;
+                    acc += (uint32_t)(av * bv);
+                }
+                size_t yi = (bi * (size_t)M + (size_t)m) * (size_t)N + (size_t)n;
+                if (!requant) {
+                    acc_out[yi] = wrap32(acc);
+                    continue;
+                }
+                double sb = rlx_tensor_get_f64(bs, (size_t)(sbo + n * psb.strides[B.rank - 1]));
+                double mult = sa * sb / sy;
+                rlx_tensor_set_i64(y, yi, q_saturate((double)wrap32(acc) * mult, zy, lo, hi));
+            }
+        }
+    }
+    return RLX_OK;
+}
+
+static rlx_status k_matmul_integer(rlx_cpu_kctx *k) {
+    const rlx_tensor *azp = k->n->n_in > 2 ? k->in[2] : NULL, *bzp = k->n->n_in > 3 ? k->in[3] : NULL;
+    return mm_run(k, k->in[0], k->in[1], azp, bzp, NULL, NULL, NULL, NULL, k->out[0]);
+}
+
+static rlx_status k_qlinear_matmul(rlx_cpu_kctx *k) {
+    const rlx_tensor *const *in = k->in;
+    return mm_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], k->out[0]);
+}
+
+/* ------------------------------------------------------------ convolution */
+
+/* Integer convolution (ONNX Conv geometry): y (i32) = sum (x - zx)(w - zw[m])
+ * (+ B[m]); with y_scale/y_zp (QLinearConv) requantized to y's dtype. */
+static rlx_status conv_run(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tensor *w, const rlx_tensor *xzp,
+                           const rlx_tensor *wzp, const rlx_tensor *xs, const rlx_tensor *ws, const rlx_tensor *ys,
+                           const rlx_tensor *yzp, const rlx_tensor *bias, rlx_tensor *y) {
+    rlx_conv_geom g;
+    RLX_TRY(rlx_conv_geom_resolve(k->n, RLX_GEOM_CONV, x->dims, x->rank, w->dims, w->rank, &g));
+    const int64_t M = g.c_out, C = g.c_in, cin_g = C / g.group, cout_g = M / g.group;
+    size_t nwz = wzp ? rlx_tensor_numel(wzp) : 1, nws = ws ? rlx_tensor_numel(ws) : 1;
+    if ((wzp && nwz != 1 && nwz != (size_t)M) || (ws && nws != 1 && nws != (size_t)M))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "weight scale / zero point must have 1 or %lld elements",
+                            (long long)M);
+    if (xzp && rlx_tensor_numel(xzp) != 1)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "x_zero_point must have one element");
+    if (bias && rlx_tensor_numel(bias) != (size_t)M)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "B must have %lld elements", (long long)M);
+    bool requant = ys != NULL;
+    double lo = 0, hi = 0, sx = 1, sy = 1, zy = 0;
+    if (requant) {
+        if (rlx_tensor_numel(xs) != 1 || rlx_tensor_numel(ys) != 1 || rlx_tensor_numel(yzp) != 1)
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "x_scale, y_scale and y_zero_point must have one element");
+        q_range(y->dtype, &lo, &hi);
+        sx = rlx_tensor_get_f64(xs, 0);
+        sy = rlx_tensor_get_f64(ys, 0);
+        zy = (double)rlx_tensor_get_i64(yzp, 0);
+    }
+    /* spatial dims padded to 3 at the front */
+    int64_t in[3], kk[3], out[3], st[3], dl[3], pb[3];
+    int off = 3 - g.nsp;
+    for (int i = 0; i < 3; i++) {
+        int j = i - off;
+        in[i] = j >= 0 ? g.in[j] : 1, kk[i] = j >= 0 ? g.k[j] : 1, out[i] = j >= 0 ? g.out[j] : 1;
+        st[i] = j >= 0 ? g.stride[j] : 1, dl[i] = j >= 0 ? g.dil[j] : 1, pb[i] = j >= 0 ? g.pad_begin[j] : 0;
+    }
+    const int32_t zx = xzp ? (int32_t)rlx_tensor_get_i64(xzp, 0) : 0;
+    const int64_t in_sp = in[0] * in[1] * in[2], k_sp = kk[0] * kk[1] * kk[2], out_sp = out[0] * out[1] * out[2];
+    for (int64_t n = 0; n < g.n; n++)
+        for (int64_t m = 0; m < M; m++) {
+            int64_t grp = m / cout_g;
+            int32_t zw = wzp ? (int32_t)rlx_tensor_get_i64(wzp, nwz == 1 ? 0 : (size_t)m) : 0;
+            double mult = requant ? sx * rlx_tensor_get_f64(ws, nws == 1 ? 0 : (size_t)m) / sy : 1;
+            uint32_t b0 = bias ? (uint32_t)((const int32_t *)bias->data)[m] : 0;
+            for (int64_t o0 = 0; o0 < out[0]; o0++)
+                for (int64_t o1 = 0; o1 < out[1]; o1++)
+                    for (int64_t o2 = 0; o2 < out[2]; o2++) {
+                        uint32_t acc = b0;
+                        for (int64_t ci = 0; ci < cin_g; ci++) {
+                            int64_t xc = (n * C + grp * cin_g + ci) * in_sp, wc = (m * cin_g + ci) * k_sp;
+                            for (int64_t k0 = 0; k0 < kk[0]; k0++) {
+                                int64_t i0 = o0 * st[0] - pb[0] + k0 * dl[0];
+                                if (i0 < 0 || i0 >= in[0]) continue;
+                                for (int64_t k1 = 0; k1 < kk[1]; k1++) {
+                                    int64_t i1 = o1 * st[1] - pb[1] + k1 * dl[1];
+                                    if (i1 < 0 || i1 >= in[1]) continue;
+                                    for (int64_t k2 = 0; k2 < kk[2]; k2++) {
+                                        int64_t i2 = o2 * st[2] - pb[2] + k2 * dl[2];
+                                        if (i2 < 0 || i2 >= in[2]) continue;
+                                        int32_t xv = (int32_t)rlx_tensor_get_i64(x, (size_t)(xc + (i0 * in[1] + i1) * in[2] + i2)) - zx;
+                                        int32_t wv = (int32_t)rlx_tensor_get_i64(w, (size_t)(wc + (k0 * kk[1] + k1) * kk[2] + k2)) - zw;
+                                        acc += (uint32_t)(xv * wv);
+                                    }
+                                }
+                            }
+                        }
+                        size_t yi = (size_t)((n * M + m) * out_sp + (o0 * out[1] + o1) * out[2] + o2);
+                        if (requant) rlx_tensor_set_i64(y, yi, q_saturate((double)wrap32(acc) * mult, zy, lo, hi));
+                        else ((int32_t *)y->data)[yi] = wrap32(acc);
+                    }
+        }
+    return RLX_OK;
+}
+
+static rlx_status k_conv_integer(rlx_cpu_kctx *k) {
+    const rlx_tensor *xzp = k->n->n_in > 2 ? k->in[2] : NULL, *wzp = k->n->n_in > 3 ? k->in[3] : NULL;
+    return conv_run(k, k->in[0], k->in[1], xzp, wzp, NULL, NULL, NULL, NULL, NULL, k->out[0]);
+}
+
+static rlx_status k_qlinear_conv(rlx_cpu_kctx *k) {
+    const rlx_tensor *const *in = k->in;
+    const rlx_tensor *bias = k->n->n_in > 8 ? in[8] : NULL;
+    return conv_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], bias, k->out[0]);
+}
+
+const rlx_cpu_kernel rlx_cpu_kernels_quant[] = {
+    { "QuantizeLinear", k_quantize },
+    { "DequantizeLinear", k_dequantize },
+    { "DynamicQuantizeLinear", k_dynamic_quantize },
+    { "MatMulInteger", k_matmul_integer },
+    { "QLinearMatMul", k_qlinear_matmul },
+    { "ConvInteger", k_conv_integer },
+    { "QLinearConv", k_qlinear_conv },
+};
+const size_t rlx_cpu_kernels_quant_count = RLX_ARRAY_LEN(rlx_cpu_kernels_quant);

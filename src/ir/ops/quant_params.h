@@ -1,0 +1,50 @@
+/* Quantization ops: resolutions shared by shape inference
+ * (src/ir/ops/ops_quant.c) and the CPU kernels (src/backend/cpu/cpu_quant.c).
+ *
+ * Semantics: ONNX QuantizeLinear and DequantizeLinear 10/13/19/21/23,
+ * DynamicQuantizeLinear-11, QLinearMatMul-10/21, MatMulInteger-10,
+ * QLinearConv-10, ConvInteger-10. rlx supports the integer types u8, i8,
+ * u16, i16 (and i32 where the spec has it); the float8, float4, int4/uint4
+ * and int2/uint2 types are reported as RLX_ERR_UNSUPPORTED naming the node
+ * and the type. */
+#ifndef RLX_IR_OPS_QUANT_PARAMS_H
+#define RLX_IR_OPS_QUANT_PARAMS_H
+
+#include "ir/graph.h"
+
+/* Name of an ONNX element type that rlx has no dtype for ("float8e4m3fn",
+ * "int4", ...), or NULL when `code` is not one of those. */
+const char *rlx_quant_onnx_type_name(int64_t code);
+
+typedef enum rlx_quant_mode {
+    RLX_QUANT_PER_TENSOR, /* scale has one element (rank 0, or rank 1 of length 1) */
+    RLX_QUANT_PER_AXIS,   /* scale is 1-D with x.dims[axis] elements (from version 13) */
+    RLX_QUANT_BLOCKED     /* scale has x's rank, dims[axis] = ceil(x.dims[axis] / block_size) (from 21) */
+} rlx_quant_mode;
+
+typedef struct rlx_quant_gran {
+    rlx_quant_mode mode;
+    int axis;           /* normalised; 0 for per-tensor (and for a rank-1 x, whatever the attribute) */
+    int64_t block_size; /* BLOCKED only */
+} rlx_quant_gran;
+
+/* Granularity of a QuantizeLinear / DequantizeLinear node from the shapes
+ * of x, the scale and the zero point (zp_rank < 0: no zero point). Dims may
+ * be RLX_DIM_DYN, which skips the checks they take part in.
+ * errors: RLX_ERR_INVALID_MODEL naming the node (axis out of range, scale
+ *         and zero point of different shapes, per-axis before version 13,
+ *         a scale that fits no granularity, a bad block_size). */
+rlx_status rlx_quant_resolve_gran(const rlx_node *n, const int64_t *x, int x_rank, const int64_t *scale,
+                                  int scale_rank, const int64_t *zp, int zp_rank, rlx_quant_gran *gran);
+
+/* A scale or zero point of a matmul operand (QLinearMatMul, MatMulInteger):
+ * per tensor (one element), per row of `a` (1-D [M], or [..., M, 1]) or per
+ * column of `b` (1-D [N], or [..., 1, N]). `op` has rank op_rank >= 1; a
+ * rank-1 operand is promoted like numpy.matmul ([K] -> [1, K] for a,
+ * [K, 1] for b). On success strides[0 .. max(op_rank, 2)) give the element
+ * step of the parameter per promoted operand dim (0: broadcast).
+ * errors: RLX_ERR_INVALID_MODEL naming the node and `what`. */
+rlx_status rlx_quant_mm_param(const rlx_node *n, const char *what, bool per_row, const int64_t *op, int op_rank,
+                              const int64_t *param, int param_rank, int64_t *strides);
+
+#endif
