@@ -150,7 +150,7 @@ static rlx_status run_node(const char *op, int64_t opset, int n_in, const rlx_te
     rlx_model *m = NULL;
     rlx_session *s = NULL;
     rlx_tensor **got = NULL;
-    char names[16][8], onames[4][8];
+    char names[16][16], onames[4][16];
     const char *in_ptrs[16], *out_ptrs[4], *feed_names[16];
     const rlx_tensor *feeds[16];
     int n_feeds = 0;
