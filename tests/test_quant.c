@@ -239,6 +239,17 @@ static void test_quantize_ties(void) {
     static const int64_t want_ex[6] = { 128, 129, 130, 255, 1, 0 };
     if (out) CHECK(int_mismatches(out[0], want_ex, 6, "onnx example") == 0);
     test_free_outputs(out, 1);
+    /* int32 input (versions 10+): -7/2 = -3.5 -> -4, 3/2 = 1.5 -> 2, saturation */
+    int64_t d3[1] = { 3 };
+    rlx_tensor *xi = test_tensor(RLX_DTYPE_I32, 1, d3);
+    const int32_t xiv[3] = { -7, 3, 100000 };
+    memcpy(xi->data, xiv, sizeof xiv);
+    const rlx_tensor *ini[3] = { xi, se, z };
+    CHECK_OK(test_run_op("QuantizeLinear", 10, "cpu", 3, ini, NULL, 1, 0, NULL, &out));
+    static const int64_t want_i32[3] = { -4, 2, 127 };
+    if (out) CHECK(int_mismatches(out[0], want_i32, 3, "int32 input") == 0);
+    test_free_outputs(out, 1);
+    rlx_tensor_destroy(xi);
     rlx_tensor *all[] = { x, s, z, zu, s2, xe, se };
     for (size_t i = 0; i < ARRAY_LEN(all); i++) rlx_tensor_destroy(all[i]);
 }

@@ -18,7 +18,10 @@
  *   Elu                                       (alpha 1)
  * activation_alpha / activation_beta are consumed in order by the
  * activations that take an alpha / a beta (ONNX: "consumed in the order of
- * activation functions"). */
+ * activation functions"); onnxruntime's GRU and LSTM read them so, while its
+ * RNN kernel indexes them by activation position instead (seen with
+ * onnxruntime 1.22: RNN [LeakyRelu, HardSigmoid], alpha [.3, .4], beta
+ * [.2, .6] gives HardSigmoid beta .6 there, .2 here). */
 #ifndef RLX_IR_OPS_RNN_PARAMS_H
 #define RLX_IR_OPS_RNN_PARAMS_H
 
