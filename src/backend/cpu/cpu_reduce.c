@@ -171,7 +171,7 @@ static rlx_status reduce_float(rlx_cpu_kctx *k, red_op op, const red_plan *p) {
         for (size_t o = 0; o < p->n_out; o++) mx[o] = -INFINITY;
         RED_FOR(p, i, o, {
             double v = ld(x, i);
-            if (v > mx[o] || v != v) mx[o] = v;
+            if (v > mx[o] || (v != v && mx[o] == mx[o])) mx[o] = v;
         });
     }
     switch (op) {
@@ -179,8 +179,9 @@ static rlx_status reduce_float(rlx_cpu_kctx *k, red_op op, const red_plan *p) {
     case R_PROD: RED_FOR(p, i, o, acc[o] *= ld(x, i)); break;
     case R_L1: RED_FOR(p, i, o, acc[o] += fabs(ld(x, i))); break;
     case R_L2: case R_SUMSQ: RED_FOR(p, i, o, { double v = ld(x, i); acc[o] += v * v; }); break;
-    case R_MAX: RED_FOR(p, i, o, { double v = ld(x, i); if (v > acc[o] || v != v) acc[o] = v; }); break;
-    case R_MIN: RED_FOR(p, i, o, { double v = ld(x, i); if (v < acc[o] || v != v) acc[o] = v; }); break;
+    /* NaN propagates; the first NaN met stays */
+    case R_MAX: RED_FOR(p, i, o, { double v = ld(x, i); if (v > acc[o] || (v != v && acc[o] == acc[o])) acc[o] = v; }); break;
+    case R_MIN: RED_FOR(p, i, o, { double v = ld(x, i); if (v < acc[o] || (v != v && acc[o] == acc[o])) acc[o] = v; }); break;
     case R_LSE: RED_FOR(p, i, o, { if (isfinite(mx[o])) acc[o] += exp(ld(x, i) - mx[o]); }); break;
     }
     for (size_t o = 0; o < p->n_out; o++) {
@@ -280,10 +281,43 @@ static bool reduce_fast_f32(rlx_cpu_kctx *k, red_op op, const rlx_reduce_spec *r
         }
     size_t pre = prod_dims(x->dims, 0, first), red = prod_dims(x->dims, first, last + 1);
     size_t post = prod_dims(x->dims, last + 1, r->rank);
-    double *acc = malloc(post * sizeof *acc);
-    if (!acc) return false; /* the reference reports it */
     const float *px = x->data;
     float *py = k->out[0]->data;
+    if (post == 1) { /* reduced block innermost: one contiguous row per output */
+        for (size_t a = 0; a < pre; a++) {
+            const float *row = px + a * red;
+            double s = op == R_MAX ? -INFINITY : op == R_MIN ? INFINITY : 0.0;
+            switch (op) {
+            case R_SUM: case R_MEAN: for (size_t b = 0; b < red; b++) s += row[b]; break;
+            case R_L1: for (size_t b = 0; b < red; b++) s += fabs((double)row[b]); break;
+            case R_SUMSQ: case R_L2: for (size_t b = 0; b < red; b++) s += (double)row[b] * (double)row[b]; break;
+            case R_MAX: case R_MIN: { /* the extreme of floats is one of them: exact in float */
+                /* branch-free compare chain; NaN is tracked apart and the
+                 * first NaN returned, as the reference does */
+                float m = (float)s;
+                int nan = 0;
+                if (op == R_MAX)
+                    for (size_t b = 0; b < red; b++) nan |= row[b] != row[b], m = row[b] > m ? row[b] : m;
+                else
+                    for (size_t b = 0; b < red; b++) nan |= row[b] != row[b], m = row[b] < m ? row[b] : m;
+                for (size_t b = 0; nan && b < red; b++)
+                    if (row[b] != row[b]) {
+                        m = row[b];
+                        break;
+                    }
+                s = m;
+                break;
+            }
+            default: break;
+            }
+            if (op == R_MEAN) s /= (double)red;
+            else if (op == R_L2) s = sqrt(s);
+            py[a] = (float)s;
+        }
+        return true;
+    }
+    double *acc = malloc(post * sizeof *acc);
+    if (!acc) return false; /* the reference reports it */
     for (size_t a = 0; a < pre; a++) {
         double init = op == R_MAX ? -INFINITY : op == R_MIN ? INFINITY : 0.0;
         for (size_t c = 0; c < post; c++) acc[c] = init;
@@ -297,11 +331,11 @@ static bool reduce_fast_f32(rlx_cpu_kctx *k, red_op op, const rlx_reduce_spec *r
                 break;
             case R_MAX:
                 for (size_t c = 0; c < post; c++)
-                    if (row[c] > acc[c] || row[c] != row[c]) acc[c] = row[c];
+                    if (row[c] > acc[c] || (row[c] != row[c] && acc[c] == acc[c])) acc[c] = row[c];
                 break;
             case R_MIN:
                 for (size_t c = 0; c < post; c++)
-                    if (row[c] < acc[c] || row[c] != row[c]) acc[c] = row[c];
+                    if (row[c] < acc[c] || (row[c] != row[c] && acc[c] == acc[c])) acc[c] = row[c];
                 break;
             default: break;
             }
