@@ -655,15 +655,29 @@ static void stats(const double *v, size_t n, double *mean, double *var) {
 
 #define NORM_TOL 1e-5 /* rtol and atol: double statistics, outputs rounded to f32 */
 
+/* Element of p (broadcasting unidirectionally to a shape of rank xrank) at
+ * the coordinates co of that shape: right-aligned, size-1 dims pinned to 0. */
+static double bcast_get(const rlx_tensor *p, const int64_t *co, int xrank) {
+    int64_t pc[8];
+    for (int d = 0; d < p->rank; d++) {
+        int64_t c = co[xrank - p->rank + d];
+        pc[d] = p->dims[d] == 1 ? 0 : c;
+    }
+    return getd(p, flat_of(pc, p->dims, p->rank));
+}
+
 static void test_layer_norm(void) {
     int64_t xd[3] = { 2, 3, 4 };
     rlx_tensor *x = rnd(RLX_DTYPE_F32, 3, xd, -2, 2);
-    for (int c = 0; c < 3; c++) {
-        int axis = c == 0 ? -1 : c == 1 ? 1 : -2;
+    for (int c = 0; c < 4; c++) {
+        int axis = c == 0 ? -1 : c == 1 ? 1 : c == 2 ? -2 : 2;
         int ax = axis < 0 ? axis + 3 : axis;
         bool with_b = c != 2;
         int srank = 3 - ax;
-        rlx_tensor *sc = rnd(RLX_DTYPE_F32, srank, xd + ax, 0.5f, 1.5f), *b = rnd(RLX_DTYPE_F32, srank, xd + ax, -1, 1);
+        /* case 3: a Scale that differs per row, [2, 1, 4] */
+        int64_t sd3[3] = { 2, 1, 4 };
+        rlx_tensor *sc = c == 3 ? rnd(RLX_DTYPE_F32, 3, sd3, 0.5f, 1.5f) : rnd(RLX_DTYPE_F32, srank, xd + ax, 0.5f, 1.5f);
+        rlx_tensor *b = rnd(RLX_DTYPE_F32, srank, xd + ax, -1, 1);
         rlx_attr at[2] = { RLX_ATTR_I("axis", axis), RLX_ATTR_F("epsilon", 1e-3f) };
         const rlx_tensor *in[3] = { x, sc, with_b ? b : NULL };
         rlx_tensor **out = NULL;
@@ -678,7 +692,9 @@ static void test_layer_norm(void) {
                 stats(v, len, &m, &var);
                 double inv = 1.0 / sqrt(var + (double)1e-3f);
                 for (size_t j = 0; j < len; j++) {
-                    double want = (v[j] - m) * inv * getd(sc, j) + (with_b ? getd(b, j) : 0.0);
+                    int64_t co[3];
+                    coords_of(r * len + j, xd, 3, co);
+                    double want = (v[j] - m) * inv * bcast_get(sc, co, 3) + (with_b ? bcast_get(b, co, 3) : 0.0);
                     if (!(fabs(getd(out[0], r * len + j) - want) <= NORM_TOL * (1 + fabs(want)))) bad++;
                 }
                 if (!(fabs(getd(out[1], r) - m) <= NORM_TOL)) bad++;

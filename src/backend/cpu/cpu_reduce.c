@@ -509,6 +509,15 @@ static rlx_status norm_rows(rlx_cpu_kctx *k, bool rms) {
     RLX_TRY(check_out(k, 1, rows));
     RLX_TRY(check_out(k, 2, rows));
     double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    /* When Scale and B do not vary across rows (the usual [d_axis, ...]
+     * shapes), their offset within a row is computed once per column. */
+    bool row_invariant = true;
+    for (int d = 0; d < ax; d++) row_invariant &= ss[d] == 0 && (!b || bs[d] == 0);
+    size_t *soff = row_invariant && len ? malloc(2 * len * sizeof *soff) : NULL, *boff = soff ? soff + len : NULL;
+    for (size_t j = 0; soff && j < len; j++) {
+        soff[j] = bcast_off(j, x->dims + ax, x->rank - ax, ss + ax);
+        boff[j] = b ? bcast_off(j, x->dims + ax, x->rank - ax, bs + ax) : 0;
+    }
     for (size_t r = 0; r < rows; r++) {
         size_t base = r * len;
         double m, v, inv;
@@ -523,13 +532,14 @@ static rlx_status norm_rows(rlx_cpu_kctx *k, bool rms) {
         }
         for (size_t j = 0; j < len; j++) {
             size_t i = base + j;
-            double val = (ld(x, i) - m) * inv * ld(sc, bcast_off(i, x->dims, x->rank, ss));
-            if (b) val += ld(b, bcast_off(i, x->dims, x->rank, bs));
+            double val = (ld(x, i) - m) * inv * ld(sc, soff ? soff[j] : bcast_off(i, x->dims, x->rank, ss));
+            if (b) val += ld(b, boff ? boff[j] : bcast_off(i, x->dims, x->rank, bs));
             st_f64(y, i, val);
         }
         if (mean_out) st_f64(mean_out, r, m);
         if (inv_out) st_f64(inv_out, r, inv);
     }
+    free(soff);
     return RLX_OK;
 }
 
