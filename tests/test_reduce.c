@@ -916,6 +916,37 @@ static void test_fast_path_matches_reference(void) {
     }
 }
 
+/* Einsum's f32 fast path against the reference kernel (constant folding),
+ * bit for bit, on equations with one, two and three operands. */
+static void test_einsum_fast_matches_reference(void) {
+    struct { const char *eq; int n; int r[3]; int64_t d[3][4]; } cases[] = {
+        { "ij,jk->ik", 2, { 2, 2 }, { { 7, 9 }, { 9, 5 } } },
+        { "bij,bkj->bik", 2, { 3, 3 }, { { 2, 3, 8 }, { 2, 4, 8 } } },
+        { "...ij,...jk->...ik", 2, { 4, 3 }, { { 2, 1, 3, 4 }, { 5, 4, 2 } } },
+        { "ii->", 1, { 2 }, { { 6, 6 } } },
+        { "ijk->j", 1, { 3 }, { { 3, 4, 5 } } },
+        { "ij,jk,kl->il", 3, { 2, 2, 2 }, { { 3, 4 }, { 4, 5 }, { 5, 2 } } },
+        { "bhqd,bhkd->bhqk", 2, { 4, 4 }, { { 1, 2, 5, 8 }, { 1, 2, 6, 8 } } },
+        { "ijkl->j", 1, { 4 }, { { 2, 3, 4, 5 } } },               /* three summed labels: carries */
+        { "ijk,ikl->", 2, { 3, 3 }, { { 3, 2, 4 }, { 3, 4, 2 } } }, /* four summed labels */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        rlx_tensor *t[3] = { NULL, NULL, NULL };
+        for (int i = 0; i < cases[c].n; i++) t[i] = rnd(RLX_DTYPE_F32, cases[c].r[i], cases[c].d[i], -2, 2);
+        rlx_attr at[1] = { RLX_ATTR_S("equation", cases[c].eq) };
+        int k_fast[3] = { 0, 0, 0 }, k_ref[3] = { 1, 1, 1 };
+        rlx_tensor **fast = NULL, **ref = NULL;
+        CHECK_OK(run("Einsum", 12, cases[c].n, (const rlx_tensor *const *)t, k_fast, 1, 1, at, &fast));
+        CHECK_OK(run("Einsum", 12, cases[c].n, (const rlx_tensor *const *)t, k_ref, 1, 1, at, &ref));
+        if (fast && ref)
+            CHECK_MSG(same_bits_or_nan(fast[0], ref[0]), "Einsum '%s': fast path differs from the reference (exact)",
+                      cases[c].eq);
+        test_free_outputs(fast, 1);
+        test_free_outputs(ref, 1);
+        for (int i = 0; i < 3; i++) rlx_tensor_destroy(t[i]);
+    }
+}
+
 /* ================================================================ errors */
 
 static void test_errors(void) {
@@ -998,6 +1029,7 @@ int main(void) {
     test_group_instance_norm();
     test_lp_mvn_lrn();
     test_fast_path_matches_reference();
+    test_einsum_fast_matches_reference();
     test_errors();
     TEST_MAIN_END();
 }

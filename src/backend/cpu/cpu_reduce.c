@@ -672,6 +672,62 @@ static rlx_status k_lrn(rlx_cpu_kctx *k) {
 
 /* ------------------------------------------------------------ Einsum */
 
+/* Einsum fast path for f32: the innermost summed label runs as a strided
+ * loop, the other summed labels as a counter (no divisions). Products and
+ * sums happen in the reference's order, in double, so the results are
+ * identical. */
+static bool einsum_fast_f32(rlx_cpu_kctx *k, const rlx_einsum *e, size_t stp[][RLX_EINSUM_MAX_LABELS],
+                            const int *sum_lab, int n_sum, size_t sum_total) {
+    int n_in = e->n_in;
+    rlx_tensor *y = k->out[0];
+    if (y->dtype != RLX_DTYPE_F32 || n_sum == 0 || sum_total == 0) return false;
+    const float *px[RLX_EINSUM_MAX_INPUTS];
+    for (int t = 0; t < n_in; t++) {
+        if (k->in[t]->dtype != RLX_DTYPE_F32) return false;
+        px[t] = k->in[t]->data;
+    }
+    int last = sum_lab[n_sum - 1];
+    size_t len = (size_t)e->extent[last], outer = sum_total / len, ls[RLX_EINSUM_MAX_INPUTS];
+    for (int t = 0; t < n_in; t++) ls[t] = stp[t][last];
+    float *py = y->data;
+    size_t out_total = rlx_tensor_numel(y);
+    for (size_t o = 0; o < out_total; o++) {
+        size_t off[RLX_EINSUM_MAX_INPUTS] = { 0 }, rem = o;
+        for (int i = e->out_rank - 1; i >= 0; i--) {
+            int l = e->out_label[i];
+            size_t c = rem % (size_t)e->extent[l];
+            rem /= (size_t)e->extent[l];
+            for (int t = 0; t < n_in; t++) off[t] += c * stp[t][l];
+        }
+        int64_t ctr[RLX_EINSUM_MAX_LABELS] = { 0 };
+        double acc = 0;
+        for (size_t s = 0; s < outer; s++) {
+            if (n_in == 1) {
+                const float *a = px[0] + off[0];
+                for (size_t c = 0; c < len; c++) acc += (double)a[c * ls[0]];
+            } else if (n_in == 2) {
+                const float *a = px[0] + off[0], *b = px[1] + off[1];
+                for (size_t c = 0; c < len; c++) acc += (double)a[c * ls[0]] * (double)b[c * ls[1]];
+            } else {
+                for (size_t c = 0; c < len; c++) {
+                    double prod = 1;
+                    for (int t = 0; t < n_in; t++) prod *= (double)px[t][off[t] + c * ls[t]];
+                    acc += prod;
+                }
+            }
+            for (int i = n_sum - 2; i >= 0; i--) { /* advance the other summed labels */
+                int l = sum_lab[i];
+                for (int t = 0; t < n_in; t++) off[t] += stp[t][l];
+                if (++ctr[i] < e->extent[l]) break;
+                for (int t = 0; t < n_in; t++) off[t] -= stp[t][l] * (size_t)e->extent[l];
+                ctr[i] = 0;
+            }
+        }
+        py[o] = (float)acc;
+    }
+    return true;
+}
+
 /* ONNX Einsum-12, by a plain loop over the whole index space: for every
  * output element, the sum over the summed labels of the product of the
  * operands. Repeated labels in an operand add their strides (the diagonal);
@@ -714,6 +770,7 @@ static rlx_status k_einsum(rlx_cpu_kctx *k) {
             if (!rlx_mul_ok(sum_total, (size_t)e.extent[l], &sum_total))
                 return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "the summed index space is too large");
         }
+    if (!k->reference && einsum_fast_f32(k, &e, stp, sum_lab, n_sum, sum_total)) return RLX_OK;
     size_t out_total = rlx_tensor_numel(y);
     bool is_int = rlx_dtype_is_int(y->dtype);
     for (size_t o = 0; o < out_total; o++) {
