@@ -176,7 +176,8 @@ static void test_reduce_ops(void) {
     };
     for (int op = 0; op < N_OPS; op++) {
         /* LogSum needs a positive sum, Prod values near 1 */
-        float lo = (op == OP_LOGSUM || op == OP_PROD) ? 0.5f : -2.0f, hi = (op == OP_LOGSUM || op == OP_PROD) ? 1.5f : 2.0f;
+        bool positive = op == OP_LOGSUM || op == OP_PROD;
+        float lo = positive ? 0.5f : -2.0f, hi = positive ? 1.5f : 2.0f;
         rlx_tensor *x = rnd(RLX_DTYPE_F32, 3, dims, lo, hi);
         for (int mode = 0; mode < 3; mode++)
             for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -226,13 +227,17 @@ static void test_reduce_noop(void) {
             /* noop = 1: identity of the reduction (expect_reduce with no reduced axis) */
             rlx_tensor *y = run_reduce(op, AX_CONST_INPUT, x, empty_input ? &none : NULL, 0, 1, 1, NULL);
             rlx_tensor *want = expect_reduce(op, x, nomask, true, 0);
-            if (y) CHECK_MSG(test_allclose(y, want, F32_RTOL, F32_ATOL), "%s noop (empty input %d)", k_ops[op], empty_input);
+            if (y)
+                CHECK_MSG(test_allclose(y, want, F32_RTOL, F32_ATOL), "%s noop (empty input %d)", k_ops[op],
+                          empty_input);
             rlx_tensor_destroy(y);
             rlx_tensor_destroy(want);
             /* noop = 0 with an empty axes list: reduce everything */
             y = run_reduce(op, AX_CONST_INPUT, x, empty_input ? &none : NULL, 0, 0, 0, NULL);
             want = expect_reduce(op, x, all, false, 0);
-            if (y) CHECK_MSG(test_allclose(y, want, F32_RTOL, F32_ATOL), "%s empty axes (empty input %d)", k_ops[op], empty_input);
+            if (y)
+                CHECK_MSG(test_allclose(y, want, F32_RTOL, F32_ATOL), "%s empty axes (empty input %d)", k_ops[op],
+                          empty_input);
             rlx_tensor_destroy(y);
             rlx_tensor_destroy(want);
         }
@@ -332,7 +337,10 @@ static void test_reduce_int(void) {
             int bad = 0;
             for (int i = 0; i < 6; i++) {
                 int any = 0, every = 1;
-                for (int j = 0; j < 3; j++) any |= (int)geti(xb, (size_t)(i * 3 + j)), every &= (int)geti(xb, (size_t)(i * 3 + j));
+                for (int j = 0; j < 3; j++) {
+                    int v = (int)geti(xb, (size_t)(i * 3 + j));
+                    any |= v, every &= v;
+                }
                 if (geti(out[0], (size_t)i) != (op == OP_MAX ? any : every)) bad++;
             }
             CHECK_MSG(out[0]->dtype == RLX_DTYPE_BOOL && bad == 0, "%s bool: %d rows differ", k_ops[op], bad);
@@ -420,7 +428,8 @@ static void test_argmax_argmin(void) {
                                     for (int64_t j = 0; j < dims[ax]; j++) {
                                         co[ax] = j;
                                         double v = getd(src, flat_of(co, dims, 3));
-                                        bool better = is_max ? (last ? v >= ext : v > ext) : (last ? v <= ext : v < ext);
+                                        bool better = is_max ? (last ? v >= ext : v > ext)
+                                                             : (last ? v <= ext : v < ext);
                                         if (better) ext = v, idx = j;
                                     }
                                     co[ax] = 0;
@@ -437,6 +446,21 @@ static void test_argmax_argmin(void) {
     }
     rlx_tensor_destroy(x);
     rlx_tensor_destroy(xi);
+    /* NaN is the extreme for both (as numpy): first NaN, or last with ties */
+    int64_t d4 = 4;
+    float v[4] = { 1.0f, NAN, 3.0f, NAN };
+    rlx_tensor *xn = test_tensor_f32(1, &d4, v);
+    for (int c = 0; c < 4; c++) {
+        rlx_attr at[2] = { RLX_ATTR_I("keepdims", 0), RLX_ATTR_I("select_last_index", c & 1) };
+        rlx_tensor **out = NULL;
+        const char *op = c < 2 ? "ArgMax" : "ArgMin";
+        CHECK_OK(run(op, 13, 1, (const rlx_tensor *[]){ xn }, NULL, 1, 2, at, &out));
+        if (out)
+            CHECK_MSG(((const int64_t *)out[0]->data)[0] == ((c & 1) ? 3 : 1), "%s with NaN (select_last %d)", op,
+                      c & 1);
+        test_free_outputs(out, 1);
+    }
+    rlx_tensor_destroy(xn);
 }
 
 /* ================================================================ Einsum */
@@ -676,7 +700,8 @@ static void test_layer_norm(void) {
         int srank = 3 - ax;
         /* case 3: a Scale that differs per row, [2, 1, 4] */
         int64_t sd3[3] = { 2, 1, 4 };
-        rlx_tensor *sc = c == 3 ? rnd(RLX_DTYPE_F32, 3, sd3, 0.5f, 1.5f) : rnd(RLX_DTYPE_F32, srank, xd + ax, 0.5f, 1.5f);
+        rlx_tensor *sc = c == 3 ? rnd(RLX_DTYPE_F32, 3, sd3, 0.5f, 1.5f)
+                                : rnd(RLX_DTYPE_F32, srank, xd + ax, 0.5f, 1.5f);
         rlx_tensor *b = rnd(RLX_DTYPE_F32, srank, xd + ax, -1, 1);
         rlx_attr at[2] = { RLX_ATTR_I("axis", axis), RLX_ATTR_F("epsilon", 1e-3f) };
         const rlx_tensor *in[3] = { x, sc, with_b ? b : NULL };
@@ -799,7 +824,8 @@ static void test_lp_mvn_lrn(void) {
                     double want = nrm == 0 ? 0 : A2(x, i, j, 4) / nrm;
                     if (!(fabs(A2(out[0], i, j, 4) - want) <= NORM_TOL)) bad++;
                 }
-            CHECK_MSG(bad == 0, "LpNormalization p %d axis %d: %d values differ (tolerance %g)", p, axis, bad, NORM_TOL);
+            CHECK_MSG(bad == 0, "LpNormalization p %d axis %d: %d values differ (tolerance %g)", p, axis, bad,
+                      NORM_TOL);
             test_free_outputs(out, 1);
         }
     rlx_tensor_destroy(x);
@@ -854,7 +880,8 @@ static void test_lp_mvn_lrn(void) {
             double sq = 0;
             for (int64_t ch = 0; ch < 5; ch++) {
                 /* window: c - floor((size-1)/2) .. c + ceil((size-1)/2) */
-                if (ch < co[1] - (int64_t)floor((size - 1) / 2.0) || ch > co[1] + (int64_t)ceil((size - 1) / 2.0)) continue;
+                if (ch < co[1] - (int64_t)floor((size - 1) / 2.0) || ch > co[1] + (int64_t)ceil((size - 1) / 2.0))
+                    continue;
                 int64_t cc[4] = { co[0], ch, co[2], co[3] };
                 double v = getd(x, flat_of(cc, dl, 4));
                 sq += v * v;

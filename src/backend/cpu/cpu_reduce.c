@@ -10,9 +10,10 @@
  * Max; +inf (or the type's maximum) for Min; -inf for LogSum and LogSumExp;
  * NaN for a float Mean (0 for an integer Mean).
  *
- * The normalisations and Einsum compute in double as well. A fast path for
- * f32 reductions over one contiguous block of axes sits beside the reference
- * and gives identical results (same summation order, double accumulators). */
+ * The normalisations and Einsum compute in double as well. Fast paths sit
+ * beside the reference (k->reference false): f32 Reduce* over one contiguous
+ * block of axes, and f32 Einsum; both give results identical to the
+ * reference (same summation order, double accumulators). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,8 +181,12 @@ static rlx_status reduce_float(rlx_cpu_kctx *k, red_op op, const red_plan *p) {
     case R_L1: RED_FOR(p, i, o, acc[o] += fabs(ld(x, i))); break;
     case R_L2: case R_SUMSQ: RED_FOR(p, i, o, { double v = ld(x, i); acc[o] += v * v; }); break;
     /* NaN propagates; the first NaN met stays */
-    case R_MAX: RED_FOR(p, i, o, { double v = ld(x, i); if (v > acc[o] || (v != v && acc[o] == acc[o])) acc[o] = v; }); break;
-    case R_MIN: RED_FOR(p, i, o, { double v = ld(x, i); if (v < acc[o] || (v != v && acc[o] == acc[o])) acc[o] = v; }); break;
+    case R_MAX:
+        RED_FOR(p, i, o, { double v = ld(x, i); if (v > acc[o] || (v != v && acc[o] == acc[o])) acc[o] = v; });
+        break;
+    case R_MIN:
+        RED_FOR(p, i, o, { double v = ld(x, i); if (v < acc[o] || (v != v && acc[o] == acc[o])) acc[o] = v; });
+        break;
     case R_LSE: RED_FOR(p, i, o, { if (isfinite(mx[o])) acc[o] += exp(ld(x, i) - mx[o]); }); break;
     }
     for (size_t o = 0; o < p->n_out; o++) {
@@ -459,7 +464,8 @@ static rlx_status need_numel(const rlx_cpu_kctx *k, int i, size_t want, const ch
 static rlx_status k_instance_norm(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *sc = k->in[1], *b = k->in[2];
     rlx_tensor *y = k->out[0];
-    if (x->rank < 2) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
+    if (x->rank < 2)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
     size_t nb = (size_t)x->dims[0], ch = (size_t)x->dims[1], sp = prod_dims(x->dims, 2, x->rank);
     RLX_TRY(need_numel(k, 1, ch, "scale"));
     RLX_TRY(need_numel(k, 2, ch, "B"));
@@ -552,7 +558,8 @@ static rlx_status k_rms_norm(rlx_cpu_kctx *k) { return norm_rows(k, true); }
 static rlx_status k_group_norm(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *sc = k->in[1], *b = k->in[2];
     rlx_tensor *y = k->out[0];
-    if (x->rank < 2) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
+    if (x->rank < 2)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
     int64_t g = rlx_attr_int(k->n, "num_groups", 0);
     size_t nb = (size_t)x->dims[0], ch = (size_t)x->dims[1], sp = prod_dims(x->dims, 2, x->rank);
     if (g <= 0 || ch % (size_t)g != 0)
@@ -584,7 +591,8 @@ static rlx_status k_lp_norm(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     int64_t p = rlx_attr_int(k->n, "p", 2), axis = rlx_attr_int(k->n, "axis", -1);
     int ax;
-    if (p != 1 && p != 2) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "p is %lld; only 1 and 2 are defined", (long long)p);
+    if (p != 1 && p != 2)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "p is %lld; only 1 and 2 are defined", (long long)p);
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for an input of rank %d",
                             (long long)axis, x->rank);
@@ -649,7 +657,8 @@ static rlx_status k_lrn(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     int64_t size = rlx_attr_int(k->n, "size", 0);
     if (size <= 0) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "size is %lld", (long long)size);
-    if (x->rank < 2) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
+    if (x->rank < 2)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
     double alpha = rlx_attr_float(k->n, "alpha", 1e-4f), beta = rlx_attr_float(k->n, "beta", 0.75f);
     double bias = rlx_attr_float(k->n, "bias", 1.0f);
     int64_t nb = x->dims[0], ch = x->dims[1], before = (size - 1) / 2, after = size / 2;
@@ -746,7 +755,8 @@ static rlx_status k_einsum(rlx_cpu_kctx *k) {
     rlx_einsum e;
     RLX_TRY(rlx_einsum_resolve(k->n, n_in, ranks, dims, NULL, RLX_ERR_INVALID_ARGUMENT, &e));
     rlx_tensor *y = k->out[0];
-    if (y->rank != e.out_rank) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output rank %d, equation gives %d", y->rank, e.out_rank);
+    if (y->rank != e.out_rank)
+        return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output rank %d, equation gives %d", y->rank, e.out_rank);
     for (int i = 0; i < e.out_rank; i++)
         if (y->dims[i] != e.extent[e.out_label[i]])
             return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output dim %d is %lld, equation gives %lld", i,

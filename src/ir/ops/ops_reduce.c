@@ -145,7 +145,8 @@ static rlx_status check_unidir(rlx_infer_ctx *c, const rlx_value *x, const rlx_v
     }
     if (!ok)
         return rlx_ictx_fail(c, "%s '%s' of shape %s does not broadcast to the input shape %s", what, p->name,
-                             rlx_shape_str(p->dims, p->rank, a, sizeof a), rlx_shape_str(x->dims, x->rank, b, sizeof b));
+                             rlx_shape_str(p->dims, p->rank, a, sizeof a),
+                             rlx_shape_str(x->dims, x->rank, b, sizeof b));
     return RLX_OK;
 }
 
@@ -314,7 +315,8 @@ static rlx_status infer_einsum(rlx_infer_ctx *c) {
 /* ------------------------------------------------------------ the table */
 
 #define REDUCE_ATTRS \
-    { "axes", RLX_ATTR_INTS, false }, { "keepdims", RLX_ATTR_INT, false }, { "noop_with_empty_axes", RLX_ATTR_INT, false }
+    { "axes", RLX_ATTR_INTS, false }, { "keepdims", RLX_ATTR_INT, false }, \
+    { "noop_with_empty_axes", RLX_ATTR_INT, false }
 #define REDUCE(nm, ...)                                                                                            \
     { .name = nm, .domain = "", .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = 2, .min_out = 1, .max_out = 1, \
       .infer = infer_reduce, .attrs = { REDUCE_ATTRS } }

@@ -86,8 +86,8 @@ static rlx_status parse_term(const rlx_node *n, rlx_status status, const char *s
         char c = s[i];
         if (c == '.') {
             if (i + 2 >= len || s[i + 1] != '.' || s[i + 2] != '.')
-                return rlx_fail(status, "%s: Einsum equation: %s '%.*s' has a '.' that is not part of an ellipsis '...'",
-                                rlx_node_desc(n), what, len, s);
+                return rlx_fail(status, "%s: Einsum equation: %s '%.*s' has a '.' that is not part of an "
+                                "ellipsis '...'", rlx_node_desc(n), what, len, s);
             if (t->ell_pos >= 0)
                 return rlx_fail(status, "%s: Einsum equation: %s '%.*s' has more than one ellipsis", rlx_node_desc(n),
                                 what, len, s);
@@ -152,7 +152,8 @@ rlx_status rlx_einsum_resolve(const rlx_node *n, int n_in, const int *ranks, con
     for (const char *p = eq_attr; *p; p++) {
         if (*p == ' ') continue;
         if (len + 1 >= sizeof eq)
-            return rlx_fail(status, "%s: Einsum equation is longer than %zu characters", rlx_node_desc(n), sizeof eq - 1);
+            return rlx_fail(status, "%s: Einsum equation is longer than %zu characters", rlx_node_desc(n),
+                            sizeof eq - 1);
         eq[len++] = *p;
     }
     eq[len] = 0;
