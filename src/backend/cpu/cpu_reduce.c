@@ -1,5 +1,831 @@
-/* CPU kernels of the reduce family (placeholder; filled in by the op work). */
-#include "backend/cpu/cpu.h"
+/* CPU reference kernels of the reduce family (see src/ir/ops/ops_reduce.c).
+ *
+ * Numerics: float inputs (f32, f64, f16, bf16) are reduced in double and
+ * rounded once at the end; LogSumExp subtracts the maximum first. Integer
+ * Sum, Mean, Prod, Max, Min, L1 and SumSquare accumulate in 64-bit integers
+ * (wrapping like the output type would); integer L2, LogSum and LogSumExp
+ * go through double and are truncated toward zero (saturating, NaN -> 0).
+ * Empty reductions give the identity of the reduction (ONNX Reduce*-18/20):
+ * 0 for Sum, L1, L2, SumSquare; 1 for Prod; -inf (or the type's minimum) for
+ * Max; +inf (or the type's maximum) for Min; -inf for LogSum and LogSumExp;
+ * NaN for a float Mean (0 for an integer Mean).
+ *
+ * The normalisations and Einsum compute in double as well. Fast paths sit
+ * beside the reference (k->reference false): f32 Reduce* over one contiguous
+ * block of axes, and f32 Einsum; both give results identical to the
+ * reference (same summation order, double accumulators). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
-const rlx_cpu_kernel rlx_cpu_kernels_reduce[] = { { NULL, NULL } };
-const size_t rlx_cpu_kernels_reduce_count = 0;
+#include "backend/cpu/cpu.h"
+#include "base/mem.h"
+#include "ir/ops/ops.h"
+#include "ir/ops/reduce_geom.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static inline double ld(const rlx_tensor *t, size_t i) {
+    if (t->dtype == RLX_DTYPE_F32) return ((const float *)t->data)[i];
+    return rlx_tensor_get_f64(t, i);
+}
+
+/* Stores a double into any numeric tensor; integer outputs are truncated
+ * toward zero with saturation (NaN -> 0), never undefined behaviour. */
+static void st_f64(rlx_tensor *t, size_t i, double v) {
+    if (t->dtype == RLX_DTYPE_F32) {
+        ((float *)t->data)[i] = (float)v;
+        return;
+    }
+    if (!rlx_dtype_is_int(t->dtype)) {
+        rlx_tensor_set_f64(t, i, v);
+        return;
+    }
+    if (v != v) v = 0;
+    if (t->dtype == RLX_DTYPE_U64) {
+        ((uint64_t *)t->data)[i] = v <= 0 ? 0 : v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
+        return;
+    }
+    int64_t r = v >= 9223372036854775807.0 ? INT64_MAX : v <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v;
+    rlx_tensor_set_i64(t, i, r);
+}
+
+/* Checks that an output has the element count the kernel computed. */
+static rlx_status check_out(const rlx_cpu_kctx *k, int i, size_t want) {
+    if (i >= k->n->n_out || !k->out[i]) return RLX_OK;
+    if (rlx_tensor_numel(k->out[i]) != want)
+        return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output %d has %zu elements, the kernel computes %zu", i,
+                            rlx_tensor_numel(k->out[i]), want);
+    return RLX_OK;
+}
+
+static size_t prod_dims(const int64_t *dims, int from, int to) {
+    size_t n = 1;
+    for (int i = from; i < to; i++) n *= (size_t)dims[i];
+    return n;
+}
+
+/* Offset into a tensor that broadcasts unidirectionally to shape
+ * (rank, dims), of the element at row-major flat index `flat`. */
+static size_t bcast_off(size_t flat, const int64_t *dims, int rank, const int64_t *bstride) {
+    size_t off = 0;
+    for (int d = rank - 1; d >= 0; d--) {
+        size_t ext = (size_t)dims[d];
+        size_t c = ext ? flat % ext : 0;
+        flat = ext ? flat / ext : 0;
+        off += c * (size_t)bstride[d];
+    }
+    return off;
+}
+
+/* ------------------------------------------------------------ reduction plan */
+
+/* Maps every input element (in row-major order) to its output element: the
+ * output offset advances by ostep[d] along input dim d (0 on reduced dims). */
+typedef struct red_plan {
+    int rank;
+    int64_t dims[RLX_MAX_RANK];
+    int64_t ostep[RLX_MAX_RANK];
+    size_t n_in, n_out;
+    size_t count; /* input elements per output element */
+} red_plan;
+
+static void red_plan_init(red_plan *p, const rlx_tensor *x, const rlx_reduce_spec *r) {
+    memset(p, 0, sizeof *p);
+    p->rank = x->rank;
+    memcpy(p->dims, x->dims, sizeof p->dims);
+    int64_t kd[RLX_MAX_RANK], ks[RLX_MAX_RANK];
+    p->n_in = rlx_tensor_numel(x);
+    p->n_out = 1;
+    p->count = 1;
+    for (int d = 0; d < x->rank; d++) {
+        kd[d] = r->axis[d] ? 1 : x->dims[d];
+        if (r->axis[d]) p->count *= (size_t)x->dims[d];
+        else p->n_out *= (size_t)x->dims[d];
+    }
+    rlx_strides(kd, x->rank, ks);
+    for (int d = 0; d < x->rank; d++) p->ostep[d] = r->axis[d] ? 0 : ks[d];
+}
+
+/* Advances the row-major counter ctr over p->dims by one and the output
+ * offset *o with it. */
+static inline void red_next(const red_plan *p, int64_t *ctr, size_t *o) {
+    for (int d = p->rank - 1; d >= 0; d--) {
+        ctr[d]++;
+        *o += (size_t)p->ostep[d];
+        if (ctr[d] < p->dims[d]) return;
+        *o -= (size_t)(p->ostep[d] * p->dims[d]);
+        ctr[d] = 0;
+    }
+}
+
+#define RED_FOR(p, i, o, ...)                                               \
+    do {                                                                    \
+        int64_t ctr_[RLX_MAX_RANK] = { 0 };                                 \
+        size_t o = 0;                                                       \
+        for (size_t i = 0; i < (p)->n_in; i++, red_next((p), ctr_, &o)) {   \
+            __VA_ARGS__;                                                    \
+        }                                                                   \
+    } while (0)
+
+/* ------------------------------------------------------------ Reduce* */
+
+typedef enum red_op { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LSE, R_SUMSQ } red_op;
+
+static rlx_status kernel_axes(rlx_cpu_kctx *k, rlx_reduce_spec *r) {
+    int64_t axes[64];
+    size_t na = 0;
+    if (rlx_reduce_axes_are_input(k->n)) {
+        const rlx_tensor *a = k->n->n_in > 1 ? k->in[1] : NULL;
+        if (a) {
+            if (!rlx_dtype_is_int(a->dtype))
+                return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axes input has dtype %s, expected int64",
+                                    rlx_dtype_name(a->dtype));
+            na = rlx_tensor_numel(a);
+            if (na > RLX_ARRAY_LEN(axes))
+                return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axes input has %zu values", na);
+            for (size_t i = 0; i < na; i++) axes[i] = rlx_tensor_get_i64(a, i);
+        }
+    } else {
+        const int64_t *at = rlx_attr_ints(k->n, "axes", &na);
+        if (na > RLX_ARRAY_LEN(axes))
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "attribute 'axes' has %zu values", na);
+        if (na) memcpy(axes, at, na * sizeof *axes);
+    }
+    return rlx_reduce_resolve(k->n, k->in[0]->rank, axes, na, RLX_ERR_INVALID_ARGUMENT, r);
+}
+
+static rlx_status reduce_float(rlx_cpu_kctx *k, red_op op, const red_plan *p) {
+    const rlx_tensor *x = k->in[0];
+    rlx_tensor *y = k->out[0];
+    if (p->n_out == 0) return RLX_OK;
+    double *acc = malloc(p->n_out * sizeof *acc);
+    double *mx = op == R_LSE ? malloc(p->n_out * sizeof *mx) : NULL;
+    if (!acc || (op == R_LSE && !mx)) {
+        free(acc);
+        free(mx);
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory for %zu accumulators", p->n_out);
+    }
+    double init = op == R_PROD ? 1.0 : op == R_MAX ? -INFINITY : op == R_MIN ? INFINITY : 0.0;
+    for (size_t o = 0; o < p->n_out; o++) acc[o] = init;
+    if (op == R_LSE) {
+        for (size_t o = 0; o < p->n_out; o++) mx[o] = -INFINITY;
+        RED_FOR(p, i, o, {
+            double v = ld(x, i);
+            if (v > mx[o] || (v != v && mx[o] == mx[o])) mx[o] = v;
+        });
+    }
+    switch (op) {
+    case R_SUM: case R_MEAN: case R_LOGSUM: RED_FOR(p, i, o, acc[o] += ld(x, i)); break;
+    case R_PROD: RED_FOR(p, i, o, acc[o] *= ld(x, i)); break;
+    case R_L1: RED_FOR(p, i, o, acc[o] += fabs(ld(x, i))); break;
+    case R_L2: case R_SUMSQ: RED_FOR(p, i, o, { double v = ld(x, i); acc[o] += v * v; }); break;
+    /* NaN propagates; the first NaN met stays */
+    case R_MAX:
+        RED_FOR(p, i, o, { double v = ld(x, i); if (v > acc[o] || (v != v && acc[o] == acc[o])) acc[o] = v; });
+        break;
+    case R_MIN:
+        RED_FOR(p, i, o, { double v = ld(x, i); if (v < acc[o] || (v != v && acc[o] == acc[o])) acc[o] = v; });
+        break;
+    case R_LSE: RED_FOR(p, i, o, { if (isfinite(mx[o])) acc[o] += exp(ld(x, i) - mx[o]); }); break;
+    }
+    for (size_t o = 0; o < p->n_out; o++) {
+        double v = acc[o];
+        switch (op) {
+        case R_MEAN: v = v / (double)p->count; break; /* 0/0 = NaN for an empty set */
+        case R_L2: v = sqrt(v); break;
+        case R_LOGSUM: v = log(v); break;
+        case R_LSE: v = isfinite(mx[o]) ? mx[o] + log(v) : mx[o]; break;
+        default: break;
+        }
+        st_f64(y, o, v);
+    }
+    free(acc);
+    free(mx);
+    return RLX_OK;
+}
+
+/* The smallest and largest value of an integer (or bool) dtype, as the
+ * int64 bit pattern that rlx_tensor_set_i64 stores. */
+static void int_range(rlx_dtype dt, int64_t *lo, int64_t *hi) {
+    switch (dt) {
+    case RLX_DTYPE_BOOL: *lo = 0, *hi = 1; break;
+    case RLX_DTYPE_U8: *lo = 0, *hi = UINT8_MAX; break;
+    case RLX_DTYPE_I8: *lo = INT8_MIN, *hi = INT8_MAX; break;
+    case RLX_DTYPE_U16: *lo = 0, *hi = UINT16_MAX; break;
+    case RLX_DTYPE_I16: *lo = INT16_MIN, *hi = INT16_MAX; break;
+    case RLX_DTYPE_U32: *lo = 0, *hi = UINT32_MAX; break;
+    case RLX_DTYPE_I32: *lo = INT32_MIN, *hi = INT32_MAX; break;
+    case RLX_DTYPE_U64: *lo = 0, *hi = -1; break; /* UINT64_MAX */
+    default: *lo = INT64_MIN, *hi = INT64_MAX; break;
+    }
+}
+
+static rlx_status reduce_int(rlx_cpu_kctx *k, red_op op, const red_plan *p) {
+    const rlx_tensor *x = k->in[0];
+    rlx_tensor *y = k->out[0];
+    if (p->n_out == 0) return RLX_OK;
+    uint64_t *acc = malloc(p->n_out * sizeof *acc);
+    if (!acc) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory for %zu accumulators", p->n_out);
+    bool u64 = x->dtype == RLX_DTYPE_U64;
+    int64_t lo, hi;
+    int_range(x->dtype, &lo, &hi);
+    uint64_t init = op == R_PROD ? 1 : op == R_MAX ? (uint64_t)lo : op == R_MIN ? (uint64_t)hi : 0;
+    for (size_t o = 0; o < p->n_out; o++) acc[o] = init;
+    switch (op) {
+    case R_SUM: case R_MEAN: RED_FOR(p, i, o, acc[o] += (uint64_t)rlx_tensor_get_i64(x, i)); break;
+    case R_PROD: RED_FOR(p, i, o, acc[o] *= (uint64_t)rlx_tensor_get_i64(x, i)); break;
+    case R_L1:
+        RED_FOR(p, i, o, {
+            int64_t v = rlx_tensor_get_i64(x, i);
+            acc[o] += (v < 0 && !u64) ? 0 - (uint64_t)v : (uint64_t)v;
+        });
+        break;
+    case R_SUMSQ: RED_FOR(p, i, o, { uint64_t v = (uint64_t)rlx_tensor_get_i64(x, i); acc[o] += v * v; }); break;
+    case R_MAX:
+        RED_FOR(p, i, o, {
+            uint64_t v = (uint64_t)rlx_tensor_get_i64(x, i);
+            if (u64 ? v > acc[o] : (int64_t)v > (int64_t)acc[o]) acc[o] = v;
+        });
+        break;
+    case R_MIN:
+        RED_FOR(p, i, o, {
+            uint64_t v = (uint64_t)rlx_tensor_get_i64(x, i);
+            if (u64 ? v < acc[o] : (int64_t)v < (int64_t)acc[o]) acc[o] = v;
+        });
+        break;
+    default: break;
+    }
+    for (size_t o = 0; o < p->n_out; o++) {
+        uint64_t v = acc[o];
+        if (op == R_MEAN) {
+            if (p->count == 0) v = 0;
+            else if (u64) v = v / p->count;
+            else v = (uint64_t)((int64_t)v / (int64_t)p->count);
+        }
+        rlx_tensor_set_i64(y, o, (int64_t)v);
+    }
+    free(acc);
+    return RLX_OK;
+}
+
+/* Fast path: f32 input, the reduced axes one contiguous block, viewed as
+ * [pre, red, post]. Accumulates in double in the order of the reference, so
+ * the results are identical. */
+static bool reduce_fast_f32(rlx_cpu_kctx *k, red_op op, const rlx_reduce_spec *r, const red_plan *p) {
+    const rlx_tensor *x = k->in[0];
+    if (x->dtype != RLX_DTYPE_F32 || k->out[0]->dtype != RLX_DTYPE_F32 || r->n_axes == 0 || p->n_out == 0) return false;
+    if (op != R_SUM && op != R_MEAN && op != R_MAX && op != R_MIN && op != R_SUMSQ && op != R_L2 && op != R_L1)
+        return false;
+    int first = -1, last = -1;
+    for (int d = 0; d < r->rank; d++)
+        if (r->axis[d]) {
+            if (first < 0) first = d;
+            else if (last != d - 1) return false;
+            last = d;
+        }
+    size_t pre = prod_dims(x->dims, 0, first), red = prod_dims(x->dims, first, last + 1);
+    size_t post = prod_dims(x->dims, last + 1, r->rank);
+    const float *px = x->data;
+    float *py = k->out[0]->data;
+    if (post == 1) { /* reduced block innermost: one contiguous row per output */
+        for (size_t a = 0; a < pre; a++) {
+            const float *row = px + a * red;
+            double s = op == R_MAX ? -INFINITY : op == R_MIN ? INFINITY : 0.0;
+            switch (op) {
+            case R_SUM: case R_MEAN: for (size_t b = 0; b < red; b++) s += row[b]; break;
+            case R_L1: for (size_t b = 0; b < red; b++) s += fabs((double)row[b]); break;
+            case R_SUMSQ: case R_L2: for (size_t b = 0; b < red; b++) s += (double)row[b] * (double)row[b]; break;
+            case R_MAX: case R_MIN: { /* the extreme of floats is one of them: exact in float */
+                /* branch-free compare chain; NaN is tracked apart and the
+                 * first NaN returned, as the reference does */
+                float m = (float)s;
+                int nan = 0;
+                if (op == R_MAX)
+                    for (size_t b = 0; b < red; b++) nan |= row[b] != row[b], m = row[b] > m ? row[b] : m;
+                else
+                    for (size_t b = 0; b < red; b++) nan |= row[b] != row[b], m = row[b] < m ? row[b] : m;
+                for (size_t b = 0; nan && b < red; b++)
+                    if (row[b] != row[b]) {
+                        m = row[b];
+                        break;
+                    }
+                s = m;
+                break;
+            }
+            default: break;
+            }
+            if (op == R_MEAN) s /= (double)red;
+            else if (op == R_L2) s = sqrt(s);
+            py[a] = (float)s;
+        }
+        return true;
+    }
+    double *acc = malloc(post * sizeof *acc);
+    if (!acc) return false; /* the reference reports it */
+    for (size_t a = 0; a < pre; a++) {
+        double init = op == R_MAX ? -INFINITY : op == R_MIN ? INFINITY : 0.0;
+        for (size_t c = 0; c < post; c++) acc[c] = init;
+        const float *row = px + a * red * post;
+        for (size_t b = 0; b < red; b++, row += post) {
+            switch (op) {
+            case R_SUM: case R_MEAN: for (size_t c = 0; c < post; c++) acc[c] += row[c]; break;
+            case R_L1: for (size_t c = 0; c < post; c++) acc[c] += fabs((double)row[c]); break;
+            case R_SUMSQ: case R_L2:
+                for (size_t c = 0; c < post; c++) acc[c] += (double)row[c] * (double)row[c];
+                break;
+            case R_MAX:
+                for (size_t c = 0; c < post; c++)
+                    if (row[c] > acc[c] || (row[c] != row[c] && acc[c] == acc[c])) acc[c] = row[c];
+                break;
+            case R_MIN:
+                for (size_t c = 0; c < post; c++)
+                    if (row[c] < acc[c] || (row[c] != row[c] && acc[c] == acc[c])) acc[c] = row[c];
+                break;
+            default: break;
+            }
+        }
+        for (size_t c = 0; c < post; c++) {
+            double v = acc[c];
+            if (op == R_MEAN) v /= (double)red;
+            else if (op == R_L2) v = sqrt(v);
+            py[a * post + c] = (float)v;
+        }
+    }
+    free(acc);
+    return true;
+}
+
+static rlx_status reduce_run(rlx_cpu_kctx *k, red_op op) {
+    const rlx_tensor *x = k->in[0];
+    rlx_reduce_spec r;
+    RLX_TRY(kernel_axes(k, &r));
+    red_plan p;
+    red_plan_init(&p, x, &r);
+    RLX_TRY(check_out(k, 0, p.n_out));
+    if (!k->reference && reduce_fast_f32(k, op, &r, &p)) return RLX_OK;
+    bool int_acc = (rlx_dtype_is_int(x->dtype) || x->dtype == RLX_DTYPE_BOOL) && op != R_L2 && op != R_LOGSUM &&
+                   op != R_LSE;
+    if (x->dtype == RLX_DTYPE_BOOL && op != R_MAX && op != R_MIN)
+        return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "bool input (only ReduceMax and ReduceMin take bool)");
+    return int_acc ? reduce_int(k, op, &p) : reduce_float(k, op, &p);
+}
+
+#define REDUCE_KERNEL(fn, op) \
+    static rlx_status fn(rlx_cpu_kctx *k) { return reduce_run(k, op); }
+REDUCE_KERNEL(k_reduce_sum, R_SUM)
+REDUCE_KERNEL(k_reduce_mean, R_MEAN)
+REDUCE_KERNEL(k_reduce_max, R_MAX)
+REDUCE_KERNEL(k_reduce_min, R_MIN)
+REDUCE_KERNEL(k_reduce_prod, R_PROD)
+REDUCE_KERNEL(k_reduce_l1, R_L1)
+REDUCE_KERNEL(k_reduce_l2, R_L2)
+REDUCE_KERNEL(k_reduce_logsum, R_LOGSUM)
+REDUCE_KERNEL(k_reduce_lse, R_LSE)
+REDUCE_KERNEL(k_reduce_sumsq, R_SUMSQ)
+
+/* ------------------------------------------------------------ ArgMax / ArgMin */
+
+/* Three-way comparison in which NaN ranks above every number (so ArgMax
+ * picks a NaN, as numpy does). */
+static inline int cmp_nan_top(double a, double b) {
+    bool na = a != a, nb = b != b;
+    if (na || nb) return (int)na - (int)nb;
+    return (a > b) - (a < b);
+}
+
+/* ONNX ArgMax/ArgMin-13: index along `axis` of the first (or, with
+ * select_last_index, the last) extreme element; int64 output. NaN counts as
+ * the extreme for both. */
+static rlx_status arg_run(rlx_cpu_kctx *k, bool is_max) {
+    const rlx_tensor *x = k->in[0];
+    int64_t *py = k->out[0]->data;
+    int ax;
+    int64_t axis = rlx_attr_int(k->n, "axis", 0);
+    if (!rlx_norm_axis(axis, x->rank, &ax))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for an input of rank %d",
+                            (long long)axis, x->rank);
+    bool last = rlx_attr_int(k->n, "select_last_index", 0) != 0;
+    size_t outer = prod_dims(x->dims, 0, ax), len = (size_t)x->dims[ax], inner = prod_dims(x->dims, ax + 1, x->rank);
+    RLX_TRY(check_out(k, 0, outer * inner));
+    if (len == 0 && outer * inner > 0)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %d has size 0: there is no index to return", ax);
+    bool is_float = rlx_dtype_is_float(x->dtype), u64 = x->dtype == RLX_DTYPE_U64;
+    for (size_t a = 0; a < outer; a++)
+        for (size_t c = 0; c < inner; c++) {
+            size_t base = a * len * inner + c, best = 0;
+            for (size_t j = 1; j < len; j++) {
+                size_t i = base + j * inner, b = base + best * inner;
+                int cmp;
+                if (is_float) {
+                    double v = ld(x, i), w = ld(x, b);
+                    cmp = is_max ? cmp_nan_top(v, w) : cmp_nan_top(-v, -w);
+                } else if (u64) {
+                    uint64_t v = ((const uint64_t *)x->data)[i], w = ((const uint64_t *)x->data)[b];
+                    cmp = is_max ? (v > w) - (v < w) : (v < w) - (v > w);
+                } else {
+                    int64_t v = rlx_tensor_get_i64(x, i), w = rlx_tensor_get_i64(x, b);
+                    cmp = is_max ? (v > w) - (v < w) : (v < w) - (v > w);
+                }
+                if (cmp > 0 || (last && cmp == 0)) best = j;
+            }
+            py[a * inner + c] = (int64_t)best;
+        }
+    return RLX_OK;
+}
+
+static rlx_status k_argmax(rlx_cpu_kctx *k) { return arg_run(k, true); }
+static rlx_status k_argmin(rlx_cpu_kctx *k) { return arg_run(k, false); }
+
+/* ------------------------------------------------------------ normalisations */
+
+/* Mean and population variance of n values x[base + j*step], in double. */
+static void moments(const rlx_tensor *x, size_t base, size_t n, size_t step, double *mean, double *var) {
+    double s = 0;
+    for (size_t j = 0; j < n; j++) s += ld(x, base + j * step);
+    double m = s / (double)n, q = 0;
+    for (size_t j = 0; j < n; j++) {
+        double d = ld(x, base + j * step) - m;
+        q += d * d;
+    }
+    *mean = m;
+    *var = q / (double)n;
+}
+
+static rlx_status need_numel(const rlx_cpu_kctx *k, int i, size_t want, const char *what) {
+    size_t got = rlx_tensor_numel(k->in[i]);
+    if (got != want)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "%s has %zu elements, expected %zu", what, got, want);
+    return RLX_OK;
+}
+
+/* ONNX InstanceNormalization-6/22: per (n, c) over the spatial dims,
+ * y = scale[c] * (x - mean) / sqrt(var + epsilon) + B[c]. */
+static rlx_status k_instance_norm(rlx_cpu_kctx *k) {
+    const rlx_tensor *x = k->in[0], *sc = k->in[1], *b = k->in[2];
+    rlx_tensor *y = k->out[0];
+    if (x->rank < 2)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
+    size_t nb = (size_t)x->dims[0], ch = (size_t)x->dims[1], sp = prod_dims(x->dims, 2, x->rank);
+    RLX_TRY(need_numel(k, 1, ch, "scale"));
+    RLX_TRY(need_numel(k, 2, ch, "B"));
+    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    for (size_t n = 0; n < nb; n++)
+        for (size_t c = 0; c < ch; c++) {
+            size_t base = (n * ch + c) * sp;
+            double m, v;
+            moments(x, base, sp, 1, &m, &v);
+            double inv = 1.0 / sqrt(v + eps), s = ld(sc, c), bb = ld(b, c);
+            for (size_t j = 0; j < sp; j++) st_f64(y, base + j, s * (ld(x, base + j) - m) * inv + bb);
+        }
+    return RLX_OK;
+}
+
+/* ONNX LayerNormalization-17 and RMSNormalization-23: statistics over dims
+ * [axis, rank) of each row; Scale (and B) broadcast unidirectionally to X.
+ * Layer: y = (x - mean) / sqrt(var + eps) * Scale + B; Mean and InvStdDev
+ * outputs per row. RMS: y = x / sqrt(mean(x^2) + eps) * scale. */
+static rlx_status norm_rows(rlx_cpu_kctx *k, bool rms) {
+    const rlx_tensor *x = k->in[0], *sc = k->in[1];
+    const rlx_tensor *b = (!rms && k->n->n_in > 2) ? k->in[2] : NULL;
+    rlx_tensor *y = k->out[0];
+    rlx_tensor *mean_out = (!rms && k->n->n_out > 1) ? k->out[1] : NULL;
+    rlx_tensor *inv_out = (!rms && k->n->n_out > 2) ? k->out[2] : NULL;
+    int ax;
+    int64_t axis = rlx_attr_int(k->n, "axis", -1);
+    if (!rlx_norm_axis(axis, x->rank, &ax))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for an input of rank %d",
+                            (long long)axis, x->rank);
+    int64_t ss[RLX_MAX_RANK], bs[RLX_MAX_RANK];
+    const rlx_tensor *ps[2] = { sc, b };
+    for (int t = 0; t < 2; t++) {
+        const rlx_tensor *p = ps[t];
+        if (!p) continue;
+        bool ok = p->rank <= x->rank;
+        for (int i = 0; ok && i < p->rank; i++) {
+            int64_t pd = p->dims[i], xd = x->dims[x->rank - p->rank + i];
+            ok = pd == 1 || pd == xd;
+        }
+        if (!ok)
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "%s does not broadcast to the input shape",
+                                t ? "B" : "Scale");
+        rlx_broadcast_strides(p->dims, p->rank, x->rank, t ? bs : ss);
+    }
+    size_t rows = prod_dims(x->dims, 0, ax), len = prod_dims(x->dims, ax, x->rank);
+    RLX_TRY(check_out(k, 1, rows));
+    RLX_TRY(check_out(k, 2, rows));
+    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    /* When Scale and B do not vary across rows (the usual [d_axis, ...]
+     * shapes), their offset within a row is computed once per column. */
+    bool row_invariant = true;
+    for (int d = 0; d < ax; d++) row_invariant &= ss[d] == 0 && (!b || bs[d] == 0);
+    size_t *soff = row_invariant && len ? malloc(2 * len * sizeof *soff) : NULL, *boff = soff ? soff + len : NULL;
+    for (size_t j = 0; soff && j < len; j++) {
+        soff[j] = bcast_off(j, x->dims + ax, x->rank - ax, ss + ax);
+        boff[j] = b ? bcast_off(j, x->dims + ax, x->rank - ax, bs + ax) : 0;
+    }
+    for (size_t r = 0; r < rows; r++) {
+        size_t base = r * len;
+        double m, v, inv;
+        if (rms) {
+            double q = 0;
+            for (size_t j = 0; j < len; j++) q += ld(x, base + j) * ld(x, base + j);
+            m = 0;
+            inv = 1.0 / sqrt(q / (double)len + eps);
+        } else {
+            moments(x, base, len, 1, &m, &v);
+            inv = 1.0 / sqrt(v + eps);
+        }
+        for (size_t j = 0; j < len; j++) {
+            size_t i = base + j;
+            double val = (ld(x, i) - m) * inv * ld(sc, soff ? soff[j] : bcast_off(i, x->dims, x->rank, ss));
+            if (b) val += ld(b, boff ? boff[j] : bcast_off(i, x->dims, x->rank, bs));
+            st_f64(y, i, val);
+        }
+        if (mean_out) st_f64(mean_out, r, m);
+        if (inv_out) st_f64(inv_out, r, inv);
+    }
+    free(soff);
+    return RLX_OK;
+}
+
+static rlx_status k_layer_norm(rlx_cpu_kctx *k) { return norm_rows(k, false); }
+static rlx_status k_rms_norm(rlx_cpu_kctx *k) { return norm_rows(k, true); }
+
+/* ONNX GroupNormalization-18/21: statistics per (n, group) over the group's
+ * channels and the spatial dims; scale/bias index the group (18) or the
+ * channel (21). */
+static rlx_status k_group_norm(rlx_cpu_kctx *k) {
+    const rlx_tensor *x = k->in[0], *sc = k->in[1], *b = k->in[2];
+    rlx_tensor *y = k->out[0];
+    if (x->rank < 2)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
+    int64_t g = rlx_attr_int(k->n, "num_groups", 0);
+    size_t nb = (size_t)x->dims[0], ch = (size_t)x->dims[1], sp = prod_dims(x->dims, 2, x->rank);
+    if (g <= 0 || ch % (size_t)g != 0)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "num_groups %lld does not divide the %zu channels",
+                            (long long)g, ch);
+    bool per_channel = k->n->version >= 21;
+    size_t np = per_channel ? ch : (size_t)g, cpg = ch / (size_t)g;
+    RLX_TRY(need_numel(k, 1, np, "scale"));
+    RLX_TRY(need_numel(k, 2, np, "bias"));
+    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    for (size_t n = 0; n < nb; n++)
+        for (size_t gi = 0; gi < (size_t)g; gi++) {
+            size_t base = (n * ch + gi * cpg) * sp, len = cpg * sp;
+            double m, v;
+            moments(x, base, len, 1, &m, &v);
+            double inv = 1.0 / sqrt(v + eps);
+            for (size_t j = 0; j < len; j++) {
+                size_t c = gi * cpg + j / (sp ? sp : 1), pi = per_channel ? c : gi;
+                st_f64(y, base + j, (ld(x, base + j) - m) * inv * ld(sc, pi) + ld(b, pi));
+            }
+        }
+    return RLX_OK;
+}
+
+/* ONNX LpNormalization-1/22: x / ||x||_p along axis (p 1 or 2); a zero norm
+ * gives 0. */
+static rlx_status k_lp_norm(rlx_cpu_kctx *k) {
+    const rlx_tensor *x = k->in[0];
+    rlx_tensor *y = k->out[0];
+    int64_t p = rlx_attr_int(k->n, "p", 2), axis = rlx_attr_int(k->n, "axis", -1);
+    int ax;
+    if (p != 1 && p != 2)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "p is %lld; only 1 and 2 are defined", (long long)p);
+    if (!rlx_norm_axis(axis, x->rank, &ax))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for an input of rank %d",
+                            (long long)axis, x->rank);
+    size_t outer = prod_dims(x->dims, 0, ax), len = (size_t)x->dims[ax], inner = prod_dims(x->dims, ax + 1, x->rank);
+    for (size_t a = 0; a < outer; a++)
+        for (size_t c = 0; c < inner; c++) {
+            size_t base = a * len * inner + c;
+            double s = 0;
+            for (size_t j = 0; j < len; j++) {
+                double v = ld(x, base + j * inner);
+                s += p == 1 ? fabs(v) : v * v;
+            }
+            double norm = p == 1 ? s : sqrt(s);
+            for (size_t j = 0; j < len; j++)
+                st_f64(y, base + j * inner, norm == 0 ? 0.0 : ld(x, base + j * inner) / norm);
+        }
+    return RLX_OK;
+}
+
+/* ONNX MeanVarianceNormalization-9/13: (x - E[x]) / (sqrt(E[(x - E[x])^2]) + 1e-9)
+ * over `axes` (default [0, 2, 3]); the 1e-9 is the constant of the ONNX
+ * function body. */
+static rlx_status k_mvn(rlx_cpu_kctx *k) {
+    const rlx_tensor *x = k->in[0];
+    rlx_tensor *y = k->out[0];
+    static const int64_t def_axes[3] = { 0, 2, 3 };
+    size_t na;
+    const int64_t *axes = rlx_attr_ints(k->n, "axes", &na);
+    if (!rlx_node_attr_find(k->n, "axes")) axes = def_axes, na = 3;
+    rlx_reduce_spec r = { .rank = x->rank, .keepdims = true };
+    for (size_t i = 0; i < na; i++) {
+        int a;
+        if (!rlx_norm_axis(axes[i], x->rank, &a) || r.axis[a])
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axes[%zu] = %lld is out of range or repeated", i,
+                                (long long)axes[i]);
+        r.axis[a] = true;
+        r.n_axes++;
+    }
+    red_plan p;
+    red_plan_init(&p, x, &r);
+    if (p.n_out == 0) return RLX_OK;
+    double *mean = calloc(p.n_out, sizeof *mean), *var = calloc(p.n_out, sizeof *var);
+    if (!mean || !var) {
+        free(mean);
+        free(var);
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    RED_FOR(&p, i, o, mean[o] += ld(x, i));
+    for (size_t o = 0; o < p.n_out; o++) mean[o] /= (double)p.count;
+    RED_FOR(&p, i, o, { double d = ld(x, i) - mean[o]; var[o] += d * d; });
+    for (size_t o = 0; o < p.n_out; o++) var[o] = sqrt(var[o] / (double)p.count) + 1e-9;
+    RED_FOR(&p, i, o, st_f64(y, i, (ld(x, i) - mean[o]) / var[o]));
+    free(mean);
+    free(var);
+    return RLX_OK;
+}
+
+/* ONNX LRN-1/13: y = x / (bias + alpha / size * sum of x^2 over channels
+ * [c - floor((size-1)/2), c + ceil((size-1)/2)]) ^ beta. */
+static rlx_status k_lrn(rlx_cpu_kctx *k) {
+    const rlx_tensor *x = k->in[0];
+    rlx_tensor *y = k->out[0];
+    int64_t size = rlx_attr_int(k->n, "size", 0);
+    if (size <= 0) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "size is %lld", (long long)size);
+    if (x->rank < 2)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
+    double alpha = rlx_attr_float(k->n, "alpha", 1e-4f), beta = rlx_attr_float(k->n, "beta", 0.75f);
+    double bias = rlx_attr_float(k->n, "bias", 1.0f);
+    int64_t nb = x->dims[0], ch = x->dims[1], before = (size - 1) / 2, after = size / 2;
+    size_t sp = prod_dims(x->dims, 2, x->rank);
+    for (int64_t n = 0; n < nb; n++)
+        for (int64_t c = 0; c < ch; c++) {
+            int64_t lo = c - before < 0 ? 0 : c - before, hi = c + after > ch - 1 ? ch - 1 : c + after;
+            for (size_t s = 0; s < sp; s++) {
+                double sq = 0;
+                for (int64_t i = lo; i <= hi; i++) {
+                    double v = ld(x, ((size_t)(n * ch + i)) * sp + s);
+                    sq += v * v;
+                }
+                size_t at = ((size_t)(n * ch + c)) * sp + s;
+                st_f64(y, at, ld(x, at) / pow(bias + alpha / (double)size * sq, beta));
+            }
+        }
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ Einsum */
+
+/* Einsum fast path for f32: the innermost summed label runs as a strided
+ * loop, the other summed labels as a counter (no divisions). Products and
+ * sums happen in the reference's order, in double, so the results are
+ * identical. */
+static bool einsum_fast_f32(rlx_cpu_kctx *k, const rlx_einsum *e, size_t stp[][RLX_EINSUM_MAX_LABELS],
+                            const int *sum_lab, int n_sum, size_t sum_total) {
+    int n_in = e->n_in;
+    rlx_tensor *y = k->out[0];
+    if (y->dtype != RLX_DTYPE_F32 || n_sum == 0 || sum_total == 0) return false;
+    const float *px[RLX_EINSUM_MAX_INPUTS];
+    for (int t = 0; t < n_in; t++) {
+        if (k->in[t]->dtype != RLX_DTYPE_F32) return false;
+        px[t] = k->in[t]->data;
+    }
+    int last = sum_lab[n_sum - 1];
+    size_t len = (size_t)e->extent[last], outer = sum_total / len, ls[RLX_EINSUM_MAX_INPUTS];
+    for (int t = 0; t < n_in; t++) ls[t] = stp[t][last];
+    float *py = y->data;
+    size_t out_total = rlx_tensor_numel(y);
+    for (size_t o = 0; o < out_total; o++) {
+        size_t off[RLX_EINSUM_MAX_INPUTS] = { 0 }, rem = o;
+        for (int i = e->out_rank - 1; i >= 0; i--) {
+            int l = e->out_label[i];
+            size_t c = rem % (size_t)e->extent[l];
+            rem /= (size_t)e->extent[l];
+            for (int t = 0; t < n_in; t++) off[t] += c * stp[t][l];
+        }
+        int64_t ctr[RLX_EINSUM_MAX_LABELS] = { 0 };
+        double acc = 0;
+        for (size_t s = 0; s < outer; s++) {
+            if (n_in == 1) {
+                const float *a = px[0] + off[0];
+                for (size_t c = 0; c < len; c++) acc += (double)a[c * ls[0]];
+            } else if (n_in == 2) {
+                const float *a = px[0] + off[0], *b = px[1] + off[1];
+                for (size_t c = 0; c < len; c++) acc += (double)a[c * ls[0]] * (double)b[c * ls[1]];
+            } else {
+                for (size_t c = 0; c < len; c++) {
+                    double prod = 1;
+                    for (int t = 0; t < n_in; t++) prod *= (double)px[t][off[t] + c * ls[t]];
+                    acc += prod;
+                }
+            }
+            for (int i = n_sum - 2; i >= 0; i--) { /* advance the other summed labels */
+                int l = sum_lab[i];
+                for (int t = 0; t < n_in; t++) off[t] += stp[t][l];
+                if (++ctr[i] < e->extent[l]) break;
+                for (int t = 0; t < n_in; t++) off[t] -= stp[t][l] * (size_t)e->extent[l];
+                ctr[i] = 0;
+            }
+        }
+        py[o] = (float)acc;
+    }
+    return true;
+}
+
+/* ONNX Einsum-12, by a plain loop over the whole index space: for every
+ * output element, the sum over the summed labels of the product of the
+ * operands. Repeated labels in an operand add their strides (the diagonal);
+ * broadcast ellipsis dims of size 1 have stride 0. */
+static rlx_status k_einsum(rlx_cpu_kctx *k) {
+    int n_in = k->n->n_in;
+    if (n_in > RLX_EINSUM_MAX_INPUTS)
+        return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "Einsum with %d operands", n_in);
+    int ranks[RLX_EINSUM_MAX_INPUTS];
+    const int64_t *dims[RLX_EINSUM_MAX_INPUTS];
+    for (int t = 0; t < n_in; t++) {
+        if (!k->in[t]) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input %d is omitted", t);
+        ranks[t] = k->in[t]->rank;
+        dims[t] = k->in[t]->dims;
+    }
+    rlx_einsum e;
+    RLX_TRY(rlx_einsum_resolve(k->n, n_in, ranks, dims, NULL, RLX_ERR_INVALID_ARGUMENT, &e));
+    rlx_tensor *y = k->out[0];
+    if (y->rank != e.out_rank)
+        return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output rank %d, equation gives %d", y->rank, e.out_rank);
+    for (int i = 0; i < e.out_rank; i++)
+        if (y->dims[i] != e.extent[e.out_label[i]])
+            return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output dim %d is %lld, equation gives %lld", i,
+                                (long long)y->dims[i], (long long)e.extent[e.out_label[i]]);
+    /* per operand, the step of each label */
+    size_t stp[RLX_EINSUM_MAX_INPUTS][RLX_EINSUM_MAX_LABELS];
+    memset(stp, 0, sizeof stp);
+    for (int t = 0; t < n_in; t++) {
+        int64_t st[RLX_MAX_RANK];
+        rlx_strides(dims[t], ranks[t], st);
+        for (int d = 0; d < ranks[t]; d++) {
+            int l = e.in_label[t][d];
+            if (!(dims[t][d] == 1 && e.extent[l] != 1)) stp[t][l] += (size_t)st[d];
+        }
+    }
+    int sum_lab[RLX_EINSUM_MAX_LABELS], n_sum = 0;
+    size_t sum_total = 1;
+    for (int l = 0; l < e.n_labels; l++)
+        if (!e.in_output[l]) {
+            sum_lab[n_sum++] = l;
+            if (!rlx_mul_ok(sum_total, (size_t)e.extent[l], &sum_total))
+                return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "the summed index space is too large");
+        }
+    if (!k->reference && einsum_fast_f32(k, &e, stp, sum_lab, n_sum, sum_total)) return RLX_OK;
+    size_t out_total = rlx_tensor_numel(y);
+    bool is_int = rlx_dtype_is_int(y->dtype);
+    for (size_t o = 0; o < out_total; o++) {
+        size_t base[RLX_EINSUM_MAX_INPUTS] = { 0 }, rem = o;
+        for (int i = e.out_rank - 1; i >= 0; i--) {
+            int l = e.out_label[i];
+            size_t c = rem % (size_t)e.extent[l];
+            rem /= (size_t)e.extent[l];
+            for (int t = 0; t < n_in; t++) base[t] += c * stp[t][l];
+        }
+        double acc = 0;
+        uint64_t iacc = 0;
+        for (size_t s = 0; s < sum_total; s++) {
+            size_t off[RLX_EINSUM_MAX_INPUTS];
+            memcpy(off, base, sizeof(size_t) * (size_t)n_in);
+            size_t r2 = s;
+            for (int i = n_sum - 1; i >= 0; i--) {
+                int l = sum_lab[i];
+                size_t c = r2 % (size_t)e.extent[l];
+                r2 /= (size_t)e.extent[l];
+                for (int t = 0; t < n_in; t++) off[t] += c * stp[t][l];
+            }
+            if (is_int) {
+                uint64_t prod = 1;
+                for (int t = 0; t < n_in; t++) prod *= (uint64_t)rlx_tensor_get_i64(k->in[t], off[t]);
+                iacc += prod;
+            } else {
+                double prod = 1;
+                for (int t = 0; t < n_in; t++) prod *= ld(k->in[t], off[t]);
+                acc += prod;
+            }
+        }
+        if (is_int) rlx_tensor_set_i64(y, o, (int64_t)iacc);
+        else st_f64(y, o, acc);
+    }
+    return RLX_OK;
+}
+
+const rlx_cpu_kernel rlx_cpu_kernels_reduce[] = {
+    { "ReduceSum", k_reduce_sum }, { "ReduceMean", k_reduce_mean }, { "ReduceMax", k_reduce_max },
+    { "ReduceMin", k_reduce_min }, { "ReduceProd", k_reduce_prod }, { "ReduceL1", k_reduce_l1 },
+    { "ReduceL2", k_reduce_l2 }, { "ReduceLogSum", k_reduce_logsum }, { "ReduceLogSumExp", k_reduce_lse },
+    { "ReduceSumSquare", k_reduce_sumsq }, { "ArgMax", k_argmax }, { "ArgMin", k_argmin },
+    { "InstanceNormalization", k_instance_norm }, { "LayerNormalization", k_layer_norm },
+    { "RMSNormalization", k_rms_norm }, { "GroupNormalization", k_group_norm }, { "LpNormalization", k_lp_norm },
+    { "MeanVarianceNormalization", k_mvn }, { "LRN", k_lrn }, { "Einsum", k_einsum },
+};
+const size_t rlx_cpu_kernels_reduce_count = RLX_ARRAY_LEN(rlx_cpu_kernels_reduce);

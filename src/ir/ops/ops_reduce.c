@@ -1,5 +1,369 @@
-/* reduce ops (placeholder; filled in by the op work). */
-#include "ir/ops/ops.h"
+/* Reduction ops: Reduce*, ArgMax/ArgMin, the normalisations that reduce
+ * (Instance-, Layer-, Group-, Lp-, MeanVariance-, RMS-Normalization, LRN)
+ * and Einsum. Versions are the ONNX since-versions of each operator; the
+ * axes and equations are resolved in reduce_geom.c. */
+#include <string.h>
 
-const rlx_op_def rlx_ops_reduce[] = { { .name = NULL } };
-const size_t rlx_ops_reduce_count = 0;
+#include "base/tensor.h"
+#include "ir/ops/ops.h"
+#include "ir/ops/reduce_geom.h"
+
+static bool is_numeric(rlx_dtype dt) { return rlx_dtype_is_float(dt) || rlx_dtype_is_int(dt); }
+
+static rlx_status need_float(rlx_infer_ctx *c, const rlx_value *x) {
+    if (!rlx_dtype_is_float(x->dtype))
+        return rlx_ictx_fail(c, "input '%s' has dtype %s, expected a float type", x->name, rlx_dtype_name(x->dtype));
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ Reduce* */
+
+/* Reduce*: axes from the 'axes' attribute (ReduceSum < 13, others < 18) or
+ * from optional input 1. With constant (or absent) axes the output shape is
+ * exact; with axes computed at run time the dims are dynamic, the rank known
+ * when keepdims = 1 or when the axes input has a static length. */
+static rlx_status infer_reduce(rlx_infer_ctx *c) {
+    const rlx_value *x = rlx_ictx_in(c, 0);
+    bool minmax = strcmp(c->n->op_type, "ReduceMax") == 0 || strcmp(c->n->op_type, "ReduceMin") == 0;
+    if (!is_numeric(x->dtype) && !(minmax && x->dtype == RLX_DTYPE_BOOL))
+        return rlx_ictx_fail(c, "input '%s' has dtype %s, expected a numeric type%s", x->name,
+                             rlx_dtype_name(x->dtype), minmax ? " or bool" : "");
+    int64_t axes[64];
+    size_t na = 0;
+    bool known = true;
+    const rlx_value *a = NULL;
+    if (rlx_reduce_axes_are_input(c->n)) {
+        if (rlx_node_attr_find(c->n, "axes"))
+            return rlx_ictx_fail(c, "has an 'axes' attribute, but from version %d axes are input 1", c->n->version);
+        a = rlx_ictx_in(c, 1);
+        if (a) {
+            if (!rlx_dtype_is_int(a->dtype))
+                return rlx_ictx_fail(c, "axes input '%s' has dtype %s, expected int64", a->name,
+                                     rlx_dtype_name(a->dtype));
+            if (a->rank > 1) return rlx_ictx_fail(c, "axes input '%s' has rank %d, expected 1", a->name, a->rank);
+            if (a->konst) {
+                if (!rlx_konst_ints(a, axes, RLX_ARRAY_LEN(axes), &na))
+                    return rlx_ictx_fail(c, "axes input '%s' has more than %zu values", a->name, RLX_ARRAY_LEN(axes));
+            } else {
+                known = false;
+            }
+        }
+    } else {
+        if (c->n->n_in > 1 && c->n->in[1] >= 0)
+            return rlx_ictx_fail(c, "has an axes input, but before version %d axes are an attribute",
+                                 strcmp(c->n->op_type, "ReduceSum") == 0 ? 13 : 18);
+        const int64_t *at = rlx_attr_ints(c->n, "axes", &na);
+        if (na > RLX_ARRAY_LEN(axes)) return rlx_ictx_fail(c, "attribute 'axes' has %zu values", na);
+        if (na) memcpy(axes, at, na * sizeof *axes);
+    }
+    if (x->rank < 0) {
+        rlx_ictx_set_out_unknown(c, 0, x->dtype);
+        return RLX_OK;
+    }
+    int64_t dims[RLX_MAX_RANK];
+    int32_t syms[RLX_MAX_RANK];
+    if (!known) {
+        bool keepdims = rlx_attr_int(c->n, "keepdims", 1) != 0;
+        int rank = -1;
+        if (keepdims) {
+            rank = x->rank;
+        } else if (a->rank == 1 && a->dims[0] > 0) {
+            if (a->dims[0] > x->rank)
+                return rlx_ictx_fail(c, "axes input '%s' has %lld values for an input of rank %d", a->name,
+                                     (long long)a->dims[0], x->rank);
+            rank = x->rank - (int)a->dims[0];
+        }
+        if (rank < 0) {
+            rlx_ictx_set_out_unknown(c, 0, x->dtype);
+            return RLX_OK;
+        }
+        for (int i = 0; i < rank; i++) {
+            dims[i] = (keepdims && x->dims[i] == 1) ? 1 : RLX_DIM_DYN;
+            syms[i] = -1;
+        }
+        rlx_ictx_set_out(c, 0, x->dtype, rank, dims, syms);
+        return RLX_OK;
+    }
+    /* axes fed at run time (eager evaluation) are the caller's error */
+    rlx_status bad = (a && (a->flags & RLX_VALUE_INPUT)) ? RLX_ERR_INVALID_ARGUMENT : RLX_ERR_INVALID_MODEL;
+    rlx_reduce_spec r;
+    RLX_TRY(rlx_reduce_resolve(c->n, x->rank, axes, na, bad, &r));
+    int rank = rlx_reduce_out_shape(&r, x->dims, x->syms, dims, syms);
+    rlx_ictx_set_out(c, 0, x->dtype, rank, dims, syms);
+    return RLX_OK;
+}
+
+/* ArgMax/ArgMin: one axis, output int64. */
+static rlx_status infer_arg(rlx_infer_ctx *c) {
+    const rlx_value *x = rlx_ictx_in(c, 0);
+    if (!is_numeric(x->dtype))
+        return rlx_ictx_fail(c, "input '%s' has dtype %s, expected a numeric type", x->name, rlx_dtype_name(x->dtype));
+    if (x->rank < 0) {
+        rlx_ictx_set_out_unknown(c, 0, RLX_DTYPE_I64);
+        return RLX_OK;
+    }
+    int64_t axis = rlx_attr_int(c->n, "axis", 0);
+    int ax;
+    if (!rlx_norm_axis(axis, x->rank, &ax))
+        return rlx_ictx_fail(c, "axis %lld is out of range for an input of rank %d", (long long)axis, x->rank);
+    rlx_reduce_spec r = { .rank = x->rank, .n_axes = 1, .keepdims = rlx_attr_int(c->n, "keepdims", 1) != 0 };
+    r.axis[ax] = true;
+    int64_t dims[RLX_MAX_RANK];
+    int32_t syms[RLX_MAX_RANK];
+    int rank = rlx_reduce_out_shape(&r, x->dims, x->syms, dims, syms);
+    rlx_ictx_set_out(c, 0, RLX_DTYPE_I64, rank, dims, syms);
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ normalisations */
+
+/* A per-channel parameter (1-D, length `want`, dtype of x) when static. */
+static rlx_status check_vec(rlx_infer_ctx *c, const rlx_value *x, const rlx_value *p, int64_t want, const char *what) {
+    if (p->dtype != x->dtype)
+        return rlx_ictx_fail(c, "%s '%s' has dtype %s, the input has %s", what, p->name, rlx_dtype_name(p->dtype),
+                             rlx_dtype_name(x->dtype));
+    if (p->rank >= 0 && p->rank != 1)
+        return rlx_ictx_fail(c, "%s '%s' has rank %d, expected 1", what, p->name, p->rank);
+    if (p->rank == 1 && p->dims[0] >= 0 && want >= 0 && p->dims[0] != want)
+        return rlx_ictx_fail(c, "%s '%s' has %lld elements, expected %lld", what, p->name, (long long)p->dims[0],
+                             (long long)want);
+    return RLX_OK;
+}
+
+/* A parameter that must broadcast unidirectionally to x (LayerNormalization
+ * and RMSNormalization Scale and B). */
+static rlx_status check_unidir(rlx_infer_ctx *c, const rlx_value *x, const rlx_value *p, const char *what) {
+    if (p->dtype != x->dtype)
+        return rlx_ictx_fail(c, "%s '%s' has dtype %s, the input has %s", what, p->name, rlx_dtype_name(p->dtype),
+                             rlx_dtype_name(x->dtype));
+    if (p->rank < 0 || x->rank < 0) return RLX_OK;
+    char a[96], b[96];
+    bool ok = p->rank <= x->rank;
+    for (int i = 0; ok && i < p->rank; i++) {
+        int64_t pd = p->dims[i], xd = x->dims[x->rank - p->rank + i];
+        if (pd >= 0 && xd >= 0 && pd != 1 && pd != xd) ok = false;
+    }
+    if (!ok)
+        return rlx_ictx_fail(c, "%s '%s' of shape %s does not broadcast to the input shape %s", what, p->name,
+                             rlx_shape_str(p->dims, p->rank, a, sizeof a),
+                             rlx_shape_str(x->dims, x->rank, b, sizeof b));
+    return RLX_OK;
+}
+
+/* InstanceNormalization(input [N, C, D...], scale [C], B [C]). */
+static rlx_status infer_instance_norm(rlx_infer_ctx *c) {
+    const rlx_value *x = rlx_ictx_in(c, 0);
+    RLX_TRY(need_float(c, x));
+    if (x->rank >= 0 && x->rank < 2)
+        return rlx_ictx_fail(c, "input '%s' has rank %d, expected [N, C, ...]", x->name, x->rank);
+    int64_t ch = x->rank >= 2 ? x->dims[1] : RLX_DIM_DYN;
+    RLX_TRY(check_vec(c, x, rlx_ictx_in(c, 1), ch, "scale"));
+    RLX_TRY(check_vec(c, x, rlx_ictx_in(c, 2), ch, "B"));
+    rlx_ictx_set_out_like(c, 0, x);
+    return RLX_OK;
+}
+
+/* stash_type as a dtype (LayerNormalization-17, GroupNormalization-21,
+ * RMSNormalization-23): default 1 (float). */
+static rlx_status stash_dtype(rlx_infer_ctx *c, rlx_dtype *out) {
+    int64_t st = rlx_attr_int(c->n, "stash_type", 1);
+    if (!rlx_dtype_is_float((rlx_dtype)st))
+        return rlx_ictx_fail(c, "stash_type %lld is not a float type", (long long)st);
+    *out = (rlx_dtype)st;
+    return RLX_OK;
+}
+
+/* LayerNormalization-17 (X, Scale, B?) -> (Y, Mean?, InvStdDev?); RMSNormalization-23 (X, scale) -> Y.
+ * Mean and InvStdDev: [d0, ..., d(axis-1), 1, ..., 1] of the stash type. */
+static rlx_status infer_layer_norm(rlx_infer_ctx *c) {
+    const rlx_value *x = rlx_ictx_in(c, 0);
+    RLX_TRY(need_float(c, x));
+    rlx_dtype st = RLX_DTYPE_F32;
+    RLX_TRY(stash_dtype(c, &st));
+    RLX_TRY(check_unidir(c, x, rlx_ictx_in(c, 1), "Scale"));
+    if (rlx_ictx_in(c, 2)) RLX_TRY(check_unidir(c, x, rlx_ictx_in(c, 2), "B"));
+    rlx_ictx_set_out_like(c, 0, x);
+    if (x->rank < 0) {
+        rlx_ictx_set_out_unknown(c, 1, st);
+        rlx_ictx_set_out_unknown(c, 2, st);
+        return RLX_OK;
+    }
+    int64_t axis = rlx_attr_int(c->n, "axis", -1);
+    int ax;
+    if (!rlx_norm_axis(axis, x->rank, &ax))
+        return rlx_ictx_fail(c, "axis %lld is out of range for an input of rank %d", (long long)axis, x->rank);
+    int64_t dims[RLX_MAX_RANK];
+    int32_t syms[RLX_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) {
+        dims[i] = i < ax ? x->dims[i] : 1;
+        syms[i] = i < ax ? x->syms[i] : -1;
+    }
+    rlx_ictx_set_out(c, 1, st, x->rank, dims, syms);
+    rlx_ictx_set_out(c, 2, st, x->rank, dims, syms);
+    return RLX_OK;
+}
+
+/* GroupNormalization(X [N, C, D...], scale, bias): scale and bias are
+ * [num_groups] at version 18 and [C] from version 21. */
+static rlx_status infer_group_norm(rlx_infer_ctx *c) {
+    const rlx_value *x = rlx_ictx_in(c, 0);
+    RLX_TRY(need_float(c, x));
+    rlx_dtype st = RLX_DTYPE_F32;
+    RLX_TRY(stash_dtype(c, &st));
+    int64_t g = rlx_attr_int(c->n, "num_groups", 0);
+    if (g <= 0) return rlx_ictx_fail(c, "num_groups is %lld, expected a positive number", (long long)g);
+    if (x->rank >= 0 && x->rank < 2)
+        return rlx_ictx_fail(c, "input '%s' has rank %d, expected [N, C, ...]", x->name, x->rank);
+    int64_t ch = x->rank >= 2 ? x->dims[1] : RLX_DIM_DYN;
+    if (ch >= 0 && ch % g != 0)
+        return rlx_ictx_fail(c, "num_groups %lld does not divide the %lld channels", (long long)g, (long long)ch);
+    int64_t want = c->n->version >= 21 ? ch : g;
+    RLX_TRY(check_vec(c, x, rlx_ictx_in(c, 1), want, "scale"));
+    RLX_TRY(check_vec(c, x, rlx_ictx_in(c, 2), want, "bias"));
+    rlx_ictx_set_out_like(c, 0, x);
+    return RLX_OK;
+}
+
+static rlx_status infer_lp_norm(rlx_infer_ctx *c) {
+    const rlx_value *x = rlx_ictx_in(c, 0);
+    RLX_TRY(need_float(c, x));
+    int64_t p = rlx_attr_int(c->n, "p", 2);
+    if (p != 1 && p != 2) return rlx_ictx_fail(c, "p is %lld; only 1 and 2 are defined", (long long)p);
+    int64_t axis = rlx_attr_int(c->n, "axis", -1);
+    int ax;
+    if (x->rank >= 0 && !rlx_norm_axis(axis, x->rank, &ax))
+        return rlx_ictx_fail(c, "axis %lld is out of range for an input of rank %d", (long long)axis, x->rank);
+    rlx_ictx_set_out_like(c, 0, x);
+    return RLX_OK;
+}
+
+static rlx_status infer_mvn(rlx_infer_ctx *c) {
+    const rlx_value *x = rlx_ictx_in(c, 0);
+    RLX_TRY(need_float(c, x));
+    if (x->rank >= 0) {
+        static const int64_t def_axes[3] = { 0, 2, 3 };
+        size_t na;
+        const int64_t *axes = rlx_attr_ints(c->n, "axes", &na);
+        if (!rlx_node_attr_find(c->n, "axes")) axes = def_axes, na = 3;
+        bool seen[RLX_MAX_RANK] = { false };
+        for (size_t i = 0; i < na; i++) {
+            int a;
+            if (!rlx_norm_axis(axes[i], x->rank, &a))
+                return rlx_ictx_fail(c, "axes[%zu] = %lld is out of range for an input of rank %d", i,
+                                     (long long)axes[i], x->rank);
+            if (seen[a]) return rlx_ictx_fail(c, "axis %d is given twice in axes", a);
+            seen[a] = true;
+        }
+    }
+    rlx_ictx_set_out_like(c, 0, x);
+    return RLX_OK;
+}
+
+static rlx_status infer_lrn(rlx_infer_ctx *c) {
+    const rlx_value *x = rlx_ictx_in(c, 0);
+    RLX_TRY(need_float(c, x));
+    int64_t size = rlx_attr_int(c->n, "size", 0);
+    if (size <= 0) return rlx_ictx_fail(c, "size is %lld, expected a positive number", (long long)size);
+    if (x->rank >= 0 && x->rank < 2)
+        return rlx_ictx_fail(c, "input '%s' has rank %d, expected [N, C, ...]", x->name, x->rank);
+    rlx_ictx_set_out_like(c, 0, x);
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ Einsum */
+
+static rlx_status infer_einsum(rlx_infer_ctx *c) {
+    int n_in = c->n->n_in;
+    if (n_in > RLX_EINSUM_MAX_INPUTS)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: Einsum with %d operands (supported: 1 to %d)", rlx_node_desc(c->n),
+                        n_in, RLX_EINSUM_MAX_INPUTS);
+    int ranks[RLX_EINSUM_MAX_INPUTS];
+    const int64_t *dims[RLX_EINSUM_MAX_INPUTS];
+    const int32_t *syms[RLX_EINSUM_MAX_INPUTS];
+    const rlx_value *x0 = rlx_ictx_in(c, 0);
+    bool unknown = false;
+    for (int i = 0; i < n_in; i++) {
+        const rlx_value *x = rlx_ictx_in(c, i);
+        if (!x) return rlx_ictx_fail(c, "input %d is omitted; Einsum operands cannot be", i);
+        if (!is_numeric(x->dtype))
+            return rlx_ictx_fail(c, "input '%s' has dtype %s, expected a numeric type", x->name,
+                                 rlx_dtype_name(x->dtype));
+        if (x->dtype != x0->dtype)
+            return rlx_ictx_fail(c, "inputs have different dtypes (%s and %s)", rlx_dtype_name(x0->dtype),
+                                 rlx_dtype_name(x->dtype));
+        ranks[i] = x->rank;
+        dims[i] = x->dims;
+        syms[i] = x->syms;
+        unknown |= x->rank < 0;
+    }
+    if (unknown) {
+        rlx_ictx_set_out_unknown(c, 0, x0->dtype);
+        return RLX_OK;
+    }
+    rlx_einsum e;
+    RLX_TRY(rlx_einsum_resolve(c->n, n_in, ranks, dims, syms, RLX_ERR_INVALID_MODEL, &e));
+    int64_t od[RLX_MAX_RANK];
+    int32_t os[RLX_MAX_RANK];
+    for (int i = 0; i < e.out_rank; i++) {
+        od[i] = e.extent[e.out_label[i]];
+        os[i] = e.sym[e.out_label[i]];
+    }
+    rlx_ictx_set_out(c, 0, x0->dtype, e.out_rank, od, os);
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ the table */
+
+#define REDUCE_ATTRS \
+    { "axes", RLX_ATTR_INTS, false }, { "keepdims", RLX_ATTR_INT, false }, \
+    { "noop_with_empty_axes", RLX_ATTR_INT, false }
+#define REDUCE(nm, ...)                                                                                            \
+    { .name = nm, .domain = "", .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = 2, .min_out = 1, .max_out = 1, \
+      .infer = infer_reduce, .attrs = { REDUCE_ATTRS } }
+#define ARG(nm)                                                                                                     \
+    { .name = nm, .domain = "", .versions = { 1, 11, 12, 13 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, \
+      .infer = infer_arg,                                                                                           \
+      .attrs = { { "axis", RLX_ATTR_INT, false }, { "keepdims", RLX_ATTR_INT, false },                              \
+                 { "select_last_index", RLX_ATTR_INT, false } } }
+
+const rlx_op_def rlx_ops_reduce[] = {
+    /* axes: attribute before 13 (ReduceSum) / 18 (the others), input 1 after */
+    REDUCE("ReduceSum", 1, 11, 13),
+    REDUCE("ReduceMean", 1, 11, 13, 18),
+    REDUCE("ReduceMax", 1, 11, 12, 13, 18, 20),
+    REDUCE("ReduceMin", 1, 11, 12, 13, 18, 20),
+    REDUCE("ReduceProd", 1, 11, 13, 18),
+    REDUCE("ReduceL1", 1, 11, 13, 18),
+    REDUCE("ReduceL2", 1, 11, 13, 18),
+    REDUCE("ReduceLogSum", 1, 11, 13, 18),
+    REDUCE("ReduceLogSumExp", 1, 11, 13, 18),
+    REDUCE("ReduceSumSquare", 1, 11, 13, 18),
+    ARG("ArgMax"),
+    ARG("ArgMin"),
+    { .name = "InstanceNormalization", .domain = "", .versions = { 1, 6, 22 }, .min_in = 3, .max_in = 3, .min_out = 1,
+      .max_out = 1, .infer = infer_instance_norm, .attrs = { { "epsilon", RLX_ATTR_FLOAT, false } } },
+    { .name = "LayerNormalization", .domain = "", .versions = { 17 }, .min_in = 2, .max_in = 3, .min_out = 1,
+      .max_out = 3, .infer = infer_layer_norm,
+      .attrs = { { "axis", RLX_ATTR_INT, false }, { "epsilon", RLX_ATTR_FLOAT, false },
+                 { "stash_type", RLX_ATTR_INT, false } } },
+    { .name = "RMSNormalization", .domain = "", .versions = { 23 }, .min_in = 2, .max_in = 2, .min_out = 1,
+      .max_out = 1, .infer = infer_layer_norm,
+      .attrs = { { "axis", RLX_ATTR_INT, false }, { "epsilon", RLX_ATTR_FLOAT, false },
+                 { "stash_type", RLX_ATTR_INT, false } } },
+    { .name = "GroupNormalization", .domain = "", .versions = { 18, 21 }, .min_in = 3, .max_in = 3, .min_out = 1,
+      .max_out = 1, .infer = infer_group_norm,
+      .attrs = { { "num_groups", RLX_ATTR_INT, true }, { "epsilon", RLX_ATTR_FLOAT, false },
+                 { "stash_type", RLX_ATTR_INT, false } } },
+    { .name = "LpNormalization", .domain = "", .versions = { 1, 22 }, .min_in = 1, .max_in = 1, .min_out = 1,
+      .max_out = 1, .infer = infer_lp_norm,
+      .attrs = { { "axis", RLX_ATTR_INT, false }, { "p", RLX_ATTR_INT, false } } },
+    { .name = "MeanVarianceNormalization", .domain = "", .versions = { 9, 13 }, .min_in = 1, .max_in = 1,
+      .min_out = 1, .max_out = 1, .infer = infer_mvn, .attrs = { { "axes", RLX_ATTR_INTS, false } } },
+    { .name = "LRN", .domain = "", .versions = { 1, 13 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
+      .infer = infer_lrn,
+      .attrs = { { "size", RLX_ATTR_INT, true }, { "alpha", RLX_ATTR_FLOAT, false },
+                 { "beta", RLX_ATTR_FLOAT, false }, { "bias", RLX_ATTR_FLOAT, false } } },
+    { .name = "Einsum", .domain = "", .versions = { 12 }, .min_in = 1, .max_in = -1, .min_out = 1, .max_out = 1,
+      .infer = infer_einsum, .attrs = { { "equation", RLX_ATTR_STRING, true } } },
+};
+const size_t rlx_ops_reduce_count = RLX_ARRAY_LEN(rlx_ops_reduce);
