@@ -167,6 +167,52 @@ static rlx_status k_hsig(rlx_cpu_kctx *k) {
     un_params p = { rlx_attr_float(k->n, "alpha", 0.2f), rlx_attr_float(k->n, "beta", 0.5f), 0 };
     return unary_run(k, U_HSIG, &p);
 }
+/* Swish-24: x * sigmoid(alpha * x). */
+static rlx_status k_swish(rlx_cpu_kctx *k) {
+    const rlx_tensor *x = k->in[0];
+    rlx_tensor *y = k->out[0];
+    double alpha = rlx_attr_float(k->n, "alpha", 1.0f);
+    size_t n = rlx_tensor_numel(x);
+    for (size_t i = 0; i < n; i++) {
+        double v = rlx_tensor_get_f64(x, i);
+        rlx_tensor_set_f64(y, i, v / (1.0 + exp(-alpha * v)));
+    }
+    return RLX_OK;
+}
+
+/* Shrink-9: x < -lambd ? x + bias : x > lambd ? x - bias : 0, in the input's
+ * type (integers included). */
+static rlx_status k_shrink(rlx_cpu_kctx *k) {
+    const rlx_tensor *x = k->in[0];
+    rlx_tensor *y = k->out[0];
+    double bias = rlx_attr_float(k->n, "bias", 0.0f), lambd = rlx_attr_float(k->n, "lambd", 0.5f);
+    size_t n = rlx_tensor_numel(x);
+    for (size_t i = 0; i < n; i++) {
+        double v = rlx_tensor_get_f64(x, i);
+        rlx_tensor_set_f64(y, i, v < -lambd ? v + bias : v > lambd ? v - bias : 0.0);
+    }
+    return RLX_OK;
+}
+
+/* IsNaN-20, IsInf-20 (detect_negative / detect_positive). */
+static rlx_status k_isnan(rlx_cpu_kctx *k) {
+    size_t n = rlx_tensor_numel(k->in[0]);
+    uint8_t *o = k->out[0]->data;
+    for (size_t i = 0; i < n; i++) o[i] = isnan(rlx_tensor_get_f64(k->in[0], i)) != 0;
+    return RLX_OK;
+}
+
+static rlx_status k_isinf(rlx_cpu_kctx *k) {
+    bool neg = rlx_attr_int(k->n, "detect_negative", 1) != 0, pos = rlx_attr_int(k->n, "detect_positive", 1) != 0;
+    size_t n = rlx_tensor_numel(k->in[0]);
+    uint8_t *o = k->out[0]->data;
+    for (size_t i = 0; i < n; i++) {
+        double v = rlx_tensor_get_f64(k->in[0], i);
+        o[i] = isinf(v) && ((v > 0 && pos) || (v < 0 && neg));
+    }
+    return RLX_OK;
+}
+
 static rlx_status k_gelu(rlx_cpu_kctx *k) {
     un_params p = { 0, 0, 0 };
     const char *ap = rlx_attr_str(k->n, "approximate", "none");
@@ -465,6 +511,54 @@ static rlx_status k_min(rlx_cpu_kctx *k) { return variadic_run(k, B_MIN, false);
 static rlx_status k_sum(rlx_cpu_kctx *k) { return variadic_run(k, B_ADD, false); }
 static rlx_status k_mean(rlx_cpu_kctx *k) { return variadic_run(k, B_ADD, true); }
 
+/* BitwiseNot/And/Or/Xor-18 and BitShift-11 on the bits of the integer type;
+ * shifts by the type's width or more give 0. */
+static uint64_t int_mask(rlx_dtype dt) {
+    size_t bits = rlx_dtype_size(dt) * 8;
+    return bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+}
+
+static rlx_status k_bitwise_not(rlx_cpu_kctx *k) {
+    size_t n = rlx_tensor_numel(k->in[0]);
+    for (size_t i = 0; i < n; i++) rlx_tensor_set_i64(k->out[0], i, ~rlx_tensor_get_i64(k->in[0], i));
+    return RLX_OK;
+}
+
+static rlx_status bitwise_run(rlx_cpu_kctx *k, int op) {
+    const rlx_tensor *a = k->in[0], *b = k->in[1];
+    rlx_tensor *y = k->out[0];
+    const rlx_tensor *ins[2] = { a, b };
+    bcast bc;
+    bcast_init(&bc, y, ins, 2);
+    uint64_t mask = int_mask(y->dtype);
+    size_t bits = rlx_dtype_size(y->dtype) * 8;
+    BCAST_FOR(&bc, i, off, {
+        uint64_t x = (uint64_t)rlx_tensor_get_i64(a, (size_t)off[0]) & mask;
+        uint64_t z = (uint64_t)rlx_tensor_get_i64(b, (size_t)off[1]) & mask;
+        uint64_t r;
+        switch (op) {
+        case 0: r = x & z; break;
+        case 1: r = x | z; break;
+        case 2: r = x ^ z; break;
+        case 3: r = z >= bits ? 0 : (x << z) & mask; break;
+        default: r = z >= bits ? 0 : x >> z; break;
+        }
+        rlx_tensor_set_i64(y, (size_t)i, (int64_t)r);
+    });
+    return RLX_OK;
+}
+
+static rlx_status k_bitwise_and(rlx_cpu_kctx *k) { return bitwise_run(k, 0); }
+static rlx_status k_bitwise_or(rlx_cpu_kctx *k) { return bitwise_run(k, 1); }
+static rlx_status k_bitwise_xor(rlx_cpu_kctx *k) { return bitwise_run(k, 2); }
+
+static rlx_status k_bitshift(rlx_cpu_kctx *k) {
+    const char *dir = rlx_attr_str(k->n, "direction", "");
+    if (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "direction must be LEFT or RIGHT, got '%s'", dir);
+    return bitwise_run(k, strcmp(dir, "LEFT") == 0 ? 3 : 4);
+}
+
 static rlx_status k_where(rlx_cpu_kctx *k) {
     const rlx_tensor *c = k->in[0], *a = k->in[1], *b = k->in[2];
     rlx_tensor *y = k->out[0];
@@ -529,6 +623,9 @@ const rlx_cpu_kernel rlx_cpu_kernels_elementwise[] = {
     { "Max", k_max }, { "Min", k_min }, { "Sum", k_sum }, { "Mean", k_mean },
     { "Equal", k_equal }, { "Less", k_less }, { "Greater", k_greater }, { "LessOrEqual", k_less_eq },
     { "GreaterOrEqual", k_greater_eq }, { "And", k_and }, { "Or", k_or }, { "Xor", k_xor }, { "Not", k_not },
+    { "IsNaN", k_isnan }, { "IsInf", k_isinf }, { "BitwiseNot", k_bitwise_not }, { "BitwiseAnd", k_bitwise_and },
+    { "BitwiseOr", k_bitwise_or }, { "BitwiseXor", k_bitwise_xor }, { "BitShift", k_bitshift },
+    { "Shrink", k_shrink }, { "Swish", k_swish },
     { "Where", k_where }, { "Cast", k_cast }, { "CastLike", k_cast },
 };
 const size_t rlx_cpu_kernels_elementwise_count = RLX_ARRAY_LEN(rlx_cpu_kernels_elementwise);

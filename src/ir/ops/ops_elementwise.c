@@ -98,6 +98,25 @@ static rlx_status infer_not(rlx_infer_ctx *c) {
     return RLX_OK;
 }
 
+/* IsNaN, IsInf: same shape, bool output, float input. */
+static rlx_status infer_is_class(rlx_infer_ctx *c) {
+    const rlx_value *x = rlx_ictx_in(c, 0);
+    if (!rlx_dtype_is_float(x->dtype))
+        return rlx_ictx_fail(c, "input has dtype %s, expected a float type", rlx_dtype_name(x->dtype));
+    rlx_ictx_set_out(c, 0, RLX_DTYPE_BOOL, x->rank, x->dims, x->syms);
+    return RLX_OK;
+}
+
+/* Bitwise ops and BitShift: integer inputs only. */
+static rlx_status infer_bitwise(rlx_infer_ctx *c) {
+    for (int i = 0; i < c->n->n_in; i++) {
+        const rlx_value *x = rlx_ictx_in(c, i);
+        if (x && !rlx_dtype_is_int(x->dtype))
+            return rlx_ictx_fail(c, "input %d has dtype %s, expected an integer type", i, rlx_dtype_name(x->dtype));
+    }
+    return c->n->n_in == 1 ? rlx_infer_same_as_input0(c) : rlx_infer_broadcast(c);
+}
+
 static rlx_status infer_cast(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     int64_t to = rlx_attr_int(c->n, "to", 0);
@@ -132,6 +151,23 @@ const rlx_op_def rlx_ops_elementwise[] = {
     UNARY_ANY("Abs", 1, 6, 13),
     UNARY_ANY("Neg", 1, 6, 13),
     UNARY_ANY("Sign", 9, 13),
+    { .name = "IsNaN", .domain = "", .versions = { 9, 13, 20 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
+      .infer = infer_is_class },
+    { .name = "IsInf", .domain = "", .versions = { 10, 20 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
+      .infer = infer_is_class,
+      .attrs = { { "detect_negative", RLX_ATTR_INT, false }, { "detect_positive", RLX_ATTR_INT, false } } },
+    { .name = "BitwiseNot", .domain = "", .versions = { 18 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
+      .infer = infer_bitwise },
+    BINARY("BitwiseAnd", infer_bitwise, 18),
+    BINARY("BitwiseOr", infer_bitwise, 18),
+    BINARY("BitwiseXor", infer_bitwise, 18),
+    { .name = "BitShift", .domain = "", .versions = { 11 }, .min_in = 2, .max_in = 2, .min_out = 1, .max_out = 1,
+      .infer = infer_bitwise, .attrs = { { "direction", RLX_ATTR_STRING, true } } },
+    { .name = "Shrink", .domain = "", .versions = { 9 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
+      .infer = rlx_infer_same_as_input0,
+      .attrs = { { "bias", RLX_ATTR_FLOAT, false }, { "lambd", RLX_ATTR_FLOAT, false } } },
+    { .name = "Swish", .domain = "", .versions = { 24 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
+      .infer = rlx_infer_unary_float, .attrs = { { "alpha", RLX_ATTR_FLOAT, false } } },
     UNARY("Exp", 1, 6, 13),
     UNARY("Log", 1, 6, 13),
     UNARY("Sqrt", 1, 6, 13),
