@@ -661,7 +661,11 @@ int main(int argc, char **argv) {
     st = rlx_model_load_onnx(o.model, &model);
     double t_load = rlx_now_seconds() - t0;
     if (st) {
-        snprintf(err, sizeof err, "cannot load the model '%s'", o.model);
+        /* the importer's message names the file; add it only if not */
+        if (strstr(rlx_last_error(), o.model))
+            snprintf(err, sizeof err, "cannot load the model");
+        else
+            snprintf(err, sizeof err, "cannot load the model '%s'", o.model);
         rc = rlx_exit(st, err);
         goto done;
     }

@@ -38,6 +38,11 @@ int cli_exit_code(rlx_status st);
  * (<status name>)" and returns cli_exit_code(st). */
 int cli_fail(rlx_status st, const char *what);
 
+/* Reports a failed model load: the library's message as it is when it
+ * already names the file, else prefixed with "cannot load model 'PATH'".
+ * Returns cli_exit_code(st). */
+int cli_fail_model(rlx_status st, const char *path);
+
 /* Option scanning. An option may be written "--name value" or
  * "--name=value". cli_opt_value returns true when argv[*i] is option `name`
  * and stores its value (advancing *i past a separate value); when the value

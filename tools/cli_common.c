@@ -54,6 +54,17 @@ int cli_fail(rlx_status st, const char *what) {
     return cli_exit_code(st);
 }
 
+int cli_fail_model(rlx_status st, const char *path) {
+    const char *msg = rlx_last_error();
+    if (msg && strstr(msg, path)) {
+        cli_error("%s (%s)", msg, rlx_status_name(st));
+        return cli_exit_code(st);
+    }
+    char what[1200];
+    snprintf(what, sizeof what, "cannot load model '%s'", path);
+    return cli_fail(st, what);
+}
+
 bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char **out, const char *command,
                    bool *err) {
     const char *a = argv[*i];

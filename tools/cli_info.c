@@ -76,9 +76,7 @@ int cli_cmd_info(int argc, char **argv) {
     rlx_model *m = NULL;
     rlx_status st = rlx_model_load_onnx(path, &m);
     if (st) {
-        char what[1200];
-        snprintf(what, sizeof what, "cannot load model '%s'", path);
-        return cli_fail(st, what);
+        return cli_fail_model(st, path);
     }
     double t_load = rlx_now_seconds() - t0;
     const rlx_graph *g = m->g;

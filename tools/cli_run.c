@@ -520,9 +520,7 @@ int cli_cmd_run(int argc, char **argv) {
     rlx_status st = rlx_model_load_onnx(o.model, &m);
     double t_import = rlx_now_seconds() - t0;
     if (st) {
-        char what[1200];
-        snprintf(what, sizeof what, "cannot load model '%s'", o.model);
-        rc = cli_fail(st, what);
+        rc = cli_fail_model(st, o.model);
         goto done;
     }
     /* every --input / --shape must name a graph input */

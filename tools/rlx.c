@@ -44,7 +44,7 @@ static void print_help(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) return cli_usage_error(NULL, "no command given: expected run, info or devices");
+    if (argc < 2) return cli_usage_error(NULL, "no command given: expected run, info, devices or conformance");
     const char *cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
         if (argc > 2 && strcmp(cmd, "help") == 0) {
