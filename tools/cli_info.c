@@ -127,8 +127,9 @@ int cli_cmd_info(int argc, char **argv) {
         }
     }
     char bb[64];
-    printf("initializers: %zu (%s)\n", n_init, cli_bytes_long_str(b_init, bb, sizeof bb));
-    printf("other constant values (Constant nodes): %zu (%s)\n", n_other, cli_bytes_long_str(b_other, bb, sizeof bb));
+    printf("initializers: %zu, %s\n", n_init, cli_bytes_long_str(b_init, bb, sizeof bb));
+    printf("other constant values (from Constant nodes): %zu, %s\n", n_other,
+           cli_bytes_long_str(b_other, bb, sizeof bb));
     if (dump) {
         printf("\n");
         fflush(stdout);

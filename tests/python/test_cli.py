@@ -30,8 +30,8 @@ for args in (("--help",), ("-h",), ("help",)):
     rc, so, se = rlx(*args)
     C.check(rc == 0 and so.startswith("rlx %s" % version) and "usage: rlx COMMAND" in so and se == "",
             "%s: exit %d" % (args, rc))
-    for word in ("run MODEL.onnx", "info MODEL.onnx", "devices", "--version", "exit codes", "rlx: error: ",
-                 "RLX_DISPATCH_REPORT"):
+    for word in ("run MODEL.onnx", "info MODEL.onnx", "devices", "conformance ROOT", "--version", "exit codes",
+                 "rlx: error: ", "RLX_DISPATCH_REPORT"):
         C.check(word in so, "rlx %s does not mention %r" % (args[0], word))
 
 # every option a command accepts is in its --help (and nothing undocumented
@@ -49,6 +49,10 @@ for cmd, words in helps.items():
         C.check(rc == 0 and so.startswith("usage: rlx %s" % cmd), "rlx %s: exit %d, %r" % (" ".join(form), rc, so[:80]))
     for w in words:
         C.check(w in so, "rlx %s --help does not mention %r" % (cmd, w))
+
+for form in (("conformance", "--help"), ("help", "conformance")):
+    rc, so, se = rlx(*form)
+    C.check(rc == 0 and so.startswith("usage: rlx conformance"), "rlx %s: exit %d" % (" ".join(form), rc))
 
 # ---------------------------------------------------------------- usage errors
 
