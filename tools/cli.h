@@ -1,9 +1,94 @@
-/* Sub-commands of the rlx command line, one file each. Each takes the
- * arguments after its name and returns the process exit code
- * (0 success, 1 runtime failure, 2 usage or model error). */
+/* Shared pieces of the `rlx` command line: error reporting and exit codes,
+ * option parsing helpers, and formatting of shapes, sizes and durations.
+ *
+ * Exit codes (documented in `rlx --help`):
+ *   0  success
+ *   2  usage error (bad flag, missing argument, bad input file), or a model
+ *      that cannot be loaded or is not supported (RLX_ERR_INVALID_MODEL,
+ *      RLX_ERR_UNSUPPORTED, RLX_ERR_IO on the model, RLX_ERR_INVALID_ARGUMENT
+ *      on the inputs)
+ *   1  any other runtime failure (no adapter, device error, device lost,
+ *      out of memory, internal error, writing outputs)
+ * Every error message starts with "rlx: error: ". */
 #ifndef RLX_TOOLS_CLI_H
 #define RLX_TOOLS_CLI_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/status.h" /* RLX_PRINTF */
+#include "rlx/rlx.h"
+
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2 };
+
+/* Prints "rlx: error: <message>\n" to stderr. */
+void cli_error(const char *fmt, ...) RLX_PRINTF(1, 2);
+
+/* Prints a usage error naming the command ("run") and a hint to its --help;
+ * returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *command, const char *fmt, ...) RLX_PRINTF(2, 3);
+
+/* Exit code for a library status (see the table above): 2 for
+ * INVALID_MODEL, UNSUPPORTED, IO and INVALID_ARGUMENT, 1 for the rest. */
+int cli_exit_code(rlx_status st);
+
+/* Reports a failed library call: "rlx: error: <what>: <rlx_last_error()>
+ * (<status name>)" and returns cli_exit_code(st). */
+int cli_fail(rlx_status st, const char *what);
+
+/* Reports a failed model load: the library's message as it is when it
+ * already names the file, else prefixed with "cannot load model 'PATH'".
+ * Returns cli_exit_code(st). */
+int cli_fail_model(rlx_status st, const char *path);
+
+/* Option scanning. An option may be written "--name value" or
+ * "--name=value". cli_opt_value returns true when argv[*i] is option `name`
+ * and stores its value (advancing *i past a separate value); when the value
+ * is missing it prints a usage error and sets *err. */
+bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char **out, const char *command,
+                   bool *err);
+
+/* Parses a whole decimal integer in [lo, hi]; false on junk or range. */
+bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* Parses a whole decimal/float number; false on junk or non-finite. */
+bool cli_parse_f64(const char *s, double *out);
+
+/* Parses "1x3x224x224" into dims (each in 0..2^40). "" and "scalar" give
+ * rank 0. False on junk, more than RLX_MAX_RANK dims. */
+bool cli_parse_shape(const char *s, int64_t *dims, int *rank);
+
+/* Formats "[1,3,224,224]" for concrete dims. */
+char *cli_shape_str(const int64_t *dims, int rank, char *buf, size_t cap);
+
+/* Formats a declared shape with symbolic names: "[batch,3,?,224]" ("?" for
+ * an unnamed dynamic dim), "unknown rank" when rank < 0. */
+char *cli_info_shape_str(const rlx_value_info *info, char *buf, size_t cap);
+
+/* "1.5 GiB", "128 MiB", "32 KiB", "100 B" (binary units, 3 significant
+ * digits). */
+char *cli_bytes_str(uint64_t bytes, char *buf, size_t cap);
+
+/* "24 B" below 1 KiB, else "1.5 MiB (1572864 bytes)". */
+char *cli_bytes_long_str(uint64_t bytes, char *buf, size_t cap);
+
+/* "812 us", "12.3 ms", "1.23 s". */
+char *cli_time_str(double seconds, char *buf, size_t cap);
+
+/* Creates a directory and its parents (like mkdir -p). Existing is fine.
+ * Returns false with errno set on failure. */
+bool cli_mkdirs(const char *path);
+
+/* Subcommands: argv[0] is the command name ("run"). Each returns an exit
+ * code. */
+int cli_cmd_run(int argc, char **argv);
+int cli_cmd_info(int argc, char **argv);
+int cli_cmd_devices(int argc, char **argv);
+
+/* `rlx conformance` (tools/conformance.c): takes the arguments after its
+ * name and returns the exit code (0 success, 1 runtime failure or
+ * regression, 2 usage error). */
 int rlx_cli_conformance(int argc, char **argv);
 
 #endif

@@ -1,0 +1,114 @@
+"""The rlx command line without models: --help and --version output, usage
+errors (exit 2, "rlx: error: " messages), a missing model file, `rlx
+devices`. Model-dependent paths are in test_cli_models.py."""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ocr_ref as R  # noqa: E402
+
+RLX = R.exe("rlx")
+if not os.path.exists(RLX):
+    print("SKIP: %s is not built" % RLX)
+    sys.exit(R.SKIP)
+C = R.Checker("test_cli")
+
+with open(os.path.join(R.ROOT, "include", "rlx", "rlx.h")) as f:
+    version = re.search(r'#define RLX_VERSION_STRING "([^"]+)"', f.read()).group(1)
+
+
+def rlx(*args):
+    return R.run([RLX, *args], timeout=120)
+
+
+# ---------------------------------------------------------------- help, version
+rc, so, se = rlx("--version")
+C.check(rc == 0 and so == "rlx %s\n" % version, "--version: exit %d, %r (want 'rlx %s')" % (rc, so, version))
+
+for args in (("--help",), ("-h",), ("help",)):
+    rc, so, se = rlx(*args)
+    C.check(rc == 0 and so.startswith("rlx %s" % version) and "usage: rlx COMMAND" in so and se == "",
+            "%s: exit %d" % (args, rc))
+    for word in ("run MODEL.onnx", "info MODEL.onnx", "devices", "conformance ROOT", "--version", "exit codes",
+                 "rlx: error: ", "RLX_DISPATCH_REPORT"):
+        C.check(word in so, "rlx %s does not mention %r" % (args[0], word))
+
+# every option a command accepts is in its --help (and nothing undocumented
+# is accepted: an unknown option is a usage error, checked below)
+helps = {
+    "run": ["--device", "cpu", "gpu:N", "--input NAME=FILE.npy", "--shape NAME=DIMS", "--seed", "--output-dir",
+            "--check", "--warmup", "--iters", "--report", "--help", "median", "p10", "p90", "compile",
+            "first run", "import", "Exit codes"],
+    "info": ["--dump-ir", "--help", "opset", "initializer", "op type"],
+    "devices": ["--help", "gpu:N", "backend", "driver", "limits", "features", "CPU"],
+}
+for cmd, words in helps.items():
+    for form in ((cmd, "--help"), (cmd, "-h"), ("help", cmd)):
+        rc, so, se = rlx(*form)
+        C.check(rc == 0 and so.startswith("usage: rlx %s" % cmd), "rlx %s: exit %d, %r" % (" ".join(form), rc, so[:80]))
+    for w in words:
+        C.check(w in so, "rlx %s --help does not mention %r" % (cmd, w))
+
+for form in (("conformance", "--help"), ("help", "conformance")):
+    rc, so, se = rlx(*form)
+    C.check(rc == 0 and so.startswith("usage: rlx conformance"), "rlx %s: exit %d" % (" ".join(form), rc))
+
+# ---------------------------------------------------------------- usage errors
+
+
+def usage_error(args, needle, what):
+    rc, so, se = rlx(*args)
+    C.check(rc == 2, "%s: exit %d, want 2 (stderr %r)" % (what, rc, se))
+    C.check(se.startswith("rlx: error: ") and needle in se, "%s: stderr %r lacks %r" % (what, se, needle))
+
+
+usage_error([], "no command", "no arguments")
+usage_error(["frobnicate"], "unknown command 'frobnicate'", "unknown command")
+usage_error(["--frobnicate"], "unknown option '--frobnicate'", "unknown top-level option")
+usage_error(["help", "nope"], "unknown command 'nope'", "help for an unknown command")
+usage_error(["run"], "no model given", "run without a model")
+usage_error(["run", "m.onnx", "--bogus"], "unknown option '--bogus'", "run with an unknown option")
+usage_error(["run", "m.onnx", "--iters"], "--iters needs a value", "missing value")
+usage_error(["run", "m.onnx", "--iters", "ten"], "bad --iters 'ten'", "non-numeric --iters")
+usage_error(["run", "m.onnx", "--iters=-3"], "bad --iters '-3'", "negative --iters")
+usage_error(["run", "m.onnx", "--warmup", "1.5"], "bad --warmup", "fractional --warmup")
+usage_error(["run", "m.onnx", "--seed", "x"], "bad --seed", "bad --seed")
+usage_error(["run", "m.onnx", "--device", "tpu"], "bad --device 'tpu'", "unknown device")
+usage_error(["run", "m.onnx", "--device", "gpu:x"], "bad --device 'gpu:x'", "bad gpu index")
+usage_error(["run", "m.onnx", "--input", "x"], "NAME=VALUE", "--input without '='")
+usage_error(["run", "m.onnx", "--input", "=f.npy"], "NAME=VALUE", "--input without a name")
+usage_error(["run", "m.onnx", "--input", "x=a.npy", "--input", "x=b.npy"], "given twice", "--input twice")
+usage_error(["run", "m.onnx", "--shape", "x=1xz"], "bad --shape", "bad --shape dims")
+usage_error(["run", "m.onnx", "--shape", "x=1x2x3x4x5x6x7x8x9"], "bad --shape", "--shape above the max rank")
+usage_error(["run", "m.onnx", "--output-dir="], "--output-dir is empty", "empty --output-dir")
+usage_error(["run", "a.onnx", "b.onnx"], "unexpected argument 'b.onnx'", "two models")
+usage_error(["info"], "no model given", "info without a model")
+usage_error(["info", "a.onnx", "b.onnx"], "unexpected argument", "info with two models")
+usage_error(["info", "a.onnx", "--dump"], "unknown option '--dump'", "info with an unknown option")
+usage_error(["devices", "extra"], "unexpected argument 'extra'", "devices with an argument")
+usage_error(["devices", "--all"], "unknown option '--all'", "devices with an unknown option")
+
+# ---------------------------------------------------------------- missing file
+missing = os.path.join(R.ROOT, "no-such-dir", "missing.onnx")
+for cmd in ("run", "info"):
+    rc, so, se = rlx(cmd, missing)
+    C.check(rc == 2, "rlx %s on a missing file: exit %d, want 2" % (cmd, rc))
+    C.check(se.startswith("rlx: error: ") and "missing.onnx" in se,
+            "rlx %s on a missing file: stderr %r should start with 'rlx: error: ' and name the file" % (cmd, se))
+
+# ---------------------------------------------------------------- devices
+rc, so, se = rlx("devices")
+print(so, se, sep="")
+C.check(rc in (0, 1), "rlx devices: exit %d" % rc)
+C.check("CPU:" in so and "cpu" in so, "rlx devices does not list the CPU")
+C.check(("GPU adapters: none found" in so) or re.search(r"^  gpu:0  ", so, re.M) is not None,
+        "rlx devices neither lists adapters nor says there is none")
+if "gpu:0" in so:
+    for w in ("backend ", "type ", "driver ", "max buffer size", "max storage buffer binding size",
+              "bytes", "features: shader-f16"):
+        C.check(w in so, "rlx devices: adapter lines lack %r" % w)
+if rc == 1:
+    C.check(se.startswith("rlx: error: "), "rlx devices failed without an 'rlx: error: ' message")
+
+C.done()

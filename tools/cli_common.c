@@ -1,0 +1,225 @@
+/* Shared helpers of the `rlx` command line (see cli.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#ifdef _WIN32
+#include <direct.h>
+#endif
+
+void cli_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("rlx: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_usage_error(const char *command, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("rlx: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (command)
+        fprintf(stderr, " (see 'rlx %s --help')\n", command);
+    else
+        fputs(" (see 'rlx --help')\n", stderr);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_exit_code(rlx_status st) {
+    switch (st) {
+    case RLX_OK: return CLI_EXIT_OK;
+    case RLX_ERR_INVALID_ARGUMENT:
+    case RLX_ERR_INVALID_MODEL:
+    case RLX_ERR_UNSUPPORTED:
+    case RLX_ERR_IO: return CLI_EXIT_USAGE;
+    default: return CLI_EXIT_FAILURE;
+    }
+}
+
+int cli_fail(rlx_status st, const char *what) {
+    const char *msg = rlx_last_error();
+    if (msg && *msg)
+        cli_error("%s: %s (%s)", what, msg, rlx_status_name(st));
+    else
+        cli_error("%s (%s)", what, rlx_status_name(st));
+    return cli_exit_code(st);
+}
+
+int cli_fail_model(rlx_status st, const char *path) {
+    const char *msg = rlx_last_error();
+    if (msg && strstr(msg, path)) {
+        cli_error("%s (%s)", msg, rlx_status_name(st));
+        return cli_exit_code(st);
+    }
+    char what[1200];
+    snprintf(what, sizeof what, "cannot load model '%s'", path);
+    return cli_fail(st, what);
+}
+
+bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char **out, const char *command,
+                   bool *err) {
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0) return false;
+    if (a[n] == '=') {
+        *out = a + n + 1;
+        return true;
+    }
+    if (a[n] != '\0') return false;
+    if (*i + 1 >= argc) {
+        cli_usage_error(command, "option %s needs a value", name);
+        *err = true;
+        return true;
+    }
+    *out = argv[++*i];
+    return true;
+}
+
+bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    if (!s || !*s) return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+bool cli_parse_f64(const char *s, double *out) {
+    if (!s || !*s) return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v)) return false;
+    *out = v;
+    return true;
+}
+
+bool cli_parse_shape(const char *s, int64_t *dims, int *rank) {
+    *rank = 0;
+    if (!*s || strcmp(s, "scalar") == 0) return true;
+    const char *p = s;
+    for (;;) {
+        if (*rank == RLX_MAX_RANK) return false;
+        char *end;
+        if (*p < '0' || *p > '9') return false;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (errno || v < 0 || v > ((long long)1 << 40)) return false;
+        dims[(*rank)++] = (int64_t)v;
+        if (*end == '\0') return true;
+        if (*end != 'x' && *end != 'X' && *end != ',') return false;
+        p = end + 1;
+    }
+}
+
+char *cli_shape_str(const int64_t *dims, int rank, char *buf, size_t cap) {
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, cap - o, "[");
+    for (int i = 0; i < rank && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? "," : "", (long long)dims[i]);
+    if (o < cap) snprintf(buf + o, cap - o, "]");
+    return buf;
+}
+
+char *cli_info_shape_str(const rlx_value_info *info, char *buf, size_t cap) {
+    if (info->rank < 0) {
+        snprintf(buf, cap, "unknown rank");
+        return buf;
+    }
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, cap - o, "[");
+    for (int i = 0; i < info->rank && o < cap; i++) {
+        const char *sep = i ? "," : "";
+        if (info->dims[i] >= 0)
+            o += (size_t)snprintf(buf + o, cap - o, "%s%lld", sep, (long long)info->dims[i]);
+        else if (info->dim_names[i])
+            o += (size_t)snprintf(buf + o, cap - o, "%s%s", sep, info->dim_names[i]);
+        else
+            o += (size_t)snprintf(buf + o, cap - o, "%s?", sep);
+    }
+    if (o < cap) snprintf(buf + o, cap - o, "]");
+    return buf;
+}
+
+char *cli_bytes_str(uint64_t bytes, char *buf, size_t cap) {
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+    double v = (double)bytes;
+    size_t u = 0;
+    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+    else
+        snprintf(buf, cap, "%.3g %s", v, units[u]);
+    return buf;
+}
+
+char *cli_bytes_long_str(uint64_t bytes, char *buf, size_t cap) {
+    char short_form[32];
+    if (bytes < 1024)
+        snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+    else
+        snprintf(buf, cap, "%s (%llu bytes)", cli_bytes_str(bytes, short_form, sizeof short_form),
+                 (unsigned long long)bytes);
+    return buf;
+}
+
+char *cli_time_str(double s, char *buf, size_t cap) {
+    if (s < 1e-3)
+        snprintf(buf, cap, "%.3g us", s * 1e6);
+    else if (s < 1.0)
+        snprintf(buf, cap, "%.3g ms", s * 1e3);
+    else
+        snprintf(buf, cap, "%.3g s", s);
+    return buf;
+}
+
+static bool mkdir_one(const char *p) {
+#ifdef _WIN32
+    int r = _mkdir(p);
+#else
+    int r = mkdir(p, 0777);
+#endif
+    if (r == 0) return true;
+    if (errno == EEXIST) {
+        struct stat sb;
+        if (stat(p, &sb) == 0 && S_ISDIR(sb.st_mode)) return true;
+        errno = ENOTDIR;
+    }
+    return false;
+}
+
+bool cli_mkdirs(const char *path) {
+    size_t n = strlen(path);
+    char *p = malloc(n + 1);
+    if (!p) {
+        errno = ENOMEM;
+        return false;
+    }
+    memcpy(p, path, n + 1);
+    for (size_t i = 1; i < n; i++) {
+        if (p[i] != '/') continue;
+        p[i] = '\0';
+        bool ok = mkdir_one(p);
+        p[i] = '/';
+        if (!ok) {
+            free(p);
+            return false;
+        }
+    }
+    bool ok = mkdir_one(p);
+    free(p);
+    return ok;
+}

@@ -1,0 +1,670 @@
+/* `rlx run MODEL.onnx ...`: imports a model, feeds it inputs from .npy
+ * files or seeded random values, runs it on a device, summarises and
+ * optionally writes the outputs, times import / compile / first run /
+ * steady runs, and optionally compares against the CPU backend. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/half.h"
+#include "base/platform.h"
+#include "cli.h"
+#include "runtime/session.h"
+
+#define MAX_ARGS 64
+
+static void print_help(FILE *f) {
+    fprintf(f,
+            "usage: rlx run MODEL.onnx [options]\n"
+            "\n"
+            "Loads MODEL.onnx, runs it once on the device (that first run compiles a plan\n"
+            "for the input shapes), then times steady runs. Prints the device used, the\n"
+            "inputs, the timings, and for each output its name, dtype, shape, min, max,\n"
+            "mean and first values.\n"
+            "\n"
+            "options:\n"
+            "  --device DEV           cpu (default), gpu (the high-performance adapter) or\n"
+            "                         gpu:N (the N-th adapter of 'rlx devices')\n"
+            "  --input NAME=FILE.npy  feed graph input NAME from a .npy file (repeatable);\n"
+            "                         its dtype must be the one the model declares\n"
+            "  --shape NAME=DIMS      shape of a generated input, e.g. x=1x3x224x224\n"
+            "                         (repeatable); needed for symbolic dims other than 1\n"
+            "  --seed S               seed of the generated inputs (default 0)\n"
+            "  --output-dir DIR       write each output as DIR/<name>.npy (created if\n"
+            "                         missing); characters of the name other than\n"
+            "                         A-Z a-z 0-9 . _ - become '_', a leading '.' too\n"
+            "  --check                also run on the CPU backend and print, per output, the\n"
+            "                         max abs difference, the max rel difference\n"
+            "                         (|a-b|/|b| over elements with b != 0) and the normwise\n"
+            "                         rel difference ||a-b||/||b||\n"
+            "  --warmup N             untimed runs before the timed ones (default 2)\n"
+            "  --iters N              timed steady runs (default 10; 0 skips them)\n"
+            "  --report               print the dispatch report: per op type, how many nodes\n"
+            "                         ran natively, fell back to the CPU, or were folded\n"
+            "  -h, --help             print this help and exit\n"
+            "\n"
+            "Inputs not given with --input are filled with seeded pseudo-random values\n"
+            "(xorshift64*): floats uniform in [-1, 1), integers uniform in [0, 10), bools 0\n"
+            "or 1. Their symbolic dims take sizes from --shape, else 1, and the run says so.\n"
+            "\n"
+            "Timings: import (read, verify, infer shapes), session (device set-up),\n"
+            "compile (the first run's plan compile: passes + backend compile), first run\n"
+            "(including the compile), and the median, p10 and p90 of the steady runs.\n"
+            "\n"
+            "Exit codes: 0 success; 2 usage error, unreadable or mismatched input file,\n"
+            "model that cannot be loaded or is not supported; 1 other runtime failures.\n");
+}
+
+typedef struct named_arg {
+    char *name;
+    const char *value;
+} named_arg;
+
+typedef struct run_opts {
+    const char *model, *device, *output_dir;
+    named_arg inputs[MAX_ARGS];
+    size_t n_inputs;
+    named_arg shapes[MAX_ARGS];
+    size_t n_shapes;
+    bool check, report;
+    int64_t warmup, iters;
+    uint64_t seed;
+} run_opts;
+
+static void free_opts(run_opts *o) {
+    for (size_t i = 0; i < o->n_inputs; i++) free(o->inputs[i].name);
+    for (size_t i = 0; i < o->n_shapes; i++) free(o->shapes[i].name);
+}
+
+/* Splits "NAME=VALUE" at the first '='. */
+static int add_named(named_arg *arr, size_t *n, const char *opt, const char *s) {
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s) return cli_usage_error("run", "%s expects NAME=VALUE, got '%s'", opt, s);
+    if (*n == MAX_ARGS) return cli_usage_error("run", "too many %s options (at most %d)", opt, MAX_ARGS);
+    for (size_t i = 0; i < *n; i++)
+        if (strlen(arr[i].name) == (size_t)(eq - s) && strncmp(arr[i].name, s, (size_t)(eq - s)) == 0)
+            return cli_usage_error("run", "%s given twice for '%.*s'", opt, (int)(eq - s), s);
+    char *name = malloc((size_t)(eq - s) + 1);
+    if (!name) return cli_usage_error("run", "out of memory");
+    memcpy(name, s, (size_t)(eq - s));
+    name[eq - s] = '\0';
+    arr[*n].name = name;
+    arr[*n].value = eq + 1;
+    (*n)++;
+    return CLI_EXIT_OK;
+}
+
+static bool device_ok(const char *d) {
+    if (strcmp(d, "cpu") == 0 || strcmp(d, "gpu") == 0) return true;
+    int64_t n;
+    return strncmp(d, "gpu:", 4) == 0 && cli_parse_i64(d + 4, 0, 1 << 20, &n);
+}
+
+/* Returns -1 when parsing succeeded (continue), else an exit code. */
+static int parse_args(int argc, char **argv, run_opts *o) {
+    o->device = "cpu";
+    o->warmup = 2;
+    o->iters = 10;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        bool err = false;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            print_help(stdout);
+            return CLI_EXIT_OK;
+        }
+        if (cli_opt_value(argc, argv, &i, "--device", &v, "run", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            if (!device_ok(v)) return cli_usage_error("run", "bad --device '%s' (expected cpu, gpu or gpu:N)", v);
+            o->device = v;
+        } else if (cli_opt_value(argc, argv, &i, "--input", &v, "run", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            int rc = add_named(o->inputs, &o->n_inputs, "--input", v);
+            if (rc) return rc;
+        } else if (cli_opt_value(argc, argv, &i, "--shape", &v, "run", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            int rc = add_named(o->shapes, &o->n_shapes, "--shape", v);
+            if (rc) return rc;
+            int64_t dims[RLX_MAX_RANK];
+            int rank;
+            if (!cli_parse_shape(o->shapes[o->n_shapes - 1].value, dims, &rank))
+                return cli_usage_error("run", "bad --shape '%s' (expected NAME=DxDx..., e.g. x=1x3x224x224)", v);
+        } else if (cli_opt_value(argc, argv, &i, "--output-dir", &v, "run", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            if (!*v) return cli_usage_error("run", "--output-dir is empty");
+            o->output_dir = v;
+        } else if (cli_opt_value(argc, argv, &i, "--warmup", &v, "run", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            if (!cli_parse_i64(v, 0, 1000000, &o->warmup))
+                return cli_usage_error("run", "bad --warmup '%s' (expected 0..1000000)", v);
+        } else if (cli_opt_value(argc, argv, &i, "--iters", &v, "run", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            if (!cli_parse_i64(v, 0, 1000000, &o->iters))
+                return cli_usage_error("run", "bad --iters '%s' (expected 0..1000000)", v);
+        } else if (cli_opt_value(argc, argv, &i, "--seed", &v, "run", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            int64_t s;
+            if (!cli_parse_i64(v, 0, INT64_MAX, &s))
+                return cli_usage_error("run", "bad --seed '%s' (expected a whole number >= 0)", v);
+            o->seed = (uint64_t)s;
+        } else if (strcmp(a, "--check") == 0) {
+            o->check = true;
+        } else if (strcmp(a, "--report") == 0) {
+            o->report = true;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cli_usage_error("run", "unknown option '%s'", a);
+        } else if (!o->model) {
+            o->model = a;
+        } else {
+            return cli_usage_error("run", "unexpected argument '%s' (one model at a time)", a);
+        }
+    }
+    if (!o->model) return cli_usage_error("run", "no model given");
+    return -1;
+}
+
+/* ------------------------------------------------------------ inputs */
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t rng_next(rng *r) {
+    /* xorshift64* (Vigna) */
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return r->s * 0x2545F4914F6CDD1DULL;
+}
+
+static void rng_seed(rng *r, uint64_t seed) {
+    /* splitmix64 step so that seeds 0, 1, 2 ... give unrelated streams and
+     * the state is never 0 */
+    uint64_t z = seed + 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    r->s = (z ^ (z >> 31)) | 1;
+}
+
+/* Fills t with values: floats uniform in [-1, 1), ints in [0, 10), bools. */
+static void fill_random(rlx_tensor *t, rng *r) {
+    size_t n = rlx_tensor_numel(t);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u = rng_next(r);
+        double f = (double)(u >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
+        int64_t k = (int64_t)((u >> 33) % 10);
+        switch (t->dtype) {
+        case RLX_DTYPE_F32: ((float *)t->data)[i] = (float)f; break;
+        case RLX_DTYPE_F64: ((double *)t->data)[i] = f; break;
+        case RLX_DTYPE_F16: ((uint16_t *)t->data)[i] = rlx_f32_to_f16((float)f); break;
+        case RLX_DTYPE_BF16: ((uint16_t *)t->data)[i] = rlx_f32_to_bf16((float)f); break;
+        case RLX_DTYPE_U8: ((uint8_t *)t->data)[i] = (uint8_t)k; break;
+        case RLX_DTYPE_I8: ((int8_t *)t->data)[i] = (int8_t)k; break;
+        case RLX_DTYPE_U16: ((uint16_t *)t->data)[i] = (uint16_t)k; break;
+        case RLX_DTYPE_I16: ((int16_t *)t->data)[i] = (int16_t)k; break;
+        case RLX_DTYPE_U32: ((uint32_t *)t->data)[i] = (uint32_t)k; break;
+        case RLX_DTYPE_I32: ((int32_t *)t->data)[i] = (int32_t)k; break;
+        case RLX_DTYPE_U64: ((uint64_t *)t->data)[i] = (uint64_t)k; break;
+        case RLX_DTYPE_I64: ((int64_t *)t->data)[i] = k; break;
+        case RLX_DTYPE_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(k & 1); break;
+        default: break;
+        }
+    }
+}
+
+/* Element i of a tensor as a double (NaN for dtypes without numbers). */
+static double elem(const rlx_tensor *t, size_t i) {
+    switch (t->dtype) {
+    case RLX_DTYPE_F32: return ((const float *)t->data)[i];
+    case RLX_DTYPE_F64: return ((const double *)t->data)[i];
+    case RLX_DTYPE_F16: return rlx_f16_to_f32(((const uint16_t *)t->data)[i]);
+    case RLX_DTYPE_BF16: return rlx_bf16_to_f32(((const uint16_t *)t->data)[i]);
+    case RLX_DTYPE_U8: return ((const uint8_t *)t->data)[i];
+    case RLX_DTYPE_I8: return ((const int8_t *)t->data)[i];
+    case RLX_DTYPE_U16: return ((const uint16_t *)t->data)[i];
+    case RLX_DTYPE_I16: return ((const int16_t *)t->data)[i];
+    case RLX_DTYPE_U32: return ((const uint32_t *)t->data)[i];
+    case RLX_DTYPE_I32: return ((const int32_t *)t->data)[i];
+    case RLX_DTYPE_U64: return (double)((const uint64_t *)t->data)[i];
+    case RLX_DTYPE_I64: return (double)((const int64_t *)t->data)[i];
+    case RLX_DTYPE_BOOL: return ((const uint8_t *)t->data)[i] ? 1.0 : 0.0;
+    default: return NAN;
+    }
+}
+
+static const named_arg *find_named(const named_arg *arr, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(arr[i].name, name) == 0) return &arr[i];
+    return NULL;
+}
+
+/* Lists the model's input names into buf ("'x', 'y'"). */
+static char *input_list(const rlx_model *m, char *buf, size_t cap) {
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < rlx_model_num_inputs(m) && o < cap; i++) {
+        rlx_value_info vi;
+        if (rlx_model_input_info(m, i, &vi)) continue;
+        o += (size_t)snprintf(buf + o, cap - o, "%s'%s'", i ? ", " : "", vi.name);
+    }
+    if (!buf[0]) snprintf(buf, cap, "none");
+    return buf;
+}
+
+/* Builds one input tensor: from --input, or random with --shape / 1 for
+ * symbolic dims. Prints a line describing it. Returns an exit code or -1. */
+static int make_input(const run_opts *o, const rlx_value_info *vi, rng *r, rlx_tensor **out) {
+    char sh[512], dsh[512];
+    *out = NULL;
+    const named_arg *in = find_named(o->inputs, o->n_inputs, vi->name);
+    const named_arg *shp = find_named(o->shapes, o->n_shapes, vi->name);
+    if (in && shp)
+        return cli_usage_error("run", "input '%s' is given both --input and --shape; the file decides the shape",
+                               vi->name);
+    if (in) {
+        rlx_status st = rlx_tensor_load_npy(in->value, out);
+        if (st) {
+            char what[1200];
+            snprintf(what, sizeof what, "cannot read input '%s' from '%s'", vi->name, in->value);
+            int rc = cli_fail(st, what);
+            return rc == CLI_EXIT_FAILURE && st != RLX_ERR_OUT_OF_MEMORY ? CLI_EXIT_USAGE : rc;
+        }
+        if ((*out)->dtype != vi->dtype) {
+            cli_error("input '%s': '%s' holds %s, the model expects %s", vi->name, in->value,
+                      rlx_dtype_name((*out)->dtype), rlx_dtype_name(vi->dtype));
+            rlx_tensor_destroy(*out);
+            *out = NULL;
+            return CLI_EXIT_USAGE;
+        }
+        printf("  %-24s %-5s %-20s from %s\n", vi->name, rlx_dtype_name(vi->dtype),
+               cli_shape_str((*out)->dims, (*out)->rank, sh, sizeof sh), in->value);
+        return -1;
+    }
+    if (!rlx_dtype_size(vi->dtype)) {
+        cli_error("input '%s' has dtype %s, which rlx cannot generate values for (give it with --input)", vi->name,
+                  rlx_dtype_name(vi->dtype));
+        return CLI_EXIT_USAGE;
+    }
+    int64_t dims[RLX_MAX_RANK];
+    int rank;
+    char note[700] = "";
+    if (shp) {
+        if (!cli_parse_shape(shp->value, dims, &rank))
+            return cli_usage_error("run", "bad --shape '%s=%s'", shp->name, shp->value);
+        if (vi->rank >= 0 && rank != vi->rank)
+            return cli_usage_error("run", "--shape %s=%s has rank %d, the model declares %s (rank %d)", shp->name,
+                                   shp->value, rank, cli_info_shape_str(vi, dsh, sizeof dsh), vi->rank);
+        for (int d = 0; d < rank && vi->rank >= 0; d++)
+            if (vi->dims[d] >= 0 && dims[d] != vi->dims[d])
+                return cli_usage_error("run", "--shape %s=%s: dim %d is %lld, the model declares %s", shp->name,
+                                       shp->value, d, (long long)dims[d], cli_info_shape_str(vi, dsh, sizeof dsh));
+    } else {
+        if (vi->rank < 0)
+            return cli_usage_error("run", "input '%s' has an unknown rank: give its shape with --shape %s=DxDx...",
+                                   vi->name, vi->name);
+        rank = vi->rank;
+        size_t no = 0;
+        for (int d = 0; d < rank; d++) {
+            dims[d] = vi->dims[d] >= 0 ? vi->dims[d] : 1;
+            if (vi->dims[d] < 0 && no < sizeof note)
+                no += (size_t)snprintf(note + no, sizeof note - no, "%s%s", no ? ", " : "",
+                                       vi->dim_names[d] ? vi->dim_names[d] : "?");
+        }
+    }
+    rlx_status st = rlx_tensor_create(vi->dtype, dims, rank, out);
+    if (st) {
+        char what[600];
+        snprintf(what, sizeof what, "cannot create input '%s'", vi->name);
+        return cli_fail(st, what);
+    }
+    fill_random(*out, r);
+    printf("  %-24s %-5s %-20s random (seed %llu)\n", vi->name, rlx_dtype_name(vi->dtype),
+           cli_shape_str(dims, rank, sh, sizeof sh), (unsigned long long)o->seed);
+    if (note[0])
+        printf("    note: symbolic dims %s of %s set to 1 (use --shape %s=DxDx...)\n", note,
+               cli_info_shape_str(vi, dsh, sizeof dsh), vi->name);
+    return -1;
+}
+
+/* ------------------------------------------------------------ outputs */
+
+static void summarise(const char *name, const rlx_tensor *t) {
+    char sh[512];
+    size_t n = rlx_tensor_numel(t);
+    printf("  %-24s %-5s %s\n", name, rlx_dtype_name(t->dtype), cli_shape_str(t->dims, t->rank, sh, sizeof sh));
+    double mn = INFINITY, mx = -INFINITY, sum = 0.0;
+    size_t n_nan = 0, n_inf = 0, n_fin = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = elem(t, i);
+        if (isnan(v)) {
+            n_nan++;
+            continue;
+        }
+        if (isinf(v)) n_inf++;
+        if (v < mn) mn = v;
+        if (v > mx) mx = v;
+        if (isfinite(v)) {
+            sum += v;
+            n_fin++;
+        }
+    }
+    if (n == 0) {
+        printf("    (empty)\n");
+        return;
+    }
+    if (n_nan == n) {
+        printf("    all %zu values are NaN\n", n);
+        return;
+    }
+    printf("    min %.6g  max %.6g  mean %.6g", mn, mx, n_fin ? sum / (double)n_fin : NAN);
+    if (n_nan || n_inf) printf("  (NaN: %zu, Inf: %zu; mean over finite values)", n_nan, n_inf);
+    printf("\n    first:");
+    for (size_t i = 0; i < n && i < 6; i++) printf(" %.6g", elem(t, i));
+    printf("%s\n", n > 6 ? " ..." : "");
+}
+
+/* File name for an output: [A-Za-z0-9._-] kept, the rest (and a leading
+ * '.') become '_'; empty names become "output_<i>". */
+static void sanitise(const char *name, size_t index, char *buf, size_t cap) {
+    size_t o = 0;
+    for (const char *p = name; *p && o + 1 < cap; p++) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                  c == '-' || (c == '.' && o > 0);
+        buf[o++] = ok ? c : '_';
+    }
+    buf[o] = '\0';
+    if (o == 0) snprintf(buf, cap, "output_%zu", index);
+}
+
+static int write_outputs(const char *dir, rlx_session *s, rlx_tensor **outs, size_t n) {
+    if (!cli_mkdirs(dir)) {
+        cli_error("cannot create output directory '%s': %s", dir, strerror(errno));
+        return CLI_EXIT_FAILURE;
+    }
+    char(*names)[200] = calloc(n + 1, sizeof *names);
+    if (!names) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAILURE;
+    }
+    int rc = -1;
+    for (size_t i = 0; i < n && rc < 0; i++) {
+        const char *name = rlx_session_output_name(s, i);
+        sanitise(name ? name : "", i, names[i], 180);
+        /* two names that sanitise alike get a suffix */
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(names[j], names[i]) == 0) {
+                size_t l = strlen(names[i]);
+                snprintf(names[i] + l, 200 - l, "_%zu", i);
+                break;
+            }
+        size_t plen = strlen(dir) + strlen(names[i]) + 8;
+        char *path = malloc(plen);
+        if (!path) {
+            cli_error("out of memory");
+            rc = CLI_EXIT_FAILURE;
+            break;
+        }
+        snprintf(path, plen, "%s/%s.npy", dir, names[i]);
+        rlx_status st = rlx_tensor_save_npy(outs[i], path);
+        if (st) {
+            char what[1200];
+            snprintf(what, sizeof what, "cannot write output '%s' to '%s'", name ? name : "", path);
+            cli_fail(st, what);
+            rc = CLI_EXIT_FAILURE; /* writing results is a runtime failure */
+        } else {
+            printf("  wrote %s\n", path);
+        }
+        free(path);
+    }
+    free(names);
+    return rc;
+}
+
+/* ------------------------------------------------------------ timing */
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted v[0..n) (p in [0, 1]). */
+static double percentile(const double *v, size_t n, double p) {
+    double r = ceil(p * (double)n);
+    size_t k = r < 1.0 ? 0 : (size_t)r - 1;
+    return v[k < n ? k : n - 1];
+}
+
+static double median(const double *v, size_t n) {
+    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void free_outputs(rlx_tensor **outs, size_t n) {
+    if (!outs) return;
+    for (size_t i = 0; i < n; i++) rlx_tensor_destroy(outs[i]);
+    free(outs);
+}
+
+/* ------------------------------------------------------------ check */
+
+static int check_against_cpu(const rlx_model *m, size_t n_in, const char *const *names,
+                             const rlx_tensor *const *inputs, rlx_session *s, rlx_tensor **outs, size_t n_out) {
+    rlx_session_options so = { .device = "cpu" };
+    rlx_session *cpu = NULL;
+    rlx_status st = rlx_session_create(m, &so, &cpu);
+    if (st) return cli_fail(st, "--check: cannot create a CPU session");
+    rlx_tensor **ref = NULL;
+    size_t n_ref = 0;
+    st = rlx_session_run(cpu, n_in, names, inputs, &ref, &n_ref);
+    if (st) {
+        rlx_session_destroy(cpu);
+        return cli_fail(st, "--check: the CPU run failed");
+    }
+    printf("check against the CPU backend:\n");
+    for (size_t i = 0; i < n_out && i < n_ref; i++) {
+        const char *name = rlx_session_output_name(s, i);
+        const rlx_tensor *a = outs[i], *b = ref[i];
+        char s1[256], s2[256];
+        if (a->dtype != b->dtype || a->rank != b->rank ||
+            memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]) != 0) {
+            printf("  %-24s MISMATCH: %s %s here, %s %s on the CPU\n", name, rlx_dtype_name(a->dtype),
+                   cli_shape_str(a->dims, a->rank, s1, sizeof s1), rlx_dtype_name(b->dtype),
+                   cli_shape_str(b->dims, b->rank, s2, sizeof s2));
+            continue;
+        }
+        size_t n = rlx_tensor_numel(a), n_nan = 0, worst = 0;
+        double max_abs = 0.0, max_rel = 0.0, d2 = 0.0, r2 = 0.0;
+        for (size_t k = 0; k < n; k++) {
+            double x = elem(a, k), y = elem(b, k);
+            if (isnan(x) || isnan(y)) {
+                if (!(isnan(x) && isnan(y))) n_nan++;
+                continue;
+            }
+            double d = x == y ? 0.0 : fabs(x - y); /* equal infinities differ by 0 */
+            if (d > max_abs) max_abs = d, worst = k;
+            if (y != 0.0 && d / fabs(y) > max_rel) max_rel = d / fabs(y);
+            d2 += d * d;
+            r2 += y * y;
+        }
+        printf("  %-24s max abs diff %.3g (at flat index %zu), max rel diff %.3g, normwise rel %.3g", name,
+               max_abs, worst, max_rel, r2 > 0.0 ? sqrt(d2 / r2) : sqrt(d2));
+        if (n_nan) printf(", %zu elements NaN on one side only", n_nan);
+        printf("\n");
+    }
+    free_outputs(ref, n_ref);
+    rlx_session_destroy(cpu);
+    return -1;
+}
+
+/* ------------------------------------------------------------ command */
+
+int cli_cmd_run(int argc, char **argv) {
+    run_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0) {
+        free_opts(&o);
+        return rc;
+    }
+    rlx_model *m = NULL;
+    rlx_session *s = NULL;
+    rlx_tensor *inputs[MAX_ARGS] = { 0 };
+    const char *names[MAX_ARGS] = { 0 };
+    rlx_tensor **outs = NULL;
+    size_t n_out = 0, n_in = 0;
+    double *times = NULL;
+    char tb[4][32];
+
+    double t0 = rlx_now_seconds();
+    rlx_status st = rlx_model_load_onnx(o.model, &m);
+    double t_import = rlx_now_seconds() - t0;
+    if (st) {
+        rc = cli_fail_model(st, o.model);
+        goto done;
+    }
+    /* every --input / --shape must name a graph input */
+    for (size_t k = 0; k < o.n_inputs + o.n_shapes; k++) {
+        const named_arg *na = k < o.n_inputs ? &o.inputs[k] : &o.shapes[k - o.n_inputs];
+        bool found = false;
+        for (size_t i = 0; i < rlx_model_num_inputs(m) && !found; i++) {
+            rlx_value_info vi;
+            found = rlx_model_input_info(m, i, &vi) == RLX_OK && strcmp(vi.name, na->name) == 0;
+        }
+        if (!found) {
+            char list[1024];
+            rc = cli_usage_error("run", "the model has no input '%s' (its inputs: %s)", na->name,
+                                 input_list(m, list, sizeof list));
+            goto done;
+        }
+    }
+    n_in = rlx_model_num_inputs(m);
+    if (n_in > MAX_ARGS) {
+        cli_error("the model has %zu inputs; rlx run handles at most %d", n_in, MAX_ARGS);
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
+    printf("model: %s\n", o.model);
+    printf("inputs:%s\n", n_in ? "" : " none");
+    rng r;
+    rng_seed(&r, o.seed);
+    for (size_t i = 0; i < n_in; i++) {
+        rlx_value_info vi;
+        st = rlx_model_input_info(m, i, &vi);
+        if (st) {
+            rc = cli_fail(st, "cannot describe the model's inputs");
+            goto done;
+        }
+        names[i] = vi.name;
+        rc = make_input(&o, &vi, &r, &inputs[i]);
+        if (rc >= 0) goto done;
+    }
+    fflush(stdout);
+
+    rlx_session_options so = { .device = o.device };
+    t0 = rlx_now_seconds();
+    st = rlx_session_create(m, &so, &s);
+    double t_session = rlx_now_seconds() - t0;
+    if (st) {
+        char what[300];
+        snprintf(what, sizeof what, "cannot create a session on device '%s'", o.device);
+        rc = cli_fail(st, what);
+        goto done;
+    }
+    printf("device: %s (--device %s)\n", rlx_session_device_name(s), o.device);
+    fflush(stdout);
+
+    t0 = rlx_now_seconds();
+    st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
+    double t_first = rlx_now_seconds() - t0;
+    if (st) {
+        rc = cli_fail(st, "the first run failed");
+        goto done;
+    }
+    const rlx_compile_stats *cs = rlx_session_last_stats(s);
+    bool eager = rlx_session_last_program(s) == NULL;
+    rlx_compile_stats stats = cs ? *cs : (rlx_compile_stats){ 0 };
+
+    for (int64_t k = 0; k < o.warmup; k++) {
+        rlx_tensor **tmp = NULL;
+        size_t nt = 0;
+        st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &tmp, &nt);
+        free_outputs(tmp, nt);
+        if (st) {
+            rc = cli_fail(st, "a warm-up run failed");
+            goto done;
+        }
+    }
+    if (o.iters > 0) {
+        times = malloc((size_t)o.iters * sizeof *times);
+        if (!times) {
+            cli_error("out of memory");
+            rc = CLI_EXIT_FAILURE;
+            goto done;
+        }
+    }
+    for (int64_t k = 0; k < o.iters; k++) {
+        rlx_tensor **tmp = NULL;
+        size_t nt = 0;
+        t0 = rlx_now_seconds();
+        st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &tmp, &nt);
+        times[k] = rlx_now_seconds() - t0;
+        free_outputs(tmp, nt);
+        if (st) {
+            rc = cli_fail(st, "a timed run failed");
+            goto done;
+        }
+    }
+
+    printf("timings:\n");
+    printf("  import      %s\n", cli_time_str(t_import, tb[0], sizeof tb[0]));
+    printf("  session     %s (device set-up)\n", cli_time_str(t_session, tb[0], sizeof tb[0]));
+    if (eager) {
+        printf("  compile     %s (first-run plan compile: passes only; the graph runs eagerly on the CPU "
+               "reference kernels)\n",
+               cli_time_str(stats.passes_s, tb[0], sizeof tb[0]));
+    } else {
+        printf("  compile     %s (first-run plan compile: passes %s + backend %s; %d nodes folded, %d removed)\n",
+               cli_time_str(stats.passes_s + stats.backend_compile_s, tb[0], sizeof tb[0]),
+               cli_time_str(stats.passes_s, tb[1], sizeof tb[1]),
+               cli_time_str(stats.backend_compile_s, tb[2], sizeof tb[2]), stats.nodes_folded,
+               stats.nodes_removed);
+    }
+    printf("  first run   %s (including the compile)\n", cli_time_str(t_first, tb[0], sizeof tb[0]));
+    if (o.iters > 0) {
+        qsort(times, (size_t)o.iters, sizeof *times, cmp_double);
+        size_t n = (size_t)o.iters;
+        printf("  steady      median %s, p10 %s, p90 %s over %zu runs (after %lld warm-up runs)\n",
+               cli_time_str(median(times, n), tb[0], sizeof tb[0]),
+               cli_time_str(percentile(times, n, 0.10), tb[1], sizeof tb[1]),
+               cli_time_str(percentile(times, n, 0.90), tb[2], sizeof tb[2]), n, (long long)o.warmup);
+    } else {
+        printf("  steady      not measured (--iters 0)\n");
+    }
+
+    printf("outputs: %zu\n", n_out);
+    for (size_t i = 0; i < n_out; i++) {
+        const char *name = rlx_session_output_name(s, i);
+        summarise(name ? name : "?", outs[i]);
+    }
+    fflush(stdout);
+    if (o.output_dir) {
+        rc = write_outputs(o.output_dir, s, outs, n_out);
+        if (rc >= 0) goto done;
+    }
+    if (o.check) {
+        rc = check_against_cpu(m, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out);
+        if (rc >= 0) goto done;
+    }
+    if (o.report) fputs(rlx_session_dispatch_report(s), stdout);
+    rc = CLI_EXIT_OK;
+done:
+    fflush(stdout);
+    free(times);
+    free_outputs(outs, n_out);
+    for (size_t i = 0; i < MAX_ARGS; i++) rlx_tensor_destroy(inputs[i]);
+    rlx_session_destroy(s);
+    rlx_model_destroy(m);
+    free_opts(&o);
+    return rc;
+}
