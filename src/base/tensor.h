@@ -16,4 +16,8 @@ int rlx_shape_equal(const int64_t *a, int ra, const int64_t *b, int rb);
 /* Formats "[1,3,224,224]" into buf; returns buf. */
 char *rlx_shape_str(const int64_t *dims, int rank, char *buf, size_t cap);
 
+/* Name of an ONNX TensorProto.DataType code ("float", "float8e4m3fn", ...),
+ * also for types rlx does not support; "unknown" otherwise. */
+const char *rlx_onnx_type_name(int32_t onnx_type);
+
 #endif

@@ -72,38 +72,6 @@ static const char *proto_dims_str(const Onnx__TensorProto *tp, char *buf, size_t
 
 /* ------------------------------------------------------------ dtypes */
 
-const char *rlx_onnx_type_name(int32_t t) {
-    switch (t) {
-    case 0: return "undefined";
-    case 1: return "float";
-    case 2: return "uint8";
-    case 3: return "int8";
-    case 4: return "uint16";
-    case 5: return "int16";
-    case 6: return "int32";
-    case 7: return "int64";
-    case 8: return "string";
-    case 9: return "bool";
-    case 10: return "float16";
-    case 11: return "double";
-    case 12: return "uint32";
-    case 13: return "uint64";
-    case 14: return "complex64";
-    case 15: return "complex128";
-    case 16: return "bfloat16";
-    case 17: return "float8e4m3fn";
-    case 18: return "float8e4m3fnuz";
-    case 19: return "float8e5m2";
-    case 20: return "float8e5m2fnuz";
-    case 21: return "uint4";
-    case 22: return "int4";
-    case 23: return "float4e2m1";
-    case 24: return "float8e8m0";
-    case 25: return "uint2";
-    case 26: return "int2";
-    }
-    return "unknown";
-}
 
 rlx_status rlx_onnx_dtype(int32_t t, const char *what, rlx_dtype *out) {
     *out = RLX_DTYPE_UNDEFINED;

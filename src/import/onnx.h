@@ -22,9 +22,6 @@
  * the stack of the recursive protobuf-c parser. */
 #define RLX_ONNX_MAX_NESTING 100
 
-/* ONNX name of a TensorProto.DataType number ("float", "float8e4m3fn",
- * "string", ...); "unknown" for numbers ONNX does not define. Static. */
-const char *rlx_onnx_type_name(int32_t onnx_type);
 
 /* Maps a TensorProto.DataType number to an rlx dtype (the numbers agree).
  * what: names the thing in messages ("tensor 'w'", "graph input 'x'").

@@ -13,21 +13,6 @@
 
 /* ------------------------------------------------------------ types */
 
-const char *rlx_quant_onnx_type_name(int64_t code) {
-    switch (code) {
-    case 17: return "float8e4m3fn";
-    case 18: return "float8e4m3fnuz";
-    case 19: return "float8e5m2";
-    case 20: return "float8e5m2fnuz";
-    case 21: return "uint4";
-    case 22: return "int4";
-    case 23: return "float4e2m1";
-    case 24: return "float8e8m0";
-    case 25: return "uint2";
-    case 26: return "int2";
-    default: return NULL;
-    }
-}
 
 typedef struct type_set {
     const rlx_dtype *t;
@@ -57,7 +42,7 @@ static bool in_set(rlx_dtype dt, type_set s) {
  * the ONNX types rlx has no dtype for, RLX_ERR_INVALID_MODEL otherwise. */
 static rlx_status check_type(const rlx_node *n, const char *role, int64_t dt, type_set s) {
     if (in_set((rlx_dtype)dt, s)) return RLX_OK;
-    const char *onnx = rlx_quant_onnx_type_name(dt);
+    const char *onnx = (dt >= 17 && dt <= 26) ? rlx_onnx_type_name((int32_t)dt) : NULL; /* float8, int4, ... */
     if (onnx)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: %s has type %s, which rlx does not support", rlx_node_desc(n), role,
                         onnx);

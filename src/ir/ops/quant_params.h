@@ -12,9 +12,6 @@
 
 #include "ir/graph.h"
 
-/* Name of an ONNX element type that rlx has no dtype for ("float8e4m3fn",
- * "int4", ...), or NULL when `code` is not one of those. */
-const char *rlx_quant_onnx_type_name(int64_t code);
 
 typedef enum rlx_quant_mode {
     RLX_QUANT_PER_TENSOR, /* scale has one element (rank 0, or rank 1 of length 1) */
