@@ -119,9 +119,11 @@ static rlx_status run_mode(const char *op, int64_t opset, int mode, int n_in, co
     return test_run_op(op, opset, "cpu", n_in, in, konst, n_out, n_attrs, attrs, out);
 }
 
-/* Runs op in every mode and compares each output with want[]. */
-static void check_modes(const char *what, const char *op, int64_t opset, int n_in, const rlx_tensor *const *in,
-                        unsigned params, size_t n_attrs, const rlx_attr *attrs, int n_out, rlx_tensor *const *want) {
+/* Runs op in every mode and compares each output with want[]: byte for
+ * byte when rtol < 0, else |got - want| <= rtol * |want| + rtol. */
+static void check_modes_tol(const char *what, const char *op, int64_t opset, int n_in, const rlx_tensor *const *in,
+                            unsigned params, size_t n_attrs, const rlx_attr *attrs, int n_out, rlx_tensor *const *want,
+                            double rtol) {
     for (int m = 0; m < N_MODES; m++) {
         rlx_tensor **out = NULL;
         char name[256];
@@ -132,10 +134,16 @@ static void check_modes(const char *what, const char *op, int64_t opset, int n_i
             for (int o = 0; o < n_out; o++) {
                 char nm[300];
                 snprintf(nm, sizeof nm, "%s output %d", name, o);
-                CHECK_MSG(same(nm, out[o], want[o]), "%s", nm);
+                if (rtol < 0) CHECK_MSG(same(nm, out[o], want[o]), "%s", nm);
+                else CHECK_MSG(out[o] && test_allclose(out[o], want[o], rtol, rtol), "%s", nm);
             }
         test_free_outputs(out, n_out);
     }
+}
+
+static void check_modes(const char *what, const char *op, int64_t opset, int n_in, const rlx_tensor *const *in,
+                        unsigned params, size_t n_attrs, const rlx_attr *attrs, int n_out, rlx_tensor *const *want) {
+    check_modes_tol(what, op, opset, n_in, in, params, n_attrs, attrs, n_out, want, -1);
 }
 
 static void check1(const char *what, const char *op, int64_t opset, int n_in, const rlx_tensor *const *in,
@@ -143,16 +151,22 @@ static void check1(const char *what, const char *op, int64_t opset, int n_in, co
     check_modes(what, op, opset, n_in, in, params, n_attrs, attrs, 1, &want);
 }
 
-/* Expects building/running op to fail with INVALID_MODEL naming the node. */
-static void check_fails(const char *what, const char *op, int64_t opset, int n_in, const rlx_tensor *const *in,
-                        unsigned params, size_t n_attrs, const rlx_attr *attrs, const char *substr) {
+/* Expects building/running op (with n_out outputs) to fail with
+ * INVALID_MODEL naming the node. */
+static void check_fails_n(const char *what, const char *op, int64_t opset, int n_in, const rlx_tensor *const *in,
+                          unsigned params, size_t n_attrs, const rlx_attr *attrs, int n_out, const char *substr) {
     rlx_tensor **out = NULL;
-    rlx_status st = run_mode(op, opset, M_PLAN, n_in, in, params, 1, n_attrs, attrs, &out);
+    rlx_status st = run_mode(op, opset, M_PLAN, n_in, in, params, n_out, n_attrs, attrs, &out);
     CHECK_MSG(st == RLX_ERR_INVALID_MODEL && strstr(rlx_last_error(), "node0") && strstr(rlx_last_error(), op) &&
                   strstr(rlx_last_error(), substr),
               "%s: expected an error naming node0 (%s) with \"%s\", got %s: %s", what, op, substr, rlx_status_name(st),
               rlx_last_error());
-    test_free_outputs(out, 1);
+    test_free_outputs(out, n_out);
+}
+
+static void check_fails(const char *what, const char *op, int64_t opset, int n_in, const rlx_tensor *const *in,
+                        unsigned params, size_t n_attrs, const rlx_attr *attrs, const char *substr) {
+    check_fails_n(what, op, opset, n_in, in, params, n_attrs, attrs, 1, substr);
 }
 
 static void free_all(rlx_tensor **t, int n) {
@@ -846,6 +860,702 @@ static void test_symbols(void) {
     free_all((rlx_tensor *[]){ sh, ax, sh2 }, 3);
 }
 
+
+/* ============================================================ group 2 */
+
+/* ------------------------------------------------------------ Expand, Tile */
+
+static void test_expand_tile(void) {
+    for (int t = 0; t < 30; t++) {
+        int r = (int)rnd(1, 3), extra = (int)rnd(0, 2), orank = r + extra;
+        int64_t xd[MAXR], sh[MAXR], od[MAXR];
+        for (int a = 0; a < orank; a++) od[a] = rnd(1, 3);
+        for (int a = 0; a < r; a++) xd[a] = rnd(0, 1) ? 1 : od[a + extra];
+        /* the shape input may hold 1 where the input is larger (bidirectional) */
+        for (int a = 0; a < orank; a++) sh[a] = (a >= extra && rnd(0, 2) == 0) ? 1 : od[a];
+        for (int a = 0; a < r; a++)
+            if (xd[a] == 1) sh[a + extra] = od[a + extra];
+        rlx_dtype dt = k_all_dtypes[(t * 3) % N_DTYPES];
+        rlx_tensor *x = rand_any(dt, r, xd), *ts = vec64((size_t)orank, sh), *want = test_tensor(dt, orank, od);
+        size_t n = numel(orank, od), es = rlx_dtype_size(dt);
+        for (size_t i = 0; i < n; i++) {
+            int64_t c[MAXR], xc[MAXR];
+            unflat(i, orank, od, c);
+            for (int a = 0; a < r; a++) xc[a] = c[a + extra] % xd[a]; /* xd is 1 or the output dim */
+            memcpy(ebytes(want, i), ebytes(x, flat(r, xd, xc)), es);
+        }
+        char nm[64];
+        snprintf(nm, sizeof nm, "expand random %d", t);
+        check1(nm, "Expand", t % 2 ? 13 : 8, 2, (const rlx_tensor *[]){ x, ts }, 2, 0, NULL, want);
+        free_all((rlx_tensor *[]){ x, ts, want }, 3);
+    }
+    for (int t = 0; t < 30; t++) {
+        int r = (int)rnd(1, 3);
+        int64_t xd[MAXR], rep[MAXR], od[MAXR];
+        for (int a = 0; a < r; a++) xd[a] = rnd(1, 3), rep[a] = rnd(t == 4 ? 0 : 1, 3), od[a] = xd[a] * rep[a];
+        rlx_dtype dt = k_all_dtypes[(t * 5) % N_DTYPES];
+        rlx_tensor *x = rand_any(dt, r, xd), *tr = vec64((size_t)r, rep), *want = test_tensor(dt, r, od);
+        /* scatter every input element to all its copies */
+        size_t n = numel(r, xd), es = rlx_dtype_size(dt), copies = numel(r, rep);
+        for (size_t i = 0; i < n; i++) {
+            int64_t c[MAXR], k[MAXR], o[MAXR];
+            unflat(i, r, xd, c);
+            for (size_t j = 0; j < copies; j++) {
+                unflat(j, r, rep, k);
+                for (int a = 0; a < r; a++) o[a] = c[a] + k[a] * xd[a];
+                memcpy(ebytes(want, flat(r, od, o)), ebytes(x, i), es);
+            }
+        }
+        char nm[64];
+        snprintf(nm, sizeof nm, "tile random %d", t);
+        check1(nm, "Tile", t % 2 ? 13 : 7, 2, (const rlx_tensor *[]){ x, tr }, 2, 0, NULL, want);
+        free_all((rlx_tensor *[]){ x, tr, want }, 3);
+    }
+    /* ONNX Expand doc: [3,1] to [2,1,6] gives [2,3,6] */
+    int64_t d[2] = { 3, 1 }, v[3] = { 1, 2, 3 }, sh[3] = { 2, 1, 6 }, wd[3] = { 2, 3, 6 }, bad[2] = { 2, 4 };
+    rlx_tensor *x = ints_t(RLX_DTYPE_I64, 2, d, v), *ts = vec64(3, sh), *want = test_tensor(RLX_DTYPE_I64, 3, wd);
+    for (int i = 0; i < 36; i++) ((int64_t *)want->data)[i] = v[(i / 6) % 3];
+    check1("expand doc", "Expand", 13, 2, (const rlx_tensor *[]){ x, ts }, 2, 0, NULL, want);
+    rlx_tensor *tb = vec64(2, bad);
+    check_fails("expand bad shape", "Expand", 13, 2, (const rlx_tensor *[]){ x, tb }, 2, 0, NULL, "broadcast");
+    check_fails("tile wrong repeats", "Tile", 13, 2, (const rlx_tensor *[]){ x, ts }, 2, 0, NULL, "repeats");
+    free_all((rlx_tensor *[]){ x, ts, want, tb }, 4);
+}
+
+/* ------------------------------------------------------------ Split */
+
+static void test_split(void) {
+    int64_t d[3] = { 2, 7, 3 };
+    rlx_tensor *x = rand_any(RLX_DTYPE_I16, 3, d);
+    struct { int opset, how, n; int64_t sizes[4]; int64_t axis; } cases[] = {
+        { 11, 0, 3, { 2, 0, 5 }, 1 },  /* split attribute, a zero-size part */
+        { 13, 1, 3, { 1, 4, 2 }, -2 }, /* split input, negative axis */
+        { 18, 2, 4, { 2, 2, 2, 1 }, 1 }, /* num_outputs, uneven: ceil(7/4) = 2 */
+        { 13, 3, 1, { 7 }, 1 },        /* one output, the whole axis */
+        { 13, 3, 2, { 1, 1 }, 0 },     /* equal parts by the outputs count */
+        { 7, 3, 3, { 1, 1, 1 }, 2 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int n = cases[i].n, ax = (int)(cases[i].axis < 0 ? cases[i].axis + 3 : cases[i].axis);
+        rlx_tensor *want[4];
+        int64_t off = 0;
+        for (int o = 0; o < n; o++) {
+            int64_t wd[3] = { d[0], d[1], d[2] };
+            wd[ax] = cases[i].sizes[o];
+            want[o] = test_tensor(RLX_DTYPE_I16, 3, wd);
+            size_t m = numel(3, wd);
+            for (size_t j = 0; j < m; j++) {
+                int64_t c[3];
+                unflat(j, 3, wd, c);
+                c[ax] += off;
+                memcpy(ebytes(want[o], j), ebytes(x, flat(3, d, c)), 2);
+            }
+            off += cases[i].sizes[o];
+        }
+        rlx_attr at[2] = { RLX_ATTR_I("axis", cases[i].axis), RLX_ATTR_IS("split", (size_t)n, cases[i].sizes) };
+        if (cases[i].how == 2) at[1] = RLX_ATTR_I("num_outputs", n);
+        rlx_tensor *ts = vec64((size_t)n, cases[i].sizes);
+        char nm[64];
+        snprintf(nm, sizeof nm, "split case %zu", i);
+        if (cases[i].how == 1)
+            check_modes(nm, "Split", cases[i].opset, 2, (const rlx_tensor *[]){ x, ts }, 2, 1, at, n, want);
+        else
+            check_modes(nm, "Split", cases[i].opset, 1, (const rlx_tensor *[]){ x }, 0, cases[i].how == 3 ? 1 : 2, at, n,
+                        want);
+        rlx_tensor_destroy(ts);
+        free_all(want, n);
+    }
+    /* errors */
+    int64_t bad[2] = { 3, 3 };
+    rlx_tensor *tb = vec64(2, bad), **out = NULL;
+    rlx_attr ax1 = RLX_ATTR_I("axis", 1);
+    rlx_status st = test_run_op("Split", 13, "cpu", 2, (const rlx_tensor *[]){ x, tb }, (int[]){ 0, 1 }, 2, 1, &ax1, &out);
+    CHECK_FAILS(st, RLX_ERR_INVALID_MODEL, "node0");
+    CHECK(strstr(rlx_last_error(), "add up to 6"));
+    st = test_run_op("Split", 13, "cpu", 1, (const rlx_tensor *[]){ x }, NULL, 2, 1, &ax1, &out);
+    CHECK_FAILS(st, RLX_ERR_INVALID_MODEL, "equal parts");
+    free_all((rlx_tensor *[]){ x, tb }, 2);
+}
+
+/* ------------------------------------------------------------ ConstantOfShape, Range, EyeLike */
+
+static void test_constant_of_shape_range(void) {
+    /* ConstantOfShape: i32 value, default f32 0, scalar and empty outputs */
+    {
+    int64_t sh[3] = { 2, 3, 4 }, z[2] = { 3, 0 };
+    int32_t seven = -7;
+    rlx_tensor *val = test_tensor(RLX_DTYPE_I32, 1, (int64_t[]){ 1 });
+    memcpy(val->data, &seven, 4);
+    rlx_tensor *ts = vec64(3, sh), *want = test_tensor(RLX_DTYPE_I32, 3, sh);
+    for (int i = 0; i < 24; i++) ((int32_t *)want->data)[i] = seven;
+    rlx_attr a = RLX_ATTR_T("value", val);
+    check1("constantofshape i32", "ConstantOfShape", 9, 1, (const rlx_tensor *[]){ ts }, 1, 1, &a, want);
+    rlx_tensor *wz = test_tensor(RLX_DTYPE_F32, 3, sh); /* zero-filled: the default value */
+    check1("constantofshape default", "ConstantOfShape", 20, 1, (const rlx_tensor *[]){ ts }, 1, 0, NULL, wz);
+    rlx_tensor *te = test_tensor(RLX_DTYPE_I64, 1, (int64_t[]){ 0 }), *ws = test_tensor(RLX_DTYPE_I32, 0, NULL);
+    memcpy(ws->data, &seven, 4);
+    check1("constantofshape scalar", "ConstantOfShape", 9, 1, (const rlx_tensor *[]){ te }, 1, 1, &a, ws);
+    rlx_tensor *tz = vec64(2, z), *wzz = test_tensor(RLX_DTYPE_I32, 2, z);
+    check1("constantofshape empty", "ConstantOfShape", 9, 1, (const rlx_tensor *[]){ tz }, 1, 1, &a, wzz);
+    free_all((rlx_tensor *[]){ val, ts, want, wz, te, ws, tz, wzz }, 8);
+    }
+
+    /* Range: integer types exact, floats within 1e-6 */
+    struct { rlx_dtype dt; double s, l, d; } cases[] = {
+        { RLX_DTYPE_I32, 10, 6, -3 }, { RLX_DTYPE_I64, -5, 20, 4 }, { RLX_DTYPE_I64, 3, 3, 1 }, { RLX_DTYPE_I32, 3, 9, -1 },
+        { RLX_DTYPE_F32, 1.5, 4.1, 0.3 }, { RLX_DTYPE_F64, 10, -2.5, -1.25 }, { RLX_DTYPE_I16, 0, 100, 7 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rlx_dtype dt = cases[i].dt;
+        rlx_tensor *s = test_tensor(dt, 0, NULL), *l = test_tensor(dt, 0, NULL), *d = test_tensor(dt, 0, NULL);
+        /* expected: count by walking, values by repeated addition */
+        double vals[64];
+        int64_t n = 0;
+        for (double v = cases[i].s; (cases[i].d > 0 ? v < cases[i].l : v > cases[i].l) && n < 64; v += cases[i].d)
+            vals[n++] = v;
+        rlx_tensor *want = test_tensor(dt, 1, &n);
+        for (int64_t j = 0; j < n; j++) {
+            if (dt == RLX_DTYPE_F32) ((float *)want->data)[j] = (float)vals[j];
+            else if (dt == RLX_DTYPE_F64) ((double *)want->data)[j] = vals[j];
+            else if (dt == RLX_DTYPE_I32) ((int32_t *)want->data)[j] = (int32_t)vals[j];
+            else if (dt == RLX_DTYPE_I16) ((int16_t *)want->data)[j] = (int16_t)vals[j];
+            else ((int64_t *)want->data)[j] = (int64_t)vals[j];
+        }
+        double sv[3] = { cases[i].s, cases[i].l, cases[i].d };
+        rlx_tensor *ts3[3] = { s, l, d };
+        for (int k = 0; k < 3; k++) {
+            if (dt == RLX_DTYPE_F32) *(float *)ts3[k]->data = (float)sv[k];
+            else if (dt == RLX_DTYPE_F64) *(double *)ts3[k]->data = sv[k];
+            else if (dt == RLX_DTYPE_I32) *(int32_t *)ts3[k]->data = (int32_t)sv[k];
+            else if (dt == RLX_DTYPE_I16) *(int16_t *)ts3[k]->data = (int16_t)sv[k];
+            else *(int64_t *)ts3[k]->data = (int64_t)sv[k];
+        }
+        char nm[64];
+        snprintf(nm, sizeof nm, "range case %zu (%s)", i, rlx_dtype_name(dt));
+        if (dt == RLX_DTYPE_I16) { /* the I16 path checks bytes; test_allclose does not read i16 */
+            check1(nm, "Range", 11, 3, (const rlx_tensor *[]){ s, l, d }, 7, 0, NULL, want);
+        } else {
+            rlx_tensor *w1[1] = { want };
+            check_modes_tol(nm, "Range", 11, 3, (const rlx_tensor *[]){ s, l, d }, 7, 0, NULL, 1, w1,
+                            (dt == RLX_DTYPE_F32 || dt == RLX_DTYPE_F64) ? 1e-6 : 0);
+        }
+        free_all((rlx_tensor *[]){ s, l, d, want }, 4);
+    }
+    rlx_tensor *s = scalar64(1), *l = scalar64(5), *d0 = scalar64(0);
+    check_fails("range delta 0", "Range", 11, 3, (const rlx_tensor *[]){ s, l, d0 }, 7, 0, NULL, "delta");
+    free_all((rlx_tensor *[]){ s, l, d0 }, 3);
+
+    /* EyeLike: diagonals k, dtype attribute */
+    int64_t ks[] = { 0, 1, -2, 3, -5, 7 };
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        int64_t ed[2] = { 3, 4 };
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, ed, -1, 1), *want = test_tensor(RLX_DTYPE_I32, 2, ed);
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 4; c++) ((int32_t *)want->data)[r * 4 + c] = c - r == ks[i];
+        rlx_attr at[2] = { RLX_ATTR_I("k", ks[i]), RLX_ATTR_I("dtype", RLX_DTYPE_I32) };
+        char nm[64];
+        snprintf(nm, sizeof nm, "eyelike k %lld", (long long)ks[i]);
+        check1(nm, "EyeLike", 9, 1, (const rlx_tensor *[]){ x }, 0, 2, at, want);
+        free_all((rlx_tensor *[]){ x, want }, 2);
+    }
+}
+
+/* ------------------------------------------------------------ GatherElements, GatherND */
+
+static void test_gather_elements_nd(void) {
+    /* GatherElements doc: data [[1,2],[3,4]], indices [[0,0],[1,0]], axis 1 -> [[1,1],[4,3]] */
+    int64_t d[2] = { 2, 2 }, xv[4] = { 1, 2, 3, 4 }, iv[4] = { 0, 0, 1, 0 }, wv[4] = { 1, 1, 4, 3 };
+    rlx_tensor *x = ints_t(RLX_DTYPE_I32, 2, d, xv), *idx = test_tensor_i64(2, d, iv), *want = ints_t(RLX_DTYPE_I32, 2, d, wv);
+    rlx_attr ax1 = RLX_ATTR_I("axis", 1);
+    check1("gatherelements doc", "GatherElements", 13, 2, (const rlx_tensor *[]){ x, idx }, 0, 1, &ax1, want);
+    free_all((rlx_tensor *[]){ x, idx, want }, 3);
+    for (int t = 0; t < 30; t++) {
+        int r = (int)rnd(1, 4), ax = (int)rnd(0, r - 1);
+        int64_t xd[MAXR], id[MAXR];
+        for (int a = 0; a < r; a++) xd[a] = rnd(1, 4), id[a] = a == ax ? rnd(1, 5) : rnd(1, xd[a]);
+        size_t ni = numel(r, id);
+        int64_t *ivr = malloc(ni * sizeof *ivr);
+        for (size_t i = 0; i < ni; i++) ivr[i] = rnd(-xd[ax], xd[ax] - 1);
+        rlx_dtype dt = k_all_dtypes[(t * 3) % N_DTYPES];
+        rlx_tensor *xr = rand_any(dt, r, xd), *ir = ints_t(t % 2 ? RLX_DTYPE_I32 : RLX_DTYPE_I64, r, id, ivr);
+        rlx_tensor *wr = test_tensor(dt, r, id);
+        for (size_t i = 0; i < ni; i++) {
+            int64_t c[MAXR];
+            unflat(i, r, id, c);
+            c[ax] = ivr[i] < 0 ? ivr[i] + xd[ax] : ivr[i];
+            memcpy(ebytes(wr, i), ebytes(xr, flat(r, xd, c)), rlx_dtype_size(dt));
+        }
+        rlx_attr a = RLX_ATTR_I("axis", t % 3 ? ax : ax - r);
+        char nm[64];
+        snprintf(nm, sizeof nm, "gatherelements random %d", t);
+        check1(nm, "GatherElements", 11, 2, (const rlx_tensor *[]){ xr, ir }, 0, 1, &a, wr);
+        free(ivr);
+        free_all((rlx_tensor *[]){ xr, ir, wr }, 3);
+    }
+    /* GatherND doc examples */
+    struct { int xr; int64_t xd[3]; int ir; int64_t id[3]; int64_t iv[8]; int b; int wr; int64_t wd[3]; int64_t wv[8]; } g[] = {
+        { 2, { 2, 2 }, 2, { 2, 2 }, { 0, 0, 1, 1 }, 0, 1, { 2 }, { 0, 3 } },
+        { 2, { 2, 2 }, 2, { 2, 1 }, { 1, 0 }, 0, 2, { 2, 2 }, { 2, 3, 0, 1 } },
+        { 3, { 2, 2, 2 }, 2, { 2, 2 }, { 0, 1, 1, 0 }, 0, 2, { 2, 2 }, { 2, 3, 4, 5 } },
+        { 3, { 2, 2, 2 }, 3, { 2, 1, 2 }, { 0, 1, 1, 0 }, 0, 3, { 2, 1, 2 }, { 2, 3, 4, 5 } },
+        { 3, { 2, 2, 2 }, 2, { 2, 1 }, { 1, 0 }, 1, 2, { 2, 2 }, { 2, 3, 4, 5 } },
+    };
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        int64_t xv8[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+        rlx_tensor *gx = ints_t(RLX_DTYPE_I32, g[i].xr, g[i].xd, xv8), *gi = test_tensor_i64(g[i].ir, g[i].id, g[i].iv);
+        rlx_tensor *gw = ints_t(RLX_DTYPE_I32, g[i].wr, g[i].wd, g[i].wv);
+        rlx_attr a = RLX_ATTR_I("batch_dims", g[i].b);
+        char nm[64];
+        snprintf(nm, sizeof nm, "gathernd doc %zu", i);
+        check1(nm, "GatherND", g[i].b ? 12 : 11, 2, (const rlx_tensor *[]){ gx, gi }, 0, g[i].b ? 1 : 0, &a, gw);
+        free_all((rlx_tensor *[]){ gx, gi, gw }, 3);
+    }
+    /* random GatherND with batch dims */
+    for (int t = 0; t < 20; t++) {
+        int b = (int)rnd(0, 1), r = (int)rnd(b + 1, 4), m = (int)rnd(1, r - b), q = (int)rnd(b + 1, b + 2);
+        int64_t xd[MAXR], id[MAXR];
+        for (int a = 0; a < r; a++) xd[a] = rnd(1, 3);
+        for (int a = 0; a < q; a++) id[a] = a < b ? xd[a] : rnd(1, 3);
+        id[q] = m;
+        size_t ni = numel(q + 1, id);
+        int64_t ivr[256];
+        for (size_t i = 0; i < ni; i++) {
+            int j = (int)(i % (size_t)m);
+            ivr[i] = rnd(-xd[b + j], xd[b + j] - 1);
+        }
+        rlx_tensor *xr = rand_any(RLX_DTYPE_F64, r, xd), *ir = test_tensor_i64(q + 1, id, ivr);
+        int orank = q + r - m - b;
+        int64_t od[MAXR];
+        for (int a = 0; a < q; a++) od[a] = id[a];
+        for (int a = b + m; a < r; a++) od[q + a - b - m] = xd[a];
+        rlx_tensor *wr = test_tensor(RLX_DTYPE_F64, orank, od);
+        size_t n = numel(orank, od);
+        for (size_t i = 0; i < n; i++) {
+            int64_t c[MAXR], xc[MAXR], ic[MAXR];
+            unflat(i, orank, od, c);
+            for (int a = 0; a < b; a++) xc[a] = c[a];
+            for (int a = 0; a < q; a++) ic[a] = c[a];
+            for (int j = 0; j < m; j++) {
+                ic[q] = j;
+                int64_t v = ivr[flat(q + 1, id, ic)];
+                xc[b + j] = v < 0 ? v + xd[b + j] : v;
+            }
+            for (int a = b + m; a < r; a++) xc[a] = c[q + a - b - m];
+            memcpy(ebytes(wr, i), ebytes(xr, flat(r, xd, xc)), 8);
+        }
+        rlx_attr a = RLX_ATTR_I("batch_dims", b);
+        char nm[64];
+        snprintf(nm, sizeof nm, "gathernd random %d (b %d, m %d)", t, b, m);
+        check1(nm, "GatherND", 13, 2, (const rlx_tensor *[]){ xr, ir }, 0, 1, &a, wr);
+        free_all((rlx_tensor *[]){ xr, ir, wr }, 3);
+    }
+}
+
+/* ------------------------------------------------------------ ScatterElements, ScatterND */
+
+static void test_scatter(void) {
+    /* ScatterElements doc: data 3x3 zeros-free, axis 0 */
+    int64_t d[2] = { 3, 3 }, id[2] = { 2, 3 }, iv[6] = { 1, 0, 2, 0, 2, 1 };
+    int64_t xv[9] = { 9, 9, 9, 9, 9, 9, 9, 9, 9 }, uv[6] = { 1, 2, 3, 4, 5, 6 };
+    int64_t wv[9] = { 4, 2, 9, 1, 9, 6, 9, 5, 3 };
+    rlx_tensor *x = ints_t(RLX_DTYPE_F32, 2, d, xv), *idx = test_tensor_i64(2, id, iv), *u = ints_t(RLX_DTYPE_F32, 2, id, uv);
+    rlx_tensor *want = ints_t(RLX_DTYPE_F32, 2, d, wv);
+    check1("scatterelements doc", "ScatterElements", 11, 3, (const rlx_tensor *[]){ x, idx, u }, 0, 0, NULL, want);
+    free_all((rlx_tensor *[]){ x, idx, u, want }, 4);
+    /* reductions with duplicate indices, negative axis and indices, i64 and f32 (small integers: exact) */
+    static const char *reds[] = { "add", "mul", "max", "min" };
+    for (int t = 0; t < 24; t++) {
+        int red = t % 4, r = (int)rnd(1, 3), ax = (int)rnd(0, r - 1);
+        rlx_dtype dt = t % 2 ? RLX_DTYPE_I64 : RLX_DTYPE_F32;
+        int64_t xd[MAXR], ud[MAXR];
+        for (int a = 0; a < r; a++) xd[a] = rnd(1, 3), ud[a] = a == ax ? rnd(1, 5) : rnd(1, xd[a]);
+        size_t nx = numel(r, xd), nu = numel(r, ud);
+        int64_t xv2[64], uv2[64], iv2[64];
+        for (size_t i = 0; i < nx; i++) xv2[i] = rnd(-4, 4);
+        for (size_t i = 0; i < nu; i++) uv2[i] = rnd(-3, 3), iv2[i] = rnd(-xd[ax], xd[ax] - 1);
+        rlx_tensor *xr = ints_t(dt, r, xd, xv2), *ir = test_tensor_i64(r, ud, iv2), *ur = ints_t(dt, r, ud, uv2);
+        int64_t wv2[64];
+        memcpy(wv2, xv2, nx * sizeof *xv2);
+        for (size_t i = 0; i < nu; i++) {
+            int64_t c[MAXR];
+            unflat(i, r, ud, c);
+            c[ax] = iv2[i] < 0 ? iv2[i] + xd[ax] : iv2[i];
+            int64_t *w = &wv2[flat(r, xd, c)];
+            *w = red == 0 ? *w + uv2[i] : red == 1 ? *w * uv2[i] : red == 2 ? (*w > uv2[i] ? *w : uv2[i]) : (*w < uv2[i] ? *w : uv2[i]);
+        }
+        rlx_tensor *wr = ints_t(dt, r, xd, wv2);
+        rlx_attr at[2] = { RLX_ATTR_I("axis", t % 3 ? ax : ax - r), RLX_ATTR_S("reduction", reds[red]) };
+        char nm[64];
+        snprintf(nm, sizeof nm, "scatterelements %s %d", reds[red], t);
+        check1(nm, "ScatterElements", 18, 3, (const rlx_tensor *[]){ xr, ir, ur }, 0, 2, at, wr);
+        if (red < 2) check1(nm, "ScatterElements", 16, 3, (const rlx_tensor *[]){ xr, ir, ur }, 0, 2, at, wr);
+        else check_fails(nm, "ScatterElements", 16, 3, (const rlx_tensor *[]){ xr, ir, ur }, 0, 2, at, "reduction");
+        free_all((rlx_tensor *[]){ xr, ir, ur, wr }, 4);
+    }
+    /* ScatterND doc: data 4x4x4, indices [[0],[2]], updates 2x4x4 */
+    {
+        int64_t xd[3] = { 4, 4, 4 }, idd[2] = { 2, 1 }, ivv[2] = { 0, 2 }, ud[3] = { 2, 4, 4 };
+        rlx_tensor *xr = rand_any(RLX_DTYPE_I32, 3, xd), *ir = test_tensor_i64(2, idd, ivv), *ur = rand_any(RLX_DTYPE_I32, 3, ud);
+        rlx_tensor *wr = test_tensor(RLX_DTYPE_I32, 3, xd);
+        memcpy(wr->data, xr->data, xr->nbytes);
+        memcpy((int32_t *)wr->data, ur->data, 16 * 4);
+        memcpy((int32_t *)wr->data + 32, (int32_t *)ur->data + 16, 16 * 4);
+        check1("scatternd doc", "ScatterND", 11, 3, (const rlx_tensor *[]){ xr, ir, ur }, 0, 0, NULL, wr);
+        free_all((rlx_tensor *[]){ xr, ir, ur, wr }, 4);
+    }
+    /* ScatterND add with duplicates: data [1..8], indices [[4],[3],[1],[7],[3]] */
+    {
+        int64_t xd[1] = { 8 }, xv3[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, idd[2] = { 5, 1 }, ivv[5] = { 4, 3, 1, 7, -5 };
+        int64_t ud[1] = { 5 }, uv3[5] = { 9, 10, 11, 12, 13 }, wv3[8] = { 1, 13, 3, 4 + 10 + 13, 5 + 9, 6, 7, 8 + 12 };
+        rlx_tensor *xr = ints_t(RLX_DTYPE_I32, 1, xd, xv3), *ir = test_tensor_i64(2, idd, ivv), *ur = ints_t(RLX_DTYPE_I32, 1, ud, uv3);
+        rlx_tensor *wr = ints_t(RLX_DTYPE_I32, 1, xd, wv3);
+        rlx_attr a = RLX_ATTR_S("reduction", "add");
+        check1("scatternd add duplicates", "ScatterND", 16, 3, (const rlx_tensor *[]){ xr, ir, ur }, 0, 1, &a, wr);
+        free_all((rlx_tensor *[]){ xr, ir, ur, wr }, 4);
+    }
+}
+
+/* ------------------------------------------------------------ OneHot, Trilu, CumSum */
+
+static void test_onehot_trilu_cumsum(void) {
+    /* OneHot: indices [[1, 9], [-1, 10]], depth 10, values [off=2, on=5] */
+    int64_t id[2] = { 2, 2 }, iv[4] = { 1, 9, -1, 10 };
+    rlx_tensor *idx = test_tensor_i64(2, id, iv), *dep = scalar64(10);
+    rlx_tensor *vals = ints_t(RLX_DTYPE_F32, 1, (int64_t[]){ 2 }, (int64_t[]){ 2, 5 });
+    for (int axis = -3; axis <= 2; axis++) {
+        for (int opset = 9; opset <= 11; opset += 2) {
+            int ax = axis < 0 ? axis + 3 : axis;
+            int64_t od[3];
+            for (int a = 0, j = 0; a < 3; a++) od[a] = a == ax ? 10 : id[j++];
+            rlx_tensor *want = test_tensor(RLX_DTYPE_F32, 3, od);
+            for (int i = 0; i < 40; i++) {
+                int64_t c[3], ic[2];
+                unflat((size_t)i, 3, od, c);
+                for (int a = 0, j = 0; a < 3; a++)
+                    if (a != ax) ic[j++] = c[a];
+                int64_t v = iv[ic[0] * 2 + ic[1]];
+                if (v < 0 && opset >= 11) v += 10; /* negative indices from OneHot-11 */
+                ((float *)want->data)[i] = v == c[ax] ? 5.0f : 2.0f;
+            }
+            rlx_attr a = RLX_ATTR_I("axis", axis);
+            char nm[64];
+            snprintf(nm, sizeof nm, "onehot axis %d", axis);
+            check1(nm, "OneHot", opset, 3, (const rlx_tensor *[]){ idx, dep, vals }, 2, 1, &a, want);
+            rlx_tensor_destroy(want);
+        }
+    }
+    free_all((rlx_tensor *[]){ idx, dep, vals }, 3);
+
+    /* Trilu: random shapes and k, upper and lower */
+    for (int t = 0; t < 30; t++) {
+        int r = (int)rnd(2, 4);
+        int64_t d[MAXR];
+        for (int a = 0; a < r; a++) d[a] = rnd(t == 5 ? 0 : 1, 5);
+        int64_t kk = t % 7 == 0 ? (t % 2 ? INT64_MAX : INT64_MIN) : rnd(-6, 6);
+        bool upper = t % 2 == 0, has_k = t % 5 != 0;
+        if (!has_k) kk = 0;
+        rlx_dtype dt = k_all_dtypes[(t * 3) % N_DTYPES];
+        rlx_tensor *x = rand_any(dt, r, d), *tk = scalar64(kk), *want = test_tensor(dt, r, d);
+        size_t n = numel(r, d), es = rlx_dtype_size(dt);
+        for (size_t i = 0; i < n; i++) {
+            int64_t c[MAXR];
+            unflat(i, r, d, c);
+            int64_t row = c[r - 2], col = c[r - 1];
+            /* lower keeps col <= row + k, upper keeps col >= row + k (in double: no overflow) */
+            bool keep = upper ? (double)col >= (double)row + (double)kk : (double)col <= (double)row + (double)kk;
+            if (keep) memcpy(ebytes(want, i), ebytes(x, i), es);
+        }
+        rlx_attr a = RLX_ATTR_I("upper", upper);
+        char nm[64];
+        snprintf(nm, sizeof nm, "trilu %d (%s, k %lld)", t, upper ? "upper" : "lower", (long long)kk);
+        size_t na = (upper && t % 3 == 0) ? 0 : 1; /* upper = 1 is the default */
+        if (has_k) check1(nm, "Trilu", 14, 2, (const rlx_tensor *[]){ x, tk }, 2, na, &a, want);
+        else check1(nm, "Trilu", 14, 1, (const rlx_tensor *[]){ x }, 0, na, &a, want);
+        free_all((rlx_tensor *[]){ x, tk, want }, 3);
+    }
+
+    /* CumSum: naive prefix sums (O(n^2)) against the running sum */
+    for (int t = 0; t < 32; t++) {
+        int r = (int)rnd(1, 3), ax = (int)rnd(0, r - 1);
+        bool excl = t & 1, rev = (t >> 1) & 1;
+        rlx_dtype dts[4] = { RLX_DTYPE_F32, RLX_DTYPE_I32, RLX_DTYPE_I64, RLX_DTYPE_F64 };
+        rlx_dtype dt = dts[(t >> 2) % 4];
+        int64_t d[MAXR];
+        for (int a = 0; a < r; a++) d[a] = rnd(1, 5);
+        rlx_tensor *x = test_tensor_random(dt, r, d, -10, 10), *want = test_tensor(dt, r, d);
+        size_t n = numel(r, d);
+        for (size_t i = 0; i < n; i++) {
+            int64_t c[MAXR];
+            unflat(i, r, d, c);
+            double acc = 0;
+            int64_t me = c[ax];
+            for (int64_t j = 0; j < d[ax]; j++) {
+                bool in = rev ? (excl ? j > me : j >= me) : (excl ? j < me : j <= me);
+                if (!in) continue;
+                c[ax] = j;
+                size_t p = flat(r, d, c);
+                acc += dt == RLX_DTYPE_F32 ? ((float *)x->data)[p] : dt == RLX_DTYPE_F64 ? ((double *)x->data)[p]
+                       : dt == RLX_DTYPE_I32 ? ((int32_t *)x->data)[p] : (double)((int64_t *)x->data)[p];
+            }
+            if (dt == RLX_DTYPE_F32) ((float *)want->data)[i] = (float)acc;
+            else if (dt == RLX_DTYPE_F64) ((double *)want->data)[i] = acc;
+            else if (dt == RLX_DTYPE_I32) ((int32_t *)want->data)[i] = (int32_t)acc;
+            else ((int64_t *)want->data)[i] = (int64_t)acc;
+        }
+        rlx_tensor *ta = ints_t(t % 3 ? RLX_DTYPE_I64 : RLX_DTYPE_I32, 0, NULL, (int64_t[]){ t % 2 ? ax : ax - r });
+        rlx_attr at[2] = { RLX_ATTR_I("exclusive", excl), RLX_ATTR_I("reverse", rev) };
+        char nm[64];
+        snprintf(nm, sizeof nm, "cumsum %d (%s excl %d rev %d)", t, rlx_dtype_name(dt), excl, rev);
+        rlx_tensor *w1[1] = { want };
+        /* f32 sums of up to 5 values of magnitude 10 in f32: within 1e-5 relative + absolute */
+        check_modes_tol(nm, "CumSum", t % 2 ? 14 : 11, 2, (const rlx_tensor *[]){ x, ta }, 2, 2, at, 1, w1,
+                        dt == RLX_DTYPE_F32 ? 1e-5 : 0);
+        free_all((rlx_tensor *[]){ x, want, ta }, 3);
+    }
+}
+
+/* ------------------------------------------------------------ NonZero, Compress, Unique */
+
+static void test_nonzero_compress_unique(void) {
+    for (int t = 0; t < 12; t++) {
+        int r = (int)rnd(0, 3);
+        int64_t d[MAXR];
+        for (int a = 0; a < r; a++) d[a] = rnd(t == 2 ? 0 : 1, 4);
+        rlx_dtype dt = t % 3 == 0 ? RLX_DTYPE_BOOL : t % 3 == 1 ? RLX_DTYPE_F32 : RLX_DTYPE_I32;
+        rlx_tensor *x = test_tensor(dt, r, d);
+        size_t n = numel(r, d), cnt = 0;
+        for (size_t i = 0; i < n; i++) {
+            bool nz = rnd(0, 2) != 0;
+            if (dt == RLX_DTYPE_BOOL) ((uint8_t *)x->data)[i] = nz;
+            else if (dt == RLX_DTYPE_F32) ((float *)x->data)[i] = nz ? test_rand_uniform(0.5f, 2) : (rnd(0, 1) ? -0.0f : 0.0f);
+            else ((int32_t *)x->data)[i] = nz ? (int32_t)rnd(1, 9) : 0;
+            cnt += nz;
+        }
+        int64_t wd[2] = { r ? r : 1, (int64_t)cnt };
+        rlx_tensor *want = test_tensor(RLX_DTYPE_I64, 2, wd);
+        size_t j = 0;
+        for (size_t i = 0; i < n; i++) {
+            bool nz = dt == RLX_DTYPE_BOOL ? ((uint8_t *)x->data)[i] != 0
+                      : dt == RLX_DTYPE_F32 ? ((float *)x->data)[i] != 0 : ((int32_t *)x->data)[i] != 0;
+            if (!nz) continue;
+            int64_t c[MAXR] = { 0 };
+            unflat(i, r, d, c);
+            for (int a = 0; a < (r ? r : 1); a++) ((int64_t *)want->data)[(size_t)a * cnt + j] = c[a];
+            j++;
+        }
+        char nm[64];
+        snprintf(nm, sizeof nm, "nonzero %d (rank %d)", t, r);
+        check1(nm, "NonZero", t % 2 ? 13 : 9, 1, (const rlx_tensor *[]){ x }, 0, 0, NULL, want);
+        free_all((rlx_tensor *[]){ x, want }, 2);
+    }
+    /* Compress: doc examples on [[1,2],[3,4],[5,6]] */
+    int64_t d[2] = { 3, 2 }, xv[6] = { 1, 2, 3, 4, 5, 6 };
+    rlx_tensor *x = ints_t(RLX_DTYPE_I64, 2, d, xv);
+    struct { int has_axis; int64_t axis; int nc; int64_t c[6]; int wr; int64_t wd[2]; int64_t wv[6]; } cc[] = {
+        { 1, 0, 3, { 0, 1, 1 }, 2, { 2, 2 }, { 3, 4, 5, 6 } },
+        { 1, 1, 2, { 0, 1 }, 2, { 3, 1 }, { 2, 4, 6 } },
+        { 1, -1, 2, { 0, 1 }, 2, { 3, 1 }, { 2, 4, 6 } },
+        { 0, 0, 5, { 0, 1, 0, 0, 1 }, 1, { 2 }, { 2, 5 } },
+        { 1, 0, 2, { 1, 0 }, 2, { 1, 2 }, { 1, 2 } },       /* condition shorter than the axis */
+        { 1, 0, 3, { 0, 0, 0 }, 2, { 0, 2 }, { 0 } },       /* nothing kept */
+    };
+    for (size_t i = 0; i < sizeof cc / sizeof cc[0]; i++) {
+        int64_t cd = cc[i].nc;
+        rlx_tensor *cond = ints_t(RLX_DTYPE_BOOL, 1, &cd, cc[i].c), *want = ints_t(RLX_DTYPE_I64, cc[i].wr, cc[i].wd, cc[i].wv);
+        rlx_attr a = RLX_ATTR_I("axis", cc[i].axis);
+        char nm[64];
+        snprintf(nm, sizeof nm, "compress case %zu", i);
+        check1(nm, "Compress", i % 2 ? 11 : 9, 2, (const rlx_tensor *[]){ x, cond }, 2, (size_t)cc[i].has_axis, &a, want);
+        free_all((rlx_tensor *[]){ cond, want }, 2);
+    }
+    rlx_tensor *cl = ints_t(RLX_DTYPE_BOOL, 1, (int64_t[]){ 4 }, (int64_t[]){ 0, 0, 0, 1 });
+    rlx_attr a0 = RLX_ATTR_I("axis", 0);
+    check_fails("compress condition too long", "Compress", 11, 2, (const rlx_tensor *[]){ x, cl }, 2, 1, &a0, "beyond");
+    free_all((rlx_tensor *[]){ x, cl }, 2);
+
+    /* Unique: doc examples */
+    {
+        int64_t xd = 6, xv2[6] = { 2, 1, 1, 3, 4, 3 };
+        rlx_tensor *ux = ints_t(RLX_DTYPE_F32, 1, &xd, xv2);
+        int64_t u4 = 4;
+        /* sorted */
+        rlx_tensor *w[4] = { ints_t(RLX_DTYPE_F32, 1, &u4, (int64_t[]){ 1, 2, 3, 4 }), vec64(4, (int64_t[]){ 1, 0, 3, 4 }),
+                             vec64(6, (int64_t[]){ 1, 0, 0, 2, 3, 2 }), vec64(4, (int64_t[]){ 2, 1, 2, 1 }) };
+        check_modes("unique sorted", "Unique", 11, 1, (const rlx_tensor *[]){ ux }, 0, 0, NULL, 4, w);
+        free_all(w, 4);
+        /* not sorted: first-occurrence order */
+        rlx_tensor *w2[4] = { ints_t(RLX_DTYPE_F32, 1, &u4, (int64_t[]){ 2, 1, 3, 4 }), vec64(4, (int64_t[]){ 0, 1, 3, 4 }),
+                              vec64(6, (int64_t[]){ 0, 1, 1, 2, 3, 2 }), vec64(4, (int64_t[]){ 1, 2, 2, 1 }) };
+        rlx_attr ns = RLX_ATTR_I("sorted", 0);
+        check_modes("unique unsorted", "Unique", 11, 1, (const rlx_tensor *[]){ ux }, 0, 1, &ns, 4, w2);
+        /* only Y */
+        check_modes("unique one output", "Unique", 11, 1, (const rlx_tensor *[]){ ux }, 0, 1, &ns, 1, w2);
+        free_all(w2, 4);
+        rlx_tensor_destroy(ux);
+    }
+    {
+        /* with axis 0: rows [[1,0,0],[1,0,0],[2,3,4]] */
+        int64_t xd[2] = { 3, 3 }, xv2[9] = { 1, 0, 0, 1, 0, 0, 2, 3, 4 }, wd[2] = { 2, 3 };
+        rlx_tensor *ux = ints_t(RLX_DTYPE_I64, 2, xd, xv2);
+        rlx_tensor *w[4] = { ints_t(RLX_DTYPE_I64, 2, wd, (int64_t[]){ 1, 0, 0, 2, 3, 4 }), vec64(2, (int64_t[]){ 0, 2 }),
+                             vec64(3, (int64_t[]){ 0, 0, 1 }), vec64(2, (int64_t[]){ 2, 1 }) };
+        rlx_attr ax = RLX_ATTR_I("axis", 0);
+        check_modes("unique axis 0", "Unique", 11, 1, (const rlx_tensor *[]){ ux }, 0, 1, &ax, 4, w);
+        free_all(w, 4);
+        /* axis -1: the columns (1,1,2), (0,0,3), (0,0,4) are distinct; sorted: c1, c2, c0 */
+        int64_t wd3[2] = { 3, 3 };
+        rlx_tensor *w3[4] = { ints_t(RLX_DTYPE_I64, 2, wd3, (int64_t[]){ 0, 0, 1, 0, 0, 1, 3, 4, 2 }),
+                              vec64(3, (int64_t[]){ 1, 2, 0 }), vec64(3, (int64_t[]){ 2, 0, 1 }), vec64(3, (int64_t[]){ 1, 1, 1 }) };
+        rlx_attr axn = RLX_ATTR_I("axis", -1);
+        check_modes("unique axis -1", "Unique", 11, 1, (const rlx_tensor *[]){ ux }, 0, 1, &axn, 4, w3);
+        free_all(w3, 4);
+        rlx_tensor_destroy(ux);
+    }
+    /* random: sorted unique of small integers against counting */
+    for (int t = 0; t < 10; t++) {
+        int64_t n = rnd(1, 30);
+        int64_t v[30], present[11] = { 0 }, firsts[11];
+        for (int64_t i = 0; i < n; i++) {
+            v[i] = rnd(-5, 5);
+            if (!present[v[i] + 5]++) firsts[v[i] + 5] = i;
+        }
+        int64_t y[11], yi[11], yc[11], inv[30], u = 0, pos[11];
+        for (int k = 0; k < 11; k++)
+            if (present[k]) pos[k] = u, y[u] = k - 5, yi[u] = firsts[k], yc[u++] = present[k];
+        for (int64_t i = 0; i < n; i++) inv[i] = pos[v[i] + 5];
+        rlx_tensor *ux = ints_t(RLX_DTYPE_I32, 1, &n, v);
+        rlx_tensor *w[4] = { ints_t(RLX_DTYPE_I32, 1, &u, y), vec64((size_t)u, yi), vec64((size_t)n, inv), vec64((size_t)u, yc) };
+        char nm[64];
+        snprintf(nm, sizeof nm, "unique random %d", t);
+        check_modes(nm, "Unique", 11, 1, (const rlx_tensor *[]){ ux }, 0, 0, NULL, 4, w);
+        free_all(w, 4);
+        rlx_tensor_destroy(ux);
+    }
+}
+
+/* ------------------------------------------------------------ DepthToSpace, SpaceToDepth, ReverseSequence */
+
+static void test_depth_space_reverse(void) {
+    for (int t = 0; t < 12; t++) {
+        int64_t b = rnd(1, 3), n = rnd(1, 2), c = rnd(1, 3), h = rnd(1, 3), w = rnd(1, 3);
+        bool crd = t % 2;
+        int64_t xd[4] = { n, c * b * b, h, w }, od[4] = { n, c, h * b, w * b };
+        rlx_dtype dt = k_all_dtypes[(t * 5) % N_DTYPES];
+        rlx_tensor *x = rand_any(dt, 4, xd), *want = test_tensor(dt, 4, od);
+        size_t es = rlx_dtype_size(dt);
+        /* the spec's index formulas */
+        for (int64_t in = 0; in < n; in++)
+            for (int64_t ic = 0; ic < c; ic++)
+                for (int64_t y = 0; y < h * b; y++)
+                    for (int64_t z = 0; z < w * b; z++) {
+                        int64_t i = y % b, j = z % b;
+                        int64_t src_c = crd ? ic * b * b + i * b + j : (i * b + j) * c + ic;
+                        int64_t oc[4] = { in, ic, y, z }, xc[4] = { in, src_c, y / b, z / b };
+                        memcpy(ebytes(want, flat(4, od, oc)), ebytes(x, flat(4, xd, xc)), es);
+                    }
+        rlx_attr at[2] = { RLX_ATTR_I("blocksize", b), RLX_ATTR_S("mode", crd ? "CRD" : "DCR") };
+        char nm[64];
+        snprintf(nm, sizeof nm, "depthtospace %d (%s, b %lld)", t, crd ? "CRD" : "DCR", (long long)b);
+        check1(nm, "DepthToSpace", crd ? 13 : (t % 4 ? 11 : 7), 1, (const rlx_tensor *[]){ x }, 0, crd ? 2 : 1, at, want);
+        /* SpaceToDepth inverts DCR */
+        if (!crd) {
+            snprintf(nm, sizeof nm, "spacetodepth %d", t);
+            check1(nm, "SpaceToDepth", 13, 1, (const rlx_tensor *[]){ want }, 0, 1, at, x);
+        }
+        free_all((rlx_tensor *[]){ x, want }, 2);
+    }
+    int64_t xd[4] = { 1, 5, 2, 2 };
+    rlx_tensor *x = rand_any(RLX_DTYPE_F32, 4, xd);
+    rlx_attr b2 = RLX_ATTR_I("blocksize", 2);
+    check_fails("depthtospace channels", "DepthToSpace", 13, 1, (const rlx_tensor *[]){ x }, 0, 1, &b2, "divisible");
+    rlx_tensor_destroy(x);
+
+    /* ReverseSequence: doc examples, time-major and batch-major */
+    for (int t = 0; t < 8; t++) {
+        bool batch_major = t % 2;
+        int64_t B = rnd(1, 4), T = rnd(1, 5), F = rnd(1, 3);
+        int64_t xd2[3] = { batch_major ? B : T, batch_major ? T : B, F }, lens[4];
+        for (int64_t i = 0; i < B; i++) lens[i] = rnd(0, T);
+        rlx_tensor *xr = rand_any(RLX_DTYPE_U16, 3, xd2), *tl = vec64((size_t)B, lens), *wr = test_tensor(RLX_DTYPE_U16, 3, xd2);
+        for (int64_t bi = 0; bi < B; bi++)
+            for (int64_t ti = 0; ti < T; ti++)
+                for (int64_t f = 0; f < F; f++) {
+                    int64_t src_t = ti < lens[bi] ? lens[bi] - 1 - ti : ti;
+                    int64_t oc[3] = { batch_major ? bi : ti, batch_major ? ti : bi, f };
+                    int64_t sc[3] = { batch_major ? bi : src_t, batch_major ? src_t : bi, f };
+                    memcpy(ebytes(wr, flat(3, xd2, oc)), ebytes(xr, flat(3, xd2, sc)), 2);
+                }
+        rlx_attr at[2] = { RLX_ATTR_I("batch_axis", batch_major ? 0 : 1), RLX_ATTR_I("time_axis", batch_major ? 1 : 0) };
+        char nm[64];
+        snprintf(nm, sizeof nm, "reversesequence %d", t);
+        check1(nm, "ReverseSequence", 10, 2, (const rlx_tensor *[]){ xr, tl }, 0, t < 2 ? (size_t)(batch_major ? 2 : 0) : 2, at, wr);
+        free_all((rlx_tensor *[]){ xr, tl, wr }, 3);
+    }
+}
+
+/* ------------------------------------------------------------ TopK */
+
+/* Expected TopK by repeated selection: the best not-yet-taken element, the
+ * lowest index among equals. */
+static void test_topk(void) {
+    for (int t = 0; t < 30; t++) {
+        int r = (int)rnd(1, 3), ax = (int)rnd(0, r - 1);
+        int64_t d[MAXR];
+        for (int a = 0; a < r; a++) d[a] = rnd(1, 6);
+        int64_t K = rnd(0, d[ax]);
+        int version = t % 3 == 0 ? 1 : t % 3 == 1 ? 10 : 11;
+        bool largest = version < 11 || t % 2;
+        rlx_dtype dt = t % 4 == 0 ? RLX_DTYPE_I64 : t % 4 == 1 ? RLX_DTYPE_I32 : RLX_DTYPE_F32;
+        rlx_tensor *x = test_tensor(dt, r, d);
+        size_t n = numel(r, d);
+        for (size_t i = 0; i < n; i++) { /* few distinct values: many ties */
+            int64_t v = rnd(-3, 3);
+            if (dt == RLX_DTYPE_I64) ((int64_t *)x->data)[i] = v;
+            else if (dt == RLX_DTYPE_I32) ((int32_t *)x->data)[i] = (int32_t)v;
+            else ((float *)x->data)[i] = (float)v * 0.5f;
+        }
+        int64_t od[MAXR];
+        memcpy(od, d, sizeof od);
+        od[ax] = K;
+        rlx_tensor *wv = test_tensor(dt, r, od), *wi = test_tensor(RLX_DTYPE_I64, r, od);
+        size_t m = numel(r, od), es = rlx_dtype_size(dt);
+        for (size_t i = 0; i < m; i++) {
+            int64_t c[MAXR];
+            unflat(i, r, od, c);
+            int64_t rank = c[ax];
+            bool taken[8] = { false };
+            int64_t best = -1;
+            for (int64_t step = 0; step <= rank; step++) {
+                best = -1;
+                double bv = 0;
+                for (int64_t j = 0; j < d[ax]; j++) {
+                    if (taken[j]) continue;
+                    c[ax] = j;
+                    double v = dt == RLX_DTYPE_I64 ? (double)((int64_t *)x->data)[flat(r, d, c)]
+                               : dt == RLX_DTYPE_I32 ? ((int32_t *)x->data)[flat(r, d, c)] : ((float *)x->data)[flat(r, d, c)];
+                    if (best < 0 || (largest ? v > bv : v < bv)) best = j, bv = v;
+                }
+                taken[best] = true;
+            }
+            c[ax] = best;
+            memcpy(ebytes(wv, i), ebytes(x, flat(r, d, c)), es);
+            ((int64_t *)wi->data)[i] = best;
+        }
+        rlx_tensor *tk = vec64(1, &K);
+        rlx_attr at[3] = { RLX_ATTR_I("axis", t % 2 ? ax - r : ax), RLX_ATTR_I("largest", largest), RLX_ATTR_I("k", K) };
+        rlx_tensor *want[2] = { wv, wi };
+        char nm[64];
+        snprintf(nm, sizeof nm, "topk %d (v%d, %s)", t, version, largest ? "largest" : "smallest");
+        if (version == 1) check_modes(nm, "TopK", 9, 1, (const rlx_tensor *[]){ x }, 0, 3, at, 2, want);
+        else check_modes(nm, "TopK", version, 2, (const rlx_tensor *[]){ x, tk }, 2, version == 11 ? 2 : 1, at, 2, want);
+        free_all((rlx_tensor *[]){ x, wv, wi, tk }, 4);
+    }
+    int64_t d[1] = { 3 };
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 1, d, -1, 1), *tk = vec64(1, (int64_t[]){ 4 });
+    check_fails_n("topk k too large", "TopK", 11, 2, (const rlx_tensor *[]){ x, tk }, 2, 0, NULL, 2, "exceeds");
+    free_all((rlx_tensor *[]){ x, tk }, 2);
+}
+
 int main(void) {
     test_seed_from_env();
     test_reshape();
@@ -860,5 +1570,14 @@ int main(void) {
     test_constant();
     test_shape_subgraph();
     test_symbols();
+    test_expand_tile();
+    test_split();
+    test_constant_of_shape_range();
+    test_gather_elements_nd();
+    test_scatter();
+    test_onehot_trilu_cumsum();
+    test_nonzero_compress_unique();
+    test_depth_space_reverse();
+    test_topk();
     TEST_MAIN_END();
 }
