@@ -13,6 +13,7 @@
  * -> Reshape over symbolic dims, folded away at two input shapes. */
 #include "test.h"
 
+#include "runtime/model.h"
 #include "runtime/session.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -861,6 +862,58 @@ static void test_symbols(void) {
 }
 
 
+
+/* ------------------------------------------------------------ unknown shapes */
+
+/* Inference never fails on unknown dims or ranks, only on contradictions:
+ * every op is inferred once with all input dims dynamic (no constants) and
+ * once with every input rank unknown. */
+static void test_infer_unknown(void) {
+    const rlx_dtype F = RLX_DTYPE_F32, L = RLX_DTYPE_I64, B = RLX_DTYPE_BOOL;
+    rlx_attr ax0 = RLX_ATTR_I("axis", 0), perm = RLX_ATTR_IS("perm", 2, ((int64_t[]){ 1, 0 }));
+    rlx_attr bs = RLX_ATTR_I("blocksize", 2), nout = RLX_ATTR_I("num_outputs", 2);
+    struct { const char *op; int opset, n_in; rlx_dtype dt[5]; int rank[5]; int n_out; const rlx_attr *a; } c[] = {
+        { "Reshape", 14, 2, { F, L }, { 2, 1 }, 1, NULL },   { "Flatten", 13, 1, { F }, { 3 }, 1, NULL },
+        { "Transpose", 13, 1, { F }, { 2 }, 1, &perm },      { "Transpose", 13, 1, { F }, { 2 }, 1, NULL },
+        { "Squeeze", 13, 2, { F, L }, { 3, 1 }, 1, NULL },   { "Squeeze", 13, 1, { F }, { 3 }, 1, NULL },
+        { "Unsqueeze", 13, 2, { F, L }, { 2, 1 }, 1, NULL }, { "Concat", 13, 2, { F, F }, { 2, 2 }, 1, &ax0 },
+        { "Shape", 15, 1, { F }, { 2 }, 1, NULL },           { "Size", 13, 1, { F }, { 2 }, 1, NULL },
+        { "Gather", 13, 2, { F, L }, { 2, 2 }, 1, NULL },    { "Slice", 13, 5, { F, L, L, L, L }, { 2, 1, 1, 1, 1 }, 1, NULL },
+        { "Slice", 13, 3, { F, L, L }, { 2, 1, 1 }, 1, NULL }, { "Pad", 18, 4, { F, L, F, L }, { 2, 1, 0, 1 }, 1, NULL },
+        { "Pad", 13, 2, { F, L }, { 2, 1 }, 1, NULL },       { "Identity", 13, 1, { F }, { 2 }, 1, NULL },
+        { "Expand", 13, 2, { F, L }, { 2, 1 }, 1, NULL },    { "Tile", 13, 2, { F, L }, { 2, 1 }, 1, NULL },
+        { "Split", 13, 2, { F, L }, { 2, 1 }, 2, NULL },     { "Split", 18, 1, { F }, { 2 }, 2, &nout },
+        { "ConstantOfShape", 20, 1, { L }, { 1 }, 1, NULL }, { "Range", 11, 3, { L, L, L }, { 0, 0, 0 }, 1, NULL },
+        { "GatherElements", 13, 2, { F, L }, { 2, 2 }, 1, NULL }, { "GatherND", 13, 2, { F, L }, { 2, 2 }, 1, NULL },
+        { "ScatterElements", 18, 3, { F, L, F }, { 2, 2, 2 }, 1, NULL },
+        { "ScatterND", 18, 3, { F, L, F }, { 2, 2, 2 }, 1, NULL }, { "OneHot", 11, 3, { L, L, F }, { 2, 0, 1 }, 1, NULL },
+        { "Trilu", 14, 2, { F, L }, { 2, 0 }, 1, NULL },     { "CumSum", 14, 2, { F, L }, { 2, 0 }, 1, NULL },
+        { "NonZero", 13, 1, { F }, { 2 }, 1, NULL },         { "DepthToSpace", 13, 1, { F }, { 4 }, 1, &bs },
+        { "SpaceToDepth", 13, 1, { F }, { 4 }, 1, &bs },     { "EyeLike", 13, 1, { F }, { 2 }, 1, NULL },
+        { "Compress", 11, 2, { F, B }, { 2, 1 }, 1, &ax0 },  { "Compress", 11, 2, { F, B }, { 2, 1 }, 1, NULL },
+        { "ReverseSequence", 10, 2, { F, L }, { 2, 1 }, 1, NULL }, { "TopK", 11, 2, { F, L }, { 2, 1 }, 2, NULL },
+        { "Unique", 11, 1, { F }, { 2 }, 4, &ax0 },          { "Unique", 11, 1, { F }, { 2 }, 4, NULL },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        for (int unknown_rank = 0; unknown_rank < 2; unknown_rank++) {
+            rlx_model *m = NULL;
+            CHECK_OK(rlx_model_create(c[i].opset, &m));
+            const char *ins[5] = { "i0", "i1", "i2", "i3", "i4" }, *outs[4] = { "o0", "o1", "o2", "o3" };
+            int64_t dyn[MAXR] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+            for (int k = 0; k < c[i].n_in; k++) {
+                CHECK_OK(rlx_model_add_input(m, ins[k], c[i].dt[k], c[i].rank[k], dyn, NULL));
+                if (unknown_rank) m->g->values[m->g->n_values - 1].rank = -1;
+            }
+            CHECK_OK(rlx_model_add_node(m, c[i].op, "node0", (size_t)c[i].n_in, ins, (size_t)c[i].n_out, outs,
+                                        c[i].a ? 1 : 0, c[i].a));
+            for (int k = 0; k < c[i].n_out; k++) CHECK_OK(rlx_model_add_output(m, outs[k]));
+            rlx_status st = rlx_model_finish(m);
+            CHECK_MSG(st == RLX_OK, "%s-%d with %s inputs: %s", c[i].op, c[i].opset,
+                      unknown_rank ? "unknown-rank" : "dynamic", rlx_last_error());
+            rlx_model_destroy(m);
+        }
+}
+
 /* ============================================================ group 2 */
 
 /* ------------------------------------------------------------ Expand, Tile */
@@ -919,6 +972,12 @@ static void test_expand_tile(void) {
     rlx_tensor *tb = vec64(2, bad);
     check_fails("expand bad shape", "Expand", 13, 2, (const rlx_tensor *[]){ x, tb }, 2, 0, NULL, "broadcast");
     check_fails("tile wrong repeats", "Tile", 13, 2, (const rlx_tensor *[]){ x, ts }, 2, 0, NULL, "repeats");
+    /* shapes from values that overflow: an error, never a wrapped size */
+    int64_t huge[4] = { (int64_t)1 << 32, (int64_t)1 << 32, 3, 1 }, hrep[2] = { INT64_MAX / 2, 3 };
+    rlx_tensor *th = vec64(4, huge), *thr = vec64(2, hrep);
+    check_fails("expand overflow", "Expand", 13, 2, (const rlx_tensor *[]){ x, th }, 2, 0, NULL, "too large");
+    check_fails("tile overflow", "Tile", 13, 2, (const rlx_tensor *[]){ x, thr }, 2, 0, NULL, "too large");
+    free_all((rlx_tensor *[]){ th, thr }, 2);
     free_all((rlx_tensor *[]){ x, ts, want, tb }, 4);
 }
 
@@ -1570,6 +1629,7 @@ int main(void) {
     test_constant();
     test_shape_subgraph();
     test_symbols();
+    test_infer_unknown();
     test_expand_tile();
     test_split();
     test_constant_of_shape_range();
