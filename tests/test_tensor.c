@@ -571,6 +571,12 @@ static void test_slice(void) {
     rlx_tensor *ts = vec64(2, s), *te = vec64(2, e), *ta = vec64(2, ax), *tp = vec64(2, sp);
     check1("slice doc", "Slice", 13, 5, (const rlx_tensor *[]){ x, ts, te, ta, tp }, 0x1e, 0, NULL, want);
     check1("slice doc, omitted axes", "Slice", 13, 5, (const rlx_tensor *[]){ x, ts, te, NULL, tp }, 0x1e, 0, NULL, want);
+    { /* i32 starts/ends/axes/steps (shape arithmetic in i32) */
+        rlx_tensor *s32 = ints_t(RLX_DTYPE_I32, 1, (int64_t[]){ 2 }, s), *e32 = ints_t(RLX_DTYPE_I32, 1, (int64_t[]){ 2 }, e);
+        rlx_tensor *a32 = ints_t(RLX_DTYPE_I32, 1, (int64_t[]){ 2 }, ax), *p32 = ints_t(RLX_DTYPE_I32, 1, (int64_t[]){ 2 }, sp);
+        check1("slice doc, i32 params", "Slice", 13, 5, (const rlx_tensor *[]){ x, s32, e32, a32, p32 }, 0x1e, 0, NULL, want);
+        free_all((rlx_tensor *[]){ s32, e32, a32, p32 }, 4);
+    }
     /* negative steps: x[::-1, -1:-1000:-2] = [[8,6],[4,2]] */
     int64_t s2[2] = { -1, -1 }, e2[2] = { INT64_MIN, -1000 }, sp2[2] = { -1, -2 }, wv2[4] = { 8, 6, 4, 2 }, wd2[2] = { 2, 2 };
     rlx_tensor *ts2 = vec64(2, s2), *te2 = vec64(2, e2), *tp2 = vec64(2, sp2), *want2 = ints_t(RLX_DTYPE_I32, 2, wd2, wv2);

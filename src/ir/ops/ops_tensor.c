@@ -1,9 +1,13 @@
 /* Tensor ops: shaping (Reshape, Flatten, Transpose, Squeeze, Unsqueeze,
  * Expand, Tile, DepthToSpace, SpaceToDepth), joining and cutting (Concat,
  * Split, Slice, Pad, Compress), indexing (Gather*, Scatter*, OneHot, TopK,
- * NonZero, Unique), shape arithmetic (Shape, Size, Range, ConstantOfShape)
- * and constants (Constant, Identity, EyeLike, Trilu, CumSum,
- * ReverseSequence). Versions are the ONNX since-versions of each operator.
+ * NonZero, Unique), shape arithmetic (Shape, Size, Range, ConstantOfShape),
+ * position-wise ops (Trilu, EyeLike, CumSum, ReverseSequence), Constant and
+ * Identity.
+ *
+ * Versions are the ONNX since-versions of each operator reachable from
+ * opset 7 (the lowest rlx imports): Reshape-1, Concat-1, Pad-1, Tile-1 and
+ * Split-1 are left out, as no node can have them.
  *
  * Shape inference here carries the shape subgraphs of exported models
  * (Shape -> Gather -> Unsqueeze -> Concat -> Reshape): where an output shape
