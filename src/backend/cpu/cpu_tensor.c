@@ -732,7 +732,9 @@ static rlx_status k_reverse_sequence(rlx_cpu_kctx *k) {
 
 /* ------------------------------------------------------------ values */
 
-/* Range-11: y[i] = start + i * delta (floats in double, integers exact). */
+/* Range-11/27: y[i] = start + i * delta (floats in double, integers
+ * exact). Range-27 with stash_type = 0 on f16/bf16 computes in the 16-bit
+ * type: the product and the sum each round to it. */
 static rlx_status k_range(rlx_cpu_kctx *k) {
     const rlx_tensor *s = k->in[0], *l = k->in[1], *d = k->in[2];
     rlx_tensor *y = k->out[0];
@@ -743,8 +745,16 @@ static rlx_status k_range(rlx_cpu_kctx *k) {
     int64_t is = rlx_tensor_get_i64(s, 0), id = rlx_tensor_get_i64(d, 0), n;
     RLX_TRY(rlx_range_count(k->n, fl, fs, rlx_tensor_get_f64(l, 0), fd, is, rlx_tensor_get_i64(l, 0), id, &n));
     RLX_TRY(check_dims(k, y, 1, &n));
+    bool half = y->dtype == RLX_DTYPE_F16 || y->dtype == RLX_DTYPE_BF16;
+    bool stash_t = half && k->n->version >= 27 && rlx_attr_int(k->n, "stash_type", 1) == 0;
+    rlx_tensor tmp = { .dtype = y->dtype, .rank = 0 };
+    uint16_t bits;
+    tmp.data = &bits;
     for (int64_t i = 0; i < n; i++) {
-        if (fl) rlx_tensor_set_f64(y, (size_t)i, fs + (double)i * fd);
+        if (stash_t) {
+            rlx_tensor_set_f64(&tmp, 0, (double)i * fd);
+            rlx_tensor_set_f64(y, (size_t)i, fs + rlx_tensor_get_f64(&tmp, 0));
+        } else if (fl) rlx_tensor_set_f64(y, (size_t)i, fs + (double)i * fd);
         else rlx_tensor_set_i64(y, (size_t)i, (int64_t)((uint64_t)is + (uint64_t)i * (uint64_t)id));
     }
     return RLX_OK;
