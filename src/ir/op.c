@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "base/half.h"
+#include "base/mem.h"
+#include "base/tensor.h"
 #include "ir/ops/ops.h"
 
 /* ------------------------------------------------------------ the table */
@@ -97,6 +99,15 @@ rlx_status rlx_infer_node(rlx_graph *g, int node_id) {
         if (v->rank > RLX_MAX_RANK)
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: output '%s' has rank %d, above the maximum %d",
                             rlx_node_desc(n), v->name, v->rank, RLX_MAX_RANK);
+        /* dims computed from values (Expand, Tile, ConstantOfShape, ...) can be
+         * huge: a static shape must have a byte size that fits size_t, or
+         * memory planning would wrap around */
+        if (rlx_value_is_static(v)) {
+            size_t numel, bytes;
+            if (rlx_shape_numel(v->dims, v->rank, &numel) != RLX_OK || !rlx_mul_ok(numel, rlx_dtype_size(v->dtype), &bytes))
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output '%s' is too large (its byte size overflows)",
+                                rlx_node_desc(n), v->name);
+        }
     }
     return RLX_OK;
 }
