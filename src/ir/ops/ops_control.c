@@ -12,12 +12,54 @@ static const rlx_graph *body_attr(const rlx_node *n, const char *name) {
     return (a && a->type == RLX_ATTR_GRAPH) ? a->g : NULL;
 }
 
+/* Infers a copy of `body` with its graph inputs typed like in_types[i]
+ * (NULL: keep the declared type) and its outer-scope references typed from
+ * the enclosing graphs, so that outputs the model left untyped get types.
+ * Returns NULL when that is not possible (the declared types then stand). */
+static rlx_graph *infer_body(const rlx_infer_ctx *c, const rlx_graph *body, const rlx_value *const *in_types) {
+    rlx_graph *b;
+    if (rlx_graph_clone(body, &b)) return NULL;
+    b->parent = c->g;
+    for (size_t i = 0; i < b->n_inputs; i++) {
+        const rlx_value *t = in_types ? in_types[i] : NULL;
+        rlx_value *v = &b->values[b->inputs[i]];
+        if (!t) continue;
+        v->dtype = t->dtype;
+        rlx_value_set_shape(v, t->rank, t->dims, NULL);
+    }
+    for (size_t i = 0; i < b->n_values; i++) {
+        rlx_value *v = &b->values[i];
+        if (!(v->flags & RLX_VALUE_OUTER)) continue;
+        for (const rlx_graph *g = c->g; g; g = g->parent) {
+            int id = rlx_graph_find(g, v->name);
+            if (id < 0) continue;
+            v->dtype = g->values[id].dtype;
+            rlx_value_set_shape(v, g->values[id].rank, g->values[id].dims, NULL);
+            break;
+        }
+    }
+    rlx_status st = RLX_OK;
+    for (size_t i = 0; i < b->n_nodes && !st; i++) st = rlx_infer_node(b, (int)i);
+    if (st) {
+        rlx_clear_error();
+        rlx_graph_destroy(b);
+        return NULL;
+    }
+    return b;
+}
+
 static rlx_status infer_if(rlx_infer_ctx *c) {
     const rlx_graph *t = body_attr(c->n, "then_branch"), *e = body_attr(c->n, "else_branch");
     if (!t || !e) return rlx_ictx_fail(c, "then_branch and else_branch must be graphs");
-    if ((int)t->n_outputs != c->n->n_out || (int)e->n_outputs != c->n->n_out)
-        return rlx_ictx_fail(c, "branches have %zu and %zu outputs, the node %d", t->n_outputs, e->n_outputs,
-                             c->n->n_out);
+    rlx_graph *tt = infer_body(c, t, NULL), *te = infer_body(c, e, NULL);
+    if (tt) t = tt;
+    if (te) e = te;
+    rlx_status st = RLX_OK;
+    if ((int)t->n_outputs != c->n->n_out || (int)e->n_outputs != c->n->n_out) {
+        st = rlx_ictx_fail(c, "branches have %zu and %zu outputs, the node %d", t->n_outputs, e->n_outputs,
+                           c->n->n_out);
+        goto done;
+    }
     for (int i = 0; i < c->n->n_out; i++) {
         const rlx_value *a = &t->values[t->outputs[i]], *b = &e->values[e->outputs[i]];
         rlx_dtype dt = a->dtype != RLX_DTYPE_UNDEFINED ? a->dtype : b->dtype;
@@ -29,17 +71,29 @@ static rlx_status infer_if(rlx_infer_ctx *c) {
             rlx_ictx_set_out_unknown(c, i, dt);
         }
     }
-    return RLX_OK;
+done:
+    rlx_graph_destroy(tt);
+    rlx_graph_destroy(te);
+    return st;
 }
 
 static rlx_status infer_loop(rlx_infer_ctx *c) {
     const rlx_graph *b = body_attr(c->n, "body");
     if (!b) return rlx_ictx_fail(c, "attribute 'body' must be a graph");
     int n_carried = c->n->n_in - 2;
+    rlx_value iter = { .dtype = RLX_DTYPE_I64, .rank = 0 }, cond = { .dtype = RLX_DTYPE_BOOL, .rank = 0 };
+    const rlx_value *types[66] = { &iter, &cond };
+    for (int i = 0; i < n_carried && i < 64; i++) types[2 + i] = rlx_ictx_in(c, 2 + i);
+    rlx_graph *typed = (n_carried >= 0 && n_carried <= 64 && (int)b->n_inputs == n_carried + 2)
+                           ? infer_body(c, b, types) : NULL;
+    rlx_status st = RLX_OK;
+    if (typed) b = typed;
     if (n_carried < 0 || (int)b->n_inputs != n_carried + 2 || (int)b->n_outputs < n_carried + 1 ||
-        c->n->n_out != (int)b->n_outputs - 1)
-        return rlx_ictx_fail(c, "body has %zu inputs and %zu outputs, which do not fit %d loop-carried values and %d "
-                                "node outputs", b->n_inputs, b->n_outputs, n_carried, c->n->n_out);
+        c->n->n_out != (int)b->n_outputs - 1) {
+        st = rlx_ictx_fail(c, "body has %zu inputs and %zu outputs, which do not fit %d loop-carried values and %d "
+                              "node outputs", b->n_inputs, b->n_outputs, n_carried, c->n->n_out);
+        goto done;
+    }
     for (int i = 0; i < c->n->n_out; i++) {
         const rlx_value *bo = &b->values[b->outputs[i + 1]];
         if (i < n_carried) {
@@ -61,7 +115,9 @@ static rlx_status infer_loop(rlx_infer_ctx *c) {
             rlx_ictx_set_out_unknown(c, i, bo->dtype);
         }
     }
-    return RLX_OK;
+done:
+    rlx_graph_destroy(typed);
+    return st;
 }
 
 static rlx_status infer_scan(rlx_infer_ctx *c) {
@@ -72,6 +128,28 @@ static rlx_status infer_scan(rlx_infer_ctx *c) {
     if (m < 1 || n_state < 0 || (int)b->n_inputs != c->n->n_in || c->n->n_out != (int)b->n_outputs)
         return rlx_ictx_fail(c, "num_scan_inputs %lld and the body's %zu inputs / %zu outputs do not fit the node",
                              (long long)m, b->n_inputs, b->n_outputs);
+    /* type the body: states as given, scan inputs with their scan axis removed */
+    size_t n_in_axes;
+    const int64_t *in_axes = rlx_attr_ints(c->n, "scan_input_axes", &n_in_axes);
+    rlx_value slices[64];
+    const rlx_value *types[64];
+    rlx_graph *typed = NULL;
+    if (c->n->n_in <= 64) {
+        for (int i = 0; i < c->n->n_in; i++) {
+            const rlx_value *x = rlx_ictx_in(c, i);
+            types[i] = x;
+            if (i < n_state || !x || x->rank < 1) continue;
+            int k = i - n_state, axis = 0;
+            if (in_axes && (size_t)k < n_in_axes && !rlx_norm_axis(in_axes[k], x->rank, &axis)) continue;
+            slices[i] = *x;
+            slices[i].rank = x->rank - 1;
+            for (int d = 0, o = 0; d < x->rank; d++)
+                if (d != axis) slices[i].dims[o++] = x->dims[d];
+            types[i] = &slices[i];
+        }
+        typed = infer_body(c, b, types);
+        if (typed) b = typed;
+    }
     size_t n_axes;
     const int64_t *axes = rlx_attr_ints(c->n, "scan_output_axes", &n_axes);
     for (int i = 0; i < c->n->n_out; i++) {
@@ -86,12 +164,15 @@ static rlx_status infer_scan(rlx_infer_ctx *c) {
             continue;
         }
         int axis = 0;
-        if (axes && (size_t)k < n_axes && !rlx_norm_axis(axes[k], bo->rank + 1, &axis))
+        if (axes && (size_t)k < n_axes && !rlx_norm_axis(axes[k], bo->rank + 1, &axis)) {
+            rlx_graph_destroy(typed);
             return rlx_ictx_fail(c, "scan_output_axes[%d] = %lld is out of range", k, (long long)axes[k]);
+        }
         int64_t dims[RLX_MAX_RANK];
         for (int d = 0, s = 0; d < bo->rank + 1; d++) dims[d] = d == axis ? RLX_DIM_DYN : bo->dims[s++];
         rlx_ictx_set_out(c, i, bo->dtype, bo->rank + 1, dims, NULL);
     }
+    rlx_graph_destroy(typed);
     return RLX_OK;
 }
 
