@@ -1,13 +1,8 @@
 /* CPU kernels of the nn family (see src/ir/ops/ops_nn.c): the kernel table,
- * the shared working-copy helpers, Conv, ConvTranspose, BatchNormalization
- * and Dropout. Pools, Gemm/MatMul/Softmax and Resize live in
- * cpu_nn_pool.c, cpu_nn_gemm.c and cpu_nn_resize.c.
- *
- * Conv has two paths: the reference (direct loops in double, one output
- * element at a time, accumulating over (ci, kd, kh, kw) in that order) and,
- * for f32 when k->reference is false, im2col + cblas_sgemm per image and
- * group. */
-#include <cblas.h>
+ * the shared working-copy helpers, BatchNormalization and Dropout. Conv and
+ * ConvTranspose live in cpu_nn_conv.c, the pools in cpu_nn_pool.c,
+ * Gemm/MatMul/Softmax in cpu_nn_gemm.c and Resize/Upsample in
+ * cpu_nn_resize.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,27 +70,28 @@ static double int_min_of(rlx_dtype dt) {
     }
 }
 
+void rlx_nn_set(rlx_tensor *t, size_t i, double v) {
+    if (rlx_dtype_is_float(t->dtype) || t->dtype == RLX_DTYPE_BOOL) {
+        rlx_tensor_set_f64(t, i, v);
+    } else if (t->dtype == RLX_DTYPE_U64) {
+        v = nearbyint(v);
+        ((uint64_t *)t->data)[i] = !(v > 0) ? 0 : v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
+    } else {
+        double lo = int_min_of(t->dtype), hi = int_max_of(t->dtype);
+        v = nearbyint(v); /* half to even, as numpy.round */
+        v = v != v ? 0 : v < lo ? lo : v > hi ? hi : v;
+        rlx_tensor_set_i64(t, i, (int64_t)v);
+    }
+}
+
 void rlx_nn_store(rlx_tensor *t, rlx_nn_buf *b) {
     if (!b->owned) return; /* f64: written in place */
     size_t n = rlx_tensor_numel(t);
     if (t->dtype == RLX_DTYPE_F32) {
         float *d = t->data;
         for (size_t i = 0; i < n; i++) d[i] = (float)b->p[i];
-    } else if (rlx_dtype_is_float(t->dtype) || t->dtype == RLX_DTYPE_BOOL) {
-        for (size_t i = 0; i < n; i++) rlx_tensor_set_f64(t, i, b->p[i]);
-    } else if (t->dtype == RLX_DTYPE_U64) {
-        uint64_t *d = t->data;
-        for (size_t i = 0; i < n; i++) {
-            double v = nearbyint(b->p[i]);
-            d[i] = !(v > 0) ? 0 : v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
-        }
     } else {
-        double lo = int_min_of(t->dtype), hi = int_max_of(t->dtype);
-        for (size_t i = 0; i < n; i++) {
-            double v = nearbyint(b->p[i]); /* half to even, as numpy.round */
-            v = v != v ? 0 : v < lo ? lo : v > hi ? hi : v;
-            rlx_tensor_set_i64(t, i, (int64_t)v);
-        }
+        for (size_t i = 0; i < n; i++) rlx_nn_set(t, i, b->p[i]);
     }
     rlx_nn_buf_free(b);
 }
@@ -130,223 +126,24 @@ rlx_status rlx_nn_check_out(const rlx_cpu_kctx *k, const rlx_tensor *t, const rl
     return RLX_OK;
 }
 
-/* ------------------------------------------------------------ Conv */
-
-/* Reference: y[n, co, o] = b[co] + sum over (ci in co's group, kernel taps
- * inside the input) of x[n, ci, o * s - pb + kk * d] * w[co, ci', kk]. */
-static rlx_status conv_reference(rlx_cpu_kctx *k, const rlx_conv_geom *g) {
-    rlx_nn_sp3 s;
-    rlx_nn_sp3_init(g, &s);
-    rlx_nn_buf x, w, b, y;
-    rlx_status st;
-    RLX_TRY(rlx_nn_load(k, k->in[0], &x));
-    if ((st = rlx_nn_load(k, k->in[1], &w)) != RLX_OK) goto fail_x;
-    if ((st = rlx_nn_load(k, rlx_nn_in(k, 2), &b)) != RLX_OK) goto fail_w;
-    if ((st = rlx_nn_out(k, k->out[0], &y)) != RLX_OK) goto fail_b;
-    int64_t cig = g->c_in / g->group, cog = g->c_out / g->group;
-    for (int64_t n = 0; n < g->n; n++)
-        for (int64_t co = 0; co < g->c_out; co++) {
-            int64_t gi = co / cog;
-            const double *wk = w.p + (size_t)co * (size_t)cig * s.ksz;
-            double *yo = y.p + ((size_t)n * (size_t)g->c_out + (size_t)co) * s.out_sp;
-            size_t oi = 0;
-            for (int64_t o0 = 0; o0 < s.out[0]; o0++)
-                for (int64_t o1 = 0; o1 < s.out[1]; o1++)
-                    for (int64_t o2 = 0; o2 < s.out[2]; o2++, oi++) {
-                        double acc = b.p ? b.p[co] : 0.0;
-                        for (int64_t ic = 0; ic < cig; ic++) {
-                            const double *xc =
-                                x.p + ((size_t)n * (size_t)g->c_in + (size_t)(gi * cig + ic)) * s.in_sp;
-                            const double *wc = wk + (size_t)ic * s.ksz;
-                            for (int64_t k0 = 0; k0 < s.k[0]; k0++) {
-                                int64_t i0 = o0 * s.s[0] - s.pb[0] + k0 * s.d[0];
-                                if (i0 < 0 || i0 >= s.in[0]) continue;
-                                for (int64_t k1 = 0; k1 < s.k[1]; k1++) {
-                                    int64_t i1 = o1 * s.s[1] - s.pb[1] + k1 * s.d[1];
-                                    if (i1 < 0 || i1 >= s.in[1]) continue;
-                                    for (int64_t k2 = 0; k2 < s.k[2]; k2++) {
-                                        int64_t i2 = o2 * s.s[2] - s.pb[2] + k2 * s.d[2];
-                                        if (i2 < 0 || i2 >= s.in[2]) continue;
-                                        acc += xc[(i0 * s.in[1] + i1) * s.in[2] + i2] *
-                                               wc[(k0 * s.k[1] + k1) * s.k[2] + k2];
-                                    }
-                                }
-                            }
-                        }
-                        yo[oi] = acc;
-                    }
-        }
-    rlx_nn_store(k->out[0], &y);
-    st = RLX_OK;
-fail_b:
-    rlx_nn_buf_free(&b);
-fail_w:
-    rlx_nn_buf_free(&w);
-fail_x:
-    rlx_nn_buf_free(&x);
-    return st;
-}
-
-/* im2col of one group of one image: col[(c * K + kk), o] with kk the kernel
- * tap in (k0, k1, k2) order and o the output position; taps outside the
- * input (padding) store 0. */
-static void im2col_f32(const float *x, const rlx_nn_sp3 *s, int64_t channels, float *col) {
-    float *dst = col;
-    for (int64_t c = 0; c < channels; c++) {
-        const float *xc = x + (size_t)c * s->in_sp;
-        for (int64_t k0 = 0; k0 < s->k[0]; k0++)
-            for (int64_t k1 = 0; k1 < s->k[1]; k1++)
-                for (int64_t k2 = 0; k2 < s->k[2]; k2++)
-                    for (int64_t o0 = 0; o0 < s->out[0]; o0++) {
-                        int64_t i0 = o0 * s->s[0] - s->pb[0] + k0 * s->d[0];
-                        if (i0 < 0 || i0 >= s->in[0]) {
-                            memset(dst, 0, (size_t)(s->out[1] * s->out[2]) * sizeof(float));
-                            dst += s->out[1] * s->out[2];
-                            continue;
-                        }
-                        for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
-                            int64_t i1 = o1 * s->s[1] - s->pb[1] + k1 * s->d[1];
-                            if (i1 < 0 || i1 >= s->in[1]) {
-                                memset(dst, 0, (size_t)s->out[2] * sizeof(float));
-                                dst += s->out[2];
-                                continue;
-                            }
-                            const float *row = xc + (i0 * s->in[1] + i1) * s->in[2];
-                            int64_t i2 = k2 * s->d[2] - s->pb[2];
-                            for (int64_t o2 = 0; o2 < s->out[2]; o2++, i2 += s->s[2])
-                                *dst++ = (i2 >= 0 && i2 < s->in[2]) ? row[i2] : 0.0f;
-                        }
-                    }
-    }
-}
-
-static bool conv_fits_blas(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
-    int64_t cig = g->c_in / g->group, cog = g->c_out / g->group;
-    return cog <= RLX_NN_BLAS_MAX && (int64_t)s->out_sp <= RLX_NN_BLAS_MAX &&
-           cig * (int64_t)s->ksz <= RLX_NN_BLAS_MAX;
-}
-
-/* Fast path (f32): per image and group, out[cog, O] = w[cog, cig * K] x
- * col[cig * K, O] with cblas_sgemm; a 1x1 convolution with stride 1 and no
- * padding uses the input as col directly. */
-static rlx_status conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g) {
-    rlx_nn_sp3 s;
-    rlx_nn_sp3_init(g, &s);
-    const float *x = k->in[0]->data, *w = k->in[1]->data;
-    const rlx_tensor *bt = rlx_nn_in(k, 2);
-    const float *b = bt ? bt->data : NULL;
-    float *y = k->out[0]->data;
-    int64_t cig = g->c_in / g->group, cog = g->c_out / g->group;
-    size_t kt = (size_t)cig * s.ksz;
-    bool direct = s.ksz == 1 && s.in_sp == s.out_sp;
-    for (int i = 0; i < 3 && direct; i++) direct = s.s[i] == 1 && s.pb[i] == 0;
-    float *col = NULL;
-    if (!direct) {
-        size_t n_col;
-        if (!rlx_mul_ok(kt, s.out_sp, &n_col) || !(col = malloc((n_col + 1) * sizeof(float))))
-            return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (im2col buffer of %zu x %zu)", kt, s.out_sp);
-    }
-    for (int64_t n = 0; n < g->n; n++)
-        for (int64_t gi = 0; gi < g->group; gi++) {
-            const float *xg = x + ((size_t)n * (size_t)g->c_in + (size_t)(gi * cig)) * s.in_sp;
-            float *yg = y + ((size_t)n * (size_t)g->c_out + (size_t)(gi * cog)) * s.out_sp;
-            const float *cm = xg;
-            if (!direct) {
-                im2col_f32(xg, &s, cig, col);
-                cm = col;
-            }
-            if (b)
-                for (int64_t oc = 0; oc < cog; oc++) {
-                    float bv = b[gi * cog + oc];
-                    float *row = yg + (size_t)oc * s.out_sp;
-                    for (size_t o = 0; o < s.out_sp; o++) row[o] = bv;
-                }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)cog, (int)s.out_sp, (int)kt, 1.0f,
-                        w + (size_t)(gi * cog) * kt, (int)kt, cm, (int)s.out_sp, b ? 1.0f : 0.0f, yg,
-                        (int)s.out_sp);
-        }
-    free(col);
-    return RLX_OK;
-}
-
-static rlx_status k_conv(rlx_cpu_kctx *k) {
-    const rlx_tensor *x = k->in[0], *w = k->in[1];
-    rlx_conv_geom g;
-    RLX_TRY(rlx_conv_geom_resolve(k->n, RLX_GEOM_CONV, x->dims, x->rank, w->dims, w->rank, &g));
-    RLX_TRY(rlx_nn_check_out(k, k->out[0], &g));
-    rlx_nn_sp3 s;
-    rlx_nn_sp3_init(&g, &s);
-    if (!k->reference && x->dtype == RLX_DTYPE_F32 && conv_fits_blas(&g, &s)) return conv_gemm_f32(k, &g);
-    return conv_reference(k, &g);
-}
-
-/* ------------------------------------------------------------ ConvTranspose */
-
-/* Reference: every input element scatters x[n, ci, i] * w[ci, oc, kk] to
- * y[n, co, i * s - pb + kk * d] where that lies inside the output; y starts
- * at the bias. Weight [C_in, C_out / group, k...]. */
-static rlx_status k_conv_transpose(rlx_cpu_kctx *k) {
-    const rlx_tensor *xt = k->in[0], *wt = k->in[1];
-    rlx_conv_geom g;
-    RLX_TRY(rlx_conv_geom_resolve(k->n, RLX_GEOM_CONV_TRANSPOSE, xt->dims, xt->rank, wt->dims, wt->rank, &g));
-    RLX_TRY(rlx_nn_check_out(k, k->out[0], &g));
-    rlx_nn_sp3 s;
-    rlx_nn_sp3_init(&g, &s);
-    rlx_nn_buf x, w, b, y;
-    rlx_status st;
-    RLX_TRY(rlx_nn_load(k, xt, &x));
-    if ((st = rlx_nn_load(k, wt, &w)) != RLX_OK) goto fail_x;
-    if ((st = rlx_nn_load(k, rlx_nn_in(k, 2), &b)) != RLX_OK) goto fail_w;
-    if ((st = rlx_nn_out(k, k->out[0], &y)) != RLX_OK) goto fail_b;
-    int64_t cig = g.c_in / g.group, cog = g.c_out / g.group;
-    for (int64_t n = 0; n < g.n; n++)
-        for (int64_t co = 0; co < g.c_out; co++) {
-            double *yo = y.p + ((size_t)n * (size_t)g.c_out + (size_t)co) * s.out_sp;
-            double bv = b.p ? b.p[co] : 0.0;
-            for (size_t o = 0; o < s.out_sp; o++) yo[o] = bv;
-        }
-    for (int64_t n = 0; n < g.n; n++)
-        for (int64_t ci = 0; ci < g.c_in; ci++) {
-            int64_t gi = ci / cig;
-            const double *xc = x.p + ((size_t)n * (size_t)g.c_in + (size_t)ci) * s.in_sp;
-            size_t ii = 0;
-            for (int64_t i0 = 0; i0 < s.in[0]; i0++)
-                for (int64_t i1 = 0; i1 < s.in[1]; i1++)
-                    for (int64_t i2 = 0; i2 < s.in[2]; i2++, ii++) {
-                        double xv = xc[ii];
-                        for (int64_t oc = 0; oc < cog; oc++) {
-                            int64_t co = gi * cog + oc;
-                            const double *wk = w.p + ((size_t)ci * (size_t)cog + (size_t)oc) * s.ksz;
-                            double *yo = y.p + ((size_t)n * (size_t)g.c_out + (size_t)co) * s.out_sp;
-                            for (int64_t k0 = 0; k0 < s.k[0]; k0++) {
-                                int64_t o0 = i0 * s.s[0] - s.pb[0] + k0 * s.d[0];
-                                if (o0 < 0 || o0 >= s.out[0]) continue;
-                                for (int64_t k1 = 0; k1 < s.k[1]; k1++) {
-                                    int64_t o1 = i1 * s.s[1] - s.pb[1] + k1 * s.d[1];
-                                    if (o1 < 0 || o1 >= s.out[1]) continue;
-                                    for (int64_t k2 = 0; k2 < s.k[2]; k2++) {
-                                        int64_t o2 = i2 * s.s[2] - s.pb[2] + k2 * s.d[2];
-                                        if (o2 < 0 || o2 >= s.out[2]) continue;
-                                        yo[(o0 * s.out[1] + o1) * s.out[2] + o2] +=
-                                            xv * wk[(k0 * s.k[1] + k1) * s.k[2] + k2];
-                                    }
-                                }
-                            }
-                        }
-                    }
-        }
-    rlx_nn_store(k->out[0], &y);
-    st = RLX_OK;
-fail_b:
-    rlx_nn_buf_free(&b);
-fail_w:
-    rlx_nn_buf_free(&w);
-fail_x:
-    rlx_nn_buf_free(&x);
-    return st;
-}
-
 /* ------------------------------------------------------------ BatchNormalization */
+
+/* Fast path (f32, per-channel statistics): y = x * a + b in float with
+ * a = scale / sqrt(var + epsilon) and b = B - mean * a computed in double. */
+static void batchnorm_f32(const rlx_cpu_kctx *k, size_t nb, size_t c, size_t inner, double eps) {
+    const float *x = k->in[0]->data;
+    float *y = k->out[0]->data;
+    for (size_t ch = 0; ch < c; ch++) {
+        double sd = sqrt(rlx_tensor_get_f64(k->in[4], ch) + eps);
+        double a = rlx_tensor_get_f64(k->in[1], ch) / sd;
+        float af = (float)a, bf = (float)(rlx_tensor_get_f64(k->in[2], ch) - rlx_tensor_get_f64(k->in[3], ch) * a);
+        for (size_t n = 0; n < nb; n++) {
+            const float *xr = x + (n * c + ch) * inner;
+            float *yr = y + (n * c + ch) * inner;
+            for (size_t i = 0; i < inner; i++) yr[i] = xr[i] * af + bf;
+        }
+    }
+}
 
 /* Inference: y = (x - mean) / sqrt(var + epsilon) * scale + B, statistics per
  * channel (or, for BatchNormalization-7 with spatial=0, per (C, D...)). */
@@ -367,6 +164,10 @@ static rlx_status k_batchnorm(rlx_cpu_kctx *k) {
             return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input %d has %zu values, scale has %zu", i,
                                 rlx_tensor_numel(k->in[i]), np);
     double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    if (!k->reference && per_channel && xt->dtype == RLX_DTYPE_F32) {
+        batchnorm_f32(k, nb, c, inner, eps);
+        return RLX_OK;
+    }
     /* buffers: x, scale, B, mean, var, y */
     rlx_nn_buf buf[6] = { { 0 } };
     rlx_status st = RLX_OK;
@@ -374,16 +175,19 @@ static rlx_status k_batchnorm(rlx_cpu_kctx *k) {
     if (!st) st = rlx_nn_out(k, k->out[0], &buf[5]);
     if (!st) {
         const double *x = buf[0].p, *sc = buf[1].p, *bias = buf[2].p, *mean = buf[3].p, *var = buf[4].p;
-        double *y = buf[5].p;
-        for (size_t n = 0; n < nb; n++)
+        double *y = buf[5].p, *sd = malloc((np + 1) * sizeof *sd); /* sqrt(var + eps) */
+        if (!sd) st = rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        for (size_t p = 0; sd && p < np; p++) sd[p] = sqrt(var[p] + eps);
+        for (size_t n = 0; sd && n < nb; n++)
             for (size_t ch = 0; ch < c; ch++) {
                 size_t base = (n * c + ch) * inner;
                 for (size_t i = 0; i < inner; i++) {
                     size_t p = per_channel ? ch : ch * inner + i;
-                    y[base + i] = (x[base + i] - mean[p]) / sqrt(var[p] + eps) * sc[p] + bias[p];
+                    y[base + i] = (x[base + i] - mean[p]) / sd[p] * sc[p] + bias[p];
                 }
             }
-        rlx_nn_store(k->out[0], &buf[5]);
+        free(sd);
+        if (!st) rlx_nn_store(k->out[0], &buf[5]);
     }
     for (int i = 0; i < 6; i++) rlx_nn_buf_free(&buf[i]);
     return st;
@@ -416,8 +220,8 @@ static rlx_status k_dropout(rlx_cpu_kctx *k) {
 /* ------------------------------------------------------------ the table */
 
 const rlx_cpu_kernel rlx_cpu_kernels_nn[] = {
-    { "Conv", k_conv },
-    { "ConvTranspose", k_conv_transpose },
+    { "Conv", rlx_cpu_nn_conv },
+    { "ConvTranspose", rlx_cpu_nn_conv_transpose },
     { "MaxPool", rlx_cpu_nn_maxpool },
     { "AveragePool", rlx_cpu_nn_avgpool },
     { "LpPool", rlx_cpu_nn_lppool },

@@ -1,5 +1,5 @@
-/* Internal to the nn kernel files (cpu_nn.c, cpu_nn_pool.c, cpu_nn_gemm.c,
- * cpu_nn_resize.c): the kernels they define and the working-copy helpers
+/* Internal to the nn kernel files (cpu_nn.c, cpu_nn_conv.c, cpu_nn_pool.c,
+ * cpu_nn_gemm.c, cpu_nn_resize.c): the kernels they define and the working-copy helpers
  * they share.
  *
  * The reference kernels compute in double on working copies of their
@@ -31,6 +31,9 @@ rlx_status rlx_nn_out(const rlx_cpu_kctx *k, const rlx_tensor *t, rlx_nn_buf *b)
  * and saturate for integer dtypes) and frees b. */
 void rlx_nn_store(rlx_tensor *t, rlx_nn_buf *b);
 
+/* Writes one element of t from a double with the rounding of rlx_nn_store. */
+void rlx_nn_set(rlx_tensor *t, size_t i, double v);
+
 void rlx_nn_buf_free(rlx_nn_buf *b);
 
 /* Input / output i of the node, or NULL when omitted or beyond the node's
@@ -60,6 +63,8 @@ rlx_status rlx_nn_check_out(const rlx_cpu_kctx *k, const rlx_tensor *t, const rl
 #define RLX_NN_BLAS_MAX 2147483647LL
 
 /* Kernels (ONNX semantics of the versions listed in src/ir/ops/ops_nn.c). */
+rlx_status rlx_cpu_nn_conv(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_conv_transpose(rlx_cpu_kctx *k);
 rlx_status rlx_cpu_nn_maxpool(rlx_cpu_kctx *k);
 rlx_status rlx_cpu_nn_avgpool(rlx_cpu_kctx *k);
 rlx_status rlx_cpu_nn_lppool(rlx_cpu_kctx *k);

@@ -136,18 +136,29 @@ static rlx_status global_run(rlx_cpu_kctx *k, pool_kind kind) {
     size_t planes = (size_t)xt->dims[0] * (size_t)xt->dims[1], sp = 1;
     for (int i = 2; i < xt->rank; i++) sp *= (size_t)xt->dims[i];
     double p = kind == POOL_LP ? (double)rlx_attr_int(k->n, "p", 2) : 1.0;
-    rlx_nn_buf x, y;
-    RLX_TRY(rlx_nn_load(k, xt, &x));
+    /* f32 is read in place (summed in double); other dtypes through a copy */
+    bool f32 = xt->dtype == RLX_DTYPE_F32;
+    rlx_nn_buf x = { 0 }, y;
+    if (!f32) RLX_TRY(rlx_nn_load(k, xt, &x));
     rlx_status status = rlx_nn_out(k, k->out[0], &y);
     if (status) {
         rlx_nn_buf_free(&x);
         return status;
     }
     for (size_t pl = 0; pl < planes; pl++) {
-        const double *xc = x.p + pl * sp;
-        double acc = kind == POOL_MAX ? (sp ? xc[0] : dtype_lowest(xt->dtype)) : 0.0;
+        const float *xf = f32 ? (const float *)xt->data + pl * sp : NULL;
+        const double *xc = f32 ? NULL : x.p + pl * sp;
+        double acc = kind == POOL_MAX ? (sp ? (f32 ? xf[0] : xc[0]) : dtype_lowest(xt->dtype)) : 0.0;
+        if (f32 && kind == POOL_AVG) { /* four partial sums: the add latency bounds a single chain */
+            double s4[4] = { 0, 0, 0, 0 };
+            size_t i = 0;
+            for (; i + 4 <= sp; i += 4) s4[0] += xf[i], s4[1] += xf[i + 1], s4[2] += xf[i + 2], s4[3] += xf[i + 3];
+            for (; i < sp; i++) s4[0] += xf[i];
+            y.p[pl] = ((s4[0] + s4[1]) + (s4[2] + s4[3])) / (double)sp;
+            continue;
+        }
         for (size_t i = 0; i < sp; i++) {
-            double v = xc[i];
+            double v = f32 ? xf[i] : xc[i];
             if (kind == POOL_MAX) acc = v > acc ? v : acc;
             else if (kind == POOL_AVG) acc += v;
             else acc += p == 1.0 ? fabs(v) : p == 2.0 ? v * v : pow(fabs(v), p);

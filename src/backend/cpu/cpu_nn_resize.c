@@ -9,7 +9,8 @@
  * side with weight 0), indices outside the input clamp to its edge, and with
  * exclude_outside they get weight 0 and the rest is renormalised. An output
  * element is the sum over the product of its axes' taps, in double, rounded
- * once to the output dtype (integer dtypes: half to even, saturated). */
+ * once to the output dtype (integer dtypes: half to even, saturated).
+ * Nearest copies elements (any dtype) without arithmetic. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,44 @@ static rlx_status axis_build(const rlx_cpu_kctx *k, const rlx_resize_attrs *a, c
     return RLX_OK;
 }
 
+/* Nearest: every output element is a copy of one input element (any
+ * dtype), or the extrapolation value where tf_crop_and_resize leaves the
+ * input. Rows along the last axis share the offset of the other axes. */
+static void gather_nearest(const rlx_tensor *xt, rlx_tensor *yt, const axis_taps *taps, const rlx_resize_geom *g,
+                           double extrapolation) {
+    int rank = g->rank, last = rank - 1;
+    size_t es = rlx_dtype_size(xt->dtype);
+    int64_t is[RLX_MAX_RANK];
+    rlx_strides(xt->dims, rank, is);
+    const char *xs = xt->data;
+    char *ys = yt->data;
+    size_t rows = 1, cols = (size_t)g->out[last];
+    for (int d = 0; d < last; d++) rows *= (size_t)g->out[d];
+    int64_t o[RLX_MAX_RANK] = { 0 };
+    for (size_t r = 0; r < rows; r++) {
+        bool ext = false;
+        int64_t base = 0;
+        for (int d = 0; d < last; d++) {
+            ext |= taps[d].extrap[o[d]] != 0;
+            base += taps[d].idx[o[d]] * is[d];
+        }
+        size_t oi = r * cols;
+        for (size_t c = 0; c < cols; c++, oi++) {
+            if (ext || taps[last].extrap[c]) {
+                rlx_nn_set(yt, oi, extrapolation);
+                continue;
+            }
+            size_t src = (size_t)(base + taps[last].idx[c]);
+            if (es == 4) ((uint32_t *)ys)[oi] = ((const uint32_t *)xs)[src];
+            else memcpy(ys + oi * es, xs + src * es, es);
+        }
+        for (int d = last - 1; d >= 0; d--) {
+            if (++o[d] < g->out[d]) break;
+            o[d] = 0;
+        }
+    }
+}
+
 /* Reads a float input (scales, roi) into doubles; count 0 when absent or
  * empty. */
 static rlx_status read_doubles(const rlx_cpu_kctx *k, const rlx_tensor *t, double *out, size_t cap, size_t *count,
@@ -222,6 +261,11 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k) {
     rlx_nn_buf x = { 0 }, y = { 0 };
     rlx_status st = RLX_OK;
     for (int d = 0; d < rank && !st; d++) st = axis_build(k, &a, &g, d, &taps[d]);
+    if (!st && a.mode == RLX_RESIZE_NEAREST && rank > 0) {
+        gather_nearest(xt, yt, taps, &g, a.extrapolation_value);
+        for (int d = 0; d < rank; d++) axis_free(&taps[d]);
+        return RLX_OK;
+    }
     if (!st) st = rlx_nn_load(k, xt, &x);
     if (!st) st = rlx_nn_out(k, yt, &y);
     if (!st) {
