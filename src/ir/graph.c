@@ -186,10 +186,10 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph **out) {
         }
     }
     RLX_TRY_GOTO(st, RLX_GROW(g->inputs, g->cap_inputs, src->n_inputs + 1), fail);
-    memcpy(g->inputs, src->inputs, src->n_inputs * sizeof(int));
+    if (src->n_inputs) memcpy(g->inputs, src->inputs, src->n_inputs * sizeof(int)); /* NULL when none */
     g->n_inputs = src->n_inputs;
     RLX_TRY_GOTO(st, RLX_GROW(g->outputs, g->cap_outputs, src->n_outputs + 1), fail);
-    memcpy(g->outputs, src->outputs, src->n_outputs * sizeof(int));
+    if (src->n_outputs) memcpy(g->outputs, src->outputs, src->n_outputs * sizeof(int));
     g->n_outputs = src->n_outputs;
     *out = g;
     return RLX_OK;
