@@ -1410,9 +1410,9 @@ static int infer_one(const char *op, int64_t opset, int rank, const int64_t *dim
     rlx_model *m = NULL;
     int ok = rlx_model_create(opset, &m) == RLX_OK;
     const char *ins[8] = { "x" };
-    char nb[8][8];
+    char nb[8][16];
     ok = ok && rlx_model_add_input(m, "x", RLX_DTYPE_F32, rank, dims, names) == RLX_OK;
-    for (int i = 0; ok && i < n_extra; i++) {
+    for (int i = 0; ok && i < n_extra && i < 7; i++) {
         snprintf(nb[i], sizeof nb[i], "e%d", i);
         ins[1 + i] = extra[i] ? nb[i] : "";
         if (!extra[i]) continue;
