@@ -22,9 +22,9 @@ rlx_status rlx_nn_load(const rlx_cpu_kctx *k, const rlx_tensor *t, rlx_nn_buf *b
         b->p = t->data;
         return RLX_OK;
     }
-    size_t n = rlx_tensor_numel(t);
-    b->p = malloc((n + 1) * sizeof(double));
-    if (!b->p) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-element working copy)", n);
+    size_t n = rlx_tensor_numel(t), bytes;
+    if (!rlx_mul_ok(n + 1, sizeof(double), &bytes) || !(b->p = malloc(bytes)))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-element working copy)", n);
     b->owned = true;
     if (t->dtype == RLX_DTYPE_F32) {
         const float *s = t->data;
@@ -36,14 +36,15 @@ rlx_status rlx_nn_load(const rlx_cpu_kctx *k, const rlx_tensor *t, rlx_nn_buf *b
 }
 
 rlx_status rlx_nn_out(const rlx_cpu_kctx *k, const rlx_tensor *t, rlx_nn_buf *b) {
+    b->p = NULL;
     b->owned = false;
     if (t->dtype == RLX_DTYPE_F64) {
         b->p = t->data;
         return RLX_OK;
     }
-    size_t n = rlx_tensor_numel(t);
-    b->p = malloc((n + 1) * sizeof(double));
-    if (!b->p) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-element result buffer)", n);
+    size_t n = rlx_tensor_numel(t), bytes;
+    if (!rlx_mul_ok(n + 1, sizeof(double), &bytes) || !(b->p = malloc(bytes)))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-element result buffer)", n);
     b->owned = true;
     return RLX_OK;
 }

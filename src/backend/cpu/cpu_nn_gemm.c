@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_nn.h"
+#include "base/mem.h"
 #include "base/tensor.h"
 #include "ir/ops/ops.h"
 
@@ -17,8 +18,8 @@
 static rlx_status load_i64(const rlx_cpu_kctx *k, const rlx_tensor *t, int64_t **out) {
     *out = NULL;
     if (!t) return RLX_OK;
-    size_t n = rlx_tensor_numel(t);
-    int64_t *p = malloc((n + 1) * sizeof *p);
+    size_t n = rlx_tensor_numel(t), bytes;
+    int64_t *p = rlx_mul_ok(n + 1, sizeof *p, &bytes) ? malloc(bytes) : NULL;
     if (!p) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-element working copy)", n);
     for (size_t i = 0; i < n; i++) p[i] = rlx_tensor_get_i64(t, i);
     *out = p;
