@@ -1,0 +1,81 @@
+/* Internal to the nn kernel files (cpu_nn.c, cpu_nn_conv.c, cpu_nn_pool.c,
+ * cpu_nn_gemm.c, cpu_nn_resize.c): the kernels they define and the working-copy helpers
+ * they share.
+ *
+ * The reference kernels compute in double on working copies of their
+ * operands (exact for every f16/bf16/f32/i8/u8 value), and round once when
+ * they store the result. Fast paths (f32 only) sit beside them and are used
+ * when k->reference is false. */
+#ifndef RLX_BACKEND_CPU_CPU_NN_H
+#define RLX_BACKEND_CPU_CPU_NN_H
+
+#include "backend/cpu/cpu.h"
+#include "ir/ops/conv_geom.h"
+
+/* Elements of a tensor as doubles: `p` borrows the tensor's data when it is
+ * f64, else points to a converted copy that rlx_nn_buf_free releases. */
+typedef struct rlx_nn_buf {
+    double *p;
+    bool owned;
+} rlx_nn_buf;
+
+/* Loads t (any numeric dtype) as doubles. NULL t gives p == NULL.
+ * errors: RLX_ERR_OUT_OF_MEMORY naming the node. */
+rlx_status rlx_nn_load(const rlx_cpu_kctx *k, const rlx_tensor *t, rlx_nn_buf *b);
+
+/* Prepares a double buffer for output t: its data when f64, else scratch.
+ * errors: RLX_ERR_OUT_OF_MEMORY naming the node. */
+rlx_status rlx_nn_out(const rlx_cpu_kctx *k, const rlx_tensor *t, rlx_nn_buf *b);
+
+/* Writes b into t (round to nearest for float dtypes; round half to even
+ * and saturate for integer dtypes) and frees b. */
+void rlx_nn_store(rlx_tensor *t, rlx_nn_buf *b);
+
+/* Writes one element of t from a double with the rounding of rlx_nn_store. */
+void rlx_nn_set(rlx_tensor *t, size_t i, double v);
+
+void rlx_nn_buf_free(rlx_nn_buf *b);
+
+/* Input / output i of the node, or NULL when omitted or beyond the node's
+ * count (k->in has only n->n_in entries). */
+static inline const rlx_tensor *rlx_nn_in(const rlx_cpu_kctx *k, int i) {
+    return i < k->n->n_in ? k->in[i] : NULL;
+}
+static inline rlx_tensor *rlx_nn_out_t(const rlx_cpu_kctx *k, int i) {
+    return i < k->n->n_out ? k->out[i] : NULL;
+}
+
+/* Convolution / pool geometry widened to three spatial dims (leading dims of
+ * extent 1), so that one loop nest serves 1-D, 2-D and 3-D. */
+typedef struct rlx_nn_sp3 {
+    int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+    size_t in_sp, out_sp, ksz; /* products of in, out, k */
+} rlx_nn_sp3;
+
+void rlx_nn_sp3_init(const rlx_conv_geom *g, rlx_nn_sp3 *s);
+
+/* Checks that output t has the shape [n, c, out...] of the geometry (the
+ * shape inference and the kernel resolve it the same way; a mismatch is a
+ * bug). */
+rlx_status rlx_nn_check_out(const rlx_cpu_kctx *k, const rlx_tensor *t, const rlx_conv_geom *g);
+
+/* Largest dimension passed to cblas (its integers are C int). */
+#define RLX_NN_BLAS_MAX 2147483647LL
+
+/* Kernels (ONNX semantics of the versions listed in src/ir/ops/ops_nn.c). */
+rlx_status rlx_cpu_nn_conv(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_conv_transpose(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_maxpool(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_avgpool(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_lppool(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_global_avgpool(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_global_maxpool(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_global_lppool(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_gemm(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_matmul(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_softmax(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_logsoftmax(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_hardmax(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k);
+
+#endif

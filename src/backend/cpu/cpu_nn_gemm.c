@@ -1,0 +1,342 @@
+/* CPU kernels of Gemm, MatMul and the Softmax family.
+ *
+ * Gemm and MatMul: the reference computes in double (float dtypes) or in
+ * wrapping 64-bit integers (integer dtypes) with a plain triple loop; for f32,
+ * when k->reference is false, cblas_sgemm does the work.
+ * Semantics: ONNX Gemm-11/13, MatMul-13, Softmax/LogSoftmax/Hardmax-11/13. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_nn.h"
+#include "base/mem.h"
+#include "base/tensor.h"
+#include "ir/ops/ops.h"
+
+/* Elements of an integer tensor as int64 (a copy, freed by the caller). */
+static rlx_status load_i64(const rlx_cpu_kctx *k, const rlx_tensor *t, int64_t **out) {
+    *out = NULL;
+    if (!t) return RLX_OK;
+    size_t n = rlx_tensor_numel(t), bytes;
+    int64_t *p = rlx_mul_ok(n + 1, sizeof *p, &bytes) ? malloc(bytes) : NULL;
+    if (!p) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-element working copy)", n);
+    for (size_t i = 0; i < n; i++) p[i] = rlx_tensor_get_i64(t, i);
+    *out = p;
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ Gemm */
+
+typedef struct gemm_dims {
+    int64_t m, n, kk;
+    bool ta, tb;
+    int64_t cs[2]; /* strides of C broadcast to [M, N] (0 where broadcast) */
+} gemm_dims;
+
+static double gemm_ref_elem(const double *a, const double *b, const gemm_dims *d, int64_t i, int64_t j) {
+    double acc = 0.0;
+    for (int64_t q = 0; q < d->kk; q++) {
+        double av = d->ta ? a[q * d->m + i] : a[i * d->kk + q];
+        double bv = d->tb ? b[j * d->kk + q] : b[q * d->n + j];
+        acc += av * bv;
+    }
+    return acc;
+}
+
+static rlx_status gemm_float_ref(rlx_cpu_kctx *k, const gemm_dims *d, double alpha, double beta) {
+    rlx_nn_buf a, b, c, y;
+    rlx_nn_buf *all[4] = { &a, &b, &c, &y };
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&c, 0, sizeof c), memset(&y, 0, sizeof y);
+    rlx_status st = rlx_nn_load(k, k->in[0], &a);
+    if (!st) st = rlx_nn_load(k, k->in[1], &b);
+    if (!st) st = rlx_nn_load(k, rlx_nn_in(k, 2), &c);
+    if (!st) st = rlx_nn_out(k, k->out[0], &y);
+    if (!st) {
+        for (int64_t i = 0; i < d->m; i++)
+            for (int64_t j = 0; j < d->n; j++) {
+                double v = alpha * gemm_ref_elem(a.p, b.p, d, i, j);
+                if (c.p) v += beta * c.p[i * d->cs[0] + j * d->cs[1]];
+                y.p[i * d->n + j] = v;
+            }
+        rlx_nn_store(k->out[0], &y);
+    }
+    for (int i = 0; i < 4; i++) rlx_nn_buf_free(all[i]);
+    return st;
+}
+
+static rlx_status gemm_int_ref(rlx_cpu_kctx *k, const gemm_dims *d, double alpha, double beta) {
+    int64_t *a = NULL, *b = NULL, *c = NULL;
+    rlx_status st = load_i64(k, k->in[0], &a);
+    if (!st) st = load_i64(k, k->in[1], &b);
+    if (!st) st = load_i64(k, rlx_nn_in(k, 2), &c);
+    if (!st) {
+        bool plain = alpha == 1.0 && beta == 1.0;
+        for (int64_t i = 0; i < d->m; i++)
+            for (int64_t j = 0; j < d->n; j++) {
+                uint64_t acc = 0;
+                for (int64_t q = 0; q < d->kk; q++) {
+                    int64_t av = d->ta ? a[q * d->m + i] : a[i * d->kk + q];
+                    int64_t bv = d->tb ? b[j * d->kk + q] : b[q * d->n + j];
+                    acc += (uint64_t)av * (uint64_t)bv;
+                }
+                int64_t cv = c ? c[i * d->cs[0] + j * d->cs[1]] : 0;
+                int64_t v = plain ? (int64_t)(acc + (uint64_t)cv)
+                                  : (int64_t)(alpha * (double)(int64_t)acc + beta * (double)cv);
+                rlx_tensor_set_i64(k->out[0], (size_t)(i * d->n + j), v);
+            }
+    }
+    free(a), free(b), free(c);
+    return st;
+}
+
+/* Fast path (f32): Y = beta * C (broadcast) then Y = alpha * A' B' + Y. */
+static void gemm_f32_blas(rlx_cpu_kctx *k, const gemm_dims *d, float alpha, float beta) {
+    const rlx_tensor *ct = rlx_nn_in(k, 2);
+    float *y = k->out[0]->data;
+    if (ct) {
+        const float *c = ct->data;
+        for (int64_t i = 0; i < d->m; i++)
+            for (int64_t j = 0; j < d->n; j++) y[i * d->n + j] = beta * c[i * d->cs[0] + j * d->cs[1]];
+    }
+    if (d->kk == 0) { /* no products: cblas may skip the alpha scaling of nothing */
+        if (!ct) memset(y, 0, (size_t)(d->m * d->n) * sizeof(float));
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, d->ta ? CblasTrans : CblasNoTrans, d->tb ? CblasTrans : CblasNoTrans, (int)d->m,
+                (int)d->n, (int)d->kk, alpha, k->in[0]->data, d->ta ? (int)d->m : (int)d->kk, k->in[1]->data,
+                d->tb ? (int)d->kk : (int)d->n, ct ? 1.0f : 0.0f, y, (int)d->n);
+}
+
+rlx_status rlx_cpu_nn_gemm(rlx_cpu_kctx *k) {
+    const rlx_tensor *a = k->in[0], *b = k->in[1], *c = rlx_nn_in(k, 2);
+    if (a->rank != 2 || b->rank != 2)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "A and B must be 2-D (ranks %d and %d)", a->rank, b->rank);
+    gemm_dims d;
+    d.ta = rlx_attr_int(k->n, "transA", 0) != 0;
+    d.tb = rlx_attr_int(k->n, "transB", 0) != 0;
+    d.m = a->dims[d.ta ? 1 : 0];
+    d.kk = a->dims[d.ta ? 0 : 1];
+    d.n = b->dims[d.tb ? 0 : 1];
+    if (b->dims[d.tb ? 1 : 0] != d.kk)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "inner dimensions differ (%lld and %lld)", (long long)d.kk,
+                            (long long)b->dims[d.tb ? 1 : 0]);
+    d.cs[0] = d.cs[1] = 0;
+    if (c) {
+        int64_t want[2] = { d.m, d.n };
+        if (c->rank > 2) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "C has rank %d", c->rank);
+        for (int i = 0; i < c->rank; i++) {
+            int64_t cd = c->dims[i], od = want[2 - c->rank + i];
+            if (cd != 1 && cd != od)
+                return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "C does not broadcast to [%lld, %lld]",
+                                    (long long)d.m, (long long)d.n);
+        }
+        rlx_broadcast_strides(c->dims, c->rank, 2, d.cs);
+    }
+    double alpha = rlx_attr_float(k->n, "alpha", 1.0f), beta = rlx_attr_float(k->n, "beta", 1.0f);
+    if (!rlx_dtype_is_float(a->dtype)) return gemm_int_ref(k, &d, alpha, beta);
+    if (!k->reference && a->dtype == RLX_DTYPE_F32 && d.m <= RLX_NN_BLAS_MAX && d.n <= RLX_NN_BLAS_MAX &&
+        d.kk <= RLX_NN_BLAS_MAX) {
+        gemm_f32_blas(k, &d, (float)alpha, (float)beta);
+        return RLX_OK;
+    }
+    return gemm_float_ref(k, &d, alpha, beta);
+}
+
+/* ------------------------------------------------------------ MatMul */
+
+typedef struct matmul_dims {
+    int64_t m, n, kk;
+    int obr;                       /* batch rank of the output */
+    int64_t ob[RLX_MAX_RANK];      /* output batch dims */
+    int64_t as[RLX_MAX_RANK], bs[RLX_MAX_RANK]; /* batch strides in matrices, 0 where broadcast */
+    size_t nb;                     /* number of output matrices */
+} matmul_dims;
+
+static rlx_status matmul_dims_of(const rlx_cpu_kctx *k, matmul_dims *d) {
+    const rlx_tensor *a = k->in[0], *b = k->in[1];
+    int ra = a->rank, rb = b->rank;
+    if (ra < 1 || rb < 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "operands must have rank >= 1");
+    d->m = ra == 1 ? 1 : a->dims[ra - 2];
+    d->kk = a->dims[ra - 1];
+    d->n = rb == 1 ? 1 : b->dims[rb - 1];
+    int64_t kb = rb == 1 ? b->dims[0] : b->dims[rb - 2];
+    if (kb != d->kk)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "inner dimensions differ (%lld and %lld)", (long long)d->kk,
+                            (long long)kb);
+    int abr = ra > 2 ? ra - 2 : 0, bbr = rb > 2 ? rb - 2 : 0;
+    d->obr = abr > bbr ? abr : bbr;
+    d->nb = 1;
+    for (int i = 0; i < d->obr; i++) {
+        int ia = i - (d->obr - abr), ib = i - (d->obr - bbr);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "batch dims %lld and %lld do not broadcast",
+                                (long long)da, (long long)db);
+        d->ob[i] = da == 1 ? db : da;
+        d->nb *= (size_t)d->ob[i];
+    }
+    rlx_broadcast_strides(a->dims, abr, d->obr, d->as);
+    rlx_broadcast_strides(b->dims, bbr, d->obr, d->bs);
+    return RLX_OK;
+}
+
+/* Matrix offsets (in matrices) of output batch bi in A and B. */
+static void batch_offsets(const matmul_dims *d, size_t bi, size_t *ao, size_t *bo) {
+    size_t oa = 0, ob = 0;
+    for (int i = d->obr - 1; i >= 0; i--) {
+        size_t idx = bi % (size_t)d->ob[i];
+        bi /= (size_t)d->ob[i];
+        oa += idx * (size_t)d->as[i];
+        ob += idx * (size_t)d->bs[i];
+    }
+    *ao = oa;
+    *bo = ob;
+}
+
+static rlx_status matmul_float_ref(rlx_cpu_kctx *k, const matmul_dims *d) {
+    rlx_nn_buf a, b, y;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&y, 0, sizeof y);
+    rlx_status st = rlx_nn_load(k, k->in[0], &a);
+    if (!st) st = rlx_nn_load(k, k->in[1], &b);
+    if (!st) st = rlx_nn_out(k, k->out[0], &y);
+    if (!st) {
+        size_t mk = (size_t)(d->m * d->kk), kn = (size_t)(d->kk * d->n), mn = (size_t)(d->m * d->n);
+        for (size_t bi = 0; bi < d->nb; bi++) {
+            size_t ao, bo;
+            batch_offsets(d, bi, &ao, &bo);
+            const double *am = a.p + ao * mk, *bm = b.p + bo * kn;
+            double *ym = y.p + bi * mn;
+            for (int64_t i = 0; i < d->m; i++)
+                for (int64_t j = 0; j < d->n; j++) {
+                    double acc = 0.0;
+                    for (int64_t q = 0; q < d->kk; q++) acc += am[i * d->kk + q] * bm[q * d->n + j];
+                    ym[i * d->n + j] = acc;
+                }
+        }
+        rlx_nn_store(k->out[0], &y);
+    }
+    rlx_nn_buf_free(&a), rlx_nn_buf_free(&b), rlx_nn_buf_free(&y);
+    return st;
+}
+
+static rlx_status matmul_int_ref(rlx_cpu_kctx *k, const matmul_dims *d) {
+    int64_t *a = NULL, *b = NULL;
+    rlx_status st = load_i64(k, k->in[0], &a);
+    if (!st) st = load_i64(k, k->in[1], &b);
+    if (!st) {
+        size_t mk = (size_t)(d->m * d->kk), kn = (size_t)(d->kk * d->n), mn = (size_t)(d->m * d->n);
+        for (size_t bi = 0; bi < d->nb; bi++) {
+            size_t ao, bo;
+            batch_offsets(d, bi, &ao, &bo);
+            const int64_t *am = a + ao * mk, *bm = b + bo * kn;
+            for (int64_t i = 0; i < d->m; i++)
+                for (int64_t j = 0; j < d->n; j++) {
+                    uint64_t acc = 0;
+                    for (int64_t q = 0; q < d->kk; q++) acc += (uint64_t)am[i * d->kk + q] * (uint64_t)bm[q * d->n + j];
+                    rlx_tensor_set_i64(k->out[0], bi * mn + (size_t)(i * d->n + j), (int64_t)acc);
+                }
+        }
+    }
+    free(a), free(b);
+    return st;
+}
+
+/* Fast path (f32): one cblas_sgemm per output matrix, or a single one over
+ * all rows of A when B has no batch dims. */
+static void matmul_f32_blas(rlx_cpu_kctx *k, const matmul_dims *d) {
+    const float *a = k->in[0]->data, *b = k->in[1]->data;
+    float *y = k->out[0]->data;
+    size_t mk = (size_t)(d->m * d->kk), kn = (size_t)(d->kk * d->n), mn = (size_t)(d->m * d->n);
+    if (d->kk == 0) {
+        memset(y, 0, d->nb * mn * sizeof(float));
+        return;
+    }
+    bool b_plain = k->in[1]->rank <= 2;
+    if (b_plain && (int64_t)d->nb * d->m <= RLX_NN_BLAS_MAX) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)((int64_t)d->nb * d->m), (int)d->n, (int)d->kk,
+                    1.0f, a, (int)d->kk, b, (int)d->n, 0.0f, y, (int)d->n);
+        return;
+    }
+    for (size_t bi = 0; bi < d->nb; bi++) {
+        size_t ao, bo;
+        batch_offsets(d, bi, &ao, &bo);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d->m, (int)d->n, (int)d->kk, 1.0f, a + ao * mk,
+                    (int)d->kk, b + bo * kn, (int)d->n, 0.0f, y + bi * mn, (int)d->n);
+    }
+}
+
+rlx_status rlx_cpu_nn_matmul(rlx_cpu_kctx *k) {
+    matmul_dims d;
+    RLX_TRY(matmul_dims_of(k, &d));
+    if (rlx_tensor_numel(k->out[0]) != d.nb * (size_t)(d.m * d.n))
+        return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output has %zu elements, expected %zu", rlx_tensor_numel(k->out[0]),
+                            d.nb * (size_t)(d.m * d.n));
+    if (!rlx_dtype_is_float(k->in[0]->dtype)) return matmul_int_ref(k, &d);
+    if (!k->reference && k->in[0]->dtype == RLX_DTYPE_F32 && d.m <= RLX_NN_BLAS_MAX && d.n <= RLX_NN_BLAS_MAX &&
+        d.kk <= RLX_NN_BLAS_MAX) {
+        matmul_f32_blas(k, &d);
+        return RLX_OK;
+    }
+    return matmul_float_ref(k, &d);
+}
+
+/* ------------------------------------------------------------ Softmax family */
+
+typedef enum sm_kind { SM_SOFTMAX, SM_LOGSOFTMAX, SM_HARDMAX } sm_kind;
+
+/* Before version 13 the input is viewed as 2-D [prod(dims[:axis]),
+ * prod(dims[axis:])] and each row is normalised; from 13 each line along
+ * `axis` is. Both are (outer, len, inner) blocks with stride `inner`. */
+static rlx_status softmax_run(rlx_cpu_kctx *k, sm_kind kind) {
+    const rlx_tensor *xt = k->in[0];
+    int v = k->n->version;
+    int64_t axis_attr = rlx_attr_int(k->n, "axis", v >= 13 ? -1 : 1);
+    int ax;
+    if (!rlx_norm_axis(axis_attr, xt->rank, &ax))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis_attr,
+                            xt->rank);
+    size_t outer = 1, len = 1, inner = 1;
+    for (int i = 0; i < xt->rank; i++) {
+        size_t dd = (size_t)xt->dims[i];
+        if (i < ax) outer *= dd;
+        else if (i == ax || v < 13) len *= dd;
+        else inner *= dd;
+    }
+    rlx_nn_buf x, y;
+    RLX_TRY(rlx_nn_load(k, xt, &x));
+    rlx_status st = rlx_nn_out(k, k->out[0], &y);
+    if (st) {
+        rlx_nn_buf_free(&x);
+        return st;
+    }
+    for (size_t o = 0; o < outer; o++)
+        for (size_t in = 0; in < inner; in++) {
+            const double *xl = x.p + o * len * inner + in;
+            double *yl = y.p + o * len * inner + in;
+            if (len == 0) continue;
+            double m = xl[0];
+            size_t arg = 0;
+            for (size_t j = 1; j < len; j++)
+                if (xl[j * inner] > m) m = xl[j * inner], arg = j;
+            if (kind == SM_HARDMAX) {
+                for (size_t j = 0; j < len; j++) yl[j * inner] = j == arg ? 1.0 : 0.0;
+                continue;
+            }
+            double sum = 0.0;
+            for (size_t j = 0; j < len; j++) sum += exp(xl[j * inner] - m);
+            if (kind == SM_SOFTMAX) {
+                for (size_t j = 0; j < len; j++) yl[j * inner] = exp(xl[j * inner] - m) / sum;
+            } else {
+                double ls = log(sum);
+                for (size_t j = 0; j < len; j++) yl[j * inner] = xl[j * inner] - m - ls;
+            }
+        }
+    rlx_nn_store(k->out[0], &y);
+    rlx_nn_buf_free(&x);
+    return RLX_OK;
+}
+
+rlx_status rlx_cpu_nn_softmax(rlx_cpu_kctx *k) { return softmax_run(k, SM_SOFTMAX); }
+rlx_status rlx_cpu_nn_logsoftmax(rlx_cpu_kctx *k) { return softmax_run(k, SM_LOGSOFTMAX); }
+rlx_status rlx_cpu_nn_hardmax(rlx_cpu_kctx *k) { return softmax_run(k, SM_HARDMAX); }

@@ -1,0 +1,177 @@
+/* CPU reference kernels of the pools: MaxPool (with the optional Indices
+ * output), AveragePool, LpPool and the global pools. Windows start at
+ * o * stride - pad_begin and take kernel taps every `dilation` elements;
+ * taps outside the input are skipped (MaxPool, LpPool, AveragePool with
+ * count_include_pad=0) or count as zeros inside the explicit padding
+ * (AveragePool with count_include_pad=1; taps past the end padding, which
+ * ceil_mode can create, never count). Semantics: ONNX MaxPool-12/22,
+ * AveragePool-19/22, LpPool-18/22, GlobalAveragePool/GlobalMaxPool-1/22,
+ * GlobalLpPool-2/22. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_nn.h"
+#include "ir/ops/conv_geom.h"
+
+typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
+
+/* Smallest finite value of a dtype: MaxPool's result for a window that holds
+ * no input element. */
+static double dtype_lowest(rlx_dtype dt) {
+    switch (dt) {
+    case RLX_DTYPE_F64: return -DBL_MAX;
+    case RLX_DTYPE_F16: return -65504.0;
+    case RLX_DTYPE_BF16: return -3.3895313892515355e38;
+    case RLX_DTYPE_I8: return -128.0;
+    case RLX_DTYPE_U8: return 0.0;
+    default: return -FLT_MAX;
+    }
+}
+
+/* Counts of the taps of a window along one axis that fall inside the input
+ * and inside the explicitly padded input. */
+static void axis_counts(const rlx_nn_sp3 *s, int ax, int64_t o, int64_t *inside, int64_t *padded) {
+    int64_t ni = 0, np = 0;
+    for (int64_t t = 0; t < s->k[ax]; t++) {
+        int64_t p = o * s->s[ax] - s->pb[ax] + t * s->d[ax];
+        ni += p >= 0 && p < s->in[ax];
+        np += p >= -s->pb[ax] && p < s->in[ax] + s->pe[ax];
+    }
+    *inside = ni;
+    *padded = np;
+}
+
+static rlx_status pool_run(rlx_cpu_kctx *k, pool_kind kind) {
+    const rlx_tensor *xt = k->in[0];
+    rlx_conv_geom g;
+    RLX_TRY(rlx_conv_geom_resolve(k->n, RLX_GEOM_POOL, xt->dims, xt->rank, NULL, 0, &g));
+    RLX_TRY(rlx_nn_check_out(k, k->out[0], &g));
+    rlx_nn_sp3 s;
+    rlx_nn_sp3_init(&g, &s);
+    rlx_tensor *idx_t = kind == POOL_MAX ? rlx_nn_out_t(k, 1) : NULL;
+    if (idx_t && idx_t->dtype != RLX_DTYPE_I64)
+        return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "Indices output has dtype %s", rlx_dtype_name(idx_t->dtype));
+    int64_t *idx = idx_t ? idx_t->data : NULL;
+    bool col_major = rlx_attr_int(k->n, "storage_order", 0) != 0;
+    /* Indices: flat index into x; storage_order=1 orders the spatial part
+     * column-major (first spatial axis fastest) */
+    int64_t cs[3] = { 1, s.in[0], s.in[0] * s.in[1] };
+    int64_t rs[3] = { s.in[1] * s.in[2], s.in[2], 1 };
+    const int64_t *st = col_major ? cs : rs;
+    double p = kind == POOL_LP ? (double)rlx_attr_int(k->n, "p", 2) : 1.0;
+    double lowest = dtype_lowest(xt->dtype);
+
+    rlx_nn_buf x, y;
+    RLX_TRY(rlx_nn_load(k, xt, &x));
+    rlx_status status = rlx_nn_out(k, k->out[0], &y);
+    if (status) {
+        rlx_nn_buf_free(&x);
+        return status;
+    }
+    size_t planes = (size_t)g.n * (size_t)g.c_in;
+    for (size_t pl = 0; pl < planes; pl++) {
+        const double *xc = x.p + pl * s.in_sp;
+        double *yo = y.p + pl * s.out_sp;
+        int64_t *io = idx ? idx + pl * s.out_sp : NULL;
+        size_t oi = 0;
+        for (int64_t o0 = 0; o0 < s.out[0]; o0++)
+            for (int64_t o1 = 0; o1 < s.out[1]; o1++)
+                for (int64_t o2 = 0; o2 < s.out[2]; o2++, oi++) {
+                    double acc = 0.0, best = lowest;
+                    int64_t best_at = -1;
+                    for (int64_t k0 = 0; k0 < s.k[0]; k0++) {
+                        int64_t i0 = o0 * s.s[0] - s.pb[0] + k0 * s.d[0];
+                        if (i0 < 0 || i0 >= s.in[0]) continue;
+                        for (int64_t k1 = 0; k1 < s.k[1]; k1++) {
+                            int64_t i1 = o1 * s.s[1] - s.pb[1] + k1 * s.d[1];
+                            if (i1 < 0 || i1 >= s.in[1]) continue;
+                            for (int64_t k2 = 0; k2 < s.k[2]; k2++) {
+                                int64_t i2 = o2 * s.s[2] - s.pb[2] + k2 * s.d[2];
+                                if (i2 < 0 || i2 >= s.in[2]) continue;
+                                double v = xc[(i0 * s.in[1] + i1) * s.in[2] + i2];
+                                if (kind == POOL_MAX) {
+                                    if (best_at < 0 || v > best) {
+                                        best = v;
+                                        best_at = i0 * st[0] + i1 * st[1] + i2 * st[2];
+                                    }
+                                } else if (kind == POOL_AVG) {
+                                    acc += v;
+                                } else {
+                                    acc += p == 1.0 ? fabs(v) : p == 2.0 ? v * v : pow(fabs(v), p);
+                                }
+                            }
+                        }
+                    }
+                    if (kind == POOL_MAX) {
+                        yo[oi] = best;
+                        if (io) io[oi] = best_at < 0 ? -1 : (int64_t)(pl * s.in_sp) + best_at;
+                    } else if (kind == POOL_AVG) {
+                        int64_t cnt = 1;
+                        int64_t o[3] = { o0, o1, o2 };
+                        for (int ax = 0; ax < 3; ax++) {
+                            int64_t ni, np;
+                            axis_counts(&s, ax, o[ax], &ni, &np);
+                            cnt *= g.count_include_pad ? np : ni;
+                        }
+                        yo[oi] = acc / (double)cnt;
+                    } else {
+                        yo[oi] = p == 1.0 ? acc : p == 2.0 ? sqrt(acc) : pow(acc, 1.0 / p);
+                    }
+                }
+    }
+    rlx_nn_store(k->out[0], &y);
+    rlx_nn_buf_free(&x);
+    return RLX_OK;
+}
+
+rlx_status rlx_cpu_nn_maxpool(rlx_cpu_kctx *k) { return pool_run(k, POOL_MAX); }
+rlx_status rlx_cpu_nn_avgpool(rlx_cpu_kctx *k) { return pool_run(k, POOL_AVG); }
+rlx_status rlx_cpu_nn_lppool(rlx_cpu_kctx *k) { return pool_run(k, POOL_LP); }
+
+/* Global pools: one value per (n, c) over all spatial positions. */
+static rlx_status global_run(rlx_cpu_kctx *k, pool_kind kind) {
+    const rlx_tensor *xt = k->in[0];
+    if (xt->rank < 3) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected >= 3", xt->rank);
+    size_t planes = (size_t)xt->dims[0] * (size_t)xt->dims[1], sp = 1;
+    for (int i = 2; i < xt->rank; i++) sp *= (size_t)xt->dims[i];
+    double p = kind == POOL_LP ? (double)rlx_attr_int(k->n, "p", 2) : 1.0;
+    /* f32 is read in place (summed in double); other dtypes through a copy */
+    bool f32 = xt->dtype == RLX_DTYPE_F32;
+    rlx_nn_buf x = { 0 }, y;
+    if (!f32) RLX_TRY(rlx_nn_load(k, xt, &x));
+    rlx_status status = rlx_nn_out(k, k->out[0], &y);
+    if (status) {
+        rlx_nn_buf_free(&x);
+        return status;
+    }
+    for (size_t pl = 0; pl < planes; pl++) {
+        const float *xf = f32 ? (const float *)xt->data + pl * sp : NULL;
+        const double *xc = f32 ? NULL : x.p + pl * sp;
+        double acc = kind == POOL_MAX ? (sp ? (f32 ? xf[0] : xc[0]) : dtype_lowest(xt->dtype)) : 0.0;
+        if (f32 && kind == POOL_AVG) { /* four partial sums: the add latency bounds a single chain */
+            double s4[4] = { 0, 0, 0, 0 };
+            size_t i = 0;
+            for (; i + 4 <= sp; i += 4) s4[0] += xf[i], s4[1] += xf[i + 1], s4[2] += xf[i + 2], s4[3] += xf[i + 3];
+            for (; i < sp; i++) s4[0] += xf[i];
+            y.p[pl] = ((s4[0] + s4[1]) + (s4[2] + s4[3])) / (double)sp;
+            continue;
+        }
+        for (size_t i = 0; i < sp; i++) {
+            double v = f32 ? xf[i] : xc[i];
+            if (kind == POOL_MAX) acc = v > acc ? v : acc;
+            else if (kind == POOL_AVG) acc += v;
+            else acc += p == 1.0 ? fabs(v) : p == 2.0 ? v * v : pow(fabs(v), p);
+        }
+        if (kind == POOL_AVG) acc /= (double)sp;
+        else if (kind == POOL_LP) acc = p == 1.0 ? acc : p == 2.0 ? sqrt(acc) : pow(acc, 1.0 / p);
+        y.p[pl] = acc;
+    }
+    rlx_nn_store(k->out[0], &y);
+    rlx_nn_buf_free(&x);
+    return RLX_OK;
+}
+
+rlx_status rlx_cpu_nn_global_avgpool(rlx_cpu_kctx *k) { return global_run(k, POOL_AVG); }
+rlx_status rlx_cpu_nn_global_maxpool(rlx_cpu_kctx *k) { return global_run(k, POOL_MAX); }
+rlx_status rlx_cpu_nn_global_lppool(rlx_cpu_kctx *k) { return global_run(k, POOL_LP); }

@@ -1,0 +1,322 @@
+/* CPU reference kernel of Resize (ONNX Resize-10/11/13/18/19) and Upsample
+ * (Upsample-7/9).
+ *
+ * Each output index o along an axis maps to a source coordinate x (the
+ * coordinate_transformation_mode) and from there to a few taps (input index,
+ * weight): one for nearest, two for linear, four for cubic, more for the
+ * antialiasing filters. Taps follow the ONNX reference: left = ceil(x) - 1
+ * and ratio = x - left in (0, 1] (an integer x takes the pixel on its left
+ * side with weight 0), indices outside the input clamp to its edge, and with
+ * exclude_outside they get weight 0 and the rest is renormalised. An output
+ * element is the sum over the product of its axes' taps, in double, rounded
+ * once to the output dtype (integer dtypes: half to even, saturated).
+ * Nearest copies elements (any dtype) without arithmetic. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_nn.h"
+#include "base/mem.h"
+#include "base/tensor.h"
+#include "ir/ops/resize_geom.h"
+
+typedef struct axis_taps {
+    int n;           /* taps per output index */
+    int64_t *idx;    /* [out * n] input indices, clamped */
+    double *w;       /* [out * n] weights */
+    uint8_t *extrap; /* [out] tf_crop_and_resize: source outside the input */
+} axis_taps;
+
+/* Source coordinate of output index o along axis d. *outside is set for
+ * tf_crop_and_resize when it falls outside [0, in - 1]. */
+static double source_coord(const rlx_resize_attrs *a, const rlx_resize_geom *g, int d, int64_t o, bool *outside) {
+    double in = (double)g->in[d], s = g->scale[d], x = (double)o;
+    double out_f = s * in; /* the output length before flooring ("output_width") */
+    *outside = false;
+    switch (a->coord) {
+    case RLX_COORD_HALF_PIXEL: return (x + 0.5) / s - 0.5;
+    case RLX_COORD_HALF_PIXEL_SYMMETRIC: {
+        double adjustment = (double)g->out[d] / out_f;
+        double offset = in / 2.0 * (1.0 - adjustment);
+        return offset + (x + 0.5) / s - 0.5;
+    }
+    case RLX_COORD_PYTORCH_HALF_PIXEL: return out_f > 1.0 ? (x + 0.5) / s - 0.5 : 0.0;
+    case RLX_COORD_ALIGN_CORNERS: return out_f == 1.0 ? 0.0 : x * (in - 1.0) / (out_f - 1.0);
+    case RLX_COORD_ASYMMETRIC: return x / s;
+    case RLX_COORD_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / s;
+    case RLX_COORD_TF_CROP_AND_RESIZE: {
+        double st = g->roi_start[d], en = g->roi_end[d];
+        double v = out_f == 1.0 ? (en - st) * (in - 1.0) / 2.0 : x * (en - st) * (in - 1.0) / (out_f - 1.0);
+        v += st * (in - 1.0);
+        *outside = v < 0.0 || v > in - 1.0;
+        return v;
+    }
+    }
+    return x;
+}
+
+static double cubic_weight(double x, double A) {
+    x = fabs(x);
+    if (x <= 1.0) return ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0;
+    if (x < 2.0) return ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A;
+    return 0.0;
+}
+
+/* Nearest input index for source coordinate x. */
+static int64_t nearest_index(const rlx_resize_attrs *a, double x, double scale) {
+    double fl = floor(x);
+    if (a->nearest == RLX_NEAREST_LEGACY) return (int64_t)(scale < 1.0 ? ceil(x) : fl);
+    if (x == fl) return (int64_t)x;
+    double r = x - fl;
+    switch (a->nearest) {
+    case RLX_NEAREST_ROUND_PREFER_FLOOR: return (int64_t)(r <= 0.5 ? fl : fl + 1.0);
+    case RLX_NEAREST_ROUND_PREFER_CEIL: return (int64_t)(r < 0.5 ? fl : fl + 1.0);
+    case RLX_NEAREST_FLOOR: return (int64_t)fl;
+    default: return (int64_t)(fl + 1.0);
+    }
+}
+
+/* Number of taps and the offset of the first one from `left`. */
+static void tap_span(const rlx_resize_attrs *a, double scale, int64_t *first, int64_t *count) {
+    if (a->mode == RLX_RESIZE_NEAREST) {
+        *first = 0, *count = 1;
+        return;
+    }
+    double s = a->antialias && scale < 1.0 ? scale : 1.0;
+    if (a->mode == RLX_RESIZE_LINEAR) {
+        int64_t start = (int64_t)floor(-1.0 / s) + 1; /* 0 without antialias */
+        *first = start, *count = 2 - 2 * start;
+    } else {
+        int64_t start = (int64_t)floor(-2.0 / s) + 1; /* -1 without antialias */
+        *first = start, *count = 2 - 2 * start;
+    }
+}
+
+static void axis_free(axis_taps *t) {
+    free(t->idx), free(t->w), free(t->extrap);
+    memset(t, 0, sizeof *t);
+}
+
+static rlx_status axis_build(const rlx_cpu_kctx *k, const rlx_resize_attrs *a, const rlx_resize_geom *g, int d,
+                             axis_taps *t) {
+    memset(t, 0, sizeof *t);
+    int64_t out = g->out[d], in = g->in[d];
+    int64_t first = 0, count = 1;
+    if (!g->identity[d]) tap_span(a, g->scale[d], &first, &count);
+    size_t total;
+    if (count > (1 << 24) || !rlx_mul_ok((size_t)out, (size_t)count, &total))
+        return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "axis %d needs %lld taps per output element", d, (long long)count);
+    t->n = (int)count;
+    t->idx = malloc((total + 1) * sizeof *t->idx);
+    t->w = malloc((total + 1) * sizeof *t->w);
+    t->extrap = calloc((size_t)out + 1, 1);
+    if (!t->idx || !t->w || !t->extrap) {
+        axis_free(t);
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (resize taps)");
+    }
+    double sa = a->antialias && g->scale[d] < 1.0 ? g->scale[d] : 1.0;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t *ix = t->idx + o * count;
+        double *w = t->w + o * count;
+        if (g->identity[d]) {
+            ix[0] = o, w[0] = 1.0;
+            continue;
+        }
+        bool outside;
+        double x = source_coord(a, g, d, o, &outside);
+        t->extrap[o] = outside;
+        /* far outside the input every tap clamps to the edge anyway; keep x
+         * where the integer conversions below are defined */
+        double lim = (double)(count + 2);
+        if (x != x) x = 0.0;
+        if (x < -lim) x = -lim;
+        if (x > (double)in + lim) x = (double)in + lim;
+        if (a->mode == RLX_RESIZE_NEAREST) {
+            int64_t i = nearest_index(a, x, g->scale[d]);
+            ix[0] = i < 0 ? 0 : i >= in ? in - 1 : i;
+            w[0] = 1.0;
+            continue;
+        }
+        double left = ceil(x) - 1.0, r = x - left; /* r in (0, 1] */
+        double sum = 0.0;
+        for (int64_t j = 0; j < count; j++) {
+            double off = (double)(first + j) - r; /* tap position relative to x */
+            if (a->mode == RLX_RESIZE_LINEAR) {
+                double v = 1.0 - fabs(off * sa);
+                w[j] = v < 0.0 ? 0.0 : v;
+            } else {
+                w[j] = cubic_weight(off * sa, a->cubic_a);
+            }
+            ix[j] = (int64_t)left + first + j;
+            sum += w[j];
+        }
+        if (a->antialias && sum != 0.0)
+            for (int64_t j = 0; j < count; j++) w[j] /= sum;
+        if (a->exclude_outside) {
+            sum = 0.0;
+            for (int64_t j = 0; j < count; j++) {
+                if (ix[j] < 0 || ix[j] >= in) w[j] = 0.0;
+                sum += w[j];
+            }
+            if (sum != 0.0)
+                for (int64_t j = 0; j < count; j++) w[j] /= sum;
+        }
+        for (int64_t j = 0; j < count; j++) ix[j] = ix[j] < 0 ? 0 : ix[j] >= in ? in - 1 : ix[j];
+    }
+    return RLX_OK;
+}
+
+/* Nearest: every output element is a copy of one input element (any
+ * dtype), or the extrapolation value where tf_crop_and_resize leaves the
+ * input. Rows along the last axis share the offset of the other axes. */
+static void gather_nearest(const rlx_tensor *xt, rlx_tensor *yt, const axis_taps *taps, const rlx_resize_geom *g,
+                           double extrapolation) {
+    int rank = g->rank, last = rank - 1;
+    size_t es = rlx_dtype_size(xt->dtype);
+    int64_t is[RLX_MAX_RANK];
+    rlx_strides(xt->dims, rank, is);
+    const char *xs = xt->data;
+    char *ys = yt->data;
+    size_t rows = 1, cols = (size_t)g->out[last];
+    for (int d = 0; d < last; d++) rows *= (size_t)g->out[d];
+    int64_t o[RLX_MAX_RANK] = { 0 };
+    for (size_t r = 0; r < rows; r++) {
+        bool ext = false;
+        int64_t base = 0;
+        for (int d = 0; d < last; d++) {
+            ext |= taps[d].extrap[o[d]] != 0;
+            base += taps[d].idx[o[d]] * is[d];
+        }
+        size_t oi = r * cols;
+        for (size_t c = 0; c < cols; c++, oi++) {
+            if (ext || taps[last].extrap[c]) {
+                rlx_nn_set(yt, oi, extrapolation);
+                continue;
+            }
+            size_t src = (size_t)(base + taps[last].idx[c]);
+            if (es == 4) ((uint32_t *)ys)[oi] = ((const uint32_t *)xs)[src];
+            else memcpy(ys + oi * es, xs + src * es, es);
+        }
+        for (int d = last - 1; d >= 0; d--) {
+            if (++o[d] < g->out[d]) break;
+            o[d] = 0;
+        }
+    }
+}
+
+/* Reads a float input (scales, roi) into doubles; count 0 when absent or
+ * empty. */
+static rlx_status read_doubles(const rlx_cpu_kctx *k, const rlx_tensor *t, double *out, size_t cap, size_t *count,
+                               const char *what) {
+    *count = 0;
+    if (!t) return RLX_OK;
+    size_t n = rlx_tensor_numel(t);
+    if (n > cap) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "%s has %zu values (at most %zu)", what, n, cap);
+    for (size_t i = 0; i < n; i++) out[i] = rlx_tensor_get_f64(t, i);
+    *count = n;
+    return RLX_OK;
+}
+
+rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k) {
+    const rlx_tensor *xt = k->in[0];
+    rlx_tensor *yt = k->out[0];
+    const rlx_node *n = k->n;
+    int rank = xt->rank;
+    rlx_resize_attrs a;
+    RLX_TRY(rlx_resize_attrs_read(n, rank, &a));
+    double scales[RLX_MAX_RANK], roi[2 * RLX_MAX_RANK];
+    int64_t sizes[RLX_MAX_RANK];
+    size_t n_scales = 0, n_sizes = 0, n_roi = 0;
+    if (a.upsample && n->version < 9) {
+        size_t cnt;
+        const float *f = rlx_attr_floats(n, "scales", &cnt);
+        if (!f || cnt > RLX_MAX_RANK) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "bad 'scales' attribute");
+        for (size_t i = 0; i < cnt; i++) scales[i] = f[i];
+        n_scales = cnt;
+    } else if (a.upsample || n->version == 10) {
+        RLX_TRY(read_doubles(k, rlx_nn_in(k, 1), scales, RLX_MAX_RANK, &n_scales, "scales"));
+    } else {
+        RLX_TRY(read_doubles(k, rlx_nn_in(k, 1), roi, 2 * RLX_MAX_RANK, &n_roi, "roi"));
+        RLX_TRY(read_doubles(k, rlx_nn_in(k, 2), scales, RLX_MAX_RANK, &n_scales, "scales"));
+        const rlx_tensor *zt = rlx_nn_in(k, 3);
+        if (zt) {
+            n_sizes = rlx_tensor_numel(zt);
+            if (n_sizes > RLX_MAX_RANK)
+                return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "sizes has %zu values", n_sizes);
+            for (size_t i = 0; i < n_sizes; i++) sizes[i] = rlx_tensor_get_i64(zt, i);
+        }
+    }
+    if (!n_scales && !n_sizes) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "one of scales and sizes must be given");
+    if (a.coord == RLX_COORD_TF_CROP_AND_RESIZE && !n_roi)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "coordinate_transformation_mode tf_crop_and_resize needs roi");
+    rlx_resize_geom g;
+    RLX_TRY(rlx_resize_geom_resolve(n, &a, xt->dims, rank, n_scales ? scales : NULL, n_scales,
+                                    n_sizes ? sizes : NULL, n_sizes, n_roi ? roi : NULL, n_roi, &g));
+    if (!rlx_shape_equal(g.out, rank, yt->dims, yt->rank))
+        return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output shape differs from the resolved sizes");
+    if (rlx_tensor_numel(yt) == 0) return RLX_OK;
+
+    axis_taps taps[RLX_MAX_RANK];
+    memset(taps, 0, sizeof taps);
+    rlx_nn_buf x = { 0 }, y = { 0 };
+    rlx_status st = RLX_OK;
+    for (int d = 0; d < rank && !st; d++) st = axis_build(k, &a, &g, d, &taps[d]);
+    if (!st && a.mode == RLX_RESIZE_NEAREST && rank > 0) {
+        gather_nearest(xt, yt, taps, &g, a.extrapolation_value);
+        for (int d = 0; d < rank; d++) axis_free(&taps[d]);
+        return RLX_OK;
+    }
+    if (!st) st = rlx_nn_load(k, xt, &x);
+    if (!st) st = rlx_nn_out(k, yt, &y);
+    if (!st) {
+        int64_t is[RLX_MAX_RANK];
+        rlx_strides(xt->dims, rank, is);
+        int multi[RLX_MAX_RANK], n_multi = 0; /* axes with more than one tap */
+        for (int d = 0; d < rank; d++)
+            if (taps[d].n > 1) multi[n_multi++] = d;
+        int64_t o[RLX_MAX_RANK] = { 0 };
+        size_t total = rlx_tensor_numel(yt);
+        for (size_t oi = 0; oi < total; oi++) {
+            bool ext = false;
+            int64_t base = 0;
+            for (int d = 0; d < rank; d++) {
+                ext |= taps[d].extrap[o[d]] != 0;
+                if (taps[d].n == 1) base += taps[d].idx[o[d]] * is[d];
+            }
+            double v;
+            if (ext) {
+                v = a.extrapolation_value;
+            } else if (n_multi == 0) {
+                v = x.p[base];
+            } else {
+                /* odometer over the taps of the multi-tap axes */
+                int t[RLX_MAX_RANK] = { 0 };
+                v = 0.0;
+                for (;;) {
+                    double w = 1.0;
+                    int64_t off = base;
+                    for (int m = 0; m < n_multi; m++) {
+                        const axis_taps *at = &taps[multi[m]];
+                        size_t j = (size_t)o[multi[m]] * (size_t)at->n + (size_t)t[m];
+                        w *= at->w[j];
+                        off += at->idx[j] * is[multi[m]];
+                    }
+                    v += w * x.p[off];
+                    int m = n_multi - 1;
+                    while (m >= 0 && ++t[m] == taps[multi[m]].n) t[m--] = 0;
+                    if (m < 0) break;
+                }
+            }
+            y.p[oi] = v;
+            for (int d = rank - 1; d >= 0; d--) {
+                if (++o[d] < g.out[d]) break;
+                o[d] = 0;
+            }
+        }
+        rlx_nn_store(yt, &y);
+    }
+    rlx_nn_buf_free(&x);
+    rlx_nn_buf_free(&y);
+    for (int d = 0; d < rank; d++) axis_free(&taps[d]);
+    return st;
+}
