@@ -349,7 +349,9 @@ rlx_status rlx_graph_add_node(rlx_graph *g, const char *op_type, const char *dom
     }
     n->version = rlx_op_version(n->def, g->opset);
     if (!n->version) {
-        st = rlx_fail(RLX_ERR_UNSUPPORTED, "%s: op %s does not exist at opset %lld (first version %d)",
+        st = rlx_fail(RLX_ERR_UNSUPPORTED,
+                      "%s: op %s does not exist at opset %lld (rlx implements it from version %d; an older version "
+                      "may exist in ONNX but is not supported)",
                       rlx_node_desc(n), op_type, (long long)g->opset, n->def->versions[0]);
         goto fail;
     }

@@ -63,7 +63,7 @@ typedef struct rlx_op_def {
 } rlx_op_def;
 
 /* Opsets of the default domain that rlx accepts. */
-#define RLX_OPSET_MIN 7
+#define RLX_OPSET_MIN 1
 #define RLX_OPSET_MAX 27
 
 /* Looks an op up by domain and name. NULL if rlx does not know it. */

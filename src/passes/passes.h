@@ -37,6 +37,11 @@ rlx_status rlx_pass_dce(rlx_graph *g, rlx_pass_stats *stats);
  * node (same op, inputs, attributes) and merges equal small constants. */
 rlx_status rlx_pass_cse(rlx_graph *g, rlx_pass_stats *stats);
 
+/* Rewrites pre-opset-7 forms (legacy broadcast of binary ops) into current
+ * ones; sets *changed to the number of rewrites (then verify and infer the
+ * graph again: new nodes are appended, out of order). */
+rlx_status rlx_pass_legacy(rlx_graph *g, int *changed);
+
 /* Checks structure: every input defined before use, outputs defined, no
  * cycles. Sorts the nodes topologically when they are valid but out of
  * order (as some exporters write them).

@@ -40,6 +40,12 @@ rlx_status rlx_model_finish(rlx_model *m) {
     if (m->g->n_outputs == 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "the graph has no outputs");
     RLX_TRY(rlx_pass_verify(m->g));
     RLX_TRY(rlx_pass_infer(m->g));
+    int legacy = 0;
+    RLX_TRY(rlx_pass_legacy(m->g, &legacy));
+    if (legacy) {
+        RLX_TRY(rlx_pass_verify(m->g));
+        RLX_TRY(rlx_pass_infer(m->g));
+    }
     m->finished = true;
     rlx_clear_error();
     return RLX_OK;

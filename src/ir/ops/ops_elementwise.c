@@ -71,16 +71,33 @@ static rlx_status broadcast_all(rlx_infer_ctx *c, rlx_dtype dt, int first, int c
     return RLX_OK;
 }
 
+/* Before version 7, binary ops broadcast only with broadcast=1, B lining
+ * up with A from `axis` (passes/legacy.c rewrites that into numpy form);
+ * PRelu-6's slope applies per channel. The output has A's shape. */
+static bool legacy_same_as_a(const rlx_infer_ctx *c) {
+    if (c->n->version >= 7 || c->n->n_in != 2) return false;
+    return rlx_attr_int(c->n, "broadcast", 0) != 0 || strcmp(c->n->op_type, "PRelu") == 0;
+}
+
+static rlx_status legacy_out(rlx_infer_ctx *c, rlx_dtype dt) {
+    const rlx_value *a = rlx_ictx_in(c, 0);
+    rlx_ictx_set_out(c, 0, dt, a->rank, a->dims, a->syms);
+    return RLX_OK;
+}
+
 rlx_status rlx_infer_broadcast(rlx_infer_ctx *c) {
+    if (legacy_same_as_a(c)) return legacy_out(c, rlx_ictx_in(c, 0)->dtype);
     return broadcast_all(c, rlx_ictx_in(c, 0)->dtype, 0, 1);
 }
 
 rlx_status rlx_infer_broadcast_bool(rlx_infer_ctx *c) {
+    if (legacy_same_as_a(c)) return legacy_out(c, RLX_DTYPE_BOOL);
     return broadcast_all(c, RLX_DTYPE_BOOL, 0, 1);
 }
 
 /* Pow and PRelu allow different dtypes for the exponent / slope. */
 static rlx_status infer_broadcast_lhs(rlx_infer_ctx *c) {
+    if (legacy_same_as_a(c)) return legacy_out(c, rlx_ictx_in(c, 0)->dtype);
     return broadcast_all(c, rlx_ictx_in(c, 0)->dtype, 0, 0);
 }
 
