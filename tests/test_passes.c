@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 /* Compiler passes: each pass changes the graph as intended (counted on the
  * compiled program) and the results stay equal to an unoptimised
  * computation done in the test. */
@@ -88,9 +89,95 @@ static void test_cse_keeps_outputs(void) {
     rlx_model_destroy(m);
 }
 
+/* Runs model m on x with the named pass on and off; returns both outputs. */
+static void run_on_off(rlx_model *m, const rlx_tensor *x, const char *pass, rlx_tensor **on, rlx_tensor **off,
+                       const rlx_program **prog_on, rlx_session **s_on) {
+    const char *names[1] = { "x" };
+    const rlx_tensor *ins[1] = { x };
+    rlx_tensor **out = NULL;
+    size_t n = 0;
+    setenv("RLX_DISABLE_PASSES", pass, 1);
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(m, NULL, &s));
+    CHECK_OK(rlx_session_run(s, 1, names, ins, &out, &n));
+    *off = out ? out[0] : NULL;
+    free(out);
+    rlx_session_destroy(s);
+    unsetenv("RLX_DISABLE_PASSES");
+    CHECK_OK(rlx_session_create(m, NULL, s_on));
+    CHECK_OK(rlx_session_run(*s_on, 1, names, ins, &out, &n));
+    *on = out ? out[0] : NULL;
+    free(out);
+    *prog_on = rlx_session_last_program(*s_on);
+}
+
+/* Conv -> Mul(per channel) -> Add(per channel) -> BatchNormalization folds
+ * into one Conv; a Conv whose output has a second user is left alone.
+ * Folded and unfolded results agree within rounding (rtol 1e-5). */
+static void test_fold_conv_affine(void) {
+    const int64_t C = 6;
+    int64_t xd[4] = { 2, 3, 9, 7 }, wd[4] = { C, 3, 3, 3 }, cd[4] = { 1, C, 1, 1 }, vd[1] = { C };
+    rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -1, 1);
+    rlx_tensor *k = test_tensor_random(RLX_DTYPE_F32, 4, cd, 0.5f, 2);
+    rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 4, cd, -1, 1);
+    rlx_tensor *sc = test_tensor_random(RLX_DTYPE_F32, 1, vd, 0.5f, 1.5f);
+    rlx_tensor *bi = test_tensor_random(RLX_DTYPE_F32, 1, vd, -1, 1);
+    rlx_tensor *me = test_tensor_random(RLX_DTYPE_F32, 1, vd, -1, 1);
+    rlx_tensor *va = test_tensor_random(RLX_DTYPE_F32, 1, vd, 0.5f, 2);
+    for (int shared = 0; shared < 2; shared++) {
+        rlx_model *m = NULL;
+        CHECK_OK(rlx_model_create(13, &m));
+        CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 4, xd, NULL));
+        CHECK_OK(rlx_model_add_initializer(m, "w", w));
+        CHECK_OK(rlx_model_add_initializer(m, "k", k));
+        CHECK_OK(rlx_model_add_initializer(m, "b", b));
+        CHECK_OK(rlx_model_add_initializer(m, "sc", sc));
+        CHECK_OK(rlx_model_add_initializer(m, "bi", bi));
+        CHECK_OK(rlx_model_add_initializer(m, "me", me));
+        CHECK_OK(rlx_model_add_initializer(m, "va", va));
+        rlx_attr pads = RLX_ATTR_IS("pads", 4, ((int64_t[]){ 1, 1, 1, 1 }));
+        CHECK_OK(rlx_model_add_node(m, "Conv", "conv", 2, (const char *[]){ "x", "w" }, 1, (const char *[]){ "c" }, 1, &pads));
+        CHECK_OK(rlx_model_add_node(m, "Mul", "mul", 2, (const char *[]){ "c", "k" }, 1, (const char *[]){ "m" }, 0, NULL));
+        CHECK_OK(rlx_model_add_node(m, "Add", "add", 2, (const char *[]){ "b", "m" }, 1, (const char *[]){ "a" }, 0, NULL));
+        CHECK_OK(rlx_model_add_node(m, "BatchNormalization", "bn", 5, (const char *[]){ "a", "sc", "bi", "me", "va" }, 1,
+                                    (const char *[]){ "y" }, 0, NULL));
+        if (shared) { /* a second user of the conv output blocks the first fold */
+            CHECK_OK(rlx_model_add_node(m, "Relu", "r", 1, (const char *[]){ "c" }, 1, (const char *[]){ "r" }, 0, NULL));
+            CHECK_OK(rlx_model_add_node(m, "Add", "sum", 2, (const char *[]){ "r", "y" }, 1, (const char *[]){ "z" }, 0, NULL));
+            CHECK_OK(rlx_model_add_output(m, "z"));
+        } else {
+            CHECK_OK(rlx_model_add_output(m, "y"));
+        }
+        CHECK_OK(rlx_model_finish(m));
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1), *on = NULL, *off = NULL;
+        const rlx_program *p = NULL;
+        rlx_session *s = NULL;
+        run_on_off(m, x, "fold_conv_affine", &on, &off, &p, &s);
+        CHECK(on && off && test_allclose(on, off, 1e-5, 1e-6));
+        if (p) {
+            CHECK_MSG(count_op(p, "Conv") == 1, "%zu Conv", count_op(p, "Conv"));
+            size_t rest = count_op(p, "Mul") + count_op(p, "Add") + count_op(p, "BatchNormalization");
+            CHECK_MSG(rest == (shared ? 4u : 0u), "shared=%d: %zu affine nodes left", shared, rest);
+        }
+        rlx_tensor_destroy(on);
+        rlx_tensor_destroy(off);
+        rlx_tensor_destroy(x);
+        rlx_session_destroy(s);
+        rlx_model_destroy(m);
+    }
+    rlx_tensor_destroy(w);
+    rlx_tensor_destroy(k);
+    rlx_tensor_destroy(b);
+    rlx_tensor_destroy(sc);
+    rlx_tensor_destroy(bi);
+    rlx_tensor_destroy(me);
+    rlx_tensor_destroy(va);
+}
+
 int main(void) {
     test_seed_from_env();
     test_cse();
     test_cse_keeps_outputs();
+    test_fold_conv_affine();
     TEST_MAIN_END();
 }

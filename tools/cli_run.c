@@ -624,11 +624,11 @@ int cli_cmd_run(int argc, char **argv) {
                "reference kernels)\n",
                cli_time_str(stats.passes_s, tb[0], sizeof tb[0]));
     } else {
-        printf("  compile     %s (first-run plan compile: passes %s + backend %s; %d nodes folded, %d removed)\n",
+        printf("  compile     %s (first-run plan compile: passes %s + backend %s; %d nodes folded, %d fused, %d removed)\n",
                cli_time_str(stats.passes_s + stats.backend_compile_s, tb[0], sizeof tb[0]),
                cli_time_str(stats.passes_s, tb[1], sizeof tb[1]),
                cli_time_str(stats.backend_compile_s, tb[2], sizeof tb[2]), stats.nodes_folded,
-               stats.nodes_removed);
+               stats.nodes_fused, stats.nodes_removed);
     }
     printf("  first run   %s (including the compile)\n", cli_time_str(t_first, tb[0], sizeof tb[0]));
     if (o.iters > 0) {

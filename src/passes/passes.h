@@ -42,6 +42,10 @@ rlx_status rlx_pass_cse(rlx_graph *g, rlx_pass_stats *stats);
  * graph again: new nodes are appended, out of order). */
 rlx_status rlx_pass_legacy(rlx_graph *g, int *changed);
 
+/* Folds per-channel affine maps after a Conv (BatchNormalization, Mul or
+ * Add by per-channel constants) into its weights and bias. */
+rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats);
+
 /* Checks structure: every input defined before use, outputs defined, no
  * cycles. Sorts the nodes topologically when they are valid but out of
  * order (as some exporters write them).

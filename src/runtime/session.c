@@ -220,15 +220,18 @@ static char *make_report(const rlx_session *s, const plan_entry *e, const char *
             else native[j]++;
         }
     }
-    size_t cap = 256 + n * 96 + (eager_reason ? strlen(eager_reason) : 0);
+    size_t cap = 512 + n * 96 + (eager_reason ? strlen(eager_reason) : 0);
     char *r = malloc(cap);
     if (!r) return NULL;
     size_t o = 0;
     o += (size_t)snprintf(r + o, cap - o, "dispatch report: device %s\n", s->be->device_name);
     if (eager_reason)
         o += (size_t)snprintf(r + o, cap - o, "  whole graph runs eagerly on the CPU: %s\n", eager_reason);
+    o += (size_t)snprintf(r + o, cap - o,
+                          "  (native: ran on the device's own kernels; fallback: ran on the CPU; removed: folded into "
+                          "constants, fused into another node, or dead; view: an alias of its input, no work)\n");
     o += (size_t)snprintf(r + o, cap - o, "  %-24s %7s %7s %9s %7s %7s\n", "op", "nodes", "native", "fallback",
-                          "folded", "view");
+                          "removed", "view");
     for (size_t j = 0; j < n && o < cap; j++) {
         int folded = e->eager ? 0 : total[j] - native[j] - fallback[j] - view[j];
         int nat = e->eager ? 0 : native[j];
@@ -265,6 +268,26 @@ static void dump_ir(const rlx_graph *g, const char *after) {
     rlx_graph_dump(g, stderr);
 }
 
+/* RLX_DISABLE_PASSES=name,name turns optimisation passes off (debugging,
+ * and tests that compare against the unoptimised graph). */
+static bool pass_enabled(const char *name) {
+    const char *off = rlx_getenv("RLX_DISABLE_PASSES");
+    if (!off) return true;
+    size_t n = strlen(name);
+    for (const char *p = off; (p = strstr(p, name)); p += n)
+        if ((p == off || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return false;
+    return true;
+}
+
+typedef rlx_status (*pass_fn)(rlx_graph *g, rlx_pass_stats *ps);
+
+static rlx_status run_pass(rlx_graph *g, rlx_pass_stats *ps, const char *name, pass_fn fn) {
+    if (!pass_enabled(name)) return RLX_OK;
+    RLX_TRY(fn(g, ps));
+    dump_ir(g, name);
+    return RLX_OK;
+}
+
 /* The pass pipeline of a specialised graph (static input shapes). */
 static rlx_status run_passes(rlx_graph *g, rlx_pass_stats *ps) {
     rlx_fold_options fo = { .max_elements = (size_t)1 << 26, .eager = false };
@@ -273,8 +296,9 @@ static rlx_status run_passes(rlx_graph *g, rlx_pass_stats *ps) {
     dump_ir(g, "fold (shape inference + constant folding)");
     RLX_TRY(rlx_pass_dce(g, ps));
     dump_ir(g, "dce");
-    RLX_TRY(rlx_pass_cse(g, ps));
-    dump_ir(g, "cse");
+    RLX_TRY(run_pass(g, ps, "cse", rlx_pass_cse));
+    RLX_TRY(run_pass(g, ps, "fold_conv_affine", rlx_pass_fold_conv_affine));
+    RLX_TRY(rlx_pass_dce(g, ps)); /* constants the folds left unused */
     return RLX_OK;
 }
 
@@ -291,6 +315,7 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
     RLX_TRY_GOTO(st, run_passes(g, &ps), fail);
     e->stats.nodes_folded = ps.folded;
     e->stats.nodes_removed = ps.removed;
+    e->stats.nodes_fused = ps.fused;
     char why[512];
     const char *reason = needs_eager(g, why, sizeof why);
     if (reason) {

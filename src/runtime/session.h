@@ -8,7 +8,7 @@
 typedef struct rlx_compile_stats {
     double passes_s;          /* specialise, fold, DCE, plan (seconds) */
     double backend_compile_s; /* pipelines, buffers, bind groups (seconds) */
-    int nodes_folded, nodes_removed;
+    int nodes_folded, nodes_removed, nodes_fused; /* by the passes */
 } rlx_compile_stats;
 
 /* Finds or compiles the plan for inputs already ordered as the graph's

@@ -1,0 +1,186 @@
+/* passes/fold_conv_affine.c — folds a per-channel affine map that follows a
+ * Conv into the Conv's weights and bias:
+ *   BatchNormalization (inference): y = (x - mean) * scale / sqrt(var + eps) + bias
+ *   Mul by a constant per channel:  y = x * k
+ *   Add of a constant per channel:  y = x + k
+ * Each is y = x * a[c] + b[c], so W'[c] = W[c] * a[c] and B'[c] = B[c] * a[c] + b[c].
+ * Preconditions: f32; the Conv's weight (and bias) are constants; the Conv's
+ * output has no other user and is not a graph output; the affine constants
+ * are per output channel (shape [C], [C,1,..], [1,C,1,..]) or scalars.
+ * Chains (Conv -> Mul -> Add -> BatchNormalization) fold step by step.
+ * The folded model differs from the unfolded one by rounding only. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/status.h"
+#include "base/tensor.h"
+#include "ir/op.h"
+#include "passes/passes.h"
+
+static bool is_op(const rlx_node *n, const char *op) { return !*n->domain && strcmp(n->op_type, op) == 0; }
+
+/* Per-channel values of a constant that broadcasts along axis 1 of a rank-r
+ * tensor with C channels: scalar, [C], or [.., C, 1, ..] with C at axis 1 of
+ * the right-aligned shape. Returns false when it does not have that form. */
+static bool per_channel(const rlx_value *k, int out_rank, int64_t c, float *dst) {
+    if (!k || !k->konst || k->konst->dtype != RLX_DTYPE_F32) return false;
+    const rlx_tensor *t = k->konst;
+    size_t n = rlx_tensor_numel(t);
+    const float *p = t->data;
+    if (n == 1) {
+        for (int64_t i = 0; i < c; i++) dst[i] = p[0];
+        return true;
+    }
+    if ((int64_t)n != c || t->rank > out_rank) return false;
+    /* the single non-1 dim must sit at axis 1 of the output after right alignment */
+    int off = out_rank - t->rank;
+    for (int d = 0; d < t->rank; d++) {
+        bool is_c = (d + off) == 1;
+        if (!is_c && t->dims[d] != 1) return false;
+        if (is_c && t->dims[d] != c) return false;
+    }
+    if (t->rank == 1 && out_rank != 2) return false; /* [C] lines up with the last axis */
+    memcpy(dst, p, (size_t)c * sizeof(float));
+    return true;
+}
+
+/* The affine map (a, b) of node n applied to input `x_id`, or false. */
+static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_rank, int64_t c, float *a, float *b) {
+    if (is_op(n, "BatchNormalization")) {
+        if (n->n_in < 5 || n->in[0] != x_id || rlx_attr_int(n, "training_mode", 0) != 0) return false;
+        for (int k = 1; k < n->n_out; k++)
+            if (n->out[k] >= 0) return false;
+        float *s = malloc((size_t)c * 4 * sizeof(float));
+        if (!s) return false;
+        float *bias = s + c, *mean = s + 2 * c, *var = s + 3 * c;
+        bool ok = per_channel(rlx_node_input(g, n, 1), 2, c, s) && per_channel(rlx_node_input(g, n, 2), 2, c, bias) &&
+                  per_channel(rlx_node_input(g, n, 3), 2, c, mean) && per_channel(rlx_node_input(g, n, 4), 2, c, var);
+        if (ok) {
+            double eps = rlx_attr_float(n, "epsilon", 1e-5f);
+            for (int64_t i = 0; i < c; i++) {
+                double m = (double)s[i] / sqrt((double)var[i] + eps);
+                a[i] = (float)m;
+                b[i] = (float)((double)bias[i] - (double)mean[i] * m);
+            }
+        }
+        free(s);
+        return ok;
+    }
+    bool mul = is_op(n, "Mul"), add = is_op(n, "Add");
+    if ((!mul && !add) || n->n_in != 2) return false;
+    int other = n->in[0] == x_id ? 1 : (n->in[1] == x_id ? 0 : -1);
+    if (other < 0 || n->in[0] == n->in[1]) return false;
+    const rlx_value *k = rlx_node_input(g, n, other);
+    const rlx_value *y = rlx_node_output(g, n, 0);
+    if (!y || y->rank != out_rank) return false; /* the constant must not widen the output */
+    float *v = mul ? a : b;
+    if (!per_channel(k, out_rank, c, v)) return false;
+    for (int64_t i = 0; i < c; i++) {
+        if (mul) b[i] = 0.0f;
+        else a[i] = 1.0f;
+    }
+    return true;
+}
+
+static rlx_status new_konst(rlx_graph *g, rlx_tensor *t, int *out_id) {
+    rlx_status st = rlx_graph_add_value(g, NULL, out_id);
+    if (st) {
+        rlx_tensor_destroy(t);
+        return st;
+    }
+    rlx_value_set_konst(&g->values[*out_id], t);
+    return RLX_OK;
+}
+
+rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
+    int *uses = NULL;
+    rlx_status st = RLX_OK;
+    bool changed = true;
+    while (changed && !st) {
+        changed = false;
+        free(uses);
+        uses = malloc((g->n_values + 1) * sizeof *uses); /* folds add values */
+        if (!uses) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        rlx_graph_count_uses(g, uses);
+        for (size_t i = 0; i < g->n_nodes && !st; i++) {
+            rlx_node *n = &g->nodes[i];
+            if (n->dead || n->n_in < 1) continue;
+            /* find a Conv producer of one of n's inputs */
+            int x_id = -1, conv_id = -1;
+            for (int k = 0; k < n->n_in && k < 2; k++) {
+                int v = n->in[k];
+                if (v < 0) continue;
+                int p = g->values[v].producer;
+                if (p >= 0 && !g->nodes[p].dead && is_op(&g->nodes[p], "Conv")) {
+                    x_id = v;
+                    conv_id = p;
+                    break;
+                }
+            }
+            if (conv_id < 0 || uses[x_id] != 1 || (g->values[x_id].flags & RLX_VALUE_OUTPUT)) continue;
+            rlx_node *cv = &g->nodes[conv_id];
+            const rlx_value *w = rlx_node_input(g, cv, 1), *bias = rlx_node_input(g, cv, 2), *x = &g->values[x_id];
+            if (!w || !w->konst || w->konst->dtype != RLX_DTYPE_F32 || (bias && !bias->konst) || x->rank < 3 ||
+                x->dtype != RLX_DTYPE_F32)
+                continue;
+            int64_t c = w->konst->dims[0];
+            float *a = malloc((size_t)c * 2 * sizeof(float));
+            if (!a) {
+                st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+                break;
+            }
+            float *b = a + c;
+            if (!affine_of(g, n, x_id, x->rank, c, a, b)) {
+                free(a);
+                continue;
+            }
+            /* W' = W * a (per output channel), B' = B * a + b */
+            rlx_tensor *w2 = NULL, *b2 = NULL;
+            if ((st = rlx_tensor_clone(w->konst, &w2)) || (st = rlx_tensor_create(RLX_DTYPE_F32, &c, 1, &b2))) {
+                rlx_tensor_destroy(w2);
+                free(a);
+                break;
+            }
+            size_t per = rlx_tensor_numel(w2) / (size_t)c;
+            float *pw = w2->data, *pb = b2->data;
+            for (int64_t o = 0; o < c; o++) {
+                for (size_t j = 0; j < per; j++) pw[(size_t)o * per + j] *= a[o];
+                float b0 = bias ? ((const float *)bias->konst->data)[o] : 0.0f;
+                pb[o] = b0 * a[o] + b[o];
+            }
+            free(a);
+            int wid, bid;
+            if ((st = new_konst(g, w2, &wid))) {
+                rlx_tensor_destroy(b2);
+                break;
+            }
+            if ((st = new_konst(g, b2, &bid))) break;
+            cv = &g->nodes[conv_id]; /* values may have moved, nodes not */
+            n = &g->nodes[i];
+            if (cv->n_in < 3) {
+                int *in = realloc(cv->in, 4 * sizeof(int));
+                if (!in) {
+                    st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+                    break;
+                }
+                cv->in = in;
+                cv->n_in = 3;
+            }
+            cv->in[1] = wid;
+            cv->in[2] = bid;
+            /* the Conv now produces n's output; n goes away */
+            g->values[cv->out[0]].producer = -1;
+            cv->out[0] = n->out[0];
+            g->values[n->out[0]].producer = conv_id;
+            n->dead = true;
+            if (stats) stats->fused++;
+            changed = true;
+            break; /* recount uses */
+        }
+        if (changed) rlx_graph_compact(g);
+    }
+    free(uses);
+    return st;
+}
