@@ -31,7 +31,8 @@ The graph (per HuggingFace BertModel, eval mode, absolute positions):
 
 Linear weights of the checkpoint are [out, in] (PyTorch); they are stored
 transposed ([in, out]) for MatMul. MASK_VALUE is float32's lowest value
-(as current HuggingFace versions use for float32 models).
+(as current HuggingFace versions use for float32 models) unless --mask-value
+gives another.
 
 Needs numpy and onnx; onnx.checker validates the result.
 """
@@ -262,6 +263,9 @@ def main(argv=None):
     ap.add_argument("--vocab", type=int, default=30522)
     ap.add_argument("--max-positions", type=int, default=512)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--mask-value", type=float, default=float(np.finfo(np.float32).min),
+                    help="additive mask of padded keys (default float32's lowest, as current HuggingFace; "
+                         "older versions used -10000)")
     a = ap.parse_args(argv)
 
     if a.random == bool(a.safetensors):
@@ -287,7 +291,7 @@ def main(argv=None):
                 weights[k[5:]] = weights.pop(k)
         weights = {k: (v.astype(np.float32) if v.dtype.kind == "f" else v) for k, v in weights.items()}
 
-    model = build(weights, cfg, float(np.finfo(np.float32).min))
+    model = build(weights, cfg, a.mask_value)
     onnx.checker.check_model(model)
     out_dir = os.path.dirname(os.path.abspath(a.output))
     os.makedirs(out_dir, exist_ok=True)
