@@ -253,7 +253,7 @@ const wg_lowering wg_lowerings_elementwise[] = {
     { "Round", lower_unary }, { "Sin", lower_unary }, { "Cos", lower_unary }, { "Tan", lower_unary },
     { "Sign", lower_unary }, { "ThresholdedRelu", lower_unary }, { "Asin", lower_unary }, { "Acos", lower_unary },
     { "Atan", lower_unary }, { "Sinh", lower_unary }, { "Cosh", lower_unary }, { "Asinh", lower_unary },
-    { "Acosh", lower_unary }, { "Atanh", lower_unary }, { "Identity", lower_unary },
+    { "Acosh", lower_unary }, { "Atanh", lower_unary },
     { "Add", lower_binary }, { "Sub", lower_binary }, { "Mul", lower_binary }, { "Div", lower_binary },
     { "Pow", lower_binary }, { "PRelu", lower_binary },
     { "Sum", lower_variadic }, { "Mean", lower_variadic }, { "Max", lower_variadic }, { "Min", lower_variadic },

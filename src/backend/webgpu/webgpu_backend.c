@@ -458,6 +458,13 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
         if (st) goto done;
         e->n_disp += low[s].n_d;
         d1[s] = e->n_disp;
+        if (rlx_env_flag("RLX_GPU_TRACE")) {
+            fprintf(stderr, "webgpu: step %zu %s:", s, rlx_node_desc(n));
+            for (size_t k = 0; k < low[s].n_d; k++)
+                fprintf(stderr, " %s[%u,%u]", low[s].d[k].kernel, low[s].d[k].groups[0], low[s].d[k].groups[1]);
+            fprintf(stderr, low[s].scratch_elems ? " (scratch %llu elements)\n" : "\n",
+                    (unsigned long long)low[s].scratch_elems);
+        }
         if (low[s].scratch_elems > scratch) scratch = low[s].scratch_elems;
     }
     e->disp = calloc(e->n_disp + 1, sizeof *e->disp);

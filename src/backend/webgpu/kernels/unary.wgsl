@@ -89,8 +89,8 @@ fn apply(x: f32) -> f32 {
         case 27u: { return tan(x); }                                        // Tan
         case 28u: { return sign(x); }                                       // Sign
         case 29u: { return select(0.0, x, x > P.alpha); }                   // ThresholdedRelu
-        case 30u: { return asin(x); }                                       // Asin
-        case 31u: { return acos(x); }                                       // Acos
+        case 30u: { return atan2(x, sqrt((1.0 - x) * (1.0 + x))); }         // Asin (the builtin is coarse on llvmpipe)
+        case 31u: { return atan2(sqrt((1.0 - x) * (1.0 + x)), x); }         // Acos
         case 32u: { return atan(x); }                                       // Atan
         case 33u: { return sinh(x); }                                       // Sinh
         case 34u: { return cosh(x); }                                       // Cosh
