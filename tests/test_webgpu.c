@@ -1195,6 +1195,7 @@ static void test_binding_limit(void) {
     size_t n4 = 0;
     CHECK_FAILS(run_model(m, "gpu", false, 1, names, in, &o_fail, &n4, NULL, 0), RLX_ERR_UNSUPPORTED,
                 "storage binding");
+    CHECK_MSG(strstr(rlx_last_error(), "node 'c1' (Conv)") != NULL, "the error names the step: %s", rlx_last_error());
     CHECK(o_fail == NULL);
     unsetenv("RLX_MAX_BINDING_BYTES");
     free_outs(o_free, n1);

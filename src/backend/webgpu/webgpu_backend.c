@@ -98,10 +98,14 @@ static uint64_t up_to(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 /* ------------------------------------------------------------ supports */
 
+/* A node runs natively when its lowering succeeds. RLX_GPU_TRACE=1 prints
+ * why a node falls back to the CPU. */
 static bool wg_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n) {
     wg_backend *b = (wg_backend *)be;
     wg_lower L;
     rlx_status st = wg_lower_node(g, n, &b->caps, &L);
+    if (st && rlx_env_flag("RLX_GPU_TRACE"))
+        fprintf(stderr, "webgpu: %s runs on the CPU: %s\n", rlx_node_desc(n), st == RLX_ERR_UNSUPPORTED ? L.why : rlx_last_error());
     wg_lower_free(&L);
     return st == RLX_OK;
 }
@@ -499,13 +503,10 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
     if (!st) st = sst;
     if (st) goto done;
 
-    /* 4. pipelines and bind groups */
+    /* 4. pipelines and bind groups (each in an error scope that names the
+     * step and kernel) */
     uint64_t poff = 0;
     for (size_t s = 0; s < p->n_steps && !st; s++) {
-        if (!low[s].n_d) continue;
-        char what[320];
-        snprintf(what, sizeof what, "%s", step_desc(p, (int)s));
-        wg_scope_push(b);
         for (size_t k = 0; k < low[s].n_d && !st; k++) {
             wg_dispatch *d = &low[s].d[k];
             rdisp *r = &e->disp[d0[s] + k];
@@ -524,8 +525,11 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
             ent[0].offset = poff;
             ent[0].size = psz;
             poff += psz;
-            st = wg_pipeline_get(b, d, what, &r->pipe);
+            st = wg_pipeline_get(b, d, step_desc(p, (int)s), &r->pipe);
             if (st) break;
+            char what[400];
+            snprintf(what, sizeof what, "%s: kernel '%s': creating its bind group", step_desc(p, (int)s), d->kernel);
+            wg_scope_push(b);
             WGPUBindGroupLayout lay = wgpuComputePipelineGetBindGroupLayout(r->pipe, 0);
             WGPUBindGroupDescriptor bd;
             memset(&bd, 0, sizeof bd);
@@ -535,11 +539,8 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
             bd.entries = ent;
             r->bg = wgpuDeviceCreateBindGroup(b->dev, &bd);
             if (lay) wgpuBindGroupLayoutRelease(lay);
+            st = wg_scope_pop(b, what);
         }
-        char ctx[400];
-        snprintf(ctx, sizeof ctx, "%s: creating bind groups", what);
-        sst = wg_scope_pop(b, ctx);
-        if (!st) st = sst;
     }
     if (st) goto done;
     wgpuQueueWriteBuffer(b->queue, e->params, 0, params_host, (size_t)params_size);
