@@ -1063,6 +1063,89 @@ static void test_raw_nn_ops(void) {
     }
 }
 
+/* Adds node `op` (no IR lookup) reading value `in`, writing value `out`. */
+static void add_raw_node(rlx_graph *g, const char *name, const char *op, int in, int out) {
+    if (RLX_GROW(g->nodes, g->cap_nodes, g->n_nodes + 1) != RLX_OK) return;
+    rlx_node *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->name = rlx_strdup(name);
+    n->op_type = rlx_strdup(op);
+    n->domain = rlx_strdup("");
+    n->version = 13;
+    n->in = malloc(sizeof(int));
+    n->in[0] = in;
+    n->n_in = 1;
+    n->out = malloc(sizeof(int));
+    n->out[0] = out;
+    n->n_out = 1;
+    n->attrs = calloc(1, sizeof *n->attrs);
+    g->values[out].producer = (int)g->n_nodes++;
+}
+
+static int add_raw_value(rlx_graph *g, const char *name, int rank, const int64_t *dims) {
+    int id = -1;
+    if (rlx_graph_add_value(g, name, &id) != RLX_OK) return -1;
+    g->values[id].dtype = RLX_DTYPE_F32;
+    rlx_value_set_shape(&g->values[id], rank, dims, NULL);
+    return id;
+}
+
+/* View steps (same arena bytes, no work) between GPU and CPU steps, and
+ * graph outputs that are views:
+ *   a = Relu(x) [gpu]; b = view(a) [24]; c = Neg(b) [cpu]; d = view(c) [6,4];
+ *   e = Exp(d) [gpu]; outputs b (view of a GPU value), d (view of a CPU
+ *   value), e. */
+static void test_views(void) {
+    rlx_graph *g = NULL;
+    CHECK_OK(rlx_graph_create(13, &g));
+    if (!g) return;
+    int64_t dx[2] = { 4, 6 }, db[1] = { 24 }, dd[2] = { 6, 4 };
+    int x = add_raw_value(g, "x", 2, dx), a = add_raw_value(g, "a", 2, dx), b = add_raw_value(g, "b", 1, db);
+    int c = add_raw_value(g, "c", 1, db), d = add_raw_value(g, "d", 2, dd), e = add_raw_value(g, "e", 2, dd);
+    CHECK_OK(RLX_GROW(g->inputs, g->cap_inputs, 1));
+    g->inputs[g->n_inputs++] = x;
+    add_raw_node(g, "relu", "Relu", x, a);
+    add_raw_node(g, "view1", "Reshape", a, b);
+    add_raw_node(g, "neg", "Neg", b, c);
+    add_raw_node(g, "view2", "Reshape", c, d);
+    add_raw_node(g, "exp", "Exp", d, e);
+    int outs[3] = { b, d, e };
+    CHECK_OK(RLX_GROW(g->outputs, g->cap_outputs, 3));
+    for (int i = 0; i < 3; i++) g->outputs[g->n_outputs++] = outs[i];
+    rlx_program *p = calloc(1, sizeof *p);
+    p->g = g;
+    p->n_steps = 5;
+    p->steps = calloc(5, sizeof(int));
+    p->step_on = calloc(5, 1);
+    const uint8_t on[5] = { RLX_STEP_GPU, RLX_STEP_VIEW, RLX_STEP_CPU, RLX_STEP_VIEW, RLX_STEP_GPU };
+    for (int i = 0; i < 5; i++) p->steps[i] = i, p->step_on[i] = on[i];
+    rlx_tensor *tx = test_tensor_random(RLX_DTYPE_F32, 2, dx, -2, 2);
+    const rlx_tensor *in[1] = { tx };
+    rlx_tensor *out[3] = { NULL, NULL, NULL };
+    rlx_backend_exe *exe = NULL;
+    CHECK_OK(rlx_plan_memory(p));
+    CHECK(p->mem.offset[b] == p->mem.offset[a] && p->mem.offset[d] == p->mem.offset[c]);
+    CHECK_OK(g_be->compile(g_be, p, &exe));
+    if (exe) CHECK_OK(g_be->run(exe, in, out));
+    if (out[0] && out[1] && out[2]) {
+        CHECK(out[0]->rank == 1 && out[1]->rank == 2 && out[1]->dims[0] == 6);
+        double rb[24], rd[24], re[24];
+        for (int i = 0; i < 24; i++) {
+            float r = ((float *)tx->data)[i] > 0 ? ((float *)tx->data)[i] : 0.0f;
+            rb[i] = r;
+            rd[i] = -r;
+            re[i] = exp(-(double)r);
+        }
+        check_close_f32("view of a GPU value", out[0], rb, 24, 0, 0);
+        check_close_f32("view of a CPU value", out[1], rd, 24, 0, 0);
+        check_close_f32("GPU step after a view", out[2], re, 24, 1e-4, 1e-6);
+    }
+    for (int i = 0; i < 3; i++) rlx_tensor_destroy(out[i]);
+    if (exe) g_be->destroy_exe(exe);
+    rlx_program_destroy(p);
+    rlx_tensor_destroy(tx);
+}
+
 /* ------------------------------------------------------------ plans */
 
 /* Runs model m on `device` (conv_direct option) with inputs named in names. */
@@ -1266,6 +1349,7 @@ int main(void) {
     test_raw_tensor_ops();
     test_raw_nn_ops();
     test_cpu_fallback();
+    test_views();
     test_grid_folding();
     test_binding_limit();
     test_rerun();
