@@ -13,10 +13,12 @@
 #include "test.h"
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu.h"
 #include "base/mem.h"
 #include "base/status.h"
 #include "base/tensor.h"
 #include "ir/graph.h"
+#include "ir/op.h"
 #include "runtime/program.h"
 
 /* ------------------------------------------------------------ runners */
@@ -1146,6 +1148,166 @@ static void test_views(void) {
     rlx_tensor_destroy(tx);
 }
 
+/* --------------------------- against the CPU where IR and kernel exist */
+
+/* True when `op` has an IR entry and a CPU kernel on this branch (the IR and
+ * CPU kernels of the tensor and nn families are written in parallel; these
+ * comparisons start to run as soon as they land). */
+static bool have_cpu_op(const char *op) {
+    if (rlx_op_find("", op) && rlx_cpu_find_kernel("", op)) return true;
+    fprintf(stderr, "  skip %s against the CPU: no IR entry or CPU kernel on this branch\n", op);
+    return false;
+}
+
+static rlx_tensor *ints_tensor(int n, const int64_t *v) {
+    int64_t d[1] = { n };
+    return test_tensor_i64(1, d, v);
+}
+
+static void test_tensor_ops_vs_cpu(void) {
+    int64_t xd[4] = { 2, 3, 4, 5 };
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -2, 2);
+    rlx_tensor *xi = test_tensor_random(RLX_DTYPE_I32, 4, xd, -50, 50);
+    if (have_cpu_op("Transpose")) {
+        int64_t perm[4] = { 3, 1, 0, 2 };
+        rlx_attr at[1] = { RLX_ATTR_IS("perm", 4, perm) };
+        const rlx_tensor *in[1] = { x }, *ini[1] = { xi };
+        gpu_vs_cpu("Transpose", "Transpose", 13, 1, in, NULL, 1, at, 0, 0);
+        gpu_vs_cpu("Transpose i32", "Transpose", 13, 1, ini, NULL, 1, at, 0, 0);
+        gpu_vs_cpu("Transpose default perm", "Transpose", 13, 1, in, NULL, 0, NULL, 0, 0);
+    }
+    if (have_cpu_op("Slice")) {
+        int64_t st[3] = { -1, 1, 0 }, en[3] = { -100, 4, 5 }, ax[3] = { 3, 1, 0 }, sp[3] = { -2, 2, 1 };
+        rlx_tensor *ts = ints_tensor(3, st), *te = ints_tensor(3, en), *ta = ints_tensor(3, ax), *tp = ints_tensor(3, sp);
+        const rlx_tensor *in[5] = { x, ts, te, ta, tp };
+        int konst[5] = { 0, 1, 1, 1, 1 };
+        gpu_vs_cpu("Slice-13", "Slice", 13, 5, in, konst, 0, NULL, 0, 0);
+        const rlx_tensor *in3[3] = { x, ts, te };
+        gpu_vs_cpu("Slice-13 no axes", "Slice", 13, 3, in3, konst, 0, NULL, 0, 0);
+        rlx_tensor_destroy(ts);
+        rlx_tensor_destroy(te);
+        rlx_tensor_destroy(ta);
+        rlx_tensor_destroy(tp);
+    }
+    if (have_cpu_op("Concat")) {
+        int64_t d2[4] = { 2, 3, 1, 5 }, d3[4] = { 2, 3, 6, 5 };
+        rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 4, d2, -1, 1), *c = test_tensor_random(RLX_DTYPE_F32, 4, d3, -1, 1);
+        const rlx_tensor *in[3] = { x, b, c };
+        int konst[3] = { 0, 1, 0 };
+        rlx_attr at[1] = { RLX_ATTR_I("axis", -2) };
+        gpu_vs_cpu("Concat", "Concat", 13, 3, in, konst, 1, at, 0, 0);
+        rlx_tensor_destroy(b);
+        rlx_tensor_destroy(c);
+    }
+    if (have_cpu_op("Pad")) {
+        int64_t pads[8] = { 0, 1, -1, 2, 1, 0, 2, -2 };
+        rlx_tensor *tp = ints_tensor(8, pads);
+        float cv = -3.5f;
+        rlx_tensor *tc = test_tensor_f32(0, NULL, &cv);
+        const rlx_tensor *in[3] = { x, tp, tc };
+        int konst[3] = { 0, 1, 1 };
+        gpu_vs_cpu("Pad-13 constant", "Pad", 13, 3, in, konst, 0, NULL, 0, 0);
+        rlx_tensor_destroy(tp);
+        rlx_tensor_destroy(tc);
+    }
+    if (have_cpu_op("Expand")) {
+        int64_t sd[5] = { 3, 2, 3, 4, 5 };
+        int64_t bd[3] = { 3, 1, 5 };
+        rlx_tensor *ts = ints_tensor(5, sd), *b = test_tensor_random(RLX_DTYPE_F32, 3, bd, -1, 1);
+        const rlx_tensor *in[2] = { b, ts };
+        int konst[2] = { 0, 1 };
+        int64_t s2[4] = { 2, 3, 4, 5 };
+        rlx_tensor *ts2 = ints_tensor(4, s2);
+        const rlx_tensor *in2[2] = { b, ts2 };
+        gpu_vs_cpu("Expand", "Expand", 13, 2, in2, konst, 0, NULL, 0, 0);
+        (void)in;
+        rlx_tensor_destroy(ts);
+        rlx_tensor_destroy(ts2);
+        rlx_tensor_destroy(b);
+    }
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(xi);
+}
+
+static void test_nn_ops_vs_cpu(void) {
+    if (have_cpu_op("Gemm")) {
+        int64_t ad[2] = { 19, 13 }, bd[2] = { 21, 19 }, cd[2] = { 13, 1 };
+        rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, 2, ad, -1, 1), *b = test_tensor_random(RLX_DTYPE_F32, 2, bd, -1, 1),
+                   *c = test_tensor_random(RLX_DTYPE_F32, 2, cd, -1, 1);
+        const rlx_tensor *in[3] = { a, b, c };
+        int konst[3] = { 0, 1, 1 };
+        rlx_attr at[4] = { RLX_ATTR_I("transA", 1), RLX_ATTR_I("transB", 1), RLX_ATTR_F("alpha", 0.5f),
+                           RLX_ATTR_F("beta", 2.0f) };
+        gpu_vs_cpu("Gemm", "Gemm", 13, 3, in, konst, 4, at, 1e-5, 1e-5);
+        rlx_tensor_destroy(a);
+        rlx_tensor_destroy(b);
+        rlx_tensor_destroy(c);
+    }
+    if (have_cpu_op("MatMul")) {
+        int64_t ad[4] = { 2, 1, 5, 7 }, bd[3] = { 3, 7, 6 };
+        rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, 4, ad, -1, 1), *b = test_tensor_random(RLX_DTYPE_F32, 3, bd, -1, 1);
+        const rlx_tensor *in[2] = { a, b };
+        gpu_vs_cpu("MatMul", "MatMul", 13, 2, in, NULL, 0, NULL, 1e-5, 1e-6);
+        rlx_tensor_destroy(a);
+        rlx_tensor_destroy(b);
+    }
+    int64_t xd[4] = { 2, 3, 5, 6 };
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -3, 3);
+    const rlx_tensor *in1[1] = { x };
+    if (have_cpu_op("Softmax")) {
+        rlx_attr at[1] = { RLX_ATTR_I("axis", 1) };
+        gpu_vs_cpu("Softmax-13 axis 1", "Softmax", 13, 1, in1, NULL, 1, at, 1e-5, 1e-6);
+        gpu_vs_cpu("Softmax-11 axis 1", "Softmax", 11, 1, in1, NULL, 1, at, 1e-5, 1e-6);
+    }
+    if (have_cpu_op("LogSoftmax")) gpu_vs_cpu("LogSoftmax-13", "LogSoftmax", 13, 1, in1, NULL, 0, NULL, 1e-5, 1e-6);
+    if (have_cpu_op("GlobalAveragePool")) gpu_vs_cpu("GlobalAveragePool", "GlobalAveragePool", 13, 1, in1, NULL, 0, NULL, 1e-5, 1e-6);
+    if (have_cpu_op("GlobalMaxPool")) gpu_vs_cpu("GlobalMaxPool", "GlobalMaxPool", 13, 1, in1, NULL, 0, NULL, 0, 0);
+    if (have_cpu_op("BatchNormalization")) {
+        int64_t cd[1] = { 3 };
+        rlx_tensor *sc = test_tensor_random(RLX_DTYPE_F32, 1, cd, 0.5f, 1.5f), *bi = test_tensor_random(RLX_DTYPE_F32, 1, cd, -1, 1),
+                   *mu = test_tensor_random(RLX_DTYPE_F32, 1, cd, -1, 1), *va = test_tensor_random(RLX_DTYPE_F32, 1, cd, 0.5f, 2);
+        const rlx_tensor *in[5] = { x, sc, bi, mu, va };
+        int konst[5] = { 0, 1, 1, 1, 1 };
+        gpu_vs_cpu("BatchNormalization", "BatchNormalization", 15, 5, in, konst, 0, NULL, 1e-5, 1e-6);
+        rlx_tensor_destroy(sc);
+        rlx_tensor_destroy(bi);
+        rlx_tensor_destroy(mu);
+        rlx_tensor_destroy(va);
+    }
+    if (have_cpu_op("Resize")) {
+        float scales[4] = { 1, 1, 2, 1.5f };
+        int64_t d4[1] = { 4 }, sizes[4] = { 2, 3, 7, 4 };
+        rlx_tensor *ts = test_tensor_f32(1, d4, scales), *tz = test_tensor_i64(1, d4, sizes);
+        const char *coords[] = { "half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel" };
+        for (int mode = 0; mode < 2; mode++)
+            for (int ci = 0; ci < 4; ci++)
+                for (int use_sizes = 0; use_sizes < 2; use_sizes++) {
+                    const rlx_tensor *in[4] = { x, NULL, use_sizes ? NULL : ts, use_sizes ? tz : NULL };
+                    int konst[4] = { 0, 1, 1, 1 };
+                    rlx_attr at[2] = { RLX_ATTR_S("mode", mode ? "linear" : "nearest"),
+                                       RLX_ATTR_S("coordinate_transformation_mode", coords[ci]) };
+                    char label[96];
+                    snprintf(label, sizeof label, "Resize %s %s %s", mode ? "linear" : "nearest", coords[ci],
+                             use_sizes ? "sizes" : "scales");
+                    gpu_vs_cpu(label, "Resize", 13, 4, in, konst, 2, at, 1e-5, 1e-6);
+                }
+        rlx_tensor_destroy(ts);
+        rlx_tensor_destroy(tz);
+    }
+    if (have_cpu_op("MaxPool")) {
+        int64_t ks[2] = { 3, 2 }, st[2] = { 2, 1 }, pads[4] = { 1, 0, 1, 1 };
+        rlx_attr at[4] = { RLX_ATTR_IS("kernel_shape", 2, ks), RLX_ATTR_IS("strides", 2, st), RLX_ATTR_IS("pads", 4, pads),
+                           RLX_ATTR_I("ceil_mode", 1) };
+        gpu_vs_cpu("MaxPool", "MaxPool", 13, 1, in1, NULL, 4, at, 0, 0);
+        if (have_cpu_op("AveragePool")) {
+            rlx_attr at2[5] = { at[0], at[1], at[2], at[3], RLX_ATTR_I("count_include_pad", 1) };
+            gpu_vs_cpu("AveragePool", "AveragePool", 13, 1, in1, NULL, 4, at, 1e-5, 1e-6);
+            gpu_vs_cpu("AveragePool count_include_pad", "AveragePool", 13, 1, in1, NULL, 5, at2, 1e-5, 1e-6);
+        }
+    }
+    rlx_tensor_destroy(x);
+}
+
 /* ------------------------------------------------------------ plans */
 
 /* Runs model m on `device` (conv_direct option) with inputs named in names. */
@@ -1164,6 +1326,46 @@ static void free_outs(rlx_tensor **o, size_t n) {
     if (!o) return;
     for (size_t i = 0; i < n; i++) rlx_tensor_destroy(o[i]);
     free(o);
+}
+
+/* Reshape/Flatten as view steps inside a GPU plan, through the session:
+ * x -> Relu -> Reshape -> Exp -> Flatten; outputs the views and the end. */
+static void test_view_ops_vs_cpu(void) {
+    if (!have_cpu_op("Reshape") || !have_cpu_op("Flatten")) return;
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    int64_t xd[3] = { 2, 3, 4 }, sd[1] = { 2 }, shape[2] = { 4, -1 };
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 3, xd, NULL));
+    rlx_tensor *ts = test_tensor_i64(1, sd, shape);
+    CHECK_OK(rlx_model_add_initializer(m, "shape", ts));
+    CHECK_OK(rlx_model_add_node(m, "Relu", "r", 1, (const char *[]){ "x" }, 1, (const char *[]){ "a" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Reshape", "v", 2, (const char *[]){ "a", "shape" }, 1, (const char *[]){ "b" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Exp", "e", 1, (const char *[]){ "b" }, 1, (const char *[]){ "c" }, 0, NULL));
+    rlx_attr at[1] = { RLX_ATTR_I("axis", 0) };
+    CHECK_OK(rlx_model_add_node(m, "Flatten", "f", 1, (const char *[]){ "c" }, 1, (const char *[]){ "d" }, 1, at));
+    const char *outs[] = { "b", "c", "d" };
+    for (int i = 0; i < 3; i++) CHECK_OK(rlx_model_add_output(m, outs[i]));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 3, xd, -2, 2);
+    const char *names[1] = { "x" };
+    const rlx_tensor *in[1] = { x };
+    rlx_tensor **oc = NULL, **og = NULL;
+    size_t nc = 0, ng = 0;
+    char report[2048] = "";
+    CHECK_OK(run_model(m, "cpu", false, 1, names, in, &oc, &nc, NULL, 0));
+    CHECK_OK(run_model(m, "gpu", false, 1, names, in, &og, &ng, report, sizeof report));
+    int nodes, native;
+    report_counts(report, "Exp", &nodes, &native);
+    CHECK_MSG(nodes == 1 && native == 1, "Exp should run on the GPU:\n%s", report);
+    for (size_t i = 0; oc && og && i < 3; i++) {
+        CHECK(og[i]->rank == oc[i]->rank && og[i]->dims[0] == oc[i]->dims[0]);
+        CHECK_MSG(test_allclose(og[i], oc[i], 1e-4, 1e-6), "view chain output '%s' (rtol 1e-4, atol 1e-6)", outs[i]);
+    }
+    free_outs(oc, nc);
+    free_outs(og, ng);
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(ts);
+    rlx_model_destroy(m);
 }
 
 /* A graph that alternates GPU steps and CPU-fallback steps (Greater and
@@ -1348,8 +1550,11 @@ int main(void) {
     test_pools();
     test_raw_tensor_ops();
     test_raw_nn_ops();
+    test_tensor_ops_vs_cpu();
+    test_nn_ops_vs_cpu();
     test_cpu_fallback();
     test_views();
+    test_view_ops_vs_cpu();
     test_grid_folding();
     test_binding_limit();
     test_rerun();
