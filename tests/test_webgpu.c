@@ -105,17 +105,24 @@ static const run_opts k_gpu = { "gpu", false, true };
 static const run_opts k_gpu_direct = { "gpu", true, true };
 static const run_opts k_cpu = { "cpu", false, false };
 
-/* GPU against the CPU backend, all outputs, |g - c| <= atol + rtol |c|. */
+/* GPU against the CPU backend, n_out outputs, |g - c| <= atol + rtol |c|. */
+static void gpu_vs_cpu_n(const char *label, const char *op, int64_t opset, int n_in, const rlx_tensor *const *in,
+                         const int *konst, int n_out, size_t n_attrs, const rlx_attr *attrs, double rtol, double atol) {
+    rlx_tensor **c = NULL, **g = NULL;
+    rlx_status sc = run_op(op, opset, &k_cpu, n_in, in, konst, n_out, n_attrs, attrs, &c);
+    CHECK_MSG(sc == RLX_OK, "%s on cpu: %s", label, rlx_last_error());
+    rlx_status sg = run_op(op, opset, &k_gpu, n_in, in, konst, n_out, n_attrs, attrs, &g);
+    CHECK_MSG(sg == RLX_OK, "%s on gpu: %s", label, rlx_last_error());
+    for (int i = 0; c && g && i < n_out; i++)
+        CHECK_MSG(test_allclose(g[i], c[i], rtol, atol), "%s: output %d: gpu differs from cpu (rtol %g, atol %g)",
+                  label, i, rtol, atol);
+    test_free_outputs(c, n_out);
+    test_free_outputs(g, n_out);
+}
+
 static void gpu_vs_cpu(const char *label, const char *op, int64_t opset, int n_in, const rlx_tensor *const *in,
                        const int *konst, size_t n_attrs, const rlx_attr *attrs, double rtol, double atol) {
-    rlx_tensor **c = NULL, **g = NULL;
-    rlx_status sc = run_op(op, opset, &k_cpu, n_in, in, konst, 1, n_attrs, attrs, &c);
-    CHECK_MSG(sc == RLX_OK, "%s on cpu: %s", label, rlx_last_error());
-    rlx_status sg = run_op(op, opset, &k_gpu, n_in, in, konst, 1, n_attrs, attrs, &g);
-    CHECK_MSG(sg == RLX_OK, "%s on gpu: %s", label, rlx_last_error());
-    if (c && g) CHECK_MSG(test_allclose(g[0], c[0], rtol, atol), "%s: gpu differs from cpu (rtol %g, atol %g)", label, rtol, atol);
-    test_free_outputs(c, 1);
-    test_free_outputs(g, 1);
+    gpu_vs_cpu_n(label, op, opset, n_in, in, konst, 1, n_attrs, attrs, rtol, atol);
 }
 
 /* GPU against expected values computed here (double), rtol/atol as above. */
@@ -277,6 +284,11 @@ static size_t ravel(const int64_t *c, const int64_t *dims, int rank) {
 }
 
 static double *dalloc(size_t n) { return calloc(n ? n : 1, sizeof(double)); }
+
+static rlx_tensor *ints_tensor_raw(int n, const int64_t *v) {
+    int64_t d[1] = { n };
+    return test_tensor_i64(1, d, v);
+}
 
 /* ------------------------------------------------------------ adapters */
 
@@ -883,6 +895,72 @@ static void test_raw_tensor_ops(void) {
     }
 }
 
+/* Tile, DepthToSpace (DCR, CRD), SpaceToDepth by their ONNX definitions. */
+static void test_raw_tensor_ops2(void) {
+    int64_t xd[4] = { 2, 8, 3, 2 };
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+    const float *px = x->data;
+    const rlx_tensor *in1[1] = { x };
+    {
+        int64_t rp[4] = { 1, 2, 1, 3 }, yd[4] = { 2, 16, 3, 6 };
+        rlx_tensor *tr = ints_tensor_raw(4, rp);
+        const rlx_tensor *in[2] = { x, tr };
+        int konst[2] = { 0, 1 };
+        rlx_tensor *out = NULL;
+        CHECK_MSG(run_raw("Tile", 13, 2, in, konst, RLX_DTYPE_F32, 4, yd, 0, NULL, &out) == RLX_OK, "Tile: %s",
+                  rlx_last_error());
+        double ref[576];
+        for (size_t i = 0; i < 576; i++) {
+            int64_t c[4];
+            unravel(i, yd, 4, c);
+            for (int k = 0; k < 4; k++) c[k] %= xd[k];
+            ref[i] = px[ravel(c, xd, 4)];
+        }
+        check_close_f32("Tile", out, ref, 576, 0, 0);
+        rlx_tensor_destroy(out);
+        rlx_tensor_destroy(tr);
+    }
+    for (int crd = 0; crd < 2; crd++) {
+        int64_t yd[4] = { 2, 2, 6, 4 };
+        rlx_node_attr at[2] = { na_int("blocksize", 2), na_s("mode", crd ? "CRD" : "DCR") };
+        rlx_tensor *out = NULL;
+        CHECK_MSG(run_raw("DepthToSpace", 13, 1, in1, NULL, RLX_DTYPE_F32, 4, yd, 2, at, &out) == RLX_OK,
+                  "DepthToSpace: %s", rlx_last_error());
+        double ref[96];
+        for (size_t i = 0; i < 96; i++) {
+            int64_t c[4];
+            unravel(i, yd, 4, c); /* n, c', y, x */
+            int64_t bi = c[2] % 2, bj = c[3] % 2;
+            int64_t ch = crd ? c[1] * 4 + bi * 2 + bj : (bi * 2 + bj) * 2 + c[1];
+            int64_t xc[4] = { c[0], ch, c[2] / 2, c[3] / 2 };
+            ref[i] = px[ravel(xc, xd, 4)];
+        }
+        check_close_f32(crd ? "DepthToSpace CRD" : "DepthToSpace DCR", out, ref, 96, 0, 0);
+        rlx_tensor_destroy(out);
+    }
+    {
+        int64_t sd[4] = { 2, 2, 4, 6 }, yd[4] = { 2, 8, 2, 3 };
+        rlx_tensor *s = test_tensor_random(RLX_DTYPE_F32, 4, sd, -1, 1);
+        const rlx_tensor *in[1] = { s };
+        rlx_node_attr at[1] = { na_int("blocksize", 2) };
+        rlx_tensor *out = NULL;
+        CHECK_MSG(run_raw("SpaceToDepth", 13, 1, in, NULL, RLX_DTYPE_F32, 4, yd, 1, at, &out) == RLX_OK,
+                  "SpaceToDepth: %s", rlx_last_error());
+        double ref[96];
+        for (size_t i = 0; i < 96; i++) {
+            int64_t c[4];
+            unravel(i, yd, 4, c); /* n, (bi*2+bj)*C + ch, y, x */
+            int64_t ch = c[1] % 2, blk = c[1] / 2, bi = blk / 2, bj = blk % 2;
+            int64_t xc[4] = { c[0], ch, c[2] * 2 + bi, c[3] * 2 + bj };
+            ref[i] = ((float *)s->data)[ravel(xc, sd, 4)];
+        }
+        check_close_f32("SpaceToDepth", out, ref, 96, 0, 0);
+        rlx_tensor_destroy(out);
+        rlx_tensor_destroy(s);
+    }
+    rlx_tensor_destroy(x);
+}
+
 static void test_raw_nn_ops(void) {
     /* Gemm transA, transB, alpha, beta, C [N] broadcast */
     {
@@ -1225,6 +1303,37 @@ static void test_tensor_ops_vs_cpu(void) {
         rlx_tensor_destroy(ts2);
         rlx_tensor_destroy(b);
     }
+    if (have_cpu_op("Split")) {
+        int64_t sp[3] = { 1, 3, 1 };
+        rlx_tensor *tsp = ints_tensor(3, sp);
+        const rlx_tensor *in[2] = { x, tsp };
+        int konst[2] = { 0, 1 };
+        rlx_attr at[1] = { RLX_ATTR_I("axis", -1) };
+        gpu_vs_cpu_n("Split-13 sizes", "Split", 13, 2, in, konst, 3, 1, at, 0, 0);
+        rlx_attr at2[1] = { RLX_ATTR_I("axis", 1) };
+        gpu_vs_cpu_n("Split-13 equal", "Split", 13, 1, in, konst, 3, 1, at2, 0, 0);
+        rlx_tensor_destroy(tsp);
+    }
+    if (have_cpu_op("Tile")) {
+        int64_t rp[4] = { 2, 1, 3, 1 };
+        rlx_tensor *tr = ints_tensor(4, rp);
+        const rlx_tensor *in[2] = { xi, tr };
+        int konst[2] = { 0, 1 };
+        gpu_vs_cpu("Tile i32", "Tile", 13, 2, in, konst, 0, NULL, 0, 0);
+        rlx_tensor_destroy(tr);
+    }
+    if (have_cpu_op("DepthToSpace") && have_cpu_op("SpaceToDepth")) {
+        int64_t dd[4] = { 2, 8, 3, 5 }, sd[4] = { 2, 3, 4, 6 };
+        rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, 4, dd, -1, 1), *b = test_tensor_random(RLX_DTYPE_F32, 4, sd, -1, 1);
+        const rlx_tensor *ina[1] = { a }, *inb[1] = { b };
+        rlx_attr dcr[2] = { RLX_ATTR_I("blocksize", 2), RLX_ATTR_S("mode", "DCR") };
+        rlx_attr crd[2] = { RLX_ATTR_I("blocksize", 2), RLX_ATTR_S("mode", "CRD") };
+        gpu_vs_cpu("DepthToSpace DCR", "DepthToSpace", 13, 1, ina, NULL, 2, dcr, 0, 0);
+        gpu_vs_cpu("DepthToSpace CRD", "DepthToSpace", 13, 1, ina, NULL, 2, crd, 0, 0);
+        gpu_vs_cpu("SpaceToDepth", "SpaceToDepth", 13, 1, inb, NULL, 1, dcr, 0, 0);
+        rlx_tensor_destroy(a);
+        rlx_tensor_destroy(b);
+    }
     rlx_tensor_destroy(x);
     rlx_tensor_destroy(xi);
 }
@@ -1549,6 +1658,7 @@ int main(void) {
     test_conv_transpose();
     test_pools();
     test_raw_tensor_ops();
+    test_raw_tensor_ops2();
     test_raw_nn_ops();
     test_tensor_ops_vs_cpu();
     test_nn_ops_vs_cpu();

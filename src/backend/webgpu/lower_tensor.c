@@ -1,7 +1,8 @@
 /* WGSL lowerings of the tensor family: data movement of 4-byte elements
  * (f32, i32, u32; bits preserved) through kernels/copy.wgsl (strided copy)
- * and kernels/fill.wgsl: Transpose, Slice, Concat, Pad (constant mode),
- * Expand, and Identity/Reshape/Flatten/Squeeze/Unsqueeze when the runtime
+ * and kernels/fill.wgsl: Transpose, Slice, Concat, Split, Pad (constant
+ * mode), Expand, Tile, DepthToSpace, SpaceToDepth, and
+ * Identity/Reshape/Flatten/Squeeze/Unsqueeze when the runtime
  * did not make them views. Semantics: the ONNX operators of the same names
  * (versions noted per lowering). Index math happens here, at compile time;
  * shape-like inputs (perm, starts, pads, shape) must be constant. */
@@ -317,9 +318,124 @@ static rlx_status lower_pad(wg_lower *L) {
     return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
 }
 
+/* Split-1/2/11/13/18: one copy per output, each output's extent along the
+ * axis taken from its inferred shape (so split sizes, equal splits and
+ * num_outputs all come out of shape inference). */
+static rlx_status lower_split(wg_lower *L) {
+    const rlx_value *x = wg_in(L, 0);
+    if (!wg_value_ok(x, WG_ANY4) || x->rank < 1 || x->rank > CP_MAX_RANK) return wg_decline(L, "input");
+    int axis;
+    if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", 0), x->rank, &axis)) return wg_decline(L, "axis");
+    int64_t xs[CP_MAX_RANK];
+    contiguous(x->dims, x->rank, xs);
+    int64_t at = 0;
+    for (int k = 0; k < L->n->n_out; k++) {
+        const rlx_value *y = wg_out(L, k);
+        if (!y) return wg_decline(L, "omitted output %d", k);
+        if (!wg_value_ok(y, WG_ANY4) || y->dtype != x->dtype || y->rank != x->rank) return wg_decline(L, "output %d", k);
+        cpy c;
+        memset(&c, 0, sizeof c);
+        c.rank = y->rank;
+        contiguous(y->dims, y->rank, c.ds);
+        for (int d = 0; d < y->rank; d++) {
+            if (d != axis && y->dims[d] != x->dims[d]) return wg_decline(L, "output %d shape", k);
+            c.dims[d] = (uint64_t)y->dims[d];
+            c.ss[d] = xs[d];
+        }
+        c.src_base = at * xs[axis];
+        at += y->dims[axis];
+        if (at > x->dims[axis]) return wg_decline(L, "outputs exceed the input");
+        RLX_TRY(emit_copy(L, wg_in_id(L, 0), wg_out_id(L, k), &c));
+    }
+    if (at != x->dims[axis]) return wg_decline(L, "outputs do not cover the input");
+    return RLX_OK;
+}
+
+/* Tile-1/6/13: y = x repeated; as a copy over (repeat, extent) pairs of dims:
+ * y strides (extent * ys, ys), x strides (0, xs). Repeats come from the
+ * output shape. */
+static rlx_status lower_tile(wg_lower *L) {
+    RLX_TRY(check_data(L));
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    if (x->rank != y->rank) return wg_decline(L, "rank");
+    int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
+    contiguous(x->dims, x->rank, xs);
+    contiguous(y->dims, y->rank, ys);
+    /* merge-friendly order: for each dim, the repeat index then the extent */
+    uint64_t dims[2 * CP_MAX_RANK];
+    int64_t ss[2 * CP_MAX_RANK], ds[2 * CP_MAX_RANK];
+    int r = 0;
+    for (int d = 0; d < x->rank; d++) {
+        if (x->dims[d] == 0) return RLX_OK;
+        if (y->dims[d] % x->dims[d]) return wg_decline(L, "output dim %d is not a multiple", d);
+        int64_t rep = y->dims[d] / x->dims[d];
+        if (rep != 1) {
+            dims[r] = (uint64_t)rep;
+            ss[r] = 0;
+            ds[r++] = x->dims[d] * ys[d];
+        }
+        dims[r] = (uint64_t)x->dims[d];
+        ss[r] = xs[d];
+        ds[r++] = ys[d];
+    }
+    cpy c;
+    memset(&c, 0, sizeof c);
+    /* emit_copy merges; it takes at most CP_MAX_RANK dims before merging */
+    int keep = 0;
+    for (int i = 0; i < r; i++)
+        if (dims[i] != 1) keep++;
+    if (keep > CP_MAX_RANK) return wg_decline(L, "tile of rank %d", keep);
+    for (int i = 0; i < r; i++) {
+        if (dims[i] == 1) continue;
+        c.dims[c.rank] = dims[i];
+        c.ss[c.rank] = ss[i];
+        c.ds[c.rank++] = ds[i];
+    }
+    if (c.rank == 0) c.rank = 1, c.dims[0] = 1, c.ss[0] = c.ds[0] = 1;
+    return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
+}
+
+/* DepthToSpace-1/11/13 (DCR and CRD) and SpaceToDepth-1/13, NCHW: copies
+ * over the 6-D output view with the 6-D input strides. */
+static rlx_status lower_depth_space(wg_lower *L) {
+    RLX_TRY(check_data(L));
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    if (x->rank != 4 || y->rank != 4) return wg_decline(L, "rank");
+    int64_t b = rlx_attr_int(L->n, "blocksize", 0);
+    if (b < 1) return wg_decline(L, "blocksize");
+    int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+    cpy c;
+    memset(&c, 0, sizeof c);
+    c.rank = 6;
+    if (strcmp(L->n->op_type, "DepthToSpace") == 0) {
+        if (C % (b * b)) return wg_decline(L, "channels");
+        int64_t Cp = C / (b * b);
+        if (y->dims[1] != Cp || y->dims[2] != H * b || y->dims[3] != W * b) return wg_decline(L, "output shape");
+        bool crd = strcmp(rlx_attr_str(L->n, "mode", "DCR"), "CRD") == 0;
+        if (!crd && strcmp(rlx_attr_str(L->n, "mode", "DCR"), "DCR") != 0) return wg_decline(L, "mode");
+        /* output view (n, c', h, i, w, j) */
+        int64_t dims[6] = { N, Cp, H, b, W, b };
+        int64_t hw = H * W;
+        int64_t ss[6] = { C * hw, crd ? b * b * hw : hw, W, crd ? b * hw : b * Cp * hw, 1, crd ? hw : Cp * hw };
+        for (int i = 0; i < 6; i++) c.dims[i] = (uint64_t)dims[i], c.ss[i] = ss[i];
+        contiguous(dims, 6, c.ds);
+    } else {
+        if (H % b || W % b) return wg_decline(L, "spatial dims");
+        int64_t Ho = H / b, Wo = W / b;
+        if (y->dims[1] != C * b * b || y->dims[2] != Ho || y->dims[3] != Wo) return wg_decline(L, "output shape");
+        /* output view (n, i, j, c, h, w) */
+        int64_t dims[6] = { N, b, b, C, Ho, Wo };
+        int64_t ss[6] = { C * H * W, W, 1, H * W, b * W, b };
+        for (int i = 0; i < 6; i++) c.dims[i] = (uint64_t)dims[i], c.ss[i] = ss[i];
+        contiguous(dims, 6, c.ds);
+    }
+    return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
+}
+
 const wg_lowering wg_lowerings_tensor[] = {
     { "Identity", lower_copy }, { "Reshape", lower_copy }, { "Flatten", lower_copy }, { "Squeeze", lower_copy }, { "Unsqueeze", lower_copy },
     { "Transpose", lower_transpose }, { "Slice", lower_slice }, { "Concat", lower_concat },
-    { "Expand", lower_expand }, { "Pad", lower_pad },
+    { "Expand", lower_expand }, { "Pad", lower_pad }, { "Split", lower_split }, { "Tile", lower_tile },
+    { "DepthToSpace", lower_depth_space }, { "SpaceToDepth", lower_depth_space },
 };
 const size_t wg_lowerings_tensor_count = RLX_ARRAY_LEN(wg_lowerings_tensor);
