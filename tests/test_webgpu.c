@@ -14,6 +14,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
+#include "backend/webgpu/webgpu_device.h"
 #include "base/mem.h"
 #include "base/status.h"
 #include "base/tensor.h"
@@ -1637,6 +1638,52 @@ static void test_rerun(void) {
     rlx_model_destroy(m);
 }
 
+/* A device lost after compile: run fails with RLX_ERR_DEVICE_LOST (and
+ * keeps failing), nothing aborts. The loss is simulated by destroying the
+ * backend's device. */
+static void test_device_lost(void) {
+    rlx_backend *be = NULL;
+    rlx_session_options o = { .device = "gpu" };
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &be));
+    if (!be) return;
+    rlx_graph *g = NULL;
+    CHECK_OK(rlx_graph_create(13, &g));
+    int64_t d[1] = { 16 };
+    int x = add_raw_value(g, "x", 1, d), y = add_raw_value(g, "y", 1, d);
+    CHECK_OK(RLX_GROW(g->inputs, g->cap_inputs, 1));
+    g->inputs[g->n_inputs++] = x;
+    add_raw_node(g, "relu", "Relu", x, y);
+    CHECK_OK(RLX_GROW(g->outputs, g->cap_outputs, 1));
+    g->outputs[g->n_outputs++] = y;
+    rlx_program *p = calloc(1, sizeof *p);
+    p->g = g;
+    p->n_steps = 1;
+    p->steps = calloc(1, sizeof(int));
+    p->step_on = calloc(1, 1);
+    p->step_on[0] = RLX_STEP_GPU;
+    rlx_backend_exe *exe = NULL;
+    CHECK_OK(rlx_plan_memory(p));
+    CHECK_OK(be->compile(be, p, &exe));
+    rlx_tensor *tx = test_tensor_random(RLX_DTYPE_F32, 1, d, -1, 1);
+    const rlx_tensor *in[1] = { tx };
+    rlx_tensor *out[1] = { NULL };
+    if (exe) {
+        CHECK_OK(be->run(exe, in, out));
+        rlx_tensor_destroy(out[0]);
+        out[0] = NULL;
+        wgpuDeviceDestroy(((wg_backend *)be)->dev);
+        CHECK_FAILS(be->run(exe, in, out), RLX_ERR_DEVICE_LOST, "lost");
+        CHECK(out[0] == NULL);
+        CHECK_FAILS(be->run(exe, in, out), RLX_ERR_DEVICE_LOST, "lost");
+        be->destroy_exe(exe);
+    }
+    rlx_program *p2 = NULL;
+    (void)p2;
+    rlx_program_destroy(p);
+    rlx_tensor_destroy(tx);
+    be->destroy(be);
+}
+
 int main(void) {
     test_seed_from_env();
     if (!test_have_gpu()) {
@@ -1668,6 +1715,7 @@ int main(void) {
     test_grid_folding();
     test_binding_limit();
     test_rerun();
+    test_device_lost();
     g_be->destroy(g_be);
     TEST_MAIN_END();
 }

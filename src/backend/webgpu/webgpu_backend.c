@@ -613,17 +613,30 @@ static rlx_status diagnose(struct rlx_backend_exe *e, const segment *sg, rlx_sta
     return rlx_fail(st, "%s", saved);
 }
 
+/* Delivers pending callbacks (device loss among them) and fails when the
+ * device is gone. wgpu-native 0.32 aborts the process on a submit or poll
+ * against a lost device, so this runs before each. */
+static rlx_status check_lost(wg_backend *b, const char *what) {
+    wgpuInstanceProcessEvents(b->inst);
+    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->lost_msg);
+    return RLX_OK;
+}
+
 static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tensor **outputs) {
     wg_backend *b = e->b;
     const rlx_program *p = e->p;
     const segment *sg = &e->seg[k];
-    for (size_t i = 0; i < sg->n_up; i++)
-        RLX_TRY(write_padded(e, e->arena, sg->up[i].arena_off, e->host + sg->up[i].arena_off, sg->up[i].bytes));
     char what[200];
     if (sg->s1 > sg->s0 + 1)
         snprintf(what, sizeof what, "forward pass, steps %zu..%zu", sg->s0, sg->s1 - 1);
     else
         snprintf(what, sizeof what, "forward pass, step %zu", sg->s0);
+    RLX_TRY(check_lost(b, what));
+    for (size_t i = 0; i < sg->n_up; i++)
+        RLX_TRY(write_padded(e, e->arena, sg->up[i].arena_off, e->host + sg->up[i].arena_off, sg->up[i].bytes));
+    /* encoding errors surface at finish; wgpu-native 0.32 aborts on
+     * submitting an invalid command buffer, so the scope is popped before
+     * the submit and a failed buffer is never submitted */
     wg_scope_push(b);
     WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
     if (sg->d1 > sg->d0) {
@@ -642,12 +655,21 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
                                              up4(sg->rd[i].bytes ? sg->rd[i].bytes : 4));
     WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
     wgpuCommandEncoderRelease(enc);
-    if (cb) {
-        wgpuQueueSubmit(b->queue, 1, &cb);
-        wgpuCommandBufferRelease(cb);
-    }
     rlx_status st = wg_scope_pop(b, what);
-    if (st) return diagnose(e, sg, st);
+    if (!st && !cb) st = rlx_fail(RLX_ERR_DEVICE, "%s: no command buffer", what);
+    if (st) {
+        if (cb) wgpuCommandBufferRelease(cb);
+        return diagnose(e, sg, st);
+    }
+    st = check_lost(b, what);
+    if (st) {
+        wgpuCommandBufferRelease(cb);
+        return st;
+    }
+    wg_scope_push(b);
+    wgpuQueueSubmit(b->queue, 1, &cb);
+    wgpuCommandBufferRelease(cb);
+    RLX_TRY(wg_scope_pop(b, what));
     if (!sg->n_rd) return RLX_OK;
     RLX_TRY(wg_map_read(b, e->staging, sg->staging_bytes, what));
     const unsigned char *m = wgpuBufferGetConstMappedRange(e->staging, 0, (size_t)sg->staging_bytes);

@@ -204,8 +204,8 @@ static void on_lost(WGPUDevice const *device, WGPUDeviceLostReason reason, WGPUS
     (void)device;
     (void)u2;
     wg_backend *b = u1;
-    if (!b || b->closing) return;
-    if (reason == WGPUDeviceLostReason_Destroyed || reason == WGPUDeviceLostReason_CallbackCancelled) return;
+    /* our own wgpuDeviceDestroy in wg_device_close sets closing first */
+    if (!b || b->closing || reason == WGPUDeviceLostReason_CallbackCancelled) return;
     b->lost = true;
     sv_copy(b->lost_msg, sizeof b->lost_msg, message);
 }
@@ -218,12 +218,13 @@ static void on_uncaptured(WGPUDevice const *device, WGPUErrorType type, WGPUStri
     if (b) sv_copy(b->uncaptured, sizeof b->uncaptured, message);
 }
 
-/* Drives the instance until *flag is set (bounded: a lost or stuck device
- * must not hang the caller forever). */
-static int pump(WGPUInstance inst, WGPUDevice dev, volatile int *flag) {
+/* Drives the instance until *flag is set, the device is lost (when lost is
+ * given), or a bounded number of rounds passed: a lost or stuck device must
+ * not hang the caller forever. */
+static int pump(WGPUInstance inst, WGPUDevice dev, volatile int *flag, const volatile bool *lost) {
     for (long i = 0; i < 20000000L && !*flag; i++) {
         wgpuInstanceProcessEvents(inst);
-        if (*flag) break;
+        if (*flag || (lost && *lost)) break;
         if (dev) wgpuDevicePoll(dev, i > 16, NULL);
     }
     return *flag;
@@ -248,7 +249,7 @@ static rlx_status request_adapter(WGPUInstance inst, WGPUAdapter *out) {
     cb.callback = on_adapter;
     cb.userdata1 = &r;
     wgpuInstanceRequestAdapter(inst, &o, cb);
-    pump(inst, NULL, &r.done);
+    pump(inst, NULL, &r.done, NULL);
     *out = r.adapter;
     return RLX_OK;
 }
@@ -337,7 +338,7 @@ static WGPUDevice request_device(wg_backend *b, const WGPULimits *limits, const 
     cb.callback = on_device;
     cb.userdata1 = &r;
     wgpuAdapterRequestDevice(b->adapter, &dd, cb);
-    pump(b->inst, NULL, &r.done);
+    pump(b->inst, NULL, &r.done, NULL);
     if (!r.device) snprintf(msg, cap, "%s", r.msg[0] ? r.msg : "no answer");
     return r.device;
 }
@@ -465,7 +466,7 @@ rlx_status wg_scope_pop(wg_backend *b, const char *what) {
         cb.userdata1 = &r[i];
         wgpuDevicePopErrorScope(b->dev, cb);
     }
-    for (int i = 0; i < 2; i++) pump(b->inst, b->dev, &r[i].done);
+    for (int i = 0; i < 2; i++) pump(b->inst, b->dev, &r[i].done, &b->lost);
     if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->lost_msg);
     /* r[0] out of memory, r[1] validation: report validation first */
     static const int order[2] = { 1, 0 };
@@ -484,7 +485,7 @@ rlx_status wg_scope_pop(wg_backend *b, const char *what) {
 }
 
 rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what) {
-    pump(b->inst, b->dev, flag);
+    pump(b->inst, b->dev, flag, &b->lost);
     if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->lost_msg);
     if (!*flag) return rlx_fail(RLX_ERR_DEVICE, "%s: the GPU made no progress", what);
     return RLX_OK;

@@ -32,7 +32,7 @@ typedef struct wg_backend {
     /* optional features enabled on the device */
     bool has_f16, has_subgroups, has_timestamp, has_coop_matrix;
     /* set by the device-lost callback */
-    bool lost;
+    volatile bool lost;
     bool closing;
     char lost_msg[256];
     /* last error outside any error scope (uncaptured-error callback) */
