@@ -358,7 +358,7 @@ static void test_unary(void) {
     /* tolerances: exact ops 0; + - * / based ops 1e-6 relative; WGSL
      * transcendental builtins (exp, log, tanh, ...) 1e-4 relative plus a
      * small absolute term near zero */
-    const double T = 1e-4, A = 2e-6;
+    const double T = 1e-4, A = 1e-7;
     unary_case cases[] = {
         { "Relu", 14, -2, 2, 0, 0, 0, { { 0 } } },
         { "Abs", 13, -2, 2, 0, 0, 0, { { 0 } } },

@@ -30,9 +30,22 @@ fn expm1_(x: f32) -> f32 {
     }
     return exp(x) - 1.0;
 }
-fn tanh_(x: f32) -> f32 { return tanh(clamp(x, -15.0, 15.0)); }
-// erf: Maclaurin series below 1 (13 terms, < 1e-8), Abramowitz & Stegun
-// 7.1.26 above (absolute error < 1.5e-7 where erf > 0.84).
+// tanh(x) = e / (e + 2) with e = expm1(2|x|): keeps its relative accuracy
+// near 0, where the builtin (a quotient of exponentials on llvmpipe) does not.
+fn tanh_(x: f32) -> f32 {
+    let e = expm1_(2.0 * min(abs(x), 15.0));
+    let t = e / (e + 2.0);
+    return select(t, -t, x < 0.0);
+}
+// erfc(z) for z >= 0 with a relative error below 1.2e-7 (the Chebyshev
+// fit of Press et al., Numerical Recipes 6.2): no cancellation in its tail.
+fn erfc_pos(z: f32) -> f32 {
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let p = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 +
+            t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+    return t * exp(-z * z + p);
+}
+// erf: Maclaurin series below 1 (13 terms, < 1e-8), 1 - erfc above.
 fn erf_(x: f32) -> f32 {
     let a = abs(x);
     var r: f32;
@@ -46,11 +59,15 @@ fn erf_(x: f32) -> f32 {
         }
         r = 1.1283791670955126 * sum;
     } else {
-        let t = 1.0 / (1.0 + 0.3275911 * a);
-        let poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-        r = 1.0 - poly * exp(-a * a);
+        r = 1.0 - erfc_pos(a);
     }
     return select(r, -r, x < 0.0);
+}
+// Gelu = 0.5 x (1 + erf(x / sqrt 2)); for x < 0 the bracket is erfc(|x| / sqrt 2).
+fn gelu_(x: f32) -> f32 {
+    let u = x * 0.7071067811865476;
+    if (x < 0.0) { return 0.5 * x * erfc_pos(-u); }
+    return 0.5 * x * (1.0 + erf_(u));
 }
 fn softplus_(x: f32) -> f32 {
     if (x > 30.0) { return x; }
@@ -72,8 +89,8 @@ fn apply(x: f32) -> f32 {
         case 10u: { return x * max(0.0, min(1.0, x / 6.0 + 0.5)); }         // HardSwish
         case 11u: { return select(P.alpha * x, x, x >= 0.0); }              // LeakyRelu
         case 12u: { return min(max(x, P.alpha), P.beta); }                  // Clip [alpha, beta]
-        case 13u: { return 0.5 * x * (1.0 + erf_(x * 0.7071067811865476)); } // Gelu
-        case 14u: { return 0.5 * x * (1.0 + tanh_(0.7978845608028654 * (x + 0.044715 * x * x * x))); } // Gelu tanh
+        case 13u: { return gelu_(x); }                                      // Gelu
+        case 14u: { return x / (1.0 + exp(-1.5957691216057308 * (x + 0.044715 * x * x * x))); } // Gelu tanh: 0.5 (1 + tanh y) = 1 / (1 + e^-2y)
         case 15u: { return select(P.alpha * expm1_(x), x, x >= 0.0); }      // Elu
         case 16u: { return select(P.gamma * P.alpha * expm1_(x), P.gamma * x, x > 0.0); } // Selu
         case 17u: { return max(0.0, x) + min(0.0, P.alpha * expm1_(x / P.alpha)); } // Celu
