@@ -409,6 +409,29 @@ static void test_unary(void) {
         gpu_vs_cpu(label, c->op, c->opset, 1, in, NULL, (size_t)c->n_attrs, c->attrs, c->rtol, c->atol);
         rlx_tensor_destroy(x);
     }
+    /* near zero, where quotients of exponentials lose relative accuracy:
+     * 1e-4 relative, 1e-12 absolute */
+    const char *small_ops[] = { "Tanh", "Sinh", "Asinh", "Atanh", "Erf", "Gelu", "Elu", "Selu", "Celu", "Mish",
+                                "Sin", "Tan", "Asin", "Atan", "Softsign" };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(small_ops); i++) {
+        if (!rlx_op_find("", small_ops[i])) continue;
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 3, dims, -1e-3f, 1e-3f);
+        const rlx_tensor *in[1] = { x };
+        char label[64];
+        snprintf(label, sizeof label, "%s near 0", small_ops[i]);
+        gpu_vs_cpu(label, small_ops[i], 20, 1, in, NULL, 0, NULL, 1e-4, 1e-12);
+        rlx_tensor_destroy(x);
+    }
+    /* Log and Acosh just above 1, same tolerance */
+    const char *one_ops[] = { "Log", "Acosh" };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(one_ops); i++) {
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 3, dims, 1.0f, 1.002f);
+        const rlx_tensor *in[1] = { x };
+        char label[64];
+        snprintf(label, sizeof label, "%s near 1", one_ops[i]);
+        gpu_vs_cpu(label, one_ops[i], 20, 1, in, NULL, 0, NULL, 1e-4, 1e-12);
+        rlx_tensor_destroy(x);
+    }
     /* Clip-13 with constant min/max inputs, and with only max */
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 3, dims, -3, 3);
     float lo = -0.75f, hi = 0.5f;

@@ -15,18 +15,40 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;
 override OP: u32 = 0u;
 
-// log(1 + u) without losing u when it is tiny (u > -1).
-fn log1p_(u: f32) -> f32 {
-    let v = 1.0 + u;
-    if (v == 1.0) { return u; }
-    return log(v) * u / (v - 1.0);
+// WGSL only bounds log's error absolutely (2^-21) on [0.5, 2], and
+// llvmpipe's log and exp-based builtins lose relative accuracy near 1 and 0,
+// so the functions below use series there.
+// 2 atanh(t) = log((1 + t) / (1 - t)) for |t| <= 1/3, to 5e-10.
+fn atanh2_(t: f32) -> f32 {
+    let t2 = t * t;
+    var term = t;
+    var sum = t;
+    for (var k = 1u; k < 9u; k = k + 1u) {
+        term = term * t2;
+        sum = sum + term / f32(2u * k + 1u);
+    }
+    return 2.0 * sum;
 }
-// exp(x) - 1 without cancellation near 0.
+// log(1 + u) for u > -1, relative accuracy kept for tiny u.
+fn log1p_(u: f32) -> f32 {
+    if (abs(u) < 0.5) { return atanh2_(u / (2.0 + u)); }
+    return log(1.0 + u);
+}
+// log(x), accurate near 1 (x - 1 is exact on [0.5, 2]).
+fn log_(x: f32) -> f32 {
+    if (x >= 0.5 && x <= 2.0) { return atanh2_((x - 1.0) / (x + 1.0)); }
+    return log(x);
+}
+// exp(x) - 1 without cancellation near 0 (Taylor series below 0.5).
 fn expm1_(x: f32) -> f32 {
-    if (abs(x) < 1e-5) { return x + 0.5 * x * x; }
     if (abs(x) < 0.5) {
-        let u = exp(x);
-        return (u - 1.0) * x / log(u);
+        var term = x;
+        var sum = x;
+        for (var k = 2u; k < 12u; k = k + 1u) {
+            term = term * x / f32(k);
+            sum = sum + term;
+        }
+        return sum;
     }
     return exp(x) - 1.0;
 }
@@ -80,7 +102,7 @@ fn apply(x: f32) -> f32 {
         case 1u: { return 1.0 / (1.0 + exp(-x)); }                          // Sigmoid
         case 2u: { return tanh_(x); }                                       // Tanh
         case 3u: { return exp(x); }                                         // Exp
-        case 4u: { return log(x); }                                         // Log
+        case 4u: { return log_(x); }                                        // Log
         case 5u: { return sqrt(x); }                                        // Sqrt
         case 6u: { return abs(x); }                                         // Abs
         case 7u: { return -x; }                                             // Neg
@@ -109,11 +131,11 @@ fn apply(x: f32) -> f32 {
         case 30u: { return atan2(x, sqrt((1.0 - x) * (1.0 + x))); }         // Asin (the builtin is coarse on llvmpipe)
         case 31u: { return atan2(sqrt((1.0 - x) * (1.0 + x)), x); }         // Acos
         case 32u: { return atan(x); }                                       // Atan
-        case 33u: { return sinh(x); }                                       // Sinh
+        case 33u: { let m = expm1_(abs(x)); let r = 0.5 * (m + m / (m + 1.0)); return select(r, -r, x < 0.0); } // Sinh
         case 34u: { return cosh(x); }                                       // Cosh
-        case 35u: { return asinh(x); }                                      // Asinh
+        case 35u: { let a = abs(x); let r = log1p_(a + a * a / (1.0 + sqrt(1.0 + a * a))); return select(r, -r, x < 0.0); } // Asinh
         case 36u: { return acosh(x); }                                      // Acosh
-        case 37u: { return atanh(x); }                                      // Atanh
+        case 37u: { return 0.5 * log1p_(2.0 * x / (1.0 - x)); }            // Atanh
         case 38u: { return x; }                                             // Identity
         case 39u: { return x / P.alpha; }                                   // divide by a constant (Mean)
         default: { return x; }
