@@ -1,0 +1,66 @@
+// Direct convolution, NCHW (1-D and 2-D convs are 3-D with unit leading
+// dims), groups and dilation: one invocation per output element,
+//   y[n, co, od, oh, ow] = sum over (ci, kz, kr, kc) in that nesting of
+//       w[co, ci, kz, kr, kc] * x[n, g * cin_g + ci, iz, ih, iw]
+//   then + b[co] (added last), with g = co / cout_g and
+//   iz = od * s_d - p_d + kz * dil_d (likewise ih, iw); taps outside the
+//   input contribute w * 0.
+// The reduction order is the one of im2col + matmul (k = ((ci * k_d + kz) *
+// k_h + kr) * k_w + kc, ascending), so both paths give the same bits.
+// Semantics: ONNX Conv-11/22 (geometry from src/ir/ops/conv_geom.h).
+// Params: x_off, w_off, b_off, y_off (element offsets in each binding),
+// then the geometry; total = n * c_out * out_d * out_h * out_w.
+struct Params {
+    x_off: u32, w_off: u32, b_off: u32, y_off: u32,
+    n: u32, c_in: u32, c_out: u32, group: u32,
+    in_d: u32, in_h: u32, in_w: u32, out_d: u32,
+    out_h: u32, out_w: u32, k_d: u32, k_h: u32,
+    k_w: u32, s_d: u32, s_h: u32, s_w: u32,
+    p_d: u32, p_h: u32, p_w: u32, dil_d: u32,
+    dil_h: u32, dil_w: u32, has_bias: u32, total: u32,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<f32>;
+@group(0) @binding(2) var<storage, read_write> W: array<f32>;
+@group(0) @binding(3) var<storage, read_write> B: array<f32>;
+@group(0) @binding(4) var<storage, read_write> Y: array<f32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let i = gid.x + gid.y * nwg.x * 64u;
+    if (i >= P.total) { return; }
+    let ow = i % P.out_w;
+    var t = i / P.out_w;
+    let oh = t % P.out_h;
+    t = t / P.out_h;
+    let od = t % P.out_d;
+    t = t / P.out_d;
+    let co = t % P.c_out;
+    let nb = t / P.c_out;
+    let cin_g = P.c_in / P.group;
+    let cout_g = P.c_out / P.group;
+    let g = co / cout_g;
+    var acc = 0.0;
+    for (var ci = 0u; ci < cin_g; ci = ci + 1u) {
+        let xc = (nb * P.c_in + g * cin_g + ci) * P.in_d;
+        for (var kz = 0u; kz < P.k_d; kz = kz + 1u) {
+            let iz = i32(od * P.s_d + kz * P.dil_d) - i32(P.p_d);
+            for (var kr = 0u; kr < P.k_h; kr = kr + 1u) {
+                let ih = i32(oh * P.s_h + kr * P.dil_h) - i32(P.p_h);
+                for (var kc = 0u; kc < P.k_w; kc = kc + 1u) {
+                    let iw = i32(ow * P.s_w + kc * P.dil_w) - i32(P.p_w);
+                    var xv = 0.0;
+                    if (iz >= 0 && iz < i32(P.in_d) && ih >= 0 && ih < i32(P.in_h) && iw >= 0 && iw < i32(P.in_w)) {
+                        xv = X[P.x_off + ((xc + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)];
+                    }
+                    let wv = W[P.w_off + (((co * cin_g + ci) * P.k_d + kz) * P.k_h + kr) * P.k_w + kc];
+                    acc = acc + wv * xv;
+                }
+            }
+        }
+    }
+    if (P.has_bias != 0u) {
+        acc = acc + B[P.b_off + co];
+    }
+    Y[P.y_off + i] = acc;
+}

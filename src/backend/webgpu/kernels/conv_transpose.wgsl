@@ -1,0 +1,72 @@
+// Transposed convolution, NCHW (1-D and 2-D are 3-D with unit leading
+// dims), groups and dilation: one invocation per output element,
+//   y[n, co, oz, oh, ow] = b[co] + sum over (ci, kz, kr, kc) of
+//       x[n, g * cin_g + ci, iz, ih, iw] * w[g * cin_g + ci, co % cout_g, kz, kr, kc]
+//   over the taps where oz + p_d - kz * dil_d = iz * s_d with 0 <= iz < in_d
+//   (likewise h, w); g = co / cout_g. Weight layout [C_in, C_out/group, k...].
+// Semantics: ONNX ConvTranspose-11/22 (output_padding, output_shape and
+// auto_pad resolved by src/ir/ops/conv_geom.h). Params as conv_direct.wgsl.
+struct Params {
+    x_off: u32, w_off: u32, b_off: u32, y_off: u32,
+    n: u32, c_in: u32, c_out: u32, group: u32,
+    in_d: u32, in_h: u32, in_w: u32, out_d: u32,
+    out_h: u32, out_w: u32, k_d: u32, k_h: u32,
+    k_w: u32, s_d: u32, s_h: u32, s_w: u32,
+    p_d: u32, p_h: u32, p_w: u32, dil_d: u32,
+    dil_h: u32, dil_w: u32, has_bias: u32, total: u32,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<f32>;
+@group(0) @binding(2) var<storage, read_write> W: array<f32>;
+@group(0) @binding(3) var<storage, read_write> B: array<f32>;
+@group(0) @binding(4) var<storage, read_write> Y: array<f32>;
+
+// input index along one dim for output o and tap k, or -1
+fn src(o: u32, k: u32, s: u32, p: u32, dil: u32, len: u32) -> i32 {
+    let t = i32(o + p) - i32(k * dil);
+    if (t < 0 || (t % i32(s)) != 0) { return -1; }
+    let q = t / i32(s);
+    if (q >= i32(len)) { return -1; }
+    return q;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let i = gid.x + gid.y * nwg.x * 64u;
+    if (i >= P.total) { return; }
+    let ow = i % P.out_w;
+    var t = i / P.out_w;
+    let oh = t % P.out_h;
+    t = t / P.out_h;
+    let oz = t % P.out_d;
+    t = t / P.out_d;
+    let co = t % P.c_out;
+    let nb = t / P.c_out;
+    let cin_g = P.c_in / P.group;
+    let cout_g = P.c_out / P.group;
+    let g = co / cout_g;
+    let col = co % cout_g;
+    var acc = 0.0;
+    for (var ci = 0u; ci < cin_g; ci = ci + 1u) {
+        let c = g * cin_g + ci;
+        for (var kz = 0u; kz < P.k_d; kz = kz + 1u) {
+            let iz = src(oz, kz, P.s_d, P.p_d, P.dil_d, P.in_d);
+            if (iz < 0) { continue; }
+            for (var kr = 0u; kr < P.k_h; kr = kr + 1u) {
+                let ih = src(oh, kr, P.s_h, P.p_h, P.dil_h, P.in_h);
+                if (ih < 0) { continue; }
+                for (var kc = 0u; kc < P.k_w; kc = kc + 1u) {
+                    let iw = src(ow, kc, P.s_w, P.p_w, P.dil_w, P.in_w);
+                    if (iw < 0) { continue; }
+                    let xv = X[P.x_off + (((nb * P.c_in + c) * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)];
+                    let wv = W[P.w_off + (((c * cout_g + col) * P.k_d + kz) * P.k_h + kr) * P.k_w + kc];
+                    acc = acc + xv * wv;
+                }
+            }
+        }
+    }
+    if (P.has_bias != 0u) {
+        acc = acc + B[P.b_off + co];
+    }
+    Y[P.y_off + i] = acc;
+}

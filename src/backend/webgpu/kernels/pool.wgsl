@@ -1,0 +1,62 @@
+// MaxPool / AveragePool, NCHW (1-D and 2-D are 3-D with unit leading dims),
+// padding, strides, dilation, ceil_mode (already in out_*): one invocation
+// per output element. Tap (kz, kr, kc) reads input position
+// iz = oz * s_d - p_d + kz * dil_d (likewise ih, iw).
+//   AVG = false: max over taps inside the input (padding never wins).
+//   AVG = true:  sum over taps inside the input / count, where count counts
+//                the taps inside the input, or with count_include_pad the
+//                taps inside the padded input [-p, in + pe).
+// Semantics: ONNX MaxPool-12/22 (no Indices output), AveragePool-19/22.
+// Params: x_off, y_off, nc = N * C, geometry, total.
+struct Params {
+    x_off: u32, y_off: u32, nc: u32, count_include_pad: u32,
+    in_d: u32, in_h: u32, in_w: u32, out_d: u32,
+    out_h: u32, out_w: u32, k_d: u32, k_h: u32,
+    k_w: u32, s_d: u32, s_h: u32, s_w: u32,
+    p_d: u32, p_h: u32, p_w: u32, dil_d: u32,
+    dil_h: u32, dil_w: u32, pe_d: u32, pe_h: u32,
+    pe_w: u32, total: u32, _p0: u32, _p1: u32,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<f32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+override AVG: bool = false;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let i = gid.x + gid.y * nwg.x * 64u;
+    if (i >= P.total) { return; }
+    let ow = i % P.out_w;
+    var t = i / P.out_w;
+    let oh = t % P.out_h;
+    t = t / P.out_h;
+    let oz = t % P.out_d;
+    let c = t / P.out_d;
+    var mx = -3.4028234663852886e38;
+    var sum = 0.0;
+    var cnt = 0u;
+    var cnt_pad = 0u;
+    for (var kz = 0u; kz < P.k_d; kz = kz + 1u) {
+        let iz = i32(oz * P.s_d + kz * P.dil_d) - i32(P.p_d);
+        for (var kr = 0u; kr < P.k_h; kr = kr + 1u) {
+            let ih = i32(oh * P.s_h + kr * P.dil_h) - i32(P.p_h);
+            for (var kc = 0u; kc < P.k_w; kc = kc + 1u) {
+                let iw = i32(ow * P.s_w + kc * P.dil_w) - i32(P.p_w);
+                let in_pad = iz < i32(P.in_d + P.pe_d) && ih < i32(P.in_h + P.pe_h) && iw < i32(P.in_w + P.pe_w);
+                if (in_pad) { cnt_pad = cnt_pad + 1u; }
+                if (iz >= 0 && iz < i32(P.in_d) && ih >= 0 && ih < i32(P.in_h) && iw >= 0 && iw < i32(P.in_w)) {
+                    let v = X[P.x_off + ((c * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)];
+                    mx = max(mx, v);
+                    sum = sum + v;
+                    cnt = cnt + 1u;
+                }
+            }
+        }
+    }
+    if (AVG) {
+        let div = select(cnt, cnt_pad, P.count_include_pad != 0u);
+        Y[P.y_off + i] = sum / f32(max(div, 1u));
+    } else {
+        Y[P.y_off + i] = mx;
+    }
+}

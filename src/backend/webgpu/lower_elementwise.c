@@ -1,0 +1,261 @@
+/* WGSL lowerings of the elementwise family: unary math and activations
+ * (kernels/unary.wgsl) and binary arithmetic with multidirectional
+ * broadcasting (kernels/binary.wgsl), variadic Sum/Mean/Max/Min as chains
+ * of binary dispatches. Semantics: the ONNX operators of the same names
+ * (versions as in src/ir/ops/ops_elementwise.c). f32; i32 for
+ * Add/Sub/Mul/Max/Min/Sum. */
+#include <float.h>
+#include <string.h>
+
+#include "backend/webgpu/webgpu.h"
+#include "ir/op.h"
+
+/* ------------------------------------------------------------ unary */
+
+/* Op codes of kernels/unary.wgsl (keep in step with its switch). */
+enum un_code {
+    UN_RELU = 0, UN_SIGMOID, UN_TANH, UN_EXP, UN_LOG, UN_SQRT, UN_ABS, UN_NEG, UN_ERF, UN_HSIG, UN_HSWISH,
+    UN_LEAKY, UN_CLIP, UN_GELU, UN_GELU_TANH, UN_ELU, UN_SELU, UN_CELU, UN_SOFTPLUS, UN_SOFTSIGN, UN_MISH,
+    UN_RECIP, UN_FLOOR, UN_CEIL, UN_ROUND, UN_SIN, UN_COS, UN_TAN, UN_SIGN, UN_THRELU, UN_ASIN, UN_ACOS, UN_ATAN,
+    UN_SINH, UN_COSH, UN_ASINH, UN_ACOSH, UN_ATANH, UN_IDENTITY, UN_DIVC
+};
+
+static const struct {
+    const char *op;
+    int code;
+} k_unary[] = {
+    { "Relu", UN_RELU }, { "Sigmoid", UN_SIGMOID }, { "Tanh", UN_TANH }, { "Exp", UN_EXP }, { "Log", UN_LOG },
+    { "Sqrt", UN_SQRT }, { "Abs", UN_ABS }, { "Neg", UN_NEG }, { "Erf", UN_ERF }, { "HardSigmoid", UN_HSIG },
+    { "HardSwish", UN_HSWISH }, { "LeakyRelu", UN_LEAKY }, { "Clip", UN_CLIP }, { "Gelu", UN_GELU },
+    { "Elu", UN_ELU }, { "Selu", UN_SELU }, { "Celu", UN_CELU }, { "Softplus", UN_SOFTPLUS },
+    { "Softsign", UN_SOFTSIGN }, { "Mish", UN_MISH }, { "Reciprocal", UN_RECIP }, { "Floor", UN_FLOOR },
+    { "Ceil", UN_CEIL }, { "Round", UN_ROUND }, { "Sin", UN_SIN }, { "Cos", UN_COS }, { "Tan", UN_TAN },
+    { "Sign", UN_SIGN }, { "ThresholdedRelu", UN_THRELU }, { "Asin", UN_ASIN }, { "Acos", UN_ACOS },
+    { "Atan", UN_ATAN }, { "Sinh", UN_SINH }, { "Cosh", UN_COSH }, { "Asinh", UN_ASINH }, { "Acosh", UN_ACOSH },
+    { "Atanh", UN_ATANH }, { "Identity", UN_IDENTITY },
+};
+
+/* Emits y = f(x) over n elements. */
+static rlx_status emit_unary(wg_lower *L, int code, int x, int y, uint64_t n, float alpha, float beta, float gamma) {
+    wg_dispatch *d = wg_emit(L, "unary");
+    wg_spec(L, d, "OP", code);
+    wg_bind(L, d, x, 0, n);
+    wg_bind(L, d, y, 0, n);
+    wg_p_u32(L, d, (uint32_t)n);
+    wg_p_u32(L, d, 0);
+    wg_p_f32(L, d, alpha);
+    wg_p_f32(L, d, beta);
+    wg_p_f32(L, d, gamma);
+    wg_p_u32(L, d, 0);
+    return wg_grid_1d(L, d, n);
+}
+
+/* Reads optional scalar input i (Clip-11 min/max) as float: absent -> def. */
+static rlx_status konst_scalar_in(wg_lower *L, int i, float def, float *out) {
+    *out = def;
+    const rlx_value *v = wg_in(L, i);
+    if (!v) return RLX_OK;
+    double d;
+    if (!v->konst || !rlx_konst_scalar(v, &d)) return wg_decline(L, "input %d is not a constant scalar", i);
+    *out = (float)d;
+    return RLX_OK;
+}
+
+static rlx_status lower_unary(wg_lower *L) {
+    const char *op = L->n->op_type;
+    int code = -1;
+    for (size_t i = 0; i < RLX_ARRAY_LEN(k_unary); i++)
+        if (strcmp(k_unary[i].op, op) == 0) code = k_unary[i].code;
+    if (code < 0) return wg_decline(L, "no unary code for %s", op);
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    if (!wg_value_ok(x, WG_F32) || !wg_value_ok(y, WG_F32)) return wg_decline(L, "unary ops run on static f32");
+    for (int i = 1; i < L->n->n_out; i++)
+        if (wg_out(L, i)) return wg_decline(L, "extra outputs");
+    float alpha = 0, beta = 0, gamma = 0;
+    const rlx_node *n = L->n;
+    switch (code) {
+    case UN_HSIG:
+        alpha = rlx_attr_float(n, "alpha", 0.2f);
+        beta = rlx_attr_float(n, "beta", 0.5f);
+        break;
+    case UN_LEAKY: alpha = rlx_attr_float(n, "alpha", 0.01f); break;
+    case UN_ELU: case UN_CELU: case UN_THRELU: alpha = rlx_attr_float(n, "alpha", 1.0f); break;
+    case UN_SELU:
+        alpha = rlx_attr_float(n, "alpha", 1.67326319217681884765625f);
+        gamma = rlx_attr_float(n, "gamma", 1.05070102214813232421875f);
+        break;
+    case UN_GELU: {
+        const char *ap = rlx_attr_str(n, "approximate", "none");
+        if (strcmp(ap, "tanh") == 0) code = UN_GELU_TANH;
+        else if (strcmp(ap, "none") != 0) return wg_decline(L, "Gelu approximate='%s'", ap);
+        break;
+    }
+    case UN_CLIP:
+        if (n->version < 11) {
+            alpha = rlx_attr_float(n, "min", -FLT_MAX);
+            beta = rlx_attr_float(n, "max", FLT_MAX);
+        } else {
+            if (n->n_in > 1) RLX_TRY(konst_scalar_in(L, 1, -FLT_MAX, &alpha));
+            if (n->n_in > 2) RLX_TRY(konst_scalar_in(L, 2, FLT_MAX, &beta));
+        }
+        break;
+    default:
+        if (n->n_in > 1) return wg_decline(L, "extra inputs");
+        break;
+    }
+    uint64_t cnt = wg_numel(y);
+    if (cnt == 0) return RLX_OK;
+    return emit_unary(L, code, wg_in_id(L, 0), wg_out_id(L, 0), cnt, alpha, beta, gamma);
+}
+
+/* ------------------------------------------------------------ binary */
+
+/* Op codes of kernels/binary.wgsl. */
+enum bin_code { BIN_ADD = 0, BIN_SUB, BIN_MUL, BIN_DIV, BIN_POW, BIN_MAX, BIN_MIN, BIN_PRELU, BIN_FIRST };
+
+#define BIN_MAX_RANK 8
+
+/* Output dims and per-input element strides (0 on broadcast dims), merged:
+ * size-1 dims dropped, adjacent dims fused where every input stays
+ * contiguous across them. */
+typedef struct bshape {
+    int rank;
+    uint64_t dims[BIN_MAX_RANK];
+    uint64_t str[2][BIN_MAX_RANK];
+} bshape;
+
+static void bcast_strides(const rlx_value *in, const rlx_value *out, uint64_t *str) {
+    uint64_t s = 1;
+    for (int i = out->rank - 1; i >= 0; i--) {
+        int j = i - (out->rank - in->rank);
+        if (j < 0) {
+            str[i] = 0;
+            continue;
+        }
+        str[i] = in->dims[j] == 1 ? 0 : s;
+        s *= (uint64_t)in->dims[j];
+    }
+}
+
+static rlx_status make_bshape(wg_lower *L, const rlx_value *a, const rlx_value *b, const rlx_value *y, bshape *bs) {
+    if (y->rank > RLX_MAX_RANK) return wg_decline(L, "rank %d", y->rank);
+    uint64_t sa[RLX_MAX_RANK], sb[RLX_MAX_RANK];
+    bcast_strides(a, y, sa);
+    bcast_strides(b, y, sb);
+    /* merge from the innermost dim outwards */
+    int r = 0;
+    uint64_t dims[RLX_MAX_RANK], ta[RLX_MAX_RANK], tb[RLX_MAX_RANK];
+    for (int i = y->rank - 1; i >= 0; i--) {
+        uint64_t d = (uint64_t)y->dims[i];
+        if (d == 1) continue;
+        if (r > 0 && sa[i] == ta[r - 1] * dims[r - 1] && sb[i] == tb[r - 1] * dims[r - 1]) {
+            dims[r - 1] *= d;
+            continue;
+        }
+        dims[r] = d;
+        ta[r] = sa[i];
+        tb[r] = sb[i];
+        r++;
+    }
+    if (r > BIN_MAX_RANK) return wg_decline(L, "broadcast of rank %d after merging", r);
+    memset(bs, 0, sizeof *bs);
+    bs->rank = r;
+    for (int i = 0; i < r; i++) { /* back to outermost-first order */
+        bs->dims[i] = dims[r - 1 - i];
+        bs->str[0][i] = ta[r - 1 - i];
+        bs->str[1][i] = tb[r - 1 - i];
+    }
+    return RLX_OK;
+}
+
+/* y = a op b over y's shape (a, b broadcast to it). */
+static rlx_status emit_binary(wg_lower *L, int code, bool is_int, int a, int b, int y) {
+    const rlx_graph *g = L->g;
+    const rlx_value *va = &g->values[a], *vb = &g->values[b], *vy = &g->values[y];
+    bshape bs;
+    RLX_TRY(make_bshape(L, va, vb, vy, &bs));
+    uint64_t n = wg_numel(vy);
+    wg_dispatch *d = wg_emit(L, "binary");
+    wg_spec(L, d, "OP", code);
+    wg_spec(L, d, "INT", is_int ? 1 : 0);
+    wg_bind_value(L, d, a);
+    wg_bind_value(L, d, b);
+    wg_bind_value(L, d, y);
+    wg_p_u32(L, d, (uint32_t)n);
+    wg_p_u32(L, d, (uint32_t)bs.rank);
+    wg_p_align16(L, d);
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < BIN_MAX_RANK; i++) {
+            uint64_t v = k == 0 ? bs.dims[i] : bs.str[k - 1][i];
+            if (k == 0 && i >= bs.rank) v = 1;
+            wg_p_u32(L, d, (uint32_t)v);
+        }
+    }
+    return wg_grid_1d(L, d, n);
+}
+
+static rlx_status lower_binary(wg_lower *L) {
+    static const struct {
+        const char *op;
+        int code;
+        bool int_ok;
+    } ops[] = {
+        { "Add", BIN_ADD, true }, { "Sub", BIN_SUB, true }, { "Mul", BIN_MUL, true }, { "Div", BIN_DIV, false },
+        { "Pow", BIN_POW, false }, { "PRelu", BIN_PRELU, false },
+    };
+    int code = -1;
+    bool int_ok = false;
+    for (size_t i = 0; i < RLX_ARRAY_LEN(ops); i++)
+        if (strcmp(ops[i].op, L->n->op_type) == 0) code = ops[i].code, int_ok = ops[i].int_ok;
+    if (code < 0) return wg_decline(L, "no binary code");
+    if (L->n->n_in != 2 || !wg_in(L, 0) || !wg_in(L, 1)) return wg_decline(L, "expects two inputs");
+    unsigned mask = int_ok ? (WG_F32 | WG_I32) : WG_F32;
+    RLX_TRY(wg_check_io(L, mask, 1));
+    const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *y = wg_out(L, 0);
+    if (a->dtype != y->dtype || b->dtype != y->dtype) return wg_decline(L, "mixed dtypes");
+    if (wg_numel(y) == 0) return RLX_OK;
+    return emit_binary(L, code, y->dtype == RLX_DTYPE_I32, wg_in_id(L, 0), wg_in_id(L, 1), wg_out_id(L, 0));
+}
+
+/* Sum, Mean, Max, Min: y = x0 op x1, then y = y op x_k in place; Mean ends
+ * with y = y / count. One input: a broadcast copy. */
+static rlx_status lower_variadic(wg_lower *L) {
+    const char *op = L->n->op_type;
+    int code = strcmp(op, "Max") == 0 ? BIN_MAX : strcmp(op, "Min") == 0 ? BIN_MIN : BIN_ADD;
+    bool mean = strcmp(op, "Mean") == 0;
+    RLX_TRY(wg_check_io(L, mean ? WG_F32 : (WG_F32 | WG_I32), 1));
+    const rlx_value *y = wg_out(L, 0);
+    int ins[64], n = 0;
+    for (int i = 0; i < L->n->n_in; i++) {
+        if (!wg_in(L, i)) continue;
+        if (n == 64) return wg_decline(L, "more than 64 inputs");
+        if (wg_in(L, i)->dtype != y->dtype) return wg_decline(L, "mixed dtypes");
+        ins[n++] = wg_in_id(L, i);
+    }
+    if (n == 0) return wg_decline(L, "no inputs");
+    if (wg_numel(y) == 0) return RLX_OK;
+    bool is_int = y->dtype == RLX_DTYPE_I32;
+    int yid = wg_out_id(L, 0);
+    if (n == 1) RLX_TRY(emit_binary(L, BIN_FIRST, is_int, ins[0], ins[0], yid));
+    else RLX_TRY(emit_binary(L, code, is_int, ins[0], ins[1], yid));
+    for (int k = 2; k < n; k++) RLX_TRY(emit_binary(L, code, is_int, yid, ins[k], yid));
+    if (mean && n > 1) RLX_TRY(emit_unary(L, UN_DIVC, yid, yid, wg_numel(y), (float)n, 0, 0));
+    return RLX_OK;
+}
+
+const wg_lowering wg_lowerings_elementwise[] = {
+    { "Relu", lower_unary }, { "Sigmoid", lower_unary }, { "Tanh", lower_unary }, { "Exp", lower_unary },
+    { "Log", lower_unary }, { "Sqrt", lower_unary }, { "Abs", lower_unary }, { "Neg", lower_unary },
+    { "Erf", lower_unary }, { "HardSigmoid", lower_unary }, { "HardSwish", lower_unary },
+    { "LeakyRelu", lower_unary }, { "Clip", lower_unary }, { "Gelu", lower_unary }, { "Elu", lower_unary },
+    { "Selu", lower_unary }, { "Celu", lower_unary }, { "Softplus", lower_unary }, { "Softsign", lower_unary },
+    { "Mish", lower_unary }, { "Reciprocal", lower_unary }, { "Floor", lower_unary }, { "Ceil", lower_unary },
+    { "Round", lower_unary }, { "Sin", lower_unary }, { "Cos", lower_unary }, { "Tan", lower_unary },
+    { "Sign", lower_unary }, { "ThresholdedRelu", lower_unary }, { "Asin", lower_unary }, { "Acos", lower_unary },
+    { "Atan", lower_unary }, { "Sinh", lower_unary }, { "Cosh", lower_unary }, { "Asinh", lower_unary },
+    { "Acosh", lower_unary }, { "Atanh", lower_unary },
+    { "Add", lower_binary }, { "Sub", lower_binary }, { "Mul", lower_binary }, { "Div", lower_binary },
+    { "Pow", lower_binary }, { "PRelu", lower_binary },
+    { "Sum", lower_variadic }, { "Mean", lower_variadic }, { "Max", lower_variadic }, { "Min", lower_variadic },
+};
+const size_t wg_lowerings_elementwise_count = RLX_ARRAY_LEN(wg_lowerings_elementwise);

@@ -1,0 +1,630 @@
+/* WGSL lowerings of the nn family: Conv (direct, or im2col + matmul),
+ * ConvTranspose, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool,
+ * BatchNormalization (inference), Gemm, MatMul, Softmax, LogSoftmax,
+ * Resize. f32 only. Conv/pool attributes are resolved by
+ * src/ir/ops/conv_geom.h; semantics are the ONNX operators' (versions noted
+ * per lowering). */
+#include <math.h>
+#include <string.h>
+
+#include "backend/webgpu/webgpu.h"
+#include "ir/op.h"
+#include "ir/ops/conv_geom.h"
+
+/* ------------------------------------------------------------ geometry */
+
+/* Conv geometry padded to 3 spatial dims (unit leading dims). */
+typedef struct geom3 {
+    uint64_t n, c_in, c_out, group;
+    uint64_t in[3], out[3], k[3], s[3], p[3], pe[3], dil[3];
+} geom3;
+
+static rlx_status resolve_geom(wg_lower *L, rlx_conv_kind kind, geom3 *o) {
+    const rlx_value *x = wg_in(L, 0);
+    const rlx_value *w = kind == RLX_GEOM_POOL ? NULL : wg_in(L, 1);
+    if (!x || !rlx_value_is_static(x) || (kind != RLX_GEOM_POOL && (!w || !rlx_value_is_static(w))))
+        return wg_decline(L, "input or weight shape is not static");
+    rlx_conv_geom g;
+    if (rlx_conv_geom_resolve(L->n, kind, x->dims, x->rank, w ? w->dims : NULL, w ? w->rank : 0, &g) != RLX_OK)
+        return wg_decline(L, "geometry does not resolve");
+    memset(o, 0, sizeof *o);
+    o->n = (uint64_t)g.n;
+    o->c_in = (uint64_t)g.c_in;
+    o->c_out = (uint64_t)g.c_out;
+    o->group = (uint64_t)g.group;
+    int pad = 3 - g.nsp;
+    for (int i = 0; i < 3; i++) {
+        o->in[i] = o->out[i] = o->k[i] = o->s[i] = o->dil[i] = 1;
+        o->p[i] = o->pe[i] = 0;
+    }
+    for (int i = 0; i < g.nsp; i++) {
+        o->in[pad + i] = (uint64_t)g.in[i];
+        o->out[pad + i] = (uint64_t)g.out[i];
+        o->k[pad + i] = (uint64_t)g.k[i];
+        o->s[pad + i] = (uint64_t)g.stride[i];
+        o->p[pad + i] = (uint64_t)g.pad_begin[i];
+        o->pe[pad + i] = (uint64_t)g.pad_end[i];
+        o->dil[pad + i] = (uint64_t)g.dil[i];
+    }
+    /* the kernels index in u32 and i32: keep every product well inside */
+    uint64_t big = (uint64_t)1 << 30;
+    for (int i = 0; i < 3; i++)
+        if (o->in[i] >= big || o->out[i] >= big || o->k[i] * o->dil[i] >= big || o->s[i] >= big || o->p[i] >= big)
+            return wg_decline(L, "geometry too large for 32-bit indexing");
+    return RLX_OK;
+}
+
+static uint64_t sp3(const uint64_t *d) { return d[0] * d[1] * d[2]; }
+
+/* The Params of conv_direct.wgsl and conv_transpose.wgsl after the four
+ * offsets. */
+static void p_conv(wg_lower *L, wg_dispatch *d, const geom3 *g, bool has_bias, uint64_t total) {
+    wg_p_u32(L, d, (uint32_t)g->n);
+    wg_p_u32(L, d, (uint32_t)g->c_in);
+    wg_p_u32(L, d, (uint32_t)g->c_out);
+    wg_p_u32(L, d, (uint32_t)g->group);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->in[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->out[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->k[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->s[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->p[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->dil[i]);
+    wg_p_u32(L, d, has_bias ? 1 : 0);
+    wg_p_u32(L, d, (uint32_t)total);
+}
+
+/* ------------------------------------------------------------ matmul */
+
+/* One batched matmul dispatch (kernels/matmul.wgsl). Batch dims: up to 4,
+ * outermost first; strides in elements. Operand windows: a, b, bias, y as
+ * (value, elem_off, elems); bias value < 0: no bias. */
+typedef struct mm_desc {
+    uint64_t M, N, K;
+    float alpha, beta;
+    uint64_t a_sm, a_sk, b_sk, b_sn, bias_sm, bias_sn;
+    int nb; /* batch dims used (<= 4) */
+    uint64_t bdims[4], a_bs[4], b_bs[4], y_bs[4], bias_bs[4];
+    int a, b, bias, y;
+    uint64_t a_off, a_n, b_off, b_n, bias_off, bias_n, y_off, y_n;
+} mm_desc;
+
+static rlx_status emit_matmul(wg_lower *L, const mm_desc *m) {
+    uint64_t nbatch = 1;
+    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    uint64_t tiles_n = (m->N + 15) / 16, tiles_m = (m->M + 15) / 16;
+    uint64_t groups = tiles_n * tiles_m * nbatch;
+    if (m->M >= ((uint64_t)1 << 31) || m->N >= ((uint64_t)1 << 31) || m->K >= ((uint64_t)1 << 31) ||
+        groups >= ((uint64_t)1 << 31))
+        return wg_decline(L, "matmul too large for 32-bit indexing");
+    wg_dispatch *d = wg_emit(L, "matmul");
+    wg_bind(L, d, m->a, m->a_off, m->a_n);
+    wg_bind(L, d, m->b, m->b_off, m->b_n);
+    if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, d, m->a, m->a_off, 1); /* unused placeholder */
+    wg_bind(L, d, m->y, m->y_off, m->y_n);
+    wg_p_u32(L, d, (uint32_t)m->M);
+    wg_p_u32(L, d, (uint32_t)m->N);
+    wg_p_u32(L, d, (uint32_t)m->K);
+    wg_p_u32(L, d, m->bias >= 0 ? 1 : 0);
+    wg_p_f32(L, d, m->alpha);
+    wg_p_f32(L, d, m->beta);
+    wg_p_u32(L, d, (uint32_t)m->a_sm);
+    wg_p_u32(L, d, (uint32_t)m->a_sk);
+    wg_p_u32(L, d, (uint32_t)m->b_sk);
+    wg_p_u32(L, d, (uint32_t)m->b_sn);
+    wg_p_u32(L, d, (uint32_t)m->bias_sm);
+    wg_p_u32(L, d, (uint32_t)m->bias_sn);
+    wg_p_u32(L, d, (uint32_t)nbatch);
+    wg_p_u32(L, d, (uint32_t)tiles_n);
+    wg_p_u32(L, d, (uint32_t)tiles_m);
+    wg_p_u32(L, d, 0);
+    /* batch dims right-aligned into the four slots */
+    const uint64_t *arr[5] = { m->bdims, m->a_bs, m->b_bs, m->y_bs, m->bias_bs };
+    for (int k = 0; k < 5; k++)
+        for (int i = 0; i < 4; i++) {
+            int j = i - (4 - m->nb);
+            uint64_t v = j >= 0 ? arr[k][j] : (k == 0 ? 1 : 0);
+            wg_p_u32(L, d, (uint32_t)v);
+        }
+    return wg_grid_groups(L, d, groups);
+}
+
+/* ------------------------------------------------------------ Conv */
+
+static rlx_status emit_conv_direct(wg_lower *L, const geom3 *g, int x, int w, int b, int y) {
+    uint64_t total = g->n * g->c_out * sp3(g->out);
+    wg_dispatch *d = wg_emit(L, "conv_direct");
+    wg_bind_value(L, d, x);
+    wg_bind_value(L, d, w);
+    if (b >= 0) wg_bind_value(L, d, b);
+    else wg_bind(L, d, w, 0, 1); /* unused placeholder */
+    wg_bind_value(L, d, y);
+    p_conv(L, d, g, b >= 0, total);
+    return wg_grid_1d(L, d, total);
+}
+
+/* im2col of a chunk (n0.., n_cnt images) x (g0.., g_cnt groups) into the
+ * scratch buffer, then the batched matmul weight x col into y. */
+static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int b, int y, uint64_t n0,
+                                  uint64_t n_cnt, uint64_t g0, uint64_t g_cnt) {
+    uint64_t cin_g = g->c_in / g->group, cout_g = g->c_out / g->group;
+    uint64_t k_total = cin_g * g->k[0] * g->k[1] * g->k[2];
+    uint64_t spatial = sp3(g->out), in_sp = sp3(g->in);
+    uint64_t col_n = n_cnt * g_cnt * k_total * spatial;
+    wg_scratch(L, col_n);
+    wg_dispatch *d = wg_emit(L, "im2col");
+    /* the x window starts at (image n0, channel g0 * cin_g) */
+    wg_bind(L, d, x, (n0 * g->c_in + g0 * cin_g) * in_sp,
+            n_cnt == 1 ? g_cnt * cin_g * in_sp : n_cnt * g->c_in * in_sp);
+    wg_bind(L, d, WG_SCRATCH, 0, col_n);
+    wg_p_u32(L, d, (uint32_t)n_cnt);
+    wg_p_u32(L, d, (uint32_t)g_cnt);
+    wg_p_u32(L, d, (uint32_t)g->c_in);
+    wg_p_u32(L, d, (uint32_t)cin_g);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->in[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->out[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->k[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->s[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->p[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->dil[i]);
+    wg_p_u32(L, d, (uint32_t)col_n);
+    RLX_TRY(wg_grid_1d(L, d, col_n));
+
+    mm_desc m;
+    memset(&m, 0, sizeof m);
+    m.M = cout_g;
+    m.N = spatial;
+    m.K = k_total;
+    m.alpha = 1.0f;
+    m.beta = 1.0f;
+    m.a_sm = k_total;
+    m.a_sk = 1;
+    m.b_sk = spatial;
+    m.b_sn = 1;
+    m.bias_sm = 1;
+    m.bias_sn = 0;
+    m.nb = 2;
+    m.bdims[0] = n_cnt;
+    m.bdims[1] = g_cnt;
+    m.a_bs[0] = 0;
+    m.a_bs[1] = cout_g * k_total;
+    m.b_bs[0] = g_cnt * k_total * spatial;
+    m.b_bs[1] = k_total * spatial;
+    m.y_bs[0] = g->c_out * spatial;
+    m.y_bs[1] = cout_g * spatial;
+    m.bias_bs[0] = 0;
+    m.bias_bs[1] = cout_g;
+    m.a = w;
+    m.a_off = g0 * cout_g * k_total;
+    m.a_n = g_cnt * cout_g * k_total;
+    m.b = WG_SCRATCH;
+    m.b_off = 0;
+    m.b_n = col_n;
+    m.bias = b;
+    m.bias_off = g0 * cout_g;
+    m.bias_n = g_cnt * cout_g;
+    m.y = y;
+    m.y_off = (n0 * g->c_out + g0 * cout_g) * spatial;
+    m.y_n = n_cnt == 1 ? g_cnt * cout_g * spatial : n_cnt * g->c_out * spatial;
+    return emit_matmul(L, &m);
+}
+
+/* Conv-1/11/22. Default: im2col + matmul per chunk of (images, groups) whose
+ * col fits one binding (and the scratch buffer); the session option
+ * gpu_conv_direct, or a single group's col larger than a binding, selects
+ * the direct kernel. Both give the same bits. */
+static rlx_status lower_conv(wg_lower *L) {
+    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    geom3 g;
+    RLX_TRY(resolve_geom(L, RLX_GEOM_CONV, &g));
+    int x = wg_in_id(L, 0), w = wg_in_id(L, 1), b = wg_in(L, 2) ? wg_in_id(L, 2) : -1, y = wg_out_id(L, 0);
+    if (wg_numel(wg_out(L, 0)) == 0) return RLX_OK;
+    if (g.group == 0 || g.c_in % g.group || g.c_out % g.group) return wg_decline(L, "bad groups");
+    uint64_t cin_g = g.c_in / g.group;
+    uint64_t k_total = cin_g * g.k[0] * g.k[1] * g.k[2];
+    uint64_t per = k_total * sp3(g.out); /* col elements of one (image, group) */
+    uint64_t cap = L->caps->max_binding / 4;
+    if (L->caps->conv_direct || per == 0 || per > cap) return emit_conv_direct(L, &g, x, w, b, y);
+    if (g.group * per <= cap) {
+        uint64_t n_cnt = cap / (g.group * per);
+        if (n_cnt > g.n) n_cnt = g.n;
+        for (uint64_t n0 = 0; n0 < g.n; n0 += n_cnt) {
+            uint64_t cnt = g.n - n0 < n_cnt ? g.n - n0 : n_cnt;
+            RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, n0, cnt, 0, g.group));
+        }
+    } else {
+        uint64_t g_cnt = cap / per;
+        for (uint64_t n0 = 0; n0 < g.n; n0++)
+            for (uint64_t g0 = 0; g0 < g.group; g0 += g_cnt) {
+                uint64_t cnt = g.group - g0 < g_cnt ? g.group - g0 : g_cnt;
+                RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, n0, 1, g0, cnt));
+            }
+    }
+    return RLX_OK;
+}
+
+/* ConvTranspose-1/11/22. */
+static rlx_status lower_conv_transpose(wg_lower *L) {
+    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    geom3 g;
+    RLX_TRY(resolve_geom(L, RLX_GEOM_CONV_TRANSPOSE, &g));
+    if (g.group == 0 || g.c_in % g.group || g.c_out % g.group) return wg_decline(L, "bad groups");
+    const rlx_value *y = wg_out(L, 0);
+    uint64_t total = wg_numel(y);
+    if (total == 0) return RLX_OK;
+    if (total != g.n * g.c_out * sp3(g.out)) return wg_decline(L, "output shape differs from the geometry");
+    int w = wg_in_id(L, 1), b = wg_in(L, 2) ? wg_in_id(L, 2) : -1;
+    wg_dispatch *d = wg_emit(L, "conv_transpose");
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, w);
+    if (b >= 0) wg_bind_value(L, d, b);
+    else wg_bind(L, d, w, 0, 1);
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    p_conv(L, d, &g, b >= 0, total);
+    return wg_grid_1d(L, d, total);
+}
+
+/* ------------------------------------------------------------ pools */
+
+/* MaxPool-1..22 (without the Indices output), AveragePool-1..22. */
+static rlx_status lower_pool(wg_lower *L) {
+    bool avg = strcmp(L->n->op_type, "AveragePool") == 0;
+    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    if (!avg && rlx_attr_int(L->n, "storage_order", 0) != 0 && L->n->n_out > 1)
+        return wg_decline(L, "storage_order");
+    geom3 g;
+    RLX_TRY(resolve_geom(L, RLX_GEOM_POOL, &g));
+    const rlx_value *y = wg_out(L, 0);
+    uint64_t total = wg_numel(y);
+    if (total == 0) return RLX_OK;
+    if (total != g.n * g.c_in * sp3(g.out)) return wg_decline(L, "output shape differs from the geometry");
+    wg_dispatch *d = wg_emit(L, "pool");
+    wg_spec(L, d, "AVG", avg ? 1 : 0);
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)(g.n * g.c_in));
+    /* count_include_pad only means something for AveragePool */
+    wg_p_u32(L, d, avg && rlx_attr_int(L->n, "count_include_pad", 0) != 0 ? 1 : 0);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.in[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.out[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.k[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.s[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.p[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.dil[i]);
+    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.pe[i]);
+    wg_p_u32(L, d, (uint32_t)total);
+    return wg_grid_1d(L, d, total);
+}
+
+/* GlobalAveragePool-1, GlobalMaxPool-1. */
+static rlx_status lower_global_pool(wg_lower *L) {
+    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    const rlx_value *x = wg_in(L, 0);
+    if (x->rank < 2) return wg_decline(L, "rank %d", x->rank);
+    uint64_t nc = (uint64_t)x->dims[0] * (uint64_t)x->dims[1];
+    uint64_t sp = nc ? wg_numel(x) / nc : 0;
+    if (nc == 0) return RLX_OK;
+    if (sp == 0) return wg_decline(L, "empty spatial dims");
+    wg_dispatch *d = wg_emit(L, "global_pool");
+    wg_spec(L, d, "MAX", strcmp(L->n->op_type, "GlobalMaxPool") == 0 ? 1 : 0);
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)nc);
+    wg_p_u32(L, d, (uint32_t)sp);
+    return wg_grid_1d(L, d, nc);
+}
+
+/* ------------------------------------------------------------ BatchNormalization */
+
+/* BatchNormalization-1..15 in inference mode (training_mode = 0, only the
+ * Y output, spatial = 1). */
+static rlx_status lower_batchnorm(wg_lower *L) {
+    if (rlx_attr_int(L->n, "training_mode", 0) != 0) return wg_decline(L, "training_mode");
+    if (rlx_attr_int(L->n, "spatial", 1) != 1) return wg_decline(L, "spatial = 0");
+    if (L->n->n_in != 5) return wg_decline(L, "expects 5 inputs");
+    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    const rlx_value *x = wg_in(L, 0);
+    if (x->rank < 2) return wg_decline(L, "rank %d", x->rank);
+    uint64_t c = (uint64_t)x->dims[1];
+    for (int i = 1; i < 5; i++)
+        if (wg_numel(wg_in(L, i)) != c) return wg_decline(L, "input %d is not [C]", i);
+    uint64_t inner = 1;
+    for (int i = 2; i < x->rank; i++) inner *= (uint64_t)x->dims[i];
+    uint64_t total = wg_numel(x);
+    if (total == 0) return RLX_OK;
+    wg_dispatch *d = wg_emit(L, "batchnorm");
+    for (int i = 0; i < 5; i++) wg_bind_value(L, d, wg_in_id(L, i));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)total);
+    wg_p_u32(L, d, (uint32_t)c);
+    wg_p_u32(L, d, (uint32_t)inner);
+    wg_p_f32(L, d, rlx_attr_float(L->n, "epsilon", 1e-5f));
+    return wg_grid_1d(L, d, total);
+}
+
+/* ------------------------------------------------------------ Gemm, MatMul */
+
+/* Gemm-1..13: Y = alpha * A' B' + beta * C, C unidirectionally broadcast. */
+static rlx_status lower_gemm(wg_lower *L) {
+    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *c = wg_in(L, 2), *y = wg_out(L, 0);
+    if (a->rank != 2 || b->rank != 2 || y->rank != 2) return wg_decline(L, "Gemm needs 2-D A and B");
+    if (L->n->version < 7 && rlx_attr_int(L->n, "broadcast", 0) == 0 && c &&
+        !(c->rank == 2 && c->dims[0] == y->dims[0] && c->dims[1] == y->dims[1]))
+        return wg_decline(L, "Gemm-6 without broadcast needs C of shape [M, N]");
+    bool ta = rlx_attr_int(L->n, "transA", 0) != 0, tb = rlx_attr_int(L->n, "transB", 0) != 0;
+    uint64_t M = (uint64_t)(ta ? a->dims[1] : a->dims[0]), K = (uint64_t)(ta ? a->dims[0] : a->dims[1]);
+    uint64_t N = (uint64_t)(tb ? b->dims[0] : b->dims[1]);
+    if ((uint64_t)(tb ? b->dims[1] : b->dims[0]) != K || (uint64_t)y->dims[0] != M || (uint64_t)y->dims[1] != N)
+        return wg_decline(L, "shapes do not agree");
+    if (M * N == 0) return RLX_OK;
+    mm_desc m;
+    memset(&m, 0, sizeof m);
+    m.M = M;
+    m.N = N;
+    m.K = K;
+    m.alpha = rlx_attr_float(L->n, "alpha", 1.0f);
+    m.beta = rlx_attr_float(L->n, "beta", 1.0f);
+    m.a_sm = ta ? 1 : K;
+    m.a_sk = ta ? M : 1;
+    m.b_sk = tb ? 1 : N;
+    m.b_sn = tb ? K : 1;
+    m.nb = 0;
+    m.a = wg_in_id(L, 0);
+    m.a_n = wg_numel(a);
+    m.b = wg_in_id(L, 1);
+    m.b_n = wg_numel(b);
+    m.bias = -1;
+    if (c && wg_numel(c) > 0) {
+        uint64_t cm = 1, cn = 1;
+        if (c->rank == 2) cm = (uint64_t)c->dims[0], cn = (uint64_t)c->dims[1];
+        else if (c->rank == 1) cn = (uint64_t)c->dims[0];
+        else if (c->rank != 0) return wg_decline(L, "C of rank %d", c->rank);
+        if ((cm != 1 && cm != M) || (cn != 1 && cn != N)) return wg_decline(L, "C does not broadcast to [M, N]");
+        m.bias = wg_in_id(L, 2);
+        m.bias_n = wg_numel(c);
+        m.bias_sm = cm == 1 ? 0 : cn;
+        m.bias_sn = cn == 1 ? 0 : 1;
+    }
+    m.y = wg_out_id(L, 0);
+    m.y_n = M * N;
+    return emit_matmul(L, &m);
+}
+
+/* MatMul-1/9/13: numpy matmul with broadcast batch dims; 1-D operands are
+ * promoted ([K] -> [1, K] for A, [K, 1] for B) and the dim dropped. */
+static rlx_status lower_matmul(wg_lower *L) {
+    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *y = wg_out(L, 0);
+    if (a->rank < 1 || b->rank < 1) return wg_decline(L, "scalar operand");
+    uint64_t M = a->rank == 1 ? 1 : (uint64_t)a->dims[a->rank - 2];
+    uint64_t K = (uint64_t)a->dims[a->rank - 1];
+    uint64_t Kb = b->rank == 1 ? (uint64_t)b->dims[0] : (uint64_t)b->dims[b->rank - 2];
+    uint64_t N = b->rank == 1 ? 1 : (uint64_t)b->dims[b->rank - 1];
+    if (K != Kb) return wg_decline(L, "inner dims differ");
+    int ra = a->rank > 2 ? a->rank - 2 : 0, rb = b->rank > 2 ? b->rank - 2 : 0;
+    int rbat = ra > rb ? ra : rb;
+    /* per batch dim (outermost first): size and strides of a, b, y */
+    uint64_t dims[RLX_MAX_RANK], sa[RLX_MAX_RANK], sb[RLX_MAX_RANK], sy[RLX_MAX_RANK];
+    uint64_t ca = M * K, cb = K * N, cy = M * N;
+    for (int i = rbat - 1; i >= 0; i--) {
+        int ia = i - (rbat - ra), ib = i - (rbat - rb);
+        uint64_t da = ia >= 0 ? (uint64_t)a->dims[ia] : 1, db = ib >= 0 ? (uint64_t)b->dims[ib] : 1;
+        uint64_t d = da > db ? da : db;
+        if ((da != 1 && da != d) || (db != 1 && db != d)) return wg_decline(L, "batch dims do not broadcast");
+        dims[i] = d;
+        sa[i] = da == 1 ? 0 : ca;
+        sb[i] = db == 1 ? 0 : cb;
+        sy[i] = cy;
+        ca *= da;
+        cb *= db;
+        cy *= d;
+    }
+    /* merge batch dims (innermost first), dropping size-1 dims */
+    mm_desc m;
+    memset(&m, 0, sizeof m);
+    uint64_t md[RLX_MAX_RANK], ma[RLX_MAX_RANK], mb[RLX_MAX_RANK], my[RLX_MAX_RANK];
+    int r = 0;
+    for (int i = rbat - 1; i >= 0; i--) {
+        if (dims[i] == 1) continue;
+        if (r > 0 && sa[i] == ma[r - 1] * md[r - 1] && sb[i] == mb[r - 1] * md[r - 1] && sy[i] == my[r - 1] * md[r - 1]) {
+            md[r - 1] *= dims[i];
+            continue;
+        }
+        md[r] = dims[i];
+        ma[r] = sa[i];
+        mb[r] = sb[i];
+        my[r] = sy[i];
+        r++;
+    }
+    if (r > 4) return wg_decline(L, "more than 4 batch dims after merging");
+    if (cy != wg_numel(y)) return wg_decline(L, "output size differs");
+    if (cy == 0) return RLX_OK;
+    m.nb = r;
+    for (int i = 0; i < r; i++) {
+        m.bdims[i] = md[r - 1 - i];
+        m.a_bs[i] = ma[r - 1 - i];
+        m.b_bs[i] = mb[r - 1 - i];
+        m.y_bs[i] = my[r - 1 - i];
+    }
+    m.M = M;
+    m.N = N;
+    m.K = K;
+    m.alpha = 1.0f;
+    m.beta = 0.0f;
+    m.a_sm = K;
+    m.a_sk = 1;
+    m.b_sk = N;
+    m.b_sn = 1;
+    m.a = wg_in_id(L, 0);
+    m.a_n = wg_numel(a);
+    m.b = wg_in_id(L, 1);
+    m.b_n = wg_numel(b);
+    m.bias = -1;
+    m.y = wg_out_id(L, 0);
+    m.y_n = cy;
+    return emit_matmul(L, &m);
+}
+
+/* ------------------------------------------------------------ Softmax */
+
+/* Softmax/LogSoftmax-1/11 (2-D coercion at axis, default 1) and -13 (one
+ * axis, default -1). */
+static rlx_status lower_softmax(wg_lower *L) {
+    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    const rlx_value *x = wg_in(L, 0);
+    bool v13 = L->n->version >= 13;
+    int axis;
+    int64_t a = rlx_attr_int(L->n, "axis", v13 ? -1 : 1);
+    if (x->rank == 0) {
+        if (a != 0 && a != -1) return wg_decline(L, "axis");
+        axis = 0;
+    } else if (!rlx_norm_axis(a, x->rank, &axis)) {
+        return wg_decline(L, "axis %lld out of range", (long long)a);
+    }
+    uint64_t outer = 1, len = 1, inner = 1;
+    for (int i = 0; i < x->rank; i++) {
+        uint64_t d = (uint64_t)x->dims[i];
+        if (i < axis) outer *= d;
+        else if (i == axis || !v13) len *= d;
+        else inner *= d;
+    }
+    uint64_t rows = outer * inner;
+    if (rows == 0 || len == 0) return RLX_OK;
+    wg_dispatch *d = wg_emit(L, "softmax");
+    wg_spec(L, d, "LOG", strcmp(L->n->op_type, "LogSoftmax") == 0 ? 1 : 0);
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)outer);
+    wg_p_u32(L, d, (uint32_t)len);
+    wg_p_u32(L, d, (uint32_t)inner);
+    wg_p_u32(L, d, (uint32_t)rows);
+    return wg_grid_1d(L, d, rows);
+}
+
+/* ------------------------------------------------------------ Resize */
+
+/* Reads a constant float tensor (f32) into out; false when not constant. */
+static bool konst_floats(const rlx_value *v, float *out, size_t cap, size_t *count) {
+    *count = 0;
+    if (!v || !v->konst || v->konst->dtype != RLX_DTYPE_F32) return false;
+    size_t n = v->konst->nbytes / 4;
+    if (n > cap) return false;
+    memcpy(out, v->konst->data, n * 4);
+    *count = n;
+    return true;
+}
+
+/* Resize-10/11/13/18/19: nearest and linear, coordinate modes half_pixel,
+ * asymmetric, align_corners, pytorch_half_pixel, tf_half_pixel_for_nearest,
+ * half_pixel_symmetric; scales or sizes constant; rank <= 4. */
+static rlx_status lower_resize(wg_lower *L) {
+    const rlx_node *n = L->n;
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    if (!wg_value_ok(x, WG_F32) || !wg_value_ok(y, WG_F32)) return wg_decline(L, "f32 data only");
+    if (x->rank < 1 || x->rank > 4 || y->rank != x->rank) return wg_decline(L, "rank %d", x->rank);
+    const char *mode = rlx_attr_str(n, "mode", "nearest");
+    bool linear = strcmp(mode, "linear") == 0;
+    if (!linear && strcmp(mode, "nearest") != 0) return wg_decline(L, "mode %s", mode);
+    if (rlx_attr_int(n, "antialias", 0) != 0) return wg_decline(L, "antialias");
+    const char *ct = rlx_attr_str(n, "coordinate_transformation_mode", n->version < 11 ? "asymmetric" : "half_pixel");
+    static const char *const coords[] = { "half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+                                          "tf_half_pixel_for_nearest", "half_pixel_symmetric" };
+    int coord = -1;
+    for (int i = 0; i < 6; i++)
+        if (strcmp(ct, coords[i]) == 0) coord = i;
+    if (coord < 0) return wg_decline(L, "coordinate_transformation_mode %s", ct);
+    static const char *const nmodes[] = { "round_prefer_floor", "round_prefer_ceil", "floor", "ceil" };
+    /* Resize-10 has no nearest_mode: it rounds down like Upsample */
+    const char *nm = rlx_attr_str(n, "nearest_mode", n->version < 11 ? "floor" : "round_prefer_floor");
+    int nearest = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(nm, nmodes[i]) == 0) nearest = i;
+    if (nearest < 0) return wg_decline(L, "nearest_mode %s", nm);
+    int r = x->rank;
+    /* axes (Resize-18): scales/sizes list only these dims */
+    int axes[4] = { 0, 1, 2, 3 };
+    int n_axes = r;
+    size_t acnt;
+    const int64_t *av = rlx_attr_ints(n, "axes", &acnt);
+    if (av) {
+        if (acnt == 0 || acnt > (size_t)r) return wg_decline(L, "axes");
+        n_axes = (int)acnt;
+        for (int i = 0; i < n_axes; i++)
+            if (!rlx_norm_axis(av[i], r, &axes[i])) return wg_decline(L, "axes");
+    }
+    float scale[4] = { 1, 1, 1, 1 };
+    float sv[8];
+    size_t scnt = 0;
+    const rlx_value *scales = n->version < 11 ? wg_in(L, 1) : wg_in(L, 2);
+    const rlx_value *sizes = n->version < 11 ? NULL : wg_in(L, 3);
+    if (scales && !scales->konst) return wg_decline(L, "scales are not constant");
+    if (scales && !konst_floats(scales, sv, 8, &scnt)) return wg_decline(L, "scales are not f32");
+    if (scnt) {
+        if (scnt != (size_t)n_axes) return wg_decline(L, "scales has %zu values", scnt);
+        for (int i = 0; i < n_axes; i++) scale[axes[i]] = sv[i];
+    } else if (sizes) {
+        int64_t szv[8];
+        size_t zc = 0;
+        if (!rlx_konst_ints(sizes, szv, 8, &zc) || zc != (size_t)n_axes) return wg_decline(L, "sizes are not constant");
+        const char *pol = rlx_attr_str(n, "keep_aspect_ratio_policy", "stretch");
+        bool nl = strcmp(pol, "not_larger") == 0, ns = strcmp(pol, "not_smaller") == 0;
+        if (!nl && !ns && strcmp(pol, "stretch") != 0) return wg_decline(L, "keep_aspect_ratio_policy %s", pol);
+        float common = nl ? INFINITY : 0.0f;
+        for (int i = 0; i < n_axes; i++) {
+            float s = (float)szv[i] / (float)x->dims[axes[i]];
+            scale[axes[i]] = s;
+            if (nl && s < common) common = s;
+            if (ns && s > common) common = s;
+        }
+        if (nl || ns)
+            for (int i = 0; i < n_axes; i++) scale[axes[i]] = common;
+    } else {
+        return wg_decline(L, "neither scales nor sizes");
+    }
+    for (int i = 0; i < r; i++)
+        if (!(scale[i] > 0)) return wg_decline(L, "scale %g", (double)scale[i]);
+    uint64_t total = wg_numel(y);
+    if (total == 0) return RLX_OK;
+    /* pad to rank 4 with leading unit dims */
+    uint32_t ind[4] = { 1, 1, 1, 1 }, outd[4] = { 1, 1, 1, 1 };
+    float sc[4] = { 1, 1, 1, 1 }, off[4] = { 0, 0, 0, 0 };
+    for (int i = 0; i < r; i++) {
+        int j = 4 - r + i;
+        ind[j] = (uint32_t)x->dims[i];
+        outd[j] = (uint32_t)y->dims[i];
+        sc[j] = scale[i];
+        /* half_pixel_symmetric: offset = in/2 * (1 - out / (scale * in)) */
+        float adj = (float)y->dims[i] / (scale[i] * (float)x->dims[i]);
+        off[j] = (float)x->dims[i] / 2.0f * (1.0f - adj);
+    }
+    wg_dispatch *d = wg_emit(L, "resize");
+    wg_spec(L, d, "LINEAR", linear ? 1 : 0);
+    wg_spec(L, d, "COORD", coord);
+    wg_spec(L, d, "NEAREST", nearest);
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)total);
+    wg_p_align16(L, d);
+    for (int i = 0; i < 4; i++) wg_p_u32(L, d, ind[i]);
+    for (int i = 0; i < 4; i++) wg_p_u32(L, d, outd[i]);
+    for (int i = 0; i < 4; i++) wg_p_f32(L, d, sc[i]);
+    for (int i = 0; i < 4; i++) wg_p_f32(L, d, off[i]);
+    return wg_grid_1d(L, d, total);
+}
+
+const wg_lowering wg_lowerings_nn[] = {
+    { "Conv", lower_conv },
+    { "ConvTranspose", lower_conv_transpose },
+    { "MaxPool", lower_pool },
+    { "AveragePool", lower_pool },
+    { "GlobalAveragePool", lower_global_pool },
+    { "GlobalMaxPool", lower_global_pool },
+    { "BatchNormalization", lower_batchnorm },
+    { "Gemm", lower_gemm },
+    { "MatMul", lower_matmul },
+    { "Softmax", lower_softmax },
+    { "LogSoftmax", lower_softmax },
+    { "Resize", lower_resize },
+};
+const size_t wg_lowerings_nn_count = RLX_ARRAY_LEN(wg_lowerings_nn);

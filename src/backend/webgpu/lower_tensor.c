@@ -1,0 +1,441 @@
+/* WGSL lowerings of the tensor family: data movement of 4-byte elements
+ * (f32, i32, u32; bits preserved) through kernels/copy.wgsl (strided copy)
+ * and kernels/fill.wgsl: Transpose, Slice, Concat, Split, Pad (constant
+ * mode), Expand, Tile, DepthToSpace, SpaceToDepth, and
+ * Identity/Reshape/Flatten/Squeeze/Unsqueeze when the runtime
+ * did not make them views. Semantics: the ONNX operators of the same names
+ * (versions noted per lowering). Index math happens here, at compile time;
+ * shape-like inputs (perm, starts, pads, shape) must be constant. */
+#include <string.h>
+
+#include "backend/webgpu/webgpu.h"
+#include "ir/op.h"
+
+#define CP_MAX_RANK 8
+
+/* A copy over `dims` with source and destination strides (elements). */
+typedef struct cpy {
+    int rank;
+    uint64_t dims[CP_MAX_RANK];
+    int64_t ss[CP_MAX_RANK], ds[CP_MAX_RANK];
+    int64_t src_base, dst_base;
+} cpy;
+
+static void contiguous(const int64_t *dims, int rank, int64_t *str) {
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        str[i] = s;
+        s *= dims[i];
+    }
+}
+
+/* Emits y[dst_base + c . ds] = x[src_base + c . ss] over c in dims, after
+ * dropping unit dims and merging dims that are contiguous in both. */
+static rlx_status emit_copy(wg_lower *L, int x, int y, const cpy *c) {
+    uint64_t dims[CP_MAX_RANK];
+    int64_t ss[CP_MAX_RANK], ds[CP_MAX_RANK];
+    int r = 0;
+    uint64_t n = 1;
+    for (int i = c->rank - 1; i >= 0; i--) {
+        n *= c->dims[i];
+        if (c->dims[i] == 1) continue;
+        if (r > 0 && c->ss[i] == ss[r - 1] * (int64_t)dims[r - 1] && c->ds[i] == ds[r - 1] * (int64_t)dims[r - 1]) {
+            dims[r - 1] *= c->dims[i];
+            continue;
+        }
+        dims[r] = c->dims[i];
+        ss[r] = c->ss[i];
+        ds[r] = c->ds[i];
+        r++;
+    }
+    if (n == 0) return RLX_OK;
+    if (r > CP_MAX_RANK) return wg_decline(L, "copy of rank %d", r);
+    const int64_t lim = (int64_t)1 << 31;
+    if (c->src_base < 0 || c->dst_base < 0 || c->src_base >= lim || c->dst_base >= lim) return wg_decline(L, "offsets");
+    for (int i = 0; i < r; i++)
+        if (ss[i] <= -lim || ss[i] >= lim || ds[i] <= -lim || ds[i] >= lim) return wg_decline(L, "strides");
+    wg_dispatch *d = wg_emit(L, "copy");
+    wg_bind_value(L, d, x);
+    wg_bind_value(L, d, y);
+    wg_p_u32(L, d, (uint32_t)n);
+    wg_p_u32(L, d, (uint32_t)r);
+    wg_p_i32(L, d, (int32_t)c->src_base);
+    wg_p_i32(L, d, (int32_t)c->dst_base);
+    wg_p_align16(L, d);
+    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < r ? (uint32_t)dims[r - 1 - i] : 1);
+    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < r ? (int32_t)ss[r - 1 - i] : 0);
+    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < r ? (int32_t)ds[r - 1 - i] : 0);
+    return wg_grid_1d(L, d, n);
+}
+
+/* The data input and output must be 4-byte and of one dtype. */
+static rlx_status check_data(wg_lower *L) {
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    if (!wg_value_ok(x, WG_ANY4) || !wg_value_ok(y, WG_ANY4) || x->dtype != y->dtype)
+        return wg_decline(L, "data must be a static 4-byte dtype");
+    for (int i = 1; i < L->n->n_out; i++)
+        if (wg_out(L, i)) return wg_decline(L, "extra outputs");
+    if (y->rank > CP_MAX_RANK || x->rank > CP_MAX_RANK) return wg_decline(L, "rank");
+    return RLX_OK;
+}
+
+/* Identity, Reshape, Flatten, Squeeze, Unsqueeze (all versions): a
+ * contiguous copy of the same elements. */
+static rlx_status lower_copy(wg_lower *L) {
+    RLX_TRY(check_data(L));
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    if (wg_numel(x) != wg_numel(y)) return wg_decline(L, "element counts differ");
+    cpy c = { .rank = 1, .dims = { wg_numel(y) }, .ss = { 1 }, .ds = { 1 } };
+    return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
+}
+
+/* Transpose-1/13/21: y dims = x dims permuted by perm (default reversed). */
+static rlx_status lower_transpose(wg_lower *L) {
+    RLX_TRY(check_data(L));
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    int r = x->rank;
+    int64_t perm[CP_MAX_RANK];
+    size_t cnt;
+    const int64_t *pv = rlx_attr_ints(L->n, "perm", &cnt);
+    if (pv) {
+        if (cnt != (size_t)r) return wg_decline(L, "perm");
+        for (int i = 0; i < r; i++) perm[i] = pv[i];
+    } else {
+        for (int i = 0; i < r; i++) perm[i] = r - 1 - i;
+    }
+    int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
+    contiguous(x->dims, r, xs);
+    contiguous(y->dims, r, ys);
+    cpy c;
+    memset(&c, 0, sizeof c);
+    c.rank = r;
+    for (int i = 0; i < r; i++) {
+        int p;
+        if (!rlx_norm_axis(perm[i], r, &p)) return wg_decline(L, "perm");
+        if (y->dims[i] != x->dims[p]) return wg_decline(L, "output shape differs from perm");
+        c.dims[i] = (uint64_t)y->dims[i];
+        c.ss[i] = xs[p];
+        c.ds[i] = ys[i];
+    }
+    return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
+}
+
+/* Slice-1 (attributes) and -10/11/13 (constant inputs starts, ends, axes,
+ * steps), with ONNX clamping. */
+static rlx_status lower_slice(wg_lower *L) {
+    RLX_TRY(check_data(L));
+    const rlx_node *n = L->n;
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    int r = x->rank;
+    int64_t starts[CP_MAX_RANK], ends[CP_MAX_RANK], axes[CP_MAX_RANK], steps[CP_MAX_RANK];
+    size_t ns = 0, ne = 0, na = 0, nst = 0;
+    if (n->version < 10) {
+        const int64_t *s = rlx_attr_ints(n, "starts", &ns), *e = rlx_attr_ints(n, "ends", &ne);
+        const int64_t *a = rlx_attr_ints(n, "axes", &na);
+        if (!s || !e || ns != ne || ns > CP_MAX_RANK) return wg_decline(L, "starts/ends");
+        memcpy(starts, s, ns * 8);
+        memcpy(ends, e, ne * 8);
+        if (a) {
+            if (na != ns) return wg_decline(L, "axes");
+            memcpy(axes, a, na * 8);
+        }
+    } else {
+        if (!rlx_konst_ints(wg_in(L, 1), starts, CP_MAX_RANK, &ns) || !rlx_konst_ints(wg_in(L, 2), ends, CP_MAX_RANK, &ne) ||
+            ns != ne)
+            return wg_decline(L, "starts/ends are not constant");
+        if (wg_in(L, 3) && (!rlx_konst_ints(wg_in(L, 3), axes, CP_MAX_RANK, &na) || na != ns))
+            return wg_decline(L, "axes are not constant");
+        if (wg_in(L, 4) && (!rlx_konst_ints(wg_in(L, 4), steps, CP_MAX_RANK, &nst) || nst != ns))
+            return wg_decline(L, "steps are not constant");
+    }
+    if (!na)
+        for (size_t i = 0; i < ns; i++) axes[i] = (int64_t)i;
+    if (!nst)
+        for (size_t i = 0; i < ns; i++) steps[i] = 1;
+    int64_t st[CP_MAX_RANK], step[CP_MAX_RANK], cnt[CP_MAX_RANK];
+    bool seen[CP_MAX_RANK] = { false };
+    for (int i = 0; i < r; i++) st[i] = 0, step[i] = 1, cnt[i] = x->dims[i];
+    for (size_t i = 0; i < ns; i++) {
+        int ax;
+        if (!rlx_norm_axis(axes[i], r, &ax) || seen[ax]) return wg_decline(L, "axes");
+        seen[ax] = true;
+        int64_t dim = x->dims[ax], s = starts[i], e = ends[i], k = steps[i];
+        if (k == 0) return wg_decline(L, "step 0");
+        if (s < 0) s += dim;
+        if (e < 0) e += dim;
+        if (k > 0) {
+            s = s < 0 ? 0 : s > dim ? dim : s;
+            e = e < 0 ? 0 : e > dim ? dim : e;
+            cnt[ax] = e > s ? (e - s + k - 1) / k : 0;
+        } else {
+            s = s < 0 ? 0 : s > dim - 1 ? dim - 1 : s;
+            e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
+            cnt[ax] = s > e ? (s - e + (-k) - 1) / (-k) : 0;
+        }
+        st[ax] = s;
+        step[ax] = k;
+    }
+    int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
+    contiguous(x->dims, r, xs);
+    contiguous(y->dims, r, ys);
+    cpy c;
+    memset(&c, 0, sizeof c);
+    c.rank = r;
+    for (int i = 0; i < r; i++) {
+        if (cnt[i] != y->dims[i]) return wg_decline(L, "output shape differs from the slice");
+        c.dims[i] = (uint64_t)cnt[i];
+        c.ss[i] = step[i] * xs[i];
+        c.ds[i] = ys[i];
+        if (cnt[i] > 0) c.src_base += st[i] * xs[i];
+    }
+    return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
+}
+
+/* Concat-1/4/11/13: one strided copy per input into its slab of y. */
+static rlx_status lower_concat(wg_lower *L) {
+    const rlx_value *y = wg_out(L, 0);
+    if (!wg_value_ok(y, WG_ANY4) || y->rank > CP_MAX_RANK || y->rank < 1) return wg_decline(L, "output");
+    int axis;
+    if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", 1), y->rank, &axis)) return wg_decline(L, "axis");
+    int64_t ys[CP_MAX_RANK];
+    contiguous(y->dims, y->rank, ys);
+    int64_t at = 0;
+    for (int i = 0; i < L->n->n_in; i++) {
+        const rlx_value *x = wg_in(L, i);
+        if (!x) continue;
+        if (!wg_value_ok(x, WG_ANY4) || x->dtype != y->dtype || x->rank != y->rank)
+            return wg_decline(L, "input %d dtype or rank", i);
+        cpy c;
+        memset(&c, 0, sizeof c);
+        c.rank = x->rank;
+        contiguous(x->dims, x->rank, c.ss);
+        for (int d = 0; d < x->rank; d++) {
+            if (d != axis && x->dims[d] != y->dims[d]) return wg_decline(L, "input %d shape", i);
+            c.dims[d] = (uint64_t)x->dims[d];
+            c.ds[d] = ys[d];
+        }
+        c.dst_base = at * ys[axis];
+        at += x->dims[axis];
+        RLX_TRY(emit_copy(L, wg_in_id(L, i), wg_out_id(L, 0), &c));
+    }
+    if (at != y->dims[axis]) return wg_decline(L, "inputs do not fill the output");
+    return RLX_OK;
+}
+
+/* Expand-8/13: broadcast copy (stride 0 on broadcast dims). */
+static rlx_status lower_expand(wg_lower *L) {
+    RLX_TRY(check_data(L));
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    if (x->rank > y->rank) return wg_decline(L, "rank");
+    int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
+    contiguous(x->dims, x->rank, xs);
+    contiguous(y->dims, y->rank, ys);
+    cpy c;
+    memset(&c, 0, sizeof c);
+    c.rank = y->rank;
+    for (int i = 0; i < y->rank; i++) {
+        int j = i - (y->rank - x->rank);
+        int64_t xd = j >= 0 ? x->dims[j] : 1;
+        if (xd != 1 && xd != y->dims[i]) return wg_decline(L, "shapes do not broadcast");
+        c.dims[i] = (uint64_t)y->dims[i];
+        c.ss[i] = (j >= 0 && xd != 1) ? xs[j] : 0;
+        c.ds[i] = ys[i];
+    }
+    return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
+}
+
+/* Pad-2 (attributes) and -11/13/18/19/21 (constant pads, constant_value,
+ * axes inputs), mode "constant" only: fill y with the value, then copy the
+ * part of x that survives negative pads. */
+static rlx_status lower_pad(wg_lower *L) {
+    RLX_TRY(check_data(L));
+    const rlx_node *n = L->n;
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    int r = x->rank;
+    const char *mode = rlx_attr_str(n, "mode", "constant");
+    if (strcmp(mode, "constant") != 0) return wg_decline(L, "mode %s", mode);
+    int64_t pads[2 * CP_MAX_RANK];
+    size_t np = 0;
+    uint32_t bits = 0;
+    if (n->version < 11) {
+        const int64_t *pv = rlx_attr_ints(n, n->version < 2 ? "paddings" : "pads", &np);
+        if (!pv || np != (size_t)(2 * r)) return wg_decline(L, "pads");
+        memcpy(pads, pv, np * 8);
+        float v = rlx_attr_float(n, "value", 0.0f);
+        if (x->dtype == RLX_DTYPE_F32) memcpy(&bits, &v, 4);
+        else bits = (uint32_t)(int32_t)v;
+    } else {
+        int64_t raw[2 * CP_MAX_RANK];
+        size_t nr = 0;
+        if (!rlx_konst_ints(wg_in(L, 1), raw, 2 * CP_MAX_RANK, &nr)) return wg_decline(L, "pads are not constant");
+        int axes[CP_MAX_RANK];
+        int na = r;
+        for (int i = 0; i < r; i++) axes[i] = i;
+        if (wg_in(L, 3)) {
+            int64_t av[CP_MAX_RANK];
+            size_t ac = 0;
+            if (!rlx_konst_ints(wg_in(L, 3), av, CP_MAX_RANK, &ac)) return wg_decline(L, "axes are not constant");
+            na = (int)ac;
+            for (int i = 0; i < na; i++)
+                if (!rlx_norm_axis(av[i], r, &axes[i])) return wg_decline(L, "axes");
+        }
+        if (nr != (size_t)(2 * na)) return wg_decline(L, "pads has %zu values", nr);
+        for (int i = 0; i < 2 * r; i++) pads[i] = 0;
+        for (int i = 0; i < na; i++) {
+            pads[axes[i]] = raw[i];
+            pads[r + axes[i]] = raw[na + i];
+        }
+        const rlx_value *cv = wg_in(L, 2);
+        if (cv && wg_numel(cv) > 0) {
+            if (!cv->konst || cv->dtype != x->dtype) return wg_decline(L, "constant_value is not a constant");
+            memcpy(&bits, cv->konst->data, 4);
+        }
+    }
+    int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
+    contiguous(x->dims, r, xs);
+    contiguous(y->dims, r, ys);
+    uint64_t total = wg_numel(y);
+    if (total == 0) return RLX_OK;
+    wg_dispatch *d = wg_emit(L, "fill");
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)total);
+    wg_p_u32(L, d, bits);
+    RLX_TRY(wg_grid_1d(L, d, total));
+    cpy c;
+    memset(&c, 0, sizeof c);
+    c.rank = r;
+    for (int i = 0; i < r; i++) {
+        int64_t pb = pads[i], pe = pads[r + i];
+        if (x->dims[i] + pb + pe != y->dims[i]) return wg_decline(L, "output shape differs from the pads");
+        int64_t first = pb < 0 ? -pb : 0, last = x->dims[i] - (pe < 0 ? -pe : 0);
+        if (last <= first) return RLX_OK; /* nothing of x survives: the fill is all */
+        c.dims[i] = (uint64_t)(last - first);
+        c.ss[i] = xs[i];
+        c.ds[i] = ys[i];
+        c.src_base += first * xs[i];
+        c.dst_base += (pb > 0 ? pb : 0) * ys[i];
+    }
+    return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
+}
+
+/* Split-1/2/11/13/18: one copy per output, each output's extent along the
+ * axis taken from its inferred shape (so split sizes, equal splits and
+ * num_outputs all come out of shape inference). */
+static rlx_status lower_split(wg_lower *L) {
+    const rlx_value *x = wg_in(L, 0);
+    if (!wg_value_ok(x, WG_ANY4) || x->rank < 1 || x->rank > CP_MAX_RANK) return wg_decline(L, "input");
+    int axis;
+    if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", 0), x->rank, &axis)) return wg_decline(L, "axis");
+    int64_t xs[CP_MAX_RANK];
+    contiguous(x->dims, x->rank, xs);
+    int64_t at = 0;
+    for (int k = 0; k < L->n->n_out; k++) {
+        const rlx_value *y = wg_out(L, k);
+        if (!y) return wg_decline(L, "omitted output %d", k);
+        if (!wg_value_ok(y, WG_ANY4) || y->dtype != x->dtype || y->rank != x->rank) return wg_decline(L, "output %d", k);
+        cpy c;
+        memset(&c, 0, sizeof c);
+        c.rank = y->rank;
+        contiguous(y->dims, y->rank, c.ds);
+        for (int d = 0; d < y->rank; d++) {
+            if (d != axis && y->dims[d] != x->dims[d]) return wg_decline(L, "output %d shape", k);
+            c.dims[d] = (uint64_t)y->dims[d];
+            c.ss[d] = xs[d];
+        }
+        c.src_base = at * xs[axis];
+        at += y->dims[axis];
+        if (at > x->dims[axis]) return wg_decline(L, "outputs exceed the input");
+        RLX_TRY(emit_copy(L, wg_in_id(L, 0), wg_out_id(L, k), &c));
+    }
+    if (at != x->dims[axis]) return wg_decline(L, "outputs do not cover the input");
+    return RLX_OK;
+}
+
+/* Tile-1/6/13: y = x repeated; as a copy over (repeat, extent) pairs of dims:
+ * y strides (extent * ys, ys), x strides (0, xs). Repeats come from the
+ * output shape. */
+static rlx_status lower_tile(wg_lower *L) {
+    RLX_TRY(check_data(L));
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    if (x->rank != y->rank) return wg_decline(L, "rank");
+    int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
+    contiguous(x->dims, x->rank, xs);
+    contiguous(y->dims, y->rank, ys);
+    /* merge-friendly order: for each dim, the repeat index then the extent */
+    uint64_t dims[2 * CP_MAX_RANK];
+    int64_t ss[2 * CP_MAX_RANK], ds[2 * CP_MAX_RANK];
+    int r = 0;
+    for (int d = 0; d < x->rank; d++) {
+        if (x->dims[d] == 0) return RLX_OK;
+        if (y->dims[d] % x->dims[d]) return wg_decline(L, "output dim %d is not a multiple", d);
+        int64_t rep = y->dims[d] / x->dims[d];
+        if (rep != 1) {
+            dims[r] = (uint64_t)rep;
+            ss[r] = 0;
+            ds[r++] = x->dims[d] * ys[d];
+        }
+        dims[r] = (uint64_t)x->dims[d];
+        ss[r] = xs[d];
+        ds[r++] = ys[d];
+    }
+    cpy c;
+    memset(&c, 0, sizeof c);
+    /* emit_copy merges; it takes at most CP_MAX_RANK dims before merging */
+    int keep = 0;
+    for (int i = 0; i < r; i++)
+        if (dims[i] != 1) keep++;
+    if (keep > CP_MAX_RANK) return wg_decline(L, "tile of rank %d", keep);
+    for (int i = 0; i < r; i++) {
+        if (dims[i] == 1) continue;
+        c.dims[c.rank] = dims[i];
+        c.ss[c.rank] = ss[i];
+        c.ds[c.rank++] = ds[i];
+    }
+    if (c.rank == 0) c.rank = 1, c.dims[0] = 1, c.ss[0] = c.ds[0] = 1;
+    return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
+}
+
+/* DepthToSpace-1/11/13 (DCR and CRD) and SpaceToDepth-1/13, NCHW: copies
+ * over the 6-D output view with the 6-D input strides. */
+static rlx_status lower_depth_space(wg_lower *L) {
+    RLX_TRY(check_data(L));
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    if (x->rank != 4 || y->rank != 4) return wg_decline(L, "rank");
+    int64_t b = rlx_attr_int(L->n, "blocksize", 0);
+    if (b < 1) return wg_decline(L, "blocksize");
+    int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+    cpy c;
+    memset(&c, 0, sizeof c);
+    c.rank = 6;
+    if (strcmp(L->n->op_type, "DepthToSpace") == 0) {
+        if (C % (b * b)) return wg_decline(L, "channels");
+        int64_t Cp = C / (b * b);
+        if (y->dims[1] != Cp || y->dims[2] != H * b || y->dims[3] != W * b) return wg_decline(L, "output shape");
+        bool crd = strcmp(rlx_attr_str(L->n, "mode", "DCR"), "CRD") == 0;
+        if (!crd && strcmp(rlx_attr_str(L->n, "mode", "DCR"), "DCR") != 0) return wg_decline(L, "mode");
+        /* output view (n, c', h, i, w, j) */
+        int64_t dims[6] = { N, Cp, H, b, W, b };
+        int64_t hw = H * W;
+        int64_t ss[6] = { C * hw, crd ? b * b * hw : hw, W, crd ? b * hw : b * Cp * hw, 1, crd ? hw : Cp * hw };
+        for (int i = 0; i < 6; i++) c.dims[i] = (uint64_t)dims[i], c.ss[i] = ss[i];
+        contiguous(dims, 6, c.ds);
+    } else {
+        if (H % b || W % b) return wg_decline(L, "spatial dims");
+        int64_t Ho = H / b, Wo = W / b;
+        if (y->dims[1] != C * b * b || y->dims[2] != Ho || y->dims[3] != Wo) return wg_decline(L, "output shape");
+        /* output view (n, i, j, c, h, w) */
+        int64_t dims[6] = { N, b, b, C, Ho, Wo };
+        int64_t ss[6] = { C * H * W, W, 1, H * W, b * W, b };
+        for (int i = 0; i < 6; i++) c.dims[i] = (uint64_t)dims[i], c.ss[i] = ss[i];
+        contiguous(dims, 6, c.ds);
+    }
+    return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
+}
+
+const wg_lowering wg_lowerings_tensor[] = {
+    { "Identity", lower_copy }, { "Reshape", lower_copy }, { "Flatten", lower_copy }, { "Squeeze", lower_copy }, { "Unsqueeze", lower_copy },
+    { "Transpose", lower_transpose }, { "Slice", lower_slice }, { "Concat", lower_concat },
+    { "Expand", lower_expand }, { "Pad", lower_pad }, { "Split", lower_split }, { "Tile", lower_tile },
+    { "DepthToSpace", lower_depth_space }, { "SpaceToDepth", lower_depth_space },
+};
+const size_t wg_lowerings_tensor_count = RLX_ARRAY_LEN(wg_lowerings_tensor);

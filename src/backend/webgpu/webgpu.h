@@ -1,0 +1,162 @@
+/* Internal interface of the WebGPU backend (wgpu-native through webgpu.h).
+ *
+ * Pieces:
+ *  - webgpu_device.c   instance, adapters (rlx_adapters_list), device,
+ *                      error scopes, the pipeline cache
+ *  - webgpu_backend.c  the backend vtable: supports / compile / run
+ *  - webgpu_lower.c    helpers every lowering uses + the lowering table
+ *  - lower_*.c         lowerings by op family: node -> dispatches
+ *  - kernels/<name>.wgsl  the WGSL kernels (embedded, see wgsl_sources.h)
+ *
+ * A lowering turns one node (static shapes) into one or more dispatches of
+ * WGSL kernels. A dispatch names its kernel, the override constants that
+ * specialise it, its storage operands (graph values or the step's scratch
+ * buffer, each a window of f32/i32/u32 elements), the words of its uniform
+ * Params, and its workgroup grid. Lowerings never see GPU objects: compile
+ * resolves operands to buffers and offsets, creates pipelines and bind
+ * groups. See README.md in this folder for how to write one. */
+#ifndef RLX_BACKEND_WEBGPU_WEBGPU_H
+#define RLX_BACKEND_WEBGPU_WEBGPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "ir/graph.h"
+
+/* ------------------------------------------------------------ limits */
+
+/* What lowerings may rely on; read from the device at backend creation. */
+typedef struct wg_caps {
+    uint64_t max_binding;          /* bytes one storage binding may span: maxStorageBufferBindingSize,
+                                      lowered by RLX_MAX_BINDING_BYTES when set */
+    uint64_t max_buffer;           /* bytes: maxBufferSize */
+    uint32_t max_groups_per_dim;   /* maxComputeWorkgroupsPerDimension (65,535 by the spec minimum) */
+    uint32_t storage_align;        /* minStorageBufferOffsetAlignment (bytes) */
+    uint32_t uniform_align;        /* minUniformBufferOffsetAlignment (bytes) */
+    uint32_t max_storage_per_stage;/* maxStorageBuffersPerShaderStage */
+    bool conv_direct;              /* session option gpu_conv_direct */
+} wg_caps;
+
+/* ------------------------------------------------------------ dispatches */
+
+/* Operand value id meaning "the step's scratch buffer" (see wg_scratch). */
+#define WG_SCRATCH (-2)
+
+#define WG_MAX_BINDINGS 8   /* storage operands of one dispatch (bindings 1..8) */
+#define WG_MAX_PARAMS 64    /* u32 words of one Params struct (256 bytes) */
+#define WG_MAX_SPEC 4       /* override constants of one dispatch */
+#define WG_WORKGROUP 64     /* @workgroup_size of every 1-D kernel */
+
+/* A window of 4-byte elements of a graph value (arena or constant) or of
+ * the scratch buffer: elements [elem_off, elem_off + elems). */
+typedef struct wg_operand {
+    int value;         /* value id, or WG_SCRATCH */
+    uint64_t elem_off; /* first element the kernel may touch */
+    uint64_t elems;    /* number of elements it may touch */
+} wg_operand;
+
+typedef struct wg_dispatch {
+    const char *kernel; /* WGSL file stem, e.g. "unary" (static string) */
+    int n_spec;
+    const char *spec_name[WG_MAX_SPEC]; /* WGSL `override` names (static strings) */
+    double spec_val[WG_MAX_SPEC];
+    int n_bind;
+    wg_operand bind[WG_MAX_BINDINGS];   /* binding i + 1 */
+    int off_slot[WG_MAX_BINDINGS];      /* Params word that receives binding i's element offset */
+    uint32_t params[WG_MAX_PARAMS];
+    int n_params;
+    uint32_t groups[3]; /* workgroups in x, y, z */
+} wg_dispatch;
+
+/* The lowering of one node. */
+typedef struct wg_lower {
+    const rlx_graph *g;
+    const rlx_node *n;
+    const wg_caps *caps;
+    wg_dispatch *d; /* dispatches, in order */
+    size_t n_d, cap_d;
+    uint64_t scratch_elems; /* scratch this step needs (4-byte elements) */
+    char why[192];          /* why the lowering declined (RLX_ERR_UNSUPPORTED) */
+    bool broken;            /* an allocation or Params overflow happened */
+} wg_lower;
+
+typedef rlx_status (*wg_lower_fn)(wg_lower *L);
+
+typedef struct wg_lowering {
+    const char *op; /* ONNX op type (default domain) */
+    wg_lower_fn fn;
+} wg_lowering;
+
+/* Lowering tables, one per family file (lower_<family>.c). */
+extern const wg_lowering wg_lowerings_elementwise[];
+extern const size_t wg_lowerings_elementwise_count;
+extern const wg_lowering wg_lowerings_nn[];
+extern const size_t wg_lowerings_nn_count;
+extern const wg_lowering wg_lowerings_tensor[];
+extern const size_t wg_lowerings_tensor_count;
+
+/* Lowers node n into L (initialised here; free with wg_lower_free).
+ * Returns RLX_OK, RLX_ERR_UNSUPPORTED when no WGSL lowering applies (the
+ * reason in L->why, rlx_last_error untouched), RLX_ERR_OUT_OF_MEMORY. */
+rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *caps, wg_lower *L);
+void wg_lower_free(wg_lower *L);
+
+/* ------------------------------------------------ helpers for lowerings */
+
+/* Declines: records the reason, returns RLX_ERR_UNSUPPORTED. */
+rlx_status wg_decline(wg_lower *L, const char *fmt, ...) RLX_PRINTF(2, 3);
+
+/* Appends a dispatch of `kernel`. Never NULL (on OOM a dummy is returned
+ * and L->broken set). */
+wg_dispatch *wg_emit(wg_lower *L, const char *kernel);
+
+/* Sets an override constant (name must be a static string). */
+void wg_spec(wg_lower *L, wg_dispatch *d, const char *name, double value);
+
+/* Binds a window of a value (or WG_SCRATCH) as the next storage binding,
+ * and appends the Params word that will hold its element offset inside the
+ * binding window. Params therefore start with one u32 per binding, in
+ * binding order, before any wg_p_* word. */
+void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t elems);
+/* The whole value. */
+void wg_bind_value(wg_lower *L, wg_dispatch *d, int value);
+
+void wg_p_u32(wg_lower *L, wg_dispatch *d, uint32_t v);
+void wg_p_i32(wg_lower *L, wg_dispatch *d, int32_t v);
+void wg_p_f32(wg_lower *L, wg_dispatch *d, float v);
+/* Pads Params with zero words to a multiple of 16 bytes (before a vec4 or
+ * an array of vec4, and at the end, which compile does by itself). */
+void wg_p_align16(wg_lower *L, wg_dispatch *d);
+
+/* Grids: a 1-D kernel of `threads` invocations (@workgroup_size(64)), or
+ * `groups` workgroups of any kernel that recovers its linear workgroup
+ * index as wid.x + wid.y * nwg.x. Beyond maxComputeWorkgroupsPerDimension
+ * the grid folds into y. Fails (declines) past 2^32 invocations. */
+rlx_status wg_grid_1d(wg_lower *L, wg_dispatch *d, uint64_t threads);
+rlx_status wg_grid_groups(wg_lower *L, wg_dispatch *d, uint64_t groups);
+
+/* Requests `elems` 4-byte elements of scratch for this step (the maximum
+ * over calls is kept); bind it with value WG_SCRATCH. */
+void wg_scratch(wg_lower *L, uint64_t elems);
+
+/* Value helpers. */
+static inline const rlx_value *wg_in(const wg_lower *L, int i) { return rlx_node_input(L->g, L->n, i); }
+static inline const rlx_value *wg_out(const wg_lower *L, int i) { return rlx_node_output(L->g, L->n, i); }
+static inline int wg_in_id(const wg_lower *L, int i) { return i < L->n->n_in ? L->n->in[i] : -1; }
+static inline int wg_out_id(const wg_lower *L, int i) { return i < L->n->n_out ? L->n->out[i] : -1; }
+/* True when the value is present, static and of a 4-byte dtype in `mask`
+ * (bits: 1 f32, 2 i32, 4 u32). */
+bool wg_value_ok(const rlx_value *v, unsigned mask);
+#define WG_F32 1u
+#define WG_I32 2u
+#define WG_U32 4u
+#define WG_ANY4 (WG_F32 | WG_I32 | WG_U32)
+/* Declines unless every present input and output is static, 4-byte and in
+ * `mask`, and the outputs after `n_out` are absent. */
+rlx_status wg_check_io(wg_lower *L, unsigned mask, int n_out);
+
+/* Element count of a value (static). */
+uint64_t wg_numel(const rlx_value *v);
+
+#endif

@@ -1,0 +1,813 @@
+/* The WebGPU backend: supports / compile / run over wgpu-native.
+ *
+ * compile() builds everything once: the lowering of each GPU step into
+ * dispatches, pipelines (cached in the backend per kernel and override
+ * constants), the arena buffer laid out by the memory plan, constant
+ * (weight) buffers uploaded once, one uniform buffer holding every
+ * dispatch's Params, one bind group per dispatch, a scratch buffer sized to
+ * the largest step's need, and one staging buffer for read-backs.
+ *
+ * run() uploads the inputs, then executes the plan as segments: a GPU
+ * segment is one command encoder, one compute pass, the copies of what must
+ * come back into the staging buffer, one submit and one map; a CPU segment
+ * (steps without a WGSL lowering) runs the CPU reference kernels on a host
+ * mirror of the arena. Between segments only the values the other side
+ * needs travel. A plan without CPU steps is exactly one segment: one
+ * encoder, one pass, one submit. Nothing is allocated on the GPU per run.
+ *
+ * Binding convention (see README.md): every storage operand is its own
+ * read_write binding window, bound at its byte offset aligned down to
+ * minStorageBufferOffsetAlignment; the remaining element offset goes into
+ * the dispatch's Params. Binding 0 is the Params uniform. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu.h"
+#include "backend/webgpu/webgpu_device.h"
+#include "base/mem.h"
+#include "base/platform.h"
+#include "base/tensor.h"
+
+/* ------------------------------------------------------------ types */
+
+typedef struct rdisp {
+    WGPUComputePipeline pipe; /* borrowed from the backend's cache */
+    WGPUBindGroup bg;
+    uint32_t groups[3];
+    int step;
+    const char *kernel;
+} rdisp;
+
+typedef struct xfer {
+    int root;             /* value id whose storage moves */
+    uint64_t arena_off;   /* byte offset in the arena (= in the host mirror) */
+    uint64_t bytes;       /* exact bytes */
+    uint64_t staging_off; /* read-backs: byte offset in the staging buffer */
+} xfer;
+
+typedef struct segment {
+    bool gpu;
+    size_t s0, s1; /* steps [s0, s1) */
+    size_t d0, d1; /* dispatches [d0, d1) */
+    xfer *up;      /* uploads before the segment (values produced on the CPU) */
+    size_t n_up, cap_up;
+    xfer *rd;      /* read-backs after the segment */
+    size_t n_rd, cap_rd;
+    uint64_t staging_bytes;
+} segment;
+
+enum { OUT_KONST, OUT_HOST, OUT_INPUT, OUT_STAGING };
+
+typedef struct outsrc {
+    int kind;
+    int input;            /* OUT_INPUT: graph input index */
+    uint64_t off;         /* OUT_HOST: arena offset; OUT_STAGING: staging offset */
+    size_t seg;           /* OUT_STAGING: segment whose read-back holds it */
+} outsrc;
+
+struct rlx_backend_exe {
+    wg_backend *b;
+    const rlx_program *p;
+    WGPUBuffer arena, scratch, params, staging;
+    uint64_t arena_size, scratch_size, staging_size;
+    WGPUBuffer *weights;
+    uint64_t *weight_size;
+    size_t n_weights;
+    int *konst_buf;        /* per value: weight buffer index or -1 */
+    uint64_t *konst_off;   /* per value: byte offset in it */
+    rdisp *disp;
+    size_t n_disp;
+    segment *seg;
+    size_t n_seg;
+    outsrc *out;
+    unsigned char *host;   /* host mirror of the arena (only with CPU steps) */
+    rlx_tensor *views;     /* per value: host view (CPU steps) */
+    unsigned char *pad;    /* for uploads whose size is not a multiple of 4 */
+    size_t pad_cap;
+};
+
+static const char *step_desc(const rlx_program *p, int s) {
+    return rlx_node_desc(&p->g->nodes[p->steps[s]]);
+}
+
+static uint64_t up4(uint64_t x) { return (x + 3) & ~(uint64_t)3; }
+static uint64_t up_to(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+/* ------------------------------------------------------------ supports */
+
+/* A node runs natively when its lowering succeeds. RLX_GPU_TRACE=1 prints
+ * why a node falls back to the CPU. */
+static bool wg_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n) {
+    wg_backend *b = (wg_backend *)be;
+    wg_lower L;
+    rlx_status st = wg_lower_node(g, n, &b->caps, &L);
+    if (st && rlx_env_flag("RLX_GPU_TRACE"))
+        fprintf(stderr, "webgpu: %s runs on the CPU: %s\n", rlx_node_desc(n), st == RLX_ERR_UNSUPPORTED ? L.why : rlx_last_error());
+    wg_lower_free(&L);
+    return st == RLX_OK;
+}
+
+/* ------------------------------------------------------------ buffers */
+
+static rlx_status make_buffer(wg_backend *b, uint64_t size, WGPUBufferUsage usage, const char *label,
+                              WGPUBuffer *out) {
+    *out = NULL;
+    if (size > b->caps.max_buffer)
+        return rlx_fail(RLX_ERR_UNSUPPORTED,
+                        "the %s buffer needs %llu bytes, more than the adapter's maxBufferSize of %llu bytes "
+                        "(splitting it is not implemented yet)",
+                        label, (unsigned long long)size, (unsigned long long)b->caps.max_buffer);
+    WGPUBufferDescriptor d;
+    memset(&d, 0, sizeof d);
+    d.label = wg_sv(label);
+    d.size = up_to(size ? size : 4, 4);
+    d.usage = usage;
+    *out = wgpuDeviceCreateBuffer(b->dev, &d);
+    if (!*out) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "cannot create the %llu-byte %s buffer", (unsigned long long)size, label);
+    return RLX_OK;
+}
+
+/* queue write of `bytes` host bytes; pads the tail to 4 bytes through e->pad */
+static rlx_status write_padded(struct rlx_backend_exe *e, WGPUBuffer buf, uint64_t off, const void *src, uint64_t bytes) {
+    if (!bytes) return RLX_OK;
+    uint64_t body = bytes & ~(uint64_t)3;
+    if (body) wgpuQueueWriteBuffer(e->b->queue, buf, off, src, (size_t)body);
+    if (body != bytes) {
+        unsigned char tail[4] = { 0, 0, 0, 0 };
+        memcpy(tail, (const unsigned char *)src + body, (size_t)(bytes - body));
+        wgpuQueueWriteBuffer(e->b->queue, buf, off + body, tail, 4);
+    }
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ operands */
+
+/* Resolves operand i of dispatch d to a binding window; writes the element
+ * remainder into the Params word. */
+static rlx_status resolve(struct rlx_backend_exe *e, int step, wg_dispatch *d, int i, WGPUBindGroupEntry *entry) {
+    const rlx_program *p = e->p;
+    const wg_caps *c = &e->b->caps;
+    wg_operand o = d->bind[i];
+    WGPUBuffer buf;
+    uint64_t base, cap;
+    const char *vname = "scratch";
+    if (o.value == WG_SCRATCH) {
+        buf = e->scratch;
+        base = 0;
+        cap = e->scratch_size;
+    } else {
+        if (o.value < 0 || (size_t)o.value >= p->g->n_values)
+            return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s': operand %d has no value", step_desc(p, step), d->kernel, i);
+        const rlx_value *v = &p->g->values[o.value];
+        vname = v->name;
+        if (v->konst) {
+            int wb = e->konst_buf[o.value];
+            if (wb < 0)
+                return rlx_fail(RLX_ERR_INTERNAL, "%s: constant '%s' was not uploaded", step_desc(p, step), v->name);
+            buf = e->weights[wb];
+            base = e->konst_off[o.value];
+            cap = e->weight_size[wb];
+        } else {
+            uint64_t off = p->mem.offset[o.value];
+            if (off == RLX_NO_OFFSET)
+                return rlx_fail(RLX_ERR_INTERNAL, "%s: value '%s' has no arena offset", step_desc(p, step), v->name);
+            buf = e->arena;
+            base = off;
+            cap = e->arena_size;
+        }
+    }
+    uint64_t pos = base + o.elem_off * 4;
+    uint64_t aligned = pos - pos % c->storage_align;
+    uint64_t size = (pos - aligned) + (o.elems ? o.elems : 1) * 4;
+    if (size > c->max_binding)
+        return rlx_fail(RLX_ERR_UNSUPPORTED,
+                        "%s: kernel '%s': operand %d ('%s') needs a %llu-byte storage binding, more than the limit of "
+                        "%llu bytes (maxStorageBufferBindingSize, or RLX_MAX_BINDING_BYTES); tiling tensors larger "
+                        "than one binding is not implemented yet",
+                        step_desc(p, step), d->kernel, i, vname, (unsigned long long)size,
+                        (unsigned long long)c->max_binding);
+    if (aligned + size > cap)
+        return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s': operand %d ('%s') window [%llu, +%llu) is outside its buffer",
+                        step_desc(p, step), d->kernel, i, vname, (unsigned long long)aligned, (unsigned long long)size);
+    d->params[d->off_slot[i]] = (uint32_t)((pos - aligned) / 4);
+    memset(entry, 0, sizeof *entry);
+    entry->binding = (uint32_t)(i + 1);
+    entry->buffer = buf;
+    entry->offset = aligned;
+    entry->size = size;
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ plan of transfers */
+
+static rlx_status add_xfer(xfer **arr, size_t *n, size_t *cap, xfer x) {
+    for (size_t i = 0; i < *n; i++)
+        if ((*arr)[i].root == x.root) return RLX_OK;
+    RLX_TRY(rlx_grow((void **)arr, cap, *n + 1, sizeof **arr));
+    (*arr)[(*n)++] = x;
+    return RLX_OK;
+}
+
+/* Splits the steps into segments and decides which values travel between
+ * them: a CPU step reads values from the host mirror, a GPU step from the
+ * arena; each root (storage owner) knows where a valid copy lives. */
+static rlx_status plan_segments(struct rlx_backend_exe *e, const size_t *step_d0, const size_t *step_d1) {
+    const rlx_program *p = e->p;
+    const rlx_graph *g = p->g;
+    size_t nv = g->n_values;
+    bool has_cpu = false;
+    for (size_t s = 0; s < p->n_steps; s++) has_cpu |= p->step_on[s] == RLX_STEP_CPU;
+    uint8_t *on_gpu = calloc(nv + 1, 1), *on_host = calloc(nv + 1, 1);
+    e->seg = calloc(p->n_steps + 1, sizeof *e->seg);
+    e->out = calloc(g->n_outputs + 1, sizeof *e->out);
+    if (!on_gpu || !on_host || !e->seg || !e->out) {
+        free(on_gpu);
+        free(on_host);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    rlx_status st = RLX_OK;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        int r = p->mem.alias[g->inputs[i]];
+        on_gpu[r] = 1;
+        on_host[r] = has_cpu;
+    }
+    /* segments */
+    segment *cur = NULL;
+    for (size_t s = 0; s < p->n_steps; s++) {
+        if (p->step_on[s] == RLX_STEP_VIEW) {
+            if (cur) cur->s1 = s + 1;
+            continue;
+        }
+        bool gpu = p->step_on[s] == RLX_STEP_GPU;
+        if (!cur || cur->gpu != gpu) {
+            cur = &e->seg[e->n_seg++];
+            cur->gpu = gpu;
+            cur->s0 = s;
+            cur->d0 = gpu ? step_d0[s] : 0;
+            cur->d1 = cur->d0;
+        }
+        cur->s1 = s + 1;
+        if (gpu) cur->d1 = step_d1[s];
+    }
+    /* transfers */
+    int last_gpu = -1;
+    for (size_t k = 0; k < e->n_seg && !st; k++) {
+        segment *sg = &e->seg[k];
+        for (size_t s = sg->s0; s < sg->s1 && !st; s++) {
+            if (p->step_on[s] == RLX_STEP_VIEW) continue;
+            const rlx_node *n = &g->nodes[p->steps[s]];
+            for (int j = 0; j < n->n_in && !st; j++) {
+                int v = n->in[j];
+                if (v < 0 || g->values[v].konst || p->mem.offset[v] == RLX_NO_OFFSET) continue;
+                int r = p->mem.alias[v];
+                xfer x = { r, p->mem.offset[r], p->mem.bytes[r], 0 };
+                if (sg->gpu && !on_gpu[r]) {
+                    st = add_xfer(&sg->up, &sg->n_up, &sg->cap_up, x);
+                    on_gpu[r] = 1;
+                } else if (!sg->gpu && !on_host[r]) {
+                    if (last_gpu < 0) {
+                        st = rlx_fail(RLX_ERR_INTERNAL, "%s: input '%s' is nowhere", step_desc(p, (int)s),
+                                      g->values[v].name);
+                        break;
+                    }
+                    segment *pg = &e->seg[last_gpu];
+                    st = add_xfer(&pg->rd, &pg->n_rd, &pg->cap_rd, x);
+                    on_host[r] = 1;
+                }
+            }
+            for (int j = 0; j < n->n_out; j++) {
+                int v = n->out[j];
+                if (v < 0 || g->values[v].konst || p->mem.offset[v] == RLX_NO_OFFSET) continue;
+                int r = p->mem.alias[v];
+                on_gpu[r] = sg->gpu;
+                on_host[r] = !sg->gpu;
+            }
+        }
+        if (sg->gpu) last_gpu = (int)k;
+    }
+    /* graph outputs */
+    for (size_t i = 0; i < g->n_outputs && !st; i++) {
+        int v = g->outputs[i];
+        const rlx_value *val = &g->values[v];
+        outsrc *o = &e->out[i];
+        if (val->konst) {
+            o->kind = OUT_KONST;
+            continue;
+        }
+        if (p->mem.offset[v] == RLX_NO_OFFSET) {
+            st = rlx_fail(RLX_ERR_INTERNAL, "graph output '%s' has no storage", val->name);
+            break;
+        }
+        int r = p->mem.alias[v];
+        int input = -1;
+        for (size_t j = 0; j < g->n_inputs; j++)
+            if (p->mem.alias[g->inputs[j]] == r) input = (int)j;
+        if (input >= 0) { /* graph inputs never change: copy from the caller's tensor */
+            o->kind = OUT_INPUT;
+            o->input = input;
+        } else if (on_host[r]) {
+            o->kind = OUT_HOST;
+            o->off = p->mem.offset[r];
+        } else if (on_gpu[r] && last_gpu >= 0) {
+            segment *pg = &e->seg[last_gpu];
+            xfer x = { r, p->mem.offset[r], p->mem.bytes[r], 0 };
+            st = add_xfer(&pg->rd, &pg->n_rd, &pg->cap_rd, x);
+            o->kind = OUT_STAGING;
+            o->seg = (size_t)last_gpu;
+        } else {
+            st = rlx_fail(RLX_ERR_INTERNAL, "graph output '%s' is never computed", val->name);
+        }
+    }
+    /* staging layout */
+    for (size_t k = 0; k < e->n_seg && !st; k++) {
+        segment *sg = &e->seg[k];
+        uint64_t off = 0;
+        for (size_t i = 0; i < sg->n_rd; i++) {
+            sg->rd[i].staging_off = off;
+            off += up_to(sg->rd[i].bytes ? sg->rd[i].bytes : 4, 16);
+        }
+        sg->staging_bytes = off;
+        if (off > e->staging_size) e->staging_size = off;
+    }
+    for (size_t i = 0; i < g->n_outputs && !st; i++) {
+        outsrc *o = &e->out[i];
+        if (o->kind != OUT_STAGING) continue;
+        int r = p->mem.alias[g->outputs[i]];
+        const segment *sg = &e->seg[o->seg];
+        for (size_t j = 0; j < sg->n_rd; j++)
+            if (sg->rd[j].root == r) o->off = sg->rd[j].staging_off;
+    }
+    free(on_gpu);
+    free(on_host);
+    return st;
+}
+
+/* ------------------------------------------------------------ compile */
+
+static void wg_destroy_exe(rlx_backend_exe *e);
+
+static rlx_status upload_konsts(struct rlx_backend_exe *e, const wg_lower *low, size_t n_low) {
+    wg_backend *b = e->b;
+    const rlx_graph *g = e->p->g;
+    uint64_t cap = b->caps.max_buffer;
+    /* place every constant operand: 256-byte aligned, buffers up to maxBufferSize */
+    uint64_t cur = 0;
+    int nb = 0;
+    for (size_t s = 0; s < n_low; s++)
+        for (size_t k = 0; k < low[s].n_d; k++) {
+            const wg_dispatch *d = &low[s].d[k];
+            for (int i = 0; i < d->n_bind; i++) {
+                int v = d->bind[i].value;
+                if (v < 0 || !g->values[v].konst || e->konst_buf[v] >= 0) continue;
+                uint64_t bytes = up_to(g->values[v].konst->nbytes ? g->values[v].konst->nbytes : 4, 4);
+                if (bytes > cap)
+                    return rlx_fail(RLX_ERR_UNSUPPORTED, "constant '%s' (%llu bytes) exceeds maxBufferSize (%llu bytes)",
+                                    g->values[v].name, (unsigned long long)bytes, (unsigned long long)cap);
+                uint64_t off = up_to(cur, RLX_ARENA_ALIGN);
+                if (nb == 0 || off + bytes > cap) {
+                    if (nb) e->weight_size[nb - 1] = cur;
+                    nb++;
+                    off = 0;
+                }
+                e->konst_buf[v] = nb - 1;
+                e->konst_off[v] = off;
+                cur = off + bytes;
+            }
+        }
+    if (nb) e->weight_size[nb - 1] = cur;
+    e->n_weights = (size_t)nb;
+    for (int i = 0; i < nb; i++) {
+        e->weight_size[i] = up_to(e->weight_size[i] ? e->weight_size[i] : 4, 4);
+        RLX_TRY(make_buffer(b, e->weight_size[i], WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst, "weights",
+                            &e->weights[i]));
+    }
+    for (size_t v = 0; v < g->n_values; v++)
+        if (e->konst_buf[v] >= 0)
+            RLX_TRY(write_padded(e, e->weights[e->konst_buf[v]], e->konst_off[v], g->values[v].konst->data,
+                                 g->values[v].konst->nbytes));
+    return RLX_OK;
+}
+
+static rlx_status poison(struct rlx_backend_exe *e, WGPUBuffer buf, uint64_t size) {
+    enum { CHUNK = 1 << 20 };
+    uint32_t *nan = malloc(CHUNK);
+    if (!nan) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < CHUNK / 4; i++) nan[i] = 0x7fc00000u; /* quiet NaN */
+    for (uint64_t off = 0; off < size; off += CHUNK) {
+        uint64_t n = size - off < CHUNK ? size - off : CHUNK;
+        wgpuQueueWriteBuffer(e->b->queue, buf, off, nan, (size_t)(n & ~(uint64_t)3));
+    }
+    free(nan);
+    return RLX_OK;
+}
+
+static rlx_status build_host(struct rlx_backend_exe *e) {
+    const rlx_program *p = e->p;
+    const rlx_graph *g = p->g;
+    e->host = rlx_alloc_aligned(p->mem.arena_bytes ? p->mem.arena_bytes : 1);
+    e->views = calloc(g->n_values + 1, sizeof *e->views);
+    if (!e->host || !e->views)
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "cannot allocate the %llu-byte host mirror of the arena",
+                        (unsigned long long)p->mem.arena_bytes);
+    for (size_t i = 0; i < g->n_values; i++) {
+        const rlx_value *v = &g->values[i];
+        rlx_tensor *t = &e->views[i];
+        if (v->konst) {
+            *t = *v->konst;
+            continue;
+        }
+        t->dtype = v->dtype;
+        t->rank = v->rank < 0 ? 0 : v->rank;
+        memcpy(t->dims, v->dims, sizeof t->dims);
+        t->nbytes = p->mem.bytes[i];
+        if (p->mem.offset[i] != RLX_NO_OFFSET) t->data = e->host + p->mem.offset[i];
+    }
+    return RLX_OK;
+}
+
+static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {
+    *out = NULL;
+    wg_backend *b = (wg_backend *)be;
+    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->lost_msg);
+    const rlx_graph *g = p->g;
+    struct rlx_backend_exe *e = calloc(1, sizeof *e);
+    if (!e) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    e->b = b;
+    e->p = p;
+    rlx_status st = RLX_OK;
+    wg_lower *low = calloc(p->n_steps + 1, sizeof *low);
+    size_t *d0 = calloc(p->n_steps + 1, sizeof *d0), *d1 = calloc(p->n_steps + 1, sizeof *d1);
+    uint8_t *params_host = NULL;
+    e->konst_buf = malloc((g->n_values + 1) * sizeof *e->konst_buf);
+    e->konst_off = calloc(g->n_values + 1, sizeof *e->konst_off);
+    e->weights = calloc(g->n_values + 1, sizeof *e->weights);
+    e->weight_size = calloc(g->n_values + 1, sizeof *e->weight_size);
+    if (!low || !d0 || !d1 || !e->konst_buf || !e->konst_off || !e->weights || !e->weight_size) {
+        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+    for (size_t v = 0; v < g->n_values; v++) e->konst_buf[v] = -1;
+
+    /* 1. lower every GPU step */
+    uint64_t scratch = 0;
+    for (size_t s = 0; s < p->n_steps; s++) {
+        d0[s] = d1[s] = e->n_disp;
+        if (p->step_on[s] != RLX_STEP_GPU) continue;
+        const rlx_node *n = &g->nodes[p->steps[s]];
+        st = wg_lower_node(g, n, &b->caps, &low[s]);
+        if (st == RLX_ERR_UNSUPPORTED) st = rlx_fail(RLX_ERR_INTERNAL, "%s: lowering declined at compile: %s", rlx_node_desc(n), low[s].why);
+        if (st) goto done;
+        e->n_disp += low[s].n_d;
+        d1[s] = e->n_disp;
+        if (rlx_env_flag("RLX_GPU_TRACE")) {
+            fprintf(stderr, "webgpu: step %zu %s:", s, rlx_node_desc(n));
+            for (size_t k = 0; k < low[s].n_d; k++)
+                fprintf(stderr, " %s[%u,%u]", low[s].d[k].kernel, low[s].d[k].groups[0], low[s].d[k].groups[1]);
+            fprintf(stderr, low[s].scratch_elems ? " (scratch %llu elements)\n" : "\n",
+                    (unsigned long long)low[s].scratch_elems);
+        }
+        if (low[s].scratch_elems > scratch) scratch = low[s].scratch_elems;
+    }
+    e->disp = calloc(e->n_disp + 1, sizeof *e->disp);
+    if (!e->disp) {
+        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+
+    wg_scope_push(b);
+    /* 2. buffers: arena, scratch, weights */
+    e->arena_size = up_to(p->mem.arena_bytes ? p->mem.arena_bytes : 256, 256);
+    st = make_buffer(b, e->arena_size, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
+                     "arena", &e->arena);
+    if (!st && scratch) {
+        e->scratch_size = up_to(scratch * 4, 256);
+        st = make_buffer(b, e->scratch_size, WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst, "scratch", &e->scratch);
+    }
+    if (!st) st = upload_konsts(e, low, p->n_steps);
+    if (!st && rlx_env_flag("RLX_GPU_POISON")) {
+        st = poison(e, e->arena, e->arena_size);
+        if (!st && e->scratch) st = poison(e, e->scratch, e->scratch_size);
+    }
+    /* 3. the Params of every dispatch in one uniform buffer */
+    uint64_t ua = b->caps.uniform_align, params_size = 0;
+    for (size_t s = 0; s < p->n_steps && !st; s++)
+        for (size_t k = 0; k < low[s].n_d; k++) params_size = up_to(params_size, ua) + up_to((uint64_t)low[s].d[k].n_params * 4, 16) + (low[s].d[k].n_params ? 0 : 16);
+    params_size = up_to(params_size ? params_size : 16, 16);
+    if (!st) params_host = calloc(1, (size_t)params_size);
+    if (!st && !params_host) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    if (!st) st = make_buffer(b, params_size, WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst, "params", &e->params);
+    rlx_status sst = wg_scope_pop(b, "allocating GPU buffers");
+    if (!st) st = sst;
+    if (st) goto done;
+
+    /* 4. pipelines and bind groups (each in an error scope that names the
+     * step and kernel) */
+    uint64_t poff = 0;
+    for (size_t s = 0; s < p->n_steps && !st; s++) {
+        for (size_t k = 0; k < low[s].n_d && !st; k++) {
+            wg_dispatch *d = &low[s].d[k];
+            rdisp *r = &e->disp[d0[s] + k];
+            r->step = (int)s;
+            r->kernel = d->kernel;
+            memcpy(r->groups, d->groups, sizeof r->groups);
+            WGPUBindGroupEntry ent[WG_MAX_BINDINGS + 1];
+            for (int i = 0; i < d->n_bind && !st; i++) st = resolve(e, (int)s, d, i, &ent[i + 1]);
+            if (st) break;
+            poff = up_to(poff, ua);
+            uint64_t psz = d->n_params ? up_to((uint64_t)d->n_params * 4, 16) : 16;
+            memcpy(params_host + poff, d->params, (size_t)d->n_params * 4);
+            memset(&ent[0], 0, sizeof ent[0]);
+            ent[0].binding = 0;
+            ent[0].buffer = e->params;
+            ent[0].offset = poff;
+            ent[0].size = psz;
+            poff += psz;
+            st = wg_pipeline_get(b, d, step_desc(p, (int)s), &r->pipe);
+            if (st) break;
+            char what[400];
+            snprintf(what, sizeof what, "%s: kernel '%s': creating its bind group", step_desc(p, (int)s), d->kernel);
+            wg_scope_push(b);
+            WGPUBindGroupLayout lay = wgpuComputePipelineGetBindGroupLayout(r->pipe, 0);
+            WGPUBindGroupDescriptor bd;
+            memset(&bd, 0, sizeof bd);
+            bd.label = wg_sv(d->kernel);
+            bd.layout = lay;
+            bd.entryCount = (size_t)d->n_bind + 1;
+            bd.entries = ent;
+            r->bg = wgpuDeviceCreateBindGroup(b->dev, &bd);
+            if (lay) wgpuBindGroupLayoutRelease(lay);
+            st = wg_scope_pop(b, what);
+        }
+    }
+    if (st) goto done;
+    wgpuQueueWriteBuffer(b->queue, e->params, 0, params_host, (size_t)params_size);
+
+    /* 5. segments, transfers, staging, host mirror */
+    st = plan_segments(e, d0, d1);
+    if (st) goto done;
+    bool has_cpu = false;
+    for (size_t s = 0; s < p->n_steps; s++) has_cpu |= p->step_on[s] == RLX_STEP_CPU;
+    if (has_cpu) st = build_host(e);
+    if (st) goto done;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        size_t nb = p->mem.bytes[g->inputs[i]];
+        if (nb % 4 && nb > e->pad_cap) e->pad_cap = nb;
+    }
+    if (e->pad_cap) {
+        e->pad = malloc(e->pad_cap + 4);
+        if (!e->pad) {
+            st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+            goto done;
+        }
+    }
+    wg_scope_push(b);
+    st = make_buffer(b, e->staging_size ? e->staging_size : 16, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
+                     "staging", &e->staging);
+    sst = wg_scope_pop(b, "allocating the staging buffer");
+    if (!st) st = sst;
+
+done:
+    for (size_t s = 0; low && s < p->n_steps; s++) wg_lower_free(&low[s]);
+    free(low);
+    free(d0);
+    free(d1);
+    free(params_host);
+    if (st) {
+        wg_destroy_exe(e);
+        return st;
+    }
+    *out = e;
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ run */
+
+/* After a failed segment: encodes its dispatches one by one, each in its own
+ * error scope, to name the step and kernel that the device rejected. */
+static rlx_status diagnose(struct rlx_backend_exe *e, const segment *sg, rlx_status st) {
+    wg_backend *b = e->b;
+    if (st == RLX_ERR_DEVICE_LOST || b->lost) return st;
+    char saved[1024];
+    snprintf(saved, sizeof saved, "%s", rlx_last_error());
+    for (size_t k = sg->d0; k < sg->d1; k++) {
+        const rdisp *r = &e->disp[k];
+        wg_scope_push(b);
+        WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
+        WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, NULL);
+        wgpuComputePassEncoderSetPipeline(pass, r->pipe);
+        wgpuComputePassEncoderSetBindGroup(pass, 0, r->bg, 0, NULL);
+        wgpuComputePassEncoderDispatchWorkgroups(pass, r->groups[0], r->groups[1], r->groups[2]);
+        wgpuComputePassEncoderEnd(pass);
+        wgpuComputePassEncoderRelease(pass);
+        WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+        if (cb) wgpuCommandBufferRelease(cb);
+        wgpuCommandEncoderRelease(enc);
+        char what[400];
+        snprintf(what, sizeof what, "%s: kernel '%s'", step_desc(e->p, r->step), r->kernel);
+        rlx_status s2 = wg_scope_pop(b, what);
+        if (s2) return s2;
+    }
+    return rlx_fail(st, "%s", saved);
+}
+
+/* Delivers pending callbacks (device loss among them) and fails when the
+ * device is gone. wgpu-native 0.32 aborts the process on a submit or poll
+ * against a lost device, so this runs before each. */
+static rlx_status check_lost(wg_backend *b, const char *what) {
+    wgpuInstanceProcessEvents(b->inst);
+    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->lost_msg);
+    return RLX_OK;
+}
+
+static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tensor **outputs) {
+    wg_backend *b = e->b;
+    const rlx_program *p = e->p;
+    const segment *sg = &e->seg[k];
+    char what[200];
+    if (sg->s1 > sg->s0 + 1)
+        snprintf(what, sizeof what, "forward pass, steps %zu..%zu", sg->s0, sg->s1 - 1);
+    else
+        snprintf(what, sizeof what, "forward pass, step %zu", sg->s0);
+    RLX_TRY(check_lost(b, what));
+    for (size_t i = 0; i < sg->n_up; i++)
+        RLX_TRY(write_padded(e, e->arena, sg->up[i].arena_off, e->host + sg->up[i].arena_off, sg->up[i].bytes));
+    /* encoding errors surface at finish; wgpu-native 0.32 aborts on
+     * submitting an invalid command buffer, so the scope is popped before
+     * the submit and a failed buffer is never submitted */
+    wg_scope_push(b);
+    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
+    if (sg->d1 > sg->d0) {
+        WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, NULL);
+        for (size_t i = sg->d0; i < sg->d1; i++) {
+            const rdisp *r = &e->disp[i];
+            wgpuComputePassEncoderSetPipeline(pass, r->pipe);
+            wgpuComputePassEncoderSetBindGroup(pass, 0, r->bg, 0, NULL);
+            wgpuComputePassEncoderDispatchWorkgroups(pass, r->groups[0], r->groups[1], r->groups[2]);
+        }
+        wgpuComputePassEncoderEnd(pass);
+        wgpuComputePassEncoderRelease(pass);
+    }
+    for (size_t i = 0; i < sg->n_rd; i++)
+        wgpuCommandEncoderCopyBufferToBuffer(enc, e->arena, sg->rd[i].arena_off, e->staging, sg->rd[i].staging_off,
+                                             up4(sg->rd[i].bytes ? sg->rd[i].bytes : 4));
+    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+    wgpuCommandEncoderRelease(enc);
+    rlx_status st = wg_scope_pop(b, what);
+    if (!st && !cb) st = rlx_fail(RLX_ERR_DEVICE, "%s: no command buffer", what);
+    if (st) {
+        if (cb) wgpuCommandBufferRelease(cb);
+        return diagnose(e, sg, st);
+    }
+    st = check_lost(b, what);
+    if (st) {
+        wgpuCommandBufferRelease(cb);
+        return st;
+    }
+    wg_scope_push(b);
+    wgpuQueueSubmit(b->queue, 1, &cb);
+    wgpuCommandBufferRelease(cb);
+    RLX_TRY(wg_scope_pop(b, what));
+    if (!sg->n_rd) return RLX_OK;
+    RLX_TRY(wg_map_read(b, e->staging, sg->staging_bytes, what));
+    const unsigned char *m = wgpuBufferGetConstMappedRange(e->staging, 0, (size_t)sg->staging_bytes);
+    if (!m) {
+        wgpuBufferUnmap(e->staging);
+        return rlx_fail(RLX_ERR_DEVICE, "%s: the staging buffer has no mapped range", what);
+    }
+    if (e->host)
+        for (size_t i = 0; i < sg->n_rd; i++)
+            memcpy(e->host + sg->rd[i].arena_off, m + sg->rd[i].staging_off, (size_t)sg->rd[i].bytes);
+    const rlx_graph *g = p->g;
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (e->out[i].kind == OUT_STAGING && e->out[i].seg == k)
+            memcpy(outputs[i]->data, m + e->out[i].off, outputs[i]->nbytes);
+    wgpuBufferUnmap(e->staging);
+    return RLX_OK;
+}
+
+static rlx_status run_cpu_segment(struct rlx_backend_exe *e, const segment *sg) {
+    const rlx_program *p = e->p;
+    const rlx_graph *g = p->g;
+    const rlx_tensor *in[64];
+    rlx_tensor *out[64];
+    for (size_t s = sg->s0; s < sg->s1; s++) {
+        if (p->step_on[s] != RLX_STEP_CPU) continue;
+        const rlx_node *n = &g->nodes[p->steps[s]];
+        if (n->n_in > 64 || n->n_out > 64)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: more than 64 inputs or outputs", rlx_node_desc(n));
+        for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] < 0 ? NULL : &e->views[n->in[k]];
+        for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] < 0 ? NULL : &e->views[n->out[k]];
+        RLX_TRY(rlx_cpu_run_node(g, n, in, out, false));
+    }
+    return RLX_OK;
+}
+
+static rlx_status wg_run(rlx_backend_exe *e, const rlx_tensor *const *inputs, rlx_tensor **outputs) {
+    wg_backend *b = e->b;
+    const rlx_program *p = e->p;
+    const rlx_graph *g = p->g;
+    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->lost_msg);
+    rlx_status st = RLX_OK;
+    /* outputs are allocated first, filled as their data arrives */
+    for (size_t i = 0; i < g->n_outputs && !st; i++) {
+        const rlx_value *v = &g->values[g->outputs[i]];
+        st = rlx_tensor_create(v->dtype, v->dims, v->rank < 0 ? 0 : v->rank, &outputs[i]);
+    }
+    /* inputs: to the arena, and to the host mirror when CPU steps exist */
+    for (size_t i = 0; i < g->n_inputs && !st; i++) {
+        int v = g->inputs[i];
+        uint64_t off = p->mem.offset[v], nb = p->mem.bytes[v];
+        if (off == RLX_NO_OFFSET || !nb) continue;
+        if (inputs[i]->nbytes < nb) {
+            st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s' holds fewer bytes than its shape", g->values[v].name);
+            break;
+        }
+        st = write_padded(e, e->arena, off, inputs[i]->data, nb);
+        if (e->host) memcpy(e->host + off, inputs[i]->data, (size_t)nb);
+    }
+    for (size_t k = 0; k < e->n_seg && !st; k++)
+        st = e->seg[k].gpu ? run_gpu_segment(e, k, outputs) : run_cpu_segment(e, &e->seg[k]);
+    for (size_t i = 0; i < g->n_outputs && !st; i++) {
+        const outsrc *o = &e->out[i];
+        const rlx_value *v = &g->values[g->outputs[i]];
+        size_t nb = outputs[i]->nbytes;
+        switch (o->kind) {
+        case OUT_KONST: memcpy(outputs[i]->data, v->konst->data, nb < v->konst->nbytes ? nb : v->konst->nbytes); break;
+        case OUT_HOST: memcpy(outputs[i]->data, e->host + o->off, nb); break;
+        case OUT_INPUT: memcpy(outputs[i]->data, inputs[o->input]->data, nb); break;
+        default: break;
+        }
+    }
+    if (st)
+        for (size_t i = 0; i < g->n_outputs; i++) rlx_tensor_destroy(outputs[i]), outputs[i] = NULL;
+    return st;
+}
+
+/* ------------------------------------------------------------ destroy */
+
+static void release_buffer(WGPUBuffer *buf) {
+    if (!*buf) return;
+    wgpuBufferDestroy(*buf);
+    wgpuBufferRelease(*buf);
+    *buf = NULL;
+}
+
+static void wg_destroy_exe(rlx_backend_exe *e) {
+    if (!e) return;
+    for (size_t i = 0; i < e->n_disp; i++)
+        if (e->disp[i].bg) wgpuBindGroupRelease(e->disp[i].bg);
+    free(e->disp);
+    release_buffer(&e->arena);
+    release_buffer(&e->scratch);
+    release_buffer(&e->params);
+    release_buffer(&e->staging);
+    for (size_t i = 0; i < e->n_weights; i++) release_buffer(&e->weights[i]);
+    free(e->weights);
+    free(e->weight_size);
+    free(e->konst_buf);
+    free(e->konst_off);
+    for (size_t k = 0; k < e->n_seg; k++) {
+        free(e->seg[k].up);
+        free(e->seg[k].rd);
+    }
+    free(e->seg);
+    free(e->out);
+    rlx_free_aligned(e->host);
+    free(e->views);
+    free(e->pad);
+    free(e);
+}
+
+static void wg_destroy(rlx_backend *be) {
+    wg_backend *b = (wg_backend *)be;
+    if (!b) return;
+    wg_device_close(b);
+    free(b);
+}
+
+rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, rlx_backend **out) {
+    *out = NULL;
+    wg_backend *b = calloc(1, sizeof *b);
+    if (!b) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    rlx_status st = wg_device_open(b, device ? device : "gpu");
+    if (st) {
+        wg_device_close(b);
+        free(b);
+        return st;
+    }
+    b->caps.conv_direct = opt && opt->gpu_conv_direct;
+    rlx_backend *be = &b->base;
+    be->name = "webgpu";
+    be->kind = RLX_DEVICE_GPU;
+    snprintf(be->device_name, sizeof be->device_name, "%s (%s, %s)", b->info.name, b->info.backend, b->info.type);
+    be->supports = wg_supports;
+    be->compile = wg_compile;
+    be->run = wg_run;
+    be->destroy_exe = wg_destroy_exe;
+    be->destroy = wg_destroy;
+    *out = be;
+    return RLX_OK;
+}

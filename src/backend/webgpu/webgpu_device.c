@@ -1,0 +1,597 @@
+/* Instance, adapters, device, error scopes and the pipeline cache of the
+ * WebGPU backend (wgpu-native, webgpu.h with WGPUStringView and
+ * callback-info structs; events are driven with wgpuInstanceProcessEvents
+ * and wgpuDevicePoll). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/webgpu/webgpu_device.h"
+#include "backend/webgpu/wgsl_sources.h"
+#include "base/mem.h"
+#include "base/platform.h"
+
+/* ------------------------------------------------------------ names */
+
+static const char *backend_name(WGPUBackendType t) {
+    switch (t) {
+    case WGPUBackendType_Vulkan: return "vulkan";
+    case WGPUBackendType_Metal: return "metal";
+    case WGPUBackendType_D3D12: return "d3d12";
+    case WGPUBackendType_D3D11: return "d3d11";
+    case WGPUBackendType_OpenGL: return "gl";
+    case WGPUBackendType_OpenGLES: return "gles";
+    case WGPUBackendType_WebGPU: return "webgpu";
+    case WGPUBackendType_Null: return "null";
+    default: return "unknown";
+    }
+}
+
+static const char *adapter_type_name(WGPUAdapterType t) {
+    switch (t) {
+    case WGPUAdapterType_DiscreteGPU: return "discrete";
+    case WGPUAdapterType_IntegratedGPU: return "integrated";
+    case WGPUAdapterType_CPU: return "cpu";
+    default: return "unknown";
+    }
+}
+
+/* Primary backends first: Vulkan, Metal, D3D12 before GL and the rest. */
+static int backend_rank(WGPUBackendType t) {
+    switch (t) {
+    case WGPUBackendType_Vulkan: case WGPUBackendType_Metal: case WGPUBackendType_D3D12: return 0;
+    default: return 1;
+    }
+}
+
+static void sv_copy(char *dst, size_t cap, WGPUStringView s) {
+    size_t n = 0;
+    if (s.data) n = s.length == WGPU_STRLEN ? strlen(s.data) : s.length;
+    if (n >= cap) n = cap - 1;
+    if (n) memcpy(dst, s.data, n);
+    dst[n] = 0;
+}
+
+/* ------------------------------------------------------------ instance */
+
+static WGPUInstance make_instance(WGPUInstanceBackend backends) {
+    WGPUInstanceExtras ex;
+    memset(&ex, 0, sizeof ex);
+    ex.chain.sType = (WGPUSType)WGPUSType_InstanceExtras;
+    ex.backends = backends;
+    ex.flags = WGPUInstanceFlag_Default;
+    WGPUInstanceDescriptor d;
+    memset(&d, 0, sizeof d);
+    d.nextInChain = &ex.chain;
+    return wgpuCreateInstance(&d);
+}
+
+static void fill_info(WGPUAdapter a, rlx_adapter_info *o) {
+    memset(o, 0, sizeof *o);
+    WGPUAdapterInfo info;
+    memset(&info, 0, sizeof info);
+    if (wgpuAdapterGetInfo(a, &info) == WGPUStatus_Success) {
+        sv_copy(o->name, sizeof o->name, info.device);
+        sv_copy(o->driver, sizeof o->driver, info.description);
+        snprintf(o->backend, sizeof o->backend, "%s", backend_name(info.backendType));
+        snprintf(o->type, sizeof o->type, "%s", adapter_type_name(info.adapterType));
+        o->vendor_id = info.vendorID;
+        o->device_id = info.deviceID;
+        wgpuAdapterInfoFreeMembers(info);
+    } else {
+        snprintf(o->name, sizeof o->name, "unknown adapter");
+        snprintf(o->backend, sizeof o->backend, "unknown");
+        snprintf(o->type, sizeof o->type, "unknown");
+    }
+    WGPULimits lim;
+    memset(&lim, 0, sizeof lim);
+    if (wgpuAdapterGetLimits(a, &lim) == WGPUStatus_Success) {
+        o->max_buffer_size = lim.maxBufferSize;
+        o->max_storage_buffer_binding_size = lim.maxStorageBufferBindingSize;
+        o->max_compute_workgroups_per_dimension = lim.maxComputeWorkgroupsPerDimension;
+        o->max_compute_invocations_per_workgroup = lim.maxComputeInvocationsPerWorkgroup;
+        o->max_compute_workgroup_storage_size = lim.maxComputeWorkgroupStorageSize;
+        o->max_storage_buffers_per_shader_stage = lim.maxStorageBuffersPerShaderStage;
+    }
+    o->shader_f16 = wgpuAdapterHasFeature(a, WGPUFeatureName_ShaderF16);
+    o->subgroups = wgpuAdapterHasFeature(a, WGPUFeatureName_Subgroups);
+    o->timestamp_query = wgpuAdapterHasFeature(a, WGPUFeatureName_TimestampQuery);
+    o->cooperative_matrix = wgpuAdapterHasFeature(a, (WGPUFeatureName)WGPUNativeFeature_CooperativeMatrix);
+}
+
+/* Enumerates the adapters of `inst` in rlx order (primary backends first,
+ * otherwise as the implementation lists them). *out: malloc'ed array. */
+static rlx_status enumerate(WGPUInstance inst, WGPUAdapter **out, size_t *n_out) {
+    *out = NULL;
+    *n_out = 0;
+    size_t n = wgpuInstanceEnumerateAdapters(inst, NULL, NULL);
+    if (n == 0) return RLX_OK;
+    WGPUAdapter *a = calloc(n, sizeof *a);
+    if (!a) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory listing adapters");
+    n = wgpuInstanceEnumerateAdapters(inst, NULL, a);
+    /* stable insertion sort by backend rank */
+    for (size_t i = 1; i < n; i++) {
+        WGPUAdapter x = a[i];
+        WGPUAdapterInfo info;
+        memset(&info, 0, sizeof info);
+        int rx = 1;
+        if (wgpuAdapterGetInfo(x, &info) == WGPUStatus_Success) {
+            rx = backend_rank(info.backendType);
+            wgpuAdapterInfoFreeMembers(info);
+        }
+        size_t j = i;
+        while (j > 0) {
+            WGPUAdapterInfo pi;
+            memset(&pi, 0, sizeof pi);
+            int rp = 1;
+            if (wgpuAdapterGetInfo(a[j - 1], &pi) == WGPUStatus_Success) {
+                rp = backend_rank(pi.backendType);
+                wgpuAdapterInfoFreeMembers(pi);
+            }
+            if (rp <= rx) break;
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = x;
+    }
+    *out = a;
+    *n_out = n;
+    return RLX_OK;
+}
+
+rlx_status rlx_adapters_list(rlx_adapter_info **out, size_t *count) {
+    if (out) *out = NULL;
+    if (count) *count = 0;
+    if (!out || !count) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "rlx_adapters_list: NULL output pointer");
+    WGPUInstance inst = make_instance(WGPUInstanceBackend_All);
+    if (!inst) return rlx_fail(RLX_ERR_DEVICE, "wgpu-native: cannot create a WebGPU instance");
+    WGPUAdapter *a = NULL;
+    size_t n = 0;
+    rlx_status st = enumerate(inst, &a, &n);
+    rlx_adapter_info *info = NULL;
+    if (!st && n) {
+        info = calloc(n, sizeof *info);
+        if (!info) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory listing adapters");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (info) fill_info(a[i], &info[i]);
+        wgpuAdapterRelease(a[i]);
+    }
+    free(a);
+    wgpuInstanceRelease(inst);
+    if (st) {
+        free(info);
+        return st;
+    }
+    *out = info;
+    *count = n;
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ callbacks */
+
+typedef struct adapter_req {
+    volatile int done;
+    WGPUAdapter adapter;
+    char msg[256];
+} adapter_req;
+
+static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter adapter, WGPUStringView message, void *u1,
+                       void *u2) {
+    (void)u2;
+    adapter_req *r = u1;
+    if (status == WGPURequestAdapterStatus_Success) r->adapter = adapter;
+    else sv_copy(r->msg, sizeof r->msg, message);
+    r->done = 1;
+}
+
+typedef struct device_req {
+    volatile int done;
+    WGPUDevice device;
+    char msg[256];
+} device_req;
+
+static void on_device(WGPURequestDeviceStatus status, WGPUDevice device, WGPUStringView message, void *u1, void *u2) {
+    (void)u2;
+    device_req *r = u1;
+    if (status == WGPURequestDeviceStatus_Success) r->device = device;
+    else sv_copy(r->msg, sizeof r->msg, message);
+    r->done = 1;
+}
+
+static void on_lost(WGPUDevice const *device, WGPUDeviceLostReason reason, WGPUStringView message, void *u1,
+                    void *u2) {
+    (void)device;
+    (void)u2;
+    wg_backend *b = u1;
+    /* our own wgpuDeviceDestroy in wg_device_close sets closing first */
+    if (!b || b->closing || reason == WGPUDeviceLostReason_CallbackCancelled) return;
+    b->lost = true;
+    sv_copy(b->lost_msg, sizeof b->lost_msg, message);
+}
+
+static void on_uncaptured(WGPUDevice const *device, WGPUErrorType type, WGPUStringView message, void *u1, void *u2) {
+    (void)device;
+    (void)u2;
+    (void)type;
+    wg_backend *b = u1;
+    if (b) sv_copy(b->uncaptured, sizeof b->uncaptured, message);
+}
+
+/* Drives the instance until *flag is set, the device is lost (when lost is
+ * given), or a bounded number of rounds passed: a lost or stuck device must
+ * not hang the caller forever. */
+static int pump(WGPUInstance inst, WGPUDevice dev, volatile int *flag, const volatile bool *lost) {
+    for (long i = 0; i < 20000000L && !*flag; i++) {
+        wgpuInstanceProcessEvents(inst);
+        if (*flag || (lost && *lost)) break;
+        if (dev) wgpuDevicePoll(dev, i > 16, NULL);
+    }
+    return *flag;
+}
+
+/* ------------------------------------------------------------ open */
+
+static const char k_driver_hint[] =
+    "install a Vulkan driver: Mesa's (e.g. Debian's mesa-vulkan-drivers from bookworm-backports, with libvulkan1) "
+    "or the GPU vendor's driver";
+
+static rlx_status request_adapter(WGPUInstance inst, WGPUAdapter *out) {
+    *out = NULL;
+    adapter_req r;
+    memset(&r, 0, sizeof r);
+    WGPURequestAdapterOptions o;
+    memset(&o, 0, sizeof o);
+    o.powerPreference = WGPUPowerPreference_HighPerformance;
+    WGPURequestAdapterCallbackInfo cb;
+    memset(&cb, 0, sizeof cb);
+    cb.mode = WGPUCallbackMode_AllowProcessEvents;
+    cb.callback = on_adapter;
+    cb.userdata1 = &r;
+    wgpuInstanceRequestAdapter(inst, &o, cb);
+    pump(inst, NULL, &r.done, NULL);
+    *out = r.adapter;
+    return RLX_OK;
+}
+
+static void adapter_list_str(char *buf, size_t cap) {
+    rlx_adapter_info *a = NULL;
+    size_t n = 0;
+    buf[0] = 0;
+    if (rlx_adapters_list(&a, &n) != RLX_OK) {
+        snprintf(buf, cap, "(listing adapters failed)");
+        return;
+    }
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, cap - o, "%zu adapter%s found", n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s gpu:%zu = %s (%s, %s)", i ? "," : ":", i, a[i].name, a[i].backend,
+                              a[i].type);
+    free(a);
+}
+
+static rlx_status open_adapter(wg_backend *b, const char *device) {
+    if (strcmp(device, "gpu") == 0) {
+        /* the high-performance adapter of the primary backends, else any */
+        b->inst = make_instance(WGPUInstanceBackend_Primary);
+        if (b->inst) request_adapter(b->inst, &b->adapter);
+        if (!b->adapter) {
+            if (b->inst) wgpuInstanceRelease(b->inst);
+            b->inst = make_instance(WGPUInstanceBackend_All);
+            if (!b->inst) return rlx_fail(RLX_ERR_DEVICE, "wgpu-native: cannot create a WebGPU instance");
+            request_adapter(b->inst, &b->adapter);
+        }
+        if (!b->adapter) {
+            char list[512];
+            adapter_list_str(list, sizeof list);
+            return rlx_fail(RLX_ERR_NO_ADAPTER,
+                            "device 'gpu': no GPU adapter (asked wgpu-native for a high-performance adapter on "
+                            "vulkan/metal/d3d12, then on every backend including gl; %s); %s",
+                            list, k_driver_hint);
+        }
+        return RLX_OK;
+    }
+    /* gpu:N */
+    const char *p = device + 4;
+    char *end = NULL;
+    if (!*p || *p < '0' || *p > '9')
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "device '%s': expected gpu or gpu:N with N a number", device);
+    unsigned long idx = strtoul(p, &end, 10);
+    if (*end) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "device '%s': expected gpu or gpu:N with N a number", device);
+    b->inst = make_instance(WGPUInstanceBackend_All);
+    if (!b->inst) return rlx_fail(RLX_ERR_DEVICE, "wgpu-native: cannot create a WebGPU instance");
+    WGPUAdapter *a = NULL;
+    size_t n = 0;
+    RLX_TRY(enumerate(b->inst, &a, &n));
+    for (size_t i = 0; i < n; i++) {
+        if (i == idx) b->adapter = a[i];
+        else wgpuAdapterRelease(a[i]);
+    }
+    free(a);
+    if (!b->adapter) {
+        char list[512];
+        adapter_list_str(list, sizeof list);
+        return rlx_fail(RLX_ERR_NO_ADAPTER, "device '%s': no such adapter (enumerated every backend: %s)%s%s", device,
+                        list, n ? "" : "; ", n ? "" : k_driver_hint);
+    }
+    return RLX_OK;
+}
+
+static WGPUDevice request_device(wg_backend *b, const WGPULimits *limits, const WGPUFeatureName *feat, size_t n_feat,
+                                 char *msg, size_t cap) {
+    device_req r;
+    memset(&r, 0, sizeof r);
+    WGPUDeviceDescriptor dd;
+    memset(&dd, 0, sizeof dd);
+    dd.label = wg_sv("rlx");
+    dd.requiredLimits = limits;
+    dd.requiredFeatures = feat;
+    dd.requiredFeatureCount = n_feat;
+    dd.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowProcessEvents;
+    dd.deviceLostCallbackInfo.callback = on_lost;
+    dd.deviceLostCallbackInfo.userdata1 = b;
+    dd.uncapturedErrorCallbackInfo.callback = on_uncaptured;
+    dd.uncapturedErrorCallbackInfo.userdata1 = b;
+    WGPURequestDeviceCallbackInfo cb;
+    memset(&cb, 0, sizeof cb);
+    cb.mode = WGPUCallbackMode_AllowProcessEvents;
+    cb.callback = on_device;
+    cb.userdata1 = &r;
+    wgpuAdapterRequestDevice(b->adapter, &dd, cb);
+    pump(b->inst, NULL, &r.done, NULL);
+    if (!r.device) snprintf(msg, cap, "%s", r.msg[0] ? r.msg : "no answer");
+    return r.device;
+}
+
+rlx_status wg_device_open(wg_backend *b, const char *device) {
+    RLX_TRY(open_adapter(b, device));
+    fill_info(b->adapter, &b->info);
+    WGPULimits lim;
+    memset(&lim, 0, sizeof lim);
+    if (wgpuAdapterGetLimits(b->adapter, &lim) != WGPUStatus_Success)
+        return rlx_fail(RLX_ERR_DEVICE, "adapter %s: cannot read its limits", b->info.name);
+    lim.nextInChain = NULL;
+    /* optional features worth having; each fast path checks its flag */
+    WGPUFeatureName feat[4];
+    size_t nf = 0;
+    if (b->info.shader_f16) feat[nf++] = WGPUFeatureName_ShaderF16;
+    if (b->info.subgroups) feat[nf++] = WGPUFeatureName_Subgroups;
+    if (b->info.timestamp_query) feat[nf++] = WGPUFeatureName_TimestampQuery;
+    if (b->info.cooperative_matrix) feat[nf++] = (WGPUFeatureName)WGPUNativeFeature_CooperativeMatrix;
+    char msg[256] = "";
+    b->dev = request_device(b, &lim, feat, nf, msg, sizeof msg);
+    if (!b->dev && nf) {
+        nf = 0; /* retry without the optional features */
+        b->dev = request_device(b, &lim, NULL, 0, msg, sizeof msg);
+    }
+    if (!b->dev) b->dev = request_device(b, NULL, NULL, 0, msg, sizeof msg); /* default limits */
+    if (!b->dev)
+        return rlx_fail(RLX_ERR_DEVICE, "adapter %s (%s): requesting a device failed: %s", b->info.name,
+                        b->info.backend, msg);
+    for (size_t i = 0; i < nf; i++) {
+        if (feat[i] == WGPUFeatureName_ShaderF16) b->has_f16 = true;
+        else if (feat[i] == WGPUFeatureName_Subgroups) b->has_subgroups = true;
+        else if (feat[i] == WGPUFeatureName_TimestampQuery) b->has_timestamp = true;
+        else b->has_coop_matrix = true;
+    }
+    memset(&b->limits, 0, sizeof b->limits);
+    if (wgpuDeviceGetLimits(b->dev, &b->limits) != WGPUStatus_Success) b->limits = lim;
+    b->queue = wgpuDeviceGetQueue(b->dev);
+    b->modules = calloc(rlx_wgsl_source_count + 1, sizeof *b->modules);
+    if (!b->modules) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+
+    wg_caps *c = &b->caps;
+    c->max_binding = b->limits.maxStorageBufferBindingSize;
+    c->max_buffer = b->limits.maxBufferSize;
+    const char *env = rlx_getenv("RLX_MAX_BINDING_BYTES");
+    if (env && *env) {
+        char *end = NULL;
+        unsigned long long v = strtoull(env, &end, 0);
+        if (*end || v < 256)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "RLX_MAX_BINDING_BYTES='%s': expected a byte count >= 256", env);
+        if (v < c->max_binding) c->max_binding = v;
+    }
+    c->max_binding &= ~(uint64_t)3;
+    c->max_groups_per_dim = b->limits.maxComputeWorkgroupsPerDimension;
+    c->storage_align = b->limits.minStorageBufferOffsetAlignment ? b->limits.minStorageBufferOffsetAlignment : 256;
+    c->uniform_align = b->limits.minUniformBufferOffsetAlignment ? b->limits.minUniformBufferOffsetAlignment : 256;
+    c->max_storage_per_stage = b->limits.maxStorageBuffersPerShaderStage;
+    return RLX_OK;
+}
+
+void wg_device_close(wg_backend *b) {
+    b->closing = true;
+    for (size_t i = 0; i < b->n_pipes; i++)
+        if (b->pipes[i].pipe) wgpuComputePipelineRelease(b->pipes[i].pipe);
+    free(b->pipes);
+    b->pipes = NULL;
+    if (b->modules) {
+        for (size_t i = 0; i < rlx_wgsl_source_count; i++)
+            if (b->modules[i]) wgpuShaderModuleRelease(b->modules[i]);
+        free(b->modules);
+        b->modules = NULL;
+    }
+    if (b->queue) wgpuQueueRelease(b->queue);
+    if (b->dev) {
+        wgpuDeviceDestroy(b->dev);
+        wgpuDeviceRelease(b->dev);
+    }
+    if (b->inst) wgpuInstanceProcessEvents(b->inst);
+    if (b->adapter) wgpuAdapterRelease(b->adapter);
+    if (b->inst) wgpuInstanceRelease(b->inst);
+    b->queue = NULL;
+    b->dev = NULL;
+    b->adapter = NULL;
+    b->inst = NULL;
+}
+
+/* ------------------------------------------------------------ error scopes */
+
+typedef struct scope_res {
+    volatile int done;
+    WGPUErrorType type;
+    char msg[512];
+} scope_res;
+
+static void on_pop(WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStringView message, void *u1, void *u2) {
+    (void)u2;
+    scope_res *r = u1;
+    if (status == WGPUPopErrorScopeStatus_Success) {
+        r->type = type;
+        if (type != WGPUErrorType_NoError) sv_copy(r->msg, sizeof r->msg, message);
+    } else {
+        r->type = WGPUErrorType_Unknown;
+        snprintf(r->msg, sizeof r->msg, "error scope could not be popped (device lost?)");
+    }
+    r->done = 1;
+}
+
+/* wgpu-native 0.32 panics on WGPUErrorFilter_Internal ("invalid error
+ * filter"), so internal errors are caught by the uncaptured-error callback:
+ * its message is cleared on push and checked on pop. */
+void wg_scope_push(wg_backend *b) {
+    b->uncaptured[0] = 0;
+    wgpuDevicePushErrorScope(b->dev, WGPUErrorFilter_Validation);
+    wgpuDevicePushErrorScope(b->dev, WGPUErrorFilter_OutOfMemory);
+}
+
+rlx_status wg_scope_pop(wg_backend *b, const char *what) {
+    scope_res r[2];
+    memset(r, 0, sizeof r);
+    for (int i = 0; i < 2; i++) {
+        WGPUPopErrorScopeCallbackInfo cb;
+        memset(&cb, 0, sizeof cb);
+        cb.mode = WGPUCallbackMode_AllowProcessEvents;
+        cb.callback = on_pop;
+        cb.userdata1 = &r[i];
+        wgpuDevicePopErrorScope(b->dev, cb);
+    }
+    for (int i = 0; i < 2; i++) pump(b->inst, b->dev, &r[i].done, &b->lost);
+    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->lost_msg);
+    /* r[0] out of memory, r[1] validation: report validation first */
+    static const int order[2] = { 1, 0 };
+    for (int k = 0; k < 2; k++) {
+        const scope_res *x = &r[order[k]];
+        if (!x->done) return rlx_fail(RLX_ERR_DEVICE, "%s: the GPU did not answer an error-scope query", what);
+        if (x->type == WGPUErrorType_NoError) continue;
+        const char *kind = x->type == WGPUErrorType_Validation ? "validation error"
+                         : x->type == WGPUErrorType_OutOfMemory ? "out of GPU memory"
+                         : x->type == WGPUErrorType_Internal ? "internal error" : "error";
+        return rlx_fail(x->type == WGPUErrorType_OutOfMemory ? RLX_ERR_OUT_OF_MEMORY : RLX_ERR_DEVICE, "%s: %s: %s",
+                        what, kind, x->msg);
+    }
+    if (b->uncaptured[0]) return rlx_fail(RLX_ERR_DEVICE, "%s: GPU error: %s", what, b->uncaptured);
+    return RLX_OK;
+}
+
+rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what) {
+    pump(b->inst, b->dev, flag, &b->lost);
+    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->lost_msg);
+    if (!*flag) return rlx_fail(RLX_ERR_DEVICE, "%s: the GPU made no progress", what);
+    return RLX_OK;
+}
+
+typedef struct map_res {
+    volatile int done;
+    WGPUMapAsyncStatus status;
+    char msg[256];
+} map_res;
+
+static void on_map(WGPUMapAsyncStatus status, WGPUStringView message, void *u1, void *u2) {
+    (void)u2;
+    map_res *r = u1;
+    r->status = status;
+    if (status != WGPUMapAsyncStatus_Success) sv_copy(r->msg, sizeof r->msg, message);
+    r->done = 1;
+}
+
+rlx_status wg_map_read(wg_backend *b, WGPUBuffer buf, uint64_t size, const char *what) {
+    map_res r;
+    memset(&r, 0, sizeof r);
+    WGPUBufferMapCallbackInfo cb;
+    memset(&cb, 0, sizeof cb);
+    cb.mode = WGPUCallbackMode_AllowProcessEvents;
+    cb.callback = on_map;
+    cb.userdata1 = &r;
+    wgpuBufferMapAsync(buf, WGPUMapMode_Read, 0, (size_t)size, cb);
+    RLX_TRY(wg_wait(b, &r.done, what));
+    if (r.status != WGPUMapAsyncStatus_Success)
+        return rlx_fail(b->lost ? RLX_ERR_DEVICE_LOST : RLX_ERR_DEVICE, "%s: mapping the staging buffer failed: %s",
+                        what, r.msg);
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ pipelines */
+
+static int find_kernel(const char *name) {
+    for (size_t i = 0; i < rlx_wgsl_source_count; i++)
+        if (rlx_wgsl_sources[i].name && strcmp(rlx_wgsl_sources[i].name, name) == 0) return (int)i;
+    return -1;
+}
+
+static bool same_spec(const wg_pipeline *p, const wg_dispatch *d) {
+    if (p->n_spec != d->n_spec) return false;
+    for (int i = 0; i < d->n_spec; i++)
+        if (strcmp(p->spec_name[i], d->spec_name[i]) != 0 || p->spec_val[i] != d->spec_val[i]) return false;
+    return true;
+}
+
+rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what, WGPUComputePipeline *out) {
+    *out = NULL;
+    int k = find_kernel(d->kernel);
+    if (k < 0) return rlx_fail(RLX_ERR_INTERNAL, "%s: WGSL kernel '%s' is not embedded", what, d->kernel);
+    for (size_t i = 0; i < b->n_pipes; i++)
+        if (b->pipes[i].kernel == k && same_spec(&b->pipes[i], d)) {
+            *out = b->pipes[i].pipe;
+            return RLX_OK;
+        }
+    RLX_TRY(RLX_GROW(b->pipes, b->cap_pipes, b->n_pipes + 1));
+    char ctx[400];
+    snprintf(ctx, sizeof ctx, "%s: creating the pipeline of kernel '%s'", what, d->kernel);
+    wg_scope_push(b);
+    if (!b->modules[k]) {
+        WGPUShaderSourceWGSL src;
+        memset(&src, 0, sizeof src);
+        src.chain.sType = WGPUSType_ShaderSourceWGSL;
+        src.code = wg_sv(rlx_wgsl_sources[k].source);
+        WGPUShaderModuleDescriptor sd;
+        memset(&sd, 0, sizeof sd);
+        sd.nextInChain = &src.chain;
+        sd.label = wg_sv(rlx_wgsl_sources[k].name);
+        b->modules[k] = wgpuDeviceCreateShaderModule(b->dev, &sd);
+    }
+    WGPUConstantEntry ce[WG_MAX_SPEC];
+    memset(ce, 0, sizeof ce);
+    for (int i = 0; i < d->n_spec; i++) {
+        ce[i].key = wg_sv(d->spec_name[i]);
+        ce[i].value = d->spec_val[i];
+    }
+    WGPUComputePipelineDescriptor pd;
+    memset(&pd, 0, sizeof pd);
+    pd.label = wg_sv(rlx_wgsl_sources[k].name);
+    pd.compute.module = b->modules[k];
+    pd.compute.entryPoint = wg_sv("main");
+    pd.compute.constantCount = (size_t)d->n_spec;
+    pd.compute.constants = d->n_spec ? ce : NULL;
+    WGPUComputePipeline pipe = wgpuDeviceCreateComputePipeline(b->dev, &pd);
+    rlx_status st = wg_scope_pop(b, ctx);
+    if (st) {
+        if (pipe) wgpuComputePipelineRelease(pipe);
+        /* a module that failed to compile is not kept */
+        if (b->modules[k]) wgpuShaderModuleRelease(b->modules[k]);
+        b->modules[k] = NULL;
+        return st;
+    }
+    if (!pipe) return rlx_fail(RLX_ERR_DEVICE, "%s: no pipeline returned", ctx);
+    wg_pipeline *p = &b->pipes[b->n_pipes++];
+    memset(p, 0, sizeof *p);
+    p->kernel = k;
+    p->n_spec = d->n_spec;
+    for (int i = 0; i < d->n_spec; i++) {
+        p->spec_name[i] = d->spec_name[i];
+        p->spec_val[i] = d->spec_val[i];
+    }
+    p->pipe = pipe;
+    *out = pipe;
+    return RLX_OK;
+}
