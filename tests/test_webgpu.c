@@ -14,7 +14,9 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
+#ifdef RLX_HAVE_WEBGPU
 #include "backend/webgpu/webgpu_device.h"
+#endif
 #include "base/mem.h"
 #include "base/status.h"
 #include "base/tensor.h"
@@ -1704,6 +1706,7 @@ static void test_rerun(void) {
     rlx_model_destroy(m);
 }
 
+#ifdef RLX_HAVE_WEBGPU
 /* A device lost after compile: run fails with RLX_ERR_DEVICE_LOST (and
  * keeps failing), nothing aborts. The loss is simulated by destroying the
  * backend's device. */
@@ -1749,6 +1752,7 @@ static void test_device_lost(void) {
     rlx_tensor_destroy(tx);
     be->destroy(be);
 }
+#endif
 
 int main(void) {
     test_seed_from_env();
@@ -1782,7 +1786,9 @@ int main(void) {
     test_binding_limit();
     test_gemm_split();
     test_rerun();
+#ifdef RLX_HAVE_WEBGPU
     test_device_lost();
+#endif
     g_be->destroy(g_be);
     TEST_MAIN_END();
 }
