@@ -82,6 +82,7 @@ typedef struct mm_desc {
     uint64_t M, N, K;
     float alpha, beta;
     uint64_t a_sm, a_sk, b_sk, b_sn, bias_sm, bias_sn;
+    uint64_t y_sm; /* row stride of y; 0 means N */
     int nb; /* batch dims used (<= 4) */
     uint64_t bdims[4], a_bs[4], b_bs[4], y_bs[4], bias_bs[4];
     int a, b, bias, y;
@@ -117,7 +118,7 @@ static rlx_status emit_matmul(wg_lower *L, const mm_desc *m) {
     wg_p_u32(L, d, (uint32_t)nbatch);
     wg_p_u32(L, d, (uint32_t)tiles_n);
     wg_p_u32(L, d, (uint32_t)tiles_m);
-    wg_p_u32(L, d, 0);
+    wg_p_u32(L, d, (uint32_t)(m->y_sm ? m->y_sm : m->N));
     /* batch dims right-aligned into the four slots */
     const uint64_t *arr[5] = { m->bdims, m->a_bs, m->b_bs, m->y_bs, m->bias_bs };
     for (int k = 0; k < 5; k++)
@@ -388,6 +389,28 @@ static rlx_status lower_gemm(wg_lower *L) {
     }
     m.y = wg_out_id(L, 0);
     m.y_n = M * N;
+    /* B larger than one binding: with transB its rows are contiguous, so
+     * split N into blocks of rows that fit, each writing its block of y's
+     * columns (same reduction order per element) */
+    uint64_t room = L->caps->max_binding > L->caps->storage_align ? (L->caps->max_binding - L->caps->storage_align) / 4 : 0;
+    if (m.b_n > room && tb && K > 0 && room >= K) {
+        uint64_t rows = room / K, bias_total = m.bias_n;
+        for (uint64_t n0 = 0; n0 < N; n0 += rows) {
+            mm_desc blk = m;
+            blk.N = N - n0 < rows ? N - n0 : rows;
+            blk.b_off = n0 * K;
+            blk.b_n = blk.N * K;
+            blk.y_off = n0;
+            blk.y_n = (M - 1) * N + blk.N;
+            blk.y_sm = N;
+            if (blk.bias >= 0) {
+                blk.bias_off = n0 * m.bias_sn;
+                blk.bias_n = bias_total - blk.bias_off;
+            }
+            RLX_TRY(emit_matmul(L, &blk));
+        }
+        return RLX_OK;
+    }
     return emit_matmul(L, &m);
 }
 

@@ -4,7 +4,8 @@
 //                + beta * bias[b, m, n]           (when has_bias)
 // a[b, m, k] = A[a_off + abase(b) + m * a_sm + k * a_sk]; b likewise with
 // b_sk, b_sn; bias with bias_sm, bias_sn (0 on broadcast dims); y is
-// row-major [M, N] per batch at y_off + ybase(b).
+// row-major with row stride y_sm (N, or more when a lowering computes a
+// block of columns) per batch at y_off + ybase(b).
 // Batches: b in [0, nbatch) decomposes over bdims (4 dims, outermost
 // first); xbase(b) = sum_i coord_i * x_bs[i]. Used by MatMul (broadcast
 // batch dims), Gemm (transA/transB as strides, C as bias) and conv as
@@ -17,7 +18,7 @@ struct Params {
     M: u32, N: u32, K: u32, has_bias: u32,
     alpha: f32, beta: f32, a_sm: u32, a_sk: u32,
     b_sk: u32, b_sn: u32, bias_sm: u32, bias_sn: u32,
-    nbatch: u32, tiles_n: u32, tiles_m: u32, _p0: u32,
+    nbatch: u32, tiles_n: u32, tiles_m: u32, y_sm: u32,
     bdims: vec4<u32>,
     a_bs: vec4<u32>,
     b_bs: vec4<u32>,
@@ -77,6 +78,6 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         if (P.has_bias != 0u) {
             r = r + P.beta * C[P.c_off + cbase + m * P.bias_sm + n * P.bias_sn];
         }
-        Y[P.y_off + ybase + m * P.N + n] = r;
+        Y[P.y_off + ybase + m * P.y_sm + n] = r;
     }
 }
