@@ -77,11 +77,45 @@ static void test_clip_versions(void) {
     rlx_tensor_destroy(thi);
 }
 
+/* Large enough to be split across the worker threads: broadcasting rows
+ * ([6,33,257] with [33,1] and with [257]) and a unary op, against values
+ * computed here element by element; must be exact. */
+static void test_parallel_split(void) {
+    int64_t da[3] = { 6, 33, 257 }, db[2] = { 33, 1 }, dc[1] = { 257 };
+    rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, 3, da, -2, 2);
+    rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 2, db, -2, 2);
+    rlx_tensor *c = test_tensor_random(RLX_DTYPE_F32, 1, dc, 0.5f, 2);
+    rlx_tensor **o1 = NULL, **o2 = NULL, **o3 = NULL;
+    CHECK_OK(test_run_op("Sub", 13, "cpu", 2, (const rlx_tensor *[]){ a, b }, NULL, 1, 0, NULL, &o1));
+    CHECK_OK(test_run_op("Div", 13, "cpu", 2, (const rlx_tensor *[]){ a, c }, NULL, 1, 0, NULL, &o2));
+    CHECK_OK(test_run_op("Sigmoid", 13, "cpu", 1, (const rlx_tensor *[]){ a }, NULL, 1, 0, NULL, &o3));
+    if (o1 && o2 && o3) {
+        const float *pa = a->data, *pb = b->data, *pc = c->data;
+        int bad = 0;
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 33; j++)
+                for (int k = 0; k < 257; k++) {
+                    size_t idx = ((size_t)i * 33 + (size_t)j) * 257 + (size_t)k;
+                    if (((float *)o1[0]->data)[idx] != pa[idx] - pb[j]) bad++;
+                    if (((float *)o2[0]->data)[idx] != pa[idx] / pc[k]) bad++;
+                    if (((float *)o3[0]->data)[idx] != 1.0f / (1.0f + expf(-pa[idx]))) bad++;
+                }
+        CHECK_MSG(bad == 0, "%d elements differ", bad);
+    }
+    test_free_outputs(o1, 1);
+    test_free_outputs(o2, 1);
+    test_free_outputs(o3, 1);
+    rlx_tensor_destroy(a);
+    rlx_tensor_destroy(b);
+    rlx_tensor_destroy(c);
+}
+
 int main(void) {
     test_seed_from_env();
     test_add_broadcast();
     test_shape_mismatch();
     test_unknown_op();
     test_clip_versions();
+    test_parallel_split();
     TEST_MAIN_END();
 }

@@ -7,6 +7,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "base/half.h"
+#include "base/parallel.h"
 #include "ir/ops/ops.h"
 
 /* ------------------------------------------------------------ unary */
@@ -65,28 +66,43 @@ static inline double un_apply(un_op op, double x, const un_params *p) {
     return 0;
 }
 
+typedef struct un_job {
+    un_op op;
+    const un_params *p;
+    const float *a;
+    float *o;
+} un_job;
+
+/* f32 over [b, e): single-precision paths for the hot activations. */
+static void unary_f32_range(void *ctx, size_t b, size_t e) {
+    const un_job *j = ctx;
+    const float *a = j->a;
+    float *o = j->o;
+    switch (j->op) {
+    case U_RELU: for (size_t i = b; i < e; i++) o[i] = a[i] > 0.0f ? a[i] : 0.0f; break;
+    case U_SIGMOID: for (size_t i = b; i < e; i++) o[i] = 1.0f / (1.0f + expf(-a[i])); break;
+    case U_HSIG: {
+        float al = (float)j->p->alpha, be = (float)j->p->beta;
+        for (size_t i = b; i < e; i++) o[i] = fmaxf(0.0f, fminf(1.0f, al * a[i] + be));
+        break;
+    }
+    case U_HSWISH:
+        for (size_t i = b; i < e; i++) o[i] = a[i] * fmaxf(0.0f, fminf(1.0f, a[i] / 6.0f + 0.5f));
+        break;
+    default:
+        for (size_t i = b; i < e; i++) o[i] = (float)un_apply(j->op, a[i], j->p);
+        break;
+    }
+}
+
 static rlx_status unary_run(rlx_cpu_kctx *k, un_op op, const un_params *p) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
     size_t n = rlx_tensor_numel(x);
     if (x->dtype == RLX_DTYPE_F32) {
-        const float *a = x->data;
-        float *o = y->data;
-        switch (op) { /* single-precision paths for the hot activations */
-        case U_RELU: for (size_t i = 0; i < n; i++) o[i] = a[i] > 0.0f ? a[i] : 0.0f; return RLX_OK;
-        case U_SIGMOID: for (size_t i = 0; i < n; i++) o[i] = 1.0f / (1.0f + expf(-a[i])); return RLX_OK;
-        case U_HSIG: {
-            float al = (float)p->alpha, be = (float)p->beta;
-            for (size_t i = 0; i < n; i++) o[i] = fmaxf(0.0f, fminf(1.0f, al * a[i] + be));
-            return RLX_OK;
-        }
-        case U_HSWISH:
-            for (size_t i = 0; i < n; i++) o[i] = a[i] * fmaxf(0.0f, fminf(1.0f, a[i] / 6.0f + 0.5f));
-            return RLX_OK;
-        default:
-            for (size_t i = 0; i < n; i++) o[i] = (float)un_apply(op, a[i], p);
-            return RLX_OK;
-        }
+        un_job j = { op, p, x->data, y->data };
+        rlx_parallel_for(n, 16384, unary_f32_range, &j); /* elementwise: same result on any split */
+        return RLX_OK;
     }
     if (rlx_dtype_is_int(x->dtype)) {
         for (size_t i = 0; i < n; i++) {
@@ -392,6 +408,45 @@ static void bcast_init(bcast *b, const rlx_tensor *out, const rlx_tensor *const 
         }                                                                                         \
     } while (0)
 
+typedef struct bin_job {
+    const bcast *bc;
+    const float *a, *b;
+    float *o;
+    bin_op op;
+} bin_job;
+
+/* f32 broadcast over output rows [r0, r1) (a row = the last dim): each
+ * element is computed independently, so any split gives the same result. */
+static void binary_f32_rows(void *ctx, size_t r0, size_t r1) {
+    const bin_job *j = ctx;
+    const bcast *bc = j->bc;
+    int rank = bc->rank;
+    size_t inner = rank ? (size_t)bc->dims[rank - 1] : 1;
+    int64_t sa = rank ? bc->st[0][rank - 1] : 0, sb = rank ? bc->st[1][rank - 1] : 0;
+    for (size_t r = r0; r < r1; r++) {
+        /* offsets of the row's first element: decompose r over dims[0..rank-1) */
+        int64_t oa = 0, ob = 0;
+        size_t rem = r;
+        for (int d = rank - 2; d >= 0; d--) {
+            size_t c = rem % (size_t)bc->dims[d];
+            rem /= (size_t)bc->dims[d];
+            oa += (int64_t)c * bc->st[0][d];
+            ob += (int64_t)c * bc->st[1][d];
+        }
+        const float *pa = j->a + oa, *pb = j->b + ob;
+        float *o = j->o + r * inner;
+        switch (j->op) { /* the switch stays out of the inner loop for the common ops */
+        case B_ADD: for (size_t x = 0; x < inner; x++) o[x] = pa[(int64_t)x * sa] + pb[(int64_t)x * sb]; break;
+        case B_SUB: for (size_t x = 0; x < inner; x++) o[x] = pa[(int64_t)x * sa] - pb[(int64_t)x * sb]; break;
+        case B_MUL: for (size_t x = 0; x < inner; x++) o[x] = pa[(int64_t)x * sa] * pb[(int64_t)x * sb]; break;
+        case B_DIV: for (size_t x = 0; x < inner; x++) o[x] = pa[(int64_t)x * sa] / pb[(int64_t)x * sb]; break;
+        default:
+            for (size_t x = 0; x < inner; x++) o[x] = bin_f32(j->op, pa[(int64_t)x * sa], pb[(int64_t)x * sb]);
+            break;
+        }
+    }
+}
+
 static rlx_status binary_run(rlx_cpu_kctx *k, bin_op op) {
     const rlx_tensor *a = k->in[0], *b = k->in[1];
     rlx_tensor *y = k->out[0];
@@ -399,15 +454,9 @@ static rlx_status binary_run(rlx_cpu_kctx *k, bin_op op) {
     bcast bc;
     bcast_init(&bc, y, ins, 2);
     if (a->dtype == RLX_DTYPE_F32 && b->dtype == RLX_DTYPE_F32 && y->dtype == RLX_DTYPE_F32) {
-        const float *pa = a->data, *pb = b->data;
-        float *o = y->data;
-        switch (op) { /* keep the switch out of the loop for the common ops */
-        case B_ADD: BCAST_FOR(&bc, i, off, o[i] = pa[off[0]] + pb[off[1]]); break;
-        case B_SUB: BCAST_FOR(&bc, i, off, o[i] = pa[off[0]] - pb[off[1]]); break;
-        case B_MUL: BCAST_FOR(&bc, i, off, o[i] = pa[off[0]] * pb[off[1]]); break;
-        case B_DIV: BCAST_FOR(&bc, i, off, o[i] = pa[off[0]] / pb[off[1]]); break;
-        default: BCAST_FOR(&bc, i, off, o[i] = bin_f32(op, pa[off[0]], pb[off[1]])); break;
-        }
+        bin_job j = { &bc, a->data, b->data, y->data, op };
+        size_t inner = bc.rank ? (size_t)bc.dims[bc.rank - 1] : 1, rows = inner ? rlx_tensor_numel(y) / inner : 0;
+        rlx_parallel_for(rows, 16384 / (inner ? inner : 1) + 1, binary_f32_rows, &j);
         return RLX_OK;
     }
     bool cmp = y->dtype == RLX_DTYPE_BOOL && a->dtype != RLX_DTYPE_BOOL;

@@ -1,0 +1,25 @@
+/* A process-wide pool of worker threads for the CPU kernels' data-parallel
+ * loops (platform layer: POSIX threads here).
+ *
+ *   static void body(void *ctx, size_t begin, size_t end) { ... }
+ *   rlx_parallel_for(n, 4096, body, &ctx);   // [0, n) in chunks, all threads
+ *
+ * The pool starts on first use with one thread per core (RLX_NUM_THREADS
+ * overrides; 1 runs everything on the caller). Work smaller than `grain`
+ * items, or a call made from inside a parallel region, runs on the caller.
+ * body must not fail: kernels validate before they split. */
+#ifndef RLX_BASE_PARALLEL_H
+#define RLX_BASE_PARALLEL_H
+
+#include <stddef.h>
+
+typedef void (*rlx_parallel_fn)(void *ctx, size_t begin, size_t end);
+
+/* Runs fn over [0, n) split into contiguous chunks of at least `grain`
+ * items, and returns when every chunk is done. */
+void rlx_parallel_for(size_t n, size_t grain, rlx_parallel_fn fn, void *ctx);
+
+/* Number of threads the pool uses (>= 1). */
+int rlx_parallel_threads(void);
+
+#endif
