@@ -22,6 +22,13 @@ typedef struct un_params {
     double alpha, beta, gamma;
 } un_params;
 
+/* min(max(x, lo), hi) with comparisons (inlined, unlike fminf/fmaxf calls):
+ * hi wins when lo > hi (as Clip-13 specifies); NaN passes through. */
+static inline float clampf(float x, float lo, float hi) {
+    float y = x < lo ? lo : x;
+    return y > hi ? hi : y;
+}
+
 static inline double un_apply(un_op op, double x, const un_params *p) {
     switch (op) {
     case U_ABS: return fabs(x);
@@ -83,11 +90,11 @@ static void unary_f32_range(void *ctx, size_t b, size_t e) {
     case U_SIGMOID: for (size_t i = b; i < e; i++) o[i] = 1.0f / (1.0f + expf(-a[i])); break;
     case U_HSIG: {
         float al = (float)j->p->alpha, be = (float)j->p->beta;
-        for (size_t i = b; i < e; i++) o[i] = fmaxf(0.0f, fminf(1.0f, al * a[i] + be));
+        for (size_t i = b; i < e; i++) o[i] = clampf(al * a[i] + be, 0.0f, 1.0f);
         break;
     }
     case U_HSWISH:
-        for (size_t i = b; i < e; i++) o[i] = a[i] * fmaxf(0.0f, fminf(1.0f, a[i] / 6.0f + 0.5f));
+        for (size_t i = b; i < e; i++) o[i] = a[i] * clampf(a[i] / 6.0f + 0.5f, 0.0f, 1.0f);
         break;
     default:
         for (size_t i = b; i < e; i++) o[i] = (float)un_apply(j->op, a[i], j->p);
@@ -252,7 +259,7 @@ static rlx_status k_clip(rlx_cpu_kctx *k) {
     if (x->dtype == RLX_DTYPE_F32) {
         const float *a = x->data;
         float *o = y->data, l = (float)lo, h = (float)hi;
-        for (size_t i = 0; i < n; i++) o[i] = fminf(fmaxf(a[i], l), h);
+        for (size_t i = 0; i < n; i++) o[i] = clampf(a[i], l, h);
         return RLX_OK;
     }
     if (is_int) {
