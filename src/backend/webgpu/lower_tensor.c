@@ -300,6 +300,7 @@ static rlx_status lower_pad(wg_lower *L) {
     wg_bind_value(L, d, wg_out_id(L, 0));
     wg_p_u32(L, d, (uint32_t)total);
     wg_p_u32(L, d, bits);
+    wg_p_u32(L, d, bits);
     RLX_TRY(wg_grid_1d(L, d, total));
     cpy c;
     memset(&c, 0, sizeof c);

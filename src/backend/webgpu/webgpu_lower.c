@@ -16,6 +16,9 @@ static const lower_family k_families[] = {
     { wg_lowerings_elementwise, &wg_lowerings_elementwise_count },
     { wg_lowerings_nn, &wg_lowerings_nn_count },
     { wg_lowerings_tensor, &wg_lowerings_tensor_count },
+    { wg_lowerings_reduce, &wg_lowerings_reduce_count },
+    { wg_lowerings_index, &wg_lowerings_index_count },
+    { wg_lowerings_logic, &wg_lowerings_logic_count },
 };
 
 static wg_lower_fn find_lowering(const rlx_node *n) {
@@ -104,7 +107,13 @@ void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t
 
 void wg_bind_value(wg_lower *L, wg_dispatch *d, int value) {
     const rlx_value *v = value >= 0 ? &L->g->values[value] : NULL;
-    wg_bind(L, d, value, 0, v ? wg_numel(v) : 0);
+    wg_bind(L, d, value, 0, v ? wg_words(v) : 0);
+}
+
+void wg_bind_value4(wg_lower *L, wg_dispatch *d, int value) {
+    const rlx_value *v = value >= 0 ? &L->g->values[value] : NULL;
+    uint64_t w = v ? wg_words(v) : 0;
+    wg_bind(L, d, value, 0, (w + 3) / 4 * 4);
 }
 
 void wg_p_u32(wg_lower *L, wg_dispatch *d, uint32_t v) { push_word(L, d, v); }
@@ -150,12 +159,25 @@ void wg_scratch(wg_lower *L, uint64_t elems) {
 
 uint64_t wg_numel(const rlx_value *v) { return v ? (uint64_t)rlx_value_numel(v) : 0; }
 
+uint64_t wg_words(const rlx_value *v) {
+    if (!v) return 0;
+    uint64_t n = wg_numel(v);
+    switch (v->dtype) {
+    case RLX_DTYPE_F32: case RLX_DTYPE_I32: case RLX_DTYPE_U32: return n;
+    case RLX_DTYPE_I64: return 2 * n;
+    case RLX_DTYPE_BOOL: return (n + 3) / 4;
+    default: return 0;
+    }
+}
+
 bool wg_value_ok(const rlx_value *v, unsigned mask) {
     if (!v || !rlx_value_is_static(v)) return false;
     switch (v->dtype) {
     case RLX_DTYPE_F32: return (mask & WG_F32) != 0;
     case RLX_DTYPE_I32: return (mask & WG_I32) != 0;
     case RLX_DTYPE_U32: return (mask & WG_U32) != 0;
+    case RLX_DTYPE_BOOL: return (mask & WG_BOOL) != 0;
+    case RLX_DTYPE_I64: return (mask & WG_I64) != 0;
     default: return false;
     }
 }
