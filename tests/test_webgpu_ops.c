@@ -477,6 +477,106 @@ static void test_gather(void) {
     for (size_t i = 0; i < RLX_ARRAY_LEN(all); i++) rlx_tensor_destroy(all[i]);
 }
 
+/* ------------------------------------------------------------ bool logic */
+
+static void test_logic(void) {
+    int64_t ad[3] = { 3, 1, 7 }, bd[2] = { 5, 1 }, yd[3] = { 3, 5, 7 };
+    (void)yd;
+    /* small integer ranges: equal elements are frequent */
+    rlx_tensor *af = rnd(RLX_DTYPE_F32, 3, ad, -2, 2), *bf = rnd(RLX_DTYPE_F32, 2, bd, -2, 2);
+    for (int i = 0; i < 21; i += 2) ((float *)af->data)[i] = floorf(((float *)af->data)[i]);
+    for (int i = 0; i < 5; i++) ((float *)bf->data)[i] = floorf(((float *)bf->data)[i]);
+    ((float *)af->data)[3] = NAN;
+    rlx_tensor *ai = rnd(RLX_DTYPE_I32, 3, ad, -3, 3), *bi = rnd(RLX_DTYPE_I32, 2, bd, -3, 3);
+    rlx_tensor *a64 = rnd(RLX_DTYPE_I64, 3, ad, -3, 3), *b64 = rnd(RLX_DTYPE_I64, 2, bd, -3, 3);
+    /* i64 values that differ only in the high word */
+    ((int64_t *)a64->data)[0] = (int64_t)1 << 33;
+    ((int64_t *)b64->data)[0] = -((int64_t)1 << 33);
+    rlx_tensor *ab = rnd(RLX_DTYPE_BOOL, 3, ad, 0, 1), *bb = rnd(RLX_DTYPE_BOOL, 2, bd, 0, 1);
+    static const char *const cmps[] = { "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual" };
+    const rlx_tensor *pairs[3][2] = { { af, bf }, { ai, bi }, { a64, b64 } };
+    for (size_t k = 0; k < RLX_ARRAY_LEN(cmps); k++)
+        for (int t = 0; t < 3; t++) {
+            const rlx_tensor *in[2] = { pairs[t][0], pairs[t][1] };
+            char label[96];
+            snprintf(label, sizeof label, "%s %s", cmps[k], rlx_dtype_name(pairs[t][0]->dtype));
+            gpu_vs_cpu(label, cmps[k], 16, 2, in, NULL, 0, NULL, 0, 0);
+        }
+    const rlx_tensor *inb[2] = { ab, bb }, *inb1[1] = { ab };
+    gpu_vs_cpu("Equal bool", "Equal", 19, 2, inb, NULL, 0, NULL, 0, 0);
+    gpu_vs_cpu("And", "And", 7, 2, inb, NULL, 0, NULL, 0, 0);
+    gpu_vs_cpu("Or", "Or", 7, 2, inb, NULL, 0, NULL, 0, 0);
+    gpu_vs_cpu("Xor", "Xor", 7, 2, inb, NULL, 0, NULL, 0, 0);
+    gpu_vs_cpu("Not", "Not", 1, 1, inb1, NULL, 0, NULL, 0, 0);
+    /* IsNaN / IsInf */
+    int64_t sd[1] = { 9 };
+    static const float sv[9] = { 1.0f, NAN, INFINITY, -INFINITY, 0.0f, -2.5f, 3.4e38f, -NAN, 7.0f };
+    rlx_tensor *sp = test_tensor_f32(1, sd, sv);
+    const rlx_tensor *ins[1] = { sp };
+    gpu_vs_cpu("IsNaN", "IsNaN", 20, 1, ins, NULL, 0, NULL, 0, 0);
+    gpu_vs_cpu("IsInf", "IsInf", 20, 1, ins, NULL, 0, NULL, 0, 0);
+    rlx_attr pos[1] = { RLX_ATTR_I("detect_negative", 0) }, neg[1] = { RLX_ATTR_I("detect_positive", 0) };
+    gpu_vs_cpu("IsInf positive", "IsInf", 20, 1, ins, NULL, 1, pos, 0, 0);
+    gpu_vs_cpu("IsInf negative", "IsInf", 20, 1, ins, NULL, 1, neg, 0, 0);
+    /* Where: a bool condition broadcast against data of every type */
+    int64_t cd[3] = { 3, 5, 1 };
+    rlx_tensor *c = rnd(RLX_DTYPE_BOOL, 3, cd, 0, 1);
+    const rlx_tensor *datas[4][2] = { { af, bf }, { ai, bi }, { a64, b64 }, { ab, bb } };
+    for (int t = 0; t < 4; t++) {
+        const rlx_tensor *in[3] = { c, datas[t][0], datas[t][1] };
+        char label[64];
+        snprintf(label, sizeof label, "Where %s", rlx_dtype_name(datas[t][0]->dtype));
+        gpu_vs_cpu(label, "Where", 16, 3, in, NULL, 0, NULL, 0, 0);
+    }
+    /* a mask built on the GPU feeds Where on the GPU (bool between kernels) */
+    {
+        rlx_model *m = NULL;
+        rlx_session *s = NULL;
+        CHECK_OK(rlx_model_create(16, &m));
+        CHECK_OK(rlx_model_add_input(m, "a", RLX_DTYPE_F32, 3, ad, NULL));
+        CHECK_OK(rlx_model_add_input(m, "b", RLX_DTYPE_F32, 2, bd, NULL));
+        const char *lt_in[2] = { "a", "b" }, *lt_out[1] = { "mask" };
+        const char *w_in[3] = { "mask", "a", "b" }, *w_out[1] = { "y" };
+        CHECK_OK(rlx_model_add_node(m, "Less", "lt", 2, lt_in, 1, lt_out, 0, NULL));
+        CHECK_OK(rlx_model_add_node(m, "Where", "w", 3, w_in, 1, w_out, 0, NULL));
+        CHECK_OK(rlx_model_add_output(m, "y"));
+        CHECK_OK(rlx_model_add_output(m, "mask"));
+        CHECK_OK(rlx_model_finish(m));
+        rlx_session_options o = { .device = "gpu" };
+        CHECK_OK(rlx_session_create(m, &o, &s));
+        const char *names[2] = { "a", "b" };
+        const rlx_tensor *feeds[2] = { af, bf };
+        rlx_tensor **out = NULL;
+        size_t n_out = 0;
+        CHECK_OK(rlx_session_run(s, 2, names, feeds, &out, &n_out));
+        if (out && n_out == 2) {
+            const float *pa = af->data, *pb = bf->data, *py = out[0]->data;
+            const uint8_t *pm = out[1]->data;
+            size_t bad = 0;
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 5; j++)
+                    for (int k = 0; k < 7; k++) {
+                        float x = pa[i * 7 + k], z = pb[j];
+                        bool lt = x < z;
+                        size_t at = (size_t)((i * 5 + j) * 7 + k);
+                        float want = lt ? x : z;
+                        if (pm[at] != (lt ? 1 : 0) || !(py[at] == want || (want != want && py[at] != py[at]))) bad++;
+                    }
+            CHECK_MSG(bad == 0, "Less -> Where on the GPU: %zu of 105 elements wrong (exact)", bad);
+            int nodes, native;
+            report_counts(rlx_session_dispatch_report(s), "Where", &nodes, &native);
+            CHECK(nodes == 1 && native == 1);
+            report_counts(rlx_session_dispatch_report(s), "Less", &nodes, &native);
+            CHECK(nodes == 1 && native == 1);
+        }
+        test_free_outputs(out, (int)n_out);
+        rlx_session_destroy(s);
+        rlx_model_destroy(m);
+    }
+    rlx_tensor *all[] = { af, bf, ai, bi, a64, b64, ab, bb, sp, c };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(all); i++) rlx_tensor_destroy(all[i]);
+}
+
 int main(void) {
     test_seed_from_env();
     if (!test_have_gpu()) {
@@ -493,5 +593,6 @@ int main(void) {
     test_softmax();
     test_cast();
     test_gather();
+    test_logic();
     TEST_MAIN_END();
 }
