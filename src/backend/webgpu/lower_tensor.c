@@ -1,7 +1,7 @@
 /* WGSL lowerings of the tensor family: data movement of 4-byte elements
  * (f32, i32, u32; bits preserved) through kernels/copy.wgsl (strided copy)
  * and kernels/fill.wgsl: Transpose, Slice, Concat, Split, Pad (constant
- * mode), Expand, Tile, DepthToSpace, SpaceToDepth, and
+ * mode; edge, reflect and wrap through kernels/pad.wgsl), Expand, Tile, DepthToSpace, SpaceToDepth, and
  * Identity/Reshape/Flatten/Squeeze/Unsqueeze when the runtime
  * did not make them views. Semantics: the ONNX operators of the same names
  * (versions noted per lowering). Index math happens here, at compile time;
@@ -244,16 +244,56 @@ static rlx_status lower_expand(wg_lower *L) {
     return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
 }
 
+/* Pad in the edge (0), reflect (1) and wrap (2) modes (kernels/pad.wgsl):
+ * pads holds [begin..., end...] for every dim; negative pads crop first,
+ * as on the CPU. */
+static rlx_status emit_pad_mode(wg_lower *L, const int64_t *pads, int mode) {
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    int r = x->rank;
+    uint64_t ydims[CP_MAX_RANK], xs[CP_MAX_RANK], pb[CP_MAX_RANK], lo[CP_MAX_RANK], len[CP_MAX_RANK];
+    int64_t xst[CP_MAX_RANK];
+    contiguous(x->dims, r, xst);
+    for (int i = 0; i < r; i++) {
+        int64_t b = pads[i], e = pads[r + i];
+        if (x->dims[i] + b + e != y->dims[i]) return wg_decline(L, "output shape differs from the pads");
+        int64_t l = b < 0 ? -b : 0, h = x->dims[i] + (e < 0 ? e : 0);
+        if (h - l <= 0 && y->dims[i] > 0) return wg_decline(L, "axis %d has nothing to pad from (the CPU reports it)", i);
+        ydims[i] = (uint64_t)y->dims[i];
+        xs[i] = (uint64_t)xst[i];
+        pb[i] = (uint64_t)(b > 0 ? b : 0);
+        lo[i] = (uint64_t)l;
+        len[i] = (uint64_t)(h - l);
+    }
+    uint64_t total = wg_numel(y);
+    if (total == 0) return RLX_OK;
+    if (total >= ((uint64_t)1 << 31) || wg_numel(x) >= ((uint64_t)1 << 31)) return wg_decline(L, "too large");
+    wg_dispatch *d = wg_emit(L, "pad");
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)total);
+    wg_p_u32(L, d, (uint32_t)r);
+    wg_p_u32(L, d, (uint32_t)mode);
+    wg_p_u32(L, d, 1);
+    wg_p_align16(L, d);
+    const uint64_t *arrs[5] = { ydims, xs, pb, lo, len };
+    for (int k = 0; k < 5; k++)
+        for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < r ? (uint32_t)arrs[k][i] : (k == 0 ? 1 : 0));
+    return wg_grid_1d(L, d, total);
+}
+
 /* Pad-2 (attributes) and -11/13/18/19/21 (constant pads, constant_value,
- * axes inputs), mode "constant" only: fill y with the value, then copy the
- * part of x that survives negative pads. */
+ * axes inputs): mode "constant" fills y with the value, then copies the
+ * part of x that survives negative pads; edge, reflect and wrap
+ * (Pad-19+) read each output element's source (emit_pad_mode). */
 static rlx_status lower_pad(wg_lower *L) {
     RLX_TRY(check_data(L));
     const rlx_node *n = L->n;
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     int r = x->rank;
     const char *mode = rlx_attr_str(n, "mode", "constant");
-    if (strcmp(mode, "constant") != 0) return wg_decline(L, "mode %s", mode);
+    int pmode = strcmp(mode, "edge") == 0 ? 0 : strcmp(mode, "reflect") == 0 ? 1 : strcmp(mode, "wrap") == 0 ? 2 : -1;
+    if (pmode < 0 && strcmp(mode, "constant") != 0) return wg_decline(L, "mode %s", mode);
+    if (pmode == 2 && n->version < 19) return wg_decline(L, "wrap before Pad-19");
     int64_t pads[2 * CP_MAX_RANK];
     size_t np = 0;
     uint32_t bits = 0;
@@ -286,11 +326,12 @@ static rlx_status lower_pad(wg_lower *L) {
             pads[r + axes[i]] = raw[na + i];
         }
         const rlx_value *cv = wg_in(L, 2);
-        if (cv && wg_numel(cv) > 0) {
+        if (pmode < 0 && cv && wg_numel(cv) > 0) {
             if (!cv->konst || cv->dtype != x->dtype) return wg_decline(L, "constant_value is not a constant");
             memcpy(&bits, cv->konst->data, 4);
         }
     }
+    if (pmode >= 0) return emit_pad_mode(L, pads, pmode);
     int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
     contiguous(x->dims, r, xs);
     contiguous(y->dims, r, ys);

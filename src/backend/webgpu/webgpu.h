@@ -147,6 +147,14 @@ void wg_p_align16(wg_lower *L, wg_dispatch *d);
 rlx_status wg_grid_1d(wg_lower *L, wg_dispatch *d, uint64_t threads);
 rlx_status wg_grid_groups(wg_lower *L, wg_dispatch *d, uint64_t groups);
 
+/* True when a window of `elems` 4-byte elements fits one storage binding
+ * wherever it starts (maxStorageBufferBindingSize less one offset
+ * alignment); wg_max_window: the largest such window. Lowerings of the
+ * reduce, index and logic families decline (the node runs on the CPU) when
+ * a window does not fit; pure fills and copies split instead. */
+bool wg_window_fits(const wg_lower *L, uint64_t elems);
+uint64_t wg_max_window(const wg_lower *L);
+
 /* Requests `elems` 4-byte elements of scratch for this step (the maximum
  * over calls is kept); bind it with value WG_SCRATCH. */
 void wg_scratch(wg_lower *L, uint64_t elems);

@@ -10,23 +10,39 @@
 typedef struct lower_family {
     const wg_lowering *l;
     const size_t *count;
+    /* A window larger than one binding declines (the node runs on the
+     * CPU) instead of failing the compile. */
+    bool decline_oversized;
 } lower_family;
 
 static const lower_family k_families[] = {
-    { wg_lowerings_elementwise, &wg_lowerings_elementwise_count },
-    { wg_lowerings_nn, &wg_lowerings_nn_count },
-    { wg_lowerings_tensor, &wg_lowerings_tensor_count },
-    { wg_lowerings_reduce, &wg_lowerings_reduce_count },
-    { wg_lowerings_index, &wg_lowerings_index_count },
-    { wg_lowerings_logic, &wg_lowerings_logic_count },
+    { wg_lowerings_elementwise, &wg_lowerings_elementwise_count, false },
+    { wg_lowerings_nn, &wg_lowerings_nn_count, false },
+    { wg_lowerings_tensor, &wg_lowerings_tensor_count, false },
+    { wg_lowerings_reduce, &wg_lowerings_reduce_count, true },
+    { wg_lowerings_index, &wg_lowerings_index_count, true },
+    { wg_lowerings_logic, &wg_lowerings_logic_count, true },
 };
 
-static wg_lower_fn find_lowering(const rlx_node *n) {
+static wg_lower_fn find_lowering(const rlx_node *n, bool *decline_oversized) {
     if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0) return NULL;
     for (size_t f = 0; f < RLX_ARRAY_LEN(k_families); f++)
         for (size_t i = 0; i < *k_families[f].count; i++)
-            if (strcmp(k_families[f].l[i].op, n->op_type) == 0) return k_families[f].l[i].fn;
+            if (strcmp(k_families[f].l[i].op, n->op_type) == 0) {
+                *decline_oversized = k_families[f].decline_oversized;
+                return k_families[f].l[i].fn;
+            }
     return NULL;
+}
+
+bool wg_window_fits(const wg_lower *L, uint64_t elems) {
+    uint64_t align = L->caps->storage_align ? L->caps->storage_align : 256;
+    return elems <= (UINT64_MAX - align) / 4 && elems * 4 + align <= L->caps->max_binding;
+}
+
+uint64_t wg_max_window(const wg_lower *L) {
+    uint64_t align = L->caps->storage_align ? L->caps->storage_align : 256;
+    return L->caps->max_binding > align ? (L->caps->max_binding - align) / 4 : 0;
 }
 
 void wg_lower_free(wg_lower *L) {
@@ -41,7 +57,8 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
     L->g = g;
     L->n = n;
     L->caps = caps;
-    wg_lower_fn fn = find_lowering(n);
+    bool decline_oversized = false;
+    wg_lower_fn fn = find_lowering(n, &decline_oversized);
     if (!fn) return wg_decline(L, "no WGSL lowering for op %s", n->op_type);
     for (int i = 0; i < n->n_out; i++) {
         const rlx_value *v = wg_out(L, i);
@@ -49,6 +66,13 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
     }
     rlx_status st = fn(L);
     if (st == RLX_OK && L->broken) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory lowering to WGSL", rlx_node_desc(n));
+    for (size_t k = 0; st == RLX_OK && decline_oversized && k < L->n_d; k++)
+        for (int i = 0; i < L->d[k].n_bind; i++)
+            if (!wg_window_fits(L, L->d[k].bind[i].elems)) {
+                st = wg_decline(L, "kernel '%s': operand %d spans %llu words, more than one storage binding",
+                                L->d[k].kernel, i, (unsigned long long)L->d[k].bind[i].elems);
+                break;
+            }
     if (st != RLX_OK) {
         wg_lower_free(L);
         L->scratch_elems = 0;
