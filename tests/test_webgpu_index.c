@@ -413,6 +413,71 @@ static void test_generated(void) {
     for (size_t i = 0; i < RLX_ARRAY_LEN(all); i++) rlx_tensor_destroy(all[i]);
 }
 
+/* ------------------------------------------------------------ data movement of i64 and bool */
+
+static void test_move_types(void) {
+    int64_t xd[4] = { 2, 3, 4, 5 };
+    rlx_tensor *x64 = rnd(RLX_DTYPE_I64, 4, xd, -1000, 1000), *xb = rnd(RLX_DTYPE_BOOL, 4, xd, 0, 1);
+    ((int64_t *)x64->data)[7] = (int64_t)1 << 40; /* a high word that matters */
+    const rlx_tensor *datas[2] = { x64, xb };
+    for (int t = 0; t < 2; t++) {
+        const char *tn = t ? "bool" : "i64";
+        char label[80];
+        const rlx_tensor *in1[1] = { datas[t] };
+        int64_t perm[4] = { 3, 1, 0, 2 };
+        rlx_attr tp[1] = { RLX_ATTR_IS("perm", 4, perm) };
+        snprintf(label, sizeof label, "Transpose %s", tn);
+        gpu_vs_cpu(label, "Transpose", 13, 1, in1, NULL, 1, tp, 0, 0);
+        int64_t st[2] = { -1, 1 }, en[2] = { -100, 4 }, ax[2] = { 3, 1 }, sp[2] = { -2, 2 };
+        rlx_tensor *ts = ints(2, st), *te = ints(2, en), *ta = ints(2, ax), *tsp = ints(2, sp);
+        const rlx_tensor *ins[5] = { datas[t], ts, te, ta, tsp };
+        int ks[5] = { 0, 1, 1, 1, 1 };
+        snprintf(label, sizeof label, "Slice %s", tn);
+        gpu_vs_cpu(label, "Slice", 13, 5, ins, ks, 0, NULL, 0, 0);
+        int64_t shape[5] = { 3, 2, 3, 4, 5 };
+        rlx_tensor *tsh = ints(5, shape);
+        const rlx_tensor *ine[2] = { datas[t], tsh };
+        int ke[2] = { 0, 1 };
+        snprintf(label, sizeof label, "Expand %s", tn);
+        gpu_vs_cpu(label, "Expand", 13, 2, ine, ke, 0, NULL, 0, 0);
+        int64_t rp[4] = { 1, 2, 1, 3 };
+        rlx_tensor *trp = ints(4, rp);
+        const rlx_tensor *int_[2] = { datas[t], trp };
+        snprintf(label, sizeof label, "Tile %s", tn);
+        gpu_vs_cpu(label, "Tile", 13, 2, int_, ke, 0, NULL, 0, 0);
+        int64_t spl[2] = { 1, 4 };
+        rlx_tensor *tspl = ints(2, spl);
+        const rlx_tensor *insp[2] = { datas[t], tspl };
+        rlx_attr sa[1] = { RLX_ATTR_I("axis", -1) };
+        snprintf(label, sizeof label, "Split %s", tn);
+        gpu_vs_cpu_n(label, "Split", 13, 2, insp, ke, 2, 1, sa, 0, 0);
+        rlx_attr dd[1] = { RLX_ATTR_I("blocksize", 2) };
+        int64_t d2s[4] = { 1, 4, 3, 2 };
+        rlx_tensor *xs = t ? rnd(RLX_DTYPE_BOOL, 4, d2s, 0, 1) : rnd(RLX_DTYPE_I64, 4, d2s, -9, 9);
+        const rlx_tensor *ind[1] = { xs };
+        snprintf(label, sizeof label, "DepthToSpace %s", tn);
+        gpu_vs_cpu(label, "DepthToSpace", 13, 1, ind, NULL, 1, dd, 0, 0);
+        rlx_tensor *all[] = { ts, te, ta, tsp, tsh, trp, tspl, xs };
+        for (size_t i = 0; i < RLX_ARRAY_LEN(all); i++) rlx_tensor_destroy(all[i]);
+    }
+    /* i64 Concat and Pad (constant and edge) */
+    int64_t cd[4] = { 2, 3, 2, 5 };
+    rlx_tensor *c64 = rnd(RLX_DTYPE_I64, 4, cd, -9, 9);
+    const rlx_tensor *inc[2] = { x64, c64 };
+    rlx_attr ca[1] = { RLX_ATTR_I("axis", 2) };
+    gpu_vs_cpu("Concat i64", "Concat", 13, 2, inc, NULL, 1, ca, 0, 0);
+    int64_t pads[8] = { 0, 1, -1, 2, 1, 0, 2, -2 };
+    int64_t cv = -((int64_t)3 << 35);
+    rlx_tensor *tp = ints(8, pads), *tc = test_tensor_i64(0, NULL, &cv);
+    const rlx_tensor *inp[3] = { x64, tp, tc };
+    int kp[3] = { 0, 1, 1 };
+    gpu_vs_cpu("Pad i64 constant", "Pad", 13, 3, inp, kp, 0, NULL, 0, 0);
+    rlx_attr edge[1] = { RLX_ATTR_S("mode", "edge") };
+    gpu_vs_cpu("Pad i64 edge", "Pad", 13, 2, inp, kp, 1, edge, 0, 0);
+    rlx_tensor *all[] = { x64, xb, c64, tp, tc };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(all); i++) rlx_tensor_destroy(all[i]);
+}
+
 int main(void) {
     test_seed_from_env();
     if (!test_have_gpu()) {
@@ -428,5 +493,6 @@ int main(void) {
     test_gather_elements_nd();
     test_scatter();
     test_generated();
+    test_move_types();
     TEST_MAIN_END();
 }

@@ -35,6 +35,23 @@ static wg_lower_fn find_lowering(const rlx_node *n, bool *decline_oversized) {
     return NULL;
 }
 
+/* RLX_GPU_DISABLE=Op1,Op2,...: these op types run on the CPU (debugging,
+ * and tests of the fallback path that must not depend on which ops have
+ * lowerings). */
+static bool op_disabled(const char *op) {
+    const char *list = getenv("RLX_GPU_DISABLE");
+    if (!list || !*list) return false;
+    size_t len = strlen(op);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == len && strncmp(p, op, n) == 0) return true;
+        if (!e) break;
+        p = e + 1;
+    }
+    return false;
+}
+
 bool wg_window_fits(const wg_lower *L, uint64_t elems) {
     uint64_t align = L->caps->storage_align ? L->caps->storage_align : 256;
     return elems <= (UINT64_MAX - align) / 4 && elems * 4 + align <= L->caps->max_binding;
@@ -60,6 +77,7 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
     bool decline_oversized = false;
     wg_lower_fn fn = find_lowering(n, &decline_oversized);
     if (!fn) return wg_decline(L, "no WGSL lowering for op %s", n->op_type);
+    if (op_disabled(n->op_type)) return wg_decline(L, "op %s is listed in RLX_GPU_DISABLE", n->op_type);
     for (int i = 0; i < n->n_out; i++) {
         const rlx_value *v = wg_out(L, i);
         if (v && !rlx_value_is_static(v)) return wg_decline(L, "output %d has a dynamic shape", i);
