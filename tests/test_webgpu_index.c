@@ -2,7 +2,8 @@
  * backend: Cast, Gather, GatherElements, GatherND, ScatterND and
  * ScatterElements (with reductions and duplicate indices), OneHot, Trilu,
  * EyeLike, CumSum, Pad (edge, reflect, wrap), Dropout, comparisons and
- * logical ops with bool results, IsNaN/IsInf, Where. Random inputs,
+ * logical ops with bool results, IsNaN/IsInf, Where, the copy-based tensor
+ * ops on i64 and bool, Shrink and Swish. Random inputs,
  * NaN-poisoned GPU arenas (RLX_GPU_POISON=1: an unwritten element, or an
  * unwritten bool byte, fails), negative indices, every element type the GPU
  * holds (f32, i32, i64 as word pairs, bool as packed bytes), and a check in
@@ -478,6 +479,21 @@ static void test_move_types(void) {
     for (size_t i = 0; i < RLX_ARRAY_LEN(all); i++) rlx_tensor_destroy(all[i]);
 }
 
+/* ------------------------------------------------------------ unary additions */
+
+static void test_shrink_swish(void) {
+    int64_t d[2] = { 7, 9 };
+    rlx_tensor *x = rnd(RLX_DTYPE_F32, 2, d, -3, 3);
+    const rlx_tensor *in[1] = { x };
+    rlx_attr sa[2] = { RLX_ATTR_F("lambd", 0.7f), RLX_ATTR_F("bias", 0.25f) };
+    gpu_vs_cpu("Shrink", "Shrink", 9, 1, in, NULL, 2, sa, 0, 0);
+    gpu_vs_cpu("Shrink defaults", "Shrink", 9, 1, in, NULL, 0, NULL, 0, 0);
+    rlx_attr wa[1] = { RLX_ATTR_F("alpha", 1.7f) };
+    /* exp in f32 against double: a few ulps */
+    gpu_vs_cpu("Swish", "Swish", 24, 1, in, NULL, 1, wa, 1e-6, 1e-7);
+    rlx_tensor_destroy(x);
+}
+
 int main(void) {
     test_seed_from_env();
     if (!test_have_gpu()) {
@@ -494,5 +510,6 @@ int main(void) {
     test_scatter();
     test_generated();
     test_move_types();
+    test_shrink_swish();
     TEST_MAIN_END();
 }

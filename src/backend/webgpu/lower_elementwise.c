@@ -17,7 +17,7 @@ enum un_code {
     UN_RELU = 0, UN_SIGMOID, UN_TANH, UN_EXP, UN_LOG, UN_SQRT, UN_ABS, UN_NEG, UN_ERF, UN_HSIG, UN_HSWISH,
     UN_LEAKY, UN_CLIP, UN_GELU, UN_GELU_TANH, UN_ELU, UN_SELU, UN_CELU, UN_SOFTPLUS, UN_SOFTSIGN, UN_MISH,
     UN_RECIP, UN_FLOOR, UN_CEIL, UN_ROUND, UN_SIN, UN_COS, UN_TAN, UN_SIGN, UN_THRELU, UN_ASIN, UN_ACOS, UN_ATAN,
-    UN_SINH, UN_COSH, UN_ASINH, UN_ACOSH, UN_ATANH, UN_IDENTITY, UN_DIVC
+    UN_SINH, UN_COSH, UN_ASINH, UN_ACOSH, UN_ATANH, UN_IDENTITY, UN_DIVC, UN_SHRINK, UN_SWISH
 };
 
 static const struct {
@@ -32,7 +32,7 @@ static const struct {
     { "Ceil", UN_CEIL }, { "Round", UN_ROUND }, { "Sin", UN_SIN }, { "Cos", UN_COS }, { "Tan", UN_TAN },
     { "Sign", UN_SIGN }, { "ThresholdedRelu", UN_THRELU }, { "Asin", UN_ASIN }, { "Acos", UN_ACOS },
     { "Atan", UN_ATAN }, { "Sinh", UN_SINH }, { "Cosh", UN_COSH }, { "Asinh", UN_ASINH }, { "Acosh", UN_ACOSH },
-    { "Atanh", UN_ATANH }, { "Identity", UN_IDENTITY },
+    { "Atanh", UN_ATANH }, { "Identity", UN_IDENTITY }, { "Shrink", UN_SHRINK }, { "Swish", UN_SWISH },
 };
 
 /* Emits y = f(x) over n elements. */
@@ -79,7 +79,11 @@ static rlx_status lower_unary(wg_lower *L) {
         beta = rlx_attr_float(n, "beta", 0.5f);
         break;
     case UN_LEAKY: alpha = rlx_attr_float(n, "alpha", 0.01f); break;
-    case UN_ELU: case UN_CELU: case UN_THRELU: alpha = rlx_attr_float(n, "alpha", 1.0f); break;
+    case UN_ELU: case UN_CELU: case UN_THRELU: case UN_SWISH: alpha = rlx_attr_float(n, "alpha", 1.0f); break;
+    case UN_SHRINK: /* Shrink-9 */
+        alpha = rlx_attr_float(n, "lambd", 0.5f);
+        beta = rlx_attr_float(n, "bias", 0.0f);
+        break;
     case UN_SELU:
         alpha = rlx_attr_float(n, "alpha", 1.67326319217681884765625f);
         gamma = rlx_attr_float(n, "gamma", 1.05070102214813232421875f);
@@ -253,7 +257,7 @@ const wg_lowering wg_lowerings_elementwise[] = {
     { "Round", lower_unary }, { "Sin", lower_unary }, { "Cos", lower_unary }, { "Tan", lower_unary },
     { "Sign", lower_unary }, { "ThresholdedRelu", lower_unary }, { "Asin", lower_unary }, { "Acos", lower_unary },
     { "Atan", lower_unary }, { "Sinh", lower_unary }, { "Cosh", lower_unary }, { "Asinh", lower_unary },
-    { "Acosh", lower_unary }, { "Atanh", lower_unary },
+    { "Acosh", lower_unary }, { "Atanh", lower_unary }, { "Shrink", lower_unary }, { "Swish", lower_unary },
     { "Add", lower_binary }, { "Sub", lower_binary }, { "Mul", lower_binary }, { "Div", lower_binary },
     { "Pow", lower_binary }, { "PRelu", lower_binary },
     { "Sum", lower_variadic }, { "Mean", lower_variadic }, { "Max", lower_variadic }, { "Min", lower_variadic },
