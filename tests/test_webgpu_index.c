@@ -3,7 +3,7 @@
  * ScatterElements (with reductions and duplicate indices), OneHot, Trilu,
  * EyeLike, CumSum, Pad (edge, reflect, wrap), Dropout, comparisons and
  * logical ops with bool results, IsNaN/IsInf, Where, the copy-based tensor
- * ops on i64 and bool, Shrink and Swish. Random inputs,
+ * ops on i64 and bool, Shrink, Swish, Clip with run-time bounds or i32. Random inputs,
  * NaN-poisoned GPU arenas (RLX_GPU_POISON=1: an unwritten element, or an
  * unwritten bool byte, fails), negative indices, every element type the GPU
  * holds (f32, i32, i64 as word pairs, bool as packed bytes), and a check in
@@ -339,7 +339,7 @@ static void test_generated(void) {
             for (int up = 0; up < 2; up++) {
                 rlx_tensor *kt = test_tensor_i64(0, NULL, &k);
                 const rlx_tensor *in[2] = { datas[dt], kt };
-                int konst[2] = { 0, 1 };
+                int konst[2] = { 0, k % 2 == 0 }; /* k constant, or read at run time */
                 rlx_attr at[1] = { RLX_ATTR_I("upper", up) };
                 char label[80];
                 snprintf(label, sizeof label, "Trilu %s k %lld upper %d", rlx_dtype_name(datas[dt]->dtype), (long long)k,
@@ -349,6 +349,13 @@ static void test_generated(void) {
             }
     const rlx_tensor *in1[1] = { tf };
     gpu_vs_cpu("Trilu no k", "Trilu", 14, 1, in1, NULL, 0, NULL, 0, 0);
+    for (int sign = -1; sign <= 1; sign += 2) { /* run-time k beyond i32: the high word decides */
+        int64_t big = sign * ((int64_t)1 << 40);
+        rlx_tensor *kt = test_tensor_i64(0, NULL, &big);
+        const rlx_tensor *in[2] = { tf, kt };
+        gpu_vs_cpu(sign < 0 ? "Trilu k = -2^40" : "Trilu k = 2^40", "Trilu", 14, 2, in, NULL, 0, NULL, 0, 0);
+        rlx_tensor_destroy(kt);
+    }
     /* EyeLike with k, several output dtypes */
     int64_t ed[2] = { 5, 7 };
     rlx_tensor *e = rnd(RLX_DTYPE_F32, 2, ed, -1, 1);
@@ -481,7 +488,7 @@ static void test_move_types(void) {
 
 /* ------------------------------------------------------------ unary additions */
 
-static void test_shrink_swish(void) {
+static void test_unary_extra(void) {
     int64_t d[2] = { 7, 9 };
     rlx_tensor *x = rnd(RLX_DTYPE_F32, 2, d, -3, 3);
     const rlx_tensor *in[1] = { x };
@@ -491,7 +498,22 @@ static void test_shrink_swish(void) {
     rlx_attr wa[1] = { RLX_ATTR_F("alpha", 1.7f) };
     /* exp in f32 against double: a few ulps */
     gpu_vs_cpu("Swish", "Swish", 24, 1, in, NULL, 1, wa, 1e-6, 1e-7);
-    rlx_tensor_destroy(x);
+    /* Clip with run-time bounds (f32), and on i32 (constant or run-time) */
+    float lo = -0.5f, hi = 1.25f;
+    rlx_tensor *tlo = test_tensor_f32(0, NULL, &lo), *thi = test_tensor_f32(0, NULL, &hi);
+    const rlx_tensor *inc[3] = { x, tlo, thi }, *inc_hi[3] = { x, NULL, thi };
+    gpu_vs_cpu("Clip run-time bounds", "Clip", 13, 3, inc, NULL, 0, NULL, 0, 0);
+    gpu_vs_cpu("Clip run-time max only", "Clip", 13, 3, inc_hi, NULL, 0, NULL, 0, 0);
+    rlx_tensor *xi = rnd(RLX_DTYPE_I32, 2, d, -100, 100), *ilo = test_tensor(RLX_DTYPE_I32, 0, NULL),
+               *ihi = test_tensor(RLX_DTYPE_I32, 0, NULL);
+    *(int32_t *)ilo->data = -20;
+    *(int32_t *)ihi->data = 35;
+    const rlx_tensor *ini[3] = { xi, ilo, ihi };
+    int konst[3] = { 0, 1, 1 };
+    gpu_vs_cpu("Clip i32 constant bounds", "Clip", 13, 3, ini, konst, 0, NULL, 0, 0);
+    gpu_vs_cpu("Clip i32 run-time bounds", "Clip", 13, 3, ini, NULL, 0, NULL, 0, 0);
+    rlx_tensor *all[] = { x, tlo, thi, xi, ilo, ihi };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(all); i++) rlx_tensor_destroy(all[i]);
 }
 
 int main(void) {
@@ -510,6 +532,6 @@ int main(void) {
     test_scatter();
     test_generated();
     test_move_types();
-    test_shrink_swish();
+    test_unary_extra();
     TEST_MAIN_END();
 }

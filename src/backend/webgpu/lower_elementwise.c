@@ -247,11 +247,35 @@ static rlx_status lower_variadic(wg_lower *L) {
     return RLX_OK;
 }
 
+/* Clip-1/6/11/12/13: constant bounds on f32 go through the unary kernel;
+ * run-time scalar bounds (11+), and i32 data (12+), as y = min(max(x, lo),
+ * hi) with binary max/min dispatches (the second in place). */
+static rlx_status lower_clip(wg_lower *L) {
+    const rlx_node *n = L->n;
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    bool konst_bounds = true;
+    for (int i = 1; i < n->n_in && i < 3; i++)
+        if (wg_in(L, i) && !wg_in(L, i)->konst) konst_bounds = false;
+    if (n->version < 11 || (konst_bounds && x && x->dtype == RLX_DTYPE_F32)) return lower_unary(L);
+    RLX_TRY(wg_check_io(L, WG_F32 | WG_I32, 1));
+    const rlx_value *lo = wg_in(L, 1), *hi = wg_in(L, 2);
+    if ((lo && (lo->dtype != x->dtype || wg_numel(lo) != 1)) || (hi && (hi->dtype != x->dtype || wg_numel(hi) != 1)) ||
+        y->dtype != x->dtype)
+        return wg_decline(L, "bounds must be scalars of the input's dtype");
+    if (wg_numel(y) == 0) return RLX_OK;
+    bool is_int = x->dtype == RLX_DTYPE_I32;
+    int xid = wg_in_id(L, 0), yid = wg_out_id(L, 0);
+    if (!lo && !hi) return emit_binary(L, BIN_FIRST, is_int, xid, xid, yid);
+    if (lo) RLX_TRY(emit_binary(L, BIN_MAX, is_int, xid, wg_in_id(L, 1), yid));
+    if (hi) RLX_TRY(emit_binary(L, BIN_MIN, is_int, lo ? yid : xid, wg_in_id(L, 2), yid));
+    return RLX_OK;
+}
+
 const wg_lowering wg_lowerings_elementwise[] = {
     { "Relu", lower_unary }, { "Sigmoid", lower_unary }, { "Tanh", lower_unary }, { "Exp", lower_unary },
     { "Log", lower_unary }, { "Sqrt", lower_unary }, { "Abs", lower_unary }, { "Neg", lower_unary },
     { "Erf", lower_unary }, { "HardSigmoid", lower_unary }, { "HardSwish", lower_unary },
-    { "LeakyRelu", lower_unary }, { "Clip", lower_unary }, { "Gelu", lower_unary }, { "Elu", lower_unary },
+    { "LeakyRelu", lower_unary }, { "Clip", lower_clip }, { "Gelu", lower_unary }, { "Elu", lower_unary },
     { "Selu", lower_unary }, { "Celu", lower_unary }, { "Softplus", lower_unary }, { "Softsign", lower_unary },
     { "Mish", lower_unary }, { "Reciprocal", lower_unary }, { "Floor", lower_unary }, { "Ceil", lower_unary },
     { "Round", lower_unary }, { "Sin", lower_unary }, { "Cos", lower_unary }, { "Tan", lower_unary },

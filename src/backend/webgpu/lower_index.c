@@ -361,7 +361,8 @@ static rlx_status lower_onehot(wg_lower *L) {
     return wg_grid_1d(L, d, n);
 }
 
-/* Trilu-14 (k a constant input or absent) and EyeLike-9/22 (k attribute). */
+/* Trilu-14 (k a constant or run-time input, or absent) and EyeLike-9/22
+ * (k attribute). */
 static rlx_status lower_trilu(wg_lower *L) {
     bool eye = strcmp(L->n->op_type, "EyeLike") == 0;
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
@@ -371,13 +372,20 @@ static rlx_status lower_trilu(wg_lower *L) {
         return wg_decline(L, "dtype");
     if (y->rank < 2 || (eye && y->rank != 2)) return wg_decline(L, "rank");
     int64_t k = 0;
+    const rlx_value *kin = NULL; /* k read at run time */
     if (eye) {
         k = rlx_attr_int(L->n, "k", 0);
     } else if (wg_in(L, 1)) {
+        const rlx_value *kv_ = wg_in(L, 1);
         int64_t kv[1];
         size_t cnt = 0;
-        if (!rlx_konst_ints(wg_in(L, 1), kv, 1, &cnt) || cnt != 1) return wg_decline(L, "k is not a constant scalar");
-        k = kv[0];
+        if (kv_->konst) {
+            if (!rlx_konst_ints(kv_, kv, 1, &cnt) || cnt != 1) return wg_decline(L, "k is not a scalar");
+            k = kv[0];
+        } else {
+            if (!wg_value_ok(kv_, WG_I32 | WG_I64) || wg_numel(kv_) != 1) return wg_decline(L, "k is not an integer scalar");
+            kin = kv_;
+        }
     }
     int64_t N = y->dims[y->rank - 2], M = y->dims[y->rank - 1];
     if (k > M + 1) k = M + 1; /* every comparison is decided by then */
@@ -392,8 +400,14 @@ static rlx_status lower_trilu(wg_lower *L) {
     wg_dispatch *d = wg_emit(L, "trilu");
     wg_spec(L, d, "MODE", eye ? 2 : rlx_attr_int(L->n, "upper", 1) != 0 ? 0 : 1);
     wg_spec(L, d, "ELEM", elem);
+    if (kin) {
+        wg_spec(L, d, "KIN", 1);
+        wg_spec(L, d, "K32", kin->dtype == RLX_DTYPE_I32);
+    }
     wg_bind_value(L, d, eye ? wg_out_id(L, 0) : wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
+    if (kin) wg_bind_value(L, d, wg_in_id(L, 1));
+    else wg_bind(L, d, wg_out_id(L, 0), 0, 1);
     wg_p_u32(L, d, (uint32_t)n);
     wg_p_u32(L, d, (uint32_t)threads);
     wg_p_u32(L, d, (uint32_t)N);
