@@ -1,7 +1,7 @@
 /* WebGPU lowerings of the reduce family against the CPU backend: Reduce*
  * and ArgMax/ArgMin over any axes, LayerNormalization, RMSNormalization,
- * Instance-, Group-, Lp- and MeanVarianceNormalization, LRN, Softmax and
- * LogSoftmax. Random inputs, NaN-poisoned GPU arenas (RLX_GPU_POISON=1, so
+ * Instance-, Group-, Lp- and MeanVarianceNormalization, LRN, Softmax,
+ * LogSoftmax and Hardmax. Random inputs, NaN-poisoned GPU arenas (RLX_GPU_POISON=1, so
  * an unwritten element fails), edge cases (size-1 and size-0 axes, rows
  * longer than a workgroup, lengths that are not multiples of 4 or powers of
  * two), and a check in the dispatch report that the node ran on the GPU.
@@ -284,10 +284,24 @@ static void test_softmax(void) {
             if (axis >= 0) {
                 snprintf(label, sizeof label, "Softmax-11 shape %zu axis %d", c, axis);
                 gpu_vs_cpu(label, "Softmax", 11, 1, in, NULL, 1, at, 1e-5, 1e-7);
+                snprintf(label, sizeof label, "Hardmax-11 shape %zu axis %d", c, axis);
+                gpu_vs_cpu(label, "Hardmax", 11, 1, in, NULL, 1, at, 0, 0);
             }
+            snprintf(label, sizeof label, "Hardmax-13 shape %zu axis %d", c, axis);
+            gpu_vs_cpu(label, "Hardmax", 13, 1, in, NULL, 1, at, 0, 0);
         }
         rlx_tensor_destroy(x);
     }
+    /* Hardmax with ties: the first maximum wins */
+    int64_t td[3] = { 3, 6, 5 };
+    rlx_tensor *t = rnd(RLX_DTYPE_F32, 3, td, -2, 2);
+    for (size_t i = 0; i < 90; i++) ((float *)t->data)[i] = floorf(((float *)t->data)[i]);
+    const rlx_tensor *in[1] = { t };
+    for (int axis = 0; axis < 3; axis++) {
+        rlx_attr at[1] = { RLX_ATTR_I("axis", axis) };
+        gpu_vs_cpu("Hardmax-13 ties", "Hardmax", 13, 1, in, NULL, 1, at, 0, 0);
+    }
+    rlx_tensor_destroy(t);
 }
 
 int main(void) {

@@ -2,8 +2,8 @@
  * (kernels/reduce.wgsl), and the normalisations and softmax that reduce
  * rows and rewrite them (kernels/norm.wgsl): LayerNormalization,
  * RMSNormalization, InstanceNormalization, GroupNormalization,
- * LpNormalization, MeanVarianceNormalization, Softmax, LogSoftmax, and LRN
- * (kernels/lrn.wgsl). Semantics: the ONNX operators (versions noted per
+ * LpNormalization, MeanVarianceNormalization, Softmax, LogSoftmax, Hardmax
+ * (ArgMax, then kernels/onehot.wgsl), and LRN (kernels/lrn.wgsl). Semantics: the ONNX operators (versions noted per
  * lowering); the axes resolve through src/ir/ops/reduce_geom.h like the CPU
  * kernels'. f32 (and i32 for the Reduce* ops that wrap exactly).
  *
@@ -164,13 +164,16 @@ static uint32_t red_empty(int code, bool is_int) {
     return red_start(code, is_int);
 }
 
-static rlx_status emit_reduce(wg_lower *L, int code, bool is_int, bool last, const redview *rv) {
+/* Reduces input 0 into words [y_off, y_off + y_words) of value y (or
+ * WG_SCRATCH). */
+static rlx_status emit_reduce_to(wg_lower *L, int code, bool is_int, bool last, const redview *rv, int y,
+                                 uint64_t y_off, uint64_t y_words) {
     wg_dispatch *d = wg_emit(L, "reduce");
     wg_spec(L, d, "OP", code);
     wg_spec(L, d, "INT", is_int);
     wg_spec(L, d, "LAST", last);
     wg_bind_value4(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_bind(L, d, y, y_off, y_words);
     wg_p_u32(L, d, (uint32_t)rv->rows);
     wg_p_u32(L, d, (uint32_t)rv->count);
     wg_p_u32(L, d, (uint32_t)rv->nk);
@@ -178,6 +181,10 @@ static rlx_status emit_reduce(wg_lower *L, int code, bool is_int, bool last, con
     wg_p_u32(L, d, red_start(code, is_int));
     p_view(L, d, rv);
     return rv_grid(L, d, rv);
+}
+
+static rlx_status emit_reduce(wg_lower *L, int code, bool is_int, bool last, const redview *rv) {
+    return emit_reduce_to(L, code, is_int, last, rv, wg_out_id(L, 0), 0, wg_words(wg_out(L, 0)));
 }
 
 /* ReduceSum-1/11/13, Reduce{Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,
@@ -235,6 +242,54 @@ static rlx_status lower_arg(wg_lower *L) {
     bool last = rlx_attr_int(L->n, "select_last_index", 0) != 0;
     return emit_reduce(L, strcmp(L->n->op_type, "ArgMax") == 0 ? RED_ARGMAX : RED_ARGMIN, x->dtype == RLX_DTYPE_I32,
                        last, &rv);
+}
+
+/* Hardmax-1/11 (input coerced to 2-D at axis, default 1) and -13 (one
+ * axis, default -1): 1 at the first maximum of each row, 0 elsewhere. Three
+ * dispatches: ArgMax of each row into scratch (i64 pairs), the values
+ * (0, 1) after them, and kernels/onehot.wgsl writing y. f32. (A row with a
+ * NaN: ArgMax ranks NaN highest, the CPU never picks it.) */
+static rlx_status lower_hardmax(wg_lower *L) {
+    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    bool v13 = L->n->version >= 13;
+    int axis;
+    if (x->rank == 0 || !rlx_norm_axis(rlx_attr_int(L->n, "axis", v13 ? -1 : 1), x->rank, &axis))
+        return wg_decline(L, "axis");
+    uint64_t outer = 1, len = 1, inner = 1;
+    for (int i = 0; i < x->rank; i++) {
+        uint64_t d = (uint64_t)x->dims[i];
+        if (i < axis) outer *= d;
+        else if (i == axis || !v13) len *= d;
+        else inner *= d;
+    }
+    uint64_t rows = outer * inner;
+    if (rows == 0 || len == 0) return RLX_OK;
+    if (len >= ((uint64_t)1 << 31)) return wg_decline(L, "too large");
+    int64_t dims[3] = { (int64_t)outer, (int64_t)len, (int64_t)inner };
+    bool ax[3] = { false, true, false };
+    redview rv;
+    RLX_TRY(make_redview(L, dims, 3, ax, &rv));
+    wg_scratch(L, 2 * rows + 2);
+    RLX_TRY(emit_reduce_to(L, RED_ARGMAX, false, false, &rv, WG_SCRATCH, 0, 2 * rows));
+    wg_dispatch *f = wg_emit(L, "fill");
+    wg_bind(L, f, WG_SCRATCH, 2 * rows, 2);
+    wg_p_u32(L, f, 2);
+    wg_p_u32(L, f, 0);
+    wg_p_u32(L, f, f32_bits(1.0f));
+    RLX_TRY(wg_grid_1d(L, f, 2));
+    uint64_t n = wg_numel(y);
+    wg_dispatch *d = wg_emit(L, "onehot");
+    wg_spec(L, d, "ITY", 2);
+    wg_spec(L, d, "NEG", 0);
+    wg_bind(L, d, WG_SCRATCH, 0, 2 * rows);
+    wg_bind(L, d, WG_SCRATCH, 2 * rows, 2);
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)n);
+    wg_p_u32(L, d, (uint32_t)len);
+    wg_p_u32(L, d, (uint32_t)inner);
+    wg_p_u32(L, d, 1);
+    return wg_grid_1d(L, d, n);
 }
 
 /* ------------------------------------------------------------ normalisations */
@@ -538,6 +593,6 @@ const wg_lowering wg_lowerings_reduce[] = {
     { "LayerNormalization", lower_layer_norm }, { "RMSNormalization", lower_layer_norm },
     { "InstanceNormalization", lower_instance_norm }, { "GroupNormalization", lower_group_norm },
     { "LpNormalization", lower_lp_norm }, { "MeanVarianceNormalization", lower_mvn },
-    { "Softmax", lower_softmax }, { "LogSoftmax", lower_softmax }, { "LRN", lower_lrn },
+    { "Softmax", lower_softmax }, { "LogSoftmax", lower_softmax }, { "Hardmax", lower_hardmax }, { "LRN", lower_lrn },
 };
 const size_t wg_lowerings_reduce_count = RLX_ARRAY_LEN(wg_lowerings_reduce);
