@@ -151,8 +151,10 @@ static void test_logic(void) {
         snprintf(label, sizeof label, "Where %s", rlx_dtype_name(datas[t][0]->dtype));
         gpu_vs_cpu(label, "Where", 16, 3, in, NULL, 0, NULL, 0, 0);
     }
-    /* a mask built on the GPU feeds Where on the GPU (bool between kernels) */
-    {
+    /* a mask built on the GPU feeds Where on the GPU (bool between
+     * kernels), then on the CPU (RLX_GPU_DISABLE: the packed bool bytes
+     * travel to the host mirror) */
+    for (int where_on_cpu = 0; where_on_cpu < 2; where_on_cpu++) {
         rlx_model *m = NULL;
         rlx_session *s = NULL;
         CHECK_OK(rlx_model_create(16, &m));
@@ -166,12 +168,14 @@ static void test_logic(void) {
         CHECK_OK(rlx_model_add_output(m, "mask"));
         CHECK_OK(rlx_model_finish(m));
         rlx_session_options o = { .device = "gpu" };
+        if (where_on_cpu) setenv("RLX_GPU_DISABLE", "Where", 1);
         CHECK_OK(rlx_session_create(m, &o, &s));
         const char *names[2] = { "a", "b" };
         const rlx_tensor *feeds[2] = { af, bf };
         rlx_tensor **out = NULL;
         size_t n_out = 0;
         CHECK_OK(rlx_session_run(s, 2, names, feeds, &out, &n_out));
+        unsetenv("RLX_GPU_DISABLE");
         if (out && n_out == 2) {
             const float *pa = af->data, *pb = bf->data, *py = out[0]->data;
             const uint8_t *pm = out[1]->data;
@@ -185,10 +189,11 @@ static void test_logic(void) {
                         float want = lt ? x : z;
                         if (pm[at] != (lt ? 1 : 0) || !(py[at] == want || (want != want && py[at] != py[at]))) bad++;
                     }
-            CHECK_MSG(bad == 0, "Less -> Where on the GPU: %zu of 105 elements wrong (exact)", bad);
+            CHECK_MSG(bad == 0, "Less -> Where (Where on the %s): %zu of 105 elements wrong (exact)",
+                      where_on_cpu ? "cpu" : "gpu", bad);
             int nodes, native;
             report_counts(rlx_session_dispatch_report(s), "Where", &nodes, &native);
-            CHECK(nodes == 1 && native == 1);
+            CHECK(nodes == 1 && native == (where_on_cpu ? 0 : 1));
             report_counts(rlx_session_dispatch_report(s), "Less", &nodes, &native);
             CHECK(nodes == 1 && native == 1);
         }
@@ -198,6 +203,61 @@ static void test_logic(void) {
     }
     rlx_tensor *all[] = { af, bf, ai, bi, a64, b64, ab, bb, sp, c };
     for (size_t i = 0; i < RLX_ARRAY_LEN(all); i++) rlx_tensor_destroy(all[i]);
+}
+
+/* i64 across devices: ArgMax on the GPU writes i64 word pairs, an i64 Add
+ * runs on the CPU (no i64 arithmetic on the GPU), its result indexes a
+ * Gather on the GPU. Checked against the CPU backend, exactly. */
+static void test_i64_transfers(void) {
+    int64_t xd[2] = { 6, 9 }, td[2] = { 9, 4 };
+    rlx_tensor *x = rnd(RLX_DTYPE_F32, 2, xd, -3, 3), *table = rnd(RLX_DTYPE_F32, 2, td, -1, 1);
+    int64_t shift = -2; /* negative indices after the add (Gather counts them from the end) */
+    rlx_tensor *sh = test_tensor_i64(0, NULL, &shift);
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 2, xd, NULL));
+    CHECK_OK(rlx_model_add_initializer(m, "table", table));
+    CHECK_OK(rlx_model_add_initializer(m, "shift", sh));
+    rlx_attr am[2] = { RLX_ATTR_I("axis", 1), RLX_ATTR_I("keepdims", 0) };
+    CHECK_OK(rlx_model_add_node(m, "ArgMax", "am", 1, (const char *[]){ "x" }, 1, (const char *[]){ "idx" }, 2, am));
+    CHECK_OK(rlx_model_add_node(m, "Add", "add", 2, (const char *[]){ "idx", "shift" }, 1, (const char *[]){ "idx2" }, 0,
+                                NULL));
+    CHECK_OK(rlx_model_add_node(m, "Gather", "g", 2, (const char *[]){ "table", "idx2" }, 1, (const char *[]){ "y" }, 0,
+                                NULL));
+    CHECK_OK(rlx_model_add_output(m, "y"));
+    CHECK_OK(rlx_model_add_output(m, "idx"));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_tensor **oc = NULL, **og = NULL;
+    size_t nc = 0, ng = 0;
+    const char *names[1] = { "x" };
+    const rlx_tensor *feeds[1] = { x };
+    const char *devs[2] = { "cpu", "gpu" };
+    for (int d = 0; d < 2; d++) {
+        rlx_session *s = NULL;
+        rlx_session_options o = { .device = devs[d] };
+        CHECK_OK(rlx_session_create(m, &o, &s));
+        CHECK_OK(rlx_session_run(s, 1, names, feeds, d ? &og : &oc, d ? &ng : &nc));
+        if (d) {
+            int nodes, native;
+            report_counts(rlx_session_dispatch_report(s), "ArgMax", &nodes, &native);
+            CHECK(nodes == 1 && native == 1);
+            report_counts(rlx_session_dispatch_report(s), "Add", &nodes, &native);
+            CHECK(nodes == 1 && native == 0);
+            report_counts(rlx_session_dispatch_report(s), "Gather", &nodes, &native);
+            CHECK(nodes == 1 && native == 1);
+        }
+        rlx_session_destroy(s);
+    }
+    CHECK(nc == 2 && ng == 2);
+    for (size_t i = 0; oc && og && i < nc && i < ng; i++)
+        CHECK_MSG(og[i]->nbytes == oc[i]->nbytes && memcmp(og[i]->data, oc[i]->data, oc[i]->nbytes) == 0,
+                  "ArgMax -> Add (cpu) -> Gather: output %zu differs between gpu and cpu (exact)", i);
+    test_free_outputs(oc, (int)nc);
+    test_free_outputs(og, (int)ng);
+    rlx_model_destroy(m);
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(table);
+    rlx_tensor_destroy(sh);
 }
 
 /* ------------------------------------------------------------ indexing */
@@ -528,6 +588,7 @@ int main(void) {
     test_cast();
     test_gather();
     test_logic();
+    test_i64_transfers();
     test_gather_elements_nd();
     test_scatter();
     test_generated();
