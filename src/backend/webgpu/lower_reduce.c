@@ -2,10 +2,11 @@
  * (kernels/reduce.wgsl), and the normalisations and softmax that reduce
  * rows and rewrite them (kernels/norm.wgsl): LayerNormalization,
  * RMSNormalization, InstanceNormalization, GroupNormalization,
- * LpNormalization, MeanVarianceNormalization, Softmax, LogSoftmax, Hardmax
- * (ArgMax, then kernels/onehot.wgsl), and LRN (kernels/lrn.wgsl). Semantics: the ONNX operators (versions noted per
- * lowering); the axes resolve through src/ir/ops/reduce_geom.h like the CPU
- * kernels'. f32 (and i32 for the Reduce* ops that wrap exactly).
+ * LpNormalization, MeanVarianceNormalization, Softmax, LogSoftmax; Hardmax
+ * (ArgMax, then kernels/onehot.wgsl) and LRN (kernels/lrn.wgsl).
+ * Semantics: the ONNX operators (versions noted per lowering); the axes
+ * resolve through src/ir/ops/reduce_geom.h like the CPU kernels'. f32 (and
+ * i32 for the Reduce* ops that wrap exactly).
  *
  * Every reduction is described by a redview: the input's dims split into
  * kept dims (the outputs, row-major) and reduced dims, each with its input

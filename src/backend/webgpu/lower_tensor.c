@@ -1,13 +1,13 @@
 /* WGSL lowerings of the tensor family: data movement (bits preserved) of
  * f32, i32, u32, i64 (word pairs) and bool (bytes; only copies that write
- * their output whole, so not Concat or Pad) elements through
- * kernels/copy.wgsl (strided copy)
- * and kernels/fill.wgsl: Transpose, Slice, Concat, Split, Pad (constant
- * mode; edge, reflect and wrap through kernels/pad.wgsl), Expand, Tile, DepthToSpace, SpaceToDepth, and
- * Identity/Reshape/Flatten/Squeeze/Unsqueeze when the runtime
- * did not make them views. Semantics: the ONNX operators of the same names
- * (versions noted per lowering). Index math happens here, at compile time;
- * shape-like inputs (perm, starts, pads, shape) must be constant. */
+ * their output whole, so not Concat or Pad) through kernels/copy.wgsl
+ * (strided copy) and kernels/fill.wgsl: Transpose, Slice, Concat, Split,
+ * Pad (constant mode; edge, reflect and wrap through kernels/pad.wgsl),
+ * Expand, Tile, DepthToSpace, SpaceToDepth, and Identity/Reshape/Flatten/
+ * Squeeze/Unsqueeze when the runtime did not make them views. Semantics:
+ * the ONNX operators of the same names (versions noted per lowering). Index
+ * math happens here, at compile time; shape-like inputs (perm, starts,
+ * pads, shape) must be constant. */
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
