@@ -266,6 +266,55 @@ static void test_channel_norms(void) {
     for (size_t i = 0; i < RLX_ARRAY_LEN(all); i++) rlx_tensor_destroy(all[i]);
 }
 
+/* Few long rows: the chunked scheme (norm_split.wgsl), rows of 16384 and
+ * more, lengths that are not multiples of 4 or of the 4096-element chunk. */
+static void test_long_rows(void) {
+    int konst[3] = { 0, 1, 1 };
+    {
+        int64_t xd[4] = { 1, 3, 128, 161 }, cd[1] = { 3 };
+        rlx_tensor *x = rnd(RLX_DTYPE_F32, 4, xd, -3, 3), *s = rnd(RLX_DTYPE_F32, 1, cd, 0.5f, 1.5f),
+                   *b = rnd(RLX_DTYPE_F32, 1, cd, -1, 1);
+        const rlx_tensor *in[3] = { x, s, b };
+        gpu_vs_cpu("InstanceNormalization split", "InstanceNormalization", 22, 3, in, konst, 0, NULL, 1e-4, 1e-5);
+        rlx_tensor_destroy(x);
+        rlx_tensor_destroy(s);
+        rlx_tensor_destroy(b);
+    }
+    {
+        int64_t xd[4] = { 1, 8, 64, 81 }, cd[1] = { 8 };
+        rlx_tensor *x = rnd(RLX_DTYPE_F32, 4, xd, -3, 3), *s = rnd(RLX_DTYPE_F32, 1, cd, 0.5f, 1.5f),
+                   *b = rnd(RLX_DTYPE_F32, 1, cd, -1, 1);
+        const rlx_tensor *in[3] = { x, s, b };
+        rlx_attr ag[1] = { RLX_ATTR_I("num_groups", 2) };
+        gpu_vs_cpu("GroupNormalization-21 split", "GroupNormalization", 21, 3, in, konst, 1, ag, 1e-4, 1e-5);
+        rlx_tensor_destroy(x);
+        rlx_tensor_destroy(s);
+        rlx_tensor_destroy(b);
+    }
+    {
+        int64_t xd[2] = { 3, 20001 }, sd[1] = { 20001 };
+        /* an offset mean: the chunked variance must not cancel */
+        rlx_tensor *x = rnd(RLX_DTYPE_F32, 2, xd, 97, 103), *s = rnd(RLX_DTYPE_F32, 1, sd, 0.5f, 1.5f),
+                   *b = rnd(RLX_DTYPE_F32, 1, sd, -1, 1);
+        const rlx_tensor *in[3] = { x, s, b };
+        rlx_attr at[1] = { RLX_ATTR_I("axis", -1) };
+        gpu_vs_cpu_n("LayerNormalization split", "LayerNormalization", 17, 3, in, konst, 3, 1, at, 1e-4, 1e-4);
+        gpu_vs_cpu("RMSNormalization split", "RMSNormalization", 23, 2, in, konst, 1, at, 1e-4, 1e-5);
+        const rlx_tensor *in1[1] = { x };
+        for (int p = 1; p <= 2; p++) {
+            rlx_attr ap[1] = { RLX_ATTR_I("p", p) };
+            gpu_vs_cpu(p == 1 ? "LpNormalization p 1 split" : "LpNormalization p 2 split", "LpNormalization", 22, 1,
+                       in1, NULL, 1, ap, 1e-4, 1e-9);
+        }
+        int64_t axes[1] = { 1 };
+        rlx_attr am[1] = { RLX_ATTR_IS("axes", 1, axes) };
+        gpu_vs_cpu("MeanVarianceNormalization split", "MeanVarianceNormalization", 13, 1, in1, NULL, 1, am, 1e-4, 1e-4);
+        rlx_tensor_destroy(x);
+        rlx_tensor_destroy(s);
+        rlx_tensor_destroy(b);
+    }
+}
+
 static void test_softmax(void) {
     static const struct {
         int rank;
@@ -317,6 +366,7 @@ int main(void) {
     test_argmax();
     test_layer_norm();
     test_channel_norms();
+    test_long_rows();
     test_softmax();
     TEST_MAIN_END();
 }

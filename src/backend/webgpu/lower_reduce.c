@@ -313,8 +313,63 @@ typedef struct norm_desc {
     int mean_out, inv_out; /* value ids or -1 */
 } norm_desc;
 
+/* Rows this long, and this few, are cut into chunks (norm_split.wgsl) so
+ * that more than a handful of workgroups work on them. */
+#define SPLIT_MIN_COUNT 16384
+#define SPLIT_MAX_ROWS 128
+#define SPLIT_CHUNK 4096
+
+/* The three dispatches of norm_split.wgsl: chunk statistics, row
+ * statistics, the elementwise rewrite. Rows contiguous and consecutive. */
+static rlx_status emit_norm_split(wg_lower *L, const norm_desc *nd, const redview *rv) {
+    int x = wg_in_id(L, 0);
+    uint64_t nch = (rv->count + SPLIT_CHUNK - 1) / SPLIT_CHUNK;
+    uint64_t st_off = 3 * rv->rows * nch, t_words = st_off + 2 * rv->rows;
+    wg_scratch(L, t_words);
+    const uint64_t groups[3] = { rv->rows * nch, (rv->rows + 255) / 256, (rv->rows * rv->count + 255) / 256 };
+    for (int stage = 0; stage < 3; stage++) {
+        wg_dispatch *d = wg_emit(L, "norm_split");
+        wg_spec(L, d, "MODE", nd->mode);
+        wg_spec(L, d, "STAGE", stage);
+        wg_bind_value4(L, d, x);
+        if (nd->s.value >= 0) wg_bind_value(L, d, nd->s.value);
+        else wg_bind(L, d, x, 0, 1);
+        if (nd->b.value >= 0) wg_bind_value(L, d, nd->b.value);
+        else wg_bind(L, d, x, 0, 1);
+        wg_bind_value(L, d, wg_out_id(L, 0));
+        if (nd->mean_out >= 0) wg_bind_value(L, d, nd->mean_out);
+        else wg_bind(L, d, x, 0, 1);
+        if (nd->inv_out >= 0) wg_bind_value(L, d, nd->inv_out);
+        else wg_bind(L, d, x, 0, 1);
+        wg_bind(L, d, WG_SCRATCH, 0, t_words);
+        wg_p_u32(L, d, (uint32_t)st_off);
+        wg_p_u32(L, d, (uint32_t)rv->rows);
+        wg_p_u32(L, d, (uint32_t)rv->count);
+        wg_p_u32(L, d, SPLIT_CHUNK);
+        wg_p_u32(L, d, (uint32_t)nch);
+        wg_p_u32(L, d, (nd->s.value >= 0 ? 1u : 0u) | (nd->b.value >= 0 ? 2u : 0u) | (nd->mean_out >= 0 ? 4u : 0u) |
+                           (nd->inv_out >= 0 ? 8u : 0u));
+        wg_p_f32(L, d, nd->eps);
+        wg_p_u32(L, d, 0);
+        wg_p_u32(L, d, 0);
+        const pidx *ps[2] = { &nd->s, &nd->b };
+        for (int k = 0; k < 2; k++) {
+            wg_p_u32(L, d, ps[k]->rmod ? ps[k]->rmod : 1);
+            wg_p_u32(L, d, ps[k]->rmul);
+            wg_p_u32(L, d, ps[k]->jdiv ? ps[k]->jdiv : 1);
+            wg_p_u32(L, d, ps[k]->jmod ? ps[k]->jmod : 1);
+        }
+        RLX_TRY(wg_grid_groups(L, d, groups[stage]));
+    }
+    return RLX_OK;
+}
+
 static rlx_status emit_norm(wg_lower *L, const norm_desc *nd, const redview *rv) {
     int x = wg_in_id(L, 0);
+    bool consecutive = rv->nk == 0 || (rv->nk == 1 && rv->kstr[0] == rv->count);
+    if (nd->mode <= NM_MVN && rv_contig(rv) && consecutive && rv->rows <= SPLIT_MAX_ROWS &&
+        rv->count >= SPLIT_MIN_COUNT)
+        return emit_norm_split(L, nd, rv);
     wg_dispatch *d = wg_emit(L, "norm");
     wg_spec(L, d, "MODE", nd->mode);
     wg_bind_value4(L, d, x);
