@@ -165,27 +165,62 @@ static uint32_t red_empty(int code, bool is_int) {
     return red_start(code, is_int);
 }
 
+/* Rows this long, and this few, are cut into chunks so that more than a
+ * handful of workgroups work on them (reduce.wgsl STAGE 1 and 2,
+ * norm_split.wgsl). */
+#define SPLIT_MIN_COUNT 16384
+#define SPLIT_MAX_ROWS 128
+#define SPLIT_CHUNK 4096
+
+/* Rows that are contiguous and consecutive: row o is [o count, (o+1) count). */
+static bool rv_consecutive(const redview *rv) {
+    return rv_contig(rv) && (rv->nk == 0 || (rv->nk == 1 && rv->kstr[0] == rv->count));
+}
+
+static bool rv_split(const redview *rv) {
+    return rv_consecutive(rv) && rv->rows <= SPLIT_MAX_ROWS && rv->count >= SPLIT_MIN_COUNT;
+}
+
 /* Reduces input 0 into words [y_off, y_off + y_words) of value y (or
- * WG_SCRATCH). */
+ * WG_SCRATCH). Few long rows (not logsumexp): chunk partials into scratch
+ * words [t0, t0 + 2 rows nch), then a combining dispatch. */
 static rlx_status emit_reduce_to(wg_lower *L, int code, bool is_int, bool last, const redview *rv, int y,
-                                 uint64_t y_off, uint64_t y_words) {
-    wg_dispatch *d = wg_emit(L, "reduce");
-    wg_spec(L, d, "OP", code);
-    wg_spec(L, d, "INT", is_int);
-    wg_spec(L, d, "LAST", last);
-    wg_bind_value4(L, d, wg_in_id(L, 0));
-    wg_bind(L, d, y, y_off, y_words);
-    wg_p_u32(L, d, (uint32_t)rv->rows);
-    wg_p_u32(L, d, (uint32_t)rv->count);
-    wg_p_u32(L, d, (uint32_t)rv->nk);
-    wg_p_u32(L, d, (uint32_t)rv->nr);
-    wg_p_u32(L, d, red_start(code, is_int));
-    p_view(L, d, rv);
-    return rv_grid(L, d, rv);
+                                 uint64_t y_off, uint64_t y_words, uint64_t t0) {
+    bool split = code != RED_LSE && rv_split(rv);
+    uint64_t nch = split ? (rv->count + SPLIT_CHUNK - 1) / SPLIT_CHUNK : 0, t_words = 2 * rv->rows * nch;
+    if (split) wg_scratch(L, t0 + t_words);
+    for (int stage = split ? 1 : 0; stage <= (split ? 2 : 0); stage++) {
+        wg_dispatch *d = wg_emit(L, "reduce");
+        wg_spec(L, d, "STAGE", stage);
+        wg_spec(L, d, "OP", code);
+        wg_spec(L, d, "INT", is_int);
+        wg_spec(L, d, "LAST", last);
+        wg_bind_value4(L, d, wg_in_id(L, 0));
+        wg_bind(L, d, y, y_off, y_words);
+        if (split) wg_bind(L, d, WG_SCRATCH, t0, t_words);
+        else wg_bind(L, d, y, y_off, 1); /* unused */
+        wg_p_u32(L, d, (uint32_t)rv->rows);
+        wg_p_u32(L, d, (uint32_t)rv->count);
+        wg_p_u32(L, d, (uint32_t)rv->nk);
+        wg_p_u32(L, d, (uint32_t)rv->nr);
+        wg_p_u32(L, d, red_start(code, is_int));
+        wg_p_u32(L, d, SPLIT_CHUNK);
+        wg_p_u32(L, d, (uint32_t)nch);
+        p_view(L, d, rv);
+        if (!split) {
+            RLX_TRY(rv_grid(L, d, rv));
+            continue;
+        }
+        wg_spec(L, d, "COLS", 0);
+        wg_spec(L, d, "CONTIG", 1);
+        wg_spec(L, d, "WG", 256);
+        RLX_TRY(wg_grid_groups(L, d, stage == 1 ? rv->rows * nch : rv->rows));
+    }
+    return RLX_OK;
 }
 
 static rlx_status emit_reduce(wg_lower *L, int code, bool is_int, bool last, const redview *rv) {
-    return emit_reduce_to(L, code, is_int, last, rv, wg_out_id(L, 0), 0, wg_words(wg_out(L, 0)));
+    return emit_reduce_to(L, code, is_int, last, rv, wg_out_id(L, 0), 0, wg_words(wg_out(L, 0)), 0);
 }
 
 /* ReduceSum-1/11/13, Reduce{Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,
@@ -272,7 +307,7 @@ static rlx_status lower_hardmax(wg_lower *L) {
     redview rv;
     RLX_TRY(make_redview(L, dims, 3, ax, &rv));
     wg_scratch(L, 2 * rows + 2);
-    RLX_TRY(emit_reduce_to(L, RED_ARGMAX, false, false, &rv, WG_SCRATCH, 0, 2 * rows));
+    RLX_TRY(emit_reduce_to(L, RED_ARGMAX, false, false, &rv, WG_SCRATCH, 0, 2 * rows, 2 * rows + 2));
     wg_dispatch *f = wg_emit(L, "fill");
     wg_bind(L, f, WG_SCRATCH, 2 * rows, 2);
     wg_p_u32(L, f, 2);
@@ -312,12 +347,6 @@ typedef struct norm_desc {
     pidx s, b;
     int mean_out, inv_out; /* value ids or -1 */
 } norm_desc;
-
-/* Rows this long, and this few, are cut into chunks (norm_split.wgsl) so
- * that more than a handful of workgroups work on them. */
-#define SPLIT_MIN_COUNT 16384
-#define SPLIT_MAX_ROWS 128
-#define SPLIT_CHUNK 4096
 
 /* The three dispatches of norm_split.wgsl: chunk statistics, row
  * statistics, the elementwise rewrite. Rows contiguous and consecutive. */
@@ -366,10 +395,7 @@ static rlx_status emit_norm_split(wg_lower *L, const norm_desc *nd, const redvie
 
 static rlx_status emit_norm(wg_lower *L, const norm_desc *nd, const redview *rv) {
     int x = wg_in_id(L, 0);
-    bool consecutive = rv->nk == 0 || (rv->nk == 1 && rv->kstr[0] == rv->count);
-    if (nd->mode <= NM_MVN && rv_contig(rv) && consecutive && rv->rows <= SPLIT_MAX_ROWS &&
-        rv->count >= SPLIT_MIN_COUNT)
-        return emit_norm_split(L, nd, rv);
+    if (nd->mode <= NM_MVN && rv_split(rv)) return emit_norm_split(L, nd, rv);
     wg_dispatch *d = wg_emit(L, "norm");
     wg_spec(L, d, "MODE", nd->mode);
     wg_bind_value4(L, d, x);

@@ -16,19 +16,27 @@
 // row is contiguous and is read as vec4 words, masked at its ends), or
 // (COLS) one invocation per output, serially (when neighbouring outputs are
 // neighbours in x, so the loads coalesce across invocations).
-// Layout: X is bound as array<vec4<u32>> (the value's bits), Y as u32
+// Few long contiguous rows split (SPLIT, two dispatches): STAGE 1, one
+// workgroup per (row, chunk of `chunk` elements) writes its partial (value
+// bits, index) into T[2 g ..]; STAGE 2, one workgroup per row combines the
+// row's nch partials and finishes (not for logsumexp).
+// Layout: X is bound as array<vec4<u32>> (the value's bits), Y and T as u32
 // words; ArgMax/ArgMin write i64 as (index, 0) word pairs.
-// Params: x_off, y_off, rows (outputs), count (elements per output), nk,
-// nr, init (bits of the accumulator start: 0, 1.0, -inf, +inf, INT32_MIN..),
-// then kdim, kstr, rdim, rstr (vec4<u32>; unused dims 1 and stride 0).
+// Params: x_off, y_off, t_off, rows (outputs), count (elements per
+// output), nk, nr, init (bits of the accumulator start: 0, 1.0, -inf,
+// +inf, INT32_MIN..), chunk, nch, then kdim, kstr, rdim, rstr (vec4<u32>;
+// unused dims 1 and stride 0).
 struct Params {
-    x_off: u32, y_off: u32, rows: u32, count: u32,
-    nk: u32, nr: u32, init: u32, _p0: u32,
+    x_off: u32, y_off: u32, t_off: u32, rows: u32,
+    count: u32, nk: u32, nr: u32, init: u32,
+    chunk: u32, nch: u32, _p0: u32, _p1: u32,
     kdim: vec4<u32>, kstr: vec4<u32>, rdim: vec4<u32>, rstr: vec4<u32>,
 };
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(3) var<storage, read_write> T: array<u32>;
+override STAGE: u32 = 0u;
 override OP: u32 = 0u;
 override INT: bool = false;
 override COLS: bool = false;
@@ -163,22 +171,24 @@ fn start(phase: u32) -> Acc {
     return Acc(P.init, 0u);
 }
 
-// This invocation's partial over its share of one output's elements.
-fn partial(base: u32, t: u32, phase: u32, mx: f32) -> Acc {
+// This invocation's partial over its share of one output's elements
+// [j0, j1) (contiguous rows: j counts from the row's start).
+fn partial_range(base: u32, t: u32, phase: u32, mx: f32, j0: u32, j1: u32) -> Acc {
     var a = start(phase);
     if (CONTIG) {
         let s = P.x_off + base;
-        let e1 = s + P.count;
+        let e1 = s + j1;
+        let e0 = s + j0;
         let q1 = (e1 + 3u) >> 2u;
-        for (var q = (s >> 2u) + t; q < q1; q = q + WG) {
+        for (var q = (e0 >> 2u) + t; q < q1; q = q + WG) {
             let w = X[q];
             for (var c = 0u; c < 4u; c = c + 1u) {
                 let e = q * 4u + c;
-                if (e >= s && e < e1) { a = add(a, w[c], e - s, phase, mx); }
+                if (e >= e0 && e < e1) { a = add(a, w[c], e - s, phase, mx); }
             }
         }
     } else {
-        for (var j = t; j < P.count; j = j + WG) {
+        for (var j = j0 + t; j < j1; j = j + WG) {
             a = add(a, xload(base + off_of(j)), j, phase, mx);
         }
     }
@@ -243,16 +253,38 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         finish(o, a, mx);
         return;
     }
+    let t = lid.x;
+    if (STAGE == 1u) {
+        let g = wid.x + wid.y * nwg.x;
+        if (g >= P.rows * P.nch) { return; }
+        let row = g / P.nch;
+        let j0 = (g % P.nch) * P.chunk;
+        let r = tree(t, partial_range(row * P.count, t, 0u, 0.0, j0, min(j0 + P.chunk, P.count)), 0u);
+        if (t == 0u) {
+            T[P.t_off + 2u * g] = r.v;
+            T[P.t_off + 2u * g + 1u] = r.idx;
+        }
+        return;
+    }
     let row = wid.x + wid.y * nwg.x;
     if (row >= P.rows) { return; }
-    let t = lid.x;
+    if (STAGE == 2u) {
+        var a = start(0u);
+        for (var c = t; c < P.nch; c = c + WG) {
+            let i = P.t_off + 2u * (row * P.nch + c);
+            a = comb(a, Acc(T[i], T[i + 1u]), 0u);
+        }
+        let r = tree(t, a, 0u);
+        if (t == 0u) { finish(row, r, 0.0); }
+        return;
+    }
     let base = base_of(row);
     var mx = 0.0;
     var ph = 0u;
     if (OP == 8u) {
-        mx = bitcast<f32>(tree(t, partial(base, t, 0u, 0.0), 0u).v);
+        mx = bitcast<f32>(tree(t, partial_range(base, t, 0u, 0.0, 0u, P.count), 0u).v);
         ph = 1u;
     }
-    let r = tree(t, partial(base, t, ph, mx), ph);
+    let r = tree(t, partial_range(base, t, ph, mx, 0u, P.count), ph);
     if (t == 0u) { finish(row, r, mx); }
 }
