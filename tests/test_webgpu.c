@@ -1529,12 +1529,18 @@ static void test_cpu_fallback(void) {
     size_t nc = 0, ng = 0;
     char report[2048] = "";
     CHECK_OK(run_model(m, "cpu", false, 1, names, in, &oc, &nc, NULL, 0));
+    /* Greater has a lowering now: force it to the CPU, so that its bool
+     * mask crosses to the GPU's Where */
+    setenv("RLX_GPU_DISABLE", "Greater", 1);
     CHECK_OK(run_model(m, "gpu", false, 1, names, in, &og, &ng, report, sizeof report));
+    unsetenv("RLX_GPU_DISABLE");
     int nodes, native;
     report_counts(report, "Greater", &nodes, &native);
     CHECK_MSG(nodes == 2 && native == 0, "Greater should fall back to the CPU:\n%s", report);
     report_counts(report, "Mul", &nodes, &native);
     CHECK_MSG(nodes == 1 && native == 1, "Mul should run on the GPU:\n%s", report);
+    report_counts(report, "Where", &nodes, &native);
+    CHECK_MSG(nodes == 1 && native == 1, "Where should run on the GPU:\n%s", report);
     CHECK(nc == RLX_ARRAY_LEN(outs) && ng == nc);
     for (size_t i = 0; oc && og && i < nc; i++) {
         /* Relu, Greater, Where, Mul, Sub: exact in f32 on both devices */

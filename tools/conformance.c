@@ -145,11 +145,68 @@ static rlx_status light_input(const rlx_value_info *vi, rlx_tensor **out) {
     return RLX_OK;
 }
 
+/* ------------------------------------------------------------ GPU fallbacks */
+
+/* Per op type, over every test whose plan compiled on a non-CPU device: how
+ * many nodes ran natively and how many ran on the CPU (a fallback; "eager":
+ * the whole graph ran on the CPU because of control flow or data-dependent
+ * shapes). Read from the session's dispatch report. */
+typedef struct op_tally {
+    char op[48];
+    int native, fallback, eager;
+    int tests; /* tests with at least one fallback node of this op */
+} op_tally;
+
+typedef struct tally {
+    op_tally *ops;
+    size_t n, cap;
+} tally;
+
+static op_tally *tally_find(tally *t, const char *op) {
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->ops[i].op, op) == 0) return &t->ops[i];
+    if (RLX_GROW(t->ops, t->cap, t->n + 1)) return NULL;
+    op_tally *o = &t->ops[t->n++];
+    memset(o, 0, sizeof *o);
+    snprintf(o->op, sizeof o->op, "%s", op);
+    return o;
+}
+
+/* Adds one dispatch report (rlx_session_dispatch_report's table). */
+static void tally_report(tally *t, const char *report) {
+    bool eager = strstr(report, "runs eagerly") != NULL;
+    const char *p = strstr(report, "\n  op ");
+    if (!p) return;
+    p = strchr(p + 1, '\n');
+    while (p && *p) {
+        p++;
+        char op[48];
+        int nodes, native, fallback, removed, view;
+        if (sscanf(p, "%47s %d %d %d %d %d", op, &nodes, &native, &fallback, &removed, &view) == 6) {
+            op_tally *o = tally_find(t, op);
+            if (o) {
+                o->native += native;
+                o->fallback += fallback;
+                if (eager) o->eager += fallback;
+                if (fallback) o->tests++;
+            }
+        }
+        p = strchr(p, '\n');
+    }
+}
+
+static int cmp_tally(const void *a, const void *b) {
+    const op_tally *x = a, *y = b;
+    if (x->fallback != y->fallback) return y->fallback - x->fallback;
+    return strcmp(x->op, y->op);
+}
+
 static int classify(rlx_status st) {
     return st == RLX_ERR_UNSUPPORTED ? R_UNSUPPORTED : R_FAIL;
 }
 
-static int run_case(const test_case *tc, const rlx_model *m, const char *device, char *detail, size_t cap) {
+static int run_case(const test_case *tc, const rlx_model *m, const char *device, char *detail, size_t cap,
+                    tally *fb) {
     rlx_session *s = NULL;
     rlx_session_options o = { .device = device };
     rlx_status st = rlx_session_create(m, &o, &s);
@@ -244,6 +301,7 @@ static int run_case(const test_case *tc, const rlx_model *m, const char *device,
     }
     for (size_t k = 0; k < n_sets; k++) free(sets[k]);
     free(sets);
+    if (fb && strcmp(device, "cpu") != 0) tally_report(fb, rlx_session_dispatch_report(s));
     rlx_session_destroy(s);
     return result;
 }
@@ -258,6 +316,7 @@ typedef struct runner {
     bool verbose;
     test_result *res;
     size_t n_res, cap_res;
+    tally fb; /* GPU fallbacks by op type */
 } runner;
 
 static bool model_ops_in_scope(const rlx_model *m) {
@@ -303,7 +362,7 @@ static void run_one(runner *r, const char *suite, const char *name, const test_c
         t->in_scope = strcmp(suite, "node") == 0 && model_ops_in_scope(m);
         for (int d = 0; d < r->n_dev; d++) {
             double t0 = rlx_now_seconds();
-            t->r[d] = run_case(tc, m, r->devices[d], t->detail[d], DETAIL);
+            t->r[d] = run_case(tc, m, r->devices[d], t->detail[d], DETAIL, &r->fb);
             t->secs[d] = rlx_now_seconds() - t0;
         }
     }
@@ -411,6 +470,21 @@ static void write_report(const runner *r, FILE *f, const char *gpu_name) {
                "(tools/conformance.c, k_scope_ops) and whose tensors have types rlx supports (tests of float8, "
                "int4/int2, float4, string, sequence and optional types, and of other operator domains, are out of "
                "scope; they report \"unsupported\" with the type).\n");
+    if (r->fb.n) {
+        int nat = 0, fbk = 0, eag = 0;
+        for (size_t i = 0; i < r->fb.n; i++) nat += r->fb.ops[i].native, fbk += r->fb.ops[i].fallback, eag += r->fb.ops[i].eager;
+        fprintf(f, "\n## GPU fallbacks by op\n\n"
+                   "Over every test whose plan compiled on the GPU (from the dispatch reports): nodes that ran on the "
+                   "GPU's own kernels, and nodes that ran on the CPU instead, of which \"eager\" ran in graphs executed "
+                   "eagerly on the CPU as a whole (control flow or data-dependent shapes). Total: %d native, %d on the "
+                   "CPU (%d eager). Ops without a fallback are not listed.\n\n"
+                   "| op | native | CPU | of which eager | tests with a CPU node |\n|---|---|---|---|---|\n",
+                nat, fbk, eag);
+        for (size_t i = 0; i < r->fb.n; i++) {
+            const op_tally *o = &r->fb.ops[i];
+            if (o->fallback) fprintf(f, "| %s | %d | %d | %d | %d |\n", o->op, o->native, o->fallback, o->eager, o->tests);
+        }
+    }
     fprintf(f, "\n## Failures and unsupported tests\n\n| suite | test |");
     for (int d = 0; d < r->n_dev; d++) fprintf(f, " %s |", r->devices[d]);
     fprintf(f, "\n|---|---|");
@@ -580,15 +654,22 @@ int rlx_cli_conformance(int argc, char **argv) {
     int cnt[MAX_DEV][4] = { { 0 } };
     for (size_t i = 0; i < r.n_res; i++)
         for (int d = 0; d < r.n_dev; d++) cnt[d][r.res[i].r[d]]++;
+    if (r.fb.n) qsort(r.fb.ops, r.fb.n, sizeof *r.fb.ops, cmp_tally);
     printf("%zu tests in %.1f s\n", r.n_res, secs);
     for (int d = 0; d < r.n_dev; d++)
         printf("  %-4s pass %d, fail %d, unsupported %d, skipped %d\n", r.devices[d], cnt[d][R_PASS], cnt[d][R_FAIL],
                cnt[d][R_UNSUPPORTED], cnt[d][R_SKIP]);
+    if (r.fb.n) {
+        int nat = 0, fbk = 0, eag = 0;
+        for (size_t i = 0; i < r.fb.n; i++) nat += r.fb.ops[i].native, fbk += r.fb.ops[i].fallback, eag += r.fb.ops[i].eager;
+        printf("  gpu nodes: %d native, %d on the CPU (%d in eager graphs)\n", nat, fbk, eag);
+    }
     if (out) {
         FILE *f = fopen(out, "w");
         if (!f) {
             fprintf(stderr, "rlx: error: cannot write '%s': %s\n", out, strerror(errno));
             free(r.res);
+            free(r.fb.ops);
             return 1;
         }
         write_report(&r, f, gpu_name[0] ? gpu_name : NULL);
@@ -597,5 +678,6 @@ int rlx_cli_conformance(int argc, char **argv) {
     }
     int rc = expected ? check_expected(&r, expected, update) : 0;
     free(r.res);
+    free(r.fb.ops);
     return rc;
 }

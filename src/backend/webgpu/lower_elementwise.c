@@ -17,7 +17,7 @@ enum un_code {
     UN_RELU = 0, UN_SIGMOID, UN_TANH, UN_EXP, UN_LOG, UN_SQRT, UN_ABS, UN_NEG, UN_ERF, UN_HSIG, UN_HSWISH,
     UN_LEAKY, UN_CLIP, UN_GELU, UN_GELU_TANH, UN_ELU, UN_SELU, UN_CELU, UN_SOFTPLUS, UN_SOFTSIGN, UN_MISH,
     UN_RECIP, UN_FLOOR, UN_CEIL, UN_ROUND, UN_SIN, UN_COS, UN_TAN, UN_SIGN, UN_THRELU, UN_ASIN, UN_ACOS, UN_ATAN,
-    UN_SINH, UN_COSH, UN_ASINH, UN_ACOSH, UN_ATANH, UN_IDENTITY, UN_DIVC
+    UN_SINH, UN_COSH, UN_ASINH, UN_ACOSH, UN_ATANH, UN_IDENTITY, UN_DIVC, UN_SHRINK, UN_SWISH
 };
 
 static const struct {
@@ -32,7 +32,7 @@ static const struct {
     { "Ceil", UN_CEIL }, { "Round", UN_ROUND }, { "Sin", UN_SIN }, { "Cos", UN_COS }, { "Tan", UN_TAN },
     { "Sign", UN_SIGN }, { "ThresholdedRelu", UN_THRELU }, { "Asin", UN_ASIN }, { "Acos", UN_ACOS },
     { "Atan", UN_ATAN }, { "Sinh", UN_SINH }, { "Cosh", UN_COSH }, { "Asinh", UN_ASINH }, { "Acosh", UN_ACOSH },
-    { "Atanh", UN_ATANH }, { "Identity", UN_IDENTITY },
+    { "Atanh", UN_ATANH }, { "Identity", UN_IDENTITY }, { "Shrink", UN_SHRINK }, { "Swish", UN_SWISH },
 };
 
 /* Emits y = f(x) over n elements. */
@@ -79,7 +79,11 @@ static rlx_status lower_unary(wg_lower *L) {
         beta = rlx_attr_float(n, "beta", 0.5f);
         break;
     case UN_LEAKY: alpha = rlx_attr_float(n, "alpha", 0.01f); break;
-    case UN_ELU: case UN_CELU: case UN_THRELU: alpha = rlx_attr_float(n, "alpha", 1.0f); break;
+    case UN_ELU: case UN_CELU: case UN_THRELU: case UN_SWISH: alpha = rlx_attr_float(n, "alpha", 1.0f); break;
+    case UN_SHRINK: /* Shrink-9 */
+        alpha = rlx_attr_float(n, "lambd", 0.5f);
+        beta = rlx_attr_float(n, "bias", 0.0f);
+        break;
     case UN_SELU:
         alpha = rlx_attr_float(n, "alpha", 1.67326319217681884765625f);
         gamma = rlx_attr_float(n, "gamma", 1.05070102214813232421875f);
@@ -243,17 +247,41 @@ static rlx_status lower_variadic(wg_lower *L) {
     return RLX_OK;
 }
 
+/* Clip-1/6/11/12/13: constant bounds on f32 go through the unary kernel;
+ * run-time scalar bounds (11+), and i32 data (12+), as y = min(max(x, lo),
+ * hi) with binary max/min dispatches (the second in place). */
+static rlx_status lower_clip(wg_lower *L) {
+    const rlx_node *n = L->n;
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    bool konst_bounds = true;
+    for (int i = 1; i < n->n_in && i < 3; i++)
+        if (wg_in(L, i) && !wg_in(L, i)->konst) konst_bounds = false;
+    if (n->version < 11 || (konst_bounds && x && x->dtype == RLX_DTYPE_F32)) return lower_unary(L);
+    RLX_TRY(wg_check_io(L, WG_F32 | WG_I32, 1));
+    const rlx_value *lo = wg_in(L, 1), *hi = wg_in(L, 2);
+    if ((lo && (lo->dtype != x->dtype || wg_numel(lo) != 1)) || (hi && (hi->dtype != x->dtype || wg_numel(hi) != 1)) ||
+        y->dtype != x->dtype)
+        return wg_decline(L, "bounds must be scalars of the input's dtype");
+    if (wg_numel(y) == 0) return RLX_OK;
+    bool is_int = x->dtype == RLX_DTYPE_I32;
+    int xid = wg_in_id(L, 0), yid = wg_out_id(L, 0);
+    if (!lo && !hi) return emit_binary(L, BIN_FIRST, is_int, xid, xid, yid);
+    if (lo) RLX_TRY(emit_binary(L, BIN_MAX, is_int, xid, wg_in_id(L, 1), yid));
+    if (hi) RLX_TRY(emit_binary(L, BIN_MIN, is_int, lo ? yid : xid, wg_in_id(L, 2), yid));
+    return RLX_OK;
+}
+
 const wg_lowering wg_lowerings_elementwise[] = {
     { "Relu", lower_unary }, { "Sigmoid", lower_unary }, { "Tanh", lower_unary }, { "Exp", lower_unary },
     { "Log", lower_unary }, { "Sqrt", lower_unary }, { "Abs", lower_unary }, { "Neg", lower_unary },
     { "Erf", lower_unary }, { "HardSigmoid", lower_unary }, { "HardSwish", lower_unary },
-    { "LeakyRelu", lower_unary }, { "Clip", lower_unary }, { "Gelu", lower_unary }, { "Elu", lower_unary },
+    { "LeakyRelu", lower_unary }, { "Clip", lower_clip }, { "Gelu", lower_unary }, { "Elu", lower_unary },
     { "Selu", lower_unary }, { "Celu", lower_unary }, { "Softplus", lower_unary }, { "Softsign", lower_unary },
     { "Mish", lower_unary }, { "Reciprocal", lower_unary }, { "Floor", lower_unary }, { "Ceil", lower_unary },
     { "Round", lower_unary }, { "Sin", lower_unary }, { "Cos", lower_unary }, { "Tan", lower_unary },
     { "Sign", lower_unary }, { "ThresholdedRelu", lower_unary }, { "Asin", lower_unary }, { "Acos", lower_unary },
     { "Atan", lower_unary }, { "Sinh", lower_unary }, { "Cosh", lower_unary }, { "Asinh", lower_unary },
-    { "Acosh", lower_unary }, { "Atanh", lower_unary },
+    { "Acosh", lower_unary }, { "Atanh", lower_unary }, { "Shrink", lower_unary }, { "Swish", lower_unary },
     { "Add", lower_binary }, { "Sub", lower_binary }, { "Mul", lower_binary }, { "Div", lower_binary },
     { "Pow", lower_binary }, { "PRelu", lower_binary },
     { "Sum", lower_variadic }, { "Mean", lower_variadic }, { "Max", lower_variadic }, { "Min", lower_variadic },

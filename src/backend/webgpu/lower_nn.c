@@ -1,7 +1,7 @@
 /* WGSL lowerings of the nn family: Conv (direct, or im2col + matmul),
  * ConvTranspose, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool,
- * BatchNormalization (inference), Gemm, MatMul, Softmax, LogSoftmax,
- * Resize. f32 only. Conv/pool attributes are resolved by
+ * BatchNormalization (inference), Gemm, MatMul, Resize (Softmax and
+ * LogSoftmax are in lower_reduce.c). f32 only. Conv/pool attributes are resolved by
  * src/ir/ops/conv_geom.h; semantics are the ONNX operators' (versions noted
  * per lowering). */
 #include <math.h>
@@ -489,42 +489,6 @@ static rlx_status lower_matmul(wg_lower *L) {
     return emit_matmul(L, &m);
 }
 
-/* ------------------------------------------------------------ Softmax */
-
-/* Softmax/LogSoftmax-1/11 (2-D coercion at axis, default 1) and -13 (one
- * axis, default -1). */
-static rlx_status lower_softmax(wg_lower *L) {
-    RLX_TRY(wg_check_io(L, WG_F32, 1));
-    const rlx_value *x = wg_in(L, 0);
-    bool v13 = L->n->version >= 13;
-    int axis;
-    int64_t a = rlx_attr_int(L->n, "axis", v13 ? -1 : 1);
-    if (x->rank == 0) {
-        if (a != 0 && a != -1) return wg_decline(L, "axis");
-        axis = 0;
-    } else if (!rlx_norm_axis(a, x->rank, &axis)) {
-        return wg_decline(L, "axis %lld out of range", (long long)a);
-    }
-    uint64_t outer = 1, len = 1, inner = 1;
-    for (int i = 0; i < x->rank; i++) {
-        uint64_t d = (uint64_t)x->dims[i];
-        if (i < axis) outer *= d;
-        else if (i == axis || !v13) len *= d;
-        else inner *= d;
-    }
-    uint64_t rows = outer * inner;
-    if (rows == 0 || len == 0) return RLX_OK;
-    wg_dispatch *d = wg_emit(L, "softmax");
-    wg_spec(L, d, "LOG", strcmp(L->n->op_type, "LogSoftmax") == 0 ? 1 : 0);
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)outer);
-    wg_p_u32(L, d, (uint32_t)len);
-    wg_p_u32(L, d, (uint32_t)inner);
-    wg_p_u32(L, d, (uint32_t)rows);
-    return wg_grid_1d(L, d, rows);
-}
-
 /* ------------------------------------------------------------ Resize */
 
 /* Reads a constant float tensor (f32) into out; false when not constant. */
@@ -646,8 +610,6 @@ const wg_lowering wg_lowerings_nn[] = {
     { "BatchNormalization", lower_batchnorm },
     { "Gemm", lower_gemm },
     { "MatMul", lower_matmul },
-    { "Softmax", lower_softmax },
-    { "LogSoftmax", lower_softmax },
     { "Resize", lower_resize },
 };
 const size_t wg_lowerings_nn_count = RLX_ARRAY_LEN(wg_lowerings_nn);

@@ -1,11 +1,13 @@
-/* WGSL lowerings of the tensor family: data movement of 4-byte elements
- * (f32, i32, u32; bits preserved) through kernels/copy.wgsl (strided copy)
- * and kernels/fill.wgsl: Transpose, Slice, Concat, Split, Pad (constant
- * mode), Expand, Tile, DepthToSpace, SpaceToDepth, and
- * Identity/Reshape/Flatten/Squeeze/Unsqueeze when the runtime
- * did not make them views. Semantics: the ONNX operators of the same names
- * (versions noted per lowering). Index math happens here, at compile time;
- * shape-like inputs (perm, starts, pads, shape) must be constant. */
+/* WGSL lowerings of the tensor family: data movement (bits preserved) of
+ * f32, i32, u32, i64 (word pairs) and bool (bytes; only copies that write
+ * their output whole, so not Concat or Pad) through kernels/copy.wgsl
+ * (strided copy) and kernels/fill.wgsl: Transpose, Slice, Concat, Split,
+ * Pad (constant mode; edge, reflect and wrap through kernels/pad.wgsl),
+ * Expand, Tile, DepthToSpace, SpaceToDepth, and Identity/Reshape/Flatten/
+ * Squeeze/Unsqueeze when the runtime did not make them views. Semantics:
+ * the ONNX operators of the same names (versions noted per lowering). Index
+ * math happens here, at compile time; shape-like inputs (perm, starts,
+ * pads, shape) must be constant. */
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
@@ -29,50 +31,82 @@ static void contiguous(const int64_t *dims, int rank, int64_t *str) {
     }
 }
 
-/* Emits y[dst_base + c . ds] = x[src_base + c . ss] over c in dims, after
- * dropping unit dims and merging dims that are contiguous in both. */
+/* Emits y[dst_base + c . ds] = x[src_base + c . ss] over c in dims (in
+ * elements of y's dtype), after dropping unit dims and merging dims that
+ * are contiguous in both. i64 elements move as word pairs (an inner dim of
+ * 2); bool elements as bytes (copy.wgsl BYTES), which needs the copy to
+ * write all of y in order (one invocation writes a whole word), else it
+ * declines. */
 static rlx_status emit_copy(wg_lower *L, int x, int y, const cpy *c) {
-    uint64_t dims[CP_MAX_RANK];
-    int64_t ss[CP_MAX_RANK], ds[CP_MAX_RANK];
+    rlx_dtype dt = L->g->values[y].dtype;
+    int64_t es = dt == RLX_DTYPE_I64 ? 2 : 1;
+    uint64_t dims[CP_MAX_RANK + 1];
+    int64_t ss[CP_MAX_RANK + 1], ds[CP_MAX_RANK + 1];
     int r = 0;
     uint64_t n = 1;
+    if (es == 2) { /* the word pair is the innermost dim */
+        dims[0] = 2;
+        ss[0] = ds[0] = 1;
+        r = 1;
+    }
     for (int i = c->rank - 1; i >= 0; i--) {
         n *= c->dims[i];
         if (c->dims[i] == 1) continue;
-        if (r > 0 && c->ss[i] == ss[r - 1] * (int64_t)dims[r - 1] && c->ds[i] == ds[r - 1] * (int64_t)dims[r - 1]) {
+        int64_t cs = c->ss[i] * es, cd = c->ds[i] * es;
+        if (r > 0 && cs == ss[r - 1] * (int64_t)dims[r - 1] && cd == ds[r - 1] * (int64_t)dims[r - 1]) {
             dims[r - 1] *= c->dims[i];
             continue;
         }
+        if (r == CP_MAX_RANK) return wg_decline(L, "copy of more than %d dims", CP_MAX_RANK);
         dims[r] = c->dims[i];
-        ss[r] = c->ss[i];
-        ds[r] = c->ds[i];
+        ss[r] = cs;
+        ds[r] = cd;
         r++;
     }
     if (n == 0) return RLX_OK;
-    if (r > CP_MAX_RANK) return wg_decline(L, "copy of rank %d", r);
+    n *= (uint64_t)es;
+    int64_t src_base = c->src_base * es, dst_base = c->dst_base * es;
+    bool bytes = dt == RLX_DTYPE_BOOL;
+    if (bytes) {
+        /* y must be written whole, in order */
+        int64_t want = 1;
+        bool in_order = dst_base == 0 && n == wg_numel(&L->g->values[y]);
+        for (int i = 0; i < r && in_order; i++) {
+            in_order = ds[i] == want;
+            want *= (int64_t)dims[i];
+        }
+        if (!in_order) return wg_decline(L, "bool copy that does not write its output whole");
+    }
     const int64_t lim = (int64_t)1 << 31;
-    if (c->src_base < 0 || c->dst_base < 0 || c->src_base >= lim || c->dst_base >= lim) return wg_decline(L, "offsets");
+    if (src_base < 0 || dst_base < 0 || src_base >= lim || dst_base >= lim || n >= (uint64_t)lim)
+        return wg_decline(L, "offsets");
     for (int i = 0; i < r; i++)
         if (ss[i] <= -lim || ss[i] >= lim || ds[i] <= -lim || ds[i] >= lim) return wg_decline(L, "strides");
+    uint64_t threads = bytes ? (n + 3) / 4 : n;
     wg_dispatch *d = wg_emit(L, "copy");
+    if (bytes) wg_spec(L, d, "BYTES", 1);
     wg_bind_value(L, d, x);
     wg_bind_value(L, d, y);
     wg_p_u32(L, d, (uint32_t)n);
     wg_p_u32(L, d, (uint32_t)r);
-    wg_p_i32(L, d, (int32_t)c->src_base);
-    wg_p_i32(L, d, (int32_t)c->dst_base);
+    wg_p_i32(L, d, (int32_t)src_base);
+    wg_p_i32(L, d, (int32_t)dst_base);
+    wg_p_u32(L, d, (uint32_t)threads);
     wg_p_align16(L, d);
     for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < r ? (uint32_t)dims[r - 1 - i] : 1);
     for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < r ? (int32_t)ss[r - 1 - i] : 0);
     for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < r ? (int32_t)ds[r - 1 - i] : 0);
-    return wg_grid_1d(L, d, n);
+    return wg_grid_1d(L, d, threads);
 }
 
-/* The data input and output must be 4-byte and of one dtype. */
+#define DATA_TYPES (WG_ANY4 | WG_I64 | WG_BOOL)
+
+/* The data input and output must be of one dtype the GPU holds (4-byte,
+ * i64, bool). */
 static rlx_status check_data(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
-    if (!wg_value_ok(x, WG_ANY4) || !wg_value_ok(y, WG_ANY4) || x->dtype != y->dtype)
-        return wg_decline(L, "data must be a static 4-byte dtype");
+    if (!wg_value_ok(x, DATA_TYPES) || !wg_value_ok(y, DATA_TYPES) || x->dtype != y->dtype)
+        return wg_decline(L, "data must be a static f32, i32, u32, i64 or bool");
     for (int i = 1; i < L->n->n_out; i++)
         if (wg_out(L, i)) return wg_decline(L, "extra outputs");
     if (y->rank > CP_MAX_RANK || x->rank > CP_MAX_RANK) return wg_decline(L, "rank");
@@ -194,7 +228,7 @@ static rlx_status lower_slice(wg_lower *L) {
 /* Concat-1/4/11/13: one strided copy per input into its slab of y. */
 static rlx_status lower_concat(wg_lower *L) {
     const rlx_value *y = wg_out(L, 0);
-    if (!wg_value_ok(y, WG_ANY4) || y->rank > CP_MAX_RANK || y->rank < 1) return wg_decline(L, "output");
+    if (!wg_value_ok(y, WG_ANY4 | WG_I64) || y->rank > CP_MAX_RANK || y->rank < 1) return wg_decline(L, "output");
     int axis;
     if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", 1), y->rank, &axis)) return wg_decline(L, "axis");
     int64_t ys[CP_MAX_RANK];
@@ -203,7 +237,7 @@ static rlx_status lower_concat(wg_lower *L) {
     for (int i = 0; i < L->n->n_in; i++) {
         const rlx_value *x = wg_in(L, i);
         if (!x) continue;
-        if (!wg_value_ok(x, WG_ANY4) || x->dtype != y->dtype || x->rank != y->rank)
+        if (!wg_value_ok(x, WG_ANY4 | WG_I64) || x->dtype != y->dtype || x->rank != y->rank)
             return wg_decline(L, "input %d dtype or rank", i);
         cpy c;
         memset(&c, 0, sizeof c);
@@ -244,26 +278,73 @@ static rlx_status lower_expand(wg_lower *L) {
     return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
 }
 
+/* Pad in the edge (0), reflect (1) and wrap (2) modes (kernels/pad.wgsl):
+ * pads holds [begin..., end...] for every dim; negative pads crop first,
+ * as on the CPU. */
+static rlx_status emit_pad_mode(wg_lower *L, const int64_t *pads, int mode) {
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    int r = x->rank;
+    uint64_t ydims[CP_MAX_RANK], xs[CP_MAX_RANK], pb[CP_MAX_RANK], lo[CP_MAX_RANK], len[CP_MAX_RANK];
+    int64_t xst[CP_MAX_RANK];
+    contiguous(x->dims, r, xst);
+    for (int i = 0; i < r; i++) {
+        int64_t b = pads[i], e = pads[r + i];
+        if (x->dims[i] + b + e != y->dims[i]) return wg_decline(L, "output shape differs from the pads");
+        int64_t l = b < 0 ? -b : 0, h = x->dims[i] + (e < 0 ? e : 0);
+        if (h - l <= 0 && y->dims[i] > 0) return wg_decline(L, "axis %d has nothing to pad from (the CPU reports it)", i);
+        ydims[i] = (uint64_t)y->dims[i];
+        xs[i] = (uint64_t)xst[i];
+        pb[i] = (uint64_t)(b > 0 ? b : 0);
+        lo[i] = (uint64_t)l;
+        len[i] = (uint64_t)(h - l);
+    }
+    uint64_t total = wg_numel(y);
+    if (total == 0) return RLX_OK;
+    if (wg_words(y) >= ((uint64_t)1 << 31) || wg_words(x) >= ((uint64_t)1 << 31)) return wg_decline(L, "too large");
+    wg_dispatch *d = wg_emit(L, "pad");
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)total);
+    wg_p_u32(L, d, (uint32_t)r);
+    wg_p_u32(L, d, (uint32_t)mode);
+    wg_p_u32(L, d, x->dtype == RLX_DTYPE_I64 ? 2 : 1);
+    wg_p_align16(L, d);
+    const uint64_t *arrs[5] = { ydims, xs, pb, lo, len };
+    for (int k = 0; k < 5; k++)
+        for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < r ? (uint32_t)arrs[k][i] : (k == 0 ? 1 : 0));
+    return wg_grid_1d(L, d, total);
+}
+
 /* Pad-2 (attributes) and -11/13/18/19/21 (constant pads, constant_value,
- * axes inputs), mode "constant" only: fill y with the value, then copy the
- * part of x that survives negative pads. */
+ * axes inputs): mode "constant" fills y with the value, then copies the
+ * part of x that survives negative pads; edge, reflect and wrap
+ * (Pad-19+) read each output element's source (emit_pad_mode). */
 static rlx_status lower_pad(wg_lower *L) {
     RLX_TRY(check_data(L));
     const rlx_node *n = L->n;
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     int r = x->rank;
     const char *mode = rlx_attr_str(n, "mode", "constant");
-    if (strcmp(mode, "constant") != 0) return wg_decline(L, "mode %s", mode);
+    int pmode = strcmp(mode, "edge") == 0 ? 0 : strcmp(mode, "reflect") == 0 ? 1 : strcmp(mode, "wrap") == 0 ? 2 : -1;
+    if (pmode < 0 && strcmp(mode, "constant") != 0) return wg_decline(L, "mode %s", mode);
+    if (pmode == 2 && n->version < 19) return wg_decline(L, "wrap before Pad-19");
+    if (x->dtype == RLX_DTYPE_BOOL) return wg_decline(L, "bool data");
+    bool i64 = x->dtype == RLX_DTYPE_I64;
     int64_t pads[2 * CP_MAX_RANK];
     size_t np = 0;
-    uint32_t bits = 0;
+    uint32_t bits = 0, hi = 0;
     if (n->version < 11) {
         const int64_t *pv = rlx_attr_ints(n, n->version < 2 ? "paddings" : "pads", &np);
         if (!pv || np != (size_t)(2 * r)) return wg_decline(L, "pads");
         memcpy(pads, pv, np * 8);
         float v = rlx_attr_float(n, "value", 0.0f);
-        if (x->dtype == RLX_DTYPE_F32) memcpy(&bits, &v, 4);
-        else bits = (uint32_t)(int32_t)v;
+        if (x->dtype == RLX_DTYPE_F32) {
+            memcpy(&bits, &v, 4);
+        } else {
+            int64_t iv = (int64_t)v;
+            bits = (uint32_t)(uint64_t)iv;
+            hi = (uint32_t)((uint64_t)iv >> 32);
+        }
     } else {
         int64_t raw[2 * CP_MAX_RANK];
         size_t nr = 0;
@@ -286,11 +367,14 @@ static rlx_status lower_pad(wg_lower *L) {
             pads[r + axes[i]] = raw[na + i];
         }
         const rlx_value *cv = wg_in(L, 2);
-        if (cv && wg_numel(cv) > 0) {
+        if (pmode < 0 && cv && wg_numel(cv) > 0) {
             if (!cv->konst || cv->dtype != x->dtype) return wg_decline(L, "constant_value is not a constant");
             memcpy(&bits, cv->konst->data, 4);
+            if (i64) memcpy(&hi, (const char *)cv->konst->data + 4, 4);
         }
     }
+    if (!i64) hi = bits;
+    if (pmode >= 0) return emit_pad_mode(L, pads, pmode);
     int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
     contiguous(x->dims, r, xs);
     contiguous(y->dims, r, ys);
@@ -298,9 +382,10 @@ static rlx_status lower_pad(wg_lower *L) {
     if (total == 0) return RLX_OK;
     wg_dispatch *d = wg_emit(L, "fill");
     wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)total);
+    wg_p_u32(L, d, (uint32_t)wg_words(y));
     wg_p_u32(L, d, bits);
-    RLX_TRY(wg_grid_1d(L, d, total));
+    wg_p_u32(L, d, hi);
+    RLX_TRY(wg_grid_1d(L, d, wg_words(y)));
     cpy c;
     memset(&c, 0, sizeof c);
     c.rank = r;
@@ -323,7 +408,7 @@ static rlx_status lower_pad(wg_lower *L) {
  * num_outputs all come out of shape inference). */
 static rlx_status lower_split(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0);
-    if (!wg_value_ok(x, WG_ANY4) || x->rank < 1 || x->rank > CP_MAX_RANK) return wg_decline(L, "input");
+    if (!wg_value_ok(x, DATA_TYPES) || x->rank < 1 || x->rank > CP_MAX_RANK) return wg_decline(L, "input");
     int axis;
     if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", 0), x->rank, &axis)) return wg_decline(L, "axis");
     int64_t xs[CP_MAX_RANK];
@@ -332,7 +417,7 @@ static rlx_status lower_split(wg_lower *L) {
     for (int k = 0; k < L->n->n_out; k++) {
         const rlx_value *y = wg_out(L, k);
         if (!y) return wg_decline(L, "omitted output %d", k);
-        if (!wg_value_ok(y, WG_ANY4) || y->dtype != x->dtype || y->rank != x->rank) return wg_decline(L, "output %d", k);
+        if (!wg_value_ok(y, DATA_TYPES) || y->dtype != x->dtype || y->rank != x->rank) return wg_decline(L, "output %d", k);
         cpy c;
         memset(&c, 0, sizeof c);
         c.rank = y->rank;

@@ -45,7 +45,7 @@ typedef struct wg_caps {
 
 #define WG_MAX_BINDINGS 8   /* storage operands of one dispatch (bindings 1..8) */
 #define WG_MAX_PARAMS 64    /* u32 words of one Params struct (256 bytes) */
-#define WG_MAX_SPEC 4       /* override constants of one dispatch */
+#define WG_MAX_SPEC 8       /* override constants of one dispatch */
 #define WG_WORKGROUP 64     /* @workgroup_size of every 1-D kernel */
 
 /* A window of 4-byte elements of a graph value (arena or constant) or of
@@ -95,6 +95,12 @@ extern const wg_lowering wg_lowerings_nn[];
 extern const size_t wg_lowerings_nn_count;
 extern const wg_lowering wg_lowerings_tensor[];
 extern const size_t wg_lowerings_tensor_count;
+extern const wg_lowering wg_lowerings_reduce[];
+extern const size_t wg_lowerings_reduce_count;
+extern const wg_lowering wg_lowerings_index[];
+extern const size_t wg_lowerings_index_count;
+extern const wg_lowering wg_lowerings_logic[];
+extern const size_t wg_lowerings_logic_count;
 
 /* Lowers node n into L (initialised here; free with wg_lower_free).
  * Returns RLX_OK, RLX_ERR_UNSUPPORTED when no WGSL lowering applies (the
@@ -119,8 +125,13 @@ void wg_spec(wg_lower *L, wg_dispatch *d, const char *name, double value);
  * binding window. Params therefore start with one u32 per binding, in
  * binding order, before any wg_p_* word. */
 void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t elems);
-/* The whole value. */
+/* The whole value: wg_words(v) words (see the element layouts below). */
 void wg_bind_value(wg_lower *L, wg_dispatch *d, int value);
+/* The whole value, its window rounded up to whole 16-byte vec4s, for
+ * kernels that declare the operand array<vec4<...>>. Every value starts
+ * 256-byte aligned (arena and constant buffers), so its Params offset word
+ * is 0 and the rounding stays inside its allocation. */
+void wg_bind_value4(wg_lower *L, wg_dispatch *d, int value);
 
 void wg_p_u32(wg_lower *L, wg_dispatch *d, uint32_t v);
 void wg_p_i32(wg_lower *L, wg_dispatch *d, int32_t v);
@@ -136,6 +147,14 @@ void wg_p_align16(wg_lower *L, wg_dispatch *d);
 rlx_status wg_grid_1d(wg_lower *L, wg_dispatch *d, uint64_t threads);
 rlx_status wg_grid_groups(wg_lower *L, wg_dispatch *d, uint64_t groups);
 
+/* True when a window of `elems` 4-byte elements fits one storage binding
+ * wherever it starts (maxStorageBufferBindingSize less one offset
+ * alignment); wg_max_window: the largest such window. Lowerings of the
+ * reduce, index and logic families decline (the node runs on the CPU) when
+ * a window does not fit; pure fills and copies split instead. */
+bool wg_window_fits(const wg_lower *L, uint64_t elems);
+uint64_t wg_max_window(const wg_lower *L);
+
 /* Requests `elems` 4-byte elements of scratch for this step (the maximum
  * over calls is kept); bind it with value WG_SCRATCH. */
 void wg_scratch(wg_lower *L, uint64_t elems);
@@ -145,13 +164,27 @@ static inline const rlx_value *wg_in(const wg_lower *L, int i) { return rlx_node
 static inline const rlx_value *wg_out(const wg_lower *L, int i) { return rlx_node_output(L->g, L->n, i); }
 static inline int wg_in_id(const wg_lower *L, int i) { return i < L->n->n_in ? L->n->in[i] : -1; }
 static inline int wg_out_id(const wg_lower *L, int i) { return i < L->n->n_out ? L->n->out[i] : -1; }
-/* True when the value is present, static and of a 4-byte dtype in `mask`
- * (bits: 1 f32, 2 i32, 4 u32). */
+/* Element layouts on the GPU (README.md, "Element types"):
+ *  - f32, i32, u32: one u32 word per element;
+ *  - i64: two words per element, low word first (the host's little-endian
+ *    bytes); kernels read the low word as i32 where the value must fit,
+ *    and write sign-extended pairs; there is no i64 arithmetic;
+ *  - bool: one byte per element, 0 or 1, four to a word (byte i of the
+ *    tensor is bits 8*(i%4).. of word i/4): the host's bytes, so transfers
+ *    and the memory plan need nothing special. Kernels that write bool
+ *    write whole words (one invocation per four elements).
+ * wg_value_ok: the value is present, static and of a dtype in `mask`
+ * (bits: 1 f32, 2 i32, 4 u32, 8 bool, 16 i64). */
 bool wg_value_ok(const rlx_value *v, unsigned mask);
 #define WG_F32 1u
 #define WG_I32 2u
 #define WG_U32 4u
+#define WG_BOOL 8u
+#define WG_I64 16u
 #define WG_ANY4 (WG_F32 | WG_I32 | WG_U32)
+/* u32 words the value occupies: numel for 4-byte dtypes, 2 numel for i64,
+ * ceil(numel / 4) for bool; 0 for other dtypes. */
+uint64_t wg_words(const rlx_value *v);
 /* Declines unless every present input and output is static, 4-byte and in
  * `mask`, and the outputs after `n_out` are absent. */
 rlx_status wg_check_io(wg_lower *L, unsigned mask, int n_out);

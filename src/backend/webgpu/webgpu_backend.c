@@ -380,7 +380,9 @@ static rlx_status upload_konsts(struct rlx_backend_exe *e, const wg_lower *low, 
     if (nb) e->weight_size[nb - 1] = cur;
     e->n_weights = (size_t)nb;
     for (int i = 0; i < nb; i++) {
-        e->weight_size[i] = up_to(e->weight_size[i] ? e->weight_size[i] : 4, 4);
+        /* whole 16-byte vec4s, so that wg_bind_value4 windows stay inside */
+        uint64_t sz = e->weight_size[i] ? e->weight_size[i] : 4;
+        e->weight_size[i] = up_to(sz, 16) <= cap ? up_to(sz, 16) : up_to(sz, 4);
         RLX_TRY(make_buffer(b, e->weight_size[i], WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst, "weights",
                             &e->weights[i]));
     }

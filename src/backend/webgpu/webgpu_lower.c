@@ -10,20 +10,56 @@
 typedef struct lower_family {
     const wg_lowering *l;
     const size_t *count;
+    /* A window larger than one binding declines (the node runs on the
+     * CPU) instead of failing the compile. */
+    bool decline_oversized;
 } lower_family;
 
 static const lower_family k_families[] = {
-    { wg_lowerings_elementwise, &wg_lowerings_elementwise_count },
-    { wg_lowerings_nn, &wg_lowerings_nn_count },
-    { wg_lowerings_tensor, &wg_lowerings_tensor_count },
+    { wg_lowerings_elementwise, &wg_lowerings_elementwise_count, false },
+    { wg_lowerings_nn, &wg_lowerings_nn_count, false },
+    { wg_lowerings_tensor, &wg_lowerings_tensor_count, false },
+    { wg_lowerings_reduce, &wg_lowerings_reduce_count, true },
+    { wg_lowerings_index, &wg_lowerings_index_count, true },
+    { wg_lowerings_logic, &wg_lowerings_logic_count, true },
 };
 
-static wg_lower_fn find_lowering(const rlx_node *n) {
+static wg_lower_fn find_lowering(const rlx_node *n, bool *decline_oversized) {
     if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0) return NULL;
     for (size_t f = 0; f < RLX_ARRAY_LEN(k_families); f++)
         for (size_t i = 0; i < *k_families[f].count; i++)
-            if (strcmp(k_families[f].l[i].op, n->op_type) == 0) return k_families[f].l[i].fn;
+            if (strcmp(k_families[f].l[i].op, n->op_type) == 0) {
+                *decline_oversized = k_families[f].decline_oversized;
+                return k_families[f].l[i].fn;
+            }
     return NULL;
+}
+
+/* RLX_GPU_DISABLE=Op1,Op2,...: these op types run on the CPU (debugging,
+ * and tests of the fallback path that must not depend on which ops have
+ * lowerings). */
+static bool op_disabled(const char *op) {
+    const char *list = getenv("RLX_GPU_DISABLE");
+    if (!list || !*list) return false;
+    size_t len = strlen(op);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == len && strncmp(p, op, n) == 0) return true;
+        if (!e) break;
+        p = e + 1;
+    }
+    return false;
+}
+
+bool wg_window_fits(const wg_lower *L, uint64_t elems) {
+    uint64_t align = L->caps->storage_align ? L->caps->storage_align : 256;
+    return elems <= (UINT64_MAX - align) / 4 && elems * 4 + align <= L->caps->max_binding;
+}
+
+uint64_t wg_max_window(const wg_lower *L) {
+    uint64_t align = L->caps->storage_align ? L->caps->storage_align : 256;
+    return L->caps->max_binding > align ? (L->caps->max_binding - align) / 4 : 0;
 }
 
 void wg_lower_free(wg_lower *L) {
@@ -38,14 +74,23 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
     L->g = g;
     L->n = n;
     L->caps = caps;
-    wg_lower_fn fn = find_lowering(n);
+    bool decline_oversized = false;
+    wg_lower_fn fn = find_lowering(n, &decline_oversized);
     if (!fn) return wg_decline(L, "no WGSL lowering for op %s", n->op_type);
+    if (op_disabled(n->op_type)) return wg_decline(L, "op %s is listed in RLX_GPU_DISABLE", n->op_type);
     for (int i = 0; i < n->n_out; i++) {
         const rlx_value *v = wg_out(L, i);
         if (v && !rlx_value_is_static(v)) return wg_decline(L, "output %d has a dynamic shape", i);
     }
     rlx_status st = fn(L);
     if (st == RLX_OK && L->broken) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory lowering to WGSL", rlx_node_desc(n));
+    for (size_t k = 0; st == RLX_OK && decline_oversized && k < L->n_d; k++)
+        for (int i = 0; i < L->d[k].n_bind; i++)
+            if (!wg_window_fits(L, L->d[k].bind[i].elems)) {
+                st = wg_decline(L, "kernel '%s': operand %d spans %llu words, more than one storage binding",
+                                L->d[k].kernel, i, (unsigned long long)L->d[k].bind[i].elems);
+                break;
+            }
     if (st != RLX_OK) {
         wg_lower_free(L);
         L->scratch_elems = 0;
@@ -104,7 +149,13 @@ void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t
 
 void wg_bind_value(wg_lower *L, wg_dispatch *d, int value) {
     const rlx_value *v = value >= 0 ? &L->g->values[value] : NULL;
-    wg_bind(L, d, value, 0, v ? wg_numel(v) : 0);
+    wg_bind(L, d, value, 0, v ? wg_words(v) : 0);
+}
+
+void wg_bind_value4(wg_lower *L, wg_dispatch *d, int value) {
+    const rlx_value *v = value >= 0 ? &L->g->values[value] : NULL;
+    uint64_t w = v ? wg_words(v) : 0;
+    wg_bind(L, d, value, 0, (w + 3) / 4 * 4);
 }
 
 void wg_p_u32(wg_lower *L, wg_dispatch *d, uint32_t v) { push_word(L, d, v); }
@@ -150,12 +201,25 @@ void wg_scratch(wg_lower *L, uint64_t elems) {
 
 uint64_t wg_numel(const rlx_value *v) { return v ? (uint64_t)rlx_value_numel(v) : 0; }
 
+uint64_t wg_words(const rlx_value *v) {
+    if (!v) return 0;
+    uint64_t n = wg_numel(v);
+    switch (v->dtype) {
+    case RLX_DTYPE_F32: case RLX_DTYPE_I32: case RLX_DTYPE_U32: return n;
+    case RLX_DTYPE_I64: return 2 * n;
+    case RLX_DTYPE_BOOL: return (n + 3) / 4;
+    default: return 0;
+    }
+}
+
 bool wg_value_ok(const rlx_value *v, unsigned mask) {
     if (!v || !rlx_value_is_static(v)) return false;
     switch (v->dtype) {
     case RLX_DTYPE_F32: return (mask & WG_F32) != 0;
     case RLX_DTYPE_I32: return (mask & WG_I32) != 0;
     case RLX_DTYPE_U32: return (mask & WG_U32) != 0;
+    case RLX_DTYPE_BOOL: return (mask & WG_BOOL) != 0;
+    case RLX_DTYPE_I64: return (mask & WG_I64) != 0;
     default: return false;
     }
 }

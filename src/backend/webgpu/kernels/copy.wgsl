@@ -1,13 +1,18 @@
-// Strided copy of 4-byte elements (any dtype, bits preserved): for every
-// coordinate c of `dims` (rank <= 8, outermost first, i = flat index)
+// Strided copy of words (any dtype, bits preserved; an i64 is two words,
+// the lowering adds the inner dim of 2): for every coordinate c of `dims`
+// (rank <= 8, outermost first, i = flat index)
 //   y[dst_base + sum_d c_d * ds_d] = x[src_base + sum_d c_d * ss_d]
 // Strides are i32 elements (negative for Slice with negative steps, 0 for
 // broadcasts). Used by Transpose, Slice, Concat, Pad, Expand and copies.
-// Params: x_off, y_off, n = prod(dims), rank, src_base, dst_base, dims,
-// ss, ds (array<vec4<...>, 2>: dim d is [d / 4][d % 4]).
+// BYTES: the elements are bytes (bool, four to a word) and the copy writes
+// all of y in order (ds row-major, dst_base 0): one invocation assembles
+// one word of y, i = 4t .. 4t + 3.
+// Params: x_off, y_off, n = prod(dims), rank, src_base, dst_base, threads
+// (BYTES: words of y), dims, ss, ds (array<vec4<...>, 2>: dim d is
+// [d / 4][d % 4]).
 struct Params {
     x_off: u32, y_off: u32, n: u32, rank: u32,
-    src_base: i32, dst_base: i32, _p0: u32, _p1: u32,
+    src_base: i32, dst_base: i32, threads: u32, _p1: u32,
     dims: array<vec4<u32>, 2>,
     ss: array<vec4<i32>, 2>,
     ds: array<vec4<i32>, 2>,
@@ -15,11 +20,10 @@ struct Params {
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<u32>;
+override BYTES: bool = false;
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let i = gid.x + gid.y * nwg.x * 64u;
-    if (i >= P.n) { return; }
+// Source and destination element of flat index i.
+fn place(i: u32) -> vec2<i32> {
     var rem = i;
     var si = P.src_base;
     var di = P.dst_base;
@@ -32,5 +36,25 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
         si = si + c * P.ss[q][r];
         di = di + c * P.ds[q][r];
     }
-    Y[P.y_off + u32(di)] = X[P.x_off + u32(si)];
+    return vec2<i32>(si, di);
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let i = gid.x + gid.y * nwg.x * 64u;
+    if (BYTES) {
+        if (i >= P.threads) { return; }
+        var w = 0u;
+        for (var k = 0u; k < 4u; k = k + 1u) {
+            let e = i * 4u + k;
+            if (e >= P.n) { break; }
+            let b = P.x_off * 4u + u32(place(e).x);
+            w = w | (((X[b >> 2u] >> ((b & 3u) * 8u)) & 0xffu) << (k * 8u));
+        }
+        Y[P.y_off + i] = w;
+        return;
+    }
+    if (i >= P.n) { return; }
+    let p = place(i);
+    Y[P.y_off + u32(p.y)] = X[P.x_off + u32(p.x)];
 }

@@ -138,6 +138,8 @@ fn apply(x: f32) -> f32 {
         case 37u: { return 0.5 * log1p_(2.0 * x / (1.0 - x)); }            // Atanh
         case 38u: { return x; }                                             // Identity
         case 39u: { return x / P.alpha; }                                   // divide by a constant (Mean)
+        case 40u: { return select(select(0.0, x - P.beta, x > P.alpha), x + P.beta, x < -P.alpha); } // Shrink (alpha lambd, beta bias)
+        case 41u: { return x / (1.0 + exp(-P.alpha * x)); }                 // Swish
         default: { return x; }
     }
 }

@@ -1,0 +1,100 @@
+// Cast between element types, with the CPU reference's C semantics:
+// float to integer truncates toward zero (NaN gives 0, values past the
+// int64 range saturate, and a 32-bit result keeps the low 32 bits of the
+// int64, as the CPU's store does); integer to float rounds to nearest;
+// bool is x != 0 (NaN is true). Semantics: ONNX Cast-1..23, CastLike-15..23.
+// SRC / DST type codes: 0 f32, 1 i32, 2 u32, 3 bool, 4 i64.
+// Layouts (README.md, "Element types"): 4-byte types one word each, i64
+// (low, high) word pairs, bool four bytes to a word. One invocation per
+// element, except for a bool output: one per word (four elements).
+// i64 to f32 beyond the i32 range rounds twice (high and low word), so it
+// can differ from the CPU's correctly rounded result in the last bit.
+// Params: x_off, y_off, n (elements), threads.
+struct Params { x_off: u32, y_off: u32, n: u32, threads: u32 };
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<u32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
+override SRC: u32 = 0u;
+override DST: u32 = 0u;
+
+fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
+
+fn sign_word(lo: u32) -> u32 { return select(0u, 0xffffffffu, bitcast<i32>(lo) < 0); }
+
+fn f32_to_i64(v: f32) -> vec2<u32> {
+    if (is_nan(v)) { return vec2<u32>(0u, 0u); }
+    if (v >= 9.223372e18) { return vec2<u32>(0xffffffffu, 0x7fffffffu); }
+    if (v < -9.223372e18) { return vec2<u32>(0u, 0x80000000u); }
+    let t = trunc(v);
+    if (abs(t) < 2147483648.0) {
+        let i = bitcast<u32>(i32(t));
+        return vec2<u32>(i, sign_word(i));
+    }
+    // |t| >= 2^31 has at most 24 significant bits: both parts are exact
+    let h = floor(t / 4294967296.0);
+    let l = t - h * 4294967296.0;
+    return vec2<u32>(u32(l), bitcast<u32>(i32(h)));
+}
+
+fn i64_to_f32(lo: u32, hi: u32) -> f32 {
+    if (hi == sign_word(lo)) { return f32(bitcast<i32>(lo)); }
+    return f32(bitcast<i32>(hi)) * 4294967296.0 + f32(lo);
+}
+
+fn load_bool(e: u32) -> u32 {
+    let i = P.x_off * 4u + e;
+    return (X[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
+}
+
+// Element e as an i64 (low, high).
+fn as_i64(e: u32) -> vec2<u32> {
+    switch SRC {
+        case 0u: { return f32_to_i64(bitcast<f32>(X[P.x_off + e])); }
+        case 1u: { let v = X[P.x_off + e]; return vec2<u32>(v, sign_word(v)); }
+        case 2u: { return vec2<u32>(X[P.x_off + e], 0u); }
+        case 3u: { return vec2<u32>(select(0u, 1u, load_bool(e) != 0u), 0u); }
+        default: { return vec2<u32>(X[P.x_off + 2u * e], X[P.x_off + 2u * e + 1u]); }
+    }
+}
+
+fn as_f32(e: u32) -> f32 {
+    switch SRC {
+        case 0u: { return bitcast<f32>(X[P.x_off + e]); }
+        case 1u: { return f32(bitcast<i32>(X[P.x_off + e])); }
+        case 2u: { return f32(X[P.x_off + e]); }
+        case 3u: { return select(0.0, 1.0, load_bool(e) != 0u); }
+        default: { return i64_to_f32(X[P.x_off + 2u * e], X[P.x_off + 2u * e + 1u]); }
+    }
+}
+
+fn as_bool(e: u32) -> bool {
+    switch SRC {
+        case 0u: { return bitcast<f32>(X[P.x_off + e]) != 0.0 || is_nan(bitcast<f32>(X[P.x_off + e])); }
+        case 3u: { return load_bool(e) != 0u; }
+        case 4u: { return (X[P.x_off + 2u * e] | X[P.x_off + 2u * e + 1u]) != 0u; }
+        default: { return X[P.x_off + e] != 0u; }
+    }
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let t = gid.x + gid.y * nwg.x * 64u;
+    if (t >= P.threads) { return; }
+    switch DST {
+        case 0u: { Y[P.y_off + t] = bitcast<u32>(as_f32(t)); }
+        case 1u, 2u: { Y[P.y_off + t] = as_i64(t).x; }
+        case 3u: {
+            var w = 0u;
+            for (var k = 0u; k < 4u; k = k + 1u) {
+                let e = t * 4u + k;
+                if (e < P.n && as_bool(e)) { w = w | (1u << (k * 8u)); }
+            }
+            Y[P.y_off + t] = w;
+        }
+        default: {
+            let v = as_i64(t);
+            Y[P.y_off + 2u * t] = v.x;
+            Y[P.y_off + 2u * t + 1u] = v.y;
+        }
+    }
+}

@@ -1,0 +1,119 @@
+// Elementwise ops with a bool result, with multidirectional (numpy)
+// broadcasting: y[i] = f(a[ia], b[ib]) (ia, ib: the broadcast element
+// indices, stride 0 on broadcast dims).
+//   OP: 0 equal, 1 less, 2 greater, 3 less-or-equal, 4 greater-or-equal,
+//       5 and, 6 or, 7 xor, 8 not (a only), 9 isnan, 10 isinf (a only;
+//       flags bit 0 detects +inf, bit 1 -inf)
+// Semantics: ONNX Equal-1/7/11/13/19, Less-1/7/9/13, Greater-1/7/9/13,
+// LessOrEqual-12/16, GreaterOrEqual-12/16, And/Or/Xor-1/7, Not-1,
+// IsNaN-9/13/20, IsInf-10/20. Comparisons involving NaN are false (equal
+// too).
+// TY, the input type: 0 f32, 1 i32, 2 u32, 3 bool, 4 i64 (exact
+// comparison of (low, high) word pairs).
+// Layout (README.md, "Element types"): y is bool, four bytes to a word, so
+// one invocation writes one word: elements 4t .. 4t + 3.
+// Params: a_off, b_off, y_off, n (elements), rank, threads, flags, then
+// dims, a_str, b_str as array<vec4<u32>, 2> (dim d is [d / 4][d % 4]).
+struct Params {
+    a_off: u32, b_off: u32, y_off: u32, n: u32,
+    rank: u32, threads: u32, flags: u32, _p0: u32,
+    dims: array<vec4<u32>, 2>,
+    a_str: array<vec4<u32>, 2>,
+    b_str: array<vec4<u32>, 2>,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> A: array<u32>;
+@group(0) @binding(2) var<storage, read_write> B: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+override OP: u32 = 0u;
+override TY: u32 = 0u;
+
+fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
+
+fn byte_of(w: u32, i: u32) -> u32 { return (w >> ((i & 3u) * 8u)) & 0xffu; }
+
+// -1, 0, 1 for a < b, a == b, a > b; 2 when unordered (NaN).
+fn cmp(ia: u32, ib: u32) -> i32 {
+    switch TY {
+        case 0u: {
+            let x = bitcast<f32>(A[P.a_off + ia]);
+            let y = bitcast<f32>(B[P.b_off + ib]);
+            if (is_nan(x) || is_nan(y)) { return 2; }
+            return select(select(0, -1, x < y), 1, x > y);
+        }
+        case 1u: {
+            let x = bitcast<i32>(A[P.a_off + ia]);
+            let y = bitcast<i32>(B[P.b_off + ib]);
+            return select(select(0, -1, x < y), 1, x > y);
+        }
+        case 3u: {
+            let x = select(0u, 1u, byte_of(A[(P.a_off * 4u + ia) >> 2u], P.a_off * 4u + ia) != 0u);
+            let y = select(0u, 1u, byte_of(B[(P.b_off * 4u + ib) >> 2u], P.b_off * 4u + ib) != 0u);
+            return select(select(0, -1, x < y), 1, x > y);
+        }
+        case 4u: {
+            let xh = bitcast<i32>(A[P.a_off + 2u * ia + 1u]);
+            let yh = bitcast<i32>(B[P.b_off + 2u * ib + 1u]);
+            if (xh != yh) { return select(-1, 1, xh > yh); }
+            let xl = A[P.a_off + 2u * ia];
+            let yl = B[P.b_off + 2u * ib];
+            return select(select(0, -1, xl < yl), 1, xl > yl);
+        }
+        default: {
+            let x = A[P.a_off + ia];
+            let y = B[P.b_off + ib];
+            return select(select(0, -1, x < y), 1, x > y);
+        }
+    }
+}
+
+fn truth(ia: u32, ib: u32) -> bool {
+    switch OP {
+        case 0u: { return cmp(ia, ib) == 0; }
+        case 1u: { return cmp(ia, ib) == -1; }
+        case 2u: { return cmp(ia, ib) == 1; }
+        case 3u: { let c = cmp(ia, ib); return c == -1 || c == 0; }
+        case 4u: { let c = cmp(ia, ib); return c == 1 || c == 0; }
+        case 9u: { return is_nan(bitcast<f32>(A[P.a_off + ia])); }
+        case 10u: {
+            let v = A[P.a_off + ia];
+            return (v == 0x7f800000u && (P.flags & 1u) != 0u) || (v == 0xff800000u && (P.flags & 2u) != 0u);
+        }
+        default: {
+            // logical ops on bool bytes
+            let x = byte_of(A[(P.a_off * 4u + ia) >> 2u], P.a_off * 4u + ia) != 0u;
+            let y = byte_of(B[(P.b_off * 4u + ib) >> 2u], P.b_off * 4u + ib) != 0u;
+            switch OP {
+                case 5u: { return x && y; }
+                case 6u: { return x || y; }
+                case 7u: { return x != y; }
+                default: { return !x; }
+            }
+        }
+    }
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let t = gid.x + gid.y * nwg.x * 64u;
+    if (t >= P.threads) { return; }
+    var w = 0u;
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        let i = t * 4u + k;
+        if (i >= P.n) { break; }
+        var rem = i;
+        var ia = 0u;
+        var ib = 0u;
+        for (var d = i32(P.rank) - 1; d >= 0; d = d - 1) {
+            let q = u32(d) / 4u;
+            let r = u32(d) % 4u;
+            let dim = P.dims[q][r];
+            let c = rem % dim;
+            rem = rem / dim;
+            ia = ia + c * P.a_str[q][r];
+            ib = ib + c * P.b_str[q][r];
+        }
+        if (truth(ia, ib)) { w = w | (1u << (k * 8u)); }
+    }
+    Y[P.y_off + t] = w;
+}

@@ -1,0 +1,48 @@
+// Gather along one axis: x viewed as [outer, a, inner] (inner in words),
+// indices I (n_idx of them, any shape), y as [outer, n_idx, inner]:
+//   y[o, i, k] = x[o, I[i] (+ a when negative), k]
+// Semantics: ONNX Gather-1/11/13. Elements are words (f32, i32, u32; an
+// i64 element is two words and a run of four bool elements one: the
+// lowering scales inner). Indices are i32 words, or (IDX64) i64 (low,
+// high) word pairs whose value must fit i32. An index outside [-a, a)
+// (where the CPU reports an error) writes 0.
+// One invocation per output word.
+// Params: x_off, i_off, y_off, n (output words), inner, n_idx, a.
+struct Params {
+    x_off: u32, i_off: u32, y_off: u32, n: u32,
+    inner: u32, n_idx: u32, a: u32, _p0: u32,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<u32>;
+@group(0) @binding(2) var<storage, read_write> I: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+override IDX64: bool = false;
+
+// Index i as an i32, or a value outside [-a, a) when it does not fit.
+fn index_at(i: u32) -> i32 {
+    if (IDX64) {
+        let lo = I[P.i_off + 2u * i];
+        let hi = I[P.i_off + 2u * i + 1u];
+        if (hi != select(0u, 0xffffffffu, bitcast<i32>(lo) < 0)) { return i32(0x7fffffff); }
+        return bitcast<i32>(lo);
+    }
+    return bitcast<i32>(I[P.i_off + i]);
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = gid.x + gid.y * nwg.x * 64u;
+    if (w >= P.n) { return; }
+    let k = w % P.inner;
+    let r = w / P.inner;
+    let i = r % P.n_idx;
+    let o = r / P.n_idx;
+    var v = index_at(i);
+    let a = i32(P.a);
+    if (v < 0) { v = v + a; }
+    if (v < 0 || v >= a) {
+        Y[P.y_off + w] = 0u;
+        return;
+    }
+    Y[P.y_off + w] = X[P.x_off + (o * P.a + u32(v)) * P.inner + k];
+}

@@ -1,0 +1,54 @@
+// GatherElements: y has the indices' shape; for every coordinate c of it
+//   y[c] = x[c with c[axis] = I[c] (+ a when negative)]
+// Semantics: ONNX GatherElements-11/13. Elements are W words (1: f32, i32,
+// u32; 2: i64). Indices i32, or (IDX64) i64 word pairs that must fit i32;
+// an index outside [-a, a) (the CPU reports an error) writes 0.
+// One invocation per element. rank <= 8.
+// Params: x_off, i_off, y_off, n (elements), rank, axis, a (x dims[axis]),
+// w (words per element), then the indices' dims and x's strides (in
+// elements) as array<vec4<u32>, 2>.
+struct Params {
+    x_off: u32, i_off: u32, y_off: u32, n: u32,
+    rank: u32, axis: u32, a: u32, w: u32,
+    dims: array<vec4<u32>, 2>,
+    xstr: array<vec4<u32>, 2>,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<u32>;
+@group(0) @binding(2) var<storage, read_write> I: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+override IDX64: bool = false;
+
+fn index_at(i: u32) -> i32 {
+    if (IDX64) {
+        let lo = I[P.i_off + 2u * i];
+        let hi = I[P.i_off + 2u * i + 1u];
+        if (hi != select(0u, 0xffffffffu, bitcast<i32>(lo) < 0)) { return i32(0x7fffffff); }
+        return bitcast<i32>(lo);
+    }
+    return bitcast<i32>(I[P.i_off + i]);
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let e = gid.x + gid.y * nwg.x * 64u;
+    if (e >= P.n) { return; }
+    var v = index_at(e);
+    let a = i32(P.a);
+    if (v < 0) { v = v + a; }
+    let valid = v >= 0 && v < a;
+    var rem = e;
+    var src = 0u;
+    for (var d = i32(P.rank) - 1; d >= 0; d = d - 1) {
+        let q = u32(d) / 4u;
+        let r = u32(d) % 4u;
+        let dim = P.dims[q][r];
+        var c = rem % dim;
+        rem = rem / dim;
+        if (u32(d) == P.axis) { c = u32(v); }
+        src = src + c * P.xstr[q][r];
+    }
+    for (var k = 0u; k < P.w; k = k + 1u) {
+        Y[P.y_off + e * P.w + k] = select(0u, X[P.x_off + src * P.w + k], valid);
+    }
+}

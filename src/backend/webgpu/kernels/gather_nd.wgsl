@@ -1,0 +1,52 @@
+// GatherND with batch_dims b: indices [batch..., tuples..., m]; for each
+// batch entry and index tuple, copies the slice x[batch, tuple, ...]:
+//   y[bi, t, s] = x[bi * bstride + sum_j I[bi, t, j] * xstr[j] + s]
+// (negative indices count from the end of their dim). Semantics: ONNX
+// GatherND-11/12/13. Sizes are in words: the lowering scales them for i64
+// (two words) and bool (four elements a word, when slices fill words).
+// Indices i32 or (IDX64) i64 pairs that must fit i32; a tuple with an index
+// out of range (the CPU reports an error) writes 0. One invocation per
+// output word; m <= 8.
+// Params: x_off, i_off, y_off, n (output words), nt (tuples per batch
+// entry), m, sl (words per slice), bstride (x words per batch entry), then
+// the indexed dims' extents and strides (words) as array<vec4<u32>, 2>.
+struct Params {
+    x_off: u32, i_off: u32, y_off: u32, n: u32,
+    nt: u32, m: u32, sl: u32, bstride: u32,
+    dims: array<vec4<u32>, 2>,
+    xstr: array<vec4<u32>, 2>,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<u32>;
+@group(0) @binding(2) var<storage, read_write> I: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+override IDX64: bool = false;
+
+fn index_at(i: u32) -> i32 {
+    if (IDX64) {
+        let lo = I[P.i_off + 2u * i];
+        let hi = I[P.i_off + 2u * i + 1u];
+        if (hi != select(0u, 0xffffffffu, bitcast<i32>(lo) < 0)) { return i32(0x7fffffff); }
+        return bitcast<i32>(lo);
+    }
+    return bitcast<i32>(I[P.i_off + i]);
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let w = gid.x + gid.y * nwg.x * 64u;
+    if (w >= P.n) { return; }
+    let s = w % P.sl;
+    let tt = w / P.sl;          // tuple over all batch entries
+    let bi = tt / P.nt;
+    var off = bi * P.bstride + s;
+    var valid = true;
+    for (var j = 0u; j < P.m; j = j + 1u) {
+        var v = index_at(tt * P.m + j);
+        let a = i32(P.dims[j / 4u][j % 4u]);
+        if (v < 0) { v = v + a; }
+        if (v < 0 || v >= a) { valid = false; v = 0; }
+        off = off + u32(v) * P.xstr[j / 4u][j % 4u];
+    }
+    Y[P.y_off + w] = select(0u, X[P.x_off + off], valid);
+}

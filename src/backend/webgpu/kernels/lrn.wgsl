@@ -1,0 +1,32 @@
+// Local response normalisation across channels, NC...:
+//   y = x / (bias + alpha / size * sum_{c'} x[n, c', s]^2) ^ beta
+// with c' over [c - before, c + after] clipped to [0, C), before =
+// floor((size - 1) / 2), after = ceil((size - 1) / 2). One invocation per
+// element. Semantics: ONNX LRN-1/13. Params: x_off, y_off, n (elements),
+// c (channels), sp (spatial size), before, after, alpha (already divided
+// by size), beta, bias.
+struct Params {
+    x_off: u32, y_off: u32, n: u32, c: u32,
+    sp: u32, before: u32, after: u32, alpha: f32,
+    beta: f32, bias: f32, _p0: u32, _p1: u32,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<f32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let i = gid.x + gid.y * nwg.x * 64u;
+    if (i >= P.n) { return; }
+    let c = (i / P.sp) % P.c;
+    let first = i - c * P.sp;
+    let lo = select(c - P.before, 0u, c < P.before);
+    let hi = min(c + P.after, P.c - 1u);
+    var sq = 0.0;
+    for (var k = lo; k <= hi; k = k + 1u) {
+        let v = X[P.x_off + first + k * P.sp];
+        sq = sq + v * v;
+    }
+    let base = P.bias + P.alpha * sq;
+    Y[P.y_off + i] = X[P.x_off + i] / exp2(P.beta * log2(base));
+}

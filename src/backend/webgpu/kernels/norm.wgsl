@@ -1,0 +1,210 @@
+// Normalisations and softmax over groups of elements ("rows"): each row's
+// statistics, then every element of the row rewritten from them. f32.
+//   MODE 0 layer:  y = (x - mean) / sqrt(var + eps) * s + b     (LayerNormalization-17,
+//                  InstanceNormalization-6/22, GroupNormalization-18/21;
+//                  optional per-row outputs mean and 1 / sqrt(var + eps))
+//   MODE 1 rms:    y = x / sqrt(mean(x^2) + eps) * s            (RMSNormalization-23)
+//   MODE 2 lp1:    y = x / sum|x|, 0 where the norm is 0        (LpNormalization-1/22, p = 1)
+//   MODE 3 lp2:    y = x / sqrt(sum x^2), 0 where it is 0       (p = 2)
+//   MODE 4 mvn:    y = (x - mean) / (sqrt(var) + 1e-9)          (MeanVarianceNormalization-9/13)
+//   MODE 5 softmax:    y = exp(x - max) / sum exp(x - max)     (Softmax-1/11/13)
+//   MODE 6 logsoftmax: y = x - max - log(sum exp(x - max))     (LogSoftmax-1/11/13)
+// var is the population variance, computed from the mean in a second pass.
+// A row o covers x[base(o) + off(j)], j in [0, count): kept dims kdim/kstr,
+// reduced dims rdim/rstr as in reduce.wgsl; y has x's layout. Scale and
+// bias are indexed (o % rmod) * rmul + (j / jdiv) % jmod, which covers
+// per-row-position (LayerNorm), per-channel (Instance) and per-group or
+// per-channel within a group (GroupNorm) parameters.
+// Schemes: one workgroup of WG per row with shared-memory trees (CONTIG:
+// contiguous rows, read as vec4 words), or (COLS) one invocation per row.
+// Bindings: X (array<vec4<f32>>), S, B, Y, M, V (f32); absent ones are bound
+// to X and never touched. flags: 1 scale, 2 bias, 4 write M, 8 write V.
+struct Params {
+    x_off: u32, s_off: u32, b_off: u32, y_off: u32,
+    m_off: u32, v_off: u32, rows: u32, count: u32,
+    nk: u32, nr: u32, flags: u32, eps: f32,
+    s_rmod: u32, s_rmul: u32, s_jdiv: u32, s_jmod: u32,
+    b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32,
+    kdim: vec4<u32>, kstr: vec4<u32>, rdim: vec4<u32>, rstr: vec4<u32>,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> S: array<f32>;
+@group(0) @binding(3) var<storage, read_write> B: array<f32>;
+@group(0) @binding(4) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(5) var<storage, read_write> M: array<f32>;
+@group(0) @binding(6) var<storage, read_write> V: array<f32>;
+override MODE: u32 = 0u;
+override COLS: bool = false;
+override CONTIG: bool = false;
+override WG: u32 = 64u;
+
+var<workgroup> sh: array<f32, 256>;
+
+fn xload(e: u32) -> f32 {
+    let i = P.x_off + e;
+    return X[i >> 2u][i & 3u];
+}
+
+fn base_of(o: u32) -> u32 {
+    var rem = o;
+    var b = 0u;
+    for (var d = i32(P.nk) - 1; d >= 0; d = d - 1) {
+        let k = u32(d);
+        b = b + (rem % P.kdim[k]) * P.kstr[k];
+        rem = rem / P.kdim[k];
+    }
+    return b;
+}
+
+fn off_of(j: u32) -> u32 {
+    if (P.nr == 1u) { return j * P.rstr[0]; }
+    var rem = j;
+    var b = 0u;
+    for (var d = i32(P.nr) - 1; d >= 0; d = d - 1) {
+        let k = u32(d);
+        b = b + (rem % P.rdim[k]) * P.rstr[k];
+        rem = rem / P.rdim[k];
+    }
+    return b;
+}
+
+// Pass 0 sums x (layer, mvn), x^2 (rms, lp2), |x| (lp1), or takes the max
+// (softmax); pass 1 sums (x - c)^2 (layer, mvn) or exp(x - c) (softmax).
+fn term(x: f32, ph: u32, c: f32) -> f32 {
+    if (ph == 0u) {
+        switch MODE {
+            case 1u, 3u: { return x * x; }
+            case 2u: { return abs(x); }
+            default: { return x; }
+        }
+    }
+    if (MODE >= 5u) { return exp(x - c); }
+    let d = x - c;
+    return d * d;
+}
+
+fn is_max_pass(ph: u32) -> bool { return MODE >= 5u && ph == 0u; }
+
+fn comb(a: f32, b: f32, ph: u32) -> f32 {
+    if (is_max_pass(ph)) { return max(a, b); }
+    return a + b;
+}
+
+fn start(ph: u32) -> f32 {
+    // -max float as the start of a max: every finite value and +inf beat it
+    if (is_max_pass(ph)) { return -3.40282347e38; }
+    return 0.0;
+}
+
+fn partial(base: u32, t: u32, ph: u32, c: f32) -> f32 {
+    var a = start(ph);
+    if (CONTIG) {
+        let s = P.x_off + base;
+        let e1 = s + P.count;
+        let q1 = (e1 + 3u) >> 2u;
+        for (var q = (s >> 2u) + t; q < q1; q = q + WG) {
+            let w = X[q];
+            for (var k = 0u; k < 4u; k = k + 1u) {
+                let e = q * 4u + k;
+                if (e >= s && e < e1) { a = comb(a, term(w[k], ph, c), ph); }
+            }
+        }
+    } else {
+        for (var j = t; j < P.count; j = j + WG) { a = comb(a, term(xload(base + off_of(j)), ph, c), ph); }
+    }
+    return a;
+}
+
+fn tree(t: u32, a: f32, ph: u32) -> f32 {
+    sh[t] = a;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
+        if (t < s) { sh[t] = comb(sh[t], sh[t + s], ph); }
+        workgroupBarrier();
+    }
+    let r = sh[0];
+    workgroupBarrier();
+    return r;
+}
+
+fn param_idx(o: u32, j: u32, rmod: u32, rmul: u32, jdiv: u32, jmod: u32) -> u32 {
+    return (o % rmod) * rmul + (j / jdiv) % jmod;
+}
+
+// Row statistics -> (c, k): y = f(x, c, k).
+//   layer/rms: c = mean (0 for rms), k = 1 / sqrt(var + eps)
+//   lp:        c = 0, k = 1 / norm (0 when the norm is 0)
+//   mvn:       c = mean, k = 1 / (sqrt(var) + 1e-9)
+//   softmax:   c = max, k = 1 / sum (softmax) or log(sum) (logsoftmax)
+fn out_elem(o: u32, j: u32, e: u32, c: f32, k: f32) {
+    let x = xload(e);
+    var y = 0.0;
+    switch MODE {
+        case 5u: { y = exp(x - c) * k; }
+        case 6u: { y = (x - c) - k; }
+        default: {
+            y = (x - c) * k;
+            if ((P.flags & 1u) != 0u) { y = y * S[P.s_off + param_idx(o, j, P.s_rmod, P.s_rmul, P.s_jdiv, P.s_jmod)]; }
+            if ((P.flags & 2u) != 0u) { y = y + B[P.b_off + param_idx(o, j, P.b_rmod, P.b_rmul, P.b_jdiv, P.b_jmod)]; }
+        }
+    }
+    Y[P.y_off + e] = y;
+}
+
+fn stats_to_ck(a0: f32, a1: f32) -> vec2<f32> {
+    let n = f32(P.count);
+    switch MODE {
+        case 0u: { return vec2<f32>(a0 / n, 1.0 / sqrt(a1 / n + P.eps)); }
+        case 1u: { return vec2<f32>(0.0, 1.0 / sqrt(a0 / n + P.eps)); }
+        case 2u: { return vec2<f32>(0.0, select(1.0 / a0, 0.0, a0 == 0.0)); }
+        case 3u: { let r = sqrt(a0); return vec2<f32>(0.0, select(1.0 / r, 0.0, r == 0.0)); }
+        case 4u: { return vec2<f32>(a0 / n, 1.0 / (sqrt(a1 / n) + 1e-9)); }
+        case 5u: { return vec2<f32>(a0, 1.0 / a1); }
+        default: { return vec2<f32>(a0, log(a1)); }
+    }
+}
+
+// Does the statistic need a second ph around the first one's result?
+fn two_pass() -> bool { return MODE == 0u || MODE == 4u || MODE >= 5u; }
+
+fn first_center(a0: f32) -> f32 {
+    if (MODE >= 5u) { return a0; }
+    return a0 / f32(P.count);
+}
+
+fn write_stats(o: u32, ck: vec2<f32>) {
+    if ((P.flags & 4u) != 0u) { M[P.m_off + o] = ck.x; }
+    if ((P.flags & 8u) != 0u) { V[P.v_off + o] = ck.y; }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) nwg: vec3u) {
+    if (COLS) {
+        let o = lid.x + (wid.x + wid.y * nwg.x) * WG;
+        if (o >= P.rows) { return; }
+        let base = base_of(o);
+        var a0 = start(0u);
+        for (var j = 0u; j < P.count; j = j + 1u) { a0 = comb(a0, term(xload(base + off_of(j)), 0u, 0.0), 0u); }
+        var a1 = 0.0;
+        if (two_pass()) {
+            let c = first_center(a0);
+            for (var j = 0u; j < P.count; j = j + 1u) { a1 = a1 + term(xload(base + off_of(j)), 1u, c); }
+        }
+        let ck = stats_to_ck(a0, a1);
+        write_stats(o, ck);
+        for (var j = 0u; j < P.count; j = j + 1u) { out_elem(o, j, base + off_of(j), ck.x, ck.y); }
+        return;
+    }
+    let row = wid.x + wid.y * nwg.x;
+    if (row >= P.rows) { return; }
+    let t = lid.x;
+    let base = base_of(row);
+    let a0 = tree(t, partial(base, t, 0u, 0.0), 0u);
+    var a1 = 0.0;
+    if (two_pass()) { a1 = tree(t, partial(base, t, 1u, first_center(a0)), 1u); }
+    let ck = stats_to_ck(a0, a1);
+    if (t == 0u) { write_stats(row, ck); }
+    for (var j = t; j < P.count; j = j + WG) { out_elem(row, j, base + off_of(j), ck.x, ck.y); }
+}

@@ -1,0 +1,159 @@
+// The normalisations of norm.wgsl (MODE 0 layer, 1 rms, 2 lp1, 3 lp2,
+// 4 mvn; same formulas and Params meaning) for few long rows: each row is
+// cut into chunks so that the whole GPU works on it, in three dispatches
+// (STAGE):
+//   0: one workgroup (256) per (row, chunk): the chunk's count n, and its
+//      mean and centred sum of squares M2 (layer, mvn: two passes over the
+//      chunk), or its sum of x^2 (rms, lp2) or |x| (lp1), into T[3 r ..];
+//   1: one invocation per row: the chunks combined (Chan et al.: mean =
+//      sum n_c mean_c / n, M2 = sum M2_c + sum n_c (mean_c - mean)^2), the
+//      row's (c, k) of norm.wgsl into T[st_off + 2 o ..], and the optional
+//      per-row outputs M, V;
+//   2: one invocation per element: y = (x - c) * k * s + b as in norm.wgsl.
+// Rows are contiguous and consecutive: row o is x[o * count, (o + 1) count).
+// Semantics: LayerNormalization-17, InstanceNormalization-6/22,
+// GroupNormalization-18/21, RMSNormalization-23, LpNormalization-1/22,
+// MeanVarianceNormalization-9/13 (contiguous axes).
+// Bindings: X (array<vec4<f32>>), S, B, Y, M, V (f32; absent ones bound to
+// X), T (scratch: 3 words per chunk, then from st_off 2 per row).
+struct Params {
+    x_off: u32, s_off: u32, b_off: u32, y_off: u32,
+    m_off: u32, v_off: u32, t_off: u32, st_off: u32,
+    rows: u32, count: u32, chunk: u32, nch: u32,
+    flags: u32, eps: f32, _p0: u32, _p1: u32,
+    s_rmod: u32, s_rmul: u32, s_jdiv: u32, s_jmod: u32,
+    b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> S: array<f32>;
+@group(0) @binding(3) var<storage, read_write> B: array<f32>;
+@group(0) @binding(4) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(5) var<storage, read_write> M: array<f32>;
+@group(0) @binding(6) var<storage, read_write> V: array<f32>;
+@group(0) @binding(7) var<storage, read_write> T: array<f32>;
+override MODE: u32 = 0u;
+override STAGE: u32 = 0u;
+
+var<workgroup> sh: array<f32, 256>;
+
+fn xload(e: u32) -> f32 {
+    let i = P.x_off + e;
+    return X[i >> 2u][i & 3u];
+}
+
+fn centred() -> bool { return MODE == 0u || MODE == 4u; }
+
+fn term(x: f32, c: f32) -> f32 {
+    switch MODE {
+        case 1u, 3u: { return x * x; }
+        case 2u: { return abs(x); }
+        default: { let d = x - c; return d * d; }
+    }
+}
+
+// Sum over elements [s, e1) of the row block (x indices), of x (pass 0 of
+// the centred modes) or term(x, c).
+fn chunk_sum(s: u32, e1: u32, t: u32, raw: bool, c: f32) -> f32 {
+    var a = 0.0;
+    let q1 = (e1 + 3u) >> 2u;
+    for (var q = (s >> 2u) + t; q < q1; q = q + 256u) {
+        let w = X[q];
+        for (var k = 0u; k < 4u; k = k + 1u) {
+            let e = q * 4u + k;
+            if (e >= s && e < e1) {
+                if (raw) { a = a + w[k]; } else { a = a + term(w[k], c); }
+            }
+        }
+    }
+    return a;
+}
+
+fn tree(t: u32, a: f32) -> f32 {
+    sh[t] = a;
+    workgroupBarrier();
+    for (var s = 128u; s > 0u; s = s >> 1u) {
+        if (t < s) { sh[t] = sh[t] + sh[t + s]; }
+        workgroupBarrier();
+    }
+    let r = sh[0];
+    workgroupBarrier();
+    return r;
+}
+
+fn param_idx(o: u32, j: u32, rmod: u32, rmul: u32, jdiv: u32, jmod: u32) -> u32 {
+    return (o % rmod) * rmul + (j / jdiv) % jmod;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) nwg: vec3u) {
+    let g = wid.x + wid.y * nwg.x;
+    if (STAGE == 0u) {
+        if (g >= P.rows * P.nch) { return; }
+        let t = lid.x;
+        let row = g / P.nch;
+        let j0 = (g % P.nch) * P.chunk;
+        let j1 = min(j0 + P.chunk, P.count);
+        let s = P.x_off + row * P.count + j0;
+        let e1 = P.x_off + row * P.count + j1;
+        let n = f32(j1 - j0);
+        var p1 = 0.0;
+        var p2 = 0.0;
+        if (centred()) {
+            p1 = tree(t, chunk_sum(s, e1, t, true, 0.0)) / n;
+            p2 = tree(t, chunk_sum(s, e1, t, false, p1));
+        } else {
+            p1 = tree(t, chunk_sum(s, e1, t, false, 0.0));
+        }
+        if (t == 0u) {
+            T[P.t_off + 3u * g] = n;
+            T[P.t_off + 3u * g + 1u] = p1;
+            T[P.t_off + 3u * g + 2u] = p2;
+        }
+        return;
+    }
+    let i = lid.x + g * 256u;
+    if (STAGE == 1u) {
+        if (i >= P.rows) { return; }
+        let first = P.t_off + 3u * i * P.nch;
+        var n = 0.0;
+        var sum = 0.0;
+        for (var c = 0u; c < P.nch; c = c + 1u) {
+            let nc = T[first + 3u * c];
+            n = n + nc;
+            if (centred()) { sum = sum + nc * T[first + 3u * c + 1u]; } else { sum = sum + T[first + 3u * c + 1u]; }
+        }
+        var cc = 0.0;
+        var k = 0.0;
+        if (centred()) {
+            let mean = sum / n;
+            var m2 = 0.0;
+            for (var c = 0u; c < P.nch; c = c + 1u) {
+                let d = T[first + 3u * c + 1u] - mean;
+                m2 = m2 + T[first + 3u * c + 2u] + T[first + 3u * c] * d * d;
+            }
+            cc = mean;
+            if (MODE == 0u) { k = 1.0 / sqrt(m2 / n + P.eps); } else { k = 1.0 / (sqrt(m2 / n) + 1e-9); }
+        } else {
+            switch MODE {
+                case 1u: { k = 1.0 / sqrt(sum / n + P.eps); }
+                case 2u: { k = select(1.0 / sum, 0.0, sum == 0.0); }
+                default: { let r = sqrt(sum); k = select(1.0 / r, 0.0, r == 0.0); }
+            }
+        }
+        T[P.t_off + P.st_off + 2u * i] = cc;
+        T[P.t_off + P.st_off + 2u * i + 1u] = k;
+        if ((P.flags & 4u) != 0u) { M[P.m_off + i] = cc; }
+        if ((P.flags & 8u) != 0u) { V[P.v_off + i] = k; }
+        return;
+    }
+    if (i >= P.rows * P.count) { return; }
+    let o = i / P.count;
+    let j = i % P.count;
+    let st = P.t_off + P.st_off + 2u * o;
+    var y = (xload(i) - T[st]) * T[st + 1u];
+    if ((P.flags & 1u) != 0u) { y = y * S[P.s_off + param_idx(o, j, P.s_rmod, P.s_rmul, P.s_jdiv, P.s_jmod)]; }
+    if ((P.flags & 2u) != 0u) { y = y + B[P.b_off + param_idx(o, j, P.b_rmod, P.b_rmul, P.b_jdiv, P.b_jmod)]; }
+    Y[P.y_off + i] = y;
+}

@@ -1,0 +1,49 @@
+// OneHot: y[o, d, j] = (I[o, j] (+ depth when negative) == d) ? on : off
+// over y viewed as [outer, depth, inner]. Semantics: ONNX OneHot-9/11
+// (negative indices from 11: NEG). Indices: ITY 0 f32 (truncated toward
+// zero), 1 i32, 2 i64 pairs (values must fit i32; others match no d).
+// Values V = [off, on] as W words each (1: f32, i32, u32; 2: i64).
+// One invocation per output element.
+// Params: i_off, v_off, y_off, n (elements), depth, inner, w.
+struct Params {
+    i_off: u32, v_off: u32, y_off: u32, n: u32,
+    depth: u32, inner: u32, w: u32, _p0: u32,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> I: array<u32>;
+@group(0) @binding(2) var<storage, read_write> V: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+override ITY: u32 = 1u;
+override NEG: bool = true;
+
+fn index_at(i: u32) -> i32 {
+    switch ITY {
+        case 0u: {
+            let f = bitcast<f32>(I[P.i_off + i]);
+            if (!(abs(f) < 2147483648.0)) { return i32(0x7fffffff); }
+            return i32(f);
+        }
+        case 2u: {
+            let lo = I[P.i_off + 2u * i];
+            let hi = I[P.i_off + 2u * i + 1u];
+            if (hi != select(0u, 0xffffffffu, bitcast<i32>(lo) < 0)) { return i32(0x7fffffff); }
+            return bitcast<i32>(lo);
+        }
+        default: { return bitcast<i32>(I[P.i_off + i]); }
+    }
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let e = gid.x + gid.y * nwg.x * 64u;
+    if (e >= P.n) { return; }
+    let j = e % P.inner;
+    let r = e / P.inner;
+    let d = r % P.depth;
+    let o = r / P.depth;
+    var v = index_at(o * P.inner + j);
+    if (NEG && v < 0) { v = v + i32(P.depth); }
+    let on = v >= 0 && u32(v) == d;
+    let src = select(0u, P.w, on);
+    for (var k = 0u; k < P.w; k = k + 1u) { Y[P.y_off + e * P.w + k] = V[P.v_off + src + k]; }
+}

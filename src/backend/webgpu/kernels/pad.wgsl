@@ -1,0 +1,62 @@
+// Pad in the edge, reflect and wrap modes (constant mode is a fill and a
+// copy): for every output coordinate c, per dim
+//   j = c - pb (pb = the positive begin pad), over the n = len elements
+//   that survive negative pads, starting at input coordinate lo:
+//   edge: clamp j to [0, n); wrap: j mod n; reflect: mirror without
+//   repeating the edge (period 2 (n - 1); n = 1 gives 0)
+//   y[c] = x[sum_d (lo + f(j)) * xstr]
+// Semantics: ONNX Pad-2/11/13/18 (reflect, edge) and Pad-19/21 (wrap).
+// W words per element (1: f32, i32, u32; 2: i64). rank <= 8. One
+// invocation per output element.
+// Params: x_off, y_off, n (elements), rank, mode (0 edge, 1 reflect,
+// 2 wrap), w, then ydims, xstr, pb, lo, len as array<vec4<u32>, 2>.
+struct Params {
+    x_off: u32, y_off: u32, n: u32, rank: u32,
+    mode: u32, w: u32, _p0: u32, _p1: u32,
+    ydims: array<vec4<u32>, 2>,
+    xstr: array<vec4<u32>, 2>,
+    pb: array<vec4<u32>, 2>,
+    lo: array<vec4<u32>, 2>,
+    len: array<vec4<u32>, 2>,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<u32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
+
+fn src_coord(c: u32, q: u32, r: u32) -> u32 {
+    let n = i32(P.len[q][r]);
+    var j = i32(c) - i32(P.pb[q][r]);
+    if (j < 0 || j >= n) {
+        switch P.mode {
+            case 0u: { j = clamp(j, 0, n - 1); }
+            case 2u: { j = ((j % n) + n) % n; }
+            default: {
+                if (n == 1) {
+                    j = 0;
+                } else {
+                    let p = 2 * (n - 1);
+                    let m = ((j % p) + p) % p;
+                    j = select(p - m, m, m < n);
+                }
+            }
+        }
+    }
+    return P.lo[q][r] + u32(j);
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let e = gid.x + gid.y * nwg.x * 64u;
+    if (e >= P.n) { return; }
+    var rem = e;
+    var src = 0u;
+    for (var d = i32(P.rank) - 1; d >= 0; d = d - 1) {
+        let q = u32(d) / 4u;
+        let r = u32(d) % 4u;
+        let dim = P.ydims[q][r];
+        let c = rem % dim;
+        rem = rem / dim;
+        src = src + src_coord(c, q, r) * P.xstr[q][r];
+    }
+    for (var k = 0u; k < P.w; k = k + 1u) { Y[P.y_off + e * P.w + k] = X[P.x_off + src * P.w + k]; }
+}

@@ -1,0 +1,290 @@
+// Reductions over any set of axes: ONNX ReduceSum/Mean/Max/Min/Prod/L1/L2/
+// LogSum/LogSumExp/SumSquare-1..18 and ArgMax/ArgMin-1..13.
+//   y[o] = F( combine over j in [0, count) of map(x[base(o) + off(j)]) )
+// The input is viewed as kept dims (kdim, input strides kstr; the output is
+// row-major over them) and reduced dims (rdim, rstr), each at most 4 after
+// the lowering merged contiguous dims (lower_reduce.c, redview).
+//   OP (enum red_code in lower_reduce.c): 0 sum, 1 mean, 2 max, 3 min,
+//   4 prod, 5 l1 (|x|), 6 l2 (sqrt of sum x^2), 7 logsum (log of sum),
+//   8 logsumexp (max m, then m + log sum exp(x - m); m when m is not
+//   finite), 9 sumsquare, 10 argmax, 11 argmin.
+// Float max/min propagate NaN; ArgMax/ArgMin rank NaN above every number
+// and take the first extreme index (the last with LAST). INT: i32 data with
+// wrapping arithmetic (sum, prod, max, min, l1, sumsquare, arg*).
+// Schemes: one workgroup of WG invocations per output (per-invocation
+// partials over j = t, t + WG, ..., then a shared-memory tree; CONTIG: the
+// row is contiguous and is read as vec4 words, masked at its ends), or
+// (COLS) one invocation per output, serially (when neighbouring outputs are
+// neighbours in x, so the loads coalesce across invocations).
+// Few long contiguous rows split (SPLIT, two dispatches): STAGE 1, one
+// workgroup per (row, chunk of `chunk` elements) writes its partial (value
+// bits, index) into T[2 g ..]; STAGE 2, one workgroup per row combines the
+// row's nch partials and finishes (not for logsumexp).
+// Layout: X is bound as array<vec4<u32>> (the value's bits), Y and T as u32
+// words; ArgMax/ArgMin write i64 as (index, 0) word pairs.
+// Params: x_off, y_off, t_off, rows (outputs), count (elements per
+// output), nk, nr, init (bits of the accumulator start: 0, 1.0, -inf,
+// +inf, INT32_MIN..), chunk, nch, then kdim, kstr, rdim, rstr (vec4<u32>;
+// unused dims 1 and stride 0).
+struct Params {
+    x_off: u32, y_off: u32, t_off: u32, rows: u32,
+    count: u32, nk: u32, nr: u32, init: u32,
+    chunk: u32, nch: u32, _p0: u32, _p1: u32,
+    kdim: vec4<u32>, kstr: vec4<u32>, rdim: vec4<u32>, rstr: vec4<u32>,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(3) var<storage, read_write> T: array<u32>;
+override STAGE: u32 = 0u;
+override OP: u32 = 0u;
+override INT: bool = false;
+override COLS: bool = false;
+override CONTIG: bool = false;
+override LAST: bool = false;
+override WG: u32 = 64u;
+
+const NONE = 0xffffffffu;
+
+struct Acc { v: u32, idx: u32 };
+
+var<workgroup> shv: array<u32, 256>;
+var<workgroup> shi: array<u32, 256>;
+
+fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
+fn is_finite(v: f32) -> bool { return (bitcast<u32>(v) & 0x7f800000u) != 0x7f800000u; }
+
+fn xload(e: u32) -> u32 {
+    let i = P.x_off + e;
+    return X[i >> 2u][i & 3u];
+}
+
+fn base_of(o: u32) -> u32 {
+    var rem = o;
+    var b = 0u;
+    for (var d = i32(P.nk) - 1; d >= 0; d = d - 1) {
+        let k = u32(d);
+        b = b + (rem % P.kdim[k]) * P.kstr[k];
+        rem = rem / P.kdim[k];
+    }
+    return b;
+}
+
+fn off_of(j: u32) -> u32 {
+    if (P.nr == 1u) { return j * P.rstr[0]; }
+    var rem = j;
+    var b = 0u;
+    for (var d = i32(P.nr) - 1; d >= 0; d = d - 1) {
+        let k = u32(d);
+        b = b + (rem % P.rdim[k]) * P.rstr[k];
+        rem = rem / P.rdim[k];
+    }
+    return b;
+}
+
+fn fmax_nan(a: f32, b: f32) -> f32 {
+    if (is_nan(a)) { return a; }
+    if (is_nan(b)) { return b; }
+    return select(a, b, b > a);
+}
+
+fn fmin_nan(a: f32, b: f32) -> f32 {
+    if (is_nan(a)) { return a; }
+    if (is_nan(b)) { return b; }
+    return select(a, b, b < a);
+}
+
+// ArgMax/ArgMin: the better of two candidates (NONE: no candidate yet).
+fn better(a: Acc, b: Acc) -> Acc {
+    if (a.idx == NONE) { return b; }
+    if (b.idx == NONE) { return a; }
+    var c = 0;
+    if (INT) {
+        let x = bitcast<i32>(a.v);
+        let y = bitcast<i32>(b.v);
+        c = select(select(0, -1, x < y), 1, x > y);
+        if (OP == 11u) { c = -c; }
+    } else {
+        let x = bitcast<f32>(a.v);
+        let y = bitcast<f32>(b.v);
+        let nx = is_nan(x);
+        let ny = is_nan(y);
+        if (nx || ny) {
+            c = i32(nx) - i32(ny);
+        } else {
+            c = select(select(0, -1, x < y), 1, x > y);
+            if (OP == 11u) { c = -c; }
+        }
+    }
+    if (c > 0) { return a; }
+    if (c < 0) { return b; }
+    if (LAST == (a.idx > b.idx)) { return a; }
+    return b;
+}
+
+fn icomb(a: i32, b: i32) -> i32 {
+    switch OP {
+        case 2u: { return max(a, b); }
+        case 3u: { return min(a, b); }
+        case 4u: { return a * b; }
+        default: { return a + b; }
+    }
+}
+
+fn fcomb(a: f32, b: f32, phase: u32) -> f32 {
+    switch OP {
+        case 2u: { return fmax_nan(a, b); }
+        case 3u: { return fmin_nan(a, b); }
+        case 4u: { return a * b; }
+        case 8u: { if (phase == 0u) { return fmax_nan(a, b); } return a + b; }
+        default: { return a + b; }
+    }
+}
+
+// Combines two partial results.
+fn comb(a: Acc, b: Acc, phase: u32) -> Acc {
+    if (OP >= 10u) { return better(a, b); }
+    if (INT) { return Acc(bitcast<u32>(icomb(bitcast<i32>(a.v), bitcast<i32>(b.v))), 0u); }
+    return Acc(bitcast<u32>(fcomb(bitcast<f32>(a.v), bitcast<f32>(b.v), phase)), 0u);
+}
+
+// Adds element bits x (index j along the reduction) to partial a. Phase 1
+// of logsumexp adds exp(x - mx).
+fn add(a: Acc, x: u32, j: u32, phase: u32, mx: f32) -> Acc {
+    if (OP >= 10u) { return better(a, Acc(x, j)); }
+    if (INT) {
+        var v = bitcast<i32>(x);
+        if (OP == 5u) { v = abs(v); }
+        if (OP == 9u) { v = v * v; }
+        return Acc(bitcast<u32>(icomb(bitcast<i32>(a.v), v)), 0u);
+    }
+    var v = bitcast<f32>(x);
+    if (OP == 5u) { v = abs(v); }
+    if (OP == 6u || OP == 9u) { v = v * v; }
+    if (OP == 8u && phase == 1u) { v = exp(v - mx); }
+    return Acc(bitcast<u32>(fcomb(bitcast<f32>(a.v), v, phase)), 0u);
+}
+
+fn start(phase: u32) -> Acc {
+    if (OP >= 10u) { return Acc(0u, NONE); }
+    if (OP == 8u && phase == 1u) { return Acc(0u, 0u); }  // 0.0
+    return Acc(P.init, 0u);
+}
+
+// This invocation's partial over its share of one output's elements
+// [j0, j1) (contiguous rows: j counts from the row's start).
+fn partial_range(base: u32, t: u32, phase: u32, mx: f32, j0: u32, j1: u32) -> Acc {
+    var a = start(phase);
+    if (CONTIG) {
+        let s = P.x_off + base;
+        let e1 = s + j1;
+        let e0 = s + j0;
+        let q1 = (e1 + 3u) >> 2u;
+        for (var q = (e0 >> 2u) + t; q < q1; q = q + WG) {
+            let w = X[q];
+            for (var c = 0u; c < 4u; c = c + 1u) {
+                let e = q * 4u + c;
+                if (e >= e0 && e < e1) { a = add(a, w[c], e - s, phase, mx); }
+            }
+        }
+    } else {
+        for (var j = j0 + t; j < j1; j = j + WG) {
+            a = add(a, xload(base + off_of(j)), j, phase, mx);
+        }
+    }
+    return a;
+}
+
+fn tree(t: u32, a: Acc, phase: u32) -> Acc {
+    shv[t] = a.v;
+    shi[t] = a.idx;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s >> 1u) {
+        if (t < s) {
+            let r = comb(Acc(shv[t], shi[t]), Acc(shv[t + s], shi[t + s]), phase);
+            shv[t] = r.v;
+            shi[t] = r.idx;
+        }
+        workgroupBarrier();
+    }
+    let r = Acc(shv[0], shi[0]);
+    workgroupBarrier();
+    return r;
+}
+
+fn finish(o: u32, r: Acc, mx: f32) {
+    if (OP >= 10u) {
+        Y[P.y_off + 2u * o] = select(r.idx, 0u, r.idx == NONE);
+        Y[P.y_off + 2u * o + 1u] = 0u;
+        return;
+    }
+    if (INT) {
+        Y[P.y_off + o] = r.v;
+        return;
+    }
+    var v = bitcast<f32>(r.v);
+    switch OP {
+        case 1u: { v = v / f32(P.count); }
+        case 6u: { v = sqrt(v); }
+        case 7u: { v = log(v); }
+        case 8u: { if (is_finite(mx)) { v = mx + log(v); } else { v = mx; } }
+        default: {}
+    }
+    Y[P.y_off + o] = bitcast<u32>(v);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) nwg: vec3u) {
+    if (COLS) {
+        let o = lid.x + (wid.x + wid.y * nwg.x) * WG;
+        if (o >= P.rows) { return; }
+        let base = base_of(o);
+        var mx = 0.0;
+        if (OP == 8u) {
+            var m = start(0u);
+            for (var j = 0u; j < P.count; j = j + 1u) { m = add(m, xload(base + off_of(j)), j, 0u, 0.0); }
+            mx = bitcast<f32>(m.v);
+        }
+        var a = start(1u);
+        if (OP != 8u) { a = start(0u); }
+        let ph = select(0u, 1u, OP == 8u);
+        for (var j = 0u; j < P.count; j = j + 1u) { a = add(a, xload(base + off_of(j)), j, ph, mx); }
+        finish(o, a, mx);
+        return;
+    }
+    let t = lid.x;
+    if (STAGE == 1u) {
+        let g = wid.x + wid.y * nwg.x;
+        if (g >= P.rows * P.nch) { return; }
+        let row = g / P.nch;
+        let j0 = (g % P.nch) * P.chunk;
+        let r = tree(t, partial_range(row * P.count, t, 0u, 0.0, j0, min(j0 + P.chunk, P.count)), 0u);
+        if (t == 0u) {
+            T[P.t_off + 2u * g] = r.v;
+            T[P.t_off + 2u * g + 1u] = r.idx;
+        }
+        return;
+    }
+    let row = wid.x + wid.y * nwg.x;
+    if (row >= P.rows) { return; }
+    if (STAGE == 2u) {
+        var a = start(0u);
+        for (var c = t; c < P.nch; c = c + WG) {
+            let i = P.t_off + 2u * (row * P.nch + c);
+            a = comb(a, Acc(T[i], T[i + 1u]), 0u);
+        }
+        let r = tree(t, a, 0u);
+        if (t == 0u) { finish(row, r, 0.0); }
+        return;
+    }
+    let base = base_of(row);
+    var mx = 0.0;
+    var ph = 0u;
+    if (OP == 8u) {
+        mx = bitcast<f32>(tree(t, partial_range(base, t, 0u, 0.0, 0u, P.count), 0u).v);
+        ph = 1u;
+    }
+    let r = tree(t, partial_range(base, t, ph, mx, 0u, P.count), ph);
+    if (t == 0u) { finish(row, r, mx); }
+}

@@ -1,0 +1,129 @@
+// The scatter step of ScatterND and ScatterElements (y already holds a copy
+// of the data; kernels/copy.wgsl did it):
+//   ND (ELEMS false): for each update tuple t in order,
+//       y[sum_j I[t, j] * xstr[j] + s] (op)= u[t, s]   for s in the slice
+//   ELEMS: for each coordinate c of the updates, in row-major order,
+//       y[c with c[axis] = I[c]] (op)= u[c]
+// op (RED): 0 none (store), 1 add, 2 mul, 3 max, 4 min; float max/min as
+// the CPU: a >= b ? a : b. Semantics: ONNX ScatterND-11/13/16/18,
+// ScatterElements-11/13/16/18. Negative indices count from the end; an
+// index out of range (the CPU reports an error) skips its update.
+// No atomics: every invocation owns destination elements no other
+// invocation can reach and applies its updates in the CPU's order, so
+// duplicate indices combine exactly as on the CPU. ND: one invocation per
+// slice word s (it walks all tuples); ELEMS: one per line of the updates
+// along axis (duplicates can only occur within a line).
+// Words: W per element (1: f32, i32, u32; 2: i64, only with op none); bool
+// (op none) as whole words when slices fill them (ND only).
+// TY: 0 f32, 1 i32 arithmetic for the reductions.
+// Params: i_off, u_off, y_off, threads, count (ND: tuples; ELEMS: the
+// updates' extent along axis), m (ND: index tuple length), sl (ND: words
+// per slice), w (words per element), rank (ELEMS), axis (ELEMS), a (ELEMS:
+// data dim along axis), then dims (ND: the indexed data dims; ELEMS: the
+// updates' dims), xstr (data strides in elements), ustr (ELEMS: updates
+// strides) as array<vec4<u32>, 2>.
+struct Params {
+    i_off: u32, u_off: u32, y_off: u32, threads: u32,
+    count: u32, m: u32, sl: u32, w: u32,
+    rank: u32, axis: u32, a: u32, _p0: u32,
+    dims: array<vec4<u32>, 2>,
+    xstr: array<vec4<u32>, 2>,
+    ustr: array<vec4<u32>, 2>,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> I: array<u32>;
+@group(0) @binding(2) var<storage, read_write> U: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+override IDX64: bool = false;
+override ELEMS: bool = false;
+override RED: u32 = 0u;
+override TY: u32 = 0u;
+
+fn index_at(i: u32) -> i32 {
+    if (IDX64) {
+        let lo = I[P.i_off + 2u * i];
+        let hi = I[P.i_off + 2u * i + 1u];
+        if (hi != select(0u, 0xffffffffu, bitcast<i32>(lo) < 0)) { return i32(0x7fffffff); }
+        return bitcast<i32>(lo);
+    }
+    return bitcast<i32>(I[P.i_off + i]);
+}
+
+fn at(v: array<vec4<u32>, 2>, d: u32) -> u32 { return v[d / 4u][d % 4u]; }
+
+// y word yi (op)= u word ui.
+fn apply(yi: u32, ui: u32) {
+    let u = U[P.u_off + ui];
+    if (RED == 0u) {
+        Y[P.y_off + yi] = u;
+        return;
+    }
+    let y = Y[P.y_off + yi];
+    if (TY == 1u) {
+        let a = bitcast<i32>(y);
+        let b = bitcast<i32>(u);
+        var r = a;
+        switch RED {
+            case 1u: { r = a + b; }
+            case 2u: { r = a * b; }
+            case 3u: { r = select(b, a, a >= b); }
+            default: { r = select(b, a, a <= b); }
+        }
+        Y[P.y_off + yi] = bitcast<u32>(r);
+        return;
+    }
+    let a = bitcast<f32>(y);
+    let b = bitcast<f32>(u);
+    var r = a;
+    switch RED {
+        case 1u: { r = a + b; }
+        case 2u: { r = a * b; }
+        case 3u: { r = select(b, a, a >= b); }
+        default: { r = select(b, a, a <= b); }
+    }
+    Y[P.y_off + yi] = bitcast<u32>(r);
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let t = gid.x + gid.y * nwg.x * 64u;
+    if (t >= P.threads) { return; }
+    if (!ELEMS) {
+        for (var k = 0u; k < P.count; k = k + 1u) {
+            var off = 0u;
+            var valid = true;
+            for (var j = 0u; j < P.m; j = j + 1u) {
+                var v = index_at(k * P.m + j);
+                let a = i32(at(P.dims, j));
+                if (v < 0) { v = v + a; }
+                if (v < 0 || v >= a) { valid = false; }
+                off = off + u32(v) * at(P.xstr, j);
+            }
+            if (valid) { apply(off * P.w + t, k * P.sl + t); }
+        }
+        return;
+    }
+    // this invocation's line: every updates dim but axis
+    var rem = t;
+    var ubase = 0u;
+    var ybase = 0u;
+    for (var d = i32(P.rank) - 1; d >= 0; d = d - 1) {
+        let dd = u32(d);
+        if (dd == P.axis) { continue; }
+        let c = rem % at(P.dims, dd);
+        rem = rem / at(P.dims, dd);
+        ubase = ubase + c * at(P.ustr, dd);
+        ybase = ybase + c * at(P.xstr, dd);
+    }
+    let us = at(P.ustr, P.axis);
+    let ys = at(P.xstr, P.axis);
+    let a = i32(P.a);
+    for (var k = 0u; k < P.count; k = k + 1u) {
+        let ui = ubase + k * us;
+        var v = index_at(ui);
+        if (v < 0) { v = v + a; }
+        if (v < 0 || v >= a) { continue; }
+        let yi = ybase + u32(v) * ys;
+        for (var q = 0u; q < P.w; q = q + 1u) { apply(yi * P.w + q, ui * P.w + q); }
+    }
+}

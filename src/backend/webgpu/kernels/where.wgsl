@@ -1,0 +1,83 @@
+// Where with multidirectional (numpy) broadcasting of its three inputs:
+//   y[i] = c[ic] ? a[ia] : b[ib]
+// Semantics: ONNX Where-9/16. c is bool (one byte per element, four to a
+// word; any non-zero byte is true). ELEM, the size of a and b's elements:
+// 0 a word (f32, i32, u32), 1 a word pair (i64), 2 a byte (bool: then one
+// invocation writes one word of y, elements 4t .. 4t + 3). Otherwise one
+// invocation per element.
+// Params: c_off, a_off, b_off, y_off, n (elements), rank, threads, then
+// dims, c_str, a_str, b_str as array<vec4<u32>, 2>.
+struct Params {
+    c_off: u32, a_off: u32, b_off: u32, y_off: u32,
+    n: u32, rank: u32, threads: u32, _p0: u32,
+    dims: array<vec4<u32>, 2>,
+    c_str: array<vec4<u32>, 2>,
+    a_str: array<vec4<u32>, 2>,
+    b_str: array<vec4<u32>, 2>,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> C: array<u32>;
+@group(0) @binding(2) var<storage, read_write> A: array<u32>;
+@group(0) @binding(3) var<storage, read_write> B: array<u32>;
+@group(0) @binding(4) var<storage, read_write> Y: array<u32>;
+override ELEM: u32 = 0u;
+
+fn byte_at(w: u32, i: u32) -> u32 { return (w >> ((i & 3u) * 8u)) & 0xffu; }
+
+// Broadcast indices (c, a, b) of output element i.
+fn indices(i: u32) -> vec3<u32> {
+    var rem = i;
+    var r3 = vec3<u32>(0u, 0u, 0u);
+    for (var d = i32(P.rank) - 1; d >= 0; d = d - 1) {
+        let q = u32(d) / 4u;
+        let r = u32(d) % 4u;
+        let dim = P.dims[q][r];
+        let c = rem % dim;
+        rem = rem / dim;
+        r3 = r3 + c * vec3<u32>(P.c_str[q][r], P.a_str[q][r], P.b_str[q][r]);
+    }
+    return r3;
+}
+
+fn cond(ic: u32) -> bool {
+    let i = P.c_off * 4u + ic;
+    return byte_at(C[i >> 2u], i) != 0u;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let t = gid.x + gid.y * nwg.x * 64u;
+    if (t >= P.threads) { return; }
+    if (ELEM == 2u) {
+        var w = 0u;
+        for (var k = 0u; k < 4u; k = k + 1u) {
+            let i = t * 4u + k;
+            if (i >= P.n) { break; }
+            let x = indices(i);
+            var v = 0u;
+            if (cond(x.x)) {
+                let j = P.a_off * 4u + x.y;
+                v = byte_at(A[j >> 2u], j);
+            } else {
+                let j = P.b_off * 4u + x.z;
+                v = byte_at(B[j >> 2u], j);
+            }
+            w = w | (v << (k * 8u));
+        }
+        Y[P.y_off + t] = w;
+        return;
+    }
+    let x = indices(t);
+    let take_a = cond(x.x);
+    if (ELEM == 1u) {
+        if (take_a) {
+            Y[P.y_off + 2u * t] = A[P.a_off + 2u * x.y];
+            Y[P.y_off + 2u * t + 1u] = A[P.a_off + 2u * x.y + 1u];
+        } else {
+            Y[P.y_off + 2u * t] = B[P.b_off + 2u * x.z];
+            Y[P.y_off + 2u * t + 1u] = B[P.b_off + 2u * x.z + 1u];
+        }
+        return;
+    }
+    Y[P.y_off + t] = select(B[P.b_off + x.z], A[P.a_off + x.y], take_a);
+}

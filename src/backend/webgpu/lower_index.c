@@ -1,0 +1,515 @@
+/* WGSL lowerings of indexing ops and ops that generate values: Gather,
+ * GatherElements, GatherND, ScatterND, ScatterElements (with reductions,
+ * without atomics), OneHot, Trilu, EyeLike, CumSum, ConstantOfShape and
+ * Dropout (inference: a copy). Semantics: the ONNX operators (versions
+ * noted per lowering). Data of the element types the GPU stores (f32, i32,
+ * u32, i64 as word pairs, bool as bytes where runs fill whole words; see
+ * README.md); indices i32 or i64 (word pairs whose values must fit i32).
+ * Constant indices are checked here (out of range: the node stays on the
+ * CPU, which reports it); run-time ones out of range write 0 or skip their
+ * update, where the CPU reports an error. */
+#include <string.h>
+
+#include "backend/webgpu/webgpu.h"
+#include "ir/op.h"
+
+#define DATA_TYPES (WG_ANY4 | WG_I64 | WG_BOOL)
+#define LIM31 ((uint64_t)1 << 31)
+
+/* Words that n consecutive elements of dtype dt fill; false when they do
+ * not fill whole words (bool runs of a length not a multiple of 4). */
+static bool run_words(rlx_dtype dt, uint64_t n, uint64_t *w) {
+    switch (dt) {
+    case RLX_DTYPE_I64: *w = 2 * n; return true;
+    case RLX_DTYPE_BOOL: *w = n / 4; return n % 4 == 0;
+    default: *w = n; return true;
+    }
+}
+
+/* Checks that every value of a constant index tensor lies in [-a, a). */
+static bool konst_indices_ok(const rlx_value *idx, int64_t a) {
+    const rlx_tensor *t = idx->konst;
+    size_t n = rlx_tensor_numel(t);
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = t->dtype == RLX_DTYPE_I64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
+        if (v < -a || v >= a) return false;
+    }
+    return true;
+}
+
+/* Gather-1/11/13: y = x[..., indices, ...] along `axis`. */
+static rlx_status lower_gather(wg_lower *L) {
+    const rlx_value *x = wg_in(L, 0), *idx = wg_in(L, 1), *y = wg_out(L, 0);
+    if (!wg_value_ok(x, DATA_TYPES) || !wg_value_ok(y, DATA_TYPES) || x->dtype != y->dtype)
+        return wg_decline(L, "data dtype %s", x ? rlx_dtype_name(x->dtype) : "?");
+    if (!wg_value_ok(idx, WG_I32 | WG_I64)) return wg_decline(L, "indices must be i32 or i64");
+    if (x->rank < 1) return wg_decline(L, "scalar data");
+    int axis;
+    if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", 0), x->rank, &axis)) return wg_decline(L, "axis");
+    uint64_t outer = 1, inner = 1, a = (uint64_t)x->dims[axis], n_idx = wg_numel(idx);
+    for (int d = 0; d < axis; d++) outer *= (uint64_t)x->dims[d];
+    for (int d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
+    if (outer * n_idx * inner != wg_numel(y)) return wg_decline(L, "output size differs");
+    if (wg_numel(y) == 0) return RLX_OK;
+    uint64_t inner_w;
+    if (!run_words(x->dtype, inner, &inner_w))
+        return wg_decline(L, "bool runs of %llu elements are not whole words", (unsigned long long)inner);
+    if (idx->konst && !konst_indices_ok(idx, (int64_t)a)) return wg_decline(L, "constant indices out of range");
+    uint64_t n = outer * n_idx * inner_w;
+    if (n >= LIM31 || wg_words(x) >= LIM31 || a >= LIM31) return wg_decline(L, "too large for 32-bit indexing");
+    wg_dispatch *d = wg_emit(L, "gather");
+    wg_spec(L, d, "IDX64", idx->dtype == RLX_DTYPE_I64);
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_in_id(L, 1));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)n);
+    wg_p_u32(L, d, (uint32_t)inner_w);
+    wg_p_u32(L, d, (uint32_t)n_idx);
+    wg_p_u32(L, d, (uint32_t)a);
+    return wg_grid_1d(L, d, n);
+}
+
+/* Words per element of a dtype the GPU holds in whole words (0 for bool). */
+static uint64_t elem_words(rlx_dtype dt) { return dt == RLX_DTYPE_I64 ? 2 : dt == RLX_DTYPE_BOOL ? 0 : 1; }
+
+/* Words per dispatch of a split fill or copy: fits a binding, even (the
+ * fill pattern has period two), at most 2^30. */
+static uint64_t chunk_words(const wg_lower *L) {
+    uint64_t c = wg_max_window(L) & ~(uint64_t)1;
+    return c > ((uint64_t)1 << 30) ? (uint64_t)1 << 30 : c;
+}
+
+/* y[0, n) = x[0, n) in words (kernels/copy.wgsl), in chunks that fit a
+ * binding. */
+static rlx_status emit_copy_words(wg_lower *L, int x, int y, uint64_t n) {
+    uint64_t chunk = chunk_words(L);
+    if (chunk == 0) return wg_decline(L, "no room in a binding");
+    for (uint64_t at = 0; at < n; at += chunk) {
+        uint64_t c = n - at < chunk ? n - at : chunk;
+        wg_dispatch *d = wg_emit(L, "copy");
+        wg_bind(L, d, x, at, c);
+        wg_bind(L, d, y, at, c);
+        wg_p_u32(L, d, (uint32_t)c);
+        wg_p_u32(L, d, 1);
+        wg_p_i32(L, d, 0);
+        wg_p_i32(L, d, 0);
+        wg_p_align16(L, d);
+        for (int i = 0; i < 8; i++) wg_p_u32(L, d, i ? 1 : (uint32_t)c);
+        for (int k = 0; k < 2; k++)
+            for (int i = 0; i < 8; i++) wg_p_i32(L, d, i ? 0 : 1);
+        RLX_TRY(wg_grid_1d(L, d, c));
+    }
+    return RLX_OK;
+}
+
+/* Fills n words of y with (lo, hi) alternating (kernels/fill.wgsl), in
+ * chunks that fit a binding. */
+static rlx_status emit_fill(wg_lower *L, int y, uint64_t n, uint32_t lo, uint32_t hi) {
+    uint64_t chunk = chunk_words(L);
+    if (chunk == 0) return wg_decline(L, "no room in a binding");
+    for (uint64_t at = 0; at < n; at += chunk) {
+        uint64_t c = n - at < chunk ? n - at : chunk;
+        wg_dispatch *d = wg_emit(L, "fill");
+        wg_bind(L, d, y, at, c);
+        wg_p_u32(L, d, (uint32_t)c);
+        wg_p_u32(L, d, lo);
+        wg_p_u32(L, d, hi);
+        RLX_TRY(wg_grid_1d(L, d, c));
+    }
+    return RLX_OK;
+}
+
+/* The (lo, hi) fill words that hold the value 1 in dtype dt. */
+static void one_words(rlx_dtype dt, uint32_t *lo, uint32_t *hi) {
+    float f = 1.0f;
+    switch (dt) {
+    case RLX_DTYPE_F32: memcpy(lo, &f, 4), *hi = *lo; break;
+    case RLX_DTYPE_I64: *lo = 1, *hi = 0; break;
+    case RLX_DTYPE_BOOL: *lo = *hi = 0x01010101u; break;
+    default: *lo = *hi = 1; break;
+    }
+}
+
+/* Param arrays of 8 u32 (array<vec4<u32>, 2>), after aligning. */
+static void p_arr8(wg_lower *L, wg_dispatch *d, const uint64_t *v, int n, uint32_t pad) {
+    for (int i = 0; i < 8; i++) wg_p_u32(L, d, i < n ? (uint32_t)v[i] : pad);
+}
+
+static void strides_of(const int64_t *dims, int rank, uint64_t *str) {
+    uint64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        str[i] = s;
+        s *= (uint64_t)dims[i];
+    }
+}
+
+/* GatherElements-11/13: y[c] = x[c with c[axis] = indices[c]]; 4-byte and
+ * i64 data. */
+static rlx_status lower_gather_elements(wg_lower *L) {
+    const rlx_value *x = wg_in(L, 0), *idx = wg_in(L, 1), *y = wg_out(L, 0);
+    if (!wg_value_ok(x, WG_ANY4 | WG_I64) || !wg_value_ok(y, WG_ANY4 | WG_I64) || x->dtype != y->dtype)
+        return wg_decline(L, "data dtype");
+    if (!wg_value_ok(idx, WG_I32 | WG_I64)) return wg_decline(L, "indices must be i32 or i64");
+    int r = x->rank, axis;
+    if (r < 1 || idx->rank != r || y->rank != r) return wg_decline(L, "ranks");
+    if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", 0), r, &axis)) return wg_decline(L, "axis");
+    for (int d = 0; d < r; d++)
+        if (y->dims[d] != idx->dims[d] || (d != axis && idx->dims[d] > x->dims[d])) return wg_decline(L, "shapes");
+    uint64_t n = wg_numel(y);
+    if (n == 0) return RLX_OK;
+    if (idx->konst && !konst_indices_ok(idx, x->dims[axis])) return wg_decline(L, "constant indices out of range");
+    if (wg_words(x) >= LIM31 || wg_words(y) >= LIM31) return wg_decline(L, "too large");
+    uint64_t dims[RLX_MAX_RANK], xs[RLX_MAX_RANK];
+    for (int d = 0; d < r; d++) dims[d] = (uint64_t)idx->dims[d];
+    strides_of(x->dims, r, xs);
+    wg_dispatch *dp = wg_emit(L, "gather_elements");
+    wg_spec(L, dp, "IDX64", idx->dtype == RLX_DTYPE_I64);
+    wg_bind_value(L, dp, wg_in_id(L, 0));
+    wg_bind_value(L, dp, wg_in_id(L, 1));
+    wg_bind_value(L, dp, wg_out_id(L, 0));
+    wg_p_u32(L, dp, (uint32_t)n);
+    wg_p_u32(L, dp, (uint32_t)r);
+    wg_p_u32(L, dp, (uint32_t)axis);
+    wg_p_u32(L, dp, (uint32_t)x->dims[axis]);
+    wg_p_u32(L, dp, (uint32_t)elem_words(x->dtype));
+    wg_p_align16(L, dp);
+    p_arr8(L, dp, dims, r, 1);
+    p_arr8(L, dp, xs, r, 0);
+    return wg_grid_1d(L, dp, n);
+}
+
+/* GatherND-11/12/13 (batch_dims from 12). */
+static rlx_status lower_gather_nd(wg_lower *L) {
+    const rlx_value *x = wg_in(L, 0), *idx = wg_in(L, 1), *y = wg_out(L, 0);
+    if (!wg_value_ok(x, DATA_TYPES) || !wg_value_ok(y, DATA_TYPES) || x->dtype != y->dtype)
+        return wg_decline(L, "data dtype");
+    if (!wg_value_ok(idx, WG_I32 | WG_I64)) return wg_decline(L, "indices must be i32 or i64");
+    int b = (int)(L->n->version >= 12 ? rlx_attr_int(L->n, "batch_dims", 0) : 0), q = idx->rank;
+    if (q < 1 || b < 0 || b >= q || b >= x->rank) return wg_decline(L, "ranks");
+    int64_t m = idx->dims[q - 1];
+    if (m < 1 || m > x->rank - b || m > 8) return wg_decline(L, "indices.shape[-1] = %lld", (long long)m);
+    uint64_t nb = 1, nt = 1, sl = 1, bstride = 1;
+    for (int d = 0; d < b; d++) nb *= (uint64_t)idx->dims[d];
+    for (int d = b; d < q - 1; d++) nt *= (uint64_t)idx->dims[d];
+    for (int d = b + (int)m; d < x->rank; d++) sl *= (uint64_t)x->dims[d];
+    for (int d = b; d < x->rank; d++) bstride *= (uint64_t)x->dims[d];
+    if (nb * nt * sl != wg_numel(y)) return wg_decline(L, "output size differs");
+    if (wg_numel(y) == 0) return RLX_OK;
+    uint64_t sl_w, bs_w;
+    if (!run_words(x->dtype, sl, &sl_w) || !run_words(x->dtype, bstride, &bs_w))
+        return wg_decline(L, "bool slices of %llu elements are not whole words", (unsigned long long)sl);
+    if (sl_w == 0) return wg_decline(L, "empty slices");
+    if (idx->konst) {
+        /* each tuple entry against its own dim */
+        const rlx_tensor *t = idx->konst;
+        size_t cnt = rlx_tensor_numel(t);
+        for (size_t i = 0; i < cnt; i++) {
+            int64_t v = t->dtype == RLX_DTYPE_I64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
+            int64_t a = x->dims[b + (int)(i % (size_t)m)];
+            if (v < -a || v >= a) return wg_decline(L, "constant indices out of range");
+        }
+    }
+    uint64_t n = nb * nt * sl_w;
+    if (n >= LIM31 || wg_words(x) >= LIM31) return wg_decline(L, "too large");
+    uint64_t dims[8], xs[8];
+    for (int j = 0; j < (int)m; j++) {
+        dims[j] = (uint64_t)x->dims[b + j];
+        uint64_t s = 1;
+        for (int d = b + j + 1; d < x->rank; d++) s *= (uint64_t)x->dims[d];
+        if (!run_words(x->dtype, s, &xs[j])) return wg_decline(L, "bool strides");
+    }
+    wg_dispatch *dp = wg_emit(L, "gather_nd");
+    wg_spec(L, dp, "IDX64", idx->dtype == RLX_DTYPE_I64);
+    wg_bind_value(L, dp, wg_in_id(L, 0));
+    wg_bind_value(L, dp, wg_in_id(L, 1));
+    wg_bind_value(L, dp, wg_out_id(L, 0));
+    wg_p_u32(L, dp, (uint32_t)n);
+    wg_p_u32(L, dp, (uint32_t)nt);
+    wg_p_u32(L, dp, (uint32_t)m);
+    wg_p_u32(L, dp, (uint32_t)sl_w);
+    wg_p_u32(L, dp, (uint32_t)bs_w);
+    wg_p_align16(L, dp);
+    p_arr8(L, dp, dims, (int)m, 1);
+    p_arr8(L, dp, xs, (int)m, 0);
+    return wg_grid_1d(L, dp, n);
+}
+
+/* reduction attribute of ScatterND/ScatterElements-16/18: scatter.wgsl RED. */
+static int scatter_red(const rlx_node *n) {
+    const char *s = rlx_attr_str(n, "reduction", "none");
+    static const char *const names[] = { "none", "add", "mul", "max", "min" };
+    for (int i = 0; i < 5; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+/* ScatterND-11/13/16/18 and ScatterElements-11/13/16/18: y = x, then the
+ * updates in order (none, add, mul, max, min; reductions on f32 and i32). */
+static rlx_status lower_scatter(wg_lower *L) {
+    bool elems = strcmp(L->n->op_type, "ScatterElements") == 0;
+    const rlx_value *x = wg_in(L, 0), *idx = wg_in(L, 1), *u = wg_in(L, 2), *y = wg_out(L, 0);
+    if (!wg_value_ok(x, DATA_TYPES) || !wg_value_ok(y, DATA_TYPES) || !wg_value_ok(u, DATA_TYPES) ||
+        x->dtype != y->dtype || u->dtype != y->dtype)
+        return wg_decline(L, "data dtype");
+    if (!wg_value_ok(idx, WG_I32 | WG_I64)) return wg_decline(L, "indices must be i32 or i64");
+    int red = scatter_red(L->n);
+    if (red < 0) return wg_decline(L, "reduction");
+    if (red && x->dtype != RLX_DTYPE_F32 && x->dtype != RLX_DTYPE_I32)
+        return wg_decline(L, "reductions on %s", rlx_dtype_name(x->dtype));
+    if (elems && x->dtype == RLX_DTYPE_BOOL) return wg_decline(L, "bool elements share words");
+    if (wg_numel(x) != wg_numel(y)) return wg_decline(L, "output size");
+    if (wg_words(x) >= LIM31 || wg_words(u) >= LIM31 || wg_numel(idx) >= LIM31) return wg_decline(L, "too large");
+    int r = x->rank;
+    uint64_t dims[8] = { 0 }, xs[8] = { 0 }, us[8] = { 0 };
+    uint64_t threads, count, m = 0, sl_w = 0, w = elem_words(x->dtype);
+    int axis = 0;
+    if (elems) {
+        if (idx->rank != r || u->rank != r || r < 1 || r > 8) return wg_decline(L, "ranks");
+        if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", 0), r, &axis)) return wg_decline(L, "axis");
+        for (int d = 0; d < r; d++)
+            if (idx->dims[d] != u->dims[d] || (d != axis && idx->dims[d] > x->dims[d])) return wg_decline(L, "shapes");
+        if (idx->konst && !konst_indices_ok(idx, x->dims[axis])) return wg_decline(L, "constant indices out of range");
+        for (int d = 0; d < r; d++) dims[d] = (uint64_t)u->dims[d];
+        strides_of(x->dims, r, xs);
+        strides_of(u->dims, r, us);
+        count = (uint64_t)u->dims[axis];
+        threads = count ? wg_numel(u) / count : 0;
+    } else {
+        int q = idx->rank;
+        if (q < 1) return wg_decline(L, "indices rank");
+        m = (uint64_t)idx->dims[q - 1];
+        if (m > (uint64_t)r || m > 8) return wg_decline(L, "indices.shape[-1]");
+        uint64_t nt = 1, sl = 1;
+        for (int d = 0; d < q - 1; d++) nt *= (uint64_t)idx->dims[d];
+        for (int d = (int)m; d < r; d++) sl *= (uint64_t)x->dims[d];
+        if (nt * sl != wg_numel(u)) return wg_decline(L, "updates size");
+        if (!run_words(x->dtype, sl, &sl_w)) return wg_decline(L, "bool slices are not whole words");
+        for (int j = 0; j < (int)m; j++) {
+            dims[j] = (uint64_t)x->dims[j];
+            uint64_t s = 1;
+            for (int d = j + 1; d < r; d++) s *= (uint64_t)x->dims[d];
+            if (!run_words(x->dtype, s, &xs[j])) return wg_decline(L, "bool strides");
+        }
+        if (idx->konst) {
+            const rlx_tensor *t = idx->konst;
+            size_t cnt = rlx_tensor_numel(t);
+            for (size_t i = 0; m && i < cnt; i++) {
+                int64_t v = t->dtype == RLX_DTYPE_I64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
+                int64_t a = x->dims[i % m];
+                if (v < -a || v >= a) return wg_decline(L, "constant indices out of range");
+            }
+        }
+        count = nt;
+        threads = sl_w;
+        w = 1; /* ND works in words: the slices are whole words */
+    }
+    RLX_TRY(emit_copy_words(L, wg_in_id(L, 0), wg_out_id(L, 0), wg_words(x)));
+    if (threads == 0 || count == 0) return RLX_OK;
+    wg_dispatch *dp = wg_emit(L, "scatter");
+    wg_spec(L, dp, "IDX64", idx->dtype == RLX_DTYPE_I64);
+    wg_spec(L, dp, "ELEMS", elems);
+    wg_spec(L, dp, "RED", red);
+    wg_spec(L, dp, "TY", x->dtype == RLX_DTYPE_I32 ? 1 : 0);
+    wg_bind_value(L, dp, wg_in_id(L, 1));
+    wg_bind_value(L, dp, wg_in_id(L, 2));
+    wg_bind_value(L, dp, wg_out_id(L, 0));
+    wg_p_u32(L, dp, (uint32_t)threads);
+    wg_p_u32(L, dp, (uint32_t)count);
+    wg_p_u32(L, dp, (uint32_t)m);
+    wg_p_u32(L, dp, (uint32_t)sl_w);
+    wg_p_u32(L, dp, (uint32_t)w);
+    wg_p_u32(L, dp, (uint32_t)r);
+    wg_p_u32(L, dp, (uint32_t)axis);
+    wg_p_u32(L, dp, elems ? (uint32_t)x->dims[axis] : 0);
+    wg_p_align16(L, dp);
+    p_arr8(L, dp, dims, 8, 1);
+    p_arr8(L, dp, xs, 8, 0);
+    p_arr8(L, dp, us, 8, 0);
+    return wg_grid_1d(L, dp, threads);
+}
+
+/* OneHot-9/11: constant depth; indices f32, i32 or i64; values (off, on)
+ * of a 4-byte type or i64. */
+static rlx_status lower_onehot(wg_lower *L) {
+    const rlx_value *idx = wg_in(L, 0), *dep = wg_in(L, 1), *val = wg_in(L, 2), *y = wg_out(L, 0);
+    if (!wg_value_ok(idx, WG_F32 | WG_I32 | WG_I64)) return wg_decline(L, "indices dtype");
+    if (!wg_value_ok(y, WG_ANY4 | WG_I64) || !wg_value_ok(val, WG_ANY4 | WG_I64) || val->dtype != y->dtype ||
+        wg_numel(val) != 2)
+        return wg_decline(L, "values dtype");
+    double dv;
+    if (!dep || !dep->konst || !rlx_konst_scalar(dep, &dv) || !(dv >= 1 && dv < 2147483648.0))
+        return wg_decline(L, "depth is not a positive constant");
+    uint64_t depth = (uint64_t)dv;
+    int ax;
+    if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", -1), idx->rank + 1, &ax)) return wg_decline(L, "axis");
+    uint64_t inner = 1;
+    for (int d = ax; d < idx->rank; d++) inner *= (uint64_t)idx->dims[d];
+    uint64_t n = wg_numel(y);
+    if (n != wg_numel(idx) * depth) return wg_decline(L, "output size differs");
+    if (n == 0) return RLX_OK;
+    if (wg_words(y) >= LIM31) return wg_decline(L, "too large");
+    wg_dispatch *d = wg_emit(L, "onehot");
+    wg_spec(L, d, "ITY", idx->dtype == RLX_DTYPE_F32 ? 0 : idx->dtype == RLX_DTYPE_I32 ? 1 : 2);
+    wg_spec(L, d, "NEG", L->n->version >= 11);
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_in_id(L, 2));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)n);
+    wg_p_u32(L, d, (uint32_t)depth);
+    wg_p_u32(L, d, (uint32_t)(inner ? inner : 1));
+    wg_p_u32(L, d, (uint32_t)elem_words(y->dtype));
+    return wg_grid_1d(L, d, n);
+}
+
+/* Trilu-14 (k a constant or run-time input, or absent) and EyeLike-9/22
+ * (k attribute). */
+static rlx_status lower_trilu(wg_lower *L) {
+    bool eye = strcmp(L->n->op_type, "EyeLike") == 0;
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    unsigned types = WG_ANY4 | WG_I64 | WG_BOOL;
+    if (!wg_value_ok(y, types) || !x || !rlx_value_is_static(x) || (!eye && !wg_value_ok(x, types)) ||
+        (!eye && x->dtype != y->dtype))
+        return wg_decline(L, "dtype");
+    if (y->rank < 2 || (eye && y->rank != 2)) return wg_decline(L, "rank");
+    int64_t k = 0;
+    const rlx_value *kin = NULL; /* k read at run time */
+    if (eye) {
+        k = rlx_attr_int(L->n, "k", 0);
+    } else if (wg_in(L, 1)) {
+        const rlx_value *kv_ = wg_in(L, 1);
+        int64_t kv[1];
+        size_t cnt = 0;
+        if (kv_->konst) {
+            if (!rlx_konst_ints(kv_, kv, 1, &cnt) || cnt != 1) return wg_decline(L, "k is not a scalar");
+            k = kv[0];
+        } else {
+            if (!wg_value_ok(kv_, WG_I32 | WG_I64) || wg_numel(kv_) != 1) return wg_decline(L, "k is not an integer scalar");
+            kin = kv_;
+        }
+    }
+    int64_t N = y->dims[y->rank - 2], M = y->dims[y->rank - 1];
+    if (k > M + 1) k = M + 1; /* every comparison is decided by then */
+    if (k < -N - 1) k = -N - 1;
+    uint64_t n = wg_numel(y);
+    if (n == 0) return RLX_OK;
+    if (n >= LIM31 || wg_words(y) >= LIM31) return wg_decline(L, "too large");
+    int elem = y->dtype == RLX_DTYPE_I64 ? 1 : y->dtype == RLX_DTYPE_BOOL ? 2 : 0;
+    uint64_t threads = elem == 2 ? (n + 3) / 4 : n;
+    uint32_t one, hi;
+    one_words(y->dtype, &one, &hi);
+    wg_dispatch *d = wg_emit(L, "trilu");
+    wg_spec(L, d, "MODE", eye ? 2 : rlx_attr_int(L->n, "upper", 1) != 0 ? 0 : 1);
+    wg_spec(L, d, "ELEM", elem);
+    if (kin) {
+        wg_spec(L, d, "KIN", 1);
+        wg_spec(L, d, "K32", kin->dtype == RLX_DTYPE_I32);
+    }
+    wg_bind_value(L, d, eye ? wg_out_id(L, 0) : wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    if (kin) wg_bind_value(L, d, wg_in_id(L, 1));
+    else wg_bind(L, d, wg_out_id(L, 0), 0, 1);
+    wg_p_u32(L, d, (uint32_t)n);
+    wg_p_u32(L, d, (uint32_t)threads);
+    wg_p_u32(L, d, (uint32_t)N);
+    wg_p_u32(L, d, (uint32_t)M);
+    wg_p_i32(L, d, (int32_t)k);
+    wg_p_u32(L, d, one);
+    return wg_grid_1d(L, d, threads);
+}
+
+/* CumSum-11/14 on f32 and i32, axis a constant input. */
+static rlx_status lower_cumsum(wg_lower *L) {
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    if (!wg_value_ok(x, WG_F32 | WG_I32) || !wg_value_ok(y, WG_F32 | WG_I32) || x->dtype != y->dtype)
+        return wg_decline(L, "f32 or i32 data");
+    int64_t av[1];
+    size_t cnt = 0;
+    if (!rlx_konst_ints(wg_in(L, 1), av, 1, &cnt) || cnt != 1) return wg_decline(L, "axis is not a constant scalar");
+    int ax;
+    if (!rlx_norm_axis(av[0], x->rank, &ax)) return wg_decline(L, "axis");
+    uint64_t outer = 1, inner = 1, a = (uint64_t)x->dims[ax];
+    for (int d = 0; d < ax; d++) outer *= (uint64_t)x->dims[d];
+    for (int d = ax + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
+    uint64_t lines = outer * inner;
+    if (lines == 0 || a == 0) return RLX_OK;
+    if (wg_numel(x) >= LIM31) return wg_decline(L, "too large");
+    /* contiguous long lines: a workgroup scan per line; else one invocation
+     * per line (the CPU's order, and coalesced when inner > 1) */
+    bool cols = !(inner == 1 && a >= 1024);
+    wg_dispatch *d = wg_emit(L, "cumsum");
+    wg_spec(L, d, "EXCL", rlx_attr_int(L->n, "exclusive", 0) != 0);
+    wg_spec(L, d, "REV", rlx_attr_int(L->n, "reverse", 0) != 0);
+    wg_spec(L, d, "INT", x->dtype == RLX_DTYPE_I32);
+    wg_spec(L, d, "COLS", cols);
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)lines);
+    wg_p_u32(L, d, (uint32_t)a);
+    wg_p_u32(L, d, (uint32_t)inner);
+    return wg_grid_groups(L, d, cols ? (lines + 255) / 256 : lines);
+}
+
+/* ConstantOfShape-9/20/21/23/24/25 when not folded (its output is static):
+ * a fill with the value attribute (default f32 0). */
+static rlx_status lower_constant_of_shape(wg_lower *L) {
+    const rlx_value *y = wg_out(L, 0);
+    if (!wg_value_ok(y, WG_ANY4 | WG_I64 | WG_BOOL)) return wg_decline(L, "dtype");
+    const rlx_node_attr *a = rlx_node_attr_find(L->n, "value");
+    unsigned char v[8] = { 0 };
+    if (a && a->t) {
+        if (a->t->dtype != y->dtype || rlx_tensor_numel(a->t) != 1) return wg_decline(L, "value");
+        memcpy(v, a->t->data, a->t->nbytes < 8 ? a->t->nbytes : 8);
+    }
+    uint32_t lo, hi;
+    if (y->dtype == RLX_DTYPE_BOOL) {
+        lo = v[0] * 0x01010101u;
+        hi = lo;
+    } else {
+        memcpy(&lo, v, 4);
+        if (y->dtype == RLX_DTYPE_I64) memcpy(&hi, v + 4, 4);
+        else hi = lo;
+    }
+    return emit_fill(L, wg_out_id(L, 0), wg_words(y), lo, hi);
+}
+
+/* Dropout-1..22 in inference: y = x, the optional mask all ones (true).
+ * training_mode (12+) must be absent or a constant false, or the ratio 0. */
+static rlx_status lower_dropout(wg_lower *L) {
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0), *mask = wg_out(L, 1);
+    unsigned types = WG_ANY4 | WG_I64 | WG_BOOL;
+    if (!wg_value_ok(x, types) || !wg_value_ok(y, types) || x->dtype != y->dtype) return wg_decline(L, "dtype");
+    if (mask && !wg_value_ok(mask, types)) return wg_decline(L, "mask dtype");
+    const rlx_value *tr = wg_in(L, 2);
+    if (tr) {
+        int64_t t[1];
+        size_t cnt = 0;
+        if (!rlx_konst_ints(tr, t, 1, &cnt)) {
+            /* bool constants: read the byte */
+            if (!tr->konst || tr->konst->dtype != RLX_DTYPE_BOOL || rlx_tensor_numel(tr->konst) != 1)
+                return wg_decline(L, "training_mode is not a constant");
+            t[0] = ((const uint8_t *)tr->konst->data)[0];
+        }
+        if (t[0]) {
+            double ratio = 0.5;
+            const rlx_value *rv = wg_in(L, 1);
+            if (rv && !(rv->konst && rlx_konst_scalar(rv, &ratio))) return wg_decline(L, "ratio is not a constant");
+            if (ratio != 0.0) return wg_decline(L, "training_mode with a non-zero ratio");
+        }
+    }
+    if (wg_numel(x) != wg_numel(y)) return wg_decline(L, "sizes");
+    RLX_TRY(emit_copy_words(L, wg_in_id(L, 0), wg_out_id(L, 0), wg_words(x)));
+    if (mask) {
+        uint32_t lo, hi;
+        one_words(mask->dtype, &lo, &hi);
+        RLX_TRY(emit_fill(L, wg_out_id(L, 1), wg_words(mask), lo, hi));
+    }
+    return RLX_OK;
+}
+
+const wg_lowering wg_lowerings_index[] = {
+    { "Gather", lower_gather }, { "GatherElements", lower_gather_elements }, { "GatherND", lower_gather_nd },
+    { "ScatterND", lower_scatter }, { "ScatterElements", lower_scatter }, { "OneHot", lower_onehot },
+    { "Trilu", lower_trilu }, { "EyeLike", lower_trilu }, { "CumSum", lower_cumsum },
+    { "ConstantOfShape", lower_constant_of_shape }, { "Dropout", lower_dropout },
+};
+const size_t wg_lowerings_index_count = RLX_ARRAY_LEN(wg_lowerings_index);

@@ -1,0 +1,201 @@
+/* WGSL lowerings of element-type conversion and boolean logic: Cast and
+ * CastLike (kernels/cast.wgsl), the comparisons Equal, Less, Greater,
+ * LessOrEqual, GreaterOrEqual, the logical And, Or, Xor, Not, IsNaN and
+ * IsInf (kernels/compare.wgsl, bool results), and Where
+ * (kernels/where.wgsl). Semantics: the ONNX operators (versions noted per
+ * lowering) with the CPU reference's conversions (C semantics; see
+ * cast.wgsl). Element layouts: README.md, "Element types". */
+#include <string.h>
+
+#include "backend/webgpu/webgpu.h"
+#include "ir/op.h"
+
+#define LIM31 ((uint64_t)1 << 31)
+
+/* Type codes of cast.wgsl; -1 for a dtype the GPU does not hold. */
+static int type_code(rlx_dtype dt) {
+    switch (dt) {
+    case RLX_DTYPE_F32: return 0;
+    case RLX_DTYPE_I32: return 1;
+    case RLX_DTYPE_U32: return 2;
+    case RLX_DTYPE_BOOL: return 3;
+    case RLX_DTYPE_I64: return 4;
+    default: return -1;
+    }
+}
+
+/* Cast-1/6/9/13/19/21/23 and CastLike-15/19/21/23 between f32, i32, u32,
+ * bool and i64. */
+static rlx_status lower_cast(wg_lower *L) {
+    const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
+    unsigned types = WG_ANY4 | WG_BOOL | WG_I64;
+    if (!wg_value_ok(x, types) || !wg_value_ok(y, types))
+        return wg_decline(L, "cast from %s to %s", x ? rlx_dtype_name(x->dtype) : "?", y ? rlx_dtype_name(y->dtype) : "?");
+    uint64_t n = wg_numel(y);
+    if (n != wg_numel(x)) return wg_decline(L, "element counts differ");
+    if (n == 0) return RLX_OK;
+    if (wg_words(x) >= LIM31 || wg_words(y) >= LIM31) return wg_decline(L, "too large for 32-bit indexing");
+    uint64_t threads = y->dtype == RLX_DTYPE_BOOL ? (n + 3) / 4 : n;
+    wg_dispatch *d = wg_emit(L, "cast");
+    wg_spec(L, d, "SRC", type_code(x->dtype));
+    wg_spec(L, d, "DST", type_code(y->dtype));
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)n);
+    wg_p_u32(L, d, (uint32_t)threads);
+    return wg_grid_1d(L, d, threads);
+}
+
+/* ------------------------------------------------------------ broadcasting */
+
+#define BC_MAX_RANK 8
+
+/* Output dims and the element strides of up to 3 inputs (0 on broadcast
+ * dims), unit dims dropped and adjacent dims merged where every input stays
+ * contiguous across them; outermost first. */
+typedef struct bcview {
+    int rank, n_in;
+    uint64_t dims[BC_MAX_RANK];
+    uint64_t str[3][BC_MAX_RANK];
+} bcview;
+
+static rlx_status make_bcview(wg_lower *L, const rlx_value *const *in, int n_in, const rlx_value *y, bcview *bv) {
+    memset(bv, 0, sizeof *bv);
+    if (y->rank > RLX_MAX_RANK) return wg_decline(L, "rank %d", y->rank);
+    uint64_t s[3][RLX_MAX_RANK];
+    for (int k = 0; k < n_in; k++) {
+        const rlx_value *v = in[k];
+        if (v->rank > y->rank) return wg_decline(L, "input rank above the output's");
+        uint64_t acc = 1;
+        for (int i = y->rank - 1; i >= 0; i--) {
+            int j = i - (y->rank - v->rank);
+            int64_t d = j >= 0 ? v->dims[j] : 1;
+            if (d != 1 && d != y->dims[i]) return wg_decline(L, "input %d does not broadcast", k);
+            s[k][i] = d == 1 ? 0 : acc;
+            acc *= (uint64_t)d;
+        }
+    }
+    int r = 0;
+    uint64_t dims[RLX_MAX_RANK], t[3][RLX_MAX_RANK];
+    for (int i = y->rank - 1; i >= 0; i--) {
+        uint64_t d = (uint64_t)y->dims[i];
+        if (d == 1) continue;
+        bool merge = r > 0;
+        for (int k = 0; k < n_in && merge; k++) merge = s[k][i] == t[k][r - 1] * dims[r - 1];
+        if (merge) {
+            dims[r - 1] *= d;
+            continue;
+        }
+        dims[r] = d;
+        for (int k = 0; k < n_in; k++) t[k][r] = s[k][i];
+        r++;
+    }
+    if (r > BC_MAX_RANK) return wg_decline(L, "broadcast of rank %d after merging", r);
+    bv->rank = r;
+    bv->n_in = n_in;
+    for (int i = 0; i < r; i++) {
+        bv->dims[i] = dims[r - 1 - i];
+        for (int k = 0; k < n_in; k++) bv->str[k][i] = t[k][r - 1 - i];
+    }
+    return RLX_OK;
+}
+
+/* Params: dims, then each input's strides, as array<vec4<u32>, 2>. */
+static void p_bcview(wg_lower *L, wg_dispatch *d, const bcview *bv) {
+    wg_p_align16(L, d);
+    for (int i = 0; i < BC_MAX_RANK; i++) wg_p_u32(L, d, i < bv->rank ? (uint32_t)bv->dims[i] : 1);
+    for (int k = 0; k < bv->n_in; k++)
+        for (int i = 0; i < BC_MAX_RANK; i++) wg_p_u32(L, d, i < bv->rank ? (uint32_t)bv->str[k][i] : 0);
+}
+
+/* ------------------------------------------------------------ bool results */
+
+/* Op codes of kernels/compare.wgsl. */
+enum cmp_code { CMP_EQ = 0, CMP_LT, CMP_GT, CMP_LE, CMP_GE, CMP_AND, CMP_OR, CMP_XOR, CMP_NOT, CMP_ISNAN, CMP_ISINF };
+
+/* Equal-1/7/11/13/19, Less/Greater-1/7/9/13, LessOrEqual/GreaterOrEqual-12/16
+ * on f32, i32, u32, i64 (and bool for Equal); And/Or/Xor-1/7 and Not-1 on
+ * bool; IsNaN-9/13/20 and IsInf-10/20 on f32. */
+static rlx_status lower_compare(wg_lower *L) {
+    static const struct {
+        const char *op;
+        int code;
+        int arity;
+        unsigned types;
+    } ops[] = {
+        { "Equal", CMP_EQ, 2, WG_ANY4 | WG_I64 | WG_BOOL }, { "Less", CMP_LT, 2, WG_ANY4 | WG_I64 },
+        { "Greater", CMP_GT, 2, WG_ANY4 | WG_I64 }, { "LessOrEqual", CMP_LE, 2, WG_ANY4 | WG_I64 },
+        { "GreaterOrEqual", CMP_GE, 2, WG_ANY4 | WG_I64 }, { "And", CMP_AND, 2, WG_BOOL },
+        { "Or", CMP_OR, 2, WG_BOOL }, { "Xor", CMP_XOR, 2, WG_BOOL }, { "Not", CMP_NOT, 1, WG_BOOL },
+        { "IsNaN", CMP_ISNAN, 1, WG_F32 }, { "IsInf", CMP_ISINF, 1, WG_F32 },
+    };
+    int k = -1;
+    for (size_t i = 0; i < RLX_ARRAY_LEN(ops); i++)
+        if (strcmp(ops[i].op, L->n->op_type) == 0) k = (int)i;
+    if (k < 0) return wg_decline(L, "no compare code");
+    const rlx_value *a = wg_in(L, 0), *b = ops[k].arity == 2 ? wg_in(L, 1) : a, *y = wg_out(L, 0);
+    if (!wg_value_ok(a, ops[k].types) || !wg_value_ok(b, ops[k].types) || a->dtype != b->dtype)
+        return wg_decline(L, "input dtype %s", a ? rlx_dtype_name(a->dtype) : "?");
+    if (!wg_value_ok(y, WG_BOOL)) return wg_decline(L, "output must be bool");
+    for (int i = 1; i < L->n->n_out; i++)
+        if (wg_out(L, i)) return wg_decline(L, "extra outputs");
+    const rlx_value *ins[2] = { a, b };
+    bcview bv;
+    RLX_TRY(make_bcview(L, ins, 2, y, &bv));
+    uint64_t n = wg_numel(y);
+    if (n == 0) return RLX_OK;
+    if (n >= LIM31 || wg_words(a) >= LIM31 || wg_words(b) >= LIM31) return wg_decline(L, "too large");
+    uint32_t flags = 0;
+    if (ops[k].code == CMP_ISINF)
+        flags = (rlx_attr_int(L->n, "detect_positive", 1) ? 1u : 0u) | (rlx_attr_int(L->n, "detect_negative", 1) ? 2u : 0u);
+    uint64_t threads = (n + 3) / 4;
+    wg_dispatch *d = wg_emit(L, "compare");
+    wg_spec(L, d, "OP", ops[k].code);
+    wg_spec(L, d, "TY", type_code(a->dtype));
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, ops[k].arity == 2 ? wg_in_id(L, 1) : wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)n);
+    wg_p_u32(L, d, (uint32_t)bv.rank);
+    wg_p_u32(L, d, (uint32_t)threads);
+    wg_p_u32(L, d, flags);
+    p_bcview(L, d, &bv);
+    return wg_grid_1d(L, d, threads);
+}
+
+/* Where-9/16: y = cond ? a : b, the three broadcast; a and b f32, i32, u32,
+ * i64 or bool. */
+static rlx_status lower_where(wg_lower *L) {
+    const rlx_value *c = wg_in(L, 0), *a = wg_in(L, 1), *b = wg_in(L, 2), *y = wg_out(L, 0);
+    unsigned types = WG_ANY4 | WG_I64 | WG_BOOL;
+    if (!wg_value_ok(c, WG_BOOL)) return wg_decline(L, "condition must be bool");
+    if (!wg_value_ok(a, types) || !wg_value_ok(b, types) || !wg_value_ok(y, types) || a->dtype != y->dtype ||
+        b->dtype != y->dtype)
+        return wg_decline(L, "data dtype %s", y ? rlx_dtype_name(y->dtype) : "?");
+    const rlx_value *ins[3] = { c, a, b };
+    bcview bv;
+    RLX_TRY(make_bcview(L, ins, 3, y, &bv));
+    uint64_t n = wg_numel(y);
+    if (n == 0) return RLX_OK;
+    if (wg_words(y) >= LIM31 || wg_words(a) >= LIM31 || wg_words(b) >= LIM31) return wg_decline(L, "too large");
+    int elem = y->dtype == RLX_DTYPE_I64 ? 1 : y->dtype == RLX_DTYPE_BOOL ? 2 : 0;
+    uint64_t threads = elem == 2 ? (n + 3) / 4 : n;
+    wg_dispatch *d = wg_emit(L, "where");
+    wg_spec(L, d, "ELEM", elem);
+    for (int i = 0; i < 3; i++) wg_bind_value(L, d, wg_in_id(L, i));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)n);
+    wg_p_u32(L, d, (uint32_t)bv.rank);
+    wg_p_u32(L, d, (uint32_t)threads);
+    p_bcview(L, d, &bv);
+    return wg_grid_1d(L, d, threads);
+}
+
+const wg_lowering wg_lowerings_logic[] = {
+    { "Cast", lower_cast }, { "CastLike", lower_cast },
+    { "Equal", lower_compare }, { "Less", lower_compare }, { "Greater", lower_compare },
+    { "LessOrEqual", lower_compare }, { "GreaterOrEqual", lower_compare }, { "And", lower_compare },
+    { "Or", lower_compare }, { "Xor", lower_compare }, { "Not", lower_compare }, { "IsNaN", lower_compare },
+    { "IsInf", lower_compare }, { "Where", lower_where },
+};
+const size_t wg_lowerings_logic_count = RLX_ARRAY_LEN(wg_lowerings_logic);
