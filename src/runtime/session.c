@@ -290,7 +290,12 @@ static rlx_status run_pass(rlx_graph *g, rlx_pass_stats *ps, const char *name, p
 
 /* The pass pipeline of a specialised graph (static input shapes). */
 static rlx_status run_passes(rlx_graph *g, rlx_pass_stats *ps) {
-    rlx_fold_options fo = { .max_elements = (size_t)1 << 26, .eager = false };
+    /* No size limit: a constant subgraph left unfolded would be computed on
+     * every run into the arena, where it stays live from its step to its
+     * use (the 392 MiB fc6 weight of the light VGG-19, made by a
+     * ConstantOfShape, took 94% of that model's arena); folded, it is
+     * computed once and kept with the weights. */
+    rlx_fold_options fo = { .max_elements = 0, .eager = false };
     dump_ir(g, "binding the input shapes");
     RLX_TRY(rlx_pass_fold(g, &fo, ps));
     dump_ir(g, "fold (shape inference + constant folding)");
@@ -354,6 +359,7 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
                             n->op_type);
         p->step_on[p->n_steps++] = on;
     }
+    p->mem.buffer_limit = s->be->max_buffer_bytes;
     RLX_TRY(rlx_plan_memory(p));
     e->stats.passes_s = rlx_now_seconds() - t0;
     double t1 = rlx_now_seconds();
@@ -451,6 +457,16 @@ rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered
     *compiled_now = true;
     if (rlx_env_flag("RLX_DISPATCH_REPORT") && e->report) fputs(e->report, stderr);
     return RLX_OK;
+}
+
+rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *const *input_names,
+                               const rlx_tensor *const *inputs) {
+    if (!s) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session is NULL");
+    if (s->g->n_inputs > 64 || n_inputs > 64) return rlx_fail(RLX_ERR_UNSUPPORTED, "more than 64 graph inputs");
+    const rlx_tensor *ordered[65] = { 0 };
+    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
+    bool fresh;
+    return rlx_session_get_plan(s, ordered, &fresh);
 }
 
 rlx_status rlx_session_run(rlx_session *s, size_t n_inputs, const char *const *input_names,

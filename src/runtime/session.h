@@ -15,6 +15,13 @@ typedef struct rlx_compile_stats {
  * inputs (and checked). Sets *compiled_now when it compiled. */
 rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered, bool *compiled_now);
 
+/* Checks inputs as rlx_session_run does, then finds or compiles their plan
+ * (it becomes the last plan) without running it. Only the inputs' dtypes
+ * and shapes matter; their data is not read.
+ * errors: as rlx_session_run's before it runs. */
+rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *const *input_names,
+                               const rlx_tensor *const *inputs);
+
 /* Stats and program of the plan used last (NULL before the first run, or
  * program NULL for an eager plan). */
 const rlx_compile_stats *rlx_session_last_stats(const rlx_session *s);
