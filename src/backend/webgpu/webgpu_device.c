@@ -391,6 +391,16 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "RLX_MAX_BINDING_BYTES='%s': expected a byte count >= 256", env);
         if (v < c->max_binding) c->max_binding = v;
     }
+    env = rlx_getenv("RLX_MAX_BUFFER_BYTES");
+    if (env && *env) {
+        char *end = NULL;
+        unsigned long long v = strtoull(env, &end, 0);
+        if (*end || v < 4096)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "RLX_MAX_BUFFER_BYTES='%s': expected a byte count >= 4096", env);
+        if (v < c->max_buffer) c->max_buffer = v;
+    }
+    c->max_buffer &= ~(uint64_t)(RLX_ARENA_ALIGN - 1);
+    if (c->max_binding > c->max_buffer) c->max_binding = c->max_buffer;
     c->max_binding &= ~(uint64_t)3;
     c->max_groups_per_dim = b->limits.maxComputeWorkgroupsPerDimension;
     c->storage_align = b->limits.minStorageBufferOffsetAlignment ? b->limits.minStorageBufferOffsetAlignment : 256;
