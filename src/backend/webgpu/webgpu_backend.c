@@ -484,10 +484,10 @@ static rlx_status build_host(struct rlx_backend_exe *e) {
     return RLX_OK;
 }
 
-static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {
+static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {
     *out = NULL;
     wg_backend *b = (wg_backend *)be;
-    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->lost_msg);
+    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->sh->lost_msg);
     const rlx_graph *g = p->g;
     struct rlx_backend_exe *e = calloc(1, sizeof *e);
     if (!e) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
@@ -657,13 +657,22 @@ done:
     return RLX_OK;
 }
 
+/* The device may be shared with other sessions (threads): compile, run and
+ * destroy hold its lock. */
+static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {
+    wg_device_lock((wg_backend *)be);
+    rlx_status st = compile_locked(be, p, out);
+    wg_device_unlock((wg_backend *)be);
+    return st;
+}
+
 /* ------------------------------------------------------------ run */
 
 /* After a failed segment: encodes its dispatches one by one, each in its own
  * error scope, to name the step and kernel that the device rejected. */
 static rlx_status diagnose(struct rlx_backend_exe *e, const segment *sg, rlx_status st) {
     wg_backend *b = e->b;
-    if (st == RLX_ERR_DEVICE_LOST || b->lost) return st;
+    if (st == RLX_ERR_DEVICE_LOST || b->sh->lost) return st;
     char saved[1024];
     snprintf(saved, sizeof saved, "%s", rlx_last_error());
     for (size_t k = sg->d0; k < sg->d1; k++) {
@@ -692,7 +701,7 @@ static rlx_status diagnose(struct rlx_backend_exe *e, const segment *sg, rlx_sta
  * against a lost device, so this runs before each. */
 static rlx_status check_lost(wg_backend *b, const char *what) {
     wgpuInstanceProcessEvents(b->inst);
-    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->lost_msg);
+    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->sh->lost_msg);
     return RLX_OK;
 }
 
@@ -788,11 +797,11 @@ static rlx_status run_cpu_segment(struct rlx_backend_exe *e, const segment *sg) 
     return RLX_OK;
 }
 
-static rlx_status wg_run(rlx_backend_exe *e, const rlx_tensor *const *inputs, rlx_tensor **outputs) {
+static rlx_status run_locked(rlx_backend_exe *e, const rlx_tensor *const *inputs, rlx_tensor **outputs) {
     wg_backend *b = e->b;
     const rlx_program *p = e->p;
     const rlx_graph *g = p->g;
-    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->lost_msg);
+    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->sh->lost_msg);
     rlx_status st = RLX_OK;
     /* outputs are allocated first, filled as their data arrives */
     for (size_t i = 0; i < g->n_outputs && !st; i++) {
@@ -829,6 +838,13 @@ static rlx_status wg_run(rlx_backend_exe *e, const rlx_tensor *const *inputs, rl
     return st;
 }
 
+static rlx_status wg_run(rlx_backend_exe *e, const rlx_tensor *const *inputs, rlx_tensor **outputs) {
+    wg_device_lock(e->b);
+    rlx_status st = run_locked(e, inputs, outputs);
+    wg_device_unlock(e->b);
+    return st;
+}
+
 /* ------------------------------------------------------------ destroy */
 
 static void release_buffer(WGPUBuffer *buf) {
@@ -840,6 +856,8 @@ static void release_buffer(WGPUBuffer *buf) {
 
 static void wg_destroy_exe(rlx_backend_exe *e) {
     if (!e) return;
+    wg_backend *b = e->b;
+    wg_device_lock(b);
     for (size_t i = 0; i < e->n_disp; i++)
         if (e->disp[i].bg) wgpuBindGroupRelease(e->disp[i].bg);
     free(e->disp);
@@ -867,6 +885,7 @@ static void wg_destroy_exe(rlx_backend_exe *e) {
     free(e->views);
     free(e->pad);
     free(e);
+    wg_device_unlock(b);
 }
 
 static void wg_destroy(rlx_backend *be) {
