@@ -39,6 +39,7 @@ struct rlx_session {
     plan_entry plans[PLAN_CACHE];
     size_t n_plans;
     uint64_t tick;
+    uint64_t compiles; /* plans compiled so far (each miss of the cache) */
     plan_entry *last;
 };
 
@@ -123,6 +124,9 @@ const char *rlx_session_dispatch_report(rlx_session *s) {
 const rlx_compile_stats *rlx_session_last_stats(const rlx_session *s) {
     return (s && s->last) ? &s->last->stats : NULL;
 }
+
+size_t rlx_session_plan_count(const rlx_session *s) { return s ? s->n_plans : 0; }
+uint64_t rlx_session_compile_count(const rlx_session *s) { return s ? s->compiles : 0; }
 
 const rlx_program *rlx_session_last_program(const rlx_session *s) {
     return (s && s->last) ? s->last->p : NULL;
@@ -317,7 +321,19 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
         rlx_value_set_shape(v, ordered[j]->rank, ordered[j]->dims, NULL);
     }
     rlx_pass_stats ps = { 0 };
-    RLX_TRY_GOTO(st, run_passes(g, &ps), fail);
+    st = run_passes(g, &ps);
+    if (st == RLX_ERR_INVALID_MODEL) {
+        /* the model imported and verified: what fails now is these input
+         * shapes (a Reshape that cannot take them, symbols that do not
+         * broadcast); say which shapes, keep the node the passes named */
+        char sig[512] = "", sh[128];
+        size_t o = 0;
+        for (size_t j = 0; j < g->n_inputs && o < sizeof sig; j++)
+            o += (size_t)snprintf(sig + o, sizeof sig - o, "%s%s=%s", j ? ", " : "", g->values[g->inputs[j]].name,
+                                  rlx_shape_str(ordered[j]->dims, ordered[j]->rank, sh, sizeof sh));
+        st = rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "the model does not accept the input shapes %s: ", sig);
+    }
+    if (st) goto fail;
     e->stats.nodes_folded = ps.folded;
     e->stats.nodes_removed = ps.removed;
     e->stats.nodes_fused = ps.fused;
@@ -454,6 +470,7 @@ rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered
     }
     e->last_used = ++s->tick;
     s->last = e;
+    s->compiles++;
     *compiled_now = true;
     if (rlx_env_flag("RLX_DISPATCH_REPORT") && e->report) fputs(e->report, stderr);
     return RLX_OK;

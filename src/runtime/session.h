@@ -27,4 +27,9 @@ rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *cons
 const rlx_compile_stats *rlx_session_last_stats(const rlx_session *s);
 const rlx_program *rlx_session_last_program(const rlx_session *s);
 
+/* Plans held in the session's cache (at most 8, least recently used
+ * evicted first), and plans compiled since the session was created. */
+size_t rlx_session_plan_count(const rlx_session *s);
+uint64_t rlx_session_compile_count(const rlx_session *s);
+
 #endif
