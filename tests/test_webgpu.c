@@ -1575,8 +1575,8 @@ static void test_grid_folding(void) {
 /* conv -> relu -> depthwise conv -> add: a lowered binding limit makes the
  * arena larger than one binding and splits im2col into chunks (by image for
  * the first conv, by groups for the depthwise one); the results must equal
- * the unforced run bit for bit. A tensor larger than the limit fails
- * clearly. */
+ * the unforced run bit for bit. A conv whose input exceeds the limit
+ * declines and runs on the CPU. */
 static void test_binding_limit(void) {
     rlx_model *m = NULL;
     CHECK_OK(rlx_model_create(13, &m));
@@ -1615,14 +1615,22 @@ static void test_binding_limit(void) {
         CHECK_MSG(memcmp(o_free[0]->data, o_lim_d[0]->data, o_free[0]->nbytes) == 0,
                   "direct conv under RLX_MAX_BINDING_BYTES differs from im2col unforced");
     }
-    /* 16 KiB: x (18 KiB) no longer fits one binding */
+    /* 16 KiB: x (18 KiB) and y2 (36 KiB) no longer fit one binding and the
+     * convs cannot split their input: they decline and run on the CPU
+     * (reported); Relu and Add split and stay on the GPU; the CPU conv sums
+     * in another order: rtol 1e-5, atol 1e-5 */
     setenv("RLX_MAX_BINDING_BYTES", "16384", 1);
-    rlx_tensor **o_fail = NULL;
+    rlx_tensor **o_fb = NULL;
     size_t n4 = 0;
-    CHECK_FAILS(run_model(m, "gpu", false, 1, names, in, &o_fail, &n4, NULL, 0), RLX_ERR_UNSUPPORTED,
-                "storage binding");
-    CHECK_MSG(strstr(rlx_last_error(), "node 'c1' (Conv)") != NULL, "the error names the step: %s", rlx_last_error());
-    CHECK(o_fail == NULL);
+    char rep[4096] = "";
+    CHECK_OK(run_model(m, "gpu", false, 1, names, in, &o_fb, &n4, rep, sizeof rep));
+    CHECK_MSG(strstr(rep, "Conv                           2       0         2") != NULL &&
+                  strstr(rep, "Add                            1       1         0") != NULL,
+              "the convs fall back, Add stays on the GPU: %s", rep);
+    if (o_free && o_fb)
+        CHECK_MSG(test_allclose(o_fb[0], o_free[0], 1e-5, 1e-5), "fallback conv: max abs diff %g",
+                  test_max_abs_diff(o_fb[0], o_free[0]));
+    free_outs(o_fb, n4);
     unsetenv("RLX_MAX_BINDING_BYTES");
     free_outs(o_free, n1);
     free_outs(o_lim, n2);

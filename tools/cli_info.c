@@ -1,6 +1,9 @@
-/* `rlx info MODEL.onnx [--dump-ir]`: what a model is made of, as rlx
- * imported it (opset, inputs and outputs with symbolic dims, node count per
- * op type, initializers and other constants), optionally the IR dump. */
+/* `rlx info MODEL.onnx [--dump-ir] [--plan ...]`: what a model is made of,
+ * as rlx imported it (opset, inputs and outputs with symbolic dims, node
+ * count per op type, initializers and other constants), optionally the IR
+ * dump, and optionally the memory plan compiled for given input shapes
+ * (arena bytes planned, without reuse, and the lower bound; the largest
+ * tensors). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +12,11 @@
 #include "cli.h"
 #include "ir/graph.h"
 #include "runtime/model.h"
+#include "runtime/session.h"
 
 static void print_help(FILE *f) {
     fprintf(f,
-            "usage: rlx info MODEL.onnx [--dump-ir]\n"
+            "usage: rlx info MODEL.onnx [--dump-ir] [--plan [--shape NAME=DIMS ...] [--device DEV] [--top N]]\n"
             "\n"
             "Loads an ONNX model (shapes inferred, graph verified) and prints: the opset\n"
             "of the default domain; each graph input and output with dtype and shape\n"
@@ -23,6 +27,19 @@ static void print_help(FILE *f) {
             "options:\n"
             "  --dump-ir    also print the graph as rlx holds it (values with shapes,\n"
             "               nodes with their op version and attributes)\n"
+            "  --plan       compile the plan for the input shapes and print its memory:\n"
+            "               the activation arena as planned (tensors share bytes when\n"
+            "               their lifetimes do not overlap), without reuse (the sum of\n"
+            "               all tensors), and the peak of bytes live at one step (the\n"
+            "               lower bound of any plan); the placement order that won; the\n"
+            "               weights (constants, kept outside the arena); the largest\n"
+            "               tensors of the arena with their lifetimes (step ranges)\n"
+            "  --shape NAME=DIMS  with --plan: shape of input NAME, e.g. x=1x3x224x224\n"
+            "               (repeatable); symbolic dims not given are 1, and it says so\n"
+            "  --device DEV with --plan: the device whose plan to compile: cpu (default),\n"
+            "               gpu or gpu:N (the plan differs where steps fall back to the\n"
+            "               CPU or the device limits a buffer's size)\n"
+            "  --top N      with --plan: how many of the largest tensors to list (default 10)\n"
             "  -h, --help   print this help and exit\n");
 }
 
@@ -51,9 +68,202 @@ static void print_values(const rlx_model *m, bool inputs) {
     }
 }
 
+/* ------------------------------------------------------------ --plan */
+
+#define RLX_PLAN_MAX_SHAPES 64
+
+typedef struct plan_shape {
+    char name[256];
+    int64_t dims[RLX_MAX_RANK];
+    int rank;
+} plan_shape;
+
+static const char *strategy_name(rlx_mem_strategy s) {
+    switch (s) {
+    case RLX_MEM_NO_REUSE: return "none (RLX_NO_REUSE)";
+    case RLX_MEM_BY_SIZE: return "by size";
+    case RLX_MEM_BY_BREADTH: return "by breadth";
+    case RLX_MEM_BY_TIME: return "by time";
+    default: return "?";
+    }
+}
+
+typedef struct big_tensor {
+    int value;
+    uint64_t bytes;
+} big_tensor;
+
+static int cmp_big(const void *a, const void *b) {
+    const big_tensor *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+    return x->value - y->value;
+}
+
+static void print_ratio(const char *what, uint64_t a, uint64_t b) {
+    if (b) printf("  %-34s %.3f\n", what, (double)a / (double)b);
+}
+
+/* Compiles the plan of model m for the given input shapes on `device`
+ * and prints its memory. Returns an exit code. */
+static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_shapes, const char *device, size_t top) {
+    size_t n_in = rlx_model_num_inputs(m);
+    for (size_t k = 0; k < n_shapes; k++) {
+        bool found = false;
+        for (size_t i = 0; i < n_in; i++) {
+            rlx_value_info vi;
+            if (!rlx_model_input_info(m, i, &vi) && strcmp(vi.name, shapes[k].name) == 0) found = true;
+        }
+        if (!found) return cli_usage_error("info", "--shape names '%s', which is not a graph input", shapes[k].name);
+    }
+    rlx_tensor **in = calloc(n_in + 1, sizeof *in);
+    const char **names = calloc(n_in + 1, sizeof *names);
+    rlx_session *s = NULL;
+    int rc = CLI_EXIT_OK;
+    char sh[512], dsh[512], b1[64], b2[64];
+    if (!in || !names) {
+        cli_error("out of memory");
+        rc = CLI_EXIT_FAILURE;
+        goto done;
+    }
+    printf("\nmemory plan on %s for inputs:\n", device);
+    for (size_t i = 0; i < n_in; i++) {
+        rlx_value_info vi;
+        rlx_model_input_info(m, i, &vi);
+        names[i] = vi.name;
+        const plan_shape *ps = NULL;
+        for (size_t k = 0; k < n_shapes; k++)
+            if (strcmp(shapes[k].name, vi.name) == 0) ps = &shapes[k];
+        int64_t dims[RLX_MAX_RANK];
+        int rank;
+        char note[600] = "";
+        if (ps) {
+            rank = ps->rank;
+            memcpy(dims, ps->dims, sizeof dims);
+        } else {
+            if (vi.rank < 0) {
+                rc = cli_usage_error("info", "input '%s' has an unknown rank: give its shape with --shape %s=DxDx...",
+                                     vi.name, vi.name);
+                goto done;
+            }
+            rank = vi.rank;
+            size_t no = 0;
+            for (int d = 0; d < rank; d++) {
+                dims[d] = vi.dims[d] >= 0 ? vi.dims[d] : 1;
+                if (vi.dims[d] < 0 && no < sizeof note)
+                    no += (size_t)snprintf(note + no, sizeof note - no, "%s%s", no ? ", " : "",
+                                           vi.dim_names[d] ? vi.dim_names[d] : "?");
+            }
+        }
+        rlx_status st = rlx_tensor_create(vi.dtype ? vi.dtype : RLX_DTYPE_F32, dims, rank, &in[i]);
+        if (st) {
+            char what[600];
+            snprintf(what, sizeof what, "cannot create input '%s' of shape %s", vi.name,
+                     cli_shape_str(dims, rank, sh, sizeof sh));
+            rc = cli_fail(st, what);
+            goto done;
+        }
+        printf("  %-24s %-5s %s\n", vi.name, rlx_dtype_name(in[i]->dtype), cli_shape_str(dims, rank, sh, sizeof sh));
+        if (note[0])
+            printf("    note: symbolic dims %s of %s set to 1 (use --shape %s=DxDx...)\n", note,
+                   cli_info_shape_str(&vi, dsh, sizeof dsh), vi.name);
+    }
+    rlx_session_options o = { .device = device };
+    rlx_status st = rlx_session_create(m, &o, &s);
+    if (st) {
+        rc = cli_fail(st, "cannot create a session");
+        goto done;
+    }
+    st = rlx_session_prepare(s, n_in, names, (const rlx_tensor *const *)in);
+    if (st) {
+        rc = cli_fail(st, "cannot compile the plan");
+        goto done;
+    }
+    const rlx_program *p = rlx_session_last_program(s);
+    if (!p) {
+        printf("no static plan: the graph runs eagerly on the CPU for these shapes\n%s",
+               rlx_session_dispatch_report(s));
+        goto done;
+    }
+    const rlx_graph *g = p->g;
+    const rlx_mem_plan *mp = &p->mem;
+    size_t n_dev = 0, n_cpu = 0, n_view = 0, n_arena = 0, n_w = 0;
+    uint64_t w_bytes = 0;
+    for (size_t k = 0; k < p->n_steps; k++) {
+        if (p->step_on[k] == RLX_STEP_VIEW) n_view++;
+        else if (p->step_on[k] == RLX_STEP_GPU || rlx_session_device_kind(s) == RLX_DEVICE_CPU) n_dev++;
+        else n_cpu++;
+    }
+    big_tensor *big = calloc(g->n_values + 1, sizeof *big);
+    if (!big) {
+        cli_error("out of memory");
+        rc = CLI_EXIT_FAILURE;
+        goto done;
+    }
+    for (size_t i = 0; i < g->n_values; i++) {
+        const rlx_value *v = &g->values[i];
+        if (v->konst) {
+            n_w++;
+            w_bytes += v->konst->nbytes;
+        } else if (mp->offset[i] != RLX_NO_OFFSET && mp->alias[i] == (int)i) {
+            big[n_arena++] = (big_tensor){ (int)i, mp->bytes[i] };
+        }
+    }
+    printf("device: %s\n", rlx_session_device_name(s));
+    printf("steps: %zu (%zu on the device, %zu on the CPU fallback, %zu views); tensors in the arena: %zu\n",
+           p->n_steps, n_dev, n_cpu, n_view, n_arena);
+    printf("memory (activations; every tensor aligned to %u bytes):\n", RLX_ARENA_ALIGN);
+    printf("  %-34s %s, placement order %s\n", "arena as planned:", cli_bytes_long_str(mp->arena_bytes, b1, sizeof b1),
+           strategy_name(mp->strategy));
+    printf("  %-34s %s\n", "without reuse (sum of tensors):", cli_bytes_long_str(mp->noreuse_bytes, b1, sizeof b1));
+    printf("  %-34s %s\n", "peak live (lower bound):", cli_bytes_long_str(mp->peak_bytes, b1, sizeof b1));
+    print_ratio("planned / lower bound:", mp->arena_bytes, mp->peak_bytes);
+    print_ratio("planned / without reuse:", mp->arena_bytes, mp->noreuse_bytes);
+    if (mp->strategy != RLX_MEM_NO_REUSE) {
+        printf("  %-34s", "orders tried:");
+        for (int k = RLX_MEM_BY_SIZE; k < RLX_MEM_N_STRATEGIES; k++)
+            if (mp->strategy_bytes[k])
+                printf(" %s %s%s", strategy_name((rlx_mem_strategy)k), cli_bytes_str(mp->strategy_bytes[k], b2, sizeof b2),
+                       k + 1 < RLX_MEM_N_STRATEGIES && mp->strategy_bytes[k + 1] ? ";" : "");
+        printf("\n");
+    }
+    if (mp->buffer_limit)
+        printf("  %-34s %s (no tensor crosses a multiple of it)\n", "device buffer limit:",
+               cli_bytes_long_str(mp->buffer_limit, b1, sizeof b1));
+    printf("  %-34s %s in %zu tensors (after constant folding)\n", "weights (outside the arena):",
+           cli_bytes_long_str(w_bytes, b1, sizeof b1), n_w);
+    qsort(big, n_arena, sizeof *big, cmp_big);
+    if (top > n_arena) top = n_arena;
+    if (top) {
+        printf("largest tensors in the arena (live steps: -1 = an input, %zu = an output, kept to the end):\n",
+               p->n_steps);
+        printf("  %-28s %-5s %-20s %12s %9s  %s\n", "name", "dtype", "shape", "bytes", "steps", "written by");
+        for (size_t k = 0; k < top; k++) {
+            const rlx_value *v = &g->values[big[k].value];
+            char range[32], who[300];
+            snprintf(range, sizeof range, "%d-%d", mp->first[big[k].value], mp->last[big[k].value]);
+            if (v->producer >= 0)
+                snprintf(who, sizeof who, "%s", rlx_node_desc(&g->nodes[v->producer]));
+            else
+                snprintf(who, sizeof who, "%s", (v->flags & RLX_VALUE_INPUT) ? "graph input" : "-");
+            printf("  %-28s %-5s %-20s %12s %9s  %s\n", v->name, rlx_dtype_name(v->dtype),
+                   cli_shape_str(v->dims, v->rank, sh, sizeof sh), cli_bytes_str(big[k].bytes, b1, sizeof b1), range, who);
+        }
+    }
+    free(big);
+done:
+    rlx_session_destroy(s);
+    for (size_t i = 0; in && i < n_in; i++) rlx_tensor_destroy(in[i]);
+    free(in);
+    free(names);
+    return rc;
+}
+
 int cli_cmd_info(int argc, char **argv) {
-    const char *path = NULL;
-    bool dump = false;
+    const char *path = NULL, *device = NULL, *opt = NULL;
+    bool dump = false, plan = false, err = false;
+    plan_shape shapes[RLX_PLAN_MAX_SHAPES];
+    size_t n_shapes = 0;
+    int64_t top = 10;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -62,6 +272,26 @@ int cli_cmd_info(int argc, char **argv) {
         }
         if (strcmp(a, "--dump-ir") == 0) {
             dump = true;
+        } else if (strcmp(a, "--plan") == 0) {
+            plan = true;
+        } else if (cli_opt_value(argc, argv, &i, "--shape", &opt, "info", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            const char *eq = strrchr(opt, '=');
+            if (!eq || eq == opt) return cli_usage_error("info", "bad --shape '%s' (expected NAME=DxDx..., e.g. x=1x3x224x224)", opt);
+            if (n_shapes == RLX_PLAN_MAX_SHAPES) return cli_usage_error("info", "too many --shape options");
+            plan_shape *ps = &shapes[n_shapes];
+            snprintf(ps->name, sizeof ps->name, "%.*s", (int)(eq - opt), opt);
+            if (!cli_parse_shape(eq + 1, ps->dims, &ps->rank))
+                return cli_usage_error("info", "bad --shape '%s' (expected NAME=DxDx..., e.g. x=1x3x224x224)", opt);
+            n_shapes++;
+        } else if (cli_opt_value(argc, argv, &i, "--device", &opt, "info", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            device = opt;
+        } else if (cli_opt_value(argc, argv, &i, "--top", &opt, "info", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            if (!cli_parse_i64(opt, 0, 1000000, &top)) return cli_usage_error("info", "bad --top '%s'", opt);
+        } else if (err) {
+            return CLI_EXIT_USAGE;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cli_usage_error("info", "unknown option '%s'", a);
         } else if (!path) {
@@ -71,6 +301,8 @@ int cli_cmd_info(int argc, char **argv) {
         }
     }
     if (!path) return cli_usage_error("info", "no model given");
+    if (!plan && (n_shapes || device))
+        return cli_usage_error("info", "--shape and --device only apply with --plan");
 
     double t0 = rlx_now_seconds();
     rlx_model *m = NULL;
@@ -135,6 +367,8 @@ int cli_cmd_info(int argc, char **argv) {
         fflush(stdout);
         rlx_graph_dump(g, stdout);
     }
+    int rc = CLI_EXIT_OK;
+    if (plan) rc = print_plan(m, shapes, n_shapes, device ? device : "cpu", (size_t)top);
     rlx_model_destroy(m);
-    return CLI_EXIT_OK;
+    return rc;
 }

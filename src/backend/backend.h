@@ -14,6 +14,10 @@ struct rlx_backend {
     const char *name;        /* "cpu", "webgpu" */
     rlx_device_kind kind;
     char device_name[320];   /* for reports: "NVIDIA H200 (vulkan, discrete)" */
+    /* Largest buffer the device allocates (bytes; 0: no limit): the memory
+     * plan keeps every tensor inside one such buffer, so the arena can be
+     * split into buffers of this size. */
+    uint64_t max_buffer_bytes;
     /* Whether this backend runs node n (static shapes known) natively. */
     bool (*supports)(rlx_backend *be, const rlx_graph *g, const rlx_node *n);
     /* Compiles a program whose step_on[] is filled in. Takes no ownership. */

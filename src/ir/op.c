@@ -91,11 +91,24 @@ rlx_status rlx_infer_node(rlx_graph *g, int node_id) {
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input %d ('%s') has no known type (used before it is defined?)",
                             rlx_node_desc(n), i, v->name);
     }
+    /* declared symbols (graph outputs, value_info) survive where inference
+     * finds a dim dynamic without naming it */
+    enum { KEEP = 8 };
+    int prev_rank[KEEP];
+    int32_t prev_syms[KEEP][RLX_MAX_RANK];
+    for (int i = 0; i < n->n_out && i < KEEP; i++) {
+        const rlx_value *v = rlx_node_output(g, n, i);
+        prev_rank[i] = v ? v->rank : -1;
+        if (v && v->rank > 0) memcpy(prev_syms[i], v->syms, sizeof prev_syms[i]);
+    }
     rlx_infer_ctx c = { g, n };
     RLX_TRY(n->def->infer(&c));
     for (int i = 0; i < n->n_out; i++) {
         rlx_value *v = rlx_node_output(g, n, i);
         if (!v) continue;
+        if (i < KEEP && v->rank > 0 && v->rank == prev_rank[i] && v->rank <= RLX_MAX_RANK)
+            for (int d = 0; d < v->rank; d++)
+                if (v->dims[d] < 0 && v->syms[d] < 0 && prev_syms[i][d] >= 0) v->syms[d] = prev_syms[i][d];
         if (v->rank > RLX_MAX_RANK)
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: output '%s' has rank %d, above the maximum %d",
                             rlx_node_desc(n), v->name, v->rank, RLX_MAX_RANK);

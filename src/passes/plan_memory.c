@@ -1,4 +1,13 @@
-/* passes/plan_memory.c — liveness-based arena offsets. */
+/* passes/plan_memory.c — liveness-based arena offsets.
+ *
+ * 1. Lifetimes: each storage root (a value that is not a view of another)
+ *    lives from the step that writes it (graph inputs: -1) to the last step
+ *    that reads it or any view of it (graph outputs: n_steps).
+ * 2. Placement: the intervals are placed one at a time in one of several
+ *    orders; each takes the best-fitting gap among placed intervals that
+ *    overlap it in time, or the end of them. Every order gives a valid plan;
+ *    the smallest arena wins.
+ * 3. The lower bound: the most bytes live at one step. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,22 +24,150 @@ void rlx_program_destroy(rlx_program *p) {
     free(p->mem.offset);
     free(p->mem.bytes);
     free(p->mem.alias);
+    free(p->mem.first);
+    free(p->mem.last);
     free(p);
 }
 
 typedef struct interval {
-    int value;
-    int first, last; /* step range, inclusive */
-    uint64_t bytes;
+    int value;       /* storage root */
+    int first, last; /* live steps, inclusive */
+    uint64_t bytes;  /* aligned size */
+    uint64_t off;    /* placed offset */
 } interval;
 
-static int by_size_desc(const void *a, const void *b) {
-    const interval *x = a, *y = b;
+static uint64_t align_up(uint64_t x) { return (x + RLX_ARENA_ALIGN - 1) / RLX_ARENA_ALIGN * RLX_ARENA_ALIGN; }
+
+/* ------------------------------------------------------------ orders */
+
+static int cmp_size(const void *a, const void *b) {
+    const interval *x = *(const interval *const *)a, *y = *(const interval *const *)b;
     if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
-    return x->first - y->first;
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    return x->value - y->value;
 }
 
-static uint64_t align_up(uint64_t x) { return (x + RLX_ARENA_ALIGN - 1) / RLX_ARENA_ALIGN * RLX_ARENA_ALIGN; }
+static int cmp_time(const void *a, const void *b) {
+    const interval *x = *(const interval *const *)a, *y = *(const interval *const *)b;
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+    return x->value - y->value;
+}
+
+typedef struct step_live {
+    int step;
+    uint64_t live;
+} step_live;
+
+static int cmp_breadth(const void *a, const void *b) {
+    const step_live *x = a, *y = b;
+    if (x->live != y->live) return x->live < y->live ? 1 : -1;
+    return x->step - y->step;
+}
+
+/* Greedy by breadth: steps by live bytes, most first; at each step the
+ * intervals live there that are not yet in the order, largest first.
+ * `by_size` is the size order; the result goes to `order`. */
+static rlx_status order_breadth(interval *const *by_size, size_t n, int n_steps, interval **order) {
+    size_t ns = (size_t)n_steps + 2; /* steps -1 .. n_steps */
+    step_live *sl = calloc(ns, sizeof *sl);
+    uint64_t *diff = calloc(ns + 1, sizeof *diff);
+    uint64_t *sub = calloc(ns + 1, sizeof *sub);
+    char *taken = calloc(n + 1, 1);
+    rlx_status st = RLX_OK;
+    if (!sl || !diff || !sub || !taken) {
+        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (memory plan)");
+        goto done;
+    }
+    for (size_t j = 0; j < n; j++) {
+        diff[by_size[j]->first + 1] += by_size[j]->bytes;
+        sub[by_size[j]->last + 2] += by_size[j]->bytes;
+    }
+    uint64_t live = 0;
+    for (size_t s = 0; s < ns; s++) {
+        live += diff[s];
+        live -= sub[s];
+        sl[s].step = (int)s - 1;
+        sl[s].live = live;
+    }
+    qsort(sl, ns, sizeof *sl, cmp_breadth);
+    /* for each step in breadth order, walk the size order once; the
+     * intervals live at a step are found by scanning, so this costs
+     * O(steps * n) in the worst case, bounded by the caller */
+    size_t k = 0;
+    for (size_t s = 0; s < ns && k < n; s++) {
+        int step = sl[s].step;
+        for (size_t j = 0; j < n; j++) {
+            if (taken[j]) continue;
+            const interval *iv = by_size[j];
+            if (iv->first <= step && step <= iv->last) {
+                taken[j] = 1;
+                order[k++] = by_size[j];
+            }
+        }
+    }
+    for (size_t j = 0; j < n; j++) /* live at no step: cannot happen, but stay total */
+        if (!taken[j]) order[k++] = by_size[j];
+done:
+    free(sl);
+    free(diff);
+    free(sub);
+    free(taken);
+    return st;
+}
+
+/* ------------------------------------------------------------ placement */
+
+/* Lowest offset >= at where `bytes` fit without crossing a multiple of
+ * limit (0: no limit). */
+static uint64_t fit_limit(uint64_t at, uint64_t bytes, uint64_t limit) {
+    if (!limit || bytes == 0) return at;
+    if (at / limit != (at + bytes - 1) / limit) return (at / limit + 1) * limit;
+    return at;
+}
+
+/* Places the intervals in `order`, each at the best-fitting gap among the
+ * placed intervals that overlap it in time. `placed` is scratch for n
+ * pointers, kept sorted by offset. Returns the arena size. */
+static uint64_t place(interval **order, size_t n, interval **placed, uint64_t limit) {
+    size_t n_placed = 0;
+    uint64_t arena = 0;
+    for (size_t j = 0; j < n; j++) {
+        interval *iv = order[j];
+        uint64_t best = UINT64_MAX, best_gap = UINT64_MAX, cur = 0;
+        for (size_t q = 0; q < n_placed; q++) {
+            const interval *o = placed[q];
+            if (o->last < iv->first || iv->last < o->first) continue;
+            if (o->off > cur) {
+                uint64_t at = fit_limit(cur, iv->bytes, limit);
+                if (at + iv->bytes <= o->off && o->off - cur < best_gap) {
+                    best = at;
+                    best_gap = o->off - cur;
+                }
+            }
+            if (o->off + o->bytes > cur) cur = o->off + o->bytes;
+        }
+        iv->off = best != UINT64_MAX ? best : fit_limit(cur, iv->bytes, limit);
+        if (iv->off + iv->bytes > arena) arena = iv->off + iv->bytes;
+        /* insert by offset */
+        size_t at = n_placed;
+        while (at > 0 && placed[at - 1]->off > iv->off) {
+            placed[at] = placed[at - 1];
+            at--;
+        }
+        placed[at] = iv;
+        n_placed++;
+    }
+    return arena;
+}
+
+/* ------------------------------------------------------------ the pass */
+
+/* Above this many intervals only the size order runs (each order costs
+ * O(n^2)); the breadth order, which scans the intervals once per step,
+ * runs while intervals x steps stays below BREADTH_WORK. */
+#define MANY_INTERVALS 20000
+#define BREADTH_WORK 50000000ull
 
 rlx_status rlx_plan_memory(rlx_program *p) {
     rlx_graph *g = p->g;
@@ -39,14 +176,21 @@ rlx_status rlx_plan_memory(rlx_program *p) {
     m->offset = malloc((nv + 1) * sizeof *m->offset);
     m->bytes = calloc(nv + 1, sizeof *m->bytes);
     m->alias = malloc((nv + 1) * sizeof *m->alias);
-    int *first = malloc((nv + 1) * sizeof(int)), *last = malloc((nv + 1) * sizeof(int));
+    m->first = malloc((nv + 1) * sizeof *m->first);
+    m->last = malloc((nv + 1) * sizeof *m->last);
+    memset(m->strategy_bytes, 0, sizeof m->strategy_bytes);
+    int *first = m->first, *last = m->last;
     interval *iv = malloc((nv + 1) * sizeof *iv);
+    interval **order = malloc((nv + 1) * sizeof *order), **by_size = malloc((nv + 1) * sizeof *by_size);
+    interval **placed = malloc((nv + 1) * sizeof *placed);
+    uint64_t *best_off = malloc((nv + 1) * sizeof *best_off);
+    uint64_t *diff = NULL;
     rlx_status st = RLX_OK;
-    if (!m->offset || !m->bytes || !m->alias || !first || !last || !iv) {
+    if (!m->offset || !m->bytes || !m->alias || !first || !last || !iv || !order || !by_size || !placed || !best_off) {
         st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (memory plan)");
         goto done;
     }
-    bool no_reuse = rlx_env_flag("RLX_NO_REUSE");
+    uint64_t limit = m->buffer_limit / RLX_ARENA_ALIGN * RLX_ARENA_ALIGN;
     int n_steps = (int)p->n_steps;
     for (size_t i = 0; i < nv; i++) {
         m->offset[i] = RLX_NO_OFFSET;
@@ -56,13 +200,13 @@ rlx_status rlx_plan_memory(rlx_program *p) {
         const rlx_value *v = &g->values[i];
         if (!v->konst && rlx_value_is_static(v)) m->bytes[i] = rlx_value_numel(v) * rlx_dtype_size(v->dtype);
     }
+    /* 1. lifetimes of storage roots */
     for (size_t i = 0; i < g->n_inputs; i++) first[g->inputs[i]] = last[g->inputs[i]] = -1;
     for (int s = 0; s < n_steps; s++) {
         const rlx_node *n = &g->nodes[p->steps[s]];
-        if (p->step_on[s] == RLX_STEP_VIEW && n->in[0] >= 0 && n->out[0] >= 0) {
-            int root = m->alias[n->in[0]];
-            m->alias[n->out[0]] = root;
-        }
+        if (p->step_on[s] == RLX_STEP_VIEW && n->n_in > 0 && n->n_out > 0 && n->in[0] >= 0 && n->out[0] >= 0 &&
+            !g->values[n->in[0]].konst)
+            m->alias[n->out[0]] = m->alias[n->in[0]];
         for (int k = 0; k < n->n_out; k++) {
             int v = n->out[k];
             if (v < 0 || g->values[v].konst) continue;
@@ -87,65 +231,84 @@ rlx_status rlx_plan_memory(rlx_program *p) {
     for (size_t i = 0; i < nv; i++) {
         if (m->alias[i] != (int)i || first[i] == -2) continue;
         uint64_t b = align_up(m->bytes[i] ? m->bytes[i] : 1);
-        iv[n_iv++] = (interval){ (int)i, first[i], last[i], b };
+        if (limit && b > limit) {
+            st = rlx_fail(RLX_ERR_UNSUPPORTED,
+                          "value '%s' needs %llu bytes, more than one device buffer may hold (%llu bytes)",
+                          g->values[i].name, (unsigned long long)m->bytes[i], (unsigned long long)limit);
+            goto done;
+        }
+        iv[n_iv] = (interval){ (int)i, first[i], last[i], b, 0 };
+        by_size[n_iv] = &iv[n_iv];
+        n_iv++;
         noreuse += b;
     }
-    /* peak live bytes: the lower bound of any plan */
-    uint64_t peak = 0;
-    for (int s = -1; s <= n_steps; s++) {
-        uint64_t live = 0;
-        for (size_t j = 0; j < n_iv; j++)
-            if (iv[j].first <= s && s <= iv[j].last) live += iv[j].bytes;
+    /* 3. the lower bound: live bytes per step, by a difference array over
+     * steps -1 .. n_steps */
+    diff = calloc((size_t)n_steps + 4, sizeof *diff);
+    if (!diff) {
+        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (memory plan)");
+        goto done;
+    }
+    for (size_t j = 0; j < n_iv; j++) {
+        diff[iv[j].first + 1] += iv[j].bytes;
+        diff[iv[j].last + 2] -= iv[j].bytes; /* unsigned wrap-around cancels in the running sum */
+    }
+    uint64_t peak = 0, live = 0;
+    for (int s = 0; s <= n_steps + 1; s++) {
+        live += diff[s];
         if (live > peak) peak = live;
     }
-    qsort(iv, n_iv, sizeof *iv, by_size_desc);
-    uint64_t arena = 0;
-    for (size_t j = 0; j < n_iv; j++) {
-        uint64_t off = 0;
-        if (no_reuse) {
-            off = arena;
-        } else {
-            /* best fit: the smallest gap among placed intervals that
-             * overlap in time, scanning placed ones by offset */
-            uint64_t best = UINT64_MAX, best_gap = UINT64_MAX;
-            /* collect overlapping placed intervals sorted by offset */
-            size_t cnt = 0;
-            interval *ov = malloc((j + 1) * sizeof *ov);
-            if (!ov) { st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (memory plan)"); goto done; }
-            for (size_t q = 0; q < j; q++)
-                if (!(iv[q].last < iv[j].first || iv[j].last < iv[q].first)) {
-                    ov[cnt] = iv[q];
-                    ov[cnt].first = 0;
-                    ov[cnt++].bytes = iv[q].bytes;
-                }
-            /* insertion sort by offset (m->offset of the value) */
-            for (size_t a = 1; a < cnt; a++)
-                for (size_t b = a; b > 0 && m->offset[ov[b - 1].value] > m->offset[ov[b].value]; b--) {
-                    interval t = ov[b]; ov[b] = ov[b - 1]; ov[b - 1] = t;
-                }
-            uint64_t cur = 0;
-            for (size_t a = 0; a < cnt; a++) {
-                uint64_t o = m->offset[ov[a].value];
-                if (o >= cur && o - cur >= iv[j].bytes && o - cur < best_gap) {
-                    best = cur;
-                    best_gap = o - cur;
-                }
-                if (o + ov[a].bytes > cur) cur = o + ov[a].bytes;
-            }
-            free(ov);
-            off = best != UINT64_MAX ? best : cur;
+    /* 2. placement */
+    qsort(by_size, n_iv, sizeof *by_size, cmp_size);
+    uint64_t best = UINT64_MAX;
+    m->strategy = RLX_MEM_NO_REUSE;
+    if (rlx_env_flag("RLX_NO_REUSE")) {
+        uint64_t at = 0;
+        for (size_t j = 0; j < n_iv; j++) {
+            iv[j].off = fit_limit(at, iv[j].bytes, limit);
+            at = iv[j].off + iv[j].bytes;
+            best_off[j] = iv[j].off;
         }
-        m->offset[iv[j].value] = off;
-        if (off + iv[j].bytes > arena) arena = off + iv[j].bytes;
+        best = at;
+        m->strategy_bytes[RLX_MEM_NO_REUSE] = at;
+    } else {
+        for (int k = RLX_MEM_BY_SIZE; k < RLX_MEM_N_STRATEGIES; k++) {
+            if (k != RLX_MEM_BY_SIZE && n_iv > MANY_INTERVALS) break;
+            if (k == RLX_MEM_BY_BREADTH && (uint64_t)n_iv * (uint64_t)(n_steps + 2) > BREADTH_WORK) continue;
+            if (k == RLX_MEM_BY_SIZE) {
+                memcpy(order, by_size, n_iv * sizeof *order);
+            } else if (k == RLX_MEM_BY_BREADTH) {
+                RLX_TRY_GOTO(st, order_breadth(by_size, n_iv, n_steps, order), done);
+            } else {
+                memcpy(order, by_size, n_iv * sizeof *order);
+                qsort(order, n_iv, sizeof *order, cmp_time);
+            }
+            uint64_t a = place(order, n_iv, placed, limit);
+            m->strategy_bytes[k] = a ? a : 1;
+            if (a < best) {
+                best = a;
+                m->strategy = (rlx_mem_strategy)k;
+                for (size_t j = 0; j < n_iv; j++) best_off[j] = iv[j].off;
+            }
+        }
     }
+    if (!n_iv) best = 0;
+    for (size_t j = 0; j < n_iv; j++) m->offset[iv[j].value] = best_off[j];
     for (size_t i = 0; i < nv; i++)
-        if (m->alias[i] != (int)i) m->offset[i] = m->offset[m->alias[i]];
-    m->arena_bytes = arena;
+        if (m->alias[i] != (int)i) {
+            m->offset[i] = m->offset[m->alias[i]];
+            first[i] = first[m->alias[i]];
+            last[i] = last[m->alias[i]];
+        }
+    m->arena_bytes = best;
     m->noreuse_bytes = noreuse;
     m->peak_bytes = peak;
 done:
-    free(first);
-    free(last);
     free(iv);
+    free(order);
+    free(by_size);
+    free(placed);
+    free(best_off);
+    free(diff);
     return st;
 }

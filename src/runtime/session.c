@@ -39,6 +39,7 @@ struct rlx_session {
     plan_entry plans[PLAN_CACHE];
     size_t n_plans;
     uint64_t tick;
+    uint64_t compiles; /* plans compiled so far (each miss of the cache) */
     plan_entry *last;
 };
 
@@ -123,6 +124,9 @@ const char *rlx_session_dispatch_report(rlx_session *s) {
 const rlx_compile_stats *rlx_session_last_stats(const rlx_session *s) {
     return (s && s->last) ? &s->last->stats : NULL;
 }
+
+size_t rlx_session_plan_count(const rlx_session *s) { return s ? s->n_plans : 0; }
+uint64_t rlx_session_compile_count(const rlx_session *s) { return s ? s->compiles : 0; }
 
 const rlx_program *rlx_session_last_program(const rlx_session *s) {
     return (s && s->last) ? s->last->p : NULL;
@@ -290,7 +294,12 @@ static rlx_status run_pass(rlx_graph *g, rlx_pass_stats *ps, const char *name, p
 
 /* The pass pipeline of a specialised graph (static input shapes). */
 static rlx_status run_passes(rlx_graph *g, rlx_pass_stats *ps) {
-    rlx_fold_options fo = { .max_elements = (size_t)1 << 26, .eager = false };
+    /* No size limit: a constant subgraph left unfolded would be computed on
+     * every run into the arena, where it stays live from its step to its
+     * use (the 392 MiB fc6 weight of the light VGG-19, made by a
+     * ConstantOfShape, took 94% of that model's arena); folded, it is
+     * computed once and kept with the weights. */
+    rlx_fold_options fo = { .max_elements = 0, .eager = false };
     dump_ir(g, "binding the input shapes");
     RLX_TRY(rlx_pass_fold(g, &fo, ps));
     dump_ir(g, "fold (shape inference + constant folding)");
@@ -312,7 +321,19 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
         rlx_value_set_shape(v, ordered[j]->rank, ordered[j]->dims, NULL);
     }
     rlx_pass_stats ps = { 0 };
-    RLX_TRY_GOTO(st, run_passes(g, &ps), fail);
+    st = run_passes(g, &ps);
+    if (st == RLX_ERR_INVALID_MODEL) {
+        /* the model imported and verified: what fails now is these input
+         * shapes (a Reshape that cannot take them, symbols that do not
+         * broadcast); say which shapes, keep the node the passes named */
+        char sig[512] = "", sh[128];
+        size_t o = 0;
+        for (size_t j = 0; j < g->n_inputs && o < sizeof sig; j++)
+            o += (size_t)snprintf(sig + o, sizeof sig - o, "%s%s=%s", j ? ", " : "", g->values[g->inputs[j]].name,
+                                  rlx_shape_str(ordered[j]->dims, ordered[j]->rank, sh, sizeof sh));
+        st = rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "the model does not accept the input shapes %s: ", sig);
+    }
+    if (st) goto fail;
     e->stats.nodes_folded = ps.folded;
     e->stats.nodes_removed = ps.removed;
     e->stats.nodes_fused = ps.fused;
@@ -354,6 +375,7 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
                             n->op_type);
         p->step_on[p->n_steps++] = on;
     }
+    p->mem.buffer_limit = s->be->max_buffer_bytes;
     RLX_TRY(rlx_plan_memory(p));
     e->stats.passes_s = rlx_now_seconds() - t0;
     double t1 = rlx_now_seconds();
@@ -448,9 +470,20 @@ rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered
     }
     e->last_used = ++s->tick;
     s->last = e;
+    s->compiles++;
     *compiled_now = true;
     if (rlx_env_flag("RLX_DISPATCH_REPORT") && e->report) fputs(e->report, stderr);
     return RLX_OK;
+}
+
+rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *const *input_names,
+                               const rlx_tensor *const *inputs) {
+    if (!s) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session is NULL");
+    if (s->g->n_inputs > 64 || n_inputs > 64) return rlx_fail(RLX_ERR_UNSUPPORTED, "more than 64 graph inputs");
+    const rlx_tensor *ordered[65] = { 0 };
+    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
+    bool fresh;
+    return rlx_session_get_plan(s, ordered, &fresh);
 }
 
 rlx_status rlx_session_run(rlx_session *s, size_t n_inputs, const char *const *input_names,

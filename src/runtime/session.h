@@ -15,9 +15,21 @@ typedef struct rlx_compile_stats {
  * inputs (and checked). Sets *compiled_now when it compiled. */
 rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered, bool *compiled_now);
 
+/* Checks inputs as rlx_session_run does, then finds or compiles their plan
+ * (it becomes the last plan) without running it. Only the inputs' dtypes
+ * and shapes matter; their data is not read.
+ * errors: as rlx_session_run's before it runs. */
+rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *const *input_names,
+                               const rlx_tensor *const *inputs);
+
 /* Stats and program of the plan used last (NULL before the first run, or
  * program NULL for an eager plan). */
 const rlx_compile_stats *rlx_session_last_stats(const rlx_session *s);
 const rlx_program *rlx_session_last_program(const rlx_session *s);
+
+/* Plans held in the session's cache (at most 8, least recently used
+ * evicted first), and plans compiled since the session was created. */
+size_t rlx_session_plan_count(const rlx_session *s);
+uint64_t rlx_session_compile_count(const rlx_session *s);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
+#include "backend/webgpu/wg_split.h"
 #include "ir/op.h"
 
 /* ------------------------------------------------------------ unary */
@@ -35,19 +36,36 @@ static const struct {
     { "Atanh", UN_ATANH }, { "Identity", UN_IDENTITY }, { "Shrink", UN_SHRINK }, { "Swish", UN_SWISH },
 };
 
-/* Emits y = f(x) over n elements. */
-static rlx_status emit_unary(wg_lower *L, int code, int x, int y, uint64_t n, float alpha, float beta, float gamma) {
+typedef struct unary_ctx {
+    int code, x, y;
+    float alpha, beta, gamma;
+} unary_ctx;
+
+static rlx_status emit_unary_block(wg_lower *L, const wg_block *b, void *ctx) {
+    const unary_ctx *u = ctx;
     wg_dispatch *d = wg_emit(L, "unary");
-    wg_spec(L, d, "OP", code);
-    wg_bind(L, d, x, 0, n);
-    wg_bind(L, d, y, 0, n);
-    wg_p_u32(L, d, (uint32_t)n);
+    wg_spec(L, d, "OP", u->code);
+    wg_bind(L, d, u->x, b->lo[0], b->n[0]);
+    wg_bind(L, d, u->y, b->lo[1], b->n[1]);
+    wg_p_u32(L, d, (uint32_t)b->numel);
     wg_p_u32(L, d, 0);
-    wg_p_f32(L, d, alpha);
-    wg_p_f32(L, d, beta);
-    wg_p_f32(L, d, gamma);
+    wg_p_f32(L, d, u->alpha);
+    wg_p_f32(L, d, u->beta);
+    wg_p_f32(L, d, u->gamma);
     wg_p_u32(L, d, 0);
-    return wg_grid_1d(L, d, n);
+    return wg_grid_1d(L, d, b->numel);
+}
+
+/* Emits y = f(x) over n elements, in chunks that fit one binding. */
+static rlx_status emit_unary(wg_lower *L, int code, int x, int y, uint64_t n, float alpha, float beta, float gamma) {
+    wg_strided sp;
+    memset(&sp, 0, sizeof sp);
+    sp.rank = 1;
+    sp.dims[0] = n;
+    sp.n_ops = 2;
+    sp.str[0][0] = sp.str[1][0] = 1;
+    unary_ctx u = { code, x, y, alpha, beta, gamma };
+    return wg_split_strided(L, &sp, emit_unary_block, &u);
 }
 
 /* Reads optional scalar input i (Clip-11 min/max) as float: absent -> def. */
@@ -172,30 +190,57 @@ static rlx_status make_bshape(wg_lower *L, const rlx_value *a, const rlx_value *
     return RLX_OK;
 }
 
-/* y = a op b over y's shape (a, b broadcast to it). */
+typedef struct binary_ctx {
+    int code, a, b, y;
+    bool is_int;
+    const bshape *bs;
+} binary_ctx;
+
+/* One dispatch of kernels/binary.wgsl over a block of the output (operands
+ * a, b, y; strides are never negative, so each window starts at the
+ * block's first element). */
+static rlx_status emit_binary_block(wg_lower *L, const wg_block *blk, void *ctx) {
+    const binary_ctx *c = ctx;
+    wg_dispatch *d = wg_emit(L, "binary");
+    wg_spec(L, d, "OP", c->code);
+    wg_spec(L, d, "INT", c->is_int ? 1 : 0);
+    wg_bind(L, d, c->a, blk->lo[0], blk->n[0]);
+    wg_bind(L, d, c->b, blk->lo[1], blk->n[1]);
+    wg_bind(L, d, c->y, blk->lo[2], blk->n[2]);
+    wg_p_u32(L, d, (uint32_t)blk->numel);
+    wg_p_u32(L, d, (uint32_t)c->bs->rank);
+    wg_p_align16(L, d);
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < BIN_MAX_RANK; i++) {
+            uint64_t v = k == 0 ? blk->dims[i] : c->bs->str[k - 1][i];
+            if (k == 0 && i >= c->bs->rank) v = 1;
+            wg_p_u32(L, d, (uint32_t)v);
+        }
+    }
+    return wg_grid_1d(L, d, blk->numel);
+}
+
+/* y = a op b over y's shape (a, b broadcast to it), in blocks that fit one
+ * binding. */
 static rlx_status emit_binary(wg_lower *L, int code, bool is_int, int a, int b, int y) {
     const rlx_graph *g = L->g;
     const rlx_value *va = &g->values[a], *vb = &g->values[b], *vy = &g->values[y];
     bshape bs;
     RLX_TRY(make_bshape(L, va, vb, vy, &bs));
-    uint64_t n = wg_numel(vy);
-    wg_dispatch *d = wg_emit(L, "binary");
-    wg_spec(L, d, "OP", code);
-    wg_spec(L, d, "INT", is_int ? 1 : 0);
-    wg_bind_value(L, d, a);
-    wg_bind_value(L, d, b);
-    wg_bind_value(L, d, y);
-    wg_p_u32(L, d, (uint32_t)n);
-    wg_p_u32(L, d, (uint32_t)bs.rank);
-    wg_p_align16(L, d);
-    for (int k = 0; k < 3; k++) {
-        for (int i = 0; i < BIN_MAX_RANK; i++) {
-            uint64_t v = k == 0 ? bs.dims[i] : bs.str[k - 1][i];
-            if (k == 0 && i >= bs.rank) v = 1;
-            wg_p_u32(L, d, (uint32_t)v);
-        }
+    wg_strided sp;
+    memset(&sp, 0, sizeof sp);
+    sp.rank = bs.rank;
+    sp.n_ops = 3;
+    int64_t ys = 1;
+    for (int i = bs.rank - 1; i >= 0; i--) {
+        sp.dims[i] = bs.dims[i];
+        sp.str[0][i] = (int64_t)bs.str[0][i];
+        sp.str[1][i] = (int64_t)bs.str[1][i];
+        sp.str[2][i] = ys;
+        ys *= (int64_t)bs.dims[i];
     }
-    return wg_grid_1d(L, d, n);
+    binary_ctx c = { code, a, b, y, is_int, &bs };
+    return wg_split_strided(L, &sp, emit_binary_block, &c);
 }
 
 static rlx_status lower_binary(wg_lower *L) {

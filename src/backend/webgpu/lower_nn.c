@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
+#include "backend/webgpu/wg_split.h"
 #include "ir/op.h"
 #include "ir/ops/conv_geom.h"
 
@@ -89,7 +90,7 @@ typedef struct mm_desc {
     uint64_t a_off, a_n, b_off, b_n, bias_off, bias_n, y_off, y_n;
 } mm_desc;
 
-static rlx_status emit_matmul(wg_lower *L, const mm_desc *m) {
+static rlx_status emit_matmul_one(wg_lower *L, const mm_desc *m) {
     uint64_t nbatch = 1;
     for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
     uint64_t tiles_n = (m->N + 15) / 16, tiles_m = (m->M + 15) / 16;
@@ -128,6 +129,175 @@ static rlx_status emit_matmul(wg_lower *L, const mm_desc *m) {
             wg_p_u32(L, d, (uint32_t)v);
         }
     return wg_grid_groups(L, d, groups);
+}
+
+/* Windows (elements) of each operand of a matmul block: bc items of the
+ * innermost batch dim (the outer batch dims fixed), mc rows, nc columns.
+ * Every stride is non-negative. */
+static uint64_t mm_ext_a(const mm_desc *m, uint64_t bc, uint64_t mc) {
+    uint64_t bs = m->nb ? m->a_bs[m->nb - 1] : 0;
+    return 1 + (bc - 1) * bs + (mc - 1) * m->a_sm + (m->K ? m->K - 1 : 0) * m->a_sk;
+}
+static uint64_t mm_ext_b(const mm_desc *m, uint64_t bc, uint64_t nc) {
+    uint64_t bs = m->nb ? m->b_bs[m->nb - 1] : 0;
+    return 1 + (bc - 1) * bs + (m->K ? m->K - 1 : 0) * m->b_sk + (nc - 1) * m->b_sn;
+}
+static uint64_t mm_y_sm(const mm_desc *m) { return m->y_sm ? m->y_sm : m->N; }
+static uint64_t mm_ext_y(const mm_desc *m, uint64_t bc, uint64_t mc, uint64_t nc) {
+    uint64_t bs = m->nb ? m->y_bs[m->nb - 1] : 0;
+    return 1 + (bc - 1) * bs + (mc - 1) * mm_y_sm(m) + (nc - 1);
+}
+static uint64_t mm_ext_bias(const mm_desc *m, uint64_t bc, uint64_t mc, uint64_t nc) {
+    if (m->bias < 0) return 1;
+    uint64_t bs = m->nb ? m->bias_bs[m->nb - 1] : 0;
+    return 1 + (bc - 1) * bs + (mc - 1) * m->bias_sm + (nc - 1) * m->bias_sn;
+}
+
+static bool mm_fits(const mm_desc *m, uint64_t bc, uint64_t mc, uint64_t nc, uint64_t room) {
+    return mm_ext_a(m, bc, mc) <= room && mm_ext_b(m, bc, nc) <= room && mm_ext_y(m, bc, mc, nc) <= room &&
+           mm_ext_bias(m, bc, mc, nc) <= room;
+}
+
+/* Largest x in [1, hi] with ok(x), 0 if none; ok is monotone (true up to a
+ * point). */
+#define MM_LARGEST(hi, expr_of_x, out)                    \
+    do {                                                  \
+        uint64_t lo_ = 0, hi_ = (hi);                      \
+        while (lo_ < hi_) {                               \
+            uint64_t x = lo_ + (hi_ - lo_ + 1) / 2;        \
+            if (expr_of_x) lo_ = x;                       \
+            else hi_ = x - 1;                             \
+        }                                                 \
+        (out) = lo_;                                      \
+    } while (0)
+
+/* Most dispatches one matmul may be split into before the lowering
+ * declines (the step then runs on the CPU). */
+#define MM_MAX_BLOCKS 16384u
+
+/* Blocks of a matmul whose every row of A and column of B fits a binding:
+ * first by items of the innermost batch dim (the outer batch dims one at
+ * a time), then by rows of A and y (M) and columns of B and y (N). */
+static rlx_status emit_matmul_tiled(wg_lower *L, const mm_desc *m) {
+    uint64_t nbatch = 1;
+    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    uint64_t room = wg_window_room(L->caps);
+    uint64_t inner = m->nb ? m->bdims[m->nb - 1] : 1, outer = m->nb ? nbatch / inner : 1;
+    uint64_t bc = 0, mc = m->M, nc = m->N;
+    MM_LARGEST(inner, mm_fits(m, x, m->M, m->N, room), bc);
+    if (bc == 0) { /* one batch item at a time, split M and N */
+        bc = 1;
+        MM_LARGEST(m->M, mm_ext_a(m, 1, x) <= room, mc);
+        MM_LARGEST(m->N, mm_ext_b(m, 1, x) <= room, nc);
+        if (mc == 0 || nc == 0) return wg_decline(L, "a row of A or a column of B exceeds one storage binding");
+        if (!mm_fits(m, 1, mc, nc, room)) {
+            uint64_t mc2;
+            MM_LARGEST(mc, mm_fits(m, 1, x, nc, room), mc2);
+            if (mc2) {
+                mc = mc2;
+            } else {
+                mc = 1;
+                MM_LARGEST(nc, mm_fits(m, 1, 1, x, room), nc);
+                if (nc == 0) return wg_decline(L, "no block of the matmul fits one storage binding");
+            }
+        }
+    }
+    uint64_t blocks = outer * ((inner + bc - 1) / bc) * ((m->M + mc - 1) / mc) * ((m->N + nc - 1) / nc);
+    if (blocks > MM_MAX_BLOCKS)
+        return wg_decline(L, "splitting the matmul by the binding limit would take %llu dispatches",
+                          (unsigned long long)blocks);
+    for (uint64_t q = 0; q < outer; q++) {
+        /* offsets of outer batch item q (batch dims 0 .. nb-2) */
+        uint64_t a0 = m->a_off, b0 = m->b_off, y0 = m->y_off, c0 = m->bias_off, r = q;
+        for (int i = m->nb - 2; i >= 0; i--) {
+            uint64_t idx = r % m->bdims[i];
+            r /= m->bdims[i];
+            a0 += idx * m->a_bs[i];
+            b0 += idx * m->b_bs[i];
+            y0 += idx * m->y_bs[i];
+            c0 += idx * m->bias_bs[i];
+        }
+        uint64_t ia = m->nb ? m->a_bs[m->nb - 1] : 0, ib = m->nb ? m->b_bs[m->nb - 1] : 0;
+        uint64_t iy = m->nb ? m->y_bs[m->nb - 1] : 0, ic = m->nb ? m->bias_bs[m->nb - 1] : 0;
+        for (uint64_t j0 = 0; j0 < inner; j0 += bc) {
+            uint64_t bn = inner - j0 < bc ? inner - j0 : bc;
+            for (uint64_t m0 = 0; m0 < m->M; m0 += mc)
+                for (uint64_t n0 = 0; n0 < m->N; n0 += nc) {
+                    mm_desc blk = *m;
+                    blk.M = m->M - m0 < mc ? m->M - m0 : mc;
+                    blk.N = m->N - n0 < nc ? m->N - n0 : nc;
+                    blk.y_sm = mm_y_sm(m);
+                    blk.nb = m->nb ? 1 : 0;
+                    if (m->nb) {
+                        blk.bdims[0] = bn;
+                        blk.a_bs[0] = ia;
+                        blk.b_bs[0] = ib;
+                        blk.y_bs[0] = iy;
+                        blk.bias_bs[0] = ic;
+                    }
+                    blk.a_off = a0 + j0 * ia + m0 * m->a_sm;
+                    blk.a_n = mm_ext_a(m, bn, blk.M);
+                    blk.b_off = b0 + j0 * ib + n0 * m->b_sn;
+                    blk.b_n = mm_ext_b(m, bn, blk.N);
+                    blk.y_off = y0 + j0 * iy + m0 * blk.y_sm + n0;
+                    blk.y_n = mm_ext_y(m, bn, blk.M, blk.N);
+                    if (m->bias >= 0) {
+                        blk.bias_off = c0 + j0 * ic + m0 * m->bias_sm + n0 * m->bias_sn;
+                        blk.bias_n = mm_ext_bias(m, bn, blk.M, blk.N);
+                    }
+                    RLX_TRY(emit_matmul_one(L, &blk));
+                }
+        }
+    }
+    return RLX_OK;
+}
+
+/* One batched matmul, split when an operand exceeds one storage binding.
+ * Split by batch items, rows (M) and columns (N) only, each output element
+ * is still computed by one invocation over the whole K in the same order:
+ * the same bits as the unsplit product. When one row of A or one column
+ * of B is itself larger than a binding (a MatMul weight B [K, N] stored
+ * row-major, whose columns span all of it), K is split too: chunk 0
+ * computes y = alpha * A0 B0 (+ beta * C), each later chunk y = alpha * Ak
+ * Bk + y (y bound again as the bias). That changes the summation order:
+ * the result then differs from the unsplit one by rounding only. */
+static rlx_status emit_matmul(wg_lower *L, const mm_desc *m) {
+    uint64_t nbatch = 1;
+    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    if (nbatch == 0 || m->M == 0 || m->N == 0) return RLX_OK;
+    const wg_caps *c = L->caps;
+    if (wg_binding_bytes(c, m->a_off, m->a_n) <= c->max_binding && wg_binding_bytes(c, m->b_off, m->b_n) <= c->max_binding &&
+        wg_binding_bytes(c, m->y_off, m->y_n) <= c->max_binding &&
+        (m->bias < 0 || wg_binding_bytes(c, m->bias_off, m->bias_n) <= c->max_binding))
+        return emit_matmul_one(L, m);
+    uint64_t room = wg_window_room(c);
+    if (mm_ext_a(m, 1, 1) <= room && mm_ext_b(m, 1, 1) <= room) return emit_matmul_tiled(L, m);
+    if (m->K == 0) return wg_decline(L, "K = 0 with operands larger than a binding");
+    /* the largest K chunk whose row of A and column of B fit */
+    uint64_t kc;
+    MM_LARGEST(m->K, 1 + (x - 1) * m->a_sk <= room && 1 + (x - 1) * m->b_sk <= room, kc);
+    if (kc == 0) return wg_decline(L, "one element's strides exceed a binding");
+    uint64_t chunks = (m->K + kc - 1) / kc;
+    if (chunks > MM_MAX_BLOCKS) return wg_decline(L, "K = %llu would take %llu chunks", (unsigned long long)m->K,
+                                                  (unsigned long long)chunks);
+    for (uint64_t k0 = 0; k0 < m->K; k0 += kc) {
+        mm_desc sub = *m;
+        sub.K = m->K - k0 < kc ? m->K - k0 : kc;
+        sub.a_off = m->a_off + k0 * m->a_sk;
+        sub.b_off = m->b_off + k0 * m->b_sk;
+        if (k0 > 0) { /* accumulate onto y: bias = y, beta = 1 */
+            sub.bias = m->y;
+            sub.beta = 1.0f;
+            sub.bias_off = m->y_off;
+            sub.bias_n = m->y_n;
+            sub.bias_sm = mm_y_sm(m);
+            sub.bias_sn = 1;
+            memcpy(sub.bias_bs, m->y_bs, sizeof sub.bias_bs);
+        }
+        sub.y_sm = mm_y_sm(m);
+        RLX_TRY(emit_matmul_tiled(L, &sub));
+    }
+    return RLX_OK;
 }
 
 /* ------------------------------------------------------------ Conv */
@@ -389,28 +559,6 @@ static rlx_status lower_gemm(wg_lower *L) {
     }
     m.y = wg_out_id(L, 0);
     m.y_n = M * N;
-    /* B larger than one binding: with transB its rows are contiguous, so
-     * split N into blocks of rows that fit, each writing its block of y's
-     * columns (same reduction order per element) */
-    uint64_t room = L->caps->max_binding > L->caps->storage_align ? (L->caps->max_binding - L->caps->storage_align) / 4 : 0;
-    if (m.b_n > room && tb && K > 0 && room >= K) {
-        uint64_t rows = room / K, bias_total = m.bias_n;
-        for (uint64_t n0 = 0; n0 < N; n0 += rows) {
-            mm_desc blk = m;
-            blk.N = N - n0 < rows ? N - n0 : rows;
-            blk.b_off = n0 * K;
-            blk.b_n = blk.N * K;
-            blk.y_off = n0;
-            blk.y_n = (M - 1) * N + blk.N;
-            blk.y_sm = N;
-            if (blk.bias >= 0) {
-                blk.bias_off = n0 * m.bias_sn;
-                blk.bias_n = bias_total - blk.bias_off;
-            }
-            RLX_TRY(emit_matmul(L, &blk));
-        }
-        return RLX_OK;
-    }
     return emit_matmul(L, &m);
 }
 

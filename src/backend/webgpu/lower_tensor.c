@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
+#include "backend/webgpu/wg_split.h"
 #include "ir/op.h"
 
 #define CP_MAX_RANK 8
@@ -29,6 +30,28 @@ static void contiguous(const int64_t *dims, int rank, int64_t *str) {
         str[i] = s;
         s *= dims[i];
     }
+}
+
+typedef struct copy_ctx {
+    int x, y;
+    int64_t ss[CP_MAX_RANK], ds[CP_MAX_RANK]; /* outermost first */
+} copy_ctx;
+
+/* One dispatch of kernels/copy.wgsl over a block (operand 0 x, 1 y). */
+static rlx_status emit_copy_block(wg_lower *L, const wg_block *b, void *ctx) {
+    const copy_ctx *cc = ctx;
+    wg_dispatch *d = wg_emit(L, "copy");
+    wg_bind(L, d, cc->x, b->lo[0], b->n[0]);
+    wg_bind(L, d, cc->y, b->lo[1], b->n[1]);
+    wg_p_u32(L, d, (uint32_t)b->numel);
+    wg_p_u32(L, d, (uint32_t)b->rank);
+    wg_p_i32(L, d, (int32_t)(b->base[0] - (int64_t)b->lo[0]));
+    wg_p_i32(L, d, (int32_t)(b->base[1] - (int64_t)b->lo[1]));
+    wg_p_align16(L, d);
+    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < b->rank ? (uint32_t)b->dims[i] : 1);
+    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < b->rank ? (int32_t)cc->ss[i] : 0);
+    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < b->rank ? (int32_t)cc->ds[i] : 0);
+    return wg_grid_1d(L, d, b->numel);
 }
 
 /* Emits y[dst_base + c . ds] = x[src_base + c . ss] over c in dims (in
@@ -82,21 +105,74 @@ static rlx_status emit_copy(wg_lower *L, int x, int y, const cpy *c) {
         return wg_decline(L, "offsets");
     for (int i = 0; i < r; i++)
         if (ss[i] <= -lim || ss[i] >= lim || ds[i] <= -lim || ds[i] >= lim) return wg_decline(L, "strides");
-    uint64_t threads = bytes ? (n + 3) / 4 : n;
-    wg_dispatch *d = wg_emit(L, "copy");
-    if (bytes) wg_spec(L, d, "BYTES", 1);
-    wg_bind_value(L, d, x);
-    wg_bind_value(L, d, y);
-    wg_p_u32(L, d, (uint32_t)n);
-    wg_p_u32(L, d, (uint32_t)r);
-    wg_p_i32(L, d, (int32_t)src_base);
-    wg_p_i32(L, d, (int32_t)dst_base);
-    wg_p_u32(L, d, (uint32_t)threads);
-    wg_p_align16(L, d);
-    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < r ? (uint32_t)dims[r - 1 - i] : 1);
-    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < r ? (int32_t)ss[r - 1 - i] : 0);
-    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < r ? (int32_t)ds[r - 1 - i] : 0);
-    return wg_grid_1d(L, d, threads);
+    if (bytes) { /* one dispatch: each invocation assembles a whole word of y */
+        uint64_t threads = bytes ? (n + 3) / 4 : n;
+        wg_dispatch *d = wg_emit(L, "copy");
+        if (bytes) wg_spec(L, d, "BYTES", 1);
+        wg_bind_value(L, d, x);
+        wg_bind_value(L, d, y);
+        wg_p_u32(L, d, (uint32_t)n);
+        wg_p_u32(L, d, (uint32_t)r);
+        wg_p_i32(L, d, (int32_t)src_base);
+        wg_p_i32(L, d, (int32_t)dst_base);
+        wg_p_u32(L, d, (uint32_t)threads);
+        wg_p_align16(L, d);
+        for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < r ? (uint32_t)dims[r - 1 - i] : 1);
+        for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < r ? (int32_t)ss[r - 1 - i] : 0);
+        for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < r ? (int32_t)ds[r - 1 - i] : 0);
+        return wg_grid_1d(L, d, threads);
+    }
+    /* outermost first, split into blocks that fit one binding each */
+    wg_strided sp;
+    memset(&sp, 0, sizeof sp);
+    sp.rank = r;
+    sp.n_ops = 2;
+    sp.base[0] = src_base;
+    sp.base[1] = dst_base;
+    for (int i = 0; i < r; i++) {
+        sp.dims[i] = dims[r - 1 - i];
+        sp.str[0][i] = ss[r - 1 - i];
+        sp.str[1][i] = ds[r - 1 - i];
+    }
+    copy_ctx cc;
+    memset(&cc, 0, sizeof cc);
+    cc.x = x;
+    cc.y = y;
+    for (int i = 0; i < r; i++) {
+        cc.ss[i] = sp.str[0][i];
+        cc.ds[i] = sp.str[1][i];
+    }
+    return wg_split_strided(L, &sp, emit_copy_block, &cc);
+}
+
+typedef struct fill_ctx {
+    int y;
+    uint32_t lo, hi;
+} fill_ctx;
+
+static rlx_status emit_fill_block(wg_lower *L, const wg_block *b, void *ctx) {
+    const fill_ctx *fc = ctx;
+    bool odd = (b->lo[0] & 1) != 0; /* the pattern's period is two words from word 0 of y */
+    wg_dispatch *d = wg_emit(L, "fill");
+    wg_bind(L, d, fc->y, b->lo[0], b->n[0]);
+    wg_p_u32(L, d, (uint32_t)b->numel);
+    wg_p_u32(L, d, odd ? fc->hi : fc->lo);
+    wg_p_u32(L, d, odd ? fc->lo : fc->hi);
+    return wg_grid_1d(L, d, b->numel);
+}
+
+/* Words y[0, n) = lo, hi, lo, hi, ... (kernels/fill.wgsl: a 4-byte value
+ * repeated when lo == hi, an i64 as word pairs, four bool bytes a word), in
+ * chunks that fit one binding. */
+static rlx_status emit_fill(wg_lower *L, int y, uint64_t n, uint32_t lo, uint32_t hi) {
+    wg_strided sp;
+    memset(&sp, 0, sizeof sp);
+    sp.rank = 1;
+    sp.dims[0] = n;
+    sp.n_ops = 1;
+    sp.str[0][0] = 1;
+    fill_ctx fc = { y, lo, hi };
+    return wg_split_strided(L, &sp, emit_fill_block, &fc);
 }
 
 #define DATA_TYPES (WG_ANY4 | WG_I64 | WG_BOOL)
@@ -380,12 +456,7 @@ static rlx_status lower_pad(wg_lower *L) {
     contiguous(y->dims, r, ys);
     uint64_t total = wg_numel(y);
     if (total == 0) return RLX_OK;
-    wg_dispatch *d = wg_emit(L, "fill");
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)wg_words(y));
-    wg_p_u32(L, d, bits);
-    wg_p_u32(L, d, hi);
-    RLX_TRY(wg_grid_1d(L, d, wg_words(y)));
+    RLX_TRY(emit_fill(L, wg_out_id(L, 0), wg_words(y), bits, hi));
     cpy c;
     memset(&c, 0, sizeof c);
     c.rank = r;

@@ -155,6 +155,13 @@ rlx_status wg_grid_groups(wg_lower *L, wg_dispatch *d, uint64_t groups);
 bool wg_window_fits(const wg_lower *L, uint64_t elems);
 uint64_t wg_max_window(const wg_lower *L);
 
+/* Bytes of the storage binding of a window of `elems` 4-byte elements
+ * starting at element elem_off of a value (values start aligned): the
+ * window is bound from the offset aligned down to
+ * minStorageBufferOffsetAlignment. Every window of a lowering must fit
+ * caps->max_binding; wg_lower_node declines the node otherwise. */
+uint64_t wg_binding_bytes(const wg_caps *caps, uint64_t elem_off, uint64_t elems);
+
 /* Requests `elems` 4-byte elements of scratch for this step (the maximum
  * over calls is kept); bind it with value WG_SCRATCH. */
 void wg_scratch(wg_lower *L, uint64_t elems);

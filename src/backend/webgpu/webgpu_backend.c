@@ -45,7 +45,8 @@ typedef struct xfer {
     int root;             /* value id whose storage moves */
     uint64_t arena_off;   /* byte offset in the arena (= in the host mirror) */
     uint64_t bytes;       /* exact bytes */
-    uint64_t staging_off; /* read-backs: byte offset in the staging buffer */
+    uint64_t staging_off; /* read-backs: byte offset in their staging buffer */
+    size_t staging_buf;   /* read-backs: which staging buffer */
 } xfer;
 
 typedef struct segment {
@@ -56,7 +57,8 @@ typedef struct segment {
     size_t n_up, cap_up;
     xfer *rd;      /* read-backs after the segment */
     size_t n_rd, cap_rd;
-    uint64_t staging_bytes;
+    uint64_t *staging_used; /* bytes used in each staging buffer, n_staging of them */
+    size_t n_staging;
 } segment;
 
 enum { OUT_KONST, OUT_HOST, OUT_INPUT, OUT_STAGING };
@@ -65,14 +67,25 @@ typedef struct outsrc {
     int kind;
     int input;            /* OUT_INPUT: graph input index */
     uint64_t off;         /* OUT_HOST: arena offset; OUT_STAGING: staging offset */
+    size_t sbuf;          /* OUT_STAGING: staging buffer */
     size_t seg;           /* OUT_STAGING: segment whose read-back holds it */
 } outsrc;
 
 struct rlx_backend_exe {
     wg_backend *b;
     const rlx_program *p;
-    WGPUBuffer arena, scratch, params, staging;
-    uint64_t arena_size, scratch_size, staging_size;
+    /* the arena: n_arena buffers of arena_chunk bytes (the last may be
+     * shorter); the memory plan keeps every tensor inside one of them */
+    WGPUBuffer *arena;
+    uint64_t *arena_len;
+    size_t n_arena;
+    uint64_t arena_chunk;
+    WGPUBuffer scratch, params;
+    uint64_t arena_size, scratch_size;
+    /* read-backs land in staging buffers of at most maxBufferSize bytes */
+    WGPUBuffer *staging;
+    uint64_t *staging_len;
+    size_t n_staging;
     WGPUBuffer *weights;
     uint64_t *weight_size;
     size_t n_weights;
@@ -143,6 +156,22 @@ static rlx_status write_padded(struct rlx_backend_exe *e, WGPUBuffer buf, uint64
     return RLX_OK;
 }
 
+/* The arena buffer holding arena byte offset `off`, and the offset in it. */
+static WGPUBuffer arena_at(const struct rlx_backend_exe *e, uint64_t off, uint64_t *local, uint64_t *len) {
+    size_t k = (size_t)(off / e->arena_chunk);
+    if (k >= e->n_arena) k = e->n_arena - 1;
+    *local = off - (uint64_t)k * e->arena_chunk;
+    if (len) *len = e->arena_len[k];
+    return e->arena[k];
+}
+
+/* Writes host bytes to the arena at byte offset off (inside one buffer). */
+static rlx_status arena_write(struct rlx_backend_exe *e, uint64_t off, const void *src, uint64_t bytes) {
+    uint64_t local;
+    WGPUBuffer buf = arena_at(e, off, &local, NULL);
+    return write_padded(e, buf, local, src, bytes);
+}
+
 /* ------------------------------------------------------------ operands */
 
 /* Resolves operand i of dispatch d to a binding window; writes the element
@@ -174,19 +203,16 @@ static rlx_status resolve(struct rlx_backend_exe *e, int step, wg_dispatch *d, i
             uint64_t off = p->mem.offset[o.value];
             if (off == RLX_NO_OFFSET)
                 return rlx_fail(RLX_ERR_INTERNAL, "%s: value '%s' has no arena offset", step_desc(p, step), v->name);
-            buf = e->arena;
-            base = off;
-            cap = e->arena_size;
+            buf = arena_at(e, off, &base, &cap);
         }
     }
     uint64_t pos = base + o.elem_off * 4;
     uint64_t aligned = pos - pos % c->storage_align;
     uint64_t size = (pos - aligned) + (o.elems ? o.elems : 1) * 4;
-    if (size > c->max_binding)
-        return rlx_fail(RLX_ERR_UNSUPPORTED,
+    if (size > c->max_binding) /* wg_lower_node declines such windows */
+        return rlx_fail(RLX_ERR_INTERNAL,
                         "%s: kernel '%s': operand %d ('%s') needs a %llu-byte storage binding, more than the limit of "
-                        "%llu bytes (maxStorageBufferBindingSize, or RLX_MAX_BINDING_BYTES); tiling tensors larger "
-                        "than one binding is not implemented yet",
+                        "%llu bytes (maxStorageBufferBindingSize, or RLX_MAX_BINDING_BYTES)",
                         step_desc(p, step), d->kernel, i, vname, (unsigned long long)size,
                         (unsigned long long)c->max_binding);
     if (aligned + size > cap)
@@ -263,7 +289,7 @@ static rlx_status plan_segments(struct rlx_backend_exe *e, const size_t *step_d0
                 int v = n->in[j];
                 if (v < 0 || g->values[v].konst || p->mem.offset[v] == RLX_NO_OFFSET) continue;
                 int r = p->mem.alias[v];
-                xfer x = { r, p->mem.offset[r], p->mem.bytes[r], 0 };
+                xfer x = { r, p->mem.offset[r], p->mem.bytes[r], 0, 0 };
                 if (sg->gpu && !on_gpu[r]) {
                     st = add_xfer(&sg->up, &sg->n_up, &sg->cap_up, x);
                     on_gpu[r] = 1;
@@ -313,7 +339,7 @@ static rlx_status plan_segments(struct rlx_backend_exe *e, const size_t *step_d0
             o->off = p->mem.offset[r];
         } else if (on_gpu[r] && last_gpu >= 0) {
             segment *pg = &e->seg[last_gpu];
-            xfer x = { r, p->mem.offset[r], p->mem.bytes[r], 0 };
+            xfer x = { r, p->mem.offset[r], p->mem.bytes[r], 0, 0 };
             st = add_xfer(&pg->rd, &pg->n_rd, &pg->cap_rd, x);
             o->kind = OUT_STAGING;
             o->seg = (size_t)last_gpu;
@@ -321,16 +347,43 @@ static rlx_status plan_segments(struct rlx_backend_exe *e, const size_t *step_d0
             st = rlx_fail(RLX_ERR_INTERNAL, "graph output '%s' is never computed", val->name);
         }
     }
-    /* staging layout */
+    /* staging layout: read-backs in order, a new staging buffer when one
+     * would pass maxBufferSize (no tensor is larger: the plan sees to it) */
+    uint64_t limit = e->b->caps.max_buffer ? e->b->caps.max_buffer : UINT64_MAX;
     for (size_t k = 0; k < e->n_seg && !st; k++) {
         segment *sg = &e->seg[k];
+        if (!sg->n_rd) continue;
+        sg->staging_used = calloc(sg->n_rd, sizeof *sg->staging_used);
+        if (!sg->staging_used) {
+            st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+            break;
+        }
+        size_t buf = 0;
         uint64_t off = 0;
         for (size_t i = 0; i < sg->n_rd; i++) {
+            uint64_t sz = up_to(sg->rd[i].bytes ? sg->rd[i].bytes : 4, 16);
+            if (off && off + sz > limit) {
+                buf++;
+                off = 0;
+            }
+            sg->rd[i].staging_buf = buf;
             sg->rd[i].staging_off = off;
-            off += up_to(sg->rd[i].bytes ? sg->rd[i].bytes : 4, 16);
+            off += sz;
+            sg->staging_used[buf] = off;
         }
-        sg->staging_bytes = off;
-        if (off > e->staging_size) e->staging_size = off;
+        sg->n_staging = buf + 1;
+        if (sg->n_staging > e->n_staging) {
+            uint64_t *len = realloc(e->staging_len, sg->n_staging * sizeof *len);
+            if (!len) {
+                st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+                break;
+            }
+            for (size_t j = e->n_staging; j < sg->n_staging; j++) len[j] = 0;
+            e->staging_len = len;
+            e->n_staging = sg->n_staging;
+        }
+        for (size_t j = 0; j < sg->n_staging; j++)
+            if (sg->staging_used[j] > e->staging_len[j]) e->staging_len[j] = sg->staging_used[j];
     }
     for (size_t i = 0; i < g->n_outputs && !st; i++) {
         outsrc *o = &e->out[i];
@@ -338,7 +391,10 @@ static rlx_status plan_segments(struct rlx_backend_exe *e, const size_t *step_d0
         int r = p->mem.alias[g->outputs[i]];
         const segment *sg = &e->seg[o->seg];
         for (size_t j = 0; j < sg->n_rd; j++)
-            if (sg->rd[j].root == r) o->off = sg->rd[j].staging_off;
+            if (sg->rd[j].root == r) {
+                o->off = sg->rd[j].staging_off;
+                o->sbuf = sg->rd[j].staging_buf;
+            }
     }
     free(on_gpu);
     free(on_host);
@@ -430,10 +486,10 @@ static rlx_status build_host(struct rlx_backend_exe *e) {
     return RLX_OK;
 }
 
-static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {
+static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {
     *out = NULL;
     wg_backend *b = (wg_backend *)be;
-    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->lost_msg);
+    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->sh->lost_msg);
     const rlx_graph *g = p->g;
     struct rlx_backend_exe *e = calloc(1, sizeof *e);
     if (!e) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
@@ -480,17 +536,30 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
     }
 
     wg_scope_push(b);
-    /* 2. buffers: arena, scratch, weights */
+    /* 2. buffers: arena (split where the plan says), scratch, weights */
     e->arena_size = up_to(p->mem.arena_bytes ? p->mem.arena_bytes : 256, 256);
-    st = make_buffer(b, e->arena_size, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
-                     "arena", &e->arena);
+    e->arena_chunk = p->mem.buffer_limit ? p->mem.buffer_limit : e->arena_size;
+    if (e->arena_chunk > e->arena_size) e->arena_chunk = e->arena_size;
+    e->n_arena = (size_t)((e->arena_size + e->arena_chunk - 1) / e->arena_chunk);
+    e->arena = calloc(e->n_arena, sizeof *e->arena);
+    e->arena_len = calloc(e->n_arena, sizeof *e->arena_len);
+    if (!e->arena || !e->arena_len) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t k = 0; k < e->n_arena && !st; k++) {
+        uint64_t at = (uint64_t)k * e->arena_chunk;
+        e->arena_len[k] = e->arena_size - at < e->arena_chunk ? e->arena_size - at : e->arena_chunk;
+        st = make_buffer(b, e->arena_len[k], WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
+                         "arena", &e->arena[k]);
+    }
+    if (!st && e->n_arena > 1 && rlx_env_flag("RLX_GPU_TRACE"))
+        fprintf(stderr, "webgpu: the %llu-byte arena is split into %zu buffers of up to %llu bytes\n",
+                (unsigned long long)e->arena_size, e->n_arena, (unsigned long long)e->arena_chunk);
     if (!st && scratch) {
         e->scratch_size = up_to(scratch * 4, 256);
         st = make_buffer(b, e->scratch_size, WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst, "scratch", &e->scratch);
     }
     if (!st) st = upload_konsts(e, low, p->n_steps);
     if (!st && rlx_env_flag("RLX_GPU_POISON")) {
-        st = poison(e, e->arena, e->arena_size);
+        for (size_t k = 0; k < e->n_arena && !st; k++) st = poison(e, e->arena[k], e->arena_len[k]);
         if (!st && e->scratch) st = poison(e, e->scratch, e->scratch_size);
     }
     /* 3. the Params of every dispatch in one uniform buffer */
@@ -566,8 +635,13 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
         }
     }
     wg_scope_push(b);
-    st = make_buffer(b, e->staging_size ? e->staging_size : 16, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
-                     "staging", &e->staging);
+    if (e->n_staging) {
+        e->staging = calloc(e->n_staging, sizeof *e->staging);
+        if (!e->staging) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t j = 0; j < e->n_staging && !st; j++)
+        st = make_buffer(b, e->staging_len[j] ? e->staging_len[j] : 16, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
+                         "staging", &e->staging[j]);
     sst = wg_scope_pop(b, "allocating the staging buffer");
     if (!st) st = sst;
 
@@ -585,13 +659,22 @@ done:
     return RLX_OK;
 }
 
+/* The device may be shared with other sessions (threads): compile, run and
+ * destroy hold its lock. */
+static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {
+    wg_device_lock((wg_backend *)be);
+    rlx_status st = compile_locked(be, p, out);
+    wg_device_unlock((wg_backend *)be);
+    return st;
+}
+
 /* ------------------------------------------------------------ run */
 
 /* After a failed segment: encodes its dispatches one by one, each in its own
  * error scope, to name the step and kernel that the device rejected. */
 static rlx_status diagnose(struct rlx_backend_exe *e, const segment *sg, rlx_status st) {
     wg_backend *b = e->b;
-    if (st == RLX_ERR_DEVICE_LOST || b->lost) return st;
+    if (st == RLX_ERR_DEVICE_LOST || b->sh->lost) return st;
     char saved[1024];
     snprintf(saved, sizeof saved, "%s", rlx_last_error());
     for (size_t k = sg->d0; k < sg->d1; k++) {
@@ -620,7 +703,7 @@ static rlx_status diagnose(struct rlx_backend_exe *e, const segment *sg, rlx_sta
  * against a lost device, so this runs before each. */
 static rlx_status check_lost(wg_backend *b, const char *what) {
     wgpuInstanceProcessEvents(b->inst);
-    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->lost_msg);
+    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->sh->lost_msg);
     return RLX_OK;
 }
 
@@ -635,7 +718,7 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
         snprintf(what, sizeof what, "forward pass, step %zu", sg->s0);
     RLX_TRY(check_lost(b, what));
     for (size_t i = 0; i < sg->n_up; i++)
-        RLX_TRY(write_padded(e, e->arena, sg->up[i].arena_off, e->host + sg->up[i].arena_off, sg->up[i].bytes));
+        RLX_TRY(arena_write(e, sg->up[i].arena_off, e->host + sg->up[i].arena_off, sg->up[i].bytes));
     /* encoding errors surface at finish; wgpu-native 0.32 aborts on
      * submitting an invalid command buffer, so the scope is popped before
      * the submit and a failed buffer is never submitted */
@@ -652,9 +735,12 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
         wgpuComputePassEncoderEnd(pass);
         wgpuComputePassEncoderRelease(pass);
     }
-    for (size_t i = 0; i < sg->n_rd; i++)
-        wgpuCommandEncoderCopyBufferToBuffer(enc, e->arena, sg->rd[i].arena_off, e->staging, sg->rd[i].staging_off,
+    for (size_t i = 0; i < sg->n_rd; i++) {
+        uint64_t local;
+        WGPUBuffer src = arena_at(e, sg->rd[i].arena_off, &local, NULL);
+        wgpuCommandEncoderCopyBufferToBuffer(enc, src, local, e->staging[sg->rd[i].staging_buf], sg->rd[i].staging_off,
                                              up4(sg->rd[i].bytes ? sg->rd[i].bytes : 4));
+    }
     WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
     wgpuCommandEncoderRelease(enc);
     rlx_status st = wg_scope_pop(b, what);
@@ -673,20 +759,26 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
     wgpuCommandBufferRelease(cb);
     RLX_TRY(wg_scope_pop(b, what));
     if (!sg->n_rd) return RLX_OK;
-    RLX_TRY(wg_map_read(b, e->staging, sg->staging_bytes, what));
-    const unsigned char *m = wgpuBufferGetConstMappedRange(e->staging, 0, (size_t)sg->staging_bytes);
-    if (!m) {
-        wgpuBufferUnmap(e->staging);
-        return rlx_fail(RLX_ERR_DEVICE, "%s: the staging buffer has no mapped range", what);
-    }
-    if (e->host)
-        for (size_t i = 0; i < sg->n_rd; i++)
-            memcpy(e->host + sg->rd[i].arena_off, m + sg->rd[i].staging_off, (size_t)sg->rd[i].bytes);
     const rlx_graph *g = p->g;
-    for (size_t i = 0; i < g->n_outputs; i++)
-        if (e->out[i].kind == OUT_STAGING && e->out[i].seg == k)
-            memcpy(outputs[i]->data, m + e->out[i].off, outputs[i]->nbytes);
-    wgpuBufferUnmap(e->staging);
+    for (size_t j = 0; j < sg->n_staging; j++) {
+        WGPUBuffer sb = e->staging[j];
+        uint64_t used = sg->staging_used[j];
+        if (!used) continue;
+        RLX_TRY(wg_map_read(b, sb, used, what));
+        const unsigned char *m = wgpuBufferGetConstMappedRange(sb, 0, (size_t)used);
+        if (!m) {
+            wgpuBufferUnmap(sb);
+            return rlx_fail(RLX_ERR_DEVICE, "%s: the staging buffer has no mapped range", what);
+        }
+        if (e->host)
+            for (size_t i = 0; i < sg->n_rd; i++)
+                if (sg->rd[i].staging_buf == j)
+                    memcpy(e->host + sg->rd[i].arena_off, m + sg->rd[i].staging_off, (size_t)sg->rd[i].bytes);
+        for (size_t i = 0; i < g->n_outputs; i++)
+            if (e->out[i].kind == OUT_STAGING && e->out[i].seg == k && e->out[i].sbuf == j)
+                memcpy(outputs[i]->data, m + e->out[i].off, outputs[i]->nbytes);
+        wgpuBufferUnmap(sb);
+    }
     return RLX_OK;
 }
 
@@ -707,11 +799,11 @@ static rlx_status run_cpu_segment(struct rlx_backend_exe *e, const segment *sg) 
     return RLX_OK;
 }
 
-static rlx_status wg_run(rlx_backend_exe *e, const rlx_tensor *const *inputs, rlx_tensor **outputs) {
+static rlx_status run_locked(rlx_backend_exe *e, const rlx_tensor *const *inputs, rlx_tensor **outputs) {
     wg_backend *b = e->b;
     const rlx_program *p = e->p;
     const rlx_graph *g = p->g;
-    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->lost_msg);
+    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->sh->lost_msg);
     rlx_status st = RLX_OK;
     /* outputs are allocated first, filled as their data arrives */
     for (size_t i = 0; i < g->n_outputs && !st; i++) {
@@ -727,7 +819,7 @@ static rlx_status wg_run(rlx_backend_exe *e, const rlx_tensor *const *inputs, rl
             st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s' holds fewer bytes than its shape", g->values[v].name);
             break;
         }
-        st = write_padded(e, e->arena, off, inputs[i]->data, nb);
+        st = arena_write(e, off, inputs[i]->data, nb);
         if (e->host) memcpy(e->host + off, inputs[i]->data, (size_t)nb);
     }
     for (size_t k = 0; k < e->n_seg && !st; k++)
@@ -748,6 +840,13 @@ static rlx_status wg_run(rlx_backend_exe *e, const rlx_tensor *const *inputs, rl
     return st;
 }
 
+static rlx_status wg_run(rlx_backend_exe *e, const rlx_tensor *const *inputs, rlx_tensor **outputs) {
+    wg_device_lock(e->b);
+    rlx_status st = run_locked(e, inputs, outputs);
+    wg_device_unlock(e->b);
+    return st;
+}
+
 /* ------------------------------------------------------------ destroy */
 
 static void release_buffer(WGPUBuffer *buf) {
@@ -759,13 +858,19 @@ static void release_buffer(WGPUBuffer *buf) {
 
 static void wg_destroy_exe(rlx_backend_exe *e) {
     if (!e) return;
+    wg_backend *b = e->b;
+    wg_device_lock(b);
     for (size_t i = 0; i < e->n_disp; i++)
         if (e->disp[i].bg) wgpuBindGroupRelease(e->disp[i].bg);
     free(e->disp);
-    release_buffer(&e->arena);
+    for (size_t k = 0; k < e->n_arena; k++) release_buffer(&e->arena[k]);
+    free(e->arena);
+    free(e->arena_len);
     release_buffer(&e->scratch);
     release_buffer(&e->params);
-    release_buffer(&e->staging);
+    for (size_t j = 0; e->staging && j < e->n_staging; j++) release_buffer(&e->staging[j]);
+    free(e->staging);
+    free(e->staging_len);
     for (size_t i = 0; i < e->n_weights; i++) release_buffer(&e->weights[i]);
     free(e->weights);
     free(e->weight_size);
@@ -774,6 +879,7 @@ static void wg_destroy_exe(rlx_backend_exe *e) {
     for (size_t k = 0; k < e->n_seg; k++) {
         free(e->seg[k].up);
         free(e->seg[k].rd);
+        free(e->seg[k].staging_used);
     }
     free(e->seg);
     free(e->out);
@@ -781,6 +887,7 @@ static void wg_destroy_exe(rlx_backend_exe *e) {
     free(e->views);
     free(e->pad);
     free(e);
+    wg_device_unlock(b);
 }
 
 static void wg_destroy(rlx_backend *be) {
@@ -805,6 +912,7 @@ rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_optio
     be->name = "webgpu";
     be->kind = RLX_DEVICE_GPU;
     snprintf(be->device_name, sizeof be->device_name, "%s (%s, %s)", b->info.name, b->info.backend, b->info.type);
+    be->max_buffer_bytes = b->caps.max_buffer / RLX_ARENA_ALIGN * RLX_ARENA_ALIGN;
     be->supports = wg_supports;
     be->compile = wg_compile;
     be->run = wg_run;

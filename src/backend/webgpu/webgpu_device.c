@@ -203,19 +203,19 @@ static void on_lost(WGPUDevice const *device, WGPUDeviceLostReason reason, WGPUS
                     void *u2) {
     (void)device;
     (void)u2;
-    wg_backend *b = u1;
+    wg_shared *sh = u1;
     /* our own wgpuDeviceDestroy in wg_device_close sets closing first */
-    if (!b || b->closing || reason == WGPUDeviceLostReason_CallbackCancelled) return;
-    b->lost = true;
-    sv_copy(b->lost_msg, sizeof b->lost_msg, message);
+    if (!sh || sh->closing || reason == WGPUDeviceLostReason_CallbackCancelled) return;
+    sh->lost = true;
+    sv_copy(sh->lost_msg, sizeof sh->lost_msg, message);
 }
 
 static void on_uncaptured(WGPUDevice const *device, WGPUErrorType type, WGPUStringView message, void *u1, void *u2) {
     (void)device;
     (void)u2;
     (void)type;
-    wg_backend *b = u1;
-    if (b) sv_copy(b->uncaptured, sizeof b->uncaptured, message);
+    wg_shared *sh = u1;
+    if (sh) sv_copy(sh->uncaptured, sizeof sh->uncaptured, message);
 }
 
 /* Drives the instance until *flag is set, the device is lost (when lost is
@@ -270,7 +270,7 @@ static void adapter_list_str(char *buf, size_t cap) {
     free(a);
 }
 
-static rlx_status open_adapter(wg_backend *b, const char *device) {
+static rlx_status open_adapter(wg_shared *b, const char *device) {
     if (strcmp(device, "gpu") == 0) {
         /* the high-performance adapter of the primary backends, else any */
         b->inst = make_instance(WGPUInstanceBackend_Primary);
@@ -317,7 +317,7 @@ static rlx_status open_adapter(wg_backend *b, const char *device) {
     return RLX_OK;
 }
 
-static WGPUDevice request_device(wg_backend *b, const WGPULimits *limits, const WGPUFeatureName *feat, size_t n_feat,
+static WGPUDevice request_device(wg_shared *b, const WGPULimits *limits, const WGPUFeatureName *feat, size_t n_feat,
                                  char *msg, size_t cap) {
     device_req r;
     memset(&r, 0, sizeof r);
@@ -343,7 +343,8 @@ static WGPUDevice request_device(wg_backend *b, const WGPULimits *limits, const 
     return r.device;
 }
 
-rlx_status wg_device_open(wg_backend *b, const char *device) {
+/* Opens `device` into sh (zeroed by the caller, key set). */
+static rlx_status shared_open(wg_shared *b, const char *device) {
     RLX_TRY(open_adapter(b, device));
     fill_info(b->adapter, &b->info);
     WGPULimits lim;
@@ -379,27 +380,11 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
     b->queue = wgpuDeviceGetQueue(b->dev);
     b->modules = calloc(rlx_wgsl_source_count + 1, sizeof *b->modules);
     if (!b->modules) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-
-    wg_caps *c = &b->caps;
-    c->max_binding = b->limits.maxStorageBufferBindingSize;
-    c->max_buffer = b->limits.maxBufferSize;
-    const char *env = rlx_getenv("RLX_MAX_BINDING_BYTES");
-    if (env && *env) {
-        char *end = NULL;
-        unsigned long long v = strtoull(env, &end, 0);
-        if (*end || v < 256)
-            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "RLX_MAX_BINDING_BYTES='%s': expected a byte count >= 256", env);
-        if (v < c->max_binding) c->max_binding = v;
-    }
-    c->max_binding &= ~(uint64_t)3;
-    c->max_groups_per_dim = b->limits.maxComputeWorkgroupsPerDimension;
-    c->storage_align = b->limits.minStorageBufferOffsetAlignment ? b->limits.minStorageBufferOffsetAlignment : 256;
-    c->uniform_align = b->limits.minUniformBufferOffsetAlignment ? b->limits.minUniformBufferOffsetAlignment : 256;
-    c->max_storage_per_stage = b->limits.maxStorageBuffersPerShaderStage;
     return RLX_OK;
 }
 
-void wg_device_close(wg_backend *b) {
+/* Releases what sh holds (not sh itself). */
+static void shared_close(wg_shared *b) {
     b->closing = true;
     for (size_t i = 0; i < b->n_pipes; i++)
         if (b->pipes[i].pipe) wgpuComputePipelineRelease(b->pipes[i].pipe);
@@ -423,6 +408,189 @@ void wg_device_close(wg_backend *b) {
     b->dev = NULL;
     b->adapter = NULL;
     b->inst = NULL;
+}
+
+/* The registry of shared devices, guarded by g_reg_lock. */
+static wg_shared *g_shared;
+static mtx_t g_reg_lock;
+static once_flag g_reg_once = ONCE_FLAG_INIT;
+static void close_idle_devices(void);
+static void reg_init(void) {
+    mtx_init(&g_reg_lock, mtx_plain);
+    atexit(close_idle_devices);
+}
+
+static void reg_unlink(wg_shared *sh) {
+    for (wg_shared **pp = &g_shared; *pp; pp = &(*pp)->next)
+        if (*pp == sh) {
+            *pp = sh->next;
+            break;
+        }
+    sh->in_registry = false;
+    sh->next = NULL;
+}
+
+size_t wg_device_open_count(void) {
+    call_once(&g_reg_once, reg_init);
+    mtx_lock(&g_reg_lock);
+    size_t n = 0;
+    for (wg_shared *p = g_shared; p; p = p->next) n++;
+    mtx_unlock(&g_reg_lock);
+    return n;
+}
+
+size_t wg_device_pipelines_created(const char *device) {
+    call_once(&g_reg_once, reg_init);
+    mtx_lock(&g_reg_lock);
+    size_t n = 0;
+    for (wg_shared *p = g_shared; p; p = p->next)
+        if (strcmp(p->key, device) == 0) n = p->pipes_created;
+    mtx_unlock(&g_reg_lock);
+    return n;
+}
+
+/* Reads a byte limit from the environment: min(*v, its value). */
+static rlx_status env_limit(const char *name, uint64_t lo, uint64_t *v) {
+    const char *env = rlx_getenv(name);
+    if (!env || !*env) return RLX_OK;
+    char *end = NULL;
+    unsigned long long x = strtoull(env, &end, 0);
+    if (*end || x < lo)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "%s='%s': expected a byte count >= %llu", name, env,
+                        (unsigned long long)lo);
+    if (x < *v) *v = x;
+    return RLX_OK;
+}
+
+rlx_status wg_device_open(wg_backend *b, const char *device) {
+    if (strlen(device) >= sizeof ((wg_shared *)0)->key)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "device '%s': expected gpu or gpu:N with N a number", device);
+    /* the caps first: a bad environment variable opens nothing */
+    wg_caps *c = &b->caps;
+    c->max_binding = UINT64_MAX;
+    c->max_buffer = UINT64_MAX;
+    RLX_TRY(env_limit("RLX_MAX_BINDING_BYTES", 256, &c->max_binding));
+    RLX_TRY(env_limit("RLX_MAX_BUFFER_BYTES", 4096, &c->max_buffer));
+    call_once(&g_reg_once, reg_init);
+    mtx_lock(&g_reg_lock);
+    wg_shared *sh = NULL;
+    for (wg_shared *p = g_shared; p; p = p->next)
+        if (strcmp(p->key, device) == 0) sh = p;
+    if (sh) { /* deliver a pending device-lost callback before deciding */
+        mtx_lock(&sh->lock);
+        wgpuInstanceProcessEvents(sh->inst);
+        if (!sh->lost) wgpuDevicePoll(sh->dev, true, NULL);
+        wgpuInstanceProcessEvents(sh->inst);
+        mtx_unlock(&sh->lock);
+    }
+    if (sh && sh->lost) { /* never hand out a lost device */
+        reg_unlink(sh);
+        if (sh->refs == 0) { /* an idle one: nobody else holds it */
+            shared_close(sh);
+            mtx_destroy(&sh->lock);
+            free(sh);
+        }
+        sh = NULL;
+    }
+    rlx_status st = RLX_OK;
+    if (sh) {
+        sh->refs++;
+    } else {
+        sh = calloc(1, sizeof *sh);
+        if (!sh) {
+            mtx_unlock(&g_reg_lock);
+            return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        }
+        snprintf(sh->key, sizeof sh->key, "%s", device);
+        if (mtx_init(&sh->lock, mtx_plain | mtx_recursive) != thrd_success) {
+            free(sh);
+            mtx_unlock(&g_reg_lock);
+            return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "cannot create a mutex");
+        }
+        st = shared_open(sh, device);
+        if (st) {
+            shared_close(sh);
+            mtx_destroy(&sh->lock);
+            free(sh);
+            mtx_unlock(&g_reg_lock);
+            return st;
+        }
+        sh->refs = 1;
+        sh->in_registry = true;
+        sh->next = g_shared;
+        g_shared = sh;
+    }
+    mtx_unlock(&g_reg_lock);
+    b->sh = sh;
+    b->inst = sh->inst;
+    b->adapter = sh->adapter;
+    b->dev = sh->dev;
+    b->queue = sh->queue;
+    b->limits = sh->limits;
+    b->info = sh->info;
+    b->has_f16 = sh->has_f16;
+    b->has_subgroups = sh->has_subgroups;
+    b->has_timestamp = sh->has_timestamp;
+    b->has_coop_matrix = sh->has_coop_matrix;
+    if (b->limits.maxStorageBufferBindingSize < c->max_binding) c->max_binding = b->limits.maxStorageBufferBindingSize;
+    if (b->limits.maxBufferSize < c->max_buffer) c->max_buffer = b->limits.maxBufferSize;
+    c->max_buffer &= ~(uint64_t)(RLX_ARENA_ALIGN - 1);
+    if (c->max_binding > c->max_buffer) c->max_binding = c->max_buffer;
+    c->max_binding &= ~(uint64_t)3;
+    c->max_groups_per_dim = b->limits.maxComputeWorkgroupsPerDimension;
+    c->storage_align = b->limits.minStorageBufferOffsetAlignment ? b->limits.minStorageBufferOffsetAlignment : 256;
+    c->uniform_align = b->limits.minUniformBufferOffsetAlignment ? b->limits.minUniformBufferOffsetAlignment : 256;
+    c->max_storage_per_stage = b->limits.maxStorageBuffersPerShaderStage;
+    return RLX_OK;
+}
+
+void wg_device_close(wg_backend *b) {
+    wg_shared *sh = b->sh;
+    b->sh = NULL;
+    b->inst = NULL;
+    b->adapter = NULL;
+    b->dev = NULL;
+    b->queue = NULL;
+    if (!sh) return;
+    call_once(&g_reg_once, reg_init);
+    mtx_lock(&g_reg_lock);
+    bool last = --sh->refs == 0;
+    /* an idle device stays registered for the next session (opening one
+     * costs far more than a session), unless lost or RLX_GPU_KEEP_DEVICE=0 */
+    const char *keep = rlx_getenv("RLX_GPU_KEEP_DEVICE");
+    bool linger = sh->in_registry && !sh->lost && !(keep && strcmp(keep, "0") == 0);
+    if (last && !linger && sh->in_registry) reg_unlink(sh);
+    mtx_unlock(&g_reg_lock);
+    if (!last || linger) return;
+    shared_close(sh);
+    mtx_destroy(&sh->lock);
+    free(sh);
+}
+
+/* At exit: close the idle devices. */
+static void close_idle_devices(void) {
+    mtx_lock(&g_reg_lock);
+    wg_shared **pp = &g_shared;
+    while (*pp) {
+        wg_shared *sh = *pp;
+        if (sh->refs > 0) {
+            pp = &sh->next;
+            continue;
+        }
+        *pp = sh->next;
+        shared_close(sh);
+        mtx_destroy(&sh->lock);
+        free(sh);
+    }
+    mtx_unlock(&g_reg_lock);
+}
+
+void wg_device_lock(wg_backend *b) {
+    if (b->sh) mtx_lock(&b->sh->lock);
+}
+
+void wg_device_unlock(wg_backend *b) {
+    if (b->sh) mtx_unlock(&b->sh->lock);
 }
 
 /* ------------------------------------------------------------ error scopes */
@@ -450,7 +618,7 @@ static void on_pop(WGPUPopErrorScopeStatus status, WGPUErrorType type, WGPUStrin
  * filter"), so internal errors are caught by the uncaptured-error callback:
  * its message is cleared on push and checked on pop. */
 void wg_scope_push(wg_backend *b) {
-    b->uncaptured[0] = 0;
+    b->sh->uncaptured[0] = 0;
     wgpuDevicePushErrorScope(b->dev, WGPUErrorFilter_Validation);
     wgpuDevicePushErrorScope(b->dev, WGPUErrorFilter_OutOfMemory);
 }
@@ -466,8 +634,8 @@ rlx_status wg_scope_pop(wg_backend *b, const char *what) {
         cb.userdata1 = &r[i];
         wgpuDevicePopErrorScope(b->dev, cb);
     }
-    for (int i = 0; i < 2; i++) pump(b->inst, b->dev, &r[i].done, &b->lost);
-    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->lost_msg);
+    for (int i = 0; i < 2; i++) pump(b->inst, b->dev, &r[i].done, &b->sh->lost);
+    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->sh->lost_msg);
     /* r[0] out of memory, r[1] validation: report validation first */
     static const int order[2] = { 1, 0 };
     for (int k = 0; k < 2; k++) {
@@ -480,13 +648,13 @@ rlx_status wg_scope_pop(wg_backend *b, const char *what) {
         return rlx_fail(x->type == WGPUErrorType_OutOfMemory ? RLX_ERR_OUT_OF_MEMORY : RLX_ERR_DEVICE, "%s: %s: %s",
                         what, kind, x->msg);
     }
-    if (b->uncaptured[0]) return rlx_fail(RLX_ERR_DEVICE, "%s: GPU error: %s", what, b->uncaptured);
+    if (b->sh->uncaptured[0]) return rlx_fail(RLX_ERR_DEVICE, "%s: GPU error: %s", what, b->sh->uncaptured);
     return RLX_OK;
 }
 
 rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what) {
-    pump(b->inst, b->dev, flag, &b->lost);
-    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->lost_msg);
+    pump(b->inst, b->dev, flag, &b->sh->lost);
+    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->sh->lost_msg);
     if (!*flag) return rlx_fail(RLX_ERR_DEVICE, "%s: the GPU made no progress", what);
     return RLX_OK;
 }
@@ -516,7 +684,7 @@ rlx_status wg_map_read(wg_backend *b, WGPUBuffer buf, uint64_t size, const char 
     wgpuBufferMapAsync(buf, WGPUMapMode_Read, 0, (size_t)size, cb);
     RLX_TRY(wg_wait(b, &r.done, what));
     if (r.status != WGPUMapAsyncStatus_Success)
-        return rlx_fail(b->lost ? RLX_ERR_DEVICE_LOST : RLX_ERR_DEVICE, "%s: mapping the staging buffer failed: %s",
+        return rlx_fail(b->sh->lost ? RLX_ERR_DEVICE_LOST : RLX_ERR_DEVICE, "%s: mapping the staging buffer failed: %s",
                         what, r.msg);
     return RLX_OK;
 }
@@ -536,7 +704,8 @@ static bool same_spec(const wg_pipeline *p, const wg_dispatch *d) {
     return true;
 }
 
-rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what, WGPUComputePipeline *out) {
+rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *what, WGPUComputePipeline *out) {
+    wg_shared *b = be->sh;
     *out = NULL;
     int k = find_kernel(d->kernel);
     if (k < 0) return rlx_fail(RLX_ERR_INTERNAL, "%s: WGSL kernel '%s' is not embedded", what, d->kernel);
@@ -548,7 +717,7 @@ rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what
     RLX_TRY(RLX_GROW(b->pipes, b->cap_pipes, b->n_pipes + 1));
     char ctx[400];
     snprintf(ctx, sizeof ctx, "%s: creating the pipeline of kernel '%s'", what, d->kernel);
-    wg_scope_push(b);
+    wg_scope_push(be);
     if (!b->modules[k]) {
         WGPUShaderSourceWGSL src;
         memset(&src, 0, sizeof src);
@@ -574,7 +743,7 @@ rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what
     pd.compute.constantCount = (size_t)d->n_spec;
     pd.compute.constants = d->n_spec ? ce : NULL;
     WGPUComputePipeline pipe = wgpuDeviceCreateComputePipeline(b->dev, &pd);
-    rlx_status st = wg_scope_pop(b, ctx);
+    rlx_status st = wg_scope_pop(be, ctx);
     if (st) {
         if (pipe) wgpuComputePipelineRelease(pipe);
         /* a module that failed to compile is not kept */
@@ -592,6 +761,7 @@ rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what
         p->spec_val[i] = d->spec_val[i];
     }
     p->pipe = pipe;
+    b->pipes_created++;
     *out = pipe;
     return RLX_OK;
 }

@@ -3,6 +3,7 @@
 #ifndef RLX_BACKEND_WEBGPU_WEBGPU_DEVICE_H
 #define RLX_BACKEND_WEBGPU_WEBGPU_DEVICE_H
 
+#include <threads.h>
 #include <webgpu/webgpu.h>
 #include <webgpu/wgpu.h>
 
@@ -17,19 +18,26 @@ typedef struct wg_pipeline {
     WGPUComputePipeline pipe;
 } wg_pipeline;
 
-/* The backend object: rlx_backend first, so the vtable's rlx_backend *
- * converts to it. Owns the instance, device and pipeline cache; executables
- * compiled by it borrow them and must be destroyed before it. */
-typedef struct wg_backend {
-    rlx_backend base;
+/* One opened device, shared by every backend (session) of the process
+ * that asks for the same device string ("gpu", "gpu:1"): the instance,
+ * adapter, device and queue, the shader modules and the pipeline cache.
+ * Reference-counted; when its last backend goes, it stays registered,
+ * idle, for the next session (RLX_GPU_KEEP_DEVICE=0 closes it instead),
+ * and idle devices close at process exit. A lost device leaves the
+ * registry, so the next session opens a fresh one. `lock`
+ * (recursive) serialises compile, run and destroy of executables on the
+ * device across threads: error scopes are a per-device stack. */
+typedef struct wg_shared {
+    struct wg_shared *next; /* registry list */
+    char key[32];           /* the device string it was opened for */
+    int refs;
+    bool in_registry;
     WGPUInstance inst;
     WGPUAdapter adapter;
     WGPUDevice dev;
     WGPUQueue queue;
     WGPULimits limits; /* the device's */
-    wg_caps caps;
     rlx_adapter_info info;
-    /* optional features enabled on the device */
     bool has_f16, has_subgroups, has_timestamp, has_coop_matrix;
     /* set by the device-lost callback */
     volatile bool lost;
@@ -40,15 +48,52 @@ typedef struct wg_backend {
     WGPUShaderModule *modules; /* per rlx_wgsl_sources entry, created on first use */
     wg_pipeline *pipes;        /* the pipeline cache */
     size_t n_pipes, cap_pipes;
+    size_t pipes_created;      /* pipelines created since the device opened (tests, reports) */
+    mtx_t lock;
+} wg_shared;
+
+/* The backend object: rlx_backend first, so the vtable's rlx_backend *
+ * converts to it. Holds a reference to a shared device; inst, adapter,
+ * dev, queue, limits, info and the feature flags are borrowed copies of
+ * its fields. caps are the backend's own (RLX_MAX_BINDING_BYTES and
+ * RLX_MAX_BUFFER_BYTES are read when the backend is created, and the
+ * session options differ). Executables compiled by it must be destroyed
+ * before it. */
+typedef struct wg_backend {
+    rlx_backend base;
+    wg_shared *sh;
+    WGPUInstance inst;
+    WGPUAdapter adapter;
+    WGPUDevice dev;
+    WGPUQueue queue;
+    WGPULimits limits;
+    wg_caps caps;
+    rlx_adapter_info info;
+    bool has_f16, has_subgroups, has_timestamp, has_coop_matrix;
 } wg_backend;
 
-/* Opens the adapter named by `device` ("gpu" or "gpu:N") and a device on it
- * with the adapter's limits; fills b (zeroed by the caller) except `base`.
- * errors: RLX_ERR_INVALID_ARGUMENT (bad "gpu:N"), RLX_ERR_NO_ADAPTER (the
- * message says what was tried and how to get a driver), RLX_ERR_DEVICE. */
+/* Takes a reference to the shared device for `device` ("gpu" or "gpu:N"),
+ * opening the adapter and a device on it with the adapter's limits when
+ * the process has none yet (or only a lost one); fills b (zeroed by the
+ * caller) except `base`, its caps included.
+ * errors: RLX_ERR_INVALID_ARGUMENT (bad "gpu:N", bad RLX_MAX_*_BYTES),
+ * RLX_ERR_NO_ADAPTER (the message says what was tried and how to get a
+ * driver), RLX_ERR_DEVICE. */
 rlx_status wg_device_open(wg_backend *b, const char *device);
-/* Releases pipelines, modules, device, adapter and instance. */
+/* Drops b's reference. A device without references stays open and
+ * registered (see wg_shared), except a lost one or with
+ * RLX_GPU_KEEP_DEVICE=0: then the last reference releases pipelines,
+ * modules, device, adapter and instance. */
 void wg_device_close(wg_backend *b);
+
+/* Lock / unlock the shared device (recursive). */
+void wg_device_lock(wg_backend *b);
+void wg_device_unlock(wg_backend *b);
+
+/* Shared devices open in the process, and the pipelines created on the
+ * one registered for `device` since it opened (tests). */
+size_t wg_device_open_count(void);
+size_t wg_device_pipelines_created(const char *device);
 
 /* Error scopes: push validation and out-of-memory scopes (internal errors
  * arrive through the uncaptured-error callback, checked at pop); pop
@@ -60,7 +105,8 @@ rlx_status wg_scope_pop(wg_backend *b, const char *what);
 
 /* The pipeline of a dispatch's kernel and override constants, created on
  * first use inside an error scope (errors name `what`, the step, and the
- * kernel). Borrowed from the cache. */
+ * kernel). Borrowed from the shared device's cache; the caller holds the
+ * device lock. */
 rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what, WGPUComputePipeline *out);
 
 /* Processes events until *flag becomes non-zero (callbacks set it), or the

@@ -62,6 +62,46 @@ uint64_t wg_max_window(const wg_lower *L) {
     return L->caps->max_binding > align ? (L->caps->max_binding - align) / 4 : 0;
 }
 
+uint64_t wg_binding_bytes(const wg_caps *caps, uint64_t elem_off, uint64_t elems) {
+    uint64_t align = caps->storage_align ? caps->storage_align : 256;
+    return (elem_off * 4) % align + (elems ? elems : 1) * 4;
+}
+
+/* Every binding window must fit maxStorageBufferBindingSize, and the
+ * step's scratch one buffer: a lowering that cannot split its work by the
+ * limit declines here, so the step runs on the CPU instead of failing at
+ * compile. Values start RLX_ARENA_ALIGN-aligned in their buffers (arena,
+ * weights, scratch), so the window's size is known exactly here. */
+static rlx_status check_windows(wg_lower *L) {
+    const wg_caps *c = L->caps;
+    if (c->max_buffer && L->scratch_elems * 4 > c->max_buffer)
+        return wg_decline(L, "needs %llu bytes of scratch, more than one buffer (%llu bytes)",
+                          (unsigned long long)(L->scratch_elems * 4), (unsigned long long)c->max_buffer);
+    for (size_t k = 0; k < L->n_d; k++) {
+        const wg_dispatch *d = &L->d[k];
+        for (int i = 0; i < d->n_bind; i++) {
+            int v = d->bind[i].value;
+            if (v >= 0 && c->max_buffer) {
+                const rlx_value *val = &L->g->values[v];
+                uint64_t bytes = val->konst ? val->konst->nbytes : rlx_value_numel(val) * rlx_dtype_size(val->dtype);
+                if (bytes > c->max_buffer)
+                    return wg_decline(L, "'%s' (%llu bytes) exceeds one device buffer (%llu bytes: maxBufferSize or "
+                                         "RLX_MAX_BUFFER_BYTES)",
+                                      val->name, (unsigned long long)bytes, (unsigned long long)c->max_buffer);
+            }
+            uint64_t b = wg_binding_bytes(c, d->bind[i].elem_off, d->bind[i].elems);
+            if (b > c->max_binding) {
+                const char *name = d->bind[i].value >= 0 ? L->g->values[d->bind[i].value].name : "scratch";
+                return wg_decline(L, "kernel '%s': operand %d ('%s') needs a %llu-byte binding, more than the %llu "
+                                     "bytes of one (maxStorageBufferBindingSize or RLX_MAX_BINDING_BYTES), and this "
+                                     "lowering does not split it",
+                                  d->kernel, i, name, (unsigned long long)b, (unsigned long long)c->max_binding);
+            }
+        }
+    }
+    return RLX_OK;
+}
+
 void wg_lower_free(wg_lower *L) {
     if (!L) return;
     free(L->d);
@@ -91,6 +131,7 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
                                 L->d[k].kernel, i, (unsigned long long)L->d[k].bind[i].elems);
                 break;
             }
+    if (st == RLX_OK) st = check_windows(L);
     if (st != RLX_OK) {
         wg_lower_free(L);
         L->scratch_elems = 0;
