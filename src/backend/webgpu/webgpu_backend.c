@@ -87,6 +87,20 @@ struct rlx_backend_exe {
     rlx_tensor *views;     /* per value: host view (CPU steps) */
     unsigned char *pad;    /* for uploads whose size is not a multiple of 4 */
     size_t pad_cap;
+    /* a run with error scopes succeeded: later runs record the same
+     * commands and skip the scopes (RLX_GPU_VALIDATE=1 keeps them) */
+    bool validated;
+    rlx_exe_stats stats;
+    /* timing (set_timing): timestamp queries, their resolve and read-back
+     * buffers, and the slices of the last timed run */
+    int timing;
+    WGPUQuerySet qset;
+    uint32_t q_cap;
+    WGPUBuffer q_resolve, q_read;
+    rlx_prof_slice *slices;
+    size_t n_slices, cap_slices;
+    double gpu_total_us;
+    double run_t0; /* host clock at the start of the run (seconds) */
 };
 
 static const char *step_desc(const rlx_program *p, int s) {
@@ -452,6 +466,9 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
     for (size_t v = 0; v < g->n_values; v++) e->konst_buf[v] = -1;
 
     /* 1. lower every GPU step */
+    double t_phase = rlx_now_seconds();
+    double pipes_s0 = b->pipelines_s;
+    size_t pipes_n0 = b->pipelines_created;
     uint64_t scratch = 0;
     for (size_t s = 0; s < p->n_steps; s++) {
         d0[s] = d1[s] = e->n_disp;
@@ -477,6 +494,8 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
         goto done;
     }
 
+    e->stats.lower_s = rlx_now_seconds() - t_phase;
+    t_phase = rlx_now_seconds();
     wg_scope_push(b);
     /* 2. buffers: arena, scratch, weights */
     e->arena_size = up_to(p->mem.arena_bytes ? p->mem.arena_bytes : 256, 256);
@@ -502,6 +521,8 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
     rlx_status sst = wg_scope_pop(b, "allocating GPU buffers");
     if (!st) st = sst;
     if (st) goto done;
+    e->stats.buffers_s = rlx_now_seconds() - t_phase;
+    t_phase = rlx_now_seconds();
 
     /* 4. pipelines and bind groups (each in an error scope that names the
      * step and kernel) */
@@ -544,6 +565,9 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
     }
     if (st) goto done;
     wgpuQueueWriteBuffer(b->queue, e->params, 0, params_host, (size_t)params_size);
+    e->stats.pipelines_s = b->pipelines_s - pipes_s0;
+    e->stats.n_pipelines_new = b->pipelines_created - pipes_n0;
+    e->stats.bind_groups_s = rlx_now_seconds() - t_phase - e->stats.pipelines_s;
 
     /* 5. segments, transfers, staging, host mirror */
     st = plan_segments(e, d0, d1);
@@ -568,6 +592,16 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
                      "staging", &e->staging);
     sst = wg_scope_pop(b, "allocating the staging buffer");
     if (!st) st = sst;
+
+    e->stats.n_dispatches = e->n_disp;
+    for (size_t k = 0; k < e->n_seg; k++) e->stats.n_gpu_segments += e->seg[k].gpu;
+    for (size_t s = 0; s < p->n_steps; s++) e->stats.n_cpu_steps += p->step_on[s] == RLX_STEP_CPU;
+    e->stats.arena_bytes = e->arena_size;
+    e->stats.scratch_bytes = e->scratch_size;
+    for (size_t i = 0; i < e->n_weights; i++) e->stats.weight_bytes += e->weight_size[i];
+    e->stats.gpu_timing = b->has_timestamp;
+    e->stats.timing_inside_passes = b->has_ts_inside;
+    e->validated = false;
 
 done:
     for (size_t s = 0; low && s < p->n_steps; s++) wg_lower_free(&low[s]);
@@ -613,13 +647,165 @@ static rlx_status diagnose(struct rlx_backend_exe *e, const segment *sg, rlx_sta
     return rlx_fail(st, "%s", saved);
 }
 
-/* Delivers pending callbacks (device loss among them) and fails when the
- * device is gone. wgpu-native 0.32 aborts the process on a submit or poll
- * against a lost device, so this runs before each. */
-static rlx_status check_lost(wg_backend *b, const char *what) {
-    wgpuInstanceProcessEvents(b->inst);
-    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->lost_msg);
+/* ------------------------------------------------------------ timing */
+
+static rlx_status add_slice(struct rlx_backend_exe *e, int step, const char *kernel, double t0_us, double dur_us,
+                            bool gpu) {
+    RLX_TRY(RLX_GROW(e->slices, e->cap_slices, e->n_slices + 1));
+    e->slices[e->n_slices++] = (rlx_prof_slice){ step, kernel, t0_us, dur_us, gpu };
     return RLX_OK;
+}
+
+/* Queries one GPU segment needs at timing level `lv`. */
+static uint32_t seg_queries(const struct rlx_backend_exe *e, const segment *sg, int lv) {
+    size_t nd = sg->d1 - sg->d0;
+    if (!nd || lv == RLX_TIMING_OFF) return 0;
+    if (lv == RLX_TIMING_TOTAL) return 2;
+    return e->b->has_ts_inside ? (uint32_t)nd + 1 : 2 * (uint32_t)nd;
+}
+
+static rlx_status wg_set_timing(rlx_backend_exe *e, int level) {
+    wg_backend *b = e->b;
+    if (level == RLX_TIMING_OFF) {
+        e->timing = level;
+        return RLX_OK;
+    }
+    if (level != RLX_TIMING_TOTAL && level != RLX_TIMING_DISPATCH)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "timing level %d", level);
+    if (!b->has_timestamp)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "adapter %s has no timestamp queries (WebGPU feature timestamp-query)",
+                        b->info.name);
+    uint32_t need = 0;
+    for (size_t k = 0; k < e->n_seg; k++)
+        if (e->seg[k].gpu) {
+            uint32_t q = seg_queries(e, &e->seg[k], level);
+            if (q > need) need = q;
+        }
+    /* a query set holds at most 4096 queries: per-dispatch timing of a
+     * segment with more dispatches than that is refused */
+    if (need > 4096)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "per-dispatch timing of %u queries in one segment (at most 4096)", need);
+    if (need > e->q_cap) {
+        if (e->qset) wgpuQuerySetRelease(e->qset);
+        if (e->q_resolve) wgpuBufferDestroy(e->q_resolve), wgpuBufferRelease(e->q_resolve);
+        if (e->q_read) wgpuBufferDestroy(e->q_read), wgpuBufferRelease(e->q_read);
+        e->qset = NULL;
+        e->q_resolve = e->q_read = NULL;
+        e->q_cap = 0;
+        wg_scope_push(b);
+        WGPUQuerySetDescriptor qd;
+        memset(&qd, 0, sizeof qd);
+        qd.label = wg_sv("timestamps");
+        qd.type = WGPUQueryType_Timestamp;
+        qd.count = need;
+        e->qset = wgpuDeviceCreateQuerySet(b->dev, &qd);
+        rlx_status st = make_buffer(b, (uint64_t)need * 8, WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc,
+                                    "timestamp resolve", &e->q_resolve);
+        if (!st)
+            st = make_buffer(b, (uint64_t)need * 8, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
+                             "timestamp read-back", &e->q_read);
+        rlx_status sst = wg_scope_pop(b, "creating timestamp queries");
+        if (!st) st = sst;
+        if (st) return st;
+        e->q_cap = need;
+    }
+    e->timing = level;
+    return RLX_OK;
+}
+
+static size_t wg_timing(rlx_backend_exe *e, const rlx_prof_slice **slices, double *gpu_total_us) {
+    *slices = e->slices;
+    *gpu_total_us = e->gpu_total_us;
+    return e->n_slices;
+}
+
+static void wg_exe_stats(rlx_backend_exe *e, rlx_exe_stats *out) { *out = e->stats; }
+
+/* Reads the timestamps of segment k after its submit: per-dispatch slices
+ * (level DISPATCH) and the segment's GPU time. host_off_us places the
+ * segment on the run's time line. */
+static rlx_status read_timestamps(struct rlx_backend_exe *e, const segment *sg, uint32_t nq, double host_off_us,
+                                  const char *what) {
+    wg_backend *b = e->b;
+    RLX_TRY(wg_map_read(b, e->q_read, (uint64_t)nq * 8, what));
+    const uint64_t *t = wgpuBufferGetConstMappedRange(e->q_read, 0, (size_t)nq * 8);
+    if (!t) {
+        wgpuBufferUnmap(e->q_read);
+        return rlx_fail(RLX_ERR_DEVICE, "%s: the timestamp buffer has no mapped range", what);
+    }
+    double ns = wgpuQueueGetTimestampPeriod(b->queue);
+    if (!(ns > 0)) ns = 1.0;
+    uint64_t first = t[0], last = t[0];
+    for (uint32_t i = 0; i < nq; i++) {
+        if (t[i] < first) first = t[i];
+        if (t[i] > last) last = t[i];
+    }
+    e->gpu_total_us += (double)(last - first) * ns * 1e-3;
+    rlx_status st = RLX_OK;
+    if (e->timing == RLX_TIMING_DISPATCH) {
+        size_t nd = sg->d1 - sg->d0;
+        for (size_t i = 0; i < nd && !st; i++) {
+            uint64_t a = b->has_ts_inside ? t[i] : t[2 * i], z = b->has_ts_inside ? t[i + 1] : t[2 * i + 1];
+            double t0 = a >= first ? (double)(a - first) * ns * 1e-3 : 0.0;
+            double dur = z >= a ? (double)(z - a) * ns * 1e-3 : 0.0;
+            const rdisp *r = &e->disp[sg->d0 + i];
+            st = add_slice(e, r->step, r->kernel, host_off_us + t0, dur, true);
+        }
+    } else {
+        const rdisp *r = &e->disp[sg->d0];
+        st = add_slice(e, r->step, "segment", host_off_us, (double)(last - first) * ns * 1e-3, true);
+    }
+    wgpuBufferUnmap(e->q_read);
+    return st;
+}
+
+/* ------------------------------------------------------------ run */
+
+/* Records the dispatches of a segment: one compute pass (with timestamps
+ * at its ends, or between dispatches), or one pass per dispatch when
+ * per-dispatch timing has no timestamps inside passes. */
+static void encode_dispatches(struct rlx_backend_exe *e, const segment *sg, WGPUCommandEncoder enc, uint32_t nq) {
+    wg_backend *b = e->b;
+    int lv = nq ? e->timing : RLX_TIMING_OFF;
+    bool pass_per_dispatch = lv == RLX_TIMING_DISPATCH && !b->has_ts_inside;
+    WGPUComputePassEncoder pass = NULL;
+    WGPUComputePipeline cur = NULL;
+    WGPUPassTimestampWrites tw;
+    WGPUComputePassDescriptor pd;
+    memset(&pd, 0, sizeof pd);
+    for (size_t i = sg->d0; i < sg->d1; i++) {
+        const rdisp *r = &e->disp[i];
+        if (!pass) {
+            const WGPUComputePassDescriptor *pdp = NULL;
+            if (lv == RLX_TIMING_TOTAL || pass_per_dispatch) {
+                memset(&tw, 0, sizeof tw);
+                tw.querySet = e->qset;
+                tw.beginningOfPassWriteIndex = pass_per_dispatch ? (uint32_t)(2 * (i - sg->d0)) : 0;
+                tw.endOfPassWriteIndex = pass_per_dispatch ? (uint32_t)(2 * (i - sg->d0) + 1) : 1;
+                pd.timestampWrites = &tw;
+                pdp = &pd;
+            }
+            pass = wgpuCommandEncoderBeginComputePass(enc, pdp);
+            cur = NULL;
+        }
+        if (lv == RLX_TIMING_DISPATCH && b->has_ts_inside)
+            wgpuComputePassEncoderWriteTimestamp(pass, e->qset, (uint32_t)(i - sg->d0));
+        if (r->pipe != cur) wgpuComputePassEncoderSetPipeline(pass, r->pipe);
+        cur = r->pipe;
+        wgpuComputePassEncoderSetBindGroup(pass, 0, r->bg, 0, NULL);
+        wgpuComputePassEncoderDispatchWorkgroups(pass, r->groups[0], r->groups[1], r->groups[2]);
+        if (pass_per_dispatch || i + 1 == sg->d1) {
+            if (lv == RLX_TIMING_DISPATCH && b->has_ts_inside)
+                wgpuComputePassEncoderWriteTimestamp(pass, e->qset, (uint32_t)(i + 1 - sg->d0));
+            wgpuComputePassEncoderEnd(pass);
+            wgpuComputePassEncoderRelease(pass);
+            pass = NULL;
+        }
+    }
+    if (nq) {
+        wgpuCommandEncoderResolveQuerySet(enc, e->qset, 0, nq, e->q_resolve, 0);
+        wgpuCommandEncoderCopyBufferToBuffer(enc, e->q_resolve, 0, e->q_read, 0, (uint64_t)nq * 8);
+    }
 }
 
 static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tensor **outputs) {
@@ -627,64 +813,69 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
     const rlx_program *p = e->p;
     const segment *sg = &e->seg[k];
     char what[200];
-    if (sg->s1 > sg->s0 + 1)
-        snprintf(what, sizeof what, "forward pass, steps %zu..%zu", sg->s0, sg->s1 - 1);
-    else
-        snprintf(what, sizeof what, "forward pass, step %zu", sg->s0);
-    RLX_TRY(check_lost(b, what));
+    /* the message is only needed on failure: formatted lazily below */
+    what[0] = 0;
+#define WHAT() (what[0] ? what : (sg->s1 > sg->s0 + 1 ? (snprintf(what, sizeof what, "forward pass, steps %zu..%zu", sg->s0, sg->s1 - 1), what) \
+                                                     : (snprintf(what, sizeof what, "forward pass, step %zu", sg->s0), what)))
+    if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", WHAT(), b->lost_msg);
     for (size_t i = 0; i < sg->n_up; i++)
         RLX_TRY(write_padded(e, e->arena, sg->up[i].arena_off, e->host + sg->up[i].arena_off, sg->up[i].bytes));
-    /* encoding errors surface at finish; wgpu-native 0.32 aborts on
-     * submitting an invalid command buffer, so the scope is popped before
-     * the submit and a failed buffer is never submitted */
-    wg_scope_push(b);
+    uint32_t nq = e->timing ? seg_queries(e, sg, e->timing) : 0;
+    /* The first run records inside error scopes: encoding errors surface at
+     * finish, and wgpu-native 0.32 aborts on submitting an invalid command
+     * buffer, so a failed buffer is never submitted. Later runs record the
+     * very same commands (only the timestamp writes can differ, and those
+     * were validated with the query set) and skip the scopes. */
+    bool scoped = !e->validated || nq || rlx_env_flag("RLX_GPU_VALIDATE");
+    if (scoped) wg_scope_push(b);
     WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
-    if (sg->d1 > sg->d0) {
-        WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, NULL);
-        for (size_t i = sg->d0; i < sg->d1; i++) {
-            const rdisp *r = &e->disp[i];
-            wgpuComputePassEncoderSetPipeline(pass, r->pipe);
-            wgpuComputePassEncoderSetBindGroup(pass, 0, r->bg, 0, NULL);
-            wgpuComputePassEncoderDispatchWorkgroups(pass, r->groups[0], r->groups[1], r->groups[2]);
-        }
-        wgpuComputePassEncoderEnd(pass);
-        wgpuComputePassEncoderRelease(pass);
-    }
+    if (sg->d1 > sg->d0) encode_dispatches(e, sg, enc, nq);
     for (size_t i = 0; i < sg->n_rd; i++)
         wgpuCommandEncoderCopyBufferToBuffer(enc, e->arena, sg->rd[i].arena_off, e->staging, sg->rd[i].staging_off,
                                              up4(sg->rd[i].bytes ? sg->rd[i].bytes : 4));
     WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
     wgpuCommandEncoderRelease(enc);
-    rlx_status st = wg_scope_pop(b, what);
-    if (!st && !cb) st = rlx_fail(RLX_ERR_DEVICE, "%s: no command buffer", what);
+    rlx_status st = scoped ? wg_scope_pop(b, WHAT()) : RLX_OK;
+    if (!st && !cb) st = rlx_fail(RLX_ERR_DEVICE, "%s: no command buffer", WHAT());
     if (st) {
         if (cb) wgpuCommandBufferRelease(cb);
         return diagnose(e, sg, st);
     }
-    st = check_lost(b, what);
-    if (st) {
+    /* wgpu-native aborts on a submit to a lost device: deliver pending
+     * callbacks (device loss among them) first */
+    wgpuInstanceProcessEvents(b->inst);
+    if (b->lost) {
         wgpuCommandBufferRelease(cb);
-        return st;
+        return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", WHAT(), b->lost_msg);
     }
-    wg_scope_push(b);
+    double host_off_us = (rlx_now_seconds() - e->run_t0) * 1e6;
+    if (scoped) wg_scope_push(b);
     wgpuQueueSubmit(b->queue, 1, &cb);
     wgpuCommandBufferRelease(cb);
-    RLX_TRY(wg_scope_pop(b, what));
-    if (!sg->n_rd) return RLX_OK;
-    RLX_TRY(wg_map_read(b, e->staging, sg->staging_bytes, what));
-    const unsigned char *m = wgpuBufferGetConstMappedRange(e->staging, 0, (size_t)sg->staging_bytes);
-    if (!m) {
+    if (scoped) RLX_TRY(wg_scope_pop(b, WHAT()));
+    if (sg->n_rd) {
+        RLX_TRY(wg_map_read(b, e->staging, sg->staging_bytes, WHAT()));
+        const unsigned char *m = wgpuBufferGetConstMappedRange(e->staging, 0, (size_t)sg->staging_bytes);
+        if (!m) {
+            wgpuBufferUnmap(e->staging);
+            return rlx_fail(RLX_ERR_DEVICE, "%s: the staging buffer has no mapped range", WHAT());
+        }
+        if (e->host)
+            for (size_t i = 0; i < sg->n_rd; i++)
+                memcpy(e->host + sg->rd[i].arena_off, m + sg->rd[i].staging_off, (size_t)sg->rd[i].bytes);
+        const rlx_graph *g = p->g;
+        for (size_t i = 0; i < g->n_outputs; i++)
+            if (e->out[i].kind == OUT_STAGING && e->out[i].seg == k)
+                memcpy(outputs[i]->data, m + e->out[i].off, outputs[i]->nbytes);
         wgpuBufferUnmap(e->staging);
-        return rlx_fail(RLX_ERR_DEVICE, "%s: the staging buffer has no mapped range", what);
     }
-    if (e->host)
-        for (size_t i = 0; i < sg->n_rd; i++)
-            memcpy(e->host + sg->rd[i].arena_off, m + sg->rd[i].staging_off, (size_t)sg->rd[i].bytes);
-    const rlx_graph *g = p->g;
-    for (size_t i = 0; i < g->n_outputs; i++)
-        if (e->out[i].kind == OUT_STAGING && e->out[i].seg == k)
-            memcpy(outputs[i]->data, m + e->out[i].off, outputs[i]->nbytes);
-    wgpuBufferUnmap(e->staging);
+    if (nq) RLX_TRY(read_timestamps(e, sg, nq, host_off_us, WHAT()));
+    if (!scoped && b->uncaptured[0]) {
+        rlx_status err = rlx_fail(RLX_ERR_DEVICE, "%s: GPU error: %s", WHAT(), b->uncaptured);
+        b->uncaptured[0] = 0;
+        return err;
+    }
+#undef WHAT
     return RLX_OK;
 }
 
@@ -700,7 +891,10 @@ static rlx_status run_cpu_segment(struct rlx_backend_exe *e, const segment *sg) 
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: more than 64 inputs or outputs", rlx_node_desc(n));
         for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] < 0 ? NULL : &e->views[n->in[k]];
         for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] < 0 ? NULL : &e->views[n->out[k]];
+        double t0 = e->timing ? rlx_now_seconds() : 0.0;
         RLX_TRY(rlx_cpu_run_node(g, n, in, out, false));
+        if (e->timing)
+            RLX_TRY(add_slice(e, (int)s, "cpu", (t0 - e->run_t0) * 1e6, (rlx_now_seconds() - t0) * 1e6, false));
     }
     return RLX_OK;
 }
@@ -711,9 +905,19 @@ static rlx_status wg_run(rlx_backend_exe *e, const rlx_tensor *const *inputs, rl
     const rlx_graph *g = p->g;
     if (b->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->lost_msg);
     rlx_status st = RLX_OK;
-    /* outputs are allocated first, filled as their data arrives */
+    e->n_slices = 0;
+    e->gpu_total_us = 0.0;
+    e->run_t0 = e->timing ? rlx_now_seconds() : 0.0;
+    /* outputs are allocated first (unless the caller gave them), filled as
+     * their data arrives */
+    bool given = g->n_outputs && outputs[0];
     for (size_t i = 0; i < g->n_outputs && !st; i++) {
         const rlx_value *v = &g->values[g->outputs[i]];
+        if (given) {
+            if (!outputs[i] || outputs[i]->dtype != v->dtype || outputs[i]->nbytes < p->mem.bytes[g->outputs[i]])
+                st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu: the given tensor does not match the plan", i);
+            continue;
+        }
         st = rlx_tensor_create(v->dtype, v->dims, v->rank < 0 ? 0 : v->rank, &outputs[i]);
     }
     /* inputs: to the arena, and to the host mirror when CPU steps exist */
@@ -741,8 +945,9 @@ static rlx_status wg_run(rlx_backend_exe *e, const rlx_tensor *const *inputs, rl
         default: break;
         }
     }
-    if (st)
+    if (st && !given)
         for (size_t i = 0; i < g->n_outputs; i++) rlx_tensor_destroy(outputs[i]), outputs[i] = NULL;
+    if (!st) e->validated = true;
     return st;
 }
 
@@ -778,6 +983,10 @@ static void wg_destroy_exe(rlx_backend_exe *e) {
     rlx_free_aligned(e->host);
     free(e->views);
     free(e->pad);
+    if (e->qset) wgpuQuerySetRelease(e->qset);
+    release_buffer(&e->q_resolve);
+    release_buffer(&e->q_read);
+    free(e->slices);
     free(e);
 }
 
@@ -808,6 +1017,9 @@ rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_optio
     be->run = wg_run;
     be->destroy_exe = wg_destroy_exe;
     be->destroy = wg_destroy;
+    be->exe_stats = wg_exe_stats;
+    be->set_timing = wg_set_timing;
+    be->timing = wg_timing;
     *out = be;
     return RLX_OK;
 }

@@ -351,15 +351,22 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
     if (wgpuAdapterGetLimits(b->adapter, &lim) != WGPUStatus_Success)
         return rlx_fail(RLX_ERR_DEVICE, "adapter %s: cannot read its limits", b->info.name);
     lim.nextInChain = NULL;
-    /* optional features worth having; each fast path checks its flag */
-    WGPUFeatureName feat[4];
+    /* optional features worth having; each fast path checks its flag. The
+     * experimental cooperative-matrix feature is listed last, so that a
+     * device refused with it is asked for again without it, then without
+     * any optional feature. */
+    WGPUFeatureName feat[5];
     size_t nf = 0;
+    bool ts_inside = b->info.timestamp_query &&
+                     wgpuAdapterHasFeature(b->adapter, (WGPUFeatureName)WGPUNativeFeature_TimestampQueryInsidePasses);
     if (b->info.shader_f16) feat[nf++] = WGPUFeatureName_ShaderF16;
     if (b->info.subgroups) feat[nf++] = WGPUFeatureName_Subgroups;
     if (b->info.timestamp_query) feat[nf++] = WGPUFeatureName_TimestampQuery;
+    if (ts_inside) feat[nf++] = (WGPUFeatureName)WGPUNativeFeature_TimestampQueryInsidePasses;
     if (b->info.cooperative_matrix) feat[nf++] = (WGPUFeatureName)WGPUNativeFeature_CooperativeMatrix;
     char msg[256] = "";
     b->dev = request_device(b, &lim, feat, nf, msg, sizeof msg);
+    if (!b->dev && nf && b->info.cooperative_matrix) b->dev = request_device(b, &lim, feat, --nf, msg, sizeof msg);
     if (!b->dev && nf) {
         nf = 0; /* retry without the optional features */
         b->dev = request_device(b, &lim, NULL, 0, msg, sizeof msg);
@@ -372,6 +379,7 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
         if (feat[i] == WGPUFeatureName_ShaderF16) b->has_f16 = true;
         else if (feat[i] == WGPUFeatureName_Subgroups) b->has_subgroups = true;
         else if (feat[i] == WGPUFeatureName_TimestampQuery) b->has_timestamp = true;
+        else if (feat[i] == (WGPUFeatureName)WGPUNativeFeature_TimestampQueryInsidePasses) b->has_ts_inside = true;
         else b->has_coop_matrix = true;
     }
     memset(&b->limits, 0, sizeof b->limits);
@@ -546,6 +554,7 @@ rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what
             return RLX_OK;
         }
     RLX_TRY(RLX_GROW(b->pipes, b->cap_pipes, b->n_pipes + 1));
+    double t0 = rlx_now_seconds();
     char ctx[400];
     snprintf(ctx, sizeof ctx, "%s: creating the pipeline of kernel '%s'", what, d->kernel);
     wg_scope_push(b);
@@ -575,6 +584,8 @@ rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what
     pd.compute.constants = d->n_spec ? ce : NULL;
     WGPUComputePipeline pipe = wgpuDeviceCreateComputePipeline(b->dev, &pd);
     rlx_status st = wg_scope_pop(b, ctx);
+    b->pipelines_s += rlx_now_seconds() - t0;
+    b->pipelines_created++;
     if (st) {
         if (pipe) wgpuComputePipelineRelease(pipe);
         /* a module that failed to compile is not kept */

@@ -29,8 +29,11 @@ typedef struct wg_backend {
     WGPULimits limits; /* the device's */
     wg_caps caps;
     rlx_adapter_info info;
-    /* optional features enabled on the device */
-    bool has_f16, has_subgroups, has_timestamp, has_coop_matrix;
+    /* optional features enabled on the device; has_ts_inside: timestamps
+     * between dispatches of one pass (TimestampQueryInsidePasses) */
+    bool has_f16, has_subgroups, has_timestamp, has_ts_inside, has_coop_matrix;
+    double pipelines_s;  /* time spent creating shader modules and pipelines (all compiles) */
+    size_t pipelines_created;
     /* set by the device-lost callback */
     volatile bool lost;
     bool closing;
