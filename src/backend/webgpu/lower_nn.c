@@ -7,7 +7,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend/webgpu/lower_gemm.h"
 #include "backend/webgpu/webgpu.h"
+#include "base/platform.h"
 #include "ir/op.h"
 #include "ir/ops/conv_geom.h"
 
@@ -58,7 +60,7 @@ static uint64_t sp3(const uint64_t *d) { return d[0] * d[1] * d[2]; }
 
 /* The Params of conv_direct.wgsl and conv_transpose.wgsl after the four
  * offsets. */
-static void p_conv(wg_lower *L, wg_dispatch *d, const geom3 *g, bool has_bias, uint64_t total) {
+static void p_conv(wg_lower *L, wg_dispatch *d, const geom3 *g, bool has_bias, uint64_t total, const rlx_act *act) {
     wg_p_u32(L, d, (uint32_t)g->n);
     wg_p_u32(L, d, (uint32_t)g->c_in);
     wg_p_u32(L, d, (uint32_t)g->c_out);
@@ -71,84 +73,148 @@ static void p_conv(wg_lower *L, wg_dispatch *d, const geom3 *g, bool has_bias, u
     for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->dil[i]);
     wg_p_u32(L, d, has_bias ? 1 : 0);
     wg_p_u32(L, d, (uint32_t)total);
-}
-
-/* ------------------------------------------------------------ matmul */
-
-/* One batched matmul dispatch (kernels/matmul.wgsl). Batch dims: up to 4,
- * outermost first; strides in elements. Operand windows: a, b, bias, y as
- * (value, elem_off, elems); bias value < 0: no bias. */
-typedef struct mm_desc {
-    uint64_t M, N, K;
-    float alpha, beta;
-    uint64_t a_sm, a_sk, b_sk, b_sn, bias_sm, bias_sn;
-    uint64_t y_sm; /* row stride of y; 0 means N */
-    int nb; /* batch dims used (<= 4) */
-    uint64_t bdims[4], a_bs[4], b_bs[4], y_bs[4], bias_bs[4];
-    int a, b, bias, y;
-    uint64_t a_off, a_n, b_off, b_n, bias_off, bias_n, y_off, y_n;
-} mm_desc;
-
-static rlx_status emit_matmul(wg_lower *L, const mm_desc *m) {
-    uint64_t nbatch = 1;
-    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
-    uint64_t tiles_n = (m->N + 15) / 16, tiles_m = (m->M + 15) / 16;
-    uint64_t groups = tiles_n * tiles_m * nbatch;
-    if (m->M >= ((uint64_t)1 << 31) || m->N >= ((uint64_t)1 << 31) || m->K >= ((uint64_t)1 << 31) ||
-        groups >= ((uint64_t)1 << 31))
-        return wg_decline(L, "matmul too large for 32-bit indexing");
-    wg_dispatch *d = wg_emit(L, "matmul");
-    wg_bind(L, d, m->a, m->a_off, m->a_n);
-    wg_bind(L, d, m->b, m->b_off, m->b_n);
-    if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
-    else wg_bind(L, d, m->a, m->a_off, 1); /* unused placeholder */
-    wg_bind(L, d, m->y, m->y_off, m->y_n);
-    wg_p_u32(L, d, (uint32_t)m->M);
-    wg_p_u32(L, d, (uint32_t)m->N);
-    wg_p_u32(L, d, (uint32_t)m->K);
-    wg_p_u32(L, d, m->bias >= 0 ? 1 : 0);
-    wg_p_f32(L, d, m->alpha);
-    wg_p_f32(L, d, m->beta);
-    wg_p_u32(L, d, (uint32_t)m->a_sm);
-    wg_p_u32(L, d, (uint32_t)m->a_sk);
-    wg_p_u32(L, d, (uint32_t)m->b_sk);
-    wg_p_u32(L, d, (uint32_t)m->b_sn);
-    wg_p_u32(L, d, (uint32_t)m->bias_sm);
-    wg_p_u32(L, d, (uint32_t)m->bias_sn);
-    wg_p_u32(L, d, (uint32_t)nbatch);
-    wg_p_u32(L, d, (uint32_t)tiles_n);
-    wg_p_u32(L, d, (uint32_t)tiles_m);
-    wg_p_u32(L, d, (uint32_t)(m->y_sm ? m->y_sm : m->N));
-    /* batch dims right-aligned into the four slots */
-    const uint64_t *arr[5] = { m->bdims, m->a_bs, m->b_bs, m->y_bs, m->bias_bs };
-    for (int k = 0; k < 5; k++)
-        for (int i = 0; i < 4; i++) {
-            int j = i - (4 - m->nb);
-            uint64_t v = j >= 0 ? arr[k][j] : (k == 0 ? 1 : 0);
-            wg_p_u32(L, d, (uint32_t)v);
-        }
-    return wg_grid_groups(L, d, groups);
+    wg_p_f32(L, d, act->alpha);
+    wg_p_f32(L, d, act->beta);
 }
 
 /* ------------------------------------------------------------ Conv */
 
-static rlx_status emit_conv_direct(wg_lower *L, const geom3 *g, int x, int w, int b, int y) {
+/* Convolution algorithms. All of them sum each output over (ci, kz, kr, kc)
+ * ascending with one f32 accumulator and fma, then add the bias, then the
+ * activation: they give the same bits (tests/test_gpu_perf.c checks it). */
+typedef enum conv_algo {
+    CONV_DIRECT,   /* conv_direct.wgsl: one invocation per output */
+    CONV_IM2COL,   /* im2col.wgsl into the scratch, then gemm.wgsl */
+    CONV_IMPLICIT, /* gemm.wgsl gathering the im2col operand itself (2-D) */
+    CONV_POINTWISE,/* 1x1, stride 1, no padding: gemm.wgsl on x as it is */
+    CONV_DEPTHWISE /* dwconv.wgsl (2-D, one input channel per group) */
+} conv_algo;
+
+static rlx_status emit_conv_direct(wg_lower *L, const geom3 *g, int x, int w, int b, int y, const rlx_act *act) {
     uint64_t total = g->n * g->c_out * sp3(g->out);
     wg_dispatch *d = wg_emit(L, "conv_direct");
+    wg_spec(L, d, "ACT", act->kind);
     wg_bind_value(L, d, x);
     wg_bind_value(L, d, w);
     if (b >= 0) wg_bind_value(L, d, b);
     else wg_bind(L, d, w, 0, 1); /* unused placeholder */
     wg_bind_value(L, d, y);
-    p_conv(L, d, g, b >= 0, total);
+    p_conv(L, d, g, b >= 0, total, act);
     return wg_grid_1d(L, d, total);
 }
 
-/* im2col of a chunk (n0.., n_cnt images) x (g0.., g_cnt groups) into the
- * scratch buffer, then the batched matmul weight x col into y. */
-static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int b, int y, uint64_t n0,
-                                  uint64_t n_cnt, uint64_t g0, uint64_t g_cnt) {
+/* dwconv.wgsl: 2-D, cin_g == 1; OWB outputs of a row per invocation. */
+static rlx_status emit_conv_dw(wg_lower *L, const geom3 *g, int x, int w, int b, int y, const rlx_act *act) {
+    uint32_t owb = g->out[2] >= 4 ? 4 : (uint32_t)g->out[2];
+    uint64_t total = g->n * g->c_out * g->out[1] * ((g->out[2] + owb - 1) / owb);
+    wg_dispatch *d = wg_emit(L, "dwconv");
+    wg_spec(L, d, "KH", (double)g->k[1]);
+    wg_spec(L, d, "KW", (double)g->k[2]);
+    wg_spec(L, d, "OWB", owb);
+    wg_spec(L, d, "ACT", act->kind);
+    wg_bind_value(L, d, x);
+    wg_bind_value(L, d, w);
+    if (b >= 0) wg_bind_value(L, d, b);
+    else wg_bind(L, d, w, 0, 1);
+    wg_bind_value(L, d, y);
+    wg_p_u32(L, d, (uint32_t)g->c_out);
+    wg_p_u32(L, d, (uint32_t)(g->c_out / g->c_in));
+    wg_p_u32(L, d, (uint32_t)g->in[1]);
+    wg_p_u32(L, d, (uint32_t)g->in[2]);
+    wg_p_u32(L, d, (uint32_t)g->out[1]);
+    wg_p_u32(L, d, (uint32_t)g->out[2]);
+    wg_p_u32(L, d, (uint32_t)g->s[1]);
+    wg_p_u32(L, d, (uint32_t)g->s[2]);
+    wg_p_u32(L, d, (uint32_t)g->p[1]);
+    wg_p_u32(L, d, (uint32_t)g->p[2]);
+    wg_p_u32(L, d, (uint32_t)g->dil[1]);
+    wg_p_u32(L, d, (uint32_t)g->dil[2]);
+    wg_p_u32(L, d, b >= 0 ? 1 : 0);
+    wg_p_u32(L, d, (uint32_t)total);
+    wg_p_f32(L, d, act->alpha);
+    wg_p_f32(L, d, act->beta);
+    return wg_grid_1d(L, d, total);
+}
+
+/* The GEMM of a chunk of (images n0.., n_cnt) x (groups g0.., g_cnt):
+ * weight[cout_g, k_total] x B[k_total, spatial] -> y, where B is the
+ * scratch (im2col), x itself (pointwise) or x gathered (implicit). */
+static rlx_status emit_conv_gemm(wg_lower *L, const geom3 *g, conv_algo algo, int x, int w, int b, int y, uint64_t n0,
+                                 uint64_t n_cnt, uint64_t g0, uint64_t g_cnt, uint64_t col_n, const rlx_act *act) {
     uint64_t cin_g = g->c_in / g->group, cout_g = g->c_out / g->group;
+    uint64_t k_total = cin_g * g->k[0] * g->k[1] * g->k[2];
+    uint64_t spatial = sp3(g->out), in_sp = sp3(g->in);
+    wg_gemm m;
+    memset(&m, 0, sizeof m);
+    m.M = cout_g;
+    m.N = spatial;
+    m.K = k_total;
+    m.alpha = 1.0f;
+    m.beta = 1.0f;
+    m.a_sm = k_total;
+    m.a_sk = 1;
+    m.bias_sm = 1;
+    m.bias_sn = 0;
+    m.nb = 2;
+    m.bdims[0] = n_cnt;
+    m.bdims[1] = g_cnt;
+    m.a_bs[0] = 0;
+    m.a_bs[1] = cout_g * k_total;
+    m.y_bs[0] = g->c_out * spatial;
+    m.y_bs[1] = cout_g * spatial;
+    m.bias_bs[0] = 0;
+    m.bias_bs[1] = cout_g;
+    m.a = w;
+    m.a_off = g0 * cout_g * k_total;
+    m.a_n = g_cnt * cout_g * k_total;
+    if (algo == CONV_IM2COL) {
+        m.b_sk = spatial;
+        m.b_sn = 1;
+        m.b_bs[0] = g_cnt * k_total * spatial;
+        m.b_bs[1] = k_total * spatial;
+        m.b = WG_SCRATCH;
+        m.b_off = 0;
+        m.b_n = col_n;
+    } else {
+        /* B reads x directly: per (image, group) the channels of the group */
+        m.b_sk = in_sp; /* pointwise: k = ci, in_sp == spatial */
+        m.b_sn = 1;
+        m.b_bs[0] = g->c_in * in_sp;
+        m.b_bs[1] = cin_g * in_sp;
+        m.b = x;
+        m.b_off = (n0 * g->c_in + g0 * cin_g) * in_sp;
+        m.b_n = n_cnt == 1 ? g_cnt * cin_g * in_sp : n_cnt * g->c_in * in_sp;
+        if (algo == CONV_IMPLICIT) {
+            m.conv = true;
+            m.in_h = (uint32_t)g->in[1];
+            m.in_w = (uint32_t)g->in[2];
+            m.out_w = (uint32_t)g->out[2];
+            m.k_h = (uint32_t)g->k[1];
+            m.k_w = (uint32_t)g->k[2];
+            m.s_h = (uint32_t)g->s[1];
+            m.s_w = (uint32_t)g->s[2];
+            m.p_h = (uint32_t)g->p[1];
+            m.p_w = (uint32_t)g->p[2];
+            m.d_h = (uint32_t)g->dil[1];
+            m.d_w = (uint32_t)g->dil[2];
+        }
+    }
+    m.bias = b;
+    m.bias_off = g0 * cout_g;
+    m.bias_n = g_cnt * cout_g;
+    m.y = y;
+    m.y_off = (n0 * g->c_out + g0 * cout_g) * spatial;
+    m.y_n = n_cnt == 1 ? g_cnt * cout_g * spatial : n_cnt * g->c_out * spatial;
+    m.act = *act;
+    m.splitk_ok = false; /* keeps the direct kernel's summation order */
+    return wg_emit_gemm(L, &m);
+}
+
+/* im2col of a chunk (n0.., n_cnt images) x (g0.., g_cnt groups) into the
+ * scratch buffer, then the batched GEMM weight x col into y. */
+static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int b, int y, uint64_t n0,
+                                  uint64_t n_cnt, uint64_t g0, uint64_t g_cnt, const rlx_act *act) {
+    uint64_t cin_g = g->c_in / g->group;
     uint64_t k_total = cin_g * g->k[0] * g->k[1] * g->k[2];
     uint64_t spatial = sp3(g->out), in_sp = sp3(g->in);
     uint64_t col_n = n_cnt * g_cnt * k_total * spatial;
@@ -170,52 +236,35 @@ static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int
     for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->dil[i]);
     wg_p_u32(L, d, (uint32_t)col_n);
     RLX_TRY(wg_grid_1d(L, d, col_n));
-
-    mm_desc m;
-    memset(&m, 0, sizeof m);
-    m.M = cout_g;
-    m.N = spatial;
-    m.K = k_total;
-    m.alpha = 1.0f;
-    m.beta = 1.0f;
-    m.a_sm = k_total;
-    m.a_sk = 1;
-    m.b_sk = spatial;
-    m.b_sn = 1;
-    m.bias_sm = 1;
-    m.bias_sn = 0;
-    m.nb = 2;
-    m.bdims[0] = n_cnt;
-    m.bdims[1] = g_cnt;
-    m.a_bs[0] = 0;
-    m.a_bs[1] = cout_g * k_total;
-    m.b_bs[0] = g_cnt * k_total * spatial;
-    m.b_bs[1] = k_total * spatial;
-    m.y_bs[0] = g->c_out * spatial;
-    m.y_bs[1] = cout_g * spatial;
-    m.bias_bs[0] = 0;
-    m.bias_bs[1] = cout_g;
-    m.a = w;
-    m.a_off = g0 * cout_g * k_total;
-    m.a_n = g_cnt * cout_g * k_total;
-    m.b = WG_SCRATCH;
-    m.b_off = 0;
-    m.b_n = col_n;
-    m.bias = b;
-    m.bias_off = g0 * cout_g;
-    m.bias_n = g_cnt * cout_g;
-    m.y = y;
-    m.y_off = (n0 * g->c_out + g0 * cout_g) * spatial;
-    m.y_n = n_cnt == 1 ? g_cnt * cout_g * spatial : n_cnt * g->c_out * spatial;
-    return emit_matmul(L, &m);
+    return emit_conv_gemm(L, g, CONV_IM2COL, x, w, b, y, n0, n_cnt, g0, g_cnt, col_n, act);
 }
 
-/* Conv-1/11/22. Default: im2col + matmul per chunk of (images, groups) whose
- * col fits one binding (and the scratch buffer); the session option
- * gpu_conv_direct, or a single group's col larger than a binding, selects
- * the direct kernel. Both give the same bits. */
+/* The algorithm for a convolution: RLX_CONV_ALGO=direct|im2col|implicit
+ * forces one where it applies; auto (default): depthwise kernel for one
+ * input channel per group (2-D), GEMM on x for 1x1 stride-1 unpadded
+ * convolutions, implicit GEMM for other 1-D/2-D ones, im2col + GEMM for
+ * 3-D. The session option gpu_conv_direct selects the direct kernel. */
+static conv_algo choose_conv(const wg_lower *L, const geom3 *g) {
+    const char *env = rlx_getenv("RLX_CONV_ALGO");
+    bool two_d = g->k[0] == 1 && g->in[0] == 1 && g->out[0] == 1;
+    bool pointwise = true;
+    for (int i = 0; i < 3; i++) pointwise &= g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0 && g->pe[i] == 0;
+    if (L->caps->conv_direct || (env && strcmp(env, "direct") == 0)) return CONV_DIRECT;
+    if (env && strcmp(env, "im2col") == 0) return CONV_IM2COL;
+    if (two_d && g->c_in == g->group && g->group > 1) return CONV_DEPTHWISE;
+    if (env && strcmp(env, "implicit") == 0) return two_d ? CONV_IMPLICIT : CONV_IM2COL;
+    if (pointwise) return CONV_POINTWISE;
+    return two_d ? CONV_IMPLICIT : CONV_IM2COL;
+}
+
+/* Conv-1/11/22 with the fused activation of act.h. See choose_conv; any
+ * GEMM path whose operands exceed one binding falls back to im2col chunks
+ * of (images, groups) that fit, and a single group's col larger than a
+ * binding to the direct kernel. All paths give the same bits. */
 static rlx_status lower_conv(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
+    rlx_act act = rlx_node_act(L->n);
+    if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
     geom3 g;
     RLX_TRY(resolve_geom(L, RLX_GEOM_CONV, &g));
     int x = wg_in_id(L, 0), w = wg_in_id(L, 1), b = wg_in(L, 2) ? wg_in_id(L, 2) : -1, y = wg_out_id(L, 0);
@@ -225,28 +274,38 @@ static rlx_status lower_conv(wg_lower *L) {
     uint64_t k_total = cin_g * g.k[0] * g.k[1] * g.k[2];
     uint64_t per = k_total * sp3(g.out); /* col elements of one (image, group) */
     uint64_t cap = L->caps->max_binding / 4;
-    if (L->caps->conv_direct || per == 0 || per > cap) return emit_conv_direct(L, &g, x, w, b, y);
+    conv_algo algo = choose_conv(L, &g);
+    if (algo == CONV_DIRECT) return emit_conv_direct(L, &g, x, w, b, y, &act);
+    if (algo == CONV_DEPTHWISE) return emit_conv_dw(L, &g, x, w, b, y, &act);
+    if (algo == CONV_POINTWISE || algo == CONV_IMPLICIT) {
+        /* x and y whole in one binding each: one dispatch */
+        if (wg_numel(wg_in(L, 0)) <= cap && wg_numel(wg_out(L, 0)) <= cap)
+            return emit_conv_gemm(L, &g, algo, x, w, b, y, 0, g.n, 0, g.group, 0, &act);
+    }
+    if (per == 0 || per > cap) return emit_conv_direct(L, &g, x, w, b, y, &act);
     if (g.group * per <= cap) {
         uint64_t n_cnt = cap / (g.group * per);
         if (n_cnt > g.n) n_cnt = g.n;
         for (uint64_t n0 = 0; n0 < g.n; n0 += n_cnt) {
             uint64_t cnt = g.n - n0 < n_cnt ? g.n - n0 : n_cnt;
-            RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, n0, cnt, 0, g.group));
+            RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, n0, cnt, 0, g.group, &act));
         }
     } else {
         uint64_t g_cnt = cap / per;
         for (uint64_t n0 = 0; n0 < g.n; n0++)
             for (uint64_t g0 = 0; g0 < g.group; g0 += g_cnt) {
                 uint64_t cnt = g.group - g0 < g_cnt ? g.group - g0 : g_cnt;
-                RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, n0, 1, g0, cnt));
+                RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, n0, 1, g0, cnt, &act));
             }
     }
     return RLX_OK;
 }
 
-/* ConvTranspose-1/11/22. */
+/* ConvTranspose-1/11/22 with the fused activation of act.h. */
 static rlx_status lower_conv_transpose(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
+    rlx_act act = rlx_node_act(L->n);
+    if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
     geom3 g;
     RLX_TRY(resolve_geom(L, RLX_GEOM_CONV_TRANSPOSE, &g));
     if (g.group == 0 || g.c_in % g.group || g.c_out % g.group) return wg_decline(L, "bad groups");
@@ -256,12 +315,13 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
     if (total != g.n * g.c_out * sp3(g.out)) return wg_decline(L, "output shape differs from the geometry");
     int w = wg_in_id(L, 1), b = wg_in(L, 2) ? wg_in_id(L, 2) : -1;
     wg_dispatch *d = wg_emit(L, "conv_transpose");
+    wg_spec(L, d, "ACT", act.kind);
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, w);
     if (b >= 0) wg_bind_value(L, d, b);
     else wg_bind(L, d, w, 0, 1);
     wg_bind_value(L, d, wg_out_id(L, 0));
-    p_conv(L, d, &g, b >= 0, total);
+    p_conv(L, d, &g, b >= 0, total, &act);
     return wg_grid_1d(L, d, total);
 }
 
@@ -345,9 +405,12 @@ static rlx_status lower_batchnorm(wg_lower *L) {
 
 /* ------------------------------------------------------------ Gemm, MatMul */
 
-/* Gemm-1..13: Y = alpha * A' B' + beta * C, C unidirectionally broadcast. */
+/* Gemm-1..13: Y = act(alpha * A' B' + beta * C), C unidirectionally
+ * broadcast, act the fused activation of act.h. */
 static rlx_status lower_gemm(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
+    rlx_act act = rlx_node_act(L->n);
+    if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
     const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *c = wg_in(L, 2), *y = wg_out(L, 0);
     if (a->rank != 2 || b->rank != 2 || y->rank != 2) return wg_decline(L, "Gemm needs 2-D A and B");
     if (L->n->version < 7 && rlx_attr_int(L->n, "broadcast", 0) == 0 && c &&
@@ -359,7 +422,7 @@ static rlx_status lower_gemm(wg_lower *L) {
     if ((uint64_t)(tb ? b->dims[1] : b->dims[0]) != K || (uint64_t)y->dims[0] != M || (uint64_t)y->dims[1] != N)
         return wg_decline(L, "shapes do not agree");
     if (M * N == 0) return RLX_OK;
-    mm_desc m;
+    wg_gemm m;
     memset(&m, 0, sizeof m);
     m.M = M;
     m.N = N;
@@ -376,6 +439,8 @@ static rlx_status lower_gemm(wg_lower *L) {
     m.b = wg_in_id(L, 1);
     m.b_n = wg_numel(b);
     m.bias = -1;
+    m.act = act;
+    m.splitk_ok = true;
     if (c && wg_numel(c) > 0) {
         uint64_t cm = 1, cn = 1;
         if (c->rank == 2) cm = (uint64_t)c->dims[0], cn = (uint64_t)c->dims[1];
@@ -396,35 +461,43 @@ static rlx_status lower_gemm(wg_lower *L) {
     if (m.b_n > room && tb && K > 0 && room >= K) {
         uint64_t rows = room / K, bias_total = m.bias_n;
         for (uint64_t n0 = 0; n0 < N; n0 += rows) {
-            mm_desc blk = m;
+            wg_gemm blk = m;
             blk.N = N - n0 < rows ? N - n0 : rows;
             blk.b_off = n0 * K;
             blk.b_n = blk.N * K;
             blk.y_off = n0;
             blk.y_n = (M - 1) * N + blk.N;
             blk.y_sm = N;
+            blk.splitk_ok = false; /* the split's scratch would be as large */
             if (blk.bias >= 0) {
                 blk.bias_off = n0 * m.bias_sn;
                 blk.bias_n = bias_total - blk.bias_off;
             }
-            RLX_TRY(emit_matmul(L, &blk));
+            RLX_TRY(wg_emit_gemm(L, &blk));
         }
         return RLX_OK;
     }
-    return emit_matmul(L, &m);
+    return wg_emit_gemm(L, &m);
 }
 
 /* MatMul-1/9/13: numpy matmul with broadcast batch dims; 1-D operands are
- * promoted ([K] -> [1, K] for A, [K, 1] for B) and the dim dropped. */
+ * promoted ([K] -> [1, K] for A, [K, 1] for B) and the dim dropped. With
+ * the fusion pass's extension (act.h): an optional third input, a bias [N]
+ * added to every row, and a fused activation. */
 static rlx_status lower_matmul(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
-    const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *y = wg_out(L, 0);
+    rlx_act act = rlx_node_act(L->n);
+    if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
+    const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *bias = wg_in(L, 2), *y = wg_out(L, 0);
+    if (L->n->n_in > 3) return wg_decline(L, "%d inputs", L->n->n_in);
     if (a->rank < 1 || b->rank < 1) return wg_decline(L, "scalar operand");
     uint64_t M = a->rank == 1 ? 1 : (uint64_t)a->dims[a->rank - 2];
     uint64_t K = (uint64_t)a->dims[a->rank - 1];
     uint64_t Kb = b->rank == 1 ? (uint64_t)b->dims[0] : (uint64_t)b->dims[b->rank - 2];
     uint64_t N = b->rank == 1 ? 1 : (uint64_t)b->dims[b->rank - 1];
     if (K != Kb) return wg_decline(L, "inner dims differ");
+    if (bias && wg_numel(bias) != N) return wg_decline(L, "bias of %llu elements, expected N = %llu",
+                                                       (unsigned long long)wg_numel(bias), (unsigned long long)N);
     int ra = a->rank > 2 ? a->rank - 2 : 0, rb = b->rank > 2 ? b->rank - 2 : 0;
     int rbat = ra > rb ? ra : rb;
     /* per batch dim (outermost first): size and strides of a, b, y */
@@ -444,7 +517,7 @@ static rlx_status lower_matmul(wg_lower *L) {
         cy *= d;
     }
     /* merge batch dims (innermost first), dropping size-1 dims */
-    mm_desc m;
+    wg_gemm m;
     memset(&m, 0, sizeof m);
     uint64_t md[RLX_MAX_RANK], ma[RLX_MAX_RANK], mb[RLX_MAX_RANK], my[RLX_MAX_RANK];
     int r = 0;
@@ -463,6 +536,12 @@ static rlx_status lower_matmul(wg_lower *L) {
     if (r > 4) return wg_decline(L, "more than 4 batch dims after merging");
     if (cy != wg_numel(y)) return wg_decline(L, "output size differs");
     if (cy == 0) return RLX_OK;
+    /* a batch of rows times one shared matrix is one taller GEMM: the rows
+     * of consecutive batches are consecutive ([B, M, K] x [K, N]) */
+    if (r == 1 && mb[0] == 0 && ma[0] == M * K && my[0] == M * N) {
+        M *= md[0];
+        r = 0;
+    }
     m.nb = r;
     for (int i = 0; i < r; i++) {
         m.bdims[i] = md[r - 1 - i];
@@ -474,7 +553,7 @@ static rlx_status lower_matmul(wg_lower *L) {
     m.N = N;
     m.K = K;
     m.alpha = 1.0f;
-    m.beta = 0.0f;
+    m.beta = 1.0f;
     m.a_sm = K;
     m.a_sk = 1;
     m.b_sk = N;
@@ -484,9 +563,17 @@ static rlx_status lower_matmul(wg_lower *L) {
     m.b = wg_in_id(L, 1);
     m.b_n = wg_numel(b);
     m.bias = -1;
+    if (bias) {
+        m.bias = wg_in_id(L, 2);
+        m.bias_n = N;
+        m.bias_sm = 0;
+        m.bias_sn = 1;
+    }
     m.y = wg_out_id(L, 0);
     m.y_n = cy;
-    return emit_matmul(L, &m);
+    m.act = act;
+    m.splitk_ok = true;
+    return wg_emit_gemm(L, &m);
 }
 
 /* ------------------------------------------------------------ Softmax */

@@ -35,7 +35,12 @@ typedef struct wg_caps {
     uint32_t storage_align;        /* minStorageBufferOffsetAlignment (bytes) */
     uint32_t uniform_align;        /* minUniformBufferOffsetAlignment (bytes) */
     uint32_t max_storage_per_stage;/* maxStorageBuffersPerShaderStage */
+    uint32_t max_wg_storage;       /* maxComputeWorkgroupStorageSize (bytes) */
+    uint32_t max_wg_invocations;   /* maxComputeInvocationsPerWorkgroup */
+    uint32_t max_wg_size_x, max_wg_size_y; /* maxComputeWorkgroupSizeX / Y */
     bool conv_direct;              /* session option gpu_conv_direct */
+    bool f16;                      /* f16 mode (RLX_GPU_F16=1): GEMM/conv weights stored as f16 */
+    bool coop;                     /* cooperative-matrix GEMM available and enabled (f16 mode) */
 } wg_caps;
 
 /* ------------------------------------------------------------ dispatches */
@@ -45,7 +50,7 @@ typedef struct wg_caps {
 
 #define WG_MAX_BINDINGS 8   /* storage operands of one dispatch (bindings 1..8) */
 #define WG_MAX_PARAMS 64    /* u32 words of one Params struct (256 bytes) */
-#define WG_MAX_SPEC 4       /* override constants of one dispatch */
+#define WG_MAX_SPEC 16      /* override constants of one dispatch */
 #define WG_WORKGROUP 64     /* @workgroup_size of every 1-D kernel */
 
 /* A window of 4-byte elements of a graph value (arena or constant) or of
@@ -54,7 +59,12 @@ typedef struct wg_operand {
     int value;         /* value id, or WG_SCRATCH */
     uint64_t elem_off; /* first element the kernel may touch */
     uint64_t elems;    /* number of elements it may touch */
+    int fmt;           /* WG_FMT_NATIVE, or WG_FMT_F16 (a constant f32 value uploaded as binary16:
+                          elem_off and elems then count 4-byte words of the packed halves) */
 } wg_operand;
+
+#define WG_FMT_NATIVE 0
+#define WG_FMT_F16 1
 
 typedef struct wg_dispatch {
     const char *kernel; /* WGSL file stem, e.g. "unary" (static string) */
@@ -121,6 +131,10 @@ void wg_spec(wg_lower *L, wg_dispatch *d, const char *name, double value);
 void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t elems);
 /* The whole value. */
 void wg_bind_value(wg_lower *L, wg_dispatch *d, int value);
+/* A constant f32 value as binary16 (WG_FMT_F16): halves [h0, h0 + n) of
+ * the packed copy, bound as the 4-byte words that hold them; *sub receives
+ * h0 mod 2 (the kernel's first half is 2 * offset + sub). */
+void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n, uint32_t *sub);
 
 void wg_p_u32(wg_lower *L, wg_dispatch *d, uint32_t v);
 void wg_p_i32(wg_lower *L, wg_dispatch *d, int32_t v);

@@ -27,6 +27,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
 #include "backend/webgpu/webgpu_device.h"
+#include "base/half.h"
 #include "base/mem.h"
 #include "base/platform.h"
 #include "base/tensor.h"
@@ -76,8 +77,8 @@ struct rlx_backend_exe {
     WGPUBuffer *weights;
     uint64_t *weight_size;
     size_t n_weights;
-    int *konst_buf;        /* per value: weight buffer index or -1 */
-    uint64_t *konst_off;   /* per value: byte offset in it */
+    int *konst_buf;        /* per (value, format) at 2 * value + fmt: weight buffer index or -1 */
+    uint64_t *konst_off;   /* per (value, format): byte offset in it */
     rdisp *disp;
     size_t n_disp;
     segment *seg;
@@ -137,7 +138,7 @@ static rlx_status make_buffer(wg_backend *b, uint64_t size, WGPUBufferUsage usag
     WGPUBufferDescriptor d;
     memset(&d, 0, sizeof d);
     d.label = wg_sv(label);
-    d.size = up_to(size ? size : 4, 4);
+    d.size = up_to(size ? size : 16, 16);
     d.usage = usage;
     *out = wgpuDeviceCreateBuffer(b->dev, &d);
     if (!*out) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "cannot create the %llu-byte %s buffer", (unsigned long long)size, label);
@@ -178,11 +179,11 @@ static rlx_status resolve(struct rlx_backend_exe *e, int step, wg_dispatch *d, i
         const rlx_value *v = &p->g->values[o.value];
         vname = v->name;
         if (v->konst) {
-            int wb = e->konst_buf[o.value];
+            int wb = e->konst_buf[2 * o.value + o.fmt];
             if (wb < 0)
                 return rlx_fail(RLX_ERR_INTERNAL, "%s: constant '%s' was not uploaded", step_desc(p, step), v->name);
             buf = e->weights[wb];
-            base = e->konst_off[o.value];
+            base = e->konst_off[2 * o.value + o.fmt];
             cap = e->weight_size[wb];
         } else {
             uint64_t off = p->mem.offset[o.value];
@@ -195,7 +196,10 @@ static rlx_status resolve(struct rlx_backend_exe *e, int step, wg_dispatch *d, i
     }
     uint64_t pos = base + o.elem_off * 4;
     uint64_t aligned = pos - pos % c->storage_align;
-    uint64_t size = (pos - aligned) + (o.elems ? o.elems : 1) * 4;
+    /* whole 16-byte units: kernels may declare operands as arrays of vec4
+     * (buffers and tensor placements are 16-byte multiples, so the rounded
+     * window stays inside the buffer) */
+    uint64_t size = up_to((pos - aligned) + (o.elems ? o.elems : 1) * 4, 16);
     if (size > c->max_binding)
         return rlx_fail(RLX_ERR_UNSUPPORTED,
                         "%s: kernel '%s': operand %d ('%s') needs a %llu-byte storage binding, more than the limit of "
@@ -374,9 +378,15 @@ static rlx_status upload_konsts(struct rlx_backend_exe *e, const wg_lower *low, 
         for (size_t k = 0; k < low[s].n_d; k++) {
             const wg_dispatch *d = &low[s].d[k];
             for (int i = 0; i < d->n_bind; i++) {
-                int v = d->bind[i].value;
-                if (v < 0 || !g->values[v].konst || e->konst_buf[v] >= 0) continue;
-                uint64_t bytes = up_to(g->values[v].konst->nbytes ? g->values[v].konst->nbytes : 4, 4);
+                int v = d->bind[i].value, fmt = d->bind[i].fmt;
+                if (v < 0 || !g->values[v].konst || e->konst_buf[2 * v + fmt] >= 0) continue;
+                const rlx_tensor *t = g->values[v].konst;
+                if (fmt == WG_FMT_F16 && t->dtype != RLX_DTYPE_F32)
+                    return rlx_fail(RLX_ERR_INTERNAL, "constant '%s' (%s) bound as f16", g->values[v].name,
+                                    rlx_dtype_name(t->dtype));
+                uint64_t raw = fmt == WG_FMT_F16 ? t->nbytes / 2 : t->nbytes;
+                /* 16-byte multiples: kernels may read operands as vec4 */
+                uint64_t bytes = up_to(raw ? raw : 4, 16);
                 if (bytes > cap)
                     return rlx_fail(RLX_ERR_UNSUPPORTED, "constant '%s' (%llu bytes) exceeds maxBufferSize (%llu bytes)",
                                     g->values[v].name, (unsigned long long)bytes, (unsigned long long)cap);
@@ -386,22 +396,45 @@ static rlx_status upload_konsts(struct rlx_backend_exe *e, const wg_lower *low, 
                     nb++;
                     off = 0;
                 }
-                e->konst_buf[v] = nb - 1;
-                e->konst_off[v] = off;
+                e->konst_buf[2 * v + fmt] = nb - 1;
+                e->konst_off[2 * v + fmt] = off;
                 cur = off + bytes;
             }
         }
     if (nb) e->weight_size[nb - 1] = cur;
     e->n_weights = (size_t)nb;
     for (int i = 0; i < nb; i++) {
-        e->weight_size[i] = up_to(e->weight_size[i] ? e->weight_size[i] : 4, 4);
+        e->weight_size[i] = up_to(e->weight_size[i] ? e->weight_size[i] : 16, 16);
         RLX_TRY(make_buffer(b, e->weight_size[i], WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst, "weights",
                             &e->weights[i]));
     }
-    for (size_t v = 0; v < g->n_values; v++)
-        if (e->konst_buf[v] >= 0)
-            RLX_TRY(write_padded(e, e->weights[e->konst_buf[v]], e->konst_off[v], g->values[v].konst->data,
-                                 g->values[v].konst->nbytes));
+    uint16_t *half = NULL;
+    size_t half_cap = 0;
+    for (size_t v = 0; v < g->n_values; v++) {
+        const rlx_tensor *t = g->values[v].konst;
+        if (e->konst_buf[2 * v] >= 0)
+            RLX_TRY(write_padded(e, e->weights[e->konst_buf[2 * v]], e->konst_off[2 * v], t->data, t->nbytes));
+        if (e->konst_buf[2 * v + 1] >= 0) {
+            size_t n = t->nbytes / 4;
+            if (n > half_cap) {
+                uint16_t *nh = realloc(half, (n + 1) * sizeof *half);
+                if (!nh) {
+                    free(half);
+                    return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory converting '%s' to f16", g->values[v].name);
+                }
+                half = nh;
+                half_cap = n;
+            }
+            const float *f = t->data;
+            for (size_t i = 0; i < n; i++) half[i] = rlx_f32_to_f16(f[i]);
+            rlx_status st = write_padded(e, e->weights[e->konst_buf[2 * v + 1]], e->konst_off[2 * v + 1], half, n * 2);
+            if (st) {
+                free(half);
+                return st;
+            }
+        }
+    }
+    free(half);
     return RLX_OK;
 }
 
@@ -455,15 +488,15 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
     wg_lower *low = calloc(p->n_steps + 1, sizeof *low);
     size_t *d0 = calloc(p->n_steps + 1, sizeof *d0), *d1 = calloc(p->n_steps + 1, sizeof *d1);
     uint8_t *params_host = NULL;
-    e->konst_buf = malloc((g->n_values + 1) * sizeof *e->konst_buf);
-    e->konst_off = calloc(g->n_values + 1, sizeof *e->konst_off);
+    e->konst_buf = malloc((2 * g->n_values + 2) * sizeof *e->konst_buf);
+    e->konst_off = calloc(2 * g->n_values + 2, sizeof *e->konst_off);
     e->weights = calloc(g->n_values + 1, sizeof *e->weights);
     e->weight_size = calloc(g->n_values + 1, sizeof *e->weight_size);
     if (!low || !d0 || !d1 || !e->konst_buf || !e->konst_off || !e->weights || !e->weight_size) {
         st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
         goto done;
     }
-    for (size_t v = 0; v < g->n_values; v++) e->konst_buf[v] = -1;
+    for (size_t v = 0; v < 2 * g->n_values + 2; v++) e->konst_buf[v] = -1;
 
     /* 1. lower every GPU step */
     double t_phase = rlx_now_seconds();
@@ -1008,6 +1041,11 @@ rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_optio
         return st;
     }
     b->caps.conv_direct = opt && opt->gpu_conv_direct;
+    /* f16 weights are packed two per 32-bit word and read with the core
+     * builtin unpack2x16float: no shader-f16 needed. RLX_GPU_F16=0 forces
+     * f32 even when the option asks for f16. */
+    const char *f16 = rlx_getenv("RLX_GPU_F16");
+    b->caps.f16 = f16 && *f16 ? rlx_env_flag("RLX_GPU_F16") : (opt && opt->gpu_f16);
     rlx_backend *be = &b->base;
     be->name = "webgpu";
     be->kind = RLX_DEVICE_GPU;

@@ -399,11 +399,15 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "RLX_MAX_BINDING_BYTES='%s': expected a byte count >= 256", env);
         if (v < c->max_binding) c->max_binding = v;
     }
-    c->max_binding &= ~(uint64_t)3;
+    c->max_binding &= ~(uint64_t)15; /* windows are whole 16-byte units */
     c->max_groups_per_dim = b->limits.maxComputeWorkgroupsPerDimension;
     c->storage_align = b->limits.minStorageBufferOffsetAlignment ? b->limits.minStorageBufferOffsetAlignment : 256;
     c->uniform_align = b->limits.minUniformBufferOffsetAlignment ? b->limits.minUniformBufferOffsetAlignment : 256;
     c->max_storage_per_stage = b->limits.maxStorageBuffersPerShaderStage;
+    c->max_wg_storage = b->limits.maxComputeWorkgroupStorageSize;
+    c->max_wg_invocations = b->limits.maxComputeInvocationsPerWorkgroup;
+    c->max_wg_size_x = b->limits.maxComputeWorkgroupSizeX;
+    c->max_wg_size_y = b->limits.maxComputeWorkgroupSizeY;
     return RLX_OK;
 }
 
@@ -537,6 +541,50 @@ static int find_kernel(const char *name) {
     return -1;
 }
 
+/* The source of kernel k with its "//!include NAME" lines replaced by the
+ * embedded source NAME (one level; kernels/act.wgsl is such a snippet).
+ * malloc'ed; NULL on OOM or an unknown name (*bad set to it). */
+static char *compose_source(int k, const char **bad) {
+    const char *src = rlx_wgsl_sources[k].source;
+    static const char tag[] = "//!include ";
+    size_t total = strlen(src) + 1;
+    for (const char *p = strstr(src, tag); p; p = strstr(p + 1, tag)) {
+        char name[64];
+        size_t n = strcspn(p + sizeof tag - 1, " \r\n");
+        if (n >= sizeof name) n = sizeof name - 1;
+        memcpy(name, p + sizeof tag - 1, n);
+        name[n] = 0;
+        int j = find_kernel(name);
+        if (j < 0) {
+            *bad = rlx_wgsl_sources[k].name;
+            return NULL;
+        }
+        total += strlen(rlx_wgsl_sources[j].source) + 1;
+    }
+    char *out = malloc(total);
+    if (!out) return NULL;
+    size_t o = 0;
+    const char *p = src;
+    for (const char *q = strstr(p, tag); q; q = strstr(p, tag)) {
+        memcpy(out + o, p, (size_t)(q - p));
+        o += (size_t)(q - p);
+        size_t n = strcspn(q + sizeof tag - 1, " \r\n");
+        char name[64];
+        if (n >= sizeof name) n = sizeof name - 1;
+        memcpy(name, q + sizeof tag - 1, n);
+        name[n] = 0;
+        const char *inc = rlx_wgsl_sources[find_kernel(name)].source;
+        size_t m = strlen(inc);
+        memcpy(out + o, inc, m);
+        o += m;
+        out[o++] = '\n';
+        p = q + sizeof tag - 1 + strcspn(q + sizeof tag - 1, "\r\n");
+    }
+    size_t rest = strlen(p);
+    memcpy(out + o, p, rest + 1);
+    return out;
+}
+
 static bool same_spec(const wg_pipeline *p, const wg_dispatch *d) {
     if (p->n_spec != d->n_spec) return false;
     for (int i = 0; i < d->n_spec; i++)
@@ -558,16 +606,25 @@ rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what
     char ctx[400];
     snprintf(ctx, sizeof ctx, "%s: creating the pipeline of kernel '%s'", what, d->kernel);
     wg_scope_push(b);
+    char *code = NULL;
     if (!b->modules[k]) {
+        const char *bad = NULL;
+        code = compose_source(k, &bad);
+        if (!code) {
+            wg_scope_pop(b, ctx);
+            return bad ? rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s' includes an unknown snippet", ctx, bad)
+                       : rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        }
         WGPUShaderSourceWGSL src;
         memset(&src, 0, sizeof src);
         src.chain.sType = WGPUSType_ShaderSourceWGSL;
-        src.code = wg_sv(rlx_wgsl_sources[k].source);
+        src.code = wg_sv(code);
         WGPUShaderModuleDescriptor sd;
         memset(&sd, 0, sizeof sd);
         sd.nextInChain = &src.chain;
         sd.label = wg_sv(rlx_wgsl_sources[k].name);
         b->modules[k] = wgpuDeviceCreateShaderModule(b->dev, &sd);
+        free(code);
     }
     WGPUConstantEntry ce[WG_MAX_SPEC];
     memset(ce, 0, sizeof ce);

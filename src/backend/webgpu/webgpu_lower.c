@@ -97,9 +97,16 @@ void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t
         L->broken = true;
         return;
     }
-    d->bind[d->n_bind] = (wg_operand){ value, elem_off, elems };
+    d->bind[d->n_bind] = (wg_operand){ value, elem_off, elems, WG_FMT_NATIVE };
     d->off_slot[d->n_bind++] = d->n_params;
     push_word(L, d, 0); /* patched at compile time */
+}
+
+void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n, uint32_t *sub) {
+    uint64_t w0 = h0 / 2, w1 = (h0 + (n ? n : 1) + 1) / 2;
+    wg_bind(L, d, value, w0, w1 - w0);
+    if (!L->broken) d->bind[d->n_bind - 1].fmt = WG_FMT_F16;
+    *sub = (uint32_t)(h0 % 2);
 }
 
 void wg_bind_value(wg_lower *L, wg_dispatch *d, int value) {

@@ -1,0 +1,329 @@
+// Tiled GEMM with register blocking: the fast path of MatMul, Gemm and
+// convolution (after im2col, 1x1 convolutions directly, or as an implicit
+// GEMM that gathers the im2col operand on the fly):
+//   y[b, m, n] = act(alpha * sum_{k ascending} A(b, m, k) * B(b, k, n)
+//                    + beta * bias(b, m, n))
+// Semantics: ONNX MatMul-13, Gemm-13 (C as bias), Conv-11/22; act as in
+// src/ir/ops/act.h (act.wgsl). Every output is ONE f32 accumulator summed
+// over k in ascending order with fma, exactly like conv_direct.wgsl, so for
+// a convolution both paths give the same bits. Tiles padded past M, N or K
+// add fma(0, 0, acc) = acc (acc is never -0). With SPLITK a workgroup sums
+// one slice of k and writes the raw partial sum to y[slice, m, n] (the
+// scratch); gemm_reduce.wgsl adds the slices in order and applies the
+// epilogue: a different summation order, used for MatMul and Gemm only.
+//
+// Tiles: a workgroup of WGX x WGY invocations computes a BM x BN block of y
+// (BM = WGY * TM, BN = WGX * TN); each invocation a TM x TN block in
+// registers (TM, TN in {4, 8}) whose rows and columns are interleaved in
+// groups of 4 (invocation (tx, ty) owns rows (i * WGY + ty) * 4 + r and
+// columns (j * WGX + tx) * 4 + c), so neighbours touch neighbouring vec4s.
+// k advances BK at a time through workgroup memory As[k][m] (BK x BM) and
+// Bs[k][n] (BK x BN), held as vec4s.
+//
+// Operands (transposes are strides):
+//   A(b, m, k) = A[abase(b) + m * a_sm + k * a_sk]
+//   B(b, k, n) = B[bbase(b) + k * b_sk + n * b_sn]        (B_MODE 0..3)
+//   B_MODE 4: implicit im2col of a 2-D NCHW input (conv_b below):
+//     k = (ci * k_h + kr) * k_w + kc, n = oh * out_w + ow,
+//     B(b, k, n) = x[bbase(b) + (ci * in_h + ih) * in_w + iw] with
+//     ih = oh * s_h - p_h + kr * d_h, iw likewise; 0 outside the input.
+//   bias(b, m, n) = C[cbase(b) + m * bias_sm + n * bias_sn] (f32)
+//   y[b, m, n] = Y[ybase(b) + m * y_sm + n]                (f32)
+// A_MODE: 0 scalar loads, neighbours along k; 1 vec4 along k (a_sk = 1; K,
+// a_sm, bases multiples of 4); 2 vec4 along m (a_sm = 1; M, a_sk, bases
+// multiples of 4); 3 scalar, neighbours along m.
+// B_MODE: 0 scalar, neighbours along n; 1 vec4 along n (b_sn = 1; N, b_sk,
+// bases multiples of 4); 2 vec4 along k (b_sk = 1; K, b_sn, bases multiples
+// of 4); 3 scalar along k; 4 implicit conv.
+// A_F16 / B_F16: the operand holds IEEE binary16 values, two per 32-bit word
+// (low half first, unpack2x16float): element e is half 2 * x_off + x_sub + e
+// of the binding; values widen to f32 (f32 products and accumulation).
+// Y_VEC: y stored as vec4 (y_sm, N, y bases multiples of 4).
+// Batches: b in [0, nbatch) decomposes over bdims (outermost first);
+// xbase(b) = sum_i coord_i * x_bs[i]. SPLITK: the batch index is the k slice
+// (nbatch = number of slices, klen elements of k each, the last shorter).
+// Offsets are elements of each binding (words; see A_F16 for halves).
+// Grid: one workgroup per (batch, tile): linear index wid.x + wid.y * nwg.x.
+struct Params {
+    a_off: u32, b_off: u32, c_off: u32, y_off: u32,
+    M: u32, N: u32, K: u32, has_bias: u32,
+    alpha: f32, beta: f32, a_sm: u32, a_sk: u32,
+    b_sk: u32, b_sn: u32, bias_sm: u32, bias_sn: u32,
+    nbatch: u32, tiles_n: u32, tiles_m: u32, y_sm: u32,
+    bdims: vec4<u32>,
+    a_bs: vec4<u32>,
+    b_bs: vec4<u32>,
+    y_bs: vec4<u32>,
+    bias_bs: vec4<u32>,
+    act_alpha: f32, act_beta: f32, klen: u32, a_sub: u32,
+    b_sub: u32, in_h: u32, in_w: u32, out_w: u32,
+    k_h: u32, k_w: u32, s_h: u32, s_w: u32,
+    p_h: u32, p_w: u32, d_h: u32, d_w: u32,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> A: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> Bm: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read_write> C: array<f32>;
+@group(0) @binding(4) var<storage, read_write> Y: array<vec4<f32>>;
+
+override TM: u32 = 4u;
+override TN: u32 = 4u;
+override WGX: u32 = 16u;
+override WGY: u32 = 16u;
+override BK: u32 = 16u;
+override A_MODE: u32 = 0u;
+override B_MODE: u32 = 0u;
+override A_F16: bool = false;
+override B_F16: bool = false;
+override Y_VEC: bool = false;
+override SPLITK: bool = false;
+override ACT: u32 = 0u;
+
+const TM4_MAX: u32 = 2u;
+const TN4_MAX: u32 = 2u;
+
+var<workgroup> As: array<vec4<f32>, BK * WGY * TM / 4u>;
+var<workgroup> Bs: array<vec4<f32>, BK * WGX * TN / 4u>;
+
+//!include act
+
+fn lda(e: u32) -> f32 {
+    if (A_F16) {
+        let h = 2u * P.a_off + P.a_sub + e;
+        let w = h >> 1u;
+        return unpack2x16float(A[w >> 2u][w & 3u])[h & 1u];
+    }
+    let w = P.a_off + e;
+    return bitcast<f32>(A[w >> 2u][w & 3u]);
+}
+
+fn lda4(e: u32) -> vec4<f32> {
+    if (A_F16) {
+        let w = (2u * P.a_off + P.a_sub + e) >> 1u;
+        let q = A[w >> 2u];
+        let s = w & 2u;
+        return vec4<f32>(unpack2x16float(q[s]), unpack2x16float(q[s + 1u]));
+    }
+    return bitcast<vec4<f32>>(A[(P.a_off + e) >> 2u]);
+}
+
+fn ldb(e: u32) -> f32 {
+    if (B_F16) {
+        let h = 2u * P.b_off + P.b_sub + e;
+        let w = h >> 1u;
+        return unpack2x16float(Bm[w >> 2u][w & 3u])[h & 1u];
+    }
+    let w = P.b_off + e;
+    return bitcast<f32>(Bm[w >> 2u][w & 3u]);
+}
+
+fn ldb4(e: u32) -> vec4<f32> {
+    if (B_F16) {
+        let w = (2u * P.b_off + P.b_sub + e) >> 1u;
+        let q = Bm[w >> 2u];
+        let s = w & 2u;
+        return vec4<f32>(unpack2x16float(q[s]), unpack2x16float(q[s + 1u]));
+    }
+    return bitcast<vec4<f32>>(Bm[(P.b_off + e) >> 2u]);
+}
+
+fn conv_b(bbase: u32, k: u32, n: u32) -> f32 {
+    let kc = k % P.k_w;
+    let t = k / P.k_w;
+    let kr = t % P.k_h;
+    let ci = t / P.k_h;
+    let ow = n % P.out_w;
+    let oh = n / P.out_w;
+    let ih = i32(oh * P.s_h + kr * P.d_h) - i32(P.p_h);
+    let iw = i32(ow * P.s_w + kc * P.d_w) - i32(P.p_w);
+    if (ih < 0 || iw < 0 || ih >= i32(P.in_h) || iw >= i32(P.in_w)) { return 0.0; }
+    return ldb(bbase + (ci * P.in_h + u32(ih)) * P.in_w + u32(iw));
+}
+
+fn set_as(i: u32, v: f32) { As[i >> 2u][i & 3u] = v; }
+fn set_bs(i: u32, v: f32) { Bs[i >> 2u][i & 3u] = v; }
+
+fn store_y(i: u32, v: f32) {
+    let w = P.y_off + i;
+    Y[w >> 2u][w & 3u] = v;
+}
+
+@compute @workgroup_size(WGX, WGY)
+fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) nwg: vec3u) {
+    let BM = WGY * TM;
+    let BN = WGX * TN;
+    let NT = WGX * WGY;
+    let tx = lid3.x;
+    let ty = lid3.y;
+    let li = ty * WGX + tx;
+    let wl = wid.x + wid.y * nwg.x;
+    let tiles = P.tiles_n * P.tiles_m;
+    if (wl >= tiles * P.nbatch) { return; }
+    let bidx0 = wl / tiles;
+    let t = wl % tiles;
+    let m0 = (t / P.tiles_n) * BM;
+    let n0 = (t % P.tiles_n) * BN;
+    var bidx = bidx0;
+    var abase = 0u;
+    var bbase = 0u;
+    var ybase = 0u;
+    var cbase = 0u;
+    for (var d = 3; d >= 0; d = d - 1) {
+        let c = bidx % P.bdims[d];
+        bidx = bidx / P.bdims[d];
+        abase = abase + c * P.a_bs[d];
+        bbase = bbase + c * P.b_bs[d];
+        ybase = ybase + c * P.y_bs[d];
+        cbase = cbase + c * P.bias_bs[d];
+    }
+    var kcount = P.K;
+    if (SPLITK) { kcount = min(P.klen, P.K - bidx0 * P.klen); }
+
+    var acc: array<vec4<f32>, 16>;
+    for (var i = 0u; i < 16u; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
+
+    for (var k0 = 0u; k0 < kcount; k0 = k0 + BK) {
+        // ---- A tile: As[k][m]
+        if (A_MODE == 1u) {
+            for (var i = li; i < BM * BK / 4u; i = i + NT) {
+                let kq = i % (BK / 4u);
+                let ml = i / (BK / 4u);
+                let m = m0 + ml;
+                let k = k0 + 4u * kq;
+                var v = vec4<f32>(0.0);
+                if (m < P.M && k < kcount) { v = lda4(abase + m * P.a_sm + k); }
+                set_as((4u * kq) * BM + ml, v.x);
+                set_as((4u * kq + 1u) * BM + ml, v.y);
+                set_as((4u * kq + 2u) * BM + ml, v.z);
+                set_as((4u * kq + 3u) * BM + ml, v.w);
+            }
+        } else if (A_MODE == 2u) {
+            for (var i = li; i < BM * BK / 4u; i = i + NT) {
+                let mq = i % (BM / 4u);
+                let kl = i / (BM / 4u);
+                let m = m0 + 4u * mq;
+                let k = k0 + kl;
+                var v = vec4<f32>(0.0);
+                if (m < P.M && k < kcount) { v = lda4(abase + m + k * P.a_sk); }
+                As[(kl * BM) / 4u + mq] = v;
+            }
+        } else {
+            for (var i = li; i < BM * BK; i = i + NT) {
+                var ml = i / BK;
+                var kl = i % BK;
+                if (A_MODE == 3u) {
+                    ml = i % BM;
+                    kl = i / BM;
+                }
+                let m = m0 + ml;
+                let k = k0 + kl;
+                var v = 0.0;
+                if (m < P.M && k < kcount) { v = lda(abase + m * P.a_sm + k * P.a_sk); }
+                set_as(kl * BM + ml, v);
+            }
+        }
+        // ---- B tile: Bs[k][n]
+        if (B_MODE == 1u) {
+            for (var i = li; i < BN * BK / 4u; i = i + NT) {
+                let nq = i % (BN / 4u);
+                let kl = i / (BN / 4u);
+                let n = n0 + 4u * nq;
+                let k = k0 + kl;
+                var v = vec4<f32>(0.0);
+                if (n < P.N && k < kcount) { v = ldb4(bbase + k * P.b_sk + n); }
+                Bs[(kl * BN) / 4u + nq] = v;
+            }
+        } else if (B_MODE == 2u) {
+            for (var i = li; i < BN * BK / 4u; i = i + NT) {
+                let kq = i % (BK / 4u);
+                let nl = i / (BK / 4u);
+                let n = n0 + nl;
+                let k = k0 + 4u * kq;
+                var v = vec4<f32>(0.0);
+                if (n < P.N && k < kcount) { v = ldb4(bbase + n * P.b_sn + k); }
+                set_bs((4u * kq) * BN + nl, v.x);
+                set_bs((4u * kq + 1u) * BN + nl, v.y);
+                set_bs((4u * kq + 2u) * BN + nl, v.z);
+                set_bs((4u * kq + 3u) * BN + nl, v.w);
+            }
+        } else {
+            for (var i = li; i < BN * BK; i = i + NT) {
+                var nl = i % BN;
+                var kl = i / BN;
+                if (B_MODE == 3u) {
+                    nl = i / BK;
+                    kl = i % BK;
+                }
+                let n = n0 + nl;
+                let k = k0 + kl;
+                var v = 0.0;
+                if (n < P.N && k < kcount) {
+                    if (B_MODE == 4u) {
+                        v = conv_b(bbase, k, n);
+                    } else {
+                        v = ldb(bbase + k * P.b_sk + n * P.b_sn);
+                    }
+                }
+                set_bs(kl * BN + nl, v);
+            }
+        }
+        workgroupBarrier();
+        // ---- TM x TN block of products, k ascending
+        for (var kk = 0u; kk < BK; kk = kk + 1u) {
+            var a: array<vec4<f32>, TM4_MAX>;
+            var b: array<vec4<f32>, TN4_MAX>;
+            for (var ii = 0u; ii < TM / 4u; ii = ii + 1u) { a[ii] = As[(kk * BM) / 4u + ii * WGY + ty]; }
+            for (var jj = 0u; jj < TN / 4u; jj = jj + 1u) { b[jj] = Bs[(kk * BN) / 4u + jj * WGX + tx]; }
+            for (var ii = 0u; ii < TM / 4u; ii = ii + 1u) {
+                for (var r = 0u; r < 4u; r = r + 1u) {
+                    let av = vec4<f32>(a[ii][r]);
+                    for (var jj = 0u; jj < TN / 4u; jj = jj + 1u) {
+                        let q = (ii * 4u + r) * TN4_MAX + jj;
+                        acc[q] = fma(av, b[jj], acc[q]);
+                    }
+                }
+            }
+        }
+        workgroupBarrier();
+    }
+
+    // ---- epilogue
+    for (var ii = 0u; ii < TM / 4u; ii = ii + 1u) {
+        for (var r = 0u; r < 4u; r = r + 1u) {
+            let m = m0 + (ii * WGY + ty) * 4u + r;
+            if (m >= P.M) { continue; }
+            for (var jj = 0u; jj < TN / 4u; jj = jj + 1u) {
+                let n = n0 + (jj * WGX + tx) * 4u;
+                if (n >= P.N) { continue; }
+                let v = acc[(ii * 4u + r) * TN4_MAX + jj];
+                let yi = ybase + m * P.y_sm + n;
+                if (SPLITK) {
+                    if (Y_VEC) {
+                        Y[(P.y_off + yi) >> 2u] = v;
+                    } else {
+                        for (var c = 0u; c < 4u; c = c + 1u) {
+                            if (n + c < P.N) { store_y(yi + c, v[c]); }
+                        }
+                    }
+                    continue;
+                }
+                var o = vec4<f32>(0.0);
+                for (var c = 0u; c < 4u; c = c + 1u) {
+                    var x = P.alpha * v[c];
+                    if (P.has_bias != 0u && n + c < P.N) {
+                        x = x + P.beta * C[P.c_off + cbase + m * P.bias_sm + (n + c) * P.bias_sn];
+                    }
+                    o[c] = act_apply(ACT, x, P.act_alpha, P.act_beta);
+                }
+                if (Y_VEC) {
+                    Y[(P.y_off + yi) >> 2u] = o;
+                } else {
+                    for (var c = 0u; c < 4u; c = c + 1u) {
+                        if (n + c < P.N) { store_y(yi + c, o[c]); }
+                    }
+                }
+            }
+        }
+    }
+}

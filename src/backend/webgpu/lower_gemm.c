@@ -1,0 +1,304 @@
+/* The GEMM emitter (see lower_gemm.h): kernel family, tile shape, load
+ * modes and split-K chosen per problem, or forced by RLX_GEMM_* variables
+ * for sweeps. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/webgpu/lower_gemm.h"
+#include "base/platform.h"
+
+typedef struct tile_cfg {
+    uint32_t tm, tn, wgx, wgy, bk;
+} tile_cfg;
+
+bool wg_act_ok(const rlx_act *a) { return a->kind >= RLX_ACT_NONE && a->kind <= RLX_ACT_TANH; }
+
+static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+static uint64_t env_u64(const char *name, uint64_t dflt) {
+    const char *v = rlx_getenv(name);
+    if (!v || !*v) return dflt;
+    char *end = NULL;
+    unsigned long long x = strtoull(v, &end, 10);
+    return (end && *end == 0) ? (uint64_t)x : dflt;
+}
+
+/* Whether the device can run a tile shape. */
+static bool tile_fits(const wg_caps *c, const tile_cfg *t) {
+    if ((t->tm != 4 && t->tm != 8) || (t->tn != 4 && t->tn != 8)) return false;
+    if (t->bk < 4 || t->bk % 4 || t->wgx == 0 || t->wgy == 0) return false;
+    uint64_t nt = (uint64_t)t->wgx * t->wgy;
+    uint64_t shared = (uint64_t)t->bk * ((uint64_t)t->wgy * t->tm + (uint64_t)t->wgx * t->tn) * 4;
+    if (c->max_wg_invocations && nt > c->max_wg_invocations) return false;
+    if (c->max_wg_size_x && t->wgx > c->max_wg_size_x) return false;
+    if (c->max_wg_size_y && t->wgy > c->max_wg_size_y) return false;
+    uint32_t lim = c->max_wg_storage ? c->max_wg_storage : 16384;
+    return shared <= lim;
+}
+
+/* RLX_GEMM_TILE=TMxTN,WGXxWGY,BK; false when unset. */
+static bool forced_tile(tile_cfg *t, bool *bad) {
+    const char *v = rlx_getenv("RLX_GEMM_TILE");
+    *bad = false;
+    if (!v || !*v) return false;
+    unsigned a, b, c, d, e;
+    if (sscanf(v, "%ux%u,%ux%u,%u", &a, &b, &c, &d, &e) != 5) {
+        *bad = true;
+        return true;
+    }
+    *t = (tile_cfg){ a, b, c, d, e };
+    return true;
+}
+
+/* The automatic choice: the largest tile that still gives the grid enough
+ * workgroups; skinny tiles for few rows (GEMV-like shapes, e.g. batch-1
+ * transformer decoding). */
+static tile_cfg choose_tiles(const wg_caps *c, uint64_t M, uint64_t N, uint64_t nbatch) {
+    static const tile_cfg big[] = {
+        { 8, 8, 16, 16, 8 },  /* 128 x 128 */
+        { 8, 4, 16, 16, 16 }, /* 128 x 64 */
+        { 4, 4, 16, 16, 16 }, /* 64 x 64 */
+        { 4, 4, 8, 8, 16 },   /* 32 x 32 */
+    };
+    uint64_t target = env_u64("RLX_GEMM_TARGET_WG", 256);
+    if (M <= 16) {
+        tile_cfg t = { 4, 4, 32, (uint32_t)cdiv(M, 4), 16 };
+        if (tile_fits(c, &t)) return t;
+    }
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        const tile_cfg *t = &big[i];
+        if (!tile_fits(c, t)) continue;
+        uint64_t bm = (uint64_t)t->wgy * t->tm, bn = (uint64_t)t->wgx * t->tn;
+        /* a tile far larger than the problem wastes the workgroup */
+        if (bm > 2 * M && i + 1 < sizeof big / sizeof big[0]) continue;
+        if (bn > 2 * N && i + 1 < sizeof big / sizeof big[0]) continue;
+        if (cdiv(M, bm) * cdiv(N, bn) * nbatch >= target || i + 1 == sizeof big / sizeof big[0]) return *t;
+    }
+    return (tile_cfg){ 4, 4, 8, 8, 16 };
+}
+
+static bool all4(const uint64_t *v, int n) {
+    for (int i = 0; i < n; i++)
+        if (v[i] % 4) return false;
+    return true;
+}
+
+/* The reference kernel (kernels/matmul.wgsl): 16 x 16 tiles, one output per
+ * invocation; f32 operands only. */
+static rlx_status emit_ref(wg_lower *L, const wg_gemm *m) {
+    if (m->conv) return wg_decline(L, "the reference matmul kernel has no implicit convolution");
+    uint64_t nbatch = 1;
+    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    uint64_t tiles_n = cdiv(m->N, 16), tiles_m = cdiv(m->M, 16);
+    uint64_t groups = tiles_n * tiles_m * nbatch;
+    if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "matmul too large for 32-bit indexing");
+    wg_dispatch *d = wg_emit(L, "matmul");
+    wg_spec(L, d, "ACT", (double)m->act.kind);
+    wg_bind(L, d, m->a, m->a_off, m->a_n);
+    wg_bind(L, d, m->b, m->b_off, m->b_n);
+    if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, d, m->a, m->a_off, 1); /* unused placeholder */
+    wg_bind(L, d, m->y, m->y_off, m->y_n);
+    wg_p_u32(L, d, (uint32_t)m->M);
+    wg_p_u32(L, d, (uint32_t)m->N);
+    wg_p_u32(L, d, (uint32_t)m->K);
+    wg_p_u32(L, d, m->bias >= 0 ? 1 : 0);
+    wg_p_f32(L, d, m->alpha);
+    wg_p_f32(L, d, m->beta);
+    wg_p_u32(L, d, (uint32_t)m->a_sm);
+    wg_p_u32(L, d, (uint32_t)m->a_sk);
+    wg_p_u32(L, d, (uint32_t)m->b_sk);
+    wg_p_u32(L, d, (uint32_t)m->b_sn);
+    wg_p_u32(L, d, (uint32_t)m->bias_sm);
+    wg_p_u32(L, d, (uint32_t)m->bias_sn);
+    wg_p_u32(L, d, (uint32_t)nbatch);
+    wg_p_u32(L, d, (uint32_t)tiles_n);
+    wg_p_u32(L, d, (uint32_t)tiles_m);
+    wg_p_u32(L, d, (uint32_t)(m->y_sm ? m->y_sm : m->N));
+    const uint64_t *arr[5] = { m->bdims, m->a_bs, m->b_bs, m->y_bs, m->bias_bs };
+    for (int k = 0; k < 5; k++)
+        for (int i = 0; i < 4; i++) {
+            int j = i - (4 - m->nb);
+            wg_p_u32(L, d, (uint32_t)(j >= 0 ? arr[k][j] : (k == 0 ? 1 : 0)));
+        }
+    wg_p_f32(L, d, m->act.alpha);
+    wg_p_f32(L, d, m->act.beta);
+    return wg_grid_groups(L, d, groups);
+}
+
+static bool konst_f32(const wg_lower *L, int v) {
+    return v >= 0 && L->g->values[v].konst && L->g->values[v].dtype == RLX_DTYPE_F32;
+}
+
+/* The tiled kernel. nsplit > 1: split-K into the scratch, then the reduce
+ * kernel. */
+static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, uint64_t nsplit, uint64_t klen) {
+    const wg_caps *c = L->caps;
+    bool vec = env_u64("RLX_GEMM_VEC4", 1) != 0;
+    bool a16 = c->f16 && konst_f32(L, m->a), b16 = c->f16 && !m->conv && konst_f32(L, m->b);
+    uint64_t nbatch = 1;
+    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    uint64_t bm = (uint64_t)t->wgy * t->tm, bn = (uint64_t)t->wgx * t->tn;
+    uint64_t tiles_m = cdiv(m->M, bm), tiles_n = cdiv(m->N, bn);
+    uint64_t groups = tiles_m * tiles_n * (nsplit > 1 ? nsplit : nbatch);
+    if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "GEMM grid too large for 32-bit indexing");
+    uint64_t y_sm = m->y_sm ? m->y_sm : m->N;
+
+    /* batch dims right-aligned into four slots; split-K uses the last */
+    uint64_t bd[4] = { 1, 1, 1, 1 }, abs_[4] = { 0 }, bbs[4] = { 0 }, ybs[4] = { 0 }, cbs[4] = { 0 };
+    if (nsplit > 1) {
+        bd[3] = nsplit;
+        abs_[3] = klen * m->a_sk;
+        bbs[3] = klen * m->b_sk;
+        ybs[3] = m->M * m->N;
+    } else {
+        for (int i = 0; i < m->nb; i++) {
+            int j = 4 - m->nb + i;
+            bd[j] = m->bdims[i];
+            abs_[j] = m->a_bs[i];
+            bbs[j] = m->b_bs[i];
+            ybs[j] = m->y_bs[i];
+            cbs[j] = m->bias_bs[i];
+        }
+    }
+    /* load modes */
+    int amode = m->a_sm == 1 && m->a_sk != 1 ? 3 : 0, bmode = m->conv ? 4 : (m->b_sk == 1 && m->b_sn != 1 ? 3 : 0);
+    if (vec) {
+        if (m->a_sk == 1 && m->K % 4 == 0 && m->a_sm % 4 == 0 && m->a_off % 4 == 0 && all4(abs_, 4)) amode = 1;
+        else if (m->a_sm == 1 && m->M % 4 == 0 && m->a_sk % 4 == 0 && m->a_off % 4 == 0 && all4(abs_, 4)) amode = 2;
+        if (!m->conv) {
+            if (m->b_sn == 1 && m->N % 4 == 0 && m->b_sk % 4 == 0 && m->b_off % 4 == 0 && all4(bbs, 4)) bmode = 1;
+            else if (m->b_sk == 1 && m->K % 4 == 0 && m->b_sn % 4 == 0 && m->b_off % 4 == 0 && all4(bbs, 4)) bmode = 2;
+        }
+    }
+    bool yvec = vec && y_sm % 4 == 0 && m->N % 4 == 0 && (nsplit > 1 || m->y_off % 4 == 0) && all4(ybs, 4);
+
+    wg_dispatch *d = wg_emit(L, "gemm");
+    wg_spec(L, d, "TM", t->tm);
+    wg_spec(L, d, "TN", t->tn);
+    wg_spec(L, d, "WGX", t->wgx);
+    wg_spec(L, d, "WGY", t->wgy);
+    wg_spec(L, d, "BK", t->bk);
+    wg_spec(L, d, "A_MODE", amode);
+    wg_spec(L, d, "B_MODE", bmode);
+    wg_spec(L, d, "A_F16", a16);
+    wg_spec(L, d, "B_F16", b16);
+    wg_spec(L, d, "Y_VEC", yvec);
+    wg_spec(L, d, "SPLITK", nsplit > 1);
+    wg_spec(L, d, "ACT", nsplit > 1 ? 0 : (double)m->act.kind);
+    uint32_t a_sub = 0, b_sub = 0;
+    if (a16) wg_bind_f16(L, d, m->a, m->a_off, m->a_n, &a_sub);
+    else wg_bind(L, d, m->a, m->a_off, m->a_n);
+    if (b16) wg_bind_f16(L, d, m->b, m->b_off, m->b_n, &b_sub);
+    else wg_bind(L, d, m->b, m->b_off, m->b_n);
+    if (m->bias >= 0 && nsplit <= 1) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
+    uint64_t part_n = nsplit * m->M * m->N;
+    if (nsplit > 1) {
+        wg_scratch(L, part_n);
+        wg_bind(L, d, WG_SCRATCH, 0, part_n);
+    } else {
+        wg_bind(L, d, m->y, m->y_off, m->y_n);
+    }
+    wg_p_u32(L, d, (uint32_t)m->M);
+    wg_p_u32(L, d, (uint32_t)m->N);
+    wg_p_u32(L, d, (uint32_t)m->K);
+    wg_p_u32(L, d, m->bias >= 0 && nsplit <= 1 ? 1 : 0);
+    wg_p_f32(L, d, m->alpha);
+    wg_p_f32(L, d, m->beta);
+    wg_p_u32(L, d, (uint32_t)m->a_sm);
+    wg_p_u32(L, d, (uint32_t)m->a_sk);
+    wg_p_u32(L, d, (uint32_t)m->b_sk);
+    wg_p_u32(L, d, (uint32_t)m->b_sn);
+    wg_p_u32(L, d, (uint32_t)m->bias_sm);
+    wg_p_u32(L, d, (uint32_t)m->bias_sn);
+    wg_p_u32(L, d, (uint32_t)(nsplit > 1 ? nsplit : nbatch));
+    wg_p_u32(L, d, (uint32_t)tiles_n);
+    wg_p_u32(L, d, (uint32_t)tiles_m);
+    wg_p_u32(L, d, (uint32_t)(nsplit > 1 ? m->N : y_sm));
+    const uint64_t *arr[5] = { bd, abs_, bbs, ybs, cbs };
+    for (int k = 0; k < 5; k++)
+        for (int i = 0; i < 4; i++) wg_p_u32(L, d, (uint32_t)arr[k][i]);
+    wg_p_f32(L, d, m->act.alpha);
+    wg_p_f32(L, d, m->act.beta);
+    wg_p_u32(L, d, (uint32_t)(nsplit > 1 ? klen : m->K));
+    wg_p_u32(L, d, a_sub);
+    wg_p_u32(L, d, b_sub);
+    wg_p_u32(L, d, m->in_h);
+    wg_p_u32(L, d, m->in_w);
+    wg_p_u32(L, d, m->out_w);
+    wg_p_u32(L, d, m->k_h);
+    wg_p_u32(L, d, m->k_w);
+    wg_p_u32(L, d, m->s_h);
+    wg_p_u32(L, d, m->s_w);
+    wg_p_u32(L, d, m->p_h);
+    wg_p_u32(L, d, m->p_w);
+    wg_p_u32(L, d, m->d_h);
+    wg_p_u32(L, d, m->d_w);
+    RLX_TRY(wg_grid_groups(L, d, groups));
+    if (nsplit <= 1) return RLX_OK;
+
+    uint64_t total = m->M * m->N;
+    wg_dispatch *r = wg_emit(L, "gemm_reduce");
+    wg_spec(L, r, "ACT", (double)m->act.kind);
+    wg_bind(L, r, WG_SCRATCH, 0, part_n);
+    if (m->bias >= 0) wg_bind(L, r, m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, r, m->y, m->y_off, 1);
+    wg_bind(L, r, m->y, m->y_off, m->y_n);
+    wg_p_u32(L, r, (uint32_t)m->M);
+    wg_p_u32(L, r, (uint32_t)m->N);
+    wg_p_u32(L, r, (uint32_t)nsplit);
+    wg_p_u32(L, r, m->bias >= 0 ? 1 : 0);
+    wg_p_f32(L, r, m->alpha);
+    wg_p_f32(L, r, m->beta);
+    wg_p_u32(L, r, (uint32_t)m->bias_sm);
+    wg_p_u32(L, r, (uint32_t)m->bias_sn);
+    wg_p_u32(L, r, (uint32_t)y_sm);
+    wg_p_f32(L, r, m->act.alpha);
+    wg_p_f32(L, r, m->act.beta);
+    wg_p_u32(L, r, (uint32_t)total);
+    return wg_grid_1d(L, r, total);
+}
+
+rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *m) {
+    if (!wg_act_ok(&m->act)) return wg_decline(L, "activation kind %d", (int)m->act.kind);
+    uint64_t big = (uint64_t)1 << 31;
+    if (m->M >= big || m->N >= big || m->K >= big || m->a_n >= big || m->b_n >= big || m->y_n >= big)
+        return wg_decline(L, "GEMM too large for 32-bit indexing");
+    const char *kern = rlx_getenv("RLX_GEMM_KERNEL");
+    if (kern && strcmp(kern, "ref") == 0) return emit_ref(L, m);
+    uint64_t nbatch = 1;
+    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    tile_cfg t;
+    bool bad;
+    if (forced_tile(&t, &bad)) {
+        if (bad || !tile_fits(L->caps, &t))
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: RLX_GEMM_TILE='%s': expected TMxTN,WGXxWGY,BK with TM, TN in {4, 8}, "
+                            "BK a multiple of 4, within the device's workgroup limits", rlx_node_desc(L->n),
+                            rlx_getenv("RLX_GEMM_TILE"));
+    } else {
+        t = choose_tiles(L->caps, m->M, m->N, nbatch);
+    }
+    /* split-K: MatMul/Gemm with a single batch whose grid is small */
+    uint64_t bm = (uint64_t)t.wgy * t.tm, bn = (uint64_t)t.wgx * t.tn;
+    uint64_t tiles = cdiv(m->M, bm) * cdiv(m->N, bn) * nbatch;
+    uint64_t nsplit = 1, klen = m->K;
+    uint64_t forced = env_u64("RLX_GEMM_SPLITK", UINT64_MAX);
+    if (m->splitk_ok && nbatch == 1 && !m->conv && m->K > 2 * t.bk) {
+        uint64_t target = env_u64("RLX_GEMM_TARGET_WG", 256);
+        /* automatic only for enough work to pay for the second dispatch */
+        bool worth = m->K >= 256 && m->M * m->N * m->K >= ((uint64_t)1 << 21);
+        uint64_t want = forced != UINT64_MAX ? forced : (worth && tiles < target / 2 ? cdiv(target, tiles) : 1);
+        uint64_t max_split = m->K / (2 * t.bk);
+        if (want > max_split) want = max_split;
+        if (want > 64) want = 64;
+        if (want > 1) {
+            klen = cdiv(cdiv(m->K, want), t.bk) * t.bk;
+            nsplit = cdiv(m->K, klen);
+        }
+        /* the partial sums must fit one binding */
+        if (nsplit > 1 && nsplit * m->M * m->N * 4 > L->caps->max_binding) nsplit = 1, klen = m->K;
+    }
+    return emit_tiled(L, m, &t, nsplit, klen);
+}

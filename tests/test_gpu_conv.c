@@ -1,0 +1,216 @@
+/* Convolution and pooling kernels of the WebGPU backend against double
+ * references, on random inputs with poisoned outputs: the direct kernel,
+ * im2col + GEMM, implicit GEMM, pointwise GEMM and the depthwise kernel
+ * give the same bits (the conv contract of DESIGN.md), with the fused
+ * activations of act.h, under a lowered binding limit (im2col chunks), and
+ * in f16 mode (against a reference on the f16-rounded weights); pools
+ * against C. Skips without a GPU adapter (unless RLX_TEST_REQUIRE_GPU=1). */
+#define _POSIX_C_SOURCE 200809L
+#include "gpu_node.h"
+
+static rlx_backend *g_be;   /* f32 backend */
+static rlx_backend *g_be16; /* f16 mode */
+
+/* ------------------------------------------------------------ convolution */
+
+typedef struct conv_case {
+    int nsp;
+    int64_t n, c_in, c_out, group;
+    int64_t in[3], k[3], s[3], dil[3], pb[3], pe[3];
+    bool bias;
+    rlx_act_kind act;
+} conv_case;
+
+static int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe) {
+    return (in + pb + pe - ((k - 1) * d + 1)) / s + 1;
+}
+
+/* Direct convolution in double (independent of the library's geometry),
+ * then bias, then the activation in f32. */
+static double *conv_ref(const conv_case *c, const rlx_tensor *x, const rlx_tensor *w, const rlx_tensor *b, size_t *n_out,
+                        int64_t *osp) {
+    int64_t in[3] = { 1, 1, 1 }, k[3] = { 1, 1, 1 }, s[3] = { 1, 1, 1 }, dl[3] = { 1, 1, 1 }, pb[3] = { 0 }, o[3] = { 1, 1, 1 };
+    int off = 3 - c->nsp;
+    for (int i = 0; i < c->nsp; i++) {
+        in[off + i] = c->in[i];
+        k[off + i] = c->k[i];
+        s[off + i] = c->s[i];
+        dl[off + i] = c->dil[i];
+        pb[off + i] = c->pb[i];
+        o[off + i] = osp[i] = conv_out(c->in[i], c->k[i], c->s[i], c->dil[i], c->pb[i], c->pe[i]);
+    }
+    int64_t cin_g = c->c_in / c->group, cout_g = c->c_out / c->group;
+    size_t total = (size_t)(c->n * c->c_out * o[0] * o[1] * o[2]);
+    double *y = calloc(total + 1, sizeof *y);
+    const float *px = x->data, *pw = w->data, *pbias = b ? b->data : NULL;
+    rlx_act act = { c->act, 0.05f, 0.6f };
+    size_t idx = 0;
+    for (int64_t nb = 0; nb < c->n; nb++)
+        for (int64_t co = 0; co < c->c_out; co++)
+            for (int64_t oz = 0; oz < o[0]; oz++)
+                for (int64_t oh = 0; oh < o[1]; oh++)
+                    for (int64_t ow = 0; ow < o[2]; ow++) {
+                        int64_t g = co / cout_g;
+                        double acc = 0;
+                        for (int64_t ci = 0; ci < cin_g; ci++)
+                            for (int64_t a = 0; a < k[0]; a++)
+                                for (int64_t r = 0; r < k[1]; r++)
+                                    for (int64_t q = 0; q < k[2]; q++) {
+                                        int64_t iz = oz * s[0] - pb[0] + a * dl[0], ih = oh * s[1] - pb[1] + r * dl[1],
+                                                iw = ow * s[2] - pb[2] + q * dl[2];
+                                        if (iz < 0 || iz >= in[0] || ih < 0 || ih >= in[1] || iw < 0 || iw >= in[2]) continue;
+                                        acc += (double)pw[(((co * cin_g + ci) * k[0] + a) * k[1] + r) * k[2] + q] *
+                                               px[(((nb * c->c_in + g * cin_g + ci) * in[0] + iz) * in[1] + ih) * in[2] + iw];
+                                    }
+                        if (pbias) acc += pbias[co];
+                        y[idx++] = rlx_act_apply(&act, (float)acc);
+                    }
+    *n_out = total;
+    return y;
+}
+
+static rlx_status run_conv(rlx_backend *be, const conv_case *c, const rlx_tensor *x, const rlx_tensor *w,
+                           const rlx_tensor *b, rlx_tensor **out) {
+    int64_t pads[6], strides[3], dil[3], osp[3];
+    int64_t yd[5] = { c->n, c->c_out };
+    for (int i = 0; i < c->nsp; i++) {
+        pads[i] = c->pb[i];
+        pads[c->nsp + i] = c->pe[i];
+        strides[i] = c->s[i];
+        dil[i] = c->dil[i];
+        osp[i] = conv_out(c->in[i], c->k[i], c->s[i], c->dil[i], c->pb[i], c->pe[i]);
+        yd[2 + i] = osp[i];
+    }
+    int64_t ks[3];
+    for (int i = 0; i < c->nsp; i++) ks[i] = c->k[i];
+    rlx_node_attr at[8];
+    int na = 0;
+    at[na++] = na_int("group", c->group);
+    at[na++] = na_ints("strides", (size_t)c->nsp, strides);
+    at[na++] = na_ints("dilations", (size_t)c->nsp, dil);
+    at[na++] = na_ints("pads", (size_t)(2 * c->nsp), pads);
+    at[na++] = na_ints("kernel_shape", (size_t)c->nsp, ks);
+    if (c->act) {
+        at[na++] = na_int("_rlx_act", c->act);
+        at[na++] = na_f("_rlx_act_alpha", 0.05f);
+        at[na++] = na_f("_rlx_act_beta", 0.6f);
+    }
+    const rlx_tensor *in[3] = { x, w, b };
+    int konst[3] = { 0, 1, 1 };
+    return run_node(be, "Conv", 11, b ? 3 : 2, in, konst, 2 + c->nsp, yd, na, at, out, NULL);
+}
+
+static void test_conv_algos(void) {
+    static const conv_case cases[] = {
+        /* 3x3 pad 1, channels no multiple of 4, relu */
+        { 2, 1, 3, 8, 1, { 9, 11 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, RLX_ACT_RELU },
+        /* batch 2, stride 2, dilation, asymmetric pads, hardswish */
+        { 2, 2, 4, 6, 1, { 10, 7 }, { 3, 2 }, { 2, 1 }, { 2, 1 }, { 1, 0 }, { 2, 1 }, true, RLX_ACT_HARDSWISH },
+        /* depthwise, batch 2, stride 2, clip (ReLU6-like) */
+        { 2, 2, 8, 8, 8, { 9, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, RLX_ACT_CLIP },
+        /* depthwise with channel multiplier 2, 5x5, no bias */
+        { 2, 1, 4, 8, 4, { 6, 13 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, false, RLX_ACT_NONE },
+        /* two groups, batch 3, dilation along w, sigmoid */
+        { 2, 3, 6, 4, 2, { 5, 9 }, { 1, 3 }, { 1, 1 }, { 1, 2 }, { 0, 2 }, { 0, 2 }, true, RLX_ACT_SIGMOID },
+        /* 1x1 (pointwise), 16 -> 24 channels, 8x8 (vec4 everywhere) */
+        { 2, 2, 16, 24, 1, { 8, 8 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, RLX_ACT_NONE },
+        /* 1x1 with groups, odd spatial */
+        { 2, 1, 12, 6, 3, { 5, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, RLX_ACT_GELU },
+        /* 1x1 stride 2 (not pointwise) */
+        { 2, 1, 8, 8, 1, { 9, 9 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, false, RLX_ACT_NONE },
+        /* 1-D, stride 3 */
+        { 1, 2, 3, 5, 1, { 17 }, { 4 }, { 3 }, { 1 }, { 2 }, { 1 }, false, RLX_ACT_TANH },
+        /* 3-D (im2col + GEMM) */
+        { 3, 1, 2, 3, 1, { 4, 5, 6 }, { 2, 3, 2 }, { 1, 2, 1 }, { 1, 1, 2 }, { 0, 1, 1 }, { 1, 1, 0 }, true, RLX_ACT_NONE },
+        /* more output channels than one tile, K = 3*5*5 = 75 */
+        { 2, 1, 3, 70, 1, { 12, 12 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, RLX_ACT_SILU },
+    };
+    static const char *const algos[] = { "direct", "im2col", "implicit", NULL };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++) {
+        const conv_case *c = &cases[i];
+        int rank = 2 + c->nsp;
+        int64_t xd[5] = { c->n, c->c_in }, wd[5] = { c->c_out, c->c_in / c->group }, bd[1] = { c->c_out };
+        for (int j = 0; j < c->nsp; j++) xd[2 + j] = c->in[j], wd[2 + j] = c->k[j];
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, rank, xd, -1, 1);
+        rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, rank, wd, -1, 1);
+        rlx_tensor *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
+        int64_t osp[3];
+        size_t n_ref;
+        double *ref = conv_ref(c, x, w, b, &n_ref, osp);
+        rlx_tensor *outs[4] = { NULL, NULL, NULL, NULL };
+        for (int a = 0; a < 4; a++) {
+            set_env("RLX_CONV_ALGO", algos[a]);
+            /* a second tile shape for the GEMM paths */
+            set_env("RLX_GEMM_TILE", a == 2 && i % 2 ? "4x4,8x8,8" : NULL);
+            char label[96];
+            snprintf(label, sizeof label, "conv case %zu (%s)", i, algos[a] ? algos[a] : "auto");
+            CHECK_MSG(run_conv(g_be, c, x, w, b, &outs[a]) == RLX_OK, "%s: %s", label, rlx_last_error());
+            /* f32 accumulation in another order than the double reference */
+            check_close(label, outs[a], ref, n_ref, 1e-4, 2e-5);
+            if (a > 0) {
+                char l2[160];
+                snprintf(l2, sizeof l2, "%s vs direct", label);
+                check_bits(l2, outs[a], outs[0]);
+            }
+        }
+        set_env("RLX_CONV_ALGO", NULL);
+        set_env("RLX_GEMM_TILE", NULL);
+        for (int a = 0; a < 4; a++) rlx_tensor_destroy(outs[a]);
+        free(ref);
+        rlx_tensor_destroy(x);
+        rlx_tensor_destroy(w);
+        rlx_tensor_destroy(b);
+    }
+}
+
+/* A binding limit lower than x forces im2col chunks (by image, then by
+ * group); the bits stay those of the direct kernel. f16 mode: weights as
+ * binary16, compared with a reference on rounded weights. */
+static void test_conv_limits_f16(void) {
+    conv_case c = { 2, 3, 8, 8, 2, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, RLX_ACT_RELU };
+    int64_t xd[4] = { 3, 8, 12, 12 }, wd[4] = { 8, 4, 3, 3 }, bd[1] = { 8 };
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1), *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -1, 1);
+    rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1);
+    rlx_tensor *o_free = NULL, *o_lim = NULL, *o16 = NULL;
+    set_env("RLX_CONV_ALGO", "direct");
+    CHECK_OK(run_conv(g_be, &c, x, w, b, &o_free));
+    set_env("RLX_CONV_ALGO", NULL);
+    /* x is 13.5 KiB: 8 KiB bindings take one image and one group at a time
+     * (the col of one (image, group) is 20 KiB: direct) -- 24 KiB: chunks */
+    setenv("RLX_MAX_BINDING_BYTES", "24576", 1);
+    rlx_backend *small = NULL;
+    rlx_session_options o = { .device = "gpu" };
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &small));
+    unsetenv("RLX_MAX_BINDING_BYTES");
+    if (small) {
+        CHECK_MSG(run_conv(small, &c, x, w, b, &o_lim) == RLX_OK, "chunked conv: %s", rlx_last_error());
+        check_bits("conv in im2col chunks vs direct", o_lim, o_free);
+        small->destroy(small);
+    }
+    CHECK_MSG(run_conv(g_be16, &c, x, w, b, &o16) == RLX_OK, "f16 conv: %s", rlx_last_error());
+    rlx_tensor *w16 = NULL;
+    CHECK_OK(rlx_tensor_clone(w, &w16));
+    for (size_t i = 0; w16 && i < rlx_tensor_numel(w16); i++) ((float *)w16->data)[i] = f16_round(((float *)w->data)[i]);
+    size_t n_ref;
+    int64_t osp[3];
+    double *ref = conv_ref(&c, x, w16, b, &n_ref, osp);
+    check_close("conv f16 weights vs rounded reference", o16, ref, n_ref, 1e-4, 2e-5);
+    free(ref);
+    rlx_tensor_destroy(w16);
+    rlx_tensor_destroy(o_free);
+    rlx_tensor_destroy(o_lim);
+    rlx_tensor_destroy(o16);
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(w);
+    rlx_tensor_destroy(b);
+}
+
+int main(void) {
+    if (!gpu_open(&g_be, &g_be16, "test_gpu_conv")) return 0;
+    double t0 = rlx_now_seconds();
+    TIMED(test_conv_algos, t0);
+    TIMED(test_conv_limits_f16, t0);
+    g_be->destroy(g_be);
+    g_be16->destroy(g_be16);
+    TEST_MAIN_END();
+}
