@@ -205,11 +205,122 @@ static void test_conv_limits_f16(void) {
     rlx_tensor_destroy(b);
 }
 
+/* ------------------------------------------------------------ pools */
+
+typedef struct pool_case {
+    bool avg;
+    int64_t n, c, h, w;
+    int64_t k[2], s[2], d[2], pb[2], pe[2];
+    bool ceil_mode, count_include_pad;
+    int64_t oh, ow; /* expected output extent */
+} pool_case;
+
+/* MaxPool-12 / AveragePool-19 in double (AveragePool divides in f32 like
+ * the kernels; the sum is exact in double and rounded once). */
+static double *pool_ref(const pool_case *c, const float *x) {
+    double *y = calloc((size_t)(c->n * c->c * c->oh * c->ow) + 1, sizeof *y);
+    for (int64_t nc = 0; nc < c->n * c->c; nc++)
+        for (int64_t oh = 0; oh < c->oh; oh++)
+            for (int64_t ow = 0; ow < c->ow; ow++) {
+                double mx = -3.4028234663852886e38, sum = 0;
+                int cnt = 0, cnt_pad = 0;
+                for (int64_t kr = 0; kr < c->k[0]; kr++)
+                    for (int64_t kc = 0; kc < c->k[1]; kc++) {
+                        int64_t ih = oh * c->s[0] - c->pb[0] + kr * c->d[0], iw = ow * c->s[1] - c->pb[1] + kc * c->d[1];
+                        if (ih < c->h + c->pe[0] && iw < c->w + c->pe[1]) cnt_pad++;
+                        if (ih < 0 || iw < 0 || ih >= c->h || iw >= c->w) continue;
+                        double v = x[(nc * c->h + ih) * c->w + iw];
+                        mx = v > mx ? v : mx;
+                        sum += v;
+                        cnt++;
+                    }
+                int div = c->count_include_pad ? cnt_pad : cnt;
+                y[(nc * c->oh + oh) * c->ow + ow] = c->avg ? sum / (div ? div : 1) : mx;
+            }
+    return y;
+}
+
+static void test_pools(void) {
+    static const pool_case cases[] = {
+        /* max 3x3 s2 p1 (ResNet stem) */
+        { false, 1, 3, 13, 11, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, false, false, 7, 6 },
+        /* max 2x2 s2, ceil_mode on odd input */
+        { false, 2, 2, 9, 7, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, false, 5, 4 },
+        /* max with dilation and asymmetric pads */
+        { false, 1, 2, 10, 12, { 2, 3 }, { 1, 2 }, { 2, 1 }, { 1, 0 }, { 0, 2 }, false, false, 9, 6 },
+        /* average 3x3 s1 p1, without and with count_include_pad */
+        { true, 1, 3, 8, 9, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, false, false, 8, 9 },
+        { true, 1, 3, 8, 9, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, false, true, 8, 9 },
+        /* average 5x1 s 2x1 */
+        { true, 2, 1, 11, 5, { 5, 1 }, { 2, 1 }, { 1, 1 }, { 2, 0 }, { 2, 0 }, false, true, 6, 5 },
+    };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++) {
+        const pool_case *c = &cases[i];
+        int64_t xd[4] = { c->n, c->c, c->h, c->w }, yd[4] = { c->n, c->c, c->oh, c->ow };
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -2, 2);
+        double *ref = pool_ref(c, x->data);
+        rlx_tensor *o[2] = { NULL, NULL };
+        for (int k = 0; k < 2; k++) {
+            set_env("RLX_POOL_KERNEL", k ? "ref" : NULL);
+            int64_t pads[4] = { c->pb[0], c->pb[1], c->pe[0], c->pe[1] };
+            rlx_node_attr at[6];
+            int na = 0;
+            at[na++] = na_ints("kernel_shape", 2, c->k);
+            at[na++] = na_ints("strides", 2, c->s);
+            at[na++] = na_ints("pads", 4, pads);
+            at[na++] = na_int("ceil_mode", c->ceil_mode);
+            if (c->avg) at[na++] = na_int("count_include_pad", c->count_include_pad);
+            else at[na++] = na_ints("dilations", 2, c->d);
+            const rlx_tensor *in[1] = { x };
+            char label[80];
+            snprintf(label, sizeof label, "%s case %zu (%s)", c->avg ? "AveragePool" : "MaxPool", i, k ? "ref" : "pool2d");
+            CHECK_MSG(run_node(g_be, c->avg ? "AveragePool" : "MaxPool", c->avg ? 19 : 12, 1, in, NULL, 4, yd, na, at, &o[k],
+                               NULL) == RLX_OK,
+                      "%s: %s", label, rlx_last_error());
+            check_close(label, o[k], ref, (size_t)(c->n * c->c * c->oh * c->ow), 1e-6, 1e-6);
+        }
+        set_env("RLX_POOL_KERNEL", NULL);
+        check_bits("pool2d vs pool", o[0], o[1]);
+        rlx_tensor_destroy(o[0]);
+        rlx_tensor_destroy(o[1]);
+        free(ref);
+        rlx_tensor_destroy(x);
+    }
+    /* global pools over short rows (an invocation each) and long rows (a
+     * workgroup each) */
+    static const int64_t sizes[3][4] = { { 2, 5, 3, 4 }, { 1, 3, 20, 19 }, { 1, 2, 64, 70 } };
+    for (int t = 0; t < 3; t++)
+        for (int mx = 0; mx < 2; mx++) {
+            rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, sizes[t], -1, 1);
+            int64_t yd[4] = { sizes[t][0], sizes[t][1], 1, 1 };
+            const rlx_tensor *in[1] = { x };
+            rlx_tensor *o = NULL;
+            CHECK_OK(run_node(g_be, mx ? "GlobalMaxPool" : "GlobalAveragePool", 1, 1, in, NULL, 4, yd, 0, NULL, &o, NULL));
+            int64_t nc = sizes[t][0] * sizes[t][1], sp = sizes[t][2] * sizes[t][3];
+            double ref[16];
+            for (int64_t r = 0; r < nc; r++) {
+                double s = 0, m = -INFINITY;
+                for (int64_t j = 0; j < sp; j++) {
+                    double v = ((float *)x->data)[r * sp + j];
+                    s += v;
+                    m = v > m ? v : m;
+                }
+                ref[r] = mx ? m : s / (double)sp;
+            }
+            char label[64];
+            snprintf(label, sizeof label, "Global%sPool %lld x %lld", mx ? "Max" : "Average", (long long)nc, (long long)sp);
+            check_close(label, o, ref, (size_t)nc, 1e-5, 1e-6);
+            rlx_tensor_destroy(o);
+            rlx_tensor_destroy(x);
+        }
+}
+
 int main(void) {
     if (!gpu_open(&g_be, &g_be16, "test_gpu_conv")) return 0;
     double t0 = rlx_now_seconds();
     TIMED(test_conv_algos, t0);
     TIMED(test_conv_limits_f16, t0);
+    TIMED(test_pools, t0);
     g_be->destroy(g_be);
     g_be16->destroy(g_be16);
     TEST_MAIN_END();

@@ -327,7 +327,10 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
 
 /* ------------------------------------------------------------ pools */
 
-/* MaxPool-1..22 (without the Indices output), AveragePool-1..22. */
+/* MaxPool-1..22 (without the Indices output), AveragePool-1..22: 1-D and
+ * 2-D pools on pool2d.wgsl (taps unrolled, 4 outputs per invocation), 3-D
+ * ones and RLX_POOL_KERNEL=ref on pool.wgsl; both take the taps in the same
+ * order (the same bits). */
 static rlx_status lower_pool(wg_lower *L) {
     bool avg = strcmp(L->n->op_type, "AveragePool") == 0;
     RLX_TRY(wg_check_io(L, WG_F32, 1));
@@ -339,6 +342,35 @@ static rlx_status lower_pool(wg_lower *L) {
     uint64_t total = wg_numel(y);
     if (total == 0) return RLX_OK;
     if (total != g.n * g.c_in * sp3(g.out)) return wg_decline(L, "output shape differs from the geometry");
+    const char *kern = rlx_getenv("RLX_POOL_KERNEL");
+    bool two_d = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.pe[0] == 0 && g.p[0] == 0;
+    if (two_d && g.k[1] * g.k[2] <= 64 && !(kern && strcmp(kern, "ref") == 0)) {
+        /* pool2d.wgsl: taps unrolled, OWB outputs of a row per invocation */
+        uint32_t owb = g.out[2] >= 4 ? 4 : (uint32_t)g.out[2];
+        uint64_t threads = g.n * g.c_in * g.out[1] * ((g.out[2] + owb - 1) / owb);
+        wg_dispatch *d = wg_emit(L, "pool2d");
+        wg_spec(L, d, "AVG", avg ? 1 : 0);
+        wg_spec(L, d, "KH", (double)g.k[1]);
+        wg_spec(L, d, "KW", (double)g.k[2]);
+        wg_spec(L, d, "OWB", owb);
+        wg_bind_value(L, d, wg_in_id(L, 0));
+        wg_bind_value(L, d, wg_out_id(L, 0));
+        wg_p_u32(L, d, avg && rlx_attr_int(L->n, "count_include_pad", 0) != 0 ? 1 : 0);
+        wg_p_u32(L, d, (uint32_t)threads);
+        wg_p_u32(L, d, (uint32_t)g.in[1]);
+        wg_p_u32(L, d, (uint32_t)g.in[2]);
+        wg_p_u32(L, d, (uint32_t)g.out[1]);
+        wg_p_u32(L, d, (uint32_t)g.out[2]);
+        wg_p_u32(L, d, (uint32_t)g.s[1]);
+        wg_p_u32(L, d, (uint32_t)g.s[2]);
+        wg_p_u32(L, d, (uint32_t)g.p[1]);
+        wg_p_u32(L, d, (uint32_t)g.p[2]);
+        wg_p_u32(L, d, (uint32_t)g.dil[1]);
+        wg_p_u32(L, d, (uint32_t)g.dil[2]);
+        wg_p_u32(L, d, (uint32_t)g.pe[1]);
+        wg_p_u32(L, d, (uint32_t)g.pe[2]);
+        return wg_grid_1d(L, d, threads);
+    }
     wg_dispatch *d = wg_emit(L, "pool");
     wg_spec(L, d, "AVG", avg ? 1 : 0);
     wg_bind_value(L, d, wg_in_id(L, 0));
@@ -357,7 +389,9 @@ static rlx_status lower_pool(wg_lower *L) {
     return wg_grid_1d(L, d, total);
 }
 
-/* GlobalAveragePool-1, GlobalMaxPool-1. */
+/* GlobalAveragePool-1, GlobalMaxPool-1: rows of 256 elements or more get a
+ * workgroup each (global_pool_wg.wgsl), shorter ones an invocation each
+ * (global_pool.wgsl, also with RLX_POOL_KERNEL=ref). */
 static rlx_status lower_global_pool(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *x = wg_in(L, 0);
@@ -366,6 +400,17 @@ static rlx_status lower_global_pool(wg_lower *L) {
     uint64_t sp = nc ? wg_numel(x) / nc : 0;
     if (nc == 0) return RLX_OK;
     if (sp == 0) return wg_decline(L, "empty spatial dims");
+    const char *kern = rlx_getenv("RLX_POOL_KERNEL");
+    if (sp >= 256 && !(kern && strcmp(kern, "ref") == 0)) {
+        /* long rows: one workgroup per row, a tree of partial results */
+        wg_dispatch *d = wg_emit(L, "global_pool_wg");
+        wg_spec(L, d, "MAX", strcmp(L->n->op_type, "GlobalMaxPool") == 0 ? 1 : 0);
+        wg_bind_value(L, d, wg_in_id(L, 0));
+        wg_bind_value(L, d, wg_out_id(L, 0));
+        wg_p_u32(L, d, (uint32_t)nc);
+        wg_p_u32(L, d, (uint32_t)sp);
+        return wg_grid_groups(L, d, nc);
+    }
     wg_dispatch *d = wg_emit(L, "global_pool");
     wg_spec(L, d, "MAX", strcmp(L->n->op_type, "GlobalMaxPool") == 0 ? 1 : 0);
     wg_bind_value(L, d, wg_in_id(L, 0));
