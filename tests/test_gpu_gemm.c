@@ -251,6 +251,26 @@ static void test_gemm_f16(void) {
     rlx_tensor_destroy(b);
 }
 
+/* The cooperative-matrix GEMM is used only after its self-test: forcing
+ * the self-test on an adapter without the feature (lavapipe) leaves it off
+ * with a reason, and GEMMs still run (on gemm.wgsl). Where the adapter has
+ * it, a GEMM on it matches the f16-rounded reference. */
+static void test_gemm_coop_fallback(void) {
+    setenv("RLX_GPU_COOP", "force", 1);
+    rlx_session_options o = { .device = "gpu", .gpu_f16 = true };
+    rlx_backend *be = NULL;
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &be));
+    unsetenv("RLX_GPU_COOP");
+    if (!be) return;
+    wg_backend *wb = (wg_backend *)be;
+    fprintf(stderr, "  cooperative matrices: %s\n", wb->coop_note);
+    CHECK_MSG(wb->caps.coop == (strncmp(wb->coop_note, "on", 2) == 0), "note '%s'", wb->coop_note);
+    if (!wb->has_coop_matrix) CHECK_MSG(!wb->caps.coop && strstr(wb->coop_note, "self-test failed"), "%s", wb->coop_note);
+    mm_case c = { 70, 66, 48 };
+    matmul_case(be, &c, RLX_ACT_RELU, true, true, wb->caps.coop ? 1e-3 : 3e-5, wb->caps.coop ? "coop" : "coop fallback");
+    be->destroy(be);
+}
+
 /* ------------------------------------------------------------ bench hooks */
 
 /* Outputs filled in place (rlx_session_run_into) equal a normal run; GPU
@@ -327,6 +347,7 @@ int main(void) {
     TIMED(test_gemm_trans, t0);
     TIMED(test_gemm_batched, t0);
     TIMED(test_gemm_f16, t0);
+    TIMED(test_gemm_coop_fallback, t0);
     TIMED(test_bench_hooks, t0);
     g_be->destroy(g_be);
     g_be16->destroy(g_be16);

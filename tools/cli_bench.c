@@ -625,6 +625,9 @@ int cli_cmd_bench(int argc, char **argv) {
                 (unsigned long long)es.scratch_bytes);
         fprintf(f, "  \"gpu_timing\": %s, \"timing_inside_passes\": %s,\n", es.gpu_timing ? "true" : "false",
                 es.timing_inside_passes ? "true" : "false");
+        fprintf(f, "  \"f16_mode\": %s, \"cooperative_matrix\": ", es.f16_mode ? "true" : "false");
+        json_str(f, es.gemm_note ? es.gemm_note : "");
+        fprintf(f, ",\n");
         fprintf(f, "  \"warmup\": %lld,\n", (long long)o.warmup);
         json_summary(f, "wall_ms", &sw, false);
         json_summary(f, "gpu_ms", &sg, false);
@@ -653,6 +656,9 @@ int cli_cmd_bench(int argc, char **argv) {
                    es.n_pipelines_new, cli_time_str(es.buffers_s, tb[3], sizeof tb[3]),
                    cli_time_str(es.bind_groups_s, tb[0], sizeof tb[0]));
         printf("\n  first run     %s (compile included)\n", cli_time_str(t_first, tb[0], sizeof tb[0]));
+        if (have_es && be->kind == RLX_DEVICE_GPU)
+            printf("f16 mode: %s; cooperative-matrix GEMM: %s\n", es.f16_mode ? "on" : "off",
+                   es.gemm_note && *es.gemm_note ? es.gemm_note : "off");
         if (have_es)
             printf("plan: %zu dispatches in %zu GPU submits, %zu CPU steps; arena %llu bytes, weights %llu bytes, "
                    "scratch %llu bytes\n",

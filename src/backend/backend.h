@@ -22,6 +22,8 @@ typedef struct rlx_exe_stats {
     double buffers_s;        /* arena, scratch, weights (upload included), params */
     double bind_groups_s;    /* bind groups */
     uint64_t arena_bytes, weight_bytes, scratch_bytes;
+    bool f16_mode;           /* GPU f16 mode (rlx_session_options.gpu_f16 / RLX_GPU_F16) */
+    const char *gemm_note;   /* which fast GEMM paths are on and why (borrowed, static per backend) */
     bool gpu_timing;         /* timestamp queries are available */
     bool timing_inside_passes; /* per-dispatch timestamps inside one pass */
 } rlx_exe_stats;

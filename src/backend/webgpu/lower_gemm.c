@@ -131,6 +131,95 @@ static bool konst_f32(const wg_lower *L, int v) {
     return v >= 0 && L->g->values[v].konst && L->g->values[v].dtype == RLX_DTYPE_F32;
 }
 
+/* The Params of gemm.wgsl / gemm_coop.wgsl (gemm_common.wgsl) after the
+ * four offsets. */
+static void p_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, uint64_t nbatch, uint64_t tiles_n, uint64_t tiles_m,
+                   uint64_t y_sm, const uint64_t *bd, const uint64_t *abs_, const uint64_t *bbs, const uint64_t *ybs,
+                   const uint64_t *cbs, uint64_t klen, uint32_t a_sub, uint32_t b_sub, bool has_bias) {
+    wg_p_u32(L, d, (uint32_t)m->M);
+    wg_p_u32(L, d, (uint32_t)m->N);
+    wg_p_u32(L, d, (uint32_t)m->K);
+    wg_p_u32(L, d, has_bias ? 1 : 0);
+    wg_p_f32(L, d, m->alpha);
+    wg_p_f32(L, d, m->beta);
+    wg_p_u32(L, d, (uint32_t)m->a_sm);
+    wg_p_u32(L, d, (uint32_t)m->a_sk);
+    wg_p_u32(L, d, (uint32_t)m->b_sk);
+    wg_p_u32(L, d, (uint32_t)m->b_sn);
+    wg_p_u32(L, d, (uint32_t)m->bias_sm);
+    wg_p_u32(L, d, (uint32_t)m->bias_sn);
+    wg_p_u32(L, d, (uint32_t)nbatch);
+    wg_p_u32(L, d, (uint32_t)tiles_n);
+    wg_p_u32(L, d, (uint32_t)tiles_m);
+    wg_p_u32(L, d, (uint32_t)y_sm);
+    const uint64_t *arr[5] = { bd, abs_, bbs, ybs, cbs };
+    for (int k = 0; k < 5; k++)
+        for (int i = 0; i < 4; i++) wg_p_u32(L, d, (uint32_t)arr[k][i]);
+    wg_p_f32(L, d, m->act.alpha);
+    wg_p_f32(L, d, m->act.beta);
+    wg_p_u32(L, d, (uint32_t)klen);
+    wg_p_u32(L, d, a_sub);
+    wg_p_u32(L, d, b_sub);
+    wg_p_u32(L, d, m->in_h);
+    wg_p_u32(L, d, m->in_w);
+    wg_p_u32(L, d, m->out_w);
+    wg_p_u32(L, d, m->k_h);
+    wg_p_u32(L, d, m->k_w);
+    wg_p_u32(L, d, m->s_h);
+    wg_p_u32(L, d, m->s_w);
+    wg_p_u32(L, d, m->p_h);
+    wg_p_u32(L, d, m->p_w);
+    wg_p_u32(L, d, m->d_h);
+    wg_p_u32(L, d, m->d_w);
+}
+
+/* Batch dims right-aligned into the kernels' four slots. */
+static void batch_slots(const wg_gemm *m, uint64_t *bd, uint64_t *abs_, uint64_t *bbs, uint64_t *ybs, uint64_t *cbs) {
+    for (int i = 0; i < 4; i++) bd[i] = 1, abs_[i] = bbs[i] = ybs[i] = cbs[i] = 0;
+    for (int i = 0; i < m->nb; i++) {
+        int j = 4 - m->nb + i;
+        bd[j] = m->bdims[i];
+        abs_[j] = m->a_bs[i];
+        bbs[j] = m->b_bs[i];
+        ybs[j] = m->y_bs[i];
+        cbs[j] = m->bias_bs[i];
+    }
+}
+
+/* The cooperative-matrix kernel (gemm_coop.wgsl): 64 x 64 tiles, four
+ * subgroups of caps->coop_sg invocations, scalar loads. */
+static rlx_status emit_coop(wg_lower *L, const wg_gemm *m) {
+    uint64_t nbatch = 1;
+    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    uint64_t tiles_m = cdiv(m->M, 64), tiles_n = cdiv(m->N, 64);
+    uint64_t groups = tiles_m * tiles_n * nbatch;
+    if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "GEMM grid too large for 32-bit indexing");
+    bool a16 = konst_f32(L, m->a), b16 = !m->conv && konst_f32(L, m->b);
+    int amode = m->a_sm == 1 && m->a_sk != 1 ? 3 : 0, bmode = m->conv ? 4 : (m->b_sk == 1 && m->b_sn != 1 ? 3 : 0);
+    uint64_t bd[4], abs_[4], bbs[4], ybs[4], cbs[4];
+    batch_slots(m, bd, abs_, bbs, ybs, cbs);
+    uint32_t sg = L->caps->coop_sg ? L->caps->coop_sg : 32;
+    wg_dispatch *d = wg_emit(L, "gemm_coop");
+    wg_spec(L, d, "A_F16", a16);
+    wg_spec(L, d, "B_F16", b16);
+    wg_spec(L, d, "A_MODE", amode);
+    wg_spec(L, d, "B_MODE", bmode);
+    wg_spec(L, d, "ACT", (double)m->act.kind);
+    wg_spec(L, d, "WG", 4 * sg);
+    wg_spec(L, d, "SG", sg);
+    uint32_t a_sub = 0, b_sub = 0;
+    if (a16) wg_bind_f16(L, d, m->a, m->a_off, m->a_n, &a_sub);
+    else wg_bind(L, d, m->a, m->a_off, m->a_n);
+    if (b16) wg_bind_f16(L, d, m->b, m->b_off, m->b_n, &b_sub);
+    else wg_bind(L, d, m->b, m->b_off, m->b_n);
+    if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
+    wg_bind(L, d, m->y, m->y_off, m->y_n);
+    p_gemm(L, d, m, nbatch, tiles_n, tiles_m, m->y_sm ? m->y_sm : m->N, bd, abs_, bbs, ybs, cbs, m->K, a_sub, b_sub,
+           m->bias >= 0);
+    return wg_grid_groups(L, d, groups);
+}
+
 /* The tiled kernel. nsplit > 1: split-K into the scratch, then the reduce
  * kernel. */
 static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, uint64_t nsplit, uint64_t klen) {
@@ -146,21 +235,15 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     uint64_t y_sm = m->y_sm ? m->y_sm : m->N;
 
     /* batch dims right-aligned into four slots; split-K uses the last */
-    uint64_t bd[4] = { 1, 1, 1, 1 }, abs_[4] = { 0 }, bbs[4] = { 0 }, ybs[4] = { 0 }, cbs[4] = { 0 };
+    uint64_t bd[4], abs_[4], bbs[4], ybs[4], cbs[4];
     if (nsplit > 1) {
+        for (int i = 0; i < 4; i++) bd[i] = 1, abs_[i] = bbs[i] = ybs[i] = cbs[i] = 0;
         bd[3] = nsplit;
         abs_[3] = klen * m->a_sk;
         bbs[3] = klen * m->b_sk;
         ybs[3] = m->M * m->N;
     } else {
-        for (int i = 0; i < m->nb; i++) {
-            int j = 4 - m->nb + i;
-            bd[j] = m->bdims[i];
-            abs_[j] = m->a_bs[i];
-            bbs[j] = m->b_bs[i];
-            ybs[j] = m->y_bs[i];
-            cbs[j] = m->bias_bs[i];
-        }
+        batch_slots(m, bd, abs_, bbs, ybs, cbs);
     }
     /* load modes */
     int amode = m->a_sm == 1 && m->a_sk != 1 ? 3 : 0, bmode = m->conv ? 4 : (m->b_sk == 1 && m->b_sn != 1 ? 3 : 0);
@@ -201,41 +284,8 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     } else {
         wg_bind(L, d, m->y, m->y_off, m->y_n);
     }
-    wg_p_u32(L, d, (uint32_t)m->M);
-    wg_p_u32(L, d, (uint32_t)m->N);
-    wg_p_u32(L, d, (uint32_t)m->K);
-    wg_p_u32(L, d, m->bias >= 0 && nsplit <= 1 ? 1 : 0);
-    wg_p_f32(L, d, m->alpha);
-    wg_p_f32(L, d, m->beta);
-    wg_p_u32(L, d, (uint32_t)m->a_sm);
-    wg_p_u32(L, d, (uint32_t)m->a_sk);
-    wg_p_u32(L, d, (uint32_t)m->b_sk);
-    wg_p_u32(L, d, (uint32_t)m->b_sn);
-    wg_p_u32(L, d, (uint32_t)m->bias_sm);
-    wg_p_u32(L, d, (uint32_t)m->bias_sn);
-    wg_p_u32(L, d, (uint32_t)(nsplit > 1 ? nsplit : nbatch));
-    wg_p_u32(L, d, (uint32_t)tiles_n);
-    wg_p_u32(L, d, (uint32_t)tiles_m);
-    wg_p_u32(L, d, (uint32_t)(nsplit > 1 ? m->N : y_sm));
-    const uint64_t *arr[5] = { bd, abs_, bbs, ybs, cbs };
-    for (int k = 0; k < 5; k++)
-        for (int i = 0; i < 4; i++) wg_p_u32(L, d, (uint32_t)arr[k][i]);
-    wg_p_f32(L, d, m->act.alpha);
-    wg_p_f32(L, d, m->act.beta);
-    wg_p_u32(L, d, (uint32_t)(nsplit > 1 ? klen : m->K));
-    wg_p_u32(L, d, a_sub);
-    wg_p_u32(L, d, b_sub);
-    wg_p_u32(L, d, m->in_h);
-    wg_p_u32(L, d, m->in_w);
-    wg_p_u32(L, d, m->out_w);
-    wg_p_u32(L, d, m->k_h);
-    wg_p_u32(L, d, m->k_w);
-    wg_p_u32(L, d, m->s_h);
-    wg_p_u32(L, d, m->s_w);
-    wg_p_u32(L, d, m->p_h);
-    wg_p_u32(L, d, m->p_w);
-    wg_p_u32(L, d, m->d_h);
-    wg_p_u32(L, d, m->d_w);
+    p_gemm(L, d, m, nsplit > 1 ? nsplit : nbatch, tiles_n, tiles_m, nsplit > 1 ? m->N : y_sm, bd, abs_, bbs, ybs, cbs,
+           nsplit > 1 ? klen : m->K, a_sub, b_sub, m->bias >= 0 && nsplit <= 1);
     RLX_TRY(wg_grid_groups(L, d, groups));
     if (nsplit <= 1) return RLX_OK;
 
@@ -261,6 +311,8 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     return wg_grid_1d(L, r, total);
 }
 
+rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *m) { return emit_coop(L, m); }
+
 rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *m) {
     if (!wg_act_ok(&m->act)) return wg_decline(L, "activation kind %d", (int)m->act.kind);
     uint64_t big = (uint64_t)1 << 31;
@@ -268,6 +320,12 @@ rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *m) {
         return wg_decline(L, "GEMM too large for 32-bit indexing");
     const char *kern = rlx_getenv("RLX_GEMM_KERNEL");
     if (kern && strcmp(kern, "ref") == 0) return emit_ref(L, m);
+    /* tensor cores (f16 mode, probed at device open) for shapes that fill
+     * 64 x 64 tiles reasonably */
+    bool force_coop = kern && strcmp(kern, "coop") == 0;
+    if (L->caps->coop && !(kern && strcmp(kern, "tiled") == 0) &&
+        (force_coop || (m->M >= 32 && m->N >= 32 && m->K >= 32)))
+        return emit_coop(L, m);
     uint64_t nbatch = 1;
     for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
     tile_cfg t;

@@ -53,6 +53,10 @@ typedef struct wg_gemm {
  * cannot run. */
 rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *g);
 
+/* The cooperative-matrix kernel for g whatever the caps and the
+ * environment say (the self-test of webgpu_probe.c). */
+rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *g);
+
 /* The activation kind as a WGSL override value; false when the kernels do
  * not know it. */
 bool wg_act_ok(const rlx_act *a);

@@ -633,6 +633,8 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
     e->stats.scratch_bytes = e->scratch_size;
     for (size_t i = 0; i < e->n_weights; i++) e->stats.weight_bytes += e->weight_size[i];
     e->stats.gpu_timing = b->has_timestamp;
+    e->stats.f16_mode = b->caps.f16;
+    e->stats.gemm_note = b->coop_note;
     e->stats.timing_inside_passes = b->has_ts_inside;
     e->validated = false;
 
@@ -1046,6 +1048,9 @@ rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_optio
      * f32 even when the option asks for f16. */
     const char *f16 = rlx_getenv("RLX_GPU_F16");
     b->caps.f16 = f16 && *f16 ? rlx_env_flag("RLX_GPU_F16") : (opt && opt->gpu_f16);
+    const char *sg = rlx_getenv("RLX_COOP_SG");
+    b->caps.coop_sg = sg && (strcmp(sg, "16") == 0 || strcmp(sg, "64") == 0) ? (uint32_t)atoi(sg) : 32;
+    wg_coop_probe(b);
     rlx_backend *be = &b->base;
     be->name = "webgpu";
     be->kind = RLX_DEVICE_GPU;

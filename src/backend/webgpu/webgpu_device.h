@@ -32,6 +32,7 @@ typedef struct wg_backend {
     /* optional features enabled on the device; has_ts_inside: timestamps
      * between dispatches of one pass (TimestampQueryInsidePasses) */
     bool has_f16, has_subgroups, has_timestamp, has_ts_inside, has_coop_matrix;
+    char coop_note[200]; /* whether the cooperative-matrix GEMM is used, and why (reports) */
     double pipelines_s;  /* time spent creating shader modules and pipelines (all compiles) */
     size_t pipelines_created;
     /* set by the device-lost callback */
@@ -69,6 +70,11 @@ rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what
 /* Processes events until *flag becomes non-zero (callbacks set it), or the
  * device is lost. errors: RLX_ERR_DEVICE_LOST, RLX_ERR_DEVICE (no progress). */
 rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what);
+
+/* Decides caps.coop: on in f16 mode when the adapter has cooperative
+ * matrices and shader-f16, RLX_GPU_COOP is not 0, and the self-test of
+ * gemm_coop.wgsl passes (webgpu_probe.c); the reason goes to coop_note. */
+void wg_coop_probe(wg_backend *b);
 
 /* Maps buf for reading [0, size) and waits. */
 rlx_status wg_map_read(wg_backend *b, WGPUBuffer buf, uint64_t size, const char *what);
