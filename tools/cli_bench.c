@@ -47,7 +47,7 @@ static void print_help(FILE *f) {
             "  -h, --help            print this help and exit\n"
             "\n"
             "Generated inputs: floats uniform in [-1, 1), integers in [0, 10) (1 for inputs\n"
-            "whose name contains 'mask'), bools 0/1.\n"
+            "whose name contains 'mask', 0 for names with 'type' or 'segment'), bools 0/1.\n"
             "\n"
             "GPU time is the time between the first and the last timestamp of each GPU\n"
             "segment (one submit), summed over the segments of a pass; it needs the adapter\n"
@@ -177,12 +177,13 @@ static uint64_t rng_seed(uint64_t seed) {
     return (z ^ (z >> 31)) | 1;
 }
 
-static void fill_random(rlx_tensor *t, uint64_t *r, bool ones) {
+/* ints: `fixed` >= 0 gives that value everywhere, else uniform in [0, 10) */
+static void fill_random(rlx_tensor *t, uint64_t *r, int fixed) {
     size_t n = rlx_tensor_numel(t);
     for (size_t i = 0; i < n; i++) {
         uint64_t u = rng_next(r);
         double f = (double)(u >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
-        int64_t k = ones ? 1 : (int64_t)((u >> 33) % 10);
+        int64_t k = fixed >= 0 ? fixed : (int64_t)((u >> 33) % 10);
         switch (t->dtype) {
         case RLX_DTYPE_F32: ((float *)t->data)[i] = (float)f; break;
         case RLX_DTYPE_F64: ((double *)t->data)[i] = f; break;
@@ -250,7 +251,9 @@ static int make_input(const bench_opts *o, const rlx_value_info *vi, uint64_t *r
     }
     rlx_status st = rlx_tensor_create(vi->dtype, dims, rank, out);
     if (st) return cli_fail(st, "cannot create an input");
-    fill_random(*out, r, strstr(vi->name, "mask") != NULL);
+    /* BERT-like inputs: an attention mask of ones, token types 0 */
+    int fixed = strstr(vi->name, "mask") ? 1 : (strstr(vi->name, "type") || strstr(vi->name, "segment")) ? 0 : -1;
+    fill_random(*out, r, fixed);
     return -1;
 }
 
