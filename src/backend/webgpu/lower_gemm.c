@@ -345,6 +345,9 @@ rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *m) {
     uint64_t forced = env_u64("RLX_GEMM_SPLITK", UINT64_MAX);
     if (m->splitk_ok && nbatch == 1 && !m->conv && m->K > 2 * t.bk) {
         uint64_t target = env_u64("RLX_GEMM_TARGET_WG", 256);
+        /* GEMV-like shapes are bound by reading B: more, smaller slices keep
+         * more loads in flight (skinny tiles have 32..128 invocations) */
+        if (m->M <= 16) target *= 4;
         /* automatic only for enough work to pay for the second dispatch */
         bool worth = m->K >= 256 && m->M * m->N * m->K >= ((uint64_t)1 << 21);
         uint64_t want = forced != UINT64_MAX ? forced : (worth && tiles < target / 2 ? cdiv(target, tiles) : 1);
