@@ -122,10 +122,14 @@ static void test_conv_algos(void) {
         { 1, 2, 3, 5, 1, { 17 }, { 4 }, { 3 }, { 1 }, { 2 }, { 1 }, false, RLX_ACT_NONE },
         /* 3-D (im2col + GEMM) */
         { 3, 1, 2, 3, 1, { 4, 5, 6 }, { 2, 3, 2 }, { 1, 2, 1 }, { 1, 1, 2 }, { 0, 1, 1 }, { 1, 1, 0 }, true, RLX_ACT_NONE },
+        /* 1x1 with 96 input channels (pointwise GEMM, split-K below) */
+        { 2, 1, 96, 16, 1, { 6, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, RLX_ACT_NONE },
         /* more output channels than one tile, K = 3*5*5 = 75 */
         { 2, 1, 3, 70, 1, { 12, 12 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, RLX_ACT_SILU },
     };
     static const char *const algos[] = { "direct", "im2col", "implicit", NULL };
+    /* the bitwise contract: one summation order (no split-K) */
+    set_env("RLX_GEMM_SPLITK", "0");
     for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++) {
         const conv_case *c = &cases[i];
         int rank = 2 + c->nsp;
@@ -155,12 +159,25 @@ static void test_conv_algos(void) {
         }
         set_env("RLX_CONV_ALGO", NULL);
         set_env("RLX_GEMM_TILE", NULL);
+        /* split-K on the fast paths (a single image and group): close to the
+         * reference, in another summation order */
+        if (c->n == 1 && c->group == 1) {
+            set_env("RLX_GEMM_SPLITK", "3");
+            rlx_tensor *o = NULL;
+            char label[96];
+            snprintf(label, sizeof label, "conv case %zu (split-K 3)", i);
+            CHECK_MSG(run_conv(g_be, c, x, w, b, &o) == RLX_OK, "%s: %s", label, rlx_last_error());
+            check_close(label, o, ref, n_ref, 1e-4, 2e-5);
+            rlx_tensor_destroy(o);
+            set_env("RLX_GEMM_SPLITK", "0");
+        }
         for (int a = 0; a < 4; a++) rlx_tensor_destroy(outs[a]);
         free(ref);
         rlx_tensor_destroy(x);
         rlx_tensor_destroy(w);
         rlx_tensor_destroy(b);
     }
+    set_env("RLX_GEMM_SPLITK", NULL);
 }
 
 /* A binding limit lower than x forces im2col chunks (by image, then by

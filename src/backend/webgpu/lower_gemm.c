@@ -240,7 +240,7 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
         for (int i = 0; i < 4; i++) bd[i] = 1, abs_[i] = bbs[i] = ybs[i] = cbs[i] = 0;
         bd[3] = nsplit;
         abs_[3] = klen * m->a_sk;
-        bbs[3] = klen * m->b_sk;
+        bbs[3] = m->conv ? 0 : klen * m->b_sk; /* the implicit operand offsets k itself */
         ybs[3] = m->M * m->N;
     } else {
         batch_slots(m, bd, abs_, bbs, ybs, cbs);
@@ -343,7 +343,7 @@ rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *m) {
     uint64_t tiles = cdiv(m->M, bm) * cdiv(m->N, bn) * nbatch;
     uint64_t nsplit = 1, klen = m->K;
     uint64_t forced = env_u64("RLX_GEMM_SPLITK", UINT64_MAX);
-    if (m->splitk_ok && nbatch == 1 && !m->conv && m->K > 2 * t.bk) {
+    if (m->splitk_ok && nbatch == 1 && m->K > 2 * t.bk) {
         uint64_t target = env_u64("RLX_GEMM_TARGET_WG", 256);
         /* GEMV-like shapes are bound by reading B: more, smaller slices keep
          * more loads in flight (skinny tiles have 32..128 invocations) */

@@ -32,7 +32,8 @@
  * conv: B is the implicit
  * im2col of a 2-D NCHW input (b's batch strides select image and group;
  * b_sk/b_sn unused), with the geometry below. splitk_ok: the summation
- * order may change (MatMul/Gemm, never convolution). */
+ * order may change (MatMul, Gemm, and convolution on its fast path; never
+ * the im2col + GEMM reference path). */
 typedef struct wg_gemm {
     uint64_t M, N, K;
     float alpha, beta;

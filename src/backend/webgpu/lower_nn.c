@@ -81,7 +81,10 @@ static void p_conv(wg_lower *L, wg_dispatch *d, const geom3 *g, bool has_bias, u
 
 /* Convolution algorithms. All of them sum each output over (ci, kz, kr, kc)
  * ascending with one f32 accumulator and fma, then add the bias, then the
- * activation: they give the same bits (tests/test_gpu_perf.c checks it). */
+ * activation: they give the same bits (tests/test_gpu_conv.c checks it) --
+ * except when the GEMM of the implicit or pointwise path splits k (large k,
+ * a single image and group, few outputs; RLX_GEMM_SPLITK=0 turns it off).
+ * Direct and im2col + GEMM are the reference pair that always agree. */
 typedef enum conv_algo {
     CONV_DIRECT,   /* conv_direct.wgsl: one invocation per output */
     CONV_IM2COL,   /* im2col.wgsl into the scratch, then gemm.wgsl */
@@ -206,7 +209,9 @@ static rlx_status emit_conv_gemm(wg_lower *L, const geom3 *g, conv_algo algo, in
     m.y_off = (n0 * g->c_out + g0 * cout_g) * spatial;
     m.y_n = n_cnt == 1 ? g_cnt * cout_g * spatial : n_cnt * g->c_out * spatial;
     m.act = *act;
-    m.splitk_ok = false; /* keeps the direct kernel's summation order */
+    /* the reference pair (direct, im2col + GEMM) keeps one summation order;
+     * the fast paths may split k when few outputs leave the GPU idle */
+    m.splitk_ok = algo != CONV_IM2COL;
     return wg_emit_gemm(L, &m);
 }
 

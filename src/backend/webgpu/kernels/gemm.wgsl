@@ -10,7 +10,10 @@
 // add fma(0, 0, acc) = acc (acc is never -0). With SPLITK a workgroup sums
 // one slice of k and writes the raw partial sum to y[slice, m, n] (the
 // scratch); gemm_reduce.wgsl adds the slices in order and applies the
-// epilogue: a different summation order, used for MatMul and Gemm only.
+// epilogue: a different summation order (MatMul, Gemm, and convolutions on
+// the fast path that allow it; never the im2col + GEMM reference path). For
+// the implicit conv operand the slice's first k is added to k (kofs), for
+// the others the slice is a batch stride.
 //
 // Tiles: a workgroup of WGX x WGY invocations computes a BM x BN block of y
 // (BM = WGY * TM, BN = WGX * TN); each invocation a TM x TN block in
@@ -99,7 +102,11 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
         cbase = cbase + c * P.bias_bs[d];
     }
     var kcount = P.K;
-    if (SPLITK) { kcount = min(P.klen, P.K - bidx0 * P.klen); }
+    var kofs = 0u; /* first k of the slice, for the implicit conv operand */
+    if (SPLITK) {
+        kcount = min(P.klen, P.K - bidx0 * P.klen);
+        kofs = bidx0 * P.klen;
+    }
 
     var acc: array<vec4<f32>, 16>;
     for (var i = 0u; i < 16u; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
@@ -181,7 +188,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
                 var v = 0.0;
                 if (n < P.N && k < kcount) {
                     if (B_MODE == 4u) {
-                        v = conv_b(bbase, k, n);
+                        v = conv_b(bbase, kofs + k, n);
                     } else {
                         v = ldb(bbase + k * P.b_sk + n * P.b_sn);
                     }
