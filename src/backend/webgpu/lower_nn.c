@@ -246,9 +246,10 @@ static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int
 
 /* The algorithm for a convolution: RLX_CONV_ALGO=direct|im2col|implicit
  * forces one where it applies; auto (default): depthwise kernel for one
- * input channel per group (2-D), GEMM on x for 1x1 stride-1 unpadded
- * convolutions, implicit GEMM for other 1-D/2-D ones, im2col + GEMM for
- * 3-D. The session option gpu_conv_direct selects the direct kernel. */
+ * input channel per group (2-D), the direct kernel for fewer than 4 output
+ * channels per group, GEMM on x for 1x1 stride-1 unpadded convolutions,
+ * implicit GEMM for other 1-D/2-D ones, im2col + GEMM for 3-D. The session
+ * option gpu_conv_direct selects the direct kernel. */
 static conv_algo choose_conv(const wg_lower *L, const geom3 *g) {
     const char *env = rlx_getenv("RLX_CONV_ALGO");
     bool two_d = g->k[0] == 1 && g->in[0] == 1 && g->out[0] == 1;
@@ -258,6 +259,10 @@ static conv_algo choose_conv(const wg_lower *L, const geom3 *g) {
     if (env && strcmp(env, "im2col") == 0) return CONV_IM2COL;
     if (two_d && g->c_in == g->group && g->group > 1) return CONV_DEPTHWISE;
     if (env && strcmp(env, "implicit") == 0) return two_d ? CONV_IMPLICIT : CONV_IM2COL;
+    /* fewer than 4 output channels per group (e.g. a detection head's
+     * 1-channel map): GEMM rows come in blocks of 4, the direct kernel
+     * wastes nothing */
+    if (g->c_out / g->group < 4) return CONV_DIRECT;
     if (pointwise) return CONV_POINTWISE;
     return two_d ? CONV_IMPLICIT : CONV_IM2COL;
 }
