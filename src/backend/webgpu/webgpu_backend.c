@@ -95,6 +95,7 @@ struct rlx_backend_exe {
     /* timing (set_timing): timestamp queries, their resolve and read-back
      * buffers, and the slices of the last timed run */
     int timing;
+    bool ts_inside; /* per-dispatch timestamps inside one pass (else a pass per dispatch) */
     WGPUQuerySet qset;
     uint32_t q_cap;
     WGPUBuffer q_resolve, q_read;
@@ -696,7 +697,7 @@ static uint32_t seg_queries(const struct rlx_backend_exe *e, const segment *sg, 
     size_t nd = sg->d1 - sg->d0;
     if (!nd || lv == RLX_TIMING_OFF) return 0;
     if (lv == RLX_TIMING_TOTAL) return 2;
-    return e->b->has_ts_inside ? (uint32_t)nd + 1 : 2 * (uint32_t)nd;
+    return e->ts_inside ? (uint32_t)nd + 1 : 2 * (uint32_t)nd;
 }
 
 static rlx_status wg_set_timing(rlx_backend_exe *e, int level) {
@@ -710,6 +711,9 @@ static rlx_status wg_set_timing(rlx_backend_exe *e, int level) {
     if (!b->has_timestamp)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "adapter %s has no timestamp queries (WebGPU feature timestamp-query)",
                         b->info.name);
+    /* RLX_GPU_TIMING_PASSES=1: a pass per dispatch even where timestamps
+     * inside passes exist (tests that path) */
+    e->ts_inside = b->has_ts_inside && !rlx_env_flag("RLX_GPU_TIMING_PASSES");
     uint32_t need = 0;
     for (size_t k = 0; k < e->n_seg; k++)
         if (e->seg[k].gpu) {
@@ -780,7 +784,7 @@ static rlx_status read_timestamps(struct rlx_backend_exe *e, const segment *sg, 
     if (e->timing == RLX_TIMING_DISPATCH) {
         size_t nd = sg->d1 - sg->d0;
         for (size_t i = 0; i < nd && !st; i++) {
-            uint64_t a = b->has_ts_inside ? t[i] : t[2 * i], z = b->has_ts_inside ? t[i + 1] : t[2 * i + 1];
+            uint64_t a = e->ts_inside ? t[i] : t[2 * i], z = e->ts_inside ? t[i + 1] : t[2 * i + 1];
             double t0 = a >= first ? (double)(a - first) * ns * 1e-3 : 0.0;
             double dur = z >= a ? (double)(z - a) * ns * 1e-3 : 0.0;
             const rdisp *r = &e->disp[sg->d0 + i];
@@ -800,9 +804,8 @@ static rlx_status read_timestamps(struct rlx_backend_exe *e, const segment *sg, 
  * at its ends, or between dispatches), or one pass per dispatch when
  * per-dispatch timing has no timestamps inside passes. */
 static void encode_dispatches(struct rlx_backend_exe *e, const segment *sg, WGPUCommandEncoder enc, uint32_t nq) {
-    wg_backend *b = e->b;
     int lv = nq ? e->timing : RLX_TIMING_OFF;
-    bool pass_per_dispatch = lv == RLX_TIMING_DISPATCH && !b->has_ts_inside;
+    bool pass_per_dispatch = lv == RLX_TIMING_DISPATCH && !e->ts_inside;
     WGPUComputePassEncoder pass = NULL;
     WGPUComputePipeline cur = NULL;
     WGPUPassTimestampWrites tw;
@@ -823,14 +826,14 @@ static void encode_dispatches(struct rlx_backend_exe *e, const segment *sg, WGPU
             pass = wgpuCommandEncoderBeginComputePass(enc, pdp);
             cur = NULL;
         }
-        if (lv == RLX_TIMING_DISPATCH && b->has_ts_inside)
+        if (lv == RLX_TIMING_DISPATCH && e->ts_inside)
             wgpuComputePassEncoderWriteTimestamp(pass, e->qset, (uint32_t)(i - sg->d0));
         if (r->pipe != cur) wgpuComputePassEncoderSetPipeline(pass, r->pipe);
         cur = r->pipe;
         wgpuComputePassEncoderSetBindGroup(pass, 0, r->bg, 0, NULL);
         wgpuComputePassEncoderDispatchWorkgroups(pass, r->groups[0], r->groups[1], r->groups[2]);
         if (pass_per_dispatch || i + 1 == sg->d1) {
-            if (lv == RLX_TIMING_DISPATCH && b->has_ts_inside)
+            if (lv == RLX_TIMING_DISPATCH && e->ts_inside)
                 wgpuComputePassEncoderWriteTimestamp(pass, e->qset, (uint32_t)(i + 1 - sg->d0));
             wgpuComputePassEncoderEnd(pass);
             wgpuComputePassEncoderRelease(pass);
