@@ -17,6 +17,7 @@ BERT-like and GEMV-like shapes). Variants (see src/backend/webgpu/README.md):
   im2col / direct / implicit   RLX_CONV_ALGO
   tile:TMxTN,WGXxWGY,BK        RLX_GEMM_TILE
   novec4     RLX_GEMM_VEC4=0
+  prefetch   RLX_GEMM_PREFETCH=1 (register prefetch of the next k tile)
   nosplit / split4             RLX_GEMM_SPLITK=0 / 4
   wg128 / wg1024               RLX_GEMM_TARGET_WG
   f16        RLX_GPU_F16=1 RLX_GPU_COOP=0 (f16 weights, SIMT kernels)
@@ -59,6 +60,7 @@ VARIANTS = {
     "tile:8x8,8x32,8": {"RLX_GEMM_TILE": "8x8,32x8,8"},
     "tile:4x4,32x1,16": {"RLX_GEMM_TILE": "4x4,32x1,16"},
     "novec4": {"RLX_GEMM_VEC4": "0"},
+    "prefetch": {"RLX_GEMM_PREFETCH": "1"},
     "nosplit": {"RLX_GEMM_SPLITK": "0"},
     "split4": {"RLX_GEMM_SPLITK": "4"},
     "wg128": {"RLX_GEMM_TARGET_WG": "128"},
@@ -69,7 +71,7 @@ VARIANTS = {
 }
 
 CONV_VARIANTS = ["im2col", "direct", "implicit"]
-GEMM_VARIANTS = ["tile:4x4,16x16,16", "tile:8x8,16x16,8", "tile:8x8,16x16,16", "tile:8x4,16x16,16",
+GEMM_VARIANTS = ["prefetch", "tile:4x4,16x16,16", "tile:8x8,16x16,8", "tile:8x8,16x16,16", "tile:8x4,16x16,16",
                  "tile:4x8,16x16,16", "tile:8x8,8x32,8", "novec4", "nosplit", "split4", "wg128", "wg1024"]
 
 

@@ -189,7 +189,7 @@ static inline bool gpu_open(rlx_backend **be, rlx_backend **be16, const char *pr
     setenv("RLX_GPU_POISON", "1", 1);
     static const char *const vars[] = { "RLX_MAX_BINDING_BYTES", "RLX_GEMM_TILE", "RLX_GEMM_KERNEL", "RLX_GEMM_SPLITK",
                                         "RLX_GEMM_VEC4", "RLX_CONV_ALGO", "RLX_GPU_F16", "RLX_GEMM_TARGET_WG",
-                                        "RLX_POOL_KERNEL", "RLX_GPU_COOP" };
+                                        "RLX_POOL_KERNEL", "RLX_GPU_COOP", "RLX_GEMM_PREFETCH", "RLX_GPU_TIMING_PASSES" };
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
     rlx_session_options o = { .device = "gpu" }, o16 = { .device = "gpu", .gpu_f16 = true };
     if (rlx_backend_webgpu_create("gpu", &o, be) != RLX_OK || rlx_backend_webgpu_create("gpu", &o16, be16) != RLX_OK) {

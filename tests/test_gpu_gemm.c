@@ -85,6 +85,13 @@ static void test_gemm_shapes(void) {
         matmul_case(g_be, &cases[t == 2 ? 1 : 5], RLX_ACT_NONE, false, false, tol, tiles[t]);
     }
     set_env("RLX_GEMM_TILE", NULL);
+    /* register prefetch of the next k tile (several k tiles: k = 33, 64) */
+    set_env("RLX_GEMM_PREFETCH", "1");
+    matmul_case(g_be, &cases[5], RLX_ACT_NONE, true, false, tol, "prefetch");
+    set_env("RLX_GEMM_TILE", "8x8,16x16,8");
+    matmul_case(g_be, &cases[6], RLX_ACT_NONE, false, false, tol, "prefetch 8x8");
+    set_env("RLX_GEMM_TILE", NULL);
+    set_env("RLX_GEMM_PREFETCH", NULL);
     /* scalar loads only, and the reference kernel */
     set_env("RLX_GEMM_VEC4", "0");
     matmul_case(g_be, &cases[6], RLX_ACT_NONE, true, false, tol, "scalar");

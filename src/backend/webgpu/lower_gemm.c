@@ -270,6 +270,11 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     wg_spec(L, d, "Y_VEC", yvec);
     wg_spec(L, d, "SPLITK", nsplit > 1);
     wg_spec(L, d, "ACT", nsplit > 1 ? 0 : (double)m->act.kind);
+    /* RLX_GEMM_PREFETCH=1: register prefetch of the next k tile, where each
+     * invocation holds at most 8 items of each tile (gemm.wgsl PF_MAX) */
+    uint64_t nt = (uint64_t)t->wgx * t->wgy;
+    uint64_t na = bm * t->bk / (amode == 1 || amode == 2 ? 4 : 1), nbi = bn * t->bk / (bmode == 1 || bmode == 2 ? 4 : 1);
+    if (env_u64("RLX_GEMM_PREFETCH", 0) && cdiv(na, nt) <= 8 && cdiv(nbi, nt) <= 8) wg_spec(L, d, "PREFETCH", 1);
     uint32_t a_sub = 0, b_sub = 0;
     if (a16) wg_bind_f16(L, d, m->a, m->a_off, m->a_n, &a_sub);
     else wg_bind(L, d, m->a, m->a_off, m->a_n);

@@ -16,6 +16,7 @@
  *   RLX_GEMM_SPLITK=N               k slices for MatMul/Gemm (0: never;
  *                                   default: when the grid is small)
  *   RLX_GEMM_VEC4=0                 scalar loads and stores only
+ *   RLX_GEMM_PREFETCH=1             register prefetch of the next k tile
  *   RLX_GEMM_TARGET_WG=N            workgroups the automatic choice aims
  *                                   for (default 256)
  * Internal. */

@@ -21,7 +21,9 @@
 // groups of 4 (invocation (tx, ty) owns rows (i * WGY + ty) * 4 + r and
 // columns (j * WGX + tx) * 4 + c), so neighbours touch neighbouring vec4s.
 // k advances BK at a time through workgroup memory As[k][m] (BK x BM) and
-// Bs[k][n] (BK x BN), held as vec4s.
+// Bs[k][n] (BK x BN), held as vec4s. PREFETCH: the loads of the next k tile
+// are issued into registers before the products of the current one and
+// stored after them (at most PF_MAX items of each tile per invocation).
 //
 // Operands (transposes are strides):
 //   A(b, m, k) = A[abase(b) + m * a_sm + k * a_sk]
@@ -59,9 +61,11 @@ override B_F16: bool = false;
 override Y_VEC: bool = false;
 override SPLITK: bool = false;
 override ACT: u32 = 0u;
+override PREFETCH: bool = false;
 
 const TM4_MAX: u32 = 2u;
 const TN4_MAX: u32 = 2u;
+const PF_MAX: u32 = 8u; /* tile items per invocation that PREFETCH can hold */
 
 var<workgroup> As: array<vec4<f32>, BK * WGY * TM / 4u>;
 var<workgroup> Bs: array<vec4<f32>, BK * WGX * TN / 4u>;
@@ -71,6 +75,103 @@ var<workgroup> Bs: array<vec4<f32>, BK * WGX * TN / 4u>;
 
 fn set_as(i: u32, v: f32) { As[i >> 2u][i & 3u] = v; }
 fn set_bs(i: u32, v: f32) { Bs[i >> 2u][i & 3u] = v; }
+
+// Tile loads as items: item i of the A tile is a vec4 (A_MODE 1, 2) or one
+// element (in .x) of the BM x BK tile; fetch reads it from A (0 outside
+// M x kcount), put stores it into As[k][m]. Likewise B.
+fn items_a() -> u32 { return select(WGY * TM * BK, WGY * TM * BK / 4u, A_MODE == 1u || A_MODE == 2u); }
+fn items_b() -> u32 { return select(WGX * TN * BK, WGX * TN * BK / 4u, B_MODE == 1u || B_MODE == 2u); }
+
+fn fetch_a(i: u32, k0: u32, kcount: u32, m0: u32, abase: u32) -> vec4<f32> {
+    let BM = WGY * TM;
+    if (A_MODE == 1u) {
+        let m = m0 + i / (BK / 4u);
+        let k = k0 + 4u * (i % (BK / 4u));
+        if (m < P.M && k < kcount) { return lda4(abase + m * P.a_sm + k); }
+        return vec4<f32>(0.0);
+    }
+    if (A_MODE == 2u) {
+        let m = m0 + 4u * (i % (BM / 4u));
+        let k = k0 + i / (BM / 4u);
+        if (m < P.M && k < kcount) { return lda4(abase + m + k * P.a_sk); }
+        return vec4<f32>(0.0);
+    }
+    var ml = i / BK;
+    var kl = i % BK;
+    if (A_MODE == 3u) {
+        ml = i % BM;
+        kl = i / BM;
+    }
+    let m = m0 + ml;
+    let k = k0 + kl;
+    if (m < P.M && k < kcount) { return vec4<f32>(lda(abase + m * P.a_sm + k * P.a_sk), 0.0, 0.0, 0.0); }
+    return vec4<f32>(0.0);
+}
+
+fn put_a(i: u32, v: vec4<f32>) {
+    let BM = WGY * TM;
+    if (A_MODE == 1u) {
+        let kq = i % (BK / 4u);
+        let ml = i / (BK / 4u);
+        set_as((4u * kq) * BM + ml, v.x);
+        set_as((4u * kq + 1u) * BM + ml, v.y);
+        set_as((4u * kq + 2u) * BM + ml, v.z);
+        set_as((4u * kq + 3u) * BM + ml, v.w);
+    } else if (A_MODE == 2u) {
+        As[((i / (BM / 4u)) * BM) / 4u + i % (BM / 4u)] = v;
+    } else if (A_MODE == 3u) {
+        set_as((i / BM) * BM + i % BM, v.x);
+    } else {
+        set_as((i % BK) * BM + i / BK, v.x);
+    }
+}
+
+fn fetch_b(i: u32, k0: u32, kcount: u32, n0: u32, bbase: u32, kofs: u32) -> vec4<f32> {
+    let BN = WGX * TN;
+    if (B_MODE == 1u) {
+        let n = n0 + 4u * (i % (BN / 4u));
+        let k = k0 + i / (BN / 4u);
+        if (n < P.N && k < kcount) { return ldb4(bbase + k * P.b_sk + n); }
+        return vec4<f32>(0.0);
+    }
+    if (B_MODE == 2u) {
+        let n = n0 + i / (BK / 4u);
+        let k = k0 + 4u * (i % (BK / 4u));
+        if (n < P.N && k < kcount) { return ldb4(bbase + n * P.b_sn + k); }
+        return vec4<f32>(0.0);
+    }
+    var nl = i % BN;
+    var kl = i / BN;
+    if (B_MODE == 3u) {
+        nl = i / BK;
+        kl = i % BK;
+    }
+    let n = n0 + nl;
+    let k = k0 + kl;
+    if (n < P.N && k < kcount) {
+        if (B_MODE == 4u) { return vec4<f32>(conv_b(bbase, kofs + k, n), 0.0, 0.0, 0.0); }
+        return vec4<f32>(ldb(bbase + k * P.b_sk + n * P.b_sn), 0.0, 0.0, 0.0);
+    }
+    return vec4<f32>(0.0);
+}
+
+fn put_b(i: u32, v: vec4<f32>) {
+    let BN = WGX * TN;
+    if (B_MODE == 1u) {
+        Bs[((i / (BN / 4u)) * BN) / 4u + i % (BN / 4u)] = v;
+    } else if (B_MODE == 2u) {
+        let kq = i % (BK / 4u);
+        let nl = i / (BK / 4u);
+        set_bs((4u * kq) * BN + nl, v.x);
+        set_bs((4u * kq + 1u) * BN + nl, v.y);
+        set_bs((4u * kq + 2u) * BN + nl, v.z);
+        set_bs((4u * kq + 3u) * BN + nl, v.w);
+    } else if (B_MODE == 3u) {
+        set_bs((i % BK) * BN + i / BK, v.x);
+    } else {
+        set_bs((i / BN) * BN + i % BN, v.x);
+    }
+}
 
 @compute @workgroup_size(WGX, WGY)
 fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u,
@@ -107,96 +208,33 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
         kcount = min(P.klen, P.K - bidx0 * P.klen);
         kofs = bidx0 * P.klen;
     }
+    let na = items_a();
+    let nb = items_b();
 
     var acc: array<vec4<f32>, 16>;
     for (var i = 0u; i < 16u; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
 
+    // the first k tile
+    if (kcount > 0u) {
+        for (var i = li; i < na; i = i + NT) { put_a(i, fetch_a(i, 0u, kcount, m0, abase)); }
+        for (var i = li; i < nb; i = i + NT) { put_b(i, fetch_b(i, 0u, kcount, n0, bbase, kofs)); }
+    }
+    workgroupBarrier();
     for (var k0 = 0u; k0 < kcount; k0 = k0 + BK) {
-        // ---- A tile: As[k][m]
-        if (A_MODE == 1u) {
-            for (var i = li; i < BM * BK / 4u; i = i + NT) {
-                let kq = i % (BK / 4u);
-                let ml = i / (BK / 4u);
-                let m = m0 + ml;
-                let k = k0 + 4u * kq;
-                var v = vec4<f32>(0.0);
-                if (m < P.M && k < kcount) { v = lda4(abase + m * P.a_sm + k); }
-                set_as((4u * kq) * BM + ml, v.x);
-                set_as((4u * kq + 1u) * BM + ml, v.y);
-                set_as((4u * kq + 2u) * BM + ml, v.z);
-                set_as((4u * kq + 3u) * BM + ml, v.w);
-            }
-        } else if (A_MODE == 2u) {
-            for (var i = li; i < BM * BK / 4u; i = i + NT) {
-                let mq = i % (BM / 4u);
-                let kl = i / (BM / 4u);
-                let m = m0 + 4u * mq;
-                let k = k0 + kl;
-                var v = vec4<f32>(0.0);
-                if (m < P.M && k < kcount) { v = lda4(abase + m + k * P.a_sk); }
-                As[(kl * BM) / 4u + mq] = v;
-            }
-        } else {
-            for (var i = li; i < BM * BK; i = i + NT) {
-                var ml = i / BK;
-                var kl = i % BK;
-                if (A_MODE == 3u) {
-                    ml = i % BM;
-                    kl = i / BM;
-                }
-                let m = m0 + ml;
-                let k = k0 + kl;
-                var v = 0.0;
-                if (m < P.M && k < kcount) { v = lda(abase + m * P.a_sm + k * P.a_sk); }
-                set_as(kl * BM + ml, v);
+        let nk = k0 + BK;
+        let more = nk < kcount;
+        // PREFETCH: the next tile's loads are issued before this tile's
+        // products and stored after them
+        var ra: array<vec4<f32>, PF_MAX>;
+        var rb: array<vec4<f32>, PF_MAX>;
+        if (PREFETCH && more) {
+            for (var j = 0u; j < PF_MAX; j = j + 1u) {
+                let i = li + j * NT;
+                if (i < na) { ra[j] = fetch_a(i, nk, kcount, m0, abase); }
+                let q = li + j * NT;
+                if (q < nb) { rb[j] = fetch_b(q, nk, kcount, n0, bbase, kofs); }
             }
         }
-        // ---- B tile: Bs[k][n]
-        if (B_MODE == 1u) {
-            for (var i = li; i < BN * BK / 4u; i = i + NT) {
-                let nq = i % (BN / 4u);
-                let kl = i / (BN / 4u);
-                let n = n0 + 4u * nq;
-                let k = k0 + kl;
-                var v = vec4<f32>(0.0);
-                if (n < P.N && k < kcount) { v = ldb4(bbase + k * P.b_sk + n); }
-                Bs[(kl * BN) / 4u + nq] = v;
-            }
-        } else if (B_MODE == 2u) {
-            for (var i = li; i < BN * BK / 4u; i = i + NT) {
-                let kq = i % (BK / 4u);
-                let nl = i / (BK / 4u);
-                let n = n0 + nl;
-                let k = k0 + 4u * kq;
-                var v = vec4<f32>(0.0);
-                if (n < P.N && k < kcount) { v = ldb4(bbase + n * P.b_sn + k); }
-                set_bs((4u * kq) * BN + nl, v.x);
-                set_bs((4u * kq + 1u) * BN + nl, v.y);
-                set_bs((4u * kq + 2u) * BN + nl, v.z);
-                set_bs((4u * kq + 3u) * BN + nl, v.w);
-            }
-        } else {
-            for (var i = li; i < BN * BK; i = i + NT) {
-                var nl = i % BN;
-                var kl = i / BN;
-                if (B_MODE == 3u) {
-                    nl = i / BK;
-                    kl = i % BK;
-                }
-                let n = n0 + nl;
-                let k = k0 + kl;
-                var v = 0.0;
-                if (n < P.N && k < kcount) {
-                    if (B_MODE == 4u) {
-                        v = conv_b(bbase, kofs + k, n);
-                    } else {
-                        v = ldb(bbase + k * P.b_sk + n * P.b_sn);
-                    }
-                }
-                set_bs(kl * BN + nl, v);
-            }
-        }
-        workgroupBarrier();
         // ---- TM x TN block of products, k ascending
         for (var kk = 0u; kk < BK; kk = kk + 1u) {
             var a: array<vec4<f32>, TM4_MAX>;
@@ -214,6 +252,19 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
             }
         }
         workgroupBarrier();
+        if (more) {
+            if (PREFETCH) {
+                for (var j = 0u; j < PF_MAX; j = j + 1u) {
+                    let i = li + j * NT;
+                    if (i < na) { put_a(i, ra[j]); }
+                    if (i < nb) { put_b(i, rb[j]); }
+                }
+            } else {
+                for (var i = li; i < na; i = i + NT) { put_a(i, fetch_a(i, nk, kcount, m0, abase)); }
+                for (var i = li; i < nb; i = i + NT) { put_b(i, fetch_b(i, nk, kcount, n0, bbase, kofs)); }
+            }
+            workgroupBarrier();
+        }
     }
 
     // ---- epilogue
