@@ -76,13 +76,12 @@ static void test_gemm_shapes(void) {
     const double tol = 2e-5;
     set_env("RLX_GEMM_SPLITK", "0");
     for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++)
-        matmul_case(g_be, &cases[i], RLX_ACT_NONE, i % 2 == 1, false, tol, "auto");
+        if (i != 3 && i != 6) matmul_case(g_be, &cases[i], RLX_ACT_NONE, i % 2 == 1, false, tol, "auto");
     /* forced tile shapes: 128 x 128 and 32 x 64 tiles, a skinny one */
     static const char *const tiles[] = { "8x8,16x16,8", "4x8,8x8,8", "4x4,32x1,16" };
     for (size_t t = 0; t < RLX_ARRAY_LEN(tiles); t++) {
         set_env("RLX_GEMM_TILE", tiles[t]);
-        matmul_case(g_be, &cases[4], RLX_ACT_NONE, true, false, tol, tiles[t]);
-        matmul_case(g_be, &cases[t == 2 ? 1 : 5], RLX_ACT_NONE, false, false, tol, tiles[t]);
+        matmul_case(g_be, &cases[t == 2 ? 3 : 4], RLX_ACT_NONE, true, false, tol, tiles[t]);
     }
     set_env("RLX_GEMM_TILE", NULL);
     /* register prefetch of the next k tile (several k tiles: k = 33, 64) */
@@ -365,6 +364,8 @@ int main(void) {
     TIMED(test_gemm_f16, t0);
     TIMED(test_gemm_coop_fallback, t0);
     TIMED(test_bench_hooks, t0);
+    fprintf(stderr, "  pipelines: %zu (f32) + %zu (f16 mode)\n", ((wg_backend *)g_be)->pipelines_created,
+            ((wg_backend *)g_be16)->pipelines_created);
     g_be->destroy(g_be);
     g_be16->destroy(g_be16);
     TEST_MAIN_END();
