@@ -275,6 +275,7 @@ static rlx_status lower_conv(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     rlx_act act = rlx_node_act(L->n);
     if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
+    L->act_done = true; /* every kernel below applies it */
     geom3 g;
     RLX_TRY(resolve_geom(L, RLX_GEOM_CONV, &g));
     int x = wg_in_id(L, 0), w = wg_in_id(L, 1), b = wg_in(L, 2) ? wg_in_id(L, 2) : -1, y = wg_out_id(L, 0);
@@ -316,6 +317,7 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     rlx_act act = rlx_node_act(L->n);
     if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
+    L->act_done = true; /* every kernel below applies it */
     geom3 g;
     RLX_TRY(resolve_geom(L, RLX_GEOM_CONV_TRANSPOSE, &g));
     if (g.group == 0 || g.c_in % g.group || g.c_out % g.group) return wg_decline(L, "bad groups");
@@ -466,6 +468,7 @@ static rlx_status lower_gemm(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     rlx_act act = rlx_node_act(L->n);
     if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
+    L->act_done = true; /* every kernel below applies it */
     const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *c = wg_in(L, 2), *y = wg_out(L, 0);
     if (a->rank != 2 || b->rank != 2 || y->rank != 2) return wg_decline(L, "Gemm needs 2-D A and B");
     if (L->n->version < 7 && rlx_attr_int(L->n, "broadcast", 0) == 0 && c &&
@@ -543,6 +546,7 @@ static rlx_status lower_matmul(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     rlx_act act = rlx_node_act(L->n);
     if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
+    L->act_done = true; /* every kernel below applies it */
     const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *bias = wg_in(L, 2), *y = wg_out(L, 0);
     if (L->n->n_in > 3) return wg_decline(L, "%d inputs", L->n->n_in);
     if (a->rank < 1 || b->rank < 1) return wg_decline(L, "scalar operand");

@@ -90,6 +90,11 @@ typedef struct wg_lower {
     uint64_t scratch_elems; /* scratch this step needs (4-byte elements) */
     char why[192];          /* why the lowering declined (RLX_ERR_UNSUPPORTED) */
     bool broken;            /* an allocation or Params overflow happened */
+    /* The node's fused activation (ir/ops/act.h) was applied by the
+     * lowering's own kernels (the GEMM, conv and pool lowerings set it).
+     * A node with an activation whose lowering leaves it false is declined
+     * here (the fusion branch instead appends a shared epilogue). */
+    bool act_done;
 } wg_lower;
 
 typedef rlx_status (*wg_lower_fn)(wg_lower *L);

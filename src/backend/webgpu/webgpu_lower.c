@@ -6,6 +6,7 @@
 
 #include "backend/webgpu/webgpu.h"
 #include "base/mem.h"
+#include "ir/ops/act.h"
 
 typedef struct lower_family {
     const wg_lowering *l;
@@ -45,6 +46,8 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
         if (v && !rlx_value_is_static(v)) return wg_decline(L, "output %d has a dynamic shape", i);
     }
     rlx_status st = fn(L);
+    if (st == RLX_OK && rlx_node_act(n).kind != RLX_ACT_NONE && !L->act_done)
+        st = wg_decline(L, "fused activation %d is not applied by this lowering", (int)rlx_node_act(n).kind);
     if (st == RLX_OK && L->broken) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory lowering to WGSL", rlx_node_desc(n));
     if (st != RLX_OK) {
         wg_lower_free(L);

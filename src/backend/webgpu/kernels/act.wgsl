@@ -8,6 +8,8 @@
 //   9 LeakyRelu(alpha), 10 Tanh.
 // erf: Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7); tanh through
 // exp(-2|x|) with a series below 1e-3 (no overflow for any finite x).
+// Relu and Clip compare like the CPU kernels (Relu(NaN) = 0, Clip passes
+// NaN through); alpha and beta come from Params (they may be infinite).
 
 fn act_erf(x: f32) -> f32 {
     let z = abs(x);
@@ -27,8 +29,11 @@ fn act_tanh(x: f32) -> f32 {
 
 fn act_apply(kind: u32, x: f32, alpha: f32, beta: f32) -> f32 {
     switch kind {
-        case 1u: { return max(x, 0.0); }
-        case 2u: { return min(max(x, alpha), beta); }
+        case 1u: { return select(0.0, x, x > 0.0); }
+        case 2u: {
+            let lo = select(x, alpha, x < alpha);
+            return select(lo, beta, lo > beta);
+        }
         case 3u: { return max(0.0, min(1.0, alpha * x + beta)); }
         case 4u: { return x * max(0.0, min(1.0, x / 6.0 + 0.5)); }
         case 5u: { return 1.0 / (1.0 + exp(-x)); }
