@@ -30,6 +30,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+EXPORT_TIMEOUT = 150  # seconds for one torch export
+
 BERTS = {
     "bert_base": dict(layers=12, hidden=768, heads=12, intermediate=3072),
     "minilm": dict(layers=6, hidden=384, heads=12, intermediate=1536),
@@ -157,10 +159,19 @@ def models(dest, names, log=print):
                 if torch_ok is None:
                     torch_ok = have_torch()
                 if torch_ok:
+                    # in a child process with a time limit: an exporter that
+                    # hangs or crashes costs this model only
                     try:
-                        src = export_torch(name, path)
-                    except Exception as e:
-                        log("export %s: %s" % (name, str(e).splitlines()[0][:300]))
+                        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--dest", dest, "--one", name],
+                                           capture_output=True, text=True, timeout=EXPORT_TIMEOUT)
+                        if p.returncode == 0 and os.path.exists(path):
+                            src = p.stdout.strip().splitlines()[-1]
+                        else:
+                            log("export %s: %s" % (name, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1][:300]))
+                    except subprocess.TimeoutExpired:
+                        log("export %s: no result after %d s" % (name, EXPORT_TIMEOUT))
+                        if os.path.exists(path):
+                            os.remove(path)
                 if src is None and name in BERTS:
                     src = export_bert_numpy(name, path)
         except Exception as e:
@@ -180,7 +191,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dest", required=True)
     ap.add_argument("--only", default="resnet50,mobilenet_v2,bert_base,minilm")
+    ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: one torch export in this process
     a = ap.parse_args()
+    if a.one:
+        print(export_torch(a.one, os.path.join(a.dest, a.one + ".onnx")))
+        return
     got = models(a.dest, [n for n in a.only.split(",") if n])
     for k, v in got.items():
         print("%-14s %s (%s)" % (k, v["path"], v["source"]))
