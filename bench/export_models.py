@@ -62,8 +62,22 @@ def torch_model(name):
             cfg._attn_implementation = "eager"  # plain MatMul/Softmax attention in the ONNX graph
         except Exception:
             pass
-        m = BertModel(cfg).eval()
-        return m
+        bert = BertModel(cfg).eval()
+
+        class Encoder(torch.nn.Module):
+            """BertModel with positional inputs and a tuple output (for the
+            exporters and CUDA graphs, whatever the transformers version)."""
+
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                o = self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                               return_dict=True)
+                return o.last_hidden_state, o.pooler_output
+
+        return Encoder(bert).eval()
     return None
 
 
