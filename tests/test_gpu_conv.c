@@ -222,6 +222,59 @@ static void test_conv_limits_f16(void) {
     rlx_tensor_destroy(b);
 }
 
+/* ------------------------------------------------------------ ConvTranspose */
+
+/* ConvTranspose-11 with kernel == stride (one GEMM per tap, gemm.wgsl with
+ * Y_PIX) and the direct kernel, against a double reference: batch 2, bias,
+ * activation, kernel 2x2 and 3x2. */
+static void test_conv_transpose(void) {
+    static const int64_t shapes[2][6] = { { 2, 6, 5, 4, 7, 2 }, { 1, 8, 3, 5, 3, 3 } }; /* n, cin, cout, h, w, kh */
+    for (int t = 0; t < 2; t++) {
+        int64_t n = shapes[t][0], ci = shapes[t][1], co = shapes[t][2], h = shapes[t][3], wd = shapes[t][4];
+        int64_t kh = shapes[t][5], kw = 2;
+        int64_t xd[4] = { n, ci, h, wd }, wdims[4] = { ci, co, kh, kw }, bd[1] = { co };
+        int64_t yd[4] = { n, co, h * kh, wd * kw };
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1), *w = test_tensor_random(RLX_DTYPE_F32, 4, wdims, -1, 1);
+        rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1);
+        size_t total = (size_t)(n * co * h * kh * wd * kw);
+        double *ref = calloc(total, sizeof *ref);
+        rlx_act act = { RLX_ACT_LEAKYRELU, 0.2f, 0 };
+        const float *px = x->data, *pw = w->data, *pb = b->data;
+        for (int64_t in = 0; in < n; in++)
+            for (int64_t o = 0; o < co; o++)
+                for (int64_t oh = 0; oh < h * kh; oh++)
+                    for (int64_t ow = 0; ow < wd * kw; ow++) {
+                        double s = pb[o];
+                        for (int64_t c = 0; c < ci; c++)
+                            s += (double)px[((in * ci + c) * h + oh / kh) * wd + ow / kw] *
+                                 pw[((c * co + o) * kh + oh % kh) * kw + ow % kw];
+                        ref[((in * co + o) * h * kh + oh) * wd * kw + ow] = rlx_act_apply(&act, (float)s);
+                    }
+        for (int a = 0; a < 2; a++) {
+            set_env("RLX_CONV_ALGO", a ? "direct" : NULL);
+            int64_t k2[2] = { kh, kw }, pads[4] = { 0, 0, 0, 0 };
+            rlx_node_attr at[5] = { na_ints("kernel_shape", 2, k2), na_ints("strides", 2, k2), na_ints("pads", 4, pads),
+                                    na_int("_rlx_act", RLX_ACT_LEAKYRELU), na_f("_rlx_act_alpha", 0.2f) };
+            const rlx_tensor *in[3] = { x, w, b };
+            int konst[3] = { 0, 1, 1 };
+            rlx_tensor *out = NULL;
+            size_t nd = 0;
+            char label[80];
+            snprintf(label, sizeof label, "ConvTranspose %lldx%lld (%s)", (long long)kh, (long long)kw,
+                     a ? "direct" : "GEMM per tap");
+            CHECK_MSG(run_node(g_be, "ConvTranspose", 11, 3, in, konst, 4, yd, 5, at, &out, &nd) == RLX_OK, "%s: %s",
+                      label, rlx_last_error());
+            check_close(label, out, ref, total, 1e-5, 1e-5);
+            rlx_tensor_destroy(out);
+        }
+        set_env("RLX_CONV_ALGO", NULL);
+        free(ref);
+        rlx_tensor_destroy(x);
+        rlx_tensor_destroy(w);
+        rlx_tensor_destroy(b);
+    }
+}
+
 /* ------------------------------------------------------------ pools */
 
 typedef struct pool_case {
@@ -337,6 +390,7 @@ int main(void) {
     double t0 = rlx_now_seconds();
     TIMED(test_conv_algos, t0);
     TIMED(test_conv_limits_f16, t0);
+    TIMED(test_conv_transpose, t0);
     TIMED(test_pools, t0);
     fprintf(stderr, "  pipelines: %zu (f32) + %zu (f16 mode)\n", ((wg_backend *)g_be)->pipelines_created,
             ((wg_backend *)g_be16)->pipelines_created);

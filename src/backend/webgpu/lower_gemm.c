@@ -255,7 +255,7 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
             else if (m->b_sk == 1 && m->K % 4 == 0 && m->b_sn % 4 == 0 && m->b_off % 4 == 0 && all4(bbs, 4)) bmode = 2;
         }
     }
-    bool yvec = vec && y_sm % 4 == 0 && m->N % 4 == 0 && (nsplit > 1 || m->y_off % 4 == 0) && all4(ybs, 4);
+    bool yvec = vec && !m->y_pix && y_sm % 4 == 0 && m->N % 4 == 0 && (nsplit > 1 || m->y_off % 4 == 0) && all4(ybs, 4);
 
     wg_dispatch *d = wg_emit(L, "gemm");
     wg_spec(L, d, "TM", t->tm);
@@ -270,6 +270,7 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     wg_spec(L, d, "Y_VEC", yvec);
     wg_spec(L, d, "SPLITK", nsplit > 1);
     wg_spec(L, d, "ACT", nsplit > 1 ? 0 : (double)m->act.kind);
+    if (m->y_pix) wg_spec(L, d, "Y_PIX", 1);
     /* RLX_GEMM_PREFETCH=1: register prefetch of the next k tile, where each
      * invocation holds at most 8 items of each tile (gemm.wgsl PF_MAX) */
     uint64_t nt = (uint64_t)t->wgx * t->wgy;
@@ -323,12 +324,14 @@ rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *m) {
     uint64_t big = (uint64_t)1 << 31;
     if (m->M >= big || m->N >= big || m->K >= big || m->a_n >= big || m->b_n >= big || m->y_n >= big)
         return wg_decline(L, "GEMM too large for 32-bit indexing");
+    if (m->y_pix && (m->conv || m->splitk_ok)) return wg_decline(L, "pixel-grid output with conv or split-K");
     const char *kern = rlx_getenv("RLX_GEMM_KERNEL");
-    if (kern && strcmp(kern, "ref") == 0) return emit_ref(L, m);
+    bool pix = m->y_pix; /* only gemm.wgsl stores to a pixel grid */
+    if (!pix && kern && strcmp(kern, "ref") == 0) return emit_ref(L, m);
     /* tensor cores (f16 mode, probed at device open) for shapes that fill
      * 64 x 64 tiles reasonably */
     bool force_coop = kern && strcmp(kern, "coop") == 0;
-    if (L->caps->coop && !(kern && strcmp(kern, "tiled") == 0) &&
+    if (!pix && L->caps->coop && !(kern && strcmp(kern, "tiled") == 0) &&
         (force_coop || (m->M >= 32 && m->N >= 32 && m->K >= 32)))
         return emit_coop(L, m);
     uint64_t nbatch = 1;

@@ -47,6 +47,9 @@ typedef struct wg_gemm {
     rlx_act act;
     bool conv;
     uint32_t in_h, in_w, out_w, k_h, k_w, s_h, s_w, p_h, p_w, d_h, d_w;
+    /* y_pix: column n of y goes to (n / out_w) * s_h + (n % out_w) * s_w
+     * (a pixel grid spread over y; not with conv, split-K or coop) */
+    bool y_pix;
     bool splitk_ok;
 } wg_gemm;
 

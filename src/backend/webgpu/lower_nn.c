@@ -312,7 +312,9 @@ static rlx_status lower_conv(wg_lower *L) {
     return RLX_OK;
 }
 
-/* ConvTranspose-1/11/22 with the fused activation of act.h. */
+/* ConvTranspose-1/11/22 with the fused activation of act.h: a GEMM per tap
+ * when kernel == stride (below), else conv_transpose.wgsl (one invocation
+ * per output; also with RLX_CONV_ALGO=direct). */
 static rlx_status lower_conv_transpose(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     rlx_act act = rlx_node_act(L->n);
@@ -326,6 +328,53 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
     if (total == 0) return RLX_OK;
     if (total != g.n * g.c_out * sp3(g.out)) return wg_decline(L, "output shape differs from the geometry");
     int w = wg_in_id(L, 1), b = wg_in(L, 2) ? wg_in_id(L, 2) : -1;
+    /* kernel == stride, no padding, no dilation, no output padding (the
+     * upsampling layers of detection/segmentation heads): every output has
+     * exactly one tap, so each tap (kr, kc) is one GEMM
+     *   y[co, ih*s_h + kr, iw*s_w + kc] = sum_ci w[ci, co, kr, kc] x[ci, ih, iw]
+     * batched over images and taps, the pixels spread by Y_PIX */
+    const char *env = rlx_getenv("RLX_CONV_ALGO");
+    bool direct = L->caps->conv_direct || (env && strcmp(env, "direct") == 0);
+    bool tap_gemm = !direct && g.group == 1 && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1;
+    for (int i = 1; i < 3 && tap_gemm; i++)
+        tap_gemm = g.k[i] == g.s[i] && g.p[i] == 0 && g.pe[i] == 0 && g.dil[i] == 1 && g.out[i] == g.in[i] * g.s[i];
+    uint64_t cap = L->caps->max_binding / 4;
+    if (tap_gemm && wg_numel(wg_in(L, 0)) <= cap && total <= cap && wg_numel(wg_in(L, 1)) <= cap) {
+        uint64_t hw = g.in[1] * g.in[2], ohw = g.out[1] * g.out[2], khw = g.k[1] * g.k[2];
+        wg_gemm m;
+        memset(&m, 0, sizeof m);
+        m.M = g.c_out;
+        m.N = hw;
+        m.K = g.c_in;
+        m.alpha = 1.0f;
+        m.beta = 1.0f;
+        m.a_sm = khw;
+        m.a_sk = g.c_out * khw;
+        m.b_sk = hw;
+        m.b_sn = 1;
+        m.bias_sm = 1;
+        m.bias_sn = 0;
+        m.y_sm = ohw;
+        m.nb = 3;
+        m.bdims[0] = g.n, m.bdims[1] = g.k[1], m.bdims[2] = g.k[2];
+        m.a_bs[0] = 0, m.a_bs[1] = g.k[2], m.a_bs[2] = 1;
+        m.b_bs[0] = g.c_in * hw, m.b_bs[1] = 0, m.b_bs[2] = 0;
+        m.y_bs[0] = g.c_out * ohw, m.y_bs[1] = g.out[2], m.y_bs[2] = 1;
+        m.a = w;
+        m.a_n = wg_numel(wg_in(L, 1));
+        m.b = wg_in_id(L, 0);
+        m.b_n = wg_numel(wg_in(L, 0));
+        m.bias = b;
+        m.bias_n = b >= 0 ? g.c_out : 0;
+        m.y = wg_out_id(L, 0);
+        m.y_n = total;
+        m.act = act;
+        m.y_pix = true;
+        m.out_w = (uint32_t)g.in[2];
+        m.s_h = (uint32_t)(g.s[1] * g.out[2]);
+        m.s_w = (uint32_t)g.s[2];
+        return wg_emit_gemm(L, &m);
+    }
     wg_dispatch *d = wg_emit(L, "conv_transpose");
     wg_spec(L, d, "ACT", act.kind);
     wg_bind_value(L, d, wg_in_id(L, 0));

@@ -44,6 +44,10 @@
 // (low half first, unpack2x16float): element e is half 2 * x_off + x_sub + e
 // of the binding; values widen to f32 (f32 products and accumulation).
 // Y_VEC: y stored as vec4 (y_sm, N, y bases multiples of 4).
+// Y_PIX: column n of y is a pixel of an out_w-wide grid spread over y with
+// row stride s_h and column stride s_w (the conv fields, unused then):
+//   y[b, m, n] = Y[ybase(b) + m * y_sm + (n / out_w) * s_h + (n % out_w) * s_w]
+// (ConvTranspose with kernel == stride: one GEMM per tap, see lower_nn.c).
 // Batches: b in [0, nbatch) decomposes over bdims (outermost first);
 // xbase(b) = sum_i coord_i * x_bs[i]. SPLITK: the batch index is the k slice
 // (nbatch = number of slices, klen elements of k each, the last shorter).
@@ -62,6 +66,7 @@ override Y_VEC: bool = false;
 override SPLITK: bool = false;
 override ACT: u32 = 0u;
 override PREFETCH: bool = false;
+override Y_PIX: bool = false;
 
 const TM4_MAX: u32 = 2u;
 const TN4_MAX: u32 = 2u;
@@ -297,6 +302,11 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
                 }
                 if (Y_VEC) {
                     Y[(P.y_off + yi) >> 2u] = o;
+                } else if (Y_PIX) {
+                    for (var c = 0u; c < 4u; c = c + 1u) {
+                        let q = n + c;
+                        if (q < P.N) { store_y(ybase + m * P.y_sm + (q / P.out_w) * P.s_h + (q % P.out_w) * P.s_w, o[c]); }
+                    }
                 } else {
                     for (var c = 0u; c < 4u; c = c + 1u) {
                         if (n + c < P.N) { store_y(yi + c, o[c]); }
