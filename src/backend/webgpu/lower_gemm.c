@@ -207,6 +207,10 @@ static rlx_status emit_coop(wg_lower *L, const wg_gemm *m) {
     wg_spec(L, d, "ACT", (double)m->act.kind);
     wg_spec(L, d, "WG", 4 * sg);
     wg_spec(L, d, "SG", sg);
+    if (m->conv && m->k_h <= 16 && m->k_w <= 16) {
+        wg_spec(L, d, "CKH", m->k_h);
+        wg_spec(L, d, "CKW", m->k_w);
+    }
     uint32_t a_sub = 0, b_sub = 0;
     if (a16) wg_bind_f16(L, d, m->a, m->a_off, m->a_n, &a_sub);
     else wg_bind(L, d, m->a, m->a_off, m->a_n);
@@ -271,6 +275,10 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     wg_spec(L, d, "SPLITK", nsplit > 1);
     wg_spec(L, d, "ACT", nsplit > 1 ? 0 : (double)m->act.kind);
     if (m->y_pix) wg_spec(L, d, "Y_PIX", 1);
+    if (m->conv && m->k_h <= 16 && m->k_w <= 16) { /* constant divisors for the implicit operand */
+        wg_spec(L, d, "CKH", m->k_h);
+        wg_spec(L, d, "CKW", m->k_w);
+    }
     /* RLX_GEMM_PREFETCH=1: register prefetch of the next k tile, where each
      * invocation holds at most 8 items of each tile (gemm.wgsl PF_MAX) */
     uint64_t nt = (uint64_t)t->wgx * t->wgy;

@@ -6,7 +6,8 @@
 // half 2 * x_off + x_sub + e of the binding). lda4 / ldb4: four
 // consecutive elements at an e that is a multiple of 4 (and so are the
 // bases). conv_b: the implicit im2col operand of a 2-D NCHW input.
-// The including kernel declares the overrides A_F16 and B_F16 before any
+// The including kernel declares the overrides A_F16, B_F16, CKH and CKW
+// (the implicit conv's kernel size, 0 = read it from Params) before any
 // module-scope variable sized by an override (naga 29 panics on an
 // override declared after such a variable).
 struct Params {
@@ -72,10 +73,14 @@ fn ldb4(e: u32) -> vec4<f32> {
 }
 
 fn conv_b(bbase: u32, k: u32, n: u32) -> f32 {
-    let kc = k % P.k_w;
-    let t = k / P.k_w;
-    let kr = t % P.k_h;
-    let ci = t / P.k_h;
+    // the kernel size as override constants where the includer sets them
+    // (CKH, CKW > 0): divisions by constants are cheap
+    let kw = select(P.k_w, CKW, CKW > 0u);
+    let kh = select(P.k_h, CKH, CKH > 0u);
+    let kc = k % kw;
+    let t = k / kw;
+    let kr = t % kh;
+    let ci = t / kh;
     let ow = n % P.out_w;
     let oh = n / P.out_w;
     let ih = i32(oh * P.s_h + kr * P.d_h) - i32(P.p_h);

@@ -23,6 +23,8 @@ enable wgpu_cooperative_matrix;
 
 override A_F16: bool = false;
 override B_F16: bool = false;
+override CKH: u32 = 0u;
+override CKW: u32 = 0u;
 override A_MODE: u32 = 0u;
 override B_MODE: u32 = 0u;
 override ACT: u32 = 0u;
