@@ -7,7 +7,8 @@
 Rows (each timed in this run; medians with p10/p90 in the JSON):
   models   resnet50, mobilenet_v2 (torchvision, random weights), bert_base and
            minilm (transformers BertConfig, random weights, seq 128), each at
-           batch 1 and batch 8; models/ppocrv4_det.onnx (1x3x640x640) and the
+           batch 1 and batch 8; models/ppocrv4_det.onnx (the demo page, 1x3x192x384,
+           and 1x3x736x1472 as in BENCHMARKS.md) and the
            ONNX suite's light/ models (their own input shapes; ONNX only)
     rlx gpu        `rlx bench --device gpu --json`: wall clock of a whole pass
                    (input upload, dispatches, read-back) and the GPU time from
@@ -24,8 +25,8 @@ Rows (each timed in this run; medians with p10/p90 in the JSON):
            and f16: rlx's GPU time (w a constant; f16 = RLX_GPU_F16=1) against
            torch.matmul timed with CUDA events (cuBLAS, TF32 off; f16 operands)
   accuracy `rlx run --device gpu --check` (GPU against the CPU backend) in f32
-           and in f16 mode on ppocrv4_det and minilm: max abs and normwise
-           relative error
+           and in f16 mode on ppocrv4_det (the demo page, and a random
+           640x640 input) and minilm: max abs and normwise relative error
 
 Without torch (or without CUDA) the torch rows are skipped with a message and
 the BERT models come from scripts/make_minilm_onnx.py; the rlx and
@@ -98,6 +99,30 @@ def model_feeds(path, overrides):
         else:
             feeds[vi.name] = np.zeros(shape, dt)
     return feeds
+
+
+def demo_input(png):
+    """The demo page preprocessed as ocr_det does (PaddleOCR preset:
+    1x3x192x384), or None without the page or tests/python/ocr_ref.py."""
+    try:
+        import numpy as np
+        sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+        import ocr_ref
+        if not os.path.exists(png):
+            return None
+        img = ocr_ref.png_read_file(png)
+        if img.shape[2] == 1:
+            rgb = np.repeat(img, 3, axis=2)
+        elif img.shape[2] == 2:
+            rgb = ocr_ref.composite_white(np.repeat(img[..., :1], 3, axis=2), img[..., 1])
+        elif img.shape[2] == 4:
+            rgb = ocr_ref.composite_white(img[..., :3], img[..., 3])
+        else:
+            rgb = img[..., :3]
+        return ocr_ref.preprocess(rgb.astype(np.uint8))
+    except Exception as e:
+        log("demo page: %s" % e)
+        return None
 
 
 def write_npys(feeds, d):
@@ -261,6 +286,8 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--cpu-iters", type=int, default=3)
     ap.add_argument("--ocr-model", default=os.path.join(ROOT, "models", "ppocrv4_det.onnx"))
+    ap.add_argument("--page", default=os.path.join(ROOT, "data", "page.png"),
+                    help="the demo page: ppocrv4_det rows and accuracy use it, preprocessed as the demo does")
     ap.add_argument("--light-dir", default=os.path.join(ROOT, "third_party", "onnx", "backend-test-data", "light"))
     ap.add_argument("--skip", default="", help="comma list of row groups to skip: models,light,gemm,accuracy,torch,cpu")
     a = ap.parse_args()
@@ -336,7 +363,12 @@ def main():
     if "light" not in skip:
         ocr = a.ocr_model
         if os.path.exists(ocr):
-            onnx_only.append(("ppocrv4_det", ocr, {"x": (1, 3, 64, 64) if quick else (1, 3, 640, 640)}))
+            # the shapes of BENCHMARKS.md: the demo page with PaddleOCR's
+            # preset (192x384) and RapidOCR's (736x1472)
+            page = demo_input(a.page)
+            if page is not None and not quick:
+                onnx_only.append(("ppocrv4_det page", ocr, {"x": page}))
+            onnx_only.append(("ppocrv4_det", ocr, {"x": (1, 3, 64, 64) if quick else (1, 3, 736, 1472)}))
         else:
             res["notes"].append("no %s" % ocr)
         light = a.light_dir
@@ -352,7 +384,8 @@ def main():
         if over():
             break
         import numpy as np
-        over_feeds = {k: np.random.default_rng(0).uniform(-1, 1, v).astype(np.float32) for k, v in shapes.items()}
+        over_feeds = {k: (v if isinstance(v, np.ndarray) else np.random.default_rng(0).uniform(-1, 1, v).astype(np.float32))
+                      for k, v in shapes.items()}
         try:
             feeds = model_feeds(path, over_feeds)
         except Exception as e:
@@ -409,9 +442,12 @@ def main():
         ocr = a.ocr_model
         if os.path.exists(ocr):
             import numpy as np
+            page = demo_input(a.page)
+            if page is not None:
+                acc_models.append(("ppocrv4_det page", ocr, {"x": page}))
             s = 64 if quick else 640
-            acc_models.append(("ppocrv4_det", ocr, {"x": np.random.default_rng(0).uniform(-1, 1, (1, 3, s, s))
-                                                   .astype(np.float32)}))
+            acc_models.append(("ppocrv4_det rand", ocr, {"x": np.random.default_rng(0).uniform(-1, 1, (1, 3, s, s))
+                                                        .astype(np.float32)}))
         mg = export_models.models(a.models_dir, ["minilm"], log=log)
         if "minilm" in mg:
             acc_models.append(("minilm", mg["minilm"]["path"], bert_feeds(1, seq)))

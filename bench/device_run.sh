@@ -89,7 +89,8 @@ for m in $modes; do
       ;;
     compare)
       timeout 560 "$PY" bench/compare.py --rlx "$RLX" --out "$OUT/compare.json" --txt "$OUT/compare.txt" \
-        --models-dir "$MODELS" --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" --budget 450
+        --models-dir "$MODELS" --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" \
+        --page "$D/models/page.png" --budget 450
       ;;
     quick)
       timeout 120 "$PY" bench/sweep.py --rlx "$RLX" --out "$OUT/sweep.json" --txt "$OUT/sweep.txt" \

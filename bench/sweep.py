@@ -8,7 +8,8 @@ when it compiles a plan, so one device run compares them all.
 
 Workloads: an almost empty model (one Relu on 4 floats: the per-forward
 overhead), resnet50 / mobilenet_v2 (batch 1), bert_base / minilm (batch 1,
-seq 128), ppocrv4_det (1x3x640x640), and single MatMuls (gemm_M_N_K: square,
+seq 128), ppocrv4_det (1x3x736x1472, the RapidOCR preset of the demo page),
+and single MatMuls (gemm_M_N_K: square,
 BERT-like and GEMV-like shapes). Variants (see src/backend/webgpu/README.md):
 
   auto       defaults (tiles chosen per problem, implicit-GEMM convolution)
@@ -128,9 +129,9 @@ def main():
         d = tempfile.mkdtemp(dir=tmp)
         work[n] = (got[n]["path"], compare.write_npys(feeds, d))
     if os.path.exists(a.ocr_model):
-        s = 64 if quick else 640
+        s = 64 if quick else 736
         d = tempfile.mkdtemp(dir=tmp)
-        x = np.random.default_rng(0).uniform(-1, 1, (1, 3, s, s)).astype(np.float32)
+        x = np.random.default_rng(0).uniform(-1, 1, (1, 3, s, 2 * s)).astype(np.float32)
         work["ppocrv4_det"] = (a.ocr_model, compare.write_npys({"x": x}, d))
     gemms = [(128, 128, 128)] if quick else [(4096, 4096, 4096), (1024, 1024, 1024), (128, 768, 768),
                                             (128, 3072, 768), (1, 4096, 4096), (8, 4096, 4096), (512, 512, 2048)]

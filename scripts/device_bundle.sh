@@ -7,7 +7,8 @@
 #                                  machine's image lacks: libwgpu_native.so,
 #                                  libprotobuf-c.so.1, libopenblas.so.0 (+
 #                                  libgfortran.so.5, libquadmath.so.0), libpng16.so.16
-#                           models/ ppocrv4_det.onnx and the ONNX suite's light/*.onnx
+#                           models/ ppocrv4_det.onnx, the demo page (data/page.png) and
+#                                  the ONNX suite's light/*.onnx
 #   .gl/*.deb               the Vulkan loader (libvulkan1) and libglvnd0, which
 #                           the machine's NVIDIA Vulkan driver needs; downloaded
 #                           with apt-get download when missing
@@ -57,6 +58,7 @@ if [ -x "$BUILD/ocr_det" ]; then strip -o "$STAGE/bin/ocr_det" "$BUILD/ocr_det";
 
 # models that the ignored folders hold here
 if [ -f "$ROOT/models/ppocrv4_det.onnx" ]; then cp -L "$ROOT/models/ppocrv4_det.onnx" "$STAGE/models/"; fi
+if [ -f "$ROOT/data/page.png" ]; then cp -L "$ROOT/data/page.png" "$STAGE/models/"; fi
 LIGHT=$ROOT/third_party/onnx/backend-test-data/light
 if [ -d "$LIGHT" ]; then cp -L "$LIGHT"/*.onnx "$STAGE/models/light/"; fi
 
