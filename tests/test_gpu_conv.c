@@ -392,8 +392,10 @@ int main(void) {
     TIMED(test_conv_limits_f16, t0);
     TIMED(test_conv_transpose, t0);
     TIMED(test_pools, t0);
+#ifdef RLX_HAVE_WEBGPU
     fprintf(stderr, "  pipelines: %zu (f32) + %zu (f16 mode)\n", ((wg_backend *)g_be)->pipelines_created,
             ((wg_backend *)g_be16)->pipelines_created);
+#endif
     g_be->destroy(g_be);
     g_be16->destroy(g_be16);
     TEST_MAIN_END();

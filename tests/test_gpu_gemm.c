@@ -262,6 +262,7 @@ static void test_gemm_f16(void) {
  * with a reason, and GEMMs still run (on gemm.wgsl). Where the adapter has
  * it, a GEMM on it matches the f16-rounded reference. */
 static void test_gemm_coop_fallback(void) {
+#ifdef RLX_HAVE_WEBGPU
     setenv("RLX_GPU_COOP", "force", 1);
     rlx_session_options o = { .device = "gpu", .gpu_f16 = true };
     rlx_backend *be = NULL;
@@ -275,6 +276,7 @@ static void test_gemm_coop_fallback(void) {
     mm_case c = { 70, 66, 48 };
     matmul_case(be, &c, RLX_ACT_RELU, true, true, wb->caps.coop ? 1e-3 : 3e-5, wb->caps.coop ? "coop" : "coop fallback");
     be->destroy(be);
+#endif
 }
 
 /* ------------------------------------------------------------ bench hooks */
@@ -364,8 +366,10 @@ int main(void) {
     TIMED(test_gemm_f16, t0);
     TIMED(test_gemm_coop_fallback, t0);
     TIMED(test_bench_hooks, t0);
+#ifdef RLX_HAVE_WEBGPU
     fprintf(stderr, "  pipelines: %zu (f32) + %zu (f16 mode)\n", ((wg_backend *)g_be)->pipelines_created,
             ((wg_backend *)g_be16)->pipelines_created);
+#endif
     g_be->destroy(g_be);
     g_be16->destroy(g_be16);
     TEST_MAIN_END();
