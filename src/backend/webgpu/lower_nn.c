@@ -314,7 +314,7 @@ static rlx_status lower_conv(wg_lower *L) {
 
 /* ConvTranspose-1/11/22 with the fused activation of act.h: a GEMM per tap
  * when kernel == stride (below), else conv_transpose.wgsl (one invocation
- * per output; also with RLX_CONV_ALGO=direct). */
+ * per output; also with RLX_CONV_ALGO=direct or RLX_GEMM_KERNEL=ref). */
 static rlx_status lower_conv_transpose(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     rlx_act act = rlx_node_act(L->n);
@@ -334,7 +334,8 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
      *   y[co, ih*s_h + kr, iw*s_w + kc] = sum_ci w[ci, co, kr, kc] x[ci, ih, iw]
      * batched over images and taps, the pixels spread by Y_PIX */
     const char *env = rlx_getenv("RLX_CONV_ALGO");
-    bool direct = L->caps->conv_direct || (env && strcmp(env, "direct") == 0);
+    const char *kern = rlx_getenv("RLX_GEMM_KERNEL");
+    bool direct = L->caps->conv_direct || (env && strcmp(env, "direct") == 0) || (kern && strcmp(kern, "ref") == 0);
     bool tap_gemm = !direct && g.group == 1 && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1;
     for (int i = 1; i < 3 && tap_gemm; i++)
         tap_gemm = g.k[i] == g.s[i] && g.p[i] == 0 && g.pe[i] == 0 && g.dil[i] == 1 && g.out[i] == g.in[i] * g.s[i];
