@@ -1,7 +1,7 @@
-/* The `rlx` command line: `rlx run`, `rlx info`, `rlx devices`,
- * `rlx conformance`. Each command lives in its own file (cli_run.c,
- * cli_info.c, cli_devices.c, conformance.c); shared helpers in
- * cli_common.c. */
+/* The `rlx` command line: `rlx run`, `rlx bench`, `rlx info`,
+ * `rlx devices`, `rlx conformance`. Each command lives in its own file
+ * (cli_run.c, cli_bench.c, cli_info.c, cli_devices.c, conformance.c);
+ * shared helpers in cli_common.c. */
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +17,7 @@ static void print_help(FILE *f) {
             "\n"
             "commands:\n"
             "  run MODEL.onnx    run a model on a device, print its outputs and timings\n"
+            "  bench MODEL.onnx  time forward passes (wall clock, GPU timestamps, a trace)\n"
             "  info MODEL.onnx   describe a model: opset, inputs, outputs, ops, weights\n"
             "  devices           list the GPU adapters and the CPU\n"
             "  conformance ROOT  run the ONNX backend test suite under ROOT on each device\n"
@@ -44,13 +45,14 @@ static void print_help(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) return cli_usage_error(NULL, "no command given: expected run, info, devices or conformance");
+    if (argc < 2) return cli_usage_error(NULL, "no command given: expected run, bench, info, devices or conformance");
     const char *cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
         if (argc > 2 && strcmp(cmd, "help") == 0) {
             /* "rlx help run" is "rlx run --help" */
             char *sub[] = { argv[2], (char *)"--help", NULL };
             if (strcmp(argv[2], "run") == 0) return cli_cmd_run(2, sub);
+            if (strcmp(argv[2], "bench") == 0) return cli_cmd_bench(2, sub);
             if (strcmp(argv[2], "info") == 0) return cli_cmd_info(2, sub);
             if (strcmp(argv[2], "devices") == 0) return cli_cmd_devices(2, sub);
             if (strcmp(argv[2], "conformance") == 0) return rlx_cli_conformance(1, sub + 1);
@@ -64,6 +66,7 @@ int main(int argc, char **argv) {
         return CLI_EXIT_OK;
     }
     if (strcmp(cmd, "run") == 0) return cli_cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "bench") == 0) return cli_cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "info") == 0) return cli_cmd_info(argc - 1, argv + 1);
     if (strcmp(cmd, "devices") == 0) return cli_cmd_devices(argc - 1, argv + 1);
     if (strcmp(cmd, "conformance") == 0) return rlx_cli_conformance(argc - 2, argv + 2);

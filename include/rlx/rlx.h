@@ -273,6 +273,13 @@ typedef struct rlx_session_options {
     const char *device;
     /* Direct convolution instead of im2col + GEMM on the GPU (testing). */
     bool gpu_conv_direct;
+    /* f16 mode on the GPU (also RLX_GPU_F16=1): the f32 weights of GEMMs
+     * and convolutions are stored as IEEE binary16 and products are summed
+     * in f32; activations stay f32. Faster where memory bandwidth or tensor
+     * cores (wgpu-native's cooperative-matrix feature) decide, less exact
+     * (see src/backend/webgpu/README.md for measured errors). Plain f32 is
+     * the default. */
+    bool gpu_f16;
 } rlx_session_options;
 
 /* Creates a session that runs `model` on a device. The session keeps its own

@@ -132,6 +132,10 @@ const rlx_program *rlx_session_last_program(const rlx_session *s) {
     return (s && s->last) ? s->last->p : NULL;
 }
 
+rlx_backend *rlx_session_backend(const rlx_session *s) { return s ? s->be : NULL; }
+
+rlx_backend_exe *rlx_session_last_exe(const rlx_session *s) { return (s && s->last) ? s->last->exe : NULL; }
+
 /* ------------------------------------------------------------ inputs */
 
 /* Orders the caller's inputs as the graph's and checks dtype and shape. */
@@ -506,6 +510,29 @@ rlx_status rlx_session_run(rlx_session *s, size_t n_inputs, const char *const *i
     }
     *out_outputs = outs;
     *out_n_outputs = s->g->n_outputs;
+    rlx_clear_error();
+    return RLX_OK;
+}
+
+rlx_status rlx_session_run_into(rlx_session *s, size_t n_inputs, const char *const *input_names,
+                                const rlx_tensor *const *inputs, rlx_tensor **outputs) {
+    if (!s || !outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
+    if (s->g->n_inputs > 64 || n_inputs > 64) return rlx_fail(RLX_ERR_UNSUPPORTED, "more than 64 graph inputs");
+    const rlx_tensor *ordered[65] = { 0 };
+    RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
+    bool fresh;
+    RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));
+    if (s->last->eager)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "this plan runs eagerly on the CPU: outputs cannot be filled in place");
+    for (size_t i = 0; i < s->g->n_outputs; i++) {
+        const rlx_value *v = &s->last->p->g->values[s->last->p->g->outputs[i]];
+        const rlx_tensor *t = outputs[i];
+        if (!t || t->dtype != v->dtype || t->rank != (v->rank < 0 ? 0 : v->rank) ||
+            (t->rank && memcmp(t->dims, v->dims, (size_t)t->rank * sizeof t->dims[0]) != 0))
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu ('%s'): the given tensor does not have the plan's dtype and shape",
+                            i, v->name);
+    }
+    RLX_TRY(s->be->run(s->last->exe, ordered, outputs));
     rlx_clear_error();
     return RLX_OK;
 }

@@ -2,6 +2,7 @@
 #ifndef RLX_RUNTIME_SESSION_H
 #define RLX_RUNTIME_SESSION_H
 
+#include "backend/backend.h"
 #include "rlx/rlx.h"
 #include "runtime/program.h"
 
@@ -31,5 +32,19 @@ const rlx_program *rlx_session_last_program(const rlx_session *s);
  * evicted first), and plans compiled since the session was created. */
 size_t rlx_session_plan_count(const rlx_session *s);
 uint64_t rlx_session_compile_count(const rlx_session *s);
+
+/* The session's backend, and the executable of the plan used last (NULL
+ * before the first run or for an eager plan). Borrowed. */
+rlx_backend *rlx_session_backend(const rlx_session *s);
+rlx_backend_exe *rlx_session_last_exe(const rlx_session *s);
+
+/* As rlx_session_run, but fills the caller's output tensors in place:
+ * outputs[i] must have the dtype and shape that output i has for these
+ * input shapes (for example the tensors an earlier rlx_session_run with the
+ * same shapes returned). Nothing is allocated per call once the plan
+ * exists; used to time forward passes. errors: as rlx_session_run, and
+ * RLX_ERR_INVALID_ARGUMENT when an output tensor does not match. */
+rlx_status rlx_session_run_into(rlx_session *s, size_t n_inputs, const char *const *input_names,
+                                const rlx_tensor *const *inputs, rlx_tensor **outputs);
 
 #endif

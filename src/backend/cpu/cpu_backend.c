@@ -75,6 +75,12 @@ static rlx_status cpu_run(rlx_backend_exe *e, const rlx_tensor *const *inputs, r
     }
     for (size_t i = 0; i < g->n_outputs; i++) {
         const rlx_tensor *t = &e->views[g->outputs[i]];
+        if (outputs[i]) { /* caller-allocated (see backend.h) */
+            if (outputs[i]->nbytes != t->nbytes || outputs[i]->dtype != t->dtype)
+                return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu: the given tensor does not match the plan", i);
+            if (t->nbytes) memcpy(outputs[i]->data, t->data, t->nbytes);
+            continue;
+        }
         rlx_status st = rlx_tensor_clone(t, &outputs[i]);
         if (st) {
             for (size_t j = 0; j < i; j++) rlx_tensor_destroy(outputs[j]), outputs[j] = NULL;

@@ -7,8 +7,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "backend/webgpu/lower_gemm.h"
 #include "backend/webgpu/webgpu.h"
-#include "backend/webgpu/wg_split.h"
+#include "base/platform.h"
 #include "ir/op.h"
 #include "ir/ops/conv_geom.h"
 
@@ -59,7 +60,7 @@ static uint64_t sp3(const uint64_t *d) { return d[0] * d[1] * d[2]; }
 
 /* The Params of conv_direct.wgsl and conv_transpose.wgsl after the four
  * offsets. */
-static void p_conv(wg_lower *L, wg_dispatch *d, const geom3 *g, bool has_bias, uint64_t total) {
+static void p_conv(wg_lower *L, wg_dispatch *d, const geom3 *g, bool has_bias, uint64_t total, const rlx_act *act) {
     wg_p_u32(L, d, (uint32_t)g->n);
     wg_p_u32(L, d, (uint32_t)g->c_in);
     wg_p_u32(L, d, (uint32_t)g->c_out);
@@ -72,253 +73,153 @@ static void p_conv(wg_lower *L, wg_dispatch *d, const geom3 *g, bool has_bias, u
     for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->dil[i]);
     wg_p_u32(L, d, has_bias ? 1 : 0);
     wg_p_u32(L, d, (uint32_t)total);
-}
-
-/* ------------------------------------------------------------ matmul */
-
-/* One batched matmul dispatch (kernels/matmul.wgsl). Batch dims: up to 4,
- * outermost first; strides in elements. Operand windows: a, b, bias, y as
- * (value, elem_off, elems); bias value < 0: no bias. */
-typedef struct mm_desc {
-    uint64_t M, N, K;
-    float alpha, beta;
-    uint64_t a_sm, a_sk, b_sk, b_sn, bias_sm, bias_sn;
-    uint64_t y_sm; /* row stride of y; 0 means N */
-    int nb; /* batch dims used (<= 4) */
-    uint64_t bdims[4], a_bs[4], b_bs[4], y_bs[4], bias_bs[4];
-    int a, b, bias, y;
-    uint64_t a_off, a_n, b_off, b_n, bias_off, bias_n, y_off, y_n;
-} mm_desc;
-
-static rlx_status emit_matmul_one(wg_lower *L, const mm_desc *m) {
-    uint64_t nbatch = 1;
-    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
-    uint64_t tiles_n = (m->N + 15) / 16, tiles_m = (m->M + 15) / 16;
-    uint64_t groups = tiles_n * tiles_m * nbatch;
-    if (m->M >= ((uint64_t)1 << 31) || m->N >= ((uint64_t)1 << 31) || m->K >= ((uint64_t)1 << 31) ||
-        groups >= ((uint64_t)1 << 31))
-        return wg_decline(L, "matmul too large for 32-bit indexing");
-    wg_dispatch *d = wg_emit(L, "matmul");
-    wg_bind(L, d, m->a, m->a_off, m->a_n);
-    wg_bind(L, d, m->b, m->b_off, m->b_n);
-    if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
-    else wg_bind(L, d, m->a, m->a_off, 1); /* unused placeholder */
-    wg_bind(L, d, m->y, m->y_off, m->y_n);
-    wg_p_u32(L, d, (uint32_t)m->M);
-    wg_p_u32(L, d, (uint32_t)m->N);
-    wg_p_u32(L, d, (uint32_t)m->K);
-    wg_p_u32(L, d, m->bias >= 0 ? 1 : 0);
-    wg_p_f32(L, d, m->alpha);
-    wg_p_f32(L, d, m->beta);
-    wg_p_u32(L, d, (uint32_t)m->a_sm);
-    wg_p_u32(L, d, (uint32_t)m->a_sk);
-    wg_p_u32(L, d, (uint32_t)m->b_sk);
-    wg_p_u32(L, d, (uint32_t)m->b_sn);
-    wg_p_u32(L, d, (uint32_t)m->bias_sm);
-    wg_p_u32(L, d, (uint32_t)m->bias_sn);
-    wg_p_u32(L, d, (uint32_t)nbatch);
-    wg_p_u32(L, d, (uint32_t)tiles_n);
-    wg_p_u32(L, d, (uint32_t)tiles_m);
-    wg_p_u32(L, d, (uint32_t)(m->y_sm ? m->y_sm : m->N));
-    /* batch dims right-aligned into the four slots */
-    const uint64_t *arr[5] = { m->bdims, m->a_bs, m->b_bs, m->y_bs, m->bias_bs };
-    for (int k = 0; k < 5; k++)
-        for (int i = 0; i < 4; i++) {
-            int j = i - (4 - m->nb);
-            uint64_t v = j >= 0 ? arr[k][j] : (k == 0 ? 1 : 0);
-            wg_p_u32(L, d, (uint32_t)v);
-        }
-    return wg_grid_groups(L, d, groups);
-}
-
-/* Windows (elements) of each operand of a matmul block: bc items of the
- * innermost batch dim (the outer batch dims fixed), mc rows, nc columns.
- * Every stride is non-negative. */
-static uint64_t mm_ext_a(const mm_desc *m, uint64_t bc, uint64_t mc) {
-    uint64_t bs = m->nb ? m->a_bs[m->nb - 1] : 0;
-    return 1 + (bc - 1) * bs + (mc - 1) * m->a_sm + (m->K ? m->K - 1 : 0) * m->a_sk;
-}
-static uint64_t mm_ext_b(const mm_desc *m, uint64_t bc, uint64_t nc) {
-    uint64_t bs = m->nb ? m->b_bs[m->nb - 1] : 0;
-    return 1 + (bc - 1) * bs + (m->K ? m->K - 1 : 0) * m->b_sk + (nc - 1) * m->b_sn;
-}
-static uint64_t mm_y_sm(const mm_desc *m) { return m->y_sm ? m->y_sm : m->N; }
-static uint64_t mm_ext_y(const mm_desc *m, uint64_t bc, uint64_t mc, uint64_t nc) {
-    uint64_t bs = m->nb ? m->y_bs[m->nb - 1] : 0;
-    return 1 + (bc - 1) * bs + (mc - 1) * mm_y_sm(m) + (nc - 1);
-}
-static uint64_t mm_ext_bias(const mm_desc *m, uint64_t bc, uint64_t mc, uint64_t nc) {
-    if (m->bias < 0) return 1;
-    uint64_t bs = m->nb ? m->bias_bs[m->nb - 1] : 0;
-    return 1 + (bc - 1) * bs + (mc - 1) * m->bias_sm + (nc - 1) * m->bias_sn;
-}
-
-static bool mm_fits(const mm_desc *m, uint64_t bc, uint64_t mc, uint64_t nc, uint64_t room) {
-    return mm_ext_a(m, bc, mc) <= room && mm_ext_b(m, bc, nc) <= room && mm_ext_y(m, bc, mc, nc) <= room &&
-           mm_ext_bias(m, bc, mc, nc) <= room;
-}
-
-/* Largest x in [1, hi] with ok(x), 0 if none; ok is monotone (true up to a
- * point). */
-#define MM_LARGEST(hi, expr_of_x, out)                    \
-    do {                                                  \
-        uint64_t lo_ = 0, hi_ = (hi);                      \
-        while (lo_ < hi_) {                               \
-            uint64_t x = lo_ + (hi_ - lo_ + 1) / 2;        \
-            if (expr_of_x) lo_ = x;                       \
-            else hi_ = x - 1;                             \
-        }                                                 \
-        (out) = lo_;                                      \
-    } while (0)
-
-/* Most dispatches one matmul may be split into before the lowering
- * declines (the step then runs on the CPU). */
-#define MM_MAX_BLOCKS 16384u
-
-/* Blocks of a matmul whose every row of A and column of B fits a binding:
- * first by items of the innermost batch dim (the outer batch dims one at
- * a time), then by rows of A and y (M) and columns of B and y (N). */
-static rlx_status emit_matmul_tiled(wg_lower *L, const mm_desc *m) {
-    uint64_t nbatch = 1;
-    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
-    uint64_t room = wg_window_room(L->caps);
-    uint64_t inner = m->nb ? m->bdims[m->nb - 1] : 1, outer = m->nb ? nbatch / inner : 1;
-    uint64_t bc = 0, mc = m->M, nc = m->N;
-    MM_LARGEST(inner, mm_fits(m, x, m->M, m->N, room), bc);
-    if (bc == 0) { /* one batch item at a time, split M and N */
-        bc = 1;
-        MM_LARGEST(m->M, mm_ext_a(m, 1, x) <= room, mc);
-        MM_LARGEST(m->N, mm_ext_b(m, 1, x) <= room, nc);
-        if (mc == 0 || nc == 0) return wg_decline(L, "a row of A or a column of B exceeds one storage binding");
-        if (!mm_fits(m, 1, mc, nc, room)) {
-            uint64_t mc2;
-            MM_LARGEST(mc, mm_fits(m, 1, x, nc, room), mc2);
-            if (mc2) {
-                mc = mc2;
-            } else {
-                mc = 1;
-                MM_LARGEST(nc, mm_fits(m, 1, 1, x, room), nc);
-                if (nc == 0) return wg_decline(L, "no block of the matmul fits one storage binding");
-            }
-        }
-    }
-    uint64_t blocks = outer * ((inner + bc - 1) / bc) * ((m->M + mc - 1) / mc) * ((m->N + nc - 1) / nc);
-    if (blocks > MM_MAX_BLOCKS)
-        return wg_decline(L, "splitting the matmul by the binding limit would take %llu dispatches",
-                          (unsigned long long)blocks);
-    for (uint64_t q = 0; q < outer; q++) {
-        /* offsets of outer batch item q (batch dims 0 .. nb-2) */
-        uint64_t a0 = m->a_off, b0 = m->b_off, y0 = m->y_off, c0 = m->bias_off, r = q;
-        for (int i = m->nb - 2; i >= 0; i--) {
-            uint64_t idx = r % m->bdims[i];
-            r /= m->bdims[i];
-            a0 += idx * m->a_bs[i];
-            b0 += idx * m->b_bs[i];
-            y0 += idx * m->y_bs[i];
-            c0 += idx * m->bias_bs[i];
-        }
-        uint64_t ia = m->nb ? m->a_bs[m->nb - 1] : 0, ib = m->nb ? m->b_bs[m->nb - 1] : 0;
-        uint64_t iy = m->nb ? m->y_bs[m->nb - 1] : 0, ic = m->nb ? m->bias_bs[m->nb - 1] : 0;
-        for (uint64_t j0 = 0; j0 < inner; j0 += bc) {
-            uint64_t bn = inner - j0 < bc ? inner - j0 : bc;
-            for (uint64_t m0 = 0; m0 < m->M; m0 += mc)
-                for (uint64_t n0 = 0; n0 < m->N; n0 += nc) {
-                    mm_desc blk = *m;
-                    blk.M = m->M - m0 < mc ? m->M - m0 : mc;
-                    blk.N = m->N - n0 < nc ? m->N - n0 : nc;
-                    blk.y_sm = mm_y_sm(m);
-                    blk.nb = m->nb ? 1 : 0;
-                    if (m->nb) {
-                        blk.bdims[0] = bn;
-                        blk.a_bs[0] = ia;
-                        blk.b_bs[0] = ib;
-                        blk.y_bs[0] = iy;
-                        blk.bias_bs[0] = ic;
-                    }
-                    blk.a_off = a0 + j0 * ia + m0 * m->a_sm;
-                    blk.a_n = mm_ext_a(m, bn, blk.M);
-                    blk.b_off = b0 + j0 * ib + n0 * m->b_sn;
-                    blk.b_n = mm_ext_b(m, bn, blk.N);
-                    blk.y_off = y0 + j0 * iy + m0 * blk.y_sm + n0;
-                    blk.y_n = mm_ext_y(m, bn, blk.M, blk.N);
-                    if (m->bias >= 0) {
-                        blk.bias_off = c0 + j0 * ic + m0 * m->bias_sm + n0 * m->bias_sn;
-                        blk.bias_n = mm_ext_bias(m, bn, blk.M, blk.N);
-                    }
-                    RLX_TRY(emit_matmul_one(L, &blk));
-                }
-        }
-    }
-    return RLX_OK;
-}
-
-/* One batched matmul, split when an operand exceeds one storage binding.
- * Split by batch items, rows (M) and columns (N) only, each output element
- * is still computed by one invocation over the whole K in the same order:
- * the same bits as the unsplit product. When one row of A or one column
- * of B is itself larger than a binding (a MatMul weight B [K, N] stored
- * row-major, whose columns span all of it), K is split too: chunk 0
- * computes y = alpha * A0 B0 (+ beta * C), each later chunk y = alpha * Ak
- * Bk + y (y bound again as the bias). That changes the summation order:
- * the result then differs from the unsplit one by rounding only. */
-static rlx_status emit_matmul(wg_lower *L, const mm_desc *m) {
-    uint64_t nbatch = 1;
-    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
-    if (nbatch == 0 || m->M == 0 || m->N == 0) return RLX_OK;
-    const wg_caps *c = L->caps;
-    if (wg_binding_bytes(c, m->a_off, m->a_n) <= c->max_binding && wg_binding_bytes(c, m->b_off, m->b_n) <= c->max_binding &&
-        wg_binding_bytes(c, m->y_off, m->y_n) <= c->max_binding &&
-        (m->bias < 0 || wg_binding_bytes(c, m->bias_off, m->bias_n) <= c->max_binding))
-        return emit_matmul_one(L, m);
-    uint64_t room = wg_window_room(c);
-    if (mm_ext_a(m, 1, 1) <= room && mm_ext_b(m, 1, 1) <= room) return emit_matmul_tiled(L, m);
-    if (m->K == 0) return wg_decline(L, "K = 0 with operands larger than a binding");
-    /* the largest K chunk whose row of A and column of B fit */
-    uint64_t kc;
-    MM_LARGEST(m->K, 1 + (x - 1) * m->a_sk <= room && 1 + (x - 1) * m->b_sk <= room, kc);
-    if (kc == 0) return wg_decline(L, "one element's strides exceed a binding");
-    uint64_t chunks = (m->K + kc - 1) / kc;
-    if (chunks > MM_MAX_BLOCKS) return wg_decline(L, "K = %llu would take %llu chunks", (unsigned long long)m->K,
-                                                  (unsigned long long)chunks);
-    for (uint64_t k0 = 0; k0 < m->K; k0 += kc) {
-        mm_desc sub = *m;
-        sub.K = m->K - k0 < kc ? m->K - k0 : kc;
-        sub.a_off = m->a_off + k0 * m->a_sk;
-        sub.b_off = m->b_off + k0 * m->b_sk;
-        if (k0 > 0) { /* accumulate onto y: bias = y, beta = 1 */
-            sub.bias = m->y;
-            sub.beta = 1.0f;
-            sub.bias_off = m->y_off;
-            sub.bias_n = m->y_n;
-            sub.bias_sm = mm_y_sm(m);
-            sub.bias_sn = 1;
-            memcpy(sub.bias_bs, m->y_bs, sizeof sub.bias_bs);
-        }
-        sub.y_sm = mm_y_sm(m);
-        RLX_TRY(emit_matmul_tiled(L, &sub));
-    }
-    return RLX_OK;
+    wg_p_f32(L, d, act->alpha);
+    wg_p_f32(L, d, act->beta);
 }
 
 /* ------------------------------------------------------------ Conv */
 
-static rlx_status emit_conv_direct(wg_lower *L, const geom3 *g, int x, int w, int b, int y) {
+/* Convolution algorithms. All of them sum each output over (ci, kz, kr, kc)
+ * ascending with one f32 accumulator and fma, then add the bias, then the
+ * activation: they give the same bits (tests/test_gpu_conv.c checks it) --
+ * except when the GEMM of the implicit or pointwise path splits k (large k,
+ * a single image and group, few outputs; RLX_GEMM_SPLITK=0 turns it off).
+ * Direct and im2col + GEMM are the reference pair that always agree. */
+typedef enum conv_algo {
+    CONV_DIRECT,   /* conv_direct.wgsl: one invocation per output */
+    CONV_IM2COL,   /* im2col.wgsl into the scratch, then gemm.wgsl */
+    CONV_IMPLICIT, /* gemm.wgsl gathering the im2col operand itself (2-D) */
+    CONV_POINTWISE,/* 1x1, stride 1, no padding: gemm.wgsl on x as it is */
+    CONV_DEPTHWISE /* dwconv.wgsl (2-D, one input channel per group) */
+} conv_algo;
+
+static rlx_status emit_conv_direct(wg_lower *L, const geom3 *g, int x, int w, int b, int y, const rlx_act *act) {
     uint64_t total = g->n * g->c_out * sp3(g->out);
     wg_dispatch *d = wg_emit(L, "conv_direct");
+    wg_spec(L, d, "ACT", act->kind);
     wg_bind_value(L, d, x);
     wg_bind_value(L, d, w);
     if (b >= 0) wg_bind_value(L, d, b);
     else wg_bind(L, d, w, 0, 1); /* unused placeholder */
     wg_bind_value(L, d, y);
-    p_conv(L, d, g, b >= 0, total);
+    p_conv(L, d, g, b >= 0, total, act);
     return wg_grid_1d(L, d, total);
 }
 
-/* im2col of a chunk (n0.., n_cnt images) x (g0.., g_cnt groups) into the
- * scratch buffer, then the batched matmul weight x col into y. */
-static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int b, int y, uint64_t n0,
-                                  uint64_t n_cnt, uint64_t g0, uint64_t g_cnt) {
+/* dwconv.wgsl: 2-D, cin_g == 1; OWB outputs of a row per invocation. */
+static rlx_status emit_conv_dw(wg_lower *L, const geom3 *g, int x, int w, int b, int y, const rlx_act *act) {
+    uint32_t owb = g->out[2] >= 4 ? 4 : (uint32_t)g->out[2];
+    uint64_t total = g->n * g->c_out * g->out[1] * ((g->out[2] + owb - 1) / owb);
+    wg_dispatch *d = wg_emit(L, "dwconv");
+    wg_spec(L, d, "KH", (double)g->k[1]);
+    wg_spec(L, d, "KW", (double)g->k[2]);
+    wg_spec(L, d, "OWB", owb);
+    wg_spec(L, d, "ACT", act->kind);
+    wg_bind_value(L, d, x);
+    wg_bind_value(L, d, w);
+    if (b >= 0) wg_bind_value(L, d, b);
+    else wg_bind(L, d, w, 0, 1);
+    wg_bind_value(L, d, y);
+    wg_p_u32(L, d, (uint32_t)g->c_out);
+    wg_p_u32(L, d, (uint32_t)(g->c_out / g->c_in));
+    wg_p_u32(L, d, (uint32_t)g->in[1]);
+    wg_p_u32(L, d, (uint32_t)g->in[2]);
+    wg_p_u32(L, d, (uint32_t)g->out[1]);
+    wg_p_u32(L, d, (uint32_t)g->out[2]);
+    wg_p_u32(L, d, (uint32_t)g->s[1]);
+    wg_p_u32(L, d, (uint32_t)g->s[2]);
+    wg_p_u32(L, d, (uint32_t)g->p[1]);
+    wg_p_u32(L, d, (uint32_t)g->p[2]);
+    wg_p_u32(L, d, (uint32_t)g->dil[1]);
+    wg_p_u32(L, d, (uint32_t)g->dil[2]);
+    wg_p_u32(L, d, b >= 0 ? 1 : 0);
+    wg_p_u32(L, d, (uint32_t)total);
+    wg_p_f32(L, d, act->alpha);
+    wg_p_f32(L, d, act->beta);
+    return wg_grid_1d(L, d, total);
+}
+
+/* The GEMM of a chunk of (images n0.., n_cnt) x (groups g0.., g_cnt):
+ * weight[cout_g, k_total] x B[k_total, spatial] -> y, where B is the
+ * scratch (im2col), x itself (pointwise) or x gathered (implicit). */
+static rlx_status emit_conv_gemm(wg_lower *L, const geom3 *g, conv_algo algo, int x, int w, int b, int y, uint64_t n0,
+                                 uint64_t n_cnt, uint64_t g0, uint64_t g_cnt, uint64_t col_n, const rlx_act *act) {
     uint64_t cin_g = g->c_in / g->group, cout_g = g->c_out / g->group;
+    uint64_t k_total = cin_g * g->k[0] * g->k[1] * g->k[2];
+    uint64_t spatial = sp3(g->out), in_sp = sp3(g->in);
+    wg_gemm m;
+    memset(&m, 0, sizeof m);
+    m.M = cout_g;
+    m.N = spatial;
+    m.K = k_total;
+    m.alpha = 1.0f;
+    m.beta = 1.0f;
+    m.a_sm = k_total;
+    m.a_sk = 1;
+    m.bias_sm = 1;
+    m.bias_sn = 0;
+    m.nb = 2;
+    m.bdims[0] = n_cnt;
+    m.bdims[1] = g_cnt;
+    m.a_bs[0] = 0;
+    m.a_bs[1] = cout_g * k_total;
+    m.y_bs[0] = g->c_out * spatial;
+    m.y_bs[1] = cout_g * spatial;
+    m.bias_bs[0] = 0;
+    m.bias_bs[1] = cout_g;
+    m.a = w;
+    m.a_off = g0 * cout_g * k_total;
+    m.a_n = g_cnt * cout_g * k_total;
+    if (algo == CONV_IM2COL) {
+        m.b_sk = spatial;
+        m.b_sn = 1;
+        m.b_bs[0] = g_cnt * k_total * spatial;
+        m.b_bs[1] = k_total * spatial;
+        m.b = WG_SCRATCH;
+        m.b_off = 0;
+        m.b_n = col_n;
+    } else {
+        /* B reads x directly: per (image, group) the channels of the group */
+        m.b_sk = in_sp; /* pointwise: k = ci, in_sp == spatial */
+        m.b_sn = 1;
+        m.b_bs[0] = g->c_in * in_sp;
+        m.b_bs[1] = cin_g * in_sp;
+        m.b = x;
+        m.b_off = (n0 * g->c_in + g0 * cin_g) * in_sp;
+        m.b_n = n_cnt == 1 ? g_cnt * cin_g * in_sp : n_cnt * g->c_in * in_sp;
+        if (algo == CONV_IMPLICIT) {
+            m.conv = true;
+            m.in_h = (uint32_t)g->in[1];
+            m.in_w = (uint32_t)g->in[2];
+            m.out_w = (uint32_t)g->out[2];
+            m.k_h = (uint32_t)g->k[1];
+            m.k_w = (uint32_t)g->k[2];
+            m.s_h = (uint32_t)g->s[1];
+            m.s_w = (uint32_t)g->s[2];
+            m.p_h = (uint32_t)g->p[1];
+            m.p_w = (uint32_t)g->p[2];
+            m.d_h = (uint32_t)g->dil[1];
+            m.d_w = (uint32_t)g->dil[2];
+        }
+    }
+    m.bias = b;
+    m.bias_off = g0 * cout_g;
+    m.bias_n = g_cnt * cout_g;
+    m.y = y;
+    m.y_off = (n0 * g->c_out + g0 * cout_g) * spatial;
+    m.y_n = n_cnt == 1 ? g_cnt * cout_g * spatial : n_cnt * g->c_out * spatial;
+    m.act = *act;
+    /* the reference pair (direct, im2col + GEMM) keeps one summation order;
+     * the fast paths may split k when few outputs leave the GPU idle */
+    m.splitk_ok = algo != CONV_IM2COL;
+    return wg_emit_gemm(L, &m);
+}
+
+/* im2col of a chunk (n0.., n_cnt images) x (g0.., g_cnt groups) into the
+ * scratch buffer, then the batched GEMM weight x col into y. */
+static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int b, int y, uint64_t n0,
+                                  uint64_t n_cnt, uint64_t g0, uint64_t g_cnt, const rlx_act *act) {
+    uint64_t cin_g = g->c_in / g->group;
     uint64_t k_total = cin_g * g->k[0] * g->k[1] * g->k[2];
     uint64_t spatial = sp3(g->out), in_sp = sp3(g->in);
     uint64_t col_n = n_cnt * g_cnt * k_total * spatial;
@@ -340,52 +241,43 @@ static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int
     for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->dil[i]);
     wg_p_u32(L, d, (uint32_t)col_n);
     RLX_TRY(wg_grid_1d(L, d, col_n));
-
-    mm_desc m;
-    memset(&m, 0, sizeof m);
-    m.M = cout_g;
-    m.N = spatial;
-    m.K = k_total;
-    m.alpha = 1.0f;
-    m.beta = 1.0f;
-    m.a_sm = k_total;
-    m.a_sk = 1;
-    m.b_sk = spatial;
-    m.b_sn = 1;
-    m.bias_sm = 1;
-    m.bias_sn = 0;
-    m.nb = 2;
-    m.bdims[0] = n_cnt;
-    m.bdims[1] = g_cnt;
-    m.a_bs[0] = 0;
-    m.a_bs[1] = cout_g * k_total;
-    m.b_bs[0] = g_cnt * k_total * spatial;
-    m.b_bs[1] = k_total * spatial;
-    m.y_bs[0] = g->c_out * spatial;
-    m.y_bs[1] = cout_g * spatial;
-    m.bias_bs[0] = 0;
-    m.bias_bs[1] = cout_g;
-    m.a = w;
-    m.a_off = g0 * cout_g * k_total;
-    m.a_n = g_cnt * cout_g * k_total;
-    m.b = WG_SCRATCH;
-    m.b_off = 0;
-    m.b_n = col_n;
-    m.bias = b;
-    m.bias_off = g0 * cout_g;
-    m.bias_n = g_cnt * cout_g;
-    m.y = y;
-    m.y_off = (n0 * g->c_out + g0 * cout_g) * spatial;
-    m.y_n = n_cnt == 1 ? g_cnt * cout_g * spatial : n_cnt * g->c_out * spatial;
-    return emit_matmul(L, &m);
+    return emit_conv_gemm(L, g, CONV_IM2COL, x, w, b, y, n0, n_cnt, g0, g_cnt, col_n, act);
 }
 
-/* Conv-1/11/22. Default: im2col + matmul per chunk of (images, groups) whose
- * col fits one binding (and the scratch buffer); the session option
- * gpu_conv_direct, or a single group's col larger than a binding, selects
- * the direct kernel. Both give the same bits. */
+/* The algorithm for a convolution: RLX_CONV_ALGO=direct|im2col|implicit
+ * forces one where it applies; auto (default): depthwise kernel for one
+ * input channel per group (2-D), the direct kernel for fewer than 4 output
+ * channels per group, GEMM on x for 1x1 stride-1 unpadded convolutions,
+ * implicit GEMM for other 1-D/2-D ones, im2col + GEMM for 3-D. The session
+ * option gpu_conv_direct selects the direct kernel. */
+static conv_algo choose_conv(const wg_lower *L, const geom3 *g) {
+    const char *env = rlx_getenv("RLX_CONV_ALGO");
+    bool two_d = g->k[0] == 1 && g->in[0] == 1 && g->out[0] == 1;
+    bool pointwise = true;
+    for (int i = 0; i < 3; i++) pointwise &= g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0 && g->pe[i] == 0;
+    if (L->caps->conv_direct || (env && strcmp(env, "direct") == 0)) return CONV_DIRECT;
+    if (env && strcmp(env, "im2col") == 0) return CONV_IM2COL;
+    if (two_d && g->c_in == g->group && g->group > 1) return CONV_DEPTHWISE;
+    if (env && strcmp(env, "implicit") == 0) return two_d ? CONV_IMPLICIT : CONV_IM2COL;
+    /* fewer than 4 output channels per group (e.g. a detection head's
+     * 1-channel map): GEMM rows come in blocks of 4, the direct kernel
+     * wastes nothing */
+    if (g->c_out / g->group < 4) return CONV_DIRECT;
+    if (pointwise) return CONV_POINTWISE;
+    return two_d ? CONV_IMPLICIT : CONV_IM2COL;
+}
+
+/* Conv-1/11/22 with the fused activation of act.h. See choose_conv; any
+ * GEMM path whose input or output exceeds one binding falls back to im2col
+ * chunks of (images, groups) that fit, and a single group's col larger
+ * than a binding to the direct kernel; weights larger than a binding split
+ * the GEMM by output channels (wg_emit_gemm). All paths give the same
+ * bits. */
 static rlx_status lower_conv(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
+    rlx_act act = rlx_node_act(L->n);
+    if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
+    L->act_done = true; /* every kernel below applies it */
     geom3 g;
     RLX_TRY(resolve_geom(L, RLX_GEOM_CONV, &g));
     int x = wg_in_id(L, 0), w = wg_in_id(L, 1), b = wg_in(L, 2) ? wg_in_id(L, 2) : -1, y = wg_out_id(L, 0);
@@ -395,28 +287,41 @@ static rlx_status lower_conv(wg_lower *L) {
     uint64_t k_total = cin_g * g.k[0] * g.k[1] * g.k[2];
     uint64_t per = k_total * sp3(g.out); /* col elements of one (image, group) */
     uint64_t cap = L->caps->max_binding / 4;
-    if (L->caps->conv_direct || per == 0 || per > cap) return emit_conv_direct(L, &g, x, w, b, y);
+    conv_algo algo = choose_conv(L, &g);
+    if (algo == CONV_DIRECT) return emit_conv_direct(L, &g, x, w, b, y, &act);
+    if (algo == CONV_DEPTHWISE) return emit_conv_dw(L, &g, x, w, b, y, &act);
+    if (algo == CONV_POINTWISE || algo == CONV_IMPLICIT) {
+        /* x and y whole in one binding each: one dispatch */
+        if (wg_numel(wg_in(L, 0)) <= cap && wg_numel(wg_out(L, 0)) <= cap)
+            return emit_conv_gemm(L, &g, algo, x, w, b, y, 0, g.n, 0, g.group, 0, &act);
+    }
+    if (per == 0 || per > cap) return emit_conv_direct(L, &g, x, w, b, y, &act);
     if (g.group * per <= cap) {
         uint64_t n_cnt = cap / (g.group * per);
         if (n_cnt > g.n) n_cnt = g.n;
         for (uint64_t n0 = 0; n0 < g.n; n0 += n_cnt) {
             uint64_t cnt = g.n - n0 < n_cnt ? g.n - n0 : n_cnt;
-            RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, n0, cnt, 0, g.group));
+            RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, n0, cnt, 0, g.group, &act));
         }
     } else {
         uint64_t g_cnt = cap / per;
         for (uint64_t n0 = 0; n0 < g.n; n0++)
             for (uint64_t g0 = 0; g0 < g.group; g0 += g_cnt) {
                 uint64_t cnt = g.group - g0 < g_cnt ? g.group - g0 : g_cnt;
-                RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, n0, 1, g0, cnt));
+                RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, n0, 1, g0, cnt, &act));
             }
     }
     return RLX_OK;
 }
 
-/* ConvTranspose-1/11/22. */
+/* ConvTranspose-1/11/22 with the fused activation of act.h: a GEMM per tap
+ * when kernel == stride (below), else conv_transpose.wgsl (one invocation
+ * per output; also with RLX_CONV_ALGO=direct or RLX_GEMM_KERNEL=ref). */
 static rlx_status lower_conv_transpose(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
+    rlx_act act = rlx_node_act(L->n);
+    if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
+    L->act_done = true; /* every kernel below applies it */
     geom3 g;
     RLX_TRY(resolve_geom(L, RLX_GEOM_CONV_TRANSPOSE, &g));
     if (g.group == 0 || g.c_in % g.group || g.c_out % g.group) return wg_decline(L, "bad groups");
@@ -425,19 +330,71 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
     if (total == 0) return RLX_OK;
     if (total != g.n * g.c_out * sp3(g.out)) return wg_decline(L, "output shape differs from the geometry");
     int w = wg_in_id(L, 1), b = wg_in(L, 2) ? wg_in_id(L, 2) : -1;
+    /* kernel == stride, no padding, no dilation, no output padding (the
+     * upsampling layers of detection/segmentation heads): every output has
+     * exactly one tap, so each tap (kr, kc) is one GEMM
+     *   y[co, ih*s_h + kr, iw*s_w + kc] = sum_ci w[ci, co, kr, kc] x[ci, ih, iw]
+     * batched over images and taps, the pixels spread by Y_PIX */
+    const char *env = rlx_getenv("RLX_CONV_ALGO");
+    const char *kern = rlx_getenv("RLX_GEMM_KERNEL");
+    bool direct = L->caps->conv_direct || (env && strcmp(env, "direct") == 0) || (kern && strcmp(kern, "ref") == 0);
+    bool tap_gemm = !direct && g.group == 1 && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1;
+    for (int i = 1; i < 3 && tap_gemm; i++)
+        tap_gemm = g.k[i] == g.s[i] && g.p[i] == 0 && g.pe[i] == 0 && g.dil[i] == 1 && g.out[i] == g.in[i] * g.s[i];
+    uint64_t cap = L->caps->max_binding / 4;
+    if (tap_gemm && wg_numel(wg_in(L, 0)) <= cap && total <= cap && wg_numel(wg_in(L, 1)) <= cap) {
+        uint64_t hw = g.in[1] * g.in[2], ohw = g.out[1] * g.out[2], khw = g.k[1] * g.k[2];
+        wg_gemm m;
+        memset(&m, 0, sizeof m);
+        m.M = g.c_out;
+        m.N = hw;
+        m.K = g.c_in;
+        m.alpha = 1.0f;
+        m.beta = 1.0f;
+        m.a_sm = khw;
+        m.a_sk = g.c_out * khw;
+        m.b_sk = hw;
+        m.b_sn = 1;
+        m.bias_sm = 1;
+        m.bias_sn = 0;
+        m.y_sm = ohw;
+        m.nb = 3;
+        m.bdims[0] = g.n, m.bdims[1] = g.k[1], m.bdims[2] = g.k[2];
+        m.a_bs[0] = 0, m.a_bs[1] = g.k[2], m.a_bs[2] = 1;
+        m.b_bs[0] = g.c_in * hw, m.b_bs[1] = 0, m.b_bs[2] = 0;
+        m.y_bs[0] = g.c_out * ohw, m.y_bs[1] = g.out[2], m.y_bs[2] = 1;
+        m.a = w;
+        m.a_n = wg_numel(wg_in(L, 1));
+        m.b = wg_in_id(L, 0);
+        m.b_n = wg_numel(wg_in(L, 0));
+        m.bias = b;
+        m.bias_n = b >= 0 ? g.c_out : 0;
+        m.y = wg_out_id(L, 0);
+        m.y_n = total;
+        m.act = act;
+        m.y_pix = true;
+        m.out_w = (uint32_t)g.in[2];
+        m.s_h = (uint32_t)(g.s[1] * g.out[2]);
+        m.s_w = (uint32_t)g.s[2];
+        return wg_emit_gemm(L, &m);
+    }
     wg_dispatch *d = wg_emit(L, "conv_transpose");
+    wg_spec(L, d, "ACT", act.kind);
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, w);
     if (b >= 0) wg_bind_value(L, d, b);
     else wg_bind(L, d, w, 0, 1);
     wg_bind_value(L, d, wg_out_id(L, 0));
-    p_conv(L, d, &g, b >= 0, total);
+    p_conv(L, d, &g, b >= 0, total, &act);
     return wg_grid_1d(L, d, total);
 }
 
 /* ------------------------------------------------------------ pools */
 
-/* MaxPool-1..22 (without the Indices output), AveragePool-1..22. */
+/* MaxPool-1..22 (without the Indices output), AveragePool-1..22: 1-D and
+ * 2-D pools on pool2d.wgsl (taps unrolled, 4 outputs per invocation), 3-D
+ * ones and RLX_POOL_KERNEL=ref on pool.wgsl; both take the taps in the same
+ * order (the same bits). */
 static rlx_status lower_pool(wg_lower *L) {
     bool avg = strcmp(L->n->op_type, "AveragePool") == 0;
     RLX_TRY(wg_check_io(L, WG_F32, 1));
@@ -449,6 +406,35 @@ static rlx_status lower_pool(wg_lower *L) {
     uint64_t total = wg_numel(y);
     if (total == 0) return RLX_OK;
     if (total != g.n * g.c_in * sp3(g.out)) return wg_decline(L, "output shape differs from the geometry");
+    const char *kern = rlx_getenv("RLX_POOL_KERNEL");
+    bool two_d = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.pe[0] == 0 && g.p[0] == 0;
+    if (two_d && g.k[1] * g.k[2] <= 64 && !(kern && strcmp(kern, "ref") == 0)) {
+        /* pool2d.wgsl: taps unrolled, OWB outputs of a row per invocation */
+        uint32_t owb = g.out[2] >= 4 ? 4 : (uint32_t)g.out[2];
+        uint64_t threads = g.n * g.c_in * g.out[1] * ((g.out[2] + owb - 1) / owb);
+        wg_dispatch *d = wg_emit(L, "pool2d");
+        wg_spec(L, d, "AVG", avg ? 1 : 0);
+        wg_spec(L, d, "KH", (double)g.k[1]);
+        wg_spec(L, d, "KW", (double)g.k[2]);
+        wg_spec(L, d, "OWB", owb);
+        wg_bind_value(L, d, wg_in_id(L, 0));
+        wg_bind_value(L, d, wg_out_id(L, 0));
+        wg_p_u32(L, d, avg && rlx_attr_int(L->n, "count_include_pad", 0) != 0 ? 1 : 0);
+        wg_p_u32(L, d, (uint32_t)threads);
+        wg_p_u32(L, d, (uint32_t)g.in[1]);
+        wg_p_u32(L, d, (uint32_t)g.in[2]);
+        wg_p_u32(L, d, (uint32_t)g.out[1]);
+        wg_p_u32(L, d, (uint32_t)g.out[2]);
+        wg_p_u32(L, d, (uint32_t)g.s[1]);
+        wg_p_u32(L, d, (uint32_t)g.s[2]);
+        wg_p_u32(L, d, (uint32_t)g.p[1]);
+        wg_p_u32(L, d, (uint32_t)g.p[2]);
+        wg_p_u32(L, d, (uint32_t)g.dil[1]);
+        wg_p_u32(L, d, (uint32_t)g.dil[2]);
+        wg_p_u32(L, d, (uint32_t)g.pe[1]);
+        wg_p_u32(L, d, (uint32_t)g.pe[2]);
+        return wg_grid_1d(L, d, threads);
+    }
     wg_dispatch *d = wg_emit(L, "pool");
     wg_spec(L, d, "AVG", avg ? 1 : 0);
     wg_bind_value(L, d, wg_in_id(L, 0));
@@ -467,7 +453,9 @@ static rlx_status lower_pool(wg_lower *L) {
     return wg_grid_1d(L, d, total);
 }
 
-/* GlobalAveragePool-1, GlobalMaxPool-1. */
+/* GlobalAveragePool-1, GlobalMaxPool-1: rows of 256 elements or more get a
+ * workgroup each (global_pool_wg.wgsl), shorter ones an invocation each
+ * (global_pool.wgsl, also with RLX_POOL_KERNEL=ref). */
 static rlx_status lower_global_pool(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *x = wg_in(L, 0);
@@ -476,6 +464,17 @@ static rlx_status lower_global_pool(wg_lower *L) {
     uint64_t sp = nc ? wg_numel(x) / nc : 0;
     if (nc == 0) return RLX_OK;
     if (sp == 0) return wg_decline(L, "empty spatial dims");
+    const char *kern = rlx_getenv("RLX_POOL_KERNEL");
+    if (sp >= 256 && !(kern && strcmp(kern, "ref") == 0)) {
+        /* long rows: one workgroup per row, a tree of partial results */
+        wg_dispatch *d = wg_emit(L, "global_pool_wg");
+        wg_spec(L, d, "MAX", strcmp(L->n->op_type, "GlobalMaxPool") == 0 ? 1 : 0);
+        wg_bind_value(L, d, wg_in_id(L, 0));
+        wg_bind_value(L, d, wg_out_id(L, 0));
+        wg_p_u32(L, d, (uint32_t)nc);
+        wg_p_u32(L, d, (uint32_t)sp);
+        return wg_grid_groups(L, d, nc);
+    }
     wg_dispatch *d = wg_emit(L, "global_pool");
     wg_spec(L, d, "MAX", strcmp(L->n->op_type, "GlobalMaxPool") == 0 ? 1 : 0);
     wg_bind_value(L, d, wg_in_id(L, 0));
@@ -515,9 +514,13 @@ static rlx_status lower_batchnorm(wg_lower *L) {
 
 /* ------------------------------------------------------------ Gemm, MatMul */
 
-/* Gemm-1..13: Y = alpha * A' B' + beta * C, C unidirectionally broadcast. */
+/* Gemm-1..13: Y = act(alpha * A' B' + beta * C), C unidirectionally
+ * broadcast, act the fused activation of act.h. */
 static rlx_status lower_gemm(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
+    rlx_act act = rlx_node_act(L->n);
+    if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
+    L->act_done = true; /* every kernel below applies it */
     const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *c = wg_in(L, 2), *y = wg_out(L, 0);
     if (a->rank != 2 || b->rank != 2 || y->rank != 2) return wg_decline(L, "Gemm needs 2-D A and B");
     if (L->n->version < 7 && rlx_attr_int(L->n, "broadcast", 0) == 0 && c &&
@@ -529,7 +532,7 @@ static rlx_status lower_gemm(wg_lower *L) {
     if ((uint64_t)(tb ? b->dims[1] : b->dims[0]) != K || (uint64_t)y->dims[0] != M || (uint64_t)y->dims[1] != N)
         return wg_decline(L, "shapes do not agree");
     if (M * N == 0) return RLX_OK;
-    mm_desc m;
+    wg_gemm m;
     memset(&m, 0, sizeof m);
     m.M = M;
     m.N = N;
@@ -546,6 +549,8 @@ static rlx_status lower_gemm(wg_lower *L) {
     m.b = wg_in_id(L, 1);
     m.b_n = wg_numel(b);
     m.bias = -1;
+    m.act = act;
+    m.splitk_ok = true;
     if (c && wg_numel(c) > 0) {
         uint64_t cm = 1, cn = 1;
         if (c->rank == 2) cm = (uint64_t)c->dims[0], cn = (uint64_t)c->dims[1];
@@ -559,20 +564,30 @@ static rlx_status lower_gemm(wg_lower *L) {
     }
     m.y = wg_out_id(L, 0);
     m.y_n = M * N;
-    return emit_matmul(L, &m);
+    /* operands larger than one binding: wg_emit_gemm splits the product
+     * (by rows of B with transB, i.e. by N; see lower_gemm.h) */
+    return wg_emit_gemm(L, &m);
 }
 
 /* MatMul-1/9/13: numpy matmul with broadcast batch dims; 1-D operands are
- * promoted ([K] -> [1, K] for A, [K, 1] for B) and the dim dropped. */
+ * promoted ([K] -> [1, K] for A, [K, 1] for B) and the dim dropped. With
+ * the fusion pass's extension (act.h): an optional third input, a bias [N]
+ * added to every row, and a fused activation. */
 static rlx_status lower_matmul(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
-    const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *y = wg_out(L, 0);
+    rlx_act act = rlx_node_act(L->n);
+    if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
+    L->act_done = true; /* every kernel below applies it */
+    const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *bias = wg_in(L, 2), *y = wg_out(L, 0);
+    if (L->n->n_in > 3) return wg_decline(L, "%d inputs", L->n->n_in);
     if (a->rank < 1 || b->rank < 1) return wg_decline(L, "scalar operand");
     uint64_t M = a->rank == 1 ? 1 : (uint64_t)a->dims[a->rank - 2];
     uint64_t K = (uint64_t)a->dims[a->rank - 1];
     uint64_t Kb = b->rank == 1 ? (uint64_t)b->dims[0] : (uint64_t)b->dims[b->rank - 2];
     uint64_t N = b->rank == 1 ? 1 : (uint64_t)b->dims[b->rank - 1];
     if (K != Kb) return wg_decline(L, "inner dims differ");
+    if (bias && wg_numel(bias) != N) return wg_decline(L, "bias of %llu elements, expected N = %llu",
+                                                       (unsigned long long)wg_numel(bias), (unsigned long long)N);
     int ra = a->rank > 2 ? a->rank - 2 : 0, rb = b->rank > 2 ? b->rank - 2 : 0;
     int rbat = ra > rb ? ra : rb;
     /* per batch dim (outermost first): size and strides of a, b, y */
@@ -592,7 +607,7 @@ static rlx_status lower_matmul(wg_lower *L) {
         cy *= d;
     }
     /* merge batch dims (innermost first), dropping size-1 dims */
-    mm_desc m;
+    wg_gemm m;
     memset(&m, 0, sizeof m);
     uint64_t md[RLX_MAX_RANK], ma[RLX_MAX_RANK], mb[RLX_MAX_RANK], my[RLX_MAX_RANK];
     int r = 0;
@@ -611,6 +626,12 @@ static rlx_status lower_matmul(wg_lower *L) {
     if (r > 4) return wg_decline(L, "more than 4 batch dims after merging");
     if (cy != wg_numel(y)) return wg_decline(L, "output size differs");
     if (cy == 0) return RLX_OK;
+    /* a batch of rows times one shared matrix is one taller GEMM: the rows
+     * of consecutive batches are consecutive ([B, M, K] x [K, N]) */
+    if (r == 1 && mb[0] == 0 && ma[0] == M * K && my[0] == M * N) {
+        M *= md[0];
+        r = 0;
+    }
     m.nb = r;
     for (int i = 0; i < r; i++) {
         m.bdims[i] = md[r - 1 - i];
@@ -622,7 +643,7 @@ static rlx_status lower_matmul(wg_lower *L) {
     m.N = N;
     m.K = K;
     m.alpha = 1.0f;
-    m.beta = 0.0f;
+    m.beta = 1.0f;
     m.a_sm = K;
     m.a_sk = 1;
     m.b_sk = N;
@@ -632,9 +653,17 @@ static rlx_status lower_matmul(wg_lower *L) {
     m.b = wg_in_id(L, 1);
     m.b_n = wg_numel(b);
     m.bias = -1;
+    if (bias) {
+        m.bias = wg_in_id(L, 2);
+        m.bias_n = N;
+        m.bias_sm = 0;
+        m.bias_sn = 1;
+    }
     m.y = wg_out_id(L, 0);
     m.y_n = cy;
-    return emit_matmul(L, &m);
+    m.act = act;
+    m.splitk_ok = true;
+    return wg_emit_gemm(L, &m);
 }
 
 /* ------------------------------------------------------------ Resize */

@@ -35,7 +35,13 @@ typedef struct wg_caps {
     uint32_t storage_align;        /* minStorageBufferOffsetAlignment (bytes) */
     uint32_t uniform_align;        /* minUniformBufferOffsetAlignment (bytes) */
     uint32_t max_storage_per_stage;/* maxStorageBuffersPerShaderStage */
+    uint32_t max_wg_storage;       /* maxComputeWorkgroupStorageSize (bytes) */
+    uint32_t max_wg_invocations;   /* maxComputeInvocationsPerWorkgroup */
+    uint32_t max_wg_size_x, max_wg_size_y; /* maxComputeWorkgroupSizeX / Y */
     bool conv_direct;              /* session option gpu_conv_direct */
+    bool f16;                      /* f16 mode (RLX_GPU_F16=1): GEMM/conv weights stored as f16 */
+    bool coop;                     /* cooperative-matrix GEMM available and enabled (f16 mode) */
+    uint32_t coop_sg;              /* subgroup size the cooperative kernel assumes (RLX_COOP_SG, 32) */
 } wg_caps;
 
 /* ------------------------------------------------------------ dispatches */
@@ -45,7 +51,7 @@ typedef struct wg_caps {
 
 #define WG_MAX_BINDINGS 8   /* storage operands of one dispatch (bindings 1..8) */
 #define WG_MAX_PARAMS 64    /* u32 words of one Params struct (256 bytes) */
-#define WG_MAX_SPEC 8       /* override constants of one dispatch */
+#define WG_MAX_SPEC 20      /* override constants of one dispatch */
 #define WG_WORKGROUP 64     /* @workgroup_size of every 1-D kernel */
 
 /* A window of 4-byte elements of a graph value (arena or constant) or of
@@ -54,7 +60,12 @@ typedef struct wg_operand {
     int value;         /* value id, or WG_SCRATCH */
     uint64_t elem_off; /* first element the kernel may touch */
     uint64_t elems;    /* number of elements it may touch */
+    int fmt;           /* WG_FMT_NATIVE, or WG_FMT_F16 (a constant f32 value uploaded as binary16:
+                          elem_off and elems then count 4-byte words of the packed halves) */
 } wg_operand;
+
+#define WG_FMT_NATIVE 0
+#define WG_FMT_F16 1
 
 typedef struct wg_dispatch {
     const char *kernel; /* WGSL file stem, e.g. "unary" (static string) */
@@ -79,6 +90,11 @@ typedef struct wg_lower {
     uint64_t scratch_elems; /* scratch this step needs (4-byte elements) */
     char why[192];          /* why the lowering declined (RLX_ERR_UNSUPPORTED) */
     bool broken;            /* an allocation or Params overflow happened */
+    /* The node's fused activation (ir/ops/act.h) was applied by the
+     * lowering's own kernels (the GEMM, conv and pool lowerings set it).
+     * A node with an activation whose lowering leaves it false is declined
+     * here (the fusion branch instead appends a shared epilogue). */
+    bool act_done;
 } wg_lower;
 
 typedef rlx_status (*wg_lower_fn)(wg_lower *L);
@@ -132,6 +148,10 @@ void wg_bind_value(wg_lower *L, wg_dispatch *d, int value);
  * 256-byte aligned (arena and constant buffers), so its Params offset word
  * is 0 and the rounding stays inside its allocation. */
 void wg_bind_value4(wg_lower *L, wg_dispatch *d, int value);
+/* A constant f32 value as binary16 (WG_FMT_F16): halves [h0, h0 + n) of
+ * the packed copy, bound as the 4-byte words that hold them; *sub receives
+ * h0 mod 2 (the kernel's first half is 2 * offset + sub). */
+void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n, uint32_t *sub);
 
 void wg_p_u32(wg_lower *L, wg_dispatch *d, uint32_t v);
 void wg_p_i32(wg_lower *L, wg_dispatch *d, int32_t v);

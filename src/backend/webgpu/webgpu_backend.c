@@ -27,6 +27,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
 #include "backend/webgpu/webgpu_device.h"
+#include "base/half.h"
 #include "base/mem.h"
 #include "base/platform.h"
 #include "base/tensor.h"
@@ -89,8 +90,8 @@ struct rlx_backend_exe {
     WGPUBuffer *weights;
     uint64_t *weight_size;
     size_t n_weights;
-    int *konst_buf;        /* per value: weight buffer index or -1 */
-    uint64_t *konst_off;   /* per value: byte offset in it */
+    int *konst_buf;        /* per (value, format) at 2 * value + fmt: weight buffer index or -1 */
+    uint64_t *konst_off;   /* per (value, format): byte offset in it */
     rdisp *disp;
     size_t n_disp;
     segment *seg;
@@ -100,6 +101,21 @@ struct rlx_backend_exe {
     rlx_tensor *views;     /* per value: host view (CPU steps) */
     unsigned char *pad;    /* for uploads whose size is not a multiple of 4 */
     size_t pad_cap;
+    /* a run with error scopes succeeded: later runs record the same
+     * commands and skip the scopes (RLX_GPU_VALIDATE=1 keeps them) */
+    bool validated;
+    rlx_exe_stats stats;
+    /* timing (set_timing): timestamp queries, their resolve and read-back
+     * buffers, and the slices of the last timed run */
+    int timing;
+    bool ts_inside; /* per-dispatch timestamps inside one pass (else a pass per dispatch) */
+    WGPUQuerySet qset;
+    uint32_t q_cap;
+    WGPUBuffer q_resolve, q_read;
+    rlx_prof_slice *slices;
+    size_t n_slices, cap_slices;
+    double gpu_total_us;
+    double run_t0; /* host clock at the start of the run (seconds) */
 };
 
 static const char *step_desc(const rlx_program *p, int s) {
@@ -136,7 +152,7 @@ static rlx_status make_buffer(wg_backend *b, uint64_t size, WGPUBufferUsage usag
     WGPUBufferDescriptor d;
     memset(&d, 0, sizeof d);
     d.label = wg_sv(label);
-    d.size = up_to(size ? size : 4, 4);
+    d.size = up_to(size ? size : 16, 16);
     d.usage = usage;
     *out = wgpuDeviceCreateBuffer(b->dev, &d);
     if (!*out) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "cannot create the %llu-byte %s buffer", (unsigned long long)size, label);
@@ -193,11 +209,11 @@ static rlx_status resolve(struct rlx_backend_exe *e, int step, wg_dispatch *d, i
         const rlx_value *v = &p->g->values[o.value];
         vname = v->name;
         if (v->konst) {
-            int wb = e->konst_buf[o.value];
+            int wb = e->konst_buf[2 * o.value + o.fmt];
             if (wb < 0)
                 return rlx_fail(RLX_ERR_INTERNAL, "%s: constant '%s' was not uploaded", step_desc(p, step), v->name);
             buf = e->weights[wb];
-            base = e->konst_off[o.value];
+            base = e->konst_off[2 * o.value + o.fmt];
             cap = e->weight_size[wb];
         } else {
             uint64_t off = p->mem.offset[o.value];
@@ -208,7 +224,12 @@ static rlx_status resolve(struct rlx_backend_exe *e, int step, wg_dispatch *d, i
     }
     uint64_t pos = base + o.elem_off * 4;
     uint64_t aligned = pos - pos % c->storage_align;
-    uint64_t size = (pos - aligned) + (o.elems ? o.elems : 1) * 4;
+    /* whole 16-byte units: kernels may declare operands as arrays of vec4
+     * (buffers and tensor placements are 16-byte multiples, so the rounded
+     * window stays inside the buffer; max_binding is a multiple of 16, so
+     * the rounding never makes a window that wg_lower_node accepted too
+     * large) */
+    uint64_t size = up_to((pos - aligned) + (o.elems ? o.elems : 1) * 4, 16);
     if (size > c->max_binding) /* wg_lower_node declines such windows */
         return rlx_fail(RLX_ERR_INTERNAL,
                         "%s: kernel '%s': operand %d ('%s') needs a %llu-byte storage binding, more than the limit of "
@@ -416,9 +437,15 @@ static rlx_status upload_konsts(struct rlx_backend_exe *e, const wg_lower *low, 
         for (size_t k = 0; k < low[s].n_d; k++) {
             const wg_dispatch *d = &low[s].d[k];
             for (int i = 0; i < d->n_bind; i++) {
-                int v = d->bind[i].value;
-                if (v < 0 || !g->values[v].konst || e->konst_buf[v] >= 0) continue;
-                uint64_t bytes = up_to(g->values[v].konst->nbytes ? g->values[v].konst->nbytes : 4, 4);
+                int v = d->bind[i].value, fmt = d->bind[i].fmt;
+                if (v < 0 || !g->values[v].konst || e->konst_buf[2 * v + fmt] >= 0) continue;
+                const rlx_tensor *t = g->values[v].konst;
+                if (fmt == WG_FMT_F16 && t->dtype != RLX_DTYPE_F32)
+                    return rlx_fail(RLX_ERR_INTERNAL, "constant '%s' (%s) bound as f16", g->values[v].name,
+                                    rlx_dtype_name(t->dtype));
+                uint64_t raw = fmt == WG_FMT_F16 ? t->nbytes / 2 : t->nbytes;
+                /* 16-byte multiples: kernels may read operands as vec4 */
+                uint64_t bytes = up_to(raw ? raw : 4, 16);
                 if (bytes > cap)
                     return rlx_fail(RLX_ERR_UNSUPPORTED, "constant '%s' (%llu bytes) exceeds maxBufferSize (%llu bytes)",
                                     g->values[v].name, (unsigned long long)bytes, (unsigned long long)cap);
@@ -428,24 +455,47 @@ static rlx_status upload_konsts(struct rlx_backend_exe *e, const wg_lower *low, 
                     nb++;
                     off = 0;
                 }
-                e->konst_buf[v] = nb - 1;
-                e->konst_off[v] = off;
+                e->konst_buf[2 * v + fmt] = nb - 1;
+                e->konst_off[2 * v + fmt] = off;
                 cur = off + bytes;
             }
         }
     if (nb) e->weight_size[nb - 1] = cur;
     e->n_weights = (size_t)nb;
     for (int i = 0; i < nb; i++) {
-        /* whole 16-byte vec4s, so that wg_bind_value4 windows stay inside */
-        uint64_t sz = e->weight_size[i] ? e->weight_size[i] : 4;
-        e->weight_size[i] = up_to(sz, 16) <= cap ? up_to(sz, 16) : up_to(sz, 4);
+        /* whole 16-byte vec4s (constants are placed as 16-byte multiples,
+         * cap is a multiple of 256), so that vec4 windows stay inside */
+        e->weight_size[i] = up_to(e->weight_size[i] ? e->weight_size[i] : 16, 16);
         RLX_TRY(make_buffer(b, e->weight_size[i], WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst, "weights",
                             &e->weights[i]));
     }
-    for (size_t v = 0; v < g->n_values; v++)
-        if (e->konst_buf[v] >= 0)
-            RLX_TRY(write_padded(e, e->weights[e->konst_buf[v]], e->konst_off[v], g->values[v].konst->data,
-                                 g->values[v].konst->nbytes));
+    uint16_t *half = NULL;
+    size_t half_cap = 0;
+    for (size_t v = 0; v < g->n_values; v++) {
+        const rlx_tensor *t = g->values[v].konst;
+        if (e->konst_buf[2 * v] >= 0)
+            RLX_TRY(write_padded(e, e->weights[e->konst_buf[2 * v]], e->konst_off[2 * v], t->data, t->nbytes));
+        if (e->konst_buf[2 * v + 1] >= 0) {
+            size_t n = t->nbytes / 4;
+            if (n > half_cap) {
+                uint16_t *nh = realloc(half, (n + 1) * sizeof *half);
+                if (!nh) {
+                    free(half);
+                    return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory converting '%s' to f16", g->values[v].name);
+                }
+                half = nh;
+                half_cap = n;
+            }
+            const float *f = t->data;
+            for (size_t i = 0; i < n; i++) half[i] = rlx_f32_to_f16(f[i]);
+            rlx_status st = write_padded(e, e->weights[e->konst_buf[2 * v + 1]], e->konst_off[2 * v + 1], half, n * 2);
+            if (st) {
+                free(half);
+                return st;
+            }
+        }
+    }
+    free(half);
     return RLX_OK;
 }
 
@@ -499,17 +549,20 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     wg_lower *low = calloc(p->n_steps + 1, sizeof *low);
     size_t *d0 = calloc(p->n_steps + 1, sizeof *d0), *d1 = calloc(p->n_steps + 1, sizeof *d1);
     uint8_t *params_host = NULL;
-    e->konst_buf = malloc((g->n_values + 1) * sizeof *e->konst_buf);
-    e->konst_off = calloc(g->n_values + 1, sizeof *e->konst_off);
+    e->konst_buf = malloc((2 * g->n_values + 2) * sizeof *e->konst_buf);
+    e->konst_off = calloc(2 * g->n_values + 2, sizeof *e->konst_off);
     e->weights = calloc(g->n_values + 1, sizeof *e->weights);
     e->weight_size = calloc(g->n_values + 1, sizeof *e->weight_size);
     if (!low || !d0 || !d1 || !e->konst_buf || !e->konst_off || !e->weights || !e->weight_size) {
         st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
         goto done;
     }
-    for (size_t v = 0; v < g->n_values; v++) e->konst_buf[v] = -1;
+    for (size_t v = 0; v < 2 * g->n_values + 2; v++) e->konst_buf[v] = -1;
 
     /* 1. lower every GPU step */
+    double t_phase = rlx_now_seconds();
+    double pipes_s0 = b->sh->pipelines_s;
+    size_t pipes_n0 = b->sh->pipes_created;
     uint64_t scratch = 0;
     for (size_t s = 0; s < p->n_steps; s++) {
         d0[s] = d1[s] = e->n_disp;
@@ -535,6 +588,8 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
         goto done;
     }
 
+    e->stats.lower_s = rlx_now_seconds() - t_phase;
+    t_phase = rlx_now_seconds();
     wg_scope_push(b);
     /* 2. buffers: arena (split where the plan says), scratch, weights */
     e->arena_size = up_to(p->mem.arena_bytes ? p->mem.arena_bytes : 256, 256);
@@ -573,6 +628,8 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     rlx_status sst = wg_scope_pop(b, "allocating GPU buffers");
     if (!st) st = sst;
     if (st) goto done;
+    e->stats.buffers_s = rlx_now_seconds() - t_phase;
+    t_phase = rlx_now_seconds();
 
     /* 4. pipelines and bind groups (each in an error scope that names the
      * step and kernel) */
@@ -615,6 +672,9 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     }
     if (st) goto done;
     wgpuQueueWriteBuffer(b->queue, e->params, 0, params_host, (size_t)params_size);
+    e->stats.pipelines_s = b->sh->pipelines_s - pipes_s0;
+    e->stats.n_pipelines_new = b->sh->pipes_created - pipes_n0;
+    e->stats.bind_groups_s = rlx_now_seconds() - t_phase - e->stats.pipelines_s;
 
     /* 5. segments, transfers, staging, host mirror */
     st = plan_segments(e, d0, d1);
@@ -644,6 +704,18 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
                          "staging", &e->staging[j]);
     sst = wg_scope_pop(b, "allocating the staging buffer");
     if (!st) st = sst;
+
+    e->stats.n_dispatches = e->n_disp;
+    for (size_t k = 0; k < e->n_seg; k++) e->stats.n_gpu_segments += e->seg[k].gpu;
+    for (size_t s = 0; s < p->n_steps; s++) e->stats.n_cpu_steps += p->step_on[s] == RLX_STEP_CPU;
+    e->stats.arena_bytes = e->arena_size;
+    e->stats.scratch_bytes = e->scratch_size;
+    for (size_t i = 0; i < e->n_weights; i++) e->stats.weight_bytes += e->weight_size[i];
+    e->stats.gpu_timing = b->has_timestamp;
+    e->stats.f16_mode = b->caps.f16;
+    e->stats.gemm_note = b->coop_note;
+    e->stats.timing_inside_passes = b->has_ts_inside;
+    e->validated = false;
 
 done:
     for (size_t s = 0; low && s < p->n_steps; s++) wg_lower_free(&low[s]);
@@ -698,13 +770,175 @@ static rlx_status diagnose(struct rlx_backend_exe *e, const segment *sg, rlx_sta
     return rlx_fail(st, "%s", saved);
 }
 
-/* Delivers pending callbacks (device loss among them) and fails when the
- * device is gone. wgpu-native 0.32 aborts the process on a submit or poll
- * against a lost device, so this runs before each. */
-static rlx_status check_lost(wg_backend *b, const char *what) {
-    wgpuInstanceProcessEvents(b->inst);
-    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->sh->lost_msg);
+/* ------------------------------------------------------------ timing */
+
+static rlx_status add_slice(struct rlx_backend_exe *e, int step, const char *kernel, double t0_us, double dur_us,
+                            bool gpu) {
+    RLX_TRY(RLX_GROW(e->slices, e->cap_slices, e->n_slices + 1));
+    e->slices[e->n_slices++] = (rlx_prof_slice){ step, kernel, t0_us, dur_us, gpu };
     return RLX_OK;
+}
+
+/* Queries one GPU segment needs at timing level `lv`. */
+static uint32_t seg_queries(const struct rlx_backend_exe *e, const segment *sg, int lv) {
+    size_t nd = sg->d1 - sg->d0;
+    if (!nd || lv == RLX_TIMING_OFF) return 0;
+    if (lv == RLX_TIMING_TOTAL) return 2;
+    return e->ts_inside ? (uint32_t)nd + 1 : 2 * (uint32_t)nd;
+}
+
+static rlx_status set_timing_locked(rlx_backend_exe *e, int level) {
+    wg_backend *b = e->b;
+    if (level == RLX_TIMING_OFF) {
+        e->timing = level;
+        return RLX_OK;
+    }
+    if (level != RLX_TIMING_TOTAL && level != RLX_TIMING_DISPATCH)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "timing level %d", level);
+    if (!b->has_timestamp)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "adapter %s has no timestamp queries (WebGPU feature timestamp-query)",
+                        b->info.name);
+    /* RLX_GPU_TIMING_PASSES=1: a pass per dispatch even where timestamps
+     * inside passes exist (tests that path) */
+    e->ts_inside = b->has_ts_inside && !rlx_env_flag("RLX_GPU_TIMING_PASSES");
+    uint32_t need = 0;
+    for (size_t k = 0; k < e->n_seg; k++)
+        if (e->seg[k].gpu) {
+            uint32_t q = seg_queries(e, &e->seg[k], level);
+            if (q > need) need = q;
+        }
+    /* a query set holds at most 4096 queries: per-dispatch timing of a
+     * segment with more dispatches than that is refused */
+    if (need > 4096)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "per-dispatch timing of %u queries in one segment (at most 4096)", need);
+    if (need > e->q_cap) {
+        if (e->qset) wgpuQuerySetRelease(e->qset);
+        if (e->q_resolve) wgpuBufferDestroy(e->q_resolve), wgpuBufferRelease(e->q_resolve);
+        if (e->q_read) wgpuBufferDestroy(e->q_read), wgpuBufferRelease(e->q_read);
+        e->qset = NULL;
+        e->q_resolve = e->q_read = NULL;
+        e->q_cap = 0;
+        wg_scope_push(b);
+        WGPUQuerySetDescriptor qd;
+        memset(&qd, 0, sizeof qd);
+        qd.label = wg_sv("timestamps");
+        qd.type = WGPUQueryType_Timestamp;
+        qd.count = need;
+        e->qset = wgpuDeviceCreateQuerySet(b->dev, &qd);
+        rlx_status st = make_buffer(b, (uint64_t)need * 8, WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc,
+                                    "timestamp resolve", &e->q_resolve);
+        if (!st)
+            st = make_buffer(b, (uint64_t)need * 8, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
+                             "timestamp read-back", &e->q_read);
+        rlx_status sst = wg_scope_pop(b, "creating timestamp queries");
+        if (!st) st = sst;
+        if (st) return st;
+        e->q_cap = need;
+    }
+    e->timing = level;
+    return RLX_OK;
+}
+
+/* Creates the query set on the (shared) device: holds its lock. */
+static rlx_status wg_set_timing(rlx_backend_exe *e, int level) {
+    wg_device_lock(e->b);
+    rlx_status st = set_timing_locked(e, level);
+    wg_device_unlock(e->b);
+    return st;
+}
+
+static size_t wg_timing(rlx_backend_exe *e, const rlx_prof_slice **slices, double *gpu_total_us) {
+    *slices = e->slices;
+    *gpu_total_us = e->gpu_total_us;
+    return e->n_slices;
+}
+
+static void wg_exe_stats(rlx_backend_exe *e, rlx_exe_stats *out) { *out = e->stats; }
+
+/* Reads the timestamps of segment k after its submit: per-dispatch slices
+ * (level DISPATCH) and the segment's GPU time. host_off_us places the
+ * segment on the run's time line. */
+static rlx_status read_timestamps(struct rlx_backend_exe *e, const segment *sg, uint32_t nq, double host_off_us,
+                                  const char *what) {
+    wg_backend *b = e->b;
+    RLX_TRY(wg_map_read(b, e->q_read, (uint64_t)nq * 8, what));
+    const uint64_t *t = wgpuBufferGetConstMappedRange(e->q_read, 0, (size_t)nq * 8);
+    if (!t) {
+        wgpuBufferUnmap(e->q_read);
+        return rlx_fail(RLX_ERR_DEVICE, "%s: the timestamp buffer has no mapped range", what);
+    }
+    double ns = wgpuQueueGetTimestampPeriod(b->queue);
+    if (!(ns > 0)) ns = 1.0;
+    uint64_t first = t[0], last = t[0];
+    for (uint32_t i = 0; i < nq; i++) {
+        if (t[i] < first) first = t[i];
+        if (t[i] > last) last = t[i];
+    }
+    e->gpu_total_us += (double)(last - first) * ns * 1e-3;
+    rlx_status st = RLX_OK;
+    if (e->timing == RLX_TIMING_DISPATCH) {
+        size_t nd = sg->d1 - sg->d0;
+        for (size_t i = 0; i < nd && !st; i++) {
+            uint64_t a = e->ts_inside ? t[i] : t[2 * i], z = e->ts_inside ? t[i + 1] : t[2 * i + 1];
+            double t0 = a >= first ? (double)(a - first) * ns * 1e-3 : 0.0;
+            double dur = z >= a ? (double)(z - a) * ns * 1e-3 : 0.0;
+            const rdisp *r = &e->disp[sg->d0 + i];
+            st = add_slice(e, r->step, r->kernel, host_off_us + t0, dur, true);
+        }
+    } else {
+        const rdisp *r = &e->disp[sg->d0];
+        st = add_slice(e, r->step, "segment", host_off_us, (double)(last - first) * ns * 1e-3, true);
+    }
+    wgpuBufferUnmap(e->q_read);
+    return st;
+}
+
+/* ------------------------------------------------------------ run */
+
+/* Records the dispatches of a segment: one compute pass (with timestamps
+ * at its ends, or between dispatches), or one pass per dispatch when
+ * per-dispatch timing has no timestamps inside passes. */
+static void encode_dispatches(struct rlx_backend_exe *e, const segment *sg, WGPUCommandEncoder enc, uint32_t nq) {
+    int lv = nq ? e->timing : RLX_TIMING_OFF;
+    bool pass_per_dispatch = lv == RLX_TIMING_DISPATCH && !e->ts_inside;
+    WGPUComputePassEncoder pass = NULL;
+    WGPUComputePipeline cur = NULL;
+    WGPUPassTimestampWrites tw;
+    WGPUComputePassDescriptor pd;
+    memset(&pd, 0, sizeof pd);
+    for (size_t i = sg->d0; i < sg->d1; i++) {
+        const rdisp *r = &e->disp[i];
+        if (!pass) {
+            const WGPUComputePassDescriptor *pdp = NULL;
+            if (lv == RLX_TIMING_TOTAL || pass_per_dispatch) {
+                memset(&tw, 0, sizeof tw);
+                tw.querySet = e->qset;
+                tw.beginningOfPassWriteIndex = pass_per_dispatch ? (uint32_t)(2 * (i - sg->d0)) : 0;
+                tw.endOfPassWriteIndex = pass_per_dispatch ? (uint32_t)(2 * (i - sg->d0) + 1) : 1;
+                pd.timestampWrites = &tw;
+                pdp = &pd;
+            }
+            pass = wgpuCommandEncoderBeginComputePass(enc, pdp);
+            cur = NULL;
+        }
+        if (lv == RLX_TIMING_DISPATCH && e->ts_inside)
+            wgpuComputePassEncoderWriteTimestamp(pass, e->qset, (uint32_t)(i - sg->d0));
+        if (r->pipe != cur) wgpuComputePassEncoderSetPipeline(pass, r->pipe);
+        cur = r->pipe;
+        wgpuComputePassEncoderSetBindGroup(pass, 0, r->bg, 0, NULL);
+        wgpuComputePassEncoderDispatchWorkgroups(pass, r->groups[0], r->groups[1], r->groups[2]);
+        if (pass_per_dispatch || i + 1 == sg->d1) {
+            if (lv == RLX_TIMING_DISPATCH && e->ts_inside)
+                wgpuComputePassEncoderWriteTimestamp(pass, e->qset, (uint32_t)(i + 1 - sg->d0));
+            wgpuComputePassEncoderEnd(pass);
+            wgpuComputePassEncoderRelease(pass);
+            pass = NULL;
+        }
+    }
+    if (nq) {
+        wgpuCommandEncoderResolveQuerySet(enc, e->qset, 0, nq, e->q_resolve, 0);
+        wgpuCommandEncoderCopyBufferToBuffer(enc, e->q_resolve, 0, e->q_read, 0, (uint64_t)nq * 8);
+    }
 }
 
 static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tensor **outputs) {
@@ -712,29 +946,26 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
     const rlx_program *p = e->p;
     const segment *sg = &e->seg[k];
     char what[200];
-    if (sg->s1 > sg->s0 + 1)
-        snprintf(what, sizeof what, "forward pass, steps %zu..%zu", sg->s0, sg->s1 - 1);
-    else
-        snprintf(what, sizeof what, "forward pass, step %zu", sg->s0);
-    RLX_TRY(check_lost(b, what));
+    /* the message is only needed on failure: formatted lazily below */
+    what[0] = 0;
+#define WHAT() (what[0] ? what : (sg->s1 > sg->s0 + 1 ? (snprintf(what, sizeof what, "forward pass, steps %zu..%zu", sg->s0, sg->s1 - 1), what) \
+                                                     : (snprintf(what, sizeof what, "forward pass, step %zu", sg->s0), what)))
+    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", WHAT(), b->sh->lost_msg);
     for (size_t i = 0; i < sg->n_up; i++)
         RLX_TRY(arena_write(e, sg->up[i].arena_off, e->host + sg->up[i].arena_off, sg->up[i].bytes));
-    /* encoding errors surface at finish; wgpu-native 0.32 aborts on
-     * submitting an invalid command buffer, so the scope is popped before
-     * the submit and a failed buffer is never submitted */
-    wg_scope_push(b);
+    uint32_t nq = e->timing ? seg_queries(e, sg, e->timing) : 0;
+    /* The first run records inside error scopes: encoding errors surface at
+     * finish, and wgpu-native 0.32 aborts on submitting an invalid command
+     * buffer, so a failed buffer is never submitted. Later runs record the
+     * very same commands (only the timestamp writes can differ, and those
+     * were validated with the query set) and skip the scopes; an error
+     * then still arrives through the uncaptured-error callback, checked at
+     * the end (the device lock is held, so it is this segment's). */
+    bool scoped = !e->validated || nq || rlx_env_flag("RLX_GPU_VALIDATE");
+    if (scoped) wg_scope_push(b);
+    else b->sh->uncaptured[0] = 0;
     WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
-    if (sg->d1 > sg->d0) {
-        WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, NULL);
-        for (size_t i = sg->d0; i < sg->d1; i++) {
-            const rdisp *r = &e->disp[i];
-            wgpuComputePassEncoderSetPipeline(pass, r->pipe);
-            wgpuComputePassEncoderSetBindGroup(pass, 0, r->bg, 0, NULL);
-            wgpuComputePassEncoderDispatchWorkgroups(pass, r->groups[0], r->groups[1], r->groups[2]);
-        }
-        wgpuComputePassEncoderEnd(pass);
-        wgpuComputePassEncoderRelease(pass);
-    }
+    if (sg->d1 > sg->d0) encode_dispatches(e, sg, enc, nq);
     for (size_t i = 0; i < sg->n_rd; i++) {
         uint64_t local;
         WGPUBuffer src = arena_at(e, sg->rd[i].arena_off, &local, NULL);
@@ -743,32 +974,34 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
     }
     WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
     wgpuCommandEncoderRelease(enc);
-    rlx_status st = wg_scope_pop(b, what);
-    if (!st && !cb) st = rlx_fail(RLX_ERR_DEVICE, "%s: no command buffer", what);
+    rlx_status st = scoped ? wg_scope_pop(b, WHAT()) : RLX_OK;
+    if (!st && !cb) st = rlx_fail(RLX_ERR_DEVICE, "%s: no command buffer", WHAT());
     if (st) {
         if (cb) wgpuCommandBufferRelease(cb);
         return diagnose(e, sg, st);
     }
-    st = check_lost(b, what);
-    if (st) {
+    /* wgpu-native aborts on a submit to a lost device: deliver pending
+     * callbacks (device loss among them) first */
+    wgpuInstanceProcessEvents(b->inst);
+    if (b->sh->lost) {
         wgpuCommandBufferRelease(cb);
-        return st;
+        return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", WHAT(), b->sh->lost_msg);
     }
-    wg_scope_push(b);
+    double host_off_us = (rlx_now_seconds() - e->run_t0) * 1e6;
+    if (scoped) wg_scope_push(b);
     wgpuQueueSubmit(b->queue, 1, &cb);
     wgpuCommandBufferRelease(cb);
-    RLX_TRY(wg_scope_pop(b, what));
-    if (!sg->n_rd) return RLX_OK;
+    if (scoped) RLX_TRY(wg_scope_pop(b, WHAT()));
     const rlx_graph *g = p->g;
-    for (size_t j = 0; j < sg->n_staging; j++) {
+    for (size_t j = 0; sg->n_rd && j < sg->n_staging; j++) {
         WGPUBuffer sb = e->staging[j];
         uint64_t used = sg->staging_used[j];
         if (!used) continue;
-        RLX_TRY(wg_map_read(b, sb, used, what));
+        RLX_TRY(wg_map_read(b, sb, used, WHAT()));
         const unsigned char *m = wgpuBufferGetConstMappedRange(sb, 0, (size_t)used);
         if (!m) {
             wgpuBufferUnmap(sb);
-            return rlx_fail(RLX_ERR_DEVICE, "%s: the staging buffer has no mapped range", what);
+            return rlx_fail(RLX_ERR_DEVICE, "%s: the staging buffer has no mapped range", WHAT());
         }
         if (e->host)
             for (size_t i = 0; i < sg->n_rd; i++)
@@ -779,6 +1012,13 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
                 memcpy(outputs[i]->data, m + e->out[i].off, outputs[i]->nbytes);
         wgpuBufferUnmap(sb);
     }
+    if (nq) RLX_TRY(read_timestamps(e, sg, nq, host_off_us, WHAT()));
+    if (!scoped && b->sh->uncaptured[0]) {
+        rlx_status err = rlx_fail(RLX_ERR_DEVICE, "%s: GPU error: %s", WHAT(), b->sh->uncaptured);
+        b->sh->uncaptured[0] = 0;
+        return err;
+    }
+#undef WHAT
     return RLX_OK;
 }
 
@@ -794,7 +1034,10 @@ static rlx_status run_cpu_segment(struct rlx_backend_exe *e, const segment *sg) 
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: more than 64 inputs or outputs", rlx_node_desc(n));
         for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] < 0 ? NULL : &e->views[n->in[k]];
         for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] < 0 ? NULL : &e->views[n->out[k]];
+        double t0 = e->timing ? rlx_now_seconds() : 0.0;
         RLX_TRY(rlx_cpu_run_node(g, n, in, out, false));
+        if (e->timing)
+            RLX_TRY(add_slice(e, (int)s, "cpu", (t0 - e->run_t0) * 1e6, (rlx_now_seconds() - t0) * 1e6, false));
     }
     return RLX_OK;
 }
@@ -805,9 +1048,19 @@ static rlx_status run_locked(rlx_backend_exe *e, const rlx_tensor *const *inputs
     const rlx_graph *g = p->g;
     if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->sh->lost_msg);
     rlx_status st = RLX_OK;
-    /* outputs are allocated first, filled as their data arrives */
+    e->n_slices = 0;
+    e->gpu_total_us = 0.0;
+    e->run_t0 = e->timing ? rlx_now_seconds() : 0.0;
+    /* outputs are allocated first (unless the caller gave them), filled as
+     * their data arrives */
+    bool given = g->n_outputs && outputs[0];
     for (size_t i = 0; i < g->n_outputs && !st; i++) {
         const rlx_value *v = &g->values[g->outputs[i]];
+        if (given) {
+            if (!outputs[i] || outputs[i]->dtype != v->dtype || outputs[i]->nbytes < p->mem.bytes[g->outputs[i]])
+                st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu: the given tensor does not match the plan", i);
+            continue;
+        }
         st = rlx_tensor_create(v->dtype, v->dims, v->rank < 0 ? 0 : v->rank, &outputs[i]);
     }
     /* inputs: to the arena, and to the host mirror when CPU steps exist */
@@ -835,8 +1088,9 @@ static rlx_status run_locked(rlx_backend_exe *e, const rlx_tensor *const *inputs
         default: break;
         }
     }
-    if (st)
+    if (st && !given)
         for (size_t i = 0; i < g->n_outputs; i++) rlx_tensor_destroy(outputs[i]), outputs[i] = NULL;
+    if (!st) e->validated = true;
     return st;
 }
 
@@ -886,6 +1140,10 @@ static void wg_destroy_exe(rlx_backend_exe *e) {
     rlx_free_aligned(e->host);
     free(e->views);
     free(e->pad);
+    if (e->qset) wgpuQuerySetRelease(e->qset);
+    release_buffer(&e->q_resolve);
+    release_buffer(&e->q_read);
+    free(e->slices);
     free(e);
     wg_device_unlock(b);
 }
@@ -908,6 +1166,14 @@ rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_optio
         return st;
     }
     b->caps.conv_direct = opt && opt->gpu_conv_direct;
+    /* f16 weights are packed two per 32-bit word and read with the core
+     * builtin unpack2x16float: no shader-f16 needed. RLX_GPU_F16=0 forces
+     * f32 even when the option asks for f16. */
+    const char *f16 = rlx_getenv("RLX_GPU_F16");
+    b->caps.f16 = f16 && *f16 ? rlx_env_flag("RLX_GPU_F16") : (opt && opt->gpu_f16);
+    const char *sg = rlx_getenv("RLX_COOP_SG");
+    b->caps.coop_sg = sg && (strcmp(sg, "16") == 0 || strcmp(sg, "64") == 0) ? (uint32_t)atoi(sg) : 32;
+    wg_coop_probe(b);
     rlx_backend *be = &b->base;
     be->name = "webgpu";
     be->kind = RLX_DEVICE_GPU;
@@ -918,6 +1184,9 @@ rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_optio
     be->run = wg_run;
     be->destroy_exe = wg_destroy_exe;
     be->destroy = wg_destroy;
+    be->exe_stats = wg_exe_stats;
+    be->set_timing = wg_set_timing;
+    be->timing = wg_timing;
     *out = be;
     return RLX_OK;
 }

@@ -352,15 +352,22 @@ static rlx_status shared_open(wg_shared *b, const char *device) {
     if (wgpuAdapterGetLimits(b->adapter, &lim) != WGPUStatus_Success)
         return rlx_fail(RLX_ERR_DEVICE, "adapter %s: cannot read its limits", b->info.name);
     lim.nextInChain = NULL;
-    /* optional features worth having; each fast path checks its flag */
-    WGPUFeatureName feat[4];
+    /* optional features worth having; each fast path checks its flag. The
+     * experimental cooperative-matrix feature is listed last, so that a
+     * device refused with it is asked for again without it, then without
+     * any optional feature. */
+    WGPUFeatureName feat[5];
     size_t nf = 0;
+    bool ts_inside = b->info.timestamp_query &&
+                     wgpuAdapterHasFeature(b->adapter, (WGPUFeatureName)WGPUNativeFeature_TimestampQueryInsidePasses);
     if (b->info.shader_f16) feat[nf++] = WGPUFeatureName_ShaderF16;
     if (b->info.subgroups) feat[nf++] = WGPUFeatureName_Subgroups;
     if (b->info.timestamp_query) feat[nf++] = WGPUFeatureName_TimestampQuery;
+    if (ts_inside) feat[nf++] = (WGPUFeatureName)WGPUNativeFeature_TimestampQueryInsidePasses;
     if (b->info.cooperative_matrix) feat[nf++] = (WGPUFeatureName)WGPUNativeFeature_CooperativeMatrix;
     char msg[256] = "";
     b->dev = request_device(b, &lim, feat, nf, msg, sizeof msg);
+    if (!b->dev && nf && b->info.cooperative_matrix) b->dev = request_device(b, &lim, feat, --nf, msg, sizeof msg);
     if (!b->dev && nf) {
         nf = 0; /* retry without the optional features */
         b->dev = request_device(b, &lim, NULL, 0, msg, sizeof msg);
@@ -373,6 +380,7 @@ static rlx_status shared_open(wg_shared *b, const char *device) {
         if (feat[i] == WGPUFeatureName_ShaderF16) b->has_f16 = true;
         else if (feat[i] == WGPUFeatureName_Subgroups) b->has_subgroups = true;
         else if (feat[i] == WGPUFeatureName_TimestampQuery) b->has_timestamp = true;
+        else if (feat[i] == (WGPUFeatureName)WGPUNativeFeature_TimestampQueryInsidePasses) b->has_ts_inside = true;
         else b->has_coop_matrix = true;
     }
     memset(&b->limits, 0, sizeof b->limits);
@@ -531,16 +539,21 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
     b->has_f16 = sh->has_f16;
     b->has_subgroups = sh->has_subgroups;
     b->has_timestamp = sh->has_timestamp;
+    b->has_ts_inside = sh->has_ts_inside;
     b->has_coop_matrix = sh->has_coop_matrix;
     if (b->limits.maxStorageBufferBindingSize < c->max_binding) c->max_binding = b->limits.maxStorageBufferBindingSize;
     if (b->limits.maxBufferSize < c->max_buffer) c->max_buffer = b->limits.maxBufferSize;
     c->max_buffer &= ~(uint64_t)(RLX_ARENA_ALIGN - 1);
     if (c->max_binding > c->max_buffer) c->max_binding = c->max_buffer;
-    c->max_binding &= ~(uint64_t)3;
+    c->max_binding &= ~(uint64_t)15; /* windows are whole 16-byte units */
     c->max_groups_per_dim = b->limits.maxComputeWorkgroupsPerDimension;
     c->storage_align = b->limits.minStorageBufferOffsetAlignment ? b->limits.minStorageBufferOffsetAlignment : 256;
     c->uniform_align = b->limits.minUniformBufferOffsetAlignment ? b->limits.minUniformBufferOffsetAlignment : 256;
     c->max_storage_per_stage = b->limits.maxStorageBuffersPerShaderStage;
+    c->max_wg_storage = b->limits.maxComputeWorkgroupStorageSize;
+    c->max_wg_invocations = b->limits.maxComputeInvocationsPerWorkgroup;
+    c->max_wg_size_x = b->limits.maxComputeWorkgroupSizeX;
+    c->max_wg_size_y = b->limits.maxComputeWorkgroupSizeY;
     return RLX_OK;
 }
 
@@ -697,6 +710,50 @@ static int find_kernel(const char *name) {
     return -1;
 }
 
+/* The source of kernel k with its "//!include NAME" lines replaced by the
+ * embedded source NAME (one level; kernels/act.wgsl is such a snippet).
+ * malloc'ed; NULL on OOM or an unknown name (*bad set to it). */
+static char *compose_source(int k, const char **bad) {
+    const char *src = rlx_wgsl_sources[k].source;
+    static const char tag[] = "//!include ";
+    size_t total = strlen(src) + 1;
+    for (const char *p = strstr(src, tag); p; p = strstr(p + 1, tag)) {
+        char name[64];
+        size_t n = strcspn(p + sizeof tag - 1, " \r\n");
+        if (n >= sizeof name) n = sizeof name - 1;
+        memcpy(name, p + sizeof tag - 1, n);
+        name[n] = 0;
+        int j = find_kernel(name);
+        if (j < 0) {
+            *bad = rlx_wgsl_sources[k].name;
+            return NULL;
+        }
+        total += strlen(rlx_wgsl_sources[j].source) + 1;
+    }
+    char *out = malloc(total);
+    if (!out) return NULL;
+    size_t o = 0;
+    const char *p = src;
+    for (const char *q = strstr(p, tag); q; q = strstr(p, tag)) {
+        memcpy(out + o, p, (size_t)(q - p));
+        o += (size_t)(q - p);
+        size_t n = strcspn(q + sizeof tag - 1, " \r\n");
+        char name[64];
+        if (n >= sizeof name) n = sizeof name - 1;
+        memcpy(name, q + sizeof tag - 1, n);
+        name[n] = 0;
+        const char *inc = rlx_wgsl_sources[find_kernel(name)].source;
+        size_t m = strlen(inc);
+        memcpy(out + o, inc, m);
+        o += m;
+        out[o++] = '\n';
+        p = q + sizeof tag - 1 + strcspn(q + sizeof tag - 1, "\r\n");
+    }
+    size_t rest = strlen(p);
+    memcpy(out + o, p, rest + 1);
+    return out;
+}
+
 static bool same_spec(const wg_pipeline *p, const wg_dispatch *d) {
     if (p->n_spec != d->n_spec) return false;
     for (int i = 0; i < d->n_spec; i++)
@@ -715,19 +772,29 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
             return RLX_OK;
         }
     RLX_TRY(RLX_GROW(b->pipes, b->cap_pipes, b->n_pipes + 1));
+    double t0 = rlx_now_seconds();
     char ctx[400];
     snprintf(ctx, sizeof ctx, "%s: creating the pipeline of kernel '%s'", what, d->kernel);
     wg_scope_push(be);
+    char *code = NULL;
     if (!b->modules[k]) {
+        const char *bad = NULL;
+        code = compose_source(k, &bad);
+        if (!code) {
+            wg_scope_pop(be, ctx);
+            return bad ? rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s' includes an unknown snippet", ctx, bad)
+                       : rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        }
         WGPUShaderSourceWGSL src;
         memset(&src, 0, sizeof src);
         src.chain.sType = WGPUSType_ShaderSourceWGSL;
-        src.code = wg_sv(rlx_wgsl_sources[k].source);
+        src.code = wg_sv(code);
         WGPUShaderModuleDescriptor sd;
         memset(&sd, 0, sizeof sd);
         sd.nextInChain = &src.chain;
         sd.label = wg_sv(rlx_wgsl_sources[k].name);
         b->modules[k] = wgpuDeviceCreateShaderModule(b->dev, &sd);
+        free(code);
     }
     WGPUConstantEntry ce[WG_MAX_SPEC];
     memset(ce, 0, sizeof ce);
@@ -744,6 +811,7 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
     pd.compute.constants = d->n_spec ? ce : NULL;
     WGPUComputePipeline pipe = wgpuDeviceCreateComputePipeline(b->dev, &pd);
     rlx_status st = wg_scope_pop(be, ctx);
+    b->pipelines_s += rlx_now_seconds() - t0;
     if (st) {
         if (pipe) wgpuComputePipelineRelease(pipe);
         /* a module that failed to compile is not kept */

@@ -38,7 +38,18 @@ typedef struct wg_shared {
     WGPUQueue queue;
     WGPULimits limits; /* the device's */
     rlx_adapter_info info;
-    bool has_f16, has_subgroups, has_timestamp, has_coop_matrix;
+    /* optional features enabled on the device; has_ts_inside: timestamps
+     * between dispatches of one pass (TimestampQueryInsidePasses) */
+    bool has_f16, has_subgroups, has_timestamp, has_ts_inside, has_coop_matrix;
+    /* the cooperative-matrix self-test (webgpu_probe.c), run once per
+     * device by the first backend in f16 mode that may use the kernel:
+     * coop_state 0 not run, 1 passed, -1 failed; coop_sg the subgroup size
+     * it assumed (a backend assuming another size runs it again);
+     * coop_result what it found (reports) */
+    int coop_state;
+    uint32_t coop_sg;
+    char coop_result[160];
+    double pipelines_s; /* time spent creating shader modules and pipelines (all compiles) */
     /* set by the device-lost callback */
     volatile bool lost;
     bool closing;
@@ -69,7 +80,8 @@ typedef struct wg_backend {
     WGPULimits limits;
     wg_caps caps;
     rlx_adapter_info info;
-    bool has_f16, has_subgroups, has_timestamp, has_coop_matrix;
+    bool has_f16, has_subgroups, has_timestamp, has_ts_inside, has_coop_matrix;
+    char coop_note[200]; /* whether this backend uses the cooperative-matrix GEMM, and why (reports) */
 } wg_backend;
 
 /* Takes a reference to the shared device for `device` ("gpu" or "gpu:N"),
@@ -112,6 +124,13 @@ rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what
 /* Processes events until *flag becomes non-zero (callbacks set it), or the
  * device is lost. errors: RLX_ERR_DEVICE_LOST, RLX_ERR_DEVICE (no progress). */
 rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what);
+
+/* Decides caps.coop: on in f16 mode when the adapter has cooperative
+ * matrices and shader-f16, RLX_GPU_COOP is not 0, and the self-test of
+ * gemm_coop.wgsl passes (webgpu_probe.c); the reason goes to coop_note.
+ * The self-test runs once per shared device (under its lock) and its
+ * result is kept there for later backends. */
+void wg_coop_probe(wg_backend *b);
 
 /* Maps buf for reading [0, size) and waits. */
 rlx_status wg_map_read(wg_backend *b, WGPUBuffer buf, uint64_t size, const char *what);

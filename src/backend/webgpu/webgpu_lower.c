@@ -6,6 +6,7 @@
 
 #include "backend/webgpu/webgpu.h"
 #include "base/mem.h"
+#include "ir/ops/act.h"
 
 typedef struct lower_family {
     const wg_lowering *l;
@@ -123,6 +124,8 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
         if (v && !rlx_value_is_static(v)) return wg_decline(L, "output %d has a dynamic shape", i);
     }
     rlx_status st = fn(L);
+    if (st == RLX_OK && rlx_node_act(n).kind != RLX_ACT_NONE && !L->act_done)
+        st = wg_decline(L, "fused activation %d is not applied by this lowering", (int)rlx_node_act(n).kind);
     if (st == RLX_OK && L->broken) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory lowering to WGSL", rlx_node_desc(n));
     for (size_t k = 0; st == RLX_OK && decline_oversized && k < L->n_d; k++)
         for (int i = 0; i < L->d[k].n_bind; i++)
@@ -183,9 +186,16 @@ void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t
         L->broken = true;
         return;
     }
-    d->bind[d->n_bind] = (wg_operand){ value, elem_off, elems };
+    d->bind[d->n_bind] = (wg_operand){ value, elem_off, elems, WG_FMT_NATIVE };
     d->off_slot[d->n_bind++] = d->n_params;
     push_word(L, d, 0); /* patched at compile time */
+}
+
+void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n, uint32_t *sub) {
+    uint64_t w0 = h0 / 2, w1 = (h0 + (n ? n : 1) + 1) / 2;
+    wg_bind(L, d, value, w0, w1 - w0);
+    if (!L->broken) d->bind[d->n_bind - 1].fmt = WG_FMT_F16;
+    *sub = (uint32_t)(h0 % 2);
 }
 
 void wg_bind_value(wg_lower *L, wg_dispatch *d, int value) {

@@ -2,9 +2,10 @@
 // dims), groups and dilation: one invocation per output element,
 //   y[n, co, od, oh, ow] = sum over (ci, kz, kr, kc) in that nesting of
 //       w[co, ci, kz, kr, kc] * x[n, g * cin_g + ci, iz, ih, iw]
-//   then + b[co] (added last), with g = co / cout_g and
-//   iz = od * s_d - p_d + kz * dil_d (likewise ih, iw); taps outside the
-//   input contribute w * 0.
+//   then + b[co] (added last), then the fused activation (ACT, act.wgsl),
+//   with g = co / cout_g and iz = od * s_d - p_d + kz * dil_d (likewise ih,
+//   iw); taps outside the input contribute w * 0. One f32 accumulator,
+//   fma per tap.
 // The reduction order is the one of im2col + matmul (k = ((ci * k_d + kz) *
 // k_h + kr) * k_w + kc, ascending), so both paths give the same bits.
 // Semantics: ONNX Conv-11/22 (geometry from src/ir/ops/conv_geom.h).
@@ -18,12 +19,17 @@ struct Params {
     k_w: u32, s_d: u32, s_h: u32, s_w: u32,
     p_d: u32, p_h: u32, p_w: u32, dil_d: u32,
     dil_h: u32, dil_w: u32, has_bias: u32, total: u32,
+    act_alpha: f32, act_beta: f32, _p0: u32, _p1: u32,
 };
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<f32>;
 @group(0) @binding(2) var<storage, read_write> W: array<f32>;
 @group(0) @binding(3) var<storage, read_write> B: array<f32>;
 @group(0) @binding(4) var<storage, read_write> Y: array<f32>;
+
+override ACT: u32 = 0u;
+
+//!include act
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
@@ -54,7 +60,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
                         xv = X[P.x_off + ((xc + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)];
                     }
                     let wv = W[P.w_off + (((co * cin_g + ci) * P.k_d + kz) * P.k_h + kr) * P.k_w + kc];
-                    acc = acc + wv * xv;
+                    acc = fma(wv, xv, acc);
                 }
             }
         }
@@ -62,5 +68,5 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     if (P.has_bias != 0u) {
         acc = acc + B[P.b_off + co];
     }
-    Y[P.y_off + i] = acc;
+    Y[P.y_off + i] = act_apply(ACT, acc, P.act_alpha, P.act_beta);
 }

@@ -4,6 +4,7 @@
 //       x[n, g * cin_g + ci, iz, ih, iw] * w[g * cin_g + ci, co % cout_g, kz, kr, kc]
 //   over the taps where oz + p_d - kz * dil_d = iz * s_d with 0 <= iz < in_d
 //   (likewise h, w); g = co / cout_g. Weight layout [C_in, C_out/group, k...].
+// Then the fused activation (ACT, act_alpha, act_beta; act.wgsl).
 // Semantics: ONNX ConvTranspose-11/22 (output_padding, output_shape and
 // auto_pad resolved by src/ir/ops/conv_geom.h). Params as conv_direct.wgsl.
 struct Params {
@@ -14,12 +15,17 @@ struct Params {
     k_w: u32, s_d: u32, s_h: u32, s_w: u32,
     p_d: u32, p_h: u32, p_w: u32, dil_d: u32,
     dil_h: u32, dil_w: u32, has_bias: u32, total: u32,
+    act_alpha: f32, act_beta: f32, _p0: u32, _p1: u32,
 };
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<f32>;
 @group(0) @binding(2) var<storage, read_write> W: array<f32>;
 @group(0) @binding(3) var<storage, read_write> B: array<f32>;
 @group(0) @binding(4) var<storage, read_write> Y: array<f32>;
+
+override ACT: u32 = 0u;
+
+//!include act
 
 // input index along one dim for output o and tap k, or -1
 fn src(o: u32, k: u32, s: u32, p: u32, dil: u32, len: u32) -> i32 {
@@ -68,5 +74,5 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     if (P.has_bias != 0u) {
         acc = acc + B[P.b_off + co];
     }
-    Y[P.y_off + i] = acc;
+    Y[P.y_off + i] = act_apply(ACT, acc, P.act_alpha, P.act_beta);
 }

@@ -1,7 +1,10 @@
-// Batched matrix product with general strides, 16x16 tiles in workgroup
-// memory, one invocation per output element:
-//   y[b, m, n] = alpha * sum_{k ascending} a[b, m, k] * b[b, k, n]
-//                + beta * bias[b, m, n]           (when has_bias)
+// The reference batched matrix product (RLX_GEMM_KERNEL=ref; gemm.wgsl is
+// the fast one): general strides, 16x16 tiles in workgroup memory, one
+// invocation per output element:
+//   y[b, m, n] = act(alpha * sum_{k ascending} a[b, m, k] * b[b, k, n]
+//                    + beta * bias[b, m, n])          (bias when has_bias)
+// with one f32 accumulator and fma, like conv_direct.wgsl and gemm.wgsl;
+// act per src/ir/ops/act.h (ACT, act_alpha, act_beta; act.wgsl).
 // a[b, m, k] = A[a_off + abase(b) + m * a_sm + k * a_sk]; b likewise with
 // b_sk, b_sn; bias with bias_sm, bias_sn (0 on broadcast dims); y is
 // row-major with row stride y_sm (N, or more when a lowering computes a
@@ -24,12 +27,17 @@ struct Params {
     b_bs: vec4<u32>,
     y_bs: vec4<u32>,
     bias_bs: vec4<u32>,
+    act_alpha: f32, act_beta: f32, _p0: u32, _p1: u32,
 };
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> A: array<f32>;
 @group(0) @binding(2) var<storage, read_write> Bm: array<f32>;
 @group(0) @binding(3) var<storage, read_write> C: array<f32>;
 @group(0) @binding(4) var<storage, read_write> Y: array<f32>;
+
+override ACT: u32 = 0u;
+
+//!include act
 
 var<workgroup> As: array<array<f32, 16>, 16>;
 var<workgroup> Bs: array<array<f32, 16>, 16>;
@@ -69,7 +77,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         workgroupBarrier();
         let kmax = min(16u, P.K - k0);
         for (var kk = 0u; kk < kmax; kk = kk + 1u) {
-            acc = acc + As[lid.y][kk] * Bs[kk][lid.x];
+            acc = fma(As[lid.y][kk], Bs[kk][lid.x], acc);
         }
         workgroupBarrier();
     }
@@ -78,6 +86,6 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         if (P.has_bias != 0u) {
             r = r + P.beta * C[P.c_off + cbase + m * P.bias_sm + n * P.bias_sn];
         }
-        Y[P.y_off + ybase + m * P.y_sm + n] = r;
+        Y[P.y_off + ybase + m * P.y_sm + n] = act_apply(ACT, r, P.act_alpha, P.act_beta);
     }
 }

@@ -1,0 +1,105 @@
+#!/bin/bash
+# The command to give the device tool (the lent NVIDIA H200) for rlx's GPU
+# measurements. Prepare here first:
+#
+#   cmake --build build -j2 && scripts/device_bundle.sh      # fills .device/ and .gl/
+#
+# then call the device tool from the repository root with carry
+# [".device", ".gl"] and one of (each fits the 10-minute limit of one call):
+#
+#   bash bench/device_run.sh tests sweep     # ~6 min: kernel tests on the GPU, variant sweep
+#   bash bench/device_run.sh compare         # ~8 min: rlx vs PyTorch (eager, CUDA graph) vs onnxruntime
+#   bash bench/device_run.sh quick           # ~1 min: devices + a short sweep (a smoke test)
+#
+# What it does: unpacks the Vulkan loader and libglvnd from .gl/ into / (the
+# machine's image has the NVIDIA driver but no loader), unpacks
+# .device/bundle.tar.xz (rlx, the GPU test programs, the shared libraries
+# they need, ppocrv4_det and the light/ models) into /tmp/rlx_device, points
+# LD_LIBRARY_PATH at its lib/, sets VK_DRIVER_FILES to the NVIDIA ICD when
+# the loader finds no discrete adapter, lists the adapters, then runs the
+# modes. Results land in $OUT (at most 8 files come back):
+#   log.txt       everything printed
+#   devices.txt   `rlx devices` and nvidia-smi
+#   tests.txt     test_gpu_gemm, test_gpu_conv, test_webgpu on the GPU (tests)
+#   sweep.json, sweep.txt          bench/sweep.py (sweep)
+#   trace_resnet50.json            Chrome trace of ResNet-50's dispatches (sweep)
+#   compare.json, compare.txt      bench/compare.py (compare)
+# Models exported with torch are cached in /tmp/rlx_models for the call.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+OUT=${OUT:-/tmp/rlx_out}
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+modes=${*:-"tests sweep"}
+start=$(date +%s)
+elapsed() { echo $(( $(date +%s) - start )); }
+echo "== rlx device run: modes '$modes', bundle revision $(cat .device/REVISION 2>/dev/null || echo '?')"
+
+if [ ! -f .device/bundle.tar.xz ]; then
+  echo "device_run: .device/bundle.tar.xz is missing: run scripts/device_bundle.sh and carry .device" >&2
+  exit 2
+fi
+# 1. the Vulkan loader (libvulkan1) and libglvnd0 (RLX_NO_DEBS=1 skips
+# this: for a try on a machine that has them, such as a developer's)
+if [ -n "${RLX_NO_DEBS:-}" ]; then
+  echo "device_run: RLX_NO_DEBS set: not unpacking .gl/*.deb"
+elif ls .gl/*.deb >/dev/null 2>&1; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+else
+  echo "device_run: no .gl/*.deb (carry .gl): relying on the image's Vulkan loader"
+fi
+# 2. the bundle
+D=/tmp/rlx_device
+rm -rf "$D" && mkdir -p "$D"
+if ! tar -xJf .device/bundle.tar.xz -C "$D" 2>/dev/null; then
+  python3 -c "import lzma, tarfile, sys; tarfile.open(fileobj=lzma.open('.device/bundle.tar.xz')).extractall(sys.argv[1])" "$D" || exit 2
+fi
+export LD_LIBRARY_PATH="$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PYTHONUNBUFFERED=1
+PY=${PYTHON:-python3}
+RLX=$D/bin/rlx
+# 3. the driver
+if ! "$RLX" devices 2>/dev/null | grep -q "type discrete"; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  echo "device_run: no discrete adapter through the default ICDs: VK_DRIVER_FILES=$VK_DRIVER_FILES"
+fi
+{
+  "$RLX" devices
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw --format=csv 2>&1
+} | tee "$OUT/devices.txt"
+MODELS=/tmp/rlx_models
+mkdir -p "$MODELS"
+
+for m in $modes; do
+  echo "== mode $m (at $(elapsed) s)"
+  case "$m" in
+    tests)
+      for t in test_gpu_gemm test_gpu_conv test_webgpu; do
+        echo "-- $t"
+        RLX_TEST_REQUIRE_GPU=1 timeout 150 "$D/bin/$t" 2>&1 | tail -25
+        echo "-- $t exit ${PIPESTATUS[0]}"
+      done > "$OUT/tests.txt" 2>&1
+      cat "$OUT/tests.txt"
+      ;;
+    sweep)
+      timeout 330 "$PY" bench/sweep.py --rlx "$RLX" --out "$OUT/sweep.json" --txt "$OUT/sweep.txt" \
+        --models-dir "$MODELS" --ocr-model "$D/models/ppocrv4_det.onnx" --budget 290 --traces "$OUT"
+      rm -f "$OUT/trace_bert_base.json" # keep within the 8 files that come back
+      ;;
+    compare)
+      timeout 560 "$PY" bench/compare.py --rlx "$RLX" --out "$OUT/compare.json" --txt "$OUT/compare.txt" \
+        --models-dir "$MODELS" --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" \
+        --page "$D/models/page.png" --budget 450
+      ;;
+    quick)
+      timeout 120 "$PY" bench/sweep.py --rlx "$RLX" --out "$OUT/sweep.json" --txt "$OUT/sweep.txt" \
+        --models-dir "$MODELS" --ocr-model "$D/models/ppocrv4_det.onnx" --budget 60 --quick
+      ;;
+    *)
+      echo "device_run: unknown mode '$m' (tests, sweep, compare, quick)"
+      ;;
+  esac
+done
+echo "== done in $(elapsed) s; files in $OUT:"
+ls -la "$OUT"

@@ -1,0 +1,86 @@
+#!/bin/sh
+# Gathers what a run on the lent GPU machine needs (bench/device_run.sh) into
+# the git-ignored folder .device/ of the repository root:
+#
+#   .device/bundle.tar.xz   bin/   rlx, test_gpu_gemm, test_gpu_conv, test_webgpu (stripped)
+#                           lib/   the shared libraries they load that the
+#                                  machine's image lacks: libwgpu_native.so,
+#                                  libprotobuf-c.so.1, libopenblas.so.0 (+
+#                                  libgfortran.so.5, libquadmath.so.0), libpng16.so.16
+#                           models/ ppocrv4_det.onnx, the demo page (data/page.png) and
+#                                  the ONNX suite's light/*.onnx
+#   .gl/*.deb               the Vulkan loader (libvulkan1) and libglvnd0, which
+#                           the machine's NVIDIA Vulkan driver needs; downloaded
+#                           with apt-get download when missing
+#
+#   scripts/device_bundle.sh [BUILD_DIR]      (default: build)
+#
+# Everything is compressed (xz) to stay far below the 64 MiB that a device
+# call may carry; the script prints the sizes and fails if the bundle is
+# larger than 48 MiB. The binaries are the ones built here (x86-64, glibc
+# of this machine); the device image has a newer glibc.
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-$ROOT/build}
+case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+OUTD=$ROOT/.device
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE"' EXIT
+mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/models/light" "$OUTD"
+
+for b in rlx tests/test_gpu_gemm tests/test_gpu_conv tests/test_webgpu; do
+  if [ ! -x "$BUILD/$b" ]; then
+    echo "device_bundle: $BUILD/$b is missing: build first (cmake --build $BUILD -j2)" >&2
+    exit 1
+  fi
+  strip -o "$STAGE/bin/$(basename "$b")" "$BUILD/$b"
+done
+
+# shared libraries: every one rlx or a test needs except the C library's own
+libs=$(for b in "$STAGE"/bin/*; do ldd "$b"; done | awk '/=> \// {print $1 " " $3}' | sort -u)
+echo "$libs" | while read -r name path; do
+  case "$name" in
+    libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libgcc_s.so*) continue ;;
+  esac
+  cp -L "$path" "$STAGE/lib/$name"
+done
+# libpng for the OCR demo (examples/ocr_det), when present
+for p in /usr/lib/x86_64-linux-gnu/libpng16.so.16 /lib/x86_64-linux-gnu/libpng16.so.16; do
+  if [ -e "$p" ]; then cp -L "$p" "$STAGE/lib/"; break; fi
+done
+for need in libwgpu_native.so libprotobuf-c.so.1 libopenblas.so.0 libgfortran.so.5; do
+  if [ ! -e "$STAGE/lib/$need" ]; then
+    echo "device_bundle: $need was not found among the libraries rlx loads" >&2
+    exit 1
+  fi
+done
+if [ -x "$BUILD/ocr_det" ]; then strip -o "$STAGE/bin/ocr_det" "$BUILD/ocr_det"; fi
+
+# models that the ignored folders hold here
+if [ -f "$ROOT/models/ppocrv4_det.onnx" ]; then cp -L "$ROOT/models/ppocrv4_det.onnx" "$STAGE/models/"; fi
+if [ -f "$ROOT/data/page.png" ]; then cp -L "$ROOT/data/page.png" "$STAGE/models/"; fi
+LIGHT=$ROOT/third_party/onnx/backend-test-data/light
+if [ -d "$LIGHT" ]; then cp -L "$LIGHT"/*.onnx "$STAGE/models/light/"; fi
+
+tar -C "$STAGE" -cf - bin lib models | xz -6 -T2 > "$OUTD/bundle.tar.xz"
+git -C "$ROOT" rev-parse --short HEAD > "$OUTD/REVISION" 2>/dev/null || echo unknown > "$OUTD/REVISION"
+
+# the Vulkan loader and libglvnd for the device (see /work/.library/device/README.md)
+GL=$ROOT/.gl
+if ! ls "$GL"/libvulkan1_*.deb >/dev/null 2>&1 || ! ls "$GL"/libglvnd0_*.deb >/dev/null 2>&1; then
+  mkdir -p "$GL" /tmp/amd64/partial
+  o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+  # shellcheck disable=SC2086
+  apt-get $o update >/dev/null
+  # shellcheck disable=SC2086
+  (cd "$GL" && apt-get $o download libvulkan1 libglvnd0 >/dev/null)
+fi
+
+size=$(wc -c < "$OUTD/bundle.tar.xz")
+glsize=$(cat "$GL"/*.deb | wc -c)
+echo "device_bundle: .device/bundle.tar.xz $((size / 1024)) KiB (revision $(cat "$OUTD/REVISION")), .gl $((glsize / 1024)) KiB"
+tar -tJf "$OUTD/bundle.tar.xz" | sed 's/^/  /'
+if [ "$size" -gt $((48 * 1024 * 1024)) ]; then
+  echo "device_bundle: the bundle is larger than 48 MiB" >&2
+  exit 1
+fi

@@ -1,0 +1,73 @@
+// Depthwise 2-D convolution, NCHW: groups == c_in, c_out = mult * c_in
+// (weights [c_out, 1, KH, KW]). One invocation computes OWB consecutive
+// outputs of one output row:
+//   y[n, co, oh, ow] = act(sum_{kr, kc ascending} w[co, 0, kr, kc] *
+//                          x[n, co / mult, ih, iw] + b[co])
+//   ih = oh * s_h - p_h + kr * d_h, iw = ow * s_w - p_w + kc * d_w; taps
+//   outside the input contribute w * 0.
+// One f32 accumulator per output with fma in the order of conv_direct.wgsl
+// (kr, then kc): both give the same bits. Semantics: ONNX Conv-11/22 with
+// the act.h epilogue (act.wgsl). KH, KW (the kernel size) and OWB are
+// override constants so the tap loops unroll.
+// Params: offsets of x, w, b, y (elements of each binding), the geometry;
+// total = n * c_out * out_h * ceil(out_w / OWB) invocations.
+struct Params {
+    x_off: u32, w_off: u32, b_off: u32, y_off: u32,
+    c_out: u32, mult: u32, in_h: u32, in_w: u32,
+    out_h: u32, out_w: u32, s_h: u32, s_w: u32,
+    p_h: u32, p_w: u32, d_h: u32, d_w: u32,
+    has_bias: u32, total: u32, act_alpha: f32, act_beta: f32,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<f32>;
+@group(0) @binding(2) var<storage, read_write> W: array<f32>;
+@group(0) @binding(3) var<storage, read_write> B: array<f32>;
+@group(0) @binding(4) var<storage, read_write> Y: array<f32>;
+override KH: u32 = 3u;
+override KW: u32 = 3u;
+override OWB: u32 = 4u;
+override ACT: u32 = 0u;
+
+//!include act
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let i = gid.x + gid.y * nwg.x * 64u;
+    if (i >= P.total) { return; }
+    let ngrp = (P.out_w + OWB - 1u) / OWB;
+    let og = i % ngrp;
+    var t = i / ngrp;
+    let oh = t % P.out_h;
+    t = t / P.out_h;
+    let co = t % P.c_out;
+    let nb = t / P.c_out;
+    let ci = co / P.mult;
+    let xc = (nb * (P.c_out / P.mult) + ci) * P.in_h;
+    let ow0 = og * OWB;
+    var acc: array<f32, 8>;
+    for (var j = 0u; j < 8u; j = j + 1u) { acc[j] = 0.0; }
+    for (var kr = 0u; kr < KH; kr = kr + 1u) {
+        let ih = i32(oh * P.s_h + kr * P.d_h) - i32(P.p_h);
+        let row_ok = ih >= 0 && ih < i32(P.in_h);
+        let xr = (xc + u32(max(ih, 0))) * P.in_w;
+        for (var kc = 0u; kc < KW; kc = kc + 1u) {
+            let wv = W[P.w_off + (co * KH + kr) * KW + kc];
+            for (var j = 0u; j < OWB; j = j + 1u) {
+                let iw = i32((ow0 + j) * P.s_w + kc * P.d_w) - i32(P.p_w);
+                var xv = 0.0;
+                if (row_ok && iw >= 0 && iw < i32(P.in_w)) { xv = X[P.x_off + xr + u32(iw)]; }
+                acc[j] = fma(wv, xv, acc[j]);
+            }
+        }
+    }
+    var bias = 0.0;
+    if (P.has_bias != 0u) { bias = B[P.b_off + co]; }
+    let yrow = ((nb * P.c_out + co) * P.out_h + oh) * P.out_w;
+    for (var j = 0u; j < OWB; j = j + 1u) {
+        if (ow0 + j < P.out_w) {
+            var v = acc[j];
+            if (P.has_bias != 0u) { v = v + bias; }
+            Y[P.y_off + yrow + ow0 + j] = act_apply(ACT, v, P.act_alpha, P.act_beta);
+        }
+    }
+}

@@ -1,0 +1,35 @@
+// Second pass of a split-K GEMM (gemm.wgsl with SPLITK): adds the partial
+// sums of the k slices in slice order and applies the epilogue,
+//   y[m, n] = act(alpha * sum_{s ascending} part[s, m, n] + beta * bias(m, n))
+// part is [nsplit][M][N] row-major (the scratch); bias(m, n) =
+// C[m * bias_sm + n * bias_sn]; y row stride y_sm. One invocation per
+// output element (1-D grid, folded past 65,535 workgroups).
+// Semantics: ONNX MatMul-13 / Gemm-13 with the act.h epilogue.
+struct Params {
+    p_off: u32, c_off: u32, y_off: u32, M: u32,
+    N: u32, nsplit: u32, has_bias: u32, alpha: f32,
+    beta: f32, bias_sm: u32, bias_sn: u32, y_sm: u32,
+    act_alpha: f32, act_beta: f32, total: u32, _p0: u32,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> Part: array<f32>;
+@group(0) @binding(2) var<storage, read_write> C: array<f32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<f32>;
+override ACT: u32 = 0u;
+
+//!include act
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let i = gid.x + gid.y * nwg.x * 64u;
+    if (i >= P.total) { return; }
+    let m = i / P.N;
+    let n = i % P.N;
+    var s = 0.0;
+    for (var k = 0u; k < P.nsplit; k = k + 1u) {
+        s = s + Part[P.p_off + k * P.total + i];
+    }
+    var x = P.alpha * s;
+    if (P.has_bias != 0u) { x = x + P.beta * C[P.c_off + m * P.bias_sm + n * P.bias_sn]; }
+    Y[P.y_off + m * P.y_sm + n] = act_apply(ACT, x, P.act_alpha, P.act_beta);
+}

@@ -1,0 +1,40 @@
+// GlobalAveragePool / GlobalMaxPool over large spatial extents: one
+// workgroup of 64 invocations per (n, c) row of `spatial` elements;
+// invocation t takes elements t, t + 64, ... in order, then a tree in
+// workgroup memory combines the 64 partial results (a summation order other
+// than global_pool.wgsl's sequential one: same value within f32 rounding).
+// y = mean (or max) of the row. Semantics: ONNX GlobalAveragePool-1,
+// GlobalMaxPool-1. Params: x_off, y_off, nc, spatial. Grid: nc workgroups
+// (linear index wid.x + wid.y * nwg.x).
+struct Params { x_off: u32, y_off: u32, nc: u32, spatial: u32 };
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<f32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+override MAX: bool = false;
+
+var<workgroup> part: array<f32, 64>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) nwg: vec3u) {
+    let row = wid.x + wid.y * nwg.x;
+    if (row >= P.nc) { return; }
+    let base = P.x_off + row * P.spatial;
+    var acc = 0.0;
+    if (MAX) { acc = -3.4028234663852886e38; }
+    for (var s = li; s < P.spatial; s = s + 64u) {
+        let v = X[base + s];
+        if (MAX) { acc = max(acc, v); } else { acc = acc + v; }
+    }
+    part[li] = acc;
+    workgroupBarrier();
+    for (var w = 32u; w > 0u; w = w >> 1u) {
+        if (li < w) {
+            if (MAX) { part[li] = max(part[li], part[li + w]); } else { part[li] = part[li] + part[li + w]; }
+        }
+        workgroupBarrier();
+    }
+    if (li == 0u) {
+        if (MAX) { Y[P.y_off + row] = part[0]; } else { Y[P.y_off + row] = part[0] / f32(P.spatial); }
+    }
+}

@@ -1,0 +1,78 @@
+// MaxPool / AveragePool for 1-D and 2-D pools, NCHW: the fast path of
+// pool.wgsl (RLX_POOL_KERNEL=ref selects that one). The KH x KW taps are
+// override constants (the loops unroll) and one invocation computes OWB
+// consecutive outputs of one output row. Tap (kr, kc) of output (oh, ow)
+// reads ih = oh * s_h - p_h + kr * d_h, iw = ow * s_w - p_w + kc * d_w.
+//   AVG = false: max over the taps inside the input (padding never wins;
+//                -FLT_MAX when no tap is inside).
+//   AVG = true:  sum over the taps inside the input / count, count = the
+//                taps inside the input, or with count_include_pad the taps
+//                inside the padded input [-p, in + pe).
+// Semantics: ONNX MaxPool-12/22 (no Indices output), AveragePool-19/22,
+// ceil_mode already in out_h/out_w. Params: x_off, y_off, the geometry;
+// total = nc * out_h * ceil(out_w / OWB) invocations.
+struct Params {
+    x_off: u32, y_off: u32, count_include_pad: u32, total: u32,
+    in_h: u32, in_w: u32, out_h: u32, out_w: u32,
+    s_h: u32, s_w: u32, p_h: u32, p_w: u32,
+    d_h: u32, d_w: u32, pe_h: u32, pe_w: u32,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<f32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+override AVG: bool = false;
+override KH: u32 = 3u;
+override KW: u32 = 3u;
+override OWB: u32 = 4u;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let i = gid.x + gid.y * nwg.x * 64u;
+    if (i >= P.total) { return; }
+    let ngrp = (P.out_w + OWB - 1u) / OWB;
+    let og = i % ngrp;
+    let t = i / ngrp;
+    let oh = t % P.out_h;
+    let c = t / P.out_h;
+    let ow0 = og * OWB;
+    var mx: array<f32, 4>;
+    var sum: array<f32, 4>;
+    var cnt: array<u32, 4>;
+    var cnt_pad: array<u32, 4>;
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        mx[j] = -3.4028234663852886e38;
+        sum[j] = 0.0;
+        cnt[j] = 0u;
+        cnt_pad[j] = 0u;
+    }
+    let xc = c * P.in_h;
+    for (var kr = 0u; kr < KH; kr = kr + 1u) {
+        let ih = i32(oh * P.s_h + kr * P.d_h) - i32(P.p_h);
+        let row_in = ih >= 0 && ih < i32(P.in_h);
+        let row_pad = ih < i32(P.in_h + P.pe_h);
+        let xr = (xc + u32(max(ih, 0))) * P.in_w;
+        for (var kc = 0u; kc < KW; kc = kc + 1u) {
+            for (var j = 0u; j < OWB; j = j + 1u) {
+                let iw = i32((ow0 + j) * P.s_w + kc * P.d_w) - i32(P.p_w);
+                if (row_pad && iw < i32(P.in_w + P.pe_w)) { cnt_pad[j] = cnt_pad[j] + 1u; }
+                if (row_in && iw >= 0 && iw < i32(P.in_w)) {
+                    let v = X[P.x_off + xr + u32(iw)];
+                    mx[j] = max(mx[j], v);
+                    sum[j] = sum[j] + v;
+                    cnt[j] = cnt[j] + 1u;
+                }
+            }
+        }
+    }
+    let yrow = (c * P.out_h + oh) * P.out_w;
+    for (var j = 0u; j < OWB; j = j + 1u) {
+        if (ow0 + j < P.out_w) {
+            if (AVG) {
+                let div = select(cnt[j], cnt_pad[j], P.count_include_pad != 0u);
+                Y[P.y_off + yrow + ow0 + j] = sum[j] / f32(max(div, 1u));
+            } else {
+                Y[P.y_off + yrow + ow0 + j] = mx[j];
+            }
+        }
+    }
+}

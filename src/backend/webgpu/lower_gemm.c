@@ -1,0 +1,585 @@
+/* The GEMM emitter (see lower_gemm.h): kernel family, tile shape, load
+ * modes and split-K chosen per problem, or forced by RLX_GEMM_* variables
+ * for sweeps. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/webgpu/lower_gemm.h"
+#include "backend/webgpu/wg_split.h"
+#include "base/platform.h"
+
+typedef struct tile_cfg {
+    uint32_t tm, tn, wgx, wgy, bk;
+} tile_cfg;
+
+bool wg_act_ok(const rlx_act *a) { return a->kind >= RLX_ACT_NONE && a->kind <= RLX_ACT_TANH; }
+
+static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+static uint64_t env_u64(const char *name, uint64_t dflt) {
+    const char *v = rlx_getenv(name);
+    if (!v || !*v) return dflt;
+    char *end = NULL;
+    unsigned long long x = strtoull(v, &end, 10);
+    return (end && *end == 0) ? (uint64_t)x : dflt;
+}
+
+/* Whether the device can run a tile shape. */
+static bool tile_fits(const wg_caps *c, const tile_cfg *t) {
+    if ((t->tm != 4 && t->tm != 8) || (t->tn != 4 && t->tn != 8)) return false;
+    if (t->bk < 4 || t->bk % 4 || t->wgx == 0 || t->wgy == 0) return false;
+    uint64_t nt = (uint64_t)t->wgx * t->wgy;
+    uint64_t shared = (uint64_t)t->bk * ((uint64_t)t->wgy * t->tm + (uint64_t)t->wgx * t->tn) * 4;
+    if (c->max_wg_invocations && nt > c->max_wg_invocations) return false;
+    if (c->max_wg_size_x && t->wgx > c->max_wg_size_x) return false;
+    if (c->max_wg_size_y && t->wgy > c->max_wg_size_y) return false;
+    uint32_t lim = c->max_wg_storage ? c->max_wg_storage : 16384;
+    return shared <= lim;
+}
+
+/* RLX_GEMM_TILE=TMxTN,WGXxWGY,BK; false when unset. */
+static bool forced_tile(tile_cfg *t, bool *bad) {
+    const char *v = rlx_getenv("RLX_GEMM_TILE");
+    *bad = false;
+    if (!v || !*v) return false;
+    unsigned a, b, c, d, e;
+    if (sscanf(v, "%ux%u,%ux%u,%u", &a, &b, &c, &d, &e) != 5) {
+        *bad = true;
+        return true;
+    }
+    *t = (tile_cfg){ a, b, c, d, e };
+    return true;
+}
+
+/* The automatic choice: the largest tile that still gives the grid enough
+ * workgroups; skinny tiles for few rows (GEMV-like shapes, e.g. batch-1
+ * transformer decoding). */
+static tile_cfg choose_tiles(const wg_caps *c, uint64_t M, uint64_t N, uint64_t nbatch) {
+    static const tile_cfg big[] = {
+        { 8, 8, 16, 16, 8 },  /* 128 x 128 */
+        { 8, 4, 16, 16, 16 }, /* 128 x 64 */
+        { 4, 4, 16, 16, 16 }, /* 64 x 64 */
+        { 4, 4, 8, 8, 16 },   /* 32 x 32 */
+    };
+    uint64_t target = env_u64("RLX_GEMM_TARGET_WG", 256);
+    if (M <= 16) {
+        tile_cfg t = { 4, 4, 32, (uint32_t)cdiv(M, 4), 16 };
+        if (tile_fits(c, &t)) return t;
+    }
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        const tile_cfg *t = &big[i];
+        if (!tile_fits(c, t)) continue;
+        uint64_t bm = (uint64_t)t->wgy * t->tm, bn = (uint64_t)t->wgx * t->tn;
+        /* a tile far larger than the problem wastes the workgroup */
+        if (bm > 2 * M && i + 1 < sizeof big / sizeof big[0]) continue;
+        if (bn > 2 * N && i + 1 < sizeof big / sizeof big[0]) continue;
+        if (cdiv(M, bm) * cdiv(N, bn) * nbatch >= target || i + 1 == sizeof big / sizeof big[0]) return *t;
+    }
+    return (tile_cfg){ 4, 4, 8, 8, 16 };
+}
+
+static bool all4(const uint64_t *v, int n) {
+    for (int i = 0; i < n; i++)
+        if (v[i] % 4) return false;
+    return true;
+}
+
+/* The reference kernel (kernels/matmul.wgsl): 16 x 16 tiles, one output per
+ * invocation; f32 operands only. */
+static rlx_status emit_ref(wg_lower *L, const wg_gemm *m) {
+    if (m->conv) return wg_decline(L, "the reference matmul kernel has no implicit convolution");
+    uint64_t nbatch = 1;
+    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    uint64_t tiles_n = cdiv(m->N, 16), tiles_m = cdiv(m->M, 16);
+    uint64_t groups = tiles_n * tiles_m * nbatch;
+    if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "matmul too large for 32-bit indexing");
+    wg_dispatch *d = wg_emit(L, "matmul");
+    wg_spec(L, d, "ACT", (double)m->act.kind);
+    wg_bind(L, d, m->a, m->a_off, m->a_n);
+    wg_bind(L, d, m->b, m->b_off, m->b_n);
+    if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, d, m->a, m->a_off, 1); /* unused placeholder */
+    wg_bind(L, d, m->y, m->y_off, m->y_n);
+    wg_p_u32(L, d, (uint32_t)m->M);
+    wg_p_u32(L, d, (uint32_t)m->N);
+    wg_p_u32(L, d, (uint32_t)m->K);
+    wg_p_u32(L, d, m->bias >= 0 ? 1 : 0);
+    wg_p_f32(L, d, m->alpha);
+    wg_p_f32(L, d, m->beta);
+    wg_p_u32(L, d, (uint32_t)m->a_sm);
+    wg_p_u32(L, d, (uint32_t)m->a_sk);
+    wg_p_u32(L, d, (uint32_t)m->b_sk);
+    wg_p_u32(L, d, (uint32_t)m->b_sn);
+    wg_p_u32(L, d, (uint32_t)m->bias_sm);
+    wg_p_u32(L, d, (uint32_t)m->bias_sn);
+    wg_p_u32(L, d, (uint32_t)nbatch);
+    wg_p_u32(L, d, (uint32_t)tiles_n);
+    wg_p_u32(L, d, (uint32_t)tiles_m);
+    wg_p_u32(L, d, (uint32_t)(m->y_sm ? m->y_sm : m->N));
+    const uint64_t *arr[5] = { m->bdims, m->a_bs, m->b_bs, m->y_bs, m->bias_bs };
+    for (int k = 0; k < 5; k++)
+        for (int i = 0; i < 4; i++) {
+            int j = i - (4 - m->nb);
+            wg_p_u32(L, d, (uint32_t)(j >= 0 ? arr[k][j] : (k == 0 ? 1 : 0)));
+        }
+    wg_p_f32(L, d, m->act.alpha);
+    wg_p_f32(L, d, m->act.beta);
+    return wg_grid_groups(L, d, groups);
+}
+
+static bool konst_f32(const wg_lower *L, int v) {
+    return v >= 0 && L->g->values[v].konst && L->g->values[v].dtype == RLX_DTYPE_F32;
+}
+
+/* The Params of gemm.wgsl / gemm_coop.wgsl (gemm_common.wgsl) after the
+ * four offsets. */
+static void p_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, uint64_t nbatch, uint64_t tiles_n, uint64_t tiles_m,
+                   uint64_t y_sm, const uint64_t *bd, const uint64_t *abs_, const uint64_t *bbs, const uint64_t *ybs,
+                   const uint64_t *cbs, uint64_t klen, uint32_t a_sub, uint32_t b_sub, bool has_bias) {
+    wg_p_u32(L, d, (uint32_t)m->M);
+    wg_p_u32(L, d, (uint32_t)m->N);
+    wg_p_u32(L, d, (uint32_t)m->K);
+    wg_p_u32(L, d, has_bias ? 1 : 0);
+    wg_p_f32(L, d, m->alpha);
+    wg_p_f32(L, d, m->beta);
+    wg_p_u32(L, d, (uint32_t)m->a_sm);
+    wg_p_u32(L, d, (uint32_t)m->a_sk);
+    wg_p_u32(L, d, (uint32_t)m->b_sk);
+    wg_p_u32(L, d, (uint32_t)m->b_sn);
+    wg_p_u32(L, d, (uint32_t)m->bias_sm);
+    wg_p_u32(L, d, (uint32_t)m->bias_sn);
+    wg_p_u32(L, d, (uint32_t)nbatch);
+    wg_p_u32(L, d, (uint32_t)tiles_n);
+    wg_p_u32(L, d, (uint32_t)tiles_m);
+    wg_p_u32(L, d, (uint32_t)y_sm);
+    const uint64_t *arr[5] = { bd, abs_, bbs, ybs, cbs };
+    for (int k = 0; k < 5; k++)
+        for (int i = 0; i < 4; i++) wg_p_u32(L, d, (uint32_t)arr[k][i]);
+    wg_p_f32(L, d, m->act.alpha);
+    wg_p_f32(L, d, m->act.beta);
+    wg_p_u32(L, d, (uint32_t)klen);
+    wg_p_u32(L, d, a_sub);
+    wg_p_u32(L, d, b_sub);
+    wg_p_u32(L, d, m->in_h);
+    wg_p_u32(L, d, m->in_w);
+    wg_p_u32(L, d, m->out_w);
+    wg_p_u32(L, d, m->k_h);
+    wg_p_u32(L, d, m->k_w);
+    wg_p_u32(L, d, m->s_h);
+    wg_p_u32(L, d, m->s_w);
+    wg_p_u32(L, d, m->p_h);
+    wg_p_u32(L, d, m->p_w);
+    wg_p_u32(L, d, m->d_h);
+    wg_p_u32(L, d, m->d_w);
+}
+
+/* Batch dims right-aligned into the kernels' four slots. */
+static void batch_slots(const wg_gemm *m, uint64_t *bd, uint64_t *abs_, uint64_t *bbs, uint64_t *ybs, uint64_t *cbs) {
+    for (int i = 0; i < 4; i++) bd[i] = 1, abs_[i] = bbs[i] = ybs[i] = cbs[i] = 0;
+    for (int i = 0; i < m->nb; i++) {
+        int j = 4 - m->nb + i;
+        bd[j] = m->bdims[i];
+        abs_[j] = m->a_bs[i];
+        bbs[j] = m->b_bs[i];
+        ybs[j] = m->y_bs[i];
+        cbs[j] = m->bias_bs[i];
+    }
+}
+
+/* The cooperative-matrix kernel (gemm_coop.wgsl): 64 x 64 tiles, four
+ * subgroups of caps->coop_sg invocations, scalar loads. */
+static rlx_status emit_coop(wg_lower *L, const wg_gemm *m) {
+    uint64_t nbatch = 1;
+    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    uint64_t tiles_m = cdiv(m->M, 64), tiles_n = cdiv(m->N, 64);
+    uint64_t groups = tiles_m * tiles_n * nbatch;
+    if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "GEMM grid too large for 32-bit indexing");
+    bool a16 = konst_f32(L, m->a), b16 = !m->conv && konst_f32(L, m->b);
+    int amode = m->a_sm == 1 && m->a_sk != 1 ? 3 : 0, bmode = m->conv ? 4 : (m->b_sk == 1 && m->b_sn != 1 ? 3 : 0);
+    uint64_t bd[4], abs_[4], bbs[4], ybs[4], cbs[4];
+    batch_slots(m, bd, abs_, bbs, ybs, cbs);
+    uint32_t sg = L->caps->coop_sg ? L->caps->coop_sg : 32;
+    wg_dispatch *d = wg_emit(L, "gemm_coop");
+    wg_spec(L, d, "A_F16", a16);
+    wg_spec(L, d, "B_F16", b16);
+    wg_spec(L, d, "A_MODE", amode);
+    wg_spec(L, d, "B_MODE", bmode);
+    wg_spec(L, d, "ACT", (double)m->act.kind);
+    wg_spec(L, d, "WG", 4 * sg);
+    wg_spec(L, d, "SG", sg);
+    if (m->conv && m->k_h <= 16 && m->k_w <= 16) {
+        wg_spec(L, d, "CKH", m->k_h);
+        wg_spec(L, d, "CKW", m->k_w);
+    }
+    uint32_t a_sub = 0, b_sub = 0;
+    if (a16) wg_bind_f16(L, d, m->a, m->a_off, m->a_n, &a_sub);
+    else wg_bind(L, d, m->a, m->a_off, m->a_n);
+    if (b16) wg_bind_f16(L, d, m->b, m->b_off, m->b_n, &b_sub);
+    else wg_bind(L, d, m->b, m->b_off, m->b_n);
+    if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
+    wg_bind(L, d, m->y, m->y_off, m->y_n);
+    p_gemm(L, d, m, nbatch, tiles_n, tiles_m, m->y_sm ? m->y_sm : m->N, bd, abs_, bbs, ybs, cbs, m->K, a_sub, b_sub,
+           m->bias >= 0);
+    return wg_grid_groups(L, d, groups);
+}
+
+/* The tiled kernel. nsplit > 1: split-K into the scratch, then the reduce
+ * kernel. */
+static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, uint64_t nsplit, uint64_t klen) {
+    const wg_caps *c = L->caps;
+    bool vec = env_u64("RLX_GEMM_VEC4", 1) != 0;
+    bool a16 = c->f16 && konst_f32(L, m->a), b16 = c->f16 && !m->conv && konst_f32(L, m->b);
+    uint64_t nbatch = 1;
+    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    uint64_t bm = (uint64_t)t->wgy * t->tm, bn = (uint64_t)t->wgx * t->tn;
+    uint64_t tiles_m = cdiv(m->M, bm), tiles_n = cdiv(m->N, bn);
+    uint64_t groups = tiles_m * tiles_n * (nsplit > 1 ? nsplit : nbatch);
+    if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "GEMM grid too large for 32-bit indexing");
+    uint64_t y_sm = m->y_sm ? m->y_sm : m->N;
+
+    /* batch dims right-aligned into four slots; split-K uses the last */
+    uint64_t bd[4], abs_[4], bbs[4], ybs[4], cbs[4];
+    if (nsplit > 1) {
+        for (int i = 0; i < 4; i++) bd[i] = 1, abs_[i] = bbs[i] = ybs[i] = cbs[i] = 0;
+        bd[3] = nsplit;
+        abs_[3] = klen * m->a_sk;
+        bbs[3] = m->conv ? 0 : klen * m->b_sk; /* the implicit operand offsets k itself */
+        ybs[3] = m->M * m->N;
+    } else {
+        batch_slots(m, bd, abs_, bbs, ybs, cbs);
+    }
+    /* load modes */
+    int amode = m->a_sm == 1 && m->a_sk != 1 ? 3 : 0, bmode = m->conv ? 4 : (m->b_sk == 1 && m->b_sn != 1 ? 3 : 0);
+    if (vec) {
+        if (m->a_sk == 1 && m->K % 4 == 0 && m->a_sm % 4 == 0 && m->a_off % 4 == 0 && all4(abs_, 4)) amode = 1;
+        else if (m->a_sm == 1 && m->M % 4 == 0 && m->a_sk % 4 == 0 && m->a_off % 4 == 0 && all4(abs_, 4)) amode = 2;
+        if (!m->conv) {
+            if (m->b_sn == 1 && m->N % 4 == 0 && m->b_sk % 4 == 0 && m->b_off % 4 == 0 && all4(bbs, 4)) bmode = 1;
+            else if (m->b_sk == 1 && m->K % 4 == 0 && m->b_sn % 4 == 0 && m->b_off % 4 == 0 && all4(bbs, 4)) bmode = 2;
+        }
+    }
+    bool yvec = vec && !m->y_pix && y_sm % 4 == 0 && m->N % 4 == 0 && (nsplit > 1 || m->y_off % 4 == 0) && all4(ybs, 4);
+
+    wg_dispatch *d = wg_emit(L, "gemm");
+    wg_spec(L, d, "TM", t->tm);
+    wg_spec(L, d, "TN", t->tn);
+    wg_spec(L, d, "WGX", t->wgx);
+    wg_spec(L, d, "WGY", t->wgy);
+    wg_spec(L, d, "BK", t->bk);
+    wg_spec(L, d, "A_MODE", amode);
+    wg_spec(L, d, "B_MODE", bmode);
+    wg_spec(L, d, "A_F16", a16);
+    wg_spec(L, d, "B_F16", b16);
+    wg_spec(L, d, "Y_VEC", yvec);
+    wg_spec(L, d, "SPLITK", nsplit > 1);
+    wg_spec(L, d, "ACT", nsplit > 1 ? 0 : (double)m->act.kind);
+    if (m->y_pix) wg_spec(L, d, "Y_PIX", 1);
+    if (m->conv && m->k_h <= 16 && m->k_w <= 16) { /* constant divisors for the implicit operand */
+        wg_spec(L, d, "CKH", m->k_h);
+        wg_spec(L, d, "CKW", m->k_w);
+    }
+    /* RLX_GEMM_PREFETCH=1: register prefetch of the next k tile, where each
+     * invocation holds at most 8 items of each tile (gemm.wgsl PF_MAX) */
+    uint64_t nt = (uint64_t)t->wgx * t->wgy;
+    uint64_t na = bm * t->bk / (amode == 1 || amode == 2 ? 4 : 1), nbi = bn * t->bk / (bmode == 1 || bmode == 2 ? 4 : 1);
+    if (env_u64("RLX_GEMM_PREFETCH", 0) && cdiv(na, nt) <= 8 && cdiv(nbi, nt) <= 8) wg_spec(L, d, "PREFETCH", 1);
+    uint32_t a_sub = 0, b_sub = 0;
+    if (a16) wg_bind_f16(L, d, m->a, m->a_off, m->a_n, &a_sub);
+    else wg_bind(L, d, m->a, m->a_off, m->a_n);
+    if (b16) wg_bind_f16(L, d, m->b, m->b_off, m->b_n, &b_sub);
+    else wg_bind(L, d, m->b, m->b_off, m->b_n);
+    if (m->bias >= 0 && nsplit <= 1) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
+    uint64_t part_n = nsplit * m->M * m->N;
+    if (nsplit > 1) {
+        wg_scratch(L, part_n);
+        wg_bind(L, d, WG_SCRATCH, 0, part_n);
+    } else {
+        wg_bind(L, d, m->y, m->y_off, m->y_n);
+    }
+    p_gemm(L, d, m, nsplit > 1 ? nsplit : nbatch, tiles_n, tiles_m, nsplit > 1 ? m->N : y_sm, bd, abs_, bbs, ybs, cbs,
+           nsplit > 1 ? klen : m->K, a_sub, b_sub, m->bias >= 0 && nsplit <= 1);
+    RLX_TRY(wg_grid_groups(L, d, groups));
+    if (nsplit <= 1) return RLX_OK;
+
+    uint64_t total = m->M * m->N;
+    wg_dispatch *r = wg_emit(L, "gemm_reduce");
+    wg_spec(L, r, "ACT", (double)m->act.kind);
+    wg_bind(L, r, WG_SCRATCH, 0, part_n);
+    if (m->bias >= 0) wg_bind(L, r, m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, r, m->y, m->y_off, 1);
+    wg_bind(L, r, m->y, m->y_off, m->y_n);
+    wg_p_u32(L, r, (uint32_t)m->M);
+    wg_p_u32(L, r, (uint32_t)m->N);
+    wg_p_u32(L, r, (uint32_t)nsplit);
+    wg_p_u32(L, r, m->bias >= 0 ? 1 : 0);
+    wg_p_f32(L, r, m->alpha);
+    wg_p_f32(L, r, m->beta);
+    wg_p_u32(L, r, (uint32_t)m->bias_sm);
+    wg_p_u32(L, r, (uint32_t)m->bias_sn);
+    wg_p_u32(L, r, (uint32_t)y_sm);
+    wg_p_f32(L, r, m->act.alpha);
+    wg_p_f32(L, r, m->act.beta);
+    wg_p_u32(L, r, (uint32_t)total);
+    return wg_grid_1d(L, r, total);
+}
+
+rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *m) { return emit_coop(L, m); }
+
+/* One product as one GEMM (or GEMM + reduce with split-K): its operand
+ * windows fit a binding each. */
+static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
+    if (!wg_act_ok(&m->act)) return wg_decline(L, "activation kind %d", (int)m->act.kind);
+    uint64_t big = (uint64_t)1 << 31;
+    if (m->M >= big || m->N >= big || m->K >= big || m->a_n >= big || m->b_n >= big || m->y_n >= big)
+        return wg_decline(L, "GEMM too large for 32-bit indexing");
+    if (m->y_pix && (m->conv || m->splitk_ok)) return wg_decline(L, "pixel-grid output with conv or split-K");
+    const char *kern = rlx_getenv("RLX_GEMM_KERNEL");
+    bool pix = m->y_pix; /* only gemm.wgsl stores to a pixel grid */
+    if (!pix && kern && strcmp(kern, "ref") == 0) return emit_ref(L, m);
+    /* tensor cores (f16 mode, probed at device open) for shapes that fill
+     * 64 x 64 tiles reasonably */
+    bool force_coop = kern && strcmp(kern, "coop") == 0;
+    if (!pix && L->caps->coop && !(kern && strcmp(kern, "tiled") == 0) &&
+        (force_coop || (m->M >= 32 && m->N >= 32 && m->K >= 32)))
+        return emit_coop(L, m);
+    uint64_t nbatch = 1;
+    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    tile_cfg t;
+    bool bad;
+    if (forced_tile(&t, &bad)) {
+        if (bad || !tile_fits(L->caps, &t))
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: RLX_GEMM_TILE='%s': expected TMxTN,WGXxWGY,BK with TM, TN in {4, 8}, "
+                            "BK a multiple of 4, within the device's workgroup limits", rlx_node_desc(L->n),
+                            rlx_getenv("RLX_GEMM_TILE"));
+    } else {
+        t = choose_tiles(L->caps, m->M, m->N, nbatch);
+    }
+    /* split-K: MatMul/Gemm with a single batch whose grid is small */
+    uint64_t bm = (uint64_t)t.wgy * t.tm, bn = (uint64_t)t.wgx * t.tn;
+    uint64_t tiles = cdiv(m->M, bm) * cdiv(m->N, bn) * nbatch;
+    uint64_t nsplit = 1, klen = m->K;
+    uint64_t forced = env_u64("RLX_GEMM_SPLITK", UINT64_MAX);
+    if (m->splitk_ok && nbatch == 1 && m->K > 2 * t.bk) {
+        uint64_t target = env_u64("RLX_GEMM_TARGET_WG", 256);
+        /* GEMV-like shapes are bound by reading B: more, smaller slices keep
+         * more loads in flight (skinny tiles have 32..128 invocations) */
+        if (m->M <= 16) target *= 4;
+        /* automatic only for enough work to pay for the second dispatch */
+        bool worth = m->K >= 256 && m->M * m->N * m->K >= ((uint64_t)1 << 21);
+        uint64_t want = forced != UINT64_MAX ? forced : (worth && tiles < target / 2 ? cdiv(target, tiles) : 1);
+        uint64_t max_split = m->K / (2 * t.bk);
+        if (want > max_split) want = max_split;
+        if (want > 64) want = 64;
+        if (want > 1) {
+            klen = cdiv(cdiv(m->K, want), t.bk) * t.bk;
+            nsplit = cdiv(m->K, klen);
+        }
+        /* the partial sums must fit one binding */
+        if (nsplit > 1 && nsplit * m->M * m->N * 4 > L->caps->max_binding) nsplit = 1, klen = m->K;
+    }
+    return emit_tiled(L, m, &t, nsplit, klen);
+}
+
+/* ------------------------------------------------ operands larger than one binding */
+
+/* Windows (elements) of each operand of a block: bc items of the innermost
+ * batch dim (the outer batch dims fixed), mc rows, nc columns. Every stride
+ * is non-negative. The implicit conv operand of a block is the input
+ * channels of its bc (image, group) items whatever its columns (b_sk and
+ * b_sn do not describe it). */
+static uint64_t ext_a(const wg_gemm *m, uint64_t bc, uint64_t mc) {
+    uint64_t bs = m->nb ? m->a_bs[m->nb - 1] : 0;
+    return 1 + (bc - 1) * bs + (mc - 1) * m->a_sm + (m->K ? m->K - 1 : 0) * m->a_sk;
+}
+static uint64_t ext_b(const wg_gemm *m, uint64_t bc, uint64_t nc) {
+    uint64_t bs = m->nb ? m->b_bs[m->nb - 1] : 0;
+    if (m->conv) {
+        uint64_t taps = (uint64_t)m->k_h * m->k_w;
+        uint64_t cin = taps ? m->K / taps : 0;
+        return (bc - 1) * bs + (cin ? cin : 1) * m->in_h * m->in_w;
+    }
+    return 1 + (bc - 1) * bs + (m->K ? m->K - 1 : 0) * m->b_sk + (nc - 1) * m->b_sn;
+}
+static uint64_t y_rows(const wg_gemm *m) { return m->y_sm ? m->y_sm : m->N; }
+static uint64_t ext_y(const wg_gemm *m, uint64_t bc, uint64_t mc, uint64_t nc) {
+    uint64_t bs = m->nb ? m->y_bs[m->nb - 1] : 0;
+    return 1 + (bc - 1) * bs + (mc - 1) * y_rows(m) + (nc - 1);
+}
+static uint64_t ext_bias(const wg_gemm *m, uint64_t bc, uint64_t mc, uint64_t nc) {
+    if (m->bias < 0) return 1;
+    uint64_t bs = m->nb ? m->bias_bs[m->nb - 1] : 0;
+    return 1 + (bc - 1) * bs + (mc - 1) * m->bias_sm + (nc - 1) * m->bias_sn;
+}
+
+static bool block_fits(const wg_gemm *m, uint64_t bc, uint64_t mc, uint64_t nc, uint64_t room) {
+    return ext_a(m, bc, mc) <= room && ext_b(m, bc, nc) <= room && ext_y(m, bc, mc, nc) <= room &&
+           ext_bias(m, bc, mc, nc) <= room;
+}
+
+/* Largest x in [1, hi] with ok(x), 0 if none; ok is monotone (true up to a
+ * point). */
+#define LARGEST(hi, expr_of_x, out)                       \
+    do {                                                  \
+        uint64_t lo_ = 0, hi_ = (hi);                     \
+        while (lo_ < hi_) {                               \
+            uint64_t x = lo_ + (hi_ - lo_ + 1) / 2;       \
+            if (expr_of_x) lo_ = x;                       \
+            else hi_ = x - 1;                             \
+        }                                                 \
+        (out) = lo_;                                      \
+    } while (0)
+
+/* A block count below the whole rounded down to a multiple of 4 (when at
+ * least 4): block offsets then stay multiples of 4 where the strides allow,
+ * so that blocks keep the vec4 loads and stores (emit_tiled checks every
+ * offset and falls back to scalar loads where one is not). */
+static uint64_t round4(uint64_t c, uint64_t whole) { return c < whole && c >= 4 ? c / 4 * 4 : c; }
+
+/* Most dispatches one product may be split into before the lowering
+ * declines (the step then runs on the CPU). */
+#define GEMM_MAX_BLOCKS 16384u
+
+/* Blocks of a product whose every row of A and column of B fits a binding:
+ * first by items of the innermost batch dim (the outer batch dims one at a
+ * time), then by rows of A and y (M) and columns of B and y (N; not for the
+ * implicit conv operand, whose columns are pixels). Each block is one
+ * emit_one without split-K: every output is still summed over the whole K
+ * in the same order, the same bits as one unsplit dispatch. */
+static rlx_status emit_blocks(wg_lower *L, const wg_gemm *m) {
+    uint64_t nbatch = 1;
+    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    uint64_t room = wg_window_room(L->caps);
+    uint64_t inner = m->nb ? m->bdims[m->nb - 1] : 1, outer = m->nb ? nbatch / inner : 1;
+    uint64_t bc = 0, mc = m->M, nc = m->N;
+    LARGEST(inner, block_fits(m, x, m->M, m->N, room), bc);
+    if (bc == 0) { /* one batch item at a time, split M and N */
+        bc = 1;
+        LARGEST(m->M, ext_a(m, 1, x) <= room, mc);
+        LARGEST(m->N, ext_b(m, 1, x) <= room, nc);
+        if (mc == 0 || nc == 0) return wg_decline(L, "a row of A or a column of B exceeds one storage binding");
+        if (!block_fits(m, 1, mc, nc, room)) {
+            uint64_t mc2;
+            LARGEST(mc, block_fits(m, 1, x, nc, room), mc2);
+            if (mc2) {
+                mc = mc2;
+            } else {
+                mc = 1;
+                LARGEST(nc, block_fits(m, 1, 1, x, room), nc);
+                if (nc == 0) return wg_decline(L, "no block of the GEMM fits one storage binding");
+            }
+        }
+        mc = round4(mc, m->M);
+        nc = round4(nc, m->N);
+    }
+    if (m->conv && nc < m->N) return wg_decline(L, "the implicit convolution's output exceeds one storage binding");
+    uint64_t blocks = outer * ((inner + bc - 1) / bc) * ((m->M + mc - 1) / mc) * ((m->N + nc - 1) / nc);
+    if (blocks > GEMM_MAX_BLOCKS)
+        return wg_decline(L, "splitting the GEMM by the binding limit would take %llu dispatches",
+                          (unsigned long long)blocks);
+    for (uint64_t q = 0; q < outer; q++) {
+        /* offsets of outer batch item q (batch dims 0 .. nb-2) */
+        uint64_t a0 = m->a_off, b0 = m->b_off, y0 = m->y_off, c0 = m->bias_off, r = q;
+        for (int i = m->nb - 2; i >= 0; i--) {
+            uint64_t idx = r % m->bdims[i];
+            r /= m->bdims[i];
+            a0 += idx * m->a_bs[i];
+            b0 += idx * m->b_bs[i];
+            y0 += idx * m->y_bs[i];
+            c0 += idx * m->bias_bs[i];
+        }
+        uint64_t ia = m->nb ? m->a_bs[m->nb - 1] : 0, ib = m->nb ? m->b_bs[m->nb - 1] : 0;
+        uint64_t iy = m->nb ? m->y_bs[m->nb - 1] : 0, ic = m->nb ? m->bias_bs[m->nb - 1] : 0;
+        for (uint64_t j0 = 0; j0 < inner; j0 += bc) {
+            uint64_t bn = inner - j0 < bc ? inner - j0 : bc;
+            for (uint64_t m0 = 0; m0 < m->M; m0 += mc)
+                for (uint64_t n0 = 0; n0 < m->N; n0 += nc) {
+                    wg_gemm blk = *m;
+                    blk.M = m->M - m0 < mc ? m->M - m0 : mc;
+                    blk.N = m->N - n0 < nc ? m->N - n0 : nc;
+                    blk.y_sm = y_rows(m);
+                    blk.nb = m->nb ? 1 : 0;
+                    memset(blk.bdims, 0, sizeof blk.bdims);
+                    memset(blk.a_bs, 0, sizeof blk.a_bs);
+                    memset(blk.b_bs, 0, sizeof blk.b_bs);
+                    memset(blk.y_bs, 0, sizeof blk.y_bs);
+                    memset(blk.bias_bs, 0, sizeof blk.bias_bs);
+                    if (m->nb) {
+                        blk.bdims[0] = bn;
+                        blk.a_bs[0] = ia;
+                        blk.b_bs[0] = ib;
+                        blk.y_bs[0] = iy;
+                        blk.bias_bs[0] = ic;
+                    }
+                    blk.a_off = a0 + j0 * ia + m0 * m->a_sm;
+                    blk.a_n = ext_a(m, bn, blk.M);
+                    blk.b_off = b0 + j0 * ib + (m->conv ? 0 : n0 * m->b_sn);
+                    blk.b_n = ext_b(m, bn, blk.N);
+                    blk.y_off = y0 + j0 * iy + m0 * blk.y_sm + n0;
+                    blk.y_n = ext_y(m, bn, blk.M, blk.N);
+                    if (m->bias >= 0) {
+                        blk.bias_off = c0 + j0 * ic + m0 * m->bias_sm + n0 * m->bias_sn;
+                        blk.bias_n = ext_bias(m, bn, blk.M, blk.N);
+                    }
+                    blk.splitk_ok = false;
+                    RLX_TRY(emit_one(L, &blk));
+                }
+        }
+    }
+    return RLX_OK;
+}
+
+static bool window_fits(const wg_caps *c, uint64_t off, uint64_t n) { return wg_binding_bytes(c, off, n) <= c->max_binding; }
+
+/* One product, split when an operand exceeds one storage binding (see
+ * emit_blocks: the same bits as one dispatch). When one row of A or one
+ * column of B is itself larger than a binding (a MatMul weight B [K, N]
+ * stored row-major, whose columns span all of it), K is split too: chunk 0
+ * computes y = alpha * A0 B0 (+ beta * C), each later chunk
+ * y = alpha * Ak Bk + y (y bound again as the bias), and only the last
+ * applies the activation. That changes the summation order: the result
+ * then differs from the unsplit one by rounding only. */
+rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *m) {
+    uint64_t nbatch = 1;
+    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    if (nbatch == 0 || m->M == 0 || m->N == 0) return RLX_OK;
+    const wg_caps *c = L->caps;
+    if (window_fits(c, m->a_off, m->a_n) && window_fits(c, m->b_off, m->b_n) && window_fits(c, m->y_off, m->y_n) &&
+        (m->bias < 0 || window_fits(c, m->bias_off, m->bias_n)))
+        return emit_one(L, m);
+    if (m->y_pix) return wg_decline(L, "a pixel-grid GEMM with an operand larger than one storage binding");
+    uint64_t room = wg_window_room(c);
+    if (ext_a(m, 1, 1) <= room && ext_b(m, 1, 1) <= room) return emit_blocks(L, m);
+    if (m->conv) return wg_decline(L, "a row of the convolution's weights exceeds one storage binding");
+    if (m->K == 0) return wg_decline(L, "K = 0 with operands larger than a binding");
+    /* the largest K chunk whose row of A and column of B fit */
+    uint64_t kc;
+    LARGEST(m->K, 1 + (x - 1) * m->a_sk <= room && 1 + (x - 1) * m->b_sk <= room, kc);
+    if (kc == 0) return wg_decline(L, "one element's strides exceed a binding");
+    kc = round4(kc, m->K);
+    uint64_t chunks = (m->K + kc - 1) / kc;
+    if (chunks > GEMM_MAX_BLOCKS)
+        return wg_decline(L, "K = %llu would take %llu chunks", (unsigned long long)m->K, (unsigned long long)chunks);
+    for (uint64_t k0 = 0; k0 < m->K; k0 += kc) {
+        wg_gemm sub = *m;
+        sub.K = m->K - k0 < kc ? m->K - k0 : kc;
+        sub.a_off = m->a_off + k0 * m->a_sk;
+        sub.b_off = m->b_off + k0 * m->b_sk;
+        if (k0 > 0) { /* accumulate onto y: bias = y, beta = 1 */
+            sub.bias = m->y;
+            sub.beta = 1.0f;
+            sub.bias_off = m->y_off;
+            sub.bias_n = m->y_n;
+            sub.bias_sm = y_rows(m);
+            sub.bias_sn = 1;
+            memcpy(sub.bias_bs, m->y_bs, sizeof sub.bias_bs);
+        }
+        if (k0 + kc < m->K) sub.act = (rlx_act){ .kind = RLX_ACT_NONE };
+        sub.y_sm = y_rows(m);
+        sub.splitk_ok = false;
+        RLX_TRY(emit_blocks(L, &sub)); /* sets every block's windows */
+    }
+    return RLX_OK;
+}

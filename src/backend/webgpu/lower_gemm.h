@@ -1,0 +1,79 @@
+/* The GEMM emitter shared by the MatMul, Gemm and Conv lowerings
+ * (lower_nn.c): one batched product
+ *   y[b, m, n] = act(alpha * sum_k A(b, m, k) B(b, k, n) + beta * bias(b, m, n))
+ * with general strides, lowered to kernels/gemm.wgsl (tiled, register
+ * blocked, vec4 loads, optional split-K with kernels/gemm_reduce.wgsl, f16
+ * weights), kernels/gemm_coop.wgsl (cooperative matrices, f16 mode) or the
+ * reference kernels/matmul.wgsl (RLX_GEMM_KERNEL=ref).
+ *
+ * Tile shapes are chosen per problem (see choose_tiles in lower_gemm.c) and
+ * can be forced at run time for sweeps:
+ *   RLX_GEMM_KERNEL=ref|tiled|coop  kernel family (default: tiled; coop in
+ *                                   f16 mode where the adapter offers it)
+ *   RLX_GEMM_TILE=TMxTN,WGXxWGY,BK  register block, workgroup, k step
+ *                                   (e.g. 4x4,16x16,16); invalid shapes for
+ *                                   the device are refused at compile
+ *   RLX_GEMM_SPLITK=N               k slices for MatMul/Gemm (0: never;
+ *                                   default: when the grid is small)
+ *   RLX_GEMM_VEC4=0                 scalar loads and stores only
+ *   RLX_GEMM_PREFETCH=1             register prefetch of the next k tile
+ *   RLX_GEMM_TARGET_WG=N            workgroups the automatic choice aims
+ *                                   for (default 256)
+ * Internal. */
+#ifndef RLX_BACKEND_WEBGPU_LOWER_GEMM_H
+#define RLX_BACKEND_WEBGPU_LOWER_GEMM_H
+
+#include "backend/webgpu/webgpu.h"
+#include "ir/ops/act.h"
+
+/* One batched GEMM. Batch dims: up to 4, outermost first; strides in
+ * elements of each operand. Operand windows: (value, elem_off, elems) in
+ * f32 elements; bias < 0: none. In f16 mode (caps->f16) a constant A or B
+ * is read from its binary16 copy by the tiled and cooperative kernels.
+ * conv: B is the implicit
+ * im2col of a 2-D NCHW input (b's batch strides select image and group;
+ * b_sk/b_sn unused), with the geometry below. splitk_ok: the summation
+ * order may change (MatMul, Gemm, and convolution on its fast path; never
+ * the im2col + GEMM reference path). */
+typedef struct wg_gemm {
+    uint64_t M, N, K;
+    float alpha, beta;
+    uint64_t a_sm, a_sk, b_sk, b_sn, bias_sm, bias_sn;
+    uint64_t y_sm; /* row stride of y; 0 means N */
+    int nb;
+    uint64_t bdims[4], a_bs[4], b_bs[4], y_bs[4], bias_bs[4];
+    int a, b, bias, y;
+    uint64_t a_off, a_n, b_off, b_n, bias_off, bias_n, y_off, y_n;
+    rlx_act act;
+    bool conv;
+    uint32_t in_h, in_w, out_w, k_h, k_w, s_h, s_w, p_h, p_w, d_h, d_w;
+    /* y_pix: column n of y goes to (n / out_w) * s_h + (n % out_w) * s_w
+     * (a pixel grid spread over y; not with conv, split-K or coop) */
+    bool y_pix;
+    bool splitk_ok;
+} wg_gemm;
+
+/* Emits the dispatches of g (one GEMM, or GEMM + reduce with split-K).
+ * When an operand window exceeds one storage binding
+ * (maxStorageBufferBindingSize or RLX_MAX_BINDING_BYTES) the product is
+ * split into blocks that fit, each its own GEMM without split-K: by items
+ * of the innermost batch dim, then rows (M), then columns (N; not for the
+ * implicit conv operand), all with the same bits as one dispatch; block
+ * sizes are multiples of 4 where possible so that blocks keep the vec4
+ * loads (a block whose offsets are not falls back to scalar loads). Only
+ * when one row of A or column of B alone exceeds a binding is K split,
+ * accumulating onto y (bias = y, beta = 1, the activation on the last
+ * chunk): the sums then round differently. Declines on sizes past 32-bit
+ * indexing, more than 16384 blocks, windows no split makes fit, or a forced
+ * tile shape the device cannot run. */
+rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *g);
+
+/* The cooperative-matrix kernel for g whatever the caps and the
+ * environment say (the self-test of webgpu_probe.c). */
+rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *g);
+
+/* The activation kind as a WGSL override value; false when the kernels do
+ * not know it. */
+bool wg_act_ok(const rlx_act *a);
+
+#endif

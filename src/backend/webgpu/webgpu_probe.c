@@ -1,0 +1,215 @@
+/* The self-test behind the cooperative-matrix GEMM (gemm_coop.wgsl): an
+ * adapter that reports wgpu-native's CooperativeMatrix feature may still
+ * lack the 16x16x16 f16 x f16 -> f32 configuration the kernel uses, use
+ * another subgroup size than the kernel assumes, or miscompile. So before
+ * the kernel is used, one product of odd size (70 x 50 x 40, every tile
+ * edge case) runs through the very lowering the models use (wg_emit_gemm)
+ * and is compared with a C reference of the f16-rounded operands; any
+ * device error or a wrong value turns the kernel off, with the reason kept
+ * for reports. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/webgpu/lower_gemm.h"
+#include "backend/webgpu/webgpu_device.h"
+#include "base/half.h"
+#include "base/platform.h"
+
+enum { PM = 70, PN = 50, PK = 40 };
+
+static float f16r(float x) { return rlx_f16_to_f32(rlx_f32_to_f16(x)); }
+
+static rlx_status probe_run(wg_backend *b) {
+    /* a three-value graph (a, b, y; no node) for the lowering helpers */
+    rlx_graph *g = NULL;
+    RLX_TRY(rlx_graph_create(13, &g));
+    int ids[3];
+    const char *names[3] = { "a", "b", "y" };
+    rlx_status st = RLX_OK;
+    for (int i = 0; i < 3 && !st; i++) {
+        st = rlx_graph_add_value(g, names[i], &ids[i]);
+        if (!st) g->values[ids[i]].dtype = RLX_DTYPE_F32;
+    }
+    if (st) {
+        rlx_graph_destroy(g);
+        return st;
+    }
+    wg_caps caps = b->caps;
+    caps.coop = true;
+    wg_lower L;
+    memset(&L, 0, sizeof L);
+    L.g = g;
+    L.caps = &caps;
+    wg_gemm m;
+    memset(&m, 0, sizeof m);
+    m.M = PM, m.N = PN, m.K = PK;
+    m.alpha = 1.0f;
+    m.a_sm = PK, m.a_sk = 1, m.b_sk = PN, m.b_sn = 1;
+    m.a = ids[0], m.b = ids[1], m.y = ids[2], m.bias = -1;
+    m.a_n = PM * PK, m.b_n = PK * PN, m.y_n = PM * PN;
+    st = wg_emit_gemm_coop(&L, &m);
+    if (!st && (L.n_d != 1 || strcmp(L.d[0].kernel, "gemm_coop") != 0))
+        st = rlx_fail(RLX_ERR_INTERNAL, "the lowering did not choose gemm_coop");
+    float *host = calloc(PM * PK + PK * PN + PM * PN, sizeof *host);
+    WGPUBuffer buf[4] = { NULL, NULL, NULL, NULL }, params = NULL, staging = NULL;
+    WGPUBindGroup bg = NULL;
+    if (!st && !host) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    if (st) goto done;
+    float *ha = host, *hb = host + PM * PK;
+    uint64_t seed = 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < PM * PK + PK * PN; i++) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        host[i] = (float)((double)(seed >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+    }
+    wg_dispatch *d = &L.d[0];
+    WGPUComputePipeline pipe = NULL;
+    st = wg_pipeline_get(b, d, "cooperative-matrix self-test", &pipe);
+    if (st) goto done;
+    wg_scope_push(b);
+    uint64_t sizes[3] = { PM * PK * 4, PK * PN * 4, PM * PN * 4 };
+    for (int i = 0; i < 3; i++) {
+        WGPUBufferDescriptor bd;
+        memset(&bd, 0, sizeof bd);
+        bd.size = (sizes[i] + 15) & ~(uint64_t)15;
+        bd.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst | WGPUBufferUsage_CopySrc;
+        buf[i] = wgpuDeviceCreateBuffer(b->dev, &bd);
+    }
+    WGPUBufferDescriptor pd;
+    memset(&pd, 0, sizeof pd);
+    pd.size = (uint64_t)((d->n_params * 4 + 15) & ~15);
+    pd.usage = WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst;
+    params = wgpuDeviceCreateBuffer(b->dev, &pd);
+    pd.size = sizes[2];
+    pd.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
+    staging = wgpuDeviceCreateBuffer(b->dev, &pd);
+    wgpuQueueWriteBuffer(b->queue, buf[0], 0, ha, (size_t)sizes[0]);
+    wgpuQueueWriteBuffer(b->queue, buf[1], 0, hb, (size_t)sizes[1]);
+    /* every binding starts at its buffer's start: the offsets stay 0 */
+    for (int i = 0; i < d->n_bind; i++) d->params[d->off_slot[i]] = 0;
+    wgpuQueueWriteBuffer(b->queue, params, 0, d->params, (size_t)d->n_params * 4);
+    WGPUBindGroupEntry ent[WG_MAX_BINDINGS + 1];
+    memset(ent, 0, sizeof ent);
+    ent[0].binding = 0;
+    ent[0].buffer = params;
+    ent[0].size = (uint64_t)((d->n_params * 4 + 15) & ~15);
+    for (int i = 0; i < d->n_bind; i++) {
+        int v = d->bind[i].value, k = v == ids[0] ? 0 : v == ids[1] ? 1 : 2;
+        ent[i + 1].binding = (uint32_t)(i + 1);
+        ent[i + 1].buffer = buf[k];
+        ent[i + 1].size = (d->bind[i].elems * 4 + 15) & ~(uint64_t)15;
+    }
+    WGPUBindGroupLayout lay = wgpuComputePipelineGetBindGroupLayout(pipe, 0);
+    WGPUBindGroupDescriptor bgd;
+    memset(&bgd, 0, sizeof bgd);
+    bgd.layout = lay;
+    bgd.entryCount = (size_t)d->n_bind + 1;
+    bgd.entries = ent;
+    bg = wgpuDeviceCreateBindGroup(b->dev, &bgd);
+    if (lay) wgpuBindGroupLayoutRelease(lay);
+    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
+    WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, NULL);
+    wgpuComputePassEncoderSetPipeline(pass, pipe);
+    wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 0, NULL);
+    wgpuComputePassEncoderDispatchWorkgroups(pass, d->groups[0], d->groups[1], d->groups[2]);
+    wgpuComputePassEncoderEnd(pass);
+    wgpuComputePassEncoderRelease(pass);
+    wgpuCommandEncoderCopyBufferToBuffer(enc, buf[2], 0, staging, 0, sizes[2]);
+    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+    wgpuCommandEncoderRelease(enc);
+    st = wg_scope_pop(b, "cooperative-matrix self-test");
+    if (st || !cb) {
+        if (cb) wgpuCommandBufferRelease(cb);
+        if (!st) st = rlx_fail(RLX_ERR_DEVICE, "no command buffer");
+        goto done;
+    }
+    wgpuInstanceProcessEvents(b->inst);
+    if (b->sh->lost) {
+        wgpuCommandBufferRelease(cb);
+        st = rlx_fail(RLX_ERR_DEVICE_LOST, "device lost");
+        goto done;
+    }
+    wgpuQueueSubmit(b->queue, 1, &cb);
+    wgpuCommandBufferRelease(cb);
+    st = wg_map_read(b, staging, sizes[2], "cooperative-matrix self-test");
+    if (st) goto done;
+    const float *y = wgpuBufferGetConstMappedRange(staging, 0, (size_t)sizes[2]);
+    double worst = 0;
+    int bad = -1;
+    for (int i = 0; y && i < PM; i++)
+        for (int j = 0; j < PN; j++) {
+            double s = 0;
+            for (int k = 0; k < PK; k++) s += (double)f16r(ha[i * PK + k]) * f16r(hb[k * PN + j]);
+            double e = fabs(y[i * PN + j] - s);
+            if (!(e <= worst)) worst = e, bad = i * PN + j; /* NaN counts as worst */
+        }
+    if (!y) st = rlx_fail(RLX_ERR_DEVICE, "no mapped range");
+    else if (!(worst <= 1e-3))
+        st = rlx_fail(RLX_ERR_DEVICE, "wrong result: element %d off by %.3g (tolerance 1e-3; subgroup size %u assumed)",
+                      bad, worst, caps.coop_sg);
+    wgpuBufferUnmap(staging);
+done:
+    if (bg) wgpuBindGroupRelease(bg);
+    for (int i = 0; i < 3; i++)
+        if (buf[i]) wgpuBufferDestroy(buf[i]), wgpuBufferRelease(buf[i]);
+    if (params) wgpuBufferDestroy(params), wgpuBufferRelease(params);
+    if (staging) wgpuBufferDestroy(staging), wgpuBufferRelease(staging);
+    free(host);
+    wg_lower_free(&L);
+    rlx_graph_destroy(g);
+    return st;
+}
+
+void wg_coop_probe(wg_backend *b) {
+    b->caps.coop = false;
+    const char *env = rlx_getenv("RLX_GPU_COOP");
+    if (!b->caps.f16) {
+        snprintf(b->coop_note, sizeof b->coop_note, "off (f16 mode is off)");
+        return;
+    }
+    if (env && strcmp(env, "0") == 0) {
+        snprintf(b->coop_note, sizeof b->coop_note, "off (RLX_GPU_COOP=0)");
+        return;
+    }
+    /* RLX_GPU_COOP=force runs the self-test even without the feature (it
+     * then fails cleanly: tests of the fallback) */
+    bool force = env && strcmp(env, "force") == 0;
+    if (!b->has_coop_matrix && !force) {
+        snprintf(b->coop_note, sizeof b->coop_note, "off (the adapter has no cooperative-matrix feature)");
+        return;
+    }
+    if (!b->has_f16 && !force) {
+        snprintf(b->coop_note, sizeof b->coop_note, "off (the adapter has no shader-f16)");
+        return;
+    }
+    /* once per shared device (and subgroup size): later sessions reuse
+     * the result */
+    wg_shared *sh = b->sh;
+    wg_device_lock(b);
+    if (sh->coop_state == 0 || sh->coop_sg != b->caps.coop_sg) {
+        double t0 = rlx_now_seconds();
+        rlx_status st = probe_run(b);
+        sh->coop_sg = b->caps.coop_sg;
+        if (st) {
+            sh->coop_state = -1;
+            snprintf(sh->coop_result, sizeof sh->coop_result, "self-test failed: %.130s", rlx_last_error());
+            for (char *c = sh->coop_result; *c; c++)
+                if (*c == '\n' || *c == '\r') *c = ' ';
+            rlx_clear_error();
+        } else {
+            sh->coop_state = 1;
+            snprintf(sh->coop_result, sizeof sh->coop_result, "self-test passed in %.0f ms",
+                     (rlx_now_seconds() - t0) * 1e3);
+        }
+    }
+    bool ok = sh->coop_state > 0;
+    wg_device_unlock(b);
+    if (!ok) {
+        snprintf(b->coop_note, sizeof b->coop_note, "off (%s)", sh->coop_result);
+        return;
+    }
+    b->caps.coop = true;
+    snprintf(b->coop_note, sizeof b->coop_note, "on (16x16x16 f16 -> f32, subgroup %u; %s)", b->caps.coop_sg,
+             sh->coop_result);
+}

@@ -1,0 +1,697 @@
+/* `rlx bench MODEL.onnx ...`: times whole forward passes of a model on a
+ * device. Reports the compile split (import, passes, lowering, pipeline
+ * creation, buffers, bind groups), the median / p10 / p90 of steady
+ * forward passes by the wall clock (outputs filled in place: nothing is
+ * allocated per pass), the GPU time of a pass from timestamp queries where
+ * the adapter has them, and optionally writes a Chrome / Perfetto trace
+ * (JSON "traceEvents") with one slice per dispatch. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/half.h"
+#include "base/platform.h"
+#include "base/tensor.h"
+#include "cli.h"
+#include "ir/graph.h"
+#include "runtime/session.h"
+
+#define MAX_ARGS 64
+
+static void print_help(FILE *f) {
+    fprintf(f,
+            "usage: rlx bench MODEL.onnx [options]\n"
+            "\n"
+            "Times forward passes of MODEL.onnx on a device: the first run (which compiles a\n"
+            "plan for the input shapes), then --warmup untimed runs, then --iters timed runs.\n"
+            "Steady runs fill the same output tensors in place, so a pass is the input\n"
+            "upload, the dispatches and the read-back of the outputs, nothing else.\n"
+            "\n"
+            "options:\n"
+            "  --device DEV          cpu (default), gpu or gpu:N (see 'rlx devices')\n"
+            "  --shape NAME=DIMS     shape of a generated input, e.g. x=1x3x224x224 (repeatable);\n"
+            "                        symbolic dims not given are 1\n"
+            "  --input NAME=FILE.npy feed input NAME from a .npy file (repeatable)\n"
+            "  --seed S              seed of the generated inputs (default 0)\n"
+            "  --warmup N            untimed runs after the first (default 5)\n"
+            "  --iters N             timed runs (default 20)\n"
+            "  --gpu-iters N         runs timed with GPU timestamps (default: --iters; 0 skips)\n"
+            "  --json                print one JSON object instead of text\n"
+            "  --profile FILE.json   also time each dispatch (GPU timestamps; CPU steps by the\n"
+            "                        host clock) over 3 runs and write a Chrome/Perfetto trace\n"
+            "                        of the median run: one slice per dispatch with its kernel,\n"
+            "                        node, op, output shape and GPU time\n"
+            "  --top N               with --profile, list the N costliest ops (default 12)\n"
+            "  -h, --help            print this help and exit\n"
+            "\n"
+            "Generated inputs: floats uniform in [-1, 1), integers in [0, 10) (1 for inputs\n"
+            "whose name contains 'mask', 0 for names with 'type' or 'segment'), bools 0/1.\n"
+            "\n"
+            "GPU time is the time between the first and the last timestamp of each GPU\n"
+            "segment (one submit), summed over the segments of a pass; it needs the adapter\n"
+            "feature timestamp-query (per-dispatch slices inside one pass also need\n"
+            "wgpu-native's TimestampQueryInsidePasses, else each dispatch gets its own pass).\n"
+            "Environment variables that select kernel variants (RLX_GEMM_*, RLX_CONV_*,\n"
+            "RLX_GPU_*) are echoed in the JSON under \"env\".\n"
+            "\n"
+            "Exit codes: 0 success; 2 usage error or a model that cannot be loaded; 1 other\n"
+            "runtime failures.\n");
+}
+
+typedef struct named_arg {
+    char *name;
+    const char *value;
+} named_arg;
+
+typedef struct bench_opts {
+    const char *model, *device, *profile;
+    named_arg shapes[MAX_ARGS], inputs[MAX_ARGS];
+    size_t n_shapes, n_inputs;
+    int64_t warmup, iters, gpu_iters, top;
+    uint64_t seed;
+    bool json;
+} bench_opts;
+
+static void free_opts(bench_opts *o) {
+    for (size_t i = 0; i < o->n_shapes; i++) free(o->shapes[i].name);
+    for (size_t i = 0; i < o->n_inputs; i++) free(o->inputs[i].name);
+}
+
+static int add_named(named_arg *arr, size_t *n, const char *opt, const char *s) {
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s) return cli_usage_error("bench", "%s expects NAME=VALUE, got '%s'", opt, s);
+    if (*n == MAX_ARGS) return cli_usage_error("bench", "too many %s options (at most %d)", opt, MAX_ARGS);
+    char *name = malloc((size_t)(eq - s) + 1);
+    if (!name) return cli_usage_error("bench", "out of memory");
+    memcpy(name, s, (size_t)(eq - s));
+    name[eq - s] = '\0';
+    arr[*n].name = name;
+    arr[*n].value = eq + 1;
+    (*n)++;
+    return CLI_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, bench_opts *o) {
+    o->device = "cpu";
+    o->warmup = 5;
+    o->iters = 20;
+    o->gpu_iters = -1;
+    o->top = 12;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        bool err = false;
+        int64_t n;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            print_help(stdout);
+            return CLI_EXIT_OK;
+        }
+        if (cli_opt_value(argc, argv, &i, "--device", &v, "bench", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            if (strcmp(v, "cpu") && strcmp(v, "gpu") && !(strncmp(v, "gpu:", 4) == 0 && cli_parse_i64(v + 4, 0, 1 << 20, &n)))
+                return cli_usage_error("bench", "bad --device '%s' (expected cpu, gpu or gpu:N)", v);
+            o->device = v;
+        } else if (cli_opt_value(argc, argv, &i, "--shape", &v, "bench", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            int rc = add_named(o->shapes, &o->n_shapes, "--shape", v);
+            if (rc) return rc;
+            int64_t dims[RLX_MAX_RANK];
+            int rank;
+            if (!cli_parse_shape(o->shapes[o->n_shapes - 1].value, dims, &rank))
+                return cli_usage_error("bench", "bad --shape '%s' (expected NAME=DxDx..., e.g. x=1x3x224x224)", v);
+        } else if (cli_opt_value(argc, argv, &i, "--input", &v, "bench", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            int rc = add_named(o->inputs, &o->n_inputs, "--input", v);
+            if (rc) return rc;
+        } else if (cli_opt_value(argc, argv, &i, "--seed", &v, "bench", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            if (!cli_parse_i64(v, 0, INT64_MAX, &n)) return cli_usage_error("bench", "bad --seed '%s'", v);
+            o->seed = (uint64_t)n;
+        } else if (cli_opt_value(argc, argv, &i, "--warmup", &v, "bench", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            if (!cli_parse_i64(v, 0, 1000000, &o->warmup)) return cli_usage_error("bench", "bad --warmup '%s'", v);
+        } else if (cli_opt_value(argc, argv, &i, "--iters", &v, "bench", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            if (!cli_parse_i64(v, 1, 1000000, &o->iters))
+                return cli_usage_error("bench", "bad --iters '%s' (expected 1..1000000)", v);
+        } else if (cli_opt_value(argc, argv, &i, "--gpu-iters", &v, "bench", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            if (!cli_parse_i64(v, 0, 1000000, &o->gpu_iters)) return cli_usage_error("bench", "bad --gpu-iters '%s'", v);
+        } else if (cli_opt_value(argc, argv, &i, "--top", &v, "bench", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            if (!cli_parse_i64(v, 0, 10000, &o->top)) return cli_usage_error("bench", "bad --top '%s'", v);
+        } else if (cli_opt_value(argc, argv, &i, "--profile", &v, "bench", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            if (!*v) return cli_usage_error("bench", "--profile needs a file name");
+            o->profile = v;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cli_usage_error("bench", "unknown option '%s'", a);
+        } else if (!o->model) {
+            o->model = a;
+        } else {
+            return cli_usage_error("bench", "unexpected argument '%s' (one model at a time)", a);
+        }
+    }
+    if (!o->model) return cli_usage_error("bench", "no model given");
+    if (o->gpu_iters < 0) o->gpu_iters = o->iters;
+    return -1;
+}
+
+/* ------------------------------------------------------------ inputs */
+
+static uint64_t rng_next(uint64_t *s) {
+    /* xorshift64* (Vigna), seeded through splitmix64 below */
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1DULL;
+}
+
+static uint64_t rng_seed(uint64_t seed) {
+    uint64_t z = seed + 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (z ^ (z >> 31)) | 1;
+}
+
+/* ints: `fixed` >= 0 gives that value everywhere, else uniform in [0, 10) */
+static void fill_random(rlx_tensor *t, uint64_t *r, int fixed) {
+    size_t n = rlx_tensor_numel(t);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u = rng_next(r);
+        double f = (double)(u >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
+        int64_t k = fixed >= 0 ? fixed : (int64_t)((u >> 33) % 10);
+        switch (t->dtype) {
+        case RLX_DTYPE_F32: ((float *)t->data)[i] = (float)f; break;
+        case RLX_DTYPE_F64: ((double *)t->data)[i] = f; break;
+        case RLX_DTYPE_F16: ((uint16_t *)t->data)[i] = rlx_f32_to_f16((float)f); break;
+        case RLX_DTYPE_BF16: ((uint16_t *)t->data)[i] = rlx_f32_to_bf16((float)f); break;
+        case RLX_DTYPE_U8: ((uint8_t *)t->data)[i] = (uint8_t)k; break;
+        case RLX_DTYPE_I8: ((int8_t *)t->data)[i] = (int8_t)k; break;
+        case RLX_DTYPE_U16: ((uint16_t *)t->data)[i] = (uint16_t)k; break;
+        case RLX_DTYPE_I16: ((int16_t *)t->data)[i] = (int16_t)k; break;
+        case RLX_DTYPE_U32: ((uint32_t *)t->data)[i] = (uint32_t)k; break;
+        case RLX_DTYPE_I32: ((int32_t *)t->data)[i] = (int32_t)k; break;
+        case RLX_DTYPE_U64: ((uint64_t *)t->data)[i] = (uint64_t)k; break;
+        case RLX_DTYPE_I64: ((int64_t *)t->data)[i] = k; break;
+        case RLX_DTYPE_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(k & 1); break;
+        default: break;
+        }
+    }
+}
+
+static const named_arg *find_named(const named_arg *arr, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(arr[i].name, name) == 0) return &arr[i];
+    return NULL;
+}
+
+static int make_input(const bench_opts *o, const rlx_value_info *vi, uint64_t *r, rlx_tensor **out) {
+    *out = NULL;
+    const named_arg *in = find_named(o->inputs, o->n_inputs, vi->name);
+    if (in) {
+        rlx_status st = rlx_tensor_load_npy(in->value, out);
+        if (st) {
+            char what[1200];
+            snprintf(what, sizeof what, "cannot read input '%s' from '%s'", vi->name, in->value);
+            cli_fail(st, what);
+            return CLI_EXIT_USAGE;
+        }
+        if ((*out)->dtype != vi->dtype) {
+            cli_error("input '%s': '%s' holds %s, the model expects %s", vi->name, in->value,
+                      rlx_dtype_name((*out)->dtype), rlx_dtype_name(vi->dtype));
+            return CLI_EXIT_USAGE;
+        }
+        return -1;
+    }
+    if (!rlx_dtype_size(vi->dtype)) {
+        cli_error("input '%s' has dtype %s, which rlx cannot generate values for", vi->name, rlx_dtype_name(vi->dtype));
+        return CLI_EXIT_USAGE;
+    }
+    int64_t dims[RLX_MAX_RANK];
+    int rank;
+    const named_arg *shp = find_named(o->shapes, o->n_shapes, vi->name);
+    if (shp) {
+        if (!cli_parse_shape(shp->value, dims, &rank)) return cli_usage_error("bench", "bad --shape '%s'", shp->value);
+        if (vi->rank >= 0 && rank != vi->rank)
+            return cli_usage_error("bench", "--shape %s=%s has rank %d, the model declares rank %d", shp->name,
+                                   shp->value, rank, vi->rank);
+        for (int d = 0; d < rank && vi->rank >= 0; d++)
+            if (vi->dims[d] >= 0 && dims[d] != vi->dims[d])
+                return cli_usage_error("bench", "--shape %s=%s: dim %d is %lld, the model declares %lld", shp->name,
+                                       shp->value, d, (long long)dims[d], (long long)vi->dims[d]);
+    } else {
+        if (vi->rank < 0)
+            return cli_usage_error("bench", "input '%s' has an unknown rank: give its shape with --shape", vi->name);
+        rank = vi->rank;
+        for (int d = 0; d < rank; d++) dims[d] = vi->dims[d] >= 0 ? vi->dims[d] : 1;
+    }
+    rlx_status st = rlx_tensor_create(vi->dtype, dims, rank, out);
+    if (st) return cli_fail(st, "cannot create an input");
+    /* BERT-like inputs: an attention mask of ones, token types 0 */
+    int fixed = strstr(vi->name, "mask") ? 1 : (strstr(vi->name, "type") || strstr(vi->name, "segment")) ? 0 : -1;
+    fill_random(*out, r, fixed);
+    return -1;
+}
+
+/* ------------------------------------------------------------ statistics */
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct summary {
+    double median, p10, p90, min, mean;
+    size_t n;
+} summary;
+
+/* Nearest-rank percentiles of v[0..n) (sorted in place). */
+static summary summarise(double *v, size_t n) {
+    summary s = { 0 };
+    if (!n) return s;
+    qsort(v, n, sizeof *v, cmp_double);
+    s.n = n;
+    s.median = (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    size_t k10 = (size_t)ceil(0.10 * (double)n), k90 = (size_t)ceil(0.90 * (double)n);
+    s.p10 = v[k10 ? k10 - 1 : 0];
+    s.p90 = v[k90 ? (k90 - 1 < n ? k90 - 1 : n - 1) : 0];
+    s.min = v[0];
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) sum += v[i];
+    s.mean = sum / (double)n;
+    return s;
+}
+
+/* ------------------------------------------------------------ JSON helpers */
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void json_summary(FILE *f, const char *name, const summary *s, bool last) {
+    if (!s->n) {
+        fprintf(f, "  \"%s\": null%s\n", name, last ? "" : ",");
+        return;
+    }
+    fprintf(f, "  \"%s\": {\"median\": %.6f, \"p10\": %.6f, \"p90\": %.6f, \"min\": %.6f, \"mean\": %.6f, \"n\": %zu}%s\n",
+            name, s->median, s->p10, s->p90, s->min, s->mean, s->n, last ? "" : ",");
+}
+
+/* "[1,3,224,224]" of a value of the compiled graph */
+static const char *value_shape(const rlx_graph *g, int v, char *buf, size_t cap) {
+    if (v < 0 || (size_t)v >= g->n_values) return "[]";
+    const rlx_value *val = &g->values[v];
+    if (val->rank < 0) return "[?]";
+    return rlx_shape_str(val->dims, val->rank, buf, cap);
+}
+
+/* ------------------------------------------------------------ profile */
+
+typedef struct op_cost {
+    const char *op;
+    double us;
+    int count;
+} op_cost;
+
+static int cmp_cost(const void *a, const void *b) {
+    double x = ((const op_cost *)a)->us, y = ((const op_cost *)b)->us;
+    return x > y ? -1 : x < y;
+}
+
+/* Writes the slices of one profiled run as a Chrome trace. */
+static int write_trace(const char *path, const rlx_program *p, const rlx_prof_slice *sl, size_t n, const char *device) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        cli_error("cannot write the profile '%s': %s", path, strerror(errno));
+        return CLI_EXIT_FAILURE;
+    }
+    fprintf(f, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"device\": ");
+    json_str(f, device);
+    fprintf(f, "},\n\"traceEvents\": [\n");
+    fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"rlx\"}},\n");
+    fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"GPU dispatches\"}},\n");
+    fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 2, \"args\": {\"name\": \"CPU steps\"}}");
+    for (size_t i = 0; i < n; i++) {
+        const rlx_prof_slice *s = &sl[i];
+        const rlx_node *nd = (s->step >= 0 && (size_t)s->step < p->n_steps) ? &p->g->nodes[p->steps[s->step]] : NULL;
+        char shp[256];
+        fprintf(f, ",\n{\"name\": ");
+        json_str(f, s->kernel);
+        fprintf(f, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, \"args\": {",
+                s->gpu ? "gpu" : "cpu", s->gpu ? 1 : 2, s->t0_us, s->dur_us);
+        fprintf(f, "\"step\": %d, \"node\": ", s->step);
+        json_str(f, nd ? nd->name : "");
+        fprintf(f, ", \"op\": ");
+        json_str(f, nd ? nd->op_type : "");
+        fprintf(f, ", \"shape\": ");
+        json_str(f, nd && nd->n_out ? value_shape(p->g, nd->out[0], shp, sizeof shp) : "[]");
+        if (nd && nd->n_in) {
+            fprintf(f, ", \"inputs\": \"");
+            for (int k = 0; k < nd->n_in; k++) fprintf(f, "%s%s", k ? " " : "", value_shape(p->g, nd->in[k], shp, sizeof shp));
+            fprintf(f, "\"");
+        }
+        fprintf(f, ", \"%s\": %.3f}}", s->gpu ? "gpu_us" : "cpu_us", s->dur_us);
+    }
+    fprintf(f, "\n]}\n");
+    if (fclose(f) != 0) {
+        cli_error("cannot write the profile '%s': %s", path, strerror(errno));
+        return CLI_EXIT_FAILURE;
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------ command */
+
+static const char *const k_env_names[] = {
+    "RLX_GPU_F16", "RLX_GPU_COOP", "RLX_GEMM_TILE", "RLX_GEMM_KERNEL", "RLX_GEMM_SPLITK", "RLX_GEMM_VEC4",
+    "RLX_CONV_ALGO", "RLX_POOL_KERNEL", "RLX_DISABLE_PASSES", "RLX_MAX_BINDING_BYTES", "RLX_GPU_VALIDATE",
+};
+
+int cli_cmd_bench(int argc, char **argv) {
+    bench_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0) {
+        free_opts(&o);
+        return rc;
+    }
+    rlx_model *m = NULL;
+    rlx_session *s = NULL;
+    rlx_tensor *inputs[MAX_ARGS] = { 0 };
+    const char *names[MAX_ARGS] = { 0 };
+    rlx_tensor **outs = NULL;
+    size_t n_out = 0, n_in = 0;
+    double *wall = NULL, *gpu = NULL;
+    summary sw = { 0 }, sg = { 0 };
+    rlx_exe_stats es;
+    memset(&es, 0, sizeof es);
+    bool have_es = false;
+    char tb[4][32];
+    FILE *txt = o.json ? stderr : stdout;
+    char *prof_txt = NULL; /* the --profile summary, printed after the timings */
+    size_t prof_len = 0;
+
+    double t0 = rlx_now_seconds();
+    rlx_status st = rlx_model_load_onnx(o.model, &m);
+    double t_import = rlx_now_seconds() - t0;
+    if (st) {
+        rc = cli_fail_model(st, o.model);
+        goto done;
+    }
+    for (size_t k = 0; k < o.n_shapes + o.n_inputs; k++) {
+        const named_arg *na = k < o.n_shapes ? &o.shapes[k] : &o.inputs[k - o.n_shapes];
+        bool found = false;
+        for (size_t i = 0; i < rlx_model_num_inputs(m) && !found; i++) {
+            rlx_value_info vi;
+            found = rlx_model_input_info(m, i, &vi) == RLX_OK && strcmp(vi.name, na->name) == 0;
+        }
+        if (!found) {
+            rc = cli_usage_error("bench", "the model has no input '%s'", na->name);
+            goto done;
+        }
+    }
+    n_in = rlx_model_num_inputs(m);
+    if (n_in > MAX_ARGS) {
+        cli_error("the model has %zu inputs; rlx bench handles at most %d", n_in, MAX_ARGS);
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
+    uint64_t r = rng_seed(o.seed);
+    for (size_t i = 0; i < n_in; i++) {
+        rlx_value_info vi;
+        st = rlx_model_input_info(m, i, &vi);
+        if (st) {
+            rc = cli_fail(st, "cannot describe the model's inputs");
+            goto done;
+        }
+        names[i] = vi.name;
+        rc = make_input(&o, &vi, &r, &inputs[i]);
+        if (rc >= 0) goto done;
+    }
+
+    rlx_session_options so = { .device = o.device };
+    t0 = rlx_now_seconds();
+    st = rlx_session_create(m, &so, &s);
+    double t_session = rlx_now_seconds() - t0;
+    if (st) {
+        char what[300];
+        snprintf(what, sizeof what, "cannot create a session on device '%s'", o.device);
+        rc = cli_fail(st, what);
+        goto done;
+    }
+    t0 = rlx_now_seconds();
+    st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
+    double t_first = rlx_now_seconds() - t0;
+    if (st) {
+        rc = cli_fail(st, "the first run failed");
+        goto done;
+    }
+    const rlx_compile_stats *cs = rlx_session_last_stats(s);
+    rlx_compile_stats stats = cs ? *cs : (rlx_compile_stats){ 0 };
+    const rlx_program *prog = rlx_session_last_program(s);
+    rlx_backend *be = rlx_session_backend(s);
+    rlx_backend_exe *exe = rlx_session_last_exe(s);
+    if (exe && be->exe_stats) {
+        be->exe_stats(exe, &es);
+        have_es = true;
+    }
+    bool can_time = exe && be->set_timing && have_es && es.gpu_timing;
+
+    /* steady runs into the same outputs */
+    for (int64_t k = 0; k < o.warmup; k++) {
+        st = prog ? rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs) : RLX_OK;
+        if (st) {
+            rc = cli_fail(st, "a warm-up run failed");
+            goto done;
+        }
+    }
+    wall = calloc((size_t)o.iters + 1, sizeof *wall);
+    gpu = calloc((size_t)o.gpu_iters + 1, sizeof *gpu);
+    if (!wall || !gpu) {
+        cli_error("out of memory");
+        rc = CLI_EXIT_FAILURE;
+        goto done;
+    }
+    for (int64_t k = 0; k < o.iters; k++) {
+        if (prog) {
+            t0 = rlx_now_seconds();
+            st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
+            wall[k] = (rlx_now_seconds() - t0) * 1e3;
+        } else { /* eager plans allocate their outputs anyway */
+            rlx_tensor **tmp = NULL;
+            size_t nt = 0;
+            t0 = rlx_now_seconds();
+            st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &tmp, &nt);
+            wall[k] = (rlx_now_seconds() - t0) * 1e3;
+            for (size_t i = 0; i < nt; i++) rlx_tensor_destroy(tmp[i]);
+            free(tmp);
+        }
+        if (st) {
+            rc = cli_fail(st, "a timed run failed");
+            goto done;
+        }
+    }
+    sw = summarise(wall, (size_t)o.iters);
+
+    /* GPU time from timestamps */
+    size_t n_gpu = 0;
+    if (can_time && o.gpu_iters > 0) {
+        st = be->set_timing(exe, RLX_TIMING_TOTAL);
+        for (int64_t k = 0; k < o.gpu_iters && !st; k++) {
+            st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
+            const rlx_prof_slice *sl;
+            double tot = 0;
+            if (!st) be->timing(exe, &sl, &tot);
+            gpu[n_gpu++] = tot * 1e-3;
+        }
+        be->set_timing(exe, RLX_TIMING_OFF);
+        if (st) {
+            rc = cli_fail(st, "a run timed with GPU timestamps failed");
+            goto done;
+        }
+        sg = summarise(gpu, n_gpu);
+    }
+
+    /* per-dispatch profile: 3 runs, the one of median GPU time is written */
+    if (o.profile) {
+        if (!exe || !be->set_timing) {
+            cli_error("--profile: the %s backend cannot time its steps", be->name);
+            rc = CLI_EXIT_FAILURE;
+            goto done;
+        }
+        bool gpu_ts = can_time;
+        st = gpu_ts ? be->set_timing(exe, RLX_TIMING_DISPATCH) : RLX_OK;
+        if (st) {
+            rc = cli_fail(st, "--profile");
+            goto done;
+        }
+        rlx_prof_slice *runs[3] = { NULL, NULL, NULL };
+        size_t nsl[3] = { 0, 0, 0 };
+        double tot[3] = { 0, 0, 0 };
+        for (int k = 0; k < 3 && !st && gpu_ts; k++) {
+            st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
+            const rlx_prof_slice *sl = NULL;
+            if (!st) nsl[k] = be->timing(exe, &sl, &tot[k]);
+            runs[k] = malloc((nsl[k] + 1) * sizeof *sl);
+            if (runs[k] && nsl[k]) memcpy(runs[k], sl, nsl[k] * sizeof *sl);
+        }
+        be->set_timing(exe, RLX_TIMING_OFF);
+        if (st || !gpu_ts) {
+            for (int k = 0; k < 3; k++) free(runs[k]);
+            if (st) rc = cli_fail(st, "a profiled run failed");
+            else cli_error("--profile: the device has no timestamp queries"), rc = CLI_EXIT_FAILURE;
+            goto done;
+        }
+        int med = 0;
+        for (int k = 0; k < 3; k++) {
+            int below = 0;
+            for (int j = 0; j < 3; j++) below += tot[j] < tot[k];
+            if (below == 1) med = k;
+        }
+        rc = runs[med] ? write_trace(o.profile, prog, runs[med], nsl[med], rlx_session_device_name(s)) : CLI_EXIT_FAILURE;
+        if (rc < 0 && o.top > 0) {
+            op_cost *oc = calloc(nsl[med] + 1, sizeof *oc);
+            size_t nop = 0;
+            double sum = 0;
+            for (size_t i = 0; oc && i < nsl[med]; i++) {
+                const rlx_prof_slice *x = &runs[med][i];
+                const char *op = x->step >= 0 ? prog->g->nodes[prog->steps[x->step]].op_type : "?";
+                size_t j = 0;
+                while (j < nop && strcmp(oc[j].op, op) != 0) j++;
+                if (j == nop) oc[nop++] = (op_cost){ op, 0, 0 };
+                oc[j].us += x->dur_us;
+                oc[j].count++;
+                sum += x->dur_us;
+            }
+            size_t cap = 512 + (size_t)(o.top < (int64_t)nop ? o.top : (int64_t)nop) * 128;
+            prof_txt = oc ? malloc(cap) : NULL;
+            if (prof_txt) {
+                qsort(oc, nop, sizeof *oc, cmp_cost);
+                prof_len = (size_t)snprintf(prof_txt, cap,
+                                            "profile (per-dispatch timestamps, the median of 3 runs: %zu slices, %.1f us; "
+                                            "trace in %.200s):\n",
+                                            nsl[med], sum, o.profile);
+                for (size_t j = 0; j < nop && (int64_t)j < o.top && prof_len < cap; j++)
+                    prof_len += (size_t)snprintf(prof_txt + prof_len, cap - prof_len, "  %-24.24s %5d slices %10.1f us  %5.1f%%\n",
+                                                 oc[j].op, oc[j].count, oc[j].us, sum > 0 ? 100.0 * oc[j].us / sum : 0.0);
+            }
+            free(oc);
+        }
+        for (int k = 0; k < 3; k++) free(runs[k]);
+        if (rc >= 0) goto done;
+    }
+
+    double backend_s = stats.backend_compile_s;
+    if (o.json) {
+        FILE *f = stdout;
+        fprintf(f, "{\n  \"model\": ");
+        json_str(f, o.model);
+        fprintf(f, ",\n  \"device\": ");
+        json_str(f, rlx_session_device_name(s));
+        fprintf(f, ",\n  \"device_arg\": ");
+        json_str(f, o.device);
+        fprintf(f, ",\n  \"backend\": ");
+        json_str(f, be->name);
+        fprintf(f, ",\n  \"inputs\": [");
+        for (size_t i = 0; i < n_in; i++) {
+            char shp[256];
+            fprintf(f, "%s{\"name\": ", i ? ", " : "");
+            json_str(f, names[i]);
+            fprintf(f, ", \"dtype\": \"%s\", \"shape\": ", rlx_dtype_name(inputs[i]->dtype));
+            json_str(f, rlx_shape_str(inputs[i]->dims, inputs[i]->rank, shp, sizeof shp));
+            fprintf(f, "}");
+        }
+        fprintf(f, "],\n  \"eager\": %s,\n", prog ? "false" : "true");
+        fprintf(f, "  \"import_ms\": %.3f,\n  \"session_ms\": %.3f,\n  \"first_run_ms\": %.3f,\n", t_import * 1e3,
+                t_session * 1e3, t_first * 1e3);
+        fprintf(f,
+                "  \"compile_ms\": {\"passes\": %.3f, \"backend\": %.3f, \"lower\": %.3f, \"pipelines\": %.3f, "
+                "\"pipelines_new\": %zu, \"buffers\": %.3f, \"bind_groups\": %.3f},\n",
+                stats.passes_s * 1e3, backend_s * 1e3, es.lower_s * 1e3, es.pipelines_s * 1e3, es.n_pipelines_new,
+                es.buffers_s * 1e3, es.bind_groups_s * 1e3);
+        fprintf(f, "  \"nodes_folded\": %d, \"nodes_fused\": %d, \"nodes_removed\": %d,\n", stats.nodes_folded,
+                stats.nodes_fused, stats.nodes_removed);
+        fprintf(f, "  \"dispatches\": %zu, \"gpu_segments\": %zu, \"cpu_steps\": %zu,\n", es.n_dispatches,
+                es.n_gpu_segments, es.n_cpu_steps);
+        fprintf(f, "  \"arena_bytes\": %llu, \"weight_bytes\": %llu, \"scratch_bytes\": %llu,\n",
+                (unsigned long long)es.arena_bytes, (unsigned long long)es.weight_bytes,
+                (unsigned long long)es.scratch_bytes);
+        fprintf(f, "  \"gpu_timing\": %s, \"timing_inside_passes\": %s,\n", es.gpu_timing ? "true" : "false",
+                es.timing_inside_passes ? "true" : "false");
+        fprintf(f, "  \"f16_mode\": %s, \"cooperative_matrix\": ", es.f16_mode ? "true" : "false");
+        json_str(f, es.gemm_note ? es.gemm_note : "");
+        fprintf(f, ",\n");
+        fprintf(f, "  \"warmup\": %lld,\n", (long long)o.warmup);
+        json_summary(f, "wall_ms", &sw, false);
+        json_summary(f, "gpu_ms", &sg, false);
+        fprintf(f, "  \"env\": {");
+        bool first = true;
+        for (size_t i = 0; i < sizeof k_env_names / sizeof k_env_names[0]; i++) {
+            const char *v = rlx_getenv(k_env_names[i]);
+            if (!v) continue;
+            fprintf(f, "%s\"%s\": ", first ? "" : ", ", k_env_names[i]);
+            json_str(f, v);
+            first = false;
+        }
+        fprintf(f, "}\n}\n");
+    } else {
+        printf("model: %s\n", o.model);
+        printf("device: %s (--device %s)\n", rlx_session_device_name(s), o.device);
+        printf("compile:\n");
+        printf("  import        %s\n", cli_time_str(t_import, tb[0], sizeof tb[0]));
+        printf("  session       %s (device set-up)\n", cli_time_str(t_session, tb[0], sizeof tb[0]));
+        printf("  passes        %s (%d folded, %d fused, %d removed)\n", cli_time_str(stats.passes_s, tb[0], sizeof tb[0]),
+               stats.nodes_folded, stats.nodes_fused, stats.nodes_removed);
+        printf("  backend       %s", cli_time_str(backend_s, tb[0], sizeof tb[0]));
+        if (have_es)
+            printf(" (lowering %s, pipelines %s for %zu new, buffers+weights %s, bind groups %s)",
+                   cli_time_str(es.lower_s, tb[1], sizeof tb[1]), cli_time_str(es.pipelines_s, tb[2], sizeof tb[2]),
+                   es.n_pipelines_new, cli_time_str(es.buffers_s, tb[3], sizeof tb[3]),
+                   cli_time_str(es.bind_groups_s, tb[0], sizeof tb[0]));
+        printf("\n  first run     %s (compile included)\n", cli_time_str(t_first, tb[0], sizeof tb[0]));
+        if (have_es && be->kind == RLX_DEVICE_GPU)
+            printf("f16 mode: %s; cooperative-matrix GEMM: %s\n", es.f16_mode ? "on" : "off",
+                   es.gemm_note && *es.gemm_note ? es.gemm_note : "off");
+        if (have_es)
+            printf("plan: %zu dispatches in %zu GPU submits, %zu CPU steps; arena %llu bytes, weights %llu bytes, "
+                   "scratch %llu bytes\n",
+                   es.n_dispatches, es.n_gpu_segments, es.n_cpu_steps, (unsigned long long)es.arena_bytes,
+                   (unsigned long long)es.weight_bytes, (unsigned long long)es.scratch_bytes);
+        printf("forward pass (wall clock, %zu runs after %lld warm-up): median %s, p10 %s, p90 %s\n", sw.n,
+               (long long)o.warmup, cli_time_str(sw.median * 1e-3, tb[0], sizeof tb[0]),
+               cli_time_str(sw.p10 * 1e-3, tb[1], sizeof tb[1]), cli_time_str(sw.p90 * 1e-3, tb[2], sizeof tb[2]));
+        if (sg.n)
+            printf("forward pass (GPU timestamps, %zu runs): median %s, p10 %s, p90 %s\n", sg.n,
+                   cli_time_str(sg.median * 1e-3, tb[0], sizeof tb[0]), cli_time_str(sg.p10 * 1e-3, tb[1], sizeof tb[1]),
+                   cli_time_str(sg.p90 * 1e-3, tb[2], sizeof tb[2]));
+        else if (exe && be->kind == RLX_DEVICE_GPU)
+            printf("forward pass (GPU timestamps): not measured (%s)\n",
+                   can_time ? "--gpu-iters 0" : "the adapter has no timestamp queries");
+    }
+    if (prof_txt) fputs(prof_txt, txt);
+    rc = CLI_EXIT_OK;
+done:
+    fflush(stdout);
+    free(prof_txt);
+    free(wall);
+    free(gpu);
+    if (outs) {
+        for (size_t i = 0; i < n_out; i++) rlx_tensor_destroy(outs[i]);
+        free(outs);
+    }
+    for (size_t i = 0; i < MAX_ARGS; i++) rlx_tensor_destroy(inputs[i]);
+    rlx_session_destroy(s);
+    rlx_model_destroy(m);
+    free_opts(&o);
+    return rc;
+}
