@@ -5,7 +5,9 @@
  * multiple of a tile; the fused bias + activation epilogue of act.h; f16
  * mode (weights as binary16: equal within f32 tolerance to the product of
  * the rounded weights, within 2e-3 normwise of f32); and the bench hooks
- * (outputs filled in place, GPU timing per dispatch). Skips without a GPU
+ * (outputs filled in place, GPU timing per dispatch); products split by
+ * the binding limit (blocks: the same bits; K chunks: the epilogue once).
+ * Skips without a GPU
  * adapter (unless RLX_TEST_REQUIRE_GPU=1). Inputs are small: CI runs on
  * lavapipe, where each pipeline costs a shader compile. */
 #define _POSIX_C_SOURCE 200809L
@@ -357,6 +359,74 @@ static void test_bench_hooks(void) {
     rlx_model_destroy(m);
 }
 
+/* ------------------------------------------------------------ binding limit */
+
+/* Gemm [M,K] x B^T (B [N,K] constant) + C [N], alpha, a Clip epilogue, on
+ * backend be; *out and *n_disp as run_node. */
+static rlx_status gemm_tb(rlx_backend *be, const rlx_tensor *a, const rlx_tensor *b, const rlx_tensor *c, int64_t M,
+                          int64_t N, rlx_tensor **out, size_t *n_disp) {
+    const rlx_tensor *in[3] = { a, b, c };
+    int konst[3] = { 0, 1, 1 };
+    int64_t yd[2] = { M, N };
+    rlx_node_attr at[5] = { na_int("transB", 1), na_f("alpha", 0.5f), na_int("_rlx_act", RLX_ACT_CLIP),
+                            na_f("_rlx_act_alpha", -0.6f), na_f("_rlx_act_beta", 0.7f) };
+    return run_node(be, "Gemm", 13, 3, in, konst, 2, yd, 5, at, out, n_disp);
+}
+
+/* Products larger than one storage binding (RLX_MAX_BINDING_BYTES = 4096:
+ * windows of at most 961 elements), f32 and f16 mode: split by rows and
+ * columns, each block its own gemm.wgsl dispatch without split-K, the same
+ * bits as the unsplit product on a backend without the limit (block sizes
+ * multiples of 4: [20,12] x [200,12]^T keeps the vec4 loads; K = 10 takes
+ * scalar ones); and split by K when one column of B spans more than a
+ * binding (MatMul B [300,20] row-major): the bias and the Relu applied once,
+ * after the last chunk, within f32 summation rounding of a double
+ * reference (rtol = atol = 1e-4; Relu on a partial sum would be off by
+ * O(1)). */
+static void test_gemm_split_limit(void) {
+    setenv("RLX_MAX_BINDING_BYTES", "4096", 1);
+    rlx_backend *lim = NULL, *lim16 = NULL;
+    rlx_session_options o = { .device = "gpu" }, o16 = { .device = "gpu", .gpu_f16 = true };
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &lim));
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o16, &lim16));
+    unsetenv("RLX_MAX_BINDING_BYTES");
+    if (!lim || !lim16) {
+        if (lim) lim->destroy(lim);
+        if (lim16) lim16->destroy(lim16);
+        return;
+    }
+    static const int64_t shapes[2][3] = { { 20, 200, 12 }, { 7, 150, 10 } }; /* M, N, K */
+    for (int t = 0; t < 2; t++) {
+        int64_t M = shapes[t][0], N = shapes[t][1], K = shapes[t][2];
+        int64_t ad[2] = { M, K }, bd[2] = { N, K }, cd[1] = { N };
+        rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, 2, ad, -1, 1), *b = test_tensor_random(RLX_DTYPE_F32, 2, bd, -1, 1);
+        rlx_tensor *c = test_tensor_random(RLX_DTYPE_F32, 1, cd, -1, 1);
+        for (int f16 = 0; f16 < 2; f16++) {
+            rlx_tensor *whole = NULL, *split = NULL;
+            size_t nd_whole = 0, nd_split = 0;
+            char label[128];
+            snprintf(label, sizeof label, "Gemm transB [%lld,%lld]x[%lld,%lld]^T%s split by the binding limit",
+                     (long long)M, (long long)K, (long long)N, (long long)K, f16 ? " f16" : "");
+            rlx_status st = gemm_tb(f16 ? g_be16 : g_be, a, b, c, M, N, &whole, &nd_whole);
+            CHECK_MSG(st == RLX_OK, "%s (unsplit): %s", label, rlx_last_error());
+            st = gemm_tb(f16 ? lim16 : lim, a, b, c, M, N, &split, &nd_split);
+            CHECK_MSG(st == RLX_OK, "%s: %s", label, rlx_last_error());
+            CHECK_MSG(nd_whole == 1 && nd_split > 1, "%s: %zu dispatch(es) unsplit, %zu split", label, nd_whole, nd_split);
+            check_bits(label, split, whole);
+            rlx_tensor_destroy(whole);
+            rlx_tensor_destroy(split);
+        }
+        rlx_tensor_destroy(a);
+        rlx_tensor_destroy(b);
+        rlx_tensor_destroy(c);
+    }
+    mm_case k = { 6, 20, 300 };
+    matmul_case(lim, &k, RLX_ACT_RELU, true, false, 1e-4, "K split under 4 KiB bindings");
+    matmul_case(lim16, &k, RLX_ACT_RELU, true, true, 1e-4, "K split under 4 KiB bindings");
+    lim->destroy(lim);
+    lim16->destroy(lim16);
+}
+
 int main(void) {
     if (!gpu_open(&g_be, &g_be16, "test_gpu_gemm")) return 0;
     double t0 = rlx_now_seconds();
@@ -366,6 +436,7 @@ int main(void) {
     TIMED(test_gemm_f16, t0);
     TIMED(test_gemm_coop_fallback, t0);
     TIMED(test_bench_hooks, t0);
+    TIMED(test_gemm_split_limit, t0);
 #ifdef RLX_HAVE_WEBGPU
     /* the f32 and f16-mode backends share one device and its pipeline cache */
     fprintf(stderr, "  pipelines: %zu (both backends, one shared device)\n", ((wg_backend *)g_be)->sh->pipes_created);
