@@ -295,6 +295,17 @@ static void test_conv(void) {
     op_case c1 = { "Conv big weights", "Conv", 3, { R(4, D(1, 4, 4, 4)), R(4, D(64, 4, 3, 3)), R(1, D(64)) },
                    { 0, 1, 1 }, 1, { RLX_ATTR_IS("pads", 4, pads) }, 1, true, false };
     run_case(&c1);
+    /* depthwise (dwconv.wgsl unforced): x [2,6,10,10] = 1200 elements is
+     * larger than a binding, so im2col chunks of one (image, group) take
+     * over; the same bits */
+    op_case c2 = { "Conv depthwise big input", "Conv", 3, { R(4, D(2, 6, 10, 10)), R(4, D(6, 1, 3, 3)), R(1, D(6)) },
+                   { 0, 1, 1 }, 2, { RLX_ATTR_IS("pads", 4, pads), RLX_ATTR_I("group", 6) }, 1, true, false };
+    run_case(&c2);
+    /* pointwise (gemm.wgsl on x as it is): weights [64,40,1,1] = 2560
+     * elements split by output channels */
+    op_case c3 = { "Conv pointwise big weights", "Conv", 2, { R(4, D(1, 40, 4, 4)), R(4, D(64, 40, 1, 1)) }, { 0, 1 },
+                   0, { { 0 } }, 1, true, false };
+    run_case(&c3);
 }
 
 /* Lowerings that cannot split decline, and the model still runs. */

@@ -267,8 +267,8 @@ static conv_algo choose_conv(const wg_lower *L, const geom3 *g) {
     return two_d ? CONV_IMPLICIT : CONV_IM2COL;
 }
 
-/* Conv-1/11/22 with the fused activation of act.h. See choose_conv; any
- * GEMM path whose input or output exceeds one binding falls back to im2col
+/* Conv-1/11/22 with the fused activation of act.h. See choose_conv; a
+ * path whose input or output exceeds one binding falls back to im2col
  * chunks of (images, groups) that fit, and a single group's col larger
  * than a binding to the direct kernel; weights larger than a binding split
  * the GEMM by output channels (wg_emit_gemm). All paths give the same
@@ -288,8 +288,14 @@ static rlx_status lower_conv(wg_lower *L) {
     uint64_t per = k_total * sp3(g.out); /* col elements of one (image, group) */
     uint64_t cap = L->caps->max_binding / 4;
     conv_algo algo = choose_conv(L, &g);
-    if (algo == CONV_DIRECT) return emit_conv_direct(L, &g, x, w, b, y, &act);
-    if (algo == CONV_DEPTHWISE) return emit_conv_dw(L, &g, x, w, b, y, &act);
+    /* the direct and depthwise kernels bind x, w and y whole: when one is
+     * larger than a binding, im2col chunks (below) take over unless the
+     * direct kernel is forced (the same bits either way) */
+    const char *env = rlx_getenv("RLX_CONV_ALGO");
+    bool forced_direct = L->caps->conv_direct || (env && strcmp(env, "direct") == 0);
+    bool whole = wg_numel(wg_in(L, 0)) <= cap && wg_numel(wg_in(L, 1)) <= cap && wg_numel(wg_out(L, 0)) <= cap;
+    if (algo == CONV_DIRECT && (whole || forced_direct)) return emit_conv_direct(L, &g, x, w, b, y, &act);
+    if (algo == CONV_DEPTHWISE && whole) return emit_conv_dw(L, &g, x, w, b, y, &act);
     if (algo == CONV_POINTWISE || algo == CONV_IMPLICIT) {
         /* x and y whole in one binding each: one dispatch */
         if (wg_numel(wg_in(L, 0)) <= cap && wg_numel(wg_out(L, 0)) <= cap)
