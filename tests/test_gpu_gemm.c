@@ -427,6 +427,41 @@ static void test_gemm_split_limit(void) {
     lim16->destroy(lim16);
 }
 
+/* f16 mode packs a constant weight into half the bytes: B [40,30] (4800
+ * bytes as f32, 2400 as binary16) stays on the GPU with 4 KiB buffers
+ * (RLX_MAX_BUFFER_BYTES = 4096) and equals the product of the rounded
+ * weights (rtol = atol = 3e-5, as test_gemm_f16). */
+static void test_gemm_f16_buffer_limit(void) {
+    setenv("RLX_MAX_BUFFER_BYTES", "4096", 1);
+    rlx_backend *lim16 = NULL;
+    rlx_session_options o16 = { .device = "gpu", .gpu_f16 = true };
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o16, &lim16));
+    unsetenv("RLX_MAX_BUFFER_BYTES");
+    if (!lim16) return;
+    const int64_t M = 4, N = 40, K = 30;
+    int64_t ad[2] = { M, K }, bd[2] = { N, K }, cd[1] = { N };
+    rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, 2, ad, -1, 1), *b = test_tensor_random(RLX_DTYPE_F32, 2, bd, -1, 1);
+    rlx_tensor *c = test_tensor_random(RLX_DTYPE_F32, 1, cd, -1, 1);
+    rlx_tensor *out = NULL;
+    rlx_status st = gemm_tb(lim16, a, b, c, M, N, &out, NULL);
+    CHECK_MSG(st == RLX_OK, "f16 Gemm whose f32 weight exceeds one buffer: %s", rlx_last_error());
+    double ref[4 * 40];
+    const float *pa = a->data, *pb = b->data, *pc = c->data;
+    rlx_act act = { RLX_ACT_CLIP, -0.6f, 0.7f };
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            double sum = 0;
+            for (int64_t k = 0; k < K; k++) sum += (double)pa[m * K + k] * f16_round(pb[n * K + k]);
+            ref[m * N + n] = rlx_act_apply(&act, (float)(0.5 * sum + pc[n]));
+        }
+    check_close("f16 Gemm under 4 KiB buffers", out, ref, (size_t)(M * N), 3e-5, 3e-5);
+    rlx_tensor_destroy(out);
+    rlx_tensor_destroy(a);
+    rlx_tensor_destroy(b);
+    rlx_tensor_destroy(c);
+    lim16->destroy(lim16);
+}
+
 int main(void) {
     if (!gpu_open(&g_be, &g_be16, "test_gpu_gemm")) return 0;
     double t0 = rlx_now_seconds();
@@ -437,6 +472,7 @@ int main(void) {
     TIMED(test_gemm_coop_fallback, t0);
     TIMED(test_bench_hooks, t0);
     TIMED(test_gemm_split_limit, t0);
+    TIMED(test_gemm_f16_buffer_limit, t0);
 #ifdef RLX_HAVE_WEBGPU
     /* the f32 and f16-mode backends share one device and its pipeline cache */
     fprintf(stderr, "  pipelines: %zu (both backends, one shared device)\n", ((wg_backend *)g_be)->sh->pipes_created);
