@@ -20,7 +20,7 @@
 # modes. Results land in $OUT (at most 8 files come back):
 #   log.txt       everything printed
 #   devices.txt   `rlx devices` and nvidia-smi
-#   tests.txt     test_gpu_gemm, test_gpu_conv, test_webgpu on the GPU (tests)
+#   tests.txt     the GPU tests of the bundle on the GPU (tests)
 #   sweep.json, sweep.txt          bench/sweep.py (sweep)
 #   trace_resnet50.json            Chrome trace of ResNet-50's dispatches (sweep)
 #   compare.json, compare.txt      bench/compare.py (compare)
@@ -75,7 +75,8 @@ for m in $modes; do
   echo "== mode $m (at $(elapsed) s)"
   case "$m" in
     tests)
-      for t in test_gpu_gemm test_gpu_conv test_webgpu; do
+      for t in test_gpu_gemm test_gpu_conv test_webgpu test_webgpu_split test_webgpu_share test_webgpu_reduce \
+               test_webgpu_index; do
         echo "-- $t"
         RLX_TEST_REQUIRE_GPU=1 timeout 150 "$D/bin/$t" 2>&1 | tail -25
         echo "-- $t exit ${PIPESTATUS[0]}"

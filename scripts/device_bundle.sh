@@ -2,7 +2,9 @@
 # Gathers what a run on the lent GPU machine needs (bench/device_run.sh) into
 # the git-ignored folder .device/ of the repository root:
 #
-#   .device/bundle.tar.xz   bin/   rlx, test_gpu_gemm, test_gpu_conv, test_webgpu (stripped)
+#   .device/bundle.tar.xz   bin/   rlx and the GPU tests: test_gpu_gemm, test_gpu_conv,
+#                                  test_webgpu, test_webgpu_split, test_webgpu_share,
+#                                  test_webgpu_reduce, test_webgpu_index (stripped)
 #                           lib/   the shared libraries they load that the
 #                                  machine's image lacks: libwgpu_native.so,
 #                                  libprotobuf-c.so.1, libopenblas.so.0 (+
@@ -28,7 +30,8 @@ STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/models/light" "$OUTD"
 
-for b in rlx tests/test_gpu_gemm tests/test_gpu_conv tests/test_webgpu; do
+for b in rlx tests/test_gpu_gemm tests/test_gpu_conv tests/test_webgpu tests/test_webgpu_split tests/test_webgpu_share \
+         tests/test_webgpu_reduce tests/test_webgpu_index; do
   if [ ! -x "$BUILD/$b" ]; then
     echo "device_bundle: $BUILD/$b is missing: build first (cmake --build $BUILD -j2)" >&2
     exit 1
