@@ -97,7 +97,7 @@ void test_free_outputs(rlx_tensor **outs, int n);
 
 /* True when a GPU adapter is available (lavapipe counts). Tests that need a
  * GPU print why they skip only when RLX_TEST_REQUIRE_GPU is not set; with
- * it set, a missing GPU fails the test. */
+ * it set (non-empty, not 0), a missing GPU fails the test. */
 int test_have_gpu(void);
 
 #endif
