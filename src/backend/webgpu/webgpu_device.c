@@ -422,11 +422,12 @@ static void shared_close(wg_shared *b) {
 static wg_shared *g_shared;
 static mtx_t g_reg_lock;
 static once_flag g_reg_once = ONCE_FLAG_INIT;
-static void close_idle_devices(void);
-static void reg_init(void) {
-    mtx_init(&g_reg_lock, mtx_plain);
-    atexit(close_idle_devices);
-}
+/* Idle devices are not closed at exit: by the time atexit handlers run,
+ * a Vulkan driver may already have torn itself down (seen on the NVIDIA
+ * driver: releasing pipelines from atexit crashed in the driver), and the
+ * process's GPU objects go with the process anyway. The registry stays
+ * reachable, so leak checkers do not report it. */
+static void reg_init(void) { mtx_init(&g_reg_lock, mtx_plain); }
 
 static void reg_unlink(wg_shared *sh) {
     for (wg_shared **pp = &g_shared; *pp; pp = &(*pp)->next)
@@ -581,23 +582,6 @@ void wg_device_close(wg_backend *b) {
 }
 
 /* At exit: close the idle devices. */
-static void close_idle_devices(void) {
-    mtx_lock(&g_reg_lock);
-    wg_shared **pp = &g_shared;
-    while (*pp) {
-        wg_shared *sh = *pp;
-        if (sh->refs > 0) {
-            pp = &sh->next;
-            continue;
-        }
-        *pp = sh->next;
-        shared_close(sh);
-        mtx_destroy(&sh->lock);
-        free(sh);
-    }
-    mtx_unlock(&g_reg_lock);
-}
-
 void wg_device_lock(wg_backend *b) {
     if (b->sh) mtx_lock(&b->sh->lock);
 }
