@@ -193,6 +193,8 @@ void wg_coop_probe(wg_backend *b) {
         sh->coop_sg = b->caps.coop_sg;
         if (st) {
             sh->coop_state = -1;
+            if (rlx_env_flag("RLX_GPU_TRACE")) /* the whole message (the note keeps 130 characters) */
+                fprintf(stderr, "rlx: cooperative-matrix self-test failed: %s\n", rlx_last_error());
             snprintf(sh->coop_result, sizeof sh->coop_result, "self-test failed: %.130s", rlx_last_error());
             for (char *c = sh->coop_result; *c; c++)
                 if (*c == '\n' || *c == '\r') *c = ' ';

@@ -23,22 +23,29 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<u32>;
 
+// j mod m in [0, m) for any sign of j (m > 0).
+fn mod_pos(j: i32, m: i32) -> i32 {
+    let r = j % m;
+    return select(r, r + m, r < 0);
+}
+
+// (An earlier form, a switch with ((j % n) + n) % n, gave wrong wrap
+// results on the NVIDIA Vulkan driver of an H200 and right ones on
+// lavapipe; this if/else form with one remainder replaced it.)
 fn src_coord(c: u32, q: u32, r: u32) -> u32 {
     let n = i32(P.len[q][r]);
     var j = i32(c) - i32(P.pb[q][r]);
     if (j < 0 || j >= n) {
-        switch P.mode {
-            case 0u: { j = clamp(j, 0, n - 1); }
-            case 2u: { j = ((j % n) + n) % n; }
-            default: {
-                if (n == 1) {
-                    j = 0;
-                } else {
-                    let p = 2 * (n - 1);
-                    let m = ((j % p) + p) % p;
-                    j = select(p - m, m, m < n);
-                }
-            }
+        if (P.mode == 0u) {
+            j = clamp(j, 0, n - 1);
+        } else if (P.mode == 2u) {
+            j = mod_pos(j, n);
+        } else if (n == 1) {
+            j = 0;
+        } else {
+            let p = 2 * (n - 1);
+            let m = mod_pos(j, p);
+            j = select(p - m, m, m < n);
         }
     }
     return P.lo[q][r] + u32(j);
