@@ -657,7 +657,8 @@ static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeP
     const char *op = np->op_type;
     const char *domain = is_default_domain(np->domain) ? "" : np->domain;
     if (!*domain && strcmp(op, "Constant") == 0) return import_constant(c, g, np, label);
-    if (*domain && !rlx_op_find(domain, op))
+    /* domain "rlx" holds internal ops that only the passes create */
+    if (*domain && (!rlx_op_find(domain, op) || strcmp(domain, "rlx") == 0))
         return rlx_fail(RLX_ERR_UNSUPPORTED,
                         "%s: op '%s' of domain '%s' is not supported (rlx implements the default ONNX domain)", label,
                         op, domain);

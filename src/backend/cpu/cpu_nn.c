@@ -103,6 +103,23 @@ void rlx_nn_buf_free(rlx_nn_buf *b) {
     b->owned = false;
 }
 
+void rlx_nn_act_f32(const rlx_act *a, float *y, size_t n) {
+    switch (a->kind) { /* the frequent ones without the switch in the loop */
+    case RLX_ACT_NONE: return;
+    case RLX_ACT_RELU:
+        for (size_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+        return;
+    case RLX_ACT_CLIP: {
+        float lo = a->alpha, hi = a->beta;
+        for (size_t i = 0; i < n; i++) y[i] = fminf(fmaxf(y[i], lo), hi);
+        return;
+    }
+    default:
+        for (size_t i = 0; i < n; i++) y[i] = rlx_act_apply(a, y[i]);
+        return;
+    }
+}
+
 void rlx_nn_sp3_init(const rlx_conv_geom *g, rlx_nn_sp3 *s) {
     int off = 3 - g->nsp;
     for (int i = 0; i < 3; i++) {

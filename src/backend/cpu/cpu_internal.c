@@ -1,0 +1,285 @@
+/* CPU kernels of the internal ops (domain "rlx", contracts in
+ * src/ir/ops/internal_ops.h): the kernel table, AddLayerNormalization and
+ * Attention. FusedElementwise is in cpu_fused_ew.c.
+ *
+ * AddLayerNormalization computes exactly what the unfused pair computes:
+ * the sum rounded to the dtype (in f32 for f32), then the statistics and
+ * the normalisation in double per row, as cpu_reduce.c's LayerNormalization
+ * does. One pass over the row reads A and B; the row is then in cache.
+ *
+ * Attention: the reference computes each query row in double (scores,
+ * softmax, weighted sum of V). The fast path (f32) does per batch and block
+ * of query rows what the unfused graph does: scores = Q K^T with
+ * cblas_sgemm, the scale and mask in float, the softmax in double per row,
+ * then P V with cblas_sgemm; the scores live only in a block buffer. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "base/mem.h"
+#include "ir/ops/internal_ops.h"
+#include "ir/ops/ops.h"
+
+/* ------------------------------------------------------------ shared */
+
+/* True when p is a "suffix" of x (1s on a leading run of dims, then x's
+ * dims): element e of x reads p at e % numel(p). */
+static bool suffix_of(const rlx_tensor *p, const rlx_tensor *x) {
+    if (p->rank > x->rank) return false;
+    int off = x->rank - p->rank, s = x->rank;
+    while (s > off && p->dims[s - off - 1] == x->dims[s - 1]) s--;
+    for (int i = off; i < s; i++)
+        if (p->dims[i - off] != 1) return false;
+    return true;
+}
+
+static size_t prod(const int64_t *d, int from, int to) {
+    size_t n = 1;
+    for (int i = from; i < to; i++) n *= (size_t)d[i];
+    return n;
+}
+
+/* ------------------------------------------------------------ AddLayerNormalization */
+
+static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
+    const rlx_tensor *a = k->in[0], *b = k->in[1], *sc = k->in[2];
+    const rlx_tensor *bi = k->n->n_in > 3 ? k->in[3] : NULL;
+    rlx_tensor *y = k->out[0];
+    int ax;
+    int64_t axis = rlx_attr_int(k->n, "axis", -1);
+    if (!rlx_norm_axis(axis, a->rank, &ax))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis,
+                            a->rank);
+    size_t rows = prod(a->dims, 0, ax), len = prod(a->dims, ax, a->rank);
+    size_t nb = rlx_tensor_numel(b), ns = rlx_tensor_numel(sc), nbi = bi ? rlx_tensor_numel(bi) : 1;
+    if (!suffix_of(b, a) || !suffix_of(sc, a) || (bi && !suffix_of(bi, a)) || ns > len || nbi > len || !nb ||
+        !ns || !nbi || b->dtype != a->dtype || sc->dtype != a->dtype || (bi && bi->dtype != a->dtype) ||
+        y->dtype != a->dtype || rlx_tensor_numel(y) != rows * len)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "operands do not have the shapes and dtypes of the contract");
+    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    if (a->dtype == RLX_DTYPE_F32) {
+        const float *pa = a->data, *pb = b->data, *ps = sc->data, *pbi = bi ? bi->data : NULL;
+        float *py = y->data;
+        for (size_t r = 0; r < rows; r++) {
+            size_t base = r * len;
+            float *yr = py + base;
+            double s = 0;
+            for (size_t j = 0; j < len; j++) {
+                float v = pa[base + j] + pb[(base + j) % nb];
+                yr[j] = v;
+                s += v;
+            }
+            double m = s / (double)len, q = 0;
+            for (size_t j = 0; j < len; j++) {
+                double d = yr[j] - m;
+                q += d * d;
+            }
+            double inv = 1.0 / sqrt(q / (double)len + eps);
+            for (size_t j = 0; j < len; j++) {
+                double v = (yr[j] - m) * inv * ps[j % ns];
+                if (pbi) v += pbi[j % nbi];
+                yr[j] = (float)v;
+            }
+        }
+        return RLX_OK;
+    }
+    /* other float dtypes: y rounds the sum to the dtype */
+    for (size_t r = 0; r < rows; r++) {
+        size_t base = r * len;
+        double s = 0;
+        for (size_t j = 0; j < len; j++) {
+            size_t e = base + j;
+            rlx_tensor_set_f64(y, e, rlx_tensor_get_f64(a, e) + rlx_tensor_get_f64(b, e % nb));
+            s += rlx_tensor_get_f64(y, e);
+        }
+        double m = s / (double)len, q = 0;
+        for (size_t j = 0; j < len; j++) {
+            double d = rlx_tensor_get_f64(y, base + j) - m;
+            q += d * d;
+        }
+        double inv = 1.0 / sqrt(q / (double)len + eps);
+        for (size_t j = 0; j < len; j++) {
+            double v = (rlx_tensor_get_f64(y, base + j) - m) * inv * rlx_tensor_get_f64(sc, j % ns);
+            if (bi) v += rlx_tensor_get_f64(bi, j % nbi);
+            rlx_tensor_set_f64(y, base + j, v);
+        }
+    }
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ Attention */
+
+typedef struct attn_geom {
+    int r;                  /* rank */
+    size_t nb, sq, sk, d, dv; /* batches, query rows, keys, depth, value depth */
+    bool kt, div;
+    float scale;
+    int64_t ms[RLX_MAX_RANK]; /* mask broadcast strides over [b.., Sq, Sk] */
+    const rlx_tensor *mask;
+} attn_geom;
+
+static rlx_status attn_resolve(rlx_cpu_kctx *k, attn_geom *g) {
+    const rlx_tensor *q = k->in[0], *kk = k->in[1], *v = k->in[2];
+    const rlx_tensor *m = k->n->n_in > 3 ? k->in[3] : NULL;
+    rlx_tensor *y = k->out[0];
+    memset(g, 0, sizeof *g);
+    int r = q->rank;
+    if (r < 2 || kk->rank != r || v->rank != r || y->rank != r || q->dtype != RLX_DTYPE_F32 ||
+        kk->dtype != RLX_DTYPE_F32 || v->dtype != RLX_DTYPE_F32 || y->dtype != RLX_DTYPE_F32 ||
+        (m && m->dtype != RLX_DTYPE_F32))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "Q, K, V (and Mask) must be f32 of one rank >= 2");
+    for (int i = 0; i < r - 2; i++)
+        if (kk->dims[i] != q->dims[i] || v->dims[i] != q->dims[i] || y->dims[i] != q->dims[i])
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "batch dim %d differs between Q, K, V", i);
+    g->r = r;
+    g->kt = rlx_attr_int(k->n, "k_transposed", 0) != 0;
+    g->div = rlx_attr_int(k->n, "scale_div", 0) != 0;
+    g->scale = rlx_attr_float(k->n, "scale", 1.0f);
+    g->nb = prod(q->dims, 0, r - 2);
+    g->sq = (size_t)q->dims[r - 2];
+    g->d = (size_t)q->dims[r - 1];
+    g->sk = (size_t)kk->dims[g->kt ? r - 1 : r - 2];
+    g->dv = (size_t)v->dims[r - 1];
+    if ((size_t)kk->dims[g->kt ? r - 2 : r - 1] != g->d || (size_t)v->dims[r - 2] != g->sk ||
+        (size_t)y->dims[r - 2] != g->sq || (size_t)y->dims[r - 1] != g->dv)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "Q, K, V and the output do not have matching dims");
+    if (m) {
+        int64_t sd[RLX_MAX_RANK];
+        for (int i = 0; i < r; i++) sd[i] = q->dims[i];
+        sd[r - 1] = (int64_t)g->sk;
+        bool ok = m->rank <= r;
+        for (int i = 0; ok && i < m->rank; i++) {
+            int64_t md = m->dims[i], want = sd[r - m->rank + i];
+            ok = md == 1 || md == want;
+        }
+        if (!ok) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "Mask does not broadcast to the scores");
+        rlx_broadcast_strides(m->dims, m->rank, r, g->ms);
+    }
+    g->mask = m;
+    return RLX_OK;
+}
+
+/* Offset of batch bi's scores in the mask (the batch part of the index). */
+static int64_t mask_base(const attn_geom *g, const int64_t *qdims, size_t bi) {
+    int64_t off = 0;
+    for (int i = g->r - 3; i >= 0; i--) {
+        size_t c = bi % (size_t)qdims[i];
+        bi /= (size_t)qdims[i];
+        off += (int64_t)c * g->ms[i];
+    }
+    return off;
+}
+
+static rlx_status attn_reference(rlx_cpu_kctx *k, const attn_geom *g) {
+    const float *q = k->in[0]->data, *kk = k->in[1]->data, *v = k->in[2]->data;
+    const float *m = g->mask ? g->mask->data : NULL;
+    float *y = k->out[0]->data;
+    double *s = malloc((g->sk + 1) * sizeof *s), *acc = malloc((g->dv + 1) * sizeof *acc);
+    if (!s || !acc) {
+        free(s), free(acc);
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t bi = 0; bi < g->nb; bi++) {
+        const float *qb = q + bi * g->sq * g->d, *kb = kk + bi * g->sk * g->d, *vb = v + bi * g->sk * g->dv;
+        int64_t mb = m ? mask_base(g, k->in[0]->dims, bi) : 0;
+        for (size_t i = 0; i < g->sq; i++) {
+            double mx = -INFINITY;
+            for (size_t j = 0; j < g->sk; j++) {
+                double dot = 0;
+                for (size_t t = 0; t < g->d; t++)
+                    dot += (double)qb[i * g->d + t] * (g->kt ? kb[t * g->sk + j] : kb[j * g->d + t]);
+                dot = g->div ? dot / g->scale : dot * g->scale;
+                if (m) dot += m[mb + (int64_t)i * g->ms[g->r - 2] + (int64_t)j * g->ms[g->r - 1]];
+                s[j] = dot;
+                if (dot > mx) mx = dot;
+            }
+            double sum = 0;
+            for (size_t j = 0; j < g->sk; j++) sum += (s[j] = exp(s[j] - mx));
+            for (size_t t = 0; t < g->dv; t++) acc[t] = 0;
+            for (size_t j = 0; j < g->sk; j++)
+                for (size_t t = 0; t < g->dv; t++) acc[t] += s[j] / sum * vb[j * g->dv + t];
+            for (size_t t = 0; t < g->dv; t++) y[(bi * g->sq + i) * g->dv + t] = (float)acc[t];
+        }
+    }
+    free(s), free(acc);
+    return RLX_OK;
+}
+
+/* Query rows per block of the fast path: the scores block stays near 1 MiB. */
+static size_t attn_block_rows(size_t sk) {
+    size_t rows = ((size_t)1 << 18) / (sk ? sk : 1);
+    return rows < 16 ? 16 : rows;
+}
+
+static rlx_status attn_fast(rlx_cpu_kctx *k, const attn_geom *g) {
+    const float *q = k->in[0]->data, *kk = k->in[1]->data, *v = k->in[2]->data;
+    const float *m = g->mask ? g->mask->data : NULL;
+    float *y = k->out[0]->data;
+    size_t br = attn_block_rows(g->sk);
+    if (br > g->sq) br = g->sq;
+    size_t n_s;
+    float *s = rlx_mul_ok(br, g->sk, &n_s) ? malloc((n_s + 1) * sizeof *s) : NULL;
+    if (!s) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (scores block %zu x %zu)", br, g->sk);
+    int64_t msq = g->mask ? g->ms[g->r - 2] : 0, msk = g->mask ? g->ms[g->r - 1] : 0;
+    for (size_t bi = 0; bi < g->nb; bi++) {
+        const float *qb = q + bi * g->sq * g->d, *kb = kk + bi * g->sk * g->d, *vb = v + bi * g->sk * g->dv;
+        float *yb = y + bi * g->sq * g->dv;
+        int64_t mb = m ? mask_base(g, k->in[0]->dims, bi) : 0;
+        for (size_t i0 = 0; i0 < g->sq; i0 += br) {
+            size_t nr = g->sq - i0 < br ? g->sq - i0 : br;
+            if (g->d == 0) {
+                memset(s, 0, nr * g->sk * sizeof *s);
+            } else {
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, g->kt ? CblasNoTrans : CblasTrans, (int)nr, (int)g->sk,
+                            (int)g->d, 1.0f, qb + i0 * g->d, (int)g->d, kb, g->kt ? (int)g->sk : (int)g->d, 0.0f, s,
+                            (int)g->sk);
+            }
+            for (size_t i = 0; i < nr; i++) {
+                float *row = s + i * g->sk;
+                const float *mr = m ? m + mb + (int64_t)(i0 + i) * msq : NULL;
+                double mx = -INFINITY;
+                for (size_t j = 0; j < g->sk; j++) {
+                    float x = g->div ? row[j] / g->scale : row[j] * g->scale;
+                    if (mr) x += mr[(int64_t)j * msk];
+                    row[j] = x;
+                    if (x > mx) mx = x;
+                }
+                double sum = 0;
+                for (size_t j = 0; j < g->sk; j++) sum += exp((double)row[j] - mx);
+                for (size_t j = 0; j < g->sk; j++) row[j] = (float)(exp((double)row[j] - mx) / sum);
+            }
+            if (g->dv && g->sk)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nr, (int)g->dv, (int)g->sk, 1.0f, s,
+                            (int)g->sk, vb, (int)g->dv, 0.0f, yb + i0 * g->dv, (int)g->dv);
+            else
+                memset(yb + i0 * g->dv, 0, nr * g->dv * sizeof *yb);
+        }
+    }
+    free(s);
+    return RLX_OK;
+}
+
+static rlx_status k_attention(rlx_cpu_kctx *k) {
+    attn_geom g;
+    RLX_TRY(attn_resolve(k, &g));
+    if (g.nb * g.sq * g.dv == 0) return RLX_OK;
+    if (g.sk == 0) { /* no keys: the products with V are empty sums */
+        memset(k->out[0]->data, 0, g.nb * g.sq * g.dv * sizeof(float));
+        return RLX_OK;
+    }
+    const int64_t big = 2147483647LL;
+    bool fits = (int64_t)g.sq <= big && (int64_t)g.sk <= big && (int64_t)g.d <= big && (int64_t)g.dv <= big;
+    if (k->reference || !fits) return attn_reference(k, &g);
+    return attn_fast(k, &g);
+}
+
+/* ------------------------------------------------------------ table */
+
+const rlx_cpu_kernel rlx_cpu_kernels_internal[] = {
+    { "FusedElementwise", rlx_cpu_fused_elementwise },
+    { "AddLayerNormalization", k_add_layernorm },
+    { "Attention", k_attention },
+};
+const size_t rlx_cpu_kernels_internal_count = RLX_ARRAY_LEN(rlx_cpu_kernels_internal);
