@@ -415,7 +415,10 @@ static rlx_status lower_gemm(wg_lower *L) {
 }
 
 /* MatMul-1/9/13: numpy matmul with broadcast batch dims; 1-D operands are
- * promoted ([K] -> [1, K] for A, [K, 1] for B) and the dim dropped. */
+ * promoted ([K] -> [1, K] for A, [K, 1] for B) and the dim dropped. A fused
+ * bias (third input [N], passes/fuse_activation.c) is matmul.wgsl's bias
+ * broadcast over rows; a fused activation is the shared epilogue that
+ * wg_lower_node appends. */
 static rlx_status lower_matmul(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *y = wg_out(L, 0);
@@ -484,6 +487,16 @@ static rlx_status lower_matmul(wg_lower *L) {
     m.b = wg_in_id(L, 1);
     m.b_n = wg_numel(b);
     m.bias = -1;
+    const rlx_value *bias = wg_in(L, 2);
+    if (bias) {
+        if (bias->rank != 1 || (uint64_t)bias->dims[0] != N || b->rank < 2)
+            return wg_decline(L, "fused bias is not [N]");
+        m.bias = wg_in_id(L, 2);
+        m.bias_n = N;
+        m.bias_sm = 0;
+        m.bias_sn = 1;
+        m.beta = 1.0f;
+    }
     m.y = wg_out_id(L, 0);
     m.y_n = cy;
     return emit_matmul(L, &m);

@@ -57,7 +57,8 @@ typedef struct wg_operand {
 } wg_operand;
 
 typedef struct wg_dispatch {
-    const char *kernel; /* WGSL file stem, e.g. "unary" (static string) */
+    const char *kernel; /* WGSL file stem, e.g. "unary", or the name of a generated kernel (static string) */
+    const char *source; /* generated WGSL (wg_emit_source; owned by the wg_lower), or NULL */
     int n_spec;
     const char *spec_name[WG_MAX_SPEC]; /* WGSL `override` names (static strings) */
     double spec_val[WG_MAX_SPEC];
@@ -79,6 +80,13 @@ typedef struct wg_lower {
     uint64_t scratch_elems; /* scratch this step needs (4-byte elements) */
     char why[192];          /* why the lowering declined (RLX_ERR_UNSUPPORTED) */
     bool broken;            /* an allocation or Params overflow happened */
+    /* The node's fused activation (ir/ops/act.h) is applied by the
+     * lowering's own kernels. When a lowering of a node with an activation
+     * leaves this false, wg_lower_node appends the shared epilogue: one
+     * dispatch y = act(y) in place over output 0 (wgsl_gen.h). */
+    bool act_done;
+    char **sources;         /* generated WGSL of wg_emit_source, owned */
+    size_t n_sources, cap_sources;
 } wg_lower;
 
 typedef rlx_status (*wg_lower_fn)(wg_lower *L);
@@ -95,6 +103,9 @@ extern const wg_lowering wg_lowerings_nn[];
 extern const size_t wg_lowerings_nn_count;
 extern const wg_lowering wg_lowerings_tensor[];
 extern const size_t wg_lowerings_tensor_count;
+/* Internal ops of domain "rlx" (lower_internal.c). */
+extern const wg_lowering wg_lowerings_internal[];
+extern const size_t wg_lowerings_internal_count;
 
 /* Lowers node n into L (initialised here; free with wg_lower_free).
  * Returns RLX_OK, RLX_ERR_UNSUPPORTED when no WGSL lowering applies (the
@@ -110,6 +121,14 @@ rlx_status wg_decline(wg_lower *L, const char *fmt, ...) RLX_PRINTF(2, 3);
 /* Appends a dispatch of `kernel`. Never NULL (on OOM a dummy is returned
  * and L->broken set). */
 wg_dispatch *wg_emit(wg_lower *L, const char *kernel);
+
+/* Appends a dispatch of a kernel generated at compile time: `source` is
+ * complete WGSL (entry point main, the binding and Params conventions of
+ * embedded kernels) and is copied; `name` (a static string) names the
+ * kernel in messages and traces. Pipelines are cached by the source text
+ * (and override constants), so equal sources share one pipeline. Never
+ * NULL (on OOM a dummy is returned and L->broken set). */
+wg_dispatch *wg_emit_source(wg_lower *L, const char *name, const char *source);
 
 /* Sets an override constant (name must be a static string). */
 void wg_spec(wg_lower *L, wg_dispatch *d, const char *name, double value);

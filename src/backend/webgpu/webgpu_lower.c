@@ -5,7 +5,10 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
+#include "backend/webgpu/wgsl_gen.h"
 #include "base/mem.h"
+#include "ir/ops/act.h"
+#include "ir/ops/internal_ops.h"
 
 typedef struct lower_family {
     const wg_lowering *l;
@@ -19,6 +22,11 @@ static const lower_family k_families[] = {
 };
 
 static wg_lower_fn find_lowering(const rlx_node *n) {
+    if (n->domain && strcmp(n->domain, RLX_INTERNAL_DOMAIN) == 0) {
+        for (size_t i = 0; i < wg_lowerings_internal_count; i++)
+            if (strcmp(wg_lowerings_internal[i].op, n->op_type) == 0) return wg_lowerings_internal[i].fn;
+        return NULL;
+    }
     if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0) return NULL;
     for (size_t f = 0; f < RLX_ARRAY_LEN(k_families); f++)
         for (size_t i = 0; i < *k_families[f].count; i++)
@@ -31,6 +39,10 @@ void wg_lower_free(wg_lower *L) {
     free(L->d);
     L->d = NULL;
     L->n_d = L->cap_d = 0;
+    for (size_t i = 0; i < L->n_sources; i++) free(L->sources[i]);
+    free(L->sources);
+    L->sources = NULL;
+    L->n_sources = L->cap_sources = 0;
 }
 
 rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *caps, wg_lower *L) {
@@ -45,6 +57,12 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
         if (v && !rlx_value_is_static(v)) return wg_decline(L, "output %d has a dynamic shape", i);
     }
     rlx_status st = fn(L);
+    rlx_act act = rlx_node_act(n);
+    if (st == RLX_OK && act.kind != RLX_ACT_NONE && !L->act_done) {
+        const rlx_value *y = wg_out(L, 0);
+        if (!y || y->dtype != RLX_DTYPE_F32) st = wg_decline(L, "a fused activation on a non-f32 output");
+        else if (wg_numel(y) > 0) st = wg_emit_act_epilogue(L, wg_out_id(L, 0), 0, wg_numel(y), &act);
+    }
     if (st == RLX_OK && L->broken) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory lowering to WGSL", rlx_node_desc(n));
     if (st != RLX_OK) {
         wg_lower_free(L);
@@ -72,6 +90,19 @@ wg_dispatch *wg_emit(wg_lower *L, const char *kernel) {
     memset(d, 0, sizeof *d);
     d->kernel = kernel;
     d->groups[0] = d->groups[1] = d->groups[2] = 1;
+    return d;
+}
+
+wg_dispatch *wg_emit_source(wg_lower *L, const char *name, const char *source) {
+    char *copy = rlx_strdup(source);
+    if (!copy || RLX_GROW(L->sources, L->cap_sources, L->n_sources + 1) != RLX_OK) {
+        free(copy);
+        L->broken = true;
+        return wg_emit(L, name);
+    }
+    L->sources[L->n_sources++] = copy;
+    wg_dispatch *d = wg_emit(L, name);
+    d->source = copy;
     return d;
 }
 
