@@ -269,13 +269,16 @@ static rlx_status lower_attention(wg_lower *L) {
                   "// and output acc are rescaled by exp(m_old - m_new) per block, y = acc / l at the end.\n",
                   (unsigned long long)nb, (unsigned long long)sq, (unsigned long long)dd, kt ? "^T [.., D, Sk]" : " [.., Sk, D]",
                   (unsigned long long)sk, (unsigned long long)dv, ATT_BQ, (unsigned long long)bk);
-    wg_src_printf(&b, "struct Params { q_off: u32, k_off: u32, v_off: u32, m_off: u32, y_off: u32, _p0: u32, _p1: u32, _p2: u32 };\n"
+    /* without a mask there is no M binding (an unused binding would drop
+     * out of the pipeline's layout) */
+    wg_src_printf(&b, "struct Params { q_off: u32, k_off: u32, v_off: u32, %sy_off: u32%s };\n"
                       "@group(0) @binding(0) var<uniform> P: Params;\n"
                       "@group(0) @binding(1) var<storage, read_write> Q: array<f32>;\n"
                       "@group(0) @binding(2) var<storage, read_write> K: array<f32>;\n"
-                      "@group(0) @binding(3) var<storage, read_write> V: array<f32>;\n"
-                      "@group(0) @binding(4) var<storage, read_write> M: array<f32>;\n"
-                      "@group(0) @binding(5) var<storage, read_write> Y: array<f32>;\n");
+                      "@group(0) @binding(3) var<storage, read_write> V: array<f32>;\n",
+                  m ? "m_off: u32, " : "", m ? ", _p0: u32, _p1: u32, _p2: u32" : "");
+    if (m) wg_src_printf(&b, "@group(0) @binding(4) var<storage, read_write> M: array<f32>;\n");
+    wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> Y: array<f32>;\n", m ? 5 : 4);
     wg_src_printf(&b, "const SQ = %lluu;\nconst SK = %lluu;\nconst D = %lluu;\nconst DV = %lluu;\nconst BK = %lluu;\n",
                   (unsigned long long)sq, (unsigned long long)sk, (unsigned long long)dd, (unsigned long long)dv,
                   (unsigned long long)bk);
@@ -295,8 +298,8 @@ static rlx_status lower_attention(wg_lower *L) {
                   "    let vb = P.v_off + bi * (SK * DV);\n",
                   (unsigned long long)(nb * nqb), (unsigned long long)nqb, (unsigned long long)nqb);
     /* the mask's batch offset */
-    wg_src_printf(&b, "    var mb = P.m_off;\n");
     if (m) {
+        wg_src_printf(&b, "    var mb = P.m_off;\n");
         wg_src_printf(&b, "    var rem = bi;\n");
         for (int i = r - 3; i >= 0; i--) {
             if (ms[i]) wg_src_printf(&b, "    mb = mb + (rem %% %lluu) * %lluu;\n", (unsigned long long)q->dims[i], (unsigned long long)ms[i]);
@@ -369,7 +372,6 @@ static rlx_status lower_attention(wg_lower *L) {
     wg_bind_value(L, d, wg_in_id(L, 1));
     wg_bind_value(L, d, wg_in_id(L, 2));
     if (m) wg_bind_value(L, d, wg_in_id(L, 3));
-    else wg_bind(L, d, wg_in_id(L, 0), 0, 1); /* unused placeholder */
     wg_bind_value(L, d, wg_out_id(L, 0));
     return wg_grid_groups(L, d, nb * nqb);
 }
