@@ -3,16 +3,19 @@
  * gathered into register blocks at their broadcast positions (a
  * contiguous f32 input is read in place, a scalar is filled once), each
  * instruction is one loop over the block, and the last writes the output
- * (in place when it is f32). Every op computes as the unfused f32 kernel of
+ * (in place when it is f32). Blocks are shared out over the worker pool
+ * (base/parallel.h). Every op computes as the unfused f32 kernel of
  * cpu_elementwise.c does: + - * / min max clip relu sigmoid hardsigmoid
  * hardswish in float, the other functions in double rounded to float. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_internal.h"
 #include "base/half.h"
 #include "base/mem.h"
+#include "base/parallel.h"
 #include "ir/ops/internal_ops.h"
 
 #define BLOCK 256
@@ -79,6 +82,13 @@ static void gather(const ew_input *in, const rlx_tensor *out, size_t i0, size_t 
     }
 }
 
+/* min(max(x, lo), hi) by comparisons, as cpu_elementwise.c's Clip:
+ * hi wins when lo > hi; NaN passes through. */
+static inline float clampf(float x, float lo, float hi) {
+    float y = x < lo ? lo : x;
+    return y > hi ? hi : y;
+}
+
 static inline float f32_min(float a, float b) { return (a != a || b != b) ? NAN : (a < b ? a : b); }
 static inline float f32_max(float a, float b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }
 
@@ -109,8 +119,8 @@ static void exec(const rlx_ew_instr *in, float *restrict d, const float *a, cons
     case RLX_EW_ELU:
         for (size_t i = 0; i < n; i++) d[i] = a[i] >= 0.0f ? a[i] : (float)(ad * (exp(a[i]) - 1.0));
         break;
-    case RLX_EW_HARDSIGMOID: for (size_t i = 0; i < n; i++) d[i] = fmaxf(0.0f, fminf(1.0f, al * a[i] + be)); break;
-    case RLX_EW_HARDSWISH: for (size_t i = 0; i < n; i++) d[i] = a[i] * fmaxf(0.0f, fminf(1.0f, a[i] / 6.0f + 0.5f)); break;
+    case RLX_EW_HARDSIGMOID: for (size_t i = 0; i < n; i++) d[i] = clampf(al * a[i] + be, 0.0f, 1.0f); break;
+    case RLX_EW_HARDSWISH: for (size_t i = 0; i < n; i++) d[i] = a[i] * clampf(a[i] / 6.0f + 0.5f, 0.0f, 1.0f); break;
     case RLX_EW_SOFTPLUS:
         for (size_t i = 0; i < n; i++) d[i] = a[i] > 30.0f ? a[i] : (float)log1p(exp(a[i]));
         break;
@@ -125,7 +135,7 @@ static void exec(const rlx_ew_instr *in, float *restrict d, const float *a, cons
         }
         break;
     case RLX_EW_SIGN: for (size_t i = 0; i < n; i++) d[i] = a[i] > 0.0f ? 1.0f : a[i] < 0.0f ? -1.0f : 0.0f; break;
-    case RLX_EW_CLIP: for (size_t i = 0; i < n; i++) d[i] = fminf(fmaxf(a[i], al), be); break;
+    case RLX_EW_CLIP: for (size_t i = 0; i < n; i++) d[i] = clampf(a[i], al, be); break;
     case RLX_EW_ADD: for (size_t i = 0; i < n; i++) d[i] = a[i] + b[i]; break;
     case RLX_EW_SUB: for (size_t i = 0; i < n; i++) d[i] = a[i] - b[i]; break;
     case RLX_EW_MUL: for (size_t i = 0; i < n; i++) d[i] = a[i] * b[i]; break;
@@ -141,6 +151,68 @@ static void exec(const rlx_ew_instr *in, float *restrict d, const float *a, cons
         for (size_t i = 0; i < n; i++) d[i] = rlx_f16_to_f32(rlx_f32_to_f16(d[i]));
     else if (in->rnd == RLX_DTYPE_BF16)
         for (size_t i = 0; i < n; i++) d[i] = rlx_bf16_to_f32(rlx_f32_to_bf16(d[i]));
+}
+
+/* The work of one call, shared by the pool's threads (rlx_parallel_for
+ * over blocks of BLOCK elements; each chunk has its own registers). */
+typedef struct ew_job {
+    const rlx_ew_prog *p;
+    const ew_input *ins;
+    rlx_tensor *out;
+    size_t total;
+    bool out_f32;
+    int n_reg;
+    atomic_int oom;
+} ew_job;
+
+#define MAX_REG (RLX_EW_MAX_IN + RLX_EW_MAX_CONSTS + RLX_EW_MAX_INSTR)
+#define STACK_REGS 32
+
+static void ew_blocks(void *ctx, size_t b0, size_t b1) {
+    ew_job *j = ctx;
+    const rlx_ew_prog *p = j->p;
+    float stack[STACK_REGS * BLOCK];
+    float *buf = j->n_reg <= STACK_REGS ? stack : malloc((size_t)j->n_reg * BLOCK * sizeof(float));
+    if (!buf) {
+        atomic_store(&j->oom, 1);
+        return;
+    }
+    const float *rp[MAX_REG];
+    for (int i = 0; i < p->n_in; i++)
+        if (j->ins[i].kind == IN_SCALAR) {
+            float v = load_elem(j->ins[i].t, 0);
+            for (int t = 0; t < BLOCK; t++) buf[(size_t)i * BLOCK + (size_t)t] = v;
+            rp[i] = buf + (size_t)i * BLOCK;
+        }
+    for (int c = 0; c < p->n_consts; c++) {
+        float *r = buf + (size_t)(p->n_in + c) * BLOCK;
+        for (int t = 0; t < BLOCK; t++) r[t] = p->consts[c];
+        rp[p->n_in + c] = r;
+    }
+    for (size_t blk = b0; blk < b1; blk++) {
+        size_t i0 = blk * BLOCK, nb = j->total - i0 < BLOCK ? j->total - i0 : BLOCK;
+        for (int i = 0; i < p->n_in; i++) {
+            if (j->ins[i].kind == IN_INPLACE) {
+                rp[i] = (const float *)j->ins[i].t->data + i0;
+            } else if (j->ins[i].kind == IN_GATHER) {
+                float *r = buf + (size_t)i * BLOCK;
+                gather(&j->ins[i], j->out, i0, nb, r);
+                rp[i] = r;
+            }
+        }
+        for (int k = 0; k < p->n_instr; k++) {
+            const rlx_ew_instr *in = &p->ins[k];
+            int reg = rlx_ew_reg(p, k);
+            float *d = (k == p->n_instr - 1 && j->out_f32) ? (float *)j->out->data + i0 : buf + (size_t)reg * BLOCK;
+            exec(in, d, rp[in->a], in->b >= 0 ? rp[in->b] : NULL, in->c >= 0 ? rp[in->c] : NULL, nb);
+            rp[reg] = d;
+        }
+        if (!j->out_f32) {
+            const float *r = rp[rlx_ew_reg(p, p->n_instr - 1)];
+            for (size_t t = 0; t < nb; t++) rlx_tensor_set_f64(j->out, i0 + t, r[t]);
+        }
+    }
+    if (buf != stack) free(buf);
 }
 
 rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k) {
@@ -166,55 +238,20 @@ rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k) {
         ins[i].t = t;
         size_t tn = rlx_tensor_numel(t);
         ins[i].kind = tn == total && t->dtype == RLX_DTYPE_F32 ? IN_INPLACE : tn == 1 ? IN_SCALAR : IN_GATHER;
-        if (tn == total && ins[i].kind != IN_INPLACE) ins[i].kind = IN_GATHER;
         rlx_broadcast_strides(t->dims, t->rank, out->rank, ins[i].st);
     }
     if (total == 0) return RLX_OK;
-    int n_reg = rlx_ew_reg(&p, p.n_instr);
-    size_t bytes;
-    float *buf = rlx_mul_ok((size_t)n_reg, BLOCK * sizeof(float), &bytes) ? malloc(bytes) : NULL;
-    const float **rp = malloc((size_t)n_reg * sizeof *rp);
-    if (!buf || !rp) {
-        free(buf);
-        free(rp);
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%d register blocks)", n_reg);
-    }
-    for (int i = 0; i < p.n_in; i++)
-        if (ins[i].kind == IN_SCALAR) {
-            float v = load_elem(ins[i].t, 0);
-            for (int t = 0; t < BLOCK; t++) buf[(size_t)i * BLOCK + (size_t)t] = v;
-            rp[i] = buf + (size_t)i * BLOCK;
-        }
-    for (int c = 0; c < p.n_consts; c++) {
-        float *r = buf + (size_t)(p.n_in + c) * BLOCK;
-        for (int t = 0; t < BLOCK; t++) r[t] = p.consts[c];
-        rp[p.n_in + c] = r;
-    }
-    bool out_f32 = out->dtype == RLX_DTYPE_F32 && p.ins[p.n_instr - 1].rnd == 0;
-    for (size_t i0 = 0; i0 < total; i0 += BLOCK) {
-        size_t nb = total - i0 < BLOCK ? total - i0 : BLOCK;
-        for (int i = 0; i < p.n_in; i++) {
-            if (ins[i].kind == IN_INPLACE) {
-                rp[i] = (const float *)ins[i].t->data + i0;
-            } else if (ins[i].kind == IN_GATHER) {
-                float *r = buf + (size_t)i * BLOCK;
-                gather(&ins[i], out, i0, nb, r);
-                rp[i] = r;
-            }
-        }
-        for (int j = 0; j < p.n_instr; j++) {
-            const rlx_ew_instr *in = &p.ins[j];
-            int reg = rlx_ew_reg(&p, j);
-            float *d = (j == p.n_instr - 1 && out_f32) ? (float *)out->data + i0 : buf + (size_t)reg * BLOCK;
-            exec(in, d, rp[in->a], in->b >= 0 ? rp[in->b] : NULL, in->c >= 0 ? rp[in->c] : NULL, nb);
-            rp[reg] = d;
-        }
-        if (!out_f32) {
-            const float *r = rp[rlx_ew_reg(&p, p.n_instr - 1)];
-            for (size_t t = 0; t < nb; t++) rlx_tensor_set_f64(out, i0 + t, r[t]);
-        }
-    }
-    free(buf);
-    free(rp);
+    ew_job j;
+    j.p = &p;
+    j.ins = ins;
+    j.out = out;
+    j.total = total;
+    j.out_f32 = out->dtype == RLX_DTYPE_F32 && p.ins[p.n_instr - 1].rnd == 0;
+    j.n_reg = rlx_ew_reg(&p, p.n_instr);
+    atomic_init(&j.oom, 0);
+    /* elementwise: any split gives the same bits; 64 blocks per chunk */
+    rlx_parallel_for((total + BLOCK - 1) / BLOCK, 64, ew_blocks, &j);
+    if (atomic_load(&j.oom))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%d register blocks)", j.n_reg);
     return RLX_OK;
 }

@@ -109,9 +109,12 @@ void rlx_nn_act_f32(const rlx_act *a, float *y, size_t n) {
     case RLX_ACT_RELU:
         for (size_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
         return;
-    case RLX_ACT_CLIP: {
+    case RLX_ACT_CLIP: { /* by comparisons, as the Clip kernel: NaN passes through */
         float lo = a->alpha, hi = a->beta;
-        for (size_t i = 0; i < n; i++) y[i] = fminf(fmaxf(y[i], lo), hi);
+        for (size_t i = 0; i < n; i++) {
+            float v = y[i] < lo ? lo : y[i];
+            y[i] = v > hi ? hi : v;
+        }
         return;
     }
     default:
