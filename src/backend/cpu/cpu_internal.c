@@ -6,6 +6,7 @@
  * the sum rounded to the dtype (in f32 for f32), then the statistics and
  * the normalisation in double per row, as cpu_reduce.c's LayerNormalization
  * does. One pass over the row reads A and B; the row is then in cache.
+ * Rows are shared out over the worker pool (base/parallel.h).
  *
  * Attention: the reference computes each query row in double (scores,
  * softmax, weighted sum of V). The fast path (f32) does per batch and block
@@ -19,6 +20,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "base/mem.h"
+#include "base/parallel.h"
 #include "ir/ops/internal_ops.h"
 #include "ir/ops/ops.h"
 
@@ -43,6 +45,40 @@ static size_t prod(const int64_t *d, int from, int to) {
 
 /* ------------------------------------------------------------ AddLayerNormalization */
 
+typedef struct aln_job {
+    const float *a, *b, *s, *c;
+    float *y;
+    size_t len, nb, ns, nc;
+    double eps;
+} aln_job;
+
+/* f32 rows [r0, r1): the sum into y, the statistics in double, y in place. */
+static void aln_rows_f32(void *ctx, size_t r0, size_t r1) {
+    const aln_job *j = ctx;
+    size_t len = j->len;
+    for (size_t r = r0; r < r1; r++) {
+        size_t base = r * len;
+        float *yr = j->y + base;
+        double s = 0;
+        for (size_t i = 0; i < len; i++) {
+            float v = j->a[base + i] + j->b[(base + i) % j->nb];
+            yr[i] = v;
+            s += v;
+        }
+        double m = s / (double)len, q = 0;
+        for (size_t i = 0; i < len; i++) {
+            double d = yr[i] - m;
+            q += d * d;
+        }
+        double inv = 1.0 / sqrt(q / (double)len + j->eps);
+        for (size_t i = 0; i < len; i++) {
+            double v = (yr[i] - m) * inv * j->s[i % j->ns];
+            if (j->c) v += j->c[i % j->nc];
+            yr[i] = (float)v;
+        }
+    }
+}
+
 static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
     const rlx_tensor *a = k->in[0], *b = k->in[1], *sc = k->in[2];
     const rlx_tensor *bi = k->n->n_in > 3 ? k->in[3] : NULL;
@@ -60,29 +96,8 @@ static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "operands do not have the shapes and dtypes of the contract");
     double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
     if (a->dtype == RLX_DTYPE_F32) {
-        const float *pa = a->data, *pb = b->data, *ps = sc->data, *pbi = bi ? bi->data : NULL;
-        float *py = y->data;
-        for (size_t r = 0; r < rows; r++) {
-            size_t base = r * len;
-            float *yr = py + base;
-            double s = 0;
-            for (size_t j = 0; j < len; j++) {
-                float v = pa[base + j] + pb[(base + j) % nb];
-                yr[j] = v;
-                s += v;
-            }
-            double m = s / (double)len, q = 0;
-            for (size_t j = 0; j < len; j++) {
-                double d = yr[j] - m;
-                q += d * d;
-            }
-            double inv = 1.0 / sqrt(q / (double)len + eps);
-            for (size_t j = 0; j < len; j++) {
-                double v = (yr[j] - m) * inv * ps[j % ns];
-                if (pbi) v += pbi[j % nbi];
-                yr[j] = (float)v;
-            }
-        }
+        aln_job j = { a->data, b->data, sc->data, bi ? bi->data : NULL, y->data, len, nb, ns, nbi, eps };
+        rlx_parallel_for(rows, 16384 / (len ? len : 1) + 1, aln_rows_f32, &j); /* rows are independent */
         return RLX_OK;
     }
     /* other float dtypes: y rounds the sum to the dtype */

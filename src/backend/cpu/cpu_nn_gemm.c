@@ -17,6 +17,7 @@
 
 #include "backend/cpu/cpu_nn.h"
 #include "base/mem.h"
+#include "base/parallel.h"
 #include "base/tensor.h"
 #include "ir/ops/ops.h"
 
@@ -262,18 +263,31 @@ static rlx_status matmul_int_ref(rlx_cpu_kctx *k, const matmul_dims *d) {
 
 /* Fast path (f32): one cblas_sgemm per output matrix, or a single one over
  * all rows of A when B has no batch dims. */
-/* The epilogue of the f32 fast path: y = act(y + bias) row by row. */
+typedef struct mm_epi {
+    const float *bias;
+    const rlx_act *act;
+    float *y;
+    size_t n;
+} mm_epi;
+
+static void mm_epi_rows(void *ctx, size_t r0, size_t r1) {
+    const mm_epi *e = ctx;
+    for (size_t r = r0; r < r1; r++) {
+        float *yr = e->y + r * e->n;
+        for (size_t j = 0; j < e->n; j++) yr[j] += e->bias[j];
+        rlx_nn_act_f32(e->act, yr, e->n); /* inside the region: on this thread */
+    }
+}
+
+/* The epilogue of the f32 fast path: y = act(y + bias), rows over the
+ * worker pool. */
 static void matmul_epilogue_f32(rlx_cpu_kctx *k, const matmul_dims *d, float *y) {
     const rlx_tensor *bt = rlx_nn_in(k, 2);
     rlx_act act = rlx_node_act(k->n);
     size_t rows = d->nb * (size_t)d->m, n = (size_t)d->n;
     if (bt) {
-        const float *bias = bt->data;
-        for (size_t r = 0; r < rows; r++) {
-            float *yr = y + r * n;
-            for (size_t j = 0; j < n; j++) yr[j] += bias[j];
-            rlx_nn_act_f32(&act, yr, n);
-        }
+        mm_epi e = { bt->data, &act, y, n };
+        rlx_parallel_for(rows, 16384 / (n ? n : 1) + 1, mm_epi_rows, &e);
     } else {
         rlx_nn_act_f32(&act, y, rows * n);
     }

@@ -106,6 +106,16 @@ static rlx_status lower_fused_ew(wg_lower *L) {
         return wg_decline(L, "%d inputs exceed the storage bindings of a dispatch", p.n_in);
     uint64_t n = wg_numel(y);
     if (n == 0) return RLX_OK;
+    if (n >= ((uint64_t)1 << 32) - WG_WORKGROUP * (uint64_t)65536) return wg_decline(L, "too large for 32-bit indexing");
+    for (int i = 0; i < p.n_in; i++) { /* each input broadcasts to the output */
+        const rlx_value *x = wg_in(L, i);
+        bool ok = x->rank <= y->rank;
+        for (int d = 0; ok && d < x->rank; d++) {
+            int64_t xd = x->dims[d], yd = y->dims[y->rank - x->rank + d];
+            ok = xd == yd || xd == 1;
+        }
+        if (!ok) return wg_decline(L, "input %d does not broadcast to the output", i);
+    }
     kslots ks = { .n = 0 };
     wg_src b = { 0 };
     char ea[64], eb[64];
@@ -293,7 +303,7 @@ static rlx_status lower_attention(wg_lower *L) {
                   "    let bi = wl / %lluu;\n"
                   "    let i = (wl %% %lluu) * 64u + lid.x;\n"
                   "    let valid = i < SQ;\n"
-                  "    let qb = P.q_off + bi * (SQ * D) + i * D;\n"
+                  "    let qb = P.q_off + bi * (SQ * D) + min(i, SQ - 1u) * D;\n"
                   "    let kb = P.k_off + bi * (SK * D);\n"
                   "    let vb = P.v_off + bi * (SK * DV);\n",
                   (unsigned long long)(nb * nqb), (unsigned long long)nqb, (unsigned long long)nqb);
