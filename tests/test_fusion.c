@@ -696,25 +696,35 @@ static void test_add_layernorm(void) {
 /* ------------------------------------------------------------ fuse_attention */
 
 /* Builds Softmax(Q K^T (*|/) scale (+ mask)) V. kmode 0: K^T given as an
- * input [B, H, D, Sk]; 1: Transpose(K, perm [0, 1, 3, 2]). bad: 0 none, 1
- * softmax over axis 2, 2 scores as a graph output, 3 the scale is a graph
- * input, 4 a second user of the probabilities. */
+ * input [B, H, D, Sk]; 1: Transpose(K, perm [0, 1, 3, 2]); 2: the same
+ * Transpose with a second user (K^T also a graph output); 3: the exporter
+ * layout: q, k, v inputs [B, S, H, D] through Transposes [0, 2, 1, 3] (K:
+ * [0, 2, 3, 1]) and the result through [0, 2, 1, 3] back to [B, Sq, H, D].
+ * bad: 0 none, 1 softmax over axis 2, 2 scores as a graph output, 3 the
+ * scale is a graph input, 4 a second user of the probabilities. */
 static rlx_model *attention_model(int64_t b, int64_t h, int64_t sq, int64_t sk, int64_t d, int kmode, bool div,
                                   bool mask, int bad) {
     rlx_model *m = NULL;
     CHECK_OK(rlx_model_create(17, &m));
     int64_t qd[4] = { b, h, sq, d }, ktd[4] = { b, h, d, sk }, kd[4] = { b, h, sk, d }, vd[4] = { b, h, sk, d };
-    int64_t md[4] = { b, 1, 1, sk };
-    input(m, "q", RLX_DTYPE_F32, 4, qd);
-    input(m, "k", RLX_DTYPE_F32, 4, kmode ? kd : ktd);
-    input(m, "v", RLX_DTYPE_F32, 4, vd);
+    int64_t md[4] = { b, 1, 1, sk }, eq[4] = { b, sq, h, d }, ek[4] = { b, sk, h, d };
+    input(m, kmode == 3 ? "q0" : "q", RLX_DTYPE_F32, 4, kmode == 3 ? eq : qd);
+    input(m, kmode == 3 ? "k0" : "k", RLX_DTYPE_F32, 4, kmode == 3 ? ek : kmode ? kd : ktd);
+    input(m, kmode == 3 ? "v0" : "v", RLX_DTYPE_F32, 4, kmode == 3 ? ek : vd);
     input(m, "mask", RLX_DTYPE_F32, 4, md);
     if (bad == 3) input(m, "sc", RLX_DTYPE_F32, 0, NULL);
     else scalar(m, "sc", div ? 2.8284271f : 0.35355339f);
-    if (kmode) {
+    if (kmode == 3) {
+        rlx_attr p0213 = RLX_ATTR_IS("perm", 4, ((int64_t[]){ 0, 2, 1, 3 })), p0231 = RLX_ATTR_IS("perm", 4, ((int64_t[]){ 0, 2, 3, 1 }));
+        add(m, "Transpose", "q0", "q", 1, &p0213);
+        add(m, "Transpose", "k0", "kt", 1, &p0231);
+        add(m, "Transpose", "v0", "v", 1, &p0213);
+        add(m, "MatMul", "q,kt", "qk", 0, NULL);
+    } else if (kmode) {
         rlx_attr perm = RLX_ATTR_IS("perm", 4, ((int64_t[]){ 0, 1, 3, 2 }));
         add(m, "Transpose", "k", "kt", 1, &perm);
         add(m, "MatMul", "q,kt", "qk", 0, NULL);
+        if (kmode == 2) CHECK_OK(rlx_model_add_output(m, "kt"));
     } else {
         add(m, "MatMul", "q,k", "qk", 0, NULL);
     }
@@ -722,7 +732,13 @@ static rlx_model *attention_model(int64_t b, int64_t h, int64_t sq, int64_t sk, 
     if (mask) add(m, "Add", "mask,s", "sm", 0, NULL);
     rlx_attr ax = RLX_ATTR_I("axis", bad == 1 ? 2 : -1);
     add(m, "Softmax", mask ? "sm" : "s", "p", 1, &ax);
-    add(m, "MatMul", "p,v", "y", 0, NULL);
+    if (kmode == 3) {
+        rlx_attr p0213 = RLX_ATTR_IS("perm", 4, ((int64_t[]){ 0, 2, 1, 3 }));
+        add(m, "MatMul", "p,v", "yh", 0, NULL);
+        add(m, "Transpose", "yh", "y", 1, &p0213);
+    } else {
+        add(m, "MatMul", "p,v", "y", 0, NULL);
+    }
     if (bad == 2) CHECK_OK(rlx_model_add_output(m, "s"));
     if (bad == 4) {
         add(m, "ReduceMax", "p", "pm", 0, NULL);
@@ -738,20 +754,26 @@ static void test_attention(void) {
      * the GPU: several query blocks and online-softmax rescaling */
     const int64_t B = 2, H = 3, SQ = 70, SK = 40, D = 8;
     int64_t qd[4] = { B, H, SQ, D }, ktd[4] = { B, H, D, SK }, kd[4] = { B, H, SK, D }, md[4] = { B, 1, 1, SK };
+    int64_t eq[4] = { B, SQ, H, D }, ek[4] = { B, SK, H, D };
     rlx_tensor *q = test_tensor_random(RLX_DTYPE_F32, 4, qd, -2, 2), *kt = test_tensor_random(RLX_DTYPE_F32, 4, ktd, -2, 2);
     rlx_tensor *k = test_tensor_random(RLX_DTYPE_F32, 4, kd, -2, 2), *v = test_tensor_random(RLX_DTYPE_F32, 4, kd, -2, 2);
+    rlx_tensor *q0 = test_tensor_random(RLX_DTYPE_F32, 4, eq, -2, 2), *k0 = test_tensor_random(RLX_DTYPE_F32, 4, ek, -2, 2);
+    rlx_tensor *v0 = test_tensor_random(RLX_DTYPE_F32, 4, ek, -2, 2);
     rlx_tensor *mask = test_tensor_random(RLX_DTYPE_F32, 4, md, -3, 0), *sc = test_tensor_f32(0, NULL, (const float[]){ 0.5f });
     /* a masked-out key, as BERT writes it (float32 lowest) */
     ((float *)mask->data)[3] = -3.4028234663852886e38f;
-    for (int c = 0; c < 8; c++) {
-        int kmode = c == 1 || c == 3, bad = c >= 4 ? c - 3 : 0;
+    /* cases: 0 K^T given; 1 K transposed (absorbed), Mul; 2 no mask; 3 K's
+     * Transpose shared (read as K); 4 the exporter layout; 5-8 preconditions */
+    static const int kmodes[9] = { 0, 1, 0, 2, 3, 0, 0, 0, 0 };
+    for (int c = 0; c < 9; c++) {
+        int kmode = kmodes[c], bad = c >= 5 ? c - 4 : 0;
         bool div = c != 1, with_mask = c != 2;
         rlx_model *m = attention_model(B, H, SQ, SK, D, kmode, div, with_mask, bad);
-        const char *names[5] = { "q", "k", "v", "mask", "sc" };
-        const rlx_tensor *in[5] = { q, kmode ? k : kt, v, mask, sc };
+        const char *names[5] = { kmode == 3 ? "q0" : "q", kmode == 3 ? "k0" : "k", kmode == 3 ? "v0" : "v", "mask", "sc" };
+        const rlx_tensor *in[5] = { kmode == 3 ? q0 : q, kmode == 3 ? k0 : kmode ? k : kt, kmode == 3 ? v0 : v, mask, sc };
         char w[128];
-        snprintf(w, sizeof w, "attention case %d (K %s, %s, %s, bad %d)", c, kmode ? "transposed by a node" : "given as K^T",
-                 div ? "Div" : "Mul", with_mask ? "mask" : "no mask", bad);
+        snprintf(w, sizeof w, "attention case %d (K mode %d, %s, %s, bad %d)", c, kmode, div ? "Div" : "Mul",
+                 with_mask ? "mask" : "no mask", bad);
         size_t n_in = bad == 3 ? 5 : 4;
         run_t on;
         if (!bad) {
@@ -760,8 +782,17 @@ static void test_attention(void) {
              * GPU: online softmax in f32: rtol 1e-4 */
             on = check_fused(w, m, n_in, names, in, 1e-5, 1e-6, 1e-4, 1e-5);
             const rlx_node *at = first(on.p, "Attention");
-            CHECK_MSG(at && steps(on.p) == 1, "%s: %d steps", w, steps(on.p));
-            CHECK_MSG(at && rlx_attr_int(at, "k_transposed", -1) == (kmode ? 0 : 1), "%s: k_transposed", w);
+            /* one step, but the shared Transpose of case 3 stays */
+            CHECK_MSG(at && steps(on.p) == (kmode == 2 ? 2 : 1), "%s: %d steps", w, steps(on.p));
+            size_t np = 0;
+            if (at) rlx_attr_ints(at, "k_perm", &np);
+            CHECK_MSG(at && rlx_attr_int(at, "k_transposed", -1) == (kmode == 2 ? 0 : 1) &&
+                          (np == 4) == (kmode == 1 || kmode == 3),
+                      "%s: k_transposed %lld, k_perm of %zu", w, at ? (long long)rlx_attr_int(at, "k_transposed", -1) : -1LL, np);
+            if (kmode == 3) {
+                rlx_attr_ints(at, "y_perm", &np);
+                CHECK_MSG(np == 4 && count(on.p, "Transpose") == 0, "%s: the output Transpose is absorbed", w);
+            }
         } else {
             on = run(m, "cpu", NULL, n_in, names, in);
             CHECK_MSG(count(on.p, "Attention") == 0 && count(on.p, "Softmax") == 1, "%s: must not fuse", w);
@@ -769,6 +800,9 @@ static void test_attention(void) {
         run_free(&on);
         rlx_model_destroy(m);
     }
+    rlx_tensor_destroy(q0);
+    rlx_tensor_destroy(k0);
+    rlx_tensor_destroy(v0);
     rlx_tensor_destroy(q);
     rlx_tensor_destroy(kt);
     rlx_tensor_destroy(k);

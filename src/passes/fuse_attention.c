@@ -5,12 +5,15 @@
  *                  -> Add(mask) (optional, either operand order)
  *                  -> Softmax over the last axis -> MatMul(., V)
  *
- * K^T is either a Transpose that swaps the last two axes of K (the node
- * then reads K and the Transpose is left to DCE) or any other tensor of
- * shape [.., D, Sk] (the Reshape/Transpose of the exporter's head split is
- * "already transposed" K, read as such). On the GPU the scores never reach
- * memory (online softmax per block of keys); on the CPU they live in a
- * block buffer.
+ * K^T is any tensor of shape [.., D, Sk] (the exporter's head split makes
+ * it "already transposed"). Transposes that produce Q, K^T or V, or consume
+ * the result (the heads' split and merge around attention, as exporters
+ * write it), are absorbed as layouts (q_perm, k_perm, v_perm, y_perm:
+ * strides the kernels read through) when the attention is their only
+ * user; K^T = Transpose(K) of the last two axes is read as K even when the
+ * Transpose has other users. On the GPU the scores never reach memory
+ * (online softmax per block of keys); on the CPU they live in a block
+ * buffer.
  *
  * Preconditions, each checked: f32 and static shapes throughout; Q, K^T and
  * V of one rank >= 2 with equal batch dims (no broadcasting); plain MatMuls
@@ -39,6 +42,30 @@ static bool f32_static(const rlx_value *v) { return v && v->dtype == RLX_DTYPE_F
 static bool plain_matmul(const rlx_node *n) {
     return rlx_fuse_is_op(n, "MatMul") && n->n_in == 2 && n->n_out == 1 && n->out[0] >= 0 &&
            rlx_node_act(n).kind == RLX_ACT_NONE;
+}
+
+/* When value v is the output of a Transpose of rank r (f32, static input),
+ * that node, with its permutation in perm; else NULL. */
+static const rlx_node *transpose_of(const rlx_graph *g, int v, int r, int64_t *perm) {
+    const rlx_node *t = rlx_fuse_producer(g, v);
+    if (!t || !rlx_fuse_is_op(t, "Transpose") || t->n_in != 1 || t->n_out != 1) return NULL;
+    const rlx_value *x = &g->values[t->in[0]];
+    if (!f32_static(x) || x->rank != r) return NULL;
+    size_t np;
+    const int64_t *p = rlx_attr_ints(t, "perm", &np);
+    if (p) {
+        if (np != (size_t)r) return NULL;
+        memcpy(perm, p, (size_t)r * sizeof(int64_t));
+    } else { /* default: reverse the axes */
+        for (int i = 0; i < r; i++) perm[i] = r - 1 - i;
+    }
+    return t;
+}
+
+static bool swaps_last_two(const int64_t *perm, int r) {
+    for (int i = 0; i < r; i++)
+        if (perm[i] != (i < r - 2 ? i : (i == r - 2 ? r - 1 : r - 2))) return false;
+    return true;
 }
 
 static bool same_batch(const rlx_value *a, const rlx_value *b) {
@@ -130,18 +157,39 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
             if (md != 1 && md != want) return RLX_OK;
         }
     }
-    /* K^T as a Transpose of K's last two axes: read K directly */
-    int k_in = qk->in[1], k_transposed = 1;
-    const rlx_node *tr = rlx_fuse_producer(g, k_in);
-    if (tr && rlx_fuse_is_op(tr, "Transpose") && tr->n_in == 1 && tr->n_out == 1) {
-        size_t np;
-        const int64_t *perm = rlx_attr_ints(tr, "perm", &np);
-        bool swap = perm && np == (size_t)r;
-        for (int i = 0; swap && i < r; i++) swap = perm[i] == (i < r - 2 ? i : (i == r - 2 ? r - 1 : r - 2));
-        const rlx_value *kv = &g->values[tr->in[0]];
-        if (swap && f32_static(kv)) {
+    /* Transposes around the operands (the heads' split and merge) are
+     * absorbed as layouts when only the attention reads them; K^T as a
+     * Transpose of K's last two axes is read as K even when shared */
+    int q_in = qk->in[0], k_in = qk->in[1], v_in = pv->in[1], y = pv->out[0], k_transposed = 1;
+    int64_t perms[4][RLX_MAX_RANK];
+    bool has_perm[4] = { false, false, false, false };
+    int absorbed = 0;
+    int *ins_of[3] = { &q_in, &k_in, &v_in };
+    for (int t = 0; t < 3; t++) {
+        const rlx_node *tr = transpose_of(g, *ins_of[t], r, perms[t]);
+        if (!tr) continue;
+        if (rlx_fuse_private(g, u, *ins_of[t], 1)) {
+            *ins_of[t] = tr->in[0];
+            has_perm[t] = true;
+            ids[n_ids++] = (int)(tr - g->nodes);
+            absorbed++;
+        } else if (t == 1 && swaps_last_two(perms[1], r)) {
             k_in = tr->in[0];
             k_transposed = 0;
+        }
+    }
+    if (rlx_fuse_private(g, u, y, 1)) {
+        const rlx_node *ty = &g->nodes[rlx_fuse_user(u, y, 0)];
+        size_t np;
+        const int64_t *perm = rlx_fuse_is_op(ty, "Transpose") && ty->n_in == 1 && ty->n_out == 1 && ty->out[0] >= 0
+                                  ? rlx_attr_ints(ty, "perm", &np)
+                                  : NULL;
+        if (perm && np == (size_t)r && f32_static(&g->values[ty->out[0]])) {
+            memcpy(perms[3], perm, (size_t)r * sizeof(int64_t));
+            has_perm[3] = true;
+            ids[n_ids++] = (int)(ty - g->nodes);
+            y = ty->out[0];
+            absorbed++;
         }
     }
     ids[n_ids++] = (int)(qk - g->nodes);
@@ -156,9 +204,9 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
             }
     char what[1024] = "";
     if (rlx_fuse_reporting()) rlx_fuse_describe(g, ids, n_ids, what, sizeof what);
-    int ins[4] = { qk->in[0], k_in, pv->in[1], mask };
-    int n_in = mask >= 0 ? 4 : 3, y = pv->out[0], slot = (int)(pv - g->nodes);
-    rlx_node_attr attrs[3];
+    int ins[4] = { q_in, k_in, v_in, mask };
+    int n_in = mask >= 0 ? 4 : 3, slot = (int)(pv - g->nodes);
+    rlx_node_attr attrs[7];
     memset(attrs, 0, sizeof attrs);
     attrs[0].name = rlx_strdup("scale");
     attrs[0].type = RLX_ATTR_FLOAT;
@@ -169,18 +217,32 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
     attrs[2].name = rlx_strdup("k_transposed");
     attrs[2].type = RLX_ATTR_INT;
     attrs[2].i = k_transposed;
-    if (!attrs[0].name || !attrs[1].name || !attrs[2].name) {
-        for (int i = 0; i < 3; i++) rlx_node_attr_free(&attrs[i]);
+    static const char *const perm_names[4] = { "q_perm", "k_perm", "v_perm", "y_perm" };
+    int na = 3;
+    bool oom = !attrs[0].name || !attrs[1].name || !attrs[2].name;
+    for (int t = 0; t < 4; t++) {
+        if (!has_perm[t]) continue;
+        rlx_node_attr *a = &attrs[na++];
+        a->name = rlx_strdup(perm_names[t]);
+        a->type = RLX_ATTR_INTS;
+        a->n = (size_t)r;
+        a->ints = malloc(((size_t)r + 1) * sizeof(int64_t));
+        if (!a->name || !a->ints) oom = true;
+        else memcpy(a->ints, perms[t], (size_t)r * sizeof(int64_t));
+    }
+    if (oom) {
+        for (int i = 0; i < na; i++) rlx_node_attr_free(&attrs[i]);
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (%s)", PASS);
     }
     char name[256];
     snprintf(name, sizeof name, "%s_attention", sm->name ? sm->name : "softmax");
     for (int i = 0; i < n_ids; i++) g->nodes[ids[i]].dead = true;
     g->values[y].producer = -1;
-    RLX_TRY(rlx_fuse_emplace(g, slot, "Attention", RLX_INTERNAL_DOMAIN, name, ins, n_in, &y, 1, attrs, 3));
-    char detail[160];
-    snprintf(detail, sizeof detail, "%s %g, %s, %s", scale_div ? "scores /" : "scores *", (double)scale,
-             mask >= 0 ? "mask" : "no mask", k_transposed ? "K^T as given" : "K read through the Transpose");
+    RLX_TRY(rlx_fuse_emplace(g, slot, "Attention", RLX_INTERNAL_DOMAIN, name, ins, n_in, &y, 1, attrs, na));
+    char detail[200];
+    snprintf(detail, sizeof detail, "%s %g, %s, %s, %d Transposes absorbed", scale_div ? "scores /" : "scores *",
+             (double)scale, mask >= 0 ? "mask" : "no mask", k_transposed ? "K^T" : "K read through its Transpose",
+             absorbed);
     rlx_fuse_report(PASS, what, &g->nodes[slot], detail);
     if (stats) stats->fused += n_ids - 1;
     *done = true;

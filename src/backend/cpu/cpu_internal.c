@@ -8,11 +8,14 @@
  * does. One pass over the row reads A and B; the row is then in cache.
  * Rows are shared out over the worker pool (base/parallel.h).
  *
- * Attention: the reference computes each query row in double (scores,
- * softmax, weighted sum of V). The fast path (f32) does per batch and block
- * of query rows what the unfused graph does: scores = Q K^T with
- * cblas_sgemm, the scale and mask in float, the softmax in double per row,
- * then P V with cblas_sgemm; the scores live only in a block buffer. */
+ * Attention: operands are read through the layout (rlx_attn_layout: the
+ * strides of absorbed Transposes). The reference computes each query row in
+ * double (scores, softmax, weighted sum of V). The fast path (f32, when
+ * every matrix has a unit stride on one axis) does per batch and block of
+ * query rows what the unfused graph does: scores = Q K^T with cblas_sgemm,
+ * the scale and mask in float, the softmax in double per row, then P V with
+ * cblas_sgemm into the output's rows; the scores live only in a block
+ * buffer. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -127,11 +130,13 @@ static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
 /* ------------------------------------------------------------ Attention */
 
 typedef struct attn_geom {
-    int r;                  /* rank */
-    size_t nb, sq, sk, d, dv; /* batches, query rows, keys, depth, value depth */
-    bool kt, div;
+    rlx_attn_layout l;
+    int r;
+    size_t nb, sq, sk, d, dv;      /* batches, query rows, keys, depth, value depth */
+    int64_t b_rs, b_cs;            /* K as the [D, Sk] factor of the scores: row and column strides */
+    bool div;
     float scale;
-    int64_t ms[RLX_MAX_RANK]; /* mask broadcast strides over [b.., Sq, Sk] */
+    int64_t ms[RLX_MAX_RANK];      /* mask broadcast strides over [b.., Sq, Sk] */
     const rlx_tensor *mask;
 } attn_geom;
 
@@ -145,24 +150,24 @@ static rlx_status attn_resolve(rlx_cpu_kctx *k, attn_geom *g) {
         kk->dtype != RLX_DTYPE_F32 || v->dtype != RLX_DTYPE_F32 || y->dtype != RLX_DTYPE_F32 ||
         (m && m->dtype != RLX_DTYPE_F32))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "Q, K, V (and Mask) must be f32 of one rank >= 2");
-    for (int i = 0; i < r - 2; i++)
-        if (kk->dims[i] != q->dims[i] || v->dims[i] != q->dims[i] || y->dims[i] != q->dims[i])
-            return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "batch dim %d differs between Q, K, V", i);
+    RLX_TRY(rlx_attn_layout_of(k->n, r, q->dims, kk->dims, v->dims, &g->l));
+    const rlx_attn_layout *l = &g->l;
+    for (int i = 0; i < r; i++)
+        if (y->dims[i] != l->y_phys[i])
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "the output does not have the layout's shape");
     g->r = r;
-    g->kt = rlx_attr_int(k->n, "k_transposed", 0) != 0;
     g->div = rlx_attr_int(k->n, "scale_div", 0) != 0;
     g->scale = rlx_attr_float(k->n, "scale", 1.0f);
-    g->nb = prod(q->dims, 0, r - 2);
-    g->sq = (size_t)q->dims[r - 2];
-    g->d = (size_t)q->dims[r - 1];
-    g->sk = (size_t)kk->dims[g->kt ? r - 1 : r - 2];
-    g->dv = (size_t)v->dims[r - 1];
-    if ((size_t)kk->dims[g->kt ? r - 2 : r - 1] != g->d || (size_t)v->dims[r - 2] != g->sk ||
-        (size_t)y->dims[r - 2] != g->sq || (size_t)y->dims[r - 1] != g->dv)
-        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "Q, K, V and the output do not have matching dims");
+    g->nb = prod(l->qd, 0, r - 2);
+    g->sq = (size_t)l->qd[r - 2];
+    g->d = (size_t)l->qd[r - 1];
+    g->sk = (size_t)l->kd[l->kt ? r - 1 : r - 2];
+    g->dv = (size_t)l->vd[r - 1];
+    g->b_rs = l->kt ? l->ks[r - 2] : l->ks[r - 1];
+    g->b_cs = l->kt ? l->ks[r - 1] : l->ks[r - 2];
     if (m) {
         int64_t sd[RLX_MAX_RANK];
-        for (int i = 0; i < r; i++) sd[i] = q->dims[i];
+        for (int i = 0; i < r; i++) sd[i] = l->qd[i];
         sd[r - 1] = (int64_t)g->sk;
         bool ok = m->rank <= r;
         for (int i = 0; ok && i < m->rank; i++) {
@@ -176,37 +181,40 @@ static rlx_status attn_resolve(rlx_cpu_kctx *k, attn_geom *g) {
     return RLX_OK;
 }
 
-/* Offset of batch bi's scores in the mask (the batch part of the index). */
-static int64_t mask_base(const attn_geom *g, const int64_t *qdims, size_t bi) {
-    int64_t off = 0;
+/* Element offsets of batch bi in Q, K, V, Y and the mask. */
+static void attn_bases(const attn_geom *g, size_t bi, int64_t *o) {
+    const rlx_attn_layout *l = &g->l;
+    memset(o, 0, 5 * sizeof *o);
     for (int i = g->r - 3; i >= 0; i--) {
-        size_t c = bi % (size_t)qdims[i];
-        bi /= (size_t)qdims[i];
-        off += (int64_t)c * g->ms[i];
+        int64_t c = (int64_t)(bi % (size_t)l->qd[i]);
+        bi /= (size_t)l->qd[i];
+        o[0] += c * l->qs[i], o[1] += c * l->ks[i], o[2] += c * l->vs[i], o[3] += c * l->ys[i], o[4] += c * g->ms[i];
     }
-    return off;
 }
 
 static rlx_status attn_reference(rlx_cpu_kctx *k, const attn_geom *g) {
+    const rlx_attn_layout *l = &g->l;
     const float *q = k->in[0]->data, *kk = k->in[1]->data, *v = k->in[2]->data;
     const float *m = g->mask ? g->mask->data : NULL;
     float *y = k->out[0]->data;
+    int r = g->r;
     double *s = malloc((g->sk + 1) * sizeof *s), *acc = malloc((g->dv + 1) * sizeof *acc);
     if (!s || !acc) {
         free(s), free(acc);
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");
     }
     for (size_t bi = 0; bi < g->nb; bi++) {
-        const float *qb = q + bi * g->sq * g->d, *kb = kk + bi * g->sk * g->d, *vb = v + bi * g->sk * g->dv;
-        int64_t mb = m ? mask_base(g, k->in[0]->dims, bi) : 0;
+        int64_t o[5];
+        attn_bases(g, bi, o);
         for (size_t i = 0; i < g->sq; i++) {
             double mx = -INFINITY;
             for (size_t j = 0; j < g->sk; j++) {
                 double dot = 0;
                 for (size_t t = 0; t < g->d; t++)
-                    dot += (double)qb[i * g->d + t] * (g->kt ? kb[t * g->sk + j] : kb[j * g->d + t]);
+                    dot += (double)q[o[0] + (int64_t)i * l->qs[r - 2] + (int64_t)t * l->qs[r - 1]] *
+                           kk[o[1] + (int64_t)t * g->b_rs + (int64_t)j * g->b_cs];
                 dot = g->div ? dot / g->scale : dot * g->scale;
-                if (m) dot += m[mb + (int64_t)i * g->ms[g->r - 2] + (int64_t)j * g->ms[g->r - 1]];
+                if (m) dot += m[o[4] + (int64_t)i * g->ms[r - 2] + (int64_t)j * g->ms[r - 1]];
                 s[j] = dot;
                 if (dot > mx) mx = dot;
             }
@@ -214,12 +222,32 @@ static rlx_status attn_reference(rlx_cpu_kctx *k, const attn_geom *g) {
             for (size_t j = 0; j < g->sk; j++) sum += (s[j] = exp(s[j] - mx));
             for (size_t t = 0; t < g->dv; t++) acc[t] = 0;
             for (size_t j = 0; j < g->sk; j++)
-                for (size_t t = 0; t < g->dv; t++) acc[t] += s[j] / sum * vb[j * g->dv + t];
-            for (size_t t = 0; t < g->dv; t++) y[(bi * g->sq + i) * g->dv + t] = (float)acc[t];
+                for (size_t t = 0; t < g->dv; t++)
+                    acc[t] += s[j] / sum * v[o[2] + (int64_t)j * l->vs[r - 2] + (int64_t)t * l->vs[r - 1]];
+            for (size_t t = 0; t < g->dv; t++)
+                y[o[3] + (int64_t)i * l->ys[r - 2] + (int64_t)t * l->ys[r - 1]] = (float)acc[t];
         }
     }
     free(s), free(acc);
     return RLX_OK;
+}
+
+/* A rows x cols factor with row stride rs and column stride cs as a cblas
+ * row-major operand: stored as is (NoTrans, ld = rs) or transposed (Trans,
+ * ld = cs); false when neither stride is 1. */
+static bool blas_operand(int64_t rs, int64_t cs, size_t rows, size_t cols, bool *trans, int *ld) {
+    int64_t big = 2147483647LL;
+    if ((cs == 1 || cols == 1) && rs >= (int64_t)cols && rs <= big) {
+        *trans = false;
+        *ld = (int)(rs > 0 ? rs : 1);
+        return true;
+    }
+    if ((rs == 1 || rows == 1) && cs >= (int64_t)rows && cs <= big) {
+        *trans = true;
+        *ld = (int)(cs > 0 ? cs : 1);
+        return true;
+    }
+    return false;
 }
 
 /* Query rows per block of the fast path: the scores block stays near 1 MiB. */
@@ -228,32 +256,46 @@ static size_t attn_block_rows(size_t sk) {
     return rows < 16 ? 16 : rows;
 }
 
+/* true when the fast path can take this layout */
+static bool attn_fast_ok(const attn_geom *g, bool *qt, int *qld, bool *bt, int *bld, bool *vt, int *vld, int *yld) {
+    const rlx_attn_layout *l = &g->l;
+    int r = g->r;
+    bool yt;
+    return blas_operand(l->qs[r - 2], l->qs[r - 1], g->sq, g->d, qt, qld) &&
+           blas_operand(g->b_rs, g->b_cs, g->d, g->sk, bt, bld) &&
+           blas_operand(l->vs[r - 2], l->vs[r - 1], g->sk, g->dv, vt, vld) &&
+           blas_operand(l->ys[r - 2], l->ys[r - 1], g->sq, g->dv, &yt, yld) && !yt;
+}
+
 static rlx_status attn_fast(rlx_cpu_kctx *k, const attn_geom *g) {
+    const rlx_attn_layout *l = &g->l;
     const float *q = k->in[0]->data, *kk = k->in[1]->data, *v = k->in[2]->data;
     const float *m = g->mask ? g->mask->data : NULL;
     float *y = k->out[0]->data;
+    int r = g->r, qld, bld, vld, yld;
+    bool qt, bt, vt;
+    attn_fast_ok(g, &qt, &qld, &bt, &bld, &vt, &vld, &yld);
     size_t br = attn_block_rows(g->sk);
     if (br > g->sq) br = g->sq;
     size_t n_s;
     float *s = rlx_mul_ok(br, g->sk, &n_s) ? malloc((n_s + 1) * sizeof *s) : NULL;
     if (!s) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (scores block %zu x %zu)", br, g->sk);
-    int64_t msq = g->mask ? g->ms[g->r - 2] : 0, msk = g->mask ? g->ms[g->r - 1] : 0;
+    int64_t msq = g->mask ? g->ms[r - 2] : 0, msk = g->mask ? g->ms[r - 1] : 0;
     for (size_t bi = 0; bi < g->nb; bi++) {
-        const float *qb = q + bi * g->sq * g->d, *kb = kk + bi * g->sk * g->d, *vb = v + bi * g->sk * g->dv;
-        float *yb = y + bi * g->sq * g->dv;
-        int64_t mb = m ? mask_base(g, k->in[0]->dims, bi) : 0;
+        int64_t o[5];
+        attn_bases(g, bi, o);
         for (size_t i0 = 0; i0 < g->sq; i0 += br) {
             size_t nr = g->sq - i0 < br ? g->sq - i0 : br;
             if (g->d == 0) {
                 memset(s, 0, nr * g->sk * sizeof *s);
             } else {
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, g->kt ? CblasNoTrans : CblasTrans, (int)nr, (int)g->sk,
-                            (int)g->d, 1.0f, qb + i0 * g->d, (int)g->d, kb, g->kt ? (int)g->sk : (int)g->d, 0.0f, s,
-                            (int)g->sk);
+                cblas_sgemm(CblasRowMajor, qt ? CblasTrans : CblasNoTrans, bt ? CblasTrans : CblasNoTrans, (int)nr,
+                            (int)g->sk, (int)g->d, 1.0f, q + o[0] + (int64_t)i0 * l->qs[r - 2], qld, kk + o[1], bld,
+                            0.0f, s, (int)g->sk);
             }
             for (size_t i = 0; i < nr; i++) {
                 float *row = s + i * g->sk;
-                const float *mr = m ? m + mb + (int64_t)(i0 + i) * msq : NULL;
+                const float *mr = m ? m + o[4] + (int64_t)(i0 + i) * msq : NULL;
                 double mx = -INFINITY;
                 for (size_t j = 0; j < g->sk; j++) {
                     float x = g->div ? row[j] / g->scale : row[j] * g->scale;
@@ -265,11 +307,10 @@ static rlx_status attn_fast(rlx_cpu_kctx *k, const attn_geom *g) {
                 for (size_t j = 0; j < g->sk; j++) sum += exp((double)row[j] - mx);
                 for (size_t j = 0; j < g->sk; j++) row[j] = (float)(exp((double)row[j] - mx) / sum);
             }
-            if (g->dv && g->sk)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nr, (int)g->dv, (int)g->sk, 1.0f, s,
-                            (int)g->sk, vb, (int)g->dv, 0.0f, yb + i0 * g->dv, (int)g->dv);
-            else
-                memset(yb + i0 * g->dv, 0, nr * g->dv * sizeof *yb);
+            float *yb = y + o[3] + (int64_t)i0 * l->ys[r - 2];
+            if (g->dv)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, vt ? CblasTrans : CblasNoTrans, (int)nr, (int)g->dv,
+                            (int)g->sk, 1.0f, s, (int)g->sk, v + o[2], vld, 0.0f, yb, yld);
         }
     }
     free(s);
@@ -285,7 +326,10 @@ static rlx_status k_attention(rlx_cpu_kctx *k) {
         return RLX_OK;
     }
     const int64_t big = 2147483647LL;
-    bool fits = (int64_t)g.sq <= big && (int64_t)g.sk <= big && (int64_t)g.d <= big && (int64_t)g.dv <= big;
+    bool qt, bt, vt;
+    int qld, bld, vld, yld;
+    bool fits = (int64_t)g.sq <= big && (int64_t)g.sk <= big && (int64_t)g.d <= big && (int64_t)g.dv <= big &&
+                attn_fast_ok(&g, &qt, &qld, &bt, &bld, &vt, &vld, &yld);
     if (k->reference || !fits) return attn_reference(k, &g);
     return attn_fast(k, &g);
 }

@@ -234,17 +234,18 @@ static rlx_status lower_attention(wg_lower *L) {
     const rlx_value *q = wg_in(L, 0), *k = wg_in(L, 1), *v = wg_in(L, 2), *m = wg_in(L, 3), *y = wg_out(L, 0);
     int r = q->rank;
     if (r < 2 || k->rank != r || v->rank != r || y->rank != r) return wg_decline(L, "ranks");
-    bool kt = rlx_attr_int(L->n, "k_transposed", 0) != 0, div = rlx_attr_int(L->n, "scale_div", 0) != 0;
+    rlx_attn_layout l;
+    if (rlx_attn_layout_of(L->n, r, q->dims, k->dims, v->dims, &l) != RLX_OK) return wg_decline(L, "layout");
+    for (int i = 0; i < r; i++)
+        if (y->dims[i] != l.y_phys[i]) return wg_decline(L, "output shape");
+    bool div = rlx_attr_int(L->n, "scale_div", 0) != 0;
     float scale = rlx_attr_float(L->n, "scale", 1.0f);
     uint64_t nb = 1;
-    for (int i = 0; i < r - 2; i++) {
-        if (k->dims[i] != q->dims[i] || v->dims[i] != q->dims[i]) return wg_decline(L, "batch dims differ");
-        nb *= (uint64_t)q->dims[i];
-    }
-    uint64_t sq = (uint64_t)q->dims[r - 2], dd = (uint64_t)q->dims[r - 1];
-    uint64_t sk = (uint64_t)k->dims[kt ? r - 1 : r - 2], dv = (uint64_t)v->dims[r - 1];
-    if ((uint64_t)k->dims[kt ? r - 2 : r - 1] != dd || (uint64_t)v->dims[r - 2] != sk || wg_numel(y) != nb * sq * dv)
-        return wg_decline(L, "dims do not agree");
+    for (int i = 0; i < r - 2; i++) nb *= (uint64_t)l.qd[i];
+    uint64_t sq = (uint64_t)l.qd[r - 2], dd = (uint64_t)l.qd[r - 1];
+    uint64_t sk = (uint64_t)l.kd[l.kt ? r - 1 : r - 2], dv = (uint64_t)l.vd[r - 1];
+    /* K as the [D, Sk] factor: strides of its D and Sk axes */
+    uint64_t kds = (uint64_t)(l.kt ? l.ks[r - 2] : l.ks[r - 1]), kss = (uint64_t)(l.kt ? l.ks[r - 1] : l.ks[r - 2]);
     if (wg_numel(y) == 0) return RLX_OK;
     if (sk == 0 || dd == 0) return wg_decline(L, "empty keys or depth");
     if (dd > 256 || dv > 256) return wg_decline(L, "head dims above 256");
@@ -262,7 +263,7 @@ static rlx_status lower_attention(wg_lower *L) {
         uint64_t s = 1;
         for (int i = r - 1; i >= 0; i--) {
             int j = i - (r - m->rank);
-            uint64_t want = i == r - 1 ? sk : (uint64_t)q->dims[i];
+            uint64_t want = i == r - 1 ? sk : (uint64_t)l.qd[i];
             if (j < 0) continue;
             uint64_t md = (uint64_t)m->dims[j];
             if (md != 1 && md != want) return wg_decline(L, "mask does not broadcast");
@@ -273,12 +274,13 @@ static rlx_status lower_attention(wg_lower *L) {
     uint64_t nqb = (sq + ATT_BQ - 1) / ATT_BQ;
     wg_src b = { 0 };
     wg_src_printf(&b,
-                  "// Generated: rlx.Attention (lower_internal.c). Q [%llu, %llu, %llu], K%s, V [.., %llu, %llu].\n"
+                  "// Generated: rlx.Attention (lower_internal.c): %llu batches of Q [%llu, %llu], K [%llu, %llu],\n"
+                  "// V [%llu, %llu], read with the strides of their layouts (absorbed Transposes).\n"
                   "// One workgroup per (batch, block of %u query rows), one invocation per query row; keys and\n"
                   "// values in blocks of %llu through workgroup memory; online softmax: the running maximum m, sum l\n"
                   "// and output acc are rescaled by exp(m_old - m_new) per block, y = acc / l at the end.\n",
-                  (unsigned long long)nb, (unsigned long long)sq, (unsigned long long)dd, kt ? "^T [.., D, Sk]" : " [.., Sk, D]",
-                  (unsigned long long)sk, (unsigned long long)dv, ATT_BQ, (unsigned long long)bk);
+                  (unsigned long long)nb, (unsigned long long)sq, (unsigned long long)dd, (unsigned long long)sk,
+                  (unsigned long long)dd, (unsigned long long)sk, (unsigned long long)dv, ATT_BQ, (unsigned long long)bk);
     /* without a mask there is no M binding (an unused binding would drop
      * out of the pipeline's layout) */
     wg_src_printf(&b, "struct Params { q_off: u32, k_off: u32, v_off: u32, %sy_off: u32%s };\n"
@@ -303,24 +305,31 @@ static rlx_status lower_attention(wg_lower *L) {
                   "    let bi = wl / %lluu;\n"
                   "    let i = (wl %% %lluu) * 64u + lid.x;\n"
                   "    let valid = i < SQ;\n"
-                  "    let qb = P.q_off + bi * (SQ * D) + min(i, SQ - 1u) * D;\n"
-                  "    let kb = P.k_off + bi * (SK * D);\n"
-                  "    let vb = P.v_off + bi * (SK * DV);\n",
+                  "    let ic = min(i, SQ - 1u);\n"
+                  "    var qb = P.q_off;\n"
+                  "    var kb = P.k_off;\n"
+                  "    var vb = P.v_off;\n"
+                  "    var yb = P.y_off;\n",
                   (unsigned long long)(nb * nqb), (unsigned long long)nqb, (unsigned long long)nqb);
-    /* the mask's batch offset */
-    if (m) {
-        wg_src_printf(&b, "    var mb = P.m_off;\n");
-        wg_src_printf(&b, "    var rem = bi;\n");
-        for (int i = r - 3; i >= 0; i--) {
-            if (ms[i]) wg_src_printf(&b, "    mb = mb + (rem %% %lluu) * %lluu;\n", (unsigned long long)q->dims[i], (unsigned long long)ms[i]);
-            wg_src_printf(&b, "    rem = rem / %lluu;\n", (unsigned long long)q->dims[i]);
-        }
-        wg_src_printf(&b, "    mb = mb + select(0u, i, valid) * %lluu;\n", (unsigned long long)ms[r - 2]);
+    if (m) wg_src_printf(&b, "    var mb = P.m_off;\n");
+    /* batch offsets: the batch index decomposed over the batch dims */
+    if (r > 2) wg_src_printf(&b, "    var rem = bi;\n");
+    for (int i = r - 3; i >= 0; i--) {
+        wg_src_printf(&b, "    { let c = rem %% %lluu; rem = rem / %lluu;", (unsigned long long)l.qd[i], (unsigned long long)l.qd[i]);
+        if (l.qs[i]) wg_src_printf(&b, " qb = qb + c * %lluu;", (unsigned long long)l.qs[i]);
+        if (l.ks[i]) wg_src_printf(&b, " kb = kb + c * %lluu;", (unsigned long long)l.ks[i]);
+        if (l.vs[i]) wg_src_printf(&b, " vb = vb + c * %lluu;", (unsigned long long)l.vs[i]);
+        if (l.ys[i]) wg_src_printf(&b, " yb = yb + c * %lluu;", (unsigned long long)l.ys[i]);
+        if (m && ms[i]) wg_src_printf(&b, " mb = mb + c * %lluu;", (unsigned long long)ms[i]);
+        wg_src_printf(&b, " }\n");
     }
+    wg_src_printf(&b, "    qb = qb + ic * %lluu;\n    yb = yb + ic * %lluu;\n", (unsigned long long)l.qs[r - 2],
+                  (unsigned long long)l.ys[r - 2]);
+    if (m) wg_src_printf(&b, "    mb = mb + ic * %lluu;\n", (unsigned long long)ms[r - 2]);
     wg_src_printf(&b,
                   "    var qv: array<f32, D>;\n"
                   "    var acc: array<f32, DV>;\n"
-                  "    for (var t = 0u; t < D; t = t + 1u) { qv[t] = select(0.0, Q[qb + t], valid); }\n"
+                  "    for (var t = 0u; t < D; t = t + 1u) { qv[t] = Q[qb + t * %lluu]; }\n"
                   "    for (var t = 0u; t < DV; t = t + 1u) { acc[t] = 0.0; }\n"
                   "    var mx = -3.40282347e+38;\n"
                   "    var l = 0.0;\n"
@@ -329,14 +338,11 @@ static rlx_status lower_attention(wg_lower *L) {
                   "        workgroupBarrier();\n"
                   "        for (var t = lid.x; t < BK * D; t = t + 64u) {\n"
                   "            let j = k0 + t / D;\n"
-                  "            let c = t %% D;\n");
-    if (kt) wg_src_printf(&b, "            Ks[t] = select(0.0, K[kb + c * SK + min(j, SK - 1u)], j < SK);\n");
-    else wg_src_printf(&b, "            Ks[t] = select(0.0, K[kb + min(j, SK - 1u) * D + c], j < SK);\n");
-    wg_src_printf(&b,
+                  "            Ks[t] = select(0.0, K[kb + min(j, SK - 1u) * %lluu + (t %% D) * %lluu], j < SK);\n"
                   "        }\n"
                   "        for (var t = lid.x; t < BK * DV; t = t + 64u) {\n"
                   "            let j = k0 + t / DV;\n"
-                  "            Vs[t] = select(0.0, V[vb + min(j, SK - 1u) * DV + t %% DV], j < SK);\n"
+                  "            Vs[t] = select(0.0, V[vb + min(j, SK - 1u) * %lluu + (t %% DV) * %lluu], j < SK);\n"
                   "        }\n"
                   "        workgroupBarrier();\n"
                   "        if (valid) {\n"
@@ -344,7 +350,9 @@ static rlx_status lower_attention(wg_lower *L) {
                   "            var bm = mx;\n"
                   "            for (var jj = 0u; jj < nk; jj = jj + 1u) {\n"
                   "                var dot = 0.0;\n"
-                  "                for (var t = 0u; t < D; t = t + 1u) { dot = dot + qv[t] * Ks[jj * D + t]; }\n");
+                  "                for (var t = 0u; t < D; t = t + 1u) { dot = dot + qv[t] * Ks[jj * D + t]; }\n",
+                  (unsigned long long)l.qs[r - 1], (unsigned long long)kss, (unsigned long long)kds,
+                  (unsigned long long)l.vs[r - 2], (unsigned long long)l.vs[r - 1]);
     char sl[64];
     uint32_t su;
     memcpy(&su, &scale, 4);
@@ -367,10 +375,10 @@ static rlx_status lower_attention(wg_lower *L) {
                   "        }\n"
                   "    }\n"
                   "    if (valid) {\n"
-                  "        let yb = P.y_off + bi * (SQ * DV) + i * DV;\n"
-                  "        for (var t = 0u; t < DV; t = t + 1u) { Y[yb + t] = acc[t] / l; }\n"
+                  "        for (var t = 0u; t < DV; t = t + 1u) { Y[yb + t * %lluu] = acc[t] / l; }\n"
                   "    }\n"
-                  "}\n");
+                  "}\n",
+                  (unsigned long long)l.ys[r - 1]);
     if (b.oom) {
         wg_src_free(&b);
         L->broken = true;

@@ -40,11 +40,19 @@
  *            batch dims b...
  *   output:  [b.., Sq, Dv] f32.
  *   attrs:   scale FLOAT, scale_div INT (1: scores = QK^T / scale, 0: scores
- *            = QK^T * scale), k_transposed INT.
+ *            = QK^T * scale), k_transposed INT; and optional layouts
+ *            q_perm, k_perm, v_perm, y_perm INTS (permutations of the rank):
+ *            input Q is then the tensor whose Transpose(perm = q_perm) is
+ *            the Q above (likewise K, V), and the output is
+ *            Transpose(Y, perm = y_perm) of the Y above. These absorb the
+ *            Transposes of the heads' split and merge (exporters write
+ *            Reshape -> Transpose around attention).
  *   Y = Softmax(scores + Mask, last axis) V (ONNX MatMul-13, Mul/Div-14,
- *   Add-14, Softmax-13). */
+ *   Add-14, Softmax-13, Transpose-13). */
 #ifndef RLX_IR_OPS_INTERNAL_OPS_H
 #define RLX_IR_OPS_INTERNAL_OPS_H
+
+#include <stdbool.h>
 
 #include "base/status.h"
 #include "ir/graph.h"
@@ -98,5 +106,27 @@ rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p);
 
 /* The register written by instruction k. */
 static inline int rlx_ew_reg(const rlx_ew_prog *p, int k) { return p->n_in + p->n_consts + k; }
+
+/* ---------------------------------------------------- Attention */
+
+/* The logical operands of an Attention node over its physical inputs:
+ * dims and element strides per logical axis (strides of the physical
+ * tensors, permuted), for Q [b.., Sq, D], K as stored logically ([b.., Sk,
+ * D], or [b.., D, Sk] when kt), V [b.., Sk, Dv] and Y [b.., Sq, Dv]; and the
+ * physical output dims. */
+typedef struct rlx_attn_layout {
+    int r;
+    bool kt;
+    int64_t qd[RLX_MAX_RANK], kd[RLX_MAX_RANK], vd[RLX_MAX_RANK], yd[RLX_MAX_RANK];
+    int64_t qs[RLX_MAX_RANK], ks[RLX_MAX_RANK], vs[RLX_MAX_RANK], ys[RLX_MAX_RANK];
+    int64_t y_phys[RLX_MAX_RANK];
+} rlx_attn_layout;
+
+/* Resolves the layout from the node's attributes and the physical input
+ * dims (static, rank r each). Checks the permutations, equal batch dims
+ * and matching D, Sk.
+ * errors: RLX_ERR_INVALID_MODEL naming the node. */
+rlx_status rlx_attn_layout_of(const rlx_node *n, int r, const int64_t *q, const int64_t *k, const int64_t *v,
+                              rlx_attn_layout *out);
 
 #endif

@@ -165,6 +165,74 @@ static rlx_status infer_add_ln(rlx_infer_ctx *c) {
 
 /* ------------------------------------------------------------ Attention */
 
+/* perm of attribute `name` (identity when absent); false when malformed. */
+static bool read_perm(const rlx_node *n, const char *name, int r, int *perm) {
+    size_t cnt;
+    const int64_t *p = rlx_attr_ints(n, name, &cnt);
+    bool seen[RLX_MAX_RANK] = { false };
+    for (int i = 0; i < r; i++) perm[i] = i;
+    if (!p) return true;
+    if (cnt != (size_t)r) return false;
+    for (int i = 0; i < r; i++) {
+        if (p[i] < 0 || p[i] >= r || seen[p[i]]) return false;
+        seen[p[i]] = true;
+        perm[i] = (int)p[i];
+    }
+    return true;
+}
+
+/* Logical dims and strides of Transpose(x, perm): axis i is x's axis perm[i]. */
+static void permute(const int64_t *x, int r, const int *perm, int64_t *dims, int64_t *strides) {
+    int64_t st[RLX_MAX_RANK], s = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        st[i] = s;
+        s *= x[i] > 0 ? x[i] : 1;
+    }
+    for (int i = 0; i < r; i++) {
+        dims[i] = x[perm[i]];
+        strides[i] = st[perm[i]];
+    }
+}
+
+static bool dim_eq(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
+
+rlx_status rlx_attn_layout_of(const rlx_node *n, int r, const int64_t *q, const int64_t *k, const int64_t *v,
+                              rlx_attn_layout *o) {
+    memset(o, 0, sizeof *o);
+    if (r < 2 || r > RLX_MAX_RANK) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: rank %d", rlx_node_desc(n), r);
+    int qp[RLX_MAX_RANK], kp[RLX_MAX_RANK], vp[RLX_MAX_RANK], yp[RLX_MAX_RANK];
+    if (!read_perm(n, "q_perm", r, qp) || !read_perm(n, "k_perm", r, kp) || !read_perm(n, "v_perm", r, vp) ||
+        !read_perm(n, "y_perm", r, yp))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: a layout attribute is not a permutation of %d axes",
+                        rlx_node_desc(n), r);
+    o->r = r;
+    o->kt = rlx_attr_int(n, "k_transposed", 0) != 0;
+    permute(q, r, qp, o->qd, o->qs);
+    permute(k, r, kp, o->kd, o->ks);
+    permute(v, r, vp, o->vd, o->vs);
+    for (int i = 0; i < r - 2; i++)
+        if (!dim_eq(o->kd[i], o->qd[i]) || !dim_eq(o->vd[i], o->qd[i]))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: batch dim %d differs between Q, K and V", rlx_node_desc(n), i);
+    int64_t d = o->qd[r - 1], kd = o->kd[o->kt ? r - 2 : r - 1], sk = o->kd[o->kt ? r - 1 : r - 2];
+    if (!dim_eq(d, kd))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: Q and K have different depths (%lld, %lld)", rlx_node_desc(n),
+                        (long long)d, (long long)kd);
+    if (!dim_eq(sk, o->vd[r - 2]))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: K and V have different lengths (%lld, %lld)", rlx_node_desc(n),
+                        (long long)sk, (long long)o->vd[r - 2]);
+    for (int i = 0; i < r; i++) o->yd[i] = o->qd[i];
+    o->yd[r - 1] = o->vd[r - 1];
+    /* physical output Y0 = Transpose(Y, yp): Y0 axis i is Y's axis yp[i] */
+    int64_t ps[RLX_MAX_RANK], s = 1;
+    for (int i = 0; i < r; i++) o->y_phys[i] = o->yd[yp[i]];
+    for (int i = r - 1; i >= 0; i--) {
+        ps[i] = s;
+        s *= o->y_phys[i] > 0 ? o->y_phys[i] : 1;
+    }
+    for (int i = 0; i < r; i++) o->ys[yp[i]] = ps[i];
+    return RLX_OK;
+}
+
 static rlx_status infer_attention(rlx_infer_ctx *c) {
     const rlx_value *q = rlx_ictx_in(c, 0), *k = rlx_ictx_in(c, 1), *v = rlx_ictx_in(c, 2), *m = rlx_ictx_in(c, 3);
     if (q->dtype != RLX_DTYPE_F32 || k->dtype != RLX_DTYPE_F32 || v->dtype != RLX_DTYPE_F32 ||
@@ -176,25 +244,12 @@ static rlx_status infer_attention(rlx_infer_ctx *c) {
     }
     int r = q->rank;
     if (r < 2 || k->rank != r || v->rank != r) return rlx_ictx_fail(c, "Q, K, V must have one rank >= 2");
-    for (int i = 0; i < r - 2; i++) {
-        int64_t qd = q->dims[i];
-        if ((qd >= 0 && k->dims[i] >= 0 && k->dims[i] != qd) || (qd >= 0 && v->dims[i] >= 0 && v->dims[i] != qd))
-            return rlx_ictx_fail(c, "batch dim %d differs between Q, K and V", i);
-    }
-    bool kt = rlx_attr_int(c->n, "k_transposed", 0) != 0;
-    int64_t d = q->dims[r - 1], kd = k->dims[kt ? r - 2 : r - 1], sk = k->dims[kt ? r - 1 : r - 2];
-    if (d >= 0 && kd >= 0 && d != kd) return rlx_ictx_fail(c, "Q and K have different depths (%lld, %lld)", (long long)d, (long long)kd);
-    if (sk >= 0 && v->dims[r - 2] >= 0 && sk != v->dims[r - 2])
-        return rlx_ictx_fail(c, "K and V have different lengths (%lld, %lld)", (long long)sk, (long long)v->dims[r - 2]);
-    int64_t dims[RLX_MAX_RANK];
-    int32_t syms[RLX_MAX_RANK];
-    for (int i = 0; i < r; i++) dims[i] = q->dims[i], syms[i] = q->syms[i];
-    dims[r - 1] = v->dims[r - 1];
-    syms[r - 1] = v->syms[r - 1];
+    rlx_attn_layout l;
+    RLX_TRY(rlx_attn_layout_of(c->n, r, q->dims, k->dims, v->dims, &l));
     if (m && m->rank >= 0) {
         int64_t sd[RLX_MAX_RANK];
-        for (int i = 0; i < r; i++) sd[i] = q->dims[i];
-        sd[r - 1] = sk;
+        for (int i = 0; i < r; i++) sd[i] = l.qd[i];
+        sd[r - 1] = l.kd[l.kt ? r - 1 : r - 2];
         bool ok = m->rank <= r;
         for (int i = 0; ok && i < m->rank; i++) {
             int64_t md = m->dims[i], want = sd[r - m->rank + i];
@@ -202,7 +257,7 @@ static rlx_status infer_attention(rlx_infer_ctx *c) {
         }
         if (!ok) return rlx_ictx_fail(c, "Mask does not broadcast to the scores [.., Sq, Sk]");
     }
-    rlx_ictx_set_out(c, 0, RLX_DTYPE_F32, r, dims, syms);
+    rlx_ictx_set_out(c, 0, RLX_DTYPE_F32, r, l.y_phys, NULL);
     return RLX_OK;
 }
 
@@ -217,6 +272,8 @@ const rlx_op_def rlx_ops_internal[] = {
     { .name = "Attention", .domain = RLX_INTERNAL_DOMAIN, .versions = { 1 }, .min_in = 3, .max_in = 4, .min_out = 1,
       .max_out = 1, .infer = infer_attention,
       .attrs = { { "scale", RLX_ATTR_FLOAT, true }, { "scale_div", RLX_ATTR_INT, false },
-                 { "k_transposed", RLX_ATTR_INT, false } } },
+                 { "k_transposed", RLX_ATTR_INT, false }, { "q_perm", RLX_ATTR_INTS, false },
+                 { "k_perm", RLX_ATTR_INTS, false }, { "v_perm", RLX_ATTR_INTS, false },
+                 { "y_perm", RLX_ATTR_INTS, false } } },
 };
 const size_t rlx_ops_internal_count = RLX_ARRAY_LEN(rlx_ops_internal);
