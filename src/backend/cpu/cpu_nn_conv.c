@@ -160,7 +160,7 @@ static void conv_depthwise_f32(const float *x, const float *w, const float *b, f
                             }
                         }
                     }
-            rlx_nn_act_f32(act, yo, s->out_sp);
+            rlx_nn_act_f32_serial(act, yo, s->out_sp); /* the plane is in this thread's cache */
         }
 }
 
@@ -259,8 +259,7 @@ static rlx_status conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
                 if (!direct) im2col_block_f32(xg, s, cig, p0, np, col);
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)cog, (int)np, (int)kt, 1.0f, wg, (int)kt,
                             cm, direct ? (int)s->out_sp : (int)np, b ? 1.0f : 0.0f, yg + p0, (int)s->out_sp);
-                if (act.kind != RLX_ACT_NONE)
-                    for (int64_t oc = 0; oc < cog; oc++) rlx_nn_act_f32(&act, yg + (size_t)oc * s->out_sp + p0, np);
+                rlx_nn_act_rows_f32(&act, yg + p0, (size_t)cog, np, s->out_sp);
             }
         }
     free(col);
