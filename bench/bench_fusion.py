@@ -57,7 +57,6 @@ def plan_counts(rlx_bin, model, device, args, off):
 
 
 def make_inputs(model, shapes, files, seed):
-    import rlx
     rng = np.random.default_rng(seed)
     feeds = {}
     for info in model.inputs:
@@ -65,8 +64,8 @@ def make_inputs(model, shapes, files, seed):
         if name in files:
             feeds[name] = np.load(files[name])
             continue
-        dims = shapes.get(name) or [d if d >= 0 else 1 for d in info["dims"]]
-        dt = np.dtype(rlx._DTYPES[info["dtype"]])
+        dims = shapes.get(name) or [d if isinstance(d, int) else 1 for d in info["shape"]]
+        dt = np.dtype(info["dtype"])
         if dt.kind == "f":
             feeds[name] = rng.uniform(-1, 1, dims).astype(dt)
         elif dt.kind == "b":
@@ -94,7 +93,6 @@ def main():
     a = ap.parse_args()
     shapes = {k: [int(d) for d in v.split("x")] for k, v in (s.split("=", 1) for s in a.shape)}
     files = dict(s.split("=", 1) for s in a.input)
-    run_args = ["--shape=%s" % s if False else "--shape" for s in []]
     run_args = []
     for s in a.shape:
         run_args += ["--shape", s]
