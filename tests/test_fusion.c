@@ -83,6 +83,22 @@ static run_t run(const rlx_model *m, const char *device, const char *off, size_t
     return r;
 }
 
+/* GPU dispatches of one forward pass of the session's last plan (-1 when
+ * the backend does not say). */
+static long dispatches(const rlx_session *s) {
+    rlx_backend *be = s ? rlx_session_backend(s) : NULL;
+    rlx_backend_exe *e = s ? rlx_session_last_exe(s) : NULL;
+    if (!be || !e || !be->exe_stats) return -1;
+    rlx_exe_stats es;
+    memset(&es, 0, sizeof es);
+    be->exe_stats(e, &es);
+    return (long)es.n_dispatches;
+}
+
+/* Dispatches of the fused GPU run of the last check_fused (-1 without a
+ * GPU). */
+static long g_gpu_dispatches = -1;
+
 static void run_free(run_t *r) {
     test_free_outputs(r->out, (int)r->n);
     rlx_session_destroy(r->s);
@@ -120,6 +136,7 @@ static run_t check_fused(const char *what, const rlx_model *m, size_t n_in, cons
     run_t on = run(m, "cpu", NULL, n_in, names, in);
     run_t off = run(m, "cpu", ALL_FUSIONS, n_in, names, in);
     agree(what, &on, &off, rtol, atol);
+    g_gpu_dispatches = -1;
     if (g_gpu) {
         setenv("RLX_GPU_POISON", "1", 1);
         run_t gpu = run(m, "gpu", NULL, n_in, names, in);
@@ -131,6 +148,7 @@ static run_t check_fused(const char *what, const rlx_model *m, size_t n_in, cons
         int cpu_steps = 0;
         for (size_t i = 0; gpu.p && i < gpu.p->n_steps; i++) cpu_steps += gpu.p->step_on[i] == RLX_STEP_CPU;
         CHECK_MSG(cpu_steps == 0, "%s: %d steps fell back to the CPU on the GPU", what, cpu_steps);
+        g_gpu_dispatches = dispatches(gpu.s);
         run_free(&gpu);
     }
     run_free(&off);
@@ -193,6 +211,8 @@ static void test_conv_activations(void) {
         const rlx_node *cv = first(on.p, "Conv");
         CHECK_MSG(cv && rlx_node_act(cv).kind == ac->kind, "%s: act %d, expected %d", what, cv ? (int)rlx_node_act(cv).kind : -1,
                   (int)ac->kind);
+        /* the conv kernel applies the activation itself: one dispatch */
+        if (g_gpu) CHECK_MSG(g_gpu_dispatches == 1, "%s: %ld GPU dispatches, expected 1", what, g_gpu_dispatches);
         run_free(&on);
         rlx_model_destroy(m);
     }
@@ -243,6 +263,8 @@ static void test_patterns(void) {
         CHECK_MSG(steps(on.p) == 1 && mm && mm->n_in == 3 &&
                       rlx_node_act(mm).kind == (form ? RLX_ACT_GELU : RLX_ACT_SILU),
                   "%s: %d steps", what, steps(on.p));
+        /* the GEMM adds the bias and applies the activation: one dispatch */
+        if (g_gpu) CHECK_MSG(g_gpu_dispatches == 1, "%s: %ld GPU dispatches, expected 1", what, g_gpu_dispatches);
         run_free(&on);
         rlx_model_destroy(m);
     }
@@ -286,6 +308,10 @@ static void test_other_producers(void) {
     const rlx_tensor *in[2] = { x, ga };
     run_t on = check_fused("ConvTranspose/depthwise Conv/Gemm/MatMul epilogues", m, 2, names, in, 1e-5, 1e-6, 1e-4, 1e-6);
     CHECK_MSG(steps(on.p) == 4, "%d steps (4 expected)", steps(on.p));
+    /* ConvTranspose (conv_transpose.wgsl), depthwise Conv (dwconv.wgsl),
+     * Gemm and MatMul (gemm.wgsl) each apply their activation and bias in
+     * their own kernel: one dispatch per node, no epilogue dispatch */
+    if (g_gpu) CHECK_MSG(g_gpu_dispatches == 4, "%ld GPU dispatches, expected 4", g_gpu_dispatches);
     CHECK(first(on.p, "ConvTranspose") && rlx_node_act(first(on.p, "ConvTranspose")).kind == RLX_ACT_RELU);
     CHECK(first(on.p, "Conv") && rlx_node_act(first(on.p, "Conv")).kind == RLX_ACT_HARDSWISH);
     CHECK(first(on.p, "Gemm") && rlx_node_act(first(on.p, "Gemm")).kind == RLX_ACT_LEAKYRELU);
@@ -429,6 +455,69 @@ static void test_conv_direct_vs_gemm_epilogue(void) {
     test_free_outputs(o[1], (int)n[1]);
     rlx_tensor_destroy(x);
     rlx_model_destroy(m);
+}
+
+/* The shared epilogue of wg_lower_node: a lowering that does not apply a
+ * node's fused activation (here an Add carrying _rlx_act, which no pass
+ * creates but which exercises the path) gets dispatches y = act(y) in place
+ * after its own, exactly once: one more dispatch with the default limits,
+ * blocks under 4 KiB bindings. Compared with tanh / HardSigmoid of x + c
+ * in C on the GPU (CPU kernels of Add ignore the attribute). */
+static void test_shared_epilogue(void) {
+    if (!g_gpu) return;
+    int64_t xd[2] = { 3, 1000 }, cd[1] = { 1000 };
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, xd, -2, 2), *c = test_tensor_random(RLX_DTYPE_F32, 1, cd, -2, 2);
+    static const struct { rlx_act_kind kind; float alpha, beta; } acts[2] = {
+        { RLX_ACT_TANH, 0.0f, 0.0f }, { RLX_ACT_HARDSIGMOID, 0.3f, 0.4f }
+    };
+    for (int k = 0; k < 2; k++)
+        for (int small = 0; small < 2; small++) {
+            long disp[2] = { -1, -1 };
+            rlx_tensor *y = NULL;
+            for (int with = 0; with < 2; with++) {
+                rlx_model *m = NULL;
+                CHECK_OK(rlx_model_create(13, &m));
+                input(m, "x", RLX_DTYPE_F32, 2, xd);
+                CHECK_OK(rlx_model_add_initializer(m, "c", c)); /* copied */
+                rlx_attr at[3] = { RLX_ATTR_I("_rlx_act", acts[k].kind), RLX_ATTR_F("_rlx_act_alpha", acts[k].alpha),
+                                   RLX_ATTR_F("_rlx_act_beta", acts[k].beta) };
+                add(m, "Add", "x,c", "y", with ? 3 : 0, at);
+                CHECK_OK(rlx_model_add_output(m, "y"));
+                CHECK_OK(rlx_model_finish(m));
+                if (small) setenv("RLX_MAX_BINDING_BYTES", "4096", 1);
+                setenv("RLX_GPU_POISON", "1", 1);
+                run_t r = run(m, "gpu", ALL_FUSIONS, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x });
+                unsetenv("RLX_GPU_POISON");
+                unsetenv("RLX_MAX_BINDING_BYTES");
+                disp[with] = dispatches(r.s);
+                int cpu_steps = 0;
+                for (size_t i = 0; r.p && i < r.p->n_steps; i++) cpu_steps += r.p->step_on[i] == RLX_STEP_CPU;
+                CHECK_MSG(cpu_steps == 0, "shared epilogue: the Add fell back to the CPU");
+                if (with && r.n == 1) {
+                    y = r.out[0];
+                    r.out[0] = NULL;
+                }
+                run_free(&r);
+                rlx_model_destroy(m);
+            }
+            if (small) CHECK_MSG(disp[1] > disp[0] + 1, "act %d under 4 KiB bindings: %ld dispatches with the act, %ld without "
+                                 "(the epilogue should run in blocks)", (int)acts[k].kind, disp[1], disp[0]);
+            else CHECK_MSG(disp[1] == disp[0] + 1, "act %d: %ld dispatches with the act, %ld without (one epilogue expected)",
+                           (int)acts[k].kind, disp[1], disp[0]);
+            /* tanh_/exp in WGSL vs tanhf in C: 1e-5 absolute on values in [-1, 1] */
+            rlx_act a = { acts[k].kind, acts[k].alpha, acts[k].beta };
+            size_t bad = 0;
+            const float *xv = x->data, *cv = c->data, *yv = y ? y->data : NULL;
+            for (size_t i = 0; yv && i < 3000; i++) {
+                float want = rlx_act_apply(&a, xv[i] + cv[i % 1000]);
+                if (!(fabsf(yv[i] - want) <= 1e-5f)) bad++;
+            }
+            CHECK_MSG(y && bad == 0, "act %d%s: %zu of 3000 elements differ from act(x + c) (atol 1e-5)", (int)acts[k].kind,
+                      small ? " under 4 KiB bindings" : "", bad);
+            rlx_tensor_destroy(y);
+        }
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(c);
 }
 
 /* RLX_FUSION_REPORT=1 prints one line per fusion, naming the pass. */
@@ -907,6 +996,7 @@ int main(void) {
     test_other_producers();
     test_activation_preconditions();
     test_conv_direct_vs_gemm_epilogue();
+    test_shared_epilogue();
     test_report();
     fprintf(stderr, "fuse_elementwise\n");
     test_ew_chains();

@@ -139,7 +139,7 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
     }
     rlx_status st = fn(L);
     /* a fused activation that the lowering's kernels did not apply: the
-     * shared epilogue, in place over output 0 */
+     * shared epilogue, in place over output 0 (blocks by the binding limit) */
     rlx_act act = rlx_node_act(n);
     if (st == RLX_OK && act.kind != RLX_ACT_NONE && !L->act_done) {
         const rlx_value *y = wg_out(L, 0);

@@ -146,11 +146,23 @@ rlx_status wg_emit_act_epilogue(wg_lower *L, int value, uint64_t off, uint64_t n
         L->broken = true;
         return RLX_OK;
     }
-    wg_dispatch *d = wg_emit_source(L, "act_epilogue", b.s);
+    /* blocks whose window fits one storage binding (a multiple of 64
+     * elements; one block when the output fits) */
+    uint64_t blk = wg_max_window(L) & ~(uint64_t)63;
+    if (blk == 0) {
+        wg_src_free(&b);
+        return wg_decline(L, "storage bindings too small for the activation epilogue");
+    }
+    rlx_status st = RLX_OK;
+    for (uint64_t o = 0; o < n && st == RLX_OK; o += blk) {
+        uint64_t c = n - o < blk ? n - o : blk;
+        wg_dispatch *d = wg_emit_source(L, "act_epilogue", b.s);
+        wg_bind(L, d, value, off + o, c);
+        wg_p_u32(L, d, (uint32_t)c);
+        wg_p_f32(L, d, a->alpha);
+        wg_p_f32(L, d, a->beta);
+        st = wg_grid_1d(L, d, c);
+    }
     wg_src_free(&b);
-    wg_bind(L, d, value, off, n);
-    wg_p_u32(L, d, (uint32_t)n);
-    wg_p_f32(L, d, a->alpha);
-    wg_p_f32(L, d, a->beta);
-    return wg_grid_1d(L, d, n);
+    return st;
 }

@@ -46,9 +46,10 @@ bool wg_gen_ew_expr(wg_src *b, int op, const char *a, const char *bb, const char
  * or an unknown kind. */
 bool wg_gen_act_fn(wg_src *b, const rlx_act *a, const char *alpha_expr, const char *beta_expr);
 
-/* Emits the generic epilogue dispatch: y[off + i] = act(y[off + i]) for
- * i < n, in place on value `value` (kernel "act_epilogue"). Declines for an
- * activation it cannot express. */
+/* Emits the generic epilogue: y[off + i] = act(y[off + i]) for i < n, in
+ * place on value `value` (kernel "act_epilogue"): one dispatch, or one per
+ * block of elements whose window fits one storage binding (all blocks
+ * share one pipeline). Declines for an activation it cannot express. */
 rlx_status wg_emit_act_epilogue(wg_lower *L, int value, uint64_t off, uint64_t n, const rlx_act *a);
 
 /* "bitcast<f32>(0x3f800000u)": the exact f32 as a WGSL expression (finite
