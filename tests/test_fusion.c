@@ -615,6 +615,53 @@ static void test_ew_chains(void) {
     rlx_tensor_destroy(v);
 }
 
+/* A fused chain whose operands exceed one storage binding (forced with
+ * RLX_MAX_BINDING_BYTES = 4096: 961 f32 per window): the generated kernel
+ * runs in blocks of the output (several dispatches, none on the CPU), each
+ * input read through its window (x whole-shaped, s broadcast over rows and
+ * the last dim, t over the first two dims), with the bits of the unsplit
+ * GPU run. */
+static void test_ew_split(void) {
+    if (!g_gpu) return;
+    int64_t xd[3] = { 3, 40, 30 }, sd[2] = { 40, 1 }, td[1] = { 30 };
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    input(m, "x", RLX_DTYPE_F32, 3, xd);
+    input(m, "s", RLX_DTYPE_F32, 2, sd);
+    konst(m, "t", test_tensor_random(RLX_DTYPE_F32, 1, td, -1, 1));
+    add(m, "Mul", "x,s", "a", 0, NULL);
+    add(m, "Add", "a,t", "b", 0, NULL);
+    add(m, "Tanh", "b", "c", 0, NULL);
+    add(m, "Mul", "c,x", "y", 0, NULL);
+    CHECK_OK(rlx_model_add_output(m, "y"));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 3, xd, -2, 2), *sv = test_tensor_random(RLX_DTYPE_F32, 2, sd, -2, 2);
+    const char *names[2] = { "x", "s" };
+    const rlx_tensor *in[2] = { x, sv };
+    run_t whole = run(m, "gpu", NULL, 2, names, in);
+    setenv("RLX_MAX_BINDING_BYTES", "4096", 1);
+    setenv("RLX_GPU_POISON", "1", 1);
+    run_t split = run(m, "gpu", NULL, 2, names, in);
+    unsetenv("RLX_GPU_POISON");
+    unsetenv("RLX_MAX_BINDING_BYTES");
+    run_t ref = run(m, "cpu", ALL_FUSIONS, 2, names, in);
+    CHECK_MSG(steps(split.p) == 1 && count(split.p, "FusedElementwise") == 1 && split.p->step_on[0] == RLX_STEP_GPU,
+              "split chain: %d steps, %d fused, not on the GPU", steps(split.p), count(split.p, "FusedElementwise"));
+    long d1 = dispatches(whole.s), d2 = dispatches(split.s);
+    CHECK_MSG(d1 == 1 && d2 >= 4, "split chain: %ld dispatches unsplit (1 expected), %ld under 4 KiB (3600 outputs: >= 4)",
+              d1, d2);
+    CHECK_MSG(whole.n == 1 && split.n == 1 && memcmp(whole.out[0]->data, split.out[0]->data, whole.out[0]->nbytes) == 0,
+              "split chain: blocks differ from the unsplit run (same bits expected)");
+    /* WGSL tanh vs the CPU's: 1e-5 relative, 1e-6 absolute */
+    agree("split chain (gpu vs cpu unfused)", &split, &ref, 1e-5, 1e-6);
+    run_free(&whole);
+    run_free(&split);
+    run_free(&ref);
+    rlx_model_destroy(m);
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(sv);
+}
+
 /* Where with a bool condition from outside, and Cast f32 -> f16 -> f32
  * (the program rounds through f16): fused on the CPU, exact against the
  * unfused graph; the GPU keeps these on the CPU (bool and f16 operands). */
@@ -1000,6 +1047,7 @@ int main(void) {
     test_report();
     fprintf(stderr, "fuse_elementwise\n");
     test_ew_chains();
+    test_ew_split();
     test_ew_where_cast();
     test_ew_preconditions();
     fprintf(stderr, "fuse_add_layernorm\n");

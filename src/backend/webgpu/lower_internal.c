@@ -1,10 +1,12 @@
 /* WGSL lowerings of the internal ops (domain "rlx", contracts in
  * src/ir/ops/internal_ops.h):
  *  - FusedElementwise: the program becomes generated WGSL, one dispatch of
- *    one invocation per output element; dims and broadcast strides are
- *    baked into the index arithmetic, finite constants into bit-exact
- *    literals, non-finite ones into Params words. Equal programs over equal
- *    shapes share one pipeline (the cache keys on the source).
+ *    one invocation per output element (or one per block of the output
+ *    when an operand exceeds one storage binding, wg_split.h); dims and
+ *    broadcast strides are baked into the index arithmetic, finite
+ *    constants into bit-exact literals, non-finite ones into Params words.
+ *    Equal programs over equal shapes share one pipeline (the cache keys on
+ *    the source).
  *  - AddLayerNormalization: kernels/add_layernorm.wgsl, one workgroup per
  *    row.
  *  - Attention: generated WGSL (dims and strides baked in), one workgroup
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
+#include "backend/webgpu/wg_split.h"
 #include "backend/webgpu/wgsl_gen.h"
 #include "base/tensor.h"
 #include "ir/op.h"
@@ -23,13 +26,13 @@
 
 /* ------------------------------------------------------------ FusedElementwise */
 
-/* Appends the element index of input x for output index `i` of y: "i" when
+/* Appends the element index of input x for output index `g` of y: "g" when
  * x has y's shape, "0u" for a scalar, else the sum over x's non-broadcast
- * dims (merged where contiguous) of ((i / out_stride) % dim) * in_stride. */
+ * dims (merged where contiguous) of ((g / out_stride) % dim) * in_stride. */
 static void index_expr(wg_src *b, const rlx_value *x, const rlx_value *y) {
     uint64_t nx = wg_numel(x), ny = wg_numel(y);
     if (nx == ny) {
-        wg_src_printf(b, "i");
+        wg_src_printf(b, "g");
         return;
     }
     if (nx == 1) {
@@ -67,9 +70,9 @@ static void index_expr(wg_src *b, const rlx_value *x, const rlx_value *y) {
     for (int k = 0; k < ns; k++) {
         bool outer = os[k] * ex[k] == ny; /* no modulo needed */
         wg_src_printf(b, "%s", k ? " + " : "(");
-        if (os[k] == 1) wg_src_printf(b, outer ? "i" : "(i %% %lluu)", (unsigned long long)ex[k]);
-        else if (outer) wg_src_printf(b, "(i / %lluu)", (unsigned long long)os[k]);
-        else wg_src_printf(b, "((i / %lluu) %% %lluu)", (unsigned long long)os[k], (unsigned long long)ex[k]);
+        if (os[k] == 1) wg_src_printf(b, outer ? "g" : "(g %% %lluu)", (unsigned long long)ex[k]);
+        else if (outer) wg_src_printf(b, "(g / %lluu)", (unsigned long long)os[k]);
+        else wg_src_printf(b, "((g / %lluu) %% %lluu)", (unsigned long long)os[k], (unsigned long long)ex[k]);
         if (is[k] != 1) wg_src_printf(b, " * %lluu", (unsigned long long)is[k]);
     }
     wg_src_printf(b, ")");
@@ -93,6 +96,28 @@ static bool value_expr(char *out, size_t cap, float v, kslots *ks) {
     ks->v[ks->n] = v;
     snprintf(out, cap, "P.k%d", ks->n++);
     return true;
+}
+
+/* One dispatch of a generated FusedElementwise kernel per block of the
+ * output (wg_split.h): operands 0..n_in-1 are the inputs, n_in the output;
+ * the block's outputs are contiguous from its base, each input's window
+ * starts at lo. */
+typedef struct ew_emit_ctx {
+    const char *src;
+    int n_in;
+    const kslots *ks;
+} ew_emit_ctx;
+
+static rlx_status emit_ew_block(wg_lower *L, const wg_block *blk, void *vctx) {
+    const ew_emit_ctx *c = vctx;
+    wg_dispatch *d = wg_emit_source(L, "fused_elementwise", c->src);
+    for (int i = 0; i < c->n_in; i++) wg_bind(L, d, wg_in_id(L, i), blk->lo[i], blk->n[i]);
+    wg_bind(L, d, wg_out_id(L, 0), blk->lo[c->n_in], blk->n[c->n_in]);
+    wg_p_u32(L, d, (uint32_t)blk->numel);
+    wg_p_u32(L, d, (uint32_t)blk->base[c->n_in]);
+    for (int i = 0; i < c->n_in; i++) wg_p_u32(L, d, (uint32_t)blk->lo[i]);
+    for (int k = 0; k < c->ks->n; k++) wg_p_f32(L, d, c->ks->v[k]);
+    return wg_grid_1d(L, d, blk->numel);
 }
 
 static rlx_status lower_fused_ew(wg_lower *L) {
@@ -121,10 +146,13 @@ static rlx_status lower_fused_ew(wg_lower *L) {
     char ea[64], eb[64];
     /* the body first (it decides the Params slots), the header after */
     wg_src body = { 0 };
+    /* g: the output index in the whole tensor (blocks start at P.i0); an
+     * input's index minus its window's first element P.b<k> */
+    wg_src_printf(&body, "    let g = P.i0 + i;\n");
     for (int i = 0; i < p.n_in; i++) {
-        wg_src_printf(&body, "    let r%d = X%d[P.o%d + ", i, i, i);
+        wg_src_printf(&body, "    let r%d = X%d[P.o%d + (", i, i, i);
         index_expr(&body, wg_in(L, i), y);
-        wg_src_printf(&body, "];\n");
+        wg_src_printf(&body, " - P.b%d)];\n", i);
     }
     for (int c = 0; c < p.n_consts; c++) {
         if (!value_expr(ea, sizeof ea, p.consts[c], &ks)) goto too_many;
@@ -151,8 +179,9 @@ static rlx_status lower_fused_ew(wg_lower *L) {
     wg_src_printf(&b, "struct Params {");
     int words = 0;
     for (int i = 0; i < p.n_in; i++, words++) wg_src_printf(&b, " o%d: u32,", i);
-    wg_src_printf(&b, " oy: u32, n: u32,");
-    words += 2;
+    wg_src_printf(&b, " oy: u32, n: u32, i0: u32,");
+    words += 3;
+    for (int i = 0; i < p.n_in; i++, words++) wg_src_printf(&b, " b%d: u32,", i);
     for (int k = 0; k < ks.n; k++, words++) wg_src_printf(&b, " k%d: f32,", k);
     for (; words % 4; words++) wg_src_printf(&b, " _p%d: u32,", words);
     wg_src_printf(&b, " };\n@group(0) @binding(0) var<uniform> P: Params;\n");
@@ -171,14 +200,28 @@ static rlx_status lower_fused_ew(wg_lower *L) {
         wg_src_free(&body);
         return wg_decline(L, "program too large for one dispatch");
     }
-    wg_dispatch *d = wg_emit_source(L, "fused_elementwise", b.s);
-    wg_src_free(&b);
     wg_src_free(&body);
-    for (int i = 0; i < p.n_in; i++) wg_bind_value(L, d, wg_in_id(L, i));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)n);
-    for (int k = 0; k < ks.n; k++) wg_p_f32(L, d, ks.v[k]);
-    return wg_grid_1d(L, d, n);
+    /* the output's iteration space, each input read through its broadcast
+     * strides: one dispatch, or blocks whose windows fit one binding (every
+     * element computed by the same code, so the same bits) */
+    wg_strided sp;
+    memset(&sp, 0, sizeof sp);
+    sp.rank = y->rank;
+    sp.n_ops = p.n_in + 1;
+    for (int i = 0; i <= p.n_in; i++) {
+        const rlx_value *x = i < p.n_in ? wg_in(L, i) : y;
+        int64_t st = 1;
+        for (int dd = y->rank - 1; dd >= 0; dd--) {
+            int j = dd - (y->rank - x->rank);
+            sp.str[i][dd] = (j < 0 || (x->dims[j] == 1 && y->dims[dd] != 1)) ? 0 : st;
+            if (j >= 0) st *= x->dims[j];
+        }
+    }
+    for (int dd = 0; dd < y->rank; dd++) sp.dims[dd] = (uint64_t)y->dims[dd];
+    ew_emit_ctx ec = { b.s, p.n_in, &ks };
+    rlx_status st = wg_split_strided(L, &sp, emit_ew_block, &ec);
+    wg_src_free(&b);
+    return st;
 too_many:
     wg_src_free(&body);
     return wg_decline(L, "too many non-finite constants");
