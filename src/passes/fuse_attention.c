@@ -104,7 +104,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
     const rlx_node *pv = &g->nodes[rlx_fuse_user(u, p_val, 0)];
     if (!plain_matmul(pv) || pv->in[0] != p_val || pv->in[1] == p_val) return RLX_OK;
     /* back from Softmax: optional Add(mask), optional Mul/Div(scale), MatMul(Q, K^T) */
-    int ids[8], n_ids = 0;
+    int ids[9], n_ids = 0; /* Add, Mul/Div, 3 operand Transposes, the output Transpose, QK, Softmax, PV */
     int cur = sm->in[0], mask = -1, scale_div = 0;
     float scale = 1.0f;
     const rlx_node *p = rlx_fuse_producer(g, cur);
