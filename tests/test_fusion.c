@@ -620,7 +620,7 @@ static void test_ew_chains(void) {
  * runs in blocks of the output (several dispatches, none on the CPU), each
  * input read through its window (x whole-shaped, s broadcast over rows and
  * the last dim, t over the first two dims), with the bits of the unsplit
- * GPU run. */
+ * GPU run. Also: a second session reuses the generated pipeline. */
 static void test_ew_split(void) {
     if (!g_gpu) return;
     int64_t xd[3] = { 3, 40, 30 }, sd[2] = { 40, 1 }, td[1] = { 30 };
@@ -639,6 +639,20 @@ static void test_ew_split(void) {
     const char *names[2] = { "x", "s" };
     const rlx_tensor *in[2] = { x, sv };
     run_t whole = run(m, "gpu", NULL, 2, names, in);
+    /* generated pipelines live in the shared device's cache: a second
+     * session of the same model creates none */
+    run_t again = run(m, "gpu", NULL, 2, names, in);
+    {
+        rlx_backend *be = rlx_session_backend(again.s);
+        rlx_backend_exe *e = rlx_session_last_exe(again.s);
+        rlx_exe_stats es;
+        memset(&es, 0, sizeof es);
+        if (be && e && be->exe_stats) be->exe_stats(e, &es);
+        CHECK_MSG(e && es.n_dispatches == 1 && es.n_pipelines_new == 0,
+                  "second session: %zu dispatches, %zu new pipelines (the generated one should be cached)",
+                  es.n_dispatches, es.n_pipelines_new);
+    }
+    run_free(&again);
     setenv("RLX_MAX_BINDING_BYTES", "4096", 1);
     setenv("RLX_GPU_POISON", "1", 1);
     run_t split = run(m, "gpu", NULL, 2, names, in);
