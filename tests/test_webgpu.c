@@ -1528,12 +1528,15 @@ static void test_cpu_fallback(void) {
     rlx_tensor **oc = NULL, **og = NULL;
     size_t nc = 0, ng = 0;
     char report[2048] = "";
+    /* Mul and Sub stay separate steps (fuse_elementwise would merge them) */
+    setenv("RLX_DISABLE_PASSES", "fuse_elementwise", 1);
     CHECK_OK(run_model(m, "cpu", false, 1, names, in, &oc, &nc, NULL, 0));
     /* Greater has a lowering now: force it to the CPU, so that its bool
      * mask crosses to the GPU's Where */
     setenv("RLX_GPU_DISABLE", "Greater", 1);
     CHECK_OK(run_model(m, "gpu", false, 1, names, in, &og, &ng, report, sizeof report));
     unsetenv("RLX_GPU_DISABLE");
+    unsetenv("RLX_DISABLE_PASSES");
     int nodes, native;
     report_counts(report, "Greater", &nodes, &native);
     CHECK_MSG(nodes == 2 && native == 0, "Greater should fall back to the CPU:\n%s", report);

@@ -657,7 +657,8 @@ static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeP
     const char *op = np->op_type;
     const char *domain = is_default_domain(np->domain) ? "" : np->domain;
     if (!*domain && strcmp(op, "Constant") == 0) return import_constant(c, g, np, label);
-    if (*domain && !rlx_op_find(domain, op))
+    /* domain "rlx" holds internal ops that only the passes create */
+    if (*domain && (!rlx_op_find(domain, op) || strcmp(domain, "rlx") == 0))
         return rlx_fail(RLX_ERR_UNSUPPORTED,
                         "%s: op '%s' of domain '%s' is not supported (rlx implements the default ONNX domain)", label,
                         op, domain);
@@ -694,6 +695,10 @@ static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeP
         }
     }
     for (size_t i = 0; i < np->n_attribute; i++) {
+        /* "_rlx_*" attributes are the passes' internal contract
+         * (ir/ops/act.h): never read from a file */
+        const Onnx__AttributeProto *ap = np->attribute[i];
+        if (ap && ap->name && strncmp(ap->name, "_rlx_", 5) == 0) continue;
         RLX_TRY_GOTO(st, import_attr(c, g, np->attribute[i], label, &attrs[n_attrs]), done);
         n_attrs++;
         for (int k = 0; k < n_attrs - 1; k++)

@@ -6,7 +6,8 @@
  * Each is y = x * a[c] + b[c], so W'[c] = W[c] * a[c] and B'[c] = B[c] * a[c] + b[c].
  * Preconditions: f32; the Conv's weight (and bias) are constants; the Conv's
  * output has no other user and is not a graph output; the affine constants
- * are per output channel (shape [C], [C,1,..], [1,C,1,..]) or scalars.
+ * are per output channel (shape [C], [C,1,..], [1,C,1,..]) or scalars; the
+ * Conv has no fused activation (passes/fuse_activation.c runs later).
  * Chains (Conv -> Mul -> Add -> BatchNormalization) fold step by step.
  * The folded model differs from the unfolded one by rounding only. */
 #include <math.h>
@@ -17,6 +18,8 @@
 #include "base/status.h"
 #include "base/tensor.h"
 #include "ir/op.h"
+#include "ir/ops/act.h"
+#include "passes/fuse_util.h"
 #include "passes/passes.h"
 
 static bool is_op(const rlx_node *n, const char *op) { return !*n->domain && strcmp(n->op_type, op) == 0; }
@@ -121,6 +124,7 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
             }
             if (conv_id < 0 || uses[x_id] != 1 || (g->values[x_id].flags & RLX_VALUE_OUTPUT)) continue;
             rlx_node *cv = &g->nodes[conv_id];
+            if (rlx_node_act(cv).kind != RLX_ACT_NONE) continue;
             const rlx_value *w = rlx_node_input(g, cv, 1), *bias = rlx_node_input(g, cv, 2), *x = &g->values[x_id];
             if (!w || !w->konst || w->konst->dtype != RLX_DTYPE_F32 || (bias && !bias->konst) || x->rank < 3 ||
                 x->dtype != RLX_DTYPE_F32)
@@ -152,6 +156,8 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
             }
             free(a);
             int wid, bid;
+            char what[512] = "";
+            if (rlx_fuse_reporting()) rlx_fuse_describe(g, (const int[]){ conv_id, (int)i }, 2, what, sizeof what);
             if ((st = new_konst(g, w2, &wid))) {
                 rlx_tensor_destroy(b2);
                 break;
@@ -175,6 +181,7 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
             cv->out[0] = n->out[0];
             g->values[n->out[0]].producer = conv_id;
             n->dead = true;
+            rlx_fuse_report("fold_conv_affine", what, cv, "weights and bias rescaled");
             if (stats) stats->fused++;
             changed = true;
             break; /* recount uses */

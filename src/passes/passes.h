@@ -46,6 +46,28 @@ rlx_status rlx_pass_legacy(rlx_graph *g, int *changed);
  * Add by per-channel constants) into its weights and bias. */
 rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats);
 
+/* Fusions. Each checks its preconditions (no outside user of a fused
+ * value, no graph output inside, static shapes, supported dtypes and
+ * parameters), keeps the node order, and prints one line per fusion when
+ * RLX_FUSION_REPORT=1 (passes/fuse_util.h). stats->fused counts the nodes
+ * that disappeared into others. */
+
+/* Conv/ConvTranspose/Gemm/MatMul + activation -> the node with a fused
+ * activation (src/ir/ops/act.h); MatMul + Add(constant [N]) -> MatMul with
+ * a bias input. */
+rlx_status rlx_pass_fuse_activation(rlx_graph *g, rlx_pass_stats *stats);
+
+/* Scaled-dot-product attention MatMul(Q, K^T) -> Mul/Div(scale) ->
+ * Add(mask)? -> Softmax(last axis) -> MatMul(., V) -> rlx.Attention. */
+rlx_status rlx_pass_fuse_attention(rlx_graph *g, rlx_pass_stats *stats);
+
+/* Add(a, b) -> LayerNormalization -> rlx.AddLayerNormalization. */
+rlx_status rlx_pass_fuse_add_layernorm(rlx_graph *g, rlx_pass_stats *stats);
+
+/* Chains and small DAGs of elementwise ops over one output shape ->
+ * rlx.FusedElementwise (a register program, src/ir/ops/fused_ew.h). */
+rlx_status rlx_pass_fuse_elementwise(rlx_graph *g, rlx_pass_stats *stats);
+
 /* Checks structure: every input defined before use, outputs defined, no
  * cycles. Sorts the nodes topologically when they are valid but out of
  * order (as some exporters write them).

@@ -197,6 +197,14 @@ static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const
 
 /* ------------------------------------------------------------ compile */
 
+/* Op type of a node for the report: "Conv", or "rlx.FusedElementwise" for
+ * the internal ops that passes create. */
+static const char *report_op(const rlx_node *n, char *buf, size_t cap) {
+    if (!n->domain || !*n->domain) return n->op_type;
+    snprintf(buf, cap, "%s.%s", n->domain, n->op_type);
+    return buf;
+}
+
 static void count_ops(const rlx_graph *g, const char **names, int *counts, size_t *n, size_t cap) {
     for (size_t i = 0; i < g->n_nodes; i++) {
         const char *op = g->nodes[i].op_type;
@@ -217,12 +225,24 @@ static char *make_report(const rlx_session *s, const plan_entry *e, const char *
     int total[CAP] = { 0 }, native[CAP] = { 0 }, fallback[CAP] = { 0 }, view[CAP] = { 0 };
     size_t n = 0;
     count_ops(s->g, names, total, &n, CAP);
+    /* ops that passes created (fused nodes) get rows of their own after
+     * the model's; their names live in `created` */
+    char created[32][64];
+    size_t n_model = n, n_created = 0;
     if (e->p) {
         for (size_t k = 0; k < e->p->n_steps; k++) {
             const rlx_node *nd = &e->p->g->nodes[e->p->steps[k]];
+            char buf[64];
+            const char *op = report_op(nd, buf, sizeof buf);
             size_t j = 0;
-            while (j < n && strcmp(names[j], nd->op_type) != 0) j++;
-            if (j == n) continue; /* an op created by a pass */
+            while (j < n && strcmp(names[j], op) != 0) j++;
+            if (j == n) {
+                if (n == CAP || n_created == 32) continue;
+                snprintf(created[n_created], sizeof created[n_created], "%s", op);
+                names[n++] = created[n_created++];
+                total[j] = 0;
+            }
+            if (j >= n_model) total[j]++;
             if (e->p->step_on[k] == RLX_STEP_VIEW) view[j]++;
             else if (e->p->step_on[k] == RLX_STEP_CPU && s->be->kind != RLX_DEVICE_CPU) fallback[j]++;
             else native[j]++;
@@ -311,6 +331,10 @@ static rlx_status run_passes(rlx_graph *g, rlx_pass_stats *ps) {
     dump_ir(g, "dce");
     RLX_TRY(run_pass(g, ps, "cse", rlx_pass_cse));
     RLX_TRY(run_pass(g, ps, "fold_conv_affine", rlx_pass_fold_conv_affine));
+    RLX_TRY(run_pass(g, ps, "fuse_activation", rlx_pass_fuse_activation));
+    RLX_TRY(run_pass(g, ps, "fuse_attention", rlx_pass_fuse_attention));
+    RLX_TRY(run_pass(g, ps, "fuse_add_layernorm", rlx_pass_fuse_add_layernorm));
+    RLX_TRY(run_pass(g, ps, "fuse_elementwise", rlx_pass_fuse_elementwise));
     RLX_TRY(rlx_pass_dce(g, ps)); /* constants the folds left unused */
     return RLX_OK;
 }

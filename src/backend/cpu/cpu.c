@@ -1,4 +1,6 @@
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_internal.h"
+#include "ir/ops/internal_ops.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +22,11 @@ static const cpu_family k_cpu_families[] = {
 };
 
 rlx_cpu_kernel_fn rlx_cpu_find_kernel(const char *domain, const char *op) {
+    if (domain && strcmp(domain, RLX_INTERNAL_DOMAIN) == 0) { /* internal ops: cpu_internal.c */
+        for (size_t i = 0; i < rlx_cpu_kernels_internal_count; i++)
+            if (strcmp(rlx_cpu_kernels_internal[i].op, op) == 0) return rlx_cpu_kernels_internal[i].fn;
+        return NULL;
+    }
     if (domain && *domain && strcmp(domain, "ai.onnx") != 0) return NULL;
     for (size_t f = 0; f < RLX_ARRAY_LEN(k_cpu_families); f++)
         for (size_t i = 0; i < *k_cpu_families[f].count; i++)

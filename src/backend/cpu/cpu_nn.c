@@ -9,6 +9,7 @@
 
 #include "backend/cpu/cpu_nn.h"
 #include "base/mem.h"
+#include "base/parallel.h"
 #include "ir/ops/conv_geom.h"
 #include "ir/ops/ops.h"
 
@@ -101,6 +102,66 @@ void rlx_nn_buf_free(rlx_nn_buf *b) {
     if (b->owned) free(b->p);
     b->p = NULL;
     b->owned = false;
+}
+
+typedef struct act_job {
+    const rlx_act *a;
+    float *y;
+} act_job;
+
+static void act_range(void *ctx, size_t b, size_t e) {
+    const act_job *j = ctx;
+    const rlx_act *a = j->a;
+    float *y = j->y;
+    switch (a->kind) { /* the frequent ones without the switch in the loop */
+    case RLX_ACT_NONE: return;
+    case RLX_ACT_RELU:
+        for (size_t i = b; i < e; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+        return;
+    case RLX_ACT_CLIP: { /* by comparisons, as the Clip kernel: NaN passes through */
+        float lo = a->alpha, hi = a->beta;
+        for (size_t i = b; i < e; i++) {
+            float v = y[i] < lo ? lo : y[i];
+            y[i] = v > hi ? hi : v;
+        }
+        return;
+    }
+    default:
+        for (size_t i = b; i < e; i++) y[i] = rlx_act_apply(a, y[i]);
+        return;
+    }
+}
+
+void rlx_nn_act_f32(const rlx_act *a, float *y, size_t n) {
+    if (a->kind == RLX_ACT_NONE) return;
+    act_job j = { a, y };
+    rlx_parallel_for(n, 16384, act_range, &j); /* elementwise: the same on any split */
+}
+
+void rlx_nn_act_f32_serial(const rlx_act *a, float *y, size_t n) {
+    act_job j = { a, y };
+    act_range(&j, 0, n);
+}
+
+typedef struct act_rows_job {
+    const rlx_act *a;
+    float *y;
+    size_t cols, stride;
+} act_rows_job;
+
+static void act_rows(void *ctx, size_t r0, size_t r1) {
+    const act_rows_job *j = ctx;
+    act_job one = { j->a, NULL };
+    for (size_t r = r0; r < r1; r++) {
+        one.y = j->y + r * j->stride;
+        act_range(&one, 0, j->cols);
+    }
+}
+
+void rlx_nn_act_rows_f32(const rlx_act *a, float *y, size_t rows, size_t cols, size_t stride) {
+    if (a->kind == RLX_ACT_NONE || !rows || !cols) return;
+    act_rows_job j = { a, y, cols, stride };
+    rlx_parallel_for(rows, 16384 / cols + 1, act_rows, &j);
 }
 
 void rlx_nn_sp3_init(const rlx_conv_geom *g, rlx_nn_sp3 *s) {

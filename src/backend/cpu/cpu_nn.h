@@ -10,6 +10,7 @@
 #define RLX_BACKEND_CPU_CPU_NN_H
 
 #include "backend/cpu/cpu.h"
+#include "ir/ops/act.h"
 #include "ir/ops/conv_geom.h"
 
 /* Elements of a tensor as doubles: `p` borrows the tensor's data when it is
@@ -58,6 +59,16 @@ void rlx_nn_sp3_init(const rlx_conv_geom *g, rlx_nn_sp3 *s);
  * shape inference and the kernel resolve it the same way; a mismatch is a
  * bug). */
 rlx_status rlx_nn_check_out(const rlx_cpu_kctx *k, const rlx_tensor *t, const rlx_conv_geom *g);
+
+/* Fused activation epilogue (src/ir/ops/act.h): y[i] = act(y[i]) for
+ * i < n, in place; nothing for RLX_ACT_NONE. Conv, ConvTranspose, Gemm and
+ * MatMul apply it to the finished sum (accumulation + bias). The pool
+ * (base/parallel.h) shares large calls out. */
+void rlx_nn_act_f32(const rlx_act *a, float *y, size_t n);
+/* The same on the calling thread only (for data that is hot in its cache). */
+void rlx_nn_act_f32_serial(const rlx_act *a, float *y, size_t n);
+/* rows x cols elements with row stride `stride`, in one parallel region. */
+void rlx_nn_act_rows_f32(const rlx_act *a, float *y, size_t rows, size_t cols, size_t stride);
 
 /* Largest dimension passed to cblas (its integers are C int). */
 #define RLX_NN_BLAS_MAX 2147483647LL

@@ -15,7 +15,13 @@
  *    input (col[(oc, kk), i] = sum_ci w[ci, oc, kk] * x[ci, i]), then col2im
  *    adds each column into the output.
  * They accumulate in float in another order than the references; tests
- * compare them at 1e-5 relative. */
+ * compare them at 1e-5 relative.
+ *
+ * Fused activation (src/ir/ops/act.h, set by passes/fuse_activation.c):
+ * every path applies act(sum + bias) to each finished output element, in
+ * f32: the references to the sum rounded to f32, the fast paths to the
+ * block or plane they just finished (Conv) or to the whole output after the
+ * scatter (ConvTranspose). */
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +54,7 @@ static rlx_status conv_reference(rlx_cpu_kctx *k, const rlx_conv_geom *g) {
     if ((st = rlx_nn_load(k, rlx_nn_in(k, 2), &b)) != RLX_OK) goto fail_w;
     if ((st = rlx_nn_out(k, k->out[0], &y)) != RLX_OK) goto fail_b;
     int64_t cig = g->c_in / g->group, cog = g->c_out / g->group;
+    rlx_act act = rlx_node_act(k->n);
     for (int64_t n = 0; n < g->n; n++)
         for (int64_t co = 0; co < g->c_out; co++) {
             int64_t gi = co / cog;
@@ -77,7 +84,7 @@ static rlx_status conv_reference(rlx_cpu_kctx *k, const rlx_conv_geom *g) {
                                 }
                             }
                         }
-                        yo[oi] = acc;
+                        yo[oi] = act.kind == RLX_ACT_NONE ? acc : (double)rlx_act_apply(&act, (float)acc);
                     }
         }
     rlx_nn_store(k->out[0], &y);
@@ -117,7 +124,7 @@ static void row_axpy_strided(float *restrict y, const float *restrict x, int64_t
  * output plane starts at the bias, then every kernel tap adds w * x over the
  * output rows where it lands inside the input. */
 static void conv_depthwise_f32(const float *x, const float *w, const float *b, float *y, const rlx_conv_geom *g,
-                               const rlx_nn_sp3 *s) {
+                               const rlx_nn_sp3 *s, const rlx_act *act) {
     int64_t cog = g->c_out / g->group;
     for (int64_t n = 0; n < g->n; n++)
         for (int64_t co = 0; co < g->c_out; co++) {
@@ -153,6 +160,7 @@ static void conv_depthwise_f32(const float *x, const float *w, const float *b, f
                             }
                         }
                     }
+            rlx_nn_act_f32_serial(act, yo, s->out_sp); /* the plane is in this thread's cache */
         }
 }
 
@@ -224,6 +232,7 @@ static rlx_status conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
     float *y = k->out[0]->data;
     int64_t cig = g->c_in / g->group, cog = g->c_out / g->group;
     size_t kt = (size_t)cig * s->ksz;
+    rlx_act act = rlx_node_act(k->n);
     bool direct = s->ksz == 1 && s->in_sp == s->out_sp;
     for (int i = 0; i < 3 && direct; i++) direct = s->s[i] == 1 && s->pb[i] == 0;
     size_t nb = direct ? s->out_sp : block_cols(kt, s->out_sp);
@@ -250,6 +259,7 @@ static rlx_status conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
                 if (!direct) im2col_block_f32(xg, s, cig, p0, np, col);
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)cog, (int)np, (int)kt, 1.0f, wg, (int)kt,
                             cm, direct ? (int)s->out_sp : (int)np, b ? 1.0f : 0.0f, yg + p0, (int)s->out_sp);
+                rlx_nn_act_rows_f32(&act, yg + p0, (size_t)cog, np, s->out_sp);
             }
         }
     free(col);
@@ -266,7 +276,8 @@ rlx_status rlx_cpu_nn_conv(rlx_cpu_kctx *k) {
     if (k->reference || x->dtype != RLX_DTYPE_F32) return conv_reference(k, &g);
     if (g.c_in == g.group) { /* one input channel per group */
         const rlx_tensor *b = rlx_nn_in(k, 2);
-        conv_depthwise_f32(x->data, w->data, b ? b->data : NULL, k->out[0]->data, &g, &s);
+        rlx_act act = rlx_node_act(k->n);
+        conv_depthwise_f32(x->data, w->data, b ? b->data : NULL, k->out[0]->data, &g, &s, &act);
         return RLX_OK;
     }
     if (conv_fits_blas(&g, &s)) return conv_gemm_f32(k, &g, &s);
@@ -326,6 +337,11 @@ static rlx_status convt_reference(rlx_cpu_kctx *k, const rlx_conv_geom *gp) {
                         }
                     }
         }
+    rlx_act act = rlx_node_act(k->n);
+    if (act.kind != RLX_ACT_NONE) {
+        size_t total = (size_t)g.n * (size_t)g.c_out * s.out_sp;
+        for (size_t i = 0; i < total; i++) y.p[i] = rlx_act_apply(&act, (float)y.p[i]);
+    }
     rlx_nn_store(k->out[0], &y);
     st = RLX_OK;
 fail_b:
@@ -384,6 +400,8 @@ static rlx_status convt_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const 
                 }
             }
         }
+    rlx_act act = rlx_node_act(k->n);
+    rlx_nn_act_f32(&act, y, (size_t)g->n * (size_t)g->c_out * s->out_sp);
     free(col);
     return RLX_OK;
 }

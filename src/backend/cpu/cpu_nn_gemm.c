@@ -3,7 +3,13 @@
  * Gemm and MatMul: the reference computes in double (float dtypes) or in
  * wrapping 64-bit integers (integer dtypes) with a plain triple loop; for f32,
  * when k->reference is false, cblas_sgemm does the work.
- * Semantics: ONNX Gemm-11/13, MatMul-13, Softmax/LogSoftmax/Hardmax-11/13. */
+ * Semantics: ONNX Gemm-11/13, MatMul-13, Softmax/LogSoftmax/Hardmax-11/13.
+ *
+ * Fused epilogue (src/ir/ops/act.h, passes/fuse_activation.c): Gemm and
+ * MatMul apply the node's activation to each finished element, in f32; a
+ * MatMul may carry a third input, a bias of N elements added to every row
+ * before the activation. Integer Gemm/MatMul refuse both (the pass never
+ * creates them). */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +17,7 @@
 
 #include "backend/cpu/cpu_nn.h"
 #include "base/mem.h"
+#include "base/parallel.h"
 #include "base/tensor.h"
 #include "ir/ops/ops.h"
 
@@ -53,11 +60,12 @@ static rlx_status gemm_float_ref(rlx_cpu_kctx *k, const gemm_dims *d, double alp
     if (!st) st = rlx_nn_load(k, rlx_nn_in(k, 2), &c);
     if (!st) st = rlx_nn_out(k, k->out[0], &y);
     if (!st) {
+        rlx_act act = rlx_node_act(k->n);
         for (int64_t i = 0; i < d->m; i++)
             for (int64_t j = 0; j < d->n; j++) {
                 double v = alpha * gemm_ref_elem(a.p, b.p, d, i, j);
                 if (c.p) v += beta * c.p[i * d->cs[0] + j * d->cs[1]];
-                y.p[i * d->n + j] = v;
+                y.p[i * d->n + j] = act.kind == RLX_ACT_NONE ? v : (double)rlx_act_apply(&act, (float)v);
             }
         rlx_nn_store(k->out[0], &y);
     }
@@ -101,11 +109,15 @@ static void gemm_f32_blas(rlx_cpu_kctx *k, const gemm_dims *d, float alpha, floa
     }
     if (d->kk == 0) { /* no products: cblas may skip the alpha scaling of nothing */
         if (!ct) memset(y, 0, (size_t)(d->m * d->n) * sizeof(float));
+        rlx_act act = rlx_node_act(k->n);
+        rlx_nn_act_f32(&act, y, (size_t)(d->m * d->n));
         return;
     }
     cblas_sgemm(CblasRowMajor, d->ta ? CblasTrans : CblasNoTrans, d->tb ? CblasTrans : CblasNoTrans, (int)d->m,
                 (int)d->n, (int)d->kk, alpha, k->in[0]->data, d->ta ? (int)d->m : (int)d->kk, k->in[1]->data,
                 d->tb ? (int)d->kk : (int)d->n, ct ? 1.0f : 0.0f, y, (int)d->n);
+    rlx_act act = rlx_node_act(k->n);
+    rlx_nn_act_f32(&act, y, (size_t)(d->m * d->n));
 }
 
 rlx_status rlx_cpu_nn_gemm(rlx_cpu_kctx *k) {
@@ -134,7 +146,11 @@ rlx_status rlx_cpu_nn_gemm(rlx_cpu_kctx *k) {
         rlx_broadcast_strides(c->dims, c->rank, 2, d.cs);
     }
     double alpha = rlx_attr_float(k->n, "alpha", 1.0f), beta = rlx_attr_float(k->n, "beta", 1.0f);
-    if (!rlx_dtype_is_float(a->dtype)) return gemm_int_ref(k, &d, alpha, beta);
+    if (!rlx_dtype_is_float(a->dtype)) {
+        if (rlx_node_act(k->n).kind != RLX_ACT_NONE)
+            return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "a fused activation on an integer Gemm");
+        return gemm_int_ref(k, &d, alpha, beta);
+    }
     if (!k->reference && a->dtype == RLX_DTYPE_F32 && d.m <= RLX_NN_BLAS_MAX && d.n <= RLX_NN_BLAS_MAX &&
         d.kk <= RLX_NN_BLAS_MAX) {
         gemm_f32_blas(k, &d, (float)alpha, (float)beta);
@@ -195,10 +211,12 @@ static void batch_offsets(const matmul_dims *d, size_t bi, size_t *ao, size_t *b
 }
 
 static rlx_status matmul_float_ref(rlx_cpu_kctx *k, const matmul_dims *d) {
-    rlx_nn_buf a, b, y;
-    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&y, 0, sizeof y);
+    rlx_nn_buf a, b, y, c;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&y, 0, sizeof y), memset(&c, 0, sizeof c);
+    rlx_act act = rlx_node_act(k->n);
     rlx_status st = rlx_nn_load(k, k->in[0], &a);
     if (!st) st = rlx_nn_load(k, k->in[1], &b);
+    if (!st) st = rlx_nn_load(k, rlx_nn_in(k, 2), &c);
     if (!st) st = rlx_nn_out(k, k->out[0], &y);
     if (!st) {
         size_t mk = (size_t)(d->m * d->kk), kn = (size_t)(d->kk * d->n), mn = (size_t)(d->m * d->n);
@@ -211,12 +229,13 @@ static rlx_status matmul_float_ref(rlx_cpu_kctx *k, const matmul_dims *d) {
                 for (int64_t j = 0; j < d->n; j++) {
                     double acc = 0.0;
                     for (int64_t q = 0; q < d->kk; q++) acc += am[i * d->kk + q] * bm[q * d->n + j];
-                    ym[i * d->n + j] = acc;
+                    if (c.p) acc += c.p[j];
+                    ym[i * d->n + j] = act.kind == RLX_ACT_NONE ? acc : (double)rlx_act_apply(&act, (float)acc);
                 }
         }
         rlx_nn_store(k->out[0], &y);
     }
-    rlx_nn_buf_free(&a), rlx_nn_buf_free(&b), rlx_nn_buf_free(&y);
+    rlx_nn_buf_free(&a), rlx_nn_buf_free(&b), rlx_nn_buf_free(&y), rlx_nn_buf_free(&c);
     return st;
 }
 
@@ -244,18 +263,50 @@ static rlx_status matmul_int_ref(rlx_cpu_kctx *k, const matmul_dims *d) {
 
 /* Fast path (f32): one cblas_sgemm per output matrix, or a single one over
  * all rows of A when B has no batch dims. */
+typedef struct mm_epi {
+    const float *bias;
+    const rlx_act *act;
+    float *y;
+    size_t n;
+} mm_epi;
+
+static void mm_epi_rows(void *ctx, size_t r0, size_t r1) {
+    const mm_epi *e = ctx;
+    for (size_t r = r0; r < r1; r++) {
+        float *yr = e->y + r * e->n;
+        for (size_t j = 0; j < e->n; j++) yr[j] += e->bias[j];
+        rlx_nn_act_f32(e->act, yr, e->n); /* inside the region: on this thread */
+    }
+}
+
+/* The epilogue of the f32 fast path: y = act(y + bias), rows over the
+ * worker pool. */
+static void matmul_epilogue_f32(rlx_cpu_kctx *k, const matmul_dims *d, float *y) {
+    const rlx_tensor *bt = rlx_nn_in(k, 2);
+    rlx_act act = rlx_node_act(k->n);
+    size_t rows = d->nb * (size_t)d->m, n = (size_t)d->n;
+    if (bt) {
+        mm_epi e = { bt->data, &act, y, n };
+        rlx_parallel_for(rows, 16384 / (n ? n : 1) + 1, mm_epi_rows, &e);
+    } else {
+        rlx_nn_act_f32(&act, y, rows * n);
+    }
+}
+
 static void matmul_f32_blas(rlx_cpu_kctx *k, const matmul_dims *d) {
     const float *a = k->in[0]->data, *b = k->in[1]->data;
     float *y = k->out[0]->data;
     size_t mk = (size_t)(d->m * d->kk), kn = (size_t)(d->kk * d->n), mn = (size_t)(d->m * d->n);
     if (d->kk == 0) {
         memset(y, 0, d->nb * mn * sizeof(float));
+        matmul_epilogue_f32(k, d, y);
         return;
     }
     bool b_plain = k->in[1]->rank <= 2;
     if (b_plain && (int64_t)d->nb * d->m <= RLX_NN_BLAS_MAX) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)((int64_t)d->nb * d->m), (int)d->n, (int)d->kk,
                     1.0f, a, (int)d->kk, b, (int)d->n, 0.0f, y, (int)d->n);
+        matmul_epilogue_f32(k, d, y);
         return;
     }
     for (size_t bi = 0; bi < d->nb; bi++) {
@@ -264,6 +315,7 @@ static void matmul_f32_blas(rlx_cpu_kctx *k, const matmul_dims *d) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d->m, (int)d->n, (int)d->kk, 1.0f, a + ao * mk,
                     (int)d->kk, b + bo * kn, (int)d->n, 0.0f, y + bi * mn, (int)d->n);
     }
+    matmul_epilogue_f32(k, d, y);
 }
 
 rlx_status rlx_cpu_nn_matmul(rlx_cpu_kctx *k) {
@@ -272,6 +324,13 @@ rlx_status rlx_cpu_nn_matmul(rlx_cpu_kctx *k) {
     if (rlx_tensor_numel(k->out[0]) != d.nb * (size_t)(d.m * d.n))
         return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output has %zu elements, expected %zu", rlx_tensor_numel(k->out[0]),
                             d.nb * (size_t)(d.m * d.n));
+    const rlx_tensor *bias = rlx_nn_in(k, 2);
+    bool fused = bias || rlx_node_act(k->n).kind != RLX_ACT_NONE;
+    if (fused && !rlx_dtype_is_float(k->in[0]->dtype))
+        return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "a fused bias or activation on an integer MatMul");
+    if (bias && (bias->dtype != k->in[0]->dtype || bias->rank != 1 || bias->dims[0] != d.n || k->in[1]->rank < 2))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "the fused bias must be [N] = [%lld] of the operands' dtype",
+                            (long long)d.n);
     if (!rlx_dtype_is_float(k->in[0]->dtype)) return matmul_int_ref(k, &d);
     if (!k->reference && k->in[0]->dtype == RLX_DTYPE_F32 && d.m <= RLX_NN_BLAS_MAX && d.n <= RLX_NN_BLAS_MAX &&
         d.kk <= RLX_NN_BLAS_MAX) {

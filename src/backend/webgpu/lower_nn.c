@@ -577,8 +577,11 @@ static rlx_status lower_gemm(wg_lower *L) {
 
 /* MatMul-1/9/13: numpy matmul with broadcast batch dims; 1-D operands are
  * promoted ([K] -> [1, K] for A, [K, 1] for B) and the dim dropped. With
- * the fusion pass's extension (act.h): an optional third input, a bias [N]
- * added to every row, and a fused activation. */
+ * the fusion pass's extension (act.h, passes/fuse_activation.c): an
+ * optional third input, a bias [N] added to every row, and a fused
+ * activation, both applied by the GEMM's epilogue (once, after the whole
+ * sum: wg_emit_gemm adds the bias in the last K chunk or in the split-K
+ * reduction only). */
 static rlx_status lower_matmul(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     rlx_act act = rlx_node_act(L->n);

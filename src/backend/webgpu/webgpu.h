@@ -68,7 +68,8 @@ typedef struct wg_operand {
 #define WG_FMT_F16 1
 
 typedef struct wg_dispatch {
-    const char *kernel; /* WGSL file stem, e.g. "unary" (static string) */
+    const char *kernel; /* WGSL file stem, e.g. "unary", or the name of a generated kernel (static string) */
+    const char *source; /* generated WGSL (wg_emit_source; owned by the wg_lower), or NULL */
     int n_spec;
     const char *spec_name[WG_MAX_SPEC]; /* WGSL `override` names (static strings) */
     double spec_val[WG_MAX_SPEC];
@@ -91,10 +92,14 @@ typedef struct wg_lower {
     char why[192];          /* why the lowering declined (RLX_ERR_UNSUPPORTED) */
     bool broken;            /* an allocation or Params overflow happened */
     /* The node's fused activation (ir/ops/act.h) was applied by the
-     * lowering's own kernels (the GEMM, conv and pool lowerings set it).
-     * A node with an activation whose lowering leaves it false is declined
-     * here (the fusion branch instead appends a shared epilogue). */
+     * lowering's own kernels (the GEMM, conv and ConvTranspose lowerings
+     * apply it in their epilogues and set it). When a lowering of a node
+     * with an activation leaves this false, wg_lower_node appends the
+     * shared epilogue: dispatches of y = act(y) in place over output 0
+     * (wgsl_gen.h). So each activation is applied exactly once. */
     bool act_done;
+    char **sources;         /* generated WGSL of wg_emit_source, owned */
+    size_t n_sources, cap_sources;
 } wg_lower;
 
 typedef rlx_status (*wg_lower_fn)(wg_lower *L);
@@ -117,6 +122,9 @@ extern const wg_lowering wg_lowerings_index[];
 extern const size_t wg_lowerings_index_count;
 extern const wg_lowering wg_lowerings_logic[];
 extern const size_t wg_lowerings_logic_count;
+/* Internal ops of domain "rlx" (lower_internal.c). */
+extern const wg_lowering wg_lowerings_internal[];
+extern const size_t wg_lowerings_internal_count;
 
 /* Lowers node n into L (initialised here; free with wg_lower_free).
  * Returns RLX_OK, RLX_ERR_UNSUPPORTED when no WGSL lowering applies (the
@@ -132,6 +140,14 @@ rlx_status wg_decline(wg_lower *L, const char *fmt, ...) RLX_PRINTF(2, 3);
 /* Appends a dispatch of `kernel`. Never NULL (on OOM a dummy is returned
  * and L->broken set). */
 wg_dispatch *wg_emit(wg_lower *L, const char *kernel);
+
+/* Appends a dispatch of a kernel generated at compile time: `source` is
+ * complete WGSL (entry point main, the binding and Params conventions of
+ * embedded kernels) and is copied; `name` (a static string) names the
+ * kernel in messages and traces. Pipelines are cached by the source text
+ * (and override constants), so equal sources share one pipeline. Never
+ * NULL (on OOM a dummy is returned and L->broken set). */
+wg_dispatch *wg_emit_source(wg_lower *L, const char *name, const char *source);
 
 /* Sets an override constant (name must be a static string). */
 void wg_spec(wg_lower *L, wg_dispatch *d, const char *name, double value);

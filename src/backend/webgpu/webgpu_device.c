@@ -394,8 +394,11 @@ static rlx_status shared_open(wg_shared *b, const char *device) {
 /* Releases what sh holds (not sh itself). */
 static void shared_close(wg_shared *b) {
     b->closing = true;
-    for (size_t i = 0; i < b->n_pipes; i++)
+    for (size_t i = 0; i < b->n_pipes; i++) {
         if (b->pipes[i].pipe) wgpuComputePipelineRelease(b->pipes[i].pipe);
+        if (b->pipes[i].module) wgpuShaderModuleRelease(b->pipes[i].module);
+        free(b->pipes[i].source);
+    }
     free(b->pipes);
     b->pipes = NULL;
     if (b->modules) {
@@ -748,37 +751,49 @@ static bool same_spec(const wg_pipeline *p, const wg_dispatch *d) {
 rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *what, WGPUComputePipeline *out) {
     wg_shared *b = be->sh;
     *out = NULL;
-    int k = find_kernel(d->kernel);
-    if (k < 0) return rlx_fail(RLX_ERR_INTERNAL, "%s: WGSL kernel '%s' is not embedded", what, d->kernel);
-    for (size_t i = 0; i < b->n_pipes; i++)
-        if (b->pipes[i].kernel == k && same_spec(&b->pipes[i], d)) {
-            *out = b->pipes[i].pipe;
+    int k = d->source ? -1 : find_kernel(d->kernel);
+    if (!d->source && k < 0) return rlx_fail(RLX_ERR_INTERNAL, "%s: WGSL kernel '%s' is not embedded", what, d->kernel);
+    for (size_t i = 0; i < b->n_pipes; i++) {
+        const wg_pipeline *p = &b->pipes[i];
+        bool same = d->source ? (p->source && strcmp(p->source, d->source) == 0) : p->kernel == k;
+        if (same && same_spec(p, d)) {
+            *out = p->pipe;
             return RLX_OK;
         }
+    }
     RLX_TRY(RLX_GROW(b->pipes, b->cap_pipes, b->n_pipes + 1));
+    char *own = NULL;
+    if (d->source && !(own = rlx_strdup(d->source))) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     double t0 = rlx_now_seconds();
     char ctx[400];
     snprintf(ctx, sizeof ctx, "%s: creating the pipeline of kernel '%s'", what, d->kernel);
     wg_scope_push(be);
-    char *code = NULL;
-    if (!b->modules[k]) {
-        const char *bad = NULL;
-        code = compose_source(k, &bad);
-        if (!code) {
-            wg_scope_pop(be, ctx);
-            return bad ? rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s' includes an unknown snippet", ctx, bad)
-                       : rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    /* embedded kernels share one module per file (with its //!include
+     * snippets pasted in); generated source gets a module of its own,
+     * owned by its pipeline */
+    WGPUShaderModule module = d->source ? NULL : b->modules[k];
+    if (!module) {
+        char *code = NULL;
+        if (!d->source) {
+            const char *bad = NULL;
+            code = compose_source(k, &bad);
+            if (!code) {
+                wg_scope_pop(be, ctx);
+                return bad ? rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s' includes an unknown snippet", ctx, bad)
+                           : rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+            }
         }
         WGPUShaderSourceWGSL src;
         memset(&src, 0, sizeof src);
         src.chain.sType = WGPUSType_ShaderSourceWGSL;
-        src.code = wg_sv(code);
+        src.code = wg_sv(d->source ? d->source : code);
         WGPUShaderModuleDescriptor sd;
         memset(&sd, 0, sizeof sd);
         sd.nextInChain = &src.chain;
-        sd.label = wg_sv(rlx_wgsl_sources[k].name);
-        b->modules[k] = wgpuDeviceCreateShaderModule(b->dev, &sd);
+        sd.label = wg_sv(d->kernel);
+        module = wgpuDeviceCreateShaderModule(b->dev, &sd);
         free(code);
+        if (!d->source) b->modules[k] = module;
     }
     WGPUConstantEntry ce[WG_MAX_SPEC];
     memset(ce, 0, sizeof ce);
@@ -788,25 +803,28 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
     }
     WGPUComputePipelineDescriptor pd;
     memset(&pd, 0, sizeof pd);
-    pd.label = wg_sv(rlx_wgsl_sources[k].name);
-    pd.compute.module = b->modules[k];
+    pd.label = wg_sv(d->kernel);
+    pd.compute.module = module;
     pd.compute.entryPoint = wg_sv("main");
     pd.compute.constantCount = (size_t)d->n_spec;
     pd.compute.constants = d->n_spec ? ce : NULL;
     WGPUComputePipeline pipe = wgpuDeviceCreateComputePipeline(b->dev, &pd);
     rlx_status st = wg_scope_pop(be, ctx);
     b->pipelines_s += rlx_now_seconds() - t0;
-    if (st) {
+    if (st || !pipe) {
         if (pipe) wgpuComputePipelineRelease(pipe);
         /* a module that failed to compile is not kept */
-        if (b->modules[k]) wgpuShaderModuleRelease(b->modules[k]);
-        b->modules[k] = NULL;
-        return st;
+        if (module) wgpuShaderModuleRelease(module);
+        if (!d->source) b->modules[k] = NULL;
+        free(own);
+        if (rlx_env_flag("RLX_GPU_TRACE") && d->source) fprintf(stderr, "webgpu: generated kernel '%s':\n%s\n", d->kernel, d->source);
+        return st ? st : rlx_fail(RLX_ERR_DEVICE, "%s: no pipeline returned", ctx);
     }
-    if (!pipe) return rlx_fail(RLX_ERR_DEVICE, "%s: no pipeline returned", ctx);
     wg_pipeline *p = &b->pipes[b->n_pipes++];
     memset(p, 0, sizeof *p);
     p->kernel = k;
+    p->source = own;
+    p->module = d->source ? module : NULL;
     p->n_spec = d->n_spec;
     for (int i = 0; i < d->n_spec; i++) {
         p->spec_name[i] = d->spec_name[i];

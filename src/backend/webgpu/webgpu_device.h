@@ -11,7 +11,9 @@
 #include "backend/webgpu/webgpu.h"
 
 typedef struct wg_pipeline {
-    int kernel; /* index in rlx_wgsl_sources */
+    int kernel; /* index in rlx_wgsl_sources, or -1 for generated source */
+    char *source;            /* generated WGSL (owned), the cache key with the constants */
+    WGPUShaderModule module; /* the module of generated source (owned) */
     int n_spec;
     const char *spec_name[WG_MAX_SPEC];
     double spec_val[WG_MAX_SPEC];

@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
+#include "backend/webgpu/wgsl_gen.h"
 #include "base/mem.h"
 #include "ir/ops/act.h"
+#include "ir/ops/internal_ops.h"
 
 typedef struct lower_family {
     const wg_lowering *l;
@@ -26,6 +28,13 @@ static const lower_family k_families[] = {
 };
 
 static wg_lower_fn find_lowering(const rlx_node *n, bool *decline_oversized) {
+    if (n->domain && strcmp(n->domain, RLX_INTERNAL_DOMAIN) == 0) {
+        /* none of them splits its operands by the binding limit */
+        *decline_oversized = true;
+        for (size_t i = 0; i < wg_lowerings_internal_count; i++)
+            if (strcmp(wg_lowerings_internal[i].op, n->op_type) == 0) return wg_lowerings_internal[i].fn;
+        return NULL;
+    }
     if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0) return NULL;
     for (size_t f = 0; f < RLX_ARRAY_LEN(k_families); f++)
         for (size_t i = 0; i < *k_families[f].count; i++)
@@ -109,6 +118,10 @@ void wg_lower_free(wg_lower *L) {
     free(L->d);
     L->d = NULL;
     L->n_d = L->cap_d = 0;
+    for (size_t i = 0; i < L->n_sources; i++) free(L->sources[i]);
+    free(L->sources);
+    L->sources = NULL;
+    L->n_sources = L->cap_sources = 0;
 }
 
 rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *caps, wg_lower *L) {
@@ -125,8 +138,14 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
         if (v && !rlx_value_is_static(v)) return wg_decline(L, "output %d has a dynamic shape", i);
     }
     rlx_status st = fn(L);
-    if (st == RLX_OK && rlx_node_act(n).kind != RLX_ACT_NONE && !L->act_done)
-        st = wg_decline(L, "fused activation %d is not applied by this lowering", (int)rlx_node_act(n).kind);
+    /* a fused activation that the lowering's kernels did not apply: the
+     * shared epilogue, in place over output 0 (blocks by the binding limit) */
+    rlx_act act = rlx_node_act(n);
+    if (st == RLX_OK && act.kind != RLX_ACT_NONE && !L->act_done) {
+        const rlx_value *y = wg_out(L, 0);
+        if (!y || y->dtype != RLX_DTYPE_F32) st = wg_decline(L, "a fused activation on a non-f32 output");
+        else if (wg_numel(y) > 0) st = wg_emit_act_epilogue(L, wg_out_id(L, 0), 0, wg_numel(y), &act);
+    }
     if (st == RLX_OK && L->broken) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory lowering to WGSL", rlx_node_desc(n));
     for (size_t k = 0; st == RLX_OK && decline_oversized && k < L->n_d; k++)
         for (int i = 0; i < L->d[k].n_bind; i++)
@@ -162,6 +181,19 @@ wg_dispatch *wg_emit(wg_lower *L, const char *kernel) {
     memset(d, 0, sizeof *d);
     d->kernel = kernel;
     d->groups[0] = d->groups[1] = d->groups[2] = 1;
+    return d;
+}
+
+wg_dispatch *wg_emit_source(wg_lower *L, const char *name, const char *source) {
+    char *copy = rlx_strdup(source);
+    if (!copy || RLX_GROW(L->sources, L->cap_sources, L->n_sources + 1) != RLX_OK) {
+        free(copy);
+        L->broken = true;
+        return wg_emit(L, name);
+    }
+    L->sources[L->n_sources++] = copy;
+    wg_dispatch *d = wg_emit(L, name);
+    d->source = copy;
     return d;
 }
 

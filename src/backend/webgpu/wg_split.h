@@ -19,7 +19,7 @@
 #include "backend/webgpu/webgpu.h"
 
 #define WG_SPLIT_MAX_RANK 8
-#define WG_SPLIT_MAX_OPS 4
+#define WG_SPLIT_MAX_OPS WG_MAX_BINDINGS /* FusedElementwise: up to 7 inputs and the output */
 /* More blocks than this: the lowering declines (the step runs on the CPU)
  * rather than record a pathological number of dispatches. */
 #define WG_SPLIT_MAX_BLOCKS 16384u

@@ -13,7 +13,8 @@
     RLX_OP_FAMILY(reduce)        \
     RLX_OP_FAMILY(control)       \
     RLX_OP_FAMILY(quant)         \
-    RLX_OP_FAMILY(rnn)
+    RLX_OP_FAMILY(rnn)           \
+    RLX_OP_FAMILY(internal)
 
 #define RLX_OP_FAMILY(name)                       \
     extern const rlx_op_def rlx_ops_##name[];     \

@@ -1,0 +1,257 @@
+/* CPU kernel of rlx.FusedElementwise (src/ir/ops/internal_ops.h): the
+ * register program runs over blocks of BLOCK output elements. Inputs are
+ * gathered into register blocks at their broadcast positions (a
+ * contiguous f32 input is read in place, a scalar is filled once), each
+ * instruction is one loop over the block, and the last writes the output
+ * (in place when it is f32). Blocks are shared out over the worker pool
+ * (base/parallel.h). Every op computes as the unfused f32 kernel of
+ * cpu_elementwise.c does: + - * / min max clip relu sigmoid hardsigmoid
+ * hardswish in float, the other functions in double rounded to float. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "base/half.h"
+#include "base/mem.h"
+#include "base/parallel.h"
+#include "ir/ops/internal_ops.h"
+
+#define BLOCK 256
+
+/* How an input reaches its register. */
+enum { IN_INPLACE, IN_SCALAR, IN_GATHER };
+
+typedef struct ew_input {
+    const rlx_tensor *t;
+    int kind;
+    int64_t st[RLX_MAX_RANK]; /* broadcast strides over the output dims */
+} ew_input;
+
+static inline float load_elem(const rlx_tensor *t, size_t i) {
+    switch (t->dtype) {
+    case RLX_DTYPE_F32: return ((const float *)t->data)[i];
+    case RLX_DTYPE_F16: return rlx_f16_to_f32(((const uint16_t *)t->data)[i]);
+    case RLX_DTYPE_BF16: return rlx_bf16_to_f32(((const uint16_t *)t->data)[i]);
+    case RLX_DTYPE_BOOL: return ((const uint8_t *)t->data)[i] ? 1.0f : 0.0f;
+    default: return 0.0f;
+    }
+}
+
+/* Gathers output elements [i0, i0 + n) of input `in` into dst. */
+static void gather(const ew_input *in, const rlx_tensor *out, size_t i0, size_t n, float *dst) {
+    int r = out->rank;
+    if (r == 0) {
+        dst[0] = load_elem(in->t, 0);
+        return;
+    }
+    int64_t idx[RLX_MAX_RANK];
+    size_t rem = i0;
+    int64_t off = 0;
+    for (int d = r - 1; d >= 0; d--) {
+        idx[d] = (int64_t)(rem % (size_t)out->dims[d]);
+        rem /= (size_t)out->dims[d];
+        off += idx[d] * in->st[d];
+    }
+    int64_t inner = out->dims[r - 1], s_in = in->st[r - 1];
+    size_t j = 0;
+    while (j < n) {
+        int64_t run = inner - idx[r - 1];
+        if ((size_t)run > n - j) run = (int64_t)(n - j);
+        if (in->t->dtype == RLX_DTYPE_F32) {
+            const float *src = (const float *)in->t->data + off;
+            if (s_in == 0) {
+                for (int64_t t = 0; t < run; t++) dst[j + (size_t)t] = src[0];
+            } else {
+                for (int64_t t = 0; t < run; t++) dst[j + (size_t)t] = src[t * s_in];
+            }
+        } else {
+            for (int64_t t = 0; t < run; t++) dst[j + (size_t)t] = load_elem(in->t, (size_t)(off + t * s_in));
+        }
+        j += (size_t)run;
+        off += run * s_in;
+        idx[r - 1] += run;
+        /* carry into the outer dims */
+        for (int d = r - 1; d > 0 && idx[d] == out->dims[d]; d--) {
+            off -= idx[d] * in->st[d];
+            idx[d] = 0;
+            idx[d - 1]++;
+            off += in->st[d - 1];
+        }
+    }
+}
+
+/* min(max(x, lo), hi) by comparisons, as cpu_elementwise.c's Clip:
+ * hi wins when lo > hi; NaN passes through. */
+static inline float clampf(float x, float lo, float hi) {
+    float y = x < lo ? lo : x;
+    return y > hi ? hi : y;
+}
+
+static inline float f32_min(float a, float b) { return (a != a || b != b) ? NAN : (a < b ? a : b); }
+static inline float f32_max(float a, float b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }
+
+/* One instruction over n elements: d = op(a, b, c). */
+static void exec(const rlx_ew_instr *in, float *restrict d, const float *a, const float *b, const float *c, size_t n) {
+    const float al = in->alpha, be = in->beta;
+    const double ad = al;
+    switch ((rlx_ew_op)in->op) {
+    case RLX_EW_COPY: if (d != a) memcpy(d, a, n * sizeof *d); break;
+    case RLX_EW_NEG: for (size_t i = 0; i < n; i++) d[i] = -a[i]; break;
+    case RLX_EW_ABS: for (size_t i = 0; i < n; i++) d[i] = fabsf(a[i]); break;
+    case RLX_EW_EXP: for (size_t i = 0; i < n; i++) d[i] = (float)exp(a[i]); break;
+    case RLX_EW_LOG: for (size_t i = 0; i < n; i++) d[i] = (float)log(a[i]); break;
+    case RLX_EW_SQRT: for (size_t i = 0; i < n; i++) d[i] = (float)sqrt(a[i]); break;
+    case RLX_EW_RECIP: for (size_t i = 0; i < n; i++) d[i] = (float)(1.0 / a[i]); break;
+    case RLX_EW_FLOOR: for (size_t i = 0; i < n; i++) d[i] = floorf(a[i]); break;
+    case RLX_EW_CEIL: for (size_t i = 0; i < n; i++) d[i] = ceilf(a[i]); break;
+    case RLX_EW_ROUND: for (size_t i = 0; i < n; i++) d[i] = (float)nearbyint(a[i]); break;
+    case RLX_EW_ERF: for (size_t i = 0; i < n; i++) d[i] = (float)erf(a[i]); break;
+    case RLX_EW_SIN: for (size_t i = 0; i < n; i++) d[i] = (float)sin(a[i]); break;
+    case RLX_EW_COS: for (size_t i = 0; i < n; i++) d[i] = (float)cos(a[i]); break;
+    case RLX_EW_TANH: for (size_t i = 0; i < n; i++) d[i] = (float)tanh(a[i]); break;
+    case RLX_EW_SIGMOID: for (size_t i = 0; i < n; i++) d[i] = 1.0f / (1.0f + expf(-a[i])); break;
+    case RLX_EW_RELU: for (size_t i = 0; i < n; i++) d[i] = a[i] > 0.0f ? a[i] : 0.0f; break;
+    case RLX_EW_LEAKYRELU:
+        for (size_t i = 0; i < n; i++) d[i] = a[i] >= 0.0f ? a[i] : (float)(ad * a[i]);
+        break;
+    case RLX_EW_ELU:
+        for (size_t i = 0; i < n; i++) d[i] = a[i] >= 0.0f ? a[i] : (float)(ad * (exp(a[i]) - 1.0));
+        break;
+    case RLX_EW_HARDSIGMOID: for (size_t i = 0; i < n; i++) d[i] = clampf(al * a[i] + be, 0.0f, 1.0f); break;
+    case RLX_EW_HARDSWISH: for (size_t i = 0; i < n; i++) d[i] = a[i] * clampf(a[i] / 6.0f + 0.5f, 0.0f, 1.0f); break;
+    case RLX_EW_SOFTPLUS:
+        for (size_t i = 0; i < n; i++) d[i] = a[i] > 30.0f ? a[i] : (float)log1p(exp(a[i]));
+        break;
+    case RLX_EW_SOFTSIGN: for (size_t i = 0; i < n; i++) d[i] = (float)(a[i] / (1.0 + fabs(a[i]))); break;
+    case RLX_EW_GELU:
+        for (size_t i = 0; i < n; i++) d[i] = (float)(0.5 * a[i] * (1.0 + erf(a[i] / sqrt(2.0))));
+        break;
+    case RLX_EW_GELU_TANH:
+        for (size_t i = 0; i < n; i++) {
+            double x = a[i];
+            d[i] = (float)(0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
+        }
+        break;
+    case RLX_EW_SIGN: for (size_t i = 0; i < n; i++) d[i] = a[i] > 0.0f ? 1.0f : a[i] < 0.0f ? -1.0f : 0.0f; break;
+    case RLX_EW_CLIP: for (size_t i = 0; i < n; i++) d[i] = clampf(a[i], al, be); break;
+    case RLX_EW_ADD: for (size_t i = 0; i < n; i++) d[i] = a[i] + b[i]; break;
+    case RLX_EW_SUB: for (size_t i = 0; i < n; i++) d[i] = a[i] - b[i]; break;
+    case RLX_EW_MUL: for (size_t i = 0; i < n; i++) d[i] = a[i] * b[i]; break;
+    case RLX_EW_DIV: for (size_t i = 0; i < n; i++) d[i] = a[i] / b[i]; break;
+    case RLX_EW_POW: for (size_t i = 0; i < n; i++) d[i] = powf(a[i], b[i]); break;
+    case RLX_EW_MAX: for (size_t i = 0; i < n; i++) d[i] = f32_max(a[i], b[i]); break;
+    case RLX_EW_MIN: for (size_t i = 0; i < n; i++) d[i] = f32_min(a[i], b[i]); break;
+    case RLX_EW_PRELU: for (size_t i = 0; i < n; i++) d[i] = a[i] < 0.0f ? a[i] * b[i] : a[i]; break;
+    case RLX_EW_WHERE: for (size_t i = 0; i < n; i++) d[i] = c[i] != 0.0f ? a[i] : b[i]; break;
+    case RLX_EW_OP_COUNT: break;
+    }
+    if (in->rnd == RLX_DTYPE_F16)
+        for (size_t i = 0; i < n; i++) d[i] = rlx_f16_to_f32(rlx_f32_to_f16(d[i]));
+    else if (in->rnd == RLX_DTYPE_BF16)
+        for (size_t i = 0; i < n; i++) d[i] = rlx_bf16_to_f32(rlx_f32_to_bf16(d[i]));
+}
+
+/* The work of one call, shared by the pool's threads (rlx_parallel_for
+ * over blocks of BLOCK elements; each chunk has its own registers). */
+typedef struct ew_job {
+    const rlx_ew_prog *p;
+    const ew_input *ins;
+    rlx_tensor *out;
+    size_t total;
+    bool out_f32;
+    int n_reg;
+    atomic_int oom;
+} ew_job;
+
+#define MAX_REG (RLX_EW_MAX_IN + RLX_EW_MAX_CONSTS + RLX_EW_MAX_INSTR)
+#define STACK_REGS 32
+
+static void ew_blocks(void *ctx, size_t b0, size_t b1) {
+    ew_job *j = ctx;
+    const rlx_ew_prog *p = j->p;
+    float stack[STACK_REGS * BLOCK];
+    float *buf = j->n_reg <= STACK_REGS ? stack : malloc((size_t)j->n_reg * BLOCK * sizeof(float));
+    if (!buf) {
+        atomic_store(&j->oom, 1);
+        return;
+    }
+    const float *rp[MAX_REG];
+    for (int i = 0; i < p->n_in; i++)
+        if (j->ins[i].kind == IN_SCALAR) {
+            float v = load_elem(j->ins[i].t, 0);
+            for (int t = 0; t < BLOCK; t++) buf[(size_t)i * BLOCK + (size_t)t] = v;
+            rp[i] = buf + (size_t)i * BLOCK;
+        }
+    for (int c = 0; c < p->n_consts; c++) {
+        float *r = buf + (size_t)(p->n_in + c) * BLOCK;
+        for (int t = 0; t < BLOCK; t++) r[t] = p->consts[c];
+        rp[p->n_in + c] = r;
+    }
+    for (size_t blk = b0; blk < b1; blk++) {
+        size_t i0 = blk * BLOCK, nb = j->total - i0 < BLOCK ? j->total - i0 : BLOCK;
+        for (int i = 0; i < p->n_in; i++) {
+            if (j->ins[i].kind == IN_INPLACE) {
+                rp[i] = (const float *)j->ins[i].t->data + i0;
+            } else if (j->ins[i].kind == IN_GATHER) {
+                float *r = buf + (size_t)i * BLOCK;
+                gather(&j->ins[i], j->out, i0, nb, r);
+                rp[i] = r;
+            }
+        }
+        for (int k = 0; k < p->n_instr; k++) {
+            const rlx_ew_instr *in = &p->ins[k];
+            int reg = rlx_ew_reg(p, k);
+            float *d = (k == p->n_instr - 1 && j->out_f32) ? (float *)j->out->data + i0 : buf + (size_t)reg * BLOCK;
+            exec(in, d, rp[in->a], in->b >= 0 ? rp[in->b] : NULL, in->c >= 0 ? rp[in->c] : NULL, nb);
+            rp[reg] = d;
+        }
+        if (!j->out_f32) {
+            const float *r = rp[rlx_ew_reg(p, p->n_instr - 1)];
+            for (size_t t = 0; t < nb; t++) rlx_tensor_set_f64(j->out, i0 + t, r[t]);
+        }
+    }
+    if (buf != stack) free(buf);
+}
+
+rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k) {
+    rlx_ew_prog p;
+    RLX_TRY(rlx_ew_prog_read(k->n, &p));
+    rlx_tensor *out = k->out[0];
+    if (!out || out->dtype != p.dtype)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "the output dtype differs from the program's");
+    size_t total = rlx_tensor_numel(out);
+    ew_input ins[RLX_EW_MAX_IN];
+    for (int i = 0; i < p.n_in; i++) {
+        const rlx_tensor *t = k->in[i];
+        if (!t) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "input %d is missing", i);
+        if (t->dtype != RLX_DTYPE_F32 && t->dtype != RLX_DTYPE_F16 && t->dtype != RLX_DTYPE_BF16 &&
+            t->dtype != RLX_DTYPE_BOOL)
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "input %d has dtype %s", i, rlx_dtype_name(t->dtype));
+        bool ok = t->rank <= out->rank;
+        for (int d = 0; ok && d < t->rank; d++) {
+            int64_t td = t->dims[d], od = out->dims[out->rank - t->rank + d];
+            ok = td == od || td == 1;
+        }
+        if (!ok) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "input %d does not broadcast to the output", i);
+        ins[i].t = t;
+        size_t tn = rlx_tensor_numel(t);
+        ins[i].kind = tn == total && t->dtype == RLX_DTYPE_F32 ? IN_INPLACE : tn == 1 ? IN_SCALAR : IN_GATHER;
+        rlx_broadcast_strides(t->dims, t->rank, out->rank, ins[i].st);
+    }
+    if (total == 0) return RLX_OK;
+    ew_job j;
+    j.p = &p;
+    j.ins = ins;
+    j.out = out;
+    j.total = total;
+    j.out_f32 = out->dtype == RLX_DTYPE_F32 && p.ins[p.n_instr - 1].rnd == 0;
+    j.n_reg = rlx_ew_reg(&p, p.n_instr);
+    atomic_init(&j.oom, 0);
+    /* elementwise: any split gives the same bits; 64 blocks per chunk */
+    rlx_parallel_for((total + BLOCK - 1) / BLOCK, 64, ew_blocks, &j);
+    if (atomic_load(&j.oom))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%d register blocks)", j.n_reg);
+    return RLX_OK;
+}

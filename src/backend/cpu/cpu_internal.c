@@ -1,0 +1,344 @@
+/* CPU kernels of the internal ops (domain "rlx", contracts in
+ * src/ir/ops/internal_ops.h): the kernel table, AddLayerNormalization and
+ * Attention. FusedElementwise is in cpu_fused_ew.c.
+ *
+ * AddLayerNormalization computes exactly what the unfused pair computes:
+ * the sum rounded to the dtype (in f32 for f32), then the statistics and
+ * the normalisation in double per row, as cpu_reduce.c's LayerNormalization
+ * does. One pass over the row reads A and B; the row is then in cache.
+ * Rows are shared out over the worker pool (base/parallel.h).
+ *
+ * Attention: operands are read through the layout (rlx_attn_layout: the
+ * strides of absorbed Transposes). The reference computes each query row in
+ * double (scores, softmax, weighted sum of V). The fast path (f32, when
+ * every matrix has a unit stride on one axis) does per batch and block of
+ * query rows what the unfused graph does: scores = Q K^T with cblas_sgemm,
+ * the scale and mask in float, the softmax in double per row, then P V with
+ * cblas_sgemm into the output's rows; the scores live only in a block
+ * buffer. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "base/mem.h"
+#include "base/parallel.h"
+#include "ir/ops/internal_ops.h"
+#include "ir/ops/ops.h"
+
+/* ------------------------------------------------------------ shared */
+
+/* True when p is a "suffix" of x (1s on a leading run of dims, then x's
+ * dims): element e of x reads p at e % numel(p). */
+static bool suffix_of(const rlx_tensor *p, const rlx_tensor *x) {
+    if (p->rank > x->rank) return false;
+    int off = x->rank - p->rank, s = x->rank;
+    while (s > off && p->dims[s - off - 1] == x->dims[s - 1]) s--;
+    for (int i = off; i < s; i++)
+        if (p->dims[i - off] != 1) return false;
+    return true;
+}
+
+static size_t prod(const int64_t *d, int from, int to) {
+    size_t n = 1;
+    for (int i = from; i < to; i++) n *= (size_t)d[i];
+    return n;
+}
+
+/* ------------------------------------------------------------ AddLayerNormalization */
+
+typedef struct aln_job {
+    const float *a, *b, *s, *c;
+    float *y;
+    size_t len, nb, ns, nc;
+    double eps;
+} aln_job;
+
+/* f32 rows [r0, r1): the sum into y, the statistics in double, y in place. */
+static void aln_rows_f32(void *ctx, size_t r0, size_t r1) {
+    const aln_job *j = ctx;
+    size_t len = j->len;
+    for (size_t r = r0; r < r1; r++) {
+        size_t base = r * len;
+        float *yr = j->y + base;
+        double s = 0;
+        for (size_t i = 0; i < len; i++) {
+            float v = j->a[base + i] + j->b[(base + i) % j->nb];
+            yr[i] = v;
+            s += v;
+        }
+        double m = s / (double)len, q = 0;
+        for (size_t i = 0; i < len; i++) {
+            double d = yr[i] - m;
+            q += d * d;
+        }
+        double inv = 1.0 / sqrt(q / (double)len + j->eps);
+        for (size_t i = 0; i < len; i++) {
+            double v = (yr[i] - m) * inv * j->s[i % j->ns];
+            if (j->c) v += j->c[i % j->nc];
+            yr[i] = (float)v;
+        }
+    }
+}
+
+static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
+    const rlx_tensor *a = k->in[0], *b = k->in[1], *sc = k->in[2];
+    const rlx_tensor *bi = k->n->n_in > 3 ? k->in[3] : NULL;
+    rlx_tensor *y = k->out[0];
+    int ax;
+    int64_t axis = rlx_attr_int(k->n, "axis", -1);
+    if (!rlx_norm_axis(axis, a->rank, &ax))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis,
+                            a->rank);
+    size_t rows = prod(a->dims, 0, ax), len = prod(a->dims, ax, a->rank);
+    size_t nb = rlx_tensor_numel(b), ns = rlx_tensor_numel(sc), nbi = bi ? rlx_tensor_numel(bi) : 1;
+    if (!suffix_of(b, a) || !suffix_of(sc, a) || (bi && !suffix_of(bi, a)) || ns > len || nbi > len || !nb ||
+        !ns || !nbi || b->dtype != a->dtype || sc->dtype != a->dtype || (bi && bi->dtype != a->dtype) ||
+        y->dtype != a->dtype || rlx_tensor_numel(y) != rows * len)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "operands do not have the shapes and dtypes of the contract");
+    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    if (a->dtype == RLX_DTYPE_F32) {
+        aln_job j = { a->data, b->data, sc->data, bi ? bi->data : NULL, y->data, len, nb, ns, nbi, eps };
+        rlx_parallel_for(rows, 16384 / (len ? len : 1) + 1, aln_rows_f32, &j); /* rows are independent */
+        return RLX_OK;
+    }
+    /* other float dtypes: y rounds the sum to the dtype */
+    for (size_t r = 0; r < rows; r++) {
+        size_t base = r * len;
+        double s = 0;
+        for (size_t j = 0; j < len; j++) {
+            size_t e = base + j;
+            rlx_tensor_set_f64(y, e, rlx_tensor_get_f64(a, e) + rlx_tensor_get_f64(b, e % nb));
+            s += rlx_tensor_get_f64(y, e);
+        }
+        double m = s / (double)len, q = 0;
+        for (size_t j = 0; j < len; j++) {
+            double d = rlx_tensor_get_f64(y, base + j) - m;
+            q += d * d;
+        }
+        double inv = 1.0 / sqrt(q / (double)len + eps);
+        for (size_t j = 0; j < len; j++) {
+            double v = (rlx_tensor_get_f64(y, base + j) - m) * inv * rlx_tensor_get_f64(sc, j % ns);
+            if (bi) v += rlx_tensor_get_f64(bi, j % nbi);
+            rlx_tensor_set_f64(y, base + j, v);
+        }
+    }
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ Attention */
+
+typedef struct attn_geom {
+    rlx_attn_layout l;
+    int r;
+    size_t nb, sq, sk, d, dv;      /* batches, query rows, keys, depth, value depth */
+    int64_t b_rs, b_cs;            /* K as the [D, Sk] factor of the scores: row and column strides */
+    bool div;
+    float scale;
+    int64_t ms[RLX_MAX_RANK];      /* mask broadcast strides over [b.., Sq, Sk] */
+    const rlx_tensor *mask;
+} attn_geom;
+
+static rlx_status attn_resolve(rlx_cpu_kctx *k, attn_geom *g) {
+    const rlx_tensor *q = k->in[0], *kk = k->in[1], *v = k->in[2];
+    const rlx_tensor *m = k->n->n_in > 3 ? k->in[3] : NULL;
+    rlx_tensor *y = k->out[0];
+    memset(g, 0, sizeof *g);
+    int r = q->rank;
+    if (r < 2 || kk->rank != r || v->rank != r || y->rank != r || q->dtype != RLX_DTYPE_F32 ||
+        kk->dtype != RLX_DTYPE_F32 || v->dtype != RLX_DTYPE_F32 || y->dtype != RLX_DTYPE_F32 ||
+        (m && m->dtype != RLX_DTYPE_F32))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "Q, K, V (and Mask) must be f32 of one rank >= 2");
+    RLX_TRY(rlx_attn_layout_of(k->n, r, q->dims, kk->dims, v->dims, &g->l));
+    const rlx_attn_layout *l = &g->l;
+    for (int i = 0; i < r; i++)
+        if (y->dims[i] != l->y_phys[i])
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "the output does not have the layout's shape");
+    g->r = r;
+    g->div = rlx_attr_int(k->n, "scale_div", 0) != 0;
+    g->scale = rlx_attr_float(k->n, "scale", 1.0f);
+    g->nb = prod(l->qd, 0, r - 2);
+    g->sq = (size_t)l->qd[r - 2];
+    g->d = (size_t)l->qd[r - 1];
+    g->sk = (size_t)l->kd[l->kt ? r - 1 : r - 2];
+    g->dv = (size_t)l->vd[r - 1];
+    g->b_rs = l->kt ? l->ks[r - 2] : l->ks[r - 1];
+    g->b_cs = l->kt ? l->ks[r - 1] : l->ks[r - 2];
+    if (m) {
+        int64_t sd[RLX_MAX_RANK];
+        for (int i = 0; i < r; i++) sd[i] = l->qd[i];
+        sd[r - 1] = (int64_t)g->sk;
+        bool ok = m->rank <= r;
+        for (int i = 0; ok && i < m->rank; i++) {
+            int64_t md = m->dims[i], want = sd[r - m->rank + i];
+            ok = md == 1 || md == want;
+        }
+        if (!ok) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "Mask does not broadcast to the scores");
+        rlx_broadcast_strides(m->dims, m->rank, r, g->ms);
+    }
+    g->mask = m;
+    return RLX_OK;
+}
+
+/* Element offsets of batch bi in Q, K, V, Y and the mask. */
+static void attn_bases(const attn_geom *g, size_t bi, int64_t *o) {
+    const rlx_attn_layout *l = &g->l;
+    memset(o, 0, 5 * sizeof *o);
+    for (int i = g->r - 3; i >= 0; i--) {
+        int64_t c = (int64_t)(bi % (size_t)l->qd[i]);
+        bi /= (size_t)l->qd[i];
+        o[0] += c * l->qs[i], o[1] += c * l->ks[i], o[2] += c * l->vs[i], o[3] += c * l->ys[i], o[4] += c * g->ms[i];
+    }
+}
+
+static rlx_status attn_reference(rlx_cpu_kctx *k, const attn_geom *g) {
+    const rlx_attn_layout *l = &g->l;
+    const float *q = k->in[0]->data, *kk = k->in[1]->data, *v = k->in[2]->data;
+    const float *m = g->mask ? g->mask->data : NULL;
+    float *y = k->out[0]->data;
+    int r = g->r;
+    double *s = malloc((g->sk + 1) * sizeof *s), *acc = malloc((g->dv + 1) * sizeof *acc);
+    if (!s || !acc) {
+        free(s), free(acc);
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t bi = 0; bi < g->nb; bi++) {
+        int64_t o[5];
+        attn_bases(g, bi, o);
+        for (size_t i = 0; i < g->sq; i++) {
+            double mx = -INFINITY;
+            for (size_t j = 0; j < g->sk; j++) {
+                double dot = 0;
+                for (size_t t = 0; t < g->d; t++)
+                    dot += (double)q[o[0] + (int64_t)i * l->qs[r - 2] + (int64_t)t * l->qs[r - 1]] *
+                           kk[o[1] + (int64_t)t * g->b_rs + (int64_t)j * g->b_cs];
+                dot = g->div ? dot / g->scale : dot * g->scale;
+                if (m) dot += m[o[4] + (int64_t)i * g->ms[r - 2] + (int64_t)j * g->ms[r - 1]];
+                s[j] = dot;
+                if (dot > mx) mx = dot;
+            }
+            double sum = 0;
+            for (size_t j = 0; j < g->sk; j++) sum += (s[j] = exp(s[j] - mx));
+            for (size_t t = 0; t < g->dv; t++) acc[t] = 0;
+            for (size_t j = 0; j < g->sk; j++)
+                for (size_t t = 0; t < g->dv; t++)
+                    acc[t] += s[j] / sum * v[o[2] + (int64_t)j * l->vs[r - 2] + (int64_t)t * l->vs[r - 1]];
+            for (size_t t = 0; t < g->dv; t++)
+                y[o[3] + (int64_t)i * l->ys[r - 2] + (int64_t)t * l->ys[r - 1]] = (float)acc[t];
+        }
+    }
+    free(s), free(acc);
+    return RLX_OK;
+}
+
+/* A rows x cols factor with row stride rs and column stride cs as a cblas
+ * row-major operand: stored as is (NoTrans, ld = rs) or transposed (Trans,
+ * ld = cs); false when neither stride is 1. */
+static bool blas_operand(int64_t rs, int64_t cs, size_t rows, size_t cols, bool *trans, int *ld) {
+    int64_t big = 2147483647LL;
+    if ((cs == 1 || cols == 1) && rs >= (int64_t)cols && rs <= big) {
+        *trans = false;
+        *ld = (int)(rs > 0 ? rs : 1);
+        return true;
+    }
+    if ((rs == 1 || rows == 1) && cs >= (int64_t)rows && cs <= big) {
+        *trans = true;
+        *ld = (int)(cs > 0 ? cs : 1);
+        return true;
+    }
+    return false;
+}
+
+/* Query rows per block of the fast path: the scores block stays near 1 MiB. */
+static size_t attn_block_rows(size_t sk) {
+    size_t rows = ((size_t)1 << 18) / (sk ? sk : 1);
+    return rows < 16 ? 16 : rows;
+}
+
+/* true when the fast path can take this layout */
+static bool attn_fast_ok(const attn_geom *g, bool *qt, int *qld, bool *bt, int *bld, bool *vt, int *vld, int *yld) {
+    const rlx_attn_layout *l = &g->l;
+    int r = g->r;
+    bool yt;
+    return blas_operand(l->qs[r - 2], l->qs[r - 1], g->sq, g->d, qt, qld) &&
+           blas_operand(g->b_rs, g->b_cs, g->d, g->sk, bt, bld) &&
+           blas_operand(l->vs[r - 2], l->vs[r - 1], g->sk, g->dv, vt, vld) &&
+           blas_operand(l->ys[r - 2], l->ys[r - 1], g->sq, g->dv, &yt, yld) && !yt;
+}
+
+static rlx_status attn_fast(rlx_cpu_kctx *k, const attn_geom *g) {
+    const rlx_attn_layout *l = &g->l;
+    const float *q = k->in[0]->data, *kk = k->in[1]->data, *v = k->in[2]->data;
+    const float *m = g->mask ? g->mask->data : NULL;
+    float *y = k->out[0]->data;
+    int r = g->r, qld, bld, vld, yld;
+    bool qt, bt, vt;
+    attn_fast_ok(g, &qt, &qld, &bt, &bld, &vt, &vld, &yld);
+    size_t br = attn_block_rows(g->sk);
+    if (br > g->sq) br = g->sq;
+    size_t n_s;
+    float *s = rlx_mul_ok(br, g->sk, &n_s) ? malloc((n_s + 1) * sizeof *s) : NULL;
+    if (!s) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (scores block %zu x %zu)", br, g->sk);
+    int64_t msq = g->mask ? g->ms[r - 2] : 0, msk = g->mask ? g->ms[r - 1] : 0;
+    for (size_t bi = 0; bi < g->nb; bi++) {
+        int64_t o[5];
+        attn_bases(g, bi, o);
+        for (size_t i0 = 0; i0 < g->sq; i0 += br) {
+            size_t nr = g->sq - i0 < br ? g->sq - i0 : br;
+            if (g->d == 0) {
+                memset(s, 0, nr * g->sk * sizeof *s);
+            } else {
+                cblas_sgemm(CblasRowMajor, qt ? CblasTrans : CblasNoTrans, bt ? CblasTrans : CblasNoTrans, (int)nr,
+                            (int)g->sk, (int)g->d, 1.0f, q + o[0] + (int64_t)i0 * l->qs[r - 2], qld, kk + o[1], bld,
+                            0.0f, s, (int)g->sk);
+            }
+            for (size_t i = 0; i < nr; i++) {
+                float *row = s + i * g->sk;
+                const float *mr = m ? m + o[4] + (int64_t)(i0 + i) * msq : NULL;
+                double mx = -INFINITY;
+                for (size_t j = 0; j < g->sk; j++) {
+                    float x = g->div ? row[j] / g->scale : row[j] * g->scale;
+                    if (mr) x += mr[(int64_t)j * msk];
+                    row[j] = x;
+                    if (x > mx) mx = x;
+                }
+                double sum = 0;
+                for (size_t j = 0; j < g->sk; j++) sum += exp((double)row[j] - mx);
+                for (size_t j = 0; j < g->sk; j++) row[j] = (float)(exp((double)row[j] - mx) / sum);
+            }
+            float *yb = y + o[3] + (int64_t)i0 * l->ys[r - 2];
+            if (g->dv)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, vt ? CblasTrans : CblasNoTrans, (int)nr, (int)g->dv,
+                            (int)g->sk, 1.0f, s, (int)g->sk, v + o[2], vld, 0.0f, yb, yld);
+        }
+    }
+    free(s);
+    return RLX_OK;
+}
+
+static rlx_status k_attention(rlx_cpu_kctx *k) {
+    attn_geom g;
+    RLX_TRY(attn_resolve(k, &g));
+    if (g.nb * g.sq * g.dv == 0) return RLX_OK;
+    if (g.sk == 0) { /* no keys: the products with V are empty sums */
+        memset(k->out[0]->data, 0, g.nb * g.sq * g.dv * sizeof(float));
+        return RLX_OK;
+    }
+    const int64_t big = 2147483647LL;
+    bool qt, bt, vt;
+    int qld, bld, vld, yld;
+    bool fits = (int64_t)g.sq <= big && (int64_t)g.sk <= big && (int64_t)g.d <= big && (int64_t)g.dv <= big &&
+                attn_fast_ok(&g, &qt, &qld, &bt, &bld, &vt, &vld, &yld);
+    if (k->reference || !fits) return attn_reference(k, &g);
+    return attn_fast(k, &g);
+}
+
+/* ------------------------------------------------------------ table */
+
+const rlx_cpu_kernel rlx_cpu_kernels_internal[] = {
+    { "FusedElementwise", rlx_cpu_fused_elementwise },
+    { "AddLayerNormalization", k_add_layernorm },
+    { "Attention", k_attention },
+};
+const size_t rlx_cpu_kernels_internal_count = RLX_ARRAY_LEN(rlx_cpu_kernels_internal);

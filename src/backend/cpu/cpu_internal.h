@@ -1,0 +1,22 @@
+/* CPU kernels of the internal ops (domain "rlx", contracts in
+ * src/ir/ops/internal_ops.h). The table is in cpu_internal.c; the
+ * FusedElementwise interpreter has a file of its own, cpu_fused_ew.c. */
+#ifndef RLX_BACKEND_CPU_CPU_INTERNAL_H
+#define RLX_BACKEND_CPU_CPU_INTERNAL_H
+
+#include "backend/cpu/cpu.h"
+
+/* rlx.FusedElementwise: interprets the register program over blocks of
+ * output elements (each instruction runs over a whole block, so the
+ * interpretation costs once per block). Reference and fast path are the
+ * same code: it computes as the unfused f32 kernels of cpu_elementwise.c.
+ * errors: RLX_ERR_INVALID_MODEL (malformed program, inputs that do not
+ * broadcast), RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k);
+
+/* The kernels of domain "rlx", looked up by rlx_cpu_find_kernel (the
+ * family tables of cpu.h hold the default domain only). */
+extern const rlx_cpu_kernel rlx_cpu_kernels_internal[];
+extern const size_t rlx_cpu_kernels_internal_count;
+
+#endif

@@ -1,0 +1,67 @@
+// Residual add + layer normalization (rlx.AddLayerNormalization, see
+// src/ir/ops/internal_ops.h): for each row r of `len` elements
+//   x = a + b                 (b repeats: element e reads B[e % b_n])
+//   y = (x - mean(x)) / sqrt(var(x) + eps) * scale[j % s_n] + bias[j % c_n]
+// with mean and (biased) variance over the row, as ONNX
+// LayerNormalization-17 of Add-14.
+// One workgroup of 64 invocations per row (the linear workgroup index
+// wid.x + wid.y * nwg.x folds beyond 65,535): the first sweep reads a and b
+// once, writes x into y and sums; the mean is reduced in workgroup memory;
+// the second sweep forms the squared deviations from y, the third
+// normalises y in place. Each invocation only revisits its own elements.
+// Params: a_off, b_off, s_off, c_off, y_off, rows, len, b_n, s_n, c_n
+// (0: no bias), eps.
+struct Params {
+    a_off: u32, b_off: u32, s_off: u32, c_off: u32,
+    y_off: u32, rows: u32, len: u32, b_n: u32,
+    s_n: u32, c_n: u32, eps: f32, _p0: u32,
+};
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> A: array<f32>;
+@group(0) @binding(2) var<storage, read_write> B: array<f32>;
+@group(0) @binding(3) var<storage, read_write> S: array<f32>;
+@group(0) @binding(4) var<storage, read_write> C: array<f32>;
+@group(0) @binding(5) var<storage, read_write> Y: array<f32>;
+
+var<workgroup> red: array<f32, 64>;
+
+fn reduce_sum(v: f32, t: u32) -> f32 {
+    red[t] = v;
+    workgroupBarrier();
+    for (var s = 32u; s > 0u; s = s >> 1u) {
+        if (t < s) { red[t] = red[t] + red[t + s]; }
+        workgroupBarrier();
+    }
+    let r = red[0];
+    workgroupBarrier();
+    return r;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) nwg: vec3u) {
+    let row = wid.x + wid.y * nwg.x;
+    if (row >= P.rows) { return; }
+    let t = lid.x;
+    let base = row * P.len;
+    var s = 0.0;
+    for (var j = t; j < P.len; j = j + 64u) {
+        let e = base + j;
+        let x = A[P.a_off + e] + B[P.b_off + e % P.b_n];
+        Y[P.y_off + e] = x;
+        s = s + x;
+    }
+    let mean = reduce_sum(s, t) / f32(P.len);
+    var q = 0.0;
+    for (var j = t; j < P.len; j = j + 64u) {
+        let d = Y[P.y_off + base + j] - mean;
+        q = q + d * d;
+    }
+    let inv = 1.0 / sqrt(reduce_sum(q, t) / f32(P.len) + P.eps);
+    for (var j = t; j < P.len; j = j + 64u) {
+        let e = P.y_off + base + j;
+        var v = (Y[e] - mean) * inv * S[P.s_off + j % P.s_n];
+        if (P.c_n != 0u) { v = v + C[P.c_off + j % P.c_n]; }
+        Y[e] = v;
+    }
+}

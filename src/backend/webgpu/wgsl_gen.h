@@ -1,0 +1,59 @@
+/* WGSL generated at compile time: a string builder, the f32 expressions
+ * of the elementwise ops (the FusedElementwise programs of
+ * src/ir/ops/internal_ops.h), and the shared fused-activation epilogue
+ * (src/ir/ops/act.h).
+ *
+ * Generated kernels follow the conventions of embedded ones (README.md):
+ * binding 0 is the Params uniform, which starts with one u32 element offset
+ * per storage binding; entry point main. They paste the helper functions of
+ * kernels/ew_lib.wgsl (wg_wgsl_lib) in front of their code. */
+#ifndef RLX_BACKEND_WEBGPU_WGSL_GEN_H
+#define RLX_BACKEND_WEBGPU_WGSL_GEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backend/webgpu/webgpu.h"
+#include "ir/ops/act.h"
+
+/* A growing NUL-terminated string; `oom` records a failed allocation
+ * (the text is then incomplete and must not be used). */
+typedef struct wg_src {
+    char *s;
+    size_t n, cap;
+    bool oom;
+} wg_src;
+
+void wg_src_printf(wg_src *b, const char *fmt, ...) RLX_PRINTF(2, 3);
+void wg_src_free(wg_src *b);
+
+/* The embedded WGSL of kernels/<name>.wgsl, or NULL. */
+const char *wg_wgsl_source(const char *name);
+
+/* Appends the f32 WGSL expression of elementwise op `op` (rlx_ew_op) on
+ * operand expressions a, b, c (c: a Where condition, as an f32 != 0) and
+ * parameter expressions alpha, beta. Returns false for an op it does not
+ * know. The expression is parenthesised. */
+bool wg_gen_ew_expr(wg_src *b, int op, const char *a, const char *bb, const char *c, const char *alpha,
+                    const char *beta);
+
+/* Appends `fn rlx_act(x: f32) -> f32` computing activation `a` with its
+ * parameters read from the expressions alpha_expr and beta_expr (e.g.
+ * "P.act_alpha"; they may be non-finite, so they come from Params, not
+ * literals). This is the shared epilogue: a kernel that applies a node's
+ * fused activation itself pastes it (after ew_lib) and calls it on each
+ * finished element, then sets L->act_done. Returns false for RLX_ACT_NONE
+ * or an unknown kind. */
+bool wg_gen_act_fn(wg_src *b, const rlx_act *a, const char *alpha_expr, const char *beta_expr);
+
+/* Emits the generic epilogue: y[off + i] = act(y[off + i]) for i < n, in
+ * place on value `value` (kernel "act_epilogue"): one dispatch, or one per
+ * block of elements whose window fits one storage binding (all blocks
+ * share one pipeline). Declines for an activation it cannot express. */
+rlx_status wg_emit_act_epilogue(wg_lower *L, int value, uint64_t off, uint64_t n, const rlx_act *a);
+
+/* "bitcast<f32>(0x3f800000u)": the exact f32 as a WGSL expression (finite
+ * values only; non-finite ones must come from Params). */
+void wg_src_f32(wg_src *b, float v);
+
+#endif

@@ -1,0 +1,132 @@
+/* Internal ops (domain "rlx"): nodes the fusion passes create. They are
+ * never imported from or written to ONNX files (the importer refuses the
+ * domain); their kernels still validate everything they read, like any op.
+ * IR entries: src/ir/ops/ops_internal.c; CPU kernels:
+ * src/backend/cpu/cpu_internal.c; WGSL: src/backend/webgpu/lower_internal.c.
+ *
+ * rlx.FusedElementwise (passes/fuse_elementwise.c)
+ *   inputs:  1..RLX_EW_MAX_IN tensors, each broadcasting (numpy rules) to the
+ *            output shape, which is the broadcast of all of them. f32, f16,
+ *            bf16; bool only as a Where condition.
+ *   output:  one tensor of dtype `dtype` (f32, f16 or bf16).
+ *   attrs:   code    INTS   5 per instruction: op, a, b, c, rnd
+ *            fparams FLOATS 2 per instruction: alpha, beta (op parameters)
+ *            consts  FLOATS constant registers (optional)
+ *            dtype   INT    output dtype (RLX_DTYPE_*)
+ *   A register program evaluated per output element: registers
+ *   [0, n_in) are the inputs (each at its broadcast position), then the
+ *   constants, then one register per instruction in order; instruction k
+ *   reads registers a, b, c (< its own) and writes register
+ *   n_in + n_consts + k. The last instruction's register is the output.
+ *   Arithmetic is f32 (transcendental functions through double on the CPU,
+ *   as the unfused CPU kernels compute them); rnd (0, RLX_DTYPE_F16 or
+ *   RLX_DTYPE_BF16) rounds an instruction's result to that type, which is
+ *   how f16/bf16 values and Cast between float types are represented.
+ *   Op semantics are those of the ONNX operators named in rlx_ew_op.
+ *
+ * rlx.AddLayerNormalization (passes/fuse_add_layernorm.c)
+ *   inputs:  A [.., d_axis, ..], B (A's shape, or A's trailing dims: rows of
+ *            B repeat over A's leading dims), Scale and optional Bias (shaped
+ *            like the normalised dims [d_axis, ..], leading 1s allowed).
+ *   output:  Y, A's shape and dtype (float).
+ *   attrs:   axis INT (default -1), epsilon FLOAT (default 1e-5).
+ *   Y = LayerNormalization-17(A + B, Scale, Bias) with the sum rounded to
+ *   A's dtype, statistics over dims [axis, rank) (stash_type f32).
+ *
+ * rlx.Attention (passes/fuse_attention.c)
+ *   inputs:  Q [b.., Sq, D], K [b.., Sk, D] (or K^T [b.., D, Sk] when
+ *            k_transposed = 1), V [b.., Sk, Dv], optional Mask broadcasting
+ *            to [b.., Sq, Sk]. f32; Q, K, V of one rank >= 2 and the same
+ *            batch dims b...
+ *   output:  [b.., Sq, Dv] f32.
+ *   attrs:   scale FLOAT, scale_div INT (1: scores = QK^T / scale, 0: scores
+ *            = QK^T * scale), k_transposed INT; and optional layouts
+ *            q_perm, k_perm, v_perm, y_perm INTS (permutations of the rank):
+ *            input Q is then the tensor whose Transpose(perm = q_perm) is
+ *            the Q above (likewise K, V), and the output is
+ *            Transpose(Y, perm = y_perm) of the Y above. These absorb the
+ *            Transposes of the heads' split and merge (exporters write
+ *            Reshape -> Transpose around attention).
+ *   Y = Softmax(scores + Mask, last axis) V (ONNX MatMul-13, Mul/Div-14,
+ *   Add-14, Softmax-13, Transpose-13). */
+#ifndef RLX_IR_OPS_INTERNAL_OPS_H
+#define RLX_IR_OPS_INTERNAL_OPS_H
+
+#include <stdbool.h>
+
+#include "base/status.h"
+#include "ir/graph.h"
+
+#define RLX_INTERNAL_DOMAIN "rlx"
+
+/* ---------------------------------------------------- FusedElementwise */
+
+#define RLX_EW_MAX_IN 16    /* tensor inputs */
+#define RLX_EW_MAX_CONSTS 32
+#define RLX_EW_MAX_INSTR 64
+
+/* Instruction op codes (stable: they are stored in node attributes). */
+typedef enum rlx_ew_op {
+    /* one operand (a) */
+    RLX_EW_COPY = 0,      /* Identity, Cast between float types (with rnd) */
+    RLX_EW_NEG, RLX_EW_ABS, RLX_EW_EXP, RLX_EW_LOG, RLX_EW_SQRT, RLX_EW_RECIP, RLX_EW_FLOOR, RLX_EW_CEIL,
+    RLX_EW_ROUND, RLX_EW_ERF, RLX_EW_SIN, RLX_EW_COS, RLX_EW_TANH, RLX_EW_SIGMOID, RLX_EW_RELU,
+    RLX_EW_LEAKYRELU,     /* alpha */
+    RLX_EW_ELU,           /* alpha */
+    RLX_EW_HARDSIGMOID,   /* alpha, beta */
+    RLX_EW_HARDSWISH, RLX_EW_SOFTPLUS, RLX_EW_SOFTSIGN, RLX_EW_GELU, RLX_EW_GELU_TANH, RLX_EW_SIGN,
+    RLX_EW_CLIP,          /* alpha = min, beta = max (constant bounds) */
+    /* two operands (a, b) */
+    RLX_EW_ADD, RLX_EW_SUB, RLX_EW_MUL, RLX_EW_DIV, RLX_EW_POW, RLX_EW_MAX, RLX_EW_MIN, RLX_EW_PRELU,
+    /* three operands: c ? a : b, with c an input register of dtype bool */
+    RLX_EW_WHERE,
+    RLX_EW_OP_COUNT
+} rlx_ew_op;
+
+/* Number of register operands of an op (1, 2 or 3); 0 for an unknown op. */
+int rlx_ew_arity(int op);
+
+typedef struct rlx_ew_instr {
+    int op, a, b, c; /* c is Where's condition; unused operands are -1 */
+    int rnd;         /* 0, RLX_DTYPE_F16 or RLX_DTYPE_BF16 */
+    float alpha, beta;
+} rlx_ew_instr;
+
+typedef struct rlx_ew_prog {
+    int n_in, n_consts, n_instr;
+    float consts[RLX_EW_MAX_CONSTS];
+    rlx_ew_instr ins[RLX_EW_MAX_INSTR];
+    rlx_dtype dtype; /* output dtype */
+} rlx_ew_prog;
+
+/* Reads and validates the program of a FusedElementwise node (counts,
+ * op codes, register references, rounding types, output dtype).
+ * errors: RLX_ERR_INVALID_MODEL naming the node. */
+rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p);
+
+/* The register written by instruction k. */
+static inline int rlx_ew_reg(const rlx_ew_prog *p, int k) { return p->n_in + p->n_consts + k; }
+
+/* ---------------------------------------------------- Attention */
+
+/* The logical operands of an Attention node over its physical inputs:
+ * dims and element strides per logical axis (strides of the physical
+ * tensors, permuted), for Q [b.., Sq, D], K as stored logically ([b.., Sk,
+ * D], or [b.., D, Sk] when kt), V [b.., Sk, Dv] and Y [b.., Sq, Dv]; and the
+ * physical output dims. */
+typedef struct rlx_attn_layout {
+    int r;
+    bool kt;
+    int64_t qd[RLX_MAX_RANK], kd[RLX_MAX_RANK], vd[RLX_MAX_RANK], yd[RLX_MAX_RANK];
+    int64_t qs[RLX_MAX_RANK], ks[RLX_MAX_RANK], vs[RLX_MAX_RANK], ys[RLX_MAX_RANK];
+    int64_t y_phys[RLX_MAX_RANK];
+} rlx_attn_layout;
+
+/* Resolves the layout from the node's attributes and the physical input
+ * dims (static, rank r each). Checks the permutations, equal batch dims
+ * and matching D, Sk.
+ * errors: RLX_ERR_INVALID_MODEL naming the node. */
+rlx_status rlx_attn_layout_of(const rlx_node *n, int r, const int64_t *q, const int64_t *k, const int64_t *v,
+                              rlx_attn_layout *out);
+
+#endif

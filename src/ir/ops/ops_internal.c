@@ -1,0 +1,279 @@
+/* Internal ops of domain "rlx" that the fusion passes create (contracts in
+ * src/ir/ops/internal_ops.h): FusedElementwise, AddLayerNormalization,
+ * Attention. Version 1 each; shape inference validates what the kernels
+ * rely on. */
+#include <string.h>
+
+#include "base/tensor.h"
+#include "ir/ops/internal_ops.h"
+#include "ir/ops/ops.h"
+
+/* ------------------------------------------------------------ FusedElementwise */
+
+int rlx_ew_arity(int op) {
+    if (op < 0 || op >= RLX_EW_OP_COUNT) return 0;
+    if (op == RLX_EW_WHERE) return 3;
+    if (op >= RLX_EW_ADD) return 2;
+    return 1;
+}
+
+rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p) {
+    memset(p, 0, sizeof *p);
+    size_t nc = 0, nf = 0, nk = 0;
+    const int64_t *code = rlx_attr_ints(n, "code", &nc);
+    const float *fp = rlx_attr_floats(n, "fparams", &nf);
+    const float *ks = rlx_attr_floats(n, "consts", &nk);
+    p->n_in = n->n_in;
+    if (n->n_in < 1 || n->n_in > RLX_EW_MAX_IN)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %d inputs, expected 1 to %d", rlx_node_desc(n), n->n_in,
+                        RLX_EW_MAX_IN);
+    if (!code || nc == 0 || nc % 5 != 0 || nc / 5 > RLX_EW_MAX_INSTR || nf != (nc / 5) * 2 || nk > RLX_EW_MAX_CONSTS)
+        return rlx_fail(RLX_ERR_INVALID_MODEL,
+                        "%s: malformed program (code %zu ints, fparams %zu floats, consts %zu; at most %d instructions "
+                        "and %d constants)",
+                        rlx_node_desc(n), nc, nf, nk, RLX_EW_MAX_INSTR, RLX_EW_MAX_CONSTS);
+    p->n_consts = (int)nk;
+    if (nk) memcpy(p->consts, ks, nk * sizeof(float));
+    p->n_instr = (int)(nc / 5);
+    for (int k = 0; k < p->n_instr; k++) {
+        rlx_ew_instr *in = &p->ins[k];
+        const int64_t *c = code + 5 * k;
+        int lim = rlx_ew_reg(p, k);
+        int ar = rlx_ew_arity((int)c[0]);
+        if (ar == 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: instruction %d: unknown op %lld", rlx_node_desc(n), k, (long long)c[0]);
+        for (int j = 1; j <= 3; j++) {
+            bool used = j <= ar;
+            if (used ? (c[j] < 0 || c[j] >= lim) : c[j] != -1)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: instruction %d: operand %d (%lld) is out of range",
+                                rlx_node_desc(n), k, j, (long long)c[j]);
+        }
+        if (c[4] != 0 && c[4] != RLX_DTYPE_F16 && c[4] != RLX_DTYPE_BF16)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: instruction %d: rounding type %lld", rlx_node_desc(n), k,
+                            (long long)c[4]);
+        in->op = (int)c[0];
+        in->a = (int)c[1];
+        in->b = (int)c[2];
+        in->c = (int)c[3];
+        in->rnd = (int)c[4];
+        in->alpha = fp[2 * k];
+        in->beta = fp[2 * k + 1];
+        if (in->op == RLX_EW_WHERE && in->c >= p->n_in)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: instruction %d: a Where condition must be an input",
+                            rlx_node_desc(n), k);
+    }
+    int64_t dt = rlx_attr_int(n, "dtype", RLX_DTYPE_F32);
+    if (dt != RLX_DTYPE_F32 && dt != RLX_DTYPE_F16 && dt != RLX_DTYPE_BF16)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output dtype %lld is not f32, f16 or bf16", rlx_node_desc(n),
+                        (long long)dt);
+    p->dtype = (rlx_dtype)dt;
+    return RLX_OK;
+}
+
+static bool ew_dtype_ok(rlx_dtype dt) {
+    return dt == RLX_DTYPE_F32 || dt == RLX_DTYPE_F16 || dt == RLX_DTYPE_BF16;
+}
+
+static rlx_status infer_fused_ew(rlx_infer_ctx *c) {
+    rlx_ew_prog p;
+    RLX_TRY(rlx_ew_prog_read(c->n, &p));
+    /* bool inputs exactly where Where reads its condition */
+    bool cond[RLX_EW_MAX_IN] = { false };
+    for (int k = 0; k < p.n_instr; k++) {
+        const rlx_ew_instr *in = &p.ins[k];
+        if (in->op == RLX_EW_WHERE) cond[in->c] = true;
+    }
+    for (int k = 0; k < p.n_instr; k++) {
+        const rlx_ew_instr *in = &p.ins[k];
+        int ops[3] = { in->a, in->op == RLX_EW_WHERE ? in->b : -1, -1 };
+        if (rlx_ew_arity(in->op) == 2) ops[1] = in->b;
+        for (int j = 0; j < 2; j++)
+            if (ops[j] >= 0 && ops[j] < p.n_in && cond[ops[j]])
+                return rlx_ictx_fail(c, "input %d is a Where condition and an operand of instruction %d", ops[j], k);
+    }
+    for (int i = 0; i < c->n->n_in; i++) {
+        const rlx_value *x = rlx_ictx_in(c, i);
+        if (!x) return rlx_ictx_fail(c, "input %d is missing", i);
+        if (cond[i] ? x->dtype != RLX_DTYPE_BOOL : !ew_dtype_ok(x->dtype))
+            return rlx_ictx_fail(c, "input %d has dtype %s, expected %s", i, rlx_dtype_name(x->dtype),
+                                 cond[i] ? "bool (a Where condition)" : "f32, f16 or bf16");
+    }
+    /* the output shape: broadcast of every input */
+    int rank = 0;
+    int64_t dims[RLX_MAX_RANK] = { 0 };
+    int32_t syms[RLX_MAX_RANK];
+    for (int d = 0; d < RLX_MAX_RANK; d++) syms[d] = -1;
+    for (int i = 0; i < c->n->n_in; i++) {
+        const rlx_value *x = rlx_ictx_in(c, i);
+        if (x->rank < 0) {
+            rlx_ictx_set_out_unknown(c, 0, p.dtype);
+            return RLX_OK;
+        }
+        int r2;
+        int64_t d2[RLX_MAX_RANK];
+        int32_t s2[RLX_MAX_RANK];
+        if (!rlx_broadcast_shapes(rank, dims, syms, x->rank, x->dims, x->syms, &r2, d2, s2))
+            return rlx_ictx_fail(c, "input %d ('%s') does not broadcast with the others", i, x->name);
+        rank = r2;
+        memcpy(dims, d2, sizeof dims);
+        memcpy(syms, s2, sizeof syms);
+    }
+    rlx_ictx_set_out(c, 0, p.dtype, rank, dims, syms);
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ AddLayerNormalization */
+
+/* True when p, right-aligned to x, is 1 on a leading run of dims and equal
+ * to x on the rest: then element e of x reads p at e % numel(p) (p repeats
+ * over x's leading dims). Unknown dims compare equal to unknown dims. */
+static bool suffix_of(const rlx_value *p, const rlx_value *x) {
+    if (p->rank < 0 || p->rank > x->rank) return false;
+    int off = x->rank - p->rank, s = x->rank;
+    while (s > off && p->dims[s - off - 1] == x->dims[s - 1]) s--;
+    for (int i = off; i < s; i++)
+        if (p->dims[i - off] != 1) return false;
+    return true;
+}
+
+/* suffix_of, and constant across rows: 1 on every dim before `ax`. */
+static bool row_param(const rlx_value *p, const rlx_value *x, int ax) {
+    if (!suffix_of(p, x)) return false;
+    for (int i = 0; i < p->rank; i++)
+        if (x->rank - p->rank + i < ax && p->dims[i] != 1) return false;
+    return true;
+}
+
+static rlx_status infer_add_ln(rlx_infer_ctx *c) {
+    const rlx_value *a = rlx_ictx_in(c, 0), *b = rlx_ictx_in(c, 1), *sc = rlx_ictx_in(c, 2), *bi = rlx_ictx_in(c, 3);
+    if (!rlx_dtype_is_float(a->dtype)) return rlx_ictx_fail(c, "A has dtype %s, expected a float type", rlx_dtype_name(a->dtype));
+    if (b->dtype != a->dtype || sc->dtype != a->dtype || (bi && bi->dtype != a->dtype))
+        return rlx_ictx_fail(c, "inputs have different dtypes");
+    if (a->rank < 0) {
+        rlx_ictx_set_out_unknown(c, 0, a->dtype);
+        return RLX_OK;
+    }
+    int ax;
+    int64_t axis = rlx_attr_int(c->n, "axis", -1);
+    if (!rlx_norm_axis(axis, a->rank, &ax))
+        return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, a->rank);
+    if (!suffix_of(b, a)) return rlx_ictx_fail(c, "B is neither A's shape nor A's trailing dims");
+    if (!row_param(sc, a, ax) || (bi && !row_param(bi, a, ax)))
+        return rlx_ictx_fail(c, "Scale and Bias must have (a suffix of) the normalised dims of A");
+    rlx_ictx_set_out_like(c, 0, a);
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ Attention */
+
+/* perm of attribute `name` (identity when absent); false when malformed. */
+static bool read_perm(const rlx_node *n, const char *name, int r, int *perm) {
+    size_t cnt;
+    const int64_t *p = rlx_attr_ints(n, name, &cnt);
+    bool seen[RLX_MAX_RANK] = { false };
+    for (int i = 0; i < r; i++) perm[i] = i;
+    if (!p) return true;
+    if (cnt != (size_t)r) return false;
+    for (int i = 0; i < r; i++) {
+        if (p[i] < 0 || p[i] >= r || seen[p[i]]) return false;
+        seen[p[i]] = true;
+        perm[i] = (int)p[i];
+    }
+    return true;
+}
+
+/* Logical dims and strides of Transpose(x, perm): axis i is x's axis perm[i]. */
+static void permute(const int64_t *x, int r, const int *perm, int64_t *dims, int64_t *strides) {
+    int64_t st[RLX_MAX_RANK], s = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        st[i] = s;
+        s *= x[i] > 0 ? x[i] : 1;
+    }
+    for (int i = 0; i < r; i++) {
+        dims[i] = x[perm[i]];
+        strides[i] = st[perm[i]];
+    }
+}
+
+static bool dim_eq(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
+
+rlx_status rlx_attn_layout_of(const rlx_node *n, int r, const int64_t *q, const int64_t *k, const int64_t *v,
+                              rlx_attn_layout *o) {
+    memset(o, 0, sizeof *o);
+    if (r < 2 || r > RLX_MAX_RANK) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: rank %d", rlx_node_desc(n), r);
+    int qp[RLX_MAX_RANK], kp[RLX_MAX_RANK], vp[RLX_MAX_RANK], yp[RLX_MAX_RANK];
+    if (!read_perm(n, "q_perm", r, qp) || !read_perm(n, "k_perm", r, kp) || !read_perm(n, "v_perm", r, vp) ||
+        !read_perm(n, "y_perm", r, yp))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: a layout attribute is not a permutation of %d axes",
+                        rlx_node_desc(n), r);
+    o->r = r;
+    o->kt = rlx_attr_int(n, "k_transposed", 0) != 0;
+    permute(q, r, qp, o->qd, o->qs);
+    permute(k, r, kp, o->kd, o->ks);
+    permute(v, r, vp, o->vd, o->vs);
+    for (int i = 0; i < r - 2; i++)
+        if (!dim_eq(o->kd[i], o->qd[i]) || !dim_eq(o->vd[i], o->qd[i]))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: batch dim %d differs between Q, K and V", rlx_node_desc(n), i);
+    int64_t d = o->qd[r - 1], kd = o->kd[o->kt ? r - 2 : r - 1], sk = o->kd[o->kt ? r - 1 : r - 2];
+    if (!dim_eq(d, kd))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: Q and K have different depths (%lld, %lld)", rlx_node_desc(n),
+                        (long long)d, (long long)kd);
+    if (!dim_eq(sk, o->vd[r - 2]))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: K and V have different lengths (%lld, %lld)", rlx_node_desc(n),
+                        (long long)sk, (long long)o->vd[r - 2]);
+    for (int i = 0; i < r; i++) o->yd[i] = o->qd[i];
+    o->yd[r - 1] = o->vd[r - 1];
+    /* physical output Y0 = Transpose(Y, yp): Y0 axis i is Y's axis yp[i] */
+    int64_t ps[RLX_MAX_RANK], s = 1;
+    for (int i = 0; i < r; i++) o->y_phys[i] = o->yd[yp[i]];
+    for (int i = r - 1; i >= 0; i--) {
+        ps[i] = s;
+        s *= o->y_phys[i] > 0 ? o->y_phys[i] : 1;
+    }
+    for (int i = 0; i < r; i++) o->ys[yp[i]] = ps[i];
+    return RLX_OK;
+}
+
+static rlx_status infer_attention(rlx_infer_ctx *c) {
+    const rlx_value *q = rlx_ictx_in(c, 0), *k = rlx_ictx_in(c, 1), *v = rlx_ictx_in(c, 2), *m = rlx_ictx_in(c, 3);
+    if (q->dtype != RLX_DTYPE_F32 || k->dtype != RLX_DTYPE_F32 || v->dtype != RLX_DTYPE_F32 ||
+        (m && m->dtype != RLX_DTYPE_F32))
+        return rlx_ictx_fail(c, "Q, K, V and Mask must be f32");
+    if (q->rank < 0 || k->rank < 0 || v->rank < 0) {
+        rlx_ictx_set_out_unknown(c, 0, RLX_DTYPE_F32);
+        return RLX_OK;
+    }
+    int r = q->rank;
+    if (r < 2 || k->rank != r || v->rank != r) return rlx_ictx_fail(c, "Q, K, V must have one rank >= 2");
+    rlx_attn_layout l;
+    RLX_TRY(rlx_attn_layout_of(c->n, r, q->dims, k->dims, v->dims, &l));
+    if (m && m->rank >= 0) {
+        int64_t sd[RLX_MAX_RANK];
+        for (int i = 0; i < r; i++) sd[i] = l.qd[i];
+        sd[r - 1] = l.kd[l.kt ? r - 1 : r - 2];
+        bool ok = m->rank <= r;
+        for (int i = 0; ok && i < m->rank; i++) {
+            int64_t md = m->dims[i], want = sd[r - m->rank + i];
+            ok = md == 1 || md < 0 || want < 0 || md == want;
+        }
+        if (!ok) return rlx_ictx_fail(c, "Mask does not broadcast to the scores [.., Sq, Sk]");
+    }
+    rlx_ictx_set_out(c, 0, RLX_DTYPE_F32, r, l.y_phys, NULL);
+    return RLX_OK;
+}
+
+const rlx_op_def rlx_ops_internal[] = {
+    { .name = "FusedElementwise", .domain = RLX_INTERNAL_DOMAIN, .versions = { 1 }, .min_in = 1,
+      .max_in = RLX_EW_MAX_IN, .min_out = 1, .max_out = 1, .infer = infer_fused_ew,
+      .attrs = { { "code", RLX_ATTR_INTS, true }, { "fparams", RLX_ATTR_FLOATS, true },
+                 { "consts", RLX_ATTR_FLOATS, false }, { "dtype", RLX_ATTR_INT, true } } },
+    { .name = "AddLayerNormalization", .domain = RLX_INTERNAL_DOMAIN, .versions = { 1 }, .min_in = 3, .max_in = 4,
+      .min_out = 1, .max_out = 1, .infer = infer_add_ln,
+      .attrs = { { "axis", RLX_ATTR_INT, false }, { "epsilon", RLX_ATTR_FLOAT, false } } },
+    { .name = "Attention", .domain = RLX_INTERNAL_DOMAIN, .versions = { 1 }, .min_in = 3, .max_in = 4, .min_out = 1,
+      .max_out = 1, .infer = infer_attention,
+      .attrs = { { "scale", RLX_ATTR_FLOAT, true }, { "scale_div", RLX_ATTR_INT, false },
+                 { "k_transposed", RLX_ATTR_INT, false }, { "q_perm", RLX_ATTR_INTS, false },
+                 { "k_perm", RLX_ATTR_INTS, false }, { "v_perm", RLX_ATTR_INTS, false },
+                 { "y_perm", RLX_ATTR_INTS, false } } },
+};
+const size_t rlx_ops_internal_count = RLX_ARRAY_LEN(rlx_ops_internal);

@@ -1,0 +1,267 @@
+/* passes/fuse_attention.c — scaled-dot-product attention as exporters
+ * write it becomes one rlx.Attention node (src/ir/ops/internal_ops.h):
+ *
+ *   MatMul(Q, K^T) -> Mul or Div by a constant scalar (optional)
+ *                  -> Add(mask) (optional, either operand order)
+ *                  -> Softmax over the last axis -> MatMul(., V)
+ *
+ * K^T is any tensor of shape [.., D, Sk] (the exporter's head split makes
+ * it "already transposed"). Transposes that produce Q, K^T or V, or consume
+ * the result (the heads' split and merge around attention, as exporters
+ * write it), are absorbed as layouts (q_perm, k_perm, v_perm, y_perm:
+ * strides the kernels read through) when the attention is their only
+ * user; K^T = Transpose(K) of the last two axes is read as K even when the
+ * Transpose has other users. On the GPU the scores never reach memory
+ * (online softmax per block of keys); on the CPU they live in a block
+ * buffer.
+ *
+ * Preconditions, each checked: f32 and static shapes throughout; Q, K^T and
+ * V of one rank >= 2 with equal batch dims (no broadcasting); plain MatMuls
+ * (no fused bias or activation); the scale a constant scalar; the mask
+ * broadcasting to the scores without widening them; Softmax over the last
+ * axis (for versions before 13, axis = rank - 1, where the 2-D coercion is
+ * the same); every intermediate value (scores, scaled, masked,
+ * probabilities) used only by the next node and not a graph output. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/tensor.h"
+#include "ir/op.h"
+#include "ir/ops/act.h"
+#include "ir/ops/internal_ops.h"
+#include "passes/fuse_util.h"
+#include "passes/passes.h"
+
+#define PASS "fuse_attention"
+
+static bool f32_static(const rlx_value *v) { return v && v->dtype == RLX_DTYPE_F32 && rlx_value_is_static(v); }
+
+/* A MatMul without fused inputs or activation, output 0 present. */
+static bool plain_matmul(const rlx_node *n) {
+    return rlx_fuse_is_op(n, "MatMul") && n->n_in == 2 && n->n_out == 1 && n->out[0] >= 0 &&
+           rlx_node_act(n).kind == RLX_ACT_NONE;
+}
+
+/* When value v is the output of a Transpose of rank r (f32, static input),
+ * that node, with its permutation in perm; else NULL. */
+static const rlx_node *transpose_of(const rlx_graph *g, int v, int r, int64_t *perm) {
+    const rlx_node *t = rlx_fuse_producer(g, v);
+    if (!t || !rlx_fuse_is_op(t, "Transpose") || t->n_in != 1 || t->n_out != 1) return NULL;
+    const rlx_value *x = &g->values[t->in[0]];
+    if (!f32_static(x) || x->rank != r) return NULL;
+    size_t np;
+    const int64_t *p = rlx_attr_ints(t, "perm", &np);
+    if (p) {
+        if (np != (size_t)r) return NULL;
+        memcpy(perm, p, (size_t)r * sizeof(int64_t));
+    } else { /* default: reverse the axes */
+        for (int i = 0; i < r; i++) perm[i] = r - 1 - i;
+    }
+    return t;
+}
+
+static bool swaps_last_two(const int64_t *perm, int r) {
+    for (int i = 0; i < r; i++)
+        if (perm[i] != (i < r - 2 ? i : (i == r - 2 ? r - 1 : r - 2))) return false;
+    return true;
+}
+
+static bool same_batch(const rlx_value *a, const rlx_value *b) {
+    if (a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank - 2; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+/* Whether v looks like the (scaled) scores: a plain MatMul's output, or a
+ * Mul/Div of one by a constant scalar. */
+static bool is_scores(const rlx_graph *g, int v) {
+    const rlx_node *p = rlx_fuse_producer(g, v);
+    if (!p) return false;
+    if (plain_matmul(p)) return true;
+    if (!(rlx_fuse_is_op(p, "Mul") || rlx_fuse_is_op(p, "Div")) || p->n_in != 2) return false;
+    for (int j = 0; j < 2; j++) {
+        const rlx_value *c = &g->values[p->in[j]];
+        const rlx_node *q = rlx_fuse_producer(g, p->in[1 - j]);
+        if (c->konst && rlx_tensor_numel(c->konst) == 1 && q && plain_matmul(q)) return true;
+    }
+    return false;
+}
+
+static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx_pass_stats *stats, bool *done) {
+    const rlx_node *sm = &g->nodes[sm_id];
+    if (sm->n_in != 1 || sm->n_out != 1 || sm->out[0] < 0) return RLX_OK;
+    const rlx_value *sv = &g->values[sm->in[0]];
+    if (!f32_static(sv) || sv->rank < 2) return RLX_OK;
+    int ax;
+    int64_t axis = rlx_attr_int(sm, "axis", sm->version >= 13 ? -1 : 1);
+    if (!rlx_norm_axis(axis, sv->rank, &ax) || ax != sv->rank - 1) return RLX_OK;
+    /* Softmax -> MatMul(P, V) */
+    int p_val = sm->out[0];
+    if (!rlx_fuse_private(g, u, p_val, 1)) return RLX_OK;
+    const rlx_node *pv = &g->nodes[rlx_fuse_user(u, p_val, 0)];
+    if (!plain_matmul(pv) || pv->in[0] != p_val || pv->in[1] == p_val) return RLX_OK;
+    /* back from Softmax: optional Add(mask), optional Mul/Div(scale), MatMul(Q, K^T) */
+    int ids[9], n_ids = 0; /* Add, Mul/Div, 3 operand Transposes, the output Transpose, QK, Softmax, PV */
+    int cur = sm->in[0], mask = -1, scale_div = 0;
+    float scale = 1.0f;
+    const rlx_node *p = rlx_fuse_producer(g, cur);
+    if (p && rlx_fuse_is_op(p, "Add") && p->version >= 7 && p->n_in == 2 && rlx_fuse_private(g, u, cur, 1)) {
+        for (int k = 0; k < 2; k++) {
+            if (is_scores(g, p->in[k]) && p->in[1 - k] != p->in[k]) {
+                mask = p->in[1 - k];
+                ids[n_ids++] = (int)(p - g->nodes);
+                cur = p->in[k];
+                break;
+            }
+        }
+        if (mask < 0) return RLX_OK;
+        p = rlx_fuse_producer(g, cur);
+    }
+    if (p && (rlx_fuse_is_op(p, "Mul") || rlx_fuse_is_op(p, "Div")) && p->version >= 7 && p->n_in == 2 &&
+        rlx_fuse_private(g, u, cur, 1)) {
+        bool div = rlx_fuse_is_op(p, "Div");
+        int k = -1;
+        for (int j = 0; j < 2 && k < 0; j++) {
+            const rlx_value *c = &g->values[p->in[j]];
+            const rlx_node *q = rlx_fuse_producer(g, p->in[1 - j]);
+            if ((!div || j == 1) && c->konst && c->dtype == RLX_DTYPE_F32 && rlx_tensor_numel(c->konst) == 1 &&
+                c->rank <= sv->rank && q && plain_matmul(q))
+                k = j;
+        }
+        if (k < 0) return RLX_OK;
+        scale = ((const float *)g->values[p->in[k]].konst->data)[0];
+        scale_div = div;
+        ids[n_ids++] = (int)(p - g->nodes);
+        cur = p->in[1 - k];
+        p = rlx_fuse_producer(g, cur);
+    }
+    if (!p || !plain_matmul(p) || !rlx_fuse_private(g, u, cur, 1)) return RLX_OK;
+    const rlx_node *qk = p;
+    const rlx_value *q = &g->values[qk->in[0]], *kt = &g->values[qk->in[1]], *v = &g->values[pv->in[1]];
+    const rlx_value *out = &g->values[pv->out[0]], *scores = &g->values[qk->out[0]];
+    if (!f32_static(q) || !f32_static(kt) || !f32_static(v) || !f32_static(out) || q->rank < 2 ||
+        !same_batch(q, kt) || !same_batch(q, v) || !rlx_fuse_same_shape(scores, sv))
+        return RLX_OK;
+    int r = q->rank;
+    int64_t sq = q->dims[r - 2], d = q->dims[r - 1], sk = kt->dims[r - 1];
+    if (kt->dims[r - 2] != d || v->dims[r - 2] != sk || scores->dims[r - 2] != sq || scores->dims[r - 1] != sk)
+        return RLX_OK;
+    if (mask >= 0) {
+        const rlx_value *mv = &g->values[mask];
+        if (!f32_static(mv) || mv->rank > r) return RLX_OK;
+        for (int i = 0; i < mv->rank; i++) {
+            int64_t md = mv->dims[i], want = scores->dims[r - mv->rank + i];
+            if (md != 1 && md != want) return RLX_OK;
+        }
+    }
+    /* Transposes around the operands (the heads' split and merge) are
+     * absorbed as layouts when only the attention reads them; K^T as a
+     * Transpose of K's last two axes is read as K even when shared */
+    int q_in = qk->in[0], k_in = qk->in[1], v_in = pv->in[1], y = pv->out[0], k_transposed = 1;
+    int64_t perms[4][RLX_MAX_RANK];
+    bool has_perm[4] = { false, false, false, false };
+    int absorbed = 0;
+    int *ins_of[3] = { &q_in, &k_in, &v_in };
+    for (int t = 0; t < 3; t++) {
+        const rlx_node *tr = transpose_of(g, *ins_of[t], r, perms[t]);
+        if (!tr) continue;
+        if (rlx_fuse_private(g, u, *ins_of[t], 1)) {
+            *ins_of[t] = tr->in[0];
+            has_perm[t] = true;
+            ids[n_ids++] = (int)(tr - g->nodes);
+            absorbed++;
+        } else if (t == 1 && swaps_last_two(perms[1], r)) {
+            k_in = tr->in[0];
+            k_transposed = 0;
+        }
+    }
+    if (rlx_fuse_private(g, u, y, 1)) {
+        const rlx_node *ty = &g->nodes[rlx_fuse_user(u, y, 0)];
+        size_t np;
+        const int64_t *perm = rlx_fuse_is_op(ty, "Transpose") && ty->n_in == 1 && ty->n_out == 1 && ty->out[0] >= 0
+                                  ? rlx_attr_ints(ty, "perm", &np)
+                                  : NULL;
+        if (perm && np == (size_t)r && f32_static(&g->values[ty->out[0]])) {
+            memcpy(perms[3], perm, (size_t)r * sizeof(int64_t));
+            has_perm[3] = true;
+            ids[n_ids++] = (int)(ty - g->nodes);
+            y = ty->out[0];
+            absorbed++;
+        }
+    }
+    ids[n_ids++] = (int)(qk - g->nodes);
+    ids[n_ids++] = sm_id;
+    ids[n_ids++] = (int)(pv - g->nodes);
+    /* report in graph order */
+    for (int i = 0; i < n_ids; i++)
+        for (int j = i + 1; j < n_ids; j++)
+            if (ids[j] < ids[i]) {
+                int t = ids[i];
+                ids[i] = ids[j], ids[j] = t;
+            }
+    char what[1024] = "";
+    if (rlx_fuse_reporting()) rlx_fuse_describe(g, ids, n_ids, what, sizeof what);
+    int ins[4] = { q_in, k_in, v_in, mask };
+    int n_in = mask >= 0 ? 4 : 3, slot = (int)(pv - g->nodes);
+    rlx_node_attr attrs[7];
+    memset(attrs, 0, sizeof attrs);
+    attrs[0].name = rlx_strdup("scale");
+    attrs[0].type = RLX_ATTR_FLOAT;
+    attrs[0].f = scale;
+    attrs[1].name = rlx_strdup("scale_div");
+    attrs[1].type = RLX_ATTR_INT;
+    attrs[1].i = scale_div;
+    attrs[2].name = rlx_strdup("k_transposed");
+    attrs[2].type = RLX_ATTR_INT;
+    attrs[2].i = k_transposed;
+    static const char *const perm_names[4] = { "q_perm", "k_perm", "v_perm", "y_perm" };
+    int na = 3;
+    bool oom = !attrs[0].name || !attrs[1].name || !attrs[2].name;
+    for (int t = 0; t < 4; t++) {
+        if (!has_perm[t]) continue;
+        rlx_node_attr *a = &attrs[na++];
+        a->name = rlx_strdup(perm_names[t]);
+        a->type = RLX_ATTR_INTS;
+        a->n = (size_t)r;
+        a->ints = malloc(((size_t)r + 1) * sizeof(int64_t));
+        if (!a->name || !a->ints) oom = true;
+        else memcpy(a->ints, perms[t], (size_t)r * sizeof(int64_t));
+    }
+    if (oom) {
+        for (int i = 0; i < na; i++) rlx_node_attr_free(&attrs[i]);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (%s)", PASS);
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%s_attention", sm->name ? sm->name : "softmax");
+    for (int i = 0; i < n_ids; i++) g->nodes[ids[i]].dead = true;
+    g->values[y].producer = -1;
+    RLX_TRY(rlx_fuse_emplace(g, slot, "Attention", RLX_INTERNAL_DOMAIN, name, ins, n_in, &y, 1, attrs, na));
+    char detail[200];
+    snprintf(detail, sizeof detail, "%s %g, %s, %s, %d Transposes absorbed", scale_div ? "scores /" : "scores *",
+             (double)scale, mask >= 0 ? "mask" : "no mask", k_transposed ? "K^T" : "K read through its Transpose",
+             absorbed);
+    rlx_fuse_report(PASS, what, &g->nodes[slot], detail);
+    if (stats) stats->fused += n_ids - 1;
+    *done = true;
+    return RLX_OK;
+}
+
+rlx_status rlx_pass_fuse_attention(rlx_graph *g, rlx_pass_stats *stats) {
+    rlx_fuse_users u;
+    RLX_TRY(rlx_fuse_users_build(g, &u));
+    rlx_status st = RLX_OK;
+    bool any = false;
+    size_t nn = g->n_nodes;
+    for (size_t i = 0; i < nn && !st; i++) {
+        if (!rlx_fuse_is_op(&g->nodes[i], "Softmax")) continue;
+        bool done = false;
+        st = fuse_one(g, &u, (int)i, stats, &done);
+        any |= done;
+    }
+    rlx_fuse_users_free(&u);
+    if (any) rlx_graph_compact(g);
+    return st;
+}

@@ -1,0 +1,366 @@
+/* passes/fuse_elementwise.c — fuses chains and small DAGs of elementwise
+ * ops into one rlx.FusedElementwise node (a register program, see
+ * src/ir/ops/internal_ops.h): one loop over the output on the CPU, one
+ * dispatch of generated WGSL on the GPU, instead of one per op.
+ *
+ * Ops: Neg Abs Exp Log Sqrt Reciprocal Floor Ceil Round Erf Sin Cos Tanh
+ * Sigmoid Relu LeakyRelu Elu HardSigmoid HardSwish Softplus Softsign Gelu
+ * Sign Clip (constant bounds) Cast (between f32, f16, bf16), Add Sub Mul Div
+ * Pow Max Min Sum (two inputs) PRelu, Where.
+ *
+ * A group grows backwards from its last node (the sink): the producer p of
+ * an input v joins when p is such an op, its output has the sink's shape,
+ * and every user of v is already in the group (v is no graph output).
+ * So only the sink's value leaves the group, and the group is convex.
+ * Inputs from outside broadcast to the sink's shape; constant scalars
+ * become constant registers. Preconditions, each checked: static shapes;
+ * dtypes f32/f16/bf16 (bool only for a Where condition from outside);
+ * binary ops of version >= 7 (numpy broadcasting; Max/Min from 8);
+ * Clip bounds constant; Gelu approximate "none" or "tanh"; at most
+ * MAX_TENSOR_IN inputs from outside (a dispatch binds them all, plus the
+ * output, within WebGPU's 8 storage buffers per stage), MAX_INSTR
+ * instructions and RLX_EW_MAX_CONSTS constants; at least two ops. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/tensor.h"
+#include "ir/op.h"
+#include "ir/ops/internal_ops.h"
+#include "passes/fuse_util.h"
+#include "passes/passes.h"
+
+#define PASS "fuse_elementwise"
+#define MAX_TENSOR_IN 6
+#define MAX_INSTR 48
+#define MAX_GROUP 48
+
+static bool ew_float(rlx_dtype dt) { return dt == RLX_DTYPE_F32 || dt == RLX_DTYPE_F16 || dt == RLX_DTYPE_BF16; }
+
+typedef struct op_map {
+    const char *name;
+    int op;    /* rlx_ew_op */
+    int arity; /* ONNX inputs used */
+    int min_version;
+} op_map;
+
+static const op_map k_ops[] = {
+    { "Neg", RLX_EW_NEG, 1, 6 }, { "Abs", RLX_EW_ABS, 1, 6 }, { "Exp", RLX_EW_EXP, 1, 6 },
+    { "Log", RLX_EW_LOG, 1, 6 }, { "Sqrt", RLX_EW_SQRT, 1, 6 }, { "Reciprocal", RLX_EW_RECIP, 1, 6 },
+    { "Floor", RLX_EW_FLOOR, 1, 6 }, { "Ceil", RLX_EW_CEIL, 1, 6 }, { "Round", RLX_EW_ROUND, 1, 11 },
+    { "Erf", RLX_EW_ERF, 1, 9 }, { "Sin", RLX_EW_SIN, 1, 7 }, { "Cos", RLX_EW_COS, 1, 7 },
+    { "Tanh", RLX_EW_TANH, 1, 6 }, { "Sigmoid", RLX_EW_SIGMOID, 1, 6 }, { "Relu", RLX_EW_RELU, 1, 6 },
+    { "LeakyRelu", RLX_EW_LEAKYRELU, 1, 6 }, { "Elu", RLX_EW_ELU, 1, 6 },
+    { "HardSigmoid", RLX_EW_HARDSIGMOID, 1, 6 }, { "HardSwish", RLX_EW_HARDSWISH, 1, 14 },
+    { "Softplus", RLX_EW_SOFTPLUS, 1, 1 }, { "Softsign", RLX_EW_SOFTSIGN, 1, 1 }, { "Gelu", RLX_EW_GELU, 1, 20 },
+    { "Sign", RLX_EW_SIGN, 1, 9 }, { "Clip", RLX_EW_CLIP, 1, 6 }, { "Cast", RLX_EW_COPY, 1, 6 },
+    { "Add", RLX_EW_ADD, 2, 7 }, { "Sub", RLX_EW_SUB, 2, 7 }, { "Mul", RLX_EW_MUL, 2, 7 },
+    { "Div", RLX_EW_DIV, 2, 7 }, { "Pow", RLX_EW_POW, 2, 7 }, { "Max", RLX_EW_MAX, 2, 8 },
+    { "Min", RLX_EW_MIN, 2, 8 }, { "Sum", RLX_EW_ADD, 2, 8 }, { "PRelu", RLX_EW_PRELU, 2, 7 },
+    { "Where", RLX_EW_WHERE, 3, 9 },
+};
+
+static const op_map *find_op(const rlx_node *n) {
+    if (n->dead || (n->domain && *n->domain)) return NULL;
+    for (size_t i = 0; i < RLX_ARRAY_LEN(k_ops); i++)
+        if (strcmp(k_ops[i].name, n->op_type) == 0) return &k_ops[i];
+    return NULL;
+}
+
+/* The instruction parameters of node n, or false when they are not
+ * supported (non-constant Clip bounds, an unknown Gelu approximation). */
+static bool op_params(const rlx_graph *g, const rlx_node *n, const op_map *m, int *op, float *alpha, float *beta) {
+    *op = m->op;
+    *alpha = *beta = 0.0f;
+    switch (m->op) {
+    case RLX_EW_LEAKYRELU: *alpha = rlx_attr_float(n, "alpha", 0.01f); return true;
+    case RLX_EW_ELU: *alpha = rlx_attr_float(n, "alpha", 1.0f); return true;
+    case RLX_EW_HARDSIGMOID:
+        *alpha = rlx_attr_float(n, "alpha", 0.2f);
+        *beta = rlx_attr_float(n, "beta", 0.5f);
+        return true;
+    case RLX_EW_GELU: {
+        const char *ap = rlx_attr_str(n, "approximate", "none");
+        if (strcmp(ap, "tanh") == 0) *op = RLX_EW_GELU_TANH;
+        else if (strcmp(ap, "none") != 0) return false;
+        return true;
+    }
+    case RLX_EW_CLIP:
+        if (n->version < 11) {
+            *alpha = rlx_attr_float(n, "min", -3.402823466e+38f);
+            *beta = rlx_attr_float(n, "max", 3.402823466e+38f);
+            return true;
+        }
+        *alpha = -INFINITY;
+        *beta = INFINITY;
+        if (n->n_in > 1 && n->in[1] >= 0 && !rlx_fuse_konst_scalar(&g->values[n->in[1]], alpha)) return false;
+        if (n->n_in > 2 && n->in[2] >= 0 && !rlx_fuse_konst_scalar(&g->values[n->in[2]], beta)) return false;
+        return true;
+    default: return true;
+    }
+}
+
+/* Whether node n can join a group whose output shape is that of value s. */
+static bool candidate(const rlx_graph *g, const rlx_node *n, const rlx_value *s) {
+    const op_map *m = find_op(n);
+    if (!m || n->version < m->min_version || n->n_out != 1 || n->out[0] < 0) return false;
+    const rlx_value *y = &g->values[n->out[0]];
+    if (!ew_float(y->dtype) || !rlx_fuse_same_shape(y, s)) return false;
+    int used = m->arity == 1 ? 1 : m->arity;
+    if (strcmp(n->op_type, "Clip") == 0) {
+        if (n->n_in < 1) return false;
+    } else if (n->n_in != used) {
+        return false;
+    }
+    for (int i = 0; i < used; i++) {
+        const rlx_value *x = rlx_node_input(g, n, i);
+        if (!x || !rlx_value_is_static(x)) return false;
+        bool cond = m->op == RLX_EW_WHERE && i == 0;
+        if (cond ? x->dtype != RLX_DTYPE_BOOL : !ew_float(x->dtype)) return false;
+        if (!cond && m->op != RLX_EW_COPY && x->dtype != y->dtype) return false; /* Cast changes dtype */
+    }
+    int op;
+    float a, b;
+    return op_params(g, n, m, &op, &a, &b);
+}
+
+typedef struct group {
+    int nodes[MAX_GROUP];
+    int n;
+} group;
+
+static bool in_group(const group *gr, int id) {
+    for (int i = 0; i < gr->n; i++)
+        if (gr->nodes[i] == id) return true;
+    return false;
+}
+
+static bool produced_in(const rlx_graph *g, const group *gr, int v) {
+    int p = g->values[v].producer;
+    return p >= 0 && in_group(gr, p);
+}
+
+/* A constant scalar that becomes a constant register (it must not widen
+ * the output's rank). */
+static bool immediate(const rlx_graph *g, int v, const rlx_value *s) {
+    const rlx_value *x = &g->values[v];
+    float f;
+    return x->konst && x->dtype != RLX_DTYPE_BOOL && x->rank <= s->rank && rlx_fuse_konst_scalar(x, &f);
+}
+
+/* Operand slots of node n that the program reads (Clip: only its input). */
+static int n_operands(const rlx_node *n) {
+    const op_map *m = find_op(n);
+    return m ? m->arity : 0;
+}
+
+/* Counts the group's tensor inputs from outside, constants and instructions. */
+static void group_counts(const rlx_graph *g, const group *gr, const rlx_value *s, int *tensors, int *consts,
+                         int *instr) {
+    int seen[MAX_GROUP * 3], ns = 0;
+    *tensors = *consts = 0;
+    *instr = gr->n;
+    for (int i = 0; i < gr->n; i++) {
+        const rlx_node *n = &g->nodes[gr->nodes[i]];
+        for (int k = 0; k < n_operands(n); k++) {
+            int v = n->in[k];
+            if (produced_in(g, gr, v)) continue;
+            bool dup = false;
+            for (int j = 0; j < ns && !dup; j++) dup = seen[j] == v;
+            if (dup) continue;
+            seen[ns++] = v;
+            bool cond = strcmp(n->op_type, "Where") == 0 && k == 0;
+            if (!cond && immediate(g, v, s)) (*consts)++;
+            else (*tensors)++;
+        }
+    }
+}
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+/* Grows the group of sink `s` backwards. */
+static void grow(const rlx_graph *g, const rlx_fuse_users *u, const int *taken, size_t n_taken, group *gr) {
+    const rlx_value *sv = &g->values[g->nodes[gr->nodes[0]].out[0]];
+    bool changed = true;
+    while (changed && gr->n < MAX_GROUP) {
+        changed = false;
+        for (int i = 0; i < gr->n && gr->n < MAX_GROUP; i++) {
+            const rlx_node *n = &g->nodes[gr->nodes[i]];
+            for (int k = 0; k < n_operands(n) && gr->n < MAX_GROUP; k++) {
+                int v = n->in[k];
+                int p = g->values[v].producer;
+                if (p < 0 || (size_t)p >= n_taken || taken[p] || in_group(gr, p) || rlx_fuse_is_output(g, v)) continue;
+                if (!candidate(g, &g->nodes[p], sv)) continue;
+                bool all_in = true;
+                for (int j = 0; j < rlx_fuse_n_users(u, v) && all_in; j++) all_in = in_group(gr, rlx_fuse_user(u, v, j));
+                if (!all_in) continue;
+                gr->nodes[gr->n++] = p;
+                int t, c, ins;
+                group_counts(g, gr, sv, &t, &c, &ins);
+                if (t > MAX_TENSOR_IN || c > RLX_EW_MAX_CONSTS || ins > MAX_INSTR) {
+                    gr->n--;
+                    continue;
+                }
+                changed = true;
+            }
+        }
+    }
+    qsort(gr->nodes, (size_t)gr->n, sizeof gr->nodes[0], cmp_int); /* node order is topological */
+}
+
+static rlx_status make_attr(rlx_node_attr *a, const char *name, rlx_attr_type type, size_t n, const void *data) {
+    memset(a, 0, sizeof *a);
+    a->name = rlx_strdup(name);
+    a->type = type;
+    a->n = n;
+    if (type == RLX_ATTR_INTS) {
+        a->ints = malloc((n + 1) * sizeof(int64_t));
+        if (a->ints && n) memcpy(a->ints, data, n * sizeof(int64_t));
+    } else if (type == RLX_ATTR_FLOATS) {
+        a->floats = malloc((n + 1) * sizeof(float));
+        if (a->floats && n) memcpy(a->floats, data, n * sizeof(float));
+    }
+    if (!a->name || (type == RLX_ATTR_INTS && !a->ints) || (type == RLX_ATTR_FLOATS && !a->floats)) {
+        rlx_node_attr_free(a);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (attribute)");
+    }
+    return RLX_OK;
+}
+
+/* Builds the program of the group and replaces it by one node. */
+static rlx_status emit_group(rlx_graph *g, const group *gr, rlx_pass_stats *stats) {
+    int sink = gr->nodes[gr->n - 1];
+    int out = g->nodes[sink].out[0];
+    const rlx_value *sv = &g->values[out];
+    int ins[MAX_TENSOR_IN], n_in = 0, kvals[RLX_EW_MAX_CONSTS], n_k = 0;
+    float consts[RLX_EW_MAX_CONSTS];
+    /* registers of the inputs, in order of first use */
+    for (int i = 0; i < gr->n; i++) {
+        const rlx_node *n = &g->nodes[gr->nodes[i]];
+        for (int k = 0; k < n_operands(n); k++) {
+            int v = n->in[k];
+            if (produced_in(g, gr, v)) continue;
+            bool cond = strcmp(n->op_type, "Where") == 0 && k == 0, dup = false;
+            for (int j = 0; j < n_in && !dup; j++) dup = ins[j] == v;
+            for (int j = 0; j < n_k && !dup; j++) dup = kvals[j] == v;
+            if (dup) continue;
+            if (!cond && immediate(g, v, sv)) {
+                if (n_k == RLX_EW_MAX_CONSTS) return RLX_OK;
+                rlx_fuse_konst_scalar(&g->values[v], &consts[n_k]);
+                kvals[n_k++] = v;
+            } else {
+                if (n_in == MAX_TENSOR_IN) return RLX_OK;
+                ins[n_in++] = v;
+            }
+        }
+    }
+    if (n_in == 0) return RLX_OK; /* all constant: folding's job */
+    /* the output must be the broadcast of the tensor inputs */
+    int rank = 0;
+    int64_t dims[RLX_MAX_RANK] = { 0 };
+    for (int i = 0; i < n_in; i++) {
+        const rlx_value *x = &g->values[ins[i]];
+        int r2;
+        int64_t d2[RLX_MAX_RANK];
+        int32_t s2[RLX_MAX_RANK];
+        if (!rlx_broadcast_shapes(rank, dims, NULL, x->rank, x->dims, NULL, &r2, d2, s2)) return RLX_OK;
+        rank = r2;
+        memcpy(dims, d2, sizeof dims);
+    }
+    if (!rlx_shape_equal(dims, rank, sv->dims, sv->rank)) return RLX_OK;
+    int64_t code[MAX_INSTR * 5];
+    float fparams[MAX_INSTR * 2];
+    int reg_of_node[MAX_GROUP];
+    for (int i = 0; i < gr->n; i++) {
+        const rlx_node *n = &g->nodes[gr->nodes[i]];
+        const op_map *m = find_op(n);
+        int op;
+        float al, be;
+        op_params(g, n, m, &op, &al, &be);
+        int64_t r[3] = { -1, -1, -1 };
+        for (int k = 0; k < m->arity; k++) {
+            int v = n->in[k], reg = -1;
+            for (int j = 0; j < n_in && reg < 0; j++)
+                if (ins[j] == v) reg = j;
+            for (int j = 0; j < n_k && reg < 0; j++)
+                if (kvals[j] == v) reg = n_in + j;
+            for (int j = 0; j < i && reg < 0; j++)
+                if (g->nodes[gr->nodes[j]].out[0] == v) reg = reg_of_node[j];
+            if (reg < 0) return rlx_fail(RLX_ERR_INTERNAL, "%s: %s: operand %d has no register", PASS, rlx_node_desc(n), k);
+            r[k] = reg;
+        }
+        int64_t *c = code + 5 * i;
+        c[0] = op;
+        if (op == RLX_EW_WHERE) { /* code order: a (true), b (false), c (condition) */
+            c[1] = r[1], c[2] = r[2], c[3] = r[0];
+        } else {
+            c[1] = r[0], c[2] = r[1], c[3] = r[2];
+        }
+        rlx_dtype dt = g->values[n->out[0]].dtype;
+        c[4] = dt == RLX_DTYPE_F32 ? 0 : dt;
+        fparams[2 * i] = al;
+        fparams[2 * i + 1] = be;
+        reg_of_node[i] = n_in + n_k + i;
+    }
+    char what[2048] = "";
+    if (rlx_fuse_reporting()) rlx_fuse_describe(g, gr->nodes, gr->n, what, sizeof what);
+    rlx_node_attr attrs[4];
+    int na = 0;
+    rlx_status st = make_attr(&attrs[na], "code", RLX_ATTR_INTS, (size_t)gr->n * 5, code);
+    if (!st) na++, st = make_attr(&attrs[na], "fparams", RLX_ATTR_FLOATS, (size_t)gr->n * 2, fparams);
+    if (!st && n_k) na++, st = make_attr(&attrs[na], "consts", RLX_ATTR_FLOATS, (size_t)n_k, consts);
+    if (!st) {
+        na++;
+        memset(&attrs[na], 0, sizeof attrs[na]);
+        attrs[na].name = rlx_strdup("dtype");
+        attrs[na].type = RLX_ATTR_INT;
+        attrs[na].i = sv->dtype;
+        if (!attrs[na].name) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        else na++;
+    }
+    if (st) {
+        for (int i = 0; i < na; i++) rlx_node_attr_free(&attrs[i]);
+        return st;
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%s_fused", g->nodes[sink].name ? g->nodes[sink].name : "ew");
+    for (int i = 0; i < gr->n; i++) g->nodes[gr->nodes[i]].dead = true;
+    g->values[out].producer = -1;
+    RLX_TRY(rlx_fuse_emplace(g, sink, "FusedElementwise", RLX_INTERNAL_DOMAIN, name, ins, n_in, &out, 1, attrs, na));
+    char detail[96];
+    snprintf(detail, sizeof detail, "%d ops, %d inputs, %d constants", gr->n, n_in, n_k);
+    rlx_fuse_report(PASS, what, &g->nodes[sink], detail);
+    if (stats) stats->fused += gr->n - 1;
+    return RLX_OK;
+}
+
+rlx_status rlx_pass_fuse_elementwise(rlx_graph *g, rlx_pass_stats *stats) {
+    rlx_fuse_users u;
+    RLX_TRY(rlx_fuse_users_build(g, &u));
+    size_t nn = g->n_nodes;
+    int *taken = calloc(nn + 1, sizeof *taken);
+    if (!taken) {
+        rlx_fuse_users_free(&u);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (%s)", PASS);
+    }
+    rlx_status st = RLX_OK;
+    bool any = false;
+    for (size_t s = nn; s-- > 0 && !st;) {
+        rlx_node *n = &g->nodes[s];
+        if (taken[s] || n->dead || n->n_out != 1 || n->out[0] < 0) continue;
+        if (!candidate(g, n, &g->values[n->out[0]])) continue;
+        group gr = { { (int)s }, 1 };
+        grow(g, &u, taken, nn, &gr);
+        if (gr.n < 2) continue;
+        for (int i = 0; i < gr.n; i++) taken[gr.nodes[i]] = 1;
+        size_t before = g->n_nodes;
+        st = emit_group(g, &gr, stats);
+        any |= g->n_nodes != before;
+    }
+    free(taken);
+    rlx_fuse_users_free(&u);
+    if (any) rlx_graph_compact(g);
+    return st;
+}

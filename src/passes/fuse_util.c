@@ -1,0 +1,157 @@
+/* passes/fuse_util.c — helpers of the fusion passes (see fuse_util.h). */
+#include "passes/fuse_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/half.h"
+#include "base/mem.h"
+#include "base/platform.h"
+#include "base/tensor.h"
+#include "ir/op.h"
+
+rlx_status rlx_fuse_users_build(const rlx_graph *g, rlx_fuse_users *u) {
+    memset(u, 0, sizeof *u);
+    size_t nv = g->n_values, total = 0;
+    u->start = calloc(nv + 2, sizeof *u->start);
+    if (!u->start) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (fusion users)");
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const rlx_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0 && (size_t)n->in[k] < nv) u->start[n->in[k] + 1]++, total++;
+    }
+    for (size_t v = 0; v < nv; v++) u->start[v + 1] += u->start[v];
+    u->ids = malloc((total + 1) * sizeof *u->ids);
+    int *fill = malloc((nv + 1) * sizeof *fill);
+    if (!u->ids || !fill) {
+        free(fill);
+        rlx_fuse_users_free(u);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (fusion users)");
+    }
+    memcpy(fill, u->start, nv * sizeof *fill);
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const rlx_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0 && (size_t)n->in[k] < nv) u->ids[fill[n->in[k]]++] = (int)i;
+    }
+    free(fill);
+    u->n_values = nv;
+    return RLX_OK;
+}
+
+void rlx_fuse_users_free(rlx_fuse_users *u) {
+    free(u->start);
+    free(u->ids);
+    memset(u, 0, sizeof *u);
+}
+
+bool rlx_fuse_is_output(const rlx_graph *g, int v) {
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == v) return true;
+    return false;
+}
+
+bool rlx_fuse_private(const rlx_graph *g, const rlx_fuse_users *u, int v, int n) {
+    if (v < 0 || (size_t)v >= g->n_values) return false;
+    return rlx_fuse_n_users(u, v) == n && !rlx_fuse_is_output(g, v);
+}
+
+bool rlx_fuse_is_op(const rlx_node *n, const char *op) {
+    return n && !n->dead && (!n->domain || !*n->domain) && strcmp(n->op_type, op) == 0;
+}
+
+rlx_node *rlx_fuse_producer(const rlx_graph *g, int v) {
+    if (v < 0 || (size_t)v >= g->n_values) return NULL;
+    int p = g->values[v].producer;
+    if (p < 0 || (size_t)p >= g->n_nodes || g->nodes[p].dead) return NULL;
+    return &g->nodes[p];
+}
+
+bool rlx_fuse_konst_scalar(const rlx_value *v, float *out) {
+    if (!v || !v->konst || rlx_tensor_numel(v->konst) != 1) return false;
+    const rlx_tensor *t = v->konst;
+    switch (t->dtype) {
+    case RLX_DTYPE_F32: *out = ((const float *)t->data)[0]; return true;
+    case RLX_DTYPE_F64: *out = (float)((const double *)t->data)[0]; return true;
+    case RLX_DTYPE_F16: *out = rlx_f16_to_f32(((const uint16_t *)t->data)[0]); return true;
+    case RLX_DTYPE_BF16: *out = rlx_bf16_to_f32(((const uint16_t *)t->data)[0]); return true;
+    default: return false;
+    }
+}
+
+bool rlx_fuse_same_shape(const rlx_value *a, const rlx_value *b) {
+    return a && b && rlx_value_is_static(a) && rlx_value_is_static(b) &&
+           rlx_shape_equal(a->dims, a->rank, b->dims, b->rank);
+}
+
+/* The attribute `name` of n, added (zeroed, named) when absent. */
+static rlx_status attr_slot(rlx_node *n, const char *name, rlx_node_attr **out) {
+    for (int i = 0; i < n->n_attrs; i++)
+        if (n->attrs[i].name && strcmp(n->attrs[i].name, name) == 0) {
+            rlx_node_attr_free(&n->attrs[i]);
+            *out = &n->attrs[i];
+            break;
+        }
+    if (!*out) {
+        rlx_node_attr *a = realloc(n->attrs, ((size_t)n->n_attrs + 2) * sizeof *a);
+        if (!a) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (attribute)");
+        n->attrs = a;
+        *out = &a[n->n_attrs++];
+    }
+    memset(*out, 0, sizeof **out);
+    (*out)->name = rlx_strdup(name);
+    if (!(*out)->name) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (attribute)");
+    return RLX_OK;
+}
+
+rlx_status rlx_fuse_set_int(rlx_node *n, const char *name, int64_t v) {
+    rlx_node_attr *a = NULL;
+    RLX_TRY(attr_slot(n, name, &a));
+    a->type = RLX_ATTR_INT;
+    a->i = v;
+    return RLX_OK;
+}
+
+rlx_status rlx_fuse_set_float(rlx_node *n, const char *name, float v) {
+    rlx_node_attr *a = NULL;
+    RLX_TRY(attr_slot(n, name, &a));
+    a->type = RLX_ATTR_FLOAT;
+    a->f = v;
+    return RLX_OK;
+}
+
+rlx_status rlx_fuse_emplace(rlx_graph *g, int slot, const char *op, const char *domain, const char *name,
+                            const int *in, int n_in, const int *out, int n_out, rlx_node_attr *attrs, int n_attrs) {
+    int id = -1;
+    RLX_TRY(rlx_graph_add_node(g, op, domain, name, in, n_in, out, n_out, attrs, n_attrs, &id));
+    if (id != slot) {
+        rlx_node tmp = g->nodes[slot];
+        g->nodes[slot] = g->nodes[id];
+        g->nodes[id] = tmp;
+    }
+    for (int k = 0; k < n_out; k++)
+        if (out[k] >= 0) g->values[out[k]].producer = slot;
+    return rlx_infer_node(g, slot);
+}
+
+bool rlx_fuse_reporting(void) { return rlx_env_flag("RLX_FUSION_REPORT") != 0; }
+
+void rlx_fuse_describe(const rlx_graph *g, const int *nodes, int n, char *buf, size_t cap) {
+    size_t o = strlen(buf);
+    for (int i = 0; i < n && o + 1 < cap; i++) {
+        const rlx_node *nd = &g->nodes[nodes[i]];
+        int w = snprintf(buf + o, cap - o, "%s%s '%s'", o ? " + " : "", nd->op_type, nd->name ? nd->name : "?");
+        if (w < 0) break;
+        o += (size_t)w;
+    }
+}
+
+void rlx_fuse_report(const char *pass, const char *fused, const rlx_node *result, const char *detail) {
+    if (!rlx_fuse_reporting()) return;
+    fprintf(stderr, "fusion: %s: %s -> %s%s%s '%s'%s%s%s\n", pass, fused, (result->domain && *result->domain) ? result->domain : "",
+            (result->domain && *result->domain) ? "." : "", result->op_type, result->name ? result->name : "?",
+            detail ? " (" : "", detail ? detail : "", detail ? ")" : "");
+}

@@ -1,0 +1,81 @@
+/* Helpers shared by the fusion passes (passes/fuse_*.c, fold_conv_affine.c):
+ * a value -> users index, pattern predicates, node rewriting, and the
+ * fusion report.
+ *
+ * RLX_FUSION_REPORT=1 prints one line per fusion to stderr:
+ *   fusion: <pass>: <op> '<name>' + <op> '<name>' ... -> <op> '<name>' (<detail>)
+ * naming the nodes that were fused and the node that replaced them. */
+#ifndef RLX_PASSES_FUSE_UTIL_H
+#define RLX_PASSES_FUSE_UTIL_H
+
+#include "base/status.h"
+#include "ir/graph.h"
+
+/* Users of every value: the node ids that read it (one entry per input
+ * slot, so a node reading a value twice appears twice), in node order. */
+typedef struct rlx_fuse_users {
+    int *start; /* n_values + 1 entries: users of v are ids[start[v] .. start[v+1]) */
+    int *ids;
+    size_t n_values;
+} rlx_fuse_users;
+
+/* Builds the index over the live (not dead) nodes.
+ * errors: RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_fuse_users_build(const rlx_graph *g, rlx_fuse_users *u);
+void rlx_fuse_users_free(rlx_fuse_users *u);
+
+/* Number of node-input uses of value v (graph outputs not counted). */
+static inline int rlx_fuse_n_users(const rlx_fuse_users *u, int v) {
+    return (v < 0 || (size_t)v >= u->n_values) ? 0 : u->start[v + 1] - u->start[v];
+}
+/* The i-th user (node id) of value v. */
+static inline int rlx_fuse_user(const rlx_fuse_users *u, int v, int i) { return u->ids[u->start[v] + i]; }
+
+/* True when v is a graph output. */
+bool rlx_fuse_is_output(const rlx_graph *g, int v);
+
+/* True when value v is read by exactly n node inputs and is not a graph
+ * output: the precondition for folding its producer into its users. */
+bool rlx_fuse_private(const rlx_graph *g, const rlx_fuse_users *u, int v, int n);
+
+/* True when n is a live node of the default domain with op type `op`. */
+bool rlx_fuse_is_op(const rlx_node *n, const char *op);
+
+/* The producer node of value v when it is live, else NULL. */
+rlx_node *rlx_fuse_producer(const rlx_graph *g, int v);
+
+/* A constant floating-point scalar (numel 1, f32/f16/bf16/f64) as float. */
+bool rlx_fuse_konst_scalar(const rlx_value *v, float *out);
+
+/* True when the two values have the same static shape. */
+bool rlx_fuse_same_shape(const rlx_value *a, const rlx_value *b);
+
+/* Sets (adds or replaces) an INT or FLOAT attribute of a node.
+ * errors: RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_fuse_set_int(rlx_node *n, const char *name, int64_t v);
+rlx_status rlx_fuse_set_float(rlx_node *n, const char *name, float v);
+
+/* Replaces node `slot` (already marked dead, as are the other nodes being
+ * fused) by a new node of op `domain.op`, keeping the slot's position in
+ * the order. The outputs `out` must have no live producer any more (the
+ * caller resets value->producer of the old outputs to -1). attrs are adopted
+ * (see rlx_graph_add_node). The new node's outputs are inferred.
+ * Invalidates node pointers into g->nodes.
+ * errors: those of rlx_graph_add_node and of shape inference. */
+rlx_status rlx_fuse_emplace(rlx_graph *g, int slot, const char *op, const char *domain, const char *name,
+                            const int *in, int n_in, const int *out, int n_out, rlx_node_attr *attrs, int n_attrs);
+
+/* The fusion report (RLX_FUSION_REPORT=1). Describe the nodes before the
+ * rewrite (they may move or disappear), report after it:
+ *   char what[512] = "";
+ *   if (rlx_fuse_reporting()) rlx_fuse_describe(g, ids, n, what, sizeof what);
+ *   ... rewrite ...
+ *   rlx_fuse_report("fuse_x", what, new_node, "detail"); */
+bool rlx_fuse_reporting(void);
+/* Writes "Op 'name' + Op 'name' + ..." of nodes[0..n) into buf. */
+void rlx_fuse_describe(const rlx_graph *g, const int *nodes, int n, char *buf, size_t cap);
+/* Prints "fusion: <pass>: <fused> -> <op> '<name>' (<detail>)" when
+ * reporting; detail may be NULL. */
+void rlx_fuse_report(const char *pass, const char *fused, const rlx_node *result, const char *detail);
+
+#endif
