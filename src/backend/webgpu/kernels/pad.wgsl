@@ -23,15 +23,16 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<u32>;
 
-// j mod m in [0, m) for any sign of j (m > 0).
+// j mod m in [0, m) for j > -2^24 m (m > 0), in unsigned arithmetic: j is
+// first moved up by a multiple of m. (Forms with a signed remainder,
+// ((j % n) + n) % n and the select on the sign of j % n, gave wrong wrap
+// results on the NVIDIA Vulkan driver of an H200 and right ones on
+// lavapipe.)
 fn mod_pos(j: i32, m: i32) -> i32 {
-    let r = j % m;
-    return select(r, r + m, r < 0);
+    let lift = u32(m) * 16777216u;
+    return i32((u32(j) + lift) % u32(m));
 }
 
-// (An earlier form, a switch with ((j % n) + n) % n, gave wrong wrap
-// results on the NVIDIA Vulkan driver of an H200 and right ones on
-// lavapipe; this if/else form with one remainder replaced it.)
 fn src_coord(c: u32, q: u32, r: u32) -> u32 {
     let n = i32(P.len[q][r]);
     var j = i32(c) - i32(P.pb[q][r]);
