@@ -17,6 +17,9 @@ BERT-like and GEMV-like shapes). Variants (see src/backend/webgpu/README.md):
              (the kernels before this work: 16x16 tiles, one output each)
   im2col / direct / implicit   RLX_CONV_ALGO
   tile:TMxTN,WGXxWGY,BK        RLX_GEMM_TILE
+  loop       RLX_GEMM_KERNEL=loop (gemm.wgsl with loops over the register
+             block, instead of the generated kernel that writes them out)
+  nounroll   RLX_GEMM_UNROLL_K=0 (the generated kernel keeps its k-step loop)
   novec4     RLX_GEMM_VEC4=0
   prefetch   RLX_GEMM_PREFETCH=1 (register prefetch of the next k tile)
   nosplit / split4             RLX_GEMM_SPLITK=0 / 4
@@ -60,6 +63,8 @@ VARIANTS = {
     "tile:4x8,16x16,16": {"RLX_GEMM_TILE": "4x8,16x16,16"},
     "tile:8x8,8x32,8": {"RLX_GEMM_TILE": "8x8,32x8,8"},
     "tile:4x4,32x1,16": {"RLX_GEMM_TILE": "4x4,32x1,16"},
+    "loop": {"RLX_GEMM_KERNEL": "loop"},
+    "nounroll": {"RLX_GEMM_UNROLL_K": "0"},
     "novec4": {"RLX_GEMM_VEC4": "0"},
     "prefetch": {"RLX_GEMM_PREFETCH": "1"},
     "nosplit": {"RLX_GEMM_SPLITK": "0"},
@@ -147,13 +152,13 @@ def main():
     gemm_w = [m for m in work if m.startswith("gemm_")]
     jobs = []
     jobs += [("tiny_relu", v) for v in ("auto", "validate")]
-    jobs += [(m, v) for m in all_models + gemm_w for v in ("auto", "baseline")]
-    jobs += [(m, v) for m in all_models + gemm_w for v in ("f16", "f16coop")]
+    jobs += [(m, v) for m in gemm_w + all_models for v in ("auto", "loop", "nounroll", "baseline")]
     jobs += [(m, v) for m in gemm_w for v in GEMM_VARIANTS]
     jobs += [(m, v) for m in conv_models for v in CONV_VARIANTS]
     jobs += [(m, v) for m in all_models for v in GEMM_VARIANTS]
+    jobs += [(m, v) for m in all_models + gemm_w for v in ("f16", "f16coop")]
     if quick:
-        jobs = [j for j in jobs if j[1] in ("auto", "baseline", "f16", "tile:8x8,16x16,8", "im2col")]
+        jobs = [j for j in jobs if j[1] in ("auto", "loop", "baseline", "f16", "tile:8x8,16x16,8", "im2col")]
 
     results = []
     traced = set()

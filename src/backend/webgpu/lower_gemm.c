@@ -262,29 +262,51 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     }
     bool yvec = vec && !m->y_pix && y_sm % 4 == 0 && m->N % 4 == 0 && (nsplit > 1 || m->y_off % 4 == 0) && all4(ybs, 4);
 
-    wg_dispatch *d = wg_emit(L, "gemm");
-    wg_spec(L, d, "TM", t->tm);
-    wg_spec(L, d, "TN", t->tn);
-    wg_spec(L, d, "WGX", t->wgx);
-    wg_spec(L, d, "WGY", t->wgy);
-    wg_spec(L, d, "BK", t->bk);
-    wg_spec(L, d, "A_MODE", amode);
-    wg_spec(L, d, "B_MODE", bmode);
-    wg_spec(L, d, "A_F16", a16);
-    wg_spec(L, d, "B_F16", b16);
-    wg_spec(L, d, "Y_VEC", yvec);
-    wg_spec(L, d, "SPLITK", nsplit > 1);
-    wg_spec(L, d, "ACT", nsplit > 1 ? 0 : (double)m->act.kind);
-    if (m->y_pix) wg_spec(L, d, "Y_PIX", 1);
+    wg_gemm_kernel kc = { .tm = t->tm, .tn = t->tn, .wgx = t->wgx, .wgy = t->wgy, .bk = t->bk,
+                          .amode = (uint32_t)amode, .bmode = (uint32_t)bmode, .a16 = a16, .b16 = b16,
+                          .yvec = yvec, .splitk = nsplit > 1, .ypix = m->y_pix,
+                          .act = nsplit > 1 ? 0 : (uint32_t)m->act.kind };
     if (m->conv && m->k_h <= 16 && m->k_w <= 16) { /* constant divisors for the implicit operand */
-        wg_spec(L, d, "CKH", m->k_h);
-        wg_spec(L, d, "CKW", m->k_w);
+        kc.ckh = m->k_h;
+        kc.ckw = m->k_w;
     }
-    /* RLX_GEMM_PREFETCH=1: register prefetch of the next k tile, where each
-     * invocation holds at most 8 items of each tile (gemm.wgsl PF_MAX) */
-    uint64_t nt = (uint64_t)t->wgx * t->wgy;
-    uint64_t na = bm * t->bk / (amode == 1 || amode == 2 ? 4 : 1), nbi = bn * t->bk / (bmode == 1 || bmode == 2 ? 4 : 1);
-    if (env_u64("RLX_GEMM_PREFETCH", 0) && cdiv(na, nt) <= 8 && cdiv(nbi, nt) <= 8) wg_spec(L, d, "PREFETCH", 1);
+    /* the generated kernel (default), or gemm.wgsl with overrides
+     * (RLX_GEMM_KERNEL=loop) */
+    const char *kern = rlx_getenv("RLX_GEMM_KERNEL");
+    wg_dispatch *d;
+    if (kern && strcmp(kern, "loop") == 0) {
+        d = wg_emit(L, "gemm");
+        wg_spec(L, d, "TM", kc.tm);
+        wg_spec(L, d, "TN", kc.tn);
+        wg_spec(L, d, "WGX", kc.wgx);
+        wg_spec(L, d, "WGY", kc.wgy);
+        wg_spec(L, d, "BK", kc.bk);
+        wg_spec(L, d, "A_MODE", kc.amode);
+        wg_spec(L, d, "B_MODE", kc.bmode);
+        wg_spec(L, d, "A_F16", kc.a16);
+        wg_spec(L, d, "B_F16", kc.b16);
+        wg_spec(L, d, "Y_VEC", kc.yvec);
+        wg_spec(L, d, "SPLITK", kc.splitk);
+        wg_spec(L, d, "ACT", kc.act);
+        if (kc.ypix) wg_spec(L, d, "Y_PIX", 1);
+        if (kc.ckh) {
+            wg_spec(L, d, "CKH", kc.ckh);
+            wg_spec(L, d, "CKW", kc.ckw);
+        }
+        /* RLX_GEMM_PREFETCH=1: register prefetch of the next k tile, where
+         * each invocation holds at most 8 items of each tile (gemm.wgsl
+         * PF_MAX) */
+        uint64_t nt = (uint64_t)t->wgx * t->wgy;
+        uint64_t na = bm * t->bk / (amode == 1 || amode == 2 ? 4 : 1),
+                 nbi = bn * t->bk / (bmode == 1 || bmode == 2 ? 4 : 1);
+        if (env_u64("RLX_GEMM_PREFETCH", 0) && cdiv(na, nt) <= 8 && cdiv(nbi, nt) <= 8) wg_spec(L, d, "PREFETCH", 1);
+    } else {
+        kc.unroll_k = env_u64("RLX_GEMM_UNROLL_K", 1) != 0;
+        char *src = wg_gen_gemm_source(&kc);
+        if (!src) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory generating the GEMM kernel", rlx_node_desc(L->n));
+        d = wg_emit_source(L, "gemm", src);
+        free(src);
+    }
     uint32_t a_sub = 0, b_sub = 0;
     if (a16) wg_bind_f16(L, d, m->a, m->a_off, m->a_n, &a_sub);
     else wg_bind(L, d, m->a, m->a_off, m->a_n);

@@ -72,6 +72,22 @@ rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *g);
  * environment say (the self-test of webgpu_probe.c). */
 rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *g);
 
+/* One configuration of the tiled GEMM (gemm.wgsl's override constants):
+ * register block TM x TN (4 or 8 each), workgroup WGX x WGY, k step BK (a
+ * multiple of 4), load modes, binary16 operands, the implicit conv's
+ * kernel size (0: from Params), vec4 or pixel-grid stores, split-K
+ * partial sums, activation kind; unroll_k also writes out the BK steps of
+ * the k loop. */
+typedef struct wg_gemm_kernel {
+    uint32_t tm, tn, wgx, wgy, bk, amode, bmode, ckh, ckw, act;
+    bool a16, b16, yvec, splitk, ypix, unroll_k;
+} wg_gemm_kernel;
+
+/* The WGSL of the generated tiled GEMM for k (gemm_gen.c; malloc'ed), the
+ * same bits as gemm.wgsl with those overrides. NULL on OOM or an invalid
+ * block shape. */
+char *wg_gen_gemm_source(const wg_gemm_kernel *k);
+
 /* The activation kind as a WGSL override value; false when the kernels do
  * not know it. */
 bool wg_act_ok(const rlx_act *a);

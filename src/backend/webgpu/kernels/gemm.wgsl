@@ -79,106 +79,7 @@ var<workgroup> Bs: array<vec4<f32>, BK * WGX * TN / 4u>;
 
 //!include act
 //!include gemm_common
-
-fn set_as(i: u32, v: f32) { As[i >> 2u][i & 3u] = v; }
-fn set_bs(i: u32, v: f32) { Bs[i >> 2u][i & 3u] = v; }
-
-// Tile loads as items: item i of the A tile is a vec4 (A_MODE 1, 2) or one
-// element (in .x) of the BM x BK tile; fetch reads it from A (0 outside
-// M x kcount), put stores it into As[k][m]. Likewise B.
-fn items_a() -> u32 { return select(WGY * TM * BK, WGY * TM * BK / 4u, A_MODE == 1u || A_MODE == 2u); }
-fn items_b() -> u32 { return select(WGX * TN * BK, WGX * TN * BK / 4u, B_MODE == 1u || B_MODE == 2u); }
-
-fn fetch_a(i: u32, k0: u32, kcount: u32, m0: u32, abase: u32) -> vec4<f32> {
-    let BM = WGY * TM;
-    if (A_MODE == 1u) {
-        let m = m0 + i / (BK / 4u);
-        let k = k0 + 4u * (i % (BK / 4u));
-        if (m < P.M && k < kcount) { return lda4(abase + m * P.a_sm + k); }
-        return vec4<f32>(0.0);
-    }
-    if (A_MODE == 2u) {
-        let m = m0 + 4u * (i % (BM / 4u));
-        let k = k0 + i / (BM / 4u);
-        if (m < P.M && k < kcount) { return lda4(abase + m + k * P.a_sk); }
-        return vec4<f32>(0.0);
-    }
-    var ml = i / BK;
-    var kl = i % BK;
-    if (A_MODE == 3u) {
-        ml = i % BM;
-        kl = i / BM;
-    }
-    let m = m0 + ml;
-    let k = k0 + kl;
-    if (m < P.M && k < kcount) { return vec4<f32>(lda(abase + m * P.a_sm + k * P.a_sk), 0.0, 0.0, 0.0); }
-    return vec4<f32>(0.0);
-}
-
-fn put_a(i: u32, v: vec4<f32>) {
-    let BM = WGY * TM;
-    if (A_MODE == 1u) {
-        let kq = i % (BK / 4u);
-        let ml = i / (BK / 4u);
-        set_as((4u * kq) * BM + ml, v.x);
-        set_as((4u * kq + 1u) * BM + ml, v.y);
-        set_as((4u * kq + 2u) * BM + ml, v.z);
-        set_as((4u * kq + 3u) * BM + ml, v.w);
-    } else if (A_MODE == 2u) {
-        As[((i / (BM / 4u)) * BM) / 4u + i % (BM / 4u)] = v;
-    } else if (A_MODE == 3u) {
-        set_as((i / BM) * BM + i % BM, v.x);
-    } else {
-        set_as((i % BK) * BM + i / BK, v.x);
-    }
-}
-
-fn fetch_b(i: u32, k0: u32, kcount: u32, n0: u32, bbase: u32, kofs: u32) -> vec4<f32> {
-    let BN = WGX * TN;
-    if (B_MODE == 1u) {
-        let n = n0 + 4u * (i % (BN / 4u));
-        let k = k0 + i / (BN / 4u);
-        if (n < P.N && k < kcount) { return ldb4(bbase + k * P.b_sk + n); }
-        return vec4<f32>(0.0);
-    }
-    if (B_MODE == 2u) {
-        let n = n0 + i / (BK / 4u);
-        let k = k0 + 4u * (i % (BK / 4u));
-        if (n < P.N && k < kcount) { return ldb4(bbase + n * P.b_sn + k); }
-        return vec4<f32>(0.0);
-    }
-    var nl = i % BN;
-    var kl = i / BN;
-    if (B_MODE == 3u) {
-        nl = i / BK;
-        kl = i % BK;
-    }
-    let n = n0 + nl;
-    let k = k0 + kl;
-    if (n < P.N && k < kcount) {
-        if (B_MODE == 4u) { return vec4<f32>(conv_b(bbase, kofs + k, n), 0.0, 0.0, 0.0); }
-        return vec4<f32>(ldb(bbase + k * P.b_sk + n * P.b_sn), 0.0, 0.0, 0.0);
-    }
-    return vec4<f32>(0.0);
-}
-
-fn put_b(i: u32, v: vec4<f32>) {
-    let BN = WGX * TN;
-    if (B_MODE == 1u) {
-        Bs[((i / (BN / 4u)) * BN) / 4u + i % (BN / 4u)] = v;
-    } else if (B_MODE == 2u) {
-        let kq = i % (BK / 4u);
-        let nl = i / (BK / 4u);
-        set_bs((4u * kq) * BN + nl, v.x);
-        set_bs((4u * kq + 1u) * BN + nl, v.y);
-        set_bs((4u * kq + 2u) * BN + nl, v.z);
-        set_bs((4u * kq + 3u) * BN + nl, v.w);
-    } else if (B_MODE == 3u) {
-        set_bs((i % BK) * BN + i / BK, v.x);
-    } else {
-        set_bs((i / BN) * BN + i % BN, v.x);
-    }
-}
+//!include gemm_tile
 
 @compute @workgroup_size(WGX, WGY)
 fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u,
@@ -189,32 +90,14 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
     let tx = lid3.x;
     let ty = lid3.y;
     let li = ty * WGX + tx;
-    let wl = wid.x + wid.y * nwg.x;
-    let tiles = P.tiles_n * P.tiles_m;
-    if (wl >= tiles * P.nbatch) { return; }
-    let bidx0 = wl / tiles;
-    let t = wl % tiles;
-    let m0 = (t / P.tiles_n) * BM;
-    let n0 = (t % P.tiles_n) * BN;
-    var bidx = bidx0;
-    var abase = 0u;
-    var bbase = 0u;
-    var ybase = 0u;
-    var cbase = 0u;
-    for (var d = 3; d >= 0; d = d - 1) {
-        let c = bidx % P.bdims[d];
-        bidx = bidx / P.bdims[d];
-        abase = abase + c * P.a_bs[d];
-        bbase = bbase + c * P.b_bs[d];
-        ybase = ybase + c * P.y_bs[d];
-        cbase = cbase + c * P.bias_bs[d];
-    }
-    var kcount = P.K;
-    var kofs = 0u; /* first k of the slice, for the implicit conv operand */
-    if (SPLITK) {
-        kcount = min(P.klen, P.K - bidx0 * P.klen);
-        kofs = bidx0 * P.klen;
-    }
+    let job = tile_job(wid.x + wid.y * nwg.x);
+    if (!job.ok) { return; }
+    let m0 = job.m0;
+    let n0 = job.n0;
+    let abase = job.abase;
+    let bbase = job.bbase;
+    let kcount = job.kcount;
+    let kofs = job.kofs;
     let na = items_a();
     let nb = items_b();
 
@@ -277,43 +160,9 @@ fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: v
     // ---- epilogue
     for (var ii = 0u; ii < TM / 4u; ii = ii + 1u) {
         for (var r = 0u; r < 4u; r = r + 1u) {
-            let m = m0 + (ii * WGY + ty) * 4u + r;
-            if (m >= P.M) { continue; }
             for (var jj = 0u; jj < TN / 4u; jj = jj + 1u) {
-                let n = n0 + (jj * WGX + tx) * 4u;
-                if (n >= P.N) { continue; }
-                let v = acc[(ii * 4u + r) * TN4_MAX + jj];
-                let yi = ybase + m * P.y_sm + n;
-                if (SPLITK) {
-                    if (Y_VEC) {
-                        Y[(P.y_off + yi) >> 2u] = v;
-                    } else {
-                        for (var c = 0u; c < 4u; c = c + 1u) {
-                            if (n + c < P.N) { store_y(yi + c, v[c]); }
-                        }
-                    }
-                    continue;
-                }
-                var o = vec4<f32>(0.0);
-                for (var c = 0u; c < 4u; c = c + 1u) {
-                    var x = P.alpha * v[c];
-                    if (P.has_bias != 0u && n + c < P.N) {
-                        x = x + P.beta * C[P.c_off + cbase + m * P.bias_sm + (n + c) * P.bias_sn];
-                    }
-                    o[c] = act_apply(ACT, x, P.act_alpha, P.act_beta);
-                }
-                if (Y_VEC) {
-                    Y[(P.y_off + yi) >> 2u] = o;
-                } else if (Y_PIX) {
-                    for (var c = 0u; c < 4u; c = c + 1u) {
-                        let q = n + c;
-                        if (q < P.N) { store_y(ybase + m * P.y_sm + (q / P.out_w) * P.s_h + (q % P.out_w) * P.s_w, o[c]); }
-                    }
-                } else {
-                    for (var c = 0u; c < 4u; c = c + 1u) {
-                        if (n + c < P.N) { store_y(yi + c, o[c]); }
-                    }
-                }
+                store4(m0 + (ii * WGY + ty) * 4u + r, n0 + (jj * WGX + tx) * 4u,
+                       acc[(ii * 4u + r) * TN4_MAX + jj], job.ybase, job.cbase);
             }
         }
     }
