@@ -89,9 +89,9 @@ for m in $modes; do
       rm -f "$OUT/trace_bert_base.json" # keep within the 8 files that come back
       ;;
     compare)
-      timeout 560 "$PY" bench/compare.py --rlx "$RLX" --out "$OUT/compare.json" --txt "$OUT/compare.txt" \
+      timeout 530 "$PY" bench/compare.py --rlx "$RLX" --out "$OUT/compare.json" --txt "$OUT/compare.txt" \
         --models-dir "$MODELS" --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" \
-        --page "$D/models/page.png" --budget 450
+        --page "$D/models/page.png" --budget 420
       ;;
     quick)
       timeout 120 "$PY" bench/sweep.py --rlx "$RLX" --out "$OUT/sweep.json" --txt "$OUT/sweep.txt" \
