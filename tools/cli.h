@@ -86,6 +86,7 @@ int cli_cmd_run(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_devices(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
+int cli_cmd_ops(int argc, char **argv);
 
 /* `rlx conformance` (tools/conformance.c): takes the arguments after its
  * name and returns the exit code (0 success, 1 runtime failure or

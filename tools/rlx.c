@@ -1,6 +1,7 @@
 /* The `rlx` command line: `rlx run`, `rlx bench`, `rlx info`,
- * `rlx devices`, `rlx conformance`. Each command lives in its own file
- * (cli_run.c, cli_bench.c, cli_info.c, cli_devices.c, conformance.c);
+ * `rlx devices`, `rlx ops`, `rlx conformance`. Each command lives in its
+ * own file (cli_run.c, cli_bench.c, cli_info.c, cli_devices.c, cli_ops.c,
+ * conformance.c);
  * shared helpers in cli_common.c. */
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,7 @@ static void print_help(FILE *f) {
             "  bench MODEL.onnx  time forward passes (wall clock, GPU timestamps, a trace)\n"
             "  info MODEL.onnx   describe a model: opset, inputs, outputs, ops, weights\n"
             "  devices           list the GPU adapters and the CPU\n"
+            "  ops [OP...]       list the ONNX ops rlx knows: opsets, CPU kernel, GPU lowering\n"
             "  conformance ROOT  run the ONNX backend test suite under ROOT on each device\n"
             "\n"
             "'rlx COMMAND --help' describes a command's options.\n"
@@ -45,7 +47,7 @@ static void print_help(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) return cli_usage_error(NULL, "no command given: expected run, bench, info, devices or conformance");
+    if (argc < 2) return cli_usage_error(NULL, "no command given: expected run, bench, info, devices, ops or conformance");
     const char *cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
         if (argc > 2 && strcmp(cmd, "help") == 0) {
@@ -55,6 +57,7 @@ int main(int argc, char **argv) {
             if (strcmp(argv[2], "bench") == 0) return cli_cmd_bench(2, sub);
             if (strcmp(argv[2], "info") == 0) return cli_cmd_info(2, sub);
             if (strcmp(argv[2], "devices") == 0) return cli_cmd_devices(2, sub);
+            if (strcmp(argv[2], "ops") == 0) return cli_cmd_ops(2, sub);
             if (strcmp(argv[2], "conformance") == 0) return rlx_cli_conformance(1, sub + 1);
             return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
         }
@@ -69,6 +72,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "bench") == 0) return cli_cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "info") == 0) return cli_cmd_info(argc - 1, argv + 1);
     if (strcmp(cmd, "devices") == 0) return cli_cmd_devices(argc - 1, argv + 1);
+    if (strcmp(cmd, "ops") == 0) return cli_cmd_ops(argc - 1, argv + 1);
     if (strcmp(cmd, "conformance") == 0) return rlx_cli_conformance(argc - 2, argv + 2);
     if (cmd[0] == '-') return cli_usage_error(NULL, "unknown option '%s'", cmd);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);

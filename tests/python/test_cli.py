@@ -1,6 +1,6 @@
 """The rlx command line without models: --help and --version output, usage
 errors (exit 2, "rlx: error: " messages), a missing model file, `rlx
-devices`. Model-dependent paths are in test_cli_models.py."""
+devices`, `rlx ops`. Model-dependent paths are in test_cli_models.py."""
 import os
 import re
 import sys
@@ -30,7 +30,8 @@ for args in (("--help",), ("-h",), ("help",)):
     rc, so, se = rlx(*args)
     C.check(rc == 0 and so.startswith("rlx %s" % version) and "usage: rlx COMMAND" in so and se == "",
             "%s: exit %d" % (args, rc))
-    for word in ("run MODEL.onnx", "info MODEL.onnx", "devices", "conformance ROOT", "--version", "exit codes",
+    for word in ("run MODEL.onnx", "info MODEL.onnx", "devices", "ops [OP...]", "conformance ROOT", "--version",
+                 "exit codes",
                  "rlx: error: ", "RLX_DISPATCH_REPORT"):
         C.check(word in so, "rlx %s does not mention %r" % (args[0], word))
 
@@ -42,6 +43,7 @@ helps = {
             "first run", "import", "Exit codes"],
     "info": ["--dump-ir", "--help", "opset", "initializer", "op type"],
     "devices": ["--help", "gpu:N", "backend", "driver", "limits", "features", "CPU"],
+    "ops": ["--markdown", "--help", "opset", "since-version", "CPU", "WebGPU", "docs/ops.md", "ops_doc"],
 }
 for cmd, words in helps.items():
     for form in ((cmd, "--help"), (cmd, "-h"), ("help", cmd)):
@@ -88,6 +90,8 @@ usage_error(["info", "a.onnx", "b.onnx"], "unexpected argument", "info with two 
 usage_error(["info", "a.onnx", "--dump"], "unknown option '--dump'", "info with an unknown option")
 usage_error(["devices", "extra"], "unexpected argument 'extra'", "devices with an argument")
 usage_error(["devices", "--all"], "unknown option '--all'", "devices with an unknown option")
+usage_error(["ops", "--all"], "unknown option '--all'", "ops with an unknown option")
+usage_error(["ops", "--markdown", "Conv"], "give no OP names", "ops --markdown with op names")
 
 # ---------------------------------------------------------------- missing file
 missing = os.path.join(R.ROOT, "no-such-dir", "missing.onnx")
@@ -110,5 +114,42 @@ if "gpu:0" in so:
         C.check(w in so, "rlx devices: adapter lines lack %r" % w)
 if rc == 1:
     C.check(se.startswith("rlx: error: "), "rlx devices failed without an 'rlx: error: ' message")
+
+# ---------------------------------------------------------------- ops
+ROW = re.compile(r"^(\S+)\s+(\d+-\d+|\d+|-)\s+(\d+(?:, \d+)*)\s+(yes|no)\s+(yes|no|n/a)\b", re.M)
+rc, so, se = rlx("ops")
+C.check(rc == 0 and se == "", "rlx ops: exit %d, stderr %r" % (rc, se))
+rows = {m.group(1): m.groups()[1:] for m in ROW.finditer(so)}
+for op in ("Conv", "MatMul", "Relu", "Loop", "NonZero", "rlx.FusedElementwise"):
+    C.check(op in rows, "rlx ops does not list %s" % op)
+if "Conv" in rows:
+    C.check(rows["Conv"][0] == "1-27" and rows["Conv"][1] == "1, 11, 22" and rows["Conv"][2] == "yes",
+            "rlx ops: Conv row %r" % (rows["Conv"],))
+m = re.search(r"^(\d+) ops of the default domain: (\d+) with a CPU kernel", so, re.M)
+C.check(m is not None and int(m.group(1)) == len([k for k in rows if not k.startswith("rlx.")]),
+        "rlx ops: the count line does not match the rows")
+
+rc, so2, se = rlx("ops", "Relu", "Conv")
+C.check(rc == 0 and sorted(ROW.findall(so2)) == sorted((k,) + rows[k] for k in ("Relu", "Conv") if k in rows),
+        "rlx ops Relu Conv: exit %d, %r" % (rc, so2))
+rc, so2, se = rlx("ops", "conv")
+C.check(rc == 1 and "did you mean 'Conv'" in se, "rlx ops conv: exit %d, stderr %r" % (rc, se))
+rc, so2, se = rlx("ops", "NoSuchOp", "Relu")
+C.check(rc == 1 and "'NoSuchOp' is not in rlx's op table" in se and re.search(r"^Relu ", so2, re.M),
+        "rlx ops NoSuchOp Relu: exit %d, stderr %r" % (rc, se))
+
+# the Markdown page has one table row per op of the plain listing, with the same facts
+rc, md, se = rlx("ops", "--markdown")
+C.check(rc == 0 and md.startswith("# Operators\n"), "rlx ops --markdown: exit %d, %r" % (rc, md[:40]))
+md_rows = {}
+for line in md.splitlines():
+    cells = [c.strip() for c in line.strip("|").split(" | ")]
+    if line.startswith("| ") and len(cells) == 6 and cells[0] not in ("op",):
+        md_rows[cells[0]] = tuple(cells[1:5])
+C.check(set(md_rows) == set(rows), "rlx ops --markdown lists other ops than rlx ops: %r" %
+        sorted(set(md_rows) ^ set(rows)))
+for op, r in rows.items():
+    if op in md_rows and r[3] != "n/a":
+        C.check(md_rows[op] == r, "%s: markdown %r, text %r" % (op, md_rows[op], r))
 
 C.done()

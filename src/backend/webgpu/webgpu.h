@@ -132,6 +132,12 @@ extern const size_t wg_lowerings_internal_count;
 rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *caps, wg_lower *L);
 void wg_lower_free(wg_lower *L);
 
+/* The lowering that wg_lower_node uses for op type `op` of `domain` ("" or
+ * "ai.onnx"; RLX_INTERNAL_DOMAIN for the fusion passes' ops), or NULL when
+ * there is none (such nodes always run on the CPU). Ignores
+ * RLX_GPU_DISABLE. For reports (`rlx ops`, docs/ops.md). */
+wg_lower_fn wg_find_lowering(const char *domain, const char *op);
+
 /* ------------------------------------------------ helpers for lowerings */
 
 /* Declines: records the reason, returns RLX_ERR_UNSUPPORTED. */

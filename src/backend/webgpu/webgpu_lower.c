@@ -27,22 +27,27 @@ static const lower_family k_families[] = {
     { wg_lowerings_logic, &wg_lowerings_logic_count, true },
 };
 
-static wg_lower_fn find_lowering(const rlx_node *n, bool *decline_oversized) {
-    if (n->domain && strcmp(n->domain, RLX_INTERNAL_DOMAIN) == 0) {
+static wg_lower_fn find_lowering(const char *domain, const char *op, bool *decline_oversized) {
+    if (domain && strcmp(domain, RLX_INTERNAL_DOMAIN) == 0) {
         /* none of them splits its operands by the binding limit */
         *decline_oversized = true;
         for (size_t i = 0; i < wg_lowerings_internal_count; i++)
-            if (strcmp(wg_lowerings_internal[i].op, n->op_type) == 0) return wg_lowerings_internal[i].fn;
+            if (strcmp(wg_lowerings_internal[i].op, op) == 0) return wg_lowerings_internal[i].fn;
         return NULL;
     }
-    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0) return NULL;
+    if (domain && *domain && strcmp(domain, "ai.onnx") != 0) return NULL;
     for (size_t f = 0; f < RLX_ARRAY_LEN(k_families); f++)
         for (size_t i = 0; i < *k_families[f].count; i++)
-            if (strcmp(k_families[f].l[i].op, n->op_type) == 0) {
+            if (strcmp(k_families[f].l[i].op, op) == 0) {
                 *decline_oversized = k_families[f].decline_oversized;
                 return k_families[f].l[i].fn;
             }
     return NULL;
+}
+
+wg_lower_fn wg_find_lowering(const char *domain, const char *op) {
+    bool unused;
+    return op ? find_lowering(domain, op, &unused) : NULL;
 }
 
 /* RLX_GPU_DISABLE=Op1,Op2,...: these op types run on the CPU (debugging,
@@ -130,7 +135,7 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
     L->n = n;
     L->caps = caps;
     bool decline_oversized = false;
-    wg_lower_fn fn = find_lowering(n, &decline_oversized);
+    wg_lower_fn fn = find_lowering(n->domain, n->op_type, &decline_oversized);
     if (!fn) return wg_decline(L, "no WGSL lowering for op %s", n->op_type);
     if (op_disabled(n->op_type)) return wg_decline(L, "op %s is listed in RLX_GPU_DISABLE", n->op_type);
     for (int i = 0; i < n->n_out; i++) {

@@ -1,0 +1,132 @@
+"""The Python bindings (python/rlx, ctypes over librlx.so): model inputs and
+outputs with symbolic dims, a session on the CPU (and on the GPU when there
+is an adapter) against numpy on random inputs at two batch sizes, errors as
+rlx.Error with the status name, the dispatch report; and the example of the
+README's "Python" section, run as it is written (it needs the demo's model
+and a GPU adapter; that part is skipped without them).
+
+Skips (exit 77) while librlx.so is not built, or is built with the
+sanitizers (ASan cannot be loaded into an uninstrumented Python)."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as H
+from onnx import numpy_helper as NH
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ocr_ref as R  # noqa: E402
+
+LIB = os.path.join(R.BUILD, "librlx.so")
+if not os.path.exists(LIB):
+    print("SKIP: %s is not built" % LIB)
+    sys.exit(R.SKIP)
+cache = os.path.join(R.BUILD, "CMakeCache.txt")
+if os.path.exists(cache) and "RLX_SANITIZE:BOOL=ON" in open(cache).read():
+    print("SKIP: %s is built with the sanitizers" % LIB)
+    sys.exit(R.SKIP)
+os.environ["RLX_LIBRARY"] = LIB
+sys.path.insert(0, os.path.join(R.ROOT, "python"))
+import rlx  # noqa: E402
+
+C = R.Checker("test_python_bindings")
+seed = int(os.environ.get("RLX_TEST_SEED", "11"))
+rng = np.random.default_rng(seed)
+print("seed", seed)
+tmp = tempfile.mkdtemp(prefix="rlx_py_bindings_")
+
+# y = Relu(x W + b) (f32, symbolic batch), k = ids + ids (i64)
+W = rng.standard_normal((5, 4)).astype(np.float32)
+b = rng.standard_normal(4).astype(np.float32)
+g = H.make_graph(
+    [H.make_node("MatMul", ["x", "W"], ["h"], name="mm"), H.make_node("Add", ["h", "b"], ["hb"], name="add"),
+     H.make_node("Relu", ["hb"], ["y"], name="relu"), H.make_node("Add", ["ids", "ids"], ["k"], name="twice")],
+    "bindings",
+    [H.make_tensor_value_info("x", T.FLOAT, ["batch", 5]), H.make_tensor_value_info("ids", T.INT64, [3])],
+    [H.make_tensor_value_info("y", T.FLOAT, ["batch", 4]), H.make_tensor_value_info("k", T.INT64, [3])],
+    initializer=[NH.from_array(W, "W"), NH.from_array(b, "b")])
+path = os.path.join(tmp, "bindings.onnx")
+onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 17)]), path)
+
+model = rlx.Model(path)
+ins, outs = model.inputs, model.outputs
+C.check([i["name"] for i in ins] == ["x", "ids"] and [o["name"] for o in outs] == ["y", "k"],
+        "input/output names %r %r" % (ins, outs))
+C.check(ins[0]["shape"] == ["batch", 5] and ins[0]["dtype"] == np.float32, "x: %r" % ins[0])
+C.check(ins[1]["shape"] == [3] and ins[1]["dtype"] == np.int64, "ids: %r" % ins[1])
+C.check(outs[0]["shape"] == ["batch", 4], "y: %r" % outs[0])
+
+
+def check_device(device):
+    sess = rlx.Session(model, device=device)
+    C.check(sess.output_names == ["y", "k"], "%s: output names %r" % (device, sess.output_names))
+    for batch in (3, 2):
+        x = rng.uniform(-1, 1, (batch, 5)).astype(np.float32)
+        ids = rng.integers(-1000, 1000, 3).astype(np.int64)
+        y, k = sess.run({"x": x, "ids": ids})
+        ref = np.maximum(x.astype(np.float64) @ W + b, 0)
+        err = float(np.abs(y - ref).max())
+        # f32 sums of 5 products of values below ~3 in magnitude: 1e-5 absolute
+        C.check(y.shape == (batch, 4) and y.dtype == np.float32 and err <= 1e-5,
+                "%s batch %d: y %s %s, max abs err %.3g (tolerance 1e-5)" % (device, batch, y.shape, y.dtype, err))
+        C.check(k.dtype == np.int64 and np.array_equal(k, 2 * ids), "%s: k %r, want %r" % (device, k, 2 * ids))
+    C.check("MatMul" in sess.dispatch_report, "%s: dispatch report lacks MatMul:\n%s" % (device, sess.dispatch_report))
+    return sess
+
+
+cpu = check_device("cpu")
+C.check(cpu.device_name.startswith("cpu"), "cpu session device name %r" % cpu.device_name)
+
+# errors: rlx.Error with the status name and the library's message
+try:
+    cpu.run({"nope": np.zeros((1, 5), np.float32), "ids": np.zeros(3, np.int64)})
+    C.check(False, "an unknown input name did not raise")
+except rlx.Error as e:
+    C.check(e.status == "RLX_ERR_INVALID_ARGUMENT" and "nope" in str(e), "unknown input: %s (%s)" % (e, e.status))
+try:
+    rlx.Model(os.path.join(tmp, "missing.onnx"))
+    C.check(False, "a missing model file did not raise")
+except rlx.Error as e:
+    C.check(e.status.startswith("RLX_ERR_") and "missing.onnx" in str(e), "missing file: %s" % e)
+try:
+    rlx.Session(model, device="tpu")
+    C.check(False, "a bad device string did not raise")
+except rlx.Error as e:
+    C.check(e.status == "RLX_ERR_INVALID_ARGUMENT", "bad device: %s" % e)
+
+adapters = rlx.adapters()
+print("adapters:", [a["name"] for a in adapters])
+if adapters:
+    gpu = check_device("gpu")
+    C.check(gpu.device_name.startswith(adapters[0]["name"]) or any(gpu.device_name.startswith(a["name"])
+                                                                   for a in adapters),
+            "gpu session device name %r" % gpu.device_name)
+else:
+    print("no GPU adapter: GPU part skipped")
+
+# the README's example, as written
+with open(os.path.join(R.ROOT, "README.md")) as f:
+    readme = f.read()
+m = re.search(r"^## Python\n.*?^```python\n(.*?)^```", readme, re.S | re.M)
+C.check(m is not None, "README.md has no ```python block under '## Python'")
+demo_model = os.path.join(R.ROOT, "models", "ppocrv4_det.onnx")
+if m and os.path.exists(demo_model) and adapters:
+    code = m.group(1)
+    C.check(len(code.strip().splitlines()) == 5, "the README example is not 5 lines:\n" + code)
+    env = dict(os.environ, PYTHONPATH=os.path.join(R.ROOT, "python"))
+    p = subprocess.run([sys.executable, "-c", code], cwd=R.ROOT, env=env, capture_output=True, text=True, timeout=300)
+    print("README example:", p.stdout.strip(), p.stderr.strip())
+    C.check(p.returncode == 0 and p.stdout.rstrip().endswith("['sigmoid_0.tmp_0'] (1, 1, 64, 64) float32"),
+            "README example: exit %d, stdout %r, stderr %r" % (p.returncode, p.stdout, p.stderr[-500:]))
+    printed = re.search(r"^```\n(.*)\n```", readme[m.end():], re.M)
+    C.check(printed is not None and printed.group(1).endswith("['sigmoid_0.tmp_0'] (1, 1, 64, 64) float32"),
+            "README: the example's printed line does not follow it")
+elif m:
+    print("README example skipped: it needs %s and a GPU adapter" % demo_model)
+
+C.done()
