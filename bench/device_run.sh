@@ -9,6 +9,7 @@
 #
 #   bash bench/device_run.sh tests sweep     # ~6 min: kernel tests on the GPU, variant sweep
 #   bash bench/device_run.sh compare         # ~8 min: rlx vs PyTorch (eager, CUDA graph) vs onnxruntime
+#   bash bench/device_run.sh profile         # ~2 min: per-op GPU time of minilm, bert_base, mobilenet_v2
 #   bash bench/device_run.sh quick           # ~1 min: devices + a short sweep (a smoke test)
 #
 # What it does: unpacks the Vulkan loader and libglvnd from .gl/ into / (the
@@ -24,6 +25,7 @@
 #   sweep.json, sweep.txt          bench/sweep.py (sweep)
 #   trace_resnet50.json            Chrome trace of ResNet-50's dispatches (sweep)
 #   compare.json, compare.txt      bench/compare.py (compare)
+#   profile.txt, trace_minilm.json bench/profile_models.py (profile)
 # Models exported with torch are cached in /tmp/rlx_models for the call.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -93,12 +95,18 @@ for m in $modes; do
         --models-dir "$MODELS" --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" \
         --page "$D/models/page.png" --budget 420
       ;;
+    profile)
+      timeout 400 "$PY" bench/profile_models.py --rlx "$RLX" --models-dir "$MODELS" --traces "$OUT" \
+        minilm bert_base mobilenet_v2 > "$OUT/profile.txt" 2>&1
+      cat "$OUT/profile.txt" | grep -v "^fusion: "
+      rm -f "$OUT/trace_bert_base.json" "$OUT/trace_mobilenet_v2.json" # within the 8 files that come back
+      ;;
     quick)
       timeout 120 "$PY" bench/sweep.py --rlx "$RLX" --out "$OUT/sweep.json" --txt "$OUT/sweep.txt" \
         --models-dir "$MODELS" --ocr-model "$D/models/ppocrv4_det.onnx" --budget 60 --quick
       ;;
     *)
-      echo "device_run: unknown mode '$m' (tests, sweep, compare, quick)"
+      echo "device_run: unknown mode '$m' (tests, sweep, compare, profile, quick)"
       ;;
   esac
 done
