@@ -899,10 +899,12 @@ static rlx_model *attention_model(int64_t b, int64_t h, int64_t sq, int64_t sk, 
     return m;
 }
 
-static void test_attention(void) {
-    /* Sq 70 > 64 query rows per workgroup and Sk 40 > 32 keys per block on
-     * the GPU: several query blocks and online-softmax rescaling */
-    const int64_t B = 2, H = 3, SQ = 70, SK = 40, D = 8;
+/* Sq 70: several blocks of 8 query rows on the GPU, the last partial; Sk
+ * 150 > 64 keys per block: online-softmax rescaling across blocks; D 20: a
+ * partial last group of the output columns that an invocation owns (8
+ * invocations per row). */
+static void test_attention_size(int64_t SK, int64_t D) {
+    const int64_t B = 2, H = 3, SQ = 70;
     int64_t qd[4] = { B, H, SQ, D }, ktd[4] = { B, H, D, SK }, kd[4] = { B, H, SK, D }, md[4] = { B, 1, 1, SK };
     int64_t eq[4] = { B, SQ, H, D }, ek[4] = { B, SK, H, D };
     rlx_tensor *q = test_tensor_random(RLX_DTYPE_F32, 4, qd, -2, 2), *kt = test_tensor_random(RLX_DTYPE_F32, 4, ktd, -2, 2);
@@ -959,6 +961,11 @@ static void test_attention(void) {
     rlx_tensor_destroy(v);
     rlx_tensor_destroy(mask);
     rlx_tensor_destroy(sc);
+}
+
+static void test_attention(void) {
+    test_attention_size(150, 8);
+    test_attention_size(40, 20);
 }
 
 /* ------------------------------------------------------------ models */

@@ -382,8 +382,10 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
         /* GEMV-like shapes are bound by reading B: more, smaller slices keep
          * more loads in flight (skinny tiles have 32..128 invocations) */
         if (m->M <= 16) target *= 4;
-        /* automatic only for enough work to pay for the second dispatch */
-        bool worth = m->K >= 256 && m->M * m->N * m->K >= ((uint64_t)1 << 21);
+        /* automatic for enough work to pay for the second dispatch, or a
+         * grid so small that most of the GPU idles (a classifier head with
+         * one row: 1 x 1000 x 1280 took 190 us in 8 workgroups on an H200) */
+        bool worth = m->K >= 256 && (m->M * m->N * m->K >= ((uint64_t)1 << 21) || tiles <= 16);
         uint64_t want = forced != UINT64_MAX ? forced : (worth && tiles < target / 2 ? cdiv(target, tiles) : 1);
         uint64_t max_split = m->K / (2 * t.bk);
         if (want > max_split) want = max_split;

@@ -270,7 +270,8 @@ static rlx_status lower_add_ln(wg_lower *L) {
 
 /* ------------------------------------------------------------ Attention */
 
-#define ATT_BQ 64u /* query rows per workgroup (one per invocation) */
+#define ATT_BQ 8u  /* query rows per workgroup */
+#define ATT_TPR 8u /* invocations per query row (64 per workgroup) */
 
 static rlx_status lower_attention(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
@@ -296,8 +297,15 @@ static rlx_status lower_attention(wg_lower *L) {
     if (wg_numel(q) >= ((uint64_t)1 << 31) || wg_numel(k) >= ((uint64_t)1 << 31) || wg_numel(v) >= ((uint64_t)1 << 31) ||
         wg_numel(y) >= ((uint64_t)1 << 31) || (m && wg_numel(m) >= ((uint64_t)1 << 31)))
         return wg_decline(L, "too large for 32-bit indexing");
-    uint64_t bk = 2048 / (dd + dv);
-    if (bk > 32) bk = 32;
+    /* workgroup memory (floats): Qs BQ x (D + 1), Ks BK x (D + 1),
+     * Vs BK x DV, Ss BQ x (BK + 1) (rows padded against bank conflicts);
+     * BK keys per block, a multiple of TPR, within the device's limit */
+    uint64_t room = (L->caps->max_wg_storage ? L->caps->max_wg_storage : 16384) / 4;
+    uint64_t fixed = ATT_BQ * (dd + 1) + ATT_BQ;
+    if (fixed >= room) return wg_decline(L, "head dims too large for workgroup memory");
+    uint64_t bk = (room - fixed) / (dd + 1 + dv + ATT_BQ);
+    if (bk > 64) bk = 64;
+    bk = bk / ATT_TPR * ATT_TPR;
     if (bk == 0) return wg_decline(L, "head dims too large for workgroup memory");
     /* mask strides over [batch.., Sq, Sk] (0 where broadcast) */
     uint64_t ms[RLX_MAX_RANK] = { 0 };
@@ -315,15 +323,18 @@ static rlx_status lower_attention(wg_lower *L) {
         }
     }
     uint64_t nqb = (sq + ATT_BQ - 1) / ATT_BQ;
+    uint64_t nu = (dv + ATT_TPR - 1) / ATT_TPR; /* outputs per invocation */
+    typedef unsigned long long ull;
     wg_src b = { 0 };
     wg_src_printf(&b,
                   "// Generated: rlx.Attention (lower_internal.c): %llu batches of Q [%llu, %llu], K [%llu, %llu],\n"
                   "// V [%llu, %llu], read with the strides of their layouts (absorbed Transposes).\n"
-                  "// One workgroup per (batch, block of %u query rows), one invocation per query row; keys and\n"
-                  "// values in blocks of %llu through workgroup memory; online softmax: the running maximum m, sum l\n"
-                  "// and output acc are rescaled by exp(m_old - m_new) per block, y = acc / l at the end.\n",
-                  (unsigned long long)nb, (unsigned long long)sq, (unsigned long long)dd, (unsigned long long)sk,
-                  (unsigned long long)dd, (unsigned long long)sk, (unsigned long long)dv, ATT_BQ, (unsigned long long)bk);
+                  "// One workgroup per (batch, block of BQ query rows), TPR invocations per row. Per block of BK\n"
+                  "// keys (K and V through workgroup memory): invocation lane of row qi computes the scores of keys\n"
+                  "// lane, lane + TPR, ... (dot products over D in ascending order), then, with the row's block\n"
+                  "// maximum, the online softmax: running maximum mx, sum l and outputs rescaled by\n"
+                  "// exp(mx_old - mx_new); the invocation owns output columns lane + u * TPR. y = acc / l.\n",
+                  (ull)nb, (ull)sq, (ull)dd, (ull)sk, (ull)dd, (ull)sk, (ull)dv);
     /* without a mask there is no M binding (an unused binding would drop
      * out of the pipeline's layout) */
     wg_src_printf(&b, "struct Params { q_off: u32, k_off: u32, v_off: u32, %sy_off: u32%s };\n"
@@ -334,94 +345,114 @@ static rlx_status lower_attention(wg_lower *L) {
                   m ? "m_off: u32, " : "", m ? ", _p0: u32, _p1: u32, _p2: u32" : "");
     if (m) wg_src_printf(&b, "@group(0) @binding(4) var<storage, read_write> M: array<f32>;\n");
     wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> Y: array<f32>;\n", m ? 5 : 4);
-    wg_src_printf(&b, "const SQ = %lluu;\nconst SK = %lluu;\nconst D = %lluu;\nconst DV = %lluu;\nconst BK = %lluu;\n",
-                  (unsigned long long)sq, (unsigned long long)sk, (unsigned long long)dd, (unsigned long long)dv,
-                  (unsigned long long)bk);
-    wg_src_printf(&b, "var<workgroup> Ks: array<f32, %llu>;\nvar<workgroup> Vs: array<f32, %llu>;\n",
-                  (unsigned long long)(bk * dd), (unsigned long long)(bk * dv));
     wg_src_printf(&b,
-                  "@compute @workgroup_size(64)\n"
+                  "const SQ = %lluu;\nconst SK = %lluu;\nconst D = %lluu;\nconst DV = %lluu;\nconst BK = %lluu;\n"
+                  "const BQ = %uu;\nconst TPR = %uu;\nconst QS = D + 1u;\nconst SS = BK + 1u;\n",
+                  (ull)sq, (ull)sk, (ull)dd, (ull)dv, (ull)bk, ATT_BQ, ATT_TPR);
+    wg_src_printf(&b,
+                  "var<workgroup> Qs: array<f32, %llu>;\nvar<workgroup> Ks: array<f32, %llu>;\n"
+                  "var<workgroup> Vs: array<f32, %llu>;\nvar<workgroup> Ss: array<f32, %llu>;\n",
+                  (ull)(ATT_BQ * (dd + 1)), (ull)(bk * (dd + 1)), (ull)(bk * dv), (ull)(ATT_BQ * (bk + 1)));
+    wg_src_printf(&b,
+                  "@compute @workgroup_size(%u)\n"
                   "fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: vec3u,\n"
                   "        @builtin(num_workgroups) nwg: vec3u) {\n"
                   "    let wl = wid.x + wid.y * nwg.x;\n"
                   "    if (wl >= %lluu) { return; }\n"
                   "    let bi = wl / %lluu;\n"
-                  "    let i = (wl %% %lluu) * 64u + lid.x;\n"
+                  "    let q0 = (wl %% %lluu) * BQ;\n"
+                  "    let tid = lid.x;\n"
+                  "    let qi = tid / TPR;\n"
+                  "    let lane = tid %% TPR;\n"
+                  "    let i = q0 + qi;\n"
                   "    let valid = i < SQ;\n"
                   "    let ic = min(i, SQ - 1u);\n"
                   "    var qb = P.q_off;\n"
                   "    var kb = P.k_off;\n"
                   "    var vb = P.v_off;\n"
                   "    var yb = P.y_off;\n",
-                  (unsigned long long)(nb * nqb), (unsigned long long)nqb, (unsigned long long)nqb);
+                  ATT_BQ * ATT_TPR, (ull)(nb * nqb), (ull)nqb, (ull)nqb);
     if (m) wg_src_printf(&b, "    var mb = P.m_off;\n");
     /* batch offsets: the batch index decomposed over the batch dims */
     if (r > 2) wg_src_printf(&b, "    var rem = bi;\n");
     for (int i = r - 3; i >= 0; i--) {
-        wg_src_printf(&b, "    { let c = rem %% %lluu; rem = rem / %lluu;", (unsigned long long)l.qd[i], (unsigned long long)l.qd[i]);
-        if (l.qs[i]) wg_src_printf(&b, " qb = qb + c * %lluu;", (unsigned long long)l.qs[i]);
-        if (l.ks[i]) wg_src_printf(&b, " kb = kb + c * %lluu;", (unsigned long long)l.ks[i]);
-        if (l.vs[i]) wg_src_printf(&b, " vb = vb + c * %lluu;", (unsigned long long)l.vs[i]);
-        if (l.ys[i]) wg_src_printf(&b, " yb = yb + c * %lluu;", (unsigned long long)l.ys[i]);
-        if (m && ms[i]) wg_src_printf(&b, " mb = mb + c * %lluu;", (unsigned long long)ms[i]);
+        wg_src_printf(&b, "    { let c = rem %% %lluu; rem = rem / %lluu;", (ull)l.qd[i], (ull)l.qd[i]);
+        if (l.qs[i]) wg_src_printf(&b, " qb = qb + c * %lluu;", (ull)l.qs[i]);
+        if (l.ks[i]) wg_src_printf(&b, " kb = kb + c * %lluu;", (ull)l.ks[i]);
+        if (l.vs[i]) wg_src_printf(&b, " vb = vb + c * %lluu;", (ull)l.vs[i]);
+        if (l.ys[i]) wg_src_printf(&b, " yb = yb + c * %lluu;", (ull)l.ys[i]);
+        if (m && ms[i]) wg_src_printf(&b, " mb = mb + c * %lluu;", (ull)ms[i]);
         wg_src_printf(&b, " }\n");
     }
-    wg_src_printf(&b, "    qb = qb + ic * %lluu;\n    yb = yb + ic * %lluu;\n", (unsigned long long)l.qs[r - 2],
-                  (unsigned long long)l.ys[r - 2]);
-    if (m) wg_src_printf(&b, "    mb = mb + ic * %lluu;\n", (unsigned long long)ms[r - 2]);
+    /* the block's query rows into Qs (rows past SQ repeat the last) */
     wg_src_printf(&b,
-                  "    var qv: array<f32, D>;\n"
-                  "    var acc: array<f32, DV>;\n"
-                  "    for (var t = 0u; t < D; t = t + 1u) { qv[t] = Q[qb + t * %lluu]; }\n"
-                  "    for (var t = 0u; t < DV; t = t + 1u) { acc[t] = 0.0; }\n"
+                  "    for (var t = tid; t < BQ * D; t = t + BQ * TPR) {\n"
+                  "        let row = min(q0 + t / D, SQ - 1u);\n"
+                  "        Qs[(t / D) * QS + t %% D] = Q[qb + row * %lluu + (t %% D) * %lluu];\n"
+                  "    }\n"
+                  "    yb = yb + ic * %lluu;\n",
+                  (ull)l.qs[r - 2], (ull)l.qs[r - 1], (ull)l.ys[r - 2]);
+    if (m) wg_src_printf(&b, "    mb = mb + ic * %lluu;\n", (ull)ms[r - 2]);
+    for (uint64_t u = 0; u < nu; u++) wg_src_printf(&b, "    var acc%llu = 0.0;\n", (ull)u);
+    wg_src_printf(&b,
                   "    var mx = -3.40282347e+38;\n"
                   "    var l = 0.0;\n"
-                  "    var sc: array<f32, BK>;\n"
                   "    for (var k0 = 0u; k0 < SK; k0 = k0 + BK) {\n"
                   "        workgroupBarrier();\n"
-                  "        for (var t = lid.x; t < BK * D; t = t + 64u) {\n"
+                  "        for (var t = tid; t < BK * D; t = t + BQ * TPR) {\n"
                   "            let j = k0 + t / D;\n"
-                  "            Ks[t] = select(0.0, K[kb + min(j, SK - 1u) * %lluu + (t %% D) * %lluu], j < SK);\n"
+                  "            Ks[(t / D) * QS + t %% D] = select(0.0, K[kb + min(j, SK - 1u) * %lluu + (t %% D) * %lluu], j < SK);\n"
                   "        }\n"
-                  "        for (var t = lid.x; t < BK * DV; t = t + 64u) {\n"
+                  "        for (var t = tid; t < BK * DV; t = t + BQ * TPR) {\n"
                   "            let j = k0 + t / DV;\n"
                   "            Vs[t] = select(0.0, V[vb + min(j, SK - 1u) * %lluu + (t %% DV) * %lluu], j < SK);\n"
                   "        }\n"
                   "        workgroupBarrier();\n"
-                  "        if (valid) {\n"
-                  "            let nk = min(BK, SK - k0);\n"
-                  "            var bm = mx;\n"
-                  "            for (var jj = 0u; jj < nk; jj = jj + 1u) {\n"
-                  "                var dot = 0.0;\n"
-                  "                for (var t = 0u; t < D; t = t + 1u) { dot = dot + qv[t] * Ks[jj * D + t]; }\n",
-                  (unsigned long long)l.qs[r - 1], (unsigned long long)kss, (unsigned long long)kds,
-                  (unsigned long long)l.vs[r - 2], (unsigned long long)l.vs[r - 1]);
+                  "        let nk = min(BK, SK - k0);\n",
+                  (ull)kss, (ull)kds, (ull)l.vs[r - 2], (ull)l.vs[r - 1]);
     char sl[64];
     uint32_t su;
     memcpy(&su, &scale, 4);
     snprintf(sl, sizeof sl, "bitcast<f32>(0x%08xu)", (unsigned)su);
-    wg_src_printf(&b, "                var s = dot %s %s;\n", div ? "/" : "*", sl);
-    if (m) wg_src_printf(&b, "                s = s + M[mb + (k0 + jj) * %lluu];\n", (unsigned long long)ms[r - 1]);
+    /* this invocation's scores */
     wg_src_printf(&b,
-                  "                sc[jj] = s;\n"
-                  "                bm = max(bm, s);\n"
-                  "            }\n"
-                  "            let corr = exp(mx - bm);\n"
-                  "            l = l * corr;\n"
-                  "            for (var t = 0u; t < DV; t = t + 1u) { acc[t] = acc[t] * corr; }\n"
-                  "            for (var jj = 0u; jj < nk; jj = jj + 1u) {\n"
-                  "                let p = exp(sc[jj] - bm);\n"
-                  "                l = l + p;\n"
-                  "                for (var t = 0u; t < DV; t = t + 1u) { acc[t] = acc[t] + p * Vs[jj * DV + t]; }\n"
-                  "            }\n"
-                  "            mx = bm;\n"
+                  "        for (var jj = lane; jj < nk; jj = jj + TPR) {\n"
+                  "            var dot = 0.0;\n"
+                  "            for (var t = 0u; t < D; t = t + 1u) { dot = dot + Qs[qi * QS + t] * Ks[jj * QS + t]; }\n"
+                  "            var s = dot %s %s;\n",
+                  div ? "/" : "*", sl);
+    if (m) wg_src_printf(&b, "            s = s + M[mb + (k0 + jj) * %lluu];\n", (ull)ms[r - 1]);
+    wg_src_printf(&b,
+                  "            Ss[qi * SS + jj] = s;\n"
                   "        }\n"
+                  "        workgroupBarrier();\n"
+                  "        var bm = mx;\n"
+                  "        for (var jj = 0u; jj < nk; jj = jj + 1u) { bm = max(bm, Ss[qi * SS + jj]); }\n"
+                  "        let corr = exp(mx - bm);\n"
+                  "        l = l * corr;\n");
+    for (uint64_t u = 0; u < nu; u++) wg_src_printf(&b, "        acc%llu = acc%llu * corr;\n", (ull)u, (ull)u);
+    wg_src_printf(&b,
+                  "        for (var jj = 0u; jj < nk; jj = jj + 1u) {\n"
+                  "            let p = exp(Ss[qi * SS + jj] - bm);\n"
+                  "            l = l + p;\n"
+                  "            let vr = jj * DV + lane;\n");
+    for (uint64_t u = 0; u < nu; u++) {
+        uint64_t c0 = u * ATT_TPR;
+        if (c0 + ATT_TPR <= dv)
+            wg_src_printf(&b, "            acc%llu = acc%llu + p * Vs[vr + %lluu];\n", (ull)u, (ull)u, (ull)c0);
+        else /* a partial last group of columns */
+            wg_src_printf(&b, "            if (lane + %lluu < DV) { acc%llu = acc%llu + p * Vs[vr + %lluu]; }\n", (ull)c0,
+                          (ull)u, (ull)u, (ull)c0);
+    }
+    wg_src_printf(&b,
+                  "        }\n"
+                  "        mx = bm;\n"
                   "    }\n"
-                  "    if (valid) {\n"
-                  "        for (var t = 0u; t < DV; t = t + 1u) { Y[yb + t * %lluu] = acc[t] / l; }\n"
-                  "    }\n"
-                  "}\n",
-                  (unsigned long long)l.ys[r - 1]);
+                  "    if (valid) {\n");
+    for (uint64_t u = 0; u < nu; u++)
+        wg_src_printf(&b, "        if (lane + %lluu < DV) { Y[yb + (lane + %lluu) * %lluu] = acc%llu / l; }\n",
+                      (ull)(u * ATT_TPR), (ull)(u * ATT_TPR), (ull)l.ys[r - 1], (ull)u);
+    wg_src_printf(&b, "    }\n}\n");
     if (b.oom) {
         wg_src_free(&b);
         L->broken = true;
