@@ -266,7 +266,12 @@ static int make_input(const run_opts *o, const rlx_value_info *vi, rng *r, rlx_t
         rlx_status st = rlx_tensor_load_npy(in->value, out);
         if (st) {
             char what[1200];
-            snprintf(what, sizeof what, "cannot read input '%s' from '%s'", vi->name, in->value);
+            /* the library's message names the file already (unless it is empty) */
+            const char *msg = rlx_last_error();
+            if (*in->value && msg && strstr(msg, in->value))
+                snprintf(what, sizeof what, "cannot read input '%s'", vi->name);
+            else
+                snprintf(what, sizeof what, "cannot read input '%s' from '%s'", vi->name, in->value);
             int rc = cli_fail(st, what);
             return rc == CLI_EXIT_FAILURE && st != RLX_ERR_OUT_OF_MEMORY ? CLI_EXIT_USAGE : rc;
         }

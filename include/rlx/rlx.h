@@ -105,13 +105,17 @@ void rlx_tensor_destroy(rlx_tensor *tensor);
 size_t rlx_tensor_numel(const rlx_tensor *tensor);
 
 /* Reads a NumPy .npy file (format 1.0-3.0, C order, little-endian, dtypes
- * f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1).
- * errors: RLX_ERR_IO (missing, unreadable), RLX_ERR_INVALID_ARGUMENT (not an
- *         .npy file, Fortran order, unsupported dtype, truncated data). */
+ * f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1). The data size the header claims is
+ * checked against the file before anything is allocated for it.
+ * errors: RLX_ERR_IO (missing, unreadable, not a regular file),
+ *         RLX_ERR_INVALID_ARGUMENT (not an .npy file, Fortran order,
+ *         unsupported dtype, bad shape, truncated data), RLX_ERR_UNSUPPORTED
+ *         (rank above RLX_MAX_RANK); the message names the file. */
 rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor);
 
 /* Writes a tensor as a NumPy .npy file (format 1.0).
- * errors: RLX_ERR_IO, RLX_ERR_UNSUPPORTED (dtype without an .npy code). */
+ * errors: RLX_ERR_IO (with the system's reason), RLX_ERR_UNSUPPORTED (dtype
+ *         without an .npy code). */
 rlx_status rlx_tensor_save_npy(const rlx_tensor *tensor, const char *path);
 
 /* ------------------------------------------------------------------- model */
