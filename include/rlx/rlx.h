@@ -303,6 +303,9 @@ void rlx_session_destroy(rlx_session *session);
  * outputs: on success *out_outputs holds rlx_session_num_outputs() tensors in
  *          graph-output order, owned by the caller (free each with
  *          rlx_tensor_destroy and the array with free()).
+ * threads: a session may be shared by threads; its runs take turns (one
+ *          at a time, each waiting for the one in progress). Separate
+ *          sessions, of one model or several, run in parallel.
  * errors: RLX_ERR_INVALID_ARGUMENT (unknown or missing input, wrong dtype or
  *         shape), RLX_ERR_UNSUPPORTED, RLX_ERR_DEVICE, RLX_ERR_DEVICE_LOST,
  *         RLX_ERR_OUT_OF_MEMORY; rlx_last_error() names the input or the
