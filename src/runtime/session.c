@@ -319,6 +319,31 @@ static bool pass_enabled(const char *name) {
     return true;
 }
 
+/* The passes RLX_DISABLE_PASSES can name (fold and dce always run). */
+static const char *const k_optional_passes[] = { "cse", "fold_conv_affine", "fuse_activation", "fuse_attention",
+                                                 "fuse_add_layernorm", "fuse_elementwise" };
+
+/* A name in RLX_DISABLE_PASSES that is no pass (a typo) turns nothing off:
+ * refused, so that a comparison "with the pass off" is one. */
+static rlx_status check_disabled_passes(void) {
+    const char *off = rlx_getenv("RLX_DISABLE_PASSES");
+    if (!off) return RLX_OK;
+    for (const char *p = off; *p;) {
+        size_t n = strcspn(p, ",");
+        bool known = n == 0;
+        for (size_t i = 0; i < RLX_ARRAY_LEN(k_optional_passes) && !known; i++)
+            known = strlen(k_optional_passes[i]) == n && strncmp(k_optional_passes[i], p, n) == 0;
+        if (!known)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                            "RLX_DISABLE_PASSES='%s': '%.*s' is not a pass that can be turned off (cse, "
+                            "fold_conv_affine, fuse_activation, fuse_attention, fuse_add_layernorm, fuse_elementwise)",
+                            off, (int)n, p);
+        p += n;
+        if (*p == ',') p++;
+    }
+    return RLX_OK;
+}
+
 typedef rlx_status (*pass_fn)(rlx_graph *g, rlx_pass_stats *ps);
 
 static rlx_status run_pass(rlx_graph *g, rlx_pass_stats *ps, const char *name, pass_fn fn) {
@@ -336,6 +361,7 @@ static rlx_status run_passes(rlx_graph *g, rlx_pass_stats *ps) {
      * ConstantOfShape, took 94% of that model's arena); folded, it is
      * computed once and kept with the weights. */
     rlx_fold_options fo = { .max_elements = 0, .eager = false };
+    RLX_TRY(check_disabled_passes());
     dump_ir(g, "binding the input shapes");
     RLX_TRY(rlx_pass_fold(g, &fo, ps));
     dump_ir(g, "fold (shape inference + constant folding)");
