@@ -6,11 +6,14 @@
  *    RLX_ERR_INVALID_ARGUMENT, not an allocation of 4 TB), a fortran_order
  *    that is neither True nor False, dims that overflow int64;
  *  - Conv / ConvTranspose / pool attributes near INT64_MAX (dilations,
- *    pads, strides, group, kernel_shape -1): a clear RLX_ERR_INVALID_MODEL
- *    naming the node, no signed overflow;
+ *    pads, strides, group, kernel_shape -1) and DequantizeLinear's
+ *    block_size: a clear RLX_ERR_INVALID_MODEL naming the node, no signed
+ *    overflow;
  *  - Reshape to the empty shape given as a graph input (a scalar): checked
  *    like a constant shape, not RLX_ERR_INTERNAL from the kernel;
  *  - caller tensors whose byte size overflows size_t;
+ *  - Cast and DynamicQuantizeLinear of NaN, infinities and values beyond
+ *    the target type (C casts of those are undefined behaviour);
  *  - one session run from several threads at once (CPU and GPU): results
  *    equal to values computed here (exact: Relu, and Add of small
  *    integers), no crash.
@@ -168,6 +171,33 @@ static void test_conv_attrs(void) {
                         (rlx_attr[]){ RLX_ATTR_IS("pads", 4, one4), RLX_ATTR_IS("dilations", 2, two2) }));
 }
 
+/* DequantizeLinear-21 with block_size INT64_MAX: ceil(4 / block) computed
+ * as (4 + block - 1) / block overflowed; now a mismatch with the scale's
+ * shape, named. With block_size 2 the same model runs. */
+static void test_quant_block(void) {
+    static const int64_t xd[2] = { 1, 4 };
+    for (int k = 0; k < 2; k++) {
+        int64_t block = k == 0 ? INT64_MAX : 2;
+        rlx_model *m = NULL;
+        CHECK_OK(rlx_model_create(21, &m));
+        if (!m) return;
+        CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_I8, 2, xd, NULL));
+        rlx_tensor *sc = test_tensor_random(RLX_DTYPE_F32, 2, (const int64_t[]){ 1, 2 }, 0.5f, 2.0f);
+        CHECK_OK(rlx_model_add_initializer(m, "s", sc));
+        rlx_tensor_destroy(sc);
+        rlx_status st = rlx_model_add_node(m, "DequantizeLinear", "dq", 2, (const char *[]){ "x", "s" }, 1,
+                                           (const char *[]){ "y" }, 2,
+                                           (rlx_attr[]){ RLX_ATTR_I("axis", 1), RLX_ATTR_I("block_size", block) });
+        if (!st) st = rlx_model_add_output(m, "y");
+        if (!st) st = rlx_model_finish(m);
+        if (k == 0)
+            CHECK_FAILS(st, RLX_ERR_INVALID_MODEL, "node 'dq' (DequantizeLinear): scale has shape [1,2]");
+        else
+            CHECK_OK(st);
+        rlx_model_destroy(m);
+    }
+}
+
 /* ============================================================ Reshape to [] */
 
 static void test_reshape_scalar(void) {
@@ -206,6 +236,56 @@ static void test_reshape_scalar(void) {
     rlx_tensor_destroy(x1);
     rlx_session_destroy(s);
     rlx_model_destroy(m);
+}
+
+/* ============================================================ float to int */
+
+/* Runs a one-node model y = op(x) on the CPU; returns y (caller frees). */
+static rlx_tensor *run_unary(const char *op, int opset, const rlx_tensor *x, size_t n_attrs, const rlx_attr *attrs,
+                             int out_index) {
+    rlx_tensor **out = NULL;
+    const int is_const[1] = { 0 };
+    int n_out = out_index + 1;
+    rlx_status st = test_run_op(op, opset, "cpu", 1, (const rlx_tensor *const[]){ x }, is_const, n_out, n_attrs, attrs,
+                                &out);
+    if (st) {
+        fprintf(stderr, "%s: %s\n", op, rlx_last_error());
+        return NULL;
+    }
+    rlx_tensor *y = out[out_index];
+    out[out_index] = NULL;
+    test_free_outputs(out, n_out);
+    return y;
+}
+
+/* Cast of NaN, infinities and values beyond the target type: a C cast of
+ * those is undefined behaviour (UBSan float-cast-overflow). rlx's rule:
+ * truncate toward zero, NaN gives 0, beyond int64 saturates, u64 saturates
+ * at 2^64 - 1. DynamicQuantizeLinear of -inf: zero point NaN was cast. */
+static void test_float_to_int(void) {
+    const float v[8] = { NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 3e9f, 2.5f, -2.5f };
+    rlx_tensor *x = test_tensor_f32(1, (const int64_t[]){ 8 }, v);
+    rlx_tensor *y = run_unary("Cast", 13, x, 1, (rlx_attr[]){ RLX_ATTR_I("to", RLX_DTYPE_I64) }, 0);
+    const int64_t want64[8] = { 0, INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 3000000000, 2, -2 };
+    CHECK(y && y->dtype == RLX_DTYPE_I64 && memcmp(y->data, want64, sizeof want64) == 0);
+    rlx_tensor_destroy(y);
+    y = run_unary("Cast", 13, x, 1, (rlx_attr[]){ RLX_ATTR_I("to", RLX_DTYPE_U64) }, 0);
+    const uint64_t wantu[4] = { 0, UINT64_MAX, 0, UINT64_MAX };
+    CHECK(y && y->dtype == RLX_DTYPE_U64 && memcmp(y->data, wantu, 2 * sizeof wantu[0]) == 0 &&
+          ((const uint64_t *)y->data)[3] == wantu[3] && ((const uint64_t *)y->data)[5] == 3000000000u &&
+          ((const uint64_t *)y->data)[6] == 2);
+    rlx_tensor_destroy(y);
+    y = run_unary("Cast", 13, x, 1, (rlx_attr[]){ RLX_ATTR_I("to", RLX_DTYPE_I32) }, 0);
+    CHECK(y && ((const int32_t *)y->data)[0] == 0 && ((const int32_t *)y->data)[6] == 2 &&
+          ((const int32_t *)y->data)[7] == -2);
+    rlx_tensor_destroy(y);
+    rlx_tensor_destroy(x);
+    const float q[4] = { -INFINITY, 1.0f, 2.0f, -3.0f };
+    x = test_tensor_f32(1, (const int64_t[]){ 4 }, q);
+    y = run_unary("DynamicQuantizeLinear", 11, x, 0, NULL, 2);
+    CHECK(y && y->dtype == RLX_DTYPE_U8 && ((const uint8_t *)y->data)[0] == 0);
+    rlx_tensor_destroy(y);
+    rlx_tensor_destroy(x);
 }
 
 /* ============================================================ caller tensors */
@@ -321,7 +401,9 @@ int main(void) {
     }
     test_npy();
     test_conv_attrs();
+    test_quant_block();
     test_reshape_scalar();
+    test_float_to_int();
     rlx_model *m = relu_model();
     CHECK(m != NULL);
     if (m) {
