@@ -522,7 +522,7 @@ static int save_npy(const rlx_tensor *t, const char *path) {
     }
     rlx_status st = rlx_tensor_save_npy(t, path);
     if (st) {
-        err_msg("cannot write '%s': %s", path, rlx_last_error());
+        err_msg("%s", rlx_last_error()); /* names the file and the reason */
         return EXIT_RUNTIME;
     }
     printf("wrote %s\n", path);

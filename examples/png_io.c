@@ -130,8 +130,14 @@ int png_read_rgb8(const char *path, demo_image *out, char *kind, size_t kind_cap
         return -1;
     }
     unsigned char sig[8];
-    if (fread(sig, 1, 8, c->f) != 8 || png_sig_cmp(sig, 0, 8) != 0) {
-        set_err(err, err_cap, "%s: not a PNG file", path);
+    errno = 0;
+    size_t got = fread(sig, 1, 8, c->f);
+    if (got != 8 && ferror(c->f)) { /* a directory opens, then fails to read (EISDIR) */
+        set_err(err, err_cap, "%s: %s", path, errno ? strerror(errno) : "read error");
+        goto done;
+    }
+    if (got != 8 || png_sig_cmp(sig, 0, 8) != 0) {
+        set_err(err, err_cap, "%s: not a PNG file (no PNG signature)", path);
         goto done;
     }
     c->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, c, on_error, on_warning);

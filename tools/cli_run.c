@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/half.h"
 #include "base/platform.h"
@@ -266,7 +267,12 @@ static int make_input(const run_opts *o, const rlx_value_info *vi, rng *r, rlx_t
         rlx_status st = rlx_tensor_load_npy(in->value, out);
         if (st) {
             char what[1200];
-            snprintf(what, sizeof what, "cannot read input '%s' from '%s'", vi->name, in->value);
+            /* the library's message names the file already (unless it is empty) */
+            const char *msg = rlx_last_error();
+            if (*in->value && msg && strstr(msg, in->value))
+                snprintf(what, sizeof what, "cannot read input '%s'", vi->name);
+            else
+                snprintf(what, sizeof what, "cannot read input '%s' from '%s'", vi->name, in->value);
             int rc = cli_fail(st, what);
             return rc == CLI_EXIT_FAILURE && st != RLX_ERR_OUT_OF_MEMORY ? CLI_EXIT_USAGE : rc;
         }
@@ -516,6 +522,12 @@ int cli_cmd_run(int argc, char **argv) {
     double *times = NULL;
     char tb[4][32];
 
+    /* an output folder that cannot be written fails now, not after the runs */
+    if (o.output_dir && (!cli_mkdirs(o.output_dir) || access(o.output_dir, W_OK | X_OK) != 0)) {
+        cli_error("cannot write to the output directory '%s': %s", o.output_dir, strerror(errno));
+        rc = CLI_EXIT_FAILURE;
+        goto done;
+    }
     double t0 = rlx_now_seconds();
     rlx_status st = rlx_model_load_onnx(o.model, &m);
     double t_import = rlx_now_seconds() - t0;

@@ -572,6 +572,15 @@ static int check_expected(const runner *r, const char *path, bool update) {
     return regressions ? 1 : 0;
 }
 
+/* cpu, gpu or gpu:N (N a decimal number). */
+static bool device_ok(const char *d) {
+    if (strcmp(d, "cpu") == 0 || strcmp(d, "gpu") == 0) return true;
+    if (strncmp(d, "gpu:", 4) != 0 || !d[4] || strlen(d + 4) > 7) return false;
+    for (const char *p = d + 4; *p; p++)
+        if (*p < '0' || *p > '9') return false;
+    return true;
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "usage: rlx conformance ROOT [options]\n"
@@ -595,6 +604,12 @@ int rlx_cli_conformance(int argc, char **argv) {
     bool update = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
+        bool takes_value = strcmp(a, "--device") == 0 || strcmp(a, "--suite") == 0 || strcmp(a, "--filter") == 0 ||
+                           strcmp(a, "--out") == 0 || strcmp(a, "--expected") == 0;
+        if (takes_value && i + 1 >= argc) {
+            fprintf(stderr, "rlx: error: conformance: option %s needs a value (see 'rlx conformance --help')\n", a);
+            return 2;
+        }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -632,9 +647,56 @@ int rlx_cli_conformance(int argc, char **argv) {
     }
     static char dev_buf[128];
     if (dev_list) {
+        if (strlen(dev_list) >= sizeof dev_buf) {
+            fprintf(stderr, "rlx: error: conformance: --device '%s' is too long\n", dev_list);
+            return 2;
+        }
         snprintf(dev_buf, sizeof dev_buf, "%s", dev_list);
         r.n_dev = 0;
-        for (char *tok = strtok(dev_buf, ","); tok && r.n_dev < MAX_DEV; tok = strtok(NULL, ",")) r.devices[r.n_dev++] = tok;
+        for (char *tok = strtok(dev_buf, ","); tok; tok = strtok(NULL, ",")) {
+            if (!device_ok(tok)) {
+                fprintf(stderr, "rlx: error: conformance: bad device '%s' in --device '%s' (expected cpu, gpu or gpu:N)\n",
+                        tok, dev_list);
+                return 2;
+            }
+            if (r.n_dev == MAX_DEV) {
+                fprintf(stderr, "rlx: error: conformance: --device '%s' lists more than %d devices\n", dev_list,
+                        MAX_DEV);
+                return 2;
+            }
+            r.devices[r.n_dev++] = tok;
+        }
+        if (r.n_dev == 0) {
+            fprintf(stderr, "rlx: error: conformance: --device '%s' names no device\n", dev_list);
+            return 2;
+        }
+    }
+    bool want_suite[RLX_ARRAY_LEN(k_suites)];
+    for (size_t k = 0; k < RLX_ARRAY_LEN(k_suites); k++) want_suite[k] = suites == NULL;
+    if (suites) {
+        char buf[256];
+        if (strlen(suites) >= sizeof buf) {
+            fprintf(stderr, "rlx: error: conformance: --suite '%s' is too long\n", suites);
+            return 2;
+        }
+        snprintf(buf, sizeof buf, "%s", suites);
+        bool any = false;
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            size_t k = 0;
+            while (k < RLX_ARRAY_LEN(k_suites) && strcmp(k_suites[k], tok) != 0) k++;
+            if (k == RLX_ARRAY_LEN(k_suites)) {
+                fprintf(stderr,
+                        "rlx: error: conformance: unknown suite '%s' (expected node, simple, pytorch-converted, "
+                        "pytorch-operator or light)\n",
+                        tok);
+                return 2;
+            }
+            want_suite[k] = any = true;
+        }
+        if (!any) {
+            fprintf(stderr, "rlx: error: conformance: --suite '%s' names no suite\n", suites);
+            return 2;
+        }
     }
     char gpu_name[300] = "";
     for (int d = 0; d < r.n_dev; d++) {
@@ -646,11 +708,25 @@ int rlx_cli_conformance(int argc, char **argv) {
     }
     double t0 = rlx_now_seconds();
     for (size_t s = 0; s < RLX_ARRAY_LEN(k_suites); s++) {
-        if (suites && !strstr(suites, k_suites[s])) continue;
+        if (!want_suite[s]) continue;
         if (strcmp(k_suites[s], "light") == 0) run_light(&r);
         else run_suite_dirs(&r, k_suites[s]);
     }
     double secs = rlx_now_seconds() - t0;
+    if (r.n_res == 0) {
+        /* a wrong ROOT (or a filter that matches nothing) must not pass as
+         * "0 tests, no regressions" */
+        if (r.filter)
+            fprintf(stderr, "rlx: error: conformance: no test under '%s' matches --filter '%s'\n", r.root, r.filter);
+        else
+            fprintf(stderr,
+                    "rlx: error: conformance: no tests found under '%s' (expected <suite>/<test>/model.onnx with "
+                    "suites node, simple, pytorch-converted, pytorch-operator, light)\n",
+                    r.root);
+        free(r.res);
+        free(r.fb.ops);
+        return 2;
+    }
     int cnt[MAX_DEV][4] = { { 0 } };
     for (size_t i = 0; i < r.n_res; i++)
         for (int d = 0; d < r.n_dev; d++) cnt[d][r.res[i].r[d]]++;

@@ -108,13 +108,17 @@ void rlx_tensor_destroy(rlx_tensor *tensor);
 size_t rlx_tensor_numel(const rlx_tensor *tensor);
 
 /* Reads a NumPy .npy file (format 1.0-3.0, C order, little-endian, dtypes
- * f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1).
- * errors: RLX_ERR_IO (missing, unreadable), RLX_ERR_INVALID_ARGUMENT (not an
- *         .npy file, Fortran order, unsupported dtype, truncated data). */
+ * f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1). The data size the header claims is
+ * checked against the file before anything is allocated for it.
+ * errors: RLX_ERR_IO (missing, unreadable, not a regular file),
+ *         RLX_ERR_INVALID_ARGUMENT (not an .npy file, Fortran order,
+ *         unsupported dtype, bad shape, truncated data), RLX_ERR_UNSUPPORTED
+ *         (rank above RLX_MAX_RANK); the message names the file. */
 rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor);
 
 /* Writes a tensor as a NumPy .npy file (format 1.0).
- * errors: RLX_ERR_IO, RLX_ERR_UNSUPPORTED (dtype without an .npy code). */
+ * errors: RLX_ERR_IO (with the system's reason), RLX_ERR_UNSUPPORTED (dtype
+ *         without an .npy code). */
 rlx_status rlx_tensor_save_npy(const rlx_tensor *tensor, const char *path);
 
 /* ------------------------------------------------------------------- model */
@@ -302,6 +306,9 @@ void rlx_session_destroy(rlx_session *session);
  * outputs: on success *out_outputs holds rlx_session_num_outputs() tensors in
  *          graph-output order, owned by the caller (free each with
  *          rlx_tensor_destroy and the array with free()).
+ * threads: a session may be shared by threads; its runs take turns (one
+ *          at a time, each waiting for the one in progress). Separate
+ *          sessions, of one model or several, run in parallel.
  * errors: RLX_ERR_INVALID_ARGUMENT (unknown or missing input, wrong dtype or
  *         shape), RLX_ERR_UNSUPPORTED, RLX_ERR_DEVICE, RLX_ERR_DEVICE_LOST,
  *         RLX_ERR_OUT_OF_MEMORY; rlx_last_error() names the input or the

@@ -8,7 +8,10 @@
 
 The library is found through the RLX_LIBRARY environment variable, else next
 to this package in a build folder (build/librlx.so), else on the loader path.
-Errors raise rlx.Error with the library's message (it names the node and op).
+Errors raise rlx.Error with the library's message (it names the node and op);
+arguments of the wrong Python type raise TypeError. Inputs are passed in C
+order and native byte order (others are converted); bfloat16 outputs come
+back as float32 (exact).
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ _DTYPES = {  # rlx_dtype (ONNX TensorProto numbering) <-> numpy
     9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64,
 }
 _NP_TO_DTYPE = {np.dtype(v): k for k, v in _DTYPES.items()}
+_BF16 = 16  # outputs only: returned as float32 (inputs of this dtype cannot be fed from numpy)
 
 
 class Error(RuntimeError):
@@ -59,8 +63,22 @@ class _AdapterInfo(ctypes.Structure):
                 ("cooperative_matrix", ctypes.c_bool)]
 
 
-class _SessionOptions(ctypes.Structure):
-    _fields_ = [("device", ctypes.c_char_p), ("gpu_conv_direct", ctypes.c_bool)]
+class _SessionOptions(ctypes.Structure):  # rlx_session_options, field for field
+    _fields_ = [("device", ctypes.c_char_p), ("gpu_conv_direct", ctypes.c_bool), ("gpu_f16", ctypes.c_bool)]
+
+
+def _c_string(value, what: str) -> bytes:
+    """value (str, bytes or a path) as a NUL-terminated C string; a NUL
+    inside would cut it short where C reads it, so it is refused."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str):
+        value = os.fsencode(value) if what == "path" else value.encode()
+    if not isinstance(value, bytes):
+        raise TypeError(f"{what} must be a str, got {type(value).__name__}")
+    if b"\0" in value:
+        raise ValueError(f"{what} {value!r} contains a NUL character")
+    return value
 
 
 def library_path() -> str:
@@ -129,7 +147,7 @@ class Model:
     def __init__(self, path: str):
         lib = _load()
         self._h = ctypes.c_void_p()
-        _check(lib.rlx_model_load_onnx(os.fsencode(path), ctypes.byref(self._h)))
+        _check(lib.rlx_model_load_onnx(_c_string(path, "path"), ctypes.byref(self._h)))
 
     def _infos(self, count_fn, info_fn) -> List[dict]:
         lib = _load()
@@ -157,11 +175,14 @@ class Model:
 
 
 class Session:
-    """Runs a Model on a device ("cpu", "gpu", "gpu:N")."""
+    """Runs a Model on a device ("cpu", "gpu", "gpu:N"). A session may be
+    used from several threads: its runs take turns."""
 
-    def __init__(self, model: Model, device: str = "cpu", gpu_conv_direct: bool = False):
+    def __init__(self, model: Model, device: str = "cpu", gpu_conv_direct: bool = False, gpu_f16: bool = False):
         lib = _load()
-        opts = _SessionOptions(device.encode(), gpu_conv_direct)
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be an rlx.Model, got {type(model).__name__}")
+        opts = _SessionOptions(_c_string(device, "device"), bool(gpu_conv_direct), bool(gpu_f16))
         self._h = ctypes.c_void_p()
         _check(lib.rlx_session_create(model._h, ctypes.byref(opts), ctypes.byref(self._h)))
 
@@ -181,9 +202,17 @@ class Session:
     def run(self, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
         """One forward pass; returns the outputs in graph order as numpy arrays."""
         lib = _load()
+        if not isinstance(feeds, dict):
+            raise TypeError(f"feeds must be a dict of input name -> array, got {type(feeds).__name__}")
         names, tensors, keep = [], [], []
         for name, arr in feeds.items():
-            a = np.ascontiguousarray(arr)
+            c_name = _c_string(name, "input name")
+            # (np.ascontiguousarray would turn a 0-d array into shape (1,))
+            a = np.asarray(arr, order="C")
+            if not a.flags.c_contiguous:
+                a = a.copy(order="C")
+            if a.dtype.byteorder == ">" or (a.dtype.byteorder == "<" and not np.little_endian):
+                a = a.astype(a.dtype.newbyteorder("="))  # rlx takes native byte order
             if a.dtype not in _NP_TO_DTYPE:
                 raise Error("RLX_ERR_INVALID_ARGUMENT", f"input '{name}': numpy dtype {a.dtype} is not supported")
             if a.ndim > MAX_RANK:
@@ -196,7 +225,7 @@ class Session:
             t.data = a.ctypes.data
             t.nbytes = a.nbytes
             keep.append(a)
-            names.append(name.encode())
+            names.append(c_name)
             tensors.append(ctypes.pointer(t))
         n = len(names)
         c_names = (ctypes.c_char_p * max(n, 1))(*names)
@@ -208,10 +237,17 @@ class Session:
         try:
             for i in range(n_out.value):
                 t = outs[i].contents
-                dt = np.dtype(_DTYPES.get(t.dtype, np.uint8))
                 shape = tuple(t.dims[j] for j in range(t.rank))
-                buf = (ctypes.c_char * t.nbytes).from_address(t.data) if t.nbytes else b""
-                result.append(np.frombuffer(bytes(buf), dtype=dt).reshape(shape).copy())
+                buf = bytes((ctypes.c_char * t.nbytes).from_address(t.data)) if t.nbytes else b""
+                if t.dtype == _BF16:  # numpy has no bfloat16: widened exactly to float32
+                    bits = np.frombuffer(buf, dtype=np.uint16).astype(np.uint32) << 16
+                    result.append(bits.view(np.float32).reshape(shape))
+                elif t.dtype in _DTYPES:
+                    result.append(np.frombuffer(buf, dtype=_DTYPES[t.dtype]).reshape(shape).copy())
+                else:
+                    name = lib.rlx_session_output_name(self._h, i)
+                    raise Error("RLX_ERR_UNSUPPORTED", f"output {i} ('{name.decode() if name else '?'}') has rlx "
+                                f"dtype {t.dtype}, which has no numpy equivalent")
         finally:
             for i in range(n_out.value):
                 lib.rlx_tensor_destroy(outs[i])

@@ -8,6 +8,7 @@
 #include "base/tensor.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,12 @@ rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
     const char *fo = npy_find(hdr, "fortran_order");
     if (!fo) { st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': .npy header has no fortran_order", path); goto done; }
     if (strncmp(fo, "True", 4) == 0) { st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': Fortran-order .npy is not supported (save with C order)", path); goto done; }
+    if (strncmp(fo, "False", 5) != 0) {
+        size_t fl = strcspn(fo, ",}");
+        st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': .npy fortran_order is '%.*s', expected True or False", path,
+                      (int)(fl < 16 ? fl : 16), fo);
+        goto done;
+    }
     const char *sh = npy_find(hdr, "shape");
     if (!sh || *sh != '(') { st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': .npy header has no shape", path); goto done; }
     sh++;
@@ -89,19 +96,38 @@ rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
         if (!isdigit((unsigned char)*sh)) { st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': bad .npy shape", path); goto done; }
         if (rank == RLX_MAX_RANK) { st = rlx_fail(RLX_ERR_UNSUPPORTED, "'%s': rank above %d", path, RLX_MAX_RANK); goto done; }
         char *end;
+        errno = 0;
         long long v = strtoll(sh, &end, 10);
-        if (v < 0) { st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': bad .npy shape", path); goto done; }
+        if (v < 0 || errno == ERANGE) {
+            st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': bad .npy shape (dim %d out of range)", path, rank);
+            goto done;
+        }
         dims[rank++] = v;
         sh = end;
+        if (*sh != ' ' && *sh != ',' && *sh != ')') {
+            st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': bad .npy shape", path);
+            goto done;
+        }
+    }
+    /* the data the header claims must be in the file before anything is
+     * allocated for it: a few bytes can claim terabytes */
+    size_t numel, need, have = size - hoff - hlen;
+    st = rlx_shape_numel(dims, rank, &numel);
+    if (st) { rlx_fail_prefix(st, "'%s': ", path); goto done; }
+    char sb[256];
+    if (!rlx_mul_ok(numel, rlx_dtype_size(dtype), &need)) {
+        st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': .npy shape %s of %s: the byte size overflows", path,
+                      rlx_shape_str(dims, rank, sb, sizeof sb), rlx_dtype_name(dtype));
+        goto done;
+    }
+    if (need > have) {
+        st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': truncated .npy data: shape %s of %s needs %zu bytes, the file has %zu",
+                      path, rlx_shape_str(dims, rank, sb, sizeof sb), rlx_dtype_name(dtype), need, have);
+        goto done;
     }
     rlx_tensor *t;
     st = rlx_tensor_create(dtype, dims, rank, &t);
     if (st) { rlx_fail_prefix(st, "'%s': ", path); goto done; }
-    if (size - hoff - hlen < t->nbytes) {
-        st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': truncated .npy data (%zu of %zu bytes)", path, size - hoff - hlen, t->nbytes);
-        rlx_tensor_destroy(t);
-        goto done;
-    }
     memcpy(t->data, b + hoff + hlen, t->nbytes);
     *out_tensor = t;
 done:
@@ -129,11 +155,12 @@ rlx_status rlx_tensor_save_npy(const rlx_tensor *t, const char *path) {
     o += pad;
     hdr[o++] = '\n';
     FILE *f = fopen(path, "wb");
-    if (!f) return rlx_fail(RLX_ERR_IO, "cannot write '%s'", path);
+    if (!f) return rlx_fail(RLX_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     unsigned char pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(o & 0xff), (unsigned char)(o >> 8) };
     int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(hdr, 1, (size_t)o, f) == (size_t)o &&
              fwrite(t->data, 1, t->nbytes, f) == t->nbytes;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) return rlx_fail(RLX_ERR_IO, "short write to '%s'", path);
+    int err = ok ? 0 : errno;
+    if (fclose(f) != 0 && ok) ok = 0, err = errno;
+    if (!ok) return rlx_fail(RLX_ERR_IO, "short write to '%s': %s", path, err ? strerror(err) : "unknown error");
     return RLX_OK;
 }

@@ -930,6 +930,8 @@ static rlx_status load_model(const void *data, size_t size, const char *base_dir
                              rlx_model **out) {
     static const uint8_t empty[1];
     if (!data) data = empty;
+    /* an empty file parses as an empty ModelProto; say what it is */
+    if (size == 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is empty (0 bytes), not an ONNX model", label);
     if (nesting_too_deep(data, size, &onnx__model_proto__descriptor))
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not a valid ONNX model: messages nest deeper than %d levels",
                         label, RLX_ONNX_MAX_NESTING);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
@@ -41,6 +42,10 @@ struct rlx_session {
     uint64_t tick;
     uint64_t compiles; /* plans compiled so far (each miss of the cache) */
     plan_entry *last;
+    /* runs of one session from several threads take turns: the plan cache,
+     * s->last and each plan's arena and GPU buffers are per session */
+    mtx_t lock;
+    bool lock_ok;
 };
 
 /* ------------------------------------------------------------ lifetime */
@@ -73,6 +78,11 @@ rlx_status rlx_session_create(const rlx_model *model, const rlx_session_options 
     rlx_session *s = calloc(1, sizeof *s);
     if (!s) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     rlx_status st;
+    if (mtx_init(&s->lock, mtx_plain) != thrd_success) {
+        free(s);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "cannot create the session's lock");
+    }
+    s->lock_ok = true;
     if (strcmp(dev, "cpu") == 0) {
         st = rlx_backend_cpu_create(&s->be);
     } else if (strcmp(dev, "gpu") == 0 || strncmp(dev, "gpu:", 4) == 0) {
@@ -104,6 +114,7 @@ void rlx_session_destroy(rlx_session *s) {
     for (size_t i = 0; i < s->n_plans; i++) plan_free(s, &s->plans[i]);
     if (s->be) s->be->destroy(s->be);
     rlx_graph_destroy(s->g);
+    if (s->lock_ok) mtx_destroy(&s->lock);
     free(s);
 }
 
@@ -187,9 +198,10 @@ static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const
                 sym_val[sy] = t->dims[d];
             }
         }
-        size_t numel;
-        RLX_TRY(rlx_shape_numel(t->dims, t->rank, &numel));
-        if (numel * rlx_dtype_size(t->dtype) > t->nbytes)
+        size_t numel, bytes;
+        if (rlx_shape_numel(t->dims, t->rank, &numel))
+            return rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "input '%s': ", v->name);
+        if (!rlx_mul_ok(numel, rlx_dtype_size(t->dtype), &bytes) || bytes > t->nbytes || (bytes && !t->data))
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': tensor data is smaller than its shape", v->name);
     }
     return RLX_OK;
@@ -307,6 +319,31 @@ static bool pass_enabled(const char *name) {
     return true;
 }
 
+/* The passes RLX_DISABLE_PASSES can name (fold and dce always run). */
+static const char *const k_optional_passes[] = { "cse", "fold_conv_affine", "fuse_activation", "fuse_attention",
+                                                 "fuse_add_layernorm", "fuse_elementwise" };
+
+/* A name in RLX_DISABLE_PASSES that is no pass (a typo) turns nothing off:
+ * refused, so that a comparison "with the pass off" is one. */
+static rlx_status check_disabled_passes(void) {
+    const char *off = rlx_getenv("RLX_DISABLE_PASSES");
+    if (!off) return RLX_OK;
+    for (const char *p = off; *p;) {
+        size_t n = strcspn(p, ",");
+        bool known = n == 0;
+        for (size_t i = 0; i < RLX_ARRAY_LEN(k_optional_passes) && !known; i++)
+            known = strlen(k_optional_passes[i]) == n && strncmp(k_optional_passes[i], p, n) == 0;
+        if (!known)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                            "RLX_DISABLE_PASSES='%s': '%.*s' is not a pass that can be turned off (cse, "
+                            "fold_conv_affine, fuse_activation, fuse_attention, fuse_add_layernorm, fuse_elementwise)",
+                            off, (int)n, p);
+        p += n;
+        if (*p == ',') p++;
+    }
+    return RLX_OK;
+}
+
 typedef rlx_status (*pass_fn)(rlx_graph *g, rlx_pass_stats *ps);
 
 static rlx_status run_pass(rlx_graph *g, rlx_pass_stats *ps, const char *name, pass_fn fn) {
@@ -324,6 +361,7 @@ static rlx_status run_passes(rlx_graph *g, rlx_pass_stats *ps) {
      * ConstantOfShape, took 94% of that model's arena); folded, it is
      * computed once and kept with the weights. */
     rlx_fold_options fo = { .max_elements = 0, .eager = false };
+    RLX_TRY(check_disabled_passes());
     dump_ir(g, "binding the input shapes");
     RLX_TRY(rlx_pass_fold(g, &fo, ps));
     dump_ir(g, "fold (shape inference + constant folding)");
@@ -504,9 +542,8 @@ rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered
     return RLX_OK;
 }
 
-rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *const *input_names,
-                               const rlx_tensor *const *inputs) {
-    if (!s) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session is NULL");
+static rlx_status prepare_locked(rlx_session *s, size_t n_inputs, const char *const *input_names,
+                                 const rlx_tensor *const *inputs) {
     if (s->g->n_inputs > 64 || n_inputs > 64) return rlx_fail(RLX_ERR_UNSUPPORTED, "more than 64 graph inputs");
     const rlx_tensor *ordered[65] = { 0 };
     RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
@@ -514,11 +551,8 @@ rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *cons
     return rlx_session_get_plan(s, ordered, &fresh);
 }
 
-rlx_status rlx_session_run(rlx_session *s, size_t n_inputs, const char *const *input_names,
-                           const rlx_tensor *const *inputs, rlx_tensor ***out_outputs, size_t *out_n_outputs) {
-    if (out_outputs) *out_outputs = NULL;
-    if (out_n_outputs) *out_n_outputs = 0;
-    if (!s || !out_outputs || !out_n_outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
+static rlx_status run_locked(rlx_session *s, size_t n_inputs, const char *const *input_names,
+                             const rlx_tensor *const *inputs, rlx_tensor ***out_outputs, size_t *out_n_outputs) {
     if (s->g->n_inputs > 64 || n_inputs > 64)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "more than 64 graph inputs");
     const rlx_tensor *ordered[65] = { 0 };
@@ -538,9 +572,8 @@ rlx_status rlx_session_run(rlx_session *s, size_t n_inputs, const char *const *i
     return RLX_OK;
 }
 
-rlx_status rlx_session_run_into(rlx_session *s, size_t n_inputs, const char *const *input_names,
-                                const rlx_tensor *const *inputs, rlx_tensor **outputs) {
-    if (!s || !outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
+static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *const *input_names,
+                                  const rlx_tensor *const *inputs, rlx_tensor **outputs) {
     if (s->g->n_inputs > 64 || n_inputs > 64) return rlx_fail(RLX_ERR_UNSUPPORTED, "more than 64 graph inputs");
     const rlx_tensor *ordered[65] = { 0 };
     RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
@@ -559,4 +592,35 @@ rlx_status rlx_session_run_into(rlx_session *s, size_t n_inputs, const char *con
     RLX_TRY(s->be->run(s->last->exe, ordered, outputs));
     rlx_clear_error();
     return RLX_OK;
+}
+
+/* ------------------------------------------------------------ entry points */
+
+rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *const *input_names,
+                               const rlx_tensor *const *inputs) {
+    if (!s) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session is NULL");
+    mtx_lock(&s->lock);
+    rlx_status st = prepare_locked(s, n_inputs, input_names, inputs);
+    mtx_unlock(&s->lock);
+    return st;
+}
+
+rlx_status rlx_session_run(rlx_session *s, size_t n_inputs, const char *const *input_names,
+                           const rlx_tensor *const *inputs, rlx_tensor ***out_outputs, size_t *out_n_outputs) {
+    if (out_outputs) *out_outputs = NULL;
+    if (out_n_outputs) *out_n_outputs = 0;
+    if (!s || !out_outputs || !out_n_outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
+    mtx_lock(&s->lock);
+    rlx_status st = run_locked(s, n_inputs, input_names, inputs, out_outputs, out_n_outputs);
+    mtx_unlock(&s->lock);
+    return st;
+}
+
+rlx_status rlx_session_run_into(rlx_session *s, size_t n_inputs, const char *const *input_names,
+                                const rlx_tensor *const *inputs, rlx_tensor **outputs) {
+    if (!s || !outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
+    mtx_lock(&s->lock);
+    rlx_status st = run_into_locked(s, n_inputs, input_names, inputs, outputs);
+    mtx_unlock(&s->lock);
+    return st;
 }

@@ -91,8 +91,15 @@ int64_t rlx_tensor_get_i64(const rlx_tensor *t, size_t i) {
     case RLX_DTYPE_U16: return ((const uint16_t *)t->data)[i];
     case RLX_DTYPE_I8: return ((const int8_t *)t->data)[i];
     case RLX_DTYPE_U8: case RLX_DTYPE_BOOL: return ((const uint8_t *)t->data)[i];
-    default: return (int64_t)rlx_tensor_get_f64(t, i);
+    default: return rlx_f64_to_i64(rlx_tensor_get_f64(t, i));
     }
+}
+
+int64_t rlx_f64_to_i64(double v) {
+    if (v != v) return 0;
+    if (v >= 9223372036854775808.0) return INT64_MAX;
+    if (v < -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
 }
 
 void rlx_tensor_set_f64(rlx_tensor *t, size_t i, double v) {
@@ -102,7 +109,12 @@ void rlx_tensor_set_f64(rlx_tensor *t, size_t i, double v) {
     case RLX_DTYPE_F16: ((uint16_t *)t->data)[i] = rlx_f32_to_f16((float)v); break;
     case RLX_DTYPE_BF16: ((uint16_t *)t->data)[i] = rlx_f32_to_bf16((float)v); break;
     case RLX_DTYPE_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
-    default: rlx_tensor_set_i64(t, i, (int64_t)v); break;
+    case RLX_DTYPE_U64: /* above 2^63 does not fit the int64 path */
+        ((uint64_t *)t->data)[i] = !(v > 0) ? (uint64_t)rlx_f64_to_i64(v)
+                                   : v >= 18446744073709551616.0 ? UINT64_MAX
+                                   : (uint64_t)v;
+        break;
+    default: rlx_tensor_set_i64(t, i, rlx_f64_to_i64(v)); break;
     }
 }
 

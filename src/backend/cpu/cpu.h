@@ -68,11 +68,19 @@ rlx_status rlx_cpu_fail(const rlx_cpu_kctx *k, rlx_status st, const char *fmt, .
 
 /* ---------------------------------------------------- shared helpers */
 
-/* Reads element i of any numeric tensor as double / int64. */
+/* double to int64 truncating toward zero like a C cast, but defined for
+ * every value (a C cast of NaN or of a value outside int64 is undefined
+ * behaviour): NaN gives 0, values beyond the range saturate. */
+int64_t rlx_f64_to_i64(double v);
+
+/* Reads element i of any numeric tensor as double / int64 (floats through
+ * rlx_f64_to_i64). */
 double rlx_tensor_get_f64(const rlx_tensor *t, size_t i);
 int64_t rlx_tensor_get_i64(const rlx_tensor *t, size_t i);
 /* Writes element i of any numeric tensor from double / int64 (with C
- * conversion semantics; bool stores v != 0). */
+ * conversion semantics; bool stores v != 0; a double into an integer
+ * tensor goes through rlx_f64_to_i64, into u64 saturates at 0 and
+ * 2^64 - 1). */
 void rlx_tensor_set_f64(rlx_tensor *t, size_t i, double v);
 void rlx_tensor_set_i64(rlx_tensor *t, size_t i, int64_t v);
 

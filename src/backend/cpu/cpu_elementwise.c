@@ -651,9 +651,7 @@ static rlx_status cast_run(rlx_cpu_kctx *k) {
             double v = rlx_tensor_get_f64(x, i);
             if (y->dtype == RLX_DTYPE_BOOL) rlx_tensor_set_i64(y, i, v != 0);
             else if (dst_float) rlx_tensor_set_f64(y, i, v);
-            else if (v != v) rlx_tensor_set_i64(y, i, 0);
-            else if (y->dtype == RLX_DTYPE_U64 && v >= 9.2233720368547758e18) ((uint64_t *)y->data)[i] = (uint64_t)v;
-            else rlx_tensor_set_i64(y, i, (v >= 9.2233720368547758e18) ? INT64_MAX : (v < -9.2233720368547758e18) ? INT64_MIN : (int64_t)v);
+            else rlx_tensor_set_f64(y, i, v); /* NaN -> 0, out of range saturates (no UB) */
         }
     }
     return RLX_OK;

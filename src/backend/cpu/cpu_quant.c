@@ -164,6 +164,7 @@ static rlx_status k_dynamic_quantize(rlx_cpu_kctx *k) {
     float range = mx == mn ? 1.0f : mx - mn;
     float scale = range / 255.0f;
     float izp = 0.0f - mn / scale;
+    if (izp != izp) izp = 0; /* x holds an infinity: inf / inf */
     if (izp < 0) izp = 0;
     if (izp > 255) izp = 255;
     float zp = nearbyintf(izp);

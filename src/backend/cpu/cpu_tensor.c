@@ -782,7 +782,7 @@ static rlx_status k_onehot(rlx_cpu_kctx *k) {
     for (size_t o = 0; o < outer; o++)
         for (size_t j = 0; j < inner; j++) {
             size_t p = o * inner + j;
-            int64_t v = fl ? (int64_t)rlx_tensor_get_f64(idx, p) : rlx_tensor_get_i64(idx, p);
+            int64_t v = fl ? rlx_f64_to_i64(rlx_tensor_get_f64(idx, p)) : rlx_tensor_get_i64(idx, p);
             if (k->n->version >= 11 && v < 0) v += depth;
             if (v < 0 || v >= depth) continue;
             elem_copy((char *)y->data + ((o * (size_t)depth + (size_t)v) * inner + j) * es, on, es);

@@ -2,6 +2,7 @@
  * WebGPU backend (wgpu-native, webgpu.h with WGPUStringView and
  * callback-info structs; events are driven with wgpuInstanceProcessEvents
  * and wgpuDevicePoll). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -466,8 +467,10 @@ static rlx_status env_limit(const char *name, uint64_t lo, uint64_t *v) {
     const char *env = rlx_getenv(name);
     if (!env || !*env) return RLX_OK;
     char *end = NULL;
-    unsigned long long x = strtoull(env, &end, 0);
-    if (*end || x < lo)
+    errno = 0;
+    /* strtoull takes "-1" as 2^64 - 1: only digits (decimal or 0x hex) */
+    unsigned long long x = (*env >= '0' && *env <= '9') ? strtoull(env, &end, 0) : 0;
+    if (!end || *end || errno == ERANGE || x < lo)
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "%s='%s': expected a byte count >= %llu", name, env,
                         (unsigned long long)lo);
     if (x < *v) *v = x;

@@ -6,6 +6,28 @@
 
 static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
+/* a * b + c for a, b, c >= 0, false on int64 overflow. */
+static bool mul_add_ok(int64_t a, int64_t b, int64_t c, int64_t *out) {
+    if (a < 0 || b < 0 || c < 0) return false;
+    if (a && b > INT64_MAX / a) return false;
+    if (a * b > INT64_MAX - c) return false;
+    *out = a * b + c;
+    return true;
+}
+
+/* Kernel dims, strides, dilations, pads, output_padding and output_shape
+ * entries above this are refused: no real model comes near, and with every
+ * such value below 2^31 the sums below stay far from int64 overflow. */
+#define GEOM_ATTR_MAX (((int64_t)1 << 31) - 1)
+
+static rlx_status check_attr_range(const char *desc, const char *name, const int64_t *v, int cnt, int64_t lo) {
+    for (int i = 0; i < cnt; i++)
+        if (v[i] < lo || v[i] > GEOM_ATTR_MAX)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s[%d] = %lld is outside [%lld, %lld]", desc, name, i,
+                            (long long)v[i], (long long)lo, (long long)GEOM_ATTR_MAX);
+    return RLX_OK;
+}
+
 static rlx_status read_list(const rlx_node *n, const char *name, int nsp, int64_t def, int64_t *out, int mult) {
     size_t cnt;
     const int64_t *v = rlx_attr_ints(n, name, &cnt);
@@ -36,6 +58,7 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
     if (g->group < 1) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: group %lld must be >= 1", desc, (long long)g->group);
     size_t kcnt;
     const int64_t *ks = rlx_attr_ints(n, "kernel_shape", &kcnt);
+    if (ks && kcnt == (size_t)nsp) RLX_TRY(check_attr_range(desc, "kernel_shape", ks, nsp, 1));
     if (kind == RLX_GEOM_POOL) {
         if (!ks || kcnt != (size_t)nsp)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: kernel_shape must have %d values", desc, nsp);
@@ -56,7 +79,8 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
         }
         if (kind == RLX_GEOM_CONV) {
             g->c_out = w[0];
-            if (g->c_in >= 0 && w[1] >= 0 && g->c_in != w[1] * g->group)
+            int64_t c_expect;
+            if (g->c_in >= 0 && w[1] >= 0 && (!mul_add_ok(w[1], g->group, 0, &c_expect) || g->c_in != c_expect))
                 return rlx_fail(RLX_ERR_INVALID_MODEL,
                                 "%s: input has %lld channels but weight expects %lld x group %lld", desc,
                                 (long long)g->c_in, (long long)w[1], (long long)g->group);
@@ -68,7 +92,10 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
             if (g->c_in >= 0 && w[0] >= 0 && g->c_in != w[0])
                 return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input has %lld channels but weight has %lld", desc,
                                 (long long)g->c_in, (long long)w[0]);
-            g->c_out = w[1] >= 0 ? w[1] * g->group : RLX_DIM_DYN;
+            g->c_out = RLX_DIM_DYN;
+            if (w[1] >= 0 && !mul_add_ok(w[1], g->group, 0, &g->c_out))
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %lld output channels per group x group %lld overflows",
+                                desc, (long long)w[1], (long long)g->group);
             if (g->c_in >= 0 && g->c_in % g->group != 0)
                 return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %lld input channels are not divisible by group %lld", desc,
                                 (long long)g->c_in, (long long)g->group);
@@ -91,6 +118,14 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
         g->pad_begin[i] = pads[i];
         g->pad_end[i] = pads[nsp + i];
     }
+    RLX_TRY(check_attr_range(desc, "strides", g->stride, nsp, 1));
+    RLX_TRY(check_attr_range(desc, "dilations", g->dil, nsp, 1));
+    RLX_TRY(check_attr_range(desc, "pads", pads, 2 * nsp, 0));
+    RLX_TRY(check_attr_range(desc, "output_padding", g->out_pad, nsp, 0));
+    for (int i = 0; i < nsp; i++)
+        if (g->k[i] > GEOM_ATTR_MAX) /* a weight dim: its tensor is already large beyond use */
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: kernel dim %d is %lld, above %lld", desc, i,
+                            (long long)g->k[i], (long long)GEOM_ATTR_MAX);
     g->ceil_mode = rlx_attr_int(n, "ceil_mode", 0) != 0;
     g->count_include_pad = rlx_attr_int(n, "count_include_pad", 0) != 0;
     const char *ap = rlx_attr_str(n, "auto_pad", "NOTSET");
@@ -101,19 +136,37 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
 
     for (int i = 0; i < nsp; i++) {
         int64_t in = g->in[i], k = g->k[i], s = g->stride[i], d = g->dil[i];
+        if (in > ((int64_t)1 << 62))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: spatial input dim %d is %lld, above 2^62", desc, i,
+                            (long long)in);
+        /* from here on in <= 2^62 and every attribute < 2^31: sums of a few
+         * such terms and (k - 1) * d cannot overflow int64 */
         int64_t ek = (k - 1) * d + 1; /* effective kernel extent */
         if (kind == RLX_GEOM_CONV_TRANSPOSE) {
             size_t oc;
             const int64_t *os = rlx_attr_ints(n, "output_shape", &oc);
             if (os && oc != (size_t)nsp && oc != (size_t)x_rank)
                 return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output_shape must have %d values", desc, nsp);
+            if (os) RLX_TRY(check_attr_range(desc, "output_shape", os, (int)oc, 0));
             if (in < 0 || k < 0) {
                 g->out[i] = RLX_DIM_DYN;
                 continue;
             }
+            /* full extent s * (in - 1) + out_pad + ek; with s, out_pad and
+             * ek below 2^62 only the product can overflow */
+            int64_t full;
+            if (!mul_add_ok(s, in > 0 ? in - 1 : 0, g->out_pad[i] + ek, &full))
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output dim %d overflows (stride %lld x input %lld)", desc,
+                                i, (long long)s, (long long)in);
             if (os || same_upper || same_lower) {
-                int64_t target = os ? os[oc == (size_t)nsp ? i : 2 + i] : in * s;
-                int64_t total = s * (in - 1) + g->out_pad[i] + ek - target;
+                int64_t target;
+                if (os) {
+                    target = os[oc == (size_t)nsp ? i : 2 + i];
+                } else if (!mul_add_ok(in, s, 0, &target)) {
+                    return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output dim %d overflows (stride %lld x input %lld)",
+                                    desc, i, (long long)s, (long long)in);
+                }
+                int64_t total = full - target;
                 if (total < 0) total = 0; /* output larger than the full extent: padded with zeros at the end */
                 if (same_upper) {
                     g->pad_begin[i] = total / 2;
@@ -125,7 +178,7 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
                 g->out[i] = target;
             } else {
                 if (valid) g->pad_begin[i] = g->pad_end[i] = 0;
-                g->out[i] = s * (in - 1) + g->out_pad[i] + ek - g->pad_begin[i] - g->pad_end[i];
+                g->out[i] = full - g->pad_begin[i] - g->pad_end[i];
             }
             if (g->out[i] < 1)
                 return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output dim %d would be %lld", desc, i, (long long)g->out[i]);

@@ -38,9 +38,13 @@ typedef struct rlx_conv_geom {
 /* Resolves the geometry of node n. x: input dims (rank = 2 + nsp); w: weight
  * dims for Conv/ConvTranspose (NULL for pools). Dims may be RLX_DIM_DYN
  * (then the affected output dims are RLX_DIM_DYN too).
+ * kernel_shape, strides, dilations, pads, output_padding and output_shape
+ * entries must lie in [0 or 1, 2^31 - 1] and spatial input dims at most
+ * 2^62, so that no sum or product here overflows int64.
  * errors: RLX_ERR_INVALID_MODEL naming the node (rank, channel/group
  *         mismatch, kernel larger than the padded input, bad attribute
- *         lengths), RLX_ERR_UNSUPPORTED (more than 3 spatial dims). */
+ *         lengths, attribute values out of range, output dims that
+ *         overflow), RLX_ERR_UNSUPPORTED (more than 3 spatial dims). */
 rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const int64_t *x, int x_rank,
                                  const int64_t *w, int w_rank, rlx_conv_geom *geom);
 

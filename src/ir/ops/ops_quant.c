@@ -125,7 +125,9 @@ rlx_status rlx_quant_resolve_gran(const rlx_node *n, const int64_t *x, int xr, c
                             (long long)axis_attr, xr);
         for (int i = 0; i < xr; i++) {
             int64_t want = x[i];
-            if (i == g->axis) want = x[i] >= 0 ? (x[i] + block - 1) / block : RLX_DIM_DYN;
+            /* ceil(x / block) without x + block - 1, which overflows for a
+             * block_size near INT64_MAX */
+            if (i == g->axis) want = x[i] >= 0 ? x[i] / block + (x[i] % block != 0) : RLX_DIM_DYN;
             if (want >= 0 && s[i] >= 0 && s[i] != want)
                 return rlx_fail(RLX_ERR_INVALID_MODEL,
                                 "%s: scale has shape %s; x %s with block_size %lld along axis %d needs dim %d = %lld",

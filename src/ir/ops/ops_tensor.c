@@ -141,6 +141,8 @@ static rlx_status infer_reshape(rlx_infer_ctx *c) {
     RLX_TRY(need_index(c, 1, "shape"));
     if (sv->konst && rlx_tensor_numel(sv->konst) > RLX_MAX_RANK) return fail_rank(c, (int64_t)rlx_tensor_numel(sv->konst));
     RLX_TRY(in_ints(c, 1, "shape", sh, RLX_MAX_RANK, &r, &known));
+    /* an empty shape tensor is known without its values: a scalar */
+    if (!known && in_len(c, 1) == 0 && sv->rank == 1) known = true, r = 0;
     shp o;
     if (!known) {
         int64_t len = in_len(c, 1);

@@ -1,0 +1,234 @@
+"""Bad inputs through the command line, ocr_det and the Python bindings: each
+must give a clear error (naming the file, node or op), the documented exit
+code (2 for model and input problems) and never a crash, an abort or a
+sanitizer report. Every case here once misbehaved:
+
+- models: Conv pads near INT64_MAX (built, then UBSan), MaxPool
+  kernel_shape -1 (RLX_ERR_INTERNAL at run time), Scan num_scan_inputs
+  2^31 (UBSan), an empty file (an "opset" message);
+- .npy inputs claiming more data than the file has (exit 1, "out of
+  memory"), a fortran_order that is neither True nor False (accepted);
+- rlx run --output-dir that cannot be written (found only after the runs);
+- rlx conformance with a wrong ROOT, device or suite (exit 0, "0 tests");
+- environment: RLX_MAX_BINDING_BYTES=-1 (taken as no limit),
+  RLX_DISABLE_PASSES with a typo (turned nothing off, silently);
+- ocr_det with a folder as --image ("not a PNG file");
+- the bindings: 0-d inputs (sent as shape (1,)), bfloat16 outputs
+  (ValueError), big-endian arrays (refused), a path with a NUL (cut short),
+  rlx_session_options without gpu_f16, one session shared by threads
+  (segfault on the GPU).
+Values are compared exactly (Relu, Identity and casts are exact)."""
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ocr_ref as R  # noqa: E402
+
+try:
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+except ImportError:
+    print("SKIP: the onnx package is not installed (run scripts/setup.sh)")
+    sys.exit(R.SKIP)
+
+RLX = R.exe("rlx")
+if not os.path.exists(RLX):
+    print("SKIP: %s is not built" % RLX)
+    sys.exit(R.SKIP)
+OCR = R.exe("ocr_det")
+C = R.Checker("test_hardening")
+TMP = tempfile.mkdtemp(prefix="rlx_hardening_")
+SANITIZER_WORDS = ("Sanitizer", "runtime error:", "Segmentation", "Aborted", "core dumped")
+
+
+def save(name, nodes, inputs, outputs, inits=(), opset=13):
+    g = h.make_graph(nodes, name, inputs, outputs, list(inits))
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    path = os.path.join(TMP, name + ".onnx")
+    onnx.save(m, path)
+    return path
+
+
+def npy_raw(name, header, data):
+    hb = header.encode("latin1")
+    path = os.path.join(TMP, name)
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + len(hb).to_bytes(2, "little") + hb + data)
+    return path
+
+
+def expect(args, rc_want, needles, what, env=None, exe=RLX):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([exe, *args], capture_output=True, text=True, timeout=300, env=e)
+    rc, se = p.returncode, p.stderr
+    C.check(rc == rc_want, "%s: exit %d, want %d; stderr: %s" % (what, rc, rc_want, se.strip()[-400:]))
+    for n in needles:
+        C.check(n in se, "%s: stderr does not mention %r: %s" % (what, n, se.strip()[-400:]))
+    C.check(not any(w in se for w in SANITIZER_WORDS), "%s: crash or sanitizer report: %s" % (what, se[-800:]))
+    return p
+
+
+def fvi(name, dims, elem=T.FLOAT):
+    return h.make_tensor_value_info(name, elem, dims)
+
+
+# ---------------------------------------------------------------- models
+X4 = fvi("x", [1, 2, 5, 5])
+W = h.make_tensor("w", T.FLOAT, [3, 2, 3, 3], np.random.default_rng(1).standard_normal(54).astype(np.float32))
+m = save("conv_pads_max", [h.make_node("Conv", ["x", "w"], ["y"], name="c1", pads=[2**63 - 1] * 4)], [X4],
+         [fvi("y", None)], [W])
+for verb in ("info", "run"):
+    expect([verb, m], 2, ["node 'c1' (Conv)", "pads"], "%s Conv pads INT64_MAX" % verb)
+m = save("pool_k_neg", [h.make_node("MaxPool", ["x"], ["y"], name="p1", kernel_shape=[-1, -1])], [X4],
+         [fvi("y", None)])
+expect(["run", m], 2, ["node 'p1' (MaxPool)", "kernel_shape"], "MaxPool kernel_shape -1")
+body = h.make_graph([h.make_node("Add", ["s", "xi"], ["s2"]), h.make_node("Identity", ["s2"], ["yo"])], "body",
+                    [fvi("s", [2]), fvi("xi", [2])], [fvi("s2", [2]), fvi("yo", [2])])
+m = save("scan_huge", [h.make_node("Scan", ["s0", "xs"], ["sf", "ys"], name="sc", body=body,
+                                   num_scan_inputs=2**31)], [fvi("s0", [2]), fvi("xs", [3, 2])],
+         [fvi("sf", None), fvi("ys", None)], opset=11)
+expect(["run", m], 2, ["node 'sc' (Scan)", "num_scan_inputs"], "Scan num_scan_inputs 2^31")
+empty = os.path.join(TMP, "empty.onnx")
+open(empty, "wb").close()
+expect(["info", empty], 2, ["empty.onnx is empty (0 bytes)"], "empty model file")
+expect(["run", TMP], 2, ["is not a regular file"], "a folder as the model")
+good = save("relu", [h.make_node("Relu", ["x"], ["y"], name="r")], [fvi("x", [2, 3])], [fvi("y", [2, 3])])
+expect(["run", save("unknown_op", [h.make_node("NoSuchOp", ["x"], ["y"], name="nso")], [fvi("x", [2])],
+                    [fvi("y", [2])])], 2, ["node 'nso' (NoSuchOp)", "not supported"], "unknown op")
+
+# ---------------------------------------------------------------- .npy inputs
+huge = npy_raw("huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000), }\n", b"\0" * 16)
+expect(["run", good, "--input", "x=" + huge], 2, ["huge.npy", "truncated .npy data", "needs 40000000000 bytes"],
+       ".npy claiming 40 GB")
+fo = npy_raw("fo.npy", "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2, 3), }\n", b"\0" * 24)
+expect(["run", good, "--input", "x=" + fo], 2, ["fo.npy", "fortran_order"], ".npy fortran_order Maybe")
+x = np.random.default_rng(2).standard_normal((2, 3)).astype(np.float32)
+np.save(os.path.join(TMP, "x.npy"), x)
+p = expect(["run", good, "--input", "x=" + os.path.join(TMP, "x.npy"), "--output-dir", os.path.join(TMP, "out"),
+            "--iters", "0"], 0, [], "rlx run with a good .npy")
+y = np.load(os.path.join(TMP, "out", "y.npy"))
+C.check(np.array_equal(y, np.maximum(x, 0)), "rlx run Relu output differs from numpy")
+
+# ---------------------------------------------------------------- command line
+notdir = os.path.join(TMP, "a_file")
+open(notdir, "w").close()
+p = expect(["run", good, "--output-dir", os.path.join(notdir, "sub"), "--iters", "0"], 1,
+           ["cannot write to the output directory", "Not a directory"], "--output-dir under a file")
+C.check("timings:" not in p.stdout, "--output-dir that cannot be written: the model ran first")
+root = os.path.join(R.ROOT, "third_party", "onnx", "backend-test-data")
+expect(["conformance", TMP], 2, ["no tests found"], "conformance of a folder without tests")
+expect(["conformance", TMP, "--device", "tpu"], 2, ["bad device 'tpu'"], "conformance --device tpu")
+expect(["conformance", TMP, "--suite", "ode"], 2, ["unknown suite 'ode'"], "conformance --suite ode")
+expect(["conformance", TMP, "--device"], 2, ["--device needs a value"], "conformance --device without a value")
+if os.path.isdir(root):
+    expect(["conformance", root, "--suite", "node", "--device", "cpu", "--filter", "no_such_test_zz"], 2,
+           ["matches --filter"], "conformance --filter matching nothing")
+
+# ---------------------------------------------------------------- environment
+expect(["run", good, "--iters", "0"], 2, ["RLX_DISABLE_PASSES", "'fuse_elementwse' is not a pass"],
+       "RLX_DISABLE_PASSES typo", env={"RLX_DISABLE_PASSES": "fuse_activation,fuse_elementwse"})
+expect(["run", good, "--iters", "0"], 0, [], "RLX_DISABLE_PASSES ok", env={"RLX_DISABLE_PASSES": "cse,fuse_elementwise"})
+rc, so, se = R.run([RLX, "devices"], timeout=120)
+have_gpu = rc == 0 and "gpu:0" in so
+if have_gpu:
+    expect(["run", good, "--device", "gpu", "--iters", "0"], 2, ["RLX_MAX_BINDING_BYTES='-1'"],
+           "RLX_MAX_BINDING_BYTES=-1", env={"RLX_MAX_BINDING_BYTES": "-1"})
+
+# ---------------------------------------------------------------- ocr_det
+if os.path.exists(OCR):
+    expect(["--model", good, "--image", TMP, "--device", "cpu"], 2, ["Is a directory"], "ocr_det --image FOLDER",
+           exe=OCR)
+    expect(["--model", good, "--image", huge, "--device", "cpu"], 2, ["not a PNG file"], "ocr_det --image NPY",
+           exe=OCR)
+
+# ---------------------------------------------------------------- bindings
+# A sanitizer build's librlx.so cannot be loaded into an uninstrumented
+# Python; the checks above cover it through the programs.
+cache = os.path.join(R.BUILD, "CMakeCache.txt")
+sanitized = os.path.exists(cache) and "RLX_SANITIZE:BOOL=ON" in open(cache).read()
+lib = os.path.join(R.BUILD, "librlx.so")
+if sanitized or not os.path.exists(lib):
+    print("note: Python binding checks skipped (%s)" % ("sanitizer build" if sanitized else "no librlx.so"))
+    C.done()
+os.environ["RLX_LIBRARY"] = lib
+sys.path.insert(0, os.path.join(R.ROOT, "python"))
+import rlx  # noqa: E402
+
+
+def raises(fn, exc, needle, what):
+    try:
+        fn()
+    except exc as e:
+        C.check(needle in str(e), "%s: %s does not mention %r" % (what, e, needle))
+        return
+    except Exception as e:  # noqa: BLE001
+        C.check(False, "%s: raised %s: %s, want %s" % (what, type(e).__name__, e, exc.__name__))
+        return
+    C.check(False, "%s: no exception, want %s" % (what, exc.__name__))
+
+
+# a 0-d input stays 0-d
+scal = save("scalar", [h.make_node("Relu", ["x"], ["y"], name="r")], [fvi("x", [])], [fvi("y", [])])
+s = rlx.Session(rlx.Model(scal))
+for v in (np.float32(-2.5), np.array(3.25, np.float32)):
+    out = s.run({"x": v})
+    C.check(out[0].shape == () and out[0] == max(float(v), 0.0), "0-d input %r gave %r" % (v, out))
+# bfloat16 outputs come back as float32, exactly (values exact in bf16)
+castm = save("cast_bf16", [h.make_node("Cast", ["x"], ["y"], name="c", to=T.BFLOAT16)], [fvi("x", [4])],
+             [fvi("y", [4], T.BFLOAT16)])
+xv = np.array([1.5, -2.0, 3.25, -0.125], np.float32)
+out = rlx.Session(rlx.Model(castm)).run({"x": xv})
+C.check(out[0].dtype == np.float32 and np.array_equal(out[0], xv), "bf16 output: %r" % (out,))
+# big-endian and non-contiguous arrays are converted
+s = rlx.Session(rlx.Model(good))
+xb = np.random.default_rng(3).standard_normal((2, 3)).astype(">f4")
+C.check(np.array_equal(s.run({"x": xb})[0], np.maximum(xb.astype(np.float32), 0)), "big-endian input")
+xs = np.random.default_rng(4).standard_normal((2, 6)).astype(np.float32)[:, ::2]
+C.check(np.array_equal(s.run({"x": xs})[0], np.maximum(xs, 0)), "strided input")
+# wrong Python types and NULs are refused before C sees them
+raises(lambda: rlx.Model(good + "\0junk"), ValueError, "NUL", "path with a NUL")
+raises(lambda: s.run({"x\0y": x}), ValueError, "NUL", "input name with a NUL")
+raises(lambda: s.run([x]), TypeError, "dict", "feeds as a list")
+raises(lambda: rlx.Session(rlx.Model(good), device=None), TypeError, "device", "device None")
+raises(lambda: rlx.Session(None), TypeError, "rlx.Model", "model None")
+raises(lambda: rlx.Session(rlx.Model(good), device="tpu"), rlx.Error, "unknown device 'tpu'", "device tpu")
+raises(lambda: s.run({"x": x.astype(np.float64)}), rlx.Error, "the model expects f32", "f64 input")
+raises(lambda: rlx.Model(empty), rlx.Error, "is empty", "empty model")
+C.check([f[0] for f in rlx._SessionOptions._fields_] == ["device", "gpu_conv_direct", "gpu_f16"],
+        "_SessionOptions does not match rlx_session_options")
+
+# one session, four threads, batches of different sizes (several plans)
+dyn = save("relu_dyn", [h.make_node("Relu", ["x"], ["y"], name="r")], [fvi("x", ["batch", 3])],
+           [fvi("y", ["batch", 3])])
+for dev in ["cpu"] + (["gpu"] if have_gpu else []):
+    sess = rlx.Session(rlx.Model(dyn), device=dev)
+    bad = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(40):
+            xi = rng.standard_normal((int(rng.integers(1, 8)), 3)).astype(np.float32)
+            try:
+                yi = sess.run({"x": xi})[0]
+            except Exception as e:  # noqa: BLE001
+                bad.append(repr(e))
+                continue
+            if not np.array_equal(yi, np.maximum(xi, 0)):
+                bad.append("wrong values")
+
+    ths = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    C.check(not bad, "%s session shared by 4 threads: %d bad runs (%s)" % (dev, len(bad), bad[:2]))
+
+C.done()
