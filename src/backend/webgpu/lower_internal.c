@@ -270,8 +270,8 @@ static rlx_status lower_add_ln(wg_lower *L) {
 
 /* ------------------------------------------------------------ Attention */
 
-#define ATT_BQ 8u  /* query rows per workgroup */
-#define ATT_TPR 8u /* invocations per query row (64 per workgroup) */
+#define ATT_BQ 8u   /* query rows per workgroup */
+#define ATT_TPR 16u /* invocations per query row (128 per workgroup) */
 
 static rlx_status lower_attention(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
@@ -331,9 +331,10 @@ static rlx_status lower_attention(wg_lower *L) {
                   "// V [%llu, %llu], read with the strides of their layouts (absorbed Transposes).\n"
                   "// One workgroup per (batch, block of BQ query rows), TPR invocations per row. Per block of BK\n"
                   "// keys (K and V through workgroup memory): invocation lane of row qi computes the scores of keys\n"
-                  "// lane, lane + TPR, ... (dot products over D in ascending order), then, with the row's block\n"
-                  "// maximum, the online softmax: running maximum mx, sum l and outputs rescaled by\n"
-                  "// exp(mx_old - mx_new); the invocation owns output columns lane + u * TPR. y = acc / l.\n",
+                  "// lane, lane + TPR, ... (dot products over D in ascending order) and, with the row's block\n"
+                  "// maximum, their exp(s - max); then the online softmax: running maximum mx, sum l and outputs\n"
+                  "// rescaled by exp(mx_old - mx_new); the invocation owns output columns lane + u * TPR.\n"
+                  "// y = acc / l.\n",
                   (ull)nb, (ull)sq, (ull)dd, (ull)sk, (ull)dd, (ull)sk, (ull)dv);
     /* without a mask there is no M binding (an unused binding would drop
      * out of the pipeline's layout) */
@@ -428,12 +429,15 @@ static rlx_status lower_attention(wg_lower *L) {
                   "        workgroupBarrier();\n"
                   "        var bm = mx;\n"
                   "        for (var jj = 0u; jj < nk; jj = jj + 1u) { bm = max(bm, Ss[qi * SS + jj]); }\n"
+                  "        workgroupBarrier();\n"
+                  "        for (var jj = lane; jj < nk; jj = jj + TPR) { Ss[qi * SS + jj] = exp(Ss[qi * SS + jj] - bm); }\n"
+                  "        workgroupBarrier();\n"
                   "        let corr = exp(mx - bm);\n"
                   "        l = l * corr;\n");
     for (uint64_t u = 0; u < nu; u++) wg_src_printf(&b, "        acc%llu = acc%llu * corr;\n", (ull)u, (ull)u);
     wg_src_printf(&b,
                   "        for (var jj = 0u; jj < nk; jj = jj + 1u) {\n"
-                  "            let p = exp(Ss[qi * SS + jj] - bm);\n"
+                  "            let p = Ss[qi * SS + jj];\n"
                   "            l = l + p;\n"
                   "            let vr = jj * DV + lane;\n");
     for (uint64_t u = 0; u < nu; u++) {
