@@ -357,7 +357,7 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     /* tensor cores (f16 mode, probed at device open) for shapes that fill
      * 64 x 64 tiles reasonably */
     bool force_coop = kern && strcmp(kern, "coop") == 0;
-    if (!pix && L->caps->coop && !(kern && strcmp(kern, "tiled") == 0) &&
+    if (!pix && L->caps->coop && !(kern && (strcmp(kern, "tiled") == 0 || strcmp(kern, "loop") == 0)) &&
         (force_coop || (m->M >= 32 && m->N >= 32 && m->K >= 32)))
         return emit_coop(L, m);
     uint64_t nbatch = 1;

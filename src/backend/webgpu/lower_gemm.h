@@ -1,15 +1,20 @@
 /* The GEMM emitter shared by the MatMul, Gemm and Conv lowerings
  * (lower_nn.c): one batched product
  *   y[b, m, n] = act(alpha * sum_k A(b, m, k) B(b, k, n) + beta * bias(b, m, n))
- * with general strides, lowered to kernels/gemm.wgsl (tiled, register
- * blocked, vec4 loads, optional split-K with kernels/gemm_reduce.wgsl, f16
- * weights), kernels/gemm_coop.wgsl (cooperative matrices, f16 mode) or the
- * reference kernels/matmul.wgsl (RLX_GEMM_KERNEL=ref).
+ * with general strides, lowered to the generated tiled kernel (gemm_gen.c:
+ * register blocked, vec4 loads, optional split-K with
+ * kernels/gemm_reduce.wgsl, f16 weights), kernels/gemm_coop.wgsl
+ * (cooperative matrices, f16 mode) or the reference kernels/matmul.wgsl
+ * (RLX_GEMM_KERNEL=ref).
  *
  * Tile shapes are chosen per problem (see choose_tiles in lower_gemm.c) and
  * can be forced at run time for sweeps:
- *   RLX_GEMM_KERNEL=ref|tiled|coop  kernel family (default: tiled; coop in
- *                                   f16 mode where the adapter offers it)
+ *   RLX_GEMM_KERNEL=ref|tiled|loop|coop  kernel family (default: the
+ *                                   generated kernel, which tiled forces
+ *                                   in f16 mode; loop: kernels/gemm.wgsl, the
+ *                                   same math with loops over the register
+ *                                   block; coop in f16 mode where the
+ *                                   adapter offers it)
  *   RLX_GEMM_TILE=TMxTN,WGXxWGY,BK  register block, workgroup, k step
  *                                   (e.g. 4x4,16x16,16); invalid shapes for
  *                                   the device are refused at compile
@@ -17,6 +22,9 @@
  *                                   default: when the grid is small)
  *   RLX_GEMM_VEC4=0                 scalar loads and stores only
  *   RLX_GEMM_PREFETCH=1             register prefetch of the next k tile
+ *                                   (loop kernel only)
+ *   RLX_GEMM_UNROLL_K=0             the generated kernel keeps its loop
+ *                                   over the BK steps of a tile
  *   RLX_GEMM_TARGET_WG=N            workgroups the automatic choice aims
  *                                   for (default 256)
  * Internal. */
