@@ -169,6 +169,24 @@ def run_ort(model, feeds, iters, warmup):
     return {"wall_ms": stats(t)}
 
 
+def peer_versions():
+    """Versions of the peers (for BENCHMARKS.md rows)."""
+    v = {}
+    for mod in ("torch", "onnxruntime", "numpy"):
+        try:
+            v[mod] = __import__(mod).__version__
+        except Exception as e:
+            v[mod] = "not available (%s)" % type(e).__name__
+    try:
+        import torch
+        if torch.cuda.is_available():
+            v["cuda_device"] = torch.cuda.get_device_name(0)
+            v["cuda"] = torch.version.cuda
+    except Exception:
+        pass
+    return v
+
+
 def torch_cuda():
     try:
         import torch
@@ -314,7 +332,8 @@ def main():
     if not have_cuda:
         log("torch rows skipped: %s" % ("--skip torch" if "torch" in skip else "no torch with CUDA here"))
     tmp = tempfile.mkdtemp(prefix="rlx_compare_")
-    res = {"rlx": a.rlx, "quick": quick, "rows": [], "gemm": [], "accuracy": {}, "notes": []}
+    res = {"rlx": a.rlx, "quick": quick, "rows": [], "gemm": [], "accuracy": {}, "notes": [],
+           "versions": peer_versions()}
 
     def over():
         if time.time() - T0 > a.budget:
@@ -492,6 +511,7 @@ def ratio(x, y):
 
 def render(res):
     L = []
+    L.append("Peers: " + ", ".join("%s %s" % kv for kv in sorted((res.get("versions") or {}).items())))
     L.append("Models: milliseconds per forward (median); ratios > 1 mean rlx is slower")
     hdr = ("%-18s %3s %9s %9s %9s %9s %9s %8s %9s %9s %8s" %
            ("model", "b", "rlx gpu", "rlx GPUt", "rlx f16", "t.eager", "t.graph", "gpu/grph", "rlx cpu", "ort cpu",
