@@ -2,10 +2,12 @@
 #   make demo   set up, build, and run the OCR text-detection demo
 #   make test   set up, build, and run every test
 # Other targets: setup, build, clean. BUILD=dir picks the build folder;
-# SANITIZE=1 builds with AddressSanitizer + UBSan.
-BUILD ?= build
-JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# SANITIZE=1 builds with AddressSanitizer + UBSan (in build-asan/ unless
+# BUILD says otherwise, so that build/ stays a plain build whose library
+# Python can load).
 SANITIZE ?= 0
+BUILD ?= $(if $(filter 1,$(SANITIZE)),build-asan,build)
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
 .PHONY: all setup build test demo clean
