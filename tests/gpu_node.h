@@ -1,4 +1,5 @@
-/* Helpers of the GPU kernel tests (test_gpu_gemm.c, test_gpu_conv.c):
+/* Helpers of the GPU kernel tests (test_gpu_gemm.c, test_gpu_conv.c,
+ * test_webgpu.c):
  * one-node programs run straight on a WebGPU backend, comparisons against
  * double references and bit-for-bit. Header-only (static functions). */
 #ifndef RLX_TESTS_GPU_NODE_H
@@ -49,19 +50,33 @@ static inline rlx_node_attr na_ints(const char *name, size_t n, const int64_t *v
     return a;
 }
 
+static inline rlx_node_attr na_s(const char *name, const char *v) {
+    rlx_node_attr a;
+    memset(&a, 0, sizeof a);
+    a.name = rlx_strdup(name);
+    a.type = RLX_ATTR_STRING;
+    a.s = rlx_strdup(v);
+    return a;
+}
+
 /* Runs one node of `op` (since-version `version`) on backend `be`: the
  * graph is built by hand (so the fused-epilogue attributes and MatMul's
  * third input need no pass), every step must run on the GPU. Inputs with
  * konst[i] become constants. attrs are adopted. *n_disp: dispatches. */
-static inline rlx_status run_node(rlx_backend *be, const char *op, int version, int n_in, const rlx_tensor *const *in,
-                           const int *konst, int out_rank, const int64_t *out_dims, int n_attrs, rlx_node_attr *attrs,
-                           rlx_tensor **out, size_t *n_disp) {
+static inline rlx_status run_node_dt(rlx_backend *be, const char *op, int version, int n_in,
+                                     const rlx_tensor *const *in, const int *konst, rlx_dtype out_dt, int out_rank,
+                                     const int64_t *out_dims, int n_attrs, rlx_node_attr *attrs, rlx_tensor **out,
+                                     size_t *n_disp) {
     *out = NULL;
+    if (n_in > 16) {
+        for (int i = 0; i < n_attrs; i++) rlx_node_attr_free(&attrs[i]);
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "run_node: %d inputs, at most 16", n_in);
+    }
     rlx_graph *g = NULL;
     rlx_status st = rlx_graph_create(21, &g);
     if (st) return st;
-    int ids[8], oid = -1;
-    const rlx_tensor *feeds[8];
+    int ids[16], oid = -1;
+    const rlx_tensor *feeds[16];
     int n_feeds = 0;
     for (int i = 0; i < n_in && !st; i++) {
         ids[i] = -1;
@@ -88,7 +103,7 @@ static inline rlx_status run_node(rlx_backend *be, const char *op, int version, 
     }
     if (!st) st = rlx_graph_add_value(g, "out0", &oid);
     if (!st) {
-        g->values[oid].dtype = RLX_DTYPE_F32;
+        g->values[oid].dtype = out_dt;
         rlx_value_set_shape(&g->values[oid], out_rank, out_dims, NULL);
         g->values[oid].flags |= RLX_VALUE_OUTPUT;
         st = RLX_GROW(g->outputs, g->cap_outputs, g->n_outputs + 1);
@@ -136,6 +151,14 @@ static inline rlx_status run_node(rlx_backend *be, const char *op, int version, 
     if (exe) be->destroy_exe(exe);
     rlx_program_destroy(p);
     return st;
+}
+
+/* run_node_dt with an f32 output. */
+static inline rlx_status run_node(rlx_backend *be, const char *op, int version, int n_in, const rlx_tensor *const *in,
+                                  const int *konst, int out_rank, const int64_t *out_dims, int n_attrs,
+                                  rlx_node_attr *attrs, rlx_tensor **out, size_t *n_disp) {
+    return run_node_dt(be, op, version, n_in, in, konst, RLX_DTYPE_F32, out_rank, out_dims, n_attrs, attrs, out,
+                       n_disp);
 }
 
 /* got vs want (double): |g - w| <= atol + rtol |w| everywhere. */

@@ -11,6 +11,7 @@
  * are run through a one-node program built here (run_raw). */
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
+#include "gpu_node.h"
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
@@ -128,147 +129,18 @@ static void gpu_vs_cpu(const char *label, const char *op, int64_t opset, int n_i
     gpu_vs_cpu_n(label, op, opset, n_in, in, konst, 1, n_attrs, attrs, rtol, atol);
 }
 
-/* GPU against expected values computed here (double), rtol/atol as above. */
-static void check_close_f32(const char *label, const rlx_tensor *got, const double *want, size_t n, double rtol,
-                            double atol) {
-    if (!got) return;
-    CHECK_MSG(rlx_tensor_numel(got) == n, "%s: %zu elements, expected %zu", label, rlx_tensor_numel(got), n);
-    if (rlx_tensor_numel(got) != n) return;
-    const float *g = got->data;
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!(fabs(g[i] - want[i]) <= atol + rtol * fabs(want[i]))) {
-            if (!bad) first = i;
-            bad++;
-        }
-    CHECK_MSG(bad == 0, "%s: %zu of %zu elements differ (first %zu: %.9g vs %.9g; rtol %g atol %g)", label, bad, n,
-              first, bad ? g[first] : 0.0, bad ? want[first] : 0.0, rtol, atol);
-}
-
 /* ---------------------------------------------- one-node programs (no IR) */
 
 static rlx_backend *g_be; /* shared by run_raw */
 
-static rlx_node_attr na_ints(const char *name, size_t n, const int64_t *v) {
-    rlx_node_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = rlx_strdup(name);
-    a.type = RLX_ATTR_INTS;
-    a.n = n;
-    a.ints = malloc((n + 1) * sizeof *a.ints);
-    memcpy(a.ints, v, n * sizeof *v);
-    return a;
-}
-static rlx_node_attr na_int(const char *name, int64_t v) {
-    rlx_node_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = rlx_strdup(name);
-    a.type = RLX_ATTR_INT;
-    a.i = v;
-    return a;
-}
-static rlx_node_attr na_f(const char *name, float v) {
-    rlx_node_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = rlx_strdup(name);
-    a.type = RLX_ATTR_FLOAT;
-    a.f = v;
-    return a;
-}
-static rlx_node_attr na_s(const char *name, const char *v) {
-    rlx_node_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = rlx_strdup(name);
-    a.type = RLX_ATTR_STRING;
-    a.s = rlx_strdup(v);
-    return a;
-}
-
-/* Runs one node of `op` (since-version `version`) that has no IR entry yet:
- * builds the graph by hand with the given output shape, asks the WebGPU
- * backend whether it supports the node (must), plans memory, compiles and
- * runs. Inputs with konst[i] become constants. attrs are adopted. */
+/* Runs one node of `op` (since-version `version`) that has no IR entry yet
+ * on g_be (gpu_node.h run_node_dt: the graph built by hand with the given
+ * output dtype and shape, the backend must support the node). Inputs with
+ * konst[i] become constants. attrs are adopted. */
 static rlx_status run_raw(const char *op, int version, int n_in, const rlx_tensor *const *in, const int *konst,
                           rlx_dtype out_dt, int out_rank, const int64_t *out_dims, int n_attrs, rlx_node_attr *attrs,
                           rlx_tensor **out) {
-    *out = NULL;
-    rlx_graph *g = NULL;
-    rlx_status st = rlx_graph_create(21, &g);
-    if (st) return st;
-    int ids[16], oid = -1;
-    const rlx_tensor *feeds[16];
-    int n_feeds = 0;
-    for (int i = 0; i < n_in && !st; i++) {
-        ids[i] = -1;
-        if (!in[i]) continue;
-        char name[16];
-        snprintf(name, sizeof name, "in%d", i);
-        st = rlx_graph_add_value(g, name, &ids[i]);
-        if (st) break;
-        rlx_value *v = &g->values[ids[i]];
-        if (konst && konst[i]) {
-            rlx_tensor *t = NULL;
-            st = rlx_tensor_clone(in[i], &t);
-            if (st) break;
-            rlx_value_set_konst(v, t);
-            v->flags |= RLX_VALUE_INITIALIZER;
-        } else {
-            v->dtype = in[i]->dtype;
-            rlx_value_set_shape(v, in[i]->rank, in[i]->dims, NULL);
-            v->flags |= RLX_VALUE_INPUT;
-            st = RLX_GROW(g->inputs, g->cap_inputs, g->n_inputs + 1);
-            if (!st) g->inputs[g->n_inputs++] = ids[i];
-            feeds[n_feeds++] = in[i];
-        }
-    }
-    if (!st) st = rlx_graph_add_value(g, "out0", &oid);
-    if (!st) {
-        g->values[oid].dtype = out_dt;
-        rlx_value_set_shape(&g->values[oid], out_rank, out_dims, NULL);
-        g->values[oid].flags |= RLX_VALUE_OUTPUT;
-        st = RLX_GROW(g->outputs, g->cap_outputs, g->n_outputs + 1);
-        if (!st) g->outputs[g->n_outputs++] = oid;
-    }
-    if (!st) st = RLX_GROW(g->nodes, g->cap_nodes, g->n_nodes + 1);
-    if (st) {
-        for (int i = 0; i < n_attrs; i++) rlx_node_attr_free(&attrs[i]);
-        rlx_graph_destroy(g);
-        return st;
-    }
-    rlx_node *n = &g->nodes[g->n_nodes++];
-    memset(n, 0, sizeof *n);
-    n->name = rlx_strdup("node0");
-    n->op_type = rlx_strdup(op);
-    n->domain = rlx_strdup("");
-    n->version = version;
-    n->in = malloc(sizeof(int) * (size_t)(n_in + 1));
-    memcpy(n->in, ids, sizeof(int) * (size_t)n_in);
-    n->n_in = n_in;
-    n->out = malloc(sizeof(int));
-    n->out[0] = oid;
-    n->n_out = 1;
-    n->attrs = calloc((size_t)n_attrs + 1, sizeof *n->attrs);
-    if (n_attrs) memcpy(n->attrs, attrs, sizeof *attrs * (size_t)n_attrs);
-    n->n_attrs = n_attrs;
-    g->values[oid].producer = 0;
-
-    rlx_program *p = calloc(1, sizeof *p);
-    p->g = g;
-    p->steps = calloc(1, sizeof(int));
-    p->step_on = calloc(1, 1);
-    p->n_steps = 1;
-    p->step_on[0] = RLX_STEP_GPU;
-    rlx_backend_exe *exe = NULL;
-    if (!g_be->supports(g_be, g, n)) {
-        st = RLX_ERR_UNSUPPORTED;
-        fprintf(stderr, "run_raw: the WebGPU backend declined %s\n", op);
-    }
-    if (!st) st = rlx_plan_memory(p);
-    if (!st) st = g_be->compile(g_be, p, &exe);
-    if (!st) st = g_be->run(exe, feeds, out);
-    if (exe) g_be->destroy_exe(exe);
-    rlx_program_destroy(p);
-    return st;
+    return run_node_dt(g_be, op, version, n_in, in, konst, out_dt, out_rank, out_dims, n_attrs, attrs, out, NULL);
 }
 
 /* ------------------------------------------------------------ index helpers */
@@ -633,9 +505,9 @@ static void conv_case_run(const conv_case *c, int idx) {
     if (o_gemm) {
         for (int i = 0; i < c->nsp; i++) CHECK_MSG(o_gemm[0]->dims[2 + i] == osp[i], "%s: output dim %d", label, i);
         /* fp32 accumulation in another order than the double reference */
-        check_close_f32(label, o_gemm[0], ref, n_ref, 1e-4, 1e-5);
+        check_close(label, o_gemm[0], ref, n_ref, 1e-4, 1e-5);
     }
-    if (o_direct) check_close_f32(label, o_direct[0], ref, n_ref, 1e-4, 1e-5);
+    if (o_direct) check_close(label, o_direct[0], ref, n_ref, 1e-4, 1e-5);
     if (o_gemm && o_direct) {
         CHECK_MSG(o_gemm[0]->nbytes == o_direct[0]->nbytes &&
                       memcmp(o_gemm[0]->data, o_direct[0]->data, o_gemm[0]->nbytes) == 0,
@@ -726,7 +598,7 @@ static void test_conv_transpose(void) {
         for (size_t i = 0; i < total; i++) ref[i] += pb[(i / (size_t)(oh * ow)) % (size_t)c_out];
         if (o) {
             CHECK(o[0]->dims[2] == oh && o[0]->dims[3] == ow);
-            check_close_f32("ConvTranspose", o[0], ref, total, 1e-4, 1e-5);
+            check_close("ConvTranspose", o[0], ref, total, 1e-4, 1e-5);
         }
         free(ref);
         test_free_outputs(o, 1);
@@ -793,7 +665,7 @@ static void test_pools(void) {
         }
         if (o) {
             CHECK(o[0]->dims[2] == o_dim[0] && o[0]->dims[3] == o_dim[1]);
-            check_close_f32(cs[ci].op, o[0], ref, total, 1e-5, 1e-6);
+            check_close(cs[ci].op, o[0], ref, total, 1e-5, 1e-6);
         }
         free(ref);
         test_free_outputs(o, 1);
@@ -820,7 +692,7 @@ static void test_raw_tensor_ops(void) {
             for (int k = 0; k < 4; k++) xc[perm[k]] = c[k];
             ref[i] = ((float *)x->data)[ravel(xc, xd, 4)];
         }
-        check_close_f32("Transpose", out, ref, 120, 0, 0);
+        check_close("Transpose", out, ref, 120, 0, 0);
         free(ref);
         rlx_tensor_destroy(out);
         rlx_tensor_destroy(x);
@@ -873,7 +745,7 @@ static void test_raw_tensor_ops(void) {
                     int jj = j < 3 ? j : j < 4 ? j - 3 : j - 4, len = j < 3 ? 3 : j < 4 ? 1 : 5;
                     ref[(n * 9 + j) * 4 + k] = ((float *)t->data)[(n * len + jj) * 4 + k];
                 }
-        check_close_f32("Concat", out, ref, 72, 0, 0);
+        check_close("Concat", out, ref, 72, 0, 0);
         rlx_tensor_destroy(out);
         rlx_tensor_destroy(a);
         rlx_tensor_destroy(b);
@@ -897,7 +769,7 @@ static void test_raw_tensor_ops(void) {
                 int xi = i - 1, xj = j + 1;
                 ref[i * 6 + j] = (xi >= 0 && xi < 3 && xj >= 0 && xj < 5) ? ((float *)x->data)[xi * 5 + xj] : 2.5;
             }
-        check_close_f32("Pad", out, ref, 36, 0, 0);
+        check_close("Pad", out, ref, 36, 0, 0);
         rlx_tensor_destroy(out);
         rlx_tensor_destroy(x);
         rlx_tensor_destroy(tp);
@@ -914,7 +786,7 @@ static void test_raw_tensor_ops(void) {
                   rlx_last_error());
         double ref[24];
         for (int i = 0; i < 24; i++) ref[i] = ((float *)x->data)[(i / 4) % 3];
-        check_close_f32("Expand", out, ref, 24, 0, 0);
+        check_close("Expand", out, ref, 24, 0, 0);
         rlx_tensor_destroy(out);
         rlx_tensor_destroy(x);
         rlx_tensor_destroy(ts);
@@ -942,7 +814,7 @@ static void test_raw_tensor_ops2(void) {
             for (int k = 0; k < 4; k++) c[k] %= xd[k];
             ref[i] = px[ravel(c, xd, 4)];
         }
-        check_close_f32("Tile", out, ref, 576, 0, 0);
+        check_close("Tile", out, ref, 576, 0, 0);
         rlx_tensor_destroy(out);
         rlx_tensor_destroy(tr);
     }
@@ -961,7 +833,7 @@ static void test_raw_tensor_ops2(void) {
             int64_t xc[4] = { c[0], ch, c[2] / 2, c[3] / 2 };
             ref[i] = px[ravel(xc, xd, 4)];
         }
-        check_close_f32(crd ? "DepthToSpace CRD" : "DepthToSpace DCR", out, ref, 96, 0, 0);
+        check_close(crd ? "DepthToSpace CRD" : "DepthToSpace DCR", out, ref, 96, 0, 0);
         rlx_tensor_destroy(out);
     }
     {
@@ -980,7 +852,7 @@ static void test_raw_tensor_ops2(void) {
             int64_t xc[4] = { c[0], ch, c[2] * 2 + bi, c[3] * 2 + bj };
             ref[i] = ((float *)s->data)[ravel(xc, sd, 4)];
         }
-        check_close_f32("SpaceToDepth", out, ref, 96, 0, 0);
+        check_close("SpaceToDepth", out, ref, 96, 0, 0);
         rlx_tensor_destroy(out);
         rlx_tensor_destroy(s);
     }
@@ -1007,7 +879,7 @@ static void test_raw_nn_ops(void) {
                 for (int k = 0; k < 19; k++) s += (double)pa[k * 13 + m] * pb[n * 19 + k];
                 ref[m * 21 + n] = 0.5 * s + 2.0 * pc[n];
             }
-        check_close_f32("Gemm", out, ref, 13 * 21, 1e-5, 1e-5);
+        check_close("Gemm", out, ref, 13 * 21, 1e-5, 1e-5);
         rlx_tensor_destroy(out);
         rlx_tensor_destroy(a);
         rlx_tensor_destroy(b);
@@ -1031,7 +903,7 @@ static void test_raw_nn_ops(void) {
                         for (int k = 0; k < 7; k++) s += (double)pa[(i * 5 + m) * 7 + k] * pb[(j * 7 + k) * 6 + n];
                         ref[((i * 3 + j) * 5 + m) * 6 + n] = s;
                     }
-        check_close_f32("MatMul batched", out, ref, 180, 1e-5, 1e-6);
+        check_close("MatMul batched", out, ref, 180, 1e-5, 1e-6);
         rlx_tensor_destroy(out);
         int64_t vd[1] = { 7 }, md[2] = { 7, 40 }, od[1] = { 40 };
         rlx_tensor *v = test_tensor_random(RLX_DTYPE_F32, 1, vd, -1, 1), *mm = test_tensor_random(RLX_DTYPE_F32, 2, md, -1, 1);
@@ -1044,7 +916,7 @@ static void test_raw_nn_ops(void) {
             for (int k = 0; k < 7; k++) s += (double)((float *)v->data)[k] * ((float *)mm->data)[k * 40 + n];
             r2[n] = s;
         }
-        check_close_f32("MatMul 1-D", out, r2, 40, 1e-5, 1e-6);
+        check_close("MatMul 1-D", out, r2, 40, 1e-5, 1e-6);
         rlx_tensor_destroy(out);
         rlx_tensor_destroy(v);
         rlx_tensor_destroy(mm);
@@ -1076,7 +948,7 @@ static void test_raw_nn_ops(void) {
                         ref[(o * len + k) * inner + j] = variant == 1 ? v - log(s) : exp(v) / s;
                     }
                 }
-            check_close_f32(op, out, ref, 84, 1e-5, 1e-6);
+            check_close(op, out, ref, 84, 1e-5, 1e-6);
             rlx_tensor_destroy(out);
         }
         rlx_tensor_destroy(x);
@@ -1099,7 +971,7 @@ static void test_raw_nn_ops(void) {
             int c = (i / 20) % 3;
             ref[i] = (px[i] - pm[c]) / sqrt((double)pv[c] + (double)1e-3f) * ps[c] + pb[c];
         }
-        check_close_f32("BatchNormalization", out, ref, 120, 1e-5, 1e-6);
+        check_close("BatchNormalization", out, ref, 120, 1e-5, 1e-6);
         rlx_tensor_destroy(out);
         int64_t gd[4] = { 2, 3, 1, 1 };
         const rlx_tensor *in1[1] = { x };
@@ -1107,7 +979,7 @@ static void test_raw_nn_ops(void) {
                   "GlobalAveragePool: %s", rlx_last_error());
         double g6[6] = { 0 };
         for (int i = 0; i < 120; i++) g6[i / 20] += px[i] / 20.0;
-        check_close_f32("GlobalAveragePool", out, g6, 6, 1e-5, 1e-6);
+        check_close("GlobalAveragePool", out, g6, 6, 1e-5, 1e-6);
         rlx_tensor_destroy(out);
         rlx_tensor_destroy(x);
         rlx_tensor_destroy(sc);
@@ -1159,7 +1031,7 @@ static void test_raw_nn_ops(void) {
                 ref[i] = (1 - fh) * ((1 - fw) * pl[h0 * 4 + w0] + fw * pl[h0 * 4 + w1]) +
                          fh * ((1 - fw) * pl[h1 * 4 + w0] + fw * pl[h1 * 4 + w1]);
             }
-            check_close_f32("Resize", out, ref, total, 1e-5, 1e-6);
+            check_close("Resize", out, ref, total, 1e-5, 1e-6);
             free(ref);
             rlx_tensor_destroy(out);
             rlx_tensor_destroy(ts);
@@ -1242,9 +1114,9 @@ static void test_views(void) {
             rd[i] = -r;
             re[i] = exp(-(double)r);
         }
-        check_close_f32("view of a GPU value", out[0], rb, 24, 0, 0);
-        check_close_f32("view of a CPU value", out[1], rd, 24, 0, 0);
-        check_close_f32("GPU step after a view", out[2], re, 24, 1e-4, 1e-6);
+        check_close("view of a GPU value", out[0], rb, 24, 0, 0);
+        check_close("view of a CPU value", out[1], rd, 24, 0, 0);
+        check_close("GPU step after a view", out[2], re, 24, 1e-4, 1e-6);
     }
     for (int i = 0; i < 3; i++) rlx_tensor_destroy(out[i]);
     if (exe) g_be->destroy_exe(exe);
@@ -1681,7 +1553,7 @@ static void test_gemm_split(void) {
             for (int k = 0; k < 40; k++) acc += (double)pa[m * 40 + k] * pb[n * 40 + k];
             ref[m * 50 + n] = acc + pc[n];
         }
-    check_close_f32("Gemm split", split, ref, 150, 1e-5, 1e-5);
+    check_close("Gemm split", split, ref, 150, 1e-5, 1e-5);
     rlx_tensor_destroy(whole);
     rlx_tensor_destroy(split);
     rlx_tensor_destroy(a);
@@ -1713,7 +1585,7 @@ static void test_rerun(void) {
         if (out) {
             double ref[45];
             for (int i = 0; i < 45; i++) ref[i] = tanh((double)(((float *)a->data)[i] * ((float *)b->data)[i]));
-            check_close_f32("rerun", out[0], ref, 45, 1e-4, 2e-6);
+            check_close("rerun", out[0], ref, 45, 1e-4, 2e-6);
         }
         free_outs(out, n);
         rlx_tensor_destroy(a);
