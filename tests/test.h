@@ -93,6 +93,15 @@ int test_allclose(const rlx_tensor *a, const rlx_tensor *b, double rtol, double 
 rlx_status test_run_op(const char *op, int64_t opset, const char *device, int n_in, const rlx_tensor *const *in,
                        const int *in_is_const, int n_out, size_t n_attrs, const rlx_attr *attrs,
                        rlx_tensor ***out);
+/* test_run_op with session options; expect_native also checks in the
+ * session's dispatch report that the one node ran natively on the device
+ * (a CHECK failure otherwise). */
+rlx_status test_run_op_opts(const char *op, int64_t opset, const rlx_session_options *o, bool expect_native, int n_in,
+                            const rlx_tensor *const *in, const int *in_is_const, int n_out, size_t n_attrs,
+                            const rlx_attr *attrs, rlx_tensor ***out);
+/* Parses a dispatch report (rlx_session_dispatch_report): the node count
+ * and the native count of `op` (-1, -1 when the op is not listed). */
+void test_report_counts(const char *report, const char *op, int *nodes, int *native);
 void test_free_outputs(rlx_tensor **outs, int n);
 
 /* True when a GPU adapter is available (lavapipe counts). Tests that need a

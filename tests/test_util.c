@@ -119,8 +119,32 @@ int test_allclose(const rlx_tensor *a, const rlx_tensor *b, double rtol, double 
     return 1;
 }
 
+void test_report_counts(const char *report, const char *op, int *nodes, int *native) {
+    *nodes = *native = -1;
+    const char *p = report;
+    size_t len = strlen(op);
+    while (p && (p = strstr(p, op)) != NULL) {
+        if (p > report && p[-1] == ' ' && p[len] == ' ') {
+            int a = 0, b = 0;
+            if (sscanf(p + len, "%d %d", &a, &b) == 2) {
+                *nodes = a;
+                *native = b;
+                return;
+            }
+        }
+        p += len;
+    }
+}
+
 rlx_status test_run_op(const char *op, int64_t opset, const char *device, int n_in, const rlx_tensor *const *in,
                        const int *in_is_const, int n_out, size_t n_attrs, const rlx_attr *attrs, rlx_tensor ***out) {
+    rlx_session_options o = { .device = device };
+    return test_run_op_opts(op, opset, &o, false, n_in, in, in_is_const, n_out, n_attrs, attrs, out);
+}
+
+rlx_status test_run_op_opts(const char *op, int64_t opset, const rlx_session_options *o, bool expect_native, int n_in,
+                            const rlx_tensor *const *in, const int *in_is_const, int n_out, size_t n_attrs,
+                            const rlx_attr *attrs, rlx_tensor ***out) {
     *out = NULL;
     rlx_model *m = NULL;
     rlx_session *s = NULL;
@@ -156,10 +180,15 @@ rlx_status test_run_op(const char *op, int64_t opset, const char *device, int n_
     for (int i = 0; i < n_out; i++)
         if ((st = rlx_model_add_output(m, out_names[i]))) goto done;
     if ((st = rlx_model_finish(m))) goto done;
-    rlx_session_options o = { .device = device };
-    if ((st = rlx_session_create(m, &o, &s))) goto done;
+    if ((st = rlx_session_create(m, o, &s))) goto done;
     size_t n_got = 0;
     st = rlx_session_run(s, (size_t)n_feeds, feed_names, feeds, out, &n_got);
+    if (!st && expect_native) {
+        int nodes, native;
+        test_report_counts(rlx_session_dispatch_report(s), op, &nodes, &native);
+        CHECK_MSG(nodes == 1 && native == 1, "%s did not run natively on %s:\n%s", op, o->device ? o->device : "?",
+                  rlx_session_dispatch_report(s));
+    }
 done:
     rlx_session_destroy(s);
     rlx_model_destroy(m);

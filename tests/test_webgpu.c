@@ -27,82 +27,19 @@
 
 /* ------------------------------------------------------------ runners */
 
-/* Parses the dispatch report: native / total nodes of `op`. */
-static void report_counts(const char *report, const char *op, int *nodes, int *native) {
-    *nodes = *native = -1;
-    const char *p = report;
-    while ((p = strstr(p, op)) != NULL) {
-        if (p > report && p[-1] == ' ' && p[strlen(op)] == ' ') {
-            int a = 0, b = 0;
-            if (sscanf(p + strlen(op), "%d %d", &a, &b) == 2) {
-                *nodes = a;
-                *native = b;
-                return;
-            }
-        }
-        p += strlen(op);
-    }
-}
-
 typedef struct run_opts {
     const char *device;
     bool conv_direct;
     bool expect_native; /* every node of `op` must run on the device */
 } run_opts;
 
-/* One-node model through the public builder (like test_run_op), with
- * session options, and a check that the node ran natively on the GPU. */
+/* One-node model through the public builder (test_run_op_opts) with the
+ * session options of ro, and a check that the node ran natively on the GPU
+ * (ro->expect_native). */
 static rlx_status run_op(const char *op, int64_t opset, const run_opts *ro, int n_in, const rlx_tensor *const *in,
                          const int *konst, int n_out, size_t n_attrs, const rlx_attr *attrs, rlx_tensor ***out) {
-    *out = NULL;
-    rlx_model *m = NULL;
-    rlx_session *s = NULL;
-    rlx_status st;
-    char in_names[16][16], out_names[16][16];
-    const char *in_ptrs[16], *out_ptrs[16], *feed_names[16];
-    const rlx_tensor *feeds[16];
-    int n_feeds = 0;
-    if (n_in > 16 || n_out > 16) return RLX_ERR_INVALID_ARGUMENT;
-    if ((st = rlx_model_create(opset, &m))) return st;
-    for (int i = 0; i < n_in; i++) {
-        if (!in[i]) {
-            in_ptrs[i] = "";
-            continue;
-        }
-        snprintf(in_names[i], sizeof in_names[i], "in%d", i);
-        in_ptrs[i] = in_names[i];
-        if (konst && konst[i]) {
-            st = rlx_model_add_initializer(m, in_names[i], in[i]);
-        } else {
-            st = rlx_model_add_input(m, in_names[i], in[i]->dtype, in[i]->rank, in[i]->dims, NULL);
-            feed_names[n_feeds] = in_names[i];
-            feeds[n_feeds++] = in[i];
-        }
-        if (st) goto done;
-    }
-    for (int i = 0; i < n_out; i++) {
-        snprintf(out_names[i], sizeof out_names[i], "out%d", i);
-        out_ptrs[i] = out_names[i];
-    }
-    if ((st = rlx_model_add_node(m, op, "node0", (size_t)n_in, in_ptrs, (size_t)n_out, out_ptrs, n_attrs, attrs)))
-        goto done;
-    for (int i = 0; i < n_out; i++)
-        if ((st = rlx_model_add_output(m, out_names[i]))) goto done;
-    if ((st = rlx_model_finish(m))) goto done;
     rlx_session_options o = { .device = ro->device, .gpu_conv_direct = ro->conv_direct };
-    if ((st = rlx_session_create(m, &o, &s))) goto done;
-    size_t n_got = 0;
-    st = rlx_session_run(s, (size_t)n_feeds, feed_names, feeds, out, &n_got);
-    if (!st && ro->expect_native) {
-        int nodes, native;
-        report_counts(rlx_session_dispatch_report(s), op, &nodes, &native);
-        CHECK_MSG(nodes == 1 && native == 1, "%s did not run natively on %s:\n%s", op, ro->device,
-                  rlx_session_dispatch_report(s));
-    }
-done:
-    rlx_session_destroy(s);
-    rlx_model_destroy(m);
-    return st;
+    return test_run_op_opts(op, opset, &o, ro->expect_native, n_in, in, konst, n_out, n_attrs, attrs, out);
 }
 
 static const run_opts k_gpu = { "gpu", false, true };
@@ -1362,7 +1299,7 @@ static void test_view_ops_vs_cpu(void) {
     CHECK_OK(run_model(m, "cpu", false, 1, names, in, &oc, &nc, NULL, 0));
     CHECK_OK(run_model(m, "gpu", false, 1, names, in, &og, &ng, report, sizeof report));
     int nodes, native;
-    report_counts(report, "Exp", &nodes, &native);
+    test_report_counts(report, "Exp", &nodes, &native);
     CHECK_MSG(nodes == 1 && native == 1, "Exp should run on the GPU:\n%s", report);
     for (size_t i = 0; oc && og && i < 3; i++) {
         CHECK(og[i]->rank == oc[i]->rank && og[i]->dims[0] == oc[i]->dims[0]);
@@ -1410,11 +1347,11 @@ static void test_cpu_fallback(void) {
     unsetenv("RLX_GPU_DISABLE");
     unsetenv("RLX_DISABLE_PASSES");
     int nodes, native;
-    report_counts(report, "Greater", &nodes, &native);
+    test_report_counts(report, "Greater", &nodes, &native);
     CHECK_MSG(nodes == 2 && native == 0, "Greater should fall back to the CPU:\n%s", report);
-    report_counts(report, "Mul", &nodes, &native);
+    test_report_counts(report, "Mul", &nodes, &native);
     CHECK_MSG(nodes == 1 && native == 1, "Mul should run on the GPU:\n%s", report);
-    report_counts(report, "Where", &nodes, &native);
+    test_report_counts(report, "Where", &nodes, &native);
     CHECK_MSG(nodes == 1 && native == 1, "Where should run on the GPU:\n%s", report);
     CHECK(nc == RLX_ARRAY_LEN(outs) && ng == nc);
     for (size_t i = 0; oc && og && i < nc; i++) {

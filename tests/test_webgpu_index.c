@@ -192,9 +192,9 @@ static void test_logic(void) {
             CHECK_MSG(bad == 0, "Less -> Where (Where on the %s): %zu of 105 elements wrong (exact)",
                       where_on_cpu ? "cpu" : "gpu", bad);
             int nodes, native;
-            report_counts(rlx_session_dispatch_report(s), "Where", &nodes, &native);
+            test_report_counts(rlx_session_dispatch_report(s), "Where", &nodes, &native);
             CHECK(nodes == 1 && native == (where_on_cpu ? 0 : 1));
-            report_counts(rlx_session_dispatch_report(s), "Less", &nodes, &native);
+            test_report_counts(rlx_session_dispatch_report(s), "Less", &nodes, &native);
             CHECK(nodes == 1 && native == 1);
         }
         test_free_outputs(out, (int)n_out);
@@ -239,11 +239,11 @@ static void test_i64_transfers(void) {
         CHECK_OK(rlx_session_run(s, 1, names, feeds, d ? &og : &oc, d ? &ng : &nc));
         if (d) {
             int nodes, native;
-            report_counts(rlx_session_dispatch_report(s), "ArgMax", &nodes, &native);
+            test_report_counts(rlx_session_dispatch_report(s), "ArgMax", &nodes, &native);
             CHECK(nodes == 1 && native == 1);
-            report_counts(rlx_session_dispatch_report(s), "Add", &nodes, &native);
+            test_report_counts(rlx_session_dispatch_report(s), "Add", &nodes, &native);
             CHECK(nodes == 1 && native == 0);
-            report_counts(rlx_session_dispatch_report(s), "Gather", &nodes, &native);
+            test_report_counts(rlx_session_dispatch_report(s), "Gather", &nodes, &native);
             CHECK(nodes == 1 && native == 1);
         }
         rlx_session_destroy(s);
