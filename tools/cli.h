@@ -82,6 +82,54 @@ bool cli_mkdirs(const char *path);
 
 /* Subcommands: argv[0] is the command name ("run"). Each returns an exit
  * code. */
+/* ------------------------------------------------ model inputs (cli_inputs.c) */
+
+/* NAME=VALUE options (--input NAME=FILE.npy, --shape NAME=DIMS): name owned,
+ * value pointing into argv. */
+#define CLI_MAX_NAMED 64
+typedef struct cli_named {
+    char *name;
+    const char *value;
+} cli_named;
+typedef struct cli_named_list {
+    cli_named a[CLI_MAX_NAMED];
+    size_t n;
+} cli_named_list;
+
+/* Appends option `opt`'s argument s ("NAME=VALUE"); a usage error of
+ * `command` (CLI_EXIT_USAGE) when it has no name, names an input twice or
+ * the list is full. */
+int cli_named_add(cli_named_list *l, const char *command, const char *opt, const char *s);
+const cli_named *cli_named_find(const cli_named_list *l, const char *name);
+void cli_named_free(cli_named_list *l);
+
+/* The random inputs' generator: xorshift64* seeded through splitmix64, so
+ * that a seed gives the same values in `rlx run` and `rlx bench`. */
+typedef struct cli_rng {
+    uint64_t s;
+} cli_rng;
+void cli_rng_seed(cli_rng *r, uint64_t seed);
+/* Floats uniform in [-1, 1), integers in [0, 10) (or `fixed` everywhere
+ * when >= 0), bools from the integers' parity. */
+void cli_fill_random(rlx_tensor *t, cli_rng *r, int fixed);
+
+typedef struct cli_input_opts {
+    const char *command;                 /* "run", "bench": names usage errors */
+    const cli_named_list *inputs, *shapes; /* --input, --shape */
+    uint64_t seed;                       /* printed with random inputs */
+    bool verbose;                        /* print a line per input */
+    bool bert_defaults;                  /* inputs named *mask* all 1, *type* / *segment* all 0 */
+} cli_input_opts;
+
+/* Builds the model input vi: from its --input file (dtype checked), or
+ * random values of its --shape or its declared shape (symbolic dims 1).
+ * Returns -1 on success, else the exit code after printing the error. */
+int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *r, rlx_tensor **out);
+
+/* Every --input and --shape must name a graph input of m: -1, or the
+ * usage error (listing the model's inputs) after printing it. */
+int cli_check_input_names(const cli_input_opts *io, const rlx_model *m);
+
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_devices(int argc, char **argv);

@@ -60,37 +60,17 @@ static void print_help(FILE *f) {
             "runtime failures.\n");
 }
 
-typedef struct named_arg {
-    char *name;
-    const char *value;
-} named_arg;
-
 typedef struct bench_opts {
     const char *model, *device, *profile;
-    named_arg shapes[MAX_ARGS], inputs[MAX_ARGS];
-    size_t n_shapes, n_inputs;
+    cli_named_list shapes, inputs;
     int64_t warmup, iters, gpu_iters, top;
     uint64_t seed;
     bool json;
 } bench_opts;
 
 static void free_opts(bench_opts *o) {
-    for (size_t i = 0; i < o->n_shapes; i++) free(o->shapes[i].name);
-    for (size_t i = 0; i < o->n_inputs; i++) free(o->inputs[i].name);
-}
-
-static int add_named(named_arg *arr, size_t *n, const char *opt, const char *s) {
-    const char *eq = strchr(s, '=');
-    if (!eq || eq == s) return cli_usage_error("bench", "%s expects NAME=VALUE, got '%s'", opt, s);
-    if (*n == MAX_ARGS) return cli_usage_error("bench", "too many %s options (at most %d)", opt, MAX_ARGS);
-    char *name = malloc((size_t)(eq - s) + 1);
-    if (!name) return cli_usage_error("bench", "out of memory");
-    memcpy(name, s, (size_t)(eq - s));
-    name[eq - s] = '\0';
-    arr[*n].name = name;
-    arr[*n].value = eq + 1;
-    (*n)++;
-    return CLI_EXIT_OK;
+    cli_named_free(&o->shapes);
+    cli_named_free(&o->inputs);
 }
 
 static int parse_args(int argc, char **argv, bench_opts *o) {
@@ -114,15 +94,15 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
             o->device = v;
         } else if (cli_opt_value(argc, argv, &i, "--shape", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
-            int rc = add_named(o->shapes, &o->n_shapes, "--shape", v);
+            int rc = cli_named_add(&o->shapes, "bench", "--shape", v);
             if (rc) return rc;
             int64_t dims[RLX_MAX_RANK];
             int rank;
-            if (!cli_parse_shape(o->shapes[o->n_shapes - 1].value, dims, &rank))
+            if (!cli_parse_shape(o->shapes.a[o->shapes.n - 1].value, dims, &rank))
                 return cli_usage_error("bench", "bad --shape '%s' (expected NAME=DxDx..., e.g. x=1x3x224x224)", v);
         } else if (cli_opt_value(argc, argv, &i, "--input", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
-            int rc = add_named(o->inputs, &o->n_inputs, "--input", v);
+            int rc = cli_named_add(&o->inputs, "bench", "--input", v);
             if (rc) return rc;
         } else if (cli_opt_value(argc, argv, &i, "--seed", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
@@ -161,101 +141,6 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
 }
 
 /* ------------------------------------------------------------ inputs */
-
-static uint64_t rng_next(uint64_t *s) {
-    /* xorshift64* (Vigna), seeded through splitmix64 below */
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 0x2545F4914F6CDD1DULL;
-}
-
-static uint64_t rng_seed(uint64_t seed) {
-    uint64_t z = seed + 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return (z ^ (z >> 31)) | 1;
-}
-
-/* ints: `fixed` >= 0 gives that value everywhere, else uniform in [0, 10) */
-static void fill_random(rlx_tensor *t, uint64_t *r, int fixed) {
-    size_t n = rlx_tensor_numel(t);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t u = rng_next(r);
-        double f = (double)(u >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
-        int64_t k = fixed >= 0 ? fixed : (int64_t)((u >> 33) % 10);
-        switch (t->dtype) {
-        case RLX_DTYPE_F32: ((float *)t->data)[i] = (float)f; break;
-        case RLX_DTYPE_F64: ((double *)t->data)[i] = f; break;
-        case RLX_DTYPE_F16: ((uint16_t *)t->data)[i] = rlx_f32_to_f16((float)f); break;
-        case RLX_DTYPE_BF16: ((uint16_t *)t->data)[i] = rlx_f32_to_bf16((float)f); break;
-        case RLX_DTYPE_U8: ((uint8_t *)t->data)[i] = (uint8_t)k; break;
-        case RLX_DTYPE_I8: ((int8_t *)t->data)[i] = (int8_t)k; break;
-        case RLX_DTYPE_U16: ((uint16_t *)t->data)[i] = (uint16_t)k; break;
-        case RLX_DTYPE_I16: ((int16_t *)t->data)[i] = (int16_t)k; break;
-        case RLX_DTYPE_U32: ((uint32_t *)t->data)[i] = (uint32_t)k; break;
-        case RLX_DTYPE_I32: ((int32_t *)t->data)[i] = (int32_t)k; break;
-        case RLX_DTYPE_U64: ((uint64_t *)t->data)[i] = (uint64_t)k; break;
-        case RLX_DTYPE_I64: ((int64_t *)t->data)[i] = k; break;
-        case RLX_DTYPE_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(k & 1); break;
-        default: break;
-        }
-    }
-}
-
-static const named_arg *find_named(const named_arg *arr, size_t n, const char *name) {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(arr[i].name, name) == 0) return &arr[i];
-    return NULL;
-}
-
-static int make_input(const bench_opts *o, const rlx_value_info *vi, uint64_t *r, rlx_tensor **out) {
-    *out = NULL;
-    const named_arg *in = find_named(o->inputs, o->n_inputs, vi->name);
-    if (in) {
-        rlx_status st = rlx_tensor_load_npy(in->value, out);
-        if (st) {
-            char what[1200];
-            snprintf(what, sizeof what, "cannot read input '%s' from '%s'", vi->name, in->value);
-            cli_fail(st, what);
-            return CLI_EXIT_USAGE;
-        }
-        if ((*out)->dtype != vi->dtype) {
-            cli_error("input '%s': '%s' holds %s, the model expects %s", vi->name, in->value,
-                      rlx_dtype_name((*out)->dtype), rlx_dtype_name(vi->dtype));
-            return CLI_EXIT_USAGE;
-        }
-        return -1;
-    }
-    if (!rlx_dtype_size(vi->dtype)) {
-        cli_error("input '%s' has dtype %s, which rlx cannot generate values for", vi->name, rlx_dtype_name(vi->dtype));
-        return CLI_EXIT_USAGE;
-    }
-    int64_t dims[RLX_MAX_RANK];
-    int rank;
-    const named_arg *shp = find_named(o->shapes, o->n_shapes, vi->name);
-    if (shp) {
-        if (!cli_parse_shape(shp->value, dims, &rank)) return cli_usage_error("bench", "bad --shape '%s'", shp->value);
-        if (vi->rank >= 0 && rank != vi->rank)
-            return cli_usage_error("bench", "--shape %s=%s has rank %d, the model declares rank %d", shp->name,
-                                   shp->value, rank, vi->rank);
-        for (int d = 0; d < rank && vi->rank >= 0; d++)
-            if (vi->dims[d] >= 0 && dims[d] != vi->dims[d])
-                return cli_usage_error("bench", "--shape %s=%s: dim %d is %lld, the model declares %lld", shp->name,
-                                       shp->value, d, (long long)dims[d], (long long)vi->dims[d]);
-    } else {
-        if (vi->rank < 0)
-            return cli_usage_error("bench", "input '%s' has an unknown rank: give its shape with --shape", vi->name);
-        rank = vi->rank;
-        for (int d = 0; d < rank; d++) dims[d] = vi->dims[d] >= 0 ? vi->dims[d] : 1;
-    }
-    rlx_status st = rlx_tensor_create(vi->dtype, dims, rank, out);
-    if (st) return cli_fail(st, "cannot create an input");
-    /* BERT-like inputs: an attention mask of ones, token types 0 */
-    int fixed = strstr(vi->name, "mask") ? 1 : (strstr(vi->name, "type") || strstr(vi->name, "segment")) ? 0 : -1;
-    fill_random(*out, r, fixed);
-    return -1;
-}
 
 /* ------------------------------------------------------------ statistics */
 
@@ -408,25 +293,16 @@ int cli_cmd_bench(int argc, char **argv) {
         rc = cli_fail_model(st, o.model);
         goto done;
     }
-    for (size_t k = 0; k < o.n_shapes + o.n_inputs; k++) {
-        const named_arg *na = k < o.n_shapes ? &o.shapes[k] : &o.inputs[k - o.n_shapes];
-        bool found = false;
-        for (size_t i = 0; i < rlx_model_num_inputs(m) && !found; i++) {
-            rlx_value_info vi;
-            found = rlx_model_input_info(m, i, &vi) == RLX_OK && strcmp(vi.name, na->name) == 0;
-        }
-        if (!found) {
-            rc = cli_usage_error("bench", "the model has no input '%s'", na->name);
-            goto done;
-        }
-    }
+    const cli_input_opts io = { "bench", &o.inputs, &o.shapes, o.seed, false, true };
+    if ((rc = cli_check_input_names(&io, m)) >= 0) goto done;
     n_in = rlx_model_num_inputs(m);
     if (n_in > MAX_ARGS) {
         cli_error("the model has %zu inputs; rlx bench handles at most %d", n_in, MAX_ARGS);
         rc = CLI_EXIT_USAGE;
         goto done;
     }
-    uint64_t r = rng_seed(o.seed);
+    cli_rng r;
+    cli_rng_seed(&r, o.seed);
     for (size_t i = 0; i < n_in; i++) {
         rlx_value_info vi;
         st = rlx_model_input_info(m, i, &vi);
@@ -435,7 +311,7 @@ int cli_cmd_bench(int argc, char **argv) {
             goto done;
         }
         names[i] = vi.name;
-        rc = make_input(&o, &vi, &r, &inputs[i]);
+        rc = cli_make_input(&io, &vi, &r, &inputs[i]);
         if (rc >= 0) goto done;
     }
 

@@ -58,43 +58,17 @@ static void print_help(FILE *f) {
             "model that cannot be loaded or is not supported; 1 other runtime failures.\n");
 }
 
-typedef struct named_arg {
-    char *name;
-    const char *value;
-} named_arg;
-
 typedef struct run_opts {
     const char *model, *device, *output_dir;
-    named_arg inputs[MAX_ARGS];
-    size_t n_inputs;
-    named_arg shapes[MAX_ARGS];
-    size_t n_shapes;
+    cli_named_list inputs, shapes;
     bool check, report;
     int64_t warmup, iters;
     uint64_t seed;
 } run_opts;
 
 static void free_opts(run_opts *o) {
-    for (size_t i = 0; i < o->n_inputs; i++) free(o->inputs[i].name);
-    for (size_t i = 0; i < o->n_shapes; i++) free(o->shapes[i].name);
-}
-
-/* Splits "NAME=VALUE" at the first '='. */
-static int add_named(named_arg *arr, size_t *n, const char *opt, const char *s) {
-    const char *eq = strchr(s, '=');
-    if (!eq || eq == s) return cli_usage_error("run", "%s expects NAME=VALUE, got '%s'", opt, s);
-    if (*n == MAX_ARGS) return cli_usage_error("run", "too many %s options (at most %d)", opt, MAX_ARGS);
-    for (size_t i = 0; i < *n; i++)
-        if (strlen(arr[i].name) == (size_t)(eq - s) && strncmp(arr[i].name, s, (size_t)(eq - s)) == 0)
-            return cli_usage_error("run", "%s given twice for '%.*s'", opt, (int)(eq - s), s);
-    char *name = malloc((size_t)(eq - s) + 1);
-    if (!name) return cli_usage_error("run", "out of memory");
-    memcpy(name, s, (size_t)(eq - s));
-    name[eq - s] = '\0';
-    arr[*n].name = name;
-    arr[*n].value = eq + 1;
-    (*n)++;
-    return CLI_EXIT_OK;
+    cli_named_free(&o->inputs);
+    cli_named_free(&o->shapes);
 }
 
 static bool device_ok(const char *d) {
@@ -121,15 +95,15 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             o->device = v;
         } else if (cli_opt_value(argc, argv, &i, "--input", &v, "run", &err)) {
             if (err) return CLI_EXIT_USAGE;
-            int rc = add_named(o->inputs, &o->n_inputs, "--input", v);
+            int rc = cli_named_add(&o->inputs, "run", "--input", v);
             if (rc) return rc;
         } else if (cli_opt_value(argc, argv, &i, "--shape", &v, "run", &err)) {
             if (err) return CLI_EXIT_USAGE;
-            int rc = add_named(o->shapes, &o->n_shapes, "--shape", v);
+            int rc = cli_named_add(&o->shapes, "run", "--shape", v);
             if (rc) return rc;
             int64_t dims[RLX_MAX_RANK];
             int rank;
-            if (!cli_parse_shape(o->shapes[o->n_shapes - 1].value, dims, &rank))
+            if (!cli_parse_shape(o->shapes.a[o->shapes.n - 1].value, dims, &rank))
                 return cli_usage_error("run", "bad --shape '%s' (expected NAME=DxDx..., e.g. x=1x3x224x224)", v);
         } else if (cli_opt_value(argc, argv, &i, "--output-dir", &v, "run", &err)) {
             if (err) return CLI_EXIT_USAGE;
@@ -167,53 +141,6 @@ static int parse_args(int argc, char **argv, run_opts *o) {
 
 /* ------------------------------------------------------------ inputs */
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r) {
-    /* xorshift64* (Vigna) */
-    r->s ^= r->s >> 12;
-    r->s ^= r->s << 25;
-    r->s ^= r->s >> 27;
-    return r->s * 0x2545F4914F6CDD1DULL;
-}
-
-static void rng_seed(rng *r, uint64_t seed) {
-    /* splitmix64 step so that seeds 0, 1, 2 ... give unrelated streams and
-     * the state is never 0 */
-    uint64_t z = seed + 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    r->s = (z ^ (z >> 31)) | 1;
-}
-
-/* Fills t with values: floats uniform in [-1, 1), ints in [0, 10), bools. */
-static void fill_random(rlx_tensor *t, rng *r) {
-    size_t n = rlx_tensor_numel(t);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t u = rng_next(r);
-        double f = (double)(u >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
-        int64_t k = (int64_t)((u >> 33) % 10);
-        switch (t->dtype) {
-        case RLX_DTYPE_F32: ((float *)t->data)[i] = (float)f; break;
-        case RLX_DTYPE_F64: ((double *)t->data)[i] = f; break;
-        case RLX_DTYPE_F16: ((uint16_t *)t->data)[i] = rlx_f32_to_f16((float)f); break;
-        case RLX_DTYPE_BF16: ((uint16_t *)t->data)[i] = rlx_f32_to_bf16((float)f); break;
-        case RLX_DTYPE_U8: ((uint8_t *)t->data)[i] = (uint8_t)k; break;
-        case RLX_DTYPE_I8: ((int8_t *)t->data)[i] = (int8_t)k; break;
-        case RLX_DTYPE_U16: ((uint16_t *)t->data)[i] = (uint16_t)k; break;
-        case RLX_DTYPE_I16: ((int16_t *)t->data)[i] = (int16_t)k; break;
-        case RLX_DTYPE_U32: ((uint32_t *)t->data)[i] = (uint32_t)k; break;
-        case RLX_DTYPE_I32: ((int32_t *)t->data)[i] = (int32_t)k; break;
-        case RLX_DTYPE_U64: ((uint64_t *)t->data)[i] = (uint64_t)k; break;
-        case RLX_DTYPE_I64: ((int64_t *)t->data)[i] = k; break;
-        case RLX_DTYPE_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(k & 1); break;
-        default: break;
-        }
-    }
-}
-
 /* Element i of a tensor as a double (NaN for dtypes without numbers). */
 static double elem(const rlx_tensor *t, size_t i) {
     switch (t->dtype) {
@@ -232,105 +159,6 @@ static double elem(const rlx_tensor *t, size_t i) {
     case RLX_DTYPE_BOOL: return ((const uint8_t *)t->data)[i] ? 1.0 : 0.0;
     default: return NAN;
     }
-}
-
-static const named_arg *find_named(const named_arg *arr, size_t n, const char *name) {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(arr[i].name, name) == 0) return &arr[i];
-    return NULL;
-}
-
-/* Lists the model's input names into buf ("'x', 'y'"). */
-static char *input_list(const rlx_model *m, char *buf, size_t cap) {
-    size_t o = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < rlx_model_num_inputs(m) && o < cap; i++) {
-        rlx_value_info vi;
-        if (rlx_model_input_info(m, i, &vi)) continue;
-        o += (size_t)snprintf(buf + o, cap - o, "%s'%s'", i ? ", " : "", vi.name);
-    }
-    if (!buf[0]) snprintf(buf, cap, "none");
-    return buf;
-}
-
-/* Builds one input tensor: from --input, or random with --shape / 1 for
- * symbolic dims. Prints a line describing it. Returns an exit code or -1. */
-static int make_input(const run_opts *o, const rlx_value_info *vi, rng *r, rlx_tensor **out) {
-    char sh[512], dsh[512];
-    *out = NULL;
-    const named_arg *in = find_named(o->inputs, o->n_inputs, vi->name);
-    const named_arg *shp = find_named(o->shapes, o->n_shapes, vi->name);
-    if (in && shp)
-        return cli_usage_error("run", "input '%s' is given both --input and --shape; the file decides the shape",
-                               vi->name);
-    if (in) {
-        rlx_status st = rlx_tensor_load_npy(in->value, out);
-        if (st) {
-            char what[1200];
-            /* the library's message names the file already (unless it is empty) */
-            const char *msg = rlx_last_error();
-            if (*in->value && msg && strstr(msg, in->value))
-                snprintf(what, sizeof what, "cannot read input '%s'", vi->name);
-            else
-                snprintf(what, sizeof what, "cannot read input '%s' from '%s'", vi->name, in->value);
-            int rc = cli_fail(st, what);
-            return rc == CLI_EXIT_FAILURE && st != RLX_ERR_OUT_OF_MEMORY ? CLI_EXIT_USAGE : rc;
-        }
-        if ((*out)->dtype != vi->dtype) {
-            cli_error("input '%s': '%s' holds %s, the model expects %s", vi->name, in->value,
-                      rlx_dtype_name((*out)->dtype), rlx_dtype_name(vi->dtype));
-            rlx_tensor_destroy(*out);
-            *out = NULL;
-            return CLI_EXIT_USAGE;
-        }
-        printf("  %-24s %-5s %-20s from %s\n", vi->name, rlx_dtype_name(vi->dtype),
-               cli_shape_str((*out)->dims, (*out)->rank, sh, sizeof sh), in->value);
-        return -1;
-    }
-    if (!rlx_dtype_size(vi->dtype)) {
-        cli_error("input '%s' has dtype %s, which rlx cannot generate values for (give it with --input)", vi->name,
-                  rlx_dtype_name(vi->dtype));
-        return CLI_EXIT_USAGE;
-    }
-    int64_t dims[RLX_MAX_RANK];
-    int rank;
-    char note[700] = "";
-    if (shp) {
-        if (!cli_parse_shape(shp->value, dims, &rank))
-            return cli_usage_error("run", "bad --shape '%s=%s'", shp->name, shp->value);
-        if (vi->rank >= 0 && rank != vi->rank)
-            return cli_usage_error("run", "--shape %s=%s has rank %d, the model declares %s (rank %d)", shp->name,
-                                   shp->value, rank, cli_info_shape_str(vi, dsh, sizeof dsh), vi->rank);
-        for (int d = 0; d < rank && vi->rank >= 0; d++)
-            if (vi->dims[d] >= 0 && dims[d] != vi->dims[d])
-                return cli_usage_error("run", "--shape %s=%s: dim %d is %lld, the model declares %s", shp->name,
-                                       shp->value, d, (long long)dims[d], cli_info_shape_str(vi, dsh, sizeof dsh));
-    } else {
-        if (vi->rank < 0)
-            return cli_usage_error("run", "input '%s' has an unknown rank: give its shape with --shape %s=DxDx...",
-                                   vi->name, vi->name);
-        rank = vi->rank;
-        size_t no = 0;
-        for (int d = 0; d < rank; d++) {
-            dims[d] = vi->dims[d] >= 0 ? vi->dims[d] : 1;
-            if (vi->dims[d] < 0 && no < sizeof note)
-                no += (size_t)snprintf(note + no, sizeof note - no, "%s%s", no ? ", " : "",
-                                       vi->dim_names[d] ? vi->dim_names[d] : "?");
-        }
-    }
-    rlx_status st = rlx_tensor_create(vi->dtype, dims, rank, out);
-    if (st) {
-        char what[600];
-        snprintf(what, sizeof what, "cannot create input '%s'", vi->name);
-        return cli_fail(st, what);
-    }
-    fill_random(*out, r);
-    printf("  %-24s %-5s %-20s random (seed %llu)\n", vi->name, rlx_dtype_name(vi->dtype),
-           cli_shape_str(dims, rank, sh, sizeof sh), (unsigned long long)o->seed);
-    if (note[0])
-        printf("    note: symbolic dims %s of %s set to 1 (use --shape %s=DxDx...)\n", note,
-               cli_info_shape_str(vi, dsh, sizeof dsh), vi->name);
-    return -1;
 }
 
 /* ------------------------------------------------------------ outputs */
@@ -536,20 +364,8 @@ int cli_cmd_run(int argc, char **argv) {
         goto done;
     }
     /* every --input / --shape must name a graph input */
-    for (size_t k = 0; k < o.n_inputs + o.n_shapes; k++) {
-        const named_arg *na = k < o.n_inputs ? &o.inputs[k] : &o.shapes[k - o.n_inputs];
-        bool found = false;
-        for (size_t i = 0; i < rlx_model_num_inputs(m) && !found; i++) {
-            rlx_value_info vi;
-            found = rlx_model_input_info(m, i, &vi) == RLX_OK && strcmp(vi.name, na->name) == 0;
-        }
-        if (!found) {
-            char list[1024];
-            rc = cli_usage_error("run", "the model has no input '%s' (its inputs: %s)", na->name,
-                                 input_list(m, list, sizeof list));
-            goto done;
-        }
-    }
+    const cli_input_opts io = { "run", &o.inputs, &o.shapes, o.seed, true, false };
+    if ((rc = cli_check_input_names(&io, m)) >= 0) goto done;
     n_in = rlx_model_num_inputs(m);
     if (n_in > MAX_ARGS) {
         cli_error("the model has %zu inputs; rlx run handles at most %d", n_in, MAX_ARGS);
@@ -558,8 +374,8 @@ int cli_cmd_run(int argc, char **argv) {
     }
     printf("model: %s\n", o.model);
     printf("inputs:%s\n", n_in ? "" : " none");
-    rng r;
-    rng_seed(&r, o.seed);
+    cli_rng r;
+    cli_rng_seed(&r, o.seed);
     for (size_t i = 0; i < n_in; i++) {
         rlx_value_info vi;
         st = rlx_model_input_info(m, i, &vi);
@@ -568,7 +384,7 @@ int cli_cmd_run(int argc, char **argv) {
             goto done;
         }
         names[i] = vi.name;
-        rc = make_input(&o, &vi, &r, &inputs[i]);
+        rc = cli_make_input(&io, &vi, &r, &inputs[i]);
         if (rc >= 0) goto done;
     }
     fflush(stdout);

@@ -1,0 +1,197 @@
+/* Model inputs for `rlx run` and `rlx bench` (see cli.h): NAME=VALUE
+ * options, the seeded generator of random inputs, and one input tensor
+ * from a .npy file or random values of a given or declared shape. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/half.h"
+#include "base/tensor.h"
+#include "cli.h"
+
+int cli_named_add(cli_named_list *l, const char *command, const char *opt, const char *s) {
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s) return cli_usage_error(command, "%s expects NAME=VALUE, got '%s'", opt, s);
+    if (l->n == CLI_MAX_NAMED) return cli_usage_error(command, "too many %s options (at most %d)", opt, CLI_MAX_NAMED);
+    size_t len = (size_t)(eq - s);
+    for (size_t i = 0; i < l->n; i++)
+        if (strlen(l->a[i].name) == len && strncmp(l->a[i].name, s, len) == 0)
+            return cli_usage_error(command, "%s given twice for '%.*s'", opt, (int)len, s);
+    char *name = malloc(len + 1);
+    if (!name) return cli_usage_error(command, "out of memory");
+    memcpy(name, s, len);
+    name[len] = '\0';
+    l->a[l->n].name = name;
+    l->a[l->n].value = eq + 1;
+    l->n++;
+    return CLI_EXIT_OK;
+}
+
+const cli_named *cli_named_find(const cli_named_list *l, const char *name) {
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->a[i].name, name) == 0) return &l->a[i];
+    return NULL;
+}
+
+void cli_named_free(cli_named_list *l) {
+    for (size_t i = 0; i < l->n; i++) free(l->a[i].name);
+    l->n = 0;
+}
+
+void cli_rng_seed(cli_rng *r, uint64_t seed) {
+    /* splitmix64 step so that seeds 0, 1, 2 ... give unrelated streams and
+     * the state is never 0 */
+    uint64_t z = seed + 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    r->s = (z ^ (z >> 31)) | 1;
+}
+
+static uint64_t rng_next(cli_rng *r) {
+    /* xorshift64* (Vigna) */
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return r->s * 0x2545F4914F6CDD1DULL;
+}
+
+void cli_fill_random(rlx_tensor *t, cli_rng *r, int fixed) {
+    size_t n = rlx_tensor_numel(t);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u = rng_next(r);
+        double f = (double)(u >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
+        int64_t k = fixed >= 0 ? fixed : (int64_t)((u >> 33) % 10);
+        switch (t->dtype) {
+        case RLX_DTYPE_F32: ((float *)t->data)[i] = (float)f; break;
+        case RLX_DTYPE_F64: ((double *)t->data)[i] = f; break;
+        case RLX_DTYPE_F16: ((uint16_t *)t->data)[i] = rlx_f32_to_f16((float)f); break;
+        case RLX_DTYPE_BF16: ((uint16_t *)t->data)[i] = rlx_f32_to_bf16((float)f); break;
+        case RLX_DTYPE_U8: ((uint8_t *)t->data)[i] = (uint8_t)k; break;
+        case RLX_DTYPE_I8: ((int8_t *)t->data)[i] = (int8_t)k; break;
+        case RLX_DTYPE_U16: ((uint16_t *)t->data)[i] = (uint16_t)k; break;
+        case RLX_DTYPE_I16: ((int16_t *)t->data)[i] = (int16_t)k; break;
+        case RLX_DTYPE_U32: ((uint32_t *)t->data)[i] = (uint32_t)k; break;
+        case RLX_DTYPE_I32: ((int32_t *)t->data)[i] = (int32_t)k; break;
+        case RLX_DTYPE_U64: ((uint64_t *)t->data)[i] = (uint64_t)k; break;
+        case RLX_DTYPE_I64: ((int64_t *)t->data)[i] = k; break;
+        case RLX_DTYPE_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(k & 1); break;
+        default: break;
+        }
+    }
+}
+
+int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *r, rlx_tensor **out) {
+    char sh[512], dsh[512];
+    const char *cmd = io->command;
+    *out = NULL;
+    const cli_named *in = cli_named_find(io->inputs, vi->name);
+    const cli_named *shp = cli_named_find(io->shapes, vi->name);
+    if (in && shp)
+        return cli_usage_error(cmd, "input '%s' is given both --input and --shape; the file decides the shape",
+                               vi->name);
+    if (in) {
+        rlx_status st = rlx_tensor_load_npy(in->value, out);
+        if (st) {
+            char what[1200];
+            /* the library's message names the file already (unless it is empty) */
+            const char *msg = rlx_last_error();
+            if (*in->value && msg && strstr(msg, in->value))
+                snprintf(what, sizeof what, "cannot read input '%s'", vi->name);
+            else
+                snprintf(what, sizeof what, "cannot read input '%s' from '%s'", vi->name, in->value);
+            int rc = cli_fail(st, what);
+            return rc == CLI_EXIT_FAILURE && st != RLX_ERR_OUT_OF_MEMORY ? CLI_EXIT_USAGE : rc;
+        }
+        if ((*out)->dtype != vi->dtype) {
+            cli_error("input '%s': '%s' holds %s, the model expects %s", vi->name, in->value,
+                      rlx_dtype_name((*out)->dtype), rlx_dtype_name(vi->dtype));
+            rlx_tensor_destroy(*out);
+            *out = NULL;
+            return CLI_EXIT_USAGE;
+        }
+        if (io->verbose)
+            printf("  %-24s %-5s %-20s from %s\n", vi->name, rlx_dtype_name(vi->dtype),
+                   cli_shape_str((*out)->dims, (*out)->rank, sh, sizeof sh), in->value);
+        return -1;
+    }
+    if (!rlx_dtype_size(vi->dtype)) {
+        cli_error("input '%s' has dtype %s, which rlx cannot generate values for (give it with --input)", vi->name,
+                  rlx_dtype_name(vi->dtype));
+        return CLI_EXIT_USAGE;
+    }
+    int64_t dims[RLX_MAX_RANK];
+    int rank;
+    char note[700] = "";
+    if (shp) {
+        if (!cli_parse_shape(shp->value, dims, &rank))
+            return cli_usage_error(cmd, "bad --shape '%s=%s'", shp->name, shp->value);
+        if (vi->rank >= 0 && rank != vi->rank)
+            return cli_usage_error(cmd, "--shape %s=%s has rank %d, the model declares %s (rank %d)", shp->name,
+                                   shp->value, rank, cli_info_shape_str(vi, dsh, sizeof dsh), vi->rank);
+        for (int d = 0; d < rank && vi->rank >= 0; d++)
+            if (vi->dims[d] >= 0 && dims[d] != vi->dims[d])
+                return cli_usage_error(cmd, "--shape %s=%s: dim %d is %lld, the model declares %s", shp->name,
+                                       shp->value, d, (long long)dims[d], cli_info_shape_str(vi, dsh, sizeof dsh));
+    } else {
+        if (vi->rank < 0)
+            return cli_usage_error(cmd, "input '%s' has an unknown rank: give its shape with --shape %s=DxDx...",
+                                   vi->name, vi->name);
+        rank = vi->rank;
+        size_t no = 0;
+        for (int d = 0; d < rank; d++) {
+            dims[d] = vi->dims[d] >= 0 ? vi->dims[d] : 1;
+            if (vi->dims[d] < 0 && no < sizeof note)
+                no += (size_t)snprintf(note + no, sizeof note - no, "%s%s", no ? ", " : "",
+                                       vi->dim_names[d] ? vi->dim_names[d] : "?");
+        }
+    }
+    rlx_status st = rlx_tensor_create(vi->dtype, dims, rank, out);
+    if (st) {
+        char what[600];
+        snprintf(what, sizeof what, "cannot create input '%s'", vi->name);
+        return cli_fail(st, what);
+    }
+    /* BERT-like inputs: an attention mask of ones, token types 0 */
+    int fixed = -1;
+    if (io->bert_defaults)
+        fixed = strstr(vi->name, "mask") ? 1 : (strstr(vi->name, "type") || strstr(vi->name, "segment")) ? 0 : -1;
+    cli_fill_random(*out, r, fixed);
+    if (io->verbose) {
+        printf("  %-24s %-5s %-20s random (seed %llu)\n", vi->name, rlx_dtype_name(vi->dtype),
+               cli_shape_str(dims, rank, sh, sizeof sh), (unsigned long long)io->seed);
+        if (note[0])
+            printf("    note: symbolic dims %s of %s set to 1 (use --shape %s=DxDx...)\n", note,
+                   cli_info_shape_str(vi, dsh, sizeof dsh), vi->name);
+    }
+    return -1;
+}
+
+/* Lists the model's input names into buf ("'x', 'y'"). */
+static char *input_list(const rlx_model *m, char *buf, size_t cap) {
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < rlx_model_num_inputs(m) && o < cap; i++) {
+        rlx_value_info vi;
+        if (rlx_model_input_info(m, i, &vi)) continue;
+        o += (size_t)snprintf(buf + o, cap - o, "%s'%s'", i ? ", " : "", vi.name);
+    }
+    if (!buf[0]) snprintf(buf, cap, "none");
+    return buf;
+}
+
+int cli_check_input_names(const cli_input_opts *io, const rlx_model *m) {
+    for (size_t k = 0; k < io->inputs->n + io->shapes->n; k++) {
+        const cli_named *na = k < io->inputs->n ? &io->inputs->a[k] : &io->shapes->a[k - io->inputs->n];
+        bool found = false;
+        for (size_t i = 0; i < rlx_model_num_inputs(m) && !found; i++) {
+            rlx_value_info vi;
+            found = rlx_model_input_info(m, i, &vi) == RLX_OK && strcmp(vi.name, na->name) == 0;
+        }
+        if (!found) {
+            char list[1024];
+            return cli_usage_error(io->command, "the model has no input '%s' (its inputs: %s)", na->name,
+                                   input_list(m, list, sizeof list));
+        }
+    }
+    return -1;
+}
