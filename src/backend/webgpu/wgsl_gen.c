@@ -62,7 +62,7 @@ bool wg_gen_ew_expr(wg_src *b, int op, const char *a, const char *bb, const char
     case RLX_EW_CEIL: wg_src_printf(b, "ceil(%s)", a); return true;
     case RLX_EW_ROUND: wg_src_printf(b, "round(%s)", a); return true;
     case RLX_EW_ERF: wg_src_printf(b, "erf_(%s)", a); return true;
-    case RLX_EW_SIN: wg_src_printf(b, "sin(%s)", a); return true;
+    case RLX_EW_SIN: wg_src_printf(b, "sin_(%s)", a); return true;
     case RLX_EW_COS: wg_src_printf(b, "cos(%s)", a); return true;
     case RLX_EW_TANH: wg_src_printf(b, "tanh_(%s)", a); return true;
     case RLX_EW_SIGMOID: wg_src_printf(b, "(1.0 / (1.0 + exp(-%s)))", a); return true;

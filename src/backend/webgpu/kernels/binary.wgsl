@@ -22,16 +22,7 @@ struct Params {
 override OP: u32 = 0u;
 override INT: bool = false;
 
-// ONNX Pow on f32: negative bases with integral exponents are defined.
-fn pow_(a: f32, b: f32) -> f32 {
-    if (b == 0.0) { return 1.0; }
-    if (a > 0.0) { return exp2(b * log2(a)); }
-    if (a == 0.0) { return select(0.0, 1.0 / abs(a), b < 0.0); }   // +inf for b < 0
-    if (b != floor(b)) { let z = a - a; return z / z; }            // NaN (a is finite here)
-    let m = exp2(b * log2(-a));
-    let odd = (b * 0.5) != floor(b * 0.5);
-    return select(m, -m, odd);
-}
+//!include ew_lib
 
 fn opf(a: f32, b: f32) -> f32 {
     switch OP {

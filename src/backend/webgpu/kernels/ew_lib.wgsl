@@ -1,9 +1,10 @@
 // Library, not a kernel (no entry point): f32 functions that generated
 // kernels (src/backend/webgpu/wgsl_gen.c: fused elementwise programs, the
-// fused-activation epilogue, attention) paste in front of their code.
-// The formulas are those of unary.wgsl and binary.wgsl, whose comments say
-// why: WGSL bounds log's error only absolutely on [0.5, 2], and llvmpipe's
-// exp-based builtins lose relative accuracy near 0 and 1, so these use
+// fused-activation epilogue, attention) paste in front of their code, and
+// that unary.wgsl and binary.wgsl include ("//!include ew_lib"), so a fused
+// op computes what the unfused one does. WGSL bounds log's error only
+// absolutely on [0.5, 2], and llvmpipe's exp-based builtins (and the
+// NVIDIA driver's sin) lose relative accuracy near 0 and 1, so these use
 // series there.
 
 // 2 atanh(t) = log((1 + t) / (1 - t)) for |t| <= 1/3, to 5e-10.
@@ -40,6 +41,16 @@ fn expm1_(x: f32) -> f32 {
     }
     return exp(x) - 1.0;
 }
+// sin(x) with relative accuracy near 0, where GPU builtins are only
+// accurate in absolute terms (seen on the NVIDIA driver: 5e-4 relative at
+// x = 3e-4): the Taylor series x - x^3/6 + x^5/120 - x^7/5040 for
+// |x| < 0.125 (next term below 2e-13 relative), the builtin elsewhere.
+fn sin_(x: f32) -> f32 {
+    if (abs(x) >= 0.125) { return sin(x); }
+    let x2 = x * x;
+    return x * (1.0 - x2 / 6.0 * (1.0 - x2 / 20.0 * (1.0 - x2 / 42.0)));
+}
+
 // tanh(x) = e / (e + 2) with e = expm1(2|x|).
 fn tanh_(x: f32) -> f32 {
     let e = expm1_(2.0 * min(abs(x), 15.0));
