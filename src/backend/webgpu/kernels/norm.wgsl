@@ -46,28 +46,7 @@ fn xload(e: u32) -> f32 {
     return X[i >> 2u][i & 3u];
 }
 
-fn base_of(o: u32) -> u32 {
-    var rem = o;
-    var b = 0u;
-    for (var d = i32(P.nk) - 1; d >= 0; d = d - 1) {
-        let k = u32(d);
-        b = b + (rem % P.kdim[k]) * P.kstr[k];
-        rem = rem / P.kdim[k];
-    }
-    return b;
-}
-
-fn off_of(j: u32) -> u32 {
-    if (P.nr == 1u) { return j * P.rstr[0]; }
-    var rem = j;
-    var b = 0u;
-    for (var d = i32(P.nr) - 1; d >= 0; d = d - 1) {
-        let k = u32(d);
-        b = b + (rem % P.rdim[k]) * P.rstr[k];
-        rem = rem / P.rdim[k];
-    }
-    return b;
-}
+//!include reduce_index
 
 // Pass 0 sums x (layer, mvn), x^2 (rms, lp2), |x| (lp1), or takes the max
 // (softmax); pass 1 sums (x - c)^2 (layer, mvn) or exp(x - c) (softmax).

@@ -59,28 +59,7 @@ fn xload(e: u32) -> u32 {
     return X[i >> 2u][i & 3u];
 }
 
-fn base_of(o: u32) -> u32 {
-    var rem = o;
-    var b = 0u;
-    for (var d = i32(P.nk) - 1; d >= 0; d = d - 1) {
-        let k = u32(d);
-        b = b + (rem % P.kdim[k]) * P.kstr[k];
-        rem = rem / P.kdim[k];
-    }
-    return b;
-}
-
-fn off_of(j: u32) -> u32 {
-    if (P.nr == 1u) { return j * P.rstr[0]; }
-    var rem = j;
-    var b = 0u;
-    for (var d = i32(P.nr) - 1; d >= 0; d = d - 1) {
-        let k = u32(d);
-        b = b + (rem % P.rdim[k]) * P.rstr[k];
-        rem = rem / P.rdim[k];
-    }
-    return b;
-}
+//!include reduce_index
 
 fn fmax_nan(a: f32, b: f32) -> f32 {
     if (is_nan(a)) { return a; }
