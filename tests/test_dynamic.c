@@ -25,136 +25,36 @@
 
 #include "base/status.h"
 #include "import/onnx.h"
+#include "onnx_build.h"
 #include "ir/graph.h"
 #include "runtime/model.h"
 #include "runtime/session.h"
 
 /* ================================================================ builders */
 
-static void *xcalloc(size_t n, size_t s) {
-    void *p = calloc(n ? n : 1, s);
-    if (!p) exit(2);
-    return p;
-}
-
-static char *sdup(const char *s) {
-    char *d = xcalloc(strlen(s) + 1, 1);
-    memcpy(d, s, strlen(s));
-    return d;
-}
-
-#define APPEND(arr, count, item)                                         \
-    do {                                                                 \
-        void *np_ = realloc((arr), ((count) + 1) * sizeof *(arr));       \
-        if (!np_) exit(2);                                               \
-        (arr) = np_;                                                     \
-        (arr)[(count)++] = (item);                                       \
-    } while (0)
-
 enum { F32 = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, I64 = ONNX__TENSOR_PROTO__DATA_TYPE__INT64 };
 
-/* A tensor value info; dims[i] < 0 with params[i] set is a dim_param. */
+/* Short forms over onnx_build.h for the graphs below. */
 static Onnx__ValueInfoProto *vi(const char *name, int elem, int rank, const int64_t *dims, const char *const *params) {
-    Onnx__ValueInfoProto *v = xcalloc(1, sizeof *v);
-    onnx__value_info_proto__init(v);
-    v->name = sdup(name);
-    Onnx__TypeProto *tp = xcalloc(1, sizeof *tp);
-    onnx__type_proto__init(tp);
-    Onnx__TypeProto__Tensor *tt = xcalloc(1, sizeof *tt);
-    onnx__type_proto__tensor__init(tt);
-    tt->has_elem_type = 1;
-    tt->elem_type = elem;
-    tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-    tp->tensor_type = tt;
-    v->type = tp;
-    Onnx__TensorShapeProto *sh = xcalloc(1, sizeof *sh);
-    onnx__tensor_shape_proto__init(sh);
-    sh->dim = xcalloc((size_t)rank, sizeof *sh->dim);
-    sh->n_dim = (size_t)rank;
-    for (int i = 0; i < rank; i++) {
-        Onnx__TensorShapeProto__Dimension *d = xcalloc(1, sizeof *d);
-        onnx__tensor_shape_proto__dimension__init(d);
-        if (params && params[i]) {
-            d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
-            d->dim_param = sdup(params[i]);
-        } else {
-            d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-            d->dim_value = dims[i];
-        }
-        sh->dim[i] = d;
-    }
-    tt->shape = sh;
-    return v;
+    return vi_new(name, elem, rank, dims, params);
 }
 
 static void init_t(Onnx__GraphProto *g, const char *name, int dt, int rank, const int64_t *dims, const void *data,
                    size_t nbytes) {
-    Onnx__TensorProto *t = xcalloc(1, sizeof *t);
-    onnx__tensor_proto__init(t);
-    t->name = sdup(name);
-    t->has_data_type = 1;
-    t->data_type = dt;
-    t->dims = xcalloc((size_t)(rank > 0 ? rank : 1), sizeof(int64_t));
-    t->n_dims = (size_t)rank;
-    for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
-    t->has_raw_data = 1;
-    t->raw_data.len = nbytes;
-    t->raw_data.data = xcalloc(nbytes, 1);
-    memcpy(t->raw_data.data, data, nbytes);
-    APPEND(g->initializer, g->n_initializer, t);
+    graph_init(g, tensor_raw(name, dt, rank, dims, data, nbytes));
 }
 
-/* ins, outs: comma-separated names ("" between commas: omitted). */
+/* ins, outs: comma-separated names. */
 static Onnx__NodeProto *node(Onnx__GraphProto *g, const char *op, const char *name, const char *ins, const char *outs) {
-    Onnx__NodeProto *n = xcalloc(1, sizeof *n);
-    onnx__node_proto__init(n);
-    n->op_type = sdup(op);
-    n->name = sdup(name);
-    const char *lists[2] = { ins, outs };
-    for (int k = 0; k < 2; k++) {
-        const char *p = lists[k];
-        while (p && *p) {
-            const char *e = strchr(p, ',');
-            size_t len = e ? (size_t)(e - p) : strlen(p);
-            char *s = xcalloc(len + 1, 1);
-            memcpy(s, p, len);
-            if (k == 0) APPEND(n->input, n->n_input, s);
-            else APPEND(n->output, n->n_output, s);
-            p = e ? e + 1 : NULL;
-        }
-    }
-    APPEND(g->node, g->n_node, n);
+    Onnx__NodeProto *n = node_new(op, name, ins, outs);
+    graph_node(g, n);
     return n;
 }
 
-static void attr_int(Onnx__NodeProto *n, const char *name, int64_t v) {
-    Onnx__AttributeProto *a = xcalloc(1, sizeof *a);
-    onnx__attribute_proto__init(a);
-    a->name = sdup(name);
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-    a->has_i = 1;
-    a->i = v;
-    APPEND(n->attribute, n->n_attribute, a);
-}
+static void attr_int(Onnx__NodeProto *n, const char *name, int64_t v) { node_attr(n, attr_i(name, v)); }
 
 static void attr_ints(Onnx__NodeProto *n, const char *name, size_t cnt, const int64_t *v) {
-    Onnx__AttributeProto *a = xcalloc(1, sizeof *a);
-    onnx__attribute_proto__init(a);
-    a->name = sdup(name);
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-    a->ints = xcalloc(cnt, sizeof(int64_t));
-    a->n_ints = cnt;
-    memcpy(a->ints, v, cnt * sizeof(int64_t));
-    APPEND(n->attribute, n->n_attribute, a);
-}
-
-static Onnx__GraphProto *graph(const char *name) {
-    Onnx__GraphProto *g = xcalloc(1, sizeof *g);
-    onnx__graph_proto__init(g);
-    g->name = sdup(name);
-    return g;
+    node_attr(n, attr_is(name, cnt, v));
 }
 
 static char g_dir[64];
@@ -162,21 +62,8 @@ static char g_dir[64];
 /* Wraps g in a ModelProto (opset 13), writes it to g_dir/file, frees it,
  * loads it. */
 static rlx_status save_load(Onnx__GraphProto *g, const char *file, rlx_model **out) {
-    Onnx__ModelProto *m = xcalloc(1, sizeof *m);
-    onnx__model_proto__init(m);
-    m->has_ir_version = 1;
-    m->ir_version = 8;
-    Onnx__OperatorSetIdProto *os = xcalloc(1, sizeof *os);
-    onnx__operator_set_id_proto__init(os);
-    os->domain = sdup("");
-    os->has_version = 1;
-    os->version = 13;
-    APPEND(m->opset_import, m->n_opset_import, os);
-    m->graph = g;
-    size_t size = onnx__model_proto__get_packed_size(m);
-    uint8_t *buf = xcalloc(size, 1);
-    onnx__model_proto__pack(m, buf);
-    onnx__model_proto__free_unpacked(m, NULL);
+    size_t size = 0;
+    uint8_t *buf = model_pack_free(model_new(13, g), &size);
     char path[256];
     snprintf(path, sizeof path, "%s/%s", g_dir, file);
     FILE *f = fopen(path, "wb");
@@ -198,10 +85,10 @@ static float g_w[CO * 3 * 3 * 3], g_b[CO];
  * t = Concat(Unsqueeze(Gather(Shape(r), 0)), [-1]) -> f = Reshape(r, t)
  * [N, 4*H*W] -> y = Softmax(f, axis 1); declared output y [N, F]. */
 static rlx_model *dyn_model(void) {
-    Onnx__GraphProto *g = graph("dyn");
+    Onnx__GraphProto *g = graph_new("dyn");
     const int64_t xd[4] = { -1, 3, -1, -1 };
-    APPEND(g->input, g->n_input, vi("x", F32, 4, xd, (const char *[]){ "N", NULL, "H", "W" }));
-    APPEND(g->output, g->n_output, vi("y", F32, 2, (const int64_t[]){ -1, -1 }, (const char *[]){ "N", "F" }));
+    graph_input(g, vi("x", F32, 4, xd, (const char *[]){ "N", NULL, "H", "W" }));
+    graph_output(g, vi("y", F32, 2, (const int64_t[]){ -1, -1 }, (const char *[]){ "N", "F" }));
     init_t(g, "w", F32, 4, (const int64_t[]){ CO, 3, 3, 3 }, g_w, sizeof g_w);
     init_t(g, "b", F32, 1, (const int64_t[]){ CO }, g_b, sizeof g_b);
     int64_t zero = 0, ax0[1] = { 0 }, m1[1] = { -1 };
@@ -417,14 +304,14 @@ static void test_input_errors(const rlx_model *m, const char *device) {
  * reshaped by a constant [-1, 4]: a symbol bound twice differently, and a
  * size that the Reshape cannot take. */
 static void test_bind_errors(const char *device) {
-    Onnx__GraphProto *g = graph("bind");
-    APPEND(g->input, g->n_input, vi("a", F32, 2, (const int64_t[]){ -1, -1 }, (const char *[]){ "B", "K" }));
-    APPEND(g->input, g->n_input, vi("b", F32, 2, (const int64_t[]){ -1, -1 }, (const char *[]){ "B", "K" }));
-    APPEND(g->input, g->n_input, vi("c", F32, 2, (const int64_t[]){ -1, 5 }, (const char *[]){ "M", NULL }));
-    APPEND(g->input, g->n_input, vi("d", F32, 2, (const int64_t[]){ -1, 5 }, (const char *[]){ "P", NULL }));
-    APPEND(g->output, g->n_output, vi("s", F32, 2, (const int64_t[]){ -1, -1 }, (const char *[]){ "B", "K" }));
-    APPEND(g->output, g->n_output, vi("r", F32, 2, (const int64_t[]){ -1, 4 }, (const char *[]){ "R", NULL }));
-    APPEND(g->output, g->n_output, vi("e", F32, 2, (const int64_t[]){ -1, 5 }, (const char *[]){ "M", NULL }));
+    Onnx__GraphProto *g = graph_new("bind");
+    graph_input(g, vi("a", F32, 2, (const int64_t[]){ -1, -1 }, (const char *[]){ "B", "K" }));
+    graph_input(g, vi("b", F32, 2, (const int64_t[]){ -1, -1 }, (const char *[]){ "B", "K" }));
+    graph_input(g, vi("c", F32, 2, (const int64_t[]){ -1, 5 }, (const char *[]){ "M", NULL }));
+    graph_input(g, vi("d", F32, 2, (const int64_t[]){ -1, 5 }, (const char *[]){ "P", NULL }));
+    graph_output(g, vi("s", F32, 2, (const int64_t[]){ -1, -1 }, (const char *[]){ "B", "K" }));
+    graph_output(g, vi("r", F32, 2, (const int64_t[]){ -1, 4 }, (const char *[]){ "R", NULL }));
+    graph_output(g, vi("e", F32, 2, (const int64_t[]){ -1, 5 }, (const char *[]){ "M", NULL }));
     int64_t shp[2] = { -1, 4 };
     init_t(g, "shp", I64, 1, (const int64_t[]){ 2 }, shp, sizeof shp);
     node(g, "Add", "add_ab", "a,b", "s");
@@ -484,9 +371,9 @@ static void test_bind_errors(const char *device) {
 static void test_graph_errors(void) {
     const int64_t d[1] = { 4 };
     /* a cycle: p = Add(x, q), q = Relu(p) */
-    Onnx__GraphProto *g = graph("cycle");
-    APPEND(g->input, g->n_input, vi("x", F32, 1, d, NULL));
-    APPEND(g->output, g->n_output, vi("q", F32, 1, d, NULL));
+    Onnx__GraphProto *g = graph_new("cycle");
+    graph_input(g, vi("x", F32, 1, d, NULL));
+    graph_output(g, vi("q", F32, 1, d, NULL));
     node(g, "Add", "loop_add", "x,q", "p");
     node(g, "Relu", "loop_relu", "p", "q");
     rlx_model *m = NULL;
@@ -495,17 +382,17 @@ static void test_graph_errors(void) {
               "the cycle message names no node: %s", rlx_last_error());
     CHECK(m == NULL);
     /* a value used but never defined */
-    g = graph("undef");
-    APPEND(g->input, g->n_input, vi("x", F32, 1, d, NULL));
-    APPEND(g->output, g->n_output, vi("z", F32, 1, d, NULL));
+    g = graph_new("undef");
+    graph_input(g, vi("x", F32, 1, d, NULL));
+    graph_output(g, vi("z", F32, 1, d, NULL));
     node(g, "Relu", "first", "x", "y");
     node(g, "Mul", "uses_ghost", "y,ghost", "z");
     CHECK_FAILS(save_load(g, "undef.onnx", &m), RLX_ERR_INVALID_MODEL, "ghost");
     CHECK_MSG(strstr(rlx_last_error(), "uses_ghost"), "the message names no node: %s", rlx_last_error());
     /* used before it is defined, but defined: the nodes are sorted */
-    g = graph("order");
-    APPEND(g->input, g->n_input, vi("x", F32, 1, d, NULL));
-    APPEND(g->output, g->n_output, vi("z", F32, 1, d, NULL));
+    g = graph_new("order");
+    graph_input(g, vi("x", F32, 1, d, NULL));
+    graph_output(g, vi("z", F32, 1, d, NULL));
     node(g, "Neg", "second", "y", "z");
     node(g, "Relu", "first", "x", "y");
     CHECK_OK(save_load(g, "order.onnx", &m));
