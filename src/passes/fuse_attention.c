@@ -250,18 +250,5 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
 }
 
 rlx_status rlx_pass_fuse_attention(rlx_graph *g, rlx_pass_stats *stats) {
-    rlx_fuse_users u;
-    RLX_TRY(rlx_fuse_users_build(g, &u));
-    rlx_status st = RLX_OK;
-    bool any = false;
-    size_t nn = g->n_nodes;
-    for (size_t i = 0; i < nn && !st; i++) {
-        if (!rlx_fuse_is_op(&g->nodes[i], "Softmax")) continue;
-        bool done = false;
-        st = fuse_one(g, &u, (int)i, stats, &done);
-        any |= done;
-    }
-    rlx_fuse_users_free(&u);
-    if (any) rlx_graph_compact(g);
-    return st;
+    return rlx_fuse_each_anchor(g, "Softmax", fuse_one, stats);
 }

@@ -155,3 +155,20 @@ void rlx_fuse_report(const char *pass, const char *fused, const rlx_node *result
             (result->domain && *result->domain) ? "." : "", result->op_type, result->name ? result->name : "?",
             detail ? " (" : "", detail ? detail : "", detail ? ")" : "");
 }
+
+rlx_status rlx_fuse_each_anchor(rlx_graph *g, const char *anchor_op, rlx_fuse_one_fn one, rlx_pass_stats *stats) {
+    rlx_fuse_users u;
+    RLX_TRY(rlx_fuse_users_build(g, &u));
+    rlx_status st = RLX_OK;
+    bool any = false;
+    size_t nn = g->n_nodes;
+    for (size_t i = 0; i < nn && !st; i++) {
+        if (!rlx_fuse_is_op(&g->nodes[i], anchor_op)) continue;
+        bool done = false;
+        st = one(g, &u, (int)i, stats, &done);
+        any |= done;
+    }
+    rlx_fuse_users_free(&u);
+    if (any) rlx_graph_compact(g);
+    return st;
+}

@@ -10,6 +10,7 @@
 
 #include "base/status.h"
 #include "ir/graph.h"
+#include "passes/passes.h"
 
 /* Users of every value: the node ids that read it (one entry per input
  * slot, so a node reading a value twice appears twice), in node order. */
@@ -37,6 +38,17 @@ bool rlx_fuse_is_output(const rlx_graph *g, int v);
 /* True when value v is read by exactly n node inputs and is not a graph
  * output: the precondition for folding its producer into its users. */
 bool rlx_fuse_private(const rlx_graph *g, const rlx_fuse_users *u, int v, int n);
+
+/* One fusion attempt anchored at node `id`: rewrites the graph (the
+ * fused nodes marked dead) and sets *done, or leaves it and *done false. */
+typedef rlx_status (*rlx_fuse_one_fn)(rlx_graph *g, const rlx_fuse_users *u, int id, rlx_pass_stats *stats,
+                                      bool *done);
+
+/* The driver of a fusion pass anchored at one op: calls one() for every
+ * node of op type `anchor_op` present at the start (users indexed once,
+ * before any rewrite), then compacts the graph when anything fused.
+ * errors: those of one(); RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_fuse_each_anchor(rlx_graph *g, const char *anchor_op, rlx_fuse_one_fn one, rlx_pass_stats *stats);
 
 /* True when n is a live node of the default domain with op type `op`. */
 bool rlx_fuse_is_op(const rlx_node *n, const char *op);
