@@ -19,15 +19,7 @@ struct Params {
 override IDX64: bool = false;
 
 // Index i as an i32, or a value outside [-a, a) when it does not fit.
-fn index_at(i: u32) -> i32 {
-    if (IDX64) {
-        let lo = I[P.i_off + 2u * i];
-        let hi = I[P.i_off + 2u * i + 1u];
-        if (hi != select(0u, 0xffffffffu, bitcast<i32>(lo) < 0)) { return i32(0x7fffffff); }
-        return bitcast<i32>(lo);
-    }
-    return bitcast<i32>(I[P.i_off + i]);
-}
+//!include index_read
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {

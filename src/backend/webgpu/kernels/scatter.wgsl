@@ -39,15 +39,7 @@ override ELEMS: bool = false;
 override RED: u32 = 0u;
 override TY: u32 = 0u;
 
-fn index_at(i: u32) -> i32 {
-    if (IDX64) {
-        let lo = I[P.i_off + 2u * i];
-        let hi = I[P.i_off + 2u * i + 1u];
-        if (hi != select(0u, 0xffffffffu, bitcast<i32>(lo) < 0)) { return i32(0x7fffffff); }
-        return bitcast<i32>(lo);
-    }
-    return bitcast<i32>(I[P.i_off + i]);
-}
+//!include index_read
 
 fn at(v: array<vec4<u32>, 2>, d: u32) -> u32 { return v[d / 4u][d % 4u]; }
 
