@@ -71,8 +71,7 @@ static void test_gather(void) {
     const rlx_tensor *datas[4] = { xf, xi, x64, xb };
     for (int dt = 0; dt < 4; dt++)
         for (int axis = -2; axis < 3; axis++) {
-            /* bool data needs whole words per run: only axis 0 and 1 have runs of 4 */
-            if (dt == 3 && (axis == 2 || axis == -1)) continue;
+            /* bool along axis 2 / -1: runs of one byte (the BYTES path) */
             for (int ik = 0; ik < 2; ik++)
                 for (int konst_idx = 0; konst_idx < 2; konst_idx++) {
                     const rlx_tensor *in[2] = { datas[dt], ik ? idx32 : idx64 };
@@ -96,7 +95,22 @@ static void test_gather(void) {
     const rlx_tensor *ins[2] = { xf, sc };
     rlx_attr at[1] = { RLX_ATTR_I("axis", 1) };
     gpu_vs_cpu("Gather scalar index", "Gather", 13, 2, ins, NULL, 1, at, 0, 0);
-    rlx_tensor *all[] = { xf, xi, x64, xb, idx64, idx32, table, ids, sc };
+    /* bool runs of 1 and 5 bytes with an output whose length is not a
+     * multiple of 4 (18 and 30 elements: the last word's padding) */
+    int64_t bd[2] = { 3, 5 };
+    rlx_tensor *xb2 = rnd(RLX_DTYPE_BOOL, 2, bd, 0, 1);
+    for (int axis = 0; axis < 2; axis++) {
+        const rlx_tensor *inb[2] = { xb2, axis ? idx64 : idx32 };
+        rlx_attr atb[1] = { RLX_ATTR_I("axis", axis) };
+        char label[64];
+        snprintf(label, sizeof label, "Gather bool [3,5] axis %d", axis);
+        if (axis == 0) { /* indices into 3 rows */
+            static const int32_t v0[6] = { 0, -1, 2, 1, -3, 1 };
+            for (int i = 0; i < 6; i++) ((int32_t *)idx32->data)[i] = v0[i];
+        }
+        gpu_vs_cpu(label, "Gather", 13, 2, inb, NULL, 1, atb, 0, 0);
+    }
+    rlx_tensor *all[] = { xf, xi, x64, xb, xb2, idx64, idx32, table, ids, sc };
     for (size_t i = 0; i < RLX_ARRAY_LEN(all); i++) rlx_tensor_destroy(all[i]);
 }
 

@@ -116,7 +116,7 @@ static const gpu_note k_gpu_notes[] = {
     { "LRN", "f32 only; rank >= 2." },
     /* lower_index.c */
     { "Gather",
-      "data f32, i32, u32, i64, or bool when the gathered runs are multiples of 4 elements; indices i32 or i64; "
+      "data f32, i32, u32, i64 or bool; indices i32 or i64; "
       "constant indices in range (run-time indices out of range give 0 on the GPU, an error on the CPU)." },
     { "GatherElements", "data f32, i32, u32 or i64 (not bool); indices i32 or i64; constant indices in range." },
     { "GatherND",

@@ -51,14 +51,16 @@ static rlx_status lower_gather(wg_lower *L) {
     for (int d = axis + 1; d < x->rank; d++) inner *= (uint64_t)x->dims[d];
     if (outer * n_idx * inner != wg_numel(y)) return wg_decline(L, "output size differs");
     if (wg_numel(y) == 0) return RLX_OK;
-    uint64_t inner_w;
-    if (!run_words(x->dtype, inner, &inner_w))
-        return wg_decline(L, "bool runs of %llu elements are not whole words", (unsigned long long)inner);
+    /* bool runs that are not whole words go byte by byte (BYTES) */
+    uint64_t inner_w, ne = outer * n_idx * inner;
+    bool bytes = !run_words(x->dtype, inner, &inner_w);
+    if (bytes) inner_w = inner;
     if (idx->konst && !konst_indices_ok(idx, (int64_t)a)) return wg_decline(L, "constant indices out of range");
-    uint64_t n = outer * n_idx * inner_w;
-    if (n >= LIM31 || wg_words(x) >= LIM31 || a >= LIM31) return wg_decline(L, "too large for 32-bit indexing");
+    uint64_t n = bytes ? (ne + 3) / 4 : outer * n_idx * inner_w;
+    if (ne >= LIM31 || wg_words(x) >= (bytes ? (uint64_t)1 << 29 : LIM31) || a >= LIM31) return wg_decline(L, "too large for 32-bit indexing");
     wg_dispatch *d = wg_emit(L, "gather");
     wg_spec(L, d, "IDX64", idx->dtype == RLX_DTYPE_I64);
+    if (bytes) wg_spec(L, d, "BYTES", 1);
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_in_id(L, 1));
     wg_bind_value(L, d, wg_out_id(L, 0));
@@ -66,6 +68,7 @@ static rlx_status lower_gather(wg_lower *L) {
     wg_p_u32(L, d, (uint32_t)inner_w);
     wg_p_u32(L, d, (uint32_t)n_idx);
     wg_p_u32(L, d, (uint32_t)a);
+    wg_p_u32(L, d, (uint32_t)ne);
     return wg_grid_1d(L, d, n);
 }
 

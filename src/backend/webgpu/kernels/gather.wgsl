@@ -6,25 +6,53 @@
 // lowering scales inner). Indices are i32 words, or (IDX64) i64 (low,
 // high) word pairs whose value must fit i32. An index outside [-a, a)
 // (where the CPU reports an error) writes 0.
-// One invocation per output word.
-// Params: x_off, i_off, y_off, n (output words), inner, n_idx, a.
+// One invocation per output word. BYTES (bool runs whose length is not a
+// multiple of 4): inner counts bytes, and each invocation assembles its
+// output word from four gathered bytes (the last word's padding bytes,
+// which the tensor owns, get 0).
+// Params: x_off, i_off, y_off, n (output words), inner, n_idx, a,
+// ne (output elements; BYTES only).
 struct Params {
     x_off: u32, i_off: u32, y_off: u32, n: u32,
-    inner: u32, n_idx: u32, a: u32, _p0: u32,
+    inner: u32, n_idx: u32, a: u32, ne: u32,
 };
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> I: array<u32>;
 @group(0) @binding(3) var<storage, read_write> Y: array<u32>;
 override IDX64: bool = false;
+override BYTES: bool = false;
 
 // Index i as an i32, or a value outside [-a, a) when it does not fit.
 //!include index_read
+
+// Byte e of y (BYTES), as the low 8 bits.
+fn gather_byte(e: u32) -> u32 {
+    let k = e % P.inner;
+    let r = e / P.inner;
+    let i = r % P.n_idx;
+    let o = r / P.n_idx;
+    var v = index_at(i);
+    let a = i32(P.a);
+    if (v < 0) { v = v + a; }
+    if (v < 0 || v >= a) { return 0u; }
+    let p = 4u * P.x_off + (o * P.a + u32(v)) * P.inner + k;
+    return (X[p >> 2u] >> (8u * (p & 3u))) & 0xffu;
+}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let w = gid.x + gid.y * nwg.x * 64u;
     if (w >= P.n) { return; }
+    if (BYTES) {
+        var word = 0u;
+        for (var b = 0u; b < 4u; b = b + 1u) {
+            let e = 4u * w + b;
+            if (e < P.ne) { word = word | (gather_byte(e) << (8u * b)); }
+        }
+        Y[P.y_off + w] = word;
+        return;
+    }
     let k = w % P.inner;
     let r = w / P.inner;
     let i = r % P.n_idx;
