@@ -219,14 +219,35 @@ static void on_uncaptured(WGPUDevice const *device, WGPUErrorType type, WGPUStri
     if (sh) sv_copy(sh->uncaptured, sizeof sh->uncaptured, message);
 }
 
+/* How long pump polls without blocking before it lets wgpuDevicePoll wait
+ * (microseconds; RLX_GPU_SPIN_US, default 250). A blocking wait on a fence
+ * returns tens of microseconds after the GPU finished on some drivers,
+ * which dominates a short forward pass; polling costs a core meanwhile. */
+static double spin_seconds(void) {
+    static _Atomic int cached = -1;
+    int us = cached;
+    if (us < 0) {
+        const char *e = rlx_getenv("RLX_GPU_SPIN_US");
+        char *end = NULL;
+        long v = e && *e ? strtol(e, &end, 10) : 250;
+        us = (e && *e && (*end || v < 0)) || v > 1000000 ? 250 : (int)v;
+        cached = us;
+    }
+    return us * 1e-6;
+}
+
 /* Drives the instance until *flag is set, the device is lost (when lost is
  * given), or a bounded number of rounds passed: a lost or stuck device must
- * not hang the caller forever. */
+ * not hang the caller forever. Polls without blocking for spin_seconds()
+ * first. */
 static int pump(WGPUInstance inst, WGPUDevice dev, volatile int *flag, const volatile bool *lost) {
+    double t_spin = dev ? rlx_now_seconds() + spin_seconds() : 0.0;
+    bool spinning = dev != NULL;
     for (long i = 0; i < 20000000L && !*flag; i++) {
         wgpuInstanceProcessEvents(inst);
         if (*flag || (lost && *lost)) break;
-        if (dev) wgpuDevicePoll(dev, i > 16, NULL);
+        if (spinning && (i & 15) == 15 && rlx_now_seconds() > t_spin) spinning = false;
+        if (dev) wgpuDevicePoll(dev, !spinning && i > 16, NULL);
     }
     return *flag;
 }
