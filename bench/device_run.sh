@@ -11,6 +11,9 @@
 #   bash bench/device_run.sh compare         # ~8 min: rlx vs PyTorch (eager, CUDA graph) vs onnxruntime
 #   bash bench/device_run.sh profile         # ~2 min: per-op GPU time of minilm, bert_base, mobilenet_v2
 #   bash bench/device_run.sh quick           # ~1 min: devices + a short sweep (a smoke test)
+#   bash bench/device_run.sh diag            # ~3 min: cooperative-matrix forms (coop_probe), the
+#                                            # f16 GEMM's self-test, the wait's spin budget on a
+#                                            # one-Relu model, why BERT nodes fall back to the CPU
 #
 # What it does: unpacks the Vulkan loader and libglvnd from .gl/ into / (the
 # machine's image has the NVIDIA driver but no loader), unpacks
@@ -100,6 +103,27 @@ for m in $modes; do
         minilm bert_base mobilenet_v2 > "$OUT/profile.txt" 2>&1
       cat "$OUT/profile.txt" | grep -v "^fusion: "
       rm -f "$OUT/trace_bert_base.json" "$OUT/trace_mobilenet_v2.json" # within the 8 files that come back
+      ;;
+    diag)
+      {
+        echo "-- coop_probe"
+        timeout 60 "$D/bin/coop_probe" 32
+        "$PY" -c "import sys; sys.path.insert(0, 'bench'); import sweep; sweep.tiny_model('$MODELS/tiny_relu.onnx')"
+        for s in 0 20 100 250 1000; do
+          echo "-- one Relu, RLX_GPU_SPIN_US=$s"
+          RLX_GPU_SPIN_US=$s timeout 60 "$RLX" bench "$MODELS/tiny_relu.onnx" --device gpu --warmup 100 --iters 2000 \
+            --gpu-iters 0 | grep -E "median|wall"
+        done
+        timeout 300 "$PY" bench/export_models.py --dest "$MODELS" --only gemm_4096_4096_4096,bert_base,minilm
+        echo "-- f16 GEMM 4096^3 (cooperative-matrix self-test)"
+        RLX_GPU_F16=1 RLX_GPU_TRACE=1 timeout 120 "$RLX" bench "$MODELS/gemm_4096_4096_4096.onnx" --device gpu \
+          --warmup 2 --iters 10 2>&1 | grep -E "^rlx: coop|Shader|error|^ *[0-9]+ .*coop|median|gemm|GEMM" | cut -c1-400 | head -60
+        for m in bert_base minilm; do
+          echo "-- $m: nodes on the CPU and why"
+          RLX_GPU_TRACE=1 RLX_DISPATCH_REPORT=1 timeout 120 "$RLX" bench "$MODELS/$m.onnx" --device gpu \
+            --warmup 2 --iters 10 2>&1 | grep -E "runs on the CPU|median|fallback|cpu" | sort | uniq -c | head -30
+        done
+      } 2>&1 | tee "$OUT/diag.txt"
       ;;
     quick)
       timeout 120 "$PY" bench/sweep.py --rlx "$RLX" --out "$OUT/sweep.json" --txt "$OUT/sweep.txt" \

@@ -30,7 +30,7 @@ STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/models/light" "$OUTD"
 
-for b in rlx tests/test_gpu_gemm tests/test_gpu_conv tests/test_webgpu tests/test_webgpu_split tests/test_webgpu_share \
+for b in rlx coop_probe tests/test_gpu_gemm tests/test_gpu_conv tests/test_webgpu tests/test_webgpu_split tests/test_webgpu_share \
          tests/test_webgpu_reduce tests/test_webgpu_index tests/test_fusion; do
   if [ ! -x "$BUILD/$b" ]; then
     echo "device_bundle: $BUILD/$b is missing: build first (cmake --build $BUILD -j2)" >&2

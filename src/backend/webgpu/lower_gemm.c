@@ -180,8 +180,9 @@ static void batch_slots(const wg_gemm *m, uint64_t *bd, uint64_t *abs_, uint64_t
     }
 }
 
-/* The cooperative-matrix kernel (gemm_coop.wgsl): 64 x 64 tiles, four
- * subgroups of caps->coop_sg invocations, scalar loads. */
+/* The cooperative-matrix kernel (gemm_coop_gen.c, in the form the
+ * self-test chose): 64 x 64 tiles, four subgroups of caps->coop_sg
+ * invocations, scalar loads. */
 static rlx_status emit_coop(wg_lower *L, const wg_gemm *m) {
     uint64_t nbatch = 1;
     for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
@@ -193,7 +194,13 @@ static rlx_status emit_coop(wg_lower *L, const wg_gemm *m) {
     uint64_t bd[4], abs_[4], bbs[4], ybs[4], cbs[4];
     batch_slots(m, bd, abs_, bbs, ybs, cbs);
     uint32_t sg = L->caps->coop_sg ? L->caps->coop_sg : 32;
-    wg_dispatch *d = wg_emit(L, "gemm_coop");
+    if (L->caps->max_wg_storage && L->caps->max_wg_storage < 32768)
+        return wg_decline(L, "the cooperative GEMM needs 32 KiB of workgroup memory");
+    if (L->caps->coop_form >= wg_coop_form_count) return wg_decline(L, "no cooperative-matrix form");
+    char *src = wg_gen_coop_source(&wg_coop_forms[L->caps->coop_form]);
+    if (!src) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory generating the cooperative GEMM");
+    wg_dispatch *d = wg_emit_source(L, "gemm_coop", src);
+    free(src);
     wg_spec(L, d, "A_F16", a16);
     wg_spec(L, d, "B_F16", b16);
     wg_spec(L, d, "A_MODE", amode);

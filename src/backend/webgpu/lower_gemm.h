@@ -96,6 +96,26 @@ typedef struct wg_gemm_kernel {
  * block shape. */
 char *wg_gen_gemm_source(const wg_gemm_kernel *k);
 
+/* A form of the cooperative-matrix GEMM (gemm_coop_gen.c): the element
+ * type of the A and B fragments (binary16 or f32; accumulators are f32),
+ * their size (8 or 16: F x F fragments), and whether coopLoad/coopStore
+ * address memory column-major. wg_coop_forms lists the forms the
+ * self-test (webgpu_probe.c) tries, in order of preference; caps->coop_form
+ * indexes it. */
+typedef struct wg_coop_form {
+    bool ab_f16;
+    uint8_t n;
+    bool col_major;
+} wg_coop_form;
+extern const wg_coop_form wg_coop_forms[];
+extern const size_t wg_coop_form_count;
+
+/* The WGSL of the cooperative-matrix GEMM in form f (malloc'ed; NULL on
+ * OOM or an invalid form). Same Params, bindings and overrides (A_F16,
+ * B_F16, CKH, CKW, A_MODE 0/3, B_MODE 0/3/4, ACT, WG = 4 * SG, SG) as the
+ * gemm_common kernels; grid: one workgroup per (batch, 64 x 64 tile). */
+char *wg_gen_coop_source(const wg_coop_form *f);
+
 /* The activation kind as a WGSL override value; false when the kernels do
  * not know it. */
 bool wg_act_ok(const rlx_act *a);

@@ -42,6 +42,7 @@ typedef struct wg_caps {
     bool f16;                      /* f16 mode (RLX_GPU_F16=1): GEMM/conv weights stored as f16 */
     bool coop;                     /* cooperative-matrix GEMM available and enabled (f16 mode) */
     uint32_t coop_sg;              /* subgroup size the cooperative kernel assumes (RLX_COOP_SG, 32) */
+    uint32_t coop_form;            /* index into wg_coop_forms (lower_gemm.h) that the self-test chose */
 } wg_caps;
 
 /* ------------------------------------------------------------ dispatches */

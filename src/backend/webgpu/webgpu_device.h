@@ -50,6 +50,7 @@ typedef struct wg_shared {
      * coop_result what it found (reports) */
     int coop_state;
     uint32_t coop_sg;
+    uint32_t coop_form; /* the wg_coop_forms index that passed */
     char coop_result[160];
     double pipelines_s; /* time spent creating shader modules and pipelines (all compiles) */
     /* set by the device-lost callback */
@@ -129,7 +130,7 @@ rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what);
 
 /* Decides caps.coop: on in f16 mode when the adapter has cooperative
  * matrices and shader-f16, RLX_GPU_COOP is not 0, and the self-test of
- * gemm_coop.wgsl passes (webgpu_probe.c); the reason goes to coop_note.
+ * cooperative GEMM passes in one of its forms (webgpu_probe.c); the reason goes to coop_note.
  * The self-test runs once per shared device (under its lock) and its
  * result is kept there for later backends. */
 void wg_coop_probe(wg_backend *b);

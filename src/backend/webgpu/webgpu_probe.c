@@ -1,8 +1,10 @@
-/* The self-test behind the cooperative-matrix GEMM (gemm_coop.wgsl): an
- * adapter that reports wgpu-native's CooperativeMatrix feature may still
- * lack the 16x16x16 f16 x f16 -> f32 configuration the kernel uses, use
- * another subgroup size than the kernel assumes, or miscompile. So before
- * the kernel is used, one product of odd size (70 x 50 x 40, every tile
+/* The self-test behind the cooperative-matrix GEMM (gemm_coop_gen.c): an
+ * adapter that reports wgpu-native's CooperativeMatrix feature may lack a
+ * fragment form (wgpu-native 0.32 accepts only 8 x 8 f32 fragments; the
+ * driver lists its own configurations), use another subgroup size than the
+ * kernel assumes, address fragments in the other memory order, or
+ * miscompile. So before the kernel is used, each form of wg_coop_forms is
+ * tried in order until one passes: one product of odd size (70 x 50 x 40, every tile
  * edge case) runs through the very lowering the models use (wg_emit_gemm)
  * and is compared with a C reference of the f16-rounded operands; any
  * device error or a wrong value turns the kernel off, with the reason kept
@@ -21,7 +23,7 @@ enum { PM = 70, PN = 50, PK = 40 };
 
 static float f16r(float x) { return rlx_f16_to_f32(rlx_f32_to_f16(x)); }
 
-static rlx_status probe_run(wg_backend *b) {
+static rlx_status probe_run(wg_backend *b, uint32_t form) {
     /* a three-value graph (a, b, y; no node) for the lowering helpers */
     rlx_graph *g = NULL;
     RLX_TRY(rlx_graph_create(13, &g));
@@ -38,6 +40,7 @@ static rlx_status probe_run(wg_backend *b) {
     }
     wg_caps caps = b->caps;
     caps.coop = true;
+    caps.coop_form = form;
     wg_lower L;
     memset(&L, 0, sizeof L);
     L.g = g;
@@ -189,13 +192,24 @@ void wg_coop_probe(wg_backend *b) {
     wg_device_lock(b);
     if (sh->coop_state == 0 || sh->coop_sg != b->caps.coop_sg) {
         double t0 = rlx_now_seconds();
-        rlx_status st = probe_run(b);
+        rlx_status st = RLX_ERR_UNSUPPORTED;
+        char first[140] = "";
+        for (uint32_t f = 0; f < wg_coop_form_count && st; f++) {
+            st = probe_run(b, f);
+            sh->coop_form = f;
+            if (!st) break;
+            const wg_coop_form *cf = &wg_coop_forms[f];
+            if (rlx_env_flag("RLX_GPU_TRACE")) /* the whole message (the note keeps 130 characters) */
+                fprintf(stderr, "rlx: cooperative-matrix self-test, %s %ux%u %s fragments: %s\n",
+                        cf->ab_f16 ? "f16" : "f32", cf->n, cf->n, cf->col_major ? "column-major" : "row-major",
+                        rlx_last_error());
+            if (!first[0]) snprintf(first, sizeof first, "%s", rlx_last_error());
+            rlx_clear_error();
+        }
         sh->coop_sg = b->caps.coop_sg;
         if (st) {
             sh->coop_state = -1;
-            if (rlx_env_flag("RLX_GPU_TRACE")) /* the whole message (the note keeps 130 characters) */
-                fprintf(stderr, "rlx: cooperative-matrix self-test failed: %s\n", rlx_last_error());
-            snprintf(sh->coop_result, sizeof sh->coop_result, "self-test failed: %.130s", rlx_last_error());
+            snprintf(sh->coop_result, sizeof sh->coop_result, "self-test failed in every form; first: %.110s", first);
             for (char *c = sh->coop_result; *c; c++)
                 if (*c == '\n' || *c == '\r') *c = ' ';
             rlx_clear_error();
@@ -212,6 +226,9 @@ void wg_coop_probe(wg_backend *b) {
         return;
     }
     b->caps.coop = true;
-    snprintf(b->coop_note, sizeof b->coop_note, "on (16x16x16 f16 -> f32, subgroup %u; %s)", b->caps.coop_sg,
+    b->caps.coop_form = sh->coop_form;
+    const wg_coop_form *cf = &wg_coop_forms[sh->coop_form];
+    snprintf(b->coop_note, sizeof b->coop_note, "on (%ux%u %s fragments -> f32, %s, subgroup %u; %s)", cf->n, cf->n,
+             cf->ab_f16 ? "f16" : "f32", cf->col_major ? "column-major" : "row-major", b->caps.coop_sg,
              sh->coop_result);
 }
