@@ -136,6 +136,30 @@ static void test_sharing(rlx_model *m1, rlx_model *m2) {
     rlx_tensor_destroy(r23);
 }
 
+/* Steady-state runs reuse commands recorded during the previous run
+ * (RLX_GPU_PRERECORD): every run must still see its own inputs. Fresh
+ * random inputs each run, against the CPU; also with the Add on the CPU,
+ * which splits the pass into two GPU segments around a CPU step. */
+static void test_fresh_inputs(rlx_model *m1) {
+    for (int split = 0; split < 2; split++) {
+        if (split) setenv("RLX_GPU_DISABLE", "Add", 1);
+        rlx_session_options o = { .device = "gpu" };
+        rlx_session *s = NULL;
+        CHECK_OK(rlx_session_create(m1, &o, &s));
+        for (int i = 0; s && i < 6; i++) {
+            rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, (const int64_t[]){ 4, 16 }, -1, 1);
+            rlx_tensor *ref = cpu_ref(m1, x), *y = run1(s, x);
+            CHECK_MSG(close_to(y, ref), "run %d with fresh inputs%s: differs from the CPU", i,
+                      split ? " (Add on the CPU)" : "");
+            rlx_tensor_destroy(x);
+            rlx_tensor_destroy(ref);
+            rlx_tensor_destroy(y);
+        }
+        rlx_session_destroy(s);
+        if (split) unsetenv("RLX_GPU_DISABLE");
+    }
+}
+
 /* Two threads, each with its own session on the shared device. */
 typedef struct worker {
     const rlx_model *m;
@@ -238,6 +262,7 @@ int main(void) {
     if (m1 && m2) {
         measure(m1);
         test_sharing(m1, m2);
+        test_fresh_inputs(m1);
         test_threads(m1, m2);
 #ifdef RLX_HAVE_WEBGPU
         test_lost(m1);

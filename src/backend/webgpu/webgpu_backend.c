@@ -60,6 +60,9 @@ typedef struct segment {
     size_t n_rd, cap_rd;
     uint64_t *staging_used; /* bytes used in each staging buffer, n_staging of them */
     size_t n_staging;
+    /* the next run's commands, recorded while this run's ran on the GPU
+     * (steady state without timing: the commands never change) */
+    WGPUCommandBuffer next_cb;
 } segment;
 
 enum { OUT_KONST, OUT_HOST, OUT_INPUT, OUT_STAGING };
@@ -116,6 +119,7 @@ struct rlx_backend_exe {
     size_t n_slices, cap_slices;
     double gpu_total_us;
     double run_t0; /* host clock at the start of the run (seconds) */
+    bool prerecord; /* record the next run's commands during this one (RLX_GPU_PRERECORD, default on) */
 };
 
 static const char *step_desc(const rlx_program *p, int s) {
@@ -545,6 +549,8 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     if (!e) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     e->b = b;
     e->p = p;
+    const char *prerecord = rlx_getenv("RLX_GPU_PRERECORD");
+    e->prerecord = !(prerecord && strcmp(prerecord, "0") == 0);
     rlx_status st = RLX_OK;
     wg_lower *low = calloc(p->n_steps + 1, sizeof *low);
     size_t *d0 = calloc(p->n_steps + 1, sizeof *d0), *d1 = calloc(p->n_steps + 1, sizeof *d1);
@@ -941,10 +947,27 @@ static void encode_dispatches(struct rlx_backend_exe *e, const segment *sg, WGPU
     }
 }
 
+/* The commands of segment sg: its dispatches (with nq timestamp queries)
+ * and the copies of its read-backs into the staging buffers. NULL when
+ * wgpu gives no buffer (the caller reports it). */
+static WGPUCommandBuffer record_segment(struct rlx_backend_exe *e, const segment *sg, uint32_t nq) {
+    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(e->b->dev, NULL);
+    if (sg->d1 > sg->d0) encode_dispatches(e, sg, enc, nq);
+    for (size_t i = 0; i < sg->n_rd; i++) {
+        uint64_t local;
+        WGPUBuffer src = arena_at(e, sg->rd[i].arena_off, &local, NULL);
+        wgpuCommandEncoderCopyBufferToBuffer(enc, src, local, e->staging[sg->rd[i].staging_buf], sg->rd[i].staging_off,
+                                             up4(sg->rd[i].bytes ? sg->rd[i].bytes : 4));
+    }
+    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+    wgpuCommandEncoderRelease(enc);
+    return cb;
+}
+
 static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tensor **outputs) {
     wg_backend *b = e->b;
     const rlx_program *p = e->p;
-    const segment *sg = &e->seg[k];
+    segment *sg = &e->seg[k];
     char what[200];
     /* the message is only needed on failure: formatted lazily below */
     what[0] = 0;
@@ -964,16 +987,13 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
     bool scoped = !e->validated || nq || rlx_env_flag("RLX_GPU_VALIDATE");
     if (scoped) wg_scope_push(b);
     else b->sh->uncaptured[0] = 0;
-    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
-    if (sg->d1 > sg->d0) encode_dispatches(e, sg, enc, nq);
-    for (size_t i = 0; i < sg->n_rd; i++) {
-        uint64_t local;
-        WGPUBuffer src = arena_at(e, sg->rd[i].arena_off, &local, NULL);
-        wgpuCommandEncoderCopyBufferToBuffer(enc, src, local, e->staging[sg->rd[i].staging_buf], sg->rd[i].staging_off,
-                                             up4(sg->rd[i].bytes ? sg->rd[i].bytes : 4));
+    WGPUCommandBuffer cb;
+    if (sg->next_cb && !scoped) { /* recorded during the previous run */
+        cb = sg->next_cb;
+        sg->next_cb = NULL;
+    } else {
+        cb = record_segment(e, sg, nq);
     }
-    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
-    wgpuCommandEncoderRelease(enc);
     rlx_status st = scoped ? wg_scope_pop(b, WHAT()) : RLX_OK;
     if (!st && !cb) st = rlx_fail(RLX_ERR_DEVICE, "%s: no command buffer", WHAT());
     if (st) {
@@ -992,6 +1012,11 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
     wgpuQueueSubmit(b->queue, 1, &cb);
     wgpuCommandBufferRelease(cb);
     if (scoped) RLX_TRY(wg_scope_pop(b, WHAT()));
+    /* Steady state: record the next run's commands while the GPU runs
+     * these (the commands do not change between runs; the next run's
+     * uploads are queue writes, which the queue orders before its submit).
+     * RLX_GPU_PRERECORD=0 turns this off. */
+    if (!scoped && !sg->next_cb && e->prerecord) sg->next_cb = record_segment(e, sg, 0);
     const rlx_graph *g = p->g;
     for (size_t j = 0; sg->n_rd && j < sg->n_staging; j++) {
         WGPUBuffer sb = e->staging[j];
@@ -1091,6 +1116,9 @@ static rlx_status run_locked(rlx_backend_exe *e, const rlx_tensor *const *inputs
     if (st && !given)
         for (size_t i = 0; i < g->n_outputs; i++) rlx_tensor_destroy(outputs[i]), outputs[i] = NULL;
     if (!st) e->validated = true;
+    else /* whatever failed, the next run records afresh */
+        for (size_t k = 0; k < e->n_seg; k++)
+            if (e->seg[k].next_cb) wgpuCommandBufferRelease(e->seg[k].next_cb), e->seg[k].next_cb = NULL;
     return st;
 }
 
@@ -1131,6 +1159,7 @@ static void wg_destroy_exe(rlx_backend_exe *e) {
     free(e->konst_buf);
     free(e->konst_off);
     for (size_t k = 0; k < e->n_seg; k++) {
+        if (e->seg[k].next_cb) wgpuCommandBufferRelease(e->seg[k].next_cb);
         free(e->seg[k].up);
         free(e->seg[k].rd);
         free(e->seg[k].staging_used);
