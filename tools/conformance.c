@@ -88,6 +88,16 @@ static bool compare(const rlx_tensor *got, const rlx_tensor *want, double rtol, 
         return false;
     }
     size_t n = rlx_tensor_numel(want);
+    if (want->dtype == RLX_DTYPE_STRING) { /* exact, element by element */
+        const char *const *a = got->data, *const *b = want->data;
+        for (size_t i = 0; i < n; i++)
+            if (!a[i] || strcmp(a[i], b[i]) != 0) {
+                snprintf(why, cap, "string element %zu is \"%.40s\", expected \"%.40s\"", i, a[i] ? a[i] : "(null)",
+                         b[i]);
+                return false;
+            }
+        return true;
+    }
     bool is_float = want->dtype == RLX_DTYPE_F32 || want->dtype == RLX_DTYPE_F64;
     bool is_half = want->dtype == RLX_DTYPE_F16 || want->dtype == RLX_DTYPE_BF16;
     if (!is_float && !is_half) {
