@@ -89,6 +89,11 @@ int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *
     if (in && shp)
         return cli_usage_error(cmd, "input '%s' is given both --input and --shape; the file decides the shape",
                                vi->name);
+    if (vi->dtype == RLX_DTYPE_STRING) {
+        cli_error("input '%s' is a string tensor: the command line neither generates strings nor reads them from "
+                  ".npy files; feed it through the C API or the Python bindings (python/rlx)", vi->name);
+        return CLI_EXIT_USAGE;
+    }
     if (in) {
         rlx_status st = rlx_tensor_load_npy(in->value, out);
         if (st) {

@@ -443,6 +443,14 @@ static void print_markdown(const op_row *rows, size_t n, bool webgpu_built) {
            "Loop, Scan) or an output whose shape depends on data (NonZero, Unique, a Reshape of a\n"
            "computed shape, ...) runs eagerly, wholly on the CPU reference kernels, whatever the device.\n"
            "\n"
+           "String tensors (`tensor(string)`, `RLX_DTYPE_STRING`: one `const char *` per element, see\n"
+           "include/rlx/rlx.h) are taken by these ops only, always on the CPU (a GPU plan falls back\n"
+           "to it for every node with a string value); any other op refuses them when the model loads:\n");
+    bool first = true;
+    for (size_t i = 0; i < rlx_op_count(); i++)
+        if (rlx_op_takes_strings(rlx_op_at(i))) printf("%s%s", first ? "" : ", ", rlx_op_at(i)->name), first = false;
+    printf(".\n"
+           "\n"
            "## Default domain (ai.onnx)\n"
            "\n");
     if (!webgpu_built)

@@ -167,6 +167,12 @@ static void summarise(const char *name, const rlx_tensor *t) {
     char sh[512];
     size_t n = rlx_tensor_numel(t);
     printf("  %-24s %-5s %s\n", name, rlx_dtype_name(t->dtype), cli_shape_str(t->dims, t->rank, sh, sizeof sh));
+    if (t->dtype == RLX_DTYPE_STRING) { /* the first strings, quoted, cut at 40 bytes */
+        printf("    first:");
+        for (size_t i = 0; i < n && i < 6; i++) printf(" \"%.40s\"", ((const char *const *)t->data)[i]);
+        printf("%s\n", n > 6 ? " ..." : n ? "" : " (empty)");
+        return;
+    }
     double mn = INFINITY, mx = -INFINITY, sum = 0.0;
     size_t n_nan = 0, n_inf = 0, n_fin = 0;
     for (size_t i = 0; i < n; i++) {

@@ -65,7 +65,7 @@ typedef enum rlx_dtype {
     RLX_DTYPE_I16 = 5,
     RLX_DTYPE_I32 = 6,
     RLX_DTYPE_I64 = 7,
-    RLX_DTYPE_STRING = 8, /* recognised, not supported */
+    RLX_DTYPE_STRING = 8, /* const char * per element: UTF-8, NUL-terminated (see below) */
     RLX_DTYPE_BOOL = 9,   /* one byte per element, 0 or 1 */
     RLX_DTYPE_F16 = 10,   /* IEEE 754 binary16, stored as uint16_t bits */
     RLX_DTYPE_F64 = 11,
@@ -74,7 +74,8 @@ typedef enum rlx_dtype {
     RLX_DTYPE_BF16 = 16   /* bfloat16, stored as uint16_t bits */
 } rlx_dtype;
 
-/* Bytes per element (0 for UNDEFINED, STRING and unknown values). */
+/* Bytes per element (0 for UNDEFINED and unknown values; sizeof(const
+ * char *) for STRING). */
 size_t rlx_dtype_size(rlx_dtype dtype);
 
 /* Lower-case name ("f32", "i64", "bool"); "?" for unknown values. */
@@ -85,7 +86,23 @@ const char *rlx_dtype_name(rlx_dtype dtype);
 #define RLX_MAX_RANK 8
 
 /* A dense row-major (C order) tensor that owns its data.
- * dims[0..rank) are the extents; rank 0 is a scalar with one element. */
+ * dims[0..rank) are the extents; rank 0 is a scalar with one element.
+ *
+ * String tensors (RLX_DTYPE_STRING): each element is a `const char *` to a
+ * NUL-terminated UTF-8 string (so nbytes = numel * sizeof(const char *)),
+ * never NULL when the tensor is used. Who owns the characters:
+ *  - a tensor from rlx_tensor_create holds NULL pointers; the caller points
+ *    them at strings it owns, which must stay valid while rlx uses the
+ *    tensor (for an input: during rlx_session_run);
+ *  - a tensor from rlx_tensor_create_strings, and every string tensor rlx
+ *    hands out (session outputs, model constants), owns its characters in
+ *    the same allocation as the pointers: they live until
+ *    rlx_tensor_destroy, independent of the session, the model and later
+ *    runs.
+ * Strings move through data-movement ops (Identity, Reshape, Concat,
+ * Gather, Slice, Transpose, ...; docs/ops.md) and StringNormalizer, always
+ * on the CPU (a GPU session falls back to it for nodes with string values).
+ * Other ops refuse them when the model is built (RLX_ERR_UNSUPPORTED). */
 typedef struct rlx_tensor {
     rlx_dtype dtype;
     int rank;
@@ -100,6 +117,13 @@ typedef struct rlx_tensor {
  *         RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_tensor_create(rlx_dtype dtype, const int64_t *dims, int rank,
                              rlx_tensor **out_tensor);
+
+/* Creates a string tensor that owns copies of `strings` (numel elements,
+ * row-major; each a NUL-terminated string, none NULL).
+ * errors: RLX_ERR_INVALID_ARGUMENT (NULL element, bad rank or dim, size
+ *         overflows), RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_tensor_create_strings(const int64_t *dims, int rank, const char *const *strings,
+                                     rlx_tensor **out_tensor);
 
 /* Frees a tensor and its data. NULL is allowed. */
 void rlx_tensor_destroy(rlx_tensor *tensor);
@@ -118,7 +142,7 @@ rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor);
 
 /* Writes a tensor as a NumPy .npy file (format 1.0).
  * errors: RLX_ERR_IO (with the system's reason), RLX_ERR_UNSUPPORTED (dtype
- *         without an .npy code). */
+ *         without an .npy code, strings included). */
 rlx_status rlx_tensor_save_npy(const rlx_tensor *tensor, const char *path);
 
 /* ------------------------------------------------------------------- model */
@@ -302,10 +326,14 @@ void rlx_session_destroy(rlx_session *session);
 /* Runs one forward pass.
  * inputs: n_inputs tensors matched to the graph inputs by input_names[i];
  *         each must have the declared dtype and a shape that fits the
- *         declared dims (symbolic dims bind consistently).
+ *         declared dims (symbolic dims bind consistently). The strings of
+ *         string inputs are borrowed for the duration of the call only; a
+ *         NULL element is refused (RLX_ERR_INVALID_ARGUMENT).
  * outputs: on success *out_outputs holds rlx_session_num_outputs() tensors in
  *          graph-output order, owned by the caller (free each with
- *          rlx_tensor_destroy and the array with free()).
+ *          rlx_tensor_destroy and the array with free()). String outputs
+ *          own their characters (see rlx_tensor): they stay valid after
+ *          later runs and after the session is destroyed.
  * threads: a session may be shared by threads; its runs take turns (one
  *          at a time, each waiting for the one in progress). Separate
  *          sessions, of one model or several, run in parallel.

@@ -12,6 +12,11 @@ Errors raise rlx.Error with the library's message (it names the node and op);
 arguments of the wrong Python type raise TypeError. Inputs are passed in C
 order and native byte order (others are converted); bfloat16 outputs come
 back as float32 (exact).
+
+String tensors (ONNX tensor(string)): feed a numpy array of str ('<U') or
+bytes ('S'), or an object array of str/bytes (str is encoded as UTF-8; a NUL
+character is refused); string outputs come back as object arrays of str
+(decoded as UTF-8, undecodable bytes kept as surrogate escapes).
 """
 from __future__ import annotations
 
@@ -31,6 +36,21 @@ _DTYPES = {  # rlx_dtype (ONNX TensorProto numbering) <-> numpy
 }
 _NP_TO_DTYPE = {np.dtype(v): k for k, v in _DTYPES.items()}
 _BF16 = 16  # outputs only: returned as float32 (inputs of this dtype cannot be fed from numpy)
+_STRING = 8  # rlx_dtype STRING: one const char * per element
+
+
+def _string_elements(a: np.ndarray, name: str):
+    """The elements of a str/bytes/object array as NUL-free bytes."""
+    out = []
+    for v in a.reshape(-1).tolist():
+        if isinstance(v, str):
+            v = v.encode()
+        if not isinstance(v, bytes):
+            raise TypeError(f"input '{name}': string tensor elements must be str or bytes, got {type(v).__name__}")
+        if b"\0" in v:
+            raise ValueError(f"input '{name}': string element {v!r} contains a NUL character")
+        out.append(v)
+    return out
 
 
 class Error(RuntimeError):
@@ -137,7 +157,8 @@ def _info(v: _ValueInfo) -> dict:
     dims = []
     for i in range(max(v.rank, 0)):
         dims.append(v.dims[i] if v.dims[i] >= 0 else (v.dim_names[i].decode() if v.dim_names[i] else None))
-    return {"name": v.name.decode(), "dtype": np.dtype(_DTYPES[v.dtype]) if v.dtype in _DTYPES else None,
+    dt = np.dtype(_DTYPES[v.dtype]) if v.dtype in _DTYPES else (np.dtype(object) if v.dtype == _STRING else None)
+    return {"name": v.name.decode(), "dtype": dt,
             "shape": dims if v.rank >= 0 else None}
 
 
@@ -209,6 +230,22 @@ class Session:
             c_name = _c_string(name, "input name")
             # (np.ascontiguousarray would turn a 0-d array into shape (1,))
             a = np.asarray(arr, order="C")
+            if a.dtype.kind in "USO":  # strings: an array of char pointers into bytes kept alive here
+                if a.ndim > MAX_RANK:
+                    raise Error("RLX_ERR_INVALID_ARGUMENT", f"input '{name}': rank {a.ndim} > {MAX_RANK}")
+                elems = _string_elements(a, name)
+                ptrs = (ctypes.c_char_p * max(len(elems), 1))(*elems)
+                t = _Tensor()
+                t.dtype = _STRING
+                t.rank = a.ndim
+                for i, d in enumerate(a.shape):
+                    t.dims[i] = d
+                t.data = ctypes.addressof(ptrs)
+                t.nbytes = len(elems) * ctypes.sizeof(ctypes.c_char_p)
+                keep.append((elems, ptrs))
+                names.append(c_name)
+                tensors.append(ctypes.pointer(t))
+                continue
             if not a.flags.c_contiguous:
                 a = a.copy(order="C")
             if a.dtype.byteorder == ">" or (a.dtype.byteorder == "<" and not np.little_endian):
@@ -238,6 +275,14 @@ class Session:
             for i in range(n_out.value):
                 t = outs[i].contents
                 shape = tuple(t.dims[j] for j in range(t.rank))
+                if t.dtype == _STRING:
+                    count = t.nbytes // ctypes.sizeof(ctypes.c_char_p)
+                    raw = (ctypes.c_char_p * count).from_address(t.data) if count else []
+                    vals = [bytes(raw[j]).decode("utf-8", errors="surrogateescape") for j in range(count)]
+                    arr = np.empty(count, dtype=object)
+                    arr[:] = vals
+                    result.append(arr.reshape(shape))
+                    continue
                 buf = bytes((ctypes.c_char * t.nbytes).from_address(t.data)) if t.nbytes else b""
                 if t.dtype == _BF16:  # numpy has no bfloat16: widened exactly to float32
                     bits = np.frombuffer(buf, dtype=np.uint16).astype(np.uint32) << 16

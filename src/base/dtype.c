@@ -7,6 +7,7 @@ size_t rlx_dtype_size(rlx_dtype dtype) {
     case RLX_DTYPE_U8: case RLX_DTYPE_I8: case RLX_DTYPE_BOOL: return 1;
     case RLX_DTYPE_U16: case RLX_DTYPE_I16: case RLX_DTYPE_F16: case RLX_DTYPE_BF16: return 2;
     case RLX_DTYPE_I64: case RLX_DTYPE_F64: case RLX_DTYPE_U64: return 8;
+    case RLX_DTYPE_STRING: return sizeof(const char *); /* one pointer per element (rlx.h) */
     default: return 0;
     }
 }

@@ -53,6 +53,8 @@ size_t rlx_tensor_numel(const rlx_tensor *t) {
 }
 
 rlx_status rlx_tensor_clone(const rlx_tensor *src, rlx_tensor **out) {
+    if (src->dtype == RLX_DTYPE_STRING)
+        return rlx_tensor_strings_from(src->dims, src->rank, (const char *const *)src->data, NULL, out);
     RLX_TRY(rlx_tensor_create(src->dtype, src->dims, src->rank, out));
     if (src->nbytes) memcpy((*out)->data, src->data, src->nbytes);
     return RLX_OK;
@@ -73,4 +75,70 @@ char *rlx_shape_str(const int64_t *dims, int rank, char *buf, size_t cap) {
         o += (size_t)snprintf(buf + o, cap - o, i ? ",%lld" : "%lld", (long long)dims[i]);
     if (o < cap) snprintf(buf + o, cap - o, "]");
     return buf;
+}
+
+/* ------------------------------------------------------------ strings */
+
+rlx_status rlx_tensor_strings_from(const int64_t *dims, int rank, const char *const *strings, const size_t *lens,
+                                   rlx_tensor **out) {
+    *out = NULL;
+    size_t n, head, total;
+    RLX_TRY(rlx_shape_numel(dims, rank, &n));
+    if (!rlx_mul_ok(n, sizeof(char *), &head))
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "string tensor byte size overflows");
+    if (n && !strings) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "string tensor: the element array is NULL");
+    total = head;
+    for (size_t i = 0; i < n; i++) {
+        if (!strings[i])
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "string tensor element %zu is NULL (every element must point "
+                            "to a NUL-terminated string)", i);
+        size_t len = lens ? lens[i] : strlen(strings[i]);
+        if (lens && memchr(strings[i], 0, len))
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "string element %zu holds a NUL byte, which rlx strings (NUL-terminated) "
+                            "cannot represent", i);
+        if (len >= SIZE_MAX - total) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "string tensor byte size overflows");
+        total += len + 1;
+    }
+    rlx_tensor *t = calloc(1, sizeof *t);
+    if (!t) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (tensor header)");
+    t->data = rlx_alloc_aligned(total);
+    if (!t->data) {
+        free(t);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory allocating a %zu-byte string tensor", total);
+    }
+    const char **ptr = t->data;
+    char *chars = (char *)t->data + head;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = lens ? lens[i] : strlen(strings[i]);
+        memcpy(chars, strings[i], len);
+        chars[len] = 0;
+        ptr[i] = chars;
+        chars += len + 1;
+    }
+    t->dtype = RLX_DTYPE_STRING;
+    t->rank = rank;
+    for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
+    t->nbytes = head;
+    *out = t;
+    return RLX_OK;
+}
+
+rlx_status rlx_tensor_create_strings(const int64_t *dims, int rank, const char *const *strings,
+                                     rlx_tensor **out_tensor) {
+    if (!out_tensor) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "tensor output pointer is NULL");
+    *out_tensor = NULL;
+    if (rank && !dims) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "dims is NULL");
+    return rlx_tensor_strings_from(dims, rank, strings, NULL, out_tensor);
+}
+
+rlx_status rlx_tensor_own_strings(rlx_tensor *t) {
+    if (t->dtype != RLX_DTYPE_STRING) return RLX_OK;
+    rlx_tensor *c;
+    RLX_TRY(rlx_tensor_strings_from(t->dims, t->rank, (const char *const *)t->data, NULL, &c));
+    rlx_free_aligned(t->data);
+    t->data = c->data;
+    t->nbytes = c->nbytes;
+    c->data = NULL;
+    rlx_tensor_destroy(c);
+    return RLX_OK;
 }

@@ -8,8 +8,26 @@
 /* Product of dims with overflow and negativity checks. */
 rlx_status rlx_shape_numel(const int64_t *dims, int rank, size_t *out);
 
-/* Deep copy. */
+/* Deep copy. A string tensor's copy owns its characters (see
+ * rlx_tensor_strings_from); a NULL element is refused
+ * (RLX_ERR_INVALID_ARGUMENT). */
 rlx_status rlx_tensor_clone(const rlx_tensor *src, rlx_tensor **out);
+
+/* A self-contained string tensor (dtype RLX_DTYPE_STRING): one allocation
+ * holds the numel element pointers (t->nbytes = numel * sizeof(char *))
+ * followed by the characters they point to, each NUL-terminated, so
+ * rlx_tensor_destroy frees the characters with the tensor.
+ * strings: numel elements (row-major); lens: their byte lengths, or NULL
+ * to take strlen (with lens, an element holding a NUL byte is refused:
+ * RLX_ERR_UNSUPPORTED). errors: RLX_ERR_INVALID_ARGUMENT (NULL element,
+ * bad dims, size overflow), RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_tensor_strings_from(const int64_t *dims, int rank, const char *const *strings, const size_t *lens,
+                                   rlx_tensor **out);
+
+/* Makes a string tensor self-contained in place: copies the characters
+ * its elements point to into a new block (as above) and frees the old
+ * data. No-op for other dtypes. errors: as rlx_tensor_strings_from. */
+rlx_status rlx_tensor_own_strings(rlx_tensor *t);
 
 int rlx_shape_equal(const int64_t *a, int ra, const int64_t *b, int rb);
 

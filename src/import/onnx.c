@@ -76,7 +76,8 @@ static const char *proto_dims_str(const Onnx__TensorProto *tp, char *buf, size_t
 rlx_status rlx_onnx_dtype(int32_t t, const char *what, rlx_dtype *out) {
     *out = RLX_DTYPE_UNDEFINED;
     switch (t) {
-    case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 9: case 10: case 11: case 12: case 13: case 16:
+    case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 8: case 9: case 10: case 11: case 12: case 13:
+    case 16:
         *out = (rlx_dtype)t;
         return RLX_OK;
     case 0:
@@ -268,6 +269,33 @@ static void copy_typed(const Onnx__TensorProto *tp, rlx_tensor *t, size_t n) {
     }
 }
 
+/* A string tensor: ONNX keeps its elements (bytes, UTF-8) in string_data,
+ * exactly numel of them, never in raw_data or external data. */
+static rlx_status strings_from_proto(const Onnx__TensorProto *tp, const char *name, const int64_t *dims, int rank,
+                                     size_t numel, rlx_tensor **out) {
+    if (tp->has_raw_data || (tp->has_data_location && tp->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s': a string tensor keeps its elements in string_data, "
+                        "not in raw_data or external data", name);
+    size_t count = tp->string_data ? tp->n_string_data : 0;
+    if (count != numel)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s' (string) needs %zu values, but string_data has %zu", name,
+                        numel, count);
+    const char **ptrs = malloc((numel + 1) * sizeof *ptrs);
+    size_t *lens = malloc((numel + 1) * sizeof *lens);
+    rlx_status st = RLX_OK;
+    if (!ptrs || !lens) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "tensor '%s': out of memory", name);
+    for (size_t i = 0; i < numel && !st; i++) {
+        lens[i] = tp->string_data[i].len;
+        ptrs[i] = tp->string_data[i].data ? (const char *)tp->string_data[i].data : "";
+        if (!tp->string_data[i].data) lens[i] = 0;
+    }
+    if (!st) st = rlx_tensor_strings_from(dims, rank, ptrs, lens, out);
+    if (st) rlx_fail_prefix(st, "tensor '%s': ", name);
+    free(ptrs);
+    free(lens);
+    return st;
+}
+
 rlx_status rlx_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir, rlx_tensor **out) {
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "tensor output pointer is NULL");
     *out = NULL;
@@ -301,6 +329,8 @@ rlx_status rlx_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *b
     if (!rlx_mul_ok(numel, es, &nbytes) || nbytes > SIZE_MAX - 64)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s': the byte size of dims %s overflows", name,
                         proto_dims_str(tp, dbuf, sizeof dbuf));
+
+    if (dt == RLX_DTYPE_STRING) return strings_from_proto(tp, name, dims, rank, numel, out);
 
     bool external = false;
     if (tp->has_data_location) {
@@ -605,13 +635,12 @@ static rlx_status import_constant(const onnx_ctx *c, rlx_graph *g, const Onnx__N
         const Onnx__AttributeProto *ap = np->attribute ? np->attribute[i] : NULL;
         if (!ap || !ap->name) continue;
         const char *an = ap->name;
-        if (strcmp(an, "value_string") == 0 || strcmp(an, "value_strings") == 0)
-            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: string constants (attribute '%s') are not supported", label, an);
         if (strcmp(an, "sparse_value") == 0)
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: sparse constants (attribute 'sparse_value') are not supported",
                             label);
         if (strcmp(an, "value") == 0 || strcmp(an, "value_float") == 0 || strcmp(an, "value_floats") == 0 ||
-            strcmp(an, "value_int") == 0 || strcmp(an, "value_ints") == 0) {
+            strcmp(an, "value_int") == 0 || strcmp(an, "value_ints") == 0 || strcmp(an, "value_string") == 0 ||
+            strcmp(an, "value_strings") == 0) {
             if (val)
                 return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: Constant has two value attributes ('%s' and '%s')",
                                 label, val->name, an);
@@ -626,6 +655,25 @@ static rlx_status import_constant(const onnx_ctx *c, rlx_graph *g, const Onnx__N
         if (!val->t) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute 'value' holds no tensor", label);
         st = rlx_onnx_tensor_from_proto(val->t, c->base_dir, &t);
         if (st) return rlx_fail_prefix(st, "%s: ", label);
+    } else if (strncmp(an, "value_string", 12) == 0) {
+        /* a scalar (value_string) or 1-D (value_strings) string tensor */
+        bool one = an[12] == 0;
+        size_t n = one ? 1 : val->n_strings;
+        if (!one && n && !val->strings) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has no values", label, an);
+        if (n > (size_t)INT64_MAX / 2) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' too long", label, an);
+        const char **ptrs = malloc((n + 1) * sizeof *ptrs);
+        size_t *lens = malloc((n + 1) * sizeof *lens);
+        if (!ptrs || !lens) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+        for (size_t i = 0; i < n && !st; i++) {
+            const ProtobufCBinaryData *b = one ? &val->s : &val->strings[i];
+            ptrs[i] = b->data ? (const char *)b->data : "";
+            lens[i] = b->data ? b->len : 0;
+        }
+        int64_t dim = (int64_t)n;
+        if (!st) st = rlx_tensor_strings_from(&dim, one ? 0 : 1, ptrs, lens, &t);
+        free(ptrs);
+        free(lens);
+        if (st) return rlx_fail_prefix(st, "%s: attribute '%s': ", label, an);
     } else if (strcmp(an, "value_float") == 0 || strcmp(an, "value_int") == 0) {
         bool is_f = an[6] == 'f';
         RLX_TRY(rlx_tensor_create(is_f ? RLX_DTYPE_F32 : RLX_DTYPE_I64, NULL, 0, &t));

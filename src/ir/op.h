@@ -77,6 +77,13 @@ int rlx_op_version(const rlx_op_def *def, int64_t opset);
 size_t rlx_op_count(void);
 const rlx_op_def *rlx_op_at(size_t i);
 
+/* Whether the op accepts string tensors (RLX_DTYPE_STRING) on its inputs
+ * and outputs: the data-movement ops whose ONNX type constraints admit
+ * tensor(string) and whose CPU kernels copy elements by size, and
+ * StringNormalizer. rlx_infer_node refuses string values on any other op
+ * (RLX_ERR_UNSUPPORTED naming node, value and op). */
+bool rlx_op_takes_strings(const rlx_op_def *def);
+
 /* Runs the op's shape inference on node `node_id` and checks the result.
  * Errors name the node. */
 rlx_status rlx_infer_node(rlx_graph *g, int node_id);

@@ -83,6 +83,12 @@ static rlx_status fold_node(rlx_graph *g, rlx_node *n) {
             st = rlx_fail(RLX_ERR_INTERNAL, "%s: kernel did not produce output %d", rlx_node_desc(n), i);
             goto fail;
         }
+        /* string elements point into the inputs (or the node's attributes),
+         * which may go away with this node: the constant gets its own copy */
+        if (out[i]->dtype == RLX_DTYPE_STRING && (st = rlx_tensor_own_strings(out[i]))) {
+            rlx_fail_prefix(st, "%s: ", rlx_node_desc(n));
+            goto fail;
+        }
         rlx_value_set_konst(v, out[i]);
         out[i] = NULL;
     }

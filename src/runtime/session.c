@@ -203,6 +203,12 @@ static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const
             return rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "input '%s': ", v->name);
         if (!rlx_mul_ok(numel, rlx_dtype_size(t->dtype), &bytes) || bytes > t->nbytes || (bytes && !t->data))
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': tensor data is smaller than its shape", v->name);
+        if (t->dtype == RLX_DTYPE_STRING)
+            for (size_t e = 0; e < numel; e++)
+                if (!((const char *const *)t->data)[e])
+                    return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                                    "input '%s': string element %zu is NULL (each must point to a NUL-terminated "
+                                    "string)", v->name, e);
     }
     return RLX_OK;
 }
@@ -562,7 +568,12 @@ static rlx_status run_locked(rlx_session *s, size_t n_inputs, const char *const 
     rlx_tensor **outs = calloc(s->g->n_outputs + 1, sizeof *outs);
     if (!outs) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     rlx_status st = s->last->eager ? run_eager(s, ordered, outs) : s->be->run(s->last->exe, ordered, outs);
+    /* string outputs point into the inputs or the plan's constants: each
+     * gets its own characters (rlx.h) */
+    for (size_t i = 0; i < s->g->n_outputs && !st; i++)
+        if (outs[i] && outs[i]->dtype == RLX_DTYPE_STRING) st = rlx_tensor_own_strings(outs[i]);
     if (st) {
+        for (size_t i = 0; i < s->g->n_outputs; i++) rlx_tensor_destroy(outs[i]);
         free(outs);
         return st;
     }
@@ -584,6 +595,9 @@ static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *c
     for (size_t i = 0; i < s->g->n_outputs; i++) {
         const rlx_value *v = &s->last->p->g->values[s->last->p->g->outputs[i]];
         const rlx_tensor *t = outputs[i];
+        if (v->dtype == RLX_DTYPE_STRING)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "output %zu ('%s') is a string tensor: use rlx_session_run, whose "
+                            "outputs own their strings", i, v->name);
         if (!t || t->dtype != v->dtype || t->rank != (v->rank < 0 ? 0 : v->rank) ||
             (t->rank && memcmp(t->dims, v->dims, (size_t)t->rank * sizeof t->dims[0]) != 0))
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu ('%s'): the given tensor does not have the plan's dtype and shape",

@@ -44,7 +44,8 @@ typedef struct rlx_cpu_kernel {
     RLX_CPU_FAMILY(reduce)        \
     RLX_CPU_FAMILY(control)       \
     RLX_CPU_FAMILY(quant)         \
-    RLX_CPU_FAMILY(rnn)
+    RLX_CPU_FAMILY(rnn)           \
+    RLX_CPU_FAMILY(string)
 
 #define RLX_CPU_FAMILY(name)                             \
     extern const rlx_cpu_kernel rlx_cpu_kernels_##name[]; \

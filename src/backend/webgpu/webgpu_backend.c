@@ -135,6 +135,16 @@ static uint64_t up_to(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
  * why a node falls back to the CPU. */
 static bool wg_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n) {
     wg_backend *b = (wg_backend *)be;
+    /* string elements are host pointers: nodes with string values run on
+     * the CPU (their bytes still travel unchanged where a transfer moves them) */
+    for (int i = 0; i < n->n_in + n->n_out; i++) {
+        const rlx_value *v = i < n->n_in ? rlx_node_input(g, n, i) : rlx_node_output(g, n, i - n->n_in);
+        if (v && v->dtype == RLX_DTYPE_STRING) {
+            if (rlx_env_flag("RLX_GPU_TRACE"))
+                fprintf(stderr, "webgpu: %s runs on the CPU: string values stay on the host\n", rlx_node_desc(n));
+            return false;
+        }
+    }
     wg_lower L;
     rlx_status st = wg_lower_node(g, n, &b->caps, &L);
     if (st && rlx_env_flag("RLX_GPU_TRACE"))

@@ -14,6 +14,7 @@
     RLX_OP_FAMILY(control)       \
     RLX_OP_FAMILY(quant)         \
     RLX_OP_FAMILY(rnn)           \
+    RLX_OP_FAMILY(string)        \
     RLX_OP_FAMILY(internal)
 
 #define RLX_OP_FAMILY(name)                       \
