@@ -37,9 +37,9 @@
 
 /* Most elements of one sequence (each is a value, most also a node). */
 #define MAX_SEQ_LEN 65536
-/* Most outputs of one Split node (the limit of its shape inference);
- * longer splits go through groups: MAX_SEQ_LEN = SPLIT_MAX_OUT^2. */
-#define SPLIT_MAX_OUT 256
+/* Most inputs or outputs of one node that the backends run (cpu_backend.c,
+ * webgpu_backend.c): longer Splits and Concats become trees of nodes. */
+#define NODE_MAX_IO 64
 
 typedef struct seq_val {
     int id;       /* the ONNX value naming the sequence, in the scope's graph */
@@ -340,26 +340,47 @@ fail:
     return st;
 }
 
-/* Split of x into n pieces of constant sizes, through groups of at most
- * SPLIT_MAX_OUT pieces when n is larger. */
+/* Split of x into n pieces of constant sizes: one Split node when n <=
+ * NODE_MAX_IO, else a tree (a Split into groups, then each group split). */
 static rlx_status split_const(rlx_graph *g, const char *node_name, const char *base, int x, int64_t axis,
                               const int64_t *sizes, size_t n, const int *outs) {
-    if (n <= SPLIT_MAX_OUT) return split_node(g, node_name, x, axis, sizes, -1, n, outs);
-    size_t n_groups = (n + SPLIT_MAX_OUT - 1) / SPLIT_MAX_OUT;
-    int64_t gsize[SPLIT_MAX_OUT];
-    int gid[SPLIT_MAX_OUT];
-    if (n_groups > SPLIT_MAX_OUT) return rlx_fail(RLX_ERR_INTERNAL, "split into %zu pieces", n);
+    if (n <= NODE_MAX_IO) return split_node(g, node_name, x, axis, sizes, -1, n, outs);
+    size_t per = NODE_MAX_IO; /* pieces per group, a power of NODE_MAX_IO */
+    while ((n + per - 1) / per > NODE_MAX_IO) per *= NODE_MAX_IO;
+    size_t n_groups = (n + per - 1) / per;
+    int64_t gsize[NODE_MAX_IO] = { 0 };
+    int gid[NODE_MAX_IO] = { 0 };
     for (size_t j = 0; j < n_groups; j++) {
         gsize[j] = 0;
-        for (size_t k = j * SPLIT_MAX_OUT; k < n && k < (j + 1) * SPLIT_MAX_OUT; k++) gsize[j] += sizes[k];
-        RLX_TRY(new_value(g, base, "/group", j, "", &gid[j]));
+        for (size_t k = j * per; k < n && k < (j + 1) * per; k++) gsize[j] += sizes[k];
+        RLX_TRY(new_value(g, base, "/group", j * per, "", &gid[j]));
     }
     RLX_TRY(split_node(g, node_name, x, axis, gsize, -1, n_groups, gid));
     for (size_t j = 0; j < n_groups; j++) {
-        size_t first = j * SPLIT_MAX_OUT, cnt = n - first < SPLIT_MAX_OUT ? n - first : SPLIT_MAX_OUT;
-        RLX_TRY(split_node(g, node_name, gid[j], axis, sizes + first, -1, cnt, outs + first));
+        size_t first = j * per, cnt = n - first < per ? n - first : per;
+        RLX_TRY(split_const(g, node_name, g->values[gid[j]].name, gid[j], axis, sizes + first, cnt, outs + first));
     }
     return RLX_OK;
+}
+
+/* Concat of the n values `in` along axis into out: one node when n <=
+ * NODE_MAX_IO, else a tree (concatenation along one axis is associative). */
+static rlx_status concat_tree(rlx_graph *g, const char *node_name, const int *in, size_t n, int64_t axis, int out) {
+    rlx_node_attr a;
+    if (n <= NODE_MAX_IO) {
+        RLX_TRY(attr_int(&a, "axis", axis));
+        return rlx_graph_add_node(g, "Concat", "", node_name, in, (int)n, &out, 1, &a, 1, NULL);
+    }
+    size_t per = NODE_MAX_IO;
+    while ((n + per - 1) / per > NODE_MAX_IO) per *= NODE_MAX_IO;
+    size_t n_groups = (n + per - 1) / per;
+    int gid[NODE_MAX_IO] = { 0 };
+    for (size_t j = 0; j < n_groups; j++) {
+        size_t first = j * per, cnt = n - first < per ? n - first : per;
+        RLX_TRY(new_value(g, g->values[out].name, "/group", first, "", &gid[j]));
+        RLX_TRY(concat_tree(g, node_name, in + first, cnt, axis, gid[j]));
+    }
+    return concat_tree(g, node_name, gid, n_groups, axis, out);
 }
 
 /* Squeeze or Unsqueeze of x at one axis into out, in the form of the
@@ -534,11 +555,7 @@ static rlx_status op_concat(rlx_onnx_seq_scope *s, rlx_graph *g, const Onnx__Nod
         if (!st) st = axes_node(g, "Unsqueeze", np->name, in[k], axis, u);
         in[k] = u;
     }
-    if (!st) {
-        rlx_node_attr a;
-        st = attr_int(&a, "axis", axis);
-        if (!st) st = rlx_graph_add_node(g, "Concat", "", np->name, in, (int)sq->n, &out, 1, &a, 1, NULL);
-    }
+    if (!st) st = concat_tree(g, np->name, in, sq->n, axis, out);
     free(in);
     return st;
 }
@@ -660,11 +677,11 @@ static rlx_status op_split(rlx_onnx_seq_scope *s, rlx_graph *g, const Onnx__Node
     bool squeeze = !sv && keepdims == 0;
     if (n == 0) {
         /* an empty axis: an empty sequence */
-    } else if (runtime_sizes && (op_version(g, "Split") < 13 || n > SPLIT_MAX_OUT)) {
+    } else if (runtime_sizes && (op_version(g, "Split") < 13 || n > NODE_MAX_IO)) {
         /* no node can compute the pieces; SequenceLength still can */
         why = op_version(g, "Split") < 13
                   ? "its sizes are computed at run time, and Split before opset 13 takes sizes only as an attribute"
-                  : "its sizes are computed at run time, and rlx splits at most 256 pieces with run-time sizes";
+                  : "its sizes are computed at run time, and rlx splits at most 64 pieces with run-time sizes";
     } else {
         int *pieces = malloc((n + 1) * sizeof *pieces);
         if (!pieces) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
@@ -936,14 +953,18 @@ rlx_status rlx_onnx_seq_node(rlx_onnx_seq_scope *s, rlx_graph *g, const Onnx__No
 
 rlx_status rlx_onnx_seq_check_output(const Onnx__GraphProto *gp, const Onnx__ValueInfoProto *vi) {
     if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) return RLX_OK;
-    for (size_t i = 0; i < gp->n_node; i++) {
+    for (size_t i = 0; gp->node && i < gp->n_node; i++) {
         const Onnx__NodeProto *np = gp->node[i];
-        for (size_t k = 0; np && np->output && k < np->n_output; k++)
-            if (np->output[k] && strcmp(np->output[k], vi->name) == 0)
-                return rlx_fail(RLX_ERR_UNSUPPORTED,
-                                "graph output '%s' has a sequence type (made by node '%s' (%s)); rlx resolves "
-                                "sequences while importing and cannot return them",
-                                vi->name, np->name ? np->name : "", np->op_type ? np->op_type : "?");
+        for (size_t k = 0; np && np->output && k < np->n_output; k++) {
+            if (!np->output[k] || strcmp(np->output[k], vi->name) != 0) continue;
+            char who[300];
+            if (np->name && *np->name) snprintf(who, sizeof who, "node '%s'", np->name);
+            else snprintf(who, sizeof who, "node #%zu", i);
+            return rlx_fail(RLX_ERR_UNSUPPORTED,
+                            "graph output '%s' has a sequence type (made by %s (%s)); rlx resolves sequences while "
+                            "importing and cannot return them",
+                            vi->name, who, np->op_type ? np->op_type : "?");
+        }
     }
     return rlx_fail(RLX_ERR_UNSUPPORTED,
                     "graph output '%s' has a sequence type; rlx resolves sequences while importing and cannot "
