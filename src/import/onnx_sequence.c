@@ -919,8 +919,11 @@ rlx_status rlx_onnx_seq_node(rlx_onnx_seq_scope *s, rlx_graph *g, const Onnx__No
         if (strcmp(op, k_ops[i].name) == 0) which = (int)i;
     bool seq_identity = dflt && strcmp(op, "Identity") == 0 && np->n_input == 1 && find_seq(s, g, np->input[0]);
     if (which < 0 && !seq_identity) {
-        /* any other node: it must not take a sequence */
-        for (size_t i = 0; i < np->n_input; i++) {
+        /* any other node: it must not take a sequence (nothing to check in
+         * graphs without sequences, the usual case) */
+        bool any = false;
+        for (const rlx_onnx_seq_scope *p = s; p && !any; p = p->parent) any = p->n > 0;
+        for (size_t i = 0; any && i < np->n_input; i++) {
             const char *nm = np->input[i];
             const seq_val *sq = find_seq(s, g, nm);
             if (sq)
