@@ -9,7 +9,8 @@
  *   4. graph outputs, then value_info, give declared types to values that
  *      have none yet (shape inference refines them later);
  *   5. Constant nodes become constant values, then the other nodes are
- *      added with rlx_graph_add_node (subgraph attributes recursively).
+ *      added with rlx_graph_add_node (subgraph attributes recursively);
+ *      sequence ops are resolved into lists of values (onnx_sequence.h).
  * The top graph then goes through rlx_model_from_graph (verify, which also
  * sorts, and shape inference). Everything read from the file is checked
  * before it is used: counts, string pointers, sizes and their products. */
