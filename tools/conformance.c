@@ -466,14 +466,14 @@ static void write_report(const runner *r, FILE *f, const char *gpu_name) {
             fprintf(f, "\n");
         }
     }
+    fprintf(f, "\nSequences are resolved while importing (src/import/onnx_sequence.c): a sequence whose structure "
+               "(length, and which tensor is at each position) is known then becomes a list of tensors, so models "
+               "that build and read sequences inside the graph run (simple/test_sequence_model*); the node tests of "
+               "the sequence ops feed or return sequences, which a graph cannot, and stay unsupported.\n");
     fprintf(f, "\n\"Ops in scope\" are node tests whose every op is in the conformance goal's op list "
                "(tools/conformance.c, k_scope_ops) and whose tensors have types rlx supports (tests of float8, "
                "int4/int2, float4, string, sequence and optional types, and of other operator domains, are out of "
-               "scope; they report \"unsupported\" with the type). Sequences are resolved while importing "
-               "(src/import/onnx_sequence.c): a sequence whose structure (length, and which tensor is at each "
-               "position) is known then becomes a list of tensors, so models that build and read sequences inside "
-               "the graph run (simple/test_sequence_model*); the node tests of the sequence ops feed or return "
-               "sequences, which a graph cannot, and stay unsupported.\n");
+               "scope; they report \"unsupported\" with the type).\n");
     if (r->fb.n) {
         int nat = 0, fbk = 0, eag = 0;
         for (size_t i = 0; i < r->fb.n; i++) nat += r->fb.ops[i].native, fbk += r->fb.ops[i].fallback, eag += r->fb.ops[i].eager;
