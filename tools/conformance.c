@@ -478,6 +478,10 @@ static void write_report(const runner *r, FILE *f, const char *gpu_name) {
             fprintf(f, "\n");
         }
     }
+    fprintf(f, "\nSequences are resolved while importing (src/import/onnx_sequence.c): a sequence whose structure "
+               "(length, and which tensor is at each position) is known then becomes a list of tensors, so models "
+               "that build and read sequences inside the graph run (simple/test_sequence_model*); the node tests of "
+               "the sequence ops feed or return sequences, which a graph cannot, and stay unsupported.\n");
     fprintf(f, "\n\"Ops in scope\" are node tests whose every op is in the conformance goal's op list "
                "(tools/conformance.c, k_scope_ops) and whose tensors have types rlx supports (tests of float8, "
                "int4/int2, float4, sequence and optional types, of string tensors in ops other than data movement "

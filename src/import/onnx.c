@@ -9,11 +9,13 @@
  *   4. graph outputs, then value_info, give declared types to values that
  *      have none yet (shape inference refines them later);
  *   5. Constant nodes become constant values, then the other nodes are
- *      added with rlx_graph_add_node (subgraph attributes recursively).
+ *      added with rlx_graph_add_node (subgraph attributes recursively);
+ *      sequence ops are resolved into lists of values (onnx_sequence.h).
  * The top graph then goes through rlx_model_from_graph (verify, which also
  * sorts, and shape inference). Everything read from the file is checked
  * before it is used: counts, string pointers, sizes and their products. */
 #include "import/onnx.h"
+#include "import/onnx_sequence.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -446,6 +448,10 @@ static rlx_status decl_type_read(rlx_graph *g, const Onnx__TypeProto *tp, const 
                            : tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE ? "optional"
                            : tp->value_case == ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE ? "sparse tensor"
                                                                                           : "unknown";
+        if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE) /* see onnx_sequence.h */
+            return rlx_fail(RLX_ERR_UNSUPPORTED,
+                            "%s has a sequence type; rlx resolves sequences while importing, so they cannot be graph "
+                            "inputs or outputs, nor cross into or out of a subgraph", what);
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s has a %s type; rlx supports dense tensors only", what, kind);
     }
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
@@ -482,6 +488,7 @@ static void decl_type_apply(const decl_type *d, rlx_value *v) {
 typedef struct onnx_ctx {
     const char *base_dir; /* NULL: external data refused */
     int64_t opset;
+    rlx_onnx_seq_scope *seqs; /* sequences of the graph being imported (onnx_sequence.h) */
 } onnx_ctx;
 
 static rlx_status import_graph(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *parent, rlx_graph **out);
@@ -714,6 +721,9 @@ static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeP
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: too many inputs, outputs or attributes", label);
     if ((np->n_input && !np->input) || (np->n_output && !np->output) || (np->n_attribute && !np->attribute))
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: malformed inputs, outputs or attributes", label);
+    bool seq_op; /* sequence ops are resolved while importing (onnx_sequence.c) */
+    RLX_TRY(rlx_onnx_seq_node(c->seqs, g, np, label, &seq_op));
+    if (seq_op) return RLX_OK;
     int n_in = (int)np->n_input, n_out = (int)np->n_output, n_attrs = 0;
     int *in = malloc(((size_t)n_in + 1) * sizeof(int));
     int *out = malloc(((size_t)n_out + 1) * sizeof(int));
@@ -869,6 +879,7 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
         if (!vi || !vi->name || !*vi->name) return rlx_fail(RLX_ERR_INVALID_MODEL, "graph output #%zu has no name", i);
         char what[300];
         snprintf(what, sizeof what, "graph output '%s'", vi->name);
+        RLX_TRY(rlx_onnx_seq_check_output(gp, vi));
         decl_type d;
         RLX_TRY(decl_type_read(g, vi->type, what, &d));
         int id;
@@ -902,12 +913,22 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
     return RLX_OK;
 }
 
+static rlx_status seq_import_node(void *ctx, rlx_graph *g, const Onnx__NodeProto *np) {
+    return import_node(ctx, g, np, 0);
+}
+
 static rlx_status import_graph(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *parent, rlx_graph **out) {
     *out = NULL;
     rlx_graph *g;
     RLX_TRY(rlx_graph_create(c->opset, &g));
     g->parent = parent;
-    rlx_status st = import_graph_body(c, gp, g);
+    /* each graph has its own sequences, inside those of the enclosing one */
+    onnx_ctx sub = *c;
+    const rlx_onnx_importer imp = { &sub, seq_import_node, resolve_name, c->base_dir };
+    rlx_status st = rlx_onnx_seq_scope_create(c->seqs, &imp, &sub.seqs);
+    if (!st) st = import_graph_body(&sub, gp, g);
+    if (!st) st = rlx_onnx_seq_finish(sub.seqs, g);
+    rlx_onnx_seq_scope_destroy(sub.seqs);
     if (st) {
         rlx_graph_destroy(g);
         if (parent && gp->name && *gp->name) rlx_fail_prefix(st, "subgraph '%s': ", gp->name);
@@ -922,7 +943,7 @@ rlx_status rlx_onnx_graph_from_proto(const Onnx__GraphProto *gp, int64_t opset, 
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph output pointer is NULL");
     *out = NULL;
     if (!gp) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph proto is NULL");
-    onnx_ctx c = { base_dir, opset };
+    onnx_ctx c = { base_dir, opset, NULL };
     return import_graph(&c, gp, parent, out);
 }
 
@@ -986,7 +1007,7 @@ static rlx_status load_model(const void *data, size_t size, const char *base_dir
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, data);
     if (!mp) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not a valid ONNX model: protobuf parse failed", label);
     rlx_graph *g = NULL;
-    onnx_ctx c = { base_dir, 0 };
+    onnx_ctx c = { base_dir, 0, NULL };
     rlx_status st = model_opset(mp, &c.opset);
     if (!st && !mp->graph) st = rlx_fail(RLX_ERR_INVALID_MODEL, "the model has no graph");
     if (!st) st = import_graph(&c, mp->graph, NULL, &g);
