@@ -14,6 +14,7 @@
  * sorts, and shape inference). Everything read from the file is checked
  * before it is used: counts, string pointers, sizes and their products. */
 #include "import/onnx.h"
+#include "import/onnx_gradient.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -842,14 +843,16 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
         if (decl_type_read(g, vi->type, "value_info", &d) == RLX_OK) decl_type_apply(&d, &g->values[id]);
     }
 
-    /* 5. Constant nodes first (so that subgraphs see their types), then the rest */
+    /* 5. Constant nodes first (so that subgraphs see their types), then the
+     * rest; Gradient nodes last, expanded into ordinary nodes */
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < gp->n_node; i++) {
             const Onnx__NodeProto *np = gp->node[i];
             bool is_const = is_default_domain(np->domain) && strcmp(np->op_type, "Constant") == 0;
-            if (is_const != (pass == 0)) continue;
+            if (is_const != (pass == 0) || rlx_onnx_is_gradient(np)) continue;
             RLX_TRY(import_node(c, g, np, i));
         }
+    RLX_TRY(rlx_onnx_expand_gradients(g, gp));
     rlx_clear_error(); /* value_info hints may have left a message */
     return RLX_OK;
 }
