@@ -172,6 +172,16 @@ static rlx_status shape_of(gctx *c, int x, int *out) {
     return op1(c, "Shape", x, out);
 }
 
+/* Gives value v the shape of x where inference of a node that takes x's
+ * shape at run time (Expand, Reshape to Shape(x)) left dims unknown: the
+ * symbols of x's dims are what later broadcast decisions compare. */
+static void adopt_shape(gctx *c, int v, int x) {
+    rlx_value *vv = &c->g->values[v];
+    const rlx_value *xv = &c->g->values[x];
+    if (xv->rank >= 0 && (vv->rank < 0 || vv->rank == xv->rank))
+        rlx_value_set_shape(vv, xv->rank, xv->dims, xv->syms);
+}
+
 /* A tensor of x's dtype and shape filled with v. */
 static rlx_status fill_like(gctx *c, int x, double v, int *out) {
     const rlx_value *xv = &c->g->values[x];
@@ -185,7 +195,9 @@ static rlx_status fill_like(gctx *c, int x, double v, int *out) {
     int s, k;
     RLX_TRY(k_scalar(c, dt, v, &k));
     RLX_TRY(shape_of(c, x, &s));
-    return op2(c, "Expand", k, s, out);
+    RLX_TRY(op2(c, "Expand", k, s, out));
+    adopt_shape(c, *out, x);
+    return RLX_OK;
 }
 
 /* Two shapes known to be equal (static and equal, or the same symbols). */
@@ -206,7 +218,9 @@ static rlx_status reshape_like(gctx *c, int v, int x, int *out) {
     }
     int s;
     RLX_TRY(shape_of(c, x, &s));
-    return op2(c, "Reshape", v, s, out);
+    RLX_TRY(op2(c, "Reshape", v, s, out));
+    adopt_shape(c, *out, x);
+    return RLX_OK;
 }
 
 /* Unsqueeze(v) at the sorted non-negative axes (of the output). */
@@ -441,6 +455,7 @@ static rlx_status grad_reduce(gctx *c, const rlx_node *n, int G, bool mean) {
     }
     RLX_TRY(shape_of(c, X, &s));
     RLX_TRY(op2(c, "Expand", kept, s, &e));
+    adopt_shape(c, e, X);
     d = e;
     if (mean) {
         xv = &c->g->values[X];
