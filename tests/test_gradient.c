@@ -1,5 +1,6 @@
-/* ONNX Gradient-1 (domain ai.onnx.preview.training), expanded at import
- * (src/import/onnx_gradient.c). Models are built here with the protobuf-c
+/* ONNX Gradient-1 and the optimizers Adagrad-1, Adam-1, Momentum-1 (domain
+ * ai.onnx.preview.training), expanded at import
+ * (src/import/onnx_training.c). Models are built here with the protobuf-c
  * structs, loaded from memory and run; the gradients are checked against
  * central finite differences (step 1e-5, in double) of forward functions
  * written here in double, or against analytic formulas:
@@ -16,6 +17,10 @@
  *  - the gradient taken at inputs other than the named values (analytic);
  *  - a Gradient of a Gradient's output, written before it in the file
  *    (second derivative of a^3, analytic);
+ *  - Adagrad, Adam, Momentum (standard and Nesterov) on two tensors of
+ *    different shapes, at T = 0 and T = 3, in a model that imports only
+ *    ai.onnx.preview.training, against their pseudo code in double; a
+ *    training step (Gradient of a squared error feeding Momentum);
  *  - an op that rlx cannot differentiate on the path (error naming the
  *    Gradient node, the op and its node) and malformed Gradient nodes.
  * On the CPU, and on the GPU when there is one. */
@@ -520,6 +525,191 @@ static void test_second_order(void) {
     rlx_model_destroy(m);
 }
 
+/* ================================================================ optimizers */
+
+/* One step of each optimizer in double, from the operators' pseudo code
+ * (ai.onnx.preview.training Adagrad-1, Adam-1, Momentum-1). */
+typedef struct opt_attrs {
+    double nc, eps, decay, alpha, beta, ncp;
+    bool nesterov;
+} opt_attrs;
+
+static void ref_adagrad(const opt_attrs *a, double R, int64_t T, double x, double g, double h, double *xn, double *hn) {
+    double r = R / (1 + (double)T * a->decay), gr = a->nc * x + g;
+    *hn = h + gr * gr;
+    *xn = x - r * gr / (sqrt(*hn) + a->eps);
+}
+
+static void ref_adam(const opt_attrs *a, double R, int64_t T, double x, double g, double v, double h, double *xn,
+                     double *vn, double *hn) {
+    double gr = a->nc * x + g;
+    *vn = a->alpha * v + (1 - a->alpha) * gr;
+    *hn = a->beta * h + (1 - a->beta) * gr * gr;
+    double ra = T > 0 ? R * sqrt(1 - pow(a->beta, (double)T)) / (1 - pow(a->alpha, (double)T)) : R;
+    *xn = (1 - a->ncp) * (x - ra * *vn / (sqrt(*hn) + a->eps));
+}
+
+static void ref_momentum(const opt_attrs *a, double R, int64_t T, double x, double g, double v, double *xn,
+                         double *vn) {
+    double gr = a->nc * x + g, ba = T > 0 ? a->beta : 1;
+    *vn = a->alpha * v + ba * gr;
+    *xn = a->nesterov ? x - R * (gr + a->alpha * *vn) : x - R * *vn;
+}
+
+/* Two optimized tensors of shapes [3] and [2,2], at T = 0 and T = 3, in a
+ * model that imports only ai.onnx.preview.training. */
+static void test_optimizer(const char *op, const opt_attrs *oa, bool gpu) {
+    int groups = !strcmp(op, "Adam") ? 4 : 3;
+    const char *grp[4] = { "X", "G", "S", "Q" };
+    Onnx__GraphProto *g = graph_new(op);
+    graph_input(g, vi_new("R", F32, 0, NULL, NULL));
+    graph_input(g, vi_new("T", I64, 0, NULL, NULL));
+    const int64_t d1[1] = { 3 }, d2[2] = { 2, 2 };
+    char inames[256] = "R,T", onames[256] = "", nm[16];
+    for (int k = 0; k < groups; k++)
+        for (int i = 0; i < 2; i++) {
+            snprintf(nm, sizeof nm, "%s%d", grp[k], i);
+            input(g, nm, i ? 2 : 1, i ? d2 : d1);
+            strcat(inames, ",");
+            strcat(inames, nm);
+        }
+    for (int k = 0; k < groups - 1; k++)
+        for (int i = 0; i < 2; i++) {
+            snprintf(nm, sizeof nm, "%s%d_new", grp[k == 0 ? 0 : k + 1], i);
+            if (*onames) strcat(onames, ",");
+            strcat(onames, nm);
+            output(g, nm);
+        }
+    Onnx__NodeProto *n = node(g, op, "opt", inames, onames);
+    n->domain = S("ai.onnx.preview.training");
+    node_attr(n, attr_f("norm_coefficient", (float)oa->nc));
+    if (strcmp(op, "Momentum") != 0) node_attr(n, attr_f("epsilon", (float)oa->eps));
+    if (!strcmp(op, "Adagrad")) node_attr(n, attr_f("decay_factor", (float)oa->decay));
+    if (strcmp(op, "Adagrad") != 0) {
+        node_attr(n, attr_f("alpha", (float)oa->alpha));
+        node_attr(n, attr_f("beta", (float)oa->beta));
+    }
+    if (!strcmp(op, "Adam")) node_attr(n, attr_f("norm_coefficient_post", (float)oa->ncp));
+    if (!strcmp(op, "Momentum")) node_attr(n, attr_s("mode", oa->nesterov ? "nesterov" : "standard"));
+    Onnx__ModelProto *mp = model_new(0, g); /* no default domain */
+    Onnx__OperatorSetIdProto *os = xcalloc(1, sizeof *os);
+    onnx__operator_set_id_proto__init(os);
+    os->domain = S("ai.onnx.preview.training");
+    os->has_version = 1;
+    os->version = 1;
+    PUSH(mp->opset_import, mp->n_opset_import, os);
+    size_t size;
+    uint8_t *buf = model_pack_free(mp, &size);
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_load_onnx_memory(buf, size, NULL, &m));
+    free(buf);
+    if (!m) return;
+
+    const int n_in = 2 + 2 * groups;
+    rlx_tensor *t[2 + 8];
+    const char *names[2 + 8];
+    static char name_buf[10][16];
+    t[0] = test_tensor_random(RLX_DTYPE_F32, 0, NULL, 0.05f, 0.2f);
+    names[0] = "R";
+    names[1] = "T";
+    for (int k = 0; k < groups; k++)
+        for (int i = 0; i < 2; i++) {
+            int j = 2 + 2 * k + i;
+            /* accumulated squared gradients are positive */
+            float lo = (k == groups - 1 && k >= 2) ? 0.1f : -1.0f;
+            t[j] = test_tensor_random(RLX_DTYPE_F32, i ? 2 : 1, i ? d2 : d1, lo, 1.0f);
+            snprintf(name_buf[j], sizeof name_buf[j], "%s%d", grp[k], i);
+            names[j] = name_buf[j];
+        }
+    const char *devs[2] = { "cpu", "gpu" };
+    for (int64_t T = 0; T <= 3; T += 3) {
+        t[1] = test_tensor_i64(0, NULL, &T);
+        for (int dv = 0; dv < (gpu ? 2 : 1); dv++) {
+            size_t n_out;
+            rlx_tensor **outs = run(m, devs[dv], (size_t)n_in, names, t, &n_out);
+            if (!outs) continue;
+            CHECK(n_out == (size_t)(2 * (groups - 1)));
+            double R = ((float *)t[0]->data)[0];
+            for (int i = 0; i < 2 && n_out == (size_t)(2 * (groups - 1)); i++) {
+                size_t ne = rlx_tensor_numel(t[2 + i]);
+                double *want[3];
+                for (int k = 0; k < groups - 1; k++) want[k] = xcalloc(ne, sizeof(double));
+                for (size_t e = 0; e < ne; e++) {
+                    double v[4];
+                    for (int k = 0; k < groups; k++) v[k] = ((float *)t[2 + 2 * k + i]->data)[e];
+                    if (!strcmp(op, "Adagrad")) ref_adagrad(oa, R, T, v[0], v[1], v[2], &want[0][e], &want[1][e]);
+                    else if (!strcmp(op, "Adam"))
+                        ref_adam(oa, R, T, v[0], v[1], v[2], v[3], &want[0][e], &want[1][e], &want[2][e]);
+                    else ref_momentum(oa, R, T, v[0], v[1], v[2], &want[0][e], &want[1][e]);
+                }
+                for (int k = 0; k < groups - 1; k++) {
+                    char w[96];
+                    snprintf(w, sizeof w, "%s%s T=%lld: output group %d, tensor %d", op,
+                             oa->nesterov ? " (nesterov)" : "", (long long)T, k, i);
+                    check_close(w, devs[dv], outs[k * 2 + i], t[2 + i], want[k]);
+                    free(want[k]);
+                }
+            }
+            free_outs(outs, n_out);
+        }
+        rlx_tensor_destroy(t[1]);
+    }
+    rlx_tensor_destroy(t[0]);
+    for (int j = 2; j < n_in; j++) rlx_tensor_destroy(t[j]);
+    rlx_model_destroy(m);
+}
+
+/* A training step: loss = ReduceSum((x W - t)^2), its Gradient by W, and a
+ * Momentum update of W fed by it (written before the Gradient). */
+static void test_training_step(void) {
+    Onnx__GraphProto *g = graph_new("step");
+    graph_input(g, vi_new("R", F32, 0, NULL, NULL));
+    graph_input(g, vi_new("T", I64, 0, NULL, NULL));
+    const char *vec[4] = { "W", "x", "t", "V" };
+    for (int i = 0; i < 4; i++) input(g, vec[i], 1, (const int64_t[]){ 4 });
+    float two = 2.0f;
+    graph_init(g, tensor_floats("two", 0, NULL, &two, 1));
+    Onnx__NodeProto *n = node(g, "Momentum", "momentum", "R,T,W,gW,V", "W_new,V_new");
+    n->domain = S("ai.onnx.preview.training");
+    node_attr(n, attr_f("alpha", 0.9f));
+    node_attr(n, attr_f("beta", 0.5f));
+    node_attr(n, attr_f("norm_coefficient", 0.01f));
+    node_attr(n, attr_s("mode", "standard"));
+    node(g, "Mul", "mul", "x,W", "p");
+    node(g, "Sub", "sub", "p,t", "e");
+    node(g, "Pow", "sq", "e,two", "e2");
+    node_attr(node(g, "ReduceSum", "loss", "e2", "L"), attr_i("keepdims", 0));
+    gradient(g, "grad_W", "W", "x,t", "L", "W,x,t", "gW");
+    output(g, "W_new");
+    output(g, "V_new");
+    output(g, "L");
+    rlx_model *m = NULL;
+    CHECK_OK(load(g, 13, &m));
+    if (!m) return;
+    rlx_tensor *ins[6];
+    int64_t T = 2;
+    ins[0] = test_tensor_random(RLX_DTYPE_F32, 0, NULL, 0.05f, 0.2f);
+    ins[1] = test_tensor_i64(0, NULL, &T);
+    for (int i = 0; i < 4; i++) ins[2 + i] = test_tensor_random(RLX_DTYPE_F32, 1, (const int64_t[]){ 4 }, -1, 1);
+    const char *names[6] = { "R", "T", "W", "x", "t", "V" };
+    size_t n_out;
+    rlx_tensor **outs = run(m, "cpu", 6, names, ins, &n_out);
+    if (outs && n_out == 3) {
+        opt_attrs oa = { .nc = 0.01f, .alpha = 0.9f, .beta = 0.5f };
+        double wx[4], wv[4], R = ((float *)ins[0]->data)[0];
+        for (int i = 0; i < 4; i++) {
+            double W = ((float *)ins[2]->data)[i], x = ((float *)ins[3]->data)[i], tt = ((float *)ins[4]->data)[i];
+            double V = ((float *)ins[5]->data)[i];
+            ref_momentum(&oa, R, T, W, 2 * (x * W - tt) * x, V, &wx[i], &wv[i]);
+        }
+        check_close("training step: W_new", "cpu", outs[0], ins[2], wx);
+        check_close("training step: V_new", "cpu", outs[1], ins[2], wv);
+    }
+    if (outs) free_outs(outs, n_out);
+    for (int i = 0; i < 6; i++) rlx_tensor_destroy(ins[i]);
+    rlx_model_destroy(m);
+}
+
 /* ================================================================ errors */
 
 static void test_errors(void) {
@@ -585,6 +775,14 @@ int main(void) {
     test_dynamic();
     test_at_other_inputs();
     test_second_order();
+    const opt_attrs adagrad = { .nc = 0.01, .eps = 1e-5, .decay = 0.1 };
+    const opt_attrs adam = { .nc = 0.01, .eps = 1e-3, .alpha = 0.9, .beta = 0.8, .ncp = 0.05 };
+    const opt_attrs mom = { .nc = 0.02, .alpha = 0.9, .beta = 0.3 }, nes = { .nc = 0.02, .alpha = 0.9, .beta = 0.3, .nesterov = true };
+    test_optimizer("Adagrad", &adagrad, gpu);
+    test_optimizer("Adam", &adam, gpu);
+    test_optimizer("Momentum", &mom, gpu);
+    test_optimizer("Momentum", &nes, gpu);
+    test_training_step();
     test_errors();
     TEST_MAIN_END();
 }

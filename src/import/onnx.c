@@ -14,7 +14,7 @@
  * sorts, and shape inference). Everything read from the file is checked
  * before it is used: counts, string pointers, sizes and their products. */
 #include "import/onnx.h"
-#include "import/onnx_gradient.h"
+#include "import/onnx_training.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -849,10 +849,10 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
         for (size_t i = 0; i < gp->n_node; i++) {
             const Onnx__NodeProto *np = gp->node[i];
             bool is_const = is_default_domain(np->domain) && strcmp(np->op_type, "Constant") == 0;
-            if (is_const != (pass == 0) || rlx_onnx_is_gradient(np)) continue;
+            if (is_const != (pass == 0) || rlx_onnx_is_training_op(np)) continue;
             RLX_TRY(import_node(c, g, np, i));
         }
-    RLX_TRY(rlx_onnx_expand_gradients(g, gp));
+    RLX_TRY(rlx_onnx_expand_training_ops(g, gp));
     rlx_clear_error(); /* value_info hints may have left a message */
     return RLX_OK;
 }
@@ -895,6 +895,10 @@ static rlx_status model_opset(const Onnx__ModelProto *mp, int64_t *out) {
             return rlx_fail(RLX_ERR_INVALID_MODEL, "opset_import lists the default domain twice (opsets %lld and %lld)",
                             (long long)opset, (long long)v);
         opset = v;
+        have = true;
+    }
+    if (!have && rlx_onnx_training_only(mp)) { /* only ai.onnx.preview.training ops (import/onnx_training.h) */
+        opset = RLX_ONNX_TRAINING_OPSET;
         have = true;
     }
     if (!have) {

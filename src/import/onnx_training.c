@@ -1,5 +1,7 @@
-/* import/onnx_gradient.c — ONNX Gradient-1 (ai.onnx.preview.training)
- * expanded at import time by reverse-mode automatic differentiation.
+/* import/onnx_training.c — the ops of domain ai.onnx.preview.training
+ * (version 1), expanded at import time into default-domain nodes: Gradient
+ * by reverse-mode automatic differentiation; the optimizers Adagrad, Adam
+ * and Momentum by their update formulas (elementwise, numpy broadcasting).
  *
  * Why at import and not as a pass: the operator names its sub-graph by
  * value names (attributes xs, zs, y), which only the file gives meaning to,
@@ -24,7 +26,7 @@
  * (ReduceSum, keepdims) and reshaped to their shape. Nodes are emitted for
  * the graph's opset (ReduceSum and Unsqueeze take axes as an attribute
  * before opset 13, as an input from 13). */
-#include "import/onnx_gradient.h"
+#include "import/onnx_training.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,9 +40,19 @@
 
 #define GRAD_DOMAIN "ai.onnx.preview.training"
 
-bool rlx_onnx_is_gradient(const Onnx__NodeProto *np) {
-    return np && np->domain && strcmp(np->domain, GRAD_DOMAIN) == 0 && np->op_type &&
-           strcmp(np->op_type, "Gradient") == 0;
+bool rlx_onnx_is_training_op(const Onnx__NodeProto *np) {
+    if (!np || !np->domain || strcmp(np->domain, GRAD_DOMAIN) != 0 || !np->op_type) return false;
+    return !strcmp(np->op_type, "Gradient") || !strcmp(np->op_type, "Adagrad") || !strcmp(np->op_type, "Adam") ||
+           !strcmp(np->op_type, "Momentum");
+}
+
+bool rlx_onnx_training_only(const Onnx__ModelProto *mp) {
+    if (!mp->n_opset_import || !mp->opset_import) return false;
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+        if (!os || !os->domain || strcmp(os->domain, GRAD_DOMAIN) != 0) return false;
+    }
+    return true;
 }
 
 static bool is_float(rlx_dtype dt) {
@@ -1040,7 +1052,203 @@ done:
     return st;
 }
 
-rlx_status rlx_onnx_expand_gradients(rlx_graph *g, const Onnx__GraphProto *gp) {
+/* ------------------------------------------------------------ optimizers */
+
+static float proto_float(const Onnx__NodeProto *np, const char *name, float def) {
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        const Onnx__AttributeProto *ap = np->attribute ? np->attribute[i] : NULL;
+        if (ap && ap->name && !strcmp(ap->name, name)) return ap->f;
+    }
+    return def;
+}
+
+/* The STRING attribute `name` copied into buf ("" when absent). */
+static const char *proto_str(const Onnx__NodeProto *np, const char *name, char *buf, size_t cap) {
+    buf[0] = 0;
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        const Onnx__AttributeProto *ap = np->attribute ? np->attribute[i] : NULL;
+        if (ap && ap->name && !strcmp(ap->name, name) && ap->has_s && ap->s.data) {
+            size_t n = ap->s.len < cap - 1 ? ap->s.len : cap - 1;
+            memcpy(buf, ap->s.data, n);
+            buf[n] = 0;
+        }
+    }
+    return buf;
+}
+
+/* k * v with k a scalar of v's dtype. */
+static rlx_status kmul(gctx *c, double k, int v, int *out) {
+    int s;
+    RLX_TRY(k_scalar(c, c->g->values[v].dtype, k, &s));
+    return op2(c, "Mul", s, v, out);
+}
+
+/* v as dtype dt (v itself when it has it). */
+static rlx_status cast_to(gctx *c, int v, rlx_dtype dt, int *out) {
+    if (c->g->values[v].dtype == dt) {
+        *out = v;
+        return RLX_OK;
+    }
+    rlx_node_attr a;
+    RLX_TRY(attr_int(&a, "to", dt));
+    return emit(c, "Cast", &v, 1, &a, 1, out);
+}
+
+/* Where(T > 0, a, b). */
+static rlx_status if_t_positive(gctx *c, int T, int a, int b, int *out) {
+    rlx_tensor *z;
+    int zid, m, in[3];
+    RLX_TRY(rlx_tensor_create(c->g->values[T].dtype, NULL, 0, &z));
+    RLX_TRY(konst(c, z, &zid));
+    RLX_TRY(op2(c, "Greater", T, zid, &m));
+    in[0] = m;
+    in[1] = a;
+    in[2] = b;
+    return emit(c, "Where", in, 3, NULL, 0, out);
+}
+
+/* Adagrad-1, Adam-1, Momentum-1 (ai.onnx.preview.training): inputs R
+ * (learning rate), T (update count), then per optimized tensor groups of
+ * X..., G..., and the state tensors; outputs X_new..., then the new states.
+ * Each formula below is the operator's pseudo code, written with ops. */
+static rlx_status expand_optimizer(rlx_graph *g, const Onnx__NodeProto *np, size_t index, const char **blocked) {
+    gctx c = { .g = g };
+    const char *op = np->op_type;
+    if (np->name && *np->name) {
+        snprintf(c.label, sizeof c.label, "node '%s' (" GRAD_DOMAIN ".%s)", np->name, op);
+        snprintf(c.prefix, sizeof c.prefix, "%s", np->name);
+    } else {
+        snprintf(c.label, sizeof c.label, "node #%zu (" GRAD_DOMAIN ".%s)", index, op);
+        snprintf(c.prefix, sizeof c.prefix, "%s_%zu", op, index);
+    }
+    int groups = !strcmp(op, "Adam") ? 4 : 3; /* X, G and one or two states */
+    size_t n_in = np->n_input, n_out = np->n_output;
+    if (n_in < 2 + (size_t)groups || (n_in - 2) % (size_t)groups || (n_in && !np->input) ||
+        n_out > (n_in - 2) / (size_t)groups * (size_t)(groups - 1) || (n_out && !np->output))
+        return rlx_fail(RLX_ERR_INVALID_MODEL,
+                        "%s: has %zu inputs and %zu outputs; expected R, T and %d groups of tensors as inputs, "
+                        "%d groups as outputs",
+                        c.label, n_in, n_out, groups, groups - 1);
+    size_t n = (n_in - 2) / (size_t)groups;
+    int ids[2 + 4 * 64];
+    if (n > 64) return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: more than 64 optimized tensors", c.label);
+    for (size_t i = 0; i < n_in; i++) {
+        const char *nm = np->input[i];
+        ids[i] = (nm && *nm) ? rlx_graph_find(g, nm) : -1;
+        if (ids[i] < 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input %zu ('%s') is missing or not defined", c.label, i,
+                            nm ? nm : "");
+        if (undefined(&g->values[ids[i]])) {
+            *blocked = g->values[ids[i]].name;
+            return RLX_OK;
+        }
+    }
+    int R = ids[0], T = ids[1];
+    if (!is_float(g->values[R].dtype) || g->values[R].rank > 1 ||
+        !(g->values[T].dtype == RLX_DTYPE_I64 || g->values[T].dtype == RLX_DTYPE_I32))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: R must be a floating-point scalar and T an integer scalar", c.label);
+    float nc = proto_float(np, "norm_coefficient", 0.0f), eps = proto_float(np, "epsilon", 1e-6f);
+    char mode[32];
+    proto_str(np, "mode", mode, sizeof mode);
+    bool nesterov = !strcmp(op, "Momentum") && !strcmp(mode, "nesterov");
+    if (!strcmp(op, "Momentum") && !nesterov && strcmp(mode, "standard") != 0)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: mode is '%s'; expected 'standard' or 'nesterov'", c.label, mode);
+
+    for (size_t i = 0; i < n; i++) {
+        int X = ids[2 + i], G = ids[2 + n + i], S1 = ids[2 + 2 * n + i], S2 = groups == 4 ? ids[2 + 3 * n + i] : -1;
+        rlx_dtype dt = g->values[X].dtype;
+        if (!is_float(dt))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: '%s' has dtype %s, expected a floating-point type", c.label,
+                            g->values[X].name, rlx_dtype_name(dt));
+        int Rx, Tf, t1, t2, t3, gr, res[3];
+        RLX_TRY(cast_to(&c, R, dt, &Rx));
+        RLX_TRY(cast_to(&c, T, dt, &Tf));
+        /* G_regularized = norm_coefficient * X + G */
+        RLX_TRY(kmul(&c, nc, X, &t1));
+        RLX_TRY(op2(&c, "Add", t1, G, &gr));
+        if (!strcmp(op, "Adagrad")) {
+            int one, r, hn, ha;
+            /* r = R / (1 + T * decay_factor) */
+            RLX_TRY(kmul(&c, proto_float(np, "decay_factor", 0.0f), Tf, &t1));
+            RLX_TRY(k_scalar(&c, dt, 1.0, &one));
+            RLX_TRY(op2(&c, "Add", one, t1, &t2));
+            RLX_TRY(op2(&c, "Div", Rx, t2, &r));
+            /* H_new = H + G_r^2; X_new = X - r G_r / (sqrt(H_new) + epsilon) */
+            RLX_TRY(op2(&c, "Mul", gr, gr, &t1));
+            RLX_TRY(op2(&c, "Add", S1, t1, &hn));
+            RLX_TRY(op1(&c, "Sqrt", hn, &t1));
+            RLX_TRY(k_scalar(&c, dt, eps, &t2));
+            RLX_TRY(op2(&c, "Add", t1, t2, &ha));
+            RLX_TRY(op2(&c, "Mul", r, gr, &t1));
+            RLX_TRY(op2(&c, "Div", t1, ha, &t2));
+            RLX_TRY(op2(&c, "Sub", X, t2, &res[0]));
+            res[1] = hn;
+        } else if (!strcmp(op, "Adam")) {
+            double alpha = proto_float(np, "alpha", 0.9f), beta = proto_float(np, "beta", 0.999f);
+            int vn, hn, hs, ra, one, ka, kb, xn;
+            /* V_new = alpha V + (1 - alpha) G_r; H_new = beta H + (1 - beta) G_r^2 */
+            RLX_TRY(kmul(&c, alpha, S1, &t1));
+            RLX_TRY(kmul(&c, 1.0 - alpha, gr, &t2));
+            RLX_TRY(op2(&c, "Add", t1, t2, &vn));
+            RLX_TRY(kmul(&c, beta, S2, &t1));
+            RLX_TRY(op2(&c, "Mul", gr, gr, &t2));
+            RLX_TRY(kmul(&c, 1.0 - beta, t2, &t3));
+            RLX_TRY(op2(&c, "Add", t1, t3, &hn));
+            RLX_TRY(op1(&c, "Sqrt", hn, &t1));
+            RLX_TRY(k_scalar(&c, dt, eps, &t2));
+            RLX_TRY(op2(&c, "Add", t1, t2, &hs));
+            /* R_adjusted = T > 0 ? R sqrt(1 - beta^T) / (1 - alpha^T) : R */
+            RLX_TRY(k_scalar(&c, dt, 1.0, &one));
+            RLX_TRY(k_scalar(&c, dt, alpha, &ka));
+            RLX_TRY(k_scalar(&c, dt, beta, &kb));
+            RLX_TRY(op2(&c, "Pow", kb, Tf, &t1));
+            RLX_TRY(op2(&c, "Sub", one, t1, &t2));
+            RLX_TRY(op1(&c, "Sqrt", t2, &t3));
+            RLX_TRY(op2(&c, "Mul", Rx, t3, &t1));
+            RLX_TRY(op2(&c, "Pow", ka, Tf, &t2));
+            RLX_TRY(op2(&c, "Sub", one, t2, &t3));
+            RLX_TRY(op2(&c, "Div", t1, t3, &t2));
+            RLX_TRY(if_t_positive(&c, T, t2, Rx, &ra));
+            /* X_new = X - R_adjusted V_new / H_sqrt; X_final = (1 - norm_coefficient_post) X_new */
+            RLX_TRY(op2(&c, "Mul", ra, vn, &t1));
+            RLX_TRY(op2(&c, "Div", t1, hs, &t2));
+            RLX_TRY(op2(&c, "Sub", X, t2, &xn));
+            RLX_TRY(kmul(&c, 1.0 - proto_float(np, "norm_coefficient_post", 0.0f), xn, &res[0]));
+            res[1] = vn;
+            res[2] = hn;
+        } else { /* Momentum */
+            double alpha = proto_float(np, "alpha", 0.0f);
+            int kb, one, ba, vn;
+            /* beta_adjusted = T > 0 ? beta : 1; V_new = alpha V + beta_adjusted G_r */
+            RLX_TRY(k_scalar(&c, dt, proto_float(np, "beta", 0.0f), &kb));
+            RLX_TRY(k_scalar(&c, dt, 1.0, &one));
+            RLX_TRY(if_t_positive(&c, T, kb, one, &ba));
+            RLX_TRY(kmul(&c, alpha, S1, &t1));
+            RLX_TRY(op2(&c, "Mul", ba, gr, &t2));
+            RLX_TRY(op2(&c, "Add", t1, t2, &vn));
+            /* standard: X - R V_new; nesterov: X - R (G_r + alpha V_new) */
+            int step = vn;
+            if (nesterov) {
+                RLX_TRY(kmul(&c, alpha, vn, &t1));
+                RLX_TRY(op2(&c, "Add", gr, t1, &step));
+            }
+            RLX_TRY(op2(&c, "Mul", Rx, step, &t1));
+            RLX_TRY(op2(&c, "Sub", X, t1, &res[0]));
+            res[1] = vn;
+        }
+        for (int k = 0; k < groups - 1; k++) {
+            size_t o = (size_t)k * n + i;
+            const char *nm = o < n_out ? np->output[o] : NULL;
+            if (!nm || !*nm) continue;
+            int out = rlx_graph_find(g, nm);
+            if (out < 0) return rlx_fail(RLX_ERR_INTERNAL, "%s: output '%s' was not declared", c.label, nm);
+            RLX_TRY(emit_to(&c, "Identity", &res[k], 1, NULL, 0, &out, 1));
+        }
+    }
+    return RLX_OK;
+}
+
+rlx_status rlx_onnx_expand_training_ops(rlx_graph *g, const Onnx__GraphProto *gp) {
     size_t n = gp->n_node;
     bool *done = calloc(n + 1, 1);
     if (!done) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
@@ -1050,9 +1258,10 @@ rlx_status rlx_onnx_expand_gradients(rlx_graph *g, const Onnx__GraphProto *gp) {
         size_t last = 0;
         const char *why = NULL;
         for (size_t i = 0; i < n; i++) {
-            if (done[i] || !rlx_onnx_is_gradient(gp->node[i])) continue;
+            if (done[i] || !rlx_onnx_is_training_op(gp->node[i])) continue;
             const char *blocked = NULL;
-            st = expand_one(g, gp->node[i], i, &blocked);
+            if (!strcmp(gp->node[i]->op_type, "Gradient")) st = expand_one(g, gp->node[i], i, &blocked);
+            else st = expand_optimizer(g, gp->node[i], i, &blocked);
             if (st) goto out;
             if (blocked) {
                 pending = true;
@@ -1066,9 +1275,9 @@ rlx_status rlx_onnx_expand_gradients(rlx_graph *g, const Onnx__GraphProto *gp) {
         if (!progress) {
             const Onnx__NodeProto *np = gp->node[last];
             st = rlx_fail(RLX_ERR_INVALID_MODEL,
-                          "node '%s' (" GRAD_DOMAIN ".Gradient): its sub-graph uses '%s', which is defined by no "
-                          "node (or only by Gradient nodes that depend on each other)",
-                          np->name ? np->name : "", why);
+                          "node '%s' (" GRAD_DOMAIN ".%s): it uses '%s', which is defined by no node (or only by "
+                          "Gradient nodes that depend on each other)",
+                          np->name ? np->name : "", np->op_type, why);
             goto out;
         }
     }
