@@ -844,7 +844,8 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
     }
 
     /* 5. Constant nodes first (so that subgraphs see their types), then the
-     * rest; Gradient nodes last, expanded into ordinary nodes */
+     * rest; ai.onnx.preview.training nodes last, expanded into ordinary
+     * nodes (import/onnx_training.h) */
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < gp->n_node; i++) {
             const Onnx__NodeProto *np = gp->node[i];
