@@ -16,6 +16,7 @@
  * before it is used: counts, string pointers, sizes and their products. */
 #include "import/onnx.h"
 #include "import/onnx_sequence.h"
+#include "import/onnx_training.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -901,14 +902,17 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
         if (decl_type_read(g, vi->type, "value_info", &d) == RLX_OK) decl_type_apply(&d, &g->values[id]);
     }
 
-    /* 5. Constant nodes first (so that subgraphs see their types), then the rest */
+    /* 5. Constant nodes first (so that subgraphs see their types), then the
+     * rest; ai.onnx.preview.training nodes last, expanded into ordinary
+     * nodes (import/onnx_training.h) */
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < gp->n_node; i++) {
             const Onnx__NodeProto *np = gp->node[i];
             bool is_const = is_default_domain(np->domain) && strcmp(np->op_type, "Constant") == 0;
-            if (is_const != (pass == 0)) continue;
+            if (is_const != (pass == 0) || rlx_onnx_is_training_op(np)) continue;
             RLX_TRY(import_node(c, g, np, i));
         }
+    RLX_TRY(rlx_onnx_expand_training_ops(g, gp));
     rlx_clear_error(); /* value_info hints may have left a message */
     return RLX_OK;
 }
@@ -961,6 +965,10 @@ static rlx_status model_opset(const Onnx__ModelProto *mp, int64_t *out) {
             return rlx_fail(RLX_ERR_INVALID_MODEL, "opset_import lists the default domain twice (opsets %lld and %lld)",
                             (long long)opset, (long long)v);
         opset = v;
+        have = true;
+    }
+    if (!have && rlx_onnx_training_only(mp)) { /* only ai.onnx.preview.training ops (import/onnx_training.h) */
+        opset = RLX_ONNX_TRAINING_OPSET;
         have = true;
     }
     if (!have) {
