@@ -5,10 +5,12 @@
  * src/ir/ops/conv_geom.h; semantics are the ONNX operators' (versions noted
  * per lowering). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/webgpu/lower_gemm.h"
 #include "backend/webgpu/webgpu.h"
+#include "backend/webgpu/wgsl_gen.h"
 #include "base/platform.h"
 #include "ir/op.h"
 #include "ir/ops/conv_geom.h"
@@ -106,15 +108,28 @@ static rlx_status emit_conv_direct(wg_lower *L, const geom3 *g, int x, int w, in
     return wg_grid_1d(L, d, total);
 }
 
-/* dwconv.wgsl: 2-D, cin_g == 1; OWB outputs of a row per invocation. */
+/* The depthwise kernel: 2-D, cin_g == 1; OWB outputs of a row per
+ * invocation. dwconv_gen.c's straight-line form where the kernel is small
+ * enough, else dwconv.wgsl (also with RLX_DWCONV_KERNEL=loop); same bits. */
 static rlx_status emit_conv_dw(wg_lower *L, const geom3 *g, int x, int w, int b, int y, const rlx_act *act) {
     uint32_t owb = g->out[2] >= 4 ? 4 : (uint32_t)g->out[2];
     uint64_t total = g->n * g->c_out * g->out[1] * ((g->out[2] + owb - 1) / owb);
-    wg_dispatch *d = wg_emit(L, "dwconv");
-    wg_spec(L, d, "KH", (double)g->k[1]);
-    wg_spec(L, d, "KW", (double)g->k[2]);
-    wg_spec(L, d, "OWB", owb);
-    wg_spec(L, d, "ACT", act->kind);
+    const char *kern = rlx_getenv("RLX_DWCONV_KERNEL");
+    bool gen = !(kern && strcmp(kern, "loop") == 0) && g->k[1] * g->k[2] * owb <= WG_DWCONV_GEN_MAX;
+    wg_dispatch *d;
+    if (gen) {
+        char *src = wg_gen_dwconv_source((uint32_t)g->k[1], (uint32_t)g->k[2], owb, (uint32_t)act->kind);
+        if (!src) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory generating the depthwise kernel",
+                                  rlx_node_desc(L->n));
+        d = wg_emit_source(L, "dwconv", src);
+        free(src);
+    } else {
+        d = wg_emit(L, "dwconv");
+        wg_spec(L, d, "KH", (double)g->k[1]);
+        wg_spec(L, d, "KW", (double)g->k[2]);
+        wg_spec(L, d, "OWB", owb);
+        wg_spec(L, d, "ACT", act->kind);
+    }
     wg_bind_value(L, d, x);
     wg_bind_value(L, d, w);
     if (b >= 0) wg_bind_value(L, d, b);

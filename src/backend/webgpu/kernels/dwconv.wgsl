@@ -8,21 +8,12 @@
 // One f32 accumulator per output with fma in the order of conv_direct.wgsl
 // (kr, then kc): both give the same bits. Semantics: ONNX Conv-11/22 with
 // the act.h epilogue (act.wgsl). KH, KW (the kernel size) and OWB are
-// override constants so the tap loops unroll.
+// override constants so the tap loops unroll. The lowering normally uses
+// dwconv_gen.c's straight-line form of this kernel (same bits); this one
+// is the reference for kernels too large to write out.
 // Params: offsets of x, w, b, y (elements of each binding), the geometry;
 // total = n * c_out * out_h * ceil(out_w / OWB) invocations.
-struct Params {
-    x_off: u32, w_off: u32, b_off: u32, y_off: u32,
-    c_out: u32, mult: u32, in_h: u32, in_w: u32,
-    out_h: u32, out_w: u32, s_h: u32, s_w: u32,
-    p_h: u32, p_w: u32, d_h: u32, d_w: u32,
-    has_bias: u32, total: u32, act_alpha: f32, act_beta: f32,
-};
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<f32>;
-@group(0) @binding(2) var<storage, read_write> W: array<f32>;
-@group(0) @binding(3) var<storage, read_write> B: array<f32>;
-@group(0) @binding(4) var<storage, read_write> Y: array<f32>;
+//!include dwconv_params
 override KH: u32 = 3u;
 override KW: u32 = 3u;
 override OWB: u32 = 4u;
