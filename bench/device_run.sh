@@ -11,6 +11,12 @@
 #   bash bench/device_run.sh compare         # ~8 min: rlx vs PyTorch (eager, CUDA graph) vs onnxruntime
 #   bash bench/device_run.sh profile         # ~2 min: per-op GPU time of minilm, bert_base, mobilenet_v2
 #   bash bench/device_run.sh quick           # ~1 min: devices + a short sweep (a smoke test)
+#   bash bench/device_run.sh walls           # ~3 min: wall and GPU time of the four models with
+#                                            # and without RLX_GPU_PRERECORD, MobileNetV2's trace
+#   bash bench/device_run.sh variants        # ~3 min: GPU time of MobileNetV2, ResNet-50 and MiniLM
+#                                            # under GEMM tile / split-K / kernel variants
+#   bash bench/device_run.sh tiles           # ~3 min: per-node GPU time of the GEMMs of MobileNetV2,
+#                                            # ResNet-50, MiniLM, BERT-base (or $TILE_MODELS) under tile shapes
 #   bash bench/device_run.sh diag            # ~3 min: cooperative-matrix forms (coop_probe), the
 #                                            # f16 GEMM's self-test, the wait's spin budget on a
 #                                            # one-Relu model, why BERT nodes fall back to the CPU
@@ -124,6 +130,40 @@ for m in $modes; do
             --warmup 2 --iters 10 2>&1 | grep -E "runs on the CPU|median|fallback|cpu" | sort | uniq -c | head -30
         done
       } 2>&1 | tee "$OUT/diag.txt"
+      ;;
+    tiles)
+      timeout 500 "$PY" bench/tile_compare.py --rlx "$RLX" --models-dir "$MODELS" \
+        --variant "t32x64=RLX_GEMM_TILE=4x4,16x8,16" --variant "t32x32=RLX_GEMM_TILE=4x4,8x8,16" \
+        --variant "t64x32=RLX_GEMM_TILE=4x4,8x16,16" ${TILE_MODELS:-mobilenet_v2 resnet50 minilm bert_base} \
+        2>&1 | tee "$OUT/tiles.txt"
+      ;;
+    variants)
+      {
+        timeout 300 "$PY" bench/export_models.py --dest "$MODELS" --only resnet50,mobilenet_v2,minilm
+        for m in mobilenet_v2 resnet50 minilm; do
+          for v in "" RLX_DWCONV_KERNEL=loop RLX_GEMM_TILE=4x4,8x8,16 RLX_GEMM_TILE=4x4,8x8,8 RLX_GEMM_SPLITK=0 \
+                   RLX_GEMM_TARGET_WG=512 RLX_GEMM_TARGET_WG=1024 "RLX_GEMM_TILE=4x4,8x8,16 RLX_GEMM_TARGET_WG=512" \
+                   RLX_GEMM_TILE=4x4,16x8,16 RLX_GEMM_TILE=4x4,8x16,16; do
+            echo "-- $m ${v:-default}"
+            env $v timeout 60 "$RLX" bench "$MODELS/$m.onnx" --device gpu --warmup 5 --iters 40 2>&1 \
+              | grep -E "forward pass|plan:" | sed -e 's/forward pass //'
+          done
+        done
+      } 2>&1 | tee "$OUT/variants.txt"
+      ;;
+    walls)
+      {
+        timeout 300 "$PY" bench/export_models.py --dest "$MODELS" --only resnet50,mobilenet_v2,bert_base,minilm
+        for m in mobilenet_v2 resnet50 minilm bert_base; do
+          for pr in 0 1; do
+            echo "-- $m RLX_GPU_PRERECORD=$pr"
+            RLX_GPU_PRERECORD=$pr timeout 120 "$RLX" bench "$MODELS/$m.onnx" --device gpu --warmup 10 --iters 100 \
+              2>&1 | grep -E "forward pass|plan:"
+          done
+        done
+        timeout 120 "$RLX" bench "$MODELS/mobilenet_v2.onnx" --device gpu --warmup 5 --iters 20 --top 40 \
+          --profile "$OUT/trace_mobilenet_v2.json" 2>&1 | tail -45
+      } 2>&1 | tee "$OUT/walls.txt"
       ;;
     quick)
       timeout 120 "$PY" bench/sweep.py --rlx "$RLX" --out "$OUT/sweep.json" --txt "$OUT/sweep.txt" \

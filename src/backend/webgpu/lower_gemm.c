@@ -58,14 +58,17 @@ static bool forced_tile(tile_cfg *t, bool *bad) {
  * every model measured (ResNet-50 2.4x faster than 128 x 128 tiles, BERT
  * 10%); 128 x 128 tiles (8 x 8 per invocation) win only when even they
  * fill the GPU several times over (4096^3: 7%); 32 x 32 tiles for small
- * problems; skinny tiles for few rows (GEMV-like shapes, e.g. batch-1
+ * problems; 32 x 64 tiles for few rows (GEMV-like shapes, e.g. batch-1
  * transformer decoding). Split-K (emit_one) fills small grids. */
 static tile_cfg choose_tiles(const wg_caps *c, uint64_t M, uint64_t N, uint64_t nbatch) {
     static const tile_cfg large = { 8, 8, 16, 16, 16 }, mid = { 4, 4, 16, 16, 16 }, small = { 4, 4, 8, 8, 16 };
     uint64_t target = env_u64("RLX_GEMM_TARGET_WG", 256);
+    /* a few rows (GEMV-like, classifier heads, batch-8 decoding): 32 x 64
+     * tiles with split-K beat 4-row tiles 128 wide on the H200, 2.3x at
+     * 1 x 4096 x 4096 (bench/tile_compare.py, BENCHMARKS.md) */
     if (M <= 16) {
-        tile_cfg t = { 4, 4, 32, (uint32_t)cdiv(M, 4), 16 };
-        if (tile_fits(c, &t)) return t;
+        static const tile_cfg rows = { 4, 4, 16, 8, 16 };
+        if (tile_fits(c, &rows)) return rows;
     }
     if (tile_fits(c, &large) && cdiv(M, 128) * cdiv(N, 128) * nbatch >= 2 * target) return large;
     if (tile_fits(c, &mid) && (M > 32 || N > 32)) return mid;
