@@ -128,7 +128,7 @@ static bool konst_f32(const wg_lower *L, int v) {
     return v >= 0 && L->g->values[v].konst && L->g->values[v].dtype == RLX_DTYPE_F32;
 }
 
-/* The Params of gemm.wgsl / gemm_coop.wgsl (gemm_common.wgsl) after the
+/* The Params of the gemm_common kernels after the
  * four offsets. */
 static void p_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, uint64_t nbatch, uint64_t tiles_n, uint64_t tiles_m,
                    uint64_t y_sm, const uint64_t *bd, const uint64_t *abs_, const uint64_t *bbs, const uint64_t *ybs,

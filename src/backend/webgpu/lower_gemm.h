@@ -3,7 +3,7 @@
  *   y[b, m, n] = act(alpha * sum_k A(b, m, k) B(b, k, n) + beta * bias(b, m, n))
  * with general strides, lowered to the generated tiled kernel (gemm_gen.c:
  * register blocked, vec4 loads, optional split-K with
- * kernels/gemm_reduce.wgsl, f16 weights), kernels/gemm_coop.wgsl
+ * kernels/gemm_reduce.wgsl, f16 weights), the cooperative GEMM of gemm_coop_gen.c
  * (cooperative matrices, f16 mode) or the reference kernels/matmul.wgsl
  * (RLX_GEMM_KERNEL=ref).
  *

@@ -389,7 +389,14 @@ static rlx_status shared_open(wg_shared *b, const char *device) {
     if (b->info.cooperative_matrix) feat[nf++] = (WGPUFeatureName)WGPUNativeFeature_CooperativeMatrix;
     char msg[256] = "";
     b->dev = request_device(b, &lim, feat, nf, msg, sizeof msg);
-    if (!b->dev && nf && b->info.cooperative_matrix) b->dev = request_device(b, &lim, feat, --nf, msg, sizeof msg);
+    if (!b->dev && nf && b->info.cooperative_matrix) {
+        /* wgpu-native 0.32 refuses it: "experimental features are not
+         * enabled" (its C API has no switch for them) */
+        snprintf(b->coop_refused, sizeof b->coop_refused, "%s", msg);
+        for (char *c = b->coop_refused; *c; c++)
+            if (*c == '\n' || *c == '\r') *c = ' ';
+        b->dev = request_device(b, &lim, feat, --nf, msg, sizeof msg);
+    }
     if (!b->dev && nf) {
         nf = 0; /* retry without the optional features */
         b->dev = request_device(b, &lim, NULL, 0, msg, sizeof msg);

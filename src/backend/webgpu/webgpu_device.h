@@ -43,6 +43,9 @@ typedef struct wg_shared {
     /* optional features enabled on the device; has_ts_inside: timestamps
      * between dispatches of one pass (TimestampQueryInsidePasses) */
     bool has_f16, has_subgroups, has_timestamp, has_ts_inside, has_coop_matrix;
+    /* why the device was created without the cooperative-matrix feature
+     * the adapter offers (wgpu's message; empty when it was not refused) */
+    char coop_refused[200];
     /* the cooperative-matrix self-test (webgpu_probe.c), run once per
      * device by the first backend in f16 mode that may use the kernel:
      * coop_state 0 not run, 1 passed, -1 failed; coop_sg the subgroup size

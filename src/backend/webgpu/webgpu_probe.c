@@ -179,7 +179,11 @@ void wg_coop_probe(wg_backend *b) {
      * then fails cleanly: tests of the fallback) */
     bool force = env && strcmp(env, "force") == 0;
     if (!b->has_coop_matrix && !force) {
-        snprintf(b->coop_note, sizeof b->coop_note, "off (the adapter has no cooperative-matrix feature)");
+        if (b->sh->coop_refused[0])
+            snprintf(b->coop_note, sizeof b->coop_note,
+                     "off (the adapter offers cooperative matrices, but wgpu-native refused the feature: %.120s)",
+                     b->sh->coop_refused);
+        else snprintf(b->coop_note, sizeof b->coop_note, "off (the adapter has no cooperative-matrix feature)");
         return;
     }
     if (!b->has_f16 && !force) {

@@ -1,4 +1,4 @@
-// Shared part of gemm.wgsl and gemm_coop.wgsl (not a kernel: included with
+// Shared part of the GEMM kernels (gemm.wgsl, gemm_gen.c, gemm_coop_gen.c; not a kernel: included with
 // "//!include gemm_common"): the Params struct, the bindings, and the
 // operand loaders. See gemm.wgsl for the meaning of every field.
 // lda(e) / ldb(e): element e of A / B (after the batch base) as f32, read
