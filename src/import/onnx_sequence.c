@@ -290,28 +290,6 @@ static rlx_status konst_i64(rlx_graph *g, const int64_t *v, size_t n, bool scala
     return RLX_OK;
 }
 
-static rlx_status attr_int(rlx_node_attr *a, const char *name, int64_t v) {
-    memset(a, 0, sizeof *a);
-    if (!(a->name = rlx_strdup(name))) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (attribute)");
-    a->type = RLX_ATTR_INT;
-    a->i = v;
-    return RLX_OK;
-}
-
-static rlx_status attr_ints(rlx_node_attr *a, const char *name, const int64_t *v, size_t n) {
-    memset(a, 0, sizeof *a);
-    a->name = rlx_strdup(name);
-    a->ints = malloc((n + 1) * sizeof *v);
-    if (!a->name || !a->ints) {
-        rlx_node_attr_free(a);
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (attribute)");
-    }
-    if (n) memcpy(a->ints, v, n * sizeof *v);
-    a->n = n;
-    a->type = RLX_ATTR_INTS;
-    return RLX_OK;
-}
-
 /* The since-version of default-domain op `op` in effect in g (0: none). */
 static int op_version(const rlx_graph *g, const char *op) {
     const rlx_op_def *d = rlx_op_find("", op);
@@ -324,14 +302,14 @@ static rlx_status split_node(rlx_graph *g, const char *node_name, int x, int64_t
                              int split_id, size_t n, const int *outs) {
     rlx_node_attr attrs[2];
     int n_attrs = 0, in[2] = { x, -1 }, n_in = 1;
-    RLX_TRY(attr_int(&attrs[n_attrs++], "axis", axis));
+    RLX_TRY(rlx_node_attr_set_int(&attrs[n_attrs++], "axis", axis));
     rlx_status st = RLX_OK;
     if (op_version(g, "Split") >= 13) {
         if (split_id < 0) RLX_TRY_GOTO(st, konst_i64(g, sizes, n, false, &split_id), fail);
         in[1] = split_id;
         n_in = 2;
     } else {
-        RLX_TRY_GOTO(st, attr_ints(&attrs[n_attrs], "split", sizes, n), fail);
+        RLX_TRY_GOTO(st, rlx_node_attr_set_ints(&attrs[n_attrs], "split", sizes, n), fail);
         n_attrs++;
     }
     return rlx_graph_add_node(g, "Split", "", node_name, in, n_in, outs, (int)n, attrs, n_attrs, NULL);
@@ -368,7 +346,7 @@ static rlx_status split_const(rlx_graph *g, const char *node_name, const char *b
 static rlx_status concat_tree(rlx_graph *g, const char *node_name, const int *in, size_t n, int64_t axis, int out) {
     rlx_node_attr a;
     if (n <= NODE_MAX_IO) {
-        RLX_TRY(attr_int(&a, "axis", axis));
+        RLX_TRY(rlx_node_attr_set_int(&a, "axis", axis));
         return rlx_graph_add_node(g, "Concat", "", node_name, in, (int)n, &out, 1, &a, 1, NULL);
     }
     size_t per = NODE_MAX_IO;
@@ -392,7 +370,7 @@ static rlx_status axes_node(rlx_graph *g, const char *op, const char *node_name,
         RLX_TRY(konst_i64(g, &axis, 1, false, &in[1]));
         return rlx_graph_add_node(g, op, "", node_name, in, 2, &out, 1, NULL, 0, NULL);
     }
-    RLX_TRY(attr_ints(&a, "axes", &axis, 1));
+    RLX_TRY(rlx_node_attr_set_ints(&a, "axes", &axis, 1));
     return rlx_graph_add_node(g, op, "", node_name, &x, 1, &out, 1, &a, 1, NULL);
 }
 

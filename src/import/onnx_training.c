@@ -108,28 +108,6 @@ static rlx_status op2(gctx *c, const char *op, int a, int b, int *out) {
     return emit(c, op, in, 2, NULL, 0, out);
 }
 
-static rlx_status attr_int(rlx_node_attr *a, const char *name, int64_t v) {
-    memset(a, 0, sizeof *a);
-    if (!(a->name = rlx_strdup(name))) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-    a->type = RLX_ATTR_INT;
-    a->i = v;
-    return RLX_OK;
-}
-
-static rlx_status attr_ints(rlx_node_attr *a, const char *name, const int64_t *v, size_t n) {
-    memset(a, 0, sizeof *a);
-    a->name = rlx_strdup(name);
-    a->ints = malloc((n + 1) * sizeof(int64_t));
-    if (!a->name || !a->ints) {
-        rlx_node_attr_free(a);
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-    }
-    a->type = RLX_ATTR_INTS;
-    a->n = n;
-    if (n) memcpy(a->ints, v, n * sizeof(int64_t));
-    return RLX_OK;
-}
-
 /* A new constant value holding t (adopted). */
 static rlx_status konst(gctx *c, rlx_tensor *t, int *out) {
     int id;
@@ -243,7 +221,7 @@ static rlx_status unsqueeze(gctx *c, int v, const int64_t *axes, size_t n, int *
         return op2(c, "Unsqueeze", v, k, out);
     }
     rlx_node_attr a;
-    RLX_TRY(attr_ints(&a, "axes", axes, n));
+    RLX_TRY(rlx_node_attr_set_ints(&a, "axes", axes, n));
     return emit(c, "Unsqueeze", &v, 1, &a, 1, out);
 }
 
@@ -254,7 +232,7 @@ static rlx_status reduce_sum(gctx *c, int v, const int64_t *axes, size_t n, bool
         return RLX_OK;
     }
     rlx_node_attr a[2];
-    RLX_TRY(attr_int(&a[0], "keepdims", keepdims));
+    RLX_TRY(rlx_node_attr_set_int(&a[0], "keepdims", keepdims));
     if (c->g->opset >= 13) {
         int k, in[2];
         rlx_status st = k_i64(c, axes, n, &k);
@@ -266,7 +244,7 @@ static rlx_status reduce_sum(gctx *c, int v, const int64_t *axes, size_t n, bool
         in[1] = k;
         return emit(c, "ReduceSum", in, 2, a, 1, out);
     }
-    rlx_status st = attr_ints(&a[1], "axes", axes, n);
+    rlx_status st = rlx_node_attr_set_ints(&a[1], "axes", axes, n);
     if (st) {
         free_attrs(a, 1);
         return st;
@@ -276,7 +254,7 @@ static rlx_status reduce_sum(gctx *c, int v, const int64_t *axes, size_t n, bool
 
 static rlx_status transpose(gctx *c, int v, const int64_t *perm, int rank, int *out) {
     rlx_node_attr a;
-    RLX_TRY(attr_ints(&a, "perm", perm, (size_t)rank));
+    RLX_TRY(rlx_node_attr_set_ints(&a, "perm", perm, (size_t)rank));
     return emit(c, "Transpose", &v, 1, &a, 1, out);
 }
 
@@ -486,9 +464,9 @@ static rlx_status grad_reduce(gctx *c, const rlx_node *n, int G, bool mean) {
             rlx_node_attr a;
             RLX_TRY(op1(c, "Size", Y, &sy));
             RLX_TRY(op1(c, "Size", X, &sx));
-            RLX_TRY(attr_int(&a, "to", dt));
+            RLX_TRY(rlx_node_attr_set_int(&a, "to", dt));
             RLX_TRY(emit(c, "Cast", &sy, 1, &a, 1, &fy));
-            RLX_TRY(attr_int(&a, "to", dt));
+            RLX_TRY(rlx_node_attr_set_int(&a, "to", dt));
             RLX_TRY(emit(c, "Cast", &sx, 1, &a, 1, &fx));
             RLX_TRY(op2(c, "Div", fy, fx, &r));
             RLX_TRY(op2(c, "Mul", e, r, &d));
@@ -576,7 +554,7 @@ static rlx_status backprop_node(gctx *c, int nid) {
             int E = B;
             if (c->g->values[B].dtype != dt) {
                 rlx_node_attr a;
-                RLX_TRY(attr_int(&a, "to", dt));
+                RLX_TRY(rlx_node_attr_set_int(&a, "to", dt));
                 RLX_TRY(emit(c, "Cast", &B, 1, &a, 1, &E));
             }
             int one, em1, p;
@@ -1090,7 +1068,7 @@ static rlx_status cast_to(gctx *c, int v, rlx_dtype dt, int *out) {
         return RLX_OK;
     }
     rlx_node_attr a;
-    RLX_TRY(attr_int(&a, "to", dt));
+    RLX_TRY(rlx_node_attr_set_int(&a, "to", dt));
     return emit(c, "Cast", &v, 1, &a, 1, out);
 }
 

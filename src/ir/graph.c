@@ -107,6 +107,29 @@ void rlx_graph_destroy(rlx_graph *g) {
     free(g);
 }
 
+rlx_status rlx_node_attr_set_int(rlx_node_attr *a, const char *name, int64_t v) {
+    memset(a, 0, sizeof *a);
+    if (!(a->name = rlx_strdup(name))) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (attribute %s)", name);
+    a->type = RLX_ATTR_INT;
+    a->i = v;
+    return RLX_OK;
+}
+
+rlx_status rlx_node_attr_set_ints(rlx_node_attr *a, const char *name, const int64_t *v, size_t n) {
+    memset(a, 0, sizeof *a);
+    a->name = rlx_strdup(name);
+    a->ints = malloc((n + 1) * sizeof *v);
+    if (!a->name || !a->ints) {
+        rlx_node_attr_free(a);
+        memset(a, 0, sizeof *a);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (attribute %s)", name);
+    }
+    if (n) memcpy(a->ints, v, n * sizeof *v);
+    a->n = n;
+    a->type = RLX_ATTR_INTS;
+    return RLX_OK;
+}
+
 rlx_status rlx_node_attr_copy(rlx_node_attr *d, const rlx_node_attr *s) {
     memset(d, 0, sizeof *d);
     d->type = s->type;

@@ -30,6 +30,32 @@ def exe(name):
     return os.path.join(BUILD, name)
 
 
+def bindings_unavailable():
+    """Why the Python bindings cannot be loaded from BUILD (None when they
+    can): no librlx.so, or one built with the sanitizers (it cannot be
+    loaded into an uninstrumented Python)."""
+    lib = os.path.join(BUILD, "librlx.so")
+    if not os.path.exists(lib):
+        return "%s is not built" % lib
+    cache = os.path.join(BUILD, "CMakeCache.txt")
+    if os.path.exists(cache) and "RLX_SANITIZE:BOOL=ON" in open(cache).read():
+        return "%s is built with the sanitizers" % lib
+    return None
+
+
+def import_rlx():
+    """The rlx package of python/ bound to BUILD's librlx.so; exits with
+    SKIP when bindings_unavailable() says why not."""
+    why = bindings_unavailable()
+    if why:
+        print("SKIP: " + why)
+        sys.exit(SKIP)
+    os.environ["RLX_LIBRARY"] = os.path.join(BUILD, "librlx.so")
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import rlx
+    return rlx
+
+
 def run(args, timeout=600):
     """Runs a program; returns (exit code, stdout, stderr)."""
     p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)

@@ -152,15 +152,11 @@ if os.path.exists(OCR):
 # ---------------------------------------------------------------- bindings
 # A sanitizer build's librlx.so cannot be loaded into an uninstrumented
 # Python; the checks above cover it through the programs.
-cache = os.path.join(R.BUILD, "CMakeCache.txt")
-sanitized = os.path.exists(cache) and "RLX_SANITIZE:BOOL=ON" in open(cache).read()
-lib = os.path.join(R.BUILD, "librlx.so")
-if sanitized or not os.path.exists(lib):
-    print("note: Python binding checks skipped (%s)" % ("sanitizer build" if sanitized else "no librlx.so"))
+why = R.bindings_unavailable()
+if why:
+    print("note: Python binding checks skipped (%s)" % why)
     C.done()
-os.environ["RLX_LIBRARY"] = lib
-sys.path.insert(0, os.path.join(R.ROOT, "python"))
-import rlx  # noqa: E402
+rlx = R.import_rlx()
 
 
 def raises(fn, exc, needle, what):

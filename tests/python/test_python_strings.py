@@ -22,17 +22,7 @@ from onnx import helper as H
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ocr_ref as R  # noqa: E402
 
-LIB = os.path.join(R.BUILD, "librlx.so")
-if not os.path.exists(LIB):
-    print("SKIP: %s is not built" % LIB)
-    sys.exit(R.SKIP)
-cache = os.path.join(R.BUILD, "CMakeCache.txt")
-if os.path.exists(cache) and "RLX_SANITIZE:BOOL=ON" in open(cache).read():
-    print("SKIP: %s is built with the sanitizers" % LIB)
-    sys.exit(R.SKIP)
-os.environ["RLX_LIBRARY"] = LIB
-sys.path.insert(0, os.path.join(R.ROOT, "python"))
-import rlx  # noqa: E402
+rlx = R.import_rlx()
 import onnxruntime as ort  # noqa: E402
 
 C = R.Checker("test_python_strings")

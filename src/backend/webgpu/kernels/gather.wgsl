@@ -26,8 +26,9 @@ override BYTES: bool = false;
 // Index i as an i32, or a value outside [-a, a) when it does not fit.
 //!include index_read
 
-// Byte e of y (BYTES), as the low 8 bits.
-fn gather_byte(e: u32) -> u32 {
+// Where unit e of y (a word, or a byte with BYTES) comes from: its unit
+// index in X after x_off, or -1 for an index outside [-a, a).
+fn src_unit(e: u32) -> i32 {
     let k = e % P.inner;
     let r = e / P.inner;
     let i = r % P.n_idx;
@@ -35,9 +36,8 @@ fn gather_byte(e: u32) -> u32 {
     var v = index_at(i);
     let a = i32(P.a);
     if (v < 0) { v = v + a; }
-    if (v < 0 || v >= a) { return 0u; }
-    let p = 4u * P.x_off + (o * P.a + u32(v)) * P.inner + k;
-    return (X[p >> 2u] >> (8u * (p & 3u))) & 0xffu;
+    if (v < 0 || v >= a) { return -1; }
+    return i32((o * P.a + u32(v)) * P.inner + k);
 }
 
 @compute @workgroup_size(64)
@@ -48,21 +48,19 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
         var word = 0u;
         for (var b = 0u; b < 4u; b = b + 1u) {
             let e = 4u * w + b;
-            if (e < P.ne) { word = word | (gather_byte(e) << (8u * b)); }
+            if (e >= P.ne) { continue; }
+            let s = src_unit(e);
+            if (s < 0) { continue; }
+            let p = 4u * P.x_off + u32(s);
+            word = word | (((X[p >> 2u] >> (8u * (p & 3u))) & 0xffu) << (8u * b));
         }
         Y[P.y_off + w] = word;
         return;
     }
-    let k = w % P.inner;
-    let r = w / P.inner;
-    let i = r % P.n_idx;
-    let o = r / P.n_idx;
-    var v = index_at(i);
-    let a = i32(P.a);
-    if (v < 0) { v = v + a; }
-    if (v < 0 || v >= a) {
+    let s = src_unit(w);
+    if (s < 0) {
         Y[P.y_off + w] = 0u;
         return;
     }
-    Y[P.y_off + w] = X[P.x_off + (o * P.a + u32(v)) * P.inner + k];
+    Y[P.y_off + w] = X[P.x_off + u32(s)];
 }
