@@ -320,7 +320,7 @@ def main():
     ap.add_argument("--page", default=os.path.join(ROOT, "data", "page.png"),
                     help="the demo page: ppocrv4_det rows and accuracy use it, preprocessed as the demo does")
     ap.add_argument("--light-dir", default=os.path.join(ROOT, "third_party", "onnx", "backend-test-data", "light"))
-    ap.add_argument("--skip", default="", help="comma list of row groups to skip: models,light,gemm,accuracy,torch,cpu")
+    ap.add_argument("--skip", default="", help="comma list of row groups to skip: overhead,models,light,gemm,accuracy,torch,cpu")
     a = ap.parse_args()
     skip = set(s for s in a.skip.split(",") if s)
     quick = a.quick
@@ -349,6 +349,18 @@ def main():
     devs = subprocess.run([a.rlx, "devices"], capture_output=True, text=True)
     res["devices"] = devs.stdout
     log("rlx devices:\n" + devs.stdout)
+
+    # ---- per-forward overhead: one Relu on 4 floats (bench/sweep.py's model)
+    if "overhead" not in skip:
+        import sweep
+        tiny = os.path.join(a.models_dir, "tiny_relu.onnx")
+        os.makedirs(a.models_dir, exist_ok=True)
+        if not os.path.exists(tiny):
+            sweep.tiny_model(tiny)
+        n = 200 if quick else 2000
+        r = run_rlx(a.rlx, tiny, "gpu", ["--gpu-iters", "0"], {}, n, 100, timeout())
+        res["overhead"] = r
+        log("overhead (one Relu on 4 floats): %s ms per forward" % fmt(med(r)))
 
     names = [] if "models" in skip else (["minilm"] if quick else ["resnet50", "mobilenet_v2", "bert_base", "minilm"])
     got = export_models.models(a.models_dir, names, log=log)
@@ -442,7 +454,8 @@ def main():
     # ---- GEMM
     if "gemm" not in skip:
         sizes = [(256, 256, 256)] if quick else [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096),
-                                                (8192, 8192, 8192), (128, 768, 768), (128, 3072, 768), (1, 4096, 4096)]
+                                                (8192, 8192, 8192), (128, 768, 768), (128, 3072, 768), (1, 4096, 4096),
+                                                (8, 4096, 4096)]
         for (M, N, K) in sizes:
             name = "gemm_%d_%d_%d" % (M, N, K)
             gm = export_models.models(a.models_dir, [name], log=log)
@@ -531,6 +544,10 @@ def render(res):
         for k, v in r.items():
             if isinstance(v, dict) and "note" in v:
                 L.append("    note %s: %s" % (k, v["note"]))
+    if res.get("overhead"):
+        L.append("")
+        L.append("Per-forward overhead, one Relu on 4 floats on the GPU (wall clock, median): %s ms" %
+                 fmt(med(res["overhead"])))
     if res["gemm"]:
         L.append("")
         L.append("GEMM y[M,N] = a[M,K] w[K,N]: GPU milliseconds (TFLOP/s); rlx f16 = f16 weights (+ tensor cores "
