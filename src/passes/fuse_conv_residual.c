@@ -20,9 +20,13 @@
  * Order: after fuse_activation (a Conv whose own activation was fused,
  * Conv -> Relu -> Add, is left alone: its activation comes before the
  * addition) and before fuse_elementwise (which would otherwise take the
- * Add and its activation into a FusedElementwise dispatch). On the GPU the
- * fused node gives the unfused bits (the epilogue adds the same f32 values
- * in the same order); on the CPU likewise, whatever the conv path. */
+ * Add and its activation into a FusedElementwise dispatch).
+ *
+ * Results: the epilogue adds the same f32 values in the unfused order, so
+ * the sum has the unfused bits on the CPU (whatever the conv path) and on
+ * the GPU; the activation is then the conv epilogue's (act.h, act.wgsl),
+ * which for Relu and Clip is bit-identical to the unfused op and for the
+ * transcendental ones (Sigmoid, Tanh, Gelu, ...) differs by rounding only. */
 #include <stdlib.h>
 #include <string.h>
 
