@@ -29,7 +29,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
-FUSIONS = "fuse_activation,fuse_attention,fuse_add_layernorm,fuse_elementwise"
+FUSIONS = "fuse_activation,fuse_conv_residual,fuse_attention,fuse_add_layernorm,fuse_elementwise"
 
 
 def plan_counts(rlx_bin, model, device, args, off):

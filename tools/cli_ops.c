@@ -73,7 +73,8 @@ static const gpu_note k_gpu_notes[] = {
     /* lower_nn.c */
     { "Conv",
       "f32 only. Direct, depthwise, 1x1, implicit-GEMM and im2col paths; operands larger than one binding are "
-      "split (weights by output channels, im2col by images and groups)." },
+      "split (weights by output channels, im2col by images and groups); every path adds a fused residual "
+      "(fuse_conv_residual) in its epilogue." },
     { "ConvTranspose", "f32 only." },
     { "MaxPool", "f32 only; not with the optional Indices output." },
     { "AveragePool", "f32 only." },

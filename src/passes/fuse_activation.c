@@ -179,10 +179,36 @@ static void rewire(rlx_graph *g, int p, const int *nodes, int nn, int out) {
     g->values[out].producer = p;
 }
 
-static const char *act_name(rlx_act_kind k) {
+const char *rlx_fuse_act_name(rlx_act_kind k) {
     static const char *const names[] = { "none", "relu", "clip", "hardsigmoid", "hardswish", "sigmoid",
                                          "silu", "gelu", "gelu_tanh", "leakyrelu", "tanh" };
     return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+bool rlx_fuse_match_act(const rlx_graph *g, const rlx_fuse_users *u, int x, int *nodes, int *nn, int *out,
+                        rlx_act *act) {
+    int n0 = *nn;
+    *out = -1;
+    memset(act, 0, sizeof *act);
+    if (rlx_fuse_private(g, u, x, 1)) {
+        const rlx_node *a = &g->nodes[rlx_fuse_user(u, x, 0)];
+        if (unary_act(g, a, x, act)) {
+            nodes[(*nn)++] = (int)(a - g->nodes);
+            *out = a->out[0];
+        }
+    } else if (match_silu(g, u, x, nodes, nn, out)) {
+        act->kind = RLX_ACT_SILU;
+    } else if (match_gelu(g, u, x, nodes, nn, out)) {
+        act->kind = RLX_ACT_GELU;
+    }
+    const rlx_value *yv = *out >= 0 ? &g->values[*out] : NULL;
+    if (act->kind == RLX_ACT_NONE || !yv || !rlx_fuse_same_shape(yv, &g->values[x]) || yv->dtype != RLX_DTYPE_F32) {
+        *nn = n0;
+        *out = -1;
+        memset(act, 0, sizeof *act);
+        return false;
+    }
+    return true;
 }
 
 /* Tries the activation patterns on producer p; *done when one fused. */
@@ -190,21 +216,8 @@ static rlx_status try_act(rlx_graph *g, const rlx_fuse_users *u, int p, rlx_pass
     int x = g->nodes[p].out[0];
     int nodes[8] = { p };
     int nn = 1, out = -1;
-    rlx_act act = { RLX_ACT_NONE, 0, 0 };
-    if (rlx_fuse_private(g, u, x, 1)) {
-        const rlx_node *a = &g->nodes[rlx_fuse_user(u, x, 0)];
-        if (unary_act(g, a, x, &act)) {
-            nodes[nn++] = (int)(a - g->nodes);
-            out = a->out[0];
-        }
-    } else if (match_silu(g, u, x, nodes, &nn, &out)) {
-        act.kind = RLX_ACT_SILU;
-    } else if (match_gelu(g, u, x, nodes, &nn, &out)) {
-        act.kind = RLX_ACT_GELU;
-    }
-    if (act.kind == RLX_ACT_NONE || out < 0) return RLX_OK;
-    const rlx_value *yv = &g->values[out];
-    if (!rlx_fuse_same_shape(yv, &g->values[x]) || yv->dtype != RLX_DTYPE_F32) return RLX_OK;
+    rlx_act act;
+    if (!rlx_fuse_match_act(g, u, x, nodes, &nn, &out, &act)) return RLX_OK;
     char what[768] = "";
     if (rlx_fuse_reporting()) rlx_fuse_describe(g, nodes, nn, what, sizeof what);
     rlx_node *P = &g->nodes[p];
@@ -213,7 +226,7 @@ static rlx_status try_act(rlx_graph *g, const rlx_fuse_users *u, int p, rlx_pass
     if (act.beta != 0.0f) RLX_TRY(rlx_fuse_set_float(P, "_rlx_act_beta", act.beta));
     rewire(g, p, nodes, nn, out);
     char detail[64];
-    snprintf(detail, sizeof detail, "act %s", act_name(act.kind));
+    snprintf(detail, sizeof detail, "act %s", rlx_fuse_act_name(act.kind));
     rlx_fuse_report(PASS, what, &g->nodes[p], detail);
     if (stats) stats->fused += nn - 1;
     *done = true;

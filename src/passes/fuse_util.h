@@ -10,6 +10,7 @@
 
 #include "base/status.h"
 #include "ir/graph.h"
+#include "ir/ops/act.h"
 #include "passes/passes.h"
 
 /* Users of every value: the node ids that read it (one entry per input
@@ -76,6 +77,18 @@ rlx_status rlx_fuse_set_float(rlx_node *n, const char *name, float v);
  * errors: those of rlx_graph_add_node and of shape inference. */
 rlx_status rlx_fuse_emplace(rlx_graph *g, int slot, const char *op, const char *domain, const char *name,
                             const int *in, int n_in, const int *out, int n_out, rlx_node_attr *attrs, int n_attrs);
+
+/* The activation patterns of fuse_activation.c (a unary activation op,
+ * Clip with constant bounds, the SiLU and erf-GELU patterns) reading value
+ * x, which must be f32 with a static shape: on a match, appends the
+ * pattern's node ids to nodes[*nn ..] (room for 7), sets *out to its result
+ * (x's shape, f32) and *act, and returns true; else leaves them (act none,
+ * *out -1) and returns false. Every intermediate value is private to the
+ * pattern. Implemented in fuse_activation.c. */
+bool rlx_fuse_match_act(const rlx_graph *g, const rlx_fuse_users *u, int x, int *nodes, int *nn, int *out,
+                        rlx_act *act);
+/* The lower-case name of an activation kind ("relu", "clip", ...). */
+const char *rlx_fuse_act_name(rlx_act_kind k);
 
 /* The fusion report (RLX_FUSION_REPORT=1). Describe the nodes before the
  * rewrite (they may move or disappear), report after it:

@@ -57,6 +57,10 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats);
  * a bias input. */
 rlx_status rlx_pass_fuse_activation(rlx_graph *g, rlx_pass_stats *stats);
 
+/* Conv + Add(r) (+ activation) -> Conv with the residual r as an internal
+ * fourth input (r of exactly the Conv output's shape; src/ir/ops/act.h). */
+rlx_status rlx_pass_fuse_conv_residual(rlx_graph *g, rlx_pass_stats *stats);
+
 /* Scaled-dot-product attention MatMul(Q, K^T) -> Mul/Div(scale) ->
  * Add(mask)? -> Softmax(last axis) -> MatMul(., V) -> rlx.Attention. */
 rlx_status rlx_pass_fuse_attention(rlx_graph *g, rlx_pass_stats *stats);

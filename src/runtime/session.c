@@ -326,8 +326,8 @@ static bool pass_enabled(const char *name) {
 }
 
 /* The passes RLX_DISABLE_PASSES can name (fold and dce always run). */
-static const char *const k_optional_passes[] = { "cse", "fold_conv_affine", "fuse_activation", "fuse_attention",
-                                                 "fuse_add_layernorm", "fuse_elementwise" };
+static const char *const k_optional_passes[] = { "cse", "fold_conv_affine", "fuse_activation", "fuse_conv_residual",
+                                                 "fuse_attention", "fuse_add_layernorm", "fuse_elementwise" };
 
 /* A name in RLX_DISABLE_PASSES that is no pass (a typo) turns nothing off:
  * refused, so that a comparison "with the pass off" is one. */
@@ -342,7 +342,8 @@ static rlx_status check_disabled_passes(void) {
         if (!known)
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
                             "RLX_DISABLE_PASSES='%s': '%.*s' is not a pass that can be turned off (cse, "
-                            "fold_conv_affine, fuse_activation, fuse_attention, fuse_add_layernorm, fuse_elementwise)",
+                            "fold_conv_affine, fuse_activation, fuse_conv_residual, fuse_attention, fuse_add_layernorm, "
+                            "fuse_elementwise)",
                             off, (int)n, p);
         p += n;
         if (*p == ',') p++;
@@ -376,6 +377,7 @@ static rlx_status run_passes(rlx_graph *g, rlx_pass_stats *ps) {
     RLX_TRY(run_pass(g, ps, "cse", rlx_pass_cse));
     RLX_TRY(run_pass(g, ps, "fold_conv_affine", rlx_pass_fold_conv_affine));
     RLX_TRY(run_pass(g, ps, "fuse_activation", rlx_pass_fuse_activation));
+    RLX_TRY(run_pass(g, ps, "fuse_conv_residual", rlx_pass_fuse_conv_residual));
     RLX_TRY(run_pass(g, ps, "fuse_attention", rlx_pass_fuse_attention));
     RLX_TRY(run_pass(g, ps, "fuse_add_layernorm", rlx_pass_fuse_add_layernorm));
     RLX_TRY(run_pass(g, ps, "fuse_elementwise", rlx_pass_fuse_elementwise));

@@ -21,7 +21,11 @@
  * every path applies act(sum + bias) to each finished output element, in
  * f32: the references to the sum rounded to f32, the fast paths to the
  * block or plane they just finished (Conv) or to the whole output after the
- * scatter (ConvTranspose). */
+ * scatter (ConvTranspose).
+ *
+ * Fused residual (Conv's internal fourth input, passes/fuse_conv_residual.c):
+ * applied in one place for every path, conv_residual: the plain convolution,
+ * then y = act(y + r). */
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,7 +270,7 @@ static rlx_status conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
     return RLX_OK;
 }
 
-rlx_status rlx_cpu_nn_conv(rlx_cpu_kctx *k) {
+static rlx_status conv_paths(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *w = k->in[1];
     rlx_conv_geom g;
     RLX_TRY(rlx_conv_geom_resolve(k->n, RLX_GEOM_CONV, x->dims, x->rank, w->dims, w->rank, &g));
@@ -282,6 +286,42 @@ rlx_status rlx_cpu_nn_conv(rlx_cpu_kctx *k) {
     }
     if (conv_fits_blas(&g, &s)) return conv_gemm_f32(k, &g, &s);
     return conv_reference(k, &g);
+}
+
+/* The fused residual (input 3, ir/ops/act.h): every path above runs as a
+ * plain convolution (a copy of the node without the activation and the
+ * fourth input), then y = act((conv + bias) + r) over the finished output,
+ * in f32. */
+static rlx_status conv_residual(rlx_cpu_kctx *k) {
+    const rlx_tensor *r = k->in[3];
+    rlx_tensor *y = k->out[0];
+    if (!r || r->dtype != RLX_DTYPE_F32 || y->dtype != RLX_DTYPE_F32 || rlx_tensor_numel(r) != rlx_tensor_numel(y))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "the residual input must be f32 with the output's shape");
+    rlx_node plain = *k->n;
+    rlx_node_attr *attrs = malloc(((size_t)k->n->n_attrs + 1) * sizeof *attrs);
+    if (!attrs) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    plain.n_attrs = 0;
+    for (int i = 0; i < k->n->n_attrs; i++) /* shallow copies, borrowed from k->n */
+        if (!k->n->attrs[i].name || strncmp(k->n->attrs[i].name, "_rlx_act", 8) != 0) attrs[plain.n_attrs++] = k->n->attrs[i];
+    plain.attrs = attrs;
+    plain.n_in = 3;
+    rlx_cpu_kctx pk = *k;
+    pk.n = &plain;
+    rlx_status st = conv_paths(&pk);
+    free(attrs);
+    if (st) return st;
+    float *yp = y->data;
+    const float *rp = r->data;
+    size_t n = rlx_tensor_numel(y);
+    for (size_t i = 0; i < n; i++) yp[i] += rp[i];
+    rlx_act act = rlx_node_act(k->n);
+    rlx_nn_act_f32(&act, yp, n);
+    return RLX_OK;
+}
+
+rlx_status rlx_cpu_nn_conv(rlx_cpu_kctx *k) {
+    if (k->n->n_in > 3) return conv_residual(k);
+    return conv_paths(k);
 }
 
 /* ------------------------------------------------------------ ConvTranspose */

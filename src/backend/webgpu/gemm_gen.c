@@ -66,10 +66,10 @@ char *wg_gen_gemm_source(const wg_gemm_kernel *k) {
                   "const BK: u32 = %uu;\nconst A_MODE: u32 = %uu;\nconst B_MODE: u32 = %uu;\n"
                   "const A_F16: bool = %s;\nconst B_F16: bool = %s;\nconst CKH: u32 = %uu;\nconst CKW: u32 = %uu;\n"
                   "const Y_VEC: bool = %s;\nconst SPLITK: bool = %s;\nconst ACT: u32 = %uu;\n"
-                  "const PREFETCH: bool = false;\nconst Y_PIX: bool = %s;\n\n",
+                  "const PREFETCH: bool = false;\nconst Y_PIX: bool = %s;\nconst RES: bool = %s;\n\n",
                   k->tm, k->tn, k->wgx, k->wgy, k->bk, k->amode, k->bmode, k->a16 ? "true" : "false",
                   k->b16 ? "true" : "false", k->ckh, k->ckw, k->yvec ? "true" : "false", k->splitk ? "true" : "false",
-                  k->act, k->ypix ? "true" : "false");
+                  k->act, k->ypix ? "true" : "false", k->res ? "true" : "false");
     wg_src_printf(&b, "var<workgroup> As: array<vec4<f32>, %u>;\nvar<workgroup> Bs: array<vec4<f32>, %u>;\n\n",
                   k->bk * k->wgy * k->tm / 4, k->bk * k->wgx * k->tn / 4);
     wg_src_printf(&b, "%s\n%s\n%s\n", act, common, tile);

@@ -225,6 +225,7 @@ static rlx_status emit_coop(wg_lower *L, const wg_gemm *m) {
     wg_bind(L, d, m->y, m->y_off, m->y_n);
     p_gemm(L, d, m, nbatch, tiles_n, tiles_m, m->y_sm ? m->y_sm : m->N, bd, abs_, bbs, ybs, cbs, m->K, a_sub, b_sub,
            m->bias >= 0);
+    wg_p_u32(L, d, 0); /* r_off: no residual binding in this kernel */
     return wg_grid_groups(L, d, groups);
 }
 
@@ -268,7 +269,7 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     wg_gemm_kernel kc = { .tm = t->tm, .tn = t->tn, .wgx = t->wgx, .wgy = t->wgy, .bk = t->bk,
                           .amode = (uint32_t)amode, .bmode = (uint32_t)bmode, .a16 = a16, .b16 = b16,
                           .yvec = yvec, .splitk = nsplit > 1, .ypix = m->y_pix,
-                          .act = nsplit > 1 ? 0 : (uint32_t)m->act.kind };
+                          .act = nsplit > 1 ? 0 : (uint32_t)m->act.kind, .res = m->has_res && nsplit <= 1 };
     if (m->conv && m->k_h <= 16 && m->k_w <= 16) { /* constant divisors for the implicit operand */
         kc.ckh = m->k_h;
         kc.ckw = m->k_w;
@@ -292,6 +293,7 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
         wg_spec(L, d, "SPLITK", kc.splitk);
         wg_spec(L, d, "ACT", kc.act);
         if (kc.ypix) wg_spec(L, d, "Y_PIX", 1);
+        if (kc.res) wg_spec(L, d, "RES", 1);
         if (kc.ckh) {
             wg_spec(L, d, "CKH", kc.ckh);
             wg_spec(L, d, "CKW", kc.ckw);
@@ -326,12 +328,16 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     }
     p_gemm(L, d, m, nsplit > 1 ? nsplit : nbatch, tiles_n, tiles_m, nsplit > 1 ? m->N : y_sm, bd, abs_, bbs, ybs, cbs,
            nsplit > 1 ? klen : m->K, a_sub, b_sub, m->bias >= 0 && nsplit <= 1);
+    /* the residual, bound last (its offset word is r_off, after d_w) */
+    if (kc.res) wg_bind(L, d, m->res, m->res_off, m->res_n);
+    else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
     RLX_TRY(wg_grid_groups(L, d, groups));
     if (nsplit <= 1) return RLX_OK;
 
     uint64_t total = m->M * m->N;
     wg_dispatch *r = wg_emit(L, "gemm_reduce");
     wg_spec(L, r, "ACT", (double)m->act.kind);
+    if (m->has_res) wg_spec(L, r, "RES", 1);
     wg_bind(L, r, WG_SCRATCH, 0, part_n);
     if (m->bias >= 0) wg_bind(L, r, m->bias, m->bias_off, m->bias_n);
     else wg_bind(L, r, m->y, m->y_off, 1);
@@ -348,6 +354,8 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     wg_p_f32(L, r, m->act.alpha);
     wg_p_f32(L, r, m->act.beta);
     wg_p_u32(L, r, (uint32_t)total);
+    if (m->has_res) wg_bind(L, r, m->res, m->res_off, m->res_n); /* r_off: the last word */
+    else wg_bind(L, r, m->y, m->y_off, 1);
     return wg_grid_1d(L, r, total);
 }
 
@@ -360,14 +368,16 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     uint64_t big = (uint64_t)1 << 31;
     if (m->M >= big || m->N >= big || m->K >= big || m->a_n >= big || m->b_n >= big || m->y_n >= big)
         return wg_decline(L, "GEMM too large for 32-bit indexing");
-    if (m->y_pix && (m->conv || m->splitk_ok)) return wg_decline(L, "pixel-grid output with conv or split-K");
+    if (m->y_pix && (m->conv || m->splitk_ok || m->has_res))
+        return wg_decline(L, "pixel-grid output with conv, split-K or a residual");
     const char *kern = rlx_getenv("RLX_GEMM_KERNEL");
-    bool pix = m->y_pix; /* only gemm.wgsl stores to a pixel grid */
-    if (!pix && kern && strcmp(kern, "ref") == 0) return emit_ref(L, m);
+    /* only the tiled kernels store to a pixel grid and add a residual */
+    bool tiled_only = m->y_pix || m->has_res;
+    if (!tiled_only && kern && strcmp(kern, "ref") == 0) return emit_ref(L, m);
     /* tensor cores (f16 mode, probed at device open) for shapes that fill
      * 64 x 64 tiles reasonably */
     bool force_coop = kern && strcmp(kern, "coop") == 0;
-    if (!pix && L->caps->coop && !(kern && (strcmp(kern, "tiled") == 0 || strcmp(kern, "loop") == 0)) &&
+    if (!tiled_only && L->caps->coop && !(kern && (strcmp(kern, "tiled") == 0 || strcmp(kern, "loop") == 0)) &&
         (force_coop || (m->M >= 32 && m->N >= 32 && m->K >= 32)))
         return emit_coop(L, m);
     uint64_t nbatch = 1;
@@ -550,6 +560,10 @@ static rlx_status emit_blocks(wg_lower *L, const wg_gemm *m) {
                         blk.bias_off = c0 + j0 * ic + m0 * m->bias_sm + n0 * m->bias_sn;
                         blk.bias_n = ext_bias(m, bn, blk.M, blk.N);
                     }
+                    if (m->has_res) { /* laid out like y */
+                        blk.res_off = m->res_off + (blk.y_off - m->y_off);
+                        blk.res_n = blk.y_n;
+                    }
                     blk.splitk_ok = false;
                     RLX_TRY(emit_one(L, &blk));
                 }
@@ -574,7 +588,7 @@ rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *m) {
     if (nbatch == 0 || m->M == 0 || m->N == 0) return RLX_OK;
     const wg_caps *c = L->caps;
     if (window_fits(c, m->a_off, m->a_n) && window_fits(c, m->b_off, m->b_n) && window_fits(c, m->y_off, m->y_n) &&
-        (m->bias < 0 || window_fits(c, m->bias_off, m->bias_n)))
+        (m->bias < 0 || window_fits(c, m->bias_off, m->bias_n)) && (!m->has_res || window_fits(c, m->res_off, m->res_n)))
         return emit_one(L, m);
     if (m->y_pix) return wg_decline(L, "a pixel-grid GEMM with an operand larger than one storage binding");
     uint64_t room = wg_window_room(c);
@@ -603,7 +617,10 @@ rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *m) {
             sub.bias_sn = 1;
             memcpy(sub.bias_bs, m->y_bs, sizeof sub.bias_bs);
         }
-        if (k0 + kc < m->K) sub.act = (rlx_act){ .kind = RLX_ACT_NONE };
+        if (k0 + kc < m->K) { /* the residual and the activation on the last chunk only */
+            sub.act = (rlx_act){ .kind = RLX_ACT_NONE };
+            sub.has_res = false;
+        }
         sub.y_sm = y_rows(m);
         sub.splitk_ok = false;
         RLX_TRY(emit_blocks(L, &sub)); /* sets every block's windows */

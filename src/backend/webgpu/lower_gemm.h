@@ -42,7 +42,12 @@
  * im2col of a 2-D NCHW input (b's batch strides select image and group;
  * b_sk/b_sn unused), with the geometry below. splitk_ok: the summation
  * order may change (MatMul, Gemm, and convolution on its fast path; never
- * the im2col + GEMM reference path). */
+ * the im2col + GEMM reference path).
+ * has_res: a residual (a Conv's fused fourth input, ir/ops/act.h) added
+ * after the bias and before the activation, laid out exactly like y: the
+ * element that y stores at y_off + i is read at res_off + i of value res
+ * (window res_n = y_n); not with y_pix; the cooperative and the reference
+ * kernels have none (the tiled kernel runs instead). */
 typedef struct wg_gemm {
     uint64_t M, N, K;
     float alpha, beta;
@@ -59,6 +64,9 @@ typedef struct wg_gemm {
      * (a pixel grid spread over y; not with conv, split-K or coop) */
     bool y_pix;
     bool splitk_ok;
+    bool has_res;
+    int res;
+    uint64_t res_off, res_n;
 } wg_gemm;
 
 /* Emits the dispatches of g (one GEMM, or GEMM + reduce with split-K).
@@ -84,11 +92,11 @@ rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *g);
  * register block TM x TN (4 or 8 each), workgroup WGX x WGY, k step BK (a
  * multiple of 4), load modes, binary16 operands, the implicit conv's
  * kernel size (0: from Params), vec4 or pixel-grid stores, split-K
- * partial sums, activation kind; unroll_k also writes out the BK steps of
- * the k loop. */
+ * partial sums, activation kind, residual (RES); unroll_k also writes out
+ * the BK steps of the k loop. */
 typedef struct wg_gemm_kernel {
     uint32_t tm, tn, wgx, wgy, bk, amode, bmode, ckh, ckw, act;
-    bool a16, b16, yvec, splitk, ypix, unroll_k;
+    bool a16, b16, yvec, splitk, ypix, unroll_k, res;
 } wg_gemm_kernel;
 
 /* The WGSL of the generated tiled GEMM for k (gemm_gen.c; malloc'ed), the

@@ -95,30 +95,35 @@ typedef enum conv_algo {
     CONV_DEPTHWISE /* dwconv.wgsl (2-D, one input channel per group) */
 } conv_algo;
 
-static rlx_status emit_conv_direct(wg_lower *L, const geom3 *g, int x, int w, int b, int y, const rlx_act *act) {
+/* r >= 0: the fused residual, added after the bias (RES). */
+static rlx_status emit_conv_direct(wg_lower *L, const geom3 *g, int x, int w, int b, int y, int r,
+                                   const rlx_act *act) {
     uint64_t total = g->n * g->c_out * sp3(g->out);
     wg_dispatch *d = wg_emit(L, "conv_direct");
     wg_spec(L, d, "ACT", act->kind);
+    if (r >= 0) wg_spec(L, d, "RES", 1);
     wg_bind_value(L, d, x);
     wg_bind_value(L, d, w);
     if (b >= 0) wg_bind_value(L, d, b);
     else wg_bind(L, d, w, 0, 1); /* unused placeholder */
     wg_bind_value(L, d, y);
     p_conv(L, d, g, b >= 0, total, act);
+    if (r >= 0) wg_bind_value(L, d, r); /* binding 5; its offset word is r_off */
+    else wg_bind(L, d, w, 0, 1);
     return wg_grid_1d(L, d, total);
 }
 
 /* The depthwise kernel: 2-D, cin_g == 1; OWB outputs of a row per
  * invocation. dwconv_gen.c's straight-line form where the kernel is small
  * enough, else dwconv.wgsl (also with RLX_DWCONV_KERNEL=loop); same bits. */
-static rlx_status emit_conv_dw(wg_lower *L, const geom3 *g, int x, int w, int b, int y, const rlx_act *act) {
+static rlx_status emit_conv_dw(wg_lower *L, const geom3 *g, int x, int w, int b, int y, int r, const rlx_act *act) {
     uint32_t owb = g->out[2] >= 4 ? 4 : (uint32_t)g->out[2];
     uint64_t total = g->n * g->c_out * g->out[1] * ((g->out[2] + owb - 1) / owb);
     const char *kern = rlx_getenv("RLX_DWCONV_KERNEL");
     bool gen = !(kern && strcmp(kern, "loop") == 0) && g->k[1] * g->k[2] * owb <= WG_DWCONV_GEN_MAX;
     wg_dispatch *d;
     if (gen) {
-        char *src = wg_gen_dwconv_source((uint32_t)g->k[1], (uint32_t)g->k[2], owb, (uint32_t)act->kind);
+        char *src = wg_gen_dwconv_source((uint32_t)g->k[1], (uint32_t)g->k[2], owb, (uint32_t)act->kind, r >= 0);
         if (!src) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory generating the depthwise kernel",
                                   rlx_node_desc(L->n));
         d = wg_emit_source(L, "dwconv", src);
@@ -129,6 +134,7 @@ static rlx_status emit_conv_dw(wg_lower *L, const geom3 *g, int x, int w, int b,
         wg_spec(L, d, "KW", (double)g->k[2]);
         wg_spec(L, d, "OWB", owb);
         wg_spec(L, d, "ACT", act->kind);
+        if (r >= 0) wg_spec(L, d, "RES", 1);
     }
     wg_bind_value(L, d, x);
     wg_bind_value(L, d, w);
@@ -151,14 +157,17 @@ static rlx_status emit_conv_dw(wg_lower *L, const geom3 *g, int x, int w, int b,
     wg_p_u32(L, d, (uint32_t)total);
     wg_p_f32(L, d, act->alpha);
     wg_p_f32(L, d, act->beta);
+    if (r >= 0) wg_bind_value(L, d, r); /* binding 5; its offset word is r_off */
+    else wg_bind(L, d, w, 0, 1);
     return wg_grid_1d(L, d, total);
 }
 
 /* The GEMM of a chunk of (images n0.., n_cnt) x (groups g0.., g_cnt):
  * weight[cout_g, k_total] x B[k_total, spatial] -> y, where B is the
  * scratch (im2col), x itself (pointwise) or x gathered (implicit). */
-static rlx_status emit_conv_gemm(wg_lower *L, const geom3 *g, conv_algo algo, int x, int w, int b, int y, uint64_t n0,
-                                 uint64_t n_cnt, uint64_t g0, uint64_t g_cnt, uint64_t col_n, const rlx_act *act) {
+static rlx_status emit_conv_gemm(wg_lower *L, const geom3 *g, conv_algo algo, int x, int w, int b, int y, int r,
+                                 uint64_t n0, uint64_t n_cnt, uint64_t g0, uint64_t g_cnt, uint64_t col_n,
+                                 const rlx_act *act) {
     uint64_t cin_g = g->c_in / g->group, cout_g = g->c_out / g->group;
     uint64_t k_total = cin_g * g->k[0] * g->k[1] * g->k[2];
     uint64_t spatial = sp3(g->out), in_sp = sp3(g->in);
@@ -224,6 +233,12 @@ static rlx_status emit_conv_gemm(wg_lower *L, const geom3 *g, conv_algo algo, in
     m.y_off = (n0 * g->c_out + g0 * cout_g) * spatial;
     m.y_n = n_cnt == 1 ? g_cnt * cout_g * spatial : n_cnt * g->c_out * spatial;
     m.act = *act;
+    if (r >= 0) { /* the fused residual: y's layout, in the GEMM's epilogue */
+        m.has_res = true;
+        m.res = r;
+        m.res_off = m.y_off;
+        m.res_n = m.y_n;
+    }
     /* the reference pair (direct, im2col + GEMM) keeps one summation order;
      * the fast paths may split k when few outputs leave the GPU idle */
     m.splitk_ok = algo != CONV_IM2COL;
@@ -232,7 +247,7 @@ static rlx_status emit_conv_gemm(wg_lower *L, const geom3 *g, conv_algo algo, in
 
 /* im2col of a chunk (n0.., n_cnt images) x (g0.., g_cnt groups) into the
  * scratch buffer, then the batched GEMM weight x col into y. */
-static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int b, int y, uint64_t n0,
+static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int b, int y, int r, uint64_t n0,
                                   uint64_t n_cnt, uint64_t g0, uint64_t g_cnt, const rlx_act *act) {
     uint64_t cin_g = g->c_in / g->group;
     uint64_t k_total = cin_g * g->k[0] * g->k[1] * g->k[2];
@@ -256,7 +271,7 @@ static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int
     for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->dil[i]);
     wg_p_u32(L, d, (uint32_t)col_n);
     RLX_TRY(wg_grid_1d(L, d, col_n));
-    return emit_conv_gemm(L, g, CONV_IM2COL, x, w, b, y, n0, n_cnt, g0, g_cnt, col_n, act);
+    return emit_conv_gemm(L, g, CONV_IM2COL, x, w, b, y, r, n0, n_cnt, g0, g_cnt, col_n, act);
 }
 
 /* The algorithm for a convolution: RLX_CONV_ALGO=direct|im2col|implicit
@@ -282,12 +297,13 @@ static conv_algo choose_conv(const wg_lower *L, const geom3 *g) {
     return two_d ? CONV_IMPLICIT : CONV_IM2COL;
 }
 
-/* Conv-1/11/22 with the fused activation of act.h. See choose_conv; a
- * path whose input or output exceeds one binding falls back to im2col
- * chunks of (images, groups) that fit, and a single group's col larger
- * than a binding to the direct kernel; weights larger than a binding split
- * the GEMM by output channels (wg_emit_gemm). All paths give the same
- * bits. */
+/* Conv-1/11/22 with the fused activation and residual of act.h. See
+ * choose_conv; a path whose input or output exceeds one binding falls back
+ * to im2col chunks of (images, groups) that fit, and a single group's col
+ * larger than a binding to the direct kernel; weights larger than a
+ * binding split the GEMM by output channels (wg_emit_gemm). All paths give
+ * the same bits. The residual (input 3) is added in every kernel's
+ * epilogue, after the bias and before the activation. */
 static rlx_status lower_conv(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     rlx_act act = rlx_node_act(L->n);
@@ -296,6 +312,10 @@ static rlx_status lower_conv(wg_lower *L) {
     geom3 g;
     RLX_TRY(resolve_geom(L, RLX_GEOM_CONV, &g));
     int x = wg_in_id(L, 0), w = wg_in_id(L, 1), b = wg_in(L, 2) ? wg_in_id(L, 2) : -1, y = wg_out_id(L, 0);
+    const rlx_value *rv = rlx_node_residual(L->g, L->n);
+    int r = rv ? wg_in_id(L, 3) : -1;
+    if (rv && (!rlx_value_is_static(rv) || wg_numel(rv) != wg_numel(wg_out(L, 0))))
+        return wg_decline(L, "the residual input does not have the output's shape");
     if (wg_numel(wg_out(L, 0)) == 0) return RLX_OK;
     if (g.group == 0 || g.c_in % g.group || g.c_out % g.group) return wg_decline(L, "bad groups");
     uint64_t cin_g = g.c_in / g.group;
@@ -309,27 +329,27 @@ static rlx_status lower_conv(wg_lower *L) {
     const char *env = rlx_getenv("RLX_CONV_ALGO");
     bool forced_direct = L->caps->conv_direct || (env && strcmp(env, "direct") == 0);
     bool whole = wg_numel(wg_in(L, 0)) <= cap && wg_numel(wg_in(L, 1)) <= cap && wg_numel(wg_out(L, 0)) <= cap;
-    if (algo == CONV_DIRECT && (whole || forced_direct)) return emit_conv_direct(L, &g, x, w, b, y, &act);
-    if (algo == CONV_DEPTHWISE && whole) return emit_conv_dw(L, &g, x, w, b, y, &act);
+    if (algo == CONV_DIRECT && (whole || forced_direct)) return emit_conv_direct(L, &g, x, w, b, y, r, &act);
+    if (algo == CONV_DEPTHWISE && whole) return emit_conv_dw(L, &g, x, w, b, y, r, &act);
     if (algo == CONV_POINTWISE || algo == CONV_IMPLICIT) {
         /* x and y whole in one binding each: one dispatch */
         if (wg_numel(wg_in(L, 0)) <= cap && wg_numel(wg_out(L, 0)) <= cap)
-            return emit_conv_gemm(L, &g, algo, x, w, b, y, 0, g.n, 0, g.group, 0, &act);
+            return emit_conv_gemm(L, &g, algo, x, w, b, y, r, 0, g.n, 0, g.group, 0, &act);
     }
-    if (per == 0 || per > cap) return emit_conv_direct(L, &g, x, w, b, y, &act);
+    if (per == 0 || per > cap) return emit_conv_direct(L, &g, x, w, b, y, r, &act);
     if (g.group * per <= cap) {
         uint64_t n_cnt = cap / (g.group * per);
         if (n_cnt > g.n) n_cnt = g.n;
         for (uint64_t n0 = 0; n0 < g.n; n0 += n_cnt) {
             uint64_t cnt = g.n - n0 < n_cnt ? g.n - n0 : n_cnt;
-            RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, n0, cnt, 0, g.group, &act));
+            RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, r, n0, cnt, 0, g.group, &act));
         }
     } else {
         uint64_t g_cnt = cap / per;
         for (uint64_t n0 = 0; n0 < g.n; n0++)
             for (uint64_t g0 = 0; g0 < g.group; g0 += g_cnt) {
                 uint64_t cnt = g.group - g0 < g_cnt ? g.group - g0 : g_cnt;
-                RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, n0, 1, g0, cnt, &act));
+                RLX_TRY(emit_conv_chunk(L, &g, x, w, b, y, r, n0, 1, g0, cnt, &act));
             }
     }
     return RLX_OK;

@@ -55,11 +55,12 @@ rlx_status wg_emit_act_epilogue(wg_lower *L, int value, uint64_t off, uint64_t n
 
 /* The depthwise convolution of kernels/dwconv.wgsl written out
  * (dwconv_gen.c; malloc'ed): a kh x kw kernel, owb (1..8) outputs per
- * invocation, activation kind act; same Params, bindings, grid and bits
- * as dwconv.wgsl. NULL on OOM, or when kh * kw * owb exceeds
- * WG_DWCONV_GEN_MAX (the caller then uses dwconv.wgsl). */
+ * invocation, activation kind act, res: the fused residual (RES); same
+ * Params, bindings, grid and bits as dwconv.wgsl. NULL on OOM, or when
+ * kh * kw * owb exceeds WG_DWCONV_GEN_MAX (the caller then uses
+ * dwconv.wgsl). */
 #define WG_DWCONV_GEN_MAX 1024
-char *wg_gen_dwconv_source(uint32_t kh, uint32_t kw, uint32_t owb, uint32_t act);
+char *wg_gen_dwconv_source(uint32_t kh, uint32_t kw, uint32_t owb, uint32_t act, bool res);
 
 /* "bitcast<f32>(0x3f800000u)": the exact f32 as a WGSL expression (finite
  * values only; non-finite ones must come from Params). */

@@ -11,6 +11,14 @@
  * Kernels (CPU and WGSL) compute out = act(acc + bias) per element, in that
  * order, after the whole accumulation.
  *
+ * Conv only (passes/fuse_conv_residual.c): an optional fourth input, the
+ * residual r, f32 with exactly the output's shape (no broadcasting; input 2,
+ * the bias, may then be absent, id -1). Kernels compute
+ * out = act((acc + bias) + r) per element, in f32, in that order: the bits
+ * of the unfused Conv followed by Add(., r) and the activation. The
+ * importer refuses a fourth Conv input (the op table allows 3), so only
+ * the pass creates it.
+ *
  * Parameters per kind (ONNX semantics of the op it replaces):
  *   RELU                          max(x, 0)                    (Relu-14)
  *   CLIP        alpha=min beta=max min(max(x, alpha), beta)      (Clip-13)
@@ -48,6 +56,11 @@ typedef struct rlx_act {
     rlx_act_kind kind;
     float alpha, beta;
 } rlx_act;
+
+/* The residual input of a fused Conv (input 3), or NULL. */
+static inline const rlx_value *rlx_node_residual(const rlx_graph *g, const rlx_node *n) {
+    return n->n_in > 3 ? rlx_node_input(g, n, 3) : NULL;
+}
 
 /* The fused activation of a node (kind NONE when there is none). */
 static inline rlx_act rlx_node_act(const rlx_node *n) {

@@ -55,7 +55,26 @@ static rlx_status infer_conv_like(rlx_infer_ctx *c, rlx_conv_kind kind) {
     return RLX_OK;
 }
 
-static rlx_status infer_conv(rlx_infer_ctx *c) { return infer_conv_like(c, RLX_GEOM_CONV); }
+/* Conv, and the fused residual of passes/fuse_conv_residual.c: an internal
+ * fourth input (never accepted from a file: the table says at most 3)
+ * added to the result, which must have exactly the output's static shape
+ * and the input's dtype (ir/ops/act.h). */
+static rlx_status infer_conv(rlx_infer_ctx *c) {
+    RLX_TRY(infer_conv_like(c, RLX_GEOM_CONV));
+    if (c->n->n_in <= 3) return RLX_OK;
+    const rlx_value *r = rlx_ictx_in(c, 3), *x = rlx_ictx_in(c, 0), *y = rlx_ictx_out(c, 0);
+    if (c->n->n_in > 4 || !r) return rlx_ictx_fail(c, "has %d inputs, expected at most 4 (X, W, B, residual)", c->n->n_in);
+    if (r->dtype != x->dtype)
+        return rlx_ictx_fail(c, "residual dtype %s differs from input dtype %s", rlx_dtype_name(r->dtype),
+                             rlx_dtype_name(x->dtype));
+    if (!y || !rlx_value_is_static(y) || !rlx_value_is_static(r) || !rlx_shape_equal(r->dims, r->rank, y->dims, y->rank)) {
+        char sr[96], sy[96];
+        return rlx_ictx_fail(c, "residual of shape %s must have the output's static shape %s",
+                             rlx_shape_str(r->dims, r->rank, sr, sizeof sr),
+                             y ? rlx_shape_str(y->dims, y->rank, sy, sizeof sy) : "?");
+    }
+    return RLX_OK;
+}
 static rlx_status infer_conv_transpose(rlx_infer_ctx *c) { return infer_conv_like(c, RLX_GEOM_CONV_TRANSPOSE); }
 static rlx_status infer_pool(rlx_infer_ctx *c) {
     if (strcmp(c->n->op_type, "LpPool") == 0 && rlx_attr_int(c->n, "p", 2) < 1)

@@ -2,7 +2,9 @@
 // dims), groups and dilation: one invocation per output element,
 //   y[n, co, od, oh, ow] = sum over (ci, kz, kr, kc) in that nesting of
 //       w[co, ci, kz, kr, kc] * x[n, g * cin_g + ci, iz, ih, iw]
-//   then + b[co] (added last), then the fused activation (ACT, act.wgsl),
+//   then + b[co] (added last), then (RES) + r[n, co, od, oh, ow] (the fused
+//   residual of ir/ops/act.h, laid out like y, binding 5 at r_off), then
+//   the fused activation (ACT, act.wgsl),
 //   with g = co / cout_g and iz = od * s_d - p_d + kz * dil_d (likewise ih,
 //   iw); taps outside the input contribute w * 0. One f32 accumulator,
 //   fma per tap.
@@ -14,6 +16,9 @@
 //!include conv_params
 
 override ACT: u32 = 0u;
+override RES: bool = false;
+
+@group(0) @binding(5) var<storage, read_write> R: array<f32>;
 
 //!include act
 
@@ -53,6 +58,9 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     }
     if (P.has_bias != 0u) {
         acc = acc + B[P.b_off + co];
+    }
+    if (RES) {
+        acc = acc + R[P.r_off + i];
     }
     Y[P.y_off + i] = act_apply(ACT, acc, P.act_alpha, P.act_beta);
 }

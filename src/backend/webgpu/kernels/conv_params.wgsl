@@ -2,8 +2,10 @@
 // (not a kernel: included with "//!include conv_params"): the element
 // offsets of x, w, b, y in their bindings, the geometry of
 // src/ir/ops/conv_geom.h (3-D; 2-D and 1-D convolutions have depth and
-// height 1), has_bias, total (outputs), and the fused activation's
-// parameters.
+// height 1), has_bias, total (outputs), the fused activation's
+// parameters, and r_off: the offset of conv_direct's residual binding
+// (bound after the other Params, so its word comes last; padding in
+// conv_transpose).
 struct Params {
     x_off: u32, w_off: u32, b_off: u32, y_off: u32,
     n: u32, c_in: u32, c_out: u32, group: u32,
@@ -12,7 +14,7 @@ struct Params {
     k_w: u32, s_d: u32, s_h: u32, s_w: u32,
     p_d: u32, p_h: u32, p_w: u32, dil_d: u32,
     dil_h: u32, dil_w: u32, has_bias: u32, total: u32,
-    act_alpha: f32, act_beta: f32, _p0: u32, _p1: u32,
+    act_alpha: f32, act_beta: f32, r_off: u32, _p1: u32,
 };
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<f32>;

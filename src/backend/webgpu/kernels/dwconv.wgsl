@@ -2,7 +2,8 @@
 // (weights [c_out, 1, KH, KW]). One invocation computes OWB consecutive
 // outputs of one output row:
 //   y[n, co, oh, ow] = act(sum_{kr, kc ascending} w[co, 0, kr, kc] *
-//                          x[n, co / mult, ih, iw] + b[co])
+//                          x[n, co / mult, ih, iw] + b[co] [+ r[n, co, oh, ow]])
+//   (RES: the fused residual of ir/ops/act.h, laid out like y)
 //   ih = oh * s_h - p_h + kr * d_h, iw = ow * s_w - p_w + kc * d_w; taps
 //   outside the input contribute w * 0.
 // One f32 accumulator per output with fma in the order of conv_direct.wgsl
@@ -18,6 +19,7 @@ override KH: u32 = 3u;
 override KW: u32 = 3u;
 override OWB: u32 = 4u;
 override ACT: u32 = 0u;
+override RES: bool = false;
 
 //!include act
 
@@ -58,6 +60,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
         if (ow0 + j < P.out_w) {
             var v = acc[j];
             if (P.has_bias != 0u) { v = v + bias; }
+            if (RES) { v = v + R[P.r_off + yrow + ow0 + j]; }
             Y[P.y_off + yrow + ow0 + j] = act_apply(ACT, v, P.act_alpha, P.act_beta);
         }
     }

@@ -1,16 +1,20 @@
 // The Params and bindings of the depthwise convolution (not a kernel:
 // included with "//!include dwconv_params" by dwconv.wgsl and pasted by
 // dwconv_gen.c): element offsets of x, w, b, y, the 2-D geometry,
-// has_bias, total (invocations) and the activation's parameters.
+// has_bias, total (invocations), the activation's parameters, and r_off:
+// the offset of the fused residual R (binding 5, laid out like y, read with
+// RES; bound after the other Params, so its word comes last).
 struct Params {
     x_off: u32, w_off: u32, b_off: u32, y_off: u32,
     c_out: u32, mult: u32, in_h: u32, in_w: u32,
     out_h: u32, out_w: u32, s_h: u32, s_w: u32,
     p_h: u32, p_w: u32, d_h: u32, d_w: u32,
     has_bias: u32, total: u32, act_alpha: f32, act_beta: f32,
+    r_off: u32, _r0: u32, _r1: u32, _r2: u32,
 };
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<f32>;
 @group(0) @binding(2) var<storage, read_write> W: array<f32>;
 @group(0) @binding(3) var<storage, read_write> B: array<f32>;
 @group(0) @binding(4) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(5) var<storage, read_write> R: array<f32>;

@@ -2,7 +2,7 @@
 // convolution (after im2col, 1x1 convolutions directly, or as an implicit
 // GEMM that gathers the im2col operand on the fly):
 //   y[b, m, n] = act(alpha * sum_{k ascending} A(b, m, k) * B(b, k, n)
-//                    + beta * bias(b, m, n))
+//                    + beta * bias(b, m, n) [+ r(b, m, n)])
 // Semantics: ONNX MatMul-13, Gemm-13 (C as bias), Conv-11/22; act as in
 // src/ir/ops/act.h (act.wgsl). Every output is ONE f32 accumulator summed
 // over k in ascending order with fma, exactly like conv_direct.wgsl, so for
@@ -34,6 +34,9 @@
 //     ih = oh * s_h - p_h + kr * d_h, iw likewise; 0 outside the input.
 //   bias(b, m, n) = C[cbase(b) + m * bias_sm + n * bias_sn] (f32)
 //   y[b, m, n] = Y[ybase(b) + m * y_sm + n]                (f32)
+//   RES: r(b, m, n) = R[r_off + ybase(b) + m * y_sm + n] (laid out like y)
+//     is added after the bias, before the activation (a Conv's fused
+//     residual, ir/ops/act.h); not with Y_PIX
 // A_MODE: 0 scalar loads, neighbours along k; 1 vec4 along k (a_sk = 1; K,
 // a_sm, bases multiples of 4); 2 vec4 along m (a_sm = 1; M, a_sk, bases
 // multiples of 4); 3 scalar, neighbours along m.
@@ -69,6 +72,7 @@ override SPLITK: bool = false;
 override ACT: u32 = 0u;
 override PREFETCH: bool = false;
 override Y_PIX: bool = false;
+override RES: bool = false;
 
 const TM4_MAX: u32 = 2u;
 const TN4_MAX: u32 = 2u;

@@ -6,6 +6,10 @@
 // half 2 * x_off + x_sub + e of the binding). lda4 / ldb4: four
 // consecutive elements at an e that is a multiple of 4 (and so are the
 // bases). conv_b: the implicit im2col operand of a 2-D NCHW input.
+// R (binding 5) is the residual that gemm_tile's epilogue adds with RES:
+// laid out like y (element yi at R[r_off + yi] where y's is Y[y_off + yi]);
+// it is bound last, so its offset r_off follows the other fields. Kernels
+// without a residual (gemm_coop) neither use nor bind it and leave r_off 0.
 // The including kernel declares the overrides A_F16, B_F16, CKH and CKW
 // (the implicit conv's kernel size, 0 = read it from Params) before any
 // module-scope variable sized by an override (naga 29 panics on an
@@ -25,12 +29,14 @@ struct Params {
     b_sub: u32, in_h: u32, in_w: u32, out_w: u32,
     k_h: u32, k_w: u32, s_h: u32, s_w: u32,
     p_h: u32, p_w: u32, d_h: u32, d_w: u32,
+    r_off: u32, _r0: u32, _r1: u32, _r2: u32,
 };
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> A: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> Bm: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> C: array<f32>;
 @group(0) @binding(4) var<storage, read_write> Y: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> R: array<f32>;
 
 fn lda(e: u32) -> f32 {
     if (A_F16) {

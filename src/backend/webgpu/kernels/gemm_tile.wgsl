@@ -1,7 +1,7 @@
 // Shared part of gemm.wgsl and the generated GEMM (gemm_gen.c), not a
 // kernel: included with "//!include gemm_tile" after gemm_common. The
 // includer declares TM, TN, WGX, WGY, BK, A_MODE, B_MODE, Y_VEC, Y_PIX,
-// SPLITK, ACT and PREFETCH (as overrides or constants) and the workgroup
+// SPLITK, ACT, RES and PREFETCH (as overrides or constants) and the workgroup
 // tiles As and Bs (see gemm.wgsl for every field's meaning). Here: the
 // tile loads (fetch_* read an item of the next k tile from the operand,
 // put_* store it into As / Bs), tile_job (which tile, batch item and k
@@ -151,6 +151,7 @@ fn tile_job(wl: u32) -> TileJob {
 
 // Outputs y[m, n .. n + 3] (those below M and N) from the accumulators v:
 // SPLITK stores the raw partial sums; otherwise alpha * v + beta * bias,
+// then + the residual (RES: R at y's index, a fused Conv's fourth input),
 // then the activation, stored as a vec4 (Y_VEC), over the pixel grid
 // (Y_PIX) or element by element.
 fn store4(m: u32, n: u32, v: vec4<f32>, ybase: u32, cbase: u32) {
@@ -172,6 +173,7 @@ fn store4(m: u32, n: u32, v: vec4<f32>, ybase: u32, cbase: u32) {
         if (P.has_bias != 0u && n + c < P.N) {
             x = x + P.beta * C[P.c_off + cbase + m * P.bias_sm + (n + c) * P.bias_sn];
         }
+        if (RES && n + c < P.N) { x = x + R[P.r_off + yi + c]; }
         o[c] = act_apply(ACT, x, P.act_alpha, P.act_beta);
     }
     if (Y_VEC) {
