@@ -17,7 +17,8 @@
  * not fit); "v1": the old kernel only. RLX_ATTENTION_TILE=BQxBK forces the
  * tiled kernel's query rows (4, 8, 16, 32) and keys per tile (a multiple of
  * TD, the invocations per 4 rows, at most 8 TD); a tile that does not fit
- * declines the node. Declines (the node runs on the CPU): dtypes other
+ * declines the node; RLX_ATTENTION_VEC4=0 makes the tiled kernel use
+ * scalar loads and stores. Declines (the node runs on the CPU): dtypes other
  * than f32, empty keys or depth, head dims above 256, a zero or non-finite
  * scale, counts of 2^31 elements or more. */
 #ifndef RLX_BACKEND_WEBGPU_LOWER_ATTENTION_H
