@@ -17,6 +17,9 @@
 #                                            # under GEMM tile / split-K / kernel variants
 #   bash bench/device_run.sh tiles           # ~3 min: per-node GPU time of the GEMMs of MobileNetV2,
 #                                            # ResNet-50, MiniLM, BERT-base (or $TILE_MODELS) under tile shapes
+#   bash bench/device_run.sh attention       # ~3 min: GPU time of the Attention dispatches of MiniLM and
+#                                            # BERT-base (batch 1, seq 128) under RLX_ATTENTION_KERNEL=v1,
+#                                            # the tiled default and RLX_ATTENTION_TILE variants
 #   bash bench/device_run.sh diag            # ~3 min: cooperative-matrix forms (coop_probe), the
 #                                            # f16 GEMM's self-test, the wait's spin budget on a
 #                                            # one-Relu model, why BERT nodes fall back to the CPU
@@ -86,7 +89,7 @@ for m in $modes; do
   echo "== mode $m (at $(elapsed) s)"
   case "$m" in
     tests)
-      for t in test_gpu_gemm test_gpu_conv test_webgpu test_webgpu_split test_webgpu_share test_webgpu_reduce \
+      for t in test_gpu_gemm test_gpu_conv test_webgpu test_webgpu_split test_webgpu_share test_webgpu_reduce test_webgpu_attention \
                test_webgpu_index test_fusion; do
         echo "-- $t"
         RLX_TEST_REQUIRE_GPU=1 timeout 150 "$D/bin/$t" 2>&1 | tail -25
@@ -136,6 +139,20 @@ for m in $modes; do
         --variant "t32x64=RLX_GEMM_TILE=4x4,16x8,16" --variant "t32x32=RLX_GEMM_TILE=4x4,8x8,16" \
         --variant "t64x32=RLX_GEMM_TILE=4x4,8x16,16" ${TILE_MODELS:-mobilenet_v2 resnet50 minilm bert_base} \
         2>&1 | tee "$OUT/tiles.txt"
+      ;;
+    attention)
+      {
+        timeout 300 "$PY" bench/export_models.py --dest "$MODELS" --only minilm,bert_base
+        sh="--shape input_ids=1x128 --shape attention_mask=1x128 --shape token_type_ids=1x128"
+        for m in minilm bert_base; do
+          for v in RLX_ATTENTION_KERNEL=v1 "" RLX_ATTENTION_TILE=8x64 RLX_ATTENTION_TILE=16x32 \
+                   RLX_ATTENTION_TILE=32x32 RLX_ATTENTION_TILE=16x64 RLX_ATTENTION_TILE=4x64 RLX_ATTENTION_VEC4=0; do
+            echo "-- $m ${v:-default (tiled)}"
+            env $v timeout 60 "$RLX" bench "$MODELS/$m.onnx" --device gpu $sh --warmup 5 --iters 40 \
+              --profile "/tmp/att_$m.json" --top 20 2>&1 | grep -E "GPU timestamps|Attention|declined|error"
+          done
+        done
+      } 2>&1 | tee "$OUT/attention.txt"
       ;;
     variants)
       {

@@ -59,11 +59,12 @@ static inline rlx_node_attr na_s(const char *name, const char *v) {
     return a;
 }
 
-/* Runs one node of `op` (since-version `version`) on backend `be`: the
- * graph is built by hand (so the fused-epilogue attributes and MatMul's
- * third input need no pass), every step must run on the GPU. Inputs with
- * konst[i] become constants. attrs are adopted. *n_disp: dispatches. */
-static inline rlx_status run_node_dt(rlx_backend *be, const char *op, int version, int n_in,
+/* Runs one node of `op` of `domain` ("" for ONNX, "rlx" for the internal
+ * ops) (since-version `version`) on backend `be`: the graph is built by
+ * hand (so the fused-epilogue attributes and MatMul's third input need no
+ * pass), every step must run on the GPU. Inputs with konst[i] become
+ * constants. attrs are adopted. *n_disp: dispatches. */
+static inline rlx_status run_node_in(rlx_backend *be, const char *domain, const char *op, int version, int n_in,
                                      const rlx_tensor *const *in, const int *konst, rlx_dtype out_dt, int out_rank,
                                      const int64_t *out_dims, int n_attrs, rlx_node_attr *attrs, rlx_tensor **out,
                                      size_t *n_disp) {
@@ -119,7 +120,7 @@ static inline rlx_status run_node_dt(rlx_backend *be, const char *op, int versio
     memset(n, 0, sizeof *n);
     n->name = rlx_strdup("node0");
     n->op_type = rlx_strdup(op);
-    n->domain = rlx_strdup("");
+    n->domain = rlx_strdup(domain);
     n->version = version;
     n->in = malloc(sizeof(int) * (size_t)(n_in + 1));
     memcpy(n->in, ids, sizeof(int) * (size_t)n_in);
@@ -151,6 +152,14 @@ static inline rlx_status run_node_dt(rlx_backend *be, const char *op, int versio
     if (exe) be->destroy_exe(exe);
     rlx_program_destroy(p);
     return st;
+}
+
+/* run_node_in for an ONNX op. */
+static inline rlx_status run_node_dt(rlx_backend *be, const char *op, int version, int n_in,
+                                     const rlx_tensor *const *in, const int *konst, rlx_dtype out_dt, int out_rank,
+                                     const int64_t *out_dims, int n_attrs, rlx_node_attr *attrs, rlx_tensor **out,
+                                     size_t *n_disp) {
+    return run_node_in(be, "", op, version, n_in, in, konst, out_dt, out_rank, out_dims, n_attrs, attrs, out, n_disp);
 }
 
 /* run_node_dt with an f32 output. */

@@ -514,6 +514,8 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
     c->max_buffer = UINT64_MAX;
     RLX_TRY(env_limit("RLX_MAX_BINDING_BYTES", 256, &c->max_binding));
     RLX_TRY(env_limit("RLX_MAX_BUFFER_BYTES", 4096, &c->max_buffer));
+    uint64_t wg_storage = UINT64_MAX; /* lowered by RLX_MAX_WG_STORAGE_BYTES (tests of the fallbacks) */
+    RLX_TRY(env_limit("RLX_MAX_WG_STORAGE_BYTES", 1024, &wg_storage));
     call_once(&g_reg_once, reg_init);
     mtx_lock(&g_reg_lock);
     wg_shared *sh = NULL;
@@ -586,6 +588,7 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
     c->uniform_align = b->limits.minUniformBufferOffsetAlignment ? b->limits.minUniformBufferOffsetAlignment : 256;
     c->max_storage_per_stage = b->limits.maxStorageBuffersPerShaderStage;
     c->max_wg_storage = b->limits.maxComputeWorkgroupStorageSize;
+    if (wg_storage < c->max_wg_storage) c->max_wg_storage = (uint32_t)wg_storage;
     c->max_wg_invocations = b->limits.maxComputeInvocationsPerWorkgroup;
     c->max_wg_size_x = b->limits.maxComputeWorkgroupSizeX;
     c->max_wg_size_y = b->limits.maxComputeWorkgroupSizeY;
