@@ -20,6 +20,7 @@
 #   bash bench/device_run.sh attention       # ~3 min: GPU time of the Attention dispatches of MiniLM and
 #                                            # BERT-base (batch 1, seq 128) under RLX_ATTENTION_KERNEL=v1,
 #                                            # the tiled default and RLX_ATTENTION_TILE variants
+#   bash bench/device_run.sh residual        # ~1 min: MobileNetV2 and ResNet-50 with fuse_conv_residual off / on
 #   bash bench/device_run.sh diag            # ~3 min: cooperative-matrix forms (coop_probe), the
 #                                            # f16 GEMM's self-test, the wait's spin budget on a
 #                                            # one-Relu model, why BERT nodes fall back to the CPU
@@ -139,6 +140,18 @@ for m in $modes; do
         --variant "t32x64=RLX_GEMM_TILE=4x4,16x8,16" --variant "t32x32=RLX_GEMM_TILE=4x4,8x8,16" \
         --variant "t64x32=RLX_GEMM_TILE=4x4,8x16,16" ${TILE_MODELS:-mobilenet_v2 resnet50 minilm bert_base} \
         2>&1 | tee "$OUT/tiles.txt"
+      ;;
+    residual)
+      {
+        timeout 300 "$PY" bench/export_models.py --dest "$MODELS" --only resnet50,mobilenet_v2
+        for m in mobilenet_v2 resnet50; do
+          for v in RLX_DISABLE_PASSES=fuse_conv_residual ""; do
+            echo "-- $m ${v:-fuse_conv_residual on}"
+            env $v timeout 60 "$RLX" bench "$MODELS/$m.onnx" --device gpu --warmup 10 --iters 100 2>&1 \
+              | grep -E "forward pass|plan:"
+          done
+        done
+      } 2>&1 | tee "$OUT/residual.txt"
       ;;
     attention)
       {
