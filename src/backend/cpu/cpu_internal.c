@@ -12,16 +12,17 @@
  * strides of absorbed Transposes). The reference computes each query row in
  * double (scores, softmax, weighted sum of V). The fast path (f32, when
  * every matrix has a unit stride on one axis) does per batch and block of
- * query rows what the unfused graph does: scores = Q K^T with cblas_sgemm,
+ * query rows what the unfused graph does: scores = Q K^T with cblas_sgemm
+ * (shared over the worker pool by cpu_sgemm.h),
  * the scale and mask in float, the softmax in double per row, then P V with
  * cblas_sgemm into the output's rows; the scores live only in a block
  * buffer. */
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_sgemm.h"
 #include "base/mem.h"
 #include "base/parallel.h"
 #include "ir/ops/internal_ops.h"
@@ -289,9 +290,8 @@ static rlx_status attn_fast(rlx_cpu_kctx *k, const attn_geom *g) {
             if (g->d == 0) {
                 memset(s, 0, nr * g->sk * sizeof *s);
             } else {
-                cblas_sgemm(CblasRowMajor, qt ? CblasTrans : CblasNoTrans, bt ? CblasTrans : CblasNoTrans, (int)nr,
-                            (int)g->sk, (int)g->d, 1.0f, q + o[0] + (int64_t)i0 * l->qs[r - 2], qld, kk + o[1], bld,
-                            0.0f, s, (int)g->sk);
+                rlx_cpu_sgemm(qt, bt, nr, g->sk, g->d, 1.0f, q + o[0] + (int64_t)i0 * l->qs[r - 2], (size_t)qld,
+                              kk + o[1], (size_t)bld, 0.0f, s, g->sk);
             }
             for (size_t i = 0; i < nr; i++) {
                 float *row = s + i * g->sk;
@@ -309,8 +309,8 @@ static rlx_status attn_fast(rlx_cpu_kctx *k, const attn_geom *g) {
             }
             float *yb = y + o[3] + (int64_t)i0 * l->ys[r - 2];
             if (g->dv)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, vt ? CblasTrans : CblasNoTrans, (int)nr, (int)g->dv,
-                            (int)g->sk, 1.0f, s, (int)g->sk, v + o[2], vld, 0.0f, yb, yld);
+                rlx_cpu_sgemm(false, vt, nr, g->dv, g->sk, 1.0f, s, g->sk, v + o[2], (size_t)vld, 0.0f, yb,
+                              (size_t)yld);
         }
     }
     free(s);

@@ -70,6 +70,31 @@ void rlx_nn_act_f32_serial(const rlx_act *a, float *y, size_t n);
 /* rows x cols elements with row stride `stride`, in one parallel region. */
 void rlx_nn_act_rows_f32(const rlx_act *a, float *y, size_t rows, size_t cols, size_t stride);
 
+/* Walks the flat positions [p0, p0 + np) of a 3-D grid `dims` in runs along
+ * the last axis: calls body with (j = offset in the block, a0, a1, a2 = the
+ * run's first position, len = run length). */
+#define RLX_NN_GRID_RUNS(dims, p0, np, body)                                                      \
+    do {                                                                                   \
+        int64_t a2_ = (int64_t)((p0) % (size_t)(dims)[2]);                                  \
+        int64_t a1_ = (int64_t)(((p0) / (size_t)(dims)[2]) % (size_t)(dims)[1]);            \
+        int64_t a0_ = (int64_t)((p0) / ((size_t)(dims)[2] * (size_t)(dims)[1]));            \
+        for (size_t j_ = 0; j_ < (np);) {                                                  \
+            int64_t len_ = (dims)[2] - a2_;                                                \
+            if ((size_t)len_ > (np) - j_) len_ = (int64_t)((np) - j_);                     \
+            {                                                                              \
+                size_t j = j_;                                                             \
+                int64_t a0 = a0_, a1 = a1_, a2 = a2_, len = len_;                          \
+                body;                                                                      \
+            }                                                                              \
+            j_ += (size_t)len_;                                                            \
+            a2_ += len_;                                                                   \
+            if (a2_ == (dims)[2]) {                                                        \
+                a2_ = 0;                                                                   \
+                if (++a1_ == (dims)[1]) a1_ = 0, a0_++;                                    \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+
 /* Largest dimension passed to cblas (its integers are C int). */
 #define RLX_NN_BLAS_MAX 2147483647LL
 
@@ -88,5 +113,13 @@ rlx_status rlx_cpu_nn_softmax(rlx_cpu_kctx *k);
 rlx_status rlx_cpu_nn_logsoftmax(rlx_cpu_kctx *k);
 rlx_status rlx_cpu_nn_hardmax(rlx_cpu_kctx *k);
 rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k);
+
+/* Fast f32 Conv paths (cpu_nn_conv_fast.c), called by rlx_cpu_nn_conv with
+ * the resolved geometry when k->reference is false and the tensors are f32:
+ * depthwise (g->c_in == g->group), and im2col + sgemm (every dimension
+ * within RLX_NN_BLAS_MAX). They write the whole output, bias and fused
+ * activation included. errors: RLX_ERR_OUT_OF_MEMORY (scratch). */
+rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
+rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 
 #endif

@@ -2,7 +2,9 @@
  *
  * Gemm and MatMul: the reference computes in double (float dtypes) or in
  * wrapping 64-bit integers (integer dtypes) with a plain triple loop; for f32,
- * when k->reference is false, cblas_sgemm does the work.
+ * when k->reference is false, cblas_sgemm does the work, shared over the
+ * worker pool by cpu_sgemm.h (batched MatMul: one matrix per task when
+ * there are at least as many matrices as threads).
  * Semantics: ONNX Gemm-11/13, MatMul-13, Softmax/LogSoftmax/Hardmax-11/13.
  *
  * Fused epilogue (src/ir/ops/act.h, passes/fuse_activation.c): Gemm and
@@ -10,12 +12,12 @@
  * MatMul may carry a third input, a bias of N elements added to every row
  * before the activation. Integer Gemm/MatMul refuse both (the pass never
  * creates them). */
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_nn.h"
+#include "backend/cpu/cpu_sgemm.h"
 #include "base/mem.h"
 #include "base/parallel.h"
 #include "base/tensor.h"
@@ -113,9 +115,9 @@ static void gemm_f32_blas(rlx_cpu_kctx *k, const gemm_dims *d, float alpha, floa
         rlx_nn_act_f32(&act, y, (size_t)(d->m * d->n));
         return;
     }
-    cblas_sgemm(CblasRowMajor, d->ta ? CblasTrans : CblasNoTrans, d->tb ? CblasTrans : CblasNoTrans, (int)d->m,
-                (int)d->n, (int)d->kk, alpha, k->in[0]->data, d->ta ? (int)d->m : (int)d->kk, k->in[1]->data,
-                d->tb ? (int)d->kk : (int)d->n, ct ? 1.0f : 0.0f, y, (int)d->n);
+    rlx_cpu_sgemm(d->ta, d->tb, (size_t)d->m, (size_t)d->n, (size_t)d->kk, alpha, k->in[0]->data,
+                  (size_t)(d->ta ? d->m : d->kk), k->in[1]->data, (size_t)(d->tb ? d->kk : d->n), ct ? 1.0f : 0.0f, y,
+                  (size_t)d->n);
     rlx_act act = rlx_node_act(k->n);
     rlx_nn_act_f32(&act, y, (size_t)(d->m * d->n));
 }
@@ -293,6 +295,24 @@ static void matmul_epilogue_f32(rlx_cpu_kctx *k, const matmul_dims *d, float *y)
     }
 }
 
+typedef struct mm_batch {
+    const matmul_dims *d;
+    const float *a, *b;
+    float *y;
+} mm_batch;
+
+static void mm_batches(void *ctx, size_t b0, size_t b1) {
+    const mm_batch *j = ctx;
+    const matmul_dims *d = j->d;
+    size_t mk = (size_t)(d->m * d->kk), kn = (size_t)(d->kk * d->n), mn = (size_t)(d->m * d->n);
+    for (size_t bi = b0; bi < b1; bi++) {
+        size_t ao, bo;
+        batch_offsets(d, bi, &ao, &bo);
+        rlx_cpu_sgemm_serial(false, false, (size_t)d->m, (size_t)d->n, (size_t)d->kk, 1.0f, j->a + ao * mk,
+                             (size_t)d->kk, j->b + bo * kn, (size_t)d->n, 0.0f, j->y + bi * mn, (size_t)d->n);
+    }
+}
+
 static void matmul_f32_blas(rlx_cpu_kctx *k, const matmul_dims *d) {
     const float *a = k->in[0]->data, *b = k->in[1]->data;
     float *y = k->out[0]->data;
@@ -304,16 +324,21 @@ static void matmul_f32_blas(rlx_cpu_kctx *k, const matmul_dims *d) {
     }
     bool b_plain = k->in[1]->rank <= 2;
     if (b_plain && (int64_t)d->nb * d->m <= RLX_NN_BLAS_MAX) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)((int64_t)d->nb * d->m), (int)d->n, (int)d->kk,
-                    1.0f, a, (int)d->kk, b, (int)d->n, 0.0f, y, (int)d->n);
+        rlx_cpu_sgemm(false, false, d->nb * (size_t)d->m, (size_t)d->n, (size_t)d->kk, 1.0f, a, (size_t)d->kk, b,
+                      (size_t)d->n, 0.0f, y, (size_t)d->n);
         matmul_epilogue_f32(k, d, y);
         return;
     }
-    for (size_t bi = 0; bi < d->nb; bi++) {
-        size_t ao, bo;
-        batch_offsets(d, bi, &ao, &bo);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d->m, (int)d->n, (int)d->kk, 1.0f, a + ao * mk,
-                    (int)d->kk, b + bo * kn, (int)d->n, 0.0f, y + bi * mn, (int)d->n);
+    if (d->nb >= (size_t)rlx_parallel_threads()) { /* one matrix per task */
+        mm_batch j = { d, a, b, y };
+        rlx_parallel_for(d->nb, 1, mm_batches, &j);
+    } else {
+        for (size_t bi = 0; bi < d->nb; bi++) {
+            size_t ao, bo;
+            batch_offsets(d, bi, &ao, &bo);
+            rlx_cpu_sgemm(false, false, (size_t)d->m, (size_t)d->n, (size_t)d->kk, 1.0f, a + ao * mk, (size_t)d->kk,
+                          b + bo * kn, (size_t)d->n, 0.0f, y + bi * mn, (size_t)d->n);
+        }
     }
     matmul_epilogue_f32(k, d, y);
 }

@@ -1,0 +1,427 @@
+/* Fast f32 paths of Conv (ONNX Conv-11/22), used when k->reference is
+ * false; the reference kernel in cpu_nn_conv.c is the oracle they are
+ * tested against (tests/test_cpu_conv_fast.c).
+ *
+ * Threads: the worker pool (base/parallel.h) runs every part; each task
+ * gets a scratch slot of its own (one per pool thread, allocated once per
+ * call) and multiplies with single-threaded OpenBLAS (cpu_sgemm.h, policy
+ * "pool"). Under policy "blas" the GEMM convolution builds its column
+ * matrix on the pool and hands it to one OpenBLAS-threaded GEMM.
+ *
+ *  - Depthwise (one input channel per group, any channel multiplier), 1-D
+ *    and 2-D: tasks over (image, output channel) planes. A task copies the
+ *    input plane once into zero-padded rows split by stride phase (element
+ *    q of a padded row lands in phase q % stride at q / stride), so that
+ *    every kernel tap reads a contiguous run for a whole output row; the
+ *    row is then y[o] = b + sum over taps of w * row[o + off], with the
+ *    taps of a kernel row unrolled for widths 3 and 5, a loop the compiler
+ *    vectorises. 3-D depthwise: tap by tap over whole output rows.
+ *  - Everything else: im2col + sgemm over tasks (image, group, block of
+ *    output positions, block of output channels); a 1x1 convolution with
+ *    stride 1 and no padding multiplies the input in place (no im2col).
+ *    Blocks of positions keep the column block near 512 KiB; output
+ *    channels are split only when positions and groups cannot keep the
+ *    threads busy (small late-stage feature maps).
+ *  - Epilogue: each task adds the bias and applies the fused activation
+ *    (src/ir/ops/act.h) to the block it just computed, in f32.
+ * They accumulate in float in another order than the reference: tests
+ * compare at 1e-5 relative + 2e-5 absolute (values in [-1, 1]). */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_nn.h"
+#include "backend/cpu/cpu_sgemm.h"
+#include "base/mem.h"
+#include "base/parallel.h"
+
+/* ------------------------------------------------------------ tasks with scratch */
+
+/* Item `item` of a job, with `scratch` (the slot's buffer) to itself. */
+typedef void (*item_fn)(void *ctx, size_t item, float *scratch);
+
+typedef struct slot_job {
+    item_fn fn;
+    void *ctx;
+    size_t n_items, slot_floats;
+    float *scratch;
+    atomic_size_t next;
+} slot_job;
+
+static void run_slots(void *ctx, size_t s0, size_t s1) {
+    slot_job *j = ctx;
+    for (size_t s = s0; s < s1; s++) {
+        float *scratch = j->scratch ? j->scratch + s * j->slot_floats : NULL;
+        for (;;) {
+            size_t it = atomic_fetch_add(&j->next, 1);
+            if (it >= j->n_items) break;
+            j->fn(j->ctx, it, scratch);
+        }
+    }
+}
+
+/* Runs fn over items [0, n_items) on the pool, each slot (one per thread)
+ * taking items from a shared counter with its own slot_floats of scratch.
+ * errors: RLX_ERR_OUT_OF_MEMORY (scratch) naming the node. */
+static rlx_status run_items(const rlx_cpu_kctx *k, size_t n_items, size_t slot_floats, item_fn fn, void *ctx) {
+    if (!n_items) return RLX_OK;
+    size_t slots = (size_t)rlx_parallel_threads();
+    if (slots > n_items) slots = n_items;
+    slot_job j;
+    j.fn = fn;
+    j.ctx = ctx;
+    j.n_items = n_items;
+    j.slot_floats = slot_floats;
+    j.scratch = NULL;
+    atomic_init(&j.next, 0);
+    if (slot_floats) {
+        size_t total;
+        if (!rlx_mul_ok(slots, slot_floats, &total) || !(j.scratch = malloc((total + 1) * sizeof(float))))
+            return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu scratch slots of %zu floats)", slots,
+                                slot_floats);
+    }
+    rlx_parallel_for(slots, 1, run_slots, &j);
+    free(j.scratch);
+    return RLX_OK;
+}
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* y[r * ld + c] = act(y[r * ld + c] + bias[r]) for a rows x cols block
+ * (bias NULL: no addition). */
+static void bias_act_block(float *y, size_t ld, size_t rows, size_t cols, const float *bias, const rlx_act *act) {
+    for (size_t r = 0; r < rows; r++) {
+        float *row = y + r * ld;
+        if (bias) {
+            float bv = bias[r];
+            for (size_t c = 0; c < cols; c++) row[c] += bv;
+        }
+        rlx_nn_act_f32_serial(act, row, cols);
+    }
+}
+
+/* ------------------------------------------------------------ depthwise */
+
+typedef struct dw_job {
+    const float *x, *w, *b;
+    float *y;
+    const rlx_conv_geom *g;
+    const rlx_nn_sp3 *s;
+    rlx_act act;
+    size_t cog;      /* output channels per input channel */
+    size_t phase_len; /* J: elements per stride phase of a padded row */
+    size_t row_len;   /* stride * J */
+} dw_job;
+
+/* y[o] += sum over the kernel row's taps t of w[t] * p[t][o]: the row's
+ * taps unrolled for widths 3 and 5. */
+static void dw_row_taps(float *restrict y, const float *const *p, const float *w, int64_t kw, int64_t n) {
+    if (kw == 3) {
+        const float *restrict p0 = p[0], *restrict p1 = p[1], *restrict p2 = p[2];
+        float w0 = w[0], w1 = w[1], w2 = w[2];
+        for (int64_t o = 0; o < n; o++) y[o] += w0 * p0[o] + w1 * p1[o] + w2 * p2[o];
+    } else if (kw == 5) {
+        const float *restrict p0 = p[0], *restrict p1 = p[1], *restrict p2 = p[2], *restrict p3 = p[3],
+                              *restrict p4 = p[4];
+        float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+        for (int64_t o = 0; o < n; o++) y[o] += w0 * p0[o] + w1 * p1[o] + w2 * p2[o] + w3 * p3[o] + w4 * p4[o];
+    } else {
+        for (int64_t t = 0; t < kw; t++) {
+            const float *restrict pt = p[t];
+            float wt = w[t];
+            for (int64_t o = 0; o < n; o++) y[o] += wt * pt[o];
+        }
+    }
+}
+
+/* One (image, output channel) plane of a 1-D / 2-D depthwise convolution
+ * (s->in[0] == s->out[0] == 1). scratch: in[1] rows of row_len floats. */
+static void dw_plane_2d(void *ctx, size_t plane, float *buf) {
+    const dw_job *j = ctx;
+    const rlx_nn_sp3 *s = j->s;
+    size_t co = plane % (size_t)j->g->c_out, n = plane / (size_t)j->g->c_out, ci = co / j->cog;
+    const float *xc = j->x + (n * (size_t)j->g->c_in + ci) * s->in_sp;
+    const float *wk = j->w + co * s->ksz;
+    float *yo = j->y + plane * s->out_sp;
+    float bv = j->b ? j->b[co] : 0.0f;
+    int64_t ih = s->in[1], iw = s->in[2], oh = s->out[1], ow = s->out[2];
+    int64_t kh = s->k[1], kw = s->k[2], sh = s->s[1], sw = s->s[2], dh = s->d[1], dw = s->d[2];
+    int64_t ph = s->pb[1], pw = s->pb[2];
+    size_t J = j->phase_len;
+    /* padded rows, split by phase: buf[r][ph][jj] = x[r][jj * sw + ph - pw] (0 outside) */
+    for (int64_t r = 0; r < ih; r++) {
+        const float *xr = xc + r * iw;
+        float *br = buf + (size_t)r * j->row_len;
+        for (int64_t q0 = 0; q0 < sw; q0++) {
+            float *bp = br + (size_t)q0 * J;
+            for (size_t jj = 0; jj < J; jj++) {
+                int64_t c = (int64_t)jj * sw + q0 - pw;
+                bp[jj] = c >= 0 && c < iw ? xr[c] : 0.0f;
+            }
+        }
+    }
+    const float *taps[64];
+    for (int64_t o1 = 0; o1 < oh; o1++) {
+        float *yr = yo + o1 * ow;
+        for (int64_t o = 0; o < ow; o++) yr[o] = bv;
+        for (int64_t k1 = 0; k1 < kh; k1++) {
+            int64_t r = o1 * sh - ph + k1 * dh;
+            if (r < 0 || r >= ih) continue;
+            const float *br = buf + (size_t)r * j->row_len;
+            const float *wr = wk + k1 * kw;
+            for (int64_t k0 = 0; k0 < kw; k0 += 64) { /* kernel rows wider than 64 in pieces */
+                int64_t nt = kw - k0 < 64 ? kw - k0 : 64;
+                for (int64_t t = 0; t < nt; t++) {
+                    int64_t q = (k0 + t) * dw; /* padded column of output 0 */
+                    taps[t] = br + (size_t)(q % sw) * J + (size_t)(q / sw);
+                }
+                dw_row_taps(yr, taps, wr + k0, nt, ow);
+            }
+        }
+        rlx_nn_act_f32_serial(&j->act, yr, (size_t)ow);
+    }
+}
+
+/* y[i] += w * x[i * xs] for i < n. */
+static void axpy_strided(float *restrict y, const float *restrict x, int64_t xs, float w, int64_t n) {
+    if (xs == 1)
+        for (int64_t i = 0; i < n; i++) y[i] += w * x[i];
+    else
+        for (int64_t i = 0; i < n; i++) y[i] += w * x[i * xs];
+}
+
+/* One plane of a 3-D depthwise convolution: tap by tap, over the output
+ * rows where the tap lands inside the input. */
+static void dw_plane_3d(void *ctx, size_t plane, float *scratch) {
+    (void)scratch;
+    const dw_job *j = ctx;
+    const rlx_nn_sp3 *s = j->s;
+    size_t co = plane % (size_t)j->g->c_out, n = plane / (size_t)j->g->c_out, ci = co / j->cog;
+    const float *xc = j->x + (n * (size_t)j->g->c_in + ci) * s->in_sp;
+    const float *wk = j->w + co * s->ksz;
+    float *yo = j->y + plane * s->out_sp;
+    float bv = j->b ? j->b[co] : 0.0f;
+    for (size_t o = 0; o < s->out_sp; o++) yo[o] = bv;
+    for (int64_t k0 = 0; k0 < s->k[0]; k0++)
+        for (int64_t k1 = 0; k1 < s->k[1]; k1++)
+            for (int64_t k2 = 0; k2 < s->k[2]; k2++) {
+                float wv = wk[(k0 * s->k[1] + k1) * s->k[2] + k2];
+                int64_t off = k2 * s->d[2] - s->pb[2];
+                int64_t lo = off >= 0 ? 0 : (-off + s->s[2] - 1) / s->s[2];
+                int64_t hi = s->in[2] - 1 - off < 0 ? 0 : (s->in[2] - 1 - off) / s->s[2] + 1;
+                if (hi > s->out[2]) hi = s->out[2];
+                if (lo >= hi) continue;
+                for (int64_t o0 = 0; o0 < s->out[0]; o0++) {
+                    int64_t i0 = o0 * s->s[0] - s->pb[0] + k0 * s->d[0];
+                    if (i0 < 0 || i0 >= s->in[0]) continue;
+                    for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
+                        int64_t i1 = o1 * s->s[1] - s->pb[1] + k1 * s->d[1];
+                        if (i1 < 0 || i1 >= s->in[1]) continue;
+                        const float *xr = xc + (i0 * s->in[1] + i1) * s->in[2] + off;
+                        float *yr = yo + (o0 * s->out[1] + o1) * s->out[2];
+                        axpy_strided(yr + lo, xr + lo * s->s[2], s->s[2], wv, hi - lo);
+                    }
+                }
+            }
+    rlx_nn_act_f32_serial(&j->act, yo, s->out_sp);
+}
+
+rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+    const rlx_tensor *bt = rlx_nn_in(k, 2);
+    dw_job j;
+    memset(&j, 0, sizeof j);
+    j.x = k->in[0]->data;
+    j.w = k->in[1]->data;
+    j.b = bt ? bt->data : NULL;
+    j.y = k->out[0]->data;
+    j.g = g;
+    j.s = s;
+    j.act = rlx_node_act(k->n);
+    j.cog = (size_t)(g->c_out / g->group);
+    size_t planes = (size_t)g->n * (size_t)g->c_out;
+    if (s->in[0] != 1 || s->out[0] != 1 || s->k[0] != 1) return run_items(k, planes, 0, dw_plane_3d, &j);
+    /* padded row: columns 0 .. (ow - 1) * sw + (kw - 1) * dw, then split by phase */
+    size_t len = (size_t)((s->out[2] - 1) * s->s[2] + (s->k[2] - 1) * s->d[2] + 1);
+    j.phase_len = ceil_div(len, (size_t)s->s[2]);
+    size_t slot;
+    if (!rlx_mul_ok(j.phase_len, (size_t)s->s[2], &j.row_len) || !rlx_mul_ok(j.row_len, (size_t)s->in[1], &slot))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "depthwise row buffer too large");
+    return run_items(k, planes, slot, dw_plane_2d, &j);
+}
+
+/* ------------------------------------------------------------ im2col + GEMM */
+
+/* im2col of output positions [p0, p0 + np) for channels [c0, c1) of one
+ * group of one image: col[((c - c0) * K + kk) * np + j], kk the kernel tap in
+ * (k0, k1, k2) order; taps outside the input (padding) store 0. */
+static void im2col_block(const float *x, const rlx_nn_sp3 *s, size_t c0, size_t c1, size_t p0, size_t np,
+                         float *col) {
+    float *dst = col;
+    for (size_t c = c0; c < c1; c++) {
+        const float *xc = x + c * s->in_sp;
+        for (int64_t k0 = 0; k0 < s->k[0]; k0++)
+            for (int64_t k1 = 0; k1 < s->k[1]; k1++)
+                for (int64_t k2 = 0; k2 < s->k[2]; k2++, dst += np)
+                    RLX_NN_GRID_RUNS(s->out, p0, np, {
+                        int64_t i0 = a0 * s->s[0] - s->pb[0] + k0 * s->d[0];
+                        int64_t i1 = a1 * s->s[1] - s->pb[1] + k1 * s->d[1];
+                        float *d = dst + j;
+                        if (i0 < 0 || i0 >= s->in[0] || i1 < 0 || i1 >= s->in[1]) {
+                            memset(d, 0, (size_t)len * sizeof(float));
+                        } else {
+                            const float *row = xc + (i0 * s->in[1] + i1) * s->in[2];
+                            int64_t st = s->s[2];
+                            int64_t i2 = a2 * st - s->pb[2] + k2 * s->d[2];
+                            /* t in [lo, hi) reads inside the row */
+                            int64_t lo = i2 >= 0 ? 0 : (-i2 + st - 1) / st;
+                            int64_t hi = s->in[2] - i2 <= 0 ? 0 : (s->in[2] - i2 + st - 1) / st;
+                            if (lo > len) lo = len;
+                            if (hi > len) hi = len;
+                            if (hi < lo) hi = lo;
+                            for (int64_t t = 0; t < lo; t++) d[t] = 0.0f;
+                            if (st == 1) {
+                                memcpy(d + lo, row + i2 + lo, (size_t)(hi - lo) * sizeof(float));
+                            } else {
+                                const float *src = row + i2;
+                                for (int64_t t = lo; t < hi; t++) d[t] = src[t * st];
+                            }
+                            for (int64_t t = hi; t < len; t++) d[t] = 0.0f;
+                        }
+                    });
+    }
+}
+
+typedef struct cg_job {
+    const float *x, *w, *b;
+    float *y;
+    const rlx_nn_sp3 *s;
+    rlx_act act;
+    size_t cig, cog, kt, sp;  /* channels per group, K = cig * taps, positions */
+    size_t c_in, c_out, groups;
+    bool direct;              /* 1x1, stride 1, no padding: B is the input */
+    size_t nb, n_cb, mb, n_mb; /* blocks of positions and of output channels */
+    /* policy "blas": the column matrix of (image, group, position block) */
+    size_t ng, p0, np;
+    float *col;
+} cg_job;
+
+/* Task: (image and group, position block, channel block). */
+static void cg_item(void *ctx, size_t item, float *scratch) {
+    const cg_job *j = ctx;
+    size_t mbi = item % j->n_mb, rest = item / j->n_mb;
+    size_t cbi = rest % j->n_cb, ng = rest / j->n_cb;
+    size_t n = ng / j->groups, gi = ng % j->groups;
+    size_t p0 = cbi * j->nb, np = j->sp - p0 < j->nb ? j->sp - p0 : j->nb;
+    size_t m0 = mbi * j->mb, mi = j->cog - m0 < j->mb ? j->cog - m0 : j->mb;
+    const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
+    float *yb = j->y + (n * j->c_out + gi * j->cog + m0) * j->sp + p0;
+    const float *bm;
+    size_t ldb;
+    if (j->direct) {
+        bm = xg + p0, ldb = j->sp;
+    } else {
+        im2col_block(xg, j->s, 0, j->cig, p0, np, scratch);
+        bm = scratch, ldb = np;
+    }
+    rlx_cpu_sgemm_serial(false, false, mi, np, j->kt, 1.0f, j->w + (gi * j->cog + m0) * j->kt, j->kt, bm, ldb, 0.0f,
+                         yb, j->sp);
+    bias_act_block(yb, j->sp, mi, np, j->b ? j->b + gi * j->cog + m0 : NULL, &j->act);
+}
+
+/* Policy "blas": one channel of the column matrix. */
+static void cg_im2col_channels(void *ctx, size_t c0, size_t c1) {
+    const cg_job *j = ctx;
+    size_t n = j->ng / j->groups, gi = j->ng % j->groups;
+    const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
+    im2col_block(xg, j->s, c0, c1, j->p0, j->np, j->col + c0 * j->s->ksz * j->np);
+}
+
+/* Policy "blas": bias and activation of output rows [r0, r1) of the block. */
+static void cg_epilogue_rows(void *ctx, size_t r0, size_t r1) {
+    const cg_job *j = ctx;
+    size_t n = j->ng / j->groups, gi = j->ng % j->groups;
+    float *yb = j->y + (n * j->c_out + gi * j->cog + r0) * j->sp + j->p0;
+    bias_act_block(yb, j->sp, r1 - r0, j->np, j->b ? j->b + gi * j->cog + r0 : NULL, &j->act);
+}
+
+/* Column block target: 512 KiB of floats. */
+#define CG_COL_FLOATS ((size_t)1 << 17)
+
+rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+    const rlx_tensor *bt = rlx_nn_in(k, 2);
+    cg_job j;
+    memset(&j, 0, sizeof j);
+    j.x = k->in[0]->data;
+    j.w = k->in[1]->data;
+    j.b = bt ? bt->data : NULL;
+    j.y = k->out[0]->data;
+    j.s = s;
+    j.act = rlx_node_act(k->n);
+    j.groups = (size_t)g->group;
+    j.c_in = (size_t)g->c_in;
+    j.c_out = (size_t)g->c_out;
+    j.cig = j.c_in / j.groups;
+    j.cog = j.c_out / j.groups;
+    j.kt = j.cig * s->ksz;
+    j.sp = s->out_sp;
+    j.direct = s->ksz == 1 && s->in_sp == s->out_sp;
+    for (int i = 0; i < 3 && j.direct; i++) j.direct = s->s[i] == 1 && s->pb[i] == 0;
+    size_t n_ng = (size_t)g->n * j.groups;
+    if (!n_ng || !j.sp || !j.cog) return RLX_OK;
+    if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_BLAS) {
+        /* whole column matrices, in blocks of at most 16 Mi floats */
+        size_t nb = ((size_t)1 << 24) / (j.kt ? j.kt : 1);
+        if (nb < 64) nb = 64;
+        if (nb > j.sp) nb = j.sp;
+        if (!j.direct) {
+            size_t n_col;
+            if (!rlx_mul_ok(j.kt, nb, &n_col) || !(j.col = malloc((n_col + 1) * sizeof(float))))
+                return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (im2col block of %zu x %zu)", j.kt, nb);
+        }
+        for (j.ng = 0; j.ng < n_ng; j.ng++) {
+            size_t n = j.ng / j.groups, gi = j.ng % j.groups;
+            const float *xg = j.x + (n * j.c_in + gi * j.cig) * s->in_sp;
+            float *yg = j.y + (n * j.c_out + gi * j.cog) * j.sp;
+            for (j.p0 = 0; j.p0 < j.sp; j.p0 += nb) {
+                j.np = j.sp - j.p0 < nb ? j.sp - j.p0 : nb;
+                if (!j.direct) rlx_parallel_for(j.cig, 1, cg_im2col_channels, &j);
+                rlx_cpu_sgemm(false, false, j.cog, j.np, j.kt, 1.0f, j.w + gi * j.cog * j.kt, j.kt,
+                              j.direct ? xg + j.p0 : j.col, j.direct ? j.sp : j.np, 0.0f, yg + j.p0, j.sp);
+                rlx_parallel_for(j.cog, 1 + 16384 / j.np, cg_epilogue_rows, &j);
+            }
+        }
+        free(j.col);
+        return RLX_OK;
+    }
+    /* policy "pool": blocks of positions near CG_COL_FLOATS of columns
+     * (multiples of 16, at least 64), more of them (down to 64 wide) when
+     * there are fewer than two per thread, then blocks of output channels
+     * (at least 16) if still short */
+    size_t threads = (size_t)rlx_parallel_threads(), want = threads > 1 ? 2 * threads : 1;
+    size_t nb = CG_COL_FLOATS / (j.kt ? j.kt : 1) / 16 * 16;
+    if (nb < 64) nb = 64;
+    if (nb > j.sp) nb = j.sp;
+    size_t n_cb = ceil_div(j.sp, nb);
+    if (n_ng * n_cb < want) {
+        size_t more = ceil_div(want, n_ng), most = ceil_div(j.sp, 64);
+        if (more > most) more = most;
+        if (more > n_cb) {
+            nb = ceil_div(ceil_div(j.sp, more), 16) * 16;
+            if (nb > j.sp) nb = j.sp;
+            n_cb = ceil_div(j.sp, nb);
+        }
+    }
+    size_t n_mb = 1;
+    if (n_ng * n_cb < want) {
+        n_mb = ceil_div(want, n_ng * n_cb);
+        size_t most = ceil_div(j.cog, 16);
+        if (n_mb > most) n_mb = most;
+    }
+    j.nb = nb, j.n_cb = n_cb;
+    j.mb = ceil_div(j.cog, n_mb);
+    j.n_mb = ceil_div(j.cog, j.mb);
+    size_t slot = 0;
+    if (!j.direct && !rlx_mul_ok(j.kt, nb, &slot))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "im2col block of %zu x %zu too large", j.kt, nb);
+    return run_items(k, n_ng * j.n_cb * j.n_mb, slot, cg_item, &j);
+}

@@ -1,0 +1,93 @@
+/* f32 GEMM over the worker pool, and the OpenBLAS thread policy (see
+ * cpu_sgemm.h). */
+#include "backend/cpu/cpu_sgemm.h"
+
+#include <cblas.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "base/parallel.h"
+#include "base/platform.h"
+
+/* 0: not decided yet; 1 + policy once decided */
+static atomic_int g_policy;
+
+rlx_cpu_gemm_policy rlx_cpu_gemm_policy_get(void) {
+    int p = atomic_load_explicit(&g_policy, memory_order_acquire);
+    if (p) return (rlx_cpu_gemm_policy)(p - 1);
+    const char *env = rlx_getenv("RLX_CPU_GEMM");
+    rlx_cpu_gemm_policy pol = env && strcmp(env, "blas") == 0 ? RLX_CPU_GEMM_BLAS : RLX_CPU_GEMM_POOL;
+    /* racing first callers agree on the value; setting OpenBLAS to one
+     * thread twice is harmless */
+    if (pol == RLX_CPU_GEMM_POOL) openblas_set_num_threads(1);
+    atomic_store_explicit(&g_policy, (int)pol + 1, memory_order_release);
+    return pol;
+}
+
+void rlx_cpu_sgemm_serial(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                          const float *b, size_t ldb, float beta, float *c, size_t ldc) {
+    if (m == 0 || n == 0) return;
+    if (k == 0) { /* empty products (cblas would refuse lda = 0) */
+        for (size_t i = 0; i < m; i++) {
+            float *row = c + i * ldc;
+            if (beta == 0.0f) memset(row, 0, n * sizeof *row);
+            else
+                for (size_t j = 0; j < n; j++) row[j] *= beta;
+        }
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
+                alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
+
+typedef struct sgemm_job {
+    bool ta, tb;
+    size_t m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+    const float *a, *b;
+    float *c;
+    size_t mb, nb;     /* block extents */
+    size_t n_nblocks;  /* blocks along n */
+} sgemm_job;
+
+static void sgemm_blocks(void *ctx, size_t t0, size_t t1) {
+    const sgemm_job *j = ctx;
+    for (size_t t = t0; t < t1; t++) {
+        size_t i0 = (t / j->n_nblocks) * j->mb, c0 = (t % j->n_nblocks) * j->nb;
+        size_t mi = j->m - i0 < j->mb ? j->m - i0 : j->mb;
+        size_t nj = j->n - c0 < j->nb ? j->n - c0 : j->nb;
+        const float *a = j->ta ? j->a + i0 : j->a + i0 * j->lda;
+        const float *b = j->tb ? j->b + c0 * j->ldb : j->b + c0;
+        rlx_cpu_sgemm_serial(j->ta, j->tb, mi, nj, j->k, j->alpha, a, j->lda, b, j->ldb, j->beta,
+                             j->c + i0 * j->ldc + c0, j->ldc);
+    }
+}
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* Below this many multiply-adds one thread does the whole product. */
+#define SGEMM_SPLIT_MIN ((size_t)1 << 18)
+
+void rlx_cpu_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                   const float *b, size_t ldb, float beta, float *c, size_t ldc) {
+    size_t threads = (size_t)rlx_parallel_threads();
+    if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_BLAS || threads == 1 || m == 0 || n == 0 ||
+        (double)m * (double)n * (double)k < (double)SGEMM_SPLIT_MIN) {
+        rlx_cpu_sgemm_serial(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return;
+    }
+    /* about two blocks per thread: columns first (blocks of >= 64, a
+     * multiple of 16), then rows (blocks of >= 16) when the columns run out */
+    size_t want = 2 * threads;
+    size_t n_nb = ceil_div(n, 64);
+    if (n_nb > want) n_nb = want;
+    size_t nb = ceil_div(ceil_div(n, n_nb), 16) * 16;
+    n_nb = ceil_div(n, nb);
+    size_t n_mb = ceil_div(want, n_nb), max_mb = ceil_div(m, 16);
+    if (n_mb > max_mb) n_mb = max_mb;
+    if (n_mb < 1) n_mb = 1;
+    size_t mb = ceil_div(m, n_mb);
+    n_mb = ceil_div(m, mb);
+    sgemm_job j = { ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c, mb, nb, n_nb };
+    rlx_parallel_for(n_mb * n_nb, 1, sgemm_blocks, &j);
+}
