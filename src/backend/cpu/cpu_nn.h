@@ -95,6 +95,19 @@ void rlx_nn_act_rows_f32(const rlx_act *a, float *y, size_t rows, size_t cols, s
         }                                                                                  \
     } while (0)
 
+/* Hot f32 loops of the fast paths: with GCC on x86-64 Linux, compiled
+ * twice, for the baseline and with FMA (and the AVX it implies), the copy
+ * picked at load time by the CPU's features (an ifunc); elsewhere nothing. Loops written in
+ * blocks of eight (RLX_NN_BLOCK8) become 4- or 8-wide vector code at -O2.
+ * FMA changes the rounding of a multiply-add, so the fast paths' results
+ * may differ by float rounding between machines (never the references). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(RLX_NO_CLONES)
+#define RLX_NN_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define RLX_NN_CLONES
+#endif
+#define RLX_NN_BLOCK8(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)
+
 /* Largest dimension passed to cblas (its integers are C int). */
 #define RLX_NN_BLAS_MAX 2147483647LL
 

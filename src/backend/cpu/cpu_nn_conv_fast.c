@@ -87,17 +87,53 @@ static rlx_status run_items(const rlx_cpu_kctx *k, size_t n_items, size_t slot_f
 
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
+/* y[i] = act(y[i] + bv) for i < n: Relu and Clip (by comparisons, as the
+ * Clip kernel: NaN passes through) in blocks of eight, the others through
+ * rlx_act_apply. */
+RLX_NN_CLONES static void bias_act_row(float *restrict y, size_t n, float bv, const rlx_act *act) {
+    size_t i = 0;
+    switch (act->kind) {
+    case RLX_ACT_NONE:
+        if (bv == 0.0f) return;
+        for (; i + 8 <= n; i += 8) {
+#define BA_NONE(t) y[i + t] += bv;
+            RLX_NN_BLOCK8(BA_NONE)
+        }
+        for (; i < n; i++) y[i] += bv;
+        return;
+    case RLX_ACT_RELU:
+        for (; i + 8 <= n; i += 8) {
+#define BA_RELU(t) { float v = y[i + t] + bv; y[i + t] = v > 0.0f ? v : 0.0f; }
+            RLX_NN_BLOCK8(BA_RELU)
+        }
+        for (; i < n; i++) {
+            float v = y[i] + bv;
+            y[i] = v > 0.0f ? v : 0.0f;
+        }
+        return;
+    case RLX_ACT_CLIP: {
+        float lo = act->alpha, hi = act->beta;
+        for (; i + 8 <= n; i += 8) {
+#define BA_CLIP(t) { float v = y[i + t] + bv; v = v < lo ? lo : v; y[i + t] = v > hi ? hi : v; }
+            RLX_NN_BLOCK8(BA_CLIP)
+        }
+        for (; i < n; i++) {
+            float v = y[i] + bv;
+            v = v < lo ? lo : v;
+            y[i] = v > hi ? hi : v;
+        }
+        return;
+    }
+    default:
+        for (; i < n; i++) y[i] = rlx_act_apply(act, y[i] + bv);
+        return;
+    }
+}
+
 /* y[r * ld + c] = act(y[r * ld + c] + bias[r]) for a rows x cols block
  * (bias NULL: no addition). */
 static void bias_act_block(float *y, size_t ld, size_t rows, size_t cols, const float *bias, const rlx_act *act) {
-    for (size_t r = 0; r < rows; r++) {
-        float *row = y + r * ld;
-        if (bias) {
-            float bv = bias[r];
-            for (size_t c = 0; c < cols; c++) row[c] += bv;
-        }
-        rlx_nn_act_f32_serial(act, row, cols);
-    }
+    for (size_t r = 0; r < rows; r++) bias_act_row(y + r * ld, cols, bias ? bias[r] : 0.0f, act);
 }
 
 /* ------------------------------------------------------------ depthwise */
@@ -113,23 +149,36 @@ typedef struct dw_job {
     size_t row_len;   /* stride * J */
 } dw_job;
 
-/* y[o] += sum over the kernel row's taps t of w[t] * p[t][o]: the row's
- * taps unrolled for widths 3 and 5. */
-static void dw_row_taps(float *restrict y, const float *const *p, const float *w, int64_t kw, int64_t n) {
+/* y[o] += sum over the kernel row's taps t of w[t] * p[t][o] for o < n:
+ * the taps unrolled for widths 3 and 5, eight outputs per step. */
+RLX_NN_CLONES static void dw_row_taps(float *restrict y, const float *const *p, const float *w, int64_t kw, int64_t n) {
+    int64_t o = 0;
     if (kw == 3) {
         const float *restrict p0 = p[0], *restrict p1 = p[1], *restrict p2 = p[2];
         float w0 = w[0], w1 = w[1], w2 = w[2];
-        for (int64_t o = 0; o < n; o++) y[o] += w0 * p0[o] + w1 * p1[o] + w2 * p2[o];
+        for (; o + 8 <= n; o += 8) {
+#define DW_T3(t) y[o + t] += w0 * p0[o + t] + w1 * p1[o + t] + w2 * p2[o + t];
+            RLX_NN_BLOCK8(DW_T3)
+        }
+        for (; o < n; o++) y[o] += w0 * p0[o] + w1 * p1[o] + w2 * p2[o];
     } else if (kw == 5) {
         const float *restrict p0 = p[0], *restrict p1 = p[1], *restrict p2 = p[2], *restrict p3 = p[3],
                               *restrict p4 = p[4];
         float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
-        for (int64_t o = 0; o < n; o++) y[o] += w0 * p0[o] + w1 * p1[o] + w2 * p2[o] + w3 * p3[o] + w4 * p4[o];
+        for (; o + 8 <= n; o += 8) {
+#define DW_T5(t) y[o + t] += w0 * p0[o + t] + w1 * p1[o + t] + w2 * p2[o + t] + w3 * p3[o + t] + w4 * p4[o + t];
+            RLX_NN_BLOCK8(DW_T5)
+        }
+        for (; o < n; o++) y[o] += w0 * p0[o] + w1 * p1[o] + w2 * p2[o] + w3 * p3[o] + w4 * p4[o];
     } else {
         for (int64_t t = 0; t < kw; t++) {
             const float *restrict pt = p[t];
             float wt = w[t];
-            for (int64_t o = 0; o < n; o++) y[o] += wt * pt[o];
+            for (o = 0; o + 8 <= n; o += 8) {
+#define DW_T1(i) y[o + i] += wt * pt[o + i];
+                RLX_NN_BLOCK8(DW_T1)
+            }
+            for (; o < n; o++) y[o] += wt * pt[o];
         }
     }
 }
@@ -154,10 +203,19 @@ static void dw_plane_2d(void *ctx, size_t plane, float *buf) {
         float *br = buf + (size_t)r * j->row_len;
         for (int64_t q0 = 0; q0 < sw; q0++) {
             float *bp = br + (size_t)q0 * J;
-            for (size_t jj = 0; jj < J; jj++) {
-                int64_t c = (int64_t)jj * sw + q0 - pw;
-                bp[jj] = c >= 0 && c < iw ? xr[c] : 0.0f;
+            /* jj in [lo, hi) reads x column jj * sw + q0 - pw inside the row */
+            int64_t c0 = q0 - pw, lo = c0 >= 0 ? 0 : (-c0 + sw - 1) / sw;
+            int64_t hi = iw - c0 <= 0 ? 0 : (iw - c0 + sw - 1) / sw;
+            if (hi > (int64_t)J) hi = (int64_t)J;
+            if (lo > hi) lo = hi;
+            memset(bp, 0, (size_t)lo * sizeof(float));
+            if (sw == 1) {
+                memcpy(bp + lo, xr + c0 + lo, (size_t)(hi - lo) * sizeof(float));
+            } else {
+                const float *src = xr + c0;
+                for (int64_t jj = lo; jj < hi; jj++) bp[jj] = src[jj * sw];
             }
+            memset(bp + hi, 0, (J - (size_t)hi) * sizeof(float));
         }
     }
     const float *taps[64];
@@ -178,7 +236,7 @@ static void dw_plane_2d(void *ctx, size_t plane, float *buf) {
                 dw_row_taps(yr, taps, wr + k0, nt, ow);
             }
         }
-        rlx_nn_act_f32_serial(&j->act, yr, (size_t)ow);
+        bias_act_row(yr, (size_t)ow, 0.0f, &j->act);
     }
 }
 

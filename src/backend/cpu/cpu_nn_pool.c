@@ -6,12 +6,21 @@
  * (AveragePool with count_include_pad=1; taps past the end padding, which
  * ceil_mode can create, never count). Semantics: ONNX MaxPool-12/22,
  * AveragePool-19/22, LpPool-18/22, GlobalAveragePool/GlobalMaxPool-1/22,
- * GlobalLpPool-2/22. */
+ * GlobalLpPool-2/22.
+ *
+ * Fast paths (f32, k->reference false), over the worker pool by planes
+ * (image, channel): MaxPool without the Indices output and AveragePool in
+ * float, each window clipped to the input once per axis (the same taps as
+ * the reference; AveragePool sums in float, so within 1e-6 relative of the
+ * reference); the global pools run the reference's own f32 loop per plane
+ * (the same bits). */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_nn.h"
+#include "base/parallel.h"
 #include "ir/ops/conv_geom.h"
 
 typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
@@ -42,6 +51,93 @@ static void axis_counts(const rlx_nn_sp3 *s, int ax, int64_t o, int64_t *inside,
     *padded = np;
 }
 
+/* ------------------------------------------------------------ f32 fast paths */
+
+typedef struct fpool_job {
+    const float *x;
+    float *y;
+    const rlx_nn_sp3 *s;
+    pool_kind kind;
+    /* per axis and output index: first and last + 1 kernel tap inside the
+     * input, and the divisor factor (AveragePool) */
+    int64_t *tlo[3], *thi[3], *cnt[3];
+} fpool_job;
+
+static void fpool_planes(void *ctx, size_t p0, size_t p1) {
+    const fpool_job *j = ctx;
+    const rlx_nn_sp3 *s = j->s;
+    for (size_t pl = p0; pl < p1; pl++) {
+        const float *xc = j->x + pl * s->in_sp;
+        float *yo = j->y + pl * s->out_sp;
+        size_t oi = 0;
+        for (int64_t o0 = 0; o0 < s->out[0]; o0++)
+            for (int64_t o1 = 0; o1 < s->out[1]; o1++)
+                for (int64_t o2 = 0; o2 < s->out[2]; o2++, oi++) {
+                    float best = -FLT_MAX, acc = 0.0f;
+                    bool any = false;
+                    for (int64_t k0 = j->tlo[0][o0]; k0 < j->thi[0][o0]; k0++) {
+                        int64_t i0 = o0 * s->s[0] - s->pb[0] + k0 * s->d[0];
+                        for (int64_t k1 = j->tlo[1][o1]; k1 < j->thi[1][o1]; k1++) {
+                            int64_t i1 = o1 * s->s[1] - s->pb[1] + k1 * s->d[1];
+                            const float *xr = xc + (i0 * s->in[1] + i1) * s->in[2] + o2 * s->s[2] - s->pb[2];
+                            int64_t t0 = j->tlo[2][o2], t1 = j->thi[2][o2], d2 = s->d[2];
+                            if (j->kind == POOL_MAX) {
+                                for (int64_t k2 = t0; k2 < t1; k2++) {
+                                    float v = xr[k2 * d2];
+                                    if (!any || v > best) best = v, any = true;
+                                }
+                            } else {
+                                for (int64_t k2 = t0; k2 < t1; k2++) acc += xr[k2 * d2];
+                            }
+                        }
+                    }
+                    if (j->kind == POOL_MAX)
+                        yo[oi] = best;
+                    else
+                        yo[oi] = acc / (float)(j->cnt[0][o0] * j->cnt[1][o1] * j->cnt[2][o2]);
+                }
+    }
+}
+
+/* MaxPool (no Indices) / AveragePool in f32 over the pool. false when out
+ * of memory for the tap tables (the caller then runs the reference). */
+static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s, pool_kind kind) {
+    size_t n_tab = (size_t)(s->out[0] + s->out[1] + s->out[2]);
+    int64_t *tab = malloc((3 * n_tab + 1) * sizeof *tab);
+    if (!tab) return false;
+    fpool_job j;
+    j.x = k->in[0]->data;
+    j.y = k->out[0]->data;
+    j.s = s;
+    j.kind = kind;
+    int64_t *p = tab;
+    for (int ax = 0; ax < 3; ax++) {
+        j.tlo[ax] = p, p += s->out[ax];
+        j.thi[ax] = p, p += s->out[ax];
+        j.cnt[ax] = p, p += s->out[ax];
+        for (int64_t o = 0; o < s->out[ax]; o++) {
+            int64_t lo = s->k[ax], hi = 0;
+            for (int64_t t = 0; t < s->k[ax]; t++) {
+                int64_t q = o * s->s[ax] - s->pb[ax] + t * s->d[ax];
+                if (q >= 0 && q < s->in[ax]) {
+                    if (t < lo) lo = t;
+                    hi = t + 1;
+                }
+            }
+            if (lo > hi) lo = hi;
+            j.tlo[ax][o] = lo, j.thi[ax][o] = hi;
+            int64_t ni, np;
+            axis_counts(s, ax, o, &ni, &np);
+            j.cnt[ax][o] = g->count_include_pad ? np : ni;
+        }
+    }
+    size_t planes = (size_t)g->n * (size_t)g->c_in;
+    size_t grain = 1 + 16384 / (s->out_sp * s->ksz + 1);
+    rlx_parallel_for(planes, grain, fpool_planes, &j);
+    free(tab);
+    return true;
+}
+
 static rlx_status pool_run(rlx_cpu_kctx *k, pool_kind kind) {
     const rlx_tensor *xt = k->in[0];
     rlx_conv_geom g;
@@ -61,6 +157,10 @@ static rlx_status pool_run(rlx_cpu_kctx *k, pool_kind kind) {
     const int64_t *st = col_major ? cs : rs;
     double p = kind == POOL_LP ? (double)rlx_attr_int(k->n, "p", 2) : 1.0;
     double lowest = dtype_lowest(xt->dtype);
+    /* (the taps of an axis inside the input are consecutive: clipping per
+     * axis takes exactly the reference's taps) */
+    if (!k->reference && xt->dtype == RLX_DTYPE_F32 && !idx && kind != POOL_LP && pool_fast_f32(k, &g, &s, kind))
+        return RLX_OK;
 
     rlx_nn_buf x, y;
     RLX_TRY(rlx_nn_load(k, xt, &x));
@@ -130,6 +230,45 @@ rlx_status rlx_cpu_nn_avgpool(rlx_cpu_kctx *k) { return pool_run(k, POOL_AVG); }
 rlx_status rlx_cpu_nn_lppool(rlx_cpu_kctx *k) { return pool_run(k, POOL_LP); }
 
 /* Global pools: one value per (n, c) over all spatial positions. */
+typedef struct global_job {
+    pool_kind kind;
+    const rlx_tensor *xt;
+    const double *xd; /* the double copy (dtypes other than f32) */
+    double *y;
+    size_t sp;
+    double p;
+} global_job;
+
+static void global_planes(void *ctx, size_t p0, size_t p1) {
+    const global_job *j = ctx;
+    pool_kind kind = j->kind;
+    size_t sp = j->sp;
+    double p = j->p;
+    bool f32 = j->xt->dtype == RLX_DTYPE_F32;
+    for (size_t pl = p0; pl < p1; pl++) {
+        const float *xf = f32 ? (const float *)j->xt->data + pl * sp : NULL;
+        const double *xc = f32 ? NULL : j->xd + pl * sp;
+        double acc = kind == POOL_MAX ? (sp ? (f32 ? xf[0] : xc[0]) : dtype_lowest(j->xt->dtype)) : 0.0;
+        if (f32 && kind == POOL_AVG) { /* four partial sums: the add latency bounds a single chain */
+            double s4[4] = { 0, 0, 0, 0 };
+            size_t i = 0;
+            for (; i + 4 <= sp; i += 4) s4[0] += xf[i], s4[1] += xf[i + 1], s4[2] += xf[i + 2], s4[3] += xf[i + 3];
+            for (; i < sp; i++) s4[0] += xf[i];
+            j->y[pl] = ((s4[0] + s4[1]) + (s4[2] + s4[3])) / (double)sp;
+            continue;
+        }
+        for (size_t i = 0; i < sp; i++) {
+            double v = f32 ? xf[i] : xc[i];
+            if (kind == POOL_MAX) acc = v > acc ? v : acc;
+            else if (kind == POOL_AVG) acc += v;
+            else acc += p == 1.0 ? fabs(v) : p == 2.0 ? v * v : pow(fabs(v), p);
+        }
+        if (kind == POOL_AVG) acc /= (double)sp;
+        else if (kind == POOL_LP) acc = p == 1.0 ? acc : p == 2.0 ? sqrt(acc) : pow(acc, 1.0 / p);
+        j->y[pl] = acc;
+    }
+}
+
 static rlx_status global_run(rlx_cpu_kctx *k, pool_kind kind) {
     const rlx_tensor *xt = k->in[0];
     if (xt->rank < 3) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected >= 3", xt->rank);
@@ -145,28 +284,11 @@ static rlx_status global_run(rlx_cpu_kctx *k, pool_kind kind) {
         rlx_nn_buf_free(&x);
         return status;
     }
-    for (size_t pl = 0; pl < planes; pl++) {
-        const float *xf = f32 ? (const float *)xt->data + pl * sp : NULL;
-        const double *xc = f32 ? NULL : x.p + pl * sp;
-        double acc = kind == POOL_MAX ? (sp ? (f32 ? xf[0] : xc[0]) : dtype_lowest(xt->dtype)) : 0.0;
-        if (f32 && kind == POOL_AVG) { /* four partial sums: the add latency bounds a single chain */
-            double s4[4] = { 0, 0, 0, 0 };
-            size_t i = 0;
-            for (; i + 4 <= sp; i += 4) s4[0] += xf[i], s4[1] += xf[i + 1], s4[2] += xf[i + 2], s4[3] += xf[i + 3];
-            for (; i < sp; i++) s4[0] += xf[i];
-            y.p[pl] = ((s4[0] + s4[1]) + (s4[2] + s4[3])) / (double)sp;
-            continue;
-        }
-        for (size_t i = 0; i < sp; i++) {
-            double v = f32 ? xf[i] : xc[i];
-            if (kind == POOL_MAX) acc = v > acc ? v : acc;
-            else if (kind == POOL_AVG) acc += v;
-            else acc += p == 1.0 ? fabs(v) : p == 2.0 ? v * v : pow(fabs(v), p);
-        }
-        if (kind == POOL_AVG) acc /= (double)sp;
-        else if (kind == POOL_LP) acc = p == 1.0 ? acc : p == 2.0 ? sqrt(acc) : pow(acc, 1.0 / p);
-        y.p[pl] = acc;
-    }
+    global_job j = { kind, xt, x.p, y.p, sp, p };
+    if (!k->reference && f32) /* the fast path: the same per-plane loop over the pool */
+        rlx_parallel_for(planes, 1 + 16384 / (sp + 1), global_planes, &j);
+    else
+        global_planes(&j, 0, planes);
     rlx_nn_store(k->out[0], &y);
     rlx_nn_buf_free(&x);
     return RLX_OK;
