@@ -1,0 +1,413 @@
+/* The CPU fast paths of Conv, the pools, Gemm and MatMul
+ * (src/backend/cpu/cpu_nn_conv_fast.c, cpu_nn_pool.c, cpu_sgemm.c) against
+ * the reference kernels: each node runs twice through rlx_cpu_run_node, with
+ * reference = false and true, on random inputs in [-1, 1) (never zeros),
+ * outputs poisoned with NaN first (so an element a path forgets to write
+ * fails the comparison).
+ *
+ * Geometries: a list of named cases (1x1 stride 1 without im2col, 1x1
+ * stride 2, depthwise 3x3 / 5x5 with strides 1 and 2 and channel
+ * multipliers, a 7-wide and a 67-wide depthwise kernel, groups, dilation,
+ * asymmetric pads, batch > 1, 1-D and 3-D, blocks of output channels)
+ * followed by 150 random 2-D geometries; every case runs with a fused
+ * activation, cycling through all of them (src/ir/ops/act.h), with and
+ * without a bias.
+ *
+ * Tolerances (stated at each comparison): the fast paths accumulate in
+ * float in another order (and with FMA where the CPU has it) than the
+ * reference, which sums in double and rounds once: a K-term sum of
+ * products in [-1, 1] is off by at most about K * 2^-24 * K in the worst
+ * case, in practice K * 6e-8; the comparisons allow 1e-5 relative plus
+ * 2e-6 * K absolute. A wrong tap or a missing bias is off by ~0.1 or more.
+ *
+ * Thread counts: ctest runs this program with the default thread count (one
+ * per core), RLX_NUM_THREADS=1 and RLX_NUM_THREADS=5 (more than this
+ * machine's cores; tests/CMakeLists.txt). */
+#include "test.h"
+
+#include "backend/cpu/cpu.h"
+#include "base/mem.h"
+#include "base/parallel.h"
+#include "base/tensor.h"
+#include "ir/graph.h"
+#include "ir/ops/act.h"
+#include "ir/ops/conv_geom.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------ one node */
+
+typedef struct node_attrs {
+    rlx_node_attr a[16];
+    int64_t ints[8][6];
+    int n;
+} node_attrs;
+
+static void attr_int(node_attrs *s, const char *name, int64_t v) {
+    rlx_node_attr *a = &s->a[s->n++];
+    memset(a, 0, sizeof *a);
+    a->name = (char *)name;
+    a->type = RLX_ATTR_INT;
+    a->i = v;
+}
+static void attr_float(node_attrs *s, const char *name, float v) {
+    rlx_node_attr *a = &s->a[s->n++];
+    memset(a, 0, sizeof *a);
+    a->name = (char *)name;
+    a->type = RLX_ATTR_FLOAT;
+    a->f = v;
+}
+static void attr_ints(node_attrs *s, const char *name, int n, const int64_t *v) {
+    int slot = s->n;
+    rlx_node_attr *a = &s->a[s->n++];
+    memset(a, 0, sizeof *a);
+    a->name = (char *)name;
+    a->type = RLX_ATTR_INTS;
+    a->n = (size_t)n;
+    memcpy(s->ints[slot % 8], v, (size_t)n * sizeof *v);
+    a->ints = s->ints[slot % 8];
+}
+
+/* A node of `op` (default domain, since-version `version`) with n_in inputs
+ * and the attributes of s (borrowed). */
+static rlx_node make_node(const char *op, int version, int n_in, int n_out, node_attrs *s) {
+    static int ids[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    rlx_node n;
+    memset(&n, 0, sizeof n);
+    n.name = (char *)"node0";
+    n.op_type = (char *)op;
+    n.domain = (char *)"";
+    n.version = version;
+    n.in = ids;
+    n.n_in = n_in;
+    n.out = ids;
+    n.n_out = n_out;
+    n.attrs = s->a;
+    n.n_attrs = s->n;
+    return n;
+}
+
+static void poison(rlx_tensor *t) {
+    float *p = t->data;
+    for (size_t i = 0; i < rlx_tensor_numel(t); i++) p[i] = NAN;
+}
+
+/* Runs node n on the fast path and on the reference into fresh tensors of
+ * dims yd; compares |fast - ref| <= rtol * |ref| + atol. Returns the check
+ * result (1 pass). */
+static int fast_vs_ref(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd,
+                       double rtol, double atol) {
+    rlx_tensor *fast = test_tensor(RLX_DTYPE_F32, rank, yd), *ref = test_tensor(RLX_DTYPE_F32, rank, yd);
+    poison(fast), poison(ref);
+    rlx_tensor *fo[1] = { fast }, *ro[1] = { ref };
+    rlx_status sf = rlx_cpu_run_node(NULL, n, in, fo, false);
+    CHECK_MSG(sf == RLX_OK, "%s: fast path: %s", what, rlx_last_error());
+    rlx_status sr = rlx_cpu_run_node(NULL, n, in, ro, true);
+    CHECK_MSG(sr == RLX_OK, "%s: reference: %s", what, rlx_last_error());
+    int ok = sf == RLX_OK && sr == RLX_OK;
+    const float *a = fast->data, *b = ref->data;
+    size_t numel = rlx_tensor_numel(ref);
+    for (size_t i = 0; ok && i < numel; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (!(d <= rtol * fabs((double)b[i]) + atol)) { /* NaN (an unwritten element) fails too */
+            fprintf(stderr, "%s: element %zu of %zu: fast %.9g, reference %.9g (rtol %g, atol %g)\n", what, i, numel,
+                    a[i], b[i], rtol, atol);
+            ok = 0;
+        }
+    }
+    /* the reference itself writes every element */
+    for (size_t i = 0; ok && i < numel; i++)
+        if (isnan(b[i])) {
+            fprintf(stderr, "%s: reference left element %zu unwritten\n", what, i);
+            ok = 0;
+        }
+    rlx_tensor_destroy(fast), rlx_tensor_destroy(ref);
+    return ok;
+}
+
+/* ------------------------------------------------------------ Conv */
+
+typedef struct conv_case {
+    const char *name;
+    int nsp;
+    int64_t n, cin, cout, group;
+    int64_t in[3], k[3], s[3], d[3], pb[3], pe[3];
+    int bias;
+} conv_case;
+
+static const rlx_act_kind k_acts[] = { RLX_ACT_NONE,      RLX_ACT_RELU,    RLX_ACT_CLIP,      RLX_ACT_HARDSIGMOID,
+                                       RLX_ACT_HARDSWISH, RLX_ACT_SIGMOID, RLX_ACT_SILU,      RLX_ACT_GELU,
+                                       RLX_ACT_GELU_TANH, RLX_ACT_LEAKYRELU, RLX_ACT_TANH };
+
+static void act_attrs(node_attrs *st, rlx_act_kind act) {
+    if (act == RLX_ACT_NONE) return;
+    attr_int(st, "_rlx_act", act);
+    /* Clip [-0.3, 0.4]; HardSigmoid 0.2 x + 0.5; LeakyRelu 0.1 */
+    attr_float(st, "_rlx_act_alpha", act == RLX_ACT_CLIP ? -0.3f : act == RLX_ACT_HARDSIGMOID ? 0.2f : 0.1f);
+    attr_float(st, "_rlx_act_beta", act == RLX_ACT_CLIP ? 0.4f : 0.5f);
+}
+
+static int g_conv_cases, g_conv_depthwise;
+
+static void run_conv(const conv_case *c, rlx_act_kind act) {
+    int64_t xd[5] = { c->n, c->cin }, wd[5] = { c->cout, c->cin / c->group }, bd[1] = { c->cout };
+    int64_t pads[6];
+    for (int i = 0; i < c->nsp; i++) {
+        xd[2 + i] = c->in[i], wd[2 + i] = c->k[i];
+        pads[i] = c->pb[i], pads[c->nsp + i] = c->pe[i];
+    }
+    node_attrs st = { .n = 0 };
+    attr_ints(&st, "kernel_shape", c->nsp, c->k);
+    attr_ints(&st, "strides", c->nsp, c->s);
+    attr_ints(&st, "dilations", c->nsp, c->d);
+    attr_ints(&st, "pads", 2 * c->nsp, pads);
+    attr_int(&st, "group", c->group);
+    act_attrs(&st, act);
+    rlx_node n = make_node("Conv", 11, c->bias ? 3 : 2, 1, &st);
+    rlx_conv_geom g;
+    rlx_status s = rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 2 + c->nsp, wd, 2 + c->nsp, &g);
+    CHECK_MSG(s == RLX_OK, "%s: geometry: %s", c->name, rlx_last_error());
+    if (s) return;
+    int64_t yd[5] = { c->n, c->cout };
+    for (int i = 0; i < c->nsp; i++) yd[2 + i] = g.out[i];
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, xd, -1, 1);
+    rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, wd, -1, 1);
+    rlx_tensor *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
+    const rlx_tensor *in[3] = { x, w, b };
+    size_t kprod = (size_t)(c->cin / c->group);
+    for (int i = 0; i < c->nsp; i++) kprod *= (size_t)c->k[i];
+    char what[200];
+    snprintf(what, sizeof what, "Conv %s, act %d%s", c->name, (int)act, c->bias ? ", bias" : "");
+    /* 1e-5 relative + 2e-6 per product of the sum (see the file comment) */
+    CHECK_MSG(fast_vs_ref(what, &n, in, 2 + c->nsp, yd, 1e-5, 2e-6 * (double)(kprod + 1)), "%s", what);
+    g_conv_cases++;
+    g_conv_depthwise += c->cin == c->group;
+    rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b);
+}
+
+static void test_conv_listed(void) {
+    static const conv_case cases[] = {
+        /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
+        { "1x1 stride 1 (no im2col)", 2, 1, 24, 40, 1, { 13, 11 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+        { "1x1 stride 1 batch 3, wide", 2, 3, 16, 8, 1, { 40, 37 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "1x1 stride 2", 2, 2, 10, 12, 1, { 9, 10 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0 },
+        { "1x1 pad 1", 2, 1, 6, 7, 1, { 5, 6 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 0 }, { 0, 1 }, 1 },
+        { "3x3 pad 1, 64 out (channel blocks)", 2, 1, 8, 64, 1, { 5, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "3x3 stride 2, odd", 2, 2, 5, 9, 1, { 23, 17 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, 1 },
+        { "7x7 stride 2 pad 3 (stem)", 2, 1, 3, 16, 1, { 38, 38 }, { 7, 7 }, { 2, 2 }, { 1, 1 }, { 3, 3 }, { 3, 3 }, 1 },
+        { "3x3 dilation 2", 2, 1, 4, 6, 1, { 15, 12 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, { 2, 2 }, 1 },
+        { "5x3 stride 3x1 dilation 1x3", 2, 1, 3, 5, 1, { 16, 20 }, { 5, 3 }, { 3, 1 }, { 1, 3 }, { 2, 0 }, { 1, 4 }, 0 },
+        { "group 2", 2, 2, 8, 6, 2, { 9, 8 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "group 4, 1x1 (shufflenet)", 2, 1, 32, 16, 4, { 14, 14 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "depthwise 3x3 s1", 2, 1, 12, 12, 12, { 19, 21 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "depthwise 3x3 s2", 2, 2, 8, 8, 8, { 20, 23 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "depthwise 3x3 s2 pad 0/1", 2, 1, 5, 5, 5, { 16, 16 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 0 },
+        { "depthwise 5x5 s1", 2, 1, 6, 6, 6, { 17, 18 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 1 },
+        { "depthwise 5x5 s2", 2, 1, 7, 7, 7, { 21, 19 }, { 5, 5 }, { 2, 2 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 1 },
+        { "depthwise 3x3 multiplier 2", 2, 2, 4, 8, 4, { 11, 9 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "depthwise 5x5 multiplier 3 s2", 2, 1, 3, 9, 3, { 13, 14 }, { 5, 5 }, { 2, 2 }, { 1, 1 }, { 2, 1 }, { 1, 2 },
+          0 },
+        { "depthwise 7x7 s1 (generic width)", 2, 1, 4, 4, 4, { 12, 15 }, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 3, 3 }, { 3, 3 },
+          1 },
+        { "depthwise 3x3 s3 dilation 2", 2, 1, 3, 3, 3, { 17, 19 }, { 3, 3 }, { 3, 3 }, { 2, 2 }, { 2, 1 }, { 0, 3 }, 1 },
+        { "depthwise 1x1", 2, 1, 5, 5, 5, { 6, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "depthwise tiny plane 1x1 input", 2, 1, 6, 6, 6, { 1, 1 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "depthwise kernel wider than 64 (1-D)", 1, 1, 2, 2, 2, { 90 }, { 67 }, { 1 }, { 1 }, { 5 }, { 3 }, 1 },
+        { "1-D", 1, 2, 3, 4, 1, { 29 }, { 3 }, { 2 }, { 1 }, { 1 }, { 2 }, 1 },
+        { "1-D depthwise s2 dilation 3", 1, 1, 4, 4, 4, { 31 }, { 3 }, { 2 }, { 3 }, { 3 }, { 3 }, 1 },
+        { "3-D", 3, 1, 2, 3, 1, { 4, 5, 6 }, { 2, 3, 2 }, { 1, 2, 1 }, { 1, 1, 2 }, { 1, 0, 1 }, { 0, 1, 1 }, 1 },
+        { "3-D depthwise", 3, 2, 3, 6, 3, { 5, 4, 6 }, { 3, 3, 3 }, { 1, 2, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 0, 1 },
+          1 },
+        { "3x3 wide (several position blocks)", 2, 1, 2, 3, 1, { 70, 90 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        run_conv(&cases[i], k_acts[i % ARRAY_LEN(k_acts)]);
+        conv_case nb = cases[i];
+        nb.bias = !nb.bias;
+        run_conv(&nb, k_acts[(i + 5) % ARRAY_LEN(k_acts)]);
+    }
+}
+
+static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)(test_rand_u64() % (uint64_t)(hi - lo + 1)); }
+
+/* Random 2-D geometries: kernel 1-5 (odd and even), stride 1-3, dilation
+ * 1-2, pads 0-2 per side, groups (plain, grouped, depthwise with
+ * multiplier 1-3), batch 1-2, input 1-24. */
+static void test_conv_random(void) {
+    int made = 0;
+    for (int tries = 0; made < 150 && tries < 2000; tries++) {
+        conv_case c;
+        memset(&c, 0, sizeof c);
+        c.name = "random";
+        c.nsp = 2;
+        c.n = rnd(1, 2);
+        int kind = (int)rnd(0, 2); /* 0 plain, 1 grouped, 2 depthwise */
+        if (kind == 2) {
+            c.group = c.cin = rnd(1, 9);
+            c.cout = c.cin * rnd(1, 3);
+        } else {
+            c.group = kind == 1 ? rnd(2, 3) : 1;
+            c.cin = c.group * rnd(1, 5);
+            c.cout = c.group * rnd(1, 6);
+        }
+        for (int i = 0; i < 2; i++) {
+            c.k[i] = rnd(1, 5);
+            c.s[i] = rnd(1, 3);
+            c.d[i] = rnd(1, 2);
+            c.pb[i] = rnd(0, 2);
+            c.pe[i] = rnd(0, 2);
+            c.in[i] = rnd(1, 24);
+        }
+        bool ok = true; /* the dilated kernel must fit the padded input */
+        for (int i = 0; i < 2; i++) ok = ok && c.d[i] * (c.k[i] - 1) + 1 <= c.in[i] + c.pb[i] + c.pe[i];
+        if (!ok) continue;
+        c.bias = (int)rnd(0, 1);
+        run_conv(&c, k_acts[made % ARRAY_LEN(k_acts)]);
+        made++;
+    }
+    CHECK_MSG(made == 150, "only %d random geometries", made);
+}
+
+/* The comparison itself can fail: a fast result with one tap dropped
+ * (here: a reference run of a different weight) is caught. */
+static void test_compare_can_fail(void) {
+    int64_t xd[4] = { 1, 3, 6, 6 }, wd[4] = { 4, 3, 3, 3 }, yd[4] = { 1, 4, 4, 4 };
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+    rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -1, 1);
+    node_attrs st = { .n = 0 };
+    rlx_node n = make_node("Conv", 11, 2, 1, &st);
+    rlx_tensor *a = test_tensor(RLX_DTYPE_F32, 4, yd), *b = test_tensor(RLX_DTYPE_F32, 4, yd);
+    const rlx_tensor *in[2] = { x, w };
+    rlx_tensor *ao[1] = { a }, *bo[1] = { b };
+    CHECK_OK(rlx_cpu_run_node(NULL, &n, in, ao, false));
+    ((float *)w->data)[13] += 0.25f; /* one tap changed */
+    CHECK_OK(rlx_cpu_run_node(NULL, &n, in, bo, true));
+    double worst = test_max_abs_diff(a, b);
+    /* the same tolerance as run_conv would allow here: 1e-5 rel + 2e-6 * 28 */
+    CHECK_MSG(worst > 1e-5 * 30 + 2e-6 * 28, "a changed tap went unnoticed (max diff %g)", worst);
+    rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(a), rlx_tensor_destroy(b);
+}
+
+/* ------------------------------------------------------------ pools */
+
+typedef struct pool_case {
+    const char *op;
+    int nsp;
+    int64_t n, c;
+    int64_t in[3], k[3], s[3], d[3], pb[3], pe[3];
+    int ceil_mode, count_include_pad;
+} pool_case;
+
+static void run_pool(const pool_case *c) {
+    int64_t xd[5] = { c->n, c->c }, pads[6];
+    for (int i = 0; i < c->nsp; i++) xd[2 + i] = c->in[i], pads[i] = c->pb[i], pads[c->nsp + i] = c->pe[i];
+    node_attrs st = { .n = 0 };
+    attr_ints(&st, "kernel_shape", c->nsp, c->k);
+    attr_ints(&st, "strides", c->nsp, c->s);
+    attr_ints(&st, "pads", 2 * c->nsp, pads);
+    bool maxp = strcmp(c->op, "MaxPool") == 0;
+    if (maxp) attr_ints(&st, "dilations", c->nsp, c->d);
+    attr_int(&st, "ceil_mode", c->ceil_mode);
+    if (!maxp) attr_int(&st, "count_include_pad", c->count_include_pad);
+    rlx_node n = make_node(c->op, maxp ? 12 : 19, 1, 1, &st);
+    rlx_conv_geom g;
+    rlx_status s = rlx_conv_geom_resolve(&n, RLX_GEOM_POOL, xd, 2 + c->nsp, NULL, 0, &g);
+    CHECK_MSG(s == RLX_OK, "%s: geometry: %s", c->op, rlx_last_error());
+    if (s) return;
+    int64_t yd[5] = { c->n, c->c };
+    for (int i = 0; i < c->nsp; i++) yd[2 + i] = g.out[i];
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, xd, -1, 1);
+    const rlx_tensor *in[1] = { x };
+    char what[160];
+    snprintf(what, sizeof what, "%s %dx%d s%d pad %d/%d ceil %d include_pad %d", c->op, (int)c->k[0],
+             (int)(c->nsp > 1 ? c->k[1] : 1), (int)c->s[0], (int)c->pb[0], (int)c->pe[0], c->ceil_mode,
+             c->count_include_pad);
+    /* MaxPool picks an element: exact. AveragePool sums at most 27 floats in
+     * float against double: 1e-6 relative + 1e-6 absolute */
+    CHECK_MSG(fast_vs_ref(what, &n, in, 2 + c->nsp, yd, maxp ? 0 : 1e-6, maxp ? 0 : 1e-6), "%s", what);
+    rlx_tensor_destroy(x);
+}
+
+static void test_pools(void) {
+    static const pool_case cases[] = {
+        { "MaxPool", 2, 1, 5, { 17, 16 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 2, 3, { 9, 12 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1, 0 },
+        { "MaxPool", 2, 1, 4, { 11, 10 }, { 3, 2 }, { 1, 2 }, { 2, 1 }, { 2, 0 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 1, 1, 3, { 20 }, { 4 }, { 3 }, { 1 }, { 2 }, { 1 }, 1, 0 },
+        { "MaxPool", 3, 1, 2, { 5, 6, 7 }, { 2, 3, 2 }, { 2, 1, 2 }, { 1, 1, 1 }, { 1, 1, 0 }, { 0, 1, 1 }, 0, 0 },
+        { "AveragePool", 2, 1, 5, { 17, 16 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "AveragePool", 2, 1, 5, { 17, 16 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 1 },
+        { "AveragePool", 2, 2, 3, { 13, 9 }, { 3, 2 }, { 2, 2 }, { 1, 1 }, { 1, 0 }, { 2, 1 }, 1, 1 },
+        { "AveragePool", 2, 1, 3, { 13, 9 }, { 3, 2 }, { 2, 2 }, { 1, 1 }, { 1, 0 }, { 2, 1 }, 1, 0 },
+        { "AveragePool", 3, 1, 2, { 4, 5, 6 }, { 3, 3, 3 }, { 1, 2, 2 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 0, 1 }, 0, 1 },
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_pool(&cases[i]);
+    static const char *globals[] = { "GlobalAveragePool", "GlobalMaxPool" };
+    int64_t xd[4] = { 2, 37, 5, 7 }, yd[4] = { 2, 37, 1, 1 };
+    for (size_t i = 0; i < ARRAY_LEN(globals); i++) {
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+        const rlx_tensor *in[1] = { x };
+        node_attrs st = { .n = 0 };
+        rlx_node n = make_node(globals[i], 1, 1, 1, &st);
+        /* the same per-plane loop: exact */
+        CHECK_MSG(fast_vs_ref(globals[i], &n, in, 4, yd, 0, 0), "%s", globals[i]);
+        rlx_tensor_destroy(x);
+    }
+}
+
+/* ------------------------------------------------------------ Gemm, MatMul */
+
+/* Big enough to be split over the pool (more than 2^18 multiply-adds). */
+static void test_gemm_split(void) {
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            int64_t m = 70, nn = 133, kk = 45;
+            int64_t ad[2] = { ta ? kk : m, ta ? m : kk }, bd[2] = { tb ? nn : kk, tb ? kk : nn }, cd[1] = { nn };
+            int64_t yd[2] = { m, nn };
+            rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, 2, ad, -1, 1);
+            rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 2, bd, -1, 1);
+            rlx_tensor *c = test_tensor_random(RLX_DTYPE_F32, 1, cd, -1, 1);
+            node_attrs st = { .n = 0 };
+            attr_int(&st, "transA", ta);
+            attr_int(&st, "transB", tb);
+            attr_float(&st, "alpha", 0.75f);
+            attr_float(&st, "beta", 1.5f);
+            act_attrs(&st, RLX_ACT_GELU);
+            rlx_node n = make_node("Gemm", 13, 3, 1, &st);
+            const rlx_tensor *in[3] = { a, b, c };
+            char what[64];
+            snprintf(what, sizeof what, "Gemm transA %d transB %d", ta, tb);
+            /* 1e-5 relative + 2e-6 per product */
+            CHECK_MSG(fast_vs_ref(what, &n, in, 2, yd, 1e-5, 2e-6 * (double)kk), "%s", what);
+            rlx_tensor_destroy(a), rlx_tensor_destroy(b), rlx_tensor_destroy(c);
+        }
+    /* MatMul: one big 2-D product (split), and a batch of 7 matrices (one
+     * per task when there are at most 7 threads, else each split) */
+    static const int64_t shapes[2][3][3] = { { { 96, 64, 0 }, { 64, 80, 0 }, { 96, 80, 0 } },
+                                             { { 7, 20, 33 }, { 7, 33, 25 }, { 7, 20, 25 } } };
+    for (int i = 0; i < 2; i++) {
+        int rank = i == 0 ? 2 : 3;
+        rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, rank, shapes[i][0], -1, 1);
+        rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, rank, shapes[i][1], -1, 1);
+        node_attrs st = { .n = 0 };
+        rlx_node n = make_node("MatMul", 13, 2, 1, &st);
+        const rlx_tensor *in[2] = { a, b };
+        int64_t kk = shapes[i][0][rank - 1];
+        CHECK_MSG(fast_vs_ref("MatMul", &n, in, rank, shapes[i][2], 1e-5, 2e-6 * (double)kk), "MatMul %d", i);
+        rlx_tensor_destroy(a), rlx_tensor_destroy(b);
+    }
+}
+
+int main(void) {
+    test_seed(test_seed_from_env());
+    fprintf(stderr, "worker threads: %d\n", rlx_parallel_threads());
+    test_compare_can_fail();
+    test_conv_listed();
+    test_conv_random();
+    test_pools();
+    test_gemm_split();
+    fprintf(stderr, "conv cases: %d (%d depthwise)\n", g_conv_cases, g_conv_depthwise);
+    TEST_MAIN_END();
+}
