@@ -329,7 +329,8 @@ static void matmul_f32_blas(rlx_cpu_kctx *k, const matmul_dims *d) {
         matmul_epilogue_f32(k, d, y);
         return;
     }
-    if (d->nb >= (size_t)rlx_parallel_threads()) { /* one matrix per task */
+    if (d->nb >= (size_t)rlx_parallel_threads() && rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_POOL) {
+        /* one matrix per task */
         mm_batch j = { d, a, b, y };
         rlx_parallel_for(d->nb, 1, mm_batches, &j);
     } else {

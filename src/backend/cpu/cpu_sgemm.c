@@ -26,6 +26,7 @@ rlx_cpu_gemm_policy rlx_cpu_gemm_policy_get(void) {
 
 void rlx_cpu_sgemm_serial(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                           const float *b, size_t ldb, float beta, float *c, size_t ldc) {
+    (void)rlx_cpu_gemm_policy_get(); /* OpenBLAS on one thread before the first call (policy "pool") */
     if (m == 0 || n == 0) return;
     if (k == 0) { /* empty products (cblas would refuse lda = 0) */
         for (size_t i = 0; i < m; i++) {
@@ -46,16 +47,22 @@ typedef struct sgemm_job {
     float alpha, beta;
     const float *a, *b;
     float *c;
-    size_t mb, nb;     /* block extents */
-    size_t n_nblocks;  /* blocks along n */
+    size_t n_mb, n_nb; /* blocks along m and n */
 } sgemm_job;
+
+/* Block i of n_blocks over [0, total): extents differ by at most one. */
+static void block_range(size_t total, size_t n_blocks, size_t i, size_t *b0, size_t *len) {
+    size_t q = total / n_blocks, r = total % n_blocks;
+    *b0 = i * q + (i < r ? i : r);
+    *len = q + (i < r ? 1 : 0);
+}
 
 static void sgemm_blocks(void *ctx, size_t t0, size_t t1) {
     const sgemm_job *j = ctx;
     for (size_t t = t0; t < t1; t++) {
-        size_t i0 = (t / j->n_nblocks) * j->mb, c0 = (t % j->n_nblocks) * j->nb;
-        size_t mi = j->m - i0 < j->mb ? j->m - i0 : j->mb;
-        size_t nj = j->n - c0 < j->nb ? j->n - c0 : j->nb;
+        size_t i0, mi, c0, nj;
+        block_range(j->m, j->n_mb, t / j->n_nb, &i0, &mi);
+        block_range(j->n, j->n_nb, t % j->n_nb, &c0, &nj);
         const float *a = j->ta ? j->a + i0 : j->a + i0 * j->lda;
         const float *b = j->tb ? j->b + c0 * j->ldb : j->b + c0;
         rlx_cpu_sgemm_serial(j->ta, j->tb, mi, nj, j->k, j->alpha, a, j->lda, b, j->ldb, j->beta,
@@ -76,18 +83,18 @@ void rlx_cpu_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, 
         rlx_cpu_sgemm_serial(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
-    /* about two blocks per thread: columns first (blocks of >= 64, a
-     * multiple of 16), then rows (blocks of >= 16) when the columns run out */
+    /* about two blocks per thread: columns first (at least 64 wide), then
+     * rows (at least 16) when the columns run out. Blocks of one axis are
+     * of equal size (within one): OpenBLAS picks its kernel by the size of
+     * a call, so unequal blocks could round otherwise equal columns
+     * differently (seen: a softmax over 1000 equal logits of 4e11). */
     size_t want = 2 * threads;
-    size_t n_nb = ceil_div(n, 64);
+    size_t n_nb = n / 64;
     if (n_nb > want) n_nb = want;
-    size_t nb = ceil_div(ceil_div(n, n_nb), 16) * 16;
-    n_nb = ceil_div(n, nb);
-    size_t n_mb = ceil_div(want, n_nb), max_mb = ceil_div(m, 16);
+    if (n_nb < 1) n_nb = 1;
+    size_t n_mb = ceil_div(want, n_nb), max_mb = m / 16;
     if (n_mb > max_mb) n_mb = max_mb;
     if (n_mb < 1) n_mb = 1;
-    size_t mb = ceil_div(m, n_mb);
-    n_mb = ceil_div(m, mb);
-    sgemm_job j = { ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c, mb, nb, n_nb };
+    sgemm_job j = { ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c, n_mb, n_nb };
     rlx_parallel_for(n_mb * n_nb, 1, sgemm_blocks, &j);
 }
