@@ -21,7 +21,8 @@
  *    stride 1 and no padding multiplies the input in place (no im2col).
  *    Blocks of positions keep the column block near 512 KiB; output
  *    channels are split only when positions and groups cannot keep the
- *    threads busy (small late-stage feature maps).
+ *    threads busy (small late-stage feature maps), and then the column
+ *    matrices are built once, on the pool, before the GEMM tasks.
  *  - Epilogue: each task adds the bias and applies the fused activation
  *    (src/ir/ops/act.h) to the block it just computed, in f32.
  * They accumulate in float in another order than the reference: tests
@@ -361,6 +362,9 @@ typedef struct cg_job {
     /* policy "blas": the column matrix of (image, group, position block) */
     size_t ng, p0, np;
     float *col;
+    /* policy "pool" with blocks of output channels: the column matrices of
+     * all (image, group)s, [ng][kt][sp], built once before the GEMM tasks */
+    float *shared;
 } cg_job;
 
 /* Task: (image and group, position block, channel block). */
@@ -377,6 +381,8 @@ static void cg_item(void *ctx, size_t item, float *scratch) {
     size_t ldb;
     if (j->direct) {
         bm = xg + p0, ldb = j->sp;
+    } else if (j->shared) {
+        bm = j->shared + ng * j->kt * j->sp + p0, ldb = j->sp;
     } else {
         im2col_block(xg, j->s, 0, j->cig, p0, np, scratch);
         bm = scratch, ldb = np;
@@ -384,6 +390,17 @@ static void cg_item(void *ctx, size_t item, float *scratch) {
     rlx_cpu_sgemm_serial(false, false, mi, np, j->kt, 1.0f, j->w + (gi * j->cog + m0) * j->kt, j->kt, bm, ldb, 0.0f,
                          yb, j->sp);
     bias_act_block(yb, j->sp, mi, np, j->b ? j->b + gi * j->cog + m0 : NULL, &j->act);
+}
+
+/* Items (image and group, input channel) of the shared column matrices. */
+static void cg_im2col_shared(void *ctx, size_t i0, size_t i1) {
+    const cg_job *j = ctx;
+    for (size_t i = i0; i < i1; i++) {
+        size_t ng = i / j->cig, c = i % j->cig;
+        size_t n = ng / j->groups, gi = ng % j->groups;
+        const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
+        im2col_block(xg, j->s, c, c + 1, 0, j->sp, j->shared + (ng * j->kt + c * j->s->ksz) * j->sp);
+    }
 }
 
 /* Policy "blas": one channel of the column matrix. */
@@ -478,8 +495,18 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
     j.nb = nb, j.n_cb = n_cb;
     j.mb = ceil_div(j.cog, n_mb);
     j.n_mb = ceil_div(j.cog, j.mb);
-    size_t slot = 0;
+    size_t slot = 0, n_shared = 0;
     if (!j.direct && !rlx_mul_ok(j.kt, nb, &slot))
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "im2col block of %zu x %zu too large", j.kt, nb);
-    return run_items(k, n_ng * j.n_cb * j.n_mb, slot, cg_item, &j);
+    /* several channel blocks read the same columns: build them once (when
+     * they fit in 64 MiB) rather than once per channel block */
+    if (!j.direct && j.n_mb > 1 && rlx_mul_ok(n_ng * j.kt, j.sp, &n_shared) && n_shared <= ((size_t)1 << 24)) {
+        if (!(j.shared = malloc((n_shared + 1) * sizeof(float))))
+            return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-float column matrix)", n_shared);
+        rlx_parallel_for(n_ng * j.cig, 1 + 16384 / (s->ksz * j.sp + 1), cg_im2col_shared, &j);
+        slot = 0;
+    }
+    rlx_status st = run_items(k, n_ng * j.n_cb * j.n_mb, slot, cg_item, &j);
+    free(j.shared);
+    return st;
 }
