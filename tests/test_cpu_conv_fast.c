@@ -1,6 +1,7 @@
 /* The CPU fast paths of Conv, the pools, Gemm and MatMul
  * (src/backend/cpu/cpu_nn_conv_fast.c, cpu_nn_pool.c, cpu_sgemm.c) against
- * the reference kernels: each node runs twice through rlx_cpu_run_node, with
+ * the reference kernels (and nearest Resize, whose rows the fast path shares
+ * over the pool): each node runs twice through rlx_cpu_run_node, with
  * reference = false and true, on random inputs in [-1, 1) (never zeros),
  * outputs poisoned with NaN first (so an element a path forgets to write
  * fails the comparison).
@@ -359,6 +360,22 @@ static void test_pools(void) {
     }
 }
 
+/* ------------------------------------------------------------ Resize */
+
+/* Nearest Resize (rows shared over the pool on the fast path) copies the
+ * same elements as the reference: exact. Large enough to be split. */
+static void test_resize_nearest(void) {
+    int64_t xd[4] = { 2, 8, 40, 33 }, sd[1] = { 4 }, yd[4] = { 2, 8, 80, 99 };
+    const float scales[4] = { 1.0f, 1.0f, 2.0f, 3.0f };
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+    rlx_tensor *sc = test_tensor_f32(1, sd, scales);
+    const rlx_tensor *in[3] = { x, NULL, sc };
+    node_attrs st = { .n = 0 };
+    rlx_node n = make_node("Resize", 13, 3, 1, &st);
+    CHECK_MSG(fast_vs_ref("Resize nearest", &n, in, 4, yd, 0, 0), "Resize nearest");
+    rlx_tensor_destroy(x), rlx_tensor_destroy(sc);
+}
+
 /* ------------------------------------------------------------ Gemm, MatMul */
 
 /* Big enough to be split over the pool (more than 2^18 multiply-adds). */
@@ -409,6 +426,7 @@ int main(void) {
     test_conv_listed();
     test_conv_random();
     test_pools();
+    test_resize_nearest();
     test_gemm_split();
     fprintf(stderr, "conv cases: %d (%d depthwise)\n", g_conv_cases, g_conv_depthwise);
     TEST_MAIN_END();

@@ -10,13 +10,16 @@
  * exclude_outside they get weight 0 and the rest is renormalised. An output
  * element is the sum over the product of its axes' taps, in double, rounded
  * once to the output dtype (integer dtypes: half to even, saturated).
- * Nearest copies elements (any dtype) without arithmetic. */
+ * Nearest copies elements (any dtype) without arithmetic; outside the
+ * reference (k->reference false) its rows are shared over the worker pool,
+ * which copies the same elements. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_nn.h"
 #include "base/mem.h"
+#include "base/parallel.h"
 #include "base/tensor.h"
 #include "ir/ops/resize_geom.h"
 
@@ -169,18 +172,37 @@ static rlx_status axis_build(const rlx_cpu_kctx *k, const rlx_resize_attrs *a, c
 /* Nearest: every output element is a copy of one input element (any
  * dtype), or the extrapolation value where tf_crop_and_resize leaves the
  * input. Rows along the last axis share the offset of the other axes. */
-static void gather_nearest(const rlx_tensor *xt, rlx_tensor *yt, const axis_taps *taps, const rlx_resize_geom *g,
-                           double extrapolation) {
+typedef struct nearest_job {
+    const rlx_tensor *xt;
+    rlx_tensor *yt;
+    const axis_taps *taps;
+    const rlx_resize_geom *g;
+    double extrapolation;
+} nearest_job;
+
+/* Output rows [r0, r1) (rows along the last axis). */
+static void gather_nearest_rows(void *ctx, size_t r0, size_t r1) {
+    const nearest_job *j = ctx;
+    const rlx_tensor *xt = j->xt;
+    rlx_tensor *yt = j->yt;
+    const axis_taps *taps = j->taps;
+    const rlx_resize_geom *g = j->g;
+    double extrapolation = j->extrapolation;
     int rank = g->rank, last = rank - 1;
     size_t es = rlx_dtype_size(xt->dtype);
     int64_t is[RLX_MAX_RANK];
     rlx_strides(xt->dims, rank, is);
     const char *xs = xt->data;
     char *ys = yt->data;
-    size_t rows = 1, cols = (size_t)g->out[last];
-    for (int d = 0; d < last; d++) rows *= (size_t)g->out[d];
+    size_t cols = (size_t)g->out[last];
     int64_t o[RLX_MAX_RANK] = { 0 };
-    for (size_t r = 0; r < rows; r++) {
+    if (r0 >= r1) return;
+    size_t q = r0; /* the index of row r0 */
+    for (int d = last - 1; d >= 0; d--) {
+        o[d] = (int64_t)(q % (size_t)g->out[d]);
+        q /= (size_t)g->out[d];
+    }
+    for (size_t r = r0; r < r1; r++) {
         bool ext = false;
         int64_t base = 0;
         for (int d = 0; d < last; d++) {
@@ -202,6 +224,17 @@ static void gather_nearest(const rlx_tensor *xt, rlx_tensor *yt, const axis_taps
             o[d] = 0;
         }
     }
+}
+
+/* Nearest: every output row; over the worker pool unless `reference` (a
+ * copy per element: the same result on any split). */
+static void gather_nearest(const rlx_tensor *xt, rlx_tensor *yt, const axis_taps *taps, const rlx_resize_geom *g,
+                           double extrapolation, bool reference) {
+    nearest_job j = { xt, yt, taps, g, extrapolation };
+    size_t rows = 1, cols = (size_t)g->out[g->rank - 1];
+    for (int d = 0; d < g->rank - 1; d++) rows *= (size_t)g->out[d];
+    if (reference) gather_nearest_rows(&j, 0, rows);
+    else rlx_parallel_for(rows, 1 + 16384 / (cols + 1), gather_nearest_rows, &j);
 }
 
 /* Reads a float input (scales, roi) into doubles; count 0 when absent or
@@ -262,7 +295,7 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k) {
     rlx_status st = RLX_OK;
     for (int d = 0; d < rank && !st; d++) st = axis_build(k, &a, &g, d, &taps[d]);
     if (!st && a.mode == RLX_RESIZE_NEAREST && rank > 0) {
-        gather_nearest(xt, yt, taps, &g, a.extrapolation_value);
+        gather_nearest(xt, yt, taps, &g, a.extrapolation_value, k->reference);
         for (int d = 0; d < rank; d++) axis_free(&taps[d]);
         return RLX_OK;
     }
