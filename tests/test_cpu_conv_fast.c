@@ -235,6 +235,51 @@ static void test_conv_listed(void) {
 
 static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)(test_rand_u64() % (uint64_t)(hi - lo + 1)); }
 
+/* ConvTranspose (col2im by output channels over the pool). Weight
+ * [cin, cout / group, k...]; each output sums at most cin/group * K
+ * products: the same tolerance as Conv. */
+static void run_convt(const conv_case *c, rlx_act_kind act) {
+    int64_t xd[5] = { c->n, c->cin }, wd[5] = { c->cin, c->cout / c->group }, bd[1] = { c->cout }, pads[6];
+    for (int i = 0; i < c->nsp; i++) {
+        xd[2 + i] = c->in[i], wd[2 + i] = c->k[i];
+        pads[i] = c->pb[i], pads[c->nsp + i] = c->pe[i];
+    }
+    node_attrs st = { .n = 0 };
+    attr_ints(&st, "kernel_shape", c->nsp, c->k);
+    attr_ints(&st, "strides", c->nsp, c->s);
+    attr_ints(&st, "dilations", c->nsp, c->d);
+    attr_ints(&st, "pads", 2 * c->nsp, pads);
+    attr_int(&st, "group", c->group);
+    act_attrs(&st, act);
+    rlx_node n = make_node("ConvTranspose", 11, c->bias ? 3 : 2, 1, &st);
+    rlx_conv_geom g;
+    rlx_status s = rlx_conv_geom_resolve(&n, RLX_GEOM_CONV_TRANSPOSE, xd, 2 + c->nsp, wd, 2 + c->nsp, &g);
+    CHECK_MSG(s == RLX_OK, "%s: geometry: %s", c->name, rlx_last_error());
+    if (s) return;
+    int64_t yd[5] = { c->n, c->cout };
+    for (int i = 0; i < c->nsp; i++) yd[2 + i] = g.out[i];
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, xd, -1, 1);
+    rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, wd, -1, 1);
+    rlx_tensor *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
+    const rlx_tensor *in[3] = { x, w, b };
+    size_t kprod = (size_t)(c->cin / c->group);
+    for (int i = 0; i < c->nsp; i++) kprod *= (size_t)c->k[i];
+    char what[200];
+    snprintf(what, sizeof what, "ConvTranspose %s, act %d", c->name, (int)act);
+    CHECK_MSG(fast_vs_ref(what, &n, in, 2 + c->nsp, yd, 1e-5, 2e-6 * (double)(kprod + 1)), "%s", what);
+    rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b);
+}
+
+static void test_conv_transpose(void) {
+    static const conv_case cases[] = {
+        { "2x2 stride 2 (FPN upsampling)", 2, 1, 16, 24, 1, { 9, 11 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "3x3 stride 2 pad 1, batch 2", 2, 2, 6, 10, 1, { 7, 6 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+        { "group 2 dilation 2", 2, 1, 8, 12, 2, { 6, 5 }, { 3, 2 }, { 1, 2 }, { 2, 1 }, { 1, 0 }, { 0, 1 }, 1 },
+        { "1-D stride 3", 1, 1, 5, 7, 1, { 13 }, { 4 }, { 3 }, { 1 }, { 1 }, { 2 }, 1 },
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_convt(&cases[i], k_acts[(i * 3 + 1) % ARRAY_LEN(k_acts)]);
+}
+
 /* Random 2-D geometries: kernel 1-5 (odd and even), stride 1-3, dilation
  * 1-2, pads 0-2 per side, groups (plain, grouped, depthwise with
  * multiplier 1-3), batch 1-2, input 1-24. */
@@ -425,6 +470,7 @@ int main(void) {
     test_compare_can_fail();
     test_conv_listed();
     test_conv_random();
+    test_conv_transpose();
     test_pools();
     test_resize_nearest();
     test_gemm_split();

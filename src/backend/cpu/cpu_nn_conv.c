@@ -11,7 +11,7 @@
  *  - ConvTranspose: sgemm of the transposed weight with blocks of the
  *    input (col[(oc, kk), i] = sum_ci w[ci, oc, kk] * x[ci, i]; cpu_sgemm.h
  *    shares it over the pool), then col2im adds each column into the
- *    output.
+ *    output, output channels over the pool.
  * They accumulate in float in another order than the references; tests
  * compare them at 1e-5 relative.
  *
@@ -30,6 +30,7 @@
 #include "backend/cpu/cpu_nn.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/mem.h"
+#include "base/parallel.h"
 #include "ir/ops/conv_geom.h"
 
 /* Target size of the im2col / col2im block buffer. */
@@ -225,6 +226,38 @@ fail_x:
     return st;
 }
 
+typedef struct col2im_job {
+    const rlx_nn_sp3 *s;
+    const float *col; /* [(oc, kk), np] */
+    float *y;         /* the group's first output plane */
+    size_t p0, np;    /* the block of input positions */
+} col2im_job;
+
+/* Adds the columns of output channels [c0, c1) of the group into their
+ * planes. */
+static void col2im_channels(void *ctx, size_t c0, size_t c1) {
+    const col2im_job *cj = ctx;
+    const rlx_nn_sp3 *s = cj->s;
+    size_t p0 = cj->p0, np = cj->np;
+    for (size_t oc = c0; oc < c1; oc++) {
+        float *yo = cj->y + oc * s->out_sp;
+        const float *cr = cj->col + oc * s->ksz * np;
+        for (int64_t k0 = 0; k0 < s->k[0]; k0++)
+            for (int64_t k1 = 0; k1 < s->k[1]; k1++)
+                for (int64_t k2 = 0; k2 < s->k[2]; k2++, cr += np)
+                    RLX_NN_GRID_RUNS(s->in, p0, np, {
+                        int64_t o0 = a0 * s->s[0] - s->pb[0] + k0 * s->d[0];
+                        int64_t o1 = a1 * s->s[1] - s->pb[1] + k1 * s->d[1];
+                        if (o0 >= 0 && o0 < s->out[0] && o1 >= 0 && o1 < s->out[1]) {
+                            float *yr = yo + (o0 * s->out[1] + o1) * s->out[2];
+                            int64_t o2 = a2 * s->s[2] - s->pb[2] + k2 * s->d[2];
+                            for (int64_t t = 0; t < len; t++, o2 += s->s[2])
+                                if (o2 >= 0 && o2 < s->out[2]) yr[o2] += cr[j + (size_t)t];
+                        }
+                    });
+    }
+}
+
 /* sgemm + col2im (f32): per image, group and block of input positions,
  * col[(oc, kk), j] = sum over the group's ci of w[ci, oc, kk] * x[ci, p0 + j],
  * then every column entry is added at its output position. */
@@ -252,23 +285,8 @@ static rlx_status convt_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const 
             for (size_t p0 = 0; p0 < s->in_sp; p0 += nb) {
                 size_t np = s->in_sp - p0 < nb ? s->in_sp - p0 : nb;
                 rlx_cpu_sgemm(true, false, rows, np, (size_t)cig, 1.0f, wg, rows, xg + p0, s->in_sp, 0.0f, col, np);
-                for (int64_t oc = 0; oc < cog; oc++) {
-                    float *yo = y + ((size_t)n * (size_t)g->c_out + (size_t)(gi * cog + oc)) * s->out_sp;
-                    const float *cr = col + (size_t)oc * s->ksz * np;
-                    for (int64_t k0 = 0; k0 < s->k[0]; k0++)
-                        for (int64_t k1 = 0; k1 < s->k[1]; k1++)
-                            for (int64_t k2 = 0; k2 < s->k[2]; k2++, cr += np)
-                                RLX_NN_GRID_RUNS(s->in, p0, np, {
-                                    int64_t o0 = a0 * s->s[0] - s->pb[0] + k0 * s->d[0];
-                                    int64_t o1 = a1 * s->s[1] - s->pb[1] + k1 * s->d[1];
-                                    if (o0 >= 0 && o0 < s->out[0] && o1 >= 0 && o1 < s->out[1]) {
-                                        float *yr = yo + (o0 * s->out[1] + o1) * s->out[2];
-                                        int64_t o2 = a2 * s->s[2] - s->pb[2] + k2 * s->d[2];
-                                        for (int64_t t = 0; t < len; t++, o2 += s->s[2])
-                                            if (o2 >= 0 && o2 < s->out[2]) yr[o2] += cr[j + (size_t)t];
-                                    }
-                                });
-                }
+                col2im_job cj = { s, col, y + ((size_t)n * (size_t)g->c_out + (size_t)(gi * cog)) * s->out_sp, p0, np };
+                rlx_parallel_for((size_t)cog, 1, col2im_channels, &cj); /* one output plane per channel */
             }
         }
     rlx_act act = rlx_node_act(k->n);
