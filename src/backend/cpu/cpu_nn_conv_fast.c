@@ -184,6 +184,26 @@ RLX_NN_CLONES static void dw_row_taps(float *restrict y, const float *const *p, 
     }
 }
 
+/* y[o] = b + sum over the nine taps t of w[t] * p[t][o] for o < n (a 3x3
+ * kernel whose three rows are inside the input), eight outputs per step. */
+RLX_NN_CLONES static void dw_row_3x3(float *restrict y, const float *const *p, const float *w, float b, int64_t n) {
+    const float *restrict p0 = p[0], *restrict p1 = p[1], *restrict p2 = p[2], *restrict p3 = p[3],
+                          *restrict p4 = p[4], *restrict p5 = p[5], *restrict p6 = p[6], *restrict p7 = p[7],
+                          *restrict p8 = p[8];
+    float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+    int64_t o = 0;
+    for (; o + 8 <= n; o += 8) {
+#define DW_9(t)                                                                                              \
+    y[o + t] = b + (w0 * p0[o + t] + w1 * p1[o + t] + w2 * p2[o + t]) + (w3 * p3[o + t] + w4 * p4[o + t] + \
+                                                                          w5 * p5[o + t]) +                  \
+               (w6 * p6[o + t] + w7 * p7[o + t] + w8 * p8[o + t]);
+        RLX_NN_BLOCK8(DW_9)
+    }
+    for (; o < n; o++)
+        y[o] = b + (w0 * p0[o] + w1 * p1[o] + w2 * p2[o]) + (w3 * p3[o] + w4 * p4[o] + w5 * p5[o]) +
+               (w6 * p6[o] + w7 * p7[o] + w8 * p8[o]);
+}
+
 /* One (image, output channel) plane of a 1-D / 2-D depthwise convolution
  * (s->in[0] == s->out[0] == 1). scratch: in[1] rows of row_len floats. */
 static void dw_plane_2d(void *ctx, size_t plane, float *buf) {
@@ -222,6 +242,16 @@ static void dw_plane_2d(void *ctx, size_t plane, float *buf) {
     const float *taps[64];
     for (int64_t o1 = 0; o1 < oh; o1++) {
         float *yr = yo + o1 * ow;
+        int64_t r0 = o1 * sh - ph;
+        if (kh == 3 && kw == 3 && r0 >= 0 && r0 + 2 * dh < ih) { /* all nine taps in one pass */
+            for (int64_t t = 0; t < 9; t++) {
+                int64_t q = (t % 3) * dw;
+                taps[t] = buf + (size_t)(r0 + (t / 3) * dh) * j->row_len + (size_t)(q % sw) * J + (size_t)(q / sw);
+            }
+            dw_row_3x3(yr, taps, wk, bv, ow);
+            bias_act_row(yr, (size_t)ow, 0.0f, &j->act);
+            continue;
+        }
         for (int64_t o = 0; o < ow; o++) yr[o] = bv;
         for (int64_t k1 = 0; k1 < kh; k1++) {
             int64_t r = o1 * sh - ph + k1 * dh;
