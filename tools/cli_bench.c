@@ -53,8 +53,9 @@ static void print_help(FILE *f) {
             "segment (one submit), summed over the segments of a pass; it needs the adapter\n"
             "feature timestamp-query (per-dispatch slices inside one pass also need\n"
             "wgpu-native's TimestampQueryInsidePasses, else each dispatch gets its own pass).\n"
-            "Environment variables that select kernel variants (RLX_GEMM_*, RLX_CONV_*,\n"
-            "RLX_GPU_*, RLX_ATTENTION_*) are echoed in the JSON under \"env\".\n"
+            "Environment variables that select kernel variants or CPU threading (RLX_GEMM_*,\n"
+            "RLX_CONV_*, RLX_GPU_*, RLX_ATTENTION_*, RLX_NUM_THREADS, RLX_CPU_GEMM,\n"
+            "RLX_POOL_SPIN_US) are echoed in the JSON under \"env\".\n"
             "\n"
             "Exit codes: 0 success; 2 usage error or a model that cannot be loaded; 1 other\n"
             "runtime failures.\n");
@@ -260,7 +261,7 @@ static int write_trace(const char *path, const rlx_program *p, const rlx_prof_sl
 static const char *const k_env_names[] = {
     "RLX_GPU_F16", "RLX_GPU_COOP", "RLX_GEMM_TILE", "RLX_GEMM_KERNEL", "RLX_GEMM_SPLITK", "RLX_GEMM_VEC4",
     "RLX_CONV_ALGO", "RLX_POOL_KERNEL", "RLX_DISABLE_PASSES", "RLX_MAX_BINDING_BYTES", "RLX_GPU_VALIDATE",
-    "RLX_ATTENTION_KERNEL", "RLX_ATTENTION_TILE",
+    "RLX_ATTENTION_KERNEL", "RLX_ATTENTION_TILE", "RLX_NUM_THREADS", "RLX_CPU_GEMM", "RLX_POOL_SPIN_US",
 };
 
 int cli_cmd_bench(int argc, char **argv) {
