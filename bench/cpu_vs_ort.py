@@ -95,15 +95,20 @@ def main():
             res["ort"].append(run_ort(path, name, npy, a.threads, a.iters, a.warmup))
             print(f"{key} round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f} ms" for k, v in res.items() if v),
                   file=sys.stderr)
-        rows.append((key, {k: statistics.median(v) for k, v in res.items() if v}))
+        rows.append((key, {k: statistics.median(v) for k, v in res.items() if v},
+                     {k: min(v) for k, v in res.items() if v}))
     thr = a.threads or f"default ({os.cpu_count()} cores)"
-    print(f"\nthreads: {thr}; ms per forward pass, median of {a.rounds} rounds x {a.iters} runs\n")
-    head = "| model | " + ("rlx base | " if a.base_rlx else "") + "rlx | onnxruntime | rlx / ort |"
+    print(f"\nthreads: {thr}; ms per forward pass: median over {a.rounds} rounds of each round's median of "
+          f"{a.iters} runs (in brackets: the best round)\n")
+    head = ("| model | " + ("rlx base | " if a.base_rlx else "") + "rlx | onnxruntime | rlx / ort |" +
+            (" base / rlx |" if a.base_rlx else ""))
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
-    for key, m in rows:
-        base = f"{m['base']:.1f} | " if a.base_rlx else ""
-        print(f"| {key} | {base}{m['rlx']:.1f} | {m['ort']:.1f} | {m['rlx'] / m['ort']:.2f} |")
+    for key, m, b in rows:
+        base = f"{m['base']:.1f} ({b['base']:.1f}) | " if a.base_rlx else ""
+        gain = f" {m['base'] / m['rlx']:.2f} |" if a.base_rlx else ""
+        print(f"| {key} | {base}{m['rlx']:.1f} ({b['rlx']:.1f}) | {m['ort']:.1f} ({b['ort']:.1f}) | "
+              f"{m['rlx'] / m['ort']:.2f} |{gain}")
     return 0
 
 
