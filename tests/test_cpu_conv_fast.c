@@ -12,7 +12,7 @@
  * asymmetric pads, batch > 1, 1-D and 3-D, blocks of output channels)
  * followed by 150 random 2-D geometries; every case runs with a fused
  * activation, cycling through all of them (src/ir/ops/act.h), with and
- * without a bias.
+ * without a bias, and many with a fused residual (Conv's fourth input).
  *
  * Tolerances (stated at each comparison): the fast paths accumulate in
  * float in another order (and with FMA where the CPU has it) than the
@@ -148,9 +148,11 @@ static void act_attrs(node_attrs *st, rlx_act_kind act) {
     attr_float(st, "_rlx_act_beta", act == RLX_ACT_CLIP ? 0.4f : 0.5f);
 }
 
-static int g_conv_cases, g_conv_depthwise;
+static int g_conv_cases, g_conv_depthwise, g_conv_residual;
 
-static void run_conv(const conv_case *c, rlx_act_kind act) {
+/* with_res: the fused residual (Conv's internal fourth input, src/ir/ops/act.h),
+ * random, of the output's shape. */
+static void run_conv(const conv_case *c, rlx_act_kind act, bool with_res) {
     int64_t xd[5] = { c->n, c->cin }, wd[5] = { c->cout, c->cin / c->group }, bd[1] = { c->cout };
     int64_t pads[6];
     for (int i = 0; i < c->nsp; i++) {
@@ -164,7 +166,7 @@ static void run_conv(const conv_case *c, rlx_act_kind act) {
     attr_ints(&st, "pads", 2 * c->nsp, pads);
     attr_int(&st, "group", c->group);
     act_attrs(&st, act);
-    rlx_node n = make_node("Conv", 11, c->bias ? 3 : 2, 1, &st);
+    rlx_node n = make_node("Conv", 11, with_res ? 4 : c->bias ? 3 : 2, 1, &st);
     rlx_conv_geom g;
     rlx_status s = rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 2 + c->nsp, wd, 2 + c->nsp, &g);
     CHECK_MSG(s == RLX_OK, "%s: geometry: %s", c->name, rlx_last_error());
@@ -174,16 +176,19 @@ static void run_conv(const conv_case *c, rlx_act_kind act) {
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, xd, -1, 1);
     rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, wd, -1, 1);
     rlx_tensor *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
-    const rlx_tensor *in[3] = { x, w, b };
+    rlx_tensor *r = with_res ? test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, yd, -1, 1) : NULL;
+    const rlx_tensor *in[4] = { x, w, b, r };
     size_t kprod = (size_t)(c->cin / c->group);
     for (int i = 0; i < c->nsp; i++) kprod *= (size_t)c->k[i];
     char what[200];
-    snprintf(what, sizeof what, "Conv %s, act %d%s", c->name, (int)act, c->bias ? ", bias" : "");
+    snprintf(what, sizeof what, "Conv %s, act %d%s%s", c->name, (int)act, c->bias ? ", bias" : "",
+             with_res ? ", residual" : "");
     /* 1e-5 relative + 2e-6 per product of the sum (see the file comment) */
     CHECK_MSG(fast_vs_ref(what, &n, in, 2 + c->nsp, yd, 1e-5, 2e-6 * (double)(kprod + 1)), "%s", what);
     g_conv_cases++;
     g_conv_depthwise += c->cin == c->group;
-    rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b);
+    g_conv_residual += with_res;
+    rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b), rlx_tensor_destroy(r);
 }
 
 static void test_conv_listed(void) {
@@ -234,10 +239,11 @@ static void test_conv_listed(void) {
           { 1, 1 }, 1 },
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        run_conv(&cases[i], k_acts[i % ARRAY_LEN(k_acts)]);
+        run_conv(&cases[i], k_acts[i % ARRAY_LEN(k_acts)], false);
         conv_case nb = cases[i];
         nb.bias = !nb.bias;
-        run_conv(&nb, k_acts[(i + 5) % ARRAY_LEN(k_acts)]);
+        run_conv(&nb, k_acts[(i + 5) % ARRAY_LEN(k_acts)], false);
+        run_conv(&cases[i], k_acts[(i + 2) % ARRAY_LEN(k_acts)], true);
     }
 }
 
@@ -320,7 +326,7 @@ static void test_conv_random(void) {
         for (int i = 0; i < 2; i++) ok = ok && c.d[i] * (c.k[i] - 1) + 1 <= c.in[i] + c.pb[i] + c.pe[i];
         if (!ok) continue;
         c.bias = (int)rnd(0, 1);
-        run_conv(&c, k_acts[made % ARRAY_LEN(k_acts)]);
+        run_conv(&c, k_acts[made % ARRAY_LEN(k_acts)], made % 4 == 3);
         made++;
     }
     CHECK_MSG(made == 150, "only %d random geometries", made);
@@ -482,6 +488,7 @@ int main(void) {
     test_pools();
     test_resize_nearest();
     test_gemm_split();
-    fprintf(stderr, "conv cases: %d (%d depthwise)\n", g_conv_cases, g_conv_depthwise);
+    fprintf(stderr, "conv cases: %d (%d depthwise, %d with a residual)\n", g_conv_cases, g_conv_depthwise,
+            g_conv_residual);
     TEST_MAIN_END();
 }

@@ -22,8 +22,8 @@
  * scatter (ConvTranspose).
  *
  * Fused residual (Conv's internal fourth input, passes/fuse_conv_residual.c):
- * applied in one place for every path, conv_residual: the plain convolution,
- * then y = act(y + r). */
+ * the fast paths add it in their epilogues, act((acc + b) + r); for the
+ * reference, conv_residual runs the plain convolution, then y = act(y + r). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,28 +108,44 @@ static bool conv_fits_blas(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
            cig * (int64_t)s->ksz <= RLX_NN_BLAS_MAX;
 }
 
-static rlx_status conv_paths(rlx_cpu_kctx *k) {
+/* Resolves the geometry and runs the fast path that applies (f32, not
+ * k->reference; cpu_nn_conv_fast.c, which also adds a fused residual), or
+ * the reference when `reference_ok`; *done says whether one ran. */
+static rlx_status conv_run(rlx_cpu_kctx *k, bool reference_ok, bool *done) {
     const rlx_tensor *x = k->in[0], *w = k->in[1];
+    *done = false;
     rlx_conv_geom g;
     RLX_TRY(rlx_conv_geom_resolve(k->n, RLX_GEOM_CONV, x->dims, x->rank, w->dims, w->rank, &g));
     RLX_TRY(rlx_nn_check_out(k, k->out[0], &g));
     rlx_nn_sp3 s;
     rlx_nn_sp3_init(&g, &s);
-    if (k->reference || x->dtype != RLX_DTYPE_F32) return conv_reference(k, &g);
-    if (g.c_in == g.group) return rlx_nn_conv_depthwise_f32(k, &g, &s); /* one input channel per group */
-    if (conv_fits_blas(&g, &s)) return rlx_nn_conv_gemm_f32(k, &g, &s);
-    return conv_reference(k, &g);
+    *done = true;
+    if (!k->reference && x->dtype == RLX_DTYPE_F32) {
+        if (g.c_in == g.group) return rlx_nn_conv_depthwise_f32(k, &g, &s); /* one input channel per group */
+        if (conv_fits_blas(&g, &s)) return rlx_nn_conv_gemm_f32(k, &g, &s);
+    }
+    if (reference_ok) return conv_reference(k, &g);
+    *done = false;
+    return RLX_OK;
 }
 
-/* The fused residual (input 3, ir/ops/act.h): every path above runs as a
- * plain convolution (a copy of the node without the activation and the
- * fourth input), then y = act((conv + bias) + r) over the finished output,
- * in f32. */
+static rlx_status conv_paths(rlx_cpu_kctx *k) {
+    bool done;
+    return conv_run(k, true, &done);
+}
+
+/* The fused residual (input 3, ir/ops/act.h): the fast paths add it in
+ * their epilogues; otherwise the reference runs as a plain convolution (a
+ * copy of the node without the activation and the fourth input), then
+ * y = act((conv + bias) + r) over the finished output, in f32. */
 static rlx_status conv_residual(rlx_cpu_kctx *k) {
     const rlx_tensor *r = k->in[3];
     rlx_tensor *y = k->out[0];
     if (!r || r->dtype != RLX_DTYPE_F32 || y->dtype != RLX_DTYPE_F32 || rlx_tensor_numel(r) != rlx_tensor_numel(y))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "the residual input must be f32 with the output's shape");
+    bool done;
+    RLX_TRY(conv_run(k, false, &done));
+    if (done) return RLX_OK;
     rlx_node plain = *k->n;
     rlx_node_attr *attrs = malloc(((size_t)k->n->n_attrs + 1) * sizeof *attrs);
     if (!attrs) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");

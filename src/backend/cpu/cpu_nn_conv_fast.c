@@ -26,8 +26,10 @@
  *    channels are split only when positions and groups cannot keep the
  *    threads busy (small late-stage feature maps), and then the column
  *    matrices are built once, on the pool, before the GEMM tasks.
- *  - Epilogue: each task adds the bias and applies the fused activation
- *    (src/ir/ops/act.h) to the block it just computed, in f32.
+ *  - Epilogue: each task adds the bias (and the fused residual, Conv's
+ *    internal fourth input) and applies the fused activation
+ *    (src/ir/ops/act.h) to the block it just computed, in f32:
+ *    act((acc + b) + r), as the unfused Conv, Add and activation would.
  * They accumulate in float in another order than the reference: tests
  * compare at 1e-5 relative + 2e-6 absolute per product of the sum
  * (values in [-1, 1]). */
@@ -135,16 +137,49 @@ RLX_NN_CLONES static void bias_act_row(float *restrict y, size_t n, float bv, co
     }
 }
 
-/* y[r * ld + c] = act(y[r * ld + c] + bias[r]) for a rows x cols block
- * (bias NULL: no addition). */
-static void bias_act_block(float *y, size_t ld, size_t rows, size_t cols, const float *bias, const rlx_act *act) {
-    for (size_t r = 0; r < rows; r++) bias_act_row(y + r * ld, cols, bias ? bias[r] : 0.0f, act);
+/* y[i] = (y[i] + bv) + r[i] for i < n (y[i] + r[i] when bv is 0, as the
+ * unfused Add does). */
+RLX_NN_CLONES static void add_residual_row(float *restrict y, size_t n, float bv, const float *restrict r) {
+    size_t i = 0;
+    if (bv == 0.0f) {
+        for (; i + 8 <= n; i += 8) {
+#define AR_0(t) y[i + t] += r[i + t];
+            RLX_NN_BLOCK8(AR_0)
+        }
+        for (; i < n; i++) y[i] += r[i];
+        return;
+    }
+    for (; i + 8 <= n; i += 8) {
+#define AR_B(t) y[i + t] = (y[i + t] + bv) + r[i + t];
+        RLX_NN_BLOCK8(AR_B)
+    }
+    for (; i < n; i++) y[i] = (y[i] + bv) + r[i];
+}
+
+/* The epilogue of n finished outputs: y = act((y + bv) + r) (r NULL: no
+ * residual; the fused residual of Conv, src/ir/ops/act.h). */
+static void epilogue_row(float *y, size_t n, float bv, const float *r, const rlx_act *act) {
+    if (!r) {
+        bias_act_row(y, n, bv, act);
+        return;
+    }
+    add_residual_row(y, n, bv, r);
+    rlx_nn_act_f32_serial(act, y, n);
+}
+
+/* epilogue_row over a rows x cols block with row stride ld (bias: one value
+ * per row, or NULL; res: the residual laid out as y, or NULL). */
+static void bias_act_block(float *y, size_t ld, size_t rows, size_t cols, const float *bias, const float *res,
+                           const rlx_act *act) {
+    for (size_t r = 0; r < rows; r++)
+        epilogue_row(y + r * ld, cols, bias ? bias[r] : 0.0f, res ? res + r * ld : NULL, act);
 }
 
 /* ------------------------------------------------------------ depthwise */
 
 typedef struct dw_job {
     const float *x, *w, *b;
+    const float *res; /* the fused residual, laid out as y, or NULL */
     float *y;
     const rlx_conv_geom *g;
     const rlx_nn_sp3 *s;
@@ -254,7 +289,7 @@ static void dw_plane_2d(void *ctx, size_t plane, float *buf) {
         if (kh == 3 && kw == 3 && r0 >= 0 && r0 + 2 * dh < ih) { /* all nine taps in one pass */
             for (int64_t i = 0; i < 3; i++) taps[i] = buf + (size_t)(r0 + i * dh) * j->row_len;
             dw_row_3x3(yr, taps, off3, wk, bv, ow);
-            bias_act_row(yr, (size_t)ow, 0.0f, &j->act);
+            epilogue_row(yr, (size_t)ow, 0.0f, j->res ? j->res + (yr - j->y) : NULL, &j->act);
             continue;
         }
         for (int64_t o = 0; o < ow; o++) yr[o] = bv;
@@ -272,7 +307,7 @@ static void dw_plane_2d(void *ctx, size_t plane, float *buf) {
                 dw_row_taps(yr, taps, wr + k0, nt, ow);
             }
         }
-        bias_act_row(yr, (size_t)ow, 0.0f, &j->act);
+        epilogue_row(yr, (size_t)ow, 0.0f, j->res ? j->res + (yr - j->y) : NULL, &j->act);
     }
 }
 
@@ -333,7 +368,7 @@ static void dw_plane_s1(void *ctx, size_t plane, float *scratch) {
         }
         for (int64_t o = 0; o < clo; o++) yr[o] = dw_point(xc, wk, bv, s, o1, o);
         for (int64_t o = chi; o < ow; o++) yr[o] = dw_point(xc, wk, bv, s, o1, o);
-        bias_act_row(yr, (size_t)ow, 0.0f, &j->act);
+        epilogue_row(yr, (size_t)ow, 0.0f, j->res ? j->res + (yr - j->y) : NULL, &j->act);
     }
 }
 
@@ -378,7 +413,7 @@ static void dw_plane_3d(void *ctx, size_t plane, float *scratch) {
                     }
                 }
             }
-    rlx_nn_act_f32_serial(&j->act, yo, s->out_sp);
+    epilogue_row(yo, s->out_sp, 0.0f, j->res ? j->res + plane * s->out_sp : NULL, &j->act);
 }
 
 rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
@@ -392,6 +427,7 @@ rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, co
     j.g = g;
     j.s = s;
     j.act = rlx_node_act(k->n);
+    j.res = k->n->n_in > 3 && k->in[3] ? k->in[3]->data : NULL;
     j.cog = (size_t)(g->c_out / g->group);
     size_t planes = (size_t)g->n * (size_t)g->c_out;
     if (s->in[0] != 1 || s->out[0] != 1 || s->k[0] != 1) return run_items(k, planes, 0, dw_plane_3d, &j);
@@ -451,6 +487,7 @@ static void im2col_block(const float *x, const rlx_nn_sp3 *s, size_t c0, size_t 
 
 typedef struct cg_job {
     const float *x, *w, *b;
+    const float *res; /* the fused residual, laid out as y, or NULL */
     float *y;
     const rlx_nn_sp3 *s;
     rlx_act act;
@@ -488,7 +525,8 @@ static void cg_item(void *ctx, size_t item, float *scratch) {
     }
     rlx_cpu_sgemm_serial(false, false, mi, np, j->kt, 1.0f, j->w + (gi * j->cog + m0) * j->kt, j->kt, bm, ldb, 0.0f,
                          yb, j->sp);
-    bias_act_block(yb, j->sp, mi, np, j->b ? j->b + gi * j->cog + m0 : NULL, &j->act);
+    bias_act_block(yb, j->sp, mi, np, j->b ? j->b + gi * j->cog + m0 : NULL, j->res ? j->res + (yb - j->y) : NULL,
+                   &j->act);
 }
 
 /* Items (image and group, input channel) of the shared column matrices. */
@@ -515,7 +553,8 @@ static void cg_epilogue_rows(void *ctx, size_t r0, size_t r1) {
     const cg_job *j = ctx;
     size_t n = j->ng / j->groups, gi = j->ng % j->groups;
     float *yb = j->y + (n * j->c_out + gi * j->cog + r0) * j->sp + j->p0;
-    bias_act_block(yb, j->sp, r1 - r0, j->np, j->b ? j->b + gi * j->cog + r0 : NULL, &j->act);
+    bias_act_block(yb, j->sp, r1 - r0, j->np, j->b ? j->b + gi * j->cog + r0 : NULL,
+                   j->res ? j->res + (yb - j->y) : NULL, &j->act);
 }
 
 /* Column block target: 512 KiB of floats. */
@@ -531,6 +570,7 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
     j.y = k->out[0]->data;
     j.s = s;
     j.act = rlx_node_act(k->n);
+    j.res = k->n->n_in > 3 && k->in[3] ? k->in[3]->data : NULL;
     j.groups = (size_t)g->group;
     j.c_in = (size_t)g->c_in;
     j.c_out = (size_t)g->c_out;
