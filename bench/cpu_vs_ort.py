@@ -6,12 +6,16 @@ runner's median of --iters steady runs (rounds interleave the runners, so
 that load from elsewhere hits them alike). Prints a markdown table.
 
     python3 bench/cpu_vs_ort.py [--rlx build/rlx] [--base-rlx OTHER/rlx]
-                                [--threads N] [--rounds 3] [--iters 20]
+                                [--base-env KEY=VALUE ...] [--threads N]
+                                [--rounds 3] [--iters 20]
                                 [--models ppocr640,resnet50,mobilenet_v2,shufflenet]
 
 --threads N sets RLX_NUM_THREADS for rlx and intra_op_num_threads for
 onnxruntime (0: each one's default, one thread per core). --base-rlx adds a
-column for another rlx binary (e.g. a build of main) run the same way.
+column for another rlx binary (e.g. a build of main) run the same way;
+--base-env sets environment variables for that column only (e.g.
+--base-rlx build/rlx --base-env RLX_CPU_GEMM=blas compares the two thread
+policies of one binary).
 Models: the demo's PP-OCRv4 detector at 1x3x640x640 (models/), the ONNX
 suite's light/ ResNet-50 and ShuffleNet, and a MobileNetV2 with random
 weights written by bench/make_mobilenet_v2.py (numpy + onnx only).
@@ -42,8 +46,9 @@ def models(work):
     }
 
 
-def run_rlx(rlx, model, name, npy, threads, iters, warmup):
+def run_rlx(rlx, model, name, npy, threads, iters, warmup, extra_env=None):
     env = dict(os.environ)
+    env.update(extra_env or {})
     if threads:
         env["RLX_NUM_THREADS"] = str(threads)
     out = subprocess.run([rlx, "bench", model, "--device", "cpu", "--input", f"{name}={npy}", "--iters", str(iters),
@@ -68,6 +73,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rlx", default=os.path.join(ROOT, "build", "rlx"))
     ap.add_argument("--base-rlx", default=None)
+    ap.add_argument("--base-env", action="append", default=[], help="KEY=VALUE for the --base-rlx runs")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", type=int, default=20)
@@ -91,7 +97,8 @@ def main():
         for r in range(a.rounds):
             res["rlx"].append(run_rlx(a.rlx, path, name, npy, a.threads, a.iters, a.warmup))
             if a.base_rlx:
-                res["base"].append(run_rlx(a.base_rlx, path, name, npy, a.threads, a.iters, a.warmup))
+                base_env = dict(kv.split("=", 1) for kv in a.base_env)
+                res["base"].append(run_rlx(a.base_rlx, path, name, npy, a.threads, a.iters, a.warmup, base_env))
             res["ort"].append(run_ort(path, name, npy, a.threads, a.iters, a.warmup))
             print(f"{key} round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f} ms" for k, v in res.items() if v),
                   file=sys.stderr)

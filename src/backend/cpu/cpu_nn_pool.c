@@ -61,7 +61,70 @@ typedef struct fpool_job {
     /* per axis and output index: first and last + 1 kernel tap inside the
      * input, and the divisor factor (AveragePool) */
     int64_t *tlo[3], *thi[3], *cnt[3];
+    int64_t clo, chi; /* outputs along the last axis whose windows are inside */
 } fpool_job;
+
+/* One output of plane xc, its taps clipped per axis by the tables. */
+static float fpool_point(const fpool_job *j, const float *xc, int64_t o0, int64_t o1, int64_t o2) {
+    const rlx_nn_sp3 *s = j->s;
+    float best = -FLT_MAX, acc = 0.0f;
+    bool any = false;
+    for (int64_t k0 = j->tlo[0][o0]; k0 < j->thi[0][o0]; k0++) {
+        int64_t i0 = o0 * s->s[0] - s->pb[0] + k0 * s->d[0];
+        for (int64_t k1 = j->tlo[1][o1]; k1 < j->thi[1][o1]; k1++) {
+            int64_t i1 = o1 * s->s[1] - s->pb[1] + k1 * s->d[1];
+            const float *xr = xc + (i0 * s->in[1] + i1) * s->in[2] + o2 * s->s[2] - s->pb[2];
+            int64_t t0 = j->tlo[2][o2], t1 = j->thi[2][o2], d2 = s->d[2];
+            if (j->kind == POOL_MAX) {
+                for (int64_t k2 = t0; k2 < t1; k2++) {
+                    float v = xr[k2 * d2];
+                    if (!any || v > best) best = v, any = true;
+                }
+            } else {
+                for (int64_t k2 = t0; k2 < t1; k2++) acc += xr[k2 * d2];
+            }
+        }
+    }
+    if (j->kind == POOL_MAX) return best;
+    return acc / (float)(j->cnt[0][o0] * j->cnt[1][o1] * j->cnt[2][o2]);
+}
+
+/* Outputs [clo, chi) of one output row whose windows are inside the input
+ * along the last axis: tap by tap over the whole run (the taps in the
+ * order fpool_point takes them, so MaxPool keeps its first-tap and NaN
+ * behaviour and AveragePool its sums). Needs at least one tap along axes
+ * 0 and 1. */
+static void fpool_run(const fpool_job *j, const float *xc, float *yr, int64_t o0, int64_t o1) {
+    const rlx_nn_sp3 *s = j->s;
+    int64_t clo = j->clo, n = j->chi - j->clo, st = s->s[2], d2 = s->d[2];
+    float *y = yr + clo;
+    bool first = true;
+    for (int64_t k0 = j->tlo[0][o0]; k0 < j->thi[0][o0]; k0++) {
+        int64_t i0 = o0 * s->s[0] - s->pb[0] + k0 * s->d[0];
+        for (int64_t k1 = j->tlo[1][o1]; k1 < j->thi[1][o1]; k1++) {
+            int64_t i1 = o1 * s->s[1] - s->pb[1] + k1 * s->d[1];
+            const float *xr = xc + (i0 * s->in[1] + i1) * s->in[2] + clo * st - s->pb[2];
+            for (int64_t k2 = 0; k2 < s->k[2]; k2++) {
+                const float *x = xr + k2 * d2;
+                if (first) {
+                    for (int64_t o = 0; o < n; o++) y[o] = x[o * st];
+                    first = false;
+                } else if (j->kind == POOL_MAX) {
+                    for (int64_t o = 0; o < n; o++) {
+                        float v = x[o * st];
+                        if (v > y[o]) y[o] = v;
+                    }
+                } else {
+                    for (int64_t o = 0; o < n; o++) y[o] += x[o * st];
+                }
+            }
+        }
+    }
+    if (j->kind == POOL_AVG) {
+        float c01 = (float)(j->cnt[0][o0] * j->cnt[1][o1]);
+        for (int64_t o = 0; o < n; o++) y[o] /= c01 * (float)j->cnt[2][clo + o];
+    }
+}
 
 static void fpool_planes(void *ctx, size_t p0, size_t p1) {
     const fpool_job *j = ctx;
@@ -69,33 +132,17 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
     for (size_t pl = p0; pl < p1; pl++) {
         const float *xc = j->x + pl * s->in_sp;
         float *yo = j->y + pl * s->out_sp;
-        size_t oi = 0;
         for (int64_t o0 = 0; o0 < s->out[0]; o0++)
-            for (int64_t o1 = 0; o1 < s->out[1]; o1++)
-                for (int64_t o2 = 0; o2 < s->out[2]; o2++, oi++) {
-                    float best = -FLT_MAX, acc = 0.0f;
-                    bool any = false;
-                    for (int64_t k0 = j->tlo[0][o0]; k0 < j->thi[0][o0]; k0++) {
-                        int64_t i0 = o0 * s->s[0] - s->pb[0] + k0 * s->d[0];
-                        for (int64_t k1 = j->tlo[1][o1]; k1 < j->thi[1][o1]; k1++) {
-                            int64_t i1 = o1 * s->s[1] - s->pb[1] + k1 * s->d[1];
-                            const float *xr = xc + (i0 * s->in[1] + i1) * s->in[2] + o2 * s->s[2] - s->pb[2];
-                            int64_t t0 = j->tlo[2][o2], t1 = j->thi[2][o2], d2 = s->d[2];
-                            if (j->kind == POOL_MAX) {
-                                for (int64_t k2 = t0; k2 < t1; k2++) {
-                                    float v = xr[k2 * d2];
-                                    if (!any || v > best) best = v, any = true;
-                                }
-                            } else {
-                                for (int64_t k2 = t0; k2 < t1; k2++) acc += xr[k2 * d2];
-                            }
-                        }
-                    }
-                    if (j->kind == POOL_MAX)
-                        yo[oi] = best;
-                    else
-                        yo[oi] = acc / (float)(j->cnt[0][o0] * j->cnt[1][o1] * j->cnt[2][o2]);
+            for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
+                float *yr = yo + (o0 * s->out[1] + o1) * s->out[2];
+                int64_t a = 0, b = s->out[2];
+                if (j->chi > j->clo && j->thi[0][o0] > j->tlo[0][o0] && j->thi[1][o1] > j->tlo[1][o1]) {
+                    fpool_run(j, xc, yr, o0, o1);
+                    a = j->clo, b = j->chi;
                 }
+                for (int64_t o2 = 0; o2 < a; o2++) yr[o2] = fpool_point(j, xc, o0, o1, o2);
+                for (int64_t o2 = b; o2 < s->out[2]; o2++) yr[o2] = fpool_point(j, xc, o0, o1, o2);
+            }
     }
 }
 
@@ -131,6 +178,10 @@ static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
             j.cnt[ax][o] = g->count_include_pad ? np : ni;
         }
     }
+    j.clo = 0;
+    while (j.clo < s->out[2] && !(j.tlo[2][j.clo] == 0 && j.thi[2][j.clo] == s->k[2])) j.clo++;
+    j.chi = j.clo;
+    while (j.chi < s->out[2] && j.tlo[2][j.chi] == 0 && j.thi[2][j.chi] == s->k[2]) j.chi++;
     size_t planes = (size_t)g->n * (size_t)g->c_in;
     size_t grain = 1 + 16384 / (s->out_sp * s->ksz + 1);
     rlx_parallel_for(planes, grain, fpool_planes, &j);
