@@ -414,6 +414,12 @@ static void test_pools(void) {
         { "AveragePool", 2, 2, 3, { 13, 9 }, { 3, 2 }, { 2, 2 }, { 1, 1 }, { 1, 0 }, { 2, 1 }, 1, 1 },
         { "AveragePool", 2, 1, 3, { 13, 9 }, { 3, 2 }, { 2, 2 }, { 1, 1 }, { 1, 0 }, { 2, 1 }, 1, 0 },
         { "AveragePool", 3, 1, 2, { 4, 5, 6 }, { 3, 3, 3 }, { 1, 2, 2 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 0, 1 }, 0, 1 },
+        /* no window inside along the last axis (every output one by one),
+         * and ceil-mode windows that start on the end pad */
+        { "AveragePool", 2, 1, 3, { 2, 2 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1, 1 },
+        { "MaxPool", 2, 1, 3, { 2, 2 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1, 0 },
+        { "MaxPool", 2, 2, 2, { 7, 3 }, { 2, 4 }, { 2, 1 }, { 1, 1 }, { 0, 1 }, { 1, 1 }, 1, 0 },
+        { "AveragePool", 2, 1, 2, { 8, 9 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, 1, 0 },
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         run_pool(&cases[i], false);

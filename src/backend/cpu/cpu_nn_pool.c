@@ -135,7 +135,7 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
         for (int64_t o0 = 0; o0 < s->out[0]; o0++)
             for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
                 float *yr = yo + (o0 * s->out[1] + o1) * s->out[2];
-                int64_t a = 0, b = s->out[2];
+                int64_t a = s->out[2], b = s->out[2]; /* no run: every output one by one */
                 if (j->chi > j->clo && j->thi[0][o0] > j->tlo[0][o0] && j->thi[1][o1] > j->tlo[1][o1]) {
                     fpool_run(j, xc, yr, o0, o1);
                     a = j->clo, b = j->chi;
