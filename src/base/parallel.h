@@ -5,8 +5,9 @@
  *   rlx_parallel_for(n, 4096, body, &ctx);   // [0, n) in chunks, all threads
  *
  * The pool starts on first use with one thread per core (RLX_NUM_THREADS
- * overrides; 1 runs everything on the caller; RLX_POOL_SPIN_US=N lets idle
- * threads spin N microseconds for the next region before they sleep). Work smaller than `grain`
+ * overrides; 1 runs everything on the caller; idle threads spin
+ * RLX_POOL_SPIN_US microseconds, default 50, 0 when there are more threads
+ * than cores, for the next region before they sleep). Work smaller than `grain`
  * items, or a call made from inside a parallel region, runs on the caller.
  * body must not fail: kernels validate before they split. */
 #ifndef RLX_BASE_PARALLEL_H
