@@ -36,13 +36,13 @@ ROOT = os.path.dirname(HERE)
 LIGHT = os.path.join(ROOT, "third_party", "onnx", "backend-test-data", "light")
 
 
-def models(work):
+def models(work, ocr_model, light):
     mnv2 = os.path.join(work, "mobilenet_v2.onnx")
     return {
-        "ppocr640": (os.path.join(ROOT, "models", "ppocrv4_det.onnx"), "x", (1, 3, 640, 640), None),
-        "resnet50": (os.path.join(LIGHT, "light_resnet50.onnx"), "gpu_0/data_0", (1, 3, 224, 224), None),
+        "ppocr640": (ocr_model, "x", (1, 3, 640, 640), None),
+        "resnet50": (os.path.join(light, "light_resnet50.onnx"), "gpu_0/data_0", (1, 3, 224, 224), None),
         "mobilenet_v2": (mnv2, "input", (1, 3, 224, 224), "mnv2"),
-        "shufflenet": (os.path.join(LIGHT, "light_shufflenet.onnx"), "gpu_0/data_0", (1, 3, 224, 224), None),
+        "shufflenet": (os.path.join(light, "light_shufflenet.onnx"), "gpu_0/data_0", (1, 3, 224, 224), None),
     }
 
 
@@ -80,9 +80,11 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--models", default="ppocr640,resnet50,mobilenet_v2,shufflenet")
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "rlx_cpu_vs_ort"))
+    ap.add_argument("--ocr-model", default=os.path.join(ROOT, "models", "ppocrv4_det.onnx"))
+    ap.add_argument("--light-dir", default=LIGHT)
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    table = models(a.work)
+    table = models(a.work, a.ocr_model, a.light_dir)
     rows = []
     for key in a.models.split(","):
         path, name, shape, gen = table[key]

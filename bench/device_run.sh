@@ -21,6 +21,9 @@
 #                                            # BERT-base (batch 1, seq 128) under RLX_ATTENTION_KERNEL=v1,
 #                                            # the tiled default and RLX_ATTENTION_TILE variants
 #   bash bench/device_run.sh residual        # ~1 min: MobileNetV2 and ResNet-50 with fuse_conv_residual off / on
+#   bash bench/device_run.sh cpu             # ~6 min: rlx's CPU backend vs onnxruntime (all cores),
+#                                            # and rlx's thread policies (RLX_CPU_GEMM=blas,
+#                                            # RLX_POOL_SPIN_US=0) against the defaults
 #   bash bench/device_run.sh diag            # ~3 min: cooperative-matrix forms (coop_probe), the
 #                                            # f16 GEMM's self-test, the wait's spin budget on a
 #                                            # one-Relu model, why BERT nodes fall back to the CPU
@@ -195,12 +198,21 @@ for m in $modes; do
           --profile "$OUT/trace_mobilenet_v2.json" 2>&1 | tail -45
       } 2>&1 | tee "$OUT/walls.txt"
       ;;
+    cpu)
+      {
+        for v in "" "RLX_CPU_GEMM=blas" "RLX_POOL_SPIN_US=0"; do
+          echo "-- rlx (defaults)${v:+ and, as base, rlx with $v} against onnxruntime"
+          timeout 170 "$PY" bench/cpu_vs_ort.py --rlx "$RLX" ${v:+--base-rlx "$RLX" --base-env "$v"} --rounds 3 \
+            --iters 20 --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light"
+        done
+      } 2>&1 | tee "$OUT/cpu.txt"
+      ;;
     quick)
       timeout 120 "$PY" bench/sweep.py --rlx "$RLX" --out "$OUT/sweep.json" --txt "$OUT/sweep.txt" \
         --models-dir "$MODELS" --ocr-model "$D/models/ppocrv4_det.onnx" --budget 60 --quick
       ;;
     *)
-      echo "device_run: unknown mode '$m' (tests, sweep, compare, profile, quick)"
+      echo "device_run: unknown mode '$m' (tests, sweep, compare, profile, quick, cpu, ...)"
       ;;
   esac
 done

@@ -11,9 +11,11 @@
  * Fast paths (f32, k->reference false), over the worker pool by planes
  * (image, channel): MaxPool without the Indices output and AveragePool in
  * float, each window clipped to the input once per axis (the same taps as
- * the reference; AveragePool sums in float, so within 1e-6 relative of the
- * reference); the global pools run the reference's own f32 loop per plane
- * (the same bits). */
+ * the reference, in the same order; AveragePool sums in float, so within
+ * 1e-6 relative of the reference); outputs whose windows lie inside the
+ * input along the last axis go tap by tap over the whole run of them. The
+ * global pools run the reference's own f32 loop per plane (the same
+ * bits). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
