@@ -73,32 +73,33 @@ void rlx_nn_act_rows_f32(const rlx_act *a, float *y, size_t rows, size_t cols, s
 /* Walks the flat positions [p0, p0 + np) of a 3-D grid `dims` in runs along
  * the last axis: calls body with (j = offset in the block, a0, a1, a2 = the
  * run's first position, len = run length). */
-#define RLX_NN_GRID_RUNS(dims, p0, np, body)                                                      \
-    do {                                                                                   \
-        int64_t a2_ = (int64_t)((p0) % (size_t)(dims)[2]);                                  \
-        int64_t a1_ = (int64_t)(((p0) / (size_t)(dims)[2]) % (size_t)(dims)[1]);            \
-        int64_t a0_ = (int64_t)((p0) / ((size_t)(dims)[2] * (size_t)(dims)[1]));            \
-        for (size_t j_ = 0; j_ < (np);) {                                                  \
-            int64_t len_ = (dims)[2] - a2_;                                                \
-            if ((size_t)len_ > (np) - j_) len_ = (int64_t)((np) - j_);                     \
-            {                                                                              \
-                size_t j = j_;                                                             \
-                int64_t a0 = a0_, a1 = a1_, a2 = a2_, len = len_;                          \
-                body;                                                                      \
-            }                                                                              \
-            j_ += (size_t)len_;                                                            \
-            a2_ += len_;                                                                   \
-            if (a2_ == (dims)[2]) {                                                        \
-                a2_ = 0;                                                                   \
-                if (++a1_ == (dims)[1]) a1_ = 0, a0_++;                                    \
-            }                                                                              \
-        }                                                                                  \
+#define RLX_NN_GRID_RUNS(dims, p0, np, body)                                                       \
+    do {                                                                                           \
+        int64_t a2_ = (int64_t)((p0) % (size_t)(dims)[2]);                                         \
+        int64_t a1_ = (int64_t)(((p0) / (size_t)(dims)[2]) % (size_t)(dims)[1]);                   \
+        int64_t a0_ = (int64_t)((p0) / ((size_t)(dims)[2] * (size_t)(dims)[1]));                   \
+        for (size_t j_ = 0; j_ < (np);) {                                                          \
+            int64_t len_ = (dims)[2] - a2_;                                                        \
+            if ((size_t)len_ > (np) - j_) len_ = (int64_t)((np) - j_);                             \
+            {                                                                                      \
+                size_t j = j_;                                                                     \
+                int64_t a0 = a0_, a1 = a1_, a2 = a2_, len = len_;                                  \
+                body;                                                                              \
+            }                                                                                      \
+            j_ += (size_t)len_;                                                                    \
+            a2_ += len_;                                                                           \
+            if (a2_ == (dims)[2]) {                                                                \
+                a2_ = 0;                                                                           \
+                if (++a1_ == (dims)[1]) a1_ = 0, a0_++;                                            \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 
 /* Hot f32 loops of the fast paths: with GCC on x86-64 Linux, compiled
  * twice, for the baseline and with FMA (and the AVX it implies), the copy
- * picked at load time by the CPU's features (an ifunc); elsewhere nothing. Loops written in
- * blocks of eight (RLX_NN_BLOCK8) become 4- or 8-wide vector code at -O2.
+ * picked at load time by the CPU's features (an ifunc); elsewhere nothing.
+ * Loops written in blocks of eight (RLX_NN_BLOCK8) become 4- or 8-wide
+ * vector code at -O2.
  * FMA changes the rounding of a multiply-add, so the fast paths' results
  * may differ by float rounding between machines (never the references). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(RLX_NO_CLONES)
@@ -130,8 +131,10 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k);
 /* Fast f32 Conv paths (cpu_nn_conv_fast.c), called by rlx_cpu_nn_conv with
  * the resolved geometry when k->reference is false and the tensors are f32:
  * depthwise (g->c_in == g->group), and im2col + sgemm (every dimension
- * within RLX_NN_BLAS_MAX). They write the whole output, bias and fused
- * activation included. errors: RLX_ERR_OUT_OF_MEMORY (scratch). */
+ * within RLX_NN_BLAS_MAX). They write the whole output, bias, fused residual
+ * (input 3 when the node has it, f32 of the output's shape, checked by the
+ * caller) and fused activation included, on the worker pool.
+ * errors: RLX_ERR_OUT_OF_MEMORY (scratch). */
 rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 
