@@ -104,6 +104,17 @@ good = save("relu", [h.make_node("Relu", ["x"], ["y"], name="r")], [fvi("x", [2,
 expect(["run", save("unknown_op", [h.make_node("NoSuchOp", ["x"], ["y"], name="nso")], [fvi("x", [2])],
                     [fvi("y", [2])])], 2, ["node 'nso' (NoSuchOp)", "not supported"], "unknown op")
 
+# Add + LayerNormalization of zero rows (batch or sequence length 0): the
+# fused rlx.AddLayerNormalization on the CPU refused its empty operands
+aln = save("add_ln_rows0", [h.make_node("Add", ["x", "r"], ["s"], name="add"),
+                            h.make_node("LayerNormalization", ["s", "g", "b"], ["y"], name="ln", axis=-1)],
+           [fvi("x", ["n", 4]), fvi("r", ["n", 4])], [fvi("y", None)],
+           [h.make_tensor("g", T.FLOAT, [4], [1, 2, 3, 4]), h.make_tensor("b", T.FLOAT, [4], [0, 1, 0, 1])], opset=17)
+p = expect(["run", aln, "--shape", "x=0x4", "--shape", "r=0x4", "--iters", "0", "--output-dir",
+            os.path.join(TMP, "aln")], 0, [], "Add + LayerNormalization of 0 rows")
+if p.returncode == 0:
+    C.check(np.load(os.path.join(TMP, "aln", "y.npy")).shape == (0, 4), "Add + LayerNormalization of 0 rows: shape")
+
 # ---------------------------------------------------------------- .npy inputs
 huge = npy_raw("huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000), }\n", b"\0" * 16)
 expect(["run", good, "--input", "x=" + huge], 2, ["huge.npy", "truncated .npy data", "needs 40000000000 bytes"],

@@ -94,6 +94,8 @@ static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
                             a->rank);
     size_t rows = prod(a->dims, 0, ax), len = prod(a->dims, ax, a->rank);
     size_t nb = rlx_tensor_numel(b), ns = rlx_tensor_numel(sc), nbi = bi ? rlx_tensor_numel(bi) : 1;
+    if (rows * len == 0 && rlx_tensor_numel(y) == 0 && b->dtype == a->dtype && y->dtype == a->dtype)
+        return RLX_OK; /* no rows (a zero batch or sequence length): nothing to normalise */
     if (!suffix_of(b, a) || !suffix_of(sc, a) || (bi && !suffix_of(bi, a)) || ns > len || nbi > len || !nb ||
         !ns || !nbi || b->dtype != a->dtype || sc->dtype != a->dtype || (bi && bi->dtype != a->dtype) ||
         y->dtype != a->dtype || rlx_tensor_numel(y) != rows * len)
