@@ -1032,26 +1032,53 @@ done:
 
 /* ------------------------------------------------------------ optimizers */
 
-static float proto_float(const Onnx__NodeProto *np, const char *name, float def) {
+/* The attribute `name` of np, or NULL. */
+static const Onnx__AttributeProto *proto_attr_find(const Onnx__NodeProto *np, const char *name) {
     for (size_t i = 0; i < np->n_attribute; i++) {
         const Onnx__AttributeProto *ap = np->attribute ? np->attribute[i] : NULL;
-        if (ap && ap->name && !strcmp(ap->name, name)) return ap->f;
+        if (ap && ap->name && !strcmp(ap->name, name)) return ap;
     }
-    return def;
+    return NULL;
 }
 
-/* The STRING attribute `name` copied into buf ("" when absent). */
-static const char *proto_str(const Onnx__NodeProto *np, const char *name, char *buf, size_t cap) {
-    buf[0] = 0;
-    for (size_t i = 0; i < np->n_attribute; i++) {
-        const Onnx__AttributeProto *ap = np->attribute ? np->attribute[i] : NULL;
-        if (ap && ap->name && !strcmp(ap->name, name) && ap->has_s && ap->s.data) {
-            size_t n = ap->s.len < cap - 1 ? ap->s.len : cap - 1;
-            memcpy(buf, ap->s.data, n);
-            buf[n] = 0;
-        }
+/* The FLOAT attribute `name` into *out (def when absent and not required);
+ * an attribute of another type is refused rather than read as 0. */
+static rlx_status proto_float(const Onnx__NodeProto *np, const char *name, float def, bool required,
+                              const char *label, double *out) {
+    const Onnx__AttributeProto *ap = proto_attr_find(np, name);
+    *out = def;
+    if (!ap) {
+        if (required) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' (a float) is required", label, name);
+        return RLX_OK;
     }
-    return buf;
+    if ((ap->has_type && ap->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) || (!ap->has_type && !ap->has_f))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' must be a float", label, name);
+    *out = ap->f;
+    return RLX_OK;
+}
+
+/* The STRING attribute `name` copied into buf ("" when absent); an
+ * attribute of another type is refused. */
+static rlx_status proto_str(const Onnx__NodeProto *np, const char *name, const char *label, char *buf, size_t cap) {
+    const Onnx__AttributeProto *ap = proto_attr_find(np, name);
+    buf[0] = 0;
+    if (!ap) return RLX_OK;
+    if ((ap->has_type && ap->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING) || !ap->has_s ||
+        (ap->s.len && !ap->s.data))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' must be a string", label, name);
+    size_t n = ap->s.len < cap - 1 ? ap->s.len : cap - 1;
+    if (n) memcpy(buf, ap->s.data, n);
+    buf[n] = 0;
+    return RLX_OK;
+}
+
+/* True when v is known not to hold exactly one element (rank 0, or rank 1
+ * of size 1, are scalars here; unknown ranks and dims are left to the run). */
+static bool not_scalar(const rlx_value *v) {
+    if (v->rank < 0) return false;
+    for (int i = 0; i < v->rank; i++)
+        if (v->dims[i] != 1 && v->dims[i] != RLX_DIM_DYN) return true;
+    return v->rank > 1;
 }
 
 /* k * v with k a scalar of v's dtype. */
@@ -1122,14 +1149,28 @@ static rlx_status expand_optimizer(rlx_graph *g, const Onnx__NodeProto *np, size
         }
     }
     int R = ids[0], T = ids[1];
-    if (!is_float(g->values[R].dtype) || g->values[R].rank > 1 ||
-        !(g->values[T].dtype == RLX_DTYPE_I64 || g->values[T].dtype == RLX_DTYPE_I32))
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: R must be a floating-point scalar and T an integer scalar", c.label);
-    float nc = proto_float(np, "norm_coefficient", 0.0f), eps = proto_float(np, "epsilon", 1e-6f);
+    if (!is_float(g->values[R].dtype) || not_scalar(&g->values[R]) ||
+        !(g->values[T].dtype == RLX_DTYPE_I64 || g->values[T].dtype == RLX_DTYPE_I32) || not_scalar(&g->values[T]))
+        return rlx_fail(RLX_ERR_INVALID_MODEL,
+                        "%s: R ('%s', %s of rank %d) must be a floating-point scalar and T ('%s', %s of rank %d) an "
+                        "integer scalar",
+                        c.label, g->values[R].name, rlx_dtype_name(g->values[R].dtype), g->values[R].rank,
+                        g->values[T].name, rlx_dtype_name(g->values[T].dtype), g->values[T].rank);
+    bool momentum = !strcmp(op, "Momentum"), adam = !strcmp(op, "Adam");
+    /* the attributes (ONNX defaults; Momentum's are all required) */
+    double nc, eps, decay, alpha, beta, nc_post;
+    RLX_TRY(proto_float(np, "norm_coefficient", 0.0f, momentum, c.label, &nc));
+    RLX_TRY(proto_float(np, "epsilon", 1e-6f, false, c.label, &eps));
+    RLX_TRY(proto_float(np, "decay_factor", 0.0f, false, c.label, &decay));
+    RLX_TRY(proto_float(np, "alpha", adam ? 0.9f : 0.0f, momentum, c.label, &alpha));
+    RLX_TRY(proto_float(np, "beta", adam ? 0.999f : 0.0f, momentum, c.label, &beta));
+    RLX_TRY(proto_float(np, "norm_coefficient_post", 0.0f, false, c.label, &nc_post));
     char mode[32];
-    proto_str(np, "mode", mode, sizeof mode);
-    bool nesterov = !strcmp(op, "Momentum") && !strcmp(mode, "nesterov");
-    if (!strcmp(op, "Momentum") && !nesterov && strcmp(mode, "standard") != 0)
+    RLX_TRY(proto_str(np, "mode", c.label, mode, sizeof mode));
+    bool nesterov = momentum && !strcmp(mode, "nesterov");
+    if (momentum && !proto_attr_find(np, "mode"))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute 'mode' ('standard' or 'nesterov') is required", c.label);
+    if (momentum && !nesterov && strcmp(mode, "standard") != 0)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: mode is '%s'; expected 'standard' or 'nesterov'", c.label, mode);
 
     for (size_t i = 0; i < n; i++) {
@@ -1147,7 +1188,7 @@ static rlx_status expand_optimizer(rlx_graph *g, const Onnx__NodeProto *np, size
         if (!strcmp(op, "Adagrad")) {
             int one, r, hn, ha;
             /* r = R / (1 + T * decay_factor) */
-            RLX_TRY(kmul(&c, proto_float(np, "decay_factor", 0.0f), Tf, &t1));
+            RLX_TRY(kmul(&c, decay, Tf, &t1));
             RLX_TRY(k_scalar(&c, dt, 1.0, &one));
             RLX_TRY(op2(&c, "Add", one, t1, &t2));
             RLX_TRY(op2(&c, "Div", Rx, t2, &r));
@@ -1162,7 +1203,6 @@ static rlx_status expand_optimizer(rlx_graph *g, const Onnx__NodeProto *np, size
             RLX_TRY(op2(&c, "Sub", X, t2, &res[0]));
             res[1] = hn;
         } else if (!strcmp(op, "Adam")) {
-            double alpha = proto_float(np, "alpha", 0.9f), beta = proto_float(np, "beta", 0.999f);
             int vn, hn, hs, ra, one, ka, kb, xn;
             /* V_new = alpha V + (1 - alpha) G_r; H_new = beta H + (1 - beta) G_r^2 */
             RLX_TRY(kmul(&c, alpha, S1, &t1));
@@ -1191,14 +1231,13 @@ static rlx_status expand_optimizer(rlx_graph *g, const Onnx__NodeProto *np, size
             RLX_TRY(op2(&c, "Mul", ra, vn, &t1));
             RLX_TRY(op2(&c, "Div", t1, hs, &t2));
             RLX_TRY(op2(&c, "Sub", X, t2, &xn));
-            RLX_TRY(kmul(&c, 1.0 - proto_float(np, "norm_coefficient_post", 0.0f), xn, &res[0]));
+            RLX_TRY(kmul(&c, 1.0 - nc_post, xn, &res[0]));
             res[1] = vn;
             res[2] = hn;
         } else { /* Momentum */
-            double alpha = proto_float(np, "alpha", 0.0f);
             int kb, one, ba, vn;
             /* beta_adjusted = T > 0 ? beta : 1; V_new = alpha V + beta_adjusted G_r */
-            RLX_TRY(k_scalar(&c, dt, proto_float(np, "beta", 0.0f), &kb));
+            RLX_TRY(k_scalar(&c, dt, beta, &kb));
             RLX_TRY(k_scalar(&c, dt, 1.0, &one));
             RLX_TRY(if_t_positive(&c, T, kb, one, &ba));
             RLX_TRY(kmul(&c, alpha, S1, &t1));
@@ -1252,10 +1291,13 @@ rlx_status rlx_onnx_expand_training_ops(rlx_graph *g, const Onnx__GraphProto *gp
         if (!pending) break;
         if (!progress) {
             const Onnx__NodeProto *np = gp->node[last];
+            char who[200];
+            if (np->name && *np->name) snprintf(who, sizeof who, "node '%s'", np->name);
+            else snprintf(who, sizeof who, "node #%zu", last);
             st = rlx_fail(RLX_ERR_INVALID_MODEL,
-                          "node '%s' (" GRAD_DOMAIN ".%s): it uses '%s', which is defined by no node (or only by "
+                          "%s (" GRAD_DOMAIN ".%s): it uses '%s', which is defined by no node (or only by "
                           "Gradient nodes that depend on each other)",
-                          np->name ? np->name : "", np->op_type, why);
+                          who, np->op_type, why);
             goto out;
         }
     }

@@ -115,6 +115,40 @@ p = expect(["run", aln, "--shape", "x=0x4", "--shape", "r=0x4", "--iters", "0", 
 if p.returncode == 0:
     C.check(np.load(os.path.join(TMP, "aln", "y.npy")).shape == (0, 4), "Add + LayerNormalization of 0 rows: shape")
 
+# training optimizers (ai.onnx.preview.training): attributes of the wrong
+# type were read as 0 (Adagrad epsilon="x" ran with epsilon 0), Momentum's
+# required attributes defaulted to 0, an R of shape [2] failed inside the
+# expansion naming an internal Mul
+TR = h.make_opsetid("ai.onnx.preview.training", 1)
+
+
+def optimizer(name, op, inputs, **attrs):
+    n_out = 3 if op == "Adam" else 2
+    ins = ["r", "t"] + [i.name for i in inputs[2:]]
+    outs = ["o%d" % k for k in range(n_out)]
+    g = h.make_graph([h.make_node(op, ins, outs, name="opt", domain="ai.onnx.preview.training", **attrs)], name,
+                     inputs, [fvi(o, None) for o in outs])
+    mm = h.make_model(g, opset_imports=[h.make_opsetid("", 17), TR])
+    mm.ir_version = 8
+    path = os.path.join(TMP, name + ".onnx")
+    onnx.save(mm, path)
+    return path
+
+
+ADA = [fvi("r", []), fvi("t", [], T.INT64), fvi("x", [3]), fvi("g", [3]), fvi("h", [3])]
+TRN = "node 'opt' (ai.onnx.preview.training."
+expect(["run", optimizer("adagrad_eps_str", "Adagrad", ADA, epsilon="x")], 2,
+       [TRN + "Adagrad)", "attribute 'epsilon' must be a float"], "Adagrad epsilon as a string")
+expect(["run", optimizer("adagrad_decay_int", "Adagrad", ADA, decay_factor=1)], 2,
+       [TRN + "Adagrad)", "attribute 'decay_factor' must be a float"], "Adagrad decay_factor as an int")
+expect(["run", optimizer("adagrad_r2", "Adagrad", [fvi("r", [2])] + ADA[1:])], 2,
+       [TRN + "Adagrad)", "R ('r', f32 of rank 1) must be a floating-point scalar"], "Adagrad R of shape [2]")
+expect(["run", optimizer("momentum_no_alpha", "Momentum", ADA, beta=0.1, mode="standard", norm_coefficient=0.0)],
+       2, [TRN + "Momentum)", "attribute 'alpha' (a float) is required"], "Momentum without alpha")
+expect(["run", optimizer("momentum_mode_int", "Momentum", ADA, alpha=0.9, beta=0.1, norm_coefficient=0.0, mode=1)],
+       2, [TRN + "Momentum)", "attribute 'mode' must be a string"], "Momentum mode as an int")
+expect(["run", optimizer("adagrad_ok", "Adagrad", ADA, epsilon=1e-3), "--iters", "0"], 0, [], "Adagrad good")
+
 # ---------------------------------------------------------------- .npy inputs
 huge = npy_raw("huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000), }\n", b"\0" * 16)
 expect(["run", good, "--input", "x=" + huge], 2, ["huge.npy", "truncated .npy data", "needs 40000000000 bytes"],
