@@ -47,8 +47,10 @@ static void print_help(FILE *f) {
             "  -h, --help             print this help and exit\n"
             "\n"
             "Inputs not given with --input are filled with seeded pseudo-random values\n"
-            "(xorshift64*): floats uniform in [-1, 1), integers uniform in [0, 10), bools 0\n"
-            "or 1. Their symbolic dims take sizes from --shape, else 1, and the run says so.\n"
+            "(xorshift64*): floats uniform in [-1, 1), integers uniform in [0, 10) (1 for\n"
+            "inputs whose name contains 'mask', 0 for names with 'type' or 'segment', as\n"
+            "BERT-like models need; 'rlx bench' does the same), bools 0 or 1. Their\n"
+            "symbolic dims take sizes from --shape, else 1, and the run says so.\n"
             "\n"
             "Timings: import (read, verify, infer shapes), session (device set-up),\n"
             "compile (the first run's plan compile: passes + backend compile), first run\n"
@@ -370,7 +372,7 @@ int cli_cmd_run(int argc, char **argv) {
         goto done;
     }
     /* every --input / --shape must name a graph input */
-    const cli_input_opts io = { "run", &o.inputs, &o.shapes, o.seed, true, false };
+    const cli_input_opts io = { "run", &o.inputs, &o.shapes, o.seed, true, true };
     if ((rc = cli_check_input_names(&io, m)) >= 0) goto done;
     n_in = rlx_model_num_inputs(m);
     if (n_in > MAX_ARGS) {

@@ -149,6 +149,21 @@ expect(["run", optimizer("momentum_mode_int", "Momentum", ADA, alpha=0.9, beta=0
        2, [TRN + "Momentum)", "attribute 'mode' must be a string"], "Momentum mode as an int")
 expect(["run", optimizer("adagrad_ok", "Adagrad", ADA, epsilon=1e-3), "--iters", "0"], 0, [], "Adagrad good")
 
+# rlx run's generated inputs for BERT-like names: token_type_ids were
+# random in [0, 10), so a 2-row type embedding failed on the CPU (and gave
+# zeros on the GPU), and masks of 0..9 made NaNs; now as rlx bench: 1 / 0
+bert_like = save("bert_like_inputs", [h.make_node("Gather", ["emb", "token_type_ids"], ["y"], name="type_emb"),
+                                      h.make_node("Cast", ["attention_mask"], ["m"], name="cm", to=T.FLOAT)],
+                 [fvi("token_type_ids", [1, 4], T.INT64), fvi("attention_mask", [1, 4], T.INT64)],
+                 [fvi("y", None), fvi("m", None)], [h.make_tensor("emb", T.FLOAT, [2, 3], [1, 2, 3, 4, 5, 6])])
+p = expect(["run", bert_like, "--iters", "0", "--output-dir", os.path.join(TMP, "bert_like")], 0, [],
+           "rlx run of BERT-like inputs")
+if p.returncode == 0:
+    C.check(np.array_equal(np.load(os.path.join(TMP, "bert_like", "y.npy")), np.tile([1.0, 2.0, 3.0], (1, 4, 1))),
+            "rlx run: token_type_ids are not all 0")
+    C.check(np.array_equal(np.load(os.path.join(TMP, "bert_like", "m.npy")), np.ones((1, 4))),
+            "rlx run: attention_mask is not all 1")
+
 # ---------------------------------------------------------------- .npy inputs
 huge = npy_raw("huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000), }\n", b"\0" * 16)
 expect(["run", good, "--input", "x=" + huge], 2, ["huge.npy", "truncated .npy data", "needs 40000000000 bytes"],
