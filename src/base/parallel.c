@@ -16,6 +16,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "base/parallel.h"
 
+#include "base/status.h"
+
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -97,16 +100,46 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* Most microseconds RLX_POOL_SPIN_US may ask for (100 ms). */
+#define MAX_SPIN_US 100000L
+
+/* The environment variable `name` as a decimal count in [0, max]: *out is
+ * the value, or -1 when the variable is unset or empty; false when it is
+ * anything else ("abc", "-1", "3x", above max). */
+static bool env_count(const char *name, long max, long *out) {
+    const char *v = getenv(name);
+    *out = -1;
+    if (!v || !*v) return true;
+    char *end = NULL;
+    errno = 0;
+    long x = (*v >= '0' && *v <= '9') ? strtol(v, &end, 10) : -1;
+    if (x < 0 || !end || *end || errno == ERANGE || x > max) return false;
+    *out = x;
+    return true;
+}
+
+rlx_status rlx_parallel_check_env(void) {
+    long x;
+    if (!env_count("RLX_NUM_THREADS", 1L << 20, &x))
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                        "RLX_NUM_THREADS='%s': expected a number of threads (0 or unset: one per online core; at "
+                        "most %d are started)",
+                        getenv("RLX_NUM_THREADS"), MAX_THREADS);
+    if (!env_count("RLX_POOL_SPIN_US", MAX_SPIN_US, &x))
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "RLX_POOL_SPIN_US='%s': expected microseconds from 0 to %ld",
+                        getenv("RLX_POOL_SPIN_US"), MAX_SPIN_US);
+    return RLX_OK;
+}
+
 static void pool_init(void) {
     pool *p = &g_pool;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int n = cores > 0 ? (int)cores : 1;
-    const char *env = getenv("RLX_NUM_THREADS");
-    if (env && atoi(env) > 0) n = atoi(env);
-    if (n > MAX_THREADS) n = MAX_THREADS;
-    const char *spin = getenv("RLX_POOL_SPIN_US");
-    p->spin_ns = spin ? atol(spin) * 1000L : (n <= cores ? 50000L : 0);
-    if (p->spin_ns < 0 || p->spin_ns > 100000000L) p->spin_ns = 0;
+    long env, spin;
+    /* values rlx_parallel_check_env refuses count as unset here */
+    if (env_count("RLX_NUM_THREADS", 1L << 20, &env) && env > 0) n = env > MAX_THREADS ? MAX_THREADS : (int)env;
+    if (!env_count("RLX_POOL_SPIN_US", MAX_SPIN_US, &spin)) spin = -1;
+    p->spin_ns = spin >= 0 ? spin * 1000L : (n <= cores ? 50000L : 0);
     atomic_init(&p->generation, 0);
     atomic_init(&p->busy, 0);
     pthread_mutex_init(&p->lock, NULL);

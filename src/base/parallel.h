@@ -15,6 +15,8 @@
 
 #include <stddef.h>
 
+#include "base/status.h"
+
 typedef void (*rlx_parallel_fn)(void *ctx, size_t begin, size_t end);
 
 /* Runs fn over [0, n) split into contiguous chunks of at least `grain`
@@ -23,5 +25,11 @@ void rlx_parallel_for(size_t n, size_t grain, rlx_parallel_fn fn, void *ctx);
 
 /* Number of threads the pool uses (>= 1). */
 int rlx_parallel_threads(void);
+
+/* Checks RLX_NUM_THREADS and RLX_POOL_SPIN_US: RLX_ERR_INVALID_ARGUMENT,
+ * naming the variable, when one is set to anything but a whole number in
+ * range (the pool itself, which cannot fail, treats such values as unset;
+ * sessions call this so that a typo is not silently ignored). */
+rlx_status rlx_parallel_check_env(void);
 
 #endif

@@ -14,6 +14,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
 #include "base/mem.h"
+#include "base/parallel.h"
 #include "base/platform.h"
 #include "base/tensor.h"
 #include "ir/op.h"
@@ -75,6 +76,7 @@ rlx_status rlx_session_create(const rlx_model *model, const rlx_session_options 
     rlx_session_options defaults = { 0 };
     if (!opt) opt = &defaults;
     const char *dev = opt->device ? opt->device : "cpu";
+    RLX_TRY(rlx_parallel_check_env()); /* every device runs CPU steps (folding, fallbacks) */
     rlx_session *s = calloc(1, sizeof *s);
     if (!s) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     rlx_status st;

@@ -196,11 +196,25 @@ if os.path.isdir(root):
 expect(["run", good, "--iters", "0"], 2, ["RLX_DISABLE_PASSES", "'fuse_elementwse' is not a pass"],
        "RLX_DISABLE_PASSES typo", env={"RLX_DISABLE_PASSES": "fuse_activation,fuse_elementwse"})
 expect(["run", good, "--iters", "0"], 0, [], "RLX_DISABLE_PASSES ok", env={"RLX_DISABLE_PASSES": "cse,fuse_elementwise"})
+# thread and spin counts that were ignored (atoi: "abc" and "-1" gave the
+# default, "3x" gave 3) are refused, naming the variable; 0 and huge are fine
+for var, val in (("RLX_NUM_THREADS", "abc"), ("RLX_NUM_THREADS", "-1"), ("RLX_NUM_THREADS", "3x"),
+                 ("RLX_POOL_SPIN_US", "-5")):
+    expect(["run", good, "--iters", "0"], 2, ["%s='%s'" % (var, val)], "%s=%s" % (var, val), env={var: val})
+for val in ("0", "1", "100000"):
+    expect(["run", good, "--iters", "0"], 0, [], "RLX_NUM_THREADS=" + val, env={"RLX_NUM_THREADS": val})
 rc, so, se = R.run([RLX, "devices"], timeout=120)
 have_gpu = rc == 0 and "gpu:0" in so
 if have_gpu:
     expect(["run", good, "--device", "gpu", "--iters", "0"], 2, ["RLX_MAX_BINDING_BYTES='-1'"],
            "RLX_MAX_BINDING_BYTES=-1", env={"RLX_MAX_BINDING_BYTES": "-1"})
+    # GPU knobs whose bad values were silently replaced by defaults
+    for var, val in (("RLX_GPU_SPIN_US", "-1"), ("RLX_GPU_SPIN_US", "fast"), ("RLX_GPU_SPIN_US", "99999999999"),
+                     ("RLX_ATTENTION_TILE", "3x3"), ("RLX_ATTENTION_TILE", "16"), ("RLX_ATTENTION_KERNEL", "v3")):
+        expect(["run", good, "--device", "gpu", "--iters", "0"], 2, ["%s='%s'" % (var, val)], "%s=%s" % (var, val),
+               env={var: val})
+    expect(["run", good, "--device", "gpu", "--iters", "1"], 0, [], "RLX_GPU_SPIN_US=0 RLX_GPU_PRERECORD=0",
+           env={"RLX_GPU_SPIN_US": "0", "RLX_GPU_PRERECORD": "0"})
 
 # ---------------------------------------------------------------- ocr_det
 if os.path.exists(OCR):

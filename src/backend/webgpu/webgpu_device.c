@@ -230,7 +230,7 @@ static double spin_seconds(void) {
         const char *e = rlx_getenv("RLX_GPU_SPIN_US");
         char *end = NULL;
         long v = e && *e ? strtol(e, &end, 10) : 250;
-        us = (e && *e && (*end || v < 0)) || v > 1000000 ? 250 : (int)v;
+        us = (e && *e && (*end || v < 0)) || v > 1000000 ? 250 : (int)v; /* refused by check_knobs */
         cached = us;
     }
     return us * 1e-6;
@@ -505,6 +505,34 @@ static rlx_status env_limit(const char *name, uint64_t lo, uint64_t *v) {
     return RLX_OK;
 }
 
+/* Kernel and wait knobs read where they are used (which cannot fail):
+ * values they would ignore are refused here, when a session opens. */
+static rlx_status check_knobs(void) {
+    const char *e = rlx_getenv("RLX_GPU_SPIN_US");
+    if (e && *e) {
+        char *end = NULL;
+        errno = 0;
+        long v = (*e >= '0' && *e <= '9') ? strtol(e, &end, 10) : -1;
+        if (v < 0 || !end || *end || errno == ERANGE || v > 1000000)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                            "RLX_GPU_SPIN_US='%s': expected microseconds from 0 to 1000000 (0 blocks at once)", e);
+    }
+    e = rlx_getenv("RLX_ATTENTION_TILE");
+    if (e && *e) {
+        unsigned bq = 0, bk = 0;
+        char tail;
+        if (sscanf(e, "%ux%u%c", &bq, &bk, &tail) != 2 || (bq != 4 && bq != 8 && bq != 16 && bq != 32) || bk == 0)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                            "RLX_ATTENTION_TILE='%s': expected BQxBK with BQ 4, 8, 16 or 32 and BK > 0 (a multiple "
+                            "of the kernel's rows per key, up to 8 of them)",
+                            e);
+    }
+    e = rlx_getenv("RLX_ATTENTION_KERNEL");
+    if (e && *e && strcmp(e, "v1") != 0 && strcmp(e, "v2") != 0 && strcmp(e, "auto") != 0)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "RLX_ATTENTION_KERNEL='%s': expected v1, v2 or auto", e);
+    return RLX_OK;
+}
+
 rlx_status wg_device_open(wg_backend *b, const char *device) {
     if (strlen(device) >= sizeof ((wg_shared *)0)->key)
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "device '%s': expected gpu or gpu:N with N a number", device);
@@ -516,6 +544,7 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
     RLX_TRY(env_limit("RLX_MAX_BUFFER_BYTES", 4096, &c->max_buffer));
     uint64_t wg_storage = UINT64_MAX; /* lowered by RLX_MAX_WG_STORAGE_BYTES (tests of the fallbacks) */
     RLX_TRY(env_limit("RLX_MAX_WG_STORAGE_BYTES", 1024, &wg_storage));
+    RLX_TRY(check_knobs());
     call_once(&g_reg_once, reg_init);
     mtx_lock(&g_reg_lock);
     wg_shared *sh = NULL;
