@@ -405,6 +405,29 @@ static rlx_status arity_error(const Onnx__NodeProto *np, const char *label, cons
                     np->n_output, expected);
 }
 
+/* The elements of a sequence share one element type (ONNX: seq(tensor(T))):
+ * elems[0..n) whose dtypes are known (graph inputs, initializers,
+ * constants, outputs already inferred) must agree. */
+static rlx_status same_dtype(const rlx_graph *g, const int *elems, size_t n, const char *label) {
+    int first = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (elems[i] < 0) continue;
+        const rlx_value *v = &g->values[elems[i]];
+        if (v->dtype == RLX_DTYPE_UNDEFINED) continue;
+        if (first < 0) {
+            first = elems[i];
+            continue;
+        }
+        const rlx_value *f = &g->values[first];
+        if (v->dtype != f->dtype)
+            return rlx_fail(RLX_ERR_INVALID_MODEL,
+                            "%s: '%s' has element type %s, but '%s' has %s; the tensors of a sequence share one "
+                            "element type",
+                            label, v->name, rlx_dtype_name(v->dtype), f->name, rlx_dtype_name(f->dtype));
+    }
+    return RLX_OK;
+}
+
 static rlx_status op_construct(rlx_onnx_seq_scope *s, rlx_graph *g, const Onnx__NodeProto *np, const char *label,
                                bool empty) {
     if (np->n_output != 1 || (empty ? np->n_input != 0 : np->n_input < 1))
@@ -417,6 +440,11 @@ static rlx_status op_construct(rlx_onnx_seq_scope *s, rlx_graph *g, const Onnx__
             free(elems);
             return st;
         }
+    }
+    rlx_status st = same_dtype(g, elems, np->n_input, label);
+    if (st) {
+        free(elems);
+        return st;
     }
     return define_seq(s, g, np, label, 0, elems, np->n_input, NULL);
 }
@@ -435,6 +463,11 @@ static rlx_status op_insert(rlx_onnx_seq_scope *s, rlx_graph *g, const Onnx__Nod
     if (!elems) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
     memmove(elems + pos + 1, elems + pos, (sq->n - pos) * sizeof *elems);
     elems[pos] = t;
+    rlx_status st = same_dtype(g, elems, sq->n + 1, label);
+    if (st) {
+        free(elems);
+        return st;
+    }
     return define_seq(s, g, np, label, 0, elems, sq->n + 1, sq->why);
 }
 

@@ -164,6 +164,19 @@ if p.returncode == 0:
     C.check(np.array_equal(np.load(os.path.join(TMP, "bert_like", "m.npy")), np.ones((1, 4))),
             "rlx run: attention_mask is not all 1")
 
+# a sequence of tensors of different element types (invalid ONNX) loaded,
+# and SequenceAt returned an i64 where the graph declares f32
+mixed = save("seq_mixed", [h.make_node("SequenceConstruct", ["a", "b"], ["s"], name="mk"),
+                           h.make_node("SequenceAt", ["s", "p"], ["y"], name="at")],
+             [fvi("a", [2]), fvi("b", [2], T.INT64)], [fvi("y", [2])], [h.make_tensor("p", T.INT64, [], [1])])
+expect(["run", mixed], 2, ["node 'mk' (SequenceConstruct)", "'b' has element type i64, but 'a' has f32"],
+       "SequenceConstruct of f32 and i64")
+mixed = save("seq_insert_mixed", [h.make_node("SequenceConstruct", ["a"], ["s"], name="mk"),
+                                  h.make_node("SequenceInsert", ["s", "b"], ["t"], name="ins"),
+                                  h.make_node("SequenceLength", ["t"], ["y"], name="len")],
+             [fvi("a", [2]), fvi("b", [2], T.INT64)], [fvi("y", [], T.INT64)])
+expect(["run", mixed], 2, ["node 'ins' (SequenceInsert)", "share one element type"], "SequenceInsert of an i64")
+
 # ---------------------------------------------------------------- .npy inputs
 huge = npy_raw("huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000), }\n", b"\0" * 16)
 expect(["run", good, "--input", "x=" + huge], 2, ["huge.npy", "truncated .npy data", "needs 40000000000 bytes"],
