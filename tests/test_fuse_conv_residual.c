@@ -28,6 +28,7 @@
 #include "ir/ops/act.h"
 #include "onnx_build.h"
 #include "runtime/session.h"
+#include "fusion_util.h"
 
 #define PASS "fuse_conv_residual"
 
@@ -35,80 +36,9 @@ static int g_gpu;
 
 /* ------------------------------------------------------------ helpers */
 
-static size_t split(const char *s, char *buf, size_t cap, const char **names) {
-    size_t n = 0;
-    snprintf(buf, cap, "%s", s);
-    if (!*buf) return 0;
-    for (char *p = buf;;) {
-        names[n++] = p;
-        char *c = strchr(p, ',');
-        if (!c) break;
-        *c = 0;
-        p = c + 1;
-    }
-    return n;
-}
-
-/* Appends a node: inputs and outputs as comma-separated names. */
+/* a node named after its outputs */
 static void add(rlx_model *m, const char *op, const char *ins, const char *outs, size_t na, const rlx_attr *a) {
-    char bi[512], bo[256];
-    const char *in[16], *out[8];
-    size_t ni = split(ins, bi, sizeof bi, in), no = split(outs, bo, sizeof bo, out);
-    CHECK_OK(rlx_model_add_node(m, op, outs, ni, in, no, out, na, a));
-}
-
-static void konst(rlx_model *m, const char *name, rlx_tensor *t) {
-    CHECK_OK(rlx_model_add_initializer(m, name, t));
-    rlx_tensor_destroy(t);
-}
-
-typedef struct run_t {
-    rlx_tensor **out;
-    size_t n;
-    rlx_session *s;
-    const rlx_program *p;
-} run_t;
-
-/* Runs m on `device` with RLX_DISABLE_PASSES=off (NULL: every pass). */
-static run_t run(const rlx_model *m, const char *device, const char *off, size_t n_in, const char *const *names,
-                 const rlx_tensor *const *in) {
-    run_t r = { NULL, 0, NULL, NULL };
-    if (off) setenv("RLX_DISABLE_PASSES", off, 1);
-    else unsetenv("RLX_DISABLE_PASSES");
-    if (strcmp(device, "gpu") == 0) setenv("RLX_GPU_POISON", "1", 1);
-    rlx_session_options o = { .device = device };
-    CHECK_OK(rlx_session_create(m, &o, &r.s));
-    if (r.s) {
-        CHECK_OK(rlx_session_run(r.s, n_in, names, in, &r.out, &r.n));
-        r.p = rlx_session_last_program(r.s);
-    }
-    unsetenv("RLX_DISABLE_PASSES");
-    unsetenv("RLX_GPU_POISON");
-    return r;
-}
-
-static void run_free(run_t *r) {
-    test_free_outputs(r->out, (int)r->n);
-    rlx_session_destroy(r->s);
-    memset(r, 0, sizeof *r);
-}
-
-/* GPU dispatches of one forward pass of the session's last plan. */
-static long dispatches(const rlx_session *s) {
-    rlx_backend *be = s ? rlx_session_backend(s) : NULL;
-    rlx_backend_exe *e = s ? rlx_session_last_exe(s) : NULL;
-    if (!be || !e || !be->exe_stats) return -1;
-    rlx_exe_stats es;
-    memset(&es, 0, sizeof es);
-    be->exe_stats(e, &es);
-    return (long)es.n_dispatches;
-}
-
-static int count(const rlx_program *p, const char *op) {
-    int n = 0;
-    for (size_t i = 0; p && i < p->n_steps; i++)
-        if (strcmp(p->g->nodes[p->steps[i]].op_type, op) == 0) n++;
-    return n;
+    add_node(m, op, outs, ins, outs, na, a);
 }
 
 static int cpu_steps(const rlx_program *p) {
@@ -125,19 +55,6 @@ static int fused_convs(const rlx_program *p) {
         n += strcmp(nd->op_type, "Conv") == 0 && nd->n_in == 4;
     }
     return n;
-}
-
-static const rlx_node *first(const rlx_program *p, const char *op) {
-    for (size_t i = 0; p && i < p->n_steps; i++)
-        if (strcmp(p->g->nodes[p->steps[i]].op_type, op) == 0) return &p->g->nodes[p->steps[i]];
-    return NULL;
-}
-
-static void agree(const char *what, const run_t *a, const run_t *b, double rtol, double atol) {
-    CHECK_MSG(a->n == b->n && a->n > 0, "%s: %zu and %zu outputs", what, a->n, b->n);
-    for (size_t i = 0; a->out && b->out && i < a->n && i < b->n; i++)
-        CHECK_MSG(test_allclose(a->out[i], b->out[i], rtol, atol), "%s: output %zu differs (max abs %g; rtol %g, atol %g)",
-                  what, i, test_max_abs_diff(a->out[i], b->out[i]), rtol, atol);
 }
 
 static bool same_bits(const rlx_tensor *a, const rlx_tensor *b) {

@@ -16,6 +16,7 @@
 #include "ir/graph.h"
 #include "ir/ops/act.h"
 #include "runtime/session.h"
+#include "fusion_util.h"
 
 #define ALL_FUSIONS "fuse_activation,fuse_attention,fuse_add_layernorm,fuse_elementwise"
 
@@ -23,111 +24,18 @@ static int g_gpu;
 
 /* ------------------------------------------------------------ helpers */
 
-/* Splits "a,b,c" into names (pointers into buf). */
-static size_t split(const char *s, char *buf, size_t cap, const char **names) {
-    size_t n = 0;
-    snprintf(buf, cap, "%s", s);
-    if (!*buf) return 0;
-    for (char *p = buf;;) {
-        names[n++] = p;
-        char *c = strchr(p, ',');
-        if (!c) break;
-        *c = 0;
-        p = c + 1;
-    }
-    return n;
-}
-
-/* Appends a node: inputs and outputs as comma-separated names ("" entries
- * of the input list are omitted optional inputs). */
+/* a node with a generated name */
 static void add(rlx_model *m, const char *op, const char *ins, const char *outs, size_t na, const rlx_attr *a) {
-    char bi[512], bo[256];
-    const char *in[16], *out[8];
-    size_t ni = split(ins, bi, sizeof bi, in), no = split(outs, bo, sizeof bo, out);
-    CHECK_OK(rlx_model_add_node(m, op, NULL, ni, in, no, out, na, a));
-}
-
-static void input(rlx_model *m, const char *name, rlx_dtype dt, int rank, const int64_t *dims) {
-    CHECK_OK(rlx_model_add_input(m, name, dt, rank, dims, NULL));
-}
-
-/* Adds an initializer and frees the tensor. */
-static void konst(rlx_model *m, const char *name, rlx_tensor *t) {
-    CHECK_OK(rlx_model_add_initializer(m, name, t));
-    rlx_tensor_destroy(t);
+    add_node(m, op, NULL, ins, outs, na, a);
 }
 
 static void scalar(rlx_model *m, const char *name, float v) { konst(m, name, test_tensor_f32(0, NULL, &v)); }
-
-/* A finished model's run: outputs and the compiled program. */
-typedef struct run_t {
-    rlx_tensor **out;
-    size_t n;
-    rlx_session *s;
-    const rlx_program *p;
-} run_t;
-
-/* Runs m on `device` with the passes in `off` disabled (NULL: all on). */
-static run_t run(const rlx_model *m, const char *device, const char *off, size_t n_in, const char *const *names,
-                 const rlx_tensor *const *in) {
-    run_t r = { NULL, 0, NULL, NULL };
-    if (off) setenv("RLX_DISABLE_PASSES", off, 1);
-    else unsetenv("RLX_DISABLE_PASSES");
-    rlx_session_options o = { .device = device };
-    CHECK_OK(rlx_session_create(m, &o, &r.s));
-    if (r.s) {
-        CHECK_OK(rlx_session_run(r.s, n_in, names, in, &r.out, &r.n));
-        r.p = rlx_session_last_program(r.s);
-    }
-    unsetenv("RLX_DISABLE_PASSES");
-    return r;
-}
-
-/* GPU dispatches of one forward pass of the session's last plan (-1 when
- * the backend does not say). */
-static long dispatches(const rlx_session *s) {
-    rlx_backend *be = s ? rlx_session_backend(s) : NULL;
-    rlx_backend_exe *e = s ? rlx_session_last_exe(s) : NULL;
-    if (!be || !e || !be->exe_stats) return -1;
-    rlx_exe_stats es;
-    memset(&es, 0, sizeof es);
-    be->exe_stats(e, &es);
-    return (long)es.n_dispatches;
-}
 
 /* Dispatches of the fused GPU run of the last check_fused (-1 without a
  * GPU). */
 static long g_gpu_dispatches = -1;
 
-static void run_free(run_t *r) {
-    test_free_outputs(r->out, (int)r->n);
-    rlx_session_destroy(r->s);
-    memset(r, 0, sizeof *r);
-}
-
-/* Steps of the program whose op type is `op` (any domain). */
-static int count(const rlx_program *p, const char *op) {
-    int n = 0;
-    for (size_t i = 0; p && i < p->n_steps; i++)
-        if (strcmp(p->g->nodes[p->steps[i]].op_type, op) == 0) n++;
-    return n;
-}
-
 static int steps(const rlx_program *p) { return p ? (int)p->n_steps : -1; }
-
-static const rlx_node *first(const rlx_program *p, const char *op) {
-    for (size_t i = 0; p && i < p->n_steps; i++)
-        if (strcmp(p->g->nodes[p->steps[i]].op_type, op) == 0) return &p->g->nodes[p->steps[i]];
-    return NULL;
-}
-
-/* Outputs of two runs agree: |a - b| <= atol + rtol |b| elementwise. */
-static void agree(const char *what, const run_t *a, const run_t *b, double rtol, double atol) {
-    CHECK_MSG(a->n == b->n && a->n > 0, "%s: %zu and %zu outputs", what, a->n, b->n);
-    for (size_t i = 0; a->out && b->out && i < a->n && i < b->n; i++)
-        CHECK_MSG(test_allclose(a->out[i], b->out[i], rtol, atol), "%s: output %zu differs (max abs %g; rtol %g, atol %g)",
-                  what, i, test_max_abs_diff(a->out[i], b->out[i]), rtol, atol);
-}
 
 /* Fused on the CPU against unfused on the CPU (and fused GPU against the
  * unfused CPU when a GPU exists); returns the fused CPU run (caller frees). */
@@ -138,9 +46,7 @@ static run_t check_fused(const char *what, const rlx_model *m, size_t n_in, cons
     agree(what, &on, &off, rtol, atol);
     g_gpu_dispatches = -1;
     if (g_gpu) {
-        setenv("RLX_GPU_POISON", "1", 1);
         run_t gpu = run(m, "gpu", NULL, n_in, names, in);
-        unsetenv("RLX_GPU_POISON");
         char w[256];
         snprintf(w, sizeof w, "%s (gpu fused vs cpu unfused)", what);
         agree(w, &gpu, &off, gpu_rtol, gpu_atol);
@@ -485,9 +391,7 @@ static void test_shared_epilogue(void) {
                 CHECK_OK(rlx_model_add_output(m, "y"));
                 CHECK_OK(rlx_model_finish(m));
                 if (small) setenv("RLX_MAX_BINDING_BYTES", "4096", 1);
-                setenv("RLX_GPU_POISON", "1", 1);
                 run_t r = run(m, "gpu", ALL_FUSIONS, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x });
-                unsetenv("RLX_GPU_POISON");
                 unsetenv("RLX_MAX_BINDING_BYTES");
                 disp[with] = dispatches(r.s);
                 int cpu_steps = 0;
@@ -663,9 +567,7 @@ static void test_ew_split(void) {
     }
     run_free(&again);
     setenv("RLX_MAX_BINDING_BYTES", "4096", 1);
-    setenv("RLX_GPU_POISON", "1", 1);
     run_t split = run(m, "gpu", NULL, 2, names, in);
-    unsetenv("RLX_GPU_POISON");
     unsetenv("RLX_MAX_BINDING_BYTES");
     run_t ref = run(m, "cpu", ALL_FUSIONS, 2, names, in);
     CHECK_MSG(steps(split.p) == 1 && count(split.p, "FusedElementwise") == 1 && split.p->step_on[0] == RLX_STEP_GPU,
