@@ -3,7 +3,10 @@
  * ScatterElements (with reductions and duplicate indices), OneHot, Trilu,
  * EyeLike, CumSum, Pad (edge, reflect, wrap), Dropout, comparisons and
  * logical ops with bool results, IsNaN/IsInf, Where, the copy-based tensor
- * ops on i64 and bool, Shrink, Swish, Clip with run-time bounds or i32. Random inputs,
+ * ops on i64 and bool, Shrink, Swish, Clip with run-time bounds or i32;
+ * run-time indices out of range fail the GPU run as on the CPU (the same
+ * status and message, naming the node), with in-range runs of the same
+ * session around them still right. Random inputs,
  * NaN-poisoned GPU arenas (RLX_GPU_POISON=1: an unwritten element, or an
  * unwritten bool byte, fails), negative indices, every element type the GPU
  * holds (f32, i32, i64 as word pairs, bool as packed bytes), and a check in
@@ -560,6 +563,213 @@ static void test_move_types(void) {
     for (size_t i = 0; i < RLX_ARRAY_LEN(all); i++) rlx_tensor_destroy(all[i]);
 }
 
+/* ------------------------------------------------------------ run-time indices out of range */
+
+/* One index node "n1" over run-time inputs x (data), i (indices) and, for
+ * the scatters, u (updates). */
+static rlx_model *index_model(const char *op, const rlx_tensor *x, const rlx_tensor *i, const rlx_tensor *u,
+                              size_t n_attrs, const rlx_attr *attrs) {
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(18, &m));
+    CHECK_OK(rlx_model_add_input(m, "x", x->dtype, x->rank, x->dims, NULL));
+    CHECK_OK(rlx_model_add_input(m, "i", i->dtype, i->rank, i->dims, NULL));
+    if (u) CHECK_OK(rlx_model_add_input(m, "u", u->dtype, u->rank, u->dims, NULL));
+    const char *in[3] = { "x", "i", "u" }, *out[1] = { "y" };
+    CHECK_OK(rlx_model_add_node(m, op, "n1", u ? 3 : 2, in, 1, out, n_attrs, attrs));
+    CHECK_OK(rlx_model_add_output(m, "y"));
+    CHECK_OK(rlx_model_finish(m));
+    return m;
+}
+
+/* Runs the same feeds on the CPU and the GPU session: both succeed with
+ * equal outputs (exact), or both fail with RLX_ERR_INVALID_ARGUMENT and
+ * the same message, which names `node` (the GPU reports the CPU's message,
+ * index value and range included, when one index is out of range). */
+static void run_both(const char *label, rlx_session *sc, rlx_session *sg, size_t n, const char *const *names,
+                     const rlx_tensor *const *feeds, bool bad, const char *node) {
+    rlx_tensor **oc = NULL, **og = NULL;
+    size_t nc = 0, ng = 0;
+    rlx_status stc = rlx_session_run(sc, n, names, feeds, &oc, &nc);
+    char cmsg[512];
+    snprintf(cmsg, sizeof cmsg, "%s", rlx_last_error());
+    rlx_status stg = rlx_session_run(sg, n, names, feeds, &og, &ng);
+    const char *gmsg = rlx_last_error();
+    if (bad) {
+        CHECK_MSG(stc == RLX_ERR_INVALID_ARGUMENT, "%s: the cpu run should fail (status %d)", label, (int)stc);
+        CHECK_MSG(stg == RLX_ERR_INVALID_ARGUMENT, "%s: the gpu run should fail with RLX_ERR_INVALID_ARGUMENT (status %d)",
+                  label, (int)stg);
+        CHECK_MSG(strstr(gmsg, node) != NULL, "%s: the gpu message names no %s: %s", label, node, gmsg);
+        CHECK_MSG(strcmp(gmsg, cmsg) == 0, "%s: gpu message '%s', cpu message '%s'", label, gmsg, cmsg);
+    } else {
+        CHECK_MSG(stc == RLX_OK, "%s on cpu: %s", label, cmsg);
+        CHECK_MSG(stg == RLX_OK, "%s on gpu: %s", label, gmsg);
+        CHECK(nc == 1 && ng == 1);
+        if (stc == RLX_OK && stg == RLX_OK && nc == 1 && ng == 1)
+            CHECK_MSG(og[0]->nbytes == oc[0]->nbytes && memcmp(og[0]->data, oc[0]->data, oc[0]->nbytes) == 0,
+                      "%s: gpu output differs from cpu (exact)", label);
+    }
+    test_free_outputs(oc, (int)nc);
+    test_free_outputs(og, (int)ng);
+}
+
+/* The index values of case c with one entry replaced: at position `at`,
+ * value `v` (at < 0: none). */
+static rlx_tensor *with_index(const rlx_tensor *good, int at, int64_t v) {
+    rlx_tensor *t = test_tensor(good->dtype, good->rank, good->dims);
+    memcpy(t->data, good->data, good->nbytes);
+    if (at >= 0) {
+        if (t->dtype == RLX_DTYPE_I64) ((int64_t *)t->data)[at] = v;
+        else ((int32_t *)t->data)[at] = (int32_t)v;
+    }
+    return t;
+}
+
+/* Gather, GatherElements, GatherND, ScatterElements and ScatterND with
+ * run-time indices: a run with one index out of range fails on the GPU as
+ * on the CPU (RLX_ERR_INVALID_ARGUMENT, the CPU's message naming the node);
+ * in-range runs of the same session before, between and after succeed and
+ * match the CPU (the status is reset every run), in the steady state of
+ * pre-recorded commands too (several good runs first). */
+static void test_index_errors(void) {
+    typedef struct icase {
+        const char *op;
+        rlx_dtype idt;
+        int64_t xd[3], id[3], ud[3];
+        int xr, ir, ur; /* ur 0: no updates */
+        int64_t good[8], alt[8];
+        int bad_at[3];
+        int64_t bad_v[3];
+        const char *attr;
+        int64_t attr_v;
+    } icase;
+    static const icase cases[] = {
+        /* x [5, 4] along axis 0: [-5, 5) */
+        { "Gather", RLX_DTYPE_I64, { 5, 4 }, { 3 }, { 0 }, 2, 1, 0, { 0, -1, 3 }, { 4, -5, 2 },
+          { 1, 0, 2 }, { 7, -6, (int64_t)1 << 33 }, "axis", 0 },
+        { "Gather", RLX_DTYPE_I32, { 3, 6 }, { 2, 2 }, { 0 }, 2, 2, 0, { 0, -1, 5, 2 }, { -6, 1, 1, 4 },
+          { 3, 0, 1 }, { 6, -7, 100000 }, "axis", 1 },
+        /* x [3, 4], indices [3, 2] along axis 1: [-4, 4) */
+        { "GatherElements", RLX_DTYPE_I64, { 3, 4 }, { 3, 2 }, { 0 }, 2, 2, 0, { 0, 3, -1, 2, 1, -4 },
+          { 3, 3, 0, -2, 2, 1 }, { 4, 0, 5 }, { 4, -5, 9 }, "axis", 1 },
+        /* x [3, 4, 2], tuples of 2: [-3, 3) then [-4, 4) */
+        { "GatherND", RLX_DTYPE_I64, { 3, 4, 2 }, { 2, 2 }, { 0 }, 3, 2, 0, { 0, 3, -1, -4 }, { 2, 1, -3, 0 },
+          { 3, 0, 2 }, { 4, 3, -5 }, NULL, 0 },
+        /* x [3, 4], indices/updates [2, 4] along axis 0: [-3, 3) */
+        { "ScatterElements", RLX_DTYPE_I64, { 3, 4 }, { 2, 4 }, { 2, 4 }, 2, 2, 2, { 0, 1, 2, -1, -3, 2, 0, 1 },
+          { 2, 2, 1, 0, 1, -1, -2, 0 }, { 5, 0, 7 }, { 3, -4, 12 }, "axis", 0 },
+        /* x [4, 3], indices [2, 1], updates [2, 3]: [-4, 4) */
+        { "ScatterND", RLX_DTYPE_I64, { 4, 3 }, { 2, 1 }, { 2, 3 }, 2, 2, 2, { 3, -4 }, { 1, 2 }, { 1, 0, 1 },
+          { 4, -5, -1000 }, NULL, 0 },
+    };
+    for (size_t c = 0; c < RLX_ARRAY_LEN(cases); c++) {
+        const icase *k = &cases[c];
+        rlx_tensor *x = rnd(RLX_DTYPE_F32, k->xr, k->xd, -2, 2);
+        rlx_tensor *u = k->ur ? rnd(RLX_DTYPE_F32, k->ur, k->ud, -2, 2) : NULL;
+        rlx_tensor *good = test_tensor(k->idt, k->ir, k->id), *alt = test_tensor(k->idt, k->ir, k->id);
+        size_t ni = rlx_tensor_numel(good);
+        for (size_t j = 0; j < ni; j++) {
+            if (k->idt == RLX_DTYPE_I64) ((int64_t *)good->data)[j] = k->good[j], ((int64_t *)alt->data)[j] = k->alt[j];
+            else ((int32_t *)good->data)[j] = (int32_t)k->good[j], ((int32_t *)alt->data)[j] = (int32_t)k->alt[j];
+        }
+        rlx_attr at[1] = { RLX_ATTR_I(k->attr ? k->attr : "axis", k->attr_v) };
+        rlx_model *m = index_model(k->op, x, good, u, k->attr ? 1 : 0, at);
+        rlx_session *sc = NULL, *sg = NULL;
+        rlx_session_options oc = { .device = "cpu" }, og = { .device = "gpu" };
+        CHECK_OK(rlx_session_create(m, &oc, &sc));
+        CHECK_OK(rlx_session_create(m, &og, &sg));
+        if (!sc || !sg) {
+            rlx_session_destroy(sc);
+            rlx_session_destroy(sg);
+            rlx_model_destroy(m);
+            continue;
+        }
+        /* good x3 (the steady state), bad, good, bad, bad, good, bad, good:
+         * each bad run has one index out of range (i32 indices: the large
+         * value still fits) */
+        static const int plan[] = { -1, -2, -1, 0, -2, 1, 2, -1, 0, -2 };
+        for (size_t r = 0; r < RLX_ARRAY_LEN(plan); r++) {
+            int b = plan[r];
+            rlx_tensor *idx = b >= 0 ? with_index(good, k->bad_at[b], k->bad_v[b]) : with_index(b == -1 ? good : alt, -1, 0);
+            const char *names[3] = { "x", "i", "u" };
+            const rlx_tensor *feeds[3] = { x, idx, u };
+            char label[128];
+            snprintf(label, sizeof label, "%s idx %s run %zu (%s)", k->op, rlx_dtype_name(k->idt), r,
+                     b >= 0 ? "index out of range" : "in range");
+            run_both(label, sc, sg, u ? 3 : 2, names, feeds, b >= 0, "node 'n1'");
+            rlx_tensor_destroy(idx);
+        }
+        int nodes = 0, native = 0;
+        test_report_counts(rlx_session_dispatch_report(sg), k->op, &nodes, &native);
+        CHECK_MSG(nodes == 1 && native == 1, "%s: the node ran on the GPU", k->op);
+        rlx_session_destroy(sc);
+        rlx_session_destroy(sg);
+        rlx_model_destroy(m);
+        rlx_tensor_destroy(x);
+        rlx_tensor_destroy(u);
+        rlx_tensor_destroy(good);
+        rlx_tensor_destroy(alt);
+    }
+}
+
+/* Two Gathers in a row, g1 then g2 (Gather(Gather(x, i1), i2)), with and
+ * without a CPU step between them (a Relu sent to the CPU: two GPU
+ * segments): the message names the first failing node in plan order, as
+ * the CPU's does; both bad names g1. */
+static void test_index_errors_order(void) {
+    int64_t xd[2] = { 6, 5 }, id[1] = { 4 };
+    rlx_tensor *x = rnd(RLX_DTYPE_F32, 2, xd, -2, 2);
+    static const int64_t good1[4] = { 5, 0, -6, 2 }, good2[4] = { 3, -4, 0, 1 };
+    for (int split = 0; split < 2; split++) {
+        rlx_model *m = NULL;
+        CHECK_OK(rlx_model_create(13, &m));
+        CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 2, xd, NULL));
+        CHECK_OK(rlx_model_add_input(m, "i1", RLX_DTYPE_I64, 1, id, NULL));
+        CHECK_OK(rlx_model_add_input(m, "i2", RLX_DTYPE_I64, 1, id, NULL));
+        rlx_attr ax1[1] = { RLX_ATTR_I("axis", 1) };
+        CHECK_OK(rlx_model_add_node(m, "Gather", "g1", 2, (const char *[]){ "x", "i1" }, 1, (const char *[]){ "t" }, 0,
+                                    NULL));
+        CHECK_OK(rlx_model_add_node(m, "Relu", "r", 1, (const char *[]){ "t" }, 1, (const char *[]){ "t2" }, 0, NULL));
+        /* t2 is [4, 5]: g2 indexes axis 1, [-5, 5) */
+        CHECK_OK(rlx_model_add_node(m, "Gather", "g2", 2, (const char *[]){ "t2", "i2" }, 1, (const char *[]){ "y" }, 1,
+                                    ax1));
+        CHECK_OK(rlx_model_add_output(m, "y"));
+        CHECK_OK(rlx_model_finish(m));
+        rlx_session *sc = NULL, *sg = NULL;
+        rlx_session_options oc = { .device = "cpu" }, og = { .device = "gpu" };
+        if (split) setenv("RLX_GPU_DISABLE", "Relu", 1);
+        CHECK_OK(rlx_session_create(m, &oc, &sc));
+        CHECK_OK(rlx_session_create(m, &og, &sg));
+        if (sc && sg) {
+            /* which index set is bad in each run: 0 none, 1 i1, 2 i2, 3 both */
+            static const int plan[] = { 0, 0, 0, 2, 0, 1, 3, 0, 2, 0 };
+            for (size_t r = 0; r < RLX_ARRAY_LEN(plan); r++) {
+                rlx_tensor *i1 = test_tensor_i64(1, id, good1), *i2 = test_tensor_i64(1, id, good2);
+                if (plan[r] & 1) ((int64_t *)i1->data)[2] = 6;
+                if (plan[r] & 2) ((int64_t *)i2->data)[1] = -6;
+                const char *names[3] = { "x", "i1", "i2" };
+                const rlx_tensor *feeds[3] = { x, i1, i2 };
+                char label[96];
+                snprintf(label, sizeof label, "Gather -> Relu%s -> Gather, run %zu (bad %d)", split ? " (cpu)" : "", r,
+                         plan[r]);
+                run_both(label, sc, sg, 3, names, feeds, plan[r] != 0, plan[r] & 1 ? "node 'g1'" : "node 'g2'");
+                rlx_tensor_destroy(i1);
+                rlx_tensor_destroy(i2);
+            }
+            /* plans compile at the first run: RLX_GPU_DISABLE was set until here */
+            int nodes = 0, native = 0;
+            test_report_counts(rlx_session_dispatch_report(sg), "Relu", &nodes, &native);
+            CHECK_MSG(nodes == 1 && native == (split ? 0 : 1), "%s", rlx_session_dispatch_report(sg));
+            test_report_counts(rlx_session_dispatch_report(sg), "Gather", &nodes, &native);
+            CHECK_MSG(nodes == 2 && native == 2, "%s", rlx_session_dispatch_report(sg));
+        }
+        unsetenv("RLX_GPU_DISABLE");
+        rlx_session_destroy(sc);
+        rlx_session_destroy(sg);
+        rlx_model_destroy(m);
+    }
+    rlx_tensor_destroy(x);
+}
+
 /* ------------------------------------------------------------ unary additions */
 
 static void test_unary_extra(void) {
@@ -608,5 +818,7 @@ int main(void) {
     test_generated();
     test_move_types();
     test_unary_extra();
+    test_index_errors();
+    test_index_errors_order();
     TEST_MAIN_END();
 }

@@ -118,17 +118,19 @@ static const gpu_note k_gpu_notes[] = {
     /* lower_index.c */
     { "Gather",
       "data f32, i32, u32, i64 or bool; indices i32 or i64; "
-      "constant indices in range (run-time indices out of range give 0 on the GPU, an error on the CPU)." },
-    { "GatherElements", "data f32, i32, u32 or i64 (not bool); indices i32 or i64; constant indices in range." },
+      "constant indices in range; run-time indices out of range fail the run as on the CPU (the node named)." },
+    { "GatherElements", "data f32, i32, u32 or i64 (not bool); indices i32 or i64; constant indices in range;"
+                         " run-time indices out of range fail the run as on the CPU (the node named)." },
     { "GatherND",
       "data f32, i32, u32, i64, or bool when slices are multiples of 4 elements; indices i32 or i64, their last "
-      "dim <= 8; constant indices in range." },
+      "dim <= 8; constant indices in range; run-time indices out of range fail the run as on the CPU (the node named)." },
     { "ScatterND",
       "data f32, i32, u32, i64, or bool when slices are multiples of 4 elements; reductions (add, mul, max, min) "
-      "on f32 and i32 only; indices i32 or i64, their last dim <= 8; constant indices in range." },
+      "on f32 and i32 only; indices i32 or i64, their last dim <= 8; constant indices in range;"
+      " run-time indices out of range fail the run as on the CPU (the node named)." },
     { "ScatterElements",
       "data f32, i32, u32 or i64 (not bool); reductions (add, mul, max, min) on f32 and i32 only; indices i32 or "
-      "i64; rank <= 8; constant indices in range." },
+      "i64; rank <= 8; constant indices in range; run-time indices out of range fail the run as on the CPU (the node named)." },
     { "OneHot", "depth a positive constant; indices f32, i32 or i64; values f32, i32, u32 or i64." },
     { "Trilu", "data f32, i32, u32, i64 or bool; rank >= 2; k constant or an i32/i64 scalar." },
     { "EyeLike", "rank 2; output f32, i32, u32, i64 or bool." },

@@ -6,8 +6,11 @@
  * u32, i64 as word pairs, bool as bytes where runs fill whole words; see
  * README.md); indices i32 or i64 (word pairs whose values must fit i32).
  * Constant indices are checked here (out of range: the node stays on the
- * CPU, which reports it); run-time ones out of range write 0 or skip their
- * update, where the CPU reports an error. */
+ * CPU, which reports it). Run-time ones out of range write 0 (Gather*) or
+ * skip their update (Scatter*) and are reported through the run's status
+ * words (wg_bind_status): the run then fails with RLX_ERR_INVALID_ARGUMENT
+ * and the CPU's message, naming the node ("node 'g' (Gather): index 12 is
+ * out of range [-10, 10)"), as the CPU does. */
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
@@ -37,6 +40,21 @@ static bool konst_indices_ok(const rlx_value *idx, int64_t a) {
     return true;
 }
 
+/* The status binding of an index kernel (its binding 4, after three
+ * operands, and the tag word after the offsets; kernels/index_read.wgsl):
+ * run-time indices report through the run's status words (REPORT); constant
+ * ones were checked here, so the kernel gets a placeholder window of its
+ * output and never touches it. */
+static void bind_report(wg_lower *L, wg_dispatch *d, const rlx_value *idx) {
+    if (!idx->konst) {
+        wg_spec(L, d, "REPORT", 1);
+        wg_bind_status(L, d);
+        return;
+    }
+    wg_bind(L, d, wg_out_id(L, 0), 0, 1);
+    wg_p_u32(L, d, 0); /* tag */
+}
+
 /* Gather-1/11/13: y = x[..., indices, ...] along `axis`. */
 static rlx_status lower_gather(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *idx = wg_in(L, 1), *y = wg_out(L, 0);
@@ -64,6 +82,7 @@ static rlx_status lower_gather(wg_lower *L) {
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_in_id(L, 1));
     wg_bind_value(L, d, wg_out_id(L, 0));
+    bind_report(L, d, idx);
     wg_p_u32(L, d, (uint32_t)n);
     wg_p_u32(L, d, (uint32_t)inner_w);
     wg_p_u32(L, d, (uint32_t)n_idx);
@@ -170,6 +189,7 @@ static rlx_status lower_gather_elements(wg_lower *L) {
     wg_bind_value(L, dp, wg_in_id(L, 0));
     wg_bind_value(L, dp, wg_in_id(L, 1));
     wg_bind_value(L, dp, wg_out_id(L, 0));
+    bind_report(L, dp, idx);
     wg_p_u32(L, dp, (uint32_t)n);
     wg_p_u32(L, dp, (uint32_t)r);
     wg_p_u32(L, dp, (uint32_t)axis);
@@ -226,6 +246,7 @@ static rlx_status lower_gather_nd(wg_lower *L) {
     wg_bind_value(L, dp, wg_in_id(L, 0));
     wg_bind_value(L, dp, wg_in_id(L, 1));
     wg_bind_value(L, dp, wg_out_id(L, 0));
+    bind_report(L, dp, idx);
     wg_p_u32(L, dp, (uint32_t)n);
     wg_p_u32(L, dp, (uint32_t)nt);
     wg_p_u32(L, dp, (uint32_t)m);
@@ -316,6 +337,7 @@ static rlx_status lower_scatter(wg_lower *L) {
     wg_bind_value(L, dp, wg_in_id(L, 1));
     wg_bind_value(L, dp, wg_in_id(L, 2));
     wg_bind_value(L, dp, wg_out_id(L, 0));
+    bind_report(L, dp, idx);
     wg_p_u32(L, dp, (uint32_t)threads);
     wg_p_u32(L, dp, (uint32_t)count);
     wg_p_u32(L, dp, (uint32_t)m);

@@ -49,6 +49,16 @@ typedef struct wg_caps {
 
 /* Operand value id meaning "the step's scratch buffer" (see wg_scratch). */
 #define WG_SCRATCH (-2)
+/* Operand value id meaning "the run's status words" (see wg_bind_status). */
+#define WG_STATUS (-3)
+/* u32 words of the status buffer: 0 holds 0xffffffff - step of the first
+ * step (in plan order) whose kernel found a run-time index out of range
+ * (0: none; kernels raise it with atomicMax, so the earliest step wins),
+ * 1 and 2 the offending index as an i64 (low, high words), 3 the extent of
+ * the axis it indexes. Zeroed at the start of every GPU segment that binds
+ * it, read back with that segment's outputs. kernels/index_read.wgsl
+ * writes it. */
+#define WG_STATUS_WORDS 4
 
 #define WG_MAX_BINDINGS 8   /* storage operands of one dispatch (bindings 1..8) */
 #define WG_MAX_PARAMS 64    /* u32 words of one Params struct (256 bytes) */
@@ -80,6 +90,10 @@ typedef struct wg_dispatch {
     uint32_t params[WG_MAX_PARAMS];
     int n_params;
     uint32_t groups[3]; /* workgroups in x, y, z */
+    /* wg_bind_status was called: Params word tag_slot receives the step's
+     * tag (0xffffffff - step) at compile time */
+    bool reports;
+    int tag_slot;
 } wg_dispatch;
 
 /* The lowering of one node. */
@@ -175,6 +189,17 @@ void wg_bind_value4(wg_lower *L, wg_dispatch *d, int value);
  * the packed copy, bound as the 4-byte words that hold them; *sub receives
  * h0 mod 2 (the kernel's first half is 2 * offset + sub). */
 void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n, uint32_t *sub);
+
+/* Binds the run's status words (WG_STATUS_WORDS u32, WG_STATUS) as the next
+ * storage binding (its offset word comes first in Params like any binding)
+ * and appends one more Params word, reserved here, that compile sets to
+ * this step's tag: so call it after the other bindings and before any
+ * wg_p_* word; the WGSL struct then reads `..., s_off: u32, tag: u32, ...`.
+ * For kernels that detect bad run-time input (an index out of range): they
+ * atomicMax the tag into word 0 and the run fails with a message naming
+ * the node (webgpu_backend.c). Only plans with such dispatches get the
+ * buffer, its clear and its read-back. */
+void wg_bind_status(wg_lower *L, wg_dispatch *d);
 
 void wg_p_u32(wg_lower *L, wg_dispatch *d, uint32_t v);
 void wg_p_i32(wg_lower *L, wg_dispatch *d, int32_t v);

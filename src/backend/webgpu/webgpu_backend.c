@@ -14,6 +14,10 @@
  * mirror of the arena. Between segments only the values the other side
  * needs travel. A plan without CPU steps is exactly one segment: one
  * encoder, one pass, one submit. Nothing is allocated on the GPU per run.
+ * Kernels that detect bad run-time input (index kernels: an index out of
+ * range) raise the status words (WG_STATUS in webgpu.h), which their
+ * segment clears first and reads back with its outputs; a raised status
+ * fails the run naming the node (status_error).
  *
  * Binding convention (see README.md): every storage operand is its own
  * read_write binding window, bound at its byte offset aligned down to
@@ -40,6 +44,7 @@ typedef struct rdisp {
     uint32_t groups[3];
     int step;
     const char *kernel;
+    bool reports; /* binds the status words (wg_bind_status) */
 } rdisp;
 
 typedef struct xfer {
@@ -63,6 +68,11 @@ typedef struct segment {
     /* the next run's commands, recorded while this run's ran on the GPU
      * (steady state without timing: the commands never change) */
     WGPUCommandBuffer next_cb;
+    /* a dispatch binds the status words: the segment's commands clear them
+     * first and copy them to staging buffer status_buf at status_off last */
+    bool status;
+    size_t status_buf;
+    uint64_t status_off;
 } segment;
 
 enum { OUT_KONST, OUT_HOST, OUT_INPUT, OUT_STAGING };
@@ -86,6 +96,9 @@ struct rlx_backend_exe {
     uint64_t arena_chunk;
     WGPUBuffer scratch, params;
     uint64_t arena_size, scratch_size;
+    /* WG_STATUS_WORDS u32 that kernels raise on bad run-time input (an
+     * index out of range); NULL when no dispatch binds them */
+    WGPUBuffer status;
     /* read-backs land in staging buffers of at most maxBufferSize bytes */
     WGPUBuffer *staging;
     uint64_t *staging_len;
@@ -217,6 +230,12 @@ static rlx_status resolve(struct rlx_backend_exe *e, int step, wg_dispatch *d, i
         buf = e->scratch;
         base = 0;
         cap = e->scratch_size;
+    } else if (o.value == WG_STATUS) {
+        if (!e->status) return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s': no status buffer", step_desc(p, step), d->kernel);
+        vname = "status";
+        buf = e->status;
+        base = 0;
+        cap = WG_STATUS_WORDS * 4;
     } else {
         if (o.value < 0 || (size_t)o.value >= p->g->n_values)
             return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s': operand %d has no value", step_desc(p, step), d->kernel, i);
@@ -387,8 +406,9 @@ static rlx_status plan_segments(struct rlx_backend_exe *e, const size_t *step_d0
     uint64_t limit = e->b->caps.max_buffer ? e->b->caps.max_buffer : UINT64_MAX;
     for (size_t k = 0; k < e->n_seg && !st; k++) {
         segment *sg = &e->seg[k];
-        if (!sg->n_rd) continue;
-        sg->staging_used = calloc(sg->n_rd, sizeof *sg->staging_used);
+        for (size_t i = sg->d0; sg->gpu && i < sg->d1; i++) sg->status |= e->disp[i].reports;
+        if (!sg->n_rd && !sg->status) continue;
+        sg->staging_used = calloc(sg->n_rd + 1, sizeof *sg->staging_used);
         if (!sg->staging_used) {
             st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
             break;
@@ -404,6 +424,16 @@ static rlx_status plan_segments(struct rlx_backend_exe *e, const size_t *step_d0
             sg->rd[i].staging_buf = buf;
             sg->rd[i].staging_off = off;
             off += sz;
+            sg->staging_used[buf] = off;
+        }
+        if (sg->status) { /* the status words, after the read-backs */
+            if (off && off + WG_STATUS_WORDS * 4 > limit) {
+                buf++;
+                off = 0;
+            }
+            sg->status_buf = buf;
+            sg->status_off = off;
+            off += WG_STATUS_WORDS * 4;
             sg->staging_used[buf] = off;
         }
         sg->n_staging = buf + 1;
@@ -580,6 +610,7 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     double pipes_s0 = b->sh->pipelines_s;
     size_t pipes_n0 = b->sh->pipes_created;
     uint64_t scratch = 0;
+    bool need_status = false;
     for (size_t s = 0; s < p->n_steps; s++) {
         d0[s] = d1[s] = e->n_disp;
         if (p->step_on[s] != RLX_STEP_GPU) continue;
@@ -597,6 +628,7 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
                     (unsigned long long)low[s].scratch_elems);
         }
         if (low[s].scratch_elems > scratch) scratch = low[s].scratch_elems;
+        for (size_t k = 0; k < low[s].n_d; k++) need_status |= low[s].d[k].reports;
     }
     e->disp = calloc(e->n_disp + 1, sizeof *e->disp);
     if (!e->disp) {
@@ -628,6 +660,9 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
         e->scratch_size = up_to(scratch * 4, 256);
         st = make_buffer(b, e->scratch_size, WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst, "scratch", &e->scratch);
     }
+    if (!st && need_status)
+        st = make_buffer(b, WG_STATUS_WORDS * 4, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
+                         "status", &e->status);
     if (!st) st = upload_konsts(e, low, p->n_steps);
     if (!st && rlx_env_flag("RLX_GPU_POISON")) {
         for (size_t k = 0; k < e->n_arena && !st; k++) st = poison(e, e->arena[k], e->arena_len[k]);
@@ -656,6 +691,8 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
             rdisp *r = &e->disp[d0[s] + k];
             r->step = (int)s;
             r->kernel = d->kernel;
+            r->reports = d->reports;
+            if (d->reports) d->params[d->tag_slot] = 0xffffffffu - (uint32_t)s;
             memcpy(r->groups, d->groups, sizeof r->groups);
             WGPUBindGroupEntry ent[WG_MAX_BINDINGS + 1];
             for (int i = 0; i < d->n_bind && !st; i++) st = resolve(e, (int)s, d, i, &ent[i + 1]);
@@ -962,6 +999,7 @@ static void encode_dispatches(struct rlx_backend_exe *e, const segment *sg, WGPU
  * wgpu gives no buffer (the caller reports it). */
 static WGPUCommandBuffer record_segment(struct rlx_backend_exe *e, const segment *sg, uint32_t nq) {
     WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(e->b->dev, NULL);
+    if (sg->status) wgpuCommandEncoderClearBuffer(enc, e->status, 0, WG_STATUS_WORDS * 4);
     if (sg->d1 > sg->d0) encode_dispatches(e, sg, enc, nq);
     for (size_t i = 0; i < sg->n_rd; i++) {
         uint64_t local;
@@ -969,9 +1007,28 @@ static WGPUCommandBuffer record_segment(struct rlx_backend_exe *e, const segment
         wgpuCommandEncoderCopyBufferToBuffer(enc, src, local, e->staging[sg->rd[i].staging_buf], sg->rd[i].staging_off,
                                              up4(sg->rd[i].bytes ? sg->rd[i].bytes : 4));
     }
+    if (sg->status)
+        wgpuCommandEncoderCopyBufferToBuffer(enc, e->status, 0, e->staging[sg->status_buf], sg->status_off,
+                                             WG_STATUS_WORDS * 4);
     WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
     wgpuCommandEncoderRelease(enc);
     return cb;
+}
+
+/* The error that the status words of segment sg report (word 0 non-zero;
+ * layout at WG_STATUS_WORDS in webgpu.h): the CPU's message for the same
+ * input, naming the first step whose kernel found an index out of range. */
+static rlx_status status_error(const struct rlx_backend_exe *e, const segment *sg, const uint32_t *w) {
+    uint32_t step = 0xffffffffu - w[0];
+    if (step < sg->s0 || step >= sg->s1)
+        return rlx_fail(RLX_ERR_INTERNAL, "forward pass, steps %zu..%zu: the GPU reported bad input at step %u, "
+                        "outside the segment", sg->s0, sg->s1 - 1, step);
+    uint64_t bits = ((uint64_t)w[2] << 32) | w[1];
+    int64_t v;
+    memcpy(&v, &bits, sizeof v);
+    long long a = (long long)w[3];
+    return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "%s: index %lld is out of range [%lld, %lld)", step_desc(e->p, (int)step),
+                    (long long)v, -a, a);
 }
 
 static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tensor **outputs) {
@@ -1028,7 +1085,8 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
      * RLX_GPU_PRERECORD=0 turns this off. */
     if (!scoped && !sg->next_cb && e->prerecord) sg->next_cb = record_segment(e, sg, 0);
     const rlx_graph *g = p->g;
-    for (size_t j = 0; sg->n_rd && j < sg->n_staging; j++) {
+    uint32_t status[WG_STATUS_WORDS] = { 0 };
+    for (size_t j = 0; (sg->n_rd || sg->status) && j < sg->n_staging; j++) {
         WGPUBuffer sb = e->staging[j];
         uint64_t used = sg->staging_used[j];
         if (!used) continue;
@@ -1045,6 +1103,7 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
         for (size_t i = 0; i < g->n_outputs; i++)
             if (e->out[i].kind == OUT_STAGING && e->out[i].seg == k && e->out[i].sbuf == j)
                 memcpy(outputs[i]->data, m + e->out[i].off, outputs[i]->nbytes);
+        if (sg->status && sg->status_buf == j) memcpy(status, m + sg->status_off, sizeof status);
         wgpuBufferUnmap(sb);
     }
     if (nq) RLX_TRY(read_timestamps(e, sg, nq, host_off_us, WHAT()));
@@ -1053,6 +1112,7 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
         b->sh->uncaptured[0] = 0;
         return err;
     }
+    if (status[0]) return status_error(e, sg, status);
 #undef WHAT
     return RLX_OK;
 }
@@ -1160,6 +1220,7 @@ static void wg_destroy_exe(rlx_backend_exe *e) {
     free(e->arena_len);
     release_buffer(&e->scratch);
     release_buffer(&e->params);
+    release_buffer(&e->status);
     for (size_t j = 0; e->staging && j < e->n_staging; j++) release_buffer(&e->staging[j]);
     free(e->staging);
     free(e->staging_len);

@@ -107,7 +107,8 @@ static rlx_status check_windows(wg_lower *L) {
             }
             uint64_t b = wg_binding_bytes(c, d->bind[i].elem_off, d->bind[i].elems);
             if (b > c->max_binding) {
-                const char *name = d->bind[i].value >= 0 ? L->g->values[d->bind[i].value].name : "scratch";
+                const char *name = d->bind[i].value >= 0 ? L->g->values[d->bind[i].value].name
+                                 : d->bind[i].value == WG_STATUS ? "status" : "scratch";
                 return wg_decline(L, "kernel '%s': operand %d ('%s') needs a %llu-byte binding, more than the %llu "
                                      "bytes of one (maxStorageBufferBindingSize or RLX_MAX_BINDING_BYTES), and this "
                                      "lowering does not split it",
@@ -227,6 +228,14 @@ void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t
     d->bind[d->n_bind] = (wg_operand){ value, elem_off, elems, WG_FMT_NATIVE };
     d->off_slot[d->n_bind++] = d->n_params;
     push_word(L, d, 0); /* patched at compile time */
+}
+
+void wg_bind_status(wg_lower *L, wg_dispatch *d) {
+    wg_bind(L, d, WG_STATUS, 0, WG_STATUS_WORDS);
+    if (L->broken) return;
+    d->reports = true;
+    d->tag_slot = d->n_params;
+    push_word(L, d, 0); /* the step's tag: patched at compile time */
 }
 
 void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n, uint32_t *sub) {

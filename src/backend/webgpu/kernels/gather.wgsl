@@ -5,23 +5,28 @@
 // i64 element is two words and a run of four bool elements one: the
 // lowering scales inner). Indices are i32 words, or (IDX64) i64 (low,
 // high) word pairs whose value must fit i32. An index outside [-a, a)
-// (where the CPU reports an error) writes 0.
+// (where the CPU reports an error) writes 0 and, with REPORT (run-time
+// indices), is reported in the status words S (index_read.wgsl), which
+// fails the run naming the node.
 // One invocation per output word. BYTES (bool runs whose length is not a
 // multiple of 4): inner counts bytes, and each invocation assembles its
 // output word from four gathered bytes (the last word's padding bytes,
 // which the tensor owns, get 0).
-// Params: x_off, i_off, y_off, n (output words), inner, n_idx, a,
-// ne (output elements; BYTES only).
+// Params: x_off, i_off, y_off, s_off, tag (the status words), n (output
+// words), inner, n_idx, a, ne (output elements; BYTES only).
 struct Params {
-    x_off: u32, i_off: u32, y_off: u32, n: u32,
-    inner: u32, n_idx: u32, a: u32, ne: u32,
+    x_off: u32, i_off: u32, y_off: u32, s_off: u32,
+    tag: u32, n: u32, inner: u32, n_idx: u32,
+    a: u32, ne: u32,
 };
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> I: array<u32>;
 @group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(4) var<storage, read_write> S: array<atomic<u32>>;
 override IDX64: bool = false;
 override BYTES: bool = false;
+override REPORT: bool = false;
 
 // Index i as an i32, or a value outside [-a, a) when it does not fit.
 //!include index_read
@@ -36,7 +41,10 @@ fn src_unit(e: u32) -> i32 {
     var v = index_at(i);
     let a = i32(P.a);
     if (v < 0) { v = v + a; }
-    if (v < 0 || v >= a) { return -1; }
+    if (v < 0 || v >= a) {
+        report_index(i, P.a);
+        return -1;
+    }
     return i32((o * P.a + u32(v)) * P.inner + k);
 }
 

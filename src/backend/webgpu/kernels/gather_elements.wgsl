@@ -2,14 +2,18 @@
 //   y[c] = x[c with c[axis] = I[c] (+ a when negative)]
 // Semantics: ONNX GatherElements-11/13. Elements are W words (1: f32, i32,
 // u32; 2: i64). Indices i32, or (IDX64) i64 word pairs that must fit i32;
-// an index outside [-a, a) (the CPU reports an error) writes 0.
+// an index outside [-a, a) (the CPU reports an error) writes 0 and, with
+// REPORT (run-time indices), is reported in the status words S
+// (index_read.wgsl), which fails the run naming the node.
 // One invocation per element. rank <= 8.
-// Params: x_off, i_off, y_off, n (elements), rank, axis, a (x dims[axis]),
-// w (words per element), then the indices' dims and x's strides (in
-// elements) as array<vec4<u32>, 2>.
+// Params: x_off, i_off, y_off, s_off, tag (the status words), n
+// (elements), rank, axis, a (x dims[axis]), w (words per element), two
+// padding words, then the indices' dims and x's strides (in elements) as
+// array<vec4<u32>, 2>.
 struct Params {
-    x_off: u32, i_off: u32, y_off: u32, n: u32,
-    rank: u32, axis: u32, a: u32, w: u32,
+    x_off: u32, i_off: u32, y_off: u32, s_off: u32,
+    tag: u32, n: u32, rank: u32, axis: u32,
+    a: u32, w: u32, _p0: u32, _p1: u32,
     dims: array<vec4<u32>, 2>,
     xstr: array<vec4<u32>, 2>,
 };
@@ -17,7 +21,9 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> I: array<u32>;
 @group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(4) var<storage, read_write> S: array<atomic<u32>>;
 override IDX64: bool = false;
+override REPORT: bool = false;
 
 //!include index_read
 
@@ -29,6 +35,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     let a = i32(P.a);
     if (v < 0) { v = v + a; }
     let valid = v >= 0 && v < a;
+    if (!valid) { report_index(e, P.a); }
     var rem = e;
     var src = 0u;
     for (var d = i32(P.rank) - 1; d >= 0; d = d - 1) {

@@ -5,14 +5,18 @@
 // GatherND-11/12/13. Sizes are in words: the lowering scales them for i64
 // (two words) and bool (four elements a word, when slices fill words).
 // Indices i32 or (IDX64) i64 pairs that must fit i32; a tuple with an index
-// out of range (the CPU reports an error) writes 0. One invocation per
-// output word; m <= 8.
-// Params: x_off, i_off, y_off, n (output words), nt (tuples per batch
-// entry), m, sl (words per slice), bstride (x words per batch entry), then
-// the indexed dims' extents and strides (words) as array<vec4<u32>, 2>.
+// out of range (the CPU reports an error) writes 0 and, with REPORT
+// (run-time indices), is reported in the status words S (index_read.wgsl),
+// which fails the run naming the node. One invocation per output word;
+// m <= 8.
+// Params: x_off, i_off, y_off, s_off, tag (the status words), n (output
+// words), nt (tuples per batch entry), m, sl (words per slice), bstride (x
+// words per batch entry), two padding words, then the indexed dims'
+// extents and strides (words) as array<vec4<u32>, 2>.
 struct Params {
-    x_off: u32, i_off: u32, y_off: u32, n: u32,
-    nt: u32, m: u32, sl: u32, bstride: u32,
+    x_off: u32, i_off: u32, y_off: u32, s_off: u32,
+    tag: u32, n: u32, nt: u32, m: u32,
+    sl: u32, bstride: u32, _p0: u32, _p1: u32,
     dims: array<vec4<u32>, 2>,
     xstr: array<vec4<u32>, 2>,
 };
@@ -20,7 +24,9 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> I: array<u32>;
 @group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(4) var<storage, read_write> S: array<atomic<u32>>;
 override IDX64: bool = false;
+override REPORT: bool = false;
 
 //!include index_read
 
@@ -37,7 +43,11 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
         var v = index_at(tt * P.m + j);
         let a = i32(P.dims[j / 4u][j % 4u]);
         if (v < 0) { v = v + a; }
-        if (v < 0 || v >= a) { valid = false; v = 0; }
+        if (v < 0 || v >= a) {
+            valid = false;
+            v = 0;
+            report_index(tt * P.m + j, u32(a));
+        }
         off = off + u32(v) * P.xstr[j / 4u][j % 4u];
     }
     Y[P.y_off + w] = select(0u, X[P.x_off + off], valid);

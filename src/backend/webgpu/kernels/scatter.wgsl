@@ -7,7 +7,9 @@
 // op (RED): 0 none (store), 1 add, 2 mul, 3 max, 4 min; float max/min as
 // the CPU: a >= b ? a : b. Semantics: ONNX ScatterND-11/13/16/18,
 // ScatterElements-11/13/16/18. Negative indices count from the end; an
-// index out of range (the CPU reports an error) skips its update.
+// index out of range (the CPU reports an error) skips its update and, with
+// REPORT (run-time indices), is reported in the status words S
+// (index_read.wgsl), which fails the run naming the node.
 // No atomics: every invocation owns destination elements no other
 // invocation can reach and applies its updates in the CPU's order, so
 // duplicate indices combine exactly as on the CPU. ND: one invocation per
@@ -16,16 +18,18 @@
 // Words: W per element (1: f32, i32, u32; 2: i64, only with op none); bool
 // (op none) as whole words when slices fill them (ND only).
 // TY: 0 f32, 1 i32 arithmetic for the reductions.
-// Params: i_off, u_off, y_off, threads, count (ND: tuples; ELEMS: the
-// updates' extent along axis), m (ND: index tuple length), sl (ND: words
-// per slice), w (words per element), rank (ELEMS), axis (ELEMS), a (ELEMS:
-// data dim along axis), then dims (ND: the indexed data dims; ELEMS: the
-// updates' dims), xstr (data strides in elements), ustr (ELEMS: updates
-// strides) as array<vec4<u32>, 2>.
+// Params: i_off, u_off, y_off, s_off, tag (the status words), threads,
+// count (ND: tuples; ELEMS: the updates' extent along axis), m (ND: index
+// tuple length), sl (ND: words per slice), w (words per element), rank
+// (ELEMS), axis (ELEMS), a (ELEMS: data dim along axis), three padding
+// words, then dims (ND: the indexed data dims; ELEMS: the updates' dims),
+// xstr (data strides in elements), ustr (ELEMS: updates strides) as
+// array<vec4<u32>, 2>.
 struct Params {
-    i_off: u32, u_off: u32, y_off: u32, threads: u32,
-    count: u32, m: u32, sl: u32, w: u32,
-    rank: u32, axis: u32, a: u32, _p0: u32,
+    i_off: u32, u_off: u32, y_off: u32, s_off: u32,
+    tag: u32, threads: u32, count: u32, m: u32,
+    sl: u32, w: u32, rank: u32, axis: u32,
+    a: u32, _p0: u32, _p1: u32, _p2: u32,
     dims: array<vec4<u32>, 2>,
     xstr: array<vec4<u32>, 2>,
     ustr: array<vec4<u32>, 2>,
@@ -34,10 +38,12 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> I: array<u32>;
 @group(0) @binding(2) var<storage, read_write> U: array<u32>;
 @group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(4) var<storage, read_write> S: array<atomic<u32>>;
 override IDX64: bool = false;
 override ELEMS: bool = false;
 override RED: u32 = 0u;
 override TY: u32 = 0u;
+override REPORT: bool = false;
 
 //!include index_read
 
@@ -88,7 +94,10 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
                 var v = index_at(k * P.m + j);
                 let a = i32(at(P.dims, j));
                 if (v < 0) { v = v + a; }
-                if (v < 0 || v >= a) { valid = false; }
+                if (v < 0 || v >= a) {
+                    valid = false;
+                    report_index(k * P.m + j, u32(a));
+                }
                 off = off + u32(v) * at(P.xstr, j);
             }
             if (valid) { apply(off * P.w + t, k * P.sl + t); }
@@ -114,7 +123,10 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
         let ui = ubase + k * us;
         var v = index_at(ui);
         if (v < 0) { v = v + a; }
-        if (v < 0 || v >= a) { continue; }
+        if (v < 0 || v >= a) {
+            report_index(ui, P.a);
+            continue;
+        }
         let yi = ybase + u32(v) * ys;
         for (var q = 0u; q < P.w; q = q + 1u) { apply(yi * P.w + q, ui * P.w + q); }
     }
