@@ -109,7 +109,7 @@ for m in $modes; do
     compare)
       timeout 530 "$PY" bench/compare.py --rlx "$RLX" --out "$OUT/compare.json" --txt "$OUT/compare.txt" \
         --models-dir "$MODELS" --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" \
-        --page "$D/models/page.png" --budget "${COMPARE_BUDGET:-420}"
+        --page "$D/models/page.png" --budget "${COMPARE_BUDGET:-420}" ${COMPARE_SKIP:+--skip "$COMPARE_SKIP"}
       ;;
     profile)
       timeout 400 "$PY" bench/profile_models.py --rlx "$RLX" --models-dir "$MODELS" --traces "$OUT" \
