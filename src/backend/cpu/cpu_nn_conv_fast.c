@@ -189,6 +189,25 @@ typedef struct dw_job {
     size_t row_len;   /* stride * J */
 } dw_job;
 
+/* Where plane `plane` (image n, output channel co) of a depthwise job
+ * reads and writes: its input channel, its kernel, its output plane and
+ * its bias (0 without one). */
+typedef struct dw_at {
+    const float *x, *w;
+    float *y;
+    float b;
+} dw_at;
+
+static dw_at dw_plane_at(const dw_job *j, size_t plane) {
+    size_t c_out = (size_t)j->g->c_out, co = plane % c_out, n = plane / c_out, ci = co / j->cog;
+    dw_at a;
+    a.x = j->x + (n * (size_t)j->g->c_in + ci) * j->s->in_sp;
+    a.w = j->w + co * j->s->ksz;
+    a.y = j->y + plane * j->s->out_sp;
+    a.b = j->b ? j->b[co] : 0.0f;
+    return a;
+}
+
 /* y[o] += sum over the kernel row's taps t of w[t] * p[t][o] for o < n:
  * the taps unrolled for widths 3 and 5, eight outputs per step. */
 RLX_NN_CLONES static void dw_row_taps(float *restrict y, const float *const *p, const float *w, int64_t kw, int64_t n) {
@@ -250,11 +269,10 @@ RLX_NN_CLONES static void dw_row_3x3(float *restrict y, const float *const *r, c
 static void dw_plane_2d(void *ctx, size_t plane, float *buf) {
     const dw_job *j = ctx;
     const rlx_nn_sp3 *s = j->s;
-    size_t co = plane % (size_t)j->g->c_out, n = plane / (size_t)j->g->c_out, ci = co / j->cog;
-    const float *xc = j->x + (n * (size_t)j->g->c_in + ci) * s->in_sp;
-    const float *wk = j->w + co * s->ksz;
-    float *yo = j->y + plane * s->out_sp;
-    float bv = j->b ? j->b[co] : 0.0f;
+    dw_at at = dw_plane_at(j, plane);
+    const float *xc = at.x, *wk = at.w;
+    float *yo = at.y;
+    float bv = at.b;
     int64_t ih = s->in[1], iw = s->in[2], oh = s->out[1], ow = s->out[2];
     int64_t kh = s->k[1], kw = s->k[2], sh = s->s[1], sw = s->s[2], dh = s->d[1], dw = s->d[2];
     int64_t ph = s->pb[1], pw = s->pb[2];
@@ -333,11 +351,10 @@ static void dw_plane_s1(void *ctx, size_t plane, float *scratch) {
     (void)scratch;
     const dw_job *j = ctx;
     const rlx_nn_sp3 *s = j->s;
-    size_t co = plane % (size_t)j->g->c_out, n = plane / (size_t)j->g->c_out, ci = co / j->cog;
-    const float *xc = j->x + (n * (size_t)j->g->c_in + ci) * s->in_sp;
-    const float *wk = j->w + co * s->ksz;
-    float *yo = j->y + plane * s->out_sp;
-    float bv = j->b ? j->b[co] : 0.0f;
+    dw_at at = dw_plane_at(j, plane);
+    const float *xc = at.x, *wk = at.w;
+    float *yo = at.y;
+    float bv = at.b;
     int64_t ih = s->in[1], iw = s->in[2], oh = s->out[1], ow = s->out[2];
     int64_t kh = s->k[1], kw = s->k[2], sh = s->s[1], dh = s->d[1], dw = s->d[2], ph = s->pb[1], pw = s->pb[2];
     /* interior columns [clo, chi): o - pw >= 0 and o - pw + (kw - 1) * dw < iw */
@@ -386,11 +403,10 @@ static void dw_plane_3d(void *ctx, size_t plane, float *scratch) {
     (void)scratch;
     const dw_job *j = ctx;
     const rlx_nn_sp3 *s = j->s;
-    size_t co = plane % (size_t)j->g->c_out, n = plane / (size_t)j->g->c_out, ci = co / j->cog;
-    const float *xc = j->x + (n * (size_t)j->g->c_in + ci) * s->in_sp;
-    const float *wk = j->w + co * s->ksz;
-    float *yo = j->y + plane * s->out_sp;
-    float bv = j->b ? j->b[co] : 0.0f;
+    dw_at at = dw_plane_at(j, plane);
+    const float *xc = at.x, *wk = at.w;
+    float *yo = at.y;
+    float bv = at.b;
     for (size_t o = 0; o < s->out_sp; o++) yo[o] = bv;
     for (int64_t k0 = 0; k0 < s->k[0]; k0++)
         for (int64_t k1 = 0; k1 < s->k[1]; k1++)
