@@ -24,6 +24,11 @@
 #   bash bench/device_run.sh cpu             # ~6 min: rlx's CPU backend vs onnxruntime (all cores),
 #                                            # and rlx's thread policies (RLX_CPU_GEMM=blas,
 #                                            # RLX_POOL_SPIN_US=0) against the defaults
+#   bash bench/device_run.sh ab              # ~7 min: before/after in one call: bench/compare.py's model
+#                                            # rows (rlx GPU f32 and f16, batch 1 and 8; $AB_SKIP, default
+#                                            # torch,cpu,accuracy,light,gemm) for .device/base.tar.xz (made by
+#                                            # scripts/device_bundle.sh BUILD base) and the bundle, $AB_ROUNDS
+#                                            # (default 2) rounds alternating base / new
 #   bash bench/device_run.sh diag            # ~3 min: cooperative-matrix forms (coop_probe), the
 #                                            # f16 GEMM's self-test, the wait's spin budget on a
 #                                            # one-Relu model, why BERT nodes fall back to the CPU
@@ -110,6 +115,20 @@ for m in $modes; do
       timeout 530 "$PY" bench/compare.py --rlx "$RLX" --out "$OUT/compare.json" --txt "$OUT/compare.txt" \
         --models-dir "$MODELS" --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" \
         --page "$D/models/page.png" --budget "${COMPARE_BUDGET:-420}" ${COMPARE_SKIP:+--skip "$COMPARE_SKIP"}
+      ;;
+    ab)
+      B=/tmp/rlx_base
+      rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" || { echo "ab: no .device/base.tar.xz"; continue; }
+      echo "ab: base $(cat .device/base.REVISION 2>/dev/null || echo '?'), new $(cat .device/REVISION 2>/dev/null || echo '?')"
+      for round in $(seq "${AB_ROUNDS:-2}"); do
+        for which in base new; do
+          if [ "$which" = base ]; then R=$B/bin/rlx; L=$B/lib; else R=$RLX; L=$D/lib; fi
+          echo "-- ab round $round: $which"
+          LD_LIBRARY_PATH=$L timeout "${AB_TIMEOUT:-200}" "$PY" bench/compare.py --rlx "$R" --out "$OUT/ab_${which}_$round.json" \
+            --models-dir "$MODELS" --budget "${AB_BUDGET:-150}" --skip "${AB_SKIP:-torch,cpu,accuracy,light,gemm}" 2>&1 |
+            grep -E "batch|overhead|budget"
+        done
+      done
       ;;
     profile)
       timeout 400 "$PY" bench/profile_models.py --rlx "$RLX" --models-dir "$MODELS" --traces "$OUT" \

@@ -12,11 +12,18 @@
 #                                  libgfortran.so.5, libquadmath.so.0), libpng16.so.16
 #                           models/ ppocrv4_det.onnx, the demo page (data/page.png) and
 #                                  the ONNX suite's light/*.onnx
-#   .gl/*.deb               the Vulkan loader (libvulkan1) and libglvnd0, which
-#                           the machine's NVIDIA Vulkan driver needs; downloaded
-#                           with apt-get download when missing
+#   .gl/*.deb               the Vulkan loader (libvulkan1) and the GL dispatch
+#                           libraries (libegl1 libglvnd0 libopengl0 libgl1 libglx0
+#                           libgles2), which the machine's NVIDIA Vulkan driver
+#                           needs (with only libvulkan1 and libglvnd0 the H200
+#                           showed no adapter); downloaded with apt-get download
+#                           when missing
 #
-#   scripts/device_bundle.sh [BUILD_DIR]      (default: build)
+#   scripts/device_bundle.sh [BUILD_DIR [NAME]]   (default: build, bundle)
+#
+# NAME other than 'bundle' writes .device/NAME.tar.xz and .device/NAME.REVISION
+# instead: a second build to compare against in the same device call
+# (bench/device_run.sh ab).
 #
 # Everything is compressed (xz) to stay far below the 64 MiB that a device
 # call may carry; the script prints the sizes and fails if the bundle is
@@ -25,6 +32,7 @@
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build}
+NAME=${2:-bundle}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 OUTD=$ROOT/.device
 STAGE=$(mktemp -d)
@@ -66,24 +74,29 @@ if [ -f "$ROOT/data/page.png" ]; then cp -L "$ROOT/data/page.png" "$STAGE/models
 LIGHT=$ROOT/third_party/onnx/backend-test-data/light
 if [ -d "$LIGHT" ]; then cp -L "$LIGHT"/*.onnx "$STAGE/models/light/"; fi
 
-tar -C "$STAGE" -cf - bin lib models | xz -6 -T2 > "$OUTD/bundle.tar.xz"
-git -C "$ROOT" rev-parse --short HEAD > "$OUTD/REVISION" 2>/dev/null || echo unknown > "$OUTD/REVISION"
+REV=$OUTD/REVISION
+[ "$NAME" = bundle ] || REV=$OUTD/$NAME.REVISION
+tar -C "$STAGE" -cf - bin lib models | xz -6 -T2 > "$OUTD/$NAME.tar.xz"
+git -C "$BUILD/.." rev-parse --short HEAD > "$REV" 2>/dev/null || echo unknown > "$REV"
 
 # the Vulkan loader and libglvnd for the device (see /work/.library/device/README.md)
 GL=$ROOT/.gl
-if ! ls "$GL"/libvulkan1_*.deb >/dev/null 2>&1 || ! ls "$GL"/libglvnd0_*.deb >/dev/null 2>&1; then
+GL_PKGS="libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2"
+missing=
+for p in $GL_PKGS; do ls "$GL/${p}_"*.deb >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
   mkdir -p "$GL" /tmp/amd64/partial
   o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
   # shellcheck disable=SC2086
   apt-get $o update >/dev/null
   # shellcheck disable=SC2086
-  (cd "$GL" && apt-get $o download libvulkan1 libglvnd0 >/dev/null)
+  (cd "$GL" && apt-get $o download $missing >/dev/null)
 fi
 
-size=$(wc -c < "$OUTD/bundle.tar.xz")
+size=$(wc -c < "$OUTD/$NAME.tar.xz")
 glsize=$(cat "$GL"/*.deb | wc -c)
-echo "device_bundle: .device/bundle.tar.xz $((size / 1024)) KiB (revision $(cat "$OUTD/REVISION")), .gl $((glsize / 1024)) KiB"
-tar -tJf "$OUTD/bundle.tar.xz" | sed 's/^/  /'
+echo "device_bundle: .device/$NAME.tar.xz $((size / 1024)) KiB (revision $(cat "$REV")), .gl $((glsize / 1024)) KiB"
+tar -tJf "$OUTD/$NAME.tar.xz" | sed 's/^/  /'
 if [ "$size" -gt $((48 * 1024 * 1024)) ]; then
   echo "device_bundle: the bundle is larger than 48 MiB" >&2
   exit 1
