@@ -60,19 +60,20 @@ static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend
 }
 
 static rlx_status cpu_upload(rlx_backend_exe *e, uint64_t off, const void *src, uint64_t bytes) {
-    if (bytes) memcpy(e->arena + off, src, (size_t)bytes);
+    if (bytes && src != e->arena + off) memcpy(e->arena + off, src, (size_t)bytes);
     return RLX_OK;
 }
 
+/* Runs every non-view step of the segment (a one-node test program may
+ * mark its step GPU and run it here); read-backs are copies out of the arena. */
 static rlx_status cpu_run_segment(rlx_backend_exe *e, size_t k, void *const *down_dst, rlx_prof *prof) {
-    (void)down_dst; /* the host's segments read nothing back */
     const rlx_program *p = e->p;
     const rlx_graph *g = p->g;
     const rlx_segment *sg = &p->segs[k];
     const rlx_tensor *in[64];
     rlx_tensor *out[64];
     for (size_t s = sg->s0; s < sg->s1; s++) {
-        if (p->step_on[s] != RLX_STEP_CPU) continue;
+        if (p->step_on[s] == RLX_STEP_VIEW) continue;
         const rlx_node *n = &g->nodes[p->steps[s]];
         if (n->n_in > 64 || n->n_out > 64)
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: more than 64 inputs or outputs", rlx_node_desc(n));
@@ -82,6 +83,8 @@ static rlx_status cpu_run_segment(rlx_backend_exe *e, size_t k, void *const *dow
         RLX_TRY(rlx_cpu_run_node(g, n, in, out, false));
         if (prof) RLX_TRY(rlx_prof_add(prof, (int)s, "cpu", (t0 - prof->t0) * 1e6, (rlx_now_seconds() - t0) * 1e6, false));
     }
+    for (size_t i = 0; down_dst && i < sg->n_down; i++)
+        if (down_dst[i] != e->arena + sg->down[i].off) memcpy(down_dst[i], e->arena + sg->down[i].off, (size_t)sg->down[i].bytes);
     return RLX_OK;
 }
 
