@@ -11,7 +11,7 @@
 
 #include "backend/backend.h"
 #include "ir/graph.h"
-#include "runtime/program.h"
+#include "plan/plan.h"
 #include "runtime/session.h"
 #include "test.h"
 
@@ -88,12 +88,9 @@ static inline void run_free(run_t *r) {
 /* GPU dispatches of one forward pass of the session's last plan (-1 when
  * the backend does not say). */
 static inline long dispatches(const rlx_session *s) {
-    rlx_backend *be = s ? rlx_session_backend(s) : NULL;
-    rlx_backend_exe *e = s ? rlx_session_last_exe(s) : NULL;
-    if (!be || !e || !be->exe_stats) return -1;
+    rlx_exec *e = s ? rlx_session_last_exec(s) : NULL;
     rlx_exe_stats es;
-    memset(&es, 0, sizeof es);
-    be->exe_stats(e, &es);
+    if (!e || !rlx_exec_stats(e, &es)) return -1;
     return (long)es.n_dispatches;
 }
 

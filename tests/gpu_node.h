@@ -18,7 +18,7 @@
 #include "base/tensor.h"
 #include "ir/graph.h"
 #include "ir/ops/act.h"
-#include "runtime/program.h"
+#include "plan/plan.h"
 #include "runtime/session.h"
 
 /* ------------------------------------------------------------ one-node programs */
@@ -139,17 +139,18 @@ static inline rlx_status run_node_in(rlx_backend *be, const char *domain, const 
     p->step_on = calloc(1, 1);
     p->n_steps = 1;
     p->step_on[0] = RLX_STEP_GPU;
-    rlx_backend_exe *exe = NULL;
+    rlx_exec *exe = NULL;
     if (!be->supports(be, g, n)) st = rlx_fail(RLX_ERR_UNSUPPORTED, "the WebGPU backend declined %s", op);
     if (!st) st = rlx_plan_memory(p);
-    if (!st) st = be->compile(be, p, &exe);
-    if (!st) st = be->run(exe, feeds, out);
+    if (!st) st = rlx_plan_segments(p);
+    if (!st) st = rlx_exec_create(be, NULL, p, &exe);
+    if (!st) st = rlx_exec_run(exe, feeds, out);
     if (!st && n_disp) {
         rlx_exe_stats es;
-        be->exe_stats(exe, &es);
+        rlx_exec_stats(exe, &es);
         *n_disp = es.n_dispatches;
     }
-    if (exe) be->destroy_exe(exe);
+    rlx_exec_destroy(exe);
     rlx_program_destroy(p);
     return st;
 }

@@ -556,11 +556,10 @@ static void test_ew_split(void) {
      * session of the same model creates none */
     run_t again = run(m, "gpu", NULL, 2, names, in);
     {
-        rlx_backend *be = rlx_session_backend(again.s);
-        rlx_backend_exe *e = rlx_session_last_exe(again.s);
+        rlx_exec *e = rlx_session_last_exec(again.s);
         rlx_exe_stats es;
         memset(&es, 0, sizeof es);
-        if (be && e && be->exe_stats) be->exe_stats(e, &es);
+        if (e) rlx_exec_stats(e, &es);
         CHECK_MSG(e && es.n_dispatches == 1 && es.n_pipelines_new == 0,
                   "second session: %zu dispatches, %zu new pipelines (the generated one should be cached)",
                   es.n_dispatches, es.n_pipelines_new);

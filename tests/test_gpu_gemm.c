@@ -317,20 +317,19 @@ static void test_bench_hooks(void) {
         CHECK_OK(rlx_session_run_into(s, 1, names, in, outs));
         CHECK(outs[0]->data == data);
         check_bits("run_into vs run", outs[0], keep);
-        rlx_backend *be = rlx_session_backend(s);
-        rlx_backend_exe *exe = rlx_session_last_exe(s);
+        rlx_exec *exe = rlx_session_last_exec(s);
         rlx_exe_stats es;
-        be->exe_stats(exe, &es);
+        rlx_exec_stats(exe, &es);
         CHECK(es.n_dispatches >= 2);
         for (int passes = 0; passes < 2 && es.gpu_timing; passes++) {
             /* timestamps inside the pass, then one pass per dispatch */
             if (passes) setenv("RLX_GPU_TIMING_PASSES", "1", 1);
-            CHECK_OK(be->set_timing(exe, RLX_TIMING_DISPATCH));
+            CHECK_OK(rlx_exec_set_timing(exe, RLX_TIMING_DISPATCH));
             unsetenv("RLX_GPU_TIMING_PASSES");
             CHECK_OK(rlx_session_run_into(s, 1, names, in, outs));
             const rlx_prof_slice *sl = NULL;
             double tot = -1;
-            size_t ns = be->timing(exe, &sl, &tot);
+            size_t ns = rlx_exec_timing(exe, &sl, &tot);
             CHECK_MSG(ns == es.n_dispatches, "%zu slices for %zu dispatches", ns, es.n_dispatches);
             CHECK_MSG(tot > 0, "GPU time %g us", tot);
             for (size_t i = 0; i < ns; i++) CHECK(sl[i].gpu && sl[i].dur_us >= 0 && sl[i].kernel);
@@ -340,11 +339,11 @@ static void test_bench_hooks(void) {
             const rlx_prof_slice *sl = NULL;
             double tot = -1;
             size_t ns;
-            CHECK_OK(be->set_timing(exe, RLX_TIMING_TOTAL));
+            CHECK_OK(rlx_exec_set_timing(exe, RLX_TIMING_TOTAL));
             CHECK_OK(rlx_session_run_into(s, 1, names, in, outs));
-            ns = be->timing(exe, &sl, &tot);
+            ns = rlx_exec_timing(exe, &sl, &tot);
             CHECK(ns == 1 && tot > 0);
-            CHECK_OK(be->set_timing(exe, RLX_TIMING_OFF));
+            CHECK_OK(rlx_exec_set_timing(exe, RLX_TIMING_OFF));
             check_bits("timed run vs run", outs[0], keep);
         }
         /* a tensor of the wrong shape is refused */

@@ -23,7 +23,7 @@
 #include "base/mem.h"
 #include "base/status.h"
 #include "ir/graph.h"
-#include "runtime/program.h"
+#include "plan/plan.h"
 #include "runtime/session.h"
 
 static int rnd(int n) { return (int)(test_rand_u64() % (uint64_t)n); }

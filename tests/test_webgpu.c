@@ -23,7 +23,7 @@
 #include "base/tensor.h"
 #include "ir/graph.h"
 #include "ir/op.h"
-#include "runtime/program.h"
+#include "plan/plan.h"
 
 /* ------------------------------------------------------------ runners */
 
@@ -1037,11 +1037,12 @@ static void test_views(void) {
     rlx_tensor *tx = test_tensor_random(RLX_DTYPE_F32, 2, dx, -2, 2);
     const rlx_tensor *in[1] = { tx };
     rlx_tensor *out[3] = { NULL, NULL, NULL };
-    rlx_backend_exe *exe = NULL;
+    rlx_exec *exe = NULL;
     CHECK_OK(rlx_plan_memory(p));
     CHECK(p->mem.offset[b] == p->mem.offset[a] && p->mem.offset[d] == p->mem.offset[c]);
-    CHECK_OK(g_be->compile(g_be, p, &exe));
-    if (exe) CHECK_OK(g_be->run(exe, in, out));
+    CHECK_OK(rlx_plan_segments(p));
+    CHECK_OK(rlx_exec_create(g_be, NULL, p, &exe));
+    if (exe) CHECK_OK(rlx_exec_run(exe, in, out));
     if (out[0] && out[1] && out[2]) {
         CHECK(out[0]->rank == 1 && out[1]->rank == 2 && out[1]->dims[0] == 6);
         double rb[24], rd[24], re[24];
@@ -1056,7 +1057,7 @@ static void test_views(void) {
         check_close("GPU step after a view", out[2], re, 24, 1e-4, 1e-6);
     }
     for (int i = 0; i < 3; i++) rlx_tensor_destroy(out[i]);
-    if (exe) g_be->destroy_exe(exe);
+    rlx_exec_destroy(exe);
     rlx_program_destroy(p);
     rlx_tensor_destroy(tx);
 }
@@ -1559,21 +1560,22 @@ static void test_device_lost(void) {
     p->steps = calloc(1, sizeof(int));
     p->step_on = calloc(1, 1);
     p->step_on[0] = RLX_STEP_GPU;
-    rlx_backend_exe *exe = NULL;
+    rlx_exec *exe = NULL;
     CHECK_OK(rlx_plan_memory(p));
-    CHECK_OK(be->compile(be, p, &exe));
+    CHECK_OK(rlx_plan_segments(p));
+    CHECK_OK(rlx_exec_create(be, NULL, p, &exe));
     rlx_tensor *tx = test_tensor_random(RLX_DTYPE_F32, 1, d, -1, 1);
     const rlx_tensor *in[1] = { tx };
     rlx_tensor *out[1] = { NULL };
     if (exe) {
-        CHECK_OK(be->run(exe, in, out));
+        CHECK_OK(rlx_exec_run(exe, in, out));
         rlx_tensor_destroy(out[0]);
         out[0] = NULL;
         wgpuDeviceDestroy(((wg_backend *)be)->dev);
-        CHECK_FAILS(be->run(exe, in, out), RLX_ERR_DEVICE_LOST, "lost");
+        CHECK_FAILS(rlx_exec_run(exe, in, out), RLX_ERR_DEVICE_LOST, "lost");
         CHECK(out[0] == NULL);
-        CHECK_FAILS(be->run(exe, in, out), RLX_ERR_DEVICE_LOST, "lost");
-        be->destroy_exe(exe);
+        CHECK_FAILS(rlx_exec_run(exe, in, out), RLX_ERR_DEVICE_LOST, "lost");
+        rlx_exec_destroy(exe);
     }
     rlx_program *p2 = NULL;
     (void)p2;

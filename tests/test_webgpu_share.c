@@ -18,7 +18,7 @@
 
 #include "backend/backend.h"
 #include "base/platform.h"
-#include "runtime/program.h"
+#include "plan/plan.h"
 #include "runtime/session.h"
 #ifdef RLX_HAVE_WEBGPU
 #include "backend/webgpu/webgpu_device.h"

@@ -17,7 +17,7 @@
 
 #include "backend/webgpu/webgpu.h"
 #include "ir/graph.h"
-#include "runtime/program.h"
+#include "plan/plan.h"
 #include "runtime/session.h"
 
 #define LIMIT 4096 /* bytes: 961 f32 elements per window wherever it starts */

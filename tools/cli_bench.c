@@ -338,11 +338,8 @@ int cli_cmd_bench(int argc, char **argv) {
     rlx_compile_stats stats = cs ? *cs : (rlx_compile_stats){ 0 };
     const rlx_program *prog = rlx_session_last_program(s);
     rlx_backend *be = rlx_session_backend(s);
-    rlx_backend_exe *exe = rlx_session_last_exe(s);
-    if (exe && be->exe_stats) {
-        be->exe_stats(exe, &es);
-        have_es = true;
-    }
+    rlx_exec *exe = rlx_session_last_exec(s);
+    if (exe && rlx_exec_stats(exe, &es)) have_es = true;
     bool can_time = exe && be->set_timing && have_es && es.gpu_timing;
 
     /* steady runs into the same outputs */
@@ -384,15 +381,15 @@ int cli_cmd_bench(int argc, char **argv) {
     /* GPU time from timestamps */
     size_t n_gpu = 0;
     if (can_time && o.gpu_iters > 0) {
-        st = be->set_timing(exe, RLX_TIMING_TOTAL);
+        st = rlx_exec_set_timing(exe, RLX_TIMING_TOTAL);
         for (int64_t k = 0; k < o.gpu_iters && !st; k++) {
             st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
             const rlx_prof_slice *sl;
             double tot = 0;
-            if (!st) be->timing(exe, &sl, &tot);
+            if (!st) rlx_exec_timing(exe, &sl, &tot);
             gpu[n_gpu++] = tot * 1e-3;
         }
-        be->set_timing(exe, RLX_TIMING_OFF);
+        rlx_exec_set_timing(exe, RLX_TIMING_OFF);
         if (st) {
             rc = cli_fail(st, "a run timed with GPU timestamps failed");
             goto done;
@@ -408,7 +405,7 @@ int cli_cmd_bench(int argc, char **argv) {
             goto done;
         }
         bool gpu_ts = can_time;
-        st = gpu_ts ? be->set_timing(exe, RLX_TIMING_DISPATCH) : RLX_OK;
+        st = gpu_ts ? rlx_exec_set_timing(exe, RLX_TIMING_DISPATCH) : RLX_OK;
         if (st) {
             rc = cli_fail(st, "--profile");
             goto done;
@@ -419,11 +416,11 @@ int cli_cmd_bench(int argc, char **argv) {
         for (int k = 0; k < 3 && !st && gpu_ts; k++) {
             st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
             const rlx_prof_slice *sl = NULL;
-            if (!st) nsl[k] = be->timing(exe, &sl, &tot[k]);
+            if (!st) nsl[k] = rlx_exec_timing(exe, &sl, &tot[k]);
             runs[k] = malloc((nsl[k] + 1) * sizeof *sl);
             if (runs[k] && nsl[k]) memcpy(runs[k], sl, nsl[k] * sizeof *sl);
         }
-        be->set_timing(exe, RLX_TIMING_OFF);
+        rlx_exec_set_timing(exe, RLX_TIMING_OFF);
         if (st || !gpu_ts) {
             for (int k = 0; k < 3; k++) free(runs[k]);
             if (st) rc = cli_fail(st, "a profiled run failed");

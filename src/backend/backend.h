@@ -1,11 +1,18 @@
-/* The backend interface: one small vtable. The runtime asks supports() per
- * node to assign steps (native or CPU fallback), then compile() turns a
- * Program into an executable that run() executes. */
+/* The backend interface: one small vtable of a single-device executor. The
+ * plan layer asks supports() per node to assign steps (plan/plan.h); the
+ * runtime (runtime/exec.h) compiles the program on the session's device
+ * and, when some steps run on the host, on the CPU backend too, then
+ * schedules the segments: it writes host bytes to a device's arena
+ * (upload), runs each segment on its backend (run_segment, which reads
+ * back the segment's `down` ranges into host memory the runtime names) and
+ * owns the host side of every transfer. */
 #ifndef RLX_BACKEND_BACKEND_H
 #define RLX_BACKEND_BACKEND_H
 
 #include "rlx/rlx.h"
-#include "runtime/program.h"
+#include "base/mem.h"
+#include "base/status.h"
+#include "plan/program.h"
 
 typedef struct rlx_backend rlx_backend;
 typedef struct rlx_backend_exe rlx_backend_exe;
@@ -40,6 +47,21 @@ typedef struct rlx_prof_slice {
 /* Timing levels of rlx_backend.set_timing. */
 enum { RLX_TIMING_OFF = 0, RLX_TIMING_TOTAL = 1, RLX_TIMING_DISPATCH = 2 };
 
+/* The slices of one timed run, owned by the runtime; backends append to it
+ * (rlx_prof_add) while they run their segments. */
+typedef struct rlx_prof {
+    rlx_prof_slice *slices;
+    size_t n, cap;
+    double t0;           /* host clock at the start of the run (seconds) */
+    double gpu_total_us; /* sum of the GPU segments' times */
+} rlx_prof;
+
+static inline rlx_status rlx_prof_add(rlx_prof *pr, int step, const char *kernel, double t0_us, double dur_us, bool gpu) {
+    RLX_TRY(RLX_GROW(pr->slices, pr->cap, pr->n + 1));
+    pr->slices[pr->n++] = (rlx_prof_slice){ step, kernel, t0_us, dur_us, gpu };
+    return RLX_OK;
+}
+
 struct rlx_backend {
     const char *name;        /* "cpu", "webgpu" */
     rlx_device_kind kind;
@@ -50,25 +72,34 @@ struct rlx_backend {
     uint64_t max_buffer_bytes;
     /* Whether this backend runs node n (static shapes known) natively. */
     bool (*supports)(rlx_backend *be, const rlx_graph *g, const rlx_node *n);
-    /* Compiles a program whose step_on[] is filled in. Takes no ownership. */
+    /* Compiles the steps of program p that run on this backend (step_on
+     * RLX_STEP_GPU for a device, RLX_STEP_CPU for the CPU backend), its
+     * segments planned (rlx_plan_segments): the device's copy of the arena
+     * (mem.arena_bytes, split at mem.buffer_limit), constants, and
+     * whatever run_segment needs, so that running allocates nothing. p is
+     * borrowed and outlives the executable. */
     rlx_status (*compile)(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out);
-    /* inputs: one per program graph input, in graph->inputs order, already
-     * checked for dtype and shape. outputs: n_outputs tensors in
-     * graph->outputs order (caller owns): an entry that is NULL on entry is
-     * created by run; a non-NULL entry is a tensor of the output's dtype
-     * and shape that run fills in place (no allocation per run). */
-    rlx_status (*run)(rlx_backend_exe *exe, const rlx_tensor *const *inputs, rlx_tensor **outputs);
+    /* Writes `bytes` host bytes to the arena at byte offset off (one
+     * tensor's range, inside one arena buffer); ordered before the next
+     * run_segment. errors: RLX_ERR_DEVICE_LOST. */
+    rlx_status (*upload)(rlx_backend_exe *exe, uint64_t off, const void *src, uint64_t bytes);
+    /* Runs segment k of the program (its `on` is this backend) and reads
+     * back its down[i] ranges into down_dst[i] (host memory, down[i].bytes
+     * each; NULL when the segment has none). prof: when not NULL, the
+     * run is timed (set_timing chose the level) and its slices are
+     * appended. errors: the kernels' (naming the step), RLX_ERR_DEVICE,
+     * RLX_ERR_DEVICE_LOST. */
+    rlx_status (*run_segment)(rlx_backend_exe *exe, size_t k, void *const *down_dst, rlx_prof *prof);
+    /* The host address of the arena's byte 0 for a backend whose arena is
+     * host memory (the CPU), else NULL. */
+    unsigned char *(*host_arena)(rlx_backend_exe *exe);
     void (*destroy_exe)(rlx_backend_exe *exe);
     void (*destroy)(rlx_backend *be);
     /* Optional (NULL when the backend has none). exe_stats fills *out;
      * set_timing selects RLX_TIMING_* for the following runs (errors:
-     * RLX_ERR_UNSUPPORTED when the device has no timestamp queries);
-     * timing returns the slices of the last timed run (borrowed, valid until
-     * the next run) and its total GPU time in microseconds (the sum of its
-     * GPU segments, first to last timestamp of each). */
+     * RLX_ERR_UNSUPPORTED when the device has no timestamp queries). */
     void (*exe_stats)(rlx_backend_exe *exe, rlx_exe_stats *out);
     rlx_status (*set_timing)(rlx_backend_exe *exe, int level);
-    size_t (*timing)(rlx_backend_exe *exe, const rlx_prof_slice **slices, double *gpu_total_us);
 };
 
 rlx_status rlx_backend_cpu_create(rlx_backend **out);

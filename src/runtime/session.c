@@ -1,24 +1,24 @@
 /* Sessions: a copy of the model's graph, a backend, and a bounded cache of
  * compiled plans keyed by the input-shape signature.
  *
- * Compiling a plan for one signature: clone the graph, bind the concrete
- * input shapes, infer + fold constants (shape arithmetic included), remove
- * dead nodes, assign each step to the backend or the CPU fallback, plan the
- * arena, compile. Graphs whose shapes still depend on data (NonZero, ...)
- * or that hold control flow run eagerly on the CPU reference kernels. */
+ * Compiling a plan for one signature (compile_plan): clone the graph, bind
+ * the concrete input shapes, then the plan layer's steps (plan/plan.h):
+ * passes, device assignment, memory plan, segments; then the runtime's
+ * executable (runtime/exec.h) compiles it on the backends. Graphs whose
+ * shapes still depend on data (NonZero, ...) or that hold control flow run
+ * eagerly: folding with every input constant, on the CPU kernels. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <threads.h>
 
-#include "backend/backend.h"
-#include "backend/cpu/cpu.h"
 #include "base/mem.h"
 #include "base/parallel.h"
 #include "base/platform.h"
 #include "base/tensor.h"
 #include "ir/op.h"
-#include "passes/passes.h"
+#include "plan/plan.h"
+#include "runtime/exec.h"
 #include "runtime/model.h"
 #include "runtime/session.h"
 
@@ -28,7 +28,7 @@ typedef struct plan_entry {
     rlx_dtype dtypes[64];
     int64_t *sig; /* n_inputs * RLX_MAX_RANK dims */
     rlx_program *p;
-    rlx_backend_exe *exe;
+    rlx_exec *x;
     bool eager;
     uint64_t last_used;
     char *report;
@@ -37,7 +37,8 @@ typedef struct plan_entry {
 
 struct rlx_session {
     rlx_graph *g;
-    rlx_backend *be;
+    rlx_backend *be;   /* the device */
+    rlx_backend *host; /* the CPU backend that runs CPU steps of a device plan; NULL when be is the CPU */
     plan_entry plans[PLAN_CACHE];
     size_t n_plans;
     uint64_t tick;
@@ -89,6 +90,7 @@ rlx_status rlx_session_create(const rlx_model *model, const rlx_session_options 
         st = rlx_backend_cpu_create(&s->be);
     } else if (strcmp(dev, "gpu") == 0 || strncmp(dev, "gpu:", 4) == 0) {
         st = rlx_backend_webgpu_create(dev, opt, &s->be);
+        if (!st) st = rlx_backend_cpu_create(&s->host);
     } else {
         st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "unknown device '%s' (expected cpu, gpu or gpu:N)", dev);
     }
@@ -104,7 +106,7 @@ fail:
 }
 
 static void plan_free(rlx_session *s, plan_entry *e) {
-    if (e->exe) s->be->destroy_exe(e->exe);
+    rlx_exec_destroy(e->x);
     rlx_program_destroy(e->p);
     free(e->sig);
     free(e->report);
@@ -115,6 +117,7 @@ void rlx_session_destroy(rlx_session *s) {
     if (!s) return;
     for (size_t i = 0; i < s->n_plans; i++) plan_free(s, &s->plans[i]);
     if (s->be) s->be->destroy(s->be);
+    if (s->host) s->host->destroy(s->host);
     rlx_graph_destroy(s->g);
     if (s->lock_ok) mtx_destroy(&s->lock);
     free(s);
@@ -147,7 +150,7 @@ const rlx_program *rlx_session_last_program(const rlx_session *s) {
 
 rlx_backend *rlx_session_backend(const rlx_session *s) { return s ? s->be : NULL; }
 
-rlx_backend_exe *rlx_session_last_exe(const rlx_session *s) { return (s && s->last) ? s->last->exe : NULL; }
+rlx_exec *rlx_session_last_exec(const rlx_session *s) { return (s && s->last) ? s->last->x : NULL; }
 
 /* ------------------------------------------------------------ inputs */
 
@@ -290,114 +293,18 @@ static char *make_report(const rlx_session *s, const plan_entry *e, const char *
     return r;
 }
 
-/* Why a specialised graph cannot become a static plan, or NULL. */
-static const char *needs_eager(const rlx_graph *g, char *buf, size_t cap) {
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const rlx_node *n = &g->nodes[i];
-        if (n->def->flags & RLX_OP_CONTROL_FLOW) {
-            snprintf(buf, cap, "%s is control flow", rlx_node_desc(n));
-            return buf;
-        }
-        for (int k = 0; k < n->n_out; k++) {
-            const rlx_value *v = rlx_node_output(g, n, k);
-            if (v && !rlx_value_is_static(v)) {
-                snprintf(buf, cap, "%s: output '%s' has a shape that depends on data", rlx_node_desc(n), v->name);
-                return buf;
-            }
-        }
-    }
-    return NULL;
-}
-
-/* RLX_DUMP_IR=1 prints the graph after every pass to stderr. */
-static void dump_ir(const rlx_graph *g, const char *after) {
-    if (!rlx_env_flag("RLX_DUMP_IR")) return;
-    fprintf(stderr, "=== IR after %s ===\n", after);
-    rlx_graph_dump(g, stderr);
-}
-
-/* RLX_DISABLE_PASSES=name,name turns optimisation passes off (debugging,
- * and tests that compare against the unoptimised graph). */
-static bool pass_enabled(const char *name) {
-    const char *off = rlx_getenv("RLX_DISABLE_PASSES");
-    if (!off) return true;
-    size_t n = strlen(name);
-    for (const char *p = off; (p = strstr(p, name)); p += n)
-        if ((p == off || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return false;
-    return true;
-}
-
-/* The passes RLX_DISABLE_PASSES can name (fold and dce always run). */
-static const char *const k_optional_passes[] = { "cse", "fold_conv_affine", "fuse_activation", "fuse_conv_residual",
-                                                 "fuse_attention", "fuse_add_layernorm", "fuse_elementwise" };
-
-/* A name in RLX_DISABLE_PASSES that is no pass (a typo) turns nothing off:
- * refused, so that a comparison "with the pass off" is one. */
-static rlx_status check_disabled_passes(void) {
-    const char *off = rlx_getenv("RLX_DISABLE_PASSES");
-    if (!off) return RLX_OK;
-    for (const char *p = off; *p;) {
-        size_t n = strcspn(p, ",");
-        bool known = n == 0;
-        for (size_t i = 0; i < RLX_ARRAY_LEN(k_optional_passes) && !known; i++)
-            known = strlen(k_optional_passes[i]) == n && strncmp(k_optional_passes[i], p, n) == 0;
-        if (!known)
-            return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
-                            "RLX_DISABLE_PASSES='%s': '%.*s' is not a pass that can be turned off (cse, "
-                            "fold_conv_affine, fuse_activation, fuse_conv_residual, fuse_attention, fuse_add_layernorm, "
-                            "fuse_elementwise)",
-                            off, (int)n, p);
-        p += n;
-        if (*p == ',') p++;
-    }
-    return RLX_OK;
-}
-
-typedef rlx_status (*pass_fn)(rlx_graph *g, rlx_pass_stats *ps);
-
-static rlx_status run_pass(rlx_graph *g, rlx_pass_stats *ps, const char *name, pass_fn fn) {
-    if (!pass_enabled(name)) return RLX_OK;
-    RLX_TRY(fn(g, ps));
-    dump_ir(g, name);
-    return RLX_OK;
-}
-
-/* The pass pipeline of a specialised graph (static input shapes). */
-static rlx_status run_passes(rlx_graph *g, rlx_pass_stats *ps) {
-    /* No size limit: a constant subgraph left unfolded would be computed on
-     * every run into the arena, where it stays live from its step to its
-     * use (the 392 MiB fc6 weight of the light VGG-19, made by a
-     * ConstantOfShape, took 94% of that model's arena); folded, it is
-     * computed once and kept with the weights. */
-    rlx_fold_options fo = { .max_elements = 0, .eager = false };
-    RLX_TRY(check_disabled_passes());
-    dump_ir(g, "binding the input shapes");
-    RLX_TRY(rlx_pass_fold(g, &fo, ps));
-    dump_ir(g, "fold (shape inference + constant folding)");
-    RLX_TRY(rlx_pass_dce(g, ps));
-    dump_ir(g, "dce");
-    RLX_TRY(run_pass(g, ps, "cse", rlx_pass_cse));
-    RLX_TRY(run_pass(g, ps, "fold_conv_affine", rlx_pass_fold_conv_affine));
-    RLX_TRY(run_pass(g, ps, "fuse_activation", rlx_pass_fuse_activation));
-    RLX_TRY(run_pass(g, ps, "fuse_conv_residual", rlx_pass_fuse_conv_residual));
-    RLX_TRY(run_pass(g, ps, "fuse_attention", rlx_pass_fuse_attention));
-    RLX_TRY(run_pass(g, ps, "fuse_add_layernorm", rlx_pass_fuse_add_layernorm));
-    RLX_TRY(run_pass(g, ps, "fuse_elementwise", rlx_pass_fuse_elementwise));
-    RLX_TRY(rlx_pass_dce(g, ps)); /* constants the folds left unused */
-    return RLX_OK;
-}
-
-static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered, plan_entry *e) {
-    double t0 = rlx_now_seconds();
+/* The graph of the session specialised for the input shapes, through the
+ * pass pipeline. */
+static rlx_status specialise(const rlx_session *s, const rlx_tensor *const *ordered, rlx_pass_stats *ps,
+                             rlx_graph **out) {
+    *out = NULL;
     rlx_graph *g = NULL;
-    rlx_status st;
     RLX_TRY(rlx_graph_clone(s->g, &g));
     for (size_t j = 0; j < g->n_inputs; j++) {
         rlx_value *v = &g->values[g->inputs[j]];
         rlx_value_set_shape(v, ordered[j]->rank, ordered[j]->dims, NULL);
     }
-    rlx_pass_stats ps = { 0 };
-    st = run_passes(g, &ps);
+    rlx_status st = rlx_plan_passes(g, ps);
     if (st == RLX_ERR_INVALID_MODEL) {
         /* the model imported and verified: what fails now is these input
          * shapes (a Reshape that cannot take them, symbols that do not
@@ -409,12 +316,24 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
                                   rlx_shape_str(ordered[j]->dims, ordered[j]->rank, sh, sizeof sh));
         st = rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "the model does not accept the input shapes %s: ", sig);
     }
-    if (st) goto fail;
+    if (st) {
+        rlx_graph_destroy(g);
+        return st;
+    }
+    *out = g;
+    return RLX_OK;
+}
+
+static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered, plan_entry *e) {
+    double t0 = rlx_now_seconds();
+    rlx_graph *g;
+    rlx_pass_stats ps = { 0 };
+    RLX_TRY(specialise(s, ordered, &ps, &g));
     e->stats.nodes_folded = ps.folded;
     e->stats.nodes_removed = ps.removed;
     e->stats.nodes_fused = ps.fused;
     char why[512];
-    const char *reason = needs_eager(g, why, sizeof why);
+    const char *reason = rlx_plan_needs_eager(g, why, sizeof why);
     if (reason) {
         e->eager = true;
         rlx_graph_destroy(g);
@@ -422,46 +341,15 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
         e->stats.passes_s = rlx_now_seconds() - t0;
         return RLX_OK;
     }
-    rlx_program *p = calloc(1, sizeof *p);
-    if (!p) {
-        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-        goto fail;
-    }
-    p->g = g;
-    g = NULL;
-    e->p = p;
-    p->steps = malloc((p->g->n_nodes + 1) * sizeof(int));
-    p->step_on = malloc(p->g->n_nodes + 1);
-    if (!p->steps || !p->step_on) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-    for (size_t i = 0; i < p->g->n_nodes; i++) {
-        const rlx_node *n = &p->g->nodes[i];
-        p->steps[p->n_steps] = (int)i;
-        uint8_t on;
-        const rlx_value *x = rlx_node_input(p->g, n, 0);
-        const rlx_value *y = rlx_node_output(p->g, n, 0);
-        if ((n->def->flags & RLX_OP_VIEW) && x && y && !x->konst && x->dtype == y->dtype &&
-            rlx_value_numel(x) == rlx_value_numel(y))
-            on = RLX_STEP_VIEW;
-        else if (s->be->kind == RLX_DEVICE_GPU && s->be->supports(s->be, p->g, n))
-            on = RLX_STEP_GPU;
-        else if (rlx_cpu_find_kernel(n->domain, n->op_type))
-            on = RLX_STEP_CPU;
-        else
-            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: no kernel for op %s on any backend", rlx_node_desc(n),
-                            n->op_type);
-        p->step_on[p->n_steps++] = on;
-    }
-    p->mem.buffer_limit = s->be->max_buffer_bytes;
-    RLX_TRY(rlx_plan_memory(p));
+    RLX_TRY(rlx_plan_create(g, s->be, s->host ? s->host : s->be, &e->p));
+    RLX_TRY(rlx_plan_memory(e->p));
+    RLX_TRY(rlx_plan_segments(e->p));
     e->stats.passes_s = rlx_now_seconds() - t0;
     double t1 = rlx_now_seconds();
-    RLX_TRY(s->be->compile(s->be, p, &e->exe));
+    RLX_TRY(rlx_exec_create(s->be, s->host, e->p, &e->x));
     e->stats.backend_compile_s = rlx_now_seconds() - t1;
     e->report = make_report(s, e, NULL);
     return RLX_OK;
-fail:
-    rlx_graph_destroy(g);
-    return st;
 }
 
 /* ------------------------------------------------------------ eager */
@@ -571,7 +459,7 @@ static rlx_status run_locked(rlx_session *s, size_t n_inputs, const char *const 
     RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));
     rlx_tensor **outs = calloc(s->g->n_outputs + 1, sizeof *outs);
     if (!outs) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-    rlx_status st = s->last->eager ? run_eager(s, ordered, outs) : s->be->run(s->last->exe, ordered, outs);
+    rlx_status st = s->last->eager ? run_eager(s, ordered, outs) : rlx_exec_run(s->last->x, ordered, outs);
     /* string outputs point into the inputs or the plan's constants: each
      * gets its own characters (rlx.h) */
     for (size_t i = 0; i < s->g->n_outputs && !st; i++)
@@ -607,7 +495,7 @@ static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *c
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu ('%s'): the given tensor does not have the plan's dtype and shape",
                             i, v->name);
     }
-    RLX_TRY(s->be->run(s->last->exe, ordered, outputs));
+    RLX_TRY(rlx_exec_run(s->last->x, ordered, outputs));
     rlx_clear_error();
     return RLX_OK;
 }

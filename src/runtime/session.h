@@ -2,9 +2,9 @@
 #ifndef RLX_RUNTIME_SESSION_H
 #define RLX_RUNTIME_SESSION_H
 
-#include "backend/backend.h"
+#include "plan/program.h"
 #include "rlx/rlx.h"
-#include "runtime/program.h"
+#include "runtime/exec.h"
 
 typedef struct rlx_compile_stats {
     double passes_s;          /* specialise, fold, DCE, plan (seconds) */
@@ -33,10 +33,11 @@ const rlx_program *rlx_session_last_program(const rlx_session *s);
 size_t rlx_session_plan_count(const rlx_session *s);
 uint64_t rlx_session_compile_count(const rlx_session *s);
 
-/* The session's backend, and the executable of the plan used last (NULL
- * before the first run or for an eager plan). Borrowed. */
+/* The session's (device) backend, and the executable of the plan used
+ * last (NULL before the first run or for an eager plan; its statistics and
+ * timing: runtime/exec.h). Borrowed. */
 rlx_backend *rlx_session_backend(const rlx_session *s);
-rlx_backend_exe *rlx_session_last_exe(const rlx_session *s);
+rlx_exec *rlx_session_last_exec(const rlx_session *s);
 
 /* As rlx_session_run, but fills the caller's output tensors in place:
  * outputs[i] must have the dtype and shape that output i has for these

@@ -1,11 +1,15 @@
 /* The CPU backend executable: one host arena laid out by the memory plan,
- * tensor views into it, kernels run in step order. */
+ * tensor views into it, the kernels of a segment's CPU steps run in order.
+ * It is the host side of every program: a CPU session's whole plan, and the
+ * CPU segments of a device plan (its arena is then the host copy of the
+ * device's, which the runtime keeps in step). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
 #include "base/mem.h"
+#include "base/platform.h"
 #include "base/tensor.h"
 
 struct rlx_backend_exe {
@@ -29,7 +33,7 @@ static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend
     if (!e) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     const rlx_graph *g = p->g;
     e->p = p;
-    e->arena = rlx_alloc_aligned(p->mem.arena_bytes);
+    e->arena = rlx_alloc_aligned(p->mem.arena_bytes ? p->mem.arena_bytes : 1);
     e->views = calloc(g->n_values + 1, sizeof *e->views);
     if (!e->arena || !e->views) {
         free(e->views);
@@ -55,40 +59,36 @@ static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend
     return RLX_OK;
 }
 
-static rlx_status cpu_run(rlx_backend_exe *e, const rlx_tensor *const *inputs, rlx_tensor **outputs) {
+static rlx_status cpu_upload(rlx_backend_exe *e, uint64_t off, const void *src, uint64_t bytes) {
+    if (bytes && src != e->arena + off) memcpy(e->arena + off, src, (size_t)bytes);
+    return RLX_OK;
+}
+
+/* Runs every non-view step of the segment (a one-node test program may
+ * mark its step GPU and run it here); read-backs are copies out of the arena. */
+static rlx_status cpu_run_segment(rlx_backend_exe *e, size_t k, void *const *down_dst, rlx_prof *prof) {
     const rlx_program *p = e->p;
     const rlx_graph *g = p->g;
-    for (size_t i = 0; i < g->n_inputs; i++) {
-        rlx_tensor *t = &e->views[g->inputs[i]];
-        if (t->data && t->nbytes) memcpy(t->data, inputs[i]->data, t->nbytes);
-    }
+    const rlx_segment *sg = &p->segs[k];
     const rlx_tensor *in[64];
     rlx_tensor *out[64];
-    for (size_t s = 0; s < p->n_steps; s++) {
+    for (size_t s = sg->s0; s < sg->s1; s++) {
         if (p->step_on[s] == RLX_STEP_VIEW) continue;
         const rlx_node *n = &g->nodes[p->steps[s]];
         if (n->n_in > 64 || n->n_out > 64)
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: more than 64 inputs or outputs", rlx_node_desc(n));
-        for (int k = 0; k < n->n_in; k++) in[k] = value_view(e, n->in[k]);
-        for (int k = 0; k < n->n_out; k++) out[k] = value_view(e, n->out[k]);
+        for (int j = 0; j < n->n_in; j++) in[j] = value_view(e, n->in[j]);
+        for (int j = 0; j < n->n_out; j++) out[j] = value_view(e, n->out[j]);
+        double t0 = prof ? rlx_now_seconds() : 0.0;
         RLX_TRY(rlx_cpu_run_node(g, n, in, out, false));
+        if (prof) RLX_TRY(rlx_prof_add(prof, (int)s, "cpu", (t0 - prof->t0) * 1e6, (rlx_now_seconds() - t0) * 1e6, false));
     }
-    for (size_t i = 0; i < g->n_outputs; i++) {
-        const rlx_tensor *t = &e->views[g->outputs[i]];
-        if (outputs[i]) { /* caller-allocated (see backend.h) */
-            if (outputs[i]->nbytes != t->nbytes || outputs[i]->dtype != t->dtype)
-                return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu: the given tensor does not match the plan", i);
-            if (t->nbytes) memcpy(outputs[i]->data, t->data, t->nbytes);
-            continue;
-        }
-        rlx_status st = rlx_tensor_clone(t, &outputs[i]);
-        if (st) {
-            for (size_t j = 0; j < i; j++) rlx_tensor_destroy(outputs[j]), outputs[j] = NULL;
-            return st;
-        }
-    }
+    for (size_t i = 0; down_dst && i < sg->n_down; i++)
+        if (down_dst[i] != e->arena + sg->down[i].off) memcpy(down_dst[i], e->arena + sg->down[i].off, (size_t)sg->down[i].bytes);
     return RLX_OK;
 }
+
+static unsigned char *cpu_host_arena(rlx_backend_exe *e) { return e->arena; }
 
 static void cpu_destroy_exe(rlx_backend_exe *e) {
     if (!e) return;
@@ -107,7 +107,9 @@ rlx_status rlx_backend_cpu_create(rlx_backend **out) {
     strcpy(be->device_name, "cpu");
     be->supports = cpu_supports;
     be->compile = cpu_compile;
-    be->run = cpu_run;
+    be->upload = cpu_upload;
+    be->run_segment = cpu_run_segment;
+    be->host_arena = cpu_host_arena;
     be->destroy_exe = cpu_destroy_exe;
     be->destroy = cpu_destroy;
     *out = be;

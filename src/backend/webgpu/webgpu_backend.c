@@ -7,13 +7,15 @@
  * dispatch's Params, one bind group per dispatch, a scratch buffer sized to
  * the largest step's need, and one staging buffer for read-backs.
  *
- * run() uploads the inputs, then executes the plan as segments: a GPU
- * segment is one command encoder, one compute pass, the copies of what must
- * come back into the staging buffer, one submit and one map; a CPU segment
- * (steps without a WGSL lowering) runs the CPU reference kernels on a host
- * mirror of the arena. Between segments only the values the other side
- * needs travel. A plan without CPU steps is exactly one segment: one
- * encoder, one pass, one submit. Nothing is allocated on the GPU per run.
+ * The runtime (runtime/exec.c) schedules the program's segments (planned
+ * by plan/segments.c) and owns the host side of the transfers: upload()
+ * writes host bytes into the arena (queue writes, ordered before the next
+ * submit); run_segment() runs one GPU segment: one command encoder, one
+ * compute pass, the copies of its read-backs into the staging buffers, one
+ * submit and one map, after which the read-backs go to the host memory the
+ * runtime names. CPU segments run on the CPU backend. A plan without CPU
+ * steps is exactly one segment: one encoder, one pass, one submit. Nothing
+ * is allocated on the GPU per run.
  * Kernels that detect bad run-time input (index kernels: an index out of
  * range) raise the status words (WG_STATUS in webgpu.h), which their
  * segment clears first and reads back with its outputs; a raised status
@@ -47,22 +49,16 @@ typedef struct rdisp {
     bool reports; /* binds the status words (wg_bind_status) */
 } rdisp;
 
-typedef struct xfer {
-    int root;             /* value id whose storage moves */
-    uint64_t arena_off;   /* byte offset in the arena (= in the host mirror) */
-    uint64_t bytes;       /* exact bytes */
-    uint64_t staging_off; /* read-backs: byte offset in their staging buffer */
-    size_t staging_buf;   /* read-backs: which staging buffer */
-} xfer;
-
+/* The GPU side of a program segment (p->segs[k]): its dispatches, where
+ * its read-backs land in the staging buffers, and its recorded commands. */
 typedef struct segment {
     bool gpu;
     size_t s0, s1; /* steps [s0, s1) */
     size_t d0, d1; /* dispatches [d0, d1) */
-    xfer *up;      /* uploads before the segment (values produced on the CPU) */
-    size_t n_up, cap_up;
-    xfer *rd;      /* read-backs after the segment */
-    size_t n_rd, cap_rd;
+    const rlx_xfer *rd; /* read-backs after the segment (the program's down list) */
+    size_t n_rd;
+    uint64_t *rd_off;   /* per read-back: byte offset in its staging buffer */
+    size_t *rd_buf;     /* per read-back: which staging buffer */
     uint64_t *staging_used; /* bytes used in each staging buffer, n_staging of them */
     size_t n_staging;
     /* the next run's commands, recorded while this run's ran on the GPU
@@ -74,16 +70,6 @@ typedef struct segment {
     size_t status_buf;
     uint64_t status_off;
 } segment;
-
-enum { OUT_KONST, OUT_HOST, OUT_INPUT, OUT_STAGING };
-
-typedef struct outsrc {
-    int kind;
-    int input;            /* OUT_INPUT: graph input index */
-    uint64_t off;         /* OUT_HOST: arena offset; OUT_STAGING: staging offset */
-    size_t sbuf;          /* OUT_STAGING: staging buffer */
-    size_t seg;           /* OUT_STAGING: segment whose read-back holds it */
-} outsrc;
 
 struct rlx_backend_exe {
     wg_backend *b;
@@ -110,28 +96,20 @@ struct rlx_backend_exe {
     uint64_t *konst_off;   /* per (value, format): byte offset in it */
     rdisp *disp;
     size_t n_disp;
-    segment *seg;
+    segment *seg;          /* per program segment */
     size_t n_seg;
-    outsrc *out;
-    unsigned char *host;   /* host mirror of the arena (only with CPU steps) */
-    rlx_tensor *views;     /* per value: host view (CPU steps) */
-    unsigned char *pad;    /* for uploads whose size is not a multiple of 4 */
-    size_t pad_cap;
+    size_t last_gpu;       /* the last GPU segment */
     /* a run with error scopes succeeded: later runs record the same
      * commands and skip the scopes (RLX_GPU_VALIDATE=1 keeps them) */
     bool validated;
     rlx_exe_stats stats;
     /* timing (set_timing): timestamp queries, their resolve and read-back
-     * buffers, and the slices of the last timed run */
+     * buffers (the slices go to the runtime's rlx_prof) */
     int timing;
     bool ts_inside; /* per-dispatch timestamps inside one pass (else a pass per dispatch) */
     WGPUQuerySet qset;
     uint32_t q_cap;
     WGPUBuffer q_resolve, q_read;
-    rlx_prof_slice *slices;
-    size_t n_slices, cap_slices;
-    double gpu_total_us;
-    double run_t0; /* host clock at the start of the run (seconds) */
     bool prerecord; /* record the next run's commands during this one (RLX_GPU_PRERECORD, default on) */
 };
 
@@ -186,7 +164,7 @@ static rlx_status make_buffer(wg_backend *b, uint64_t size, WGPUBufferUsage usag
     return RLX_OK;
 }
 
-/* queue write of `bytes` host bytes; pads the tail to 4 bytes through e->pad */
+/* queue write of `bytes` host bytes; the tail is padded to 4 bytes */
 static rlx_status write_padded(struct rlx_backend_exe *e, WGPUBuffer buf, uint64_t off, const void *src, uint64_t bytes) {
     if (!bytes) return RLX_OK;
     uint64_t body = bytes & ~(uint64_t)3;
@@ -281,138 +259,36 @@ static rlx_status resolve(struct rlx_backend_exe *e, int step, wg_dispatch *d, i
     return RLX_OK;
 }
 
-/* ------------------------------------------------------------ plan of transfers */
+/* ------------------------------------------------------------ staging */
 
-static rlx_status add_xfer(xfer **arr, size_t *n, size_t *cap, xfer x) {
-    for (size_t i = 0; i < *n; i++)
-        if ((*arr)[i].root == x.root) return RLX_OK;
-    RLX_TRY(rlx_grow((void **)arr, cap, *n + 1, sizeof **arr));
-    (*arr)[(*n)++] = x;
-    return RLX_OK;
-}
-
-/* Splits the steps into segments and decides which values travel between
- * them: a CPU step reads values from the host mirror, a GPU step from the
- * arena; each root (storage owner) knows where a valid copy lives. */
-static rlx_status plan_segments(struct rlx_backend_exe *e, const size_t *step_d0, const size_t *step_d1) {
+/* The GPU side of the program's segments: dispatch ranges, status words,
+ * and the staging layout of the read-backs: in order, a new staging buffer
+ * when one would pass maxBufferSize (no tensor is larger: the plan sees to
+ * it), the status words after them. */
+static rlx_status plan_staging(struct rlx_backend_exe *e, const size_t *step_d0, const size_t *step_d1) {
     const rlx_program *p = e->p;
-    const rlx_graph *g = p->g;
-    size_t nv = g->n_values;
-    bool has_cpu = false;
-    for (size_t s = 0; s < p->n_steps; s++) has_cpu |= p->step_on[s] == RLX_STEP_CPU;
-    uint8_t *on_gpu = calloc(nv + 1, 1), *on_host = calloc(nv + 1, 1);
-    e->seg = calloc(p->n_steps + 1, sizeof *e->seg);
-    e->out = calloc(g->n_outputs + 1, sizeof *e->out);
-    if (!on_gpu || !on_host || !e->seg || !e->out) {
-        free(on_gpu);
-        free(on_host);
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-    }
-    rlx_status st = RLX_OK;
-    for (size_t i = 0; i < g->n_inputs; i++) {
-        int r = p->mem.alias[g->inputs[i]];
-        on_gpu[r] = 1;
-        on_host[r] = has_cpu;
-    }
-    /* segments */
-    segment *cur = NULL;
-    for (size_t s = 0; s < p->n_steps; s++) {
-        if (p->step_on[s] == RLX_STEP_VIEW) {
-            if (cur) cur->s1 = s + 1;
-            continue;
-        }
-        bool gpu = p->step_on[s] == RLX_STEP_GPU;
-        if (!cur || cur->gpu != gpu) {
-            cur = &e->seg[e->n_seg++];
-            cur->gpu = gpu;
-            cur->s0 = s;
-            cur->d0 = gpu ? step_d0[s] : 0;
-            cur->d1 = cur->d0;
-        }
-        cur->s1 = s + 1;
-        if (gpu) cur->d1 = step_d1[s];
-    }
-    /* transfers */
-    int last_gpu = -1;
-    for (size_t k = 0; k < e->n_seg && !st; k++) {
-        segment *sg = &e->seg[k];
-        for (size_t s = sg->s0; s < sg->s1 && !st; s++) {
-            if (p->step_on[s] == RLX_STEP_VIEW) continue;
-            const rlx_node *n = &g->nodes[p->steps[s]];
-            for (int j = 0; j < n->n_in && !st; j++) {
-                int v = n->in[j];
-                if (v < 0 || g->values[v].konst || p->mem.offset[v] == RLX_NO_OFFSET) continue;
-                int r = p->mem.alias[v];
-                xfer x = { r, p->mem.offset[r], p->mem.bytes[r], 0, 0 };
-                if (sg->gpu && !on_gpu[r]) {
-                    st = add_xfer(&sg->up, &sg->n_up, &sg->cap_up, x);
-                    on_gpu[r] = 1;
-                } else if (!sg->gpu && !on_host[r]) {
-                    if (last_gpu < 0) {
-                        st = rlx_fail(RLX_ERR_INTERNAL, "%s: input '%s' is nowhere", step_desc(p, (int)s),
-                                      g->values[v].name);
-                        break;
-                    }
-                    segment *pg = &e->seg[last_gpu];
-                    st = add_xfer(&pg->rd, &pg->n_rd, &pg->cap_rd, x);
-                    on_host[r] = 1;
-                }
-            }
-            for (int j = 0; j < n->n_out; j++) {
-                int v = n->out[j];
-                if (v < 0 || g->values[v].konst || p->mem.offset[v] == RLX_NO_OFFSET) continue;
-                int r = p->mem.alias[v];
-                on_gpu[r] = sg->gpu;
-                on_host[r] = !sg->gpu;
-            }
-        }
-        if (sg->gpu) last_gpu = (int)k;
-    }
-    /* graph outputs */
-    for (size_t i = 0; i < g->n_outputs && !st; i++) {
-        int v = g->outputs[i];
-        const rlx_value *val = &g->values[v];
-        outsrc *o = &e->out[i];
-        if (val->konst) {
-            o->kind = OUT_KONST;
-            continue;
-        }
-        if (p->mem.offset[v] == RLX_NO_OFFSET) {
-            st = rlx_fail(RLX_ERR_INTERNAL, "graph output '%s' has no storage", val->name);
-            break;
-        }
-        int r = p->mem.alias[v];
-        int input = -1;
-        for (size_t j = 0; j < g->n_inputs; j++)
-            if (p->mem.alias[g->inputs[j]] == r) input = (int)j;
-        if (input >= 0) { /* graph inputs never change: copy from the caller's tensor */
-            o->kind = OUT_INPUT;
-            o->input = input;
-        } else if (on_host[r]) {
-            o->kind = OUT_HOST;
-            o->off = p->mem.offset[r];
-        } else if (on_gpu[r] && last_gpu >= 0) {
-            segment *pg = &e->seg[last_gpu];
-            xfer x = { r, p->mem.offset[r], p->mem.bytes[r], 0, 0 };
-            st = add_xfer(&pg->rd, &pg->n_rd, &pg->cap_rd, x);
-            o->kind = OUT_STAGING;
-            o->seg = (size_t)last_gpu;
-        } else {
-            st = rlx_fail(RLX_ERR_INTERNAL, "graph output '%s' is never computed", val->name);
-        }
-    }
-    /* staging layout: read-backs in order, a new staging buffer when one
-     * would pass maxBufferSize (no tensor is larger: the plan sees to it) */
+    e->n_seg = p->n_segs;
+    e->seg = calloc(p->n_segs + 1, sizeof *e->seg);
+    if (!e->seg) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     uint64_t limit = e->b->caps.max_buffer ? e->b->caps.max_buffer : UINT64_MAX;
-    for (size_t k = 0; k < e->n_seg && !st; k++) {
+    for (size_t k = 0; k < e->n_seg; k++) {
+        const rlx_segment *ps = &p->segs[k];
         segment *sg = &e->seg[k];
-        for (size_t i = sg->d0; sg->gpu && i < sg->d1; i++) sg->status |= e->disp[i].reports;
+        sg->gpu = ps->on == RLX_STEP_GPU;
+        sg->s0 = ps->s0;
+        sg->s1 = ps->s1;
+        if (!sg->gpu) continue;
+        e->last_gpu = k;
+        sg->d0 = step_d0[ps->s0];
+        sg->d1 = step_d1[ps->s1 - 1];
+        sg->rd = ps->down;
+        sg->n_rd = ps->n_down;
+        for (size_t i = sg->d0; i < sg->d1; i++) sg->status |= e->disp[i].reports;
         if (!sg->n_rd && !sg->status) continue;
         sg->staging_used = calloc(sg->n_rd + 1, sizeof *sg->staging_used);
-        if (!sg->staging_used) {
-            st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-            break;
-        }
+        sg->rd_off = calloc(sg->n_rd + 1, sizeof *sg->rd_off);
+        sg->rd_buf = calloc(sg->n_rd + 1, sizeof *sg->rd_buf);
+        if (!sg->staging_used || !sg->rd_off || !sg->rd_buf) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
         size_t buf = 0;
         uint64_t off = 0;
         for (size_t i = 0; i < sg->n_rd; i++) {
@@ -421,8 +297,8 @@ static rlx_status plan_segments(struct rlx_backend_exe *e, const size_t *step_d0
                 buf++;
                 off = 0;
             }
-            sg->rd[i].staging_buf = buf;
-            sg->rd[i].staging_off = off;
+            sg->rd_buf[i] = buf;
+            sg->rd_off[i] = off;
             off += sz;
             sg->staging_used[buf] = off;
         }
@@ -439,10 +315,7 @@ static rlx_status plan_segments(struct rlx_backend_exe *e, const size_t *step_d0
         sg->n_staging = buf + 1;
         if (sg->n_staging > e->n_staging) {
             uint64_t *len = realloc(e->staging_len, sg->n_staging * sizeof *len);
-            if (!len) {
-                st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-                break;
-            }
+            if (!len) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
             for (size_t j = e->n_staging; j < sg->n_staging; j++) len[j] = 0;
             e->staging_len = len;
             e->n_staging = sg->n_staging;
@@ -450,20 +323,7 @@ static rlx_status plan_segments(struct rlx_backend_exe *e, const size_t *step_d0
         for (size_t j = 0; j < sg->n_staging; j++)
             if (sg->staging_used[j] > e->staging_len[j]) e->staging_len[j] = sg->staging_used[j];
     }
-    for (size_t i = 0; i < g->n_outputs && !st; i++) {
-        outsrc *o = &e->out[i];
-        if (o->kind != OUT_STAGING) continue;
-        int r = p->mem.alias[g->outputs[i]];
-        const segment *sg = &e->seg[o->seg];
-        for (size_t j = 0; j < sg->n_rd; j++)
-            if (sg->rd[j].root == r) {
-                o->off = sg->rd[j].staging_off;
-                o->sbuf = sg->rd[j].staging_buf;
-            }
-    }
-    free(on_gpu);
-    free(on_host);
-    return st;
+    return RLX_OK;
 }
 
 /* ------------------------------------------------------------ compile */
@@ -553,30 +413,6 @@ static rlx_status poison(struct rlx_backend_exe *e, WGPUBuffer buf, uint64_t siz
         wgpuQueueWriteBuffer(e->b->queue, buf, off, nan, (size_t)(n & ~(uint64_t)3));
     }
     free(nan);
-    return RLX_OK;
-}
-
-static rlx_status build_host(struct rlx_backend_exe *e) {
-    const rlx_program *p = e->p;
-    const rlx_graph *g = p->g;
-    e->host = rlx_alloc_aligned(p->mem.arena_bytes ? p->mem.arena_bytes : 1);
-    e->views = calloc(g->n_values + 1, sizeof *e->views);
-    if (!e->host || !e->views)
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "cannot allocate the %llu-byte host mirror of the arena",
-                        (unsigned long long)p->mem.arena_bytes);
-    for (size_t i = 0; i < g->n_values; i++) {
-        const rlx_value *v = &g->values[i];
-        rlx_tensor *t = &e->views[i];
-        if (v->konst) {
-            *t = *v->konst;
-            continue;
-        }
-        t->dtype = v->dtype;
-        t->rank = v->rank < 0 ? 0 : v->rank;
-        memcpy(t->dims, v->dims, sizeof t->dims);
-        t->nbytes = p->mem.bytes[i];
-        if (p->mem.offset[i] != RLX_NO_OFFSET) t->data = e->host + p->mem.offset[i];
-    }
     return RLX_OK;
 }
 
@@ -729,24 +565,9 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     e->stats.n_pipelines_new = b->sh->pipes_created - pipes_n0;
     e->stats.bind_groups_s = rlx_now_seconds() - t_phase - e->stats.pipelines_s;
 
-    /* 5. segments, transfers, staging, host mirror */
-    st = plan_segments(e, d0, d1);
+    /* 5. the segments' dispatches and staging */
+    st = plan_staging(e, d0, d1);
     if (st) goto done;
-    bool has_cpu = false;
-    for (size_t s = 0; s < p->n_steps; s++) has_cpu |= p->step_on[s] == RLX_STEP_CPU;
-    if (has_cpu) st = build_host(e);
-    if (st) goto done;
-    for (size_t i = 0; i < g->n_inputs; i++) {
-        size_t nb = p->mem.bytes[g->inputs[i]];
-        if (nb % 4 && nb > e->pad_cap) e->pad_cap = nb;
-    }
-    if (e->pad_cap) {
-        e->pad = malloc(e->pad_cap + 4);
-        if (!e->pad) {
-            st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-            goto done;
-        }
-    }
     wg_scope_push(b);
     if (e->n_staging) {
         e->staging = calloc(e->n_staging, sizeof *e->staging);
@@ -825,13 +646,6 @@ static rlx_status diagnose(struct rlx_backend_exe *e, const segment *sg, rlx_sta
 
 /* ------------------------------------------------------------ timing */
 
-static rlx_status add_slice(struct rlx_backend_exe *e, int step, const char *kernel, double t0_us, double dur_us,
-                            bool gpu) {
-    RLX_TRY(RLX_GROW(e->slices, e->cap_slices, e->n_slices + 1));
-    e->slices[e->n_slices++] = (rlx_prof_slice){ step, kernel, t0_us, dur_us, gpu };
-    return RLX_OK;
-}
-
 /* Queries one GPU segment needs at timing level `lv`. */
 static uint32_t seg_queries(const struct rlx_backend_exe *e, const segment *sg, int lv) {
     size_t nd = sg->d1 - sg->d0;
@@ -900,19 +714,13 @@ static rlx_status wg_set_timing(rlx_backend_exe *e, int level) {
     return st;
 }
 
-static size_t wg_timing(rlx_backend_exe *e, const rlx_prof_slice **slices, double *gpu_total_us) {
-    *slices = e->slices;
-    *gpu_total_us = e->gpu_total_us;
-    return e->n_slices;
-}
-
 static void wg_exe_stats(rlx_backend_exe *e, rlx_exe_stats *out) { *out = e->stats; }
 
 /* Reads the timestamps of segment k after its submit: per-dispatch slices
  * (level DISPATCH) and the segment's GPU time. host_off_us places the
  * segment on the run's time line. */
 static rlx_status read_timestamps(struct rlx_backend_exe *e, const segment *sg, uint32_t nq, double host_off_us,
-                                  const char *what) {
+                                  rlx_prof *prof, const char *what) {
     wg_backend *b = e->b;
     RLX_TRY(wg_map_read(b, e->q_read, (uint64_t)nq * 8, what));
     const uint64_t *t = wgpuBufferGetConstMappedRange(e->q_read, 0, (size_t)nq * 8);
@@ -927,7 +735,7 @@ static rlx_status read_timestamps(struct rlx_backend_exe *e, const segment *sg, 
         if (t[i] < first) first = t[i];
         if (t[i] > last) last = t[i];
     }
-    e->gpu_total_us += (double)(last - first) * ns * 1e-3;
+    prof->gpu_total_us += (double)(last - first) * ns * 1e-3;
     rlx_status st = RLX_OK;
     if (e->timing == RLX_TIMING_DISPATCH) {
         size_t nd = sg->d1 - sg->d0;
@@ -936,11 +744,11 @@ static rlx_status read_timestamps(struct rlx_backend_exe *e, const segment *sg, 
             double t0 = a >= first ? (double)(a - first) * ns * 1e-3 : 0.0;
             double dur = z >= a ? (double)(z - a) * ns * 1e-3 : 0.0;
             const rdisp *r = &e->disp[sg->d0 + i];
-            st = add_slice(e, r->step, r->kernel, host_off_us + t0, dur, true);
+            st = rlx_prof_add(prof, r->step, r->kernel, host_off_us + t0, dur, true);
         }
     } else {
         const rdisp *r = &e->disp[sg->d0];
-        st = add_slice(e, r->step, "segment", host_off_us, (double)(last - first) * ns * 1e-3, true);
+        st = rlx_prof_add(prof, r->step, "segment", host_off_us, (double)(last - first) * ns * 1e-3, true);
     }
     wgpuBufferUnmap(e->q_read);
     return st;
@@ -1003,8 +811,8 @@ static WGPUCommandBuffer record_segment(struct rlx_backend_exe *e, const segment
     if (sg->d1 > sg->d0) encode_dispatches(e, sg, enc, nq);
     for (size_t i = 0; i < sg->n_rd; i++) {
         uint64_t local;
-        WGPUBuffer src = arena_at(e, sg->rd[i].arena_off, &local, NULL);
-        wgpuCommandEncoderCopyBufferToBuffer(enc, src, local, e->staging[sg->rd[i].staging_buf], sg->rd[i].staging_off,
+        WGPUBuffer src = arena_at(e, sg->rd[i].off, &local, NULL);
+        wgpuCommandEncoderCopyBufferToBuffer(enc, src, local, e->staging[sg->rd_buf[i]], sg->rd_off[i],
                                              up4(sg->rd[i].bytes ? sg->rd[i].bytes : 4));
     }
     if (sg->status)
@@ -1031,9 +839,8 @@ static rlx_status status_error(const struct rlx_backend_exe *e, const segment *s
                     (long long)v, -a, a);
 }
 
-static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tensor **outputs) {
+static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, void *const *down_dst, rlx_prof *prof) {
     wg_backend *b = e->b;
-    const rlx_program *p = e->p;
     segment *sg = &e->seg[k];
     char what[200];
     /* the message is only needed on failure: formatted lazily below */
@@ -1041,9 +848,7 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
 #define WHAT() (what[0] ? what : (sg->s1 > sg->s0 + 1 ? (snprintf(what, sizeof what, "forward pass, steps %zu..%zu", sg->s0, sg->s1 - 1), what) \
                                                      : (snprintf(what, sizeof what, "forward pass, step %zu", sg->s0), what)))
     if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", WHAT(), b->sh->lost_msg);
-    for (size_t i = 0; i < sg->n_up; i++)
-        RLX_TRY(arena_write(e, sg->up[i].arena_off, e->host + sg->up[i].arena_off, sg->up[i].bytes));
-    uint32_t nq = e->timing ? seg_queries(e, sg, e->timing) : 0;
+    uint32_t nq = e->timing && prof ? seg_queries(e, sg, e->timing) : 0;
     /* The first run records inside error scopes: encoding errors surface at
      * finish, and wgpu-native 0.32 aborts on submitting an invalid command
      * buffer, so a failed buffer is never submitted. Later runs record the
@@ -1074,7 +879,7 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
         wgpuCommandBufferRelease(cb);
         return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", WHAT(), b->sh->lost_msg);
     }
-    double host_off_us = (rlx_now_seconds() - e->run_t0) * 1e6;
+    double host_off_us = nq ? (rlx_now_seconds() - prof->t0) * 1e6 : 0.0;
     if (scoped) wg_scope_push(b);
     wgpuQueueSubmit(b->queue, 1, &cb);
     wgpuCommandBufferRelease(cb);
@@ -1084,7 +889,6 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
      * uploads are queue writes, which the queue orders before its submit).
      * RLX_GPU_PRERECORD=0 turns this off. */
     if (!scoped && !sg->next_cb && e->prerecord) sg->next_cb = record_segment(e, sg, 0);
-    const rlx_graph *g = p->g;
     uint32_t status[WG_STATUS_WORDS] = { 0 };
     for (size_t j = 0; (sg->n_rd || sg->status) && j < sg->n_staging; j++) {
         WGPUBuffer sb = e->staging[j];
@@ -1096,17 +900,12 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
             wgpuBufferUnmap(sb);
             return rlx_fail(RLX_ERR_DEVICE, "%s: the staging buffer has no mapped range", WHAT());
         }
-        if (e->host)
-            for (size_t i = 0; i < sg->n_rd; i++)
-                if (sg->rd[i].staging_buf == j)
-                    memcpy(e->host + sg->rd[i].arena_off, m + sg->rd[i].staging_off, (size_t)sg->rd[i].bytes);
-        for (size_t i = 0; i < g->n_outputs; i++)
-            if (e->out[i].kind == OUT_STAGING && e->out[i].seg == k && e->out[i].sbuf == j)
-                memcpy(outputs[i]->data, m + e->out[i].off, outputs[i]->nbytes);
+        for (size_t i = 0; i < sg->n_rd; i++)
+            if (sg->rd_buf[i] == j) memcpy(down_dst[i], m + sg->rd_off[i], (size_t)sg->rd[i].bytes);
         if (sg->status && sg->status_buf == j) memcpy(status, m + sg->status_off, sizeof status);
         wgpuBufferUnmap(sb);
     }
-    if (nq) RLX_TRY(read_timestamps(e, sg, nq, host_off_us, WHAT()));
+    if (nq) RLX_TRY(read_timestamps(e, sg, nq, host_off_us, prof, WHAT()));
     if (!scoped && b->sh->uncaptured[0]) {
         rlx_status err = rlx_fail(RLX_ERR_DEVICE, "%s: GPU error: %s", WHAT(), b->sh->uncaptured);
         b->sh->uncaptured[0] = 0;
@@ -1117,85 +916,27 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, rlx_tenso
     return RLX_OK;
 }
 
-static rlx_status run_cpu_segment(struct rlx_backend_exe *e, const segment *sg) {
-    const rlx_program *p = e->p;
-    const rlx_graph *g = p->g;
-    const rlx_tensor *in[64];
-    rlx_tensor *out[64];
-    for (size_t s = sg->s0; s < sg->s1; s++) {
-        if (p->step_on[s] != RLX_STEP_CPU) continue;
-        const rlx_node *n = &g->nodes[p->steps[s]];
-        if (n->n_in > 64 || n->n_out > 64)
-            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: more than 64 inputs or outputs", rlx_node_desc(n));
-        for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] < 0 ? NULL : &e->views[n->in[k]];
-        for (int k = 0; k < n->n_out; k++) out[k] = n->out[k] < 0 ? NULL : &e->views[n->out[k]];
-        double t0 = e->timing ? rlx_now_seconds() : 0.0;
-        RLX_TRY(rlx_cpu_run_node(g, n, in, out, false));
-        if (e->timing)
-            RLX_TRY(add_slice(e, (int)s, "cpu", (t0 - e->run_t0) * 1e6, (rlx_now_seconds() - t0) * 1e6, false));
-    }
-    return RLX_OK;
+/* A failed segment: whatever failed, the next run records afresh. */
+static void drop_recorded(struct rlx_backend_exe *e) {
+    for (size_t k = 0; k < e->n_seg; k++)
+        if (e->seg[k].next_cb) wgpuCommandBufferRelease(e->seg[k].next_cb), e->seg[k].next_cb = NULL;
 }
 
-static rlx_status run_locked(rlx_backend_exe *e, const rlx_tensor *const *inputs, rlx_tensor **outputs) {
-    wg_backend *b = e->b;
-    const rlx_program *p = e->p;
-    const rlx_graph *g = p->g;
-    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->sh->lost_msg);
-    rlx_status st = RLX_OK;
-    e->n_slices = 0;
-    e->gpu_total_us = 0.0;
-    e->run_t0 = e->timing ? rlx_now_seconds() : 0.0;
-    /* outputs are allocated first (unless the caller gave them), filled as
-     * their data arrives */
-    bool given = g->n_outputs && outputs[0];
-    for (size_t i = 0; i < g->n_outputs && !st; i++) {
-        const rlx_value *v = &g->values[g->outputs[i]];
-        if (given) {
-            if (!outputs[i] || outputs[i]->dtype != v->dtype || outputs[i]->nbytes < p->mem.bytes[g->outputs[i]])
-                st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu: the given tensor does not match the plan", i);
-            continue;
-        }
-        st = rlx_tensor_create(v->dtype, v->dims, v->rank < 0 ? 0 : v->rank, &outputs[i]);
-    }
-    /* inputs: to the arena, and to the host mirror when CPU steps exist */
-    for (size_t i = 0; i < g->n_inputs && !st; i++) {
-        int v = g->inputs[i];
-        uint64_t off = p->mem.offset[v], nb = p->mem.bytes[v];
-        if (off == RLX_NO_OFFSET || !nb) continue;
-        if (inputs[i]->nbytes < nb) {
-            st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s' holds fewer bytes than its shape", g->values[v].name);
-            break;
-        }
-        st = arena_write(e, off, inputs[i]->data, nb);
-        if (e->host) memcpy(e->host + off, inputs[i]->data, (size_t)nb);
-    }
-    for (size_t k = 0; k < e->n_seg && !st; k++)
-        st = e->seg[k].gpu ? run_gpu_segment(e, k, outputs) : run_cpu_segment(e, &e->seg[k]);
-    for (size_t i = 0; i < g->n_outputs && !st; i++) {
-        const outsrc *o = &e->out[i];
-        const rlx_value *v = &g->values[g->outputs[i]];
-        size_t nb = outputs[i]->nbytes;
-        switch (o->kind) {
-        case OUT_KONST: memcpy(outputs[i]->data, v->konst->data, nb < v->konst->nbytes ? nb : v->konst->nbytes); break;
-        case OUT_HOST: memcpy(outputs[i]->data, e->host + o->off, nb); break;
-        case OUT_INPUT: memcpy(outputs[i]->data, inputs[o->input]->data, nb); break;
-        default: break;
-        }
-    }
-    if (st && !given)
-        for (size_t i = 0; i < g->n_outputs; i++) rlx_tensor_destroy(outputs[i]), outputs[i] = NULL;
-    if (!st) e->validated = true;
-    else /* whatever failed, the next run records afresh */
-        for (size_t k = 0; k < e->n_seg; k++)
-            if (e->seg[k].next_cb) wgpuCommandBufferRelease(e->seg[k].next_cb), e->seg[k].next_cb = NULL;
+static rlx_status wg_run_segment(rlx_backend_exe *e, size_t k, void *const *down_dst, rlx_prof *prof) {
+    wg_device_lock(e->b);
+    rlx_status st = run_gpu_segment(e, k, down_dst, prof);
+    if (st) drop_recorded(e);
+    else if (k == e->last_gpu) e->validated = true;
+    wg_device_unlock(e->b);
     return st;
 }
 
-static rlx_status wg_run(rlx_backend_exe *e, const rlx_tensor *const *inputs, rlx_tensor **outputs) {
-    wg_device_lock(e->b);
-    rlx_status st = run_locked(e, inputs, outputs);
-    wg_device_unlock(e->b);
+static rlx_status wg_upload(rlx_backend_exe *e, uint64_t off, const void *src, uint64_t bytes) {
+    wg_backend *b = e->b;
+    wg_device_lock(b);
+    rlx_status st = b->sh->lost ? rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->sh->lost_msg)
+                                : arena_write(e, off, src, bytes);
+    wg_device_unlock(b);
     return st;
 }
 
@@ -1231,19 +972,14 @@ static void wg_destroy_exe(rlx_backend_exe *e) {
     free(e->konst_off);
     for (size_t k = 0; k < e->n_seg; k++) {
         if (e->seg[k].next_cb) wgpuCommandBufferRelease(e->seg[k].next_cb);
-        free(e->seg[k].up);
-        free(e->seg[k].rd);
+        free(e->seg[k].rd_off);
+        free(e->seg[k].rd_buf);
         free(e->seg[k].staging_used);
     }
     free(e->seg);
-    free(e->out);
-    rlx_free_aligned(e->host);
-    free(e->views);
-    free(e->pad);
     if (e->qset) wgpuQuerySetRelease(e->qset);
     release_buffer(&e->q_resolve);
     release_buffer(&e->q_read);
-    free(e->slices);
     free(e);
     wg_device_unlock(b);
 }
@@ -1281,12 +1017,12 @@ rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_optio
     be->max_buffer_bytes = b->caps.max_buffer / RLX_ARENA_ALIGN * RLX_ARENA_ALIGN;
     be->supports = wg_supports;
     be->compile = wg_compile;
-    be->run = wg_run;
+    be->upload = wg_upload;
+    be->run_segment = wg_run_segment;
     be->destroy_exe = wg_destroy_exe;
     be->destroy = wg_destroy;
     be->exe_stats = wg_exe_stats;
     be->set_timing = wg_set_timing;
-    be->timing = wg_timing;
     *out = be;
     return RLX_OK;
 }

@@ -1,8 +1,12 @@
 /* The Program: the backend-neutral lowered form of a specialised graph
  * (every shape static): the steps in execution order, which device runs
- * each, and the memory plan of the activation arena. */
-#ifndef RLX_RUNTIME_PROGRAM_H
-#define RLX_RUNTIME_PROGRAM_H
+ * each, the memory plan of the activation arena, and the segments (runs of
+ * steps on one device) with the arena ranges that travel between the host
+ * and the device. Built by the plan layer (plan/plan.h), compiled and run by
+ * backends (backend/backend.h) under the runtime's scheduler
+ * (runtime/exec.h). */
+#ifndef RLX_PLAN_PROGRAM_H
+#define RLX_PLAN_PROGRAM_H
 
 #include "ir/graph.h"
 
@@ -40,7 +44,43 @@ typedef struct rlx_mem_plan {
     uint64_t strategy_bytes[RLX_MEM_N_STRATEGIES];    /* arena of each order tried (0: not tried) */
 } rlx_mem_plan;
 
+/* Where a step runs: CPU = the host (CPU backend), GPU = the session's
+ * device backend, VIEW = an alias of its input, no work. */
 enum { RLX_STEP_CPU = 0, RLX_STEP_GPU = 1, RLX_STEP_VIEW = 2 };
+
+/* One arena range that moves between the host and the device: the storage
+ * of root value `value` (mem.alias[value] == value), bytes [off, off+bytes). */
+typedef struct rlx_xfer {
+    int value;
+    uint64_t off, bytes;
+} rlx_xfer;
+
+/* A run of consecutive steps on one device (view steps join the segment
+ * they sit in). Before it runs, `up` (host -> device, GPU segments only:
+ * values a CPU segment produced) are written; after it, `down` (device ->
+ * host: values a later CPU segment reads, and graph outputs the device
+ * produced last) are read back. */
+typedef struct rlx_segment {
+    uint8_t on;     /* RLX_STEP_CPU or RLX_STEP_GPU */
+    size_t s0, s1;  /* steps [s0, s1) */
+    rlx_xfer *up, *down;
+    size_t n_up, n_down;
+} rlx_segment;
+
+/* Where graph output i comes from after a run. */
+typedef enum rlx_out_kind {
+    RLX_OUT_KONST,  /* the value's constant */
+    RLX_OUT_INPUT,  /* graph input `input` (the caller's tensor) */
+    RLX_OUT_HOST,   /* the host arena at `off` (a CPU step produced it last) */
+    RLX_OUT_DOWN    /* read-back `down` of segment `seg` */
+} rlx_out_kind;
+
+typedef struct rlx_out_src {
+    rlx_out_kind kind;
+    int input;
+    uint64_t off;
+    size_t seg, down;
+} rlx_out_src;
 
 typedef struct rlx_program {
     rlx_graph *g;     /* specialised graph, owned */
@@ -48,26 +88,13 @@ typedef struct rlx_program {
     uint8_t *step_on; /* RLX_STEP_*: device of each step; VIEW = alias, no work */
     size_t n_steps;
     rlx_mem_plan mem;
+    /* rlx_plan_segments: */
+    rlx_segment *segs;
+    size_t n_segs;
+    rlx_out_src *out; /* per graph output */
+    bool has_cpu;     /* a step runs on the host: the host arena exists */
 } rlx_program;
 
 void rlx_program_destroy(rlx_program *p);
-
-/* Plans arena offsets by liveness: values whose lifetimes do not overlap
- * share bytes; outputs of view steps (RLX_STEP_VIEW) alias their input.
- * Graph inputs are placed in the arena too (copied in at run time) and
- * live from before the first step; graph outputs live to the end;
- * constants (weights) are never in the arena. Every offset is
- * RLX_ARENA_ALIGN aligned and every size rounded up to it.
- *
- * Placement: for each order (by size, by breadth, by time; Pisarchyk and
- * Lee, "Efficient Memory Management for Deep Neural Net Inference", 2020,
- * for the first two), each tensor takes the smallest gap between tensors
- * already placed that are live at the same time and that it fits in (best
- * fit), else the end; the smallest arena wins. peak_bytes, the most bytes
- * live at one step, bounds every plan from below.
- * Set RLX_NO_REUSE=1 to give every value its own bytes (debugging).
- * errors: RLX_ERR_OUT_OF_MEMORY; RLX_ERR_UNSUPPORTED when a tensor is
- * larger than mem.buffer_limit (the message names it). */
-rlx_status rlx_plan_memory(rlx_program *p);
 
 #endif

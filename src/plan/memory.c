@@ -1,4 +1,4 @@
-/* passes/plan_memory.c — liveness-based arena offsets.
+/* plan/memory.c — liveness-based arena offsets (rlx_plan_memory).
  *
  * 1. Lifetimes: each storage root (a value that is not a view of another)
  *    lives from the step that writes it (graph inputs: -1) to the last step
@@ -14,20 +14,7 @@
 #include "base/mem.h"
 #include "base/platform.h"
 #include "ir/op.h"
-#include "runtime/program.h"
-
-void rlx_program_destroy(rlx_program *p) {
-    if (!p) return;
-    rlx_graph_destroy(p->g);
-    free(p->steps);
-    free(p->step_on);
-    free(p->mem.offset);
-    free(p->mem.bytes);
-    free(p->mem.alias);
-    free(p->mem.first);
-    free(p->mem.last);
-    free(p);
-}
+#include "plan/plan.h"
 
 typedef struct interval {
     int value;       /* storage root */

@@ -1,0 +1,74 @@
+/* The plan layer: turns a specialised graph (every input shape bound) into
+ * a Program (plan/program.h) in named steps, which the session calls in
+ * this order:
+ *
+ *   rlx_plan_passes     the pass pipeline (fold, dce, cse, fusions, dce)
+ *   rlx_plan_needs_eager  data-dependent shapes or control flow: no program
+ *   rlx_plan_create     one step per node, each assigned to a device
+ *   rlx_plan_memory     arena offsets by liveness
+ *   rlx_plan_segments   segments per device, uploads and read-backs
+ *
+ * The plan knows backends only through their supports() (backend.h);
+ * compiling and running a program is the backends' and the runtime's
+ * (runtime/exec.h). */
+#ifndef RLX_PLAN_PLAN_H
+#define RLX_PLAN_PLAN_H
+
+#include "backend/backend.h"
+#include "passes/passes.h"
+#include "plan/program.h"
+
+/* The pass pipeline of a specialised graph (static input shapes): fold,
+ * dce, cse, fold_conv_affine, fuse_activation, fuse_conv_residual,
+ * fuse_attention, fuse_add_layernorm, fuse_elementwise, dce. Passes named
+ * in RLX_DISABLE_PASSES are skipped (a name that is no optional pass is
+ * refused: RLX_ERR_INVALID_ARGUMENT); RLX_DUMP_IR=1 dumps the graph after
+ * each pass to stderr. Adds to *ps. errors: those of the passes. */
+rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps);
+
+/* Why specialised graph g cannot become a static program (a control-flow
+ * node, or an output shape that depends on data), written into buf; NULL
+ * when it can. Such graphs run eagerly (rlx_pass_fold with eager set). */
+const char *rlx_plan_needs_eager(const rlx_graph *g, char *buf, size_t cap);
+
+/* Creates the program of g (ownership of g passes to it, also on error):
+ * one step per node in order, each assigned: VIEW for a view op whose
+ * output has its input's dtype and element count, else the device when
+ * `dev` is not `host` and dev->supports() the node, else the host (CPU)
+ * when host->supports() it. mem.buffer_limit is set to
+ * dev->max_buffer_bytes. errors: RLX_ERR_UNSUPPORTED naming a node no
+ * backend runs; RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_plan_create(rlx_graph *g, rlx_backend *dev, rlx_backend *host, rlx_program **out);
+
+/* Plans arena offsets by liveness: values whose lifetimes do not overlap
+ * share bytes; outputs of view steps (RLX_STEP_VIEW) alias their input.
+ * Graph inputs are placed in the arena too (copied in at run time) and
+ * live from before the first step; graph outputs live to the end;
+ * constants (weights) are never in the arena. Every offset is
+ * RLX_ARENA_ALIGN aligned and every size rounded up to it.
+ *
+ * Placement: for each order (by size, by breadth, by time; Pisarchyk and
+ * Lee, "Efficient Memory Management for Deep Neural Net Inference", 2020,
+ * for the first two), each tensor takes the smallest gap between tensors
+ * already placed that are live at the same time and that it fits in (best
+ * fit), else the end; the smallest arena wins. peak_bytes, the most bytes
+ * live at one step, bounds every plan from below.
+ * Set RLX_NO_REUSE=1 to give every value its own bytes (debugging).
+ * errors: RLX_ERR_OUT_OF_MEMORY; RLX_ERR_UNSUPPORTED when a tensor is
+ * larger than mem.buffer_limit (the message names it). */
+rlx_status rlx_plan_memory(rlx_program *p);
+
+/* Splits the steps of a memory-planned program into segments (p->segs) of
+ * consecutive steps on one device, and decides what travels (backend
+ * neutral, as arena ranges of storage roots): a GPU segment uploads the
+ * values it reads that the host produced since they were last on the
+ * device; the GPU segment before a CPU segment reads back the values the
+ * CPU reads that the device produced; graph outputs come from their
+ * constant, the caller's input, the host arena, or a read-back of the last
+ * GPU segment (p->out). Graph inputs are on the device, and on the host
+ * when a step runs there (p->has_cpu). A program whose steps all run on
+ * the device is one segment. errors: RLX_ERR_OUT_OF_MEMORY;
+ * RLX_ERR_INTERNAL when a value is read before anything wrote it. */
+rlx_status rlx_plan_segments(rlx_program *p);
+
+#endif
