@@ -123,6 +123,7 @@ static rlx_status cpu_set_timing(rlx_backend_exe *e, int level) {
         if (!e->slices) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     }
     e->timed = level == RLX_TIMING_DISPATCH;
+    e->n_slices = 0;
     return RLX_OK;
 }
 
