@@ -69,10 +69,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "base/platform.h" /* rlx_now_seconds: a monotonic clock */
 #include "png_io.h"
-#include "rlx/rlx.h"
-#include "runtime/session.h" /* rlx_session_last_stats: the compile time */
+#include "rlx/rlx.h" /* the public API only: rlx_now_seconds, rlx_session_get_stats too */
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
@@ -707,8 +705,9 @@ int main(int argc, char **argv) {
         rc = rlx_exit(st, "the first run failed");
         goto done;
     }
-    const rlx_compile_stats *cs = rlx_session_last_stats(s);
-    double t_compile = cs ? cs->passes_s + cs->backend_compile_s : 0.0;
+    rlx_session_stats ss;
+    rlx_session_get_stats(s, &ss);
+    double t_compile = ss.passes_s + ss.backend_compile_s;
     if (o.runs > 0 && !(times = malloc((size_t)o.runs * sizeof *times))) {
         err_msg("out of memory");
         rc = EXIT_RUNTIME;

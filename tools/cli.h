@@ -18,17 +18,24 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "base/status.h" /* RLX_PRINTF */
-#include "rlx/rlx.h"
+#include "rlx/rlx.h" /* the public API only (CMake gives tools/ no other include path) */
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+#endif
+
+#define CLI_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2 };
 
 /* Prints "rlx: error: <message>\n" to stderr. */
-void cli_error(const char *fmt, ...) RLX_PRINTF(1, 2);
+void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 
 /* Prints a usage error naming the command ("run") and a hint to its --help;
  * returns CLI_EXIT_USAGE. */
-int cli_usage_error(const char *command, const char *fmt, ...) RLX_PRINTF(2, 3);
+int cli_usage_error(const char *command, const char *fmt, ...) CLI_PRINTF(2, 3);
 
 /* Exit code for a library status (see the table above): 2 for
  * INVALID_MODEL, UNSUPPORTED, IO and INVALID_ARGUMENT, 1 for the rest. */
@@ -79,6 +86,19 @@ char *cli_time_str(double seconds, char *buf, size_t cap);
 /* Creates a directory and its parents (like mkdir -p). Existing is fine.
  * Returns false with errno set on failure. */
 bool cli_mkdirs(const char *path);
+
+/* True when path exists and is a directory / a regular file. */
+bool cli_is_dir(const char *path);
+bool cli_is_file(const char *path);
+
+/* Names of the entries of a directory (no "." and ".."), sorted by strcmp,
+ * in a malloc'ed array of malloc'ed strings (free each and the array).
+ * False with errno set when it cannot be read. */
+bool cli_list_dir(const char *path, char ***out_names, size_t *out_count);
+
+/* Element i of a tensor as a double (f16 and bf16 through rlx/half.h; NaN
+ * for dtypes without numbers: strings, undefined). */
+double cli_elem_f64(const rlx_tensor *t, size_t i);
 
 /* Subcommands: argv[0] is the command name ("run"). Each returns an exit
  * code. */

@@ -11,12 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/half.h"
-#include "base/platform.h"
-#include "base/tensor.h"
 #include "cli.h"
-#include "ir/graph.h"
-#include "runtime/session.h"
 
 #define MAX_ARGS 64
 
@@ -193,12 +188,14 @@ static void json_summary(FILE *f, const char *name, const summary *s, bool last)
             name, s->median, s->p10, s->p90, s->min, s->mean, s->n, last ? "" : ",");
 }
 
-/* "[1,3,224,224]" of a value of the compiled graph */
-static const char *value_shape(const rlx_graph *g, int v, char *buf, size_t cap) {
-    if (v < 0 || (size_t)v >= g->n_values) return "[]";
-    const rlx_value *val = &g->values[v];
-    if (val->rank < 0) return "[?]";
-    return rlx_shape_str(val->dims, val->rank, buf, cap);
+/* "[1,3,224,224]" of input k (output k when `output`) of step `step` of
+ * the session's last plan; "[]" when there is none, "[?]" for an unknown
+ * rank */
+static const char *step_value_shape(const rlx_session *s, int step, bool output, size_t k, char *buf, size_t cap) {
+    rlx_plan_value v;
+    if (step < 0 || rlx_session_plan_step_value(s, (size_t)step, output, k, &v) || !v.info.name) return "[]";
+    if (v.info.rank < 0) return "[?]";
+    return cli_shape_str(v.info.dims, v.info.rank, buf, cap);
 }
 
 /* ------------------------------------------------------------ profile */
@@ -215,7 +212,7 @@ static int cmp_cost(const void *a, const void *b) {
 }
 
 /* Writes the slices of one profiled run as a Chrome trace. */
-static int write_trace(const char *path, const rlx_program *p, const rlx_prof_slice *sl, size_t n, const char *device) {
+static int write_trace(const char *path, const rlx_session *ss, const rlx_profile_slice *sl, size_t n, const char *device) {
     FILE *f = fopen(path, "w");
     if (!f) {
         cli_error("cannot write the profile '%s': %s", path, strerror(errno));
@@ -228,22 +225,24 @@ static int write_trace(const char *path, const rlx_program *p, const rlx_prof_sl
     fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": \"GPU dispatches\"}},\n");
     fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 2, \"args\": {\"name\": \"CPU steps\"}}");
     for (size_t i = 0; i < n; i++) {
-        const rlx_prof_slice *s = &sl[i];
-        const rlx_node *nd = (s->step >= 0 && (size_t)s->step < p->n_steps) ? &p->g->nodes[p->steps[s->step]] : NULL;
+        const rlx_profile_slice *s = &sl[i];
+        rlx_plan_step nd;
+        bool have = s->step >= 0 && rlx_session_plan_step(ss, (size_t)s->step, &nd) == RLX_OK;
         char shp[256];
         fprintf(f, ",\n{\"name\": ");
         json_str(f, s->kernel);
         fprintf(f, ", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, \"args\": {",
                 s->gpu ? "gpu" : "cpu", s->gpu ? 1 : 2, s->t0_us, s->dur_us);
         fprintf(f, "\"step\": %d, \"node\": ", s->step);
-        json_str(f, nd ? nd->name : "");
+        json_str(f, have ? nd.node : "");
         fprintf(f, ", \"op\": ");
-        json_str(f, nd ? nd->op_type : "");
+        json_str(f, have ? nd.op : "");
         fprintf(f, ", \"shape\": ");
-        json_str(f, nd && nd->n_out ? value_shape(p->g, nd->out[0], shp, sizeof shp) : "[]");
-        if (nd && nd->n_in) {
+        json_str(f, have && nd.n_outputs ? step_value_shape(ss, s->step, true, 0, shp, sizeof shp) : "[]");
+        if (have && nd.n_inputs) {
             fprintf(f, ", \"inputs\": \"");
-            for (int k = 0; k < nd->n_in; k++) fprintf(f, "%s%s", k ? " " : "", value_shape(p->g, nd->in[k], shp, sizeof shp));
+            for (size_t k = 0; k < nd.n_inputs; k++)
+                fprintf(f, "%s%s", k ? " " : "", step_value_shape(ss, s->step, false, k, shp, sizeof shp));
             fprintf(f, "\"");
         }
         fprintf(f, ", \"%s\": %.3f}}", s->gpu ? "gpu_us" : "cpu_us", s->dur_us);
@@ -280,9 +279,8 @@ int cli_cmd_bench(int argc, char **argv) {
     size_t n_out = 0, n_in = 0;
     double *wall = NULL, *gpu = NULL;
     summary sw = { 0 }, sg = { 0 };
-    rlx_exe_stats es;
+    rlx_session_stats es;
     memset(&es, 0, sizeof es);
-    bool have_es = false;
     char tb[4][32];
     FILE *txt = o.json ? stderr : stdout;
     char *prof_txt = NULL; /* the --profile summary, printed after the timings */
@@ -334,13 +332,11 @@ int cli_cmd_bench(int argc, char **argv) {
         rc = cli_fail(st, "the first run failed");
         goto done;
     }
-    const rlx_compile_stats *cs = rlx_session_last_stats(s);
-    rlx_compile_stats stats = cs ? *cs : (rlx_compile_stats){ 0 };
-    const rlx_program *prog = rlx_session_last_program(s);
-    rlx_backend *be = rlx_session_backend(s);
-    rlx_exec *exe = rlx_session_last_exec(s);
-    if (exe && rlx_exec_stats(exe, &es)) have_es = true;
-    bool can_time = exe && be->set_timing && have_es && es.gpu_timing;
+    rlx_session_get_stats(s, &es);
+    const rlx_session_stats stats = es;
+    bool prog = !es.eager, have_es = es.has_exe_stats;
+    bool is_gpu = rlx_session_device_kind(s) == RLX_DEVICE_GPU;
+    bool can_time = have_es && es.gpu_timing;
 
     /* steady runs into the same outputs */
     for (int64_t k = 0; k < o.warmup; k++) {
@@ -381,15 +377,16 @@ int cli_cmd_bench(int argc, char **argv) {
     /* GPU time from timestamps */
     size_t n_gpu = 0;
     if (can_time && o.gpu_iters > 0) {
-        st = rlx_exec_set_timing(exe, RLX_TIMING_TOTAL);
+        st = rlx_session_set_profiling(s, RLX_PROFILE_TOTAL);
         for (int64_t k = 0; k < o.gpu_iters && !st; k++) {
             st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
-            const rlx_prof_slice *sl;
+            const rlx_profile_slice *sl;
+            size_t nsl;
             double tot = 0;
-            if (!st) rlx_exec_timing(exe, &sl, &tot);
+            if (!st) rlx_session_profile(s, &sl, &nsl, &tot);
             gpu[n_gpu++] = tot * 1e-3;
         }
-        rlx_exec_set_timing(exe, RLX_TIMING_OFF);
+        rlx_session_set_profiling(s, RLX_PROFILE_OFF);
         if (st) {
             rc = cli_fail(st, "a run timed with GPU timestamps failed");
             goto done;
@@ -399,28 +396,29 @@ int cli_cmd_bench(int argc, char **argv) {
 
     /* per-dispatch profile: 3 runs, the one of median GPU time is written */
     if (o.profile) {
-        if (!exe || !be->set_timing) {
-            cli_error("--profile: the %s backend cannot time its steps", be->name);
+        /* GPU plans only: the CPU has no timestamps (and eager plans no steps) */
+        if (!prog || !is_gpu) {
+            cli_error("--profile: the %s backend cannot time its steps", es.backend);
             rc = CLI_EXIT_FAILURE;
             goto done;
         }
         bool gpu_ts = can_time;
-        st = gpu_ts ? rlx_exec_set_timing(exe, RLX_TIMING_DISPATCH) : RLX_OK;
+        st = gpu_ts ? rlx_session_set_profiling(s, RLX_PROFILE_STEPS) : RLX_OK;
         if (st) {
             rc = cli_fail(st, "--profile");
             goto done;
         }
-        rlx_prof_slice *runs[3] = { NULL, NULL, NULL };
+        rlx_profile_slice *runs[3] = { NULL, NULL, NULL };
         size_t nsl[3] = { 0, 0, 0 };
         double tot[3] = { 0, 0, 0 };
         for (int k = 0; k < 3 && !st && gpu_ts; k++) {
             st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
-            const rlx_prof_slice *sl = NULL;
-            if (!st) nsl[k] = rlx_exec_timing(exe, &sl, &tot[k]);
+            const rlx_profile_slice *sl = NULL;
+            if (!st) rlx_session_profile(s, &sl, &nsl[k], &tot[k]);
             runs[k] = malloc((nsl[k] + 1) * sizeof *sl);
             if (runs[k] && nsl[k]) memcpy(runs[k], sl, nsl[k] * sizeof *sl);
         }
-        rlx_exec_set_timing(exe, RLX_TIMING_OFF);
+        rlx_session_set_profiling(s, RLX_PROFILE_OFF);
         if (st || !gpu_ts) {
             for (int k = 0; k < 3; k++) free(runs[k]);
             if (st) rc = cli_fail(st, "a profiled run failed");
@@ -433,14 +431,15 @@ int cli_cmd_bench(int argc, char **argv) {
             for (int j = 0; j < 3; j++) below += tot[j] < tot[k];
             if (below == 1) med = k;
         }
-        rc = runs[med] ? write_trace(o.profile, prog, runs[med], nsl[med], rlx_session_device_name(s)) : CLI_EXIT_FAILURE;
+        rc = runs[med] ? write_trace(o.profile, s, runs[med], nsl[med], rlx_session_device_name(s)) : CLI_EXIT_FAILURE;
         if (rc < 0 && o.top > 0) {
             op_cost *oc = calloc(nsl[med] + 1, sizeof *oc);
             size_t nop = 0;
             double sum = 0;
             for (size_t i = 0; oc && i < nsl[med]; i++) {
-                const rlx_prof_slice *x = &runs[med][i];
-                const char *op = x->step >= 0 ? prog->g->nodes[prog->steps[x->step]].op_type : "?";
+                const rlx_profile_slice *x = &runs[med][i];
+                rlx_plan_step ps;
+                const char *op = x->step >= 0 && !rlx_session_plan_step(s, (size_t)x->step, &ps) ? ps.op : "?";
                 size_t j = 0;
                 while (j < nop && strcmp(oc[j].op, op) != 0) j++;
                 if (j == nop) oc[nop++] = (op_cost){ op, 0, 0 };
@@ -476,14 +475,14 @@ int cli_cmd_bench(int argc, char **argv) {
         fprintf(f, ",\n  \"device_arg\": ");
         json_str(f, o.device);
         fprintf(f, ",\n  \"backend\": ");
-        json_str(f, be->name);
+        json_str(f, es.backend);
         fprintf(f, ",\n  \"inputs\": [");
         for (size_t i = 0; i < n_in; i++) {
             char shp[256];
             fprintf(f, "%s{\"name\": ", i ? ", " : "");
             json_str(f, names[i]);
             fprintf(f, ", \"dtype\": \"%s\", \"shape\": ", rlx_dtype_name(inputs[i]->dtype));
-            json_str(f, rlx_shape_str(inputs[i]->dims, inputs[i]->rank, shp, sizeof shp));
+            json_str(f, cli_shape_str(inputs[i]->dims, inputs[i]->rank, shp, sizeof shp));
             fprintf(f, "}");
         }
         fprintf(f, "],\n  \"eager\": %s,\n", prog ? "false" : "true");
@@ -512,7 +511,7 @@ int cli_cmd_bench(int argc, char **argv) {
         fprintf(f, "  \"env\": {");
         bool first = true;
         for (size_t i = 0; i < sizeof k_env_names / sizeof k_env_names[0]; i++) {
-            const char *v = rlx_getenv(k_env_names[i]);
+            const char *v = getenv(k_env_names[i]);
             if (!v) continue;
             fprintf(f, "%s\"%s\": ", first ? "" : ", ", k_env_names[i]);
             json_str(f, v);
@@ -534,7 +533,7 @@ int cli_cmd_bench(int argc, char **argv) {
                    es.n_pipelines_new, cli_time_str(es.buffers_s, tb[3], sizeof tb[3]),
                    cli_time_str(es.bind_groups_s, tb[0], sizeof tb[0]));
         printf("\n  first run     %s (compile included)\n", cli_time_str(t_first, tb[0], sizeof tb[0]));
-        if (have_es && be->kind == RLX_DEVICE_GPU)
+        if (have_es && is_gpu)
             printf("f16 mode: %s; cooperative-matrix GEMM: %s\n", es.f16_mode ? "on" : "off",
                    es.gemm_note && *es.gemm_note ? es.gemm_note : "off");
         if (have_es)
@@ -549,7 +548,7 @@ int cli_cmd_bench(int argc, char **argv) {
             printf("forward pass (GPU timestamps, %zu runs): median %s, p10 %s, p90 %s\n", sg.n,
                    cli_time_str(sg.median * 1e-3, tb[0], sizeof tb[0]), cli_time_str(sg.p10 * 1e-3, tb[1], sizeof tb[1]),
                    cli_time_str(sg.p90 * 1e-3, tb[2], sizeof tb[2]));
-        else if (exe && be->kind == RLX_DEVICE_GPU)
+        else if (prog && is_gpu)
             printf("forward pass (GPU timestamps): not measured (%s)\n",
                    can_time ? "--gpu-iters 0" : "the adapter has no timestamp queries");
     }

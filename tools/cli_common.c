@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifndef _WIN32
+#include <dirent.h>
+#endif
 #ifdef _WIN32
 #include <direct.h>
 #endif
@@ -222,4 +225,62 @@ bool cli_mkdirs(const char *path) {
     bool ok = mkdir_one(p);
     free(p);
     return ok;
+}
+
+bool cli_is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool cli_is_file(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+#ifndef _WIN32
+static int entry_wanted(const struct dirent *e) { return strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0; }
+static int entry_cmp(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
+
+bool cli_list_dir(const char *path, char ***out_names, size_t *out_count) {
+    *out_names = NULL;
+    *out_count = 0;
+    struct dirent **ents = NULL;
+    int n = scandir(path, &ents, entry_wanted, entry_cmp);
+    if (n < 0) return false;
+    char **names = calloc((size_t)n + 1, sizeof *names);
+    bool ok = names != NULL;
+    for (int i = 0; i < n; i++) {
+        if (ok && !(names[i] = strdup(ents[i]->d_name))) ok = false;
+        free(ents[i]);
+    }
+    free(ents);
+    if (!ok) {
+        for (int i = 0; names && i < n; i++) free(names[i]);
+        free(names);
+        errno = ENOMEM;
+        return false;
+    }
+    *out_names = names;
+    *out_count = (size_t)n;
+    return true;
+}
+#endif
+
+double cli_elem_f64(const rlx_tensor *t, size_t i) {
+    switch (t->dtype) {
+    case RLX_DTYPE_F32: return ((const float *)t->data)[i];
+    case RLX_DTYPE_F64: return ((const double *)t->data)[i];
+    case RLX_DTYPE_F16: return rlx_f16_to_f32(((const uint16_t *)t->data)[i]);
+    case RLX_DTYPE_BF16: return rlx_bf16_to_f32(((const uint16_t *)t->data)[i]);
+    case RLX_DTYPE_U8: return ((const uint8_t *)t->data)[i];
+    case RLX_DTYPE_I8: return ((const int8_t *)t->data)[i];
+    case RLX_DTYPE_U16: return ((const uint16_t *)t->data)[i];
+    case RLX_DTYPE_I16: return ((const int16_t *)t->data)[i];
+    case RLX_DTYPE_U32: return ((const uint32_t *)t->data)[i];
+    case RLX_DTYPE_I32: return ((const int32_t *)t->data)[i];
+    case RLX_DTYPE_U64: return (double)((const uint64_t *)t->data)[i];
+    case RLX_DTYPE_I64: return (double)((const int64_t *)t->data)[i];
+    case RLX_DTYPE_BOOL: return ((const uint8_t *)t->data)[i] ? 1.0 : 0.0;
+    default: return NAN;
+    }
 }

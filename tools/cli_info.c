@@ -8,11 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/platform.h"
 #include "cli.h"
-#include "ir/graph.h"
-#include "runtime/model.h"
-#include "runtime/session.h"
 
 static void print_help(FILE *f) {
     fprintf(f,
@@ -78,12 +74,12 @@ typedef struct plan_shape {
     int rank;
 } plan_shape;
 
-static const char *strategy_name(rlx_mem_strategy s) {
+static const char *strategy_name(rlx_plan_order s) {
     switch (s) {
-    case RLX_MEM_NO_REUSE: return "none (RLX_NO_REUSE)";
-    case RLX_MEM_BY_SIZE: return "by size";
-    case RLX_MEM_BY_BREADTH: return "by breadth";
-    case RLX_MEM_BY_TIME: return "by time";
+    case RLX_PLAN_ORDER_NO_REUSE: return "none (RLX_NO_REUSE)";
+    case RLX_PLAN_ORDER_BY_SIZE: return "by size";
+    case RLX_PLAN_ORDER_BY_BREADTH: return "by breadth";
+    case RLX_PLAN_ORDER_BY_TIME: return "by time";
     default: return "?";
     }
 }
@@ -178,75 +174,70 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
         rc = cli_fail(st, "cannot compile the plan");
         goto done;
     }
-    const rlx_program *p = rlx_session_last_program(s);
-    if (!p) {
+    rlx_plan_info pi;
+    st = rlx_session_plan_info(s, &pi);
+    if (st == RLX_ERR_UNSUPPORTED) {
         printf("no static plan: the graph runs eagerly on the CPU for these shapes\n%s",
                rlx_session_dispatch_report(s));
         goto done;
     }
-    const rlx_graph *g = p->g;
-    const rlx_mem_plan *mp = &p->mem;
-    size_t n_dev = 0, n_cpu = 0, n_view = 0, n_arena = 0, n_w = 0;
-    uint64_t w_bytes = 0;
-    for (size_t k = 0; k < p->n_steps; k++) {
-        if (p->step_on[k] == RLX_STEP_VIEW) n_view++;
-        else if (p->step_on[k] == RLX_STEP_GPU || rlx_session_device_kind(s) == RLX_DEVICE_CPU) n_dev++;
-        else n_cpu++;
+    if (st) {
+        rc = cli_fail(st, "cannot describe the plan");
+        goto done;
     }
-    big_tensor *big = calloc(g->n_values + 1, sizeof *big);
+    big_tensor *big = calloc(pi.n_values + 1, sizeof *big);
     if (!big) {
         cli_error("out of memory");
         rc = CLI_EXIT_FAILURE;
         goto done;
     }
-    for (size_t i = 0; i < g->n_values; i++) {
-        const rlx_value *v = &g->values[i];
-        if (v->konst) {
-            n_w++;
-            w_bytes += v->konst->nbytes;
-        } else if (mp->offset[i] != RLX_NO_OFFSET && mp->alias[i] == (int)i) {
-            big[n_arena++] = (big_tensor){ (int)i, mp->bytes[i] };
-        }
+    size_t n_arena = 0;
+    for (size_t i = 0; i < pi.n_values; i++) {
+        rlx_plan_value pv;
+        if (!rlx_session_plan_value(s, i, &pv) && pv.in_arena) big[n_arena++] = (big_tensor){ (int)i, pv.bytes };
     }
     printf("device: %s\n", rlx_session_device_name(s));
     printf("steps: %zu (%zu on the device, %zu on the CPU fallback, %zu views); tensors in the arena: %zu\n",
-           p->n_steps, n_dev, n_cpu, n_view, n_arena);
-    printf("memory (activations; every tensor aligned to %u bytes):\n", RLX_ARENA_ALIGN);
-    printf("  %-34s %s, placement order %s\n", "arena as planned:", cli_bytes_long_str(mp->arena_bytes, b1, sizeof b1),
-           strategy_name(mp->strategy));
-    printf("  %-34s %s\n", "without reuse (sum of tensors):", cli_bytes_long_str(mp->noreuse_bytes, b1, sizeof b1));
-    printf("  %-34s %s\n", "peak live (lower bound):", cli_bytes_long_str(mp->peak_bytes, b1, sizeof b1));
-    print_ratio("planned / lower bound:", mp->arena_bytes, mp->peak_bytes);
-    print_ratio("planned / without reuse:", mp->arena_bytes, mp->noreuse_bytes);
-    if (mp->strategy != RLX_MEM_NO_REUSE) {
+           pi.n_steps, pi.n_steps_device, pi.n_steps_cpu, pi.n_steps_view, pi.n_arena_tensors);
+    printf("memory (activations; every tensor aligned to %u bytes):\n", pi.arena_align);
+    printf("  %-34s %s, placement order %s\n", "arena as planned:", cli_bytes_long_str(pi.arena_bytes, b1, sizeof b1),
+           strategy_name(pi.order));
+    printf("  %-34s %s\n", "without reuse (sum of tensors):", cli_bytes_long_str(pi.noreuse_bytes, b1, sizeof b1));
+    printf("  %-34s %s\n", "peak live (lower bound):", cli_bytes_long_str(pi.peak_bytes, b1, sizeof b1));
+    print_ratio("planned / lower bound:", pi.arena_bytes, pi.peak_bytes);
+    print_ratio("planned / without reuse:", pi.arena_bytes, pi.noreuse_bytes);
+    if (pi.order != RLX_PLAN_ORDER_NO_REUSE) {
         printf("  %-34s", "orders tried:");
-        for (int k = RLX_MEM_BY_SIZE; k < RLX_MEM_N_STRATEGIES; k++)
-            if (mp->strategy_bytes[k])
-                printf(" %s %s%s", strategy_name((rlx_mem_strategy)k), cli_bytes_str(mp->strategy_bytes[k], b2, sizeof b2),
-                       k + 1 < RLX_MEM_N_STRATEGIES && mp->strategy_bytes[k + 1] ? ";" : "");
+        for (int k = RLX_PLAN_ORDER_BY_SIZE; k < RLX_PLAN_ORDER_COUNT; k++)
+            if (pi.order_bytes[k])
+                printf(" %s %s%s", strategy_name((rlx_plan_order)k), cli_bytes_str(pi.order_bytes[k], b2, sizeof b2),
+                       k + 1 < RLX_PLAN_ORDER_COUNT && pi.order_bytes[k + 1] ? ";" : "");
         printf("\n");
     }
-    if (mp->buffer_limit)
+    if (pi.buffer_limit)
         printf("  %-34s %s (no tensor crosses a multiple of it)\n", "device buffer limit:",
-               cli_bytes_long_str(mp->buffer_limit, b1, sizeof b1));
+               cli_bytes_long_str(pi.buffer_limit, b1, sizeof b1));
     printf("  %-34s %s in %zu tensors (after constant folding)\n", "weights (outside the arena):",
-           cli_bytes_long_str(w_bytes, b1, sizeof b1), n_w);
+           cli_bytes_long_str(pi.weight_bytes, b1, sizeof b1), pi.n_weights);
     qsort(big, n_arena, sizeof *big, cmp_big);
     if (top > n_arena) top = n_arena;
     if (top) {
         printf("largest tensors in the arena (live steps: -1 = an input, %zu = an output, kept to the end):\n",
-               p->n_steps);
+               pi.n_steps);
         printf("  %-28s %-5s %-20s %12s %9s  %s\n", "name", "dtype", "shape", "bytes", "steps", "written by");
         for (size_t k = 0; k < top; k++) {
-            const rlx_value *v = &g->values[big[k].value];
+            rlx_plan_value v;
+            rlx_session_plan_value(s, (size_t)big[k].value, &v);
             char range[32], who[300];
-            snprintf(range, sizeof range, "%d-%d", mp->first[big[k].value], mp->last[big[k].value]);
-            if (v->producer >= 0)
-                snprintf(who, sizeof who, "%s", rlx_node_desc(&g->nodes[v->producer]));
+            snprintf(range, sizeof range, "%d-%d", v.first_step, v.last_step);
+            if (v.producer_op)
+                snprintf(who, sizeof who, "node '%s' (%s%s%s)", v.producer_node[0] ? v.producer_node : "?",
+                         v.producer_domain, v.producer_domain[0] ? "." : "", v.producer_op);
             else
-                snprintf(who, sizeof who, "%s", (v->flags & RLX_VALUE_INPUT) ? "graph input" : "-");
-            printf("  %-28s %-5s %-20s %12s %9s  %s\n", v->name, rlx_dtype_name(v->dtype),
-                   cli_shape_str(v->dims, v->rank, sh, sizeof sh), cli_bytes_str(big[k].bytes, b1, sizeof b1), range, who);
+                snprintf(who, sizeof who, "%s", v.graph_input ? "graph input" : "-");
+            printf("  %-28s %-5s %-20s %12s %9s  %s\n", v.info.name, rlx_dtype_name(v.info.dtype),
+                   cli_shape_str(v.info.dims, v.info.rank, sh, sizeof sh), cli_bytes_str(big[k].bytes, b1, sizeof b1),
+                   range, who);
         }
     }
     free(big);
@@ -311,27 +302,27 @@ int cli_cmd_info(int argc, char **argv) {
         return cli_fail_model(st, path);
     }
     double t_load = rlx_now_seconds() - t0;
-    const rlx_graph *g = m->g;
+    rlx_model_summary ms;
+    rlx_model_get_summary(m, &ms);
     char tb[32];
     printf("model: %s (imported in %s)\n", path, cli_time_str(t_load, tb, sizeof tb));
-    printf("opset: %lld (default ONNX domain)\n", (long long)g->opset);
+    printf("opset: %lld (default ONNX domain)\n", (long long)ms.opset);
     print_values(m, true);
     print_values(m, false);
 
-    op_count *counts = calloc(g->n_nodes + 1, sizeof *counts);
+    op_count *counts = calloc(ms.n_nodes + 1, sizeof *counts);
     if (!counts) {
         rlx_model_destroy(m);
         cli_error("out of memory");
         return CLI_EXIT_FAILURE;
     }
     size_t n_ops = 0;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const rlx_node *nd = &g->nodes[i];
-        if (nd->dead) continue;
-        const char *dom = nd->domain ? nd->domain : "";
+    for (size_t i = 0; i < ms.n_nodes; i++) {
+        rlx_node_info nd;
+        if (rlx_model_node_info(m, i, &nd)) continue;
         size_t j = 0;
-        while (j < n_ops && !(strcmp(counts[j].op, nd->op_type) == 0 && strcmp(counts[j].domain, dom) == 0)) j++;
-        if (j == n_ops) counts[n_ops++] = (op_count){ dom, nd->op_type, 0 };
+        while (j < n_ops && !(strcmp(counts[j].op, nd.op) == 0 && strcmp(counts[j].domain, nd.domain) == 0)) j++;
+        if (j == n_ops) counts[n_ops++] = (op_count){ nd.domain, nd.op, 0 };
         counts[j].n++;
     }
     qsort(counts, n_ops, sizeof *counts, cmp_count);
@@ -345,27 +336,14 @@ int cli_cmd_info(int argc, char **argv) {
     }
     free(counts);
 
-    size_t n_init = 0, n_other = 0;
-    uint64_t b_init = 0, b_other = 0;
-    for (size_t i = 0; i < g->n_values; i++) {
-        const rlx_value *v = &g->values[i];
-        if (!v->konst) continue;
-        if (v->flags & RLX_VALUE_INITIALIZER) {
-            n_init++;
-            b_init += v->konst->nbytes;
-        } else {
-            n_other++;
-            b_other += v->konst->nbytes;
-        }
-    }
     char bb[64];
-    printf("initializers: %zu, %s\n", n_init, cli_bytes_long_str(b_init, bb, sizeof bb));
-    printf("other constant values (from Constant nodes): %zu, %s\n", n_other,
-           cli_bytes_long_str(b_other, bb, sizeof bb));
+    printf("initializers: %zu, %s\n", ms.n_initializers, cli_bytes_long_str(ms.initializer_bytes, bb, sizeof bb));
+    printf("other constant values (from Constant nodes): %zu, %s\n", ms.n_constants,
+           cli_bytes_long_str(ms.constant_bytes, bb, sizeof bb));
     if (dump) {
         printf("\n");
         fflush(stdout);
-        rlx_graph_dump(g, stdout);
+        rlx_model_dump(m, stdout);
     }
     int rc = CLI_EXIT_OK;
     if (plan) rc = print_plan(m, shapes, n_shapes, device ? device : "cpu", (size_t)top);

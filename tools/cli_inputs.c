@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/half.h"
-#include "base/tensor.h"
 #include "cli.h"
 
 int cli_named_add(cli_named_list *l, const char *command, const char *opt, const char *s) {

@@ -9,10 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/half.h"
-#include "base/platform.h"
 #include "cli.h"
-#include "runtime/session.h"
 
 #define MAX_ARGS 64
 
@@ -143,26 +140,6 @@ static int parse_args(int argc, char **argv, run_opts *o) {
 
 /* ------------------------------------------------------------ inputs */
 
-/* Element i of a tensor as a double (NaN for dtypes without numbers). */
-static double elem(const rlx_tensor *t, size_t i) {
-    switch (t->dtype) {
-    case RLX_DTYPE_F32: return ((const float *)t->data)[i];
-    case RLX_DTYPE_F64: return ((const double *)t->data)[i];
-    case RLX_DTYPE_F16: return rlx_f16_to_f32(((const uint16_t *)t->data)[i]);
-    case RLX_DTYPE_BF16: return rlx_bf16_to_f32(((const uint16_t *)t->data)[i]);
-    case RLX_DTYPE_U8: return ((const uint8_t *)t->data)[i];
-    case RLX_DTYPE_I8: return ((const int8_t *)t->data)[i];
-    case RLX_DTYPE_U16: return ((const uint16_t *)t->data)[i];
-    case RLX_DTYPE_I16: return ((const int16_t *)t->data)[i];
-    case RLX_DTYPE_U32: return ((const uint32_t *)t->data)[i];
-    case RLX_DTYPE_I32: return ((const int32_t *)t->data)[i];
-    case RLX_DTYPE_U64: return (double)((const uint64_t *)t->data)[i];
-    case RLX_DTYPE_I64: return (double)((const int64_t *)t->data)[i];
-    case RLX_DTYPE_BOOL: return ((const uint8_t *)t->data)[i] ? 1.0 : 0.0;
-    default: return NAN;
-    }
-}
-
 /* ------------------------------------------------------------ outputs */
 
 static void summarise(const char *name, const rlx_tensor *t) {
@@ -178,7 +155,7 @@ static void summarise(const char *name, const rlx_tensor *t) {
     double mn = INFINITY, mx = -INFINITY, sum = 0.0;
     size_t n_nan = 0, n_inf = 0, n_fin = 0;
     for (size_t i = 0; i < n; i++) {
-        double v = elem(t, i);
+        double v = cli_elem_f64(t, i);
         if (isnan(v)) {
             n_nan++;
             continue;
@@ -202,7 +179,7 @@ static void summarise(const char *name, const rlx_tensor *t) {
     printf("    min %.6g  max %.6g  mean %.6g", mn, mx, n_fin ? sum / (double)n_fin : NAN);
     if (n_nan || n_inf) printf("  (NaN: %zu, Inf: %zu; mean over finite values)", n_nan, n_inf);
     printf("\n    first:");
-    for (size_t i = 0; i < n && i < 6; i++) printf(" %.6g", elem(t, i));
+    for (size_t i = 0; i < n && i < 6; i++) printf(" %.6g", cli_elem_f64(t, i));
     printf("%s\n", n > 6 ? " ..." : "");
 }
 
@@ -318,7 +295,7 @@ static int check_against_cpu(const rlx_model *m, size_t n_in, const char *const 
         size_t n = rlx_tensor_numel(a), n_nan = 0, worst = 0;
         double max_abs = 0.0, max_rel = 0.0, d2 = 0.0, r2 = 0.0;
         for (size_t k = 0; k < n; k++) {
-            double x = elem(a, k), y = elem(b, k);
+            double x = cli_elem_f64(a, k), y = cli_elem_f64(b, k);
             if (isnan(x) || isnan(y)) {
                 if (!(isnan(x) && isnan(y))) n_nan++;
                 continue;
@@ -417,9 +394,9 @@ int cli_cmd_run(int argc, char **argv) {
         rc = cli_fail(st, "the first run failed");
         goto done;
     }
-    const rlx_compile_stats *cs = rlx_session_last_stats(s);
-    bool eager = rlx_session_last_program(s) == NULL;
-    rlx_compile_stats stats = cs ? *cs : (rlx_compile_stats){ 0 };
+    rlx_session_stats stats;
+    rlx_session_get_stats(s, &stats);
+    bool eager = stats.eager;
 
     for (int64_t k = 0; k < o.warmup; k++) {
         rlx_tensor **tmp = NULL;

@@ -9,6 +9,7 @@
  * inputs are the suite's dummy data: arange(n).reshape(shape) / n in f32.
  * Tolerance: the suite's defaults, rtol 1e-3 and atol 1e-7 (2e-3 for the
  * light densenet121, as the suite states). */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,14 +17,20 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/cpu/cpu.h"
-#include "base/mem.h"
-#include "base/platform.h"
-#include "base/status.h"
-#include "import/onnx.h"
-#include "rlx/rlx.h"
-#include "runtime/model.h"
 #include "cli.h"
+
+/* Grows *arr (of *cap elements of `size` bytes) to hold at least `need`;
+ * false when out of memory. */
+static bool grow(void **arr, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return true;
+    size_t n = *cap ? *cap * 2 : 16;
+    while (n < need) n *= 2;
+    void *p = realloc(*arr, n * size);
+    if (!p) return false;
+    *arr = p;
+    *cap = n;
+    return true;
+}
 
 enum { R_PASS, R_FAIL, R_UNSUPPORTED, R_SKIP };
 static const char *k_result_names[] = { "pass", "fail", "unsupported", "skip" };
@@ -60,7 +67,7 @@ static const char *const k_scope_ops[] = {
 };
 
 static bool op_in_scope(const char *op) {
-    for (size_t i = 0; i < RLX_ARRAY_LEN(k_scope_ops); i++)
+    for (size_t i = 0; i < CLI_ARRAY_LEN(k_scope_ops); i++)
         if (strcmp(k_scope_ops[i], op) == 0) return true;
     return false;
 }
@@ -113,7 +120,7 @@ static bool compare(const rlx_tensor *got, const rlx_tensor *want, double rtol, 
     size_t worst = 0;
     bool ok = true;
     for (size_t i = 0; i < n; i++) {
-        double x = rlx_tensor_get_f64(got, i), y = rlx_tensor_get_f64(want, i);
+        double x = cli_elem_f64(got, i), y = cli_elem_f64(want, i);
         if (isnan(x) && isnan(y)) continue;
         if (x == y) continue;
         double err = fabs(x - y);
@@ -122,7 +129,7 @@ static bool compare(const rlx_tensor *got, const rlx_tensor *want, double rtol, 
         if (!(err <= atol + rtol * fabs(y))) ok = false;
     }
     if (!ok) {
-        double x = rlx_tensor_get_f64(got, worst), y = rlx_tensor_get_f64(want, worst);
+        double x = cli_elem_f64(got, worst), y = cli_elem_f64(want, worst);
         snprintf(why, cap, "max abs err %.3g at element %zu (got %.6g, expected %.6g)", *max_err, worst, x, y);
     }
     return ok;
@@ -148,7 +155,8 @@ static void free_tensors(rlx_tensor **t, size_t n) {
 static rlx_status light_input(const rlx_value_info *vi, rlx_tensor **out) {
     int64_t dims[RLX_MAX_RANK];
     for (int i = 0; i < vi->rank; i++) dims[i] = vi->dims[i] >= 0 ? vi->dims[i] : 1;
-    RLX_TRY(rlx_tensor_create(RLX_DTYPE_F32, dims, vi->rank < 0 ? 0 : vi->rank, out));
+    rlx_status st = rlx_tensor_create(RLX_DTYPE_F32, dims, vi->rank < 0 ? 0 : vi->rank, out);
+    if (st) return st;
     size_t n = rlx_tensor_numel(*out);
     float *p = (*out)->data;
     for (size_t i = 0; i < n; i++) p[i] = (float)((double)i / (double)n);
@@ -175,7 +183,7 @@ typedef struct tally {
 static op_tally *tally_find(tally *t, const char *op) {
     for (size_t i = 0; i < t->n; i++)
         if (strcmp(t->ops[i].op, op) == 0) return &t->ops[i];
-    if (RLX_GROW(t->ops, t->cap, t->n + 1)) return NULL;
+    if (!grow((void **)&t->ops, &t->cap, t->n + 1, sizeof *t->ops)) return NULL;
     op_tally *o = &t->ops[t->n++];
     memset(o, 0, sizeof *o);
     snprintf(o->op, sizeof o->op, "%s", op);
@@ -231,8 +239,8 @@ static int run_case(const test_case *tc, const rlx_model *m, const char *device,
     if (!tc->light_out[0]) {
         char **names;
         size_t n_names;
-        if (rlx_list_dir(tc->dir, &names, &n_names)) {
-            snprintf(detail, cap, "%s", rlx_last_error());
+        if (!cli_list_dir(tc->dir, &names, &n_names)) {
+            snprintf(detail, cap, "cannot list '%s': %s", tc->dir, strerror(errno));
             rlx_session_destroy(s);
             return R_FAIL;
         }
@@ -244,7 +252,7 @@ static int run_case(const test_case *tc, const rlx_model *m, const char *device,
         free(names);
     } else {
         sets = calloc(2, sizeof *sets);
-        if (sets) sets[n_sets++] = rlx_strdup("light");
+        if (sets) sets[n_sets++] = strdup("light");
     }
     if (!sets) {
         rlx_session_destroy(s);
@@ -270,7 +278,7 @@ static int run_case(const test_case *tc, const rlx_model *m, const char *device,
                 st = light_input(&vi, &in[i]);
             } else {
                 snprintf(path, sizeof path, "%s/%s/input_%zu.pb", tc->dir, sets[k], i);
-                st = rlx_onnx_load_tensor_file(path, &in[i]);
+                st = rlx_tensor_load_onnx(path, &in[i]);
             }
             if (st) {
                 snprintf(detail, cap, "input %zu: %s", i, rlx_last_error());
@@ -281,7 +289,7 @@ static int run_case(const test_case *tc, const rlx_model *m, const char *device,
         for (size_t i = 0; i < n_out; i++) {
             if (tc->light_out[0]) snprintf(path, sizeof path, "%s", tc->light_out);
             else snprintf(path, sizeof path, "%s/%s/output_%zu.pb", tc->dir, sets[k], i);
-            st = rlx_onnx_load_tensor_file(path, &want[i]);
+            st = rlx_tensor_load_onnx(path, &want[i]);
             if (st) {
                 snprintf(detail, cap, "expected output %zu: %s", i, rlx_last_error());
                 result = classify(st);
@@ -330,9 +338,12 @@ typedef struct runner {
 } runner;
 
 static bool model_ops_in_scope(const rlx_model *m) {
-    const rlx_graph *g = m->g;
-    for (size_t i = 0; i < g->n_nodes; i++)
-        if (!op_in_scope(g->nodes[i].op_type)) return false;
+    rlx_model_summary ms;
+    if (rlx_model_get_summary(m, &ms)) return false;
+    for (size_t i = 0; i < ms.n_nodes; i++) {
+        rlx_node_info nd;
+        if (rlx_model_node_info(m, i, &nd) || !op_in_scope(nd.op)) return false;
+    }
     return true;
 }
 
@@ -378,7 +389,7 @@ static bool model_uses_training_domain(const char *path) {
 
 static void run_one(runner *r, const char *suite, const char *name, const test_case *tc) {
     if (r->filter && !strstr(name, r->filter)) return;
-    if (RLX_GROW(r->res, r->cap_res, r->n_res + 1)) return;
+    if (!grow((void **)&r->res, &r->cap_res, r->n_res + 1, sizeof *r->res)) return;
     test_result *t = &r->res[r->n_res++];
     memset(t, 0, sizeof *t);
     snprintf(t->suite, sizeof t->suite, "%s", suite);
@@ -414,12 +425,12 @@ static void run_suite_dirs(runner *r, const char *suite) {
     snprintf(dir, sizeof dir, "%s/%s", r->root, suite);
     char **names;
     size_t n;
-    if (rlx_list_dir(dir, &names, &n)) return;
+    if (!cli_list_dir(dir, &names, &n)) return;
     for (size_t i = 0; i < n; i++) {
         test_case tc = { .rtol = 1e-3, .atol = 1e-7 };
         snprintf(tc.dir, sizeof tc.dir, "%s/%s", dir, names[i]);
         snprintf(tc.model, sizeof tc.model, "%s/model.onnx", tc.dir);
-        if (rlx_is_file(tc.model)) run_one(r, suite, names[i], &tc);
+        if (cli_is_file(tc.model)) run_one(r, suite, names[i], &tc);
         free(names[i]);
     }
     free(names);
@@ -430,7 +441,7 @@ static void run_light(runner *r) {
     snprintf(dir, sizeof dir, "%s/light", r->root);
     char **names;
     size_t n;
-    if (rlx_list_dir(dir, &names, &n)) return;
+    if (!cli_list_dir(dir, &names, &n)) return;
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(names[i]);
         if (len > 5 && strcmp(names[i] + len - 5, ".onnx") == 0) {
@@ -480,8 +491,8 @@ static void write_report(const runner *r, FILE *f, const char *gpu_name) {
     for (int d = 0; d < r->n_dev; d++) fprintf(f, "---|---|---|");
     fprintf(f, "\n");
     for (int pass = 0; pass < 2; pass++) {
-        for (size_t s = 0; s <= RLX_ARRAY_LEN(k_suites); s++) {
-            const char *suite = s < RLX_ARRAY_LEN(k_suites) ? k_suites[s] : NULL;
+        for (size_t s = 0; s <= CLI_ARRAY_LEN(k_suites); s++) {
+            const char *suite = s < CLI_ARRAY_LEN(k_suites) ? k_suites[s] : NULL;
             if (pass == 1 && suite && strcmp(suite, "node") != 0) continue;
             if (pass == 1 && !suite) continue;
             int total = 0, cnt[MAX_DEV][4] = { { 0 } };
@@ -548,7 +559,7 @@ static void write_report(const runner *r, FILE *f, const char *gpu_name) {
         fprintf(f, "\n");
     }
     fprintf(f, "\n## Passing tests\n\n");
-    for (size_t s = 0; s < RLX_ARRAY_LEN(k_suites); s++) {
+    for (size_t s = 0; s < CLI_ARRAY_LEN(k_suites); s++) {
         fprintf(f, "- **%s**:", k_suites[s]);
         int k = 0;
         for (size_t i = 0; i < r->n_res; i++) {
@@ -681,7 +692,7 @@ int rlx_cli_conformance(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    if (!rlx_is_dir(r.root)) {
+    if (!cli_is_dir(r.root)) {
         fprintf(stderr, "rlx: error: conformance: '%s' is not a directory (run scripts/setup.sh to unpack the suite)\n", r.root);
         return 2;
     }
@@ -711,8 +722,8 @@ int rlx_cli_conformance(int argc, char **argv) {
             return 2;
         }
     }
-    bool want_suite[RLX_ARRAY_LEN(k_suites)];
-    for (size_t k = 0; k < RLX_ARRAY_LEN(k_suites); k++) want_suite[k] = suites == NULL;
+    bool want_suite[CLI_ARRAY_LEN(k_suites)];
+    for (size_t k = 0; k < CLI_ARRAY_LEN(k_suites); k++) want_suite[k] = suites == NULL;
     if (suites) {
         char buf[256];
         if (strlen(suites) >= sizeof buf) {
@@ -723,8 +734,8 @@ int rlx_cli_conformance(int argc, char **argv) {
         bool any = false;
         for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
             size_t k = 0;
-            while (k < RLX_ARRAY_LEN(k_suites) && strcmp(k_suites[k], tok) != 0) k++;
-            if (k == RLX_ARRAY_LEN(k_suites)) {
+            while (k < CLI_ARRAY_LEN(k_suites) && strcmp(k_suites[k], tok) != 0) k++;
+            if (k == CLI_ARRAY_LEN(k_suites)) {
                 fprintf(stderr,
                         "rlx: error: conformance: unknown suite '%s' (expected node, simple, pytorch-converted, "
                         "pytorch-operator or light)\n",
@@ -747,7 +758,7 @@ int rlx_cli_conformance(int argc, char **argv) {
         free(ad);
     }
     double t0 = rlx_now_seconds();
-    for (size_t s = 0; s < RLX_ARRAY_LEN(k_suites); s++) {
+    for (size_t s = 0; s < CLI_ARRAY_LEN(k_suites); s++) {
         if (!want_suite[s]) continue;
         if (strcmp(k_suites[s], "light") == 0) run_light(&r);
         else run_suite_dirs(&r, k_suites[s]);

@@ -365,4 +365,13 @@ const char *rlx_session_dispatch_report(rlx_session *session);
 #ifdef __cplusplus
 }
 #endif
+
+/* The rest of the public API, in headers of their own: f16/bf16
+ * conversions; sessions beyond rlx_session_run (prepare, run into caller
+ * buffers, statistics, profiling, the compiled plan); model inspection and
+ * the operator catalogue. */
+#include "rlx/half.h"
+#include "rlx/session_ext.h"
+#include "rlx/inspect.h"
+
 #endif /* RLX_RLX_H */

@@ -35,17 +35,12 @@ typedef struct rlx_exe_stats {
     bool timing_inside_passes; /* per-dispatch timestamps inside one pass */
 } rlx_exe_stats;
 
-/* One timed slice of a profiled forward pass: a GPU dispatch (GPU clock) or
- * a CPU step (host clock). Times in microseconds from the start of the run. */
-typedef struct rlx_prof_slice {
-    int step;            /* program step */
-    const char *kernel;  /* WGSL kernel name, "cpu" for a CPU step; static */
-    double t0_us, dur_us;
-    bool gpu;
-} rlx_prof_slice;
+/* One timed slice of a profiled forward pass: the public
+ * rlx_profile_slice (rlx/session_ext.h), handed out as the backend wrote it. */
+typedef rlx_profile_slice rlx_prof_slice;
 
-/* Timing levels of rlx_backend.set_timing. */
-enum { RLX_TIMING_OFF = 0, RLX_TIMING_TOTAL = 1, RLX_TIMING_DISPATCH = 2 };
+/* Timing levels of rlx_backend.set_timing (the values of rlx_profile_level). */
+enum { RLX_TIMING_OFF = RLX_PROFILE_OFF, RLX_TIMING_TOTAL = RLX_PROFILE_TOTAL, RLX_TIMING_DISPATCH = RLX_PROFILE_STEPS };
 
 /* The slices of one timed run, owned by the runtime; backends append to it
  * (rlx_prof_add) while they run their segments. */

@@ -19,8 +19,7 @@ rlx_status rlx_read_file_range(const char *path, uint64_t offset, size_t size, v
  * errors: RLX_ERR_IO naming the path (missing, not a regular file). */
 rlx_status rlx_file_size(const char *path, uint64_t *out_size);
 
-/* Monotonic clock in seconds. */
-double rlx_now_seconds(void);
+/* rlx_now_seconds, the monotonic clock, is public (rlx/inspect.h). */
 
 /* Directory part of a path ("a/b/c.onnx" -> "a/b", "c.onnx" -> "."),
  * malloc'ed. */

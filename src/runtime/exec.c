@@ -177,12 +177,16 @@ bool rlx_exec_stats(const rlx_exec *x, rlx_exe_stats *out) {
 }
 
 rlx_status rlx_exec_set_timing(rlx_exec *x, int level) {
-    if (!x->dev->set_timing) {
-        if (level == RLX_TIMING_OFF) return RLX_OK;
-        return rlx_fail(RLX_ERR_UNSUPPORTED, "the %s backend cannot time its steps", x->dev->name);
+    if (level != RLX_TIMING_OFF && level != RLX_TIMING_TOTAL && level != RLX_TIMING_DISPATCH)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "timing level %d", level);
+    if (x->dev->set_timing) {
+        RLX_TRY(x->dev->set_timing(x->dx, level));
+    } else if (level == RLX_TIMING_TOTAL) { /* the CPU: host-clock slices per step only */
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "the %s backend has no GPU time to measure: profile its steps instead",
+                        x->dev->name);
     }
-    RLX_TRY(x->dev->set_timing(x->dx, level));
     x->timing = level;
+    x->prof.n = 0;
     return RLX_OK;
 }
 

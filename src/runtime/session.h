@@ -16,13 +16,6 @@ typedef struct rlx_compile_stats {
  * inputs (and checked). Sets *compiled_now when it compiled. */
 rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered, bool *compiled_now);
 
-/* Checks inputs as rlx_session_run does, then finds or compiles their plan
- * (it becomes the last plan) without running it. Only the inputs' dtypes
- * and shapes matter; their data is not read.
- * errors: as rlx_session_run's before it runs. */
-rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *const *input_names,
-                               const rlx_tensor *const *inputs);
-
 /* Stats and program of the plan used last (NULL before the first run, or
  * program NULL for an eager plan). */
 const rlx_compile_stats *rlx_session_last_stats(const rlx_session *s);
@@ -39,13 +32,6 @@ uint64_t rlx_session_compile_count(const rlx_session *s);
 rlx_backend *rlx_session_backend(const rlx_session *s);
 rlx_exec *rlx_session_last_exec(const rlx_session *s);
 
-/* As rlx_session_run, but fills the caller's output tensors in place:
- * outputs[i] must have the dtype and shape that output i has for these
- * input shapes (for example the tensors an earlier rlx_session_run with the
- * same shapes returned). Nothing is allocated per call once the plan
- * exists; used to time forward passes. errors: as rlx_session_run, and
- * RLX_ERR_INVALID_ARGUMENT when an output tensor does not match. */
-rlx_status rlx_session_run_into(rlx_session *s, size_t n_inputs, const char *const *input_names,
-                                const rlx_tensor *const *inputs, rlx_tensor **outputs);
+/* rlx_session_prepare and rlx_session_run_into are public (rlx/session_ext.h). */
 
 #endif

@@ -1,0 +1,115 @@
+/* rlx — looking inside: what a model is made of, its IR as text, the
+ * operator catalogue (which ops rlx knows, their versions and which
+ * backends run them), ONNX TensorProto files, and the clock rlx times
+ * itself with. Included by rlx/rlx.h; the conventions of rlx.h hold here.
+ *
+ * Licensed under the Apache License, Version 2.0. */
+#ifndef RLX_INSPECT_H
+#define RLX_INSPECT_H
+
+#include <stdio.h>
+
+#include "rlx/rlx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------- the model */
+
+/* A model's size at a glance (rlx_model_get_summary). Sizes in bytes. */
+typedef struct rlx_model_summary {
+    int64_t opset;              /* opset of the default ONNX domain the model imports */
+    size_t n_nodes;             /* nodes of the main graph (rlx_model_node_info) */
+    size_t n_initializers;      /* ONNX initializers (weights) */
+    uint64_t initializer_bytes;
+    size_t n_constants;         /* other constant values (outputs of Constant nodes) */
+    uint64_t constant_bytes;
+} rlx_model_summary;
+
+/* Fills *out_summary (cleared on entry).
+ * errors: RLX_ERR_INVALID_ARGUMENT (NULL model or out_summary). */
+rlx_status rlx_model_get_summary(const rlx_model *model, rlx_model_summary *out_summary);
+
+/* One node of a model's main graph, in topological order. Strings
+ * borrowed from the model. */
+typedef struct rlx_node_info {
+    const char *name;   /* "" if the model gives none */
+    const char *op;     /* op type as in the file ("Conv") */
+    const char *domain; /* "" for the default ONNX domain */
+} rlx_node_info;
+
+/* Node `index` (< rlx_model_summary.n_nodes); *out_info cleared on entry.
+ * errors: RLX_ERR_INVALID_ARGUMENT (index out of range). */
+rlx_status rlx_model_node_info(const rlx_model *model, size_t index, rlx_node_info *out_info);
+
+/* Writes the model's graph as rlx holds it, as text, to f: values with
+ * dtypes and shapes (symbolic dims by name), nodes with their op version
+ * and attributes, subgraphs indented. For people: the format may change.
+ * errors: RLX_ERR_INVALID_ARGUMENT (NULL model or f). */
+rlx_status rlx_model_dump(const rlx_model *model, FILE *f);
+
+/* Reads a file holding one serialized ONNX TensorProto (the format of the
+ * ONNX test data sets: test_data_set_0/input_0.pb); external data is looked
+ * up in the file's folder. Element types as rlx_dtype.
+ * errors: RLX_ERR_IO (missing file), RLX_ERR_INVALID_MODEL (protobuf parse
+ *         failed, data shorter than the shape), RLX_ERR_UNSUPPORTED (an
+ *         element type rlx does not have; rlx built without the ONNX
+ *         importer); the message starts with the path. */
+rlx_status rlx_tensor_load_onnx(const char *path, rlx_tensor **out_tensor);
+
+/* ------------------------------------------------------ operator catalogue */
+
+/* Opsets of the default ONNX domain that models may import. */
+#define RLX_ONNX_OPSET_MIN 1
+#define RLX_ONNX_OPSET_MAX 27
+
+/* Most since-versions one op has. */
+#define RLX_OP_MAX_VERSIONS 12
+
+/* One operator rlx knows. Strings borrowed, static. */
+typedef struct rlx_op_info {
+    const char *domain;   /* "" for the default ONNX domain; "rlx" for the internal ops that rlx's
+                             fusion passes create (never read from a file) */
+    const char *name;     /* "Conv" */
+    int n_versions;       /* ONNX since-versions rlx implements, ascending: a node follows the */
+    int versions[RLX_OP_MAX_VERSIONS]; /* largest one <= the model's opset */
+    bool internal;        /* domain "rlx" */
+    bool view;            /* its output is a view of its input: no work on any device */
+    bool control_flow;    /* If, Loop, Scan: a plan that keeps one runs eagerly on the CPU */
+    bool data_dependent;  /* its output shape depends on data: likewise */
+    bool takes_strings;   /* accepts string tensors */
+    bool cpu;             /* the CPU backend has a kernel */
+    bool webgpu;          /* the WebGPU backend has a lowering (false when built without WebGPU) */
+    const char *webgpu_note; /* when that lowering runs the node, beyond rlx_op_catalog_webgpu_conditions
+                                (dtypes, attributes, constant operands); NULL without a lowering */
+} rlx_op_info;
+
+/* Number of ops in the catalogue (default domain and internal ops). */
+size_t rlx_op_catalog_count(void);
+
+/* Op `index` (< rlx_op_catalog_count(), in the op table's order); *out_info
+ * cleared on entry. errors: RLX_ERR_INVALID_ARGUMENT (index out of range). */
+rlx_status rlx_op_catalog_get(size_t index, rlx_op_info *out_info);
+
+/* The conditions every WebGPU lowering has (static shapes, dtypes the GPU
+ * holds, device limits, ...), one sentence each; *out_count of them.
+ * Borrowed, static. */
+const char *const *rlx_op_catalog_webgpu_conditions(size_t *out_count);
+
+/* Checks that the WebGPU decline notes and the lowering tables agree: every
+ * op with a lowering has exactly one note, every note names ops that have
+ * one. errors: RLX_ERR_INTERNAL, the message listing each disagreement
+ * (one per line). */
+rlx_status rlx_op_catalog_check(void);
+
+/* ----------------------------------------------------------------- clock */
+
+/* A monotonic clock in seconds (from an arbitrary origin): the one rlx
+ * times its compile steps with. For differences only. */
+double rlx_now_seconds(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RLX_INSPECT_H */

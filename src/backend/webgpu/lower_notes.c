@@ -1,0 +1,222 @@
+/* When each WebGPU lowering declines: the notes `rlx ops` and docs/ops.md
+ * print beside each op (the public catalogue, rlx_op_catalog_get), kept
+ * here beside the lowerings they describe. Written by hand, read off the
+ * lowering functions (their wg_check_io / wg_value_ok / wg_decline calls);
+ * wg_notes_check, run by `rlx ops` and so by the ops_doc test, fails when
+ * they and the lowering tables disagree. Built with and without WebGPU
+ * (the general conditions are printed either way). */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/webgpu/lower_notes.h"
+#include "base/status.h"
+#include "ir/op.h"
+#ifdef RLX_HAVE_WEBGPU
+#include "backend/webgpu/webgpu.h"
+#endif
+
+/* When each lowering declines, beyond the conditions common to all
+ * lowerings (k_gpu_general). `ops` lists op types separated by spaces
+ * (domain "" unless prefixed "rlx."); every op with a lowering appears in
+ * exactly one entry, and every op listed has a lowering (wg_notes_check).
+ * Keep each entry next to what its lower_<family>.c checks. */
+typedef struct gpu_note {
+    const char *ops;
+    const char *text;
+} gpu_note;
+
+static const gpu_note k_gpu_notes[] = {
+    /* lower_elementwise.c */
+    { "Abs Acos Acosh Asin Asinh Atan Atanh Ceil Celu Cos Cosh Elu Erf Exp Floor Gelu HardSigmoid HardSwish "
+      "LeakyRelu Log Mish Neg Reciprocal Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt "
+      "Swish Tan Tanh ThresholdedRelu",
+      "f32 only." },
+    { "Clip",
+      "f32 with constant bounds (attributes before Clip-11); f32 or i32 with bounds that are scalars of the "
+      "input's dtype (Clip-11 and later, also computed at run time)." },
+    { "Add Sub Mul", "f32 or i32, all operands of one dtype; at most 8 broadcast dims after merging." },
+    { "Div Pow PRelu", "f32 only, all operands of one dtype; at most 8 broadcast dims after merging." },
+    { "Sum Max Min", "f32 or i32, every input of the output's dtype; at most 64 inputs." },
+    { "Mean", "f32 only; at most 64 inputs." },
+    /* lower_nn.c */
+    { "Conv",
+      "f32 only. Direct, depthwise, 1x1, implicit-GEMM and im2col paths; operands larger than one binding are "
+      "split (weights by output channels, im2col by images and groups); every path adds a fused residual "
+      "(fuse_conv_residual) in its epilogue." },
+    { "ConvTranspose", "f32 only." },
+    { "MaxPool", "f32 only; not with the optional Indices output." },
+    { "AveragePool", "f32 only." },
+    { "GlobalAveragePool GlobalMaxPool", "f32 only; rank >= 2 and non-empty spatial dims." },
+    { "BatchNormalization",
+      "inference only (training_mode 0, the Y output only; spatial 1 before BatchNormalization-9); f32; "
+      "scale, B, mean and var of C values each." },
+    { "Gemm",
+      "f32 only; C of rank <= 2 that broadcasts to [M, N] (exactly [M, N] before Gemm-7 without broadcast)." },
+    { "MatMul", "f32 only; operands of rank >= 1; at most 4 batch dims after merging broadcast dims." },
+    { "Resize",
+      "f32 only; rank <= 4; mode nearest or linear (not cubic); antialias 0; coordinate_transformation_mode "
+      "not tf_crop_and_resize; scales or sizes constant (f32 scales)." },
+    /* lower_tensor.c */
+    { "Identity Reshape Flatten Squeeze Unsqueeze",
+      "the lowering (a copy) serves steps that are not views: data f32, i32, u32, i64 or bool; rank <= 8." },
+    { "Transpose Expand Tile DepthToSpace SpaceToDepth", "data f32, i32, u32, i64 or bool; rank <= 8." },
+    { "Slice", "data f32, i32, u32, i64 or bool; rank <= 8; starts, ends, axes and steps constant." },
+    { "Concat", "f32, i32, u32 or i64 (not bool); rank 1 to 8." },
+    { "Split", "data f32, i32, u32, i64 or bool; rank 1 to 8; every output present." },
+    { "Pad",
+      "f32, i32, u32 or i64 (not bool); rank <= 8; modes constant, edge, reflect, and wrap (Pad-19 and "
+      "later); pads, constant_value and axes constant." },
+    /* lower_reduce.c */
+    { "ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceSumSquare",
+      "f32 or i32; axes constant; at most 4 runs of kept and of reduced dims after merging." },
+    { "ReduceMean ReduceL2 ReduceLogSum ReduceLogSumExp",
+      "f32 only; axes constant; at most 4 runs of kept and of reduced dims after merging." },
+    { "ArgMax ArgMin", "f32 or i32 data; a non-empty axis." },
+    { "LayerNormalization",
+      "f32 only; Scale and B f32 that broadcast only within the normalised dims; the Mean and InvStdDev outputs "
+      "f32." },
+    { "RMSNormalization", "f32 only; scale f32 that broadcasts only within the normalised dims." },
+    { "InstanceNormalization", "f32 only; rank >= 2; scale and B f32 of C values." },
+    { "GroupNormalization",
+      "f32 only; rank >= 2; num_groups divides C; scale and bias f32 per group (GroupNormalization-18) or "
+      "per channel (-21)." },
+    { "LpNormalization", "f32 only; p 1 or 2." },
+    { "MeanVarianceNormalization Softmax LogSoftmax Hardmax", "f32 only." },
+    { "LRN", "f32 only; rank >= 2." },
+    /* lower_index.c */
+    { "Gather",
+      "data f32, i32, u32, i64 or bool; indices i32 or i64; "
+      "constant indices in range; run-time indices out of range fail the run as on the CPU (the node named)." },
+    { "GatherElements", "data f32, i32, u32 or i64 (not bool); indices i32 or i64; constant indices in range;"
+                         " run-time indices out of range fail the run as on the CPU (the node named)." },
+    { "GatherND",
+      "data f32, i32, u32, i64, or bool when slices are multiples of 4 elements; indices i32 or i64, their last "
+      "dim <= 8; constant indices in range; run-time indices out of range fail the run as on the CPU (the node named)." },
+    { "ScatterND",
+      "data f32, i32, u32, i64, or bool when slices are multiples of 4 elements; reductions (add, mul, max, min) "
+      "on f32 and i32 only; indices i32 or i64, their last dim <= 8; constant indices in range;"
+      " run-time indices out of range fail the run as on the CPU (the node named)." },
+    { "ScatterElements",
+      "data f32, i32, u32 or i64 (not bool); reductions (add, mul, max, min) on f32 and i32 only; indices i32 or "
+      "i64; rank <= 8; constant indices in range; run-time indices out of range fail the run as on the CPU (the node named)." },
+    { "OneHot", "depth a positive constant; indices f32, i32 or i64; values f32, i32, u32 or i64." },
+    { "Trilu", "data f32, i32, u32, i64 or bool; rank >= 2; k constant or an i32/i64 scalar." },
+    { "EyeLike", "rank 2; output f32, i32, u32, i64 or bool." },
+    { "CumSum", "f32 or i32; axis constant." },
+    { "ConstantOfShape", "output f32, i32, u32, i64 or bool (when not folded away: a static output shape)." },
+    { "Dropout",
+      "inference only: training_mode absent or constant false, or a constant ratio of 0; data f32, i32, u32, "
+      "i64 or bool." },
+    /* lower_logic.c */
+    { "Cast CastLike", "between f32, i32, u32, i64 and bool only." },
+    { "Equal", "inputs f32, i32, u32, i64 or bool, of one dtype." },
+    { "Less Greater LessOrEqual GreaterOrEqual", "inputs f32, i32, u32 or i64 (not bool), of one dtype." },
+    { "And Or Xor Not", "bool." },
+    { "IsNaN IsInf", "f32 input." },
+    { "Where", "bool condition; data f32, i32, u32, i64 or bool, of one dtype." },
+    /* lower_internal.c */
+    { "rlx.FusedElementwise",
+      "f32 operands; no rounding to f16 or bf16 inside the chain (Casts between float types); at most 7 tensor "
+      "inputs (one dispatch binds them and the output)." },
+    { "rlx.AddLayerNormalization", "f32 only." },
+    { "rlx.Attention", "f32 only; head dims (D, Dv) <= 256; a finite, non-zero scale." },
+};
+
+/* What every lowering requires (webgpu_lower.c, wg_lower_node and
+ * check_windows, and the element layouts of README.md). */
+static const char *const k_gpu_general[] = {
+    "Shapes are static (known when the plan is compiled for the given input shapes).",
+    "The tensors its kernels read and write have dtypes the GPU holds: f32, i32, u32, bool (one byte per "
+    "element) or i64 (word pairs); so nodes on f16, bf16, f64, i8, u8 and other data run on the CPU.",
+    "Every operand fits the device's limits: one binding (maxStorageBufferBindingSize, or RLX_MAX_BINDING_BYTES) "
+    "and one buffer (maxBufferSize, or RLX_MAX_BUFFER_BYTES). The elementwise, copy, GEMM and convolution "
+    "lowerings split larger operands into blocks; the others decline.",
+    "Index arithmetic stays within 32 bits (most kernels: fewer than 2^31 elements).",
+    "Its op type is not listed in RLX_GPU_DISABLE.",
+    "A fused activation (set by the fuse_activation pass) goes with an f32 output.",
+};
+
+/* Whether the space-separated list names op (a qualified name). */
+static bool list_has(const char *list, const char *op) {
+    size_t n = strlen(op);
+    for (const char *p = list; *p;) {
+        while (*p == ' ') p++;
+        size_t len = strcspn(p, " ");
+        if (len == n && strncmp(p, op, n) == 0) return true;
+        p += len;
+    }
+    return false;
+}
+
+/* "rlx.Name" for ops of a domain, the bare name otherwise. */
+static void qualified(const char *domain, const char *name, char *buf, size_t cap) {
+    if (domain && *domain) snprintf(buf, cap, "%s.%s", domain, name);
+    else snprintf(buf, cap, "%s", name);
+}
+
+const char *wg_note_of(const char *domain, const char *name) {
+    char q[160];
+    qualified(domain, name, q, sizeof q);
+    for (size_t i = 0; i < RLX_ARRAY_LEN(k_gpu_notes); i++)
+        if (list_has(k_gpu_notes[i].ops, q)) return k_gpu_notes[i].text;
+    return NULL;
+}
+
+const char *const *wg_general_notes(size_t *out_count) {
+    *out_count = RLX_ARRAY_LEN(k_gpu_general);
+    return k_gpu_general;
+}
+
+/* Appends one line to the check's message. */
+static void add_line(char *msg, size_t cap, size_t *at, const char *line) {
+    if (*at < cap) *at += (size_t)snprintf(msg + *at, cap - *at, "%s%s", *at ? "\n" : "", line);
+}
+
+rlx_status wg_notes_check(void) {
+#ifdef RLX_HAVE_WEBGPU
+    char msg[4096], line[320];
+    size_t at = 0;
+    msg[0] = '\0';
+    for (size_t i = 0; i < rlx_op_count(); i++) {
+        const rlx_op_def *d = rlx_op_at(i);
+        char q[160];
+        qualified(d->domain, d->name, q, sizeof q);
+        bool gpu = wg_find_lowering(d->domain, d->name) != NULL;
+        size_t hits = 0;
+        for (size_t k = 0; k < RLX_ARRAY_LEN(k_gpu_notes); k++) hits += list_has(k_gpu_notes[k].ops, q);
+        line[0] = '\0';
+        if (gpu && hits == 0)
+            snprintf(line, sizeof line, "op %s has a WebGPU lowering but src/backend/webgpu/lower_notes.c "
+                     "(k_gpu_notes) does not say when it declines", q);
+        else if (hits > 1)
+            snprintf(line, sizeof line, "op %s is listed in %zu entries of k_gpu_notes (src/backend/webgpu/lower_notes.c)",
+                     q, hits);
+        else if (!gpu && hits)
+            snprintf(line, sizeof line, "k_gpu_notes (src/backend/webgpu/lower_notes.c) describes op %s, which has no "
+                     "WebGPU lowering", q);
+        if (line[0]) add_line(msg, sizeof msg, &at, line);
+    }
+    /* names in the notes that are no op at all */
+    for (size_t k = 0; k < RLX_ARRAY_LEN(k_gpu_notes); k++) {
+        for (const char *p = k_gpu_notes[k].ops; *p;) {
+            while (*p == ' ') p++;
+            size_t len = strcspn(p, " ");
+            if (!len) break;
+            bool found = false;
+            for (size_t i = 0; i < rlx_op_count() && !found; i++) {
+                char q[160];
+                qualified(rlx_op_at(i)->domain, rlx_op_at(i)->name, q, sizeof q);
+                found = strlen(q) == len && strncmp(q, p, len) == 0;
+            }
+            if (!found) {
+                snprintf(line, sizeof line, "k_gpu_notes (src/backend/webgpu/lower_notes.c) names '%.*s', which is "
+                         "not in the op table", (int)len, p);
+                add_line(msg, sizeof msg, &at, line);
+            }
+            p += len;
+        }
+    }
+    if (at) return rlx_fail(RLX_ERR_INTERNAL, "%s", msg);
+#endif
+    return RLX_OK;
+}
