@@ -338,9 +338,8 @@ static rlx_status k_attention(rlx_cpu_kctx *k) {
 
 /* ------------------------------------------------------------ table */
 
-const rlx_cpu_kernel rlx_cpu_kernels_internal[] = {
-    { "FusedElementwise", rlx_cpu_fused_elementwise },
-    { "AddLayerNormalization", k_add_layernorm },
-    { "Attention", k_attention },
+const rlx_cpu_kernel_fn rlx_cpu_kernels_internal[RLX_OP_COUNT] = {
+    [RLX_OP_rlx_FusedElementwise] = rlx_cpu_fused_elementwise,
+    [RLX_OP_rlx_AddLayerNormalization] = k_add_layernorm,
+    [RLX_OP_rlx_Attention] = k_attention,
 };
-const size_t rlx_cpu_kernels_internal_count = RLX_ARRAY_LEN(rlx_cpu_kernels_internal);

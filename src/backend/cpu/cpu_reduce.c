@@ -819,13 +819,12 @@ static rlx_status k_einsum(rlx_cpu_kctx *k) {
     return RLX_OK;
 }
 
-const rlx_cpu_kernel rlx_cpu_kernels_reduce[] = {
-    { "ReduceSum", k_reduce_sum }, { "ReduceMean", k_reduce_mean }, { "ReduceMax", k_reduce_max },
-    { "ReduceMin", k_reduce_min }, { "ReduceProd", k_reduce_prod }, { "ReduceL1", k_reduce_l1 },
-    { "ReduceL2", k_reduce_l2 }, { "ReduceLogSum", k_reduce_logsum }, { "ReduceLogSumExp", k_reduce_lse },
-    { "ReduceSumSquare", k_reduce_sumsq }, { "ArgMax", k_argmax }, { "ArgMin", k_argmin },
-    { "InstanceNormalization", k_instance_norm }, { "LayerNormalization", k_layer_norm },
-    { "RMSNormalization", k_rms_norm }, { "GroupNormalization", k_group_norm }, { "LpNormalization", k_lp_norm },
-    { "MeanVarianceNormalization", k_mvn }, { "LRN", k_lrn }, { "Einsum", k_einsum },
+const rlx_cpu_kernel_fn rlx_cpu_kernels_reduce[RLX_OP_COUNT] = {
+    [RLX_OP_ReduceSum] = k_reduce_sum, [RLX_OP_ReduceMean] = k_reduce_mean, [RLX_OP_ReduceMax] = k_reduce_max,
+    [RLX_OP_ReduceMin] = k_reduce_min, [RLX_OP_ReduceProd] = k_reduce_prod, [RLX_OP_ReduceL1] = k_reduce_l1,
+    [RLX_OP_ReduceL2] = k_reduce_l2, [RLX_OP_ReduceLogSum] = k_reduce_logsum, [RLX_OP_ReduceLogSumExp] = k_reduce_lse,
+    [RLX_OP_ReduceSumSquare] = k_reduce_sumsq, [RLX_OP_ArgMax] = k_argmax, [RLX_OP_ArgMin] = k_argmin,
+    [RLX_OP_InstanceNormalization] = k_instance_norm, [RLX_OP_LayerNormalization] = k_layer_norm,
+    [RLX_OP_RMSNormalization] = k_rms_norm, [RLX_OP_GroupNormalization] = k_group_norm, [RLX_OP_LpNormalization] = k_lp_norm,
+    [RLX_OP_MeanVarianceNormalization] = k_mvn, [RLX_OP_LRN] = k_lrn, [RLX_OP_Einsum] = k_einsum,
 };
-const size_t rlx_cpu_kernels_reduce_count = RLX_ARRAY_LEN(rlx_cpu_kernels_reduce);

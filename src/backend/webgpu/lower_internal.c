@@ -267,9 +267,8 @@ static rlx_status lower_add_ln(wg_lower *L) {
     return wg_grid_groups(L, d, rows);
 }
 
-const wg_lowering wg_lowerings_internal[] = {
-    { "FusedElementwise", lower_fused_ew },
-    { "AddLayerNormalization", lower_add_ln },
-    { "Attention", wg_lower_attention },
+const wg_lower_fn wg_lowerings_internal[RLX_OP_COUNT] = {
+    [RLX_OP_rlx_FusedElementwise] = lower_fused_ew,
+    [RLX_OP_rlx_AddLayerNormalization] = lower_add_ln,
+    [RLX_OP_rlx_Attention] = wg_lower_attention,
 };
-const size_t wg_lowerings_internal_count = RLX_ARRAY_LEN(wg_lowerings_internal);

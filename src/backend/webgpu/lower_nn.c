@@ -821,16 +821,15 @@ static rlx_status lower_resize(wg_lower *L) {
     return wg_grid_1d(L, d, total);
 }
 
-const wg_lowering wg_lowerings_nn[] = {
-    { "Conv", lower_conv },
-    { "ConvTranspose", lower_conv_transpose },
-    { "MaxPool", lower_pool },
-    { "AveragePool", lower_pool },
-    { "GlobalAveragePool", lower_global_pool },
-    { "GlobalMaxPool", lower_global_pool },
-    { "BatchNormalization", lower_batchnorm },
-    { "Gemm", lower_gemm },
-    { "MatMul", lower_matmul },
-    { "Resize", lower_resize },
+const wg_lower_fn wg_lowerings_nn[RLX_OP_COUNT] = {
+    [RLX_OP_Conv] = lower_conv,
+    [RLX_OP_ConvTranspose] = lower_conv_transpose,
+    [RLX_OP_MaxPool] = lower_pool,
+    [RLX_OP_AveragePool] = lower_pool,
+    [RLX_OP_GlobalAveragePool] = lower_global_pool,
+    [RLX_OP_GlobalMaxPool] = lower_global_pool,
+    [RLX_OP_BatchNormalization] = lower_batchnorm,
+    [RLX_OP_Gemm] = lower_gemm,
+    [RLX_OP_MatMul] = lower_matmul,
+    [RLX_OP_Resize] = lower_resize,
 };
-const size_t wg_lowerings_nn_count = RLX_ARRAY_LEN(wg_lowerings_nn);

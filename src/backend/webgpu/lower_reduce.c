@@ -667,14 +667,13 @@ static rlx_status lower_lrn(wg_lower *L) {
     return wg_grid_1d(L, d, n);
 }
 
-const wg_lowering wg_lowerings_reduce[] = {
-    { "ReduceSum", lower_reduce }, { "ReduceMean", lower_reduce }, { "ReduceMax", lower_reduce },
-    { "ReduceMin", lower_reduce }, { "ReduceProd", lower_reduce }, { "ReduceL1", lower_reduce },
-    { "ReduceL2", lower_reduce }, { "ReduceLogSum", lower_reduce }, { "ReduceLogSumExp", lower_reduce },
-    { "ReduceSumSquare", lower_reduce }, { "ArgMax", lower_arg }, { "ArgMin", lower_arg },
-    { "LayerNormalization", lower_layer_norm }, { "RMSNormalization", lower_layer_norm },
-    { "InstanceNormalization", lower_instance_norm }, { "GroupNormalization", lower_group_norm },
-    { "LpNormalization", lower_lp_norm }, { "MeanVarianceNormalization", lower_mvn },
-    { "Softmax", lower_softmax }, { "LogSoftmax", lower_softmax }, { "Hardmax", lower_hardmax }, { "LRN", lower_lrn },
+const wg_lower_fn wg_lowerings_reduce[RLX_OP_COUNT] = {
+    [RLX_OP_ReduceSum] = lower_reduce, [RLX_OP_ReduceMean] = lower_reduce, [RLX_OP_ReduceMax] = lower_reduce,
+    [RLX_OP_ReduceMin] = lower_reduce, [RLX_OP_ReduceProd] = lower_reduce, [RLX_OP_ReduceL1] = lower_reduce,
+    [RLX_OP_ReduceL2] = lower_reduce, [RLX_OP_ReduceLogSum] = lower_reduce, [RLX_OP_ReduceLogSumExp] = lower_reduce,
+    [RLX_OP_ReduceSumSquare] = lower_reduce, [RLX_OP_ArgMax] = lower_arg, [RLX_OP_ArgMin] = lower_arg,
+    [RLX_OP_LayerNormalization] = lower_layer_norm, [RLX_OP_RMSNormalization] = lower_layer_norm,
+    [RLX_OP_InstanceNormalization] = lower_instance_norm, [RLX_OP_GroupNormalization] = lower_group_norm,
+    [RLX_OP_LpNormalization] = lower_lp_norm, [RLX_OP_MeanVarianceNormalization] = lower_mvn,
+    [RLX_OP_Softmax] = lower_softmax, [RLX_OP_LogSoftmax] = lower_softmax, [RLX_OP_Hardmax] = lower_hardmax, [RLX_OP_LRN] = lower_lrn,
 };
-const size_t wg_lowerings_reduce_count = RLX_ARRAY_LEN(wg_lowerings_reduce);
