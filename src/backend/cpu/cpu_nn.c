@@ -225,7 +225,7 @@ static rlx_status k_batchnorm(rlx_cpu_kctx *k) {
         if (rlx_tensor_numel(k->in[i]) != np)
             return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input %d has %zu values, scale has %zu", i,
                                 rlx_tensor_numel(k->in[i]), np);
-    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    double eps = rlx_param_float(k->n, "epsilon");
     if (!k->reference && per_channel && xt->dtype == RLX_DTYPE_F32) {
         batchnorm_f32(k, nb, c, inner, eps);
         return RLX_OK;

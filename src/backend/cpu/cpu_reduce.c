@@ -469,7 +469,7 @@ static rlx_status k_instance_norm(rlx_cpu_kctx *k) {
     size_t nb = (size_t)x->dims[0], ch = (size_t)x->dims[1], sp = prod_dims(x->dims, 2, x->rank);
     RLX_TRY(need_numel(k, 1, ch, "scale"));
     RLX_TRY(need_numel(k, 2, ch, "B"));
-    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    double eps = rlx_param_float(k->n, "epsilon");
     for (size_t n = 0; n < nb; n++)
         for (size_t c = 0; c < ch; c++) {
             size_t base = (n * ch + c) * sp;
@@ -514,7 +514,7 @@ static rlx_status norm_rows(rlx_cpu_kctx *k, bool rms) {
     size_t rows = prod_dims(x->dims, 0, ax), len = prod_dims(x->dims, ax, x->rank);
     RLX_TRY(check_out(k, 1, rows));
     RLX_TRY(check_out(k, 2, rows));
-    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    double eps = rlx_param_float(k->n, "epsilon");
     /* When Scale and B do not vary across rows (the usual [d_axis, ...]
      * shapes), their offset within a row is computed once per column. */
     bool row_invariant = true;
@@ -569,7 +569,7 @@ static rlx_status k_group_norm(rlx_cpu_kctx *k) {
     size_t np = per_channel ? ch : (size_t)g, cpg = ch / (size_t)g;
     RLX_TRY(need_numel(k, 1, np, "scale"));
     RLX_TRY(need_numel(k, 2, np, "bias"));
-    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    double eps = rlx_param_float(k->n, "epsilon");
     for (size_t n = 0; n < nb; n++)
         for (size_t gi = 0; gi < (size_t)g; gi++) {
             size_t base = (n * ch + gi * cpg) * sp, len = cpg * sp;
@@ -659,8 +659,8 @@ static rlx_status k_lrn(rlx_cpu_kctx *k) {
     if (size <= 0) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "size is %lld", (long long)size);
     if (x->rank < 2)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
-    double alpha = rlx_attr_float(k->n, "alpha", 1e-4f), beta = rlx_attr_float(k->n, "beta", 0.75f);
-    double bias = rlx_attr_float(k->n, "bias", 1.0f);
+    double alpha = rlx_param_float(k->n, "alpha"), beta = rlx_param_float(k->n, "beta");
+    double bias = rlx_param_float(k->n, "bias");
     int64_t nb = x->dims[0], ch = x->dims[1], before = (size - 1) / 2, after = size / 2;
     size_t sp = prod_dims(x->dims, 2, x->rank);
     for (int64_t n = 0; n < nb; n++)

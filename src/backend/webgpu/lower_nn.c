@@ -549,7 +549,7 @@ static rlx_status lower_batchnorm(wg_lower *L) {
     wg_p_u32(L, d, (uint32_t)total);
     wg_p_u32(L, d, (uint32_t)c);
     wg_p_u32(L, d, (uint32_t)inner);
-    wg_p_f32(L, d, rlx_attr_float(L->n, "epsilon", 1e-5f));
+    wg_p_f32(L, d, rlx_param_float(L->n, "epsilon"));
     return wg_grid_1d(L, d, total);
 }
 
@@ -567,7 +567,7 @@ static rlx_status lower_gemm(wg_lower *L) {
     if (L->n->version < 7 && rlx_attr_int(L->n, "broadcast", 0) == 0 && c &&
         !(c->rank == 2 && c->dims[0] == y->dims[0] && c->dims[1] == y->dims[1]))
         return wg_decline(L, "Gemm-6 without broadcast needs C of shape [M, N]");
-    bool ta = rlx_attr_int(L->n, "transA", 0) != 0, tb = rlx_attr_int(L->n, "transB", 0) != 0;
+    bool ta = rlx_param_int(L->n, "transA") != 0, tb = rlx_param_int(L->n, "transB") != 0;
     uint64_t M = (uint64_t)(ta ? a->dims[1] : a->dims[0]), K = (uint64_t)(ta ? a->dims[0] : a->dims[1]);
     uint64_t N = (uint64_t)(tb ? b->dims[0] : b->dims[1]);
     if ((uint64_t)(tb ? b->dims[1] : b->dims[0]) != K || (uint64_t)y->dims[0] != M || (uint64_t)y->dims[1] != N)
@@ -578,8 +578,8 @@ static rlx_status lower_gemm(wg_lower *L) {
     m.M = M;
     m.N = N;
     m.K = K;
-    m.alpha = rlx_attr_float(L->n, "alpha", 1.0f);
-    m.beta = rlx_attr_float(L->n, "beta", 1.0f);
+    m.alpha = rlx_param_float(L->n, "alpha");
+    m.beta = rlx_param_float(L->n, "beta");
     m.a_sm = ta ? 1 : K;
     m.a_sk = ta ? M : 1;
     m.b_sk = tb ? 1 : N;

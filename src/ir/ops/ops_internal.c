@@ -153,7 +153,7 @@ static rlx_status infer_add_ln(rlx_infer_ctx *c) {
         return RLX_OK;
     }
     int ax;
-    int64_t axis = rlx_attr_int(c->n, "axis", -1);
+    int64_t axis = rlx_param_int(c->n, "axis");
     if (!rlx_norm_axis(axis, a->rank, &ax))
         return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, a->rank);
     if (!suffix_of(b, a)) return rlx_ictx_fail(c, "B is neither A's shape nor A's trailing dims");

@@ -168,7 +168,7 @@ static rlx_status infer_gemm(rlx_infer_ctx *c) {
     }
     if (a->rank != 2 || b->rank != 2)
         return rlx_ictx_fail(c, "A and B must be 2-D (got ranks %d and %d)", a->rank, b->rank);
-    bool ta = rlx_attr_int(c->n, "transA", 0) != 0, tb = rlx_attr_int(c->n, "transB", 0) != 0;
+    bool ta = rlx_param_int(c->n, "transA") != 0, tb = rlx_param_int(c->n, "transB") != 0;
     int64_t m = a->dims[ta ? 1 : 0], ka = a->dims[ta ? 0 : 1];
     int64_t kb = b->dims[tb ? 1 : 0], nn = b->dims[tb ? 0 : 1];
     if (ka >= 0 && kb >= 0 && ka != kb)
