@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "base/tensor.h"
 #include "ir/graph.h"
+#include "ir/op.h"
 #include "ir/ops/act.h"
 #include "plan/plan.h"
 #include "runtime/session.h"
@@ -131,6 +132,12 @@ static inline rlx_status run_node_in(rlx_backend *be, const char *domain, const 
     n->attrs = calloc((size_t)n_attrs + 1, sizeof *n->attrs);
     if (n_attrs) memcpy(n->attrs, attrs, sizeof *attrs * (size_t)n_attrs);
     n->n_attrs = n_attrs;
+    n->def = rlx_op_find(domain, op);
+    n->op = n->def ? n->def->id : RLX_OP_NONE;
+    if (rlx_node_resolve_params(n) != RLX_OK) {
+        rlx_graph_destroy(g);
+        return RLX_ERR_OUT_OF_MEMORY;
+    }
     g->values[oid].producer = 0;
 
     rlx_program *p = calloc(1, sizeof *p);

@@ -31,6 +31,7 @@
 #include "base/parallel.h"
 #include "base/tensor.h"
 #include "ir/graph.h"
+#include "ir/op.h"
 #include "ir/ops/act.h"
 #include "ir/ops/conv_geom.h"
 
@@ -85,6 +86,14 @@ static rlx_node make_node(const char *op, int version, int n_in, int n_out, node
     n.n_out = n_out;
     n.attrs = s->a;
     n.n_attrs = s->n;
+    /* the op id and the parameter block, as rlx_graph_add_node resolves them;
+     * one node lives at a time, so the previous block is freed here */
+    static rlx_node_attr *prev_params;
+    free(prev_params);
+    n.def = rlx_op_find("", op);
+    n.op = n.def ? n.def->id : RLX_OP_NONE;
+    CHECK_OK(rlx_node_resolve_params(&n));
+    prev_params = n.params;
     return n;
 }
 

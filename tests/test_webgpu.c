@@ -994,6 +994,8 @@ static void add_raw_node(rlx_graph *g, const char *name, const char *op, int in,
     n->out[0] = out;
     n->n_out = 1;
     n->attrs = calloc(1, sizeof *n->attrs);
+    const rlx_op_def *d = rlx_op_find("", op); /* the id only, no checks of the IR */
+    n->op = d ? d->id : RLX_OP_NONE;
     g->values[out].producer = (int)g->n_nodes++;
 }
 

@@ -87,6 +87,7 @@ static void node_free(rlx_node *n) {
     free(n->out);
     for (int i = 0; i < n->n_attrs; i++) rlx_node_attr_free(&n->attrs[i]);
     free(n->attrs);
+    free(n->params);
 }
 
 void rlx_graph_destroy(rlx_graph *g) {
@@ -185,6 +186,7 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph **out) {
         rlx_node *n = &g->nodes[i];
         memset(n, 0, sizeof *n);
         g->n_nodes = i + 1;
+        n->op = sn->op;
         n->def = sn->def;
         n->version = sn->version;
         n->dead = sn->dead;
@@ -207,6 +209,7 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph **out) {
             n->n_attrs = a + 1;
             if (n->attrs[a].g) n->attrs[a].g->parent = g;
         }
+        RLX_TRY_GOTO(st, rlx_node_resolve_params(n), fail);
     }
     RLX_TRY_GOTO(st, RLX_GROW(g->inputs, g->cap_inputs, src->n_inputs + 1), fail);
     if (src->n_inputs) memcpy(g->inputs, src->inputs, src->n_inputs * sizeof(int));
@@ -370,6 +373,7 @@ rlx_status rlx_graph_add_node(rlx_graph *g, const char *op_type, const char *dom
                       *domain ? domain : "", *domain ? "." : "", op_type, (long long)g->opset);
         goto fail;
     }
+    n->op = n->def->id;
     n->version = rlx_op_version(n->def, g->opset);
     if (!n->version) {
         st = rlx_fail(RLX_ERR_UNSUPPORTED,
@@ -412,6 +416,7 @@ rlx_status rlx_graph_add_node(rlx_graph *g, const char *op_type, const char *dom
         v->producer = id;
     }
     RLX_TRY_GOTO(st, check_attrs(n), fail);
+    RLX_TRY_GOTO(st, rlx_node_resolve_params(n), fail);
     if (out_node) *out_node = id;
     return RLX_OK;
 fail:
@@ -461,6 +466,70 @@ const rlx_node_attr *rlx_node_attr_find(const rlx_node *n, const char *name) {
     for (int i = 0; i < n->n_attrs; i++)
         if (n->attrs[i].name && strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
     return NULL;
+}
+
+rlx_status rlx_node_resolve_params(rlx_node *n) {
+    const rlx_op_def *d = n->def;
+    int cnt = 0;
+    while (d && cnt < RLX_MAX_OP_ATTRS && d->attrs[cnt].name) cnt++;
+    free(n->params);
+    n->params = NULL;
+    if (!cnt) return RLX_OK;
+    n->params = calloc((size_t)cnt, sizeof *n->params);
+    if (!n->params) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory (parameters)", rlx_node_desc(n));
+    for (int k = 0; k < cnt; k++) {
+        const rlx_attr_def *ad = &d->attrs[k];
+        rlx_node_attr *p = &n->params[k];
+        const rlx_node_attr *a = rlx_node_attr_find(n, ad->name);
+        if (a) {
+            *p = *a; /* borrows the strings and lists */
+            /* the scalar form of a list type (check_attrs accepts it) reads as a list of one */
+            if (ad->type == RLX_ATTR_INTS && a->type == RLX_ATTR_INT) p->type = RLX_ATTR_INTS, p->n = 1, p->ints = (int64_t *)&a->i;
+            if (ad->type == RLX_ATTR_FLOATS && a->type == RLX_ATTR_FLOAT)
+                p->type = RLX_ATTR_FLOATS, p->n = 1, p->floats = (float *)&a->f;
+        } else if (ad->has_default) {
+            p->name = (char *)ad->name;
+            p->type = ad->type;
+            p->i = ad->i;
+            p->f = ad->f;
+            p->s = (char *)ad->s;
+        } else {
+            p->name = (char *)ad->name;
+        }
+    }
+    return RLX_OK;
+}
+
+/* The schema slot `name` of the node's op, or -1. */
+static int param_slot(const rlx_node *n, const char *name) {
+    if (!n->params) return -1;
+    for (int k = 0; k < RLX_MAX_OP_ATTRS && n->def->attrs[k].name; k++)
+        if (strcmp(n->def->attrs[k].name, name) == 0) return k;
+    return -1;
+}
+
+const rlx_node_attr *rlx_param(const rlx_node *n, const char *name) {
+    int k = param_slot(n, name);
+    return k >= 0 && n->params[k].type != RLX_ATTR_UNDEFINED ? &n->params[k] : NULL;
+}
+
+int64_t rlx_param_int(const rlx_node *n, const char *name) {
+    const rlx_node_attr *a = rlx_param(n, name);
+    return a && a->type == RLX_ATTR_INT ? a->i : 0;
+}
+
+float rlx_param_float(const rlx_node *n, const char *name) {
+    const rlx_node_attr *a = rlx_param(n, name);
+    return a && a->type == RLX_ATTR_FLOAT ? a->f : 0.0f;
+}
+
+const char *rlx_param_str(const rlx_node *n, const char *name) {
+    const rlx_node_attr *a = rlx_param(n, name);
+    return a && a->type == RLX_ATTR_STRING ? a->s : NULL;
+}
+
+bool rlx_param_given(const rlx_node *n, const char *name) {
+    return rlx_node_attr_find(n, name) != NULL;
 }
 
 int64_t rlx_attr_int(const rlx_node *n, const char *name, int64_t def) {

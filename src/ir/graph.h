@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ir/op_id.h"
 #include "rlx/rlx.h"
 
 #define RLX_DIM_DYN (-1)
@@ -61,7 +62,8 @@ typedef struct rlx_node {
     char *name;
     char *op_type;
     char *domain;                 /* "" for the default ONNX domain */
-    const struct rlx_op_def *def; /* resolved op definition */
+    rlx_op_id op;                 /* the op, resolved once by rlx_graph_add_node */
+    const struct rlx_op_def *def; /* its definition (rlx_op_get(op)) */
     int version;                  /* the op's ONNX since-version in effect */
     int *in;
     int n_in;
@@ -69,6 +71,11 @@ typedef struct rlx_node {
     int n_out;
     rlx_node_attr *attrs;
     int n_attrs;
+    /* The parameter block: one slot per attribute of the op's schema, in
+     * schema order (def->attrs[k] is slot k): the given attribute, else
+     * the schema default, else type RLX_ATTR_UNDEFINED. Slots borrow the
+     * strings and lists of attrs; rlx_node_resolve_params rebuilds them. */
+    rlx_node_attr *params;
     bool dead; /* removed by a pass; compacted away by rlx_graph_compact */
 } rlx_node;
 
@@ -161,6 +168,24 @@ const char *rlx_attr_str(const rlx_node *n, const char *name, const char *def);
 /* Pointer to the ints and their count, or NULL/0 if absent. */
 const int64_t *rlx_attr_ints(const rlx_node *n, const char *name, size_t *count);
 const float *rlx_attr_floats(const rlx_node *n, const char *name, size_t *count);
+
+/* Parameters: the node's schema attributes, given or defaulted (the
+ * default is written once, in the op's schema row). `name` must be in the
+ * schema of the node's op; a name that is not reads as absent (0, NULL).
+ * Slot k of the schema is also n->params[k]. */
+const rlx_node_attr *rlx_param(const rlx_node *n, const char *name);
+int64_t rlx_param_int(const rlx_node *n, const char *name);
+float rlx_param_float(const rlx_node *n, const char *name);
+/* NULL when the attribute has no default and is not given. */
+const char *rlx_param_str(const rlx_node *n, const char *name);
+/* Whether the attribute was given on the node (not defaulted). */
+bool rlx_param_given(const rlx_node *n, const char *name);
+
+/* (Re)builds n->params from n->attrs and the schema: rlx_graph_add_node
+ * and rlx_graph_clone call it; a pass that changes a schema attribute of
+ * an existing node calls it afterwards.
+ * errors: RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_node_resolve_params(rlx_node *n);
 
 /* Frees what an attribute owns (not the struct itself). */
 void rlx_node_attr_free(rlx_node_attr *a);

@@ -47,6 +47,46 @@ const rlx_op_def *rlx_op_find(const char *domain, const char *name) {
     return NULL;
 }
 
+/* Every definition by id: row r of a family is id RLX_OPS_FIRST_<family> + r
+ * (ir/op_id.h numbers the same .def rows in the same order). */
+#define RLX_OP_ROW_OF(fam, id) [id] = &rlx_ops_##fam[id - RLX_OPS_FIRST_##fam],
+static const rlx_op_def *const k_by_id[RLX_OP_COUNT] = {
+#undef RLX_OP
+#undef RLX_OP_RLX
+#define RLX_OP(nm, ...) RLX_OP_ROW_OF(elementwise, RLX_OP_##nm)
+#include "ir/ops/ops_elementwise.def"
+#undef RLX_OP
+#define RLX_OP(nm, ...) RLX_OP_ROW_OF(nn, RLX_OP_##nm)
+#include "ir/ops/ops_nn.def"
+#undef RLX_OP
+#define RLX_OP(nm, ...) RLX_OP_ROW_OF(tensor, RLX_OP_##nm)
+#include "ir/ops/ops_tensor.def"
+#undef RLX_OP
+#define RLX_OP(nm, ...) RLX_OP_ROW_OF(reduce, RLX_OP_##nm)
+#include "ir/ops/ops_reduce.def"
+#undef RLX_OP
+#define RLX_OP(nm, ...) RLX_OP_ROW_OF(control, RLX_OP_##nm)
+#include "ir/ops/ops_control.def"
+#undef RLX_OP
+#define RLX_OP(nm, ...) RLX_OP_ROW_OF(quant, RLX_OP_##nm)
+#include "ir/ops/ops_quant.def"
+#undef RLX_OP
+#define RLX_OP(nm, ...) RLX_OP_ROW_OF(rnn, RLX_OP_##nm)
+#include "ir/ops/ops_rnn.def"
+#undef RLX_OP
+#define RLX_OP(nm, ...) RLX_OP_ROW_OF(string, RLX_OP_##nm)
+#include "ir/ops/ops_string.def"
+#undef RLX_OP
+#define RLX_OP_RLX(nm, ...) RLX_OP_ROW_OF(internal, RLX_OP_rlx_##nm)
+#include "ir/ops/ops_internal.def"
+#undef RLX_OP_RLX
+};
+#undef RLX_OP_ROW_OF
+
+const rlx_op_def *rlx_op_get(rlx_op_id id) {
+    return (id > RLX_OP_NONE && id < RLX_OP_COUNT) ? k_by_id[id] : NULL;
+}
+
 int rlx_op_version(const rlx_op_def *def, int64_t opset) {
     int v = 0;
     for (int i = 0; i < RLX_MAX_OP_VERSIONS && def->versions[i]; i++)

@@ -3,8 +3,10 @@
  * inference. The CPU kernel lives in src/backend/cpu, the WGSL kernel in
  * src/backend/webgpu: those are the op's other two homes.
  *
- * Adding an op: write an entry in the family file under src/ir/ops/
- * (e.g. ops_elementwise.c), its CPU kernel in src/backend/cpu/, and a test. */
+ * Adding an op: a RLX_OP row in its family's table, src/ir/ops/ops_<family>.def
+ * (the row defines the op id RLX_OP_<name> too), its CPU kernel in
+ * src/backend/cpu/ (a row [RLX_OP_<name>] = fn), and a test; docs/DEVELOPING.md
+ * lists every place. */
 #ifndef RLX_IR_OP_H
 #define RLX_IR_OP_H
 
@@ -24,11 +26,27 @@ typedef struct rlx_infer_ctx {
  * inconsistent inputs (rank, dtype, broadcast, attributes). */
 typedef rlx_status (*rlx_infer_fn)(rlx_infer_ctx *ctx);
 
+/* One attribute of an op's schema. The default is written here and
+ * nowhere else: rlx_graph_add_node gives every node a parameter block with
+ * one slot per schema attribute (rlx_node.params), holding the given value
+ * or this default, and kernels read the slots (rlx_param_*, graph.h).
+ * Attributes without a default (has_default false: lists, tensors, graphs,
+ * and scalars whose default depends on the version or on other attributes)
+ * have slot type RLX_ATTR_UNDEFINED when not given. */
 typedef struct rlx_attr_def {
     const char *name;
     rlx_attr_type type;
     bool required;
+    bool has_default;
+    int64_t i;     /* INT default */
+    float f;       /* FLOAT default */
+    const char *s; /* STRING default */
 } rlx_attr_def;
+
+/* Schema rows with a default (ONNX's documented default unless noted). */
+#define RLX_ATTR_DEF_INT(nm, v) { nm, RLX_ATTR_INT, false, true, .i = (v) }
+#define RLX_ATTR_DEF_FLOAT(nm, v) { nm, RLX_ATTR_FLOAT, false, true, .f = (v) }
+#define RLX_ATTR_DEF_STRING(nm, v) { nm, RLX_ATTR_STRING, false, true, .s = (v) }
 
 enum {
     /* Output shapes depend on input values in a way that only running the
@@ -47,6 +65,7 @@ enum {
 #define RLX_MAX_OP_ATTRS 16
 
 typedef struct rlx_op_def {
+    rlx_op_id id;       /* RLX_OP_<name> (ir/op_id.h) */
     const char *name;   /* ONNX op type, e.g. "Conv" */
     const char *domain; /* "" (ai.onnx) */
     /* ONNX since-versions of this op, ascending, 0-terminated; the node's
@@ -68,6 +87,10 @@ typedef struct rlx_op_def {
 
 /* Looks an op up by domain and name. NULL if rlx does not know it. */
 const rlx_op_def *rlx_op_find(const char *domain, const char *name);
+
+/* The definition of an op id, or NULL for RLX_OP_NONE and ids out of
+ * range. Constant time (no name lookup). */
+const rlx_op_def *rlx_op_get(rlx_op_id id);
 
 /* The since-version of `def` in effect at `opset`, or 0 when the op does
  * not exist yet at that opset. */

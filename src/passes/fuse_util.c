@@ -112,7 +112,7 @@ rlx_status rlx_fuse_set_int(rlx_node *n, const char *name, int64_t v) {
     RLX_TRY(attr_slot(n, name, &a));
     a->type = RLX_ATTR_INT;
     a->i = v;
-    return RLX_OK;
+    return rlx_node_resolve_params(n);
 }
 
 rlx_status rlx_fuse_set_float(rlx_node *n, const char *name, float v) {
@@ -120,7 +120,7 @@ rlx_status rlx_fuse_set_float(rlx_node *n, const char *name, float v) {
     RLX_TRY(attr_slot(n, name, &a));
     a->type = RLX_ATTR_FLOAT;
     a->f = v;
-    return RLX_OK;
+    return rlx_node_resolve_params(n);
 }
 
 rlx_status rlx_fuse_emplace(rlx_graph *g, int slot, const char *op, const char *domain, const char *name,

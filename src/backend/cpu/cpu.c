@@ -1,6 +1,5 @@
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_internal.h"
-#include "ir/ops/internal_ops.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,33 +9,27 @@
 #include "base/mem.h"
 #include "base/tensor.h"
 
-typedef struct cpu_family {
-    const rlx_cpu_kernel *k;
-    const size_t *count;
-} cpu_family;
-
-static const cpu_family k_cpu_families[] = {
-#define RLX_CPU_FAMILY(name) { rlx_cpu_kernels_##name, &rlx_cpu_kernels_##name##_count },
+static const rlx_cpu_kernel_fn *const k_cpu_families[] = {
+#define RLX_CPU_FAMILY(name) rlx_cpu_kernels_##name,
     RLX_CPU_FAMILIES
 #undef RLX_CPU_FAMILY
 };
 
-rlx_cpu_kernel_fn rlx_cpu_find_kernel(const char *domain, const char *op) {
-    if (domain && strcmp(domain, RLX_INTERNAL_DOMAIN) == 0) { /* internal ops: cpu_internal.c */
-        for (size_t i = 0; i < rlx_cpu_kernels_internal_count; i++)
-            if (strcmp(rlx_cpu_kernels_internal[i].op, op) == 0) return rlx_cpu_kernels_internal[i].fn;
-        return NULL;
-    }
-    if (domain && *domain && strcmp(domain, "ai.onnx") != 0) return NULL;
+rlx_cpu_kernel_fn rlx_cpu_kernel_of(rlx_op_id op) {
+    if (op <= RLX_OP_NONE || op >= RLX_OP_COUNT) return NULL;
     for (size_t f = 0; f < RLX_ARRAY_LEN(k_cpu_families); f++)
-        for (size_t i = 0; i < *k_cpu_families[f].count; i++)
-            if (strcmp(k_cpu_families[f].k[i].op, op) == 0) return k_cpu_families[f].k[i].fn;
+        if (k_cpu_families[f][op]) return k_cpu_families[f][op];
     return NULL;
+}
+
+rlx_cpu_kernel_fn rlx_cpu_find_kernel(const char *domain, const char *op) {
+    const rlx_op_def *d = rlx_op_find(domain, op);
+    return d ? rlx_cpu_kernel_of(d->id) : NULL;
 }
 
 rlx_status rlx_cpu_run_node(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                             rlx_tensor *const *out, bool reference) {
-    rlx_cpu_kernel_fn fn = rlx_cpu_find_kernel(n->domain, n->op_type);
+    rlx_cpu_kernel_fn fn = rlx_cpu_kernel_of(n->op);
     if (!fn) return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: no CPU kernel for op %s", rlx_node_desc(n), n->op_type);
     rlx_cpu_kctx k = { .g = g, .n = n, .in = in, .out = out, .reference = reference };
     return fn(&k);

@@ -30,13 +30,9 @@ typedef struct rlx_cpu_kctx {
 
 typedef rlx_status (*rlx_cpu_kernel_fn)(rlx_cpu_kctx *k);
 
-typedef struct rlx_cpu_kernel {
-    const char *op; /* ONNX op type (default domain) */
-    rlx_cpu_kernel_fn fn;
-} rlx_cpu_kernel;
-
 /* Kernel families, one file each (cpu_<family>.c), listed like the op
- * families in src/ir/ops/ops.h. */
+ * families in src/ir/ops/ops.h. Each is a table indexed by op id
+ * ([RLX_OP_Conv] = fn), NULL where the family has no kernel. */
 #define RLX_CPU_FAMILIES          \
     RLX_CPU_FAMILY(elementwise)   \
     RLX_CPU_FAMILY(nn)            \
@@ -45,15 +41,18 @@ typedef struct rlx_cpu_kernel {
     RLX_CPU_FAMILY(control)       \
     RLX_CPU_FAMILY(quant)         \
     RLX_CPU_FAMILY(rnn)           \
-    RLX_CPU_FAMILY(string)
+    RLX_CPU_FAMILY(string)        \
+    RLX_CPU_FAMILY(internal)
 
-#define RLX_CPU_FAMILY(name)                             \
-    extern const rlx_cpu_kernel rlx_cpu_kernels_##name[]; \
-    extern const size_t rlx_cpu_kernels_##name##_count;
+#define RLX_CPU_FAMILY(name) extern const rlx_cpu_kernel_fn rlx_cpu_kernels_##name[RLX_OP_COUNT];
 RLX_CPU_FAMILIES
 #undef RLX_CPU_FAMILY
 
-/* The CPU kernel of an op, or NULL. */
+/* The CPU kernel of an op id, or NULL (no name lookup). */
+rlx_cpu_kernel_fn rlx_cpu_kernel_of(rlx_op_id op);
+
+/* The CPU kernel of an op by domain and name, or NULL: for reports that
+ * start from names (`rlx ops`); nodes use rlx_cpu_kernel_of(n->op). */
 rlx_cpu_kernel_fn rlx_cpu_find_kernel(const char *domain, const char *op);
 
 /* Runs one node on host tensors (the contract above). */

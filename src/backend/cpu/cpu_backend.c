@@ -23,7 +23,7 @@ static rlx_tensor *value_view(struct rlx_backend_exe *e, int v) { return v < 0 ?
 static bool cpu_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n) {
     (void)be;
     (void)g;
-    return rlx_cpu_find_kernel(n->domain, n->op_type) != NULL;
+    return rlx_cpu_kernel_of(n->op) != NULL;
 }
 
 static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {

@@ -328,9 +328,8 @@ done:
     return st;
 }
 
-const rlx_cpu_kernel rlx_cpu_kernels_control[] = {
-    { "If", k_if },
-    { "Loop", k_loop },
-    { "Scan", k_scan },
+const rlx_cpu_kernel_fn rlx_cpu_kernels_control[RLX_OP_COUNT] = {
+    [RLX_OP_If] = k_if,
+    [RLX_OP_Loop] = k_loop,
+    [RLX_OP_Scan] = k_scan,
 };
-const size_t rlx_cpu_kernels_control_count = RLX_ARRAY_LEN(rlx_cpu_kernels_control);

@@ -663,23 +663,22 @@ static rlx_status k_cast(rlx_cpu_kctx *k) {
     return cast_run(k);
 }
 
-const rlx_cpu_kernel rlx_cpu_kernels_elementwise[] = {
-    { "Abs", k_abs }, { "Neg", k_neg }, { "Sign", k_sign }, { "Exp", k_exp }, { "Log", k_log },
-    { "Sqrt", k_sqrt }, { "Reciprocal", k_recip }, { "Floor", k_floor }, { "Ceil", k_ceil },
-    { "Round", k_round }, { "Erf", k_erf }, { "Sin", k_sin }, { "Cos", k_cos }, { "Tan", k_tan },
-    { "Asin", k_asin }, { "Acos", k_acos }, { "Atan", k_atan }, { "Sinh", k_sinh }, { "Cosh", k_cosh },
-    { "Asinh", k_asinh }, { "Acosh", k_acosh }, { "Atanh", k_atanh }, { "Tanh", k_tanh },
-    { "Relu", k_relu }, { "Sigmoid", k_sigmoid }, { "LeakyRelu", k_leaky }, { "Elu", k_elu },
-    { "Selu", k_selu }, { "Celu", k_celu }, { "ThresholdedRelu", k_threlu }, { "HardSigmoid", k_hsig },
-    { "HardSwish", k_hswish }, { "Softplus", k_softplus }, { "Softsign", k_softsign }, { "Mish", k_mish },
-    { "Gelu", k_gelu }, { "Clip", k_clip }, { "PRelu", k_prelu },
-    { "Add", k_add }, { "Sub", k_sub }, { "Mul", k_mul }, { "Div", k_div }, { "Pow", k_pow }, { "Mod", k_mod },
-    { "Max", k_max }, { "Min", k_min }, { "Sum", k_sum }, { "Mean", k_mean },
-    { "Equal", k_equal }, { "Less", k_less }, { "Greater", k_greater }, { "LessOrEqual", k_less_eq },
-    { "GreaterOrEqual", k_greater_eq }, { "And", k_and }, { "Or", k_or }, { "Xor", k_xor }, { "Not", k_not },
-    { "IsNaN", k_isnan }, { "IsInf", k_isinf }, { "BitwiseNot", k_bitwise_not }, { "BitwiseAnd", k_bitwise_and },
-    { "BitwiseOr", k_bitwise_or }, { "BitwiseXor", k_bitwise_xor }, { "BitShift", k_bitshift },
-    { "Shrink", k_shrink }, { "Swish", k_swish },
-    { "Where", k_where }, { "Cast", k_cast }, { "CastLike", k_cast },
+const rlx_cpu_kernel_fn rlx_cpu_kernels_elementwise[RLX_OP_COUNT] = {
+    [RLX_OP_Abs] = k_abs, [RLX_OP_Neg] = k_neg, [RLX_OP_Sign] = k_sign, [RLX_OP_Exp] = k_exp, [RLX_OP_Log] = k_log,
+    [RLX_OP_Sqrt] = k_sqrt, [RLX_OP_Reciprocal] = k_recip, [RLX_OP_Floor] = k_floor, [RLX_OP_Ceil] = k_ceil,
+    [RLX_OP_Round] = k_round, [RLX_OP_Erf] = k_erf, [RLX_OP_Sin] = k_sin, [RLX_OP_Cos] = k_cos, [RLX_OP_Tan] = k_tan,
+    [RLX_OP_Asin] = k_asin, [RLX_OP_Acos] = k_acos, [RLX_OP_Atan] = k_atan, [RLX_OP_Sinh] = k_sinh, [RLX_OP_Cosh] = k_cosh,
+    [RLX_OP_Asinh] = k_asinh, [RLX_OP_Acosh] = k_acosh, [RLX_OP_Atanh] = k_atanh, [RLX_OP_Tanh] = k_tanh,
+    [RLX_OP_Relu] = k_relu, [RLX_OP_Sigmoid] = k_sigmoid, [RLX_OP_LeakyRelu] = k_leaky, [RLX_OP_Elu] = k_elu,
+    [RLX_OP_Selu] = k_selu, [RLX_OP_Celu] = k_celu, [RLX_OP_ThresholdedRelu] = k_threlu, [RLX_OP_HardSigmoid] = k_hsig,
+    [RLX_OP_HardSwish] = k_hswish, [RLX_OP_Softplus] = k_softplus, [RLX_OP_Softsign] = k_softsign, [RLX_OP_Mish] = k_mish,
+    [RLX_OP_Gelu] = k_gelu, [RLX_OP_Clip] = k_clip, [RLX_OP_PRelu] = k_prelu,
+    [RLX_OP_Add] = k_add, [RLX_OP_Sub] = k_sub, [RLX_OP_Mul] = k_mul, [RLX_OP_Div] = k_div, [RLX_OP_Pow] = k_pow, [RLX_OP_Mod] = k_mod,
+    [RLX_OP_Max] = k_max, [RLX_OP_Min] = k_min, [RLX_OP_Sum] = k_sum, [RLX_OP_Mean] = k_mean,
+    [RLX_OP_Equal] = k_equal, [RLX_OP_Less] = k_less, [RLX_OP_Greater] = k_greater, [RLX_OP_LessOrEqual] = k_less_eq,
+    [RLX_OP_GreaterOrEqual] = k_greater_eq, [RLX_OP_And] = k_and, [RLX_OP_Or] = k_or, [RLX_OP_Xor] = k_xor, [RLX_OP_Not] = k_not,
+    [RLX_OP_IsNaN] = k_isnan, [RLX_OP_IsInf] = k_isinf, [RLX_OP_BitwiseNot] = k_bitwise_not, [RLX_OP_BitwiseAnd] = k_bitwise_and,
+    [RLX_OP_BitwiseOr] = k_bitwise_or, [RLX_OP_BitwiseXor] = k_bitwise_xor, [RLX_OP_BitShift] = k_bitshift,
+    [RLX_OP_Shrink] = k_shrink, [RLX_OP_Swish] = k_swish,
+    [RLX_OP_Where] = k_where, [RLX_OP_Cast] = k_cast, [RLX_OP_CastLike] = k_cast,
 };
-const size_t rlx_cpu_kernels_elementwise_count = RLX_ARRAY_LEN(rlx_cpu_kernels_elementwise);

@@ -88,7 +88,7 @@ static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
     const rlx_tensor *bi = k->n->n_in > 3 ? k->in[3] : NULL;
     rlx_tensor *y = k->out[0];
     int ax;
-    int64_t axis = rlx_attr_int(k->n, "axis", -1);
+    int64_t axis = rlx_param_int(k->n, "axis");
     if (!rlx_norm_axis(axis, a->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis,
                             a->rank);
@@ -100,7 +100,7 @@ static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
         !ns || !nbi || b->dtype != a->dtype || sc->dtype != a->dtype || (bi && bi->dtype != a->dtype) ||
         y->dtype != a->dtype || rlx_tensor_numel(y) != rows * len)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "operands do not have the shapes and dtypes of the contract");
-    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    double eps = rlx_param_float(k->n, "epsilon");
     if (a->dtype == RLX_DTYPE_F32) {
         aln_job j = { a->data, b->data, sc->data, bi ? bi->data : NULL, y->data, len, nb, ns, nbi, eps };
         rlx_parallel_for(rows, 16384 / (len ? len : 1) + 1, aln_rows_f32, &j); /* rows are independent */
@@ -338,9 +338,8 @@ static rlx_status k_attention(rlx_cpu_kctx *k) {
 
 /* ------------------------------------------------------------ table */
 
-const rlx_cpu_kernel rlx_cpu_kernels_internal[] = {
-    { "FusedElementwise", rlx_cpu_fused_elementwise },
-    { "AddLayerNormalization", k_add_layernorm },
-    { "Attention", k_attention },
+const rlx_cpu_kernel_fn rlx_cpu_kernels_internal[RLX_OP_COUNT] = {
+    [RLX_OP_rlx_FusedElementwise] = rlx_cpu_fused_elementwise,
+    [RLX_OP_rlx_AddLayerNormalization] = k_add_layernorm,
+    [RLX_OP_rlx_Attention] = k_attention,
 };
-const size_t rlx_cpu_kernels_internal_count = RLX_ARRAY_LEN(rlx_cpu_kernels_internal);

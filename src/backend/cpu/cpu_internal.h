@@ -14,9 +14,4 @@
  * broadcast), RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k);
 
-/* The kernels of domain "rlx", looked up by rlx_cpu_find_kernel (the
- * family tables of cpu.h hold the default domain only). */
-extern const rlx_cpu_kernel rlx_cpu_kernels_internal[];
-extern const size_t rlx_cpu_kernels_internal_count;
-
 #endif

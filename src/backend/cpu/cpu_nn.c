@@ -225,7 +225,7 @@ static rlx_status k_batchnorm(rlx_cpu_kctx *k) {
         if (rlx_tensor_numel(k->in[i]) != np)
             return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input %d has %zu values, scale has %zu", i,
                                 rlx_tensor_numel(k->in[i]), np);
-    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    double eps = rlx_param_float(k->n, "epsilon");
     if (!k->reference && per_channel && xt->dtype == RLX_DTYPE_F32) {
         batchnorm_f32(k, nb, c, inner, eps);
         return RLX_OK;
@@ -281,23 +281,22 @@ static rlx_status k_dropout(rlx_cpu_kctx *k) {
 
 /* ------------------------------------------------------------ the table */
 
-const rlx_cpu_kernel rlx_cpu_kernels_nn[] = {
-    { "Conv", rlx_cpu_nn_conv },
-    { "ConvTranspose", rlx_cpu_nn_conv_transpose },
-    { "MaxPool", rlx_cpu_nn_maxpool },
-    { "AveragePool", rlx_cpu_nn_avgpool },
-    { "LpPool", rlx_cpu_nn_lppool },
-    { "GlobalAveragePool", rlx_cpu_nn_global_avgpool },
-    { "GlobalMaxPool", rlx_cpu_nn_global_maxpool },
-    { "GlobalLpPool", rlx_cpu_nn_global_lppool },
-    { "BatchNormalization", k_batchnorm },
-    { "Gemm", rlx_cpu_nn_gemm },
-    { "MatMul", rlx_cpu_nn_matmul },
-    { "Softmax", rlx_cpu_nn_softmax },
-    { "LogSoftmax", rlx_cpu_nn_logsoftmax },
-    { "Hardmax", rlx_cpu_nn_hardmax },
-    { "Dropout", k_dropout },
-    { "Resize", rlx_cpu_nn_resize },
-    { "Upsample", rlx_cpu_nn_resize },
+const rlx_cpu_kernel_fn rlx_cpu_kernels_nn[RLX_OP_COUNT] = {
+    [RLX_OP_Conv] = rlx_cpu_nn_conv,
+    [RLX_OP_ConvTranspose] = rlx_cpu_nn_conv_transpose,
+    [RLX_OP_MaxPool] = rlx_cpu_nn_maxpool,
+    [RLX_OP_AveragePool] = rlx_cpu_nn_avgpool,
+    [RLX_OP_LpPool] = rlx_cpu_nn_lppool,
+    [RLX_OP_GlobalAveragePool] = rlx_cpu_nn_global_avgpool,
+    [RLX_OP_GlobalMaxPool] = rlx_cpu_nn_global_maxpool,
+    [RLX_OP_GlobalLpPool] = rlx_cpu_nn_global_lppool,
+    [RLX_OP_BatchNormalization] = k_batchnorm,
+    [RLX_OP_Gemm] = rlx_cpu_nn_gemm,
+    [RLX_OP_MatMul] = rlx_cpu_nn_matmul,
+    [RLX_OP_Softmax] = rlx_cpu_nn_softmax,
+    [RLX_OP_LogSoftmax] = rlx_cpu_nn_logsoftmax,
+    [RLX_OP_Hardmax] = rlx_cpu_nn_hardmax,
+    [RLX_OP_Dropout] = k_dropout,
+    [RLX_OP_Resize] = rlx_cpu_nn_resize,
+    [RLX_OP_Upsample] = rlx_cpu_nn_resize,
 };
-const size_t rlx_cpu_kernels_nn_count = RLX_ARRAY_LEN(rlx_cpu_kernels_nn);

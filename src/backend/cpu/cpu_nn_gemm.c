@@ -127,8 +127,8 @@ rlx_status rlx_cpu_nn_gemm(rlx_cpu_kctx *k) {
     if (a->rank != 2 || b->rank != 2)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "A and B must be 2-D (ranks %d and %d)", a->rank, b->rank);
     gemm_dims d;
-    d.ta = rlx_attr_int(k->n, "transA", 0) != 0;
-    d.tb = rlx_attr_int(k->n, "transB", 0) != 0;
+    d.ta = rlx_param_int(k->n, "transA") != 0;
+    d.tb = rlx_param_int(k->n, "transB") != 0;
     d.m = a->dims[d.ta ? 1 : 0];
     d.kk = a->dims[d.ta ? 0 : 1];
     d.n = b->dims[d.tb ? 0 : 1];
@@ -147,7 +147,7 @@ rlx_status rlx_cpu_nn_gemm(rlx_cpu_kctx *k) {
         }
         rlx_broadcast_strides(c->dims, c->rank, 2, d.cs);
     }
-    double alpha = rlx_attr_float(k->n, "alpha", 1.0f), beta = rlx_attr_float(k->n, "beta", 1.0f);
+    double alpha = rlx_param_float(k->n, "alpha"), beta = rlx_param_float(k->n, "beta");
     if (!rlx_dtype_is_float(a->dtype)) {
         if (rlx_node_act(k->n).kind != RLX_ACT_NONE)
             return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "a fused activation on an integer Gemm");

@@ -395,13 +395,12 @@ static rlx_status k_qlinear_conv(rlx_cpu_kctx *k) {
     return conv_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], bias, k->out[0]);
 }
 
-const rlx_cpu_kernel rlx_cpu_kernels_quant[] = {
-    { "QuantizeLinear", k_quantize },
-    { "DequantizeLinear", k_dequantize },
-    { "DynamicQuantizeLinear", k_dynamic_quantize },
-    { "MatMulInteger", k_matmul_integer },
-    { "QLinearMatMul", k_qlinear_matmul },
-    { "ConvInteger", k_conv_integer },
-    { "QLinearConv", k_qlinear_conv },
+const rlx_cpu_kernel_fn rlx_cpu_kernels_quant[RLX_OP_COUNT] = {
+    [RLX_OP_QuantizeLinear] = k_quantize,
+    [RLX_OP_DequantizeLinear] = k_dequantize,
+    [RLX_OP_DynamicQuantizeLinear] = k_dynamic_quantize,
+    [RLX_OP_MatMulInteger] = k_matmul_integer,
+    [RLX_OP_QLinearMatMul] = k_qlinear_matmul,
+    [RLX_OP_ConvInteger] = k_conv_integer,
+    [RLX_OP_QLinearConv] = k_qlinear_conv,
 };
-const size_t rlx_cpu_kernels_quant_count = RLX_ARRAY_LEN(rlx_cpu_kernels_quant);

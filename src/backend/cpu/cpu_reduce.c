@@ -469,7 +469,7 @@ static rlx_status k_instance_norm(rlx_cpu_kctx *k) {
     size_t nb = (size_t)x->dims[0], ch = (size_t)x->dims[1], sp = prod_dims(x->dims, 2, x->rank);
     RLX_TRY(need_numel(k, 1, ch, "scale"));
     RLX_TRY(need_numel(k, 2, ch, "B"));
-    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    double eps = rlx_param_float(k->n, "epsilon");
     for (size_t n = 0; n < nb; n++)
         for (size_t c = 0; c < ch; c++) {
             size_t base = (n * ch + c) * sp;
@@ -514,7 +514,7 @@ static rlx_status norm_rows(rlx_cpu_kctx *k, bool rms) {
     size_t rows = prod_dims(x->dims, 0, ax), len = prod_dims(x->dims, ax, x->rank);
     RLX_TRY(check_out(k, 1, rows));
     RLX_TRY(check_out(k, 2, rows));
-    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    double eps = rlx_param_float(k->n, "epsilon");
     /* When Scale and B do not vary across rows (the usual [d_axis, ...]
      * shapes), their offset within a row is computed once per column. */
     bool row_invariant = true;
@@ -569,7 +569,7 @@ static rlx_status k_group_norm(rlx_cpu_kctx *k) {
     size_t np = per_channel ? ch : (size_t)g, cpg = ch / (size_t)g;
     RLX_TRY(need_numel(k, 1, np, "scale"));
     RLX_TRY(need_numel(k, 2, np, "bias"));
-    double eps = rlx_attr_float(k->n, "epsilon", 1e-5f);
+    double eps = rlx_param_float(k->n, "epsilon");
     for (size_t n = 0; n < nb; n++)
         for (size_t gi = 0; gi < (size_t)g; gi++) {
             size_t base = (n * ch + gi * cpg) * sp, len = cpg * sp;
@@ -659,8 +659,8 @@ static rlx_status k_lrn(rlx_cpu_kctx *k) {
     if (size <= 0) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "size is %lld", (long long)size);
     if (x->rank < 2)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
-    double alpha = rlx_attr_float(k->n, "alpha", 1e-4f), beta = rlx_attr_float(k->n, "beta", 0.75f);
-    double bias = rlx_attr_float(k->n, "bias", 1.0f);
+    double alpha = rlx_param_float(k->n, "alpha"), beta = rlx_param_float(k->n, "beta");
+    double bias = rlx_param_float(k->n, "bias");
     int64_t nb = x->dims[0], ch = x->dims[1], before = (size - 1) / 2, after = size / 2;
     size_t sp = prod_dims(x->dims, 2, x->rank);
     for (int64_t n = 0; n < nb; n++)
@@ -819,13 +819,12 @@ static rlx_status k_einsum(rlx_cpu_kctx *k) {
     return RLX_OK;
 }
 
-const rlx_cpu_kernel rlx_cpu_kernels_reduce[] = {
-    { "ReduceSum", k_reduce_sum }, { "ReduceMean", k_reduce_mean }, { "ReduceMax", k_reduce_max },
-    { "ReduceMin", k_reduce_min }, { "ReduceProd", k_reduce_prod }, { "ReduceL1", k_reduce_l1 },
-    { "ReduceL2", k_reduce_l2 }, { "ReduceLogSum", k_reduce_logsum }, { "ReduceLogSumExp", k_reduce_lse },
-    { "ReduceSumSquare", k_reduce_sumsq }, { "ArgMax", k_argmax }, { "ArgMin", k_argmin },
-    { "InstanceNormalization", k_instance_norm }, { "LayerNormalization", k_layer_norm },
-    { "RMSNormalization", k_rms_norm }, { "GroupNormalization", k_group_norm }, { "LpNormalization", k_lp_norm },
-    { "MeanVarianceNormalization", k_mvn }, { "LRN", k_lrn }, { "Einsum", k_einsum },
+const rlx_cpu_kernel_fn rlx_cpu_kernels_reduce[RLX_OP_COUNT] = {
+    [RLX_OP_ReduceSum] = k_reduce_sum, [RLX_OP_ReduceMean] = k_reduce_mean, [RLX_OP_ReduceMax] = k_reduce_max,
+    [RLX_OP_ReduceMin] = k_reduce_min, [RLX_OP_ReduceProd] = k_reduce_prod, [RLX_OP_ReduceL1] = k_reduce_l1,
+    [RLX_OP_ReduceL2] = k_reduce_l2, [RLX_OP_ReduceLogSum] = k_reduce_logsum, [RLX_OP_ReduceLogSumExp] = k_reduce_lse,
+    [RLX_OP_ReduceSumSquare] = k_reduce_sumsq, [RLX_OP_ArgMax] = k_argmax, [RLX_OP_ArgMin] = k_argmin,
+    [RLX_OP_InstanceNormalization] = k_instance_norm, [RLX_OP_LayerNormalization] = k_layer_norm,
+    [RLX_OP_RMSNormalization] = k_rms_norm, [RLX_OP_GroupNormalization] = k_group_norm, [RLX_OP_LpNormalization] = k_lp_norm,
+    [RLX_OP_MeanVarianceNormalization] = k_mvn, [RLX_OP_LRN] = k_lrn, [RLX_OP_Einsum] = k_einsum,
 };
-const size_t rlx_cpu_kernels_reduce_count = RLX_ARRAY_LEN(rlx_cpu_kernels_reduce);

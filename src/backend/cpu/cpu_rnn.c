@@ -224,9 +224,8 @@ static rlx_status k_rnn(rlx_cpu_kctx *k) {
     return RLX_OK;
 }
 
-const rlx_cpu_kernel rlx_cpu_kernels_rnn[] = {
-    { "RNN", k_rnn },
-    { "GRU", k_rnn },
-    { "LSTM", k_rnn },
+const rlx_cpu_kernel_fn rlx_cpu_kernels_rnn[RLX_OP_COUNT] = {
+    [RLX_OP_RNN] = k_rnn,
+    [RLX_OP_GRU] = k_rnn,
+    [RLX_OP_LSTM] = k_rnn,
 };
-const size_t rlx_cpu_kernels_rnn_count = RLX_ARRAY_LEN(rlx_cpu_kernels_rnn);

@@ -88,7 +88,6 @@ done:
     return st;
 }
 
-const rlx_cpu_kernel rlx_cpu_kernels_string[] = {
-    { "StringNormalizer", k_string_normalizer },
+const rlx_cpu_kernel_fn rlx_cpu_kernels_string[RLX_OP_COUNT] = {
+    [RLX_OP_StringNormalizer] = k_string_normalizer,
 };
-const size_t rlx_cpu_kernels_string_count = RLX_ARRAY_LEN(rlx_cpu_kernels_string);

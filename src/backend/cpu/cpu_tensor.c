@@ -1104,16 +1104,15 @@ static rlx_status k_nonzero(rlx_cpu_kctx *k) {
     return RLX_OK;
 }
 
-const rlx_cpu_kernel rlx_cpu_kernels_tensor[] = {
-    { "Reshape", k_copy }, { "Flatten", k_copy }, { "Squeeze", k_copy }, { "Unsqueeze", k_copy },
-    { "Identity", k_copy }, { "Transpose", k_transpose }, { "Concat", k_concat }, { "Split", k_split },
-    { "Shape", k_shape }, { "Size", k_size }, { "Constant", k_constant },
-    { "ConstantOfShape", k_constant_of_shape }, { "Gather", k_gather }, { "GatherElements", k_gather_elements },
-    { "GatherND", k_gather_nd }, { "ScatterElements", k_scatter_elements }, { "ScatterND", k_scatter_nd },
-    { "Slice", k_slice }, { "Pad", k_pad }, { "Expand", k_expand }, { "Tile", k_tile }, { "Compress", k_compress },
-    { "DepthToSpace", k_depth_to_space }, { "SpaceToDepth", k_space_to_depth },
-    { "ReverseSequence", k_reverse_sequence }, { "Range", k_range }, { "OneHot", k_onehot }, { "Trilu", k_trilu },
-    { "EyeLike", k_eye_like }, { "CumSum", k_cumsum }, { "TopK", k_topk }, { "Unique", k_unique },
-    { "NonZero", k_nonzero },
+const rlx_cpu_kernel_fn rlx_cpu_kernels_tensor[RLX_OP_COUNT] = {
+    [RLX_OP_Reshape] = k_copy, [RLX_OP_Flatten] = k_copy, [RLX_OP_Squeeze] = k_copy, [RLX_OP_Unsqueeze] = k_copy,
+    [RLX_OP_Identity] = k_copy, [RLX_OP_Transpose] = k_transpose, [RLX_OP_Concat] = k_concat, [RLX_OP_Split] = k_split,
+    [RLX_OP_Shape] = k_shape, [RLX_OP_Size] = k_size, [RLX_OP_Constant] = k_constant,
+    [RLX_OP_ConstantOfShape] = k_constant_of_shape, [RLX_OP_Gather] = k_gather, [RLX_OP_GatherElements] = k_gather_elements,
+    [RLX_OP_GatherND] = k_gather_nd, [RLX_OP_ScatterElements] = k_scatter_elements, [RLX_OP_ScatterND] = k_scatter_nd,
+    [RLX_OP_Slice] = k_slice, [RLX_OP_Pad] = k_pad, [RLX_OP_Expand] = k_expand, [RLX_OP_Tile] = k_tile, [RLX_OP_Compress] = k_compress,
+    [RLX_OP_DepthToSpace] = k_depth_to_space, [RLX_OP_SpaceToDepth] = k_space_to_depth,
+    [RLX_OP_ReverseSequence] = k_reverse_sequence, [RLX_OP_Range] = k_range, [RLX_OP_OneHot] = k_onehot, [RLX_OP_Trilu] = k_trilu,
+    [RLX_OP_EyeLike] = k_eye_like, [RLX_OP_CumSum] = k_cumsum, [RLX_OP_TopK] = k_topk, [RLX_OP_Unique] = k_unique,
+    [RLX_OP_NonZero] = k_nonzero,
 };
-const size_t rlx_cpu_kernels_tensor_count = RLX_ARRAY_LEN(rlx_cpu_kernels_tensor);

@@ -316,19 +316,18 @@ static rlx_status lower_clip(wg_lower *L) {
     return RLX_OK;
 }
 
-const wg_lowering wg_lowerings_elementwise[] = {
-    { "Relu", lower_unary }, { "Sigmoid", lower_unary }, { "Tanh", lower_unary }, { "Exp", lower_unary },
-    { "Log", lower_unary }, { "Sqrt", lower_unary }, { "Abs", lower_unary }, { "Neg", lower_unary },
-    { "Erf", lower_unary }, { "HardSigmoid", lower_unary }, { "HardSwish", lower_unary },
-    { "LeakyRelu", lower_unary }, { "Clip", lower_clip }, { "Gelu", lower_unary }, { "Elu", lower_unary },
-    { "Selu", lower_unary }, { "Celu", lower_unary }, { "Softplus", lower_unary }, { "Softsign", lower_unary },
-    { "Mish", lower_unary }, { "Reciprocal", lower_unary }, { "Floor", lower_unary }, { "Ceil", lower_unary },
-    { "Round", lower_unary }, { "Sin", lower_unary }, { "Cos", lower_unary }, { "Tan", lower_unary },
-    { "Sign", lower_unary }, { "ThresholdedRelu", lower_unary }, { "Asin", lower_unary }, { "Acos", lower_unary },
-    { "Atan", lower_unary }, { "Sinh", lower_unary }, { "Cosh", lower_unary }, { "Asinh", lower_unary },
-    { "Acosh", lower_unary }, { "Atanh", lower_unary }, { "Shrink", lower_unary }, { "Swish", lower_unary },
-    { "Add", lower_binary }, { "Sub", lower_binary }, { "Mul", lower_binary }, { "Div", lower_binary },
-    { "Pow", lower_binary }, { "PRelu", lower_binary },
-    { "Sum", lower_variadic }, { "Mean", lower_variadic }, { "Max", lower_variadic }, { "Min", lower_variadic },
+const wg_lower_fn wg_lowerings_elementwise[RLX_OP_COUNT] = {
+    [RLX_OP_Relu] = lower_unary, [RLX_OP_Sigmoid] = lower_unary, [RLX_OP_Tanh] = lower_unary, [RLX_OP_Exp] = lower_unary,
+    [RLX_OP_Log] = lower_unary, [RLX_OP_Sqrt] = lower_unary, [RLX_OP_Abs] = lower_unary, [RLX_OP_Neg] = lower_unary,
+    [RLX_OP_Erf] = lower_unary, [RLX_OP_HardSigmoid] = lower_unary, [RLX_OP_HardSwish] = lower_unary,
+    [RLX_OP_LeakyRelu] = lower_unary, [RLX_OP_Clip] = lower_clip, [RLX_OP_Gelu] = lower_unary, [RLX_OP_Elu] = lower_unary,
+    [RLX_OP_Selu] = lower_unary, [RLX_OP_Celu] = lower_unary, [RLX_OP_Softplus] = lower_unary, [RLX_OP_Softsign] = lower_unary,
+    [RLX_OP_Mish] = lower_unary, [RLX_OP_Reciprocal] = lower_unary, [RLX_OP_Floor] = lower_unary, [RLX_OP_Ceil] = lower_unary,
+    [RLX_OP_Round] = lower_unary, [RLX_OP_Sin] = lower_unary, [RLX_OP_Cos] = lower_unary, [RLX_OP_Tan] = lower_unary,
+    [RLX_OP_Sign] = lower_unary, [RLX_OP_ThresholdedRelu] = lower_unary, [RLX_OP_Asin] = lower_unary, [RLX_OP_Acos] = lower_unary,
+    [RLX_OP_Atan] = lower_unary, [RLX_OP_Sinh] = lower_unary, [RLX_OP_Cosh] = lower_unary, [RLX_OP_Asinh] = lower_unary,
+    [RLX_OP_Acosh] = lower_unary, [RLX_OP_Atanh] = lower_unary, [RLX_OP_Shrink] = lower_unary, [RLX_OP_Swish] = lower_unary,
+    [RLX_OP_Add] = lower_binary, [RLX_OP_Sub] = lower_binary, [RLX_OP_Mul] = lower_binary, [RLX_OP_Div] = lower_binary,
+    [RLX_OP_Pow] = lower_binary, [RLX_OP_PRelu] = lower_binary,
+    [RLX_OP_Sum] = lower_variadic, [RLX_OP_Mean] = lower_variadic, [RLX_OP_Max] = lower_variadic, [RLX_OP_Min] = lower_variadic,
 };
-const size_t wg_lowerings_elementwise_count = RLX_ARRAY_LEN(wg_lowerings_elementwise);

@@ -531,10 +531,9 @@ static rlx_status lower_dropout(wg_lower *L) {
     return RLX_OK;
 }
 
-const wg_lowering wg_lowerings_index[] = {
-    { "Gather", lower_gather }, { "GatherElements", lower_gather_elements }, { "GatherND", lower_gather_nd },
-    { "ScatterND", lower_scatter }, { "ScatterElements", lower_scatter }, { "OneHot", lower_onehot },
-    { "Trilu", lower_trilu }, { "EyeLike", lower_trilu }, { "CumSum", lower_cumsum },
-    { "ConstantOfShape", lower_constant_of_shape }, { "Dropout", lower_dropout },
+const wg_lower_fn wg_lowerings_index[RLX_OP_COUNT] = {
+    [RLX_OP_Gather] = lower_gather, [RLX_OP_GatherElements] = lower_gather_elements, [RLX_OP_GatherND] = lower_gather_nd,
+    [RLX_OP_ScatterND] = lower_scatter, [RLX_OP_ScatterElements] = lower_scatter, [RLX_OP_OneHot] = lower_onehot,
+    [RLX_OP_Trilu] = lower_trilu, [RLX_OP_EyeLike] = lower_trilu, [RLX_OP_CumSum] = lower_cumsum,
+    [RLX_OP_ConstantOfShape] = lower_constant_of_shape, [RLX_OP_Dropout] = lower_dropout,
 };
-const size_t wg_lowerings_index_count = RLX_ARRAY_LEN(wg_lowerings_index);

@@ -242,7 +242,7 @@ static rlx_status lower_add_ln(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *sc = wg_in(L, 2), *bi = wg_in(L, 3), *y = wg_out(L, 0);
     int ax;
-    if (a->rank < 1 || !rlx_norm_axis(rlx_attr_int(L->n, "axis", -1), a->rank, &ax)) return wg_decline(L, "axis");
+    if (a->rank < 1 || !rlx_norm_axis(rlx_param_int(L->n, "axis"), a->rank, &ax)) return wg_decline(L, "axis");
     uint64_t total = wg_numel(a), len = 1;
     for (int i = ax; i < a->rank; i++) len *= (uint64_t)a->dims[i];
     uint64_t rows = len ? total / len : 0, bn = wg_numel(b), sn = wg_numel(sc), cn = bi ? wg_numel(bi) : 0;
@@ -263,13 +263,12 @@ static rlx_status lower_add_ln(wg_lower *L) {
     wg_p_u32(L, d, (uint32_t)bn);
     wg_p_u32(L, d, (uint32_t)sn);
     wg_p_u32(L, d, (uint32_t)cn);
-    wg_p_f32(L, d, rlx_attr_float(L->n, "epsilon", 1e-5f));
+    wg_p_f32(L, d, rlx_param_float(L->n, "epsilon"));
     return wg_grid_groups(L, d, rows);
 }
 
-const wg_lowering wg_lowerings_internal[] = {
-    { "FusedElementwise", lower_fused_ew },
-    { "AddLayerNormalization", lower_add_ln },
-    { "Attention", wg_lower_attention },
+const wg_lower_fn wg_lowerings_internal[RLX_OP_COUNT] = {
+    [RLX_OP_rlx_FusedElementwise] = lower_fused_ew,
+    [RLX_OP_rlx_AddLayerNormalization] = lower_add_ln,
+    [RLX_OP_rlx_Attention] = wg_lower_attention,
 };
-const size_t wg_lowerings_internal_count = RLX_ARRAY_LEN(wg_lowerings_internal);

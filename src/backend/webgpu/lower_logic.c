@@ -191,11 +191,10 @@ static rlx_status lower_where(wg_lower *L) {
     return wg_grid_1d(L, d, threads);
 }
 
-const wg_lowering wg_lowerings_logic[] = {
-    { "Cast", lower_cast }, { "CastLike", lower_cast },
-    { "Equal", lower_compare }, { "Less", lower_compare }, { "Greater", lower_compare },
-    { "LessOrEqual", lower_compare }, { "GreaterOrEqual", lower_compare }, { "And", lower_compare },
-    { "Or", lower_compare }, { "Xor", lower_compare }, { "Not", lower_compare }, { "IsNaN", lower_compare },
-    { "IsInf", lower_compare }, { "Where", lower_where },
+const wg_lower_fn wg_lowerings_logic[RLX_OP_COUNT] = {
+    [RLX_OP_Cast] = lower_cast, [RLX_OP_CastLike] = lower_cast,
+    [RLX_OP_Equal] = lower_compare, [RLX_OP_Less] = lower_compare, [RLX_OP_Greater] = lower_compare,
+    [RLX_OP_LessOrEqual] = lower_compare, [RLX_OP_GreaterOrEqual] = lower_compare, [RLX_OP_And] = lower_compare,
+    [RLX_OP_Or] = lower_compare, [RLX_OP_Xor] = lower_compare, [RLX_OP_Not] = lower_compare, [RLX_OP_IsNaN] = lower_compare,
+    [RLX_OP_IsInf] = lower_compare, [RLX_OP_Where] = lower_where,
 };
-const size_t wg_lowerings_logic_count = RLX_ARRAY_LEN(wg_lowerings_logic);

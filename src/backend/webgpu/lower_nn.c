@@ -549,7 +549,7 @@ static rlx_status lower_batchnorm(wg_lower *L) {
     wg_p_u32(L, d, (uint32_t)total);
     wg_p_u32(L, d, (uint32_t)c);
     wg_p_u32(L, d, (uint32_t)inner);
-    wg_p_f32(L, d, rlx_attr_float(L->n, "epsilon", 1e-5f));
+    wg_p_f32(L, d, rlx_param_float(L->n, "epsilon"));
     return wg_grid_1d(L, d, total);
 }
 
@@ -567,7 +567,7 @@ static rlx_status lower_gemm(wg_lower *L) {
     if (L->n->version < 7 && rlx_attr_int(L->n, "broadcast", 0) == 0 && c &&
         !(c->rank == 2 && c->dims[0] == y->dims[0] && c->dims[1] == y->dims[1]))
         return wg_decline(L, "Gemm-6 without broadcast needs C of shape [M, N]");
-    bool ta = rlx_attr_int(L->n, "transA", 0) != 0, tb = rlx_attr_int(L->n, "transB", 0) != 0;
+    bool ta = rlx_param_int(L->n, "transA") != 0, tb = rlx_param_int(L->n, "transB") != 0;
     uint64_t M = (uint64_t)(ta ? a->dims[1] : a->dims[0]), K = (uint64_t)(ta ? a->dims[0] : a->dims[1]);
     uint64_t N = (uint64_t)(tb ? b->dims[0] : b->dims[1]);
     if ((uint64_t)(tb ? b->dims[1] : b->dims[0]) != K || (uint64_t)y->dims[0] != M || (uint64_t)y->dims[1] != N)
@@ -578,8 +578,8 @@ static rlx_status lower_gemm(wg_lower *L) {
     m.M = M;
     m.N = N;
     m.K = K;
-    m.alpha = rlx_attr_float(L->n, "alpha", 1.0f);
-    m.beta = rlx_attr_float(L->n, "beta", 1.0f);
+    m.alpha = rlx_param_float(L->n, "alpha");
+    m.beta = rlx_param_float(L->n, "beta");
     m.a_sm = ta ? 1 : K;
     m.a_sk = ta ? M : 1;
     m.b_sk = tb ? 1 : N;
@@ -821,16 +821,15 @@ static rlx_status lower_resize(wg_lower *L) {
     return wg_grid_1d(L, d, total);
 }
 
-const wg_lowering wg_lowerings_nn[] = {
-    { "Conv", lower_conv },
-    { "ConvTranspose", lower_conv_transpose },
-    { "MaxPool", lower_pool },
-    { "AveragePool", lower_pool },
-    { "GlobalAveragePool", lower_global_pool },
-    { "GlobalMaxPool", lower_global_pool },
-    { "BatchNormalization", lower_batchnorm },
-    { "Gemm", lower_gemm },
-    { "MatMul", lower_matmul },
-    { "Resize", lower_resize },
+const wg_lower_fn wg_lowerings_nn[RLX_OP_COUNT] = {
+    [RLX_OP_Conv] = lower_conv,
+    [RLX_OP_ConvTranspose] = lower_conv_transpose,
+    [RLX_OP_MaxPool] = lower_pool,
+    [RLX_OP_AveragePool] = lower_pool,
+    [RLX_OP_GlobalAveragePool] = lower_global_pool,
+    [RLX_OP_GlobalMaxPool] = lower_global_pool,
+    [RLX_OP_BatchNormalization] = lower_batchnorm,
+    [RLX_OP_Gemm] = lower_gemm,
+    [RLX_OP_MatMul] = lower_matmul,
+    [RLX_OP_Resize] = lower_resize,
 };
-const size_t wg_lowerings_nn_count = RLX_ARRAY_LEN(wg_lowerings_nn);

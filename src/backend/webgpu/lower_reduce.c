@@ -488,7 +488,7 @@ static rlx_status lower_layer_norm(wg_lower *L) {
     if (!wg_value_ok(x, WG_F32) || !wg_value_ok(y, WG_F32)) return wg_decline(L, "f32 data only");
     int axis;
     if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", -1), x->rank, &axis)) return wg_decline(L, "axis");
-    norm_desc nd = { .mode = rms ? NM_RMS : NM_LAYER, .eps = rlx_attr_float(L->n, "epsilon", 1e-5f),
+    norm_desc nd = { .mode = rms ? NM_RMS : NM_LAYER, .eps = rlx_param_float(L->n, "epsilon"),
                      .s = k_no_param, .b = k_no_param, .mean_out = -1, .inv_out = -1 };
     RLX_TRY(row_param(L, wg_in(L, 1), x, axis, wg_in_id(L, 1), &nd.s));
     if (!rms) RLX_TRY(row_param(L, wg_in(L, 2), x, axis, wg_in_id(L, 2), &nd.b));
@@ -525,7 +525,7 @@ static rlx_status lower_instance_norm(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0);
     if (x->rank < 2) return wg_decline(L, "rank %d", x->rank);
     uint64_t c = (uint64_t)x->dims[1];
-    norm_desc nd = { .mode = NM_LAYER, .eps = rlx_attr_float(L->n, "epsilon", 1e-5f), .s = k_no_param,
+    norm_desc nd = { .mode = NM_LAYER, .eps = rlx_param_float(L->n, "epsilon"), .s = k_no_param,
                      .b = k_no_param, .mean_out = -1, .inv_out = -1 };
     RLX_TRY(channel_param(L, 1, c, &nd.s));
     RLX_TRY(channel_param(L, 2, c, &nd.b));
@@ -549,7 +549,7 @@ static rlx_status lower_group_norm(wg_lower *L) {
     uint64_t cpg = c / (uint64_t)g, sp = 1;
     for (int d = 2; d < x->rank; d++) sp *= (uint64_t)x->dims[d];
     bool per_channel = L->n->version >= 21;
-    norm_desc nd = { .mode = NM_LAYER, .eps = rlx_attr_float(L->n, "epsilon", 1e-5f), .s = k_no_param,
+    norm_desc nd = { .mode = NM_LAYER, .eps = rlx_param_float(L->n, "epsilon"), .s = k_no_param,
                      .b = k_no_param, .mean_out = -1, .inv_out = -1 };
     RLX_TRY(channel_param(L, 1, per_channel ? c : (uint64_t)g, &nd.s));
     RLX_TRY(channel_param(L, 2, per_channel ? c : (uint64_t)g, &nd.b));
@@ -661,20 +661,19 @@ static rlx_status lower_lrn(wg_lower *L) {
     wg_p_u32(L, d, (uint32_t)sp);
     wg_p_u32(L, d, (uint32_t)((size - 1) / 2));
     wg_p_u32(L, d, (uint32_t)(size / 2));
-    wg_p_f32(L, d, rlx_attr_float(L->n, "alpha", 1e-4f) / (float)size);
-    wg_p_f32(L, d, rlx_attr_float(L->n, "beta", 0.75f));
-    wg_p_f32(L, d, rlx_attr_float(L->n, "bias", 1.0f));
+    wg_p_f32(L, d, rlx_param_float(L->n, "alpha") / (float)size);
+    wg_p_f32(L, d, rlx_param_float(L->n, "beta"));
+    wg_p_f32(L, d, rlx_param_float(L->n, "bias"));
     return wg_grid_1d(L, d, n);
 }
 
-const wg_lowering wg_lowerings_reduce[] = {
-    { "ReduceSum", lower_reduce }, { "ReduceMean", lower_reduce }, { "ReduceMax", lower_reduce },
-    { "ReduceMin", lower_reduce }, { "ReduceProd", lower_reduce }, { "ReduceL1", lower_reduce },
-    { "ReduceL2", lower_reduce }, { "ReduceLogSum", lower_reduce }, { "ReduceLogSumExp", lower_reduce },
-    { "ReduceSumSquare", lower_reduce }, { "ArgMax", lower_arg }, { "ArgMin", lower_arg },
-    { "LayerNormalization", lower_layer_norm }, { "RMSNormalization", lower_layer_norm },
-    { "InstanceNormalization", lower_instance_norm }, { "GroupNormalization", lower_group_norm },
-    { "LpNormalization", lower_lp_norm }, { "MeanVarianceNormalization", lower_mvn },
-    { "Softmax", lower_softmax }, { "LogSoftmax", lower_softmax }, { "Hardmax", lower_hardmax }, { "LRN", lower_lrn },
+const wg_lower_fn wg_lowerings_reduce[RLX_OP_COUNT] = {
+    [RLX_OP_ReduceSum] = lower_reduce, [RLX_OP_ReduceMean] = lower_reduce, [RLX_OP_ReduceMax] = lower_reduce,
+    [RLX_OP_ReduceMin] = lower_reduce, [RLX_OP_ReduceProd] = lower_reduce, [RLX_OP_ReduceL1] = lower_reduce,
+    [RLX_OP_ReduceL2] = lower_reduce, [RLX_OP_ReduceLogSum] = lower_reduce, [RLX_OP_ReduceLogSumExp] = lower_reduce,
+    [RLX_OP_ReduceSumSquare] = lower_reduce, [RLX_OP_ArgMax] = lower_arg, [RLX_OP_ArgMin] = lower_arg,
+    [RLX_OP_LayerNormalization] = lower_layer_norm, [RLX_OP_RMSNormalization] = lower_layer_norm,
+    [RLX_OP_InstanceNormalization] = lower_instance_norm, [RLX_OP_GroupNormalization] = lower_group_norm,
+    [RLX_OP_LpNormalization] = lower_lp_norm, [RLX_OP_MeanVarianceNormalization] = lower_mvn,
+    [RLX_OP_Softmax] = lower_softmax, [RLX_OP_LogSoftmax] = lower_softmax, [RLX_OP_Hardmax] = lower_hardmax, [RLX_OP_LRN] = lower_lrn,
 };
-const size_t wg_lowerings_reduce_count = RLX_ARRAY_LEN(wg_lowerings_reduce);

@@ -588,10 +588,9 @@ static rlx_status lower_depth_space(wg_lower *L) {
     return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
 }
 
-const wg_lowering wg_lowerings_tensor[] = {
-    { "Identity", lower_copy }, { "Reshape", lower_copy }, { "Flatten", lower_copy }, { "Squeeze", lower_copy }, { "Unsqueeze", lower_copy },
-    { "Transpose", lower_transpose }, { "Slice", lower_slice }, { "Concat", lower_concat },
-    { "Expand", lower_expand }, { "Pad", lower_pad }, { "Split", lower_split }, { "Tile", lower_tile },
-    { "DepthToSpace", lower_depth_space }, { "SpaceToDepth", lower_depth_space },
+const wg_lower_fn wg_lowerings_tensor[RLX_OP_COUNT] = {
+    [RLX_OP_Identity] = lower_copy, [RLX_OP_Reshape] = lower_copy, [RLX_OP_Flatten] = lower_copy, [RLX_OP_Squeeze] = lower_copy, [RLX_OP_Unsqueeze] = lower_copy,
+    [RLX_OP_Transpose] = lower_transpose, [RLX_OP_Slice] = lower_slice, [RLX_OP_Concat] = lower_concat,
+    [RLX_OP_Expand] = lower_expand, [RLX_OP_Pad] = lower_pad, [RLX_OP_Split] = lower_split, [RLX_OP_Tile] = lower_tile,
+    [RLX_OP_DepthToSpace] = lower_depth_space, [RLX_OP_SpaceToDepth] = lower_depth_space,
 };
-const size_t wg_lowerings_tensor_count = RLX_ARRAY_LEN(wg_lowerings_tensor);

@@ -119,27 +119,16 @@ typedef struct wg_lower {
 
 typedef rlx_status (*wg_lower_fn)(wg_lower *L);
 
-typedef struct wg_lowering {
-    const char *op; /* ONNX op type (default domain) */
-    wg_lower_fn fn;
-} wg_lowering;
-
-/* Lowering tables, one per family file (lower_<family>.c). */
-extern const wg_lowering wg_lowerings_elementwise[];
-extern const size_t wg_lowerings_elementwise_count;
-extern const wg_lowering wg_lowerings_nn[];
-extern const size_t wg_lowerings_nn_count;
-extern const wg_lowering wg_lowerings_tensor[];
-extern const size_t wg_lowerings_tensor_count;
-extern const wg_lowering wg_lowerings_reduce[];
-extern const size_t wg_lowerings_reduce_count;
-extern const wg_lowering wg_lowerings_index[];
-extern const size_t wg_lowerings_index_count;
-extern const wg_lowering wg_lowerings_logic[];
-extern const size_t wg_lowerings_logic_count;
+/* Lowering tables, one per family file (lower_<family>.c), indexed by op
+ * id ([RLX_OP_Conv] = fn), NULL where the family has no lowering. */
+extern const wg_lower_fn wg_lowerings_elementwise[RLX_OP_COUNT];
+extern const wg_lower_fn wg_lowerings_nn[RLX_OP_COUNT];
+extern const wg_lower_fn wg_lowerings_tensor[RLX_OP_COUNT];
+extern const wg_lower_fn wg_lowerings_reduce[RLX_OP_COUNT];
+extern const wg_lower_fn wg_lowerings_index[RLX_OP_COUNT];
+extern const wg_lower_fn wg_lowerings_logic[RLX_OP_COUNT];
 /* Internal ops of domain "rlx" (lower_internal.c). */
-extern const wg_lowering wg_lowerings_internal[];
-extern const size_t wg_lowerings_internal_count;
+extern const wg_lower_fn wg_lowerings_internal[RLX_OP_COUNT];
 
 /* Lowers node n into L (initialised here; free with wg_lower_free).
  * Returns RLX_OK, RLX_ERR_UNSUPPORTED when no WGSL lowering applies (the

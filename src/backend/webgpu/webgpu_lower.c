@@ -8,46 +8,41 @@
 #include "backend/webgpu/wgsl_gen.h"
 #include "base/mem.h"
 #include "ir/ops/act.h"
+#include "ir/op.h"
 #include "ir/ops/internal_ops.h"
 
 typedef struct lower_family {
-    const wg_lowering *l;
-    const size_t *count;
+    const wg_lower_fn *l; /* indexed by op id */
     /* A window larger than one binding declines (the node runs on the
      * CPU) instead of failing the compile. */
     bool decline_oversized;
 } lower_family;
 
 static const lower_family k_families[] = {
-    { wg_lowerings_elementwise, &wg_lowerings_elementwise_count, false },
-    { wg_lowerings_nn, &wg_lowerings_nn_count, false },
-    { wg_lowerings_tensor, &wg_lowerings_tensor_count, false },
-    { wg_lowerings_reduce, &wg_lowerings_reduce_count, true },
-    { wg_lowerings_index, &wg_lowerings_index_count, true },
-    { wg_lowerings_logic, &wg_lowerings_logic_count, true },
+    { wg_lowerings_elementwise, false },
+    { wg_lowerings_nn, false },
+    { wg_lowerings_tensor, false },
+    { wg_lowerings_reduce, true },
+    { wg_lowerings_index, true },
+    { wg_lowerings_logic, true },
+    /* none of the internal ops splits its operands by the binding limit */
+    { wg_lowerings_internal, true },
 };
 
-static wg_lower_fn find_lowering(const char *domain, const char *op, bool *decline_oversized) {
-    if (domain && strcmp(domain, RLX_INTERNAL_DOMAIN) == 0) {
-        /* none of them splits its operands by the binding limit */
-        *decline_oversized = true;
-        for (size_t i = 0; i < wg_lowerings_internal_count; i++)
-            if (strcmp(wg_lowerings_internal[i].op, op) == 0) return wg_lowerings_internal[i].fn;
-        return NULL;
-    }
-    if (domain && *domain && strcmp(domain, "ai.onnx") != 0) return NULL;
+static wg_lower_fn find_lowering(rlx_op_id op, bool *decline_oversized) {
+    if (op <= RLX_OP_NONE || op >= RLX_OP_COUNT) return NULL;
     for (size_t f = 0; f < RLX_ARRAY_LEN(k_families); f++)
-        for (size_t i = 0; i < *k_families[f].count; i++)
-            if (strcmp(k_families[f].l[i].op, op) == 0) {
-                *decline_oversized = k_families[f].decline_oversized;
-                return k_families[f].l[i].fn;
-            }
+        if (k_families[f].l[op]) {
+            *decline_oversized = k_families[f].decline_oversized;
+            return k_families[f].l[op];
+        }
     return NULL;
 }
 
 wg_lower_fn wg_find_lowering(const char *domain, const char *op) {
     bool unused;
-    return op ? find_lowering(domain, op, &unused) : NULL;
+    const rlx_op_def *d = op ? rlx_op_find(domain, op) : NULL;
+    return d ? find_lowering(d->id, &unused) : NULL;
 }
 
 /* RLX_GPU_DISABLE=Op1,Op2,...: these op types run on the CPU (debugging,
@@ -136,7 +131,7 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
     L->n = n;
     L->caps = caps;
     bool decline_oversized = false;
-    wg_lower_fn fn = find_lowering(n->domain, n->op_type, &decline_oversized);
+    wg_lower_fn fn = find_lowering(n->op, &decline_oversized);
     if (!fn) return wg_decline(L, "no WGSL lowering for op %s", n->op_type);
     if (op_disabled(n->op_type)) return wg_decline(L, "op %s is listed in RLX_GPU_DISABLE", n->op_type);
     for (int i = 0; i < n->n_out; i++) {

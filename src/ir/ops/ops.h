@@ -23,6 +23,13 @@
 RLX_OP_FAMILIES
 #undef RLX_OP_FAMILY
 
+/* Rows of the family tables: ops_<family>.c includes its ops_<family>.def
+ * inside its array, and ir/op_id.h includes every .def to number the ops,
+ * so the row is the only place that names an op. RLX_OP is an op of the
+ * default domain, RLX_OP_RLX an internal op of domain "rlx". */
+#define RLX_OP(nm, ...) { .id = RLX_OP_##nm, .name = #nm, .domain = "", __VA_ARGS__ },
+#define RLX_OP_RLX(nm, ...) { .id = RLX_OP_rlx_##nm, .name = #nm, .domain = "rlx", __VA_ARGS__ },
+
 /* Shared inference functions, usable by any family. */
 rlx_status rlx_infer_same_as_input0(rlx_infer_ctx *c);   /* unary, any dtype */
 rlx_status rlx_infer_unary_float(rlx_infer_ctx *c);      /* unary, float dtypes only */

@@ -179,15 +179,6 @@ static rlx_status infer_scan(rlx_infer_ctx *c) {
 #define CF (RLX_OP_CONTROL_FLOW | RLX_OP_DATA_DEPENDENT)
 
 const rlx_op_def rlx_ops_control[] = {
-    { .name = "If", .domain = "", .versions = { 1, 11, 13, 16, 19, 21 }, .min_in = 1, .max_in = 1, .min_out = 1,
-      .max_out = -1, .infer = infer_if, .flags = CF,
-      .attrs = { { "then_branch", RLX_ATTR_GRAPH, true }, { "else_branch", RLX_ATTR_GRAPH, true } } },
-    { .name = "Loop", .domain = "", .versions = { 1, 11, 13, 16, 19, 21 }, .min_in = 2, .max_in = -1, .optional_in = 3u,
-      .min_out = 1, .max_out = -1, .infer = infer_loop, .flags = CF, .attrs = { { "body", RLX_ATTR_GRAPH, true } } },
-    { .name = "Scan", .domain = "", .versions = { 9, 11, 16, 19, 21 }, .min_in = 1, .max_in = -1, .min_out = 1,
-      .max_out = -1, .infer = infer_scan, .flags = CF,
-      .attrs = { { "body", RLX_ATTR_GRAPH, true }, { "num_scan_inputs", RLX_ATTR_INT, true },
-                 { "scan_input_axes", RLX_ATTR_INTS, false }, { "scan_input_directions", RLX_ATTR_INTS, false },
-                 { "scan_output_axes", RLX_ATTR_INTS, false }, { "scan_output_directions", RLX_ATTR_INTS, false } } },
+#include "ir/ops/ops_control.def"
 };
 const size_t rlx_ops_control_count = RLX_ARRAY_LEN(rlx_ops_control);

@@ -150,116 +150,16 @@ static rlx_status infer_castlike(rlx_infer_ctx *c) {
     return RLX_OK;
 }
 
-#define UNARY(nm, ...) \
-    { .name = nm, .domain = "", .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, \
-      .infer = rlx_infer_unary_float }
-#define UNARY_ANY(nm, ...) \
-    { .name = nm, .domain = "", .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, \
-      .infer = rlx_infer_same_as_input0 }
-#define BINARY(nm, fn, ...) \
-    { .name = nm, .domain = "", .versions = { __VA_ARGS__ }, .min_in = 2, .max_in = 2, .min_out = 1, .max_out = 1, \
-      .infer = fn }
-#define VARIADIC(nm, ...) \
-    { .name = nm, .domain = "", .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = -1, .min_out = 1, .max_out = 1, \
-      .infer = rlx_infer_broadcast }
+/* Row shapes of ops_elementwise.def. */
+#define UNARY(...) \
+    .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, .infer = rlx_infer_unary_float
+#define UNARY_ANY(...) \
+    .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, .infer = rlx_infer_same_as_input0
+#define BINARY(fn, ...) .versions = { __VA_ARGS__ }, .min_in = 2, .max_in = 2, .min_out = 1, .max_out = 1, .infer = fn
+#define VARIADIC(...) \
+    .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = -1, .min_out = 1, .max_out = 1, .infer = rlx_infer_broadcast
 
 const rlx_op_def rlx_ops_elementwise[] = {
-    /* unary math */
-    UNARY_ANY("Abs", 1, 6, 13),
-    UNARY_ANY("Neg", 1, 6, 13),
-    UNARY_ANY("Sign", 9, 13),
-    { .name = "IsNaN", .domain = "", .versions = { 9, 13, 20 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = infer_is_class },
-    { .name = "IsInf", .domain = "", .versions = { 10, 20 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = infer_is_class,
-      .attrs = { { "detect_negative", RLX_ATTR_INT, false }, { "detect_positive", RLX_ATTR_INT, false } } },
-    { .name = "BitwiseNot", .domain = "", .versions = { 18 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = infer_bitwise },
-    BINARY("BitwiseAnd", infer_bitwise, 18),
-    BINARY("BitwiseOr", infer_bitwise, 18),
-    BINARY("BitwiseXor", infer_bitwise, 18),
-    { .name = "BitShift", .domain = "", .versions = { 11 }, .min_in = 2, .max_in = 2, .min_out = 1, .max_out = 1,
-      .infer = infer_bitwise, .attrs = { { "direction", RLX_ATTR_STRING, true } } },
-    { .name = "Shrink", .domain = "", .versions = { 9 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = rlx_infer_same_as_input0,
-      .attrs = { { "bias", RLX_ATTR_FLOAT, false }, { "lambd", RLX_ATTR_FLOAT, false } } },
-    { .name = "Swish", .domain = "", .versions = { 24 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = rlx_infer_unary_float, .attrs = { { "alpha", RLX_ATTR_FLOAT, false } } },
-    UNARY("Exp", 1, 6, 13),
-    UNARY("Log", 1, 6, 13),
-    UNARY("Sqrt", 1, 6, 13),
-    UNARY("Reciprocal", 1, 6, 13),
-    UNARY("Floor", 1, 6, 13),
-    UNARY("Ceil", 1, 6, 13),
-    UNARY("Round", 11, 22),
-    UNARY("Erf", 9, 13),
-    UNARY("Sin", 7, 22),
-    UNARY("Cos", 7, 22),
-    UNARY("Tan", 7, 22),
-    UNARY("Asin", 7, 22),
-    UNARY("Acos", 7, 22),
-    UNARY("Atan", 7, 22),
-    UNARY("Sinh", 9, 22),
-    UNARY("Cosh", 9, 22),
-    UNARY("Asinh", 9, 22),
-    UNARY("Acosh", 9, 22),
-    UNARY("Atanh", 9, 22),
-    UNARY("Tanh", 1, 6, 13),
-    /* activations */
-    UNARY("Relu", 1, 6, 13, 14),
-    UNARY("Sigmoid", 1, 6, 13),
-    { .name = "LeakyRelu", .domain = "", .versions = { 1, 6, 16 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = rlx_infer_unary_float, .attrs = { { "alpha", RLX_ATTR_FLOAT, false } } },
-    { .name = "Elu", .domain = "", .versions = { 1, 6, 22 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = rlx_infer_unary_float, .attrs = { { "alpha", RLX_ATTR_FLOAT, false } } },
-    { .name = "Selu", .domain = "", .versions = { 1, 6, 22 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = rlx_infer_unary_float, .attrs = { { "alpha", RLX_ATTR_FLOAT, false }, { "gamma", RLX_ATTR_FLOAT, false } } },
-    { .name = "Celu", .domain = "", .versions = { 12 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = rlx_infer_unary_float, .attrs = { { "alpha", RLX_ATTR_FLOAT, false } } },
-    { .name = "ThresholdedRelu", .domain = "", .versions = { 10, 22 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = rlx_infer_unary_float, .attrs = { { "alpha", RLX_ATTR_FLOAT, false } } },
-    { .name = "HardSigmoid", .domain = "", .versions = { 1, 6, 22 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = rlx_infer_unary_float, .attrs = { { "alpha", RLX_ATTR_FLOAT, false }, { "beta", RLX_ATTR_FLOAT, false } } },
-    UNARY("HardSwish", 14, 22),
-    UNARY("Softplus", 1, 22),
-    UNARY("Softsign", 1, 22),
-    UNARY("Mish", 18, 22),
-    { .name = "Gelu", .domain = "", .versions = { 20 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = rlx_infer_unary_float, .attrs = { { "approximate", RLX_ATTR_STRING, false } } },
-    /* Clip: attributes min/max up to version 6, optional inputs from 11 */
-    { .name = "Clip", .domain = "", .versions = { 1, 6, 11, 12, 13 }, .min_in = 1, .max_in = 3, .min_out = 1, .max_out = 1,
-      .infer = rlx_infer_same_as_input0,
-      .attrs = { { "min", RLX_ATTR_FLOAT, false }, { "max", RLX_ATTR_FLOAT, false } } },
-    BINARY("PRelu", infer_broadcast_lhs, 1, 6, 7, 9, 16),
-    /* binary arithmetic, broadcasting from version 7 */
-    BINARY("Add", rlx_infer_broadcast, 1, 6, 7, 13, 14),
-    BINARY("Sub", rlx_infer_broadcast, 1, 6, 7, 13, 14),
-    BINARY("Mul", rlx_infer_broadcast, 1, 6, 7, 13, 14),
-    BINARY("Div", rlx_infer_broadcast, 1, 6, 7, 13, 14),
-    BINARY("Pow", infer_broadcast_lhs, 1, 7, 12, 13, 15),
-    { .name = "Mod", .domain = "", .versions = { 10, 13 }, .min_in = 2, .max_in = 2, .min_out = 1, .max_out = 1,
-      .infer = rlx_infer_broadcast, .attrs = { { "fmod", RLX_ATTR_INT, false } } },
-    VARIADIC("Max", 1, 6, 8, 12, 13),
-    VARIADIC("Min", 1, 6, 8, 12, 13),
-    VARIADIC("Sum", 1, 6, 8, 13),
-    VARIADIC("Mean", 1, 6, 8, 13),
-    /* comparisons and logic */
-    BINARY("Equal", rlx_infer_broadcast_bool, 1, 7, 11, 13, 19),
-    BINARY("Less", rlx_infer_broadcast_bool, 1, 7, 9, 13),
-    BINARY("Greater", rlx_infer_broadcast_bool, 1, 7, 9, 13),
-    BINARY("LessOrEqual", rlx_infer_broadcast_bool, 12, 16),
-    BINARY("GreaterOrEqual", rlx_infer_broadcast_bool, 12, 16),
-    BINARY("And", rlx_infer_broadcast_bool, 1, 7),
-    BINARY("Or", rlx_infer_broadcast_bool, 1, 7),
-    BINARY("Xor", rlx_infer_broadcast_bool, 1, 7),
-    { .name = "Not", .domain = "", .versions = { 1 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = infer_not },
-    { .name = "Where", .domain = "", .versions = { 9, 16 }, .min_in = 3, .max_in = 3, .min_out = 1, .max_out = 1,
-      .infer = infer_where },
-    { .name = "Cast", .domain = "", .versions = { 1, 6, 9, 13, 19, 21 }, .min_in = 1, .max_in = 1, .min_out = 1,
-      .max_out = 1, .infer = infer_cast,
-      .attrs = { { "to", RLX_ATTR_INT, true }, { "saturate", RLX_ATTR_INT, false } } },
-    { .name = "CastLike", .domain = "", .versions = { 15, 19, 21 }, .min_in = 2, .max_in = 2, .min_out = 1,
-      .max_out = 1, .infer = infer_castlike, .attrs = { { "saturate", RLX_ATTR_INT, false } } },
+#include "ir/ops/ops_elementwise.def"
 };
 const size_t rlx_ops_elementwise_count = RLX_ARRAY_LEN(rlx_ops_elementwise);

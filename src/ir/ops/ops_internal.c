@@ -153,7 +153,7 @@ static rlx_status infer_add_ln(rlx_infer_ctx *c) {
         return RLX_OK;
     }
     int ax;
-    int64_t axis = rlx_attr_int(c->n, "axis", -1);
+    int64_t axis = rlx_param_int(c->n, "axis");
     if (!rlx_norm_axis(axis, a->rank, &ax))
         return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, a->rank);
     if (!suffix_of(b, a)) return rlx_ictx_fail(c, "B is neither A's shape nor A's trailing dims");
@@ -262,18 +262,6 @@ static rlx_status infer_attention(rlx_infer_ctx *c) {
 }
 
 const rlx_op_def rlx_ops_internal[] = {
-    { .name = "FusedElementwise", .domain = RLX_INTERNAL_DOMAIN, .versions = { 1 }, .min_in = 1,
-      .max_in = RLX_EW_MAX_IN, .min_out = 1, .max_out = 1, .infer = infer_fused_ew,
-      .attrs = { { "code", RLX_ATTR_INTS, true }, { "fparams", RLX_ATTR_FLOATS, true },
-                 { "consts", RLX_ATTR_FLOATS, false }, { "dtype", RLX_ATTR_INT, true } } },
-    { .name = "AddLayerNormalization", .domain = RLX_INTERNAL_DOMAIN, .versions = { 1 }, .min_in = 3, .max_in = 4,
-      .min_out = 1, .max_out = 1, .infer = infer_add_ln,
-      .attrs = { { "axis", RLX_ATTR_INT, false }, { "epsilon", RLX_ATTR_FLOAT, false } } },
-    { .name = "Attention", .domain = RLX_INTERNAL_DOMAIN, .versions = { 1 }, .min_in = 3, .max_in = 4, .min_out = 1,
-      .max_out = 1, .infer = infer_attention,
-      .attrs = { { "scale", RLX_ATTR_FLOAT, true }, { "scale_div", RLX_ATTR_INT, false },
-                 { "k_transposed", RLX_ATTR_INT, false }, { "q_perm", RLX_ATTR_INTS, false },
-                 { "k_perm", RLX_ATTR_INTS, false }, { "v_perm", RLX_ATTR_INTS, false },
-                 { "y_perm", RLX_ATTR_INTS, false } } },
+#include "ir/ops/ops_internal.def"
 };
 const size_t rlx_ops_internal_count = RLX_ARRAY_LEN(rlx_ops_internal);

@@ -168,7 +168,7 @@ static rlx_status infer_gemm(rlx_infer_ctx *c) {
     }
     if (a->rank != 2 || b->rank != 2)
         return rlx_ictx_fail(c, "A and B must be 2-D (got ranks %d and %d)", a->rank, b->rank);
-    bool ta = rlx_attr_int(c->n, "transA", 0) != 0, tb = rlx_attr_int(c->n, "transB", 0) != 0;
+    bool ta = rlx_param_int(c->n, "transA") != 0, tb = rlx_param_int(c->n, "transB") != 0;
     int64_t m = a->dims[ta ? 1 : 0], ka = a->dims[ta ? 0 : 1];
     int64_t kb = b->dims[tb ? 1 : 0], nn = b->dims[tb ? 0 : 1];
     if (ka >= 0 && kb >= 0 && ka != kb)
@@ -370,68 +370,11 @@ static rlx_status infer_resize(rlx_infer_ctx *c) {
     { "group", RLX_ATTR_INT, false }, { "kernel_shape", RLX_ATTR_INTS, false },                       \
     { "pads", RLX_ATTR_INTS, false }, { "strides", RLX_ATTR_INTS, false }
 
-#define SOFTMAX_LIKE(nm)                                                                                    \
-    { .name = nm, .domain = "", .versions = { 1, 11, 13 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, \
-      .infer = infer_softmax, .attrs = { { "axis", RLX_ATTR_INT, false } } }
+#define SOFTMAX_LIKE                                                                                    \
+    .versions = { 1, 11, 13 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, .infer = infer_softmax, \
+    .attrs = { { "axis", RLX_ATTR_INT, false } }
 
 const rlx_op_def rlx_ops_nn[] = {
-    { .name = "Conv", .domain = "", .versions = { 1, 11, 22 }, .min_in = 2, .max_in = 3, .min_out = 1, .max_out = 1,
-      .infer = infer_conv, .attrs = { CONV_ATTRS } },
-    { .name = "ConvTranspose", .domain = "", .versions = { 1, 11, 22 }, .min_in = 2, .max_in = 3, .min_out = 1,
-      .max_out = 1, .infer = infer_conv_transpose,
-      .attrs = { CONV_ATTRS, { "output_padding", RLX_ATTR_INTS, false }, { "output_shape", RLX_ATTR_INTS, false } } },
-    { .name = "MaxPool", .domain = "", .versions = { 1, 8, 10, 11, 12, 22 }, .min_in = 1, .max_in = 1, .min_out = 1,
-      .max_out = 2, .infer = infer_pool,
-      .attrs = { { "auto_pad", RLX_ATTR_STRING, false }, { "ceil_mode", RLX_ATTR_INT, false },
-                 { "dilations", RLX_ATTR_INTS, false }, { "kernel_shape", RLX_ATTR_INTS, true },
-                 { "pads", RLX_ATTR_INTS, false }, { "storage_order", RLX_ATTR_INT, false },
-                 { "strides", RLX_ATTR_INTS, false } } },
-    { .name = "AveragePool", .domain = "", .versions = { 1, 7, 10, 11, 19, 22 }, .min_in = 1, .max_in = 1,
-      .min_out = 1, .max_out = 1, .infer = infer_pool,
-      .attrs = { { "auto_pad", RLX_ATTR_STRING, false }, { "ceil_mode", RLX_ATTR_INT, false },
-                 { "count_include_pad", RLX_ATTR_INT, false }, { "dilations", RLX_ATTR_INTS, false },
-                 { "kernel_shape", RLX_ATTR_INTS, true }, { "pads", RLX_ATTR_INTS, false },
-                 { "strides", RLX_ATTR_INTS, false } } },
-    { .name = "LpPool", .domain = "", .versions = { 1, 2, 11, 18, 22 }, .min_in = 1, .max_in = 1, .min_out = 1,
-      .max_out = 1, .infer = infer_pool,
-      .attrs = { { "auto_pad", RLX_ATTR_STRING, false }, { "ceil_mode", RLX_ATTR_INT, false },
-                 { "dilations", RLX_ATTR_INTS, false }, { "kernel_shape", RLX_ATTR_INTS, true },
-                 { "p", RLX_ATTR_INT, false }, { "pads", RLX_ATTR_INTS, false },
-                 { "strides", RLX_ATTR_INTS, false } } },
-    { .name = "GlobalAveragePool", .domain = "", .versions = { 1, 22 }, .min_in = 1, .max_in = 1, .min_out = 1,
-      .max_out = 1, .infer = infer_global_pool },
-    { .name = "GlobalMaxPool", .domain = "", .versions = { 1, 22 }, .min_in = 1, .max_in = 1, .min_out = 1,
-      .max_out = 1, .infer = infer_global_pool },
-    { .name = "GlobalLpPool", .domain = "", .versions = { 1, 2, 22 }, .min_in = 1, .max_in = 1, .min_out = 1,
-      .max_out = 1, .infer = infer_global_pool, .attrs = { { "p", RLX_ATTR_INT, false } } },
-    { .name = "BatchNormalization", .domain = "", .versions = { 1, 6, 7, 9, 14, 15 }, .min_in = 5, .max_in = 5,
-      .min_out = 1, .max_out = 5, .infer = infer_batchnorm,
-      .attrs = { { "epsilon", RLX_ATTR_FLOAT, false }, { "momentum", RLX_ATTR_FLOAT, false },
-                 { "spatial", RLX_ATTR_INT, false }, { "training_mode", RLX_ATTR_INT, false } } },
-    { .name = "Gemm", .domain = "", .versions = { 1, 6, 7, 9, 11, 13 }, .min_in = 2, .max_in = 3, .min_out = 1,
-      .max_out = 1, .infer = infer_gemm,
-      .attrs = { { "alpha", RLX_ATTR_FLOAT, false }, { "beta", RLX_ATTR_FLOAT, false },
-                 { "transA", RLX_ATTR_INT, false }, { "transB", RLX_ATTR_INT, false } } },
-    { .name = "MatMul", .domain = "", .versions = { 1, 9, 13 }, .min_in = 2, .max_in = 2, .min_out = 1, .max_out = 1,
-      .infer = infer_matmul },
-    SOFTMAX_LIKE("Softmax"),
-    SOFTMAX_LIKE("LogSoftmax"),
-    SOFTMAX_LIKE("Hardmax"),
-    { .name = "Dropout", .domain = "", .versions = { 1, 6, 7, 10, 12, 13, 22 }, .min_in = 1, .max_in = 3,
-      .min_out = 1, .max_out = 2, .infer = infer_dropout,
-      .attrs = { { "ratio", RLX_ATTR_FLOAT, false }, { "seed", RLX_ATTR_INT, false } } },
-    { .name = "Resize", .domain = "", .versions = { 10, 11, 13, 18, 19 }, .min_in = 1, .max_in = 4, .min_out = 1,
-      .max_out = 1, .infer = infer_resize,
-      .attrs = { { "antialias", RLX_ATTR_INT, false }, { "axes", RLX_ATTR_INTS, false },
-                 { "coordinate_transformation_mode", RLX_ATTR_STRING, false },
-                 { "cubic_coeff_a", RLX_ATTR_FLOAT, false }, { "exclude_outside", RLX_ATTR_INT, false },
-                 { "extrapolation_value", RLX_ATTR_FLOAT, false },
-                 { "keep_aspect_ratio_policy", RLX_ATTR_STRING, false }, { "mode", RLX_ATTR_STRING, false },
-                 { "nearest_mode", RLX_ATTR_STRING, false } } },
-    /* Upsample is deprecated from opset 10; a model at a later opset gets
-     * the Upsample-9 semantics. */
-    { .name = "Upsample", .domain = "", .versions = { 7, 9 }, .min_in = 1, .max_in = 2, .min_out = 1, .max_out = 1,
-      .infer = infer_resize,
-      .attrs = { { "mode", RLX_ATTR_STRING, false }, { "scales", RLX_ATTR_FLOATS, false } } },
+#include "ir/ops/ops_nn.def"
 };
 const size_t rlx_ops_nn_count = RLX_ARRAY_LEN(rlx_ops_nn);

@@ -423,24 +423,6 @@ static rlx_status infer_qlinear_conv(rlx_infer_ctx *c) {
     { "pads", RLX_ATTR_INTS, false }, { "strides", RLX_ATTR_INTS, false }
 
 const rlx_op_def rlx_ops_quant[] = {
-    { .name = "QuantizeLinear", .domain = "", .versions = { 10, 13, 19, 21, 23 }, .min_in = 2, .max_in = 3,
-      .min_out = 1, .max_out = 1, .infer = infer_quantize,
-      .attrs = { { "axis", RLX_ATTR_INT, false }, { "saturate", RLX_ATTR_INT, false },
-                 { "block_size", RLX_ATTR_INT, false }, { "output_dtype", RLX_ATTR_INT, false },
-                 { "precision", RLX_ATTR_INT, false } } },
-    { .name = "DequantizeLinear", .domain = "", .versions = { 10, 13, 19, 21, 23 }, .min_in = 2, .max_in = 3,
-      .min_out = 1, .max_out = 1, .infer = infer_dequantize,
-      .attrs = { { "axis", RLX_ATTR_INT, false }, { "block_size", RLX_ATTR_INT, false },
-                 { "output_dtype", RLX_ATTR_INT, false } } },
-    { .name = "DynamicQuantizeLinear", .domain = "", .versions = { 11 }, .min_in = 1, .max_in = 1, .min_out = 3,
-      .max_out = 3, .infer = infer_dynamic_quantize },
-    { .name = "MatMulInteger", .domain = "", .versions = { 10 }, .min_in = 2, .max_in = 4, .min_out = 1, .max_out = 1,
-      .infer = infer_matmul_integer },
-    { .name = "QLinearMatMul", .domain = "", .versions = { 10, 21 }, .min_in = 8, .max_in = 8, .min_out = 1,
-      .max_out = 1, .infer = infer_qlinear_matmul },
-    { .name = "ConvInteger", .domain = "", .versions = { 10 }, .min_in = 2, .max_in = 4, .min_out = 1, .max_out = 1,
-      .infer = infer_conv_integer, .attrs = { CONV_ATTRS } },
-    { .name = "QLinearConv", .domain = "", .versions = { 10 }, .min_in = 8, .max_in = 9, .min_out = 1, .max_out = 1,
-      .infer = infer_qlinear_conv, .attrs = { CONV_ATTRS } },
+#include "ir/ops/ops_quant.def"
 };
 const size_t rlx_ops_quant_count = RLX_ARRAY_LEN(rlx_ops_quant);

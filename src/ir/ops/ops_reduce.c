@@ -317,53 +317,15 @@ static rlx_status infer_einsum(rlx_infer_ctx *c) {
 #define REDUCE_ATTRS \
     { "axes", RLX_ATTR_INTS, false }, { "keepdims", RLX_ATTR_INT, false }, \
     { "noop_with_empty_axes", RLX_ATTR_INT, false }
-#define REDUCE(nm, ...)                                                                                            \
-    { .name = nm, .domain = "", .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = 2, .min_out = 1, .max_out = 1, \
-      .infer = infer_reduce, .attrs = { REDUCE_ATTRS } }
-#define ARG(nm)                                                                                                     \
-    { .name = nm, .domain = "", .versions = { 1, 11, 12, 13 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, \
-      .infer = infer_arg,                                                                                           \
-      .attrs = { { "axis", RLX_ATTR_INT, false }, { "keepdims", RLX_ATTR_INT, false },                              \
-                 { "select_last_index", RLX_ATTR_INT, false } } }
+#define REDUCE(...)                                                                                      \
+    .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = 2, .min_out = 1, .max_out = 1, .infer = infer_reduce, \
+    .attrs = { REDUCE_ATTRS }
+#define ARG                                                                                                     \
+    .versions = { 1, 11, 12, 13 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, .infer = infer_arg,  \
+    .attrs = { { "axis", RLX_ATTR_INT, false }, { "keepdims", RLX_ATTR_INT, false },                          \
+               { "select_last_index", RLX_ATTR_INT, false } }
 
 const rlx_op_def rlx_ops_reduce[] = {
-    /* axes: attribute before 13 (ReduceSum) / 18 (the others), input 1 after */
-    REDUCE("ReduceSum", 1, 11, 13),
-    REDUCE("ReduceMean", 1, 11, 13, 18),
-    REDUCE("ReduceMax", 1, 11, 12, 13, 18, 20),
-    REDUCE("ReduceMin", 1, 11, 12, 13, 18, 20),
-    REDUCE("ReduceProd", 1, 11, 13, 18),
-    REDUCE("ReduceL1", 1, 11, 13, 18),
-    REDUCE("ReduceL2", 1, 11, 13, 18),
-    REDUCE("ReduceLogSum", 1, 11, 13, 18),
-    REDUCE("ReduceLogSumExp", 1, 11, 13, 18),
-    REDUCE("ReduceSumSquare", 1, 11, 13, 18),
-    ARG("ArgMax"),
-    ARG("ArgMin"),
-    { .name = "InstanceNormalization", .domain = "", .versions = { 1, 6, 22 }, .min_in = 3, .max_in = 3, .min_out = 1,
-      .max_out = 1, .infer = infer_instance_norm, .attrs = { { "epsilon", RLX_ATTR_FLOAT, false } } },
-    { .name = "LayerNormalization", .domain = "", .versions = { 17 }, .min_in = 2, .max_in = 3, .min_out = 1,
-      .max_out = 3, .infer = infer_layer_norm,
-      .attrs = { { "axis", RLX_ATTR_INT, false }, { "epsilon", RLX_ATTR_FLOAT, false },
-                 { "stash_type", RLX_ATTR_INT, false } } },
-    { .name = "RMSNormalization", .domain = "", .versions = { 23 }, .min_in = 2, .max_in = 2, .min_out = 1,
-      .max_out = 1, .infer = infer_layer_norm,
-      .attrs = { { "axis", RLX_ATTR_INT, false }, { "epsilon", RLX_ATTR_FLOAT, false },
-                 { "stash_type", RLX_ATTR_INT, false } } },
-    { .name = "GroupNormalization", .domain = "", .versions = { 18, 21 }, .min_in = 3, .max_in = 3, .min_out = 1,
-      .max_out = 1, .infer = infer_group_norm,
-      .attrs = { { "num_groups", RLX_ATTR_INT, true }, { "epsilon", RLX_ATTR_FLOAT, false },
-                 { "stash_type", RLX_ATTR_INT, false } } },
-    { .name = "LpNormalization", .domain = "", .versions = { 1, 22 }, .min_in = 1, .max_in = 1, .min_out = 1,
-      .max_out = 1, .infer = infer_lp_norm,
-      .attrs = { { "axis", RLX_ATTR_INT, false }, { "p", RLX_ATTR_INT, false } } },
-    { .name = "MeanVarianceNormalization", .domain = "", .versions = { 9, 13 }, .min_in = 1, .max_in = 1,
-      .min_out = 1, .max_out = 1, .infer = infer_mvn, .attrs = { { "axes", RLX_ATTR_INTS, false } } },
-    { .name = "LRN", .domain = "", .versions = { 1, 13 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1,
-      .infer = infer_lrn,
-      .attrs = { { "size", RLX_ATTR_INT, true }, { "alpha", RLX_ATTR_FLOAT, false },
-                 { "beta", RLX_ATTR_FLOAT, false }, { "bias", RLX_ATTR_FLOAT, false } } },
-    { .name = "Einsum", .domain = "", .versions = { 12 }, .min_in = 1, .max_in = -1, .min_out = 1, .max_out = 1,
-      .infer = infer_einsum, .attrs = { { "equation", RLX_ATTR_STRING, true } } },
+#include "ir/ops/ops_reduce.def"
 };
 const size_t rlx_ops_reduce_count = RLX_ARRAY_LEN(rlx_ops_reduce);

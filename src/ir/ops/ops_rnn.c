@@ -271,11 +271,6 @@ static rlx_status infer_rnn(rlx_infer_ctx *c) {
 /* Inputs (ONNX order): X, W, R, B?, sequence_lens?, initial_h? (+ initial_c?,
  * P? for LSTM). Outputs, all optional: Y, Y_h (+ Y_c for LSTM). */
 const rlx_op_def rlx_ops_rnn[] = {
-    { .name = "RNN", .domain = "", .versions = { 7, 14, 22 }, .min_in = 3, .max_in = 6, .min_out = 0, .max_out = 2,
-      .infer = infer_rnn, .attrs = { RNN_ATTRS } },
-    { .name = "GRU", .domain = "", .versions = { 7, 14, 22 }, .min_in = 3, .max_in = 6, .min_out = 0, .max_out = 2,
-      .infer = infer_rnn, .attrs = { RNN_ATTRS, { "linear_before_reset", RLX_ATTR_INT, false } } },
-    { .name = "LSTM", .domain = "", .versions = { 7, 14, 22 }, .min_in = 3, .max_in = 8, .min_out = 0, .max_out = 3,
-      .infer = infer_rnn, .attrs = { RNN_ATTRS, { "input_forget", RLX_ATTR_INT, false } } },
+#include "ir/ops/ops_rnn.def"
 };
 const size_t rlx_ops_rnn_count = RLX_ARRAY_LEN(rlx_ops_rnn);

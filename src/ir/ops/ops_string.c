@@ -37,9 +37,6 @@ static rlx_status infer_string_normalizer(rlx_infer_ctx *c) {
 }
 
 const rlx_op_def rlx_ops_string[] = {
-    { .name = "StringNormalizer", .domain = "", .versions = { 10 }, .min_in = 1, .max_in = 1, .min_out = 1,
-      .max_out = 1, .infer = infer_string_normalizer, .flags = RLX_OP_DATA_DEPENDENT,
-      .attrs = { { "case_change_action", RLX_ATTR_STRING, false }, { "is_case_sensitive", RLX_ATTR_INT, false },
-                 { "locale", RLX_ATTR_STRING, false }, { "stopwords", RLX_ATTR_STRINGS, false } } },
+#include "ir/ops/ops_string.def"
 };
 const size_t rlx_ops_string_count = RLX_ARRAY_LEN(rlx_ops_string);

@@ -1199,72 +1199,11 @@ static rlx_status infer_topk(rlx_infer_ctx *c) {
 
 /* ------------------------------------------------------------ the table */
 
-#define OP(nm, lo, hi, olo, ohi, fn, fl, ...) \
-    { .name = nm, .domain = "", .min_in = lo, .max_in = hi, .min_out = olo, .max_out = ohi, .infer = fn, \
-      .flags = fl, __VA_ARGS__ }
+/* Row shape of ops_tensor.def. */
+#define OP(lo, hi, olo, ohi, fn, fl, ...) \
+    .min_in = lo, .max_in = hi, .min_out = olo, .max_out = ohi, .infer = fn, .flags = fl, __VA_ARGS__
 
 const rlx_op_def rlx_ops_tensor[] = {
-    OP("Reshape", 2, 2, 1, 1, infer_reshape, RLX_OP_VIEW, .versions = { 5, 13, 14, 19, 21, 23, 24, 25 },
-       .attrs = { { "allowzero", RLX_ATTR_INT, false } }),
-    OP("Flatten", 1, 1, 1, 1, infer_flatten, RLX_OP_VIEW, .versions = { 1, 9, 11, 13, 21, 23, 24, 25 },
-       .attrs = { { "axis", RLX_ATTR_INT, false } }),
-    OP("Transpose", 1, 1, 1, 1, infer_transpose, 0, .versions = { 1, 13, 21, 23, 24, 25 },
-       .attrs = { { "perm", RLX_ATTR_INTS, false } }),
-    OP("Squeeze", 1, 2, 1, 1, infer_squeeze, RLX_OP_VIEW, .versions = { 1, 11, 13, 21, 23, 24, 25 },
-       .attrs = { { "axes", RLX_ATTR_INTS, false } }),
-    OP("Unsqueeze", 1, 2, 1, 1, infer_unsqueeze, RLX_OP_VIEW, .versions = { 1, 11, 13, 21, 23, 24, 25 },
-       .attrs = { { "axes", RLX_ATTR_INTS, false } }),
-    OP("Concat", 1, -1, 1, 1, infer_concat, 0, .versions = { 4, 11, 13 }, .attrs = { { "axis", RLX_ATTR_INT, true } }),
-    OP("Shape", 1, 1, 1, 1, infer_shape, 0, .versions = { 1, 13, 15, 19, 21, 23, 24, 25 },
-       .attrs = { { "start", RLX_ATTR_INT, false }, { "end", RLX_ATTR_INT, false } }),
-    OP("Size", 1, 1, 1, 1, infer_size, 0, .versions = { 1, 13, 19, 21, 23, 24, 25 }),
-    OP("Gather", 2, 2, 1, 1, infer_gather, 0, .versions = { 1, 11, 13 }, .attrs = { { "axis", RLX_ATTR_INT, false } }),
-    OP("Slice", 1, 5, 1, 1, infer_slice, 0, .versions = { 1, 10, 11, 13 },
-       .attrs = { { "starts", RLX_ATTR_INTS, false }, { "ends", RLX_ATTR_INTS, false },
-                  { "axes", RLX_ATTR_INTS, false } }),
-    OP("Pad", 1, 4, 1, 1, infer_pad, 0, .versions = { 2, 11, 13, 18, 19, 21, 23, 24, 25 },
-       .attrs = { { "mode", RLX_ATTR_STRING, false }, { "pads", RLX_ATTR_INTS, false },
-                  { "value", RLX_ATTR_FLOAT, false } }),
-    OP("Constant", 0, 0, 1, 1, infer_constant, 0, .versions = { 1, 9, 11, 12, 13, 19, 21, 23, 24, 25 },
-       .attrs = { { "value", RLX_ATTR_TENSOR, false }, { "value_float", RLX_ATTR_FLOAT, false },
-                  { "value_floats", RLX_ATTR_FLOATS, false }, { "value_int", RLX_ATTR_INT, false },
-                  { "value_ints", RLX_ATTR_INTS, false }, { "value_string", RLX_ATTR_STRING, false },
-                  { "value_strings", RLX_ATTR_STRINGS, false } }),
-    OP("Identity", 1, 1, 1, 1, rlx_infer_same_as_input0, RLX_OP_VIEW, .versions = { 1, 13, 14, 16, 19, 21, 23, 24, 25 }),
-    OP("Expand", 2, 2, 1, 1, infer_expand, 0, .versions = { 8, 13 }),
-    OP("Tile", 2, 2, 1, 1, infer_tile, 0, .versions = { 6, 13 }),
-    OP("Split", 1, 2, 1, -1, infer_split, 0, .versions = { 2, 11, 13, 18 },
-       .attrs = { { "axis", RLX_ATTR_INT, false }, { "split", RLX_ATTR_INTS, false },
-                  { "num_outputs", RLX_ATTR_INT, false } }),
-    OP("ConstantOfShape", 1, 1, 1, 1, infer_constant_of_shape, 0, .versions = { 9, 20, 21, 23, 24, 25 },
-       .attrs = { { "value", RLX_ATTR_TENSOR, false } }),
-    OP("Range", 3, 3, 1, 1, infer_range, 0, .versions = { 11, 27 }, .attrs = { { "stash_type", RLX_ATTR_INT, false } }),
-    OP("GatherElements", 2, 2, 1, 1, infer_gather_elements, 0, .versions = { 11, 13 },
-       .attrs = { { "axis", RLX_ATTR_INT, false } }),
-    OP("GatherND", 2, 2, 1, 1, infer_gather_nd, 0, .versions = { 11, 12, 13 },
-       .attrs = { { "batch_dims", RLX_ATTR_INT, false } }),
-    OP("ScatterElements", 3, 3, 1, 1, infer_scatter_elements, 0, .versions = { 11, 13, 16, 18 },
-       .attrs = { { "axis", RLX_ATTR_INT, false }, { "reduction", RLX_ATTR_STRING, false } }),
-    OP("ScatterND", 3, 3, 1, 1, infer_scatter_nd, 0, .versions = { 11, 13, 16, 18 },
-       .attrs = { { "reduction", RLX_ATTR_STRING, false } }),
-    OP("OneHot", 3, 3, 1, 1, infer_onehot, 0, .versions = { 9, 11 }, .attrs = { { "axis", RLX_ATTR_INT, false } }),
-    OP("Trilu", 1, 2, 1, 1, infer_trilu, 0, .versions = { 14 }, .attrs = { { "upper", RLX_ATTR_INT, false } }),
-    OP("CumSum", 2, 2, 1, 1, infer_cumsum, 0, .versions = { 11, 14 },
-       .attrs = { { "exclusive", RLX_ATTR_INT, false }, { "reverse", RLX_ATTR_INT, false } }),
-    OP("NonZero", 1, 1, 1, 1, infer_nonzero, RLX_OP_DATA_DEPENDENT, .versions = { 9, 13 }),
-    OP("DepthToSpace", 1, 1, 1, 1, infer_depth_to_space, 0, .versions = { 1, 11, 13 },
-       .attrs = { { "blocksize", RLX_ATTR_INT, true }, { "mode", RLX_ATTR_STRING, false } }),
-    OP("SpaceToDepth", 1, 1, 1, 1, infer_space_to_depth, 0, .versions = { 1, 13 },
-       .attrs = { { "blocksize", RLX_ATTR_INT, true } }),
-    OP("EyeLike", 1, 1, 1, 1, infer_eye_like, 0, .versions = { 9, 22 },
-       .attrs = { { "dtype", RLX_ATTR_INT, false }, { "k", RLX_ATTR_INT, false } }),
-    OP("Compress", 2, 2, 1, 1, infer_compress, 0, .versions = { 9, 11 }, .attrs = { { "axis", RLX_ATTR_INT, false } }),
-    OP("ReverseSequence", 2, 2, 1, 1, infer_reverse_sequence, 0, .versions = { 10 },
-       .attrs = { { "batch_axis", RLX_ATTR_INT, false }, { "time_axis", RLX_ATTR_INT, false } }),
-    OP("TopK", 1, 2, 2, 2, infer_topk, 0, .versions = { 1, 10, 11, 24 },
-       .attrs = { { "axis", RLX_ATTR_INT, false }, { "k", RLX_ATTR_INT, false }, { "largest", RLX_ATTR_INT, false },
-                  { "sorted", RLX_ATTR_INT, false } }),
-    OP("Unique", 1, 1, 1, 4, infer_unique, RLX_OP_DATA_DEPENDENT, .versions = { 11 },
-       .attrs = { { "axis", RLX_ATTR_INT, false }, { "sorted", RLX_ATTR_INT, false } }),
+#include "ir/ops/ops_tensor.def"
 };
 const size_t rlx_ops_tensor_count = RLX_ARRAY_LEN(rlx_ops_tensor);
