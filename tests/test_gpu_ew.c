@@ -210,8 +210,6 @@ static void test_vocabulary_bits(void) {
         { "LeakyRelu", "LeakyRelu", 16, RLX_EW_LEAKYRELU, 0.125f, 0, -3, 3, 0, 0 },
         { "Clip", "Clip", 13, RLX_EW_CLIP, -0.5f, 1.25f, -3, 3, 0, 0 },
         { "HardSwish", "HardSwish", 14, RLX_EW_HARDSWISH, 0, 0, -5, 5, 1e-6, 1e-7 },
-        { "Relu", "Relu", 14, RLX_EW_RELU, 0, 0, -2, 2, 0, 0 },
-        { "Elu", "Elu", 6, RLX_EW_ELU, 0.7f, 0, -3, 3, T, A },
         { "Silu pattern", NULL, 0, RLX_EW_SILU, 0, 0, -8, 8, T, A },
     };
     int64_t d[1] = { M };

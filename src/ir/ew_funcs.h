@@ -12,8 +12,10 @@
  *   NAME   the ONNX op (or RNN activation) name; "" when there is none
  *   ARITY  register operands: 1 x; 2 x, y; 3 x, y, c (c ? x : y)
  *   FLAGS  RLX_EW_CHAIN     fuse_elementwise may put it in a chain
- *          RLX_EW_ACT       fuse_activation may fold it into a Conv, Gemm or
- *                           MatMul as their fused activation (epilogue)
+ *          RLX_EW_ACT       it may be the fused activation (epilogue) of a
+ *                           Conv, Gemm or MatMul: fuse_activation folds
+ *                           such ops (SiLU: its pattern), the GPU epilogue
+ *                           kernels compile it in (act_apply)
  *   SINCE  the ONNX version from which the op has these semantics (older
  *          versions had legacy attributes or broadcasting); fusions take
  *          nodes of this version or later
@@ -32,7 +34,7 @@
 #define RLX_EW_FUNCS_OTHER(X) \
     X(COPY, "Identity", 1, 0, 1, NULL, 0, NULL, 0, \
       x, x, "$x") \
-    X(SILU, "", 1, 0, 1, NULL, 0, NULL, 0, \
+    X(SILU, "", 1, RLX_EW_ACT, 1, NULL, 0, NULL, 0, \
       x * (1.0 / (1.0 + exp(-x))), x * (1.0f / (1.0f + expf(-x))), "($x * (1.0 / (1.0 + exp(-$x))))") \
     X(GELU_TANH, "Gelu", 1, RLX_EW_CHAIN | RLX_EW_ACT, 20, NULL, 0, NULL, 0, \
       0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))), F64(GELU_TANH), \

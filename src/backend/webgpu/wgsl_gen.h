@@ -33,7 +33,8 @@ void wg_src_free(wg_src *b);
  * (once per process) from the elementwise vocabulary: ew_lib.wgsl, a
  * constant EW_<ID> per function, ew_apply(op: u32, x, y, alpha, beta) over
  * every function of one or two operands, and act_apply(kind: u32, x,
- * alpha, beta) = ew_apply(kind, x, x, alpha, beta). Kernels paste it with
+ * alpha, beta) over the functions whose row has RLX_EW_ACT (the fused
+ * activations; kept small because epilogues inline it per output). Kernels paste it with
  * "//!include act" (or by hand, generators) and pass op / kind as a
  * constant or override, so the switch folds to the one expression. */
 const char *wg_wgsl_source(const char *name);
