@@ -10,12 +10,9 @@
 #include "ir/ops/ops.h"
 
 static const rlx_ew_info k_rows[RLX_EW_COUNT] = {
-#define RLX_EW_ROW_(id, name, ar, fl, since, a0, d0, a1, d1, e64, e32, w) \
-    { #id, name, ar, fl, since, { a0, a1 }, { d0, d1 }, w },
-#define RLX_EW_OP_ROW_(id, name, ar, fl, ...) RLX_EW_ROW_(id, name, ar, (fl) | RLX_EW_OP, __VA_ARGS__)
-    RLX_EW_FUNCS_OTHER(RLX_EW_ROW_)
-    RLX_EW_FUNCS_OP(RLX_EW_OP_ROW_)
-#undef RLX_EW_OP_ROW_
+#define RLX_EW_ROW_(id, kind, name, ar, fl, since, a0, d0, a1, d1, e64, e32, w) \
+    { #id, name, ar, (fl) | RLX_EW_KIND_##kind(RLX_EW_OP |) 0, since, { a0, a1 }, { d0, d1 }, w },
+    RLX_EW_FUNCS(RLX_EW_ROW_)
 #undef RLX_EW_ROW_
 };
 
@@ -95,7 +92,7 @@ static bool name_eq(const char *a, const char *b) {
 bool rlx_ew_find_activation(const char *name, rlx_ew_call *out) {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < RLX_EW_COUNT; i++)
-        if (k_rows[i].arity == 1 && k_rows[i].name[0] && name_eq(k_rows[i].name, name)) {
+        if ((k_rows[i].flags & RLX_EW_GATE) && name_eq(k_rows[i].name, name)) {
             out->kind = i == RLX_EW_GELU_TANH ? RLX_EW_GELU : (rlx_ew_fn)i;
             i = out->kind;
             out->alpha = k_rows[i].param[0] ? k_rows[i].dflt[0] : 0.0f;

@@ -20,9 +20,8 @@
 
 #include "ir/graph.h"
 
-/* Row flags (see ir/ew_funcs.h); RLX_EW_OP marks the rows of
- * RLX_EW_FUNCS_OP. */
-enum { RLX_EW_OP = 1, RLX_EW_CHAIN = 2, RLX_EW_ACT = 4 };
+/* Row flags (see ir/ew_funcs.h); RLX_EW_OP marks the rows of KIND OP. */
+enum { RLX_EW_OP = 1, RLX_EW_CHAIN = 2, RLX_EW_ACT = 4, RLX_EW_GATE = 8 };
 
 /* min(max(x, lo), hi) by comparisons: hi wins when lo > hi; NaN passes
  * through (Clip-13). */
@@ -43,7 +42,7 @@ typedef enum rlx_ew_fn {
 /* rlx_ew_f64_<ID>(x, y, c, p0, p1) and rlx_ew_f32_<ID>(...): the row's
  * reference and f32 computation, inline. */
 #define F64(id) ((float)rlx_ew_f64_##id(x, y, c, p0, p1))
-#define RLX_EW_DEFINE_(id, name, ar, fl, since, a0, d0, a1, d1, e64, e32, w)                             \
+#define RLX_EW_DEFINE_(id, kind, name, ar, fl, since, a0, d0, a1, d1, e64, e32, w)                             \
     static inline double rlx_ew_f64_##id(double x, double y, double c, double p0, double p1) {             \
         (void)x, (void)y, (void)c, (void)p0, (void)p1;                                                     \
         return e64;                                                                                        \
@@ -122,7 +121,7 @@ bool rlx_ew_node_params(const rlx_node *n, rlx_ew_fn fn, rlx_ew_call *out);
 
 /* The function of an RNN activation name (ONNX RNN/GRU/LSTM
  * "activations", matched case-insensitively) with its default parameters;
- * false when no one-operand function has that name. */
+ * false when no row with RLX_EW_GATE has that name. */
 bool rlx_ew_find_activation(const char *name, rlx_ew_call *out);
 
 #endif

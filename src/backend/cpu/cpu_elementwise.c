@@ -21,7 +21,7 @@
 void rlx_cpu_ew_f32(rlx_ew_fn fn, float *restrict d, const float *x, const float *y, const float *c, float p0,
                     float p1, size_t n) {
     switch (fn) {
-#define EW_LOOP_(id, name, ar, ...)                                                                    \
+#define EW_LOOP_(id, kind, name, ar, ...)                                                                    \
     case RLX_EW_##id:                                                                                  \
         for (size_t i = 0; i < n; i++)                                                                 \
             d[i] = rlx_ew_f32_##id(x[i], (ar) > 1 ? y[i] : 0.0f, (ar) > 2 ? c[i] : 0.0f, p0, p1);      \
@@ -82,10 +82,10 @@ static rlx_status unary_run(rlx_cpu_kctx *k, rlx_ew_fn fn) {
     return RLX_OK;
 }
 
-/* One kernel per standalone op of the vocabulary (RLX_EW_FUNCS_OP). */
-#define EW_KERNEL_(id, ...) \
-    static rlx_status k_ew_##id(rlx_cpu_kctx *k) { return unary_run(k, RLX_EW_##id); }
-RLX_EW_FUNCS_OP(EW_KERNEL_)
+/* One kernel per standalone op of the vocabulary (rows of KIND OP). */
+#define EW_KERNEL_(id, kind, ...) \
+    RLX_EW_KIND_##kind(static rlx_status k_ew_##id(rlx_cpu_kctx *k) { return unary_run(k, RLX_EW_##id); })
+RLX_EW_FUNCS(EW_KERNEL_)
 #undef EW_KERNEL_
 
 static rlx_status k_not(rlx_cpu_kctx *k) { return unary_run(k, RLX_EW_NOT); }
@@ -518,8 +518,8 @@ static rlx_status k_cast(rlx_cpu_kctx *k) {
 }
 
 const rlx_cpu_kernel rlx_cpu_kernels_elementwise[] = {
-#define EW_ENTRY_(id, name, ...) { name, k_ew_##id },
-    RLX_EW_FUNCS_OP(EW_ENTRY_)
+#define EW_ENTRY_(id, kind, name, ...) RLX_EW_KIND_##kind({ name, k_ew_##id },)
+    RLX_EW_FUNCS(EW_ENTRY_)
 #undef EW_ENTRY_
     { "Clip", k_clip }, { "PRelu", k_prelu },
     { "Add", k_add }, { "Sub", k_sub }, { "Mul", k_mul }, { "Div", k_div }, { "Pow", k_pow }, { "Mod", k_mod },

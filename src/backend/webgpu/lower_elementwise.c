@@ -255,8 +255,8 @@ static rlx_status lower_clip(wg_lower *L) {
 }
 
 const wg_lowering wg_lowerings_elementwise[] = {
-#define EW_LOWERING_(id, name, ...) { name, lower_unary },
-    RLX_EW_FUNCS_OP(EW_LOWERING_)
+#define EW_LOWERING_(id, kind, name, ...) RLX_EW_KIND_##kind({ name, lower_unary },)
+    RLX_EW_FUNCS(EW_LOWERING_)
 #undef EW_LOWERING_
     { "Clip", lower_clip },
     { "Add", lower_binary }, { "Sub", lower_binary }, { "Mul", lower_binary }, { "Div", lower_binary },
