@@ -3,9 +3,10 @@
  * src/ir/ops/act.h), and a constant bias added after a MatMul into the
  * MatMul's third input.
  *
- * Activations: Relu, Clip (constant bounds), HardSigmoid, HardSwish,
- * Sigmoid, LeakyRelu, Tanh, Gelu (approximate "none" or "tanh"), and two
- * patterns exporters write:
+ * Activations: the ops whose vocabulary row (src/ir/ew_funcs.h) has the
+ * RLX_EW_ACT flag (Relu, Clip with constant bounds, HardSigmoid, HardSwish,
+ * Sigmoid, LeakyRelu, Tanh, Gelu with approximate "none" or "tanh"), read
+ * by the one resolver rlx_ew_resolve, and two patterns exporters write:
  *   SiLU  x * Sigmoid(x)                      (Mul of x and Sigmoid(x), either order)
  *   GELU  x * 0.5 * (1 + Erf(x / sqrt 2))    (Div by sqrt 2 or Mul by 1/sqrt 2;
  *                                            the three factors in any association)
@@ -54,42 +55,13 @@ static bool is_binary(const rlx_node *n, const char *op) {
     return rlx_fuse_is_op(n, op) && n->n_in == 2 && n->version >= 7 && n->n_out == 1 && n->out[0] >= 0;
 }
 
-/* The activation of unary node a (reading x) as an rlx_act; false when a
- * is not one, or its parameters are not supported. */
+/* The activation of unary node a (reading x) as an rlx_act: a function of
+ * the vocabulary whose row has RLX_EW_ACT, with parameters known now;
+ * false otherwise. */
 static bool unary_act(const rlx_graph *g, const rlx_node *a, int x, rlx_act *act) {
     memset(act, 0, sizeof *act);
     if (a->n_in < 1 || a->in[0] != x || a->n_out != 1 || a->out[0] < 0) return false;
-    if (rlx_fuse_is_op(a, "Relu")) act->kind = RLX_ACT_RELU;
-    else if (rlx_fuse_is_op(a, "Sigmoid")) act->kind = RLX_ACT_SIGMOID;
-    else if (rlx_fuse_is_op(a, "Tanh")) act->kind = RLX_ACT_TANH;
-    else if (rlx_fuse_is_op(a, "HardSwish")) act->kind = RLX_ACT_HARDSWISH;
-    else if (rlx_fuse_is_op(a, "HardSigmoid")) {
-        act->kind = RLX_ACT_HARDSIGMOID;
-        act->alpha = rlx_attr_float(a, "alpha", 0.2f);
-        act->beta = rlx_attr_float(a, "beta", 0.5f);
-    } else if (rlx_fuse_is_op(a, "LeakyRelu")) {
-        act->kind = RLX_ACT_LEAKYRELU;
-        act->alpha = rlx_attr_float(a, "alpha", 0.01f);
-    } else if (rlx_fuse_is_op(a, "Gelu")) {
-        const char *ap = rlx_attr_str(a, "approximate", "none");
-        if (strcmp(ap, "none") == 0) act->kind = RLX_ACT_GELU;
-        else if (strcmp(ap, "tanh") == 0) act->kind = RLX_ACT_GELU_TANH;
-        else return false;
-    } else if (rlx_fuse_is_op(a, "Clip")) {
-        act->kind = RLX_ACT_CLIP;
-        if (a->version < 11) {
-            act->alpha = rlx_attr_float(a, "min", -3.402823466e+38f);
-            act->beta = rlx_attr_float(a, "max", 3.402823466e+38f);
-        } else {
-            act->alpha = -INFINITY;
-            act->beta = INFINITY;
-            const rlx_value *lo = rlx_node_input(g, a, 1), *hi = rlx_node_input(g, a, 2);
-            if (lo && !rlx_fuse_konst_scalar(lo, &act->alpha)) return false;
-            if (hi && !rlx_fuse_konst_scalar(hi, &act->beta)) return false;
-        }
-    } else {
-        return false;
-    }
+    if (!rlx_ew_resolve(g, a, act) || !(rlx_ew_info_of(act->kind)->flags & RLX_EW_ACT)) return false;
     return a->n_in == 1 || act->kind == RLX_ACT_CLIP;
 }
 
@@ -179,11 +151,7 @@ static void rewire(rlx_graph *g, int p, const int *nodes, int nn, int out) {
     g->values[out].producer = p;
 }
 
-const char *rlx_fuse_act_name(rlx_act_kind k) {
-    static const char *const names[] = { "none", "relu", "clip", "hardsigmoid", "hardswish", "sigmoid",
-                                         "silu", "gelu", "gelu_tanh", "leakyrelu", "tanh" };
-    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
-}
+const char *rlx_fuse_act_name(rlx_act_kind k) { return rlx_ew_short_name(k); }
 
 bool rlx_fuse_match_act(const rlx_graph *g, const rlx_fuse_users *u, int x, int *nodes, int *nn, int *out,
                         rlx_act *act) {

@@ -3,10 +3,11 @@
  * src/ir/ops/internal_ops.h): one loop over the output on the CPU, one
  * dispatch of generated WGSL on the GPU, instead of one per op.
  *
- * Ops: Neg Abs Exp Log Sqrt Reciprocal Floor Ceil Round Erf Sin Cos Tanh
+ * Ops: those whose vocabulary row (src/ir/ew_funcs.h) has RLX_EW_CHAIN
+ * (Neg Abs Exp Log Sqrt Reciprocal Floor Ceil Round Erf Sin Cos Tanh
  * Sigmoid Relu LeakyRelu Elu HardSigmoid HardSwish Softplus Softsign Gelu
- * Sign Clip (constant bounds) Cast (between f32, f16, bf16), Add Sub Mul Div
- * Pow Max Min Sum (two inputs) PRelu, Where.
+ * Sign Clip (constant bounds), Add Sub Mul Div Pow Max Min PRelu, Where),
+ * Cast (between f32, f16, bf16) and Sum (two inputs).
  *
  * A group grows backwards from its last node (the sink): the producer p of
  * an input v joins when p is such an op, its output has the sink's shape,
@@ -15,7 +16,7 @@
  * Inputs from outside broadcast to the sink's shape; constant scalars
  * become constant registers. Preconditions, each checked: static shapes;
  * dtypes f32/f16/bf16 (bool only for a Where condition from outside);
- * binary ops of version >= 7 (numpy broadcasting; Max/Min from 8);
+ * versions from the rows' SINCE (numpy broadcasting for binary ops);
  * Clip bounds constant; Gelu approximate "none" or "tanh"; at most
  * MAX_TENSOR_IN inputs from outside (a dispatch binds them all, plus the
  * output, within WebGPU's 8 storage buffers per stage), MAX_INSTR
@@ -39,76 +40,39 @@
 
 static bool ew_float(rlx_dtype dt) { return dt == RLX_DTYPE_F32 || dt == RLX_DTYPE_F16 || dt == RLX_DTYPE_BF16; }
 
-typedef struct op_map {
-    const char *name;
-    int op;    /* rlx_ew_op */
-    int arity; /* ONNX inputs used */
-    int min_version;
-} op_map;
-
-static const op_map k_ops[] = {
-    { "Neg", RLX_EW_NEG, 1, 6 }, { "Abs", RLX_EW_ABS, 1, 6 }, { "Exp", RLX_EW_EXP, 1, 6 },
-    { "Log", RLX_EW_LOG, 1, 6 }, { "Sqrt", RLX_EW_SQRT, 1, 6 }, { "Reciprocal", RLX_EW_RECIP, 1, 6 },
-    { "Floor", RLX_EW_FLOOR, 1, 6 }, { "Ceil", RLX_EW_CEIL, 1, 6 }, { "Round", RLX_EW_ROUND, 1, 11 },
-    { "Erf", RLX_EW_ERF, 1, 9 }, { "Sin", RLX_EW_SIN, 1, 7 }, { "Cos", RLX_EW_COS, 1, 7 },
-    { "Tanh", RLX_EW_TANH, 1, 6 }, { "Sigmoid", RLX_EW_SIGMOID, 1, 6 }, { "Relu", RLX_EW_RELU, 1, 6 },
-    { "LeakyRelu", RLX_EW_LEAKYRELU, 1, 6 }, { "Elu", RLX_EW_ELU, 1, 6 },
-    { "HardSigmoid", RLX_EW_HARDSIGMOID, 1, 6 }, { "HardSwish", RLX_EW_HARDSWISH, 1, 14 },
-    { "Softplus", RLX_EW_SOFTPLUS, 1, 1 }, { "Softsign", RLX_EW_SOFTSIGN, 1, 1 }, { "Gelu", RLX_EW_GELU, 1, 20 },
-    { "Sign", RLX_EW_SIGN, 1, 9 }, { "Clip", RLX_EW_CLIP, 1, 6 }, { "Cast", RLX_EW_COPY, 1, 6 },
-    { "Add", RLX_EW_ADD, 2, 7 }, { "Sub", RLX_EW_SUB, 2, 7 }, { "Mul", RLX_EW_MUL, 2, 7 },
-    { "Div", RLX_EW_DIV, 2, 7 }, { "Pow", RLX_EW_POW, 2, 7 }, { "Max", RLX_EW_MAX, 2, 8 },
-    { "Min", RLX_EW_MIN, 2, 8 }, { "Sum", RLX_EW_ADD, 2, 8 }, { "PRelu", RLX_EW_PRELU, 2, 7 },
-    { "Where", RLX_EW_WHERE, 3, 9 },
-};
-
-static const op_map *find_op(const rlx_node *n) {
-    if (n->dead || (n->domain && *n->domain)) return NULL;
-    for (size_t i = 0; i < RLX_ARRAY_LEN(k_ops); i++)
-        if (strcmp(k_ops[i].name, n->op_type) == 0) return &k_ops[i];
-    return NULL;
-}
-
-/* The instruction parameters of node n, or false when they are not
- * supported (non-constant Clip bounds, an unknown Gelu approximation). */
-static bool op_params(const rlx_graph *g, const rlx_node *n, const op_map *m, int *op, float *alpha, float *beta) {
-    *op = m->op;
-    *alpha = *beta = 0.0f;
-    switch (m->op) {
-    case RLX_EW_LEAKYRELU: *alpha = rlx_attr_float(n, "alpha", 0.01f); return true;
-    case RLX_EW_ELU: *alpha = rlx_attr_float(n, "alpha", 1.0f); return true;
-    case RLX_EW_HARDSIGMOID:
-        *alpha = rlx_attr_float(n, "alpha", 0.2f);
-        *beta = rlx_attr_float(n, "beta", 0.5f);
-        return true;
-    case RLX_EW_GELU: {
-        const char *ap = rlx_attr_str(n, "approximate", "none");
-        if (strcmp(ap, "tanh") == 0) *op = RLX_EW_GELU_TANH;
-        else if (strcmp(ap, "none") != 0) return false;
+/* The instruction node n becomes (function, parameters, operand count),
+ * or false: an op whose vocabulary row has RLX_EW_CHAIN, at the row's
+ * SINCE version or later, with parameters known now (rlx_ew_resolve);
+ * Cast (COPY, with the rounding of its output type) from version 6; Sum of
+ * two inputs (ADD) from version 8. */
+static bool chain_op(const rlx_graph *g, const rlx_node *n, rlx_ew_call *f, int *arity) {
+    memset(f, 0, sizeof *f);
+    *arity = 0;
+    if (n->dead || (n->domain && *n->domain)) return false;
+    if (strcmp(n->op_type, "Cast") == 0 || strcmp(n->op_type, "Sum") == 0) {
+        bool cast = n->op_type[0] == 'C';
+        if (n->version < (cast ? 6 : 8)) return false;
+        f->kind = cast ? RLX_EW_COPY : RLX_EW_ADD;
+        *arity = cast ? 1 : 2;
         return true;
     }
-    case RLX_EW_CLIP:
-        if (n->version < 11) {
-            *alpha = rlx_attr_float(n, "min", -3.402823466e+38f);
-            *beta = rlx_attr_float(n, "max", 3.402823466e+38f);
-            return true;
-        }
-        *alpha = -INFINITY;
-        *beta = INFINITY;
-        if (n->n_in > 1 && n->in[1] >= 0 && !rlx_fuse_konst_scalar(&g->values[n->in[1]], alpha)) return false;
-        if (n->n_in > 2 && n->in[2] >= 0 && !rlx_fuse_konst_scalar(&g->values[n->in[2]], beta)) return false;
-        return true;
-    default: return true;
+    if (!rlx_ew_resolve(g, n, f)) return false;
+    const rlx_ew_info *r = rlx_ew_info_of(f->kind);
+    if (!(r->flags & RLX_EW_CHAIN) || n->version < r->since) {
+        memset(f, 0, sizeof *f);
+        return false;
     }
+    *arity = r->arity;
+    return true;
 }
 
 /* Whether node n can join a group whose output shape is that of value s. */
 static bool candidate(const rlx_graph *g, const rlx_node *n, const rlx_value *s) {
-    const op_map *m = find_op(n);
-    if (!m || n->version < m->min_version || n->n_out != 1 || n->out[0] < 0) return false;
+    rlx_ew_call f;
+    int used;
+    if (!chain_op(g, n, &f, &used) || n->n_out != 1 || n->out[0] < 0) return false;
     const rlx_value *y = &g->values[n->out[0]];
     if (!ew_float(y->dtype) || !rlx_fuse_same_shape(y, s)) return false;
-    int used = m->arity == 1 ? 1 : m->arity;
     if (strcmp(n->op_type, "Clip") == 0) {
         if (n->n_in < 1) return false;
     } else if (n->n_in != used) {
@@ -117,13 +81,11 @@ static bool candidate(const rlx_graph *g, const rlx_node *n, const rlx_value *s)
     for (int i = 0; i < used; i++) {
         const rlx_value *x = rlx_node_input(g, n, i);
         if (!x || !rlx_value_is_static(x)) return false;
-        bool cond = m->op == RLX_EW_WHERE && i == 0;
+        bool cond = f.kind == RLX_EW_WHERE && i == 0;
         if (cond ? x->dtype != RLX_DTYPE_BOOL : !ew_float(x->dtype)) return false;
-        if (!cond && m->op != RLX_EW_COPY && x->dtype != y->dtype) return false; /* Cast changes dtype */
+        if (!cond && f.kind != RLX_EW_COPY && x->dtype != y->dtype) return false; /* Cast changes dtype */
     }
-    int op;
-    float a, b;
-    return op_params(g, n, m, &op, &a, &b);
+    return true;
 }
 
 typedef struct group {
@@ -151,9 +113,10 @@ static bool immediate(const rlx_graph *g, int v, const rlx_value *s) {
 }
 
 /* Operand slots of node n that the program reads (Clip: only its input). */
-static int n_operands(const rlx_node *n) {
-    const op_map *m = find_op(n);
-    return m ? m->arity : 0;
+static int n_operands(const rlx_graph *g, const rlx_node *n) {
+    rlx_ew_call f;
+    int arity;
+    return chain_op(g, n, &f, &arity) ? arity : 0;
 }
 
 /* Counts the group's tensor inputs from outside, constants and instructions. */
@@ -164,7 +127,7 @@ static void group_counts(const rlx_graph *g, const group *gr, const rlx_value *s
     *instr = gr->n;
     for (int i = 0; i < gr->n; i++) {
         const rlx_node *n = &g->nodes[gr->nodes[i]];
-        for (int k = 0; k < n_operands(n); k++) {
+        for (int k = 0; k < n_operands(g, n); k++) {
             int v = n->in[k];
             if (produced_in(g, gr, v)) continue;
             bool dup = false;
@@ -188,7 +151,7 @@ static void grow(const rlx_graph *g, const rlx_fuse_users *u, const int *taken, 
         changed = false;
         for (int i = 0; i < gr->n && gr->n < MAX_GROUP; i++) {
             const rlx_node *n = &g->nodes[gr->nodes[i]];
-            for (int k = 0; k < n_operands(n) && gr->n < MAX_GROUP; k++) {
+            for (int k = 0; k < n_operands(g, n) && gr->n < MAX_GROUP; k++) {
                 int v = n->in[k];
                 int p = g->values[v].producer;
                 if (p < 0 || (size_t)p >= n_taken || taken[p] || in_group(gr, p) || rlx_fuse_is_output(g, v)) continue;
@@ -239,7 +202,7 @@ static rlx_status emit_group(rlx_graph *g, const group *gr, rlx_pass_stats *stat
     /* registers of the inputs, in order of first use */
     for (int i = 0; i < gr->n; i++) {
         const rlx_node *n = &g->nodes[gr->nodes[i]];
-        for (int k = 0; k < n_operands(n); k++) {
+        for (int k = 0; k < n_operands(g, n); k++) {
             int v = n->in[k];
             if (produced_in(g, gr, v)) continue;
             bool cond = strcmp(n->op_type, "Where") == 0 && k == 0, dup = false;
@@ -275,12 +238,13 @@ static rlx_status emit_group(rlx_graph *g, const group *gr, rlx_pass_stats *stat
     int reg_of_node[MAX_GROUP];
     for (int i = 0; i < gr->n; i++) {
         const rlx_node *n = &g->nodes[gr->nodes[i]];
-        const op_map *m = find_op(n);
-        int op;
-        float al, be;
-        op_params(g, n, m, &op, &al, &be);
+        rlx_ew_call f;
+        int arity;
+        chain_op(g, n, &f, &arity);
+        int op = f.kind;
+        float al = f.alpha, be = f.beta;
         int64_t r[3] = { -1, -1, -1 };
-        for (int k = 0; k < m->arity; k++) {
+        for (int k = 0; k < arity; k++) {
             int v = n->in[k], reg = -1;
             for (int j = 0; j < n_in && reg < 0; j++)
                 if (ins[j] == v) reg = j;

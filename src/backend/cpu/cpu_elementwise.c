@@ -1,221 +1,94 @@
 /* CPU reference kernels of the elementwise family (see
- * src/ir/ops/ops_elementwise.c). f32 has a direct path; other float types
- * compute in double (exact for + - * / sqrt after rounding back), integer
- * types in int64. */
+ * src/ir/ops/ops_elementwise.c). The math of unary ops and binary
+ * arithmetic is the elementwise vocabulary's (src/ir/ew.h): f32 by each
+ * function's f32 computation, other float types by its double reference
+ * (exact for + - * / sqrt after rounding back); integer types in int64. */
 #include <math.h>
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
 #include "base/half.h"
 #include "base/parallel.h"
+#include "backend/cpu/cpu_internal.h"
+#include "ir/ew.h"
 #include "ir/ops/ops.h"
 
 /* ------------------------------------------------------------ unary */
 
-typedef enum un_op {
-    U_ABS, U_NEG, U_SIGN, U_EXP, U_LOG, U_SQRT, U_RECIP, U_FLOOR, U_CEIL, U_ROUND, U_ERF, U_SIN, U_COS, U_TAN,
-    U_ASIN, U_ACOS, U_ATAN, U_SINH, U_COSH, U_ASINH, U_ACOSH, U_ATANH, U_TANH, U_RELU, U_SIGMOID, U_LEAKY, U_ELU,
-    U_SELU, U_CELU, U_THRELU, U_HSIG, U_HSWISH, U_SOFTPLUS, U_SOFTSIGN, U_MISH, U_GELU, U_GELU_TANH, U_NOT
-} un_op;
-
-typedef struct un_params {
-    double alpha, beta, gamma;
-} un_params;
-
-/* min(max(x, lo), hi) with comparisons (inlined, unlike fminf/fmaxf calls):
- * hi wins when lo > hi (as Clip-13 specifies); NaN passes through. */
-static inline float clampf(float x, float lo, float hi) {
-    float y = x < lo ? lo : x;
-    return y > hi ? hi : y;
-}
-
-static inline double un_apply(un_op op, double x, const un_params *p) {
-    switch (op) {
-    case U_ABS: return fabs(x);
-    case U_NEG: return -x;
-    case U_SIGN: return x > 0 ? 1 : x < 0 ? -1 : 0;
-    case U_EXP: return exp(x);
-    case U_LOG: return log(x);
-    case U_SQRT: return sqrt(x);
-    case U_RECIP: return 1.0 / x;
-    case U_FLOOR: return floor(x);
-    case U_CEIL: return ceil(x);
-    case U_ROUND: return nearbyint(x); /* round half to even under the default rounding mode */
-    case U_ERF: return erf(x);
-    case U_SIN: return sin(x);
-    case U_COS: return cos(x);
-    case U_TAN: return tan(x);
-    case U_ASIN: return asin(x);
-    case U_ACOS: return acos(x);
-    case U_ATAN: return atan(x);
-    case U_SINH: return sinh(x);
-    case U_COSH: return cosh(x);
-    case U_ASINH: return asinh(x);
-    case U_ACOSH: return acosh(x);
-    case U_ATANH: return atanh(x);
-    case U_TANH: return tanh(x);
-    case U_RELU: return x > 0 ? x : 0;
-    case U_SIGMOID: return 1.0 / (1.0 + exp(-x));
-    case U_LEAKY: return x >= 0 ? x : p->alpha * x;
-    case U_ELU: return x >= 0 ? x : p->alpha * (exp(x) - 1.0);
-    case U_SELU: return x > 0 ? p->gamma * x : p->gamma * (p->alpha * exp(x) - p->alpha);
-    case U_CELU: return fmax(0.0, x) + fmin(0.0, p->alpha * (exp(x / p->alpha) - 1.0));
-    case U_THRELU: return x > p->alpha ? x : 0;
-    case U_HSIG: return fmax(0.0, fmin(1.0, p->alpha * x + p->beta));
-    case U_HSWISH: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
-    case U_SOFTPLUS: return x > 30 ? x : log1p(exp(x));
-    case U_SOFTSIGN: return x / (1.0 + fabs(x));
-    case U_MISH: return x * tanh(x > 30 ? x : log1p(exp(x)));
-    case U_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
-    case U_GELU_TANH: return 0.5 * x * (1.0 + tanh(0.7978845608028654 /* sqrt(2/pi) */ * (x + 0.044715 * x * x * x)));
-    case U_NOT: return x == 0;
+/* The vocabulary's functions (src/ir/ew.h), one loop each: d[i] =
+ * f(x[i], y[i], c[i]) in f32 (operands beyond the function's arity are not
+ * read and may be NULL). */
+void rlx_cpu_ew_f32(rlx_ew_fn fn, float *restrict d, const float *x, const float *y, const float *c, float p0,
+                    float p1, size_t n) {
+    switch (fn) {
+#define EW_LOOP_(id, kind, name, ar, ...)                                                                    \
+    case RLX_EW_##id:                                                                                  \
+        for (size_t i = 0; i < n; i++)                                                                 \
+            d[i] = rlx_ew_f32_##id(x[i], (ar) > 1 ? y[i] : 0.0f, (ar) > 2 ? c[i] : 0.0f, p0, p1);      \
+        break;
+        RLX_EW_FUNCS(EW_LOOP_)
+#undef EW_LOOP_
+    case RLX_EW_COUNT: break;
     }
-    return 0;
 }
 
 typedef struct un_job {
-    un_op op;
-    const un_params *p;
+    rlx_ew_call f;
     const float *a;
     float *o;
 } un_job;
 
-/* f32 over [b, e): single-precision paths for the hot activations. */
+/* f32 over [b, e) */
 static void unary_f32_range(void *ctx, size_t b, size_t e) {
     const un_job *j = ctx;
-    const float *a = j->a;
-    float *o = j->o;
-    switch (j->op) {
-    case U_RELU: for (size_t i = b; i < e; i++) o[i] = a[i] > 0.0f ? a[i] : 0.0f; break;
-    case U_SIGMOID: for (size_t i = b; i < e; i++) o[i] = 1.0f / (1.0f + expf(-a[i])); break;
-    case U_HSIG: {
-        float al = (float)j->p->alpha, be = (float)j->p->beta;
-        for (size_t i = b; i < e; i++) o[i] = clampf(al * a[i] + be, 0.0f, 1.0f);
-        break;
-    }
-    case U_HSWISH:
-        for (size_t i = b; i < e; i++) o[i] = a[i] * clampf(a[i] / 6.0f + 0.5f, 0.0f, 1.0f);
-        break;
-    default:
-        for (size_t i = b; i < e; i++) o[i] = (float)un_apply(j->op, a[i], j->p);
-        break;
-    }
+    rlx_cpu_ew_f32(j->f.kind, j->o + b, j->a + b, NULL, NULL, j->f.alpha, j->f.beta, e - b);
 }
 
-static rlx_status unary_run(rlx_cpu_kctx *k, un_op op, const un_params *p) {
+/* y = fn(x) with the node's parameters: f32 by the function's f32
+ * computation, other float types by its double reference, integers (Abs,
+ * Neg, Sign, Relu, Shrink) in int64. */
+static rlx_status unary_run(rlx_cpu_kctx *k, rlx_ew_fn fn) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
     size_t n = rlx_tensor_numel(x);
+    rlx_ew_call f;
+    if (!rlx_ew_node_params(k->n, fn, &f))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "approximate '%s' is not none or tanh",
+                            rlx_attr_str(k->n, "approximate", ""));
     if (x->dtype == RLX_DTYPE_F32) {
-        un_job j = { op, p, x->data, y->data };
+        un_job j = { f, x->data, y->data };
         rlx_parallel_for(n, 16384, unary_f32_range, &j); /* elementwise: same result on any split */
         return RLX_OK;
     }
     if (rlx_dtype_is_int(x->dtype)) {
         for (size_t i = 0; i < n; i++) {
             int64_t v = rlx_tensor_get_i64(x, i), r;
-            switch (op) {
-            case U_ABS: r = v < 0 ? -v : v; break;
-            case U_NEG: r = -v; break;
-            case U_SIGN: r = v > 0 ? 1 : v < 0 ? -1 : 0; break;
-            case U_RELU: r = v > 0 ? v : 0; break;
+            switch (f.kind) {
+            case RLX_EW_ABS: r = v < 0 ? -v : v; break;
+            case RLX_EW_NEG: r = -v; break;
+            case RLX_EW_SIGN: r = v > 0 ? 1 : v < 0 ? -1 : 0; break;
+            case RLX_EW_RELU: r = v > 0 ? v : 0; break;
+            case RLX_EW_SHRINK: /* in the input's type */
+                rlx_tensor_set_f64(y, i, rlx_ew_f64(f.kind, (double)v, 0, 0, f.alpha, f.beta));
+                continue;
             default: return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "integer dtype %s", rlx_dtype_name(x->dtype));
             }
             rlx_tensor_set_i64(y, i, r);
         }
         return RLX_OK;
     }
-    for (size_t i = 0; i < n; i++) rlx_tensor_set_f64(y, i, un_apply(op, rlx_tensor_get_f64(x, i), p));
+    for (size_t i = 0; i < n; i++)
+        rlx_tensor_set_f64(y, i, rlx_ew_f64(f.kind, rlx_tensor_get_f64(x, i), 0, 0, f.alpha, f.beta));
     return RLX_OK;
 }
 
-#define UNARY_KERNEL(fn, op)                                 \
-    static rlx_status fn(rlx_cpu_kctx *k) {                  \
-        un_params p = { 0, 0, 0 };                           \
-        return unary_run(k, op, &p);                         \
-    }
-UNARY_KERNEL(k_abs, U_ABS)
-UNARY_KERNEL(k_neg, U_NEG)
-UNARY_KERNEL(k_sign, U_SIGN)
-UNARY_KERNEL(k_exp, U_EXP)
-UNARY_KERNEL(k_log, U_LOG)
-UNARY_KERNEL(k_sqrt, U_SQRT)
-UNARY_KERNEL(k_recip, U_RECIP)
-UNARY_KERNEL(k_floor, U_FLOOR)
-UNARY_KERNEL(k_ceil, U_CEIL)
-UNARY_KERNEL(k_round, U_ROUND)
-UNARY_KERNEL(k_erf, U_ERF)
-UNARY_KERNEL(k_sin, U_SIN)
-UNARY_KERNEL(k_cos, U_COS)
-UNARY_KERNEL(k_tan, U_TAN)
-UNARY_KERNEL(k_asin, U_ASIN)
-UNARY_KERNEL(k_acos, U_ACOS)
-UNARY_KERNEL(k_atan, U_ATAN)
-UNARY_KERNEL(k_sinh, U_SINH)
-UNARY_KERNEL(k_cosh, U_COSH)
-UNARY_KERNEL(k_asinh, U_ASINH)
-UNARY_KERNEL(k_acosh, U_ACOSH)
-UNARY_KERNEL(k_atanh, U_ATANH)
-UNARY_KERNEL(k_tanh, U_TANH)
-UNARY_KERNEL(k_relu, U_RELU)
-UNARY_KERNEL(k_sigmoid, U_SIGMOID)
-UNARY_KERNEL(k_hswish, U_HSWISH)
-UNARY_KERNEL(k_softplus, U_SOFTPLUS)
-UNARY_KERNEL(k_softsign, U_SOFTSIGN)
-UNARY_KERNEL(k_mish, U_MISH)
-UNARY_KERNEL(k_not, U_NOT)
+/* One kernel per standalone op of the vocabulary (rows of KIND OP). */
+#define EW_KERNEL_(id, kind, ...) \
+    RLX_EW_KIND_##kind(static rlx_status k_ew_##id(rlx_cpu_kctx *k) { return unary_run(k, RLX_EW_##id); })
+RLX_EW_FUNCS(EW_KERNEL_)
+#undef EW_KERNEL_
 
-static rlx_status k_leaky(rlx_cpu_kctx *k) {
-    un_params p = { rlx_attr_float(k->n, "alpha", 0.01f), 0, 0 };
-    return unary_run(k, U_LEAKY, &p);
-}
-static rlx_status k_elu(rlx_cpu_kctx *k) {
-    un_params p = { rlx_attr_float(k->n, "alpha", 1.0f), 0, 0 };
-    return unary_run(k, U_ELU, &p);
-}
-static rlx_status k_selu(rlx_cpu_kctx *k) {
-    un_params p = { rlx_attr_float(k->n, "alpha", 1.67326319217681884765625f), 0,
-                    rlx_attr_float(k->n, "gamma", 1.05070102214813232421875f) };
-    return unary_run(k, U_SELU, &p);
-}
-static rlx_status k_celu(rlx_cpu_kctx *k) {
-    un_params p = { rlx_attr_float(k->n, "alpha", 1.0f), 0, 0 };
-    return unary_run(k, U_CELU, &p);
-}
-static rlx_status k_threlu(rlx_cpu_kctx *k) {
-    un_params p = { rlx_attr_float(k->n, "alpha", 1.0f), 0, 0 };
-    return unary_run(k, U_THRELU, &p);
-}
-static rlx_status k_hsig(rlx_cpu_kctx *k) {
-    un_params p = { rlx_attr_float(k->n, "alpha", 0.2f), rlx_attr_float(k->n, "beta", 0.5f), 0 };
-    return unary_run(k, U_HSIG, &p);
-}
-/* Swish-24: x * sigmoid(alpha * x). */
-static rlx_status k_swish(rlx_cpu_kctx *k) {
-    const rlx_tensor *x = k->in[0];
-    rlx_tensor *y = k->out[0];
-    double alpha = rlx_attr_float(k->n, "alpha", 1.0f);
-    size_t n = rlx_tensor_numel(x);
-    for (size_t i = 0; i < n; i++) {
-        double v = rlx_tensor_get_f64(x, i);
-        rlx_tensor_set_f64(y, i, v / (1.0 + exp(-alpha * v)));
-    }
-    return RLX_OK;
-}
-
-/* Shrink-9: x < -lambd ? x + bias : x > lambd ? x - bias : 0, in the input's
- * type (integers included). */
-static rlx_status k_shrink(rlx_cpu_kctx *k) {
-    const rlx_tensor *x = k->in[0];
-    rlx_tensor *y = k->out[0];
-    double bias = rlx_attr_float(k->n, "bias", 0.0f), lambd = rlx_attr_float(k->n, "lambd", 0.5f);
-    size_t n = rlx_tensor_numel(x);
-    for (size_t i = 0; i < n; i++) {
-        double v = rlx_tensor_get_f64(x, i);
-        rlx_tensor_set_f64(y, i, v < -lambd ? v + bias : v > lambd ? v - bias : 0.0);
-    }
-    return RLX_OK;
-}
+static rlx_status k_not(rlx_cpu_kctx *k) { return unary_run(k, RLX_EW_NOT); }
 
 /* IsNaN-20, IsInf-20 (detect_negative / detect_positive). */
 static rlx_status k_isnan(rlx_cpu_kctx *k) {
@@ -236,12 +109,6 @@ static rlx_status k_isinf(rlx_cpu_kctx *k) {
     return RLX_OK;
 }
 
-static rlx_status k_gelu(rlx_cpu_kctx *k) {
-    un_params p = { 0, 0, 0 };
-    const char *ap = rlx_attr_str(k->n, "approximate", "none");
-    return unary_run(k, strcmp(ap, "tanh") == 0 ? U_GELU_TANH : U_GELU, &p);
-}
-
 /* Clip: bounds from attributes (versions < 11) or optional inputs. */
 static rlx_status k_clip(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
@@ -259,7 +126,7 @@ static rlx_status k_clip(rlx_cpu_kctx *k) {
     if (x->dtype == RLX_DTYPE_F32) {
         const float *a = x->data;
         float *o = y->data, l = (float)lo, h = (float)hi;
-        for (size_t i = 0; i < n; i++) o[i] = clampf(a[i], l, h);
+        for (size_t i = 0; i < n; i++) o[i] = rlx_ew_clampf(a[i], l, h);
         return RLX_OK;
     }
     if (is_int) {
@@ -271,51 +138,38 @@ static rlx_status k_clip(rlx_cpu_kctx *k) {
         }
         return RLX_OK;
     }
-    for (size_t i = 0; i < n; i++) rlx_tensor_set_f64(y, i, fmin(fmax(rlx_tensor_get_f64(x, i), lo), hi));
+    for (size_t i = 0; i < n; i++) rlx_tensor_set_f64(y, i, rlx_ew_f64_CLIP(rlx_tensor_get_f64(x, i), 0, 0, lo, hi));
     return RLX_OK;
 }
 
 /* ------------------------------------------------------------ n-ary broadcast */
 
+/* Arithmetic ops are the vocabulary's functions (src/ir/ew.h); the rest
+ * follow. */
 typedef enum bin_op {
-    B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MOD, B_FMOD, B_MAX, B_MIN, B_EQ, B_LT, B_GT, B_LE, B_GE, B_AND, B_OR,
-    B_XOR, B_PRELU
+    B_ADD = RLX_EW_ADD, B_SUB = RLX_EW_SUB, B_MUL = RLX_EW_MUL, B_DIV = RLX_EW_DIV, B_POW = RLX_EW_POW,
+    B_MAX = RLX_EW_MAX, B_MIN = RLX_EW_MIN, B_PRELU = RLX_EW_PRELU,
+    B_MOD = RLX_EW_COUNT, B_FMOD, B_EQ, B_LT, B_GT, B_LE, B_GE, B_AND, B_OR, B_XOR
 } bin_op;
 
 static inline float bin_f32(bin_op op, float a, float b) {
     switch (op) {
-    case B_ADD: return a + b;
-    case B_SUB: return a - b;
-    case B_MUL: return a * b;
-    case B_DIV: return a / b;
-    case B_POW: return powf(a, b);
     case B_FMOD: return fmodf(a, b);
     case B_MOD: {
         float r = fmodf(a, b);
         return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
     }
-    case B_MAX: return (a != a || b != b) ? NAN : (a > b ? a : b);
-    case B_MIN: return (a != a || b != b) ? NAN : (a < b ? a : b);
-    case B_PRELU: return a < 0 ? a * b : a;
-    default: return 0;
+    default: return rlx_ew_f32((rlx_ew_fn)op, a, b, 0, 0, 0);
     }
 }
 
 static inline double bin_f64(bin_op op, double a, double b) {
     switch (op) {
-    case B_ADD: return a + b;
-    case B_SUB: return a - b;
-    case B_MUL: return a * b;
-    case B_DIV: return a / b;
-    case B_POW: return pow(a, b);
     case B_FMOD: return fmod(a, b);
     case B_MOD: {
         double r = fmod(a, b);
         return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
     }
-    case B_MAX: return (a != a || b != b) ? NAN : (a > b ? a : b);
-    case B_MIN: return (a != a || b != b) ? NAN : (a < b ? a : b);
-    case B_PRELU: return a < 0 ? a * b : a;
     case B_EQ: return a == b;
     case B_LT: return a < b;
     case B_GT: return a > b;
@@ -324,8 +178,8 @@ static inline double bin_f64(bin_op op, double a, double b) {
     case B_AND: return (a != 0) && (b != 0);
     case B_OR: return (a != 0) || (b != 0);
     case B_XOR: return (a != 0) != (b != 0);
+    default: return rlx_ew_f64((rlx_ew_fn)op, a, b, 0, 0, 0);
     }
-    return 0;
 }
 
 static inline int64_t bin_i64(bin_op op, int64_t a, int64_t b, bool *div0) {
@@ -664,21 +518,15 @@ static rlx_status k_cast(rlx_cpu_kctx *k) {
 }
 
 const rlx_cpu_kernel_fn rlx_cpu_kernels_elementwise[RLX_OP_COUNT] = {
-    [RLX_OP_Abs] = k_abs, [RLX_OP_Neg] = k_neg, [RLX_OP_Sign] = k_sign, [RLX_OP_Exp] = k_exp, [RLX_OP_Log] = k_log,
-    [RLX_OP_Sqrt] = k_sqrt, [RLX_OP_Reciprocal] = k_recip, [RLX_OP_Floor] = k_floor, [RLX_OP_Ceil] = k_ceil,
-    [RLX_OP_Round] = k_round, [RLX_OP_Erf] = k_erf, [RLX_OP_Sin] = k_sin, [RLX_OP_Cos] = k_cos, [RLX_OP_Tan] = k_tan,
-    [RLX_OP_Asin] = k_asin, [RLX_OP_Acos] = k_acos, [RLX_OP_Atan] = k_atan, [RLX_OP_Sinh] = k_sinh, [RLX_OP_Cosh] = k_cosh,
-    [RLX_OP_Asinh] = k_asinh, [RLX_OP_Acosh] = k_acosh, [RLX_OP_Atanh] = k_atanh, [RLX_OP_Tanh] = k_tanh,
-    [RLX_OP_Relu] = k_relu, [RLX_OP_Sigmoid] = k_sigmoid, [RLX_OP_LeakyRelu] = k_leaky, [RLX_OP_Elu] = k_elu,
-    [RLX_OP_Selu] = k_selu, [RLX_OP_Celu] = k_celu, [RLX_OP_ThresholdedRelu] = k_threlu, [RLX_OP_HardSigmoid] = k_hsig,
-    [RLX_OP_HardSwish] = k_hswish, [RLX_OP_Softplus] = k_softplus, [RLX_OP_Softsign] = k_softsign, [RLX_OP_Mish] = k_mish,
-    [RLX_OP_Gelu] = k_gelu, [RLX_OP_Clip] = k_clip, [RLX_OP_PRelu] = k_prelu,
+#define EW_ENTRY_(id, kind, name, ...) RLX_EW_KIND_##kind([RLX_OP_##name] = k_ew_##id,)
+    RLX_EW_FUNCS(EW_ENTRY_)
+#undef EW_ENTRY_
+    [RLX_OP_Clip] = k_clip, [RLX_OP_PRelu] = k_prelu,
     [RLX_OP_Add] = k_add, [RLX_OP_Sub] = k_sub, [RLX_OP_Mul] = k_mul, [RLX_OP_Div] = k_div, [RLX_OP_Pow] = k_pow, [RLX_OP_Mod] = k_mod,
     [RLX_OP_Max] = k_max, [RLX_OP_Min] = k_min, [RLX_OP_Sum] = k_sum, [RLX_OP_Mean] = k_mean,
     [RLX_OP_Equal] = k_equal, [RLX_OP_Less] = k_less, [RLX_OP_Greater] = k_greater, [RLX_OP_LessOrEqual] = k_less_eq,
     [RLX_OP_GreaterOrEqual] = k_greater_eq, [RLX_OP_And] = k_and, [RLX_OP_Or] = k_or, [RLX_OP_Xor] = k_xor, [RLX_OP_Not] = k_not,
     [RLX_OP_IsNaN] = k_isnan, [RLX_OP_IsInf] = k_isinf, [RLX_OP_BitwiseNot] = k_bitwise_not, [RLX_OP_BitwiseAnd] = k_bitwise_and,
     [RLX_OP_BitwiseOr] = k_bitwise_or, [RLX_OP_BitwiseXor] = k_bitwise_xor, [RLX_OP_BitShift] = k_bitshift,
-    [RLX_OP_Shrink] = k_shrink, [RLX_OP_Swish] = k_swish,
     [RLX_OP_Where] = k_where, [RLX_OP_Cast] = k_cast, [RLX_OP_CastLike] = k_cast,
 };

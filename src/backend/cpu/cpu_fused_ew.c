@@ -4,9 +4,8 @@
  * contiguous f32 input is read in place, a scalar is filled once), each
  * instruction is one loop over the block, and the last writes the output
  * (in place when it is f32). Blocks are shared out over the worker pool
- * (base/parallel.h). Every op computes as the unfused f32 kernel of
- * cpu_elementwise.c does: + - * / min max clip relu sigmoid hardsigmoid
- * hardswish in float, the other functions in double rounded to float. */
+ * (base/parallel.h). Every op computes as the unfused f32 kernels do: the
+ * vocabulary's f32 computation (rlx_cpu_ew_f32, src/ir/ew.h). */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -82,70 +81,13 @@ static void gather(const ew_input *in, const rlx_tensor *out, size_t i0, size_t 
     }
 }
 
-/* min(max(x, lo), hi) by comparisons, as cpu_elementwise.c's Clip:
- * hi wins when lo > hi; NaN passes through. */
-static inline float clampf(float x, float lo, float hi) {
-    float y = x < lo ? lo : x;
-    return y > hi ? hi : y;
-}
-
-static inline float f32_min(float a, float b) { return (a != a || b != b) ? NAN : (a < b ? a : b); }
-static inline float f32_max(float a, float b) { return (a != a || b != b) ? NAN : (a > b ? a : b); }
-
-/* One instruction over n elements: d = op(a, b, c). */
+/* One instruction over n elements: d = op(a, b, c), the vocabulary's f32
+ * computation (as the unfused f32 kernels). */
 static void exec(const rlx_ew_instr *in, float *restrict d, const float *a, const float *b, const float *c, size_t n) {
-    const float al = in->alpha, be = in->beta;
-    const double ad = al;
-    switch ((rlx_ew_op)in->op) {
-    case RLX_EW_COPY: if (d != a) memcpy(d, a, n * sizeof *d); break;
-    case RLX_EW_NEG: for (size_t i = 0; i < n; i++) d[i] = -a[i]; break;
-    case RLX_EW_ABS: for (size_t i = 0; i < n; i++) d[i] = fabsf(a[i]); break;
-    case RLX_EW_EXP: for (size_t i = 0; i < n; i++) d[i] = (float)exp(a[i]); break;
-    case RLX_EW_LOG: for (size_t i = 0; i < n; i++) d[i] = (float)log(a[i]); break;
-    case RLX_EW_SQRT: for (size_t i = 0; i < n; i++) d[i] = (float)sqrt(a[i]); break;
-    case RLX_EW_RECIP: for (size_t i = 0; i < n; i++) d[i] = (float)(1.0 / a[i]); break;
-    case RLX_EW_FLOOR: for (size_t i = 0; i < n; i++) d[i] = floorf(a[i]); break;
-    case RLX_EW_CEIL: for (size_t i = 0; i < n; i++) d[i] = ceilf(a[i]); break;
-    case RLX_EW_ROUND: for (size_t i = 0; i < n; i++) d[i] = (float)nearbyint(a[i]); break;
-    case RLX_EW_ERF: for (size_t i = 0; i < n; i++) d[i] = (float)erf(a[i]); break;
-    case RLX_EW_SIN: for (size_t i = 0; i < n; i++) d[i] = (float)sin(a[i]); break;
-    case RLX_EW_COS: for (size_t i = 0; i < n; i++) d[i] = (float)cos(a[i]); break;
-    case RLX_EW_TANH: for (size_t i = 0; i < n; i++) d[i] = (float)tanh(a[i]); break;
-    case RLX_EW_SIGMOID: for (size_t i = 0; i < n; i++) d[i] = 1.0f / (1.0f + expf(-a[i])); break;
-    case RLX_EW_RELU: for (size_t i = 0; i < n; i++) d[i] = a[i] > 0.0f ? a[i] : 0.0f; break;
-    case RLX_EW_LEAKYRELU:
-        for (size_t i = 0; i < n; i++) d[i] = a[i] >= 0.0f ? a[i] : (float)(ad * a[i]);
-        break;
-    case RLX_EW_ELU:
-        for (size_t i = 0; i < n; i++) d[i] = a[i] >= 0.0f ? a[i] : (float)(ad * (exp(a[i]) - 1.0));
-        break;
-    case RLX_EW_HARDSIGMOID: for (size_t i = 0; i < n; i++) d[i] = clampf(al * a[i] + be, 0.0f, 1.0f); break;
-    case RLX_EW_HARDSWISH: for (size_t i = 0; i < n; i++) d[i] = a[i] * clampf(a[i] / 6.0f + 0.5f, 0.0f, 1.0f); break;
-    case RLX_EW_SOFTPLUS:
-        for (size_t i = 0; i < n; i++) d[i] = a[i] > 30.0f ? a[i] : (float)log1p(exp(a[i]));
-        break;
-    case RLX_EW_SOFTSIGN: for (size_t i = 0; i < n; i++) d[i] = (float)(a[i] / (1.0 + fabs(a[i]))); break;
-    case RLX_EW_GELU:
-        for (size_t i = 0; i < n; i++) d[i] = (float)(0.5 * a[i] * (1.0 + erf(a[i] / sqrt(2.0))));
-        break;
-    case RLX_EW_GELU_TANH:
-        for (size_t i = 0; i < n; i++) {
-            double x = a[i];
-            d[i] = (float)(0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
-        }
-        break;
-    case RLX_EW_SIGN: for (size_t i = 0; i < n; i++) d[i] = a[i] > 0.0f ? 1.0f : a[i] < 0.0f ? -1.0f : 0.0f; break;
-    case RLX_EW_CLIP: for (size_t i = 0; i < n; i++) d[i] = clampf(a[i], al, be); break;
-    case RLX_EW_ADD: for (size_t i = 0; i < n; i++) d[i] = a[i] + b[i]; break;
-    case RLX_EW_SUB: for (size_t i = 0; i < n; i++) d[i] = a[i] - b[i]; break;
-    case RLX_EW_MUL: for (size_t i = 0; i < n; i++) d[i] = a[i] * b[i]; break;
-    case RLX_EW_DIV: for (size_t i = 0; i < n; i++) d[i] = a[i] / b[i]; break;
-    case RLX_EW_POW: for (size_t i = 0; i < n; i++) d[i] = powf(a[i], b[i]); break;
-    case RLX_EW_MAX: for (size_t i = 0; i < n; i++) d[i] = f32_max(a[i], b[i]); break;
-    case RLX_EW_MIN: for (size_t i = 0; i < n; i++) d[i] = f32_min(a[i], b[i]); break;
-    case RLX_EW_PRELU: for (size_t i = 0; i < n; i++) d[i] = a[i] < 0.0f ? a[i] * b[i] : a[i]; break;
-    case RLX_EW_WHERE: for (size_t i = 0; i < n; i++) d[i] = c[i] != 0.0f ? a[i] : b[i]; break;
-    case RLX_EW_OP_COUNT: break;
+    if (in->op == RLX_EW_COPY) {
+        if (d != a) memcpy(d, a, n * sizeof *d);
+    } else {
+        rlx_cpu_ew_f32((rlx_ew_fn)in->op, d, a, b, c, in->alpha, in->beta, n);
     }
     if (in->rnd == RLX_DTYPE_F16)
         for (size_t i = 0; i < n; i++) d[i] = rlx_f16_to_f32(rlx_f32_to_f16(d[i]));

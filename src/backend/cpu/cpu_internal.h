@@ -5,6 +5,7 @@
 #define RLX_BACKEND_CPU_CPU_INTERNAL_H
 
 #include "backend/cpu/cpu.h"
+#include "ir/ew.h"
 
 /* rlx.FusedElementwise: interprets the register program over blocks of
  * output elements (each instruction runs over a whole block, so the
@@ -13,5 +14,11 @@
  * errors: RLX_ERR_INVALID_MODEL (malformed program, inputs that do not
  * broadcast), RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k);
+
+/* d[i] = fn(x[i], y[i], c[i]) for i < n by the vocabulary's f32 computation
+ * (src/ir/ew.h; operands beyond fn's arity are not read and may be NULL;
+ * d must not overlap the operands). cpu_elementwise.c. */
+void rlx_cpu_ew_f32(rlx_ew_fn fn, float *restrict d, const float *x, const float *y, const float *c, float p0,
+                    float p1, size_t n);
 
 #endif

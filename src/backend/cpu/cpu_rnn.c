@@ -19,22 +19,8 @@
 #include "base/mem.h"
 #include "ir/ops/rnn_params.h"
 
-static double act_apply(const rlx_rnn_act *a, double x) {
-    switch (a->kind) {
-    case RLX_ACT_RELU: return x > 0 ? x : 0;
-    case RLX_ACT_TANH: return tanh(x);
-    case RLX_ACT_SIGMOID: return 1.0 / (1.0 + exp(-x));
-    case RLX_ACT_AFFINE: return a->alpha * x + a->beta;
-    case RLX_ACT_LEAKY_RELU: return x >= 0 ? x : a->alpha * x;
-    case RLX_ACT_THRESHOLDED_RELU: return x >= a->alpha ? x : 0;
-    case RLX_ACT_SCALED_TANH: return a->alpha * tanh(a->beta * x);
-    case RLX_ACT_HARD_SIGMOID: return fmin(fmax(a->alpha * x + a->beta, 0.0), 1.0);
-    case RLX_ACT_ELU: return x >= 0 ? x : a->alpha * (exp(x) - 1.0);
-    case RLX_ACT_SOFTSIGN: return x / (1.0 + fabs(x));
-    case RLX_ACT_SOFTPLUS: return x > 30 ? x : log1p(exp(x));
-    }
-    return x;
-}
+/* A gate activation: the vocabulary's double reference. */
+static double act_apply(const rlx_rnn_act *a, double x) { return rlx_ew_f64(a->kind, x, x, x, a->alpha, a->beta); }
 
 static double dot(const double *a, const double *b, int64_t n) {
     double s = 0;

@@ -1,139 +1,76 @@
-/* WGSL lowerings of the elementwise family: unary math and activations
- * (kernels/unary.wgsl) and binary arithmetic with multidirectional
+/* WGSL lowerings of the elementwise family: the standalone functions of the
+ * vocabulary (src/ir/ew.h; kernels/unary.wgsl, one lowering for all) and binary arithmetic with multidirectional
  * broadcasting (kernels/binary.wgsl), variadic Sum/Mean/Max/Min as chains
  * of binary dispatches. Semantics: the ONNX operators of the same names
  * (versions as in src/ir/ops/ops_elementwise.c). f32; i32 for
  * Add/Sub/Mul/Max/Min/Sum. */
-#include <float.h>
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
 #include "backend/webgpu/wg_split.h"
+#include "ir/ew.h"
 #include "ir/op.h"
 
 /* ------------------------------------------------------------ unary */
 
-/* Op codes of kernels/unary.wgsl (keep in step with its switch). */
-enum un_code {
-    UN_RELU = 0, UN_SIGMOID, UN_TANH, UN_EXP, UN_LOG, UN_SQRT, UN_ABS, UN_NEG, UN_ERF, UN_HSIG, UN_HSWISH,
-    UN_LEAKY, UN_CLIP, UN_GELU, UN_GELU_TANH, UN_ELU, UN_SELU, UN_CELU, UN_SOFTPLUS, UN_SOFTSIGN, UN_MISH,
-    UN_RECIP, UN_FLOOR, UN_CEIL, UN_ROUND, UN_SIN, UN_COS, UN_TAN, UN_SIGN, UN_THRELU, UN_ASIN, UN_ACOS, UN_ATAN,
-    UN_SINH, UN_COSH, UN_ASINH, UN_ACOSH, UN_ATANH, UN_IDENTITY, UN_DIVC, UN_SHRINK, UN_SWISH
-};
-
-static const struct {
-    const char *op;
-    int code;
-} k_unary[] = {
-    { "Relu", UN_RELU }, { "Sigmoid", UN_SIGMOID }, { "Tanh", UN_TANH }, { "Exp", UN_EXP }, { "Log", UN_LOG },
-    { "Sqrt", UN_SQRT }, { "Abs", UN_ABS }, { "Neg", UN_NEG }, { "Erf", UN_ERF }, { "HardSigmoid", UN_HSIG },
-    { "HardSwish", UN_HSWISH }, { "LeakyRelu", UN_LEAKY }, { "Clip", UN_CLIP }, { "Gelu", UN_GELU },
-    { "Elu", UN_ELU }, { "Selu", UN_SELU }, { "Celu", UN_CELU }, { "Softplus", UN_SOFTPLUS },
-    { "Softsign", UN_SOFTSIGN }, { "Mish", UN_MISH }, { "Reciprocal", UN_RECIP }, { "Floor", UN_FLOOR },
-    { "Ceil", UN_CEIL }, { "Round", UN_ROUND }, { "Sin", UN_SIN }, { "Cos", UN_COS }, { "Tan", UN_TAN },
-    { "Sign", UN_SIGN }, { "ThresholdedRelu", UN_THRELU }, { "Asin", UN_ASIN }, { "Acos", UN_ACOS },
-    { "Atan", UN_ATAN }, { "Sinh", UN_SINH }, { "Cosh", UN_COSH }, { "Asinh", UN_ASINH }, { "Acosh", UN_ACOSH },
-    { "Atanh", UN_ATANH }, { "Identity", UN_IDENTITY }, { "Shrink", UN_SHRINK }, { "Swish", UN_SWISH },
-};
-
 typedef struct unary_ctx {
-    int code, x, y;
-    float alpha, beta, gamma;
+    rlx_ew_call f;
+    int x, y;
+    float s;
 } unary_ctx;
 
 static rlx_status emit_unary_block(wg_lower *L, const wg_block *b, void *ctx) {
     const unary_ctx *u = ctx;
     wg_dispatch *d = wg_emit(L, "unary");
-    wg_spec(L, d, "OP", u->code);
+    wg_spec(L, d, "OP", u->f.kind);
     wg_bind(L, d, u->x, b->lo[0], b->n[0]);
     wg_bind(L, d, u->y, b->lo[1], b->n[1]);
     wg_p_u32(L, d, (uint32_t)b->numel);
     wg_p_u32(L, d, 0);
-    wg_p_f32(L, d, u->alpha);
-    wg_p_f32(L, d, u->beta);
-    wg_p_f32(L, d, u->gamma);
+    wg_p_f32(L, d, u->f.alpha);
+    wg_p_f32(L, d, u->f.beta);
+    wg_p_f32(L, d, u->s);
     wg_p_u32(L, d, 0);
     return wg_grid_1d(L, d, b->numel);
 }
 
-/* Emits y = f(x) over n elements, in chunks that fit one binding. */
-static rlx_status emit_unary(wg_lower *L, int code, int x, int y, uint64_t n, float alpha, float beta, float gamma) {
+/* Emits y = f(x, s) over n elements, in chunks that fit one binding. */
+static rlx_status emit_unary(wg_lower *L, rlx_ew_call f, int x, int y, uint64_t n, float s) {
     wg_strided sp;
     memset(&sp, 0, sizeof sp);
     sp.rank = 1;
     sp.dims[0] = n;
     sp.n_ops = 2;
     sp.str[0][0] = sp.str[1][0] = 1;
-    unary_ctx u = { code, x, y, alpha, beta, gamma };
+    unary_ctx u = { f, x, y, s };
     return wg_split_strided(L, &sp, emit_unary_block, &u);
 }
 
-/* Reads optional scalar input i (Clip-11 min/max) as float: absent -> def. */
-static rlx_status konst_scalar_in(wg_lower *L, int i, float def, float *out) {
-    *out = def;
-    const rlx_value *v = wg_in(L, i);
-    if (!v) return RLX_OK;
-    double d;
-    if (!v->konst || !rlx_konst_scalar(v, &d)) return wg_decline(L, "input %d is not a constant scalar", i);
-    *out = (float)d;
-    return RLX_OK;
-}
-
+/* A standalone function of the vocabulary (src/ir/ew.h), Clip with
+ * constant bounds included: one unary.wgsl dispatch per binding window. */
 static rlx_status lower_unary(wg_lower *L) {
-    const char *op = L->n->op_type;
-    int code = -1;
-    for (size_t i = 0; i < RLX_ARRAY_LEN(k_unary); i++)
-        if (strcmp(k_unary[i].op, op) == 0) code = k_unary[i].code;
-    if (code < 0) return wg_decline(L, "no unary code for %s", op);
+    rlx_ew_call f;
+    if (!rlx_ew_resolve(L->g, L->n, &f)) return wg_decline(L, "parameters not known at compile time");
+    const rlx_ew_info *r = rlx_ew_info_of(f.kind);
+    if (!r->wgsl || r->arity != 1) return wg_decline(L, "no WGSL for %s", r->id);
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     if (!wg_value_ok(x, WG_F32) || !wg_value_ok(y, WG_F32)) return wg_decline(L, "unary ops run on static f32");
     for (int i = 1; i < L->n->n_out; i++)
         if (wg_out(L, i)) return wg_decline(L, "extra outputs");
-    float alpha = 0, beta = 0, gamma = 0;
-    const rlx_node *n = L->n;
-    switch (code) {
-    case UN_HSIG:
-        alpha = rlx_attr_float(n, "alpha", 0.2f);
-        beta = rlx_attr_float(n, "beta", 0.5f);
-        break;
-    case UN_LEAKY: alpha = rlx_attr_float(n, "alpha", 0.01f); break;
-    case UN_ELU: case UN_CELU: case UN_THRELU: case UN_SWISH: alpha = rlx_attr_float(n, "alpha", 1.0f); break;
-    case UN_SHRINK: /* Shrink-9 */
-        alpha = rlx_attr_float(n, "lambd", 0.5f);
-        beta = rlx_attr_float(n, "bias", 0.0f);
-        break;
-    case UN_SELU:
-        alpha = rlx_attr_float(n, "alpha", 1.67326319217681884765625f);
-        gamma = rlx_attr_float(n, "gamma", 1.05070102214813232421875f);
-        break;
-    case UN_GELU: {
-        const char *ap = rlx_attr_str(n, "approximate", "none");
-        if (strcmp(ap, "tanh") == 0) code = UN_GELU_TANH;
-        else if (strcmp(ap, "none") != 0) return wg_decline(L, "Gelu approximate='%s'", ap);
-        break;
-    }
-    case UN_CLIP:
-        if (n->version < 11) {
-            alpha = rlx_attr_float(n, "min", -FLT_MAX);
-            beta = rlx_attr_float(n, "max", FLT_MAX);
-        } else {
-            if (n->n_in > 1) RLX_TRY(konst_scalar_in(L, 1, -FLT_MAX, &alpha));
-            if (n->n_in > 2) RLX_TRY(konst_scalar_in(L, 2, FLT_MAX, &beta));
-        }
-        break;
-    default:
-        if (n->n_in > 1) return wg_decline(L, "extra inputs");
-        break;
-    }
+    if (f.kind != RLX_EW_CLIP && L->n->n_in > 1) return wg_decline(L, "extra inputs");
     uint64_t cnt = wg_numel(y);
     if (cnt == 0) return RLX_OK;
-    return emit_unary(L, code, wg_in_id(L, 0), wg_out_id(L, 0), cnt, alpha, beta, gamma);
+    return emit_unary(L, f, wg_in_id(L, 0), wg_out_id(L, 0), cnt, 0.0f);
 }
 
 /* ------------------------------------------------------------ binary */
 
-/* Op codes of kernels/binary.wgsl. */
-enum bin_code { BIN_ADD = 0, BIN_SUB, BIN_MUL, BIN_DIV, BIN_POW, BIN_MAX, BIN_MIN, BIN_PRELU, BIN_FIRST };
+/* Op codes of kernels/binary.wgsl: functions of the vocabulary; COPY is the
+ * broadcast copy of the first operand. */
+enum bin_code {
+    BIN_ADD = RLX_EW_ADD, BIN_SUB = RLX_EW_SUB, BIN_MUL = RLX_EW_MUL, BIN_DIV = RLX_EW_DIV, BIN_POW = RLX_EW_POW,
+    BIN_MAX = RLX_EW_MAX, BIN_MIN = RLX_EW_MIN, BIN_PRELU = RLX_EW_PRELU, BIN_FIRST = RLX_EW_COPY
+};
 
 #define BIN_MAX_RANK 8
 
@@ -288,7 +225,8 @@ static rlx_status lower_variadic(wg_lower *L) {
     if (n == 1) RLX_TRY(emit_binary(L, BIN_FIRST, is_int, ins[0], ins[0], yid));
     else RLX_TRY(emit_binary(L, code, is_int, ins[0], ins[1], yid));
     for (int k = 2; k < n; k++) RLX_TRY(emit_binary(L, code, is_int, yid, ins[k], yid));
-    if (mean && n > 1) RLX_TRY(emit_unary(L, UN_DIVC, yid, yid, wg_numel(y), (float)n, 0, 0));
+    rlx_ew_call div = { RLX_EW_DIV, 0, 0 };
+    if (mean && n > 1) RLX_TRY(emit_unary(L, div, yid, yid, wg_numel(y), (float)n));
     return RLX_OK;
 }
 
@@ -317,16 +255,10 @@ static rlx_status lower_clip(wg_lower *L) {
 }
 
 const wg_lower_fn wg_lowerings_elementwise[RLX_OP_COUNT] = {
-    [RLX_OP_Relu] = lower_unary, [RLX_OP_Sigmoid] = lower_unary, [RLX_OP_Tanh] = lower_unary, [RLX_OP_Exp] = lower_unary,
-    [RLX_OP_Log] = lower_unary, [RLX_OP_Sqrt] = lower_unary, [RLX_OP_Abs] = lower_unary, [RLX_OP_Neg] = lower_unary,
-    [RLX_OP_Erf] = lower_unary, [RLX_OP_HardSigmoid] = lower_unary, [RLX_OP_HardSwish] = lower_unary,
-    [RLX_OP_LeakyRelu] = lower_unary, [RLX_OP_Clip] = lower_clip, [RLX_OP_Gelu] = lower_unary, [RLX_OP_Elu] = lower_unary,
-    [RLX_OP_Selu] = lower_unary, [RLX_OP_Celu] = lower_unary, [RLX_OP_Softplus] = lower_unary, [RLX_OP_Softsign] = lower_unary,
-    [RLX_OP_Mish] = lower_unary, [RLX_OP_Reciprocal] = lower_unary, [RLX_OP_Floor] = lower_unary, [RLX_OP_Ceil] = lower_unary,
-    [RLX_OP_Round] = lower_unary, [RLX_OP_Sin] = lower_unary, [RLX_OP_Cos] = lower_unary, [RLX_OP_Tan] = lower_unary,
-    [RLX_OP_Sign] = lower_unary, [RLX_OP_ThresholdedRelu] = lower_unary, [RLX_OP_Asin] = lower_unary, [RLX_OP_Acos] = lower_unary,
-    [RLX_OP_Atan] = lower_unary, [RLX_OP_Sinh] = lower_unary, [RLX_OP_Cosh] = lower_unary, [RLX_OP_Asinh] = lower_unary,
-    [RLX_OP_Acosh] = lower_unary, [RLX_OP_Atanh] = lower_unary, [RLX_OP_Shrink] = lower_unary, [RLX_OP_Swish] = lower_unary,
+#define EW_LOWERING_(id, kind, name, ...) RLX_EW_KIND_##kind([RLX_OP_##name] = lower_unary,)
+    RLX_EW_FUNCS(EW_LOWERING_)
+#undef EW_LOWERING_
+    [RLX_OP_Clip] = lower_clip,
     [RLX_OP_Add] = lower_binary, [RLX_OP_Sub] = lower_binary, [RLX_OP_Mul] = lower_binary, [RLX_OP_Div] = lower_binary,
     [RLX_OP_Pow] = lower_binary, [RLX_OP_PRelu] = lower_binary,
     [RLX_OP_Sum] = lower_variadic, [RLX_OP_Mean] = lower_variadic, [RLX_OP_Max] = lower_variadic, [RLX_OP_Min] = lower_variadic,

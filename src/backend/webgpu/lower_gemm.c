@@ -13,7 +13,10 @@ typedef struct tile_cfg {
     uint32_t tm, tn, wgx, wgy, bk;
 } tile_cfg;
 
-bool wg_act_ok(const rlx_act *a) { return a->kind >= RLX_ACT_NONE && a->kind <= RLX_ACT_TANH; }
+bool wg_act_ok(const rlx_act *a) {
+    const rlx_ew_info *r = rlx_ew_info_of(a->kind);
+    return r && r->arity == 1 && r->wgsl && ((r->flags & RLX_EW_ACT) || a->kind == RLX_ACT_NONE);
+}
 
 static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 

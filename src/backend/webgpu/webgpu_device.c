@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu_device.h"
+#include "backend/webgpu/wgsl_gen.h"
 #include "backend/webgpu/wgsl_sources.h"
 #include "base/mem.h"
 #include "base/platform.h"
@@ -760,8 +761,8 @@ static int find_kernel(const char *name) {
     return -1;
 }
 
-/* The source of kernel k with its "//!include NAME" lines replaced by the
- * embedded source NAME (one level; kernels/act.wgsl is such a snippet).
+/* The source of kernel k with its "//!include NAME" lines replaced by
+ * wg_wgsl_source(NAME) (one level; ew_lib, and the generated "act").
  * malloc'ed; NULL on OOM or an unknown name (*bad set to it). */
 static char *compose_source(int k, const char **bad) {
     const char *src = rlx_wgsl_sources[k].source;
@@ -773,12 +774,12 @@ static char *compose_source(int k, const char **bad) {
         if (n >= sizeof name) n = sizeof name - 1;
         memcpy(name, p + sizeof tag - 1, n);
         name[n] = 0;
-        int j = find_kernel(name);
-        if (j < 0) {
+        const char *inc = wg_wgsl_source(name);
+        if (!inc) {
             *bad = rlx_wgsl_sources[k].name;
             return NULL;
         }
-        total += strlen(rlx_wgsl_sources[j].source) + 1;
+        total += strlen(inc) + 1;
     }
     char *out = malloc(total);
     if (!out) return NULL;
@@ -792,7 +793,7 @@ static char *compose_source(int k, const char **bad) {
         if (n >= sizeof name) n = sizeof name - 1;
         memcpy(name, q + sizeof tag - 1, n);
         name[n] = 0;
-        const char *inc = rlx_wgsl_sources[find_kernel(name)].source;
+        const char *inc = wg_wgsl_source(name);
         size_t m = strlen(inc);
         memcpy(out + o, inc, m);
         o += m;

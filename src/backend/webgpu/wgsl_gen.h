@@ -1,6 +1,7 @@
 /* WGSL generated at compile time: a string builder, the f32 expressions
- * of the elementwise ops (the FusedElementwise programs of
- * src/ir/ops/internal_ops.h), and the shared fused-activation epilogue
+ * of the elementwise vocabulary (src/ir/ew.h: unary.wgsl, binary.wgsl and
+ * the epilogues through the "act" snippet, FusedElementwise programs and
+ * the generic epilogue directly), and the shared fused-activation epilogue
  * (src/ir/ops/act.h).
  *
  * Generated kernels follow the conventions of embedded ones (README.md):
@@ -28,23 +29,32 @@ typedef struct wg_src {
 void wg_src_printf(wg_src *b, const char *fmt, ...) RLX_PRINTF(2, 3);
 void wg_src_free(wg_src *b);
 
-/* The embedded WGSL of kernels/<name>.wgsl, or NULL. */
+/* The embedded WGSL of kernels/<name>.wgsl, or NULL; "act" is generated
+ * (once per process) from the elementwise vocabulary: ew_lib.wgsl, a
+ * constant EW_<ID> per function, ew_apply(op: u32, x, y, alpha, beta) over
+ * every function of one or two operands, and act_apply(kind: u32, x,
+ * alpha, beta) over the functions whose row has RLX_EW_ACT (the fused
+ * activations; kept small because epilogues inline it per output). Kernels paste it with
+ * "//!include act" (or by hand, generators) and pass op / kind as a
+ * constant or override, so the switch folds to the one expression. */
 const char *wg_wgsl_source(const char *name);
 
-/* Appends the f32 WGSL expression of elementwise op `op` (rlx_ew_op) on
- * operand expressions a, b, c (c: a Where condition, as an f32 != 0) and
- * parameter expressions alpha, beta. Returns false for an op it does not
- * know. The expression is parenthesised. */
-bool wg_gen_ew_expr(wg_src *b, int op, const char *a, const char *bb, const char *c, const char *alpha,
+/* Appends the f32 WGSL expression of vocabulary function `op` (rlx_ew_fn,
+ * the WGSL column of src/ir/ew_funcs.h) on operand expressions x, y, c (c:
+ * a Where condition, as an f32 != 0) and parameter expressions alpha,
+ * beta. Returns false for a function without WGSL. This is the only
+ * source of the GPU's elementwise math. */
+bool wg_gen_ew_expr(wg_src *b, int op, const char *x, const char *y, const char *c, const char *alpha,
                     const char *beta);
 
-/* Appends `fn rlx_act(x: f32) -> f32` computing activation `a` with its
+/* Appends `fn rlx_act(x: f32) -> f32` computing activation `a` (any
+ * one-operand function with WGSL) with its
  * parameters read from the expressions alpha_expr and beta_expr (e.g.
  * "P.act_alpha"; they may be non-finite, so they come from Params, not
  * literals). This is the shared epilogue: a kernel that applies a node's
  * fused activation itself pastes it (after ew_lib) and calls it on each
  * finished element, then sets L->act_done. Returns false for RLX_ACT_NONE
- * or an unknown kind. */
+ * or a kind without WGSL. */
 bool wg_gen_act_fn(wg_src *b, const rlx_act *a, const char *alpha_expr, const char *beta_expr);
 
 /* Emits the generic epilogue: y[off + i] = act(y[off + i]) for i < n, in

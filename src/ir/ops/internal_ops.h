@@ -18,11 +18,11 @@
  *   constants, then one register per instruction in order; instruction k
  *   reads registers a, b, c (< its own) and writes register
  *   n_in + n_consts + k. The last instruction's register is the output.
- *   Arithmetic is f32 (transcendental functions through double on the CPU,
- *   as the unfused CPU kernels compute them); rnd (0, RLX_DTYPE_F16 or
+ *   Arithmetic is each function's f32 computation (rlx_ew_f32, as the
+ *   unfused f32 kernels compute it); rnd (0, RLX_DTYPE_F16 or
  *   RLX_DTYPE_BF16) rounds an instruction's result to that type, which is
  *   how f16/bf16 values and Cast between float types are represented.
- *   Op semantics are those of the ONNX operators named in rlx_ew_op.
+ *   Op semantics are those of the vocabulary rows (src/ir/ew_funcs.h).
  *
  * rlx.AddLayerNormalization (passes/fuse_add_layernorm.c)
  *   inputs:  A [.., d_axis, ..], B (A's shape, or A's trailing dims: rows of
@@ -55,6 +55,7 @@
 #include <stdbool.h>
 
 #include "base/status.h"
+#include "ir/ew.h"
 #include "ir/graph.h"
 
 #define RLX_INTERNAL_DOMAIN "rlx"
@@ -65,23 +66,9 @@
 #define RLX_EW_MAX_CONSTS 32
 #define RLX_EW_MAX_INSTR 64
 
-/* Instruction op codes (stable: they are stored in node attributes). */
-typedef enum rlx_ew_op {
-    /* one operand (a) */
-    RLX_EW_COPY = 0,      /* Identity, Cast between float types (with rnd) */
-    RLX_EW_NEG, RLX_EW_ABS, RLX_EW_EXP, RLX_EW_LOG, RLX_EW_SQRT, RLX_EW_RECIP, RLX_EW_FLOOR, RLX_EW_CEIL,
-    RLX_EW_ROUND, RLX_EW_ERF, RLX_EW_SIN, RLX_EW_COS, RLX_EW_TANH, RLX_EW_SIGMOID, RLX_EW_RELU,
-    RLX_EW_LEAKYRELU,     /* alpha */
-    RLX_EW_ELU,           /* alpha */
-    RLX_EW_HARDSIGMOID,   /* alpha, beta */
-    RLX_EW_HARDSWISH, RLX_EW_SOFTPLUS, RLX_EW_SOFTSIGN, RLX_EW_GELU, RLX_EW_GELU_TANH, RLX_EW_SIGN,
-    RLX_EW_CLIP,          /* alpha = min, beta = max (constant bounds) */
-    /* two operands (a, b) */
-    RLX_EW_ADD, RLX_EW_SUB, RLX_EW_MUL, RLX_EW_DIV, RLX_EW_POW, RLX_EW_MAX, RLX_EW_MIN, RLX_EW_PRELU,
-    /* three operands: c ? a : b, with c an input register of dtype bool */
-    RLX_EW_WHERE,
-    RLX_EW_OP_COUNT
-} rlx_ew_op;
+/* Instruction op codes: the functions of the elementwise vocabulary
+ * (src/ir/ew.h; COPY with rnd is Identity or a Cast between float types). */
+typedef rlx_ew_fn rlx_ew_op;
 
 /* Number of register operands of an op (1, 2 or 3); 0 for an unknown op. */
 int rlx_ew_arity(int op);

@@ -11,10 +11,8 @@
 /* ------------------------------------------------------------ FusedElementwise */
 
 int rlx_ew_arity(int op) {
-    if (op < 0 || op >= RLX_EW_OP_COUNT) return 0;
-    if (op == RLX_EW_WHERE) return 3;
-    if (op >= RLX_EW_ADD) return 2;
-    return 1;
+    const rlx_ew_info *r = rlx_ew_info_of(op);
+    return r ? r->arity : 0;
 }
 
 rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p) {
@@ -39,7 +37,7 @@ rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p) {
         rlx_ew_instr *in = &p->ins[k];
         const int64_t *c = code + 5 * k;
         int lim = rlx_ew_reg(p, k);
-        int ar = rlx_ew_arity((int)c[0]);
+        int ar = c[0] >= 0 && c[0] < RLX_EW_COUNT ? rlx_ew_arity((int)c[0]) : 0;
         if (ar == 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: instruction %d: unknown op %lld", rlx_node_desc(n), k, (long long)c[0]);
         for (int j = 1; j <= 3; j++) {
             bool used = j <= ar;

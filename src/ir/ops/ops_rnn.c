@@ -1,7 +1,6 @@
 /* Recurrent ops: RNN, GRU, LSTM (ONNX since-versions 7, 14, 22; version 14
  * added `layout`, 22 added bfloat16). Attributes and shape checks are
  * resolved in one place (rnn_params.h) for inference and the CPU kernel. */
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,33 +9,6 @@
 #include "ir/ops/rnn_params.h"
 
 /* ------------------------------------------------------------ attributes */
-
-static bool name_eq(const char *a, const char *b) {
-    for (; *a && *b; a++, b++)
-        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return false;
-    return *a == *b;
-}
-
-typedef struct act_name {
-    const char *name;
-    rlx_rnn_act_kind kind;
-    bool has_alpha, has_beta;
-    float alpha, beta; /* defaults */
-} act_name;
-
-static const act_name k_acts[] = {
-    { "Relu", RLX_ACT_RELU, false, false, 0, 0 },
-    { "Tanh", RLX_ACT_TANH, false, false, 0, 0 },
-    { "Sigmoid", RLX_ACT_SIGMOID, false, false, 0, 0 },
-    { "Affine", RLX_ACT_AFFINE, true, true, 1.0f, 0.0f },
-    { "LeakyRelu", RLX_ACT_LEAKY_RELU, true, false, 0.01f, 0 },
-    { "ThresholdedRelu", RLX_ACT_THRESHOLDED_RELU, true, false, 1.0f, 0 },
-    { "ScaledTanh", RLX_ACT_SCALED_TANH, true, true, 1.0f, 1.0f },
-    { "HardSigmoid", RLX_ACT_HARD_SIGMOID, true, true, 0.2f, 0.5f },
-    { "Elu", RLX_ACT_ELU, true, false, 1.0f, 0 },
-    { "Softsign", RLX_ACT_SOFTSIGN, false, false, 0, 0 },
-    { "Softplus", RLX_ACT_SOFTPLUS, false, false, 0, 0 },
-};
 
 rlx_status rlx_rnn_params_resolve(const rlx_node *n, rlx_rnn_params *p) {
     memset(p, 0, sizeof *p);
@@ -104,16 +76,12 @@ rlx_status rlx_rnn_params_resolve(const rlx_node *n, rlx_rnn_params *p) {
         for (int j = 0; j < p->n_acts; j++) {
             /* one list for both directions: the second direction reuses it */
             size_t idx = n_names == (size_t)p->n_acts ? (size_t)j : (size_t)(d * p->n_acts + j);
-            const act_name *an = NULL;
-            for (size_t k = 0; k < RLX_ARRAY_LEN(k_acts); k++)
-                if (name_eq(names[idx], k_acts[k].name)) an = &k_acts[k];
-            if (!an) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: unknown activation '%s'", desc, names[idx]);
             rlx_rnn_act *act = &p->act[d][j];
-            act->kind = an->kind;
-            act->alpha = an->alpha;
-            act->beta = an->beta;
-            if (an->has_alpha && alphas && ia < n_alpha) act->alpha = alphas[ia++];
-            if (an->has_beta && betas && ib < n_beta) act->beta = betas[ib++];
+            if (!rlx_ew_find_activation(names[idx], act))
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: unknown activation '%s'", desc, names[idx]);
+            const rlx_ew_info *row = rlx_ew_info_of(act->kind);
+            if (row->param[0] && alphas && ia < n_alpha) act->alpha = alphas[ia++];
+            if (row->param[1] && betas && ib < n_beta) act->beta = betas[ib++];
         }
     return RLX_OK;
 }

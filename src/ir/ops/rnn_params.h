@@ -7,15 +7,14 @@
  *   GRU  [z, r, h]  (3 gates)
  *   LSTM [i, o, f, c] (4 gates), peepholes P [i, o, f]
  *
- * Activation functions (ONNX list, names matched case-insensitively) and the
- * alpha/beta defaults rlx uses when activation_alpha/activation_beta run out:
- *   Relu, Tanh, Sigmoid, Softsign, Softplus   (no parameters)
- *   Affine(x) = alpha*x + beta                (1, 0)
- *   LeakyRelu                                 (alpha 0.01)
- *   ThresholdedRelu                           (alpha 1)
- *   ScaledTanh(x) = alpha*tanh(beta*x)        (1, 1)
- *   HardSigmoid                               (0.2, 0.5)
- *   Elu                                       (alpha 1)
+ * Activation functions: the one-operand functions of the elementwise
+ * vocabulary (src/ir/ew_funcs.h; the ONNX list Relu, Tanh, Sigmoid,
+ * Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu,
+ * Softsign, Softplus is among them), names matched case-insensitively, with
+ * the rows' defaults for alpha (p0) and beta (p1) when activation_alpha /
+ * activation_beta run out: Affine(x) = alpha*x + beta (1, 0), LeakyRelu
+ * (alpha 0.01), ThresholdedRelu (alpha 1), ScaledTanh(x) = alpha*tanh(beta*x)
+ * (1, 1), HardSigmoid (0.2, 0.5), Elu (alpha 1).
  * activation_alpha / activation_beta are consumed in order by the
  * activations that take an alpha / a beta (ONNX: "consumed in the order of
  * activation functions"); onnxruntime's GRU and LSTM read them so, while its
@@ -25,19 +24,13 @@
 #ifndef RLX_IR_OPS_RNN_PARAMS_H
 #define RLX_IR_OPS_RNN_PARAMS_H
 
+#include "ir/ew.h"
 #include "ir/graph.h"
 
 typedef enum rlx_rnn_kind { RLX_RNN_SIMPLE, RLX_RNN_GRU, RLX_RNN_LSTM } rlx_rnn_kind;
 
-typedef enum rlx_rnn_act_kind {
-    RLX_ACT_RELU, RLX_ACT_TANH, RLX_ACT_SIGMOID, RLX_ACT_AFFINE, RLX_ACT_LEAKY_RELU, RLX_ACT_THRESHOLDED_RELU,
-    RLX_ACT_SCALED_TANH, RLX_ACT_HARD_SIGMOID, RLX_ACT_ELU, RLX_ACT_SOFTSIGN, RLX_ACT_SOFTPLUS
-} rlx_rnn_act_kind;
-
-typedef struct rlx_rnn_act {
-    rlx_rnn_act_kind kind;
-    float alpha, beta;
-} rlx_rnn_act;
+/* A gate activation: a function of the vocabulary with its parameters. */
+typedef rlx_ew_call rlx_rnn_act;
 
 /* Inputs by index (ONNX order). */
 enum { RLX_RNN_IN_X, RLX_RNN_IN_W, RLX_RNN_IN_R, RLX_RNN_IN_B, RLX_RNN_IN_SEQ_LENS, RLX_RNN_IN_H0, RLX_RNN_IN_C0,

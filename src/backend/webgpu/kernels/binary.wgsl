@@ -1,8 +1,9 @@
 // Elementwise binary op with multidirectional (numpy) broadcasting:
 // y[i] = f(a[ia], b[ib]) where i runs over the output shape and ia, ib are
 // the broadcast element indices of a and b (stride 0 on broadcast dims).
-// f is chosen by the override OP (codes: enum bin_code in
-// lower_elementwise.c); INT selects i32 arithmetic (wrapping) instead of f32.
+// f is the vocabulary function of code OP (an rlx_ew_fn: ADD SUB MUL DIV POW
+// MAX MIN PRELU, or COPY for a broadcast copy of a); INT selects i32
+// arithmetic (wrapping; ADD SUB MUL MAX MIN PRELU COPY) instead of f32.
 // Semantics: ONNX Add/Sub/Mul/Div/Pow/Max/Min/PRelu.
 // Layout: y contiguous; dims/a_str/b_str hold the output dims and the input
 // strides (elements), rank <= 8 (after merging contiguous dims).
@@ -22,33 +23,16 @@ struct Params {
 override OP: u32 = 0u;
 override INT: bool = false;
 
-//!include ew_lib
-
-fn opf(a: f32, b: f32) -> f32 {
-    switch OP {
-        case 0u: { return a + b; }
-        case 1u: { return a - b; }
-        case 2u: { return a * b; }
-        case 3u: { return a / b; }
-        case 4u: { return pow_(a, b); }
-        case 5u: { return max(a, b); }
-        case 6u: { return min(a, b); }
-        case 7u: { return select(a, a * b, a < 0.0); }  // PRelu
-        case 8u: { return a; }                          // first operand (broadcast copy)
-        default: { return a; }
-    }
-}
+//!include act
 
 fn opi(a: i32, b: i32) -> i32 {
-    switch OP {
-        case 0u: { return a + b; }
-        case 1u: { return a - b; }
-        case 2u: { return a * b; }
-        case 5u: { return max(a, b); }
-        case 6u: { return min(a, b); }
-        case 7u: { return select(a, a * b, a < 0); }
-        default: { return a; }
-    }
+    if (OP == EW_ADD) { return a + b; }
+    if (OP == EW_SUB) { return a - b; }
+    if (OP == EW_MUL) { return a * b; }
+    if (OP == EW_MAX) { return max(a, b); }
+    if (OP == EW_MIN) { return min(a, b); }
+    if (OP == EW_PRELU) { return select(a, a * b, a < 0); }
+    return a;
 }
 
 @compute @workgroup_size(64)
@@ -72,6 +56,6 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     if (INT) {
         Y[P.y_off + i] = bitcast<u32>(opi(bitcast<i32>(a), bitcast<i32>(b)));
     } else {
-        Y[P.y_off + i] = bitcast<u32>(opf(bitcast<f32>(a), bitcast<f32>(b)));
+        Y[P.y_off + i] = bitcast<u32>(ew_apply(OP, bitcast<f32>(a), bitcast<f32>(b), 0.0, 0.0));
     }
 }

@@ -1,8 +1,10 @@
-// Library, not a kernel (no entry point): f32 functions that generated
-// kernels (src/backend/webgpu/wgsl_gen.c: fused elementwise programs, the
-// fused-activation epilogue, attention) paste in front of their code, and
-// that unary.wgsl and binary.wgsl include ("//!include ew_lib"), so a fused
-// op computes what the unfused one does. WGSL bounds log's error only
+// Library, not a kernel (no entry point): the f32 helper functions of the
+// elementwise vocabulary's WGSL (src/ir/ew_funcs.h). Generated kernels
+// (src/backend/webgpu/wgsl_gen.c: fused elementwise programs, the generic
+// fused-activation epilogue) paste it in front of their code, and the
+// generated "act" snippet (unary.wgsl, binary.wgsl and every kernel with an
+// ACT epilogue) starts with it, so there is one erf, one tanh, ... on the
+// GPU and a fused op computes what the unfused one does. WGSL bounds log's error only
 // absolutely on [0.5, 2], and llvmpipe's exp-based builtins (and the
 // NVIDIA driver's sin) lose relative accuracy near 0 and 1, so these use
 // series there.
@@ -28,16 +30,15 @@ fn log_(x: f32) -> f32 {
     if (x >= 0.5 && x <= 2.0) { return atanh2_((x - 1.0) / (x + 1.0)); }
     return log(x);
 }
-// exp(x) - 1 without cancellation near 0.
+// exp(x) - 1 without cancellation near 0: the Taylor series to x^11 / 11!
+// in Horner form for |x| < 0.5 (straight-line code: it is also inlined
+// into GEMM and conv epilogues through tanh_).
 fn expm1_(x: f32) -> f32 {
     if (abs(x) < 0.5) {
-        var term = x;
-        var sum = x;
-        for (var k = 2u; k < 12u; k = k + 1u) {
-            term = term * x / f32(k);
-            sum = sum + term;
-        }
-        return sum;
+        return x * (1.0 + x * (0.5 + x * (0.16666666666666666 + x * (0.041666666666666664 +
+               x * (0.0083333333333333332 + x * (0.0013888888888888889 + x * (0.00019841269841269841 +
+               x * (2.4801587301587302e-05 + x * (2.7557319223985893e-06 + x * (2.7557319223985888e-07 +
+               x * 2.505210838544172e-08))))))))));
     }
     return exp(x) - 1.0;
 }
@@ -64,19 +65,19 @@ fn erfc_pos(z: f32) -> f32 {
             t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
     return t * exp(-z * z + p);
 }
-// erf: Maclaurin series below 1, 1 - erfc above.
+// erf: Maclaurin series below 1 (to the x^25 term, Horner form in x^2:
+// straight-line code, also inlined into epilogues through gelu_), 1 - erfc
+// above.
 fn erf_(x: f32) -> f32 {
     let a = abs(x);
     var r: f32;
     if (a < 1.0) {
-        let x2 = a * a;
-        var term = a;
-        var sum = a;
-        for (var k = 1u; k < 13u; k = k + 1u) {
-            term = -term * x2 / f32(k);
-            sum = sum + term / f32(2u * k + 1u);
-        }
-        r = 1.1283791670955126 * sum;
+        let z = a * a;
+        let s = 1.0 + z * (-0.33333333333333331 + z * (0.10000000000000001 + z * (-0.023809523809523808 +
+                z * (0.0046296296296296294 + z * (-0.00075757575757575758 + z * (0.00010683760683760684 +
+                z * (-1.3227513227513228e-05 + z * (1.4589169000933706e-06 + z * (-1.4503852223150468e-07 +
+                z * (1.3122532963802806e-08 + z * (-1.0892221037148573e-09 + z * 8.3507027951472397e-11)))))))))));
+        r = 1.1283791670955126 * a * s;
     } else {
         r = 1.0 - erfc_pos(a);
     }
@@ -101,4 +102,16 @@ fn pow_(a: f32, b: f32) -> f32 {
     let m = exp2(b * log2(-a));
     let odd = (b * 0.5) != floor(b * 0.5);
     return select(m, -m, odd);
+}
+// sinh(x) = (m + m / (m + 1)) / 2 with m = expm1(|x|), odd.
+fn sinh_(x: f32) -> f32 {
+    let m = expm1_(abs(x));
+    let r = 0.5 * (m + m / (m + 1.0));
+    return select(r, -r, x < 0.0);
+}
+// asinh(x) = log1p(a + a^2 / (1 + sqrt(1 + a^2))) with a = |x|, odd.
+fn asinh_(x: f32) -> f32 {
+    let a = abs(x);
+    let r = log1p_(a + a * a / (1.0 + sqrt(1.0 + a * a)));
+    return select(r, -r, x < 0.0);
 }

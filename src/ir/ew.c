@@ -1,0 +1,125 @@
+/* The elementwise vocabulary as data, and the one resolver of its
+ * attributes (see ew.h). */
+#include "ir/ew.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "ir/op.h"
+#include "ir/ops/ops.h"
+
+static const rlx_ew_info k_rows[RLX_EW_COUNT] = {
+#define RLX_EW_ROW_(id, kind, name, ar, fl, since, a0, d0, a1, d1, e64, e32, w) \
+    { #id, #name, ar, (fl) | RLX_EW_KIND_##kind(RLX_EW_OP |) 0, since, { a0, a1 }, { d0, d1 }, w },
+    RLX_EW_FUNCS(RLX_EW_ROW_)
+#undef RLX_EW_ROW_
+};
+
+/* The op of each row of KIND OP (RLX_OP_NONE for the others): such rows
+ * take their parameter defaults from the op's schema row, where they are
+ * written once. */
+static const rlx_op_id k_row_op[RLX_EW_COUNT] = {
+#define RLX_EW_OP_(id, kind, name, ...) RLX_EW_KIND_##kind(RLX_OP_##name +) RLX_OP_NONE,
+    RLX_EW_FUNCS(RLX_EW_OP_)
+#undef RLX_EW_OP_
+};
+
+/* Default of parameter i of function fn: the op schema's for rows of KIND
+ * OP (also when an RNN gate names the function), else the row's. */
+static float param_default(int fn, int i) {
+    const rlx_op_def *def = k_row_op[fn] != RLX_OP_NONE ? rlx_op_get(k_row_op[fn]) : NULL;
+    for (int a = 0; def && a < RLX_MAX_OP_ATTRS && def->attrs[a].name; a++)
+        if (strcmp(def->attrs[a].name, k_rows[fn].param[i]) == 0 && def->attrs[a].has_default) return def->attrs[a].f;
+    return k_rows[fn].dflt[i];
+}
+
+const rlx_ew_info *rlx_ew_info_of(int fn) { return fn >= 0 && fn < RLX_EW_COUNT ? &k_rows[fn] : NULL; }
+
+const char *rlx_ew_short_name(int fn) {
+    static _Thread_local char names[RLX_EW_COUNT][20]; /* per thread: no race */
+    const rlx_ew_info *r = rlx_ew_info_of(fn);
+    if (!r) return "?";
+    if (fn == RLX_EW_COPY) return "none";
+    char *s = names[fn];
+    if (!s[0]) {
+        size_t i = 0;
+        for (; r->id[i] && i + 1 < sizeof names[fn]; i++) s[i] = (char)tolower((unsigned char)r->id[i]);
+        s[i] = 0;
+    }
+    return s;
+}
+
+bool rlx_ew_node_params(const rlx_node *n, rlx_ew_fn fn, rlx_ew_call *out) {
+    memset(out, 0, sizeof *out);
+    const rlx_ew_info *r = rlx_ew_info_of(fn);
+    if (!r) return false;
+    if (fn == RLX_EW_GELU) {
+        const char *ap = rlx_attr_str(n, "approximate", "none");
+        if (strcmp(ap, "tanh") == 0) fn = RLX_EW_GELU_TANH;
+        else if (strcmp(ap, "none") != 0) return false;
+    }
+    out->kind = fn;
+    for (int i = 0; i < 2; i++) {
+        const rlx_node_attr *a = r->param[i] ? rlx_node_attr_find(n, r->param[i]) : NULL;
+        float v = !r->param[i] ? 0.0f : a && a->type == RLX_ATTR_FLOAT ? a->f : param_default(fn, i);
+        if (i == 0) out->alpha = v;
+        else out->beta = v;
+    }
+    return true;
+}
+
+/* The value of a constant scalar f32 input, if it is one. */
+static bool konst_scalar(const rlx_graph *g, const rlx_node *n, int i, float *v) {
+    const rlx_value *x = rlx_node_input(g, n, i);
+    if (!x) return true; /* absent: the default stays */
+    double d;
+    if (!x->konst || !rlx_dtype_is_float(x->konst->dtype) || !rlx_konst_scalar(x, &d)) return false;
+    *v = (float)d;
+    return true;
+}
+
+bool rlx_ew_resolve(const rlx_graph *g, const rlx_node *n, rlx_ew_call *out) {
+    memset(out, 0, sizeof *out);
+    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0) return false;
+    int fn = -1;
+    for (int i = 0; i < RLX_EW_COUNT && fn < 0; i++)
+        if ((k_rows[i].flags & (RLX_EW_OP | RLX_EW_CHAIN | RLX_EW_ACT)) && strcmp(k_rows[i].name, n->op_type) == 0)
+            fn = i;
+    if (fn < 0) return false;
+    if (fn == RLX_EW_GELU_TANH) fn = RLX_EW_GELU; /* the same name: approximate decides */
+    if (fn == RLX_EW_CLIP && n->version >= 11) {
+        out->kind = RLX_EW_CLIP;
+        out->alpha = -INFINITY;
+        out->beta = INFINITY;
+        if (!g || !konst_scalar(g, n, 1, &out->alpha) || !konst_scalar(g, n, 2, &out->beta)) {
+            memset(out, 0, sizeof *out);
+            return false;
+        }
+        return true;
+    }
+    if (!rlx_ew_node_params(n, (rlx_ew_fn)fn, out)) {
+        memset(out, 0, sizeof *out);
+        return false;
+    }
+    return true;
+}
+
+static bool name_eq(const char *a, const char *b) {
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return false;
+    return *a == *b;
+}
+
+bool rlx_ew_find_activation(const char *name, rlx_ew_call *out) {
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < RLX_EW_COUNT; i++)
+        if ((k_rows[i].flags & RLX_EW_GATE) && name_eq(k_rows[i].name, name)) {
+            out->kind = i == RLX_EW_GELU_TANH ? RLX_EW_GELU : (rlx_ew_fn)i;
+            i = out->kind;
+            out->alpha = k_rows[i].param[0] ? param_default(i, 0) : 0.0f;
+            out->beta = k_rows[i].param[1] ? param_default(i, 1) : 0.0f;
+            return true;
+        }
+    return false;
+}

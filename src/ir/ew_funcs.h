@@ -1,0 +1,164 @@
+/* The elementwise vocabulary: one row per function (see src/ir/ew.h for
+ * how the rows are used). These lists are the only place a function's
+ * formula, parameters and WGSL are written; to add a function, add a row.
+ * The fused activations come first, with the codes rlx_act_kind had.
+ *
+ * X(ID, KIND, NAME, ARITY, FLAGS, SINCE, P0, D0, P1, D1, F64, F32, WGSL)
+ *   ID     the enum value RLX_EW_<ID> (the order is the code order)
+ *   KIND   OP: a standalone ONNX op computed by the generic unary kernels
+ *          (the CPU unary kernel and the GPU's unary.wgsl register
+ *          themselves for it); FN: kernels of its own (Clip, Not, the
+ *          binary ops, Where) or no op (Identity as the chains' copy, SiLU,
+ *          the RNN-only Affine and ScaledTanh)
+ *   NAME   the ONNX op (or RNN activation) name, a bare token (RLX_OP_<NAME>
+ *          for rows of KIND OP; #NAME is the string); empty when there is none
+ *   ARITY  register operands: 1 x; 2 x, y; 3 x, y, c (c ? x : y)
+ *   FLAGS  RLX_EW_CHAIN     fuse_elementwise may put it in a chain
+ *          RLX_EW_GATE      an ONNX RNN/GRU/LSTM activation
+ *          RLX_EW_ACT       it may be the fused activation (epilogue) of a
+ *                           Conv, Gemm or MatMul: fuse_activation folds
+ *                           such ops (SiLU: its pattern), the GPU epilogue
+ *                           kernels compile it in (act_apply)
+ *   SINCE  the ONNX version from which the op has these semantics (older
+ *          versions had legacy attributes or broadcasting); fusions take
+ *          nodes of this version or later
+ *   P0, D0 the attribute name and default of parameter 0 (p0, WGSL $a),
+ *   P1, D1 and of parameter 1 (p1, $b); NULL when the function has none.
+ *          Rows of KIND OP write 0: their defaults are the op schema's
+ *          (src/ir/ops/ops_elementwise.def), also for RNN gates.
+ *          RNN activations take activation_alpha for p0, activation_beta
+ *          for p1.
+ *   F64    the reference in double of x, y, c, p0, p1
+ *   F32    the f32 computation (every f32 path: the unary and binary
+ *          kernels, chains, epilogues); F64(ID) rounds the reference
+ *   WGSL   the f32 expression on the GPU: $x $y $c operands, $a $b the
+ *          parameters (helpers from kernels/ew_lib.wgsl); NULL: CPU only
+ *
+ * Semantics follow the ONNX operator of NAME at SINCE and later. */
+/* clang-format off */
+#define RLX_EW_FUNCS(X) \
+    X(COPY, FN, Identity, 1, 0, 1, NULL, 0, NULL, 0, \
+      x, x, "$x") \
+    /* Relu(NaN) = 0 everywhere */ \
+    X(RELU, OP, Relu, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
+      x > 0 ? x : 0.0, x > 0.0f ? x : 0.0f, "select(0.0, $x, $x > 0.0)") \
+    /* Clip with constant bounds p0 = min, p1 = max (hi wins when lo > hi, \
+     * NaN passes through); the resolver reads inputs 1, 2 from version 11 */ \
+    X(CLIP, FN, Clip, 1, RLX_EW_CHAIN | RLX_EW_ACT, 6, "min", -3.402823466e+38f, "max", 3.402823466e+38f, \
+      fmin(fmax(x, p0), p1), rlx_ew_clampf(x, p0, p1), "select(select($x, $a, $x < $a), $b, select($x, $a, $x < $a) > $b)") \
+    X(HARDSIGMOID, OP, HardSigmoid, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, "alpha", 0, "beta", 0, \
+      fmax(0.0, fmin(1.0, p0 * x + p1)), rlx_ew_clampf(p0 * x + p1, 0.0f, 1.0f), "max(0.0, min(1.0, $a * $x + $b))") \
+    X(HARDSWISH, OP, HardSwish, 1, RLX_EW_CHAIN | RLX_EW_ACT, 14, NULL, 0, NULL, 0, \
+      x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5)), x * rlx_ew_clampf(x / 6.0f + 0.5f, 0.0f, 1.0f), \
+      "($x * max(0.0, min(1.0, $x / 6.0 + 0.5)))") \
+    X(SIGMOID, OP, Sigmoid, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
+      1.0 / (1.0 + exp(-x)), 1.0f / (1.0f + expf(-x)), "(1.0 / (1.0 + exp(-$x)))") \
+    /* x * Sigmoid(x) (no ONNX op: the pattern fuse_activation matches), in \
+     * the bits of the two unfused ops */ \
+    X(SILU, FN, , 1, RLX_EW_ACT, 1, NULL, 0, NULL, 0, \
+      x * (1.0 / (1.0 + exp(-x))), x * (1.0f / (1.0f + expf(-x))), "($x * (1.0 / (1.0 + exp(-$x))))") \
+    X(GELU, OP, Gelu, 1, RLX_EW_CHAIN | RLX_EW_ACT, 20, NULL, 0, NULL, 0, \
+      0.5 * x * (1.0 + erf(x / sqrt(2.0))), F64(GELU), "gelu_($x)") \
+    /* 0.5 (1 + tanh y) = 1 / (1 + e^-2y) on the GPU; sqrt(2 / pi) */ \
+    X(GELU_TANH, FN, Gelu, 1, RLX_EW_CHAIN | RLX_EW_ACT, 20, NULL, 0, NULL, 0, \
+      0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))), F64(GELU_TANH), \
+      "($x / (1.0 + exp(-1.5957691216057308 * ($x + 0.044715 * $x * $x * $x))))") \
+    X(LEAKYRELU, OP, LeakyRelu, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, "alpha", 0, NULL, 0, \
+      x >= 0 ? x : p0 * x, F64(LEAKYRELU), "select($a * $x, $x, $x >= 0.0)") \
+    X(TANH, OP, Tanh, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
+      tanh(x), F64(TANH), "tanh_($x)") \
+    X(NOT, FN, Not, 1, 0, 1, NULL, 0, NULL, 0, \
+      x == 0 ? 1.0 : 0.0, x == 0.0f ? 1.0f : 0.0f, NULL) \
+    /* RNN activations (ONNX RNN/GRU/LSTM lists; no standalone op) */ \
+    X(AFFINE, FN, Affine, 1, RLX_EW_GATE, 1, "alpha", 1.0f, "beta", 0.0f, \
+      p0 * x + p1, F64(AFFINE), "($a * $x + $b)") \
+    X(SCALEDTANH, FN, ScaledTanh, 1, RLX_EW_GATE, 1, "alpha", 1.0f, "beta", 1.0f, \
+      p0 * tanh(p1 * x), F64(SCALEDTANH), "($a * tanh_($b * $x))") \
+    /* binary arithmetic (numpy broadcasting from SINCE) */ \
+    X(ADD, FN, Add, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, x + y, x + y, "($x + $y)") \
+    X(SUB, FN, Sub, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, x - y, x - y, "($x - $y)") \
+    X(MUL, FN, Mul, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, x * y, x * y, "($x * $y)") \
+    X(DIV, FN, Div, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, x / y, x / y, "($x / $y)") \
+    X(POW, FN, Pow, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, pow(x, y), powf(x, y), "pow_($x, $y)") \
+    /* Max and Min propagate NaN on the CPU */ \
+    X(MAX, FN, Max, 2, RLX_EW_CHAIN, 8, NULL, 0, NULL, 0, \
+      (x != x || y != y) ? NAN : (x > y ? x : y), (x != x || y != y) ? NAN : (x > y ? x : y), "max($x, $y)") \
+    X(MIN, FN, Min, 2, RLX_EW_CHAIN, 8, NULL, 0, NULL, 0, \
+      (x != x || y != y) ? NAN : (x < y ? x : y), (x != x || y != y) ? NAN : (x < y ? x : y), "min($x, $y)") \
+    X(PRELU, FN, PRelu, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, \
+      x < 0 ? x * y : x, x < 0.0f ? x * y : x, "select($x, $x * $y, $x < 0.0)") \
+    /* c ? x : y, with c a bool register (1.0 / 0.0) */ \
+    X(WHERE, FN, Where, 3, RLX_EW_CHAIN, 9, NULL, 0, NULL, 0, \
+      c != 0 ? x : y, c != 0.0f ? x : y, "select($y, $x, $c != 0.0)") \
+    X(NEG, OP, Neg, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
+      -x, -x, "(-$x)") \
+    X(ABS, OP, Abs, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
+      fabs(x), fabsf(x), "abs($x)") \
+    X(SIGN, OP, Sign, 1, RLX_EW_CHAIN, 9, NULL, 0, NULL, 0, \
+      x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f, "sign($x)") \
+    X(EXP, OP, Exp, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
+      exp(x), F64(EXP), "exp($x)") \
+    X(LOG, OP, Log, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
+      log(x), F64(LOG), "log_($x)") \
+    X(SQRT, OP, Sqrt, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
+      sqrt(x), F64(SQRT), "sqrt($x)") \
+    X(RECIP, OP, Reciprocal, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
+      1.0 / x, F64(RECIP), "(1.0 / $x)") \
+    X(FLOOR, OP, Floor, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
+      floor(x), floorf(x), "floor($x)") \
+    X(CEIL, OP, Ceil, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
+      ceil(x), ceilf(x), "ceil($x)") \
+    /* round half to even under the default rounding mode */ \
+    X(ROUND, OP, Round, 1, RLX_EW_CHAIN, 11, NULL, 0, NULL, 0, \
+      nearbyint(x), F64(ROUND), "round($x)") \
+    X(ERF, OP, Erf, 1, RLX_EW_CHAIN, 9, NULL, 0, NULL, 0, \
+      erf(x), F64(ERF), "erf_($x)") \
+    X(SIN, OP, Sin, 1, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, \
+      sin(x), F64(SIN), "sin_($x)") \
+    X(COS, OP, Cos, 1, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, \
+      cos(x), F64(COS), "cos($x)") \
+    X(TAN, OP, Tan, 1, 0, 7, NULL, 0, NULL, 0, \
+      tan(x), F64(TAN), "select(tan($x), sin_($x) / cos($x), abs($x) < 0.125)") \
+    /* the arcsine and arccosine builtins are coarse on llvmpipe */ \
+    X(ASIN, OP, Asin, 1, 0, 7, NULL, 0, NULL, 0, \
+      asin(x), F64(ASIN), "atan2($x, sqrt((1.0 - $x) * (1.0 + $x)))") \
+    X(ACOS, OP, Acos, 1, 0, 7, NULL, 0, NULL, 0, \
+      acos(x), F64(ACOS), "atan2(sqrt((1.0 - $x) * (1.0 + $x)), $x)") \
+    X(ATAN, OP, Atan, 1, 0, 7, NULL, 0, NULL, 0, \
+      atan(x), F64(ATAN), "atan($x)") \
+    X(SINH, OP, Sinh, 1, 0, 9, NULL, 0, NULL, 0, \
+      sinh(x), F64(SINH), "sinh_($x)") \
+    X(COSH, OP, Cosh, 1, 0, 9, NULL, 0, NULL, 0, \
+      cosh(x), F64(COSH), "cosh($x)") \
+    X(ASINH, OP, Asinh, 1, 0, 9, NULL, 0, NULL, 0, \
+      asinh(x), F64(ASINH), "asinh_($x)") \
+    X(ACOSH, OP, Acosh, 1, 0, 9, NULL, 0, NULL, 0, \
+      acosh(x), F64(ACOSH), "acosh($x)") \
+    X(ATANH, OP, Atanh, 1, 0, 9, NULL, 0, NULL, 0, \
+      atanh(x), F64(ATANH), "(0.5 * log1p_(2.0 * $x / (1.0 - $x)))") \
+    X(ELU, OP, Elu, 1, RLX_EW_CHAIN | RLX_EW_GATE, 6, "alpha", 0, NULL, 0, \
+      x >= 0 ? x : p0 * (exp(x) - 1.0), F64(ELU), "select($a * expm1_($x), $x, $x >= 0.0)") \
+    X(SELU, OP, Selu, 1, 0, 6, "alpha", 0, "gamma", 0, \
+      x > 0 ? p1 * x : p1 * (p0 * exp(x) - p0), F64(SELU), "select($b * $a * expm1_($x), $b * $x, $x > 0.0)") \
+    X(CELU, OP, Celu, 1, 0, 12, "alpha", 0, NULL, 0, \
+      fmax(0.0, x) + fmin(0.0, p0 * (exp(x / p0) - 1.0)), F64(CELU), \
+      "(max(0.0, $x) + min(0.0, $a * expm1_($x / $a)))") \
+    X(THRESHOLDEDRELU, OP, ThresholdedRelu, 1, RLX_EW_GATE, 10, "alpha", 0, NULL, 0, \
+      x > p0 ? x : 0.0, F64(THRESHOLDEDRELU), "select(0.0, $x, $x > $a)") \
+    X(SOFTPLUS, OP, Softplus, 1, RLX_EW_CHAIN | RLX_EW_GATE, 1, NULL, 0, NULL, 0, \
+      x > 30 ? x : log1p(exp(x)), F64(SOFTPLUS), "softplus_($x)") \
+    X(SOFTSIGN, OP, Softsign, 1, RLX_EW_CHAIN | RLX_EW_GATE, 1, NULL, 0, NULL, 0, \
+      x / (1.0 + fabs(x)), F64(SOFTSIGN), "($x / (1.0 + abs($x)))") \
+    X(MISH, OP, Mish, 1, 0, 18, NULL, 0, NULL, 0, \
+      x * tanh(x > 30 ? x : log1p(exp(x))), F64(MISH), "($x * tanh_(softplus_($x)))") \
+    /* Gelu with approximate "none"; the resolver picks GELU_TANH for "tanh" */ \
+    X(SHRINK, OP, Shrink, 1, 0, 9, "lambd", 0, "bias", 0, \
+      x < -p0 ? x + p1 : x > p0 ? x - p1 : 0.0, F64(SHRINK), \
+      "select(select(0.0, $x - $b, $x > $a), $x + $b, $x < -$a)") \
+    X(SWISH, OP, Swish, 1, 0, 24, "alpha", 0, NULL, 0, \
+      x / (1.0 + exp(-p0 * x)), F64(SWISH), "($x / (1.0 + exp(-$a * $x)))")
+/* clang-format on */
+
+/* RLX_EW_KIND_OP(x) is x for OP rows, nothing for FN rows. */
+#define RLX_EW_KIND_OP(...) __VA_ARGS__
+#define RLX_EW_KIND_FN(...)
