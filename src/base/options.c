@@ -112,8 +112,8 @@ static const opt_def k_opts[] = {
          "WebGPU error scopes around every run, not only a plan's first"),
     BOOL("gpu.poison", "RLX_GPU_POISON", "0", gpu_poison,
          "fill the GPU arena and scratch with NaN at compile time (tests: an element no kernel writes shows)"),
-    ENUM("gpu.coop", "RLX_GPU_COOP", W("auto", "0", "force"), gpu_coop, 0,
-         "the cooperative-matrix GEMM of f16 mode: where available (auto), off (0), self-tested even without the "
+    ENUM("gpu.coop", "RLX_GPU_COOP", W("auto", "0", "1", "force"), gpu_coop, 0,
+         "the cooperative-matrix GEMM of f16 mode: where available (auto or 1), off (0), self-tested even without the "
          "adapter feature (force)"),
     ENUM("gpu.coop_sg", "RLX_COOP_SG", W("32", "16", "64"), gpu_coop_sg, 0,
          "subgroup size the cooperative-matrix GEMM assumes"),
