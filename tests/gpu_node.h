@@ -13,6 +13,7 @@
 #endif
 #include "base/half.h"
 #include "base/mem.h"
+#include "base/options.h"
 #include "base/platform.h"
 #include "base/status.h"
 #include "base/tensor.h"
@@ -211,9 +212,26 @@ static inline void check_bits(const char *label, const rlx_tensor *a, const rlx_
 
 static inline float f16_round(float x) { return rlx_f16_to_f32(rlx_f32_to_f16(x)); }
 
+/* The backends gpu_open opened: set_env sets their options too. */
+static rlx_backend *g_gpu_opened[2];
+
+/* Sets an option (by its environment variable's name; v NULL: the default)
+ * of a WebGPU backend created by rlx_backend_webgpu_create, which resolved
+ * its options when it was created. */
+static inline void gpu_set_option(rlx_backend *be, const char *name, const char *v) {
+#ifdef RLX_HAVE_WEBGPU
+    if (be) CHECK_OK(rlx_config_set(((wg_backend *)be)->own_cfg, name, v));
+#else
+    (void)be, (void)name, (void)v;
+#endif
+}
+
+/* Sets an environment variable (read by sessions and backends created
+ * later) and the option it supplies on the backends gpu_open opened. */
 static inline void set_env(const char *name, const char *v) {
     if (v) setenv(name, v, 1);
     else unsetenv(name);
+    for (int i = 0; i < 2; i++) gpu_set_option(g_gpu_opened[i], name, v);
 }
 
 
@@ -236,6 +254,8 @@ static inline bool gpu_open(rlx_backend **be, rlx_backend **be16, const char *pr
         fprintf(stderr, "cannot open the GPU: %s\n", rlx_last_error());
         exit(1);
     }
+    g_gpu_opened[0] = *be;
+    g_gpu_opened[1] = *be16;
     return true;
 }
 

@@ -298,17 +298,19 @@ static void test_bench_hooks(void) {
     CHECK_OK(rlx_model_finish(m));
     rlx_session *s = NULL;
     rlx_session_options o = { .device = "gpu" };
-    CHECK_OK(rlx_session_create(m, &o, &s));
+    /* two dispatches to profile: MatMul and Relu stay apart (fuse_activation
+     * would make them one; the plan is compiled by the first run) */
+    rlx_options *opts = NULL;
+    CHECK_OK(rlx_options_create(&opts));
+    CHECK_OK(rlx_options_set(opts, "passes.disable", "fuse_activation"));
+    CHECK_OK(rlx_session_create_with_options(m, &o, opts, &s));
+    rlx_options_destroy(opts);
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, xd, -1, 1);
     const char *names[1] = { "x" };
     const rlx_tensor *in[1] = { x };
     rlx_tensor **outs = NULL;
     size_t n = 0;
-    /* two dispatches to profile: MatMul and Relu stay apart (fuse_activation
-     * would make them one; the plan is compiled by this first run) */
-    setenv("RLX_DISABLE_PASSES", "fuse_activation", 1);
     CHECK_OK(rlx_session_run(s, 1, names, in, &outs, &n));
-    unsetenv("RLX_DISABLE_PASSES");
     if (outs) {
         rlx_tensor *keep = NULL;
         CHECK_OK(rlx_tensor_clone(outs[0], &keep));
@@ -323,9 +325,11 @@ static void test_bench_hooks(void) {
         CHECK(es.n_dispatches >= 2);
         for (int passes = 0; passes < 2 && es.gpu_timing; passes++) {
             /* timestamps inside the pass, then one pass per dispatch */
-            if (passes) setenv("RLX_GPU_TIMING_PASSES", "1", 1);
+            /* the session's option gpu.timing_passes, flipped for this call */
+            rlx_config *cfg = (rlx_config *)((wg_backend *)rlx_session_backend(s))->caps.cfg;
+            if (passes) CHECK_OK(rlx_config_set(cfg, "gpu.timing_passes", "1"));
             CHECK_OK(rlx_exec_set_timing(exe, RLX_TIMING_DISPATCH));
-            unsetenv("RLX_GPU_TIMING_PASSES");
+            CHECK_OK(rlx_config_set(cfg, "gpu.timing_passes", NULL));
             CHECK_OK(rlx_session_run_into(s, 1, names, in, outs));
             const rlx_prof_slice *sl = NULL;
             double tot = -1;

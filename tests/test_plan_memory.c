@@ -286,7 +286,6 @@ static void test_random_dags(void) {
         life L;
         life_compute(p, &L);
         /* plain plan */
-        unsetenv("RLX_NO_REUSE");
         CHECK_OK(rlx_plan_memory(p));
         int f = check_plan(p, &L, false, 0);
         bad += f > 0;
@@ -314,14 +313,13 @@ static void test_random_dags(void) {
             p->mem.buffer_limit = max_t - RLX_ARENA_ALIGN;
             CHECK_FAILS(rlx_plan_memory(p), RLX_ERR_UNSUPPORTED, "more than one device buffer");
         }
-        /* RLX_NO_REUSE */
+        /* plan.no_reuse (RLX_NO_REUSE) */
         clear_plan(p);
-        setenv("RLX_NO_REUSE", "1", 1);
+        p->mem.no_reuse = true;
         CHECK_OK(rlx_plan_memory(p));
         f = check_plan(p, &L, true, 0);
         bad += f > 0;
         if (f) fprintf(stderr, "  (random program %d failed, RLX_NO_REUSE)\n", iter);
-        unsetenv("RLX_NO_REUSE");
         life_free(&L);
         rlx_program_destroy(p);
     }

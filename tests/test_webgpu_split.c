@@ -16,6 +16,7 @@
 #include "test.h"
 
 #include "backend/webgpu/webgpu.h"
+#include "base/options.h"
 #include "ir/graph.h"
 #include "plan/plan.h"
 #include "runtime/session.h"
@@ -83,6 +84,10 @@ static size_t check_lowering(const char *name, const rlx_program *p, uint64_t li
     caps.storage_align = 256;
     caps.uniform_align = 256;
     caps.max_storage_per_stage = 8;
+    rlx_config *cfg = NULL; /* the options a session would have (the environment's) */
+    CHECK_OK(rlx_config_resolve(NULL, NULL, &cfg));
+    if (!cfg) return 0;
+    caps.cfg = cfg;
     size_t most = 0;
     for (size_t s = 0; s < p->n_steps; s++) {
         if (p->step_on[s] != RLX_STEP_GPU) continue;
@@ -98,6 +103,7 @@ static size_t check_lowering(const char *name, const rlx_program *p, uint64_t li
         if (L.n_d > most) most = L.n_d;
         wg_lower_free(&L);
     }
+    rlx_config_destroy(cfg);
     return most;
 #endif
 }

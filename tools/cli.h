@@ -57,6 +57,19 @@ int cli_fail_model(rlx_status st, const char *path);
 bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char **out, const char *command,
                    bool *err);
 
+/* Session options on the command line: when argv[*i] is "--option
+ * KEY=VALUE" (or "--option=KEY=VALUE"), sets it in *opts (created on first
+ * use; free with rlx_options_destroy) and returns true; a bad key or value
+ * prints a usage error naming the accepted values and sets *err. */
+bool cli_option_arg(int argc, char **argv, int *i, rlx_options **opts, const char *command, bool *err);
+/* Help line of --option, for the commands that take it. */
+#define CLI_OPTION_HELP                                                                         \
+    "  --option KEY=VALUE     set a session option (repeatable; 'rlx options' lists\n"         \
+    "                         the keys, defaults and environment variables)\n"
+
+/* `rlx options [--markdown]`: lists the session options. */
+int cli_cmd_options(int argc, char **argv);
+
 /* Parses a whole decimal integer in [lo, hi]; false on junk or range. */
 bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 /* Parses a whole decimal/float number; false on junk or non-finite. */

@@ -26,6 +26,7 @@ static void print_help(FILE *f) {
             "\n"
             "options:\n"
             "  --device DEV          cpu (default), gpu or gpu:N (see 'rlx devices')\n"
+            CLI_OPTION_HELP
             "  --shape NAME=DIMS     shape of a generated input, e.g. x=1x3x224x224 (repeatable);\n"
             "                        symbolic dims not given are 1\n"
             "  --input NAME=FILE.npy feed input NAME from a .npy file (repeatable)\n"
@@ -62,9 +63,11 @@ typedef struct bench_opts {
     int64_t warmup, iters, gpu_iters, top;
     uint64_t seed;
     bool json;
+    rlx_options *opts; /* --option KEY=VALUE */
 } bench_opts;
 
 static void free_opts(bench_opts *o) {
+    rlx_options_destroy(o->opts);
     cli_named_free(&o->shapes);
     cli_named_free(&o->inputs);
 }
@@ -83,7 +86,9 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
             print_help(stdout);
             return CLI_EXIT_OK;
         }
-        if (cli_opt_value(argc, argv, &i, "--device", &v, "bench", &err)) {
+        if (cli_option_arg(argc, argv, &i, &o->opts, "bench", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+        } else if (cli_opt_value(argc, argv, &i, "--device", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
             if (strcmp(v, "cpu") && strcmp(v, "gpu") && !(strncmp(v, "gpu:", 4) == 0 && cli_parse_i64(v + 4, 0, 1 << 20, &n)))
                 return cli_usage_error("bench", "bad --device '%s' (expected cpu, gpu or gpu:N)", v);
@@ -257,11 +262,6 @@ static int write_trace(const char *path, const rlx_session *ss, const rlx_profil
 
 /* ------------------------------------------------------------ command */
 
-static const char *const k_env_names[] = {
-    "RLX_GPU_F16", "RLX_GPU_COOP", "RLX_GEMM_TILE", "RLX_GEMM_KERNEL", "RLX_GEMM_SPLITK", "RLX_GEMM_VEC4",
-    "RLX_CONV_ALGO", "RLX_POOL_KERNEL", "RLX_DISABLE_PASSES", "RLX_MAX_BINDING_BYTES", "RLX_GPU_VALIDATE",
-    "RLX_ATTENTION_KERNEL", "RLX_ATTENTION_TILE", "RLX_NUM_THREADS", "RLX_CPU_GEMM", "RLX_POOL_SPIN_US",
-};
 
 int cli_cmd_bench(int argc, char **argv) {
     bench_opts o;
@@ -317,7 +317,7 @@ int cli_cmd_bench(int argc, char **argv) {
 
     rlx_session_options so = { .device = o.device };
     t0 = rlx_now_seconds();
-    st = rlx_session_create(m, &so, &s);
+    st = rlx_session_create_with_options(m, &so, o.opts, &s);
     double t_session = rlx_now_seconds() - t0;
     if (st) {
         char what[300];
@@ -508,12 +508,19 @@ int cli_cmd_bench(int argc, char **argv) {
         fprintf(f, "  \"warmup\": %lld,\n", (long long)o.warmup);
         json_summary(f, "wall_ms", &sw, false);
         json_summary(f, "gpu_ms", &sg, false);
+        /* the options that differ from their defaults: set by --option, else
+         * by their environment variable */
         fprintf(f, "  \"env\": {");
         bool first = true;
-        for (size_t i = 0; i < sizeof k_env_names / sizeof k_env_names[0]; i++) {
-            const char *v = getenv(k_env_names[i]);
+        for (size_t i = 0; i < rlx_option_count(); i++) {
+            rlx_option_info in;
+            const char *v = NULL;
+            if (rlx_option_info_get(i, &in)) continue;
+            if (o.opts) rlx_options_get(o.opts, in.key, &v);
+            const char *name = v ? in.key : in.env;
+            if (!v) v = getenv(in.env);
             if (!v) continue;
-            fprintf(f, "%s\"%s\": ", first ? "" : ", ", k_env_names[i]);
+            fprintf(f, "%s\"%s\": ", first ? "" : ", ", name);
             json_str(f, v);
             first = false;
         }

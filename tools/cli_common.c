@@ -284,3 +284,54 @@ double cli_elem_f64(const rlx_tensor *t, size_t i) {
     default: return NAN;
     }
 }
+
+bool cli_option_arg(int argc, char **argv, int *i, rlx_options **opts, const char *command, bool *err) {
+    const char *v = NULL;
+    if (!cli_opt_value(argc, argv, i, "--option", &v, command, err)) return false;
+    if (*err) return true;
+    if (!*opts && rlx_options_create(opts)) {
+        cli_usage_error(command, "out of memory");
+        *err = true;
+        return true;
+    }
+    if (rlx_options_parse(*opts, v)) {
+        cli_usage_error(command, "--option: %s", rlx_last_error());
+        *err = true;
+    }
+    return true;
+}
+
+int cli_cmd_options(int argc, char **argv) {
+    bool md = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("usage: rlx options [--markdown]\n"
+                   "\n"
+                   "Lists the session options that 'rlx run', 'rlx bench' and 'rlx info' take as\n"
+                   "--option KEY=VALUE (and the C API as rlx_options, Python as options={...}):\n"
+                   "key, type, accepted values, default, the environment variable that supplies\n"
+                   "the default when set, and what it does. --markdown prints README.md's table.\n");
+            return CLI_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--markdown") == 0) md = true;
+        else return cli_usage_error("options", "unknown option '%s'", argv[i]);
+    }
+    if (md) {
+        printf("| option | environment | values | default | what it does |\n|---|---|---|---|---|\n");
+    }
+    for (size_t k = 0; k < rlx_option_count(); k++) {
+        rlx_option_info in;
+        if (rlx_option_info_get(k, &in)) return cli_fail(RLX_ERR_INTERNAL, "option listing");
+        if (md) {
+            printf("| `%s` | `%s` | ", in.key, in.env);
+            for (const char *c = in.values; *c; c++) /* a | inside a table cell */
+                printf(*c == '|' ? "\\|" : "%c", *c);
+            printf(" | `%s` | %s%s |\n", *in.default_value ? in.default_value : "\"\"", in.doc,
+                   in.per_process ? " (per process)" : "");
+        } else {
+            printf("%-26s %-6s %s (default %s; %s)%s\n    %s\n", in.key, in.type, in.values,
+                   *in.default_value ? in.default_value : "empty", in.env, in.per_process ? " per process" : "", in.doc);
+        }
+    }
+    return CLI_EXIT_OK;
+}

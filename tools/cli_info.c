@@ -12,7 +12,8 @@
 
 static void print_help(FILE *f) {
     fprintf(f,
-            "usage: rlx info MODEL.onnx [--dump-ir] [--plan [--shape NAME=DIMS ...] [--device DEV] [--top N]]\n"
+            "usage: rlx info MODEL.onnx [--dump-ir] [--plan [--shape NAME=DIMS ...] [--device DEV] [--top N]\n"
+            "                [--option KEY=VALUE ...]]\n"
             "\n"
             "Loads an ONNX model (shapes inferred, graph verified) and prints: the opset\n"
             "of the default domain; each graph input and output with dtype and shape\n"
@@ -36,6 +37,7 @@ static void print_help(FILE *f) {
             "               gpu or gpu:N (the plan differs where steps fall back to the\n"
             "               CPU or the device limits a buffer's size)\n"
             "  --top N      with --plan: how many of the largest tensors to list (default 10)\n"
+            "  --option KEY=VALUE  with --plan: a session option (repeatable; 'rlx options')\n"
             "  -h, --help   print this help and exit\n");
 }
 
@@ -101,6 +103,9 @@ static void print_ratio(const char *what, uint64_t a, uint64_t b) {
 
 /* Compiles the plan of model m for the given input shapes on `device`
  * and prints its memory. Returns an exit code. */
+/* --option KEY=VALUE (the plan's session options) */
+static rlx_options *g_opts;
+
 static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_shapes, const char *device, size_t top) {
     size_t n_in = rlx_model_num_inputs(m);
     for (size_t k = 0; k < n_shapes; k++) {
@@ -164,7 +169,7 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
                    cli_info_shape_str(&vi, dsh, sizeof dsh), vi.name);
     }
     rlx_session_options o = { .device = device };
-    rlx_status st = rlx_session_create(m, &o, &s);
+    rlx_status st = rlx_session_create_with_options(m, &o, g_opts, &s);
     if (st) {
         rc = cli_fail(st, "cannot create a session");
         goto done;
@@ -275,6 +280,8 @@ int cli_cmd_info(int argc, char **argv) {
             if (!cli_parse_shape(eq + 1, ps->dims, &ps->rank))
                 return cli_usage_error("info", "bad --shape '%s' (expected NAME=DxDx..., e.g. x=1x3x224x224)", opt);
             n_shapes++;
+        } else if (cli_option_arg(argc, argv, &i, &g_opts, "info", &err)) {
+            if (err) return CLI_EXIT_USAGE;
         } else if (cli_opt_value(argc, argv, &i, "--device", &opt, "info", &err)) {
             if (err) return CLI_EXIT_USAGE;
             device = opt;
@@ -292,8 +299,8 @@ int cli_cmd_info(int argc, char **argv) {
         }
     }
     if (!path) return cli_usage_error("info", "no model given");
-    if (!plan && (n_shapes || device))
-        return cli_usage_error("info", "--shape and --device only apply with --plan");
+    if (!plan && (n_shapes || device || g_opts))
+        return cli_usage_error("info", "--shape, --device and --option only apply with --plan");
 
     double t0 = rlx_now_seconds();
     rlx_model *m = NULL;
@@ -347,6 +354,8 @@ int cli_cmd_info(int argc, char **argv) {
     }
     int rc = CLI_EXIT_OK;
     if (plan) rc = print_plan(m, shapes, n_shapes, device ? device : "cpu", (size_t)top);
+    rlx_options_destroy(g_opts);
+    g_opts = NULL;
     rlx_model_destroy(m);
     return rc;
 }

@@ -39,6 +39,7 @@ static void print_help(FILE *f) {
             "                         rel difference ||a-b||/||b||\n"
             "  --warmup N             untimed runs before the timed ones (default 2)\n"
             "  --iters N              timed steady runs (default 10; 0 skips them)\n"
+            CLI_OPTION_HELP
             "  --report               print the dispatch report: per op type, how many nodes\n"
             "                         ran natively, fell back to the CPU, or were folded\n"
             "  -h, --help             print this help and exit\n"
@@ -63,9 +64,11 @@ typedef struct run_opts {
     bool check, report;
     int64_t warmup, iters;
     uint64_t seed;
+    rlx_options *opts; /* --option KEY=VALUE */
 } run_opts;
 
 static void free_opts(run_opts *o) {
+    rlx_options_destroy(o->opts);
     cli_named_free(&o->inputs);
     cli_named_free(&o->shapes);
 }
@@ -88,7 +91,9 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             print_help(stdout);
             return CLI_EXIT_OK;
         }
-        if (cli_opt_value(argc, argv, &i, "--device", &v, "run", &err)) {
+        if (cli_option_arg(argc, argv, &i, &o->opts, "run", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+        } else if (cli_opt_value(argc, argv, &i, "--device", &v, "run", &err)) {
             if (err) return CLI_EXIT_USAGE;
             if (!device_ok(v)) return cli_usage_error("run", "bad --device '%s' (expected cpu, gpu or gpu:N)", v);
             o->device = v;
@@ -267,11 +272,11 @@ static void free_outputs(rlx_tensor **outs, size_t n) {
 
 /* ------------------------------------------------------------ check */
 
-static int check_against_cpu(const rlx_model *m, size_t n_in, const char *const *names,
+static int check_against_cpu(const rlx_model *m, const rlx_options *opts, size_t n_in, const char *const *names,
                              const rlx_tensor *const *inputs, rlx_session *s, rlx_tensor **outs, size_t n_out) {
     rlx_session_options so = { .device = "cpu" };
     rlx_session *cpu = NULL;
-    rlx_status st = rlx_session_create(m, &so, &cpu);
+    rlx_status st = rlx_session_create_with_options(m, &so, opts, &cpu);
     if (st) return cli_fail(st, "--check: cannot create a CPU session");
     rlx_tensor **ref = NULL;
     size_t n_ref = 0;
@@ -376,7 +381,7 @@ int cli_cmd_run(int argc, char **argv) {
 
     rlx_session_options so = { .device = o.device };
     t0 = rlx_now_seconds();
-    st = rlx_session_create(m, &so, &s);
+    st = rlx_session_create_with_options(m, &so, o.opts, &s);
     double t_session = rlx_now_seconds() - t0;
     if (st) {
         char what[300];
@@ -466,7 +471,7 @@ int cli_cmd_run(int argc, char **argv) {
         if (rc >= 0) goto done;
     }
     if (o.check) {
-        rc = check_against_cpu(m, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out);
+        rc = check_against_cpu(m, o.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out);
         if (rc >= 0) goto done;
     }
     if (o.report) fputs(rlx_session_dispatch_report(s), stdout);

@@ -22,6 +22,8 @@ static void print_help(FILE *f) {
             "  info MODEL.onnx   describe a model: opset, inputs, outputs, ops, weights\n"
             "  devices           list the GPU adapters and the CPU\n"
             "  ops [OP...]       list the ONNX ops rlx knows: opsets, CPU kernel, GPU lowering\n"
+            "  options           list the session options (--option KEY=VALUE) and their\n"
+            "                    environment variables\n"
             "  conformance ROOT  run the ONNX backend test suite under ROOT on each device\n"
             "\n"
             "'rlx COMMAND --help' describes a command's options.\n"
@@ -41,13 +43,14 @@ static void print_help(FILE *f) {
             "Errors are printed to stderr and start with \"rlx: error: \".\n"
             "\n"
             "environment:\n"
-            "  RLX_DISPATCH_REPORT=1  print the dispatch report to stderr after each plan compile\n"
-            "  RLX_NO_REUSE=1         give every tensor its own arena bytes (debugging)\n",
+            "  each session option's RLX_* variable supplies its default ('rlx options'),\n"
+            "  e.g. RLX_DISPATCH_REPORT=1 (debug.dispatch_report) prints the dispatch report\n"
+            "  to stderr after each plan compile\n",
             RLX_VERSION_STRING);
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) return cli_usage_error(NULL, "no command given: expected run, bench, info, devices, ops or conformance");
+    if (argc < 2) return cli_usage_error(NULL, "no command given: expected run, bench, info, devices, ops, options or conformance");
     const char *cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
         if (argc > 2 && strcmp(cmd, "help") == 0) {
@@ -58,6 +61,7 @@ int main(int argc, char **argv) {
             if (strcmp(argv[2], "info") == 0) return cli_cmd_info(2, sub);
             if (strcmp(argv[2], "devices") == 0) return cli_cmd_devices(2, sub);
             if (strcmp(argv[2], "ops") == 0) return cli_cmd_ops(2, sub);
+            if (strcmp(argv[2], "options") == 0) return cli_cmd_options(2, sub);
             if (strcmp(argv[2], "conformance") == 0) return rlx_cli_conformance(1, sub + 1);
             return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
         }
@@ -73,6 +77,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "info") == 0) return cli_cmd_info(argc - 1, argv + 1);
     if (strcmp(cmd, "devices") == 0) return cli_cmd_devices(argc - 1, argv + 1);
     if (strcmp(cmd, "ops") == 0) return cli_cmd_ops(argc - 1, argv + 1);
+    if (strcmp(cmd, "options") == 0) return cli_cmd_options(argc - 1, argv + 1);
     if (strcmp(cmd, "conformance") == 0) return rlx_cli_conformance(argc - 2, argv + 2);
     if (cmd[0] == '-') return cli_usage_error(NULL, "unknown option '%s'", cmd);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);

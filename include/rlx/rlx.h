@@ -294,6 +294,71 @@ typedef struct rlx_adapter_info {
  * errors: RLX_ERR_DEVICE (the WebGPU implementation failed to start). */
 rlx_status rlx_adapters_list(rlx_adapter_info **out_adapters, size_t *out_count);
 
+/* ----------------------------------------------------------------- options */
+
+/* Session options as key/value pairs (like onnxruntime's session config
+ * entries or IREE's key=value flags): every switch of the compiler and the
+ * backends that is not a model input, e.g. "gpu.f16" = "1",
+ * "passes.disable" = "fuse_elementwise", "gpu.conv_algo" = "direct".
+ *
+ *   rlx_options *o; rlx_options_create(&o);
+ *   rlx_options_set(o, "gpu.f16", "1");          // validated here
+ *   rlx_session_create_with_options(model, &(rlx_session_options){ .device = "gpu" }, o, &s);
+ *   rlx_options_destroy(o);                      // the session keeps what it needs
+ *
+ * A session resolves each key once, when it is created: the value set here,
+ * else the key's RLX_* environment variable when set (non-empty), else the
+ * key's default. Nothing reads the environment later, so two sessions of
+ * one process can differ. rlx_option_info lists the keys (`rlx options`
+ * prints them; README.md has the table).
+ *
+ * Values are text. bool: 1/0, true/false, on/off, yes/no. int: a decimal
+ * (or 0x hex) whole number in the key's range, or "auto" where the key
+ * allows it. enum: one of the listed words. string: as documented per key.
+ * Keys marked per-process (cpu.threads, cpu.pool_spin_us, cpu.gemm) set
+ * things a process has one of (the CPU worker pool, OpenBLAS's threads):
+ * the first session fixes them; a later session asking for a different
+ * value fails with RLX_ERR_INVALID_ARGUMENT. */
+typedef struct rlx_options rlx_options;
+
+/* Creates an empty options object (every key unset).
+ * errors: RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_options_create(rlx_options **out_options);
+
+/* Frees an options object. NULL is allowed. */
+void rlx_options_destroy(rlx_options *options);
+
+/* Sets `key` to `value` (copied); value NULL unsets the key again.
+ * errors: RLX_ERR_INVALID_ARGUMENT for an unknown key or a value the key
+ *         does not accept; the message names the key and the accepted
+ *         values. RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_options_set(rlx_options *options, const char *key, const char *value);
+
+/* As rlx_options_set, from one "KEY=VALUE" string (command lines). */
+rlx_status rlx_options_parse(rlx_options *options, const char *key_value);
+
+/* The value set for `key` (borrowed, valid until the key is set again or
+ * the object destroyed), or NULL in *out_value when it is unset.
+ * errors: RLX_ERR_INVALID_ARGUMENT (unknown key). */
+rlx_status rlx_options_get(const rlx_options *options, const char *key, const char **out_value);
+
+/* One key, for listings (`--help`, `rlx options`). Strings are static. */
+typedef struct rlx_option_info {
+    const char *key;           /* "gpu.f16" */
+    const char *type;          /* "bool", "int", "enum", "string" */
+    const char *values;        /* accepted values ("0 to 64", "auto|v1|v2", ...) */
+    const char *default_value; /* used when neither the options nor the environment set it */
+    const char *env;           /* environment variable that supplies the default ("RLX_GPU_F16") */
+    const char *doc;           /* one line */
+    bool per_process;          /* see above */
+} rlx_option_info;
+
+/* Number of keys. */
+size_t rlx_option_count(void);
+
+/* Key `index` (< rlx_option_count()). errors: RLX_ERR_INVALID_ARGUMENT. */
+rlx_status rlx_option_info_get(size_t index, rlx_option_info *out_info);
+
 /* ----------------------------------------------------------------- session */
 
 typedef struct rlx_session rlx_session;
@@ -304,22 +369,37 @@ typedef struct rlx_session_options {
     const char *device;
     /* Direct convolution instead of im2col + GEMM on the GPU (testing). */
     bool gpu_conv_direct;
-    /* f16 mode on the GPU (also RLX_GPU_F16=1): the f32 weights of GEMMs
+    /* f16 mode on the GPU (option gpu.f16, RLX_GPU_F16=1): the f32 weights of GEMMs
      * and convolutions are stored as IEEE binary16 and products are summed
      * in f32; activations stay f32. Faster where memory bandwidth or tensor
      * cores (wgpu-native's cooperative-matrix feature) decide, less exact
      * (see src/backend/webgpu/README.md for measured errors). Plain f32 is
-     * the default. */
+     * the default. The option gpu.f16 and RLX_GPU_F16, when set, win over
+     * this field. */
     bool gpu_f16;
 } rlx_session_options;
 
 /* Creates a session that runs `model` on a device. The session keeps its own
  * copy of the graph and weights. Plans are compiled per input-shape
- * signature, on first use.
- * errors: RLX_ERR_INVALID_ARGUMENT (bad device string), RLX_ERR_NO_ADAPTER
+ * signature, on first use. Every option (rlx_options) takes its value from
+ * its environment variable or its default: rlx_session_create_with_options
+ * with options NULL.
+ * errors: RLX_ERR_INVALID_ARGUMENT (bad device string, bad option value in
+ *         the environment), RLX_ERR_NO_ADAPTER
  *         (no GPU; the message says what was tried), RLX_ERR_DEVICE. */
 rlx_status rlx_session_create(const rlx_model *model, const rlx_session_options *options,
                               rlx_session **out_session);
+
+/* As rlx_session_create, with key/value options (see rlx_options; NULL:
+ * none set). `options` is read during the call only. rlx_session_options
+ * keeps its meaning (device, and the two GPU switches, which count as
+ * defaults below an explicit option or environment variable).
+ * errors: as rlx_session_create, and RLX_ERR_INVALID_ARGUMENT for a value
+ *         the environment supplies that its key does not accept (the
+ *         message names the variable), or a per-process key that differs
+ *         from the value the process already uses. */
+rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_session_options *session_options,
+                                           const rlx_options *options, rlx_session **out_session);
 
 void rlx_session_destroy(rlx_session *session);
 
@@ -358,8 +438,8 @@ rlx_device_kind rlx_session_device_kind(const rlx_session *session);
 /* Per-op-type dispatch report of the last compiled plan: how many nodes of
  * each op type ran natively on the session's device, fell back to the CPU,
  * or were folded/rewritten at compile time. Text, borrowed, valid until the
- * next run. Also printed to stderr after compiling when
- * RLX_DISPATCH_REPORT=1. */
+ * next run. Also printed to stderr after compiling when the option
+ * debug.dispatch_report is on (RLX_DISPATCH_REPORT=1). */
 const char *rlx_session_dispatch_report(rlx_session *session);
 
 #ifdef __cplusplus

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -128,6 +128,9 @@ def _load():
         "rlx_model_input_info": ([P, SZ, ctypes.POINTER(_ValueInfo)], I),
         "rlx_model_output_info": ([P, SZ, ctypes.POINTER(_ValueInfo)], I),
         "rlx_session_create": ([P, ctypes.POINTER(_SessionOptions), ctypes.POINTER(P)], I),
+        "rlx_session_create_with_options": ([P, ctypes.POINTER(_SessionOptions), P, ctypes.POINTER(P)], I),
+        "rlx_options_create": ([ctypes.POINTER(P)], I), "rlx_options_destroy": ([P], None),
+        "rlx_options_set": ([P, S, S], I),
         "rlx_session_destroy": ([P], None),
         "rlx_session_run": ([P, SZ, ctypes.POINTER(S), ctypes.POINTER(ctypes.POINTER(_Tensor)),
                              ctypes.POINTER(ctypes.POINTER(ctypes.POINTER(_Tensor))), ctypes.POINTER(SZ)], I),
@@ -199,13 +202,28 @@ class Session:
     """Runs a Model on a device ("cpu", "gpu", "gpu:N"). A session may be
     used from several threads: its runs take turns."""
 
-    def __init__(self, model: Model, device: str = "cpu", gpu_conv_direct: bool = False, gpu_f16: bool = False):
+    def __init__(self, model: Model, device: str = "cpu", gpu_conv_direct: bool = False, gpu_f16: bool = False,
+                 options: Optional[Dict[str, object]] = None):
+        """options: session options by key (`rlx options` lists them), e.g.
+        {"gpu.f16": True, "passes.disable": "fuse_elementwise"}; values may be
+        str, bool (1/0) or int. A key left out takes its RLX_* environment
+        variable, else its default. A bad key or value raises rlx.Error
+        (RLX_ERR_INVALID_ARGUMENT) naming the key and the accepted values."""
         lib = _load()
         if not isinstance(model, Model):
             raise TypeError(f"model must be an rlx.Model, got {type(model).__name__}")
-        opts = _SessionOptions(_c_string(device, "device"), bool(gpu_conv_direct), bool(gpu_f16))
+        so = _SessionOptions(_c_string(device, "device"), bool(gpu_conv_direct), bool(gpu_f16))
         self._h = ctypes.c_void_p()
-        _check(lib.rlx_session_create(model._h, ctypes.byref(opts), ctypes.byref(self._h)))
+        opts = ctypes.c_void_p()
+        _check(lib.rlx_options_create(ctypes.byref(opts)))
+        try:
+            for key, value in (options or {}).items():
+                if isinstance(value, bool):
+                    value = "1" if value else "0"
+                _check(lib.rlx_options_set(opts, _c_string(str(key), "option key"), _c_string(str(value), "option value")))
+            _check(lib.rlx_session_create_with_options(model._h, ctypes.byref(so), opts, ctypes.byref(self._h)))
+        finally:
+            lib.rlx_options_destroy(opts)
 
     @property
     def output_names(self) -> List[str]:

@@ -99,7 +99,14 @@ struct rlx_backend {
 
 rlx_status rlx_backend_cpu_create(rlx_backend **out);
 
-/* device: "gpu" or "gpu:N". errors: RLX_ERR_NO_ADAPTER, RLX_ERR_DEVICE. */
+/* device: "gpu" or "gpu:N"; cfg: the session's resolved options
+ * (base/options.h), borrowed: it must outlive the backend.
+ * errors: RLX_ERR_NO_ADAPTER, RLX_ERR_DEVICE. */
+struct rlx_config;
+rlx_status rlx_backend_webgpu_open(const char *device, const rlx_session_options *opt, const struct rlx_config *cfg,
+                                   rlx_backend **out);
+/* As rlx_backend_webgpu_open with options resolved from `opt` and the
+ * environment now, owned by the backend (tests). */
 rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, rlx_backend **out);
 
 #endif

@@ -3,7 +3,7 @@
  * each job. One job at a time (a mutex serialises concurrent callers).
  *
  * Spinning: after a job, workers watch the generation for up to
- * RLX_POOL_SPIN_US microseconds (default 50 while the pool has at most one
+ * cpu.pool_spin_us microseconds (RLX_POOL_SPIN_US; default 50 while the pool has at most one
  * thread per core, else 0) before they sleep on the condition variable,
  * and the caller watches the count of busy workers likewise. A model runs
  * many short parallel regions back to back and a sleeping thread takes
@@ -12,13 +12,13 @@
  * ms and ShuffleNet 8.4 -> 6.7 ms per forward pass at 2 threads. On a
  * machine busy with other work a spinning thread can hold the core that the
  * thread it waits for needs (seen there: up to 105 us per region):
- * RLX_POOL_SPIN_US=0 turns it off. */
+ * cpu.pool_spin_us=0 turns it off. */
 #define _POSIX_C_SOURCE 200809L
 #include "base/parallel.h"
 
+#include "base/options.h"
 #include "base/status.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -100,45 +100,53 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-/* Most microseconds RLX_POOL_SPIN_US may ask for (100 ms). */
-#define MAX_SPIN_US 100000L
+/* What the pool starts with (requested values: threads 0 = one per core,
+ * spin -1 = automatic), set by the first rlx_parallel_configure or, when
+ * work comes before any session, from the environment (base/options.c). */
+static pthread_mutex_t g_cfg_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool g_cfg_set;
+static long g_cfg_threads, g_cfg_spin;
 
-/* The environment variable `name` as a decimal count in [0, max]: *out is
- * the value, or -1 when the variable is unset or empty; false when it is
- * anything else ("abc", "-1", "3x", above max). */
-static bool env_count(const char *name, long max, long *out) {
-    const char *v = getenv(name);
-    *out = -1;
-    if (!v || !*v) return true;
-    char *end = NULL;
-    errno = 0;
-    long x = (*v >= '0' && *v <= '9') ? strtol(v, &end, 10) : -1;
-    if (x < 0 || !end || *end || errno == ERANGE || x > max) return false;
-    *out = x;
-    return true;
+/* The thread count a request gives (0: one per online core, at most MAX_THREADS). */
+static int threads_for(long want) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long n = want > 0 ? want : (cores > 0 ? cores : 1);
+    return n > MAX_THREADS ? MAX_THREADS : (int)n;
 }
 
-rlx_status rlx_parallel_check_env(void) {
-    long x;
-    if (!env_count("RLX_NUM_THREADS", 1L << 20, &x))
-        return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
-                        "RLX_NUM_THREADS='%s': expected a number of threads (0 or unset: one per online core; at "
-                        "most %d are started)",
-                        getenv("RLX_NUM_THREADS"), MAX_THREADS);
-    if (!env_count("RLX_POOL_SPIN_US", MAX_SPIN_US, &x))
-        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "RLX_POOL_SPIN_US='%s': expected microseconds from 0 to %ld",
-                        getenv("RLX_POOL_SPIN_US"), MAX_SPIN_US);
-    return RLX_OK;
+rlx_status rlx_parallel_configure(int64_t threads, int64_t spin_us) {
+    pthread_mutex_lock(&g_cfg_lock);
+    rlx_status st = RLX_OK;
+    if (!g_cfg_set) {
+        g_cfg_set = true;
+        g_cfg_threads = (long)threads;
+        g_cfg_spin = (long)spin_us;
+    } else if (threads_for(g_cfg_threads) != threads_for((long)threads)) {
+        st = rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                      "cpu.threads=%lld: the CPU worker pool is per process and already set to %d threads (by an "
+                      "earlier session or RLX_NUM_THREADS)",
+                      (long long)threads, threads_for(g_cfg_threads));
+    } else if (g_cfg_spin != (long)spin_us) {
+        st = rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                      "cpu.pool_spin_us=%lld: the CPU worker pool is per process and already set to %ld (-1: auto)",
+                      (long long)spin_us, g_cfg_spin);
+    }
+    pthread_mutex_unlock(&g_cfg_lock);
+    return st;
 }
 
 static void pool_init(void) {
     pool *p = &g_pool;
+    pthread_mutex_lock(&g_cfg_lock);
+    if (!g_cfg_set) { /* work before any session: the environment's defaults */
+        g_cfg_set = true;
+        g_cfg_threads = (long)rlx_config_env_int("cpu.threads", 0);
+        g_cfg_spin = (long)rlx_config_env_int("cpu.pool_spin_us", -1);
+    }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = cores > 0 ? (int)cores : 1;
-    long env, spin;
-    /* values rlx_parallel_check_env refuses count as unset here */
-    if (env_count("RLX_NUM_THREADS", 1L << 20, &env) && env > 0) n = env > MAX_THREADS ? MAX_THREADS : (int)env;
-    if (!env_count("RLX_POOL_SPIN_US", MAX_SPIN_US, &spin)) spin = -1;
+    int n = threads_for(g_cfg_threads);
+    long spin = g_cfg_spin;
+    pthread_mutex_unlock(&g_cfg_lock);
     p->spin_ns = spin >= 0 ? spin * 1000L : (n <= cores ? 50000L : 0);
     atomic_init(&p->generation, 0);
     atomic_init(&p->busy, 0);

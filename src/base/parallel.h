@@ -4,9 +4,9 @@
  *   static void body(void *ctx, size_t begin, size_t end) { ... }
  *   rlx_parallel_for(n, 4096, body, &ctx);   // [0, n) in chunks, all threads
  *
- * The pool starts on first use with one thread per core (RLX_NUM_THREADS
- * overrides; 1 runs everything on the caller; idle threads spin
- * RLX_POOL_SPIN_US microseconds, default 50, 0 when there are more threads
+ * The pool starts on first use with one thread per core (option
+ * cpu.threads, RLX_NUM_THREADS, overrides; 1 runs everything on the caller;
+ * idle threads spin cpu.pool_spin_us microseconds, default 50, 0 when there are more threads
  * than cores, for the next region before they sleep). Work smaller than `grain`
  * items, or a call made from inside a parallel region, runs on the caller.
  * body must not fail: kernels validate before they split. */
@@ -14,6 +14,7 @@
 #define RLX_BASE_PARALLEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/status.h"
 
@@ -26,10 +27,12 @@ void rlx_parallel_for(size_t n, size_t grain, rlx_parallel_fn fn, void *ctx);
 /* Number of threads the pool uses (>= 1). */
 int rlx_parallel_threads(void);
 
-/* Checks RLX_NUM_THREADS and RLX_POOL_SPIN_US: RLX_ERR_INVALID_ARGUMENT,
- * naming the variable, when one is set to anything but a whole number in
- * range (the pool itself, which cannot fail, treats such values as unset;
- * sessions call this so that a typo is not silently ignored). */
-rlx_status rlx_parallel_check_env(void);
+/* Sets the pool's size and spin (options cpu.threads, 0: one per core;
+ * cpu.pool_spin_us, -1: automatic) before it starts; sessions call it when
+ * they are created. The pool is per process: the first call (or, for work
+ * before any session, the environment) fixes the values.
+ * errors: RLX_ERR_INVALID_ARGUMENT when a later call asks for a different
+ * thread count or spin. */
+rlx_status rlx_parallel_configure(int64_t threads, int64_t spin_us);
 
 #endif

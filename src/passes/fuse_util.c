@@ -137,7 +137,13 @@ rlx_status rlx_fuse_emplace(rlx_graph *g, int slot, const char *op, const char *
     return rlx_infer_node(g, slot);
 }
 
-bool rlx_fuse_reporting(void) { return rlx_env_flag("RLX_FUSION_REPORT") != 0; }
+/* Set by the session around its pass pipeline (option debug.fusion_report);
+ * a pipeline runs on one thread. */
+static _Thread_local bool t_reporting;
+
+void rlx_fuse_set_reporting(bool on) { t_reporting = on; }
+
+bool rlx_fuse_reporting(void) { return t_reporting; }
 
 void rlx_fuse_describe(const rlx_graph *g, const int *nodes, int n, char *buf, size_t cap) {
     size_t o = strlen(buf);

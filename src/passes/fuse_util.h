@@ -90,13 +90,16 @@ bool rlx_fuse_match_act(const rlx_graph *g, const rlx_fuse_users *u, int x, int 
 /* The lower-case name of an activation kind ("relu", "clip", ...). */
 const char *rlx_fuse_act_name(rlx_act_kind k);
 
-/* The fusion report (RLX_FUSION_REPORT=1). Describe the nodes before the
+/* The fusion report (option debug.fusion_report). Describe the nodes before the
  * rewrite (they may move or disappear), report after it:
  *   char what[512] = "";
  *   if (rlx_fuse_reporting()) rlx_fuse_describe(g, ids, n, what, sizeof what);
  *   ... rewrite ...
  *   rlx_fuse_report("fuse_x", what, new_node, "detail"); */
 bool rlx_fuse_reporting(void);
+/* Turns reporting on or off for the calling thread (the session, from its
+ * option debug.fusion_report, before it runs the pass pipeline). */
+void rlx_fuse_set_reporting(bool on);
 /* Writes "Op 'name' + Op 'name' + ..." of nodes[0..n) into buf. */
 void rlx_fuse_describe(const rlx_graph *g, const int *nodes, int n, char *buf, size_t cap);
 /* Prints "fusion: <pass>: <fused> -> <op> '<name>' (<detail>)" when

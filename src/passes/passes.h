@@ -9,6 +9,7 @@ typedef struct rlx_pass_stats {
     int folded;     /* nodes evaluated at compile time */
     int removed;    /* nodes removed as dead */
     int fused;      /* nodes fused into others */
+    const struct rlx_config *cfg; /* in: the session's options (base/options.h), for the pipeline's debugging */
 } rlx_pass_stats;
 
 typedef struct rlx_fold_options {

@@ -249,7 +249,7 @@ rlx_status rlx_plan_memory(rlx_program *p) {
     qsort(by_size, n_iv, sizeof *by_size, cmp_size);
     uint64_t best = UINT64_MAX;
     m->strategy = RLX_MEM_NO_REUSE;
-    if (rlx_env_flag("RLX_NO_REUSE")) {
+    if (m->no_reuse) {
         uint64_t at = 0;
         for (size_t j = 0; j < n_iv; j++) {
             iv[j].off = fit_limit(at, iv[j].bytes, limit);

@@ -1,22 +1,24 @@
 /* plan/pipeline.c — the pass pipeline of a specialised graph, with the
- * debugging switches RLX_DISABLE_PASSES and RLX_DUMP_IR. */
+ * debugging options passes.disable and debug.dump_ir (ps->cfg). */
 #include <stdio.h>
 #include <string.h>
 
-#include "base/platform.h"
+#include "base/options.h"
+#include "passes/fuse_util.h"
 #include "plan/plan.h"
 
-/* RLX_DUMP_IR=1 prints the graph after every pass to stderr. */
-static void dump_ir(const rlx_graph *g, const char *after) {
-    if (!rlx_env_flag("RLX_DUMP_IR")) return;
+/* debug.dump_ir prints the graph after every pass to stderr. */
+static void dump_ir(const rlx_pass_stats *ps, const rlx_graph *g, const char *after) {
+    if (!ps->cfg->dump_ir) return;
     fprintf(stderr, "=== IR after %s ===\n", after);
     rlx_graph_dump(g, stderr);
 }
 
-/* RLX_DISABLE_PASSES=name,name turns optimisation passes off (debugging,
- * and tests that compare against the unoptimised graph). */
-static bool pass_enabled(const char *name) {
-    const char *off = rlx_getenv("RLX_DISABLE_PASSES");
+/* passes.disable=name,name turns optimisation passes off (debugging, and
+ * tests that compare against the unoptimised graph); its names were
+ * checked when the session was created (base/options.c). */
+static bool pass_enabled(const rlx_pass_stats *ps, const char *name) {
+    const char *off = ps->cfg->disable_passes;
     if (!off) return true;
     size_t n = strlen(name);
     for (const char *p = off; (p = strstr(p, name)); p += n)
@@ -24,38 +26,12 @@ static bool pass_enabled(const char *name) {
     return true;
 }
 
-/* The passes RLX_DISABLE_PASSES can name (fold and dce always run). */
-static const char *const k_optional_passes[] = { "cse", "fold_conv_affine", "fuse_activation", "fuse_conv_residual",
-                                                 "fuse_attention", "fuse_add_layernorm", "fuse_elementwise" };
-
-/* A name in RLX_DISABLE_PASSES that is no pass (a typo) turns nothing off:
- * refused, so that a comparison "with the pass off" is one. */
-static rlx_status check_disabled_passes(void) {
-    const char *off = rlx_getenv("RLX_DISABLE_PASSES");
-    if (!off) return RLX_OK;
-    for (const char *p = off; *p;) {
-        size_t n = strcspn(p, ",");
-        bool known = n == 0;
-        for (size_t i = 0; i < RLX_ARRAY_LEN(k_optional_passes) && !known; i++)
-            known = strlen(k_optional_passes[i]) == n && strncmp(k_optional_passes[i], p, n) == 0;
-        if (!known)
-            return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
-                            "RLX_DISABLE_PASSES='%s': '%.*s' is not a pass that can be turned off (cse, "
-                            "fold_conv_affine, fuse_activation, fuse_conv_residual, fuse_attention, fuse_add_layernorm, "
-                            "fuse_elementwise)",
-                            off, (int)n, p);
-        p += n;
-        if (*p == ',') p++;
-    }
-    return RLX_OK;
-}
-
 typedef rlx_status (*pass_fn)(rlx_graph *g, rlx_pass_stats *ps);
 
 static rlx_status run_pass(rlx_graph *g, rlx_pass_stats *ps, const char *name, pass_fn fn) {
-    if (!pass_enabled(name)) return RLX_OK;
+    if (!pass_enabled(ps, name)) return RLX_OK;
     RLX_TRY(fn(g, ps));
-    dump_ir(g, name);
+    dump_ir(ps, g, name);
     return RLX_OK;
 }
 
@@ -66,12 +42,12 @@ rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps) {
      * ConstantOfShape, took 94% of that model's arena); folded, it is
      * computed once and kept with the weights. */
     rlx_fold_options fo = { .max_elements = 0, .eager = false };
-    RLX_TRY(check_disabled_passes());
-    dump_ir(g, "binding the input shapes");
+    rlx_fuse_set_reporting(ps->cfg->fusion_report);
+    dump_ir(ps, g, "binding the input shapes");
     RLX_TRY(rlx_pass_fold(g, &fo, ps));
-    dump_ir(g, "fold (shape inference + constant folding)");
+    dump_ir(ps, g, "fold (shape inference + constant folding)");
     RLX_TRY(rlx_pass_dce(g, ps));
-    dump_ir(g, "dce");
+    dump_ir(ps, g, "dce");
     RLX_TRY(run_pass(g, ps, "cse", rlx_pass_cse));
     RLX_TRY(run_pass(g, ps, "fold_conv_affine", rlx_pass_fold_conv_affine));
     RLX_TRY(run_pass(g, ps, "fuse_activation", rlx_pass_fuse_activation));

@@ -20,10 +20,11 @@
 
 /* The pass pipeline of a specialised graph (static input shapes): fold,
  * dce, cse, fold_conv_affine, fuse_activation, fuse_conv_residual,
- * fuse_attention, fuse_add_layernorm, fuse_elementwise, dce. Passes named
- * in RLX_DISABLE_PASSES are skipped (a name that is no optional pass is
- * refused: RLX_ERR_INVALID_ARGUMENT); RLX_DUMP_IR=1 dumps the graph after
- * each pass to stderr. Adds to *ps. errors: those of the passes. */
+ * fuse_attention, fuse_add_layernorm, fuse_elementwise, dce. ps->cfg (the
+ * session's options, set by the caller) says which passes are off
+ * (passes.disable, names checked at session creation), whether to dump
+ * the graph after each pass (debug.dump_ir) and to report fusions
+ * (debug.fusion_report). Adds to *ps. errors: those of the passes. */
 rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps);
 
 /* Why specialised graph g cannot become a static program (a control-flow
@@ -53,7 +54,8 @@ rlx_status rlx_plan_create(rlx_graph *g, rlx_backend *dev, rlx_backend *host, rl
  * already placed that are live at the same time and that it fits in (best
  * fit), else the end; the smallest arena wins. peak_bytes, the most bytes
  * live at one step, bounds every plan from below.
- * Set RLX_NO_REUSE=1 to give every value its own bytes (debugging).
+ * mem.no_reuse (option plan.no_reuse) gives every value its own bytes
+ * (debugging).
  * errors: RLX_ERR_OUT_OF_MEMORY; RLX_ERR_UNSUPPORTED when a tensor is
  * larger than mem.buffer_limit (the message names it). */
 rlx_status rlx_plan_memory(rlx_program *p);

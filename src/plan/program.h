@@ -40,6 +40,8 @@ typedef struct rlx_mem_plan {
      * this many bytes, so the arena can be split into buffers of this size
      * (WebGPU maxBufferSize); a multiple of RLX_ARENA_ALIGN. */
     uint64_t buffer_limit;
+    /* In: every value gets its own bytes (option plan.no_reuse; debugging). */
+    bool no_reuse;
     rlx_mem_strategy strategy;                        /* the order that won */
     uint64_t strategy_bytes[RLX_MEM_N_STRATEGIES];    /* arena of each order tried (0: not tried) */
 } rlx_mem_plan;

@@ -12,7 +12,9 @@
 #include <string.h>
 #include <threads.h>
 
+#include "backend/cpu/cpu_sgemm.h"
 #include "base/mem.h"
+#include "base/options.h"
 #include "base/parallel.h"
 #include "base/platform.h"
 #include "base/tensor.h"
@@ -39,6 +41,7 @@ struct rlx_session {
     rlx_graph *g;
     rlx_backend *be;   /* the device */
     rlx_backend *host; /* the CPU backend that runs CPU steps of a device plan; NULL when be is the CPU */
+    rlx_config *cfg;   /* the options, resolved once at creation (base/options.h) */
     plan_entry plans[PLAN_CACHE];
     size_t n_plans;
     uint64_t tick;
@@ -71,17 +74,30 @@ static rlx_status own_konsts(rlx_graph *g) {
 }
 
 rlx_status rlx_session_create(const rlx_model *model, const rlx_session_options *opt, rlx_session **out) {
+    return rlx_session_create_with_options(model, opt, NULL, out);
+}
+
+rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_session_options *opt,
+                                           const rlx_options *options, rlx_session **out) {
     *out = NULL;
     if (!model) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model is NULL");
     if (!model->finished) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model is not finished (call rlx_model_finish)");
     rlx_session_options defaults = { 0 };
     if (!opt) opt = &defaults;
     const char *dev = opt->device ? opt->device : "cpu";
-    RLX_TRY(rlx_parallel_check_env()); /* every device runs CPU steps (folding, fallbacks) */
-    rlx_session *s = calloc(1, sizeof *s);
-    if (!s) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-    rlx_status st;
+    rlx_config *cfg;
+    RLX_TRY(rlx_config_resolve(options, opt, &cfg));
+    /* per-process keys: every device runs CPU steps (folding, fallbacks) */
+    rlx_status st = rlx_parallel_configure(cfg->cpu_threads, cfg->cpu_pool_spin_us);
+    if (!st) st = rlx_cpu_gemm_policy_set(strcmp(cfg->cpu_gemm, "blas") == 0 ? RLX_CPU_GEMM_BLAS : RLX_CPU_GEMM_POOL);
+    rlx_session *s = st ? NULL : calloc(1, sizeof *s);
+    if (!s) {
+        rlx_config_destroy(cfg);
+        return st ? st : rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    s->cfg = cfg;
     if (mtx_init(&s->lock, mtx_plain) != thrd_success) {
+        rlx_config_destroy(cfg);
         free(s);
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "cannot create the session's lock");
     }
@@ -89,7 +105,7 @@ rlx_status rlx_session_create(const rlx_model *model, const rlx_session_options 
     if (strcmp(dev, "cpu") == 0) {
         st = rlx_backend_cpu_create(&s->be);
     } else if (strcmp(dev, "gpu") == 0 || strncmp(dev, "gpu:", 4) == 0) {
-        st = rlx_backend_webgpu_create(dev, opt, &s->be);
+        st = rlx_backend_webgpu_open(dev, opt, s->cfg, &s->be);
         if (!st) st = rlx_backend_cpu_create(&s->host);
     } else {
         st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "unknown device '%s' (expected cpu, gpu or gpu:N)", dev);
@@ -119,6 +135,7 @@ void rlx_session_destroy(rlx_session *s) {
     if (s->be) s->be->destroy(s->be);
     if (s->host) s->host->destroy(s->host);
     rlx_graph_destroy(s->g);
+    rlx_config_destroy(s->cfg);
     if (s->lock_ok) mtx_destroy(&s->lock);
     free(s);
 }
@@ -327,7 +344,7 @@ static rlx_status specialise(const rlx_session *s, const rlx_tensor *const *orde
 static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered, plan_entry *e) {
     double t0 = rlx_now_seconds();
     rlx_graph *g;
-    rlx_pass_stats ps = { 0 };
+    rlx_pass_stats ps = { .cfg = s->cfg };
     RLX_TRY(specialise(s, ordered, &ps, &g));
     e->stats.nodes_folded = ps.folded;
     e->stats.nodes_removed = ps.removed;
@@ -342,6 +359,7 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
         return RLX_OK;
     }
     RLX_TRY(rlx_plan_create(g, s->be, s->host ? s->host : s->be, &e->p));
+    e->p->mem.no_reuse = s->cfg->no_reuse;
     RLX_TRY(rlx_plan_memory(e->p));
     RLX_TRY(rlx_plan_segments(e->p));
     e->stats.passes_s = rlx_now_seconds() - t0;
@@ -436,7 +454,7 @@ rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered
     s->last = e;
     s->compiles++;
     *compiled_now = true;
-    if (rlx_env_flag("RLX_DISPATCH_REPORT") && e->report) fputs(e->report, stderr);
+    if (s->cfg->dispatch_report && e->report) fputs(e->report, stderr);
     return RLX_OK;
 }
 

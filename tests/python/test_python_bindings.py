@@ -89,6 +89,29 @@ try:
 except rlx.Error as e:
     C.check(e.status == "RLX_ERR_INVALID_ARGUMENT", "bad device: %s" % e)
 
+# session options: two sessions of one process, one with the fusions off;
+# both right, their dispatch reports differ
+xo = rng.uniform(-1, 1, (2, 5)).astype(np.float32)
+ido = rng.integers(-1000, 1000, 3).astype(np.int64)
+fused = rlx.Session(model, device="cpu")
+unfused = rlx.Session(model, device="cpu", options={"passes.disable": "fuse_activation,fuse_elementwise",
+                                                     "debug.dump_ir": False, "gpu.spin_us": 10})
+yf, yu = fused.run({"x": xo, "ids": ido})[0], unfused.run({"x": xo, "ids": ido})[0]
+ref = np.maximum(xo.astype(np.float64) @ W + b, 0)
+# the same f32 sums, fused or not: 1e-5 absolute as above
+C.check(float(np.abs(yf - ref).max()) <= 1e-5 and float(np.abs(yu - ref).max()) <= 1e-5,
+        "options: outputs differ from numpy")
+C.check(fused.dispatch_report != unfused.dispatch_report,
+        "options: passes.disable changed nothing in the dispatch report:\n" + unfused.dispatch_report)
+for bad, needle in (({"gpu.f61": 1}, "unknown option 'gpu.f61'"),
+                    ({"gpu.conv_algo": "fft"}, "auto|direct|im2col|implicit"),
+                    ({"gpu.spin_us": -1}, "gpu.spin_us='-1'")):
+    try:
+        rlx.Session(model, device="cpu", options=bad)
+        C.check(False, "options %r did not raise" % bad)
+    except rlx.Error as e:
+        C.check(e.status == "RLX_ERR_INVALID_ARGUMENT" and needle in str(e), "options %r: %s (%s)" % (bad, e, e.status))
+
 adapters = rlx.adapters()
 print("adapters:", [a["name"] for a in adapters])
 if adapters:

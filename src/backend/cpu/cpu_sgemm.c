@@ -7,21 +7,37 @@
 #include <string.h>
 
 #include "base/parallel.h"
-#include "base/platform.h"
+#include "base/options.h"
 
 /* 0: not decided yet; 1 + policy once decided */
 static atomic_int g_policy;
 
+/* Decides the policy once (racing first callers agree on the value;
+ * setting OpenBLAS to one thread twice is harmless). */
+static rlx_cpu_gemm_policy decide(rlx_cpu_gemm_policy pol) {
+    int expect = 0;
+    if (atomic_compare_exchange_strong_explicit(&g_policy, &expect, (int)pol + 1, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+        if (pol == RLX_CPU_GEMM_POOL) openblas_set_num_threads(1);
+        return pol;
+    }
+    return (rlx_cpu_gemm_policy)(expect - 1);
+}
+
 rlx_cpu_gemm_policy rlx_cpu_gemm_policy_get(void) {
     int p = atomic_load_explicit(&g_policy, memory_order_acquire);
     if (p) return (rlx_cpu_gemm_policy)(p - 1);
-    const char *env = rlx_getenv("RLX_CPU_GEMM");
-    rlx_cpu_gemm_policy pol = env && strcmp(env, "blas") == 0 ? RLX_CPU_GEMM_BLAS : RLX_CPU_GEMM_POOL;
-    /* racing first callers agree on the value; setting OpenBLAS to one
-     * thread twice is harmless */
-    if (pol == RLX_CPU_GEMM_POOL) openblas_set_num_threads(1);
-    atomic_store_explicit(&g_policy, (int)pol + 1, memory_order_release);
-    return pol;
+    const char *env = rlx_config_env_enum("cpu.gemm", "pool");
+    return decide(strcmp(env, "blas") == 0 ? RLX_CPU_GEMM_BLAS : RLX_CPU_GEMM_POOL);
+}
+
+rlx_status rlx_cpu_gemm_policy_set(rlx_cpu_gemm_policy pol) {
+    rlx_cpu_gemm_policy now = decide(pol);
+    if (now == pol) return RLX_OK;
+    return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                    "cpu.gemm=%s: the CPU GEMM policy is per process and already '%s' (by an earlier session or "
+                    "RLX_CPU_GEMM)",
+                    pol == RLX_CPU_GEMM_BLAS ? "blas" : "pool", now == RLX_CPU_GEMM_BLAS ? "blas" : "pool");
 }
 
 void rlx_cpu_sgemm_serial(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,

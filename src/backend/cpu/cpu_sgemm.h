@@ -22,15 +22,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/status.h"
+
 typedef enum rlx_cpu_gemm_policy {
     RLX_CPU_GEMM_POOL = 0,
     RLX_CPU_GEMM_BLAS = 1
 } rlx_cpu_gemm_policy;
 
-/* The policy of this process (RLX_CPU_GEMM=pool|blas, read once; anything
- * else is "pool"). The first call under "pool" sets OpenBLAS to one
- * thread. */
+/* The policy of this process (option cpu.gemm, per process: the first
+ * session's value, or RLX_CPU_GEMM for work before any session). The first
+ * call under "pool" sets OpenBLAS to one thread. */
 rlx_cpu_gemm_policy rlx_cpu_gemm_policy_get(void);
+
+/* Sets the policy (sessions, when created). errors: RLX_ERR_INVALID_ARGUMENT
+ * when the process already uses the other one. */
+rlx_status rlx_cpu_gemm_policy_set(rlx_cpu_gemm_policy policy);
 
 /* Row-major C[m, n] = alpha * op(A)[m, k] op(B)[k, n] + beta * C, op the
  * transpose where ta / tb; A is [m, k] (lda >= k) or, transposed, [k, m]

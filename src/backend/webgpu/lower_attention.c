@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "backend/webgpu/wgsl_gen.h"
+#include "base/options.h"
 #include "base/platform.h"
 #include "ir/op.h"
 #include "ir/ops/internal_ops.h"
@@ -363,7 +364,7 @@ static uint32_t choose_td(uint32_t dv4) {
  * nothing fits (then false). */
 static bool choose_cfg(const wg_caps *caps, const att_geom *g, att_cfg *c, char *why, size_t cap) {
     uint32_t td = choose_td((uint32_t)cdiv(g->dv, 4));
-    const char *env = rlx_getenv("RLX_ATTENTION_TILE");
+    const char *env = caps->cfg->attention_tile;
     if (env && *env) {
         unsigned bq = 0, bk = 0;
         char tail;
@@ -456,7 +457,7 @@ static const char comp4[4] = { 'x', 'y', 'z', 'w' };
 static rlx_status lower_tiled(wg_lower *L, const att_geom *g, const att_cfg *c) {
     const rlx_attn_layout *l = &g->l;
     int r = g->r;
-    bool no_vec4 = rlx_getenv("RLX_ATTENTION_VEC4") && strcmp(rlx_getenv("RLX_ATTENTION_VEC4"), "0") == 0;
+    bool no_vec4 = !L->caps->cfg->attention_vec4;
     bool v4[4] = {
         vec4_ok(g, l->qd, l->qs, g->sq, (uint64_t)l->qs[r - 2], (uint64_t)l->qs[r - 1], g->d),
         vec4_ok(g, l->qd, l->ks, g->sk, g->kss, g->kds, g->d),
@@ -634,7 +635,7 @@ rlx_status wg_lower_attention(wg_lower *L) {
     bool empty;
     RLX_TRY(att_resolve(L, &g, &empty));
     if (empty) return RLX_OK;
-    const char *kern = rlx_getenv("RLX_ATTENTION_KERNEL");
+    const char *kern = L->caps->cfg->attention_kernel;
     bool only_v1 = kern && strcmp(kern, "v1") == 0, only_v2 = kern && strcmp(kern, "v2") == 0;
     if (kern && *kern && !only_v1 && !only_v2 && strcmp(kern, "auto") != 0)
         return wg_decline(L, "RLX_ATTENTION_KERNEL='%s': expected v1, v2 or auto", kern);
@@ -642,7 +643,7 @@ rlx_status wg_lower_attention(wg_lower *L) {
     if (!only_v1) {
         att_cfg c;
         if (choose_cfg(L->caps, &g, &c, why, sizeof why)) return lower_tiled(L, &g, &c);
-        const char *tile = rlx_getenv("RLX_ATTENTION_TILE");
+        const char *tile = L->caps->cfg->attention_tile;
         if (only_v2 || (tile && *tile)) return wg_decline(L, "%s", why);
     }
     bool fits;

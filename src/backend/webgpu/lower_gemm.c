@@ -7,6 +7,7 @@
 
 #include "backend/webgpu/lower_gemm.h"
 #include "backend/webgpu/wg_split.h"
+#include "base/options.h"
 #include "base/platform.h"
 
 typedef struct tile_cfg {
@@ -19,14 +20,6 @@ bool wg_act_ok(const rlx_act *a) {
 }
 
 static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
-static uint64_t env_u64(const char *name, uint64_t dflt) {
-    const char *v = rlx_getenv(name);
-    if (!v || !*v) return dflt;
-    char *end = NULL;
-    unsigned long long x = strtoull(v, &end, 10);
-    return (end && *end == 0) ? (uint64_t)x : dflt;
-}
 
 /* Whether the device can run a tile shape. */
 static bool tile_fits(const wg_caps *c, const tile_cfg *t) {
@@ -41,9 +34,9 @@ static bool tile_fits(const wg_caps *c, const tile_cfg *t) {
     return shared <= lim;
 }
 
-/* RLX_GEMM_TILE=TMxTN,WGXxWGY,BK; false when unset. */
-static bool forced_tile(tile_cfg *t, bool *bad) {
-    const char *v = rlx_getenv("RLX_GEMM_TILE");
+/* gpu.gemm_tile=TMxTN,WGXxWGY,BK; false when unset. */
+static bool forced_tile(const wg_caps *caps, tile_cfg *t, bool *bad) {
+    const char *v = caps->cfg->gemm_tile;
     *bad = false;
     if (!v || !*v) return false;
     unsigned a, b, c, d, e;
@@ -65,7 +58,7 @@ static bool forced_tile(tile_cfg *t, bool *bad) {
  * transformer decoding). Split-K (emit_one) fills small grids. */
 static tile_cfg choose_tiles(const wg_caps *c, uint64_t M, uint64_t N, uint64_t nbatch) {
     static const tile_cfg large = { 8, 8, 16, 16, 16 }, mid = { 4, 4, 16, 16, 16 }, small = { 4, 4, 8, 8, 16 };
-    uint64_t target = env_u64("RLX_GEMM_TARGET_WG", 256);
+    uint64_t target = (uint64_t)c->cfg->gemm_target_wg;
     /* a few rows (GEMV-like, classifier heads, batch-8 decoding): 32 x 64
      * tiles with split-K beat 4-row tiles 128 wide on the H200, 2.3x at
      * 1 x 4096 x 4096 (bench/tile_compare.py, BENCHMARKS.md) */
@@ -236,7 +229,7 @@ static rlx_status emit_coop(wg_lower *L, const wg_gemm *m) {
  * kernel. */
 static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, uint64_t nsplit, uint64_t klen) {
     const wg_caps *c = L->caps;
-    bool vec = env_u64("RLX_GEMM_VEC4", 1) != 0;
+    bool vec = L->caps->cfg->gemm_vec4;
     bool a16 = c->f16 && konst_f32(L, m->a), b16 = c->f16 && !m->conv && konst_f32(L, m->b);
     uint64_t nbatch = 1;
     for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
@@ -279,7 +272,7 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     }
     /* the generated kernel (default), or gemm.wgsl with overrides
      * (RLX_GEMM_KERNEL=loop) */
-    const char *kern = rlx_getenv("RLX_GEMM_KERNEL");
+    const char *kern = L->caps->cfg->gemm_kernel;
     wg_dispatch *d;
     if (kern && strcmp(kern, "loop") == 0) {
         d = wg_emit(L, "gemm");
@@ -307,9 +300,9 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
         uint64_t nt = (uint64_t)t->wgx * t->wgy;
         uint64_t na = bm * t->bk / (amode == 1 || amode == 2 ? 4 : 1),
                  nbi = bn * t->bk / (bmode == 1 || bmode == 2 ? 4 : 1);
-        if (env_u64("RLX_GEMM_PREFETCH", 0) && cdiv(na, nt) <= 8 && cdiv(nbi, nt) <= 8) wg_spec(L, d, "PREFETCH", 1);
+        if (L->caps->cfg->gemm_prefetch && cdiv(na, nt) <= 8 && cdiv(nbi, nt) <= 8) wg_spec(L, d, "PREFETCH", 1);
     } else {
-        kc.unroll_k = env_u64("RLX_GEMM_UNROLL_K", 1) != 0;
+        kc.unroll_k = L->caps->cfg->gemm_unroll_k;
         char *src = wg_gen_gemm_source(&kc);
         if (!src) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory generating the GEMM kernel", rlx_node_desc(L->n));
         d = wg_emit_source(L, "gemm", src);
@@ -373,7 +366,7 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
         return wg_decline(L, "GEMM too large for 32-bit indexing");
     if (m->y_pix && (m->conv || m->splitk_ok || m->has_res))
         return wg_decline(L, "pixel-grid output with conv, split-K or a residual");
-    const char *kern = rlx_getenv("RLX_GEMM_KERNEL");
+    const char *kern = L->caps->cfg->gemm_kernel;
     /* only the tiled kernels store to a pixel grid and add a residual */
     bool tiled_only = m->y_pix || m->has_res;
     if (!tiled_only && kern && strcmp(kern, "ref") == 0) return emit_ref(L, m);
@@ -387,11 +380,11 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
     tile_cfg t;
     bool bad;
-    if (forced_tile(&t, &bad)) {
+    if (forced_tile(L->caps, &t, &bad)) {
         if (bad || !tile_fits(L->caps, &t))
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: RLX_GEMM_TILE='%s': expected TMxTN,WGXxWGY,BK with TM, TN in {4, 8}, "
                             "BK a multiple of 4, within the device's workgroup limits", rlx_node_desc(L->n),
-                            rlx_getenv("RLX_GEMM_TILE"));
+                            L->caps->cfg->gemm_tile);
     } else {
         t = choose_tiles(L->caps, m->M, m->N, nbatch);
     }
@@ -399,9 +392,9 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     uint64_t bm = (uint64_t)t.wgy * t.tm, bn = (uint64_t)t.wgx * t.tn;
     uint64_t tiles = cdiv(m->M, bm) * cdiv(m->N, bn) * nbatch;
     uint64_t nsplit = 1, klen = m->K;
-    uint64_t forced = env_u64("RLX_GEMM_SPLITK", UINT64_MAX);
+    uint64_t forced = (L->caps->cfg->gemm_splitk < 0 ? UINT64_MAX : (uint64_t)L->caps->cfg->gemm_splitk);
     if (m->splitk_ok && nbatch == 1 && m->K > 2 * t.bk) {
-        uint64_t target = env_u64("RLX_GEMM_TARGET_WG", 256);
+        uint64_t target = (uint64_t)L->caps->cfg->gemm_target_wg;
         /* GEMV-like shapes are bound by reading B: more, smaller slices keep
          * more loads in flight (skinny tiles have 32..128 invocations) */
         if (m->M <= 16) target *= 4;

@@ -11,6 +11,7 @@
 #include "backend/webgpu/lower_gemm.h"
 #include "backend/webgpu/webgpu.h"
 #include "backend/webgpu/wgsl_gen.h"
+#include "base/options.h"
 #include "base/platform.h"
 #include "ir/op.h"
 #include "ir/ops/conv_geom.h"
@@ -119,7 +120,7 @@ static rlx_status emit_conv_direct(wg_lower *L, const geom3 *g, int x, int w, in
 static rlx_status emit_conv_dw(wg_lower *L, const geom3 *g, int x, int w, int b, int y, int r, const rlx_act *act) {
     uint32_t owb = g->out[2] >= 4 ? 4 : (uint32_t)g->out[2];
     uint64_t total = g->n * g->c_out * g->out[1] * ((g->out[2] + owb - 1) / owb);
-    const char *kern = rlx_getenv("RLX_DWCONV_KERNEL");
+    const char *kern = L->caps->cfg->dwconv_kernel;
     bool gen = !(kern && strcmp(kern, "loop") == 0) && g->k[1] * g->k[2] * owb <= WG_DWCONV_GEN_MAX;
     wg_dispatch *d;
     if (gen) {
@@ -281,7 +282,7 @@ static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int
  * implicit GEMM for other 1-D/2-D ones, im2col + GEMM for 3-D. The session
  * option gpu_conv_direct selects the direct kernel. */
 static conv_algo choose_conv(const wg_lower *L, const geom3 *g) {
-    const char *env = rlx_getenv("RLX_CONV_ALGO");
+    const char *env = L->caps->cfg->conv_algo;
     bool two_d = g->k[0] == 1 && g->in[0] == 1 && g->out[0] == 1;
     bool pointwise = true;
     for (int i = 0; i < 3; i++) pointwise &= g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0 && g->pe[i] == 0;
@@ -326,7 +327,7 @@ static rlx_status lower_conv(wg_lower *L) {
     /* the direct and depthwise kernels bind x, w and y whole: when one is
      * larger than a binding, im2col chunks (below) take over unless the
      * direct kernel is forced (the same bits either way) */
-    const char *env = rlx_getenv("RLX_CONV_ALGO");
+    const char *env = L->caps->cfg->conv_algo;
     bool forced_direct = L->caps->conv_direct || (env && strcmp(env, "direct") == 0);
     bool whole = wg_numel(wg_in(L, 0)) <= cap && wg_numel(wg_in(L, 1)) <= cap && wg_numel(wg_out(L, 0)) <= cap;
     if (algo == CONV_DIRECT && (whole || forced_direct)) return emit_conv_direct(L, &g, x, w, b, y, r, &act);
@@ -376,8 +377,8 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
      * exactly one tap, so each tap (kr, kc) is one GEMM
      *   y[co, ih*s_h + kr, iw*s_w + kc] = sum_ci w[ci, co, kr, kc] x[ci, ih, iw]
      * batched over images and taps, the pixels spread by Y_PIX */
-    const char *env = rlx_getenv("RLX_CONV_ALGO");
-    const char *kern = rlx_getenv("RLX_GEMM_KERNEL");
+    const char *env = L->caps->cfg->conv_algo;
+    const char *kern = L->caps->cfg->gemm_kernel;
     bool direct = L->caps->conv_direct || (env && strcmp(env, "direct") == 0) || (kern && strcmp(kern, "ref") == 0);
     bool tap_gemm = !direct && g.group == 1 && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1;
     for (int i = 1; i < 3 && tap_gemm; i++)
@@ -447,7 +448,7 @@ static rlx_status lower_pool(wg_lower *L) {
     uint64_t total = wg_numel(y);
     if (total == 0) return RLX_OK;
     if (total != g.n * g.c_in * sp3(g.out)) return wg_decline(L, "output shape differs from the geometry");
-    const char *kern = rlx_getenv("RLX_POOL_KERNEL");
+    const char *kern = L->caps->cfg->pool_kernel;
     bool two_d = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.pe[0] == 0 && g.p[0] == 0;
     if (two_d && g.k[1] * g.k[2] <= 64 && !(kern && strcmp(kern, "ref") == 0)) {
         /* pool2d.wgsl: taps unrolled, OWB outputs of a row per invocation */
@@ -505,7 +506,7 @@ static rlx_status lower_global_pool(wg_lower *L) {
     uint64_t sp = nc ? wg_numel(x) / nc : 0;
     if (nc == 0) return RLX_OK;
     if (sp == 0) return wg_decline(L, "empty spatial dims");
-    const char *kern = rlx_getenv("RLX_POOL_KERNEL");
+    const char *kern = L->caps->cfg->pool_kernel;
     if (sp >= 256 && !(kern && strcmp(kern, "ref") == 0)) {
         /* long rows: one workgroup per row, a tree of partial results */
         wg_dispatch *d = wg_emit(L, "global_pool_wg");

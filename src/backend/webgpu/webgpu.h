@@ -29,7 +29,7 @@
 /* What lowerings may rely on; read from the device at backend creation. */
 typedef struct wg_caps {
     uint64_t max_binding;          /* bytes one storage binding may span: maxStorageBufferBindingSize,
-                                      lowered by RLX_MAX_BINDING_BYTES when set */
+                                      lowered by option gpu.max_binding_bytes when set */
     uint64_t max_buffer;           /* bytes: maxBufferSize */
     uint32_t max_groups_per_dim;   /* maxComputeWorkgroupsPerDimension (65,535 by the spec minimum) */
     uint32_t storage_align;        /* minStorageBufferOffsetAlignment (bytes) */
@@ -38,10 +38,11 @@ typedef struct wg_caps {
     uint32_t max_wg_storage;       /* maxComputeWorkgroupStorageSize (bytes) */
     uint32_t max_wg_invocations;   /* maxComputeInvocationsPerWorkgroup */
     uint32_t max_wg_size_x, max_wg_size_y; /* maxComputeWorkgroupSizeX / Y */
+    const struct rlx_config *cfg;  /* the session's options (base/options.h), borrowed */
     bool conv_direct;              /* session option gpu_conv_direct */
-    bool f16;                      /* f16 mode (RLX_GPU_F16=1): GEMM/conv weights stored as f16 */
+    bool f16;                      /* f16 mode (option gpu.f16): GEMM/conv weights stored as f16 */
     bool coop;                     /* cooperative-matrix GEMM available and enabled (f16 mode) */
-    uint32_t coop_sg;              /* subgroup size the cooperative kernel assumes (RLX_COOP_SG, 32) */
+    uint32_t coop_sg;              /* subgroup size the cooperative kernel assumes (option gpu.coop_sg, 32) */
     uint32_t coop_form;            /* index into wg_coop_forms (lower_gemm.h) that the self-test chose */
 } wg_caps;
 

@@ -35,6 +35,7 @@
 #include "backend/webgpu/webgpu_device.h"
 #include "base/half.h"
 #include "base/mem.h"
+#include "base/options.h"
 #include "base/platform.h"
 #include "base/tensor.h"
 
@@ -122,7 +123,7 @@ static uint64_t up_to(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 /* ------------------------------------------------------------ supports */
 
-/* A node runs natively when its lowering succeeds. RLX_GPU_TRACE=1 prints
+/* A node runs natively when its lowering succeeds. Option gpu.trace prints
  * why a node falls back to the CPU. */
 static bool wg_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n) {
     wg_backend *b = (wg_backend *)be;
@@ -131,14 +132,14 @@ static bool wg_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n) 
     for (int i = 0; i < n->n_in + n->n_out; i++) {
         const rlx_value *v = i < n->n_in ? rlx_node_input(g, n, i) : rlx_node_output(g, n, i - n->n_in);
         if (v && v->dtype == RLX_DTYPE_STRING) {
-            if (rlx_env_flag("RLX_GPU_TRACE"))
+            if (b->caps.cfg->gpu_trace)
                 fprintf(stderr, "webgpu: %s runs on the CPU: string values stay on the host\n", rlx_node_desc(n));
             return false;
         }
     }
     wg_lower L;
     rlx_status st = wg_lower_node(g, n, &b->caps, &L);
-    if (st && rlx_env_flag("RLX_GPU_TRACE"))
+    if (st && b->caps.cfg->gpu_trace)
         fprintf(stderr, "webgpu: %s runs on the CPU: %s\n", rlx_node_desc(n), st == RLX_ERR_UNSUPPORTED ? L.why : rlx_last_error());
     wg_lower_free(&L);
     return st == RLX_OK;
@@ -425,8 +426,7 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     if (!e) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     e->b = b;
     e->p = p;
-    const char *prerecord = rlx_getenv("RLX_GPU_PRERECORD");
-    e->prerecord = !(prerecord && strcmp(prerecord, "0") == 0);
+    e->prerecord = b->caps.cfg->gpu_prerecord;
     rlx_status st = RLX_OK;
     wg_lower *low = calloc(p->n_steps + 1, sizeof *low);
     size_t *d0 = calloc(p->n_steps + 1, sizeof *d0), *d1 = calloc(p->n_steps + 1, sizeof *d1);
@@ -456,7 +456,7 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
         if (st) goto done;
         e->n_disp += low[s].n_d;
         d1[s] = e->n_disp;
-        if (rlx_env_flag("RLX_GPU_TRACE")) {
+        if (b->caps.cfg->gpu_trace) {
             fprintf(stderr, "webgpu: step %zu %s:", s, rlx_node_desc(n));
             for (size_t k = 0; k < low[s].n_d; k++)
                 fprintf(stderr, " %s[%u,%u]", low[s].d[k].kernel, low[s].d[k].groups[0], low[s].d[k].groups[1]);
@@ -489,7 +489,7 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
         st = make_buffer(b, e->arena_len[k], WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
                          "arena", &e->arena[k]);
     }
-    if (!st && e->n_arena > 1 && rlx_env_flag("RLX_GPU_TRACE"))
+    if (!st && e->n_arena > 1 && b->caps.cfg->gpu_trace)
         fprintf(stderr, "webgpu: the %llu-byte arena is split into %zu buffers of up to %llu bytes\n",
                 (unsigned long long)e->arena_size, e->n_arena, (unsigned long long)e->arena_chunk);
     if (!st && scratch) {
@@ -500,7 +500,7 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
         st = make_buffer(b, WG_STATUS_WORDS * 4, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
                          "status", &e->status);
     if (!st) st = upload_konsts(e, low, p->n_steps);
-    if (!st && rlx_env_flag("RLX_GPU_POISON")) {
+    if (!st && b->caps.cfg->gpu_poison) {
         for (size_t k = 0; k < e->n_arena && !st; k++) st = poison(e, e->arena[k], e->arena_len[k]);
         if (!st && e->scratch) st = poison(e, e->scratch, e->scratch_size);
     }
@@ -665,9 +665,9 @@ static rlx_status set_timing_locked(rlx_backend_exe *e, int level) {
     if (!b->has_timestamp)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "adapter %s has no timestamp queries (WebGPU feature timestamp-query)",
                         b->info.name);
-    /* RLX_GPU_TIMING_PASSES=1: a pass per dispatch even where timestamps
-     * inside passes exist (tests that path) */
-    e->ts_inside = b->has_ts_inside && !rlx_env_flag("RLX_GPU_TIMING_PASSES");
+    /* gpu.timing_passes: a pass per dispatch even where timestamps inside
+     * passes exist (tests that path) */
+    e->ts_inside = b->has_ts_inside && !b->caps.cfg->gpu_timing_passes;
     uint32_t need = 0;
     for (size_t k = 0; k < e->n_seg; k++)
         if (e->seg[k].gpu) {
@@ -856,7 +856,7 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, void *con
      * were validated with the query set) and skip the scopes; an error
      * then still arrives through the uncaptured-error callback, checked at
      * the end (the device lock is held, so it is this segment's). */
-    bool scoped = !e->validated || nq || rlx_env_flag("RLX_GPU_VALIDATE");
+    bool scoped = !e->validated || nq || b->caps.cfg->gpu_validate;
     if (scoped) wg_scope_push(b);
     else b->sh->uncaptured[0] = 0;
     WGPUCommandBuffer cb;
@@ -988,13 +988,26 @@ static void wg_destroy(rlx_backend *be) {
     wg_backend *b = (wg_backend *)be;
     if (!b) return;
     wg_device_close(b);
+    rlx_config_destroy(b->own_cfg);
     free(b);
 }
 
 rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, rlx_backend **out) {
     *out = NULL;
+    rlx_config *cfg;
+    RLX_TRY(rlx_config_resolve(NULL, opt, &cfg));
+    rlx_status st = rlx_backend_webgpu_open(device, opt, cfg, out);
+    if (st) rlx_config_destroy(cfg);
+    else ((wg_backend *)*out)->own_cfg = cfg;
+    return st;
+}
+
+rlx_status rlx_backend_webgpu_open(const char *device, const rlx_session_options *opt, const rlx_config *cfg,
+                                   rlx_backend **out) {
+    *out = NULL;
     wg_backend *b = calloc(1, sizeof *b);
     if (!b) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    b->caps.cfg = cfg;
     rlx_status st = wg_device_open(b, device ? device : "gpu");
     if (st) {
         wg_device_close(b);
@@ -1003,12 +1016,11 @@ rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_optio
     }
     b->caps.conv_direct = opt && opt->gpu_conv_direct;
     /* f16 weights are packed two per 32-bit word and read with the core
-     * builtin unpack2x16float: no shader-f16 needed. RLX_GPU_F16=0 forces
-     * f32 even when the option asks for f16. */
-    const char *f16 = rlx_getenv("RLX_GPU_F16");
-    b->caps.f16 = f16 && *f16 ? rlx_env_flag("RLX_GPU_F16") : (opt && opt->gpu_f16);
-    const char *sg = rlx_getenv("RLX_COOP_SG");
-    b->caps.coop_sg = sg && (strcmp(sg, "16") == 0 || strcmp(sg, "64") == 0) ? (uint32_t)atoi(sg) : 32;
+     * builtin unpack2x16float: no shader-f16 needed. gpu.f16=0 (or
+     * RLX_GPU_F16=0) forces f32 even when rlx_session_options asks for f16
+     * (resolved in base/options.c). */
+    b->caps.f16 = cfg->gpu_f16;
+    b->caps.coop_sg = (uint32_t)atoi(cfg->gpu_coop_sg);
     wg_coop_probe(b);
     rlx_backend *be = &b->base;
     be->name = "webgpu";

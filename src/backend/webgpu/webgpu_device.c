@@ -11,6 +11,7 @@
 #include "backend/webgpu/wgsl_gen.h"
 #include "backend/webgpu/wgsl_sources.h"
 #include "base/mem.h"
+#include "base/options.h"
 #include "base/platform.h"
 
 /* ------------------------------------------------------------ names */
@@ -220,29 +221,14 @@ static void on_uncaptured(WGPUDevice const *device, WGPUErrorType type, WGPUStri
     if (sh) sv_copy(sh->uncaptured, sizeof sh->uncaptured, message);
 }
 
-/* How long pump polls without blocking before it lets wgpuDevicePoll wait
- * (microseconds; RLX_GPU_SPIN_US, default 250). A blocking wait on a fence
- * returns tens of microseconds after the GPU finished on some drivers,
- * which dominates a short forward pass; polling costs a core meanwhile. */
-static double spin_seconds(void) {
-    static _Atomic int cached = -1;
-    int us = cached;
-    if (us < 0) {
-        const char *e = rlx_getenv("RLX_GPU_SPIN_US");
-        char *end = NULL;
-        long v = e && *e ? strtol(e, &end, 10) : 250;
-        us = (e && *e && (*end || v < 0)) || v > 1000000 ? 250 : (int)v; /* refused by check_knobs */
-        cached = us;
-    }
-    return us * 1e-6;
-}
-
 /* Drives the instance until *flag is set, the device is lost (when lost is
  * given), or a bounded number of rounds passed: a lost or stuck device must
- * not hang the caller forever. Polls without blocking for spin_seconds()
- * first. */
-static int pump(WGPUInstance inst, WGPUDevice dev, volatile int *flag, const volatile bool *lost) {
-    double t_spin = dev ? rlx_now_seconds() + spin_seconds() : 0.0;
+ * not hang the caller forever. Polls without blocking for spin_s seconds
+ * first (option gpu.spin_us, default 250 us): a blocking wait on a fence
+ * returns tens of microseconds after the GPU finished on some drivers,
+ * which dominates a short forward pass; polling costs a core meanwhile. */
+static int pump(WGPUInstance inst, WGPUDevice dev, double spin_s, volatile int *flag, const volatile bool *lost) {
+    double t_spin = dev ? rlx_now_seconds() + spin_s : 0.0;
     bool spinning = dev != NULL;
     for (long i = 0; i < 20000000L && !*flag; i++) {
         wgpuInstanceProcessEvents(inst);
@@ -272,7 +258,7 @@ static rlx_status request_adapter(WGPUInstance inst, WGPUAdapter *out) {
     cb.callback = on_adapter;
     cb.userdata1 = &r;
     wgpuInstanceRequestAdapter(inst, &o, cb);
-    pump(inst, NULL, &r.done, NULL);
+    pump(inst, NULL, 0.0, &r.done, NULL);
     *out = r.adapter;
     return RLX_OK;
 }
@@ -361,7 +347,7 @@ static WGPUDevice request_device(wg_shared *b, const WGPULimits *limits, const W
     cb.callback = on_device;
     cb.userdata1 = &r;
     wgpuAdapterRequestDevice(b->adapter, &dd, cb);
-    pump(b->inst, NULL, &r.done, NULL);
+    pump(b->inst, NULL, 0.0, &r.done, NULL);
     if (!r.device) snprintf(msg, cap, "%s", r.msg[0] ? r.msg : "no answer");
     return r.device;
 }
@@ -491,61 +477,22 @@ size_t wg_device_pipelines_created(const char *device) {
     return n;
 }
 
-/* Reads a byte limit from the environment: min(*v, its value). */
-static rlx_status env_limit(const char *name, uint64_t lo, uint64_t *v) {
-    const char *env = rlx_getenv(name);
-    if (!env || !*env) return RLX_OK;
-    char *end = NULL;
-    errno = 0;
-    /* strtoull takes "-1" as 2^64 - 1: only digits (decimal or 0x hex) */
-    unsigned long long x = (*env >= '0' && *env <= '9') ? strtoull(env, &end, 0) : 0;
-    if (!end || *end || errno == ERANGE || x < lo)
-        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "%s='%s': expected a byte count >= %llu", name, env,
-                        (unsigned long long)lo);
-    if (x < *v) *v = x;
-    return RLX_OK;
-}
-
-/* Kernel and wait knobs read where they are used (which cannot fail):
- * values they would ignore are refused here, when a session opens. */
-static rlx_status check_knobs(void) {
-    const char *e = rlx_getenv("RLX_GPU_SPIN_US");
-    if (e && *e) {
-        char *end = NULL;
-        errno = 0;
-        long v = (*e >= '0' && *e <= '9') ? strtol(e, &end, 10) : -1;
-        if (v < 0 || !end || *end || errno == ERANGE || v > 1000000)
-            return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
-                            "RLX_GPU_SPIN_US='%s': expected microseconds from 0 to 1000000 (0 blocks at once)", e);
-    }
-    e = rlx_getenv("RLX_ATTENTION_TILE");
-    if (e && *e) {
-        unsigned bq = 0, bk = 0;
-        char tail;
-        if (sscanf(e, "%ux%u%c", &bq, &bk, &tail) != 2 || (bq != 4 && bq != 8 && bq != 16 && bq != 32) || bk == 0)
-            return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
-                            "RLX_ATTENTION_TILE='%s': expected BQxBK with BQ 4, 8, 16 or 32 and BK > 0 (a multiple "
-                            "of the kernel's rows per key, up to 8 of them)",
-                            e);
-    }
-    e = rlx_getenv("RLX_ATTENTION_KERNEL");
-    if (e && *e && strcmp(e, "v1") != 0 && strcmp(e, "v2") != 0 && strcmp(e, "auto") != 0)
-        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "RLX_ATTENTION_KERNEL='%s': expected v1, v2 or auto", e);
-    return RLX_OK;
+/* min(*v, limit) for a limit option (-1: none). */
+static void cap_limit(int64_t limit, uint64_t *v) {
+    if (limit >= 0 && (uint64_t)limit < *v) *v = (uint64_t)limit;
 }
 
 rlx_status wg_device_open(wg_backend *b, const char *device) {
     if (strlen(device) >= sizeof ((wg_shared *)0)->key)
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "device '%s': expected gpu or gpu:N with N a number", device);
-    /* the caps first: a bad environment variable opens nothing */
+    /* limits lowered by options (tests of the split and fallback paths) */
     wg_caps *c = &b->caps;
     c->max_binding = UINT64_MAX;
     c->max_buffer = UINT64_MAX;
-    RLX_TRY(env_limit("RLX_MAX_BINDING_BYTES", 256, &c->max_binding));
-    RLX_TRY(env_limit("RLX_MAX_BUFFER_BYTES", 4096, &c->max_buffer));
-    uint64_t wg_storage = UINT64_MAX; /* lowered by RLX_MAX_WG_STORAGE_BYTES (tests of the fallbacks) */
-    RLX_TRY(env_limit("RLX_MAX_WG_STORAGE_BYTES", 1024, &wg_storage));
-    RLX_TRY(check_knobs());
+    cap_limit(c->cfg->gpu_max_binding_bytes, &c->max_binding);
+    cap_limit(c->cfg->gpu_max_buffer_bytes, &c->max_buffer);
+    uint64_t wg_storage = UINT64_MAX;
+    cap_limit(c->cfg->gpu_max_wg_storage_bytes, &wg_storage);
     call_once(&g_reg_once, reg_init);
     mtx_lock(&g_reg_lock);
     wg_shared *sh = NULL;
@@ -637,9 +584,8 @@ void wg_device_close(wg_backend *b) {
     mtx_lock(&g_reg_lock);
     bool last = --sh->refs == 0;
     /* an idle device stays registered for the next session (opening one
-     * costs far more than a session), unless lost or RLX_GPU_KEEP_DEVICE=0 */
-    const char *keep = rlx_getenv("RLX_GPU_KEEP_DEVICE");
-    bool linger = sh->in_registry && !sh->lost && !(keep && strcmp(keep, "0") == 0);
+     * costs far more than a session), unless lost or gpu.keep_device=0 */
+    bool linger = sh->in_registry && !sh->lost && b->caps.cfg->gpu_keep_device;
     if (last && !linger && sh->in_registry) reg_unlink(sh);
     mtx_unlock(&g_reg_lock);
     if (!last || linger) return;
@@ -698,7 +644,7 @@ rlx_status wg_scope_pop(wg_backend *b, const char *what) {
         cb.userdata1 = &r[i];
         wgpuDevicePopErrorScope(b->dev, cb);
     }
-    for (int i = 0; i < 2; i++) pump(b->inst, b->dev, &r[i].done, &b->sh->lost);
+    for (int i = 0; i < 2; i++) pump(b->inst, b->dev, (double)b->caps.cfg->gpu_spin_us * 1e-6, &r[i].done, &b->sh->lost);
     if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->sh->lost_msg);
     /* r[0] out of memory, r[1] validation: report validation first */
     static const int order[2] = { 1, 0 };
@@ -717,7 +663,7 @@ rlx_status wg_scope_pop(wg_backend *b, const char *what) {
 }
 
 rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what) {
-    pump(b->inst, b->dev, flag, &b->sh->lost);
+    pump(b->inst, b->dev, (double)b->caps.cfg->gpu_spin_us * 1e-6, flag, &b->sh->lost);
     if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->sh->lost_msg);
     if (!*flag) return rlx_fail(RLX_ERR_DEVICE, "%s: the GPU made no progress", what);
     return RLX_OK;
@@ -881,7 +827,7 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
         if (module) wgpuShaderModuleRelease(module);
         if (!d->source) b->modules[k] = NULL;
         free(own);
-        if (rlx_env_flag("RLX_GPU_TRACE") && d->source) fprintf(stderr, "webgpu: generated kernel '%s':\n%s\n", d->kernel, d->source);
+        if (be->caps.cfg->gpu_trace && d->source) fprintf(stderr, "webgpu: generated kernel '%s':\n%s\n", d->kernel, d->source);
         return st ? st : rlx_fail(RLX_ERR_DEVICE, "%s: no pipeline returned", ctx);
     }
     wg_pipeline *p = &b->pipes[b->n_pipes++];

@@ -88,19 +88,21 @@ typedef struct wg_backend {
     rlx_adapter_info info;
     bool has_f16, has_subgroups, has_timestamp, has_ts_inside, has_coop_matrix;
     char coop_note[200]; /* whether this backend uses the cooperative-matrix GEMM, and why (reports) */
+    struct rlx_config *own_cfg; /* options resolved by rlx_backend_webgpu_create (else the session's) */
 } wg_backend;
 
-/* Takes a reference to the shared device for `device` ("gpu" or "gpu:N"),
+/* Takes a reference to the shared device for `device` ("gpu" or "gpu:N")
+ * with b->caps.cfg set,
  * opening the adapter and a device on it with the adapter's limits when
  * the process has none yet (or only a lost one); fills b (zeroed by the
  * caller) except `base`, its caps included.
- * errors: RLX_ERR_INVALID_ARGUMENT (bad "gpu:N", bad RLX_MAX_*_BYTES),
+ * errors: RLX_ERR_INVALID_ARGUMENT (bad "gpu:N"),
  * RLX_ERR_NO_ADAPTER (the message says what was tried and how to get a
  * driver), RLX_ERR_DEVICE. */
 rlx_status wg_device_open(wg_backend *b, const char *device);
 /* Drops b's reference. A device without references stays open and
- * registered (see wg_shared), except a lost one or with
- * RLX_GPU_KEEP_DEVICE=0: then the last reference releases pipelines,
+ * registered (see wg_shared), except a lost one or with the option
+ * gpu.keep_device off: then the last reference releases pipelines,
  * modules, device, adapter and instance. */
 void wg_device_close(wg_backend *b);
 

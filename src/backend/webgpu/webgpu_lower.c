@@ -7,6 +7,7 @@
 #include "backend/webgpu/webgpu.h"
 #include "backend/webgpu/wgsl_gen.h"
 #include "base/mem.h"
+#include "base/options.h"
 #include "ir/ops/act.h"
 #include "ir/op.h"
 #include "ir/ops/internal_ops.h"
@@ -45,11 +46,11 @@ wg_lower_fn wg_find_lowering(const char *domain, const char *op) {
     return d ? find_lowering(d->id, &unused) : NULL;
 }
 
-/* RLX_GPU_DISABLE=Op1,Op2,...: these op types run on the CPU (debugging,
- * and tests of the fallback path that must not depend on which ops have
+/* gpu.disable=Op1,Op2,...: these op types run on the CPU (debugging, and
+ * tests of the fallback path that must not depend on which ops have
  * lowerings). */
-static bool op_disabled(const char *op) {
-    const char *list = getenv("RLX_GPU_DISABLE");
+static bool op_disabled(const wg_caps *caps, const char *op) {
+    const char *list = caps->cfg->gpu_disable;
     if (!list || !*list) return false;
     size_t len = strlen(op);
     for (const char *p = list; *p;) {
@@ -133,7 +134,8 @@ rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *c
     bool decline_oversized = false;
     wg_lower_fn fn = find_lowering(n->op, &decline_oversized);
     if (!fn) return wg_decline(L, "no WGSL lowering for op %s", n->op_type);
-    if (op_disabled(n->op_type)) return wg_decline(L, "op %s is listed in RLX_GPU_DISABLE", n->op_type);
+    if (op_disabled(caps, n->op_type))
+        return wg_decline(L, "op %s is listed in gpu.disable (RLX_GPU_DISABLE)", n->op_type);
     for (int i = 0; i < n->n_out; i++) {
         const rlx_value *v = wg_out(L, i);
         if (v && !rlx_value_is_static(v)) return wg_decline(L, "output %d has a dynamic shape", i);

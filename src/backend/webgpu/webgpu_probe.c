@@ -17,6 +17,7 @@
 #include "backend/webgpu/lower_gemm.h"
 #include "backend/webgpu/webgpu_device.h"
 #include "base/half.h"
+#include "base/options.h"
 #include "base/platform.h"
 
 enum { PM = 70, PN = 50, PK = 40 };
@@ -166,7 +167,7 @@ done:
 
 void wg_coop_probe(wg_backend *b) {
     b->caps.coop = false;
-    const char *env = rlx_getenv("RLX_GPU_COOP");
+    const char *env = b->caps.cfg->gpu_coop;
     if (!b->caps.f16) {
         snprintf(b->coop_note, sizeof b->coop_note, "off (f16 mode is off)");
         return;
@@ -175,7 +176,7 @@ void wg_coop_probe(wg_backend *b) {
         snprintf(b->coop_note, sizeof b->coop_note, "off (RLX_GPU_COOP=0)");
         return;
     }
-    /* RLX_GPU_COOP=force runs the self-test even without the feature (it
+    /* gpu.coop=force runs the self-test even without the feature (it
      * then fails cleanly: tests of the fallback) */
     bool force = env && strcmp(env, "force") == 0;
     if (!b->has_coop_matrix && !force) {
@@ -203,7 +204,7 @@ void wg_coop_probe(wg_backend *b) {
             sh->coop_form = f;
             if (!st) break;
             const wg_coop_form *cf = &wg_coop_forms[f];
-            if (rlx_env_flag("RLX_GPU_TRACE")) /* the whole message (the note keeps 130 characters) */
+            if (b->caps.cfg->gpu_trace) /* the whole message (the note keeps 130 characters) */
                 fprintf(stderr, "rlx: cooperative-matrix self-test, %s %ux%u %s fragments: %s\n",
                         cf->ab_f16 ? "f16" : "f32", cf->n, cf->n, cf->col_major ? "column-major" : "row-major",
                         rlx_last_error());

@@ -3,10 +3,15 @@
 #include "base/status.h"
 #include <stdlib.h>
 
-rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, rlx_backend **out) {
-    (void)opt;
+rlx_status rlx_backend_webgpu_open(const char *device, const rlx_session_options *opt, const struct rlx_config *cfg,
+                                   rlx_backend **out) {
+    (void)opt, (void)cfg;
     *out = NULL;
     return rlx_fail(RLX_ERR_NO_ADAPTER, "device '%s': the WebGPU backend is not built yet", device);
+}
+
+rlx_status rlx_backend_webgpu_create(const char *device, const rlx_session_options *opt, rlx_backend **out) {
+    return rlx_backend_webgpu_open(device, opt, NULL, out);
 }
 
 rlx_status rlx_adapters_list(rlx_adapter_info **out, size_t *n) {

@@ -1,0 +1,396 @@
+/* Session options: the table of keys, rlx_options (explicit values), and
+ * their resolution into rlx_config (see options.h). The only place that
+ * reads RLX_* environment variables for the library. */
+#include "base/options.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/platform.h"
+
+typedef enum opt_type { OPT_BOOL, OPT_INT, OPT_ENUM, OPT_STRING } opt_type;
+
+enum { OPT_PROCESS = 1, OPT_AUTO = 2 /* int: "auto" allowed, resolves to -1 */ };
+
+/* Checks a string value; NULL when it is fine, else what is expected. */
+typedef const char *(*opt_check_fn)(const char *v, char *buf, size_t cap);
+
+typedef struct opt_def {
+    const char *key, *env;
+    opt_type type;
+    const char *def;           /* default, as text */
+    int64_t min, max;          /* OPT_INT */
+    const char *values;        /* OPT_STRING: what it takes (for listings) */
+    const char *const *words;  /* OPT_ENUM: the accepted words, NULL-terminated */
+    opt_check_fn check;        /* OPT_STRING: optional */
+    size_t off;                /* field of rlx_config */
+    unsigned flags;
+    const char *doc;
+} opt_def;
+
+/* The passes passes.disable can name (fold and dce always run). */
+static const char *const k_optional_passes[] = { "cse", "fold_conv_affine", "fuse_activation", "fuse_conv_residual",
+                                                 "fuse_attention", "fuse_add_layernorm", "fuse_elementwise" };
+
+static const char *check_passes(const char *v, char *buf, size_t cap) {
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, ",");
+        bool known = n == 0;
+        for (size_t i = 0; i < RLX_ARRAY_LEN(k_optional_passes) && !known; i++)
+            known = strlen(k_optional_passes[i]) == n && strncmp(k_optional_passes[i], p, n) == 0;
+        if (!known) {
+            snprintf(buf, cap,
+                     "'%.*s' is not a pass that can be turned off (cse, fold_conv_affine, fuse_activation, "
+                     "fuse_conv_residual, fuse_attention, fuse_add_layernorm, fuse_elementwise)",
+                     (int)(n > 64 ? 64 : n), p);
+            return buf;
+        }
+        p += n;
+        if (*p == ',') p++;
+    }
+    return NULL;
+}
+
+static const char *check_attention_tile(const char *v, char *buf, size_t cap) {
+    (void)buf, (void)cap;
+    unsigned bq = 0, bk = 0;
+    char tail;
+    if (sscanf(v, "%ux%u%c", &bq, &bk, &tail) != 2 || (bq != 4 && bq != 8 && bq != 16 && bq != 32) || bk == 0)
+        return "expected BQxBK with BQ 4, 8, 16 or 32 and BK > 0 (a multiple of the kernel's rows per key, up to 8 "
+               "of them)";
+    return NULL;
+}
+
+#define F(field) offsetof(rlx_config, field)
+#define BOOL(k, e, d, f, doc) { k, e, OPT_BOOL, d, 0, 0, NULL, NULL, NULL, F(f), 0, doc }
+#define INT(k, e, d, lo, hi, f, fl, doc) { k, e, OPT_INT, d, lo, hi, NULL, NULL, NULL, F(f), fl, doc }
+#define ENUM(k, e, words, f, fl, doc) \
+    { k, e, OPT_ENUM, NULL, 0, 0, NULL, (words), NULL, F(f), fl, doc } /* default: the first word */
+#define STR(k, e, vals, chk, f, doc) { k, e, OPT_STRING, "", 0, 0, vals, NULL, chk, F(f), 0, doc }
+#define W(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* Every key. Keep README.md's table of options in step (`rlx options
+ * --markdown` prints it). */
+static const opt_def k_opts[] = {
+    BOOL("debug.dump_ir", "RLX_DUMP_IR", "0", dump_ir,
+         "print the graph to stderr as a plan is compiled: after binding the input shapes and after each pass"),
+    BOOL("debug.fusion_report", "RLX_FUSION_REPORT", "0", fusion_report,
+         "print one line per fusion (pass, nodes fused, the new node)"),
+    BOOL("debug.dispatch_report", "RLX_DISPATCH_REPORT", "0", dispatch_report,
+         "print the dispatch report to stderr after each plan compile (per op type: native, CPU fallback, removed)"),
+    STR("passes.disable", "RLX_DISABLE_PASSES", "comma-separated pass names", check_passes, disable_passes,
+        "turn optimisation passes off: cse, fold_conv_affine, fuse_activation, fuse_conv_residual, fuse_attention, "
+        "fuse_add_layernorm, fuse_elementwise (folding and dead-code removal always run)"),
+    BOOL("plan.no_reuse", "RLX_NO_REUSE", "0", no_reuse,
+         "give every tensor its own arena bytes (debugging the memory plan)"),
+    INT("cpu.threads", "RLX_NUM_THREADS", "0", 0, 1 << 20, cpu_threads, OPT_PROCESS,
+        "threads of the CPU worker pool (0: one per online core; at most 256 are started)"),
+    INT("cpu.pool_spin_us", "RLX_POOL_SPIN_US", "auto", 0, 100000, cpu_pool_spin_us, OPT_PROCESS | OPT_AUTO,
+        "microseconds idle pool threads spin before they sleep (auto: 50 while at most one thread per core, else 0)"),
+    ENUM("cpu.gemm", "RLX_CPU_GEMM", W("pool", "blas"), cpu_gemm, OPT_PROCESS,
+         "CPU GEMMs split over rlx's pool with OpenBLAS on one thread (pool), or OpenBLAS's own threads (blas)"),
+    BOOL("gpu.f16", "RLX_GPU_F16", "0", gpu_f16,
+         "GPU f16 mode: GEMM and convolution weights stored as binary16, sums in f32 "
+         "(wins over rlx_session_options.gpu_f16)"),
+    STR("gpu.disable", "RLX_GPU_DISABLE", "comma-separated op types", NULL, gpu_disable,
+        "run these op types on the CPU even where a WGSL lowering exists"),
+    BOOL("gpu.trace", "RLX_GPU_TRACE", "0", gpu_trace,
+         "print each GPU step's dispatches and grids, each CPU fallback with its reason, failing generated kernels"),
+    BOOL("gpu.keep_device", "RLX_GPU_KEEP_DEVICE", "1", gpu_keep_device,
+         "keep the GPU device open after its last session, for the next (0: close it with the session)"),
+    INT("gpu.max_binding_bytes", "RLX_MAX_BINDING_BYTES", "auto", 256, INT64_MAX, gpu_max_binding_bytes, OPT_AUTO,
+        "lower the GPU's storage-binding limit (tests of the paths that split large operands)"),
+    INT("gpu.max_buffer_bytes", "RLX_MAX_BUFFER_BYTES", "auto", 4096, INT64_MAX, gpu_max_buffer_bytes, OPT_AUTO,
+        "lower the GPU's buffer-size limit (tests of the split arena)"),
+    INT("gpu.max_wg_storage_bytes", "RLX_MAX_WG_STORAGE_BYTES", "auto", 1024, INT64_MAX, gpu_max_wg_storage_bytes,
+        OPT_AUTO, "lower the GPU's workgroup-memory limit (tests of the kernels' fallbacks)"),
+    BOOL("gpu.validate", "RLX_GPU_VALIDATE", "0", gpu_validate,
+         "WebGPU error scopes around every run, not only a plan's first"),
+    BOOL("gpu.poison", "RLX_GPU_POISON", "0", gpu_poison,
+         "fill the GPU arena and scratch with NaN at compile time (tests: an element no kernel writes shows)"),
+    ENUM("gpu.coop", "RLX_GPU_COOP", W("auto", "0", "1", "force"), gpu_coop, 0,
+         "the cooperative-matrix GEMM of f16 mode: where available (auto or 1), off (0), self-tested even without the "
+         "adapter feature (force)"),
+    ENUM("gpu.coop_sg", "RLX_COOP_SG", W("32", "16", "64"), gpu_coop_sg, 0,
+         "subgroup size the cooperative-matrix GEMM assumes"),
+    INT("gpu.spin_us", "RLX_GPU_SPIN_US", "250", 0, 1000000, gpu_spin_us, 0,
+        "microseconds a wait for the GPU polls before it blocks on the fence (0 blocks at once)"),
+    BOOL("gpu.prerecord", "RLX_GPU_PRERECORD", "1", gpu_prerecord,
+         "record a steady run's commands while the GPU runs the previous one (0: during the run itself)"),
+    BOOL("gpu.timing_passes", "RLX_GPU_TIMING_PASSES", "0", gpu_timing_passes,
+         "per-dispatch GPU timing with one compute pass per dispatch even where timestamps inside passes exist"),
+    ENUM("gpu.attention_kernel", "RLX_ATTENTION_KERNEL", W("auto", "v1", "v2"), attention_kernel, 0,
+         "the fused attention's GPU kernel"),
+    STR("gpu.attention_tile", "RLX_ATTENTION_TILE", "BQxBK (BQ 4, 8, 16 or 32)", check_attention_tile,
+        attention_tile, "tile of the tiled attention kernel (one that does not fit the head sends the node to the CPU)"),
+    BOOL("gpu.attention_vec4", "RLX_ATTENTION_VEC4", "1", attention_vec4,
+         "vector loads in the tiled attention kernel where the layout allows them"),
+    ENUM("gpu.gemm_kernel", "RLX_GEMM_KERNEL", W("auto", "tiled", "loop", "ref", "coop"), gemm_kernel, 0,
+         "GEMM kernel family (src/backend/webgpu/lower_gemm.h)"),
+    STR("gpu.gemm_tile", "RLX_GEMM_TILE", "TMxTN,WGXxWGY,BK", NULL, gemm_tile,
+        "force the GEMM tile: register block, workgroup, k step (checked against the device when lowering)"),
+    INT("gpu.gemm_splitk", "RLX_GEMM_SPLITK", "auto", 0, 65536, gemm_splitk, OPT_AUTO,
+        "k slices of MatMul/Gemm (0: never; auto: chosen per problem)"),
+    BOOL("gpu.gemm_vec4", "RLX_GEMM_VEC4", "1", gemm_vec4, "vector loads and stores in the GEMM kernels"),
+    BOOL("gpu.gemm_prefetch", "RLX_GEMM_PREFETCH", "0", gemm_prefetch, "register prefetch of the next k tile"),
+    BOOL("gpu.gemm_unroll_k", "RLX_GEMM_UNROLL_K", "1", gemm_unroll_k, "the generated GEMM kernel unrolls its k step"),
+    INT("gpu.gemm_target_wg", "RLX_GEMM_TARGET_WG", "256", 0, 1 << 30, gemm_target_wg, 0,
+        "workgroups the automatic tile and split-K choice aims for"),
+    ENUM("gpu.conv_algo", "RLX_CONV_ALGO", W("auto", "direct", "im2col", "implicit"), conv_algo, 0,
+         "convolution algorithm (direct = im2col + GEMM bit for bit)"),
+    ENUM("gpu.dwconv_kernel", "RLX_DWCONV_KERNEL", W("gen", "loop"), dwconv_kernel, 0,
+         "depthwise convolution kernel: generated with unrolled taps, or the loop kernel"),
+    ENUM("gpu.pool_kernel", "RLX_POOL_KERNEL", W("auto", "ref"), pool_kernel, 0,
+         "pooling kernels: the fast ones where they apply, or the reference kernels"),
+};
+
+#define N_OPTS RLX_ARRAY_LEN(k_opts)
+
+struct rlx_options {
+    char *val[N_OPTS];
+};
+
+static const opt_def *find(const char *key, size_t *idx) {
+    for (size_t i = 0; key && i < N_OPTS; i++)
+        if (strcmp(k_opts[i].key, key) == 0) {
+            if (idx) *idx = i;
+            return &k_opts[i];
+        }
+    return NULL;
+}
+
+/* The default of d as text. */
+static const char *def_of(const opt_def *d) { return d->type == OPT_ENUM ? d->words[0] : d->def; }
+
+/* The table's spelling of v among an enum's words, or NULL. */
+static const char *enum_word(const opt_def *d, const char *v) {
+    for (const char *const *w = d->words; *w; w++)
+        if (strcmp(*w, v) == 0) return *w;
+    return NULL;
+}
+
+/* An enum's words as "a|b|c" into buf. */
+static const char *enum_list(const opt_def *d, char *buf, size_t cap) {
+    size_t at = 0;
+    buf[0] = 0;
+    for (const char *const *w = d->words; *w && at < cap; w++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%s", w == d->words ? "" : "|", *w);
+    return buf;
+}
+
+static bool parse_bool(const char *v, bool *out) {
+    static const char *const k_true[] = { "1", "true", "on", "yes" }, *const k_false[] = { "0", "false", "off", "no" };
+    for (size_t i = 0; i < 4; i++) {
+        if (strcmp(v, k_true[i]) == 0) return *out = true, true;
+        if (strcmp(v, k_false[i]) == 0) return *out = false, true;
+    }
+    return false;
+}
+
+static bool parse_int(const opt_def *d, const char *v, int64_t *out) {
+    if ((d->flags & OPT_AUTO) && strcmp(v, "auto") == 0) return *out = -1, true;
+    if (*v < '0' || *v > '9') return false; /* no sign, no space */
+    bool hex = v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(v, &end, hex ? 16 : 10);
+    if (!end || *end || errno == ERANGE || x < d->min || x > d->max) return false;
+    *out = x;
+    return true;
+}
+
+/* Parses v for d into *field (NULL: check only). `who` names the source in
+ * messages ("gpu.f16" or "RLX_GPU_F16"). */
+static rlx_status parse(const opt_def *d, const char *who, const char *v, void *field) {
+    char buf[200];
+    const char *why = NULL;
+    bool b;
+    int64_t i;
+    const char *w;
+    switch (d->type) {
+    case OPT_BOOL:
+        if (!parse_bool(v, &b)) why = "expected 1 or 0 (true/false, on/off, yes/no)";
+        else if (field) *(bool *)field = b;
+        break;
+    case OPT_INT:
+        if (!parse_int(d, v, &i)) {
+            snprintf(buf, sizeof buf, "expected a whole number from %lld to %lld%s", (long long)d->min,
+                     (long long)d->max, (d->flags & OPT_AUTO) ? ", or auto" : "");
+            why = buf;
+        } else if (field) *(int64_t *)field = i;
+        break;
+    case OPT_ENUM:
+        if (!(w = enum_word(d, v))) {
+            char list[96];
+            snprintf(buf, sizeof buf, "expected one of %s", enum_list(d, list, sizeof list));
+            why = buf;
+        } else if (field) *(const char **)field = w;
+        break;
+    case OPT_STRING:
+        why = d->check && *v ? d->check(v, buf, sizeof buf) : NULL;
+        break;
+    }
+    if (!why) return RLX_OK;
+    if (strcmp(who, d->key) == 0) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "%s='%s': %s", who, v, why);
+    return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "%s='%s' (option %s): %s", who, v, d->key, why);
+}
+
+/* ------------------------------------------------------------ public API */
+
+rlx_status rlx_options_create(rlx_options **out) {
+    if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_options is NULL");
+    *out = calloc(1, sizeof **out);
+    return *out ? RLX_OK : rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+void rlx_options_destroy(rlx_options *o) {
+    if (!o) return;
+    for (size_t i = 0; i < N_OPTS; i++) free(o->val[i]);
+    free(o);
+}
+
+static rlx_status unknown_key(const char *key) {
+    return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "unknown option '%s' (`rlx options` lists the keys)", key ? key : "(null)");
+}
+
+rlx_status rlx_options_set(rlx_options *o, const char *key, const char *value) {
+    if (!o) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "options is NULL");
+    size_t idx;
+    const opt_def *d = find(key, &idx);
+    if (!d) return unknown_key(key);
+    char *copy = NULL;
+    if (value) {
+        RLX_TRY(parse(d, d->key, value, NULL));
+        if (!(copy = rlx_strdup(value))) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    free(o->val[idx]);
+    o->val[idx] = copy;
+    return RLX_OK;
+}
+
+rlx_status rlx_options_parse(rlx_options *o, const char *kv) {
+    const char *eq = kv ? strchr(kv, '=') : NULL;
+    if (!eq || eq == kv)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "option '%s': expected KEY=VALUE", kv ? kv : "(null)");
+    char key[64];
+    size_t n = (size_t)(eq - kv);
+    if (n >= sizeof key) return unknown_key(kv);
+    memcpy(key, kv, n);
+    key[n] = 0;
+    return rlx_options_set(o, key, eq + 1);
+}
+
+rlx_status rlx_options_get(const rlx_options *o, const char *key, const char **out) {
+    if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_value is NULL");
+    *out = NULL;
+    size_t idx;
+    if (!find(key, &idx)) return unknown_key(key);
+    if (o) *out = o->val[idx];
+    return RLX_OK;
+}
+
+size_t rlx_option_count(void) { return N_OPTS; }
+
+rlx_status rlx_option_info_get(size_t index, rlx_option_info *out) {
+    if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_info is NULL");
+    memset(out, 0, sizeof *out);
+    if (index >= N_OPTS) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "option index %zu (there are %zu)", index, N_OPTS);
+    static char ranges[N_OPTS][48];
+    static const char *const k_type[] = { "bool", "int", "enum", "string" };
+    const opt_def *d = &k_opts[index];
+    out->key = d->key;
+    out->type = k_type[d->type];
+    out->values = d->values;
+    /* written on each call, always the same text */
+    if (d->type == OPT_INT)
+        snprintf(ranges[index], sizeof ranges[index], "%lld to %lld%s", (long long)d->min, (long long)d->max,
+                 (d->flags & OPT_AUTO) ? ", or auto" : "");
+    if (d->type == OPT_ENUM) enum_list(d, ranges[index], sizeof ranges[index]);
+    if (d->type == OPT_BOOL) out->values = "0|1";
+    else if (d->type != OPT_STRING) out->values = ranges[index];
+    out->default_value = def_of(d);
+    out->env = d->env;
+    out->doc = d->doc;
+    out->per_process = (d->flags & OPT_PROCESS) != 0;
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ resolution */
+
+void rlx_config_destroy(rlx_config *c) {
+    if (!c) return;
+    for (size_t i = 0; i < RLX_ARRAY_LEN(c->owned); i++) free(c->owned[i]);
+    free(c);
+}
+
+rlx_status rlx_config_resolve(const rlx_options *o, const rlx_session_options *legacy, rlx_config **out) {
+    *out = NULL;
+    rlx_config *c = calloc(1, sizeof *c);
+    if (!c) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    size_t n_owned = 0;
+    for (size_t i = 0; i < N_OPTS; i++) {
+        const opt_def *d = &k_opts[i];
+        const char *v = o ? o->val[i] : NULL, *who = d->key;
+        if (!v) {
+            const char *e = rlx_getenv(d->env);
+            if (e && *e) v = e, who = d->env;
+        }
+        if (!v && legacy && legacy->gpu_f16 && strcmp(d->key, "gpu.f16") == 0) v = "1";
+        if (!v) v = def_of(d);
+        void *field = (char *)c + d->off;
+        rlx_status st = parse(d, who, v, field);
+        if (!st && d->type == OPT_STRING && *v) {
+            char *copy = n_owned < RLX_ARRAY_LEN(c->owned) ? rlx_strdup(v) : NULL;
+            if (!copy) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+            else *(const char **)field = c->owned[n_owned++] = copy;
+        }
+        if (st) {
+            rlx_config_destroy(c);
+            return st;
+        }
+    }
+    *out = c;
+    return RLX_OK;
+}
+
+rlx_status rlx_config_set(rlx_config *c, const char *key, const char *value) {
+    const opt_def *d = find(key, NULL);
+    for (size_t i = 0; !d && key && i < N_OPTS; i++)
+        if (strcmp(k_opts[i].env, key) == 0) d = &k_opts[i];
+    if (!d) return unknown_key(key);
+    if (!value) value = def_of(d);
+    void *field = (char *)c + d->off;
+    RLX_TRY(parse(d, d->key, value, field));
+    if (d->type != OPT_STRING) return RLX_OK;
+    char **slot = NULL; /* the owned copy the field points at, else a free one */
+    for (size_t i = 0; i < RLX_ARRAY_LEN(c->owned); i++)
+        if (c->owned[i] && c->owned[i] == *(char **)field) slot = &c->owned[i];
+    for (size_t i = 0; !slot && i < RLX_ARRAY_LEN(c->owned); i++)
+        if (!c->owned[i]) slot = &c->owned[i];
+    char *copy = *value ? rlx_strdup(value) : NULL;
+    if (!slot || (*value && !copy)) {
+        free(copy);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    free(*slot);
+    *(const char **)field = *slot = copy;
+    return RLX_OK;
+}
+
+int64_t rlx_config_env_int(const char *key, int64_t fallback) {
+    const opt_def *d = find(key, NULL);
+    const char *e = d ? rlx_getenv(d->env) : NULL;
+    int64_t x;
+    return e && *e && d->type == OPT_INT && parse_int(d, e, &x) ? x : fallback;
+}
+
+const char *rlx_config_env_enum(const char *key, const char *fallback) {
+    const opt_def *d = find(key, NULL);
+    const char *e = d ? rlx_getenv(d->env) : NULL;
+    const char *w = e && *e && d->type == OPT_ENUM ? enum_word(d, e) : NULL;
+    return w ? w : fallback;
+}

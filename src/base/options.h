@@ -1,0 +1,76 @@
+/* Session options (the internal side of rlx_options, include/rlx/rlx.h).
+ *
+ * One table in options.c lists every key: name, type, default, the RLX_*
+ * environment variable that supplies its default, one line of doc, and the
+ * field of rlx_config it resolves into. A session resolves its options once,
+ * when it is created (explicit rlx_options > environment > the legacy
+ * rlx_session_options fields > the table's default), and everything below
+ * it (passes, memory plan, backends, lowerings) reads the resolved
+ * rlx_config, never the environment.
+ *
+ * Per-process keys (flag RLX_OPT_PROCESS: cpu.threads, cpu.pool_spin_us,
+ * cpu.gemm) configure things there is one of per process (the CPU worker
+ * pool, OpenBLAS's threads): the first session fixes them (or, for work
+ * before any session, the environment); a later session asking for a
+ * different value is refused. */
+#ifndef RLX_BASE_OPTIONS_H
+#define RLX_BASE_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/status.h"
+#include "rlx/rlx.h"
+
+/* Resolved options. Enum keys hold a pointer to the table's spelling of
+ * the value (never NULL: "auto" when not chosen); string keys hold NULL
+ * when empty; int keys marked "auto" hold -1 for auto. */
+typedef struct rlx_config {
+    /* debugging and passes */
+    bool dump_ir, fusion_report, dispatch_report, no_reuse;
+    const char *disable_passes; /* passes.disable: comma-separated pass names */
+    /* CPU (per process) */
+    int64_t cpu_threads, cpu_pool_spin_us;
+    const char *cpu_gemm;       /* "pool" or "blas" */
+    /* GPU */
+    bool gpu_f16, gpu_trace, gpu_keep_device, gpu_validate, gpu_poison, gpu_prerecord, gpu_timing_passes;
+    const char *gpu_disable;    /* comma-separated op types that run on the CPU */
+    int64_t gpu_max_binding_bytes, gpu_max_buffer_bytes, gpu_max_wg_storage_bytes; /* -1: the adapter's */
+    const char *gpu_coop, *gpu_coop_sg;
+    int64_t gpu_spin_us;
+    const char *attention_kernel, *attention_tile;
+    bool attention_vec4;
+    const char *gemm_kernel, *gemm_tile;
+    int64_t gemm_splitk, gemm_target_wg; /* gemm_splitk -1: chosen per problem */
+    bool gemm_vec4, gemm_prefetch, gemm_unroll_k;
+    const char *conv_algo, *dwconv_kernel, *pool_kernel;
+    /* the strings above that are not the table's point here (owned) */
+    char *owned[8];
+} rlx_config;
+
+/* Resolves options for a session: for every key, the value set in
+ * `explicit_opts` (may be NULL), else its environment variable when set to
+ * something other than "", else the field of `legacy` that carries it
+ * (gpu_f16; may be NULL), else the table's default. Every value is
+ * validated. *out: free with rlx_config_destroy.
+ * errors: RLX_ERR_INVALID_ARGUMENT naming the key (or the environment
+ * variable the value came from), the value and the accepted values;
+ * RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_config_resolve(const rlx_options *explicit_opts, const rlx_session_options *legacy,
+                              rlx_config **out);
+void rlx_config_destroy(rlx_config *cfg);
+
+/* Sets one key of a resolved config, validated as rlx_options_set does;
+ * `key` may also be the key's environment variable name, value NULL gives
+ * the default back. For tests that flip a switch of a backend they hold.
+ * errors: RLX_ERR_INVALID_ARGUMENT, RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_config_set(rlx_config *cfg, const char *key, const char *value);
+
+/* The value of an int key from its environment variable alone, or
+ * `fallback` when the variable is unset or invalid (for per-process state
+ * that starts before any session: the worker pool). */
+int64_t rlx_config_env_int(const char *key, int64_t fallback);
+/* The same for an enum key: the table's spelling, or `fallback`. */
+const char *rlx_config_env_enum(const char *key, const char *fallback);
+
+#endif

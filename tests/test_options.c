@@ -1,0 +1,224 @@
+#define _POSIX_C_SOURCE 200809L
+/* Session options (rlx_options, include/rlx/rlx.h; src/base/options.c):
+ *  - set/get/parse validate keys and values, and a refusal names the key
+ *    and the accepted values;
+ *  - every key in the listing has a type, accepted values, a default that
+ *    its own validation accepts, an environment variable and a doc line;
+ *  - a bad environment value is refused when a session is created, naming
+ *    the variable; an explicit option wins over the environment;
+ *  - two sessions of one process differ: passes.disable=fuse_activation in
+ *    one, nothing in the other, both give the same output, and their
+ *    dispatch reports and plans differ; on the GPU (when there is one)
+ *    gpu.disable=Relu sends a step to the CPU in one session only;
+ *  - per-process keys (cpu.threads) refuse a value the process does not
+ *    use. */
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/parallel.h"
+#include "plan/program.h"
+#include "runtime/exec.h"
+#include "runtime/session.h"
+
+/* y = Relu(Conv(x, w)): fuse_activation makes it one Conv node. */
+static rlx_model *conv_relu(void) {
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    if (!m) return NULL;
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 4, (const int64_t[]){ 1, 3, 8, 8 }, NULL));
+    rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 4, (const int64_t[]){ 4, 3, 3, 3 }, -1, 1);
+    CHECK_OK(rlx_model_add_initializer(m, "w", w));
+    rlx_tensor_destroy(w);
+    CHECK_OK(rlx_model_add_node(m, "Conv", "conv", 2, (const char *[]){ "x", "w" }, 1, (const char *[]){ "c" }, 0,
+                                NULL));
+    CHECK_OK(rlx_model_add_node(m, "Relu", "relu", 1, (const char *[]){ "c" }, 1, (const char *[]){ "y" }, 0, NULL));
+    CHECK_OK(rlx_model_add_output(m, "y"));
+    CHECK_OK(rlx_model_finish(m));
+    return m;
+}
+
+static void test_set_get(void) {
+    rlx_options *o = NULL;
+    CHECK_OK(rlx_options_create(&o));
+    const char *v = "x";
+    CHECK_OK(rlx_options_get(o, "gpu.f16", &v));
+    CHECK(v == NULL);
+    CHECK_OK(rlx_options_set(o, "gpu.f16", "1"));
+    CHECK_OK(rlx_options_get(o, "gpu.f16", &v));
+    CHECK(v && strcmp(v, "1") == 0);
+    CHECK_OK(rlx_options_set(o, "gpu.f16", NULL));
+    CHECK_OK(rlx_options_get(o, "gpu.f16", &v));
+    CHECK(v == NULL);
+    CHECK_FAILS(rlx_options_set(o, "gpu.f61", "1"), RLX_ERR_INVALID_ARGUMENT, "unknown option 'gpu.f61'");
+    CHECK_FAILS(rlx_options_get(o, "nope", &v), RLX_ERR_INVALID_ARGUMENT, "unknown option 'nope'");
+    CHECK_FAILS(rlx_options_set(o, "gpu.f16", "maybe"), RLX_ERR_INVALID_ARGUMENT, "gpu.f16='maybe': expected 1 or 0");
+    CHECK_FAILS(rlx_options_set(o, "gpu.conv_algo", "winograd"), RLX_ERR_INVALID_ARGUMENT,
+                "expected one of auto|direct|im2col|implicit");
+    CHECK_FAILS(rlx_options_set(o, "gpu.spin_us", "-1"), RLX_ERR_INVALID_ARGUMENT, "from 0 to 1000000");
+    CHECK_FAILS(rlx_options_set(o, "gpu.spin_us", "12us"), RLX_ERR_INVALID_ARGUMENT, "gpu.spin_us='12us'");
+    CHECK_FAILS(rlx_options_set(o, "gpu.spin_us", "auto"), RLX_ERR_INVALID_ARGUMENT, "gpu.spin_us='auto'");
+    CHECK_OK(rlx_options_set(o, "gpu.gemm_splitk", "auto"));
+    CHECK_OK(rlx_options_set(o, "gpu.max_binding_bytes", "0x1000"));
+    CHECK_FAILS(rlx_options_set(o, "gpu.max_binding_bytes", "100"), RLX_ERR_INVALID_ARGUMENT, "from 256");
+    CHECK_FAILS(rlx_options_set(o, "passes.disable", "cse,fuse_elementwse"), RLX_ERR_INVALID_ARGUMENT,
+                "'fuse_elementwse' is not a pass");
+    CHECK_FAILS(rlx_options_set(o, "gpu.attention_tile", "3x3"), RLX_ERR_INVALID_ARGUMENT, "expected BQxBK");
+    /* a refused value leaves the old one */
+    CHECK_OK(rlx_options_set(o, "gpu.conv_algo", "direct"));
+    CHECK_FAILS(rlx_options_set(o, "gpu.conv_algo", "fft"), RLX_ERR_INVALID_ARGUMENT, "gpu.conv_algo='fft'");
+    CHECK_OK(rlx_options_get(o, "gpu.conv_algo", &v));
+    CHECK(v && strcmp(v, "direct") == 0);
+    CHECK_OK(rlx_options_parse(o, "debug.dump_ir=0"));
+    CHECK_OK(rlx_options_get(o, "debug.dump_ir", &v));
+    CHECK(v && strcmp(v, "0") == 0);
+    CHECK_FAILS(rlx_options_parse(o, "debug.dump_ir"), RLX_ERR_INVALID_ARGUMENT, "expected KEY=VALUE");
+    CHECK_FAILS(rlx_options_parse(o, "=1"), RLX_ERR_INVALID_ARGUMENT, "expected KEY=VALUE");
+    rlx_options_destroy(o);
+    rlx_options_destroy(NULL);
+}
+
+/* Every key is documented and its default passes its own validation. */
+static void test_listing(void) {
+    size_t n = rlx_option_count();
+    CHECK_MSG(n >= 35, "%zu keys", n);
+    rlx_options *o = NULL;
+    CHECK_OK(rlx_options_create(&o));
+    for (size_t i = 0; i < n; i++) {
+        rlx_option_info info;
+        CHECK_OK(rlx_option_info_get(i, &info));
+        CHECK_MSG(info.key && info.type && info.values && info.default_value && info.env && info.doc && *info.doc,
+                  "key %zu (%s) is missing a field", i, info.key ? info.key : "?");
+        CHECK_MSG(info.env && strncmp(info.env, "RLX_", 4) == 0, "%s: environment variable %s", info.key, info.env);
+        if (info.key && info.default_value) CHECK_OK(rlx_options_set(o, info.key, info.default_value));
+    }
+    rlx_option_info info;
+    CHECK_FAILS(rlx_option_info_get(n, &info), RLX_ERR_INVALID_ARGUMENT, "option index");
+    rlx_options_destroy(o);
+}
+
+/* A session with key = value (key NULL: none) and "KEY=VALUE" `more`. */
+static rlx_session *session2(const rlx_model *m, const char *device, const char *key, const char *value,
+                             const char *more) {
+    rlx_options *o = NULL;
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_options_create(&o));
+    if (key) CHECK_OK(rlx_options_set(o, key, value));
+    if (more) CHECK_OK(rlx_options_parse(o, more));
+    rlx_session_options so = { .device = device };
+    CHECK_OK(rlx_session_create_with_options(m, &so, o, &s));
+    rlx_options_destroy(o);
+    return s;
+}
+
+static rlx_session *session(const rlx_model *m, const char *device, const char *key, const char *value) {
+    return session2(m, device, key, value, NULL);
+}
+
+static rlx_tensor *run1(rlx_session *s, const rlx_tensor *x) {
+    rlx_tensor **out = NULL;
+    size_t n = 0;
+    const char *names[1] = { "x" };
+    if (!s) return NULL;
+    CHECK_OK(rlx_session_run(s, 1, names, &x, &out, &n));
+    rlx_tensor *y = n == 1 ? out[0] : NULL;
+    free(out);
+    return y;
+}
+
+static size_t steps_of(const rlx_session *s) {
+    const rlx_program *p = s ? rlx_session_last_program(s) : NULL;
+    return p ? p->n_steps : 0;
+}
+
+static void test_two_sessions(const rlx_model *m) {
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, (const int64_t[]){ 1, 3, 8, 8 }, -1, 1);
+    rlx_session *a = session(m, "cpu", "passes.disable", "fuse_activation"), *b = session(m, "cpu", NULL, NULL);
+    rlx_tensor *ya = run1(a, x), *yb = run1(b, x);
+    /* the Relu fused into the Conv's epilogue or run after it: rtol 1e-6 */
+    CHECK(ya && yb && test_allclose(ya, yb, 1e-6, 1e-7));
+    CHECK_MSG(steps_of(a) == 2 && steps_of(b) == 1, "steps %zu (fuse_activation off) and %zu (on)", steps_of(a),
+              steps_of(b));
+    int nodes_a = 0, native_a = 0, nodes_b = 0, native_b = 0;
+    test_report_counts(a ? rlx_session_dispatch_report(a) : "", "Relu", &nodes_a, &native_a);
+    test_report_counts(b ? rlx_session_dispatch_report(b) : "", "Relu", &nodes_b, &native_b);
+    CHECK_MSG(native_a == 1 && native_b == 0, "Relu native %d (pass off) and %d (pass on)", native_a, native_b);
+    rlx_tensor_destroy(ya);
+    rlx_tensor_destroy(yb);
+    rlx_session_destroy(a);
+    rlx_session_destroy(b);
+
+    /* an explicit option wins over the environment */
+    setenv("RLX_DISABLE_PASSES", "fuse_activation", 1);
+    a = session(m, "cpu", "passes.disable", "");
+    b = session(m, "cpu", NULL, NULL);
+    unsetenv("RLX_DISABLE_PASSES");
+    rlx_tensor_destroy(run1(a, x));
+    rlx_tensor_destroy(run1(b, x));
+    CHECK_MSG(steps_of(a) == 1 && steps_of(b) == 2, "steps %zu (option '') and %zu (environment)", steps_of(a),
+              steps_of(b));
+    rlx_session_destroy(a);
+    rlx_session_destroy(b);
+
+    if (test_have_gpu()) { /* one GPU session sends Relu to the CPU, the other does not */
+        a = session2(m, "gpu", "gpu.disable", "Relu", "passes.disable=fuse_activation");
+        b = session(m, "gpu", "passes.disable", "fuse_activation");
+        ya = run1(a, x), yb = run1(b, x);
+        /* the same kernels and order on the GPU, Relu exact on the CPU */
+        CHECK(ya && yb && test_allclose(ya, yb, 1e-6, 1e-7));
+        rlx_exe_stats ea = { 0 }, eb = { 0 };
+        rlx_exec *xa = a ? rlx_session_last_exec(a) : NULL, *xb = b ? rlx_session_last_exec(b) : NULL;
+        if (xa && xb) {
+            rlx_exec_stats(xa, &ea);
+            rlx_exec_stats(xb, &eb);
+        }
+        CHECK_MSG(ea.n_cpu_steps == 1 && eb.n_cpu_steps == 0, "CPU steps %zu (gpu.disable=Relu) and %zu", ea.n_cpu_steps,
+                  eb.n_cpu_steps);
+        rlx_tensor_destroy(ya);
+        rlx_tensor_destroy(yb);
+        rlx_session_destroy(a);
+        rlx_session_destroy(b);
+    } else {
+        fprintf(stderr, "no GPU adapter: the GPU half of the two-session check is skipped\n");
+    }
+    rlx_tensor_destroy(x);
+}
+
+static void test_environment(const rlx_model *m) {
+    rlx_session *s = NULL;
+    rlx_session_options so = { .device = "cpu" };
+    setenv("RLX_CPU_GEMM", "openblas", 1);
+    CHECK_FAILS(rlx_session_create(m, &so, &s), RLX_ERR_INVALID_ARGUMENT, "RLX_CPU_GEMM='openblas' (option cpu.gemm)");
+    unsetenv("RLX_CPU_GEMM");
+    setenv("RLX_GPU_TRACE", "yes please", 1);
+    CHECK_FAILS(rlx_session_create(m, &so, &s), RLX_ERR_INVALID_ARGUMENT, "RLX_GPU_TRACE='yes please'");
+    /* the explicit option replaces the environment's value, bad or not */
+    rlx_session *t = session(m, "cpu", "gpu.trace", "0");
+    CHECK(t != NULL);
+    rlx_session_destroy(t);
+    unsetenv("RLX_GPU_TRACE");
+    /* the pool is per process: the thread count it does not run is refused */
+    int now = rlx_parallel_threads();
+    char other[16];
+    snprintf(other, sizeof other, "%d", now < 256 ? now + 1 : 1);
+    rlx_options *o = NULL;
+    CHECK_OK(rlx_options_create(&o));
+    CHECK_OK(rlx_options_set(o, "cpu.threads", other));
+    CHECK_FAILS(rlx_session_create_with_options(m, &so, o, &s), RLX_ERR_INVALID_ARGUMENT, "cpu.threads=");
+    CHECK(s == NULL);
+    rlx_options_destroy(o);
+}
+
+int main(void) {
+    test_seed_from_env();
+    test_set_get();
+    test_listing();
+    rlx_model *m = conv_relu();
+    if (m) {
+        test_two_sessions(m);
+        test_environment(m);
+    }
+    rlx_model_destroy(m);
+    TEST_MAIN_END();
+}
