@@ -52,7 +52,7 @@ static bool per_channel(const rlx_value *k, int out_rank, int64_t c, float *dst)
 /* The affine map (a, b) of node n applied to input `x_id`, or false. */
 static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_rank, int64_t c, float *a, float *b) {
     if (is_op(n, "BatchNormalization")) {
-        if (n->n_in < 5 || n->in[0] != x_id || rlx_attr_int(n, "training_mode", 0) != 0) return false;
+        if (n->n_in < 5 || n->in[0] != x_id || rlx_param_int(n, "training_mode") != 0) return false;
         for (int k = 1; k < n->n_out; k++)
             if (n->out[k] >= 0) return false;
         float *s = malloc((size_t)c * 4 * sizeof(float));
@@ -61,7 +61,7 @@ static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_r
         bool ok = per_channel(rlx_node_input(g, n, 1), 2, c, s) && per_channel(rlx_node_input(g, n, 2), 2, c, bias) &&
                   per_channel(rlx_node_input(g, n, 3), 2, c, mean) && per_channel(rlx_node_input(g, n, 4), 2, c, var);
         if (ok) {
-            double eps = rlx_attr_float(n, "epsilon", 1e-5f);
+            double eps = rlx_param_float(n, "epsilon");
             for (int64_t i = 0; i < c; i++) {
                 double m = (double)s[i] / sqrt((double)var[i] + eps);
                 a[i] = (float)m;

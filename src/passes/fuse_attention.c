@@ -31,6 +31,7 @@
 #include "ir/op.h"
 #include "ir/ops/act.h"
 #include "ir/ops/internal_ops.h"
+#include "ir/ops/reduce_geom.h"
 #include "passes/fuse_util.h"
 #include "passes/passes.h"
 
@@ -96,7 +97,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
     const rlx_value *sv = &g->values[sm->in[0]];
     if (!f32_static(sv) || sv->rank < 2) return RLX_OK;
     int ax;
-    int64_t axis = rlx_attr_int(sm, "axis", sm->version >= 13 ? -1 : 1);
+    int64_t axis = rlx_softmax_axis(sm);
     if (!rlx_norm_axis(axis, sv->rank, &ax) || ax != sv->rank - 1) return RLX_OK;
     /* Softmax -> MatMul(P, V) */
     int p_val = sm->out[0];

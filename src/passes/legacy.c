@@ -30,7 +30,7 @@ rlx_status rlx_pass_legacy(rlx_graph *g, int *changed) {
         int64_t axis;
         if (is_legacy_binary(n) && rlx_attr_int(n, "broadcast", 0) != 0) {
             axis = rlx_attr_int(n, "axis", a->rank - b->rank);
-        } else if (!*n->domain && strcmp(n->op_type, "PRelu") == 0 && n->version < 7 && b->rank == 1 &&
+        } else if (n->op == RLX_OP_PRelu && n->version < 7 && b->rank == 1 &&
                    a->rank > 2 && b->dims[0] != 1) {
             axis = 1; /* PRelu-6: a slope of C values applies along the channel axis */
         } else {
