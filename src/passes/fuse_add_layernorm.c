@@ -52,7 +52,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ln_id, rlx
     if (rlx_param_int(ln, "stash_type") != RLX_DTYPE_F32) return RLX_OK;
     int x = ln->in[0];
     const rlx_node *add = rlx_fuse_producer(g, x);
-    if (!add || !rlx_fuse_is_op(add, "Add") || add->version < 7 || add->n_in != 2 || add->n_out != 1 ||
+    if (!add || !rlx_fuse_is(add, RLX_OP_Add) || add->version < 7 || add->n_in != 2 || add->n_out != 1 ||
         !rlx_fuse_private(g, u, x, 1))
         return RLX_OK;
     const rlx_value *xv = &g->values[x], *y = &g->values[ln->out[0]];

@@ -15,7 +15,7 @@
 
 static bool is_pool_int_ok(const rlx_node *n, rlx_dtype dt) {
     /* MaxPool-12 added int8 and uint8 */
-    return strcmp(n->op_type, "MaxPool") == 0 && n->version >= 12 && (dt == RLX_DTYPE_I8 || dt == RLX_DTYPE_U8);
+    return n->op == RLX_OP_MaxPool && n->version >= 12 && (dt == RLX_DTYPE_I8 || dt == RLX_DTYPE_U8);
 }
 
 static rlx_status infer_conv_like(rlx_infer_ctx *c, rlx_conv_kind kind) {
@@ -78,7 +78,7 @@ static rlx_status infer_conv(rlx_infer_ctx *c) {
 }
 static rlx_status infer_conv_transpose(rlx_infer_ctx *c) { return infer_conv_like(c, RLX_GEOM_CONV_TRANSPOSE); }
 static rlx_status infer_pool(rlx_infer_ctx *c) {
-    if (strcmp(c->n->op_type, "LpPool") == 0 && rlx_param_int(c->n, "p") < 1)
+    if (c->n->op == RLX_OP_LpPool && rlx_param_int(c->n, "p") < 1)
         return rlx_ictx_fail(c, "p must be >= 1, got %lld", (long long)rlx_param_int(c->n, "p"));
     return infer_conv_like(c, RLX_GEOM_POOL);
 }
@@ -88,7 +88,7 @@ static rlx_status infer_global_pool(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     if (!rlx_dtype_is_float(x->dtype))
         return rlx_ictx_fail(c, "input has dtype %s, expected a float type", rlx_dtype_name(x->dtype));
-    if (strcmp(c->n->op_type, "GlobalLpPool") == 0 && rlx_param_int(c->n, "p") < 1)
+    if (c->n->op == RLX_OP_GlobalLpPool && rlx_param_int(c->n, "p") < 1)
         return rlx_ictx_fail(c, "p must be >= 1, got %lld", (long long)rlx_param_int(c->n, "p"));
     if (x->rank < 0) {
         rlx_ictx_set_out_unknown(c, 0, x->dtype);
@@ -294,7 +294,7 @@ static bool known_empty(const rlx_value *v) {
 static rlx_status infer_resize(rlx_infer_ctx *c) {
     const rlx_node *n = c->n;
     const rlx_value *x = rlx_ictx_in(c, 0);
-    bool upsample = strcmp(n->op_type, "Upsample") == 0;
+    bool upsample = n->op == RLX_OP_Upsample;
     int v = n->version;
     if (x->rank < 0) {
         rlx_ictx_set_out_unknown(c, 0, x->dtype);

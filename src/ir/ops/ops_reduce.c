@@ -24,7 +24,7 @@ static rlx_status need_float(rlx_infer_ctx *c, const rlx_value *x) {
  * when keepdims = 1 or when the axes input has a static length. */
 static rlx_status infer_reduce(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
-    bool minmax = strcmp(c->n->op_type, "ReduceMax") == 0 || strcmp(c->n->op_type, "ReduceMin") == 0;
+    bool minmax = c->n->op == RLX_OP_ReduceMax || c->n->op == RLX_OP_ReduceMin;
     if (!is_numeric(x->dtype) && !(minmax && x->dtype == RLX_DTYPE_BOOL))
         return rlx_ictx_fail(c, "input '%s' has dtype %s, expected a numeric type%s", x->name,
                              rlx_dtype_name(x->dtype), minmax ? " or bool" : "");
@@ -51,7 +51,7 @@ static rlx_status infer_reduce(rlx_infer_ctx *c) {
     } else {
         if (c->n->n_in > 1 && c->n->in[1] >= 0)
             return rlx_ictx_fail(c, "has an axes input, but before version %d axes are an attribute",
-                                 strcmp(c->n->op_type, "ReduceSum") == 0 ? 13 : 18);
+                                 c->n->op == RLX_OP_ReduceSum ? 13 : 18);
         const int64_t *at = rlx_attr_ints(c->n, "axes", &na);
         if (na > RLX_ARRAY_LEN(axes)) return rlx_ictx_fail(c, "attribute 'axes' has %zu values", na);
         if (na) memcpy(axes, at, na * sizeof *axes);

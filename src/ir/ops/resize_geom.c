@@ -23,7 +23,7 @@ static bool lookup(const name_val *t, size_t n, const char *s, int version, int 
 rlx_status rlx_resize_attrs_read(const rlx_node *n, int rank, rlx_resize_attrs *a) {
     memset(a, 0, sizeof *a);
     const char *desc = rlx_node_desc(n);
-    a->upsample = strcmp(n->op_type, "Upsample") == 0;
+    a->upsample = n->op == RLX_OP_Upsample;
     int v = n->version;
     a->cubic_a = -0.75;
     a->coord = RLX_COORD_ASYMMETRIC;
