@@ -382,8 +382,8 @@ static rlx_status grad_matmul(gctx *c, int ia, int ib, int G, bool need_a, bool 
 static rlx_status grad_gemm(gctx *c, const rlx_node *n, int G) {
     int ia = n->in[0], ib = n->in[1], ic = n->n_in > 2 ? n->in[2] : -1;
     int A = c->fwd[ia], B = c->fwd[ib];
-    bool ta = rlx_attr_int(n, "transA", 0) != 0, tb = rlx_attr_int(n, "transB", 0) != 0;
-    double alpha = rlx_attr_float(n, "alpha", 1.0f), beta = rlx_attr_float(n, "beta", 1.0f);
+    bool ta = rlx_param_int(n, "transA") != 0, tb = rlx_param_int(n, "transB") != 0;
+    double alpha = rlx_param_float(n, "alpha"), beta = rlx_param_float(n, "beta");
     bool need_a = c->active[ia], need_b = c->active[ib], need_c = ic >= 0 && c->active[ic];
     if (need_a) { /* dA' = G B'^T; dA = transA ? dA'^T : dA' */
         int bt = B, p, q, d;
@@ -478,7 +478,7 @@ static rlx_status grad_reduce(gctx *c, const rlx_node *n, int G, bool mean) {
 /* The axes a Softmax / LogSoftmax node normalises over: its axis from
  * version 13, that axis and all after it before (the 2-D coercion). */
 static rlx_status softmax_axes(gctx *c, const rlx_node *n, int rank, int64_t *axes, size_t *na) {
-    int64_t axis = rlx_attr_int(n, "axis", n->version >= 13 ? -1 : 1);
+    int64_t axis = rlx_softmax_axis(n);
     int a;
     if (rank < 0 || !rlx_norm_axis(axis, rank, &a))
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: axis %lld is out of range for rank %d", rlx_node_desc(n),

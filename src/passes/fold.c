@@ -18,7 +18,7 @@ rlx_status rlx_pass_infer(rlx_graph *g) {
 }
 
 static bool shape_only_op(const rlx_node *n) {
-    return !*n->domain && (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);
+    return n->op == RLX_OP_Shape || n->op == RLX_OP_Size;
 }
 
 static bool can_fold(const rlx_graph *g, const rlx_node *n, const rlx_fold_options *opt) {

@@ -22,7 +22,7 @@
 #include "passes/fuse_util.h"
 #include "passes/passes.h"
 
-static bool is_op(const rlx_node *n, const char *op) { return !*n->domain && strcmp(n->op_type, op) == 0; }
+static bool is_op(const rlx_node *n, rlx_op_id op) { return n->op == op; }
 
 /* Per-channel values of a constant that broadcasts along axis 1 of a rank-r
  * tensor with C channels: scalar, [C], or [.., C, 1, ..] with C at axis 1 of
@@ -51,8 +51,8 @@ static bool per_channel(const rlx_value *k, int out_rank, int64_t c, float *dst)
 
 /* The affine map (a, b) of node n applied to input `x_id`, or false. */
 static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_rank, int64_t c, float *a, float *b) {
-    if (is_op(n, "BatchNormalization")) {
-        if (n->n_in < 5 || n->in[0] != x_id || rlx_attr_int(n, "training_mode", 0) != 0) return false;
+    if (is_op(n, RLX_OP_BatchNormalization)) {
+        if (n->n_in < 5 || n->in[0] != x_id || rlx_param_int(n, "training_mode") != 0) return false;
         for (int k = 1; k < n->n_out; k++)
             if (n->out[k] >= 0) return false;
         float *s = malloc((size_t)c * 4 * sizeof(float));
@@ -61,7 +61,7 @@ static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_r
         bool ok = per_channel(rlx_node_input(g, n, 1), 2, c, s) && per_channel(rlx_node_input(g, n, 2), 2, c, bias) &&
                   per_channel(rlx_node_input(g, n, 3), 2, c, mean) && per_channel(rlx_node_input(g, n, 4), 2, c, var);
         if (ok) {
-            double eps = rlx_attr_float(n, "epsilon", 1e-5f);
+            double eps = rlx_param_float(n, "epsilon");
             for (int64_t i = 0; i < c; i++) {
                 double m = (double)s[i] / sqrt((double)var[i] + eps);
                 a[i] = (float)m;
@@ -71,7 +71,7 @@ static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_r
         free(s);
         return ok;
     }
-    bool mul = is_op(n, "Mul"), add = is_op(n, "Add");
+    bool mul = is_op(n, RLX_OP_Mul), add = is_op(n, RLX_OP_Add);
     if ((!mul && !add) || n->n_in != 2) return false;
     int other = n->in[0] == x_id ? 1 : (n->in[1] == x_id ? 0 : -1);
     if (other < 0 || n->in[0] == n->in[1]) return false;
@@ -116,7 +116,7 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
                 int v = n->in[k];
                 if (v < 0) continue;
                 int p = g->values[v].producer;
-                if (p >= 0 && !g->nodes[p].dead && is_op(&g->nodes[p], "Conv")) {
+                if (p >= 0 && !g->nodes[p].dead && is_op(&g->nodes[p], RLX_OP_Conv)) {
                     x_id = v;
                     conv_id = p;
                     break;

@@ -49,10 +49,10 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ln_id, rlx
     if (ln->version != 17 || ln->n_in < 2 || ln->n_out < 1 || ln->out[0] < 0) return RLX_OK;
     for (int k = 1; k < ln->n_out; k++)
         if (ln->out[k] >= 0) return RLX_OK;
-    if (rlx_attr_int(ln, "stash_type", 1) != RLX_DTYPE_F32) return RLX_OK;
+    if (rlx_param_int(ln, "stash_type") != RLX_DTYPE_F32) return RLX_OK;
     int x = ln->in[0];
     const rlx_node *add = rlx_fuse_producer(g, x);
-    if (!add || !rlx_fuse_is_op(add, "Add") || add->version < 7 || add->n_in != 2 || add->n_out != 1 ||
+    if (!add || !rlx_fuse_is(add, RLX_OP_Add) || add->version < 7 || add->n_in != 2 || add->n_out != 1 ||
         !rlx_fuse_private(g, u, x, 1))
         return RLX_OK;
     const rlx_value *xv = &g->values[x], *y = &g->values[ln->out[0]];
@@ -70,7 +70,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ln_id, rlx
         a = b, b = tv;
     }
     int ax;
-    int64_t axis = rlx_attr_int(ln, "axis", -1);
+    int64_t axis = rlx_param_int(ln, "axis");
     if (!rlx_fuse_same_shape(a, xv) || !suffix_of(b, xv) || !rlx_norm_axis(axis, xv->rank, &ax) ||
         !row_param(sc, xv, ax) || (bi && !row_param(bi, xv, ax)))
         return RLX_OK;
@@ -86,7 +86,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ln_id, rlx
     attrs[0].i = axis;
     attrs[1].name = rlx_strdup("epsilon");
     attrs[1].type = RLX_ATTR_FLOAT;
-    attrs[1].f = rlx_attr_float(ln, "epsilon", 1e-5f);
+    attrs[1].f = rlx_param_float(ln, "epsilon");
     if (!attrs[0].name || !attrs[1].name) {
         rlx_node_attr_free(&attrs[0]);
         rlx_node_attr_free(&attrs[1]);

@@ -31,6 +31,7 @@
 #include "ir/op.h"
 #include "ir/ops/act.h"
 #include "ir/ops/internal_ops.h"
+#include "ir/ops/reduce_geom.h"
 #include "passes/fuse_util.h"
 #include "passes/passes.h"
 
@@ -40,7 +41,7 @@ static bool f32_static(const rlx_value *v) { return v && v->dtype == RLX_DTYPE_F
 
 /* A MatMul without fused inputs or activation, output 0 present. */
 static bool plain_matmul(const rlx_node *n) {
-    return rlx_fuse_is_op(n, "MatMul") && n->n_in == 2 && n->n_out == 1 && n->out[0] >= 0 &&
+    return rlx_fuse_is(n, RLX_OP_MatMul) && n->n_in == 2 && n->n_out == 1 && n->out[0] >= 0 &&
            rlx_node_act(n).kind == RLX_ACT_NONE;
 }
 
@@ -48,7 +49,7 @@ static bool plain_matmul(const rlx_node *n) {
  * that node, with its permutation in perm; else NULL. */
 static const rlx_node *transpose_of(const rlx_graph *g, int v, int r, int64_t *perm) {
     const rlx_node *t = rlx_fuse_producer(g, v);
-    if (!t || !rlx_fuse_is_op(t, "Transpose") || t->n_in != 1 || t->n_out != 1) return NULL;
+    if (!t || !rlx_fuse_is(t, RLX_OP_Transpose) || t->n_in != 1 || t->n_out != 1) return NULL;
     const rlx_value *x = &g->values[t->in[0]];
     if (!f32_static(x) || x->rank != r) return NULL;
     size_t np;
@@ -81,7 +82,7 @@ static bool is_scores(const rlx_graph *g, int v) {
     const rlx_node *p = rlx_fuse_producer(g, v);
     if (!p) return false;
     if (plain_matmul(p)) return true;
-    if (!(rlx_fuse_is_op(p, "Mul") || rlx_fuse_is_op(p, "Div")) || p->n_in != 2) return false;
+    if (!(rlx_fuse_is(p, RLX_OP_Mul) || rlx_fuse_is(p, RLX_OP_Div)) || p->n_in != 2) return false;
     for (int j = 0; j < 2; j++) {
         const rlx_value *c = &g->values[p->in[j]];
         const rlx_node *q = rlx_fuse_producer(g, p->in[1 - j]);
@@ -96,7 +97,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
     const rlx_value *sv = &g->values[sm->in[0]];
     if (!f32_static(sv) || sv->rank < 2) return RLX_OK;
     int ax;
-    int64_t axis = rlx_attr_int(sm, "axis", sm->version >= 13 ? -1 : 1);
+    int64_t axis = rlx_softmax_axis(sm);
     if (!rlx_norm_axis(axis, sv->rank, &ax) || ax != sv->rank - 1) return RLX_OK;
     /* Softmax -> MatMul(P, V) */
     int p_val = sm->out[0];
@@ -108,7 +109,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
     int cur = sm->in[0], mask = -1, scale_div = 0;
     float scale = 1.0f;
     const rlx_node *p = rlx_fuse_producer(g, cur);
-    if (p && rlx_fuse_is_op(p, "Add") && p->version >= 7 && p->n_in == 2 && rlx_fuse_private(g, u, cur, 1)) {
+    if (p && rlx_fuse_is(p, RLX_OP_Add) && p->version >= 7 && p->n_in == 2 && rlx_fuse_private(g, u, cur, 1)) {
         for (int k = 0; k < 2; k++) {
             if (is_scores(g, p->in[k]) && p->in[1 - k] != p->in[k]) {
                 mask = p->in[1 - k];
@@ -120,9 +121,9 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
         if (mask < 0) return RLX_OK;
         p = rlx_fuse_producer(g, cur);
     }
-    if (p && (rlx_fuse_is_op(p, "Mul") || rlx_fuse_is_op(p, "Div")) && p->version >= 7 && p->n_in == 2 &&
+    if (p && (rlx_fuse_is(p, RLX_OP_Mul) || rlx_fuse_is(p, RLX_OP_Div)) && p->version >= 7 && p->n_in == 2 &&
         rlx_fuse_private(g, u, cur, 1)) {
-        bool div = rlx_fuse_is_op(p, "Div");
+        bool div = rlx_fuse_is(p, RLX_OP_Div);
         int k = -1;
         for (int j = 0; j < 2 && k < 0; j++) {
             const rlx_value *c = &g->values[p->in[j]];
@@ -181,7 +182,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
     if (rlx_fuse_private(g, u, y, 1)) {
         const rlx_node *ty = &g->nodes[rlx_fuse_user(u, y, 0)];
         size_t np;
-        const int64_t *perm = rlx_fuse_is_op(ty, "Transpose") && ty->n_in == 1 && ty->n_out == 1 && ty->out[0] >= 0
+        const int64_t *perm = rlx_fuse_is(ty, RLX_OP_Transpose) && ty->n_in == 1 && ty->n_out == 1 && ty->out[0] >= 0
                                   ? rlx_attr_ints(ty, "perm", &np)
                                   : NULL;
         if (perm && np == (size_t)r && f32_static(&g->values[ty->out[0]])) {

@@ -52,7 +52,7 @@ static rlx_status try_residual(rlx_graph *g, const rlx_fuse_users *u, int p, rlx
     const rlx_value *xv = &g->values[x];
     if (xv->dtype != RLX_DTYPE_F32 || !rlx_value_is_static(xv) || !rlx_fuse_private(g, u, x, 1)) return RLX_OK;
     const rlx_node *A = &g->nodes[rlx_fuse_user(u, x, 0)];
-    if (!rlx_fuse_is_op(A, "Add") || A->version < 7 || A->n_out != 1 || A->out[0] < 0) return RLX_OK;
+    if (!rlx_fuse_is(A, RLX_OP_Add) || A->version < 7 || A->n_out != 1 || A->out[0] < 0) return RLX_OK;
     int r = other_input(A, x);
     if (r < 0) return RLX_OK;
     const rlx_value *rv = &g->values[r];

@@ -63,6 +63,8 @@ bool rlx_fuse_is_op(const rlx_node *n, const char *op) {
     return n && !n->dead && (!n->domain || !*n->domain) && strcmp(n->op_type, op) == 0;
 }
 
+bool rlx_fuse_is(const rlx_node *n, rlx_op_id op) { return n && !n->dead && n->op == op; }
+
 rlx_node *rlx_fuse_producer(const rlx_graph *g, int v) {
     if (v < 0 || (size_t)v >= g->n_values) return NULL;
     int p = g->values[v].producer;

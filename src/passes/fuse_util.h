@@ -53,6 +53,9 @@ rlx_status rlx_fuse_each_anchor(rlx_graph *g, const char *anchor_op, rlx_fuse_on
 
 /* True when n is a live node of the default domain with op type `op`. */
 bool rlx_fuse_is_op(const rlx_node *n, const char *op);
+/* True when n is a live node of op `op` (RLX_OP_Add, ...; exact, domain
+ * included). */
+bool rlx_fuse_is(const rlx_node *n, rlx_op_id op);
 
 /* The producer node of value v when it is live, else NULL. */
 rlx_node *rlx_fuse_producer(const rlx_graph *g, int v);

@@ -13,10 +13,11 @@
 #include "passes/passes.h"
 
 static bool is_legacy_binary(const rlx_node *n) {
-    static const char *const ops[] = { "Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less" };
-    if (*n->domain || n->version >= 7 || n->n_in != 2) return false;
+    static const rlx_op_id ops[] = { RLX_OP_Add, RLX_OP_Sub, RLX_OP_Mul, RLX_OP_Div, RLX_OP_Pow, RLX_OP_And,
+                                     RLX_OP_Or, RLX_OP_Xor, RLX_OP_Equal, RLX_OP_Greater, RLX_OP_Less };
+    if (n->version >= 7 || n->n_in != 2) return false;
     for (size_t i = 0; i < RLX_ARRAY_LEN(ops); i++)
-        if (strcmp(n->op_type, ops[i]) == 0) return true;
+        if (n->op == ops[i]) return true;
     return false;
 }
 
@@ -30,7 +31,7 @@ rlx_status rlx_pass_legacy(rlx_graph *g, int *changed) {
         int64_t axis;
         if (is_legacy_binary(n) && rlx_attr_int(n, "broadcast", 0) != 0) {
             axis = rlx_attr_int(n, "axis", a->rank - b->rank);
-        } else if (!*n->domain && strcmp(n->op_type, "PRelu") == 0 && n->version < 7 && b->rank == 1 &&
+        } else if (n->op == RLX_OP_PRelu && n->version < 7 && b->rank == 1 &&
                    a->rank > 2 && b->dims[0] != 1) {
             axis = 1; /* PRelu-6: a slope of C values applies along the channel axis */
         } else {

@@ -248,7 +248,7 @@ static rlx_status take_slice(const rlx_tensor *t, int axis, int64_t j, rlx_tenso
 
 static rlx_status k_scan(rlx_cpu_kctx *k) {
     const rlx_graph *body = body_attr(k->n, "body");
-    int m = (int)rlx_attr_int(k->n, "num_scan_inputs", 0);
+    int m = (int)rlx_param_int(k->n, "num_scan_inputs");
     int n_state = k->n->n_in - m;
     int n_scan_out = k->n->n_out - n_state;
     if (!body || m < 1 || n_state < 0 || n_scan_out < 0 || (int)body->n_outputs != k->n->n_out)

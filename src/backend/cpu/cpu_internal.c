@@ -159,8 +159,8 @@ static rlx_status attn_resolve(rlx_cpu_kctx *k, attn_geom *g) {
         if (y->dims[i] != l->y_phys[i])
             return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "the output does not have the layout's shape");
     g->r = r;
-    g->div = rlx_attr_int(k->n, "scale_div", 0) != 0;
-    g->scale = rlx_attr_float(k->n, "scale", 1.0f);
+    g->div = rlx_param_int(k->n, "scale_div") != 0;
+    g->scale = rlx_param_float(k->n, "scale");
     g->nb = prod(l->qd, 0, r - 2);
     g->sq = (size_t)l->qd[r - 2];
     g->d = (size_t)l->qd[r - 1];

@@ -22,6 +22,7 @@
 #include "base/parallel.h"
 #include "base/tensor.h"
 #include "ir/ops/ops.h"
+#include "ir/ops/reduce_geom.h"
 
 /* Elements of an integer tensor as int64 (a copy, freed by the caller). */
 static rlx_status load_i64(const rlx_cpu_kctx *k, const rlx_tensor *t, int64_t **out) {
@@ -376,7 +377,7 @@ typedef enum sm_kind { SM_SOFTMAX, SM_LOGSOFTMAX, SM_HARDMAX } sm_kind;
 static rlx_status softmax_run(rlx_cpu_kctx *k, sm_kind kind) {
     const rlx_tensor *xt = k->in[0];
     int v = k->n->version;
-    int64_t axis_attr = rlx_attr_int(k->n, "axis", v >= 13 ? -1 : 1);
+    int64_t axis_attr = rlx_softmax_axis(k->n);
     int ax;
     if (!rlx_norm_axis(axis_attr, xt->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis_attr,

@@ -106,7 +106,7 @@ static rlx_status k_quantize(rlx_cpu_kctx *k) {
     RLX_TRY(gran_setup(k, x, s, zp, &L));
     rlx_dtype prec = s->dtype;
     if (k->n->version < 19 || !(prec == RLX_DTYPE_F16 || prec == RLX_DTYPE_BF16)) prec = RLX_DTYPE_F32;
-    int64_t pa = k->n->version >= 23 ? rlx_attr_int(k->n, "precision", 0) : 0;
+    int64_t pa = k->n->version >= 23 ? rlx_param_int(k->n, "precision") : 0;
     if (pa) prec = (rlx_dtype)pa;
     double lo, hi;
     q_range(y->dtype, &lo, &hi);

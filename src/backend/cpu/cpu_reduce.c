@@ -401,11 +401,11 @@ static rlx_status arg_run(rlx_cpu_kctx *k, bool is_max) {
     const rlx_tensor *x = k->in[0];
     int64_t *py = k->out[0]->data;
     int ax;
-    int64_t axis = rlx_attr_int(k->n, "axis", 0);
+    int64_t axis = rlx_param_int(k->n, "axis");
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for an input of rank %d",
                             (long long)axis, x->rank);
-    bool last = rlx_attr_int(k->n, "select_last_index", 0) != 0;
+    bool last = rlx_param_int(k->n, "select_last_index") != 0;
     size_t outer = prod_dims(x->dims, 0, ax), len = (size_t)x->dims[ax], inner = prod_dims(x->dims, ax + 1, x->rank);
     RLX_TRY(check_out(k, 0, outer * inner));
     if (len == 0 && outer * inner > 0)
@@ -492,7 +492,7 @@ static rlx_status norm_rows(rlx_cpu_kctx *k, bool rms) {
     rlx_tensor *mean_out = (!rms && k->n->n_out > 1) ? k->out[1] : NULL;
     rlx_tensor *inv_out = (!rms && k->n->n_out > 2) ? k->out[2] : NULL;
     int ax;
-    int64_t axis = rlx_attr_int(k->n, "axis", -1);
+    int64_t axis = rlx_param_int(k->n, "axis");
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for an input of rank %d",
                             (long long)axis, x->rank);
@@ -560,7 +560,7 @@ static rlx_status k_group_norm(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     if (x->rank < 2)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
-    int64_t g = rlx_attr_int(k->n, "num_groups", 0);
+    int64_t g = rlx_param_int(k->n, "num_groups");
     size_t nb = (size_t)x->dims[0], ch = (size_t)x->dims[1], sp = prod_dims(x->dims, 2, x->rank);
     if (g <= 0 || ch % (size_t)g != 0)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "num_groups %lld does not divide the %zu channels",
@@ -589,7 +589,7 @@ static rlx_status k_group_norm(rlx_cpu_kctx *k) {
 static rlx_status k_lp_norm(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
-    int64_t p = rlx_attr_int(k->n, "p", 2), axis = rlx_attr_int(k->n, "axis", -1);
+    int64_t p = rlx_param_int(k->n, "p"), axis = rlx_param_int(k->n, "axis");
     int ax;
     if (p != 1 && p != 2)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "p is %lld; only 1 and 2 are defined", (long long)p);
@@ -655,7 +655,7 @@ static rlx_status k_mvn(rlx_cpu_kctx *k) {
 static rlx_status k_lrn(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
-    int64_t size = rlx_attr_int(k->n, "size", 0);
+    int64_t size = rlx_param_int(k->n, "size");
     if (size <= 0) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "size is %lld", (long long)size);
     if (x->rank < 2)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);

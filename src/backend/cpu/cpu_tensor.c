@@ -196,7 +196,7 @@ static rlx_status k_transpose(rlx_cpu_kctx *k) {
 static rlx_status k_concat(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     int ax;
-    if (!rlx_norm_axis(rlx_attr_int(k->n, "axis", 0), y->rank, &ax))
+    if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), y->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
     size_t es = rlx_dtype_size(y->dtype);
     size_t outer = span(y->dims, 0, ax), inner = span(y->dims, ax + 1, y->rank);
@@ -220,7 +220,7 @@ static rlx_status k_concat(rlx_cpu_kctx *k) {
 static rlx_status k_split(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     int ax, n_out = k->n->n_out;
-    if (!rlx_norm_axis(rlx_attr_int(k->n, "axis", 0), x->rank, &ax))
+    if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
     int64_t buf[256], *sizes = malloc(((size_t)n_out + 1) * sizeof *sizes);
     if (!sizes) return oom(k);
@@ -322,7 +322,7 @@ static rlx_status k_gather(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *idx = k->in[1];
     rlx_tensor *y = k->out[0];
     int ax;
-    if (!rlx_norm_axis(rlx_attr_int(k->n, "axis", 0), x->rank, &ax))
+    if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
     size_t es = rlx_dtype_size(x->dtype);
     size_t outer = span(x->dims, 0, ax), inner = span(x->dims, ax + 1, x->rank), n = numel_of(idx);
@@ -343,7 +343,7 @@ static rlx_status k_gather_elements(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *idx = k->in[1];
     rlx_tensor *y = k->out[0];
     int ax, r = x->rank;
-    if (idx->rank != r || !rlx_norm_axis(rlx_attr_int(k->n, "axis", 0), r, &ax))
+    if (idx->rank != r || !rlx_norm_axis(rlx_param_int(k->n, "axis"), r, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "indices rank or axis do not match the data");
     for (int a = 0; a < r; a++)
         if (a != ax && idx->dims[a] > x->dims[a])
@@ -371,7 +371,7 @@ static rlx_status k_gather_elements(rlx_cpu_kctx *k) {
 static rlx_status k_gather_nd(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *idx = k->in[1];
     rlx_tensor *y = k->out[0];
-    int b = (int)(k->n->version >= 12 ? rlx_attr_int(k->n, "batch_dims", 0) : 0);
+    int b = (int)(k->n->version >= 12 ? rlx_param_int(k->n, "batch_dims") : 0);
     int q = idx->rank;
     if (q < 1 || b < 0 || b >= q || b >= x->rank) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "bad ranks");
     int64_t m = idx->dims[q - 1];
@@ -400,7 +400,7 @@ static rlx_status k_gather_nd(rlx_cpu_kctx *k) {
 typedef enum red_op { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } red_op;
 
 static rlx_status red_of(rlx_cpu_kctx *k, red_op *r) {
-    const char *s = rlx_attr_str(k->n, "reduction", "none");
+    const char *s = rlx_param_str(k->n, "reduction");
     if (strcmp(s, "none") == 0) *r = RED_NONE;
     else if (strcmp(s, "add") == 0) *r = RED_ADD;
     else if (strcmp(s, "mul") == 0) *r = RED_MUL;
@@ -436,7 +436,7 @@ static rlx_status k_scatter_elements(rlx_cpu_kctx *k) {
     red_op r;
     RLX_TRY(red_of(k, &r));
     int ax, rank = x->rank;
-    if (idx->rank != rank || !rlx_norm_axis(rlx_attr_int(k->n, "axis", 0), rank, &ax) ||
+    if (idx->rank != rank || !rlx_norm_axis(rlx_param_int(k->n, "axis"), rank, &ax) ||
         !rlx_shape_equal(idx->dims, idx->rank, u->dims, u->rank))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "indices, updates and data do not match");
     for (int a = 0; a < rank; a++)
@@ -546,7 +546,7 @@ static rlx_status k_pad(rlx_cpu_kctx *k) {
         if (!p || np > 4 * RLX_MAX_RANK) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "pads");
         memcpy(pads, p, np * sizeof *p);
         rlx_tensor f = { .dtype = x->dtype, .rank = 0, .data = fill, .nbytes = es };
-        rlx_tensor_set_f64(&f, 0, rlx_attr_float(k->n, "value", 0.0f));
+        rlx_tensor_set_f64(&f, 0, rlx_param_float(k->n, "value"));
     } else {
         RLX_TRY(read_ints(k, kin(k, 1), "pads", pads, 4 * RLX_MAX_RANK, &np));
         const rlx_tensor *cv = kin(k, 2);
@@ -676,10 +676,10 @@ static rlx_status k_compress(rlx_cpu_kctx *k) {
 static rlx_status k_depth_to_space(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
-    int64_t b = rlx_attr_int(k->n, "blocksize", 1);
+    int64_t b = rlx_param_int(k->n, "blocksize");
     if (x->rank != 4 || b < 1 || x->dims[1] % (b * b)) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "bad input shape");
     int64_t n = x->dims[0], c = x->dims[1] / (b * b), h = x->dims[2], w = x->dims[3];
-    bool crd = k->n->version >= 11 && strcmp(rlx_attr_str(k->n, "mode", "DCR"), "CRD") == 0;
+    bool crd = k->n->version >= 11 && strcmp(rlx_param_str(k->n, "mode"), "CRD") == 0;
     int64_t od[4] = { n, c, h * b, w * b };
     RLX_TRY(check_dims(k, y, 4, od));
     if (crd) {
@@ -695,7 +695,7 @@ static rlx_status k_depth_to_space(rlx_cpu_kctx *k) {
 static rlx_status k_space_to_depth(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
-    int64_t b = rlx_attr_int(k->n, "blocksize", 1);
+    int64_t b = rlx_param_int(k->n, "blocksize");
     if (x->rank != 4 || b < 1 || x->dims[2] % b || x->dims[3] % b)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "bad input shape");
     int64_t n = x->dims[0], c = x->dims[1], h = x->dims[2] / b, w = x->dims[3] / b;
@@ -710,7 +710,7 @@ static rlx_status k_space_to_depth(rlx_cpu_kctx *k) {
 static rlx_status k_reverse_sequence(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *lens = k->in[1];
     rlx_tensor *y = k->out[0];
-    int ba = (int)rlx_attr_int(k->n, "batch_axis", 1), ta = (int)rlx_attr_int(k->n, "time_axis", 0);
+    int ba = (int)rlx_param_int(k->n, "batch_axis"), ta = (int)rlx_param_int(k->n, "time_axis");
     if (x->rank < 2 || (ba != 0 && ba != 1) || ta != 1 - ba)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "bad axes");
     int64_t B = x->dims[ba], T = x->dims[ta];
@@ -746,7 +746,7 @@ static rlx_status k_range(rlx_cpu_kctx *k) {
     RLX_TRY(rlx_range_count(k->n, fl, fs, rlx_tensor_get_f64(l, 0), fd, is, rlx_tensor_get_i64(l, 0), id, &n));
     RLX_TRY(check_dims(k, y, 1, &n));
     bool half = y->dtype == RLX_DTYPE_F16 || y->dtype == RLX_DTYPE_BF16;
-    bool stash_t = half && k->n->version >= 27 && rlx_attr_int(k->n, "stash_type", 1) == 0;
+    bool stash_t = half && k->n->version >= 27 && rlx_param_int(k->n, "stash_type") == 0;
     rlx_tensor tmp = { .dtype = y->dtype, .rank = 0 };
     uint16_t bits;
     tmp.data = &bits;
@@ -771,7 +771,7 @@ static rlx_status k_onehot(rlx_cpu_kctx *k) {
     if (!(dv >= 1 && dv < 4.0e18)) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "depth %g must be positive", dv);
     int64_t depth = (int64_t)dv;
     int ax;
-    if (!rlx_norm_axis(rlx_attr_int(k->n, "axis", -1), idx->rank + 1, &ax))
+    if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), idx->rank + 1, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
     size_t outer = span(idx->dims, 0, ax), inner = span(idx->dims, ax, idx->rank), es = rlx_dtype_size(y->dtype);
     if (numel_of(y) != outer * (size_t)depth * inner) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output size mismatch");
@@ -799,7 +799,7 @@ static rlx_status k_trilu(rlx_cpu_kctx *k) {
         if (numel_of(kin(k, 1)) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "k must be a scalar");
         kk = rlx_tensor_get_i64(kin(k, 1), 0);
     }
-    bool upper = rlx_attr_int(k->n, "upper", 1) != 0;
+    bool upper = rlx_param_int(k->n, "upper") != 0;
     int64_t N = x->dims[x->rank - 2], M = x->dims[x->rank - 1];
     size_t es = rlx_dtype_size(x->dtype), mats = span(x->dims, 0, x->rank - 2);
     for (size_t b = 0; b < mats; b++)
@@ -818,7 +818,7 @@ static rlx_status k_trilu(rlx_cpu_kctx *k) {
 static rlx_status k_eye_like(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     if (y->rank != 2) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input must be 2-D");
-    int64_t kk = rlx_attr_int(k->n, "k", 0), N = y->dims[0], M = y->dims[1];
+    int64_t kk = rlx_param_int(k->n, "k"), N = y->dims[0], M = y->dims[1];
     memset(y->data, 0, numel_of(y) * rlx_dtype_size(y->dtype));
     if (kk >= M || kk <= -N) return RLX_OK; /* the diagonal misses the matrix */
     for (int64_t i = 0; i < N; i++) {
@@ -839,7 +839,7 @@ static rlx_status k_cumsum(rlx_cpu_kctx *k) {
     int64_t axis = rlx_tensor_get_i64(axt, 0);
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
-    bool excl = rlx_attr_int(k->n, "exclusive", 0) != 0, rev = rlx_attr_int(k->n, "reverse", 0) != 0;
+    bool excl = rlx_param_int(k->n, "exclusive") != 0, rev = rlx_param_int(k->n, "reverse") != 0;
     size_t outer = span(x->dims, 0, ax), A = (size_t)x->dims[ax], inner = span(x->dims, ax + 1, x->rank);
     bool f32 = x->dtype == RLX_DTYPE_F32, fl = rlx_dtype_is_float(x->dtype);
     for (size_t o = 0; o < outer; o++)
@@ -948,11 +948,11 @@ static rlx_status k_topk(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *yv = k->out[0], *yi = kout(k, 1);
     int ax;
-    if (!rlx_norm_axis(rlx_attr_int(k->n, "axis", -1), x->rank, &ax))
+    if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
     int64_t kk;
     if (k->n->version < 10) {
-        kk = rlx_attr_int(k->n, "k", -1);
+        kk = rlx_param_int(k->n, "k"); /* given: inference requires it before version 10 */
     } else {
         if (!kin(k, 1) || numel_of(kin(k, 1)) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "k must hold one value");
         kk = rlx_tensor_get_i64(kin(k, 1), 0);
@@ -965,7 +965,7 @@ static rlx_status k_topk(rlx_cpu_kctx *k) {
     od[ax] = kk;
     if (yv) RLX_TRY(check_dims(k, yv, x->rank, od));
     if (yi) RLX_TRY(check_dims(k, yi, x->rank, od));
-    bool largest = k->n->version < 11 || rlx_attr_int(k->n, "largest", 1) != 0;
+    bool largest = k->n->version < 11 || rlx_param_int(k->n, "largest") != 0;
     size_t outer = span(x->dims, 0, ax), A = (size_t)x->dims[ax], inner = span(x->dims, ax + 1, x->rank);
     size_t es = rlx_dtype_size(x->dtype), K = (size_t)kk;
     keys ky;
@@ -1018,7 +1018,7 @@ static int by_first(const void *vc, int64_t a, int64_t b) {
 static rlx_status k_unique(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     const rlx_node_attr *aa = rlx_node_attr_find(k->n, "axis");
-    bool sorted = rlx_attr_int(k->n, "sorted", 1) != 0;
+    bool sorted = rlx_param_int(k->n, "sorted") != 0;
     int ax = 0;
     size_t outer = 1, inner = 1, A = numel_of(x);
     if (aa) {

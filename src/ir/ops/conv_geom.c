@@ -54,7 +54,7 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
     for (int i = 0; i < nsp; i++) g->in[i] = x[2 + i];
 
     /* kernel shape and channels */
-    g->group = kind == RLX_GEOM_POOL ? 1 : rlx_attr_int(n, "group", 1);
+    g->group = kind == RLX_GEOM_POOL ? 1 : rlx_param_int(n, "group");
     if (g->group < 1) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: group %lld must be >= 1", desc, (long long)g->group);
     size_t kcnt;
     const int64_t *ks = rlx_attr_ints(n, "kernel_shape", &kcnt);
@@ -126,9 +126,9 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
         if (g->k[i] > GEOM_ATTR_MAX) /* a weight dim: its tensor is already large beyond use */
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: kernel dim %d is %lld, above %lld", desc, i,
                             (long long)g->k[i], (long long)GEOM_ATTR_MAX);
-    g->ceil_mode = rlx_attr_int(n, "ceil_mode", 0) != 0;
-    g->count_include_pad = rlx_attr_int(n, "count_include_pad", 0) != 0;
-    const char *ap = rlx_attr_str(n, "auto_pad", "NOTSET");
+    g->ceil_mode = rlx_param_int(n, "ceil_mode") != 0;
+    g->count_include_pad = rlx_param_int(n, "count_include_pad") != 0;
+    const char *ap = rlx_param_str(n, "auto_pad");
     bool same_upper = strcmp(ap, "SAME_UPPER") == 0, same_lower = strcmp(ap, "SAME_LOWER") == 0;
     bool valid = strcmp(ap, "VALID") == 0;
     if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET") != 0)

@@ -11,6 +11,13 @@
 
 #define RLX_CONV_MAX_SPATIAL 3
 
+/* The schema attributes of Conv, ConvTranspose, ConvInteger and QLinearConv
+ * (their rows in ops_nn.def, ops_quant.def), with their defaults. */
+#define RLX_CONV_ATTRS                                                                                      \
+    RLX_ATTR_DEF_STRING("auto_pad", "NOTSET"), { "dilations", RLX_ATTR_INTS, false },                      \
+    RLX_ATTR_DEF_INT("group", 1), { "kernel_shape", RLX_ATTR_INTS, false }, { "pads", RLX_ATTR_INTS, false }, \
+    { "strides", RLX_ATTR_INTS, false }
+
 typedef enum rlx_conv_kind {
     RLX_GEOM_CONV,
     RLX_GEOM_CONV_TRANSPOSE,

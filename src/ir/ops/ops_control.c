@@ -123,7 +123,7 @@ done:
 static rlx_status infer_scan(rlx_infer_ctx *c) {
     const rlx_graph *b = body_attr(c->n, "body");
     if (!b) return rlx_ictx_fail(c, "attribute 'body' must be a graph");
-    int64_t m = rlx_attr_int(c->n, "num_scan_inputs", -1);
+    int64_t m = rlx_param_int(c->n, "num_scan_inputs");
     int n_state = (m >= 1 && m <= c->n->n_in) ? c->n->n_in - (int)m : -1;
     if (n_state < 0 || (int)b->n_inputs != c->n->n_in || c->n->n_out != (int)b->n_outputs)
         return rlx_ictx_fail(c, "num_scan_inputs %lld and the body's %zu inputs / %zu outputs do not fit the node",

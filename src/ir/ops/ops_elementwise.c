@@ -76,7 +76,7 @@ static rlx_status broadcast_all(rlx_infer_ctx *c, rlx_dtype dt, int first, int c
  * PRelu-6's slope applies per channel. The output has A's shape. */
 static bool legacy_same_as_a(const rlx_infer_ctx *c) {
     if (c->n->version >= 7 || c->n->n_in != 2) return false;
-    return rlx_attr_int(c->n, "broadcast", 0) != 0 || strcmp(c->n->op_type, "PRelu") == 0;
+    return rlx_attr_int(c->n, "broadcast", 0) != 0 || c->n->op == RLX_OP_PRelu;
 }
 
 static rlx_status legacy_out(rlx_infer_ctx *c, rlx_dtype dt) {
@@ -136,7 +136,7 @@ static rlx_status infer_bitwise(rlx_infer_ctx *c) {
 
 static rlx_status infer_cast(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
-    int64_t to = rlx_attr_int(c->n, "to", 0);
+    int64_t to = rlx_param_int(c->n, "to");
     if (rlx_dtype_size((rlx_dtype)to) == 0)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: cast to dtype %lld is not supported", rlx_node_desc(c->n),
                         (long long)to);

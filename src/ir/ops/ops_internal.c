@@ -59,7 +59,7 @@ rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p) {
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: instruction %d: a Where condition must be an input",
                             rlx_node_desc(n), k);
     }
-    int64_t dt = rlx_attr_int(n, "dtype", RLX_DTYPE_F32);
+    int64_t dt = rlx_param_int(n, "dtype");
     if (dt != RLX_DTYPE_F32 && dt != RLX_DTYPE_F16 && dt != RLX_DTYPE_BF16)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output dtype %lld is not f32, f16 or bf16", rlx_node_desc(n),
                         (long long)dt);
@@ -204,7 +204,7 @@ rlx_status rlx_attn_layout_of(const rlx_node *n, int r, const int64_t *q, const 
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: a layout attribute is not a permutation of %d axes",
                         rlx_node_desc(n), r);
     o->r = r;
-    o->kt = rlx_attr_int(n, "k_transposed", 0) != 0;
+    o->kt = rlx_param_int(n, "k_transposed") != 0;
     permute(q, r, qp, o->qd, o->qs);
     permute(k, r, kp, o->kd, o->ks);
     permute(v, r, vp, o->vd, o->vs);

@@ -8,13 +8,14 @@
 #include "base/tensor.h"
 #include "ir/ops/conv_geom.h"
 #include "ir/ops/ops.h"
+#include "ir/ops/reduce_geom.h"
 #include "ir/ops/resize_geom.h"
 
 /* ------------------------------------------------------------ conv, pools */
 
 static bool is_pool_int_ok(const rlx_node *n, rlx_dtype dt) {
     /* MaxPool-12 added int8 and uint8 */
-    return strcmp(n->op_type, "MaxPool") == 0 && n->version >= 12 && (dt == RLX_DTYPE_I8 || dt == RLX_DTYPE_U8);
+    return n->op == RLX_OP_MaxPool && n->version >= 12 && (dt == RLX_DTYPE_I8 || dt == RLX_DTYPE_U8);
 }
 
 static rlx_status infer_conv_like(rlx_infer_ctx *c, rlx_conv_kind kind) {
@@ -77,8 +78,8 @@ static rlx_status infer_conv(rlx_infer_ctx *c) {
 }
 static rlx_status infer_conv_transpose(rlx_infer_ctx *c) { return infer_conv_like(c, RLX_GEOM_CONV_TRANSPOSE); }
 static rlx_status infer_pool(rlx_infer_ctx *c) {
-    if (strcmp(c->n->op_type, "LpPool") == 0 && rlx_attr_int(c->n, "p", 2) < 1)
-        return rlx_ictx_fail(c, "p must be >= 1, got %lld", (long long)rlx_attr_int(c->n, "p", 2));
+    if (c->n->op == RLX_OP_LpPool && rlx_param_int(c->n, "p") < 1)
+        return rlx_ictx_fail(c, "p must be >= 1, got %lld", (long long)rlx_param_int(c->n, "p"));
     return infer_conv_like(c, RLX_GEOM_POOL);
 }
 
@@ -87,8 +88,8 @@ static rlx_status infer_global_pool(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     if (!rlx_dtype_is_float(x->dtype))
         return rlx_ictx_fail(c, "input has dtype %s, expected a float type", rlx_dtype_name(x->dtype));
-    if (strcmp(c->n->op_type, "GlobalLpPool") == 0 && rlx_attr_int(c->n, "p", 2) < 1)
-        return rlx_ictx_fail(c, "p must be >= 1, got %lld", (long long)rlx_attr_int(c->n, "p", 2));
+    if (c->n->op == RLX_OP_GlobalLpPool && rlx_param_int(c->n, "p") < 1)
+        return rlx_ictx_fail(c, "p must be >= 1, got %lld", (long long)rlx_param_int(c->n, "p"));
     if (x->rank < 0) {
         rlx_ictx_set_out_unknown(c, 0, x->dtype);
         return RLX_OK;
@@ -109,7 +110,7 @@ static rlx_status infer_global_pool(rlx_infer_ctx *c) {
 static rlx_status infer_batchnorm(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     int v = c->n->version;
-    if (v >= 14 && rlx_attr_int(c->n, "training_mode", 0) != 0)
+    if (v >= 14 && rlx_param_int(c->n, "training_mode") != 0)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: training_mode=1 is not supported (rlx runs inference only)",
                         rlx_node_desc(c->n));
     for (int i = 1; i < c->n->n_out; i++)
@@ -121,7 +122,7 @@ static rlx_status infer_batchnorm(rlx_infer_ctx *c) {
     if (!rlx_dtype_is_float(x->dtype))
         return rlx_ictx_fail(c, "input has dtype %s, expected a float type", rlx_dtype_name(x->dtype));
     static const char *names[5] = { "X", "scale", "B", "mean", "var" };
-    bool spatial = v >= 9 || rlx_attr_int(c->n, "spatial", 1) != 0;
+    bool spatial = v >= 9 || rlx_param_int(c->n, "spatial") != 0;
     for (int i = 1; i < 5; i++) {
         const rlx_value *p = rlx_ictx_in(c, i);
         if (!p) return rlx_ictx_fail(c, "input %s is required", names[i]);
@@ -235,7 +236,7 @@ static rlx_status infer_softmax(rlx_infer_ctx *c) {
     if (!rlx_dtype_is_float(x->dtype))
         return rlx_ictx_fail(c, "input has dtype %s, expected a float type", rlx_dtype_name(x->dtype));
     if (x->rank >= 0) {
-        int64_t axis = rlx_attr_int(c->n, "axis", c->n->version >= 13 ? -1 : 1);
+        int64_t axis = rlx_softmax_axis(c->n);
         int ax;
         if (!rlx_norm_axis(axis, x->rank, &ax))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
@@ -293,7 +294,7 @@ static bool known_empty(const rlx_value *v) {
 static rlx_status infer_resize(rlx_infer_ctx *c) {
     const rlx_node *n = c->n;
     const rlx_value *x = rlx_ictx_in(c, 0);
-    bool upsample = strcmp(n->op_type, "Upsample") == 0;
+    bool upsample = n->op == RLX_OP_Upsample;
     int v = n->version;
     if (x->rank < 0) {
         rlx_ictx_set_out_unknown(c, 0, x->dtype);
@@ -364,11 +365,6 @@ static rlx_status infer_resize(rlx_infer_ctx *c) {
 }
 
 /* ------------------------------------------------------------ the table */
-
-#define CONV_ATTRS                                                                                   \
-    { "auto_pad", RLX_ATTR_STRING, false }, { "dilations", RLX_ATTR_INTS, false },                    \
-    { "group", RLX_ATTR_INT, false }, { "kernel_shape", RLX_ATTR_INTS, false },                       \
-    { "pads", RLX_ATTR_INTS, false }, { "strides", RLX_ATTR_INTS, false }
 
 #define SOFTMAX_LIKE                                                                                    \
     .versions = { 1, 11, 13 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, .infer = infer_softmax, \

@@ -110,8 +110,8 @@ rlx_status rlx_quant_resolve_gran(const rlx_node *n, const int64_t *x, int xr, c
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: zero point has shape %s, scale has %s; they must match", desc,
                             shape_q(zp, zr, a, sizeof a), shape_q(s, sr, b, sizeof b));
     }
-    int64_t block = n->version >= 21 ? rlx_attr_int(n, "block_size", 0) : 0;
-    int64_t axis_attr = n->version >= 13 ? rlx_attr_int(n, "axis", 1) : 1;
+    int64_t block = n->version >= 21 ? rlx_param_int(n, "block_size") : 0;
+    int64_t axis_attr = n->version >= 13 ? rlx_param_int(n, "axis") : 1;
     if (block < 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: block_size %lld is negative", desc, (long long)block);
     if (block > 0) {
         g->mode = RLX_QUANT_BLOCKED;
@@ -224,7 +224,7 @@ static rlx_status infer_quantize(rlx_infer_ctx *c) {
     RLX_TRY(check_input(c, 2, "input y_zero_point", v >= 21 ? q16() : q8()));
     const rlx_value *zp = rlx_ictx_in(c, 2);
     rlx_dtype out = zp ? zp->dtype : RLX_DTYPE_U8;
-    int64_t od = v >= 21 ? rlx_attr_int(n, "output_dtype", 0) : 0;
+    int64_t od = v >= 21 ? rlx_param_int(n, "output_dtype") : 0;
     if (od) {
         RLX_TRY(check_type(n, "output_dtype", od, q16()));
         if (zp && zp->dtype != (rlx_dtype)od)
@@ -232,7 +232,7 @@ static rlx_status infer_quantize(rlx_infer_ctx *c) {
                                  rlx_dtype_name(zp->dtype));
         out = (rlx_dtype)od;
     }
-    int64_t prec = v >= 23 ? rlx_attr_int(n, "precision", 0) : 0;
+    int64_t prec = v >= 23 ? rlx_param_int(n, "precision") : 0;
     if (prec) RLX_TRY(check_type(n, "precision", prec, SET(k_precisions)));
     if (v < 23 && v >= 19) {
         const rlx_value *x = rlx_ictx_in(c, 0), *s = rlx_ictx_in(c, 1);
@@ -256,7 +256,7 @@ static rlx_status infer_dequantize(rlx_infer_ctx *c) {
     RLX_TRY(check_input(c, 1, "input x_scale", v >= 19 ? floats() : f32only()));
     RLX_TRY(check_same_type(c, 2, "x_zero_point", 0, "x"));
     rlx_dtype out = rlx_ictx_in(c, 1)->dtype;
-    int64_t od = v >= 23 ? rlx_attr_int(n, "output_dtype", 0) : 0;
+    int64_t od = v >= 23 ? rlx_param_int(n, "output_dtype") : 0;
     if (od) {
         RLX_TRY(check_type(n, "output_dtype", od, floats()));
         out = (rlx_dtype)od;
@@ -416,11 +416,6 @@ static rlx_status infer_qlinear_conv(rlx_infer_ctx *c) {
     }
     return RLX_OK;
 }
-
-#define CONV_ATTRS                                                                                   \
-    { "auto_pad", RLX_ATTR_STRING, false }, { "dilations", RLX_ATTR_INTS, false },                    \
-    { "group", RLX_ATTR_INT, false }, { "kernel_shape", RLX_ATTR_INTS, false },                       \
-    { "pads", RLX_ATTR_INTS, false }, { "strides", RLX_ATTR_INTS, false }
 
 const rlx_op_def rlx_ops_quant[] = {
 #include "ir/ops/ops_quant.def"

@@ -24,7 +24,7 @@ static rlx_status need_float(rlx_infer_ctx *c, const rlx_value *x) {
  * when keepdims = 1 or when the axes input has a static length. */
 static rlx_status infer_reduce(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
-    bool minmax = strcmp(c->n->op_type, "ReduceMax") == 0 || strcmp(c->n->op_type, "ReduceMin") == 0;
+    bool minmax = c->n->op == RLX_OP_ReduceMax || c->n->op == RLX_OP_ReduceMin;
     if (!is_numeric(x->dtype) && !(minmax && x->dtype == RLX_DTYPE_BOOL))
         return rlx_ictx_fail(c, "input '%s' has dtype %s, expected a numeric type%s", x->name,
                              rlx_dtype_name(x->dtype), minmax ? " or bool" : "");
@@ -51,7 +51,7 @@ static rlx_status infer_reduce(rlx_infer_ctx *c) {
     } else {
         if (c->n->n_in > 1 && c->n->in[1] >= 0)
             return rlx_ictx_fail(c, "has an axes input, but before version %d axes are an attribute",
-                                 strcmp(c->n->op_type, "ReduceSum") == 0 ? 13 : 18);
+                                 c->n->op == RLX_OP_ReduceSum ? 13 : 18);
         const int64_t *at = rlx_attr_ints(c->n, "axes", &na);
         if (na > RLX_ARRAY_LEN(axes)) return rlx_ictx_fail(c, "attribute 'axes' has %zu values", na);
         if (na) memcpy(axes, at, na * sizeof *axes);
@@ -63,7 +63,7 @@ static rlx_status infer_reduce(rlx_infer_ctx *c) {
     int64_t dims[RLX_MAX_RANK];
     int32_t syms[RLX_MAX_RANK];
     if (!known) {
-        bool keepdims = rlx_attr_int(c->n, "keepdims", 1) != 0;
+        bool keepdims = rlx_param_int(c->n, "keepdims") != 0;
         int rank = -1;
         if (keepdims) {
             rank = x->rank;
@@ -102,11 +102,11 @@ static rlx_status infer_arg(rlx_infer_ctx *c) {
         rlx_ictx_set_out_unknown(c, 0, RLX_DTYPE_I64);
         return RLX_OK;
     }
-    int64_t axis = rlx_attr_int(c->n, "axis", 0);
+    int64_t axis = rlx_param_int(c->n, "axis");
     int ax;
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_ictx_fail(c, "axis %lld is out of range for an input of rank %d", (long long)axis, x->rank);
-    rlx_reduce_spec r = { .rank = x->rank, .n_axes = 1, .keepdims = rlx_attr_int(c->n, "keepdims", 1) != 0 };
+    rlx_reduce_spec r = { .rank = x->rank, .n_axes = 1, .keepdims = rlx_param_int(c->n, "keepdims") != 0 };
     r.axis[ax] = true;
     int64_t dims[RLX_MAX_RANK];
     int32_t syms[RLX_MAX_RANK];
@@ -166,7 +166,7 @@ static rlx_status infer_instance_norm(rlx_infer_ctx *c) {
 /* stash_type as a dtype (LayerNormalization-17, GroupNormalization-21,
  * RMSNormalization-23): default 1 (float). */
 static rlx_status stash_dtype(rlx_infer_ctx *c, rlx_dtype *out) {
-    int64_t st = rlx_attr_int(c->n, "stash_type", 1);
+    int64_t st = rlx_param_int(c->n, "stash_type");
     if (!rlx_dtype_is_float((rlx_dtype)st))
         return rlx_ictx_fail(c, "stash_type %lld is not a float type", (long long)st);
     *out = (rlx_dtype)st;
@@ -188,7 +188,7 @@ static rlx_status infer_layer_norm(rlx_infer_ctx *c) {
         rlx_ictx_set_out_unknown(c, 2, st);
         return RLX_OK;
     }
-    int64_t axis = rlx_attr_int(c->n, "axis", -1);
+    int64_t axis = rlx_param_int(c->n, "axis");
     int ax;
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_ictx_fail(c, "axis %lld is out of range for an input of rank %d", (long long)axis, x->rank);
@@ -210,7 +210,7 @@ static rlx_status infer_group_norm(rlx_infer_ctx *c) {
     RLX_TRY(need_float(c, x));
     rlx_dtype st = RLX_DTYPE_F32;
     RLX_TRY(stash_dtype(c, &st));
-    int64_t g = rlx_attr_int(c->n, "num_groups", 0);
+    int64_t g = rlx_param_int(c->n, "num_groups");
     if (g <= 0) return rlx_ictx_fail(c, "num_groups is %lld, expected a positive number", (long long)g);
     if (x->rank >= 0 && x->rank < 2)
         return rlx_ictx_fail(c, "input '%s' has rank %d, expected [N, C, ...]", x->name, x->rank);
@@ -227,9 +227,9 @@ static rlx_status infer_group_norm(rlx_infer_ctx *c) {
 static rlx_status infer_lp_norm(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     RLX_TRY(need_float(c, x));
-    int64_t p = rlx_attr_int(c->n, "p", 2);
+    int64_t p = rlx_param_int(c->n, "p");
     if (p != 1 && p != 2) return rlx_ictx_fail(c, "p is %lld; only 1 and 2 are defined", (long long)p);
-    int64_t axis = rlx_attr_int(c->n, "axis", -1);
+    int64_t axis = rlx_param_int(c->n, "axis");
     int ax;
     if (x->rank >= 0 && !rlx_norm_axis(axis, x->rank, &ax))
         return rlx_ictx_fail(c, "axis %lld is out of range for an input of rank %d", (long long)axis, x->rank);
@@ -262,7 +262,7 @@ static rlx_status infer_mvn(rlx_infer_ctx *c) {
 static rlx_status infer_lrn(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     RLX_TRY(need_float(c, x));
-    int64_t size = rlx_attr_int(c->n, "size", 0);
+    int64_t size = rlx_param_int(c->n, "size");
     if (size <= 0) return rlx_ictx_fail(c, "size is %lld, expected a positive number", (long long)size);
     if (x->rank >= 0 && x->rank < 2)
         return rlx_ictx_fail(c, "input '%s' has rank %d, expected [N, C, ...]", x->name, x->rank);
@@ -315,15 +315,15 @@ static rlx_status infer_einsum(rlx_infer_ctx *c) {
 /* ------------------------------------------------------------ the table */
 
 #define REDUCE_ATTRS \
-    { "axes", RLX_ATTR_INTS, false }, { "keepdims", RLX_ATTR_INT, false }, \
-    { "noop_with_empty_axes", RLX_ATTR_INT, false }
+    { "axes", RLX_ATTR_INTS, false }, RLX_ATTR_DEF_INT("keepdims", 1), \
+    RLX_ATTR_DEF_INT("noop_with_empty_axes", 0)
 #define REDUCE(...)                                                                                      \
     .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = 2, .min_out = 1, .max_out = 1, .infer = infer_reduce, \
     .attrs = { REDUCE_ATTRS }
 #define ARG                                                                                                     \
     .versions = { 1, 11, 12, 13 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, .infer = infer_arg,  \
-    .attrs = { { "axis", RLX_ATTR_INT, false }, { "keepdims", RLX_ATTR_INT, false },                          \
-               { "select_last_index", RLX_ATTR_INT, false } }
+    .attrs = { RLX_ATTR_DEF_INT("axis", 0), RLX_ATTR_DEF_INT("keepdims", 1),                                  \
+               RLX_ATTR_DEF_INT("select_last_index", 0) }
 
 const rlx_op_def rlx_ops_reduce[] = {
 #include "ir/ops/ops_reduce.def"

@@ -13,14 +13,14 @@
 rlx_status rlx_rnn_params_resolve(const rlx_node *n, rlx_rnn_params *p) {
     memset(p, 0, sizeof *p);
     const char *desc = rlx_node_desc(n);
-    if (strcmp(n->op_type, "LSTM") == 0) {
+    if (n->op == RLX_OP_LSTM) {
         p->kind = RLX_RNN_LSTM, p->gates = 4, p->n_acts = 3;
-    } else if (strcmp(n->op_type, "GRU") == 0) {
+    } else if (n->op == RLX_OP_GRU) {
         p->kind = RLX_RNN_GRU, p->gates = 3, p->n_acts = 2;
     } else {
         p->kind = RLX_RNN_SIMPLE, p->gates = 1, p->n_acts = 1;
     }
-    const char *dir = rlx_attr_str(n, "direction", "forward");
+    const char *dir = rlx_param_str(n, "direction");
     if (strcmp(dir, "forward") == 0) {
         p->num_dirs = 1;
     } else if (strcmp(dir, "reverse") == 0) {
@@ -32,27 +32,27 @@ rlx_status rlx_rnn_params_resolve(const rlx_node *n, rlx_rnn_params *p) {
                         "%s: direction '%s' is not one of forward, reverse, bidirectional", desc, dir);
     }
     p->hidden_size = -1;
-    if (rlx_node_attr_find(n, "hidden_size")) {
-        p->hidden_size = rlx_attr_int(n, "hidden_size", 0);
+    if (rlx_param_given(n, "hidden_size")) {
+        p->hidden_size = rlx_param_int(n, "hidden_size");
         if (p->hidden_size <= 0)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: hidden_size %lld must be positive", desc,
                             (long long)p->hidden_size);
     }
-    int64_t layout = rlx_attr_int(n, "layout", 0);
+    int64_t layout = rlx_param_int(n, "layout");
     if (layout != 0 && n->version < 14)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute layout exists from version 14 (this node is version %d)",
                         desc, n->version);
     if (layout != 0 && layout != 1)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: layout %lld must be 0 or 1", desc, (long long)layout);
     p->layout = (int)layout;
-    if (rlx_node_attr_find(n, "clip")) {
+    if (rlx_param_given(n, "clip")) {
         p->has_clip = true;
-        p->clip = rlx_attr_float(n, "clip", 0);
+        p->clip = rlx_param_float(n, "clip");
         if (!(p->clip > 0))
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: clip %g must be positive", desc, (double)p->clip);
     }
-    if (p->kind == RLX_RNN_LSTM) p->input_forget = rlx_attr_int(n, "input_forget", 0) != 0;
-    if (p->kind == RLX_RNN_GRU) p->linear_before_reset = rlx_attr_int(n, "linear_before_reset", 0) != 0;
+    if (p->kind == RLX_RNN_LSTM) p->input_forget = rlx_param_int(n, "input_forget") != 0;
+    if (p->kind == RLX_RNN_GRU) p->linear_before_reset = rlx_param_int(n, "linear_before_reset") != 0;
 
     /* activations: defaults, or the attribute (n_acts per direction) */
     static const char *const defaults[3][3] = { { "Tanh" }, { "Sigmoid", "Tanh" }, { "Sigmoid", "Tanh", "Tanh" } };
@@ -233,8 +233,8 @@ static rlx_status infer_rnn(rlx_infer_ctx *c) {
 #define RNN_ATTRS                                                                                               \
     { "activation_alpha", RLX_ATTR_FLOATS, false }, { "activation_beta", RLX_ATTR_FLOATS, false },               \
     { "activations", RLX_ATTR_STRINGS, false }, { "clip", RLX_ATTR_FLOAT, false },                               \
-    { "direction", RLX_ATTR_STRING, false }, { "hidden_size", RLX_ATTR_INT, false },                             \
-    { "layout", RLX_ATTR_INT, false }
+    RLX_ATTR_DEF_STRING("direction", "forward"), { "hidden_size", RLX_ATTR_INT, false },                             \
+    RLX_ATTR_DEF_INT("layout", 0)
 
 /* Inputs (ONNX order): X, W, R, B?, sequence_lens?, initial_h? (+ initial_c?,
  * P? for LSTM). Outputs, all optional: Y, Y_h (+ Y_c for LSTM). */

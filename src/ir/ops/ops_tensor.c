@@ -134,7 +134,7 @@ static rlx_status fail_st(const rlx_infer_ctx *c, rlx_status st, const char *fmt
  * the same input dim copied by a 0). */
 static rlx_status infer_reshape(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0), *sv = rlx_ictx_in(c, 1);
-    bool allowzero = c->n->version >= 14 && rlx_attr_int(c->n, "allowzero", 0) != 0;
+    bool allowzero = c->n->version >= 14 && rlx_param_int(c->n, "allowzero") != 0;
     int64_t sh[RLX_MAX_RANK];
     size_t r = 0;
     bool known;
@@ -225,7 +225,7 @@ static rlx_status infer_reshape(rlx_infer_ctx *c) {
 /* Flatten-1/9/11/13/21: axis in [-r, r] (negative from 11), output 2-D. */
 static rlx_status infer_flatten(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
-    int64_t axis = rlx_attr_int(c->n, "axis", 1);
+    int64_t axis = rlx_param_int(c->n, "axis");
     shp o;
     shp_dyn(&o, 2);
     if (x->rank >= 0) {
@@ -442,7 +442,7 @@ static rlx_status infer_split(rlx_infer_ctx *c) {
         return RLX_OK;
     }
     int ax;
-    int64_t axis = rlx_attr_int(c->n, "axis", 0);
+    int64_t axis = rlx_param_int(c->n, "axis");
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
     int64_t split_buf[256];
@@ -508,7 +508,7 @@ static rlx_status infer_gather(rlx_infer_ctx *c) {
         set_out_shp(c, 0, x->dtype, &o);
         return RLX_OK;
     }
-    int64_t axis = rlx_attr_int(c->n, "axis", 0);
+    int64_t axis = rlx_param_int(c->n, "axis");
     int ax;
     if (x->rank == 0) return rlx_ictx_fail(c, "data must have rank >= 1");
     if (!rlx_norm_axis(axis, x->rank, &ax))
@@ -532,7 +532,7 @@ static rlx_status infer_gather_elements(rlx_infer_ctx *c) {
         if (x->rank != idx->rank)
             return rlx_ictx_fail(c, "indices have rank %d, data has rank %d", idx->rank, x->rank);
         int ax;
-        int64_t axis = rlx_attr_int(c->n, "axis", 0);
+        int64_t axis = rlx_param_int(c->n, "axis");
         if (x->rank == 0 || !rlx_norm_axis(axis, x->rank, &ax))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
     }
@@ -545,7 +545,7 @@ static rlx_status infer_gather_elements(rlx_infer_ctx *c) {
 static rlx_status infer_gather_nd(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0), *idx = rlx_ictx_in(c, 1);
     if (idx->dtype != RLX_DTYPE_I64) return rlx_ictx_fail(c, "indices must be i64, got %s", rlx_dtype_name(idx->dtype));
-    int64_t b = c->n->version >= 12 ? rlx_attr_int(c->n, "batch_dims", 0) : 0;
+    int64_t b = c->n->version >= 12 ? rlx_param_int(c->n, "batch_dims") : 0;
     shp o;
     if (x->rank < 0 || idx->rank < 0 || idx->rank == 0 || idx->dims[idx->rank - 1] < 0) {
         shp_dyn(&o, -1);
@@ -575,7 +575,7 @@ static rlx_status infer_gather_nd(rlx_infer_ctx *c) {
 /* reduction attribute of ScatterElements / ScatterND: none (11), add and
  * mul (16), max and min (18). */
 static rlx_status check_reduction(rlx_infer_ctx *c) {
-    const char *r = rlx_attr_str(c->n, "reduction", "none");
+    const char *r = rlx_param_str(c->n, "reduction");
     int v = c->n->version;
     if (strcmp(r, "none") == 0) return RLX_OK;
     if ((strcmp(r, "add") == 0 || strcmp(r, "mul") == 0) && v >= 16) return RLX_OK;
@@ -600,7 +600,7 @@ static rlx_status infer_scatter_elements(rlx_infer_ctx *c) {
     if (x->rank >= 0 && idx->rank >= 0) {
         if (x->rank != idx->rank) return rlx_ictx_fail(c, "indices have rank %d, data has rank %d", idx->rank, x->rank);
         int ax;
-        int64_t axis = rlx_attr_int(c->n, "axis", 0);
+        int64_t axis = rlx_param_int(c->n, "axis");
         if (x->rank == 0 || !rlx_norm_axis(axis, x->rank, &ax))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
     }
@@ -766,7 +766,7 @@ static rlx_status infer_pad(rlx_infer_ctx *c) {
         int64_t kept = d + (b[a] < 0 ? b[a] : 0) + (e[a] < 0 ? e[a] : 0);
         if (mode != RLX_PAD_CONSTANT && kept <= 0 && (b[a] > 0 || e[a] > 0))
             return rlx_ictx_fail(c, "axis %d has no elements to pad from in mode %s", a,
-                                 rlx_attr_str(c->n, "mode", "constant"));
+                                 rlx_param_str(c->n, "mode"));
         o.d[a] = d + b[a] + e[a];
     }
     set_out_shp(c, 0, x->dtype, &o);
@@ -958,7 +958,7 @@ static rlx_status infer_onehot(rlx_infer_ctx *c) {
     int r = idx->rank + 1;
     if (r > RLX_MAX_RANK) return fail_rank(c, r);
     int ax;
-    int64_t axis = rlx_attr_int(c->n, "axis", -1);
+    int64_t axis = rlx_param_int(c->n, "axis");
     if (!rlx_norm_axis(axis, r, &ax)) return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, r);
     int64_t depth = RLX_DIM_DYN;
     double dv;
@@ -1009,7 +1009,8 @@ static rlx_status infer_cumsum(rlx_infer_ctx *c) {
 static rlx_status infer_eye_like(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     if (x->rank >= 0 && x->rank != 2) return rlx_ictx_fail(c, "input must be 2-D, got rank %d", x->rank);
-    rlx_dtype dt = (rlx_dtype)rlx_attr_int(c->n, "dtype", x->dtype);
+    const rlx_node_attr *dta = rlx_param(c->n, "dtype");
+    rlx_dtype dt = dta ? (rlx_dtype)dta->i : x->dtype;
     if (!rlx_dtype_size(dt) || dt == RLX_DTYPE_STRING)
         return fail_st(c, RLX_ERR_UNSUPPORTED, "dtype %d is not supported", (int)dt);
     rlx_ictx_set_out(c, 0, dt, x->rank, x->dims, x->syms);
@@ -1100,10 +1101,10 @@ static rlx_status infer_compress(rlx_infer_ctx *c) {
 /* DepthToSpace-1/11/13 (mode DCR/CRD from 11), SpaceToDepth-1/13: NCHW. */
 static rlx_status infer_depth_space(rlx_infer_ctx *c, bool to_space) {
     const rlx_value *x = rlx_ictx_in(c, 0);
-    int64_t b = rlx_attr_int(c->n, "blocksize", 0);
+    int64_t b = rlx_param_int(c->n, "blocksize");
     if (b < 1 || b > (1 << 20)) return rlx_ictx_fail(c, "blocksize %lld must be >= 1", (long long)b);
     if (to_space && c->n->version >= 11) {
-        const char *m = rlx_attr_str(c->n, "mode", "DCR");
+        const char *m = rlx_param_str(c->n, "mode");
         if (strcmp(m, "DCR") != 0 && strcmp(m, "CRD") != 0) return rlx_ictx_fail(c, "mode '%s' is not DCR or CRD", m);
     }
     shp o;
@@ -1143,7 +1144,7 @@ static rlx_status infer_space_to_depth(rlx_infer_ctx *c) { return infer_depth_sp
 /* ReverseSequence-10: [batch, time, ...] or [time, batch, ...]. */
 static rlx_status infer_reverse_sequence(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0), *len = rlx_ictx_in(c, 1);
-    int64_t ba = rlx_attr_int(c->n, "batch_axis", 1), ta = rlx_attr_int(c->n, "time_axis", 0);
+    int64_t ba = rlx_param_int(c->n, "batch_axis"), ta = rlx_param_int(c->n, "time_axis");
     if (!((ba == 0 && ta == 1) || (ba == 1 && ta == 0)))
         return rlx_ictx_fail(c, "batch_axis %lld and time_axis %lld must be 0 and 1 in some order", (long long)ba,
                              (long long)ta);
@@ -1184,7 +1185,7 @@ static rlx_status infer_topk(rlx_infer_ctx *c) {
         shp_dyn(&o, -1);
     } else {
         int ax;
-        int64_t axis = rlx_attr_int(c->n, "axis", -1);
+        int64_t axis = rlx_param_int(c->n, "axis");
         if (x->rank == 0 || !rlx_norm_axis(axis, x->rank, &ax))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
         if (known && x->dims[ax] >= 0 && k > x->dims[ax])

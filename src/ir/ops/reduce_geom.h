@@ -11,6 +11,14 @@
 #include "ir/graph.h"
 #include "ir/op.h"
 
+/* ------------------------------------------------------------ Softmax */
+
+/* The 'axis' of a Softmax, LogSoftmax or Hardmax node: the attribute, or
+ * its default, which depends on the version (1 before 13, where the input
+ * is coerced to 2-D at axis; -1 from 13): the one place that default is
+ * written (a schema row holds one default for all versions). */
+int64_t rlx_softmax_axis(const rlx_node *n);
+
 /* ------------------------------------------------------------ Reduce* */
 
 typedef struct rlx_reduce_spec {

@@ -88,7 +88,7 @@ rlx_status rlx_pad_resolve(const rlx_node *n, int rank, const int64_t *pads, siz
 }
 
 rlx_status rlx_pad_mode_of(const rlx_node *n, rlx_pad_mode *mode) {
-    const char *m = rlx_attr_str(n, "mode", "constant");
+    const char *m = rlx_param_str(n, "mode");
     if (strcmp(m, "constant") == 0) *mode = RLX_PAD_CONSTANT;
     else if (strcmp(m, "reflect") == 0) *mode = RLX_PAD_REFLECT;
     else if (strcmp(m, "edge") == 0) *mode = RLX_PAD_EDGE;
@@ -148,8 +148,8 @@ rlx_status rlx_split_sizes(const rlx_node *n, int64_t dim, const int64_t *split,
 void rlx_shape_range(const rlx_node *n, int rank, int *s, int *e) {
     int64_t a = 0, b = rank;
     if (n->version >= 15) {
-        a = rlx_attr_int(n, "start", 0);
-        b = rlx_attr_int(n, "end", rank);
+        a = rlx_param_int(n, "start");
+        if (rlx_param_given(n, "end")) b = rlx_param_int(n, "end"); /* default: the rank */
     }
     if (a < 0) a += rank;
     if (b < 0) b += rank;
