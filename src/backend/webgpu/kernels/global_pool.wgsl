@@ -2,7 +2,7 @@
 // the `spatial` elements of one (image, channel), summed in order.
 // One invocation per (n, c). Semantics: ONNX GlobalAveragePool-1,
 // GlobalMaxPool-1. Params: x_off, y_off, nc, spatial.
-struct Params { x_off: u32, y_off: u32, nc: u32, spatial: u32 };
+//!params x_off: u32, y_off: u32, nc: u32, spatial: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<f32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;

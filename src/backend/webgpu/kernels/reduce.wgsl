@@ -26,12 +26,8 @@
 // output), nk, nr, init (bits of the accumulator start: 0, 1.0, -inf,
 // +inf, INT32_MIN..), chunk, nch, then kdim, kstr, rdim, rstr (vec4<u32>;
 // unused dims 1 and stride 0).
-struct Params {
-    x_off: u32, y_off: u32, t_off: u32, rows: u32,
-    count: u32, nk: u32, nr: u32, init: u32,
-    chunk: u32, nch: u32, _p0: u32, _p1: u32,
-    kdim: vec4<u32>, kstr: vec4<u32>, rdim: vec4<u32>, rstr: vec4<u32>,
-};
+//!params x_off: u32, y_off: u32, t_off: u32, rows: u32, count: u32, nk: u32, nr: u32, init: u32, chunk: u32,
+//!params nch: u32, kdim: vec4<u32>, kstr: vec4<u32>, rdim: vec4<u32>, rstr: vec4<u32>
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> Y: array<u32>;
