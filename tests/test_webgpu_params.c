@@ -7,10 +7,11 @@
  *    field missing, an f32 where an integer is declared, a word too many,
  *    no padding before an array) fails at pipeline creation with
  *    RLX_ERR_INTERNAL naming the kernel and the field;
- *  - cumsum.wgsl, written against T, instantiated for f32, i32, u32 (and
- *    f16 where the adapter has shader-f16) is one pipeline per type; the
- *    results of the f32, i32 and u32 instantiations are checked against
- *    the CPU in test_webgpu_index.c (CumSum). */
+ *  - kernels written against T (cumsum for f32, i32, u32, f16; batchnorm
+ *    and global_pool for f32, f16; f16 where the adapter has shader-f16)
+ *    compile, one pipeline per type; the results of cumsum's f32, i32
+ *    and u32 instances are checked against the CPU in test_webgpu_index.c
+ *    (CumSum). */
 #include "test.h"
 
 #include <string.h>
@@ -27,7 +28,7 @@ static void test_expand(void) {
     wg_layout lay;
     CHECK_OK(wg_params_expand("k", src, WG_ELEM_I32, &out, &lay));
     CHECK(out && strstr(out, "alias T = i32;\n") == out);
-    CHECK(out && strstr(out, "struct Params {x_off: u32, n: u32, alpha: f32, dims: array<vec4<u32>, 2>, "
+    CHECK(out && strstr(out, "\nstruct Params { x_off: u32, n: u32, alpha: f32,\n dims: array<vec4<u32>, 2>, "
                              "scale: vec4<f32>, last: i32 };\n@group(0)"));
     CHECK(out && !strstr(out, "//!params"));
     /* words: x_off n alpha pad | dims (8) | scale (4) | last */
@@ -40,7 +41,7 @@ static void test_expand(void) {
     CHECK(strcmp(lay.names[lay.field[16]], "last") == 0);
     free(out);
     CHECK_OK(wg_params_expand("k", "//!params a: u32\n", WG_ELEM_F16, &out, &lay));
-    CHECK(out && strstr(out, "enable f16;\nalias T = f16;\nstruct Params {a: u32 };") == out);
+    CHECK(out && strcmp(out, "enable f16;\nalias T = f16;\nstruct Params { a: u32 };\n") == 0);
     free(out);
     /* an unknown type is the kernel's bug: named */
     CHECK(wg_params_expand("bad_kernel", "//!params a: vec3<f32>\n", WG_ELEM_F32, &out, &lay) == RLX_ERR_INTERNAL);
@@ -88,28 +89,35 @@ static void test_check(wg_backend *b) {
     wg_lower_free(&L);
 }
 
-/* cumsum for each element type: its own module and pipeline. */
+/* Kernels written against T, each instantiated for every type it takes:
+ * one module and pipeline per type. */
 static void test_elem(wg_backend *b) {
-    size_t before = b->sh->pipes_created;
-    wg_elem elems[4] = { WG_ELEM_F32, WG_ELEM_I32, WG_ELEM_U32, WG_ELEM_F16 };
-    int n = b->caps.shader_f16 ? 4 : 3;
-    WGPUComputePipeline pipes[4] = { NULL };
-    for (int k = 0; k < n; k++) {
-        wg_lower L;
-        memset(&L, 0, sizeof L);
-        wg_dispatch *d = wg_emit(&L, "cumsum");
-        d->elem = elems[k];
-        wg_spec(&L, d, "COLS", 1);
-        wg_bind(&L, d, 0, 0, 4);
-        wg_bind(&L, d, 0, 0, 4);
-        for (int i = 0; i < 3; i++) wg_p_u32(&L, d, 1);
-        CHECK_OK(wg_pipeline_get(b, d, "test", &pipes[k]));
-        for (int j = 0; j < k; j++) CHECK(pipes[j] != pipes[k]);
-        wg_lower_free(&L);
+    static const struct { const char *kernel; int n_bind, n_int, n_f32; bool ints; } k_cases[] = {
+        { "cumsum", 2, 3, 0, true },     /* x, y; lines, a, inner */
+        { "batchnorm", 6, 3, 1, false }, /* x, s, b, m, v, y; total, c, inner; eps */
+        { "global_pool", 2, 2, 0, false },
+    };
+    wg_elem elems[4] = { WG_ELEM_F32, WG_ELEM_F16, WG_ELEM_I32, WG_ELEM_U32 };
+    int made = 0;
+    for (size_t c = 0; c < sizeof k_cases / sizeof k_cases[0]; c++) {
+        WGPUComputePipeline pipes[4] = { NULL };
+        for (int k = 0; k < 4; k++) {
+            if ((elems[k] == WG_ELEM_F16 && !b->caps.shader_f16) || (k >= 2 && !k_cases[c].ints)) continue;
+            wg_lower L;
+            memset(&L, 0, sizeof L);
+            wg_dispatch *d = wg_emit(&L, k_cases[c].kernel);
+            d->elem = elems[k];
+            for (int i = 0; i < k_cases[c].n_bind; i++) wg_bind(&L, d, 0, 0, 4);
+            for (int i = 0; i < k_cases[c].n_int; i++) wg_p_u32(&L, d, 1);
+            for (int i = 0; i < k_cases[c].n_f32; i++) wg_p_f32(&L, d, 1e-5f);
+            CHECK_OK(wg_pipeline_get(b, d, "test", &pipes[k]));
+            for (int j = 0; j < k; j++) CHECK(!pipes[j] || pipes[j] != pipes[k]);
+            made += pipes[k] != NULL;
+            wg_lower_free(&L);
+        }
     }
-    CHECK(b->sh->pipes_created >= before);
-    fprintf(stderr, "  cumsum instantiated for %d element types%s\n", n,
-            b->caps.shader_f16 ? " (f16 with shader-f16)" : " (no shader-f16 on this adapter)");
+    fprintf(stderr, "  %d instances of cumsum, batchnorm, global_pool%s\n", made,
+            b->caps.shader_f16 ? " (f16 with shader-f16)" : " (no shader-f16 on this adapter: no f16)");
 }
 #endif
 
