@@ -34,7 +34,9 @@ static int field_type(const char *t, unsigned char *kind) {
     if (strncmp(t, "array<", 6) == 0) { /* array<vec4<X>,N> */
         const char *comma = strrchr(t, ',');
         size_t n = comma ? (size_t)(comma - t - 6) : 0;
-        if (!comma || n >= sizeof inner || sscanf(comma + 1, "%d>", &count) != 1 || count <= 0) return 0;
+        if (!comma || n >= sizeof inner || sscanf(comma + 1, "%d>", &count) != 1 || count <= 0 ||
+            count > WG_MAX_PARAMS)
+            return 0;
         memcpy(inner, t + 6, n);
         inner[n] = 0;
         t = inner;
