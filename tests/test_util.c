@@ -46,6 +46,7 @@ rlx_tensor *test_tensor_random(rlx_dtype dt, int rank, const int64_t *dims, floa
         case RLX_DTYPE_F64: ((double *)t->data)[i] = v; break;
         case RLX_DTYPE_I32: ((int32_t *)t->data)[i] = (int32_t)floorf(v); break;
         case RLX_DTYPE_I64: ((int64_t *)t->data)[i] = (int64_t)floorf(v); break;
+        case RLX_DTYPE_U32: ((uint32_t *)t->data)[i] = (uint32_t)(int64_t)floorf(v); break; /* negatives wrap */
         case RLX_DTYPE_BOOL: ((uint8_t *)t->data)[i] = v > (lo + hi) / 2; break;
         case RLX_DTYPE_U8: ((uint8_t *)t->data)[i] = (uint8_t)floorf(v); break;
         default: fprintf(stderr, "test_tensor_random: dtype %s\n", rlx_dtype_name(dt)); exit(2);

@@ -449,23 +449,27 @@ static void test_generated(void) {
     int64_t cd[3] = { 3, 4, 5 }, ld[2] = { 3, 3000 };
     rlx_tensor *cf = rnd(RLX_DTYPE_F32, 3, cd, -2, 2), *ci = rnd(RLX_DTYPE_I32, 3, cd, -100, 100),
                *cl = rnd(RLX_DTYPE_F32, 2, ld, -2, 2), *cli = rnd(RLX_DTYPE_I32, 2, ld, -1000, 1000);
+    /* u32 (cumsum.wgsl instantiated for T = u32; large values wrap) */
+    rlx_tensor *cu = rnd(RLX_DTYPE_U32, 3, cd, -100, 100), *clu = rnd(RLX_DTYPE_U32, 2, ld, -1000, 1000);
     for (int ex = 0; ex < 2; ex++)
         for (int rev = 0; rev < 2; rev++) {
             rlx_attr at[2] = { RLX_ATTR_I("exclusive", ex), RLX_ATTR_I("reverse", rev) };
             for (int64_t axis = -1; axis < 3; axis++) {
                 rlx_tensor *ax = test_tensor_i64(0, NULL, &axis);
-                const rlx_tensor *inf[2] = { cf, ax }, *ini[2] = { ci, ax };
+                const rlx_tensor *inf[2] = { cf, ax }, *ini[2] = { ci, ax }, *inu[2] = { cu, ax };
                 int konst[2] = { 0, 1 };
                 char label[80];
                 snprintf(label, sizeof label, "CumSum f32 axis %lld excl %d rev %d", (long long)axis, ex, rev);
                 gpu_vs_cpu(label, "CumSum", 14, 2, inf, konst, 2, at, 0, 0);
                 snprintf(label, sizeof label, "CumSum i32 axis %lld excl %d rev %d", (long long)axis, ex, rev);
                 gpu_vs_cpu(label, "CumSum", 14, 2, ini, konst, 2, at, 0, 0);
+                snprintf(label, sizeof label, "CumSum u32 axis %lld excl %d rev %d", (long long)axis, ex, rev);
+                gpu_vs_cpu(label, "CumSum", 14, 2, inu, konst, 2, at, 0, 0);
                 rlx_tensor_destroy(ax);
             }
             int64_t one = 1;
             rlx_tensor *ax = test_tensor_i64(0, NULL, &one);
-            const rlx_tensor *inl[2] = { cl, ax }, *inli[2] = { cli, ax };
+            const rlx_tensor *inl[2] = { cl, ax }, *inli[2] = { cli, ax }, *inlu[2] = { clu, ax };
             int konst[2] = { 0, 1 };
             char label[80];
             /* a 3000-long scan: chunked f32 sums against serial ones */
@@ -473,6 +477,8 @@ static void test_generated(void) {
             gpu_vs_cpu(label, "CumSum", 14, 2, inl, konst, 2, at, 1e-5, 2e-4);
             snprintf(label, sizeof label, "CumSum long i32 excl %d rev %d", ex, rev);
             gpu_vs_cpu(label, "CumSum", 14, 2, inli, konst, 2, at, 0, 0);
+            snprintf(label, sizeof label, "CumSum long u32 excl %d rev %d", ex, rev);
+            gpu_vs_cpu(label, "CumSum", 14, 2, inlu, konst, 2, at, 0, 0);
             rlx_tensor_destroy(ax);
         }
     /* Pad edge / reflect / wrap with negative pads */
@@ -494,7 +500,7 @@ static void test_generated(void) {
     const rlx_tensor *ind[1] = { px };
     gpu_vs_cpu_n("Dropout with mask", "Dropout", 13, 1, ind, NULL, 2, 0, NULL, 0, 0);
     gpu_vs_cpu("Dropout-7", "Dropout", 7, 1, ind, NULL, 0, NULL, 0, 0);
-    rlx_tensor *all[] = { idx, idxf, idxi, depth, vf, v64, tf, t64, tb, e, cf, ci, cl, cli, px, pi, pt };
+    rlx_tensor *all[] = { idx, idxf, idxi, depth, vf, v64, tf, t64, tb, e, cf, ci, cl, cli, cu, clu, px, pi, pt };
     for (size_t i = 0; i < RLX_ARRAY_LEN(all); i++) rlx_tensor_destroy(all[i]);
 }
 

@@ -122,11 +122,9 @@ static rlx_status att_resolve(wg_lower *L, att_geom *g, bool *empty) {
  * (an unused binding would drop out of the pipeline's layout). v4[i]:
  * operand i (Q, K, V, Y) declared as vec4s. */
 static void emit_bindings(wg_src *b, bool mask, const bool *v4, bool sk_param) {
-    int words = 4 + mask + sk_param;
-    wg_src_printf(b, "struct Params { q_off: u32, k_off: u32, v_off: u32, %sy_off: u32%s", mask ? "m_off: u32, " : "",
+    wg_src_printf(b, "//!params q_off: u32, k_off: u32, v_off: u32, %sy_off: u32%s\n", mask ? "m_off: u32, " : "",
                   sk_param ? ", sk: u32" : "");
-    for (int w = words; w % 4; w++) wg_src_printf(b, ", _p%d: u32", w);
-    wg_src_printf(b, " };\n@group(0) @binding(0) var<uniform> P: Params;\n");
+    wg_src_printf(b, "@group(0) @binding(0) var<uniform> P: Params;\n");
     static const char *const names[4] = { "Q", "K", "V", "Y" };
     int bnd = 1;
     for (int i = 0; i < 4; i++) {

@@ -115,6 +115,7 @@ static rlx_status emit_copy_words(wg_lower *L, int x, int y, uint64_t n) {
         wg_p_u32(L, d, 1);
         wg_p_i32(L, d, 0);
         wg_p_i32(L, d, 0);
+        wg_p_u32(L, d, (uint32_t)c); /* threads (read with BYTES only) */
         wg_p_align16(L, d);
         for (int i = 0; i < 8; i++) wg_p_u32(L, d, i ? 1 : (uint32_t)c);
         for (int k = 0; k < 2; k++)
@@ -442,11 +443,12 @@ static rlx_status lower_trilu(wg_lower *L) {
     return wg_grid_1d(L, d, threads);
 }
 
-/* CumSum-11/14 on f32 and i32, axis a constant input. */
+/* CumSum-11/14 on f32, i32 and u32 (cumsum.wgsl for T of that type), axis
+ * a constant input. */
 static rlx_status lower_cumsum(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
-    if (!wg_value_ok(x, WG_F32 | WG_I32) || !wg_value_ok(y, WG_F32 | WG_I32) || x->dtype != y->dtype)
-        return wg_decline(L, "f32 or i32 data");
+    if (!wg_value_ok(x, WG_ANY4) || !wg_value_ok(y, WG_ANY4) || x->dtype != y->dtype)
+        return wg_decline(L, "f32, i32 or u32 data");
     int64_t av[1];
     size_t cnt = 0;
     if (!rlx_konst_ints(wg_in(L, 1), av, 1, &cnt) || cnt != 1) return wg_decline(L, "axis is not a constant scalar");
@@ -464,7 +466,7 @@ static rlx_status lower_cumsum(wg_lower *L) {
     wg_dispatch *d = wg_emit(L, "cumsum");
     wg_spec(L, d, "EXCL", rlx_attr_int(L->n, "exclusive", 0) != 0);
     wg_spec(L, d, "REV", rlx_attr_int(L->n, "reverse", 0) != 0);
-    wg_spec(L, d, "INT", x->dtype == RLX_DTYPE_I32);
+    d->elem = wg_elem_of(x->dtype);
     wg_spec(L, d, "COLS", cols);
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));

@@ -175,15 +175,14 @@ static rlx_status lower_fused_ew(wg_lower *L) {
     /* header: Params, bindings, the library */
     wg_src_printf(&b, "// Generated: rlx.FusedElementwise of %d instructions over %llu elements (lower_internal.c).\n",
                   p.n_instr, (unsigned long long)n);
-    wg_src_printf(&b, "struct Params {");
+    wg_src_printf(&b, "//!params");
     int words = 0;
     for (int i = 0; i < p.n_in; i++, words++) wg_src_printf(&b, " o%d: u32,", i);
     wg_src_printf(&b, " oy: u32, n: u32, i0: u32,");
     words += 3;
     for (int i = 0; i < p.n_in; i++, words++) wg_src_printf(&b, " b%d: u32,", i);
     for (int k = 0; k < ks.n; k++, words++) wg_src_printf(&b, " k%d: f32,", k);
-    for (; words % 4; words++) wg_src_printf(&b, " _p%d: u32,", words);
-    wg_src_printf(&b, " };\n@group(0) @binding(0) var<uniform> P: Params;\n");
+    wg_src_printf(&b, "\n@group(0) @binding(0) var<uniform> P: Params;\n");
     for (int i = 0; i < p.n_in; i++)
         wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> X%d: array<f32>;\n", i + 1, i);
     wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> Y: array<f32>;\n", p.n_in + 1);

@@ -428,6 +428,7 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
     else wg_bind(L, d, w, 0, 1);
     wg_bind_value(L, d, wg_out_id(L, 0));
     p_conv(L, d, &g, b >= 0, total, &act);
+    wg_p_u32(L, d, 0); /* r_off: conv_transpose has no residual */
     return wg_grid_1d(L, d, total);
 }
 

@@ -102,7 +102,7 @@ static const gpu_note k_gpu_notes[] = {
     { "OneHot", "depth a positive constant; indices f32, i32 or i64; values f32, i32, u32 or i64." },
     { "Trilu", "data f32, i32, u32, i64 or bool; rank >= 2; k constant or an i32/i64 scalar." },
     { "EyeLike", "rank 2; output f32, i32, u32, i64 or bool." },
-    { "CumSum", "f32 or i32; axis constant." },
+    { "CumSum", "f32, i32 or u32; axis constant." },
     { "ConstantOfShape", "output f32, i32, u32, i64 or bool (when not folded away: a static output shape)." },
     { "Dropout",
       "inference only: training_mode absent or constant false, or a constant ratio of 0; data f32, i32, u32, "

@@ -47,6 +47,7 @@ static rlx_status emit_copy_block(wg_lower *L, const wg_block *b, void *ctx) {
     wg_p_u32(L, d, (uint32_t)b->rank);
     wg_p_i32(L, d, (int32_t)(b->base[0] - (int64_t)b->lo[0]));
     wg_p_i32(L, d, (int32_t)(b->base[1] - (int64_t)b->lo[1]));
+    wg_p_u32(L, d, (uint32_t)b->numel); /* threads (read with BYTES only) */
     wg_p_align16(L, d);
     for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < b->rank ? (uint32_t)b->dims[i] : 1);
     for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < b->rank ? (int32_t)cc->ss[i] : 0);

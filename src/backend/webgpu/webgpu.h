@@ -40,6 +40,7 @@ typedef struct wg_caps {
     uint32_t max_wg_size_x, max_wg_size_y; /* maxComputeWorkgroupSizeX / Y */
     const struct rlx_config *cfg;  /* the session's options (base/options.h), borrowed */
     bool conv_direct;              /* session option gpu_conv_direct */
+    bool shader_f16;               /* the device has shader-f16: kernels may be instantiated for WG_ELEM_F16 */
     bool f16;                      /* f16 mode (option gpu.f16): GEMM/conv weights stored as f16 */
     bool coop;                     /* cooperative-matrix GEMM available and enabled (f16 mode) */
     uint32_t coop_sg;              /* subgroup size the cooperative kernel assumes (option gpu.coop_sg, 32) */
@@ -79,9 +80,20 @@ typedef struct wg_operand {
 #define WG_FMT_NATIVE 0
 #define WG_FMT_F16 1
 
+/* Element type a kernel is instantiated for: the WGSL alias `T` (see
+ * README.md, "Writing a kernel"). f16 needs the adapter's shader-f16
+ * (wg_caps.shader_f16); the source then starts with `enable f16;`. */
+typedef enum wg_elem { WG_ELEM_F32 = 0, WG_ELEM_F16, WG_ELEM_I32, WG_ELEM_U32, WG_ELEM_COUNT } wg_elem;
+
+/* Kind of one Params word, as the lowering wrote it (wg_p_*, wg_bind) or
+ * as the kernel's `//!params` declaration lays it out. i32 and u32 words
+ * are one kind (the same bits); PAD is alignment padding. */
+enum { WG_WORD_INT = 1, WG_WORD_F32, WG_WORD_PAD };
+
 typedef struct wg_dispatch {
     const char *kernel; /* WGSL file stem, e.g. "unary", or the name of a generated kernel (static string) */
     const char *source; /* generated WGSL (wg_emit_source; owned by the wg_lower), or NULL */
+    wg_elem elem;       /* the kernel's element type T (default f32; see wg_elem_of) */
     int n_spec;
     const char *spec_name[WG_MAX_SPEC]; /* WGSL `override` names (static strings) */
     double spec_val[WG_MAX_SPEC];
@@ -89,6 +101,8 @@ typedef struct wg_dispatch {
     wg_operand bind[WG_MAX_BINDINGS];   /* binding i + 1 */
     int off_slot[WG_MAX_BINDINGS];      /* Params word that receives binding i's element offset */
     uint32_t params[WG_MAX_PARAMS];
+    unsigned char pkind[WG_MAX_PARAMS]; /* WG_WORD_* of each word written; checked against the kernel's
+                                           declaration when its pipeline is fetched (compile) */
     int n_params;
     uint32_t groups[3]; /* workgroups in x, y, z */
     /* wg_bind_status was called: Params word tag_slot receives the step's
@@ -191,12 +205,21 @@ void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n
  * buffer, its clear and its read-back. */
 void wg_bind_status(wg_lower *L, wg_dispatch *d);
 
+/* Params words, in the order of the kernel's `//!params` declaration
+ * (the WGSL struct is generated from it; compile checks count and kinds
+ * of what was written against it and fails with RLX_ERR_INTERNAL naming
+ * the kernel and field on a mismatch). */
 void wg_p_u32(wg_lower *L, wg_dispatch *d, uint32_t v);
 void wg_p_i32(wg_lower *L, wg_dispatch *d, int32_t v);
 void wg_p_f32(wg_lower *L, wg_dispatch *d, float v);
 /* Pads Params with zero words to a multiple of 16 bytes (before a vec4 or
  * an array of vec4, and at the end, which compile does by itself). */
 void wg_p_align16(wg_lower *L, wg_dispatch *d);
+
+/* The element type T of a dtype (f32, f16, i32, u32), else WG_ELEM_COUNT:
+ * a lowering instantiates its kernel with `d->elem = wg_elem_of(dt)`;
+ * each type is its own shader module and pipeline. */
+wg_elem wg_elem_of(rlx_dtype dt);
 
 /* Grids: a 1-D kernel of `threads` invocations (@workgroup_size(64)), or
  * `groups` workgroups of any kernel that recovers its linear workgroup

@@ -402,7 +402,7 @@ static rlx_status shared_open(wg_shared *b, const char *device) {
     memset(&b->limits, 0, sizeof b->limits);
     if (wgpuDeviceGetLimits(b->dev, &b->limits) != WGPUStatus_Success) b->limits = lim;
     b->queue = wgpuDeviceGetQueue(b->dev);
-    b->modules = calloc(rlx_wgsl_source_count + 1, sizeof *b->modules);
+    b->modules = calloc(rlx_wgsl_source_count * WG_ELEM_COUNT + 1, sizeof *b->modules);
     if (!b->modules) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     return RLX_OK;
 }
@@ -418,7 +418,7 @@ static void shared_close(wg_shared *b) {
     free(b->pipes);
     b->pipes = NULL;
     if (b->modules) {
-        for (size_t i = 0; i < rlx_wgsl_source_count; i++)
+        for (size_t i = 0; i < rlx_wgsl_source_count * WG_ELEM_COUNT; i++)
             if (b->modules[i]) wgpuShaderModuleRelease(b->modules[i]);
         free(b->modules);
         b->modules = NULL;
@@ -551,6 +551,7 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
     b->limits = sh->limits;
     b->info = sh->info;
     b->has_f16 = sh->has_f16;
+    c->shader_f16 = sh->has_f16;
     b->has_subgroups = sh->has_subgroups;
     b->has_timestamp = sh->has_timestamp;
     b->has_ts_inside = sh->has_ts_inside;
@@ -707,50 +708,6 @@ static int find_kernel(const char *name) {
     return -1;
 }
 
-/* The source of kernel k with its "//!include NAME" lines replaced by
- * wg_wgsl_source(NAME) (one level; ew_lib, and the generated "act").
- * malloc'ed; NULL on OOM or an unknown name (*bad set to it). */
-static char *compose_source(int k, const char **bad) {
-    const char *src = rlx_wgsl_sources[k].source;
-    static const char tag[] = "//!include ";
-    size_t total = strlen(src) + 1;
-    for (const char *p = strstr(src, tag); p; p = strstr(p + 1, tag)) {
-        char name[64];
-        size_t n = strcspn(p + sizeof tag - 1, " \r\n");
-        if (n >= sizeof name) n = sizeof name - 1;
-        memcpy(name, p + sizeof tag - 1, n);
-        name[n] = 0;
-        const char *inc = wg_wgsl_source(name);
-        if (!inc) {
-            *bad = rlx_wgsl_sources[k].name;
-            return NULL;
-        }
-        total += strlen(inc) + 1;
-    }
-    char *out = malloc(total);
-    if (!out) return NULL;
-    size_t o = 0;
-    const char *p = src;
-    for (const char *q = strstr(p, tag); q; q = strstr(p, tag)) {
-        memcpy(out + o, p, (size_t)(q - p));
-        o += (size_t)(q - p);
-        size_t n = strcspn(q + sizeof tag - 1, " \r\n");
-        char name[64];
-        if (n >= sizeof name) n = sizeof name - 1;
-        memcpy(name, q + sizeof tag - 1, n);
-        name[n] = 0;
-        const char *inc = wg_wgsl_source(name);
-        size_t m = strlen(inc);
-        memcpy(out + o, inc, m);
-        o += m;
-        out[o++] = '\n';
-        p = q + sizeof tag - 1 + strcspn(q + sizeof tag - 1, "\r\n");
-    }
-    size_t rest = strlen(p);
-    memcpy(out + o, p, rest + 1);
-    return out;
-}
-
 static bool same_spec(const wg_pipeline *p, const wg_dispatch *d) {
     if (p->n_spec != d->n_spec) return false;
     for (int i = 0; i < d->n_spec; i++)
@@ -763,47 +720,51 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
     *out = NULL;
     int k = d->source ? -1 : find_kernel(d->kernel);
     if (!d->source && k < 0) return rlx_fail(RLX_ERR_INTERNAL, "%s: WGSL kernel '%s' is not embedded", what, d->kernel);
+    if ((unsigned)d->elem >= WG_ELEM_COUNT || (d->elem == WG_ELEM_F16 && !b->has_f16))
+        return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s' instantiated for an element type the device lacks", what,
+                        d->kernel);
     for (size_t i = 0; i < b->n_pipes; i++) {
         const wg_pipeline *p = &b->pipes[i];
         bool same = d->source ? (p->source && strcmp(p->source, d->source) == 0) : p->kernel == k;
-        if (same && same_spec(p, d)) {
+        if (same && p->elem == d->elem && same_spec(p, d)) {
+            RLX_TRY(wg_params_check(&p->layout, d, what));
             *out = p->pipe;
             return RLX_OK;
         }
     }
     RLX_TRY(RLX_GROW(b->pipes, b->cap_pipes, b->n_pipes + 1));
-    char *own = NULL;
-    if (d->source && !(own = rlx_strdup(d->source))) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    /* the text compiled: the prelude (element type), the Params struct
+     * from its declaration, the //!include snippets pasted in; the
+     * declaration is checked against what the lowering wrote before
+     * anything is created */
+    char *code = NULL, *own = NULL;
+    wg_layout lay;
+    rlx_status st = wg_params_expand(d->kernel, d->source ? d->source : rlx_wgsl_sources[k].source, d->elem, &code, &lay);
+    if (!st) st = wg_params_check(&lay, d, what);
+    if (!st && d->source && !(own = rlx_strdup(d->source))) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    if (st) {
+        free(code);
+        return st;
+    }
     double t0 = rlx_now_seconds();
     char ctx[400];
     snprintf(ctx, sizeof ctx, "%s: creating the pipeline of kernel '%s'", what, d->kernel);
     wg_scope_push(be);
-    /* embedded kernels share one module per file (with its //!include
-     * snippets pasted in); generated source gets a module of its own,
-     * owned by its pipeline */
-    WGPUShaderModule module = d->source ? NULL : b->modules[k];
+    /* embedded kernels share one module per file and element type;
+     * generated source gets a module of its own, owned by its pipeline */
+    size_t mk = (size_t)k * WG_ELEM_COUNT + (size_t)d->elem;
+    WGPUShaderModule module = d->source ? NULL : b->modules[mk];
     if (!module) {
-        char *code = NULL;
-        if (!d->source) {
-            const char *bad = NULL;
-            code = compose_source(k, &bad);
-            if (!code) {
-                wg_scope_pop(be, ctx);
-                return bad ? rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s' includes an unknown snippet", ctx, bad)
-                           : rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-            }
-        }
         WGPUShaderSourceWGSL src;
         memset(&src, 0, sizeof src);
         src.chain.sType = WGPUSType_ShaderSourceWGSL;
-        src.code = wg_sv(d->source ? d->source : code);
+        src.code = wg_sv(code);
         WGPUShaderModuleDescriptor sd;
         memset(&sd, 0, sizeof sd);
         sd.nextInChain = &src.chain;
         sd.label = wg_sv(d->kernel);
         module = wgpuDeviceCreateShaderModule(b->dev, &sd);
-        free(code);
-        if (!d->source) b->modules[k] = module;
+        if (!d->source) b->modules[mk] = module;
     }
     WGPUConstantEntry ce[WG_MAX_SPEC];
     memset(ce, 0, sizeof ce);
@@ -819,20 +780,24 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
     pd.compute.constantCount = (size_t)d->n_spec;
     pd.compute.constants = d->n_spec ? ce : NULL;
     WGPUComputePipeline pipe = wgpuDeviceCreateComputePipeline(b->dev, &pd);
-    rlx_status st = wg_scope_pop(be, ctx);
+    st = wg_scope_pop(be, ctx);
     b->pipelines_s += rlx_now_seconds() - t0;
     if (st || !pipe) {
         if (pipe) wgpuComputePipelineRelease(pipe);
         /* a module that failed to compile is not kept */
         if (module) wgpuShaderModuleRelease(module);
-        if (!d->source) b->modules[k] = NULL;
+        if (!d->source) b->modules[mk] = NULL;
         free(own);
-        if (be->caps.cfg->gpu_trace && d->source) fprintf(stderr, "webgpu: generated kernel '%s':\n%s\n", d->kernel, d->source);
+        if (be->caps.cfg->gpu_trace && d->source) fprintf(stderr, "webgpu: generated kernel '%s':\n%s\n", d->kernel, code);
+        free(code);
         return st ? st : rlx_fail(RLX_ERR_DEVICE, "%s: no pipeline returned", ctx);
     }
+    free(code);
     wg_pipeline *p = &b->pipes[b->n_pipes++];
     memset(p, 0, sizeof *p);
     p->kernel = k;
+    p->elem = d->elem;
+    p->layout = lay;
     p->source = own;
     p->module = d->source ? module : NULL;
     p->n_spec = d->n_spec;

@@ -10,8 +10,32 @@
 #include "backend/backend.h"
 #include "backend/webgpu/webgpu.h"
 
+/* A kernel's Params as its `//!params` declaration lays them out
+ * (wg_params.c): one WG_WORD_* per u32 word, padding included, and each
+ * word's field (for messages). n_words == 0: the kernel declares none
+ * (nothing is checked). */
+typedef struct wg_layout {
+    int n_words; /* up to the last field (the 16-byte end padding not counted) */
+    unsigned char kind[WG_MAX_PARAMS];
+    unsigned char field[WG_MAX_PARAMS];
+    char names[WG_MAX_PARAMS][24];
+} wg_layout;
+
+/* The WGSL the device compiles for a kernel source (embedded, its
+ * includes resolved, or generated): `enable f16;` for f16, `alias T = ..;`
+ * for elem, then src with its `//!params` lines replaced by the `struct
+ * Params` they declare, and its layout in *lay. Malformed declarations:
+ * RLX_ERR_INTERNAL naming `kernel`. *out malloc'ed. */
+rlx_status wg_params_expand(const char *kernel, const char *src, wg_elem elem, char **out, wg_layout *lay);
+
+/* RLX_ERR_INTERNAL, naming `what` and the kernel, unless the words d wrote
+ * (count and kind, padding included) are those lay declares. */
+rlx_status wg_params_check(const wg_layout *lay, const wg_dispatch *d, const char *what);
+
 typedef struct wg_pipeline {
     int kernel; /* index in rlx_wgsl_sources, or -1 for generated source */
+    wg_elem elem;            /* its element type T */
+    wg_layout layout;        /* its Params declaration */
     char *source;            /* generated WGSL (owned), the cache key with the constants */
     WGPUShaderModule module; /* the module of generated source (owned) */
     int n_spec;

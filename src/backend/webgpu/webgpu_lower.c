@@ -209,12 +209,23 @@ void wg_spec(wg_lower *L, wg_dispatch *d, const char *name, double value) {
     d->spec_val[d->n_spec++] = value;
 }
 
-static void push_word(wg_lower *L, wg_dispatch *d, uint32_t w) {
+static void push_word(wg_lower *L, wg_dispatch *d, uint32_t w, unsigned char kind) {
     if (d->n_params >= WG_MAX_PARAMS) {
         L->broken = true;
         return;
     }
+    d->pkind[d->n_params] = kind;
     d->params[d->n_params++] = w;
+}
+
+wg_elem wg_elem_of(rlx_dtype dt) {
+    switch (dt) {
+    case RLX_DTYPE_F32: return WG_ELEM_F32;
+    case RLX_DTYPE_F16: return WG_ELEM_F16;
+    case RLX_DTYPE_I32: return WG_ELEM_I32;
+    case RLX_DTYPE_U32: return WG_ELEM_U32;
+    default: return WG_ELEM_COUNT;
+    }
 }
 
 void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t elems) {
@@ -224,7 +235,7 @@ void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t
     }
     d->bind[d->n_bind] = (wg_operand){ value, elem_off, elems, WG_FMT_NATIVE };
     d->off_slot[d->n_bind++] = d->n_params;
-    push_word(L, d, 0); /* patched at compile time */
+    push_word(L, d, 0, WG_WORD_INT); /* patched at compile time */
 }
 
 void wg_bind_status(wg_lower *L, wg_dispatch *d) {
@@ -232,7 +243,7 @@ void wg_bind_status(wg_lower *L, wg_dispatch *d) {
     if (L->broken) return;
     d->reports = true;
     d->tag_slot = d->n_params;
-    push_word(L, d, 0); /* the step's tag: patched at compile time */
+    push_word(L, d, 0, WG_WORD_INT); /* the step's tag: patched at compile time */
 }
 
 void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n, uint32_t *sub) {
@@ -253,19 +264,19 @@ void wg_bind_value4(wg_lower *L, wg_dispatch *d, int value) {
     wg_bind(L, d, value, 0, (w + 3) / 4 * 4);
 }
 
-void wg_p_u32(wg_lower *L, wg_dispatch *d, uint32_t v) { push_word(L, d, v); }
+void wg_p_u32(wg_lower *L, wg_dispatch *d, uint32_t v) { push_word(L, d, v, WG_WORD_INT); }
 void wg_p_i32(wg_lower *L, wg_dispatch *d, int32_t v) {
     uint32_t w;
     memcpy(&w, &v, 4);
-    push_word(L, d, w);
+    push_word(L, d, w, WG_WORD_INT);
 }
 void wg_p_f32(wg_lower *L, wg_dispatch *d, float v) {
     uint32_t w;
     memcpy(&w, &v, 4);
-    push_word(L, d, w);
+    push_word(L, d, w, WG_WORD_F32);
 }
 void wg_p_align16(wg_lower *L, wg_dispatch *d) {
-    while (d->n_params % 4) push_word(L, d, 0);
+    while (d->n_params % 4) push_word(L, d, 0, WG_WORD_PAD);
 }
 
 rlx_status wg_grid_groups(wg_lower *L, wg_dispatch *d, uint64_t groups) {

@@ -11,11 +11,8 @@
 // normalises y in place. Each invocation only revisits its own elements.
 // Params: a_off, b_off, s_off, c_off, y_off, rows, len, b_n, s_n, c_n
 // (0: no bias), eps.
-struct Params {
-    a_off: u32, b_off: u32, s_off: u32, c_off: u32,
-    y_off: u32, rows: u32, len: u32, b_n: u32,
-    s_n: u32, c_n: u32, eps: f32, _p0: u32,
-};
+//!params a_off: u32, b_off: u32, s_off: u32, c_off: u32, y_off: u32, rows: u32, len: u32, b_n: u32, s_n: u32,
+//!params c_n: u32, eps: f32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> A: array<f32>;
 @group(0) @binding(2) var<storage, read_write> B: array<f32>;

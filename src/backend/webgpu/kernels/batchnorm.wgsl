@@ -3,25 +3,22 @@
 // with c = (i / inner) % C (inner = product of the spatial dims).
 // One invocation per element. Semantics: ONNX BatchNormalization-9/14/15
 // with training_mode = 0. Params: x, scale, bias, mean, var, y offsets,
-// total, C, inner, epsilon.
-struct Params {
-    x_off: u32, s_off: u32, b_off: u32, m_off: u32,
-    v_off: u32, y_off: u32, total: u32, c: u32,
-    inner: u32, eps: f32, _p0: u32, _p1: u32,
-};
+// total, C, inner, epsilon. Element type T (f32; f16).
+//!params x_off: u32, s_off: u32, b_off: u32, m_off: u32, v_off: u32, y_off: u32, total: u32, c: u32,
+//!params inner: u32, eps: f32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<f32>;
-@group(0) @binding(2) var<storage, read_write> S: array<f32>;
-@group(0) @binding(3) var<storage, read_write> Bb: array<f32>;
-@group(0) @binding(4) var<storage, read_write> M: array<f32>;
-@group(0) @binding(5) var<storage, read_write> V: array<f32>;
-@group(0) @binding(6) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
+@group(0) @binding(2) var<storage, read_write> S: array<T>;
+@group(0) @binding(3) var<storage, read_write> Bb: array<T>;
+@group(0) @binding(4) var<storage, read_write> M: array<T>;
+@group(0) @binding(5) var<storage, read_write> V: array<T>;
+@group(0) @binding(6) var<storage, read_write> Y: array<T>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let i = gid.x + gid.y * nwg.x * 64u;
     if (i >= P.total) { return; }
     let c = (i / P.inner) % P.c;
-    let k = S[P.s_off + c] / sqrt(V[P.v_off + c] + P.eps);
+    let k = S[P.s_off + c] / sqrt(V[P.v_off + c] + T(P.eps));
     Y[P.y_off + i] = (X[P.x_off + i] - M[P.m_off + c]) * k + Bb[P.b_off + c];
 }

@@ -10,7 +10,7 @@
 // i64 to f32 beyond the i32 range rounds twice (high and low word), so it
 // can differ from the CPU's correctly rounded result in the last bit.
 // Params: x_off, y_off, n (elements), threads.
-struct Params { x_off: u32, y_off: u32, n: u32, threads: u32 };
+//!params x_off: u32, y_off: u32, n: u32, threads: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<u32>;

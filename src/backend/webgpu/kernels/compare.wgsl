@@ -14,13 +14,8 @@
 // one invocation writes one word: elements 4t .. 4t + 3.
 // Params: a_off, b_off, y_off, n (elements), rank, threads, flags, then
 // dims, a_str, b_str as array<vec4<u32>, 2> (dim d is [d / 4][d % 4]).
-struct Params {
-    a_off: u32, b_off: u32, y_off: u32, n: u32,
-    rank: u32, threads: u32, flags: u32, _p0: u32,
-    dims: array<vec4<u32>, 2>,
-    a_str: array<vec4<u32>, 2>,
-    b_str: array<vec4<u32>, 2>,
-};
+//!params a_off: u32, b_off: u32, y_off: u32, n: u32, rank: u32, threads: u32, flags: u32,
+//!params dims: array<vec4<u32>, 2>, a_str: array<vec4<u32>, 2>, b_str: array<vec4<u32>, 2>
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> A: array<u32>;
 @group(0) @binding(2) var<storage, read_write> B: array<u32>;

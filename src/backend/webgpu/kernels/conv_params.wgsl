@@ -6,16 +6,10 @@
 // parameters, and r_off: the offset of conv_direct's residual binding
 // (bound after the other Params, so its word comes last; padding in
 // conv_transpose).
-struct Params {
-    x_off: u32, w_off: u32, b_off: u32, y_off: u32,
-    n: u32, c_in: u32, c_out: u32, group: u32,
-    in_d: u32, in_h: u32, in_w: u32, out_d: u32,
-    out_h: u32, out_w: u32, k_d: u32, k_h: u32,
-    k_w: u32, s_d: u32, s_h: u32, s_w: u32,
-    p_d: u32, p_h: u32, p_w: u32, dil_d: u32,
-    dil_h: u32, dil_w: u32, has_bias: u32, total: u32,
-    act_alpha: f32, act_beta: f32, r_off: u32, _p1: u32,
-};
+//!params x_off: u32, w_off: u32, b_off: u32, y_off: u32, n: u32, c_in: u32, c_out: u32, group: u32, in_d: u32,
+//!params in_h: u32, in_w: u32, out_d: u32, out_h: u32, out_w: u32, k_d: u32, k_h: u32, k_w: u32, s_d: u32,
+//!params s_h: u32, s_w: u32, p_d: u32, p_h: u32, p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32, has_bias: u32,
+//!params total: u32, act_alpha: f32, act_beta: f32, r_off: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<f32>;
 @group(0) @binding(2) var<storage, read_write> W: array<f32>;

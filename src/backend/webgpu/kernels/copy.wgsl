@@ -10,13 +10,8 @@
 // Params: x_off, y_off, n = prod(dims), rank, src_base, dst_base, threads
 // (BYTES: words of y), dims, ss, ds (array<vec4<...>, 2>: dim d is
 // [d / 4][d % 4]).
-struct Params {
-    x_off: u32, y_off: u32, n: u32, rank: u32,
-    src_base: i32, dst_base: i32, threads: u32, _p1: u32,
-    dims: array<vec4<u32>, 2>,
-    ss: array<vec4<i32>, 2>,
-    ds: array<vec4<i32>, 2>,
-};
+//!params x_off: u32, y_off: u32, n: u32, rank: u32, src_base: i32, dst_base: i32, threads: u32,
+//!params dims: array<vec4<u32>, 2>, ss: array<vec4<i32>, 2>, ds: array<vec4<i32>, 2>
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<u32>;

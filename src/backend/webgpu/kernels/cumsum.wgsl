@@ -1,6 +1,6 @@
 // CumSum along one axis of x viewed as [outer, a, inner]; EXCL: exclusive
 // (shifted by one), REV: from the end. Semantics: ONNX CumSum-11/14.
-// f32 or (INT) i32 with wrapping.
+// Element type T (f32, f16, i32, u32; integers wrap).
 // Schemes: (COLS) one invocation per line (o, j), summing serially in the
 // CPU's order (the same f32 bits); or, for contiguous lines (inner = 1),
 // one workgroup of 256 per line: each invocation sums a chunk, a
@@ -8,24 +8,15 @@
 // each invocation rescans its chunk (f32 results then differ from the
 // serial order by rounding).
 // Params: x_off, y_off, lines (outer * inner), a, inner.
-struct Params {
-    x_off: u32, y_off: u32, lines: u32, a: u32,
-    inner: u32, _p0: u32, _p1: u32, _p2: u32,
-};
+//!params x_off: u32, y_off: u32, lines: u32, a: u32, inner: u32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<u32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
+@group(0) @binding(2) var<storage, read_write> Y: array<T>;
 override EXCL: bool = false;
 override REV: bool = false;
-override INT: bool = false;
 override COLS: bool = true;
 
-var<workgroup> sh: array<u32, 256>;
-
-fn add(a: u32, b: u32) -> u32 {
-    if (INT) { return bitcast<u32>(bitcast<i32>(a) + bitcast<i32>(b)); }
-    return bitcast<u32>(bitcast<f32>(a) + bitcast<f32>(b));
-}
+var<workgroup> sh: array<T, 256>;
 
 // Element index of step s (in summation order) of line (o, j).
 fn elem(base: u32, s: u32) -> u32 {
@@ -34,14 +25,14 @@ fn elem(base: u32, s: u32) -> u32 {
 }
 
 // Runs steps [s0, s1) of a line from `acc`, writing y; returns the sum.
-fn run(base: u32, s0: u32, s1: u32, acc0: u32) -> u32 {
+fn run(base: u32, s0: u32, s1: u32, acc0: T) -> T {
     var acc = acc0;
     for (var s = s0; s < s1; s = s + 1u) {
         let e = elem(base, s);
         let v = X[P.x_off + e];
-        if (!EXCL) { acc = add(acc, v); }
+        if (!EXCL) { acc = acc + v; }
         Y[P.y_off + e] = acc;
-        if (EXCL) { acc = add(acc, v); }
+        if (EXCL) { acc = acc + v; }
     }
     return acc;
 }
@@ -54,7 +45,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         if (ln >= P.lines) { return; }
         let o = ln / P.inner;
         let j = ln % P.inner;
-        run(o * P.a * P.inner + j, 0u, P.a, 0u);
+        run(o * P.a * P.inner + j, 0u, P.a, T(0));
         return;
     }
     let line = wid.x + wid.y * nwg.x;
@@ -64,19 +55,19 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     let chunk = (P.a + 255u) / 256u;
     let s0 = min(t * chunk, P.a);
     let s1 = min(s0 + chunk, P.a);
-    var part = 0u;
-    for (var s = s0; s < s1; s = s + 1u) { part = add(part, X[P.x_off + elem(base, s)]); }
+    var part = T(0);
+    for (var s = s0; s < s1; s = s + 1u) { part = part + X[P.x_off + elem(base, s)]; }
     // inclusive scan of the chunk sums (Hillis-Steele)
     sh[t] = part;
     workgroupBarrier();
     for (var d = 1u; d < 256u; d = d * 2u) {
-        var v = 0u;
+        var v = T(0);
         if (t >= d) { v = sh[t - d]; }
         workgroupBarrier();
-        if (t >= d) { sh[t] = add(sh[t], v); }
+        if (t >= d) { sh[t] = sh[t] + v; }
         workgroupBarrier();
     }
-    var off = 0u;
+    var off = T(0);
     if (t > 0u) { off = sh[t - 1u]; }
     run(base, s0, s1, off);
 }

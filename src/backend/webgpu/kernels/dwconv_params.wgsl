@@ -4,14 +4,9 @@
 // has_bias, total (invocations), the activation's parameters, and r_off:
 // the offset of the fused residual R (binding 5, laid out like y, read with
 // RES; bound after the other Params, so its word comes last).
-struct Params {
-    x_off: u32, w_off: u32, b_off: u32, y_off: u32,
-    c_out: u32, mult: u32, in_h: u32, in_w: u32,
-    out_h: u32, out_w: u32, s_h: u32, s_w: u32,
-    p_h: u32, p_w: u32, d_h: u32, d_w: u32,
-    has_bias: u32, total: u32, act_alpha: f32, act_beta: f32,
-    r_off: u32, _r0: u32, _r1: u32, _r2: u32,
-};
+//!params x_off: u32, w_off: u32, b_off: u32, y_off: u32, c_out: u32, mult: u32, in_h: u32, in_w: u32,
+//!params out_h: u32, out_w: u32, s_h: u32, s_w: u32, p_h: u32, p_w: u32, d_h: u32, d_w: u32, has_bias: u32,
+//!params total: u32, act_alpha: f32, act_beta: f32, r_off: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<f32>;
 @group(0) @binding(2) var<storage, read_write> W: array<f32>;

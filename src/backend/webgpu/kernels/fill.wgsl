@@ -3,7 +3,7 @@
 // as (low, high) word pairs, or four bool bytes per word. Used by Pad's
 // constant value, ConstantOfShape, the identity of empty reductions.
 // Params: y_off, n (words), value, value_hi.
-struct Params { y_off: u32, n: u32, value: u32, value_hi: u32 };
+//!params y_off: u32, n: u32, value: u32, value_hi: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> Y: array<u32>;
 

@@ -14,11 +14,8 @@
 // which the tensor owns, get 0).
 // Params: x_off, i_off, y_off, s_off, tag (the status words), n (output
 // words), inner, n_idx, a, ne (output elements; BYTES only).
-struct Params {
-    x_off: u32, i_off: u32, y_off: u32, s_off: u32,
-    tag: u32, n: u32, inner: u32, n_idx: u32,
-    a: u32, ne: u32,
-};
+//!params x_off: u32, i_off: u32, y_off: u32, s_off: u32, tag: u32, n: u32, inner: u32, n_idx: u32, a: u32,
+//!params ne: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> I: array<u32>;

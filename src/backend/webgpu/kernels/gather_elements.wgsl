@@ -10,13 +10,8 @@
 // (elements), rank, axis, a (x dims[axis]), w (words per element), two
 // padding words, then the indices' dims and x's strides (in elements) as
 // array<vec4<u32>, 2>.
-struct Params {
-    x_off: u32, i_off: u32, y_off: u32, s_off: u32,
-    tag: u32, n: u32, rank: u32, axis: u32,
-    a: u32, w: u32, _p0: u32, _p1: u32,
-    dims: array<vec4<u32>, 2>,
-    xstr: array<vec4<u32>, 2>,
-};
+//!params x_off: u32, i_off: u32, y_off: u32, s_off: u32, tag: u32, n: u32, rank: u32, axis: u32, a: u32,
+//!params w: u32, dims: array<vec4<u32>, 2>, xstr: array<vec4<u32>, 2>
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> I: array<u32>;

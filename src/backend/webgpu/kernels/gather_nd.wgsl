@@ -13,13 +13,8 @@
 // words), nt (tuples per batch entry), m, sl (words per slice), bstride (x
 // words per batch entry), two padding words, then the indexed dims'
 // extents and strides (words) as array<vec4<u32>, 2>.
-struct Params {
-    x_off: u32, i_off: u32, y_off: u32, s_off: u32,
-    tag: u32, n: u32, nt: u32, m: u32,
-    sl: u32, bstride: u32, _p0: u32, _p1: u32,
-    dims: array<vec4<u32>, 2>,
-    xstr: array<vec4<u32>, 2>,
-};
+//!params x_off: u32, i_off: u32, y_off: u32, s_off: u32, tag: u32, n: u32, nt: u32, m: u32, sl: u32,
+//!params bstride: u32, dims: array<vec4<u32>, 2>, xstr: array<vec4<u32>, 2>
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> I: array<u32>;

@@ -14,23 +14,12 @@
 // (the implicit conv's kernel size, 0 = read it from Params) before any
 // module-scope variable sized by an override (naga 29 panics on an
 // override declared after such a variable).
-struct Params {
-    a_off: u32, b_off: u32, c_off: u32, y_off: u32,
-    M: u32, N: u32, K: u32, has_bias: u32,
-    alpha: f32, beta: f32, a_sm: u32, a_sk: u32,
-    b_sk: u32, b_sn: u32, bias_sm: u32, bias_sn: u32,
-    nbatch: u32, tiles_n: u32, tiles_m: u32, y_sm: u32,
-    bdims: vec4<u32>,
-    a_bs: vec4<u32>,
-    b_bs: vec4<u32>,
-    y_bs: vec4<u32>,
-    bias_bs: vec4<u32>,
-    act_alpha: f32, act_beta: f32, klen: u32, a_sub: u32,
-    b_sub: u32, in_h: u32, in_w: u32, out_w: u32,
-    k_h: u32, k_w: u32, s_h: u32, s_w: u32,
-    p_h: u32, p_w: u32, d_h: u32, d_w: u32,
-    r_off: u32, _r0: u32, _r1: u32, _r2: u32,
-};
+//!params a_off: u32, b_off: u32, c_off: u32, y_off: u32, M: u32, N: u32, K: u32, has_bias: u32, alpha: f32,
+//!params beta: f32, a_sm: u32, a_sk: u32, b_sk: u32, b_sn: u32, bias_sm: u32, bias_sn: u32, nbatch: u32,
+//!params tiles_n: u32, tiles_m: u32, y_sm: u32, bdims: vec4<u32>, a_bs: vec4<u32>, b_bs: vec4<u32>,
+//!params y_bs: vec4<u32>, bias_bs: vec4<u32>, act_alpha: f32, act_beta: f32, klen: u32, a_sub: u32,
+//!params b_sub: u32, in_h: u32, in_w: u32, out_w: u32, k_h: u32, k_w: u32, s_h: u32, s_w: u32, p_h: u32,
+//!params p_w: u32, d_h: u32, d_w: u32, r_off: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> A: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> Bm: array<vec4<u32>>;

@@ -8,12 +8,9 @@
 // is the last Params word). One invocation per
 // output element (1-D grid, folded past 65,535 workgroups).
 // Semantics: ONNX MatMul-13 / Gemm-13 with the act.h epilogue.
-struct Params {
-    p_off: u32, c_off: u32, y_off: u32, M: u32,
-    N: u32, nsplit: u32, has_bias: u32, alpha: f32,
-    beta: f32, bias_sm: u32, bias_sn: u32, y_sm: u32,
-    act_alpha: f32, act_beta: f32, total: u32, r_off: u32,
-};
+//!params p_off: u32, c_off: u32, y_off: u32, M: u32, N: u32, nsplit: u32, has_bias: u32, alpha: f32,
+//!params beta: f32, bias_sm: u32, bias_sn: u32, y_sm: u32, act_alpha: f32, act_beta: f32, total: u32,
+//!params r_off: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> Part: array<f32>;
 @group(0) @binding(2) var<storage, read_write> C: array<f32>;

@@ -1,11 +1,12 @@
 // GlobalAveragePool / GlobalMaxPool: y[nc] = mean (or max) of x[nc, :] over
 // the `spatial` elements of one (image, channel), summed in order.
 // One invocation per (n, c). Semantics: ONNX GlobalAveragePool-1,
-// GlobalMaxPool-1. Params: x_off, y_off, nc, spatial.
-struct Params { x_off: u32, y_off: u32, nc: u32, spatial: u32 };
+// GlobalMaxPool-1. Params: x_off, y_off, nc, spatial. Element type T (f32;
+// f16).
+//!params x_off: u32, y_off: u32, nc: u32, spatial: u32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<f32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
+@group(0) @binding(2) var<storage, read_write> Y: array<T>;
 override MAX: bool = false;
 
 @compute @workgroup_size(64)
@@ -13,7 +14,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     let i = gid.x + gid.y * nwg.x * 64u;
     if (i >= P.nc) { return; }
     let base = P.x_off + i * P.spatial;
-    var sum = 0.0;
+    var sum = T(0);
     var mx = X[base];
     for (var s = 0u; s < P.spatial; s = s + 1u) {
         let v = X[base + s];
@@ -23,6 +24,6 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     if (MAX) {
         Y[P.y_off + i] = mx;
     } else {
-        Y[P.y_off + i] = sum / f32(P.spatial);
+        Y[P.y_off + i] = sum / T(P.spatial);
     }
 }

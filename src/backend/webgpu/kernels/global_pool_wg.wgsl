@@ -6,7 +6,7 @@
 // y = mean (or max) of the row. Semantics: ONNX GlobalAveragePool-1,
 // GlobalMaxPool-1. Params: x_off, y_off, nc, spatial. Grid: nc workgroups
 // (linear index wid.x + wid.y * nwg.x).
-struct Params { x_off: u32, y_off: u32, nc: u32, spatial: u32 };
+//!params x_off: u32, y_off: u32, nc: u32, spatial: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<f32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;

@@ -11,15 +11,9 @@
 // Then out[c_out, spatial] = weight[c_out, k_total] x col (matmul.wgsl).
 // Semantics: ONNX Conv-11/22. Params: x_off, col_off, geometry; total =
 // n_cnt * g_cnt * k_total * spatial.
-struct Params {
-    x_off: u32, col_off: u32, n_cnt: u32, g_cnt: u32,
-    c_in: u32, cin_g: u32, in_d: u32, in_h: u32,
-    in_w: u32, out_d: u32, out_h: u32, out_w: u32,
-    k_d: u32, k_h: u32, k_w: u32, s_d: u32,
-    s_h: u32, s_w: u32, p_d: u32, p_h: u32,
-    p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32,
-    total: u32, _p0: u32, _p1: u32, _p2: u32,
-};
+//!params x_off: u32, col_off: u32, n_cnt: u32, g_cnt: u32, c_in: u32, cin_g: u32, in_d: u32, in_h: u32,
+//!params in_w: u32, out_d: u32, out_h: u32, out_w: u32, k_d: u32, k_h: u32, k_w: u32, s_d: u32, s_h: u32,
+//!params s_w: u32, p_d: u32, p_h: u32, p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32, total: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<f32>;
 @group(0) @binding(2) var<storage, read_write> COL: array<f32>;

@@ -5,11 +5,8 @@
 // element. Semantics: ONNX LRN-1/13. Params: x_off, y_off, n (elements),
 // c (channels), sp (spatial size), before, after, alpha (already divided
 // by size), beta, bias.
-struct Params {
-    x_off: u32, y_off: u32, n: u32, c: u32,
-    sp: u32, before: u32, after: u32, alpha: f32,
-    beta: f32, bias: f32, _p0: u32, _p1: u32,
-};
+//!params x_off: u32, y_off: u32, n: u32, c: u32, sp: u32, before: u32, after: u32, alpha: f32, beta: f32,
+//!params bias: f32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<f32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;

@@ -16,19 +16,10 @@
 // direct conv's reduction order.
 // Grid: one workgroup per (batch, 16x16 tile); the linear workgroup index
 // wid.x + wid.y * nwg.x folds beyond 65,535 workgroups.
-struct Params {
-    a_off: u32, b_off: u32, c_off: u32, y_off: u32,
-    M: u32, N: u32, K: u32, has_bias: u32,
-    alpha: f32, beta: f32, a_sm: u32, a_sk: u32,
-    b_sk: u32, b_sn: u32, bias_sm: u32, bias_sn: u32,
-    nbatch: u32, tiles_n: u32, tiles_m: u32, y_sm: u32,
-    bdims: vec4<u32>,
-    a_bs: vec4<u32>,
-    b_bs: vec4<u32>,
-    y_bs: vec4<u32>,
-    bias_bs: vec4<u32>,
-    act_alpha: f32, act_beta: f32, _p0: u32, _p1: u32,
-};
+//!params a_off: u32, b_off: u32, c_off: u32, y_off: u32, M: u32, N: u32, K: u32, has_bias: u32, alpha: f32,
+//!params beta: f32, a_sm: u32, a_sk: u32, b_sk: u32, b_sn: u32, bias_sm: u32, bias_sn: u32, nbatch: u32,
+//!params tiles_n: u32, tiles_m: u32, y_sm: u32, bdims: vec4<u32>, a_bs: vec4<u32>, b_bs: vec4<u32>,
+//!params y_bs: vec4<u32>, bias_bs: vec4<u32>, act_alpha: f32, act_beta: f32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> A: array<f32>;
 @group(0) @binding(2) var<storage, read_write> Bm: array<f32>;

@@ -19,14 +19,10 @@
 // contiguous rows, read as vec4 words), or (COLS) one invocation per row.
 // Bindings: X (array<vec4<f32>>), S, B, Y, M, V (f32); absent ones are bound
 // to X and never touched. flags: 1 scale, 2 bias, 4 write M, 8 write V.
-struct Params {
-    x_off: u32, s_off: u32, b_off: u32, y_off: u32,
-    m_off: u32, v_off: u32, rows: u32, count: u32,
-    nk: u32, nr: u32, flags: u32, eps: f32,
-    s_rmod: u32, s_rmul: u32, s_jdiv: u32, s_jmod: u32,
-    b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32,
-    kdim: vec4<u32>, kstr: vec4<u32>, rdim: vec4<u32>, rstr: vec4<u32>,
-};
+//!params x_off: u32, s_off: u32, b_off: u32, y_off: u32, m_off: u32, v_off: u32, rows: u32, count: u32,
+//!params nk: u32, nr: u32, flags: u32, eps: f32, s_rmod: u32, s_rmul: u32, s_jdiv: u32, s_jmod: u32,
+//!params b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32, kdim: vec4<u32>, kstr: vec4<u32>,
+//!params rdim: vec4<u32>, rstr: vec4<u32>
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> S: array<f32>;

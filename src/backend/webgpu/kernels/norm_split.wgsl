@@ -4,10 +4,10 @@
 // (STAGE):
 //   0: one workgroup (256) per (row, chunk): the chunk's count n, and its
 //      mean and centred sum of squares M2 (layer, mvn: two passes over the
-//      chunk), or its sum of x^2 (rms, lp2) or |x| (lp1), into T[3 r ..];
+//      chunk), or its sum of x^2 (rms, lp2) or |x| (lp1), into TS[3 r ..];
 //   1: one invocation per row: the chunks combined (Chan et al.: mean =
 //      sum n_c mean_c / n, M2 = sum M2_c + sum n_c (mean_c - mean)^2), the
-//      row's (c, k) of norm.wgsl into T[st_off + 2 o ..], and the optional
+//      row's (c, k) of norm.wgsl into TS[st_off + 2 o ..], and the optional
 //      per-row outputs M, V;
 //   2: one invocation per element: y = (x - c) * k * s + b as in norm.wgsl.
 // Rows are contiguous and consecutive: row o is x[o * count, (o + 1) count).
@@ -15,15 +15,10 @@
 // GroupNormalization-18/21, RMSNormalization-23, LpNormalization-1/22,
 // MeanVarianceNormalization-9/13 (contiguous axes).
 // Bindings: X (array<vec4<f32>>), S, B, Y, M, V (f32; absent ones bound to
-// X), T (scratch: 3 words per chunk, then from st_off 2 per row).
-struct Params {
-    x_off: u32, s_off: u32, b_off: u32, y_off: u32,
-    m_off: u32, v_off: u32, t_off: u32, st_off: u32,
-    rows: u32, count: u32, chunk: u32, nch: u32,
-    flags: u32, eps: f32, _p0: u32, _p1: u32,
-    s_rmod: u32, s_rmul: u32, s_jdiv: u32, s_jmod: u32,
-    b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32,
-};
+// X), TS (scratch: 3 words per chunk, then from st_off 2 per row).
+//!params x_off: u32, s_off: u32, b_off: u32, y_off: u32, m_off: u32, v_off: u32, t_off: u32, st_off: u32,
+//!params rows: u32, count: u32, chunk: u32, nch: u32, flags: u32, eps: f32, _p0: u32, _p1: u32, s_rmod: u32,
+//!params s_rmul: u32, s_jdiv: u32, s_jmod: u32, b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> S: array<f32>;
@@ -31,7 +26,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> Y: array<f32>;
 @group(0) @binding(5) var<storage, read_write> M: array<f32>;
 @group(0) @binding(6) var<storage, read_write> V: array<f32>;
-@group(0) @binding(7) var<storage, read_write> T: array<f32>;
+@group(0) @binding(7) var<storage, read_write> TS: array<f32>;
 override MODE: u32 = 0u;
 override STAGE: u32 = 0u;
 
@@ -107,9 +102,9 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
             p1 = tree(t, chunk_sum(s, e1, t, false, 0.0));
         }
         if (t == 0u) {
-            T[P.t_off + 3u * g] = n;
-            T[P.t_off + 3u * g + 1u] = p1;
-            T[P.t_off + 3u * g + 2u] = p2;
+            TS[P.t_off + 3u * g] = n;
+            TS[P.t_off + 3u * g + 1u] = p1;
+            TS[P.t_off + 3u * g + 2u] = p2;
         }
         return;
     }
@@ -120,9 +115,9 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         var n = 0.0;
         var sum = 0.0;
         for (var c = 0u; c < P.nch; c = c + 1u) {
-            let nc = T[first + 3u * c];
+            let nc = TS[first + 3u * c];
             n = n + nc;
-            if (centred()) { sum = sum + nc * T[first + 3u * c + 1u]; } else { sum = sum + T[first + 3u * c + 1u]; }
+            if (centred()) { sum = sum + nc * TS[first + 3u * c + 1u]; } else { sum = sum + TS[first + 3u * c + 1u]; }
         }
         var cc = 0.0;
         var k = 0.0;
@@ -130,8 +125,8 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
             let mean = sum / n;
             var m2 = 0.0;
             for (var c = 0u; c < P.nch; c = c + 1u) {
-                let d = T[first + 3u * c + 1u] - mean;
-                m2 = m2 + T[first + 3u * c + 2u] + T[first + 3u * c] * d * d;
+                let d = TS[first + 3u * c + 1u] - mean;
+                m2 = m2 + TS[first + 3u * c + 2u] + TS[first + 3u * c] * d * d;
             }
             cc = mean;
             if (MODE == 0u) { k = 1.0 / sqrt(m2 / n + P.eps); } else { k = 1.0 / (sqrt(m2 / n) + 1e-9); }
@@ -142,8 +137,8 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
                 default: { let r = sqrt(sum); k = select(1.0 / r, 0.0, r == 0.0); }
             }
         }
-        T[P.t_off + P.st_off + 2u * i] = cc;
-        T[P.t_off + P.st_off + 2u * i + 1u] = k;
+        TS[P.t_off + P.st_off + 2u * i] = cc;
+        TS[P.t_off + P.st_off + 2u * i + 1u] = k;
         if ((P.flags & 4u) != 0u) { M[P.m_off + i] = cc; }
         if ((P.flags & 8u) != 0u) { V[P.v_off + i] = k; }
         return;
@@ -152,7 +147,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     let o = i / P.count;
     let j = i % P.count;
     let st = P.t_off + P.st_off + 2u * o;
-    var y = (xload(i) - T[st]) * T[st + 1u];
+    var y = (xload(i) - TS[st]) * TS[st + 1u];
     if ((P.flags & 1u) != 0u) { y = y * S[P.s_off + param_idx(o, j, P.s_rmod, P.s_rmul, P.s_jdiv, P.s_jmod)]; }
     if ((P.flags & 2u) != 0u) { y = y + B[P.b_off + param_idx(o, j, P.b_rmod, P.b_rmul, P.b_jdiv, P.b_jmod)]; }
     Y[P.y_off + i] = y;

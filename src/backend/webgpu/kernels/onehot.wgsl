@@ -5,10 +5,7 @@
 // Values V = [off, on] as W words each (1: f32, i32, u32; 2: i64).
 // One invocation per output element.
 // Params: i_off, v_off, y_off, n (elements), depth, inner, w.
-struct Params {
-    i_off: u32, v_off: u32, y_off: u32, n: u32,
-    depth: u32, inner: u32, w: u32, _p0: u32,
-};
+//!params i_off: u32, v_off: u32, y_off: u32, n: u32, depth: u32, inner: u32, w: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> I: array<u32>;
 @group(0) @binding(2) var<storage, read_write> V: array<u32>;

@@ -10,15 +10,9 @@
 // invocation per output element.
 // Params: x_off, y_off, n (elements), rank, mode (0 edge, 1 reflect,
 // 2 wrap), w, then ydims, xstr, pb, lo, len as array<vec4<u32>, 2>.
-struct Params {
-    x_off: u32, y_off: u32, n: u32, rank: u32,
-    mode: u32, w: u32, _p0: u32, _p1: u32,
-    ydims: array<vec4<u32>, 2>,
-    xstr: array<vec4<u32>, 2>,
-    pb: array<vec4<u32>, 2>,
-    lo: array<vec4<u32>, 2>,
-    len: array<vec4<u32>, 2>,
-};
+//!params x_off: u32, y_off: u32, n: u32, rank: u32, mode: u32, w: u32, ydims: array<vec4<u32>, 2>,
+//!params xstr: array<vec4<u32>, 2>, pb: array<vec4<u32>, 2>, lo: array<vec4<u32>, 2>,
+//!params len: array<vec4<u32>, 2>
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<u32>;

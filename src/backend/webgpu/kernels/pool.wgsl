@@ -8,15 +8,9 @@
 //                taps inside the padded input [-p, in + pe).
 // Semantics: ONNX MaxPool-12/22 (no Indices output), AveragePool-19/22.
 // Params: x_off, y_off, nc = N * C, geometry, total.
-struct Params {
-    x_off: u32, y_off: u32, nc: u32, count_include_pad: u32,
-    in_d: u32, in_h: u32, in_w: u32, out_d: u32,
-    out_h: u32, out_w: u32, k_d: u32, k_h: u32,
-    k_w: u32, s_d: u32, s_h: u32, s_w: u32,
-    p_d: u32, p_h: u32, p_w: u32, dil_d: u32,
-    dil_h: u32, dil_w: u32, pe_d: u32, pe_h: u32,
-    pe_w: u32, total: u32, _p0: u32, _p1: u32,
-};
+//!params x_off: u32, y_off: u32, nc: u32, count_include_pad: u32, in_d: u32, in_h: u32, in_w: u32, out_d: u32,
+//!params out_h: u32, out_w: u32, k_d: u32, k_h: u32, k_w: u32, s_d: u32, s_h: u32, s_w: u32, p_d: u32,
+//!params p_h: u32, p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32, pe_d: u32, pe_h: u32, pe_w: u32, total: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<f32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;

@@ -11,12 +11,8 @@
 // Semantics: ONNX MaxPool-12/22 (no Indices output), AveragePool-19/22,
 // ceil_mode already in out_h/out_w. Params: x_off, y_off, the geometry;
 // total = nc * out_h * ceil(out_w / OWB) invocations.
-struct Params {
-    x_off: u32, y_off: u32, count_include_pad: u32, total: u32,
-    in_h: u32, in_w: u32, out_h: u32, out_w: u32,
-    s_h: u32, s_w: u32, p_h: u32, p_w: u32,
-    d_h: u32, d_w: u32, pe_h: u32, pe_w: u32,
-};
+//!params x_off: u32, y_off: u32, count_include_pad: u32, total: u32, in_h: u32, in_w: u32, out_h: u32,
+//!params out_w: u32, s_h: u32, s_w: u32, p_h: u32, p_w: u32, d_h: u32, d_w: u32, pe_h: u32, pe_w: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<f32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;

@@ -18,24 +18,20 @@
 // neighbours in x, so the loads coalesce across invocations).
 // Few long contiguous rows split (SPLIT, two dispatches): STAGE 1, one
 // workgroup per (row, chunk of `chunk` elements) writes its partial (value
-// bits, index) into T[2 g ..]; STAGE 2, one workgroup per row combines the
+// bits, index) into TS[2 g ..]; STAGE 2, one workgroup per row combines the
 // row's nch partials and finishes (not for logsumexp).
-// Layout: X is bound as array<vec4<u32>> (the value's bits), Y and T as u32
+// Layout: X is bound as array<vec4<u32>> (the value's bits), Y and TS as u32
 // words; ArgMax/ArgMin write i64 as (index, 0) word pairs.
 // Params: x_off, y_off, t_off, rows (outputs), count (elements per
 // output), nk, nr, init (bits of the accumulator start: 0, 1.0, -inf,
 // +inf, INT32_MIN..), chunk, nch, then kdim, kstr, rdim, rstr (vec4<u32>;
 // unused dims 1 and stride 0).
-struct Params {
-    x_off: u32, y_off: u32, t_off: u32, rows: u32,
-    count: u32, nk: u32, nr: u32, init: u32,
-    chunk: u32, nch: u32, _p0: u32, _p1: u32,
-    kdim: vec4<u32>, kstr: vec4<u32>, rdim: vec4<u32>, rstr: vec4<u32>,
-};
+//!params x_off: u32, y_off: u32, t_off: u32, rows: u32, count: u32, nk: u32, nr: u32, init: u32, chunk: u32,
+//!params nch: u32, kdim: vec4<u32>, kstr: vec4<u32>, rdim: vec4<u32>, rstr: vec4<u32>
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> Y: array<u32>;
-@group(0) @binding(3) var<storage, read_write> T: array<u32>;
+@group(0) @binding(3) var<storage, read_write> TS: array<u32>;
 override STAGE: u32 = 0u;
 override OP: u32 = 0u;
 override INT: bool = false;
@@ -240,8 +236,8 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         let j0 = (g % P.nch) * P.chunk;
         let r = tree(t, partial_range(row * P.count, t, 0u, 0.0, j0, min(j0 + P.chunk, P.count)), 0u);
         if (t == 0u) {
-            T[P.t_off + 2u * g] = r.v;
-            T[P.t_off + 2u * g + 1u] = r.idx;
+            TS[P.t_off + 2u * g] = r.v;
+            TS[P.t_off + 2u * g + 1u] = r.idx;
         }
         return;
     }
@@ -251,7 +247,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         var a = start(0u);
         for (var c = t; c < P.nch; c = c + WG) {
             let i = P.t_off + 2u * (row * P.nch + c);
-            a = comb(a, Acc(T[i], T[i + 1u]), 0u);
+            a = comb(a, Acc(TS[i], TS[i + 1u]), 0u);
         }
         let r = tree(t, a, 0u);
         if (t == 0u) { finish(row, r, 0.0); }

@@ -12,13 +12,8 @@
 // neighbours are blended with weights (1 - f, f).
 // Semantics: ONNX Resize-11/13/18/19 (no roi crop, no antialias, no cubic).
 // Params: x_off, y_off, total, in dims, out dims (vec4), scale, offset (vec4<f32>).
-struct Params {
-    x_off: u32, y_off: u32, total: u32, _p0: u32,
-    in_dims: vec4<u32>,
-    out_dims: vec4<u32>,
-    scale: vec4<f32>,
-    offset: vec4<f32>,
-};
+//!params x_off: u32, y_off: u32, total: u32, in_dims: vec4<u32>, out_dims: vec4<u32>, scale: vec4<f32>,
+//!params offset: vec4<f32>
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<f32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<f32>;

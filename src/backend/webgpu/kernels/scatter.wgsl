@@ -25,15 +25,9 @@
 // words, then dims (ND: the indexed data dims; ELEMS: the updates' dims),
 // xstr (data strides in elements), ustr (ELEMS: updates strides) as
 // array<vec4<u32>, 2>.
-struct Params {
-    i_off: u32, u_off: u32, y_off: u32, s_off: u32,
-    tag: u32, threads: u32, count: u32, m: u32,
-    sl: u32, w: u32, rank: u32, axis: u32,
-    a: u32, _p0: u32, _p1: u32, _p2: u32,
-    dims: array<vec4<u32>, 2>,
-    xstr: array<vec4<u32>, 2>,
-    ustr: array<vec4<u32>, 2>,
-};
+//!params i_off: u32, u_off: u32, y_off: u32, s_off: u32, tag: u32, threads: u32, count: u32, m: u32, sl: u32,
+//!params w: u32, rank: u32, axis: u32, a: u32, dims: array<vec4<u32>, 2>, xstr: array<vec4<u32>, 2>,
+//!params ustr: array<vec4<u32>, 2>
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> I: array<u32>;
 @group(0) @binding(2) var<storage, read_write> U: array<u32>;

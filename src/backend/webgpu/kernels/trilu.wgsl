@@ -9,11 +9,7 @@
 // an i64 (low, high) pair, or an i32 (K32), clamped here the same way.
 // Params: x_off, y_off, k_off, n (elements), threads, nn (N), m (M), k,
 // one (bits of 1 for the eye: 1.0, 1, or the low word).
-struct Params {
-    x_off: u32, y_off: u32, k_off: u32, n: u32,
-    threads: u32, nn: u32, m: u32, k: i32,
-    one: u32, _p0: u32, _p1: u32, _p2: u32,
-};
+//!params x_off: u32, y_off: u32, k_off: u32, n: u32, threads: u32, nn: u32, m: u32, k: i32, one: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<u32>;

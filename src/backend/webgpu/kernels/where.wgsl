@@ -7,14 +7,9 @@
 // invocation per element.
 // Params: c_off, a_off, b_off, y_off, n (elements), rank, threads, then
 // dims, c_str, a_str, b_str as array<vec4<u32>, 2>.
-struct Params {
-    c_off: u32, a_off: u32, b_off: u32, y_off: u32,
-    n: u32, rank: u32, threads: u32, _p0: u32,
-    dims: array<vec4<u32>, 2>,
-    c_str: array<vec4<u32>, 2>,
-    a_str: array<vec4<u32>, 2>,
-    b_str: array<vec4<u32>, 2>,
-};
+//!params c_off: u32, a_off: u32, b_off: u32, y_off: u32, n: u32, rank: u32, threads: u32,
+//!params dims: array<vec4<u32>, 2>, c_str: array<vec4<u32>, 2>, a_str: array<vec4<u32>, 2>,
+//!params b_str: array<vec4<u32>, 2>
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> C: array<u32>;
 @group(0) @binding(2) var<storage, read_write> A: array<u32>;

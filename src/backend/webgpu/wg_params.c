@@ -1,0 +1,151 @@
+/* Kernel Params declared once, and the element type of a kernel.
+ *
+ * A kernel source declares its uniform Params with one or more lines
+ *     //!params x_off: u32, y_off: u32, n: u32, alpha: f32, dims: array<vec4<u32>, 2>
+ * (fields in order; the lines concatenate). At pipeline creation the
+ * first such line becomes `struct Params { ... };` and the others vanish;
+ * the same text gives the word layout that WGSL's uniform rules imply
+ * (scalars 4 bytes, vec4 and arrays of vec4 16-byte aligned, padding
+ * where alignment needs it), against which compile checks the words each
+ * dispatch wrote (wg_p_*, wg_bind). A prelude defines the element type:
+ * `alias T = f32;` (or f16 with `enable f16;`, i32, u32). A line
+ * `//!include NAME` pastes the embedded snippet kernels/NAME.wgsl (one
+ * level). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/webgpu/webgpu_device.h"
+#include "backend/webgpu/wgsl_gen.h"
+
+static const char k_tag[] = "//!params";
+static const char *const k_elem_name[WG_ELEM_COUNT] = { "f32", "f16", "i32", "u32" };
+static const char *const k_kind_name[] = { "nothing", "an i32/u32", "an f32", "padding" };
+
+/* Kind and size in words of a field type (spaces removed), 0 if unknown. */
+static int field_type(const char *t, unsigned char *kind) {
+    static const struct { const char *name; unsigned char kind; int words; } k_types[] = {
+        { "u32", WG_WORD_INT, 1 }, { "i32", WG_WORD_INT, 1 }, { "f32", WG_WORD_F32, 1 },
+        { "vec4<u32>", WG_WORD_INT, 4 }, { "vec4<i32>", WG_WORD_INT, 4 }, { "vec4<f32>", WG_WORD_F32, 4 },
+        { "vec4u", WG_WORD_INT, 4 }, { "vec4i", WG_WORD_INT, 4 }, { "vec4f", WG_WORD_F32, 4 },
+    };
+    int count = 1;
+    char inner[32];
+    if (strncmp(t, "array<", 6) == 0) { /* array<vec4<X>,N> */
+        const char *comma = strrchr(t, ',');
+        size_t n = comma ? (size_t)(comma - t - 6) : 0;
+        if (!comma || n >= sizeof inner || sscanf(comma + 1, "%d>", &count) != 1 || count <= 0 ||
+            count > WG_MAX_PARAMS)
+            return 0;
+        memcpy(inner, t + 6, n);
+        inner[n] = 0;
+        t = inner;
+    }
+    for (size_t i = 0; i < sizeof k_types / sizeof k_types[0]; i++)
+        if (strcmp(t, k_types[i].name) == 0 && (count == 1 || k_types[i].words == 4)) {
+            *kind = k_types[i].kind;
+            return k_types[i].words * count;
+        }
+    return 0;
+}
+
+/* Appends the fields of one declaration line [p, e) to lay. */
+static rlx_status parse_fields(const char *kernel, const char *p, const char *e, wg_layout *lay, int *n_fields) {
+    while (p < e) {
+        const char *f = p;
+        int depth = 0;
+        while (p < e && (depth > 0 || *p != ',')) depth += *p == '<' ? 1 : *p == '>' ? -1 : 0, p++;
+        char text[96];
+        size_t n = 0;
+        for (const char *q = f; q < p && n + 1 < sizeof text; q++)
+            if (*q != ' ' && *q != '\t' && *q != '\r') text[n++] = *q;
+        text[n] = 0;
+        if (p < e) p++; /* the comma */
+        if (!n) continue;
+        char *colon = strchr(text, ':');
+        unsigned char kind = 0;
+        int words = colon ? field_type(colon + 1, &kind) : 0;
+        if (!words)
+            return rlx_fail(RLX_ERR_INTERNAL, "kernel '%s': Params field '%s' is not 'name: type' with a type of u32, i32, "
+                                              "f32, vec4<..> or array<vec4<..>, N>", kernel, text);
+        int at = words >= 4 ? (lay->n_words + 3) / 4 * 4 : lay->n_words;
+        if (at + words > WG_MAX_PARAMS || *n_fields >= WG_MAX_PARAMS)
+            return rlx_fail(RLX_ERR_INTERNAL, "kernel '%s': Params larger than %d words", kernel, WG_MAX_PARAMS);
+        *colon = 0;
+        snprintf(lay->names[*n_fields], sizeof lay->names[0], "%s", text);
+        for (int i = lay->n_words; i < at; i++) lay->kind[i] = WG_WORD_PAD, lay->field[i] = (unsigned char)*n_fields;
+        for (int i = at; i < at + words; i++) lay->kind[i] = kind, lay->field[i] = (unsigned char)*n_fields;
+        lay->n_words = at + words;
+        (*n_fields)++;
+    }
+    return RLX_OK;
+}
+
+/* Appends src to o, line by line: `//!include NAME` (depth 0 only) pastes
+ * the embedded source NAME, processed likewise; `//!params` lines add
+ * their fields to lay and become the struct (*open: one is open). */
+static rlx_status expand(const char *kernel, const char *src, int depth, wg_src *o, wg_layout *lay, int *n_fields,
+                         bool *open) {
+    static const char inc[] = "//!include ";
+    for (const char *p = src; *p;) {
+        const char *e = p + strcspn(p, "\n");
+        const char *t = p + strspn(p, " \t");
+        const char *nx = *e ? e + 1 : e;
+        if (depth == 0 && strncmp(t, inc, sizeof inc - 1) == 0) {
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(t + sizeof inc - 1, " \r\n"), t + sizeof inc - 1);
+            const char *snippet = wg_wgsl_source(name);
+            if (!snippet) return rlx_fail(RLX_ERR_INTERNAL, "kernel '%s' includes an unknown snippet '%s'", kernel, name);
+            RLX_TRY(expand(kernel, snippet, 1, o, lay, n_fields, open));
+        } else if (strncmp(t, k_tag, sizeof k_tag - 1) == 0) {
+            const char *fs = t + sizeof k_tag - 1, *fe = e;
+            RLX_TRY(parse_fields(kernel, fs, fe, lay, n_fields));
+            while (fe > fs && (fe[-1] == ' ' || fe[-1] == ',' || fe[-1] == '\r')) fe--;
+            /* the first line opens the struct, the last closes it */
+            const char *after = nx + strspn(nx, " \t");
+            bool more = strncmp(after, k_tag, sizeof k_tag - 1) == 0;
+            wg_src_printf(o, "%s%.*s%s\n", *open ? "" : "struct Params {", (int)(fe - fs), fs, more ? "," : " };");
+            *open = more;
+        } else {
+            wg_src_printf(o, "%.*s\n", (int)(e - p), p);
+        }
+        p = nx;
+    }
+    return RLX_OK;
+}
+
+rlx_status wg_params_expand(const char *kernel, const char *src, wg_elem elem, char **out, wg_layout *lay) {
+    *out = NULL;
+    memset(lay, 0, sizeof *lay);
+    if ((unsigned)elem >= WG_ELEM_COUNT) return rlx_fail(RLX_ERR_INTERNAL, "kernel '%s': bad element type", kernel);
+    wg_src o = { 0 };
+    wg_src_printf(&o, "%salias T = %s;\n", elem == WG_ELEM_F16 ? "enable f16;\n" : "", k_elem_name[elem]);
+    int n_fields = 0;
+    bool open = false;
+    rlx_status st = expand(kernel, src, 0, &o, lay, &n_fields, &open);
+    if (!st && o.oom) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    if (st) {
+        wg_src_free(&o);
+        return st;
+    }
+    *out = o.s;
+    return RLX_OK;
+}
+
+rlx_status wg_params_check(const wg_layout *lay, const wg_dispatch *d, const char *what) {
+    if (!lay->n_words) return RLX_OK;
+    int end = (lay->n_words + 3) / 4 * 4;
+    int n = d->n_params > end ? d->n_params : end;
+    for (int i = 0; i < n; i++) {
+        int want = i < lay->n_words ? lay->kind[i] : i < end ? WG_WORD_PAD : 0;
+        int got = i < d->n_params ? d->pkind[i] : 0;
+        if (want == got || (want == WG_WORD_PAD && got == 0)) continue;
+        if (!want)
+            return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s': the lowering writes %d Params words, the kernel declares "
+                                              "%d (//!params)", what, d->kernel, d->n_params, lay->n_words);
+        return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s': Params word %d is %s of field '%s' in the kernel's "
+                                          "declaration (//!params), but the lowering wrote %s there",
+                        what, d->kernel, i, k_kind_name[want], lay->names[lay->field[i]], k_kind_name[got]);
+    }
+    return RLX_OK;
+}
