@@ -1,26 +1,32 @@
-/* f32 GEMM over the worker pool, and the OpenBLAS thread policy (see
- * cpu_sgemm.h). */
+/* f32 GEMM: rlx's own packed micro-kernel, split over the worker pool (see
+ * cpu_sgemm.h for the contract and why it is not OpenBLAS's). */
 #include "backend/cpu/cpu_sgemm.h"
 
 #include <cblas.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/parallel.h"
 #include "base/options.h"
 
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define SGEMM_HAVE_AVX2 1
+#include <immintrin.h>
+#else
+#define SGEMM_HAVE_AVX2 0
+#endif
+
 /* 0: not decided yet; 1 + policy once decided */
 static atomic_int g_policy;
 
-/* Decides the policy once (racing first callers agree on the value;
- * setting OpenBLAS to one thread twice is harmless). */
+/* Decides the policy once (racing first callers agree on the value). */
 static rlx_cpu_gemm_policy decide(rlx_cpu_gemm_policy pol) {
     int expect = 0;
     if (atomic_compare_exchange_strong_explicit(&g_policy, &expect, (int)pol + 1, memory_order_acq_rel,
-                                                memory_order_acquire)) {
-        if (pol == RLX_CPU_GEMM_POOL) openblas_set_num_threads(1);
+                                                memory_order_acquire))
         return pol;
-    }
     return (rlx_cpu_gemm_policy)(expect - 1);
 }
 
@@ -40,11 +46,258 @@ rlx_status rlx_cpu_gemm_policy_set(rlx_cpu_gemm_policy pol) {
                     pol == RLX_CPU_GEMM_BLAS ? "blas" : "pool", now == RLX_CPU_GEMM_BLAS ? "blas" : "pool");
 }
 
+/* ------------------------------------------------------------ micro-kernels */
+
+/* Register tile (rows x columns of C), and the blocks: KC steps of k per
+ * packed panel, MC rows of A per packed block (a multiple of MR, in L2), NC
+ * columns of B per packed block (a multiple of NR). Only KC changes the
+ * arithmetic (where the k sum is cut); it depends on k alone. */
+#define MR 6
+#define NR 16
+#define KC 256
+#define MC 120
+#define NC 2048
+
+/* How a tile's sum over one KC panel (acc) lands in C: */
+enum {
+    UPD_SET = 0,  /* first panel, beta == 0: c = alpha * acc (c not read) */
+    UPD_BETA = 1, /* first panel: c = beta * c + alpha * acc */
+    UPD_ACC = 2   /* later panels: c = c + alpha * acc */
+};
+
+/* C tile [MR, NR] (row stride ldc) from packed panels: ap holds kc steps of
+ * MR values of A, bp kc steps of NR values of B; every element's sum starts
+ * at 0 and takes its kc products in order. */
+typedef void sgemm_kernel_fn(size_t kc, const float *ap, const float *bp, float *c, size_t ldc, float alpha,
+                             float beta, int upd);
+
+/* The portable kernel: multiply then add (no fused multiply-add). */
+static void kern_portable(size_t kc, const float *ap, const float *bp, float *c, size_t ldc, float alpha, float beta,
+                          int upd) {
+    float acc[MR][NR];
+    memset(acc, 0, sizeof acc);
+    for (size_t p = 0; p < kc; p++, ap += MR, bp += NR)
+        for (int i = 0; i < MR; i++) {
+            float a = ap[i];
+            for (int j = 0; j < NR; j++) acc[i][j] += a * bp[j];
+        }
+    for (int i = 0; i < MR; i++) {
+        float *row = c + (size_t)i * ldc;
+        for (int j = 0; j < NR; j++) {
+            float t = alpha * acc[i][j];
+            row[j] = upd == UPD_SET ? t : upd == UPD_BETA ? beta * row[j] + t : row[j] + t;
+        }
+    }
+}
+
+#if SGEMM_HAVE_AVX2
+/* AVX2 + FMA: 12 accumulators of 8 lanes, one fused multiply-add per
+ * product; the update is fma(beta, c, alpha * acc) or fma(alpha, acc, c). */
+__attribute__((target("avx2,fma"))) static void kern_avx2(size_t kc, const float *ap, const float *bp, float *c,
+                                                          size_t ldc, float alpha, float beta, int upd) {
+    __m256 acc[MR][2];
+    for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (size_t p = 0; p < kc; p++, ap += MR, bp += NR) {
+        __m256 b0 = _mm256_load_ps(bp), b1 = _mm256_load_ps(bp + 8);
+        for (int i = 0; i < MR; i++) {
+            __m256 a = _mm256_broadcast_ss(ap + i);
+            acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
+            acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+        }
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    for (int i = 0; i < MR; i++)
+        for (int h = 0; h < 2; h++) {
+            float *dst = c + (size_t)i * ldc + 8 * h;
+            __m256 r;
+            if (upd == UPD_SET) r = _mm256_mul_ps(va, acc[i][h]);
+            else if (upd == UPD_BETA) r = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst), _mm256_mul_ps(va, acc[i][h]));
+            else r = _mm256_fmadd_ps(va, acc[i][h], _mm256_loadu_ps(dst));
+            _mm256_storeu_ps(dst, r);
+        }
+}
+#endif
+
+/* The kernel of this process: chosen once from what the CPU runs. */
+static sgemm_kernel_fn *const g_kernels[2] = { kern_portable,
+#if SGEMM_HAVE_AVX2
+                                               kern_avx2
+#else
+                                               NULL
+#endif
+};
+static atomic_int g_kernel = -1;
+
+static bool cpu_has_avx2_fma(void) {
+#if SGEMM_HAVE_AVX2
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
+static sgemm_kernel_fn *kernel_get(void) {
+    int k = atomic_load_explicit(&g_kernel, memory_order_relaxed);
+    if (k < 0) {
+        k = cpu_has_avx2_fma() ? RLX_CPU_SGEMM_AVX2 : RLX_CPU_SGEMM_PORTABLE;
+        atomic_store_explicit(&g_kernel, k, memory_order_relaxed);
+    }
+    return g_kernels[k];
+}
+
+rlx_cpu_sgemm_kernel rlx_cpu_sgemm_kernel_get(void) {
+    (void)kernel_get();
+    return (rlx_cpu_sgemm_kernel)atomic_load_explicit(&g_kernel, memory_order_relaxed);
+}
+
+bool rlx_cpu_sgemm_kernel_set(rlx_cpu_sgemm_kernel kernel) {
+    if (kernel != RLX_CPU_SGEMM_PORTABLE && kernel != RLX_CPU_SGEMM_AVX2) return false;
+    if (kernel == RLX_CPU_SGEMM_AVX2 && !cpu_has_avx2_fma()) return false;
+    atomic_store_explicit(&g_kernel, (int)kernel, memory_order_relaxed);
+    return true;
+}
+
+/* ------------------------------------------------------------ packing */
+
+/* Rows [i0, i0 + mc) of op(A), k steps [p0, p0 + kc), as micro-panels of MR
+ * rows: dst[(r * kc + p) * MR + i]; rows past m are zeros. */
+static void pack_a(bool ta, const float *a, size_t lda, size_t m, size_t i0, size_t mc, size_t p0, size_t kc,
+                   float *dst) {
+    for (size_t r0 = 0; r0 < mc; r0 += MR, dst += kc * MR) {
+        size_t rows = mc - r0 < MR ? mc - r0 : MR, i_base = i0 + r0;
+        if (rows > m - i_base) rows = m - i_base;
+        if (ta) {
+            for (size_t p = 0; p < kc; p++) {
+                const float *src = a + (p0 + p) * lda + i_base;
+                float *d = dst + p * MR;
+                size_t i = 0;
+                for (; i < rows; i++) d[i] = src[i];
+                for (; i < MR; i++) d[i] = 0.0f;
+            }
+        } else {
+            for (size_t i = 0; i < MR; i++) {
+                if (i < rows) {
+                    const float *src = a + (i_base + i) * lda + p0;
+                    for (size_t p = 0; p < kc; p++) dst[p * MR + i] = src[p];
+                } else {
+                    for (size_t p = 0; p < kc; p++) dst[p * MR + i] = 0.0f;
+                }
+            }
+        }
+    }
+}
+
+/* Columns [j0, j0 + nc) of op(B), k steps [p0, p0 + kc), as micro-panels of
+ * NR columns: dst[(s * kc + p) * NR + j]; columns past n are zeros. */
+static void pack_b(bool tb, const float *b, size_t ldb, size_t n, size_t j0, size_t nc, size_t p0, size_t kc,
+                   float *dst) {
+    for (size_t s0 = 0; s0 < nc; s0 += NR, dst += kc * NR) {
+        size_t cols = nc - s0 < NR ? nc - s0 : NR, j_base = j0 + s0;
+        if (cols > n - j_base) cols = n - j_base;
+        if (tb) {
+            for (size_t j = 0; j < NR; j++) {
+                if (j < cols) {
+                    const float *src = b + (j_base + j) * ldb + p0;
+                    for (size_t p = 0; p < kc; p++) dst[p * NR + j] = src[p];
+                } else {
+                    for (size_t p = 0; p < kc; p++) dst[p * NR + j] = 0.0f;
+                }
+            }
+        } else {
+            for (size_t p = 0; p < kc; p++) {
+                const float *src = b + (p0 + p) * ldb + j_base;
+                float *d = dst + p * NR;
+                if (cols == NR) memcpy(d, src, NR * sizeof *d);
+                else {
+                    memcpy(d, src, cols * sizeof *d);
+                    memset(d + cols, 0, (NR - cols) * sizeof *d);
+                }
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------ driver */
+
+static size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
+static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
+
+/* One tile of mr x nr (at most MR x NR) of C: in place when whole, else
+ * through a full MR x NR tile on the stack, so that edge elements take the
+ * same kernel (and so the same arithmetic) as the others. */
+static void tile(sgemm_kernel_fn *kern, size_t kc, const float *ap, const float *bp, float *c, size_t ldc,
+                 size_t mr, size_t nr, float alpha, float beta, int upd) {
+    if (mr == MR && nr == NR) {
+        kern(kc, ap, bp, c, ldc, alpha, beta, upd);
+        return;
+    }
+    float t[MR * NR];
+    if (upd == UPD_SET) memset(t, 0, sizeof t);
+    else
+        for (size_t i = 0; i < MR; i++)
+            for (size_t j = 0; j < NR; j++) t[i * NR + j] = i < mr && j < nr ? c[i * ldc + j] : 0.0f;
+    kern(kc, ap, bp, t, NR, alpha, beta, upd);
+    for (size_t i = 0; i < mr; i++) memcpy(c + i * ldc, t + i * NR, nr * sizeof *c);
+}
+
+/* The packed product on the calling thread; buf holds MC x KC + KC x NC
+ * floats (or what m, n, k need of them), 64-byte aligned. */
+static void sgemm_packed(sgemm_kernel_fn *kern, bool ta, bool tb, size_t m, size_t n, size_t k, float alpha,
+                         const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc,
+                         float *apack, float *bpack) {
+    for (size_t jc = 0; jc < n; jc += NC) {
+        size_t nc = min_sz(NC, n - jc);
+        for (size_t pc = 0; pc < k; pc += KC) {
+            size_t kc = min_sz(KC, k - pc);
+            int upd = pc > 0 ? UPD_ACC : beta == 0.0f ? UPD_SET : UPD_BETA;
+            pack_b(tb, b, ldb, n, jc, round_up(nc, NR), pc, kc, bpack);
+            for (size_t ic = 0; ic < m; ic += MC) {
+                size_t mc = min_sz(MC, m - ic);
+                pack_a(ta, a, lda, m, ic, round_up(mc, MR), pc, kc, apack);
+                for (size_t jr = 0; jr < nc; jr += NR)
+                    for (size_t ir = 0; ir < mc; ir += MR)
+                        tile(kern, kc, apack + ir * kc, bpack + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc,
+                             min_sz(MR, mc - ir), min_sz(NR, nc - jr), alpha, beta, upd);
+            }
+        }
+    }
+}
+
+static void sgemm_own(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                      const float *b, size_t ldb, float beta, float *c, size_t ldc) {
+    sgemm_kernel_fn *kern = kernel_get();
+    size_t kc = min_sz(KC, k);
+    size_t a_len = round_up(min_sz(MC, m), MR) * kc, b_len = round_up(min_sz(NC, n), NR) * kc;
+    size_t a_pad = round_up(a_len, 16); /* keeps the B panels 64-byte aligned */
+    float *buf = aligned_alloc(64, (a_pad + b_len) * sizeof(float));
+    if (!buf) {
+        /* no memory for the blocks: one tile at a time from panels on the
+         * stack (the same kernel and the same sums, only slower) */
+        _Alignas(64) float ap[MR * KC];
+        _Alignas(64) float bp[KC * NR];
+        for (size_t pc = 0; pc < k; pc += KC) {
+            size_t kcc = min_sz(KC, k - pc);
+            int upd = pc > 0 ? UPD_ACC : beta == 0.0f ? UPD_SET : UPD_BETA;
+            for (size_t jr = 0; jr < n; jr += NR) {
+                pack_b(tb, b, ldb, n, jr, NR, pc, kcc, bp);
+                for (size_t ir = 0; ir < m; ir += MR) {
+                    pack_a(ta, a, lda, m, ir, MR, pc, kcc, ap);
+                    tile(kern, kcc, ap, bp, c + ir * ldc + jr, ldc, min_sz(MR, m - ir), min_sz(NR, n - jr), alpha,
+                         beta, upd);
+                }
+            }
+        }
+        return;
+    }
+    sgemm_packed(kern, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, buf, buf + a_pad);
+    free(buf);
+}
+
 void rlx_cpu_sgemm_serial(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                           const float *b, size_t ldb, float beta, float *c, size_t ldc) {
-    (void)rlx_cpu_gemm_policy_get(); /* OpenBLAS on one thread before the first call (policy "pool") */
     if (m == 0 || n == 0) return;
-    if (k == 0) { /* empty products (cblas would refuse lda = 0) */
+    if (k == 0) { /* empty products: C = beta * C */
         for (size_t i = 0; i < m; i++) {
             float *row = c + i * ldc;
             if (beta == 0.0f) memset(row, 0, n * sizeof *row);
@@ -53,8 +306,12 @@ void rlx_cpu_sgemm_serial(bool ta, bool tb, size_t m, size_t n, size_t k, float 
         }
         return;
     }
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
-                alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_BLAS) {
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                    (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+        return;
+    }
+    sgemm_own(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 typedef struct sgemm_job {
@@ -66,19 +323,22 @@ typedef struct sgemm_job {
     size_t n_mb, n_nb; /* blocks along m and n */
 } sgemm_job;
 
-/* Block i of n_blocks over [0, total): extents differ by at most one. */
-static void block_range(size_t total, size_t n_blocks, size_t i, size_t *b0, size_t *len) {
-    size_t q = total / n_blocks, r = total % n_blocks;
-    *b0 = i * q + (i < r ? i : r);
-    *len = q + (i < r ? 1 : 0);
+/* Block i of n_blocks over [0, total) in whole units of `unit` (the last
+ * unit may be short): extents differ by at most one unit. */
+static void block_range(size_t total, size_t unit, size_t n_blocks, size_t i, size_t *b0, size_t *len) {
+    size_t units = (total + unit - 1) / unit, q = units / n_blocks, r = units % n_blocks;
+    size_t u0 = i * q + (i < r ? i : r), u1 = u0 + q + (i < r ? 1 : 0);
+    *b0 = min_sz(u0 * unit, total);
+    *len = min_sz(u1 * unit, total) - *b0;
 }
 
 static void sgemm_blocks(void *ctx, size_t t0, size_t t1) {
     const sgemm_job *j = ctx;
     for (size_t t = t0; t < t1; t++) {
         size_t i0, mi, c0, nj;
-        block_range(j->m, j->n_mb, t / j->n_nb, &i0, &mi);
-        block_range(j->n, j->n_nb, t % j->n_nb, &c0, &nj);
+        block_range(j->m, MR, j->n_mb, t / j->n_nb, &i0, &mi);
+        block_range(j->n, NR, j->n_nb, t % j->n_nb, &c0, &nj);
+        if (mi == 0 || nj == 0) continue;
         const float *a = j->ta ? j->a + i0 : j->a + i0 * j->lda;
         const float *b = j->tb ? j->b + c0 * j->ldb : j->b + c0;
         rlx_cpu_sgemm_serial(j->ta, j->tb, mi, nj, j->k, j->alpha, a, j->lda, b, j->ldb, j->beta,
@@ -100,10 +360,9 @@ void rlx_cpu_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, 
         return;
     }
     /* about two blocks per thread: columns first (at least 64 wide), then
-     * rows (at least 16) when the columns run out. Blocks of one axis are
-     * of equal size (within one): OpenBLAS picks its kernel by the size of
-     * a call, so unequal blocks could round otherwise equal columns
-     * differently (seen: a softmax over 1000 equal logits of 4e11). */
+     * rows (at least 16) when the columns run out; block edges fall on the
+     * micro-kernel's tiles. Any split gives the same bits: every element's
+     * arithmetic depends on k alone. */
     size_t want = 2 * threads;
     size_t n_nb = n / 64;
     if (n_nb > want) n_nb = want;
