@@ -91,30 +91,61 @@ static void kern_portable(size_t kc, const float *ap, const float *bp, float *c,
 }
 
 #if SGEMM_HAVE_AVX2
-/* AVX2 + FMA: 12 accumulators of 8 lanes, one fused multiply-add per
- * product; the update is fma(beta, c, alpha * acc) or fma(alpha, acc, c). */
+/* One row of the update: c = alpha * acc, fma(beta, c, alpha * acc) or
+ * fma(alpha, acc, c), 16 columns. */
+__attribute__((target("avx2,fma"))) static inline void avx2_row(float *dst, __m256 lo, __m256 hi, __m256 va,
+                                                                __m256 vb, int upd) {
+    if (upd == UPD_SET) {
+        lo = _mm256_mul_ps(va, lo), hi = _mm256_mul_ps(va, hi);
+    } else if (upd == UPD_BETA) {
+        lo = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst), _mm256_mul_ps(va, lo));
+        hi = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst + 8), _mm256_mul_ps(va, hi));
+    } else {
+        lo = _mm256_fmadd_ps(va, lo, _mm256_loadu_ps(dst));
+        hi = _mm256_fmadd_ps(va, hi, _mm256_loadu_ps(dst + 8));
+    }
+    _mm256_storeu_ps(dst, lo);
+    _mm256_storeu_ps(dst + 8, hi);
+}
+
+/* AVX2 + FMA: 12 accumulators of 8 lanes in registers (named, so that the
+ * compiler keeps them there), one fused multiply-add per product. */
 __attribute__((target("avx2,fma"))) static void kern_avx2(size_t kc, const float *ap, const float *bp, float *c,
                                                           size_t ldc, float alpha, float beta, int upd) {
-    __m256 acc[MR][2];
-    for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
-    for (size_t p = 0; p < kc; p++, ap += MR, bp += NR) {
-        __m256 b0 = _mm256_load_ps(bp), b1 = _mm256_load_ps(bp + 8);
-        for (int i = 0; i < MR; i++) {
-            __m256 a = _mm256_broadcast_ss(ap + i);
-            acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
-            acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
-        }
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+#define AVX2_STEP(P)                                                                                 \
+    do {                                                                                             \
+        __m256 b0 = _mm256_load_ps(bp + (P) * NR), b1 = _mm256_load_ps(bp + (P) * NR + 8), a;       \
+        a = _mm256_broadcast_ss(ap + (P) * MR + 0);                                                  \
+        c00 = _mm256_fmadd_ps(a, b0, c00), c01 = _mm256_fmadd_ps(a, b1, c01);                       \
+        a = _mm256_broadcast_ss(ap + (P) * MR + 1);                                                  \
+        c10 = _mm256_fmadd_ps(a, b0, c10), c11 = _mm256_fmadd_ps(a, b1, c11);                       \
+        a = _mm256_broadcast_ss(ap + (P) * MR + 2);                                                  \
+        c20 = _mm256_fmadd_ps(a, b0, c20), c21 = _mm256_fmadd_ps(a, b1, c21);                       \
+        a = _mm256_broadcast_ss(ap + (P) * MR + 3);                                                  \
+        c30 = _mm256_fmadd_ps(a, b0, c30), c31 = _mm256_fmadd_ps(a, b1, c31);                       \
+        a = _mm256_broadcast_ss(ap + (P) * MR + 4);                                                  \
+        c40 = _mm256_fmadd_ps(a, b0, c40), c41 = _mm256_fmadd_ps(a, b1, c41);                       \
+        a = _mm256_broadcast_ss(ap + (P) * MR + 5);                                                  \
+        c50 = _mm256_fmadd_ps(a, b0, c50), c51 = _mm256_fmadd_ps(a, b1, c51);                       \
+    } while (0)
+    size_t p = 0;
+    for (; p + 4 <= kc; p += 4, ap += 4 * MR, bp += 4 * NR) {
+        AVX2_STEP(0);
+        AVX2_STEP(1);
+        AVX2_STEP(2);
+        AVX2_STEP(3);
     }
+    for (; p < kc; p++, ap += MR, bp += NR) AVX2_STEP(0);
+#undef AVX2_STEP
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-    for (int i = 0; i < MR; i++)
-        for (int h = 0; h < 2; h++) {
-            float *dst = c + (size_t)i * ldc + 8 * h;
-            __m256 r;
-            if (upd == UPD_SET) r = _mm256_mul_ps(va, acc[i][h]);
-            else if (upd == UPD_BETA) r = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst), _mm256_mul_ps(va, acc[i][h]));
-            else r = _mm256_fmadd_ps(va, acc[i][h], _mm256_loadu_ps(dst));
-            _mm256_storeu_ps(dst, r);
-        }
+    avx2_row(c, c00, c01, va, vb, upd);
+    avx2_row(c + ldc, c10, c11, va, vb, upd);
+    avx2_row(c + 2 * ldc, c20, c21, va, vb, upd);
+    avx2_row(c + 3 * ldc, c30, c31, va, vb, upd);
+    avx2_row(c + 4 * ldc, c40, c41, va, vb, upd);
+    avx2_row(c + 5 * ldc, c50, c51, va, vb, upd);
 }
 #endif
 
@@ -175,6 +206,14 @@ static void pack_a(bool ta, const float *a, size_t lda, size_t m, size_t i0, siz
                 for (; i < rows; i++) d[i] = src[i];
                 for (; i < MR; i++) d[i] = 0.0f;
             }
+        } else if (rows == MR) { /* six rows read side by side, written in order */
+            const float *s0 = a + i_base * lda + p0, *s1 = s0 + lda, *s2 = s1 + lda, *s3 = s2 + lda;
+            const float *s4 = s3 + lda, *s5 = s4 + lda;
+            float *d = dst;
+            for (size_t p = 0; p < kc; p++, d += MR) {
+                d[0] = s0[p], d[1] = s1[p], d[2] = s2[p];
+                d[3] = s3[p], d[4] = s4[p], d[5] = s5[p];
+            }
         } else {
             for (size_t i = 0; i < MR; i++) {
                 if (i < rows) {
@@ -232,9 +271,8 @@ static void tile(sgemm_kernel_fn *kern, size_t kc, const float *ap, const float 
         kern(kc, ap, bp, c, ldc, alpha, beta, upd);
         return;
     }
-    float t[MR * NR];
-    if (upd == UPD_SET) memset(t, 0, sizeof t);
-    else
+    float t[MR * NR]; /* written whole by the kernel; read first unless UPD_SET */
+    if (upd != UPD_SET)
         for (size_t i = 0; i < MR; i++)
             for (size_t j = 0; j < NR; j++) t[i * NR + j] = i < mr && j < nr ? c[i * ldc + j] : 0.0f;
     kern(kc, ap, bp, t, NR, alpha, beta, upd);
