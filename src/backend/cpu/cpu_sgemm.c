@@ -147,6 +147,31 @@ __attribute__((target("avx2,fma"))) static void kern_avx2(size_t kc, const float
     avx2_row(c + 4 * ldc, c40, c41, va, vb, upd);
     avx2_row(c + 5 * ldc, c50, c51, va, vb, upd);
 }
+
+/* kern_avx2's left half (columns 0-7 of the tile, the same operations lane
+ * for lane, so the same bits), for edge tiles of at most 8 columns. */
+__attribute__((target("avx2,fma"))) static void kern_avx2_8(size_t kc, const float *ap, const float *bp, float *c,
+                                                            size_t ldc, float alpha, float beta, int upd) {
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
+    for (size_t p = 0; p < kc; p++, ap += MR, bp += NR) {
+        __m256 b0 = _mm256_load_ps(bp);
+        c0 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 0), b0, c0);
+        c1 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 1), b0, c1);
+        c2 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 2), b0, c2);
+        c3 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 3), b0, c3);
+        c4 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 4), b0, c4);
+        c5 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 5), b0, c5);
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta), acc[MR] = { c0, c1, c2, c3, c4, c5 };
+    for (int i = 0; i < MR; i++) {
+        float *dst = c + (size_t)i * ldc;
+        __m256 r;
+        if (upd == UPD_SET) r = _mm256_mul_ps(va, acc[i]);
+        else if (upd == UPD_BETA) r = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst), _mm256_mul_ps(va, acc[i]));
+        else r = _mm256_fmadd_ps(va, acc[i], _mm256_loadu_ps(dst));
+        _mm256_storeu_ps(dst, r);
+    }
+}
 #endif
 
 /* The kernel of this process: chosen once from what the CPU runs. */
@@ -263,20 +288,25 @@ static size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
 /* One tile of mr x nr (at most MR x NR) of C: in place when whole, else
- * through a full MR x NR tile on the stack, so that edge elements take the
- * same kernel (and so the same arithmetic) as the others. */
+ * through a whole tile on the stack, so that edge elements take the same
+ * arithmetic as the others (at most 8 columns: kern_avx2_8, the same
+ * operations lane for lane). */
 static void tile(sgemm_kernel_fn *kern, size_t kc, const float *ap, const float *bp, float *c, size_t ldc,
                  size_t mr, size_t nr, float alpha, float beta, int upd) {
     if (mr == MR && nr == NR) {
         kern(kc, ap, bp, c, ldc, alpha, beta, upd);
         return;
     }
-    float t[MR * NR]; /* written whole by the kernel; read first unless UPD_SET */
+    size_t tw = NR; /* the kernel's width */
+#if SGEMM_HAVE_AVX2
+    if (kern == kern_avx2 && nr <= 8) kern = kern_avx2_8, tw = 8;
+#endif
+    float t[MR * NR]; /* rows of tw, written whole by the kernel; read first unless UPD_SET */
     if (upd != UPD_SET)
         for (size_t i = 0; i < MR; i++)
-            for (size_t j = 0; j < NR; j++) t[i * NR + j] = i < mr && j < nr ? c[i * ldc + j] : 0.0f;
-    kern(kc, ap, bp, t, NR, alpha, beta, upd);
-    for (size_t i = 0; i < mr; i++) memcpy(c + i * ldc, t + i * NR, nr * sizeof *c);
+            for (size_t j = 0; j < tw; j++) t[i * tw + j] = i < mr && j < nr ? c[i * ldc + j] : 0.0f;
+    kern(kc, ap, bp, t, tw, alpha, beta, upd);
+    for (size_t i = 0; i < mr; i++) memcpy(c + i * ldc, t + i * tw, nr * sizeof *c);
 }
 
 /* The packed product on the calling thread; buf holds MC x KC + KC x NC
