@@ -216,70 +216,45 @@ bool rlx_cpu_sgemm_kernel_set(rlx_cpu_sgemm_kernel kernel) {
 
 /* ------------------------------------------------------------ packing */
 
-/* Rows [i0, i0 + mc) of op(A), k steps [p0, p0 + kc), as micro-panels of MR
- * rows: dst[(r * kc + p) * MR + i]; rows past m are zeros. */
-static void pack_a(bool ta, const float *a, size_t lda, size_t m, size_t i0, size_t mc, size_t p0, size_t kc,
-                   float *dst) {
-    for (size_t r0 = 0; r0 < mc; r0 += MR, dst += kc * MR) {
-        size_t rows = mc - r0 < MR ? mc - r0 : MR, i_base = i0 + r0;
-        if (rows > m - i_base) rows = m - i_base;
-        if (ta) {
-            for (size_t p = 0; p < kc; p++) {
-                const float *src = a + (p0 + p) * lda + i_base;
-                float *d = dst + p * MR;
-                size_t i = 0;
-                for (; i < rows; i++) d[i] = src[i];
-                for (; i < MR; i++) d[i] = 0.0f;
-            }
-        } else if (rows == MR) { /* six rows read side by side, written in order */
-            const float *s0 = a + i_base * lda + p0, *s1 = s0 + lda, *s2 = s1 + lda, *s3 = s2 + lda;
-            const float *s4 = s3 + lda, *s5 = s4 + lda;
-            float *d = dst;
-            for (size_t p = 0; p < kc; p++, d += MR) {
-                d[0] = s0[p], d[1] = s1[p], d[2] = s2[p];
-                d[3] = s3[p], d[4] = s4[p], d[5] = s5[p];
-            }
-        } else {
-            for (size_t i = 0; i < MR; i++) {
-                if (i < rows) {
-                    const float *src = a + (i_base + i) * lda + p0;
-                    for (size_t p = 0; p < kc; p++) dst[p * MR + i] = src[p];
-                } else {
-                    for (size_t p = 0; p < kc; p++) dst[p * MR + i] = 0.0f;
-                }
-            }
+/* One micro-panel of w lanes (rows of A or columns of B) over kc steps of
+ * k: dst[p * w + l] = src[l * ls + p * ps] for the first `lanes` lanes,
+ * zeros after. */
+static void pack_panel(const float *src, size_t ls, size_t ps, size_t lanes, size_t w, size_t kc, float *dst) {
+    if (ls == 1) { /* lanes contiguous: one copy per step */
+        for (size_t p = 0; p < kc; p++, dst += w) {
+            memcpy(dst, src + p * ps, lanes * sizeof *dst);
+            memset(dst + lanes, 0, (w - lanes) * sizeof *dst);
         }
+    } else if (w == 6 && lanes == 6 && ps == 1) { /* six rows read side by side, written in order */
+        const float *s0 = src, *s1 = s0 + ls, *s2 = s1 + ls, *s3 = s2 + ls, *s4 = s3 + ls, *s5 = s4 + ls;
+        for (size_t p = 0; p < kc; p++, dst += 6) {
+            dst[0] = s0[p], dst[1] = s1[p], dst[2] = s2[p];
+            dst[3] = s3[p], dst[4] = s4[p], dst[5] = s5[p];
+        }
+    } else {
+        for (size_t l = 0; l < w; l++)
+            for (size_t p = 0; p < kc; p++) dst[p * w + l] = l < lanes ? src[l * ls + p * ps] : 0.0f;
     }
 }
 
-/* Columns [j0, j0 + nc) of op(B), k steps [p0, p0 + kc), as micro-panels of
- * NR columns: dst[(s * kc + p) * NR + j]; columns past n are zeros. */
+/* Rows [i0, i0 + mc) of op(A) (mc a multiple of MR), k steps [p0, p0 + kc),
+ * as micro-panels of MR rows: dst[(r * kc + p) * MR + i]; rows past m are
+ * zeros. */
+static void pack_a(bool ta, const float *a, size_t lda, size_t m, size_t i0, size_t mc, size_t p0, size_t kc,
+                   float *dst) {
+    for (size_t i = i0; i < i0 + mc; i += MR, dst += kc * MR)
+        pack_panel(ta ? a + p0 * lda + i : a + i * lda + p0, ta ? 1 : lda, ta ? lda : 1, m - i < MR ? m - i : MR, MR,
+                   kc, dst);
+}
+
+/* Columns [j0, j0 + nc) of op(B) (nc a multiple of NR), k steps
+ * [p0, p0 + kc), as micro-panels of NR columns: dst[(s * kc + p) * NR + j];
+ * columns past n are zeros. */
 static void pack_b(bool tb, const float *b, size_t ldb, size_t n, size_t j0, size_t nc, size_t p0, size_t kc,
                    float *dst) {
-    for (size_t s0 = 0; s0 < nc; s0 += NR, dst += kc * NR) {
-        size_t cols = nc - s0 < NR ? nc - s0 : NR, j_base = j0 + s0;
-        if (cols > n - j_base) cols = n - j_base;
-        if (tb) {
-            for (size_t j = 0; j < NR; j++) {
-                if (j < cols) {
-                    const float *src = b + (j_base + j) * ldb + p0;
-                    for (size_t p = 0; p < kc; p++) dst[p * NR + j] = src[p];
-                } else {
-                    for (size_t p = 0; p < kc; p++) dst[p * NR + j] = 0.0f;
-                }
-            }
-        } else {
-            for (size_t p = 0; p < kc; p++) {
-                const float *src = b + (p0 + p) * ldb + j_base;
-                float *d = dst + p * NR;
-                if (cols == NR) memcpy(d, src, NR * sizeof *d);
-                else {
-                    memcpy(d, src, cols * sizeof *d);
-                    memset(d + cols, 0, (NR - cols) * sizeof *d);
-                }
-            }
-        }
-    }
+    for (size_t j = j0; j < j0 + nc; j += NR, dst += kc * NR)
+        pack_panel(tb ? b + j * ldb + p0 : b + p0 * ldb + j, tb ? ldb : 1, tb ? 1 : ldb, n - j < NR ? n - j : NR, NR,
+                   kc, dst);
 }
 
 /* ------------------------------------------------------------ driver */
