@@ -92,7 +92,7 @@ static const opt_def k_opts[] = {
     INT("cpu.pool_spin_us", "RLX_POOL_SPIN_US", "auto", 0, 100000, cpu_pool_spin_us, OPT_PROCESS | OPT_AUTO,
         "microseconds idle pool threads spin before they sleep (auto: 50 while at most one thread per core, else 0)"),
     ENUM("cpu.gemm", "RLX_CPU_GEMM", W("pool", "blas"), cpu_gemm, OPT_PROCESS,
-         "CPU GEMMs split over rlx's pool with OpenBLAS on one thread (pool), or OpenBLAS's own threads (blas)"),
+         "CPU GEMMs by rlx's own kernel split over rlx's pool (pool), or by OpenBLAS on its own threads, for comparisons (blas)"),
     BOOL("gpu.f16", "RLX_GPU_F16", "0", gpu_f16,
          "GPU f16 mode: GEMM and convolution weights stored as binary16, sums in f32 "
          "(wins over rlx_session_options.gpu_f16)"),

@@ -12,10 +12,10 @@
  * strides of absorbed Transposes). The reference computes each query row in
  * double (scores, softmax, weighted sum of V). The fast path (f32, when
  * every matrix has a unit stride on one axis) does per batch and block of
- * query rows what the unfused graph does: scores = Q K^T with cblas_sgemm
- * (shared over the worker pool by cpu_sgemm.h),
+ * query rows what the unfused graph does: scores = Q K^T with rlx_cpu_sgemm
+ * (shared over the worker pool, cpu_sgemm.h),
  * the scale and mask in float, the softmax in double per row, then P V with
- * cblas_sgemm into the output's rows; the scores live only in a block
+ * rlx_cpu_sgemm into the output's rows; the scores live only in a block
  * buffer. */
 #include <math.h>
 #include <stdlib.h>

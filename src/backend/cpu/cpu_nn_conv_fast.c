@@ -4,7 +4,7 @@
  *
  * Threads: the worker pool (base/parallel.h) runs every part; each task
  * gets a scratch slot of its own (one per pool thread, allocated once per
- * call) and multiplies with single-threaded OpenBLAS (cpu_sgemm.h, policy
+ * call) and multiplies with rlx_cpu_sgemm_serial (cpu_sgemm.h, policy
  * "pool"). Under policy "blas" the GEMM convolution builds its column
  * matrix on the pool and hands it to one OpenBLAS-threaded GEMM.
  *

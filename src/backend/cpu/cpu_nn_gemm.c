@@ -2,8 +2,8 @@
  *
  * Gemm and MatMul: the reference computes in double (float dtypes) or in
  * wrapping 64-bit integers (integer dtypes) with a plain triple loop; for f32,
- * when k->reference is false, cblas_sgemm does the work, shared over the
- * worker pool by cpu_sgemm.h (batched MatMul: one matrix per task when
+ * when k->reference is false, rlx_cpu_sgemm does the work, shared over the
+ * worker pool (cpu_sgemm.h) (batched MatMul: one matrix per task when
  * there are at least as many matrices as threads).
  * Semantics: ONNX Gemm-11/13, MatMul-13, Softmax/LogSoftmax/Hardmax-11/13.
  *
@@ -264,7 +264,7 @@ static rlx_status matmul_int_ref(rlx_cpu_kctx *k, const matmul_dims *d) {
     return st;
 }
 
-/* Fast path (f32): one cblas_sgemm per output matrix, or a single one over
+/* Fast path (f32): one rlx_cpu_sgemm per output matrix, or a single one over
  * all rows of A when B has no batch dims. */
 typedef struct mm_epi {
     const float *bias;

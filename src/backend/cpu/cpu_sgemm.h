@@ -1,21 +1,37 @@
-/* f32 GEMM for the CPU fast paths, and who owns the threads.
+/* f32 GEMM for the CPU backend, and who owns the threads.
  *
- * Two policies, chosen once per process by RLX_CPU_GEMM:
+ * The arithmetic contract: equal inputs give equal outputs. Every element
+ * of C is computed by the same operation sequence whatever its position
+ * (row, column, edge tile, block of a split, thread count): its k products
+ * are summed in k order from 0, in panels of 256 steps (fixed by k alone),
+ * each panel's sum s added as c = alpha * s (first panel, beta 0),
+ * beta * c + alpha * s (first panel) or c + alpha * s (later panels).
+ * rlx therefore multiplies with its own packed GEMM (cpu_sgemm.c): A and B
+ * packed into panels of 6 rows / 16 columns (zero-padded at the edges), a
+ * 6 x 16 register-tile micro-kernel, edge tiles computed whole on a tile
+ * on the stack and stored partially. Two kernels, picked once at run time:
+ * AVX2 + FMA (fused multiply-adds; __builtin_cpu_supports, target
+ * attribute: no illegal instruction elsewhere) and a portable C one
+ * (multiply, then add). Results differ between the two kernels by
+ * rounding, never between positions.
+ * Why not OpenBLAS: its Haswell / Zen sgemm kernels (what DYNAMIC_ARCH picks
+ * on AVX2 machines without AVX-512) round an element differently by its
+ * position in C (groups of 6 rows alternate), so a MatMul of identical rows
+ * gives rows that differ in the last bits; a softmax over huge logits (the
+ * ONNX suite's light_squeezenet) turns those bits into wrong answers.
+ * Speed against OpenBLAS: BENCHMARKS.md, "CPU backend".
+ *
+ * Two thread policies, chosen once per process (option cpu.gemm,
+ * RLX_CPU_GEMM):
  *  - "pool" (default): rlx's worker pool (base/parallel.h) owns every
- *    thread. OpenBLAS is set to one thread on first use
- *    (openblas_set_num_threads(1), process-wide), and rlx_cpu_sgemm splits a
- *    GEMM into blocks of rows / columns that the pool's threads multiply
- *    with single-threaded cblas_sgemm calls. Convolutions run im2col, GEMM
- *    and epilogue per block inside the pool's tasks. No OpenBLAS thread
- *    spins while the pool works (measured in BENCHMARKS.md, "CPU backend,
- *    this machine").
- *  - "blas": OpenBLAS keeps its own threads; rlx_cpu_sgemm is one
- *    cblas_sgemm call, and convolutions build their whole column matrix on
- *    the pool, then hand it to one (OpenBLAS-threaded) GEMM.
- * Both compute every output element as one cblas_sgemm would for its
- * block: results may differ from one policy to the other (and with the
- * thread count) by float rounding of the accumulation order inside
- * OpenBLAS, never by more. */
+ *    thread; rlx_cpu_sgemm splits a GEMM into blocks of rows / columns
+ *    that the pool's threads multiply with rlx_cpu_sgemm_serial.
+ *    Convolutions run im2col, GEMM and epilogue per block inside the
+ *    pool's tasks. OpenBLAS is not called.
+ *  - "blas" (for comparisons only): every GEMM is one cblas_sgemm call,
+ *    OpenBLAS with its own threads (and its position-dependent rounding);
+ *    convolutions build their whole column matrix on the pool, then hand it
+ *    to one GEMM. */
 #ifndef RLX_BACKEND_CPU_CPU_SGEMM_H
 #define RLX_BACKEND_CPU_CPU_SGEMM_H
 
@@ -30,8 +46,7 @@ typedef enum rlx_cpu_gemm_policy {
 } rlx_cpu_gemm_policy;
 
 /* The policy of this process (option cpu.gemm, per process: the first
- * session's value, or RLX_CPU_GEMM for work before any session). The first
- * call under "pool" sets OpenBLAS to one thread. */
+ * session's value, or RLX_CPU_GEMM for work before any session). */
 rlx_cpu_gemm_policy rlx_cpu_gemm_policy_get(void);
 
 /* Sets the policy (sessions, when created). errors: RLX_ERR_INVALID_ARGUMENT
@@ -44,13 +59,29 @@ rlx_status rlx_cpu_gemm_policy_set(rlx_cpu_gemm_policy policy);
  * (callers check against RLX_NN_BLAS_MAX); k may be 0 (C = beta * C).
  * Splits the work over the worker pool (policy "pool"; on the caller when
  * already inside a parallel region or when the product is small) or calls
- * OpenBLAS once (policy "blas"). */
+ * OpenBLAS once (policy "blas"). Same bits for any split (see above). */
 void rlx_cpu_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                    const float *b, size_t ldb, float beta, float *c, size_t ldc);
 
-/* The same as one cblas_sgemm on the calling thread (for callers that
- * already run inside the pool's tasks). */
+/* rlx_cpu_sgemm on the calling thread (for callers that already run inside
+ * the pool's tasks); the same bits as rlx_cpu_sgemm. Allocates the packed
+ * panels (up to about 2 MiB) per call; without memory it runs tile by tile
+ * from panels on the stack (same bits, slower). */
 void rlx_cpu_sgemm_serial(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                           const float *b, size_t ldb, float beta, float *c, size_t ldc);
+
+/* The micro-kernels (see above). */
+typedef enum rlx_cpu_sgemm_kernel {
+    RLX_CPU_SGEMM_PORTABLE = 0, /* plain C, multiply then add */
+    RLX_CPU_SGEMM_AVX2 = 1      /* x86 AVX2 + FMA */
+} rlx_cpu_sgemm_kernel;
+
+/* The kernel in use: the first call picks AVX2 where the CPU has AVX2 and
+ * FMA, else the portable one. */
+rlx_cpu_sgemm_kernel rlx_cpu_sgemm_kernel_get(void);
+
+/* Uses `kernel` from now on (process-wide; for tests, not while GEMMs
+ * run). False, and no change, when this CPU or build cannot run it. */
+bool rlx_cpu_sgemm_kernel_set(rlx_cpu_sgemm_kernel kernel);
 
 #endif

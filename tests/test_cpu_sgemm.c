@@ -1,0 +1,165 @@
+/* rlx's CPU f32 GEMM (src/backend/cpu/cpu_sgemm.c): equal inputs give
+ * equal outputs, and the products are right.
+ *
+ * For each shape (M, N, K: ones, primes, odd sizes, and the edges of the
+ * 6 x 16 register tile, of the 120-row, 2048-column and 256-step blocks,
+ * plus random ones), each transpose of A and B, padded leading dimensions,
+ * and each micro-kernel this CPU runs (portable; AVX2 + FMA):
+ *  - A with all rows equal, B random: every row of C is bitwise row 0
+ *    (the OpenBLAS Haswell / Zen kernels failed this: groups of 6 rows
+ *    rounded differently); B with all columns equal, A random, beta != 0
+ *    on a C of equal columns: every column is bitwise column 0.
+ *  - rlx_cpu_sgemm (split over the worker pool) equals
+ *    rlx_cpu_sgemm_serial (one thread) bit for bit; ctest runs this
+ *    program with 1, 3 and 5 worker threads and the default (one per core).
+ *  - Against a double-precision reference (alpha 0.75, beta 1.5 on a random
+ *    C; alpha 1, beta 0 on a C of NaNs, which must not leak): inputs in
+ *    [-1, 1), float accumulation of K products is off by about K * 6e-8 in
+ *    practice (K * 2^-24 * K worst case); allowed: 1e-5 * |ref| + 2e-6 * K.
+ *    A wrong index or a missing term is off by ~0.1 or more. */
+#include "test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_sgemm.h"
+#include "base/parallel.h"
+
+typedef struct mat {
+    float *v;
+    size_t ld;
+} mat;
+
+/* op(X)[r, c] of a matrix stored [rows, cols] or, transposed, [cols, rows]. */
+static float at(const mat *x, bool t, size_t r, size_t c) { return t ? x->v[c * x->ld + r] : x->v[r * x->ld + c]; }
+
+/* Storage for op(X) of rows x cols: padded leading dimension, random. */
+static mat mat_new(bool t, size_t rows, size_t cols) {
+    mat x;
+    size_t outer = t ? cols : rows, inner = t ? rows : cols;
+    x.ld = inner + 3;
+    x.v = malloc(outer * x.ld * sizeof(float));
+    for (size_t i = 0; i < outer * x.ld; i++) x.v[i] = test_rand_uniform(-1.0f, 1.0f);
+    return x;
+}
+
+static void mat_set(mat *x, bool t, size_t r, size_t c, float v) {
+    if (t) x->v[c * x->ld + r] = v;
+    else x->v[r * x->ld + c] = v;
+}
+
+static const char *kernel_name(rlx_cpu_sgemm_kernel k) { return k == RLX_CPU_SGEMM_AVX2 ? "avx2" : "portable"; }
+
+/* C [m, n] (ldc n + 5) by the pool and by one thread: bitwise equal? */
+static bool run_both(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const mat *a, const mat *b,
+                     float beta, const float *c0, size_t ldc, float *c, float *c_serial) {
+    memcpy(c, c0, m * ldc * sizeof *c);
+    memcpy(c_serial, c0, m * ldc * sizeof *c);
+    rlx_cpu_sgemm(ta, tb, m, n, k, alpha, a->v, a->ld, b->v, b->ld, beta, c, ldc);
+    rlx_cpu_sgemm_serial(ta, tb, m, n, k, alpha, a->v, a->ld, b->v, b->ld, beta, c_serial, ldc);
+    return memcmp(c, c_serial, m * ldc * sizeof *c) == 0;
+}
+
+static void test_shape(rlx_cpu_sgemm_kernel kern, bool ta, bool tb, size_t m, size_t n, size_t k) {
+    char what[128];
+    snprintf(what, sizeof what, "%s ta %d tb %d m %zu n %zu k %zu", kernel_name(kern), ta, tb, m, n, k);
+    mat a = mat_new(ta, m, k), b = mat_new(tb, k, n);
+    size_t ldc = n + 5;
+    float *c0 = malloc(m * ldc * sizeof(float)), *c = malloc(m * ldc * sizeof(float));
+    float *cs = malloc(m * ldc * sizeof(float));
+    for (size_t i = 0; i < m * ldc; i++) c0[i] = test_rand_uniform(-1.0f, 1.0f);
+
+    /* against the double reference: alpha 0.75, beta 1.5; then beta 0 on NaNs */
+    for (int pass = 0; pass < 2; pass++) {
+        float alpha = pass ? 1.0f : 0.75f, beta = pass ? 0.0f : 1.5f;
+        float *init = c0;
+        float *nan_c = NULL;
+        if (pass) {
+            nan_c = malloc(m * ldc * sizeof(float));
+            for (size_t i = 0; i < m * ldc; i++) nan_c[i] = NAN;
+            init = nan_c;
+        }
+        CHECK_MSG(run_both(ta, tb, m, n, k, alpha, &a, &b, beta, init, ldc, c, cs), "%s: pool != serial (pass %d)",
+                  what, pass);
+        int bad = 0;
+        double worst = 0.0;
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < n; j++) {
+                double s = 0.0;
+                for (size_t p = 0; p < k; p++) s += (double)at(&a, ta, i, p) * (double)at(&b, tb, p, j);
+                double ref = alpha * s + (pass ? 0.0 : beta * (double)c0[i * ldc + j]);
+                double err = fabs((double)c[i * ldc + j] - ref);
+                if (!(err <= 1e-5 * fabs(ref) + 2e-6 * (double)k)) bad++;
+                if (!(err <= worst)) worst = err;
+            }
+        for (size_t i = 0; i < m; i++) /* the padding past n is not written */
+            for (size_t j = n; j < ldc; j++)
+                if (memcmp(&c[i * ldc + j], &init[i * ldc + j], sizeof(float)) != 0) bad++;
+        CHECK_MSG(bad == 0, "%s: %d elements off the reference (worst %g, pass %d)", what, bad, worst, pass);
+        free(nan_c);
+    }
+
+    /* all rows of A equal (beta 0): every row of C is row 0 */
+    for (size_t i = 1; i < m; i++)
+        for (size_t p = 0; p < k; p++) mat_set(&a, ta, i, p, at(&a, ta, 0, p));
+    CHECK_MSG(run_both(ta, tb, m, n, k, 1.0f, &a, &b, 0.0f, c0, ldc, c, cs), "%s: equal rows: pool != serial", what);
+    int rows_differ = 0;
+    for (size_t i = 1; i < m; i++)
+        if (memcmp(c + i * ldc, c, n * sizeof *c) != 0) rows_differ++;
+    CHECK_MSG(rows_differ == 0, "%s: %d of %zu rows differ from row 0", what, rows_differ, m);
+
+    /* all columns of B equal, A random again, beta 1.5 on a C of equal
+     * columns: every column of C is column 0 */
+    free(a.v);
+    a = mat_new(ta, m, k);
+    for (size_t j = 1; j < n; j++)
+        for (size_t p = 0; p < k; p++) mat_set(&b, tb, p, j, at(&b, tb, p, 0));
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 1; j < n; j++) c0[i * ldc + j] = c0[i * ldc];
+    CHECK_MSG(run_both(ta, tb, m, n, k, 0.75f, &a, &b, 1.5f, c0, ldc, c, cs), "%s: equal columns: pool != serial",
+              what);
+    int cols_differ = 0;
+    for (size_t j = 1; j < n; j++)
+        for (size_t i = 0; i < m; i++)
+            if (memcmp(&c[i * ldc + j], &c[i * ldc], sizeof *c) != 0) {
+                cols_differ++;
+                break;
+            }
+    CHECK_MSG(cols_differ == 0, "%s: %d of %zu columns differ from column 0", what, cols_differ, n);
+
+    free(a.v), free(b.v), free(c0), free(c), free(cs);
+}
+
+static const size_t g_shapes[][3] = {
+    { 1, 1, 1 },      { 1, 16, 1 },     { 6, 16, 256 },   { 5, 15, 255 },   { 7, 17, 257 },  { 2, 3, 5 },
+    { 13, 31, 7 },    { 11, 97, 513 },  { 119, 33, 64 },  { 120, 16, 300 }, { 121, 131, 257 }, { 127, 200, 129 },
+    { 250, 37, 19 },  { 7, 2049, 33 },  { 3, 2048, 2 },   { 97, 61, 1031 }, { 64, 1000, 27 }, { 1000, 7, 64 },
+    { 241, 67, 131 }, { 12, 32, 1 },    { 18, 48, 512 },  { 37, 1, 300 },   { 1, 523, 77 },  { 200, 96, 9 },
+};
+
+int main(void) {
+    test_seed(test_seed_from_env());
+    fprintf(stderr, "worker threads: %d, default kernel: %s\n", rlx_parallel_threads(),
+            kernel_name(rlx_cpu_sgemm_kernel_get()));
+    rlx_cpu_sgemm_kernel kernels[2] = { RLX_CPU_SGEMM_PORTABLE, RLX_CPU_SGEMM_AVX2 };
+    rlx_cpu_sgemm_kernel def = rlx_cpu_sgemm_kernel_get();
+    int shapes = 0;
+    for (int kk = 0; kk < 2; kk++) {
+        if (!rlx_cpu_sgemm_kernel_set(kernels[kk])) {
+            fprintf(stderr, "kernel %s: not on this CPU, skipped\n", kernel_name(kernels[kk]));
+            continue;
+        }
+        for (int t = 0; t < 4; t++) {
+            bool ta = t & 1, tb = t & 2;
+            for (size_t s = 0; s < sizeof g_shapes / sizeof g_shapes[0]; s++, shapes++)
+                test_shape(kernels[kk], ta, tb, g_shapes[s][0], g_shapes[s][1], g_shapes[s][2]);
+            for (int r = 0; r < 6; r++, shapes++)
+                test_shape(kernels[kk], ta, tb, 1 + test_rand_u64() % 150, 1 + test_rand_u64() % 150,
+                           1 + test_rand_u64() % 600);
+        }
+    }
+    CHECK(rlx_cpu_sgemm_kernel_set(def));
+    fprintf(stderr, "shapes: %d\n", shapes);
+    TEST_MAIN_END();
+}
