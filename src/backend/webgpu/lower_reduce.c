@@ -290,7 +290,7 @@ static rlx_status lower_hardmax(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     bool v13 = L->n->version >= 13;
     int axis;
-    if (x->rank == 0 || !rlx_norm_axis(rlx_attr_int(L->n, "axis", v13 ? -1 : 1), x->rank, &axis))
+    if (x->rank == 0 || !rlx_norm_axis(rlx_softmax_axis(L->n), x->rank, &axis))
         return wg_decline(L, "axis");
     uint64_t outer = 1, len = 1, inner = 1;
     for (int i = 0; i < x->rank; i++) {
@@ -615,7 +615,7 @@ static rlx_status lower_softmax(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *x = wg_in(L, 0);
     bool v13 = L->n->version >= 13;
-    int64_t a = rlx_attr_int(L->n, "axis", v13 ? -1 : 1);
+    int64_t a = rlx_softmax_axis(L->n);
     int axis;
     if (x->rank == 0) {
         if (a != 0 && a != -1) return wg_decline(L, "axis");
