@@ -65,6 +65,14 @@ static void test_set_get(void) {
     CHECK_FAILS(rlx_options_set(o, "passes.disable", "cse,fuse_elementwse"), RLX_ERR_INVALID_ARGUMENT,
                 "'fuse_elementwse' is not a pass");
     CHECK_FAILS(rlx_options_set(o, "gpu.attention_tile", "3x3"), RLX_ERR_INVALID_ARGUMENT, "expected BQxBK");
+    /* gpu.gemm_tile's form is checked when set (a malformed tile used to send every GEMM to the CPU, silently) */
+    CHECK_OK(rlx_options_set(o, "gpu.gemm_tile", "4x4,16x16,16"));
+    CHECK_OK(rlx_options_set(o, "gpu.gemm_tile", ""));
+    static const char *const bad_tiles[] = { "foo", "4x4,16x16", "4x4,16x16,16,", "3x4,16x16,16", "4x4,0x16,16",
+                                             "4x4,16x16,6", "4x4,16x16,-4", " 4x4,16x16,16", "4x4,16x16,16x" };
+    for (size_t i = 0; i < sizeof bad_tiles / sizeof bad_tiles[0]; i++)
+        CHECK_FAILS(rlx_options_set(o, "gpu.gemm_tile", bad_tiles[i]), RLX_ERR_INVALID_ARGUMENT,
+                    "expected TMxTN,WGXxWGY,BK");
     /* a refused value leaves the old one */
     CHECK_OK(rlx_options_set(o, "gpu.conv_algo", "direct"));
     CHECK_FAILS(rlx_options_set(o, "gpu.conv_algo", "fft"), RLX_ERR_INVALID_ARGUMENT, "gpu.conv_algo='fft'");
@@ -198,6 +206,9 @@ static void test_environment(const rlx_model *m) {
     CHECK(t != NULL);
     rlx_session_destroy(t);
     unsetenv("RLX_GPU_TRACE");
+    setenv("RLX_GEMM_TILE", "zzz", 1);
+    CHECK_FAILS(rlx_session_create(m, &so, &s), RLX_ERR_INVALID_ARGUMENT, "RLX_GEMM_TILE='zzz' (option gpu.gemm_tile)");
+    unsetenv("RLX_GEMM_TILE");
     /* the pool is per process: the thread count it does not run is refused */
     int now = rlx_parallel_threads();
     char other[16];

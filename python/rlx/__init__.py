@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from collections.abc import Mapping
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
@@ -206,8 +207,8 @@ class Session:
                  options: Optional[Dict[str, object]] = None):
         """options: session options by key (`rlx options` lists them), e.g.
         {"gpu.f16": True, "passes.disable": "fuse_elementwise"}; values may be
-        str, bool (1/0) or int. A key left out takes its RLX_* environment
-        variable, else its default. A bad key or value raises rlx.Error
+        str, bool (1/0) or int (other types raise TypeError). A key left out
+        takes its RLX_* environment variable, else its default. A bad key or value raises rlx.Error
         (RLX_ERR_INVALID_ARGUMENT) naming the key and the accepted values."""
         lib = _load()
         if not isinstance(model, Model):
@@ -216,8 +217,15 @@ class Session:
         self._h = ctypes.c_void_p()
         opts = ctypes.c_void_p()
         _check(lib.rlx_options_create(ctypes.byref(opts)))
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"options must be a dict of KEY: value, got {type(options).__name__}")
         try:
             for key, value in (options or {}).items():
+                if not isinstance(key, str):
+                    raise TypeError(f"option key {key!r}: expected str, got {type(key).__name__}")
+                # str() of anything else would pass its repr ('None', "['Conv']", '1.0') as the value
+                if not isinstance(value, (str, bool, int)):
+                    raise TypeError(f"option {key}={value!r}: expected str, bool or int, got {type(value).__name__}")
                 if isinstance(value, bool):
                     value = "1" if value else "0"
                 _check(lib.rlx_options_set(opts, _c_string(str(key), "option key"), _c_string(str(value), "option value")))

@@ -65,6 +65,18 @@ static const char *check_attention_tile(const char *v, char *buf, size_t cap) {
     return NULL;
 }
 
+/* The form of gpu.gemm_tile; whether the device can run the tile is checked
+ * when lowering. */
+static const char *check_gemm_tile(const char *v, char *buf, size_t cap) {
+    (void)buf, (void)cap;
+    unsigned tm = 0, tn = 0, wgx = 0, wgy = 0, bk = 0;
+    char tail;
+    if (sscanf(v, "%ux%u,%ux%u,%u%c", &tm, &tn, &wgx, &wgy, &bk, &tail) != 5 || (tm != 4 && tm != 8) ||
+        (tn != 4 && tn != 8) || wgx == 0 || wgy == 0 || bk == 0 || bk % 4 || v[strspn(v, "0123456789x,")])
+        return "expected TMxTN,WGXxWGY,BK with TM, TN 4 or 8, WGX, WGY > 0 and BK a multiple of 4 (e.g. 4x4,16x16,16)";
+    return NULL;
+}
+
 #define F(field) offsetof(rlx_config, field)
 #define BOOL(k, e, d, f, doc) { k, e, OPT_BOOL, d, 0, 0, NULL, NULL, NULL, F(f), 0, doc }
 #define INT(k, e, d, lo, hi, f, fl, doc) { k, e, OPT_INT, d, lo, hi, NULL, NULL, NULL, F(f), fl, doc }
@@ -131,7 +143,7 @@ static const opt_def k_opts[] = {
          "vector loads in the tiled attention kernel where the layout allows them"),
     ENUM("gpu.gemm_kernel", "RLX_GEMM_KERNEL", W("auto", "tiled", "loop", "ref", "coop"), gemm_kernel, 0,
          "GEMM kernel family (src/backend/webgpu/lower_gemm.h)"),
-    STR("gpu.gemm_tile", "RLX_GEMM_TILE", "TMxTN,WGXxWGY,BK", NULL, gemm_tile,
+    STR("gpu.gemm_tile", "RLX_GEMM_TILE", "TMxTN,WGXxWGY,BK", check_gemm_tile, gemm_tile,
         "force the GEMM tile: register block, workgroup, k step (checked against the device when lowering)"),
     INT("gpu.gemm_splitk", "RLX_GEMM_SPLITK", "auto", 0, 65536, gemm_splitk, OPT_AUTO,
         "k slices of MatMul/Gemm (0: never; auto: chosen per problem)"),

@@ -111,6 +111,16 @@ for bad, needle in (({"gpu.f61": 1}, "unknown option 'gpu.f61'"),
         C.check(False, "options %r did not raise" % bad)
     except rlx.Error as e:
         C.check(e.status == "RLX_ERR_INVALID_ARGUMENT" and needle in str(e), "options %r: %s (%s)" % (bad, e, e.status))
+# values other than str, bool and int (and options that are not a dict) are a
+# TypeError: str() of them used to pass 'None' or "['Conv']" as the value,
+# which gpu.disable took silently
+for bad in ({"gpu.disable": None}, {"gpu.disable": ["Conv"]}, {"gpu.f16": 1.0}, {"cpu.threads": {"n": 1}},
+            {"gpu.f16": b"1"}, {1: "1"}, "gpu.f16=1", [("gpu.f16", "1")]):
+    try:
+        rlx.Session(model, device="cpu", options=bad)
+        C.check(False, "options %r did not raise" % (bad,))
+    except TypeError as e:
+        C.check("option" in str(e), "options %r: %s" % (bad, e))
 
 adapters = rlx.adapters()
 print("adapters:", [a["name"] for a in adapters])
