@@ -65,6 +65,12 @@ static void test_set_get(void) {
     CHECK_FAILS(rlx_options_set(o, "passes.disable", "cse,fuse_elementwse"), RLX_ERR_INVALID_ARGUMENT,
                 "'fuse_elementwse' is not a pass");
     CHECK_FAILS(rlx_options_set(o, "gpu.attention_tile", "3x3"), RLX_ERR_INVALID_ARGUMENT, "expected BQxBK");
+    /* sscanf's %u took "-1" as 4294967295: signs and spaces are refused */
+    CHECK_OK(rlx_options_set(o, "gpu.attention_tile", "8x16"));
+    static const char *const bad_att[] = { "8x-1", "+8x8", " 8x8", "8x 8", "8x8 " };
+    for (size_t i = 0; i < sizeof bad_att / sizeof bad_att[0]; i++)
+        CHECK_FAILS(rlx_options_set(o, "gpu.attention_tile", bad_att[i]), RLX_ERR_INVALID_ARGUMENT, "expected BQxBK");
+    CHECK_OK(rlx_options_set(o, "gpu.attention_tile", NULL));
     /* gpu.gemm_tile's form is checked when set (a malformed tile used to send every GEMM to the CPU, silently) */
     CHECK_OK(rlx_options_set(o, "gpu.gemm_tile", "4x4,16x16,16"));
     CHECK_OK(rlx_options_set(o, "gpu.gemm_tile", ""));

@@ -59,7 +59,8 @@ static const char *check_attention_tile(const char *v, char *buf, size_t cap) {
     (void)buf, (void)cap;
     unsigned bq = 0, bk = 0;
     char tail;
-    if (sscanf(v, "%ux%u%c", &bq, &bk, &tail) != 2 || (bq != 4 && bq != 8 && bq != 16 && bq != 32) || bk == 0)
+    if (sscanf(v, "%ux%u%c", &bq, &bk, &tail) != 2 || (bq != 4 && bq != 8 && bq != 16 && bq != 32) || bk == 0 ||
+        v[strspn(v, "0123456789x")])
         return "expected BQxBK with BQ 4, 8, 16 or 32 and BK > 0 (a multiple of the kernel's rows per key, up to 8 "
                "of them)";
     return NULL;
