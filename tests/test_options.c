@@ -215,6 +215,14 @@ static void test_environment(const rlx_model *m) {
     setenv("RLX_GEMM_TILE", "zzz", 1);
     CHECK_FAILS(rlx_session_create(m, &so, &s), RLX_ERR_INVALID_ARGUMENT, "RLX_GEMM_TILE='zzz' (option gpu.gemm_tile)");
     unsetenv("RLX_GEMM_TILE");
+    /* gpu.disable names op types: a typo ("conv") was ignored silently */
+    setenv("RLX_GPU_DISABLE", "Conv,conv", 1);
+    CHECK_FAILS(rlx_session_create(m, &so, &s), RLX_ERR_INVALID_ARGUMENT,
+                "option gpu.disable: 'conv' is not an op type rlx knows");
+    unsetenv("RLX_GPU_DISABLE");
+    t = session(m, "cpu", "gpu.disable", "Conv,,Relu,FusedElementwise");
+    CHECK(t != NULL);
+    rlx_session_destroy(t);
     /* the pool is per process: the thread count it does not run is refused */
     int now = rlx_parallel_threads();
     char other[16];
