@@ -52,6 +52,17 @@ static inline rlx_node_attr na_ints(const char *name, size_t n, const int64_t *v
     return a;
 }
 
+static inline rlx_node_attr na_floats(const char *name, size_t n, const float *v) {
+    rlx_node_attr a;
+    memset(&a, 0, sizeof a);
+    a.name = rlx_strdup(name);
+    a.type = RLX_ATTR_FLOATS;
+    a.n = n;
+    a.floats = malloc((n + 1) * sizeof *a.floats);
+    memcpy(a.floats, v, n * sizeof *v);
+    return a;
+}
+
 static inline rlx_node_attr na_s(const char *name, const char *v) {
     rlx_node_attr a;
     memset(&a, 0, sizeof a);

@@ -16,17 +16,6 @@
 
 static rlx_backend *g_be, *g_be16;
 
-static rlx_node_attr na_floats(const char *name, size_t n, const float *v) {
-    rlx_node_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = rlx_strdup(name);
-    a.type = RLX_ATTR_FLOATS;
-    a.n = n;
-    a.floats = malloc((n + 1) * sizeof *a.floats);
-    memcpy(a.floats, v, n * sizeof *v);
-    return a;
-}
-
 typedef struct ew_case {
     const char *label, *op; /* op NULL: the Silu pattern Mul(x, Sigmoid(x)) */
     int version;
