@@ -108,11 +108,6 @@ char *rlx_path_join_inside(const char *base, const char *rel) {
 
 const char *rlx_getenv(const char *name) { return getenv(name); }
 
-int rlx_env_flag(const char *name) {
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 rlx_status rlx_list_dir(const char *path, char ***out_names, size_t *out_count) {

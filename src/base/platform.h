@@ -40,7 +40,5 @@ int rlx_is_file(const char *path);
 
 /* Value of an environment variable, or NULL. */
 const char *rlx_getenv(const char *name);
-/* True when the environment variable is set to something other than "" and "0". */
-int rlx_env_flag(const char *name);
 
 #endif
