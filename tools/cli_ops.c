@@ -28,8 +28,8 @@ static void print_help(FILE *f) {
             "opset), whether the CPU backend has a kernel, whether the WebGPU backend\n"
             "has a lowering, and when that lowering declines (the node then runs on\n"
             "the CPU, as the dispatch report shows). Then the internal ops that rlx's\n"
-            "fusion passes create. With OP names, only those ops; exit 1 if one is\n"
-            "unknown.\n"
+            "fusion passes create. With OP names, only those ops; exit 2 (a usage\n"
+            "error, as for any bad value) if one is unknown.\n"
             "\n"
             "options:\n"
             "  --markdown   print docs/ops.md instead (a Markdown page with the same\n"
@@ -368,7 +368,7 @@ int cli_cmd_ops(int argc, char **argv) {
                 } else {
                     cli_error("op '%s' is not in rlx's op table: a model that uses it fails to load", a);
                 }
-                rc = CLI_EXIT_FAILURE;
+                rc = CLI_EXIT_USAGE;
             }
         }
         if (n_sel) print_text(sel, n_sel, webgpu_built, false, general, n_general, internal_dom);

@@ -133,9 +133,9 @@ rc, so2, se = rlx("ops", "Relu", "Conv")
 C.check(rc == 0 and sorted(ROW.findall(so2)) == sorted((k,) + rows[k] for k in ("Relu", "Conv") if k in rows),
         "rlx ops Relu Conv: exit %d, %r" % (rc, so2))
 rc, so2, se = rlx("ops", "conv")
-C.check(rc == 1 and "did you mean 'Conv'" in se, "rlx ops conv: exit %d, stderr %r" % (rc, se))
+C.check(rc == 2 and "did you mean 'Conv'" in se, "rlx ops conv: exit %d, stderr %r" % (rc, se))
 rc, so2, se = rlx("ops", "NoSuchOp", "Relu")
-C.check(rc == 1 and "'NoSuchOp' is not in rlx's op table" in se and re.search(r"^Relu ", so2, re.M),
+C.check(rc == 2 and "'NoSuchOp' is not in rlx's op table" in se and re.search(r"^Relu ", so2, re.M),
         "rlx ops NoSuchOp Relu: exit %d, stderr %r" % (rc, se))
 
 # the Markdown page has one table row per op of the plain listing, with the same facts
