@@ -4,10 +4,12 @@
  * Each output index o along an axis maps to a source coordinate x (the
  * coordinate_transformation_mode) and from there to a few taps (input index,
  * weight): one for nearest, two for linear, four for cubic, more for the
- * antialiasing filters. Taps follow the ONNX reference: left = ceil(x) - 1
- * and ratio = x - left in (0, 1] (an integer x takes the pixel on its left
- * side with weight 0), indices outside the input clamp to its edge, and with
- * exclude_outside they get weight 0 and the rest is renormalised. An output
+ * antialiasing filters. The taps come from rlx_resize_taps_build
+ * (ir/ops/resize_geom.c, shared with the WebGPU lowering), which follows the
+ * ONNX reference operation for operation: ratio in (0, 1] (an integer x
+ * takes the pixel on its left side with weight 0), indices outside the
+ * input clamp to its edge, and with exclude_outside they get weight 0 and
+ * the rest is renormalised. An output
  * element is the sum over the product of its axes' taps, in double, rounded
  * once to the output dtype (integer dtypes: half to even, saturated).
  * Nearest copies elements (any dtype) without arithmetic; outside the
@@ -23,159 +25,13 @@
 #include "base/tensor.h"
 #include "ir/ops/resize_geom.h"
 
-typedef struct axis_taps {
-    int n;           /* taps per output index */
-    int64_t *idx;    /* [out * n] input indices, clamped */
-    double *w;       /* [out * n] weights */
-    uint8_t *extrap; /* [out] tf_crop_and_resize: source outside the input */
-} axis_taps;
-
-/* Source coordinate of output index o along axis d. *outside is set for
- * tf_crop_and_resize when it falls outside [0, in - 1]. */
-static double source_coord(const rlx_resize_attrs *a, const rlx_resize_geom *g, int d, int64_t o, bool *outside) {
-    double in = (double)g->in[d], s = g->scale[d], x = (double)o;
-    double out_f = s * in; /* the output length before flooring ("output_width") */
-    *outside = false;
-    switch (a->coord) {
-    case RLX_COORD_HALF_PIXEL: return (x + 0.5) / s - 0.5;
-    case RLX_COORD_HALF_PIXEL_SYMMETRIC: {
-        double adjustment = (double)g->out[d] / out_f;
-        double offset = in / 2.0 * (1.0 - adjustment);
-        return offset + (x + 0.5) / s - 0.5;
-    }
-    case RLX_COORD_PYTORCH_HALF_PIXEL: return out_f > 1.0 ? (x + 0.5) / s - 0.5 : 0.0;
-    case RLX_COORD_ALIGN_CORNERS: return out_f == 1.0 ? 0.0 : x * (in - 1.0) / (out_f - 1.0);
-    case RLX_COORD_ASYMMETRIC: return x / s;
-    case RLX_COORD_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / s;
-    case RLX_COORD_TF_CROP_AND_RESIZE: {
-        double st = g->roi_start[d], en = g->roi_end[d];
-        double v = out_f == 1.0 ? (en - st) * (in - 1.0) / 2.0 : x * (en - st) * (in - 1.0) / (out_f - 1.0);
-        v += st * (in - 1.0);
-        *outside = v < 0.0 || v > in - 1.0;
-        return v;
-    }
-    }
-    return x;
-}
-
-static double cubic_weight(double x, double A) {
-    x = fabs(x);
-    if (x <= 1.0) return ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0;
-    if (x < 2.0) return ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A;
-    return 0.0;
-}
-
-/* Nearest input index for source coordinate x. */
-static int64_t nearest_index(const rlx_resize_attrs *a, double x, double scale) {
-    double fl = floor(x);
-    if (a->nearest == RLX_NEAREST_LEGACY) return (int64_t)(scale < 1.0 ? ceil(x) : fl);
-    if (x == fl) return (int64_t)x;
-    double r = x - fl;
-    switch (a->nearest) {
-    case RLX_NEAREST_ROUND_PREFER_FLOOR: return (int64_t)(r <= 0.5 ? fl : fl + 1.0);
-    case RLX_NEAREST_ROUND_PREFER_CEIL: return (int64_t)(r < 0.5 ? fl : fl + 1.0);
-    case RLX_NEAREST_FLOOR: return (int64_t)fl;
-    default: return (int64_t)(fl + 1.0);
-    }
-}
-
-/* Number of taps and the offset of the first one from `left`. */
-static void tap_span(const rlx_resize_attrs *a, double scale, int64_t *first, int64_t *count) {
-    if (a->mode == RLX_RESIZE_NEAREST) {
-        *first = 0, *count = 1;
-        return;
-    }
-    double s = a->antialias && scale < 1.0 ? scale : 1.0;
-    if (a->mode == RLX_RESIZE_LINEAR) {
-        int64_t start = (int64_t)floor(-1.0 / s) + 1; /* 0 without antialias */
-        *first = start, *count = 2 - 2 * start;
-    } else {
-        int64_t start = (int64_t)floor(-2.0 / s) + 1; /* -1 without antialias */
-        *first = start, *count = 2 - 2 * start;
-    }
-}
-
-static void axis_free(axis_taps *t) {
-    free(t->idx), free(t->w), free(t->extrap);
-    memset(t, 0, sizeof *t);
-}
-
-static rlx_status axis_build(const rlx_cpu_kctx *k, const rlx_resize_attrs *a, const rlx_resize_geom *g, int d,
-                             axis_taps *t) {
-    memset(t, 0, sizeof *t);
-    int64_t out = g->out[d], in = g->in[d];
-    int64_t first = 0, count = 1;
-    if (!g->identity[d]) tap_span(a, g->scale[d], &first, &count);
-    size_t total;
-    if (count > (1 << 24) || !rlx_mul_ok((size_t)out, (size_t)count, &total))
-        return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "axis %d needs %lld taps per output element", d, (long long)count);
-    t->n = (int)count;
-    t->idx = malloc((total + 1) * sizeof *t->idx);
-    t->w = malloc((total + 1) * sizeof *t->w);
-    t->extrap = calloc((size_t)out + 1, 1);
-    if (!t->idx || !t->w || !t->extrap) {
-        axis_free(t);
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (resize taps)");
-    }
-    double sa = a->antialias && g->scale[d] < 1.0 ? g->scale[d] : 1.0;
-    for (int64_t o = 0; o < out; o++) {
-        int64_t *ix = t->idx + o * count;
-        double *w = t->w + o * count;
-        if (g->identity[d]) {
-            ix[0] = o, w[0] = 1.0;
-            continue;
-        }
-        bool outside;
-        double x = source_coord(a, g, d, o, &outside);
-        t->extrap[o] = outside;
-        /* far outside the input every tap clamps to the edge anyway; keep x
-         * where the integer conversions below are defined */
-        double lim = (double)(count + 2);
-        if (x != x) x = 0.0;
-        if (x < -lim) x = -lim;
-        if (x > (double)in + lim) x = (double)in + lim;
-        if (a->mode == RLX_RESIZE_NEAREST) {
-            int64_t i = nearest_index(a, x, g->scale[d]);
-            ix[0] = i < 0 ? 0 : i >= in ? in - 1 : i;
-            w[0] = 1.0;
-            continue;
-        }
-        double left = ceil(x) - 1.0, r = x - left; /* r in (0, 1] */
-        double sum = 0.0;
-        for (int64_t j = 0; j < count; j++) {
-            double off = (double)(first + j) - r; /* tap position relative to x */
-            if (a->mode == RLX_RESIZE_LINEAR) {
-                double v = 1.0 - fabs(off * sa);
-                w[j] = v < 0.0 ? 0.0 : v;
-            } else {
-                w[j] = cubic_weight(off * sa, a->cubic_a);
-            }
-            ix[j] = (int64_t)left + first + j;
-            sum += w[j];
-        }
-        if (a->antialias && sum != 0.0)
-            for (int64_t j = 0; j < count; j++) w[j] /= sum;
-        if (a->exclude_outside) {
-            sum = 0.0;
-            for (int64_t j = 0; j < count; j++) {
-                if (ix[j] < 0 || ix[j] >= in) w[j] = 0.0;
-                sum += w[j];
-            }
-            if (sum != 0.0)
-                for (int64_t j = 0; j < count; j++) w[j] /= sum;
-        }
-        for (int64_t j = 0; j < count; j++) ix[j] = ix[j] < 0 ? 0 : ix[j] >= in ? in - 1 : ix[j];
-    }
-    return RLX_OK;
-}
-
 /* Nearest: every output element is a copy of one input element (any
  * dtype), or the extrapolation value where tf_crop_and_resize leaves the
  * input. Rows along the last axis share the offset of the other axes. */
 typedef struct nearest_job {
     const rlx_tensor *xt;
     rlx_tensor *yt;
-    const axis_taps *taps;
+    const rlx_resize_taps *taps;
     const rlx_resize_geom *g;
     double extrapolation;
 } nearest_job;
@@ -185,7 +41,7 @@ static void gather_nearest_rows(void *ctx, size_t r0, size_t r1) {
     const nearest_job *j = ctx;
     const rlx_tensor *xt = j->xt;
     rlx_tensor *yt = j->yt;
-    const axis_taps *taps = j->taps;
+    const rlx_resize_taps *taps = j->taps;
     const rlx_resize_geom *g = j->g;
     double extrapolation = j->extrapolation;
     int rank = g->rank, last = rank - 1;
@@ -228,7 +84,7 @@ static void gather_nearest_rows(void *ctx, size_t r0, size_t r1) {
 
 /* Nearest: every output row; over the worker pool unless `reference` (a
  * copy per element: the same result on any split). */
-static void gather_nearest(const rlx_tensor *xt, rlx_tensor *yt, const axis_taps *taps, const rlx_resize_geom *g,
+static void gather_nearest(const rlx_tensor *xt, rlx_tensor *yt, const rlx_resize_taps *taps, const rlx_resize_geom *g,
                            double extrapolation, bool reference) {
     nearest_job j = { xt, yt, taps, g, extrapolation };
     size_t rows = 1, cols = (size_t)g->out[g->rank - 1];
@@ -285,18 +141,19 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k) {
     rlx_resize_geom g;
     RLX_TRY(rlx_resize_geom_resolve(n, &a, xt->dims, rank, n_scales ? scales : NULL, n_scales,
                                     n_sizes ? sizes : NULL, n_sizes, n_roi ? roi : NULL, n_roi, &g));
+    g.roi_f32 = n_roi && rlx_nn_in(k, 1)->dtype == RLX_DTYPE_F32;
     if (!rlx_shape_equal(g.out, rank, yt->dims, yt->rank))
         return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output shape differs from the resolved sizes");
     if (rlx_tensor_numel(yt) == 0) return RLX_OK;
 
-    axis_taps taps[RLX_MAX_RANK];
+    rlx_resize_taps taps[RLX_MAX_RANK];
     memset(taps, 0, sizeof taps);
     rlx_nn_buf x = { 0 }, y = { 0 };
     rlx_status st = RLX_OK;
-    for (int d = 0; d < rank && !st; d++) st = axis_build(k, &a, &g, d, &taps[d]);
+    for (int d = 0; d < rank && !st; d++) st = rlx_resize_taps_build(n, &a, &g, d, &taps[d]);
     if (!st && a.mode == RLX_RESIZE_NEAREST && rank > 0) {
         gather_nearest(xt, yt, taps, &g, a.extrapolation_value, k->reference);
-        for (int d = 0; d < rank; d++) axis_free(&taps[d]);
+        for (int d = 0; d < rank; d++) rlx_resize_taps_free(&taps[d]);
         return RLX_OK;
     }
     if (!st) st = rlx_nn_load(k, xt, &x);
@@ -329,7 +186,7 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k) {
                     double w = 1.0;
                     int64_t off = base;
                     for (int m = 0; m < n_multi; m++) {
-                        const axis_taps *at = &taps[multi[m]];
+                        const rlx_resize_taps *at = &taps[multi[m]];
                         size_t j = (size_t)o[multi[m]] * (size_t)at->n + (size_t)t[m];
                         w *= at->w[j];
                         off += at->idx[j] * is[multi[m]];
@@ -350,6 +207,6 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k) {
     }
     rlx_nn_buf_free(&x);
     rlx_nn_buf_free(&y);
-    for (int d = 0; d < rank; d++) axis_free(&taps[d]);
+    for (int d = 0; d < rank; d++) rlx_resize_taps_free(&taps[d]);
     return st;
 }

@@ -11,10 +11,12 @@
 #include "backend/webgpu/lower_gemm.h"
 #include "backend/webgpu/webgpu.h"
 #include "backend/webgpu/wgsl_gen.h"
+#include "base/mem.h"
 #include "base/options.h"
 #include "base/platform.h"
 #include "ir/op.h"
 #include "ir/ops/conv_geom.h"
+#include "ir/ops/resize_geom.h"
 
 /* ------------------------------------------------------------ geometry */
 
@@ -714,112 +716,124 @@ static rlx_status lower_matmul(wg_lower *L) {
 
 /* ------------------------------------------------------------ Resize */
 
-/* Reads a constant float tensor (f32) into out; false when not constant. */
-static bool konst_floats(const rlx_value *v, float *out, size_t cap, size_t *count) {
+/* Reads a constant f32 or f64 tensor into doubles (count 0 when v is
+ * absent or empty); false when it is not constant, too long or of another
+ * dtype. */
+static bool konst_doubles(const rlx_value *v, double *out, size_t cap, size_t *count) {
     *count = 0;
-    if (!v || !v->konst || v->konst->dtype != RLX_DTYPE_F32) return false;
-    size_t n = v->konst->nbytes / 4;
-    if (n > cap) return false;
-    memcpy(out, v->konst->data, n * 4);
-    *count = n;
+    if (!v) return true;
+    if (!v->konst) return false;
+    const rlx_tensor *t = v->konst;
+    size_t es = t->dtype == RLX_DTYPE_F32 ? 4 : t->dtype == RLX_DTYPE_F64 ? 8 : 0;
+    if (!es || t->nbytes / es > cap) return false;
+    *count = t->nbytes / es;
+    for (size_t i = 0; i < *count; i++) {
+        if (es == 4) {
+            float f;
+            memcpy(&f, (const char *)t->data + 4 * i, 4);
+            out[i] = f;
+        } else {
+            memcpy(&out[i], (const char *)t->data + 8 * i, 8);
+        }
+    }
     return true;
 }
 
-/* Resize-10/11/13/18/19: nearest and linear, coordinate modes half_pixel,
- * asymmetric, align_corners, pytorch_half_pixel, tf_half_pixel_for_nearest,
- * half_pixel_symmetric; scales or sizes constant; rank <= 4. */
+/* Most blended taps per output element (the product over the axes). */
+#define RESIZE_MAX_CORNERS 4096
+
+/* Resize-10/11/13/18/19, every mode, coordinate transform and nearest
+ * mode, antialias, exclude_outside, axes, keep_aspect_ratio_policy, with
+ * constant scales / sizes / roi; rank <= 4. The geometry and each axis's
+ * taps are the CPU's (rlx_resize_geom_resolve, rlx_resize_taps_build: the
+ * ONNX reference's f64 arithmetic) and travel to the GPU as a table
+ * (wg_table), so GPU and CPU take the same source pixels, ties included;
+ * kernels/resize.wgsl gathers (nearest: a copy, any 4-byte dtype) or blends
+ * in f32 (linear, cubic). */
 static rlx_status lower_resize(wg_lower *L) {
     const rlx_node *n = L->n;
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
-    if (!wg_value_ok(x, WG_F32) || !wg_value_ok(y, WG_F32)) return wg_decline(L, "f32 data only");
-    if (x->rank < 1 || x->rank > 4 || y->rank != x->rank) return wg_decline(L, "rank %d", x->rank);
-    const char *mode = rlx_attr_str(n, "mode", "nearest");
-    bool linear = strcmp(mode, "linear") == 0;
-    if (!linear && strcmp(mode, "nearest") != 0) return wg_decline(L, "mode %s", mode);
-    if (rlx_attr_int(n, "antialias", 0) != 0) return wg_decline(L, "antialias");
-    const char *ct = rlx_attr_str(n, "coordinate_transformation_mode", n->version < 11 ? "asymmetric" : "half_pixel");
-    static const char *const coords[] = { "half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
-                                          "tf_half_pixel_for_nearest", "half_pixel_symmetric" };
-    int coord = -1;
-    for (int i = 0; i < 6; i++)
-        if (strcmp(ct, coords[i]) == 0) coord = i;
-    if (coord < 0) return wg_decline(L, "coordinate_transformation_mode %s", ct);
-    static const char *const nmodes[] = { "round_prefer_floor", "round_prefer_ceil", "floor", "ceil" };
-    /* Resize-10 has no nearest_mode: it rounds down like Upsample */
-    const char *nm = rlx_attr_str(n, "nearest_mode", n->version < 11 ? "floor" : "round_prefer_floor");
-    int nearest = -1;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(nm, nmodes[i]) == 0) nearest = i;
-    if (nearest < 0) return wg_decline(L, "nearest_mode %s", nm);
     int r = x->rank;
-    /* axes (Resize-18): scales/sizes list only these dims */
-    int axes[4] = { 0, 1, 2, 3 };
-    int n_axes = r;
-    size_t acnt;
-    const int64_t *av = rlx_attr_ints(n, "axes", &acnt);
-    if (av) {
-        if (acnt == 0 || acnt > (size_t)r) return wg_decline(L, "axes");
-        n_axes = (int)acnt;
-        for (int i = 0; i < n_axes; i++)
-            if (!rlx_norm_axis(av[i], r, &axes[i])) return wg_decline(L, "axes");
-    }
-    float scale[4] = { 1, 1, 1, 1 };
-    float sv[8];
-    size_t scnt = 0;
-    const rlx_value *scales = n->version < 11 ? wg_in(L, 1) : wg_in(L, 2);
-    const rlx_value *sizes = n->version < 11 ? NULL : wg_in(L, 3);
-    if (scales && !scales->konst) return wg_decline(L, "scales are not constant");
-    if (scales && !konst_floats(scales, sv, 8, &scnt)) return wg_decline(L, "scales are not f32");
-    if (scnt) {
-        if (scnt != (size_t)n_axes) return wg_decline(L, "scales has %zu values", scnt);
-        for (int i = 0; i < n_axes; i++) scale[axes[i]] = sv[i];
-    } else if (sizes) {
-        int64_t szv[8];
-        size_t zc = 0;
-        if (!rlx_konst_ints(sizes, szv, 8, &zc) || zc != (size_t)n_axes) return wg_decline(L, "sizes are not constant");
-        const char *pol = rlx_attr_str(n, "keep_aspect_ratio_policy", "stretch");
-        bool nl = strcmp(pol, "not_larger") == 0, ns = strcmp(pol, "not_smaller") == 0;
-        if (!nl && !ns && strcmp(pol, "stretch") != 0) return wg_decline(L, "keep_aspect_ratio_policy %s", pol);
-        float common = nl ? INFINITY : 0.0f;
-        for (int i = 0; i < n_axes; i++) {
-            float s = (float)szv[i] / (float)x->dims[axes[i]];
-            scale[axes[i]] = s;
-            if (nl && s < common) common = s;
-            if (ns && s > common) common = s;
-        }
-        if (nl || ns)
-            for (int i = 0; i < n_axes; i++) scale[axes[i]] = common;
-    } else {
-        return wg_decline(L, "neither scales nor sizes");
-    }
+    if (r < 1 || r > 4 || y->rank != r) return wg_decline(L, "rank %d", r);
+    rlx_resize_attrs a;
+    if (rlx_resize_attrs_read(n, r, &a) != RLX_OK) return wg_decline(L, "attributes (the CPU reports them)");
+    bool linear = a.mode != RLX_RESIZE_NEAREST;
+    if (!wg_value_ok(x, linear ? WG_F32 : WG_ANY4) || !wg_value_ok(y, linear ? WG_F32 : WG_ANY4) || x->dtype != y->dtype)
+        return wg_decline(L, linear ? "f32 data only" : "4-byte data only");
+    double scales[RLX_MAX_RANK], roi[2 * RLX_MAX_RANK];
+    int64_t sizes[RLX_MAX_RANK];
+    size_t n_scales = 0, n_sizes = 0, n_roi = 0;
+    bool v11 = n->version >= 11;
+    if (!konst_doubles(wg_in(L, v11 ? 2 : 1), scales, RLX_MAX_RANK, &n_scales))
+        return wg_decline(L, "scales are not a constant f32/f64 tensor");
+    if (v11 && wg_in(L, 3) && wg_numel(wg_in(L, 3)) > 0 && !rlx_konst_ints(wg_in(L, 3), sizes, RLX_MAX_RANK, &n_sizes))
+        return wg_decline(L, "sizes are not constant");
+    if (a.coord == RLX_COORD_TF_CROP_AND_RESIZE && !konst_doubles(wg_in(L, 1), roi, 2 * RLX_MAX_RANK, &n_roi))
+        return wg_decline(L, "roi is not a constant f32/f64 tensor");
+    if (!n_scales && !n_sizes) return wg_decline(L, "neither scales nor sizes");
+    if (a.coord == RLX_COORD_TF_CROP_AND_RESIZE && !n_roi) return wg_decline(L, "tf_crop_and_resize without roi");
+    rlx_resize_geom g;
+    if (rlx_resize_geom_resolve(n, &a, x->dims, r, n_scales ? scales : NULL, n_scales, n_sizes ? sizes : NULL, n_sizes,
+                                n_roi ? roi : NULL, n_roi, &g) != RLX_OK)
+        return wg_decline(L, "scales or sizes (the CPU reports them)");
+    g.roi_f32 = n_roi && wg_in(L, 1)->dtype == RLX_DTYPE_F32;
     for (int i = 0; i < r; i++)
-        if (!(scale[i] > 0)) return wg_decline(L, "scale %g", (double)scale[i]);
+        if (g.out[i] != y->dims[i]) return wg_decline(L, "output shape differs from the resolved sizes");
     uint64_t total = wg_numel(y);
     if (total == 0) return RLX_OK;
-    /* pad to rank 4 with leading unit dims */
-    uint32_t ind[4] = { 1, 1, 1, 1 }, outd[4] = { 1, 1, 1, 1 };
-    float sc[4] = { 1, 1, 1, 1 }, off[4] = { 0, 0, 0, 0 };
-    for (int i = 0; i < r; i++) {
-        int j = 4 - r + i;
-        ind[j] = (uint32_t)x->dims[i];
-        outd[j] = (uint32_t)y->dims[i];
-        sc[j] = scale[i];
-        /* half_pixel_symmetric: offset = in/2 * (1 - out / (scale * in)) */
-        float adj = (float)y->dims[i] / (scale[i] * (float)x->dims[i]);
-        off[j] = (float)x->dims[i] / 2.0f * (1.0f - adj);
+    if (wg_numel(x) >= ((uint64_t)1 << 31) || total >= ((uint64_t)1 << 31)) return wg_decline(L, "too large");
+    /* pad to rank 4 with leading unit axes (one tap each) */
+    uint32_t ind[4] = { 1, 1, 1, 1 }, outd[4] = { 1, 1, 1, 1 }, taps[4] = { 1, 1, 1, 1 }, tbase[4] = { 0, 0, 0, 0 };
+    uint32_t *words = NULL;
+    size_t n_words = 0, cap_words = 0;
+    uint64_t corners = 1;
+    rlx_status st = RLX_OK;
+    for (int i = 0; i < 4 && !st; i++) {
+        int ax = i - (4 - r);
+        rlx_resize_taps t = { 0 };
+        if (ax >= 0) {
+            if (rlx_resize_taps_build(n, &a, &g, ax, &t) != RLX_OK) {
+                st = wg_decline(L, "axis %d's taps (the CPU reports them)", ax);
+                break;
+            }
+            ind[i] = (uint32_t)g.in[ax];
+            outd[i] = (uint32_t)g.out[ax];
+            taps[i] = (uint32_t)t.n;
+            corners *= (uint64_t)t.n;
+        }
+        tbase[i] = (uint32_t)n_words;
+        size_t need = n_words + 2 * (size_t)taps[i] * outd[i];
+        if (corners > RESIZE_MAX_CORNERS) st = wg_decline(L, "more than %d taps per output element", RESIZE_MAX_CORNERS);
+        else if (RLX_GROW(words, cap_words, need + 1) != RLX_OK) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        for (uint32_t o = 0; o < outd[i] && !st; o++) {
+            uint32_t *e = words + n_words + 2 * (size_t)taps[i] * o;
+            for (uint32_t j = 0; j < taps[i]; j++) {
+                float w = ax >= 0 ? (float)t.w[(size_t)o * taps[i] + j] : 1.0f;
+                e[j] = ax >= 0 ? (uint32_t)t.idx[(size_t)o * taps[i] + j] : 0u;
+                memcpy(&e[taps[i] + j], &w, 4);
+            }
+            if (ax >= 0 && t.extrap[o]) e[0] = 0xffffffffu;
+        }
+        n_words = need;
+        rlx_resize_taps_free(&t);
     }
+    if (st) {
+        free(words);
+        return st;
+    }
+    uint64_t t_off = wg_table(L, words, n_words);
+    free(words);
     wg_dispatch *d = wg_emit(L, "resize");
     wg_spec(L, d, "LINEAR", linear ? 1 : 0);
-    wg_spec(L, d, "COORD", coord);
-    wg_spec(L, d, "NEAREST", nearest);
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_bind(L, d, WG_TABLE, t_off, n_words);
     wg_p_u32(L, d, (uint32_t)total);
+    wg_p_f32(L, d, (float)a.extrapolation_value);
     wg_p_align16(L, d);
-    for (int i = 0; i < 4; i++) wg_p_u32(L, d, ind[i]);
-    for (int i = 0; i < 4; i++) wg_p_u32(L, d, outd[i]);
-    for (int i = 0; i < 4; i++) wg_p_f32(L, d, sc[i]);
-    for (int i = 0; i < 4; i++) wg_p_f32(L, d, off[i]);
+    const uint32_t *arrs[4] = { outd, ind, taps, tbase };
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 4; i++) wg_p_u32(L, d, arrs[k][i]);
     return wg_grid_1d(L, d, total);
 }
 

@@ -61,6 +61,8 @@ typedef struct wg_caps {
  * it, read back with that segment's outputs. kernels/index_read.wgsl
  * writes it. */
 #define WG_STATUS_WORDS 4
+/* Operand value id meaning "this step's host tables" (see wg_table). */
+#define WG_TABLE (-4)
 
 #define WG_MAX_BINDINGS 8   /* storage operands of one dispatch (bindings 1..8) */
 #define WG_MAX_PARAMS 64    /* u32 words of one Params struct (256 bytes) */
@@ -130,6 +132,8 @@ typedef struct wg_lower {
     bool act_done;
     char **sources;         /* generated WGSL of wg_emit_source, owned */
     size_t n_sources, cap_sources;
+    uint32_t *table;        /* words of wg_table, owned; uploaded once at compile */
+    size_t n_table, cap_table;
 } wg_lower;
 
 typedef rlx_status (*wg_lower_fn)(wg_lower *L);
@@ -246,6 +250,14 @@ uint64_t wg_binding_bytes(const wg_caps *caps, uint64_t elem_off, uint64_t elems
 /* Requests `elems` 4-byte elements of scratch for this step (the maximum
  * over calls is kept); bind it with value WG_SCRATCH. */
 void wg_scratch(wg_lower *L, uint64_t elems);
+
+/* Appends n words computed on the host (index maps, weights) to this
+ * step's table, which compile uploads once into a constant buffer; returns
+ * the element offset of the first word: bind the words with
+ * wg_bind(L, d, WG_TABLE, offset, n). For lowerings whose exact result
+ * needs arithmetic the GPU lacks (Resize: the reference's f64 source
+ * coordinates). On OOM L->broken is set. */
+uint64_t wg_table(wg_lower *L, const uint32_t *words, size_t n);
 
 /* Value helpers. */
 static inline const rlx_value *wg_in(const wg_lower *L, int i) { return rlx_node_input(L->g, L->n, i); }

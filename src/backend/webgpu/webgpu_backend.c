@@ -86,6 +86,10 @@ struct rlx_backend_exe {
     /* WG_STATUS_WORDS u32 that kernels raise on bad run-time input (an
      * index out of range); NULL when no dispatch binds them */
     WGPUBuffer status;
+    /* the steps' host tables (wg_table): step s's words at byte
+     * table_off[s]; NULL when no step has one */
+    WGPUBuffer tables;
+    uint64_t tables_size, *table_off;
     /* read-backs land in staging buffers of at most maxBufferSize bytes */
     WGPUBuffer *staging;
     uint64_t *staging_len;
@@ -209,6 +213,12 @@ static rlx_status resolve(struct rlx_backend_exe *e, int step, wg_dispatch *d, i
         buf = e->scratch;
         base = 0;
         cap = e->scratch_size;
+    } else if (o.value == WG_TABLE) {
+        if (!e->tables) return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s': no table buffer", step_desc(p, step), d->kernel);
+        vname = "table";
+        buf = e->tables;
+        base = e->table_off[step];
+        cap = e->tables_size;
     } else if (o.value == WG_STATUS) {
         if (!e->status) return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s': no status buffer", step_desc(p, step), d->kernel);
         vname = "status";
@@ -404,6 +414,27 @@ static rlx_status upload_konsts(struct rlx_backend_exe *e, const wg_lower *low, 
     return RLX_OK;
 }
 
+/* The steps' wg_table words in one constant buffer, each step's at a
+ * 256-byte aligned offset (a multiple of minStorageBufferOffsetAlignment). */
+static rlx_status upload_tables(struct rlx_backend_exe *e, const wg_lower *low, size_t n_low) {
+    uint64_t cur = 0;
+    e->table_off = calloc(n_low + 1, sizeof *e->table_off);
+    if (!e->table_off) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t s = 0; s < n_low; s++) {
+        if (!low[s].n_table) continue;
+        e->table_off[s] = up_to(cur, RLX_ARENA_ALIGN);
+        cur = e->table_off[s] + up_to(low[s].n_table * 4, 16);
+    }
+    if (!cur) return RLX_OK;
+    if (cur > e->b->caps.max_buffer)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "the steps' tables (%llu bytes) exceed maxBufferSize", (unsigned long long)cur);
+    e->tables_size = cur;
+    RLX_TRY(make_buffer(e->b, cur, WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst, "tables", &e->tables));
+    for (size_t s = 0; s < n_low; s++)
+        if (low[s].n_table) RLX_TRY(write_padded(e, e->tables, e->table_off[s], low[s].table, low[s].n_table * 4));
+    return RLX_OK;
+}
+
 static rlx_status poison(struct rlx_backend_exe *e, WGPUBuffer buf, uint64_t size) {
     enum { CHUNK = 1 << 20 };
     uint32_t *nan = malloc(CHUNK);
@@ -499,6 +530,7 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     if (!st && need_status)
         st = make_buffer(b, WG_STATUS_WORDS * 4, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
                          "status", &e->status);
+    if (!st) st = upload_tables(e, low, p->n_steps);
     if (!st) st = upload_konsts(e, low, p->n_steps);
     if (!st && b->caps.cfg->gpu_poison) {
         for (size_t k = 0; k < e->n_arena && !st; k++) st = poison(e, e->arena[k], e->arena_len[k]);
@@ -962,6 +994,8 @@ static void wg_destroy_exe(rlx_backend_exe *e) {
     release_buffer(&e->scratch);
     release_buffer(&e->params);
     release_buffer(&e->status);
+    release_buffer(&e->tables);
+    free(e->table_off);
     for (size_t j = 0; e->staging && j < e->n_staging; j++) release_buffer(&e->staging[j]);
     free(e->staging);
     free(e->staging_len);

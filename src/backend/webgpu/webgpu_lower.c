@@ -104,7 +104,8 @@ static rlx_status check_windows(wg_lower *L) {
             uint64_t b = wg_binding_bytes(c, d->bind[i].elem_off, d->bind[i].elems);
             if (b > c->max_binding) {
                 const char *name = d->bind[i].value >= 0 ? L->g->values[d->bind[i].value].name
-                                 : d->bind[i].value == WG_STATUS ? "status" : "scratch";
+                                 : d->bind[i].value == WG_STATUS ? "status"
+                                 : d->bind[i].value == WG_TABLE  ? "table" : "scratch";
                 return wg_decline(L, "kernel '%s': operand %d ('%s') needs a %llu-byte binding, more than the %llu "
                                      "bytes of one (maxStorageBufferBindingSize or RLX_MAX_BINDING_BYTES), and this "
                                      "lowering does not split it",
@@ -124,6 +125,20 @@ void wg_lower_free(wg_lower *L) {
     free(L->sources);
     L->sources = NULL;
     L->n_sources = L->cap_sources = 0;
+    free(L->table);
+    L->table = NULL;
+    L->n_table = L->cap_table = 0;
+}
+
+uint64_t wg_table(wg_lower *L, const uint32_t *words, size_t n) {
+    uint64_t at = L->n_table;
+    if (RLX_GROW(L->table, L->cap_table, L->n_table + n + 1) != RLX_OK) {
+        L->broken = true;
+        return 0;
+    }
+    memcpy(L->table + L->n_table, words, n * sizeof *words);
+    L->n_table += n;
+    return at;
 }
 
 rlx_status wg_lower_node(const rlx_graph *g, const rlx_node *n, const wg_caps *caps, wg_lower *L) {

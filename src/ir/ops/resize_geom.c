@@ -1,8 +1,10 @@
 #include "ir/ops/resize_geom.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/mem.h"
 #include "base/status.h"
 
 typedef struct name_val {
@@ -195,13 +197,202 @@ rlx_status rlx_resize_geom_resolve(const rlx_node *n, const rlx_resize_attrs *a,
         }
     }
     for (int d = 0; d < rank; d++) {
+        /* math.isclose(start, 0.0) is start == 0; isclose(end, 1.0) a
+         * relative 1e-9 */
         bool whole_roi = a->coord != RLX_COORD_TF_CROP_AND_RESIZE ||
-                         (fabs(g->roi_start[d]) <= 1e-9 && fabs(g->roi_end[d] - 1.0) <= 1e-9);
+                         (g->roi_start[d] == 0.0 && fabs(g->roi_end[d] - 1.0) <= 1e-9 * fmax(fabs(g->roi_end[d]), 1.0));
         /* as the ONNX reference: an axis whose scale is 1 (to 1e-9) and
          * whose length stays is not resampled */
         g->identity[d] = g->in[d] >= 0 && g->out[d] == g->in[d] && fabs(g->scale[d] - 1.0) <= 1e-9 && whole_roi;
         if (g->out[d] >= 0 && g->in[d] == 0 && g->out[d] > 0)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: axis %d is empty in the input but not in the output", desc, d);
     }
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ taps */
+
+/* The ONNX reference (onnx/reference/ops/op_resize.py, _compute_x_ori),
+ * formula for formula: the same double operations in the same order, so
+ * that an exact tie (7 -> 4 rows, asymmetric: row 2 maps to 3.5) lands
+ * where the reference puts it. out_f is the unfloored output length
+ * scale * in ("output_width"). With an f32 roi the reference (NumPy 2
+ * promotion rules) subtracts roi_end - roi_start and multiplies
+ * roi_start * (in - 1) in f32; so does this when g->roi_f32. */
+double rlx_resize_source_coord(const rlx_resize_attrs *a, const rlx_resize_geom *g, int d, int64_t o, bool *outside) {
+    double in = (double)g->in[d], s = g->scale[d], x = (double)o;
+    double out_f = s * in;
+    *outside = false;
+    switch (a->coord) {
+    case RLX_COORD_HALF_PIXEL: return (x + 0.5) / s - 0.5;
+    case RLX_COORD_HALF_PIXEL_SYMMETRIC: {
+        double adjustment = (double)g->out[d] / out_f;
+        double offset = in / 2.0 * (1.0 - adjustment);
+        return offset + (x + 0.5) / s - 0.5;
+    }
+    /* the reference takes -0.5 (not the 0 of the operator's text) when the
+     * unfloored output length is exactly 1; it matters for cubic only */
+    case RLX_COORD_PYTORCH_HALF_PIXEL: return out_f == 1.0 ? -0.5 : (x + 0.5) / s - 0.5;
+    case RLX_COORD_ALIGN_CORNERS: return out_f == 1.0 ? 0.0 : x * (in - 1.0) / (out_f - 1.0);
+    case RLX_COORD_ASYMMETRIC: return x / s;
+    case RLX_COORD_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / s;
+    case RLX_COORD_TF_CROP_AND_RESIZE: {
+        double st = g->roi_start[d], en = g->roi_end[d], span, start, v;
+        if (g->roi_f32) {
+            float span32 = (float)en - (float)st;
+            float start32 = (float)st * (float)(in - 1.0);
+            float half32 = span32 * (float)(in - 1.0) / 2.0f;
+            span = span32, start = start32;
+            v = out_f == 1.0 ? (double)half32 : x * span * (in - 1.0) / (out_f - 1.0);
+        } else {
+            span = en - st, start = st * (in - 1.0);
+            v = out_f == 1.0 ? span * (in - 1.0) / 2.0 : x * span * (in - 1.0) / (out_f - 1.0);
+        }
+        v += start;
+        *outside = v < 0.0 || v > in - 1.0;
+        return v;
+    }
+    }
+    return x;
+}
+
+/* Number of taps and the offset of the first one from the pixel left of
+ * x (linear 2, cubic 4; antialias widens them by 1 / scale). */
+static void tap_span(const rlx_resize_attrs *a, double scale, int64_t *first, int64_t *count) {
+    if (a->mode == RLX_RESIZE_NEAREST) {
+        *first = 0, *count = 2;
+        return;
+    }
+    double s = a->antialias && scale < 1.0 ? scale : 1.0;
+    int64_t start = (int64_t)floor((a->mode == RLX_RESIZE_LINEAR ? -1.0 : -2.0) / s) + 1; /* 0 / -1 without antialias */
+    *first = start, *count = 2 - 2 * start;
+}
+
+/* The reference's cubic kernel of _cubic_coeffs_antialias (powers, not
+ * Horner's form). */
+static double cubic_aa(double x, double A) {
+    x = fabs(x);
+    double x2 = x * x, x3 = x * x2;
+    if (x <= 1.0) return (A + 2.0) * x3 - (A + 3.0) * x2 + 1.0;
+    if (x < 2.0) return A * x3 - 5.0 * A * x2 + 8.0 * A * x - 4.0 * A;
+    return 0.0;
+}
+
+/* Coefficients w[0..count) of one output index for ratio in (0, 1] (the
+ * distance of x from the pixel on its left), as the reference's
+ * _nearest_coeffs / _linear_coeffs(_antialias) / _cubic_coeffs(_antialias). */
+static void coeffs(const rlx_resize_attrs *a, double ratio, bool integer, double scale, int64_t first, int64_t count,
+                   double *w) {
+    if (a->mode == RLX_RESIZE_NEAREST) {
+        bool hi;
+        if (integer) hi = true;
+        else if (a->nearest == RLX_NEAREST_LEGACY) hi = scale < 1.0; /* ceil when downsampling, else floor */
+        else if (a->nearest == RLX_NEAREST_ROUND_PREFER_FLOOR) hi = ratio > 0.5;
+        else if (a->nearest == RLX_NEAREST_ROUND_PREFER_CEIL) hi = ratio >= 0.5;
+        else hi = a->nearest == RLX_NEAREST_CEIL;
+        w[0] = hi ? 0.0 : 1.0, w[1] = hi ? 1.0 : 0.0;
+        return;
+    }
+    double A = a->cubic_a;
+    if (!a->antialias) {
+        if (a->mode == RLX_RESIZE_LINEAR) {
+            w[0] = 1.0 - ratio, w[1] = ratio;
+        } else {
+            double r1 = ratio + 1.0, q = 1.0 - ratio, q1 = q + 1.0;
+            w[0] = ((A * r1 - 5.0 * A) * r1 + 8.0 * A) * r1 - 4.0 * A;
+            w[1] = ((A + 2.0) * ratio - (A + 3.0)) * ratio * ratio + 1.0;
+            w[2] = ((A + 2.0) * q - (A + 3.0)) * q * q + 1.0;
+            w[3] = ((A * q1 - 5.0 * A) * q1 + 8.0 * A) * q1 - 4.0 * A;
+        }
+        return;
+    }
+    double s = scale < 1.0 ? scale : 1.0, sum = 0.0;
+    for (int64_t j = 0; j < count; j++) {
+        double v;
+        if (a->mode == RLX_RESIZE_LINEAR) {
+            v = 1.0 - fabs(((double)(first + j) - ratio) * s);
+            v = v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v;
+        } else {
+            v = cubic_aa(s * ((double)(first + j) - ratio), A);
+        }
+        w[j] = v;
+        sum += v;
+    }
+    for (int64_t j = 0; j < count; j++) w[j] /= sum;
+}
+
+void rlx_resize_taps_free(rlx_resize_taps *t) {
+    free(t->idx), free(t->w), free(t->extrap);
+    memset(t, 0, sizeof *t);
+}
+
+rlx_status rlx_resize_taps_build(const rlx_node *n, const rlx_resize_attrs *a, const rlx_resize_geom *g, int d,
+                                 rlx_resize_taps *t) {
+    memset(t, 0, sizeof *t);
+    int64_t out = g->out[d], in = g->in[d];
+    int64_t first = 0, count = 1;
+    if (!g->identity[d]) tap_span(a, g->scale[d], &first, &count);
+    int64_t kept = a->mode == RLX_RESIZE_NEAREST && !g->identity[d] ? 1 : count; /* nearest keeps the chosen tap */
+    size_t total;
+    if (count > (1 << 24) || out < 0 || !rlx_mul_ok((size_t)out, (size_t)kept, &total))
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: axis %d needs %lld taps per output element", rlx_node_desc(n), d,
+                        (long long)count);
+    t->n = (int)kept;
+    t->idx = malloc((total + 1) * sizeof *t->idx);
+    t->w = malloc((total + 1) * sizeof *t->w);
+    t->extrap = calloc((size_t)out + 1, 1);
+    double *cw = malloc((size_t)count * sizeof *cw);
+    if (!t->idx || !t->w || !t->extrap || !cw) {
+        free(cw);
+        rlx_resize_taps_free(t);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory (resize taps)", rlx_node_desc(n));
+    }
+    int64_t half = count / 2; /* the reference's pad_width (count is even) */
+    for (int64_t o = 0; o < out; o++) {
+        int64_t *ix = t->idx + o * kept;
+        double *w = t->w + o * kept;
+        if (g->identity[d]) {
+            ix[0] = o, w[0] = 1.0;
+            continue;
+        }
+        bool outside;
+        double x = rlx_resize_source_coord(a, g, d, o, &outside);
+        t->extrap[o] = outside;
+        /* far outside the input every tap clamps to the edge anyway; keep x
+         * where the integer conversions below are defined */
+        double lim = (double)(count + 2);
+        if (x != x) x = 0.0;
+        if (x < -lim) x = -lim;
+        if (x > (double)in + lim) x = (double)in + lim;
+        double fl = floor(x);
+        bool integer = x == fl;
+        coeffs(a, integer ? 1.0 : x - fl, integer, g->scale[d], first, count, cw);
+        /* the window as the reference finds it: the `count` indices nearest
+         * x, found on x + half (which rounds where x is within an ulp above
+         * an integer 2^k - 1), the smaller index on a tie */
+        double xp = x + (double)half, p = floor(xp);
+        int64_t start = (int64_t)p - half - (xp == p ? half : half - 1);
+        if (a->exclude_outside) {
+            double sum = 0.0;
+            for (int64_t j = 0; j < count; j++) {
+                if (start + j < 0 || start + j >= in) cw[j] = 0.0;
+                sum += cw[j];
+            }
+            if (sum != 0.0)
+                for (int64_t j = 0; j < count; j++) cw[j] /= sum;
+        }
+        if (kept == 1) { /* nearest: the tap of coefficient 1 */
+            int64_t i = cw[1] != 0.0 ? start + 1 : start;
+            ix[0] = i < 0 ? 0 : i >= in ? in - 1 : i;
+            w[0] = 1.0;
+            continue;
+        }
+        for (int64_t j = 0; j < count; j++) {
+            int64_t i = start + j;
+            ix[j] = i < 0 ? 0 : i >= in ? in - 1 : i;
+            w[j] = cw[j];
+        }
+    }
+    free(cw);
     return RLX_OK;
 }

@@ -73,6 +73,10 @@ typedef struct rlx_resize_geom {
     /* true where the axis maps each output index to the same input index
      * (scale 1, same length, whole roi): the kernel copies along it. */
     bool identity[RLX_MAX_RANK];
+    /* the roi input is f32: set by the caller after resolving (the
+     * reference then does part of tf_crop_and_resize's arithmetic in f32,
+     * see rlx_resize_source_coord) */
+    bool roi_f32;
 } rlx_resize_geom;
 
 /* Resolves the output shape and scales.
@@ -89,5 +93,34 @@ typedef struct rlx_resize_geom {
 rlx_status rlx_resize_geom_resolve(const rlx_node *n, const rlx_resize_attrs *a, const int64_t *x, int rank,
                                    const double *scales, size_t n_scales, const int64_t *sizes, size_t n_sizes,
                                    const double *roi, size_t n_roi, rlx_resize_geom *g);
+
+/* The taps of one axis: output index o (in [0, g->out[d])) reads input
+ * indices idx[o * n + j] (already clamped to [0, in - 1]) with weights
+ * w[o * n + j], j < n; extrap[o] is 1 where tf_crop_and_resize puts the
+ * source outside the input (the output element is then the
+ * extrapolation_value). Nearest and identity axes have one tap of weight 1.
+ * The arithmetic is the ONNX reference implementation's (onnx.reference,
+ * Resize), in double and in the same order, so its exact ties (a source
+ * coordinate of exactly k + 0.5) round the same way. */
+typedef struct rlx_resize_taps {
+    int n;
+    int64_t *idx;
+    double *w;
+    uint8_t *extrap;
+} rlx_resize_taps;
+
+/* Source coordinate (x_original) of output index o along axis d of g;
+ * *outside is set for tf_crop_and_resize when it falls outside
+ * [0, in - 1]. Formulas and their order as in the ONNX reference. */
+double rlx_resize_source_coord(const rlx_resize_attrs *a, const rlx_resize_geom *g, int d, int64_t o, bool *outside);
+
+/* Builds the taps of axis d (free with rlx_resize_taps_free; *t is cleared
+ * on entry and on error).
+ * errors: RLX_ERR_UNSUPPORTED naming node n when an axis needs more than
+ *         2^24 taps per output element (antialias at a tiny scale),
+ *         RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_resize_taps_build(const rlx_node *n, const rlx_resize_attrs *a, const rlx_resize_geom *g, int d,
+                                 rlx_resize_taps *t);
+void rlx_resize_taps_free(rlx_resize_taps *t);
 
 #endif

@@ -17,14 +17,17 @@
 @group(0) @binding(1) var<storage, read_write> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<u32>;
 
-// j mod m in [0, m) for j > -2^24 m (m > 0), in unsigned arithmetic: j is
-// first moved up by a multiple of m. (Forms with a signed remainder,
+// j mod m in [0, m) for any j and m > 0, in unsigned arithmetic only: a
+// negative j counts down from m - 1. (Forms with a signed remainder,
 // ((j % n) + n) % n and the select on the sign of j % n, gave wrong wrap
 // results on the NVIDIA Vulkan driver of an H200 and right ones on
-// lavapipe.)
+// lavapipe. An earlier form lifted j by m * 2^24 first: that product
+// overflows u32 once m > 256, which broke reflect with n > 129 and wrap
+// with n > 256 for every output left of the input.)
 fn mod_pos(j: i32, m: i32) -> i32 {
-    let lift = u32(m) * 16777216u;
-    return i32((u32(j) + lift) % u32(m));
+    let um = u32(m);
+    if (j >= 0) { return i32(u32(j) % um); }
+    return i32(um - 1u - (u32(-(j + 1)) % um));
 }
 
 fn src_coord(c: u32, q: u32, r: u32) -> u32 {
