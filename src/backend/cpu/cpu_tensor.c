@@ -530,7 +530,11 @@ static rlx_status k_slice(rlx_cpu_kctx *k) {
 
 /* Pad-2/11/13/18/19. Negative pads crop first; the other modes then read
  * the cropped input: edge clamps, reflect mirrors without repeating the
- * edge (period 2 * (n - 1)), wrap repeats (period n). */
+ * edge (period 2 * (n - 1)), wrap repeats (period n). Pads of n or more
+ * keep mirroring / repeating, as numpy.pad and the ONNX reference do
+ * (onnxruntime refuses reflect pads >= n); kernels/pad.wgsl computes the
+ * same. An axis with nothing left after cropping fails (edge, reflect,
+ * wrap: nothing to read). */
 static rlx_status k_pad(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];

@@ -54,8 +54,9 @@ static const gpu_note k_gpu_notes[] = {
       "f32 only; C of rank <= 2 that broadcasts to [M, N] (exactly [M, N] before Gemm-7 without broadcast)." },
     { "MatMul", "f32 only; operands of rank >= 1; at most 4 batch dims after merging broadcast dims." },
     { "Resize",
-      "f32 only; rank <= 4; mode nearest or linear (not cubic); antialias 0; coordinate_transformation_mode "
-      "not tf_crop_and_resize; scales or sizes constant (f32 scales)." },
+      "rank <= 4; nearest: f32, i32 or u32; linear and cubic: f32; every coordinate_transformation_mode, "
+      "nearest_mode, antialias (at most 4096 taps per element), exclude_outside; scales (f32 or f64), sizes and "
+      "roi constant. Source pixels and weights are the CPU's (the ONNX reference's f64 arithmetic), blended in f32." },
     /* lower_tensor.c */
     { "Identity Reshape Flatten Squeeze Unsqueeze",
       "the lowering (a copy) serves steps that are not views: data f32, i32, u32, i64 or bool; rank <= 8." },
@@ -65,7 +66,8 @@ static const gpu_note k_gpu_notes[] = {
     { "Split", "data f32, i32, u32, i64 or bool; rank 1 to 8; every output present." },
     { "Pad",
       "f32, i32, u32 or i64 (not bool); rank <= 8; modes constant, edge, reflect, and wrap (Pad-19 and "
-      "later); pads, constant_value and axes constant." },
+      "later); pads, constant_value and axes constant. Reflect and wrap pads may exceed the axis: they repeat "
+      "(periods 2 (n - 1) and n, as numpy.pad and the ONNX reference; onnxruntime refuses them), on both devices." },
     /* lower_reduce.c */
     { "ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceSumSquare",
       "f32 or i32; axes constant; at most 4 runs of kept and of reduced dims after merging." },

@@ -3,7 +3,8 @@
 //   j = c - pb (pb = the positive begin pad), over the n = len elements
 //   that survive negative pads, starting at input coordinate lo:
 //   edge: clamp j to [0, n); wrap: j mod n; reflect: mirror without
-//   repeating the edge (period 2 (n - 1); n = 1 gives 0)
+//   repeating the edge (period 2 (n - 1); n = 1 gives 0); pads of n or
+//   more keep mirroring / repeating (numpy.pad, the ONNX reference)
 //   y[c] = x[sum_d (lo + f(j)) * xstr]
 // Semantics: ONNX Pad-2/11/13/18 (reflect, edge) and Pad-19/21 (wrap).
 // W words per element (1: f32, i32, u32; 2: i64). rank <= 8. One
