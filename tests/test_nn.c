@@ -997,9 +997,12 @@ static double rz_coord(const rz_params *p, double o, double scale, int64_t in, i
     if (!strcmp(c, "align_corners")) return out_f == 1 ? 0 : o * (len - 1) / (out_f - 1);
     if (!strcmp(c, "asymmetric")) return o / scale;
     if (!strcmp(c, "tf_half_pixel_for_nn")) return (o + 0.5) / scale;
-    /* tf_crop_and_resize */
-    double v = out_f == 1 ? (r1 - r0) * (len - 1) / 2 : o * (r1 - r0) * (len - 1) / (out_f - 1);
-    v += r0 * (len - 1);
+    /* tf_crop_and_resize; the roi is f32, and the ONNX reference (NumPy 2
+     * promotion) computes r1 - r0, (r1 - r0) (len - 1) / 2 and r0 (len - 1)
+     * in f32 */
+    float span = (float)r1 - (float)r0, half = span * (float)(len - 1) / 2.0f, start = (float)r0 * (float)(len - 1);
+    double v = out_f == 1 ? (double)half : o * (double)span * (len - 1) / (out_f - 1);
+    v += (double)start;
     *outside = v < 0 || v > len - 1;
     return v;
 }
