@@ -33,6 +33,10 @@ typedef struct rlx_exe_stats {
     const char *gemm_note;   /* which fast GEMM paths are on and why (borrowed, static per backend) */
     bool gpu_timing;         /* timestamp queries are available */
     bool timing_inside_passes; /* per-dispatch timestamps inside one pass */
+    /* Compile decisions for the dispatch report, one line each ending in a
+     * newline ("node 'g' (Gemm): weight 'W' kept in f32 (...)"), or NULL;
+     * borrowed, valid while the executable lives. */
+    const char *notes;
 } rlx_exe_stats;
 
 /* One timed slice of a profiled forward pass: the public

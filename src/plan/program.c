@@ -21,6 +21,7 @@ void rlx_program_destroy(rlx_program *p) {
     }
     free(p->segs);
     free(p->out);
+    free(p->notes);
     free(p);
 }
 

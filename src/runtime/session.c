@@ -280,6 +280,16 @@ static void count_ops(const rlx_graph *g, const char **names, int *counts, size_
     }
 }
 
+/* Appends the lines of `text` to r (at *o, cap bytes in all), each
+ * indented by four spaces. */
+static void indent_lines(char *r, size_t *o, size_t cap, const char *text) {
+    while (*text && *o < cap) {
+        size_t len = strcspn(text, "\n");
+        *o += (size_t)snprintf(r + *o, cap - *o, "    %.*s\n", (int)len, text);
+        text += len + (text[len] == '\n');
+    }
+}
+
 static char *make_report(const rlx_session *s, const plan_entry *e, const char *eager_reason) {
     enum { CAP = 256 };
     const char *names[CAP];
@@ -309,7 +319,13 @@ static char *make_report(const rlx_session *s, const plan_entry *e, const char *
             else native[j]++;
         }
     }
-    size_t cap = 512 + n * 96 + (eager_reason ? strlen(eager_reason) : 0);
+    /* decisions of the plan (steps kept off the device) and of the
+     * device's compile (weights kept in f32 in f16 mode), one line each */
+    const char *plan_notes = e->p && e->p->notes ? e->p->notes : "";
+    rlx_exe_stats es;
+    const char *exe_notes = e->x && rlx_exec_stats(e->x, &es) && es.notes ? es.notes : "";
+    size_t cap = 512 + n * 96 + (eager_reason ? strlen(eager_reason) : 0) + 2 * strlen(plan_notes) +
+                 2 * strlen(exe_notes);
     char *r = malloc(cap);
     if (!r) return NULL;
     size_t o = 0;
@@ -328,6 +344,9 @@ static char *make_report(const rlx_session *s, const plan_entry *e, const char *
         o += (size_t)snprintf(r + o, cap - o, "  %-24s %7d %7d %9d %7d %7d\n", names[j], total[j], nat, fb, folded,
                               view[j]);
     }
+    if ((*plan_notes || *exe_notes) && o < cap) o += (size_t)snprintf(r + o, cap - o, "  notes:\n");
+    indent_lines(r, &o, cap, plan_notes);
+    indent_lines(r, &o, cap, exe_notes);
     return r;
 }
 

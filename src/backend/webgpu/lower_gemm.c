@@ -120,8 +120,16 @@ static rlx_status emit_ref(wg_lower *L, const wg_gemm *m) {
     return wg_grid_groups(L, d, groups);
 }
 
-static bool konst_f32(const wg_lower *L, int v) {
-    return v >= 0 && L->g->values[v].konst && L->g->values[v].dtype == RLX_DTYPE_F32;
+/* Operand A or B of m may be bound as binary16 (f16 mode): a constant f32
+ * whose window survives the rounding (else it stays f32, reported). */
+static bool f16_a(wg_lower *L, const wg_gemm *m) { return wg_f16_fits(L, m->a, m->a_off, m->a_n); }
+static bool f16_b(wg_lower *L, const wg_gemm *m) { return !m->conv && wg_f16_fits(L, m->b, m->b_off, m->b_n); }
+/* The cooperative kernel rounds every operand to binary16: only when each
+ * constant one survives that (else the tiled kernel, with it in f32). */
+static bool coop_weights_fit(wg_lower *L, const wg_gemm *m) {
+    bool ka = L->g->values[m->a].konst, kb = L->g->values[m->b].konst;
+    bool fa = !ka || wg_f16_fits(L, m->a, m->a_off, m->a_n), fb = !kb || wg_f16_fits(L, m->b, m->b_off, m->b_n);
+    return fa && fb;
 }
 
 /* The Params of the gemm_common kernels after the
@@ -188,7 +196,7 @@ static rlx_status emit_coop(wg_lower *L, const wg_gemm *m) {
     uint64_t tiles_m = cdiv(m->M, 64), tiles_n = cdiv(m->N, 64);
     uint64_t groups = tiles_m * tiles_n * nbatch;
     if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "GEMM grid too large for 32-bit indexing");
-    bool a16 = konst_f32(L, m->a), b16 = !m->conv && konst_f32(L, m->b);
+    bool a16 = f16_a(L, m), b16 = f16_b(L, m);
     int amode = m->a_sm == 1 && m->a_sk != 1 ? 3 : 0, bmode = m->conv ? 4 : (m->b_sk == 1 && m->b_sn != 1 ? 3 : 0);
     uint64_t bd[4], abs_[4], bbs[4], ybs[4], cbs[4];
     batch_slots(m, bd, abs_, bbs, ybs, cbs);
@@ -230,7 +238,7 @@ static rlx_status emit_coop(wg_lower *L, const wg_gemm *m) {
 static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, uint64_t nsplit, uint64_t klen) {
     const wg_caps *c = L->caps;
     bool vec = L->caps->cfg->gemm_vec4;
-    bool a16 = c->f16 && konst_f32(L, m->a), b16 = c->f16 && !m->conv && konst_f32(L, m->b);
+    bool a16 = c->f16 && f16_a(L, m), b16 = c->f16 && f16_b(L, m);
     uint64_t nbatch = 1;
     for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
     uint64_t bm = (uint64_t)t->wgy * t->tm, bn = (uint64_t)t->wgx * t->tn;
@@ -374,7 +382,7 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
      * 64 x 64 tiles reasonably */
     bool force_coop = kern && strcmp(kern, "coop") == 0;
     if (!tiled_only && L->caps->coop && !(kern && (strcmp(kern, "tiled") == 0 || strcmp(kern, "loop") == 0)) &&
-        (force_coop || (m->M >= 32 && m->N >= 32 && m->K >= 32)))
+        (force_coop || (m->M >= 32 && m->N >= 32 && m->K >= 32)) && coop_weights_fit(L, m))
         return emit_coop(L, m);
     uint64_t nbatch = 1;
     for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];

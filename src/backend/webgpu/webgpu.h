@@ -134,6 +134,11 @@ typedef struct wg_lower {
     size_t n_sources, cap_sources;
     uint32_t *table;        /* words of wg_table, owned; uploaded once at compile */
     size_t n_table, cap_table;
+    /* What the lowering chose that a user should know although the node
+     * runs on the GPU (an f16-mode weight kept in f32: wg_f16_fits); one
+     * or more phrases separated by "; ", empty when none. compile puts it
+     * in the dispatch report, prefixed with the node. */
+    char note[256];
 } wg_lower;
 
 typedef rlx_status (*wg_lower_fn)(wg_lower *L);
@@ -197,6 +202,15 @@ void wg_bind_value4(wg_lower *L, wg_dispatch *d, int value);
  * the packed copy, bound as the 4-byte words that hold them; *sub receives
  * h0 mod 2 (the kernel's first half is 2 * offset + sub). */
 void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n, uint32_t *sub);
+/* Whether elements [e0, e0 + n) of value `value` may be stored as binary16
+ * in f16 mode: it is a constant f32 and every one of them rounds to a
+ * finite half (|x| < 65520; 65504 is the largest half, and ties round to
+ * even, so 65520 becomes infinity). NaN and infinities count as not
+ * fitting, so such a weight keeps its exact f32 bits. When a constant f32
+ * does not fit, the reason (the value's name and the first offending
+ * element) is added to L->note once per value: the caller binds it as f32
+ * instead (wg_bind), and the dispatch report says so. */
+bool wg_f16_fits(wg_lower *L, int value, uint64_t e0, uint64_t n);
 
 /* Binds the run's status words (WG_STATUS_WORDS u32, WG_STATUS) as the next
  * storage binding (its offset word comes first in Params like any binding)

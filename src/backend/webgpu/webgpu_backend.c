@@ -33,6 +33,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
 #include "backend/webgpu/webgpu_device.h"
+#include "backend/webgpu/wgsl_gen.h"
 #include "base/half.h"
 #include "base/mem.h"
 #include "base/options.h"
@@ -116,6 +117,7 @@ struct rlx_backend_exe {
     uint32_t q_cap;
     WGPUBuffer q_resolve, q_read;
     bool prerecord; /* record the next run's commands during this one (RLX_GPU_PRERECORD, default on) */
+    wg_src notes;   /* the lowerings' notes, one line per step ("node 'g' (Gemm): ..."), for stats.notes */
 };
 
 static const char *step_desc(const rlx_program *p, int s) {
@@ -487,6 +489,7 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
         if (st) goto done;
         e->n_disp += low[s].n_d;
         d1[s] = e->n_disp;
+        if (low[s].note[0]) wg_src_printf(&e->notes, "%s: %s\n", rlx_node_desc(n), low[s].note);
         if (b->caps.cfg->gpu_trace) {
             fprintf(stderr, "webgpu: step %zu %s:", s, rlx_node_desc(n));
             for (size_t k = 0; k < low[s].n_d; k++)
@@ -621,6 +624,8 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     e->stats.f16_mode = b->caps.f16;
     e->stats.gemm_note = b->coop_note;
     e->stats.timing_inside_passes = b->has_ts_inside;
+    if (e->notes.oom) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    e->stats.notes = e->notes.s;
     e->validated = false;
 
 done:
@@ -1014,6 +1019,7 @@ static void wg_destroy_exe(rlx_backend_exe *e) {
     if (e->qset) wgpuQuerySetRelease(e->qset);
     release_buffer(&e->q_resolve);
     release_buffer(&e->q_read);
+    wg_src_free(&e->notes);
     free(e);
     wg_device_unlock(b);
 }

@@ -1,4 +1,5 @@
 /* Helpers shared by the lowerings, and the lookup of a node's lowering. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,6 +267,25 @@ void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n
     wg_bind(L, d, value, w0, w1 - w0);
     if (!L->broken) d->bind[d->n_bind - 1].fmt = WG_FMT_F16;
     *sub = (uint32_t)(h0 % 2);
+}
+
+bool wg_f16_fits(wg_lower *L, int value, uint64_t e0, uint64_t n) {
+    const rlx_value *v = value >= 0 ? &L->g->values[value] : NULL;
+    if (!v || !v->konst || v->dtype != RLX_DTYPE_F32 || v->konst->dtype != RLX_DTYPE_F32) return false;
+    const float *f = v->konst->data;
+    uint64_t total = v->konst->nbytes / 4, end = e0 + n < total ? e0 + n : total;
+    uint64_t i = e0;
+    while (i < end && fabsf(f[i]) < 65520.0f) i++; /* false for NaN too */
+    if (i == end) return true;
+    char what[160];
+    snprintf(what, sizeof what, "weight '%s' kept in f32 (its element %llu, %g, is not finite in binary16)", v->name,
+             (unsigned long long)i, (double)f[i]);
+    size_t len = strlen(L->note);
+    char key[96];
+    snprintf(key, sizeof key, "weight '%s' ", v->name);
+    if (!strstr(L->note, key) && len + strlen(what) + 3 < sizeof L->note)
+        snprintf(L->note + len, sizeof L->note - len, "%s%s", len ? "; " : "", what);
+    return false;
 }
 
 void wg_bind_value(wg_lower *L, wg_dispatch *d, int value) {
