@@ -208,7 +208,16 @@ static int check_plan(const rlx_program *p, const life *L, bool no_reuse, uint64
         uint64_t b = L->bytes[i] ? L->bytes[i] : 1;
         noreuse += align_up(b);
         if (m->offset[i] + b > top) top = m->offset[i] + b;
-        if (limit) {
+        /* tensors larger than the limit are host-only, after the device's
+         * part; the others inside it, never crossing a multiple of it */
+        bool big = limit && align_up(b) > limit;
+        CHECK_MSG(big == rlx_mem_host_only(m, (int)i), "'%s' (%llu bytes, limit %llu): host-only %d", v->name,
+                  (unsigned long long)b, (unsigned long long)limit, (int)rlx_mem_host_only(m, (int)i));
+        if (big) CHECK_MSG(m->offset[i] >= m->device_bytes, "host-only '%s' at %llu, inside the device's %llu bytes",
+                           v->name, (unsigned long long)m->offset[i], (unsigned long long)m->device_bytes);
+        else CHECK_MSG(m->offset[i] + b <= m->device_bytes, "'%s' at %llu+%llu, past the device's %llu bytes", v->name,
+                       (unsigned long long)m->offset[i], (unsigned long long)b, (unsigned long long)m->device_bytes);
+        if (limit && !big) {
             CHECK_MSG(m->offset[i] / limit == (m->offset[i] + b - 1) / limit, "'%s' at %llu+%llu crosses a multiple of %llu",
                       v->name, (unsigned long long)m->offset[i], (unsigned long long)b, (unsigned long long)limit);
         }
@@ -307,11 +316,33 @@ static void test_random_dags(void) {
         f = check_plan(p, &L, false, limit);
         bad += f > 0;
         if (f) fprintf(stderr, "  (random program %d failed, limit %llu)\n", iter, (unsigned long long)limit);
-        /* below the largest tensor: refused, naming a value */
+        /* below the largest tensor: the larger ones are host-only while
+         * only CPU steps touch them; a device step touching one is
+         * refused, naming a value (rlx_plan_create never plans that) */
         if (max_t > RLX_ARENA_ALIGN) {
             clear_plan(p);
-            p->mem.buffer_limit = max_t - RLX_ARENA_ALIGN;
-            CHECK_FAILS(rlx_plan_memory(p), RLX_ERR_UNSUPPORTED, "more than one device buffer");
+            limit = max_t - RLX_ARENA_ALIGN;
+            p->mem.buffer_limit = limit;
+            CHECK_OK(rlx_plan_memory(p));
+            f = check_plan(p, &L, false, limit);
+            bad += f > 0;
+            if (f) fprintf(stderr, "  (random program %d failed, host-only tensors above %llu)\n", iter,
+                           (unsigned long long)limit);
+            clear_plan(p);
+            bool touched = false;
+            for (size_t s = 0; s < p->n_steps; s++) {
+                if (p->step_on[s] == RLX_STEP_VIEW) continue;
+                const rlx_node *n = &p->g->nodes[p->steps[s]];
+                bool big = false;
+                for (int k = 0; k < n->n_in + n->n_out; k++) {
+                    int v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
+                    big |= !p->g->values[v].konst && align_up(L.bytes[v] ? L.bytes[v] : 1) > limit;
+                }
+                if (big) p->step_on[s] = RLX_STEP_GPU;
+                touched |= big;
+            }
+            p->mem.buffer_limit = limit;
+            if (touched) CHECK_FAILS(rlx_plan_memory(p), RLX_ERR_UNSUPPORTED, "more than one device buffer");
         }
         /* plan.no_reuse (RLX_NO_REUSE) */
         clear_plan(p);

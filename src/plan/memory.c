@@ -6,7 +6,10 @@
  * 2. Placement: the intervals are placed one at a time in one of several
  *    orders; each takes the best-fitting gap among placed intervals that
  *    overlap it in time, or the end of them. Every order gives a valid plan;
- *    the smallest arena wins.
+ *    the smallest arena wins. Tensors larger than one device buffer
+ *    (host-only: no device step touches them) are placed once, by size,
+ *    after the device's part of the arena (mem.device_bytes), so that a
+ *    device's copy of the arena never holds them.
  * 3. The lower bound: the most bytes live at one step. */
 #include <stdlib.h>
 #include <string.h>
@@ -172,8 +175,10 @@ rlx_status rlx_plan_memory(rlx_program *p) {
     interval **placed = malloc((nv + 1) * sizeof *placed);
     uint64_t *best_off = malloc((nv + 1) * sizeof *best_off);
     uint64_t *diff = NULL;
+    uint8_t *on_dev = calloc(nv + 1, 1); /* per storage root: a device step touches it */
     rlx_status st = RLX_OK;
-    if (!m->offset || !m->bytes || !m->alias || !first || !last || !iv || !order || !by_size || !placed || !best_off) {
+    if (!m->offset || !m->bytes || !m->alias || !first || !last || !iv || !order || !by_size || !placed || !best_off ||
+        !on_dev) {
         st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (memory plan)");
         goto done;
     }
@@ -200,6 +205,7 @@ rlx_status rlx_plan_memory(rlx_program *p) {
             int r = m->alias[v];
             if (first[r] == -2) first[r] = s;
             if (last[r] < s) last[r] = s;
+            on_dev[r] |= p->step_on[s] == RLX_STEP_GPU;
         }
         for (int k = 0; k < n->n_in; k++) {
             int v = n->in[k];
@@ -207,27 +213,35 @@ rlx_status rlx_plan_memory(rlx_program *p) {
             int r = m->alias[v];
             if (first[r] == -2) continue; /* outer/undefined: not ours */
             if (last[r] < s) last[r] = s;
+            on_dev[r] |= p->step_on[s] == RLX_STEP_GPU;
         }
     }
     for (size_t i = 0; i < g->n_outputs; i++) {
         int r = m->alias[g->outputs[i]];
         if (first[r] != -2) last[r] = n_steps;
     }
-    size_t n_iv = 0;
+    /* the device's intervals first, then the host-only ones (oversized,
+     * iv[n_dev..n_iv)) */
+    size_t n_iv = 0, n_dev = 0;
     uint64_t noreuse = 0;
-    for (size_t i = 0; i < nv; i++) {
-        if (m->alias[i] != (int)i || first[i] == -2) continue;
-        uint64_t b = align_up(m->bytes[i] ? m->bytes[i] : 1);
-        if (limit && b > limit) {
-            st = rlx_fail(RLX_ERR_UNSUPPORTED,
-                          "value '%s' needs %llu bytes, more than one device buffer may hold (%llu bytes)",
-                          g->values[i].name, (unsigned long long)m->bytes[i], (unsigned long long)limit);
-            goto done;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) n_dev = n_iv;
+        for (size_t i = 0; i < nv; i++) {
+            if (m->alias[i] != (int)i || first[i] == -2) continue;
+            bool big = rlx_mem_oversized(m->bytes[i], limit);
+            if (big != (pass == 1)) continue;
+            if (big && on_dev[i]) { /* rlx_plan_create keeps such steps off the device */
+                st = rlx_fail(RLX_ERR_UNSUPPORTED,
+                              "value '%s' needs %llu bytes, more than one device buffer may hold (%llu bytes)",
+                              g->values[i].name, (unsigned long long)m->bytes[i], (unsigned long long)limit);
+                goto done;
+            }
+            uint64_t b = align_up(m->bytes[i] ? m->bytes[i] : 1);
+            iv[n_iv] = (interval){ (int)i, first[i], last[i], b, 0 };
+            by_size[n_iv] = &iv[n_iv];
+            n_iv++;
+            noreuse += b;
         }
-        iv[n_iv] = (interval){ (int)i, first[i], last[i], b, 0 };
-        by_size[n_iv] = &iv[n_iv];
-        n_iv++;
-        noreuse += b;
     }
     /* 3. the lower bound: live bytes per step, by a difference array over
      * steps -1 .. n_steps */
@@ -245,41 +259,55 @@ rlx_status rlx_plan_memory(rlx_program *p) {
         live += diff[s];
         if (live > peak) peak = live;
     }
-    /* 2. placement */
-    qsort(by_size, n_iv, sizeof *by_size, cmp_size);
+    /* 2. placement: the host-only intervals once, by size, without the
+     * limit (they go after the device's part); then the device's in each
+     * order */
+    size_t n_host = n_iv - n_dev;
+    qsort(by_size + n_dev, n_host, sizeof *by_size, cmp_size);
+    uint64_t host = 0;
+    if (m->no_reuse) {
+        for (size_t j = n_dev; j < n_iv; j++) {
+            iv[j].off = host;
+            host += iv[j].bytes;
+        }
+    } else {
+        host = place(by_size + n_dev, n_host, placed, 0);
+    }
+    qsort(by_size, n_dev, sizeof *by_size, cmp_size);
     uint64_t best = UINT64_MAX;
     m->strategy = RLX_MEM_NO_REUSE;
     if (m->no_reuse) {
         uint64_t at = 0;
-        for (size_t j = 0; j < n_iv; j++) {
+        for (size_t j = 0; j < n_dev; j++) {
             iv[j].off = fit_limit(at, iv[j].bytes, limit);
             at = iv[j].off + iv[j].bytes;
             best_off[j] = iv[j].off;
         }
         best = at;
-        m->strategy_bytes[RLX_MEM_NO_REUSE] = at;
+        m->strategy_bytes[RLX_MEM_NO_REUSE] = at + host;
     } else {
         for (int k = RLX_MEM_BY_SIZE; k < RLX_MEM_N_STRATEGIES; k++) {
-            if (k != RLX_MEM_BY_SIZE && n_iv > MANY_INTERVALS) break;
-            if (k == RLX_MEM_BY_BREADTH && (uint64_t)n_iv * (uint64_t)(n_steps + 2) > BREADTH_WORK) continue;
+            if (k != RLX_MEM_BY_SIZE && n_dev > MANY_INTERVALS) break;
+            if (k == RLX_MEM_BY_BREADTH && (uint64_t)n_dev * (uint64_t)(n_steps + 2) > BREADTH_WORK) continue;
             if (k == RLX_MEM_BY_SIZE) {
-                memcpy(order, by_size, n_iv * sizeof *order);
+                memcpy(order, by_size, n_dev * sizeof *order);
             } else if (k == RLX_MEM_BY_BREADTH) {
-                RLX_TRY_GOTO(st, order_breadth(by_size, n_iv, n_steps, order), done);
+                RLX_TRY_GOTO(st, order_breadth(by_size, n_dev, n_steps, order), done);
             } else {
-                memcpy(order, by_size, n_iv * sizeof *order);
-                qsort(order, n_iv, sizeof *order, cmp_time);
+                memcpy(order, by_size, n_dev * sizeof *order);
+                qsort(order, n_dev, sizeof *order, cmp_time);
             }
-            uint64_t a = place(order, n_iv, placed, limit);
-            m->strategy_bytes[k] = a ? a : 1;
+            uint64_t a = place(order, n_dev, placed, limit);
+            m->strategy_bytes[k] = a + host ? a + host : 1;
             if (a < best) {
                 best = a;
                 m->strategy = (rlx_mem_strategy)k;
-                for (size_t j = 0; j < n_iv; j++) best_off[j] = iv[j].off;
+                for (size_t j = 0; j < n_dev; j++) best_off[j] = iv[j].off;
             }
         }
     }
-    if (!n_iv) best = 0;
+    if (!n_dev) best = 0;
+    for (size_t j = n_dev; j < n_iv; j++) best_off[j] = best + iv[j].off;
     for (size_t j = 0; j < n_iv; j++) m->offset[iv[j].value] = best_off[j];
     for (size_t i = 0; i < nv; i++)
         if (m->alias[i] != (int)i) {
@@ -287,6 +315,8 @@ rlx_status rlx_plan_memory(rlx_program *p) {
             first[i] = first[m->alias[i]];
             last[i] = last[m->alias[i]];
         }
+    m->device_bytes = best;
+    best += host;
     m->arena_bytes = best;
     m->noreuse_bytes = noreuse;
     m->peak_bytes = peak;
@@ -297,5 +327,6 @@ done:
     free(placed);
     free(best_off);
     free(diff);
+    free(on_dev);
     return st;
 }

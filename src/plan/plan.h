@@ -37,8 +37,12 @@ const char *rlx_plan_needs_eager(const rlx_graph *g, char *buf, size_t cap);
  * output has its input's dtype and element count, else the device when
  * `dev` is not `host` and dev->supports() the node, else the host (CPU)
  * when host->supports() it. mem.buffer_limit is set to
- * dev->max_buffer_bytes. errors: RLX_ERR_UNSUPPORTED naming a node no
- * backend runs; RLX_ERR_OUT_OF_MEMORY. */
+ * dev->max_buffer_bytes; a node that reads or writes a value larger than
+ * that (rlx_mem_oversized) runs on the host, and a line of p->notes says
+ * so (such a value never needs the device: graph inputs, activations and
+ * outputs of any size run, on the CPU where they must).
+ * errors: RLX_ERR_UNSUPPORTED naming a node no backend runs;
+ * RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_plan_create(rlx_graph *g, rlx_backend *dev, rlx_backend *host, rlx_program **out);
 
 /* Plans arena offsets by liveness: values whose lifetimes do not overlap
@@ -55,9 +59,11 @@ rlx_status rlx_plan_create(rlx_graph *g, rlx_backend *dev, rlx_backend *host, rl
  * fit), else the end; the smallest arena wins. peak_bytes, the most bytes
  * live at one step, bounds every plan from below.
  * mem.no_reuse (option plan.no_reuse) gives every value its own bytes
- * (debugging).
- * errors: RLX_ERR_OUT_OF_MEMORY; RLX_ERR_UNSUPPORTED when a tensor is
- * larger than mem.buffer_limit (the message names it). */
+ * (debugging). Tensors larger than mem.buffer_limit are host-only: placed
+ * after mem.device_bytes, the part of the arena a device holds.
+ * errors: RLX_ERR_OUT_OF_MEMORY; RLX_ERR_UNSUPPORTED when a device step
+ * touches a tensor larger than mem.buffer_limit (the message names it;
+ * rlx_plan_create never plans one). */
 rlx_status rlx_plan_memory(rlx_program *p);
 
 /* Splits the steps of a memory-planned program into segments (p->segs) of
@@ -67,8 +73,9 @@ rlx_status rlx_plan_memory(rlx_program *p);
  * device; the GPU segment before a CPU segment reads back the values the
  * CPU reads that the device produced; graph outputs come from their
  * constant, the caller's input, the host arena, or a read-back of the last
- * GPU segment (p->out). Graph inputs are on the device, and on the host
- * when a step runs there (p->has_cpu). A program whose steps all run on
+ * GPU segment (p->out). Graph inputs are on the device (unless
+ * host-only: rlx_mem_host_only), and on the host when a step runs there
+ * (p->has_cpu). A program whose steps all run on
  * the device is one segment. errors: RLX_ERR_OUT_OF_MEMORY;
  * RLX_ERR_INTERNAL when a value is read before anything wrote it. */
 rlx_status rlx_plan_segments(rlx_program *p);

@@ -1,6 +1,8 @@
 /* plan/program.c — a program's steps and their devices, and its end. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ir/op.h"
 #include "plan/plan.h"
@@ -25,6 +27,24 @@ void rlx_program_destroy(rlx_program *p) {
     free(p);
 }
 
+/* Appends one line to p->notes. */
+static rlx_status note(rlx_program *p, const char *fmt, ...) RLX_PRINTF(2, 3);
+static rlx_status note(rlx_program *p, const char *fmt, ...) {
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    size_t have = p->notes ? strlen(p->notes) : 0, add = strlen(line);
+    char *n = realloc(p->notes, have + add + 2);
+    if (!n) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    memcpy(n + have, line, add);
+    n[have + add] = '\n';
+    n[have + add + 1] = 0;
+    p->notes = n;
+    return RLX_OK;
+}
+
 const char *rlx_plan_needs_eager(const rlx_graph *g, char *buf, size_t cap) {
     for (size_t i = 0; i < g->n_nodes; i++) {
         const rlx_node *n = &g->nodes[i];
@@ -43,19 +63,48 @@ const char *rlx_plan_needs_eager(const rlx_graph *g, char *buf, size_t cap) {
     return NULL;
 }
 
-/* The device of node n (see rlx_plan_create). */
-static rlx_status assign(const rlx_graph *g, const rlx_node *n, rlx_backend *dev, rlx_backend *host, uint8_t *on) {
+/* The first value that node n reads or writes and that is larger than one
+ * device buffer (rlx_mem_oversized), or -1; *is_in: it is an input. */
+static int oversized_value(const rlx_program *p, const rlx_node *n, bool *is_in) {
+    const rlx_graph *g = p->g;
+    for (int k = 0; k < n->n_in + n->n_out; k++) {
+        int v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
+        if (v < 0 || g->values[v].konst || !rlx_value_is_static(&g->values[v])) continue;
+        uint64_t bytes = rlx_value_numel(&g->values[v]) * rlx_dtype_size(g->values[v].dtype);
+        if (rlx_mem_oversized(bytes, p->mem.buffer_limit)) {
+            *is_in = k < n->n_in;
+            return v;
+        }
+    }
+    return -1;
+}
+
+/* The device of node n (see rlx_plan_create). A node that reads or writes
+ * a value larger than one device buffer runs on the host, whatever the
+ * device supports: the value then lives on the host only (rlx_plan_memory
+ * puts it after the device's part of the arena), and a note says so. */
+static rlx_status assign(rlx_program *p, const rlx_node *n, rlx_backend *dev, rlx_backend *host, uint8_t *on) {
+    const rlx_graph *g = p->g;
     const rlx_value *x = rlx_node_input(g, n, 0);
     const rlx_value *y = rlx_node_output(g, n, 0);
+    bool is_in = false;
+    int big = dev != host ? oversized_value(p, n, &is_in) : -1;
     if ((n->def->flags & RLX_OP_VIEW) && x && y && !x->konst && x->dtype == y->dtype &&
         rlx_value_numel(x) == rlx_value_numel(y))
         *on = RLX_STEP_VIEW;
-    else if (dev != host && dev->supports(dev, g, n))
+    else if (big < 0 && dev != host && dev->supports(dev, g, n))
         *on = RLX_STEP_GPU;
     else if (host->supports(host, g, n))
         *on = RLX_STEP_CPU;
     else
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: no kernel for op %s on any backend", rlx_node_desc(n), n->op_type);
+    if (big >= 0 && *on == RLX_STEP_CPU) {
+        const rlx_value *v = &g->values[big];
+        return note(p, "%s runs on the CPU: %s '%s' (%llu bytes) is larger than one device buffer (%llu bytes)",
+                    rlx_node_desc(n), is_in ? "input" : "output", v->name,
+                    (unsigned long long)(rlx_value_numel(v) * rlx_dtype_size(v->dtype)),
+                    (unsigned long long)p->mem.buffer_limit);
+    }
     return RLX_OK;
 }
 
@@ -70,16 +119,16 @@ rlx_status rlx_plan_create(rlx_graph *g, rlx_backend *dev, rlx_backend *host, rl
     p->steps = malloc((g->n_nodes + 1) * sizeof(int));
     p->step_on = malloc(g->n_nodes + 1);
     rlx_status st = p->steps && p->step_on ? RLX_OK : rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    p->mem.buffer_limit = dev->max_buffer_bytes;
     for (size_t i = 0; i < g->n_nodes && !st; i++) {
         p->steps[p->n_steps] = (int)i;
-        st = assign(g, &g->nodes[i], dev, host, &p->step_on[p->n_steps]);
+        st = assign(p, &g->nodes[i], dev, host, &p->step_on[p->n_steps]);
         p->n_steps++;
     }
     if (st) {
         rlx_program_destroy(p);
         return st;
     }
-    p->mem.buffer_limit = dev->max_buffer_bytes;
     *out = p;
     return RLX_OK;
 }

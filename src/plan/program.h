@@ -33,7 +33,13 @@ typedef struct rlx_mem_plan {
     int *first, *last; /* steps during which its storage is live, inclusive:
                           -1 = from before the first step (graph inputs),
                           n_steps = to the end (graph outputs); -2 when not in the arena */
-    uint64_t arena_bytes;   /* planned arena size */
+    uint64_t arena_bytes;   /* planned arena size (the host's copy of the arena) */
+    /* Bytes [0, device_bytes) of the arena hold every value a device step
+     * may touch: a device's copy of the arena is that long. Values larger
+     * than buffer_limit (rlx_mem_oversized) are host-only: only CPU steps
+     * touch them (rlx_plan_create sees to it) and they lie at or after
+     * device_bytes. Equals arena_bytes when there are none. */
+    uint64_t device_bytes;
     uint64_t noreuse_bytes; /* sum of all arena tensors, no reuse */
     uint64_t peak_bytes;    /* most bytes live at one step (lower bound) */
     /* In, set before planning: when > 0, no tensor crosses a multiple of
@@ -45,6 +51,20 @@ typedef struct rlx_mem_plan {
     rlx_mem_strategy strategy;                        /* the order that won */
     uint64_t strategy_bytes[RLX_MEM_N_STRATEGIES];    /* arena of each order tried (0: not tried) */
 } rlx_mem_plan;
+
+/* Whether a tensor of `bytes` bytes (its arena size rounded up to
+ * RLX_ARENA_ALIGN) is larger than one device buffer of buffer_limit bytes
+ * (0: no limit), so that no device step may touch it. */
+static inline bool rlx_mem_oversized(uint64_t bytes, uint64_t buffer_limit) {
+    uint64_t limit = buffer_limit / RLX_ARENA_ALIGN * RLX_ARENA_ALIGN;
+    uint64_t b = ((bytes ? bytes : 1) + RLX_ARENA_ALIGN - 1) / RLX_ARENA_ALIGN * RLX_ARENA_ALIGN;
+    return limit && b > limit;
+}
+
+/* Whether value v's storage is host-only (see rlx_mem_plan.device_bytes). */
+static inline bool rlx_mem_host_only(const rlx_mem_plan *m, int v) {
+    return m->offset[v] != RLX_NO_OFFSET && m->offset[v] >= m->device_bytes && m->device_bytes < m->arena_bytes;
+}
 
 /* Where a step runs: CPU = the host (CPU backend), GPU = the session's
  * device backend, VIEW = an alias of its input, no work. */

@@ -82,7 +82,7 @@ rlx_status rlx_plan_segments(rlx_program *p) {
     rlx_status st = on_gpu && on_host && p->segs && p->out ? RLX_OK : rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     for (size_t i = 0; i < g->n_inputs && !st; i++) {
         int r = p->mem.alias[g->inputs[i]];
-        on_gpu[r] = 1;
+        on_gpu[r] = !rlx_mem_host_only(&p->mem, r);
         on_host[r] = p->has_cpu;
     }
     if (!st) split(p);
@@ -98,7 +98,10 @@ rlx_status rlx_plan_segments(rlx_program *p) {
                 if (v < 0 || g->values[v].konst || p->mem.offset[v] == RLX_NO_OFFSET) continue;
                 int r = p->mem.alias[v];
                 rlx_xfer x = { r, p->mem.offset[r], p->mem.bytes[r] };
-                if (gpu && !on_gpu[r]) {
+                if (gpu && rlx_mem_host_only(&p->mem, r)) {
+                    st = rlx_fail(RLX_ERR_INTERNAL, "%s: input '%s' is larger than one device buffer",
+                                  rlx_node_desc(n), g->values[v].name);
+                } else if (gpu && !on_gpu[r]) {
                     st = add_xfer(&sg->up, &sg->n_up, x);
                     on_gpu[r] = 1;
                 } else if (!gpu && !on_host[r]) {

@@ -100,7 +100,8 @@ static rlx_status prepare_outputs(const rlx_program *p, rlx_tensor **outputs, bo
     return RLX_OK;
 }
 
-/* The inputs to the device's arena, and to the host arena when CPU steps exist. */
+/* The inputs to the device's arena (unless host-only), and to the host
+ * arena when CPU steps exist. */
 static rlx_status write_inputs(rlx_exec *x, const rlx_tensor *const *inputs) {
     const rlx_program *p = x->p;
     const rlx_graph *g = p->g;
@@ -110,7 +111,7 @@ static rlx_status write_inputs(rlx_exec *x, const rlx_tensor *const *inputs) {
         if (off == RLX_NO_OFFSET || !nb) continue;
         if (inputs[i]->nbytes < nb)
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s' holds fewer bytes than its shape", g->values[v].name);
-        RLX_TRY(x->dev->upload(x->dx, off, inputs[i]->data, nb));
+        if (!rlx_mem_host_only(&p->mem, p->mem.alias[v])) RLX_TRY(x->dev->upload(x->dx, off, inputs[i]->data, nb));
         if (x->hx && x->hx != x->dx) memcpy(x->hbase + off, inputs[i]->data, (size_t)nb);
     }
     return RLX_OK;

@@ -509,8 +509,9 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     e->stats.lower_s = rlx_now_seconds() - t_phase;
     t_phase = rlx_now_seconds();
     wg_scope_push(b);
-    /* 2. buffers: arena (split where the plan says), scratch, weights */
-    e->arena_size = up_to(p->mem.arena_bytes ? p->mem.arena_bytes : 256, 256);
+    /* 2. buffers: arena (split where the plan says; host-only values, past
+     * mem.device_bytes, have no device copy), scratch, weights */
+    e->arena_size = up_to(p->mem.device_bytes ? p->mem.device_bytes : 256, 256);
     e->arena_chunk = p->mem.buffer_limit ? p->mem.buffer_limit : e->arena_size;
     if (e->arena_chunk > e->arena_size) e->arena_chunk = e->arena_size;
     e->n_arena = (size_t)((e->arena_size + e->arena_chunk - 1) / e->arena_chunk);
