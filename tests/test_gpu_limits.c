@@ -129,6 +129,23 @@ static rlx_model *gemm_model(float big, rlx_tensor **x_out) {
     return m;
 }
 
+/* Runs one-node model m (input x; both destroyed here) with opts on the
+ * GPU against the CPU (rtol 1e-5, atol), expects its one step on the GPU
+ * and `note` in the dispatch report. */
+static void kept_f32(const char *label, rlx_model *m, rlx_tensor *x, const kv *opts, int n_opts, double atol,
+                     const char *note) {
+    CHECK_MSG(m != NULL, "%s: no model", label);
+    int on_gpu = 0;
+    char *r = m ? gpu_vs_cpu(label, m, opts, n_opts, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, 1e-5,
+                             atol, &on_gpu)
+                : NULL;
+    CHECK_MSG(on_gpu == 1, "%s: %d steps on the GPU, expected 1", label, on_gpu);
+    CHECK_MSG(r && strstr(r, note), "%s: report: %s", label, r ? r : "(none)");
+    free(r);
+    rlx_model_destroy(m);
+    rlx_tensor_destroy(x);
+}
+
 /* Weights that do not survive binary16 stay f32: the outputs are those of
  * f32 mode (rtol 1e-5, atol 1e-3: sums of 16 products of ~7e4 in f32;
  * the bug gave inf), finite, and the report names node and weight. */
@@ -136,16 +153,7 @@ static void test_f16_big_weights(void) {
     /* Gemm transB with one weight of 65520 (rounds to inf) */
     rlx_tensor *x = NULL;
     rlx_model *m = gemm_model(65520.0f, &x);
-    CHECK(m != NULL);
-    int on_gpu = 0;
-    char *r = m ? gpu_vs_cpu("f16 Gemm transB, a weight of 65520", m, k_f16, 1, 1, (const char *[]){ "x" },
-                             (const rlx_tensor *[]){ x }, 1e-5, 1e-3, &on_gpu)
-                : NULL;
-    CHECK_MSG(on_gpu == 1, "Gemm: %d steps on the GPU, expected 1", on_gpu);
-    CHECK_MSG(r && strstr(r, "node 'g' (Gemm): weight 'W' kept in f32"), "report: %s", r ? r : "(none)");
-    free(r);
-    rlx_model_destroy(m);
-    rlx_tensor_destroy(x);
+    kept_f32("f16 Gemm transB, a weight of 65520", m, x, k_f16, 1, 1e-3, "node 'g' (Gemm): weight 'W' kept in f32");
 
     /* MatMul y = x W, W [16,8] with one weight of -7e4 (operand B) */
     int64_t xd[2] = { 4, 16 }, wd[2] = { 16, 8 };
@@ -154,14 +162,7 @@ static void test_f16_big_weights(void) {
     m = one_node("MatMul", "mm", 2, xd, 1, (const char *[]){ "W" }, (rlx_tensor *[]){ w }, 0, NULL);
     rlx_tensor_destroy(w);
     x = test_tensor_random(RLX_DTYPE_F32, 2, xd, -1, 1);
-    r = m ? gpu_vs_cpu("f16 MatMul, a weight of -7e4", m, k_f16, 1, 1, (const char *[]){ "x" },
-                       (const rlx_tensor *[]){ x }, 1e-5, 1e-3, &on_gpu)
-          : NULL;
-    CHECK_MSG(on_gpu == 1, "MatMul: %d steps on the GPU, expected 1", on_gpu);
-    CHECK_MSG(r && strstr(r, "node 'mm' (MatMul): weight 'W' kept in f32"), "report: %s", r ? r : "(none)");
-    free(r);
-    rlx_model_destroy(m);
-    rlx_tensor_destroy(x);
+    kept_f32("f16 MatMul, a weight of -7e4", m, x, k_f16, 1, 1e-3, "node 'mm' (MatMul): weight 'W' kept in f32");
 
     /* Conv 2 -> 4 channels, 3x3, pad 1, with one weight of 2e5 */
     int64_t cxd[4] = { 1, 2, 8, 8 }, cwd[4] = { 4, 2, 3, 3 }, pads[4] = { 1, 1, 1, 1 };
@@ -171,24 +172,11 @@ static void test_f16_big_weights(void) {
     m = one_node("Conv", "c", 4, cxd, 1, (const char *[]){ "Wc" }, (rlx_tensor *[]){ w }, 1, ca);
     rlx_tensor_destroy(w);
     x = test_tensor_random(RLX_DTYPE_F32, 4, cxd, -1, 1);
-    r = m ? gpu_vs_cpu("f16 Conv, a weight of 2e5", m, k_f16, 1, 1, (const char *[]){ "x" },
-                       (const rlx_tensor *[]){ x }, 1e-5, 2e-3, &on_gpu)
-          : NULL;
-    CHECK_MSG(on_gpu == 1, "Conv: %d steps on the GPU, expected 1", on_gpu);
-    CHECK_MSG(r && strstr(r, "node 'c' (Conv): weight 'Wc' kept in f32"), "report: %s", r ? r : "(none)");
-    free(r);
-    rlx_model_destroy(m);
-    rlx_tensor_destroy(x);
+    kept_f32("f16 Conv, a weight of 2e5", m, x, k_f16, 1, 2e-3, "node 'c' (Conv): weight 'Wc' kept in f32");
 
     /* a NaN weight stays f32 too: NaN exactly where the CPU has it */
     m = gemm_model(NAN, &x);
-    r = m ? gpu_vs_cpu("f16 Gemm transB, a NaN weight", m, k_f16, 1, 1, (const char *[]){ "x" },
-                       (const rlx_tensor *[]){ x }, 1e-5, 1e-4, NULL)
-          : NULL;
-    CHECK_MSG(r && strstr(r, "node 'g' (Gemm): weight 'W' kept in f32"), "report: %s", r ? r : "(none)");
-    free(r);
-    rlx_model_destroy(m);
-    rlx_tensor_destroy(x);
+    kept_f32("f16 Gemm transB, a NaN weight", m, x, k_f16, 1, 1e-4, "node 'g' (Gemm): weight 'W' kept in f32");
 }
 
 /* A weight of exactly 65504 (the largest binary16) stays f16: the output is
@@ -264,18 +252,10 @@ static void test_f16_split_blocks(void) {
     rlx_attr a[1] = { RLX_ATTR_I("transB", 1) };
     rlx_model *m = one_node("Gemm", "g", 2, xd, 1, (const char *[]){ "W" }, (rlx_tensor *[]){ w }, 1, a);
     rlx_tensor_destroy(w);
-    CHECK(m != NULL);
-    if (!m) return;
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, xd, -1, 1);
     kv opts[2] = { k_f16[0], { "gpu.max_binding_bytes", "4096" } };
-    int on_gpu = 0;
-    char *r = gpu_vs_cpu("f16 Gemm in blocks of 4 KiB bindings, a weight of 65520", m, opts, 2, 1,
-                         (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, 1e-5, 1e-2, &on_gpu);
-    CHECK_MSG(on_gpu == 1, "split Gemm: %d steps on the GPU, expected 1", on_gpu);
-    CHECK_MSG(r && strstr(r, "node 'g' (Gemm): weight 'W' kept in f32"), "report: %s", r ? r : "(none)");
-    free(r);
-    rlx_tensor_destroy(x);
-    rlx_model_destroy(m);
+    kept_f32("f16 Gemm in blocks of 4 KiB bindings, a weight of 65520", m, x, opts, 2, 1e-2,
+             "node 'g' (Gemm): weight 'W' kept in f32");
 }
 
 /* ------------------------------------------------ tensors above a buffer */
