@@ -10,6 +10,5 @@
 #include "rlx/half.h"
 
 static inline uint32_t rlx_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static inline float rlx_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
 #endif

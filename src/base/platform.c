@@ -10,8 +10,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include <dirent.h>
-#include <sys/stat.h>
 
 rlx_status rlx_read_file(const char *path, void **out_data, size_t *out_size) {
     *out_data = NULL;
@@ -107,40 +105,3 @@ char *rlx_path_join_inside(const char *base, const char *rel) {
 }
 
 const char *rlx_getenv(const char *name) { return getenv(name); }
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-rlx_status rlx_list_dir(const char *path, char ***out_names, size_t *out_count) {
-    *out_names = NULL;
-    *out_count = 0;
-    DIR *d = opendir(path);
-    if (!d) return rlx_fail(RLX_ERR_IO, "cannot list '%s': %s", path, strerror(errno));
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        if (RLX_GROW(names, cap, n + 1) || !(names[n] = rlx_strdup(e->d_name))) {
-            for (size_t i = 0; i < n; i++) free(names[i]);
-            free(names);
-            closedir(d);
-            return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory listing '%s'", path);
-        }
-        n++;
-    }
-    closedir(d);
-    if (n) qsort(names, n, sizeof *names, cmp_str);
-    *out_names = names;
-    *out_count = n;
-    return RLX_OK;
-}
-
-int rlx_is_dir(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-int rlx_is_file(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}

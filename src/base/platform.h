@@ -29,15 +29,6 @@ char *rlx_path_dirname(const char *path);
  * component, so the result stays inside base. NULL if refused or OOM. */
 char *rlx_path_join_inside(const char *base, const char *rel);
 
-/* Names of the entries of a directory (no "." and ".."), sorted, in a
- * malloc'ed array of malloc'ed strings (free each and the array).
- * errors: RLX_ERR_IO naming the path. */
-rlx_status rlx_list_dir(const char *path, char ***out_names, size_t *out_count);
-
-/* True when path exists and is a directory / a regular file. */
-int rlx_is_dir(const char *path);
-int rlx_is_file(const char *path);
-
 /* Value of an environment variable, or NULL. */
 const char *rlx_getenv(const char *name);
 

@@ -34,6 +34,22 @@ int rlx_shape_equal(const int64_t *a, int ra, const int64_t *b, int rb);
 /* Formats "[1,3,224,224]" into buf; returns buf. */
 char *rlx_shape_str(const int64_t *dims, int rank, char *buf, size_t cap);
 
+/* double to int64 truncating toward zero like a C cast, but defined for
+ * every value (a C cast of NaN or of a value outside int64 is undefined
+ * behaviour): NaN gives 0, values beyond the range saturate. */
+int64_t rlx_f64_to_i64(double v);
+
+/* Reads element i of any numeric tensor as double / int64 (floats through
+ * rlx_f64_to_i64). */
+double rlx_tensor_get_f64(const rlx_tensor *t, size_t i);
+int64_t rlx_tensor_get_i64(const rlx_tensor *t, size_t i);
+/* Writes element i of any numeric tensor from double / int64 (with C
+ * conversion semantics; bool stores v != 0; a double into an integer
+ * tensor goes through rlx_f64_to_i64, into u64 saturates at 0 and
+ * 2^64 - 1). */
+void rlx_tensor_set_f64(rlx_tensor *t, size_t i, double v);
+void rlx_tensor_set_i64(rlx_tensor *t, size_t i, int64_t v);
+
 /* Name of an ONNX TensorProto.DataType code ("float", "float8e4m3fn", ...),
  * also for types rlx does not support; "unknown" otherwise. */
 const char *rlx_onnx_type_name(int32_t onnx_type);

@@ -819,12 +819,7 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
         rlx_status st = rlx_onnx_tensor_from_proto(tp, c->base_dir, &t);
         if (st) return rlx_fail_prefix(st, "initializer ");
         int id;
-        st = rlx_graph_add_value(g, tp->name, &id);
-        if (st) {
-            rlx_tensor_destroy(t);
-            return st;
-        }
-        rlx_value_set_konst(&g->values[id], t);
+        RLX_TRY(rlx_graph_add_konst(g, tp->name, t, &id));
         g->values[id].flags |= RLX_VALUE_INITIALIZER;
     }
     if (gp->n_sparse_initializer) {

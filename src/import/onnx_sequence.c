@@ -281,13 +281,7 @@ static rlx_status konst_i64(rlx_graph *g, const int64_t *v, size_t n, bool scala
     rlx_tensor *t;
     RLX_TRY(rlx_tensor_create(RLX_DTYPE_I64, scalar ? NULL : &dim, scalar ? 0 : 1, &t));
     if (n) memcpy(t->data, v, n * sizeof *v);
-    rlx_status st = rlx_graph_add_value(g, NULL, id);
-    if (st) {
-        rlx_tensor_destroy(t);
-        return st;
-    }
-    rlx_value_set_konst(&g->values[*id], t);
-    return RLX_OK;
+    return rlx_graph_add_konst(g, NULL, t, id);
 }
 
 /* The since-version of default-domain op `op` in effect in g (0: none). */

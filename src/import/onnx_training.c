@@ -108,26 +108,13 @@ static rlx_status op2(gctx *c, const char *op, int a, int b, int *out) {
     return emit(c, op, in, 2, NULL, 0, out);
 }
 
-/* A new constant value holding t (adopted). */
-static rlx_status konst(gctx *c, rlx_tensor *t, int *out) {
-    int id;
-    rlx_status st = rlx_graph_add_value(c->g, NULL, &id);
-    if (st) {
-        rlx_tensor_destroy(t);
-        return st;
-    }
-    rlx_value_set_konst(&c->g->values[id], t);
-    *out = id;
-    return RLX_OK;
-}
-
 /* A 1-D int64 constant. */
 static rlx_status k_i64(gctx *c, const int64_t *v, size_t n, int *out) {
     int64_t d = (int64_t)n;
     rlx_tensor *t;
     RLX_TRY(rlx_tensor_create(RLX_DTYPE_I64, &d, 1, &t));
     if (n) memcpy(t->data, v, n * sizeof(int64_t));
-    return konst(c, t, out);
+    return rlx_graph_add_konst(c->g, NULL, t, out);
 }
 
 /* A constant of dtype dt and the given static shape, every element v. */
@@ -146,7 +133,7 @@ static rlx_status k_fill(gctx *c, rlx_dtype dt, int rank, const int64_t *dims, d
         default: ((uint16_t *)t->data)[i] = rlx_f32_to_bf16((float)v); break;
         }
     }
-    return konst(c, t, out);
+    return rlx_graph_add_konst(c->g, NULL, t, out);
 }
 
 static rlx_status k_scalar(gctx *c, rlx_dtype dt, double v, int *out) { return k_fill(c, dt, 0, NULL, v, out); }
@@ -427,7 +414,7 @@ static rlx_status grad_reduce(gctx *c, const rlx_node *n, int G, bool mean) {
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: the axes input of %s is not constant", c->label,
                             rlx_node_desc(n));
     } else {
-        const int64_t *at = rlx_attr_ints(n, "axes", &na);
+        const int64_t *at = rlx_param_ints(n, "axes", &na);
         if (na > RLX_MAX_RANK) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: too many axes", rlx_node_desc(n));
         if (na) memcpy(axes, at, na * sizeof *axes);
     }
@@ -603,7 +590,7 @@ static rlx_status backprop_node(gctx *c, int nid) {
     } else if (!strcmp(op, "Transpose")) {
         int r = c->g->values[X].rank;
         size_t np = 0;
-        const int64_t *perm = rlx_attr_ints(n, "perm", &np);
+        const int64_t *perm = rlx_param_ints(n, "perm", &np);
         if (r < 0 || (perm && np != (size_t)r))
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: %s has an unknown rank or a bad perm", c->label,
                             rlx_node_desc(n));
@@ -1104,7 +1091,7 @@ static rlx_status if_t_positive(gctx *c, int T, int a, int b, int *out) {
     rlx_tensor *z;
     int zid, m, in[3];
     RLX_TRY(rlx_tensor_create(c->g->values[T].dtype, NULL, 0, &z));
-    RLX_TRY(konst(c, z, &zid));
+    RLX_TRY(rlx_graph_add_konst(c->g, NULL, z, &zid));
     RLX_TRY(op2(c, "Greater", T, zid, &m));
     in[0] = m;
     in[1] = a;

@@ -273,6 +273,16 @@ void rlx_value_set_konst(rlx_value *v, rlx_tensor *t) {
     rlx_value_set_shape(v, t->rank, t->dims, NULL);
 }
 
+rlx_status rlx_graph_add_konst(rlx_graph *g, const char *name, rlx_tensor *t, int *out_id) {
+    rlx_status st = rlx_graph_add_value(g, name, out_id);
+    if (st) {
+        rlx_tensor_destroy(t);
+        return st;
+    }
+    rlx_value_set_konst(&g->values[*out_id], t);
+    return RLX_OK;
+}
+
 bool rlx_value_is_static(const rlx_value *v) {
     if (v->rank < 0) return false;
     for (int i = 0; i < v->rank; i++)
@@ -556,34 +566,37 @@ const char *rlx_attr_str(const rlx_node *n, const char *name, const char *def) {
     return a->s;
 }
 
-const int64_t *rlx_attr_ints(const rlx_node *n, const char *name, size_t *count) {
-    const rlx_node_attr *a = rlx_node_attr_find(n, name);
+/* The values of list attribute a (of type `list`, INTS or FLOATS, or its
+ * scalar form) and their count; NULL/0 when a is NULL or of another type,
+ * non-NULL for a given empty list. */
+static const void *attr_list(const rlx_node_attr *a, rlx_attr_type list, size_t *count) {
+    bool ints = list == RLX_ATTR_INTS;
     *count = 0;
     if (!a) return NULL;
-    if (a->type == RLX_ATTR_INTS) {
+    if (a->type == list) {
+        const void *v = ints ? (const void *)a->ints : (const void *)a->floats;
         *count = a->n;
-        return a->ints ? a->ints : (const int64_t *)"";
+        return v ? v : "";
     }
-    if (a->type == RLX_ATTR_INT) {
-        *count = 1;
-        return &a->i;
-    }
-    return NULL;
+    if (a->type != (ints ? RLX_ATTR_INT : RLX_ATTR_FLOAT)) return NULL;
+    *count = 1;
+    return ints ? (const void *)&a->i : (const void *)&a->f;
+}
+
+const int64_t *rlx_attr_ints(const rlx_node *n, const char *name, size_t *count) {
+    return attr_list(rlx_node_attr_find(n, name), RLX_ATTR_INTS, count);
 }
 
 const float *rlx_attr_floats(const rlx_node *n, const char *name, size_t *count) {
-    const rlx_node_attr *a = rlx_node_attr_find(n, name);
-    *count = 0;
-    if (!a) return NULL;
-    if (a->type == RLX_ATTR_FLOATS) {
-        *count = a->n;
-        return a->floats ? a->floats : (const float *)"";
-    }
-    if (a->type == RLX_ATTR_FLOAT) {
-        *count = 1;
-        return &a->f;
-    }
-    return NULL;
+    return attr_list(rlx_node_attr_find(n, name), RLX_ATTR_FLOATS, count);
+}
+
+const int64_t *rlx_param_ints(const rlx_node *n, const char *name, size_t *count) {
+    return attr_list(rlx_param(n, name), RLX_ATTR_INTS, count);
+}
+
+const float *rlx_param_floats(const rlx_node *n, const char *name, size_t *count) {
+    return attr_list(rlx_param(n, name), RLX_ATTR_FLOATS, count);
 }
 
 /* ------------------------------------------------------------ dump */

@@ -124,6 +124,11 @@ void rlx_value_set_shape(rlx_value *v, int rank, const int64_t *dims, const int3
  * from t). */
 void rlx_value_set_konst(rlx_value *v, rlx_tensor *t);
 
+/* Adds a value (named as rlx_graph_add_value) made constant with t, which
+ * it adopts: t is destroyed when the value cannot be added.
+ * errors: those of rlx_graph_add_value. */
+rlx_status rlx_graph_add_konst(rlx_graph *g, const char *name, rlx_tensor *t, int *out_id);
+
 /* True when every dim is static. */
 bool rlx_value_is_static(const rlx_value *v);
 
@@ -178,6 +183,11 @@ int64_t rlx_param_int(const rlx_node *n, const char *name);
 float rlx_param_float(const rlx_node *n, const char *name);
 /* NULL when the attribute has no default and is not given. */
 const char *rlx_param_str(const rlx_node *n, const char *name);
+/* A list parameter (INTS / FLOATS; lists have no default): pointer to the
+ * values and their count, or NULL/0 when not given (a given empty list is
+ * non-NULL with count 0). */
+const int64_t *rlx_param_ints(const rlx_node *n, const char *name, size_t *count);
+const float *rlx_param_floats(const rlx_node *n, const char *name, size_t *count);
 /* Whether the attribute was given on the node (not defaulted). */
 bool rlx_param_given(const rlx_node *n, const char *name);
 

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/half.h"
 #include "base/mem.h"
 #include "base/tensor.h"
 #include "ir/ops/ops.h"
@@ -248,20 +247,8 @@ bool rlx_konst_ints(const rlx_value *v, int64_t *out, size_t cap, size_t *count)
     if (!v || !v->konst) return false;
     const rlx_tensor *t = v->konst;
     size_t n = rlx_tensor_numel(t);
-    if (n > cap) return false;
-    for (size_t i = 0; i < n; i++) {
-        switch (t->dtype) {
-        case RLX_DTYPE_I64: out[i] = ((const int64_t *)t->data)[i]; break;
-        case RLX_DTYPE_I32: out[i] = ((const int32_t *)t->data)[i]; break;
-        case RLX_DTYPE_U8: out[i] = ((const uint8_t *)t->data)[i]; break;
-        case RLX_DTYPE_I8: out[i] = ((const int8_t *)t->data)[i]; break;
-        case RLX_DTYPE_U32: out[i] = ((const uint32_t *)t->data)[i]; break;
-        case RLX_DTYPE_I16: out[i] = ((const int16_t *)t->data)[i]; break;
-        case RLX_DTYPE_U16: out[i] = ((const uint16_t *)t->data)[i]; break;
-        case RLX_DTYPE_U64: out[i] = (int64_t)((const uint64_t *)t->data)[i]; break;
-        default: return false;
-        }
-    }
+    if (n > cap || (n && !rlx_dtype_is_int(t->dtype))) return false;
+    for (size_t i = 0; i < n; i++) out[i] = rlx_tensor_get_i64(t, i);
     *count = n;
     return true;
 }
@@ -269,18 +256,10 @@ bool rlx_konst_ints(const rlx_value *v, int64_t *out, size_t cap, size_t *count)
 bool rlx_konst_scalar(const rlx_value *v, double *out) {
     if (!v || !v->konst || rlx_tensor_numel(v->konst) < 1) return false;
     const rlx_tensor *t = v->konst;
-    switch (t->dtype) {
-    case RLX_DTYPE_F32: *out = ((const float *)t->data)[0]; return true;
-    case RLX_DTYPE_F64: *out = ((const double *)t->data)[0]; return true;
-    case RLX_DTYPE_F16: *out = rlx_f16_to_f32(((const uint16_t *)t->data)[0]); return true;
-    case RLX_DTYPE_BF16: *out = rlx_bf16_to_f32(((const uint16_t *)t->data)[0]); return true;
-    default: {
-        int64_t i;
-        size_t c;
-        if (rlx_tensor_numel(t) != 1) return false;
-        if (!rlx_konst_ints(v, &i, 1, &c)) return false;
-        *out = (double)i;
-        return true;
-    }
-    }
+    int64_t i;
+    size_t c;
+    if (rlx_dtype_is_float(t->dtype)) *out = rlx_tensor_get_f64(t, 0);
+    else if (rlx_tensor_numel(t) != 1 || !rlx_konst_ints(v, &i, 1, &c)) return false;
+    else *out = (double)i;
+    return true;
 }

@@ -87,16 +87,6 @@ static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_r
     return true;
 }
 
-static rlx_status new_konst(rlx_graph *g, rlx_tensor *t, int *out_id) {
-    rlx_status st = rlx_graph_add_value(g, NULL, out_id);
-    if (st) {
-        rlx_tensor_destroy(t);
-        return st;
-    }
-    rlx_value_set_konst(&g->values[*out_id], t);
-    return RLX_OK;
-}
-
 rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
     int *uses = NULL;
     rlx_status st = RLX_OK;
@@ -158,11 +148,11 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
             int wid, bid;
             char what[512] = "";
             if (rlx_fuse_reporting()) rlx_fuse_describe(g, (const int[]){ conv_id, (int)i }, 2, what, sizeof what);
-            if ((st = new_konst(g, w2, &wid))) {
+            if ((st = rlx_graph_add_konst(g, NULL, w2, &wid))) {
                 rlx_tensor_destroy(b2);
                 break;
             }
-            if ((st = new_konst(g, b2, &bid))) break;
+            if ((st = rlx_graph_add_konst(g, NULL, b2, &bid))) break;
             cv = &g->nodes[conv_id]; /* values may have moved, nodes not */
             n = &g->nodes[i];
             if (cv->n_in < 3) {

@@ -36,8 +36,8 @@
 #define PASS "fuse_activation"
 
 static bool is_producer(const rlx_node *n) {
-    return rlx_fuse_is_op(n, "Conv") || rlx_fuse_is_op(n, "ConvTranspose") || rlx_fuse_is_op(n, "Gemm") ||
-           rlx_fuse_is_op(n, "MatMul");
+    return rlx_fuse_is(n, RLX_OP_Conv) || rlx_fuse_is(n, RLX_OP_ConvTranspose) || rlx_fuse_is(n, RLX_OP_Gemm) ||
+           rlx_fuse_is(n, RLX_OP_MatMul);
 }
 
 /* The other input of binary node n when one input is x, else -1. */
@@ -51,8 +51,8 @@ static int other_input(const rlx_node *n, int x) {
 static bool near(float v, double want) { return fabs((double)v - want) <= 1e-5 * fabs(want); }
 
 /* A binary op (Mul/Add/Div) of version >= 7 (numpy broadcast). */
-static bool is_binary(const rlx_node *n, const char *op) {
-    return rlx_fuse_is_op(n, op) && n->n_in == 2 && n->version >= 7 && n->n_out == 1 && n->out[0] >= 0;
+static bool is_binary(const rlx_node *n, rlx_op_id op) {
+    return rlx_fuse_is(n, op) && n->n_in == 2 && n->version >= 7 && n->n_out == 1 && n->out[0] >= 0;
 }
 
 /* The activation of unary node a (reading x) as an rlx_act: a function of
@@ -71,8 +71,8 @@ static bool match_silu(const rlx_graph *g, const rlx_fuse_users *u, int x, int *
     const rlx_node *s = NULL, *m = NULL;
     for (int i = 0; i < 2; i++) {
         const rlx_node *n = &g->nodes[rlx_fuse_user(u, x, i)];
-        if (rlx_fuse_is_op(n, "Sigmoid") && n->n_in == 1 && n->n_out == 1 && n->out[0] >= 0) s = n;
-        else if (is_binary(n, "Mul")) m = n;
+        if (rlx_fuse_is(n, RLX_OP_Sigmoid) && n->n_in == 1 && n->n_out == 1 && n->out[0] >= 0) s = n;
+        else if (is_binary(n, RLX_OP_Mul)) m = n;
     }
     if (!s || !m || !rlx_fuse_private(g, u, s->out[0], 1) || other_input(m, x) != s->out[0]) return false;
     nodes[(*nn)++] = (int)(s - g->nodes);
@@ -89,7 +89,7 @@ static const rlx_node *sole_user(const rlx_graph *g, const rlx_fuse_users *u, in
 
 /* True when node n is Mul(v, c) (either order) with constant scalar c == want. */
 static bool mul_by(const rlx_graph *g, const rlx_node *n, int v, double want) {
-    if (!is_binary(n, "Mul")) return false;
+    if (!is_binary(n, RLX_OP_Mul)) return false;
     int o = other_input(n, v);
     float c;
     return o >= 0 && rlx_fuse_konst_scalar(&g->values[o], &c) && c == (float)want;
@@ -104,23 +104,23 @@ static bool match_gelu(const rlx_graph *g, const rlx_fuse_users *u, int x, int *
         const rlx_node *n = &g->nodes[rlx_fuse_user(u, x, i)];
         float c;
         bool is_d = false;
-        if (is_binary(n, "Div") && n->in[0] == x && n->in[1] != x)
+        if (is_binary(n, RLX_OP_Div) && n->in[0] == x && n->in[1] != x)
             is_d = rlx_fuse_konst_scalar(&g->values[n->in[1]], &c) && near(c, 1.4142135623730951);
-        else if (is_binary(n, "Mul") && other_input(n, x) >= 0 && rlx_fuse_konst_scalar(&g->values[other_input(n, x)], &c))
+        else if (is_binary(n, RLX_OP_Mul) && other_input(n, x) >= 0 && rlx_fuse_konst_scalar(&g->values[other_input(n, x)], &c))
             is_d = near(c, 0.7071067811865476);
         if (is_d && !d) d = n;
         else o = n;
     }
-    if (!d || !o || !is_binary(o, "Mul")) return false;
+    if (!d || !o || !is_binary(o, RLX_OP_Mul)) return false;
     const rlx_node *e = sole_user(g, u, d->out[0]);
-    if (!e || !rlx_fuse_is_op(e, "Erf") || e->n_in != 1 || e->n_out != 1 || e->out[0] < 0) return false;
+    if (!e || !rlx_fuse_is(e, RLX_OP_Erf) || e->n_in != 1 || e->n_out != 1 || e->out[0] < 0) return false;
     const rlx_node *a1 = sole_user(g, u, e->out[0]);
     float one;
-    if (!a1 || !is_binary(a1, "Add") || other_input(a1, e->out[0]) < 0 ||
+    if (!a1 || !is_binary(a1, RLX_OP_Add) || other_input(a1, e->out[0]) < 0 ||
         !rlx_fuse_konst_scalar(&g->values[other_input(a1, e->out[0])], &one) || one != 1.0f)
         return false;
     const rlx_node *t = sole_user(g, u, a1->out[0]);
-    if (!t || !is_binary(t, "Mul")) return false;
+    if (!t || !is_binary(t, RLX_OP_Mul)) return false;
     const rlx_node *fin = NULL, *mid = NULL;
     if (mul_by(g, o, x, 0.5) && rlx_fuse_private(g, u, o->out[0], 1) && other_input(t, a1->out[0]) == o->out[0]) {
         fin = t, mid = o; /* (x * 0.5) * (1 + erf) */
@@ -208,7 +208,7 @@ static rlx_status try_bias(rlx_graph *g, const rlx_fuse_users *u, int p, rlx_pas
     const rlx_value *xv = &g->values[x], *bv = rlx_node_input(g, P, 1);
     if (P->n_in != 2 || !bv || bv->rank < 2 || xv->rank < 1 || !rlx_fuse_private(g, u, x, 1)) return RLX_OK;
     const rlx_node *a = &g->nodes[rlx_fuse_user(u, x, 0)];
-    int c = is_binary(a, "Add") ? other_input(a, x) : -1;
+    int c = is_binary(a, RLX_OP_Add) ? other_input(a, x) : -1;
     if (c < 0) return RLX_OK;
     const rlx_value *cv = &g->values[c];
     int64_t n = xv->dims[xv->rank - 1];
@@ -222,12 +222,7 @@ static rlx_status try_bias(rlx_graph *g, const rlx_fuse_users *u, int p, rlx_pas
         RLX_TRY(rlx_tensor_clone(cv->konst, &t));
         t->rank = 1;
         t->dims[0] = n;
-        rlx_status st = rlx_graph_add_value(g, NULL, &bias);
-        if (st) {
-            rlx_tensor_destroy(t);
-            return st;
-        }
-        rlx_value_set_konst(&g->values[bias], t);
+        RLX_TRY(rlx_graph_add_konst(g, NULL, t, &bias));
     }
     int nodes[2] = { p, (int)(a - g->nodes) };
     char what[512] = "";
@@ -255,7 +250,7 @@ rlx_status rlx_pass_fuse_activation(rlx_graph *g, rlx_pass_stats *stats) {
         bool done = false;
         if (is_producer(P) && P->n_out == 1 && P->out[0] >= 0 && rlx_node_act(P).kind == RLX_ACT_NONE &&
             g->values[P->out[0]].dtype == RLX_DTYPE_F32 && rlx_value_is_static(&g->values[P->out[0]])) {
-            if (rlx_fuse_is_op(P, "MatMul")) st = try_bias(g, &u, (int)i, stats, &done);
+            if (rlx_fuse_is(P, RLX_OP_MatMul)) st = try_bias(g, &u, (int)i, stats, &done);
             if (!st && !done) {
                 st = try_act(g, &u, (int)i, stats, &done);
             }

@@ -105,5 +105,5 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ln_id, rlx
 }
 
 rlx_status rlx_pass_fuse_add_layernorm(rlx_graph *g, rlx_pass_stats *stats) {
-    return rlx_fuse_each_anchor(g, "LayerNormalization", fuse_one, stats);
+    return rlx_fuse_each_anchor(g, RLX_OP_LayerNormalization, fuse_one, stats);
 }

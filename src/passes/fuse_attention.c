@@ -53,7 +53,7 @@ static const rlx_node *transpose_of(const rlx_graph *g, int v, int r, int64_t *p
     const rlx_value *x = &g->values[t->in[0]];
     if (!f32_static(x) || x->rank != r) return NULL;
     size_t np;
-    const int64_t *p = rlx_attr_ints(t, "perm", &np);
+    const int64_t *p = rlx_param_ints(t, "perm", &np);
     if (p) {
         if (np != (size_t)r) return NULL;
         memcpy(perm, p, (size_t)r * sizeof(int64_t));
@@ -183,7 +183,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
         const rlx_node *ty = &g->nodes[rlx_fuse_user(u, y, 0)];
         size_t np;
         const int64_t *perm = rlx_fuse_is(ty, RLX_OP_Transpose) && ty->n_in == 1 && ty->n_out == 1 && ty->out[0] >= 0
-                                  ? rlx_attr_ints(ty, "perm", &np)
+                                  ? rlx_param_ints(ty, "perm", &np)
                                   : NULL;
         if (perm && np == (size_t)r && f32_static(&g->values[ty->out[0]])) {
             memcpy(perms[3], perm, (size_t)r * sizeof(int64_t));
@@ -251,5 +251,5 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
 }
 
 rlx_status rlx_pass_fuse_attention(rlx_graph *g, rlx_pass_stats *stats) {
-    return rlx_fuse_each_anchor(g, "Softmax", fuse_one, stats);
+    return rlx_fuse_each_anchor(g, RLX_OP_Softmax, fuse_one, stats);
 }

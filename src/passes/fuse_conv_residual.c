@@ -91,5 +91,5 @@ static rlx_status try_residual(rlx_graph *g, const rlx_fuse_users *u, int p, rlx
 }
 
 rlx_status rlx_pass_fuse_conv_residual(rlx_graph *g, rlx_pass_stats *stats) {
-    return rlx_fuse_each_anchor(g, "Conv", try_residual, stats);
+    return rlx_fuse_each_anchor(g, RLX_OP_Conv, try_residual, stats);
 }

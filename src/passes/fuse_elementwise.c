@@ -49,8 +49,8 @@ static bool chain_op(const rlx_graph *g, const rlx_node *n, rlx_ew_call *f, int 
     memset(f, 0, sizeof *f);
     *arity = 0;
     if (n->dead || (n->domain && *n->domain)) return false;
-    if (strcmp(n->op_type, "Cast") == 0 || strcmp(n->op_type, "Sum") == 0) {
-        bool cast = n->op_type[0] == 'C';
+    if (n->op == RLX_OP_Cast || n->op == RLX_OP_Sum) {
+        bool cast = n->op == RLX_OP_Cast;
         if (n->version < (cast ? 6 : 8)) return false;
         f->kind = cast ? RLX_EW_COPY : RLX_EW_ADD;
         *arity = cast ? 1 : 2;
@@ -73,7 +73,7 @@ static bool candidate(const rlx_graph *g, const rlx_node *n, const rlx_value *s)
     if (!chain_op(g, n, &f, &used) || n->n_out != 1 || n->out[0] < 0) return false;
     const rlx_value *y = &g->values[n->out[0]];
     if (!ew_float(y->dtype) || !rlx_fuse_same_shape(y, s)) return false;
-    if (strcmp(n->op_type, "Clip") == 0) {
+    if (n->op == RLX_OP_Clip) {
         if (n->n_in < 1) return false;
     } else if (n->n_in != used) {
         return false;
@@ -134,7 +134,7 @@ static void group_counts(const rlx_graph *g, const group *gr, const rlx_value *s
             for (int j = 0; j < ns && !dup; j++) dup = seen[j] == v;
             if (dup) continue;
             seen[ns++] = v;
-            bool cond = strcmp(n->op_type, "Where") == 0 && k == 0;
+            bool cond = n->op == RLX_OP_Where && k == 0;
             if (!cond && immediate(g, v, s)) (*consts)++;
             else (*tensors)++;
         }
@@ -205,7 +205,7 @@ static rlx_status emit_group(rlx_graph *g, const group *gr, rlx_pass_stats *stat
         for (int k = 0; k < n_operands(g, n); k++) {
             int v = n->in[k];
             if (produced_in(g, gr, v)) continue;
-            bool cond = strcmp(n->op_type, "Where") == 0 && k == 0, dup = false;
+            bool cond = n->op == RLX_OP_Where && k == 0, dup = false;
             for (int j = 0; j < n_in && !dup; j++) dup = ins[j] == v;
             for (int j = 0; j < n_k && !dup; j++) dup = kvals[j] == v;
             if (dup) continue;

@@ -59,10 +59,6 @@ bool rlx_fuse_private(const rlx_graph *g, const rlx_fuse_users *u, int v, int n)
     return rlx_fuse_n_users(u, v) == n && !rlx_fuse_is_output(g, v);
 }
 
-bool rlx_fuse_is_op(const rlx_node *n, const char *op) {
-    return n && !n->dead && (!n->domain || !*n->domain) && strcmp(n->op_type, op) == 0;
-}
-
 bool rlx_fuse_is(const rlx_node *n, rlx_op_id op) { return n && !n->dead && n->op == op; }
 
 rlx_node *rlx_fuse_producer(const rlx_graph *g, int v) {
@@ -164,14 +160,14 @@ void rlx_fuse_report(const char *pass, const char *fused, const rlx_node *result
             detail ? " (" : "", detail ? detail : "", detail ? ")" : "");
 }
 
-rlx_status rlx_fuse_each_anchor(rlx_graph *g, const char *anchor_op, rlx_fuse_one_fn one, rlx_pass_stats *stats) {
+rlx_status rlx_fuse_each_anchor(rlx_graph *g, rlx_op_id anchor_op, rlx_fuse_one_fn one, rlx_pass_stats *stats) {
     rlx_fuse_users u;
     RLX_TRY(rlx_fuse_users_build(g, &u));
     rlx_status st = RLX_OK;
     bool any = false;
     size_t nn = g->n_nodes;
     for (size_t i = 0; i < nn && !st; i++) {
-        if (!rlx_fuse_is_op(&g->nodes[i], anchor_op)) continue;
+        if (!rlx_fuse_is(&g->nodes[i], anchor_op)) continue;
         bool done = false;
         st = one(g, &u, (int)i, stats, &done);
         any |= done;

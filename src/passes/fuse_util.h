@@ -46,13 +46,11 @@ typedef rlx_status (*rlx_fuse_one_fn)(rlx_graph *g, const rlx_fuse_users *u, int
                                       bool *done);
 
 /* The driver of a fusion pass anchored at one op: calls one() for every
- * node of op type `anchor_op` present at the start (users indexed once,
+ * node of op `anchor_op` present at the start (users indexed once,
  * before any rewrite), then compacts the graph when anything fused.
  * errors: those of one(); RLX_ERR_OUT_OF_MEMORY. */
-rlx_status rlx_fuse_each_anchor(rlx_graph *g, const char *anchor_op, rlx_fuse_one_fn one, rlx_pass_stats *stats);
+rlx_status rlx_fuse_each_anchor(rlx_graph *g, rlx_op_id anchor_op, rlx_fuse_one_fn one, rlx_pass_stats *stats);
 
-/* True when n is a live node of the default domain with op type `op`. */
-bool rlx_fuse_is_op(const rlx_node *n, const char *op);
 /* True when n is a live node of op `op` (RLX_OP_Add, ...; exact, domain
  * included). */
 bool rlx_fuse_is(const rlx_node *n, rlx_op_id op);

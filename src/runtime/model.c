@@ -134,12 +134,7 @@ rlx_status rlx_model_add_initializer(rlx_model *m, const char *name, const rlx_t
     rlx_tensor *t;
     RLX_TRY(rlx_tensor_clone(value, &t));
     int id;
-    rlx_status st = rlx_graph_add_value(m->g, name, &id);
-    if (st) {
-        rlx_tensor_destroy(t);
-        return st;
-    }
-    rlx_value_set_konst(&m->g->values[id], t);
+    RLX_TRY(rlx_graph_add_konst(m->g, name, t, &id));
     m->g->values[id].flags |= RLX_VALUE_INITIALIZER;
     return RLX_OK;
 }

@@ -16,6 +16,7 @@
 #define RLX_BACKEND_CPU_CPU_H
 
 #include "base/status.h"
+#include "base/tensor.h"
 #include "ir/graph.h"
 #include "ir/op.h"
 
@@ -67,22 +68,6 @@ rlx_status rlx_cpu_alloc_out(rlx_cpu_kctx *k, int i, rlx_dtype dtype, int rank, 
 rlx_status rlx_cpu_fail(const rlx_cpu_kctx *k, rlx_status st, const char *fmt, ...) RLX_PRINTF(3, 4);
 
 /* ---------------------------------------------------- shared helpers */
-
-/* double to int64 truncating toward zero like a C cast, but defined for
- * every value (a C cast of NaN or of a value outside int64 is undefined
- * behaviour): NaN gives 0, values beyond the range saturate. */
-int64_t rlx_f64_to_i64(double v);
-
-/* Reads element i of any numeric tensor as double / int64 (floats through
- * rlx_f64_to_i64). */
-double rlx_tensor_get_f64(const rlx_tensor *t, size_t i);
-int64_t rlx_tensor_get_i64(const rlx_tensor *t, size_t i);
-/* Writes element i of any numeric tensor from double / int64 (with C
- * conversion semantics; bool stores v != 0; a double into an integer
- * tensor goes through rlx_f64_to_i64, into u64 saturates at 0 and
- * 2^64 - 1). */
-void rlx_tensor_set_f64(rlx_tensor *t, size_t i, double v);
-void rlx_tensor_set_i64(rlx_tensor *t, size_t i, int64_t v);
 
 /* Row-major strides (in elements) of a shape. */
 void rlx_strides(const int64_t *dims, int rank, int64_t *strides);

@@ -254,10 +254,10 @@ static rlx_status k_scan(rlx_cpu_kctx *k) {
     if (!body || m < 1 || n_state < 0 || n_scan_out < 0 || (int)body->n_outputs != k->n->n_out)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "body does not fit the node");
     size_t na, nd, noa, nod;
-    const int64_t *in_axes = rlx_attr_ints(k->n, "scan_input_axes", &na);
-    const int64_t *in_dirs = rlx_attr_ints(k->n, "scan_input_directions", &nd);
-    const int64_t *out_axes = rlx_attr_ints(k->n, "scan_output_axes", &noa);
-    const int64_t *out_dirs = rlx_attr_ints(k->n, "scan_output_directions", &nod);
+    const int64_t *in_axes = rlx_param_ints(k->n, "scan_input_axes", &na);
+    const int64_t *in_dirs = rlx_param_ints(k->n, "scan_input_directions", &nd);
+    const int64_t *out_axes = rlx_param_ints(k->n, "scan_output_axes", &noa);
+    const int64_t *out_dirs = rlx_param_ints(k->n, "scan_output_directions", &nod);
     int64_t seq = -1;
     int axes[64];
     if (m > 64) return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "more than 64 scan inputs");

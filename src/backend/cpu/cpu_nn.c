@@ -143,27 +143,6 @@ void rlx_nn_act_f32_serial(const rlx_act *a, float *y, size_t n) {
     act_range(&j, 0, n);
 }
 
-typedef struct act_rows_job {
-    const rlx_act *a;
-    float *y;
-    size_t cols, stride;
-} act_rows_job;
-
-static void act_rows(void *ctx, size_t r0, size_t r1) {
-    const act_rows_job *j = ctx;
-    act_job one = { j->a, NULL };
-    for (size_t r = r0; r < r1; r++) {
-        one.y = j->y + r * j->stride;
-        act_range(&one, 0, j->cols);
-    }
-}
-
-void rlx_nn_act_rows_f32(const rlx_act *a, float *y, size_t rows, size_t cols, size_t stride) {
-    if (a->kind == RLX_ACT_NONE || !rows || !cols) return;
-    act_rows_job j = { a, y, cols, stride };
-    rlx_parallel_for(rows, 16384 / cols + 1, act_rows, &j);
-}
-
 void rlx_nn_sp3_init(const rlx_conv_geom *g, rlx_nn_sp3 *s) {
     int off = 3 - g->nsp;
     for (int i = 0; i < 3; i++) {

@@ -67,8 +67,6 @@ rlx_status rlx_nn_check_out(const rlx_cpu_kctx *k, const rlx_tensor *t, const rl
 void rlx_nn_act_f32(const rlx_act *a, float *y, size_t n);
 /* The same on the calling thread only (for data that is hot in its cache). */
 void rlx_nn_act_f32_serial(const rlx_act *a, float *y, size_t n);
-/* rows x cols elements with row stride `stride`, in one parallel region. */
-void rlx_nn_act_rows_f32(const rlx_act *a, float *y, size_t rows, size_t cols, size_t stride);
 
 /* Walks the flat positions [p0, p0 + np) of a 3-D grid `dims` in runs along
  * the last axis: calls body with (j = offset in the block, a0, a1, a2 = the

@@ -147,7 +147,7 @@ static rlx_status kernel_axes(rlx_cpu_kctx *k, rlx_reduce_spec *r) {
             for (size_t i = 0; i < na; i++) axes[i] = rlx_tensor_get_i64(a, i);
         }
     } else {
-        const int64_t *at = rlx_attr_ints(k->n, "axes", &na);
+        const int64_t *at = rlx_param_ints(k->n, "axes", &na);
         if (na > RLX_ARRAY_LEN(axes))
             return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "attribute 'axes' has %zu values", na);
         if (na) memcpy(axes, at, na * sizeof *axes);
@@ -618,19 +618,8 @@ static rlx_status k_lp_norm(rlx_cpu_kctx *k) {
 static rlx_status k_mvn(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
-    static const int64_t def_axes[3] = { 0, 2, 3 };
-    size_t na;
-    const int64_t *axes = rlx_attr_ints(k->n, "axes", &na);
-    if (!rlx_node_attr_find(k->n, "axes")) axes = def_axes, na = 3;
-    rlx_reduce_spec r = { .rank = x->rank, .keepdims = true };
-    for (size_t i = 0; i < na; i++) {
-        int a;
-        if (!rlx_norm_axis(axes[i], x->rank, &a) || r.axis[a])
-            return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axes[%zu] = %lld is out of range or repeated", i,
-                                (long long)axes[i]);
-        r.axis[a] = true;
-        r.n_axes++;
-    }
+    rlx_reduce_spec r;
+    RLX_TRY(rlx_mvn_resolve(k->n, x->rank, RLX_ERR_INVALID_ARGUMENT, &r));
     red_plan p;
     red_plan_init(&p, x, &r);
     if (p.n_out == 0) return RLX_OK;

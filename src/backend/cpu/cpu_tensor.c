@@ -176,7 +176,7 @@ static rlx_status k_transpose(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
     size_t np;
-    const int64_t *p = rlx_attr_ints(k->n, "perm", &np);
+    const int64_t *p = rlx_param_ints(k->n, "perm", &np);
     int perm[RLX_MAX_RANK];
     int64_t od[RLX_MAX_RANK];
     bool seen[RLX_MAX_RANK] = { false };
@@ -228,7 +228,7 @@ static rlx_status k_split(rlx_cpu_kctx *k) {
     size_t ns = 0;
     rlx_status st = RLX_OK;
     if (k->n->version < 13) {
-        split = rlx_attr_ints(k->n, "split", &ns);
+        split = rlx_param_ints(k->n, "split", &ns);
     } else if (kin(k, 1)) {
         st = read_ints(k, kin(k, 1), "split", buf, 256, &ns);
         split = buf;
@@ -284,14 +284,14 @@ static rlx_status k_constant(rlx_cpu_kctx *k) {
         return RLX_OK;
     }
     size_t cnt;
-    const float *f = rlx_attr_floats(k->n, "value_float", &cnt);
-    if (!f) f = rlx_attr_floats(k->n, "value_floats", &cnt);
+    const float *f = rlx_param_floats(k->n, "value_float", &cnt);
+    if (!f) f = rlx_param_floats(k->n, "value_floats", &cnt);
     if (f && y->dtype == RLX_DTYPE_F32 && cnt == n) {
         memcpy(y->data, f, n * sizeof *f);
         return RLX_OK;
     }
-    const int64_t *iv = rlx_attr_ints(k->n, "value_int", &cnt);
-    if (!iv) iv = rlx_attr_ints(k->n, "value_ints", &cnt);
+    const int64_t *iv = rlx_param_ints(k->n, "value_int", &cnt);
+    if (!iv) iv = rlx_param_ints(k->n, "value_ints", &cnt);
     if (iv && y->dtype == RLX_DTYPE_I64 && cnt == n) {
         memcpy(y->data, iv, n * sizeof *iv);
         return RLX_OK;
@@ -496,11 +496,11 @@ static rlx_status k_slice(rlx_cpu_kctx *k) {
     bool have_axes, have_steps = false;
     if (k->n->version < 10) {
         const int64_t *p;
-        if (!(p = rlx_attr_ints(k->n, "starts", &ns)) || ns > cap) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "starts");
+        if (!(p = rlx_param_ints(k->n, "starts", &ns)) || ns > cap) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "starts");
         memcpy(st, p, ns * sizeof *p);
-        if (!(p = rlx_attr_ints(k->n, "ends", &ne)) || ne > cap) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "ends");
+        if (!(p = rlx_param_ints(k->n, "ends", &ne)) || ne > cap) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "ends");
         memcpy(en, p, ne * sizeof *p);
-        p = rlx_attr_ints(k->n, "axes", &na);
+        p = rlx_param_ints(k->n, "axes", &na);
         have_axes = p != NULL;
         if (na > cap) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axes");
         if (p) memcpy(ax, p, na * sizeof *p);
@@ -546,7 +546,7 @@ static rlx_status k_pad(rlx_cpu_kctx *k) {
     size_t es = rlx_dtype_size(x->dtype);
     char fill[16] = { 0 };
     if (k->n->version < 11) {
-        const int64_t *p = rlx_attr_ints(k->n, "pads", &np);
+        const int64_t *p = rlx_param_ints(k->n, "pads", &np);
         if (!p || np > 4 * RLX_MAX_RANK) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "pads");
         memcpy(pads, p, np * sizeof *p);
         rlx_tensor f = { .dtype = x->dtype, .rank = 0, .data = fill, .nbytes = es };

@@ -30,7 +30,7 @@ static rlx_status check_attr_range(const char *desc, const char *name, const int
 
 static rlx_status read_list(const rlx_node *n, const char *name, int nsp, int64_t def, int64_t *out, int mult) {
     size_t cnt;
-    const int64_t *v = rlx_attr_ints(n, name, &cnt);
+    const int64_t *v = rlx_param_ints(n, name, &cnt);
     for (int i = 0; i < nsp * mult; i++) out[i] = def;
     if (!v) return RLX_OK;
     if (cnt != (size_t)(nsp * mult))
@@ -57,7 +57,7 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
     g->group = kind == RLX_GEOM_POOL ? 1 : rlx_param_int(n, "group");
     if (g->group < 1) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: group %lld must be >= 1", desc, (long long)g->group);
     size_t kcnt;
-    const int64_t *ks = rlx_attr_ints(n, "kernel_shape", &kcnt);
+    const int64_t *ks = rlx_param_ints(n, "kernel_shape", &kcnt);
     if (ks && kcnt == (size_t)nsp) RLX_TRY(check_attr_range(desc, "kernel_shape", ks, nsp, 1));
     if (kind == RLX_GEOM_POOL) {
         if (!ks || kcnt != (size_t)nsp)
@@ -144,7 +144,7 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
         int64_t ek = (k - 1) * d + 1; /* effective kernel extent */
         if (kind == RLX_GEOM_CONV_TRANSPOSE) {
             size_t oc;
-            const int64_t *os = rlx_attr_ints(n, "output_shape", &oc);
+            const int64_t *os = rlx_param_ints(n, "output_shape", &oc);
             if (os && oc != (size_t)nsp && oc != (size_t)x_rank)
                 return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output_shape must have %d values", desc, nsp);
             if (os) RLX_TRY(check_attr_range(desc, "output_shape", os, (int)oc, 0));

@@ -130,7 +130,7 @@ static rlx_status infer_scan(rlx_infer_ctx *c) {
                              (long long)m, b->n_inputs, b->n_outputs);
     /* type the body: states as given, scan inputs with their scan axis removed */
     size_t n_in_axes;
-    const int64_t *in_axes = rlx_attr_ints(c->n, "scan_input_axes", &n_in_axes);
+    const int64_t *in_axes = rlx_param_ints(c->n, "scan_input_axes", &n_in_axes);
     rlx_value slices[64];
     const rlx_value *types[64];
     rlx_graph *typed = NULL;
@@ -151,7 +151,7 @@ static rlx_status infer_scan(rlx_infer_ctx *c) {
         if (typed) b = typed;
     }
     size_t n_axes;
-    const int64_t *axes = rlx_attr_ints(c->n, "scan_output_axes", &n_axes);
+    const int64_t *axes = rlx_param_ints(c->n, "scan_output_axes", &n_axes);
     for (int i = 0; i < c->n->n_out; i++) {
         const rlx_value *bo = &b->values[b->outputs[i]];
         if (i < n_state) {

@@ -18,9 +18,9 @@ int rlx_ew_arity(int op) {
 rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p) {
     memset(p, 0, sizeof *p);
     size_t nc = 0, nf = 0, nk = 0;
-    const int64_t *code = rlx_attr_ints(n, "code", &nc);
-    const float *fp = rlx_attr_floats(n, "fparams", &nf);
-    const float *ks = rlx_attr_floats(n, "consts", &nk);
+    const int64_t *code = rlx_param_ints(n, "code", &nc);
+    const float *fp = rlx_param_floats(n, "fparams", &nf);
+    const float *ks = rlx_param_floats(n, "consts", &nk);
     p->n_in = n->n_in;
     if (n->n_in < 1 || n->n_in > RLX_EW_MAX_IN)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %d inputs, expected 1 to %d", rlx_node_desc(n), n->n_in,
@@ -166,7 +166,7 @@ static rlx_status infer_add_ln(rlx_infer_ctx *c) {
 /* perm of attribute `name` (identity when absent); false when malformed. */
 static bool read_perm(const rlx_node *n, const char *name, int r, int *perm) {
     size_t cnt;
-    const int64_t *p = rlx_attr_ints(n, name, &cnt);
+    const int64_t *p = rlx_param_ints(n, name, &cnt);
     bool seen[RLX_MAX_RANK] = { false };
     for (int i = 0; i < r; i++) perm[i] = i;
     if (!p) return true;

@@ -4,7 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "base/half.h"
 #include "base/tensor.h"
 #include "ir/ops/conv_geom.h"
 #include "ir/ops/ops.h"
@@ -271,16 +270,8 @@ static bool konst_doubles(const rlx_value *v, double *out, size_t cap, size_t *c
     if (!v || !v->konst) return false;
     const rlx_tensor *t = v->konst;
     size_t n = rlx_tensor_numel(t);
-    if (n > cap) return false;
-    for (size_t i = 0; i < n; i++) {
-        switch (t->dtype) {
-        case RLX_DTYPE_F32: out[i] = ((const float *)t->data)[i]; break;
-        case RLX_DTYPE_F64: out[i] = ((const double *)t->data)[i]; break;
-        case RLX_DTYPE_F16: out[i] = rlx_f16_to_f32(((const uint16_t *)t->data)[i]); break;
-        case RLX_DTYPE_BF16: out[i] = rlx_bf16_to_f32(((const uint16_t *)t->data)[i]); break;
-        default: return false;
-        }
-    }
+    if (n > cap || (n && !rlx_dtype_is_float(t->dtype))) return false;
+    for (size_t i = 0; i < n; i++) out[i] = rlx_tensor_get_f64(t, i);
     *count = n;
     return true;
 }
@@ -329,7 +320,7 @@ static rlx_status infer_resize(rlx_infer_ctx *c) {
     if (vz && vz->dtype != RLX_DTYPE_I64) return rlx_ictx_fail(c, "sizes must be i64, got %s", rlx_dtype_name(vz->dtype));
     if (upsample && v < 9) {
         size_t cnt;
-        const float *f = rlx_attr_floats(n, "scales", &cnt);
+        const float *f = rlx_param_floats(n, "scales", &cnt);
         if (!f) return rlx_ictx_fail(c, "attribute 'scales' is required");
         if (cnt > RLX_MAX_RANK) return rlx_ictx_fail(c, "scales has %zu values for rank %d", cnt, x->rank);
         for (size_t i = 0; i < cnt; i++) scales[i] = f[i];

@@ -52,7 +52,7 @@ static rlx_status infer_reduce(rlx_infer_ctx *c) {
         if (c->n->n_in > 1 && c->n->in[1] >= 0)
             return rlx_ictx_fail(c, "has an axes input, but before version %d axes are an attribute",
                                  c->n->op == RLX_OP_ReduceSum ? 13 : 18);
-        const int64_t *at = rlx_attr_ints(c->n, "axes", &na);
+        const int64_t *at = rlx_param_ints(c->n, "axes", &na);
         if (na > RLX_ARRAY_LEN(axes)) return rlx_ictx_fail(c, "attribute 'axes' has %zu values", na);
         if (na) memcpy(axes, at, na * sizeof *axes);
     }
@@ -240,21 +240,8 @@ static rlx_status infer_lp_norm(rlx_infer_ctx *c) {
 static rlx_status infer_mvn(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     RLX_TRY(need_float(c, x));
-    if (x->rank >= 0) {
-        static const int64_t def_axes[3] = { 0, 2, 3 };
-        size_t na;
-        const int64_t *axes = rlx_attr_ints(c->n, "axes", &na);
-        if (!rlx_node_attr_find(c->n, "axes")) axes = def_axes, na = 3;
-        bool seen[RLX_MAX_RANK] = { false };
-        for (size_t i = 0; i < na; i++) {
-            int a;
-            if (!rlx_norm_axis(axes[i], x->rank, &a))
-                return rlx_ictx_fail(c, "axes[%zu] = %lld is out of range for an input of rank %d", i,
-                                     (long long)axes[i], x->rank);
-            if (seen[a]) return rlx_ictx_fail(c, "axis %d is given twice in axes", a);
-            seen[a] = true;
-        }
-    }
+    rlx_reduce_spec r;
+    if (x->rank >= 0) RLX_TRY(rlx_mvn_resolve(c->n, x->rank, RLX_ERR_INVALID_MODEL, &r));
     rlx_ictx_set_out_like(c, 0, x);
     return RLX_OK;
 }

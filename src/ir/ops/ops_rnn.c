@@ -70,8 +70,8 @@ rlx_status rlx_rnn_params_resolve(const rlx_node *n, rlx_rnn_params *p) {
         n_names = (size_t)p->n_acts;
     }
     size_t n_alpha = 0, n_beta = 0, ia = 0, ib = 0;
-    const float *alphas = rlx_attr_floats(n, "activation_alpha", &n_alpha);
-    const float *betas = rlx_attr_floats(n, "activation_beta", &n_beta);
+    const float *alphas = rlx_param_floats(n, "activation_alpha", &n_alpha);
+    const float *betas = rlx_param_floats(n, "activation_beta", &n_beta);
     for (int d = 0; d < p->num_dirs; d++)
         for (int j = 0; j < p->n_acts; j++) {
             /* one list for both directions: the second direction reuses it */

@@ -50,6 +50,15 @@ static void set_out_shp(rlx_infer_ctx *c, int i, rlx_dtype dt, shp *o) {
     rlx_ictx_set_out(c, i, dt, o->rank, o->d, o->s);
 }
 
+/* Sets output 0 to dtype dt with `rank` dynamic dims (-1: rank unknown);
+ * returns RLX_OK (the early exits of inference that knows no more). */
+static rlx_status out_dyn(rlx_infer_ctx *c, rlx_dtype dt, int rank) {
+    shp o;
+    shp_dyn(&o, rank);
+    set_out_shp(c, 0, dt, &o);
+    return RLX_OK;
+}
+
 static rlx_status fail_rank(rlx_infer_ctx *c, int64_t rank) {
     return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: output rank %lld is above the maximum %d", rlx_node_desc(c->n),
                     (long long)rank, RLX_MAX_RANK);
@@ -147,9 +156,7 @@ static rlx_status infer_reshape(rlx_infer_ctx *c) {
     if (!known) {
         int64_t len = in_len(c, 1);
         if (len > RLX_MAX_RANK) return fail_rank(c, len);
-        shp_dyn(&o, len >= 0 ? (int)len : -1);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
+        return out_dyn(c, x->dtype, len >= 0 ? (int)len : -1);
     }
     shp_dyn(&o, (int)r);
     int neg = -1, src[RLX_MAX_RANK];
@@ -243,13 +250,11 @@ static rlx_status infer_flatten(rlx_infer_ctx *c) {
 static rlx_status infer_transpose(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     size_t np;
-    const int64_t *perm = rlx_attr_ints(c->n, "perm", &np);
+    const int64_t *perm = rlx_param_ints(c->n, "perm", &np);
     shp o;
     if (x->rank < 0) {
         if (perm && np > RLX_MAX_RANK) return fail_rank(c, (int64_t)np);
-        shp_dyn(&o, perm ? (int)np : -1);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
+        return out_dyn(c, x->dtype, perm ? (int)np : -1);
     }
     if (perm && np != (size_t)x->rank)
         return rlx_ictx_fail(c, "perm has %zu entries for an input of rank %d", np, x->rank);
@@ -273,7 +278,7 @@ static rlx_status squeeze_axes(rlx_infer_ctx *c, int64_t *axes, size_t *n, bool 
     *n = 0;
     if (c->n->version < 13) {
         size_t cnt;
-        const int64_t *a = rlx_attr_ints(c->n, "axes", &cnt);
+        const int64_t *a = rlx_param_ints(c->n, "axes", &cnt);
         *have = *known = a != NULL;
         if (!a) return RLX_OK;
         if (cnt > 2 * RLX_MAX_RANK) return rlx_ictx_fail(c, "%zu axes", cnt);
@@ -295,17 +300,11 @@ static rlx_status infer_squeeze(rlx_infer_ctx *c) {
     bool have, known;
     RLX_TRY(squeeze_axes(c, axes, &na, &have, &known));
     shp o;
-    if (x->rank < 0) {
-        shp_dyn(&o, -1);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
-    }
+    if (x->rank < 0) return out_dyn(c, x->dtype, -1);
     bool drop[RLX_MAX_RANK] = { false };
     if (have && !known) {
         int64_t len = in_len(c, 1);
-        shp_dyn(&o, len >= 0 && len <= x->rank ? x->rank - (int)len : -1);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
+        return out_dyn(c, x->dtype, len >= 0 && len <= x->rank ? x->rank - (int)len : -1);
     }
     if (have) {
         for (size_t i = 0; i < na; i++) {
@@ -319,11 +318,7 @@ static rlx_status infer_squeeze(rlx_infer_ctx *c) {
         }
     } else {
         for (int a = 0; a < x->rank; a++) {
-            if (x->dims[a] < 0) { /* may or may not be 1 */
-                shp_dyn(&o, -1);
-                set_out_shp(c, 0, x->dtype, &o);
-                return RLX_OK;
-            }
+            if (x->dims[a] < 0) return out_dyn(c, x->dtype, -1); /* may or may not be 1 */
             drop[a] = x->dims[a] == 1;
         }
     }
@@ -344,17 +339,11 @@ static rlx_status infer_unsqueeze(rlx_infer_ctx *c) {
     RLX_TRY(squeeze_axes(c, axes, &na, &have, &known));
     if (!have) return rlx_ictx_fail(c, "axes are required (%s)", c->n->version < 13 ? "attribute" : "input 1");
     shp o;
-    if (x->rank < 0) {
-        shp_dyn(&o, -1);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
-    }
+    if (x->rank < 0) return out_dyn(c, x->dtype, -1);
     if (!known) {
         int64_t len = in_len(c, 1);
         if (len >= 0 && x->rank + len > RLX_MAX_RANK) return fail_rank(c, x->rank + len);
-        shp_dyn(&o, len >= 0 ? x->rank + (int)len : -1);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
+        return out_dyn(c, x->dtype, len >= 0 ? x->rank + (int)len : -1);
     }
     int64_t r = x->rank + (int64_t)na;
     if (r > RLX_MAX_RANK) return fail_rank(c, r);
@@ -387,11 +376,7 @@ static rlx_status infer_concat(rlx_infer_ctx *c) {
     }
     const rlx_value *first = rlx_ictx_in(c, 0);
     shp o;
-    if (!x0) {
-        shp_dyn(&o, -1);
-        set_out_shp(c, 0, first->dtype, &o);
-        return RLX_OK;
-    }
+    if (!x0) return out_dyn(c, first->dtype, -1);
     const rlx_node_attr *aa = rlx_node_attr_find(c->n, "axis");
     if (!aa) return rlx_ictx_fail(c, "attribute 'axis' is required");
     int ax;
@@ -451,7 +436,7 @@ static rlx_status infer_split(rlx_infer_ctx *c) {
     bool split_dyn = false;
     if (n_out > 256) return fail_st(c, RLX_ERR_UNSUPPORTED, "more than 256 outputs");
     if (c->n->version < 13) {
-        split = rlx_attr_ints(c->n, "split", &ns);
+        split = rlx_param_ints(c->n, "split", &ns);
     } else if (rlx_ictx_in(c, 1)) {
         bool known;
         RLX_TRY(need_index(c, 1, "split"));
@@ -503,11 +488,7 @@ static rlx_status infer_gather(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0), *idx = rlx_ictx_in(c, 1);
     RLX_TRY(need_index(c, 1, "indices"));
     shp o;
-    if (x->rank < 0 || idx->rank < 0) {
-        shp_dyn(&o, -1);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
-    }
+    if (x->rank < 0 || idx->rank < 0) return out_dyn(c, x->dtype, -1);
     int64_t axis = rlx_param_int(c->n, "axis");
     int ax;
     if (x->rank == 0) return rlx_ictx_fail(c, "data must have rank >= 1");
@@ -547,11 +528,8 @@ static rlx_status infer_gather_nd(rlx_infer_ctx *c) {
     if (idx->dtype != RLX_DTYPE_I64) return rlx_ictx_fail(c, "indices must be i64, got %s", rlx_dtype_name(idx->dtype));
     int64_t b = c->n->version >= 12 ? rlx_param_int(c->n, "batch_dims") : 0;
     shp o;
-    if (x->rank < 0 || idx->rank < 0 || idx->rank == 0 || idx->dims[idx->rank - 1] < 0) {
-        shp_dyn(&o, -1);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
-    }
+    if (x->rank < 0 || idx->rank < 0 || idx->rank == 0 || idx->dims[idx->rank - 1] < 0)
+        return out_dyn(c, x->dtype, -1);
     int64_t m = idx->dims[idx->rank - 1];
     if (b < 0 || b >= x->rank || b >= idx->rank)
         return rlx_ictx_fail(c, "batch_dims %lld must be below the ranks of data (%d) and indices (%d)", (long long)b,
@@ -641,22 +619,18 @@ static rlx_status infer_scatter_nd(rlx_infer_ctx *c) {
 static rlx_status infer_slice(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     shp o;
-    if (x->rank < 0) {
-        shp_dyn(&o, -1);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
-    }
+    if (x->rank < 0) return out_dyn(c, x->dtype, -1);
     int64_t st[2 * RLX_MAX_RANK], en[2 * RLX_MAX_RANK], ax[2 * RLX_MAX_RANK], sp[2 * RLX_MAX_RANK];
     size_t ns = 0, ne = 0, na = 0, nsp = 0;
     bool ks = true, ke = true, ka = true, ksp = true, have_axes, have_steps = false;
     const size_t cap = 2 * RLX_MAX_RANK;
     if (c->n->version < 10) {
         const int64_t *p;
-        if (!(p = rlx_attr_ints(c->n, "starts", &ns)) || ns > cap) return rlx_ictx_fail(c, "attribute 'starts' is missing or too long");
+        if (!(p = rlx_param_ints(c->n, "starts", &ns)) || ns > cap) return rlx_ictx_fail(c, "attribute 'starts' is missing or too long");
         memcpy(st, p, ns * sizeof *p);
-        if (!(p = rlx_attr_ints(c->n, "ends", &ne)) || ne > cap) return rlx_ictx_fail(c, "attribute 'ends' is missing or too long");
+        if (!(p = rlx_param_ints(c->n, "ends", &ne)) || ne > cap) return rlx_ictx_fail(c, "attribute 'ends' is missing or too long");
         memcpy(en, p, ne * sizeof *p);
-        p = rlx_attr_ints(c->n, "axes", &na);
+        p = rlx_param_ints(c->n, "axes", &na);
         have_axes = p != NULL;
         if (na > cap) return rlx_ictx_fail(c, "attribute 'axes' is too long");
         if (p) memcpy(ax, p, na * sizeof *p);
@@ -669,11 +643,7 @@ static rlx_status infer_slice(rlx_infer_ctx *c) {
         if (have_axes) RLX_TRY(in_ints(c, 3, "axes", ax, cap, &na, &ka));
         if (have_steps) RLX_TRY(in_ints(c, 4, "steps", sp, cap, &nsp, &ksp));
     }
-    if (!ka) { /* which axes are sliced is unknown */
-        shp_dyn(&o, x->rank);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
-    }
+    if (!ka) return out_dyn(c, x->dtype, x->rank); /* which axes are sliced is unknown */
     if (ks && ke && ns != ne) return rlx_ictx_fail(c, "starts has %zu values, ends %zu", ns, ne);
     if (!ks || !ke || !ksp) {
         /* the sliced axes are known, their extents are not */
@@ -713,16 +683,12 @@ static rlx_status infer_pad(rlx_infer_ctx *c) {
     rlx_pad_mode mode;
     RLX_TRY(rlx_pad_mode_of(c->n, &mode));
     shp o;
-    if (x->rank < 0) {
-        shp_dyn(&o, -1);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
-    }
+    if (x->rank < 0) return out_dyn(c, x->dtype, -1);
     int64_t pads[4 * RLX_MAX_RANK], axes[2 * RLX_MAX_RANK];
     size_t np = 0, na = 0;
     bool kp = true, ka = true, have_axes = false;
     if (c->n->version < 11) {
-        const int64_t *p = rlx_attr_ints(c->n, "pads", &np);
+        const int64_t *p = rlx_param_ints(c->n, "pads", &np);
         if (!p) return rlx_ictx_fail(c, "attribute 'pads' is required");
         if (np > 4 * RLX_MAX_RANK) return rlx_ictx_fail(c, "pads has %zu values", np);
         memcpy(pads, p, np * sizeof *p);
@@ -861,9 +827,7 @@ static rlx_status infer_expand(rlx_infer_ctx *c) {
     if (!known || x->rank < 0) {
         int64_t len = known ? (int64_t)r : in_len(c, 1);
         if (len > RLX_MAX_RANK) return fail_rank(c, len);
-        shp_dyn(&o, (len >= 0 && x->rank >= 0) ? (int)(len > x->rank ? len : x->rank) : -1);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
+        return out_dyn(c, x->dtype, (len >= 0 && x->rank >= 0) ? (int)(len > x->rank ? len : x->rank) : -1);
     }
     for (size_t i = 0; i < r; i++)
         if (sh[i] < 0) return rlx_ictx_fail(c, "shape[%zu] = %lld is negative", i, (long long)sh[i]);
@@ -884,18 +848,10 @@ static rlx_status infer_tile(rlx_infer_ctx *c) {
     size_t n;
     bool known;
     shp o;
-    if (x->rank < 0) {
-        shp_dyn(&o, -1);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
-    }
+    if (x->rank < 0) return out_dyn(c, x->dtype, -1);
     RLX_TRY(in_ints(c, 1, "repeats", rep, RLX_MAX_RANK, &n, &known));
     shp_from(&o, x);
-    if (!known) {
-        shp_dyn(&o, x->rank);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
-    }
+    if (!known) return out_dyn(c, x->dtype, x->rank);
     if (n != (size_t)x->rank) return rlx_ictx_fail(c, "repeats has %zu values for rank %d", n, x->rank);
     for (int a = 0; a < x->rank; a++) {
         if (rep[a] < 0) return rlx_ictx_fail(c, "repeats[%d] = %lld is negative", a, (long long)rep[a]);
@@ -950,11 +906,7 @@ static rlx_status infer_onehot(rlx_infer_ctx *c) {
     if (val->rank >= 0 && (val->rank != 1 || (val->dims[0] >= 0 && val->dims[0] != 2)))
         return rlx_ictx_fail(c, "values must be a 1-D tensor of 2 elements [off, on]");
     shp o;
-    if (idx->rank < 0) {
-        shp_dyn(&o, -1);
-        set_out_shp(c, 0, val->dtype, &o);
-        return RLX_OK;
-    }
+    if (idx->rank < 0) return out_dyn(c, val->dtype, -1);
     int r = idx->rank + 1;
     if (r > RLX_MAX_RANK) return fail_rank(c, r);
     int ax;
@@ -1065,11 +1017,7 @@ static rlx_status infer_compress(rlx_infer_ctx *c) {
     int ax = -1;
     shp o;
     if (aa) {
-        if (x->rank < 0) {
-            shp_dyn(&o, -1);
-            set_out_shp(c, 0, x->dtype, &o);
-            return RLX_OK;
-        }
+        if (x->rank < 0) return out_dyn(c, x->dtype, -1);
         if (!rlx_norm_axis(aa->i, x->rank, &ax))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)aa->i, x->rank);
         shp_from(&o, x);
@@ -1108,11 +1056,7 @@ static rlx_status infer_depth_space(rlx_infer_ctx *c, bool to_space) {
         if (strcmp(m, "DCR") != 0 && strcmp(m, "CRD") != 0) return rlx_ictx_fail(c, "mode '%s' is not DCR or CRD", m);
     }
     shp o;
-    if (x->rank < 0) {
-        shp_dyn(&o, 4);
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
-    }
+    if (x->rank < 0) return out_dyn(c, x->dtype, 4);
     if (x->rank != 4) return rlx_ictx_fail(c, "input must be 4-D (NCHW), got rank %d", x->rank);
     shp_from(&o, x);
     for (int a = 1; a < 4; a++) o.s[a] = -1;

@@ -19,6 +19,23 @@ bool rlx_reduce_axes_are_input(const rlx_node *n) {
     return n->version >= 18;
 }
 
+/* Marks axes[0..n_axes) of an input of rank `rank` in out (errors: `status`,
+ * naming node n: an axis out of range or given twice). */
+static rlx_status mark_axes(const rlx_node *n, int rank, const int64_t *axes, size_t n_axes, rlx_status status,
+                            rlx_reduce_spec *out) {
+    for (size_t i = 0; i < n_axes; i++) {
+        int a;
+        if (!rlx_norm_axis(axes[i], rank, &a))
+            return rlx_fail(status, "%s: axes[%zu] = %lld is out of range for an input of rank %d (allowed [%d, %d])",
+                            rlx_node_desc(n), i, (long long)axes[i], rank, -rank, rank - 1);
+        if (out->axis[a])
+            return rlx_fail(status, "%s: axis %d is given twice in axes", rlx_node_desc(n), a);
+        out->axis[a] = true;
+        out->n_axes++;
+    }
+    return RLX_OK;
+}
+
 rlx_status rlx_reduce_resolve(const rlx_node *n, int rank, const int64_t *axes, size_t n_axes, rlx_status status,
                               rlx_reduce_spec *out) {
     memset(out, 0, sizeof *out);
@@ -34,17 +51,18 @@ rlx_status rlx_reduce_resolve(const rlx_node *n, int rank, const int64_t *axes, 
         }
         return RLX_OK;
     }
-    for (size_t i = 0; i < n_axes; i++) {
-        int a;
-        if (!rlx_norm_axis(axes[i], rank, &a))
-            return rlx_fail(status, "%s: axes[%zu] = %lld is out of range for an input of rank %d (allowed [%d, %d])",
-                            rlx_node_desc(n), i, (long long)axes[i], rank, -rank, rank - 1);
-        if (out->axis[a])
-            return rlx_fail(status, "%s: axis %d is given twice in axes", rlx_node_desc(n), a);
-        out->axis[a] = true;
-        out->n_axes++;
-    }
-    return RLX_OK;
+    return mark_axes(n, rank, axes, n_axes, status, out);
+}
+
+rlx_status rlx_mvn_resolve(const rlx_node *n, int rank, rlx_status status, rlx_reduce_spec *out) {
+    static const int64_t def_axes[3] = { 0, 2, 3 };
+    size_t na;
+    const int64_t *axes = rlx_param_ints(n, "axes", &na);
+    if (!axes) axes = def_axes, na = 3;
+    memset(out, 0, sizeof *out);
+    out->rank = rank;
+    out->keepdims = true;
+    return mark_axes(n, rank, axes, na, status, out);
 }
 
 int rlx_reduce_out_shape(const rlx_reduce_spec *r, const int64_t *dims, const int32_t *syms, int64_t *out_dims,

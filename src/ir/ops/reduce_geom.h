@@ -43,6 +43,11 @@ bool rlx_reduce_axes_are_input(const rlx_node *n);
 rlx_status rlx_reduce_resolve(const rlx_node *n, int rank, const int64_t *axes, size_t n_axes, rlx_status status,
                               rlx_reduce_spec *out);
 
+/* The axes of MeanVarianceNormalization node n on an input of rank `rank`
+ * (0 <= rank <= RLX_MAX_RANK): the 'axes' attribute, else [0, 2, 3] (ONNX's
+ * default, written here only), keepdims. errors: as rlx_reduce_resolve. */
+rlx_status rlx_mvn_resolve(const rlx_node *n, int rank, rlx_status status, rlx_reduce_spec *out);
+
 /* Output shape of a resolved reduction: dims[i] of the input are kept,
  * reduced dims become 1 (keepdims) or are dropped. Returns the output rank.
  * syms may be NULL (then out_syms is not written). */

@@ -84,7 +84,7 @@ rlx_status rlx_resize_attrs_read(const rlx_node *n, int rank, rlx_resize_attrs *
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: unknown keep_aspect_ratio_policy '%s'", desc, s);
     a->policy = (rlx_resize_policy)val;
     size_t na;
-    const int64_t *axes = rlx_attr_ints(n, "axes", &na);
+    const int64_t *axes = rlx_param_ints(n, "axes", &na);
     if (axes) {
         if (na == 0 || na > RLX_MAX_RANK || (rank >= 0 && na > (size_t)rank))
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: axes has %zu values for an input of rank %d", desc, na, rank);
