@@ -47,11 +47,13 @@ void rlx_tensor_destroy(rlx_tensor *tensor) {
     free(tensor);
 }
 
-size_t rlx_tensor_numel(const rlx_tensor *t) {
+size_t rlx_dims_span(const int64_t *dims, int from, int to) {
     size_t n = 1;
-    for (int i = 0; i < t->rank; i++) n *= (size_t)t->dims[i];
+    for (int i = from; i < to; i++) n *= (size_t)dims[i];
     return n;
 }
+
+size_t rlx_tensor_numel(const rlx_tensor *t) { return rlx_dims_span(t->dims, 0, t->rank); }
 
 rlx_status rlx_tensor_clone(const rlx_tensor *src, rlx_tensor **out) {
     if (src->dtype == RLX_DTYPE_STRING)

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include "rlx/rlx.h"
 
+/* Product of dims[from..to) (unchecked: for shapes already validated). */
+size_t rlx_dims_span(const int64_t *dims, int from, int to);
+
 /* Product of dims with overflow and negativity checks. */
 rlx_status rlx_shape_numel(const int64_t *dims, int rank, size_t *out);
 

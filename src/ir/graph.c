@@ -538,6 +538,11 @@ const char *rlx_param_str(const rlx_node *n, const char *name) {
     return a && a->type == RLX_ATTR_STRING ? a->s : NULL;
 }
 
+const rlx_graph *rlx_param_graph(const rlx_node *n, const char *name) {
+    const rlx_node_attr *a = rlx_param(n, name);
+    return a && a->type == RLX_ATTR_GRAPH ? a->g : NULL;
+}
+
 bool rlx_param_given(const rlx_node *n, const char *name) {
     return rlx_node_attr_find(n, name) != NULL;
 }

@@ -188,6 +188,8 @@ const char *rlx_param_str(const rlx_node *n, const char *name);
  * non-NULL with count 0). */
 const int64_t *rlx_param_ints(const rlx_node *n, const char *name, size_t *count);
 const float *rlx_param_floats(const rlx_node *n, const char *name, size_t *count);
+/* A GRAPH parameter (the body of If, Loop, Scan), or NULL. */
+const rlx_graph *rlx_param_graph(const rlx_node *n, const char *name);
 /* Whether the attribute was given on the node (not defaulted). */
 bool rlx_param_given(const rlx_node *n, const char *name);
 

@@ -10,11 +10,6 @@
 #include "base/tensor.h"
 #include "passes/passes.h"
 
-static const rlx_graph *body_attr(const rlx_node *n, const char *name) {
-    const rlx_node_attr *a = rlx_node_attr_find(n, name);
-    return (a && a->type == RLX_ATTR_GRAPH) ? a->g : NULL;
-}
-
 /* Finds a constant value by name in `g` or its enclosing graphs. */
 static const rlx_value *find_outer(const rlx_graph *g, const char *name) {
     for (; g; g = g->parent) {
@@ -96,7 +91,7 @@ static rlx_status k_if(rlx_cpu_kctx *k) {
     const rlx_tensor *c = k->in[0];
     if (rlx_tensor_numel(c) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "condition must have one element");
     bool cond = rlx_tensor_get_f64(c, 0) != 0;
-    const rlx_graph *body = body_attr(k->n, cond ? "then_branch" : "else_branch");
+    const rlx_graph *body = rlx_param_graph(k->n, cond ? "then_branch" : "else_branch");
     if (!body || (int)body->n_outputs != k->n->n_out)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "branch does not have %d outputs", k->n->n_out);
     rlx_tensor **outs = calloc((size_t)k->n->n_out + 1, sizeof *outs);
@@ -152,7 +147,7 @@ static rlx_status stack(rlx_cpu_kctx *k, rlx_tensor **items, size_t count, int a
 }
 
 static rlx_status k_loop(rlx_cpu_kctx *k) {
-    const rlx_graph *body = body_attr(k->n, "body");
+    const rlx_graph *body = rlx_param_graph(k->n, "body");
     int n_carried = k->n->n_in - 2;
     int n_scan = k->n->n_out - n_carried;
     if (!body || n_carried < 0 || n_scan < 0 || (int)body->n_outputs != 1 + n_carried + n_scan)
@@ -247,7 +242,7 @@ static rlx_status take_slice(const rlx_tensor *t, int axis, int64_t j, rlx_tenso
 }
 
 static rlx_status k_scan(rlx_cpu_kctx *k) {
-    const rlx_graph *body = body_attr(k->n, "body");
+    const rlx_graph *body = rlx_param_graph(k->n, "body");
     int m = (int)rlx_param_int(k->n, "num_scan_inputs");
     int n_state = k->n->n_in - m;
     int n_scan_out = k->n->n_out - n_state;

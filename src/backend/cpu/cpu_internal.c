@@ -41,12 +41,6 @@ static bool suffix_of(const rlx_tensor *p, const rlx_tensor *x) {
     return true;
 }
 
-static size_t prod(const int64_t *d, int from, int to) {
-    size_t n = 1;
-    for (int i = from; i < to; i++) n *= (size_t)d[i];
-    return n;
-}
-
 /* ------------------------------------------------------------ AddLayerNormalization */
 
 typedef struct aln_job {
@@ -92,7 +86,7 @@ static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
     if (!rlx_norm_axis(axis, a->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis,
                             a->rank);
-    size_t rows = prod(a->dims, 0, ax), len = prod(a->dims, ax, a->rank);
+    size_t rows = rlx_dims_span(a->dims, 0, ax), len = rlx_dims_span(a->dims, ax, a->rank);
     size_t nb = rlx_tensor_numel(b), ns = rlx_tensor_numel(sc), nbi = bi ? rlx_tensor_numel(bi) : 1;
     if (rows * len == 0 && rlx_tensor_numel(y) == 0 && b->dtype == a->dtype && y->dtype == a->dtype)
         return RLX_OK; /* no rows (a zero batch or sequence length): nothing to normalise */
@@ -161,7 +155,7 @@ static rlx_status attn_resolve(rlx_cpu_kctx *k, attn_geom *g) {
     g->r = r;
     g->div = rlx_param_int(k->n, "scale_div") != 0;
     g->scale = rlx_param_float(k->n, "scale");
-    g->nb = prod(l->qd, 0, r - 2);
+    g->nb = rlx_dims_span(l->qd, 0, r - 2);
     g->sq = (size_t)l->qd[r - 2];
     g->d = (size_t)l->qd[r - 1];
     g->sk = (size_t)l->kd[l->kt ? r - 1 : r - 2];

@@ -15,18 +15,28 @@
 
 /* ------------------------------------------------------------ helpers */
 
-rlx_status rlx_nn_load(const rlx_cpu_kctx *k, const rlx_tensor *t, rlx_nn_buf *b) {
+/* b borrows t's data when t is f64, else owns a buffer of its size; `what`
+ * names the buffer in the out-of-memory message. */
+static rlx_status buf_for(const rlx_cpu_kctx *k, const rlx_tensor *t, rlx_nn_buf *b, const char *what) {
     b->p = NULL;
     b->owned = false;
-    if (!t) return RLX_OK;
     if (t->dtype == RLX_DTYPE_F64) {
         b->p = t->data;
         return RLX_OK;
     }
     size_t n = rlx_tensor_numel(t), bytes;
     if (!rlx_mul_ok(n + 1, sizeof(double), &bytes) || !(b->p = malloc(bytes)))
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-element working copy)", n);
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-element %s)", n, what);
     b->owned = true;
+    return RLX_OK;
+}
+
+rlx_status rlx_nn_load(const rlx_cpu_kctx *k, const rlx_tensor *t, rlx_nn_buf *b) {
+    b->p = NULL;
+    b->owned = false;
+    if (!t) return RLX_OK;
+    RLX_TRY(buf_for(k, t, b, "working copy"));
+    size_t n = b->owned ? rlx_tensor_numel(t) : 0;
     if (t->dtype == RLX_DTYPE_F32) {
         const float *s = t->data;
         for (size_t i = 0; i < n; i++) b->p[i] = s[i];
@@ -37,17 +47,7 @@ rlx_status rlx_nn_load(const rlx_cpu_kctx *k, const rlx_tensor *t, rlx_nn_buf *b
 }
 
 rlx_status rlx_nn_out(const rlx_cpu_kctx *k, const rlx_tensor *t, rlx_nn_buf *b) {
-    b->p = NULL;
-    b->owned = false;
-    if (t->dtype == RLX_DTYPE_F64) {
-        b->p = t->data;
-        return RLX_OK;
-    }
-    size_t n = rlx_tensor_numel(t), bytes;
-    if (!rlx_mul_ok(n + 1, sizeof(double), &bytes) || !(b->p = malloc(bytes)))
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-element result buffer)", n);
-    b->owned = true;
-    return RLX_OK;
+    return buf_for(k, t, b, "result buffer");
 }
 
 static double int_max_of(rlx_dtype dt) {

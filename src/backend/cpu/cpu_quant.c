@@ -81,9 +81,7 @@ static rlx_status gran_setup(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_ten
         L->outer = 1, L->da = 1, L->inner = n, L->sa = 1;
         return RLX_OK;
     }
-    L->outer = 1, L->inner = 1;
-    for (int i = 0; i < g.axis; i++) L->outer *= (size_t)x->dims[i];
-    for (int i = g.axis + 1; i < x->rank; i++) L->inner *= (size_t)x->dims[i];
+    L->outer = rlx_dims_span(x->dims, 0, g.axis), L->inner = rlx_dims_span(x->dims, g.axis + 1, x->rank);
     L->da = (size_t)x->dims[g.axis];
     L->sa = (size_t)s->dims[g.mode == RLX_QUANT_BLOCKED ? g.axis : 0];
     return RLX_OK;

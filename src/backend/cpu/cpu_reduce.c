@@ -59,12 +59,6 @@ static rlx_status check_out(const rlx_cpu_kctx *k, int i, size_t want) {
     return RLX_OK;
 }
 
-static size_t prod_dims(const int64_t *dims, int from, int to) {
-    size_t n = 1;
-    for (int i = from; i < to; i++) n *= (size_t)dims[i];
-    return n;
-}
-
 /* Offset into a tensor that broadcasts unidirectionally to shape
  * (rank, dims), of the element at row-major flat index `flat`. */
 static size_t bcast_off(size_t flat, const int64_t *dims, int rank, const int64_t *bstride) {
@@ -284,8 +278,8 @@ static bool reduce_fast_f32(rlx_cpu_kctx *k, red_op op, const rlx_reduce_spec *r
             else if (last != d - 1) return false;
             last = d;
         }
-    size_t pre = prod_dims(x->dims, 0, first), red = prod_dims(x->dims, first, last + 1);
-    size_t post = prod_dims(x->dims, last + 1, r->rank);
+    size_t pre = rlx_dims_span(x->dims, 0, first), red = rlx_dims_span(x->dims, first, last + 1);
+    size_t post = rlx_dims_span(x->dims, last + 1, r->rank);
     const float *px = x->data;
     float *py = k->out[0]->data;
     if (post == 1) { /* reduced block innermost: one contiguous row per output */
@@ -406,7 +400,7 @@ static rlx_status arg_run(rlx_cpu_kctx *k, bool is_max) {
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for an input of rank %d",
                             (long long)axis, x->rank);
     bool last = rlx_param_int(k->n, "select_last_index") != 0;
-    size_t outer = prod_dims(x->dims, 0, ax), len = (size_t)x->dims[ax], inner = prod_dims(x->dims, ax + 1, x->rank);
+    size_t outer = rlx_dims_span(x->dims, 0, ax), len = (size_t)x->dims[ax], inner = rlx_dims_span(x->dims, ax + 1, x->rank);
     RLX_TRY(check_out(k, 0, outer * inner));
     if (len == 0 && outer * inner > 0)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %d has size 0: there is no index to return", ax);
@@ -466,7 +460,7 @@ static rlx_status k_instance_norm(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     if (x->rank < 2)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
-    size_t nb = (size_t)x->dims[0], ch = (size_t)x->dims[1], sp = prod_dims(x->dims, 2, x->rank);
+    size_t nb = (size_t)x->dims[0], ch = (size_t)x->dims[1], sp = rlx_dims_span(x->dims, 2, x->rank);
     RLX_TRY(need_numel(k, 1, ch, "scale"));
     RLX_TRY(need_numel(k, 2, ch, "B"));
     double eps = rlx_param_float(k->n, "epsilon");
@@ -511,7 +505,7 @@ static rlx_status norm_rows(rlx_cpu_kctx *k, bool rms) {
                                 t ? "B" : "Scale");
         rlx_broadcast_strides(p->dims, p->rank, x->rank, t ? bs : ss);
     }
-    size_t rows = prod_dims(x->dims, 0, ax), len = prod_dims(x->dims, ax, x->rank);
+    size_t rows = rlx_dims_span(x->dims, 0, ax), len = rlx_dims_span(x->dims, ax, x->rank);
     RLX_TRY(check_out(k, 1, rows));
     RLX_TRY(check_out(k, 2, rows));
     double eps = rlx_param_float(k->n, "epsilon");
@@ -561,7 +555,7 @@ static rlx_status k_group_norm(rlx_cpu_kctx *k) {
     if (x->rank < 2)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input has rank %d, expected [N, C, ...]", x->rank);
     int64_t g = rlx_param_int(k->n, "num_groups");
-    size_t nb = (size_t)x->dims[0], ch = (size_t)x->dims[1], sp = prod_dims(x->dims, 2, x->rank);
+    size_t nb = (size_t)x->dims[0], ch = (size_t)x->dims[1], sp = rlx_dims_span(x->dims, 2, x->rank);
     if (g <= 0 || ch % (size_t)g != 0)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "num_groups %lld does not divide the %zu channels",
                             (long long)g, ch);
@@ -596,7 +590,7 @@ static rlx_status k_lp_norm(rlx_cpu_kctx *k) {
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for an input of rank %d",
                             (long long)axis, x->rank);
-    size_t outer = prod_dims(x->dims, 0, ax), len = (size_t)x->dims[ax], inner = prod_dims(x->dims, ax + 1, x->rank);
+    size_t outer = rlx_dims_span(x->dims, 0, ax), len = (size_t)x->dims[ax], inner = rlx_dims_span(x->dims, ax + 1, x->rank);
     for (size_t a = 0; a < outer; a++)
         for (size_t c = 0; c < inner; c++) {
             size_t base = a * len * inner + c;
@@ -651,7 +645,7 @@ static rlx_status k_lrn(rlx_cpu_kctx *k) {
     double alpha = rlx_param_float(k->n, "alpha"), beta = rlx_param_float(k->n, "beta");
     double bias = rlx_param_float(k->n, "bias");
     int64_t nb = x->dims[0], ch = x->dims[1], before = (size - 1) / 2, after = size / 2;
-    size_t sp = prod_dims(x->dims, 2, x->rank);
+    size_t sp = rlx_dims_span(x->dims, 2, x->rank);
     for (int64_t n = 0; n < nb; n++)
         for (int64_t c = 0; c < ch; c++) {
             int64_t lo = c - before < 0 ? 0 : c - before, hi = c + after > ch - 1 ? ch - 1 : c + after;

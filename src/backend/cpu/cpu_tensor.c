@@ -34,15 +34,6 @@ static inline void elem_copy(char *dst, const char *src, size_t es) {
     }
 }
 
-/* Product of dims [lo, hi). */
-static size_t span(const int64_t *d, int lo, int hi) {
-    size_t n = 1;
-    for (int i = lo; i < hi; i++) n *= (size_t)d[i];
-    return n;
-}
-
-static size_t numel_of(const rlx_tensor *t) { return span(t->dims, 0, t->rank); }
-
 /* Output shape must be what the kernel computes (inference and kernel share
  * the geometry, so a difference is a bug). */
 static rlx_status check_dims(rlx_cpu_kctx *k, const rlx_tensor *y, int rank, const int64_t *dims) {
@@ -57,7 +48,7 @@ static rlx_status read_ints(rlx_cpu_kctx *k, const rlx_tensor *t, const char *wh
                             size_t *n) {
     *n = 0;
     if (!t) return RLX_OK;
-    size_t cnt = numel_of(t);
+    size_t cnt = rlx_tensor_numel(t);
     if (!rlx_dtype_is_int(t->dtype))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "%s has dtype %s, expected an integer type", what,
                             rlx_dtype_name(t->dtype));
@@ -111,7 +102,7 @@ static void tab_copy(const tabs *tb, const void *src_v, void *dst_v, size_t es, 
     const char *src = src_v;
     char *dst = dst_v;
     int r = tb->rank;
-    size_t total = span(tb->dims, 0, r);
+    size_t total = rlx_dims_span(tb->dims, 0, r);
     if (total == 0) return;
     if (r == 0) {
         elem_copy(dst, src, es);
@@ -163,10 +154,10 @@ static rlx_status permute(rlx_cpu_kctx *k, const void *src, void *dst, size_t es
 static rlx_status k_copy(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
-    size_t n = numel_of(x);
-    if (x->dtype != y->dtype || n != numel_of(y))
+    size_t n = rlx_tensor_numel(x);
+    if (x->dtype != y->dtype || n != rlx_tensor_numel(y))
         return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "input has %zu elements of %s, output %zu of %s", n,
-                            rlx_dtype_name(x->dtype), numel_of(y), rlx_dtype_name(y->dtype));
+                            rlx_dtype_name(x->dtype), rlx_tensor_numel(y), rlx_dtype_name(y->dtype));
     if (n) memcpy(y->data, x->data, n * rlx_dtype_size(x->dtype));
     return RLX_OK;
 }
@@ -199,7 +190,7 @@ static rlx_status k_concat(rlx_cpu_kctx *k) {
     if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), y->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
     size_t es = rlx_dtype_size(y->dtype);
-    size_t outer = span(y->dims, 0, ax), inner = span(y->dims, ax + 1, y->rank);
+    size_t outer = rlx_dims_span(y->dims, 0, ax), inner = rlx_dims_span(y->dims, ax + 1, y->rank);
     size_t row = (size_t)y->dims[ax] * inner * es, off = 0;
     for (int i = 0; i < k->n->n_in; i++) {
         const rlx_tensor *x = k->in[i];
@@ -235,7 +226,7 @@ static rlx_status k_split(rlx_cpu_kctx *k) {
     }
     if (!st) st = rlx_split_sizes(k->n, x->dims[ax], split, ns, n_out, sizes);
     size_t es = rlx_dtype_size(x->dtype);
-    size_t outer = span(x->dims, 0, ax), inner = span(x->dims, ax + 1, x->rank);
+    size_t outer = rlx_dims_span(x->dims, 0, ax), inner = rlx_dims_span(x->dims, ax + 1, x->rank);
     size_t row = (size_t)x->dims[ax] * inner * es, off = 0;
     for (int i = 0; i < n_out && !st; i++) {
         rlx_tensor *y = k->out[i];
@@ -268,17 +259,17 @@ static rlx_status k_shape(rlx_cpu_kctx *k) {
 }
 
 static rlx_status k_size(rlx_cpu_kctx *k) {
-    *(int64_t *)k->out[0]->data = (int64_t)numel_of(k->in[0]);
+    *(int64_t *)k->out[0]->data = (int64_t)rlx_tensor_numel(k->in[0]);
     return RLX_OK;
 }
 
 /* Constant-1/9/12/13: the value attribute. */
 static rlx_status k_constant(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
-    size_t n = numel_of(y);
+    size_t n = rlx_tensor_numel(y);
     const rlx_node_attr *a;
     if ((a = rlx_node_attr_find(k->n, "value")) && a->t) {
-        if (a->t->dtype != y->dtype || numel_of(a->t) != n)
+        if (a->t->dtype != y->dtype || rlx_tensor_numel(a->t) != n)
             return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "value does not match the output");
         if (n) memcpy(y->data, a->t->data, n * rlx_dtype_size(y->dtype));
         return RLX_OK;
@@ -303,11 +294,11 @@ static rlx_status k_constant(rlx_cpu_kctx *k) {
 static rlx_status k_constant_of_shape(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     const rlx_node_attr *a = rlx_node_attr_find(k->n, "value");
-    size_t es = rlx_dtype_size(y->dtype), n = numel_of(y);
+    size_t es = rlx_dtype_size(y->dtype), n = rlx_tensor_numel(y);
     char zero[16] = { 0 };
     const char *v = zero;
     if (a && a->t) {
-        if (a->t->dtype != y->dtype || numel_of(a->t) != 1)
+        if (a->t->dtype != y->dtype || rlx_tensor_numel(a->t) != 1)
             return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "value does not match the output");
         v = a->t->data;
     }
@@ -325,9 +316,9 @@ static rlx_status k_gather(rlx_cpu_kctx *k) {
     if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
     size_t es = rlx_dtype_size(x->dtype);
-    size_t outer = span(x->dims, 0, ax), inner = span(x->dims, ax + 1, x->rank), n = numel_of(idx);
+    size_t outer = rlx_dims_span(x->dims, 0, ax), inner = rlx_dims_span(x->dims, ax + 1, x->rank), n = rlx_tensor_numel(idx);
     int64_t A = x->dims[ax];
-    if (numel_of(y) != outer * n * inner) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output size mismatch");
+    if (rlx_tensor_numel(y) != outer * n * inner) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output size mismatch");
     size_t blk = inner * es;
     for (size_t j = 0; j < n; j++) {
         int64_t v = 0;
@@ -352,7 +343,7 @@ static rlx_status k_gather_elements(rlx_cpu_kctx *k) {
     RLX_TRY(check_dims(k, y, idx->rank, idx->dims));
     int64_t xs[RLX_MAX_RANK], c[RLX_MAX_RANK] = { 0 };
     rlx_strides(x->dims, r, xs);
-    size_t es = rlx_dtype_size(x->dtype), n = numel_of(idx);
+    size_t es = rlx_dtype_size(x->dtype), n = rlx_tensor_numel(idx);
     for (size_t j = 0; j < n; j++) {
         int64_t v = 0, off = 0;
         RLX_TRY(norm_index(k, rlx_tensor_get_i64(idx, j), x->dims[ax], &v));
@@ -379,9 +370,9 @@ static rlx_status k_gather_nd(rlx_cpu_kctx *k) {
     int64_t xs[RLX_MAX_RANK];
     rlx_strides(x->dims, x->rank, xs);
     size_t es = rlx_dtype_size(x->dtype);
-    size_t nb = span(idx->dims, 0, b), nt = span(idx->dims, b, q - 1);
-    size_t sl = span(x->dims, b + (int)m, x->rank), batch_stride = span(x->dims, b, x->rank);
-    if (numel_of(y) != nb * nt * sl) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output size mismatch");
+    size_t nb = rlx_dims_span(idx->dims, 0, b), nt = rlx_dims_span(idx->dims, b, q - 1);
+    size_t sl = rlx_dims_span(x->dims, b + (int)m, x->rank), batch_stride = rlx_dims_span(x->dims, b, x->rank);
+    if (rlx_tensor_numel(y) != nb * nt * sl) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output size mismatch");
     for (size_t bi = 0; bi < nb; bi++)
         for (size_t t = 0; t < nt; t++) {
             size_t off = bi * batch_stride, pos = (bi * nt + t) * (size_t)m;
@@ -442,8 +433,8 @@ static rlx_status k_scatter_elements(rlx_cpu_kctx *k) {
     for (int a = 0; a < rank; a++)
         if (a != ax && idx->dims[a] > x->dims[a])
             return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "indices dim %d exceeds the data's", a);
-    size_t es = rlx_dtype_size(x->dtype), n = numel_of(idx);
-    memcpy(y->data, x->data, numel_of(x) * es);
+    size_t es = rlx_dtype_size(x->dtype), n = rlx_tensor_numel(idx);
+    memcpy(y->data, x->data, rlx_tensor_numel(x) * es);
     int64_t ys[RLX_MAX_RANK], c[RLX_MAX_RANK] = { 0 };
     rlx_strides(x->dims, rank, ys);
     for (size_t j = 0; j < n; j++) {
@@ -468,9 +459,9 @@ static rlx_status k_scatter_nd(rlx_cpu_kctx *k) {
     int q = idx->rank;
     int64_t m = q >= 1 ? idx->dims[q - 1] : 0;
     if (q < 1 || m > x->rank) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "bad indices shape");
-    size_t es = rlx_dtype_size(x->dtype), nt = span(idx->dims, 0, q - 1), sl = span(x->dims, (int)m, x->rank);
-    if (numel_of(u) != nt * sl) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "updates have the wrong size");
-    memcpy(y->data, x->data, numel_of(x) * es);
+    size_t es = rlx_dtype_size(x->dtype), nt = rlx_dims_span(idx->dims, 0, q - 1), sl = rlx_dims_span(x->dims, (int)m, x->rank);
+    if (rlx_tensor_numel(u) != nt * sl) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "updates have the wrong size");
+    memcpy(y->data, x->data, rlx_tensor_numel(x) * es);
     int64_t xs[RLX_MAX_RANK];
     rlx_strides(x->dims, x->rank, xs);
     for (size_t t = 0; t < nt; t++) {
@@ -554,7 +545,7 @@ static rlx_status k_pad(rlx_cpu_kctx *k) {
     } else {
         RLX_TRY(read_ints(k, kin(k, 1), "pads", pads, 4 * RLX_MAX_RANK, &np));
         const rlx_tensor *cv = kin(k, 2);
-        if (cv && numel_of(cv) >= 1 && cv->dtype == x->dtype) memcpy(fill, cv->data, es);
+        if (cv && rlx_tensor_numel(cv) >= 1 && cv->dtype == x->dtype) memcpy(fill, cv->data, es);
         if (k->n->version >= 18 && kin(k, 3)) {
             have_axes = true;
             RLX_TRY(read_ints(k, kin(k, 3), "axes", axes, 2 * RLX_MAX_RANK, &na));
@@ -645,11 +636,11 @@ static rlx_status k_compress(rlx_cpu_kctx *k) {
         memcpy(d, x->dims, sizeof d);
         rlx_strides(x->dims, x->rank, xs);
     } else {
-        d[0] = (int64_t)numel_of(x);
+        d[0] = (int64_t)rlx_tensor_numel(x);
         xs[0] = 1;
     }
     int64_t extent = d[ax], cnt = 0;
-    size_t nc = numel_of(cond);
+    size_t nc = rlx_tensor_numel(cond);
     const uint8_t *p = cond->data;
     for (size_t i = 0; i < nc; i++) {
         if (!p[i]) continue;
@@ -718,8 +709,8 @@ static rlx_status k_reverse_sequence(rlx_cpu_kctx *k) {
     if (x->rank < 2 || (ba != 0 && ba != 1) || ta != 1 - ba)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "bad axes");
     int64_t B = x->dims[ba], T = x->dims[ta];
-    if ((int64_t)numel_of(lens) != B) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "sequence_lens has the wrong size");
-    size_t es = rlx_dtype_size(x->dtype), inner = span(x->dims, 2, x->rank) * es;
+    if ((int64_t)rlx_tensor_numel(lens) != B) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "sequence_lens has the wrong size");
+    size_t es = rlx_dtype_size(x->dtype), inner = rlx_dims_span(x->dims, 2, x->rank) * es;
     for (int64_t bi = 0; bi < B; bi++) {
         int64_t len = rlx_tensor_get_i64(lens, (size_t)bi);
         if (len < 0 || len > T)
@@ -742,7 +733,7 @@ static rlx_status k_reverse_sequence(rlx_cpu_kctx *k) {
 static rlx_status k_range(rlx_cpu_kctx *k) {
     const rlx_tensor *s = k->in[0], *l = k->in[1], *d = k->in[2];
     rlx_tensor *y = k->out[0];
-    if (numel_of(s) != 1 || numel_of(l) != 1 || numel_of(d) != 1)
+    if (rlx_tensor_numel(s) != 1 || rlx_tensor_numel(l) != 1 || rlx_tensor_numel(d) != 1)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "start, limit and delta must be scalars");
     bool fl = rlx_dtype_is_float(s->dtype);
     double fs = rlx_tensor_get_f64(s, 0), fd = rlx_tensor_get_f64(d, 0);
@@ -769,7 +760,7 @@ static rlx_status k_range(rlx_cpu_kctx *k) {
 static rlx_status k_onehot(rlx_cpu_kctx *k) {
     const rlx_tensor *idx = k->in[0], *dep = k->in[1], *val = k->in[2];
     rlx_tensor *y = k->out[0];
-    if (numel_of(dep) != 1 || numel_of(val) != 2 || val->dtype != y->dtype)
+    if (rlx_tensor_numel(dep) != 1 || rlx_tensor_numel(val) != 2 || val->dtype != y->dtype)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "depth must be a scalar and values hold [off, on]");
     double dv = rlx_tensor_get_f64(dep, 0);
     if (!(dv >= 1 && dv < 4.0e18)) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "depth %g must be positive", dv);
@@ -777,10 +768,10 @@ static rlx_status k_onehot(rlx_cpu_kctx *k) {
     int ax;
     if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), idx->rank + 1, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
-    size_t outer = span(idx->dims, 0, ax), inner = span(idx->dims, ax, idx->rank), es = rlx_dtype_size(y->dtype);
-    if (numel_of(y) != outer * (size_t)depth * inner) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output size mismatch");
+    size_t outer = rlx_dims_span(idx->dims, 0, ax), inner = rlx_dims_span(idx->dims, ax, idx->rank), es = rlx_dtype_size(y->dtype);
+    if (rlx_tensor_numel(y) != outer * (size_t)depth * inner) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output size mismatch");
     const char *off = val->data, *on = (const char *)val->data + es;
-    size_t n = numel_of(y);
+    size_t n = rlx_tensor_numel(y);
     for (size_t i = 0; i < n; i++) elem_copy((char *)y->data + i * es, off, es);
     bool fl = rlx_dtype_is_float(idx->dtype);
     for (size_t o = 0; o < outer; o++)
@@ -800,12 +791,12 @@ static rlx_status k_trilu(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     int64_t kk = 0;
     if (kin(k, 1)) {
-        if (numel_of(kin(k, 1)) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "k must be a scalar");
+        if (rlx_tensor_numel(kin(k, 1)) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "k must be a scalar");
         kk = rlx_tensor_get_i64(kin(k, 1), 0);
     }
     bool upper = rlx_param_int(k->n, "upper") != 0;
     int64_t N = x->dims[x->rank - 2], M = x->dims[x->rank - 1];
-    size_t es = rlx_dtype_size(x->dtype), mats = span(x->dims, 0, x->rank - 2);
+    size_t es = rlx_dtype_size(x->dtype), mats = rlx_dims_span(x->dims, 0, x->rank - 2);
     for (size_t b = 0; b < mats; b++)
         for (int64_t i = 0; i < N; i++)
             for (int64_t j = 0; j < M; j++) {
@@ -823,7 +814,7 @@ static rlx_status k_eye_like(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     if (y->rank != 2) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input must be 2-D");
     int64_t kk = rlx_param_int(k->n, "k"), N = y->dims[0], M = y->dims[1];
-    memset(y->data, 0, numel_of(y) * rlx_dtype_size(y->dtype));
+    memset(y->data, 0, rlx_tensor_numel(y) * rlx_dtype_size(y->dtype));
     if (kk >= M || kk <= -N) return RLX_OK; /* the diagonal misses the matrix */
     for (int64_t i = 0; i < N; i++) {
         int64_t j = i + kk;
@@ -838,13 +829,13 @@ static rlx_status k_eye_like(rlx_cpu_kctx *k) {
 static rlx_status k_cumsum(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *axt = k->in[1];
     rlx_tensor *y = k->out[0];
-    if (numel_of(axt) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis must be a scalar");
+    if (rlx_tensor_numel(axt) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis must be a scalar");
     int ax;
     int64_t axis = rlx_tensor_get_i64(axt, 0);
     if (!rlx_norm_axis(axis, x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
     bool excl = rlx_param_int(k->n, "exclusive") != 0, rev = rlx_param_int(k->n, "reverse") != 0;
-    size_t outer = span(x->dims, 0, ax), A = (size_t)x->dims[ax], inner = span(x->dims, ax + 1, x->rank);
+    size_t outer = rlx_dims_span(x->dims, 0, ax), A = (size_t)x->dims[ax], inner = rlx_dims_span(x->dims, ax + 1, x->rank);
     bool f32 = x->dtype == RLX_DTYPE_F32, fl = rlx_dtype_is_float(x->dtype);
     for (size_t o = 0; o < outer; o++)
         for (size_t j = 0; j < inner; j++) {
@@ -886,7 +877,7 @@ typedef struct keys {
 } keys;
 
 static rlx_status keys_make(rlx_cpu_kctx *k, const rlx_tensor *x, keys *ky) {
-    size_t n = numel_of(x);
+    size_t n = rlx_tensor_numel(x);
     ky->fl = rlx_dtype_is_float(x->dtype);
     ky->f = NULL;
     ky->i = NULL;
@@ -958,7 +949,7 @@ static rlx_status k_topk(rlx_cpu_kctx *k) {
     if (k->n->version < 10) {
         kk = rlx_param_int(k->n, "k"); /* given: inference requires it before version 10 */
     } else {
-        if (!kin(k, 1) || numel_of(kin(k, 1)) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "k must hold one value");
+        if (!kin(k, 1) || rlx_tensor_numel(kin(k, 1)) != 1) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "k must hold one value");
         kk = rlx_tensor_get_i64(kin(k, 1), 0);
     }
     if (kk < 0 || kk > x->dims[ax])
@@ -970,7 +961,7 @@ static rlx_status k_topk(rlx_cpu_kctx *k) {
     if (yv) RLX_TRY(check_dims(k, yv, x->rank, od));
     if (yi) RLX_TRY(check_dims(k, yi, x->rank, od));
     bool largest = k->n->version < 11 || rlx_param_int(k->n, "largest") != 0;
-    size_t outer = span(x->dims, 0, ax), A = (size_t)x->dims[ax], inner = span(x->dims, ax + 1, x->rank);
+    size_t outer = rlx_dims_span(x->dims, 0, ax), A = (size_t)x->dims[ax], inner = rlx_dims_span(x->dims, ax + 1, x->rank);
     size_t es = rlx_dtype_size(x->dtype), K = (size_t)kk;
     keys ky;
     RLX_TRY(keys_make(k, x, &ky));
@@ -1024,10 +1015,10 @@ static rlx_status k_unique(rlx_cpu_kctx *k) {
     const rlx_node_attr *aa = rlx_node_attr_find(k->n, "axis");
     bool sorted = rlx_param_int(k->n, "sorted") != 0;
     int ax = 0;
-    size_t outer = 1, inner = 1, A = numel_of(x);
+    size_t outer = 1, inner = 1, A = rlx_tensor_numel(x);
     if (aa) {
         if (!rlx_norm_axis(aa->i, x->rank, &ax)) return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
-        outer = span(x->dims, 0, ax), A = (size_t)x->dims[ax], inner = span(x->dims, ax + 1, x->rank);
+        outer = rlx_dims_span(x->dims, 0, ax), A = (size_t)x->dims[ax], inner = rlx_dims_span(x->dims, ax + 1, x->rank);
     }
     keys ky;
     RLX_TRY(keys_make(k, x, &ky));
@@ -1088,7 +1079,7 @@ static rlx_status k_unique(rlx_cpu_kctx *k) {
  * scalar counts as rank 1). */
 static rlx_status k_nonzero(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
-    size_t n = numel_of(x), cnt = 0;
+    size_t n = rlx_tensor_numel(x), cnt = 0;
     bool fl = rlx_dtype_is_float(x->dtype);
     for (size_t i = 0; i < n; i++) cnt += fl ? rlx_tensor_get_f64(x, i) != 0 : rlx_tensor_get_i64(x, i) != 0;
     int r = x->rank ? x->rank : 1;

@@ -7,11 +7,6 @@
 
 #include "ir/ops/ops.h"
 
-static const rlx_graph *body_attr(const rlx_node *n, const char *name) {
-    const rlx_node_attr *a = rlx_node_attr_find(n, name);
-    return (a && a->type == RLX_ATTR_GRAPH) ? a->g : NULL;
-}
-
 /* Infers a copy of `body` with its graph inputs typed like in_types[i]
  * (NULL: keep the declared type) and its outer-scope references typed from
  * the enclosing graphs, so that outputs the model left untyped get types.
@@ -49,7 +44,7 @@ static rlx_graph *infer_body(const rlx_infer_ctx *c, const rlx_graph *body, cons
 }
 
 static rlx_status infer_if(rlx_infer_ctx *c) {
-    const rlx_graph *t = body_attr(c->n, "then_branch"), *e = body_attr(c->n, "else_branch");
+    const rlx_graph *t = rlx_param_graph(c->n, "then_branch"), *e = rlx_param_graph(c->n, "else_branch");
     if (!t || !e) return rlx_ictx_fail(c, "then_branch and else_branch must be graphs");
     rlx_graph *tt = infer_body(c, t, NULL), *te = infer_body(c, e, NULL);
     if (tt) t = tt;
@@ -78,7 +73,7 @@ done:
 }
 
 static rlx_status infer_loop(rlx_infer_ctx *c) {
-    const rlx_graph *b = body_attr(c->n, "body");
+    const rlx_graph *b = rlx_param_graph(c->n, "body");
     if (!b) return rlx_ictx_fail(c, "attribute 'body' must be a graph");
     int n_carried = c->n->n_in - 2;
     rlx_value iter = { .dtype = RLX_DTYPE_I64, .rank = 0 }, cond = { .dtype = RLX_DTYPE_BOOL, .rank = 0 };
@@ -121,7 +116,7 @@ done:
 }
 
 static rlx_status infer_scan(rlx_infer_ctx *c) {
-    const rlx_graph *b = body_attr(c->n, "body");
+    const rlx_graph *b = rlx_param_graph(c->n, "body");
     if (!b) return rlx_ictx_fail(c, "attribute 'body' must be a graph");
     int64_t m = rlx_param_int(c->n, "num_scan_inputs");
     int n_state = (m >= 1 && m <= c->n->n_in) ? c->n->n_in - (int)m : -1;
