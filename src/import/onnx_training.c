@@ -309,6 +309,24 @@ static rlx_status accumulate(gctx *c, int orig, int contrib) {
     return op2(c, "Add", c->adj[orig], contrib, &c->adj[orig]);
 }
 
+/* adj[orig] += t summed back to the shape of x (sum_to). */
+static rlx_status adjoin(gctx *c, int orig, int t, int x) {
+    int d;
+    RLX_TRY(sum_to(c, t, x, &d));
+    return accumulate(c, orig, d);
+}
+
+/* v as dtype dt (v itself when it has it). */
+static rlx_status cast_to(gctx *c, int v, rlx_dtype dt, int *out) {
+    if (c->g->values[v].dtype == dt) {
+        *out = v;
+        return RLX_OK;
+    }
+    rlx_node_attr a;
+    RLX_TRY(rlx_node_attr_set_int(&a, "to", dt));
+    return emit(c, "Cast", &v, 1, &a, 1, out);
+}
+
 /* ------------------------------------------------------------ adjoints */
 
 /* Whether input i of node n is active. */
@@ -391,10 +409,9 @@ static rlx_status grad_gemm(gctx *c, const rlx_node *n, int G) {
         RLX_TRY(accumulate(c, ib, d));
     }
     if (need_c) {
-        int p, d;
+        int p;
         RLX_TRY(scale(c, G, beta, &p));
-        RLX_TRY(sum_to(c, p, c->fwd[ic], &d));
-        RLX_TRY(accumulate(c, ic, d));
+        RLX_TRY(adjoin(c, ic, p, c->fwd[ic]));
     }
     return RLX_OK;
 }
@@ -497,69 +514,57 @@ static rlx_status backprop_node(gctx *c, int nid) {
 
     if (!strcmp(op, "Add") || !strcmp(op, "Sub")) {
         if (a0) {
-            RLX_TRY(sum_to(c, G, X, &d));
-            RLX_TRY(accumulate(c, in0, d));
+            RLX_TRY(adjoin(c, in0, G, X));
         }
         if (a1) {
             t = G;
             if (op[0] == 'S') RLX_TRY(op1(c, "Neg", G, &t));
-            RLX_TRY(sum_to(c, t, B, &d));
-            RLX_TRY(accumulate(c, in1, d));
+            RLX_TRY(adjoin(c, in1, t, B));
         }
         return RLX_OK;
     }
     if (!strcmp(op, "Mul")) {
         if (a0) {
             RLX_TRY(op2(c, "Mul", G, B, &t));
-            RLX_TRY(sum_to(c, t, X, &d));
-            RLX_TRY(accumulate(c, in0, d));
+            RLX_TRY(adjoin(c, in0, t, X));
         }
         if (a1) {
             RLX_TRY(op2(c, "Mul", G, X, &t));
-            RLX_TRY(sum_to(c, t, B, &d));
-            RLX_TRY(accumulate(c, in1, d));
+            RLX_TRY(adjoin(c, in1, t, B));
         }
         return RLX_OK;
     }
     if (!strcmp(op, "Div")) { /* d/da = 1/b; d/db = -a/b^2 = -y/b */
         if (a0) {
             RLX_TRY(op2(c, "Div", G, B, &t));
-            RLX_TRY(sum_to(c, t, X, &d));
-            RLX_TRY(accumulate(c, in0, d));
+            RLX_TRY(adjoin(c, in0, t, X));
         }
         if (a1) {
             RLX_TRY(op2(c, "Mul", G, Y, &t));
             RLX_TRY(op2(c, "Div", t, B, &u));
             RLX_TRY(op1(c, "Neg", u, &t));
-            RLX_TRY(sum_to(c, t, B, &d));
-            RLX_TRY(accumulate(c, in1, d));
+            RLX_TRY(adjoin(c, in1, t, B));
         }
         return RLX_OK;
     }
     if (!strcmp(op, "Pow")) { /* d/dx = e x^(e-1); d/de = y ln x */
         if (a0) {
-            int E = B;
-            if (c->g->values[B].dtype != dt) {
-                rlx_node_attr a;
-                RLX_TRY(rlx_node_attr_set_int(&a, "to", dt));
-                RLX_TRY(emit(c, "Cast", &B, 1, &a, 1, &E));
-            }
+            int E;
+            RLX_TRY(cast_to(c, B, dt, &E));
             int one, em1, p;
             RLX_TRY(k_scalar(c, dt, 1.0, &one));
             RLX_TRY(op2(c, "Sub", E, one, &em1));
             RLX_TRY(op2(c, "Pow", X, em1, &p));
             RLX_TRY(op2(c, "Mul", p, E, &t));
             RLX_TRY(op2(c, "Mul", G, t, &u));
-            RLX_TRY(sum_to(c, u, X, &d));
-            RLX_TRY(accumulate(c, in0, d));
+            RLX_TRY(adjoin(c, in0, u, X));
         }
         if (a1) {
             int l;
             RLX_TRY(op1(c, "Log", X, &l));
             RLX_TRY(op2(c, "Mul", Y, l, &t));
             RLX_TRY(op2(c, "Mul", G, t, &u));
-            RLX_TRY(sum_to(c, u, B, &d));
-            RLX_TRY(accumulate(c, in1, d));
+            RLX_TRY(adjoin(c, in1, u, B));
         }
         return RLX_OK;
     }
@@ -567,8 +572,7 @@ static rlx_status backprop_node(gctx *c, int nid) {
         for (int i = 0; i < n->n_in; i++) {
             if (!in_active(c, n, i)) continue;
             int vi = n->in[i];
-            RLX_TRY(sum_to(c, G, c->fwd[vi], &d));
-            RLX_TRY(accumulate(c, vi, d));
+            RLX_TRY(adjoin(c, vi, G, c->fwd[vi]));
             n = &c->g->nodes[nid];
         }
         return RLX_OK;
@@ -1073,17 +1077,6 @@ static rlx_status kmul(gctx *c, double k, int v, int *out) {
     int s;
     RLX_TRY(k_scalar(c, c->g->values[v].dtype, k, &s));
     return op2(c, "Mul", s, v, out);
-}
-
-/* v as dtype dt (v itself when it has it). */
-static rlx_status cast_to(gctx *c, int v, rlx_dtype dt, int *out) {
-    if (c->g->values[v].dtype == dt) {
-        *out = v;
-        return RLX_OK;
-    }
-    rlx_node_attr a;
-    RLX_TRY(rlx_node_attr_set_int(&a, "to", dt));
-    return emit(c, "Cast", &v, 1, &a, 1, out);
 }
 
 /* Where(T > 0, a, b). */

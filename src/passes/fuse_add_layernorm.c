@@ -26,22 +26,9 @@
 
 #define PASS "fuse_add_layernorm"
 
-/* p right-aligned to x: 1 on a leading run of dims, then x's dims. */
-static bool suffix_of(const rlx_value *p, const rlx_value *x) {
-    if (!rlx_value_is_static(p) || p->rank > x->rank) return false;
-    int off = x->rank - p->rank, s = x->rank;
-    while (s > off && p->dims[s - off - 1] == x->dims[s - 1]) s--;
-    for (int i = off; i < s; i++)
-        if (p->dims[i - off] != 1) return false;
-    return true;
-}
-
-/* suffix_of and 1 on every dim before the normalised axis. */
-static bool row_param(const rlx_value *p, const rlx_value *x, int ax) {
-    if (!suffix_of(p, x)) return false;
-    for (int i = 0; i < p->rank; i++)
-        if (x->rank - p->rank + i < ax && p->dims[i] != 1) return false;
-    return true;
+/* p is static and fits x as a parameter of the fused node (rlx_add_ln_fits). */
+static bool fits(const rlx_value *p, const rlx_value *x, int ax) {
+    return rlx_value_is_static(p) && rlx_add_ln_fits(p->dims, p->rank, x->dims, x->rank, ax);
 }
 
 static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ln_id, rlx_pass_stats *stats, bool *done) {
@@ -71,8 +58,8 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ln_id, rlx
     }
     int ax;
     int64_t axis = rlx_param_int(ln, "axis");
-    if (!rlx_fuse_same_shape(a, xv) || !suffix_of(b, xv) || !rlx_norm_axis(axis, xv->rank, &ax) ||
-        !row_param(sc, xv, ax) || (bi && !row_param(bi, xv, ax)))
+    if (!rlx_fuse_same_shape(a, xv) || !fits(b, xv, 0) || !rlx_norm_axis(axis, xv->rank, &ax) ||
+        !fits(sc, xv, ax) || (bi && !fits(bi, xv, ax)))
         return RLX_OK;
     int ids[2] = { (int)(add - g->nodes), ln_id };
     char what[512] = "";

@@ -30,16 +30,8 @@
 
 /* ------------------------------------------------------------ shared */
 
-/* True when p is a "suffix" of x (1s on a leading run of dims, then x's
- * dims): element e of x reads p at e % numel(p). */
-static bool suffix_of(const rlx_tensor *p, const rlx_tensor *x) {
-    if (p->rank > x->rank) return false;
-    int off = x->rank - p->rank, s = x->rank;
-    while (s > off && p->dims[s - off - 1] == x->dims[s - 1]) s--;
-    for (int i = off; i < s; i++)
-        if (p->dims[i - off] != 1) return false;
-    return true;
-}
+/* p fits x as an AddLayerNormalization operand (rlx_add_ln_fits, ax 0). */
+static bool suffix_of(const rlx_tensor *p, const rlx_tensor *x) { return rlx_add_ln_fits(p->dims, p->rank, x->dims, x->rank, 0); }
 
 /* ------------------------------------------------------------ AddLayerNormalization */
 

@@ -91,6 +91,13 @@ typedef struct rlx_ew_prog {
  * errors: RLX_ERR_INVALID_MODEL naming the node. */
 rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p);
 
+/* Whether a parameter of shape p (rank pr) fits AddLayerNormalization's A of
+ * shape x (rank xr): right-aligned to x, 1 on a leading run of dims and
+ * equal to x on the rest (element e of A then reads p at e % numel(p));
+ * also 1 on every dim before x's axis ax (constant across rows; ax 0 asks
+ * nothing more). Unknown dims compare equal to unknown dims; pr < 0 fails. */
+bool rlx_add_ln_fits(const int64_t *p, int pr, const int64_t *x, int xr, int ax);
+
 /* The register written by instruction k. */
 static inline int rlx_ew_reg(const rlx_ew_prog *p, int k) { return p->n_in + p->n_consts + k; }
 

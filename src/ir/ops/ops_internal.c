@@ -121,24 +121,20 @@ static rlx_status infer_fused_ew(rlx_infer_ctx *c) {
 
 /* ------------------------------------------------------------ AddLayerNormalization */
 
-/* True when p, right-aligned to x, is 1 on a leading run of dims and equal
- * to x on the rest: then element e of x reads p at e % numel(p) (p repeats
- * over x's leading dims). Unknown dims compare equal to unknown dims. */
-static bool suffix_of(const rlx_value *p, const rlx_value *x) {
-    if (p->rank < 0 || p->rank > x->rank) return false;
-    int off = x->rank - p->rank, s = x->rank;
-    while (s > off && p->dims[s - off - 1] == x->dims[s - 1]) s--;
+bool rlx_add_ln_fits(const int64_t *p, int pr, const int64_t *x, int xr, int ax) {
+    if (pr < 0 || pr > xr) return false;
+    int off = xr - pr, s = xr;
+    while (s > off && p[s - off - 1] == x[s - 1]) s--;
     for (int i = off; i < s; i++)
-        if (p->dims[i - off] != 1) return false;
+        if (p[i - off] != 1) return false;
+    for (int i = 0; i < pr; i++)
+        if (xr - pr + i < ax && p[i] != 1) return false;
     return true;
 }
 
-/* suffix_of, and constant across rows: 1 on every dim before `ax`. */
-static bool row_param(const rlx_value *p, const rlx_value *x, int ax) {
-    if (!suffix_of(p, x)) return false;
-    for (int i = 0; i < p->rank; i++)
-        if (x->rank - p->rank + i < ax && p->dims[i] != 1) return false;
-    return true;
+/* Parameter p of A's axis ax (rlx_add_ln_fits). */
+static bool fits(const rlx_value *p, const rlx_value *a, int ax) {
+    return rlx_add_ln_fits(p->dims, p->rank, a->dims, a->rank, ax);
 }
 
 static rlx_status infer_add_ln(rlx_infer_ctx *c) {
@@ -154,8 +150,8 @@ static rlx_status infer_add_ln(rlx_infer_ctx *c) {
     int64_t axis = rlx_param_int(c->n, "axis");
     if (!rlx_norm_axis(axis, a->rank, &ax))
         return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, a->rank);
-    if (!suffix_of(b, a)) return rlx_ictx_fail(c, "B is neither A's shape nor A's trailing dims");
-    if (!row_param(sc, a, ax) || (bi && !row_param(bi, a, ax)))
+    if (!fits(b, a, 0)) return rlx_ictx_fail(c, "B is neither A's shape nor A's trailing dims");
+    if (!fits(sc, a, ax) || (bi && !fits(bi, a, ax)))
         return rlx_ictx_fail(c, "Scale and Bias must have (a suffix of) the normalised dims of A");
     rlx_ictx_set_out_like(c, 0, a);
     return RLX_OK;
