@@ -131,20 +131,21 @@ static rlx_status check_strings(const rlx_graph *g, const rlx_node *n, bool outp
 
 /* ------------------------------------------------------------ inference */
 
-void rlx_ictx_set_out(rlx_infer_ctx *c, int i, rlx_dtype dtype, int rank, const int64_t *dims,
-                      const int32_t *syms) {
+rlx_status rlx_ictx_set_out(rlx_infer_ctx *c, int i, rlx_dtype dtype, int rank, const int64_t *dims,
+                            const int32_t *syms) {
     rlx_value *v = rlx_ictx_out(c, i);
-    if (!v) return;
+    if (!v) return RLX_OK;
     v->dtype = dtype;
     rlx_value_set_shape(v, rank, dims, syms);
+    return RLX_OK;
 }
 
-void rlx_ictx_set_out_like(rlx_infer_ctx *c, int i, const rlx_value *src) {
-    rlx_ictx_set_out(c, i, src->dtype, src->rank, src->dims, src->syms);
+rlx_status rlx_ictx_set_out_like(rlx_infer_ctx *c, int i, const rlx_value *src) {
+    return rlx_ictx_set_out(c, i, src->dtype, src->rank, src->dims, src->syms);
 }
 
-void rlx_ictx_set_out_unknown(rlx_infer_ctx *c, int i, rlx_dtype dtype) {
-    rlx_ictx_set_out(c, i, dtype, -1, NULL, NULL);
+rlx_status rlx_ictx_set_out_unknown(rlx_infer_ctx *c, int i, rlx_dtype dtype) {
+    return rlx_ictx_set_out(c, i, dtype, -1, NULL, NULL);
 }
 
 rlx_status rlx_ictx_fail(const rlx_infer_ctx *c, const char *fmt, ...) {

@@ -117,13 +117,14 @@ static inline rlx_value *rlx_ictx_in(const rlx_infer_ctx *c, int i) { return rlx
 static inline rlx_value *rlx_ictx_out(const rlx_infer_ctx *c, int i) { return rlx_node_output(c->g, c->n, i); }
 
 /* Sets output i (no-op when that output is omitted). dims/syms may be NULL
- * for rank 0 / no symbols. */
-void rlx_ictx_set_out(rlx_infer_ctx *c, int i, rlx_dtype dtype, int rank,
-                      const int64_t *dims, const int32_t *syms);
+ * for rank 0 / no symbols. These setters return RLX_OK, so that inference
+ * can end with `return rlx_ictx_set_out(...)`. */
+rlx_status rlx_ictx_set_out(rlx_infer_ctx *c, int i, rlx_dtype dtype, int rank,
+                            const int64_t *dims, const int32_t *syms);
 /* Output i gets dtype and shape of value v. */
-void rlx_ictx_set_out_like(rlx_infer_ctx *c, int i, const rlx_value *v);
+rlx_status rlx_ictx_set_out_like(rlx_infer_ctx *c, int i, const rlx_value *v);
 /* Output i gets dtype and unknown rank. */
-void rlx_ictx_set_out_unknown(rlx_infer_ctx *c, int i, rlx_dtype dtype);
+rlx_status rlx_ictx_set_out_unknown(rlx_infer_ctx *c, int i, rlx_dtype dtype);
 
 /* Fails with a message that names the node: "node 'x' (Conv): <fmt>". */
 rlx_status rlx_ictx_fail(const rlx_infer_ctx *c, const char *fmt, ...) RLX_PRINTF(2, 3);

@@ -19,16 +19,14 @@ bool rlx_dtype_is_int(rlx_dtype dt) {
 }
 
 rlx_status rlx_infer_same_as_input0(rlx_infer_ctx *c) {
-    rlx_ictx_set_out_like(c, 0, rlx_ictx_in(c, 0));
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, rlx_ictx_in(c, 0));
 }
 
 rlx_status rlx_infer_unary_float(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     if (!rlx_dtype_is_float(x->dtype))
         return rlx_ictx_fail(c, "input '%s' has dtype %s, expected a float type", x->name, rlx_dtype_name(x->dtype));
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 /* Broadcast of all present inputs; output dtype `dt`. */
@@ -40,10 +38,7 @@ static rlx_status broadcast_all(rlx_infer_ctx *c, rlx_dtype dt, int first, int c
     for (int i = first; i < c->n->n_in; i++) {
         const rlx_value *x = rlx_ictx_in(c, i);
         if (!x) continue;
-        if (x->rank < 0) {
-            rlx_ictx_set_out_unknown(c, 0, dt);
-            return RLX_OK;
-        }
+        if (x->rank < 0) return rlx_ictx_set_out_unknown(c, 0, dt);
         if (check_dtype && x0 && x->dtype != x0->dtype)
             return rlx_ictx_fail(c, "inputs have different dtypes (%s and %s)", rlx_dtype_name(x0->dtype),
                                  rlx_dtype_name(x->dtype));
@@ -67,8 +62,7 @@ static rlx_status broadcast_all(rlx_infer_ctx *c, rlx_dtype dt, int first, int c
         memcpy(dims, d2, sizeof dims);
         memcpy(syms, s2, sizeof syms);
     }
-    rlx_ictx_set_out(c, 0, dt, rank, dims, syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, dt, rank, dims, syms);
 }
 
 /* Before version 7, binary ops broadcast only with broadcast=1, B lining
@@ -81,8 +75,7 @@ static bool legacy_same_as_a(const rlx_infer_ctx *c) {
 
 static rlx_status legacy_out(rlx_infer_ctx *c, rlx_dtype dt) {
     const rlx_value *a = rlx_ictx_in(c, 0);
-    rlx_ictx_set_out(c, 0, dt, a->rank, a->dims, a->syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, dt, a->rank, a->dims, a->syms);
 }
 
 rlx_status rlx_infer_broadcast(rlx_infer_ctx *c) {
@@ -111,8 +104,7 @@ static rlx_status infer_where(rlx_infer_ctx *c) {
 static rlx_status infer_not(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     if (x->dtype != RLX_DTYPE_BOOL) return rlx_ictx_fail(c, "input must be bool, got %s", rlx_dtype_name(x->dtype));
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 /* IsNaN, IsInf: same shape, bool output, float input. */
@@ -120,8 +112,7 @@ static rlx_status infer_is_class(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     if (!rlx_dtype_is_float(x->dtype))
         return rlx_ictx_fail(c, "input has dtype %s, expected a float type", rlx_dtype_name(x->dtype));
-    rlx_ictx_set_out(c, 0, RLX_DTYPE_BOOL, x->rank, x->dims, x->syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, RLX_DTYPE_BOOL, x->rank, x->dims, x->syms);
 }
 
 /* Bitwise ops and BitShift: integer inputs only. */
@@ -140,14 +131,12 @@ static rlx_status infer_cast(rlx_infer_ctx *c) {
     if (rlx_dtype_size((rlx_dtype)to) == 0)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: cast to dtype %lld is not supported", rlx_node_desc(c->n),
                         (long long)to);
-    rlx_ictx_set_out(c, 0, (rlx_dtype)to, x->rank, x->dims, x->syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, (rlx_dtype)to, x->rank, x->dims, x->syms);
 }
 
 static rlx_status infer_castlike(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0), *like = rlx_ictx_in(c, 1);
-    rlx_ictx_set_out(c, 0, like->dtype, x->rank, x->dims, x->syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, like->dtype, x->rank, x->dims, x->syms);
 }
 
 /* Row shapes of ops_elementwise.def. */

@@ -102,10 +102,7 @@ static rlx_status infer_fused_ew(rlx_infer_ctx *c) {
     for (int d = 0; d < RLX_MAX_RANK; d++) syms[d] = -1;
     for (int i = 0; i < c->n->n_in; i++) {
         const rlx_value *x = rlx_ictx_in(c, i);
-        if (x->rank < 0) {
-            rlx_ictx_set_out_unknown(c, 0, p.dtype);
-            return RLX_OK;
-        }
+        if (x->rank < 0) return rlx_ictx_set_out_unknown(c, 0, p.dtype);
         int r2;
         int64_t d2[RLX_MAX_RANK];
         int32_t s2[RLX_MAX_RANK];
@@ -115,8 +112,7 @@ static rlx_status infer_fused_ew(rlx_infer_ctx *c) {
         memcpy(dims, d2, sizeof dims);
         memcpy(syms, s2, sizeof syms);
     }
-    rlx_ictx_set_out(c, 0, p.dtype, rank, dims, syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, p.dtype, rank, dims, syms);
 }
 
 /* ------------------------------------------------------------ AddLayerNormalization */
@@ -142,10 +138,7 @@ static rlx_status infer_add_ln(rlx_infer_ctx *c) {
     if (!rlx_dtype_is_float(a->dtype)) return rlx_ictx_fail(c, "A has dtype %s, expected a float type", rlx_dtype_name(a->dtype));
     if (b->dtype != a->dtype || sc->dtype != a->dtype || (bi && bi->dtype != a->dtype))
         return rlx_ictx_fail(c, "inputs have different dtypes");
-    if (a->rank < 0) {
-        rlx_ictx_set_out_unknown(c, 0, a->dtype);
-        return RLX_OK;
-    }
+    if (a->rank < 0) return rlx_ictx_set_out_unknown(c, 0, a->dtype);
     int ax;
     int64_t axis = rlx_param_int(c->n, "axis");
     if (!rlx_norm_axis(axis, a->rank, &ax))
@@ -153,8 +146,7 @@ static rlx_status infer_add_ln(rlx_infer_ctx *c) {
     if (!fits(b, a, 0)) return rlx_ictx_fail(c, "B is neither A's shape nor A's trailing dims");
     if (!fits(sc, a, ax) || (bi && !fits(bi, a, ax)))
         return rlx_ictx_fail(c, "Scale and Bias must have (a suffix of) the normalised dims of A");
-    rlx_ictx_set_out_like(c, 0, a);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, a);
 }
 
 /* ------------------------------------------------------------ Attention */
@@ -232,10 +224,7 @@ static rlx_status infer_attention(rlx_infer_ctx *c) {
     if (q->dtype != RLX_DTYPE_F32 || k->dtype != RLX_DTYPE_F32 || v->dtype != RLX_DTYPE_F32 ||
         (m && m->dtype != RLX_DTYPE_F32))
         return rlx_ictx_fail(c, "Q, K, V and Mask must be f32");
-    if (q->rank < 0 || k->rank < 0 || v->rank < 0) {
-        rlx_ictx_set_out_unknown(c, 0, RLX_DTYPE_F32);
-        return RLX_OK;
-    }
+    if (q->rank < 0 || k->rank < 0 || v->rank < 0) return rlx_ictx_set_out_unknown(c, 0, RLX_DTYPE_F32);
     int r = q->rank;
     if (r < 2 || k->rank != r || v->rank != r) return rlx_ictx_fail(c, "Q, K, V must have one rank >= 2");
     rlx_attn_layout l;
@@ -251,8 +240,7 @@ static rlx_status infer_attention(rlx_infer_ctx *c) {
         }
         if (!ok) return rlx_ictx_fail(c, "Mask does not broadcast to the scores [.., Sq, Sk]");
     }
-    rlx_ictx_set_out(c, 0, RLX_DTYPE_F32, r, l.y_phys, NULL);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, RLX_DTYPE_F32, r, l.y_phys, NULL);
 }
 
 const rlx_op_def rlx_ops_internal[] = {

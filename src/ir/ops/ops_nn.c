@@ -89,10 +89,7 @@ static rlx_status infer_global_pool(rlx_infer_ctx *c) {
         return rlx_ictx_fail(c, "input has dtype %s, expected a float type", rlx_dtype_name(x->dtype));
     if (c->n->op == RLX_OP_GlobalLpPool && rlx_param_int(c->n, "p") < 1)
         return rlx_ictx_fail(c, "p must be >= 1, got %lld", (long long)rlx_param_int(c->n, "p"));
-    if (x->rank < 0) {
-        rlx_ictx_set_out_unknown(c, 0, x->dtype);
-        return RLX_OK;
-    }
+    if (x->rank < 0) return rlx_ictx_set_out_unknown(c, 0, x->dtype);
     if (x->rank < 3) return rlx_ictx_fail(c, "input has rank %d, expected at least 3 (N, C, spatial...)", x->rank);
     int64_t dims[RLX_MAX_RANK];
     int32_t syms[RLX_MAX_RANK];
@@ -100,8 +97,7 @@ static rlx_status infer_global_pool(rlx_infer_ctx *c) {
         dims[i] = i < 2 ? x->dims[i] : 1;
         syms[i] = i < 2 ? x->syms[i] : -1;
     }
-    rlx_ictx_set_out(c, 0, x->dtype, x->rank, dims, syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, x->dtype, x->rank, dims, syms);
 }
 
 /* ------------------------------------------------------------ BatchNormalization */
@@ -143,8 +139,7 @@ static rlx_status infer_batchnorm(rlx_infer_ctx *c) {
             if (!ok) return rlx_ictx_fail(c, "input %s must have the shape of X without N (spatial=0)", names[i]);
         }
     }
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 /* ------------------------------------------------------------ Gemm, MatMul */
@@ -163,8 +158,7 @@ static rlx_status infer_gemm(rlx_infer_ctx *c) {
     if (!cc && c->n->version < 11) return rlx_ictx_fail(c, "input C is required before Gemm-11");
     if (a->rank < 0 || b->rank < 0) {
         int64_t dims[2] = { RLX_DIM_DYN, RLX_DIM_DYN };
-        rlx_ictx_set_out(c, 0, a->dtype, 2, dims, NULL);
-        return RLX_OK;
+        return rlx_ictx_set_out(c, 0, a->dtype, 2, dims, NULL);
     }
     if (a->rank != 2 || b->rank != 2)
         return rlx_ictx_fail(c, "A and B must be 2-D (got ranks %d and %d)", a->rank, b->rank);
@@ -184,8 +178,7 @@ static rlx_status infer_gemm(rlx_infer_ctx *c) {
                 return rlx_ictx_fail(c, "C does not broadcast to [%lld, %lld]", (long long)m, (long long)nn);
         }
     }
-    rlx_ictx_set_out(c, 0, a->dtype, 2, dims, syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, a->dtype, 2, dims, syms);
 }
 
 /* MatMul: numpy matmul. A 1-D operand gets a 1 prepended (A) or appended (B)
@@ -196,10 +189,7 @@ static rlx_status infer_matmul(rlx_infer_ctx *c) {
     if (b->dtype != a->dtype)
         return rlx_ictx_fail(c, "A and B have different dtypes (%s and %s)", rlx_dtype_name(a->dtype),
                              rlx_dtype_name(b->dtype));
-    if (a->rank < 0 || b->rank < 0) {
-        rlx_ictx_set_out_unknown(c, 0, a->dtype);
-        return RLX_OK;
-    }
+    if (a->rank < 0 || b->rank < 0) return rlx_ictx_set_out_unknown(c, 0, a->dtype);
     if (a->rank < 1 || b->rank < 1) return rlx_ictx_fail(c, "MatMul operands must have rank >= 1");
     int ra = a->rank, rb = b->rank;
     int64_t ka = a->dims[ra - 1], kb = b->dims[rb == 1 ? 0 : rb - 2];
@@ -222,8 +212,7 @@ static rlx_status infer_matmul(rlx_infer_ctx *c) {
         dims[rank] = b->dims[rb - 1];
         syms[rank++] = b->syms[rb - 1];
     }
-    rlx_ictx_set_out(c, 0, a->dtype, rank, dims, syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, a->dtype, rank, dims, syms);
 }
 
 /* ------------------------------------------------------------ Softmax family */
@@ -240,8 +229,7 @@ static rlx_status infer_softmax(rlx_infer_ctx *c) {
         if (!rlx_norm_axis(axis, x->rank, &ax))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
     }
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 /* ------------------------------------------------------------ Dropout */
@@ -258,8 +246,7 @@ static rlx_status infer_dropout(rlx_infer_ctx *c) {
         return rlx_ictx_fail(c, "training_mode has dtype %s, expected bool", rlx_dtype_name(train->dtype));
     rlx_ictx_set_out_like(c, 0, x);
     /* the mask is T before Dropout-10, bool from 10 */
-    rlx_ictx_set_out(c, 1, c->n->version < 10 ? x->dtype : RLX_DTYPE_BOOL, x->rank, x->dims, x->syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 1, c->n->version < 10 ? x->dtype : RLX_DTYPE_BOOL, x->rank, x->dims, x->syms);
 }
 
 /* ------------------------------------------------------------ Resize, Upsample */
@@ -287,10 +274,7 @@ static rlx_status infer_resize(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     bool upsample = n->op == RLX_OP_Upsample;
     int v = n->version;
-    if (x->rank < 0) {
-        rlx_ictx_set_out_unknown(c, 0, x->dtype);
-        return RLX_OK;
-    }
+    if (x->rank < 0) return rlx_ictx_set_out_unknown(c, 0, x->dtype);
     if (x->dtype == RLX_DTYPE_STRING || x->dtype == RLX_DTYPE_BOOL || x->dtype == RLX_DTYPE_UNDEFINED)
         return rlx_ictx_fail(c, "input has unsupported dtype %s", rlx_dtype_name(x->dtype));
     rlx_resize_attrs ra;
@@ -351,8 +335,7 @@ static rlx_status infer_resize(rlx_infer_ctx *c) {
                                     have_sizes ? sizes : NULL, n_sizes, NULL, 0, &g));
     int32_t syms[RLX_MAX_RANK];
     for (int d = 0; d < x->rank; d++) syms[d] = (g.out[d] < 0 && g.scale[d] == 1.0) ? x->syms[d] : -1;
-    rlx_ictx_set_out(c, 0, x->dtype, x->rank, g.out, syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, x->dtype, x->rank, g.out, syms);
 }
 
 /* ------------------------------------------------------------ the table */

@@ -242,8 +242,7 @@ static rlx_status infer_quantize(rlx_infer_ctx *c) {
     }
     RLX_TRY(check_gran(c));
     const rlx_value *x = rlx_ictx_in(c, 0);
-    rlx_ictx_set_out(c, 0, out, x->rank, x->dims, x->syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, out, x->rank, x->dims, x->syms);
 }
 
 /* DequantizeLinear: y = (x - x_zero_point) * x_scale. Output dtype:
@@ -263,8 +262,7 @@ static rlx_status infer_dequantize(rlx_infer_ctx *c) {
     }
     RLX_TRY(check_gran(c));
     const rlx_value *x = rlx_ictx_in(c, 0);
-    rlx_ictx_set_out(c, 0, out, x->rank, x->dims, x->syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, out, x->rank, x->dims, x->syms);
 }
 
 static rlx_status infer_dynamic_quantize(rlx_infer_ctx *c) {
@@ -272,17 +270,13 @@ static rlx_status infer_dynamic_quantize(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     rlx_ictx_set_out(c, 0, RLX_DTYPE_U8, x->rank, x->dims, x->syms);
     rlx_ictx_set_out(c, 1, RLX_DTYPE_F32, 0, NULL, NULL);
-    rlx_ictx_set_out(c, 2, RLX_DTYPE_U8, 0, NULL, NULL);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 2, RLX_DTYPE_U8, 0, NULL, NULL);
 }
 
 /* numpy.matmul shape of inputs ia and ib into output 0 with dtype dt. */
 static rlx_status infer_matmul_shape(rlx_infer_ctx *c, int ia, int ib, rlx_dtype dt) {
     const rlx_value *a = rlx_ictx_in(c, ia), *b = rlx_ictx_in(c, ib);
-    if (a->rank < 0 || b->rank < 0) {
-        rlx_ictx_set_out_unknown(c, 0, dt);
-        return RLX_OK;
-    }
+    if (a->rank < 0 || b->rank < 0) return rlx_ictx_set_out_unknown(c, 0, dt);
     if (a->rank == 0 || b->rank == 0) return rlx_ictx_fail(c, "matmul of a scalar");
     int64_t ka = a->dims[a->rank - 1], kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
     char s1[96], s2[96];
@@ -299,8 +293,7 @@ static rlx_status infer_matmul_shape(rlx_infer_ctx *c, int ia, int ib, rlx_dtype
     if (a->rank >= 2) dims[r] = a->dims[a->rank - 2], syms[r] = a->syms[a->rank - 2], r++;
     if (b->rank >= 2) dims[r] = b->dims[b->rank - 1], syms[r] = b->syms[b->rank - 1], r++;
     if (r > RLX_MAX_RANK) return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: output rank %d is too large", rlx_node_desc(c->n), r);
-    rlx_ictx_set_out(c, 0, dt, r, dims, syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, dt, r, dims, syms);
 }
 
 static rlx_status check_mm_param(rlx_infer_ctx *c, int ip, const char *what, bool per_row, int iop) {
@@ -348,10 +341,7 @@ static rlx_status infer_qlinear_matmul(rlx_infer_ctx *c) {
 static rlx_status infer_conv_shape(rlx_infer_ctx *c, int ix, int iw, rlx_dtype dt, int64_t *c_out) {
     const rlx_value *x = rlx_ictx_in(c, ix), *w = rlx_ictx_in(c, iw);
     *c_out = RLX_DIM_DYN;
-    if (x->rank < 0 || w->rank < 0) {
-        rlx_ictx_set_out_unknown(c, 0, dt);
-        return RLX_OK;
-    }
+    if (x->rank < 0 || w->rank < 0) return rlx_ictx_set_out_unknown(c, 0, dt);
     rlx_conv_geom g;
     RLX_TRY(rlx_conv_geom_resolve(c->n, RLX_GEOM_CONV, x->dims, x->rank, w->dims, w->rank, &g));
     int64_t dims[RLX_MAX_RANK];

@@ -56,10 +56,7 @@ static rlx_status infer_reduce(rlx_infer_ctx *c) {
         if (na > RLX_ARRAY_LEN(axes)) return rlx_ictx_fail(c, "attribute 'axes' has %zu values", na);
         if (na) memcpy(axes, at, na * sizeof *axes);
     }
-    if (x->rank < 0) {
-        rlx_ictx_set_out_unknown(c, 0, x->dtype);
-        return RLX_OK;
-    }
+    if (x->rank < 0) return rlx_ictx_set_out_unknown(c, 0, x->dtype);
     int64_t dims[RLX_MAX_RANK];
     int32_t syms[RLX_MAX_RANK];
     if (!known) {
@@ -73,24 +70,19 @@ static rlx_status infer_reduce(rlx_infer_ctx *c) {
                                      (long long)a->dims[0], x->rank);
             rank = x->rank - (int)a->dims[0];
         }
-        if (rank < 0) {
-            rlx_ictx_set_out_unknown(c, 0, x->dtype);
-            return RLX_OK;
-        }
+        if (rank < 0) return rlx_ictx_set_out_unknown(c, 0, x->dtype);
         for (int i = 0; i < rank; i++) {
             dims[i] = (keepdims && x->dims[i] == 1) ? 1 : RLX_DIM_DYN;
             syms[i] = -1;
         }
-        rlx_ictx_set_out(c, 0, x->dtype, rank, dims, syms);
-        return RLX_OK;
+        return rlx_ictx_set_out(c, 0, x->dtype, rank, dims, syms);
     }
     /* axes fed at run time (eager evaluation) are the caller's error */
     rlx_status bad = (a && (a->flags & RLX_VALUE_INPUT)) ? RLX_ERR_INVALID_ARGUMENT : RLX_ERR_INVALID_MODEL;
     rlx_reduce_spec r;
     RLX_TRY(rlx_reduce_resolve(c->n, x->rank, axes, na, bad, &r));
     int rank = rlx_reduce_out_shape(&r, x->dims, x->syms, dims, syms);
-    rlx_ictx_set_out(c, 0, x->dtype, rank, dims, syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, x->dtype, rank, dims, syms);
 }
 
 /* ArgMax/ArgMin: one axis, output int64. */
@@ -98,10 +90,7 @@ static rlx_status infer_arg(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     if (!is_numeric(x->dtype))
         return rlx_ictx_fail(c, "input '%s' has dtype %s, expected a numeric type", x->name, rlx_dtype_name(x->dtype));
-    if (x->rank < 0) {
-        rlx_ictx_set_out_unknown(c, 0, RLX_DTYPE_I64);
-        return RLX_OK;
-    }
+    if (x->rank < 0) return rlx_ictx_set_out_unknown(c, 0, RLX_DTYPE_I64);
     int64_t axis = rlx_param_int(c->n, "axis");
     int ax;
     if (!rlx_norm_axis(axis, x->rank, &ax))
@@ -111,8 +100,7 @@ static rlx_status infer_arg(rlx_infer_ctx *c) {
     int64_t dims[RLX_MAX_RANK];
     int32_t syms[RLX_MAX_RANK];
     int rank = rlx_reduce_out_shape(&r, x->dims, x->syms, dims, syms);
-    rlx_ictx_set_out(c, 0, RLX_DTYPE_I64, rank, dims, syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, RLX_DTYPE_I64, rank, dims, syms);
 }
 
 /* ------------------------------------------------------------ normalisations */
@@ -159,8 +147,7 @@ static rlx_status infer_instance_norm(rlx_infer_ctx *c) {
     int64_t ch = x->rank >= 2 ? x->dims[1] : RLX_DIM_DYN;
     RLX_TRY(check_vec(c, x, rlx_ictx_in(c, 1), ch, "scale"));
     RLX_TRY(check_vec(c, x, rlx_ictx_in(c, 2), ch, "B"));
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 /* stash_type as a dtype (LayerNormalization-17, GroupNormalization-21,
@@ -185,8 +172,7 @@ static rlx_status infer_layer_norm(rlx_infer_ctx *c) {
     rlx_ictx_set_out_like(c, 0, x);
     if (x->rank < 0) {
         rlx_ictx_set_out_unknown(c, 1, st);
-        rlx_ictx_set_out_unknown(c, 2, st);
-        return RLX_OK;
+        return rlx_ictx_set_out_unknown(c, 2, st);
     }
     int64_t axis = rlx_param_int(c->n, "axis");
     int ax;
@@ -199,8 +185,7 @@ static rlx_status infer_layer_norm(rlx_infer_ctx *c) {
         syms[i] = i < ax ? x->syms[i] : -1;
     }
     rlx_ictx_set_out(c, 1, st, x->rank, dims, syms);
-    rlx_ictx_set_out(c, 2, st, x->rank, dims, syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 2, st, x->rank, dims, syms);
 }
 
 /* GroupNormalization(X [N, C, D...], scale, bias): scale and bias are
@@ -220,8 +205,7 @@ static rlx_status infer_group_norm(rlx_infer_ctx *c) {
     int64_t want = c->n->version >= 21 ? ch : g;
     RLX_TRY(check_vec(c, x, rlx_ictx_in(c, 1), want, "scale"));
     RLX_TRY(check_vec(c, x, rlx_ictx_in(c, 2), want, "bias"));
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 static rlx_status infer_lp_norm(rlx_infer_ctx *c) {
@@ -233,8 +217,7 @@ static rlx_status infer_lp_norm(rlx_infer_ctx *c) {
     int ax;
     if (x->rank >= 0 && !rlx_norm_axis(axis, x->rank, &ax))
         return rlx_ictx_fail(c, "axis %lld is out of range for an input of rank %d", (long long)axis, x->rank);
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 static rlx_status infer_mvn(rlx_infer_ctx *c) {
@@ -242,8 +225,7 @@ static rlx_status infer_mvn(rlx_infer_ctx *c) {
     RLX_TRY(need_float(c, x));
     rlx_reduce_spec r;
     if (x->rank >= 0) RLX_TRY(rlx_mvn_resolve(c->n, x->rank, RLX_ERR_INVALID_MODEL, &r));
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 static rlx_status infer_lrn(rlx_infer_ctx *c) {
@@ -253,8 +235,7 @@ static rlx_status infer_lrn(rlx_infer_ctx *c) {
     if (size <= 0) return rlx_ictx_fail(c, "size is %lld, expected a positive number", (long long)size);
     if (x->rank >= 0 && x->rank < 2)
         return rlx_ictx_fail(c, "input '%s' has rank %d, expected [N, C, ...]", x->name, x->rank);
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 /* ------------------------------------------------------------ Einsum */
@@ -283,10 +264,7 @@ static rlx_status infer_einsum(rlx_infer_ctx *c) {
         syms[i] = x->syms;
         unknown |= x->rank < 0;
     }
-    if (unknown) {
-        rlx_ictx_set_out_unknown(c, 0, x0->dtype);
-        return RLX_OK;
-    }
+    if (unknown) return rlx_ictx_set_out_unknown(c, 0, x0->dtype);
     rlx_einsum e;
     RLX_TRY(rlx_einsum_resolve(c->n, n_in, ranks, dims, syms, RLX_ERR_INVALID_MODEL, &e));
     int64_t od[RLX_MAX_RANK];
@@ -295,8 +273,7 @@ static rlx_status infer_einsum(rlx_infer_ctx *c) {
         od[i] = e.extent[e.out_label[i]];
         os[i] = e.sym[e.out_label[i]];
     }
-    rlx_ictx_set_out(c, 0, x0->dtype, e.out_rank, od, os);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, x0->dtype, e.out_rank, od, os);
 }
 
 /* ------------------------------------------------------------ the table */

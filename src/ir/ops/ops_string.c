@@ -22,18 +22,14 @@ static rlx_status infer_string_normalizer(rlx_infer_ctx *c) {
     const char *act = rlx_param_str(c->n, "case_change_action");
     if (strcmp(act, "LOWER") != 0 && strcmp(act, "UPPER") != 0 && strcmp(act, "NONE") != 0)
         return rlx_ictx_fail(c, "case_change_action must be LOWER, UPPER or NONE, got '%s'", act);
-    if (x->rank < 0) {
-        rlx_ictx_set_out_unknown(c, 0, RLX_DTYPE_STRING);
-        return RLX_OK;
-    }
+    if (x->rank < 0) return rlx_ictx_set_out_unknown(c, 0, RLX_DTYPE_STRING);
     if (x->rank != 1 && x->rank != 2)
         return rlx_ictx_fail(c, "input must have shape [C] or [1, C], got rank %d", x->rank);
     if (x->rank == 2 && x->dims[0] != 1 && x->dims[0] != RLX_DIM_DYN)
         return rlx_ictx_fail(c, "a 2-D input must have shape [1, C], got a first dim of %lld", (long long)x->dims[0]);
     int64_t dims[2] = { 1, RLX_DIM_DYN };
     if (x->rank == 1) dims[0] = RLX_DIM_DYN;
-    rlx_ictx_set_out(c, 0, RLX_DTYPE_STRING, x->rank, dims, NULL);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, RLX_DTYPE_STRING, x->rank, dims, NULL);
 }
 
 const rlx_op_def rlx_ops_string[] = {

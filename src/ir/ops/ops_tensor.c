@@ -43,11 +43,11 @@ static void shp_from(shp *o, const rlx_value *v) {
     memcpy(o->s, v->syms, sizeof o->s);
 }
 
-/* Sets output i; symbols are dropped on static dims. */
-static void set_out_shp(rlx_infer_ctx *c, int i, rlx_dtype dt, shp *o) {
+/* Sets output i; symbols are dropped on static dims. Returns RLX_OK. */
+static rlx_status set_out_shp(rlx_infer_ctx *c, int i, rlx_dtype dt, shp *o) {
     for (int k = 0; k < o->rank && k < RLX_MAX_RANK; k++)
         if (o->d[k] >= 0) o->s[k] = -1;
-    rlx_ictx_set_out(c, i, dt, o->rank, o->d, o->s);
+    return rlx_ictx_set_out(c, i, dt, o->rank, o->d, o->s);
 }
 
 /* Sets output 0 to dtype dt with `rank` dynamic dims (-1: rank unknown);
@@ -55,8 +55,7 @@ static void set_out_shp(rlx_infer_ctx *c, int i, rlx_dtype dt, shp *o) {
 static rlx_status out_dyn(rlx_infer_ctx *c, rlx_dtype dt, int rank) {
     shp o;
     shp_dyn(&o, rank);
-    set_out_shp(c, 0, dt, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, dt, &o);
 }
 
 static rlx_status fail_rank(rlx_infer_ctx *c, int64_t rank) {
@@ -225,8 +224,7 @@ static rlx_status infer_reshape(rlx_infer_ctx *c) {
             o.s[neg] = in_ids[0] < 100000 ? in_ids[0] : -1; /* the one dynamic input dim moves to the -1 */
         }
     }
-    set_out_shp(c, 0, x->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, x->dtype, &o);
 }
 
 /* Flatten-1/9/11/13/21: axis in [-r, r] (negative from 11), output 2-D. */
@@ -242,8 +240,7 @@ static rlx_status infer_flatten(rlx_infer_ctx *c) {
         dims_product(x, 0, ax, &o.d[0], &o.s[0]);
         dims_product(x, ax, x->rank, &o.d[1], &o.s[1]);
     }
-    set_out_shp(c, 0, x->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, x->dtype, &o);
 }
 
 /* Transpose-1/13/21: perm (default: reversed axes). */
@@ -268,8 +265,7 @@ static rlx_status infer_transpose(rlx_infer_ctx *c) {
         o.d[i] = x->dims[p];
         o.s[i] = x->syms[p];
     }
-    set_out_shp(c, 0, x->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, x->dtype, &o);
 }
 
 /* Axes of Squeeze/Unsqueeze: the attribute before version 13, input 1
@@ -325,8 +321,7 @@ static rlx_status infer_squeeze(rlx_infer_ctx *c) {
     o.rank = 0;
     for (int a = 0; a < x->rank; a++)
         if (!drop[a]) o.d[o.rank] = x->dims[a], o.s[o.rank++] = x->syms[a];
-    set_out_shp(c, 0, x->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, x->dtype, &o);
 }
 
 /* Unsqueeze-1/11/13/21: inserts dims of 1 at the listed axes of the output
@@ -360,8 +355,7 @@ static rlx_status infer_unsqueeze(rlx_infer_ctx *c) {
         if (ins[a]) o.d[a] = 1, o.s[a] = -1;
         else o.d[a] = x->dims[j], o.s[a] = x->syms[j], j++;
     }
-    set_out_shp(c, 0, x->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, x->dtype, &o);
 }
 
 /* ------------------------------------------------------------ Concat, Split */
@@ -414,8 +408,7 @@ static rlx_status infer_concat(rlx_infer_ctx *c) {
     o.d[ax] = sum_known ? sum : RLX_DIM_DYN;
     o.s[ax] = -1;
     if (!sum_known && c->n->n_in == 1) o.s[ax] = x0->syms[ax];
-    set_out_shp(c, 0, first->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, first->dtype, &o);
 }
 
 /* Split-2/11/13/18 (see rlx_split_sizes). */
@@ -471,14 +464,12 @@ static rlx_status infer_shape(rlx_infer_ctx *c) {
         rlx_shape_range(c->n, x->rank, &s, &e);
         len = e - s;
     }
-    rlx_ictx_set_out(c, 0, RLX_DTYPE_I64, 1, &len, NULL);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, RLX_DTYPE_I64, 1, &len, NULL);
 }
 
 /* Size-1/13/19/21: i64 scalar, the element count. */
 static rlx_status infer_size(rlx_infer_ctx *c) {
-    rlx_ictx_set_out(c, 0, RLX_DTYPE_I64, 0, NULL, NULL);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, RLX_DTYPE_I64, 0, NULL, NULL);
 }
 
 /* ------------------------------------------------------------ Gather */
@@ -501,8 +492,7 @@ static rlx_status infer_gather(rlx_infer_ctx *c) {
     for (int a = 0; a < ax; a++) o.d[k] = x->dims[a], o.s[k++] = x->syms[a];
     for (int a = 0; a < idx->rank; a++) o.d[k] = idx->dims[a], o.s[k++] = idx->syms[a];
     for (int a = ax + 1; a < x->rank; a++) o.d[k] = x->dims[a], o.s[k++] = x->syms[a];
-    set_out_shp(c, 0, x->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, x->dtype, &o);
 }
 
 /* GatherElements-11/13: output has the shape of indices. */
@@ -517,8 +507,7 @@ static rlx_status infer_gather_elements(rlx_infer_ctx *c) {
         if (x->rank == 0 || !rlx_norm_axis(axis, x->rank, &ax))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
     }
-    rlx_ictx_set_out(c, 0, x->dtype, idx->rank, idx->dims, idx->syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, x->dtype, idx->rank, idx->dims, idx->syms);
 }
 
 /* GatherND-11/12/13: out = indices.shape[:-1] + data.shape[b + m:] with m =
@@ -546,8 +535,7 @@ static rlx_status infer_gather_nd(rlx_infer_ctx *c) {
     int k = 0;
     for (int a = 0; a < idx->rank - 1; a++) o.d[k] = idx->dims[a], o.s[k++] = idx->syms[a];
     for (int64_t a = b + m; a < x->rank; a++) o.d[k] = x->dims[a], o.s[k++] = x->syms[a];
-    set_out_shp(c, 0, x->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, x->dtype, &o);
 }
 
 /* reduction attribute of ScatterElements / ScatterND: none (11), add and
@@ -582,8 +570,7 @@ static rlx_status infer_scatter_elements(rlx_infer_ctx *c) {
         if (x->rank == 0 || !rlx_norm_axis(axis, x->rank, &ax))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
     }
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 /* ScatterND-11/13/16/18: output like data; updates have shape
@@ -608,8 +595,7 @@ static rlx_status infer_scatter_nd(rlx_infer_ctx *c) {
     } else if (idx->rank == 0) {
         return rlx_ictx_fail(c, "indices must have rank >= 1");
     }
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 /* ------------------------------------------------------------ Slice, Pad */
@@ -660,8 +646,7 @@ static rlx_status infer_slice(rlx_infer_ctx *c) {
             if (n < 0 || n > x->rank) n = x->rank;
             for (int a = 0; a < n; a++) o.d[a] = RLX_DIM_DYN, o.s[a] = -1;
         }
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
+        return set_out_shp(c, 0, x->dtype, &o);
     }
     if (have_axes && na != ns) return rlx_ictx_fail(c, "axes has %zu values, starts %zu", na, ns);
     if (have_steps && nsp != ns) return rlx_ictx_fail(c, "steps has %zu values, starts %zu", nsp, ns);
@@ -672,8 +657,7 @@ static rlx_status infer_slice(rlx_infer_ctx *c) {
         o.d[a] = g.count[a];
         if (!g.full[a]) o.s[a] = -1;
     }
-    set_out_shp(c, 0, x->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, x->dtype, &o);
 }
 
 /* Pad-2 (pads, value attributes), Pad-11/13 (pads, constant_value inputs),
@@ -715,8 +699,7 @@ static rlx_status infer_pad(rlx_infer_ctx *c) {
             }
             if (touched) o.d[a] = RLX_DIM_DYN, o.s[a] = -1;
         }
-        set_out_shp(c, 0, x->dtype, &o);
-        return RLX_OK;
+        return set_out_shp(c, 0, x->dtype, &o);
     }
     int64_t b[RLX_MAX_RANK], e[RLX_MAX_RANK];
     RLX_TRY(rlx_pad_resolve(c->n, x->rank, pads, np, have_axes ? axes : NULL, na, b, e));
@@ -735,8 +718,7 @@ static rlx_status infer_pad(rlx_infer_ctx *c) {
                                  rlx_param_str(c->n, "mode"));
         o.d[a] = d + b[a] + e[a];
     }
-    set_out_shp(c, 0, x->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, x->dtype, &o);
 }
 
 /* ------------------------------------------------------------ Constant, Identity */
@@ -762,18 +744,15 @@ static rlx_status infer_constant(rlx_infer_ctx *c) {
         if (!found->t) return rlx_ictx_fail(c, "attribute 'value' is not a tensor");
         if (!rlx_dtype_size(found->t->dtype))
             return fail_st(c, RLX_ERR_UNSUPPORTED, "tensor dtype %s is not supported", rlx_dtype_name(found->t->dtype));
-        rlx_ictx_set_out(c, 0, found->t->dtype, found->t->rank, found->t->dims, NULL);
-        return RLX_OK;
+        return rlx_ictx_set_out(c, 0, found->t->dtype, found->t->rank, found->t->dims, NULL);
     case 1: rlx_ictx_set_out(c, 0, RLX_DTYPE_F32, 0, NULL, NULL); return RLX_OK;
     case 2:
         if (found->type == RLX_ATTR_FLOAT) n = 1;
-        rlx_ictx_set_out(c, 0, RLX_DTYPE_F32, 1, &n, NULL);
-        return RLX_OK;
+        return rlx_ictx_set_out(c, 0, RLX_DTYPE_F32, 1, &n, NULL);
     case 3: rlx_ictx_set_out(c, 0, RLX_DTYPE_I64, 0, NULL, NULL); return RLX_OK;
     case 4:
         if (found->type == RLX_ATTR_INT) n = 1;
-        rlx_ictx_set_out(c, 0, RLX_DTYPE_I64, 1, &n, NULL);
-        return RLX_OK;
+        return rlx_ictx_set_out(c, 0, RLX_DTYPE_I64, 1, &n, NULL);
     default: return fail_st(c, RLX_ERR_UNSUPPORTED, "attribute '%s' (strings, sparse) is not supported", found->name);
     }
 }
@@ -808,8 +787,7 @@ static rlx_status infer_constant_of_shape(rlx_infer_ctx *c) {
             o.d[i] = sh[i];
         }
     }
-    set_out_shp(c, 0, dt, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, dt, &o);
 }
 
 /* ------------------------------------------------------------ Expand, Tile */
@@ -836,8 +814,7 @@ static rlx_status infer_expand(rlx_infer_ctx *c) {
         return rlx_ictx_fail(c, "input shape %s does not broadcast to %s", rlx_shape_str(x->dims, x->rank, a, sizeof a),
                              rlx_shape_str(sh, (int)r, b, sizeof b));
     }
-    set_out_shp(c, 0, x->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, x->dtype, &o);
 }
 
 /* Tile-6/13: out dim = dim * repeats. */
@@ -860,8 +837,7 @@ static rlx_status infer_tile(rlx_infer_ctx *c) {
         if (x->dims[a] >= 0 && !rlx_dim_mul(x->dims[a], rep[a], &o.d[a])) return rlx_ictx_fail(c, "output is too large");
         if (x->dims[a] < 0) o.d[a] = rep[a] == 0 ? 0 : RLX_DIM_DYN;
     }
-    set_out_shp(c, 0, x->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, x->dtype, &o);
 }
 
 /* ------------------------------------------------------------ Range */
@@ -893,8 +869,7 @@ static rlx_status infer_range(rlx_infer_ctx *c) {
         if (!ok) return rlx_ictx_fail(c, "start, limit and delta cannot be read");
         RLX_TRY(rlx_range_count(c->n, fl, fs, flim, fd, is, il, id, &len));
     }
-    rlx_ictx_set_out(c, 0, s->dtype, 1, &len, NULL);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, s->dtype, 1, &len, NULL);
 }
 
 /* ------------------------------------------------------------ OneHot, Trilu, CumSum, EyeLike */
@@ -925,8 +900,7 @@ static rlx_status infer_onehot(rlx_infer_ctx *c) {
         if (a == ax) o.d[a] = depth, o.s[a] = -1;
         else o.d[a] = idx->dims[j], o.s[a] = idx->syms[j], j++;
     }
-    set_out_shp(c, 0, val->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, val->dtype, &o);
 }
 
 /* Trilu-14: input [..., N, M], optional scalar k. */
@@ -934,8 +908,7 @@ static rlx_status infer_trilu(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     if (x->rank >= 0 && x->rank < 2) return rlx_ictx_fail(c, "input must have rank >= 2, got %d", x->rank);
     RLX_TRY(need_index(c, 1, "k"));
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 /* CumSum-11/14: output like x; axis is an integer scalar input. */
@@ -953,8 +926,7 @@ static rlx_status infer_cumsum(rlx_infer_ctx *c) {
         if (!rlx_norm_axis(a, x->rank, &dummy))
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)a, x->rank);
     }
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 /* EyeLike-9/22: 2-D; dtype attribute (default the input's), diagonal k. */
@@ -965,8 +937,7 @@ static rlx_status infer_eye_like(rlx_infer_ctx *c) {
     rlx_dtype dt = dta ? (rlx_dtype)dta->i : x->dtype;
     if (!rlx_dtype_size(dt) || dt == RLX_DTYPE_STRING)
         return fail_st(c, RLX_ERR_UNSUPPORTED, "dtype %d is not supported", (int)dt);
-    rlx_ictx_set_out(c, 0, dt, x->rank, x->dims, x->syms);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, dt, x->rank, x->dims, x->syms);
 }
 
 /* ------------------------------------------------------------ NonZero, Unique, Compress */
@@ -975,8 +946,7 @@ static rlx_status infer_eye_like(rlx_infer_ctx *c) {
 static rlx_status infer_nonzero(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     int64_t d[2] = { x->rank < 0 ? RLX_DIM_DYN : (x->rank == 0 ? 1 : x->rank), RLX_DIM_DYN };
-    rlx_ictx_set_out(c, 0, RLX_DTYPE_I64, 2, d, NULL);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 0, RLX_DTYPE_I64, 2, d, NULL);
 }
 
 /* Unique-11: Y (unique elements, or slices along axis), indices,
@@ -1002,8 +972,7 @@ static rlx_status infer_unique(rlx_infer_ctx *c) {
     set_out_shp(c, 0, x->dtype, &o);
     rlx_ictx_set_out(c, 1, RLX_DTYPE_I64, 1, &dyn, NULL);
     rlx_ictx_set_out(c, 2, RLX_DTYPE_I64, 1, &inv, NULL);
-    rlx_ictx_set_out(c, 3, RLX_DTYPE_I64, 1, &dyn, NULL);
-    return RLX_OK;
+    return rlx_ictx_set_out(c, 3, RLX_DTYPE_I64, 1, &dyn, NULL);
 }
 
 /* Compress-9/11: keeps the slices along axis (or the elements of the
@@ -1040,8 +1009,7 @@ static rlx_status infer_compress(rlx_infer_ctx *c) {
         }
         o.d[oa] = cnt;
     }
-    set_out_shp(c, 0, x->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, x->dtype, &o);
 }
 
 /* ------------------------------------------------------------ DepthToSpace, SpaceToDepth */
@@ -1076,8 +1044,7 @@ static rlx_status infer_depth_space(rlx_infer_ctx *c, bool to_space) {
         }
         if (x->dims[1] >= 0 && !rlx_dim_mul(x->dims[1], b * b, &o.d[1])) return rlx_ictx_fail(c, "output is too large");
     }
-    set_out_shp(c, 0, x->dtype, &o);
-    return RLX_OK;
+    return set_out_shp(c, 0, x->dtype, &o);
 }
 
 static rlx_status infer_depth_to_space(rlx_infer_ctx *c) { return infer_depth_space(c, true); }
@@ -1099,8 +1066,7 @@ static rlx_status infer_reverse_sequence(rlx_infer_ctx *c) {
     if (x->rank >= 0 && len->rank == 1 && x->dims[ba] >= 0 && len->dims[0] >= 0 && len->dims[0] != x->dims[ba])
         return rlx_ictx_fail(c, "sequence_lens has %lld entries for a batch of %lld", (long long)len->dims[0],
                              (long long)x->dims[ba]);
-    rlx_ictx_set_out_like(c, 0, x);
-    return RLX_OK;
+    return rlx_ictx_set_out_like(c, 0, x);
 }
 
 /* TopK-1 (k attribute), TopK-10 (k input), TopK-11 (largest, sorted),
@@ -1138,8 +1104,7 @@ static rlx_status infer_topk(rlx_infer_ctx *c) {
         o.d[ax] = k, o.s[ax] = -1;
     }
     set_out_shp(c, 0, x->dtype, &o);
-    set_out_shp(c, 1, RLX_DTYPE_I64, &o);
-    return RLX_OK;
+    return set_out_shp(c, 1, RLX_DTYPE_I64, &o);
 }
 
 /* ------------------------------------------------------------ the table */
