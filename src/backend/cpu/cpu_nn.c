@@ -86,6 +86,16 @@ void rlx_nn_set(rlx_tensor *t, size_t i, double v) {
     }
 }
 
+rlx_status rlx_nn_load_io(const rlx_cpu_kctx *k, rlx_nn_buf io[4]) {
+    memset(io, 0, 4 * sizeof *io);
+    rlx_status st = rlx_nn_load(k, k->in[0], &io[0]);
+    if (!st) st = rlx_nn_load(k, k->in[1], &io[1]);
+    if (!st) st = rlx_nn_load(k, rlx_nn_in(k, 2), &io[2]);
+    if (!st) st = rlx_nn_out(k, k->out[0], &io[3]);
+    for (int i = 0; st && i < 4; i++) rlx_nn_buf_free(&io[i]);
+    return st;
+}
+
 void rlx_nn_store(rlx_tensor *t, rlx_nn_buf *b) {
     if (!b->owned) return; /* f64: written in place */
     size_t n = rlx_tensor_numel(t);

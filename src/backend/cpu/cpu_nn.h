@@ -28,6 +28,12 @@ rlx_status rlx_nn_load(const rlx_cpu_kctx *k, const rlx_tensor *t, rlx_nn_buf *b
  * errors: RLX_ERR_OUT_OF_MEMORY naming the node. */
 rlx_status rlx_nn_out(const rlx_cpu_kctx *k, const rlx_tensor *t, rlx_nn_buf *b);
 
+/* The operands of a Conv, ConvTranspose, Gemm or MatMul reference: inputs
+ * 0, 1 and the optional 2 loaded into io[0..2] (io[2].p NULL when absent),
+ * output 0 prepared in io[3]. On error nothing stays allocated.
+ * errors: RLX_ERR_OUT_OF_MEMORY naming the node. */
+rlx_status rlx_nn_load_io(const rlx_cpu_kctx *k, rlx_nn_buf io[4]);
+
 /* Writes b into t (round to nearest for float dtypes; round half to even
  * and saturate for integer dtypes) and frees b. */
 void rlx_nn_store(rlx_tensor *t, rlx_nn_buf *b);

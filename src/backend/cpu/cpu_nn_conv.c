@@ -50,27 +50,23 @@ static size_t block_cols(size_t rows, size_t total) {
 static rlx_status conv_reference(rlx_cpu_kctx *k, const rlx_conv_geom *g) {
     rlx_nn_sp3 s;
     rlx_nn_sp3_init(g, &s);
-    rlx_nn_buf x, w, b, y;
-    rlx_status st;
-    RLX_TRY(rlx_nn_load(k, k->in[0], &x));
-    if ((st = rlx_nn_load(k, k->in[1], &w)) != RLX_OK) goto fail_x;
-    if ((st = rlx_nn_load(k, rlx_nn_in(k, 2), &b)) != RLX_OK) goto fail_w;
-    if ((st = rlx_nn_out(k, k->out[0], &y)) != RLX_OK) goto fail_b;
+    rlx_nn_buf io[4], *x = &io[0], *w = &io[1], *b = &io[2], *y = &io[3];
+    RLX_TRY(rlx_nn_load_io(k, io));
     int64_t cig = g->c_in / g->group, cog = g->c_out / g->group;
     rlx_act act = rlx_node_act(k->n);
     for (int64_t n = 0; n < g->n; n++)
         for (int64_t co = 0; co < g->c_out; co++) {
             int64_t gi = co / cog;
-            const double *wk = w.p + (size_t)co * (size_t)cig * s.ksz;
-            double *yo = y.p + ((size_t)n * (size_t)g->c_out + (size_t)co) * s.out_sp;
+            const double *wk = w->p + (size_t)co * (size_t)cig * s.ksz;
+            double *yo = y->p + ((size_t)n * (size_t)g->c_out + (size_t)co) * s.out_sp;
             size_t oi = 0;
             for (int64_t o0 = 0; o0 < s.out[0]; o0++)
                 for (int64_t o1 = 0; o1 < s.out[1]; o1++)
                     for (int64_t o2 = 0; o2 < s.out[2]; o2++, oi++) {
-                        double acc = b.p ? b.p[co] : 0.0;
+                        double acc = b->p ? b->p[co] : 0.0;
                         for (int64_t ic = 0; ic < cig; ic++) {
                             const double *xc =
-                                x.p + ((size_t)n * (size_t)g->c_in + (size_t)(gi * cig + ic)) * s.in_sp;
+                                x->p + ((size_t)n * (size_t)g->c_in + (size_t)(gi * cig + ic)) * s.in_sp;
                             const double *wc = wk + (size_t)ic * s.ksz;
                             for (int64_t k0 = 0; k0 < s.k[0]; k0++) {
                                 int64_t i0 = o0 * s.s[0] - s.pb[0] + k0 * s.d[0];
@@ -90,15 +86,9 @@ static rlx_status conv_reference(rlx_cpu_kctx *k, const rlx_conv_geom *g) {
                         yo[oi] = act.kind == RLX_ACT_NONE ? acc : (double)rlx_act_apply(&act, (float)acc);
                     }
         }
-    rlx_nn_store(k->out[0], &y);
-    st = RLX_OK;
-fail_b:
-    rlx_nn_buf_free(&b);
-fail_w:
-    rlx_nn_buf_free(&w);
-fail_x:
-    rlx_nn_buf_free(&x);
-    return st;
+    rlx_nn_store(k->out[0], y);
+    for (int i = 0; i < 3; i++) rlx_nn_buf_free(&io[i]);
+    return RLX_OK;
 }
 
 
@@ -179,27 +169,22 @@ rlx_status rlx_cpu_nn_conv(rlx_cpu_kctx *k) {
  * y[n, co, i * s - pb + kk * d] where that lies inside the output; y starts
  * at the bias. Weight [C_in, C_out / group, k...]. */
 static rlx_status convt_reference(rlx_cpu_kctx *k, const rlx_conv_geom *gp) {
-    const rlx_tensor *xt = k->in[0], *wt = k->in[1];
     const rlx_conv_geom g = *gp;
     rlx_nn_sp3 s;
     rlx_nn_sp3_init(&g, &s);
-    rlx_nn_buf x, w, b, y;
-    rlx_status st;
-    RLX_TRY(rlx_nn_load(k, xt, &x));
-    if ((st = rlx_nn_load(k, wt, &w)) != RLX_OK) goto fail_x;
-    if ((st = rlx_nn_load(k, rlx_nn_in(k, 2), &b)) != RLX_OK) goto fail_w;
-    if ((st = rlx_nn_out(k, k->out[0], &y)) != RLX_OK) goto fail_b;
+    rlx_nn_buf io[4], *x = &io[0], *w = &io[1], *b = &io[2], *y = &io[3];
+    RLX_TRY(rlx_nn_load_io(k, io));
     int64_t cig = g.c_in / g.group, cog = g.c_out / g.group;
     for (int64_t n = 0; n < g.n; n++)
         for (int64_t co = 0; co < g.c_out; co++) {
-            double *yo = y.p + ((size_t)n * (size_t)g.c_out + (size_t)co) * s.out_sp;
-            double bv = b.p ? b.p[co] : 0.0;
+            double *yo = y->p + ((size_t)n * (size_t)g.c_out + (size_t)co) * s.out_sp;
+            double bv = b->p ? b->p[co] : 0.0;
             for (size_t o = 0; o < s.out_sp; o++) yo[o] = bv;
         }
     for (int64_t n = 0; n < g.n; n++)
         for (int64_t ci = 0; ci < g.c_in; ci++) {
             int64_t gi = ci / cig;
-            const double *xc = x.p + ((size_t)n * (size_t)g.c_in + (size_t)ci) * s.in_sp;
+            const double *xc = x->p + ((size_t)n * (size_t)g.c_in + (size_t)ci) * s.in_sp;
             size_t ii = 0;
             for (int64_t i0 = 0; i0 < s.in[0]; i0++)
                 for (int64_t i1 = 0; i1 < s.in[1]; i1++)
@@ -207,8 +192,8 @@ static rlx_status convt_reference(rlx_cpu_kctx *k, const rlx_conv_geom *gp) {
                         double xv = xc[ii];
                         for (int64_t oc = 0; oc < cog; oc++) {
                             int64_t co = gi * cog + oc;
-                            const double *wk = w.p + ((size_t)ci * (size_t)cog + (size_t)oc) * s.ksz;
-                            double *yo = y.p + ((size_t)n * (size_t)g.c_out + (size_t)co) * s.out_sp;
+                            const double *wk = w->p + ((size_t)ci * (size_t)cog + (size_t)oc) * s.ksz;
+                            double *yo = y->p + ((size_t)n * (size_t)g.c_out + (size_t)co) * s.out_sp;
                             for (int64_t k0 = 0; k0 < s.k[0]; k0++) {
                                 int64_t o0 = i0 * s.s[0] - s.pb[0] + k0 * s.d[0];
                                 if (o0 < 0 || o0 >= s.out[0]) continue;
@@ -229,17 +214,11 @@ static rlx_status convt_reference(rlx_cpu_kctx *k, const rlx_conv_geom *gp) {
     rlx_act act = rlx_node_act(k->n);
     if (act.kind != RLX_ACT_NONE) {
         size_t total = (size_t)g.n * (size_t)g.c_out * s.out_sp;
-        for (size_t i = 0; i < total; i++) y.p[i] = rlx_act_apply(&act, (float)y.p[i]);
+        for (size_t i = 0; i < total; i++) y->p[i] = rlx_act_apply(&act, (float)y->p[i]);
     }
-    rlx_nn_store(k->out[0], &y);
-    st = RLX_OK;
-fail_b:
-    rlx_nn_buf_free(&b);
-fail_w:
-    rlx_nn_buf_free(&w);
-fail_x:
-    rlx_nn_buf_free(&x);
-    return st;
+    rlx_nn_store(k->out[0], y);
+    for (int i = 0; i < 3; i++) rlx_nn_buf_free(&io[i]);
+    return RLX_OK;
 }
 
 typedef struct col2im_job {

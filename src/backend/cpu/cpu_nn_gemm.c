@@ -55,25 +55,18 @@ static double gemm_ref_elem(const double *a, const double *b, const gemm_dims *d
 }
 
 static rlx_status gemm_float_ref(rlx_cpu_kctx *k, const gemm_dims *d, double alpha, double beta) {
-    rlx_nn_buf a, b, c, y;
-    rlx_nn_buf *all[4] = { &a, &b, &c, &y };
-    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&c, 0, sizeof c), memset(&y, 0, sizeof y);
-    rlx_status st = rlx_nn_load(k, k->in[0], &a);
-    if (!st) st = rlx_nn_load(k, k->in[1], &b);
-    if (!st) st = rlx_nn_load(k, rlx_nn_in(k, 2), &c);
-    if (!st) st = rlx_nn_out(k, k->out[0], &y);
-    if (!st) {
-        rlx_act act = rlx_node_act(k->n);
-        for (int64_t i = 0; i < d->m; i++)
-            for (int64_t j = 0; j < d->n; j++) {
-                double v = alpha * gemm_ref_elem(a.p, b.p, d, i, j);
-                if (c.p) v += beta * c.p[i * d->cs[0] + j * d->cs[1]];
-                y.p[i * d->n + j] = act.kind == RLX_ACT_NONE ? v : (double)rlx_act_apply(&act, (float)v);
-            }
-        rlx_nn_store(k->out[0], &y);
-    }
-    for (int i = 0; i < 4; i++) rlx_nn_buf_free(all[i]);
-    return st;
+    rlx_nn_buf io[4], *c = &io[2], *y = &io[3];
+    RLX_TRY(rlx_nn_load_io(k, io));
+    rlx_act act = rlx_node_act(k->n);
+    for (int64_t i = 0; i < d->m; i++)
+        for (int64_t j = 0; j < d->n; j++) {
+            double v = alpha * gemm_ref_elem(io[0].p, io[1].p, d, i, j);
+            if (c->p) v += beta * c->p[i * d->cs[0] + j * d->cs[1]];
+            y->p[i * d->n + j] = act.kind == RLX_ACT_NONE ? v : (double)rlx_act_apply(&act, (float)v);
+        }
+    rlx_nn_store(k->out[0], y);
+    for (int i = 0; i < 3; i++) rlx_nn_buf_free(&io[i]);
+    return RLX_OK;
 }
 
 static rlx_status gemm_int_ref(rlx_cpu_kctx *k, const gemm_dims *d, double alpha, double beta) {
@@ -214,32 +207,26 @@ static void batch_offsets(const matmul_dims *d, size_t bi, size_t *ao, size_t *b
 }
 
 static rlx_status matmul_float_ref(rlx_cpu_kctx *k, const matmul_dims *d) {
-    rlx_nn_buf a, b, y, c;
-    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&y, 0, sizeof y), memset(&c, 0, sizeof c);
+    rlx_nn_buf io[4], *c = &io[2], *y = &io[3];
     rlx_act act = rlx_node_act(k->n);
-    rlx_status st = rlx_nn_load(k, k->in[0], &a);
-    if (!st) st = rlx_nn_load(k, k->in[1], &b);
-    if (!st) st = rlx_nn_load(k, rlx_nn_in(k, 2), &c);
-    if (!st) st = rlx_nn_out(k, k->out[0], &y);
-    if (!st) {
-        size_t mk = (size_t)(d->m * d->kk), kn = (size_t)(d->kk * d->n), mn = (size_t)(d->m * d->n);
-        for (size_t bi = 0; bi < d->nb; bi++) {
-            size_t ao, bo;
-            batch_offsets(d, bi, &ao, &bo);
-            const double *am = a.p + ao * mk, *bm = b.p + bo * kn;
-            double *ym = y.p + bi * mn;
-            for (int64_t i = 0; i < d->m; i++)
-                for (int64_t j = 0; j < d->n; j++) {
-                    double acc = 0.0;
-                    for (int64_t q = 0; q < d->kk; q++) acc += am[i * d->kk + q] * bm[q * d->n + j];
-                    if (c.p) acc += c.p[j];
-                    ym[i * d->n + j] = act.kind == RLX_ACT_NONE ? acc : (double)rlx_act_apply(&act, (float)acc);
-                }
-        }
-        rlx_nn_store(k->out[0], &y);
+    RLX_TRY(rlx_nn_load_io(k, io));
+    size_t mk = (size_t)(d->m * d->kk), kn = (size_t)(d->kk * d->n), mn = (size_t)(d->m * d->n);
+    for (size_t bi = 0; bi < d->nb; bi++) {
+        size_t ao, bo;
+        batch_offsets(d, bi, &ao, &bo);
+        const double *am = io[0].p + ao * mk, *bm = io[1].p + bo * kn;
+        double *ym = y->p + bi * mn;
+        for (int64_t i = 0; i < d->m; i++)
+            for (int64_t j = 0; j < d->n; j++) {
+                double acc = 0.0;
+                for (int64_t q = 0; q < d->kk; q++) acc += am[i * d->kk + q] * bm[q * d->n + j];
+                if (c->p) acc += c->p[j];
+                ym[i * d->n + j] = act.kind == RLX_ACT_NONE ? acc : (double)rlx_act_apply(&act, (float)acc);
+            }
     }
-    rlx_nn_buf_free(&a), rlx_nn_buf_free(&b), rlx_nn_buf_free(&y), rlx_nn_buf_free(&c);
-    return st;
+    rlx_nn_store(k->out[0], y);
+    for (int i = 0; i < 3; i++) rlx_nn_buf_free(&io[i]);
+    return RLX_OK;
 }
 
 static rlx_status matmul_int_ref(rlx_cpu_kctx *k, const matmul_dims *d) {

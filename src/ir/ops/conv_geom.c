@@ -28,6 +28,14 @@ static rlx_status check_attr_range(const char *desc, const char *name, const int
     return RLX_OK;
 }
 
+/* SAME_UPPER / SAME_LOWER: a total padding (0 when negative) split between
+ * begin and end, the odd one at the end (upper) or at the begin (lower). */
+static void split_pad(int64_t total, bool upper, int64_t *begin, int64_t *end) {
+    if (total < 0) total = 0;
+    *begin = upper ? total / 2 : total - total / 2;
+    *end = total - *begin;
+}
+
 static rlx_status read_list(const rlx_node *n, const char *name, int nsp, int64_t def, int64_t *out, int mult) {
     size_t cnt;
     const int64_t *v = rlx_param_ints(n, name, &cnt);
@@ -166,15 +174,8 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
                     return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output dim %d overflows (stride %lld x input %lld)",
                                     desc, i, (long long)s, (long long)in);
                 }
-                int64_t total = full - target;
-                if (total < 0) total = 0; /* output larger than the full extent: padded with zeros at the end */
-                if (same_upper) {
-                    g->pad_begin[i] = total / 2;
-                    g->pad_end[i] = total - total / 2;
-                } else {
-                    g->pad_begin[i] = total - total / 2;
-                    g->pad_end[i] = total / 2;
-                }
+                /* output larger than the full extent: padded with zeros at the end */
+                split_pad(full - target, same_upper, &g->pad_begin[i], &g->pad_end[i]);
                 g->out[i] = target;
             } else {
                 if (valid) g->pad_begin[i] = g->pad_end[i] = 0;
@@ -190,15 +191,7 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
         }
         if (same_upper || same_lower) {
             int64_t out = ceil_div(in, s);
-            int64_t total = (out - 1) * s + ek - in;
-            if (total < 0) total = 0;
-            if (same_upper) {
-                g->pad_begin[i] = total / 2;
-                g->pad_end[i] = total - total / 2;
-            } else {
-                g->pad_begin[i] = total - total / 2;
-                g->pad_end[i] = total / 2;
-            }
+            split_pad((out - 1) * s + ek - in, same_upper, &g->pad_begin[i], &g->pad_end[i]);
             g->out[i] = out;
             continue;
         }
