@@ -36,6 +36,7 @@
 #include "base/mem.h"
 #include "base/status.h"
 #include "ir/op.h"
+#include "ir/ops/ops.h"
 #include "ir/ops/reduce_geom.h"
 
 #define GRAD_DOMAIN "ai.onnx.preview.training"
@@ -53,10 +54,6 @@ bool rlx_onnx_training_only(const Onnx__ModelProto *mp) {
         if (!os || !os->domain || strcmp(os->domain, GRAD_DOMAIN) != 0) return false;
     }
     return true;
-}
-
-static bool is_float(rlx_dtype dt) {
-    return dt == RLX_DTYPE_F32 || dt == RLX_DTYPE_F64 || dt == RLX_DTYPE_F16 || dt == RLX_DTYPE_BF16;
 }
 
 /* ------------------------------------------------------------ emission */
@@ -119,7 +116,7 @@ static rlx_status k_i64(gctx *c, const int64_t *v, size_t n, int *out) {
 
 /* A constant of dtype dt and the given static shape, every element v. */
 static rlx_status k_fill(gctx *c, rlx_dtype dt, int rank, const int64_t *dims, double v, int *out) {
-    if (!is_float(dt))
+    if (!rlx_dtype_is_float(dt))
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: gradients of %s tensors are not supported", c->label,
                         rlx_dtype_name(dt));
     rlx_tensor *t;
@@ -934,14 +931,14 @@ static rlx_status expand_one(rlx_graph *g, const Onnx__NodeProto *np, size_t ind
     if (*blocked) goto done;
     for (size_t i = 0; i < n_order; i++) RLX_TRY_GOTO(st, rlx_infer_node(g, order[i]), done);
     const rlx_value *yv = &g->values[y];
-    if (!is_float(yv->dtype)) {
+    if (!rlx_dtype_is_float(yv->dtype)) {
         st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: y ('%s') has dtype %s; Gradient differentiates floating-point "
                       "tensors", c.label, yv->name, rlx_dtype_name(yv->dtype));
         goto done;
     }
     for (size_t i = 0; i < nxz; i++) {
         const rlx_value *named = &g->values[xs[i]], *fed = &g->values[gn.in[i]];
-        if (i < gn.nx && !is_float(named->dtype)) {
+        if (i < gn.nx && !rlx_dtype_is_float(named->dtype)) {
             st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: xs '%s' has dtype %s; Gradient differentiates with respect to "
                           "floating-point tensors", c.label, named->name, rlx_dtype_name(named->dtype));
             goto done;
@@ -982,7 +979,7 @@ static rlx_status expand_one(rlx_graph *g, const Onnx__NodeProto *np, size_t ind
                 act |= c.active[n->in[k]];
             }
         for (int k = 0; k < n->n_out; k++) /* 3. active values */
-            if (act && n->out[k] >= 0 && is_float(g->values[n->out[k]].dtype)) c.active[n->out[k]] = true;
+            if (act && n->out[k] >= 0 && rlx_dtype_is_float(g->values[n->out[k]].dtype)) c.active[n->out[k]] = true;
         if (moved) RLX_TRY_GOTO(st, clone_forward(&c, nid, stop), done);
     }
 
@@ -1129,7 +1126,7 @@ static rlx_status expand_optimizer(rlx_graph *g, const Onnx__NodeProto *np, size
         }
     }
     int R = ids[0], T = ids[1];
-    if (!is_float(g->values[R].dtype) || not_scalar(&g->values[R]) ||
+    if (!rlx_dtype_is_float(g->values[R].dtype) || not_scalar(&g->values[R]) ||
         !(g->values[T].dtype == RLX_DTYPE_I64 || g->values[T].dtype == RLX_DTYPE_I32) || not_scalar(&g->values[T]))
         return rlx_fail(RLX_ERR_INVALID_MODEL,
                         "%s: R ('%s', %s of rank %d) must be a floating-point scalar and T ('%s', %s of rank %d) an "
@@ -1156,7 +1153,7 @@ static rlx_status expand_optimizer(rlx_graph *g, const Onnx__NodeProto *np, size
     for (size_t i = 0; i < n; i++) {
         int X = ids[2 + i], G = ids[2 + n + i], S1 = ids[2 + 2 * n + i], S2 = groups == 4 ? ids[2 + 3 * n + i] : -1;
         rlx_dtype dt = g->values[X].dtype;
-        if (!is_float(dt))
+        if (!rlx_dtype_is_float(dt))
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: '%s' has dtype %s, expected a floating-point type", c.label,
                             g->values[X].name, rlx_dtype_name(dt));
         int Rx, Tf, t1, t2, t3, gr, res[3];
