@@ -108,27 +108,44 @@ void rlx_graph_destroy(rlx_graph *g) {
     free(g);
 }
 
-rlx_status rlx_node_attr_set_int(rlx_node_attr *a, const char *name, int64_t v) {
+/* *a = attribute `name` of `type`: INT (i), FLOAT (f), or INTS / FLOATS of
+ * the n values at v (copied). */
+static rlx_status attr_set(rlx_node_attr *a, const char *name, rlx_attr_type type, int64_t i, float f, const void *v,
+                           size_t n) {
+    bool list = type == RLX_ATTR_INTS || type == RLX_ATTR_FLOATS;
+    size_t es = type == RLX_ATTR_INTS ? sizeof(int64_t) : sizeof(float);
+    void *copy = list ? malloc((n + 1) * es) : NULL;
     memset(a, 0, sizeof *a);
-    if (!(a->name = rlx_strdup(name))) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (attribute %s)", name);
-    a->type = RLX_ATTR_INT;
-    a->i = v;
-    return RLX_OK;
-}
-
-rlx_status rlx_node_attr_set_ints(rlx_node_attr *a, const char *name, const int64_t *v, size_t n) {
-    memset(a, 0, sizeof *a);
-    a->name = rlx_strdup(name);
-    a->ints = malloc((n + 1) * sizeof *v);
-    if (!a->name || !a->ints) {
-        rlx_node_attr_free(a);
+    if (!(a->name = rlx_strdup(name)) || (list && !copy)) {
+        free(a->name);
+        free(copy);
         memset(a, 0, sizeof *a);
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (attribute %s)", name);
     }
-    if (n) memcpy(a->ints, v, n * sizeof *v);
-    a->n = n;
-    a->type = RLX_ATTR_INTS;
+    if (list && n) memcpy(copy, v, n * es);
+    if (type == RLX_ATTR_INTS) a->ints = copy;
+    else a->floats = copy;
+    a->type = type;
+    a->i = i;
+    a->f = f;
+    a->n = list ? n : 0;
     return RLX_OK;
+}
+
+rlx_status rlx_node_attr_set_int(rlx_node_attr *a, const char *name, int64_t v) {
+    return attr_set(a, name, RLX_ATTR_INT, v, 0.0f, NULL, 0);
+}
+
+rlx_status rlx_node_attr_set_float(rlx_node_attr *a, const char *name, float v) {
+    return attr_set(a, name, RLX_ATTR_FLOAT, 0, v, NULL, 0);
+}
+
+rlx_status rlx_node_attr_set_ints(rlx_node_attr *a, const char *name, const int64_t *v, size_t n) {
+    return attr_set(a, name, RLX_ATTR_INTS, 0, 0.0f, v, n);
+}
+
+rlx_status rlx_node_attr_set_floats(rlx_node_attr *a, const char *name, const float *v, size_t n) {
+    return attr_set(a, name, RLX_ATTR_FLOATS, 0, 0.0f, v, n);
 }
 
 rlx_status rlx_node_attr_copy(rlx_node_attr *d, const rlx_node_attr *s) {

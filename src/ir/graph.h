@@ -203,11 +203,13 @@ rlx_status rlx_node_resolve_params(rlx_node *n);
 void rlx_node_attr_free(rlx_node_attr *a);
 /* Deep copy of an attribute into *dst. */
 rlx_status rlx_node_attr_copy(rlx_node_attr *dst, const rlx_node_attr *src);
-/* Fill *a (overwritten) as an INT attribute `name` = v, or an INTS
- * attribute of the n values v (copied). RLX_ERR_OUT_OF_MEMORY leaves *a
- * empty (nothing to free). For passes and importers that add nodes. */
+/* Fill *a (overwritten) as an INT / FLOAT attribute `name` = v, or an
+ * INTS / FLOATS attribute of the n values v (copied). RLX_ERR_OUT_OF_MEMORY
+ * leaves *a empty (nothing to free). For passes and importers that add nodes. */
 rlx_status rlx_node_attr_set_int(rlx_node_attr *a, const char *name, int64_t v);
+rlx_status rlx_node_attr_set_float(rlx_node_attr *a, const char *name, float v);
 rlx_status rlx_node_attr_set_ints(rlx_node_attr *a, const char *name, const int64_t *v, size_t n);
+rlx_status rlx_node_attr_set_floats(rlx_node_attr *a, const char *name, const float *v, size_t n);
 
 /* ------------------------------------------------------------ helpers */
 

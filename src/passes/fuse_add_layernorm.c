@@ -67,17 +67,11 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ln_id, rlx
     int ins[4] = { ia, ib, ln->in[1], bi ? ln->in[2] : -1 };
     int n_in = bi ? 4 : 3, out = ln->out[0];
     rlx_node_attr attrs[2];
-    memset(attrs, 0, sizeof attrs);
-    attrs[0].name = rlx_strdup("axis");
-    attrs[0].type = RLX_ATTR_INT;
-    attrs[0].i = axis;
-    attrs[1].name = rlx_strdup("epsilon");
-    attrs[1].type = RLX_ATTR_FLOAT;
-    attrs[1].f = rlx_param_float(ln, "epsilon");
-    if (!attrs[0].name || !attrs[1].name) {
+    RLX_TRY(rlx_node_attr_set_int(&attrs[0], "axis", axis));
+    rlx_status st = rlx_node_attr_set_float(&attrs[1], "epsilon", rlx_param_float(ln, "epsilon"));
+    if (st) {
         rlx_node_attr_free(&attrs[0]);
-        rlx_node_attr_free(&attrs[1]);
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (%s)", PASS);
+        return st;
     }
     char name[256];
     snprintf(name, sizeof name, "%s_fused", ln->name ? ln->name : "layernorm");

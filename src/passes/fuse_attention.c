@@ -209,31 +209,16 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
     int n_in = mask >= 0 ? 4 : 3, slot = (int)(pv - g->nodes);
     rlx_node_attr attrs[7];
     memset(attrs, 0, sizeof attrs);
-    attrs[0].name = rlx_strdup("scale");
-    attrs[0].type = RLX_ATTR_FLOAT;
-    attrs[0].f = scale;
-    attrs[1].name = rlx_strdup("scale_div");
-    attrs[1].type = RLX_ATTR_INT;
-    attrs[1].i = scale_div;
-    attrs[2].name = rlx_strdup("k_transposed");
-    attrs[2].type = RLX_ATTR_INT;
-    attrs[2].i = k_transposed;
     static const char *const perm_names[4] = { "q_perm", "k_perm", "v_perm", "y_perm" };
     int na = 3;
-    bool oom = !attrs[0].name || !attrs[1].name || !attrs[2].name;
-    for (int t = 0; t < 4; t++) {
-        if (!has_perm[t]) continue;
-        rlx_node_attr *a = &attrs[na++];
-        a->name = rlx_strdup(perm_names[t]);
-        a->type = RLX_ATTR_INTS;
-        a->n = (size_t)r;
-        a->ints = malloc(((size_t)r + 1) * sizeof(int64_t));
-        if (!a->name || !a->ints) oom = true;
-        else memcpy(a->ints, perms[t], (size_t)r * sizeof(int64_t));
-    }
-    if (oom) {
+    rlx_status st = rlx_node_attr_set_float(&attrs[0], "scale", scale);
+    if (!st) st = rlx_node_attr_set_int(&attrs[1], "scale_div", scale_div);
+    if (!st) st = rlx_node_attr_set_int(&attrs[2], "k_transposed", k_transposed);
+    for (int t = 0; t < 4 && !st; t++)
+        if (has_perm[t]) st = rlx_node_attr_set_ints(&attrs[na++], perm_names[t], perms[t], (size_t)r);
+    if (st) {
         for (int i = 0; i < na; i++) rlx_node_attr_free(&attrs[i]);
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (%s)", PASS);
+        return st;
     }
     char name[256];
     snprintf(name, sizeof name, "%s_attention", sm->name ? sm->name : "softmax");

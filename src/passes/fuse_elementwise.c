@@ -173,25 +173,6 @@ static void grow(const rlx_graph *g, const rlx_fuse_users *u, const int *taken, 
     qsort(gr->nodes, (size_t)gr->n, sizeof gr->nodes[0], cmp_int); /* node order is topological */
 }
 
-static rlx_status make_attr(rlx_node_attr *a, const char *name, rlx_attr_type type, size_t n, const void *data) {
-    memset(a, 0, sizeof *a);
-    a->name = rlx_strdup(name);
-    a->type = type;
-    a->n = n;
-    if (type == RLX_ATTR_INTS) {
-        a->ints = malloc((n + 1) * sizeof(int64_t));
-        if (a->ints && n) memcpy(a->ints, data, n * sizeof(int64_t));
-    } else if (type == RLX_ATTR_FLOATS) {
-        a->floats = malloc((n + 1) * sizeof(float));
-        if (a->floats && n) memcpy(a->floats, data, n * sizeof(float));
-    }
-    if (!a->name || (type == RLX_ATTR_INTS && !a->ints) || (type == RLX_ATTR_FLOATS && !a->floats)) {
-        rlx_node_attr_free(a);
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (attribute)");
-    }
-    return RLX_OK;
-}
-
 /* Builds the program of the group and replaces it by one node. */
 static rlx_status emit_group(rlx_graph *g, const group *gr, rlx_pass_stats *stats) {
     int sink = gr->nodes[gr->n - 1];
@@ -272,18 +253,11 @@ static rlx_status emit_group(rlx_graph *g, const group *gr, rlx_pass_stats *stat
     if (rlx_fuse_reporting()) rlx_fuse_describe(g, gr->nodes, gr->n, what, sizeof what);
     rlx_node_attr attrs[4];
     int na = 0;
-    rlx_status st = make_attr(&attrs[na], "code", RLX_ATTR_INTS, (size_t)gr->n * 5, code);
-    if (!st) na++, st = make_attr(&attrs[na], "fparams", RLX_ATTR_FLOATS, (size_t)gr->n * 2, fparams);
-    if (!st && n_k) na++, st = make_attr(&attrs[na], "consts", RLX_ATTR_FLOATS, (size_t)n_k, consts);
-    if (!st) {
-        na++;
-        memset(&attrs[na], 0, sizeof attrs[na]);
-        attrs[na].name = rlx_strdup("dtype");
-        attrs[na].type = RLX_ATTR_INT;
-        attrs[na].i = sv->dtype;
-        if (!attrs[na].name) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-        else na++;
-    }
+    rlx_status st = rlx_node_attr_set_ints(&attrs[na], "code", code, (size_t)gr->n * 5);
+    if (!st) na++, st = rlx_node_attr_set_floats(&attrs[na], "fparams", fparams, (size_t)gr->n * 2);
+    if (!st && n_k) na++, st = rlx_node_attr_set_floats(&attrs[na], "consts", consts, (size_t)n_k);
+    if (!st) na++, st = rlx_node_attr_set_int(&attrs[na], "dtype", sv->dtype);
+    if (!st) na++;
     if (st) {
         for (int i = 0; i < na; i++) rlx_node_attr_free(&attrs[i]);
         return st;
