@@ -1,0 +1,4 @@
+/* Cases of the gemm lowerings. */
+#include "harness.h"
+
+const bo_family bo_family_gemm = { "gemm", NULL, 0 };

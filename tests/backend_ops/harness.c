@@ -1,0 +1,761 @@
+/* The backend-ops harness: command line, case selection and seeding, the
+ * GPU-against-CPU run of a case, the comparison, and the coverage check
+ * (harness.h says what a run checks). */
+#include "harness.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rlx/half.h"
+#include "rlx/inspect.h"
+#include "rlx/session_ext.h"
+
+/* The passes an oracle or an unfused run turns off (all optional ones). */
+static const char k_all_passes[] =
+    "cse,fold_conv_affine,fuse_activation,fuse_conv_residual,fuse_attention,fuse_add_layernorm,fuse_elementwise";
+
+static const bo_family *const k_families[] = { &bo_family_elementwise, &bo_family_logic, &bo_family_tensor,
+                                               &bo_family_index,       &bo_family_nn,    &bo_family_reduce,
+                                               &bo_family_gemm,        &bo_family_attention, &bo_family_fusion };
+
+struct bo_ctx {
+    /* command line */
+    const char *prog;
+    const char *op_filter; /* exact name, or a prefix ending in '*' */
+    long only_case;        /* -1: all */
+    uint64_t seed;
+    bool full, list, count, verbose, count_mode;
+    /* the op being generated */
+    const bo_op *op;
+    long case_idx;  /* cases handed out so far for the op */
+    long n_run;     /* cases run for the op */
+    /* the case being built */
+    bo_case cur;
+    /* totals */
+    long total, failed, xfailed, xpassed, op_failed;
+    double op_seconds;
+};
+
+/* ------------------------------------------------------------ RNG */
+
+static uint64_t g_rng = 1;
+
+static uint64_t splitmix(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+uint64_t bo_rand_below(uint64_t n) { return n ? splitmix(&g_rng) % n : 0; }
+
+double bo_uniform(double lo, double hi) {
+    double u = (double)(splitmix(&g_rng) >> 11) / 9007199254740992.0;
+    return lo + (hi - lo) * u;
+}
+
+static uint64_t fnv1a(const char *s) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* ------------------------------------------------------------ tensors */
+
+static rlx_tensor *make(rlx_dtype dt, int rank, const int64_t *dims) {
+    rlx_tensor *t = NULL;
+    if (rlx_tensor_create(dt, dims, rank, &t) != RLX_OK) {
+        fprintf(stderr, "test_backend_ops: cannot create a tensor: %s\n", rlx_last_error());
+        exit(2);
+    }
+    return t;
+}
+
+rlx_tensor *bo_rand(rlx_dtype dt, int rank, const int64_t *dims, double lo, double hi) {
+    rlx_tensor *t = make(dt, rank, dims);
+    size_t n = rlx_tensor_numel(t);
+    for (size_t i = 0; i < n; i++) {
+        double v = bo_uniform(lo, hi);
+        if (v == 0 && !(lo == 0 && hi == 0)) v = hi > 0 ? hi / 2 : lo / 2; /* non-zero */
+        switch (dt) {
+        case RLX_DTYPE_F32: ((float *)t->data)[i] = (float)v; break;
+        case RLX_DTYPE_F64: ((double *)t->data)[i] = v; break;
+        case RLX_DTYPE_F16: ((uint16_t *)t->data)[i] = rlx_f32_to_f16((float)v); break;
+        case RLX_DTYPE_I32: ((int32_t *)t->data)[i] = (int32_t)floor(v); break;
+        case RLX_DTYPE_I64: ((int64_t *)t->data)[i] = (int64_t)floor(v); break;
+        case RLX_DTYPE_U32: ((uint32_t *)t->data)[i] = (uint32_t)(int64_t)floor(v); break;
+        case RLX_DTYPE_U8: ((uint8_t *)t->data)[i] = (uint8_t)floor(v); break;
+        case RLX_DTYPE_I8: ((int8_t *)t->data)[i] = (int8_t)floor(v); break;
+        case RLX_DTYPE_BOOL: ((uint8_t *)t->data)[i] = v >= (lo + hi) / 2; break;
+        default: fprintf(stderr, "bo_rand: dtype %s\n", rlx_dtype_name(dt)); exit(2);
+        }
+    }
+    return t;
+}
+
+rlx_tensor *bo_rand_int(rlx_dtype dt, int rank, const int64_t *dims, int64_t lo, int64_t hi) {
+    rlx_tensor *t = make(dt, rank, dims);
+    size_t n = rlx_tensor_numel(t);
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = lo + (int64_t)bo_rand_below((uint64_t)(hi - lo + 1));
+        switch (dt) {
+        case RLX_DTYPE_I32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+        case RLX_DTYPE_I64: ((int64_t *)t->data)[i] = v; break;
+        case RLX_DTYPE_U32: ((uint32_t *)t->data)[i] = (uint32_t)v; break;
+        case RLX_DTYPE_U8: case RLX_DTYPE_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
+        case RLX_DTYPE_F32: ((float *)t->data)[i] = (float)v; break;
+        default: fprintf(stderr, "bo_rand_int: dtype %s\n", rlx_dtype_name(dt)); exit(2);
+        }
+    }
+    return t;
+}
+
+rlx_tensor *bo_rand_any(rlx_dtype dt, const bo_shape *s, double lo, double hi) {
+    if (dt == RLX_DTYPE_F32 || dt == RLX_DTYPE_F64 || dt == RLX_DTYPE_F16) return bo_rand(dt, s->rank, s->d, lo, hi);
+    if (dt == RLX_DTYPE_BOOL) return bo_rand_int(dt, s->rank, s->d, 0, 1);
+    return bo_rand_int(dt, s->rank, s->d, (int64_t)ceil(lo), (int64_t)floor(hi));
+}
+
+void bo_edges(rlx_tensor *t, int every) {
+    static const float k_edge[] = { INFINITY, -INFINITY, NAN, -0.0f, 1e-40f, -1e-42f, 65504.0f, -65504.0f,
+                                    65520.0f, 3.4e38f, -3.4e38f, 2147483648.0f, -2147483648.0f, 1.17549435e-38f };
+    if (t->dtype != RLX_DTYPE_F32) return;
+    size_t n = rlx_tensor_numel(t);
+    if (!n) return;
+    float *v = t->data;
+    size_t k = every > 0 ? n / (size_t)every : 0;
+    if (k == 0) k = 1;
+    for (size_t j = 0; j < k; j++) v[bo_rand_below(n)] = k_edge[bo_rand_below(BO_LEN(k_edge))];
+    /* in small tensors make sure each special shows at least once */
+    if (n >= BO_LEN(k_edge) * 2 && k < BO_LEN(k_edge))
+        for (size_t j = 0; j < BO_LEN(k_edge); j++) v[bo_rand_below(n)] = k_edge[j];
+}
+
+rlx_tensor *bo_tensor(rlx_dtype dt, int rank, const int64_t *dims, const void *values) {
+    rlx_tensor *t = make(dt, rank, dims);
+    if (t->nbytes) memcpy(t->data, values, t->nbytes);
+    return t;
+}
+
+rlx_tensor *bo_i64s(int n, const int64_t *v) {
+    int64_t d[1] = { n };
+    return bo_tensor(RLX_DTYPE_I64, 1, d, v);
+}
+
+rlx_tensor *bo_scalar(rlx_dtype dt, double v) {
+    rlx_tensor *t = make(dt, 0, NULL);
+    switch (dt) {
+    case RLX_DTYPE_F32: *(float *)t->data = (float)v; break;
+    case RLX_DTYPE_F64: *(double *)t->data = v; break;
+    case RLX_DTYPE_I32: *(int32_t *)t->data = (int32_t)v; break;
+    case RLX_DTYPE_I64: *(int64_t *)t->data = (int64_t)v; break;
+    case RLX_DTYPE_U32: *(uint32_t *)t->data = (uint32_t)v; break;
+    case RLX_DTYPE_BOOL: case RLX_DTYPE_U8: *(uint8_t *)t->data = (uint8_t)v; break;
+    default: fprintf(stderr, "bo_scalar: dtype %s\n", rlx_dtype_name(dt)); exit(2);
+    }
+    return t;
+}
+
+const char *bo_shape_str(int rank, const int64_t *dims, char *buf, size_t cap) {
+    size_t o = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < rank && o < cap; i++) o += (size_t)snprintf(buf + o, cap - o, "%s%" PRId64, i ? "," : "", dims[i]);
+    if (o < cap) snprintf(buf + o, cap - o, "]");
+    return buf;
+}
+
+/* ------------------------------------------------------------ building */
+
+static char *keep(bo_case *c, char *s) {
+    if (c->n_strs < (int)BO_LEN(c->strs)) c->strs[c->n_strs++] = s;
+    return s;
+}
+
+/* "<prefix><a>" (b < 0) or "<prefix><a>_<b>", kept with the case. */
+static char *fmt_name(bo_case *c, const char *prefix, int a, int b) {
+    char buf[32];
+    if (b < 0) snprintf(buf, sizeof buf, "%s%d", prefix, a);
+    else snprintf(buf, sizeof buf, "%s%d_%d", prefix, a, b);
+    char *s = malloc(strlen(buf) + 1);
+    if (!s) exit(2);
+    strcpy(s, buf);
+    return keep(c, s);
+}
+
+void bo_desc(bo_case *c, const char *fmt, ...) {
+    size_t o = strlen(c->desc);
+    if (o + 1 >= sizeof c->desc) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->desc + o, sizeof c->desc - o, fmt, ap);
+    va_end(ap);
+}
+
+void bo_opt(bo_case *c, const char *kv) {
+    if (c->n_opts < BO_MAX_OPTS) c->opts[c->n_opts++] = kv;
+}
+
+void bo_xfail(bo_case *c, const char *why) {
+    c->flags |= BO_XFAIL;
+    c->xfail_why = why;
+}
+
+static void note_st(bo_case *c, rlx_status st, const char *what) {
+    if (st && !c->st) {
+        c->st = st;
+        char msg[400];
+        snprintf(msg, sizeof msg, "; building: %s: %s", what, rlx_last_error());
+        bo_desc(c, "%s", msg);
+    }
+}
+
+const char *bo_input(bo_case *c, rlx_tensor *t) {
+    const char *name = fmt_name(c, "x", c->n_values++, -1);
+    if (c->n_feed >= BO_MAX_IO) {
+        note_st(c, RLX_ERR_INVALID_ARGUMENT, "too many inputs");
+        rlx_tensor_destroy(t);
+        return name;
+    }
+    note_st(c, rlx_model_add_input(c->m, name, t->dtype, t->rank, t->dims, NULL), name);
+    snprintf(c->feed_name[c->n_feed], sizeof c->feed_name[0], "%s", name);
+    c->feed[c->n_feed++] = t;
+    return name;
+}
+
+const char *bo_const(bo_case *c, rlx_tensor *t) {
+    const char *name = fmt_name(c, "k", c->n_values++, -1);
+    note_st(c, rlx_model_add_initializer(c->m, name, t), name);
+    rlx_tensor_destroy(t);
+    return name;
+}
+
+const char *bo_value(bo_case *c, rlx_tensor *t, bool konst) {
+    if (!t) return "";
+    return konst ? bo_const(c, t) : bo_input(c, t);
+}
+
+const char *bo_out_name(bo_case *c, int k) { return fmt_name(c, "n", c->n_nodes - 1, k); }
+
+const char *bo_node(bo_case *c, const char *op, int n_in, const char *const *ins, int n_out, size_t n_attrs,
+                    const rlx_attr *attrs) {
+    const char *outs[BO_MAX_IO];
+    int node = c->n_nodes++;
+    for (int k = 0; k < n_out && k < BO_MAX_IO; k++) outs[k] = fmt_name(c, "n", node, k);
+    char nm[24];
+    snprintf(nm, sizeof nm, "node%d", node);
+    note_st(c, rlx_model_add_node(c->m, op, nm, (size_t)n_in, ins, (size_t)n_out, outs, n_attrs, attrs), op);
+    return outs[0];
+}
+
+void bo_output(bo_case *c, const char *name) {
+    note_st(c, rlx_model_add_output(c->m, name), name);
+    c->n_outputs++;
+}
+
+void bo_single(bo_case *c, const char *op, int n_in, rlx_tensor *const *in, const bool *konst, int n_out,
+               size_t n_attrs, const rlx_attr *attrs) {
+    const char *names[BO_MAX_IO];
+    for (int i = 0; i < n_in && i < BO_MAX_IO; i++) names[i] = bo_value(c, in[i], konst && konst[i]);
+    bo_node(c, op, n_in, names, n_out, n_attrs, attrs);
+    for (int k = 0; k < n_out; k++) bo_output(c, bo_out_name(c, k));
+}
+
+/* ------------------------------------------------------------ selection */
+
+static bool op_selected(const bo_ctx *ctx, const char *name) {
+    const char *f = ctx->op_filter;
+    if (!f) return true;
+    size_t n = strlen(f);
+    if (n && f[n - 1] == '*') return strncmp(name, f, n - 1) == 0;
+    return strcmp(name, f) == 0;
+}
+
+bool bo_full(const bo_ctx *ctx) { return ctx->full; }
+
+const char *bo_op_name(const bo_ctx *ctx) { return ctx->op->name; }
+
+bo_case *bo_next(bo_ctx *ctx, int opset) {
+    long k = ctx->case_idx++;
+    if (ctx->count_mode) return NULL;
+    if (ctx->only_case >= 0 && k != ctx->only_case) return NULL;
+    bo_case *c = &ctx->cur;
+    memset(c, 0, sizeof *c);
+    c->rtol = ctx->op->rtol;
+    c->atol = ctx->op->atol;
+    uint64_t s = ctx->seed ^ fnv1a(ctx->op->name) ^ ((uint64_t)k * 0xD1B54A32D192ED03ull);
+    g_rng = splitmix(&s);
+    rlx_status st = rlx_model_create(opset, &c->m);
+    if (st) note_st(c, st, "rlx_model_create");
+    return c;
+}
+
+/* ------------------------------------------------------------ comparing */
+
+static double get_f(const rlx_tensor *t, size_t i) {
+    switch (t->dtype) {
+    case RLX_DTYPE_F32: return ((const float *)t->data)[i];
+    case RLX_DTYPE_F64: return ((const double *)t->data)[i];
+    case RLX_DTYPE_F16: return rlx_f16_to_f32(((const uint16_t *)t->data)[i]);
+    default: return NAN;
+    }
+}
+
+static bool is_float(rlx_dtype dt) { return dt == RLX_DTYPE_F32 || dt == RLX_DTYPE_F64 || dt == RLX_DTYPE_F16; }
+
+/* Element index i of a tensor as "[a,b,c]". */
+static const char *coords(const rlx_tensor *t, size_t i, char *buf, size_t cap) {
+    int64_t idx[16] = { 0 };
+    for (int d = t->rank - 1; d >= 0 && d < 16; d--) {
+        idx[d] = t->dims[d] ? (int64_t)(i % (size_t)t->dims[d]) : 0;
+        if (t->dims[d]) i /= (size_t)t->dims[d];
+    }
+    return bo_shape_str(t->rank, idx, buf, cap);
+}
+
+static void value_str(const rlx_tensor *t, size_t i, char *buf, size_t cap) {
+    switch (t->dtype) {
+    case RLX_DTYPE_F32: case RLX_DTYPE_F64: case RLX_DTYPE_F16: snprintf(buf, cap, "%.9g", get_f(t, i)); break;
+    case RLX_DTYPE_I32: snprintf(buf, cap, "%" PRId32, ((const int32_t *)t->data)[i]); break;
+    case RLX_DTYPE_U32: snprintf(buf, cap, "%" PRIu32, ((const uint32_t *)t->data)[i]); break;
+    case RLX_DTYPE_I64: snprintf(buf, cap, "%" PRId64, ((const int64_t *)t->data)[i]); break;
+    case RLX_DTYPE_BOOL: case RLX_DTYPE_U8: snprintf(buf, cap, "%u", ((const uint8_t *)t->data)[i]); break;
+    default: snprintf(buf, cap, "?"); break;
+    }
+}
+
+/* got against want; NULL when they agree, else a message in buf. Floats:
+ * NaN only where NaN, an infinity only where the same infinity, else
+ * |g - w| <= atol + rtol |w|; other dtypes: equal bytes. */
+static const char *compare(const rlx_tensor *g, const rlx_tensor *w, double rtol, double atol, char *buf,
+                           size_t cap) {
+    char s1[64], s2[64];
+    if (g->dtype != w->dtype || g->rank != w->rank || memcmp(g->dims, w->dims, sizeof(int64_t) * (size_t)g->rank)) {
+        snprintf(buf, cap, "dtype/shape %s %s vs %s %s", rlx_dtype_name(g->dtype), bo_shape_str(g->rank, g->dims, s1, 64),
+                 rlx_dtype_name(w->dtype), bo_shape_str(w->rank, w->dims, s2, 64));
+        return buf;
+    }
+    size_t n = rlx_tensor_numel(g), bad = 0, first = 0;
+    double worst = 0;
+    size_t es = (size_t)rlx_dtype_size(g->dtype);
+    for (size_t i = 0; i < n; i++) {
+        bool ok;
+        if (is_float(g->dtype)) {
+            double a = get_f(g, i), b = get_f(w, i);
+            if (isnan(b) || isnan(a)) ok = isnan(a) && isnan(b);
+            else if (isinf(b) || isinf(a)) ok = a == b;
+            else {
+                double e = fabs(a - b);
+                ok = e <= atol + rtol * fabs(b);
+                if (e > worst) worst = e;
+            }
+        } else {
+            ok = memcmp((const char *)g->data + i * es, (const char *)w->data + i * es, es) == 0;
+        }
+        if (!ok && bad++ == 0) first = i;
+    }
+    if (!bad) return NULL;
+    char gv[48], wv[48], at[64];
+    value_str(g, first, gv, sizeof gv);
+    value_str(w, first, wv, sizeof wv);
+    snprintf(buf, cap, "%zu of %zu elements differ (first %s: gpu %s vs cpu %s; max abs diff %.3g; rtol %g atol %g)",
+             bad, n, coords(g, first, at, sizeof at), gv, wv, worst, rtol, atol);
+    return buf;
+}
+
+static bool same_bits(const rlx_tensor *a, const rlx_tensor *b) {
+    return a->nbytes == b->nbytes && (a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0);
+}
+
+/* ------------------------------------------------------------ running */
+
+typedef struct outs_t {
+    rlx_tensor **t;
+    size_t n;
+} outs_t;
+
+static void outs_free(outs_t *o) {
+    for (size_t i = 0; o->t && i < o->n; i++) rlx_tensor_destroy(o->t[i]);
+    free(o->t);
+    o->t = NULL;
+    o->n = 0;
+}
+
+/* A session on device with the passes in `off` disabled (NULL: all on),
+ * the case's GPU options and poison on the GPU. */
+static rlx_status open_session(const bo_case *c, const char *device, const char *off, rlx_session **s) {
+    rlx_options *o = NULL;
+    rlx_status st = rlx_options_create(&o);
+    if (!st && off) st = rlx_options_set(o, "passes.disable", off);
+    bool gpu = strncmp(device, "gpu", 3) == 0;
+    if (!st && gpu) st = rlx_options_set(o, "gpu.poison", "1");
+    for (int i = 0; !st && gpu && i < c->n_opts; i++) st = rlx_options_parse(o, c->opts[i]);
+    rlx_session_options so = { .device = device };
+    if (!st) st = rlx_session_create_with_options(c->m, &so, o, s);
+    rlx_options_destroy(o);
+    return st;
+}
+
+static rlx_status run_once(const bo_case *c, rlx_session *s, outs_t *o) {
+    const char *names[BO_MAX_IO];
+    const rlx_tensor *feeds[BO_MAX_IO];
+    for (int i = 0; i < c->n_feed; i++) {
+        names[i] = c->feed_name[i];
+        feeds[i] = c->feed[i];
+    }
+    return rlx_session_run(s, (size_t)c->n_feed, names, feeds, &o->t, &o->n);
+}
+
+/* The plan ran every step on the GPU (views excepted) and `want` is one of
+ * them; NULL, else why not in buf. */
+static const char *check_plan(const rlx_session *s, const char *want, bool fallback_ok, char *buf, size_t cap) {
+    rlx_plan_info pi;
+    if (rlx_session_plan_info(s, &pi) != RLX_OK) {
+        snprintf(buf, cap, "no static plan: %s", rlx_last_error());
+        return buf;
+    }
+    bool found = want == NULL || !*want;
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < pi.n_steps; k++) {
+        rlx_plan_step ps;
+        if (rlx_session_plan_step(s, k, &ps) != RLX_OK) continue;
+        char q[96];
+        if (ps.domain && *ps.domain) snprintf(q, sizeof q, "%s.%s", ps.domain, ps.op);
+        else snprintf(q, sizeof q, "%s", ps.op);
+        if (ps.device == RLX_STEP_DEVICE_GPU && want && strcmp(q, want) == 0) found = true;
+        if (ps.device == RLX_STEP_DEVICE_CPU && !fallback_ok && o < cap)
+            o += (size_t)snprintf(buf + o, cap - o, "%s%s fell back to the CPU", o ? "; " : "", q);
+    }
+    if (!found && o < cap)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s did not run on the GPU (folded, fused or declined)", o ? "; " : "",
+                              want);
+    return o ? buf : NULL;
+}
+
+static void print_repro(const bo_ctx *ctx, long k) {
+    fprintf(stderr, "  repro: %s --op %s --case %ld --seed %" PRIu64 "%s -v\n", ctx->prog, ctx->op->name, k, ctx->seed,
+            ctx->full ? " --full" : "");
+}
+
+/* Records one problem of the case being run. */
+typedef struct verdict {
+    int n;
+    char msg[2048];
+} verdict;
+
+static void fail(verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(verdict *v, const char *fmt, ...) {
+    size_t o = strlen(v->msg);
+    if (o + 4 < sizeof v->msg) {
+        o += (size_t)snprintf(v->msg + o, sizeof v->msg - o, "\n    ");
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(v->msg + o, sizeof v->msg - o, fmt, ap);
+        va_end(ap);
+    }
+    v->n++;
+}
+
+/* Compares each output of a run with the oracle's. */
+static void compare_all(verdict *v, const char *what, const outs_t *got, const outs_t *want, double rtol,
+                        double atol) {
+    char buf[512];
+    if (got->n != want->n) {
+        fail(v, "%s: %zu outputs, the oracle %zu", what, got->n, want->n);
+        return;
+    }
+    for (size_t i = 0; i < got->n; i++) {
+        const char *m = compare(got->t[i], want->t[i], rtol, atol, buf, sizeof buf);
+        if (m) fail(v, "%s: output %zu: %s", what, i, m);
+    }
+}
+
+void bo_run(bo_ctx *ctx, bo_case *c) {
+    long k = ctx->case_idx - 1;
+    verdict v = { 0, "" };
+    char buf[512];
+    const char *want_op = c->fused ? c->fused : c->expect_op ? c->expect_op : ctx->op->name;
+    if (strncmp(want_op, "fuse:", 5) == 0) want_op = NULL;
+    double t0 = rlx_now_seconds();
+    outs_t ref = { 0 }, g1 = { 0 }, g2 = { 0 }, gu = { 0 }, cf = { 0 };
+    rlx_session *sc = NULL, *sg = NULL;
+    if (c->st) fail(&v, "the case could not be built (a generator bug)");
+    else if (rlx_model_finish(c->m) != RLX_OK) fail(&v, "rlx_model_finish: %s (a generator bug)", rlx_last_error());
+    bool expect_err = c->flags & BO_EXPECT_ERROR;
+    if (!v.n) {
+        /* the oracle: CPU, unfused */
+        rlx_status st = open_session(c, "cpu", k_all_passes, &sc);
+        if (!st) st = run_once(c, sc, &ref);
+        if (expect_err && !st) fail(&v, "cpu: the run succeeded, an error was expected");
+        else if (!expect_err && st) fail(&v, "cpu: %s", rlx_last_error());
+        if (!expect_err && !st && c->fused) {
+            /* the CPU with the passes on also meets the oracle */
+            rlx_session *sf = NULL;
+            st = open_session(c, "cpu", NULL, &sf);
+            if (!st) st = run_once(c, sf, &cf);
+            if (st) fail(&v, "cpu fused: %s", rlx_last_error());
+            else compare_all(&v, "cpu fused vs cpu unfused", &cf, &ref, c->rtol, c->atol);
+            rlx_session_destroy(sf);
+        }
+    }
+    if (!v.n) {
+        rlx_status st = open_session(c, "gpu", c->fused ? NULL : k_all_passes, &sg);
+        if (st) fail(&v, "gpu session: %s", rlx_last_error());
+        if (!st) {
+            st = run_once(c, sg, &g1);
+            if (expect_err) {
+                if (!st) fail(&v, "gpu: the run succeeded, an error was expected");
+                else if (!strstr(rlx_last_error(), "node")) fail(&v, "gpu: the error names no node: %s", rlx_last_error());
+            } else if (st) {
+                fail(&v, "gpu: %s", rlx_last_error());
+            }
+        }
+        if (!st && !expect_err) {
+            const char *pm = check_plan(sg, want_op, c->flags & BO_FALLBACK_OK, buf, sizeof buf);
+            if (pm) fail(&v, "gpu plan: %s", pm);
+            compare_all(&v, c->fused ? "gpu fused vs cpu" : "gpu vs cpu", &g1, &ref, c->rtol, c->atol);
+            /* determinism: a second run gives the same bits */
+            st = run_once(c, sg, &g2);
+            if (st) fail(&v, "gpu second run: %s", rlx_last_error());
+            else if (!(c->flags & BO_NO_BITS))
+                for (size_t i = 0; i < g1.n && i < g2.n; i++)
+                    if (!same_bits(g1.t[i], g2.t[i])) fail(&v, "output %zu: two gpu runs differ in bits", i);
+        }
+        if (!v.n && c->fused && !expect_err) {
+            rlx_session *su = NULL;
+            st = open_session(c, "gpu", k_all_passes, &su);
+            if (!st) st = run_once(c, su, &gu);
+            if (st) fail(&v, "gpu unfused: %s", rlx_last_error());
+            else compare_all(&v, "gpu unfused vs cpu", &gu, &ref, c->rtol, c->atol);
+            rlx_session_destroy(su);
+        }
+    }
+    double dt = rlx_now_seconds() - t0;
+    ctx->n_run++;
+    ctx->total++;
+    bool xf = (c->flags & BO_XFAIL) && !ctx->full;
+    if (v.n && xf) {
+        ctx->xfailed++;
+        if (ctx->verbose)
+            fprintf(stderr, "XFAIL %s case %ld (%s): %s%s\n", ctx->op->name, k, c->xfail_why, c->desc, v.msg);
+    } else if (v.n) {
+        ctx->failed++;
+        ctx->op_failed++;
+        fprintf(stderr, "FAIL %s case %ld: %s%s\n", ctx->op->name, k, c->desc, v.msg);
+        print_repro(ctx, k);
+    } else if (xf) {
+        ctx->xpassed++;
+        fprintf(stderr, "XPASS %s case %ld (marked: %s; remove the mark): %s\n", ctx->op->name, k, c->xfail_why,
+                c->desc);
+    } else if (ctx->verbose) {
+        fprintf(stderr, "ok   %s case %ld (%.3f s): %s\n", ctx->op->name, k, dt, c->desc);
+    }
+    outs_free(&ref);
+    outs_free(&g1);
+    outs_free(&g2);
+    outs_free(&gu);
+    outs_free(&cf);
+    rlx_session_destroy(sc);
+    rlx_session_destroy(sg);
+    rlx_model_destroy(c->m);
+    for (int i = 0; i < c->n_feed; i++) rlx_tensor_destroy(c->feed[i]);
+    for (int i = 0; i < c->n_strs; i++) free(c->strs[i]);
+    memset(c, 0, sizeof *c);
+}
+
+/* ------------------------------------------------------------ main */
+
+static long count_cases(bo_ctx *ctx, const bo_op *op, bool full) {
+    bool save_full = ctx->full, save_mode = ctx->count_mode;
+    ctx->full = full;
+    ctx->count_mode = true;
+    ctx->op = op;
+    ctx->case_idx = 0;
+    op->gen(ctx, op->arg);
+    ctx->full = save_full;
+    ctx->count_mode = save_mode;
+    return ctx->case_idx;
+}
+
+/* Whether some generator is registered under `name`. */
+static bool has_generator(const char *name) {
+    for (size_t f = 0; f < BO_LEN(k_families); f++)
+        for (size_t i = 0; i < k_families[f]->n_ops; i++)
+            if (strcmp(k_families[f]->ops[i].name, name) == 0) return true;
+    return false;
+}
+
+/* Prints the lowered ops without a generator; their number. */
+static int coverage_gaps(bool print) {
+    int gaps = 0;
+    for (size_t i = 0; i < rlx_op_catalog_count(); i++) {
+        rlx_op_info info;
+        if (rlx_op_catalog_get(i, &info) != RLX_OK || !info.webgpu) continue;
+        char q[96];
+        if (info.domain && *info.domain) snprintf(q, sizeof q, "%s.%s", info.domain, info.name);
+        else snprintf(q, sizeof q, "%s", info.name);
+        if (has_generator(q)) continue;
+        if (print) fprintf(stderr, "%scoverage gap: %s has a WebGPU lowering but no generator", gaps ? "\n" : "", q);
+        gaps++;
+    }
+    if (print && gaps) fputc('\n', stderr);
+    return gaps;
+}
+
+static void usage(const char *prog) {
+    printf("usage: %s [--op NAME] [--case K] [--seed S] [--full] [--list [--count]] [-v]\n"
+           "Runs every op with a WebGPU lowering, and every fusion pattern, on the GPU and on the CPU\n"
+           "(the oracle) over generated cases, and compares them (docs/backend-ops.md).\n"
+           "  --op NAME   only this op (\"Pad\", \"rlx.Attention\", \"fuse:...\"); NAME* is a prefix\n"
+           "  --case K    only case K of the op (the numbers a failure prints)\n"
+           "  --seed S    seed of the inputs (default 1); each case's inputs depend on S, the op and K\n"
+           "  --full      the full sweep (thousands of cases) instead of the quick one\n"
+           "  --list      list the generators (op, family, tolerance) and exit\n"
+           "  --count     with --list: the number of cases, quick and full (a Markdown table)\n"
+           "  -v          print every case and per-op times\n",
+           prog);
+}
+
+int main(int argc, char **argv) {
+    bo_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.prog = argv[0];
+    ctx.only_case = -1;
+    ctx.seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--op") == 0 && i + 1 < argc) ctx.op_filter = argv[++i];
+        else if (strcmp(a, "--case") == 0 && i + 1 < argc) ctx.only_case = strtol(argv[++i], NULL, 10);
+        else if (strcmp(a, "--seed") == 0 && i + 1 < argc) ctx.seed = strtoull(argv[++i], NULL, 0);
+        else if (strcmp(a, "--full") == 0) ctx.full = true;
+        else if (strcmp(a, "--list") == 0) ctx.list = true;
+        else if (strcmp(a, "--count") == 0) ctx.count = true;
+        else if (strcmp(a, "-v") == 0) ctx.verbose = true;
+        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(argv[0]);
+            return 0;
+        } else {
+            fprintf(stderr, "%s: unknown argument '%s' (--help)\n", argv[0], a);
+            return 2;
+        }
+    }
+    if (ctx.only_case >= 0 && !ctx.op_filter) {
+        fprintf(stderr, "%s: --case needs --op\n", argv[0]);
+        return 2;
+    }
+    if (ctx.list) {
+        long tq = 0, tf = 0;
+        if (ctx.count) printf("| op | family | quick | full | rtol | atol | tolerance: why |\n|---|---|---:|---:|---:|---:|---|\n");
+        for (size_t f = 0; f < BO_LEN(k_families); f++)
+            for (size_t i = 0; i < k_families[f]->n_ops; i++) {
+                const bo_op *op = &k_families[f]->ops[i];
+                if (!op_selected(&ctx, op->name)) continue;
+                if (ctx.count) {
+                    long q = count_cases(&ctx, op, false), fu = count_cases(&ctx, op, true);
+                    tq += q;
+                    tf += fu;
+                    printf("| %s | %s | %ld | %ld | %g | %g | %s |\n", op->name, k_families[f]->name, q, fu, op->rtol,
+                           op->atol, op->tol_why ? op->tol_why : "");
+                } else {
+                    printf("%-36s %-12s rtol %-8g atol %-8g\n", op->name, k_families[f]->name, op->rtol, op->atol);
+                }
+            }
+        if (ctx.count) printf("| **total** | | %ld | %ld | | | |\n", tq, tf);
+        coverage_gaps(true);
+        return 0;
+    }
+
+    fprintf(stderr, "test_backend_ops: seed %" PRIu64 " (--seed S to change), %s sweep\n", ctx.seed,
+            ctx.full ? "full" : "quick");
+    rlx_adapter_info *ad = NULL;
+    size_t n_ad = 0;
+    if (rlx_adapters_list(&ad, &n_ad) != RLX_OK) n_ad = 0;
+    if (n_ad) fprintf(stderr, "GPU: %s\n", ad[0].name);
+    free(ad);
+    if (!n_ad) {
+        const char *req = getenv("RLX_TEST_REQUIRE_GPU");
+        fprintf(stderr, "test_backend_ops: no GPU adapter%s\n", req && *req && strcmp(req, "0") ? " (required)" : "; skipped");
+        return req && *req && strcmp(req, "0") ? 1 : 0;
+    }
+    double t_all = rlx_now_seconds();
+    long n_ops = 0;
+    for (size_t f = 0; f < BO_LEN(k_families); f++)
+        for (size_t i = 0; i < k_families[f]->n_ops; i++) {
+            const bo_op *op = &k_families[f]->ops[i];
+            if (!op_selected(&ctx, op->name)) continue;
+            ctx.op = op;
+            ctx.case_idx = 0;
+            ctx.n_run = 0;
+            ctx.op_failed = 0;
+            double t0 = rlx_now_seconds();
+            op->gen(&ctx, op->arg);
+            n_ops++;
+            if (ctx.verbose || ctx.op_failed)
+                fprintf(stderr, "%-36s %4ld cases %3ld failed %7.2f s\n", op->name, ctx.n_run, ctx.op_failed,
+                        rlx_now_seconds() - t0);
+        }
+    int gaps = ctx.op_filter ? 0 : coverage_gaps(true);
+    fprintf(stderr,
+            "test_backend_ops: %ld ops, %ld cases, %ld failed, %ld expected failures, %ld unexpected passes, "
+            "%d coverage gaps; %.1f s (seed %" PRIu64 ")\n",
+            n_ops, ctx.total, ctx.failed, ctx.xfailed, ctx.xpassed, gaps, rlx_now_seconds() - t_all, ctx.seed);
+    if (ctx.op_filter && n_ops == 0) {
+        fprintf(stderr, "test_backend_ops: no generator matches --op %s (--list)\n", ctx.op_filter);
+        return 1;
+    }
+    return ctx.failed || gaps ? 1 : 0;
+}
+
+/* ------------------------------------------------------------ shapes */
+
+#define S(r, ...) { r, { __VA_ARGS__ } }
+static const bo_shape k_quick_shapes[] = {
+    S(0, 0), S(1, 1), S(1, 7), S(2, 3, 5), S(1, 257), S(3, 2, 1, 13), S(6, 2, 1, 3, 1, 2, 3), S(1, 0), S(3, 2, 0, 3),
+};
+static const bo_shape k_full_shapes[] = {
+    S(0, 0), S(1, 1), S(1, 2), S(1, 7), S(1, 64), S(1, 65), S(1, 257), S(1, 1031), S(2, 3, 5), S(2, 1, 1),
+    S(2, 17, 19), S(3, 2, 1, 13), S(4, 1, 3, 8, 8), S(4, 2, 3, 7, 11), S(5, 2, 3, 1, 5, 7),
+    S(6, 2, 1, 3, 1, 2, 3), S(6, 1, 1, 1, 1, 1, 1), S(1, 0), S(3, 2, 0, 3), S(2, 0, 0),
+    S(1, 65535 * 64 + 67), /* more than 65,535 workgroups of 64 */
+};
+#undef S
+
+size_t bo_std_shapes(const bo_ctx *ctx, const bo_shape **out) {
+    *out = ctx->full ? k_full_shapes : k_quick_shapes;
+    return ctx->full ? BO_LEN(k_full_shapes) : BO_LEN(k_quick_shapes);
+}
+
+int64_t bo_numel(const bo_shape *s) {
+    int64_t n = 1;
+    for (int i = 0; i < s->rank; i++) n *= s->d[i];
+    return n;
+}
+
+void bo_broadcast(int rank, int n, bo_shape *out, bo_shape *ins) {
+    static const int64_t k_dims[] = { 1, 2, 3, 5, 7 };
+    out->rank = rank;
+    for (int i = 0; i < rank; i++) out->d[i] = k_dims[bo_rand_below(BO_LEN(k_dims))];
+    for (int j = 0; j < n; j++) {
+        /* lower rank for some inputs (numpy aligns trailing dims) */
+        int r = rank;
+        if (j > 0 && rank > 0 && bo_rand_below(3) == 0) r = (int)bo_rand_below((uint64_t)rank + 1);
+        ins[j].rank = r;
+        for (int i = 0; i < r; i++) {
+            int64_t full = out->d[rank - r + i];
+            ins[j].d[i] = bo_rand_below(3) == 0 ? 1 : full;
+        }
+    }
+    /* every output dim is some input's (else the result would be smaller) */
+    for (int i = 0; i < rank; i++) {
+        bool hit = false;
+        for (int j = 0; j < n && !hit; j++) {
+            int off = rank - ins[j].rank;
+            hit = i >= off && ins[j].d[i - off] == out->d[i];
+        }
+        if (!hit && ins[0].rank == rank) ins[0].d[i] = out->d[i];
+        else if (!hit) out->d[i] = 1;
+    }
+}
