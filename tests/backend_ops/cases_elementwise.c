@@ -281,7 +281,7 @@ static const bo_op k_ops[] = {
     { "Exp", gen_unary, &(const unary_row){ .opset = 13, .lo = -20, .hi = 20, .edges = true }, TRANS },
     { "Floor", gen_unary, &(const unary_row){ .opset = 13, .lo = -40, .hi = 40, .edges = true }, EXACT },
     { "Gelu", gen_unary, &(const unary_row){ .opset = 20, .lo = -6, .hi = 6, .edges = true, .sattr = "approximate", .sval = "tanh" }, TRANS },
-    { "HardSigmoid", gen_unary, &(const unary_row){ .opset = 6, .lo = -6, .hi = 6, .edges = true, .pa = "alpha", .pb = "beta", .va = { 0.2f, 0.3f, .edge_bug = NAN_BUILTIN }, .vb = { 0.5f, 0.4f } }, ULP },
+    { "HardSigmoid", gen_unary, &(const unary_row){ .opset = 6, .lo = -6, .hi = 6, .edges = true, .pa = "alpha", .pb = "beta", .va = { 0.2f, 0.3f }, .vb = { 0.5f, 0.4f }, .edge_bug = NAN_BUILTIN }, ULP },
     { "HardSwish", gen_unary, &(const unary_row){ .opset = 14, .lo = -6, .hi = 6, .edges = true }, ULP },
     { "LeakyRelu", gen_unary, &(const unary_row){ .opset = 16, .lo = -4, .hi = 4, .edges = true, .pa = "alpha", .va = { 0.01f, 0.125f } }, EXACT },
     { "Log", gen_unary, &(const unary_row){ .opset = 13, .lo = 0.001, .hi = 100, .edges = true }, TRANS },
