@@ -15,6 +15,10 @@
  * `--op NAME --case K --seed S [--full]` reruns one case with the same
  * inputs (each case's RNG is seeded from S, the op's name and K).
  *
+ * A case marked BO_XFAIL (a known bug) may fail in the quick run without
+ * failing the program; the full run counts it (and -v says when a marked
+ * case passed).
+ *
  * Each run: the model is finished (shapes inferred), run once on a CPU
  * session with every optional pass off (the oracle), twice on a GPU
  * session with the arena poisoned with NaN (option gpu.poison) so an
@@ -50,6 +54,7 @@ enum {
     BO_XFAIL = 1u << 1,       /* a known bug (bo_xfail): a failure in the quick run is expected */
     BO_EXPECT_ERROR = 1u << 2,/* both backends must refuse the run (e.g. an index out of range) */
     BO_NO_BITS = 1u << 3,     /* skip the bit-for-bit determinism check (atomics) */
+    BO_VIEW_OK = 1u << 4,     /* the op under test may be a view step (Reshape of a graph input) */
 };
 
 /* One case: a model (one node, or a small graph for fusions), its feeds,
