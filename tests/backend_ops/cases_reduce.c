@@ -1,4 +1,302 @@
-/* Cases of the reduce lowerings. */
+/* Cases of the reduction and normalisation lowerings (lower_reduce.c): the
+ * Reduce* ops over every pattern of kept and reduced axes (negative axes,
+ * keepdims, noop_with_empty_axes, axes longer than a workgroup, empty
+ * axes), ArgMax/ArgMin with ties, Softmax / LogSoftmax / Hardmax (the
+ * pre-13 2-D coercion too, masked rows of -inf), and the normalisations
+ * (Layer, RMS, Instance, Group, Lp, MeanVariance, LRN). Tolerances: the GPU
+ * sums in another order (tree reductions), so sums get a relative and an
+ * absolute error that grows with the reduced length. */
+#include <math.h>
+#include <string.h>
+
 #include "harness.h"
 
-const bo_family bo_family_reduce = { "reduce", NULL, 0 };
+static bo_shape rand_shape(int r, int lo, int hi) {
+    bo_shape s = { r, { 0 } };
+    for (int i = 0; i < r; i++) s.d[i] = lo + (int64_t)bo_rand_below((uint64_t)(hi - lo + 1));
+    return s;
+}
+
+/* A random subset of axes of rank r (at least one), some given negative. */
+static int rand_axes(int r, int64_t *ax) {
+    int n = 0;
+    for (int a = 0; a < r; a++)
+        if (bo_rand_below(2)) ax[n++] = bo_rand_below(2) ? a - r : a;
+    if (!n) ax[n++] = (int64_t)bo_rand_below((uint64_t)r);
+    return n;
+}
+
+/* ------------------------------------------------------------ Reduce* */
+
+typedef struct reduce_row {
+    bool i32;          /* also i32 */
+    double lo, hi;     /* input range */
+} reduce_row;
+
+static void gen_reduce(bo_ctx *ctx, const void *arg) {
+    const reduce_row *rr = arg;
+    const char *op = bo_op_name(ctx);
+    int n = bo_full(ctx) ? 64 : 14;
+    for (int t = 0; t < (rr->i32 ? 2 : 1); t++)
+        for (int i = 0; i < n; i++) {
+            if (t && !bo_full(ctx) && i % 2) continue;
+            bo_case *c = bo_next(ctx, 18);
+            if (!c) continue;
+            rlx_dtype dt = t ? RLX_DTYPE_I32 : RLX_DTYPE_F32;
+            int r = 1 + i % 6;
+            bo_shape s = rand_shape(r, 1, r > 4 ? 4 : 7);
+            int64_t ax[8];
+            int na = rand_axes(r, ax);
+            if (i % 7 == 3) s.d[r - 1] = 1000 + (int64_t)bo_rand_below(500), na = 1, ax[0] = -1; /* > 256 */
+            if (i % 7 == 5) s.d[0] = 300, na = 1, ax[0] = 0;
+            if (bo_full(ctx) && i == 13) s = (bo_shape){ 2, { 3, 70001 } }, na = 1, ax[0] = 1;
+            int keep = i % 3 != 0;
+            int noop = 0;
+            bool given = i % 5 != 4; /* no axes: all of them (or none with noop_with_empty_axes) */
+            if (!given && i % 2) noop = 1;
+            if (i == 9) s.d[0] = 0, c->expect_op = ""; /* empty input */
+            rlx_tensor *x = dt == RLX_DTYPE_I32 ? bo_rand_int(dt, s.rank, s.d, (int64_t)rr->lo, (int64_t)rr->hi)
+                                                 : bo_rand(dt, s.rank, s.d, rr->lo, rr->hi);
+            if (noop) c->expect_op = ""; /* an identity */
+            char sb[96], ab[96];
+            bo_desc(c, "%s %s x%s axes=%s keepdims=%d%s", op, rlx_dtype_name(dt), bo_shape_str(s.rank, s.d, sb, 96),
+                    given ? bo_shape_str(na, ax, ab, 96) : "(none)", keep, noop ? " noop_with_empty_axes" : "");
+            rlx_tensor *in[2] = { x, given ? bo_i64s(na, ax) : NULL };
+            bool k[2] = { false, true };
+            rlx_attr a[2] = { RLX_ATTR_I("keepdims", keep), RLX_ATTR_I("noop_with_empty_axes", noop) };
+            /* the error of a sum grows with the number of terms */
+            int64_t len = 1;
+            for (int j = 0; j < na; j++) len *= s.d[(ax[j] + r) % r];
+            if (!given) len = bo_numel(&s);
+            c->atol = c->atol * (1 + sqrt((double)len));
+            bo_single(c, op, 2, in, k, 1, 2, a);
+            bo_run(ctx, c);
+        }
+}
+
+/* ------------------------------------------------------------ ArgMax, ArgMin */
+
+static void gen_arg(bo_ctx *ctx, const void *arg) {
+    const char *op = bo_op_name(ctx);
+    int n = bo_full(ctx) ? 48 : 12;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        rlx_dtype dt = i % 3 == 2 ? RLX_DTYPE_I32 : RLX_DTYPE_F32;
+        int r = 1 + i % 5;
+        bo_shape s = rand_shape(r, 1, 7);
+        int axis = (int)bo_rand_below((uint64_t)r);
+        if (i % 4 == 1) s.d[axis] = 700;
+        int64_t ax = bo_rand_below(2) ? axis - r : axis;
+        /* small integer values: ties, where select_last_index decides */
+        rlx_tensor *x = bo_rand_int(dt, s.rank, s.d, -3, 3);
+        int last = i % 2, keep = (i / 2) % 2;
+        char sb[96];
+        bo_desc(c, "%s %s x%s axis=%lld keepdims=%d select_last_index=%d (ties)", op, rlx_dtype_name(dt),
+                bo_shape_str(s.rank, s.d, sb, 96), (long long)ax, keep, last);
+        rlx_attr a[3] = { RLX_ATTR_I("axis", ax), RLX_ATTR_I("keepdims", keep), RLX_ATTR_I("select_last_index", last) };
+        bo_single(c, op, 1, &x, NULL, 1, 3, a);
+        bo_run(ctx, c);
+    }
+}
+
+/* ------------------------------------------------------------ Softmax family */
+
+static void gen_softmax(bo_ctx *ctx, const void *arg) {
+    const char *op = bo_op_name(ctx);
+    int n = bo_full(ctx) ? 40 : 10;
+    for (int i = 0; i < n; i++) {
+        bool v11 = i % 5 == 2; /* the 2-D coercion of Softmax-1/11 */
+        bo_case *c = bo_next(ctx, v11 ? 11 : 13);
+        if (!c) continue;
+        int r = 1 + i % 5;
+        bo_shape s = rand_shape(r, 1, 7);
+        int axis = (int)bo_rand_below((uint64_t)r);
+        if (i % 4 == 3) s.d[axis] = 1000 + (int64_t)bo_rand_below(100);
+        int64_t ax = bo_rand_below(2) ? axis - r : axis;
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, s.rank, s.d, i % 3 == 1 ? -80 : -4, i % 3 == 1 ? 80 : 4);
+        bool masked = i % 6 == 5;
+        if (masked) { /* -inf entries as attention masks make them; whole rows of -inf give NaN */
+            float *v = x->data;
+            for (size_t j = 0; j < rlx_tensor_numel(x); j += 3) v[j] = -INFINITY;
+        }
+        if (!strcmp(op, "Hardmax")) { /* ties: the first index wins */
+            float *v = x->data;
+            for (size_t j = 0; j < rlx_tensor_numel(x); j++) v[j] = floorf(v[j]);
+        }
+        char sb[96];
+        bo_desc(c, "%s-%d x%s axis=%lld%s%s", op, v11 ? 11 : 13, bo_shape_str(s.rank, s.d, sb, 96), (long long)ax,
+                i % 3 == 1 ? " range 80" : "", masked ? " masked (-inf)" : "");
+        rlx_attr a = RLX_ATTR_I("axis", ax);
+        bo_single(c, op, 1, &x, NULL, 1, 1, &a);
+        bo_run(ctx, c);
+    }
+}
+
+/* ------------------------------------------------------------ normalisations */
+
+static void gen_layernorm(bo_ctx *ctx, const void *arg) {
+    bool rms = strcmp(bo_op_name(ctx), "RMSNormalization") == 0;
+    int n = bo_full(ctx) ? 40 : 10;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, rms ? 23 : 17);
+        if (!c) continue;
+        int r = 1 + i % 5;
+        bo_shape s = rand_shape(r, 1, 7);
+        if (i % 4 == 1) s.d[r - 1] = 768;
+        if (i % 8 == 6) s.d[r - 1] = 4099;
+        int axis = (int)bo_rand_below((uint64_t)r);
+        int64_t ax = i % 2 ? axis - r : axis;
+        /* scale (and B) over the normalised dims, or a suffix of them */
+        bo_shape w = { r - axis, { 0 } };
+        for (int j = axis; j < r; j++) w.d[j - axis] = s.d[j];
+        if (i % 3 == 2 && w.rank > 1) w.d[0] = 1;
+        int n_out = rms ? 1 : 1 + (i % 3 == 0 ? 2 : 0);
+        float eps = i % 2 ? 1e-5f : 1e-2f;
+        rlx_tensor *in[3] = { bo_rand(RLX_DTYPE_F32, s.rank, s.d, -3, 5), bo_rand(RLX_DTYPE_F32, w.rank, w.d, -2, 2),
+                              rms || i % 4 == 3 ? NULL : bo_rand(RLX_DTYPE_F32, w.rank, w.d, -1, 1) };
+        bool k[3] = { false, i % 2 == 0, true };
+        char sb[96], wb[96];
+        bo_desc(c, "%s x%s axis=%lld scale%s epsilon=%g%s%s", bo_op_name(ctx), bo_shape_str(s.rank, s.d, sb, 96),
+                (long long)ax, bo_shape_str(w.rank, w.d, wb, 96), eps, in[2] ? " with B" : "",
+                n_out == 3 ? " + Mean, InvStdDev outputs" : "");
+        rlx_attr a[2] = { RLX_ATTR_I("axis", ax), RLX_ATTR_F("epsilon", eps) };
+        bo_single(c, bo_op_name(ctx), rms ? 2 : 3, in, k, n_out, 2, a);
+        bo_run(ctx, c);
+    }
+}
+
+static void gen_instnorm(bo_ctx *ctx, const void *arg) {
+    int n = bo_full(ctx) ? 24 : 6;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 6);
+        if (!c) continue;
+        int r = 2 + i % 4;
+        bo_shape s = rand_shape(r, 1, 6);
+        if (i % 3 == 1) s.d[r - 1] = 500;
+        bo_shape cs = { 1, { s.d[1] } };
+        rlx_tensor *in[3] = { bo_rand(RLX_DTYPE_F32, s.rank, s.d, -3, 5), bo_rand(RLX_DTYPE_F32, 1, cs.d, -2, 2),
+                              bo_rand(RLX_DTYPE_F32, 1, cs.d, -1, 1) };
+        bool k[3] = { false, true, i % 2 == 1 };
+        char sb[96];
+        bo_desc(c, "InstanceNormalization x%s", bo_shape_str(s.rank, s.d, sb, 96));
+        rlx_attr a = RLX_ATTR_F("epsilon", 1e-5f);
+        bo_single(c, "InstanceNormalization", 3, in, k, 1, 1, &a);
+        bo_run(ctx, c);
+    }
+}
+
+static void gen_groupnorm(bo_ctx *ctx, const void *arg) {
+    int n = bo_full(ctx) ? 24 : 6;
+    for (int i = 0; i < n; i++) {
+        bool v21 = i % 2;
+        bo_case *c = bo_next(ctx, v21 ? 21 : 18);
+        if (!c) continue;
+        int r = 3 + i % 3;
+        bo_shape s = rand_shape(r, 1, 6);
+        int64_t g = 1 + (int64_t)bo_rand_below(4);
+        s.d[1] = g * (1 + (int64_t)bo_rand_below(3));
+        if (i % 4 == 3) s.d[r - 1] = 300;
+        int64_t pc = v21 ? s.d[1] : g;
+        rlx_tensor *in[3] = { bo_rand(RLX_DTYPE_F32, s.rank, s.d, -3, 5), bo_rand(RLX_DTYPE_F32, 1, &pc, -2, 2),
+                              bo_rand(RLX_DTYPE_F32, 1, &pc, -1, 1) };
+        bool k[3] = { false, true, true };
+        char sb[96];
+        bo_desc(c, "GroupNormalization-%d x%s num_groups=%lld", v21 ? 21 : 18, bo_shape_str(s.rank, s.d, sb, 96),
+                (long long)g);
+        rlx_attr a[2] = { RLX_ATTR_I("num_groups", g), RLX_ATTR_F("epsilon", 1e-5f) };
+        bo_single(c, "GroupNormalization", 3, in, k, 1, 2, a);
+        bo_run(ctx, c);
+    }
+}
+
+static void gen_lpnorm(bo_ctx *ctx, const void *arg) {
+    int n = bo_full(ctx) ? 24 : 6;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 1);
+        if (!c) continue;
+        int r = 1 + i % 4;
+        bo_shape s = rand_shape(r, 1, 7);
+        int axis = (int)bo_rand_below((uint64_t)r);
+        if (i % 3 == 2) s.d[axis] = 400;
+        int64_t ax = i % 2 ? axis - r : axis;
+        int64_t p = 1 + i % 2;
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, s.rank, s.d, -3, 3);
+        char sb[96];
+        bo_desc(c, "LpNormalization x%s axis=%lld p=%lld", bo_shape_str(s.rank, s.d, sb, 96), (long long)ax, (long long)p);
+        rlx_attr a[2] = { RLX_ATTR_I("axis", ax), RLX_ATTR_I("p", p) };
+        bo_single(c, "LpNormalization", 1, &x, NULL, 1, 2, a);
+        bo_run(ctx, c);
+    }
+}
+
+static void gen_mvn(bo_ctx *ctx, const void *arg) {
+    int n = bo_full(ctx) ? 20 : 5;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        int r = i % 2 ? 4 : 1 + i % 5;
+        bo_shape s = rand_shape(r, 1, 7);
+        int64_t ax[8];
+        int na = rand_axes(r, ax);
+        bool dflt = r == 4 && i % 2;
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, s.rank, s.d, -3, 5);
+        char sb[96], ab[96];
+        bo_desc(c, "MeanVarianceNormalization x%s axes=%s", bo_shape_str(s.rank, s.d, sb, 96),
+                dflt ? "(default [0,2,3])" : bo_shape_str(na, ax, ab, 96));
+        rlx_attr a = RLX_ATTR_IS("axes", (size_t)na, ax);
+        bo_single(c, "MeanVarianceNormalization", 1, &x, NULL, 1, dflt ? 0 : 1, &a);
+        bo_run(ctx, c);
+    }
+}
+
+static void gen_lrn(bo_ctx *ctx, const void *arg) {
+    int n = bo_full(ctx) ? 20 : 5;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        int r = 3 + i % 3;
+        bo_shape s = rand_shape(r, 1, 6);
+        s.d[1] = 1 + (int64_t)bo_rand_below(12);
+        int64_t size = 1 + 2 * (int64_t)bo_rand_below(3) + (i % 4 == 3); /* odd, and one even */
+        float alpha = i % 2 ? 1e-4f : 0.5f, beta = i % 2 ? 0.75f : 0.5f, bias = i % 3 ? 1.0f : 2.0f;
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, s.rank, s.d, -3, 3);
+        char sb[96];
+        bo_desc(c, "LRN x%s size=%lld alpha=%g beta=%g bias=%g", bo_shape_str(s.rank, s.d, sb, 96), (long long)size, alpha,
+                beta, bias);
+        rlx_attr a[4] = { RLX_ATTR_I("size", size), RLX_ATTR_F("alpha", alpha), RLX_ATTR_F("beta", beta),
+                          RLX_ATTR_F("bias", bias) };
+        bo_single(c, "LRN", 1, &x, NULL, 1, 4, a);
+        bo_run(ctx, c);
+    }
+}
+
+#define SUM 1e-5, 1e-6, "tree sums in another order: relative 1e-5 plus 1e-6 per sqrt(reduced length)"
+#define EXACT 0, 0, "selects: exact"
+#define NORM 1e-4, 1e-5, "a mean and a variance summed in another order, then rsqrt (a few ULP)"
+static const bo_op k_ops[] = {
+    { "ReduceSum", gen_reduce, &(const reduce_row){ true, -2, 2 }, SUM },
+    { "ReduceMax", gen_reduce, &(const reduce_row){ true, -100, 100 }, EXACT },
+    { "ReduceMin", gen_reduce, &(const reduce_row){ true, -100, 100 }, EXACT },
+    { "ReduceProd", gen_reduce, &(const reduce_row){ true, 0.8, 1.25 }, SUM },
+    { "ReduceL1", gen_reduce, &(const reduce_row){ true, -2, 2 }, SUM },
+    { "ReduceSumSquare", gen_reduce, &(const reduce_row){ true, -2, 2 }, SUM },
+    { "ReduceMean", gen_reduce, &(const reduce_row){ false, -2, 2 }, SUM },
+    { "ReduceL2", gen_reduce, &(const reduce_row){ false, -2, 2 }, SUM },
+    { "ReduceLogSum", gen_reduce, &(const reduce_row){ false, 0.01, 2 }, SUM },
+    { "ReduceLogSumExp", gen_reduce, &(const reduce_row){ false, -30, 30 }, SUM },
+    { "ArgMax", gen_arg, NULL, EXACT },
+    { "ArgMin", gen_arg, NULL, EXACT },
+    { "Softmax", gen_softmax, NULL, 1e-5, 1e-7, "exp and a sum in another order: a few ULP of each probability" },
+    { "LogSoftmax", gen_softmax, NULL, 1e-5, 1e-5, "log of a sum in another order" },
+    { "Hardmax", gen_softmax, NULL, EXACT },
+    { "LayerNormalization", gen_layernorm, NULL, NORM },
+    { "RMSNormalization", gen_layernorm, NULL, NORM },
+    { "InstanceNormalization", gen_instnorm, NULL, NORM },
+    { "GroupNormalization", gen_groupnorm, NULL, NORM },
+    { "LpNormalization", gen_lpnorm, NULL, NORM },
+    { "MeanVarianceNormalization", gen_mvn, NULL, NORM },
+    { "LRN", gen_lrn, NULL, 1e-4, 1e-6, "a window sum and pow (a few ULP)" },
+};
+
+const bo_family bo_family_reduce = { "reduce", k_ops, BO_LEN(k_ops) };
