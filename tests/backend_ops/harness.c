@@ -437,6 +437,13 @@ static const char *check_plan(const rlx_session *s, const char *want, unsigned f
     return o ? buf : NULL;
 }
 
+/* Steps of the last plan that do work (not views); -1 without a plan. */
+static long work_steps(const rlx_session *s) {
+    rlx_plan_info pi;
+    if (rlx_session_plan_info(s, &pi) != RLX_OK) return -1;
+    return (long)(pi.n_steps - pi.n_steps_view);
+}
+
 static void print_repro(const bo_ctx *ctx, long k) {
     fprintf(stderr, "  repro: %s --op %s --case %ld --seed %" PRIu64 "%s -v\n", ctx->prog, ctx->op->name, k, ctx->seed,
             ctx->full ? " --full" : "");
@@ -479,7 +486,7 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
     long k = ctx->case_idx - 1;
     verdict v = { 0, "" };
     char buf[512];
-    const char *want_op = c->fused ? c->fused : c->expect_op ? c->expect_op : ctx->op->name;
+    const char *want_op = c->expect_op ? c->expect_op : c->fused ? c->fused : ctx->op->name;
     if (strncmp(want_op, "fuse:", 5) == 0) want_op = NULL;
     double t0 = rlx_now_seconds();
     outs_t ref = { 0 }, g1 = { 0 }, g2 = { 0 }, gu = { 0 }, cf = { 0 };
@@ -532,6 +539,9 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
             if (!st) st = run_once(c, su, &gu);
             if (st) fail(&v, "gpu unfused: %s", rlx_last_error());
             else compare_all(&v, "gpu unfused vs cpu", &gu, &ref, c->rtol, c->atol);
+            /* the passes fused something: fewer steps than the unfused plan */
+            long nf = work_steps(sg), nu = work_steps(su);
+            if (!st && !(nf >= 0 && nf < nu)) fail(&v, "the fused plan has %ld steps, the unfused one %ld: nothing fused", nf, nu);
             rlx_session_destroy(su);
         }
     }

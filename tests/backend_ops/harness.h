@@ -71,7 +71,8 @@ typedef struct bo_case {
     double rtol, atol;       /* |gpu - cpu| <= atol + rtol |cpu|; NaN == NaN, inf == inf of the same sign */
     unsigned flags;
     const char *expect_op;   /* op type that must run on the GPU ("rlx.Attention"); NULL: the op under test */
-    const char *fused;       /* a fusion case: the op type the passes must create (bo_fusion) */
+    const char *fused;       /* a fusion case: the op type that must run on the GPU after the passes (fewer
+                                steps than unfused; compared passes on and off, GPU and CPU) */
     const char *xfail_why;
     int n_opts;
     const char *opts[BO_MAX_OPTS]; /* "key=value" options of the GPU sessions (static strings) */
