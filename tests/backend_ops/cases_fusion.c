@@ -1,4 +1,310 @@
-/* Cases of the fusion lowerings. */
+/* Cases of the fusion passes (src/passes/fuse_*.c, fold_conv_affine.c): each
+ * builds the pattern a pass rewrites, and the harness runs it with the
+ * passes on and off on both backends, all against the unfused CPU, and
+ * checks that the fused plan has fewer steps. The internal ops that only
+ * passes create (rlx.FusedElementwise, rlx.AddLayerNormalization) are
+ * covered here. Tolerances: fusion changes rounding only where a
+ * transcendental epilogue or a folded affine map is computed differently. */
+#include <math.h>
+#include <string.h>
+
 #include "harness.h"
 
-const bo_family bo_family_fusion = { "fusion", NULL, 0 };
+static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)bo_rand_below((uint64_t)(hi - lo + 1)); }
+
+/* ------------------------------------------------------------ activations */
+
+typedef struct act_t {
+    const char *op;     /* NULL: the SiLU pattern x * Sigmoid(x) */
+    const char *attr;   /* a float attribute, or "approximate" */
+    float v;
+} act_t;
+
+static const act_t k_acts[] = {
+    { "Relu", NULL, 0 },          { "Clip", NULL, 0 },          { "HardSigmoid", "alpha", 0.3f },
+    { "HardSwish", NULL, 0 },     { "Sigmoid", NULL, 0 },       { "LeakyRelu", "alpha", 0.1f },
+    { "Tanh", NULL, 0 },          { "Gelu", NULL, 0 },          { "Gelu", "approximate", 0 },
+    { NULL, NULL, 0 },
+};
+
+/* Appends the activation a to value x; returns its output. */
+static const char *act(bo_case *c, const act_t *a, const char *x) {
+    if (!a->op) {
+        const char *sg = bo_node(c, "Sigmoid", 1, &x, 1, 0, NULL);
+        const char *ins[2] = { x, sg };
+        bo_desc(c, " act=SiLU pattern");
+        return bo_node(c, "Mul", 2, ins, 1, 0, NULL);
+    }
+    bo_desc(c, " act=%s", a->op);
+    if (!strcmp(a->op, "Clip")) {
+        const char *ins[3] = { x, bo_const(c, bo_scalar(RLX_DTYPE_F32, -0.5)), bo_const(c, bo_scalar(RLX_DTYPE_F32, 0.75)) };
+        return bo_node(c, "Clip", 3, ins, 1, 0, NULL);
+    }
+    rlx_attr at;
+    size_t na = 0;
+    if (a->attr && !strcmp(a->attr, "approximate")) at = RLX_ATTR_S("approximate", "tanh"), na = 1, bo_desc(c, "(tanh)");
+    else if (a->attr) at = RLX_ATTR_F(a->attr, a->v), na = 1;
+    return bo_node(c, a->op, 1, &x, 1, na, &at);
+}
+
+/* A random Conv (2-D) on x [N, C, H, W]; returns its output and C_out. */
+static const char *conv(bo_case *c, const char *x, int64_t cin, int64_t cout, int64_t k, bool bias) {
+    int64_t wd[4] = { cout, cin, k, k }, co = cout;
+    const char *ins[3] = { x, bo_const(c, bo_rand(RLX_DTYPE_F32, 4, wd, -0.5, 0.5)),
+                           bias ? bo_const(c, bo_rand(RLX_DTYPE_F32, 1, &co, -0.5, 0.5)) : "" };
+    int64_t p = k / 2, pads[4] = { p, p, p, p };
+    rlx_attr a = RLX_ATTR_IS("pads", 4, pads);
+    return bo_node(c, "Conv", bias ? 3 : 2, ins, 1, 1, &a);
+}
+
+static void gen_fuse_activation(bo_ctx *ctx, const void *arg) {
+    int reps = bo_full(ctx) ? 4 : 1;
+    for (int rep = 0; rep < reps; rep++)
+        for (size_t ai = 0; ai < BO_LEN(k_acts); ai++)
+            for (int prod = 0; prod < 4; prod++) { /* Conv, ConvTranspose, Gemm, MatMul (+ bias) */
+                if (!bo_full(ctx) && (int)(ai % 4) != prod) continue;
+                bo_case *c = bo_next(ctx, 20);
+                if (!c) continue;
+                c->fused = prod == 0 ? "Conv" : prod == 1 ? "ConvTranspose" : prod == 2 ? "Gemm" : "MatMul";
+                const char *y;
+                if (prod <= 1) {
+                    int64_t n = 1, cin = rnd(1, 4), cout = rnd(1, 5), hw = rnd(3, 9);
+                    int64_t xd[4] = { n, cin, hw, hw + 1 };
+                    const char *x = bo_input(c, bo_rand(RLX_DTYPE_F32, 4, xd, -2, 2));
+                    if (prod == 0) y = conv(c, x, cin, cout, 3, rep % 2 == 0);
+                    else {
+                        int64_t wd[4] = { cin, cout, 3, 3 };
+                        const char *ins[2] = { x, bo_const(c, bo_rand(RLX_DTYPE_F32, 4, wd, -0.5, 0.5)) };
+                        rlx_attr s = RLX_ATTR_IS("strides", 2, ((const int64_t[]){ 2, 2 }));
+                        y = bo_node(c, "ConvTranspose", 2, ins, 1, 1, &s);
+                    }
+                    bo_desc(c, "%s x[1,%lld,%lld,%lld] C_out=%lld", c->fused, (long long)cin, (long long)hw,
+                            (long long)hw + 1, (long long)cout);
+                } else {
+                    int64_t M = rnd(1, 19), K = rnd(1, 40), N = rnd(1, 21);
+                    int64_t ad[3] = { 2, M, K }, bd[2] = { K, N };
+                    bool gemm = prod == 2;
+                    const char *a = bo_input(c, bo_rand(RLX_DTYPE_F32, gemm ? 2 : 3, gemm ? ad + 1 : ad, -1, 1));
+                    const char *ins[3] = { a, bo_const(c, bo_rand(RLX_DTYPE_F32, 2, bd, -1, 1)),
+                                           bo_const(c, bo_rand(RLX_DTYPE_F32, 1, &N, -1, 1)) };
+                    y = bo_node(c, gemm ? "Gemm" : "MatMul", gemm ? 3 : 2, ins, 1, 0, NULL);
+                    if (!gemm && rep % 2 == 0) { /* the bias after a MatMul folds into its third input */
+                        const char *ins2[2] = { y, ins[2] };
+                        y = bo_node(c, "Add", 2, ins2, 1, 0, NULL);
+                        bo_desc(c, "MatMul + bias");
+                    } else {
+                        bo_desc(c, "%s", c->fused);
+                    }
+                    bo_desc(c, " M=%lld K=%lld N=%lld", (long long)M, (long long)K, (long long)N);
+                    c->atol *= sqrt((double)K);
+                }
+                bo_output(c, act(c, &k_acts[ai], y));
+                bo_run(ctx, c);
+            }
+}
+
+/* ------------------------------------------------------------ Conv + residual */
+
+static void gen_fuse_conv_residual(bo_ctx *ctx, const void *arg) {
+    static const char *const k_algo[] = { NULL, "gpu.conv_algo=direct", "gpu.conv_algo=im2col", "gpu.conv_algo=implicit" };
+    int n = bo_full(ctx) ? 40 : 8;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 20);
+        if (!c) continue;
+        c->fused = "Conv";
+        int64_t cin = rnd(1, 8), cout = rnd(1, 9), hw = rnd(2, 12), k = i % 3 == 0 ? 1 : 3;
+        bool dw = i % 5 == 4;
+        if (dw) cout = cin;
+        int64_t xd[4] = { rnd(1, 2), cin, hw, hw + 2 }, rd[4] = { xd[0], cout, hw, hw + 2 };
+        const char *x = bo_input(c, bo_rand(RLX_DTYPE_F32, 4, xd, -2, 2));
+        const char *y;
+        if (dw) {
+            int64_t wd[4] = { cout, 1, 3, 3 };
+            const char *ins[2] = { x, bo_const(c, bo_rand(RLX_DTYPE_F32, 4, wd, -0.5, 0.5)) };
+            rlx_attr a[2] = { RLX_ATTR_IS("pads", 4, ((const int64_t[]){ 1, 1, 1, 1 })), RLX_ATTR_I("group", cin) };
+            y = bo_node(c, "Conv", 2, ins, 1, 2, a);
+        } else {
+            y = conv(c, x, cin, cout, k, i % 2 == 0);
+        }
+        const char *r = i % 3 == 1 ? bo_const(c, bo_rand(RLX_DTYPE_F32, 4, rd, -1, 1)) : bo_input(c, bo_rand(RLX_DTYPE_F32, 4, rd, -1, 1));
+        const char *ins[2] = { i % 2 ? r : y, i % 2 ? y : r };
+        y = bo_node(c, "Add", 2, ins, 1, 0, NULL);
+        bo_desc(c, "Conv%s x[%lld,%lld,%lld,%lld] C_out=%lld k=%lld + residual", dw ? " depthwise" : "", (long long)xd[0],
+                (long long)cin, (long long)hw, (long long)hw + 2, (long long)cout, (long long)k);
+        if (i % 2) y = act(c, &k_acts[i % BO_LEN(k_acts)], y);
+        const char *o = k_algo[i % 4];
+        if (o) bo_opt(c, o), bo_desc(c, " %s", o);
+        c->atol *= sqrt((double)(cin * k * k));
+        bo_output(c, y);
+        bo_run(ctx, c);
+    }
+}
+
+/* ------------------------------------------------------------ Conv + affine */
+
+static void gen_fold_conv_affine(bo_ctx *ctx, const void *arg) {
+    int n = bo_full(ctx) ? 24 : 6;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 15);
+        if (!c) continue;
+        c->fused = "Conv";
+        int64_t cin = rnd(1, 6), cout = rnd(1, 8), hw = rnd(3, 10);
+        int64_t xd[4] = { 1, cin, hw, hw }, co = cout;
+        const char *y = conv(c, bo_input(c, bo_rand(RLX_DTYPE_F32, 4, xd, -2, 2)), cin, cout, 3, i % 2 == 0);
+        bo_desc(c, "Conv x[1,%lld,%lld,%lld] C_out=%lld ->", (long long)cin, (long long)hw, (long long)hw, (long long)cout);
+        int kind = i % 3;
+        if (kind == 0 || i >= 3) { /* BatchNormalization */
+            const char *ins[5] = { y, bo_const(c, bo_rand(RLX_DTYPE_F32, 1, &co, -2, 2)), bo_const(c, bo_rand(RLX_DTYPE_F32, 1, &co, -1, 1)),
+                                   bo_const(c, bo_rand(RLX_DTYPE_F32, 1, &co, -1, 1)), bo_const(c, bo_rand(RLX_DTYPE_F32, 1, &co, 0.2, 2)) };
+            y = bo_node(c, "BatchNormalization", 5, ins, 1, 0, NULL);
+            bo_desc(c, " BatchNormalization");
+        }
+        if (kind == 1 || i >= 3) { /* Mul by [C,1,1] */
+            int64_t kd[3] = { cout, 1, 1 };
+            const char *ins[2] = { y, bo_const(c, bo_rand(RLX_DTYPE_F32, 3, kd, -2, 2)) };
+            y = bo_node(c, "Mul", 2, ins, 1, 0, NULL);
+            bo_desc(c, " Mul[C,1,1]");
+        }
+        if (kind == 2 || i >= 3) { /* Add of [1,C,1,1] */
+            int64_t kd[4] = { 1, cout, 1, 1 };
+            const char *ins[2] = { y, bo_const(c, bo_rand(RLX_DTYPE_F32, 4, kd, -2, 2)) };
+            y = bo_node(c, "Add", 2, ins, 1, 0, NULL);
+            bo_desc(c, " Add[1,C,1,1]");
+        }
+        c->atol *= sqrt((double)(cin * 9));
+        bo_output(c, y);
+        bo_run(ctx, c);
+    }
+}
+
+/* ------------------------------------------------------------ Add + LayerNormalization */
+
+static void gen_add_layernorm(bo_ctx *ctx, const void *arg) {
+    int n = bo_full(ctx) ? 30 : 8;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 17);
+        if (!c) continue;
+        c->fused = "rlx.AddLayerNormalization";
+        int64_t N = rnd(1, 3), S = rnd(1, 9), Hd = i % 4 == 3 ? 768 : rnd(1, 70);
+        int64_t ad[3] = { N, S, Hd }, bd[3] = { 1, S, Hd }, wd[1] = { Hd };
+        bool bcast = i % 3 == 1; /* position embeddings [1, S, H] */
+        const char *a = bo_input(c, bo_rand(RLX_DTYPE_F32, 3, ad, -2, 2));
+        const char *b = bcast ? bo_const(c, bo_rand(RLX_DTYPE_F32, 3, bd, -1, 1)) : bo_input(c, bo_rand(RLX_DTYPE_F32, 3, ad, -1, 1));
+        const char *ins[2] = { i % 2 ? b : a, i % 2 ? a : b };
+        const char *s = bo_node(c, "Add", 2, ins, 1, 0, NULL);
+        const char *ins2[3] = { s, bo_const(c, bo_rand(RLX_DTYPE_F32, 1, wd, -2, 2)),
+                                i % 4 == 2 ? "" : bo_const(c, bo_rand(RLX_DTYPE_F32, 1, wd, -1, 1)) };
+        rlx_attr at[2] = { RLX_ATTR_I("axis", -1), RLX_ATTR_F("epsilon", i % 2 ? 1e-5f : 1e-12f) };
+        bo_output(c, bo_node(c, "LayerNormalization", 3, ins2, 1, 2, at));
+        bo_desc(c, "Add a[%lld,%lld,%lld] b%s -> LayerNormalization(-1)%s", (long long)N, (long long)S, (long long)Hd,
+                bcast ? "[1,S,H]" : "[N,S,H]", i % 4 == 2 ? " no B" : "");
+        bo_run(ctx, c);
+    }
+}
+
+/* ------------------------------------------------------------ elementwise chains */
+
+static void gen_fused_elementwise(bo_ctx *ctx, const void *arg) {
+    static const char *const k_un[] = { "Neg", "Abs", "Exp", "Sqrt", "Floor", "Erf", "Sin", "Tanh", "Sigmoid", "Relu",
+                                        "Softplus", "Softsign", "Sign", "Round", "HardSwish", "Reciprocal", "Log" };
+    static const char *const k_bin[] = { "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow" };
+    int n = bo_full(ctx) ? 120 : 20;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 17);
+        if (!c) continue;
+        c->fused = "rlx.FusedElementwise";
+        bo_shape out, ins[8];
+        int n_in = 1 + (int)bo_rand_below(i % 4 == 3 ? 7 : 4); /* up to 7 tensor inputs */
+        bo_broadcast(1 + (int)bo_rand_below(5), n_in, &out, ins);
+        if (i % 6 == 5) { /* a row past a workgroup */
+            out.d[out.rank - 1] = 300;
+            for (int j = 0; j < n_in; j++)
+                if (ins[j].rank && (ins[j].d[ins[j].rank - 1] != 1 || j == 0)) ins[j].d[ins[j].rank - 1] = 300;
+            if (ins[0].rank < out.rank) ins[0] = out;
+        }
+        bo_desc(c, "chain:");
+        const char *vals[16];
+        int nv = 0;
+        for (int j = 0; j < n_in; j++) {
+            rlx_tensor *t = bo_rand(RLX_DTYPE_F32, ins[j].rank, ins[j].d, 0.2, 2); /* positive: Sqrt, Log, Pow */
+            vals[nv++] = j % 3 == 2 ? bo_const(c, t) : bo_input(c, t);
+            char sb[96];
+            bo_desc(c, " in%s", bo_shape_str(ins[j].rank, ins[j].d, sb, 96));
+        }
+        /* a program: a unary op on the first input, then binary ops folding in the others,
+         * unary ops in between, a scalar constant, and a Where */
+        const char *acc = vals[0];
+        int steps = 2 + (int)bo_rand_below(5);
+        for (int s = 0; s < steps || nv > 1; s++) {
+            if (nv > 1 && (s % 2 || s >= steps)) {
+                const char *op = k_bin[bo_rand_below(BO_LEN(k_bin))];
+                const char *b = vals[--nv];
+                if (!strcmp(op, "Pow") || !strcmp(op, "Div")) { /* keep them finite: positive operands */
+                    const char *ab = bo_node(c, "Abs", 1, &acc, 1, 0, NULL);
+                    const char *ins2[2] = { ab, bo_const(c, bo_scalar(RLX_DTYPE_F32, 0.25)) };
+                    acc = bo_node(c, "Add", 2, ins2, 1, 0, NULL);
+                }
+                const char *ins2[2] = { acc, b };
+                acc = bo_node(c, op, 2, ins2, 1, 0, NULL);
+                bo_desc(c, " %s", op);
+            } else {
+                const char *op = k_un[bo_rand_below(BO_LEN(k_un))];
+                if (!strcmp(op, "Sqrt") || !strcmp(op, "Log") || !strcmp(op, "Reciprocal")) {
+                    const char *ab = bo_node(c, "Abs", 1, &acc, 1, 0, NULL);
+                    const char *ins2[2] = { ab, bo_const(c, bo_scalar(RLX_DTYPE_F32, 0.5)) };
+                    acc = bo_node(c, "Add", 2, ins2, 1, 0, NULL);
+                }
+                if (!strcmp(op, "Exp")) { /* bounded */
+                    acc = bo_node(c, "Tanh", 1, &acc, 1, 0, NULL);
+                }
+                acc = bo_node(c, op, 1, &acc, 1, 0, NULL);
+                bo_desc(c, " %s", op);
+            }
+        }
+        if (i % 5 == 2) { /* Where with a bool condition from outside */
+            const char *neg = bo_node(c, "Neg", 1, &acc, 1, 0, NULL);
+            const char *ins3[3] = { bo_input(c, bo_rand_int(RLX_DTYPE_BOOL, out.rank, out.d, 0, 1)), acc, neg };
+            acc = bo_node(c, "Where", 3, ins3, 1, 0, NULL);
+            bo_desc(c, " Where");
+            /* fuse_elementwise takes a bool condition from outside; the GPU lowering of the fused
+             * node takes f32 operands only, so the whole chain runs on the CPU */
+            bo_xfail(c, "rlx.FusedElementwise with a Where on a bool input falls back to the CPU");
+        }
+        if (steps < 2) acc = bo_node(c, "Relu", 1, &acc, 1, 0, NULL);
+        bo_output(c, acc);
+        bo_run(ctx, c);
+    }
+}
+
+/* ------------------------------------------------------------ CSE */
+
+static void gen_cse(bo_ctx *ctx, const void *arg) {
+    int n = bo_full(ctx) ? 10 : 3;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 17);
+        if (!c) continue;
+        c->fused = "fuse:cse";
+        bo_shape s = { 2, { rnd(1, 9), rnd(1, 40) } };
+        const char *x = bo_input(c, bo_rand(RLX_DTYPE_F32, 2, s.d, -2, 2));
+        rlx_attr ax = RLX_ATTR_I("axis", -1);
+        const char *a = bo_node(c, "Softmax", 1, &x, 1, 1, &ax), *b = bo_node(c, "Softmax", 1, &x, 1, 1, &ax);
+        const char *ins[2] = { a, bo_node(c, "Transpose", 1, &b, 1, 0, NULL) };
+        bo_output(c, bo_node(c, "MatMul", 2, ins, 1, 0, NULL));
+        bo_desc(c, "two equal Softmax(x[%lld,%lld]) -> MatMul(a, b^T)", (long long)s.d[0], (long long)s.d[1]);
+        c->atol *= sqrt((double)s.d[1]);
+        bo_run(ctx, c);
+    }
+}
+
+static const bo_op k_ops[] = {
+    { "fuse:activation", gen_fuse_activation, NULL, 1e-5, 1e-5,
+      "the activation as an epilogue (act.wgsl) rounds like the op: transcendental ones a few ULP" },
+    { "fuse:conv_residual", gen_fuse_conv_residual, NULL, 1e-5, 2e-6, "convolution sums (see Conv)" },
+    { "fuse:conv_affine", gen_fold_conv_affine, NULL, 1e-4, 1e-5, "the affine map folded into the weights: rounding" },
+    { "rlx.AddLayerNormalization", gen_add_layernorm, NULL, 1e-4, 1e-5, "a mean and variance in another order" },
+    { "rlx.FusedElementwise", gen_fused_elementwise, NULL, 1e-4, 1e-5,
+      "transcendental built-ins (see the unary ops) chained" },
+    { "fuse:cse", gen_cse, NULL, 1e-5, 1e-6, "softmax and K products" },
+};
+
+const bo_family bo_family_fusion = { "fusion", k_ops, BO_LEN(k_ops) };
