@@ -441,7 +441,10 @@ static rlx_status poison(struct rlx_backend_exe *e, WGPUBuffer buf, uint64_t siz
     enum { CHUNK = 1 << 20 };
     uint32_t *nan = malloc(CHUNK);
     if (!nan) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-    for (size_t i = 0; i < CHUNK / 4; i++) nan[i] = 0x7fc00000u; /* quiet NaN */
+    /* a NaN whose four bytes are each neither 0 nor 1, so that an unwritten bool (one byte per
+     * element) shows too: 0x7fc00000 has bytes 00 00 c0 7f, and a bool left at byte 0 or 1 of a
+     * word read as false */
+    for (size_t i = 0; i < CHUNK / 4; i++) nan[i] = 0x7fffffffu;
     for (uint64_t off = 0; off < size; off += CHUNK) {
         uint64_t n = size - off < CHUNK ? size - off : CHUNK;
         wgpuQueueWriteBuffer(e->b->queue, buf, off, nan, (size_t)(n & ~(uint64_t)3));
