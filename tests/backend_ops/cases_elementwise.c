@@ -21,8 +21,9 @@ typedef struct unary_row {
 } unary_row;
 
 /* Findings on inf/NaN inputs (docs/backend-ops.md, "What it found"). */
-#define NAN_BUILTIN "WGSL built-ins give indeterminate values for inf/NaN inputs (sin, cos, tan, sinh, tanh, " \
-                    "acosh, asinh, min/max): the GPU does not propagate NaN or inf as the CPU does"
+#define NAN_BUILTIN "WGSL built-ins give indeterminate values for inf/NaN inputs and sin/cos/tan lose accuracy " \
+                    "far from [-pi, pi] (sin, cos, tan, sinh, tanh, acosh, asinh, min/max): the GPU does not " \
+                    "propagate NaN or inf as the CPU does"
 
 static void gen_unary(bo_ctx *ctx, const void *arg);
 
