@@ -24,7 +24,7 @@ static const char *transpose(bo_case *c, const char *x, int r, const int64_t *pe
 static void gen_attention(bo_ctx *ctx, const void *arg) {
     static const char *const k_opt[] = { NULL, "gpu.attention_kernel=v1", "gpu.attention_kernel=v2",
                                          "gpu.attention_tile=4x8", "gpu.attention_vec4=0", "gpu.attention_tile=16x16" };
-    int n = bo_full(ctx) ? 120 : 20;
+    int n = bo_full(ctx) ? 120 : 12;
     for (int i = 0; i < n; i++) {
         bo_case *c = bo_next(ctx, 17);
         if (!c) continue;

@@ -21,7 +21,8 @@ typedef struct unary_row {
 } unary_row;
 
 /* Findings on inf/NaN inputs (docs/backend-ops.md, "What it found"). */
-#define NAN_BUILTIN "WGSL built-ins give indeterminate values for inf/NaN inputs and sin/cos/tan lose accuracy " \
+#define NAN_BUILTIN "WGSL built-ins give indeterminate values for inf/NaN inputs, may flush denormals (Log(1e-40) " \
+                    "= -88.0, CPU -92.1), and sin/cos/tan lose accuracy " \
                     "far from [-pi, pi] (sin, cos, tan, sinh, tanh, acosh, asinh, min/max): the GPU does not " \
                     "propagate NaN or inf as the CPU does"
 
@@ -44,7 +45,8 @@ static void unary_case(bo_ctx *ctx, const char *op, const unary_row *r, const bo
     char sb[96];
     rlx_tensor *x = bo_rand(RLX_DTYPE_F32, sh->rank, sh->d, r->lo, r->hi);
     if (edges) bo_edges(x, 8);
-    if (edges && r->edge_bug) bo_xfail(c, r->edge_bug);
+    /* transcendental built-ins: inf, NaN and denormal inputs are the implementation's (WGSL) */
+    if (edges && (r->edge_bug || c->rtol >= 1e-4)) bo_xfail(c, r->edge_bug ? r->edge_bug : NAN_BUILTIN);
     rlx_attr a[3];
     size_t na = 0;
     if (r->pa) a[na++] = RLX_ATTR_F(r->pa, r->va[p]);
@@ -68,6 +70,10 @@ static void gen_unary(bo_ctx *ctx, const void *arg) {
     size_t n = bo_std_shapes(ctx, &sh);
     int n_par = (r->pa || r->sattr) ? 2 : 1;
     for (size_t i = 0; i < n; i++) unary_case(ctx, op, r, &sh[i], false, (int)(i % (size_t)n_par));
+    if (!bo_full(ctx) && strcmp(op, "Relu") == 0) { /* the quick sweep's grid beyond 65,535 workgroups */
+        bo_shape big = { 1, { 65535 * 64 + 67 } };
+        unary_case(ctx, op, r, &big, false, 0);
+    }
     if (r->edges) {
         bo_shape s = { 1, { 97 } };
         for (int p = 0; p < n_par; p++) unary_case(ctx, op, r, &s, true, p);
@@ -213,6 +219,10 @@ static void gen_binary(bo_ctx *ctx, const void *arg) {
         int n_rand = bo_full(ctx) ? 36 : 6;
         for (int i = 0; i < n_rand; i++) {
             binary_case(ctx, op, r, dt, NULL, NULL, 0, i % 3 == 2, 1 + i % 6);
+        }
+        if (!bo_full(ctx) && strcmp(op, "Add") == 0 && t == 0) { /* a grid beyond 65,535 workgroups */
+            bo_shape big = { 2, { 2, 65535 * 32 + 67 } }, row = { 1, { 65535 * 32 + 67 } };
+            binary_case(ctx, op, r, dt, &big, &row, 0, false, 0);
         }
         /* edge values */
         bo_shape e = { 2, { 7, 13 } };

@@ -107,7 +107,7 @@ static void gen_fuse_activation(bo_ctx *ctx, const void *arg) {
 
 static void gen_fuse_conv_residual(bo_ctx *ctx, const void *arg) {
     static const char *const k_algo[] = { NULL, "gpu.conv_algo=direct", "gpu.conv_algo=im2col", "gpu.conv_algo=implicit" };
-    int n = bo_full(ctx) ? 40 : 8;
+    int n = bo_full(ctx) ? 40 : 6;
     for (int i = 0; i < n; i++) {
         bo_case *c = bo_next(ctx, 20);
         if (!c) continue;

@@ -13,12 +13,14 @@
 
 static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)bo_rand_below((uint64_t)(hi - lo + 1)); }
 
-/* A size: small, odd, prime, or past a workgroup/tile. */
-static int64_t size_pick(int i, bool full) {
+/* M, N, K of case i: small, odd, prime, or past a workgroup or a tile; K
+ * past a workgroup in every 7th case. */
+static void pick_mnk(const bo_ctx *ctx, int i, int64_t *M, int64_t *N, int64_t *K) {
     static const int64_t k_sizes[] = { 1, 2, 3, 5, 7, 13, 16, 17, 31, 64, 67, 129, 257 };
-    size_t n = full ? BO_LEN(k_sizes) : BO_LEN(k_sizes) - 2;
-    (void)i;
-    return k_sizes[bo_rand_below(n)];
+    size_t n = bo_full(ctx) ? BO_LEN(k_sizes) : BO_LEN(k_sizes) - 2;
+    *M = k_sizes[bo_rand_below(n)];
+    *N = k_sizes[bo_rand_below(n)];
+    *K = i % 7 == 3 ? 300 + rnd(0, 50) : k_sizes[bo_rand_below(n)];
 }
 
 /* GEMM options swept over cases i. */
@@ -34,12 +36,12 @@ static void gemm_opts(bo_case *c, int i) {
 }
 
 static void gen_gemm(bo_ctx *ctx, const void *arg) {
-    int n = bo_full(ctx) ? 200 : 30;
+    int n = bo_full(ctx) ? 200 : 16;
     for (int i = 0; i < n; i++) {
         bo_case *c = bo_next(ctx, 13);
         if (!c) continue;
-        int64_t M = size_pick(i, bo_full(ctx)), N = size_pick(i, bo_full(ctx)), K = size_pick(i, bo_full(ctx));
-        if (i % 7 == 3) K = 300 + rnd(0, 50);
+        int64_t M, N, K;
+        pick_mnk(ctx, i, &M, &N, &K);
         int ta = i % 2, tb = (i / 2) % 2;
         bo_shape as = { 2, { ta ? K : M, ta ? M : K } }, bs = { 2, { tb ? N : K, tb ? K : N } };
         int cform = (i / 4) % 6; /* 0 none, 1 scalar, 2 [N], 3 [M,1], 4 [M,N], 5 [1,N] */
@@ -67,12 +69,12 @@ static void gen_gemm(bo_ctx *ctx, const void *arg) {
 }
 
 static void gen_matmul(bo_ctx *ctx, const void *arg) {
-    int n = bo_full(ctx) ? 200 : 30;
+    int n = bo_full(ctx) ? 200 : 16;
     for (int i = 0; i < n; i++) {
         bo_case *c = bo_next(ctx, 13);
         if (!c) continue;
-        int64_t M = size_pick(i, bo_full(ctx)), N = size_pick(i, bo_full(ctx)), K = size_pick(i, bo_full(ctx));
-        if (i % 7 == 3) K = 300 + rnd(0, 50);
+        int64_t M, N, K;
+        pick_mnk(ctx, i, &M, &N, &K);
         /* batch dims that broadcast: rank of each operand 1..6 */
         int ra = 1 + (int)bo_rand_below(i % 3 == 0 ? 2 : 6), rb = 1 + (int)bo_rand_below(i % 3 == 0 ? 2 : 6);
         bo_shape out, bat[2];

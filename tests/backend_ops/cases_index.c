@@ -134,6 +134,14 @@ static void gen_gather_nd(bo_ctx *ctx, const void *arg) {
 
 /* ------------------------------------------------------------ Scatter */
 
+/* Data or updates of a scatter: f32 near 1 (products of duplicates stay
+ * finite), small integers under an i32 reduction, else any value. */
+static rlx_tensor *scatter_values(rlx_dtype dt, bool reduce, const bo_shape *s, bool update) {
+    if (dt == RLX_DTYPE_F32) return bo_rand(dt, s->rank, s->d, 0.5, 1.5);
+    if (dt == RLX_DTYPE_I32 && reduce) return bo_rand_int(dt, s->rank, s->d, update ? -3 : -5, update ? 3 : 5);
+    return data(dt, s);
+}
+
 static void gen_scatter_elements(bo_ctx *ctx, const void *arg) {
     static const char *const k_red[] = { "none", "add", "mul", "max", "min" };
     int n = bo_full(ctx) ? 50 : 10;
@@ -166,11 +174,7 @@ static void gen_scatter_elements(bo_ctx *ctx, const void *arg) {
                 else ((int32_t *)idx->data)[t] = (int32_t)(v - (t % 2 ? s.d[axis] : 0));
             }
         }
-        rlx_tensor *upd = dt == RLX_DTYPE_F32 ? bo_rand(dt, is.rank, is.d, 0.5, 1.5) : data(dt, &is);
-        if (dt == RLX_DTYPE_I32 && reduce) {
-            rlx_tensor_destroy(upd);
-            upd = bo_rand_int(dt, is.rank, is.d, -3, 3);
-        }
+        rlx_tensor *upd = scatter_values(dt, reduce, &is, true);
         if (reduce && dt == RLX_DTYPE_F32) {
             c->rtol = 1e-6; /* duplicates added or multiplied in another order */
             c->atol = 1e-6;
@@ -179,8 +183,7 @@ static void gen_scatter_elements(bo_ctx *ctx, const void *arg) {
         char sb[96], ib[96];
         bo_desc(c, "ScatterElements %s x%s indices %s%s axis=%lld reduction=%s", rlx_dtype_name(dt),
                 bo_shape_str(r, s.d, sb, 96), rlx_dtype_name(it), bo_shape_str(r, is.d, ib, 96), (long long)ax, red);
-        rlx_tensor *x = dt == RLX_DTYPE_I32 && reduce ? bo_rand_int(dt, s.rank, s.d, -5, 5)
-                        : dt == RLX_DTYPE_F32 ? bo_rand(dt, s.rank, s.d, 0.5, 1.5) : data(dt, &s);
+        rlx_tensor *x = scatter_values(dt, reduce, &s, false);
         rlx_tensor *in[3] = { x, idx, upd };
         bool k[3] = { false, i % 4 == 1, false };
         rlx_attr a[2] = { RLX_ATTR_I("axis", ax), RLX_ATTR_S("reduction", red) };
@@ -225,10 +228,7 @@ static void gen_scatter_nd(bo_ctx *ctx, const void *arg) {
         }
         bo_shape us = { 1 + r - (int)last, { m } };
         for (int j = (int)last; j < r; j++) us.d[1 + j - last] = s.d[j];
-        rlx_tensor *x = dt == RLX_DTYPE_F32 ? bo_rand(dt, s.rank, s.d, 0.5, 1.5)
-                        : dt == RLX_DTYPE_I32 && reduce ? bo_rand_int(dt, s.rank, s.d, -5, 5) : data(dt, &s);
-        rlx_tensor *upd = dt == RLX_DTYPE_F32 ? bo_rand(dt, us.rank, us.d, 0.5, 1.5)
-                          : dt == RLX_DTYPE_I32 && reduce ? bo_rand_int(dt, us.rank, us.d, -3, 3) : data(dt, &us);
+        rlx_tensor *x = scatter_values(dt, reduce, &s, false), *upd = scatter_values(dt, reduce, &us, true);
         if (reduce && dt == RLX_DTYPE_F32) c->rtol = 1e-6, c->atol = 1e-6;
         char sb[96], ib[96];
         bo_desc(c, "ScatterND %s x%s indices %s%s reduction=%s", rlx_dtype_name(dt), bo_shape_str(r, s.d, sb, 96),

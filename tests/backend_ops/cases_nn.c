@@ -58,7 +58,7 @@ static void geom_desc(bo_case *c, const geom *g) {
 
 static void gen_conv(bo_ctx *ctx, const void *arg) {
     static const char *const k_algo[] = { NULL, "gpu.conv_algo=direct", "gpu.conv_algo=im2col", "gpu.conv_algo=implicit" };
-    int n = bo_full(ctx) ? 240 : 40;
+    int n = bo_full(ctx) ? 240 : 20;
     for (int i = 0; i < n; i++) {
         bo_case *c = bo_next(ctx, 22);
         if (!c) continue;
@@ -135,7 +135,7 @@ static void gen_conv(bo_ctx *ctx, const void *arg) {
 /* ------------------------------------------------------------ ConvTranspose */
 
 static void gen_convt(bo_ctx *ctx, const void *arg) {
-    int n = bo_full(ctx) ? 80 : 16;
+    int n = bo_full(ctx) ? 80 : 10;
     for (int i = 0; i < n; i++) {
         bo_case *c = bo_next(ctx, 22);
         if (!c) continue;

@@ -13,6 +13,7 @@
 #include "rlx/half.h"
 #include "rlx/inspect.h"
 #include "rlx/session_ext.h"
+#include "test.h"
 
 /* The passes an oracle or an unfused run turns off (all optional ones). */
 static const char k_all_passes[] =
@@ -42,8 +43,9 @@ struct bo_ctx {
 
 /* ------------------------------------------------------------ RNG */
 
-static uint64_t g_rng = 1;
-
+/* The values come from tests/test_util.c's generator (test_rand_u64),
+ * seeded per case by bo_next; splitmix mixes the seed, the op's name and
+ * the case number into that seed. */
 static uint64_t splitmix(uint64_t *s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -51,10 +53,10 @@ static uint64_t splitmix(uint64_t *s) {
     return z ^ (z >> 31);
 }
 
-uint64_t bo_rand_below(uint64_t n) { return n ? splitmix(&g_rng) % n : 0; }
+uint64_t bo_rand_below(uint64_t n) { return n ? test_rand_u64() % n : 0; }
 
 double bo_uniform(double lo, double hi) {
-    double u = (double)(splitmix(&g_rng) >> 11) / 9007199254740992.0;
+    double u = (double)(test_rand_u64() >> 11) / 9007199254740992.0;
     return lo + (hi - lo) * u;
 }
 
@@ -85,13 +87,7 @@ rlx_tensor *bo_rand(rlx_dtype dt, int rank, const int64_t *dims, double lo, doub
         case RLX_DTYPE_F32: ((float *)t->data)[i] = (float)v; break;
         case RLX_DTYPE_F64: ((double *)t->data)[i] = v; break;
         case RLX_DTYPE_F16: ((uint16_t *)t->data)[i] = rlx_f32_to_f16((float)v); break;
-        case RLX_DTYPE_I32: ((int32_t *)t->data)[i] = (int32_t)floor(v); break;
-        case RLX_DTYPE_I64: ((int64_t *)t->data)[i] = (int64_t)floor(v); break;
-        case RLX_DTYPE_U32: ((uint32_t *)t->data)[i] = (uint32_t)(int64_t)floor(v); break;
-        case RLX_DTYPE_U8: ((uint8_t *)t->data)[i] = (uint8_t)floor(v); break;
-        case RLX_DTYPE_I8: ((int8_t *)t->data)[i] = (int8_t)floor(v); break;
-        case RLX_DTYPE_BOOL: ((uint8_t *)t->data)[i] = v >= (lo + hi) / 2; break;
-        default: fprintf(stderr, "bo_rand: dtype %s\n", rlx_dtype_name(dt)); exit(2);
+        default: fprintf(stderr, "bo_rand: dtype %s (integers: bo_rand_int)\n", rlx_dtype_name(dt)); exit(2);
         }
     }
     return t;
@@ -286,7 +282,7 @@ bo_case *bo_next(bo_ctx *ctx, int opset) {
     c->rtol = ctx->op->rtol;
     c->atol = ctx->op->atol;
     uint64_t s = ctx->seed ^ fnv1a(ctx->op->name) ^ ((uint64_t)k * 0xD1B54A32D192ED03ull);
-    g_rng = splitmix(&s);
+    test_seed(splitmix(&s));
     rlx_status st = rlx_model_create(opset, &c->m);
     if (st) note_st(c, st, "rlx_model_create");
     return c;

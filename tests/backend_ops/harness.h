@@ -148,8 +148,8 @@ void bo_single(bo_case *c, const char *op, int n_in, rlx_tensor *const *in, cons
 
 /* ------------------------------------------------------------ tensors */
 
-/* A tensor of dtype dt with values uniform in [lo, hi) (integers: floor),
- * from the case's RNG; floats never exactly 0 unless lo == hi == 0. */
+/* A float tensor (f32, f64, f16) with values uniform in [lo, hi) from the
+ * case's RNG, never exactly 0 unless lo == hi == 0. */
 rlx_tensor *bo_rand(rlx_dtype dt, int rank, const int64_t *dims, double lo, double hi);
 /* Random integers in [lo, hi] of dtype dt (i32, i64, u32, bool, u8). */
 rlx_tensor *bo_rand_int(rlx_dtype dt, int rank, const int64_t *dims, int64_t lo, int64_t hi);
