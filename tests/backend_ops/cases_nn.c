@@ -302,13 +302,6 @@ static void gen_resize(bo_ctx *ctx, const void *arg) {
             for (int j = 0; j < r; j++) bo_desc(c, "%s%g", j ? "," : "", sc[j]);
             bo_desc(c, "]");
         }
-        /* a coordinate that is a tie (an integer for floor/ceil, .5 for round) in exact arithmetic
-         * rounds differently in f32 (GPU, onnxruntime) and in double (CPU) when the scale is no
-         * power of 2 (scales [1,0.6,0.6] half_pixel floor: the CPU picks 1 where the GPU and
-         * onnxruntime pick 2) */
-        bool inexact = sizes;
-        for (int j = 0; j < r; j++) inexact |= sc[j] != 1.0f && sc[j] != 2.0f && sc[j] != 0.5f;
-        if (!linear && inexact) bo_xfail(c, "Resize nearest: ties round differently in f32 and double (helper gpufix)");
         /* linear: the source coordinate is f32 on the GPU, double on the CPU: an error of about one
          * ULP of the input length, times the data's slope (values in [-4, 4)) */
         int64_t maxd = 1;

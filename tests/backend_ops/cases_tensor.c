@@ -294,10 +294,6 @@ static void gen_pad(bo_ctx *ctx, const void *arg) {
                 in[3] = bo_i64s(1, axes);
                 bo_desc(c, " axes=[-1] pads=[%lld,%lld]", (long long)p2[0], (long long)p2[1]);
             }
-            /* pad.wgsl's mod_pos lifts j by m * 2^24, which overflows u32 for periods m > 255 (reflect:
-             * 2 (n - 1), wrap: n): wrong elements on a long axis (being fixed: helper gpufix) */
-            if ((reflect || strcmp(mode, "wrap") == 0) && s.d[r - 1] >= 128)
-                bo_xfail(c, "Pad reflect/wrap on an axis of more than 128/255 elements (pad.wgsl mod_pos overflows)");
             bool k[4] = { false, true, true, true };
             rlx_attr a = RLX_ATTR_S("mode", mode);
             bo_single(c, "Pad", 4, in, k, 1, 1, &a);
