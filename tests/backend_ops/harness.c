@@ -68,17 +68,8 @@ static uint64_t fnv1a(const char *s) {
 
 /* ------------------------------------------------------------ tensors */
 
-static rlx_tensor *make(rlx_dtype dt, int rank, const int64_t *dims) {
-    rlx_tensor *t = NULL;
-    if (rlx_tensor_create(dt, dims, rank, &t) != RLX_OK) {
-        fprintf(stderr, "test_backend_ops: cannot create a tensor: %s\n", rlx_last_error());
-        exit(2);
-    }
-    return t;
-}
-
 rlx_tensor *bo_rand(rlx_dtype dt, int rank, const int64_t *dims, double lo, double hi) {
-    rlx_tensor *t = make(dt, rank, dims);
+    rlx_tensor *t = test_tensor(dt, rank, dims);
     size_t n = rlx_tensor_numel(t);
     for (size_t i = 0; i < n; i++) {
         double v = bo_uniform(lo, hi);
@@ -94,7 +85,7 @@ rlx_tensor *bo_rand(rlx_dtype dt, int rank, const int64_t *dims, double lo, doub
 }
 
 rlx_tensor *bo_rand_int(rlx_dtype dt, int rank, const int64_t *dims, int64_t lo, int64_t hi) {
-    rlx_tensor *t = make(dt, rank, dims);
+    rlx_tensor *t = test_tensor(dt, rank, dims);
     size_t n = rlx_tensor_numel(t);
     for (size_t i = 0; i < n; i++) {
         int64_t v = lo + (int64_t)bo_rand_below((uint64_t)(hi - lo + 1));
@@ -132,7 +123,7 @@ void bo_edges(rlx_tensor *t, int every) {
 }
 
 rlx_tensor *bo_tensor(rlx_dtype dt, int rank, const int64_t *dims, const void *values) {
-    rlx_tensor *t = make(dt, rank, dims);
+    rlx_tensor *t = test_tensor(dt, rank, dims);
     if (t->nbytes) memcpy(t->data, values, t->nbytes);
     return t;
 }
@@ -143,7 +134,7 @@ rlx_tensor *bo_i64s(int n, const int64_t *v) {
 }
 
 rlx_tensor *bo_scalar(rlx_dtype dt, double v) {
-    rlx_tensor *t = make(dt, 0, NULL);
+    rlx_tensor *t = test_tensor(dt, 0, NULL);
     switch (dt) {
     case RLX_DTYPE_F32: *(float *)t->data = (float)v; break;
     case RLX_DTYPE_F64: *(double *)t->data = v; break;
