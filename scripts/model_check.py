@@ -596,6 +596,13 @@ def main():
         return SKIP
     ort.set_default_logger_severity(3)
     devices = ["cpu", "gpu"] if args.device == "both" else [args.device]
+    if "gpu" in devices and os.environ.get("RLX_TEST_REQUIRE_GPU") != "1":
+        p = subprocess.run([rlx, "devices"], capture_output=True, text=True)
+        if p.returncode != 0 or "GPU adapters: 0" in p.stdout or "GPU adapters:" not in p.stdout:
+            print("model_check: no GPU adapter (rlx devices), checking the CPU only")
+            devices.remove("gpu")
+            if not devices:
+                return SKIP
     fetcher = Fetcher(args.cache, args.offline)
     if args.bisect:
         for m in sel:
