@@ -156,9 +156,6 @@ SILERO_STATE = {"input": (1, 512), "state": (2, 1, 128), "sr": ()}
 SILERO_GEN = {"input": audio, "state": small, "sr": const(16000, np.int64)}
 SILERO_SEQ = {"input": (4, 576), "h": (1, 1, 128), "c": (1, 1, 128)}
 SILERO_SEQ_GEN = {"input": audio, "h": small, "c": small}
-PAD_REFLECT = ("GPU Pad mode=reflect diverges from the CPU (one-node repro: x [1,1,200], pads 32 on both "
-               "sides of the last axis; [1,1,70] pads 40 passes); gpu.disable=Pad passes; being fixed by helper gpufix")
-
 MODELS = [
     # ---- the project's own
     M("ppocrv4_det", "project", "ppocrv4_det.onnx", {"x": (1, 3, 96, 128)}, {"x": text_image}, quick=True,
@@ -180,17 +177,17 @@ MODELS = [
     M("silero_vad_half", "silero-vad", "silero_vad/data/silero_vad_half.onnx", SILERO_STATE, SILERO_GEN,
       tol_cpu=2e-3, tol_gpu=2e-3, tol_why="f16 weights and activations: f16 rounding (2^-11) differs by kernel"),
     M("silero_vad_16k_sequence", "silero-vad", "silero_vad/data/silero_vad_16k_sequence.onnx", SILERO_SEQ,
-      SILERO_SEQ_GEN, known={"gpu": PAD_REFLECT}),
+      SILERO_SEQ_GEN),
     M("silero_vad_openvino_16k", "silero-vad", "silero_vad/data/silero_vad_openvino_16k.onnx",
-      {"input": (1, 576), "state": (2, 1, 128)}, {"input": audio, "state": small}, known={"gpu": PAD_REFLECT}),
+      {"input": (1, 576), "state": (2, 1, 128)}, {"input": audio, "state": small}),
+    # (its reflect Pad of 128 on 576 samples diverged on the GPU before 639a1e7)
     M("silero_v6_fw", "faster-whisper", "faster_whisper/assets/silero_vad_v6.onnx", SILERO_SEQ, SILERO_SEQ_GEN,
-      known={"gpu": PAD_REFLECT}),
-    # ---- pitch tracker (STFT front end with reflect padding)
+      quick=True),
+    # ---- pitch trackers (swift-f0: STFT with constant pads; basic-pitch: CQT with reflect pads)
     M("swift_f0", "swift-f0", "swift_f0/model.onnx", {"audio": (1, 8000), "fmin": (), "fmax": ()},
       {"audio": audio, "fmin": const(46.875, np.float32), "fmax": const(2093.75, np.float32)}),
     M("basic_pitch", "basic-pitch", "basic_pitch/saved_models/icassp_2022/nmp.onnx",
-      {"serving_default_input_2:0": (1, 43844, 1)}, {"serving_default_input_2:0": audio},
-      known={"gpu": PAD_REFLECT}),
+      {"serving_default_input_2:0": (1, 43844, 1)}, {"serving_default_input_2:0": audio}),
     # ---- OCR (PP-OCR det / cls / rec)
     M("ppocrv4_rec", "rapidocr-onnxruntime", "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
       {"x": (1, 3, 48, 160)}, {"x": text_image}, quick=True),
