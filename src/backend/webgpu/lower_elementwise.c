@@ -182,17 +182,17 @@ static rlx_status emit_binary(wg_lower *L, int code, bool is_int, int a, int b, 
 
 static rlx_status lower_binary(wg_lower *L) {
     static const struct {
-        const char *op;
+        rlx_op_id op;
         int code;
         bool int_ok;
     } ops[] = {
-        { "Add", BIN_ADD, true }, { "Sub", BIN_SUB, true }, { "Mul", BIN_MUL, true }, { "Div", BIN_DIV, false },
-        { "Pow", BIN_POW, false }, { "PRelu", BIN_PRELU, false },
+        { RLX_OP_Add, BIN_ADD, true }, { RLX_OP_Sub, BIN_SUB, true }, { RLX_OP_Mul, BIN_MUL, true }, { RLX_OP_Div, BIN_DIV, false },
+        { RLX_OP_Pow, BIN_POW, false }, { RLX_OP_PRelu, BIN_PRELU, false },
     };
     int code = -1;
     bool int_ok = false;
     for (size_t i = 0; i < RLX_ARRAY_LEN(ops); i++)
-        if (strcmp(ops[i].op, L->n->op_type) == 0) code = ops[i].code, int_ok = ops[i].int_ok;
+        if (ops[i].op == L->n->op) code = ops[i].code, int_ok = ops[i].int_ok;
     if (code < 0) return wg_decline(L, "no binary code");
     if (L->n->n_in != 2 || !wg_in(L, 0) || !wg_in(L, 1)) return wg_decline(L, "expects two inputs");
     unsigned mask = int_ok ? (WG_F32 | WG_I32) : WG_F32;
@@ -206,9 +206,9 @@ static rlx_status lower_binary(wg_lower *L) {
 /* Sum, Mean, Max, Min: y = x0 op x1, then y = y op x_k in place; Mean ends
  * with y = y / count. One input: a broadcast copy. */
 static rlx_status lower_variadic(wg_lower *L) {
-    const char *op = L->n->op_type;
-    int code = strcmp(op, "Max") == 0 ? BIN_MAX : strcmp(op, "Min") == 0 ? BIN_MIN : BIN_ADD;
-    bool mean = strcmp(op, "Mean") == 0;
+    rlx_op_id op = L->n->op;
+    int code = op == RLX_OP_Max ? BIN_MAX : op == RLX_OP_Min ? BIN_MIN : BIN_ADD;
+    bool mean = op == RLX_OP_Mean;
     RLX_TRY(wg_check_io(L, mean ? WG_F32 : (WG_F32 | WG_I32), 1));
     const rlx_value *y = wg_out(L, 0);
     int ins[64], n = 0;

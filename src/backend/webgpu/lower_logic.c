@@ -118,20 +118,20 @@ enum cmp_code { CMP_EQ = 0, CMP_LT, CMP_GT, CMP_LE, CMP_GE, CMP_AND, CMP_OR, CMP
  * bool; IsNaN-9/13/20 and IsInf-10/20 on f32. */
 static rlx_status lower_compare(wg_lower *L) {
     static const struct {
-        const char *op;
+        rlx_op_id op;
         int code;
         int arity;
         unsigned types;
     } ops[] = {
-        { "Equal", CMP_EQ, 2, WG_ANY4 | WG_I64 | WG_BOOL }, { "Less", CMP_LT, 2, WG_ANY4 | WG_I64 },
-        { "Greater", CMP_GT, 2, WG_ANY4 | WG_I64 }, { "LessOrEqual", CMP_LE, 2, WG_ANY4 | WG_I64 },
-        { "GreaterOrEqual", CMP_GE, 2, WG_ANY4 | WG_I64 }, { "And", CMP_AND, 2, WG_BOOL },
-        { "Or", CMP_OR, 2, WG_BOOL }, { "Xor", CMP_XOR, 2, WG_BOOL }, { "Not", CMP_NOT, 1, WG_BOOL },
-        { "IsNaN", CMP_ISNAN, 1, WG_F32 }, { "IsInf", CMP_ISINF, 1, WG_F32 },
+        { RLX_OP_Equal, CMP_EQ, 2, WG_ANY4 | WG_I64 | WG_BOOL }, { RLX_OP_Less, CMP_LT, 2, WG_ANY4 | WG_I64 },
+        { RLX_OP_Greater, CMP_GT, 2, WG_ANY4 | WG_I64 }, { RLX_OP_LessOrEqual, CMP_LE, 2, WG_ANY4 | WG_I64 },
+        { RLX_OP_GreaterOrEqual, CMP_GE, 2, WG_ANY4 | WG_I64 }, { RLX_OP_And, CMP_AND, 2, WG_BOOL },
+        { RLX_OP_Or, CMP_OR, 2, WG_BOOL }, { RLX_OP_Xor, CMP_XOR, 2, WG_BOOL }, { RLX_OP_Not, CMP_NOT, 1, WG_BOOL },
+        { RLX_OP_IsNaN, CMP_ISNAN, 1, WG_F32 }, { RLX_OP_IsInf, CMP_ISINF, 1, WG_F32 },
     };
     int k = -1;
     for (size_t i = 0; i < RLX_ARRAY_LEN(ops); i++)
-        if (strcmp(ops[i].op, L->n->op_type) == 0) k = (int)i;
+        if (ops[i].op == L->n->op) k = (int)i;
     if (k < 0) return wg_decline(L, "no compare code");
     const rlx_value *a = wg_in(L, 0), *b = ops[k].arity == 2 ? wg_in(L, 1) : a, *y = wg_out(L, 0);
     if (!wg_value_ok(a, ops[k].types) || !wg_value_ok(b, ops[k].types) || a->dtype != b->dtype)
@@ -147,7 +147,7 @@ static rlx_status lower_compare(wg_lower *L) {
     if (n >= LIM31 || wg_words(a) >= LIM31 || wg_words(b) >= LIM31) return wg_decline(L, "too large");
     uint32_t flags = 0;
     if (ops[k].code == CMP_ISINF)
-        flags = (rlx_attr_int(L->n, "detect_positive", 1) ? 1u : 0u) | (rlx_attr_int(L->n, "detect_negative", 1) ? 2u : 0u);
+        flags = (rlx_param_int(L->n, "detect_positive") ? 1u : 0u) | (rlx_param_int(L->n, "detect_negative") ? 2u : 0u);
     uint64_t threads = (n + 3) / 4;
     wg_dispatch *d = wg_emit(L, "compare");
     wg_spec(L, d, "OP", ops[k].code);

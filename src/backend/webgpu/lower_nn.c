@@ -441,9 +441,9 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
  * ones and RLX_POOL_KERNEL=ref on pool.wgsl; both take the taps in the same
  * order (the same bits). */
 static rlx_status lower_pool(wg_lower *L) {
-    bool avg = strcmp(L->n->op_type, "AveragePool") == 0;
+    bool avg = L->n->op == RLX_OP_AveragePool;
     RLX_TRY(wg_check_io(L, WG_F32, 1));
-    if (!avg && rlx_attr_int(L->n, "storage_order", 0) != 0 && L->n->n_out > 1)
+    if (!avg && rlx_param_int(L->n, "storage_order") != 0 && L->n->n_out > 1)
         return wg_decline(L, "storage_order");
     geom3 g;
     RLX_TRY(resolve_geom(L, RLX_GEOM_POOL, &g));
@@ -464,7 +464,7 @@ static rlx_status lower_pool(wg_lower *L) {
         wg_spec(L, d, "OWB", owb);
         wg_bind_value(L, d, wg_in_id(L, 0));
         wg_bind_value(L, d, wg_out_id(L, 0));
-        wg_p_u32(L, d, avg && rlx_attr_int(L->n, "count_include_pad", 0) != 0 ? 1 : 0);
+        wg_p_u32(L, d, avg && rlx_param_int(L->n, "count_include_pad") != 0 ? 1 : 0);
         wg_p_u32(L, d, (uint32_t)threads);
         wg_p_u32(L, d, (uint32_t)g.in[1]);
         wg_p_u32(L, d, (uint32_t)g.in[2]);
@@ -486,7 +486,7 @@ static rlx_status lower_pool(wg_lower *L) {
     wg_bind_value(L, d, wg_out_id(L, 0));
     wg_p_u32(L, d, (uint32_t)(g.n * g.c_in));
     /* count_include_pad only means something for AveragePool */
-    wg_p_u32(L, d, avg && rlx_attr_int(L->n, "count_include_pad", 0) != 0 ? 1 : 0);
+    wg_p_u32(L, d, avg && rlx_param_int(L->n, "count_include_pad") != 0 ? 1 : 0);
     for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.in[i]);
     for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.out[i]);
     for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.k[i]);
@@ -513,7 +513,7 @@ static rlx_status lower_global_pool(wg_lower *L) {
     if (sp >= 256 && !(kern && strcmp(kern, "ref") == 0)) {
         /* long rows: one workgroup per row, a tree of partial results */
         wg_dispatch *d = wg_emit(L, "global_pool_wg");
-        wg_spec(L, d, "MAX", strcmp(L->n->op_type, "GlobalMaxPool") == 0 ? 1 : 0);
+        wg_spec(L, d, "MAX", L->n->op == RLX_OP_GlobalMaxPool ? 1 : 0);
         wg_bind_value(L, d, wg_in_id(L, 0));
         wg_bind_value(L, d, wg_out_id(L, 0));
         wg_p_u32(L, d, (uint32_t)nc);
@@ -521,7 +521,7 @@ static rlx_status lower_global_pool(wg_lower *L) {
         return wg_grid_groups(L, d, nc);
     }
     wg_dispatch *d = wg_emit(L, "global_pool");
-    wg_spec(L, d, "MAX", strcmp(L->n->op_type, "GlobalMaxPool") == 0 ? 1 : 0);
+    wg_spec(L, d, "MAX", L->n->op == RLX_OP_GlobalMaxPool ? 1 : 0);
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
     wg_p_u32(L, d, (uint32_t)nc);
@@ -534,8 +534,8 @@ static rlx_status lower_global_pool(wg_lower *L) {
 /* BatchNormalization-1..15 in inference mode (training_mode = 0, only the
  * Y output, spatial = 1). */
 static rlx_status lower_batchnorm(wg_lower *L) {
-    if (rlx_attr_int(L->n, "training_mode", 0) != 0) return wg_decline(L, "training_mode");
-    if (rlx_attr_int(L->n, "spatial", 1) != 1) return wg_decline(L, "spatial = 0");
+    if (rlx_param_int(L->n, "training_mode") != 0) return wg_decline(L, "training_mode");
+    if (rlx_param_int(L->n, "spatial") != 1) return wg_decline(L, "spatial = 0");
     if (L->n->n_in != 5) return wg_decline(L, "expects 5 inputs");
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *x = wg_in(L, 0);

@@ -130,14 +130,14 @@ enum red_code {
 };
 
 static const struct {
-    const char *op;
+    rlx_op_id op;
     int code;
     bool int_ok; /* i32 gives the CPU's bits (wrapping) */
 } k_reduce_ops[] = {
-    { "ReduceSum", RED_SUM, true }, { "ReduceMean", RED_MEAN, false }, { "ReduceMax", RED_MAX, true },
-    { "ReduceMin", RED_MIN, true }, { "ReduceProd", RED_PROD, true }, { "ReduceL1", RED_L1, true },
-    { "ReduceL2", RED_L2, false }, { "ReduceLogSum", RED_LOGSUM, false }, { "ReduceLogSumExp", RED_LSE, false },
-    { "ReduceSumSquare", RED_SUMSQ, true },
+    { RLX_OP_ReduceSum, RED_SUM, true }, { RLX_OP_ReduceMean, RED_MEAN, false }, { RLX_OP_ReduceMax, RED_MAX, true },
+    { RLX_OP_ReduceMin, RED_MIN, true }, { RLX_OP_ReduceProd, RED_PROD, true }, { RLX_OP_ReduceL1, RED_L1, true },
+    { RLX_OP_ReduceL2, RED_L2, false }, { RLX_OP_ReduceLogSum, RED_LOGSUM, false }, { RLX_OP_ReduceLogSumExp, RED_LSE, false },
+    { RLX_OP_ReduceSumSquare, RED_SUMSQ, true },
 };
 
 /* The start of a reduction's accumulator, as bits. */
@@ -230,7 +230,7 @@ static rlx_status lower_reduce(wg_lower *L) {
     int code = -1;
     bool int_ok = false;
     for (size_t i = 0; i < RLX_ARRAY_LEN(k_reduce_ops); i++)
-        if (strcmp(k_reduce_ops[i].op, L->n->op_type) == 0) code = k_reduce_ops[i].code, int_ok = k_reduce_ops[i].int_ok;
+        if (k_reduce_ops[i].op == L->n->op) code = k_reduce_ops[i].code, int_ok = k_reduce_ops[i].int_ok;
     if (code < 0) return wg_decline(L, "no reduce code");
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     unsigned mask = int_ok ? (WG_F32 | WG_I32) : WG_F32;
@@ -267,7 +267,7 @@ static rlx_status lower_arg(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     if (!wg_value_ok(x, WG_F32 | WG_I32) || !wg_value_ok(y, WG_I64)) return wg_decline(L, "f32 or i32 data, i64 output");
     int ax;
-    if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", 0), x->rank, &ax)) return wg_decline(L, "axis");
+    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &ax)) return wg_decline(L, "axis");
     bool axis[RLX_MAX_RANK] = { false };
     axis[ax] = true;
     redview rv;
@@ -275,8 +275,8 @@ static rlx_status lower_arg(wg_lower *L) {
     if (rv.rows != wg_numel(y)) return wg_decline(L, "output size differs");
     if (rv.rows == 0) return RLX_OK;
     if (rv.count == 0) return wg_decline(L, "empty axis (the CPU reports it)");
-    bool last = rlx_attr_int(L->n, "select_last_index", 0) != 0;
-    return emit_reduce(L, strcmp(L->n->op_type, "ArgMax") == 0 ? RED_ARGMAX : RED_ARGMIN, x->dtype == RLX_DTYPE_I32,
+    bool last = rlx_param_int(L->n, "select_last_index") != 0;
+    return emit_reduce(L, L->n->op == RLX_OP_ArgMax ? RED_ARGMAX : RED_ARGMIN, x->dtype == RLX_DTYPE_I32,
                        last, &rv);
 }
 
@@ -483,11 +483,11 @@ static rlx_status row_param(wg_lower *L, const rlx_value *p, const rlx_value *x,
 /* LayerNormalization-17 (optional outputs Mean and InvStdDev, f32) and
  * RMSNormalization-23: statistics over dims [axis, rank). */
 static rlx_status lower_layer_norm(wg_lower *L) {
-    bool rms = strcmp(L->n->op_type, "RMSNormalization") == 0;
+    bool rms = L->n->op == RLX_OP_RMSNormalization;
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     if (!wg_value_ok(x, WG_F32) || !wg_value_ok(y, WG_F32)) return wg_decline(L, "f32 data only");
     int axis;
-    if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", -1), x->rank, &axis)) return wg_decline(L, "axis");
+    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &axis)) return wg_decline(L, "axis");
     norm_desc nd = { .mode = rms ? NM_RMS : NM_LAYER, .eps = rlx_param_float(L->n, "epsilon"),
                      .s = k_no_param, .b = k_no_param, .mean_out = -1, .inv_out = -1 };
     RLX_TRY(row_param(L, wg_in(L, 1), x, axis, wg_in_id(L, 1), &nd.s));
@@ -543,7 +543,7 @@ static rlx_status lower_group_norm(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *x = wg_in(L, 0);
     if (x->rank < 2) return wg_decline(L, "rank %d", x->rank);
-    int64_t g = rlx_attr_int(L->n, "num_groups", 0);
+    int64_t g = rlx_param_int(L->n, "num_groups");
     uint64_t c = (uint64_t)x->dims[1];
     if (g <= 0 || c % (uint64_t)g) return wg_decline(L, "num_groups");
     uint64_t cpg = c / (uint64_t)g, sp = 1;
@@ -574,10 +574,10 @@ static rlx_status lower_group_norm(wg_lower *L) {
 static rlx_status lower_lp_norm(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *x = wg_in(L, 0);
-    int64_t p = rlx_attr_int(L->n, "p", 2);
+    int64_t p = rlx_param_int(L->n, "p");
     if (p != 1 && p != 2) return wg_decline(L, "p = %lld", (long long)p);
     int ax;
-    if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", -1), x->rank, &ax)) return wg_decline(L, "axis");
+    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &ax)) return wg_decline(L, "axis");
     bool axis[RLX_MAX_RANK] = { false };
     axis[ax] = true;
     redview rv;
@@ -592,10 +592,8 @@ static rlx_status lower_lp_norm(wg_lower *L) {
 static rlx_status lower_mvn(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *x = wg_in(L, 0);
-    static const int64_t def_axes[3] = { 0, 2, 3 };
     size_t na;
-    const int64_t *axes = rlx_attr_ints(L->n, "axes", &na);
-    if (!rlx_node_attr_find(L->n, "axes")) axes = def_axes, na = 3;
+    const int64_t *axes = rlx_mvn_axes(L->n, &na);
     bool axis[RLX_MAX_RANK] = { false };
     for (size_t i = 0; i < na; i++) {
         int a;
@@ -634,7 +632,7 @@ static rlx_status lower_softmax(wg_lower *L) {
         RLX_TRY(make_redview(L, x->dims, x->rank, ax, &rv));
     }
     if (rv.rows == 0 || rv.count == 0) return RLX_OK;
-    norm_desc nd = { .mode = strcmp(L->n->op_type, "LogSoftmax") == 0 ? NM_LOGSOFTMAX : NM_SOFTMAX,
+    norm_desc nd = { .mode = L->n->op == RLX_OP_LogSoftmax ? NM_LOGSOFTMAX : NM_SOFTMAX,
                      .s = k_no_param, .b = k_no_param, .mean_out = -1, .inv_out = -1 };
     return emit_norm(L, &nd, &rv);
 }
@@ -646,7 +644,7 @@ static rlx_status lower_softmax(wg_lower *L) {
 static rlx_status lower_lrn(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *x = wg_in(L, 0);
-    int64_t size = rlx_attr_int(L->n, "size", 0);
+    int64_t size = rlx_param_int(L->n, "size");
     if (size <= 0 || x->rank < 2) return wg_decline(L, "size or rank");
     uint64_t n = wg_numel(x);
     if (n == 0) return RLX_OK;

@@ -307,7 +307,7 @@ static rlx_status lower_concat(wg_lower *L) {
     const rlx_value *y = wg_out(L, 0);
     if (!wg_value_ok(y, WG_ANY4 | WG_I64) || y->rank > CP_MAX_RANK || y->rank < 1) return wg_decline(L, "output");
     int axis;
-    if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", 1), y->rank, &axis)) return wg_decline(L, "axis");
+    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), y->rank, &axis)) return wg_decline(L, "axis");
     int64_t ys[CP_MAX_RANK];
     contiguous(y->dims, y->rank, ys);
     int64_t at = 0;
@@ -482,7 +482,7 @@ static rlx_status lower_split(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0);
     if (!wg_value_ok(x, DATA_TYPES) || x->rank < 1 || x->rank > CP_MAX_RANK) return wg_decline(L, "input");
     int axis;
-    if (!rlx_norm_axis(rlx_attr_int(L->n, "axis", 0), x->rank, &axis)) return wg_decline(L, "axis");
+    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &axis)) return wg_decline(L, "axis");
     int64_t xs[CP_MAX_RANK];
     contiguous(x->dims, x->rank, xs);
     int64_t at = 0;
@@ -558,18 +558,19 @@ static rlx_status lower_depth_space(wg_lower *L) {
     RLX_TRY(check_data(L));
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     if (x->rank != 4 || y->rank != 4) return wg_decline(L, "rank");
-    int64_t b = rlx_attr_int(L->n, "blocksize", 0);
+    int64_t b = rlx_param_int(L->n, "blocksize");
     if (b < 1) return wg_decline(L, "blocksize");
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
     cpy c;
     memset(&c, 0, sizeof c);
     c.rank = 6;
-    if (strcmp(L->n->op_type, "DepthToSpace") == 0) {
+    if (L->n->op == RLX_OP_DepthToSpace) {
         if (C % (b * b)) return wg_decline(L, "channels");
         int64_t Cp = C / (b * b);
         if (y->dims[1] != Cp || y->dims[2] != H * b || y->dims[3] != W * b) return wg_decline(L, "output shape");
-        bool crd = strcmp(rlx_attr_str(L->n, "mode", "DCR"), "CRD") == 0;
-        if (!crd && strcmp(rlx_attr_str(L->n, "mode", "DCR"), "DCR") != 0) return wg_decline(L, "mode");
+        const char *mode = rlx_param_str(L->n, "mode");
+        bool crd = strcmp(mode, "CRD") == 0;
+        if (!crd && strcmp(mode, "DCR") != 0) return wg_decline(L, "mode");
         /* output view (n, c', h, i, w, j) */
         int64_t dims[6] = { N, Cp, H, b, W, b };
         int64_t hw = H * W;
