@@ -51,8 +51,6 @@
 
 typedef unsigned long long ull;
 
-static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
 /* ------------------------------------------------------------ geometry */
 
 typedef struct att_geom {
@@ -338,9 +336,9 @@ static void cfg_set(att_cfg *c, const att_geom *g, uint32_t bq, uint32_t rk, uin
     c->td = td;
     c->rk = rk;
     c->bk = td * rk;
-    c->d4 = (uint32_t)cdiv(g->d, 4);
-    c->dv4 = (uint32_t)cdiv(g->dv, 4);
-    c->rv = (uint32_t)cdiv(c->dv4, td);
+    c->d4 = (uint32_t)wg_cdiv(g->d, 4);
+    c->dv4 = (uint32_t)wg_cdiv(g->dv, 4);
+    c->rv = (uint32_t)wg_cdiv(c->dv4, td);
     c->vs = td * c->rv;
     c->qs = c->ks = c->d4 | 1u;
     c->pt = (bq / 4) | 1u;
@@ -354,14 +352,14 @@ static uint32_t choose_td(uint32_t dv4) {
     uint32_t p2 = 1;
     while (p2 < dv4) p2 *= 2;
     for (uint32_t td = 16; td >= 4; td /= 2)
-        if (td <= p2 && (uint64_t)td * cdiv(dv4, td) * 4 <= 5ull * dv4) return td;
+        if (td <= p2 && (uint64_t)td * wg_cdiv(dv4, td) * 4 <= 5ull * dv4) return td;
     return 4;
 }
 
 /* The tile of the tiled kernel, or RLX_ATTENTION_TILE=BQxBK. *why: why
  * nothing fits (then false). */
 static bool choose_cfg(const wg_caps *caps, const att_geom *g, att_cfg *c, char *why, size_t cap) {
-    uint32_t td = choose_td((uint32_t)cdiv(g->dv, 4));
+    uint32_t td = choose_td((uint32_t)wg_cdiv(g->dv, 4));
     const char *env = caps->cfg->attention_tile;
     if (env && *env) {
         unsigned bq = 0, bk = 0;
@@ -382,12 +380,12 @@ static bool choose_cfg(const wg_caps *caps, const att_geom *g, att_cfg *c, char 
     for (; td >= 4; td /= 2) {
         uint32_t bq = 4;
         while (bq < 32 && bq < g->sq) bq *= 2;
-        while (bq > 4 && g->nb * cdiv(g->sq, bq) < 32 && bq / 8 * td >= 32) bq /= 2;
+        while (bq > 4 && g->nb * wg_cdiv(g->sq, bq) < 32 && bq / 8 * td >= 32) bq /= 2;
         /* 32 query rows take key tiles of 2 TD (the H200: BERT-base's 12
          * attention dispatches 341 us with 32 x 32 tiles, 405 us with
          * 16 x 64, 426 us with 16 x 32) */
         uint32_t rk_max = bq >= 32 ? 2 : 4;
-        uint32_t rk0 = (uint32_t)(cdiv(g->sk, td) < rk_max ? cdiv(g->sk, td) : rk_max);
+        uint32_t rk0 = (uint32_t)(wg_cdiv(g->sk, td) < rk_max ? wg_cdiv(g->sk, td) : rk_max);
         for (; bq >= 4; bq /= 2)
             for (uint32_t rk = rk0; rk >= 1; rk--) {
                 cfg_set(c, g, bq, rk, td);
@@ -418,7 +416,7 @@ static bool vec4_ok(const att_geom *g, const int64_t *dims, const int64_t *st, u
 static void emit_load(wg_src *b, int ind, const char *dst, uint32_t ds, uint32_t rows, uint32_t nt, const char *src,
                       bool v4, const char *base, const char *row0, uint64_t limit, uint64_t rs, uint64_t cs,
                       uint64_t cols) {
-    uint64_t c4 = cdiv(cols, 4), total = (uint64_t)rows * c4, per = cdiv(total, nt);
+    uint64_t c4 = wg_cdiv(cols, 4), total = (uint64_t)rows * c4, per = wg_cdiv(total, nt);
     bool rowfast = !v4 && rs < cs;
     bool loop = per > 1; /* a loop (compact: lavapipe compiles it much faster; GPU compilers unroll it) */
     int in = ind + 4;
@@ -463,7 +461,7 @@ static rlx_status lower_tiled(wg_lower *L, const att_geom *g, const att_cfg *c) 
         vec4_ok(g, l->qd, l->ys, g->sq, (uint64_t)l->ys[r - 2], (uint64_t)l->ys[r - 1], g->dv),
     };
     if (no_vec4) memset(v4, 0, sizeof v4);
-    uint64_t nqb = cdiv(g->sq, c->bq), groups = g->nb * nqb;
+    uint64_t nqb = wg_cdiv(g->sq, c->bq), groups = g->nb * nqb;
     uint32_t nq4 = c->bq / 4, rk = c->rk, rv = c->rv, td = c->td;
     bool partial = g->sk % c->bk != 0;
     uint64_t msq = g->mask ? g->ms[r - 2] : 0, msk = g->mask ? g->ms[r - 1] : 0;

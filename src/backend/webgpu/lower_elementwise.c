@@ -36,14 +36,8 @@ static rlx_status emit_unary_block(wg_lower *L, const wg_block *b, void *ctx) {
 
 /* Emits y = f(x, s) over n elements, in chunks that fit one binding. */
 static rlx_status emit_unary(wg_lower *L, rlx_ew_call f, int x, int y, uint64_t n, float s) {
-    wg_strided sp;
-    memset(&sp, 0, sizeof sp);
-    sp.rank = 1;
-    sp.dims[0] = n;
-    sp.n_ops = 2;
-    sp.str[0][0] = sp.str[1][0] = 1;
     unary_ctx u = { f, x, y, s };
-    return wg_split_strided(L, &sp, emit_unary_block, &u);
+    return wg_split_1d(L, n, 2, emit_unary_block, &u);
 }
 
 /* A standalone function of the vocabulary (src/ir/ew.h), Clip with
@@ -74,63 +68,10 @@ enum bin_code {
 
 #define BIN_MAX_RANK 8
 
-/* Output dims and per-input element strides (0 on broadcast dims), merged:
- * size-1 dims dropped, adjacent dims fused where every input stays
- * contiguous across them. */
-typedef struct bshape {
-    int rank;
-    uint64_t dims[BIN_MAX_RANK];
-    uint64_t str[2][BIN_MAX_RANK];
-} bshape;
-
-static void bcast_strides(const rlx_value *in, const rlx_value *out, uint64_t *str) {
-    uint64_t s = 1;
-    for (int i = out->rank - 1; i >= 0; i--) {
-        int j = i - (out->rank - in->rank);
-        if (j < 0) {
-            str[i] = 0;
-            continue;
-        }
-        str[i] = in->dims[j] == 1 ? 0 : s;
-        s *= (uint64_t)in->dims[j];
-    }
-}
-
-static rlx_status make_bshape(wg_lower *L, const rlx_value *a, const rlx_value *b, const rlx_value *y, bshape *bs) {
-    if (y->rank > RLX_MAX_RANK) return wg_decline(L, "rank %d", y->rank);
-    uint64_t sa[RLX_MAX_RANK], sb[RLX_MAX_RANK];
-    bcast_strides(a, y, sa);
-    bcast_strides(b, y, sb);
-    /* merge from the innermost dim outwards */
-    int r = 0;
-    uint64_t dims[RLX_MAX_RANK], ta[RLX_MAX_RANK], tb[RLX_MAX_RANK];
-    for (int i = y->rank - 1; i >= 0; i--) {
-        uint64_t d = (uint64_t)y->dims[i];
-        if (d == 1) continue;
-        if (r > 0 && sa[i] == ta[r - 1] * dims[r - 1] && sb[i] == tb[r - 1] * dims[r - 1]) {
-            dims[r - 1] *= d;
-            continue;
-        }
-        dims[r] = d;
-        ta[r] = sa[i];
-        tb[r] = sb[i];
-        r++;
-    }
-    if (r > BIN_MAX_RANK) return wg_decline(L, "broadcast of rank %d after merging", r);
-    memset(bs, 0, sizeof *bs);
-    bs->rank = r;
-    for (int i = 0; i < r; i++) { /* back to outermost-first order */
-        bs->dims[i] = dims[r - 1 - i];
-        bs->str[0][i] = ta[r - 1 - i];
-        bs->str[1][i] = tb[r - 1 - i];
-    }
-    return RLX_OK;
-}
-
 typedef struct binary_ctx {
     int code, a, b, y;
     bool is_int;
-    const bshape *bs;
+    const wg_bcview *bs;
 } binary_ctx;
 
 /* One dispatch of kernels/binary.wgsl over a block of the output (operands
@@ -162,8 +103,9 @@ static rlx_status emit_binary_block(wg_lower *L, const wg_block *blk, void *ctx)
 static rlx_status emit_binary(wg_lower *L, int code, bool is_int, int a, int b, int y) {
     const rlx_graph *g = L->g;
     const rlx_value *va = &g->values[a], *vb = &g->values[b], *vy = &g->values[y];
-    bshape bs;
-    RLX_TRY(make_bshape(L, va, vb, vy, &bs));
+    const rlx_value *ins[2] = { va, vb };
+    wg_bcview bs;
+    RLX_TRY(wg_bcview_make(L, ins, 2, vy, &bs));
     wg_strided sp;
     memset(&sp, 0, sizeof sp);
     sp.rank = bs.rank;

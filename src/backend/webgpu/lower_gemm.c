@@ -19,8 +19,6 @@ bool wg_act_ok(const rlx_act *a) {
     return r && r->arity == 1 && r->wgsl && ((r->flags & RLX_EW_ACT) || a->kind == RLX_ACT_NONE);
 }
 
-static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
 /* Whether the device can run a tile shape. */
 static bool tile_fits(const wg_caps *c, const tile_cfg *t) {
     if ((t->tm != 4 && t->tm != 8) || (t->tn != 4 && t->tn != 8)) return false;
@@ -66,7 +64,7 @@ static tile_cfg choose_tiles(const wg_caps *c, uint64_t M, uint64_t N, uint64_t 
         static const tile_cfg rows = { 4, 4, 16, 8, 16 };
         if (tile_fits(c, &rows)) return rows;
     }
-    if (tile_fits(c, &large) && cdiv(M, 128) * cdiv(N, 128) * nbatch >= 2 * target) return large;
+    if (tile_fits(c, &large) && wg_cdiv(M, 128) * wg_cdiv(N, 128) * nbatch >= 2 * target) return large;
     if (tile_fits(c, &mid) && (M > 32 || N > 32)) return mid;
     return small;
 }
@@ -77,48 +75,29 @@ static bool all4(const uint64_t *v, int n) {
     return true;
 }
 
-/* The reference kernel (kernels/matmul.wgsl): 16 x 16 tiles, one output per
- * invocation; f32 operands only. */
-static rlx_status emit_ref(wg_lower *L, const wg_gemm *m) {
-    if (m->conv) return wg_decline(L, "the reference matmul kernel has no implicit convolution");
+void wg_gemm_init(wg_gemm *g, uint64_t M, uint64_t N, uint64_t K) {
+    memset(g, 0, sizeof *g);
+    g->M = M;
+    g->N = N;
+    g->K = K;
+    g->alpha = 1.0f;
+    g->beta = 1.0f;
+    g->a_sm = K;
+    g->a_sk = 1;
+    g->b_sk = N;
+    g->b_sn = 1;
+    g->bias = -1;
+}
+
+/* Batch items of a product. */
+static uint64_t gemm_nbatch(const wg_gemm *m) {
     uint64_t nbatch = 1;
     for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
-    uint64_t tiles_n = cdiv(m->N, 16), tiles_m = cdiv(m->M, 16);
-    uint64_t groups = tiles_n * tiles_m * nbatch;
-    if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "matmul too large for 32-bit indexing");
-    wg_dispatch *d = wg_emit(L, "matmul");
-    wg_spec(L, d, "ACT", (double)m->act.kind);
-    wg_bind(L, d, m->a, m->a_off, m->a_n);
-    wg_bind(L, d, m->b, m->b_off, m->b_n);
-    if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
-    else wg_bind(L, d, m->a, m->a_off, 1); /* unused placeholder */
-    wg_bind(L, d, m->y, m->y_off, m->y_n);
-    wg_p_u32(L, d, (uint32_t)m->M);
-    wg_p_u32(L, d, (uint32_t)m->N);
-    wg_p_u32(L, d, (uint32_t)m->K);
-    wg_p_u32(L, d, m->bias >= 0 ? 1 : 0);
-    wg_p_f32(L, d, m->alpha);
-    wg_p_f32(L, d, m->beta);
-    wg_p_u32(L, d, (uint32_t)m->a_sm);
-    wg_p_u32(L, d, (uint32_t)m->a_sk);
-    wg_p_u32(L, d, (uint32_t)m->b_sk);
-    wg_p_u32(L, d, (uint32_t)m->b_sn);
-    wg_p_u32(L, d, (uint32_t)m->bias_sm);
-    wg_p_u32(L, d, (uint32_t)m->bias_sn);
-    wg_p_u32(L, d, (uint32_t)nbatch);
-    wg_p_u32(L, d, (uint32_t)tiles_n);
-    wg_p_u32(L, d, (uint32_t)tiles_m);
-    wg_p_u32(L, d, (uint32_t)(m->y_sm ? m->y_sm : m->N));
-    const uint64_t *arr[5] = { m->bdims, m->a_bs, m->b_bs, m->y_bs, m->bias_bs };
-    for (int k = 0; k < 5; k++)
-        for (int i = 0; i < 4; i++) {
-            int j = i - (4 - m->nb);
-            wg_p_u32(L, d, (uint32_t)(j >= 0 ? arr[k][j] : (k == 0 ? 1 : 0)));
-        }
-    wg_p_f32(L, d, m->act.alpha);
-    wg_p_f32(L, d, m->act.beta);
-    return wg_grid_groups(L, d, groups);
+    return nbatch;
 }
+
+/* Elements between rows of y. */
+static uint64_t y_rows(const wg_gemm *m) { return m->y_sm ? m->y_sm : m->N; }
 
 /* Operand A or B of m may be bound as binary16 (f16 mode): a constant f32
  * whose window survives the rounding (else it stays f32, reported). */
@@ -132,11 +111,12 @@ static bool coop_weights_fit(wg_lower *L, const wg_gemm *m) {
     return fa && fb;
 }
 
-/* The Params of the gemm_common kernels after the
- * four offsets. */
-static void p_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, uint64_t nbatch, uint64_t tiles_n, uint64_t tiles_m,
-                   uint64_t y_sm, const uint64_t *bd, const uint64_t *abs_, const uint64_t *bbs, const uint64_t *ybs,
-                   const uint64_t *cbs, uint64_t klen, uint32_t a_sub, uint32_t b_sub, bool has_bias) {
+/* The Params that matmul.wgsl and the gemm_common kernels share after the
+ * four offsets: sizes, scales, strides, grid, the batch slots and the
+ * activation's parameters. */
+static void p_gemm_head(wg_lower *L, wg_dispatch *d, const wg_gemm *m, uint64_t nbatch, uint64_t tiles_n,
+                        uint64_t tiles_m, uint64_t y_sm, const uint64_t *bd, const uint64_t *abs_, const uint64_t *bbs,
+                        const uint64_t *ybs, const uint64_t *cbs, bool has_bias) {
     wg_p_u32(L, d, (uint32_t)m->M);
     wg_p_u32(L, d, (uint32_t)m->N);
     wg_p_u32(L, d, (uint32_t)m->K);
@@ -158,6 +138,13 @@ static void p_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, uint64_t nbatc
         for (int i = 0; i < 4; i++) wg_p_u32(L, d, (uint32_t)arr[k][i]);
     wg_p_f32(L, d, m->act.alpha);
     wg_p_f32(L, d, m->act.beta);
+}
+
+/* The Params of the gemm_common kernels after the four offsets. */
+static void p_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, uint64_t nbatch, uint64_t tiles_n, uint64_t tiles_m,
+                   uint64_t y_sm, const uint64_t *bd, const uint64_t *abs_, const uint64_t *bbs, const uint64_t *ybs,
+                   const uint64_t *cbs, uint64_t klen, uint32_t a_sub, uint32_t b_sub, bool has_bias) {
+    p_gemm_head(L, d, m, nbatch, tiles_n, tiles_m, y_sm, bd, abs_, bbs, ybs, cbs, has_bias);
     wg_p_u32(L, d, (uint32_t)klen);
     wg_p_u32(L, d, a_sub);
     wg_p_u32(L, d, b_sub);
@@ -187,13 +174,33 @@ static void batch_slots(const wg_gemm *m, uint64_t *bd, uint64_t *abs_, uint64_t
     }
 }
 
+/* The reference kernel (kernels/matmul.wgsl): 16 x 16 tiles, one output per
+ * invocation; f32 operands only. */
+static rlx_status emit_ref(wg_lower *L, const wg_gemm *m) {
+    if (m->conv) return wg_decline(L, "the reference matmul kernel has no implicit convolution");
+    uint64_t nbatch = gemm_nbatch(m);
+    uint64_t tiles_n = wg_cdiv(m->N, 16), tiles_m = wg_cdiv(m->M, 16);
+    uint64_t groups = tiles_n * tiles_m * nbatch;
+    if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "matmul too large for 32-bit indexing");
+    wg_dispatch *d = wg_emit(L, "matmul");
+    wg_spec(L, d, "ACT", (double)m->act.kind);
+    wg_bind(L, d, m->a, m->a_off, m->a_n);
+    wg_bind(L, d, m->b, m->b_off, m->b_n);
+    if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, d, m->a, m->a_off, 1); /* unused placeholder */
+    wg_bind(L, d, m->y, m->y_off, m->y_n);
+    uint64_t bd[4], abs_[4], bbs[4], ybs[4], cbs[4];
+    batch_slots(m, bd, abs_, bbs, ybs, cbs);
+    p_gemm_head(L, d, m, nbatch, tiles_n, tiles_m, y_rows(m), bd, abs_, bbs, ybs, cbs, m->bias >= 0);
+    return wg_grid_groups(L, d, groups);
+}
+
 /* The cooperative-matrix kernel (gemm_coop_gen.c, in the form the
  * self-test chose): 64 x 64 tiles, four subgroups of caps->coop_sg
  * invocations, scalar loads. */
-static rlx_status emit_coop(wg_lower *L, const wg_gemm *m) {
-    uint64_t nbatch = 1;
-    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
-    uint64_t tiles_m = cdiv(m->M, 64), tiles_n = cdiv(m->N, 64);
+rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *m) {
+    uint64_t nbatch = gemm_nbatch(m);
+    uint64_t tiles_m = wg_cdiv(m->M, 64), tiles_n = wg_cdiv(m->N, 64);
     uint64_t groups = tiles_m * tiles_n * nbatch;
     if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "GEMM grid too large for 32-bit indexing");
     bool a16 = f16_a(L, m), b16 = f16_b(L, m);
@@ -227,7 +234,7 @@ static rlx_status emit_coop(wg_lower *L, const wg_gemm *m) {
     if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
     else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
     wg_bind(L, d, m->y, m->y_off, m->y_n);
-    p_gemm(L, d, m, nbatch, tiles_n, tiles_m, m->y_sm ? m->y_sm : m->N, bd, abs_, bbs, ybs, cbs, m->K, a_sub, b_sub,
+    p_gemm(L, d, m, nbatch, tiles_n, tiles_m, y_rows(m), bd, abs_, bbs, ybs, cbs, m->K, a_sub, b_sub,
            m->bias >= 0);
     wg_p_u32(L, d, 0); /* r_off: no residual binding in this kernel */
     return wg_grid_groups(L, d, groups);
@@ -239,13 +246,12 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     const wg_caps *c = L->caps;
     bool vec = L->caps->cfg->gemm_vec4;
     bool a16 = c->f16 && f16_a(L, m), b16 = c->f16 && f16_b(L, m);
-    uint64_t nbatch = 1;
-    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    uint64_t nbatch = gemm_nbatch(m);
     uint64_t bm = (uint64_t)t->wgy * t->tm, bn = (uint64_t)t->wgx * t->tn;
-    uint64_t tiles_m = cdiv(m->M, bm), tiles_n = cdiv(m->N, bn);
+    uint64_t tiles_m = wg_cdiv(m->M, bm), tiles_n = wg_cdiv(m->N, bn);
     uint64_t groups = tiles_m * tiles_n * (nsplit > 1 ? nsplit : nbatch);
     if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "GEMM grid too large for 32-bit indexing");
-    uint64_t y_sm = m->y_sm ? m->y_sm : m->N;
+    uint64_t y_sm = y_rows(m);
 
     /* batch dims right-aligned into four slots; split-K uses the last */
     uint64_t bd[4], abs_[4], bbs[4], ybs[4], cbs[4];
@@ -308,7 +314,7 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
         uint64_t nt = (uint64_t)t->wgx * t->wgy;
         uint64_t na = bm * t->bk / (amode == 1 || amode == 2 ? 4 : 1),
                  nbi = bn * t->bk / (bmode == 1 || bmode == 2 ? 4 : 1);
-        if (L->caps->cfg->gemm_prefetch && cdiv(na, nt) <= 8 && cdiv(nbi, nt) <= 8) wg_spec(L, d, "PREFETCH", 1);
+        if (L->caps->cfg->gemm_prefetch && wg_cdiv(na, nt) <= 8 && wg_cdiv(nbi, nt) <= 8) wg_spec(L, d, "PREFETCH", 1);
     } else {
         kc.unroll_k = L->caps->cfg->gemm_unroll_k;
         char *src = wg_gen_gemm_source(&kc);
@@ -363,8 +369,6 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     return wg_grid_1d(L, r, total);
 }
 
-rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *m) { return emit_coop(L, m); }
-
 /* One product as one GEMM (or GEMM + reduce with split-K): its operand
  * windows fit a binding each. */
 static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
@@ -383,9 +387,8 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     bool force_coop = kern && strcmp(kern, "coop") == 0;
     if (!tiled_only && L->caps->coop && !(kern && (strcmp(kern, "tiled") == 0 || strcmp(kern, "loop") == 0)) &&
         (force_coop || (m->M >= 32 && m->N >= 32 && m->K >= 32)) && coop_weights_fit(L, m))
-        return emit_coop(L, m);
-    uint64_t nbatch = 1;
-    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+        return wg_emit_gemm_coop(L, m);
+    uint64_t nbatch = gemm_nbatch(m);
     tile_cfg t;
     bool bad;
     if (forced_tile(L->caps, &t, &bad)) {
@@ -398,7 +401,7 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     }
     /* split-K: MatMul/Gemm with a single batch whose grid is small */
     uint64_t bm = (uint64_t)t.wgy * t.tm, bn = (uint64_t)t.wgx * t.tn;
-    uint64_t tiles = cdiv(m->M, bm) * cdiv(m->N, bn) * nbatch;
+    uint64_t tiles = wg_cdiv(m->M, bm) * wg_cdiv(m->N, bn) * nbatch;
     uint64_t nsplit = 1, klen = m->K;
     uint64_t forced = (L->caps->cfg->gemm_splitk < 0 ? UINT64_MAX : (uint64_t)L->caps->cfg->gemm_splitk);
     if (m->splitk_ok && nbatch == 1 && m->K > 2 * t.bk) {
@@ -410,13 +413,13 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
          * grid so small that most of the GPU idles (a classifier head with
          * one row: 1 x 1000 x 1280 took 190 us in 8 workgroups on an H200) */
         bool worth = m->K >= 256 && (m->M * m->N * m->K >= ((uint64_t)1 << 21) || tiles <= 16);
-        uint64_t want = forced != UINT64_MAX ? forced : (worth && tiles < target / 2 ? cdiv(target, tiles) : 1);
+        uint64_t want = forced != UINT64_MAX ? forced : (worth && tiles < target / 2 ? wg_cdiv(target, tiles) : 1);
         uint64_t max_split = m->K / (2 * t.bk);
         if (want > max_split) want = max_split;
         if (want > 64) want = 64;
         if (want > 1) {
-            klen = cdiv(cdiv(m->K, want), t.bk) * t.bk;
-            nsplit = cdiv(m->K, klen);
+            klen = wg_cdiv(wg_cdiv(m->K, want), t.bk) * t.bk;
+            nsplit = wg_cdiv(m->K, klen);
         }
         /* the partial sums must fit one binding */
         if (nsplit > 1 && nsplit * m->M * m->N * 4 > L->caps->max_binding) nsplit = 1, klen = m->K;
@@ -444,7 +447,6 @@ static uint64_t ext_b(const wg_gemm *m, uint64_t bc, uint64_t nc) {
     }
     return 1 + (bc - 1) * bs + (m->K ? m->K - 1 : 0) * m->b_sk + (nc - 1) * m->b_sn;
 }
-static uint64_t y_rows(const wg_gemm *m) { return m->y_sm ? m->y_sm : m->N; }
 static uint64_t ext_y(const wg_gemm *m, uint64_t bc, uint64_t mc, uint64_t nc) {
     uint64_t bs = m->nb ? m->y_bs[m->nb - 1] : 0;
     return 1 + (bc - 1) * bs + (mc - 1) * y_rows(m) + (nc - 1);
@@ -490,8 +492,7 @@ static uint64_t round4(uint64_t c, uint64_t whole) { return c < whole && c >= 4 
  * emit_one without split-K: every output is still summed over the whole K
  * in the same order, the same bits as one unsplit dispatch. */
 static rlx_status emit_blocks(wg_lower *L, const wg_gemm *m) {
-    uint64_t nbatch = 1;
-    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    uint64_t nbatch = gemm_nbatch(m);
     uint64_t room = wg_window_room(L->caps);
     uint64_t inner = m->nb ? m->bdims[m->nb - 1] : 1, outer = m->nb ? nbatch / inner : 1;
     uint64_t bc = 0, mc = m->M, nc = m->N;
@@ -587,8 +588,7 @@ static bool window_fits(const wg_caps *c, uint64_t off, uint64_t n) { return wg_
  * applies the activation. That changes the summation order: the result
  * then differs from the unsplit one by rounding only. */
 rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *m) {
-    uint64_t nbatch = 1;
-    for (int i = 0; i < m->nb; i++) nbatch *= m->bdims[i];
+    uint64_t nbatch = gemm_nbatch(m);
     if (nbatch == 0 || m->M == 0 || m->N == 0) return RLX_OK;
     const wg_caps *c = L->caps;
     if (window_fits(c, m->a_off, m->a_n) && window_fits(c, m->b_off, m->b_n) && window_fits(c, m->y_off, m->y_n) &&

@@ -69,6 +69,11 @@ typedef struct wg_gemm {
     uint64_t res_off, res_n;
 } wg_gemm;
 
+/* *g as an M x N x K product y = A B of row-major A [M, K] and B [K, N]:
+ * alpha = beta = 1, no bias, no batch dims, every other field zero; the
+ * caller then sets what differs. */
+void wg_gemm_init(wg_gemm *g, uint64_t M, uint64_t N, uint64_t K);
+
 /* Emits the dispatches of g (one GEMM, or GEMM + reduce with split-K).
  * When an operand window exceeds one storage binding
  * (maxStorageBufferBindingSize or RLX_MAX_BINDING_BYTES) the product is

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
+#include "backend/webgpu/wg_split.h"
 #include "ir/op.h"
 
 #define DATA_TYPES (WG_ANY4 | WG_I64 | WG_BOOL)
@@ -29,12 +30,15 @@ static bool run_words(rlx_dtype dt, uint64_t n, uint64_t *w) {
     }
 }
 
-/* Checks that every value of a constant index tensor lies in [-a, a). */
-static bool konst_indices_ok(const rlx_value *idx, int64_t a) {
+/* Checks that every value of a constant index tensor, read as tuples of m
+ * entries, lies in [-a, a) for a = dims[j] of its entry j (m = 1: one
+ * extent for all). */
+static bool konst_indices_ok(const rlx_value *idx, const int64_t *dims, uint64_t m) {
     const rlx_tensor *t = idx->konst;
     size_t n = rlx_tensor_numel(t);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; m && i < n; i++) {
         int64_t v = t->dtype == RLX_DTYPE_I64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
+        int64_t a = dims[i % m];
         if (v < -a || v >= a) return false;
     }
     return true;
@@ -55,6 +59,15 @@ static void bind_report(wg_lower *L, wg_dispatch *d, const rlx_value *idx) {
     wg_p_u32(L, d, 0); /* tag */
 }
 
+/* The operands of an index kernel: a, b and output 0, then the status
+ * binding (bind_report). */
+static void bind_indexed(wg_lower *L, wg_dispatch *d, int a, int b, const rlx_value *idx) {
+    wg_bind_value(L, d, a);
+    wg_bind_value(L, d, b);
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    bind_report(L, d, idx);
+}
+
 /* Gather-1/11/13: y = x[..., indices, ...] along `axis`. */
 static rlx_status lower_gather(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *idx = wg_in(L, 1), *y = wg_out(L, 0);
@@ -73,16 +86,13 @@ static rlx_status lower_gather(wg_lower *L) {
     uint64_t inner_w, ne = outer * n_idx * inner;
     bool bytes = !run_words(x->dtype, inner, &inner_w);
     if (bytes) inner_w = inner;
-    if (idx->konst && !konst_indices_ok(idx, (int64_t)a)) return wg_decline(L, "constant indices out of range");
+    if (idx->konst && !konst_indices_ok(idx, &x->dims[axis], 1)) return wg_decline(L, "constant indices out of range");
     uint64_t n = bytes ? (ne + 3) / 4 : outer * n_idx * inner_w;
     if (ne >= LIM31 || wg_words(x) >= (bytes ? (uint64_t)1 << 29 : LIM31) || a >= LIM31) return wg_decline(L, "too large for 32-bit indexing");
     wg_dispatch *d = wg_emit(L, "gather");
     wg_spec(L, d, "IDX64", idx->dtype == RLX_DTYPE_I64);
     if (bytes) wg_spec(L, d, "BYTES", 1);
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_in_id(L, 1));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    bind_report(L, d, idx);
+    bind_indexed(L, d, wg_in_id(L, 0), wg_in_id(L, 1), idx);
     wg_p_u32(L, d, (uint32_t)n);
     wg_p_u32(L, d, (uint32_t)inner_w);
     wg_p_u32(L, d, (uint32_t)n_idx);
@@ -93,54 +103,6 @@ static rlx_status lower_gather(wg_lower *L) {
 
 /* Words per element of a dtype the GPU holds in whole words (0 for bool). */
 static uint64_t elem_words(rlx_dtype dt) { return dt == RLX_DTYPE_I64 ? 2 : dt == RLX_DTYPE_BOOL ? 0 : 1; }
-
-/* Words per dispatch of a split fill or copy: fits a binding, even (the
- * fill pattern has period two), at most 2^30. */
-static uint64_t chunk_words(const wg_lower *L) {
-    uint64_t c = wg_max_window(L) & ~(uint64_t)1;
-    return c > ((uint64_t)1 << 30) ? (uint64_t)1 << 30 : c;
-}
-
-/* y[0, n) = x[0, n) in words (kernels/copy.wgsl), in chunks that fit a
- * binding. */
-static rlx_status emit_copy_words(wg_lower *L, int x, int y, uint64_t n) {
-    uint64_t chunk = chunk_words(L);
-    if (chunk == 0) return wg_decline(L, "no room in a binding");
-    for (uint64_t at = 0; at < n; at += chunk) {
-        uint64_t c = n - at < chunk ? n - at : chunk;
-        wg_dispatch *d = wg_emit(L, "copy");
-        wg_bind(L, d, x, at, c);
-        wg_bind(L, d, y, at, c);
-        wg_p_u32(L, d, (uint32_t)c);
-        wg_p_u32(L, d, 1);
-        wg_p_i32(L, d, 0);
-        wg_p_i32(L, d, 0);
-        wg_p_u32(L, d, (uint32_t)c); /* threads (read with BYTES only) */
-        wg_p_align16(L, d);
-        for (int i = 0; i < 8; i++) wg_p_u32(L, d, i ? 1 : (uint32_t)c);
-        for (int k = 0; k < 2; k++)
-            for (int i = 0; i < 8; i++) wg_p_i32(L, d, i ? 0 : 1);
-        RLX_TRY(wg_grid_1d(L, d, c));
-    }
-    return RLX_OK;
-}
-
-/* Fills n words of y with (lo, hi) alternating (kernels/fill.wgsl), in
- * chunks that fit a binding. */
-static rlx_status emit_fill(wg_lower *L, int y, uint64_t n, uint32_t lo, uint32_t hi) {
-    uint64_t chunk = chunk_words(L);
-    if (chunk == 0) return wg_decline(L, "no room in a binding");
-    for (uint64_t at = 0; at < n; at += chunk) {
-        uint64_t c = n - at < chunk ? n - at : chunk;
-        wg_dispatch *d = wg_emit(L, "fill");
-        wg_bind(L, d, y, at, c);
-        wg_p_u32(L, d, (uint32_t)c);
-        wg_p_u32(L, d, lo);
-        wg_p_u32(L, d, hi);
-        RLX_TRY(wg_grid_1d(L, d, c));
-    }
-    return RLX_OK;
-}
 
 /* The (lo, hi) fill words that hold the value 1 in dtype dt. */
 static void one_words(rlx_dtype dt, uint32_t *lo, uint32_t *hi) {
@@ -180,17 +142,14 @@ static rlx_status lower_gather_elements(wg_lower *L) {
         if (y->dims[d] != idx->dims[d] || (d != axis && idx->dims[d] > x->dims[d])) return wg_decline(L, "shapes");
     uint64_t n = wg_numel(y);
     if (n == 0) return RLX_OK;
-    if (idx->konst && !konst_indices_ok(idx, x->dims[axis])) return wg_decline(L, "constant indices out of range");
+    if (idx->konst && !konst_indices_ok(idx, &x->dims[axis], 1)) return wg_decline(L, "constant indices out of range");
     if (wg_words(x) >= LIM31 || wg_words(y) >= LIM31) return wg_decline(L, "too large");
     uint64_t dims[RLX_MAX_RANK], xs[RLX_MAX_RANK];
     for (int d = 0; d < r; d++) dims[d] = (uint64_t)idx->dims[d];
     strides_of(x->dims, r, xs);
     wg_dispatch *dp = wg_emit(L, "gather_elements");
     wg_spec(L, dp, "IDX64", idx->dtype == RLX_DTYPE_I64);
-    wg_bind_value(L, dp, wg_in_id(L, 0));
-    wg_bind_value(L, dp, wg_in_id(L, 1));
-    wg_bind_value(L, dp, wg_out_id(L, 0));
-    bind_report(L, dp, idx);
+    bind_indexed(L, dp, wg_in_id(L, 0), wg_in_id(L, 1), idx);
     wg_p_u32(L, dp, (uint32_t)n);
     wg_p_u32(L, dp, (uint32_t)r);
     wg_p_u32(L, dp, (uint32_t)axis);
@@ -200,6 +159,19 @@ static rlx_status lower_gather_elements(wg_lower *L) {
     p_arr8(L, dp, dims, r, 1);
     p_arr8(L, dp, xs, r, 0);
     return wg_grid_1d(L, dp, n);
+}
+
+/* Dims [b, b + m) of x and their strides in words (the entries of the
+ * index tuples of GatherND/ScatterND); false when a stride is not whole
+ * words (bool). */
+static bool tuple_dims(const rlx_value *x, int b, int m, uint64_t *dims, uint64_t *xs) {
+    for (int j = 0; j < m; j++) {
+        dims[j] = (uint64_t)x->dims[b + j];
+        uint64_t s = 1;
+        for (int d = b + j + 1; d < x->rank; d++) s *= (uint64_t)x->dims[d];
+        if (!run_words(x->dtype, s, &xs[j])) return false;
+    }
+    return true;
 }
 
 /* GatherND-11/12/13 (batch_dims from 12). */
@@ -223,31 +195,16 @@ static rlx_status lower_gather_nd(wg_lower *L) {
     if (!run_words(x->dtype, sl, &sl_w) || !run_words(x->dtype, bstride, &bs_w))
         return wg_decline(L, "bool slices of %llu elements are not whole words", (unsigned long long)sl);
     if (sl_w == 0) return wg_decline(L, "empty slices");
-    if (idx->konst) {
-        /* each tuple entry against its own dim */
-        const rlx_tensor *t = idx->konst;
-        size_t cnt = rlx_tensor_numel(t);
-        for (size_t i = 0; i < cnt; i++) {
-            int64_t v = t->dtype == RLX_DTYPE_I64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
-            int64_t a = x->dims[b + (int)(i % (size_t)m)];
-            if (v < -a || v >= a) return wg_decline(L, "constant indices out of range");
-        }
-    }
+    /* each tuple entry against its own dim */
+    if (idx->konst && !konst_indices_ok(idx, &x->dims[b], (uint64_t)m))
+        return wg_decline(L, "constant indices out of range");
     uint64_t n = nb * nt * sl_w;
     if (n >= LIM31 || wg_words(x) >= LIM31) return wg_decline(L, "too large");
     uint64_t dims[8], xs[8];
-    for (int j = 0; j < (int)m; j++) {
-        dims[j] = (uint64_t)x->dims[b + j];
-        uint64_t s = 1;
-        for (int d = b + j + 1; d < x->rank; d++) s *= (uint64_t)x->dims[d];
-        if (!run_words(x->dtype, s, &xs[j])) return wg_decline(L, "bool strides");
-    }
+    if (!tuple_dims(x, b, (int)m, dims, xs)) return wg_decline(L, "bool strides");
     wg_dispatch *dp = wg_emit(L, "gather_nd");
     wg_spec(L, dp, "IDX64", idx->dtype == RLX_DTYPE_I64);
-    wg_bind_value(L, dp, wg_in_id(L, 0));
-    wg_bind_value(L, dp, wg_in_id(L, 1));
-    wg_bind_value(L, dp, wg_out_id(L, 0));
-    bind_report(L, dp, idx);
+    bind_indexed(L, dp, wg_in_id(L, 0), wg_in_id(L, 1), idx);
     wg_p_u32(L, dp, (uint32_t)n);
     wg_p_u32(L, dp, (uint32_t)nt);
     wg_p_u32(L, dp, (uint32_t)m);
@@ -293,7 +250,7 @@ static rlx_status lower_scatter(wg_lower *L) {
         if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), r, &axis)) return wg_decline(L, "axis");
         for (int d = 0; d < r; d++)
             if (idx->dims[d] != u->dims[d] || (d != axis && idx->dims[d] > x->dims[d])) return wg_decline(L, "shapes");
-        if (idx->konst && !konst_indices_ok(idx, x->dims[axis])) return wg_decline(L, "constant indices out of range");
+        if (idx->konst && !konst_indices_ok(idx, &x->dims[axis], 1)) return wg_decline(L, "constant indices out of range");
         for (int d = 0; d < r; d++) dims[d] = (uint64_t)u->dims[d];
         strides_of(x->dims, r, xs);
         strides_of(u->dims, r, us);
@@ -309,36 +266,20 @@ static rlx_status lower_scatter(wg_lower *L) {
         for (int d = (int)m; d < r; d++) sl *= (uint64_t)x->dims[d];
         if (nt * sl != wg_numel(u)) return wg_decline(L, "updates size");
         if (!run_words(x->dtype, sl, &sl_w)) return wg_decline(L, "bool slices are not whole words");
-        for (int j = 0; j < (int)m; j++) {
-            dims[j] = (uint64_t)x->dims[j];
-            uint64_t s = 1;
-            for (int d = j + 1; d < r; d++) s *= (uint64_t)x->dims[d];
-            if (!run_words(x->dtype, s, &xs[j])) return wg_decline(L, "bool strides");
-        }
-        if (idx->konst) {
-            const rlx_tensor *t = idx->konst;
-            size_t cnt = rlx_tensor_numel(t);
-            for (size_t i = 0; m && i < cnt; i++) {
-                int64_t v = t->dtype == RLX_DTYPE_I64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
-                int64_t a = x->dims[i % m];
-                if (v < -a || v >= a) return wg_decline(L, "constant indices out of range");
-            }
-        }
+        if (!tuple_dims(x, 0, (int)m, dims, xs)) return wg_decline(L, "bool strides");
+        if (idx->konst && !konst_indices_ok(idx, x->dims, m)) return wg_decline(L, "constant indices out of range");
         count = nt;
         threads = sl_w;
         w = 1; /* ND works in words: the slices are whole words */
     }
-    RLX_TRY(emit_copy_words(L, wg_in_id(L, 0), wg_out_id(L, 0), wg_words(x)));
+    RLX_TRY(wg_emit_copy_words(L, wg_in_id(L, 0), wg_out_id(L, 0), wg_words(x)));
     if (threads == 0 || count == 0) return RLX_OK;
     wg_dispatch *dp = wg_emit(L, "scatter");
     wg_spec(L, dp, "IDX64", idx->dtype == RLX_DTYPE_I64);
     wg_spec(L, dp, "ELEMS", elems);
     wg_spec(L, dp, "RED", red);
     wg_spec(L, dp, "TY", x->dtype == RLX_DTYPE_I32 ? 1 : 0);
-    wg_bind_value(L, dp, wg_in_id(L, 1));
-    wg_bind_value(L, dp, wg_in_id(L, 2));
-    wg_bind_value(L, dp, wg_out_id(L, 0));
-    bind_report(L, dp, idx);
+    bind_indexed(L, dp, wg_in_id(L, 1), wg_in_id(L, 2), idx);
     wg_p_u32(L, dp, (uint32_t)threads);
     wg_p_u32(L, dp, (uint32_t)count);
     wg_p_u32(L, dp, (uint32_t)m);
@@ -496,7 +437,7 @@ static rlx_status lower_constant_of_shape(wg_lower *L) {
         if (y->dtype == RLX_DTYPE_I64) memcpy(&hi, v + 4, 4);
         else hi = lo;
     }
-    return emit_fill(L, wg_out_id(L, 0), wg_words(y), lo, hi);
+    return wg_emit_fill(L, wg_out_id(L, 0), wg_words(y), lo, hi);
 }
 
 /* Dropout-1..22 in inference: y = x, the optional mask all ones (true).
@@ -524,11 +465,11 @@ static rlx_status lower_dropout(wg_lower *L) {
         }
     }
     if (wg_numel(x) != wg_numel(y)) return wg_decline(L, "sizes");
-    RLX_TRY(emit_copy_words(L, wg_in_id(L, 0), wg_out_id(L, 0), wg_words(x)));
+    RLX_TRY(wg_emit_copy_words(L, wg_in_id(L, 0), wg_out_id(L, 0), wg_words(x)));
     if (mask) {
         uint32_t lo, hi;
         one_words(mask->dtype, &lo, &hi);
-        RLX_TRY(emit_fill(L, wg_out_id(L, 1), wg_words(mask), lo, hi));
+        RLX_TRY(wg_emit_fill(L, wg_out_id(L, 1), wg_words(mask), lo, hi));
     }
     return RLX_OK;
 }

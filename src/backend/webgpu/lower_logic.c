@@ -48,64 +48,12 @@ static rlx_status lower_cast(wg_lower *L) {
 
 /* ------------------------------------------------------------ broadcasting */
 
-#define BC_MAX_RANK 8
-
-/* Output dims and the element strides of up to 3 inputs (0 on broadcast
- * dims), unit dims dropped and adjacent dims merged where every input stays
- * contiguous across them; outermost first. */
-typedef struct bcview {
-    int rank, n_in;
-    uint64_t dims[BC_MAX_RANK];
-    uint64_t str[3][BC_MAX_RANK];
-} bcview;
-
-static rlx_status make_bcview(wg_lower *L, const rlx_value *const *in, int n_in, const rlx_value *y, bcview *bv) {
-    memset(bv, 0, sizeof *bv);
-    if (y->rank > RLX_MAX_RANK) return wg_decline(L, "rank %d", y->rank);
-    uint64_t s[3][RLX_MAX_RANK];
-    for (int k = 0; k < n_in; k++) {
-        const rlx_value *v = in[k];
-        if (v->rank > y->rank) return wg_decline(L, "input rank above the output's");
-        uint64_t acc = 1;
-        for (int i = y->rank - 1; i >= 0; i--) {
-            int j = i - (y->rank - v->rank);
-            int64_t d = j >= 0 ? v->dims[j] : 1;
-            if (d != 1 && d != y->dims[i]) return wg_decline(L, "input %d does not broadcast", k);
-            s[k][i] = d == 1 ? 0 : acc;
-            acc *= (uint64_t)d;
-        }
-    }
-    int r = 0;
-    uint64_t dims[RLX_MAX_RANK], t[3][RLX_MAX_RANK];
-    for (int i = y->rank - 1; i >= 0; i--) {
-        uint64_t d = (uint64_t)y->dims[i];
-        if (d == 1) continue;
-        bool merge = r > 0;
-        for (int k = 0; k < n_in && merge; k++) merge = s[k][i] == t[k][r - 1] * dims[r - 1];
-        if (merge) {
-            dims[r - 1] *= d;
-            continue;
-        }
-        dims[r] = d;
-        for (int k = 0; k < n_in; k++) t[k][r] = s[k][i];
-        r++;
-    }
-    if (r > BC_MAX_RANK) return wg_decline(L, "broadcast of rank %d after merging", r);
-    bv->rank = r;
-    bv->n_in = n_in;
-    for (int i = 0; i < r; i++) {
-        bv->dims[i] = dims[r - 1 - i];
-        for (int k = 0; k < n_in; k++) bv->str[k][i] = t[k][r - 1 - i];
-    }
-    return RLX_OK;
-}
-
 /* Params: dims, then each input's strides, as array<vec4<u32>, 2>. */
-static void p_bcview(wg_lower *L, wg_dispatch *d, const bcview *bv) {
+static void p_bcview(wg_lower *L, wg_dispatch *d, const wg_bcview *bv) {
     wg_p_align16(L, d);
-    for (int i = 0; i < BC_MAX_RANK; i++) wg_p_u32(L, d, i < bv->rank ? (uint32_t)bv->dims[i] : 1);
+    for (int i = 0; i < WG_BC_MAX_RANK; i++) wg_p_u32(L, d, i < bv->rank ? (uint32_t)bv->dims[i] : 1);
     for (int k = 0; k < bv->n_in; k++)
-        for (int i = 0; i < BC_MAX_RANK; i++) wg_p_u32(L, d, i < bv->rank ? (uint32_t)bv->str[k][i] : 0);
+        for (int i = 0; i < WG_BC_MAX_RANK; i++) wg_p_u32(L, d, i < bv->rank ? (uint32_t)bv->str[k][i] : 0);
 }
 
 /* ------------------------------------------------------------ bool results */
@@ -140,8 +88,8 @@ static rlx_status lower_compare(wg_lower *L) {
     for (int i = 1; i < L->n->n_out; i++)
         if (wg_out(L, i)) return wg_decline(L, "extra outputs");
     const rlx_value *ins[2] = { a, b };
-    bcview bv;
-    RLX_TRY(make_bcview(L, ins, 2, y, &bv));
+    wg_bcview bv;
+    RLX_TRY(wg_bcview_make(L, ins, 2, y, &bv));
     uint64_t n = wg_numel(y);
     if (n == 0) return RLX_OK;
     if (n >= LIM31 || wg_words(a) >= LIM31 || wg_words(b) >= LIM31) return wg_decline(L, "too large");
@@ -173,8 +121,8 @@ static rlx_status lower_where(wg_lower *L) {
         b->dtype != y->dtype)
         return wg_decline(L, "data dtype %s", y ? rlx_dtype_name(y->dtype) : "?");
     const rlx_value *ins[3] = { c, a, b };
-    bcview bv;
-    RLX_TRY(make_bcview(L, ins, 3, y, &bv));
+    wg_bcview bv;
+    RLX_TRY(wg_bcview_make(L, ins, 3, y, &bv));
     uint64_t n = wg_numel(y);
     if (n == 0) return RLX_OK;
     if (wg_words(y) >= LIM31 || wg_words(a) >= LIM31 || wg_words(b) >= LIM31) return wg_decline(L, "too large");

@@ -63,6 +63,31 @@ static rlx_status resolve_geom(wg_lower *L, rlx_conv_kind kind, geom3 *o) {
 
 static uint64_t sp3(const uint64_t *d) { return d[0] * d[1] * d[2]; }
 
+/* The geometry words of the conv, im2col and pool kernels: in, out, k, s,
+ * p, dil, three of each. */
+static void p_geom3(wg_lower *L, wg_dispatch *d, const geom3 *g) {
+    const uint64_t *v[6] = { g->in, g->out, g->k, g->s, g->p, g->dil };
+    for (int k = 0; k < 6; k++)
+        for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)v[k][i]);
+}
+
+/* The 2-D geometry words of dwconv.wgsl and pool2d.wgsl: in, out, s, p,
+ * dil, two of each (the last two spatial dims). */
+static void p_geom2(wg_lower *L, wg_dispatch *d, const geom3 *g) {
+    const uint64_t *v[5] = { g->in, g->out, g->s, g->p, g->dil };
+    for (int k = 0; k < 5; k++)
+        for (int i = 1; i < 3; i++) wg_p_u32(L, d, (uint32_t)v[k][i]);
+}
+
+/* x, w, the bias (w's first element when absent) and y: the first four
+ * operands of conv_direct.wgsl, dwconv.wgsl and conv_transpose.wgsl. */
+static void bind_conv(wg_lower *L, wg_dispatch *d, int x, int w, int b, int y) {
+    wg_bind_value(L, d, x);
+    wg_bind_value(L, d, w);
+    wg_bind_or(L, d, b, w);
+    wg_bind_value(L, d, y);
+}
+
 /* The Params of conv_direct.wgsl and conv_transpose.wgsl after the four
  * offsets. */
 static void p_conv(wg_lower *L, wg_dispatch *d, const geom3 *g, bool has_bias, uint64_t total, const rlx_act *act) {
@@ -70,12 +95,7 @@ static void p_conv(wg_lower *L, wg_dispatch *d, const geom3 *g, bool has_bias, u
     wg_p_u32(L, d, (uint32_t)g->c_in);
     wg_p_u32(L, d, (uint32_t)g->c_out);
     wg_p_u32(L, d, (uint32_t)g->group);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->in[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->out[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->k[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->s[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->p[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->dil[i]);
+    p_geom3(L, d, g);
     wg_p_u32(L, d, has_bias ? 1 : 0);
     wg_p_u32(L, d, (uint32_t)total);
     wg_p_f32(L, d, act->alpha);
@@ -105,14 +125,9 @@ static rlx_status emit_conv_direct(wg_lower *L, const geom3 *g, int x, int w, in
     wg_dispatch *d = wg_emit(L, "conv_direct");
     wg_spec(L, d, "ACT", act->kind);
     if (r >= 0) wg_spec(L, d, "RES", 1);
-    wg_bind_value(L, d, x);
-    wg_bind_value(L, d, w);
-    if (b >= 0) wg_bind_value(L, d, b);
-    else wg_bind(L, d, w, 0, 1); /* unused placeholder */
-    wg_bind_value(L, d, y);
+    bind_conv(L, d, x, w, b, y);
     p_conv(L, d, g, b >= 0, total, act);
-    if (r >= 0) wg_bind_value(L, d, r); /* binding 5; its offset word is r_off */
-    else wg_bind(L, d, w, 0, 1);
+    wg_bind_or(L, d, r, w); /* binding 5; its offset word is r_off */
     return wg_grid_1d(L, d, total);
 }
 
@@ -139,29 +154,15 @@ static rlx_status emit_conv_dw(wg_lower *L, const geom3 *g, int x, int w, int b,
         wg_spec(L, d, "ACT", act->kind);
         if (r >= 0) wg_spec(L, d, "RES", 1);
     }
-    wg_bind_value(L, d, x);
-    wg_bind_value(L, d, w);
-    if (b >= 0) wg_bind_value(L, d, b);
-    else wg_bind(L, d, w, 0, 1);
-    wg_bind_value(L, d, y);
+    bind_conv(L, d, x, w, b, y);
     wg_p_u32(L, d, (uint32_t)g->c_out);
     wg_p_u32(L, d, (uint32_t)(g->c_out / g->c_in));
-    wg_p_u32(L, d, (uint32_t)g->in[1]);
-    wg_p_u32(L, d, (uint32_t)g->in[2]);
-    wg_p_u32(L, d, (uint32_t)g->out[1]);
-    wg_p_u32(L, d, (uint32_t)g->out[2]);
-    wg_p_u32(L, d, (uint32_t)g->s[1]);
-    wg_p_u32(L, d, (uint32_t)g->s[2]);
-    wg_p_u32(L, d, (uint32_t)g->p[1]);
-    wg_p_u32(L, d, (uint32_t)g->p[2]);
-    wg_p_u32(L, d, (uint32_t)g->dil[1]);
-    wg_p_u32(L, d, (uint32_t)g->dil[2]);
+    p_geom2(L, d, g);
     wg_p_u32(L, d, b >= 0 ? 1 : 0);
     wg_p_u32(L, d, (uint32_t)total);
     wg_p_f32(L, d, act->alpha);
     wg_p_f32(L, d, act->beta);
-    if (r >= 0) wg_bind_value(L, d, r); /* binding 5; its offset word is r_off */
-    else wg_bind(L, d, w, 0, 1);
+    wg_bind_or(L, d, r, w); /* binding 5; its offset word is r_off */
     return wg_grid_1d(L, d, total);
 }
 
@@ -175,14 +176,7 @@ static rlx_status emit_conv_gemm(wg_lower *L, const geom3 *g, conv_algo algo, in
     uint64_t k_total = cin_g * g->k[0] * g->k[1] * g->k[2];
     uint64_t spatial = sp3(g->out), in_sp = sp3(g->in);
     wg_gemm m;
-    memset(&m, 0, sizeof m);
-    m.M = cout_g;
-    m.N = spatial;
-    m.K = k_total;
-    m.alpha = 1.0f;
-    m.beta = 1.0f;
-    m.a_sm = k_total;
-    m.a_sk = 1;
+    wg_gemm_init(&m, cout_g, spatial, k_total);
     m.bias_sm = 1;
     m.bias_sn = 0;
     m.nb = 2;
@@ -266,12 +260,7 @@ static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int
     wg_p_u32(L, d, (uint32_t)g_cnt);
     wg_p_u32(L, d, (uint32_t)g->c_in);
     wg_p_u32(L, d, (uint32_t)cin_g);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->in[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->out[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->k[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->s[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->p[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g->dil[i]);
+    p_geom3(L, d, g);
     wg_p_u32(L, d, (uint32_t)col_n);
     RLX_TRY(wg_grid_1d(L, d, col_n));
     return emit_conv_gemm(L, g, CONV_IM2COL, x, w, b, y, r, n0, n_cnt, g0, g_cnt, col_n, act);
@@ -389,16 +378,9 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
     if (tap_gemm && wg_numel(wg_in(L, 0)) <= cap && total <= cap && wg_numel(wg_in(L, 1)) <= cap) {
         uint64_t hw = g.in[1] * g.in[2], ohw = g.out[1] * g.out[2], khw = g.k[1] * g.k[2];
         wg_gemm m;
-        memset(&m, 0, sizeof m);
-        m.M = g.c_out;
-        m.N = hw;
-        m.K = g.c_in;
-        m.alpha = 1.0f;
-        m.beta = 1.0f;
+        wg_gemm_init(&m, g.c_out, hw, g.c_in);
         m.a_sm = khw;
         m.a_sk = g.c_out * khw;
-        m.b_sk = hw;
-        m.b_sn = 1;
         m.bias_sm = 1;
         m.bias_sn = 0;
         m.y_sm = ohw;
@@ -424,11 +406,7 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
     }
     wg_dispatch *d = wg_emit(L, "conv_transpose");
     wg_spec(L, d, "ACT", act.kind);
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, w);
-    if (b >= 0) wg_bind_value(L, d, b);
-    else wg_bind(L, d, w, 0, 1);
-    wg_bind_value(L, d, wg_out_id(L, 0));
+    bind_conv(L, d, wg_in_id(L, 0), w, b, wg_out_id(L, 0));
     p_conv(L, d, &g, b >= 0, total, &act);
     wg_p_u32(L, d, 0); /* r_off: conv_transpose has no residual */
     return wg_grid_1d(L, d, total);
@@ -466,16 +444,7 @@ static rlx_status lower_pool(wg_lower *L) {
         wg_bind_value(L, d, wg_out_id(L, 0));
         wg_p_u32(L, d, avg && rlx_param_int(L->n, "count_include_pad") != 0 ? 1 : 0);
         wg_p_u32(L, d, (uint32_t)threads);
-        wg_p_u32(L, d, (uint32_t)g.in[1]);
-        wg_p_u32(L, d, (uint32_t)g.in[2]);
-        wg_p_u32(L, d, (uint32_t)g.out[1]);
-        wg_p_u32(L, d, (uint32_t)g.out[2]);
-        wg_p_u32(L, d, (uint32_t)g.s[1]);
-        wg_p_u32(L, d, (uint32_t)g.s[2]);
-        wg_p_u32(L, d, (uint32_t)g.p[1]);
-        wg_p_u32(L, d, (uint32_t)g.p[2]);
-        wg_p_u32(L, d, (uint32_t)g.dil[1]);
-        wg_p_u32(L, d, (uint32_t)g.dil[2]);
+        p_geom2(L, d, &g);
         wg_p_u32(L, d, (uint32_t)g.pe[1]);
         wg_p_u32(L, d, (uint32_t)g.pe[2]);
         return wg_grid_1d(L, d, threads);
@@ -487,12 +456,7 @@ static rlx_status lower_pool(wg_lower *L) {
     wg_p_u32(L, d, (uint32_t)(g.n * g.c_in));
     /* count_include_pad only means something for AveragePool */
     wg_p_u32(L, d, avg && rlx_param_int(L->n, "count_include_pad") != 0 ? 1 : 0);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.in[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.out[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.k[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.s[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.p[i]);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.dil[i]);
+    p_geom3(L, d, &g);
     for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.pe[i]);
     wg_p_u32(L, d, (uint32_t)total);
     return wg_grid_1d(L, d, total);
@@ -510,23 +474,15 @@ static rlx_status lower_global_pool(wg_lower *L) {
     if (nc == 0) return RLX_OK;
     if (sp == 0) return wg_decline(L, "empty spatial dims");
     const char *kern = L->caps->cfg->pool_kernel;
-    if (sp >= 256 && !(kern && strcmp(kern, "ref") == 0)) {
-        /* long rows: one workgroup per row, a tree of partial results */
-        wg_dispatch *d = wg_emit(L, "global_pool_wg");
-        wg_spec(L, d, "MAX", L->n->op == RLX_OP_GlobalMaxPool ? 1 : 0);
-        wg_bind_value(L, d, wg_in_id(L, 0));
-        wg_bind_value(L, d, wg_out_id(L, 0));
-        wg_p_u32(L, d, (uint32_t)nc);
-        wg_p_u32(L, d, (uint32_t)sp);
-        return wg_grid_groups(L, d, nc);
-    }
-    wg_dispatch *d = wg_emit(L, "global_pool");
+    /* long rows: one workgroup per row, a tree of partial results */
+    bool per_wg = sp >= 256 && !(kern && strcmp(kern, "ref") == 0);
+    wg_dispatch *d = wg_emit(L, per_wg ? "global_pool_wg" : "global_pool");
     wg_spec(L, d, "MAX", L->n->op == RLX_OP_GlobalMaxPool ? 1 : 0);
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
     wg_p_u32(L, d, (uint32_t)nc);
     wg_p_u32(L, d, (uint32_t)sp);
-    return wg_grid_1d(L, d, nc);
+    return per_wg ? wg_grid_groups(L, d, nc) : wg_grid_1d(L, d, nc);
 }
 
 /* ------------------------------------------------------------ BatchNormalization */
@@ -578,22 +534,17 @@ static rlx_status lower_gemm(wg_lower *L) {
         return wg_decline(L, "shapes do not agree");
     if (M * N == 0) return RLX_OK;
     wg_gemm m;
-    memset(&m, 0, sizeof m);
-    m.M = M;
-    m.N = N;
-    m.K = K;
+    wg_gemm_init(&m, M, N, K);
     m.alpha = rlx_param_float(L->n, "alpha");
     m.beta = rlx_param_float(L->n, "beta");
     m.a_sm = ta ? 1 : K;
     m.a_sk = ta ? M : 1;
     m.b_sk = tb ? 1 : N;
     m.b_sn = tb ? K : 1;
-    m.nb = 0;
     m.a = wg_in_id(L, 0);
     m.a_n = wg_numel(a);
     m.b = wg_in_id(L, 1);
     m.b_n = wg_numel(b);
-    m.bias = -1;
     m.act = act;
     m.splitk_ok = true;
     if (c && wg_numel(c) > 0) {
@@ -655,8 +606,6 @@ static rlx_status lower_matmul(wg_lower *L) {
         cy *= d;
     }
     /* merge batch dims (innermost first), dropping size-1 dims */
-    wg_gemm m;
-    memset(&m, 0, sizeof m);
     uint64_t md[RLX_MAX_RANK], ma[RLX_MAX_RANK], mb[RLX_MAX_RANK], my[RLX_MAX_RANK];
     int r = 0;
     for (int i = rbat - 1; i >= 0; i--) {
@@ -680,6 +629,8 @@ static rlx_status lower_matmul(wg_lower *L) {
         M *= md[0];
         r = 0;
     }
+    wg_gemm m;
+    wg_gemm_init(&m, M, N, K);
     m.nb = r;
     for (int i = 0; i < r; i++) {
         m.bdims[i] = md[r - 1 - i];
@@ -687,20 +638,10 @@ static rlx_status lower_matmul(wg_lower *L) {
         m.b_bs[i] = mb[r - 1 - i];
         m.y_bs[i] = my[r - 1 - i];
     }
-    m.M = M;
-    m.N = N;
-    m.K = K;
-    m.alpha = 1.0f;
-    m.beta = 1.0f;
-    m.a_sm = K;
-    m.a_sk = 1;
-    m.b_sk = N;
-    m.b_sn = 1;
     m.a = wg_in_id(L, 0);
     m.a_n = wg_numel(a);
     m.b = wg_in_id(L, 1);
     m.b_n = wg_numel(b);
-    m.bias = -1;
     if (bias) {
         m.bias = wg_in_id(L, 2);
         m.bias_n = N;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
+#include "backend/webgpu/wg_split.h"
 #include "ir/op.h"
 #include "ir/ops/reduce_geom.h"
 
@@ -38,32 +39,27 @@ static rlx_status make_redview(wg_lower *L, const int64_t *dims, int rank, const
     uint64_t total = 1;
     for (int d = 0; d < rank; d++) total *= (uint64_t)dims[d];
     if (total >= ((uint64_t)1 << 31)) return wg_decline(L, "more than 2^31 elements");
-    /* innermost first */
-    uint64_t kd[RLX_MAX_RANK], ks[RLX_MAX_RANK], rd[RLX_MAX_RANK], rs[RLX_MAX_RANK];
-    int nk = 0, nr = 0, last = -1; /* last: kind of the previous non-unit dim (0 kept, 1 reduced) */
+    /* innermost first; kind 0 kept, 1 reduced */
+    uint64_t dm[2][RLX_MAX_RANK], st[2][RLX_MAX_RANK];
+    int cnt[2] = { 0, 0 }, last = -1; /* last: kind of the previous non-unit dim */
     uint64_t s = 1;
     rv->rows = rv->count = 1;
     for (int d = rank - 1; d >= 0; d--) {
         uint64_t n = (uint64_t)dims[d];
-        if (axis[d]) rv->count *= n;
-        else rv->rows *= n;
+        int k = axis[d] ? 1 : 0, c = cnt[k];
+        *(k ? &rv->count : &rv->rows) *= n;
         if (n == 1) continue;
-        if (axis[d]) {
-            if (last == 1 && rs[nr - 1] * rd[nr - 1] == s) rd[nr - 1] *= n;
-            else rd[nr] = n, rs[nr++] = s;
-            last = 1;
-        } else {
-            if (last == 0 && ks[nk - 1] * kd[nk - 1] == s) kd[nk - 1] *= n;
-            else kd[nk] = n, ks[nk++] = s;
-            last = 0;
-        }
+        if (last == k && st[k][c - 1] * dm[k][c - 1] == s) dm[k][c - 1] *= n;
+        else dm[k][c] = n, st[k][cnt[k]++] = s;
+        last = k;
         s *= n;
     }
+    int nk = cnt[0], nr = cnt[1];
     if (nk > RV_MAX || nr > RV_MAX) return wg_decline(L, "axes interleave into more than %d runs", RV_MAX);
     rv->nk = nk;
     rv->nr = nr;
-    for (int i = 0; i < nk; i++) rv->kdim[i] = kd[nk - 1 - i], rv->kstr[i] = ks[nk - 1 - i];
-    for (int i = 0; i < nr; i++) rv->rdim[i] = rd[nr - 1 - i], rv->rstr[i] = rs[nr - 1 - i];
+    for (int i = 0; i < nk; i++) rv->kdim[i] = dm[0][nk - 1 - i], rv->kstr[i] = st[0][nk - 1 - i];
+    for (int i = 0; i < nr; i++) rv->rdim[i] = dm[1][nr - 1 - i], rv->rstr[i] = st[1][nr - 1 - i];
     return RLX_OK;
 }
 
@@ -103,16 +99,6 @@ static rlx_status rv_grid(wg_lower *L, wg_dispatch *d, const redview *rv) {
     wg_spec(L, d, "WG", wg);
     if (cols) return wg_grid_1d(L, d, rv->rows);
     return wg_grid_groups(L, d, rv->rows);
-}
-
-/* Fills n words of value y with one bit pattern (kernels/fill.wgsl). */
-static rlx_status emit_fill(wg_lower *L, int y, uint64_t n, uint32_t bits) {
-    wg_dispatch *d = wg_emit(L, "fill");
-    wg_bind(L, d, y, 0, n);
-    wg_p_u32(L, d, (uint32_t)n);
-    wg_p_u32(L, d, bits);
-    wg_p_u32(L, d, bits);
-    return wg_grid_1d(L, d, n);
 }
 
 static uint32_t f32_bits(float f) {
@@ -256,7 +242,8 @@ static rlx_status lower_reduce(wg_lower *L) {
     if (rv.rows != wg_numel(y)) return wg_decline(L, "output size differs from the reduction");
     if (rv.rows == 0) return RLX_OK;
     bool is_int = x->dtype == RLX_DTYPE_I32;
-    if (rv.count == 0) return emit_fill(L, wg_out_id(L, 0), rv.rows, red_empty(code, is_int));
+    uint32_t empty = red_empty(code, is_int);
+    if (rv.count == 0) return wg_emit_fill(L, wg_out_id(L, 0), rv.rows, empty, empty);
     return emit_reduce(L, code, is_int, false, &rv);
 }
 
@@ -348,10 +335,37 @@ typedef struct norm_desc {
     int mean_out, inv_out; /* value ids or -1 */
 } norm_desc;
 
+/* The operands of norm.wgsl and norm_split.wgsl: x (vec4), scale, bias, y,
+ * mean, inv_std_dev; x's first word stands in for the absent ones. */
+static void bind_norm(wg_lower *L, wg_dispatch *d, const norm_desc *nd) {
+    int x = wg_in_id(L, 0);
+    const int opt[2] = { nd->s.value, nd->b.value }, outs[2] = { nd->mean_out, nd->inv_out };
+    wg_bind_value4(L, d, x);
+    for (int k = 0; k < 2; k++) wg_bind_or(L, d, opt[k], x);
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    for (int k = 0; k < 2; k++) wg_bind_or(L, d, outs[k], x);
+}
+
+/* The flags word of the norm kernels: which of scale, bias, mean, inv_std_dev exist. */
+static uint32_t norm_flags(const norm_desc *nd) {
+    return (nd->s.value >= 0 ? 1u : 0u) | (nd->b.value >= 0 ? 2u : 0u) | (nd->mean_out >= 0 ? 4u : 0u) |
+           (nd->inv_out >= 0 ? 8u : 0u);
+}
+
+/* The scale and bias index words (pidx) of the norm kernels. */
+static void p_norm_params(wg_lower *L, wg_dispatch *d, const norm_desc *nd) {
+    const pidx *ps[2] = { &nd->s, &nd->b };
+    for (int k = 0; k < 2; k++) {
+        wg_p_u32(L, d, ps[k]->rmod ? ps[k]->rmod : 1);
+        wg_p_u32(L, d, ps[k]->rmul);
+        wg_p_u32(L, d, ps[k]->jdiv ? ps[k]->jdiv : 1);
+        wg_p_u32(L, d, ps[k]->jmod ? ps[k]->jmod : 1);
+    }
+}
+
 /* The three dispatches of norm_split.wgsl: chunk statistics, row
  * statistics, the elementwise rewrite. Rows contiguous and consecutive. */
 static rlx_status emit_norm_split(wg_lower *L, const norm_desc *nd, const redview *rv) {
-    int x = wg_in_id(L, 0);
     uint64_t nch = (rv->count + SPLIT_CHUNK - 1) / SPLIT_CHUNK;
     uint64_t st_off = 3 * rv->rows * nch, t_words = st_off + 2 * rv->rows;
     wg_scratch(L, t_words);
@@ -360,68 +374,35 @@ static rlx_status emit_norm_split(wg_lower *L, const norm_desc *nd, const redvie
         wg_dispatch *d = wg_emit(L, "norm_split");
         wg_spec(L, d, "MODE", nd->mode);
         wg_spec(L, d, "STAGE", stage);
-        wg_bind_value4(L, d, x);
-        if (nd->s.value >= 0) wg_bind_value(L, d, nd->s.value);
-        else wg_bind(L, d, x, 0, 1);
-        if (nd->b.value >= 0) wg_bind_value(L, d, nd->b.value);
-        else wg_bind(L, d, x, 0, 1);
-        wg_bind_value(L, d, wg_out_id(L, 0));
-        if (nd->mean_out >= 0) wg_bind_value(L, d, nd->mean_out);
-        else wg_bind(L, d, x, 0, 1);
-        if (nd->inv_out >= 0) wg_bind_value(L, d, nd->inv_out);
-        else wg_bind(L, d, x, 0, 1);
+        bind_norm(L, d, nd);
         wg_bind(L, d, WG_SCRATCH, 0, t_words);
         wg_p_u32(L, d, (uint32_t)st_off);
         wg_p_u32(L, d, (uint32_t)rv->rows);
         wg_p_u32(L, d, (uint32_t)rv->count);
         wg_p_u32(L, d, SPLIT_CHUNK);
         wg_p_u32(L, d, (uint32_t)nch);
-        wg_p_u32(L, d, (nd->s.value >= 0 ? 1u : 0u) | (nd->b.value >= 0 ? 2u : 0u) | (nd->mean_out >= 0 ? 4u : 0u) |
-                           (nd->inv_out >= 0 ? 8u : 0u));
+        wg_p_u32(L, d, norm_flags(nd));
         wg_p_f32(L, d, nd->eps);
         wg_p_u32(L, d, 0);
         wg_p_u32(L, d, 0);
-        const pidx *ps[2] = { &nd->s, &nd->b };
-        for (int k = 0; k < 2; k++) {
-            wg_p_u32(L, d, ps[k]->rmod ? ps[k]->rmod : 1);
-            wg_p_u32(L, d, ps[k]->rmul);
-            wg_p_u32(L, d, ps[k]->jdiv ? ps[k]->jdiv : 1);
-            wg_p_u32(L, d, ps[k]->jmod ? ps[k]->jmod : 1);
-        }
+        p_norm_params(L, d, nd);
         RLX_TRY(wg_grid_groups(L, d, groups[stage]));
     }
     return RLX_OK;
 }
 
 static rlx_status emit_norm(wg_lower *L, const norm_desc *nd, const redview *rv) {
-    int x = wg_in_id(L, 0);
     if (nd->mode <= NM_MVN && rv_split(rv)) return emit_norm_split(L, nd, rv);
     wg_dispatch *d = wg_emit(L, "norm");
     wg_spec(L, d, "MODE", nd->mode);
-    wg_bind_value4(L, d, x);
-    if (nd->s.value >= 0) wg_bind_value(L, d, nd->s.value);
-    else wg_bind(L, d, x, 0, 1);
-    if (nd->b.value >= 0) wg_bind_value(L, d, nd->b.value);
-    else wg_bind(L, d, x, 0, 1);
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    if (nd->mean_out >= 0) wg_bind_value(L, d, nd->mean_out);
-    else wg_bind(L, d, x, 0, 1);
-    if (nd->inv_out >= 0) wg_bind_value(L, d, nd->inv_out);
-    else wg_bind(L, d, x, 0, 1);
+    bind_norm(L, d, nd);
     wg_p_u32(L, d, (uint32_t)rv->rows);
     wg_p_u32(L, d, (uint32_t)rv->count);
     wg_p_u32(L, d, (uint32_t)rv->nk);
     wg_p_u32(L, d, (uint32_t)rv->nr);
-    wg_p_u32(L, d, (nd->s.value >= 0 ? 1u : 0u) | (nd->b.value >= 0 ? 2u : 0u) | (nd->mean_out >= 0 ? 4u : 0u) |
-                       (nd->inv_out >= 0 ? 8u : 0u));
+    wg_p_u32(L, d, norm_flags(nd));
     wg_p_f32(L, d, nd->eps);
-    const pidx *ps[2] = { &nd->s, &nd->b };
-    for (int k = 0; k < 2; k++) {
-        wg_p_u32(L, d, ps[k]->rmod ? ps[k]->rmod : 1);
-        wg_p_u32(L, d, ps[k]->rmul);
-        wg_p_u32(L, d, ps[k]->jdiv ? ps[k]->jdiv : 1);
-        wg_p_u32(L, d, ps[k]->jmod ? ps[k]->jmod : 1);
-    }
+    p_norm_params(L, d, nd);
     p_view(L, d, rv);
     return rv_grid(L, d, rv);
 }

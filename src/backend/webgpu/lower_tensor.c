@@ -32,10 +32,35 @@ static void contiguous(const int64_t *dims, int rank, int64_t *str) {
     }
 }
 
+/* *c zeroed with `rank` dims; xs and ys receive the contiguous strides of
+ * values x and y. */
+static void copy_setup(cpy *c, int rank, const rlx_value *x, int64_t *xs, const rlx_value *y, int64_t *ys) {
+    contiguous(x->dims, x->rank, xs);
+    contiguous(y->dims, y->rank, ys);
+    memset(c, 0, sizeof *c);
+    c->rank = rank;
+}
+
 typedef struct copy_ctx {
     int x, y;
-    int64_t ss[CP_MAX_RANK], ds[CP_MAX_RANK]; /* outermost first */
+    const int64_t *ss, *ds; /* outermost first */
 } copy_ctx;
+
+/* The Params of kernels/copy.wgsl after the two offsets: n elements over
+ * `rank` dims, the bases inside the bound windows, the invocations (read
+ * with BYTES only), then dims and both strides, outermost first. */
+static void p_copy(wg_lower *L, wg_dispatch *d, uint64_t n, int rank, int64_t sb, int64_t db, uint64_t threads,
+                   const uint64_t *dims, const int64_t *ss, const int64_t *ds) {
+    wg_p_u32(L, d, (uint32_t)n);
+    wg_p_u32(L, d, (uint32_t)rank);
+    wg_p_i32(L, d, (int32_t)sb);
+    wg_p_i32(L, d, (int32_t)db);
+    wg_p_u32(L, d, (uint32_t)threads);
+    wg_p_align16(L, d);
+    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < rank ? (uint32_t)dims[i] : 1);
+    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < rank ? (int32_t)ss[i] : 0);
+    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < rank ? (int32_t)ds[i] : 0);
+}
 
 /* One dispatch of kernels/copy.wgsl over a block (operand 0 x, 1 y). */
 static rlx_status emit_copy_block(wg_lower *L, const wg_block *b, void *ctx) {
@@ -43,15 +68,8 @@ static rlx_status emit_copy_block(wg_lower *L, const wg_block *b, void *ctx) {
     wg_dispatch *d = wg_emit(L, "copy");
     wg_bind(L, d, cc->x, b->lo[0], b->n[0]);
     wg_bind(L, d, cc->y, b->lo[1], b->n[1]);
-    wg_p_u32(L, d, (uint32_t)b->numel);
-    wg_p_u32(L, d, (uint32_t)b->rank);
-    wg_p_i32(L, d, (int32_t)(b->base[0] - (int64_t)b->lo[0]));
-    wg_p_i32(L, d, (int32_t)(b->base[1] - (int64_t)b->lo[1]));
-    wg_p_u32(L, d, (uint32_t)b->numel); /* threads (read with BYTES only) */
-    wg_p_align16(L, d);
-    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < b->rank ? (uint32_t)b->dims[i] : 1);
-    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < b->rank ? (int32_t)cc->ss[i] : 0);
-    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < b->rank ? (int32_t)cc->ds[i] : 0);
+    p_copy(L, d, b->numel, b->rank, b->base[0] - (int64_t)b->lo[0], b->base[1] - (int64_t)b->lo[1], b->numel, b->dims,
+           cc->ss, cc->ds);
     return wg_grid_1d(L, d, b->numel);
 }
 
@@ -106,24 +124,7 @@ static rlx_status emit_copy(wg_lower *L, int x, int y, const cpy *c) {
         return wg_decline(L, "offsets");
     for (int i = 0; i < r; i++)
         if (ss[i] <= -lim || ss[i] >= lim || ds[i] <= -lim || ds[i] >= lim) return wg_decline(L, "strides");
-    if (bytes) { /* one dispatch: each invocation assembles a whole word of y */
-        uint64_t threads = bytes ? (n + 3) / 4 : n;
-        wg_dispatch *d = wg_emit(L, "copy");
-        if (bytes) wg_spec(L, d, "BYTES", 1);
-        wg_bind_value(L, d, x);
-        wg_bind_value(L, d, y);
-        wg_p_u32(L, d, (uint32_t)n);
-        wg_p_u32(L, d, (uint32_t)r);
-        wg_p_i32(L, d, (int32_t)src_base);
-        wg_p_i32(L, d, (int32_t)dst_base);
-        wg_p_u32(L, d, (uint32_t)threads);
-        wg_p_align16(L, d);
-        for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < r ? (uint32_t)dims[r - 1 - i] : 1);
-        for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < r ? (int32_t)ss[r - 1 - i] : 0);
-        for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < r ? (int32_t)ds[r - 1 - i] : 0);
-        return wg_grid_1d(L, d, threads);
-    }
-    /* outermost first, split into blocks that fit one binding each */
+    /* outermost first */
     wg_strided sp;
     memset(&sp, 0, sizeof sp);
     sp.rank = r;
@@ -135,14 +136,16 @@ static rlx_status emit_copy(wg_lower *L, int x, int y, const cpy *c) {
         sp.str[0][i] = ss[r - 1 - i];
         sp.str[1][i] = ds[r - 1 - i];
     }
-    copy_ctx cc;
-    memset(&cc, 0, sizeof cc);
-    cc.x = x;
-    cc.y = y;
-    for (int i = 0; i < r; i++) {
-        cc.ss[i] = sp.str[0][i];
-        cc.ds[i] = sp.str[1][i];
+    if (bytes) { /* one dispatch: each invocation assembles a whole word of y */
+        wg_dispatch *d = wg_emit(L, "copy");
+        wg_spec(L, d, "BYTES", 1);
+        wg_bind_value(L, d, x);
+        wg_bind_value(L, d, y);
+        p_copy(L, d, n, r, src_base, dst_base, (n + 3) / 4, sp.dims, sp.str[0], sp.str[1]);
+        return wg_grid_1d(L, d, (n + 3) / 4);
     }
+    /* split into blocks that fit one binding each */
+    copy_ctx cc = { x, y, sp.str[0], sp.str[1] };
     return wg_split_strided(L, &sp, emit_copy_block, &cc);
 }
 
@@ -162,18 +165,15 @@ static rlx_status emit_fill_block(wg_lower *L, const wg_block *b, void *ctx) {
     return wg_grid_1d(L, d, b->numel);
 }
 
-/* Words y[0, n) = lo, hi, lo, hi, ... (kernels/fill.wgsl: a 4-byte value
- * repeated when lo == hi, an i64 as word pairs, four bool bytes a word), in
- * chunks that fit one binding. */
-static rlx_status emit_fill(wg_lower *L, int y, uint64_t n, uint32_t lo, uint32_t hi) {
-    wg_strided sp;
-    memset(&sp, 0, sizeof sp);
-    sp.rank = 1;
-    sp.dims[0] = n;
-    sp.n_ops = 1;
-    sp.str[0][0] = 1;
+rlx_status wg_emit_fill(wg_lower *L, int y, uint64_t n, uint32_t lo, uint32_t hi) {
     fill_ctx fc = { y, lo, hi };
-    return wg_split_strided(L, &sp, emit_fill_block, &fc);
+    return n ? wg_split_1d(L, n, 1, emit_fill_block, &fc) : RLX_OK;
+}
+
+rlx_status wg_emit_copy_words(wg_lower *L, int x, int y, uint64_t n) {
+    static const int64_t unit[1] = { 1 };
+    copy_ctx cc = { x, y, unit, unit };
+    return n ? wg_split_1d(L, n, 2, emit_copy_block, &cc) : RLX_OK;
 }
 
 #define DATA_TYPES (WG_ANY4 | WG_I64 | WG_BOOL)
@@ -215,11 +215,8 @@ static rlx_status lower_transpose(wg_lower *L) {
         for (int i = 0; i < r; i++) perm[i] = r - 1 - i;
     }
     int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
-    contiguous(x->dims, r, xs);
-    contiguous(y->dims, r, ys);
     cpy c;
-    memset(&c, 0, sizeof c);
-    c.rank = r;
+    copy_setup(&c, r, x, xs, y, ys);
     for (int i = 0; i < r; i++) {
         int p;
         if (!rlx_norm_axis(perm[i], r, &p)) return wg_decline(L, "perm");
@@ -287,11 +284,8 @@ static rlx_status lower_slice(wg_lower *L) {
         step[ax] = k;
     }
     int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
-    contiguous(x->dims, r, xs);
-    contiguous(y->dims, r, ys);
     cpy c;
-    memset(&c, 0, sizeof c);
-    c.rank = r;
+    copy_setup(&c, r, x, xs, y, ys);
     for (int i = 0; i < r; i++) {
         if (cnt[i] != y->dims[i]) return wg_decline(L, "output shape differs from the slice");
         c.dims[i] = (uint64_t)cnt[i];
@@ -302,32 +296,41 @@ static rlx_status lower_slice(wg_lower *L) {
     return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
 }
 
+/* The copy between a part (input k of Concat, output k of Split: `what`)
+ * and its slab of the whole along `axis`, from index `at` on: part into
+ * whole when to_whole, else whole into part. Declines when the shapes
+ * differ off the axis. */
+static rlx_status slab_copy(wg_lower *L, int part, int whole, int axis, int64_t at, bool to_whole, const char *what,
+                            int k) {
+    const rlx_value *p = &L->g->values[part], *w = &L->g->values[whole];
+    int64_t ps[CP_MAX_RANK], ws[CP_MAX_RANK];
+    cpy c;
+    copy_setup(&c, p->rank, p, ps, w, ws);
+    for (int d = 0; d < p->rank; d++) {
+        if (d != axis && p->dims[d] != w->dims[d]) return wg_decline(L, "%s %d shape", what, k);
+        c.dims[d] = (uint64_t)p->dims[d];
+        c.ss[d] = to_whole ? ps[d] : ws[d];
+        c.ds[d] = to_whole ? ws[d] : ps[d];
+    }
+    if (to_whole) c.dst_base = at * ws[axis];
+    else c.src_base = at * ws[axis];
+    return to_whole ? emit_copy(L, part, whole, &c) : emit_copy(L, whole, part, &c);
+}
+
 /* Concat-1/4/11/13: one strided copy per input into its slab of y. */
 static rlx_status lower_concat(wg_lower *L) {
     const rlx_value *y = wg_out(L, 0);
     if (!wg_value_ok(y, WG_ANY4 | WG_I64) || y->rank > CP_MAX_RANK || y->rank < 1) return wg_decline(L, "output");
     int axis;
     if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), y->rank, &axis)) return wg_decline(L, "axis");
-    int64_t ys[CP_MAX_RANK];
-    contiguous(y->dims, y->rank, ys);
     int64_t at = 0;
     for (int i = 0; i < L->n->n_in; i++) {
         const rlx_value *x = wg_in(L, i);
         if (!x) continue;
         if (!wg_value_ok(x, WG_ANY4 | WG_I64) || x->dtype != y->dtype || x->rank != y->rank)
             return wg_decline(L, "input %d dtype or rank", i);
-        cpy c;
-        memset(&c, 0, sizeof c);
-        c.rank = x->rank;
-        contiguous(x->dims, x->rank, c.ss);
-        for (int d = 0; d < x->rank; d++) {
-            if (d != axis && x->dims[d] != y->dims[d]) return wg_decline(L, "input %d shape", i);
-            c.dims[d] = (uint64_t)x->dims[d];
-            c.ds[d] = ys[d];
-        }
-        c.dst_base = at * ys[axis];
+        RLX_TRY(slab_copy(L, wg_in_id(L, i), wg_out_id(L, 0), axis, at, true, "input", i));
         at += x->dims[axis];
-        RLX_TRY(emit_copy(L, wg_in_id(L, i), wg_out_id(L, 0), &c));
     }
     if (at != y->dims[axis]) return wg_decline(L, "inputs do not fill the output");
     return RLX_OK;
@@ -339,11 +342,8 @@ static rlx_status lower_expand(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     if (x->rank > y->rank) return wg_decline(L, "rank");
     int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
-    contiguous(x->dims, x->rank, xs);
-    contiguous(y->dims, y->rank, ys);
     cpy c;
-    memset(&c, 0, sizeof c);
-    c.rank = y->rank;
+    copy_setup(&c, y->rank, x, xs, y, ys);
     for (int i = 0; i < y->rank; i++) {
         int j = i - (y->rank - x->rank);
         int64_t xd = j >= 0 ? x->dims[j] : 1;
@@ -457,7 +457,7 @@ static rlx_status lower_pad(wg_lower *L) {
     contiguous(y->dims, r, ys);
     uint64_t total = wg_numel(y);
     if (total == 0) return RLX_OK;
-    RLX_TRY(emit_fill(L, wg_out_id(L, 0), wg_words(y), bits, hi));
+    RLX_TRY(wg_emit_fill(L, wg_out_id(L, 0), wg_words(y), bits, hi));
     cpy c;
     memset(&c, 0, sizeof c);
     c.rank = r;
@@ -483,26 +483,14 @@ static rlx_status lower_split(wg_lower *L) {
     if (!wg_value_ok(x, DATA_TYPES) || x->rank < 1 || x->rank > CP_MAX_RANK) return wg_decline(L, "input");
     int axis;
     if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &axis)) return wg_decline(L, "axis");
-    int64_t xs[CP_MAX_RANK];
-    contiguous(x->dims, x->rank, xs);
     int64_t at = 0;
     for (int k = 0; k < L->n->n_out; k++) {
         const rlx_value *y = wg_out(L, k);
         if (!y) return wg_decline(L, "omitted output %d", k);
         if (!wg_value_ok(y, DATA_TYPES) || y->dtype != x->dtype || y->rank != x->rank) return wg_decline(L, "output %d", k);
-        cpy c;
-        memset(&c, 0, sizeof c);
-        c.rank = y->rank;
-        contiguous(y->dims, y->rank, c.ds);
-        for (int d = 0; d < y->rank; d++) {
-            if (d != axis && y->dims[d] != x->dims[d]) return wg_decline(L, "output %d shape", k);
-            c.dims[d] = (uint64_t)y->dims[d];
-            c.ss[d] = xs[d];
-        }
-        c.src_base = at * xs[axis];
+        if (at + y->dims[axis] > x->dims[axis]) return wg_decline(L, "outputs exceed the input");
+        RLX_TRY(slab_copy(L, wg_out_id(L, k), wg_in_id(L, 0), axis, at, false, "output", k));
         at += y->dims[axis];
-        if (at > x->dims[axis]) return wg_decline(L, "outputs exceed the input");
-        RLX_TRY(emit_copy(L, wg_in_id(L, 0), wg_out_id(L, k), &c));
     }
     if (at != x->dims[axis]) return wg_decline(L, "outputs do not cover the input");
     return RLX_OK;

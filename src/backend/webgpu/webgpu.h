@@ -198,6 +198,10 @@ void wg_bind_value(wg_lower *L, wg_dispatch *d, int value);
  * 256-byte aligned (arena and constant buffers), so its Params offset word
  * is 0 and the rounding stays inside its allocation. */
 void wg_bind_value4(wg_lower *L, wg_dispatch *d, int value);
+/* Value v whole (wg_bind_value) when present (v >= 0), else the first
+ * element of value `stand_in`: an operand a kernel does not read must
+ * still be bound. */
+void wg_bind_or(wg_lower *L, wg_dispatch *d, int v, int stand_in);
 /* A constant f32 value as binary16 (WG_FMT_F16): halves [h0, h0 + n) of
  * the packed copy, bound as the 4-byte words that hold them; *sub receives
  * h0 mod 2 (the kernel's first half is 2 * offset + sub). */
@@ -273,6 +277,9 @@ void wg_scratch(wg_lower *L, uint64_t elems);
  * coordinates). On OOM L->broken is set. */
 uint64_t wg_table(wg_lower *L, const uint32_t *words, size_t n);
 
+/* ceil(a / b), b > 0. */
+static inline uint64_t wg_cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
 /* Value helpers. */
 static inline const rlx_value *wg_in(const wg_lower *L, int i) { return rlx_node_input(L->g, L->n, i); }
 static inline const rlx_value *wg_out(const wg_lower *L, int i) { return rlx_node_output(L->g, L->n, i); }
@@ -305,5 +312,21 @@ rlx_status wg_check_io(wg_lower *L, unsigned mask, int n_out);
 
 /* Element count of a value (static). */
 uint64_t wg_numel(const rlx_value *v);
+
+#define WG_BC_MAX_RANK 8
+
+/* Output dims and the element strides of up to 3 inputs broadcast to it (0
+ * on broadcast dims), unit dims dropped and adjacent dims merged where
+ * every input stays contiguous across them; outermost first. */
+typedef struct wg_bcview {
+    int rank, n_in;
+    uint64_t dims[WG_BC_MAX_RANK];
+    uint64_t str[3][WG_BC_MAX_RANK];
+} wg_bcview;
+
+/* The view of n_in (<= 3) inputs broadcast multidirectionally to y;
+ * declines when one does not broadcast or more than WG_BC_MAX_RANK dims
+ * remain. */
+rlx_status wg_bcview_make(wg_lower *L, const rlx_value *const *in, int n_in, const rlx_value *y, wg_bcview *bv);
 
 #endif

@@ -171,6 +171,13 @@ static rlx_status make_buffer(wg_backend *b, uint64_t size, WGPUBufferUsage usag
     return RLX_OK;
 }
 
+static void release_buffer(WGPUBuffer *buf) {
+    if (!*buf) return;
+    wgpuBufferDestroy(*buf);
+    wgpuBufferRelease(*buf);
+    *buf = NULL;
+}
+
 /* queue write of `bytes` host bytes; the tail is padded to 4 bytes */
 static rlx_status write_padded(struct rlx_backend_exe *e, WGPUBuffer buf, uint64_t off, const void *src, uint64_t bytes) {
     if (!bytes) return RLX_OK;
@@ -657,34 +664,6 @@ static rlx_status wg_compile(rlx_backend *be, const rlx_program *p, rlx_backend_
 
 /* ------------------------------------------------------------ run */
 
-/* After a failed segment: encodes its dispatches one by one, each in its own
- * error scope, to name the step and kernel that the device rejected. */
-static rlx_status diagnose(struct rlx_backend_exe *e, const segment *sg, rlx_status st) {
-    wg_backend *b = e->b;
-    if (st == RLX_ERR_DEVICE_LOST || b->sh->lost) return st;
-    char saved[1024];
-    snprintf(saved, sizeof saved, "%s", rlx_last_error());
-    for (size_t k = sg->d0; k < sg->d1; k++) {
-        const rdisp *r = &e->disp[k];
-        wg_scope_push(b);
-        WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
-        WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, NULL);
-        wgpuComputePassEncoderSetPipeline(pass, r->pipe);
-        wgpuComputePassEncoderSetBindGroup(pass, 0, r->bg, 0, NULL);
-        wgpuComputePassEncoderDispatchWorkgroups(pass, r->groups[0], r->groups[1], r->groups[2]);
-        wgpuComputePassEncoderEnd(pass);
-        wgpuComputePassEncoderRelease(pass);
-        WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
-        if (cb) wgpuCommandBufferRelease(cb);
-        wgpuCommandEncoderRelease(enc);
-        char what[400];
-        snprintf(what, sizeof what, "%s: kernel '%s'", step_desc(e->p, r->step), r->kernel);
-        rlx_status s2 = wg_scope_pop(b, what);
-        if (s2) return s2;
-    }
-    return rlx_fail(st, "%s", saved);
-}
-
 /* ------------------------------------------------------------ timing */
 
 /* Queries one GPU segment needs at timing level `lv`. */
@@ -721,10 +700,9 @@ static rlx_status set_timing_locked(rlx_backend_exe *e, int level) {
         return rlx_fail(RLX_ERR_UNSUPPORTED, "per-dispatch timing of %u queries in one segment (at most 4096)", need);
     if (need > e->q_cap) {
         if (e->qset) wgpuQuerySetRelease(e->qset);
-        if (e->q_resolve) wgpuBufferDestroy(e->q_resolve), wgpuBufferRelease(e->q_resolve);
-        if (e->q_read) wgpuBufferDestroy(e->q_read), wgpuBufferRelease(e->q_read);
+        release_buffer(&e->q_resolve);
+        release_buffer(&e->q_read);
         e->qset = NULL;
-        e->q_resolve = e->q_read = NULL;
         e->q_cap = 0;
         wg_scope_push(b);
         WGPUQuerySetDescriptor qd;
@@ -841,6 +819,30 @@ static void encode_dispatches(struct rlx_backend_exe *e, const segment *sg, WGPU
         wgpuCommandEncoderResolveQuerySet(enc, e->qset, 0, nq, e->q_resolve, 0);
         wgpuCommandEncoderCopyBufferToBuffer(enc, e->q_resolve, 0, e->q_read, 0, (uint64_t)nq * 8);
     }
+}
+
+/* After a failed segment: encodes its dispatches one by one, each in its own
+ * error scope, to name the step and kernel that the device rejected. */
+static rlx_status diagnose(struct rlx_backend_exe *e, const segment *sg, rlx_status st) {
+    wg_backend *b = e->b;
+    if (st == RLX_ERR_DEVICE_LOST || b->sh->lost) return st;
+    char saved[1024];
+    snprintf(saved, sizeof saved, "%s", rlx_last_error());
+    for (size_t k = sg->d0; k < sg->d1; k++) {
+        const rdisp *r = &e->disp[k];
+        wg_scope_push(b);
+        segment one = { .d0 = k, .d1 = k + 1 };
+        WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
+        encode_dispatches(e, &one, enc, 0);
+        WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+        if (cb) wgpuCommandBufferRelease(cb);
+        wgpuCommandEncoderRelease(enc);
+        char what[400];
+        snprintf(what, sizeof what, "%s: kernel '%s'", step_desc(e->p, r->step), r->kernel);
+        rlx_status s2 = wg_scope_pop(b, what);
+        if (s2) return s2;
+    }
+    return rlx_fail(st, "%s", saved);
 }
 
 /* The commands of segment sg: its dispatches (with nq timestamp queries)
@@ -982,13 +984,6 @@ static rlx_status wg_upload(rlx_backend_exe *e, uint64_t off, const void *src, u
 }
 
 /* ------------------------------------------------------------ destroy */
-
-static void release_buffer(WGPUBuffer *buf) {
-    if (!*buf) return;
-    wgpuBufferDestroy(*buf);
-    wgpuBufferRelease(*buf);
-    *buf = NULL;
-}
 
 static void wg_destroy_exe(rlx_backend_exe *e) {
     if (!e) return;

@@ -102,6 +102,16 @@ static void fill_info(WGPUAdapter a, rlx_adapter_info *o) {
     o->cooperative_matrix = wgpuAdapterHasFeature(a, (WGPUFeatureName)WGPUNativeFeature_CooperativeMatrix);
 }
 
+/* The backend_rank of an adapter (1 when its info cannot be read). */
+static int adapter_rank(WGPUAdapter a) {
+    WGPUAdapterInfo info;
+    memset(&info, 0, sizeof info);
+    if (wgpuAdapterGetInfo(a, &info) != WGPUStatus_Success) return 1;
+    int r = backend_rank(info.backendType);
+    wgpuAdapterInfoFreeMembers(info);
+    return r;
+}
+
 /* Enumerates the adapters of `inst` in rlx order (primary backends first,
  * otherwise as the implementation lists them). *out: malloc'ed array. */
 static rlx_status enumerate(WGPUInstance inst, WGPUAdapter **out, size_t *n_out) {
@@ -115,23 +125,9 @@ static rlx_status enumerate(WGPUInstance inst, WGPUAdapter **out, size_t *n_out)
     /* stable insertion sort by backend rank */
     for (size_t i = 1; i < n; i++) {
         WGPUAdapter x = a[i];
-        WGPUAdapterInfo info;
-        memset(&info, 0, sizeof info);
-        int rx = 1;
-        if (wgpuAdapterGetInfo(x, &info) == WGPUStatus_Success) {
-            rx = backend_rank(info.backendType);
-            wgpuAdapterInfoFreeMembers(info);
-        }
+        int rx = adapter_rank(x);
         size_t j = i;
-        while (j > 0) {
-            WGPUAdapterInfo pi;
-            memset(&pi, 0, sizeof pi);
-            int rp = 1;
-            if (wgpuAdapterGetInfo(a[j - 1], &pi) == WGPUStatus_Success) {
-                rp = backend_rank(pi.backendType);
-                wgpuAdapterInfoFreeMembers(pi);
-            }
-            if (rp <= rx) break;
+        while (j > 0 && adapter_rank(a[j - 1]) > rx) {
             a[j] = a[j - 1];
             j--;
         }
@@ -437,6 +433,13 @@ static void shared_close(wg_shared *b) {
     b->inst = NULL;
 }
 
+/* Closes sh and frees it. */
+static void shared_free(wg_shared *sh) {
+    shared_close(sh);
+    mtx_destroy(&sh->lock);
+    free(sh);
+}
+
 /* The registry of shared devices, guarded by g_reg_lock. */
 static wg_shared *g_shared;
 static mtx_t g_reg_lock;
@@ -508,9 +511,7 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
     if (sh && sh->lost) { /* never hand out a lost device */
         reg_unlink(sh);
         if (sh->refs == 0) { /* an idle one: nobody else holds it */
-            shared_close(sh);
-            mtx_destroy(&sh->lock);
-            free(sh);
+            shared_free(sh);
         }
         sh = NULL;
     }
@@ -531,9 +532,7 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
         }
         st = shared_open(sh, device);
         if (st) {
-            shared_close(sh);
-            mtx_destroy(&sh->lock);
-            free(sh);
+            shared_free(sh);
             mtx_unlock(&g_reg_lock);
             return st;
         }
@@ -590,9 +589,7 @@ void wg_device_close(wg_backend *b) {
     if (last && !linger && sh->in_registry) reg_unlink(sh);
     mtx_unlock(&g_reg_lock);
     if (!last || linger) return;
-    shared_close(sh);
-    mtx_destroy(&sh->lock);
-    free(sh);
+    shared_free(sh);
 }
 
 /* At exit: close the idle devices. */

@@ -293,6 +293,11 @@ void wg_bind_value(wg_lower *L, wg_dispatch *d, int value) {
     wg_bind(L, d, value, 0, v ? wg_words(v) : 0);
 }
 
+void wg_bind_or(wg_lower *L, wg_dispatch *d, int v, int stand_in) {
+    if (v >= 0) wg_bind_value(L, d, v);
+    else wg_bind(L, d, stand_in, 0, 1);
+}
+
 void wg_bind_value4(wg_lower *L, wg_dispatch *d, int value) {
     const rlx_value *v = value >= 0 ? &L->g->values[value] : NULL;
     uint64_t w = v ? wg_words(v) : 0;
@@ -338,6 +343,47 @@ rlx_status wg_grid_1d(wg_lower *L, wg_dispatch *d, uint64_t threads) {
 
 void wg_scratch(wg_lower *L, uint64_t elems) {
     if (elems > L->scratch_elems) L->scratch_elems = elems;
+}
+
+rlx_status wg_bcview_make(wg_lower *L, const rlx_value *const *in, int n_in, const rlx_value *y, wg_bcview *bv) {
+    memset(bv, 0, sizeof *bv);
+    if (y->rank > RLX_MAX_RANK) return wg_decline(L, "rank %d", y->rank);
+    uint64_t s[3][RLX_MAX_RANK];
+    for (int k = 0; k < n_in; k++) {
+        const rlx_value *v = in[k];
+        if (v->rank > y->rank) return wg_decline(L, "input rank above the output's");
+        uint64_t acc = 1;
+        for (int i = y->rank - 1; i >= 0; i--) {
+            int j = i - (y->rank - v->rank);
+            int64_t d = j >= 0 ? v->dims[j] : 1;
+            if (d != 1 && d != y->dims[i]) return wg_decline(L, "input %d does not broadcast", k);
+            s[k][i] = d == 1 ? 0 : acc;
+            acc *= (uint64_t)d;
+        }
+    }
+    int r = 0;
+    uint64_t dims[RLX_MAX_RANK], t[3][RLX_MAX_RANK];
+    for (int i = y->rank - 1; i >= 0; i--) {
+        uint64_t d = (uint64_t)y->dims[i];
+        if (d == 1) continue;
+        bool merge = r > 0;
+        for (int k = 0; k < n_in && merge; k++) merge = s[k][i] == t[k][r - 1] * dims[r - 1];
+        if (merge) {
+            dims[r - 1] *= d;
+            continue;
+        }
+        dims[r] = d;
+        for (int k = 0; k < n_in; k++) t[k][r] = s[k][i];
+        r++;
+    }
+    if (r > WG_BC_MAX_RANK) return wg_decline(L, "broadcast of rank %d after merging", r);
+    bv->rank = r;
+    bv->n_in = n_in;
+    for (int i = 0; i < r; i++) {
+        bv->dims[i] = dims[r - 1 - i];
+        for (int k = 0; k < n_in; k++) bv->str[k][i] = t[k][r - 1 - i];
+    }
+    return RLX_OK;
 }
 
 uint64_t wg_numel(const rlx_value *v) { return v ? (uint64_t)rlx_value_numel(v) : 0; }

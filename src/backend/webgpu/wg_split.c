@@ -4,6 +4,16 @@
 
 #include "backend/webgpu/wg_split.h"
 
+rlx_status wg_split_1d(wg_lower *L, uint64_t n, int n_ops, wg_block_fn emit, void *ctx) {
+    wg_strided sp;
+    memset(&sp, 0, sizeof sp);
+    sp.rank = 1;
+    sp.dims[0] = n;
+    sp.n_ops = n_ops;
+    for (int o = 0; o < n_ops && o < WG_SPLIT_MAX_OPS; o++) sp.str[o][0] = 1;
+    return wg_split_strided(L, &sp, emit, ctx);
+}
+
 uint64_t wg_window_room(const wg_caps *caps) {
     uint64_t align = caps->storage_align ? caps->storage_align : 256;
     if (caps->max_binding < align) return 0;

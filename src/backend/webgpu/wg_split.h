@@ -55,6 +55,10 @@ typedef rlx_status (*wg_block_fn)(wg_lower *L, const wg_block *b, void *ctx);
  * offset; returns what emit returns. */
 rlx_status wg_split_strided(wg_lower *L, const wg_strided *s, wg_block_fn emit, void *ctx);
 
+/* wg_split_strided over n consecutive elements, the same for each of n_ops
+ * operands (from their element 0). */
+rlx_status wg_split_1d(wg_lower *L, uint64_t n, int n_ops, wg_block_fn emit, void *ctx);
+
 /* Elements a window may hold wherever it starts: windows of at most this
  * many elements always fit one binding. */
 uint64_t wg_window_room(const wg_caps *caps);
@@ -62,5 +66,15 @@ uint64_t wg_window_room(const wg_caps *caps);
 /* The window [lo, lo+n) operand o of space s touches over block dims
  * `dims` starting at offset `base`. */
 void wg_strided_window(const wg_strided *s, int o, const uint64_t *dims, int64_t base, int64_t *lo, uint64_t *n);
+
+/* Words y[0, n) = lo, hi, lo, hi, ... (kernels/fill.wgsl: a 4-byte value
+ * repeated when lo == hi, an i64 as word pairs, four bool bytes a word), in
+ * blocks that fit one binding; nothing when n is 0. (lower_tensor.c) */
+rlx_status wg_emit_fill(wg_lower *L, int y, uint64_t n, uint32_t lo, uint32_t hi);
+
+/* Words y[0, n) = x[0, n) whatever the dtype (kernels/copy.wgsl over one
+ * dim), in blocks that fit one binding; nothing when n is 0.
+ * (lower_tensor.c) */
+rlx_status wg_emit_copy_words(wg_lower *L, int x, int y, uint64_t n);
 
 #endif
