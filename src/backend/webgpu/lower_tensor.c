@@ -401,7 +401,7 @@ static rlx_status lower_pad(wg_lower *L) {
     const rlx_node *n = L->n;
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     int r = x->rank;
-    const char *mode = rlx_attr_str(n, "mode", "constant");
+    const char *mode = rlx_param_str(n, "mode");
     int pmode = strcmp(mode, "edge") == 0 ? 0 : strcmp(mode, "reflect") == 0 ? 1 : strcmp(mode, "wrap") == 0 ? 2 : -1;
     if (pmode < 0 && strcmp(mode, "constant") != 0) return wg_decline(L, "mode %s", mode);
     if (pmode == 2 && n->version < 19) return wg_decline(L, "wrap before Pad-19");
@@ -411,10 +411,10 @@ static rlx_status lower_pad(wg_lower *L) {
     size_t np = 0;
     uint32_t bits = 0, hi = 0;
     if (n->version < 11) {
-        const int64_t *pv = rlx_attr_ints(n, n->version < 2 ? "paddings" : "pads", &np);
+        const int64_t *pv = rlx_attr_ints(n, "pads", &np);
         if (!pv || np != (size_t)(2 * r)) return wg_decline(L, "pads");
         memcpy(pads, pv, np * 8);
-        float v = rlx_attr_float(n, "value", 0.0f);
+        float v = rlx_param_float(n, "value");
         if (x->dtype == RLX_DTYPE_F32) {
             memcpy(&bits, &v, 4);
         } else {
