@@ -573,16 +573,10 @@ static rlx_status lower_lp_norm(wg_lower *L) {
 static rlx_status lower_mvn(wg_lower *L) {
     RLX_TRY(wg_check_io(L, WG_F32, 1));
     const rlx_value *x = wg_in(L, 0);
-    size_t na;
-    const int64_t *axes = rlx_mvn_axes(L->n, &na);
-    bool axis[RLX_MAX_RANK] = { false };
-    for (size_t i = 0; i < na; i++) {
-        int a;
-        if (!rlx_norm_axis(axes[i], x->rank, &a) || axis[a]) return wg_decline(L, "axes");
-        axis[a] = true;
-    }
+    rlx_reduce_spec r;
+    if (rlx_mvn_resolve(L->n, x->rank, RLX_ERR_INVALID_MODEL, &r) != RLX_OK) return wg_decline(L, "axes");
     redview rv;
-    RLX_TRY(make_redview(L, x->dims, x->rank, axis, &rv));
+    RLX_TRY(make_redview(L, x->dims, x->rank, r.axis, &rv));
     if (rv.rows == 0 || rv.count == 0) return RLX_OK;
     norm_desc nd = { .mode = NM_MVN, .s = k_no_param, .b = k_no_param, .mean_out = -1, .inv_out = -1 };
     return emit_norm(L, &nd, &rv);
