@@ -18,16 +18,21 @@
 
 #ifdef RLX_HAVE_WEBGPU
 #include "backend/webgpu/webgpu_device.h"
+#include "backend/webgpu/wg_codes.h"
+#include "backend/webgpu/wgsl_sources.h"
+#include "base/half.h"
+#include "ir/ew.h"
 
 static void test_expand(void) {
     static const char src[] = "// a kernel\n"
+                              "//!elem f32 i32\n"
                               "//!params x_off: u32, n: u32, alpha: f32,\n"
                               "  //!params dims: array<vec4<u32>, 2>, scale: vec4<f32>, last: i32\n"
                               "@group(0) @binding(0) var<uniform> P: Params;\n";
     char *out = NULL;
     wg_layout lay;
     CHECK_OK(wg_params_expand("k", src, WG_ELEM_I32, &out, &lay));
-    CHECK(out && strstr(out, "alias T = i32;\n") == out);
+    CHECK(out && strstr(out, "alias T = i32;\nalias TACC = i32;\nconst T_INT = true;\n") == out);
     CHECK(out && strstr(out, "\nstruct Params { x_off: u32, n: u32, alpha: f32,\n dims: array<vec4<u32>, 2>, "
                              "scale: vec4<f32>, last: i32 };\n@group(0)"));
     CHECK(out && !strstr(out, "//!params"));
@@ -40,12 +45,19 @@ static void test_expand(void) {
     CHECK(memcmp(lay.kind, want, sizeof want) == 0);
     CHECK(strcmp(lay.names[lay.field[16]], "last") == 0);
     free(out);
-    CHECK_OK(wg_params_expand("k", "//!params a: u32\n", WG_ELEM_F16, &out, &lay));
-    CHECK(out && strcmp(out, "enable f16;\nalias T = f16;\nstruct Params { a: u32 };\n") == 0);
+    CHECK_OK(wg_params_expand("k", "//!elem f16\n//!params a: u32\n", WG_ELEM_F16, &out, &lay));
+    CHECK(out && strstr(out, "enable f16;\nalias T = f16;\nalias TACC = f32;\n") == out &&
+          strstr(out, "\nstruct Params { a: u32 };\n"));
     free(out);
     /* an unknown type is the kernel's bug: named */
     CHECK(wg_params_expand("bad_kernel", "//!params a: vec3<f32>\n", WG_ELEM_F32, &out, &lay) == RLX_ERR_INTERNAL);
     CHECK(out == NULL && strstr(rlx_last_error(), "bad_kernel") && strstr(rlx_last_error(), "vec3"));
+    /* a kernel is instantiated only for the types of its //!elem line (f32
+     * without one); the first is the default */
+    CHECK(wg_params_expand("f32_only", "//!params a: u32\n", WG_ELEM_F16, &out, &lay) == RLX_ERR_INTERNAL);
+    CHECK(out == NULL && strstr(rlx_last_error(), "f32_only") && strstr(rlx_last_error(), "f16"));
+    CHECK(wg_params_expand("k", "// x\n//!elem f32 i32\n", WG_ELEM_U32, &out, &lay) == RLX_ERR_INTERNAL);
+    CHECK(wg_kernel_elem("copy") == WG_ELEM_U32 && wg_kernel_elem("unary") == WG_ELEM_F32);
 }
 
 /* fill.wgsl declares y_off, n, value, value_hi (four integer words). */
@@ -119,6 +131,172 @@ static void test_elem(wg_backend *b) {
     fprintf(stderr, "  %d instances of cumsum, batchnorm, global_pool%s\n", made,
             b->caps.shader_f16 ? " (f16 with shader-f16)" : " (no shader-f16 on this adapter: no f16)");
 }
+
+/* Every embedded kernel (a source with an entry point; snippets are not
+ * kernels) compiles for every element type of its //!elem line (f16
+ * where the adapter has shader-f16): a dispatch that writes the words its
+ * declaration asks for, override constants at their defaults. */
+static void test_all_instances(wg_backend *b) {
+    int made = 0, kernels = 0;
+    for (size_t k = 0; k < rlx_wgsl_source_count; k++) {
+        const char *name = rlx_wgsl_sources[k].name, *src = rlx_wgsl_sources[k].source;
+        if (!strstr(src, "@compute")) continue;
+        kernels++;
+        for (int e = 0; e < WG_ELEM_COUNT; e++) {
+            wg_elem elem = (wg_elem)e;
+            char *code = NULL;
+            wg_layout lay;
+            if ((elem == WG_ELEM_F16 && !b->caps.shader_f16) || wg_params_expand(name, src, elem, &code, &lay))
+                continue; /* not a type of the kernel */
+            free(code);
+            wg_lower L;
+            memset(&L, 0, sizeof L);
+            wg_dispatch *d = wg_emit(&L, name);
+            d->elem = elem;
+            for (int i = 0; i < lay.n_words; i++) {
+                if (lay.kind[i] == WG_WORD_PAD) wg_p_align16(&L, d), i = d->n_params - 1;
+                else if (lay.kind[i] == WG_WORD_F32) wg_p_f32(&L, d, 1.0f);
+                else wg_p_u32(&L, d, 1);
+            }
+            WGPUComputePipeline pipe = NULL;
+            rlx_status st = wg_pipeline_get(b, d, "test", &pipe);
+            CHECK_MSG(st == RLX_OK && pipe, "kernel %s for element type %d: %s", name, e, rlx_last_error());
+            made += pipe != NULL;
+            wg_lower_free(&L);
+        }
+    }
+    fprintf(stderr, "  %d instances of %d kernels, each for the types it declares%s\n", made, kernels,
+            b->caps.shader_f16 ? "" : " (no shader-f16 on this adapter: not f16)");
+}
+
+/* Runs dispatch d once: binding i + 1 is a buffer holding bytes[i] bytes
+ * of host[i] (offsets 0); binding `out` is read back into host[out]. */
+static rlx_status run_dispatch(wg_backend *b, wg_dispatch *d, void *const *host, const size_t *bytes, int out) {
+    WGPUComputePipeline pipe = NULL;
+    RLX_TRY(wg_pipeline_get(b, d, "test", &pipe));
+    for (int i = 0; i < d->n_bind; i++) d->params[d->off_slot[i]] = 0;
+    WGPUBuffer buf[WG_MAX_BINDINGS + 2] = { NULL };
+    WGPUBindGroupEntry ent[WG_MAX_BINDINGS + 1];
+    memset(ent, 0, sizeof ent);
+    for (int i = 0; i <= d->n_bind + 1; i++) {
+        WGPUBufferDescriptor bd;
+        memset(&bd, 0, sizeof bd);
+        bool params = i == d->n_bind, staging = i == d->n_bind + 1;
+        bd.size = params ? (uint64_t)(d->n_params * 4 + 15) / 16 * 16 : ((staging ? bytes[out] : bytes[i]) + 15) / 16 * 16;
+        bd.usage = params ? WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst
+                 : staging ? WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst
+                           : WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst | WGPUBufferUsage_CopySrc;
+        buf[i] = wgpuDeviceCreateBuffer(b->dev, &bd);
+        if (!staging) {
+            wgpuQueueWriteBuffer(b->queue, buf[i], 0, params ? (const void *)d->params : host[i],
+                                 params ? (size_t)d->n_params * 4 : bytes[i]);
+            int e = params ? 0 : i + 1;
+            ent[e].binding = (uint32_t)e;
+            ent[e].buffer = buf[i];
+            ent[e].size = bd.size;
+        }
+    }
+    WGPUBindGroupLayout lay = wgpuComputePipelineGetBindGroupLayout(pipe, 0);
+    WGPUBindGroupDescriptor bgd;
+    memset(&bgd, 0, sizeof bgd);
+    bgd.layout = lay;
+    bgd.entryCount = (size_t)d->n_bind + 1;
+    bgd.entries = ent;
+    WGPUBindGroup bg = wgpuDeviceCreateBindGroup(b->dev, &bgd);
+    wgpuBindGroupLayoutRelease(lay);
+    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
+    WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, NULL);
+    wgpuComputePassEncoderSetPipeline(pass, pipe);
+    wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 0, NULL);
+    wgpuComputePassEncoderDispatchWorkgroups(pass, d->groups[0], d->groups[1], d->groups[2]);
+    wgpuComputePassEncoderEnd(pass);
+    wgpuComputePassEncoderRelease(pass);
+    WGPUBuffer staging = buf[d->n_bind + 1];
+    size_t rb = (bytes[out] + 15) / 16 * 16;
+    wgpuCommandEncoderCopyBufferToBuffer(enc, buf[out], 0, staging, 0, rb);
+    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+    wgpuCommandEncoderRelease(enc);
+    wgpuQueueSubmit(b->queue, 1, &cb);
+    wgpuCommandBufferRelease(cb);
+    rlx_status st = wg_map_read(b, staging, rb, "test");
+    if (!st) {
+        memcpy(host[out], wgpuBufferGetConstMappedRange(staging, 0, rb), bytes[out]);
+        wgpuBufferUnmap(staging);
+    }
+    wgpuBindGroupRelease(bg);
+    for (int i = 0; i <= d->n_bind + 1; i++) wgpuBufferDestroy(buf[i]), wgpuBufferRelease(buf[i]);
+    return st;
+}
+
+/* f16 instances run on f16 data (binary16 in memory, two to a word)
+ * against the CPU: Tanh (unary.wgsl: f32 math, one rounding to f16),
+ * Add with a broadcast operand (binary.wgsl), a transposing copy
+ * (copy.wgsl) and Gather (gather.wgsl), both exact. Outputs start as
+ * NaN. */
+static void test_f16_runs(wg_backend *b) {
+    if (!b->caps.shader_f16) {
+        fprintf(stderr, "  no shader-f16 on this adapter: f16 runs skipped\n");
+        return;
+    }
+    enum { R = 6, C = 10, N = R * C };
+    uint16_t x[N], x2[C], y[N];
+    float xf[N], x2f[C];
+    for (int i = 0; i < N; i++) xf[i] = rlx_f16_to_f32(x[i] = rlx_f32_to_f16(test_rand_uniform(-3.0f, 3.0f)));
+    for (int i = 0; i < C; i++) x2f[i] = rlx_f16_to_f32(x2[i] = rlx_f32_to_f16(test_rand_uniform(-3.0f, 3.0f)));
+    for (int op = 0; op < 4; op++) {
+        for (int i = 0; i < N; i++) y[i] = 0x7e00; /* NaN */
+        wg_lower L;
+        memset(&L, 0, sizeof L);
+        L.caps = &b->caps;
+        static const char *const kernel[4] = { "unary", "binary", "copy", "gather" };
+        wg_dispatch *d = wg_emit(&L, kernel[op]);
+        d->elem = WG_ELEM_F16;
+        int32_t idx[R] = { 5, 0, -1, 2, 3, -6 }; /* rows of x, negative from the end */
+        void *host[4] = { x, op == 1 ? (void *)x2 : op == 3 ? (void *)idx : y, y, y };
+        size_t bytes[4] = { sizeof x, op == 1 ? sizeof x2 : op == 3 ? sizeof idx : sizeof y, sizeof y, 16 };
+        int nb = op == 1 ? 3 : op == 3 ? 4 : 2;
+        for (int i = 0; i < nb; i++) wg_bind(&L, d, i, 0, 4);
+        if (op == 0) {
+            wg_spec(&L, d, "OP", RLX_EW_TANH);
+            wg_p_u32(&L, d, N);
+            for (int i = 0; i < 3; i++) wg_p_f32(&L, d, 0.0f);
+        } else if (op == 1) { /* y[r, c] = x[r, c] + x2[c] */
+            wg_spec(&L, d, "OP", RLX_EW_ADD);
+            wg_p_u32(&L, d, N);
+            wg_p_u32(&L, d, 2);
+            wg_p_align16(&L, d);
+            const uint32_t w[24] = { R, C, 1, 1, 1, 1, 1, 1, C, 1, 0, 0, 0, 0, 0, 0, 0, 1 };
+            for (int i = 0; i < 24; i++) wg_p_u32(&L, d, w[i]);
+        } else if (op == 2) { /* y[c, r] = x[r, c] */
+            const uint32_t w[5] = { N, 2, 0, 0, N };
+            for (int i = 0; i < 5; i++) wg_p_u32(&L, d, w[i]);
+            wg_p_align16(&L, d);
+            const uint32_t dims[8] = { R, C, 1, 1, 1, 1, 1, 1 }, ss[8] = { C, 1 }, ds[8] = { 1, R };
+            for (int i = 0; i < 24; i++) wg_p_u32(&L, d, i < 8 ? dims[i] : i < 16 ? ss[i - 8] : ds[i - 16]);
+        } else { /* y[i, c] = x[idx[i], c]; status words bound, REPORT off */
+            const uint32_t w[6] = { 0, N, C, R, R, N }; /* tag, n, inner, n_idx, a, ne */
+            for (int i = 0; i < 6; i++) wg_p_u32(&L, d, w[i]);
+        }
+        CHECK_OK(wg_grid_1d(&L, d, N));
+        CHECK_OK(run_dispatch(b, d, host, bytes, 2 - (op == 0 || op == 2)));
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            int r = i / C, c = i % C;
+            float got = rlx_f16_to_f32(y[i]), want;
+            if (op == 0) want = (float)tanh((double)xf[i]);
+            else if (op == 1) want = rlx_f16_to_f32(rlx_f32_to_f16(xf[i] + x2f[c]));
+            else if (op == 2) got = rlx_f16_to_f32(y[c * R + r]), want = xf[i];
+            else want = xf[(idx[r] + R) % R * C + c];
+            float tol = op == 0 ? 2e-3f : op == 1 ? fabsf(want) * 2e-3f : 0.0f;
+            if (!(fabsf(got - want) <= tol)) {
+                if (!bad) fprintf(stderr, "  %s f16: element %d is %g, want %g\n", kernel[op], i, got, want);
+                bad++;
+            }
+        }
+        CHECK_MSG(bad == 0, "%s for f16: %d of %d elements wrong", kernel[op], bad, N);
+        wg_lower_free(&L);
+    }
+}
 #endif
 
 int main(void) {
@@ -135,6 +313,8 @@ int main(void) {
     if (be) {
         test_check((wg_backend *)be);
         test_elem((wg_backend *)be);
+        test_all_instances((wg_backend *)be);
+        test_f16_runs((wg_backend *)be);
         be->destroy(be);
     }
 #endif

@@ -26,11 +26,9 @@ static rlx_status emit_unary_block(wg_lower *L, const wg_block *b, void *ctx) {
     wg_bind(L, d, u->x, b->lo[0], b->n[0]);
     wg_bind(L, d, u->y, b->lo[1], b->n[1]);
     wg_p_u32(L, d, (uint32_t)b->numel);
-    wg_p_u32(L, d, 0);
     wg_p_f32(L, d, u->f.alpha);
     wg_p_f32(L, d, u->f.beta);
     wg_p_f32(L, d, u->s);
-    wg_p_u32(L, d, 0);
     return wg_grid_1d(L, d, b->numel);
 }
 
@@ -81,7 +79,7 @@ static rlx_status emit_binary_block(wg_lower *L, const wg_block *blk, void *ctx)
     const binary_ctx *c = ctx;
     wg_dispatch *d = wg_emit(L, "binary");
     wg_spec(L, d, "OP", c->code);
-    wg_spec(L, d, "INT", c->is_int ? 1 : 0);
+    d->elem = c->is_int ? WG_ELEM_I32 : WG_ELEM_F32;
     wg_bind(L, d, c->a, blk->lo[0], blk->n[0]);
     wg_bind(L, d, c->b, blk->lo[1], blk->n[1]);
     wg_bind(L, d, c->y, blk->lo[2], blk->n[2]);

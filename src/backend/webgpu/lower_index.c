@@ -15,6 +15,7 @@
 
 #include "backend/webgpu/webgpu.h"
 #include "backend/webgpu/wg_split.h"
+#include "backend/webgpu/wg_codes.h"
 #include "ir/op.h"
 
 #define DATA_TYPES (WG_ANY4 | WG_I64 | WG_BOOL)
@@ -219,7 +220,8 @@ static rlx_status lower_gather_nd(wg_lower *L) {
 /* reduction attribute of ScatterND/ScatterElements-16/18: scatter.wgsl RED. */
 static int scatter_red(const rlx_node *n) {
     const char *s = rlx_param_str(n, "reduction");
-    static const char *const names[] = { "none", "add", "mul", "max", "min" };
+    static const char *const names[] = { [SR_NONE] = "none", [SR_ADD] = "add", [SR_MUL] = "mul", [SR_MAX] = "max",
+                                         [SR_MIN] = "min" };
     for (int i = 0; i < 5; i++)
         if (strcmp(s, names[i]) == 0) return i;
     return -1;
@@ -278,7 +280,7 @@ static rlx_status lower_scatter(wg_lower *L) {
     wg_spec(L, dp, "IDX64", idx->dtype == RLX_DTYPE_I64);
     wg_spec(L, dp, "ELEMS", elems);
     wg_spec(L, dp, "RED", red);
-    wg_spec(L, dp, "TY", x->dtype == RLX_DTYPE_I32 ? 1 : 0);
+    if (red != SR_NONE) dp->elem = x->dtype == RLX_DTYPE_I32 ? WG_ELEM_I32 : WG_ELEM_F32;
     bind_indexed(L, dp, wg_in_id(L, 1), wg_in_id(L, 2), idx);
     wg_p_u32(L, dp, (uint32_t)threads);
     wg_p_u32(L, dp, (uint32_t)count);
@@ -316,7 +318,7 @@ static rlx_status lower_onehot(wg_lower *L) {
     if (n == 0) return RLX_OK;
     if (wg_words(y) >= LIM31) return wg_decline(L, "too large");
     wg_dispatch *d = wg_emit(L, "onehot");
-    wg_spec(L, d, "ITY", idx->dtype == RLX_DTYPE_F32 ? 0 : idx->dtype == RLX_DTYPE_I32 ? 1 : 2);
+    wg_spec(L, d, "ITY", idx->dtype == RLX_DTYPE_F32 ? TY_F32 : idx->dtype == RLX_DTYPE_I32 ? TY_I32 : TY_I64);
     wg_spec(L, d, "NEG", L->n->version >= 11);
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_in_id(L, 2));
@@ -360,12 +362,12 @@ static rlx_status lower_trilu(wg_lower *L) {
     uint64_t n = wg_numel(y);
     if (n == 0) return RLX_OK;
     if (n >= LIM31 || wg_words(y) >= LIM31) return wg_decline(L, "too large");
-    int elem = y->dtype == RLX_DTYPE_I64 ? 1 : y->dtype == RLX_DTYPE_BOOL ? 2 : 0;
-    uint64_t threads = elem == 2 ? (n + 3) / 4 : n;
+    int elem = y->dtype == RLX_DTYPE_I64 ? UNIT_PAIR : y->dtype == RLX_DTYPE_BOOL ? UNIT_BYTE : UNIT_WORD;
+    uint64_t threads = elem == UNIT_BYTE ? (n + 3) / 4 : n;
     uint32_t one, hi;
     one_words(y->dtype, &one, &hi);
     wg_dispatch *d = wg_emit(L, "trilu");
-    wg_spec(L, d, "MODE", eye ? 2 : rlx_param_int(L->n, "upper") != 0 ? 0 : 1);
+    wg_spec(L, d, "MODE", eye ? TRI_EYE : rlx_param_int(L->n, "upper") != 0 ? TRI_UPPER : TRI_LOWER);
     wg_spec(L, d, "ELEM", elem);
     if (kin) {
         wg_spec(L, d, "KIN", 1);

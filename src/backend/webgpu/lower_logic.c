@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
+#include "backend/webgpu/wg_codes.h"
 #include "ir/op.h"
 
 #define LIM31 ((uint64_t)1 << 31)
@@ -15,11 +16,11 @@
 /* Type codes of cast.wgsl; -1 for a dtype the GPU does not hold. */
 static int type_code(rlx_dtype dt) {
     switch (dt) {
-    case RLX_DTYPE_F32: return 0;
-    case RLX_DTYPE_I32: return 1;
-    case RLX_DTYPE_U32: return 2;
-    case RLX_DTYPE_BOOL: return 3;
-    case RLX_DTYPE_I64: return 4;
+    case RLX_DTYPE_F32: return TY_F32;
+    case RLX_DTYPE_I32: return TY_I32;
+    case RLX_DTYPE_U32: return TY_U32;
+    case RLX_DTYPE_BOOL: return TY_BOOL;
+    case RLX_DTYPE_I64: return TY_I64;
     default: return -1;
     }
 }
@@ -57,9 +58,6 @@ static void p_bcview(wg_lower *L, wg_dispatch *d, const wg_bcview *bv) {
 }
 
 /* ------------------------------------------------------------ bool results */
-
-/* Op codes of kernels/compare.wgsl. */
-enum cmp_code { CMP_EQ = 0, CMP_LT, CMP_GT, CMP_LE, CMP_GE, CMP_AND, CMP_OR, CMP_XOR, CMP_NOT, CMP_ISNAN, CMP_ISINF };
 
 /* Equal-1/7/11/13/19, Less/Greater-1/7/9/13, LessOrEqual/GreaterOrEqual-12/16
  * on f32, i32, u32, i64 (and bool for Equal); And/Or/Xor-1/7 and Not-1 on
@@ -126,8 +124,8 @@ static rlx_status lower_where(wg_lower *L) {
     uint64_t n = wg_numel(y);
     if (n == 0) return RLX_OK;
     if (wg_words(y) >= LIM31 || wg_words(a) >= LIM31 || wg_words(b) >= LIM31) return wg_decline(L, "too large");
-    int elem = y->dtype == RLX_DTYPE_I64 ? 1 : y->dtype == RLX_DTYPE_BOOL ? 2 : 0;
-    uint64_t threads = elem == 2 ? (n + 3) / 4 : n;
+    int elem = y->dtype == RLX_DTYPE_I64 ? UNIT_PAIR : y->dtype == RLX_DTYPE_BOOL ? UNIT_BYTE : UNIT_WORD;
+    uint64_t threads = elem == UNIT_BYTE ? (n + 3) / 4 : n;
     wg_dispatch *d = wg_emit(L, "where");
     wg_spec(L, d, "ELEM", elem);
     for (int i = 0; i < 3; i++) wg_bind_value(L, d, wg_in_id(L, i));

@@ -20,6 +20,7 @@
 
 #include "backend/webgpu/webgpu.h"
 #include "backend/webgpu/wg_split.h"
+#include "backend/webgpu/wg_codes.h"
 #include "ir/op.h"
 #include "ir/ops/reduce_geom.h"
 
@@ -108,12 +109,6 @@ static uint32_t f32_bits(float f) {
 }
 
 /* ------------------------------------------------------------ Reduce* */
-
-/* Op codes of kernels/reduce.wgsl. */
-enum red_code {
-    RED_SUM = 0, RED_MEAN, RED_MAX, RED_MIN, RED_PROD, RED_L1, RED_L2, RED_LOGSUM, RED_LSE, RED_SUMSQ,
-    RED_ARGMAX, RED_ARGMIN
-};
 
 static const struct {
     rlx_op_id op;
@@ -303,7 +298,7 @@ static rlx_status lower_hardmax(wg_lower *L) {
     RLX_TRY(wg_grid_1d(L, f, 2));
     uint64_t n = wg_numel(y);
     wg_dispatch *d = wg_emit(L, "onehot");
-    wg_spec(L, d, "ITY", 2);
+    wg_spec(L, d, "ITY", TY_I64);
     wg_spec(L, d, "NEG", 0);
     wg_bind(L, d, WG_SCRATCH, 0, 2 * rows);
     wg_bind(L, d, WG_SCRATCH, 2 * rows, 2);
@@ -316,9 +311,6 @@ static rlx_status lower_hardmax(wg_lower *L) {
 }
 
 /* ------------------------------------------------------------ normalisations */
-
-/* Modes of kernels/norm.wgsl. */
-enum norm_mode { NM_LAYER = 0, NM_RMS, NM_LP1, NM_LP2, NM_MVN, NM_SOFTMAX, NM_LOGSOFTMAX };
 
 /* How a parameter (scale, bias) is indexed: (row % rmod) * rmul + (j / jdiv) % jmod. */
 typedef struct pidx {

@@ -95,7 +95,7 @@ enum { WG_WORD_INT = 1, WG_WORD_F32, WG_WORD_PAD };
 typedef struct wg_dispatch {
     const char *kernel; /* WGSL file stem, e.g. "unary", or the name of a generated kernel (static string) */
     const char *source; /* generated WGSL (wg_emit_source; owned by the wg_lower), or NULL */
-    wg_elem elem;       /* the kernel's element type T (default f32; see wg_elem_of) */
+    wg_elem elem;       /* the kernel's element type T (default: wg_kernel_elem; see wg_elem_of) */
     int n_spec;
     const char *spec_name[WG_MAX_SPEC]; /* WGSL `override` names (static strings) */
     double spec_val[WG_MAX_SPEC];
@@ -242,6 +242,11 @@ void wg_p_align16(wg_lower *L, wg_dispatch *d);
  * a lowering instantiates its kernel with `d->elem = wg_elem_of(dt)`;
  * each type is its own shader module and pipeline. */
 wg_elem wg_elem_of(rlx_dtype dt);
+
+/* The T an embedded kernel gets when the lowering names none (wg_emit
+ * sets it): the type of its `//!elem` line (u32 for the word movers),
+ * else f32. */
+wg_elem wg_kernel_elem(const char *kernel);
 
 /* Grids: a 1-D kernel of `threads` invocations (@workgroup_size(64)), or
  * `groups` workgroups of any kernel that recovers its linear workgroup

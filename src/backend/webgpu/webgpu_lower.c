@@ -199,6 +199,7 @@ wg_dispatch *wg_emit(wg_lower *L, const char *kernel) {
     wg_dispatch *d = &L->d[L->n_d++];
     memset(d, 0, sizeof *d);
     d->kernel = kernel;
+    d->elem = wg_kernel_elem(kernel);
     d->groups[0] = d->groups[1] = d->groups[2] = 1;
     return d;
 }

@@ -8,7 +8,11 @@
  * (scalars 4 bytes, vec4 and arrays of vec4 16-byte aligned, padding
  * where alignment needs it), against which compile checks the words each
  * dispatch wrote (wg_p_*, wg_bind). A prelude defines the element type:
- * `alias T = f32;` (or f16 with `enable f16;`, i32, u32). A line
+ * `alias T = f32;` (or f16 with `enable f16;`, i32, u32), the accumulator
+ * type TACC (f32 for f16), T_INT and t_bits / t_from_bits. A kernel's
+ * line `//!elem u32 f32 i32 f16` lists the types it is written for, the
+ * first being the T it gets when the lowering names none (the word
+ * movers: 4-byte words); without one, a kernel is f32 only. A line
  * `//!include NAME` pastes the embedded snippet kernels/NAME.wgsl (one
  * level). */
 #include <stdio.h>
@@ -114,12 +118,56 @@ static rlx_status expand(const char *kernel, const char *src, int depth, wg_src 
     return RLX_OK;
 }
 
+/* The types of src's `//!elem` line (a mask of 1 << wg_elem; the first
+ * listed in *first), or f32 alone when it has none. */
+static unsigned elem_line(const char *src, wg_elem *first) {
+    static const char tag[] = "//!elem";
+    const char *p = src && strncmp(src, tag, sizeof tag - 1) == 0 ? src : src ? strstr(src, "\n//!elem") : NULL;
+    p = p && *p == '\n' ? p + 1 : p;
+    *first = WG_ELEM_F32;
+    if (!p) return 1u << WG_ELEM_F32;
+    unsigned mask = 0;
+    for (p += sizeof tag - 1; *p == ' ';) {
+        p++;
+        for (int e = 0; e < WG_ELEM_COUNT; e++)
+            if (strncmp(p, k_elem_name[e], 3) == 0) {
+                if (!mask) *first = (wg_elem)e;
+                mask |= 1u << e;
+            }
+        p += strcspn(p, " \n");
+    }
+    return mask;
+}
+
+wg_elem wg_kernel_elem(const char *kernel) {
+    wg_elem first;
+    elem_line(wg_wgsl_source(kernel), &first);
+    return first;
+}
+
 rlx_status wg_params_expand(const char *kernel, const char *src, wg_elem elem, char **out, wg_layout *lay) {
     *out = NULL;
     memset(lay, 0, sizeof *lay);
-    if ((unsigned)elem >= WG_ELEM_COUNT) return rlx_fail(RLX_ERR_INTERNAL, "kernel '%s': bad element type", kernel);
+    wg_elem first;
+    if ((unsigned)elem >= WG_ELEM_COUNT || !(elem_line(src, &first) & (1u << elem)))
+        return rlx_fail(RLX_ERR_INTERNAL, "kernel '%s' is not written for element type %s (its //!elem line)", kernel,
+                        (unsigned)elem < WG_ELEM_COUNT ? k_elem_name[elem] : "?");
+    /* the prelude: T, TACC, T_INT and T's bits as a word (t_bits of an
+     * f16 is its binary16 in the low half; movers use them where an
+     * element is moved as bits: bool bytes, i64 pairs, of a u32 instance) */
+    static const char *const k_prelude[WG_ELEM_COUNT] = {
+        "alias T = f32;\nalias TACC = f32;\nconst T_INT = false;\n"
+        "fn t_bits(x: T) -> u32 { return bitcast<u32>(x); }\nfn t_from_bits(w: u32) -> T { return bitcast<T>(w); }\n",
+        "enable f16;\nalias T = f16;\nalias TACC = f32;\nconst T_INT = false;\n"
+        "fn t_bits(x: T) -> u32 { return pack2x16float(vec2<f32>(f32(x), 0.0)); }\n"
+        "fn t_from_bits(w: u32) -> T { return T(unpack2x16float(w).x); }\n",
+        "alias T = i32;\nalias TACC = i32;\nconst T_INT = true;\n"
+        "fn t_bits(x: T) -> u32 { return bitcast<u32>(x); }\nfn t_from_bits(w: u32) -> T { return bitcast<T>(w); }\n",
+        "alias T = u32;\nalias TACC = u32;\nconst T_INT = true;\n"
+        "fn t_bits(x: T) -> u32 { return x; }\nfn t_from_bits(w: u32) -> T { return w; }\n",
+    };
     wg_src o = { 0 };
-    wg_src_printf(&o, "%salias T = %s;\n", elem == WG_ELEM_F16 ? "enable f16;\n" : "", k_elem_name[elem]);
+    wg_src_printf(&o, "%s", k_prelude[elem]);
     int n_fields = 0;
     bool open = false;
     rlx_status st = expand(kernel, src, 0, &o, lay, &n_fields, &open);

@@ -4,6 +4,7 @@
 // One invocation per element. Semantics: ONNX BatchNormalization-9/14/15
 // with training_mode = 0. Params: x, scale, bias, mean, var, y offsets,
 // total, C, inner, epsilon. Element type T (f32; f16).
+//!elem f32 f16
 //!params x_off: u32, s_off: u32, b_off: u32, m_off: u32, v_off: u32, y_off: u32, total: u32, c: u32,
 //!params inner: u32, eps: f32
 @group(0) @binding(0) var<uniform> P: Params;

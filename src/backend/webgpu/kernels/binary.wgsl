@@ -2,26 +2,22 @@
 // y[i] = f(a[ia], b[ib]) where i runs over the output shape and ia, ib are
 // the broadcast element indices of a and b (stride 0 on broadcast dims).
 // f is the vocabulary function of code OP (an rlx_ew_fn: ADD SUB MUL DIV POW
-// MAX MIN PRELU, or COPY for a broadcast copy of a); INT selects i32
-// arithmetic (wrapping; ADD SUB MUL MAX MIN PRELU COPY) instead of f32.
+// MAX MIN PRELU, or COPY for a broadcast copy of a) on elements of type T:
+// f32 arithmetic for a float T (f16 converts on load and store), i32
+// arithmetic for an integer T (wrapping; ADD SUB MUL MAX MIN PRELU COPY).
 // Semantics: ONNX Add/Sub/Mul/Div/Pow/Max/Min/PRelu.
 // Layout: y contiguous; dims/a_str/b_str hold the output dims and the input
 // strides (elements), rank <= 8 (after merging contiguous dims).
 // Params: a_off, b_off, y_off, n, rank, then dims, a_str, b_str as
 // array<vec4<u32>, 2> (dim d is [d / 4][d % 4]).
-struct Params {
-    a_off: u32, b_off: u32, y_off: u32, n: u32,
-    rank: u32, _p0: u32, _p1: u32, _p2: u32,
-    dims: array<vec4<u32>, 2>,
-    a_str: array<vec4<u32>, 2>,
-    b_str: array<vec4<u32>, 2>,
-};
+//!elem f32 i32 u32 f16
+//!params a_off: u32, b_off: u32, y_off: u32, n: u32, rank: u32, dims: array<vec4<u32>, 2>,
+//!params a_str: array<vec4<u32>, 2>, b_str: array<vec4<u32>, 2>
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<u32>;
-@group(0) @binding(2) var<storage, read_write> B: array<u32>;
-@group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(1) var<storage, read_write> A: array<T>;
+@group(0) @binding(2) var<storage, read_write> B: array<T>;
+@group(0) @binding(3) var<storage, read_write> Y: array<T>;
 override OP: u32 = 0u;
-override INT: bool = false;
 
 //!include act
 
@@ -53,9 +49,9 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     }
     let a = A[P.a_off + ia];
     let b = B[P.b_off + ib];
-    if (INT) {
-        Y[P.y_off + i] = bitcast<u32>(opi(bitcast<i32>(a), bitcast<i32>(b)));
+    if (T_INT) {
+        Y[P.y_off + i] = T(opi(i32(a), i32(b)));
     } else {
-        Y[P.y_off + i] = bitcast<u32>(ew_apply(OP, bitcast<f32>(a), bitcast<f32>(b), 0.0, 0.0));
+        Y[P.y_off + i] = T(ew_apply(OP, f32(a), f32(b), 0.0, 0.0));
     }
 }

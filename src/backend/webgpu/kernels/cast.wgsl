@@ -3,7 +3,7 @@
 // int64 range saturate, and a 32-bit result keeps the low 32 bits of the
 // int64, as the CPU's store does); integer to float rounds to nearest;
 // bool is x != 0 (NaN is true). Semantics: ONNX Cast-1..23, CastLike-15..23.
-// SRC / DST type codes: 0 f32, 1 i32, 2 u32, 3 bool, 4 i64.
+// SRC / DST: type codes (TY_* of wg_codes.h: f32, i32, u32, bool, i64).
 // Layouts (README.md, "Element types"): 4-byte types one word each, i64
 // (low, high) word pairs, bool four bytes to a word. One invocation per
 // element, except for a bool output: one per word (four elements).
@@ -16,6 +16,8 @@
 @group(0) @binding(2) var<storage, read_write> Y: array<u32>;
 override SRC: u32 = 0u;
 override DST: u32 = 0u;
+
+//!include codes
 
 fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
 
@@ -49,29 +51,29 @@ fn load_bool(e: u32) -> u32 {
 // Element e as an i64 (low, high).
 fn as_i64(e: u32) -> vec2<u32> {
     switch SRC {
-        case 0u: { return f32_to_i64(bitcast<f32>(X[P.x_off + e])); }
-        case 1u: { let v = X[P.x_off + e]; return vec2<u32>(v, sign_word(v)); }
-        case 2u: { return vec2<u32>(X[P.x_off + e], 0u); }
-        case 3u: { return vec2<u32>(select(0u, 1u, load_bool(e) != 0u), 0u); }
+        case TY_F32: { return f32_to_i64(bitcast<f32>(X[P.x_off + e])); }
+        case TY_I32: { let v = X[P.x_off + e]; return vec2<u32>(v, sign_word(v)); }
+        case TY_U32: { return vec2<u32>(X[P.x_off + e], 0u); }
+        case TY_BOOL: { return vec2<u32>(select(0u, 1u, load_bool(e) != 0u), 0u); }
         default: { return vec2<u32>(X[P.x_off + 2u * e], X[P.x_off + 2u * e + 1u]); }
     }
 }
 
 fn as_f32(e: u32) -> f32 {
     switch SRC {
-        case 0u: { return bitcast<f32>(X[P.x_off + e]); }
-        case 1u: { return f32(bitcast<i32>(X[P.x_off + e])); }
-        case 2u: { return f32(X[P.x_off + e]); }
-        case 3u: { return select(0.0, 1.0, load_bool(e) != 0u); }
+        case TY_F32: { return bitcast<f32>(X[P.x_off + e]); }
+        case TY_I32: { return f32(bitcast<i32>(X[P.x_off + e])); }
+        case TY_U32: { return f32(X[P.x_off + e]); }
+        case TY_BOOL: { return select(0.0, 1.0, load_bool(e) != 0u); }
         default: { return i64_to_f32(X[P.x_off + 2u * e], X[P.x_off + 2u * e + 1u]); }
     }
 }
 
 fn as_bool(e: u32) -> bool {
     switch SRC {
-        case 0u: { return bitcast<f32>(X[P.x_off + e]) != 0.0 || is_nan(bitcast<f32>(X[P.x_off + e])); }
-        case 3u: { return load_bool(e) != 0u; }
-        case 4u: { return (X[P.x_off + 2u * e] | X[P.x_off + 2u * e + 1u]) != 0u; }
+        case TY_F32: { return bitcast<f32>(X[P.x_off + e]) != 0.0 || is_nan(bitcast<f32>(X[P.x_off + e])); }
+        case TY_BOOL: { return load_bool(e) != 0u; }
+        case TY_I64: { return (X[P.x_off + 2u * e] | X[P.x_off + 2u * e + 1u]) != 0u; }
         default: { return X[P.x_off + e] != 0u; }
     }
 }
@@ -81,9 +83,9 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     let t = gid.x + gid.y * nwg.x * 64u;
     if (t >= P.threads) { return; }
     switch DST {
-        case 0u: { Y[P.y_off + t] = bitcast<u32>(as_f32(t)); }
-        case 1u, 2u: { Y[P.y_off + t] = as_i64(t).x; }
-        case 3u: {
+        case TY_F32: { Y[P.y_off + t] = bitcast<u32>(as_f32(t)); }
+        case TY_I32, TY_U32: { Y[P.y_off + t] = as_i64(t).x; }
+        case TY_BOOL: {
             var w = 0u;
             for (var k = 0u; k < 4u; k = k + 1u) {
                 let e = t * 4u + k;

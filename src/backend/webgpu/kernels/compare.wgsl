@@ -1,15 +1,14 @@
 // Elementwise ops with a bool result, with multidirectional (numpy)
 // broadcasting: y[i] = f(a[ia], b[ib]) (ia, ib: the broadcast element
 // indices, stride 0 on broadcast dims).
-//   OP: 0 equal, 1 less, 2 greater, 3 less-or-equal, 4 greater-or-equal,
-//       5 and, 6 or, 7 xor, 8 not (a only), 9 isnan, 10 isinf (a only;
-//       flags bit 0 detects +inf, bit 1 -inf)
+//   OP (CMP_* of wg_codes.h): EQ, LT, GT, LE, GE, AND, OR, XOR, NOT (a
+//       only), ISNAN, ISINF (a only; flags bit 0 detects +inf, bit 1 -inf)
 // Semantics: ONNX Equal-1/7/11/13/19, Less-1/7/9/13, Greater-1/7/9/13,
 // LessOrEqual-12/16, GreaterOrEqual-12/16, And/Or/Xor-1/7, Not-1,
 // IsNaN-9/13/20, IsInf-10/20. Comparisons involving NaN are false (equal
 // too).
-// TY, the input type: 0 f32, 1 i32, 2 u32, 3 bool, 4 i64 (exact
-// comparison of (low, high) word pairs).
+// TY, the input type (TY_* of wg_codes.h): f32, i32, u32, bool, i64
+// (exact comparison of (low, high) word pairs).
 // Layout (README.md, "Element types"): y is bool, four bytes to a word, so
 // one invocation writes one word: elements 4t .. 4t + 3.
 // Params: a_off, b_off, y_off, n (elements), rank, threads, flags, then
@@ -23,6 +22,8 @@
 override OP: u32 = 0u;
 override TY: u32 = 0u;
 
+//!include codes
+
 fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
 
 fn byte_of(w: u32, i: u32) -> u32 { return (w >> ((i & 3u) * 8u)) & 0xffu; }
@@ -30,23 +31,23 @@ fn byte_of(w: u32, i: u32) -> u32 { return (w >> ((i & 3u) * 8u)) & 0xffu; }
 // -1, 0, 1 for a < b, a == b, a > b; 2 when unordered (NaN).
 fn cmp(ia: u32, ib: u32) -> i32 {
     switch TY {
-        case 0u: {
+        case TY_F32: {
             let x = bitcast<f32>(A[P.a_off + ia]);
             let y = bitcast<f32>(B[P.b_off + ib]);
             if (is_nan(x) || is_nan(y)) { return 2; }
             return select(select(0, -1, x < y), 1, x > y);
         }
-        case 1u: {
+        case TY_I32: {
             let x = bitcast<i32>(A[P.a_off + ia]);
             let y = bitcast<i32>(B[P.b_off + ib]);
             return select(select(0, -1, x < y), 1, x > y);
         }
-        case 3u: {
+        case TY_BOOL: {
             let x = select(0u, 1u, byte_of(A[(P.a_off * 4u + ia) >> 2u], P.a_off * 4u + ia) != 0u);
             let y = select(0u, 1u, byte_of(B[(P.b_off * 4u + ib) >> 2u], P.b_off * 4u + ib) != 0u);
             return select(select(0, -1, x < y), 1, x > y);
         }
-        case 4u: {
+        case TY_I64: {
             let xh = bitcast<i32>(A[P.a_off + 2u * ia + 1u]);
             let yh = bitcast<i32>(B[P.b_off + 2u * ib + 1u]);
             if (xh != yh) { return select(-1, 1, xh > yh); }
@@ -64,13 +65,13 @@ fn cmp(ia: u32, ib: u32) -> i32 {
 
 fn truth(ia: u32, ib: u32) -> bool {
     switch OP {
-        case 0u: { return cmp(ia, ib) == 0; }
-        case 1u: { return cmp(ia, ib) == -1; }
-        case 2u: { return cmp(ia, ib) == 1; }
-        case 3u: { let c = cmp(ia, ib); return c == -1 || c == 0; }
-        case 4u: { let c = cmp(ia, ib); return c == 1 || c == 0; }
-        case 9u: { return is_nan(bitcast<f32>(A[P.a_off + ia])); }
-        case 10u: {
+        case CMP_EQ: { return cmp(ia, ib) == 0; }
+        case CMP_LT: { return cmp(ia, ib) == -1; }
+        case CMP_GT: { return cmp(ia, ib) == 1; }
+        case CMP_LE: { let c = cmp(ia, ib); return c == -1 || c == 0; }
+        case CMP_GE: { let c = cmp(ia, ib); return c == 1 || c == 0; }
+        case CMP_ISNAN: { return is_nan(bitcast<f32>(A[P.a_off + ia])); }
+        case CMP_ISINF: {
             let v = A[P.a_off + ia];
             return (v == 0x7f800000u && (P.flags & 1u) != 0u) || (v == 0xff800000u && (P.flags & 2u) != 0u);
         }
@@ -79,9 +80,9 @@ fn truth(ia: u32, ib: u32) -> bool {
             let x = byte_of(A[(P.a_off * 4u + ia) >> 2u], P.a_off * 4u + ia) != 0u;
             let y = byte_of(B[(P.b_off * 4u + ib) >> 2u], P.b_off * 4u + ib) != 0u;
             switch OP {
-                case 5u: { return x && y; }
-                case 6u: { return x || y; }
-                case 7u: { return x != y; }
+                case CMP_AND: { return x && y; }
+                case CMP_OR: { return x || y; }
+                case CMP_XOR: { return x != y; }
                 default: { return !x; }
             }
         }

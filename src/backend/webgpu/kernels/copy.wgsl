@@ -10,11 +10,14 @@
 // Params: x_off, y_off, n = prod(dims), rank, src_base, dst_base, threads
 // (BYTES: words of y), dims, ss, ds (array<vec4<...>, 2>: dim d is
 // [d / 4][d % 4]).
+// T: the element moved: 4-byte words (u32) unless the lowering names a type;
+// the byte and word-pair layouts are those of the u32 instance.
+//!elem u32 f32 i32 f16
 //!params x_off: u32, y_off: u32, n: u32, rank: u32, src_base: i32, dst_base: i32, threads: u32,
 //!params dims: array<vec4<u32>, 2>, ss: array<vec4<i32>, 2>, ds: array<vec4<i32>, 2>
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<u32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
+@group(0) @binding(2) var<storage, read_write> Y: array<T>;
 override BYTES: bool = false;
 
 // Source and destination element of flat index i.
@@ -44,9 +47,9 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
             let e = i * 4u + k;
             if (e >= P.n) { break; }
             let b = P.x_off * 4u + u32(place(e).x);
-            w = w | (((X[b >> 2u] >> ((b & 3u) * 8u)) & 0xffu) << (k * 8u));
+            w = w | (((t_bits(X[b >> 2u]) >> ((b & 3u) * 8u)) & 0xffu) << (k * 8u));
         }
-        Y[P.y_off + i] = w;
+        Y[P.y_off + i] = t_from_bits(w);
         return;
     }
     if (i >= P.n) { return; }

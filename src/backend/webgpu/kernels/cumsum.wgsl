@@ -8,6 +8,7 @@
 // each invocation rescans its chunk (f32 results then differ from the
 // serial order by rounding).
 // Params: x_off, y_off, lines (outer * inner), a, inner.
+//!elem f32 i32 u32 f16
 //!params x_off: u32, y_off: u32, lines: u32, a: u32, inner: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<T>;

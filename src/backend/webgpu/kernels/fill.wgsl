@@ -2,14 +2,17 @@
 // words `value_hi`): one 4-byte element per word (value_hi = value), an i64
 // as (low, high) word pairs, or four bool bytes per word. Used by Pad's
 // constant value, ConstantOfShape, the identity of empty reductions.
-// Params: y_off, n (words), value, value_hi.
+// Params: y_off, n (words), value, value_hi (bits of T).
+// T: the element moved: 4-byte words (u32) unless the lowering names a type;
+// the byte and word-pair layouts are those of the u32 instance.
+//!elem u32 f32 i32 f16
 //!params y_off: u32, n: u32, value: u32, value_hi: u32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(1) var<storage, read_write> Y: array<T>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let i = gid.x + gid.y * nwg.x * 64u;
     if (i >= P.n) { return; }
-    Y[P.y_off + i] = select(P.value, P.value_hi, (i & 1u) == 1u);
+    Y[P.y_off + i] = t_from_bits(select(P.value, P.value_hi, (i & 1u) == 1u));
 }

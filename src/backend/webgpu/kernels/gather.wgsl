@@ -14,12 +14,15 @@
 // which the tensor owns, get 0).
 // Params: x_off, i_off, y_off, s_off, tag (the status words), n (output
 // words), inner, n_idx, a, ne (output elements; BYTES only).
+// T: the element moved: 4-byte words (u32) unless the lowering names a type;
+// the byte and word-pair layouts are those of the u32 instance.
+//!elem u32 f32 i32 f16
 //!params x_off: u32, i_off: u32, y_off: u32, s_off: u32, tag: u32, n: u32, inner: u32, n_idx: u32, a: u32,
 //!params ne: u32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<u32>;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
 @group(0) @binding(2) var<storage, read_write> I: array<u32>;
-@group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<T>;
 @group(0) @binding(4) var<storage, read_write> S: array<atomic<u32>>;
 override IDX64: bool = false;
 override BYTES: bool = false;
@@ -35,13 +38,8 @@ fn src_unit(e: u32) -> i32 {
     let r = e / P.inner;
     let i = r % P.n_idx;
     let o = r / P.n_idx;
-    var v = index_at(i);
-    let a = i32(P.a);
-    if (v < 0) { v = v + a; }
-    if (v < 0 || v >= a) {
-        report_index(i, P.a);
-        return -1;
-    }
+    let v = index_in(i, P.a);
+    if (v < 0) { return -1; }
     return i32((o * P.a + u32(v)) * P.inner + k);
 }
 
@@ -57,14 +55,14 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
             let s = src_unit(e);
             if (s < 0) { continue; }
             let p = 4u * P.x_off + u32(s);
-            word = word | (((X[p >> 2u] >> (8u * (p & 3u))) & 0xffu) << (8u * b));
+            word = word | (((t_bits(X[p >> 2u]) >> (8u * (p & 3u))) & 0xffu) << (8u * b));
         }
-        Y[P.y_off + w] = word;
+        Y[P.y_off + w] = t_from_bits(word);
         return;
     }
     let s = src_unit(w);
     if (s < 0) {
-        Y[P.y_off + w] = 0u;
+        Y[P.y_off + w] = T(0);
         return;
     }
     Y[P.y_off + w] = X[P.x_off + u32(s)];

@@ -10,12 +10,15 @@
 // (elements), rank, axis, a (x dims[axis]), w (words per element), two
 // padding words, then the indices' dims and x's strides (in elements) as
 // array<vec4<u32>, 2>.
+// T: the element moved: 4-byte words (u32) unless the lowering names a type;
+// the byte and word-pair layouts are those of the u32 instance.
+//!elem u32 f32 i32 f16
 //!params x_off: u32, i_off: u32, y_off: u32, s_off: u32, tag: u32, n: u32, rank: u32, axis: u32, a: u32,
 //!params w: u32, dims: array<vec4<u32>, 2>, xstr: array<vec4<u32>, 2>
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<u32>;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
 @group(0) @binding(2) var<storage, read_write> I: array<u32>;
-@group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<T>;
 @group(0) @binding(4) var<storage, read_write> S: array<atomic<u32>>;
 override IDX64: bool = false;
 override REPORT: bool = false;
@@ -26,11 +29,8 @@ override REPORT: bool = false;
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let e = gid.x + gid.y * nwg.x * 64u;
     if (e >= P.n) { return; }
-    var v = index_at(e);
-    let a = i32(P.a);
-    if (v < 0) { v = v + a; }
-    let valid = v >= 0 && v < a;
-    if (!valid) { report_index(e, P.a); }
+    let v = index_in(e, P.a);
+    let valid = v >= 0;
     var rem = e;
     var src = 0u;
     for (var d = i32(P.rank) - 1; d >= 0; d = d - 1) {
@@ -43,6 +43,6 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
         src = src + c * P.xstr[q][r];
     }
     for (var k = 0u; k < P.w; k = k + 1u) {
-        Y[P.y_off + e * P.w + k] = select(0u, X[P.x_off + src * P.w + k], valid);
+        Y[P.y_off + e * P.w + k] = select(T(0), X[P.x_off + src * P.w + k], valid);
     }
 }

@@ -13,12 +13,15 @@
 // words), nt (tuples per batch entry), m, sl (words per slice), bstride (x
 // words per batch entry), two padding words, then the indexed dims'
 // extents and strides (words) as array<vec4<u32>, 2>.
+// T: the element moved: 4-byte words (u32) unless the lowering names a type;
+// the byte and word-pair layouts are those of the u32 instance.
+//!elem u32 f32 i32 f16
 //!params x_off: u32, i_off: u32, y_off: u32, s_off: u32, tag: u32, n: u32, nt: u32, m: u32, sl: u32,
 //!params bstride: u32, dims: array<vec4<u32>, 2>, xstr: array<vec4<u32>, 2>
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<u32>;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
 @group(0) @binding(2) var<storage, read_write> I: array<u32>;
-@group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<T>;
 @group(0) @binding(4) var<storage, read_write> S: array<atomic<u32>>;
 override IDX64: bool = false;
 override REPORT: bool = false;
@@ -35,15 +38,12 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     var off = bi * P.bstride + s;
     var valid = true;
     for (var j = 0u; j < P.m; j = j + 1u) {
-        var v = index_at(tt * P.m + j);
-        let a = i32(P.dims[j / 4u][j % 4u]);
-        if (v < 0) { v = v + a; }
-        if (v < 0 || v >= a) {
+        var v = index_in(tt * P.m + j, P.dims[j / 4u][j % 4u]);
+        if (v < 0) {
             valid = false;
             v = 0;
-            report_index(tt * P.m + j, u32(a));
         }
         off = off + u32(v) * P.xstr[j / 4u][j % 4u];
     }
-    Y[P.y_off + w] = select(0u, X[P.x_off + off], valid);
+    Y[P.y_off + w] = select(T(0), X[P.x_off + off], valid);
 }

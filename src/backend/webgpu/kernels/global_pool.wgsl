@@ -3,6 +3,7 @@
 // One invocation per (n, c). Semantics: ONNX GlobalAveragePool-1,
 // GlobalMaxPool-1. Params: x_off, y_off, nc, spatial. Element type T (f32;
 // f16).
+//!elem f32 f16
 //!params x_off: u32, y_off: u32, nc: u32, spatial: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> X: array<T>;

@@ -17,6 +17,18 @@ fn index_at(i: u32) -> i32 {
     return bitcast<i32>(I[P.i_off + i]);
 }
 
+// Index i against an extent a: wrapped into [0, a) when negative, or -1,
+// reported (report_index), when outside [-a, a).
+fn index_in(i: u32, a: u32) -> i32 {
+    var v = index_at(i);
+    if (v < 0) { v = v + i32(a); }
+    if (v < 0 || v >= i32(a)) {
+        report_index(i, a);
+        return -1;
+    }
+    return v;
+}
+
 // Index i lies outside [-a, a) (the CPU reports an error): raises status
 // word 0 to this step's tag (0xffffffff - step, so the earliest failing
 // step of the run wins); the one invocation that raises it stores the index

@@ -1,14 +1,16 @@
 // Normalisations and softmax over groups of elements ("rows"): each row's
-// statistics, then every element of the row rewritten from them. f32.
-//   MODE 0 layer:  y = (x - mean) / sqrt(var + eps) * s + b     (LayerNormalization-17,
-//                  InstanceNormalization-6/22, GroupNormalization-18/21;
-//                  optional per-row outputs mean and 1 / sqrt(var + eps))
-//   MODE 1 rms:    y = x / sqrt(mean(x^2) + eps) * s            (RMSNormalization-23)
-//   MODE 2 lp1:    y = x / sum|x|, 0 where the norm is 0        (LpNormalization-1/22, p = 1)
-//   MODE 3 lp2:    y = x / sqrt(sum x^2), 0 where it is 0       (p = 2)
-//   MODE 4 mvn:    y = (x - mean) / (sqrt(var) + 1e-9)          (MeanVarianceNormalization-9/13)
-//   MODE 5 softmax:    y = exp(x - max) / sum exp(x - max)     (Softmax-1/11/13)
-//   MODE 6 logsoftmax: y = x - max - log(sum exp(x - max))     (LogSoftmax-1/11/13)
+// statistics, then every element of the row rewritten from them. f32 arithmetic
+// on elements of type T.
+//   MODE (NM_* of wg_codes.h):
+//   LAYER: y = (x - mean) / sqrt(var + eps) * s + b     (LayerNormalization-17,
+//          InstanceNormalization-6/22, GroupNormalization-18/21;
+//          optional per-row outputs mean and 1 / sqrt(var + eps))
+//   RMS:   y = x / sqrt(mean(x^2) + eps) * s            (RMSNormalization-23)
+//   LP1:   y = x / sum|x|, 0 where the norm is 0        (LpNormalization-1/22, p = 1)
+//   LP2:   y = x / sqrt(sum x^2), 0 where it is 0       (p = 2)
+//   MVN:   y = (x - mean) / (sqrt(var) + 1e-9)          (MeanVarianceNormalization-9/13)
+//   SOFTMAX:    y = exp(x - max) / sum exp(x - max)     (Softmax-1/11/13)
+//   LOGSOFTMAX: y = x - max - log(sum exp(x - max))     (LogSoftmax-1/11/13)
 // var is the population variance, computed from the mean in a second pass.
 // A row o covers x[base(o) + off(j)], j in [0, count): kept dims kdim/kstr,
 // reduced dims rdim/rstr as in reduce.wgsl; y has x's layout. Scale and
@@ -17,30 +19,21 @@
 // per-channel within a group (GroupNorm) parameters.
 // Schemes: one workgroup of WG per row with shared-memory trees (CONTIG:
 // contiguous rows, read as vec4 words), or (COLS) one invocation per row.
-// Bindings: X (array<vec4<f32>>), S, B, Y, M, V (f32); absent ones are bound
-// to X and never touched. flags: 1 scale, 2 bias, 4 write M, 8 write V.
+// Bindings (norm_rows.wgsl): X (array<vec4<T>>), S, B, Y, M, V (T; f32
+// arithmetic); absent ones are bound to X and never touched. flags: 1 scale, 2 bias, 4 write M, 8 write V.
+//!elem f32 f16
 //!params x_off: u32, s_off: u32, b_off: u32, y_off: u32, m_off: u32, v_off: u32, rows: u32, count: u32,
 //!params nk: u32, nr: u32, flags: u32, eps: f32, s_rmod: u32, s_rmul: u32, s_jdiv: u32, s_jmod: u32,
 //!params b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32, kdim: vec4<u32>, kstr: vec4<u32>,
 //!params rdim: vec4<u32>, rstr: vec4<u32>
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> S: array<f32>;
-@group(0) @binding(3) var<storage, read_write> B: array<f32>;
-@group(0) @binding(4) var<storage, read_write> Y: array<f32>;
-@group(0) @binding(5) var<storage, read_write> M: array<f32>;
-@group(0) @binding(6) var<storage, read_write> V: array<f32>;
 override MODE: u32 = 0u;
 override COLS: bool = false;
 override CONTIG: bool = false;
 override WG: u32 = 64u;
 
-var<workgroup> sh: array<f32, 256>;
-
-fn xload(e: u32) -> f32 {
-    let i = P.x_off + e;
-    return X[i >> 2u][i & 3u];
-}
+//!include codes
+//!include norm_rows
 
 //!include reduce_index
 
@@ -49,17 +42,17 @@ fn xload(e: u32) -> f32 {
 fn term(x: f32, ph: u32, c: f32) -> f32 {
     if (ph == 0u) {
         switch MODE {
-            case 1u, 3u: { return x * x; }
-            case 2u: { return abs(x); }
+            case NM_RMS, NM_LP2: { return x * x; }
+            case NM_LP1: { return abs(x); }
             default: { return x; }
         }
     }
-    if (MODE >= 5u) { return exp(x - c); }
+    if (MODE >= NM_SOFTMAX) { return exp(x - c); }
     let d = x - c;
     return d * d;
 }
 
-fn is_max_pass(ph: u32) -> bool { return MODE >= 5u && ph == 0u; }
+fn is_max_pass(ph: u32) -> bool { return MODE >= NM_SOFTMAX && ph == 0u; }
 
 fn comb(a: f32, b: f32, ph: u32) -> f32 {
     if (is_max_pass(ph)) { return max(a, b); }
@@ -82,7 +75,7 @@ fn partial(base: u32, t: u32, ph: u32, c: f32) -> f32 {
             let w = X[q];
             for (var k = 0u; k < 4u; k = k + 1u) {
                 let e = q * 4u + k;
-                if (e >= s && e < e1) { a = comb(a, term(w[k], ph, c), ph); }
+                if (e >= s && e < e1) { a = comb(a, term(f32(w[k]), ph, c), ph); }
             }
         }
     } else {
@@ -103,54 +96,24 @@ fn tree(t: u32, a: f32, ph: u32) -> f32 {
     return r;
 }
 
-fn param_idx(o: u32, j: u32, rmod: u32, rmul: u32, jdiv: u32, jmod: u32) -> u32 {
-    return (o % rmod) * rmul + (j / jdiv) % jmod;
-}
-
-// Row statistics -> (c, k): y = f(x, c, k).
-//   layer/rms: c = mean (0 for rms), k = 1 / sqrt(var + eps)
-//   lp:        c = 0, k = 1 / norm (0 when the norm is 0)
-//   mvn:       c = mean, k = 1 / (sqrt(var) + 1e-9)
-//   softmax:   c = max, k = 1 / sum (softmax) or log(sum) (logsoftmax)
+// y = f(x, c, k) (stats_to_ck).
 fn out_elem(o: u32, j: u32, e: u32, c: f32, k: f32) {
     let x = xload(e);
     var y = 0.0;
     switch MODE {
-        case 5u: { y = exp(x - c) * k; }
-        case 6u: { y = (x - c) - k; }
-        default: {
-            y = (x - c) * k;
-            if ((P.flags & 1u) != 0u) { y = y * S[P.s_off + param_idx(o, j, P.s_rmod, P.s_rmul, P.s_jdiv, P.s_jmod)]; }
-            if ((P.flags & 2u) != 0u) { y = y + B[P.b_off + param_idx(o, j, P.b_rmod, P.b_rmul, P.b_jdiv, P.b_jmod)]; }
-        }
+        case NM_SOFTMAX: { y = exp(x - c) * k; }
+        case NM_LOGSOFTMAX: { y = (x - c) - k; }
+        default: { y = affine(o, j, x, c, k); }
     }
-    Y[P.y_off + e] = y;
-}
-
-fn stats_to_ck(a0: f32, a1: f32) -> vec2<f32> {
-    let n = f32(P.count);
-    switch MODE {
-        case 0u: { return vec2<f32>(a0 / n, 1.0 / sqrt(a1 / n + P.eps)); }
-        case 1u: { return vec2<f32>(0.0, 1.0 / sqrt(a0 / n + P.eps)); }
-        case 2u: { return vec2<f32>(0.0, select(1.0 / a0, 0.0, a0 == 0.0)); }
-        case 3u: { let r = sqrt(a0); return vec2<f32>(0.0, select(1.0 / r, 0.0, r == 0.0)); }
-        case 4u: { return vec2<f32>(a0 / n, 1.0 / (sqrt(a1 / n) + 1e-9)); }
-        case 5u: { return vec2<f32>(a0, 1.0 / a1); }
-        default: { return vec2<f32>(a0, log(a1)); }
-    }
+    Y[P.y_off + e] = T(y);
 }
 
 // Does the statistic need a second ph around the first one's result?
-fn two_pass() -> bool { return MODE == 0u || MODE == 4u || MODE >= 5u; }
+fn two_pass() -> bool { return MODE == NM_LAYER || MODE == NM_MVN || MODE >= NM_SOFTMAX; }
 
 fn first_center(a0: f32) -> f32 {
-    if (MODE >= 5u) { return a0; }
+    if (MODE >= NM_SOFTMAX) { return a0; }
     return a0 / f32(P.count);
-}
-
-fn write_stats(o: u32, ck: vec2<f32>) {
-    if ((P.flags & 4u) != 0u) { M[P.m_off + o] = ck.x; }
-    if ((P.flags & 8u) != 0u) { V[P.v_off + o] = ck.y; }
 }
 
 @compute @workgroup_size(WG)

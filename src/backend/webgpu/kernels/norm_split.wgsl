@@ -1,5 +1,5 @@
-// The normalisations of norm.wgsl (MODE 0 layer, 1 rms, 2 lp1, 3 lp2,
-// 4 mvn; same formulas and Params meaning) for few long rows: each row is
+// The normalisations of norm.wgsl (MODE NM_LAYER, NM_RMS, NM_LP1, NM_LP2,
+// NM_MVN; same formulas and Params meaning) for few long rows: each row is
 // cut into chunks so that the whole GPU works on it, in three dispatches
 // (STAGE):
 //   0: one workgroup (256) per (row, chunk): the chunk's count n, and its
@@ -14,35 +14,26 @@
 // Semantics: LayerNormalization-17, InstanceNormalization-6/22,
 // GroupNormalization-18/21, RMSNormalization-23, LpNormalization-1/22,
 // MeanVarianceNormalization-9/13 (contiguous axes).
-// Bindings: X (array<vec4<f32>>), S, B, Y, M, V (f32; absent ones bound to
-// X), TS (scratch: 3 words per chunk, then from st_off 2 per row).
+// Bindings: X, S, B, Y, M, V as in norm.wgsl (norm_rows.wgsl), TS (scratch:
+// 3 words per chunk, then from st_off 2 per row).
+//!elem f32 f16
 //!params x_off: u32, s_off: u32, b_off: u32, y_off: u32, m_off: u32, v_off: u32, t_off: u32, st_off: u32,
 //!params rows: u32, count: u32, chunk: u32, nch: u32, flags: u32, eps: f32, _p0: u32, _p1: u32, s_rmod: u32,
 //!params s_rmul: u32, s_jdiv: u32, s_jmod: u32, b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> S: array<f32>;
-@group(0) @binding(3) var<storage, read_write> B: array<f32>;
-@group(0) @binding(4) var<storage, read_write> Y: array<f32>;
-@group(0) @binding(5) var<storage, read_write> M: array<f32>;
-@group(0) @binding(6) var<storage, read_write> V: array<f32>;
 @group(0) @binding(7) var<storage, read_write> TS: array<f32>;
 override MODE: u32 = 0u;
 override STAGE: u32 = 0u;
 
-var<workgroup> sh: array<f32, 256>;
+//!include codes
+//!include norm_rows
 
-fn xload(e: u32) -> f32 {
-    let i = P.x_off + e;
-    return X[i >> 2u][i & 3u];
-}
-
-fn centred() -> bool { return MODE == 0u || MODE == 4u; }
+fn centred() -> bool { return MODE == NM_LAYER || MODE == NM_MVN; }
 
 fn term(x: f32, c: f32) -> f32 {
     switch MODE {
-        case 1u, 3u: { return x * x; }
-        case 2u: { return abs(x); }
+        case NM_RMS, NM_LP2: { return x * x; }
+        case NM_LP1: { return abs(x); }
         default: { let d = x - c; return d * d; }
     }
 }
@@ -57,7 +48,7 @@ fn chunk_sum(s: u32, e1: u32, t: u32, raw: bool, c: f32) -> f32 {
         for (var k = 0u; k < 4u; k = k + 1u) {
             let e = q * 4u + k;
             if (e >= s && e < e1) {
-                if (raw) { a = a + w[k]; } else { a = a + term(w[k], c); }
+                if (raw) { a = a + f32(w[k]); } else { a = a + term(f32(w[k]), c); }
             }
         }
     }
@@ -74,10 +65,6 @@ fn tree(t: u32, a: f32) -> f32 {
     let r = sh[0];
     workgroupBarrier();
     return r;
-}
-
-fn param_idx(o: u32, j: u32, rmod: u32, rmul: u32, jdiv: u32, jmod: u32) -> u32 {
-    return (o % rmod) * rmul + (j / jdiv) % jmod;
 }
 
 @compute @workgroup_size(256)
@@ -119,36 +106,24 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
             n = n + nc;
             if (centred()) { sum = sum + nc * TS[first + 3u * c + 1u]; } else { sum = sum + TS[first + 3u * c + 1u]; }
         }
-        var cc = 0.0;
-        var k = 0.0;
+        // n sums the chunks' counts: exactly f32(count), which stats_to_ck uses
+        var m2 = 0.0;
         if (centred()) {
             let mean = sum / n;
-            var m2 = 0.0;
             for (var c = 0u; c < P.nch; c = c + 1u) {
                 let d = TS[first + 3u * c + 1u] - mean;
                 m2 = m2 + TS[first + 3u * c + 2u] + TS[first + 3u * c] * d * d;
             }
-            cc = mean;
-            if (MODE == 0u) { k = 1.0 / sqrt(m2 / n + P.eps); } else { k = 1.0 / (sqrt(m2 / n) + 1e-9); }
-        } else {
-            switch MODE {
-                case 1u: { k = 1.0 / sqrt(sum / n + P.eps); }
-                case 2u: { k = select(1.0 / sum, 0.0, sum == 0.0); }
-                default: { let r = sqrt(sum); k = select(1.0 / r, 0.0, r == 0.0); }
-            }
         }
-        TS[P.t_off + P.st_off + 2u * i] = cc;
-        TS[P.t_off + P.st_off + 2u * i + 1u] = k;
-        if ((P.flags & 4u) != 0u) { M[P.m_off + i] = cc; }
-        if ((P.flags & 8u) != 0u) { V[P.v_off + i] = k; }
+        let ck = stats_to_ck(sum, m2);
+        TS[P.t_off + P.st_off + 2u * i] = ck.x;
+        TS[P.t_off + P.st_off + 2u * i + 1u] = ck.y;
+        write_stats(i, ck);
         return;
     }
     if (i >= P.rows * P.count) { return; }
     let o = i / P.count;
     let j = i % P.count;
     let st = P.t_off + P.st_off + 2u * o;
-    var y = (xload(i) - TS[st]) * TS[st + 1u];
-    if ((P.flags & 1u) != 0u) { y = y * S[P.s_off + param_idx(o, j, P.s_rmod, P.s_rmul, P.s_jdiv, P.s_jmod)]; }
-    if ((P.flags & 2u) != 0u) { y = y + B[P.b_off + param_idx(o, j, P.b_rmod, P.b_rmul, P.b_jdiv, P.b_jmod)]; }
-    Y[P.y_off + i] = y;
+    Y[P.y_off + i] = T(affine(o, j, xload(i), TS[st], TS[st + 1u]));
 }

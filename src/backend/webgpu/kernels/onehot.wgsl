@@ -1,26 +1,32 @@
 // OneHot: y[o, d, j] = (I[o, j] (+ depth when negative) == d) ? on : off
 // over y viewed as [outer, depth, inner]. Semantics: ONNX OneHot-9/11
-// (negative indices from 11: NEG). Indices: ITY 0 f32 (truncated toward
-// zero), 1 i32, 2 i64 pairs (values must fit i32; others match no d).
-// Values V = [off, on] as W words each (1: f32, i32, u32; 2: i64).
+// (negative indices from 11: NEG). Indices: ITY (TY_* of wg_codes.h) F32
+// (truncated toward zero), I32, I64 pairs (values must fit i32; others
+// match no d). Values V = [off, on] as W units T each (1: f32, i32, u32;
+// 2: i64 as words).
 // One invocation per output element.
 // Params: i_off, v_off, y_off, n (elements), depth, inner, w.
+// T: the element moved: 4-byte words (u32) unless the lowering names a type;
+// the byte and word-pair layouts are those of the u32 instance.
+//!elem u32 f32 i32 f16
 //!params i_off: u32, v_off: u32, y_off: u32, n: u32, depth: u32, inner: u32, w: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> I: array<u32>;
-@group(0) @binding(2) var<storage, read_write> V: array<u32>;
-@group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(2) var<storage, read_write> V: array<T>;
+@group(0) @binding(3) var<storage, read_write> Y: array<T>;
 override ITY: u32 = 1u;
 override NEG: bool = true;
 
+//!include codes
+
 fn index_at(i: u32) -> i32 {
     switch ITY {
-        case 0u: {
+        case TY_F32: {
             let f = bitcast<f32>(I[P.i_off + i]);
             if (!(abs(f) < 2147483648.0)) { return i32(0x7fffffff); }
             return i32(f);
         }
-        case 2u: {
+        case TY_I64: {
             let lo = I[P.i_off + 2u * i];
             let hi = I[P.i_off + 2u * i + 1u];
             if (hi != select(0u, 0xffffffffu, bitcast<i32>(lo) < 0)) { return i32(0x7fffffff); }

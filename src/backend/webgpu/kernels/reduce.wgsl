@@ -4,10 +4,10 @@
 // The input is viewed as kept dims (kdim, input strides kstr; the output is
 // row-major over them) and reduced dims (rdim, rstr), each at most 4 after
 // the lowering merged contiguous dims (lower_reduce.c, redview).
-//   OP (enum red_code in lower_reduce.c): 0 sum, 1 mean, 2 max, 3 min,
-//   4 prod, 5 l1 (|x|), 6 l2 (sqrt of sum x^2), 7 logsum (log of sum),
-//   8 logsumexp (max m, then m + log sum exp(x - m); m when m is not
-//   finite), 9 sumsquare, 10 argmax, 11 argmin.
+//   OP (RED_* of wg_codes.h): sum, mean, max, min, prod, l1 (|x|), l2
+//   (sqrt of sum x^2), logsum (log of sum), LSE = logsumexp (max m, then
+//   m + log sum exp(x - m); m when m is not finite), sumsquare, argmax,
+//   argmin.
 // Float max/min propagate NaN; ArgMax/ArgMin rank NaN above every number
 // and take the first extreme index (the last with LAST). INT: i32 data with
 // wrapping arithmetic (sum, prod, max, min, l1, sumsquare, arg*).
@@ -39,6 +39,8 @@ override COLS: bool = false;
 override CONTIG: bool = false;
 override LAST: bool = false;
 override WG: u32 = 64u;
+
+//!include codes
 
 const NONE = 0xffffffffu;
 
@@ -78,7 +80,7 @@ fn better(a: Acc, b: Acc) -> Acc {
         let x = bitcast<i32>(a.v);
         let y = bitcast<i32>(b.v);
         c = select(select(0, -1, x < y), 1, x > y);
-        if (OP == 11u) { c = -c; }
+        if (OP == RED_ARGMIN) { c = -c; }
     } else {
         let x = bitcast<f32>(a.v);
         let y = bitcast<f32>(b.v);
@@ -88,7 +90,7 @@ fn better(a: Acc, b: Acc) -> Acc {
             c = i32(nx) - i32(ny);
         } else {
             c = select(select(0, -1, x < y), 1, x > y);
-            if (OP == 11u) { c = -c; }
+            if (OP == RED_ARGMIN) { c = -c; }
         }
     }
     if (c > 0) { return a; }
@@ -99,26 +101,26 @@ fn better(a: Acc, b: Acc) -> Acc {
 
 fn icomb(a: i32, b: i32) -> i32 {
     switch OP {
-        case 2u: { return max(a, b); }
-        case 3u: { return min(a, b); }
-        case 4u: { return a * b; }
+        case RED_MAX: { return max(a, b); }
+        case RED_MIN: { return min(a, b); }
+        case RED_PROD: { return a * b; }
         default: { return a + b; }
     }
 }
 
 fn fcomb(a: f32, b: f32, phase: u32) -> f32 {
     switch OP {
-        case 2u: { return fmax_nan(a, b); }
-        case 3u: { return fmin_nan(a, b); }
-        case 4u: { return a * b; }
-        case 8u: { if (phase == 0u) { return fmax_nan(a, b); } return a + b; }
+        case RED_MAX: { return fmax_nan(a, b); }
+        case RED_MIN: { return fmin_nan(a, b); }
+        case RED_PROD: { return a * b; }
+        case RED_LSE: { if (phase == 0u) { return fmax_nan(a, b); } return a + b; }
         default: { return a + b; }
     }
 }
 
 // Combines two partial results.
 fn comb(a: Acc, b: Acc, phase: u32) -> Acc {
-    if (OP >= 10u) { return better(a, b); }
+    if (OP >= RED_ARGMAX) { return better(a, b); }
     if (INT) { return Acc(bitcast<u32>(icomb(bitcast<i32>(a.v), bitcast<i32>(b.v))), 0u); }
     return Acc(bitcast<u32>(fcomb(bitcast<f32>(a.v), bitcast<f32>(b.v), phase)), 0u);
 }
@@ -126,23 +128,23 @@ fn comb(a: Acc, b: Acc, phase: u32) -> Acc {
 // Adds element bits x (index j along the reduction) to partial a. Phase 1
 // of logsumexp adds exp(x - mx).
 fn add(a: Acc, x: u32, j: u32, phase: u32, mx: f32) -> Acc {
-    if (OP >= 10u) { return better(a, Acc(x, j)); }
+    if (OP >= RED_ARGMAX) { return better(a, Acc(x, j)); }
     if (INT) {
         var v = bitcast<i32>(x);
-        if (OP == 5u) { v = abs(v); }
-        if (OP == 9u) { v = v * v; }
+        if (OP == RED_L1) { v = abs(v); }
+        if (OP == RED_SUMSQ) { v = v * v; }
         return Acc(bitcast<u32>(icomb(bitcast<i32>(a.v), v)), 0u);
     }
     var v = bitcast<f32>(x);
-    if (OP == 5u) { v = abs(v); }
-    if (OP == 6u || OP == 9u) { v = v * v; }
-    if (OP == 8u && phase == 1u) { v = exp(v - mx); }
+    if (OP == RED_L1) { v = abs(v); }
+    if (OP == RED_L2 || OP == RED_SUMSQ) { v = v * v; }
+    if (OP == RED_LSE && phase == 1u) { v = exp(v - mx); }
     return Acc(bitcast<u32>(fcomb(bitcast<f32>(a.v), v, phase)), 0u);
 }
 
 fn start(phase: u32) -> Acc {
-    if (OP >= 10u) { return Acc(0u, NONE); }
-    if (OP == 8u && phase == 1u) { return Acc(0u, 0u); }  // 0.0
+    if (OP >= RED_ARGMAX) { return Acc(0u, NONE); }
+    if (OP == RED_LSE && phase == 1u) { return Acc(0u, 0u); }  // 0.0
     return Acc(P.init, 0u);
 }
 
@@ -188,7 +190,7 @@ fn tree(t: u32, a: Acc, phase: u32) -> Acc {
 }
 
 fn finish(o: u32, r: Acc, mx: f32) {
-    if (OP >= 10u) {
+    if (OP >= RED_ARGMAX) {
         Y[P.y_off + 2u * o] = select(r.idx, 0u, r.idx == NONE);
         Y[P.y_off + 2u * o + 1u] = 0u;
         return;
@@ -199,10 +201,10 @@ fn finish(o: u32, r: Acc, mx: f32) {
     }
     var v = bitcast<f32>(r.v);
     switch OP {
-        case 1u: { v = v / f32(P.count); }
-        case 6u: { v = sqrt(v); }
-        case 7u: { v = log(v); }
-        case 8u: { if (is_finite(mx)) { v = mx + log(v); } else { v = mx; } }
+        case RED_MEAN: { v = v / f32(P.count); }
+        case RED_L2: { v = sqrt(v); }
+        case RED_LOGSUM: { v = log(v); }
+        case RED_LSE: { if (is_finite(mx)) { v = mx + log(v); } else { v = mx; } }
         default: {}
     }
     Y[P.y_off + o] = bitcast<u32>(v);
@@ -216,14 +218,14 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         if (o >= P.rows) { return; }
         let base = base_of(o);
         var mx = 0.0;
-        if (OP == 8u) {
+        if (OP == RED_LSE) {
             var m = start(0u);
             for (var j = 0u; j < P.count; j = j + 1u) { m = add(m, xload(base + off_of(j)), j, 0u, 0.0); }
             mx = bitcast<f32>(m.v);
         }
         var a = start(1u);
-        if (OP != 8u) { a = start(0u); }
-        let ph = select(0u, 1u, OP == 8u);
+        if (OP != RED_LSE) { a = start(0u); }
+        let ph = select(0u, 1u, OP == RED_LSE);
         for (var j = 0u; j < P.count; j = j + 1u) { a = add(a, xload(base + off_of(j)), j, ph, mx); }
         finish(o, a, mx);
         return;
@@ -256,7 +258,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     let base = base_of(row);
     var mx = 0.0;
     var ph = 0u;
-    if (OP == 8u) {
+    if (OP == RED_LSE) {
         mx = bitcast<f32>(tree(t, partial_range(base, t, 0u, 0.0, 0u, P.count), 0u).v);
         ph = 1u;
     }

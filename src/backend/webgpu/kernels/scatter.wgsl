@@ -4,8 +4,8 @@
 //       y[sum_j I[t, j] * xstr[j] + s] (op)= u[t, s]   for s in the slice
 //   ELEMS: for each coordinate c of the updates, in row-major order,
 //       y[c with c[axis] = I[c]] (op)= u[c]
-// op (RED): 0 none (store), 1 add, 2 mul, 3 max, 4 min; float max/min as
-// the CPU: a >= b ? a : b. Semantics: ONNX ScatterND-11/13/16/18,
+// op (RED, SR_* of wg_codes.h): NONE (store), ADD, MUL, MAX, MIN; max/min
+// as the CPU: a >= b ? a : b. Semantics: ONNX ScatterND-11/13/16/18,
 // ScatterElements-11/13/16/18. Negative indices count from the end; an
 // index out of range (the CPU reports an error) skips its update and, with
 // REPORT (run-time indices), is reported in the status words S
@@ -17,7 +17,9 @@
 // along axis (duplicates can only occur within a line).
 // Words: W per element (1: f32, i32, u32; 2: i64, only with op none); bool
 // (op none) as whole words when slices fill them (ND only).
-// TY: 0 f32, 1 i32 arithmetic for the reductions.
+// T: the element (u32 by default: words moved as bits, op none); the
+// reductions use T's arithmetic (the lowering instantiates f32 or i32).
+//!elem u32 f32 i32 f16
 // Params: i_off, u_off, y_off, s_off, tag (the status words), threads,
 // count (ND: tuples; ELEMS: the updates' extent along axis), m (ND: index
 // tuple length), sl (ND: words per slice), w (words per element), rank
@@ -30,50 +32,35 @@
 //!params ustr: array<vec4<u32>, 2>
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> I: array<u32>;
-@group(0) @binding(2) var<storage, read_write> U: array<u32>;
-@group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(2) var<storage, read_write> U: array<T>;
+@group(0) @binding(3) var<storage, read_write> Y: array<T>;
 @group(0) @binding(4) var<storage, read_write> S: array<atomic<u32>>;
 override IDX64: bool = false;
 override ELEMS: bool = false;
 override RED: u32 = 0u;
-override TY: u32 = 0u;
 override REPORT: bool = false;
 
 //!include index_read
+//!include codes
 
 fn at(v: array<vec4<u32>, 2>, d: u32) -> u32 { return v[d / 4u][d % 4u]; }
 
 // y word yi (op)= u word ui.
 fn apply(yi: u32, ui: u32) {
-    let u = U[P.u_off + ui];
-    if (RED == 0u) {
-        Y[P.y_off + yi] = u;
+    let b = U[P.u_off + ui];
+    if (RED == SR_NONE) {
+        Y[P.y_off + yi] = b;
         return;
     }
-    let y = Y[P.y_off + yi];
-    if (TY == 1u) {
-        let a = bitcast<i32>(y);
-        let b = bitcast<i32>(u);
-        var r = a;
-        switch RED {
-            case 1u: { r = a + b; }
-            case 2u: { r = a * b; }
-            case 3u: { r = select(b, a, a >= b); }
-            default: { r = select(b, a, a <= b); }
-        }
-        Y[P.y_off + yi] = bitcast<u32>(r);
-        return;
-    }
-    let a = bitcast<f32>(y);
-    let b = bitcast<f32>(u);
+    let a = Y[P.y_off + yi];
     var r = a;
     switch RED {
-        case 1u: { r = a + b; }
-        case 2u: { r = a * b; }
-        case 3u: { r = select(b, a, a >= b); }
+        case SR_ADD: { r = a + b; }
+        case SR_MUL: { r = a * b; }
+        case SR_MAX: { r = select(b, a, a >= b); }
         default: { r = select(b, a, a <= b); }
     }
-    Y[P.y_off + yi] = bitcast<u32>(r);
+    Y[P.y_off + yi] = r;
 }
 
 @compute @workgroup_size(64)
@@ -85,13 +72,8 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
             var off = 0u;
             var valid = true;
             for (var j = 0u; j < P.m; j = j + 1u) {
-                var v = index_at(k * P.m + j);
-                let a = i32(at(P.dims, j));
-                if (v < 0) { v = v + a; }
-                if (v < 0 || v >= a) {
-                    valid = false;
-                    report_index(k * P.m + j, u32(a));
-                }
+                let v = index_in(k * P.m + j, at(P.dims, j));
+                if (v < 0) { valid = false; }
                 off = off + u32(v) * at(P.xstr, j);
             }
             if (valid) { apply(off * P.w + t, k * P.sl + t); }
@@ -112,15 +94,10 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     }
     let us = at(P.ustr, P.axis);
     let ys = at(P.xstr, P.axis);
-    let a = i32(P.a);
     for (var k = 0u; k < P.count; k = k + 1u) {
         let ui = ubase + k * us;
-        var v = index_at(ui);
-        if (v < 0) { v = v + a; }
-        if (v < 0 || v >= a) {
-            report_index(ui, P.a);
-            continue;
-        }
+        let v = index_in(ui, P.a);
+        if (v < 0) { continue; }
         let yi = ybase + u32(v) * ys;
         for (var q = 0u; q < P.w; q = q + 1u) { apply(yi * P.w + q, ui * P.w + q); }
     }

@@ -1,4 +1,5 @@
-// Elementwise f32 function of the vocabulary (src/ir/ew_funcs.h):
+// Elementwise function of the vocabulary (src/ir/ew_funcs.h), computed in
+// f32 on elements of type T (f32 today; f16 converts on load and store):
 // y[i] = f(x[i], s) with f the function of code OP (an rlx_ew_fn),
 // alpha, beta its parameters and s a scalar second operand (Mean divides
 // by the count so). Semantics: the ONNX operators of the rows' names.
@@ -6,13 +7,11 @@
 // 1-D grid folds into y beyond 65,535 workgroups.
 // Params: x_off, y_off (element offsets inside each binding), n, alpha,
 // beta, s.
-struct Params {
-    x_off: u32, y_off: u32, n: u32, _p0: u32,
-    alpha: f32, beta: f32, s: f32, _p1: u32,
-};
+//!elem f32 f16
+//!params x_off: u32, y_off: u32, n: u32, alpha: f32, beta: f32, s: f32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<f32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
+@group(0) @binding(2) var<storage, read_write> Y: array<T>;
 override OP: u32 = 0u;
 
 //!include act
@@ -21,5 +20,5 @@ override OP: u32 = 0u;
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let i = gid.x + gid.y * nwg.x * 64u;
     if (i >= P.n) { return; }
-    Y[P.y_off + i] = ew_apply(OP, X[P.x_off + i], P.s, P.alpha, P.beta);
+    Y[P.y_off + i] = T(ew_apply(OP, f32(X[P.x_off + i]), P.s, P.alpha, P.beta));
 }

@@ -1,21 +1,26 @@
 // Where with multidirectional (numpy) broadcasting of its three inputs:
 //   y[i] = c[ic] ? a[ia] : b[ib]
 // Semantics: ONNX Where-9/16. c is bool (one byte per element, four to a
-// word; any non-zero byte is true). ELEM, the size of a and b's elements:
-// 0 a word (f32, i32, u32), 1 a word pair (i64), 2 a byte (bool: then one
-// invocation writes one word of y, elements 4t .. 4t + 3). Otherwise one
-// invocation per element.
+// word; any non-zero byte is true). ELEM (UNIT_* of wg_codes.h), the unit
+// of a and b's elements: WORD (f32, i32, u32), PAIR (i64), BYTE (bool: then
+// one invocation writes one word of y, elements 4t .. 4t + 3). Otherwise
+// one invocation per element.
 // Params: c_off, a_off, b_off, y_off, n (elements), rank, threads, then
 // dims, c_str, a_str, b_str as array<vec4<u32>, 2>.
+// T: the element moved: 4-byte words (u32) unless the lowering names a type;
+// the byte and word-pair layouts are those of the u32 instance.
+//!elem u32 f32 i32 f16
 //!params c_off: u32, a_off: u32, b_off: u32, y_off: u32, n: u32, rank: u32, threads: u32,
 //!params dims: array<vec4<u32>, 2>, c_str: array<vec4<u32>, 2>, a_str: array<vec4<u32>, 2>,
 //!params b_str: array<vec4<u32>, 2>
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> C: array<u32>;
-@group(0) @binding(2) var<storage, read_write> A: array<u32>;
-@group(0) @binding(3) var<storage, read_write> B: array<u32>;
-@group(0) @binding(4) var<storage, read_write> Y: array<u32>;
+@group(0) @binding(2) var<storage, read_write> A: array<T>;
+@group(0) @binding(3) var<storage, read_write> B: array<T>;
+@group(0) @binding(4) var<storage, read_write> Y: array<T>;
 override ELEM: u32 = 0u;
+
+//!include codes
 
 fn byte_at(w: u32, i: u32) -> u32 { return (w >> ((i & 3u) * 8u)) & 0xffu; }
 
@@ -43,7 +48,7 @@ fn cond(ic: u32) -> bool {
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     let t = gid.x + gid.y * nwg.x * 64u;
     if (t >= P.threads) { return; }
-    if (ELEM == 2u) {
+    if (ELEM == UNIT_BYTE) {
         var w = 0u;
         for (var k = 0u; k < 4u; k = k + 1u) {
             let i = t * 4u + k;
@@ -52,19 +57,19 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
             var v = 0u;
             if (cond(x.x)) {
                 let j = P.a_off * 4u + x.y;
-                v = byte_at(A[j >> 2u], j);
+                v = byte_at(t_bits(A[j >> 2u]), j);
             } else {
                 let j = P.b_off * 4u + x.z;
-                v = byte_at(B[j >> 2u], j);
+                v = byte_at(t_bits(B[j >> 2u]), j);
             }
             w = w | (v << (k * 8u));
         }
-        Y[P.y_off + t] = w;
+        Y[P.y_off + t] = t_from_bits(w);
         return;
     }
     let x = indices(t);
     let take_a = cond(x.x);
-    if (ELEM == 1u) {
+    if (ELEM == UNIT_PAIR) {
         if (take_a) {
             Y[P.y_off + 2u * t] = A[P.a_off + 2u * x.y];
             Y[P.y_off + 2u * t + 1u] = A[P.a_off + 2u * x.y + 1u];

@@ -1,0 +1,57 @@
+// The bindings and row arithmetic that norm.wgsl and norm_split.wgsl share
+// (not a kernel: included with "//!include norm_rows" after the Params):
+// X (array<vec4<T>>, read one element at a time or as vec4 words), S, B,
+// Y, M, V (T; absent ones bound to X and never touched), the
+// shared-memory tree's array, and the formulas of norm.wgsl's MODEs
+// (NM_* of wg_codes.h). Arithmetic is f32 whatever T is.
+@group(0) @binding(1) var<storage, read_write> X: array<vec4<T>>;
+@group(0) @binding(2) var<storage, read_write> S: array<T>;
+@group(0) @binding(3) var<storage, read_write> B: array<T>;
+@group(0) @binding(4) var<storage, read_write> Y: array<T>;
+@group(0) @binding(5) var<storage, read_write> M: array<T>;
+@group(0) @binding(6) var<storage, read_write> V: array<T>;
+
+var<workgroup> sh: array<f32, 256>;
+
+fn xload(e: u32) -> f32 {
+    let i = P.x_off + e;
+    return f32(X[i >> 2u][i & 3u]);
+}
+
+fn param_idx(o: u32, j: u32, rmod: u32, rmul: u32, jdiv: u32, jmod: u32) -> u32 {
+    return (o % rmod) * rmul + (j / jdiv) % jmod;
+}
+
+// Row statistics -> (c, k): y = f(x, c, k). a0 is the first pass's sum
+// (the max for softmax), a1 the second's (centred squares; exponentials).
+//   layer/rms: c = mean (0 for rms), k = 1 / sqrt(var + eps)
+//   lp:        c = 0, k = 1 / norm (0 when the norm is 0)
+//   mvn:       c = mean, k = 1 / (sqrt(var) + 1e-9)
+//   softmax:   c = max, k = 1 / sum (softmax) or log(sum) (logsoftmax)
+fn stats_to_ck(a0: f32, a1: f32) -> vec2<f32> {
+    let n = f32(P.count);
+    switch MODE {
+        case NM_LAYER: { return vec2<f32>(a0 / n, 1.0 / sqrt(a1 / n + P.eps)); }
+        case NM_RMS: { return vec2<f32>(0.0, 1.0 / sqrt(a0 / n + P.eps)); }
+        case NM_LP1: { return vec2<f32>(0.0, select(1.0 / a0, 0.0, a0 == 0.0)); }
+        case NM_LP2: { let r = sqrt(a0); return vec2<f32>(0.0, select(1.0 / r, 0.0, r == 0.0)); }
+        case NM_MVN: { return vec2<f32>(a0 / n, 1.0 / (sqrt(a1 / n) + 1e-9)); }
+        case NM_SOFTMAX: { return vec2<f32>(a0, 1.0 / a1); }
+        default: { return vec2<f32>(a0, log(a1)); }
+    }
+}
+
+// The optional per-row outputs (flags 4: M gets c, 8: V gets k).
+fn write_stats(o: u32, ck: vec2<f32>) {
+    if ((P.flags & 4u) != 0u) { M[P.m_off + o] = T(ck.x); }
+    if ((P.flags & 8u) != 0u) { V[P.v_off + o] = T(ck.y); }
+}
+
+// Element j of row o, x, normalised: (x - c) * k, times the scale (flags
+// 1), plus the bias (flags 2).
+fn affine(o: u32, j: u32, x: f32, c: f32, k: f32) -> f32 {
+    var y = (x - c) * k;
+    if ((P.flags & 1u) != 0u) { y = y * f32(S[P.s_off + param_idx(o, j, P.s_rmod, P.s_rmul, P.s_jdiv, P.s_jmod)]); }
+    if ((P.flags & 2u) != 0u) { y = y + f32(B[P.b_off + param_idx(o, j, P.b_rmod, P.b_rmul, P.b_jdiv, P.b_jmod)]); }
+    return y;
+}
