@@ -18,7 +18,9 @@
 
 #ifdef RLX_HAVE_WEBGPU
 #include "backend/webgpu/webgpu_device.h"
+#include "backend/webgpu/lower_gemm.h"
 #include "backend/webgpu/wg_codes.h"
+#include "backend/webgpu/wgsl_gen.h"
 #include "backend/webgpu/wgsl_sources.h"
 #include "base/half.h"
 #include "ir/ew.h"
@@ -169,6 +171,47 @@ static void test_all_instances(wg_backend *b) {
             b->caps.shader_f16 ? "" : " (no shader-f16 on this adapter: not f16)");
 }
 
+/* The generated kernels are templates over T too: the tiled GEMM (a
+ * vec4 and a scalar configuration, with residual and split-K) and the
+ * depthwise conv compile for f32 and f16 (with shader-f16). */
+static void test_generated_instances(wg_backend *b) {
+    static const wg_gemm_kernel k_gemm[2] = {
+        { .tm = 4, .tn = 4, .wgx = 16, .wgy = 16, .bk = 8, .amode = 1, .bmode = 1, .act = RLX_EW_RELU, .yvec = true,
+          .res = true },
+        { .tm = 8, .tn = 4, .wgx = 8, .wgy = 8, .bk = 16, .amode = 0, .bmode = 4, .ckh = 3, .ckw = 3, .splitk = true },
+    };
+    char *src[3] = { wg_gen_gemm_source(&k_gemm[0]), wg_gen_gemm_source(&k_gemm[1]),
+                     wg_gen_dwconv_source(3, 3, 4, RLX_EW_RELU, true) };
+    int made = 0;
+    for (int g = 0; g < 3; g++) {
+        CHECK(src[g] != NULL);
+        for (int e = 0; src[g] && e < 2; e++) {
+            wg_elem elem = e ? WG_ELEM_F16 : WG_ELEM_F32;
+            if (elem == WG_ELEM_F16 && !b->caps.shader_f16) continue;
+            char *code = NULL;
+            wg_layout lay;
+            CHECK_OK(wg_params_expand("generated", src[g], elem, &code, &lay));
+            free(code);
+            wg_lower L;
+            memset(&L, 0, sizeof L);
+            wg_dispatch *d = wg_emit_source(&L, g < 2 ? "gemm_gen" : "dwconv_gen", src[g]);
+            d->elem = elem;
+            for (int i = 0; i < lay.n_words; i++) {
+                if (lay.kind[i] == WG_WORD_PAD) wg_p_align16(&L, d), i = d->n_params - 1;
+                else if (lay.kind[i] == WG_WORD_F32) wg_p_f32(&L, d, 1.0f);
+                else wg_p_u32(&L, d, 1);
+            }
+            WGPUComputePipeline pipe = NULL;
+            rlx_status st = wg_pipeline_get(b, d, "test", &pipe);
+            CHECK_MSG(st == RLX_OK && pipe, "generated kernel %d for element type %d: %s", g, e, rlx_last_error());
+            made += pipe != NULL;
+            wg_lower_free(&L);
+        }
+        free(src[g]);
+    }
+    fprintf(stderr, "  %d instances of generated GEMM and depthwise kernels\n", made);
+}
+
 /* Runs dispatch d once: binding i + 1 is a buffer holding bytes[i] bytes
  * of host[i] (offsets 0); binding `out` is read back into host[out]. */
 static rlx_status run_dispatch(wg_backend *b, wg_dispatch *d, void *const *host, const size_t *bytes, int out) {
@@ -314,6 +357,7 @@ int main(void) {
         test_check((wg_backend *)be);
         test_elem((wg_backend *)be);
         test_all_instances((wg_backend *)be);
+        test_generated_instances((wg_backend *)be);
         test_f16_runs((wg_backend *)be);
         be->destroy(be);
     }

@@ -95,7 +95,9 @@ static rlx_status expand(const char *kernel, const char *src, int depth, wg_src 
         const char *e = p + strcspn(p, "\n");
         const char *t = p + strspn(p, " \t");
         const char *nx = *e ? e + 1 : e;
-        if (depth == 0 && strncmp(t, inc, sizeof inc - 1) == 0) {
+        if (depth == 0 && strncmp(t, "enable ", 7) == 0) {
+            /* directives: moved before the prelude by wg_params_expand */
+        } else if (depth == 0 && strncmp(t, inc, sizeof inc - 1) == 0) {
             char name[64];
             snprintf(name, sizeof name, "%.*s", (int)strcspn(t + sizeof inc - 1, " \r\n"), t + sizeof inc - 1);
             const char *snippet = wg_wgsl_source(name);
@@ -167,7 +169,15 @@ rlx_status wg_params_expand(const char *kernel, const char *src, wg_elem elem, c
         "fn t_bits(x: T) -> u32 { return x; }\nfn t_from_bits(w: u32) -> T { return w; }\n",
     };
     wg_src o = { 0 };
-    wg_src_printf(&o, "%s", k_prelude[elem]);
+    /* the source's `enable` directives come first (WGSL wants them before
+     * any declaration), then the prelude (without a second enable f16) */
+    for (const char *p = src; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+        const char *t = p + strspn(p, " \t");
+        if (strncmp(t, "enable ", 7) == 0) wg_src_printf(&o, "%.*s\n", (int)strcspn(t, "\n"), t);
+    }
+    const char *pre = k_prelude[elem];
+    if (elem == WG_ELEM_F16 && strstr(o.s ? o.s : "", "enable f16;")) pre += strlen("enable f16;\n");
+    wg_src_printf(&o, "%s", pre);
     int n_fields = 0;
     bool open = false;
     rlx_status st = expand(kernel, src, 0, &o, lay, &n_fields, &open);

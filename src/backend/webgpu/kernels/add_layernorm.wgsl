@@ -11,14 +11,15 @@
 // normalises y in place. Each invocation only revisits its own elements.
 // Params: a_off, b_off, s_off, c_off, y_off, rows, len, b_n, s_n, c_n
 // (0: no bias), eps.
+//!elem f32 f16
 //!params a_off: u32, b_off: u32, s_off: u32, c_off: u32, y_off: u32, rows: u32, len: u32, b_n: u32, s_n: u32,
 //!params c_n: u32, eps: f32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<f32>;
-@group(0) @binding(2) var<storage, read_write> B: array<f32>;
-@group(0) @binding(3) var<storage, read_write> S: array<f32>;
-@group(0) @binding(4) var<storage, read_write> C: array<f32>;
-@group(0) @binding(5) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(1) var<storage, read_write> A: array<T>;
+@group(0) @binding(2) var<storage, read_write> B: array<T>;
+@group(0) @binding(3) var<storage, read_write> S: array<T>;
+@group(0) @binding(4) var<storage, read_write> C: array<T>;
+@group(0) @binding(5) var<storage, read_write> Y: array<T>;
 
 var<workgroup> red: array<f32, 64>;
 
@@ -44,21 +45,21 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     var s = 0.0;
     for (var j = t; j < P.len; j = j + 64u) {
         let e = base + j;
-        let x = A[P.a_off + e] + B[P.b_off + e % P.b_n];
-        Y[P.y_off + e] = x;
+        let x = f32(A[P.a_off + e]) + f32(B[P.b_off + e % P.b_n]);
+        Y[P.y_off + e] = T(x);
         s = s + x;
     }
     let mean = reduce_sum(s, t) / f32(P.len);
     var q = 0.0;
     for (var j = t; j < P.len; j = j + 64u) {
-        let d = Y[P.y_off + base + j] - mean;
+        let d = f32(Y[P.y_off + base + j]) - mean;
         q = q + d * d;
     }
     let inv = 1.0 / sqrt(reduce_sum(q, t) / f32(P.len) + P.eps);
     for (var j = t; j < P.len; j = j + 64u) {
         let e = P.y_off + base + j;
-        var v = (Y[e] - mean) * inv * S[P.s_off + j % P.s_n];
-        if (P.c_n != 0u) { v = v + C[P.c_off + j % P.c_n]; }
-        Y[e] = v;
+        var v = (f32(Y[e]) - mean) * inv * f32(S[P.s_off + j % P.s_n]);
+        if (P.c_n != 0u) { v = v + f32(C[P.c_off + j % P.c_n]); }
+        Y[e] = T(v);
     }
 }

@@ -13,12 +13,13 @@
 // Semantics: ONNX Conv-11/22 (geometry from src/ir/ops/conv_geom.h).
 // Params: x_off, w_off, b_off, y_off (element offsets in each binding),
 // then the geometry; total = n * c_out * out_d * out_h * out_w.
+//!elem f32 f16
 //!include conv_params
 
 override ACT: u32 = 0u;
 override RES: bool = false;
 
-@group(0) @binding(5) var<storage, read_write> R: array<f32>;
+@group(0) @binding(5) var<storage, read_write> R: array<T>;
 
 //!include act
 
@@ -48,19 +49,19 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
                     let iw = i32(ow * P.s_w + kc * P.dil_w) - i32(P.p_w);
                     var xv = 0.0;
                     if (iz >= 0 && iz < i32(P.in_d) && ih >= 0 && ih < i32(P.in_h) && iw >= 0 && iw < i32(P.in_w)) {
-                        xv = X[P.x_off + ((xc + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)];
+                        xv = f32(X[P.x_off + ((xc + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)]);
                     }
-                    let wv = W[P.w_off + (((co * cin_g + ci) * P.k_d + kz) * P.k_h + kr) * P.k_w + kc];
+                    let wv = f32(W[P.w_off + (((co * cin_g + ci) * P.k_d + kz) * P.k_h + kr) * P.k_w + kc]);
                     acc = fma(wv, xv, acc);
                 }
             }
         }
     }
     if (P.has_bias != 0u) {
-        acc = acc + B[P.b_off + co];
+        acc = acc + f32(B[P.b_off + co]);
     }
     if (RES) {
-        acc = acc + R[P.r_off + i];
+        acc = acc + f32(R[P.r_off + i]);
     }
-    Y[P.y_off + i] = act_apply(ACT, acc, P.act_alpha, P.act_beta);
+    Y[P.y_off + i] = T(act_apply(ACT, acc, P.act_alpha, P.act_beta));
 }

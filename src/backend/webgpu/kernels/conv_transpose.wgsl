@@ -7,6 +7,7 @@
 // Then the fused activation (ACT, act_alpha, act_beta; act.wgsl).
 // Semantics: ONNX ConvTranspose-11/22 (output_padding, output_shape and
 // auto_pad resolved by src/ir/ops/conv_geom.h). Params as conv_direct.wgsl.
+//!elem f32 f16
 //!include conv_params
 
 override ACT: u32 = 0u;
@@ -50,15 +51,15 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
                 for (var kc = 0u; kc < P.k_w; kc = kc + 1u) {
                     let iw = src(ow, kc, P.s_w, P.p_w, P.dil_w, P.in_w);
                     if (iw < 0) { continue; }
-                    let xv = X[P.x_off + (((nb * P.c_in + c) * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)];
-                    let wv = W[P.w_off + (((c * cout_g + col) * P.k_d + kz) * P.k_h + kr) * P.k_w + kc];
+                    let xv = f32(X[P.x_off + (((nb * P.c_in + c) * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)]);
+                    let wv = f32(W[P.w_off + (((c * cout_g + col) * P.k_d + kz) * P.k_h + kr) * P.k_w + kc]);
                     acc = acc + xv * wv;
                 }
             }
         }
     }
     if (P.has_bias != 0u) {
-        acc = acc + B[P.b_off + co];
+        acc = acc + f32(B[P.b_off + co]);
     }
-    Y[P.y_off + i] = act_apply(ACT, acc, P.act_alpha, P.act_beta);
+    Y[P.y_off + i] = T(act_apply(ACT, acc, P.act_alpha, P.act_beta));
 }

@@ -14,6 +14,7 @@
 // is the reference for kernels too large to write out.
 // Params: offsets of x, w, b, y (elements of each binding), the geometry;
 // total = n * c_out * out_h * ceil(out_w / OWB) invocations.
+//!elem f32 f16
 //!include dwconv_params
 override KH: u32 = 3u;
 override KW: u32 = 3u;
@@ -44,24 +45,24 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
         let row_ok = ih >= 0 && ih < i32(P.in_h);
         let xr = (xc + u32(max(ih, 0))) * P.in_w;
         for (var kc = 0u; kc < KW; kc = kc + 1u) {
-            let wv = W[P.w_off + (co * KH + kr) * KW + kc];
+            let wv = f32(W[P.w_off + (co * KH + kr) * KW + kc]);
             for (var j = 0u; j < OWB; j = j + 1u) {
                 let iw = i32((ow0 + j) * P.s_w + kc * P.d_w) - i32(P.p_w);
                 var xv = 0.0;
-                if (row_ok && iw >= 0 && iw < i32(P.in_w)) { xv = X[P.x_off + xr + u32(iw)]; }
+                if (row_ok && iw >= 0 && iw < i32(P.in_w)) { xv = f32(X[P.x_off + xr + u32(iw)]); }
                 acc[j] = fma(wv, xv, acc[j]);
             }
         }
     }
     var bias = 0.0;
-    if (P.has_bias != 0u) { bias = B[P.b_off + co]; }
+    if (P.has_bias != 0u) { bias = f32(B[P.b_off + co]); }
     let yrow = ((nb * P.c_out + co) * P.out_h + oh) * P.out_w;
     for (var j = 0u; j < OWB; j = j + 1u) {
         if (ow0 + j < P.out_w) {
             var v = acc[j];
             if (P.has_bias != 0u) { v = v + bias; }
-            if (RES) { v = v + R[P.r_off + yrow + ow0 + j]; }
-            Y[P.y_off + yrow + ow0 + j] = act_apply(ACT, v, P.act_alpha, P.act_beta);
+            if (RES) { v = v + f32(R[P.r_off + yrow + ow0 + j]); }
+            Y[P.y_off + yrow + ow0 + j] = T(act_apply(ACT, v, P.act_alpha, P.act_beta));
         }
     }
 }

@@ -56,6 +56,7 @@
 // (nbatch = number of slices, klen elements of k each, the last shorter).
 // Offsets are elements of each binding (words; see A_F16 for halves).
 // Grid: one workgroup per (batch, tile): linear index wid.x + wid.y * nwg.x.
+//!elem f32 f16
 override TM: u32 = 4u;
 override TN: u32 = 4u;
 override WGX: u32 = 16u;

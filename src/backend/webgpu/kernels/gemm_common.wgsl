@@ -10,6 +10,8 @@
 // laid out like y (element yi at R[r_off + yi] where y's is Y[y_off + yi]);
 // it is bound last, so its offset r_off follows the other fields. Kernels
 // without a residual (gemm_coop) neither use nor bind it and leave r_off 0.
+// C, Y and R hold T (f32 or f16; arithmetic in f32); A and B are f32 words
+// or packed halves whatever T is. SPLITK partial sums are stored as T too.
 // The including kernel declares the overrides A_F16, B_F16, CKH and CKW
 // (the implicit conv's kernel size, 0 = read it from Params) before any
 // module-scope variable sized by an override (naga 29 panics on an
@@ -23,9 +25,9 @@
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> A: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> Bm: array<vec4<u32>>;
-@group(0) @binding(3) var<storage, read_write> C: array<f32>;
-@group(0) @binding(4) var<storage, read_write> Y: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read_write> R: array<f32>;
+@group(0) @binding(3) var<storage, read_write> C: array<T>;
+@group(0) @binding(4) var<storage, read_write> Y: array<vec4<T>>;
+@group(0) @binding(5) var<storage, read_write> R: array<T>;
 
 fn lda(e: u32) -> f32 {
     if (A_F16) {
@@ -86,6 +88,6 @@ fn conv_b(bbase: u32, k: u32, n: u32) -> f32 {
 
 fn store_y(i: u32, v: f32) {
     let w = P.y_off + i;
-    Y[w >> 2u][w & 3u] = v;
+    Y[w >> 2u][w & 3u] = T(v);
 }
 

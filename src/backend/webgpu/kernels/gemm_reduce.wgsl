@@ -8,14 +8,15 @@
 // is the last Params word). One invocation per
 // output element (1-D grid, folded past 65,535 workgroups).
 // Semantics: ONNX MatMul-13 / Gemm-13 with the act.h epilogue.
+//!elem f32 f16
 //!params p_off: u32, c_off: u32, y_off: u32, M: u32, N: u32, nsplit: u32, has_bias: u32, alpha: f32,
 //!params beta: f32, bias_sm: u32, bias_sn: u32, y_sm: u32, act_alpha: f32, act_beta: f32, total: u32,
 //!params r_off: u32
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> Part: array<f32>;
-@group(0) @binding(2) var<storage, read_write> C: array<f32>;
-@group(0) @binding(3) var<storage, read_write> Y: array<f32>;
-@group(0) @binding(4) var<storage, read_write> R: array<f32>;
+@group(0) @binding(2) var<storage, read_write> C: array<T>;
+@group(0) @binding(3) var<storage, read_write> Y: array<T>;
+@group(0) @binding(4) var<storage, read_write> R: array<T>;
 override ACT: u32 = 0u;
 override RES: bool = false;
 
@@ -32,7 +33,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
         s = s + Part[P.p_off + k * P.total + i];
     }
     var x = P.alpha * s;
-    if (P.has_bias != 0u) { x = x + P.beta * C[P.c_off + m * P.bias_sm + n * P.bias_sn]; }
-    if (RES) { x = x + R[P.r_off + m * P.y_sm + n]; }
-    Y[P.y_off + m * P.y_sm + n] = act_apply(ACT, x, P.act_alpha, P.act_beta);
+    if (P.has_bias != 0u) { x = x + P.beta * f32(C[P.c_off + m * P.bias_sm + n * P.bias_sn]); }
+    if (RES) { x = x + f32(R[P.r_off + m * P.y_sm + n]); }
+    Y[P.y_off + m * P.y_sm + n] = T(act_apply(ACT, x, P.act_alpha, P.act_beta));
 }

@@ -159,7 +159,7 @@ fn store4(m: u32, n: u32, v: vec4<f32>, ybase: u32, cbase: u32) {
     let yi = ybase + m * P.y_sm + n;
     if (SPLITK) {
         if (Y_VEC) {
-            Y[(P.y_off + yi) >> 2u] = v;
+            Y[(P.y_off + yi) >> 2u] = vec4<T>(v);
         } else {
             for (var c = 0u; c < 4u; c = c + 1u) {
                 if (n + c < P.N) { store_y(yi + c, v[c]); }
@@ -171,13 +171,13 @@ fn store4(m: u32, n: u32, v: vec4<f32>, ybase: u32, cbase: u32) {
     for (var c = 0u; c < 4u; c = c + 1u) {
         var x = P.alpha * v[c];
         if (P.has_bias != 0u && n + c < P.N) {
-            x = x + P.beta * C[P.c_off + cbase + m * P.bias_sm + (n + c) * P.bias_sn];
+            x = x + P.beta * f32(C[P.c_off + cbase + m * P.bias_sm + (n + c) * P.bias_sn]);
         }
-        if (RES && n + c < P.N) { x = x + R[P.r_off + yi + c]; }
+        if (RES && n + c < P.N) { x = x + f32(R[P.r_off + yi + c]); }
         o[c] = act_apply(ACT, x, P.act_alpha, P.act_beta);
     }
     if (Y_VEC) {
-        Y[(P.y_off + yi) >> 2u] = o;
+        Y[(P.y_off + yi) >> 2u] = vec4<T>(o);
     } else if (Y_PIX) {
         for (var c = 0u; c < 4u; c = c + 1u) {
             let q = n + c;

@@ -6,10 +6,11 @@
 // y = mean (or max) of the row. Semantics: ONNX GlobalAveragePool-1,
 // GlobalMaxPool-1. Params: x_off, y_off, nc, spatial. Grid: nc workgroups
 // (linear index wid.x + wid.y * nwg.x).
+//!elem f32 f16
 //!params x_off: u32, y_off: u32, nc: u32, spatial: u32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<f32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
+@group(0) @binding(2) var<storage, read_write> Y: array<T>;
 override MAX: bool = false;
 
 var<workgroup> part: array<f32, 64>;
@@ -23,7 +24,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
     var acc = 0.0;
     if (MAX) { acc = -3.4028234663852886e38; }
     for (var s = li; s < P.spatial; s = s + 64u) {
-        let v = X[base + s];
+        let v = f32(X[base + s]);
         if (MAX) { acc = max(acc, v); } else { acc = acc + v; }
     }
     part[li] = acc;
@@ -35,6 +36,6 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
         workgroupBarrier();
     }
     if (li == 0u) {
-        if (MAX) { Y[P.y_off + row] = part[0]; } else { Y[P.y_off + row] = part[0] / f32(P.spatial); }
+        if (MAX) { Y[P.y_off + row] = T(part[0]); } else { Y[P.y_off + row] = T(part[0] / f32(P.spatial)); }
     }
 }

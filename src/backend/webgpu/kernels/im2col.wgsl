@@ -11,12 +11,13 @@
 // Then out[c_out, spatial] = weight[c_out, k_total] x col (matmul.wgsl).
 // Semantics: ONNX Conv-11/22. Params: x_off, col_off, geometry; total =
 // n_cnt * g_cnt * k_total * spatial.
+//!elem f32 f16
 //!params x_off: u32, col_off: u32, n_cnt: u32, g_cnt: u32, c_in: u32, cin_g: u32, in_d: u32, in_h: u32,
 //!params in_w: u32, out_d: u32, out_h: u32, out_w: u32, k_d: u32, k_h: u32, k_w: u32, s_d: u32, s_h: u32,
 //!params s_w: u32, p_d: u32, p_h: u32, p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32, total: u32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<f32>;
-@group(0) @binding(2) var<storage, read_write> COL: array<f32>;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
+@group(0) @binding(2) var<storage, read_write> COL: array<T>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
@@ -45,7 +46,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     var v = 0.0;
     if (iz >= 0 && iz < i32(P.in_d) && ih >= 0 && ih < i32(P.in_h) && iw >= 0 && iw < i32(P.in_w)) {
         let ch = nl * P.c_in + gl * P.cin_g + ci;
-        v = X[P.x_off + ((ch * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)];
+        v = f32(X[P.x_off + ((ch * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)]);
     }
-    COL[P.col_off + i] = v;
+    COL[P.col_off + i] = T(v);
 }

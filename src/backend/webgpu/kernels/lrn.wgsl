@@ -5,11 +5,12 @@
 // element. Semantics: ONNX LRN-1/13. Params: x_off, y_off, n (elements),
 // c (channels), sp (spatial size), before, after, alpha (already divided
 // by size), beta, bias.
+//!elem f32 f16
 //!params x_off: u32, y_off: u32, n: u32, c: u32, sp: u32, before: u32, after: u32, alpha: f32, beta: f32,
 //!params bias: f32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<f32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
+@group(0) @binding(2) var<storage, read_write> Y: array<T>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
@@ -21,9 +22,9 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     let hi = min(c + P.after, P.c - 1u);
     var sq = 0.0;
     for (var k = lo; k <= hi; k = k + 1u) {
-        let v = X[P.x_off + first + k * P.sp];
+        let v = f32(X[P.x_off + first + k * P.sp]);
         sq = sq + v * v;
     }
     let base = P.bias + P.alpha * sq;
-    Y[P.y_off + i] = X[P.x_off + i] / exp2(P.beta * log2(base));
+    Y[P.y_off + i] = T(f32(X[P.x_off + i]) / exp2(P.beta * log2(base)));
 }

@@ -16,15 +16,16 @@
 // direct conv's reduction order.
 // Grid: one workgroup per (batch, 16x16 tile); the linear workgroup index
 // wid.x + wid.y * nwg.x folds beyond 65,535 workgroups.
+//!elem f32 f16
 //!params a_off: u32, b_off: u32, c_off: u32, y_off: u32, M: u32, N: u32, K: u32, has_bias: u32, alpha: f32,
 //!params beta: f32, a_sm: u32, a_sk: u32, b_sk: u32, b_sn: u32, bias_sm: u32, bias_sn: u32, nbatch: u32,
 //!params tiles_n: u32, tiles_m: u32, y_sm: u32, bdims: vec4<u32>, a_bs: vec4<u32>, b_bs: vec4<u32>,
 //!params y_bs: vec4<u32>, bias_bs: vec4<u32>, act_alpha: f32, act_beta: f32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<f32>;
-@group(0) @binding(2) var<storage, read_write> Bm: array<f32>;
-@group(0) @binding(3) var<storage, read_write> C: array<f32>;
-@group(0) @binding(4) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(1) var<storage, read_write> A: array<T>;
+@group(0) @binding(2) var<storage, read_write> Bm: array<T>;
+@group(0) @binding(3) var<storage, read_write> C: array<T>;
+@group(0) @binding(4) var<storage, read_write> Y: array<T>;
 
 override ACT: u32 = 0u;
 
@@ -59,11 +60,11 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     for (var k0 = 0u; k0 < P.K; k0 = k0 + 16u) {
         let ka = k0 + lid.x;
         var av = 0.0;
-        if (m < P.M && ka < P.K) { av = A[P.a_off + abase + m * P.a_sm + ka * P.a_sk]; }
+        if (m < P.M && ka < P.K) { av = f32(A[P.a_off + abase + m * P.a_sm + ka * P.a_sk]); }
         As[lid.y][lid.x] = av;
         let kb = k0 + lid.y;
         var bv = 0.0;
-        if (kb < P.K && n < P.N) { bv = Bm[P.b_off + bbase + kb * P.b_sk + n * P.b_sn]; }
+        if (kb < P.K && n < P.N) { bv = f32(Bm[P.b_off + bbase + kb * P.b_sk + n * P.b_sn]); }
         Bs[lid.y][lid.x] = bv;
         workgroupBarrier();
         let kmax = min(16u, P.K - k0);
@@ -75,8 +76,8 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     if (m < P.M && n < P.N) {
         var r = P.alpha * acc;
         if (P.has_bias != 0u) {
-            r = r + P.beta * C[P.c_off + cbase + m * P.bias_sm + n * P.bias_sn];
+            r = r + P.beta * f32(C[P.c_off + cbase + m * P.bias_sm + n * P.bias_sn]);
         }
-        Y[P.y_off + ybase + m * P.y_sm + n] = act_apply(ACT, r, P.act_alpha, P.act_beta);
+        Y[P.y_off + ybase + m * P.y_sm + n] = T(act_apply(ACT, r, P.act_alpha, P.act_beta));
     }
 }

@@ -8,12 +8,13 @@
 //                taps inside the padded input [-p, in + pe).
 // Semantics: ONNX MaxPool-12/22 (no Indices output), AveragePool-19/22.
 // Params: x_off, y_off, nc = N * C, geometry, total.
+//!elem f32 f16
 //!params x_off: u32, y_off: u32, nc: u32, count_include_pad: u32, in_d: u32, in_h: u32, in_w: u32, out_d: u32,
 //!params out_h: u32, out_w: u32, k_d: u32, k_h: u32, k_w: u32, s_d: u32, s_h: u32, s_w: u32, p_d: u32,
 //!params p_h: u32, p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32, pe_d: u32, pe_h: u32, pe_w: u32, total: u32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<f32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
+@group(0) @binding(2) var<storage, read_write> Y: array<T>;
 override AVG: bool = false;
 
 @compute @workgroup_size(64)
@@ -39,7 +40,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
                 let in_pad = iz < i32(P.in_d + P.pe_d) && ih < i32(P.in_h + P.pe_h) && iw < i32(P.in_w + P.pe_w);
                 if (in_pad) { cnt_pad = cnt_pad + 1u; }
                 if (iz >= 0 && iz < i32(P.in_d) && ih >= 0 && ih < i32(P.in_h) && iw >= 0 && iw < i32(P.in_w)) {
-                    let v = X[P.x_off + ((c * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)];
+                    let v = f32(X[P.x_off + ((c * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)]);
                     mx = max(mx, v);
                     sum = sum + v;
                     cnt = cnt + 1u;
@@ -49,8 +50,8 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
     }
     if (AVG) {
         let div = select(cnt, cnt_pad, P.count_include_pad != 0u);
-        Y[P.y_off + i] = sum / f32(max(div, 1u));
+        Y[P.y_off + i] = T(sum / f32(max(div, 1u)));
     } else {
-        Y[P.y_off + i] = mx;
+        Y[P.y_off + i] = T(mx);
     }
 }

@@ -11,11 +11,12 @@
 // Semantics: ONNX MaxPool-12/22 (no Indices output), AveragePool-19/22,
 // ceil_mode already in out_h/out_w. Params: x_off, y_off, the geometry;
 // total = nc * out_h * ceil(out_w / OWB) invocations.
+//!elem f32 f16
 //!params x_off: u32, y_off: u32, count_include_pad: u32, total: u32, in_h: u32, in_w: u32, out_h: u32,
 //!params out_w: u32, s_h: u32, s_w: u32, p_h: u32, p_w: u32, d_h: u32, d_w: u32, pe_h: u32, pe_w: u32
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<f32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(1) var<storage, read_write> X: array<T>;
+@group(0) @binding(2) var<storage, read_write> Y: array<T>;
 override AVG: bool = false;
 override KH: u32 = 3u;
 override KW: u32 = 3u;
@@ -52,7 +53,7 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
                 let iw = i32((ow0 + j) * P.s_w + kc * P.d_w) - i32(P.p_w);
                 if (row_pad && iw < i32(P.in_w + P.pe_w)) { cnt_pad[j] = cnt_pad[j] + 1u; }
                 if (row_in && iw >= 0 && iw < i32(P.in_w)) {
-                    let v = X[P.x_off + xr + u32(iw)];
+                    let v = f32(X[P.x_off + xr + u32(iw)]);
                     mx[j] = max(mx[j], v);
                     sum[j] = sum[j] + v;
                     cnt[j] = cnt[j] + 1u;
@@ -65,9 +66,9 @@ fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg:
         if (ow0 + j < P.out_w) {
             if (AVG) {
                 let div = select(cnt[j], cnt_pad[j], P.count_include_pad != 0u);
-                Y[P.y_off + yrow + ow0 + j] = sum[j] / f32(max(div, 1u));
+                Y[P.y_off + yrow + ow0 + j] = T(sum[j] / f32(max(div, 1u)));
             } else {
-                Y[P.y_off + yrow + ow0 + j] = mx[j];
+                Y[P.y_off + yrow + ow0 + j] = T(mx[j]);
             }
         }
     }
