@@ -122,7 +122,6 @@ static rlx_status att_resolve(wg_lower *L, att_geom *g, bool *empty) {
 static void emit_bindings(wg_src *b, bool mask, const bool *v4, bool sk_param) {
     wg_src_printf(b, "//!params q_off: u32, k_off: u32, v_off: u32, %sy_off: u32%s\n", mask ? "m_off: u32, " : "",
                   sk_param ? ", sk: u32" : "");
-    wg_src_printf(b, "@group(0) @binding(0) var<uniform> P: Params;\n");
     static const char *const names[4] = { "Q", "K", "V", "Y" };
     int bnd = 1;
     for (int i = 0; i < 4; i++) {

@@ -182,7 +182,7 @@ static rlx_status lower_fused_ew(wg_lower *L) {
     words += 3;
     for (int i = 0; i < p.n_in; i++, words++) wg_src_printf(&b, " b%d: u32,", i);
     for (int k = 0; k < ks.n; k++, words++) wg_src_printf(&b, " k%d: f32,", k);
-    wg_src_printf(&b, "\n@group(0) @binding(0) var<uniform> P: Params;\n");
+    wg_src_printf(&b, "\n"); /* the struct and its binding 0 come from //!params */
     for (int i = 0; i < p.n_in; i++)
         wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> X%d: array<f32>;\n", i + 1, i);
     wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> Y: array<f32>;\n", p.n_in + 1);

@@ -23,6 +23,7 @@
 #include "backend/webgpu/wgsl_gen.h"
 
 static const char k_tag[] = "//!params";
+static const char k_bind[] = "//!bind ";
 static const char *const k_elem_name[WG_ELEM_COUNT] = { "f32", "f16", "i32", "u32" };
 static const char *const k_kind_name[] = { "nothing", "an i32/u32", "an f32", "padding" };
 
@@ -85,11 +86,21 @@ static rlx_status parse_fields(const char *kernel, const char *p, const char *e,
     return RLX_OK;
 }
 
-/* Appends src to o, line by line: `//!include NAME` (depth 0 only) pastes
- * the embedded source NAME, processed likewise; `//!params` lines add
- * their fields to lay and become the struct (*open: one is open). */
-static rlx_status expand(const char *kernel, const char *src, int depth, wg_src *o, wg_layout *lay, int *n_fields,
-                         bool *open) {
+/* The state of one expansion: the text, the layout and fields so far,
+ * whether a struct is open, the storage bindings declared so far. */
+typedef struct expansion {
+    const char *kernel;
+    wg_src *o;
+    wg_layout *lay;
+    int n_fields, n_bind;
+    bool open;
+} expansion;
+
+/* Appends src to x->o, line by line: `//!include NAME` (depth 0 only)
+ * pastes the embedded source NAME, processed likewise; `//!params` lines
+ * add their fields to the layout and become the struct and binding 0;
+ * `//!bind NAME: TYPE, ...` lines become the next storage bindings. */
+static rlx_status expand(expansion *x, const char *src, int depth) {
     static const char inc[] = "//!include ";
     for (const char *p = src; *p;) {
         const char *e = p + strcspn(p, "\n");
@@ -101,19 +112,32 @@ static rlx_status expand(const char *kernel, const char *src, int depth, wg_src 
             char name[64];
             snprintf(name, sizeof name, "%.*s", (int)strcspn(t + sizeof inc - 1, " \r\n"), t + sizeof inc - 1);
             const char *snippet = wg_wgsl_source(name);
-            if (!snippet) return rlx_fail(RLX_ERR_INTERNAL, "kernel '%s' includes an unknown snippet '%s'", kernel, name);
-            RLX_TRY(expand(kernel, snippet, 1, o, lay, n_fields, open));
+            if (!snippet)
+                return rlx_fail(RLX_ERR_INTERNAL, "kernel '%s' includes an unknown snippet '%s'", x->kernel, name);
+            RLX_TRY(expand(x, snippet, 1));
         } else if (strncmp(t, k_tag, sizeof k_tag - 1) == 0) {
             const char *fs = t + sizeof k_tag - 1, *fe = e;
-            RLX_TRY(parse_fields(kernel, fs, fe, lay, n_fields));
+            RLX_TRY(parse_fields(x->kernel, fs, fe, x->lay, &x->n_fields));
             while (fe > fs && (fe[-1] == ' ' || fe[-1] == ',' || fe[-1] == '\r')) fe--;
             /* the first line opens the struct, the last closes it */
             const char *after = nx + strspn(nx, " \t");
             bool more = strncmp(after, k_tag, sizeof k_tag - 1) == 0;
-            wg_src_printf(o, "%s%.*s%s\n", *open ? "" : "struct Params {", (int)(fe - fs), fs, more ? "," : " };");
-            *open = more;
+            wg_src_printf(x->o, "%s%.*s%s\n", x->open ? "" : "struct Params {", (int)(fe - fs), fs,
+                          more ? "," : " };\n@group(0) @binding(0) var<uniform> P: Params;");
+            x->open = more;
+        } else if (strncmp(t, k_bind, sizeof k_bind - 1) == 0) {
+            for (const char *f = t + sizeof k_bind - 1; f < e;) {
+                const char *q = f;
+                for (int d = 0; q < e && (d > 0 || *q != ','); q++) d += *q == '<' ? 1 : *q == '>' ? -1 : 0;
+                const char *s0 = f + strspn(f, " "), *s1 = q;
+                while (s1 > s0 && (s1[-1] == ' ' || s1[-1] == '\r')) s1--;
+                if (s1 > s0)
+                    wg_src_printf(x->o, "@group(0) @binding(%d) var<storage, read_write> %.*s;\n", ++x->n_bind,
+                                  (int)(s1 - s0), s0);
+                f = q < e ? q + 1 : q;
+            }
         } else {
-            wg_src_printf(o, "%.*s\n", (int)(e - p), p);
+            wg_src_printf(x->o, "%.*s\n", (int)(e - p), p);
         }
         p = nx;
     }
@@ -178,9 +202,8 @@ rlx_status wg_params_expand(const char *kernel, const char *src, wg_elem elem, c
     const char *pre = k_prelude[elem];
     if (elem == WG_ELEM_F16 && strstr(o.s ? o.s : "", "enable f16;")) pre += strlen("enable f16;\n");
     wg_src_printf(&o, "%s", pre);
-    int n_fields = 0;
-    bool open = false;
-    rlx_status st = expand(kernel, src, 0, &o, lay, &n_fields, &open);
+    expansion x = { .kernel = kernel, .o = &o, .lay = lay };
+    rlx_status st = expand(&x, src, 0);
     if (!st && o.oom) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     if (st) {
         wg_src_free(&o);

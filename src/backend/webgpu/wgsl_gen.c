@@ -153,8 +153,7 @@ rlx_status wg_emit_act_epilogue(wg_lower *L, int value, uint64_t off, uint64_t n
                   "// element of type T, computed in f32. Params: y_off, n, act_alpha, act_beta.\n"
                   "//!elem f32 f16\n"
                   "//!params y_off: u32, n: u32, act_alpha: f32, act_beta: f32\n"
-                  "@group(0) @binding(0) var<uniform> P: Params;\n"
-                  "@group(0) @binding(1) var<storage, read_write> Y: array<T>;\n");
+                  "//!bind Y: array<T>\n");
     const char *lib = wg_wgsl_source("ew_lib");
     if (!lib) {
         wg_src_free(&b);

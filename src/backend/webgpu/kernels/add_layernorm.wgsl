@@ -14,12 +14,7 @@
 //!elem f32 f16
 //!params a_off: u32, b_off: u32, s_off: u32, c_off: u32, y_off: u32, rows: u32, len: u32, b_n: u32, s_n: u32,
 //!params c_n: u32, eps: f32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<T>;
-@group(0) @binding(2) var<storage, read_write> B: array<T>;
-@group(0) @binding(3) var<storage, read_write> S: array<T>;
-@group(0) @binding(4) var<storage, read_write> C: array<T>;
-@group(0) @binding(5) var<storage, read_write> Y: array<T>;
+//!bind A: array<T>, B: array<T>, S: array<T>, C: array<T>, Y: array<T>
 
 var<workgroup> red: array<f32, 64>;
 

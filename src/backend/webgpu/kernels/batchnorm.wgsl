@@ -7,13 +7,7 @@
 //!elem f32 f16
 //!params x_off: u32, s_off: u32, b_off: u32, m_off: u32, v_off: u32, y_off: u32, total: u32, c: u32,
 //!params inner: u32, eps: f32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> S: array<T>;
-@group(0) @binding(3) var<storage, read_write> Bb: array<T>;
-@group(0) @binding(4) var<storage, read_write> M: array<T>;
-@group(0) @binding(5) var<storage, read_write> V: array<T>;
-@group(0) @binding(6) var<storage, read_write> Y: array<T>;
+//!bind X: array<T>, S: array<T>, Bb: array<T>, M: array<T>, V: array<T>, Y: array<T>
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {

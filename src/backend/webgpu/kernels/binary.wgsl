@@ -13,10 +13,7 @@
 //!elem f32 i32 u32 f16
 //!params a_off: u32, b_off: u32, y_off: u32, n: u32, rank: u32, dims: array<vec4<u32>, 2>,
 //!params a_str: array<vec4<u32>, 2>, b_str: array<vec4<u32>, 2>
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<T>;
-@group(0) @binding(2) var<storage, read_write> B: array<T>;
-@group(0) @binding(3) var<storage, read_write> Y: array<T>;
+//!bind A: array<T>, B: array<T>, Y: array<T>
 override OP: u32 = 0u;
 
 //!include act

@@ -11,9 +11,7 @@
 // can differ from the CPU's correctly rounded result in the last bit.
 // Params: x_off, y_off, n (elements), threads.
 //!params x_off: u32, y_off: u32, n: u32, threads: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<u32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
+//!bind X: array<u32>, Y: array<u32>
 override SRC: u32 = 0u;
 override DST: u32 = 0u;
 

@@ -15,10 +15,7 @@
 // dims, a_str, b_str as array<vec4<u32>, 2> (dim d is [d / 4][d % 4]).
 //!params a_off: u32, b_off: u32, y_off: u32, n: u32, rank: u32, threads: u32, flags: u32,
 //!params dims: array<vec4<u32>, 2>, a_str: array<vec4<u32>, 2>, b_str: array<vec4<u32>, 2>
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<u32>;
-@group(0) @binding(2) var<storage, read_write> B: array<u32>;
-@group(0) @binding(3) var<storage, read_write> Y: array<u32>;
+//!bind A: array<u32>, B: array<u32>, Y: array<u32>
 override OP: u32 = 0u;
 override TY: u32 = 0u;
 

@@ -19,7 +19,7 @@
 override ACT: u32 = 0u;
 override RES: bool = false;
 
-@group(0) @binding(5) var<storage, read_write> R: array<T>;
+//!bind R: array<T>
 
 //!include act
 

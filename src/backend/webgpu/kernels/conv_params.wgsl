@@ -10,8 +10,4 @@
 //!params in_h: u32, in_w: u32, out_d: u32, out_h: u32, out_w: u32, k_d: u32, k_h: u32, k_w: u32, s_d: u32,
 //!params s_h: u32, s_w: u32, p_d: u32, p_h: u32, p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32, has_bias: u32,
 //!params total: u32, act_alpha: f32, act_beta: f32, r_off: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> W: array<T>;
-@group(0) @binding(3) var<storage, read_write> B: array<T>;
-@group(0) @binding(4) var<storage, read_write> Y: array<T>;
+//!bind X: array<T>, W: array<T>, B: array<T>, Y: array<T>

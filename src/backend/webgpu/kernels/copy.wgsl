@@ -15,9 +15,7 @@
 //!elem u32 f32 i32 f16
 //!params x_off: u32, y_off: u32, n: u32, rank: u32, src_base: i32, dst_base: i32, threads: u32,
 //!params dims: array<vec4<u32>, 2>, ss: array<vec4<i32>, 2>, ds: array<vec4<i32>, 2>
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> Y: array<T>;
+//!bind X: array<T>, Y: array<T>
 override BYTES: bool = false;
 
 // Source and destination element of flat index i.

@@ -10,9 +10,7 @@
 // Params: x_off, y_off, lines (outer * inner), a, inner.
 //!elem f32 i32 u32 f16
 //!params x_off: u32, y_off: u32, lines: u32, a: u32, inner: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> Y: array<T>;
+//!bind X: array<T>, Y: array<T>
 override EXCL: bool = false;
 override REV: bool = false;
 override COLS: bool = true;

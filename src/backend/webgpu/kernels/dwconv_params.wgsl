@@ -7,9 +7,4 @@
 //!params x_off: u32, w_off: u32, b_off: u32, y_off: u32, c_out: u32, mult: u32, in_h: u32, in_w: u32,
 //!params out_h: u32, out_w: u32, s_h: u32, s_w: u32, p_h: u32, p_w: u32, d_h: u32, d_w: u32, has_bias: u32,
 //!params total: u32, act_alpha: f32, act_beta: f32, r_off: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> W: array<T>;
-@group(0) @binding(3) var<storage, read_write> B: array<T>;
-@group(0) @binding(4) var<storage, read_write> Y: array<T>;
-@group(0) @binding(5) var<storage, read_write> R: array<T>;
+//!bind X: array<T>, W: array<T>, B: array<T>, Y: array<T>, R: array<T>

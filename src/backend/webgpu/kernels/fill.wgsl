@@ -7,8 +7,7 @@
 // the byte and word-pair layouts are those of the u32 instance.
 //!elem u32 f32 i32 f16
 //!params y_off: u32, n: u32, value: u32, value_hi: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> Y: array<T>;
+//!bind Y: array<T>
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {

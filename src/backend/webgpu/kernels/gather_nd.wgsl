@@ -18,11 +18,7 @@
 //!elem u32 f32 i32 f16
 //!params x_off: u32, i_off: u32, y_off: u32, s_off: u32, tag: u32, n: u32, nt: u32, m: u32, sl: u32,
 //!params bstride: u32, dims: array<vec4<u32>, 2>, xstr: array<vec4<u32>, 2>
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> I: array<u32>;
-@group(0) @binding(3) var<storage, read_write> Y: array<T>;
-@group(0) @binding(4) var<storage, read_write> S: array<atomic<u32>>;
+//!bind X: array<T>, I: array<u32>, Y: array<T>, S: array<atomic<u32>>
 override IDX64: bool = false;
 override REPORT: bool = false;
 

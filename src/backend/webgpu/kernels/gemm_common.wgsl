@@ -22,12 +22,7 @@
 //!params y_bs: vec4<u32>, bias_bs: vec4<u32>, act_alpha: f32, act_beta: f32, klen: u32, a_sub: u32,
 //!params b_sub: u32, in_h: u32, in_w: u32, out_w: u32, k_h: u32, k_w: u32, s_h: u32, s_w: u32, p_h: u32,
 //!params p_w: u32, d_h: u32, d_w: u32, r_off: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read_write> Bm: array<vec4<u32>>;
-@group(0) @binding(3) var<storage, read_write> C: array<T>;
-@group(0) @binding(4) var<storage, read_write> Y: array<vec4<T>>;
-@group(0) @binding(5) var<storage, read_write> R: array<T>;
+//!bind A: array<vec4<u32>>, Bm: array<vec4<u32>>, C: array<T>, Y: array<vec4<T>>, R: array<T>
 
 fn lda(e: u32) -> f32 {
     if (A_F16) {

@@ -12,11 +12,7 @@
 //!params p_off: u32, c_off: u32, y_off: u32, M: u32, N: u32, nsplit: u32, has_bias: u32, alpha: f32,
 //!params beta: f32, bias_sm: u32, bias_sn: u32, y_sm: u32, act_alpha: f32, act_beta: f32, total: u32,
 //!params r_off: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> Part: array<f32>;
-@group(0) @binding(2) var<storage, read_write> C: array<T>;
-@group(0) @binding(3) var<storage, read_write> Y: array<T>;
-@group(0) @binding(4) var<storage, read_write> R: array<T>;
+//!bind Part: array<f32>, C: array<T>, Y: array<T>, R: array<T>
 override ACT: u32 = 0u;
 override RES: bool = false;
 

@@ -5,9 +5,7 @@
 // f16).
 //!elem f32 f16
 //!params x_off: u32, y_off: u32, nc: u32, spatial: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> Y: array<T>;
+//!bind X: array<T>, Y: array<T>
 override MAX: bool = false;
 
 @compute @workgroup_size(64)

@@ -8,9 +8,7 @@
 // (linear index wid.x + wid.y * nwg.x).
 //!elem f32 f16
 //!params x_off: u32, y_off: u32, nc: u32, spatial: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> Y: array<T>;
+//!bind X: array<T>, Y: array<T>
 override MAX: bool = false;
 
 var<workgroup> part: array<f32, 64>;

@@ -15,9 +15,7 @@
 //!params x_off: u32, col_off: u32, n_cnt: u32, g_cnt: u32, c_in: u32, cin_g: u32, in_d: u32, in_h: u32,
 //!params in_w: u32, out_d: u32, out_h: u32, out_w: u32, k_d: u32, k_h: u32, k_w: u32, s_d: u32, s_h: u32,
 //!params s_w: u32, p_d: u32, p_h: u32, p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32, total: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> COL: array<T>;
+//!bind X: array<T>, COL: array<T>
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {

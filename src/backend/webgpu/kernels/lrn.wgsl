@@ -8,9 +8,7 @@
 //!elem f32 f16
 //!params x_off: u32, y_off: u32, n: u32, c: u32, sp: u32, before: u32, after: u32, alpha: f32, beta: f32,
 //!params bias: f32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> Y: array<T>;
+//!bind X: array<T>, Y: array<T>
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {

@@ -21,11 +21,7 @@
 //!params beta: f32, a_sm: u32, a_sk: u32, b_sk: u32, b_sn: u32, bias_sm: u32, bias_sn: u32, nbatch: u32,
 //!params tiles_n: u32, tiles_m: u32, y_sm: u32, bdims: vec4<u32>, a_bs: vec4<u32>, b_bs: vec4<u32>,
 //!params y_bs: vec4<u32>, bias_bs: vec4<u32>, act_alpha: f32, act_beta: f32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<T>;
-@group(0) @binding(2) var<storage, read_write> Bm: array<T>;
-@group(0) @binding(3) var<storage, read_write> C: array<T>;
-@group(0) @binding(4) var<storage, read_write> Y: array<T>;
+//!bind A: array<T>, Bm: array<T>, C: array<T>, Y: array<T>
 
 override ACT: u32 = 0u;
 

@@ -26,7 +26,6 @@
 //!params nk: u32, nr: u32, flags: u32, eps: f32, s_rmod: u32, s_rmul: u32, s_jdiv: u32, s_jmod: u32,
 //!params b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32, kdim: vec4<u32>, kstr: vec4<u32>,
 //!params rdim: vec4<u32>, rstr: vec4<u32>
-@group(0) @binding(0) var<uniform> P: Params;
 override MODE: u32 = 0u;
 override COLS: bool = false;
 override CONTIG: bool = false;

@@ -4,12 +4,7 @@
 // Y, M, V (T; absent ones bound to X and never touched), the
 // shared-memory tree's array, and the formulas of norm.wgsl's MODEs
 // (NM_* of wg_codes.h). Arithmetic is f32 whatever T is.
-@group(0) @binding(1) var<storage, read_write> X: array<vec4<T>>;
-@group(0) @binding(2) var<storage, read_write> S: array<T>;
-@group(0) @binding(3) var<storage, read_write> B: array<T>;
-@group(0) @binding(4) var<storage, read_write> Y: array<T>;
-@group(0) @binding(5) var<storage, read_write> M: array<T>;
-@group(0) @binding(6) var<storage, read_write> V: array<T>;
+//!bind X: array<vec4<T>>, S: array<T>, B: array<T>, Y: array<T>, M: array<T>, V: array<T>
 
 var<workgroup> sh: array<f32, 256>;
 

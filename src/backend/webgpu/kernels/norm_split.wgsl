@@ -20,13 +20,12 @@
 //!params x_off: u32, s_off: u32, b_off: u32, y_off: u32, m_off: u32, v_off: u32, t_off: u32, st_off: u32,
 //!params rows: u32, count: u32, chunk: u32, nch: u32, flags: u32, eps: f32, _p0: u32, _p1: u32, s_rmod: u32,
 //!params s_rmul: u32, s_jdiv: u32, s_jmod: u32, b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(7) var<storage, read_write> TS: array<f32>;
 override MODE: u32 = 0u;
 override STAGE: u32 = 0u;
 
 //!include codes
 //!include norm_rows
+//!bind TS: array<f32>
 
 fn centred() -> bool { return MODE == NM_LAYER || MODE == NM_MVN; }
 

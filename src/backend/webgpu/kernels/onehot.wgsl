@@ -10,10 +10,7 @@
 // the byte and word-pair layouts are those of the u32 instance.
 //!elem u32 f32 i32 f16
 //!params i_off: u32, v_off: u32, y_off: u32, n: u32, depth: u32, inner: u32, w: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> I: array<u32>;
-@group(0) @binding(2) var<storage, read_write> V: array<T>;
-@group(0) @binding(3) var<storage, read_write> Y: array<T>;
+//!bind I: array<u32>, V: array<T>, Y: array<T>
 override ITY: u32 = 1u;
 override NEG: bool = true;
 

@@ -14,9 +14,7 @@
 //!params x_off: u32, y_off: u32, n: u32, rank: u32, mode: u32, w: u32, ydims: array<vec4<u32>, 2>,
 //!params xstr: array<vec4<u32>, 2>, pb: array<vec4<u32>, 2>, lo: array<vec4<u32>, 2>,
 //!params len: array<vec4<u32>, 2>
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<u32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
+//!bind X: array<u32>, Y: array<u32>
 
 // j mod m in [0, m) for any j and m > 0, in unsigned arithmetic only: a
 // negative j counts down from m - 1. (Forms with a signed remainder,

@@ -12,9 +12,7 @@
 //!params x_off: u32, y_off: u32, nc: u32, count_include_pad: u32, in_d: u32, in_h: u32, in_w: u32, out_d: u32,
 //!params out_h: u32, out_w: u32, k_d: u32, k_h: u32, k_w: u32, s_d: u32, s_h: u32, s_w: u32, p_d: u32,
 //!params p_h: u32, p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32, pe_d: u32, pe_h: u32, pe_w: u32, total: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> Y: array<T>;
+//!bind X: array<T>, Y: array<T>
 override AVG: bool = false;
 
 @compute @workgroup_size(64)

@@ -14,9 +14,7 @@
 //!elem f32 f16
 //!params x_off: u32, y_off: u32, count_include_pad: u32, total: u32, in_h: u32, in_w: u32, out_h: u32,
 //!params out_w: u32, s_h: u32, s_w: u32, p_h: u32, p_w: u32, d_h: u32, d_w: u32, pe_h: u32, pe_w: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> Y: array<T>;
+//!bind X: array<T>, Y: array<T>
 override AVG: bool = false;
 override KH: u32 = 3u;
 override KW: u32 = 3u;

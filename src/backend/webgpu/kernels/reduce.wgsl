@@ -28,10 +28,7 @@
 // unused dims 1 and stride 0).
 //!params x_off: u32, y_off: u32, t_off: u32, rows: u32, count: u32, nk: u32, nr: u32, init: u32, chunk: u32,
 //!params nch: u32, kdim: vec4<u32>, kstr: vec4<u32>, rdim: vec4<u32>, rstr: vec4<u32>
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
-@group(0) @binding(3) var<storage, read_write> TS: array<u32>;
+//!bind X: array<vec4<u32>>, Y: array<u32>, TS: array<u32>
 override STAGE: u32 = 0u;
 override OP: u32 = 0u;
 override INT: bool = false;

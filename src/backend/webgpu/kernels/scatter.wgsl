@@ -30,11 +30,7 @@
 //!params i_off: u32, u_off: u32, y_off: u32, s_off: u32, tag: u32, threads: u32, count: u32, m: u32, sl: u32,
 //!params w: u32, rank: u32, axis: u32, a: u32, dims: array<vec4<u32>, 2>, xstr: array<vec4<u32>, 2>,
 //!params ustr: array<vec4<u32>, 2>
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> I: array<u32>;
-@group(0) @binding(2) var<storage, read_write> U: array<T>;
-@group(0) @binding(3) var<storage, read_write> Y: array<T>;
-@group(0) @binding(4) var<storage, read_write> S: array<atomic<u32>>;
+//!bind I: array<u32>, U: array<T>, Y: array<T>, S: array<atomic<u32>>
 override IDX64: bool = false;
 override ELEMS: bool = false;
 override RED: u32 = 0u;

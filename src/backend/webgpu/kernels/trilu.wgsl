@@ -14,10 +14,7 @@
 // the byte and word-pair layouts are those of the u32 instance.
 //!elem u32 f32 i32 f16
 //!params x_off: u32, y_off: u32, k_off: u32, n: u32, threads: u32, nn: u32, m: u32, k: i32, one: u32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> Y: array<T>;
-@group(0) @binding(3) var<storage, read_write> K: array<u32>;
+//!bind X: array<T>, Y: array<T>, K: array<u32>
 override MODE: u32 = 0u;
 override ELEM: u32 = 0u;
 override KIN: bool = false;

@@ -9,9 +9,7 @@
 // beta, s.
 //!elem f32 f16
 //!params x_off: u32, y_off: u32, n: u32, alpha: f32, beta: f32, s: f32
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<T>;
-@group(0) @binding(2) var<storage, read_write> Y: array<T>;
+//!bind X: array<T>, Y: array<T>
 override OP: u32 = 0u;
 
 //!include act

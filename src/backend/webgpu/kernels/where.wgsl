@@ -13,11 +13,7 @@
 //!params c_off: u32, a_off: u32, b_off: u32, y_off: u32, n: u32, rank: u32, threads: u32,
 //!params dims: array<vec4<u32>, 2>, c_str: array<vec4<u32>, 2>, a_str: array<vec4<u32>, 2>,
 //!params b_str: array<vec4<u32>, 2>
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> C: array<u32>;
-@group(0) @binding(2) var<storage, read_write> A: array<T>;
-@group(0) @binding(3) var<storage, read_write> B: array<T>;
-@group(0) @binding(4) var<storage, read_write> Y: array<T>;
+//!bind C: array<u32>, A: array<T>, B: array<T>, Y: array<T>
 override ELEM: u32 = 0u;
 
 //!include codes
