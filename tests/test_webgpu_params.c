@@ -142,7 +142,7 @@ static void test_all_instances(wg_backend *b) {
     int made = 0, kernels = 0;
     for (size_t k = 0; k < rlx_wgsl_source_count; k++) {
         const char *name = rlx_wgsl_sources[k].name, *src = rlx_wgsl_sources[k].source;
-        if (!strstr(src, "@compute")) continue;
+        if (!strstr(src, "@compute") && !strstr(src, "//!main1d")) continue;
         kernels++;
         for (int e = 0; e < WG_ELEM_COUNT; e++) {
             wg_elem elem = (wg_elem)e;

@@ -24,6 +24,7 @@
 
 static const char k_tag[] = "//!params";
 static const char k_bind[] = "//!bind ";
+static const char k_main1d[] = "//!main1d ";
 static const char *const k_elem_name[WG_ELEM_COUNT] = { "f32", "f16", "i32", "u32" };
 static const char *const k_kind_name[] = { "nothing", "an i32/u32", "an f32", "padding" };
 
@@ -99,7 +100,8 @@ typedef struct expansion {
 /* Appends src to x->o, line by line: `//!include NAME` (depth 0 only)
  * pastes the embedded source NAME, processed likewise; `//!params` lines
  * add their fields to the layout and become the struct and binding 0;
- * `//!bind NAME: TYPE, ...` lines become the next storage bindings. */
+ * `//!bind NAME: TYPE, ...` lines become the next storage bindings;
+ * `//!main1d i {` opens the entry point of a 1-D grid with flat index i. */
 static rlx_status expand(expansion *x, const char *src, int depth) {
     static const char inc[] = "//!include ";
     for (const char *p = src; *p;) {
@@ -125,6 +127,13 @@ static rlx_status expand(expansion *x, const char *src, int depth) {
             wg_src_printf(x->o, "%s%.*s%s\n", x->open ? "" : "struct Params {", (int)(fe - fs), fs,
                           more ? "," : " };\n@group(0) @binding(0) var<uniform> P: Params;");
             x->open = more;
+        } else if (strncmp(t, k_main1d, sizeof k_main1d - 1) == 0) {
+            /* the entry point of a 1-D grid (wg_grid_1d: 64 per workgroup,
+             * folded into y past 65,535 workgroups) and its flat index */
+            const char *v = t + sizeof k_main1d - 1;
+            wg_src_printf(x->o, "@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) gid: vec3u, "
+                                "@builtin(num_workgroups) nwg: vec3u) {\n    let %.*s = gid.x + gid.y * nwg.x * 64u;\n",
+                          (int)strcspn(v, " {\r\n"), v);
         } else if (strncmp(t, k_bind, sizeof k_bind - 1) == 0) {
             for (const char *f = t + sizeof k_bind - 1; f < e;) {
                 const char *q = f;

@@ -165,9 +165,7 @@ rlx_status wg_emit_act_epilogue(wg_lower *L, int value, uint64_t off, uint64_t n
         return wg_decline(L, "fused activation %d has no WGSL epilogue", (int)a->kind);
     }
     wg_src_printf(&b,
-                  "@compute @workgroup_size(64)\n"
-                  "fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {\n"
-                  "    let i = gid.x + gid.y * nwg.x * 64u;\n"
+                  "//!main1d i {\n"
                   "    if (i >= P.n) { return; }\n"
                   "    Y[P.y_off + i] = T(rlx_act(f32(Y[P.y_off + i])));\n"
                   "}\n");

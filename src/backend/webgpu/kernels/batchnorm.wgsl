@@ -9,9 +9,7 @@
 //!params inner: u32, eps: f32
 //!bind X: array<T>, S: array<T>, Bb: array<T>, M: array<T>, V: array<T>, Y: array<T>
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let i = gid.x + gid.y * nwg.x * 64u;
+//!main1d i {
     if (i >= P.total) { return; }
     let c = (i / P.inner) % P.c;
     let k = S[P.s_off + c] / sqrt(V[P.v_off + c] + T(P.eps));

@@ -28,9 +28,7 @@ fn opi(a: i32, b: i32) -> i32 {
     return a;
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let i = gid.x + gid.y * nwg.x * 64u;
+//!main1d i {
     if (i >= P.n) { return; }
     var rem = i;
     var ia = 0u;

@@ -76,9 +76,7 @@ fn as_bool(e: u32) -> bool {
     }
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let t = gid.x + gid.y * nwg.x * 64u;
+//!main1d t {
     if (t >= P.threads) { return; }
     switch DST {
         case TY_F32: { Y[P.y_off + t] = bitcast<u32>(as_f32(t)); }

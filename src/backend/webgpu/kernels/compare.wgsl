@@ -86,9 +86,7 @@ fn truth(ia: u32, ib: u32) -> bool {
     }
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let t = gid.x + gid.y * nwg.x * 64u;
+//!main1d t {
     if (t >= P.threads) { return; }
     var w = 0u;
     for (var k = 0u; k < 4u; k = k + 1u) {

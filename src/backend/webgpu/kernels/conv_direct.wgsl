@@ -23,9 +23,7 @@ override RES: bool = false;
 
 //!include act
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let i = gid.x + gid.y * nwg.x * 64u;
+//!main1d i {
     if (i >= P.total) { return; }
     let ow = i % P.out_w;
     var t = i / P.out_w;

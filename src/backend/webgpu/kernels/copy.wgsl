@@ -35,9 +35,7 @@ fn place(i: u32) -> vec2<i32> {
     return vec2<i32>(si, di);
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let i = gid.x + gid.y * nwg.x * 64u;
+//!main1d i {
     if (BYTES) {
         if (i >= P.threads) { return; }
         var w = 0u;

@@ -9,9 +9,7 @@
 //!params y_off: u32, n: u32, value: u32, value_hi: u32
 //!bind Y: array<T>
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let i = gid.x + gid.y * nwg.x * 64u;
+//!main1d i {
     if (i >= P.n) { return; }
     Y[P.y_off + i] = t_from_bits(select(P.value, P.value_hi, (i & 1u) == 1u));
 }

@@ -39,9 +39,7 @@ fn src_unit(e: u32) -> i32 {
     return i32((o * P.a + u32(v)) * P.inner + k);
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = gid.x + gid.y * nwg.x * 64u;
+//!main1d w {
     if (w >= P.n) { return; }
     if (BYTES) {
         var word = 0u;

@@ -21,9 +21,7 @@ override REPORT: bool = false;
 
 //!include index_read
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let e = gid.x + gid.y * nwg.x * 64u;
+//!main1d e {
     if (e >= P.n) { return; }
     let v = index_in(e, P.a);
     let valid = v >= 0;

@@ -24,9 +24,7 @@ override REPORT: bool = false;
 
 //!include index_read
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let w = gid.x + gid.y * nwg.x * 64u;
+//!main1d w {
     if (w >= P.n) { return; }
     let s = w % P.sl;
     let tt = w / P.sl;          // tuple over all batch entries

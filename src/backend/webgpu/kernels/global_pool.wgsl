@@ -8,9 +8,7 @@
 //!bind X: array<T>, Y: array<T>
 override MAX: bool = false;
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let i = gid.x + gid.y * nwg.x * 64u;
+//!main1d i {
     if (i >= P.nc) { return; }
     let base = P.x_off + i * P.spatial;
     var sum = T(0);

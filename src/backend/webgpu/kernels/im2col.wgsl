@@ -17,9 +17,7 @@
 //!params s_w: u32, p_d: u32, p_h: u32, p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32, total: u32
 //!bind X: array<T>, COL: array<T>
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let i = gid.x + gid.y * nwg.x * 64u;
+//!main1d i {
     if (i >= P.total) { return; }
     let spatial = P.out_d * P.out_h * P.out_w;
     let k_total = P.cin_g * P.k_d * P.k_h * P.k_w;

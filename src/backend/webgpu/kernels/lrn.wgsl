@@ -10,9 +10,7 @@
 //!params bias: f32
 //!bind X: array<T>, Y: array<T>
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let i = gid.x + gid.y * nwg.x * 64u;
+//!main1d i {
     if (i >= P.n) { return; }
     let c = (i / P.sp) % P.c;
     let first = i - c * P.sp;

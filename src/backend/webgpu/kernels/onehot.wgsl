@@ -33,9 +33,7 @@ fn index_at(i: u32) -> i32 {
     }
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let e = gid.x + gid.y * nwg.x * 64u;
+//!main1d e {
     if (e >= P.n) { return; }
     let j = e % P.inner;
     let r = e / P.inner;

@@ -48,9 +48,7 @@ fn src_coord(c: u32, q: u32, r: u32) -> u32 {
     return P.lo[q][r] + u32(j);
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let e = gid.x + gid.y * nwg.x * 64u;
+//!main1d e {
     if (e >= P.n) { return; }
     var rem = e;
     var src = 0u;

@@ -20,9 +20,7 @@ override KH: u32 = 3u;
 override KW: u32 = 3u;
 override OWB: u32 = 4u;
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let i = gid.x + gid.y * nwg.x * 64u;
+//!main1d i {
     if (i >= P.total) { return; }
     let ngrp = (P.out_w + OWB - 1u) / OWB;
     let og = i % ngrp;

@@ -21,9 +21,7 @@
 @group(0) @binding(3) var<storage, read_write> TB: array<u32>;
 override LINEAR: bool = false;
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let i = gid.x + gid.y * nwg.x * 64u;
+//!main1d i {
     if (i >= P.total) { return; }
     var ent: vec4<u32>; // each axis's table entry
     var rem = i;

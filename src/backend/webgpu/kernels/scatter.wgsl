@@ -59,9 +59,7 @@ fn apply(yi: u32, ui: u32) {
     Y[P.y_off + yi] = r;
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let t = gid.x + gid.y * nwg.x * 64u;
+//!main1d t {
     if (t >= P.threads) { return; }
     if (!ELEMS) {
         for (var k = 0u; k < P.count; k = k + 1u) {

@@ -44,9 +44,7 @@ fn keep(e: u32, k: i32) -> bool {
     }
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let t = gid.x + gid.y * nwg.x * 64u;
+//!main1d t {
     if (t >= P.threads) { return; }
     let kk = k_value();
     if (ELEM == UNIT_BYTE) {

@@ -14,9 +14,7 @@ override OP: u32 = 0u;
 
 //!include act
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let i = gid.x + gid.y * nwg.x * 64u;
+//!main1d i {
     if (i >= P.n) { return; }
     Y[P.y_off + i] = T(ew_apply(OP, f32(X[P.x_off + i]), P.s, P.alpha, P.beta));
 }

@@ -40,9 +40,7 @@ fn cond(ic: u32) -> bool {
     return byte_at(C[i >> 2u], i) != 0u;
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let t = gid.x + gid.y * nwg.x * 64u;
+//!main1d t {
     if (t >= P.threads) { return; }
     if (ELEM == UNIT_BYTE) {
         var w = 0u;
