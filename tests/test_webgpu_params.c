@@ -54,6 +54,18 @@ static void test_expand(void) {
     /* an unknown type is the kernel's bug: named */
     CHECK(wg_params_expand("bad_kernel", "//!params a: vec3<f32>\n", WG_ELEM_F32, &out, &lay) == RLX_ERR_INTERNAL);
     CHECK(out == NULL && strstr(rlx_last_error(), "bad_kernel") && strstr(rlx_last_error(), "vec3"));
+    /* //!bind numbers storage bindings in order; //!main1d opens the 1-D
+     * entry point with its flat index and bound */
+    CHECK_OK(wg_params_expand("k", "//!params a: u32\n//!bind X: array<T>, S: array<atomic<u32>>\n//!bind Y: array<T>\n"
+                                   "//!main1d i < P.a {\n}\n",
+                              WG_ELEM_F32, &out, &lay));
+    CHECK(out && strstr(out, "struct Params { a: u32 };\n@group(0) @binding(0) var<uniform> P: Params;\n"
+                             "@group(0) @binding(1) var<storage, read_write> X: array<T>;\n"
+                             "@group(0) @binding(2) var<storage, read_write> S: array<atomic<u32>>;\n"
+                             "@group(0) @binding(3) var<storage, read_write> Y: array<T>;\n@compute @workgroup_size(64)\n"
+                             "fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {\n"
+                             "    let i = gid.x + gid.y * nwg.x * 64u;\n    if (i >= P.a) { return; }\n}\n"));
+    free(out);
     /* a kernel is instantiated only for the types of its //!elem line (f32
      * without one); the first is the default */
     CHECK(wg_params_expand("f32_only", "//!params a: u32\n", WG_ELEM_F16, &out, &lay) == RLX_ERR_INTERNAL);

@@ -24,8 +24,7 @@ char *wg_gen_dwconv_source(uint32_t kh, uint32_t kw, uint32_t owb, uint32_t act,
                   "const RES: bool = %s;\n\n",
                   kh, kw, owb, act, res ? "true" : "false");
     wg_src_printf(&b, "%s\n%s\n", params, act_src);
-    wg_src_printf(&b, "//!main1d i {\n"
-                      "    if (i >= P.total) { return; }\n"
+    wg_src_printf(&b, "//!main1d i < P.total {\n"
                       "    let ngrp = (P.out_w + OWB - 1u) / OWB;\n"
                       "    let og = i %% ngrp;\n"
                       "    var t = i / ngrp;\n"

@@ -101,7 +101,8 @@ typedef struct expansion {
  * pastes the embedded source NAME, processed likewise; `//!params` lines
  * add their fields to the layout and become the struct and binding 0;
  * `//!bind NAME: TYPE, ...` lines become the next storage bindings;
- * `//!main1d i {` opens the entry point of a 1-D grid with flat index i. */
+ * `//!main1d i < P.n {` opens the entry point of a 1-D grid with flat
+ * index i, returning past P.n (`//!main1d i {`: no bound). */
 static rlx_status expand(expansion *x, const char *src, int depth) {
     static const char inc[] = "//!include ";
     for (const char *p = src; *p;) {
@@ -129,11 +130,15 @@ static rlx_status expand(expansion *x, const char *src, int depth) {
             x->open = more;
         } else if (strncmp(t, k_main1d, sizeof k_main1d - 1) == 0) {
             /* the entry point of a 1-D grid (wg_grid_1d: 64 per workgroup,
-             * folded into y past 65,535 workgroups) and its flat index */
-            const char *v = t + sizeof k_main1d - 1;
+             * folded into y past 65,535 workgroups), its flat index v and,
+             * with "< BOUND", the return of the invocations past the end */
+            const char *v = t + sizeof k_main1d - 1, *lt = strstr(v, " < ");
+            int nv = (int)strcspn(v, " {\r\n");
             wg_src_printf(x->o, "@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) gid: vec3u, "
                                 "@builtin(num_workgroups) nwg: vec3u) {\n    let %.*s = gid.x + gid.y * nwg.x * 64u;\n",
-                          (int)strcspn(v, " {\r\n"), v);
+                          nv, v);
+            if (lt && lt < e)
+                wg_src_printf(x->o, "    if (%.*s >= %.*s) { return; }\n", nv, v, (int)strcspn(lt + 3, " {\r\n"), lt + 3);
         } else if (strncmp(t, k_bind, sizeof k_bind - 1) == 0) {
             for (const char *f = t + sizeof k_bind - 1; f < e;) {
                 const char *q = f;

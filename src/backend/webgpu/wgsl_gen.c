@@ -165,8 +165,7 @@ rlx_status wg_emit_act_epilogue(wg_lower *L, int value, uint64_t off, uint64_t n
         return wg_decline(L, "fused activation %d has no WGSL epilogue", (int)a->kind);
     }
     wg_src_printf(&b,
-                  "//!main1d i {\n"
-                  "    if (i >= P.n) { return; }\n"
+                  "//!main1d i < P.n {\n"
                   "    Y[P.y_off + i] = T(rlx_act(f32(Y[P.y_off + i])));\n"
                   "}\n");
     if (b.oom) {

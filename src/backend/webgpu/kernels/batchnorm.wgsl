@@ -9,8 +9,7 @@
 //!params inner: u32, eps: f32
 //!bind X: array<T>, S: array<T>, Bb: array<T>, M: array<T>, V: array<T>, Y: array<T>
 
-//!main1d i {
-    if (i >= P.total) { return; }
+//!main1d i < P.total {
     let c = (i / P.inner) % P.c;
     let k = S[P.s_off + c] / sqrt(V[P.v_off + c] + T(P.eps));
     Y[P.y_off + i] = (X[P.x_off + i] - M[P.m_off + c]) * k + Bb[P.b_off + c];

@@ -28,8 +28,7 @@ fn opi(a: i32, b: i32) -> i32 {
     return a;
 }
 
-//!main1d i {
-    if (i >= P.n) { return; }
+//!main1d i < P.n {
     var rem = i;
     var ia = 0u;
     var ib = 0u;

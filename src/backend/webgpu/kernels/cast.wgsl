@@ -76,8 +76,7 @@ fn as_bool(e: u32) -> bool {
     }
 }
 
-//!main1d t {
-    if (t >= P.threads) { return; }
+//!main1d t < P.threads {
     switch DST {
         case TY_F32: { Y[P.y_off + t] = bitcast<u32>(as_f32(t)); }
         case TY_I32, TY_U32: { Y[P.y_off + t] = as_i64(t).x; }

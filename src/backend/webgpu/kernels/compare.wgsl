@@ -86,8 +86,7 @@ fn truth(ia: u32, ib: u32) -> bool {
     }
 }
 
-//!main1d t {
-    if (t >= P.threads) { return; }
+//!main1d t < P.threads {
     var w = 0u;
     for (var k = 0u; k < 4u; k = k + 1u) {
         let i = t * 4u + k;

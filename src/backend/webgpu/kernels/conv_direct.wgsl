@@ -23,8 +23,7 @@ override RES: bool = false;
 
 //!include act
 
-//!main1d i {
-    if (i >= P.total) { return; }
+//!main1d i < P.total {
     let ow = i % P.out_w;
     var t = i / P.out_w;
     let oh = t % P.out_h;

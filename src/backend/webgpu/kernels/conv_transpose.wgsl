@@ -23,8 +23,7 @@ fn src(o: u32, k: u32, s: u32, p: u32, dil: u32, len: u32) -> i32 {
     return q;
 }
 
-//!main1d i {
-    if (i >= P.total) { return; }
+//!main1d i < P.total {
     let ow = i % P.out_w;
     var t = i / P.out_w;
     let oh = t % P.out_h;

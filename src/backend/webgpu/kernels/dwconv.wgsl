@@ -24,8 +24,7 @@ override RES: bool = false;
 
 //!include act
 
-//!main1d i {
-    if (i >= P.total) { return; }
+//!main1d i < P.total {
     let ngrp = (P.out_w + OWB - 1u) / OWB;
     let og = i % ngrp;
     var t = i / ngrp;

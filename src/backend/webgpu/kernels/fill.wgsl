@@ -9,7 +9,6 @@
 //!params y_off: u32, n: u32, value: u32, value_hi: u32
 //!bind Y: array<T>
 
-//!main1d i {
-    if (i >= P.n) { return; }
+//!main1d i < P.n {
     Y[P.y_off + i] = t_from_bits(select(P.value, P.value_hi, (i & 1u) == 1u));
 }

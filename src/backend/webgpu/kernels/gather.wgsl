@@ -39,8 +39,7 @@ fn src_unit(e: u32) -> i32 {
     return i32((o * P.a + u32(v)) * P.inner + k);
 }
 
-//!main1d w {
-    if (w >= P.n) { return; }
+//!main1d w < P.n {
     if (BYTES) {
         var word = 0u;
         for (var b = 0u; b < 4u; b = b + 1u) {

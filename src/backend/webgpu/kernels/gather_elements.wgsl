@@ -21,8 +21,7 @@ override REPORT: bool = false;
 
 //!include index_read
 
-//!main1d e {
-    if (e >= P.n) { return; }
+//!main1d e < P.n {
     let v = index_in(e, P.a);
     let valid = v >= 0;
     var rem = e;

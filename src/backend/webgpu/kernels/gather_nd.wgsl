@@ -24,8 +24,7 @@ override REPORT: bool = false;
 
 //!include index_read
 
-//!main1d w {
-    if (w >= P.n) { return; }
+//!main1d w < P.n {
     let s = w % P.sl;
     let tt = w / P.sl;          // tuple over all batch entries
     let bi = tt / P.nt;

@@ -18,8 +18,7 @@ override RES: bool = false;
 
 //!include act
 
-//!main1d i {
-    if (i >= P.total) { return; }
+//!main1d i < P.total {
     let m = i / P.N;
     let n = i % P.N;
     var s = 0.0;

@@ -8,8 +8,7 @@
 //!bind X: array<T>, Y: array<T>
 override MAX: bool = false;
 
-//!main1d i {
-    if (i >= P.nc) { return; }
+//!main1d i < P.nc {
     let base = P.x_off + i * P.spatial;
     var sum = T(0);
     var mx = X[base];

@@ -17,8 +17,7 @@
 //!params s_w: u32, p_d: u32, p_h: u32, p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32, total: u32
 //!bind X: array<T>, COL: array<T>
 
-//!main1d i {
-    if (i >= P.total) { return; }
+//!main1d i < P.total {
     let spatial = P.out_d * P.out_h * P.out_w;
     let k_total = P.cin_g * P.k_d * P.k_h * P.k_w;
     let s = i % spatial;

@@ -10,8 +10,7 @@
 //!params bias: f32
 //!bind X: array<T>, Y: array<T>
 
-//!main1d i {
-    if (i >= P.n) { return; }
+//!main1d i < P.n {
     let c = (i / P.sp) % P.c;
     let first = i - c * P.sp;
     let lo = select(c - P.before, 0u, c < P.before);

@@ -33,8 +33,7 @@ fn index_at(i: u32) -> i32 {
     }
 }
 
-//!main1d e {
-    if (e >= P.n) { return; }
+//!main1d e < P.n {
     let j = e % P.inner;
     let r = e / P.inner;
     let d = r % P.depth;

@@ -48,8 +48,7 @@ fn src_coord(c: u32, q: u32, r: u32) -> u32 {
     return P.lo[q][r] + u32(j);
 }
 
-//!main1d e {
-    if (e >= P.n) { return; }
+//!main1d e < P.n {
     var rem = e;
     var src = 0u;
     for (var d = i32(P.rank) - 1; d >= 0; d = d - 1) {

@@ -15,8 +15,7 @@
 //!bind X: array<T>, Y: array<T>
 override AVG: bool = false;
 
-//!main1d i {
-    if (i >= P.total) { return; }
+//!main1d i < P.total {
     let ow = i % P.out_w;
     var t = i / P.out_w;
     let oh = t % P.out_h;

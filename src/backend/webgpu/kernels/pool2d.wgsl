@@ -20,8 +20,7 @@ override KH: u32 = 3u;
 override KW: u32 = 3u;
 override OWB: u32 = 4u;
 
-//!main1d i {
-    if (i >= P.total) { return; }
+//!main1d i < P.total {
     let ngrp = (P.out_w + OWB - 1u) / OWB;
     let og = i % ngrp;
     let t = i / ngrp;

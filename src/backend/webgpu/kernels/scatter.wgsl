@@ -59,8 +59,7 @@ fn apply(yi: u32, ui: u32) {
     Y[P.y_off + yi] = r;
 }
 
-//!main1d t {
-    if (t >= P.threads) { return; }
+//!main1d t < P.threads {
     if (!ELEMS) {
         for (var k = 0u; k < P.count; k = k + 1u) {
             var off = 0u;

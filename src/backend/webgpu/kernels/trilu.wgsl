@@ -44,8 +44,7 @@ fn keep(e: u32, k: i32) -> bool {
     }
 }
 
-//!main1d t {
-    if (t >= P.threads) { return; }
+//!main1d t < P.threads {
     let kk = k_value();
     if (ELEM == UNIT_BYTE) {
         var w = 0u;

@@ -14,7 +14,6 @@ override OP: u32 = 0u;
 
 //!include act
 
-//!main1d i {
-    if (i >= P.n) { return; }
+//!main1d i < P.n {
     Y[P.y_off + i] = T(ew_apply(OP, f32(X[P.x_off + i]), P.s, P.alpha, P.beta));
 }

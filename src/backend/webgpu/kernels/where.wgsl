@@ -40,8 +40,7 @@ fn cond(ic: u32) -> bool {
     return byte_at(C[i >> 2u], i) != 0u;
 }
 
-//!main1d t {
-    if (t >= P.threads) { return; }
+//!main1d t < P.threads {
     if (ELEM == UNIT_BYTE) {
         var w = 0u;
         for (var k = 0u; k < 4u; k = k + 1u) {
