@@ -146,38 +146,41 @@ static void test_elem(wg_backend *b) {
             b->caps.shader_f16 ? " (f16 with shader-f16)" : " (no shader-f16 on this adapter: no f16)");
 }
 
+/* Creates the pipeline of kernel `name` (source src, generated when
+ * `generated`) for elem, from a dispatch that writes the words its
+ * declaration asks for, override constants at their defaults: 1 when
+ * made, 0 when elem is not a type of the kernel (or f16 without
+ * shader-f16); a failure to compile is a failed check. */
+static int instantiate(wg_backend *b, const char *name, const char *src, bool generated, wg_elem elem) {
+    char *code = NULL;
+    wg_layout lay;
+    if ((elem == WG_ELEM_F16 && !b->caps.shader_f16) || wg_params_expand(name, src, elem, &code, &lay)) return 0;
+    free(code);
+    wg_lower L;
+    memset(&L, 0, sizeof L);
+    wg_dispatch *d = generated ? wg_emit_source(&L, name, src) : wg_emit(&L, name);
+    d->elem = elem;
+    for (int i = 0; i < lay.n_words; i++) {
+        if (lay.kind[i] == WG_WORD_PAD) wg_p_align16(&L, d), i = d->n_params - 1;
+        else if (lay.kind[i] == WG_WORD_F32) wg_p_f32(&L, d, 1.0f);
+        else wg_p_u32(&L, d, 1);
+    }
+    WGPUComputePipeline pipe = NULL;
+    rlx_status st = wg_pipeline_get(b, d, "test", &pipe);
+    CHECK_MSG(st == RLX_OK && pipe, "kernel %s for element type %d: %s", name, (int)elem, rlx_last_error());
+    wg_lower_free(&L);
+    return pipe != NULL;
+}
+
 /* Every embedded kernel (a source with an entry point; snippets are not
- * kernels) compiles for every element type of its //!elem line (f16
- * where the adapter has shader-f16): a dispatch that writes the words its
- * declaration asks for, override constants at their defaults. */
+ * kernels) compiles for every element type of its //!elem line. */
 static void test_all_instances(wg_backend *b) {
     int made = 0, kernels = 0;
     for (size_t k = 0; k < rlx_wgsl_source_count; k++) {
         const char *name = rlx_wgsl_sources[k].name, *src = rlx_wgsl_sources[k].source;
         if (!strstr(src, "@compute") && !strstr(src, "//!main1d")) continue;
         kernels++;
-        for (int e = 0; e < WG_ELEM_COUNT; e++) {
-            wg_elem elem = (wg_elem)e;
-            char *code = NULL;
-            wg_layout lay;
-            if ((elem == WG_ELEM_F16 && !b->caps.shader_f16) || wg_params_expand(name, src, elem, &code, &lay))
-                continue; /* not a type of the kernel */
-            free(code);
-            wg_lower L;
-            memset(&L, 0, sizeof L);
-            wg_dispatch *d = wg_emit(&L, name);
-            d->elem = elem;
-            for (int i = 0; i < lay.n_words; i++) {
-                if (lay.kind[i] == WG_WORD_PAD) wg_p_align16(&L, d), i = d->n_params - 1;
-                else if (lay.kind[i] == WG_WORD_F32) wg_p_f32(&L, d, 1.0f);
-                else wg_p_u32(&L, d, 1);
-            }
-            WGPUComputePipeline pipe = NULL;
-            rlx_status st = wg_pipeline_get(b, d, "test", &pipe);
-            CHECK_MSG(st == RLX_OK && pipe, "kernel %s for element type %d: %s", name, e, rlx_last_error());
-            made += pipe != NULL;
-            wg_lower_free(&L);
-        }
+        for (int e = 0; e < WG_ELEM_COUNT; e++) made += instantiate(b, name, src, false, (wg_elem)e);
     }
     fprintf(stderr, "  %d instances of %d kernels, each for the types it declares%s\n", made, kernels,
             b->caps.shader_f16 ? "" : " (no shader-f16 on this adapter: not f16)");
@@ -197,30 +200,11 @@ static void test_generated_instances(wg_backend *b) {
     int made = 0;
     for (int g = 0; g < 3; g++) {
         CHECK(src[g] != NULL);
-        for (int e = 0; src[g] && e < 2; e++) {
-            wg_elem elem = e ? WG_ELEM_F16 : WG_ELEM_F32;
-            if (elem == WG_ELEM_F16 && !b->caps.shader_f16) continue;
-            char *code = NULL;
-            wg_layout lay;
-            CHECK_OK(wg_params_expand("generated", src[g], elem, &code, &lay));
-            free(code);
-            wg_lower L;
-            memset(&L, 0, sizeof L);
-            wg_dispatch *d = wg_emit_source(&L, g < 2 ? "gemm_gen" : "dwconv_gen", src[g]);
-            d->elem = elem;
-            for (int i = 0; i < lay.n_words; i++) {
-                if (lay.kind[i] == WG_WORD_PAD) wg_p_align16(&L, d), i = d->n_params - 1;
-                else if (lay.kind[i] == WG_WORD_F32) wg_p_f32(&L, d, 1.0f);
-                else wg_p_u32(&L, d, 1);
-            }
-            WGPUComputePipeline pipe = NULL;
-            rlx_status st = wg_pipeline_get(b, d, "test", &pipe);
-            CHECK_MSG(st == RLX_OK && pipe, "generated kernel %d for element type %d: %s", g, e, rlx_last_error());
-            made += pipe != NULL;
-            wg_lower_free(&L);
-        }
+        for (int e = 0; src[g] && e < 2; e++)
+            made += instantiate(b, g < 2 ? "gemm_gen" : "dwconv_gen", src[g], true, e ? WG_ELEM_F16 : WG_ELEM_F32);
         free(src[g]);
     }
+    CHECK(made == (b->caps.shader_f16 ? 6 : 3));
     fprintf(stderr, "  %d instances of generated GEMM and depthwise kernels\n", made);
 }
 
