@@ -94,7 +94,7 @@ typedef struct expansion {
     wg_src *o;
     wg_layout *lay;
     int n_fields, n_bind;
-    bool open;
+    bool open, own_p; /* own_p: the source declares binding 0 itself */
 } expansion;
 
 /* Appends src to x->o, line by line: `//!include NAME` (depth 0 only)
@@ -125,8 +125,9 @@ static rlx_status expand(expansion *x, const char *src, int depth) {
             /* the first line opens the struct, the last closes it */
             const char *after = nx + strspn(nx, " \t");
             bool more = strncmp(after, k_tag, sizeof k_tag - 1) == 0;
+            /* (binding 0 too, unless the kernel still writes it: pad, resize) */
             wg_src_printf(x->o, "%s%.*s%s\n", x->open ? "" : "struct Params {", (int)(fe - fs), fs,
-                          more ? "," : " };\n@group(0) @binding(0) var<uniform> P: Params;");
+                          more ? "," : x->own_p ? " };" : " };\n@group(0) @binding(0) var<uniform> P: Params;");
             x->open = more;
         } else if (strncmp(t, k_main1d, sizeof k_main1d - 1) == 0) {
             /* the entry point of a 1-D grid (wg_grid_1d: 64 per workgroup,
@@ -216,7 +217,7 @@ rlx_status wg_params_expand(const char *kernel, const char *src, wg_elem elem, c
     const char *pre = k_prelude[elem];
     if (elem == WG_ELEM_F16 && strstr(o.s ? o.s : "", "enable f16;")) pre += strlen("enable f16;\n");
     wg_src_printf(&o, "%s", pre);
-    expansion x = { .kernel = kernel, .o = &o, .lay = lay };
+    expansion x = { .kernel = kernel, .o = &o, .lay = lay, .own_p = strstr(src, "var<uniform> P: Params") != NULL };
     rlx_status st = expand(&x, src, 0);
     if (!st && o.oom) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     if (st) {

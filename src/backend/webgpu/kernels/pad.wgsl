@@ -14,7 +14,9 @@
 //!params x_off: u32, y_off: u32, n: u32, rank: u32, mode: u32, w: u32, ydims: array<vec4<u32>, 2>,
 //!params xstr: array<vec4<u32>, 2>, pb: array<vec4<u32>, 2>, lo: array<vec4<u32>, 2>,
 //!params len: array<vec4<u32>, 2>
-//!bind X: array<u32>, Y: array<u32>
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> X: array<u32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
 
 // j mod m in [0, m) for any j and m > 0, in unsigned arithmetic only: a
 // negative j counts down from m - 1. (Forms with a signed remainder,
@@ -48,7 +50,10 @@ fn src_coord(c: u32, q: u32, r: u32) -> u32 {
     return P.lo[q][r] + u32(j);
 }
 
-//!main1d e < P.n {
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    let e = gid.x + gid.y * nwg.x * 64u;
+    if (e >= P.n) { return; }
     var rem = e;
     var src = 0u;
     for (var d = i32(P.rank) - 1; d >= 0; d = d - 1) {
