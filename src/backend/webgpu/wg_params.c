@@ -139,7 +139,8 @@ static rlx_status expand(expansion *x, const char *src, int depth) {
                                 "@builtin(num_workgroups) nwg: vec3u) {\n    let %.*s = gid.x + gid.y * nwg.x * 64u;\n",
                           nv, v);
             if (lt && lt < e)
-                wg_src_printf(x->o, "    if (%.*s >= %.*s) { return; }\n", nv, v, (int)strcspn(lt + 3, " {\r\n"), lt + 3);
+                wg_src_printf(x->o, "    if (%.*s >= %.*s) { return; }\n", nv, v, (int)strcspn(lt + 3, " {\r\n"),
+                              lt + 3);
         } else if (strncmp(t, k_bind, sizeof k_bind - 1) == 0) {
             for (const char *f = t + sizeof k_bind - 1; f < e;) {
                 const char *q = f;
