@@ -125,7 +125,7 @@ static rlx_status expand(expansion *x, const char *src, int depth) {
             /* the first line opens the struct, the last closes it */
             const char *after = nx + strspn(nx, " \t");
             bool more = strncmp(after, k_tag, sizeof k_tag - 1) == 0;
-            /* (binding 0 too, unless the kernel still writes it: pad, resize) */
+            /* (binding 0 too, unless the source still writes it itself) */
             wg_src_printf(x->o, "%s%.*s%s\n", x->open ? "" : "struct Params {", (int)(fe - fs), fs,
                           more ? "," : x->own_p ? " };" : " };\n@group(0) @binding(0) var<uniform> P: Params;");
             x->open = more;

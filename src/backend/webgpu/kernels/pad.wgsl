@@ -11,12 +11,12 @@
 // invocation per output element.
 // Params: x_off, y_off, n (elements), rank, mode (0 edge, 1 reflect,
 // 2 wrap), w, then ydims, xstr, pb, lo, len as array<vec4<u32>, 2>.
+// T: the element moved: 4-byte words (u32) unless the lowering names a type.
+//!elem u32 f32 i32 f16
 //!params x_off: u32, y_off: u32, n: u32, rank: u32, mode: u32, w: u32, ydims: array<vec4<u32>, 2>,
 //!params xstr: array<vec4<u32>, 2>, pb: array<vec4<u32>, 2>, lo: array<vec4<u32>, 2>,
 //!params len: array<vec4<u32>, 2>
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<u32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
+//!bind X: array<T>, Y: array<T>
 
 // j mod m in [0, m) for any j and m > 0, in unsigned arithmetic only: a
 // negative j counts down from m - 1. (Forms with a signed remainder,
@@ -50,10 +50,7 @@ fn src_coord(c: u32, q: u32, r: u32) -> u32 {
     return P.lo[q][r] + u32(j);
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
-    let e = gid.x + gid.y * nwg.x * 64u;
-    if (e >= P.n) { return; }
+//!main1d e < P.n {
     var rem = e;
     var src = 0u;
     for (var d = i32(P.rank) - 1; d >= 0; d = d - 1) {

@@ -15,14 +15,10 @@
 // tbase (vec4<u32>).
 //!params x_off: u32, y_off: u32, t_off: u32, total: u32, extrap: f32, out_dims: vec4<u32>,
 //!params in_dims: vec4<u32>, taps: vec4<u32>, tbase: vec4<u32>
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> X: array<u32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
-@group(0) @binding(3) var<storage, read_write> TB: array<u32>;
+//!bind X: array<u32>, Y: array<u32>, TB: array<u32>
 override LINEAR: bool = false;
 
-//!main1d i {
-    if (i >= P.total) { return; }
+//!main1d i < P.total {
     var ent: vec4<u32>; // each axis's table entry
     var rem = i;
     for (var d = 3; d >= 0; d = d - 1) {
