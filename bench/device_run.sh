@@ -29,6 +29,9 @@
 #                                            # torch,cpu,accuracy,light,gemm) for .device/base.tar.xz (made by
 #                                            # scripts/device_bundle.sh BUILD base) and the bundle, $AB_ROUNDS
 #                                            # (default 2) rounds alternating base / new
+#   bash bench/device_run.sh backendops      # up to ~8 min: the backend-ops harness (docs/backend-ops.md)
+#                                            # on the GPU, quick sweep then --full ($BO_BUDGET s, default 420);
+#                                            # backendops.txt
 #   bash bench/device_run.sh diag            # ~3 min: cooperative-matrix forms (coop_probe), the
 #                                            # f16 GEMM's self-test, the wait's spin budget on a
 #                                            # one-Relu model, why BERT nodes fall back to the CPU
@@ -105,6 +108,13 @@ for m in $modes; do
         echo "-- $t exit ${PIPESTATUS[0]}"
       done > "$OUT/tests.txt" 2>&1
       cat "$OUT/tests.txt"
+      ;;
+    backendops)
+      (RLX_TEST_REQUIRE_GPU=1 timeout 120 "$D/bin/test_backend_ops" 2>&1 | tail -40
+       echo "-- quick exit ${PIPESTATUS[0]}"
+       RLX_TEST_REQUIRE_GPU=1 timeout "${BO_BUDGET:-420}" "$D/bin/test_backend_ops" --full 2>&1 | tail -60
+       echo "-- full exit ${PIPESTATUS[0]}") > "$OUT/backendops.txt" 2>&1
+      cat "$OUT/backendops.txt"
       ;;
     sweep)
       timeout 330 "$PY" bench/sweep.py --rlx "$RLX" --out "$OUT/sweep.json" --txt "$OUT/sweep.txt" \
