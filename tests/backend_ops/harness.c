@@ -3,6 +3,7 @@
  * (harness.h says what a run checks). */
 #include "harness.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -313,11 +314,28 @@ static void value_str(const rlx_tensor *t, size_t i, char *buf, size_t cap) {
     }
 }
 
+static bool is_subnormal(double x) { return x != 0 && fabs(x) < FLT_MIN; }
+static bool zero_or_subnormal(double x) { return fabs(x) < FLT_MIN; }
+
+/* One float element of the GPU against the oracle's: NaN only where NaN, an
+ * infinity only where the same infinity, else |a - b| <= atol + rtol |b|;
+ * zeros and f32 subnormals count as equal (a flushed operand or result). */
+static bool float_ok(double a, double b, double rtol, double atol, double *worst) {
+    if (isnan(b) || isnan(a)) return isnan(a) && isnan(b);
+    if (isinf(b) || isinf(a)) return a == b;
+    if (zero_or_subnormal(a) && zero_or_subnormal(b)) return true;
+    double e = fabs(a - b);
+    if (e > *worst) *worst = e;
+    return e <= atol + rtol * fabs(b);
+}
+
 /* got against want; NULL when they agree, else a message in buf. Floats:
- * NaN only where NaN, an infinity only where the same infinity, else
- * |g - w| <= atol + rtol |w|; other dtypes: equal bytes. */
-static const char *compare(const rlx_tensor *g, const rlx_tensor *w, double rtol, double atol, char *buf,
-                           size_t cap) {
+ * float_ok against want, or against alt (the oracle on subnormal-flushed
+ * inputs; may be NULL); other dtypes: equal bytes to want or alt. WGSL lets
+ * an implementation flush f32 subnormals to zero (the NVIDIA driver does,
+ * lavapipe does not), so either oracle is a right answer. */
+static const char *compare(const rlx_tensor *g, const rlx_tensor *w, const rlx_tensor *alt, double rtol, double atol,
+                           char *buf, size_t cap) {
     char s1[64], s2[64];
     if (g->dtype != w->dtype || g->rank != w->rank || memcmp(g->dims, w->dims, sizeof(int64_t) * (size_t)g->rank)) {
         snprintf(buf, cap, "dtype/shape %s %s vs %s %s", rlx_dtype_name(g->dtype), bo_shape_str(g->rank, g->dims, s1, 64),
@@ -330,16 +348,13 @@ static const char *compare(const rlx_tensor *g, const rlx_tensor *w, double rtol
     for (size_t i = 0; i < n; i++) {
         bool ok;
         if (is_float(g->dtype)) {
-            double a = get_f(g, i), b = get_f(w, i);
-            if (isnan(b) || isnan(a)) ok = isnan(a) && isnan(b);
-            else if (isinf(b) || isinf(a)) ok = a == b;
-            else {
-                double e = fabs(a - b);
-                ok = e <= atol + rtol * fabs(b);
-                if (e > worst) worst = e;
-            }
+            double a = get_f(g, i);
+            ok = float_ok(a, get_f(w, i), rtol, atol, &worst);
+            if (!ok && alt) ok = float_ok(a, get_f(alt, i), rtol, atol, &worst);
         } else {
-            ok = memcmp((const char *)g->data + i * es, (const char *)w->data + i * es, es) == 0;
+            const char *ge = (const char *)g->data + i * es;
+            ok = memcmp(ge, (const char *)w->data + i * es, es) == 0 ||
+                 (alt && memcmp(ge, (const char *)alt->data + i * es, es) == 0);
         }
         if (!ok && bad++ == 0) first = i;
     }
@@ -455,18 +470,48 @@ static void fail(verdict *v, const char *fmt, ...) {
     v->n++;
 }
 
-/* Compares each output of a run with the oracle's. */
-static void compare_all(verdict *v, const char *what, const outs_t *got, const outs_t *want, double rtol,
-                        double atol) {
+/* Compares each output of a run with the oracle's (alt: the oracle on
+ * subnormal-flushed inputs, or empty). */
+static void compare_all(verdict *v, const char *what, const outs_t *got, const outs_t *want, const outs_t *alt,
+                        double rtol, double atol) {
     char buf[512];
     if (got->n != want->n) {
         fail(v, "%s: %zu outputs, the oracle %zu", what, got->n, want->n);
         return;
     }
     for (size_t i = 0; i < got->n; i++) {
-        const char *m = compare(got->t[i], want->t[i], rtol, atol, buf, sizeof buf);
+        const rlx_tensor *a = alt && i < alt->n ? alt->t[i] : NULL;
+        const char *m = compare(got->t[i], want->t[i], a, rtol, atol, buf, sizeof buf);
         if (m) fail(v, "%s: output %zu: %s", what, i, m);
     }
+}
+
+/* The oracle again with every f32 subnormal of the feeds flushed to a zero
+ * of its sign, into o; leaves o empty when no feed has a subnormal. */
+static rlx_status run_flushed(bo_case *c, rlx_session *s, outs_t *o) {
+    rlx_tensor *orig[BO_MAX_IO];
+    bool any = false;
+    rlx_status st = RLX_OK;
+    for (int i = 0; i < c->n_feed; i++) {
+        orig[i] = c->feed[i];
+        if (orig[i]->dtype != RLX_DTYPE_F32) continue;
+        float *v = orig[i]->data;
+        size_t n = rlx_tensor_numel(orig[i]), k = 0;
+        while (k < n && !is_subnormal(v[k])) k++;
+        if (k == n) continue;
+        rlx_tensor *t = bo_tensor(RLX_DTYPE_F32, orig[i]->rank, orig[i]->dims, orig[i]->data);
+        float *f = t->data;
+        for (size_t j = 0; j < n; j++)
+            if (is_subnormal(f[j])) f[j] = copysignf(0.0f, f[j]);
+        c->feed[i] = t;
+        any = true;
+    }
+    if (any) st = run_once(c, s, o);
+    for (int i = 0; i < c->n_feed; i++) {
+        if (c->feed[i] != orig[i]) rlx_tensor_destroy(c->feed[i]);
+        c->feed[i] = orig[i];
+    }
+    return st;
 }
 
 void bo_run(bo_ctx *ctx, bo_case *c) {
@@ -476,7 +521,7 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
     const char *want_op = c->expect_op ? c->expect_op : c->fused ? c->fused : ctx->op->name;
     if (strncmp(want_op, "fuse:", 5) == 0) want_op = NULL;
     double t0 = rlx_now_seconds();
-    outs_t ref = { 0 }, g1 = { 0 }, g2 = { 0 }, gu = { 0 }, cf = { 0 };
+    outs_t ref = { 0 }, ftz = { 0 }, g1 = { 0 }, g2 = { 0 }, gu = { 0 }, cf = { 0 };
     rlx_session *sc = NULL, *sg = NULL;
     if (c->st) fail(&v, "the case could not be built (a generator bug)");
     else if (rlx_model_finish(c->m) != RLX_OK) fail(&v, "rlx_model_finish: %s (a generator bug)", rlx_last_error());
@@ -485,6 +530,7 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
         /* the oracle: CPU, unfused */
         rlx_status st = open_session(c, "cpu", k_all_passes, &sc);
         if (!st) st = run_once(c, sc, &ref);
+        if (!st && !expect_err && run_flushed(c, sc, &ftz)) fail(&v, "cpu, subnormals flushed: %s", rlx_last_error());
         if (expect_err && !st) fail(&v, "cpu: the run succeeded, an error was expected");
         else if (!expect_err && st) fail(&v, "cpu: %s", rlx_last_error());
         if (!expect_err && !st && c->fused) {
@@ -493,7 +539,7 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
             st = open_session(c, "cpu", NULL, &sf);
             if (!st) st = run_once(c, sf, &cf);
             if (st) fail(&v, "cpu fused: %s", rlx_last_error());
-            else compare_all(&v, "cpu fused vs cpu unfused", &cf, &ref, c->rtol, c->atol);
+            else compare_all(&v, "cpu fused vs cpu unfused", &cf, &ref, NULL, c->rtol, c->atol);
             rlx_session_destroy(sf);
         }
     }
@@ -512,7 +558,7 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
         if (!st && !expect_err) {
             const char *pm = check_plan(sg, want_op, c->flags, buf, sizeof buf);
             if (pm) fail(&v, "gpu plan: %s", pm);
-            compare_all(&v, c->fused ? "gpu fused vs cpu" : "gpu vs cpu", &g1, &ref, c->rtol, c->atol);
+            compare_all(&v, c->fused ? "gpu fused vs cpu" : "gpu vs cpu", &g1, &ref, &ftz, c->rtol, c->atol);
             /* determinism: a second run gives the same bits */
             st = run_once(c, sg, &g2);
             if (st) fail(&v, "gpu second run: %s", rlx_last_error());
@@ -525,7 +571,7 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
             st = open_session(c, "gpu", k_all_passes, &su);
             if (!st) st = run_once(c, su, &gu);
             if (st) fail(&v, "gpu unfused: %s", rlx_last_error());
-            else compare_all(&v, "gpu unfused vs cpu", &gu, &ref, c->rtol, c->atol);
+            else compare_all(&v, "gpu unfused vs cpu", &gu, &ref, &ftz, c->rtol, c->atol);
             /* the passes fused something: fewer steps than the unfused plan */
             long nf = work_steps(sg), nu = work_steps(su);
             if (!st && !(nf >= 0 && nf < nu)) fail(&v, "the fused plan has %ld steps, the unfused one %ld: nothing fused", nf, nu);
@@ -554,6 +600,7 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
         fprintf(stderr, "ok   %s case %ld (%.3f s): %s\n", ctx->op->name, k, dt, c->desc);
     }
     outs_free(&ref);
+    outs_free(&ftz);
     outs_free(&g1);
     outs_free(&g2);
     outs_free(&gu);
