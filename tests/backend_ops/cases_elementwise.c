@@ -105,6 +105,8 @@ static void gen_clip(bo_ctx *ctx, const void *arg) {
             char sb[96];
             bo_shape_str(sh[i].rank, sh[i].d, sb, sizeof sb);
             bool edges = bo_numel(&sh[i]) > 16;
+            /* the H200's driver: max(NaN, lo) = lo (WGSL leaves it indeterminate) */
+            if (edges) bo_xfail(c, NAN_BUILTIN);
             if (bo_numel(&sh[i]) == 0) c->expect_op = "";
             if (form == 0) {
                 rlx_tensor *x = bo_rand(RLX_DTYPE_F32, sh[i].rank, sh[i].d, -3, 3);
@@ -308,7 +310,7 @@ static const bo_op k_ops[] = {
     { "Sin", gen_unary, &(const unary_row){ .opset = 7, .lo = -6, .hi = 6, .edges = true, .edge_bug = NAN_BUILTIN }, TRANS },
     { "Sinh", gen_unary, &(const unary_row){ .opset = 9, .lo = -8, .hi = 8, .edges = true, .edge_bug = NAN_BUILTIN }, TRANS },
     { "Softplus", gen_unary, &(const unary_row){ .opset = 1, .lo = -12, .hi = 12, .edges = true }, TRANS },
-    { "Softsign", gen_unary, &(const unary_row){ .opset = 1, .lo = -8, .hi = 8, .edges = true }, ULP },
+    { "Softsign", gen_unary, &(const unary_row){ .opset = 1, .lo = -8, .hi = 8, .edges = true, .edge_bug = NAN_BUILTIN }, ULP },
     { "Sqrt", gen_unary, &(const unary_row){ .opset = 13, .lo = 0.0, .hi = 100, .edges = true }, ULP },
     { "Swish", gen_unary, &(const unary_row){ .opset = 24, .lo = -8, .hi = 8, .edges = true, .pa = "alpha", .va = { 1.0f, 1.702f } }, TRANS },
     { "Tan", gen_unary, &(const unary_row){ .opset = 7, .lo = -1.5, .hi = 1.5, .edges = true, .edge_bug = NAN_BUILTIN }, TRANS },
