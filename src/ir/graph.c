@@ -314,6 +314,8 @@ size_t rlx_value_numel(const rlx_value *v) {
     return n;
 }
 
+uint64_t rlx_value_bytes(const rlx_value *v) { return (uint64_t)rlx_value_numel(v) * rlx_dtype_size(v->dtype); }
+
 int rlx_graph_sym(rlx_graph *g, const char *name) {
     for (size_t i = 0; i < g->n_syms; i++)
         if (strcmp(g->syms[i], name) == 0) return (int)i;

@@ -135,6 +135,9 @@ bool rlx_value_is_static(const rlx_value *v);
 /* Element count of a static value (0 if not static). */
 size_t rlx_value_numel(const rlx_value *v);
 
+/* Bytes of a static value's elements (0 if not static). */
+uint64_t rlx_value_bytes(const rlx_value *v);
+
 /* Index of the symbol `name`, adding it if new; -1 on OOM. */
 int rlx_graph_sym(rlx_graph *g, const char *name);
 

@@ -190,7 +190,7 @@ rlx_status rlx_plan_memory(rlx_program *p) {
         first[i] = -2; /* not in the arena */
         last[i] = -2;
         const rlx_value *v = &g->values[i];
-        if (!v->konst && rlx_value_is_static(v)) m->bytes[i] = rlx_value_numel(v) * rlx_dtype_size(v->dtype);
+        if (!v->konst && rlx_value_is_static(v)) m->bytes[i] = rlx_value_bytes(v);
     }
     /* 1. lifetimes of storage roots */
     for (size_t i = 0; i < g->n_inputs; i++) first[g->inputs[i]] = last[g->inputs[i]] = -1;

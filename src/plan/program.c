@@ -70,8 +70,7 @@ static int oversized_value(const rlx_program *p, const rlx_node *n, bool *is_in)
     for (int k = 0; k < n->n_in + n->n_out; k++) {
         int v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
         if (v < 0 || g->values[v].konst || !rlx_value_is_static(&g->values[v])) continue;
-        uint64_t bytes = rlx_value_numel(&g->values[v]) * rlx_dtype_size(g->values[v].dtype);
-        if (rlx_mem_oversized(bytes, p->mem.buffer_limit)) {
+        if (rlx_mem_oversized(rlx_value_bytes(&g->values[v]), p->mem.buffer_limit)) {
             *is_in = k < n->n_in;
             return v;
         }
@@ -102,7 +101,7 @@ static rlx_status assign(rlx_program *p, const rlx_node *n, rlx_backend *dev, rl
         const rlx_value *v = &g->values[big];
         return note(p, "%s runs on the CPU: %s '%s' (%llu bytes) is larger than one device buffer (%llu bytes)",
                     rlx_node_desc(n), is_in ? "input" : "output", v->name,
-                    (unsigned long long)(rlx_value_numel(v) * rlx_dtype_size(v->dtype)),
+                    (unsigned long long)rlx_value_bytes(v),
                     (unsigned long long)p->mem.buffer_limit);
     }
     return RLX_OK;

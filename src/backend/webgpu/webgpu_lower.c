@@ -95,7 +95,7 @@ static rlx_status check_windows(wg_lower *L) {
             int v = d->bind[i].value;
             if (v >= 0 && c->max_buffer) {
                 const rlx_value *val = &L->g->values[v];
-                uint64_t bytes = val->konst ? val->konst->nbytes : rlx_value_numel(val) * rlx_dtype_size(val->dtype);
+                uint64_t bytes = val->konst ? val->konst->nbytes : rlx_value_bytes(val);
                 if (val->konst && d->bind[i].fmt == WG_FMT_F16) bytes /= 2; /* its binary16 copy */
                 if (bytes > c->max_buffer)
                     return wg_decline(L, "'%s' (%llu bytes) exceeds one device buffer (%llu bytes: maxBufferSize or "
