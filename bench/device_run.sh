@@ -32,6 +32,10 @@
 #   bash bench/device_run.sh backendops      # up to ~8 min: the backend-ops harness (docs/backend-ops.md)
 #                                            # on the GPU, quick sweep then --full ($BO_BUDGET s, default 420);
 #                                            # backendops.txt
+#   bash bench/device_run.sh modelcheck      # the PyPI wheels' models of scripts/model_check.py on the GPU
+#                                            # (docs/model-check.md), from the caches carried as
+#                                            # .device/mc/PART/model-check/ (made by scripts/device_mc.sh;
+#                                            # $MC_PARTS, default all parts present); modelcheck.txt
 #   bash bench/device_run.sh diag            # ~3 min: cooperative-matrix forms (coop_probe), the
 #                                            # f16 GEMM's self-test, the wait's spin budget on a
 #                                            # one-Relu model, why BERT nodes fall back to the CPU
@@ -115,6 +119,21 @@ for m in $modes; do
        RLX_TEST_REQUIRE_GPU=1 timeout "${BO_BUDGET:-420}" "$D/bin/test_backend_ops" --full 2>&1 | tail -60
        echo "-- full exit ${PIPESTATUS[0]}") > "$OUT/backendops.txt" 2>&1
       cat "$OUT/backendops.txt"
+      ;;
+    modelcheck)
+      C=/tmp/rlx_mc
+      rm -rf "$C" && mkdir -p "$C/model-check"
+      for p in ${MC_PARTS:-$(ls .device/mc 2>/dev/null)}; do
+        [ -d ".device/mc/$p/model-check" ] && cp -rs "$PWD/.device/mc/$p/model-check/." "$C/model-check/"
+      done
+      only=$(find "$C/model-check" -name '*.onnx' | sed "s|$C/model-check/||" |
+             "$PY" -c "import sys, runpy; sys.argv = ['x']; sys.path.insert(0, 'scripts'); import model_check as mc
+have = set(l.strip() for l in sys.stdin)
+print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m.src + '/' + m.member in have))")
+      echo "modelcheck: $only"
+      [ -n "$only" ] && timeout "${MC_BUDGET:-480}" "$PY" scripts/model_check.py --build "$D/bin" --cache "$C" --offline \
+        --device gpu --timeout 120 $only --markdown > "$OUT/modelcheck.txt" 2>&1
+      cat "$OUT/modelcheck.txt"
       ;;
     sweep)
       timeout 330 "$PY" bench/sweep.py --rlx "$RLX" --out "$OUT/sweep.json" --txt "$OUT/sweep.txt" \
