@@ -12,21 +12,14 @@ typedef struct rlx_pass_stats {
     const struct rlx_config *cfg; /* in: the session's options (base/options.h), for the pipeline's debugging */
 } rlx_pass_stats;
 
-typedef struct rlx_fold_options {
-    /* Largest output (elements) that folding may create; 0: no limit (eager
-     * evaluation folds everything). */
-    size_t max_elements;
-    /* Evaluate ops whose outputs depend on data (NonZero, ...) and control
-     * flow: only when every graph input is constant (eager evaluation). */
-    bool eager;
-} rlx_fold_options;
-
 /* Shape inference and constant folding in one topological sweep: infers each
  * node's outputs and, when all its inputs are constant (or, for Shape and
  * Size, when the input shape is static), evaluates it with the CPU
- * reference kernels and marks it dead. Dead nodes are compacted away.
+ * backend's host interpreter (rlx_cpu_eval_node) and marks it dead; no
+ * size limit. Data-dependent ops and control flow are left to eager
+ * evaluation (rlx_cpu_eval_graph). Dead nodes are compacted away.
  * errors: inference errors (naming the node), kernel errors. */
-rlx_status rlx_pass_fold(rlx_graph *g, const rlx_fold_options *opt, rlx_pass_stats *stats);
+rlx_status rlx_pass_fold(rlx_graph *g, rlx_pass_stats *stats);
 
 /* Shape inference only (no evaluation), for every node in order. */
 rlx_status rlx_pass_infer(rlx_graph *g);

@@ -41,10 +41,9 @@ rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps) {
      * use (the 392 MiB fc6 weight of the light VGG-19, made by a
      * ConstantOfShape, took 94% of that model's arena); folded, it is
      * computed once and kept with the weights. */
-    rlx_fold_options fo = { .max_elements = 0, .eager = false };
     rlx_fuse_set_reporting(ps->cfg->fusion_report);
     dump_ir(ps, g, "binding the input shapes");
-    RLX_TRY(rlx_pass_fold(g, &fo, ps));
+    RLX_TRY(rlx_pass_fold(g, ps));
     dump_ir(ps, g, "fold (shape inference + constant folding)");
     RLX_TRY(rlx_pass_dce(g, ps));
     dump_ir(ps, g, "dce");

@@ -29,7 +29,7 @@ rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps);
 
 /* Why specialised graph g cannot become a static program (a control-flow
  * node, or an output shape that depends on data), written into buf; NULL
- * when it can. Such graphs run eagerly (rlx_pass_fold with eager set). */
+ * when it can. Such graphs run eagerly (rlx_cpu_eval_graph, the CPU backend's host interpreter). */
 const char *rlx_plan_needs_eager(const rlx_graph *g, char *buf, size_t cap);
 
 /* Creates the program of g (ownership of g passes to it, also on error):

@@ -6,12 +6,13 @@
  * passes, device assignment, memory plan, segments; then the runtime's
  * executable (runtime/exec.h) compiles it on the backends. Graphs whose
  * shapes still depend on data (NonZero, ...) or that hold control flow run
- * eagerly: folding with every input constant, on the CPU kernels. */
+ * eagerly on the CPU backend's host interpreter (rlx_cpu_eval_graph). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <threads.h>
 
+#include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/mem.h"
 #include "base/options.h"
@@ -410,33 +411,6 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
     return RLX_OK;
 }
 
-/* ------------------------------------------------------------ eager */
-
-static rlx_status run_eager(rlx_session *s, const rlx_tensor *const *ordered, rlx_tensor **outputs) {
-    rlx_graph *g;
-    RLX_TRY(rlx_graph_clone(s->g, &g));
-    for (size_t j = 0; j < g->n_inputs; j++) {
-        rlx_value *v = &g->values[g->inputs[j]];
-        v->konst = (rlx_tensor *)ordered[j];
-        v->flags |= RLX_VALUE_KONST_BORROWED;
-        rlx_value_set_shape(v, ordered[j]->rank, ordered[j]->dims, NULL);
-    }
-    rlx_fold_options fo = { .max_elements = 0, .eager = true };
-    rlx_status st = rlx_pass_fold(g, &fo, NULL);
-    for (size_t i = 0; i < g->n_outputs && !st; i++) {
-        const rlx_value *v = &g->values[g->outputs[i]];
-        if (!v->konst) {
-            st = rlx_fail(RLX_ERR_INTERNAL, "eager evaluation left output '%s' uncomputed", v->name);
-            break;
-        }
-        st = rlx_tensor_clone(v->konst, &outputs[i]);
-    }
-    if (st)
-        for (size_t i = 0; i < g->n_outputs; i++) rlx_tensor_destroy(outputs[i]), outputs[i] = NULL;
-    rlx_graph_destroy(g);
-    return st;
-}
-
 /* ------------------------------------------------------------ run */
 
 static bool sig_match(const rlx_session *s, const plan_entry *e, const rlx_tensor *const *ordered) {
@@ -517,7 +491,7 @@ static rlx_status run_locked(rlx_session *s, size_t n_inputs, const char *const 
     RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));
     rlx_tensor **outs = calloc(s->g->n_outputs + 1, sizeof *outs);
     if (!outs) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-    rlx_status st = s->last->eager ? run_eager(s, ordered, outs) : rlx_exec_run(s->last->x, ordered, outs);
+    rlx_status st = s->last->eager ? rlx_cpu_eval_graph(s->g, NULL, ordered, outs) : rlx_exec_run(s->last->x, ordered, outs);
     /* string outputs point into the inputs or the plan's constants: each
      * gets its own characters (rlx.h) */
     for (size_t i = 0; i < s->g->n_outputs && !st; i++)

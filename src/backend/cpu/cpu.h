@@ -60,6 +60,31 @@ rlx_cpu_kernel_fn rlx_cpu_find_kernel(const char *domain, const char *op);
 rlx_status rlx_cpu_run_node(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                             rlx_tensor *const *out, bool reference);
 
+/* The host interpreter of values that become constants (cpu_eval.c).
+ *
+ * rlx_cpu_eval_ready: whether node n can be evaluated now: every input is
+ * constant (Shape and Size: input 0 needs only a static shape) and every
+ * output has a static shape, or the op is RLX_OP_DATA_DEPENDENT (its kernel
+ * allocates its outputs). */
+bool rlx_cpu_eval_ready(const rlx_graph *g, const rlx_node *n);
+
+/* Evaluates node n (rlx_cpu_eval_ready) with the reference kernels; its
+ * outputs become constants of g (strings get their own copy) and n is
+ * marked dead. errors: kernel errors, naming the node; RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_cpu_eval_node(rlx_graph *g, rlx_node *n);
+
+/* Eager evaluation: runs a clone of g with graph input i bound to
+ * inputs[i] (dtype and shape taken from the tensor) and, when parent is
+ * given, its outer-scope references bound to parent's constants (by name,
+ * searching enclosing graphs outwards); each node is inferred, then
+ * evaluated. outputs[i] receives a copy of graph output i (caller owns);
+ * on error none is left.
+ * errors: inference and kernel errors naming the node; RLX_ERR_INVALID_MODEL
+ * (an outer reference or input without a value); RLX_ERR_INTERNAL (an
+ * output left uncomputed). */
+rlx_status rlx_cpu_eval_graph(const rlx_graph *g, const rlx_graph *parent, const rlx_tensor *const *inputs,
+                              rlx_tensor **outputs);
+
 /* For RLX_OP_DATA_DEPENDENT kernels: allocates output i (owned by the
  * tensor struct; the caller of the kernel frees it). */
 rlx_status rlx_cpu_alloc_out(rlx_cpu_kctx *k, int i, rlx_dtype dtype, int rank, const int64_t *dims);

@@ -1,5 +1,5 @@
 /* CPU kernels of If, Loop and Scan: each runs its body subgraph eagerly
- * (constant folding with every input constant), resolving outer-scope
+ * (the host interpreter, rlx_cpu_eval_graph), resolving outer-scope
  * references from the enclosing graph, whose values are constants in eager
  * evaluation. Semantics: ONNX If-21, Loop-21, Scan-21. */
 #include <stdlib.h>
@@ -8,69 +8,14 @@
 #include "backend/cpu/cpu.h"
 #include "base/mem.h"
 #include "base/tensor.h"
-#include "passes/passes.h"
 
-/* Finds a constant value by name in `g` or its enclosing graphs. */
-static const rlx_value *find_outer(const rlx_graph *g, const char *name) {
-    for (; g; g = g->parent) {
-        int id = rlx_graph_find(g, name);
-        if (id >= 0 && (g->values[id].konst || !(g->values[id].flags & RLX_VALUE_OUTER))) return &g->values[id];
-    }
-    return NULL;
-}
-
-/* Runs `body` with its graph inputs bound to `inputs` (n = body->n_inputs)
- * and returns copies of its outputs in outs[0..body->n_outputs). */
+/* Runs `body` eagerly (rlx_cpu_eval_graph) with its graph inputs bound to
+ * `inputs` (n = body->n_inputs) and its outer references to the enclosing
+ * graph's constants; returns copies of its outputs in outs[0..n_outputs). */
 static rlx_status run_body(const rlx_cpu_kctx *k, const rlx_graph *body, const rlx_tensor *const *inputs,
                            rlx_tensor **outs) {
-    rlx_graph *b;
-    RLX_TRY(rlx_graph_clone(body, &b));
-    b->parent = (rlx_graph *)k->g;
-    rlx_status st = RLX_OK;
-    for (size_t i = 0; i < b->n_values; i++) {
-        rlx_value *v = &b->values[i];
-        if (!(v->flags & RLX_VALUE_OUTER) || v->konst) continue;
-        const rlx_value *o = find_outer(k->g, v->name);
-        if (!o || !o->konst) {
-            st = rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "subgraph uses '%s', which the enclosing graph does not define",
-                              v->name);
-            goto done;
-        }
-        v->konst = o->konst;
-        v->flags |= RLX_VALUE_KONST_BORROWED;
-        v->dtype = o->konst->dtype;
-        rlx_value_set_shape(v, o->konst->rank, o->konst->dims, NULL);
-    }
-    for (size_t i = 0; i < b->n_inputs; i++) {
-        rlx_value *v = &b->values[b->inputs[i]];
-        if (!inputs[i]) {
-            st = rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "subgraph input '%s' has no value", v->name);
-            goto done;
-        }
-        v->konst = (rlx_tensor *)inputs[i];
-        v->flags |= RLX_VALUE_KONST_BORROWED;
-        v->dtype = inputs[i]->dtype;
-        rlx_value_set_shape(v, inputs[i]->rank, inputs[i]->dims, NULL);
-    }
-    rlx_fold_options fo = { .max_elements = 0, .eager = true };
-    st = rlx_pass_fold(b, &fo, NULL);
-    if (st) {
-        rlx_fail_prefix(st, "%s: in its subgraph: ", rlx_node_desc(k->n));
-        goto done;
-    }
-    for (size_t i = 0; i < b->n_outputs; i++) {
-        const rlx_value *v = &b->values[b->outputs[i]];
-        if (!v->konst) {
-            st = rlx_cpu_fail(k, RLX_ERR_INTERNAL, "subgraph output '%s' was not computed", v->name);
-            goto done;
-        }
-        st = rlx_tensor_clone(v->konst, &outs[i]);
-        if (st) goto done;
-    }
-done:
-    if (st)
-        for (size_t i = 0; i < b->n_outputs; i++) rlx_tensor_destroy(outs[i]), outs[i] = NULL;
-    rlx_graph_destroy(b);
+    rlx_status st = rlx_cpu_eval_graph(body, k->g, inputs, outs);
+    if (st) rlx_fail_prefix(st, "%s: in its subgraph: ", rlx_node_desc(k->n));
     return st;
 }
 
