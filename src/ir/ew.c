@@ -25,6 +25,14 @@ static const rlx_op_id k_row_op[RLX_EW_COUNT] = {
 #undef RLX_EW_OP_
 };
 
+/* The op a node has to be for rlx_ew_resolve to take it as the row (rows
+ * of KIND OP and FN; RLX_OP_NONE for NONE rows). */
+static const rlx_op_id k_node_op[RLX_EW_COUNT] = {
+#define RLX_EW_NODE_OP_(id, kind, name, ...) RLX_EW_HAS_OP_##kind(RLX_OP_##name +) RLX_OP_NONE,
+    RLX_EW_FUNCS(RLX_EW_NODE_OP_)
+#undef RLX_EW_NODE_OP_
+};
+
 /* Default of parameter i of function fn: the op schema's for rows of KIND
  * OP (also when an RNN gate names the function), else the row's. */
 static float param_default(int fn, int i) {
@@ -81,11 +89,9 @@ static bool konst_scalar(const rlx_graph *g, const rlx_node *n, int i, float *v)
 
 bool rlx_ew_resolve(const rlx_graph *g, const rlx_node *n, rlx_ew_call *out) {
     memset(out, 0, sizeof *out);
-    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0) return false;
     int fn = -1;
-    for (int i = 0; i < RLX_EW_COUNT && fn < 0; i++)
-        if ((k_rows[i].flags & (RLX_EW_OP | RLX_EW_CHAIN | RLX_EW_ACT)) && strcmp(k_rows[i].name, n->op_type) == 0)
-            fn = i;
+    for (int i = 0; i < RLX_EW_COUNT && fn < 0 && n->op != RLX_OP_NONE; i++)
+        if ((k_rows[i].flags & (RLX_EW_OP | RLX_EW_CHAIN | RLX_EW_ACT)) && k_node_op[i] == n->op) fn = i;
     if (fn < 0) return false;
     if (fn == RLX_EW_GELU_TANH) fn = RLX_EW_GELU; /* the same name: approximate decides */
     if (fn == RLX_EW_CLIP && n->version >= 11) {

@@ -7,11 +7,12 @@
  *   ID     the enum value RLX_EW_<ID> (the order is the code order)
  *   KIND   OP: a standalone ONNX op computed by the generic unary kernels
  *          (the CPU unary kernel and the GPU's unary.wgsl register
- *          themselves for it); FN: kernels of its own (Clip, Not, the
- *          binary ops, Where) or no op (Identity as the chains' copy, SiLU,
- *          the RNN-only Affine and ScaledTanh)
+ *          themselves for it); FN: an op with kernels of its own (Clip,
+ *          Not, the binary ops, Where; Identity as the chains' copy);
+ *          NONE: no op (SiLU, the RNN-only Affine and ScaledTanh)
  *   NAME   the ONNX op (or RNN activation) name, a bare token (RLX_OP_<NAME>
- *          for rows of KIND OP; #NAME is the string); empty when there is none
+ *          for rows of KIND OP and FN; #NAME is the string); empty when
+ *          there is none
  *   ARITY  register operands: 1 x; 2 x, y; 3 x, y, c (c ? x : y)
  *   FLAGS  RLX_EW_CHAIN     fuse_elementwise may put it in a chain
  *          RLX_EW_GATE      an ONNX RNN/GRU/LSTM activation
@@ -55,7 +56,7 @@
       1.0 / (1.0 + exp(-x)), 1.0f / (1.0f + expf(-x)), "(1.0 / (1.0 + exp(-$x)))") \
     /* x * Sigmoid(x) (no ONNX op: the pattern fuse_activation matches), in \
      * the bits of the two unfused ops */ \
-    X(SILU, FN, , 1, RLX_EW_ACT, 1, NULL, 0, NULL, 0, \
+    X(SILU, NONE, , 1, RLX_EW_ACT, 1, NULL, 0, NULL, 0, \
       x * (1.0 / (1.0 + exp(-x))), x * (1.0f / (1.0f + expf(-x))), "($x * (1.0 / (1.0 + exp(-$x))))") \
     X(GELU, OP, Gelu, 1, RLX_EW_CHAIN | RLX_EW_ACT, 20, NULL, 0, NULL, 0, \
       0.5 * x * (1.0 + erf(x / sqrt(2.0))), F64(GELU), "gelu_($x)") \
@@ -70,9 +71,9 @@
     X(NOT, FN, Not, 1, 0, 1, NULL, 0, NULL, 0, \
       x == 0 ? 1.0 : 0.0, x == 0.0f ? 1.0f : 0.0f, NULL) \
     /* RNN activations (ONNX RNN/GRU/LSTM lists; no standalone op) */ \
-    X(AFFINE, FN, Affine, 1, RLX_EW_GATE, 1, "alpha", 1.0f, "beta", 0.0f, \
+    X(AFFINE, NONE, Affine, 1, RLX_EW_GATE, 1, "alpha", 1.0f, "beta", 0.0f, \
       p0 * x + p1, F64(AFFINE), "($a * $x + $b)") \
-    X(SCALEDTANH, FN, ScaledTanh, 1, RLX_EW_GATE, 1, "alpha", 1.0f, "beta", 1.0f, \
+    X(SCALEDTANH, NONE, ScaledTanh, 1, RLX_EW_GATE, 1, "alpha", 1.0f, "beta", 1.0f, \
       p0 * tanh(p1 * x), F64(SCALEDTANH), "($a * tanh_($b * $x))") \
     /* binary arithmetic (numpy broadcasting from SINCE) */ \
     X(ADD, FN, Add, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, x + y, x + y, "($x + $y)") \
@@ -159,6 +160,11 @@
       x / (1.0 + exp(-p0 * x)), F64(SWISH), "($x / (1.0 + exp(-$a * $x)))")
 /* clang-format on */
 
-/* RLX_EW_KIND_OP(x) is x for OP rows, nothing for FN rows. */
+/* RLX_EW_KIND_OP(x) is x for OP rows, nothing for FN and NONE rows;
+ * RLX_EW_HAS_OP_<KIND>(x) is x for the rows with an op (OP and FN). */
 #define RLX_EW_KIND_OP(...) __VA_ARGS__
 #define RLX_EW_KIND_FN(...)
+#define RLX_EW_KIND_NONE(...)
+#define RLX_EW_HAS_OP_OP(...) __VA_ARGS__
+#define RLX_EW_HAS_OP_FN(...) __VA_ARGS__
+#define RLX_EW_HAS_OP_NONE(...)
