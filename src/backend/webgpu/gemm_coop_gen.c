@@ -39,7 +39,8 @@ static void frag_at(wg_src *b, bool col_major, const char *r0, const char *c0, u
 
 char *wg_gen_coop_source(const wg_coop_form *f) {
     const char *act = wg_wgsl_source("act"), *common = wg_wgsl_source("gemm_common");
-    if (!act || !common || (f->n != 8 && f->n != 16)) return NULL;
+    const char *codes = wg_wgsl_source("codes");
+    if (!act || !common || !codes || (f->n != 8 && f->n != 16)) return NULL;
     const uint32_t F = f->n, Q = 32 / F; /* fragments per quadrant side */
     const char *ab = f->ab_f16 ? "f16" : "f32";
     const bool cm = f->col_major;
@@ -57,7 +58,7 @@ char *wg_gen_coop_source(const wg_coop_form *f) {
     wg_src_printf(&b, "var<workgroup> As: array<%s, 2048>;\nvar<workgroup> Bs: array<%s, 2048>;\n"
                       "var<workgroup> Cs: array<f32, 4096>;\n\n",
                   ab, ab);
-    wg_src_printf(&b, "%s\n%s\n", act, common);
+    wg_src_printf(&b, "%s\n%s\n%s\n", act, common, codes);
     /* binary16 rounding of an f32, as f32 (no f16 arithmetic needed) */
     wg_src_printf(&b, "fn r16(v: f32) -> f32 { return unpack2x16float(pack2x16float(vec2<f32>(v, 0.0))).x; }\n\n");
     wg_src_printf(&b,
@@ -93,7 +94,7 @@ char *wg_gen_coop_source(const wg_coop_form *f) {
                   "    for (var k0 = 0u; k0 < P.K; k0 = k0 + BK) {\n"
                   "        for (var i = li; i < BM * BK; i = i + WG) {\n"
                   "            var ml = i / BK;\n            var kl = i %% BK;\n"
-                  "            if (A_MODE == 3u) { ml = i %% BM; kl = i / BM; }\n"
+                  "            if (A_MODE == GA_SCALAR_M) { ml = i %% BM; kl = i / BM; }\n"
                   "            let m = m0 + ml;\n            let k = k0 + kl;\n"
                   "            var v = 0.0;\n"
                   "            if (m < P.M && k < P.K) { v = lda(abase + m * P.a_sm + k * P.a_sk); }\n"
@@ -101,11 +102,11 @@ char *wg_gen_coop_source(const wg_coop_form *f) {
                   "        }\n"
                   "        for (var i = li; i < BK * BN; i = i + WG) {\n"
                   "            var kl = i / BN;\n            var nl = i %% BN;\n"
-                  "            if (B_MODE == 3u) { kl = i %% BK; nl = i / BK; }\n"
+                  "            if (B_MODE == GB_SCALAR_K) { kl = i %% BK; nl = i / BK; }\n"
                   "            let n = n0 + nl;\n            let k = k0 + kl;\n"
                   "            var v = 0.0;\n"
                   "            if (n < P.N && k < P.K) {\n"
-                  "                if (B_MODE == 4u) { v = conv_b(bbase, k, n); }\n"
+                  "                if (B_MODE == GB_CONV) { v = conv_b(bbase, k, n); }\n"
                   "                else { v = ldb(bbase + k * P.b_sk + n * P.b_sn); }\n"
                   "            }\n"
                   "            Bs[%s] = %s(r16(v));\n"

@@ -198,13 +198,19 @@ static rlx_status emit_ref(wg_lower *L, const wg_gemm *m) {
 /* The cooperative-matrix kernel (gemm_coop_gen.c, in the form the
  * self-test chose): 64 x 64 tiles, four subgroups of caps->coop_sg
  * invocations, scalar loads. */
+/* The scalar load modes (wg_codes.h) that follow the operands' strides. */
+static int scalar_a_mode(const wg_gemm *m) { return m->a_sm == 1 && m->a_sk != 1 ? GA_SCALAR_M : GA_SCALAR; }
+static int scalar_b_mode(const wg_gemm *m) {
+    return m->conv ? GB_CONV : m->b_sk == 1 && m->b_sn != 1 ? GB_SCALAR_K : GB_SCALAR;
+}
+
 rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *m) {
     uint64_t nbatch = gemm_nbatch(m);
     uint64_t tiles_m = wg_cdiv(m->M, 64), tiles_n = wg_cdiv(m->N, 64);
     uint64_t groups = tiles_m * tiles_n * nbatch;
     if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "GEMM grid too large for 32-bit indexing");
     bool a16 = f16_a(L, m), b16 = f16_b(L, m);
-    int amode = m->a_sm == 1 && m->a_sk != 1 ? 3 : 0, bmode = m->conv ? 4 : (m->b_sk == 1 && m->b_sn != 1 ? 3 : 0);
+    int amode = scalar_a_mode(m), bmode = scalar_b_mode(m);
     uint64_t bd[4], abs_[4], bbs[4], ybs[4], cbs[4];
     batch_slots(m, bd, abs_, bbs, ybs, cbs);
     uint32_t sg = L->caps->coop_sg ? L->caps->coop_sg : 32;
@@ -265,13 +271,13 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
         batch_slots(m, bd, abs_, bbs, ybs, cbs);
     }
     /* load modes */
-    int amode = m->a_sm == 1 && m->a_sk != 1 ? 3 : 0, bmode = m->conv ? 4 : (m->b_sk == 1 && m->b_sn != 1 ? 3 : 0);
+    int amode = scalar_a_mode(m), bmode = scalar_b_mode(m);
     if (vec) {
-        if (m->a_sk == 1 && m->K % 4 == 0 && m->a_sm % 4 == 0 && m->a_off % 4 == 0 && all4(abs_, 4)) amode = 1;
-        else if (m->a_sm == 1 && m->M % 4 == 0 && m->a_sk % 4 == 0 && m->a_off % 4 == 0 && all4(abs_, 4)) amode = 2;
+        if (m->a_sk == 1 && m->K % 4 == 0 && m->a_sm % 4 == 0 && m->a_off % 4 == 0 && all4(abs_, 4)) amode = GA_VEC_K;
+        else if (m->a_sm == 1 && m->M % 4 == 0 && m->a_sk % 4 == 0 && m->a_off % 4 == 0 && all4(abs_, 4)) amode = GA_VEC_M;
         if (!m->conv) {
-            if (m->b_sn == 1 && m->N % 4 == 0 && m->b_sk % 4 == 0 && m->b_off % 4 == 0 && all4(bbs, 4)) bmode = 1;
-            else if (m->b_sk == 1 && m->K % 4 == 0 && m->b_sn % 4 == 0 && m->b_off % 4 == 0 && all4(bbs, 4)) bmode = 2;
+            if (m->b_sn == 1 && m->N % 4 == 0 && m->b_sk % 4 == 0 && m->b_off % 4 == 0 && all4(bbs, 4)) bmode = GB_VEC_N;
+            else if (m->b_sk == 1 && m->K % 4 == 0 && m->b_sn % 4 == 0 && m->b_off % 4 == 0 && all4(bbs, 4)) bmode = GB_VEC_K;
         }
     }
     bool yvec = vec && !m->y_pix && y_sm % 4 == 0 && m->N % 4 == 0 && (nsplit > 1 || m->y_off % 4 == 0) && all4(ybs, 4);
@@ -312,8 +318,8 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
          * each invocation holds at most 8 items of each tile (gemm.wgsl
          * PF_MAX) */
         uint64_t nt = (uint64_t)t->wgx * t->wgy;
-        uint64_t na = bm * t->bk / (amode == 1 || amode == 2 ? 4 : 1),
-                 nbi = bn * t->bk / (bmode == 1 || bmode == 2 ? 4 : 1);
+        uint64_t na = bm * t->bk / (amode == GA_VEC_K || amode == GA_VEC_M ? 4 : 1),
+                 nbi = bn * t->bk / (bmode == GB_VEC_N || bmode == GB_VEC_K ? 4 : 1);
         if (L->caps->cfg->gemm_prefetch && wg_cdiv(na, nt) <= 8 && wg_cdiv(nbi, nt) <= 8) wg_spec(L, d, "PREFETCH", 1);
     } else {
         kc.unroll_k = L->caps->cfg->gemm_unroll_k;

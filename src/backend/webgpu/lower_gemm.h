@@ -32,6 +32,7 @@
 #define RLX_BACKEND_WEBGPU_LOWER_GEMM_H
 
 #include "backend/webgpu/webgpu.h"
+#include "backend/webgpu/wg_codes.h"
 #include "ir/ops/act.h"
 
 /* One batched GEMM. Batch dims: up to 4, outermost first; strides in
@@ -95,10 +96,10 @@ rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *g);
 
 /* One configuration of the tiled GEMM (gemm.wgsl's override constants):
  * register block TM x TN (4 or 8 each), workgroup WGX x WGY, k step BK (a
- * multiple of 4), load modes, binary16 operands, the implicit conv's
- * kernel size (0: from Params), vec4 or pixel-grid stores, split-K
- * partial sums, activation kind, residual (RES); unroll_k also writes out
- * the BK steps of the k loop. */
+ * multiple of 4), load modes (amode: GA_*, bmode: GB_*, wg_codes.h),
+ * binary16 operands, the implicit conv's kernel size (0: from Params),
+ * vec4 or pixel-grid stores, split-K partial sums, activation kind,
+ * residual (RES); unroll_k also writes out the BK steps of the k loop. */
 typedef struct wg_gemm_kernel {
     uint32_t tm, tn, wgx, wgy, bk, amode, bmode, ckh, ckw, act;
     bool a16, b16, yvec, splitk, ypix, unroll_k, res;
@@ -125,7 +126,7 @@ extern const size_t wg_coop_form_count;
 
 /* The WGSL of the cooperative-matrix GEMM in form f (malloc'ed; NULL on
  * OOM or an invalid form). Same Params, bindings and overrides (A_F16,
- * B_F16, CKH, CKW, A_MODE 0/3, B_MODE 0/3/4, ACT, WG = 4 * SG, SG) as the
+ * B_F16, CKH, CKW, A_MODE GA_SCALAR/GA_SCALAR_M, B_MODE GB_SCALAR/GB_SCALAR_K/GB_CONV, ACT, WG = 4 * SG, SG) as the
  * gemm_common kernels; grid: one workgroup per (batch, 64 x 64 tile). */
 char *wg_gen_coop_source(const wg_coop_form *f);
 

@@ -40,10 +40,22 @@
  * word (f32, i32, u32), a word pair (i64), a byte (bool, four to a word). */
 #define WG_UNIT_CODES(X) X(UNIT_WORD) X(UNIT_PAIR) X(UNIT_BYTE)
 
+/* The GEMM's tile loads (gemm.wgsl, gemm_tile.wgsl, the generated GEMMs
+ * of gemm_gen.c and gemm_coop_gen.c). A_MODE: scalar loads with
+ * neighbours along k; vec4 along k (a_sk = 1; K, a_sm and the bases
+ * multiples of 4); vec4 along m (a_sm = 1; M, a_sk, bases multiples of 4);
+ * scalar loads with neighbours along m. */
+#define WG_GEMM_A_MODES(X) X(GA_SCALAR) X(GA_VEC_K) X(GA_VEC_M) X(GA_SCALAR_M)
+
+/* B_MODE: scalar loads with neighbours along n; vec4 along n (b_sn = 1; N,
+ * b_sk, bases multiples of 4); vec4 along k (b_sk = 1; K, b_sn, bases
+ * multiples of 4); scalar along k; the implicit im2col of a convolution. */
+#define WG_GEMM_B_MODES(X) X(GB_SCALAR) X(GB_VEC_N) X(GB_VEC_K) X(GB_SCALAR_K) X(GB_CONV)
+
 /* Every list, for the generator of the "codes" snippet. */
 #define WG_ALL_CODES(X)                                                                                             \
     WG_TYPE_CODES(X) WG_CMP_CODES(X) WG_RED_CODES(X) WG_NORM_MODES(X) WG_SCATTER_REDS(X) WG_TRILU_MODES(X)          \
-    WG_UNIT_CODES(X)
+    WG_UNIT_CODES(X) WG_GEMM_A_MODES(X) WG_GEMM_B_MODES(X)
 
 #define WG_CODE_ENUM_ROW(name) name,
 enum wg_type_code { WG_TYPE_CODES(WG_CODE_ENUM_ROW) };
@@ -53,5 +65,7 @@ enum wg_norm_mode { WG_NORM_MODES(WG_CODE_ENUM_ROW) };
 enum wg_scatter_red { WG_SCATTER_REDS(WG_CODE_ENUM_ROW) };
 enum wg_trilu_mode { WG_TRILU_MODES(WG_CODE_ENUM_ROW) };
 enum wg_unit_code { WG_UNIT_CODES(WG_CODE_ENUM_ROW) };
+enum wg_gemm_a_mode { WG_GEMM_A_MODES(WG_CODE_ENUM_ROW) };
+enum wg_gemm_b_mode { WG_GEMM_B_MODES(WG_CODE_ENUM_ROW) };
 
 #endif

@@ -27,8 +27,8 @@
 //
 // Operands (transposes are strides):
 //   A(b, m, k) = A[abase(b) + m * a_sm + k * a_sk]
-//   B(b, k, n) = B[bbase(b) + k * b_sk + n * b_sn]        (B_MODE 0..3)
-//   B_MODE 4: implicit im2col of a 2-D NCHW input (conv_b below):
+//   B(b, k, n) = B[bbase(b) + k * b_sk + n * b_sn]        (B_MODE not GB_CONV)
+//   B_MODE GB_CONV: implicit im2col of a 2-D NCHW input (conv_b below):
 //     k = (ci * k_h + kr) * k_w + kc, n = oh * out_w + ow,
 //     B(b, k, n) = x[bbase(b) + (ci * in_h + ih) * in_w + iw] with
 //     ih = oh * s_h - p_h + kr * d_h, iw likewise; 0 outside the input.
@@ -37,12 +37,7 @@
 //   RES: r(b, m, n) = R[r_off + ybase(b) + m * y_sm + n] (laid out like y)
 //     is added after the bias, before the activation (a Conv's fused
 //     residual, ir/ops/act.h); not with Y_PIX
-// A_MODE: 0 scalar loads, neighbours along k; 1 vec4 along k (a_sk = 1; K,
-// a_sm, bases multiples of 4); 2 vec4 along m (a_sm = 1; M, a_sk, bases
-// multiples of 4); 3 scalar, neighbours along m.
-// B_MODE: 0 scalar, neighbours along n; 1 vec4 along n (b_sn = 1; N, b_sk,
-// bases multiples of 4); 2 vec4 along k (b_sk = 1; K, b_sn, bases multiples
-// of 4); 3 scalar along k; 4 implicit conv.
+// A_MODE, B_MODE: how the tiles are loaded (GA_*, GB_*: wg_codes.h).
 // A_F16 / B_F16: the operand holds IEEE binary16 values, two per 32-bit word
 // (low half first, unpack2x16float): element e is half 2 * x_off + x_sub + e
 // of the binding; values widen to f32 (f32 products and accumulation).
@@ -84,6 +79,7 @@ var<workgroup> Bs: array<vec4<f32>, BK * WGX * TN / 4u>;
 
 //!include act
 //!include gemm_common
+//!include codes
 //!include gemm_tile
 
 @compute @workgroup_size(WGX, WGY)

@@ -1,7 +1,8 @@
 // Shared part of gemm.wgsl and the generated GEMM (gemm_gen.c), not a
 // kernel: included with "//!include gemm_tile" after gemm_common. The
 // includer declares TM, TN, WGX, WGY, BK, A_MODE, B_MODE, Y_VEC, Y_PIX,
-// SPLITK, ACT, RES and PREFETCH (as overrides or constants) and the workgroup
+// SPLITK, ACT, RES and PREFETCH (as overrides or constants), the "codes"
+// snippet (GA_*, GB_*: the modes, wg_codes.h) and the workgroup
 // tiles As and Bs (see gemm.wgsl for every field's meaning). Here: the
 // tile loads (fetch_* read an item of the next k tile from the operand,
 // put_* store it into As / Bs), tile_job (which tile, batch item and k
@@ -11,21 +12,21 @@
 fn set_as(i: u32, v: f32) { As[i >> 2u][i & 3u] = v; }
 fn set_bs(i: u32, v: f32) { Bs[i >> 2u][i & 3u] = v; }
 
-// Tile loads as items: item i of the A tile is a vec4 (A_MODE 1, 2) or one
+// Tile loads as items: item i of the A tile is a vec4 (A_MODE GA_VEC_K, GA_VEC_M) or one
 // element (in .x) of the BM x BK tile; fetch reads it from A (0 outside
 // M x kcount), put stores it into As[k][m]. Likewise B.
-fn items_a() -> u32 { return select(WGY * TM * BK, WGY * TM * BK / 4u, A_MODE == 1u || A_MODE == 2u); }
-fn items_b() -> u32 { return select(WGX * TN * BK, WGX * TN * BK / 4u, B_MODE == 1u || B_MODE == 2u); }
+fn items_a() -> u32 { return select(WGY * TM * BK, WGY * TM * BK / 4u, A_MODE == GA_VEC_K || A_MODE == GA_VEC_M); }
+fn items_b() -> u32 { return select(WGX * TN * BK, WGX * TN * BK / 4u, B_MODE == GB_VEC_N || B_MODE == GB_VEC_K); }
 
 fn fetch_a(i: u32, k0: u32, kcount: u32, m0: u32, abase: u32) -> vec4<f32> {
     let BM = WGY * TM;
-    if (A_MODE == 1u) {
+    if (A_MODE == GA_VEC_K) {
         let m = m0 + i / (BK / 4u);
         let k = k0 + 4u * (i % (BK / 4u));
         if (m < P.M && k < kcount) { return lda4(abase + m * P.a_sm + k); }
         return vec4<f32>(0.0);
     }
-    if (A_MODE == 2u) {
+    if (A_MODE == GA_VEC_M) {
         let m = m0 + 4u * (i % (BM / 4u));
         let k = k0 + i / (BM / 4u);
         if (m < P.M && k < kcount) { return lda4(abase + m + k * P.a_sk); }
@@ -33,7 +34,7 @@ fn fetch_a(i: u32, k0: u32, kcount: u32, m0: u32, abase: u32) -> vec4<f32> {
     }
     var ml = i / BK;
     var kl = i % BK;
-    if (A_MODE == 3u) {
+    if (A_MODE == GA_SCALAR_M) {
         ml = i % BM;
         kl = i / BM;
     }
@@ -45,16 +46,16 @@ fn fetch_a(i: u32, k0: u32, kcount: u32, m0: u32, abase: u32) -> vec4<f32> {
 
 fn put_a(i: u32, v: vec4<f32>) {
     let BM = WGY * TM;
-    if (A_MODE == 1u) {
+    if (A_MODE == GA_VEC_K) {
         let kq = i % (BK / 4u);
         let ml = i / (BK / 4u);
         set_as((4u * kq) * BM + ml, v.x);
         set_as((4u * kq + 1u) * BM + ml, v.y);
         set_as((4u * kq + 2u) * BM + ml, v.z);
         set_as((4u * kq + 3u) * BM + ml, v.w);
-    } else if (A_MODE == 2u) {
+    } else if (A_MODE == GA_VEC_M) {
         As[((i / (BM / 4u)) * BM) / 4u + i % (BM / 4u)] = v;
-    } else if (A_MODE == 3u) {
+    } else if (A_MODE == GA_SCALAR_M) {
         set_as((i / BM) * BM + i % BM, v.x);
     } else {
         set_as((i % BK) * BM + i / BK, v.x);
@@ -63,13 +64,13 @@ fn put_a(i: u32, v: vec4<f32>) {
 
 fn fetch_b(i: u32, k0: u32, kcount: u32, n0: u32, bbase: u32, kofs: u32) -> vec4<f32> {
     let BN = WGX * TN;
-    if (B_MODE == 1u) {
+    if (B_MODE == GB_VEC_N) {
         let n = n0 + 4u * (i % (BN / 4u));
         let k = k0 + i / (BN / 4u);
         if (n < P.N && k < kcount) { return ldb4(bbase + k * P.b_sk + n); }
         return vec4<f32>(0.0);
     }
-    if (B_MODE == 2u) {
+    if (B_MODE == GB_VEC_K) {
         let n = n0 + i / (BK / 4u);
         let k = k0 + 4u * (i % (BK / 4u));
         if (n < P.N && k < kcount) { return ldb4(bbase + n * P.b_sn + k); }
@@ -77,14 +78,14 @@ fn fetch_b(i: u32, k0: u32, kcount: u32, n0: u32, bbase: u32, kofs: u32) -> vec4
     }
     var nl = i % BN;
     var kl = i / BN;
-    if (B_MODE == 3u) {
+    if (B_MODE == GB_SCALAR_K) {
         nl = i / BK;
         kl = i % BK;
     }
     let n = n0 + nl;
     let k = k0 + kl;
     if (n < P.N && k < kcount) {
-        if (B_MODE == 4u) { return vec4<f32>(conv_b(bbase, kofs + k, n), 0.0, 0.0, 0.0); }
+        if (B_MODE == GB_CONV) { return vec4<f32>(conv_b(bbase, kofs + k, n), 0.0, 0.0, 0.0); }
         return vec4<f32>(ldb(bbase + k * P.b_sk + n * P.b_sn), 0.0, 0.0, 0.0);
     }
     return vec4<f32>(0.0);
@@ -92,16 +93,16 @@ fn fetch_b(i: u32, k0: u32, kcount: u32, n0: u32, bbase: u32, kofs: u32) -> vec4
 
 fn put_b(i: u32, v: vec4<f32>) {
     let BN = WGX * TN;
-    if (B_MODE == 1u) {
+    if (B_MODE == GB_VEC_N) {
         Bs[((i / (BN / 4u)) * BN) / 4u + i % (BN / 4u)] = v;
-    } else if (B_MODE == 2u) {
+    } else if (B_MODE == GB_VEC_K) {
         let kq = i % (BK / 4u);
         let nl = i / (BK / 4u);
         set_bs((4u * kq) * BN + nl, v.x);
         set_bs((4u * kq + 1u) * BN + nl, v.y);
         set_bs((4u * kq + 2u) * BN + nl, v.z);
         set_bs((4u * kq + 3u) * BN + nl, v.w);
-    } else if (B_MODE == 3u) {
+    } else if (B_MODE == GB_SCALAR_K) {
         set_bs((i % BK) * BN + i / BK, v.x);
     } else {
         set_bs((i / BN) * BN + i % BN, v.x);
