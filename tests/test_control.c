@@ -1,11 +1,14 @@
 /* Control flow (If, Loop, Scan) through the internal graph API: subgraph
  * bodies with outer-scope references, run eagerly on the CPU; results are
- * checked against sums computed in the test. */
+ * checked against sums computed in the test; the host interpreter
+ * (rlx_cpu_eval_graph, which runs them) directly. */
 #include "test.h"
 
+#include "backend/cpu/cpu.h"
 #include "base/mem.h"
 #include "base/status.h"
 #include "ir/graph.h"
+#include "passes/passes.h"
 #include "runtime/model.h"
 
 static int add_input(rlx_graph *g, const char *name, rlx_dtype dt, int rank, const int64_t *dims) {
@@ -167,9 +170,64 @@ static void test_if(void) {
     rlx_model_destroy(model);
 }
 
+/* The host interpreter directly: a body y = x * k (k from the enclosing
+ * graph), z = NonZero(x) (data-dependent), evaluated with random non-zero
+ * x and some zeros; the fold pass leaves NonZero to eager evaluation; an
+ * outer reference the parent lacks is an error naming it. */
+static void test_eval_graph(void) {
+    int64_t d5[1] = { 5 };
+    rlx_graph *parent, *body;
+    CHECK_OK(rlx_graph_create(13, &parent));
+    CHECK_OK(rlx_graph_create(13, &body));
+    float kv = test_rand_uniform(0.5f, 2.0f), xv[5];
+    for (int i = 0; i < 5; i++) xv[i] = i % 2 ? 0.0f : test_rand_uniform(0.5f, 2.0f);
+    int kid;
+    CHECK_OK(rlx_graph_add_konst(parent, "k", test_tensor_f32(0, NULL, &kv), &kid));
+    int x = add_input(body, "x", RLX_DTYPE_F32, 1, d5), k = add_outer(body, "k");
+    int y = new_value(body, "y"), z = new_value(body, "z");
+    CHECK_OK(add_node(body, "Mul", (int[]){ x, k }, 2, &y, 1, NULL, 0));
+    CHECK_OK(add_node(body, "NonZero", &x, 1, &z, 1, NULL, 0));
+    set_output(body, y, RLX_DTYPE_F32, 1, d5);
+    set_output(body, z, RLX_DTYPE_I64, -1, NULL);
+    rlx_tensor *tx = test_tensor_f32(1, d5, xv), *out[2] = { 0 };
+    CHECK_OK(rlx_cpu_eval_graph(body, parent, (const rlx_tensor *const[]){ tx }, out));
+    if (out[0] && out[1]) {
+        const float *py = out[0]->data;
+        for (int i = 0; i < 5; i++) CHECK(py[i] == xv[i] * kv); /* one f32 product: exact */
+        const int64_t *pz = out[1]->data;
+        CHECK(out[1]->rank == 2 && out[1]->dims[0] == 1 && out[1]->dims[1] == 3);
+        for (int i = 0; i < 3 && out[1]->dims[1] == 3; i++) CHECK(pz[i] == 2 * i);
+    }
+    for (int i = 0; i < 2; i++) rlx_tensor_destroy(out[i]), out[i] = NULL;
+    /* folding with x constant: Mul folds, NonZero stays */
+    rlx_graph *f;
+    CHECK_OK(rlx_graph_clone(body, &f));
+    f->values[x].konst = tx;
+    f->values[x].flags |= RLX_VALUE_KONST_BORROWED;
+    f->values[k].konst = parent->values[kid].konst;
+    f->values[k].flags |= RLX_VALUE_KONST_BORROWED;
+    f->values[k].dtype = RLX_DTYPE_F32;
+    rlx_value_set_shape(&f->values[k], 0, NULL, NULL);
+    rlx_pass_stats ps = { 0 };
+    CHECK_OK(rlx_pass_fold(f, &ps));
+    CHECK(ps.folded == 1 && f->n_nodes == 1 && f->nodes[0].op == RLX_OP_NonZero);
+    CHECK(f->values[y].konst != NULL && f->values[z].konst == NULL);
+    rlx_graph_destroy(f);
+    rlx_graph *empty;
+    CHECK_OK(rlx_graph_create(13, &empty));
+    CHECK_FAILS(rlx_cpu_eval_graph(body, empty, (const rlx_tensor *const[]){ tx }, out), RLX_ERR_INVALID_MODEL,
+                "'k', which the enclosing graph does not define");
+    CHECK(out[0] == NULL && out[1] == NULL);
+    rlx_graph_destroy(empty);
+    rlx_tensor_destroy(tx);
+    rlx_graph_destroy(body);
+    rlx_graph_destroy(parent);
+}
+
 int main(void) {
     test_seed_from_env();
     test_if();
     test_loop();
+    test_eval_graph();
     TEST_MAIN_END();
 }
