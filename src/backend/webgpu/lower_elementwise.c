@@ -25,10 +25,7 @@ static rlx_status emit_unary_block(wg_lower *L, const wg_block *b, void *ctx) {
     wg_spec(L, d, "OP", u->f.kind);
     wg_bind(L, d, u->x, b->lo[0], b->n[0]);
     wg_bind(L, d, u->y, b->lo[1], b->n[1]);
-    wg_p_u32(L, d, (uint32_t)b->numel);
-    wg_p_f32(L, d, u->f.alpha);
-    wg_p_f32(L, d, u->f.beta);
-    wg_p_f32(L, d, u->s);
+    WG_P(L, d, wg_pu(b->numel), wg_pf(u->f.alpha), wg_pf(u->f.beta), wg_pf(u->s));
     return wg_grid_1d(L, d, b->numel);
 }
 
@@ -83,8 +80,7 @@ static rlx_status emit_binary_block(wg_lower *L, const wg_block *blk, void *ctx)
     wg_bind(L, d, c->a, blk->lo[0], blk->n[0]);
     wg_bind(L, d, c->b, blk->lo[1], blk->n[1]);
     wg_bind(L, d, c->y, blk->lo[2], blk->n[2]);
-    wg_p_u32(L, d, (uint32_t)blk->numel);
-    wg_p_u32(L, d, (uint32_t)c->bs->rank);
+    WG_P(L, d, wg_pu(blk->numel), wg_pu(c->bs->rank));
     wg_p_align16(L, d);
     for (int k = 0; k < 3; k++) {
         for (int i = 0; i < BIN_MAX_RANK; i++) {

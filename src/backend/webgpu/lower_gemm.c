@@ -117,27 +117,13 @@ static bool coop_weights_fit(wg_lower *L, const wg_gemm *m) {
 static void p_gemm_head(wg_lower *L, wg_dispatch *d, const wg_gemm *m, uint64_t nbatch, uint64_t tiles_n,
                         uint64_t tiles_m, uint64_t y_sm, const uint64_t *bd, const uint64_t *abs_, const uint64_t *bbs,
                         const uint64_t *ybs, const uint64_t *cbs, bool has_bias) {
-    wg_p_u32(L, d, (uint32_t)m->M);
-    wg_p_u32(L, d, (uint32_t)m->N);
-    wg_p_u32(L, d, (uint32_t)m->K);
-    wg_p_u32(L, d, has_bias ? 1 : 0);
-    wg_p_f32(L, d, m->alpha);
-    wg_p_f32(L, d, m->beta);
-    wg_p_u32(L, d, (uint32_t)m->a_sm);
-    wg_p_u32(L, d, (uint32_t)m->a_sk);
-    wg_p_u32(L, d, (uint32_t)m->b_sk);
-    wg_p_u32(L, d, (uint32_t)m->b_sn);
-    wg_p_u32(L, d, (uint32_t)m->bias_sm);
-    wg_p_u32(L, d, (uint32_t)m->bias_sn);
-    wg_p_u32(L, d, (uint32_t)nbatch);
-    wg_p_u32(L, d, (uint32_t)tiles_n);
-    wg_p_u32(L, d, (uint32_t)tiles_m);
-    wg_p_u32(L, d, (uint32_t)y_sm);
+    WG_P(L, d, wg_pu(m->M), wg_pu(m->N), wg_pu(m->K), wg_pu(has_bias ? 1 : 0), wg_pf(m->alpha), wg_pf(m->beta),
+         wg_pu(m->a_sm), wg_pu(m->a_sk), wg_pu(m->b_sk), wg_pu(m->b_sn), wg_pu(m->bias_sm), wg_pu(m->bias_sn),
+         wg_pu(nbatch), wg_pu(tiles_n), wg_pu(tiles_m), wg_pu(y_sm));
     const uint64_t *arr[5] = { bd, abs_, bbs, ybs, cbs };
     for (int k = 0; k < 5; k++)
         for (int i = 0; i < 4; i++) wg_p_u32(L, d, (uint32_t)arr[k][i]);
-    wg_p_f32(L, d, m->act.alpha);
-    wg_p_f32(L, d, m->act.beta);
+    WG_P(L, d, wg_pf(m->act.alpha), wg_pf(m->act.beta));
 }
 
 /* The Params of the gemm_common kernels after the four offsets. */
@@ -145,20 +131,8 @@ static void p_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, uint64_t nbatc
                    uint64_t y_sm, const uint64_t *bd, const uint64_t *abs_, const uint64_t *bbs, const uint64_t *ybs,
                    const uint64_t *cbs, uint64_t klen, uint32_t a_sub, uint32_t b_sub, bool has_bias) {
     p_gemm_head(L, d, m, nbatch, tiles_n, tiles_m, y_sm, bd, abs_, bbs, ybs, cbs, has_bias);
-    wg_p_u32(L, d, (uint32_t)klen);
-    wg_p_u32(L, d, a_sub);
-    wg_p_u32(L, d, b_sub);
-    wg_p_u32(L, d, m->in_h);
-    wg_p_u32(L, d, m->in_w);
-    wg_p_u32(L, d, m->out_w);
-    wg_p_u32(L, d, m->k_h);
-    wg_p_u32(L, d, m->k_w);
-    wg_p_u32(L, d, m->s_h);
-    wg_p_u32(L, d, m->s_w);
-    wg_p_u32(L, d, m->p_h);
-    wg_p_u32(L, d, m->p_w);
-    wg_p_u32(L, d, m->d_h);
-    wg_p_u32(L, d, m->d_w);
+    WG_P(L, d, wg_pu(klen), wg_pu(a_sub), wg_pu(b_sub), wg_pu(m->in_h), wg_pu(m->in_w), wg_pu(m->out_w), wg_pu(m->k_h),
+         wg_pu(m->k_w), wg_pu(m->s_h), wg_pu(m->s_w), wg_pu(m->p_h), wg_pu(m->p_w), wg_pu(m->d_h), wg_pu(m->d_w));
 }
 
 /* Batch dims right-aligned into the kernels' four slots. */
@@ -358,18 +332,8 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     if (m->bias >= 0) wg_bind(L, r, m->bias, m->bias_off, m->bias_n);
     else wg_bind(L, r, m->y, m->y_off, 1);
     wg_bind(L, r, m->y, m->y_off, m->y_n);
-    wg_p_u32(L, r, (uint32_t)m->M);
-    wg_p_u32(L, r, (uint32_t)m->N);
-    wg_p_u32(L, r, (uint32_t)nsplit);
-    wg_p_u32(L, r, m->bias >= 0 ? 1 : 0);
-    wg_p_f32(L, r, m->alpha);
-    wg_p_f32(L, r, m->beta);
-    wg_p_u32(L, r, (uint32_t)m->bias_sm);
-    wg_p_u32(L, r, (uint32_t)m->bias_sn);
-    wg_p_u32(L, r, (uint32_t)y_sm);
-    wg_p_f32(L, r, m->act.alpha);
-    wg_p_f32(L, r, m->act.beta);
-    wg_p_u32(L, r, (uint32_t)total);
+    WG_P(L, r, wg_pu(m->M), wg_pu(m->N), wg_pu(nsplit), wg_pu(m->bias >= 0 ? 1 : 0), wg_pf(m->alpha), wg_pf(m->beta),
+         wg_pu(m->bias_sm), wg_pu(m->bias_sn), wg_pu(y_sm), wg_pf(m->act.alpha), wg_pf(m->act.beta), wg_pu(total));
     if (m->has_res) wg_bind(L, r, m->res, m->res_off, m->res_n); /* r_off: the last word */
     else wg_bind(L, r, m->y, m->y_off, 1);
     return wg_grid_1d(L, r, total);

@@ -94,11 +94,7 @@ static rlx_status lower_gather(wg_lower *L) {
     wg_spec(L, d, "IDX64", idx->dtype == RLX_DTYPE_I64);
     if (bytes) wg_spec(L, d, "BYTES", 1);
     bind_indexed(L, d, wg_in_id(L, 0), wg_in_id(L, 1), idx);
-    wg_p_u32(L, d, (uint32_t)n);
-    wg_p_u32(L, d, (uint32_t)inner_w);
-    wg_p_u32(L, d, (uint32_t)n_idx);
-    wg_p_u32(L, d, (uint32_t)a);
-    wg_p_u32(L, d, (uint32_t)ne);
+    WG_P(L, d, wg_pu(n), wg_pu(inner_w), wg_pu(n_idx), wg_pu(a), wg_pu(ne));
     return wg_grid_1d(L, d, n);
 }
 
@@ -151,11 +147,7 @@ static rlx_status lower_gather_elements(wg_lower *L) {
     wg_dispatch *dp = wg_emit(L, "gather_elements");
     wg_spec(L, dp, "IDX64", idx->dtype == RLX_DTYPE_I64);
     bind_indexed(L, dp, wg_in_id(L, 0), wg_in_id(L, 1), idx);
-    wg_p_u32(L, dp, (uint32_t)n);
-    wg_p_u32(L, dp, (uint32_t)r);
-    wg_p_u32(L, dp, (uint32_t)axis);
-    wg_p_u32(L, dp, (uint32_t)x->dims[axis]);
-    wg_p_u32(L, dp, (uint32_t)elem_words(x->dtype));
+    WG_P(L, dp, wg_pu(n), wg_pu(r), wg_pu(axis), wg_pu(x->dims[axis]), wg_pu(elem_words(x->dtype)));
     wg_p_align16(L, dp);
     p_arr8(L, dp, dims, r, 1);
     p_arr8(L, dp, xs, r, 0);
@@ -206,11 +198,7 @@ static rlx_status lower_gather_nd(wg_lower *L) {
     wg_dispatch *dp = wg_emit(L, "gather_nd");
     wg_spec(L, dp, "IDX64", idx->dtype == RLX_DTYPE_I64);
     bind_indexed(L, dp, wg_in_id(L, 0), wg_in_id(L, 1), idx);
-    wg_p_u32(L, dp, (uint32_t)n);
-    wg_p_u32(L, dp, (uint32_t)nt);
-    wg_p_u32(L, dp, (uint32_t)m);
-    wg_p_u32(L, dp, (uint32_t)sl_w);
-    wg_p_u32(L, dp, (uint32_t)bs_w);
+    WG_P(L, dp, wg_pu(n), wg_pu(nt), wg_pu(m), wg_pu(sl_w), wg_pu(bs_w));
     wg_p_align16(L, dp);
     p_arr8(L, dp, dims, (int)m, 1);
     p_arr8(L, dp, xs, (int)m, 0);
@@ -282,14 +270,8 @@ static rlx_status lower_scatter(wg_lower *L) {
     wg_spec(L, dp, "RED", red);
     if (red != SR_NONE) dp->elem = x->dtype == RLX_DTYPE_I32 ? WG_ELEM_I32 : WG_ELEM_F32;
     bind_indexed(L, dp, wg_in_id(L, 1), wg_in_id(L, 2), idx);
-    wg_p_u32(L, dp, (uint32_t)threads);
-    wg_p_u32(L, dp, (uint32_t)count);
-    wg_p_u32(L, dp, (uint32_t)m);
-    wg_p_u32(L, dp, (uint32_t)sl_w);
-    wg_p_u32(L, dp, (uint32_t)w);
-    wg_p_u32(L, dp, (uint32_t)r);
-    wg_p_u32(L, dp, (uint32_t)axis);
-    wg_p_u32(L, dp, elems ? (uint32_t)x->dims[axis] : 0);
+    WG_P(L, dp, wg_pu(threads), wg_pu(count), wg_pu(m), wg_pu(sl_w), wg_pu(w), wg_pu(r), wg_pu(axis),
+         wg_pu(elems ? (uint32_t)x->dims[axis] : 0));
     wg_p_align16(L, dp);
     p_arr8(L, dp, dims, 8, 1);
     p_arr8(L, dp, xs, 8, 0);
@@ -323,10 +305,7 @@ static rlx_status lower_onehot(wg_lower *L) {
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_in_id(L, 2));
     wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)n);
-    wg_p_u32(L, d, (uint32_t)depth);
-    wg_p_u32(L, d, (uint32_t)(inner ? inner : 1));
-    wg_p_u32(L, d, (uint32_t)elem_words(y->dtype));
+    WG_P(L, d, wg_pu(n), wg_pu(depth), wg_pu((uint32_t)(inner ? inner : 1)), wg_pu(elem_words(y->dtype)));
     return wg_grid_1d(L, d, n);
 }
 
@@ -377,12 +356,7 @@ static rlx_status lower_trilu(wg_lower *L) {
     wg_bind_value(L, d, wg_out_id(L, 0));
     if (kin) wg_bind_value(L, d, wg_in_id(L, 1));
     else wg_bind(L, d, wg_out_id(L, 0), 0, 1);
-    wg_p_u32(L, d, (uint32_t)n);
-    wg_p_u32(L, d, (uint32_t)threads);
-    wg_p_u32(L, d, (uint32_t)N);
-    wg_p_u32(L, d, (uint32_t)M);
-    wg_p_i32(L, d, (int32_t)k);
-    wg_p_u32(L, d, one);
+    WG_P(L, d, wg_pu(n), wg_pu(threads), wg_pu(N), wg_pu(M), wg_pi(k), wg_pu(one));
     return wg_grid_1d(L, d, threads);
 }
 
@@ -413,9 +387,7 @@ static rlx_status lower_cumsum(wg_lower *L) {
     wg_spec(L, d, "COLS", cols);
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)lines);
-    wg_p_u32(L, d, (uint32_t)a);
-    wg_p_u32(L, d, (uint32_t)inner);
+    WG_P(L, d, wg_pu(lines), wg_pu(a), wg_pu(inner));
     return wg_grid_groups(L, d, cols ? (lines + 255) / 256 : lines);
 }
 

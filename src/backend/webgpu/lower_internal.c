@@ -112,8 +112,7 @@ static rlx_status emit_ew_block(wg_lower *L, const wg_block *blk, void *vctx) {
     wg_dispatch *d = wg_emit_source(L, "fused_elementwise", c->src);
     for (int i = 0; i < c->n_in; i++) wg_bind(L, d, wg_in_id(L, i), blk->lo[i], blk->n[i]);
     wg_bind(L, d, wg_out_id(L, 0), blk->lo[c->n_in], blk->n[c->n_in]);
-    wg_p_u32(L, d, (uint32_t)blk->numel);
-    wg_p_u32(L, d, (uint32_t)blk->base[c->n_in]);
+    WG_P(L, d, wg_pu(blk->numel), wg_pu(blk->base[c->n_in]));
     for (int i = 0; i < c->n_in; i++) wg_p_u32(L, d, (uint32_t)blk->lo[i]);
     for (int k = 0; k < c->ks->n; k++) wg_p_f32(L, d, c->ks->v[k]);
     return wg_grid_1d(L, d, blk->numel);
@@ -257,12 +256,7 @@ static rlx_status lower_add_ln(wg_lower *L) {
     if (bi) wg_bind_value(L, d, wg_in_id(L, 3));
     else wg_bind(L, d, wg_in_id(L, 2), 0, 1); /* unused placeholder */
     wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)rows);
-    wg_p_u32(L, d, (uint32_t)len);
-    wg_p_u32(L, d, (uint32_t)bn);
-    wg_p_u32(L, d, (uint32_t)sn);
-    wg_p_u32(L, d, (uint32_t)cn);
-    wg_p_f32(L, d, rlx_param_float(L->n, "epsilon"));
+    WG_P(L, d, wg_pu(rows), wg_pu(len), wg_pu(bn), wg_pu(sn), wg_pu(cn), wg_pf(rlx_param_float(L->n, "epsilon")));
     return wg_grid_groups(L, d, rows);
 }
 

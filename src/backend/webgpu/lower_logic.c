@@ -42,8 +42,7 @@ static rlx_status lower_cast(wg_lower *L) {
     wg_spec(L, d, "DST", type_code(y->dtype));
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)n);
-    wg_p_u32(L, d, (uint32_t)threads);
+    WG_P(L, d, wg_pu(n), wg_pu(threads));
     return wg_grid_1d(L, d, threads);
 }
 
@@ -101,10 +100,7 @@ static rlx_status lower_compare(wg_lower *L) {
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, ops[k].arity == 2 ? wg_in_id(L, 1) : wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)n);
-    wg_p_u32(L, d, (uint32_t)bv.rank);
-    wg_p_u32(L, d, (uint32_t)threads);
-    wg_p_u32(L, d, flags);
+    WG_P(L, d, wg_pu(n), wg_pu(bv.rank), wg_pu(threads), wg_pu(flags));
     p_bcview(L, d, &bv);
     return wg_grid_1d(L, d, threads);
 }
@@ -130,9 +126,7 @@ static rlx_status lower_where(wg_lower *L) {
     wg_spec(L, d, "ELEM", elem);
     for (int i = 0; i < 3; i++) wg_bind_value(L, d, wg_in_id(L, i));
     wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)n);
-    wg_p_u32(L, d, (uint32_t)bv.rank);
-    wg_p_u32(L, d, (uint32_t)threads);
+    WG_P(L, d, wg_pu(n), wg_pu(bv.rank), wg_pu(threads));
     p_bcview(L, d, &bv);
     return wg_grid_1d(L, d, threads);
 }

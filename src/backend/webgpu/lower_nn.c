@@ -91,15 +91,9 @@ static void bind_conv(wg_lower *L, wg_dispatch *d, int x, int w, int b, int y) {
 /* The Params of conv_direct.wgsl and conv_transpose.wgsl after the four
  * offsets. */
 static void p_conv(wg_lower *L, wg_dispatch *d, const geom3 *g, bool has_bias, uint64_t total, const rlx_act *act) {
-    wg_p_u32(L, d, (uint32_t)g->n);
-    wg_p_u32(L, d, (uint32_t)g->c_in);
-    wg_p_u32(L, d, (uint32_t)g->c_out);
-    wg_p_u32(L, d, (uint32_t)g->group);
+    WG_P(L, d, wg_pu(g->n), wg_pu(g->c_in), wg_pu(g->c_out), wg_pu(g->group));
     p_geom3(L, d, g);
-    wg_p_u32(L, d, has_bias ? 1 : 0);
-    wg_p_u32(L, d, (uint32_t)total);
-    wg_p_f32(L, d, act->alpha);
-    wg_p_f32(L, d, act->beta);
+    WG_P(L, d, wg_pu(has_bias ? 1 : 0), wg_pu(total), wg_pf(act->alpha), wg_pf(act->beta));
 }
 
 /* ------------------------------------------------------------ Conv */
@@ -155,13 +149,9 @@ static rlx_status emit_conv_dw(wg_lower *L, const geom3 *g, int x, int w, int b,
         if (r >= 0) wg_spec(L, d, "RES", 1);
     }
     bind_conv(L, d, x, w, b, y);
-    wg_p_u32(L, d, (uint32_t)g->c_out);
-    wg_p_u32(L, d, (uint32_t)(g->c_out / g->c_in));
+    WG_P(L, d, wg_pu(g->c_out), wg_pu((uint32_t)(g->c_out / g->c_in)));
     p_geom2(L, d, g);
-    wg_p_u32(L, d, b >= 0 ? 1 : 0);
-    wg_p_u32(L, d, (uint32_t)total);
-    wg_p_f32(L, d, act->alpha);
-    wg_p_f32(L, d, act->beta);
+    WG_P(L, d, wg_pu(b >= 0 ? 1 : 0), wg_pu(total), wg_pf(act->alpha), wg_pf(act->beta));
     wg_bind_or(L, d, r, w); /* binding 5; its offset word is r_off */
     return wg_grid_1d(L, d, total);
 }
@@ -256,10 +246,7 @@ static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int
     wg_bind(L, d, x, (n0 * g->c_in + g0 * cin_g) * in_sp,
             n_cnt == 1 ? g_cnt * cin_g * in_sp : n_cnt * g->c_in * in_sp);
     wg_bind(L, d, WG_SCRATCH, 0, col_n);
-    wg_p_u32(L, d, (uint32_t)n_cnt);
-    wg_p_u32(L, d, (uint32_t)g_cnt);
-    wg_p_u32(L, d, (uint32_t)g->c_in);
-    wg_p_u32(L, d, (uint32_t)cin_g);
+    WG_P(L, d, wg_pu(n_cnt), wg_pu(g_cnt), wg_pu(g->c_in), wg_pu(cin_g));
     p_geom3(L, d, g);
     wg_p_u32(L, d, (uint32_t)col_n);
     RLX_TRY(wg_grid_1d(L, d, col_n));
@@ -442,11 +429,9 @@ static rlx_status lower_pool(wg_lower *L) {
         wg_spec(L, d, "OWB", owb);
         wg_bind_value(L, d, wg_in_id(L, 0));
         wg_bind_value(L, d, wg_out_id(L, 0));
-        wg_p_u32(L, d, avg && rlx_param_int(L->n, "count_include_pad") != 0 ? 1 : 0);
-        wg_p_u32(L, d, (uint32_t)threads);
+        WG_P(L, d, wg_pu(avg && rlx_param_int(L->n, "count_include_pad") != 0 ? 1 : 0), wg_pu(threads));
         p_geom2(L, d, &g);
-        wg_p_u32(L, d, (uint32_t)g.pe[1]);
-        wg_p_u32(L, d, (uint32_t)g.pe[2]);
+        WG_P(L, d, wg_pu(g.pe[1]), wg_pu(g.pe[2]));
         return wg_grid_1d(L, d, threads);
     }
     wg_dispatch *d = wg_emit(L, "pool");
@@ -480,8 +465,7 @@ static rlx_status lower_global_pool(wg_lower *L) {
     wg_spec(L, d, "MAX", L->n->op == RLX_OP_GlobalMaxPool ? 1 : 0);
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)nc);
-    wg_p_u32(L, d, (uint32_t)sp);
+    WG_P(L, d, wg_pu(nc), wg_pu(sp));
     return per_wg ? wg_grid_groups(L, d, nc) : wg_grid_1d(L, d, nc);
 }
 
@@ -506,10 +490,7 @@ static rlx_status lower_batchnorm(wg_lower *L) {
     wg_dispatch *d = wg_emit(L, "batchnorm");
     for (int i = 0; i < 5; i++) wg_bind_value(L, d, wg_in_id(L, i));
     wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)total);
-    wg_p_u32(L, d, (uint32_t)c);
-    wg_p_u32(L, d, (uint32_t)inner);
-    wg_p_f32(L, d, rlx_param_float(L->n, "epsilon"));
+    WG_P(L, d, wg_pu(total), wg_pu(c), wg_pu(inner), wg_pf(rlx_param_float(L->n, "epsilon")));
     return wg_grid_1d(L, d, total);
 }
 
@@ -769,8 +750,7 @@ static rlx_status lower_resize(wg_lower *L) {
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
     wg_bind(L, d, WG_TABLE, t_off, n_words);
-    wg_p_u32(L, d, (uint32_t)total);
-    wg_p_f32(L, d, (float)a.extrapolation_value);
+    WG_P(L, d, wg_pu(total), wg_pf(a.extrapolation_value));
     wg_p_align16(L, d);
     const uint32_t *arrs[4] = { outd, ind, taps, tbase };
     for (int k = 0; k < 4; k++)

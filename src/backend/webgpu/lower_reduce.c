@@ -292,9 +292,7 @@ static rlx_status lower_hardmax(wg_lower *L) {
     RLX_TRY(emit_reduce_to(L, RED_ARGMAX, false, false, &rv, WG_SCRATCH, 0, 2 * rows, 2 * rows + 2));
     wg_dispatch *f = wg_emit(L, "fill");
     wg_bind(L, f, WG_SCRATCH, 2 * rows, 2);
-    wg_p_u32(L, f, 2);
-    wg_p_u32(L, f, 0);
-    wg_p_u32(L, f, f32_bits(1.0f));
+    WG_P(L, f, wg_pu(2), wg_pu(0), wg_pu(f32_bits(1.0f)));
     RLX_TRY(wg_grid_1d(L, f, 2));
     uint64_t n = wg_numel(y);
     wg_dispatch *d = wg_emit(L, "onehot");
@@ -303,10 +301,7 @@ static rlx_status lower_hardmax(wg_lower *L) {
     wg_bind(L, d, WG_SCRATCH, 0, 2 * rows);
     wg_bind(L, d, WG_SCRATCH, 2 * rows, 2);
     wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)n);
-    wg_p_u32(L, d, (uint32_t)len);
-    wg_p_u32(L, d, (uint32_t)inner);
-    wg_p_u32(L, d, 1);
+    WG_P(L, d, wg_pu(n), wg_pu(len), wg_pu(inner), wg_pu(1));
     return wg_grid_1d(L, d, n);
 }
 
@@ -348,10 +343,8 @@ static uint32_t norm_flags(const norm_desc *nd) {
 static void p_norm_params(wg_lower *L, wg_dispatch *d, const norm_desc *nd) {
     const pidx *ps[2] = { &nd->s, &nd->b };
     for (int k = 0; k < 2; k++) {
-        wg_p_u32(L, d, ps[k]->rmod ? ps[k]->rmod : 1);
-        wg_p_u32(L, d, ps[k]->rmul);
-        wg_p_u32(L, d, ps[k]->jdiv ? ps[k]->jdiv : 1);
-        wg_p_u32(L, d, ps[k]->jmod ? ps[k]->jmod : 1);
+        WG_P(L, d, wg_pu(ps[k]->rmod ? ps[k]->rmod : 1), wg_pu(ps[k]->rmul), wg_pu(ps[k]->jdiv ? ps[k]->jdiv : 1),
+             wg_pu(ps[k]->jmod ? ps[k]->jmod : 1));
     }
 }
 
@@ -368,15 +361,8 @@ static rlx_status emit_norm_split(wg_lower *L, const norm_desc *nd, const redvie
         wg_spec(L, d, "STAGE", stage);
         bind_norm(L, d, nd);
         wg_bind(L, d, WG_SCRATCH, 0, t_words);
-        wg_p_u32(L, d, (uint32_t)st_off);
-        wg_p_u32(L, d, (uint32_t)rv->rows);
-        wg_p_u32(L, d, (uint32_t)rv->count);
-        wg_p_u32(L, d, SPLIT_CHUNK);
-        wg_p_u32(L, d, (uint32_t)nch);
-        wg_p_u32(L, d, norm_flags(nd));
-        wg_p_f32(L, d, nd->eps);
-        wg_p_u32(L, d, 0);
-        wg_p_u32(L, d, 0);
+        WG_P(L, d, wg_pu(st_off), wg_pu(rv->rows), wg_pu(rv->count), wg_pu(SPLIT_CHUNK), wg_pu(nch),
+             wg_pu(norm_flags(nd)), wg_pf(nd->eps), wg_pu(0), wg_pu(0));
         p_norm_params(L, d, nd);
         RLX_TRY(wg_grid_groups(L, d, groups[stage]));
     }
@@ -388,12 +374,7 @@ static rlx_status emit_norm(wg_lower *L, const norm_desc *nd, const redview *rv)
     wg_dispatch *d = wg_emit(L, "norm");
     wg_spec(L, d, "MODE", nd->mode);
     bind_norm(L, d, nd);
-    wg_p_u32(L, d, (uint32_t)rv->rows);
-    wg_p_u32(L, d, (uint32_t)rv->count);
-    wg_p_u32(L, d, (uint32_t)rv->nk);
-    wg_p_u32(L, d, (uint32_t)rv->nr);
-    wg_p_u32(L, d, norm_flags(nd));
-    wg_p_f32(L, d, nd->eps);
+    WG_P(L, d, wg_pu(rv->rows), wg_pu(rv->count), wg_pu(rv->nk), wg_pu(rv->nr), wg_pu(norm_flags(nd)), wg_pf(nd->eps));
     p_norm_params(L, d, nd);
     p_view(L, d, rv);
     return rv_grid(L, d, rv);
@@ -621,14 +602,9 @@ static rlx_status lower_lrn(wg_lower *L) {
     wg_dispatch *d = wg_emit(L, "lrn");
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)n);
-    wg_p_u32(L, d, (uint32_t)x->dims[1]);
-    wg_p_u32(L, d, (uint32_t)sp);
-    wg_p_u32(L, d, (uint32_t)((size - 1) / 2));
-    wg_p_u32(L, d, (uint32_t)(size / 2));
-    wg_p_f32(L, d, rlx_param_float(L->n, "alpha") / (float)size);
-    wg_p_f32(L, d, rlx_param_float(L->n, "beta"));
-    wg_p_f32(L, d, rlx_param_float(L->n, "bias"));
+    WG_P(L, d, wg_pu(n), wg_pu(x->dims[1]), wg_pu(sp), wg_pu((uint32_t)((size - 1) / 2)), wg_pu((uint32_t)(size / 2)),
+         wg_pf(rlx_param_float(L->n, "alpha") / (float)size), wg_pf(rlx_param_float(L->n, "beta")),
+         wg_pf(rlx_param_float(L->n, "bias")));
     return wg_grid_1d(L, d, n);
 }
 

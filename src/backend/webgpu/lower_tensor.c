@@ -51,11 +51,7 @@ typedef struct copy_ctx {
  * with BYTES only), then dims and both strides, outermost first. */
 static void p_copy(wg_lower *L, wg_dispatch *d, uint64_t n, int rank, int64_t sb, int64_t db, uint64_t threads,
                    const uint64_t *dims, const int64_t *ss, const int64_t *ds) {
-    wg_p_u32(L, d, (uint32_t)n);
-    wg_p_u32(L, d, (uint32_t)rank);
-    wg_p_i32(L, d, (int32_t)sb);
-    wg_p_i32(L, d, (int32_t)db);
-    wg_p_u32(L, d, (uint32_t)threads);
+    WG_P(L, d, wg_pu(n), wg_pu(rank), wg_pi(sb), wg_pi(db), wg_pu(threads));
     wg_p_align16(L, d);
     for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < rank ? (uint32_t)dims[i] : 1);
     for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < rank ? (int32_t)ss[i] : 0);
@@ -159,9 +155,7 @@ static rlx_status emit_fill_block(wg_lower *L, const wg_block *b, void *ctx) {
     bool odd = (b->lo[0] & 1) != 0; /* the pattern's period is two words from word 0 of y */
     wg_dispatch *d = wg_emit(L, "fill");
     wg_bind(L, d, fc->y, b->lo[0], b->n[0]);
-    wg_p_u32(L, d, (uint32_t)b->numel);
-    wg_p_u32(L, d, odd ? fc->hi : fc->lo);
-    wg_p_u32(L, d, odd ? fc->lo : fc->hi);
+    WG_P(L, d, wg_pu(b->numel), wg_pu(odd ? fc->hi : fc->lo), wg_pu(odd ? fc->lo : fc->hi));
     return wg_grid_1d(L, d, b->numel);
 }
 
@@ -381,10 +375,7 @@ static rlx_status emit_pad_mode(wg_lower *L, const int64_t *pads, int mode) {
     wg_dispatch *d = wg_emit(L, "pad");
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)total);
-    wg_p_u32(L, d, (uint32_t)r);
-    wg_p_u32(L, d, (uint32_t)mode);
-    wg_p_u32(L, d, x->dtype == RLX_DTYPE_I64 ? 2 : 1);
+    WG_P(L, d, wg_pu(total), wg_pu(r), wg_pu(mode), wg_pu(x->dtype == RLX_DTYPE_I64 ? 2 : 1));
     wg_p_align16(L, d);
     const uint64_t *arrs[5] = { ydims, xs, pb, lo, len };
     for (int k = 0; k < 5; k++)

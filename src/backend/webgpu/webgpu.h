@@ -238,6 +238,24 @@ void wg_p_f32(wg_lower *L, wg_dispatch *d, float v);
  * an array of vec4, and at the end, which compile does by itself). */
 void wg_p_align16(wg_lower *L, wg_dispatch *d);
 
+/* Several Params words in one call, in declaration order:
+ *     WG_P(L, d, wg_pu(rows), wg_pu(count), wg_pf(eps));
+ * wg_pu: a u32 (the value converted as by a cast), wg_pi: an i32, wg_pf:
+ * an f32; the same as one wg_p_u32/i32/f32 call each. */
+typedef struct wg_pword {
+    uint32_t bits;
+    unsigned char kind; /* WG_WORD_* */
+} wg_pword;
+static inline wg_pword wg_pu(uint32_t v) { return (wg_pword){ v, WG_WORD_INT }; }
+static inline wg_pword wg_pi(int32_t v) { return (wg_pword){ (uint32_t)v, WG_WORD_INT }; }
+static inline wg_pword wg_pf(float v) {
+    union { float f; uint32_t u; } b = { .f = v };
+    return (wg_pword){ b.u, WG_WORD_F32 };
+}
+void wg_p_words(wg_lower *L, wg_dispatch *d, const wg_pword *w, size_t n);
+#define WG_P(L, d, ...)                                                                                             \
+    wg_p_words((L), (d), (const wg_pword[]){ __VA_ARGS__ }, sizeof((const wg_pword[]){ __VA_ARGS__ }) / sizeof(wg_pword))
+
 /* The element type T of a dtype (f32, f16, i32, u32), else WG_ELEM_COUNT:
  * a lowering instantiates its kernel with `d->elem = wg_elem_of(dt)`;
  * each type is its own shader module and pipeline. */

@@ -316,6 +316,9 @@ void wg_p_f32(wg_lower *L, wg_dispatch *d, float v) {
     memcpy(&w, &v, 4);
     push_word(L, d, w, WG_WORD_F32);
 }
+void wg_p_words(wg_lower *L, wg_dispatch *d, const wg_pword *w, size_t n) {
+    for (size_t i = 0; i < n; i++) push_word(L, d, w[i].bits, w[i].kind);
+}
 void wg_p_align16(wg_lower *L, wg_dispatch *d) {
     while (d->n_params % 4) push_word(L, d, 0, WG_WORD_PAD);
 }

@@ -185,9 +185,7 @@ rlx_status wg_emit_act_epilogue(wg_lower *L, int value, uint64_t off, uint64_t n
         uint64_t c = n - o < blk ? n - o : blk;
         wg_dispatch *d = wg_emit_source(L, "act_epilogue", b.s);
         wg_bind(L, d, value, off + o, c);
-        wg_p_u32(L, d, (uint32_t)c);
-        wg_p_f32(L, d, a->alpha);
-        wg_p_f32(L, d, a->beta);
+        WG_P(L, d, wg_pu(c), wg_pf(a->alpha), wg_pf(a->beta));
         st = wg_grid_1d(L, d, c);
     }
     wg_src_free(&b);
