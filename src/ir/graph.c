@@ -584,12 +584,6 @@ float rlx_attr_float(const rlx_node *n, const char *name, float def) {
     return def;
 }
 
-const char *rlx_attr_str(const rlx_node *n, const char *name, const char *def) {
-    const rlx_node_attr *a = rlx_node_attr_find(n, name);
-    if (!a || a->type != RLX_ATTR_STRING || !a->s) return def;
-    return a->s;
-}
-
 /* The values of list attribute a (of type `list`, INTS or FLOATS, or its
  * scalar form) and their count; NULL/0 when a is NULL or of another type,
  * non-NULL for a given empty list. */
@@ -609,10 +603,6 @@ static const void *attr_list(const rlx_node_attr *a, rlx_attr_type list, size_t 
 
 const int64_t *rlx_attr_ints(const rlx_node *n, const char *name, size_t *count) {
     return attr_list(rlx_node_attr_find(n, name), RLX_ATTR_INTS, count);
-}
-
-const float *rlx_attr_floats(const rlx_node *n, const char *name, size_t *count) {
-    return attr_list(rlx_node_attr_find(n, name), RLX_ATTR_FLOATS, count);
 }
 
 const int64_t *rlx_param_ints(const rlx_node *n, const char *name, size_t *count) {

@@ -9,7 +9,6 @@
 
 #include "backend/webgpu/wg_codes.h"
 #include "backend/webgpu/wgsl_sources.h"
-#include "base/half.h"
 #include "ir/ops/internal_ops.h"
 
 void wg_src_printf(wg_src *b, const char *fmt, ...) {
@@ -41,8 +40,6 @@ void wg_src_free(wg_src *b) {
     free(b->s);
     memset(b, 0, sizeof *b);
 }
-
-void wg_src_f32(wg_src *b, float v) { wg_src_printf(b, "bitcast<f32>(0x%08xu)", (unsigned)rlx_f32_bits(v)); }
 
 bool wg_gen_ew_expr(wg_src *b, int op, const char *x, const char *y, const char *c, const char *alpha,
                     const char *beta) {

@@ -72,8 +72,4 @@ rlx_status wg_emit_act_epilogue(wg_lower *L, int value, uint64_t off, uint64_t n
 #define WG_DWCONV_GEN_MAX 1024
 char *wg_gen_dwconv_source(uint32_t kh, uint32_t kw, uint32_t owb, uint32_t act, bool res);
 
-/* "bitcast<f32>(0x3f800000u)": the exact f32 as a WGSL expression (finite
- * values only; non-finite ones must come from Params). */
-void wg_src_f32(wg_src *b, float v);
-
 #endif
