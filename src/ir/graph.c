@@ -411,14 +411,19 @@ rlx_status rlx_graph_add_node(rlx_graph *g, const char *op_type, const char *dom
                       rlx_node_desc(n), op_type, (long long)g->opset, n->def->versions[0]);
         goto fail;
     }
-    if (n_in < n->def->min_in || (n->def->max_in >= 0 && n_in > n->def->max_in)) {
-        st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected %d to %d", rlx_node_desc(n), n_in,
-                      n->def->min_in, n->def->max_in);
+    int min_in = rlx_op_min_inputs(n->def, n->version);
+    if (n_in < min_in || (n->def->max_in >= 0 && n_in > n->def->max_in)) {
+        st = n->def->max_in < 0
+                 ? rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected at least %d (version %d)",
+                            rlx_node_desc(n), n_in, min_in, n->version)
+                 : rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected %d to %d (version %d)",
+                            rlx_node_desc(n), n_in, min_in, n->def->max_in, n->version);
         goto fail;
     }
-    for (int i = 0; i < n->def->min_in && i < n_in; i++)
+    for (int i = 0; i < min_in && i < n_in; i++)
         if (in[i] < 0 && !(i < 32 && (n->def->optional_in >> i) & 1u)) {
-            st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required input %d is missing", rlx_node_desc(n), i);
+            st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required input %d is missing (version %d)", rlx_node_desc(n),
+                          i, n->version);
             goto fail;
         }
     if (n_out < n->def->min_out || (n->def->max_out >= 0 && n_out > n->def->max_out)) {
@@ -438,7 +443,7 @@ rlx_status rlx_graph_add_node(rlx_graph *g, const char *op_type, const char *dom
             goto fail;
         }
         rlx_value *v = &g->values[out[i]];
-        if (v->producer >= 0 || (v->flags & (RLX_VALUE_INPUT | RLX_VALUE_INITIALIZER)) || v->konst) {
+        if (v->producer >= 0 || (v->flags & (RLX_VALUE_INPUT | RLX_VALUE_INITIALIZER | RLX_VALUE_OUTER)) || v->konst) {
             st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output '%s' is already defined", rlx_node_desc(n), v->name);
             goto fail;
         }

@@ -93,6 +93,27 @@ int rlx_op_version(const rlx_op_def *def, int64_t opset) {
     return v;
 }
 
+/* Inputs that a version made required where the op's row (which covers
+ * every version) has a lower min_in: attributes that became inputs. */
+static const struct {
+    rlx_op_id op;
+    int since, min_in;
+} k_version_min_in[] = {
+    { RLX_OP_Pad, 11, 2 },       /* pads */
+    { RLX_OP_Slice, 10, 3 },     /* starts, ends */
+    { RLX_OP_Unsqueeze, 13, 2 }, /* axes */
+    { RLX_OP_TopK, 10, 2 },      /* K */
+    { RLX_OP_Upsample, 9, 2 },   /* scales */
+};
+
+int rlx_op_min_inputs(const rlx_op_def *def, int version) {
+    int m = def->min_in;
+    for (size_t i = 0; i < sizeof k_version_min_in / sizeof k_version_min_in[0]; i++)
+        if (k_version_min_in[i].op == def->id && version >= k_version_min_in[i].since && k_version_min_in[i].min_in > m)
+            m = k_version_min_in[i].min_in;
+    return m;
+}
+
 /* ------------------------------------------------------------ strings */
 
 /* Ops that take string tensors: their CPU kernels move elements by size

@@ -96,6 +96,12 @@ const rlx_op_def *rlx_op_get(rlx_op_id id);
  * not exist yet at that opset. */
 int rlx_op_version(const rlx_op_def *def, int64_t opset);
 
+/* The number of leading inputs `def` requires at since-version `version`:
+ * def->min_in, or more where a version turned attributes into required
+ * inputs (Pad-11 pads, Slice-10 starts and ends, Unsqueeze-13 axes,
+ * TopK-10 K, Upsample-9 scales; ONNX operator changelog). */
+int rlx_op_min_inputs(const rlx_op_def *def, int version);
+
 /* Iteration over all op definitions (for docs and reports). */
 size_t rlx_op_count(void);
 const rlx_op_def *rlx_op_at(size_t i);

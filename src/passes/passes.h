@@ -67,9 +67,12 @@ rlx_status rlx_pass_fuse_add_layernorm(rlx_graph *g, rlx_pass_stats *stats);
 rlx_status rlx_pass_fuse_elementwise(rlx_graph *g, rlx_pass_stats *stats);
 
 /* Checks structure: every input defined before use, outputs defined, no
- * cycles. Sorts the nodes topologically when they are valid but out of
- * order (as some exporters write them).
- * errors: RLX_ERR_INVALID_MODEL naming the node (cycle, undefined input). */
+ * cycles, in g and in every subgraph (Loop body, If branches, Scan body;
+ * outer-scope values count as defined there). Sorts the nodes
+ * topologically when they are valid but out of order (as some exporters
+ * write them).
+ * errors: RLX_ERR_INVALID_MODEL naming the node (cycle, undefined input),
+ * prefixed by the node that holds the subgraph and the attribute. */
 rlx_status rlx_pass_verify(rlx_graph *g);
 
 #endif

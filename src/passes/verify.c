@@ -12,6 +12,20 @@ static bool defined_at_start(const rlx_value *v) {
     return (v->flags & (RLX_VALUE_INPUT | RLX_VALUE_INITIALIZER | RLX_VALUE_OUTER)) || v->konst;
 }
 
+/* Verifies the subgraphs of g's nodes (Loop body, If branches, Scan body),
+ * each as a graph of its own whose outer-scope values count as defined. */
+static rlx_status verify_subgraphs(rlx_graph *g) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const rlx_node *n = &g->nodes[i];
+        for (int a = 0; a < n->n_attrs; a++) {
+            if (!n->attrs[a].g) continue;
+            rlx_status st = rlx_pass_verify(n->attrs[a].g);
+            if (st) return rlx_fail_prefix(st, "%s: subgraph '%s': ", rlx_node_desc(n), n->attrs[a].name);
+        }
+    }
+    return RLX_OK;
+}
+
 rlx_status rlx_pass_verify(rlx_graph *g) {
     size_t nn = g->n_nodes, nv = g->n_values;
     char *ready = calloc(nv + 1, 1);
@@ -86,5 +100,5 @@ done:
     free(ready);
     free(order);
     free(placed);
-    return st;
+    return st ? st : verify_subgraphs(g);
 }
