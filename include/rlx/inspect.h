@@ -100,8 +100,20 @@ const char *const *rlx_op_catalog_webgpu_conditions(size_t *out_count);
 /* Checks that the WebGPU decline notes and the lowering tables agree: every
  * op with a lowering has exactly one note, every note names ops that have
  * one. errors: RLX_ERR_INTERNAL, the message listing each disagreement
- * (one per line). */
+ * (separated by "; "). */
 rlx_status rlx_op_catalog_check(void);
+
+/* ------------------------------------------------------------------ text */
+
+/* Copies `text` (NULL: "") into buf (cap bytes with the NUL; cut when it
+ * does not fit) with control characters and invalid UTF-8 escaped:
+ * \n \r \t, \xNN for other C0 controls, DEL and bytes that are not valid
+ * UTF-8, \u00NN for the C1 controls U+0080..U+009F; valid UTF-8 and
+ * printable ASCII are unchanged. For printing strings that come from model
+ * files (node, value and op names, domains, doc strings), so that a name
+ * cannot drive the terminal of whoever runs rlx on the file. Messages of
+ * rlx_last_error() are already escaped this way. Returns buf. */
+const char *rlx_escape_text(const char *text, char *buf, size_t cap);
 
 /* ----------------------------------------------------------------- clock */
 

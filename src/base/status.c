@@ -1,5 +1,7 @@
 #include "base/status.h"
 
+#include "base/escape.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,20 +14,25 @@ const char *rlx_last_error(void) { return g_msg; }
 
 void rlx_clear_error(void) { g_msg[0] = '\0'; }
 
+/* Every message is escaped (base/escape.h): its arguments are often names
+ * from a model file, which may hold terminal escapes or invalid UTF-8. */
 rlx_status rlx_fail(rlx_status status, const char *fmt, ...) {
+    char raw[RLX_MSG_CAP];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_msg, sizeof g_msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    rlx_escape_into(raw, g_msg, sizeof g_msg, false);
     return status;
 }
 
 rlx_status rlx_fail_prefix(rlx_status status, const char *fmt, ...) {
-    char prefix[512], old[RLX_MSG_CAP];
+    char raw[512], prefix[512], old[RLX_MSG_CAP];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    rlx_escape_into(raw, prefix, sizeof prefix, false);
     memcpy(old, g_msg, sizeof old);
     size_t lp = strlen(prefix), lo = strlen(old);
     if (lp > RLX_MSG_CAP - 1) lp = RLX_MSG_CAP - 1;

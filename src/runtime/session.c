@@ -14,6 +14,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_sgemm.h"
+#include "base/escape.h"
 #include "base/mem.h"
 #include "base/options.h"
 #include "base/parallel.h"
@@ -348,7 +349,11 @@ static char *make_report(const rlx_session *s, const plan_entry *e, const char *
     if ((*plan_notes || *exe_notes) && o < cap) o += (size_t)snprintf(r + o, cap - o, "  notes:\n");
     indent_lines(r, &o, cap, plan_notes);
     indent_lines(r, &o, cap, exe_notes);
-    return r;
+    /* names in it come from the model file (base/escape.h) */
+    char *safe = malloc(4 * cap + 1);
+    if (safe) rlx_escape_into(r, safe, 4 * cap + 1, true);
+    free(r);
+    return safe;
 }
 
 /* The graph of the session specialised for the input shapes, through the

@@ -169,9 +169,9 @@ const char *const *wg_general_notes(size_t *out_count) {
     return k_gpu_general;
 }
 
-/* Appends one line to the check's message. */
+/* Appends one finding to the check's message ('; ' between them). */
 static void add_line(char *msg, size_t cap, size_t *at, const char *line) {
-    if (*at < cap) *at += (size_t)snprintf(msg + *at, cap - *at, "%s%s", *at ? "\n" : "", line);
+    if (*at < cap) *at += (size_t)snprintf(msg + *at, cap - *at, "%s%s", *at ? "; " : "", line);
 }
 
 rlx_status wg_notes_check(void) {
