@@ -65,7 +65,10 @@ bool cli_option_arg(int argc, char **argv, int *i, rlx_options **opts, const cha
 /* Help line of --option, for the commands that take it. */
 #define CLI_OPTION_HELP                                                                         \
     "  --option KEY=VALUE     set a session option (repeatable; 'rlx options' lists\n"         \
-    "                         the keys, defaults and environment variables)\n"
+    "                         the keys, defaults and environment variables)\n"         \
+    "  --max-model-bytes N, --max-arena-bytes N, --max-tensor-bytes N\n"                    \
+    "                         limits (bytes, suffixes K M G T; 0: none): short for\n"       \
+    "                         --option limits.max_model_bytes=N and so on\n"
 
 /* `rlx options [--markdown]`: lists the session options. */
 int cli_cmd_options(int argc, char **argv);
@@ -152,6 +155,7 @@ typedef struct cli_input_opts {
     uint64_t seed;                       /* printed with random inputs */
     bool verbose;                        /* print a line per input */
     bool bert_defaults;                  /* inputs named *mask* all 1, *type* / *segment* all 0 */
+    const rlx_options *opts;             /* limits.max_tensor_bytes bounds generated inputs (NULL: defaults) */
 } cli_input_opts;
 
 /* Builds the model input vi: from its --input file (dtype checked), or

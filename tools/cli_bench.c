@@ -287,13 +287,13 @@ int cli_cmd_bench(int argc, char **argv) {
     size_t prof_len = 0;
 
     double t0 = rlx_now_seconds();
-    rlx_status st = rlx_model_load_onnx(o.model, &m);
+    rlx_status st = rlx_model_load_onnx_with_options(o.model, o.opts, &m);
     double t_import = rlx_now_seconds() - t0;
     if (st) {
         rc = cli_fail_model(st, o.model);
         goto done;
     }
-    const cli_input_opts io = { "bench", &o.inputs, &o.shapes, o.seed, false, true };
+    const cli_input_opts io = { "bench", &o.inputs, &o.shapes, o.seed, false, true, o.opts };
     if ((rc = cli_check_input_names(&io, m)) >= 0) goto done;
     n_in = rlx_model_num_inputs(m);
     if (n_in > MAX_ARGS) {

@@ -285,9 +285,22 @@ double cli_elem_f64(const rlx_tensor *t, size_t i) {
     }
 }
 
+/* Flags that are short for one limits.* option: --max-tensor-bytes N is
+ * --option limits.max_tensor_bytes=N. */
+static const char *const k_limit_flags[][2] = { { "--max-model-bytes", "limits.max_model_bytes" },
+                                                { "--max-arena-bytes", "limits.max_arena_bytes" },
+                                                { "--max-tensor-bytes", "limits.max_tensor_bytes" } };
+
 bool cli_option_arg(int argc, char **argv, int *i, rlx_options **opts, const char *command, bool *err) {
     const char *v = NULL;
-    if (!cli_opt_value(argc, argv, i, "--option", &v, command, err)) return false;
+    char kv[160];
+    bool got = cli_opt_value(argc, argv, i, "--option", &v, command, err);
+    for (size_t k = 0; !got && k < sizeof k_limit_flags / sizeof k_limit_flags[0]; k++)
+        if (cli_opt_value(argc, argv, i, k_limit_flags[k][0], &v, command, err)) {
+            got = true;
+            if (!*err) snprintf(kv, sizeof kv, "%s=%.100s", k_limit_flags[k][1], v), v = kv;
+        }
+    if (!got) return false;
     if (*err) return true;
     if (!*opts && rlx_options_create(opts)) {
         cli_usage_error(command, "out of memory");

@@ -304,7 +304,7 @@ int cli_cmd_info(int argc, char **argv) {
 
     double t0 = rlx_now_seconds();
     rlx_model *m = NULL;
-    rlx_status st = rlx_model_load_onnx(path, &m);
+    rlx_status st = rlx_model_load_onnx_with_options(path, g_opts, &m);
     if (st) {
         return cli_fail_model(st, path);
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rlx/inspect.h"
 
 int cli_named_add(cli_named_list *l, const char *command, const char *opt, const char *s) {
     const char *eq = strchr(s, '=');
@@ -148,10 +149,17 @@ int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *
                                        vi->dim_names[d] ? vi->dim_names[d] : "?");
         }
     }
-    rlx_status st = rlx_tensor_create(vi->dtype, dims, rank, out);
+    /* the limit first: a declared [2147483648] must not be filled first */
+    uint64_t bytes = rlx_dtype_size(vi->dtype);
+    for (int d = 0; d < rank; d++)
+        bytes = dims[d] > 0 && bytes > UINT64_MAX / (uint64_t)dims[d] ? UINT64_MAX : bytes * (uint64_t)(dims[d] > 0 ? dims[d] : 0);
+    char what[600], esc[400];
+    snprintf(what, sizeof what, "generated input '%s' (%s %s)", rlx_escape_text(vi->name, esc, sizeof esc),
+             rlx_dtype_name(vi->dtype), cli_shape_str(dims, rank, sh, sizeof sh));
+    rlx_status st = rlx_options_check_limit(io->opts, "limits.max_tensor_bytes", bytes, what);
+    if (!st) st = rlx_tensor_create(vi->dtype, dims, rank, out);
     if (st) {
-        char what[600];
-        snprintf(what, sizeof what, "cannot create input '%s'", vi->name);
+        snprintf(what, sizeof what, "cannot create input '%s'", rlx_escape_text(vi->name, esc, sizeof esc));
         return cli_fail(st, what);
     }
     /* BERT-like inputs: an attention mask of ones, token types 0 */

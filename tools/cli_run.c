@@ -347,14 +347,14 @@ int cli_cmd_run(int argc, char **argv) {
         goto done;
     }
     double t0 = rlx_now_seconds();
-    rlx_status st = rlx_model_load_onnx(o.model, &m);
+    rlx_status st = rlx_model_load_onnx_with_options(o.model, o.opts, &m);
     double t_import = rlx_now_seconds() - t0;
     if (st) {
         rc = cli_fail_model(st, o.model);
         goto done;
     }
     /* every --input / --shape must name a graph input */
-    const cli_input_opts io = { "run", &o.inputs, &o.shapes, o.seed, true, true };
+    const cli_input_opts io = { "run", &o.inputs, &o.shapes, o.seed, true, true, o.opts };
     if ((rc = cli_check_input_names(&io, m)) >= 0) goto done;
     n_in = rlx_model_num_inputs(m);
     if (n_in > MAX_ARGS) {

@@ -168,6 +168,15 @@ rlx_status rlx_model_load_onnx_memory(const void *data, size_t size,
                                       const char *base_dir,
                                       rlx_model **out_model);
 
+typedef struct rlx_options rlx_options; /* session options, below */
+
+/* As rlx_model_load_onnx, with session options (NULL: none) for the load:
+ * limits.max_model_bytes bounds the file's size, checked before it is
+ * read; limits.max_tensor_bytes each initializer, before it is allocated.
+ * errors: as rlx_model_load_onnx, and RLX_ERR_OUT_OF_MEMORY naming the
+ * limit and how to raise it. */
+rlx_status rlx_model_load_onnx_with_options(const char *path, const rlx_options *options, rlx_model **out_model);
+
 void rlx_model_destroy(rlx_model *model);
 
 /* Description of one graph input or output. A dim is either static
@@ -341,6 +350,16 @@ rlx_status rlx_options_parse(rlx_options *options, const char *key_value);
  * the object destroyed), or NULL in *out_value when it is unset.
  * errors: RLX_ERR_INVALID_ARGUMENT (unknown key). */
 rlx_status rlx_options_get(const rlx_options *options, const char *key, const char **out_value);
+
+/* Checks `bytes` against one of the limits.* keys (limits.max_model_bytes,
+ * limits.max_arena_bytes, limits.max_tensor_bytes) as a session created
+ * with `options` (NULL: none set) would resolve it: the explicit value,
+ * else its RLX_MAX_* variable, else auto (a share of physical memory).
+ * For callers about to allocate on a model's behalf (the CLI's generated
+ * inputs). `what` names the thing that needs the bytes.
+ * errors: RLX_ERR_OUT_OF_MEMORY naming what, the bytes, the limit and how
+ * to raise it; RLX_ERR_INVALID_ARGUMENT (unknown key, bad variable). */
+rlx_status rlx_options_check_limit(const rlx_options *options, const char *key, uint64_t bytes, const char *what);
 
 /* One key, for listings (`--help`, `rlx options`). Strings are static. */
 typedef struct rlx_option_info {

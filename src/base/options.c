@@ -14,7 +14,11 @@
 
 typedef enum opt_type { OPT_BOOL, OPT_INT, OPT_ENUM, OPT_STRING } opt_type;
 
-enum { OPT_PROCESS = 1, OPT_AUTO = 2 /* int: "auto" allowed, resolves to -1 */ };
+enum {
+    OPT_PROCESS = 1,
+    OPT_AUTO = 2,  /* int: "auto" allowed, resolves to -1 */
+    OPT_BYTES = 4, /* int: a byte count, with an optional binary suffix K, M, G or T (e.g. 4G) */
+};
 
 /* Checks a string value; NULL when it is fine, else what is expected. */
 typedef const char *(*opt_check_fn)(const char *v, char *buf, size_t cap);
@@ -157,6 +161,17 @@ static const opt_def k_opts[] = {
          "convolution algorithm (direct = im2col + GEMM bit for bit)"),
     ENUM("gpu.dwconv_kernel", "RLX_DWCONV_KERNEL", W("gen", "loop"), dwconv_kernel, 0,
          "depthwise convolution kernel: generated with unrolled taps, or the loop kernel"),
+    INT("limits.max_model_bytes", "RLX_MAX_MODEL_BYTES", "auto", 0, INT64_MAX, max_model_bytes, OPT_AUTO | OPT_BYTES,
+        "largest model file rlx reads, checked before reading it (auto: half of physical memory; 0: no limit; "
+        "suffixes K, M, G, T)"),
+    INT("limits.max_arena_bytes", "RLX_MAX_ARENA_BYTES", "auto", 0, INT64_MAX, max_arena_bytes,
+        OPT_AUTO | OPT_BYTES,
+        "largest activation arena of a plan, checked after the memory plan, before allocating it (auto: half of "
+        "physical memory; 0: no limit)"),
+    INT("limits.max_tensor_bytes", "RLX_MAX_TENSOR_BYTES", "auto", 0, INT64_MAX, max_tensor_bytes,
+        OPT_AUTO | OPT_BYTES,
+        "largest single tensor, checked from inferred shapes before folding or planning allocates it (auto: a "
+        "quarter of physical memory; 0: no limit)"),
     ENUM("gpu.pool_kernel", "RLX_POOL_KERNEL", W("auto", "ref"), pool_kernel, 0,
          "pooling kernels: the fast ones where they apply, or the reference kernels"),
 };
@@ -211,6 +226,15 @@ static bool parse_int(const opt_def *d, const char *v, int64_t *out) {
     char *end = NULL;
     errno = 0;
     long long x = strtoll(v, &end, hex ? 16 : 10);
+    if (end && *end && !hex && (d->flags & OPT_BYTES) && !end[1]) {
+        const char *units = "KMGT", *u = strchr(units, *end == 'k' ? 'K' : *end);
+        if (!u || !*u) return false;
+        for (const char *k = units; k <= u; k++) {
+            if (x > INT64_MAX / 1024) return false;
+            x *= 1024;
+        }
+        end++;
+    }
     if (!end || *end || errno == ERANGE || x < d->min || x > d->max) return false;
     *out = x;
     return true;
@@ -231,8 +255,9 @@ static rlx_status parse(const opt_def *d, const char *who, const char *v, void *
         break;
     case OPT_INT:
         if (!parse_int(d, v, &i)) {
-            snprintf(buf, sizeof buf, "expected a whole number from %lld to %lld%s", (long long)d->min,
-                     (long long)d->max, (d->flags & OPT_AUTO) ? ", or auto" : "");
+            snprintf(buf, sizeof buf, "expected a whole number from %lld to %lld%s%s", (long long)d->min,
+                     (long long)d->max, (d->flags & OPT_BYTES) ? " (suffixes K, M, G, T)" : "",
+                     (d->flags & OPT_AUTO) ? ", or auto" : "");
             why = buf;
         } else if (field) *(int64_t *)field = i;
         break;
@@ -334,6 +359,55 @@ rlx_status rlx_option_info_get(size_t index, rlx_option_info *out) {
 
 /* ------------------------------------------------------------ resolution */
 
+/* The limits.* keys: their field, and what "auto" means. */
+static const struct {
+    const char *key, *flag;
+    size_t off;
+    unsigned auto_div; /* auto = physical memory / auto_div */
+    const char *auto_doc;
+} k_limits[] = {
+    { "limits.max_model_bytes", "--max-model-bytes", F(max_model_bytes), 2, "half of physical memory" },
+    { "limits.max_arena_bytes", "--max-arena-bytes", F(max_arena_bytes), 2, "half of physical memory" },
+    { "limits.max_tensor_bytes", "--max-tensor-bytes", F(max_tensor_bytes), 4, "a quarter of physical memory" },
+};
+
+/* auto (-1) -> the share of physical memory (0, no limit, when unknown). */
+static void resolve_limits(rlx_config *c) {
+    uint64_t phys = rlx_physical_memory_bytes();
+    for (size_t i = 0; i < RLX_ARRAY_LEN(k_limits); i++) {
+        int64_t *f = (int64_t *)((char *)c + k_limits[i].off);
+        c->limit_set[i] = *f >= 0;
+        if (*f < 0) *f = (int64_t)(phys / k_limits[i].auto_div);
+    }
+}
+
+rlx_status rlx_limit_check(const rlx_config *c, const char *key, uint64_t bytes, const char *what) {
+    for (size_t i = 0; i < RLX_ARRAY_LEN(k_limits); i++) {
+        if (strcmp(k_limits[i].key, key) != 0) continue;
+        int64_t lim = *(const int64_t *)((const char *)c + k_limits[i].off);
+        if (lim <= 0 || bytes <= (uint64_t)lim) return RLX_OK;
+        const opt_def *d = find(key, NULL);
+        const char *src = c->limit_set[i] ? "set" : "auto:";
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY,
+                        "%s needs %llu bytes (%.2f GiB), more than the limit %s = %lld bytes (%.2f GiB, %s%s%s); "
+                        "nothing was allocated. Raise it with the option %s=BYTES (rlx %s BYTES, or %s=BYTES; "
+                        "suffixes K, M, G, T; 0: no limit)",
+                        what, (unsigned long long)bytes, (double)bytes / 1073741824.0, key, (long long)lim,
+                        (double)lim / 1073741824.0, src, c->limit_set[i] ? "" : " ",
+                        c->limit_set[i] ? "" : k_limits[i].auto_doc, key, k_limits[i].flag, d ? d->env : "?");
+    }
+    return rlx_fail(RLX_ERR_INTERNAL, "unknown limit '%s'", key);
+}
+
+rlx_status rlx_options_check_limit(const rlx_options *o, const char *key, uint64_t bytes, const char *what) {
+    if (!key || strncmp(key, "limits.", 7) != 0 || !find(key, NULL)) return unknown_key(key);
+    rlx_config *c;
+    RLX_TRY(rlx_config_resolve(o, NULL, &c));
+    rlx_status st = rlx_limit_check(c, key, bytes, what ? what : "this");
+    rlx_config_destroy(c);
+    return st;
+}
+
 void rlx_config_destroy(rlx_config *c) {
     if (!c) return;
     for (size_t i = 0; i < RLX_ARRAY_LEN(c->owned); i++) free(c->owned[i]);
@@ -366,6 +440,7 @@ rlx_status rlx_config_resolve(const rlx_options *o, const rlx_session_options *l
             return st;
         }
     }
+    resolve_limits(c);
     *out = c;
     return RLX_OK;
 }
@@ -378,6 +453,7 @@ rlx_status rlx_config_set(rlx_config *c, const char *key, const char *value) {
     if (!value) value = def_of(d);
     void *field = (char *)c + d->off;
     RLX_TRY(parse(d, d->key, value, field));
+    if (d->type == OPT_INT) resolve_limits(c);
     if (d->type != OPT_STRING) return RLX_OK;
     char **slot = NULL; /* the owned copy the field points at, else a free one */
     for (size_t i = 0; i < RLX_ARRAY_LEN(c->owned); i++)

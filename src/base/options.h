@@ -44,6 +44,11 @@ typedef struct rlx_config {
     int64_t gemm_splitk, gemm_target_wg; /* gemm_splitk -1: chosen per problem */
     bool gemm_vec4, gemm_prefetch, gemm_unroll_k;
     const char *conv_algo, *dwconv_kernel, *pool_kernel;
+    /* limits.*: bytes, resolved ("auto" is a share of physical memory); 0:
+     * no limit. limit_set[i]: the value was given (not auto), in the order
+     * model, arena, tensor. Checked with rlx_limit_check. */
+    int64_t max_model_bytes, max_arena_bytes, max_tensor_bytes;
+    bool limit_set[3];
     /* the strings above that are not the table's point here (owned) */
     char *owned[8];
 } rlx_config;
@@ -65,6 +70,14 @@ void rlx_config_destroy(rlx_config *cfg);
  * the default back. For tests that flip a switch of a backend they hold.
  * errors: RLX_ERR_INVALID_ARGUMENT, RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_config_set(rlx_config *cfg, const char *key, const char *value);
+
+/* Checks `bytes` against the limit `key` ("limits.max_model_bytes",
+ * "limits.max_arena_bytes" or "limits.max_tensor_bytes") of c, before
+ * anything of that size is allocated. `what` says what needs the bytes
+ * ("node 'x' (Expand): output 'y' (f32 [4294967296])").
+ * errors: RLX_ERR_OUT_OF_MEMORY naming what, the bytes, the limit, where
+ * its value came from, and how to raise it (option, CLI flag, variable). */
+rlx_status rlx_limit_check(const rlx_config *c, const char *key, uint64_t bytes, const char *what);
 
 /* The value of an int key from its environment variable alone, or
  * `fallback` when the variable is unset or invalid (for per-process state

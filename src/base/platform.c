@@ -6,10 +6,19 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
+
+uint64_t rlx_physical_memory_bytes(void) {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) return (uint64_t)pages * (uint64_t)page;
+#endif
+    return 0;
+}
 
 rlx_status rlx_read_file(const char *path, void **out_data, size_t *out_size) {
     *out_data = NULL;

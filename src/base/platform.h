@@ -10,6 +10,9 @@
  * errors: RLX_ERR_IO naming the path and the OS reason. */
 rlx_status rlx_read_file(const char *path, void **out_data, size_t *out_size);
 
+/* Bytes of physical memory of the machine (sysconf), or 0 when unknown. */
+uint64_t rlx_physical_memory_bytes(void);
+
 /* Reads `size` bytes at `offset` of a file into a caller buffer.
  * errors: RLX_ERR_IO; RLX_ERR_INVALID_MODEL when the file is shorter. */
 rlx_status rlx_read_file_range(const char *path, uint64_t offset, size_t size, void *dst);

@@ -1021,12 +1021,20 @@ static rlx_status load_model(const void *data, size_t size, const char *base_dir
 }
 
 rlx_status rlx_model_load_onnx(const char *path, rlx_model **out_model) {
+    return rlx_model_load_onnx_with_options(path, NULL, out_model);
+}
+
+rlx_status rlx_model_load_onnx_with_options(const char *path, const rlx_options *options, rlx_model **out_model) {
     if (!out_model) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_model is NULL");
     *out_model = NULL;
     if (!path || !*path) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model path is empty");
+    uint64_t fsize;
+    rlx_status st = rlx_file_size(path, &fsize);
+    if (!st) st = rlx_options_check_limit(options, "limits.max_model_bytes", fsize, "the model file");
+    if (st) return rlx_fail_prefix(st, "%s: ", path);
     void *data;
     size_t size;
-    rlx_status st = rlx_read_file(path, &data, &size);
+    st = rlx_read_file(path, &data, &size);
     if (st) return rlx_fail_prefix(st, "%s: ", path);
     char *dir = rlx_path_dirname(path);
     if (!dir) {

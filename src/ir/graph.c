@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "base/options.h"
 #include "base/status.h"
 #include "base/tensor.h"
 #include "ir/op.h"
@@ -314,7 +315,29 @@ size_t rlx_value_numel(const rlx_value *v) {
     return n;
 }
 
-uint64_t rlx_value_bytes(const rlx_value *v) { return (uint64_t)rlx_value_numel(v) * rlx_dtype_size(v->dtype); }
+uint64_t rlx_value_bytes(const rlx_value *v) {
+    uint64_t n = rlx_dtype_size(v->dtype);
+    for (int i = 0; i < v->rank; i++) {
+        uint64_t d = v->dims[i] > 0 ? (uint64_t)v->dims[i] : 0;
+        if (d && n > UINT64_MAX / d) return UINT64_MAX;
+        n *= d;
+    }
+    return n;
+}
+
+rlx_status rlx_value_limit_check(const struct rlx_config *cfg, const rlx_graph *g, const rlx_value *v) {
+    if (!cfg || cfg->max_tensor_bytes <= 0 || !rlx_value_is_static(v)) return RLX_OK;
+    uint64_t bytes = rlx_value_bytes(v);
+    if (bytes <= (uint64_t)cfg->max_tensor_bytes) return RLX_OK;
+    char what[640], sh[160];
+    const char *shape = rlx_shape_str(v->dims, v->rank, sh, sizeof sh);
+    if (v->producer >= 0 && (size_t)v->producer < g->n_nodes)
+        snprintf(what, sizeof what, "%s: output '%s' (%s %s)", rlx_node_desc(&g->nodes[v->producer]), v->name,
+                 rlx_dtype_name(v->dtype), shape);
+    else
+        snprintf(what, sizeof what, "value '%s' (%s %s)", v->name, rlx_dtype_name(v->dtype), shape);
+    return rlx_limit_check(cfg, "limits.max_tensor_bytes", bytes, what);
+}
 
 int rlx_graph_sym(rlx_graph *g, const char *name) {
     for (size_t i = 0; i < g->n_syms; i++)

@@ -135,8 +135,17 @@ bool rlx_value_is_static(const rlx_value *v);
 /* Element count of a static value (0 if not static). */
 size_t rlx_value_numel(const rlx_value *v);
 
-/* Bytes of a static value's elements (0 if not static). */
+/* Bytes of a static value's elements (0 if not static; UINT64_MAX when the
+ * product overflows). */
 uint64_t rlx_value_bytes(const rlx_value *v);
+
+struct rlx_config;
+/* Checks a static value's bytes against limits.max_tensor_bytes of cfg
+ * (base/options.h; NULL: no limit; a value with dynamic dims passes), before
+ * it is allocated. errors: RLX_ERR_OUT_OF_MEMORY naming the value, its
+ * producer node and op, its dtype and shape, the limit and how to raise it
+ * (rlx_limit_check). */
+rlx_status rlx_value_limit_check(const struct rlx_config *cfg, const rlx_graph *g, const rlx_value *v);
 
 /* Index of the symbol `name`, adding it if new; -1 on OOM. */
 int rlx_graph_sym(rlx_graph *g, const char *name);

@@ -404,9 +404,18 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
         e->stats.passes_s = rlx_now_seconds() - t0;
         return RLX_OK;
     }
+    for (size_t i = 0; i < g->n_values; i++) { /* before the plan allocates them (weights already exist) */
+        rlx_status st = g->values[i].konst ? RLX_OK : rlx_value_limit_check(s->cfg, g, &g->values[i]);
+        if (st) {
+            rlx_graph_destroy(g);
+            return st;
+        }
+    }
     RLX_TRY(rlx_plan_create(g, s->be, s->host ? s->host : s->be, &e->p));
     e->p->mem.no_reuse = s->cfg->no_reuse;
     RLX_TRY(rlx_plan_memory(e->p));
+    RLX_TRY(rlx_limit_check(s->cfg, "limits.max_arena_bytes", e->p->mem.arena_bytes,
+                            "the activation arena of this plan"));
     RLX_TRY(rlx_plan_segments(e->p));
     e->stats.passes_s = rlx_now_seconds() - t0;
     double t1 = rlx_now_seconds();
@@ -496,7 +505,7 @@ static rlx_status run_locked(rlx_session *s, size_t n_inputs, const char *const 
     RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));
     rlx_tensor **outs = calloc(s->g->n_outputs + 1, sizeof *outs);
     if (!outs) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-    rlx_status st = s->last->eager ? rlx_cpu_eval_graph(s->g, NULL, ordered, outs) : rlx_exec_run(s->last->x, ordered, outs);
+    rlx_status st = s->last->eager ? rlx_cpu_eval_graph(s->g, NULL, s->cfg, ordered, outs) : rlx_exec_run(s->last->x, ordered, outs);
     /* string outputs point into the inputs or the plan's constants: each
      * gets its own characters (rlx.h) */
     for (size_t i = 0; i < s->g->n_outputs && !st; i++)

@@ -70,8 +70,11 @@ bool rlx_cpu_eval_ready(const rlx_graph *g, const rlx_node *n);
 
 /* Evaluates node n (rlx_cpu_eval_ready) with the reference kernels; its
  * outputs become constants of g (strings get their own copy) and n is
- * marked dead. errors: kernel errors, naming the node; RLX_ERR_OUT_OF_MEMORY. */
-rlx_status rlx_cpu_eval_node(rlx_graph *g, rlx_node *n);
+ * marked dead. cfg (NULL: no limit): each static output is checked against
+ * its limits.max_tensor_bytes before it is allocated.
+ * errors: kernel errors, naming the node; RLX_ERR_OUT_OF_MEMORY (a limit, or
+ * the allocation). */
+rlx_status rlx_cpu_eval_node(rlx_graph *g, rlx_node *n, const struct rlx_config *cfg);
 
 /* Eager evaluation: runs a clone of g with graph input i bound to
  * inputs[i] (dtype and shape taken from the tensor) and, when parent is
@@ -81,8 +84,9 @@ rlx_status rlx_cpu_eval_node(rlx_graph *g, rlx_node *n);
  * on error none is left.
  * errors: inference and kernel errors naming the node; RLX_ERR_INVALID_MODEL
  * (an outer reference or input without a value); RLX_ERR_INTERNAL (an
- * output left uncomputed). */
-rlx_status rlx_cpu_eval_graph(const rlx_graph *g, const rlx_graph *parent, const rlx_tensor *const *inputs,
+ * output left uncomputed). cfg: as for rlx_cpu_eval_node. */
+rlx_status rlx_cpu_eval_graph(const rlx_graph *g, const rlx_graph *parent, const struct rlx_config *cfg,
+                              const rlx_tensor *const *inputs,
                               rlx_tensor **outputs);
 
 /* For RLX_OP_DATA_DEPENDENT kernels: allocates output i (owned by the

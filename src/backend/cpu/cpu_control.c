@@ -14,7 +14,7 @@
  * graph's constants; returns copies of its outputs in outs[0..n_outputs). */
 static rlx_status run_body(const rlx_cpu_kctx *k, const rlx_graph *body, const rlx_tensor *const *inputs,
                            rlx_tensor **outs) {
-    rlx_status st = rlx_cpu_eval_graph(body, k->g, inputs, outs);
+    rlx_status st = rlx_cpu_eval_graph(body, k->g, NULL, inputs, outs);
     if (st) rlx_fail_prefix(st, "%s: in its subgraph: ", rlx_node_desc(k->n));
     return st;
 }

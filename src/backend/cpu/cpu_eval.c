@@ -34,7 +34,7 @@ bool rlx_cpu_eval_ready(const rlx_graph *g, const rlx_node *n) {
     return true;
 }
 
-rlx_status rlx_cpu_eval_node(rlx_graph *g, rlx_node *n) {
+rlx_status rlx_cpu_eval_node(rlx_graph *g, rlx_node *n, const struct rlx_config *cfg) {
     const rlx_tensor *in[64];
     rlx_tensor shape_only = { 0 };
     rlx_tensor *out[64] = { 0 };
@@ -50,6 +50,10 @@ rlx_status rlx_cpu_eval_node(rlx_graph *g, rlx_node *n) {
             memcpy(shape_only.dims, v->dims, sizeof shape_only.dims);
             in[i] = &shape_only;
         }
+    }
+    for (int i = 0; i < n->n_out && !dd; i++) {
+        const rlx_value *v = rlx_node_output(g, n, i);
+        if (v) RLX_TRY(rlx_value_limit_check(cfg, g, v));
     }
     rlx_status st = RLX_OK;
     for (int i = 0; i < n->n_out; i++) {
@@ -106,7 +110,7 @@ static const rlx_value *find_outer(const rlx_graph *g, const char *name) {
 }
 
 /* Binds b's outer-scope references and graph inputs; evaluates every node. */
-static rlx_status eval_all(rlx_graph *b, const rlx_tensor *const *inputs) {
+static rlx_status eval_all(rlx_graph *b, const struct rlx_config *cfg, const rlx_tensor *const *inputs) {
     for (size_t i = 0; b->parent && i < b->n_values; i++) {
         rlx_value *v = &b->values[i];
         if (!(v->flags & RLX_VALUE_OUTER) || v->konst) continue;
@@ -124,7 +128,7 @@ static rlx_status eval_all(rlx_graph *b, const rlx_tensor *const *inputs) {
     for (size_t i = 0; i < b->n_nodes; i++) {
         if (b->nodes[i].dead) continue;
         RLX_TRY(rlx_infer_node(b, (int)i));
-        if (rlx_cpu_eval_ready(b, &b->nodes[i])) RLX_TRY(rlx_cpu_eval_node(b, &b->nodes[i]));
+        if (rlx_cpu_eval_ready(b, &b->nodes[i])) RLX_TRY(rlx_cpu_eval_node(b, &b->nodes[i], cfg));
     }
     for (size_t i = 0; i < b->n_outputs; i++) {
         const rlx_value *v = &b->values[b->outputs[i]];
@@ -133,12 +137,12 @@ static rlx_status eval_all(rlx_graph *b, const rlx_tensor *const *inputs) {
     return RLX_OK;
 }
 
-rlx_status rlx_cpu_eval_graph(const rlx_graph *g, const rlx_graph *parent, const rlx_tensor *const *inputs,
-                              rlx_tensor **outputs) {
+rlx_status rlx_cpu_eval_graph(const rlx_graph *g, const rlx_graph *parent, const struct rlx_config *cfg,
+                              const rlx_tensor *const *inputs, rlx_tensor **outputs) {
     rlx_graph *b;
     RLX_TRY(rlx_graph_clone(g, &b));
     b->parent = (rlx_graph *)parent;
-    rlx_status st = eval_all(b, inputs);
+    rlx_status st = eval_all(b, cfg, inputs);
     for (size_t i = 0; i < b->n_outputs && !st; i++) st = rlx_tensor_clone(b->values[b->outputs[i]].konst, &outputs[i]);
     if (st)
         for (size_t i = 0; i < b->n_outputs; i++) rlx_tensor_destroy(outputs[i]), outputs[i] = NULL;
