@@ -57,6 +57,11 @@ int cli_fail_model(rlx_status st, const char *path);
 bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char **out, const char *command,
                    bool *err);
 
+/* `s` (a name from the model file) with control characters and invalid
+ * UTF-8 escaped (rlx_escape_text), for printing; one of 4 static buffers
+ * used in turn, so up to 4 may appear in one printf. */
+const char *cli_esc(const char *s);
+
 /* Session options on the command line: when argv[*i] is "--option
  * KEY=VALUE" (or "--option=KEY=VALUE"), sets it in *opts (created on first
  * use; free with rlx_options_destroy) and returns true; a bad key or value

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rlx/inspect.h"
 
 #define MAX_ARGS 64
 
@@ -174,9 +175,14 @@ static summary summarise(double *v, size_t n) {
 
 /* ------------------------------------------------------------ JSON helpers */
 
+/* A JSON string of s: names from the model first lose their control
+ * characters and invalid UTF-8 (rlx_escape_text), then '"' and '\\' are
+ * escaped, so the output is valid JSON whatever the file held. */
 static void json_str(FILE *f, const char *s) {
+    char safe[2048];
+    rlx_escape_text(s, safe, sizeof safe);
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)safe; *p; p++) {
         if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
         else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
         else fputc(*p, f);

@@ -1,6 +1,7 @@
 /* Shared helpers of the `rlx` command line (see cli.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "rlx/inspect.h"
 
 #include <errno.h>
 #include <math.h>
@@ -283,6 +284,13 @@ double cli_elem_f64(const rlx_tensor *t, size_t i) {
     case RLX_DTYPE_BOOL: return ((const uint8_t *)t->data)[i] ? 1.0 : 0.0;
     default: return NAN;
     }
+}
+
+const char *cli_esc(const char *s) {
+    static char bufs[4][512];
+    static unsigned next;
+    char *b = bufs[next++ % 4];
+    return rlx_escape_text(s, b, sizeof bufs[0]);
 }
 
 /* Flags that are short for one limits.* option: --max-tensor-bytes N is

@@ -61,7 +61,7 @@ static void print_values(const rlx_model *m, bool inputs) {
         rlx_status st = inputs ? rlx_model_input_info(m, i, &vi) : rlx_model_output_info(m, i, &vi);
         if (st) continue;
         char sh[512];
-        printf("  %-24s %-5s %s\n", vi.name, vi.dtype ? rlx_dtype_name(vi.dtype) : "?",
+        printf("  %-24s %-5s %s\n", cli_esc(vi.name), vi.dtype ? rlx_dtype_name(vi.dtype) : "?",
                cli_info_shape_str(&vi, sh, sizeof sh));
     }
 }
@@ -163,7 +163,7 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
             rc = cli_fail(st, what);
             goto done;
         }
-        printf("  %-24s %-5s %s\n", vi.name, rlx_dtype_name(in[i]->dtype), cli_shape_str(dims, rank, sh, sizeof sh));
+        printf("  %-24s %-5s %s\n", cli_esc(vi.name), rlx_dtype_name(in[i]->dtype), cli_shape_str(dims, rank, sh, sizeof sh));
         if (note[0])
             printf("    note: symbolic dims %s of %s set to 1 (use --shape %s=DxDx...)\n", note,
                    cli_info_shape_str(&vi, dsh, sizeof dsh), vi.name);
@@ -236,11 +236,11 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
             char range[32], who[300];
             snprintf(range, sizeof range, "%d-%d", v.first_step, v.last_step);
             if (v.producer_op)
-                snprintf(who, sizeof who, "node '%s' (%s%s%s)", v.producer_node[0] ? v.producer_node : "?",
+                snprintf(who, sizeof who, "node '%s' (%s%s%s)", v.producer_node[0] ? cli_esc(v.producer_node) : "?",
                          v.producer_domain, v.producer_domain[0] ? "." : "", v.producer_op);
             else
                 snprintf(who, sizeof who, "%s", v.graph_input ? "graph input" : "-");
-            printf("  %-28s %-5s %-20s %12s %9s  %s\n", v.info.name, rlx_dtype_name(v.info.dtype),
+            printf("  %-28s %-5s %-20s %12s %9s  %s\n", cli_esc(v.info.name), rlx_dtype_name(v.info.dtype),
                    cli_shape_str(v.info.dims, v.info.rank, sh, sizeof sh), cli_bytes_str(big[k].bytes, b1, sizeof b1),
                    range, who);
         }
@@ -339,7 +339,7 @@ int cli_cmd_info(int argc, char **argv) {
     for (size_t j = 0; j < n_ops; j++) {
         char name[300];
         snprintf(name, sizeof name, "%s%s%s", counts[j].domain, counts[j].domain[0] ? "." : "", counts[j].op);
-        printf("  %-28s %6d\n", name, counts[j].n);
+        printf("  %-28s %6d\n", cli_esc(name), counts[j].n);
     }
     free(counts);
 

@@ -114,7 +114,7 @@ int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *
             return CLI_EXIT_USAGE;
         }
         if (io->verbose)
-            printf("  %-24s %-5s %-20s from %s\n", vi->name, rlx_dtype_name(vi->dtype),
+            printf("  %-24s %-5s %-20s from %s\n", cli_esc(vi->name), rlx_dtype_name(vi->dtype),
                    cli_shape_str((*out)->dims, (*out)->rank, sh, sizeof sh), in->value);
         return -1;
     }
@@ -170,10 +170,10 @@ int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *
     if (io->verbose) {
         if (fixed >= 0 && vi->dtype != RLX_DTYPE_F32 && vi->dtype != RLX_DTYPE_F64 && vi->dtype != RLX_DTYPE_F16 &&
             vi->dtype != RLX_DTYPE_BF16)
-            printf("  %-24s %-5s %-20s all %d (the name says %s)\n", vi->name, rlx_dtype_name(vi->dtype),
+            printf("  %-24s %-5s %-20s all %d (the name says %s)\n", cli_esc(vi->name), rlx_dtype_name(vi->dtype),
                    cli_shape_str(dims, rank, sh, sizeof sh), fixed, fixed ? "'mask'" : "'type' or 'segment'");
         else
-            printf("  %-24s %-5s %-20s random (seed %llu)\n", vi->name, rlx_dtype_name(vi->dtype),
+            printf("  %-24s %-5s %-20s random (seed %llu)\n", cli_esc(vi->name), rlx_dtype_name(vi->dtype),
                    cli_shape_str(dims, rank, sh, sizeof sh), (unsigned long long)io->seed);
         if (note[0])
             printf("    note: symbolic dims %s of %s set to 1 (use --shape %s=DxDx...)\n", note,

@@ -150,7 +150,7 @@ static int parse_args(int argc, char **argv, run_opts *o) {
 static void summarise(const char *name, const rlx_tensor *t) {
     char sh[512];
     size_t n = rlx_tensor_numel(t);
-    printf("  %-24s %-5s %s\n", name, rlx_dtype_name(t->dtype), cli_shape_str(t->dims, t->rank, sh, sizeof sh));
+    printf("  %-24s %-5s %s\n", cli_esc(name), rlx_dtype_name(t->dtype), cli_shape_str(t->dims, t->rank, sh, sizeof sh));
     if (t->dtype == RLX_DTYPE_STRING) { /* the first strings, quoted, cut at 40 bytes */
         printf("    first:");
         for (size_t i = 0; i < n && i < 6; i++) printf(" \"%.40s\"", ((const char *const *)t->data)[i]);
@@ -292,7 +292,7 @@ static int check_against_cpu(const rlx_model *m, const rlx_options *opts, size_t
         char s1[256], s2[256];
         if (a->dtype != b->dtype || a->rank != b->rank ||
             memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]) != 0) {
-            printf("  %-24s MISMATCH: %s %s here, %s %s on the CPU\n", name, rlx_dtype_name(a->dtype),
+            printf("  %-24s MISMATCH: %s %s here, %s %s on the CPU\n", cli_esc(name), rlx_dtype_name(a->dtype),
                    cli_shape_str(a->dims, a->rank, s1, sizeof s1), rlx_dtype_name(b->dtype),
                    cli_shape_str(b->dims, b->rank, s2, sizeof s2));
             continue;
@@ -311,7 +311,7 @@ static int check_against_cpu(const rlx_model *m, const rlx_options *opts, size_t
             d2 += d * d;
             r2 += y * y;
         }
-        printf("  %-24s max abs diff %.3g (at flat index %zu), max rel diff %.3g, normwise rel %.3g", name,
+        printf("  %-24s max abs diff %.3g (at flat index %zu), max rel diff %.3g, normwise rel %.3g", cli_esc(name),
                max_abs, worst, max_rel, r2 > 0.0 ? sqrt(d2 / r2) : sqrt(d2));
         if (n_nan) printf(", %zu elements NaN on one side only", n_nan);
         printf("\n");

@@ -136,7 +136,8 @@ size_t rlx_tensor_numel(const rlx_tensor *tensor);
  * checked against the file before anything is allocated for it.
  * errors: RLX_ERR_IO (missing, unreadable, not a regular file),
  *         RLX_ERR_INVALID_ARGUMENT (not an .npy file, Fortran order,
- *         unsupported dtype, bad shape, truncated data), RLX_ERR_UNSUPPORTED
+ *         unsupported dtype, bad shape, truncated data, bytes after the
+ *         data), RLX_ERR_UNSUPPORTED
  *         (rank above RLX_MAX_RANK); the message names the file. */
 rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor);
 

@@ -125,6 +125,13 @@ rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
                       path, rlx_shape_str(dims, rank, sb, sizeof sb), rlx_dtype_name(dtype), need, have);
         goto done;
     }
+    if (need < have) {
+        st = rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                      "'%s': %zu bytes after the .npy data (shape %s of %s needs %zu bytes, the file has %zu): not "
+                      "one array, or a corrupt header",
+                      path, have - need, rlx_shape_str(dims, rank, sb, sizeof sb), rlx_dtype_name(dtype), need, have);
+        goto done;
+    }
     rlx_tensor *t;
     st = rlx_tensor_create(dtype, dims, rank, &t);
     if (st) { rlx_fail_prefix(st, "'%s': ", path); goto done; }

@@ -1,0 +1,184 @@
+"""Limits and load-time validation (issue 15): models and files from
+strangers must fail fast with a clear error, before memory is committed.
+
+- limits: a ~80-byte model that Expands a scalar to [2^32] f32 committed
+  about 19 GB before failing; a model declaring a [2^31] f32 input made
+  `rlx run` spend 2 minutes and 8 GB building random data. Both must now
+  fail in well under a second, naming limits.max_tensor_bytes and how to
+  raise it, with a small peak RSS; the --max-*-bytes flags and
+  limits.max_model_bytes work; the Python options={} reach them.
+- validation: a node consuming its own output inside a Loop body or an If
+  branch reached RLX_ERR_INTERNAL at run time; Pad-13 without its pads input
+  too ("eager evaluation left output 'y' uncomputed").
+- messages: a node name holding terminal escapes reached stderr raw; bench
+  --json wrote invalid UTF-8 into its JSON.
+- .npy: trailing bytes after the data were accepted silently."""
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ocr_ref as R  # noqa: E402
+
+try:
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+except ImportError:
+    print("SKIP: the onnx package is not installed (run scripts/setup.sh)")
+    sys.exit(R.SKIP)
+
+RLX = R.exe("rlx")
+if not os.path.exists(RLX):
+    print("SKIP: %s is not built" % RLX)
+    sys.exit(R.SKIP)
+C = R.Checker("test_limits")
+TMP = tempfile.mkdtemp(prefix="rlx_limits_")
+LIMIT_WORDS = ("limits.max_tensor_bytes", "--max-tensor-bytes", "RLX_MAX_TENSOR_BYTES", "nothing was allocated")
+
+
+def save(name, nodes, inputs, outputs, inits=(), opset=13):
+    g = h.make_graph(nodes, name, inputs, outputs, list(inits))
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    path = os.path.join(TMP, name + ".onnx")
+    onnx.save(m, path)
+    return path
+
+
+def fvi(name, dims, elem=T.FLOAT):
+    return h.make_tensor_value_info(name, elem, dims)
+
+
+def expect(args, rc_want, needles, what, env=None, max_s=None):
+    e = dict(os.environ)
+    e.pop("RLX_MAX_TENSOR_BYTES", None)
+    e.update(env or {})
+    t0 = time.monotonic()
+    p = subprocess.run([RLX, *args], capture_output=True, text=True, errors="replace", timeout=300, env=e)
+    dt = time.monotonic() - t0
+    rc, se = p.returncode, p.stderr
+    C.check(rc == rc_want, "%s: exit %d, want %d; stderr: %s" % (what, rc, rc_want, se.strip()[-600:]))
+    for n in needles:
+        C.check(n in se, "%s: stderr does not mention %r: %s" % (what, n, se.strip()[-600:]))
+    C.check("RLX_ERR_INTERNAL" not in se, "%s: an internal error from a model file: %s" % (what, se[-600:]))
+    if max_s is not None:
+        C.check(dt < max_s, "%s: took %.1f s, want < %.0f s" % (what, dt, max_s))
+    return p
+
+
+def max_rss_children_mb():
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+
+
+# ---------------------------------------------------------------- limits
+# first, so that the children's peak RSS below is theirs alone
+big = save("expand_2p32", [h.make_node("Expand", ["x", "s"], ["y"], name="exp")], [], [fvi("y", None)],
+           [h.make_tensor("x", T.FLOAT, [], [1.0]), h.make_tensor("s", T.INT64, [1], [2**32])])
+C.check(os.path.getsize(big) < 300, "the Expand model is tiny (%d bytes)" % os.path.getsize(big))
+expect(["run", big, "--iters", "0", "--warmup", "0"], 1,
+       ["node 'exp' (Expand)", "output 'y' (f32 [4294967296])", "17179869184 bytes"] + list(LIMIT_WORDS),
+       "Expand of a scalar to [2^32]", max_s=10)
+bigin = save("input_2p31", [h.make_node("Relu", ["a"], ["b"], name="r")], [fvi("a", [2**31])], [fvi("b", [2**31])])
+expect(["run", bigin, "--iters", "0"], 1, ["generated input 'a' (f32 [2147483648])"] + list(LIMIT_WORDS),
+       "rlx run with a declared [2^31] input", max_s=10)
+rss = max_rss_children_mb()
+C.check(rss < 400, "peak RSS of the refused runs: %.0f MB, want < 400 MB (nothing committed)" % rss)
+
+# an explicit limit, by flag, by --option and by variable; suffixes
+mid = save("expand_1m", [h.make_node("Expand", ["x", "s"], ["y"], name="exp")], [], [fvi("y", None)],
+           [h.make_tensor("x", T.FLOAT, [], [1.0]), h.make_tensor("s", T.INT64, [1], [1 << 18])])
+expect(["run", mid, "--iters", "0", "--max-tensor-bytes", "512K"], 1,
+       ["1048576 bytes", "limits.max_tensor_bytes = 524288 bytes"], "--max-tensor-bytes 512K")
+expect(["run", mid, "--iters", "0", "--option", "limits.max_tensor_bytes=1M"], 0, [], "limit exactly the size")
+expect(["run", mid, "--iters", "0"], 1, ["= 1000 bytes"], "RLX_MAX_TENSOR_BYTES", env={"RLX_MAX_TENSOR_BYTES": "1000"})
+expect(["run", mid, "--iters", "0", "--max-tensor-bytes", "0"], 0, [], "0: no limit",
+       env={"RLX_MAX_TENSOR_BYTES": "1000"})
+expect(["run", mid, "--max-tensor-bytes", "12Q"], 2, ["limits.max_tensor_bytes", "suffixes K, M, G, T"],
+       "a bad suffix")
+# the arena: a graph input feeding an Expand (not foldable) plans its output in the arena
+arena = save("expand_arena", [h.make_node("Expand", ["x", "s"], ["y"], name="exp")], [fvi("x", [1])],
+             [fvi("y", None)], [h.make_tensor("s", T.INT64, [1], [1 << 18])])
+expect(["run", arena, "--iters", "0", "--max-arena-bytes", "64K"], 1,
+       ["activation arena", "limits.max_arena_bytes = 65536 bytes", "--max-arena-bytes"], "--max-arena-bytes")
+expect(["run", mid, "--max-model-bytes", "16"], 1, ["the model file", "limits.max_model_bytes = 16 bytes"],
+       "--max-model-bytes")
+
+# Python: options={} reach the same checks
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+try:
+    import rlx as rlxpy
+    m = rlxpy.Model(mid)
+    s = rlxpy.Session(m, options={"limits.max_tensor_bytes": "4K"})
+    try:
+        s.run({})
+        C.check(False, "python: a run above limits.max_tensor_bytes succeeded")
+    except rlxpy.Error as e:
+        C.check("limits.max_tensor_bytes" in str(e), "python: the error names the limit: %s" % e)
+except (ImportError, OSError) as e:
+    print("note: python bindings not usable here (%s)" % e)
+
+# ---------------------------------------------------------------- validation
+body = h.make_graph([h.make_node("Add", ["v_in", "v_out"], ["v_out"], name="selfadd"),
+                     h.make_node("Identity", ["c_in"], ["c_out"], name="c")], "body",
+                    [fvi("i", [], T.INT64), fvi("c_in", [], T.BOOL), fvi("v_in", [1])],
+                    [fvi("c_out", [], T.BOOL), fvi("v_out", [1])])
+loop = save("loop_self", [h.make_node("Loop", ["M", "", "v0"], ["vf"], name="loop", body=body)], [fvi("v0", [1])],
+            [fvi("vf", None)], [h.make_tensor("M", T.INT64, [], [3])])
+for verb in ("info", "run"):
+    expect([verb, loop], 2, ["node 'loop' (Loop)", "subgraph 'body'", "node 'selfadd' (Add)", "cycle"],
+           "%s: a Loop body node consuming its own output" % verb)
+thn = h.make_graph([h.make_node("Add", ["a", "t_out"], ["t_out"], name="selfadd_then")], "then", [],
+                   [fvi("t_out", [1])])
+els = h.make_graph([h.make_node("Identity", ["a"], ["e_out"], name="id_else")], "else", [], [fvi("e_out", [1])])
+iff = save("if_self", [h.make_node("If", ["c"], ["y"], name="if0", then_branch=thn, else_branch=els)],
+           [fvi("c", [], T.BOOL), fvi("a", [1])], [fvi("y", None)])
+expect(["info", iff], 2, ["node 'if0' (If)", "subgraph 'then_branch'", "node 'selfadd_then' (Add)", "cycle"],
+       "an If branch node consuming its own output")
+pad = save("pad13_nopads", [h.make_node("Pad", ["a"], ["y"], name="pad0")], [fvi("a", [2])], [fvi("y", None)])
+expect(["run", pad], 2, ["node 'pad0' (Pad)", "has 1 inputs", "(version 13)"], "Pad-13 without pads")
+pad2 = save("pad13_emptypads", [h.make_node("Pad", ["a", ""], ["y"], name="pad1")], [fvi("a", [2])],
+            [fvi("y", None)])
+expect(["run", pad2], 2, ["node 'pad1' (Pad)", "required input 1 is missing"], "Pad-13 with pads ''")
+sl = save("slice10_noends", [h.make_node("Slice", ["a", "st"], ["y"], name="sl")], [fvi("a", [4])], [fvi("y", None)],
+          [h.make_tensor("st", T.INT64, [1], [1])])
+expect(["run", sl], 2, ["node 'sl' (Slice)", "has 2 inputs"], "Slice-13 without ends")
+
+# ---------------------------------------------------------------- messages
+EVIL = "\x1b]0;pwned\x07\x1b[2J"
+bad = save("escape_bad", [h.make_node("Relu", ["a", "a"], ["b"], name=EVIL)], [fvi("a", [2])], [fvi("b", [2])])
+p = expect(["run", bad], 2, ["node '\\x1b]0;pwned\\x07\\x1b[2J' (Relu)"], "a node name with terminal escapes")
+C.check("\x1b" not in p.stderr and "\x07" not in p.stderr, "escapes reached stderr raw: %r" % p.stderr[-300:])
+# invalid UTF-8 in a value name, through bench --json and the report
+ok = save("escape_ok", [h.make_node("Relu", ["a"], ["b\x9b\x1b[31m"], name=EVIL)], [fvi("a", [2])],
+          [fvi("b\x9b\x1b[31m", [2])])
+r = subprocess.run([RLX, "run", ok, "--iters", "0", "--report"], capture_output=True, timeout=300)
+C.check(r.returncode == 0 and b"\x1b" not in r.stdout + r.stderr, "run --report: raw ESC in the output: %r" % r.stderr)
+p = subprocess.run([RLX, "bench", ok, "--json", "--iters", "1", "--warmup", "0"], capture_output=True, timeout=300)
+C.check(p.returncode == 0, "bench --json: exit %d: %r" % (p.returncode, p.stderr[-300:]))
+C.check(b"\x1b" not in p.stdout + p.stderr, "bench: raw ESC in the output")
+try:
+    json.loads(p.stdout.decode("utf-8"))
+except (UnicodeDecodeError, ValueError) as e:
+    C.check(False, "bench --json is not valid UTF-8 JSON: %s: %r" % (e, p.stdout[:300]))
+C.check(b"b\\u009b\\x1b[31m" in r.stdout, "run: the output name is printed escaped: %r" % r.stdout[-300:])
+
+# ---------------------------------------------------------------- .npy
+x = np.arange(4, dtype=np.float32)
+npy = os.path.join(TMP, "trail.npy")
+np.save(npy, x)
+with open(npy, "ab") as f:
+    f.write(b"\0\0\0\0junk")
+relu = save("relu", [h.make_node("Relu", ["x"], ["y"], name="r")], [fvi("x", [4])], [fvi("y", [4])])
+expect(["run", relu, "--input", "x=" + npy, "--iters", "0"], 2, ["trail.npy", "8 bytes after the .npy data"],
+       ".npy with trailing bytes")
+np.save(npy, x)
+expect(["run", relu, "--input", "x=" + npy, "--iters", "0"], 0, [], "the same .npy without them")
+
+C.done()
