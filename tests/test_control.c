@@ -190,7 +190,7 @@ static void test_eval_graph(void) {
     set_output(body, y, RLX_DTYPE_F32, 1, d5);
     set_output(body, z, RLX_DTYPE_I64, -1, NULL);
     rlx_tensor *tx = test_tensor_f32(1, d5, xv), *out[2] = { 0 };
-    CHECK_OK(rlx_cpu_eval_graph(body, parent, (const rlx_tensor *const[]){ tx }, out));
+    CHECK_OK(rlx_cpu_eval_graph(body, parent, NULL, (const rlx_tensor *const[]){ tx }, out));
     if (out[0] && out[1]) {
         const float *py = out[0]->data;
         for (int i = 0; i < 5; i++) CHECK(py[i] == xv[i] * kv); /* one f32 product: exact */
@@ -215,7 +215,7 @@ static void test_eval_graph(void) {
     rlx_graph_destroy(f);
     rlx_graph *empty;
     CHECK_OK(rlx_graph_create(13, &empty));
-    CHECK_FAILS(rlx_cpu_eval_graph(body, empty, (const rlx_tensor *const[]){ tx }, out), RLX_ERR_INVALID_MODEL,
+    CHECK_FAILS(rlx_cpu_eval_graph(body, empty, NULL, (const rlx_tensor *const[]){ tx }, out), RLX_ERR_INVALID_MODEL,
                 "'k', which the enclosing graph does not define");
     CHECK(out[0] == NULL && out[1] == NULL);
     rlx_graph_destroy(empty);
