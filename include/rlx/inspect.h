@@ -29,7 +29,7 @@ typedef struct rlx_model_summary {
 
 /* Fills *out_summary (cleared on entry).
  * errors: RLX_ERR_INVALID_ARGUMENT (NULL model or out_summary). */
-rlx_status rlx_model_get_summary(const rlx_model *model, rlx_model_summary *out_summary);
+RLX_API rlx_status rlx_model_get_summary(const rlx_model *model, rlx_model_summary *out_summary);
 
 /* One node of a model's main graph, in topological order. Strings
  * borrowed from the model. */
@@ -41,13 +41,13 @@ typedef struct rlx_node_info {
 
 /* Node `index` (< rlx_model_summary.n_nodes); *out_info cleared on entry.
  * errors: RLX_ERR_INVALID_ARGUMENT (index out of range). */
-rlx_status rlx_model_node_info(const rlx_model *model, size_t index, rlx_node_info *out_info);
+RLX_API rlx_status rlx_model_node_info(const rlx_model *model, size_t index, rlx_node_info *out_info);
 
 /* Writes the model's graph as rlx holds it, as text, to f: values with
  * dtypes and shapes (symbolic dims by name), nodes with their op version
  * and attributes, subgraphs indented. For people: the format may change.
  * errors: RLX_ERR_INVALID_ARGUMENT (NULL model or f). */
-rlx_status rlx_model_dump(const rlx_model *model, FILE *f);
+RLX_API rlx_status rlx_model_dump(const rlx_model *model, FILE *f);
 
 /* Reads a file holding one serialized ONNX TensorProto (the format of the
  * ONNX test data sets: test_data_set_0/input_0.pb); external data is looked
@@ -56,7 +56,7 @@ rlx_status rlx_model_dump(const rlx_model *model, FILE *f);
  *         failed, data shorter than the shape), RLX_ERR_UNSUPPORTED (an
  *         element type rlx does not have; rlx built without the ONNX
  *         importer); the message starts with the path. */
-rlx_status rlx_tensor_load_onnx(const char *path, rlx_tensor **out_tensor);
+RLX_API rlx_status rlx_tensor_load_onnx(const char *path, rlx_tensor **out_tensor);
 
 /* ------------------------------------------------------ operator catalogue */
 
@@ -86,22 +86,22 @@ typedef struct rlx_op_info {
 } rlx_op_info;
 
 /* Number of ops in the catalogue (default domain and internal ops). */
-size_t rlx_op_catalog_count(void);
+RLX_API size_t rlx_op_catalog_count(void);
 
 /* Op `index` (< rlx_op_catalog_count(), in the op table's order); *out_info
  * cleared on entry. errors: RLX_ERR_INVALID_ARGUMENT (index out of range). */
-rlx_status rlx_op_catalog_get(size_t index, rlx_op_info *out_info);
+RLX_API rlx_status rlx_op_catalog_get(size_t index, rlx_op_info *out_info);
 
 /* The conditions every WebGPU lowering has (static shapes, dtypes the GPU
  * holds, device limits, ...), one sentence each; *out_count of them.
  * Borrowed, static. */
-const char *const *rlx_op_catalog_webgpu_conditions(size_t *out_count);
+RLX_API const char *const *rlx_op_catalog_webgpu_conditions(size_t *out_count);
 
 /* Checks that the WebGPU decline notes and the lowering tables agree: every
  * op with a lowering has exactly one note, every note names ops that have
  * one. errors: RLX_ERR_INTERNAL, the message listing each disagreement
  * (separated by "; "). */
-rlx_status rlx_op_catalog_check(void);
+RLX_API rlx_status rlx_op_catalog_check(void);
 
 /* ------------------------------------------------------------------ text */
 
@@ -113,13 +113,13 @@ rlx_status rlx_op_catalog_check(void);
  * files (node, value and op names, domains, doc strings), so that a name
  * cannot drive the terminal of whoever runs rlx on the file. Messages of
  * rlx_last_error() are already escaped this way. Returns buf. */
-const char *rlx_escape_text(const char *text, char *buf, size_t cap);
+RLX_API const char *rlx_escape_text(const char *text, char *buf, size_t cap);
 
 /* ----------------------------------------------------------------- clock */
 
 /* A monotonic clock in seconds (from an arbitrary origin): the one rlx
  * times its compile steps with. For differences only. */
-double rlx_now_seconds(void);
+RLX_API double rlx_now_seconds(void);
 
 #ifdef __cplusplus
 }

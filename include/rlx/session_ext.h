@@ -30,7 +30,7 @@ extern "C" {
  *         an unknown or missing input, a wrong dtype or shape;
  *         RLX_ERR_UNSUPPORTED, RLX_ERR_DEVICE, RLX_ERR_OUT_OF_MEMORY while
  *         compiling, the node named). */
-rlx_status rlx_session_prepare(rlx_session *session, size_t n_inputs, const char *const *input_names,
+RLX_API rlx_status rlx_session_prepare(rlx_session *session, size_t n_inputs, const char *const *input_names,
                                const rlx_tensor *const *inputs);
 
 /* As rlx_session_run, but writes the outputs into the caller's tensors:
@@ -45,7 +45,7 @@ rlx_status rlx_session_prepare(rlx_session *session, size_t n_inputs, const char
  *         for a plan that runs eagerly (control flow or data-dependent
  *         shapes: its output shapes are known only after the run) and for
  *         string outputs (use rlx_session_run). */
-rlx_status rlx_session_run_into(rlx_session *session, size_t n_inputs, const char *const *input_names,
+RLX_API rlx_status rlx_session_run_into(rlx_session *session, size_t n_inputs, const char *const *input_names,
                                 const rlx_tensor *const *inputs, rlx_tensor **outputs);
 
 /* ------------------------------------------------------------ statistics */
@@ -87,7 +87,7 @@ typedef struct rlx_session_stats {
 
 /* Fills *out_stats (cleared on entry) for the last plan.
  * errors: RLX_ERR_INVALID_ARGUMENT (NULL session or out_stats). */
-rlx_status rlx_session_get_stats(const rlx_session *session, rlx_session_stats *out_stats);
+RLX_API rlx_status rlx_session_get_stats(const rlx_session *session, rlx_session_stats *out_stats);
 
 /* ------------------------------------------------------------- profiling */
 
@@ -115,7 +115,7 @@ typedef struct rlx_profile_slice {
  *         bad level), RLX_ERR_UNSUPPORTED (an eager plan; a GPU without
  *         timestamp queries; RLX_PROFILE_TOTAL on the CPU, which has no
  *         GPU time), RLX_ERR_DEVICE. */
-rlx_status rlx_session_set_profiling(rlx_session *session, rlx_profile_level level);
+RLX_API rlx_status rlx_session_set_profiling(rlx_session *session, rlx_profile_level level);
 
 /* The profile of the last run of the last plan: *out_slices (borrowed,
  * valid until the next run of the session) holds *out_n slices in start
@@ -124,7 +124,7 @@ rlx_status rlx_session_set_profiling(rlx_session *session, rlx_profile_level lev
  * timestamp of each; 0 on the CPU). All cleared on entry.
  * errors: RLX_ERR_INVALID_ARGUMENT (NULL pointers), RLX_ERR_UNSUPPORTED
  *         (no plan, an eager plan, a backend without profiling). */
-rlx_status rlx_session_profile(rlx_session *session, const rlx_profile_slice **out_slices, size_t *out_n,
+RLX_API rlx_status rlx_session_profile(rlx_session *session, const rlx_profile_slice **out_slices, size_t *out_n,
                                double *out_gpu_total_us);
 
 /* ------------------------------------------------------ the compiled plan */
@@ -168,7 +168,7 @@ typedef struct rlx_plan_info {
 /* Fills *out_info (cleared on entry) for the last plan.
  * errors: RLX_ERR_INVALID_ARGUMENT (no plan yet), RLX_ERR_UNSUPPORTED (the
  *         plan runs eagerly: rlx_session_dispatch_report says why). */
-rlx_status rlx_session_plan_info(const rlx_session *session, rlx_plan_info *out_info);
+RLX_API rlx_status rlx_session_plan_info(const rlx_session *session, rlx_plan_info *out_info);
 
 /* One step of the last plan. Strings borrowed. */
 typedef struct rlx_plan_step {
@@ -182,7 +182,7 @@ typedef struct rlx_plan_step {
 /* Step `step` (< rlx_plan_info.n_steps) of the last plan; *out_step is
  * cleared on entry. errors: RLX_ERR_INVALID_ARGUMENT (no static plan, step
  * out of range). */
-rlx_status rlx_session_plan_step(const rlx_session *session, size_t step, rlx_plan_step *out_step);
+RLX_API rlx_status rlx_session_plan_step(const rlx_session *session, size_t step, rlx_plan_step *out_step);
 
 /* One value of the last plan's graph, with its place in the arena. */
 typedef struct rlx_plan_value {
@@ -201,13 +201,13 @@ typedef struct rlx_plan_value {
 /* Value `index` (< rlx_plan_info.n_values) of the last plan; *out_value is
  * cleared on entry. errors: RLX_ERR_INVALID_ARGUMENT (no static plan, index
  * out of range). */
-rlx_status rlx_session_plan_value(const rlx_session *session, size_t index, rlx_plan_value *out_value);
+RLX_API rlx_status rlx_session_plan_value(const rlx_session *session, size_t index, rlx_plan_value *out_value);
 
 /* Input k (output k when `output`) of step `step` of the last plan, as
  * rlx_session_plan_value describes it; an omitted optional input gives
  * info.name NULL and rank 0. errors: RLX_ERR_INVALID_ARGUMENT (no static
  * plan, step or k out of range). */
-rlx_status rlx_session_plan_step_value(const rlx_session *session, size_t step, bool output, size_t k,
+RLX_API rlx_status rlx_session_plan_step_value(const rlx_session *session, size_t step, bool output, size_t k,
                                        rlx_plan_value *out_value);
 
 #ifdef __cplusplus

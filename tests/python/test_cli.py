@@ -14,8 +14,8 @@ if not os.path.exists(RLX):
     sys.exit(R.SKIP)
 C = R.Checker("test_cli")
 
-with open(os.path.join(R.ROOT, "include", "rlx", "rlx.h")) as f:
-    version = re.search(r'#define RLX_VERSION_STRING "([^"]+)"', f.read()).group(1)
+with open(os.path.join(R.ROOT, "CMakeLists.txt")) as f:
+    version = re.search(r"project\(rlx VERSION ([0-9.]+)", f.read()).group(1)
 
 
 def rlx(*args):
