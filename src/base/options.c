@@ -93,6 +93,8 @@ static const char *check_gemm_tile(const char *v, char *buf, size_t cap) {
 /* Every key. Keep README.md's table of options in step (`rlx options
  * --markdown` prints it). */
 static const opt_def k_opts[] = {
+    ENUM("progress", "RLX_PROGRESS", W("auto", "on", "off"), progress, 0,
+         "progress lines on stderr while a plan compiles (auto: only when stderr is a terminal)"),
     BOOL("debug.dump_ir", "RLX_DUMP_IR", "0", dump_ir,
          "print the graph to stderr as a plan is compiled: after binding the input shapes and after each pass"),
     BOOL("debug.fusion_report", "RLX_FUSION_REPORT", "0", fusion_report,
@@ -482,4 +484,9 @@ const char *rlx_config_env_enum(const char *key, const char *fallback) {
     const char *e = d ? rlx_getenv(d->env) : NULL;
     const char *w = e && *e && d->type == OPT_ENUM ? enum_word(d, e) : NULL;
     return w ? w : fallback;
+}
+
+bool rlx_config_progress(const rlx_config *cfg) {
+    if (!cfg || !cfg->progress || strcmp(cfg->progress, "off") == 0) return false;
+    return strcmp(cfg->progress, "on") == 0 || rlx_stderr_is_tty();
 }

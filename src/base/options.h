@@ -26,6 +26,7 @@
  * the value (never NULL: "auto" when not chosen); string keys hold NULL
  * when empty; int keys marked "auto" hold -1 for auto. */
 typedef struct rlx_config {
+    const char *progress;       /* "auto", "on" or "off" (rlx_config_progress) */
     /* debugging and passes */
     bool dump_ir, fusion_report, dispatch_report, no_reuse;
     const char *disable_passes; /* passes.disable: comma-separated pass names */
@@ -78,6 +79,10 @@ rlx_status rlx_config_set(rlx_config *cfg, const char *key, const char *value);
  * errors: RLX_ERR_OUT_OF_MEMORY naming what, the bytes, the limit, where
  * its value came from, and how to raise it (option, CLI flag, variable). */
 rlx_status rlx_limit_check(const rlx_config *c, const char *key, uint64_t bytes, const char *what);
+
+/* Whether progress lines are wanted: option progress "on", or "auto"
+ * while stderr is a terminal. */
+bool rlx_config_progress(const rlx_config *cfg);
 
 /* The value of an int key from its environment variable alone, or
  * `fallback` when the variable is unset or invalid (for per-process state

@@ -10,6 +10,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <unistd.h>
+#endif
 
 
 uint64_t rlx_physical_memory_bytes(void) {
@@ -114,3 +119,11 @@ char *rlx_path_join_inside(const char *base, const char *rel) {
 }
 
 const char *rlx_getenv(const char *name) { return getenv(name); }
+
+bool rlx_stderr_is_tty(void) {
+#ifdef _WIN32
+    return _isatty(_fileno(stderr)) != 0;
+#else
+    return isatty(STDERR_FILENO) == 1;
+#endif
+}

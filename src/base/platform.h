@@ -35,4 +35,7 @@ char *rlx_path_join_inside(const char *base, const char *rel);
 /* Value of an environment variable, or NULL. */
 const char *rlx_getenv(const char *name);
 
+/* True when stderr is a terminal (progress lines are shown only there). */
+bool rlx_stderr_is_tty(void);
+
 #endif

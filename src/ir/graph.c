@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/mem.h"
 #include "base/options.h"
 #include "base/status.h"
@@ -358,6 +359,21 @@ const char *rlx_node_desc(const rlx_node *n) {
     return buf;
 }
 
+/* An attribute the op's schema does not have is ignored, with a warning
+ * (a misspelt name, or one from a newer ONNX version). Internal ones
+ * ("_rlx_...") are the fusion passes'. */
+static void warn_unknown_attrs(const rlx_node *n) {
+    if (!rlx_log_enabled(RLX_LOG_WARNING)) return;
+    for (int i = 0; i < n->n_attrs; i++) {
+        const char *name = n->attrs[i].name;
+        if (!name || strncmp(name, "_rlx", 4) == 0) continue;
+        bool known = false;
+        for (int k = 0; k < RLX_MAX_OP_ATTRS && n->def->attrs[k].name && !known; k++)
+            known = strcmp(n->def->attrs[k].name, name) == 0;
+        if (!known) rlx_log(RLX_LOG_WARNING, "%s: attribute '%s' is not one rlx knows for this op; ignored", rlx_node_desc(n), name);
+    }
+}
+
 static rlx_status check_attrs(const rlx_node *n) {
     const rlx_op_def *d = n->def;
     for (int k = 0; k < RLX_MAX_OP_ATTRS && d->attrs[k].name; k++) {
@@ -473,6 +489,7 @@ rlx_status rlx_graph_add_node(rlx_graph *g, const char *op_type, const char *dom
         v->producer = id;
     }
     RLX_TRY_GOTO(st, check_attrs(n), fail);
+    warn_unknown_attrs(n);
     RLX_TRY_GOTO(st, rlx_node_resolve_params(n), fail);
     if (out_node) *out_node = id;
     return RLX_OK;

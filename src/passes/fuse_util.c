@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/half.h"
+#include "base/log.h"
 #include "base/mem.h"
 #include "base/platform.h"
 #include "base/tensor.h"
@@ -155,7 +156,7 @@ void rlx_fuse_describe(const rlx_graph *g, const int *nodes, int n, char *buf, s
 
 void rlx_fuse_report(const char *pass, const char *fused, const rlx_node *result, const char *detail) {
     if (!rlx_fuse_reporting()) return;
-    fprintf(stderr, "fusion: %s: %s -> %s%s%s '%s'%s%s%s\n", pass, fused, (result->domain && *result->domain) ? result->domain : "",
+    rlx_log(RLX_LOG_DEBUG, "fusion: %s: %s -> %s%s%s '%s'%s%s%s", pass, fused, (result->domain && *result->domain) ? result->domain : "",
             (result->domain && *result->domain) ? "." : "", result->op_type, result->name ? result->name : "?",
             detail ? " (" : "", detail ? detail : "", detail ? ")" : "");
 }

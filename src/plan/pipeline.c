@@ -4,14 +4,17 @@
 #include <string.h>
 
 #include "base/options.h"
+#include "base/log.h"
 #include "passes/fuse_util.h"
 #include "plan/plan.h"
+
+static void write_graph(FILE *f, const void *g) { rlx_graph_dump(g, f); }
 
 /* debug.dump_ir prints the graph after every pass to stderr. */
 static void dump_ir(const rlx_pass_stats *ps, const rlx_graph *g, const char *after) {
     if (!ps->cfg->dump_ir) return;
-    fprintf(stderr, "=== IR after %s ===\n", after);
-    rlx_graph_dump(g, stderr);
+    rlx_log(RLX_LOG_DEBUG, "=== IR after %s ===", after);
+    rlx_log_stream(RLX_LOG_DEBUG, write_graph, g);
 }
 
 /* passes.disable=name,name turns optimisation passes off (debugging, and

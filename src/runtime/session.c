@@ -15,6 +15,7 @@
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/escape.h"
+#include "base/log.h"
 #include "base/mem.h"
 #include "base/options.h"
 #include "base/parallel.h"
@@ -387,7 +388,7 @@ static rlx_status specialise(const rlx_session *s, const rlx_tensor *const *orde
     return RLX_OK;
 }
 
-static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered, plan_entry *e) {
+static rlx_status compile_plan_steps(rlx_session *s, const rlx_tensor *const *ordered, plan_entry *e, bool progress) {
     double t0 = rlx_now_seconds();
     rlx_graph *g;
     rlx_pass_stats ps = { .cfg = s->cfg };
@@ -418,11 +419,23 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
                             "the activation arena of this plan"));
     RLX_TRY(rlx_plan_segments(e->p));
     e->stats.passes_s = rlx_now_seconds() - t0;
+    if (progress)
+        rlx_log(RLX_LOG_PROGRESS, "rlx: compiling: %zu steps for %s", e->p->n_steps, rlx_session_device_name(s));
     double t1 = rlx_now_seconds();
     RLX_TRY(rlx_exec_create(s->be, s->host, e->p, &e->x));
     e->stats.backend_compile_s = rlx_now_seconds() - t1;
     e->report = make_report(s, e, NULL);
     return RLX_OK;
+}
+
+/* Compiles a plan; with the progress option, a progress line says what
+ * is being done (the backend adds its own, e.g. GPU kernels k/n). */
+static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered, plan_entry *e) {
+    bool progress = rlx_config_progress(s->cfg);
+    if (progress) rlx_log(RLX_LOG_PROGRESS, "rlx: compiling: optimising the graph");
+    rlx_status st = compile_plan_steps(s, ordered, e, progress);
+    if (progress) rlx_log(RLX_LOG_PROGRESS, "%s", "");
+    return st;
 }
 
 /* ------------------------------------------------------------ run */
@@ -482,7 +495,7 @@ rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered
     s->last = e;
     s->compiles++;
     *compiled_now = true;
-    if (s->cfg->dispatch_report && e->report) fputs(e->report, stderr);
+    if (s->cfg->dispatch_report && e->report) rlx_log(RLX_LOG_DEBUG, "%s", e->report);
     return RLX_OK;
 }
 

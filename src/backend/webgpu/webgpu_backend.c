@@ -35,6 +35,7 @@
 #include "backend/webgpu/webgpu_device.h"
 #include "backend/webgpu/wgsl_gen.h"
 #include "base/half.h"
+#include "base/log.h"
 #include "base/mem.h"
 #include "base/options.h"
 #include "base/platform.h"
@@ -139,14 +140,14 @@ static bool wg_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n) 
         const rlx_value *v = i < n->n_in ? rlx_node_input(g, n, i) : rlx_node_output(g, n, i - n->n_in);
         if (v && v->dtype == RLX_DTYPE_STRING) {
             if (b->caps.cfg->gpu_trace)
-                fprintf(stderr, "webgpu: %s runs on the CPU: string values stay on the host\n", rlx_node_desc(n));
+                rlx_log(RLX_LOG_DEBUG, "webgpu: %s runs on the CPU: string values stay on the host", rlx_node_desc(n));
             return false;
         }
     }
     wg_lower L;
     rlx_status st = wg_lower_node(g, n, &b->caps, &L);
     if (st && b->caps.cfg->gpu_trace)
-        fprintf(stderr, "webgpu: %s runs on the CPU: %s\n", rlx_node_desc(n), st == RLX_ERR_UNSUPPORTED ? L.why : rlx_last_error());
+        rlx_log(RLX_LOG_DEBUG, "webgpu: %s runs on the CPU: %s", rlx_node_desc(n), st == RLX_ERR_UNSUPPORTED ? L.why : rlx_last_error());
     wg_lower_free(&L);
     return st == RLX_OK;
 }
@@ -501,11 +502,14 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
         d1[s] = e->n_disp;
         if (low[s].note[0]) wg_src_printf(&e->notes, "%s: %s\n", rlx_node_desc(n), low[s].note);
         if (b->caps.cfg->gpu_trace) {
-            fprintf(stderr, "webgpu: step %zu %s:", s, rlx_node_desc(n));
+            wg_src line = { 0 };
+            wg_src_printf(&line, "webgpu: step %zu %s:", s, rlx_node_desc(n));
             for (size_t k = 0; k < low[s].n_d; k++)
-                fprintf(stderr, " %s[%u,%u]", low[s].d[k].kernel, low[s].d[k].groups[0], low[s].d[k].groups[1]);
-            fprintf(stderr, low[s].scratch_elems ? " (scratch %llu elements)\n" : "\n",
-                    (unsigned long long)low[s].scratch_elems);
+                wg_src_printf(&line, " %s[%u,%u]", low[s].d[k].kernel, low[s].d[k].groups[0], low[s].d[k].groups[1]);
+            if (low[s].scratch_elems)
+                wg_src_printf(&line, " (scratch %llu elements)", (unsigned long long)low[s].scratch_elems);
+            rlx_log(RLX_LOG_DEBUG, "%s", line.s ? line.s : "");
+            wg_src_free(&line);
         }
         if (low[s].scratch_elems > scratch) scratch = low[s].scratch_elems;
         for (size_t k = 0; k < low[s].n_d; k++) need_status |= low[s].d[k].reports;
@@ -535,7 +539,7 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
                          "arena", &e->arena[k]);
     }
     if (!st && e->n_arena > 1 && b->caps.cfg->gpu_trace)
-        fprintf(stderr, "webgpu: the %llu-byte arena is split into %zu buffers of up to %llu bytes\n",
+        rlx_log(RLX_LOG_DEBUG, "webgpu: the %llu-byte arena is split into %zu buffers of up to %llu bytes",
                 (unsigned long long)e->arena_size, e->n_arena, (unsigned long long)e->arena_chunk);
     if (!st && scratch) {
         e->scratch_size = up_to(scratch * 4, 256);
@@ -567,10 +571,13 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     /* 4. pipelines and bind groups (each in an error scope that names the
      * step and kernel) */
     uint64_t poff = 0;
+    bool progress = rlx_config_progress(b->caps.cfg);
     for (size_t s = 0; s < p->n_steps && !st; s++) {
         for (size_t k = 0; k < low[s].n_d && !st; k++) {
             wg_dispatch *d = &low[s].d[k];
             rdisp *r = &e->disp[d0[s] + k];
+            if (progress && (d0[s] + k) % 16 == 0)
+                rlx_log(RLX_LOG_PROGRESS, "rlx: compiling: GPU kernels %zu/%zu", d0[s] + k, e->n_disp);
             r->step = (int)s;
             r->kernel = d->kernel;
             r->reports = d->reports;

@@ -11,6 +11,7 @@
 #include "backend/webgpu/wgsl_gen.h"
 #include "backend/webgpu/wgsl_sources.h"
 #include "base/mem.h"
+#include "base/log.h"
 #include "base/options.h"
 #include "base/platform.h"
 
@@ -785,7 +786,7 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
         if (module) wgpuShaderModuleRelease(module);
         if (!d->source) b->modules[mk] = NULL;
         free(own);
-        if (be->caps.cfg->gpu_trace && d->source) fprintf(stderr, "webgpu: generated kernel '%s':\n%s\n", d->kernel, code);
+        if (be->caps.cfg->gpu_trace && d->source) rlx_log(RLX_LOG_DEBUG, "webgpu: generated kernel '%s':\n%s", d->kernel, code);
         free(code);
         return st ? st : rlx_fail(RLX_ERR_DEVICE, "%s: no pipeline returned", ctx);
     }

@@ -17,6 +17,7 @@
 #include "backend/webgpu/lower_gemm.h"
 #include "backend/webgpu/webgpu_device.h"
 #include "base/half.h"
+#include "base/log.h"
 #include "base/options.h"
 #include "base/platform.h"
 
@@ -205,7 +206,7 @@ void wg_coop_probe(wg_backend *b) {
             if (!st) break;
             const wg_coop_form *cf = &wg_coop_forms[f];
             if (b->caps.cfg->gpu_trace) /* the whole message (the note keeps 130 characters) */
-                fprintf(stderr, "rlx: cooperative-matrix self-test, %s %ux%u %s fragments: %s\n",
+                rlx_log(RLX_LOG_DEBUG, "rlx: cooperative-matrix self-test, %s %ux%u %s fragments: %s",
                         cf->ab_f16 ? "f16" : "f32", cf->n, cf->n, cf->col_major ? "column-major" : "row-major",
                         rlx_last_error());
             if (!first[0]) snprintf(first, sizeof first, "%s", rlx_last_error());
