@@ -121,6 +121,61 @@ bool cli_list_dir(const char *path, char ***out_names, size_t *out_count);
  * for dtypes without numbers: strings, undefined). */
 double cli_elem_f64(const rlx_tensor *t, size_t i);
 
+/* ------------------------------------------------ JSON output (cli_json.c) */
+
+/* --json of every command: one JSON document on stdout. Strings are
+ * always valid UTF-8: a byte that is not part of a UTF-8 sequence (a file
+ * name in another encoding) is written as U+FFFD; control characters are
+ * escaped. Numbers are JSON numbers; NaN and infinities become null. */
+#define CLI_JSON_MAX_DEPTH 16
+typedef struct cli_json {
+    FILE *f;
+    int depth;
+    int pretty_depth; /* members down to this depth go on lines of their own (default 1) */
+    size_t count[CLI_JSON_MAX_DEPTH];
+} cli_json;
+
+void cli_json_init(cli_json *j, FILE *f);
+/* Members: `key` names them inside an object; NULL inside an array or at
+ * the top. Objects and arrays close with cli_json_end_*; the top one ends
+ * with a newline. */
+void cli_json_obj(cli_json *j, const char *key);
+void cli_json_arr(cli_json *j, const char *key);
+void cli_json_end_obj(cli_json *j);
+void cli_json_end_arr(cli_json *j);
+void cli_json_s(cli_json *j, const char *key, const char *v); /* NULL: null */
+void cli_json_n(cli_json *j, const char *key, double v);
+void cli_json_i(cli_json *j, const char *key, int64_t v);
+void cli_json_u(cli_json *j, const char *key, uint64_t v);
+void cli_json_b(cli_json *j, const char *key, bool v);
+/* [1, 3, 224, 224] */
+void cli_json_dims(cli_json *j, const char *key, const int64_t *dims, int rank);
+/* A declared shape: [ "batch", 3, null, 224 ] (a name for a symbolic dim,
+ * null for an unnamed one); null for an unknown rank. */
+void cli_json_info_dims(cli_json *j, const char *key, const rlx_value_info *vi);
+/* Writes s as a quoted JSON string (as above). */
+void cli_json_string(FILE *f, const char *s);
+
+/* ------------------------------------------------ progress (cli_json.c) */
+
+/* Whether the command shows progress lines on stderr: not with --quiet;
+ * else as the session option progress says (--option progress=on|off, or
+ * RLX_PROGRESS), auto meaning "stderr is a terminal". */
+bool cli_progress_wanted(const rlx_options *opts, bool quiet);
+/* Rewrites the progress line ("\r" text, erase to the end of the line). */
+void cli_progress(bool on, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* Clears the progress line. */
+void cli_progress_end(bool on);
+/* --quiet: sets the session option progress=off in *opts (created when
+ * NULL). -1 on success, else an exit code. */
+int cli_quiet(rlx_options **opts, const char *command);
+/* The CLI's log function (rlx_set_log_callback): the library's messages
+ * as the default prints them, after clearing the CLI's own progress line;
+ * the library's progress lines share that line. */
+void cli_log(rlx_log_level level, const char *message, void *user);
+/* True when stderr is a terminal (cli_common.c). */
+bool cli_stderr_is_tty(void);
+
 /* Subcommands: argv[0] is the command name ("run"). Each returns an exit
  * code. */
 /* ------------------------------------------------ model inputs (cli_inputs.c) */

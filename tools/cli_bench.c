@@ -35,12 +35,18 @@ static void print_help(FILE *f) {
             "  --warmup N            untimed runs after the first (default 5)\n"
             "  --iters N             timed runs (default 20)\n"
             "  --gpu-iters N         runs timed with GPU timestamps (default: --iters; 0 skips)\n"
-            "  --json                print one JSON object instead of text\n"
-            "  --profile FILE.json   also time each dispatch (GPU timestamps; CPU steps by the\n"
-            "                        host clock) over 3 runs and write a Chrome/Perfetto trace\n"
-            "                        of the median run: one slice per dispatch with its kernel,\n"
-            "                        node, op, output shape and GPU time\n"
-            "  --top N               with --profile, list the N costliest ops (default 12)\n"
+            "  --json                print one JSON object instead of text (times in ms, sizes\n"
+            "                        in bytes, shapes as arrays; with --profile a \"profile\"\n"
+            "                        object: total_us, ops and nodes)\n"
+            "  --quiet               no progress lines on stderr (the option progress=off)\n"
+            "  --profile FILE.json   also time each step over 3 runs (GPU dispatches by GPU\n"
+            "                        timestamps; CPU steps, and every step of a CPU session, by\n"
+            "                        the host clock) and write a Chrome/Perfetto trace of the\n"
+            "                        median run: one slice per dispatch or CPU step with its\n"
+            "                        kernel, node, op, output shape and time; print the N\n"
+            "                        costliest ops and nodes\n"
+            "  --top N               with --profile, list the N costliest ops and nodes\n"
+            "                        (default 12)\n"
             "  -h, --help            print this help and exit\n"
             "\n"
             "Generated inputs: floats uniform in [-1, 1), integers in [0, 10) (1 for inputs\n"
@@ -63,7 +69,7 @@ typedef struct bench_opts {
     cli_named_list shapes, inputs;
     int64_t warmup, iters, gpu_iters, top;
     uint64_t seed;
-    bool json;
+    bool json, quiet;
     rlx_options *opts; /* --option KEY=VALUE */
 } bench_opts;
 
@@ -129,6 +135,10 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
             o->profile = v;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
+        } else if (strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+            int rc = cli_quiet(&o->opts, "bench");
+            if (rc >= 0) return rc;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cli_usage_error("bench", "unknown option '%s'", a);
         } else if (!o->model) {
@@ -175,28 +185,21 @@ static summary summarise(double *v, size_t n) {
 
 /* ------------------------------------------------------------ JSON helpers */
 
-/* A JSON string of s: names from the model first lose their control
- * characters and invalid UTF-8 (rlx_escape_text), then '"' and '\\' are
- * escaped, so the output is valid JSON whatever the file held. */
-static void json_str(FILE *f, const char *s) {
-    char safe[2048];
-    rlx_escape_text(s, safe, sizeof safe);
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)safe; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
-    }
-    fputc('"', f);
-}
+static void json_str(FILE *f, const char *s) { cli_json_string(f, s); }
 
-static void json_summary(FILE *f, const char *name, const summary *s, bool last) {
+static void json_summary(cli_json *j, const char *name, const summary *s) {
     if (!s->n) {
-        fprintf(f, "  \"%s\": null%s\n", name, last ? "" : ",");
+        cli_json_s(j, name, NULL);
         return;
     }
-    fprintf(f, "  \"%s\": {\"median\": %.6f, \"p10\": %.6f, \"p90\": %.6f, \"min\": %.6f, \"mean\": %.6f, \"n\": %zu}%s\n",
-            name, s->median, s->p10, s->p90, s->min, s->mean, s->n, last ? "" : ",");
+    cli_json_obj(j, name);
+    cli_json_n(j, "median", s->median);
+    cli_json_n(j, "p10", s->p10);
+    cli_json_n(j, "p90", s->p90);
+    cli_json_n(j, "min", s->min);
+    cli_json_n(j, "mean", s->mean);
+    cli_json_u(j, "n", s->n);
+    cli_json_end_obj(j);
 }
 
 /* "[1,3,224,224]" of input k (output k when `output`) of step `step` of
@@ -266,6 +269,137 @@ static int write_trace(const char *path, const rlx_session *ss, const rlx_profil
     return -1;
 }
 
+/* What one profiled run cost, by op type and by step (node). */
+typedef struct node_cost {
+    int step;
+    double us;
+    int count;
+} node_cost;
+
+typedef struct profile_sum {
+    op_cost *ops;
+    size_t n_ops;
+    node_cost *nodes;
+    size_t n_nodes;
+    size_t n_slices;
+    double total_us; /* sum of the slices */
+    bool gpu;        /* GPU timestamps (else the host clock) */
+} profile_sum;
+
+static int cmp_node_cost(const void *a, const void *b) {
+    double x = ((const node_cost *)a)->us, y = ((const node_cost *)b)->us;
+    return x > y ? -1 : x < y;
+}
+
+static void profile_free(profile_sum *p) {
+    free(p->ops);
+    free(p->nodes);
+    memset(p, 0, sizeof *p);
+}
+
+/* Sums the slices by op type and by step, each sorted costliest first.
+ * -1 on success, else an exit code. */
+static int profile_summary(const rlx_session *s, const rlx_profile_slice *sl, size_t n, profile_sum *p) {
+    memset(p, 0, sizeof *p);
+    p->ops = calloc(n + 1, sizeof *p->ops);
+    p->nodes = calloc(n + 1, sizeof *p->nodes);
+    if (!p->ops || !p->nodes) {
+        profile_free(p);
+        cli_error("out of memory");
+        return CLI_EXIT_FAILURE;
+    }
+    p->n_slices = n;
+    for (size_t i = 0; i < n; i++) {
+        const rlx_profile_slice *x = &sl[i];
+        rlx_plan_step ps;
+        const char *op = x->step >= 0 && !rlx_session_plan_step(s, (size_t)x->step, &ps) ? ps.op : "?";
+        size_t j = 0;
+        while (j < p->n_ops && strcmp(p->ops[j].op, op) != 0) j++;
+        if (j == p->n_ops) p->ops[p->n_ops++] = (op_cost){ op, 0, 0 };
+        p->ops[j].us += x->dur_us;
+        p->ops[j].count++;
+        size_t k = 0;
+        while (k < p->n_nodes && p->nodes[k].step != x->step) k++;
+        if (k == p->n_nodes) p->nodes[p->n_nodes++] = (node_cost){ x->step, 0, 0 };
+        p->nodes[k].us += x->dur_us;
+        p->nodes[k].count++;
+        p->total_us += x->dur_us;
+    }
+    qsort(p->ops, p->n_ops, sizeof *p->ops, cmp_cost);
+    qsort(p->nodes, p->n_nodes, sizeof *p->nodes, cmp_node_cost);
+    return -1;
+}
+
+/* "node 'conv1' (Conv)" of a step; "step N" when it has no plan step. */
+static void node_label(const rlx_session *s, int step, char *buf, size_t cap, const char **op) {
+    rlx_plan_step ps;
+    *op = "?";
+    if (step >= 0 && !rlx_session_plan_step(s, (size_t)step, &ps)) {
+        *op = ps.op;
+        snprintf(buf, cap, "%s", ps.node[0] ? ps.node : "?");
+    } else {
+        snprintf(buf, cap, "step %d", step);
+    }
+}
+
+/* The text summary: the `top` costliest ops, then nodes. Malloc'ed. */
+static char *profile_text(const rlx_session *s, const profile_sum *p, size_t top, const char *trace) {
+    size_t cap = 1024 + 2 * top * 200, len = 0;
+    char *t = malloc(cap);
+    if (!t) return NULL;
+    const char *how = p->gpu ? "per-dispatch GPU timestamps" : "per-step host clock";
+    len += (size_t)snprintf(t + len, cap - len, "profile (%s, the median of 3 runs: %zu slices, %.1f us; trace in %.200s):\n",
+                            how, p->n_slices, p->total_us, trace);
+    len += (size_t)snprintf(t + len, cap - len, "costliest ops:\n");
+    for (size_t j = 0; j < p->n_ops && j < top && len < cap; j++)
+        len += (size_t)snprintf(t + len, cap - len, "  %-24.24s %5d slices %10.1f us  %5.1f%%\n", p->ops[j].op,
+                                p->ops[j].count, p->ops[j].us, p->total_us > 0 ? 100.0 * p->ops[j].us / p->total_us : 0.0);
+    if (len < cap) len += (size_t)snprintf(t + len, cap - len, "costliest nodes:\n");
+    for (size_t j = 0; j < p->n_nodes && j < top && len < cap; j++) {
+        char name[120];
+        const char *op;
+        node_label(s, p->nodes[j].step, name, sizeof name, &op);
+        len += (size_t)snprintf(t + len, cap - len, "  node %-40.40s %-20.20s %10.1f us  %5.1f%%\n", name, op,
+                                p->nodes[j].us, p->total_us > 0 ? 100.0 * p->nodes[j].us / p->total_us : 0.0);
+    }
+    return t;
+}
+
+static void profile_json(cli_json *j, const rlx_session *s, const profile_sum *p, const char *trace) {
+    cli_json_obj(j, "profile");
+    cli_json_s(j, "trace", trace);
+    cli_json_s(j, "clock", p->gpu ? "gpu" : "host");
+    cli_json_u(j, "slices", p->n_slices);
+    cli_json_n(j, "total_us", p->total_us);
+    int saved = j->pretty_depth;
+    j->pretty_depth = 3;
+    cli_json_arr(j, "ops");
+    for (size_t k = 0; k < p->n_ops; k++) {
+        cli_json_obj(j, NULL);
+        cli_json_s(j, "op", p->ops[k].op);
+        cli_json_i(j, "slices", p->ops[k].count);
+        cli_json_n(j, "us", p->ops[k].us);
+        cli_json_end_obj(j);
+    }
+    cli_json_end_arr(j);
+    cli_json_arr(j, "nodes");
+    for (size_t k = 0; k < p->n_nodes; k++) {
+        char name[300];
+        const char *op;
+        node_label(s, p->nodes[k].step, name, sizeof name, &op);
+        cli_json_obj(j, NULL);
+        cli_json_i(j, "step", p->nodes[k].step);
+        cli_json_s(j, "node", name);
+        cli_json_s(j, "op", op);
+        cli_json_i(j, "slices", p->nodes[k].count);
+        cli_json_n(j, "us", p->nodes[k].us);
+        cli_json_end_obj(j);
+    }
+    cli_json_end_arr(j);
+    j->pretty_depth = saved;
+    cli_json_end_obj(j);
+}
+
 /* ------------------------------------------------------------ command */
 
 
@@ -290,10 +424,14 @@ int cli_cmd_bench(int argc, char **argv) {
     char tb[4][32];
     FILE *txt = o.json ? stderr : stdout;
     char *prof_txt = NULL; /* the --profile summary, printed after the timings */
-    size_t prof_len = 0;
+    profile_sum prof;
+    memset(&prof, 0, sizeof prof);
+    bool progress = cli_progress_wanted(o.opts, o.quiet);
 
     double t0 = rlx_now_seconds();
+    cli_progress(progress, "rlx: loading %s", o.model);
     rlx_status st = rlx_model_load_onnx_with_options(o.model, o.opts, &m);
+    cli_progress_end(progress);
     double t_import = rlx_now_seconds() - t0;
     if (st) {
         rc = cli_fail_model(st, o.model);
@@ -334,6 +472,8 @@ int cli_cmd_bench(int argc, char **argv) {
     t0 = rlx_now_seconds();
     st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
     double t_first = rlx_now_seconds() - t0;
+    /* a progress line per run once runs are slow enough to wait for */
+    bool run_progress = progress && t_first > 0.5;
     if (st) {
         rc = cli_fail(st, "the first run failed");
         goto done;
@@ -346,6 +486,7 @@ int cli_cmd_bench(int argc, char **argv) {
 
     /* steady runs into the same outputs */
     for (int64_t k = 0; k < o.warmup; k++) {
+        cli_progress(run_progress, "rlx: warm-up run %lld/%lld", (long long)k + 1, (long long)o.warmup);
         st = prog ? rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs) : RLX_OK;
         if (st) {
             rc = cli_fail(st, "a warm-up run failed");
@@ -360,6 +501,7 @@ int cli_cmd_bench(int argc, char **argv) {
         goto done;
     }
     for (int64_t k = 0; k < o.iters; k++) {
+        cli_progress(run_progress, "rlx: timed run %lld/%lld", (long long)k + 1, (long long)o.iters);
         if (prog) {
             t0 = rlx_now_seconds();
             st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
@@ -378,6 +520,7 @@ int cli_cmd_bench(int argc, char **argv) {
             goto done;
         }
     }
+    cli_progress_end(run_progress);
     sw = summarise(wall, (size_t)o.iters);
 
     /* GPU time from timestamps */
@@ -385,6 +528,7 @@ int cli_cmd_bench(int argc, char **argv) {
     if (can_time && o.gpu_iters > 0) {
         st = rlx_session_set_profiling(s, RLX_PROFILE_TOTAL);
         for (int64_t k = 0; k < o.gpu_iters && !st; k++) {
+            cli_progress(run_progress, "rlx: run timed on the GPU %lld/%lld", (long long)k + 1, (long long)o.gpu_iters);
             st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
             const rlx_profile_slice *sl;
             size_t nsl;
@@ -393,6 +537,7 @@ int cli_cmd_bench(int argc, char **argv) {
             gpu[n_gpu++] = tot * 1e-3;
         }
         rlx_session_set_profiling(s, RLX_PROFILE_OFF);
+        cli_progress_end(run_progress);
         if (st) {
             rc = cli_fail(st, "a run timed with GPU timestamps failed");
             goto done;
@@ -400,16 +545,21 @@ int cli_cmd_bench(int argc, char **argv) {
         sg = summarise(gpu, n_gpu);
     }
 
-    /* per-dispatch profile: 3 runs, the one of median GPU time is written */
+    /* per-step profile: 3 runs, the median one (by GPU time, or by the sum
+     * of the host-clock steps on the CPU) is written and summarised */
     if (o.profile) {
-        /* GPU plans only: the CPU has no timestamps (and eager plans no steps) */
-        if (!prog || !is_gpu) {
-            cli_error("--profile: the %s backend cannot time its steps", es.backend);
+        if (!prog) {
+            cli_error("--profile: the plan runs eagerly on the CPU (control flow or data-dependent shapes): it has "
+                      "no steps to time");
             rc = CLI_EXIT_FAILURE;
             goto done;
         }
-        bool gpu_ts = can_time;
-        st = gpu_ts ? rlx_session_set_profiling(s, RLX_PROFILE_STEPS) : RLX_OK;
+        if (is_gpu && !can_time) {
+            cli_error("--profile: the device has no timestamp queries");
+            rc = CLI_EXIT_FAILURE;
+            goto done;
+        }
+        st = rlx_session_set_profiling(s, RLX_PROFILE_STEPS);
         if (st) {
             rc = cli_fail(st, "--profile");
             goto done;
@@ -417,18 +567,21 @@ int cli_cmd_bench(int argc, char **argv) {
         rlx_profile_slice *runs[3] = { NULL, NULL, NULL };
         size_t nsl[3] = { 0, 0, 0 };
         double tot[3] = { 0, 0, 0 };
-        for (int k = 0; k < 3 && !st && gpu_ts; k++) {
+        for (int k = 0; k < 3 && !st; k++) {
+            cli_progress(progress, "rlx: profiling: run %d/3", k + 1);
             st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
             const rlx_profile_slice *sl = NULL;
             if (!st) rlx_session_profile(s, &sl, &nsl[k], &tot[k]);
             runs[k] = malloc((nsl[k] + 1) * sizeof *sl);
             if (runs[k] && nsl[k]) memcpy(runs[k], sl, nsl[k] * sizeof *sl);
+            if (!is_gpu)
+                for (size_t i = 0; i < nsl[k]; i++) tot[k] += sl[i].dur_us;
         }
+        cli_progress_end(progress);
         rlx_session_set_profiling(s, RLX_PROFILE_OFF);
-        if (st || !gpu_ts) {
+        if (st) {
             for (int k = 0; k < 3; k++) free(runs[k]);
-            if (st) rc = cli_fail(st, "a profiled run failed");
-            else cli_error("--profile: the device has no timestamp queries"), rc = CLI_EXIT_FAILURE;
+            rc = cli_fail(st, "a profiled run failed");
             goto done;
         }
         int med = 0;
@@ -438,86 +591,64 @@ int cli_cmd_bench(int argc, char **argv) {
             if (below == 1) med = k;
         }
         rc = runs[med] ? write_trace(o.profile, s, runs[med], nsl[med], rlx_session_device_name(s)) : CLI_EXIT_FAILURE;
-        if (rc < 0 && o.top > 0) {
-            op_cost *oc = calloc(nsl[med] + 1, sizeof *oc);
-            size_t nop = 0;
-            double sum = 0;
-            for (size_t i = 0; oc && i < nsl[med]; i++) {
-                const rlx_profile_slice *x = &runs[med][i];
-                rlx_plan_step ps;
-                const char *op = x->step >= 0 && !rlx_session_plan_step(s, (size_t)x->step, &ps) ? ps.op : "?";
-                size_t j = 0;
-                while (j < nop && strcmp(oc[j].op, op) != 0) j++;
-                if (j == nop) oc[nop++] = (op_cost){ op, 0, 0 };
-                oc[j].us += x->dur_us;
-                oc[j].count++;
-                sum += x->dur_us;
-            }
-            size_t cap = 512 + (size_t)(o.top < (int64_t)nop ? o.top : (int64_t)nop) * 128;
-            prof_txt = oc ? malloc(cap) : NULL;
-            if (prof_txt) {
-                qsort(oc, nop, sizeof *oc, cmp_cost);
-                prof_len = (size_t)snprintf(prof_txt, cap,
-                                            "profile (per-dispatch timestamps, the median of 3 runs: %zu slices, %.1f us; "
-                                            "trace in %.200s):\n",
-                                            nsl[med], sum, o.profile);
-                for (size_t j = 0; j < nop && (int64_t)j < o.top && prof_len < cap; j++)
-                    prof_len += (size_t)snprintf(prof_txt + prof_len, cap - prof_len, "  %-24.24s %5d slices %10.1f us  %5.1f%%\n",
-                                                 oc[j].op, oc[j].count, oc[j].us, sum > 0 ? 100.0 * oc[j].us / sum : 0.0);
-            }
-            free(oc);
-        }
+        if (rc < 0) rc = profile_summary(s, runs[med], nsl[med], &prof);
         for (int k = 0; k < 3; k++) free(runs[k]);
         if (rc >= 0) goto done;
+        prof.gpu = is_gpu;
+        if (o.top > 0) prof_txt = profile_text(s, &prof, (size_t)o.top, o.profile);
     }
 
     double backend_s = stats.backend_compile_s;
     if (o.json) {
-        FILE *f = stdout;
-        fprintf(f, "{\n  \"model\": ");
-        json_str(f, o.model);
-        fprintf(f, ",\n  \"device\": ");
-        json_str(f, rlx_session_device_name(s));
-        fprintf(f, ",\n  \"device_arg\": ");
-        json_str(f, o.device);
-        fprintf(f, ",\n  \"backend\": ");
-        json_str(f, es.backend);
-        fprintf(f, ",\n  \"inputs\": [");
+        cli_json jj, *j = &jj;
+        cli_json_init(j, stdout);
+        cli_json_obj(j, NULL);
+        cli_json_s(j, "model", o.model);
+        cli_json_s(j, "device", rlx_session_device_name(s));
+        cli_json_s(j, "device_arg", o.device);
+        cli_json_s(j, "backend", es.backend);
+        cli_json_arr(j, "inputs");
         for (size_t i = 0; i < n_in; i++) {
-            char shp[256];
-            fprintf(f, "%s{\"name\": ", i ? ", " : "");
-            json_str(f, names[i]);
-            fprintf(f, ", \"dtype\": \"%s\", \"shape\": ", rlx_dtype_name(inputs[i]->dtype));
-            json_str(f, cli_shape_str(inputs[i]->dims, inputs[i]->rank, shp, sizeof shp));
-            fprintf(f, "}");
+            cli_json_obj(j, NULL);
+            cli_json_s(j, "name", names[i]);
+            cli_json_s(j, "dtype", rlx_dtype_name(inputs[i]->dtype));
+            cli_json_dims(j, "shape", inputs[i]->dims, inputs[i]->rank);
+            cli_json_end_obj(j);
         }
-        fprintf(f, "],\n  \"eager\": %s,\n", prog ? "false" : "true");
-        fprintf(f, "  \"import_ms\": %.3f,\n  \"session_ms\": %.3f,\n  \"first_run_ms\": %.3f,\n", t_import * 1e3,
-                t_session * 1e3, t_first * 1e3);
-        fprintf(f,
-                "  \"compile_ms\": {\"passes\": %.3f, \"backend\": %.3f, \"lower\": %.3f, \"pipelines\": %.3f, "
-                "\"pipelines_new\": %zu, \"buffers\": %.3f, \"bind_groups\": %.3f},\n",
-                stats.passes_s * 1e3, backend_s * 1e3, es.lower_s * 1e3, es.pipelines_s * 1e3, es.n_pipelines_new,
-                es.buffers_s * 1e3, es.bind_groups_s * 1e3);
-        fprintf(f, "  \"nodes_folded\": %d, \"nodes_fused\": %d, \"nodes_removed\": %d,\n", stats.nodes_folded,
-                stats.nodes_fused, stats.nodes_removed);
-        fprintf(f, "  \"dispatches\": %zu, \"gpu_segments\": %zu, \"cpu_steps\": %zu,\n", es.n_dispatches,
-                es.n_gpu_segments, es.n_cpu_steps);
-        fprintf(f, "  \"arena_bytes\": %llu, \"weight_bytes\": %llu, \"scratch_bytes\": %llu,\n",
-                (unsigned long long)es.arena_bytes, (unsigned long long)es.weight_bytes,
-                (unsigned long long)es.scratch_bytes);
-        fprintf(f, "  \"gpu_timing\": %s, \"timing_inside_passes\": %s,\n", es.gpu_timing ? "true" : "false",
-                es.timing_inside_passes ? "true" : "false");
-        fprintf(f, "  \"f16_mode\": %s, \"cooperative_matrix\": ", es.f16_mode ? "true" : "false");
-        json_str(f, es.gemm_note ? es.gemm_note : "");
-        fprintf(f, ",\n");
-        fprintf(f, "  \"warmup\": %lld,\n", (long long)o.warmup);
-        json_summary(f, "wall_ms", &sw, false);
-        json_summary(f, "gpu_ms", &sg, false);
+        cli_json_end_arr(j);
+        cli_json_b(j, "eager", !prog);
+        cli_json_n(j, "import_ms", t_import * 1e3);
+        cli_json_n(j, "session_ms", t_session * 1e3);
+        cli_json_n(j, "first_run_ms", t_first * 1e3);
+        cli_json_obj(j, "compile_ms");
+        cli_json_n(j, "passes", stats.passes_s * 1e3);
+        cli_json_n(j, "backend", backend_s * 1e3);
+        cli_json_n(j, "lower", es.lower_s * 1e3);
+        cli_json_n(j, "pipelines", es.pipelines_s * 1e3);
+        cli_json_u(j, "pipelines_new", es.n_pipelines_new);
+        cli_json_n(j, "buffers", es.buffers_s * 1e3);
+        cli_json_n(j, "bind_groups", es.bind_groups_s * 1e3);
+        cli_json_end_obj(j);
+        cli_json_i(j, "nodes_folded", stats.nodes_folded);
+        cli_json_i(j, "nodes_fused", stats.nodes_fused);
+        cli_json_i(j, "nodes_removed", stats.nodes_removed);
+        cli_json_u(j, "dispatches", es.n_dispatches);
+        cli_json_u(j, "gpu_segments", es.n_gpu_segments);
+        cli_json_u(j, "cpu_steps", es.n_cpu_steps);
+        cli_json_u(j, "arena_bytes", es.arena_bytes);
+        cli_json_u(j, "weight_bytes", es.weight_bytes);
+        cli_json_u(j, "scratch_bytes", es.scratch_bytes);
+        cli_json_b(j, "gpu_timing", es.gpu_timing);
+        cli_json_b(j, "timing_inside_passes", es.timing_inside_passes);
+        cli_json_b(j, "f16_mode", es.f16_mode);
+        cli_json_s(j, "cooperative_matrix", es.gemm_note ? es.gemm_note : "");
+        cli_json_i(j, "warmup", o.warmup);
+        json_summary(j, "wall_ms", &sw);
+        json_summary(j, "gpu_ms", &sg);
+        if (o.profile) profile_json(j, s, &prof, o.profile);
         /* the options that differ from their defaults: set by --option, else
          * by their environment variable */
-        fprintf(f, "  \"env\": {");
-        bool first = true;
+        cli_json_obj(j, "env");
         for (size_t i = 0; i < rlx_option_count(); i++) {
             rlx_option_info in;
             const char *v = NULL;
@@ -526,11 +657,10 @@ int cli_cmd_bench(int argc, char **argv) {
             const char *name = v ? in.key : in.env;
             if (!v) v = getenv(in.env);
             if (!v) continue;
-            fprintf(f, "%s\"%s\": ", first ? "" : ", ", name);
-            json_str(f, v);
-            first = false;
+            cli_json_s(j, name, v);
         }
-        fprintf(f, "}\n}\n");
+        cli_json_end_obj(j);
+        cli_json_end_obj(j);
     } else {
         printf("model: %s\n", o.model);
         printf("device: %s (--device %s)\n", rlx_session_device_name(s), o.device);
@@ -570,6 +700,7 @@ int cli_cmd_bench(int argc, char **argv) {
 done:
     fflush(stdout);
     free(prof_txt);
+    profile_free(&prof);
     free(wall);
     free(gpu);
     if (outs) {

@@ -11,10 +11,19 @@
 #include <sys/stat.h>
 #ifndef _WIN32
 #include <dirent.h>
+#include <unistd.h>
 #endif
 #ifdef _WIN32
 #include <direct.h>
 #endif
+
+bool cli_stderr_is_tty(void) {
+#ifdef _WIN32
+    return false;
+#else
+    return isatty(STDERR_FILENO) == 1;
+#endif
+}
 
 void cli_error(const char *fmt, ...) {
     va_list ap;
@@ -323,19 +332,42 @@ bool cli_option_arg(int argc, char **argv, int *i, rlx_options **opts, const cha
 }
 
 int cli_cmd_options(int argc, char **argv) {
-    bool md = false;
+    bool md = false, json = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            printf("usage: rlx options [--markdown]\n"
+            printf("usage: rlx options [--markdown | --json]\n"
                    "\n"
                    "Lists the session options that 'rlx run', 'rlx bench' and 'rlx info' take as\n"
                    "--option KEY=VALUE (and the C API as rlx_options, Python as options={...}):\n"
                    "key, type, accepted values, default, the environment variable that supplies\n"
-                   "the default when set, and what it does. --markdown prints README.md's table.\n");
+                   "the default when set, and what it does. --markdown prints README.md's table,\n"
+                   "--json a JSON array of objects (key, type, values, default, env, doc,\n"
+                   "per_process).\n");
             return CLI_EXIT_OK;
         }
         if (strcmp(argv[i], "--markdown") == 0) md = true;
+        else if (strcmp(argv[i], "--json") == 0) json = true;
         else return cli_usage_error("options", "unknown option '%s'", argv[i]);
+    }
+    if (json) {
+        cli_json j;
+        cli_json_init(&j, stdout);
+        cli_json_arr(&j, NULL);
+        for (size_t k = 0; k < rlx_option_count(); k++) {
+            rlx_option_info in;
+            if (rlx_option_info_get(k, &in)) continue;
+            cli_json_obj(&j, NULL);
+            cli_json_s(&j, "key", in.key);
+            cli_json_s(&j, "type", in.type);
+            cli_json_s(&j, "values", in.values);
+            cli_json_s(&j, "default", in.default_value);
+            cli_json_s(&j, "env", in.env);
+            cli_json_s(&j, "doc", in.doc);
+            cli_json_b(&j, "per_process", in.per_process);
+            cli_json_end_obj(&j);
+        }
+        cli_json_end_arr(&j);
+        return CLI_EXIT_OK;
     }
     if (md) {
         printf("| option | environment | values | default | what it does |\n|---|---|---|---|---|\n");

@@ -8,7 +8,7 @@
 
 static void print_help(FILE *f) {
     fprintf(f,
-            "usage: rlx devices\n"
+            "usage: rlx devices [--json]\n"
             "\n"
             "Lists the GPU adapters that WebGPU (wgpu-native) finds, numbered as\n"
             "'--device gpu:N' counts them, with name, backend (vulkan, metal, ...), type\n"
@@ -17,13 +17,60 @@ static void print_help(FILE *f) {
             "CPU backend, which is always there. Says so when no GPU adapter is found.\n"
             "\n"
             "options:\n"
+            "  --json       print one JSON object: {\"adapters\": [...], \"cpu\": {...}},\n"
+            "               each adapter with the fields above (limits in bytes)\n"
             "  -h, --help   print this help and exit\n");
 }
 
 static const char *yes_no(bool b) { return b ? "yes" : "no"; }
 
+static void print_json(const rlx_adapter_info *ad, size_t n, rlx_status st) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_obj(&j, NULL);
+    cli_json_s(&j, "error", st ? rlx_last_error() : NULL);
+    cli_json_arr(&j, "adapters");
+    j.pretty_depth = 2;
+    for (size_t i = 0; i < n; i++) {
+        const rlx_adapter_info *a = &ad[i];
+        char dev[32];
+        snprintf(dev, sizeof dev, "gpu:%zu", i);
+        cli_json_obj(&j, NULL);
+        cli_json_s(&j, "device", dev);
+        cli_json_s(&j, "name", a->name);
+        cli_json_s(&j, "backend", a->backend);
+        cli_json_s(&j, "type", a->type);
+        cli_json_s(&j, "driver", a->driver);
+        cli_json_u(&j, "vendor_id", a->vendor_id);
+        cli_json_u(&j, "device_id", a->device_id);
+        cli_json_u(&j, "max_buffer_size", a->max_buffer_size);
+        cli_json_u(&j, "max_storage_buffer_binding_size", a->max_storage_buffer_binding_size);
+        cli_json_u(&j, "max_compute_workgroups_per_dimension", a->max_compute_workgroups_per_dimension);
+        cli_json_u(&j, "max_compute_invocations_per_workgroup", a->max_compute_invocations_per_workgroup);
+        cli_json_u(&j, "max_compute_workgroup_storage_size", a->max_compute_workgroup_storage_size);
+        cli_json_u(&j, "max_storage_buffers_per_shader_stage", a->max_storage_buffers_per_shader_stage);
+        cli_json_b(&j, "shader_f16", a->shader_f16);
+        cli_json_b(&j, "subgroups", a->subgroups);
+        cli_json_b(&j, "timestamp_query", a->timestamp_query);
+        cli_json_b(&j, "cooperative_matrix", a->cooperative_matrix);
+        cli_json_end_obj(&j);
+    }
+    cli_json_end_arr(&j);
+    j.pretty_depth = 1;
+    cli_json_obj(&j, "cpu");
+    cli_json_s(&j, "device", "cpu");
+    cli_json_s(&j, "name", "the CPU backend");
+    cli_json_end_obj(&j);
+    cli_json_end_obj(&j);
+}
+
 int cli_cmd_devices(int argc, char **argv) {
+    bool json = false;
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+            continue;
+        }
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             print_help(stdout);
             return CLI_EXIT_OK;
@@ -39,6 +86,11 @@ int cli_cmd_devices(int argc, char **argv) {
         rc = cli_fail(st, "cannot list GPU adapters");
         if (rc == CLI_EXIT_USAGE) rc = CLI_EXIT_FAILURE; /* never a usage error here */
         n = 0;
+    }
+    if (json) {
+        print_json(ad, n, st);
+        free(ad);
+        return rc;
     }
     if (n == 0) {
         printf("GPU adapters: none found. '--device gpu' will fail; the CPU backend works.\n"

@@ -12,8 +12,8 @@
 
 static void print_help(FILE *f) {
     fprintf(f,
-            "usage: rlx info MODEL.onnx [--dump-ir] [--plan [--shape NAME=DIMS ...] [--device DEV] [--top N]\n"
-            "                [--option KEY=VALUE ...]]\n"
+            "usage: rlx info MODEL.onnx [--json] [--quiet] [--dump-ir] [--plan [--shape NAME=DIMS ...]\n"
+            "                [--device DEV] [--top N] [--option KEY=VALUE ...]]\n"
             "\n"
             "Loads an ONNX model (shapes inferred, graph verified) and prints: the opset\n"
             "of the default domain; each graph input and output with dtype and shape\n"
@@ -38,6 +38,11 @@ static void print_help(FILE *f) {
             "               CPU or the device limits a buffer's size)\n"
             "  --top N      with --plan: how many of the largest tensors to list (default 10)\n"
             "  --option KEY=VALUE  with --plan: a session option (repeatable; 'rlx options')\n"
+            "  --json       print one JSON object instead (model, opset, inputs, outputs with\n"
+            "               shapes as arrays: a name for a symbolic dim, null for an unnamed\n"
+            "               one; ops; initializers; with --plan a \"plan\" object); not with\n"
+            "               --dump-ir\n"
+            "  --quiet      no progress lines on stderr (the option progress=off)\n"
             "  -h, --help   print this help and exit\n");
 }
 
@@ -53,8 +58,22 @@ static int cmp_count(const void *a, const void *b) {
     return c ? c : strcmp(x->op, y->op);
 }
 
-static void print_values(const rlx_model *m, bool inputs) {
+static void print_values(const rlx_model *m, bool inputs, cli_json *j) {
     size_t n = inputs ? rlx_model_num_inputs(m) : rlx_model_num_outputs(m);
+    if (j) {
+        cli_json_arr(j, inputs ? "inputs" : "outputs");
+        for (size_t i = 0; i < n; i++) {
+            rlx_value_info vi;
+            if (inputs ? rlx_model_input_info(m, i, &vi) : rlx_model_output_info(m, i, &vi)) continue;
+            cli_json_obj(j, NULL);
+            cli_json_s(j, "name", vi.name);
+            cli_json_s(j, "dtype", vi.dtype ? rlx_dtype_name(vi.dtype) : NULL);
+            cli_json_info_dims(j, "shape", &vi);
+            cli_json_end_obj(j);
+        }
+        cli_json_end_arr(j);
+        return;
+    }
     printf("%s: %zu\n", inputs ? "inputs" : "outputs", n);
     for (size_t i = 0; i < n; i++) {
         rlx_value_info vi;
@@ -106,7 +125,8 @@ static void print_ratio(const char *what, uint64_t a, uint64_t b) {
 /* --option KEY=VALUE (the plan's session options) */
 static rlx_options *g_opts;
 
-static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_shapes, const char *device, size_t top) {
+static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_shapes, const char *device, size_t top,
+                      cli_json *j) {
     size_t n_in = rlx_model_num_inputs(m);
     for (size_t k = 0; k < n_shapes; k++) {
         bool found = false;
@@ -121,12 +141,17 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
     rlx_session *s = NULL;
     int rc = CLI_EXIT_OK;
     char sh[512], dsh[512], b1[64], b2[64];
+    if (j) {
+        cli_json_obj(j, "plan");
+        cli_json_s(j, "device_arg", device);
+    }
     if (!in || !names) {
         cli_error("out of memory");
         rc = CLI_EXIT_FAILURE;
         goto done;
     }
-    printf("\nmemory plan on %s for inputs:\n", device);
+    if (j) cli_json_arr(j, "inputs");
+    else printf("\nmemory plan on %s for inputs:\n", device);
     for (size_t i = 0; i < n_in; i++) {
         rlx_value_info vi;
         rlx_model_input_info(m, i, &vi);
@@ -163,11 +188,20 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
             rc = cli_fail(st, what);
             goto done;
         }
+        if (j) {
+            cli_json_obj(j, NULL);
+            cli_json_s(j, "name", vi.name);
+            cli_json_s(j, "dtype", rlx_dtype_name(in[i]->dtype));
+            cli_json_dims(j, "shape", dims, rank);
+            cli_json_end_obj(j);
+            continue;
+        }
         printf("  %-24s %-5s %s\n", cli_esc(vi.name), rlx_dtype_name(in[i]->dtype), cli_shape_str(dims, rank, sh, sizeof sh));
         if (note[0])
             printf("    note: symbolic dims %s of %s set to 1 (use --shape %s=DxDx...)\n", note,
                    cli_info_shape_str(&vi, dsh, sizeof dsh), vi.name);
     }
+    if (j) cli_json_end_arr(j);
     rlx_session_options o = { .device = device };
     rlx_status st = rlx_session_create_with_options(m, &o, g_opts, &s);
     if (st) {
@@ -181,6 +215,11 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
     }
     rlx_plan_info pi;
     st = rlx_session_plan_info(s, &pi);
+    if (st == RLX_ERR_UNSUPPORTED && j) {
+        cli_json_b(j, "eager", true);
+        cli_json_s(j, "dispatch_report", rlx_session_dispatch_report(s));
+        goto done;
+    }
     if (st == RLX_ERR_UNSUPPORTED) {
         printf("no static plan: the graph runs eagerly on the CPU for these shapes\n%s",
                rlx_session_dispatch_report(s));
@@ -200,6 +239,43 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
     for (size_t i = 0; i < pi.n_values; i++) {
         rlx_plan_value pv;
         if (!rlx_session_plan_value(s, i, &pv) && pv.in_arena) big[n_arena++] = (big_tensor){ (int)i, pv.bytes };
+    }
+    qsort(big, n_arena, sizeof *big, cmp_big);
+    if (top > n_arena) top = n_arena;
+    if (j) {
+        cli_json_b(j, "eager", false);
+        cli_json_s(j, "device", rlx_session_device_name(s));
+        cli_json_u(j, "steps", pi.n_steps);
+        cli_json_u(j, "steps_device", pi.n_steps_device);
+        cli_json_u(j, "steps_cpu", pi.n_steps_cpu);
+        cli_json_u(j, "steps_view", pi.n_steps_view);
+        cli_json_u(j, "arena_tensors", pi.n_arena_tensors);
+        cli_json_u(j, "arena_align", pi.arena_align);
+        cli_json_u(j, "arena_bytes", pi.arena_bytes);
+        cli_json_s(j, "placement_order", strategy_name(pi.order));
+        cli_json_u(j, "noreuse_bytes", pi.noreuse_bytes);
+        cli_json_u(j, "peak_bytes", pi.peak_bytes);
+        cli_json_u(j, "buffer_limit", pi.buffer_limit);
+        cli_json_u(j, "weights", pi.n_weights);
+        cli_json_u(j, "weight_bytes", pi.weight_bytes);
+        cli_json_arr(j, "largest_tensors");
+        for (size_t k = 0; k < top; k++) {
+            rlx_plan_value v;
+            rlx_session_plan_value(s, (size_t)big[k].value, &v);
+            cli_json_obj(j, NULL);
+            cli_json_s(j, "name", v.info.name);
+            cli_json_s(j, "dtype", rlx_dtype_name(v.info.dtype));
+            cli_json_dims(j, "shape", v.info.dims, v.info.rank);
+            cli_json_u(j, "bytes", big[k].bytes);
+            cli_json_i(j, "first_step", v.first_step);
+            cli_json_i(j, "last_step", v.last_step);
+            cli_json_s(j, "producer_node", v.producer_node);
+            cli_json_s(j, "producer_op", v.producer_op);
+            cli_json_end_obj(j);
+        }
+        cli_json_end_arr(j);
+        free(big);
+        goto done;
     }
     printf("device: %s\n", rlx_session_device_name(s));
     printf("steps: %zu (%zu on the device, %zu on the CPU fallback, %zu views); tensors in the arena: %zu\n",
@@ -224,8 +300,6 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
                cli_bytes_long_str(pi.buffer_limit, b1, sizeof b1));
     printf("  %-34s %s in %zu tensors (after constant folding)\n", "weights (outside the arena):",
            cli_bytes_long_str(pi.weight_bytes, b1, sizeof b1), pi.n_weights);
-    qsort(big, n_arena, sizeof *big, cmp_big);
-    if (top > n_arena) top = n_arena;
     if (top) {
         printf("largest tensors in the arena (live steps: -1 = an input, %zu = an output, kept to the end):\n",
                pi.n_steps);
@@ -247,6 +321,7 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
     }
     free(big);
 done:
+    if (j) cli_json_end_obj(j);
     rlx_session_destroy(s);
     for (size_t i = 0; in && i < n_in; i++) rlx_tensor_destroy(in[i]);
     free(in);
@@ -256,7 +331,7 @@ done:
 
 int cli_cmd_info(int argc, char **argv) {
     const char *path = NULL, *device = NULL, *opt = NULL;
-    bool dump = false, plan = false, err = false;
+    bool dump = false, plan = false, err = false, json = false, quiet = false;
     plan_shape shapes[RLX_PLAN_MAX_SHAPES];
     size_t n_shapes = 0;
     int64_t top = 10;
@@ -268,6 +343,10 @@ int cli_cmd_info(int argc, char **argv) {
         }
         if (strcmp(a, "--dump-ir") == 0) {
             dump = true;
+        } else if (strcmp(a, "--json") == 0) {
+            json = true;
+        } else if (strcmp(a, "--quiet") == 0) {
+            quiet = true;
         } else if (strcmp(a, "--plan") == 0) {
             plan = true;
         } else if (cli_opt_value(argc, argv, &i, "--shape", &opt, "info", &err)) {
@@ -301,21 +380,40 @@ int cli_cmd_info(int argc, char **argv) {
     if (!path) return cli_usage_error("info", "no model given");
     if (!plan && (n_shapes || device || g_opts))
         return cli_usage_error("info", "--shape, --device and --option only apply with --plan");
+    if (json && dump) return cli_usage_error("info", "--json and --dump-ir cannot be combined");
+    if (quiet) {
+        int qrc = cli_quiet(&g_opts, "info");
+        if (qrc >= 0) return qrc;
+    }
+    bool progress = cli_progress_wanted(g_opts, quiet);
 
     double t0 = rlx_now_seconds();
     rlx_model *m = NULL;
+    cli_progress(progress, "rlx: loading %s", path);
     rlx_status st = rlx_model_load_onnx_with_options(path, g_opts, &m);
+    cli_progress_end(progress);
     if (st) {
+        rlx_options_destroy(g_opts);
+        g_opts = NULL;
         return cli_fail_model(st, path);
     }
     double t_load = rlx_now_seconds() - t0;
     rlx_model_summary ms;
     rlx_model_get_summary(m, &ms);
     char tb[32];
-    printf("model: %s (imported in %s)\n", path, cli_time_str(t_load, tb, sizeof tb));
-    printf("opset: %lld (default ONNX domain)\n", (long long)ms.opset);
-    print_values(m, true);
-    print_values(m, false);
+    cli_json jj, *j = json ? &jj : NULL;
+    if (j) {
+        cli_json_init(j, stdout);
+        cli_json_obj(j, NULL);
+        cli_json_s(j, "model", path);
+        cli_json_n(j, "import_ms", t_load * 1e3);
+        cli_json_i(j, "opset", ms.opset);
+    } else {
+        printf("model: %s (imported in %s)\n", path, cli_time_str(t_load, tb, sizeof tb));
+        printf("opset: %lld (default ONNX domain)\n", (long long)ms.opset);
+    }
+    print_values(m, true, j);
+    print_values(m, false, j);
 
     op_count *counts = calloc(ms.n_nodes + 1, sizeof *counts);
     if (!counts) {
@@ -327,33 +425,54 @@ int cli_cmd_info(int argc, char **argv) {
     for (size_t i = 0; i < ms.n_nodes; i++) {
         rlx_node_info nd;
         if (rlx_model_node_info(m, i, &nd)) continue;
-        size_t j = 0;
-        while (j < n_ops && !(strcmp(counts[j].op, nd.op) == 0 && strcmp(counts[j].domain, nd.domain) == 0)) j++;
-        if (j == n_ops) counts[n_ops++] = (op_count){ nd.domain, nd.op, 0 };
-        counts[j].n++;
+        size_t k = 0;
+        while (k < n_ops && !(strcmp(counts[k].op, nd.op) == 0 && strcmp(counts[k].domain, nd.domain) == 0)) k++;
+        if (k == n_ops) counts[n_ops++] = (op_count){ nd.domain, nd.op, 0 };
+        counts[k].n++;
     }
     qsort(counts, n_ops, sizeof *counts, cmp_count);
     size_t live = 0;
-    for (size_t j = 0; j < n_ops; j++) live += (size_t)counts[j].n;
-    printf("nodes: %zu (%zu op types)\n", live, n_ops);
-    for (size_t j = 0; j < n_ops; j++) {
-        char name[300];
-        snprintf(name, sizeof name, "%s%s%s", counts[j].domain, counts[j].domain[0] ? "." : "", counts[j].op);
-        printf("  %-28s %6d\n", cli_esc(name), counts[j].n);
+    for (size_t k = 0; k < n_ops; k++) live += (size_t)counts[k].n;
+    if (j) {
+        cli_json_u(j, "nodes", live);
+        cli_json_arr(j, "ops");
+        for (size_t k = 0; k < n_ops; k++) {
+            cli_json_obj(j, NULL);
+            cli_json_s(j, "domain", counts[k].domain);
+            cli_json_s(j, "op", counts[k].op);
+            cli_json_i(j, "count", counts[k].n);
+            cli_json_end_obj(j);
+        }
+        cli_json_end_arr(j);
+    } else {
+        printf("nodes: %zu (%zu op types)\n", live, n_ops);
+        for (size_t k = 0; k < n_ops; k++) {
+            char name[300];
+            snprintf(name, sizeof name, "%s%s%s", counts[k].domain, counts[k].domain[0] ? "." : "", counts[k].op);
+            printf("  %-28s %6d\n", cli_esc(name), counts[k].n);
+        }
     }
     free(counts);
 
     char bb[64];
-    printf("initializers: %zu, %s\n", ms.n_initializers, cli_bytes_long_str(ms.initializer_bytes, bb, sizeof bb));
-    printf("other constant values (from Constant nodes): %zu, %s\n", ms.n_constants,
-           cli_bytes_long_str(ms.constant_bytes, bb, sizeof bb));
+    if (j) {
+        cli_json_u(j, "initializers", ms.n_initializers);
+        cli_json_u(j, "initializer_bytes", ms.initializer_bytes);
+        cli_json_u(j, "constants", ms.n_constants);
+        cli_json_u(j, "constant_bytes", ms.constant_bytes);
+    } else {
+        printf("initializers: %zu, %s\n", ms.n_initializers, cli_bytes_long_str(ms.initializer_bytes, bb, sizeof bb));
+        printf("other constant values (from Constant nodes): %zu, %s\n", ms.n_constants,
+               cli_bytes_long_str(ms.constant_bytes, bb, sizeof bb));
+    }
     if (dump) {
         printf("\n");
         fflush(stdout);
         rlx_model_dump(m, stdout);
     }
     int rc = CLI_EXIT_OK;
-    if (plan) rc = print_plan(m, shapes, n_shapes, device ? device : "cpu", (size_t)top);
+    if (plan) rc = print_plan(m, shapes, n_shapes, device ? device : "cpu", (size_t)top, j);
+    if (j) cli_json_end_obj(j);
     rlx_options_destroy(g_opts);
     g_opts = NULL;
     rlx_model_destroy(m);

@@ -19,7 +19,7 @@
 
 static void print_help(FILE *f) {
     fprintf(f,
-            "usage: rlx ops [--markdown] [OP ...]\n"
+            "usage: rlx ops [--markdown | --json] [OP ...]\n"
             "\n"
             "Lists the ONNX operators of the default domain that rlx knows (a model\n"
             "with any other op fails to load), one line each: the opsets at which the\n"
@@ -35,6 +35,9 @@ static void print_help(FILE *f) {
             "  --markdown   print docs/ops.md instead (a Markdown page with the same\n"
             "               facts; regenerate it with 'build/rlx ops --markdown >\n"
             "               docs/ops.md', the ops_doc test fails when it is stale)\n"
+            "  --json       print one JSON object: {\"webgpu_built\", \"webgpu_conditions\",\n"
+            "               \"ops\": [{domain, name, versions, internal, view, control_flow,\n"
+            "               data_dependent, takes_strings, cpu, webgpu, webgpu_note}]}\n"
             "  -h, --help   print this help and exit\n",
             RLX_ONNX_OPSET_MAX);
 }
@@ -289,10 +292,44 @@ static void print_markdown(const op_row *rows, size_t n, bool webgpu_built, cons
     md_table(rows, n, true, webgpu_built);
 }
 
+/* ------------------------------------------------------------ JSON */
+
+static void print_json(const op_row *rows, size_t n, bool webgpu_built, const char *const *general, size_t n_general) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_obj(&j, NULL);
+    cli_json_b(&j, "webgpu_built", webgpu_built);
+    cli_json_arr(&j, "webgpu_conditions");
+    for (size_t i = 0; i < n_general; i++) cli_json_s(&j, NULL, general[i]);
+    cli_json_end_arr(&j);
+    cli_json_arr(&j, "ops");
+    j.pretty_depth = 2;
+    for (size_t i = 0; i < n; i++) {
+        const rlx_op_info *d = &rows[i].info;
+        int64_t v[RLX_OP_MAX_VERSIONS];
+        for (int k = 0; k < d->n_versions; k++) v[k] = d->versions[k];
+        cli_json_obj(&j, NULL);
+        cli_json_s(&j, "domain", d->domain);
+        cli_json_s(&j, "name", d->name);
+        cli_json_dims(&j, "versions", v, d->n_versions);
+        cli_json_b(&j, "internal", d->internal);
+        cli_json_b(&j, "view", d->view);
+        cli_json_b(&j, "control_flow", d->control_flow);
+        cli_json_b(&j, "data_dependent", d->data_dependent);
+        cli_json_b(&j, "takes_strings", d->takes_strings);
+        cli_json_b(&j, "cpu", rows[i].cpu);
+        cli_json_b(&j, "webgpu", rows[i].gpu);
+        cli_json_s(&j, "webgpu_note", rows[i].note);
+        cli_json_end_obj(&j);
+    }
+    cli_json_end_arr(&j);
+    cli_json_end_obj(&j);
+}
+
 /* ------------------------------------------------------------ command */
 
 int cli_cmd_ops(int argc, char **argv) {
-    bool markdown = false;
+    bool markdown = false, json = false;
     int n_names = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -301,9 +338,11 @@ int cli_cmd_ops(int argc, char **argv) {
             return CLI_EXIT_OK;
         }
         if (strcmp(a, "--markdown") == 0) markdown = true;
+        else if (strcmp(a, "--json") == 0) json = true;
         else if (a[0] == '-') return cli_usage_error("ops", "unknown option '%s'", a);
         else n_names++;
     }
+    if (markdown && json) return cli_usage_error("ops", "--markdown and --json cannot be combined");
     if (markdown && n_names) return cli_usage_error("ops", "--markdown prints every op: give no OP names with it");
 
     size_t n = rlx_op_catalog_count();
@@ -336,6 +375,8 @@ int cli_cmd_ops(int argc, char **argv) {
 
     if (markdown) {
         print_markdown(rows, n, webgpu_built, general, n_general, internal_dom);
+    } else if (n_names == 0 && json) {
+        print_json(rows, n, webgpu_built, general, n_general);
     } else if (n_names == 0) {
         print_text(rows, n, webgpu_built, true, general, n_general, internal_dom);
     } else {
@@ -371,7 +412,8 @@ int cli_cmd_ops(int argc, char **argv) {
                 rc = CLI_EXIT_USAGE;
             }
         }
-        if (n_sel) print_text(sel, n_sel, webgpu_built, false, general, n_general, internal_dom);
+        if (json && (n_sel || rc == CLI_EXIT_OK)) print_json(sel, n_sel, webgpu_built, general, n_general);
+        else if (n_sel) print_text(sel, n_sel, webgpu_built, false, general, n_general, internal_dom);
         free(sel);
     }
     free(rows);

@@ -42,6 +42,12 @@ static void print_help(FILE *f) {
             CLI_OPTION_HELP
             "  --report               print the dispatch report: per op type, how many nodes\n"
             "                         ran natively, fell back to the CPU, or were folded\n"
+            "  --json                 print one JSON object instead of text: model, device,\n"
+            "                         inputs and outputs (shapes as arrays; per output min,\n"
+            "                         max, mean, NaN and Inf counts and the first values),\n"
+            "                         timings in ms, written files, --check differences,\n"
+            "                         --report's text\n"
+            "  --quiet                no progress lines on stderr (the option progress=off)\n"
             "  -h, --help             print this help and exit\n"
             "\n"
             "Inputs not given with --input are filled with seeded pseudo-random values\n"
@@ -61,7 +67,7 @@ static void print_help(FILE *f) {
 typedef struct run_opts {
     const char *model, *device, *output_dir;
     cli_named_list inputs, shapes;
-    bool check, report;
+    bool check, report, json, quiet;
     int64_t warmup, iters;
     uint64_t seed;
     rlx_options *opts; /* --option KEY=VALUE */
@@ -131,6 +137,12 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             o->check = true;
         } else if (strcmp(a, "--report") == 0) {
             o->report = true;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+            int rc = cli_quiet(&o->opts, "run");
+            if (rc >= 0) return rc;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cli_usage_error("run", "unknown option '%s'", a);
         } else if (!o->model) {
@@ -146,6 +158,43 @@ static int parse_args(int argc, char **argv, run_opts *o) {
 /* ------------------------------------------------------------ inputs */
 
 /* ------------------------------------------------------------ outputs */
+
+/* An output in --json: name, dtype, shape, and the numbers of summarise. */
+static void summarise_json(cli_json *j, const char *name, const rlx_tensor *t) {
+    size_t n = rlx_tensor_numel(t);
+    cli_json_obj(j, NULL);
+    cli_json_s(j, "name", name);
+    cli_json_s(j, "dtype", rlx_dtype_name(t->dtype));
+    cli_json_dims(j, "shape", t->dims, t->rank);
+    cli_json_arr(j, "first");
+    for (size_t i = 0; i < n && i < 6; i++) {
+        if (t->dtype == RLX_DTYPE_STRING) cli_json_s(j, NULL, ((const char *const *)t->data)[i]);
+        else cli_json_n(j, NULL, cli_elem_f64(t, i));
+    }
+    cli_json_end_arr(j);
+    if (t->dtype != RLX_DTYPE_STRING) {
+        double mn = INFINITY, mx = -INFINITY, sum = 0.0;
+        size_t n_nan = 0, n_inf = 0, n_fin = 0;
+        for (size_t i = 0; i < n; i++) {
+            double v = cli_elem_f64(t, i);
+            if (isnan(v)) {
+                n_nan++;
+                continue;
+            }
+            n_inf += isinf(v) != 0;
+            if (v < mn) mn = v;
+            if (v > mx) mx = v;
+            if (isfinite(v)) sum += v, n_fin++;
+        }
+        /* min and max may be infinite (JSON null then: see "inf") */
+        cli_json_n(j, "min", n > n_nan ? mn : NAN);
+        cli_json_n(j, "max", n > n_nan ? mx : NAN);
+        cli_json_n(j, "mean", n_fin ? sum / (double)n_fin : NAN);
+        cli_json_u(j, "nan", n_nan);
+        cli_json_u(j, "inf", n_inf);
+    }
+    cli_json_end_obj(j);
+}
 
 static void summarise(const char *name, const rlx_tensor *t) {
     char sh[512];
@@ -202,7 +251,7 @@ static void sanitise(const char *name, size_t index, char *buf, size_t cap) {
     if (o == 0) snprintf(buf, cap, "output_%zu", index);
 }
 
-static int write_outputs(const char *dir, rlx_session *s, rlx_tensor **outs, size_t n) {
+static int write_outputs(const char *dir, rlx_session *s, rlx_tensor **outs, size_t n, cli_json *j) {
     if (!cli_mkdirs(dir)) {
         cli_error("cannot create output directory '%s': %s", dir, strerror(errno));
         return CLI_EXIT_FAILURE;
@@ -217,8 +266,8 @@ static int write_outputs(const char *dir, rlx_session *s, rlx_tensor **outs, siz
         const char *name = rlx_session_output_name(s, i);
         sanitise(name ? name : "", i, names[i], 180);
         /* two names that sanitise alike get a suffix */
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(names[j], names[i]) == 0) {
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(names[k], names[i]) == 0) {
                 size_t l = strlen(names[i]);
                 snprintf(names[i] + l, 200 - l, "_%zu", i);
                 break;
@@ -237,6 +286,8 @@ static int write_outputs(const char *dir, rlx_session *s, rlx_tensor **outs, siz
             snprintf(what, sizeof what, "cannot write output '%s' to '%s'", name ? name : "", path);
             cli_fail(st, what);
             rc = CLI_EXIT_FAILURE; /* writing results is a runtime failure */
+        } else if (j) {
+            cli_json_s(j, NULL, path);
         } else {
             printf("  wrote %s\n", path);
         }
@@ -273,7 +324,8 @@ static void free_outputs(rlx_tensor **outs, size_t n) {
 /* ------------------------------------------------------------ check */
 
 static int check_against_cpu(const rlx_model *m, const rlx_options *opts, size_t n_in, const char *const *names,
-                             const rlx_tensor *const *inputs, rlx_session *s, rlx_tensor **outs, size_t n_out) {
+                             const rlx_tensor *const *inputs, rlx_session *s, rlx_tensor **outs, size_t n_out,
+                             cli_json *j) {
     rlx_session_options so = { .device = "cpu" };
     rlx_session *cpu = NULL;
     rlx_status st = rlx_session_create_with_options(m, &so, opts, &cpu);
@@ -285,13 +337,25 @@ static int check_against_cpu(const rlx_model *m, const rlx_options *opts, size_t
         rlx_session_destroy(cpu);
         return cli_fail(st, "--check: the CPU run failed");
     }
-    printf("check against the CPU backend:\n");
+    if (j) cli_json_arr(j, "check");
+    else printf("check against the CPU backend:\n");
     for (size_t i = 0; i < n_out && i < n_ref; i++) {
         const char *name = rlx_session_output_name(s, i);
         const rlx_tensor *a = outs[i], *b = ref[i];
         char s1[256], s2[256];
         if (a->dtype != b->dtype || a->rank != b->rank ||
             memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]) != 0) {
+            if (j) {
+                cli_json_obj(j, NULL);
+                cli_json_s(j, "name", name);
+                cli_json_b(j, "mismatch", true);
+                cli_json_s(j, "dtype", rlx_dtype_name(a->dtype));
+                cli_json_dims(j, "shape", a->dims, a->rank);
+                cli_json_s(j, "cpu_dtype", rlx_dtype_name(b->dtype));
+                cli_json_dims(j, "cpu_shape", b->dims, b->rank);
+                cli_json_end_obj(j);
+                continue;
+            }
             printf("  %-24s MISMATCH: %s %s here, %s %s on the CPU\n", cli_esc(name), rlx_dtype_name(a->dtype),
                    cli_shape_str(a->dims, a->rank, s1, sizeof s1), rlx_dtype_name(b->dtype),
                    cli_shape_str(b->dims, b->rank, s2, sizeof s2));
@@ -311,11 +375,24 @@ static int check_against_cpu(const rlx_model *m, const rlx_options *opts, size_t
             d2 += d * d;
             r2 += y * y;
         }
+        if (j) {
+            cli_json_obj(j, NULL);
+            cli_json_s(j, "name", name);
+            cli_json_b(j, "mismatch", false);
+            cli_json_n(j, "max_abs", max_abs);
+            cli_json_u(j, "max_abs_index", worst);
+            cli_json_n(j, "max_rel", max_rel);
+            cli_json_n(j, "normwise_rel", r2 > 0.0 ? sqrt(d2 / r2) : sqrt(d2));
+            cli_json_u(j, "nan_one_side", n_nan);
+            cli_json_end_obj(j);
+            continue;
+        }
         printf("  %-24s max abs diff %.3g (at flat index %zu), max rel diff %.3g, normwise rel %.3g", cli_esc(name),
                max_abs, worst, max_rel, r2 > 0.0 ? sqrt(d2 / r2) : sqrt(d2));
         if (n_nan) printf(", %zu elements NaN on one side only", n_nan);
         printf("\n");
     }
+    if (j) cli_json_end_arr(j);
     free_outputs(ref, n_ref);
     rlx_session_destroy(cpu);
     return -1;
@@ -346,15 +423,19 @@ int cli_cmd_run(int argc, char **argv) {
         rc = CLI_EXIT_FAILURE;
         goto done;
     }
+    bool progress = cli_progress_wanted(o.opts, o.quiet);
+    cli_json jj, *j = o.json ? &jj : NULL;
     double t0 = rlx_now_seconds();
+    cli_progress(progress, "rlx: loading %s", o.model);
     rlx_status st = rlx_model_load_onnx_with_options(o.model, o.opts, &m);
+    cli_progress_end(progress);
     double t_import = rlx_now_seconds() - t0;
     if (st) {
         rc = cli_fail_model(st, o.model);
         goto done;
     }
     /* every --input / --shape must name a graph input */
-    const cli_input_opts io = { "run", &o.inputs, &o.shapes, o.seed, true, true, o.opts };
+    const cli_input_opts io = { "run", &o.inputs, &o.shapes, o.seed, !o.json, true, o.opts };
     if ((rc = cli_check_input_names(&io, m)) >= 0) goto done;
     n_in = rlx_model_num_inputs(m);
     if (n_in > MAX_ARGS) {
@@ -362,8 +443,10 @@ int cli_cmd_run(int argc, char **argv) {
         rc = CLI_EXIT_USAGE;
         goto done;
     }
-    printf("model: %s\n", o.model);
-    printf("inputs:%s\n", n_in ? "" : " none");
+    if (!j) {
+        printf("model: %s\n", o.model);
+        printf("inputs:%s\n", n_in ? "" : " none");
+    }
     cli_rng r;
     cli_rng_seed(&r, o.seed);
     for (size_t i = 0; i < n_in; i++) {
@@ -389,11 +472,13 @@ int cli_cmd_run(int argc, char **argv) {
         rc = cli_fail(st, what);
         goto done;
     }
-    printf("device: %s (--device %s)\n", rlx_session_device_name(s), o.device);
+    if (!j) printf("device: %s (--device %s)\n", rlx_session_device_name(s), o.device);
     fflush(stdout);
 
     t0 = rlx_now_seconds();
+    cli_progress(progress, "rlx: first run (compiles the plan)");
     st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
+    cli_progress_end(progress);
     double t_first = rlx_now_seconds() - t0;
     if (st) {
         rc = cli_fail(st, "the first run failed");
@@ -402,13 +487,17 @@ int cli_cmd_run(int argc, char **argv) {
     rlx_session_stats stats;
     rlx_session_get_stats(s, &stats);
     bool eager = stats.eager;
+    /* a progress line per run once runs are slow enough to wait for */
+    bool run_progress = progress && t_first > 0.5;
 
     for (int64_t k = 0; k < o.warmup; k++) {
         rlx_tensor **tmp = NULL;
         size_t nt = 0;
+        cli_progress(run_progress, "rlx: warm-up run %lld/%lld", (long long)k + 1, (long long)o.warmup);
         st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &tmp, &nt);
         free_outputs(tmp, nt);
         if (st) {
+            cli_progress_end(run_progress);
             rc = cli_fail(st, "a warm-up run failed");
             goto done;
         }
@@ -424,14 +513,72 @@ int cli_cmd_run(int argc, char **argv) {
     for (int64_t k = 0; k < o.iters; k++) {
         rlx_tensor **tmp = NULL;
         size_t nt = 0;
+        cli_progress(run_progress, "rlx: timed run %lld/%lld", (long long)k + 1, (long long)o.iters);
         t0 = rlx_now_seconds();
         st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &tmp, &nt);
         times[k] = rlx_now_seconds() - t0;
         free_outputs(tmp, nt);
         if (st) {
+            cli_progress_end(run_progress);
             rc = cli_fail(st, "a timed run failed");
             goto done;
         }
+    }
+    cli_progress_end(run_progress);
+    if (o.iters > 0) qsort(times, (size_t)o.iters, sizeof *times, cmp_double);
+
+    if (j) {
+        cli_json_init(j, stdout);
+        cli_json_obj(j, NULL);
+        cli_json_s(j, "model", o.model);
+        cli_json_s(j, "device", rlx_session_device_name(s));
+        cli_json_s(j, "device_arg", o.device);
+        cli_json_arr(j, "inputs");
+        for (size_t i = 0; i < n_in; i++) {
+            cli_json_obj(j, NULL);
+            cli_json_s(j, "name", names[i]);
+            cli_json_s(j, "dtype", rlx_dtype_name(inputs[i]->dtype));
+            cli_json_dims(j, "shape", inputs[i]->dims, inputs[i]->rank);
+            const cli_named *given = cli_named_find(&o.inputs, names[i]);
+            cli_json_s(j, "file", given ? given->value : NULL);
+            cli_json_end_obj(j);
+        }
+        cli_json_end_arr(j);
+        cli_json_obj(j, "timings_ms");
+        cli_json_n(j, "import", t_import * 1e3);
+        cli_json_n(j, "session", t_session * 1e3);
+        cli_json_n(j, "passes", stats.passes_s * 1e3);
+        cli_json_n(j, "backend_compile", eager ? 0.0 : stats.backend_compile_s * 1e3);
+        cli_json_n(j, "first_run", t_first * 1e3);
+        size_t n = (size_t)o.iters;
+        cli_json_n(j, "steady_median", n ? median(times, n) * 1e3 : NAN);
+        cli_json_n(j, "steady_p10", n ? percentile(times, n, 0.10) * 1e3 : NAN);
+        cli_json_n(j, "steady_p90", n ? percentile(times, n, 0.90) * 1e3 : NAN);
+        cli_json_end_obj(j);
+        cli_json_u(j, "steady_runs", n);
+        cli_json_i(j, "warmup_runs", o.warmup);
+        cli_json_b(j, "eager", eager);
+        cli_json_i(j, "nodes_folded", stats.nodes_folded);
+        cli_json_i(j, "nodes_fused", stats.nodes_fused);
+        cli_json_i(j, "nodes_removed", stats.nodes_removed);
+        cli_json_arr(j, "outputs");
+        for (size_t i = 0; i < n_out; i++) {
+            const char *name = rlx_session_output_name(s, i);
+            summarise_json(j, name ? name : "?", outs[i]);
+        }
+        cli_json_end_arr(j);
+        if (o.output_dir) {
+            cli_json_arr(j, "written");
+            rc = write_outputs(o.output_dir, s, outs, n_out, j);
+            cli_json_end_arr(j);
+        }
+        if (rc < 0 && o.check)
+            rc = check_against_cpu(m, o.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, j);
+        if (o.report) cli_json_s(j, "dispatch_report", rlx_session_dispatch_report(s));
+        cli_json_end_obj(j);
+        if (rc >= 0) goto done;
+        rc = CLI_EXIT_OK;
+        goto done;
     }
 
     printf("timings:\n");
@@ -450,7 +597,6 @@ int cli_cmd_run(int argc, char **argv) {
     }
     printf("  first run   %s (including the compile)\n", cli_time_str(t_first, tb[0], sizeof tb[0]));
     if (o.iters > 0) {
-        qsort(times, (size_t)o.iters, sizeof *times, cmp_double);
         size_t n = (size_t)o.iters;
         printf("  steady      median %s, p10 %s, p90 %s over %zu runs (after %lld warm-up runs)\n",
                cli_time_str(median(times, n), tb[0], sizeof tb[0]),
@@ -467,11 +613,11 @@ int cli_cmd_run(int argc, char **argv) {
     }
     fflush(stdout);
     if (o.output_dir) {
-        rc = write_outputs(o.output_dir, s, outs, n_out);
+        rc = write_outputs(o.output_dir, s, outs, n_out, NULL);
         if (rc >= 0) goto done;
     }
     if (o.check) {
-        rc = check_against_cpu(m, o.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out);
+        rc = check_against_cpu(m, o.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, NULL);
         if (rc >= 0) goto done;
     }
     if (o.report) fputs(rlx_session_dispatch_report(s), stdout);

@@ -50,6 +50,7 @@ static void print_help(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    rlx_set_log_callback(cli_log, NULL, RLX_LOG_DEBUG);
     if (argc < 2) return cli_usage_error(NULL, "no command given: expected run, bench, info, devices, ops, options or conformance");
     const char *cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {

@@ -1,0 +1,151 @@
+"""Feedback of the command line (issue 14, item 4):
+ - --json on every verb that prints results (run, bench, info, info --plan,
+   devices, ops, options) is one JSON document that json.loads accepts from
+   stdout decoded as strict UTF-8; shapes are arrays of numbers, timings
+   numbers; a model path that is not UTF-8 (bytes 0xff 0xfe) comes back
+   with U+FFFD in its place and keeps the JSON valid;
+ - bench --profile on the CPU exits 0, writes a trace and prints per-node
+   lines (host-clock time per step), also under --json;
+ - progress lines ("\\r...\\033[K") appear on stderr only when it is a
+   terminal (run under `script`) or with --option progress=on, never when
+   stderr is a pipe, and --quiet silences them even with progress=on."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ocr_ref as R  # noqa: E402
+
+RLX = R.exe("rlx")
+if not os.path.exists(RLX):
+    print("SKIP: %s is not built" % RLX)
+    sys.exit(R.SKIP)
+try:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError as e:
+    print("SKIP: %s" % e)
+    sys.exit(R.SKIP)
+C = R.Checker("test_cli_json")
+tmp = tempfile.mkdtemp(prefix="rlx_cli_json_")
+
+
+def save_model(path):
+    """y = Relu(x W) + x W2 (two op types that stay separate nodes)."""
+    w = numpy_helper.from_array(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3), "w")
+    w2 = numpy_helper.from_array(np.linspace(1, -1, 12, dtype=np.float32).reshape(4, 3), "w2")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
+                           helper.make_node("Sigmoid", ["m"], ["r"], name="sig"),
+                           helper.make_node("MatMul", ["x", "w2"], ["m2"], name="mm2"),
+                           helper.make_node("Add", ["r", "m2"], ["y"], name="add")],
+                          "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3])], [w, w2])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+model = os.path.join(tmp, "tiny.onnx")
+save_model(model)
+bad_name = os.path.join(os.fsencode(tmp), b"m\xff\xfe.onnx")  # not UTF-8
+shutil.copy(model, bad_name)
+
+
+def rlx(args, env=None):
+    p = subprocess.run([os.fsencode(RLX)] + [a if isinstance(a, bytes) else a.encode() for a in args],
+                       capture_output=True, timeout=300, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def load_json(args, what):
+    rc, so, se = rlx(args + ["--json"])
+    C.check(rc == 0, "%s: exit %d, stderr %r" % (what, rc, se[-300:]))
+    try:
+        return json.loads(so.decode("utf-8"))  # strict: invalid UTF-8 raises
+    except (UnicodeDecodeError, ValueError) as e:
+        C.check(False, "%s: stdout is not valid JSON in UTF-8: %s: %r" % (what, e, so[:300]))
+        return None
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+# ---------------------------------------------------------------- every verb
+d = load_json(["run", model, "--iters", "2", "--shape", "x=2x4", "--check", "--report"], "run")
+if d:
+    C.check(d["inputs"][0]["shape"] == [2, 4], "run: input shape %r" % d["inputs"][0]["shape"])
+    out = d["outputs"][0]
+    C.check(out["name"] == "y" and out["shape"] == [2, 3] and all(is_num(v) for v in out["first"]),
+            "run: output %r" % out)
+    C.check(all(is_num(v) for v in d["timings_ms"].values()), "run: timings %r" % d["timings_ms"])
+    C.check(d["check"][0]["max_abs"] == 0, "run --check: %r" % d["check"])
+    C.check("Sigmoid" in d["dispatch_report"], "run --report: %r" % d["dispatch_report"])
+d = load_json(["bench", model, "--iters", "3", "--warmup", "1"], "bench")
+if d:
+    C.check(d["inputs"][0]["shape"] == [1, 4], "bench: input shape %r (an array)" % d["inputs"][0]["shape"])
+    C.check(is_num(d["wall_ms"]["median"]) and d["wall_ms"]["n"] == 3, "bench: wall_ms %r" % d["wall_ms"])
+d = load_json(["info", model], "info")
+if d:
+    C.check(d["inputs"][0]["shape"] == ["n", 4] and d["opset"] == 13, "info: %r" % d["inputs"])
+    C.check({o["op"]: o["count"] for o in d["ops"]} == {"MatMul": 2, "Sigmoid": 1, "Add": 1}, "info: ops %r" % d["ops"])
+d = load_json(["info", model, "--plan", "--shape", "x=5x4"], "info --plan")
+if d:
+    C.check(d["plan"]["inputs"][0]["shape"] == [5, 4] and is_num(d["plan"]["arena_bytes"]), "info --plan: %r" % d["plan"])
+d = load_json(["devices"], "devices")
+if d:
+    C.check(isinstance(d["adapters"], list) and d["cpu"]["device"] == "cpu", "devices: %r" % d)
+d = load_json(["ops"], "ops")
+if d:
+    names = {o["name"] for o in d["ops"]}
+    C.check({"Conv", "MatMul", "Relu"} <= names and all(isinstance(o["versions"], list) for o in d["ops"]), "ops")
+d = load_json(["ops", "Relu"], "ops Relu")
+if d:
+    C.check([o["name"] for o in d["ops"]] == ["Relu"], "ops Relu: %r" % d["ops"])
+d = load_json(["options"], "options")
+if d:
+    C.check(any(o["key"] == "progress" for o in d) and all(isinstance(o["per_process"], bool) for o in d), "options")
+
+# a path that is not UTF-8, in every verb that echoes it
+for verb in (["run", bad_name, "--iters", "1"], ["bench", bad_name, "--iters", "1"], ["info", bad_name]):
+    d = load_json(verb, "%s with a non-UTF-8 path" % verb[0])
+    if d:
+        C.check(d["model"].endswith("m\ufffd\ufffd.onnx"), "%s: model %r" % (verb[0], d["model"]))
+
+# ---------------------------------------------------------------- --profile on the CPU
+trace = os.path.join(tmp, "trace.json")
+unfused = ["--option", "passes.disable=fuse_activation,fuse_elementwise"]  # four steps, one per node
+rc, so, se = rlx(["bench", model, "--iters", "2", "--warmup", "0", "--profile", trace] + unfused)
+text = so.decode("utf-8", "replace")
+C.check(rc == 0, "bench --profile on the CPU: exit %d, stderr %r" % (rc, se[-300:]))
+C.check("costliest nodes:" in text and "node mm " in text and "node sig " in text,
+        "bench --profile: no per-node lines in %r" % text[-600:])
+if os.path.exists(trace):
+    ev = [e for e in json.load(open(trace))["traceEvents"] if e.get("ph") == "X"]
+    C.check(len(ev) == 4 and all(e["cat"] == "cpu" and e["dur"] >= 0 for e in ev), "trace: %d slices" % len(ev))
+else:
+    C.check(False, "bench --profile wrote no trace")
+d = load_json(["bench", model, "--iters", "2", "--profile", trace] + unfused, "bench --profile")
+if d:
+    nodes = {n["node"] for n in d["profile"]["nodes"]}
+    C.check(nodes == {"mm", "sig", "mm2", "add"} and d["profile"]["clock"] == "host", "profile nodes %r" % nodes)
+
+# ---------------------------------------------------------------- progress lines
+env = dict(os.environ)
+env.pop("RLX_PROGRESS", None)
+rc, so, se = rlx(["run", model, "--iters", "1"], env=env)
+C.check(rc == 0 and b"\r" not in se and b"\033[K" not in se, "progress on a pipe: %r" % se)
+rc, so, se = rlx(["run", model, "--iters", "1", "--option", "progress=on"], env=env)
+C.check(rc == 0 and b"\rrlx: loading" in se and b"compiling" in se, "progress=on: %r" % se)
+rc, so, se = rlx(["run", model, "--iters", "1", "--option", "progress=on", "--quiet"], env=env)
+C.check(rc == 0 and b"\r" not in se, "--quiet with progress=on: %r" % se)
+script = shutil.which("script")
+if script:  # a terminal for stderr: progress appears without asking
+    cmd = "%s run %s --iters 1 >/dev/null" % (RLX, model)
+    p = subprocess.run([script, "-qc", cmd, "/dev/null"], capture_output=True, timeout=300, env=env)
+    C.check(b"\rrlx: loading" in p.stdout, "stderr a terminal: no progress line in %r" % p.stdout[:300])
+
+shutil.rmtree(tmp, ignore_errors=True)
+C.done()
