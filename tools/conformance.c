@@ -623,6 +623,50 @@ static int check_expected(const runner *r, const char *path, bool update) {
     return regressions ? 1 : 0;
 }
 
+/* --json: the summary and every test's result per device. */
+static void print_json(const runner *r, int cnt[MAX_DEV][4], double secs, int nat, int fbk, int eag, const char *out,
+                       bool expected_ok) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_obj(&j, NULL);
+    cli_json_s(&j, "root", r->root);
+    cli_json_u(&j, "tests", r->n_res);
+    cli_json_n(&j, "seconds", secs);
+    cli_json_arr(&j, "devices");
+    for (int d = 0; d < r->n_dev; d++) {
+        cli_json_obj(&j, NULL);
+        cli_json_s(&j, "device", r->devices[d]);
+        for (int k = 0; k < 4; k++) cli_json_i(&j, k_result_names[k], cnt[d][k]);
+        cli_json_end_obj(&j);
+    }
+    cli_json_end_arr(&j);
+    cli_json_obj(&j, "gpu_nodes");
+    cli_json_i(&j, "native", nat);
+    cli_json_i(&j, "cpu", fbk);
+    cli_json_i(&j, "eager", eag);
+    cli_json_end_obj(&j);
+    cli_json_s(&j, "report", out);
+    cli_json_b(&j, "expected_passes_hold", expected_ok);
+    cli_json_arr(&j, "results");
+    j.pretty_depth = 2;
+    for (size_t i = 0; i < r->n_res; i++) {
+        const test_result *t = &r->res[i];
+        cli_json_obj(&j, NULL);
+        cli_json_s(&j, "suite", t->suite);
+        cli_json_s(&j, "name", t->name);
+        for (int d = 0; d < r->n_dev; d++) {
+            cli_json_obj(&j, r->devices[d]);
+            cli_json_s(&j, "result", k_result_names[t->r[d]]);
+            cli_json_s(&j, "detail", t->detail[d]);
+            cli_json_n(&j, "seconds", t->secs[d]);
+            cli_json_end_obj(&j);
+        }
+        cli_json_end_obj(&j);
+    }
+    cli_json_end_arr(&j);
+    cli_json_end_obj(&j);
+}
+
 /* cpu, gpu or gpu:N (N a decimal number). */
 static bool device_ok(const char *d) {
     if (strcmp(d, "cpu") == 0 || strcmp(d, "gpu") == 0) return true;
@@ -646,13 +690,15 @@ static void usage(FILE *f) {
             "  --out FILE.md        write the markdown report (docs/CONFORMANCE.md is generated this way)\n"
             "  --expected FILE      fail (exit 1) when a test listed there as passing no longer passes\n"
             "  --update-expected    rewrite the --expected file with the tests that pass now\n"
+            "  --json               print one JSON object instead of the summary: tests, seconds, per device the\n"
+            "                       counts, per test its suite, name and per device result and detail\n"
             "  -v, --verbose        one line per test on stderr\n");
 }
 
 int rlx_cli_conformance(int argc, char **argv) {
     runner r = { .devices = { "cpu", "gpu" }, .n_dev = 2 };
     const char *out = NULL, *expected = NULL, *suites = NULL, *dev_list = NULL;
-    bool update = false;
+    bool update = false, json = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         bool takes_value = strcmp(a, "--device") == 0 || strcmp(a, "--suite") == 0 || strcmp(a, "--filter") == 0 ||
@@ -676,6 +722,8 @@ int rlx_cli_conformance(int argc, char **argv) {
             expected = argv[++i];
         } else if (strcmp(a, "--update-expected") == 0) {
             update = true;
+        } else if (strcmp(a, "--json") == 0) {
+            json = true;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             r.verbose = true;
         } else if (a[0] == '-') {
@@ -782,13 +830,13 @@ int rlx_cli_conformance(int argc, char **argv) {
     for (size_t i = 0; i < r.n_res; i++)
         for (int d = 0; d < r.n_dev; d++) cnt[d][r.res[i].r[d]]++;
     if (r.fb.n) qsort(r.fb.ops, r.fb.n, sizeof *r.fb.ops, cmp_tally);
-    printf("%zu tests in %.1f s\n", r.n_res, secs);
-    for (int d = 0; d < r.n_dev; d++)
+    if (!json) printf("%zu tests in %.1f s\n", r.n_res, secs);
+    for (int d = 0; d < r.n_dev && !json; d++)
         printf("  %-4s pass %d, fail %d, unsupported %d, skipped %d\n", r.devices[d], cnt[d][R_PASS], cnt[d][R_FAIL],
                cnt[d][R_UNSUPPORTED], cnt[d][R_SKIP]);
-    if (r.fb.n) {
-        int nat = 0, fbk = 0, eag = 0;
-        for (size_t i = 0; i < r.fb.n; i++) nat += r.fb.ops[i].native, fbk += r.fb.ops[i].fallback, eag += r.fb.ops[i].eager;
+    int nat = 0, fbk = 0, eag = 0;
+    for (size_t i = 0; i < r.fb.n; i++) nat += r.fb.ops[i].native, fbk += r.fb.ops[i].fallback, eag += r.fb.ops[i].eager;
+    if (r.fb.n && !json) {
         printf("  gpu nodes: %d native, %d on the CPU (%d in eager graphs)\n", nat, fbk, eag);
     }
     if (out) {
@@ -801,9 +849,10 @@ int rlx_cli_conformance(int argc, char **argv) {
         }
         write_report(&r, f, gpu_name[0] ? gpu_name : NULL);
         fclose(f);
-        printf("report: %s\n", out);
+        if (!json) printf("report: %s\n", out);
     }
     int rc = expected ? check_expected(&r, expected, update) : 0;
+    if (json) print_json(&r, cnt, secs, nat, fbk, eag, out, expected ? rc == 0 : true);
     free(r.res);
     free(r.fb.ops);
     return rc;

@@ -1,6 +1,6 @@
 """Feedback of the command line (issue 14, item 4):
  - --json on every verb that prints results (run, bench, info, info --plan,
-   devices, ops, options) is one JSON document that json.loads accepts from
+   devices, ops, options, conformance) is one JSON document that json.loads accepts from
    stdout decoded as strict UTF-8; shapes are arrays of numbers, timings
    numbers; a model path that is not UTF-8 (bytes 0xff 0xfe) comes back
    with U+FFFD in its place and keeps the JSON valid;
@@ -107,6 +107,13 @@ if d:
 d = load_json(["options"], "options")
 if d:
     C.check(any(o["key"] == "progress" for o in d) and all(isinstance(o["per_process"], bool) for o in d), "options")
+
+suite = os.path.join(R.ROOT, "third_party", "onnx", "backend-test-data")
+if os.path.isdir(suite):
+    d = load_json(["conformance", suite, "--device", "cpu", "--filter", "test_relu"], "conformance")
+    if d:
+        C.check(d["tests"] >= 1 and d["devices"][0]["pass"] == d["tests"] and d["results"][0]["cpu"]["result"] == "pass",
+                "conformance: %r" % {k: d[k] for k in ("tests", "devices")})
 
 # a path that is not UTF-8, in every verb that echoes it
 for verb in (["run", bad_name, "--iters", "1"], ["bench", bad_name, "--iters", "1"], ["info", bad_name]):
