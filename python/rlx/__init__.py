@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Error", "Model", "Session", "adapters", "library_path"]
+__all__ = ["Error", "Model", "Session", "adapters", "library_path", "set_log_callback", "version"]
 
 MAX_RANK = 8
 
@@ -102,6 +102,11 @@ def _c_string(value, what: str) -> bytes:
     return value
 
 
+# rlx_log_level, and the C type of rlx_log_fn
+LOG_LEVELS = ("debug", "progress", "info", "warning", "error", "off")
+_LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+
+
 def library_path() -> str:
     env = os.environ.get("RLX_LIBRARY")
     if env:
@@ -139,6 +144,7 @@ def _load():
         "rlx_session_device_name": ([P], S), "rlx_session_dispatch_report": ([P], S),
         "rlx_tensor_destroy": ([ctypes.POINTER(_Tensor)], None),
         "rlx_adapters_list": ([ctypes.POINTER(ctypes.POINTER(_AdapterInfo)), ctypes.POINTER(SZ)], I),
+        "rlx_set_log_callback": ([_LOG_FN, P, I], None), "rlx_version": ([], S),
     }
     for name, (args, res) in sigs.items():
         fn = getattr(lib, name)
@@ -345,3 +351,31 @@ def adapters() -> List[dict]:
     if arr:
         lib._free(ctypes.cast(arr, ctypes.c_void_p))
     return out
+
+
+_log_hook = None  # the ctypes callback in use: kept alive while the library holds it
+
+
+def set_log_callback(fn, level: str = "debug") -> None:
+    """Sends rlx's messages (rlx_set_log_callback) of `level` and above
+    ("debug", "progress", "info", "warning", "error", "off") to
+    fn(level_name, message); fn None restores the default, which prints to
+    stderr. fn runs on the thread that logs; an exception it raises is
+    printed by ctypes and otherwise ignored."""
+    global _log_hook
+    if level not in LOG_LEVELS:
+        raise ValueError("level %r: expected one of %s" % (level, ", ".join(LOG_LEVELS)))
+    lib = _load()
+    if fn is None:
+        hook = _LOG_FN()  # NULL: the default printer
+    else:
+        def hook_fn(lv, msg, _user):
+            fn(LOG_LEVELS[lv] if 0 <= lv < len(LOG_LEVELS) else str(lv), msg.decode("utf-8", "replace"))
+        hook = _LOG_FN(hook_fn)
+    lib.rlx_set_log_callback(hook, None, LOG_LEVELS.index(level))
+    _log_hook = hook
+
+
+def version() -> str:
+    """The version of the loaded library (rlx_version)."""
+    return _load().rlx_version().decode()
