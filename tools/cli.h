@@ -227,6 +227,11 @@ int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *
  * usage error (listing the model's inputs) after printing it. */
 int cli_check_input_names(const cli_input_opts *io, const rlx_model *m);
 
+/* --json of run and bench: "model", "device" (the session's), "device_arg"
+ * and "inputs" (name, dtype, shape, and the --input file or null). */
+void cli_json_run_head(cli_json *j, const char *model, const rlx_session *s, const char *device_arg, size_t n_in,
+                       const char *const *names, rlx_tensor *const *inputs, const cli_named_list *files);
+
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_devices(int argc, char **argv);

@@ -603,19 +603,8 @@ int cli_cmd_bench(int argc, char **argv) {
         cli_json jj, *j = &jj;
         cli_json_init(j, stdout);
         cli_json_obj(j, NULL);
-        cli_json_s(j, "model", o.model);
-        cli_json_s(j, "device", rlx_session_device_name(s));
-        cli_json_s(j, "device_arg", o.device);
+        cli_json_run_head(j, o.model, s, o.device, n_in, names, inputs, &o.inputs);
         cli_json_s(j, "backend", es.backend);
-        cli_json_arr(j, "inputs");
-        for (size_t i = 0; i < n_in; i++) {
-            cli_json_obj(j, NULL);
-            cli_json_s(j, "name", names[i]);
-            cli_json_s(j, "dtype", rlx_dtype_name(inputs[i]->dtype));
-            cli_json_dims(j, "shape", inputs[i]->dims, inputs[i]->rank);
-            cli_json_end_obj(j);
-        }
-        cli_json_end_arr(j);
         cli_json_b(j, "eager", !prog);
         cli_json_n(j, "import_ms", t_import * 1e3);
         cli_json_n(j, "session_ms", t_session * 1e3);

@@ -136,6 +136,24 @@ void cli_json_info_dims(cli_json *j, const char *key, const rlx_value_info *vi) 
     fputc(']', j->f);
 }
 
+void cli_json_run_head(cli_json *j, const char *model, const rlx_session *s, const char *device_arg, size_t n_in,
+                       const char *const *names, rlx_tensor *const *inputs, const cli_named_list *files) {
+    cli_json_s(j, "model", model);
+    cli_json_s(j, "device", rlx_session_device_name(s));
+    cli_json_s(j, "device_arg", device_arg);
+    cli_json_arr(j, "inputs");
+    for (size_t i = 0; i < n_in; i++) {
+        cli_json_obj(j, NULL);
+        cli_json_s(j, "name", names[i]);
+        cli_json_s(j, "dtype", rlx_dtype_name(inputs[i]->dtype));
+        cli_json_dims(j, "shape", inputs[i]->dims, inputs[i]->rank);
+        const cli_named *given = files ? cli_named_find(files, names[i]) : NULL;
+        cli_json_s(j, "file", given ? given->value : NULL);
+        cli_json_end_obj(j);
+    }
+    cli_json_end_arr(j);
+}
+
 /* ------------------------------------------------------------ progress */
 
 bool cli_progress_wanted(const rlx_options *opts, bool quiet) {

@@ -159,6 +159,30 @@ static int parse_args(int argc, char **argv, run_opts *o) {
 
 /* ------------------------------------------------------------ outputs */
 
+/* min, max and mean of a numeric tensor (mean over the finite values),
+ * with its NaN and infinity counts. */
+typedef struct tensor_stats {
+    double mn, mx, sum;
+    size_t n_nan, n_inf, n_fin;
+} tensor_stats;
+
+static tensor_stats stats_of(const rlx_tensor *t) {
+    tensor_stats st = { INFINITY, -INFINITY, 0.0, 0, 0, 0 };
+    size_t n = rlx_tensor_numel(t);
+    for (size_t i = 0; i < n; i++) {
+        double v = cli_elem_f64(t, i);
+        if (isnan(v)) {
+            st.n_nan++;
+            continue;
+        }
+        st.n_inf += isinf(v) != 0;
+        if (v < st.mn) st.mn = v;
+        if (v > st.mx) st.mx = v;
+        if (isfinite(v)) st.sum += v, st.n_fin++;
+    }
+    return st;
+}
+
 /* An output in --json: name, dtype, shape, and the numbers of summarise. */
 static void summarise_json(cli_json *j, const char *name, const rlx_tensor *t) {
     size_t n = rlx_tensor_numel(t);
@@ -173,25 +197,13 @@ static void summarise_json(cli_json *j, const char *name, const rlx_tensor *t) {
     }
     cli_json_end_arr(j);
     if (t->dtype != RLX_DTYPE_STRING) {
-        double mn = INFINITY, mx = -INFINITY, sum = 0.0;
-        size_t n_nan = 0, n_inf = 0, n_fin = 0;
-        for (size_t i = 0; i < n; i++) {
-            double v = cli_elem_f64(t, i);
-            if (isnan(v)) {
-                n_nan++;
-                continue;
-            }
-            n_inf += isinf(v) != 0;
-            if (v < mn) mn = v;
-            if (v > mx) mx = v;
-            if (isfinite(v)) sum += v, n_fin++;
-        }
+        tensor_stats st = stats_of(t);
         /* min and max may be infinite (JSON null then: see "inf") */
-        cli_json_n(j, "min", n > n_nan ? mn : NAN);
-        cli_json_n(j, "max", n > n_nan ? mx : NAN);
-        cli_json_n(j, "mean", n_fin ? sum / (double)n_fin : NAN);
-        cli_json_u(j, "nan", n_nan);
-        cli_json_u(j, "inf", n_inf);
+        cli_json_n(j, "min", n > st.n_nan ? st.mn : NAN);
+        cli_json_n(j, "max", n > st.n_nan ? st.mx : NAN);
+        cli_json_n(j, "mean", st.n_fin ? st.sum / (double)st.n_fin : NAN);
+        cli_json_u(j, "nan", st.n_nan);
+        cli_json_u(j, "inf", st.n_inf);
     }
     cli_json_end_obj(j);
 }
@@ -206,32 +218,17 @@ static void summarise(const char *name, const rlx_tensor *t) {
         printf("%s\n", n > 6 ? " ..." : n ? "" : " (empty)");
         return;
     }
-    double mn = INFINITY, mx = -INFINITY, sum = 0.0;
-    size_t n_nan = 0, n_inf = 0, n_fin = 0;
-    for (size_t i = 0; i < n; i++) {
-        double v = cli_elem_f64(t, i);
-        if (isnan(v)) {
-            n_nan++;
-            continue;
-        }
-        if (isinf(v)) n_inf++;
-        if (v < mn) mn = v;
-        if (v > mx) mx = v;
-        if (isfinite(v)) {
-            sum += v;
-            n_fin++;
-        }
-    }
+    tensor_stats st = stats_of(t);
     if (n == 0) {
         printf("    (empty)\n");
         return;
     }
-    if (n_nan == n) {
+    if (st.n_nan == n) {
         printf("    all %zu values are NaN\n", n);
         return;
     }
-    printf("    min %.6g  max %.6g  mean %.6g", mn, mx, n_fin ? sum / (double)n_fin : NAN);
-    if (n_nan || n_inf) printf("  (NaN: %zu, Inf: %zu; mean over finite values)", n_nan, n_inf);
+    printf("    min %.6g  max %.6g  mean %.6g", st.mn, st.mx, st.n_fin ? st.sum / (double)st.n_fin : NAN);
+    if (st.n_nan || st.n_inf) printf("  (NaN: %zu, Inf: %zu; mean over finite values)", st.n_nan, st.n_inf);
     printf("\n    first:");
     for (size_t i = 0; i < n && i < 6; i++) printf(" %.6g", cli_elem_f64(t, i));
     printf("%s\n", n > 6 ? " ..." : "");
@@ -530,20 +527,7 @@ int cli_cmd_run(int argc, char **argv) {
     if (j) {
         cli_json_init(j, stdout);
         cli_json_obj(j, NULL);
-        cli_json_s(j, "model", o.model);
-        cli_json_s(j, "device", rlx_session_device_name(s));
-        cli_json_s(j, "device_arg", o.device);
-        cli_json_arr(j, "inputs");
-        for (size_t i = 0; i < n_in; i++) {
-            cli_json_obj(j, NULL);
-            cli_json_s(j, "name", names[i]);
-            cli_json_s(j, "dtype", rlx_dtype_name(inputs[i]->dtype));
-            cli_json_dims(j, "shape", inputs[i]->dims, inputs[i]->rank);
-            const cli_named *given = cli_named_find(&o.inputs, names[i]);
-            cli_json_s(j, "file", given ? given->value : NULL);
-            cli_json_end_obj(j);
-        }
-        cli_json_end_arr(j);
+        cli_json_run_head(j, o.model, s, o.device, n_in, names, inputs, &o.inputs);
         cli_json_obj(j, "timings_ms");
         cli_json_n(j, "import", t_import * 1e3);
         cli_json_n(j, "session", t_session * 1e3);
