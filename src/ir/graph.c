@@ -359,6 +359,12 @@ const char *rlx_node_desc(const rlx_node *n) {
     return buf;
 }
 
+/* Attributes of op versions before opset 9 that the schemas leave out on
+ * purpose: the binary ops' broadcast and axis (read by passes/legacy.c),
+ * and flags whose old meaning is what rlx does anyway (Gemm's broadcast,
+ * BatchNormalization's is_test and spatial, consumed_inputs). */
+static const char *const k_legacy_attrs[] = { "broadcast", "axis", "is_test", "spatial", "consumed_inputs" };
+
 /* An attribute the op's schema does not have is ignored, with a warning
  * (a misspelt name, or one from a newer ONNX version). Internal ones
  * ("_rlx_...") are the fusion passes'. */
@@ -368,6 +374,8 @@ static void warn_unknown_attrs(const rlx_node *n) {
         const char *name = n->attrs[i].name;
         if (!name || strncmp(name, "_rlx", 4) == 0) continue;
         bool known = false;
+        for (size_t k = 0; k < RLX_ARRAY_LEN(k_legacy_attrs) && n->version < 9 && !known; k++)
+            known = strcmp(k_legacy_attrs[k], name) == 0;
         for (int k = 0; k < RLX_MAX_OP_ATTRS && n->def->attrs[k].name && !known; k++)
             known = strcmp(n->def->attrs[k].name, name) == 0;
         if (!known) rlx_log(RLX_LOG_WARNING, "%s: attribute '%s' is not one rlx knows for this op; ignored", rlx_node_desc(n), name);
