@@ -13,6 +13,11 @@ arguments of the wrong Python type raise TypeError. Inputs are passed in C
 order and native byte order (others are converted); bfloat16 outputs come
 back as float32 (exact).
 
+rlx.InferenceSession (python/rlx/_ort.py) offers onnxruntime's InferenceSession
+calls over the same library: InferenceSession(path_or_bytes, sess_options,
+providers=["WebGpuExecutionProvider", "CPUExecutionProvider"]),
+get_inputs()/get_outputs(), run(output_names, feeds), get_modelmeta().
+
 String tensors (ONNX tensor(string)): feed a numpy array of str ('<U') or
 bytes ('S'), or an object array of str/bytes (str is encoded as UTF-8; a NUL
 character is refused); string outputs come back as object arrays of str
@@ -27,7 +32,9 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Error", "Model", "Session", "adapters", "library_path", "set_log_callback", "version"]
+__all__ = ["Error", "Model", "Session", "adapters", "library_path", "set_log_callback", "version",
+           "InferenceSession", "SessionOptions", "GraphOptimizationLevel", "NodeArg", "ModelMetadata",
+           "get_available_providers", "__version__"]
 
 MAX_RANK = 8
 
@@ -108,6 +115,10 @@ _LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
 
 
 def library_path() -> str:
+    """The librlx.so this package loads: RLX_LIBRARY when set, else the one
+    installed inside the package (a wheel puts it there, with the libraries
+    it needs, which it finds through its RPATH $ORIGIN), else build/librlx.so
+    of the checkout this package sits in (python/rlx), else the loader path."""
     env = os.environ.get("RLX_LIBRARY")
     if env:
         return env
@@ -130,6 +141,7 @@ def _load():
     sigs = {
         "rlx_last_error": ([], S), "rlx_status_name": ([I], S),
         "rlx_model_load_onnx": ([S, ctypes.POINTER(P)], I), "rlx_model_destroy": ([P], None),
+        "rlx_model_load_onnx_memory": ([P, SZ, S, ctypes.POINTER(P)], I),
         "rlx_model_num_inputs": ([P], SZ), "rlx_model_num_outputs": ([P], SZ),
         "rlx_model_input_info": ([P, SZ, ctypes.POINTER(_ValueInfo)], I),
         "rlx_model_output_info": ([P, SZ, ctypes.POINTER(_ValueInfo)], I),
@@ -168,17 +180,32 @@ def _info(v: _ValueInfo) -> dict:
     for i in range(max(v.rank, 0)):
         dims.append(v.dims[i] if v.dims[i] >= 0 else (v.dim_names[i].decode() if v.dim_names[i] else None))
     dt = np.dtype(_DTYPES[v.dtype]) if v.dtype in _DTYPES else (np.dtype(object) if v.dtype == _STRING else None)
-    return {"name": v.name.decode(), "dtype": dt,
+    return {"name": v.name.decode(), "dtype": dt, "elem_type": v.dtype,  # elem_type: ONNX TensorProto number
             "shape": dims if v.rank >= 0 else None}
 
 
 class Model:
-    """An imported ONNX model (rlx_model_load_onnx)."""
+    """An imported ONNX model: Model(path) reads a file (rlx_model_load_onnx);
+    Model(data) with bytes, bytearray or memoryview (a serialized ModelProto,
+    e.g. onnx's model.SerializeToString()) loads from memory
+    (rlx_model_load_onnx_memory), with external data looked up under
+    base_dir (None: a model with external data is refused)."""
 
-    def __init__(self, path: str):
+    def __init__(self, model, base_dir: Optional[str] = None):
         lib = _load()
         self._h = ctypes.c_void_p()
-        _check(lib.rlx_model_load_onnx(_c_string(path, "path"), ctypes.byref(self._h)))
+        self.path = None
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            data = np.frombuffer(model, dtype=np.uint8)  # no copy; kept alive for the call
+            c_dir = _c_string(base_dir, "path") if base_dir is not None else None
+            _check(lib.rlx_model_load_onnx_memory(data.ctypes.data if data.size else None, data.size, c_dir,
+                                                  ctypes.byref(self._h)))
+            return
+        if base_dir is not None:
+            raise TypeError("base_dir applies to a model given as bytes; a file's external data is read "
+                            "next to the file")
+        _check(lib.rlx_model_load_onnx(_c_string(model, "path"), ctypes.byref(self._h)))
+        self.path = os.fspath(model)
 
     def _infos(self, count_fn, info_fn) -> List[dict]:
         lib = _load()
@@ -379,3 +406,13 @@ def set_log_callback(fn, level: str = "debug") -> None:
 def version() -> str:
     """The version of the loaded library (rlx_version)."""
     return _load().rlx_version().decode()
+
+
+from ._ort import (GraphOptimizationLevel, InferenceSession, ModelMetadata, NodeArg,  # noqa: E402
+                   SessionOptions, get_available_providers)
+
+try:  # the installed distribution's version; a checkout without an install has none
+    from importlib.metadata import version as _dist_version
+    __version__ = _dist_version("rlx")
+except Exception:  # noqa: BLE001 (PackageNotFoundError, or no importlib.metadata)
+    __version__ = "unknown"

@@ -1,0 +1,422 @@
+"""onnxruntime-style calls over rlx: InferenceSession, SessionOptions,
+NodeArg, ModelMetadata, get_available_providers.
+
+Code written against onnxruntime.InferenceSession runs unchanged for the
+common calls:
+
+    sess = rlx.InferenceSession("model.onnx", providers=["WebGpuExecutionProvider", "CPUExecutionProvider"])
+    x = sess.get_inputs()[0]                  # .name, .shape ([1, 3, "height", "width"]), .type ("tensor(float)")
+    (y,) = sess.run(None, {x.name: array})    # None: every output, in graph order
+
+Providers (execution devices), in order of preference, as names or
+(name, options) pairs; the first that can be opened is used:
+  "CPUExecutionProvider"     rlx's CPU backend
+  "WebGpuExecutionProvider"  rlx's WebGPU backend (ops it lacks run on the
+                             CPU inside the same plan); option device_id=N
+                             picks adapter N (as device "gpu:N")
+Options of either whose key contains a dot are rlx session options
+("gpu.f16": "1"). Any other provider name raises ValueError listing these.
+A GPU provider without an adapter (RLX_ERR_NO_ADAPTER) gives way to the
+next one in the list; when it is the last, the error is raised.
+
+Semantics differ from onnxruntime where rlx has no such thing: run_options,
+IOBinding, OrtValue, profiling and saving the optimised model are not
+offered (enable_profiling or optimized_model_filepath raise rlx.Error
+RLX_ERR_UNSUPPORTED when the session is created).
+"""
+from __future__ import annotations
+
+import mmap
+import os
+from collections.abc import Mapping
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from . import Error, Model, Session, adapters
+
+CPU = "CPUExecutionProvider"
+WEBGPU = "WebGpuExecutionProvider"
+
+# onnxruntime's type strings, by rlx dtype (ONNX TensorProto numbering)
+_TYPE_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
+               9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 16: "bfloat16"}
+
+# The passes option passes.disable can name (src/base/options.c,
+# k_optional_passes); tests/python/test_ort_compat.py checks this list against
+# the option's own description.
+OPTIONAL_PASSES = ("cse", "fold_conv_affine", "fuse_activation", "fuse_conv_residual", "fuse_attention",
+                   "fuse_add_layernorm", "fuse_elementwise")
+_FUSIONS = tuple(p for p in OPTIONAL_PASSES if p.startswith("fuse_"))
+
+
+class GraphOptimizationLevel:
+    """onnxruntime's levels, mapped onto rlx's optional passes: DISABLE_ALL
+    turns every optional pass off, BASIC turns the fusions off, EXTENDED and
+    ALL leave everything on. Constant folding and dead-code removal always
+    run (rlx needs them)."""
+    ORT_DISABLE_ALL = 0
+    ORT_ENABLE_BASIC = 1
+    ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_ALL = 99
+
+
+class SessionOptions:
+    """onnxruntime-style session options. What rlx maps:
+      graph_optimization_level  -> passes.disable (see GraphOptimizationLevel)
+      intra_op_num_threads > 0  -> cpu.threads (a per-process option in rlx:
+                                   the first session fixes it; a later session
+                                   asking for another count raises rlx.Error)
+      add_session_config_entry(key, value) -> the rlx option key (e.g.
+                                   "gpu.f16", "1"); rlx validates keys and values
+                                   when the session is created
+    Accepted without effect (they change no result): inter_op_num_threads,
+    execution_mode, log_severity_level, log_verbosity_level, logid,
+    enable_mem_pattern, enable_cpu_mem_arena, use_deterministic_compute (rlx
+    is deterministic). Refused when set (rlx.Error RLX_ERR_UNSUPPORTED at
+    session creation): enable_profiling, optimized_model_filepath."""
+
+    def __init__(self):
+        self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.intra_op_num_threads = 0
+        self.inter_op_num_threads = 0
+        self.execution_mode = 0
+        self.log_severity_level = 2
+        self.log_verbosity_level = 0
+        self.logid = ""
+        self.enable_mem_pattern = True
+        self.enable_cpu_mem_arena = True
+        self.use_deterministic_compute = False
+        self.enable_profiling = False
+        self.optimized_model_filepath = ""
+        self._config: Dict[str, str] = {}
+
+    def add_session_config_entry(self, key: str, value: str) -> None:
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise TypeError("add_session_config_entry takes a str key and a str value")
+        self._config[key] = value
+
+    def get_session_config_entry(self, key: str) -> str:
+        return self._config[key]
+
+    def rlx_options(self) -> Dict[str, object]:
+        """The rlx session options these settings amount to."""
+        if self.enable_profiling:
+            raise Error("RLX_ERR_UNSUPPORTED", "SessionOptions.enable_profiling: rlx has no onnxruntime-style "
+                        "profile (the command line's rlx bench --profile times each step)")
+        if self.optimized_model_filepath:
+            raise Error("RLX_ERR_UNSUPPORTED", "SessionOptions.optimized_model_filepath: rlx does not save its "
+                        "optimised graph as ONNX")
+        opts: Dict[str, object] = {}
+        level = self.graph_optimization_level
+        level = getattr(level, "value", level)  # an enum member of onnxruntime's, or an int
+        if level == GraphOptimizationLevel.ORT_DISABLE_ALL:
+            opts["passes.disable"] = ",".join(OPTIONAL_PASSES)
+        elif level == GraphOptimizationLevel.ORT_ENABLE_BASIC:
+            opts["passes.disable"] = ",".join(_FUSIONS)
+        if self.intra_op_num_threads:
+            opts["cpu.threads"] = int(self.intra_op_num_threads)
+        opts.update(self._config)
+        return opts
+
+
+class NodeArg:
+    """A graph input or output as onnxruntime describes it: .name, .shape (a
+    list of ints for static dims, the symbol's name (str) for a named
+    symbolic dim, None for an unnamed one; None for an unknown rank) and
+    .type ("tensor(float)", "tensor(int64)", ...)."""
+
+    def __init__(self, name: str, shape, type: str):  # noqa: A002 (onnxruntime's attribute name)
+        self.name, self.shape, self.type = name, shape, type
+
+    def __repr__(self):
+        return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
+
+
+class ModelMetadata:
+    """The ModelProto's descriptive fields, as onnxruntime's ModelMetadata:
+    producer_name, graph_name, domain, description (the model's doc_string),
+    graph_description (the graph's doc_string), version (model_version) and
+    custom_metadata_map (metadata_props)."""
+
+    def __init__(self, producer_name="", graph_name="", domain="", description="", graph_description="",
+                 version=0, custom_metadata_map=None):
+        self.producer_name, self.graph_name, self.domain = producer_name, graph_name, domain
+        self.description, self.graph_description, self.version = description, graph_description, version
+        self.custom_metadata_map = dict(custom_metadata_map or {})
+
+
+def _varint(buf, i: int):
+    value, shift = 0, 0
+    while True:
+        if i >= len(buf) or shift > 63:
+            raise ValueError("truncated or overlong varint")
+        b = buf[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, i
+        shift += 7
+
+
+def _fields(buf):
+    """(field number, wire type, value) of a protobuf message: an int for
+    varints, a memoryview slice otherwise (nothing is copied)."""
+    i, n = 0, len(buf)
+    while i < n:
+        key, i = _varint(buf, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _varint(buf, i)
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            value, i = buf[i:i + size], i + size
+        elif wire == 2:
+            size, i = _varint(buf, i)
+            value, i = buf[i:i + size], i + size
+        else:
+            raise ValueError(f"protobuf wire type {wire} (field {field}) is not valid in an ONNX model")
+        if i > n:
+            raise ValueError(f"field {field} runs past the end of the message")
+        yield field, wire, value
+
+
+def _text(v) -> str:
+    return bytes(v).decode("utf-8", errors="replace")
+
+
+def _declared_shape(value_info):
+    """The dims a graph input/output's ValueInfoProto declares (1 name, 2
+    TypeProto: 1 tensor_type: 2 shape: 1 dim: 1 dim_value | 2 dim_param):
+    (name, [int | str | None, ...]), the list None when no shape is given."""
+    name, dims = "", None
+    for f, w, v in _fields(value_info):
+        if w == 2 and f == 1:
+            name = _text(v)
+        elif w == 2 and f == 2:
+            for tf, tw, tv in _fields(v):
+                if tf != 1 or tw != 2:
+                    continue  # not a tensor type
+                for ef, ew, ev in _fields(tv):
+                    if ef == 2 and ew == 2:
+                        dims = []
+                        for df, dw, dv in _fields(ev):
+                            if df == 1 and dw == 2:
+                                dim = None
+                                for xf, xw, xv in _fields(dv):
+                                    if xf == 1 and xw == 0:
+                                        dim = xv
+                                    elif xf == 2 and xw == 2:
+                                        dim = _text(xv)
+                                dims.append(dim)
+    return name, dims
+
+
+def _read_model(buf):
+    """(ModelMetadata, {graph input/output name: declared dims}) of a
+    serialized ModelProto (ONNX field numbers: 2 producer_name, 4 domain, 5
+    model_version, 6 doc_string, 7 graph (2 name, 10 doc_string, 11 input, 12
+    output), 14 metadata_props (1 key, 2 value)). Only the top level, the
+    graph's own fields and its inputs and outputs are walked; nodes and
+    tensors are skipped by length. Raises ValueError on a malformed message."""
+    m = ModelMetadata()
+    m.version = (1 << 63) - 1  # onnxruntime's value when the model sets none
+    declared = {}
+    for field, wire, v in _fields(buf):
+        if wire == 2 and field == 2:
+            m.producer_name = _text(v)
+        elif wire == 2 and field == 4:
+            m.domain = _text(v)
+        elif wire == 0 and field == 5:
+            m.version = v - (1 << 64) if v >= 1 << 63 else v
+        elif wire == 2 and field == 6:
+            m.description = _text(v)
+        elif wire == 2 and field == 7:
+            for gf, gw, gv in _fields(v):
+                if gw == 2 and gf == 2:
+                    m.graph_name = _text(gv)
+                elif gw == 2 and gf == 10:
+                    m.graph_description = _text(gv)
+                elif gw == 2 and gf in (11, 12):
+                    name, dims = _declared_shape(gv)
+                    declared[name] = dims
+        elif wire == 2 and field == 14:
+            entry = {f: _text(x) for f, w, x in _fields(v) if w == 2}
+            m.custom_metadata_map[entry.get(1, "")] = entry.get(2, "")
+    return m, declared
+
+
+def _shape(declared, inferred):
+    """onnxruntime's NodeArg.shape: each dim as the model declares it (a
+    value or a symbol's name), else as rlx inferred it."""
+    if declared is None or inferred is None or len(declared) != len(inferred):
+        return inferred
+    return [d if d is not None else i for d, i in zip(declared, inferred)]
+
+
+def _node_args(infos: List[dict], declared: Dict[str, list]) -> List[NodeArg]:
+    out = []
+    for info in infos:
+        type_name = _TYPE_NAMES.get(info["elem_type"])
+        out.append(NodeArg(info["name"], _shape(declared.get(info["name"]), info["shape"]),
+                           f"tensor({type_name})" if type_name else "unknown"))
+    return out
+
+
+def get_available_providers() -> List[str]:
+    """The providers this build of rlx has: WebGPU first when the library
+    was built with it and an adapter can be listed, then the CPU."""
+    try:
+        gpu = len(adapters()) > 0
+    except Error:
+        gpu = False
+    return [WEBGPU, CPU] if gpu else [CPU]
+
+
+def _provider_list(providers, provider_options) -> List[tuple]:
+    """[(name, {key: str}), ...] from onnxruntime's providers/provider_options
+    arguments; unknown names raise ValueError."""
+    if providers is None:
+        providers = [CPU]
+    if isinstance(providers, (str, bytes)) or not isinstance(providers, Sequence):
+        raise TypeError(f"providers must be a list of provider names, got {type(providers).__name__}")
+    if provider_options is not None and len(provider_options) != len(providers):
+        raise ValueError("provider_options must have one dict per provider")
+    out = []
+    for i, p in enumerate(providers):
+        opts = dict(provider_options[i]) if provider_options is not None else {}
+        if isinstance(p, tuple):
+            if len(p) != 2 or not isinstance(p[1], Mapping):
+                raise TypeError(f"provider {p!r}: expected a name or a (name, options dict) pair")
+            p, more = p
+            opts.update(more)
+        if p not in (CPU, WEBGPU):
+            raise ValueError(f"provider {p!r} is not available in rlx; rlx offers {WEBGPU!r} (any GPU through "
+                             f"WebGPU) and {CPU!r}")
+        out.append((p, {str(k): (("1" if v else "0") if isinstance(v, bool) else str(v)) for k, v in opts.items()}))
+    if not out:
+        out.append((CPU, {}))
+    return out
+
+
+class InferenceSession:
+    """onnxruntime.InferenceSession's common calls over an rlx session.
+
+    path_or_bytes: a model file path, or the serialized model (bytes).
+    sess_options: a SessionOptions (None: defaults).
+    providers, provider_options: as onnxruntime (module docstring); None:
+      the CPU, as onnxruntime's default.
+    The rlx objects underneath are .rlx_model and .rlx_session."""
+
+    def __init__(self, path_or_bytes, sess_options: Optional[SessionOptions] = None, providers=None,
+                 provider_options=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"InferenceSession: unsupported arguments {sorted(kwargs)}")
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            self._model_bytes = bytes(path_or_bytes)
+            self._model_path = None
+        else:
+            self._model_bytes = None
+            self._model_path = os.fspath(path_or_bytes)
+        self.rlx_model = Model(self._model_bytes if self._model_bytes is not None else self._model_path)
+        self._sess_options = sess_options if sess_options is not None else SessionOptions()
+        self._create(providers, provider_options)
+        self._meta, declared = self._read_fields()
+        self._inputs = _node_args(self.rlx_model.inputs, declared)
+        self._outputs = _node_args(self.rlx_model.outputs, declared)
+        self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
+
+    def _create(self, providers, provider_options) -> None:
+        chosen = _provider_list(providers, provider_options)
+        base = self._sess_options.rlx_options()
+        last_error = None
+        for k, (name, opts) in enumerate(chosen):
+            device = "cpu"
+            rlx_opts = dict(base)
+            for key, value in opts.items():
+                if key == "device_id" and name == WEBGPU:
+                    device = "gpu:" + value
+                elif "." in key:
+                    rlx_opts[key] = value
+                else:
+                    raise ValueError(f"provider {name}: option {key!r} is not known to rlx (device_id for "
+                                     f"{WEBGPU}, or an rlx option key such as 'gpu.f16')")
+            if name == WEBGPU and device == "cpu":
+                device = "gpu"
+            try:
+                self.rlx_session = Session(self.rlx_model, device=device, options=rlx_opts)
+            except Error as e:
+                if e.status == "RLX_ERR_NO_ADAPTER" and k + 1 < len(chosen):
+                    last_error = e
+                    continue
+                raise
+            self._providers = [name] + ([CPU] if name == WEBGPU else [])
+            self._provider_options = {name: dict(opts)}
+            if name == WEBGPU:
+                self._provider_options[CPU] = {}
+            return
+        raise last_error  # not reached: the last provider raises itself
+
+    # ---------------------------------------------------------------- metadata
+
+    def get_inputs(self) -> List[NodeArg]:
+        return list(self._inputs)
+
+    def get_outputs(self) -> List[NodeArg]:
+        return list(self._outputs)
+
+    def get_overridable_initializers(self) -> List[NodeArg]:
+        return []  # rlx folds initializers into the plan; none can be fed
+
+    def get_providers(self) -> List[str]:
+        return list(self._providers)
+
+    def get_provider_options(self) -> Dict[str, Dict[str, str]]:
+        return {k: dict(v) for k, v in self._provider_options.items()}
+
+    def get_session_options(self) -> SessionOptions:
+        return self._sess_options
+
+    def set_providers(self, providers=None, provider_options=None) -> None:
+        """Re-creates the session on other providers (as onnxruntime)."""
+        self._create(providers, provider_options)
+
+    def get_modelmeta(self) -> ModelMetadata:
+        return self._meta
+
+    def _read_fields(self):
+        """_read_model of the model's bytes (a file is mapped, not read)."""
+        try:
+            if self._model_bytes is not None:
+                return _read_model(memoryview(self._model_bytes))
+            with open(self._model_path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                view = memoryview(mm)
+                try:
+                    return _read_model(view)
+                finally:
+                    view.release()
+        except (ValueError, OSError) as e:  # rlx loaded it, so this is not expected
+            raise Error("RLX_ERR_INVALID_MODEL", f"model metadata: {e}") from None
+
+    # ---------------------------------------------------------------- running
+
+    def run(self, output_names, input_feed, run_options=None) -> List[np.ndarray]:
+        """One forward pass. output_names: the outputs wanted, in the order
+        wanted (None or empty: every output, in graph order); input_feed: a
+        dict of input name -> numpy array. Unknown output names raise
+        rlx.Error (RLX_ERR_INVALID_ARGUMENT) before anything runs."""
+        if run_options is not None:
+            raise Error("RLX_ERR_UNSUPPORTED", "run_options: rlx has no per-run options")
+        if output_names:
+            if isinstance(output_names, str):
+                raise TypeError("output_names must be a list of names (or None), not a str")
+            missing = [n for n in output_names if n not in self._output_index]
+            if missing:
+                raise Error("RLX_ERR_INVALID_ARGUMENT", f"unknown output name(s) {missing}; the model's outputs "
+                            f"are {[o.name for o in self._outputs]}")
+        if not isinstance(input_feed, Mapping):
+            raise TypeError(f"input_feed must be a dict of input name -> array, got {type(input_feed).__name__}")
+        outs = self.rlx_session.run(dict(input_feed))
+        if not output_names:
+            return outs
+        return [outs[self._output_index[n]] for n in output_names]
