@@ -1,0 +1,231 @@
+"""rlx.InferenceSession against onnxruntime.InferenceSession: one script
+(`script` below), written against onnxruntime's API, runs with the module
+`onnxruntime` and with the module `rlx`; their metadata (get_inputs,
+get_outputs: name, shape, type; get_modelmeta) must be equal and their outputs
+close, on small models built here with onnx.helper (symbolic and unnamed
+dims, several dtypes, two outputs, metadata fields) and on the demo's real
+OCR detector (models/ppocrv4_det.onnx, when present). rlx runs each on the
+CPU provider and, when an adapter exists, on the WebGPU provider (onnxruntime
+on its CPU provider). Also: construction from bytes, output_names subsets
+and order, providers (fallback, device_id, unknown names), SessionOptions
+(optimisation level, rlx config entries, refused settings), rlx.Model(bytes).
+
+Inputs are random and non-zero (seed RLX_TEST_SEED, default 5); tolerances
+are stated where each comparison is made. Skips (exit 77) while librlx.so is
+not built or is built with the sanitizers."""
+import os
+import re
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime
+from onnx import TensorProto as T
+from onnx import helper as H
+from onnx import numpy_helper as NH
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ocr_ref as R  # noqa: E402
+
+rlx = R.import_rlx()
+C = R.Checker("test_ort_compat")
+seed = int(os.environ.get("RLX_TEST_SEED", "5"))
+rng = np.random.default_rng(seed)
+print("seed", seed)
+tmp = tempfile.mkdtemp(prefix="rlx_ort_compat_")
+GPU = len(rlx.adapters()) > 0
+print("GPU adapter:", rlx.adapters()[0]["name"] if GPU else "none (WebGPU provider cases skipped)")
+
+
+def script(ort, model, feeds, providers, sess_options=None):
+    """What a user of onnxruntime writes; `ort` is onnxruntime or rlx."""
+    so = sess_options if sess_options is not None else ort.SessionOptions()
+    sess = ort.InferenceSession(model, so, providers=providers)
+    meta = sess.get_modelmeta()
+    info = {
+        "inputs": [(i.name, list(i.shape), i.type) for i in sess.get_inputs()],
+        "outputs": [(o.name, list(o.shape), o.type) for o in sess.get_outputs()],
+        "meta": (meta.producer_name, meta.graph_name, meta.domain, meta.description, meta.graph_description,
+                 meta.version, dict(meta.custom_metadata_map)),
+    }
+    outs = sess.run(None, feeds)
+    names = [o.name for o in sess.get_outputs()]
+    picked = sess.run(names[::-1], feeds)  # a subset/order of the caller's choosing
+    return sess, info, outs, picked
+
+
+def compare(label, model, feeds, atol, rtol, sess_options=None, rlx_options=None):
+    _, ref_info, ref, _ = script(onnxruntime, model, feeds, ["CPUExecutionProvider"], sess_options)
+    provs = [["CPUExecutionProvider"]] + ([["WebGpuExecutionProvider", "CPUExecutionProvider"]] if GPU else [])
+    for p in provs:
+        so = None
+        if rlx_options is not None:
+            so = rlx.SessionOptions()
+            for k, v in rlx_options.items():
+                so.add_session_config_entry(k, v)
+        sess, info, outs, picked = script(rlx, model, feeds, p, so)
+        tag = "%s [%s]" % (label, p[0])
+        C.check(sess.get_providers() == p, "%s: get_providers %r" % (tag, sess.get_providers()))
+        for key in ("inputs", "outputs", "meta"):
+            C.check(info[key] == ref_info[key], "%s: %s\n  rlx %r\n  ort %r" % (tag, key, info[key], ref_info[key]))
+        C.check(len(outs) == len(ref), "%s: %d outputs, onnxruntime %d" % (tag, len(outs), len(ref)))
+        for i, (a, b) in enumerate(zip(outs, ref)):
+            ok = a.shape == b.shape and a.dtype == b.dtype
+            if ok and a.dtype.kind == "f":
+                err = float(np.abs(a.astype(np.float64) - b).max()) if a.size else 0.0
+                ok = bool(np.allclose(a, b, atol=atol, rtol=rtol))
+                what = "max abs diff %.3g (atol %g, rtol %g)" % (err, atol, rtol)
+            else:
+                ok = ok and np.array_equal(a, b)
+                what = "exact"
+            C.check(ok, "%s: output %d %s %s vs onnxruntime %s %s: %s" % (tag, i, a.shape, a.dtype, b.shape,
+                                                                          b.dtype, what))
+        C.check(len(picked) == len(outs) and all(np.array_equal(x, y) for x, y in zip(picked, outs[::-1])),
+                "%s: run(reversed names) does not return the outputs in that order" % tag)
+
+
+def save(model, name):
+    path = os.path.join(tmp, name)
+    onnx.save(model, path)
+    return path
+
+
+# ---------------------------------------------------------------- model 1: two outputs, symbolic and unnamed dims
+W = rng.standard_normal((6, 4)).astype(np.float32)
+b = rng.uniform(0.5, 1.5, 4).astype(np.float32)
+g1 = H.make_graph(
+    [H.make_node("MatMul", ["x", "W"], ["h"], name="mm"), H.make_node("Add", ["h", "b"], ["hb"], name="add"),
+     H.make_node("Tanh", ["hb"], ["y"], name="tanh"), H.make_node("Mul", ["ids", "ids"], ["k"], name="sq")],
+    "two_outputs",
+    [H.make_tensor_value_info("x", T.FLOAT, ["batch", "seq", 6]), H.make_tensor_value_info("ids", T.INT64, [None])],
+    [H.make_tensor_value_info("y", T.FLOAT, ["batch", "seq", 4]), H.make_tensor_value_info("k", T.INT64, [None])],
+    initializer=[NH.from_array(W, "W"), NH.from_array(b, "b")], doc_string="the graph's description")
+m1 = H.make_model(g1, opset_imports=[H.make_opsetid("", 17)], ir_version=8, producer_name="rlx-test", producer_version="1",
+                  domain="org.rlx.test", model_version=7, doc_string="a model with metadata")
+H.set_model_props(m1, {"author": "rlx", "purpose": "ort compat"})
+p1 = save(m1, "two_outputs.onnx")
+f1 = {"x": rng.uniform(-2, 2, (2, 3, 6)).astype(np.float32), "ids": rng.integers(-3000, 3000, 5).astype(np.int64)}
+# tanh of a 6-term f32 dot product: ~1e-6 absolute
+compare("two_outputs (path)", p1, f1, atol=1e-5, rtol=1e-5)
+compare("two_outputs (bytes)", m1.SerializeToString(), f1, atol=1e-5, rtol=1e-5)
+
+# ---------------------------------------------------------------- model 2: f16, bool and f64 outputs, no metadata
+g2 = H.make_graph(
+    [H.make_node("Cast", ["h"], ["hf"], to=T.FLOAT, name="widen"),
+     H.make_node("Greater", ["hf", "t"], ["gt"], name="gt"),
+     H.make_node("Softmax", ["d"], ["sm"], axis=-1, name="softmax")],
+    "dtypes",
+    [H.make_tensor_value_info("h", T.FLOAT16, [2, 3]), H.make_tensor_value_info("t", T.FLOAT, [1, 3]),
+     H.make_tensor_value_info("d", T.DOUBLE, ["n", 5])],
+    [H.make_tensor_value_info("hf", T.FLOAT, [2, 3]), H.make_tensor_value_info("gt", T.BOOL, [2, 3]),
+     H.make_tensor_value_info("sm", T.DOUBLE, ["n", 5])])
+m2 = H.make_model(g2, opset_imports=[H.make_opsetid("", 17)], ir_version=8)
+f2 = {"h": rng.uniform(-4, 4, (2, 3)).astype(np.float16), "t": rng.uniform(-4, 4, (1, 3)).astype(np.float32),
+      "d": rng.uniform(-3, 3, (4, 5))}
+# the f16 -> f32 cast is exact; softmax in f64: 1e-12
+compare("dtypes", save(m2, "dtypes.onnx"), f2, atol=1e-12, rtol=1e-12)
+
+# ---------------------------------------------------------------- model 3: a convolution network, optimisation levels
+Wc = (rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32)
+Bc = rng.uniform(0.1, 0.5, 8).astype(np.float32)
+g3 = H.make_graph(
+    [H.make_node("Conv", ["x", "Wc", "Bc"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+     H.make_node("Relu", ["c"], ["r"], name="relu"),
+     H.make_node("GlobalAveragePool", ["r"], ["p"], name="gap"),
+     H.make_node("Sigmoid", ["p"], ["y"], name="sig")],
+    "convnet", [H.make_tensor_value_info("x", T.FLOAT, ["N", 3, "H", "W"])],
+    [H.make_tensor_value_info("y", T.FLOAT, ["N", 8, 1, 1])], initializer=[NH.from_array(Wc, "Wc"),
+                                                                          NH.from_array(Bc, "Bc")])
+m3 = H.make_model(g3, opset_imports=[H.make_opsetid("", 13)], ir_version=8)
+p3 = save(m3, "convnet.onnx")
+f3 = {"x": rng.uniform(-1, 1, (2, 3, 9, 7)).astype(np.float32)}
+# 27-term f32 dot products averaged, then a sigmoid: 1e-5 absolute
+reports = {}
+for level in ("ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_ALL"):
+    so_ort = onnxruntime.SessionOptions()
+    so_ort.graph_optimization_level = getattr(onnxruntime.GraphOptimizationLevel, level)
+    _, _, ref, _ = script(onnxruntime, p3, f3, ["CPUExecutionProvider"], so_ort)
+    so_rlx = rlx.SessionOptions()
+    # onnxruntime's enum member, as user code passes it
+    so_rlx.graph_optimization_level = getattr(onnxruntime.GraphOptimizationLevel, level)
+    sess, _, outs, _ = script(rlx, p3, f3, ["CPUExecutionProvider"], so_rlx)
+    C.check(np.allclose(outs[0], ref[0], atol=1e-5, rtol=1e-5), "convnet %s: output differs" % level)
+    disabled = sess.get_session_options().rlx_options().get("passes.disable", "")
+    C.check(("fuse_activation" in disabled) == (level != "ORT_ENABLE_ALL")
+            and ("cse" in disabled) == (level == "ORT_DISABLE_ALL"), "convnet %s: passes.disable %r" % (level, disabled))
+    reports[level] = sess.rlx_session.dispatch_report
+C.check(reports["ORT_DISABLE_ALL"] != reports["ORT_ENABLE_ALL"], "the optimisation level changed nothing:\n"
+        + reports["ORT_DISABLE_ALL"])
+compare("convnet (an rlx config entry)", p3, f3, atol=1e-5, rtol=1e-5, rlx_options={"debug.dump_ir": "0"})
+
+# ---------------------------------------------------------------- the real model
+ocr = os.path.join(R.ROOT, "models", "ppocrv4_det.onnx")
+if os.path.exists(ocr):
+    # a small page-like input; the probability map agrees with onnxruntime's
+    # to ~3e-5 at 192x384 (README), 2e-4 leaves room for the GPU's order of sums
+    compare("ppocrv4_det", ocr, {"x": rng.uniform(-2, 2, (1, 3, 64, 96)).astype(np.float32)}, atol=2e-4, rtol=0)
+else:
+    print("models/ppocrv4_det.onnx is absent: the real-model comparison is skipped")
+
+
+# ---------------------------------------------------------------- providers, options, errors
+def raises(fn, exc, needle, what):
+    try:
+        fn()
+    except exc as e:
+        return C.check(needle in str(e), "%s: %s %r lacks %r" % (what, type(e).__name__, str(e), needle))
+    return C.check(False, "%s: no %s raised" % (what, exc.__name__))
+
+
+raises(lambda: rlx.InferenceSession(p1, providers=["CUDAExecutionProvider"]), ValueError,
+       "WebGpuExecutionProvider", "unknown provider")
+raises(lambda: rlx.InferenceSession(p1, providers="CPUExecutionProvider"), TypeError, "list", "providers as a str")
+raises(lambda: rlx.InferenceSession(p1, providers=[("WebGpuExecutionProvider", {"device_id": 0, "color": 1})]),
+       ValueError, "'color'", "unknown provider option")
+so = rlx.SessionOptions()
+so.add_session_config_entry("gpu.f61", "1")
+raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "gpu.f61", "unknown rlx option")
+so = rlx.SessionOptions()
+so.enable_profiling = True
+raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "enable_profiling", "profiling")
+sess = rlx.InferenceSession(p1)
+C.check(sess.get_providers() == ["CPUExecutionProvider"], "default provider %r" % sess.get_providers())
+raises(lambda: sess.run(["y", "nope"], f1), rlx.Error, "nope", "unknown output name")
+raises(lambda: sess.run(None, {"x": f1["x"]}), rlx.Error, "ids", "missing input")
+raises(lambda: rlx.InferenceSession(b"\x08\x07junk"), rlx.Error, "<memory>", "corrupt bytes")
+C.check(sess.run([], f1)[1].tolist() == (f1["ids"] ** 2).tolist(), "run([]) returns every output")
+if GPU:
+    s = rlx.InferenceSession(p1, providers=[("WebGpuExecutionProvider", {"device_id": 0, "gpu.f16": True})])
+    C.check(s.get_provider_options()["WebGpuExecutionProvider"] == {"device_id": "0", "gpu.f16": "1"},
+            "provider options %r" % s.get_provider_options())
+    C.check(np.allclose(s.run(["k"], f1)[0], f1["ids"] ** 2), "device_id 0 + gpu.f16: k differs")
+    # the README's claim: Python sets the f16 mode (here through the rlx API)
+    f16 = rlx.Session(rlx.Model(p3), device="gpu", options={"gpu.f16": True})
+    (y16,) = f16.run(f3)
+    ref = onnxruntime.InferenceSession(p3).run(None, f3)[0]
+    # binary16 weights (11-bit significands) in 27-term sums: 2e-3 absolute after the sigmoid
+    C.check(np.allclose(y16, ref, atol=2e-3), "gpu.f16 session: max abs diff %.3g" % float(np.abs(y16 - ref).max()))
+else:
+    # no adapter: the WebGPU provider gives way to the next one, or fails when it is alone
+    s = rlx.InferenceSession(p1, providers=["WebGpuExecutionProvider", "CPUExecutionProvider"])
+    C.check(s.get_providers() == ["CPUExecutionProvider"], "fallback providers %r" % s.get_providers())
+    raises(lambda: rlx.InferenceSession(p1, providers=["WebGpuExecutionProvider"]), rlx.Error, "", "no adapter")
+C.check(rlx.get_available_providers()[-1] == "CPUExecutionProvider", "providers %r" % rlx.get_available_providers())
+
+# rlx's own API takes bytes too
+mb = rlx.Model(m1.SerializeToString())
+C.check([i["name"] for i in mb.inputs] == ["x", "ids"] and mb.inputs[0]["shape"] == ["batch", "seq", 6],
+        "Model(bytes) inputs %r" % mb.inputs)
+y_b = rlx.Session(mb).run(f1)[0]
+C.check(np.array_equal(y_b, rlx.Session(rlx.Model(p1)).run(f1)[0]), "Model(bytes) and Model(path) differ")
+raises(lambda: rlx.Model(b""), rlx.Error, "", "Model(b'')")
+
+# the passes SessionOptions may disable are the ones the option accepts
+rc, out, _ = R.run([R.exe("rlx"), "options"])
+text = out.split("passes.disable", 1)[-1].split("\n")[1]  # the line that describes it
+named = set(re.findall(r"\b(cse|fold_\w+|fuse_\w+)\b", text))
+C.check(named == set(rlx._ort.OPTIONAL_PASSES), "passes.disable names %r, rlx._ort lists %r"
+        % (sorted(named), rlx._ort.OPTIONAL_PASSES))
+
+C.done()
