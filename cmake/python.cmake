@@ -9,7 +9,8 @@
 # also searched for the dependencies of its dependencies, e.g. OpenBLAS's
 # libgfortran), so the package loads by its own path, without
 # LD_LIBRARY_PATH, on a machine that has none of these installed. Only the
-# component rlx_python goes into the wheel; the C package's install rules,
+# component rlx_python goes into the wheel (with rlx/licenses/, the Debian
+# copyright files of the bundled system libraries); the C package's install rules,
 # if any, stay out of it.
 
 # The library as it goes into the wheel: linked with its final RPATH (the
@@ -45,5 +46,13 @@ install(CODE "
     file(REAL_PATH \"\${dep}\" real)
     message(STATUS \"rlx wheel: bundling \${name} (\${real})\")
     file(COPY_FILE \"\${real}\" \"\${CMAKE_INSTALL_PREFIX}/rlx/\${name}\" ONLY_IF_DIFFERENT)
+    # its licence terms travel with it: on Debian, the owning package's copyright file
+    execute_process(COMMAND dpkg -S \"\${real}\" OUTPUT_VARIABLE owner RESULT_VARIABLE rc ERROR_QUIET)
+    string(REGEX REPLACE \"[:].*\" \"\" owner \"\${owner}\")
+    if(rc EQUAL 0 AND EXISTS \"/usr/share/doc/\${owner}/copyright\")
+      file(MAKE_DIRECTORY \"\${CMAKE_INSTALL_PREFIX}/rlx/licenses\")
+      file(COPY_FILE \"/usr/share/doc/\${owner}/copyright\"
+           \"\${CMAKE_INSTALL_PREFIX}/rlx/licenses/\${name}.copyright\" ONLY_IF_DIFFERENT)
+    endif()
   endforeach()
 " COMPONENT rlx_python)
