@@ -243,8 +243,11 @@ static rlx_status emit_group(rlx_graph *g, const group *gr, rlx_pass_stats *stat
         } else {
             c[1] = r[0], c[2] = r[1], c[3] = r[2];
         }
+        /* rounding policy: intermediates stay f32 (as onnxruntime computes f16
+         * chains), only an explicit Cast (COPY) to f16/bf16 rounds; the output
+         * rounds once, at the store */
         rlx_dtype dt = g->values[n->out[0]].dtype;
-        c[4] = dt == RLX_DTYPE_F32 ? 0 : dt;
+        c[4] = dt == RLX_DTYPE_F32 || op != RLX_EW_COPY ? 0 : dt;
         fparams[2 * i] = al;
         fparams[2 * i + 1] = be;
         reg_of_node[i] = n_in + n_k + i;

@@ -22,7 +22,8 @@ static const char k_all_passes[] =
 
 static const bo_family *const k_families[] = { &bo_family_elementwise, &bo_family_logic, &bo_family_tensor,
                                                &bo_family_index,       &bo_family_nn,    &bo_family_reduce,
-                                               &bo_family_gemm,        &bo_family_attention, &bo_family_fusion };
+                                               &bo_family_gemm,        &bo_family_attention, &bo_family_fusion,
+                                               &bo_family_f16 };
 
 struct bo_ctx {
     /* command line */

@@ -100,7 +100,7 @@ typedef struct bo_family {
 } bo_family;
 
 extern const bo_family bo_family_elementwise, bo_family_logic, bo_family_tensor, bo_family_index, bo_family_nn,
-    bo_family_reduce, bo_family_gemm, bo_family_attention, bo_family_fusion;
+    bo_family_reduce, bo_family_gemm, bo_family_attention, bo_family_fusion, bo_family_f16;
 
 /* ------------------------------------------------------------ generators */
 

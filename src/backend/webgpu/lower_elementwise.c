@@ -2,8 +2,8 @@
  * vocabulary (src/ir/ew.h; kernels/unary.wgsl, one lowering for all) and binary arithmetic with multidirectional
  * broadcasting (kernels/binary.wgsl), variadic Sum/Mean/Max/Min as chains
  * of binary dispatches. Semantics: the ONNX operators of the same names
- * (versions as in src/ir/ops/ops_elementwise.c). f32; i32 for
- * Add/Sub/Mul/Max/Min/Sum. */
+ * (versions as in src/ir/ops/ops_elementwise.c). f32 and f16 (computed in
+ * f32, rounded once at the store); i32 for Add/Sub/Mul/Max/Min/Sum. */
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
@@ -17,11 +17,13 @@ typedef struct unary_ctx {
     rlx_ew_call f;
     int x, y;
     float s;
+    wg_elem elem;
 } unary_ctx;
 
 static rlx_status emit_unary_block(wg_lower *L, const wg_block *b, void *ctx) {
     const unary_ctx *u = ctx;
     wg_dispatch *d = wg_emit(L, "unary");
+    d->elem = u->elem;
     wg_spec(L, d, "OP", u->f.kind);
     wg_bind(L, d, u->x, b->lo[0], b->n[0]);
     wg_bind(L, d, u->y, b->lo[1], b->n[1]);
@@ -31,7 +33,7 @@ static rlx_status emit_unary_block(wg_lower *L, const wg_block *b, void *ctx) {
 
 /* Emits y = f(x, s) over n elements, in chunks that fit one binding. */
 static rlx_status emit_unary(wg_lower *L, rlx_ew_call f, int x, int y, uint64_t n, float s) {
-    unary_ctx u = { f, x, y, s };
+    unary_ctx u = { f, x, y, s, wg_elem_of(L->g->values[y].dtype) };
     return wg_split_1d(L, n, 2, emit_unary_block, &u);
 }
 
@@ -43,7 +45,8 @@ static rlx_status lower_unary(wg_lower *L) {
     const rlx_ew_info *r = rlx_ew_info_of(f.kind);
     if (!r->wgsl || r->arity != 1) return wg_decline(L, "no WGSL for %s", r->id);
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
-    if (!wg_value_ok(x, WG_F32) || !wg_value_ok(y, WG_F32)) return wg_decline(L, "unary ops run on static f32");
+    if (!x || !y || x->dtype != y->dtype) return wg_decline(L, "unary ops map a dtype to itself");
+    RLX_TRY(wg_check_io(L, wg_kernel_types("unary") & (WG_F32 | WG_F16), 1));
     for (int i = 1; i < L->n->n_out; i++)
         if (wg_out(L, i)) return wg_decline(L, "extra outputs");
     if (f.kind != RLX_EW_CLIP && L->n->n_in > 1) return wg_decline(L, "extra inputs");
@@ -65,7 +68,7 @@ enum bin_code {
 
 typedef struct binary_ctx {
     int code, a, b, y;
-    bool is_int;
+    wg_elem elem;
     const wg_bcview *bs;
 } binary_ctx;
 
@@ -76,7 +79,7 @@ static rlx_status emit_binary_block(wg_lower *L, const wg_block *blk, void *ctx)
     const binary_ctx *c = ctx;
     wg_dispatch *d = wg_emit(L, "binary");
     wg_spec(L, d, "OP", c->code);
-    d->elem = c->is_int ? WG_ELEM_I32 : WG_ELEM_F32;
+    d->elem = c->elem;
     wg_bind(L, d, c->a, blk->lo[0], blk->n[0]);
     wg_bind(L, d, c->b, blk->lo[1], blk->n[1]);
     wg_bind(L, d, c->y, blk->lo[2], blk->n[2]);
@@ -94,7 +97,7 @@ static rlx_status emit_binary_block(wg_lower *L, const wg_block *blk, void *ctx)
 
 /* y = a op b over y's shape (a, b broadcast to it), in blocks that fit one
  * binding. */
-static rlx_status emit_binary(wg_lower *L, int code, bool is_int, int a, int b, int y) {
+static rlx_status emit_binary(wg_lower *L, int code, int a, int b, int y) {
     const rlx_graph *g = L->g;
     const rlx_value *va = &g->values[a], *vb = &g->values[b], *vy = &g->values[y];
     const rlx_value *ins[2] = { va, vb };
@@ -112,7 +115,7 @@ static rlx_status emit_binary(wg_lower *L, int code, bool is_int, int a, int b, 
         sp.str[2][i] = ys;
         ys *= (int64_t)bs.dims[i];
     }
-    binary_ctx c = { code, a, b, y, is_int, &bs };
+    binary_ctx c = { code, a, b, y, wg_elem_of(vy->dtype), &bs };
     return wg_split_strided(L, &sp, emit_binary_block, &c);
 }
 
@@ -131,12 +134,12 @@ static rlx_status lower_binary(wg_lower *L) {
         if (ops[i].op == L->n->op) code = ops[i].code, int_ok = ops[i].int_ok;
     if (code < 0) return wg_decline(L, "no binary code");
     if (L->n->n_in != 2 || !wg_in(L, 0) || !wg_in(L, 1)) return wg_decline(L, "expects two inputs");
-    unsigned mask = int_ok ? (WG_F32 | WG_I32) : WG_F32;
+    unsigned mask = wg_kernel_types("binary") & (int_ok ? (WG_F32 | WG_F16 | WG_I32) : (WG_F32 | WG_F16));
     RLX_TRY(wg_check_io(L, mask, 1));
     const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *y = wg_out(L, 0);
     if (a->dtype != y->dtype || b->dtype != y->dtype) return wg_decline(L, "mixed dtypes");
     if (wg_numel(y) == 0) return RLX_OK;
-    return emit_binary(L, code, y->dtype == RLX_DTYPE_I32, wg_in_id(L, 0), wg_in_id(L, 1), wg_out_id(L, 0));
+    return emit_binary(L, code, wg_in_id(L, 0), wg_in_id(L, 1), wg_out_id(L, 0));
 }
 
 /* Sum, Mean, Max, Min: y = x0 op x1, then y = y op x_k in place; Mean ends
@@ -145,7 +148,7 @@ static rlx_status lower_variadic(wg_lower *L) {
     rlx_op_id op = L->n->op;
     int code = op == RLX_OP_Max ? BIN_MAX : op == RLX_OP_Min ? BIN_MIN : BIN_ADD;
     bool mean = op == RLX_OP_Mean;
-    RLX_TRY(wg_check_io(L, mean ? WG_F32 : (WG_F32 | WG_I32), 1));
+    RLX_TRY(wg_check_io(L, mean ? (WG_F32 | WG_F16) : (WG_F32 | WG_F16 | WG_I32), 1));
     const rlx_value *y = wg_out(L, 0);
     int ins[64], n = 0;
     for (int i = 0; i < L->n->n_in; i++) {
@@ -156,11 +159,10 @@ static rlx_status lower_variadic(wg_lower *L) {
     }
     if (n == 0) return wg_decline(L, "no inputs");
     if (wg_numel(y) == 0) return RLX_OK;
-    bool is_int = y->dtype == RLX_DTYPE_I32;
     int yid = wg_out_id(L, 0);
-    if (n == 1) RLX_TRY(emit_binary(L, BIN_FIRST, is_int, ins[0], ins[0], yid));
-    else RLX_TRY(emit_binary(L, code, is_int, ins[0], ins[1], yid));
-    for (int k = 2; k < n; k++) RLX_TRY(emit_binary(L, code, is_int, yid, ins[k], yid));
+    if (n == 1) RLX_TRY(emit_binary(L, BIN_FIRST, ins[0], ins[0], yid));
+    else RLX_TRY(emit_binary(L, code, ins[0], ins[1], yid));
+    for (int k = 2; k < n; k++) RLX_TRY(emit_binary(L, code, yid, ins[k], yid));
     rlx_ew_call div = { RLX_EW_DIV, 0, 0 };
     if (mean && n > 1) RLX_TRY(emit_unary(L, div, yid, yid, wg_numel(y), (float)n));
     return RLX_OK;
@@ -175,18 +177,18 @@ static rlx_status lower_clip(wg_lower *L) {
     bool konst_bounds = true;
     for (int i = 1; i < n->n_in && i < 3; i++)
         if (wg_in(L, i) && !wg_in(L, i)->konst) konst_bounds = false;
-    if (n->version < 11 || (konst_bounds && x && x->dtype == RLX_DTYPE_F32)) return lower_unary(L);
-    RLX_TRY(wg_check_io(L, WG_F32 | WG_I32, 1));
+    if (n->version < 11 || (konst_bounds && x && (x->dtype == RLX_DTYPE_F32 || x->dtype == RLX_DTYPE_F16)))
+        return lower_unary(L);
+    RLX_TRY(wg_check_io(L, WG_F32 | WG_F16 | WG_I32, 1));
     const rlx_value *lo = wg_in(L, 1), *hi = wg_in(L, 2);
     if ((lo && (lo->dtype != x->dtype || wg_numel(lo) != 1)) || (hi && (hi->dtype != x->dtype || wg_numel(hi) != 1)) ||
         y->dtype != x->dtype)
         return wg_decline(L, "bounds must be scalars of the input's dtype");
     if (wg_numel(y) == 0) return RLX_OK;
-    bool is_int = x->dtype == RLX_DTYPE_I32;
     int xid = wg_in_id(L, 0), yid = wg_out_id(L, 0);
-    if (!lo && !hi) return emit_binary(L, BIN_FIRST, is_int, xid, xid, yid);
-    if (lo) RLX_TRY(emit_binary(L, BIN_MAX, is_int, xid, wg_in_id(L, 1), yid));
-    if (hi) RLX_TRY(emit_binary(L, BIN_MIN, is_int, lo ? yid : xid, wg_in_id(L, 2), yid));
+    if (!lo && !hi) return emit_binary(L, BIN_FIRST, xid, xid, yid);
+    if (lo) RLX_TRY(emit_binary(L, BIN_MAX, xid, wg_in_id(L, 1), yid));
+    if (hi) RLX_TRY(emit_binary(L, BIN_MIN, lo ? yid : xid, wg_in_id(L, 2), yid));
     return RLX_OK;
 }
 

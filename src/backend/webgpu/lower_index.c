@@ -69,10 +69,11 @@ static void bind_indexed(wg_lower *L, wg_dispatch *d, int a, int b, const rlx_va
     bind_report(L, d, idx);
 }
 
-/* Gather-1/11/13: y = x[..., indices, ...] along `axis`. */
+/* Gather-1/11/13: y = x[..., indices, ...] along `axis` (f16 data: the
+ * f16 instance of gather.wgsl, halves, with shader-f16). */
 static rlx_status lower_gather(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *idx = wg_in(L, 1), *y = wg_out(L, 0);
-    if (!wg_value_ok(x, DATA_TYPES) || !wg_value_ok(y, DATA_TYPES) || x->dtype != y->dtype)
+    if (!wg_value_held(L, x, DATA_TYPES | WG_F16) || !wg_value_held(L, y, DATA_TYPES | WG_F16) || x->dtype != y->dtype)
         return wg_decline(L, "data dtype %s", x ? rlx_dtype_name(x->dtype) : "?");
     if (!wg_value_ok(idx, WG_I32 | WG_I64)) return wg_decline(L, "indices must be i32 or i64");
     if (x->rank < 1) return wg_decline(L, "scalar data");
@@ -91,6 +92,7 @@ static rlx_status lower_gather(wg_lower *L) {
     uint64_t n = bytes ? (ne + 3) / 4 : outer * n_idx * inner_w;
     if (ne >= LIM31 || wg_words(x) >= (bytes ? (uint64_t)1 << 29 : LIM31) || a >= LIM31) return wg_decline(L, "too large for 32-bit indexing");
     wg_dispatch *d = wg_emit(L, "gather");
+    if (x->dtype == RLX_DTYPE_F16) d->elem = WG_ELEM_F16; /* X and Y as array<f16>; indices stay words */
     wg_spec(L, d, "IDX64", idx->dtype == RLX_DTYPE_I64);
     if (bytes) wg_spec(L, d, "BYTES", 1);
     bind_indexed(L, d, wg_in_id(L, 0), wg_in_id(L, 1), idx);

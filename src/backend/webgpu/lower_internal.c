@@ -10,7 +10,9 @@
  *  - AddLayerNormalization: kernels/add_layernorm.wgsl, one workgroup per
  *    row.
  *  - Attention: generated WGSL, in lower_attention.c.
- * f32 only; everything else declines to the CPU. */
+ * FusedElementwise takes f32 and f16 operands (f16 bound as array<f16>,
+ * with shader-f16; the chain computes in f32, rounding only at explicit
+ * Casts to f16 and at the store); the others are f32 only. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -105,11 +107,13 @@ typedef struct ew_emit_ctx {
     const char *src;
     int n_in;
     const kslots *ks;
+    wg_elem elem; /* f16 when an operand is f16 (bound as array<f16>), else f32 */
 } ew_emit_ctx;
 
 static rlx_status emit_ew_block(wg_lower *L, const wg_block *blk, void *vctx) {
     const ew_emit_ctx *c = vctx;
     wg_dispatch *d = wg_emit_source(L, "fused_elementwise", c->src);
+    d->elem = c->elem;
     for (int i = 0; i < c->n_in; i++) wg_bind(L, d, wg_in_id(L, i), blk->lo[i], blk->n[i]);
     wg_bind(L, d, wg_out_id(L, 0), blk->lo[c->n_in], blk->n[c->n_in]);
     WG_P(L, d, wg_pu(blk->numel), wg_pu(blk->base[c->n_in]));
@@ -121,10 +125,12 @@ static rlx_status emit_ew_block(wg_lower *L, const wg_block *blk, void *vctx) {
 static rlx_status lower_fused_ew(wg_lower *L) {
     rlx_ew_prog p;
     if (rlx_ew_prog_read(L->n, &p) != RLX_OK) return wg_decline(L, "malformed program");
-    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    RLX_TRY(wg_check_io(L, WG_F32 | WG_F16, 1));
     const rlx_value *y = wg_out(L, 0);
     for (int k = 0; k < p.n_instr; k++)
-        if (p.ins[k].rnd) return wg_decline(L, "f16/bf16 rounding");
+        if (p.ins[k].rnd && p.ins[k].rnd != RLX_DTYPE_F16) return wg_decline(L, "bf16 rounding");
+    bool any16 = y->dtype == RLX_DTYPE_F16;
+    for (int i = 0; i < p.n_in; i++) any16 = any16 || wg_in(L, i)->dtype == RLX_DTYPE_F16;
     if (p.n_in + 1 > WG_MAX_BINDINGS || (L->caps->max_storage_per_stage && (uint32_t)p.n_in + 1 > L->caps->max_storage_per_stage))
         return wg_decline(L, "%d inputs exceed the storage bindings of a dispatch", p.n_in);
     uint64_t n = wg_numel(y);
@@ -147,10 +153,10 @@ static rlx_status lower_fused_ew(wg_lower *L) {
     /* g: the output index in the whole tensor (blocks start at P.i0); an
      * input's index minus its window's first element P.b<k> */
     wg_src_printf(&body, "    let g = P.i0 + i;\n");
-    for (int i = 0; i < p.n_in; i++) {
-        wg_src_printf(&body, "    let r%d = X%d[P.o%d + (", i, i, i);
+    for (int i = 0; i < p.n_in; i++) { /* loads widen to f32: the chain computes in f32 */
+        wg_src_printf(&body, "    let r%d = f32(X%d[P.o%d + (", i, i, i);
         index_expr(&body, wg_in(L, i), y);
-        wg_src_printf(&body, " - P.b%d)];\n", i);
+        wg_src_printf(&body, " - P.b%d)]);\n", i);
     }
     for (int c = 0; c < p.n_consts; c++) {
         if (!value_expr(ea, sizeof ea, p.consts[c], &ks)) goto too_many;
@@ -163,17 +169,22 @@ static rlx_status lower_fused_ew(wg_lower *L) {
         snprintf(ra, sizeof ra, "r%d", in->a);
         snprintf(rb, sizeof rb, "r%d", in->b >= 0 ? in->b : in->a);
         snprintf(rc, sizeof rc, "r%d", in->c >= 0 ? in->c : in->a);
-        wg_src_printf(&body, "    let r%d = ", rlx_ew_reg(&p, k));
+        /* an explicit Cast to f16 inside the chain rounds there (packing needs no shader-f16) */
+        bool rnd = in->rnd == RLX_DTYPE_F16;
+        wg_src_printf(&body, "    let r%d = %s", rlx_ew_reg(&p, k), rnd ? "unpack2x16float(pack2x16float(vec2<f32>(" : "");
         if (!wg_gen_ew_expr(&body, in->op, ra, rb, rc, ea, eb)) {
             wg_src_free(&body);
             return wg_decline(L, "op %d has no WGSL", in->op);
         }
-        wg_src_printf(&body, ";\n");
+        wg_src_printf(&body, "%s;\n", rnd ? ", 0.0))).x" : "");
     }
-    wg_src_printf(&body, "    Y[P.oy + i] = r%d;\n}\n", rlx_ew_reg(&p, p.n_instr - 1));
+    /* one rounding to the output's type, at the store */
+    wg_src_printf(&body, "    Y[P.oy + i] = %s(r%d);\n}\n", y->dtype == RLX_DTYPE_F16 ? "f16" : "f32",
+                  rlx_ew_reg(&p, p.n_instr - 1));
     /* header: Params, bindings, the library */
     wg_src_printf(&b, "// Generated: rlx.FusedElementwise of %d instructions over %llu elements (lower_internal.c).\n",
                   p.n_instr, (unsigned long long)n);
+    if (any16) wg_src_printf(&b, "//!elem f32 f16\n");
     wg_src_printf(&b, "//!params");
     int words = 0;
     for (int i = 0; i < p.n_in; i++, words++) wg_src_printf(&b, " o%d: u32,", i);
@@ -183,8 +194,10 @@ static rlx_status lower_fused_ew(wg_lower *L) {
     for (int k = 0; k < ks.n; k++, words++) wg_src_printf(&b, " k%d: f32,", k);
     wg_src_printf(&b, "\n"); /* the struct and its binding 0 come from //!params */
     for (int i = 0; i < p.n_in; i++)
-        wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> X%d: array<f32>;\n", i + 1, i);
-    wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> Y: array<f32>;\n", p.n_in + 1);
+        wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> X%d: array<%s>;\n", i + 1, i,
+                      wg_in(L, i)->dtype == RLX_DTYPE_F16 ? "f16" : "f32");
+    wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> Y: array<%s>;\n", p.n_in + 1,
+                  y->dtype == RLX_DTYPE_F16 ? "f16" : "f32");
     wg_src_printf(&b, "%s\n", wg_wgsl_source("ew_lib") ? wg_wgsl_source("ew_lib") : "");
     wg_src_printf(&b,
                   "@compute @workgroup_size(64)\n"
@@ -215,7 +228,7 @@ static rlx_status lower_fused_ew(wg_lower *L) {
         }
     }
     for (int dd = 0; dd < y->rank; dd++) sp.dims[dd] = (uint64_t)y->dims[dd];
-    ew_emit_ctx ec = { b.s, p.n_in, &ks };
+    ew_emit_ctx ec = { b.s, p.n_in, &ks, any16 ? WG_ELEM_F16 : WG_ELEM_F32 };
     rlx_status st = wg_split_strided(L, &sp, emit_ew_block, &ec);
     wg_src_free(&b);
     return st;
@@ -237,7 +250,9 @@ static bool suffix_of(const rlx_value *p, const rlx_value *x) {
 }
 
 static rlx_status lower_add_ln(wg_lower *L) {
-    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    RLX_TRY(wg_check_io(L, WG_F32 | WG_F16, 1));
+    for (int i = 1; i < L->n->n_in; i++)
+        if (wg_in(L, i) && wg_in(L, i)->dtype != wg_in(L, 0)->dtype) return wg_decline(L, "mixed dtypes");
     const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *sc = wg_in(L, 2), *bi = wg_in(L, 3), *y = wg_out(L, 0);
     int ax;
     if (a->rank < 1 || !rlx_norm_axis(rlx_param_int(L->n, "axis"), a->rank, &ax)) return wg_decline(L, "axis");
@@ -250,6 +265,7 @@ static rlx_status lower_add_ln(wg_lower *L) {
     if (total == 0) return RLX_OK;
     if (total >= ((uint64_t)1 << 31) || bn == 0 || sn == 0 || (bi && cn == 0)) return wg_decline(L, "sizes");
     wg_dispatch *d = wg_emit(L, "add_layernorm");
+    d->elem = wg_elem_of(wg_in(L, 0)->dtype); /* f32, or f16 (f32 statistics) */
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_in_id(L, 1));
     wg_bind_value(L, d, wg_in_id(L, 2));

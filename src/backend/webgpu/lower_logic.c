@@ -21,22 +21,23 @@ static int type_code(rlx_dtype dt) {
     case RLX_DTYPE_U32: return TY_U32;
     case RLX_DTYPE_BOOL: return TY_BOOL;
     case RLX_DTYPE_I64: return TY_I64;
+    case RLX_DTYPE_F16: return TY_F16;
     default: return -1;
     }
 }
 
 /* Cast-1/6/9/13/19/21/23 and CastLike-15/19/21/23 between f32, i32, u32,
- * bool and i64. */
+ * bool, i64 and f16 (packed halves: no shader-f16 needed). */
 static rlx_status lower_cast(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
-    unsigned types = WG_ANY4 | WG_BOOL | WG_I64;
+    unsigned types = WG_ANY4 | WG_BOOL | WG_I64 | WG_F16;
     if (!wg_value_ok(x, types) || !wg_value_ok(y, types))
         return wg_decline(L, "cast from %s to %s", x ? rlx_dtype_name(x->dtype) : "?", y ? rlx_dtype_name(y->dtype) : "?");
     uint64_t n = wg_numel(y);
     if (n != wg_numel(x)) return wg_decline(L, "element counts differ");
     if (n == 0) return RLX_OK;
     if (wg_words(x) >= LIM31 || wg_words(y) >= LIM31) return wg_decline(L, "too large for 32-bit indexing");
-    uint64_t threads = y->dtype == RLX_DTYPE_BOOL ? (n + 3) / 4 : n;
+    uint64_t threads = y->dtype == RLX_DTYPE_BOOL ? (n + 3) / 4 : y->dtype == RLX_DTYPE_F16 ? (n + 1) / 2 : n;
     wg_dispatch *d = wg_emit(L, "cast");
     wg_spec(L, d, "SRC", type_code(x->dtype));
     wg_spec(L, d, "DST", type_code(y->dtype));
@@ -58,8 +59,10 @@ static void p_bcview(wg_lower *L, wg_dispatch *d, const wg_bcview *bv) {
 
 /* ------------------------------------------------------------ bool results */
 
+#define NUMS (WG_ANY4 | WG_I64 | WG_F16)
+
 /* Equal-1/7/11/13/19, Less/Greater-1/7/9/13, LessOrEqual/GreaterOrEqual-12/16
- * on f32, i32, u32, i64 (and bool for Equal); And/Or/Xor-1/7 and Not-1 on
+ * on f32, f16 (packed halves), i32, u32, i64 (and bool for Equal); And/Or/Xor-1/7 and Not-1 on
  * bool; IsNaN-9/13/20 and IsInf-10/20 on f32. */
 static rlx_status lower_compare(wg_lower *L) {
     static const struct {
@@ -68,9 +71,9 @@ static rlx_status lower_compare(wg_lower *L) {
         int arity;
         unsigned types;
     } ops[] = {
-        { RLX_OP_Equal, CMP_EQ, 2, WG_ANY4 | WG_I64 | WG_BOOL }, { RLX_OP_Less, CMP_LT, 2, WG_ANY4 | WG_I64 },
-        { RLX_OP_Greater, CMP_GT, 2, WG_ANY4 | WG_I64 }, { RLX_OP_LessOrEqual, CMP_LE, 2, WG_ANY4 | WG_I64 },
-        { RLX_OP_GreaterOrEqual, CMP_GE, 2, WG_ANY4 | WG_I64 }, { RLX_OP_And, CMP_AND, 2, WG_BOOL },
+        { RLX_OP_Equal, CMP_EQ, 2, WG_ANY4 | WG_I64 | WG_BOOL | WG_F16 }, { RLX_OP_Less, CMP_LT, 2, NUMS },
+        { RLX_OP_Greater, CMP_GT, 2, NUMS }, { RLX_OP_LessOrEqual, CMP_LE, 2, NUMS },
+        { RLX_OP_GreaterOrEqual, CMP_GE, 2, NUMS }, { RLX_OP_And, CMP_AND, 2, WG_BOOL },
         { RLX_OP_Or, CMP_OR, 2, WG_BOOL }, { RLX_OP_Xor, CMP_XOR, 2, WG_BOOL }, { RLX_OP_Not, CMP_NOT, 1, WG_BOOL },
         { RLX_OP_IsNaN, CMP_ISNAN, 1, WG_F32 }, { RLX_OP_IsInf, CMP_ISINF, 1, WG_F32 },
     };
@@ -106,12 +109,12 @@ static rlx_status lower_compare(wg_lower *L) {
 }
 
 /* Where-9/16: y = cond ? a : b, the three broadcast; a and b f32, i32, u32,
- * i64 or bool. */
+ * i64, bool or f16 (the f16 instance of where.wgsl, with shader-f16). */
 static rlx_status lower_where(wg_lower *L) {
     const rlx_value *c = wg_in(L, 0), *a = wg_in(L, 1), *b = wg_in(L, 2), *y = wg_out(L, 0);
-    unsigned types = WG_ANY4 | WG_I64 | WG_BOOL;
+    unsigned types = WG_ANY4 | WG_I64 | WG_BOOL | WG_F16;
     if (!wg_value_ok(c, WG_BOOL)) return wg_decline(L, "condition must be bool");
-    if (!wg_value_ok(a, types) || !wg_value_ok(b, types) || !wg_value_ok(y, types) || a->dtype != y->dtype ||
+    if (!wg_value_held(L, a, types) || !wg_value_held(L, b, types) || !wg_value_held(L, y, types) || a->dtype != y->dtype ||
         b->dtype != y->dtype)
         return wg_decline(L, "data dtype %s", y ? rlx_dtype_name(y->dtype) : "?");
     const rlx_value *ins[3] = { c, a, b };
@@ -123,6 +126,7 @@ static rlx_status lower_where(wg_lower *L) {
     int elem = y->dtype == RLX_DTYPE_I64 ? UNIT_PAIR : y->dtype == RLX_DTYPE_BOOL ? UNIT_BYTE : UNIT_WORD;
     uint64_t threads = elem == UNIT_BYTE ? (n + 3) / 4 : n;
     wg_dispatch *d = wg_emit(L, "where");
+    if (y->dtype == RLX_DTYPE_F16) d->elem = WG_ELEM_F16; /* A, B, Y as array<f16>; C stays bytes in words */
     wg_spec(L, d, "ELEM", elem);
     for (int i = 0; i < 3; i++) wg_bind_value(L, d, wg_in_id(L, i));
     wg_bind_value(L, d, wg_out_id(L, 0));

@@ -167,6 +167,7 @@ static bool rv_split(const redview *rv) {
  * words [t0, t0 + 2 rows nch), then a combining dispatch. */
 static rlx_status emit_reduce_to(wg_lower *L, int code, bool is_int, bool last, const redview *rv, int y,
                                  uint64_t y_off, uint64_t y_words, uint64_t t0) {
+    bool half = wg_in(L, 0)->dtype == RLX_DTYPE_F16; /* HALF: packed f16 input, widened at each load */
     bool split = code != RED_LSE && rv_split(rv);
     uint64_t nch = split ? (rv->count + SPLIT_CHUNK - 1) / SPLIT_CHUNK : 0, t_words = 2 * rv->rows * nch;
     if (split) wg_scratch(L, t0 + t_words);
@@ -176,6 +177,7 @@ static rlx_status emit_reduce_to(wg_lower *L, int code, bool is_int, bool last, 
         wg_spec(L, d, "OP", code);
         wg_spec(L, d, "INT", is_int);
         wg_spec(L, d, "LAST", last);
+        if (half) wg_spec(L, d, "HALF", 1);
         wg_bind_value4(L, d, wg_in_id(L, 0));
         wg_bind(L, d, y, y_off, y_words);
         if (split) wg_bind(L, d, WG_SCRATCH, t0, t_words);
@@ -201,7 +203,20 @@ static rlx_status emit_reduce_to(wg_lower *L, int code, bool is_int, bool last, 
 }
 
 static rlx_status emit_reduce(wg_lower *L, int code, bool is_int, bool last, const redview *rv) {
-    return emit_reduce_to(L, code, is_int, last, rv, wg_out_id(L, 0), 0, wg_words(wg_out(L, 0)), 0);
+    const rlx_value *y = wg_out(L, 0);
+    if (y->dtype != RLX_DTYPE_F16) return emit_reduce_to(L, code, is_int, last, rv, wg_out_id(L, 0), 0, wg_words(y), 0);
+    /* an f16 result: the f32 results into scratch [0, rows), then one
+     * rounding to binary16 by cast.wgsl (one invocation per word of y) */
+    wg_scratch(L, rv->rows);
+    RLX_TRY(emit_reduce_to(L, code, is_int, last, rv, WG_SCRATCH, 0, rv->rows, rv->rows));
+    wg_dispatch *d = wg_emit(L, "cast");
+    wg_spec(L, d, "SRC", TY_F32);
+    wg_spec(L, d, "DST", TY_F16);
+    wg_bind(L, d, WG_SCRATCH, 0, rv->rows);
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    wg_p_u32(L, d, (uint32_t)rv->rows);
+    wg_p_u32(L, d, (uint32_t)((rv->rows + 1) / 2));
+    return wg_grid_1d(L, d, (rv->rows + 1) / 2);
 }
 
 /* ReduceSum-1/11/13, Reduce{Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,
@@ -214,9 +229,9 @@ static rlx_status lower_reduce(wg_lower *L) {
         if (k_reduce_ops[i].op == L->n->op) code = k_reduce_ops[i].code, int_ok = k_reduce_ops[i].int_ok;
     if (code < 0) return wg_decline(L, "no reduce code");
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
-    unsigned mask = int_ok ? (WG_F32 | WG_I32) : WG_F32;
+    unsigned mask = int_ok ? (WG_F32 | WG_F16 | WG_I32) : (WG_F32 | WG_F16);
     if (!wg_value_ok(x, mask) || !wg_value_ok(y, mask) || x->dtype != y->dtype)
-        return wg_decline(L, "data must be f32%s", int_ok ? " or i32" : "");
+        return wg_decline(L, "data must be f32, f16%s", int_ok ? " or i32" : "");
     for (int i = 1; i < L->n->n_out; i++)
         if (wg_out(L, i)) return wg_decline(L, "extra outputs");
     int64_t axes[RLX_MAX_RANK * 2];
@@ -238,6 +253,7 @@ static rlx_status lower_reduce(wg_lower *L) {
     if (rv.rows == 0) return RLX_OK;
     bool is_int = x->dtype == RLX_DTYPE_I32;
     uint32_t empty = red_empty(code, is_int);
+    if (rv.count == 0 && x->dtype == RLX_DTYPE_F16) return wg_decline(L, "empty f16 reduction");
     if (rv.count == 0) return wg_emit_fill(L, wg_out_id(L, 0), rv.rows, empty, empty);
     return emit_reduce(L, code, is_int, false, &rv);
 }
@@ -247,7 +263,8 @@ static rlx_status lower_reduce(wg_lower *L) {
  * i32 data. */
 static rlx_status lower_arg(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
-    if (!wg_value_ok(x, WG_F32 | WG_I32) || !wg_value_ok(y, WG_I64)) return wg_decline(L, "f32 or i32 data, i64 output");
+    if (!wg_value_ok(x, WG_F32 | WG_F16 | WG_I32) || !wg_value_ok(y, WG_I64))
+        return wg_decline(L, "f32, f16 or i32 data, i64 output");
     int ax;
     if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &ax)) return wg_decline(L, "axis");
     bool axis[RLX_MAX_RANK] = { false };
@@ -320,6 +337,7 @@ typedef struct norm_desc {
     float eps;
     pidx s, b;
     int mean_out, inv_out; /* value ids or -1 */
+    wg_elem elem;          /* T of every operand: x's type (f32, f16) */
 } norm_desc;
 
 /* The operands of norm.wgsl and norm_split.wgsl: x (vec4), scale, bias, y,
@@ -357,6 +375,7 @@ static rlx_status emit_norm_split(wg_lower *L, const norm_desc *nd, const redvie
     const uint64_t groups[3] = { rv->rows * nch, (rv->rows + 255) / 256, (rv->rows * rv->count + 255) / 256 };
     for (int stage = 0; stage < 3; stage++) {
         wg_dispatch *d = wg_emit(L, "norm_split");
+        d->elem = nd->elem;
         wg_spec(L, d, "MODE", nd->mode);
         wg_spec(L, d, "STAGE", stage);
         bind_norm(L, d, nd);
@@ -372,6 +391,7 @@ static rlx_status emit_norm_split(wg_lower *L, const norm_desc *nd, const redvie
 static rlx_status emit_norm(wg_lower *L, const norm_desc *nd, const redview *rv) {
     if (nd->mode <= NM_MVN && rv_split(rv)) return emit_norm_split(L, nd, rv);
     wg_dispatch *d = wg_emit(L, "norm");
+    d->elem = nd->elem;
     wg_spec(L, d, "MODE", nd->mode);
     bind_norm(L, d, nd);
     WG_P(L, d, wg_pu(rv->rows), wg_pu(rv->count), wg_pu(rv->nk), wg_pu(rv->nr), wg_pu(norm_flags(nd)), wg_pf(nd->eps));
@@ -393,7 +413,8 @@ static rlx_status rows_from(wg_lower *L, const rlx_value *x, int axis, redview *
 static rlx_status row_param(wg_lower *L, const rlx_value *p, const rlx_value *x, int axis, int id, pidx *out) {
     *out = k_no_param;
     if (!p) return RLX_OK;
-    if (!wg_value_ok(p, WG_F32)) return wg_decline(L, "parameter '%s' is not static f32", p->name);
+    if (!wg_value_ok(p, WG_F32 | WG_F16) || p->dtype != x->dtype)
+        return wg_decline(L, "parameter '%s' is not static and of the input's type", p->name);
     if (p->rank > x->rank) return wg_decline(L, "parameter '%s' has a higher rank than the input", p->name);
     /* per x dim: the parameter's stride (0 where broadcast) */
     uint64_t str[RLX_MAX_RANK], s = 1;
@@ -439,11 +460,12 @@ static rlx_status row_param(wg_lower *L, const rlx_value *p, const rlx_value *x,
 static rlx_status lower_layer_norm(wg_lower *L) {
     bool rms = L->n->op == RLX_OP_RMSNormalization;
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
-    if (!wg_value_ok(x, WG_F32) || !wg_value_ok(y, WG_F32)) return wg_decline(L, "f32 data only");
+    RLX_TRY(wg_check_io(L, WG_F32 | WG_F16, 3));
+    if (x->dtype != y->dtype) return wg_decline(L, "output type differs from the input's");
     int axis;
     if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &axis)) return wg_decline(L, "axis");
     norm_desc nd = { .mode = rms ? NM_RMS : NM_LAYER, .eps = rlx_param_float(L->n, "epsilon"),
-                     .s = k_no_param, .b = k_no_param, .mean_out = -1, .inv_out = -1 };
+                     .s = k_no_param, .b = k_no_param, .mean_out = -1, .inv_out = -1, .elem = wg_elem_of(x->dtype) };
     RLX_TRY(row_param(L, wg_in(L, 1), x, axis, wg_in_id(L, 1), &nd.s));
     if (!rms) RLX_TRY(row_param(L, wg_in(L, 2), x, axis, wg_in_id(L, 2), &nd.b));
     if (nd.s.value < 0) return wg_decline(L, "no scale");
@@ -453,7 +475,8 @@ static rlx_status lower_layer_norm(wg_lower *L) {
         const rlx_value *o = wg_out(L, i);
         if (!o) continue;
         if (rms || i > 2) return wg_decline(L, "output %d", i);
-        if (!wg_value_ok(o, WG_F32) || wg_numel(o) != rv.rows) return wg_decline(L, "output %d is not f32 [rows]", i);
+        if (o->dtype != x->dtype || wg_numel(o) != rv.rows)
+            return wg_decline(L, "output %d is not [rows] of the input's type (the kernels store it as T)", i);
         if (i == 1) nd.mean_out = wg_out_id(L, 1);
         else nd.inv_out = wg_out_id(L, 2);
     }
@@ -558,8 +581,9 @@ static rlx_status lower_mvn(wg_lower *L) {
 /* Softmax/LogSoftmax-1/11 (input coerced to 2-D at axis, default 1) and
  * -13 (one axis, default -1). */
 static rlx_status lower_softmax(wg_lower *L) {
-    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    RLX_TRY(wg_check_io(L, WG_F32 | WG_F16, 1));
     const rlx_value *x = wg_in(L, 0);
+    if (x->dtype != wg_out(L, 0)->dtype) return wg_decline(L, "output type differs from the input's");
     bool v13 = L->n->version >= 13;
     int64_t a = rlx_softmax_axis(L->n);
     int axis;
@@ -581,7 +605,7 @@ static rlx_status lower_softmax(wg_lower *L) {
     }
     if (rv.rows == 0 || rv.count == 0) return RLX_OK;
     norm_desc nd = { .mode = L->n->op == RLX_OP_LogSoftmax ? NM_LOGSOFTMAX : NM_SOFTMAX,
-                     .s = k_no_param, .b = k_no_param, .mean_out = -1, .inv_out = -1 };
+                     .s = k_no_param, .b = k_no_param, .mean_out = -1, .inv_out = -1, .elem = wg_elem_of(x->dtype) };
     return emit_norm(L, &nd, &rv);
 }
 

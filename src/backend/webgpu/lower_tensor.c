@@ -1,5 +1,6 @@
 /* WGSL lowerings of the tensor family: data movement (bits preserved) of
- * f32, i32, u32, i64 (word pairs) and bool (bytes; only copies that write
+ * f32, i32, u32, f16 (halves: the kernels' f16 instances, with
+ * shader-f16), i64 (word pairs) and bool (bytes; only copies that write
  * their output whole, so not Concat or Pad) through kernels/copy.wgsl
  * (strided copy) and kernels/fill.wgsl: Transpose, Slice, Concat, Split,
  * Pad (constant mode; edge, reflect and wrap through kernels/pad.wgsl),
@@ -12,6 +13,7 @@
 
 #include "backend/webgpu/webgpu.h"
 #include "backend/webgpu/wg_split.h"
+#include "base/half.h"
 #include "ir/op.h"
 
 #define CP_MAX_RANK 8
@@ -43,6 +45,7 @@ static void copy_setup(cpy *c, int rank, const rlx_value *x, int64_t *xs, const 
 
 typedef struct copy_ctx {
     int x, y;
+    wg_elem elem; /* u32 (words), or f16 (halves) */
     const int64_t *ss, *ds; /* outermost first */
 } copy_ctx;
 
@@ -62,6 +65,7 @@ static void p_copy(wg_lower *L, wg_dispatch *d, uint64_t n, int rank, int64_t sb
 static rlx_status emit_copy_block(wg_lower *L, const wg_block *b, void *ctx) {
     const copy_ctx *cc = ctx;
     wg_dispatch *d = wg_emit(L, "copy");
+    d->elem = cc->elem;
     wg_bind(L, d, cc->x, b->lo[0], b->n[0]);
     wg_bind(L, d, cc->y, b->lo[1], b->n[1]);
     p_copy(L, d, b->numel, b->rank, b->base[0] - (int64_t)b->lo[0], b->base[1] - (int64_t)b->lo[1], b->numel, b->dims,
@@ -141,7 +145,7 @@ static rlx_status emit_copy(wg_lower *L, int x, int y, const cpy *c) {
         return wg_grid_1d(L, d, (n + 3) / 4);
     }
     /* split into blocks that fit one binding each */
-    copy_ctx cc = { x, y, sp.str[0], sp.str[1] };
+    copy_ctx cc = { x, y, dt == RLX_DTYPE_F16 ? WG_ELEM_F16 : WG_ELEM_U32, sp.str[0], sp.str[1] };
     return wg_split_strided(L, &sp, emit_copy_block, &cc);
 }
 
@@ -166,18 +170,18 @@ rlx_status wg_emit_fill(wg_lower *L, int y, uint64_t n, uint32_t lo, uint32_t hi
 
 rlx_status wg_emit_copy_words(wg_lower *L, int x, int y, uint64_t n) {
     static const int64_t unit[1] = { 1 };
-    copy_ctx cc = { x, y, unit, unit };
+    copy_ctx cc = { x, y, WG_ELEM_U32, unit, unit };
     return n ? wg_split_1d(L, n, 2, emit_copy_block, &cc) : RLX_OK;
 }
 
-#define DATA_TYPES (WG_ANY4 | WG_I64 | WG_BOOL)
+#define DATA_TYPES (WG_ANY4 | WG_I64 | WG_BOOL | WG_F16)
 
 /* The data input and output must be of one dtype the GPU holds (4-byte,
- * i64, bool). */
+ * f16 as halves, i64, bool). */
 static rlx_status check_data(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
-    if (!wg_value_ok(x, DATA_TYPES) || !wg_value_ok(y, DATA_TYPES) || x->dtype != y->dtype)
-        return wg_decline(L, "data must be a static f32, i32, u32, i64 or bool");
+    if (!wg_value_held(L, x, DATA_TYPES) || !wg_value_held(L, y, DATA_TYPES) || x->dtype != y->dtype)
+        return wg_decline(L, "data must be a static f32, f16 (with shader-f16), i32, u32, i64 or bool");
     for (int i = 1; i < L->n->n_out; i++)
         if (wg_out(L, i)) return wg_decline(L, "extra outputs");
     if (y->rank > CP_MAX_RANK || x->rank > CP_MAX_RANK) return wg_decline(L, "rank");
@@ -314,14 +318,15 @@ static rlx_status slab_copy(wg_lower *L, int part, int whole, int axis, int64_t 
 /* Concat-1/4/11/13: one strided copy per input into its slab of y. */
 static rlx_status lower_concat(wg_lower *L) {
     const rlx_value *y = wg_out(L, 0);
-    if (!wg_value_ok(y, WG_ANY4 | WG_I64) || y->rank > CP_MAX_RANK || y->rank < 1) return wg_decline(L, "output");
+    if (!wg_value_held(L, y, WG_ANY4 | WG_I64 | WG_F16) || y->rank > CP_MAX_RANK || y->rank < 1)
+        return wg_decline(L, "output");
     int axis;
     if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), y->rank, &axis)) return wg_decline(L, "axis");
     int64_t at = 0;
     for (int i = 0; i < L->n->n_in; i++) {
         const rlx_value *x = wg_in(L, i);
         if (!x) continue;
-        if (!wg_value_ok(x, WG_ANY4 | WG_I64) || x->dtype != y->dtype || x->rank != y->rank)
+        if (!wg_value_held(L, x, WG_ANY4 | WG_I64 | WG_F16) || x->dtype != y->dtype || x->rank != y->rank)
             return wg_decline(L, "input %d dtype or rank", i);
         RLX_TRY(slab_copy(L, wg_in_id(L, i), wg_out_id(L, 0), axis, at, true, "input", i));
         at += x->dims[axis];
@@ -371,8 +376,9 @@ static rlx_status emit_pad_mode(wg_lower *L, const int64_t *pads, int mode) {
     }
     uint64_t total = wg_numel(y);
     if (total == 0) return RLX_OK;
-    if (wg_words(y) >= ((uint64_t)1 << 31) || wg_words(x) >= ((uint64_t)1 << 31)) return wg_decline(L, "too large");
+    if (wg_words(y) >= ((uint64_t)1 << 30) || wg_words(x) >= ((uint64_t)1 << 30)) return wg_decline(L, "too large");
     wg_dispatch *d = wg_emit(L, "pad");
+    if (x->dtype == RLX_DTYPE_F16) d->elem = WG_ELEM_F16;
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
     WG_P(L, d, wg_pu(total), wg_pu(r), wg_pu(mode), wg_pu(x->dtype == RLX_DTYPE_I64 ? 2 : 1));
@@ -408,6 +414,8 @@ static rlx_status lower_pad(wg_lower *L) {
         float v = rlx_param_float(n, "value");
         if (x->dtype == RLX_DTYPE_F32) {
             memcpy(&bits, &v, 4);
+        } else if (x->dtype == RLX_DTYPE_F16) {
+            bits = rlx_f32_to_f16(v);
         } else {
             int64_t iv = (int64_t)v;
             bits = (uint32_t)(uint64_t)iv;
@@ -437,10 +445,12 @@ static rlx_status lower_pad(wg_lower *L) {
         const rlx_value *cv = wg_in(L, 2);
         if (pmode < 0 && cv && wg_numel(cv) > 0) {
             if (!cv->konst || cv->dtype != x->dtype) return wg_decline(L, "constant_value is not a constant");
-            memcpy(&bits, cv->konst->data, 4);
+            if (x->dtype == RLX_DTYPE_F16) memcpy(&bits, cv->konst->data, 2); /* a half: the low 16 bits */
+            else memcpy(&bits, cv->konst->data, 4);
             if (i64) memcpy(&hi, (const char *)cv->konst->data + 4, 4);
         }
     }
+    if (x->dtype == RLX_DTYPE_F16) bits |= bits << 16; /* the fill writes words: two halves each */
     if (!i64) hi = bits;
     if (pmode >= 0) return emit_pad_mode(L, pads, pmode);
     int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
@@ -471,14 +481,14 @@ static rlx_status lower_pad(wg_lower *L) {
  * num_outputs all come out of shape inference). */
 static rlx_status lower_split(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0);
-    if (!wg_value_ok(x, DATA_TYPES) || x->rank < 1 || x->rank > CP_MAX_RANK) return wg_decline(L, "input");
+    if (!wg_value_held(L, x, DATA_TYPES) || x->rank < 1 || x->rank > CP_MAX_RANK) return wg_decline(L, "input");
     int axis;
     if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &axis)) return wg_decline(L, "axis");
     int64_t at = 0;
     for (int k = 0; k < L->n->n_out; k++) {
         const rlx_value *y = wg_out(L, k);
         if (!y) return wg_decline(L, "omitted output %d", k);
-        if (!wg_value_ok(y, DATA_TYPES) || y->dtype != x->dtype || y->rank != x->rank) return wg_decline(L, "output %d", k);
+        if (!wg_value_held(L, y, DATA_TYPES) || y->dtype != x->dtype || y->rank != x->rank) return wg_decline(L, "output %d", k);
         if (at + y->dims[axis] > x->dims[axis]) return wg_decline(L, "outputs exceed the input");
         RLX_TRY(slab_copy(L, wg_out_id(L, k), wg_in_id(L, 0), axis, at, false, "output", k));
         at += y->dims[axis];

@@ -77,6 +77,9 @@ typedef struct wg_operand {
     uint64_t elems;    /* number of elements it may touch */
     int fmt;           /* WG_FMT_NATIVE, or WG_FMT_F16 (a constant f32 value uploaded as binary16:
                           elem_off and elems then count 4-byte words of the packed halves) */
+    int esize;         /* bytes per element of elem_off and elems (and of the Params offset word): 0
+                          means wg_operand_esize's rule (2 for an f16 value in a dispatch whose T is
+                          f16, else 4); a lowering that reads f16 values as packed words sets 4 */
 } wg_operand;
 
 #define WG_FMT_NATIVE 0
@@ -191,7 +194,9 @@ void wg_spec(wg_lower *L, wg_dispatch *d, const char *name, double value);
  * binding window. Params therefore start with one u32 per binding, in
  * binding order, before any wg_p_* word. */
 void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t elems);
-/* The whole value: wg_words(v) words (see the element layouts below). */
+/* The whole value: wg_words(v) words (see the element layouts below); an
+ * f16 value in a dispatch whose T is f16: numel halves (set d->elem
+ * before binding). */
 void wg_bind_value(wg_lower *L, wg_dispatch *d, int value);
 /* The whole value, its window rounded up to whole 16-byte vec4s, for
  * kernels that declare the operand array<vec4<...>>. Every value starts
@@ -261,6 +266,19 @@ void wg_p_words(wg_lower *L, wg_dispatch *d, const wg_pword *w, size_t n);
  * each type is its own shader module and pipeline. */
 wg_elem wg_elem_of(rlx_dtype dt);
 
+/* Bytes per element of binding i of d (see wg_operand.esize): its esize
+ * when set, else 2 when it is a native f16 value and d's T is f16 (the
+ * kernel declares it array<T>: elem_off, elems and the offset word the
+ * kernel reads count halves), else 4 (words). */
+int wg_operand_esize(const rlx_graph *g, const wg_dispatch *d, int i);
+
+/* The dtypes (WG_F32, WG_F16, WG_I32, WG_U32) that embedded kernel
+ * `kernel` is written for: its `//!elem` line (f32 alone without one).
+ * The per-lowering element-type gate: wg_check_io(L,
+ * wg_kernel_types(kernel) | WG_BOOL..., n_out). f16 is listed whether or
+ * not the adapter has shader-f16; wg_check_io declines f16 values there. */
+unsigned wg_kernel_types(const char *kernel);
+
 /* The T an embedded kernel gets when the lowering names none (wg_emit
  * sets it): the type of its `//!elem` line (u32 for the word movers),
  * else f32. */
@@ -310,6 +328,10 @@ static inline int wg_in_id(const wg_lower *L, int i) { return i < L->n->n_in ? L
 static inline int wg_out_id(const wg_lower *L, int i) { return i < L->n->n_out ? L->n->out[i] : -1; }
 /* Element layouts on the GPU (README.md, "Element types"):
  *  - f32, i32, u32: one u32 word per element;
+ *  - f16: binary16, two to a word (the host's bytes); kernels instantiated
+ *    for T = f16 bind them as array<f16> (needs shader-f16; offsets and
+ *    windows in halves, wg_operand_esize), compute in f32 and round once
+ *    at the store; without shader-f16 nodes with f16 values decline;
  *  - i64: two words per element, low word first (the host's little-endian
  *    bytes); kernels read the low word as i32 where the value must fit,
  *    and write sign-extended pairs; there is no i64 arithmetic;
@@ -318,19 +340,25 @@ static inline int wg_out_id(const wg_lower *L, int i) { return i < L->n->n_out ?
  *    and the memory plan need nothing special. Kernels that write bool
  *    write whole words (one invocation per four elements).
  * wg_value_ok: the value is present, static and of a dtype in `mask`
- * (bits: 1 f32, 2 i32, 4 u32, 8 bool, 16 i64). */
+ * (bits: 1 f32, 2 i32, 4 u32, 8 bool, 16 i64, 32 f16). */
 bool wg_value_ok(const rlx_value *v, unsigned mask);
+/* wg_value_ok, and an f16 value only where the adapter has shader-f16 (the
+ * check of a lowering that tests values one by one; wg_check_io tests all
+ * of a node's and says why). */
+bool wg_value_held(const wg_lower *L, const rlx_value *v, unsigned mask);
 #define WG_F32 1u
 #define WG_I32 2u
 #define WG_U32 4u
 #define WG_BOOL 8u
 #define WG_I64 16u
+#define WG_F16 32u
 #define WG_ANY4 (WG_F32 | WG_I32 | WG_U32)
 /* u32 words the value occupies: numel for 4-byte dtypes, 2 numel for i64,
- * ceil(numel / 4) for bool; 0 for other dtypes. */
+ * ceil(numel / 2) for f16, ceil(numel / 4) for bool; 0 for other dtypes. */
 uint64_t wg_words(const rlx_value *v);
-/* Declines unless every present input and output is static, 4-byte and in
- * `mask`, and the outputs after `n_out` are absent. */
+/* Declines unless every present input and output is static and in
+ * `mask`, and the outputs after `n_out` are absent. An f16 value declines
+ * when the adapter has no shader-f16 (the reason says so). */
 rlx_status wg_check_io(wg_lower *L, unsigned mask, int n_out);
 
 /* Element count of a value (static). */

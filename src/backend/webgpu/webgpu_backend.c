@@ -130,6 +130,14 @@ static uint64_t up_to(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 /* ------------------------------------------------------------ supports */
 
+static bool node_has_f16(const rlx_graph *g, const rlx_node *n) {
+    for (int i = 0; i < n->n_in + n->n_out; i++) {
+        const rlx_value *v = i < n->n_in ? rlx_node_input(g, n, i) : rlx_node_output(g, n, i - n->n_in);
+        if (v && v->dtype == RLX_DTYPE_F16) return true;
+    }
+    return false;
+}
+
 /* A node runs natively when its lowering succeeds. Option gpu.trace prints
  * why a node falls back to the CPU. */
 static bool wg_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n) {
@@ -254,14 +262,15 @@ static rlx_status resolve(struct rlx_backend_exe *e, int step, wg_dispatch *d, i
             buf = arena_at(e, off, &base, &cap);
         }
     }
-    uint64_t pos = base + o.elem_off * 4;
+    uint64_t es = (uint64_t)wg_operand_esize(p->g, d, i); /* 2: halves of an f16 value (array<f16>) */
+    uint64_t pos = base + o.elem_off * es;
     uint64_t aligned = pos - pos % c->storage_align;
     /* whole 16-byte units: kernels may declare operands as arrays of vec4
      * (buffers and tensor placements are 16-byte multiples, so the rounded
      * window stays inside the buffer; max_binding is a multiple of 16, so
      * the rounding never makes a window that wg_lower_node accepted too
      * large) */
-    uint64_t size = up_to((pos - aligned) + (o.elems ? o.elems : 1) * 4, 16);
+    uint64_t size = up_to((pos - aligned) + (o.elems ? o.elems : 1) * es, 16);
     if (size > c->max_binding) /* wg_lower_node declines such windows */
         return rlx_fail(RLX_ERR_INTERNAL,
                         "%s: kernel '%s': operand %d ('%s') needs a %llu-byte storage binding, more than the limit of "
@@ -271,7 +280,7 @@ static rlx_status resolve(struct rlx_backend_exe *e, int step, wg_dispatch *d, i
     if (aligned + size > cap)
         return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s': operand %d ('%s') window [%llu, +%llu) is outside its buffer",
                         step_desc(p, step), d->kernel, i, vname, (unsigned long long)aligned, (unsigned long long)size);
-    d->params[d->off_slot[i]] = (uint32_t)((pos - aligned) / 4);
+    d->params[d->off_slot[i]] = (uint32_t)((pos - aligned) / es);
     memset(entry, 0, sizeof *entry);
     entry->binding = (uint32_t)(i + 1);
     entry->buffer = buf;
@@ -635,6 +644,14 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     e->stats.n_dispatches = e->n_disp;
     for (size_t k = 0; k < e->n_seg; k++) e->stats.n_gpu_segments += e->seg[k].gpu;
     for (size_t s = 0; s < p->n_steps; s++) e->stats.n_cpu_steps += p->step_on[s] == RLX_STEP_CPU;
+    if (!b->caps.shader_f16) { /* the f16 policy (README.md, "Element types"): said once, in the report */
+        size_t n16 = 0;
+        for (size_t s = 0; s < p->n_steps; s++)
+            if (p->step_on[s] == RLX_STEP_CPU && node_has_f16(g, &g->nodes[p->steps[s]])) n16++;
+        if (n16)
+            wg_src_printf(&e->notes, "%zu node(s) with f16 values run on the CPU: this adapter has no shader-f16, "
+                                     "which f16 tensors on the GPU need\n", n16);
+    }
     e->stats.arena_bytes = e->arena_size;
     e->stats.scratch_bytes = e->scratch_size;
     for (size_t i = 0; i < e->n_weights; i++) e->stats.weight_bytes += e->weight_size[i];

@@ -102,7 +102,10 @@ static rlx_status check_windows(wg_lower *L) {
                                          "RLX_MAX_BUFFER_BYTES)",
                                       val->name, (unsigned long long)bytes, (unsigned long long)c->max_buffer);
             }
+            /* wg_binding_bytes counts words: halves are counted as halves of them */
             uint64_t b = wg_binding_bytes(c, d->bind[i].elem_off, d->bind[i].elems);
+            if (wg_operand_esize(L->g, d, i) == 2)
+                b = (d->bind[i].elem_off * 2) % (c->storage_align ? c->storage_align : 256) + d->bind[i].elems * 2;
             if (b > c->max_binding) {
                 const char *name = d->bind[i].value >= 0 ? L->g->values[d->bind[i].value].name
                                  : d->bind[i].value == WG_STATUS ? "status"
@@ -250,7 +253,7 @@ void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t
         L->broken = true;
         return;
     }
-    d->bind[d->n_bind] = (wg_operand){ value, elem_off, elems, WG_FMT_NATIVE };
+    d->bind[d->n_bind] = (wg_operand){ value, elem_off, elems, WG_FMT_NATIVE, 0 };
     d->off_slot[d->n_bind++] = d->n_params;
     push_word(L, d, 0, WG_WORD_INT); /* patched at compile time */
 }
@@ -291,7 +294,15 @@ bool wg_f16_fits(wg_lower *L, int value, uint64_t e0, uint64_t n) {
 
 void wg_bind_value(wg_lower *L, wg_dispatch *d, int value) {
     const rlx_value *v = value >= 0 ? &L->g->values[value] : NULL;
-    wg_bind(L, d, value, 0, v ? wg_words(v) : 0);
+    bool halves = v && v->dtype == RLX_DTYPE_F16 && d->elem == WG_ELEM_F16;
+    wg_bind(L, d, value, 0, halves ? wg_numel(v) : v ? wg_words(v) : 0);
+}
+
+int wg_operand_esize(const rlx_graph *g, const wg_dispatch *d, int i) {
+    const wg_operand *o = &d->bind[i];
+    if (o->esize) return o->esize;
+    bool half = o->value >= 0 && o->fmt == WG_FMT_NATIVE && g->values[o->value].dtype == RLX_DTYPE_F16;
+    return half && d->elem == WG_ELEM_F16 ? 2 : 4;
 }
 
 void wg_bind_or(wg_lower *L, wg_dispatch *d, int v, int stand_in) {
@@ -301,7 +312,7 @@ void wg_bind_or(wg_lower *L, wg_dispatch *d, int v, int stand_in) {
 
 void wg_bind_value4(wg_lower *L, wg_dispatch *d, int value) {
     const rlx_value *v = value >= 0 ? &L->g->values[value] : NULL;
-    uint64_t w = v ? wg_words(v) : 0;
+    uint64_t w = v && v->dtype == RLX_DTYPE_F16 && d->elem == WG_ELEM_F16 ? wg_numel(v) : v ? wg_words(v) : 0;
     wg_bind(L, d, value, 0, (w + 3) / 4 * 4);
 }
 
@@ -398,6 +409,7 @@ uint64_t wg_words(const rlx_value *v) {
     switch (v->dtype) {
     case RLX_DTYPE_F32: case RLX_DTYPE_I32: case RLX_DTYPE_U32: return n;
     case RLX_DTYPE_I64: return 2 * n;
+    case RLX_DTYPE_F16: return (n + 1) / 2;
     case RLX_DTYPE_BOOL: return (n + 3) / 4;
     default: return 0;
     }
@@ -411,11 +423,26 @@ bool wg_value_ok(const rlx_value *v, unsigned mask) {
     case RLX_DTYPE_U32: return (mask & WG_U32) != 0;
     case RLX_DTYPE_BOOL: return (mask & WG_BOOL) != 0;
     case RLX_DTYPE_I64: return (mask & WG_I64) != 0;
+    case RLX_DTYPE_F16: return (mask & WG_F16) != 0;
     default: return false;
     }
 }
 
+bool wg_value_held(const wg_lower *L, const rlx_value *v, unsigned mask) {
+    return wg_value_ok(v, mask) && (v->dtype != RLX_DTYPE_F16 || L->caps->shader_f16);
+}
+
+/* f16 values need shader-f16: without it they stay on the host (the
+ * policy of README.md, "Element types"; compile notes it once). */
+static rlx_status check_f16(wg_lower *L, const rlx_value *v, unsigned mask) {
+    if (v && v->dtype == RLX_DTYPE_F16 && (mask & WG_F16) && !L->caps->shader_f16)
+        return wg_decline(L, "'%s' is f16 and the adapter has no shader-f16", v->name);
+    return RLX_OK;
+}
+
 rlx_status wg_check_io(wg_lower *L, unsigned mask, int n_out) {
+    for (int i = 0; i < L->n->n_in + L->n->n_out; i++)
+        RLX_TRY(check_f16(L, i < L->n->n_in ? wg_in(L, i) : wg_out(L, i - L->n->n_in), mask));
     for (int i = 0; i < L->n->n_in; i++) {
         const rlx_value *v = wg_in(L, i);
         if (v && !wg_value_ok(v, mask))

@@ -12,7 +12,7 @@
 /* Element types of cast.wgsl (SRC, DST), compare.wgsl and onehot.wgsl
  * (TY, ITY; layouts in README.md, "Element types"), scatter.wgsl (TY:
  * the reductions' arithmetic). */
-#define WG_TYPE_CODES(X) X(TY_F32) X(TY_I32) X(TY_U32) X(TY_BOOL) X(TY_I64)
+#define WG_TYPE_CODES(X) X(TY_F32) X(TY_I32) X(TY_U32) X(TY_BOOL) X(TY_I64) X(TY_F16)
 
 /* compare.wgsl OP: comparisons of two operands, the logical ops of bool,
  * IsNaN and IsInf of one. */

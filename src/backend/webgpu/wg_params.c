@@ -187,6 +187,15 @@ wg_elem wg_kernel_elem(const char *kernel) {
     return first;
 }
 
+unsigned wg_kernel_types(const char *kernel) {
+    static const unsigned k_bit[WG_ELEM_COUNT] = { WG_F32, WG_F16, WG_I32, WG_U32 };
+    wg_elem first;
+    unsigned m = elem_line(wg_wgsl_source(kernel), &first), out = 0;
+    for (int e = 0; e < WG_ELEM_COUNT; e++)
+        if (m & (1u << e)) out |= k_bit[e];
+    return out;
+}
+
 rlx_status wg_params_expand(const char *kernel, const char *src, wg_elem elem, char **out, wg_layout *lay) {
     *out = NULL;
     memset(lay, 0, sizeof *lay);

@@ -21,7 +21,10 @@
  *   Arithmetic is each function's f32 computation (rlx_ew_f32, as the
  *   unfused f32 kernels compute it); rnd (0, RLX_DTYPE_F16 or
  *   RLX_DTYPE_BF16) rounds an instruction's result to that type, which is
- *   how f16/bf16 values and Cast between float types are represented.
+ *   how a Cast between float types is represented. fuse_elementwise sets
+ *   it on Casts only: the f16/bf16 intermediates of a chain stay f32 (so a
+ *   chain is at least as accurate as its unfused ops; onnxruntime's
+ *   policy), and the output rounds once to `dtype`.
  *   Op semantics are those of the vocabulary rows (src/ir/ew_funcs.h).
  *
  * rlx.AddLayerNormalization (passes/fuse_add_layernorm.c)

@@ -25,12 +25,21 @@ fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u
 
 fn byte_of(w: u32, i: u32) -> u32 { return (w >> ((i & 3u) * 8u)) & 0xffu; }
 
+// Half h of a binding's packed binary16 words, as f32.
+fn half_at(w: u32, h: u32) -> f32 { return unpack2x16float(w)[h & 1u]; }
+
 // -1, 0, 1 for a < b, a == b, a > b; 2 when unordered (NaN).
 fn cmp(ia: u32, ib: u32) -> i32 {
     switch TY {
         case TY_F32: {
             let x = bitcast<f32>(A[P.a_off + ia]);
             let y = bitcast<f32>(B[P.b_off + ib]);
+            if (is_nan(x) || is_nan(y)) { return 2; }
+            return select(select(0, -1, x < y), 1, x > y);
+        }
+        case TY_F16: {
+            let x = half_at(A[(P.a_off * 2u + ia) >> 1u], ia);
+            let y = half_at(B[(P.b_off * 2u + ib) >> 1u], ib);
             if (is_nan(x) || is_nan(y)) { return 2; }
             return select(select(0, -1, x < y), 1, x > y);
         }

@@ -21,7 +21,12 @@
 // bits, index) into TS[2 g ..]; STAGE 2, one workgroup per row combines the
 // row's nch partials and finishes (not for logsumexp).
 // Layout: X is bound as array<vec4<u32>> (the value's bits), Y and TS as u32
-// words; ArgMax/ArgMin write i64 as (index, 0) word pairs.
+// words; ArgMax/ArgMin write i64 as (index, 0) word pairs. HALF: x is f16,
+// two halves to a word (x_off still counts words), each widened to f32 as
+// it is loaded (unpack2x16float: no shader-f16 needed), so the accumulation
+// is f32; rows are then read element by element (no CONTIG vec4 path). Y
+// stays f32 words: the lowering rounds Reduce* results to f16 with a Cast
+// dispatch (a half store would race with its neighbour in the word).
 // Params: x_off, y_off, t_off, rows (outputs), count (elements per
 // output), nk, nr, init (bits of the accumulator start: 0, 1.0, -inf,
 // +inf, INT32_MIN..), chunk, nch, then kdim, kstr, rdim, rstr (vec4<u32>;
@@ -35,6 +40,7 @@ override INT: bool = false;
 override COLS: bool = false;
 override CONTIG: bool = false;
 override LAST: bool = false;
+override HALF: bool = false;
 override WG: u32 = 64u;
 
 //!include codes
@@ -50,6 +56,10 @@ fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u
 fn is_finite(v: f32) -> bool { return (bitcast<u32>(v) & 0x7f800000u) != 0x7f800000u; }
 
 fn xload(e: u32) -> u32 {
+    if (HALF) {
+        let h = P.x_off * 2u + e;
+        return bitcast<u32>(unpack2x16float(X[h >> 3u][(h >> 1u) & 3u])[h & 1u]);
+    }
     let i = P.x_off + e;
     return X[i >> 2u][i & 3u];
 }
@@ -149,7 +159,7 @@ fn start(phase: u32) -> Acc {
 // [j0, j1) (contiguous rows: j counts from the row's start).
 fn partial_range(base: u32, t: u32, phase: u32, mx: f32, j0: u32, j1: u32) -> Acc {
     var a = start(phase);
-    if (CONTIG) {
+    if (CONTIG && !HALF) {
         let s = P.x_off + base;
         let e1 = s + j1;
         let e0 = s + j0;

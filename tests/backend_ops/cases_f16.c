@@ -1,0 +1,301 @@
+/* The f16 axis of the harness: the elementwise, logic, data-movement,
+ * Softmax/LayerNorm and FusedElementwise lowerings on binary16 tensors
+ * (f16 instances of the kernels, shader-f16; Cast and the comparisons read
+ * packed halves). The oracle is the CPU backend, which computes each op in
+ * f32 (or f64) and rounds once to binary16, as the GPU kernels do: so data
+ * movement, selects, comparisons and casts are exact, and arithmetic is
+ * allowed one binary16 ulp (relative 2^-10) of difference where the f32
+ * results differ in their last bits (built-ins) and round to neighbouring
+ * halves. Shapes with odd counts put f16 windows at odd element offsets
+ * (Slice starts, Concat slabs, Split outputs): two-byte offsets inside a
+ * binding. */
+#include <string.h>
+
+#include "harness.h"
+
+#define F16 RLX_DTYPE_F16
+/* Tolerances in binary16 ulps: 2^-10 relative is one ulp at the top of a
+ * binade; the absolute part covers results near 0 (built-ins' absolute
+ * error, and subnormal halves). */
+#define EXACT16 0, 0, "f16 data moved, selected, compared or converted: the same bits"
+#define ULP16 9.8e-4, 1e-5, "f32 arithmetic rounded once to binary16 on both sides: 1 f16 ulp where the f32 results differ"
+#define ROWS16 2e-3, 1e-4, "row statistics in f32 (the CPU: f64), rounded to binary16: 2 f16 ulps"
+#define CHAIN16 4e-3, 1e-3, \
+    "a fused f16 chain keeps f32 intermediates; the unfused oracle rounds each op to binary16: a few f16 ulps"
+
+static const bo_shape k_shapes[] = { { 0, { 0 } }, { 1, { 1 } }, { 1, { 7 } }, { 2, { 3, 5 } }, { 3, { 2, 9, 33 } },
+                                     { 4, { 2, 3, 1, 5 } }, { 1, { 301 } } };
+
+/* Unary functions of the vocabulary on f16. */
+static void gen_unary16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    const char *op = bo_op_name(ctx);
+    bool pos = strcmp(op, "Sqrt") == 0 || strcmp(op, "Log") == 0;
+    for (size_t i = 0; i < BO_LEN(k_shapes); i++) {
+        bo_case *c = bo_next(ctx, 17);
+        if (!c) continue;
+        char sb[64];
+        rlx_tensor *x = bo_rand(F16, k_shapes[i].rank, k_shapes[i].d, pos ? 0.01 : -4, 4);
+        bo_desc(c, "%s f16 x%s", op, bo_shape_str(k_shapes[i].rank, k_shapes[i].d, sb, sizeof sb));
+        bo_single(c, op, 1, &x, NULL, 1, 0, NULL);
+        bo_run(ctx, c);
+    }
+}
+
+/* Binary arithmetic on f16 with broadcasting (Pow on positive bases). */
+static void gen_binary16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    const char *op = bo_op_name(ctx);
+    bool pow = strcmp(op, "Pow") == 0;
+    for (int k = 0; k < 6; k++) {
+        bo_case *c = bo_next(ctx, 14);
+        if (!c) continue;
+        bo_shape out, in[2];
+        bo_broadcast(1 + k % 4, 2, &out, in);
+        rlx_tensor *t[2] = { bo_rand(F16, in[0].rank, in[0].d, pow ? 0.5 : -3, 3),
+                             bo_rand(F16, in[1].rank, in[1].d, pow ? -2 : -3, pow ? 2 : 3) };
+        char s0[64], s1[64];
+        bo_desc(c, "%s f16 a%s b%s", op, bo_shape_str(in[0].rank, in[0].d, s0, sizeof s0),
+                bo_shape_str(in[1].rank, in[1].d, s1, sizeof s1));
+        bo_single(c, op, 2, t, NULL, 1, 0, NULL);
+        bo_run(ctx, c);
+    }
+}
+
+/* Cast to and from f16: f32, i32, i64, bool sources and targets, odd counts
+ * (a packed output's last word is half padding). */
+static void gen_cast16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    static const rlx_dtype k_other[] = { RLX_DTYPE_F32, RLX_DTYPE_I32, RLX_DTYPE_I64, RLX_DTYPE_BOOL };
+    for (size_t o = 0; o < BO_LEN(k_other); o++)
+        for (int dir = 0; dir < 2; dir++)
+            for (int s = 2; s < 5; s++) {
+                bo_case *c = bo_next(ctx, 19);
+                if (!c) continue;
+                const bo_shape *sh = &k_shapes[s == 4 ? 6 : s];
+                rlx_dtype from = dir ? F16 : k_other[o], to = dir ? k_other[o] : F16;
+                /* halves to integers: whole values in range; f32 beyond 65504 is left out (WGSL leaves
+                 * the overflow of a conversion to the implementation) */
+                rlx_tensor *x = from == F16 && to != RLX_DTYPE_F32 && to != RLX_DTYPE_BOOL
+                                    ? bo_rand(F16, sh->rank, sh->d, -300, 300)
+                                    : bo_rand_any(from, sh, -1000, 1000);
+                rlx_attr a = RLX_ATTR_I("to", (int64_t)to);
+                char sb[64];
+                bo_desc(c, "Cast %s -> %s x%s", dir ? "f16" : "other", dir ? "other" : "f16",
+                        bo_shape_str(sh->rank, sh->d, sb, sizeof sb));
+                bo_desc(c, " (dtype %d -> %d)", (int)from, (int)to);
+                bo_single(c, "Cast", 1, &x, NULL, 1, 1, &a);
+                bo_run(ctx, c);
+            }
+}
+
+/* Data movement on f16: windows at odd element offsets. */
+static void gen_move16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    const char *op = bo_op_name(ctx);
+    for (int k = 0; k < 3; k++) {
+        bo_case *c = bo_next(ctx, 18);
+        if (!c) continue;
+        int64_t d[3] = { 2 + k, 3, 5 + 2 * k }; /* odd inner extents */
+        rlx_tensor *x = bo_rand(F16, 3, d, -100, 100);
+        bo_desc(c, "%s f16 x[%lld,3,%lld] variant %d", op, (long long)d[0], (long long)d[2], k);
+        if (strcmp(op, "Transpose") == 0) {
+            static const int64_t perms[3][3] = { { 2, 0, 1 }, { 0, 2, 1 }, { 1, 2, 0 } };
+            rlx_attr a = RLX_ATTR_IS("perm", 3, perms[k]);
+            bo_single(c, op, 1, &x, NULL, 1, 1, &a);
+        } else if (strcmp(op, "Slice") == 0) { /* odd starts, a negative step */
+            int64_t st[2] = { 1, k == 2 ? -2 : 1 }, en[2] = { 3, k == 2 ? -100 : 4 }, ax[2] = { 1, 2 },
+                    sp[2] = { 1, k == 2 ? -1 : 2 };
+            rlx_tensor *in[5] = { x, bo_i64s(2, st), bo_i64s(2, en), bo_i64s(2, ax), bo_i64s(2, sp) };
+            bool kk[5] = { false, true, true, true, true };
+            bo_single(c, op, 5, in, kk, 1, 0, NULL);
+        } else if (strcmp(op, "Concat") == 0) { /* slabs at odd offsets along the last axis */
+            int64_t d2[3] = { d[0], 3, 1 + 2 * k };
+            rlx_tensor *in[3] = { x, bo_rand(F16, 3, d2, -100, 100), bo_rand(F16, 3, d, -100, 100) };
+            rlx_attr a = RLX_ATTR_I("axis", 2);
+            bo_single(c, op, 3, in, NULL, 1, 1, &a);
+        } else if (strcmp(op, "Split") == 0) {
+            int64_t sz[2] = { 1 + k, d[2] - 1 - k };
+            rlx_tensor *in[2] = { x, bo_i64s(2, sz) };
+            bool kk[2] = { false, true };
+            rlx_attr a = RLX_ATTR_I("axis", 2);
+            bo_single(c, op, 2, in, kk, 2, 1, &a);
+        } else if (strcmp(op, "Expand") == 0) {
+            int64_t sh[4] = { 3, d[0], 3, d[2] };
+            rlx_tensor *in[2] = { x, bo_i64s(4, sh) };
+            bool kk[2] = { false, true };
+            bo_single(c, op, 2, in, kk, 1, 0, NULL);
+        } else if (strcmp(op, "Pad") == 0) { /* a constant value, odd pads */
+            int64_t pads[6] = { 0, 1, 1, 1, 0, 2 };
+            rlx_tensor *in[3] = { x, bo_i64s(6, pads), bo_scalar(F16, 2.5) };
+            bool kk[3] = { false, true, true };
+            bo_single(c, op, 3, in, kk, 1, 0, NULL);
+        } else if (strcmp(op, "Gather") == 0) {
+            int64_t idx[4] = { 2, 0, -1, 1 };
+            rlx_tensor *in[2] = { x, bo_i64s(4, idx) };
+            bool kk[2] = { false, k == 0 };
+            rlx_attr a = RLX_ATTR_I("axis", k == 0 ? 1 : 2);
+            bo_single(c, op, 2, in, kk, 1, 1, &a);
+        } else { /* Tile */
+            int64_t rep[3] = { 1, 2, 3 };
+            rlx_tensor *in[2] = { x, bo_i64s(3, rep) };
+            bool kk[2] = { false, true };
+            bo_single(c, op, 2, in, kk, 1, 0, NULL);
+        }
+        bo_run(ctx, c);
+    }
+}
+
+/* Comparisons and Where on f16 (broadcast). */
+static void gen_logic16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    const char *op = bo_op_name(ctx);
+    bool where = strcmp(op, "Where") == 0;
+    for (int k = 0; k < 4; k++) {
+        bo_case *c = bo_next(ctx, 16);
+        if (!c) continue;
+        bo_shape out, in[3];
+        bo_broadcast(1 + k, where ? 3 : 2, &out, in);
+        /* few distinct values, so equal halves occur */
+        if (where) {
+            rlx_tensor *t[3] = { bo_rand_int(RLX_DTYPE_BOOL, in[0].rank, in[0].d, 0, 1),
+                                 bo_rand(F16, in[1].rank, in[1].d, -9, 9), bo_rand(F16, in[2].rank, in[2].d, -9, 9) };
+            bo_single(c, op, 3, t, NULL, 1, 0, NULL);
+        } else {
+            rlx_tensor *t[2] = { bo_rand_any(F16, &in[0], -2, 2), bo_rand_any(F16, &in[1], -2, 2) };
+            for (int j = 0; j < 2; j++) /* round to quarters: ties between a and b */
+                for (int64_t e = 0; e < bo_numel(&in[j]); e++) {
+                    uint16_t *h = t[j]->data;
+                    h[e] = (uint16_t)(h[e] & 0xff00u);
+                }
+            bo_single(c, op, 2, t, NULL, 1, 0, NULL);
+        }
+        bo_desc(c, "%s f16 rank %d", op, out.rank);
+        bo_run(ctx, c);
+    }
+}
+
+/* Softmax, LogSoftmax, LayerNormalization on f16 rows (f32 statistics). */
+static void gen_rows16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    const char *op = bo_op_name(ctx);
+    bool ln = strcmp(op, "LayerNormalization") == 0;
+    static const int64_t k_dims[4][3] = { { 2, 3, 7 }, { 1, 5, 300 }, { 4, 1, 33 }, { 3, 17, 9 } };
+    for (int k = 0; k < 4; k++) {
+        bo_case *c = bo_next(ctx, 17);
+        if (!c) continue;
+        rlx_tensor *x = bo_rand(F16, 3, k_dims[k], -6, 6);
+        int64_t axis = k == 3 ? 1 : -1;
+        bo_desc(c, "%s f16 x[%lld,%lld,%lld] axis %lld", op, (long long)k_dims[k][0], (long long)k_dims[k][1],
+                (long long)k_dims[k][2], (long long)axis);
+        rlx_attr a = RLX_ATTR_I("axis", axis);
+        if (ln) {
+            int r = axis == 1 ? 2 : 1;
+            const int64_t *pd = &k_dims[k][3 - r];
+            rlx_tensor *in[3] = { x, bo_rand(F16, r, pd, 0.5, 2), bo_rand(F16, r, pd, -1, 1) };
+            bool kk[3] = { false, true, k % 2 == 0 };
+            bo_single(c, op, k == 2 ? 2 : 3, in, kk, 1, 1, &a);
+        } else {
+            bo_single(c, op, 1, &x, NULL, 1, 1, &a);
+        }
+        bo_run(ctx, c);
+    }
+}
+
+/* Reductions of f16 (f32 accumulation, one rounding of the result; ArgMax
+ * gives i64): rows long enough for the workgroup tree and the split into
+ * chunks, strided axes, odd counts. */
+static void gen_reduce16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    const char *op = bo_op_name(ctx);
+    bool arg_op = strcmp(op, "ArgMax") == 0;
+    static const int64_t k_dims[4][3] = { { 2, 3, 7 }, { 1, 5, 301 }, { 3, 17, 9 }, { 1, 1, 20001 } };
+    for (int k = 0; k < 4; k++) {
+        bo_case *c = bo_next(ctx, arg_op ? 13 : 18);
+        if (!c) continue;
+        rlx_tensor *x = bo_rand(F16, 3, k_dims[k], -4, 4);
+        int64_t axis = k == 2 ? 1 : -1;
+        bo_desc(c, "%s f16 x[%lld,%lld,%lld] axis %lld", op, (long long)k_dims[k][0], (long long)k_dims[k][1],
+                (long long)k_dims[k][2], (long long)axis);
+        if (arg_op) {
+            rlx_attr a = RLX_ATTR_I("axis", axis);
+            bo_single(c, op, 1, &x, NULL, 1, 1, &a);
+        } else {
+            rlx_tensor *in[2] = { x, bo_i64s(1, &axis) };
+            bool kk[2] = { false, true };
+            bo_single(c, op, 2, in, kk, 1, 0, NULL);
+        }
+        bo_run(ctx, c);
+    }
+}
+
+/* A fused f16 chain (Mul, Add, Tanh, Sub with broadcasting) and a
+ * mixed-precision one (f32 -> Cast f16 -> ops -> Cast f32): one
+ * rlx.FusedElementwise on the GPU. */
+static void gen_chain16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    for (int k = 0; k < 4; k++) {
+        bo_case *c = bo_next(ctx, 17);
+        if (!c) continue;
+        bool mixed = k >= 2;
+        int64_t d[2] = { 3 + 2 * k, 17 }, r[1] = { 17 };
+        rlx_tensor *x = bo_rand(mixed ? RLX_DTYPE_F32 : F16, 2, d, -3, 3);
+        const char *xn = bo_input(c, x), *bn = bo_input(c, bo_rand(F16, 1, r, -1, 1));
+        if (mixed) {
+            rlx_attr to = RLX_ATTR_I("to", F16);
+            xn = bo_node(c, "Cast", 1, &xn, 1, 1, &to);
+        }
+        const char *m_in[2] = { xn, bn };
+        const char *m = bo_node(c, "Mul", 2, m_in, 1, 0, NULL);
+        const char *a_in[2] = { m, xn };
+        const char *a = bo_node(c, "Add", 2, a_in, 1, 0, NULL);
+        const char *t = bo_node(c, "Tanh", 1, &a, 1, 0, NULL);
+        const char *s_in[2] = { t, bn };
+        const char *y = bo_node(c, "Sub", 2, s_in, 1, 0, NULL);
+        if (mixed) {
+            rlx_attr to = RLX_ATTR_I("to", RLX_DTYPE_F32);
+            y = bo_node(c, "Cast", 1, &y, 1, 1, &to);
+        }
+        bo_output(c, y);
+        c->fused = "rlx.FusedElementwise";
+        bo_desc(c, "fused f16 chain Mul Add Tanh Sub x[%lld,17]%s", (long long)d[0], mixed ? " between Casts" : "");
+        bo_run(ctx, c);
+    }
+}
+
+static const bo_op k_ops[] = {
+    { "Relu", gen_unary16, NULL, EXACT16 },
+    { "Neg", gen_unary16, NULL, EXACT16 },
+    { "Sigmoid", gen_unary16, NULL, ULP16 },
+    { "Tanh", gen_unary16, NULL, ULP16 },
+    { "Exp", gen_unary16, NULL, ULP16 },
+    { "Sqrt", gen_unary16, NULL, ULP16 },
+    { "HardSwish", gen_unary16, NULL, ULP16 },
+    { "Add", gen_binary16, NULL, EXACT16 },
+    { "Sub", gen_binary16, NULL, EXACT16 },
+    { "Mul", gen_binary16, NULL, EXACT16 },
+    { "Div", gen_binary16, NULL, ULP16 },
+    { "Pow", gen_binary16, NULL, ULP16 },
+    { "Cast", gen_cast16, NULL, EXACT16 },
+    { "Transpose", gen_move16, NULL, EXACT16 },
+    { "Slice", gen_move16, NULL, EXACT16 },
+    { "Concat", gen_move16, NULL, EXACT16 },
+    { "Split", gen_move16, NULL, EXACT16 },
+    { "Expand", gen_move16, NULL, EXACT16 },
+    { "Pad", gen_move16, NULL, EXACT16 },
+    { "Gather", gen_move16, NULL, EXACT16 },
+    { "Tile", gen_move16, NULL, EXACT16 },
+    { "Less", gen_logic16, NULL, EXACT16 },
+    { "Equal", gen_logic16, NULL, EXACT16 },
+    { "Where", gen_logic16, NULL, EXACT16 },
+    { "ReduceSum", gen_reduce16, NULL, ROWS16 },
+    { "ReduceMean", gen_reduce16, NULL, ROWS16 },
+    { "ReduceMax", gen_reduce16, NULL, EXACT16 },
+    { "ArgMax", gen_reduce16, NULL, EXACT16 },
+    { "Softmax", gen_rows16, NULL, ROWS16 },
+    { "LogSoftmax", gen_rows16, NULL, ROWS16 },
+    { "LayerNormalization", gen_rows16, NULL, ROWS16 },
+    { "fuse:fuse_elementwise:f16", gen_chain16, NULL, CHAIN16 },
+};
+
+const bo_family bo_family_f16 = { "f16", k_ops, BO_LEN(k_ops) };
