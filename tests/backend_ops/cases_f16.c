@@ -146,6 +146,26 @@ static void gen_move16(bo_ctx *ctx, const void *arg) {
     }
 }
 
+/* Resize of f16 NCHW images: nearest (the halves moved) and linear (f32
+ * blend, one rounding). */
+static void gen_resize16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    static const char *const k_modes[3] = { "nearest", "linear", "cubic" };
+    for (int k = 0; k < 3; k++) {
+        bo_case *c = bo_next(ctx, 19);
+        if (!c) continue;
+        int64_t d[4] = { 1, 3, 5, 7 };
+        float sc[4] = { 1, 1, 2, 1.5f };
+        int64_t four = 4;
+        rlx_tensor *in[3] = { bo_rand(F16, 4, d, -8, 8), NULL, bo_tensor(RLX_DTYPE_F32, 1, &four, sc) };
+        bool kk[3] = { false, true, true };
+        rlx_attr a = RLX_ATTR_S("mode", k_modes[k]);
+        bo_desc(c, "Resize f16 x[1,3,5,7] scales [1,1,2,1.5] %s", k_modes[k]);
+        bo_single(c, "Resize", 3, in, kk, 1, 1, &a);
+        bo_run(ctx, c);
+    }
+}
+
 /* Comparisons and Where on f16 (broadcast). */
 static void gen_logic16(bo_ctx *ctx, const void *arg) {
     (void)arg;
@@ -271,6 +291,7 @@ static const bo_op k_ops[] = {
     { "Exp", gen_unary16, NULL, ULP16 },
     { "Sqrt", gen_unary16, NULL, ULP16 },
     { "HardSwish", gen_unary16, NULL, ULP16 },
+    { "HardSigmoid", gen_unary16, NULL, ULP16 },
     { "Add", gen_binary16, NULL, EXACT16 },
     { "Sub", gen_binary16, NULL, EXACT16 },
     { "Mul", gen_binary16, NULL, EXACT16 },
@@ -285,6 +306,7 @@ static const bo_op k_ops[] = {
     { "Pad", gen_move16, NULL, EXACT16 },
     { "Gather", gen_move16, NULL, EXACT16 },
     { "Tile", gen_move16, NULL, EXACT16 },
+    { "Resize", gen_resize16, NULL, ROWS16 },
     { "Less", gen_logic16, NULL, EXACT16 },
     { "Equal", gen_logic16, NULL, EXACT16 },
     { "Where", gen_logic16, NULL, EXACT16 },

@@ -680,8 +680,9 @@ static rlx_status lower_resize(wg_lower *L) {
     rlx_resize_attrs a;
     if (rlx_resize_attrs_read(n, r, &a) != RLX_OK) return wg_decline(L, "attributes (the CPU reports them)");
     bool linear = a.mode != RLX_RESIZE_NEAREST;
-    if (!wg_value_ok(x, linear ? WG_F32 : WG_ANY4) || !wg_value_ok(y, linear ? WG_F32 : WG_ANY4) || x->dtype != y->dtype)
-        return wg_decline(L, linear ? "f32 data only" : "4-byte data only");
+    unsigned types = (linear ? WG_F32 : WG_ANY4) | WG_F16; /* f16: the kernel's f16 instance */
+    if (!wg_value_held(L, x, types) || !wg_value_held(L, y, types) || x->dtype != y->dtype)
+        return wg_decline(L, linear ? "f32 or f16 data only" : "4-byte or f16 data only");
     double scales[RLX_MAX_RANK], roi[2 * RLX_MAX_RANK];
     int64_t sizes[RLX_MAX_RANK];
     size_t n_scales = 0, n_sizes = 0, n_roi = 0;
@@ -746,6 +747,7 @@ static rlx_status lower_resize(wg_lower *L) {
     uint64_t t_off = wg_table(L, words, n_words);
     free(words);
     wg_dispatch *d = wg_emit(L, "resize");
+    if (x->dtype == RLX_DTYPE_F16) d->elem = WG_ELEM_F16;
     wg_spec(L, d, "LINEAR", linear ? 1 : 0);
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));

@@ -7,16 +7,34 @@
 // index o, taps[d] input indices (clamped; 0xffffffff in the first marks a
 // tf_crop_and_resize source outside the input: y = extrap) then taps[d]
 // weights (f32 bits).
-// LINEAR = false (nearest, every axis one tap): y copies the 4-byte word
-// (f32, i32, u32). LINEAR = true (linear, cubic, antialias): f32,
+// LINEAR = false (nearest, every axis one tap): y copies the element (the
+// u32 instance: 4-byte words of f32, i32, u32; the f16 instance: halves).
+// LINEAR = true (linear, cubic, antialias): f32 or f16 data,
 // y = sum over the product of the axes' taps of (w0 * w1 * ...) * x, the
-// axes in order, accumulated in f32 (the CPU sums in f64).
+// axes in order, accumulated in f32 (the CPU sums in f64), an f16 result
+// rounded once at the store.
 // Params: x_off, y_off, t_off, total, extrap, out_dims, in_dims, taps,
 // tbase (vec4<u32>).
 //!params x_off: u32, y_off: u32, t_off: u32, total: u32, extrap: f32, out_dims: vec4<u32>,
 //!params in_dims: vec4<u32>, taps: vec4<u32>, tbase: vec4<u32>
-//!bind X: array<u32>, Y: array<u32>, TB: array<u32>
+//!elem u32 f16
+//!bind X: array<T>, Y: array<T>, TB: array<u32>
 override LINEAR: bool = false;
+
+// Element k of X as f32 (u32 instance: the word's f32 bits; f16: the half).
+fn x_f32(k: u32) -> f32 {
+    if (T_INT) { return bitcast<f32>(t_bits(X[P.x_off + k])); }
+    return unpack2x16float(t_bits(X[P.x_off + k])).x;
+}
+
+// Stores v as output element i (f32 bits, or v rounded to binary16).
+fn y_store(i: u32, v: f32) {
+    if (T_INT) {
+        Y[P.y_off + i] = t_from_bits(bitcast<u32>(v));
+    } else {
+        Y[P.y_off + i] = t_from_bits(pack2x16float(vec2<f32>(v, 0.0)));
+    }
+}
 
 //!main1d i < P.total {
     var ent: vec4<u32>; // each axis's table entry
@@ -28,7 +46,7 @@ override LINEAR: bool = false;
     }
     for (var d = 0u; d < 4u; d = d + 1u) {
         if (TB[ent[d]] == 0xffffffffu) {
-            Y[P.y_off + i] = bitcast<u32>(P.extrap);
+            y_store(i, P.extrap);
             return;
         }
     }
@@ -53,7 +71,7 @@ override LINEAR: bool = false;
             w = w * bitcast<f32>(TB[ent[d] + P.taps[d] + t[d]]);
             idx = idx * P.in_dims[d] + TB[ent[d] + t[d]];
         }
-        acc = acc + w * bitcast<f32>(X[P.x_off + idx]);
+        acc = acc + w * x_f32(idx);
     }
-    Y[P.y_off + i] = bitcast<u32>(acc);
+    y_store(i, acc);
 }
