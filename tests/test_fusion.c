@@ -18,7 +18,7 @@
 #include "runtime/session.h"
 #include "fusion_util.h"
 
-#define ALL_FUSIONS "fuse_activation,fuse_attention,fuse_add_layernorm,fuse_elementwise"
+#define ALL_FUSIONS "fuse_activation,fuse_attention,fuse_layernorm,fuse_add_layernorm,fuse_elementwise"
 
 static int g_gpu;
 

@@ -9,7 +9,7 @@
 
 /* The fusion passes (tests/test_fusion.c tests them) are off here, so that
  * each pass below is seen alone. */
-#define FUSIONS "fuse_activation,fuse_attention,fuse_add_layernorm,fuse_elementwise"
+#define FUSIONS "fuse_activation,fuse_attention,fuse_layernorm,fuse_add_layernorm,fuse_elementwise"
 
 static size_t count_op(const rlx_program *p, const char *op) {
     size_t n = 0;

@@ -62,6 +62,13 @@ rlx_status rlx_pass_fuse_attention(rlx_graph *g, rlx_pass_stats *stats);
 /* Add(a, b) -> LayerNormalization -> rlx.AddLayerNormalization. */
 rlx_status rlx_pass_fuse_add_layernorm(rlx_graph *g, rlx_pass_stats *stats);
 
+/* LayerNorm written out (ReduceMean, Sub, Pow 2 or Mul, ReduceMean, Add eps,
+ * Sqrt, Div, optional Mul gamma and Add beta) -> LayerNormalization-17 with
+ * f32 statistics, as onnxruntime's LayerNormFusion: in f16 the written-out
+ * squares overflow. passes/fuse_layernorm.c has the preconditions. Runs
+ * before fuse_add_layernorm. */
+rlx_status rlx_pass_fuse_layernorm(rlx_graph *g, rlx_pass_stats *stats);
+
 /* Chains and small DAGs of elementwise ops over one output shape ->
  * rlx.FusedElementwise (a register program, src/ir/ops/fused_ew.h). */
 rlx_status rlx_pass_fuse_elementwise(rlx_graph *g, rlx_pass_stats *stats);

@@ -18,7 +18,7 @@
 
 /* The passes an oracle or an unfused run turns off (all optional ones). */
 static const char k_all_passes[] =
-    "cse,fold_conv_affine,fuse_activation,fuse_conv_residual,fuse_attention,fuse_add_layernorm,fuse_elementwise";
+    "cse,fold_conv_affine,fuse_activation,fuse_conv_residual,fuse_attention,fuse_layernorm,fuse_add_layernorm,fuse_elementwise";
 
 static const bo_family *const k_families[] = { &bo_family_elementwise, &bo_family_logic, &bo_family_tensor,
                                                &bo_family_index,       &bo_family_nn,    &bo_family_reduce,

@@ -30,14 +30,14 @@ static const gpu_note k_gpu_notes[] = {
     { "Abs Acos Acosh Asin Asinh Atan Atanh Ceil Celu Cos Cosh Elu Erf Exp Floor Gelu HardSigmoid HardSwish "
       "LeakyRelu Log Mish Neg Reciprocal Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt "
       "Swish Tan Tanh ThresholdedRelu",
-      "f32 only." },
+      "f32 or f16 (f16 needs shader-f16; computed in f32, rounded once)." },
     { "Clip",
-      "f32 with constant bounds (attributes before Clip-11); f32 or i32 with bounds that are scalars of the "
+      "f32 or f16 with constant bounds (attributes before Clip-11); f32, f16 or i32 with bounds that are scalars of the "
       "input's dtype (Clip-11 and later, also computed at run time)." },
-    { "Add Sub Mul", "f32 or i32, all operands of one dtype; at most 8 broadcast dims after merging." },
-    { "Div Pow PRelu", "f32 only, all operands of one dtype; at most 8 broadcast dims after merging." },
-    { "Sum Max Min", "f32 or i32, every input of the output's dtype; at most 64 inputs." },
-    { "Mean", "f32 only; at most 64 inputs." },
+    { "Add Sub Mul", "f32, f16 or i32, all operands of one dtype; at most 8 broadcast dims after merging." },
+    { "Div Pow PRelu", "f32 or f16, all operands of one dtype; at most 8 broadcast dims after merging." },
+    { "Sum Max Min", "f32, f16 or i32, every input of the output's dtype; at most 64 inputs." },
+    { "Mean", "f32 or f16; at most 64 inputs." },
     /* lower_nn.c */
     { "Conv",
       "f32 only. Direct, depthwise, 1x1, implicit-GEMM and im2col paths; operands larger than one binding are "
@@ -54,40 +54,41 @@ static const gpu_note k_gpu_notes[] = {
       "f32 only; C of rank <= 2 that broadcasts to [M, N] (exactly [M, N] before Gemm-7 without broadcast)." },
     { "MatMul", "f32 only; operands of rank >= 1; at most 4 batch dims after merging broadcast dims." },
     { "Resize",
-      "rank <= 4; nearest: f32, i32 or u32; linear and cubic: f32; every coordinate_transformation_mode, "
+      "rank <= 4; nearest: f32, i32, u32 or f16; linear and cubic: f32 or f16 (f16 needs shader-f16); every coordinate_transformation_mode, "
       "nearest_mode, antialias (at most 4096 taps per element), exclude_outside; scales (f32 or f64), sizes and "
       "roi constant. Source pixels and weights are the CPU's (the ONNX reference's f64 arithmetic), blended in f32." },
     /* lower_tensor.c */
     { "Identity Reshape Flatten Squeeze Unsqueeze",
-      "the lowering (a copy) serves steps that are not views: data f32, i32, u32, i64 or bool; rank <= 8." },
-    { "Transpose Expand Tile DepthToSpace SpaceToDepth", "data f32, i32, u32, i64 or bool; rank <= 8." },
-    { "Slice", "data f32, i32, u32, i64 or bool; rank <= 8; starts, ends, axes and steps constant." },
-    { "Concat", "f32, i32, u32 or i64 (not bool); rank 1 to 8." },
-    { "Split", "data f32, i32, u32, i64 or bool; rank 1 to 8; every output present." },
+      "the lowering (a copy) serves steps that are not views: data f32, f16, i32, u32, i64 or bool; rank <= 8." },
+    { "Transpose Expand Tile DepthToSpace SpaceToDepth", "data f32, f16, i32, u32, i64 or bool; rank <= 8." },
+    { "Slice", "data f32, f16, i32, u32, i64 or bool; rank <= 8; starts, ends, axes and steps constant." },
+    { "Concat", "f32, f16, i32, u32 or i64 (not bool); rank 1 to 8." },
+    { "Split", "data f32, f16, i32, u32, i64 or bool; rank 1 to 8; every output present." },
     { "Pad",
-      "f32, i32, u32 or i64 (not bool); rank <= 8; modes constant, edge, reflect, and wrap (Pad-19 and "
+      "f32, f16, i32, u32 or i64 (not bool); rank <= 8; modes constant, edge, reflect, and wrap (Pad-19 and "
       "later); pads, constant_value and axes constant. Reflect and wrap pads may exceed the axis: they repeat "
       "(periods 2 (n - 1) and n, as numpy.pad and the ONNX reference; onnxruntime refuses them), on both devices." },
     /* lower_reduce.c */
     { "ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceSumSquare",
-      "f32 or i32; axes constant; at most 4 runs of kept and of reduced dims after merging." },
+      "f32, f16 (accumulated in f32, rounded once) or i32; axes constant; at most 4 runs of kept and of reduced dims after merging." },
     { "ReduceMean ReduceL2 ReduceLogSum ReduceLogSumExp",
-      "f32 only; axes constant; at most 4 runs of kept and of reduced dims after merging." },
-    { "ArgMax ArgMin", "f32 or i32 data; a non-empty axis." },
+      "f32 or f16 (accumulated in f32); axes constant; at most 4 runs of kept and of reduced dims after merging." },
+    { "ArgMax ArgMin", "f32, f16 or i32 data; a non-empty axis." },
     { "LayerNormalization",
-      "f32 only; Scale and B f32 that broadcast only within the normalised dims; the Mean and InvStdDev outputs "
-      "f32." },
+      "f32 or f16 (statistics in f32); Scale and B of the input's type that broadcast only within the normalised "
+      "dims; the Mean and InvStdDev outputs of the input's type." },
     { "RMSNormalization", "f32 only; scale f32 that broadcasts only within the normalised dims." },
     { "InstanceNormalization", "f32 only; rank >= 2; scale and B f32 of C values." },
     { "GroupNormalization",
       "f32 only; rank >= 2; num_groups divides C; scale and bias f32 per group (GroupNormalization-18) or "
       "per channel (-21)." },
     { "LpNormalization", "f32 only; p 1 or 2." },
-    { "MeanVarianceNormalization Softmax LogSoftmax Hardmax", "f32 only." },
+    { "MeanVarianceNormalization Hardmax", "f32 only." },
+    { "Softmax LogSoftmax", "f32 or f16 (statistics in f32; f16 needs shader-f16)." },
     { "LRN", "f32 only; rank >= 2." },
     /* lower_index.c */
     { "Gather",
-      "data f32, i32, u32, i64 or bool; indices i32 or i64; "
+      "data f32, f16, i32, u32, i64 or bool; indices i32 or i64; "
       "constant indices in range; run-time indices out of range fail the run as on the CPU (the node named)." },
     { "GatherElements", "data f32, i32, u32 or i64 (not bool); indices i32 or i64; constant indices in range;"
                          " run-time indices out of range fail the run as on the CPU (the node named)." },
@@ -110,17 +111,17 @@ static const gpu_note k_gpu_notes[] = {
       "inference only: training_mode absent or constant false, or a constant ratio of 0; data f32, i32, u32, "
       "i64 or bool." },
     /* lower_logic.c */
-    { "Cast CastLike", "between f32, i32, u32, i64 and bool only." },
-    { "Equal", "inputs f32, i32, u32, i64 or bool, of one dtype." },
-    { "Less Greater LessOrEqual GreaterOrEqual", "inputs f32, i32, u32 or i64 (not bool), of one dtype." },
+    { "Cast CastLike", "between f32, f16, i32, u32, i64 and bool only (f16 as packed halves: no shader-f16 needed)." },
+    { "Equal", "inputs f32, f16, i32, u32, i64 or bool, of one dtype." },
+    { "Less Greater LessOrEqual GreaterOrEqual", "inputs f32, f16, i32, u32 or i64 (not bool), of one dtype." },
     { "And Or Xor Not", "bool." },
     { "IsNaN IsInf", "f32 input." },
-    { "Where", "bool condition; data f32, i32, u32, i64 or bool, of one dtype." },
+    { "Where", "bool condition; data f32, f16, i32, u32, i64 or bool, of one dtype." },
     /* lower_internal.c */
     { "rlx.FusedElementwise",
-      "f32 operands; no rounding to f16 or bf16 inside the chain (Casts between float types); at most 7 tensor "
-      "inputs (one dispatch binds them and the output)." },
-    { "rlx.AddLayerNormalization", "f32 only." },
+      "f32 and f16 operands (computed in f32; only Casts to f16 round inside the chain); no bf16; at most 7 "
+      "tensor inputs (one dispatch binds them and the output)." },
+    { "rlx.AddLayerNormalization", "f32 or f16 (statistics in f32), all operands of one dtype." },
     { "rlx.Attention", "f32 only; head dims (D, Dv) <= 256; a finite, non-zero scale." },
 };
 
@@ -128,8 +129,9 @@ static const gpu_note k_gpu_notes[] = {
  * check_windows, and the element layouts of README.md). */
 static const char *const k_gpu_general[] = {
     "Shapes are static (known when the plan is compiled for the given input shapes).",
-    "The tensors its kernels read and write have dtypes the GPU holds: f32, i32, u32, bool (one byte per "
-    "element) or i64 (word pairs); so nodes on f16, bf16, f64, i8, u8 and other data run on the CPU.",
+    "The tensors its kernels read and write have dtypes the GPU holds: f32, i32, u32, f16 (halves; the "
+    "lowerings that list it, on adapters with shader-f16 except Cast and the comparisons), bool (one byte per "
+    "element) or i64 (word pairs); so nodes on bf16, f64, i8, u8 and other data run on the CPU.",
     "Every operand fits the device's limits: one binding (maxStorageBufferBindingSize, or RLX_MAX_BINDING_BYTES) "
     "and one buffer (maxBufferSize, or RLX_MAX_BUFFER_BYTES). The elementwise, copy, GEMM and convolution "
     "lowerings split larger operands into blocks; the others decline.",
