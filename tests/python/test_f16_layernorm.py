@@ -102,6 +102,20 @@ y, _ = rlx_run("cpu", "--option", "passes.disable=fuse_layernorm")
 C.check(y is not None and (not np.all(np.isfinite(y.astype(np.float64))) or rel(y) > 0.1),
         "without fuse_layernorm the f16 squares should overflow (the test must be able to fail)")
 
+# preconditions: an intermediate that leaves the pattern (d is also a graph
+# output) keeps it unfused, with d computed as written
+g2 = H.make_graph(nodes, "ln16_out", [H.make_tensor_value_info("x", T.FLOAT16, [N, H_])],
+                  [H.make_tensor_value_info("y", T.FLOAT16, [N, H_]), H.make_tensor_value_info("d", T.FLOAT16, [N, H_])],
+                  inits)
+model2 = os.path.join(tmp, "ln16_out.onnx")
+onnx.save(H.make_model(g2, opset_imports=[H.make_opsetid("", 13)], ir_version=8), model2)
+out2 = os.path.join(tmp, "out2")
+rc, so, se = R.run([RLX, "run", model2, "--input", "x=" + xin, "--iters", "0", "--output-dir", out2, "--report"])
+C.check(rc == 0 and "LayerNormalization" not in so, "d used outside the pattern: it must stay unfused\n" + so + se)
+if rc == 0:
+    dd = np.load(os.path.join(out2, "d.npy")).astype(np.float64)
+    C.check(np.abs(dd - (xd - xd.mean(-1, keepdims=True))).max() < 0.5, "d (x - mean) is wrong when unfused")
+
 # a mixed-precision model: f32 edges, Cast to f16, f16 ops, Cast back; on a
 # GPU with shader-f16 no node runs on the CPU
 rc, so, se = R.run([RLX, "devices"])
