@@ -136,6 +136,21 @@ static void gen_move16(bo_ctx *ctx, const void *arg) {
             bool kk[2] = { false, k == 0 };
             rlx_attr a = RLX_ATTR_I("axis", k == 0 ? 1 : 2);
             bo_single(c, op, 2, in, kk, 1, 1, &a);
+        } else if (strcmp(op, "GatherElements") == 0) {
+            int64_t id[3] = { d[0], 2, d[2] };
+            rlx_tensor *in[2] = { x, bo_rand_int(RLX_DTYPE_I64, 3, id, -3, 2) };
+            rlx_attr a = RLX_ATTR_I("axis", 1);
+            bo_single(c, op, 2, in, NULL, 1, 1, &a);
+        } else if (strcmp(op, "GatherND") == 0) { /* slices of d[2] (odd) halves */
+            int64_t id[2] = { 3, 2 }, iv[6] = { 0, 1, 1, 2, d[0] - 1, 0 };
+            rlx_tensor *in[2] = { x, bo_tensor(RLX_DTYPE_I64, 2, id, iv) };
+            bo_single(c, op, 2, in, NULL, 1, 0, NULL);
+        } else if (strcmp(op, "CumSum") == 0) {
+            int64_t ax = k;
+            rlx_tensor *in[2] = { x, bo_scalar(RLX_DTYPE_I64, (double)ax) };
+            bool kk[2] = { false, true };
+            rlx_attr a = RLX_ATTR_I("reverse", k == 1);
+            bo_single(c, op, 2, in, kk, 1, 1, &a);
         } else { /* Tile */
             int64_t rep[3] = { 1, 2, 3 };
             rlx_tensor *in[2] = { x, bo_i64s(3, rep) };
@@ -191,6 +206,24 @@ static void gen_logic16(bo_ctx *ctx, const void *arg) {
             bo_single(c, op, 2, t, NULL, 1, 0, NULL);
         }
         bo_desc(c, "%s f16 rank %d", op, out.rank);
+        bo_run(ctx, c);
+    }
+}
+
+/* IsNaN and IsInf of f16 with NaN, +-inf, +-65504 and subnormal halves. */
+static void gen_isx16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    const char *op = bo_op_name(ctx);
+    static const uint16_t k_edges[] = { 0x7e00, 0x7c00, 0xfc00, 0x7bff, 0xfbff, 0x0001, 0x8000, 0x7c01 };
+    for (int k = 0; k < 2; k++) {
+        bo_case *c = bo_next(ctx, 20);
+        if (!c) continue;
+        int64_t n = k ? 301 : 9;
+        rlx_tensor *x = bo_rand(F16, 1, &n, -9, 9);
+        uint16_t *h = x->data;
+        for (int64_t i = 0; i < n; i += 3) h[i] = k_edges[(size_t)(i / 3) % BO_LEN(k_edges)];
+        bo_desc(c, "%s f16 x[%lld] with NaN, +-inf, +-65504, subnormals", op, (long long)n);
+        bo_single(c, op, 1, &x, NULL, 1, 0, NULL);
         bo_run(ctx, c);
     }
 }
@@ -306,10 +339,15 @@ static const bo_op k_ops[] = {
     { "Pad", gen_move16, NULL, EXACT16 },
     { "Gather", gen_move16, NULL, EXACT16 },
     { "Tile", gen_move16, NULL, EXACT16 },
+    { "GatherElements", gen_move16, NULL, EXACT16 },
+    { "GatherND", gen_move16, NULL, EXACT16 },
+    { "CumSum", gen_move16, NULL, ROWS16 },
     { "Resize", gen_resize16, NULL, ROWS16 },
     { "Less", gen_logic16, NULL, EXACT16 },
     { "Equal", gen_logic16, NULL, EXACT16 },
     { "Where", gen_logic16, NULL, EXACT16 },
+    { "IsNaN", gen_isx16, NULL, EXACT16 },
+    { "IsInf", gen_isx16, NULL, EXACT16 },
     { "ReduceSum", gen_reduce16, NULL, ROWS16 },
     { "ReduceMean", gen_reduce16, NULL, ROWS16 },
     { "ReduceMax", gen_reduce16, NULL, EXACT16 },

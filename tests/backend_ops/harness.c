@@ -140,6 +140,7 @@ rlx_tensor *bo_scalar(rlx_dtype dt, double v) {
     switch (dt) {
     case RLX_DTYPE_F32: *(float *)t->data = (float)v; break;
     case RLX_DTYPE_F64: *(double *)t->data = v; break;
+    case RLX_DTYPE_F16: *(uint16_t *)t->data = rlx_f32_to_f16((float)v); break;
     case RLX_DTYPE_I32: *(int32_t *)t->data = (int32_t)v; break;
     case RLX_DTYPE_I64: *(int64_t *)t->data = (int64_t)v; break;
     case RLX_DTYPE_U32: *(uint32_t *)t->data = (uint32_t)v; break;

@@ -118,8 +118,8 @@ if rc == 0:
 
 # a mixed-precision model: f32 edges, Cast to f16, f16 ops, Cast back; on a
 # GPU with shader-f16 no node runs on the CPU
-rc, so, se = R.run([RLX, "devices"])
-if "shader-f16 yes" in so:
+rc, devices, se = R.run([RLX, "devices"])
+if "shader-f16 yes" in devices:
     w = NH.from_array(rng.uniform(-1, 1, (5,)).astype(np.float16), "b")
     nodes = [
         H.make_node("Cast", ["x"], ["xh"], to=T.FLOAT16),
@@ -145,4 +145,20 @@ if "shader-f16 yes" in so:
     C.check("max abs diff 0 " in so or "max abs diff 0 (" in so, "mixed model: GPU and CPU differ")
 else:
     print("no shader-f16 adapter: the mixed-precision GPU check is skipped")
+# an adapter without shader-f16 (here the GL one): f16 nodes decline to the
+# CPU, the results stay right, and the dispatch report says why, once
+no16, cur = None, None
+for ln in devices.splitlines():
+    t = ln.split()
+    if t and t[0].startswith("gpu:"):
+        cur = t[0]
+    if "shader-f16 no" in ln and cur and no16 is None:
+        no16 = cur
+if no16:
+    y, log = rlx_run(no16)
+    C.check(y is not None and rel(y) < 1e-3, "%s (no shader-f16): wrong or failed" % no16)
+    C.check("with f16 values run on the CPU: this adapter has no shader-f16" in log,
+            "%s (no shader-f16): the dispatch report does not say why f16 nodes run on the CPU:\n%s" % (no16, log))
+else:
+    print("no adapter without shader-f16: its check is skipped")
 C.done()

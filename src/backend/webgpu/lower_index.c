@@ -127,11 +127,12 @@ static void strides_of(const int64_t *dims, int rank, uint64_t *str) {
     }
 }
 
-/* GatherElements-11/13: y[c] = x[c with c[axis] = indices[c]]; 4-byte and
- * i64 data. */
+/* GatherElements-11/13: y[c] = x[c with c[axis] = indices[c]]; 4-byte,
+ * f16 (the f16 instance: halves) and i64 data. */
 static rlx_status lower_gather_elements(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *idx = wg_in(L, 1), *y = wg_out(L, 0);
-    if (!wg_value_ok(x, WG_ANY4 | WG_I64) || !wg_value_ok(y, WG_ANY4 | WG_I64) || x->dtype != y->dtype)
+    unsigned types = WG_ANY4 | WG_I64 | WG_F16;
+    if (!wg_value_held(L, x, types) || !wg_value_held(L, y, types) || x->dtype != y->dtype)
         return wg_decline(L, "data dtype");
     if (!wg_value_ok(idx, WG_I32 | WG_I64)) return wg_decline(L, "indices must be i32 or i64");
     int r = x->rank, axis;
@@ -147,6 +148,7 @@ static rlx_status lower_gather_elements(wg_lower *L) {
     for (int d = 0; d < r; d++) dims[d] = (uint64_t)idx->dims[d];
     strides_of(x->dims, r, xs);
     wg_dispatch *dp = wg_emit(L, "gather_elements");
+    if (x->dtype == RLX_DTYPE_F16) dp->elem = WG_ELEM_F16;
     wg_spec(L, dp, "IDX64", idx->dtype == RLX_DTYPE_I64);
     bind_indexed(L, dp, wg_in_id(L, 0), wg_in_id(L, 1), idx);
     WG_P(L, dp, wg_pu(n), wg_pu(r), wg_pu(axis), wg_pu(x->dims[axis]), wg_pu(elem_words(x->dtype)));
@@ -169,10 +171,11 @@ static bool tuple_dims(const rlx_value *x, int b, int m, uint64_t *dims, uint64_
     return true;
 }
 
-/* GatherND-11/12/13 (batch_dims from 12). */
+/* GatherND-11/12/13 (batch_dims from 12); f16 data: the f16 instance
+ * (strides and slices then count halves). */
 static rlx_status lower_gather_nd(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *idx = wg_in(L, 1), *y = wg_out(L, 0);
-    if (!wg_value_ok(x, DATA_TYPES) || !wg_value_ok(y, DATA_TYPES) || x->dtype != y->dtype)
+    if (!wg_value_held(L, x, DATA_TYPES | WG_F16) || !wg_value_held(L, y, DATA_TYPES | WG_F16) || x->dtype != y->dtype)
         return wg_decline(L, "data dtype");
     if (!wg_value_ok(idx, WG_I32 | WG_I64)) return wg_decline(L, "indices must be i32 or i64");
     int b = (int)(L->n->version >= 12 ? rlx_param_int(L->n, "batch_dims") : 0), q = idx->rank;
@@ -198,6 +201,7 @@ static rlx_status lower_gather_nd(wg_lower *L) {
     uint64_t dims[8], xs[8];
     if (!tuple_dims(x, b, (int)m, dims, xs)) return wg_decline(L, "bool strides");
     wg_dispatch *dp = wg_emit(L, "gather_nd");
+    if (x->dtype == RLX_DTYPE_F16) dp->elem = WG_ELEM_F16;
     wg_spec(L, dp, "IDX64", idx->dtype == RLX_DTYPE_I64);
     bind_indexed(L, dp, wg_in_id(L, 0), wg_in_id(L, 1), idx);
     WG_P(L, dp, wg_pu(n), wg_pu(nt), wg_pu(m), wg_pu(sl_w), wg_pu(bs_w));
@@ -362,12 +366,13 @@ static rlx_status lower_trilu(wg_lower *L) {
     return wg_grid_1d(L, d, threads);
 }
 
-/* CumSum-11/14 on f32, i32 and u32 (cumsum.wgsl for T of that type), axis
- * a constant input. */
+/* CumSum-11/14 on f32, i32, u32 and f16 (cumsum.wgsl for T of that type;
+ * f16 sums in TACC = f32, each output rounded once), axis a constant
+ * input. */
 static rlx_status lower_cumsum(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
-    if (!wg_value_ok(x, WG_ANY4) || !wg_value_ok(y, WG_ANY4) || x->dtype != y->dtype)
-        return wg_decline(L, "f32, i32 or u32 data");
+    if (!wg_value_held(L, x, WG_ANY4 | WG_F16) || !wg_value_held(L, y, WG_ANY4 | WG_F16) || x->dtype != y->dtype)
+        return wg_decline(L, "f32, f16, i32 or u32 data");
     int64_t av[1];
     size_t cnt = 0;
     if (!rlx_konst_ints(wg_in(L, 1), av, 1, &cnt) || cnt != 1) return wg_decline(L, "axis is not a constant scalar");

@@ -63,7 +63,7 @@ static void p_bcview(wg_lower *L, wg_dispatch *d, const wg_bcview *bv) {
 
 /* Equal-1/7/11/13/19, Less/Greater-1/7/9/13, LessOrEqual/GreaterOrEqual-12/16
  * on f32, f16 (packed halves), i32, u32, i64 (and bool for Equal); And/Or/Xor-1/7 and Not-1 on
- * bool; IsNaN-9/13/20 and IsInf-10/20 on f32. */
+ * bool; IsNaN-9/13/20 and IsInf-10/20 on f32 and f16. */
 static rlx_status lower_compare(wg_lower *L) {
     static const struct {
         rlx_op_id op;
@@ -75,7 +75,7 @@ static rlx_status lower_compare(wg_lower *L) {
         { RLX_OP_Greater, CMP_GT, 2, NUMS }, { RLX_OP_LessOrEqual, CMP_LE, 2, NUMS },
         { RLX_OP_GreaterOrEqual, CMP_GE, 2, NUMS }, { RLX_OP_And, CMP_AND, 2, WG_BOOL },
         { RLX_OP_Or, CMP_OR, 2, WG_BOOL }, { RLX_OP_Xor, CMP_XOR, 2, WG_BOOL }, { RLX_OP_Not, CMP_NOT, 1, WG_BOOL },
-        { RLX_OP_IsNaN, CMP_ISNAN, 1, WG_F32 }, { RLX_OP_IsInf, CMP_ISINF, 1, WG_F32 },
+        { RLX_OP_IsNaN, CMP_ISNAN, 1, WG_F32 | WG_F16 }, { RLX_OP_IsInf, CMP_ISINF, 1, WG_F32 | WG_F16 },
     };
     int k = -1;
     for (size_t i = 0; i < RLX_ARRAY_LEN(ops); i++)

@@ -90,11 +90,12 @@ static const gpu_note k_gpu_notes[] = {
     { "Gather",
       "data f32, f16, i32, u32, i64 or bool; indices i32 or i64; "
       "constant indices in range; run-time indices out of range fail the run as on the CPU (the node named)." },
-    { "GatherElements", "data f32, i32, u32 or i64 (not bool); indices i32 or i64; constant indices in range;"
+    { "GatherElements", "data f32, f16, i32, u32 or i64 (not bool); indices i32 or i64; constant indices in range;"
                          " run-time indices out of range fail the run as on the CPU (the node named)." },
     { "GatherND",
-      "data f32, i32, u32, i64, or bool when slices are multiples of 4 elements; indices i32 or i64, their last "
-      "dim <= 8; constant indices in range; run-time indices out of range fail the run as on the CPU (the node named)." },
+      "data f32, f16, i32, u32, i64, or bool when slices are multiples of 4 elements; indices i32 or i64, their "
+      "last dim <= 8; constant indices in range; run-time indices out of range fail the run as on the CPU (the node "
+      "named)." },
     { "ScatterND",
       "data f32, i32, u32, i64, or bool when slices are multiples of 4 elements; reductions (add, mul, max, min) "
       "on f32 and i32 only; indices i32 or i64, their last dim <= 8; constant indices in range;"
@@ -105,7 +106,7 @@ static const gpu_note k_gpu_notes[] = {
     { "OneHot", "depth a positive constant; indices f32, i32 or i64; values f32, i32, u32 or i64." },
     { "Trilu", "data f32, i32, u32, i64 or bool; rank >= 2; k constant or an i32/i64 scalar." },
     { "EyeLike", "rank 2; output f32, i32, u32, i64 or bool." },
-    { "CumSum", "f32, i32 or u32; axis constant." },
+    { "CumSum", "f32, f16 (summed in f32), i32 or u32; axis constant." },
     { "ConstantOfShape", "output f32, i32, u32, i64 or bool (when not folded away: a static output shape)." },
     { "Dropout",
       "inference only: training_mode absent or constant false, or a constant ratio of 0; data f32, i32, u32, "
@@ -115,7 +116,7 @@ static const gpu_note k_gpu_notes[] = {
     { "Equal", "inputs f32, f16, i32, u32, i64 or bool, of one dtype." },
     { "Less Greater LessOrEqual GreaterOrEqual", "inputs f32, f16, i32, u32 or i64 (not bool), of one dtype." },
     { "And Or Xor Not", "bool." },
-    { "IsNaN IsInf", "f32 input." },
+    { "IsNaN IsInf", "f32 or f16 input." },
     { "Where", "bool condition; data f32, f16, i32, u32, i64 or bool, of one dtype." },
     /* lower_internal.c */
     { "rlx.FusedElementwise",

@@ -28,6 +28,12 @@ fn byte_of(w: u32, i: u32) -> u32 { return (w >> ((i & 3u) * 8u)) & 0xffu; }
 // Half h of a binding's packed binary16 words, as f32.
 fn half_at(w: u32, h: u32) -> f32 { return unpack2x16float(w)[h & 1u]; }
 
+// Element ia of A as f32 (TY_F32 or TY_F16).
+fn a_f32(ia: u32) -> f32 {
+    if (TY == TY_F16) { return half_at(A[(P.a_off * 2u + ia) >> 1u], ia); }
+    return bitcast<f32>(A[P.a_off + ia]);
+}
+
 // -1, 0, 1 for a < b, a == b, a > b; 2 when unordered (NaN).
 fn cmp(ia: u32, ib: u32) -> i32 {
     switch TY {
@@ -76,9 +82,9 @@ fn truth(ia: u32, ib: u32) -> bool {
         case CMP_GT: { return cmp(ia, ib) == 1; }
         case CMP_LE: { let c = cmp(ia, ib); return c == -1 || c == 0; }
         case CMP_GE: { let c = cmp(ia, ib); return c == 1 || c == 0; }
-        case CMP_ISNAN: { return is_nan(bitcast<f32>(A[P.a_off + ia])); }
+        case CMP_ISNAN: { return is_nan(a_f32(ia)); }
         case CMP_ISINF: {
-            let v = A[P.a_off + ia];
+            let v = bitcast<u32>(a_f32(ia)); // an f16 infinity widens to the f32 one
             return (v == 0x7f800000u && (P.flags & 1u) != 0u) || (v == 0xff800000u && (P.flags & 2u) != 0u);
         }
         default: {

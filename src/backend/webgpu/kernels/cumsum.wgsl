@@ -1,6 +1,7 @@
 // CumSum along one axis of x viewed as [outer, a, inner]; EXCL: exclusive
 // (shifted by one), REV: from the end. Semantics: ONNX CumSum-11/14.
-// Element type T (f32, f16, i32, u32; integers wrap).
+// Element type T (f32, f16, i32, u32; integers wrap); sums in TACC (f32
+// for f16: each output rounded once).
 // Schemes: (COLS) one invocation per line (o, j), summing serially in the
 // CPU's order (the same f32 bits); or, for contiguous lines (inner = 1),
 // one workgroup of 256 per line: each invocation sums a chunk, a
@@ -15,7 +16,7 @@ override EXCL: bool = false;
 override REV: bool = false;
 override COLS: bool = true;
 
-var<workgroup> sh: array<T, 256>;
+var<workgroup> sh: array<TACC, 256>;
 
 // Element index of step s (in summation order) of line (o, j).
 fn elem(base: u32, s: u32) -> u32 {
@@ -24,13 +25,13 @@ fn elem(base: u32, s: u32) -> u32 {
 }
 
 // Runs steps [s0, s1) of a line from `acc`, writing y; returns the sum.
-fn run(base: u32, s0: u32, s1: u32, acc0: T) -> T {
+fn run(base: u32, s0: u32, s1: u32, acc0: TACC) -> TACC {
     var acc = acc0;
     for (var s = s0; s < s1; s = s + 1u) {
         let e = elem(base, s);
-        let v = X[P.x_off + e];
+        let v = TACC(X[P.x_off + e]);
         if (!EXCL) { acc = acc + v; }
-        Y[P.y_off + e] = acc;
+        Y[P.y_off + e] = T(acc);
         if (EXCL) { acc = acc + v; }
     }
     return acc;
@@ -44,7 +45,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
         if (ln >= P.lines) { return; }
         let o = ln / P.inner;
         let j = ln % P.inner;
-        run(o * P.a * P.inner + j, 0u, P.a, T(0));
+        run(o * P.a * P.inner + j, 0u, P.a, TACC(0));
         return;
     }
     let line = wid.x + wid.y * nwg.x;
@@ -54,19 +55,19 @@ fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: ve
     let chunk = (P.a + 255u) / 256u;
     let s0 = min(t * chunk, P.a);
     let s1 = min(s0 + chunk, P.a);
-    var part = T(0);
-    for (var s = s0; s < s1; s = s + 1u) { part = part + X[P.x_off + elem(base, s)]; }
+    var part = TACC(0);
+    for (var s = s0; s < s1; s = s + 1u) { part = part + TACC(X[P.x_off + elem(base, s)]); }
     // inclusive scan of the chunk sums (Hillis-Steele)
     sh[t] = part;
     workgroupBarrier();
     for (var d = 1u; d < 256u; d = d * 2u) {
-        var v = T(0);
+        var v = TACC(0);
         if (t >= d) { v = sh[t - d]; }
         workgroupBarrier();
         if (t >= d) { sh[t] = sh[t] + v; }
         workgroupBarrier();
     }
-    var off = T(0);
+    var off = TACC(0);
     if (t > 0u) { off = sh[t - 1u]; }
     run(base, s0, s1, off);
 }
