@@ -367,6 +367,45 @@ static void test_bind_errors(const char *device) {
     rlx_model_destroy(m);
 }
 
+/* '?' and '' dim_params are anonymous: PP-OCR's classifier declares
+ * [-1,3,'?','?'] and runs at 48x192, so the two '?' must not be bound as
+ * one symbol (they were: "dim 3 ('?') = 192 contradicts 48"). x is
+ * [1,3,'?','?'] run as [1,3,2,5]; z is ['','',4] run as [2,3,4]. */
+static void test_anonymous_dims(const char *device) {
+    Onnx__GraphProto *g = graph_new("anon");
+    graph_input(g, vi("x", F32, 4, (const int64_t[]){ 1, 3, -1, -1 }, (const char *[]){ NULL, NULL, "?", "?" }));
+    graph_input(g, vi("z", F32, 3, (const int64_t[]){ -1, -1, 4 }, (const char *[]){ "", "", NULL }));
+    graph_output(g, vi("y", F32, 4, (const int64_t[]){ 1, 3, -1, -1 }, (const char *[]){ NULL, NULL, "?", "?" }));
+    graph_output(g, vi("w", F32, 3, (const int64_t[]){ -1, -1, 4 }, (const char *[]){ "", "", NULL }));
+    node(g, "Relu", "relu_x", "x", "y");
+    node(g, "Neg", "neg_z", "z", "w");
+    rlx_model *m = NULL;
+    CHECK_OK(save_load(g, "anon.onnx", &m));
+    if (!m) return;
+    rlx_session_options o = { .device = device };
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(m, &o, &s));
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, (const int64_t[]){ 1, 3, 2, 5 }, -1, 1);
+    rlx_tensor *z = test_tensor_random(RLX_DTYPE_F32, 3, (const int64_t[]){ 2, 3, 4 }, -1, 1);
+    rlx_tensor **out = NULL;
+    size_t n = 0;
+    CHECK_OK(rlx_session_run(s, 2, (const char *[]){ "x", "z" }, (const rlx_tensor *[]){ x, z }, &out, &n));
+    if (out && n == 2) {
+        const float *px = x->data, *py = out[0]->data, *pz = z->data, *pw = out[1]->data;
+        CHECK(out[0]->rank == 4 && out[0]->dims[2] == 2 && out[0]->dims[3] == 5);
+        CHECK(out[1]->rank == 3 && out[1]->dims[0] == 2 && out[1]->dims[1] == 3);
+        bool ok = true;
+        for (int i = 0; i < 30 && ok; i++) ok = py[i] == (px[i] > 0 ? px[i] : 0.0f); /* exact */
+        for (int i = 0; i < 24 && ok; i++) ok = pw[i] == -pz[i];
+        CHECK_MSG(ok, "%s: anonymous dims: wrong values", device);
+    }
+    test_free_outputs(out, (int)n);
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(z);
+    rlx_session_destroy(s);
+    rlx_model_destroy(m);
+}
+
 /* Structural errors in the file name the node; out-of-order nodes run. */
 static void test_graph_errors(void) {
     const int64_t d[1] = { 4 };
@@ -436,6 +475,8 @@ int main(void) {
     }
     test_bind_errors("cpu");
     if (gpu) test_bind_errors("gpu");
+    test_anonymous_dims("cpu");
+    if (gpu) test_anonymous_dims("gpu");
     test_graph_errors();
     rlx_model_destroy(m);
     rmdir(g_dir);

@@ -471,7 +471,10 @@ static rlx_status decl_type_read(rlx_graph *g, const Onnx__TypeProto *tp, const 
         if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
             if (dim->dim_value >= 0) d->dims[i] = dim->dim_value; /* negative (-1): dynamic, no symbol */
         } else if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param &&
-                   *dim->dim_param) {
+                   *dim->dim_param && strcmp(dim->dim_param, "?") != 0) {
+            /* "" and "?" (what exporters write for "unknown", e.g.
+             * PaddleOCR's [-1,3,'?','?']) are anonymous: each such dim is
+             * free, not one symbol shared by every '?' of the graph */
             d->syms[i] = rlx_graph_sym(g, dim->dim_param);
             if (d->syms[i] < 0) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (dim symbol)");
         }
