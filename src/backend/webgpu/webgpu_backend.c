@@ -162,6 +162,10 @@ static bool wg_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n) 
 
 /* ------------------------------------------------------------ buffers */
 
+/* Creates a buffer in an error scope of its own: a device that refuses it
+ * (out of memory, or a validation error such as a size past its
+ * maxBufferSize) fails here with RLX_ERR_OUT_OF_MEMORY, the buffer's label
+ * and size named, instead of at its first use. */
 static rlx_status make_buffer(wg_backend *b, uint64_t size, WGPUBufferUsage usage, const char *label,
                               WGPUBuffer *out) {
     *out = NULL;
@@ -175,9 +179,22 @@ static rlx_status make_buffer(wg_backend *b, uint64_t size, WGPUBufferUsage usag
     d.label = wg_sv(label);
     d.size = up_to(size ? size : 16, 16);
     d.usage = usage;
+    if (strcmp(label, "arena") == 0 && wg_fault_take(WG_FAULT_BUFFER)) /* tests: past the device's limit */
+        d.size = up_to(b->limits.maxBufferSize + 1, 16);
+    char what[160];
+    snprintf(what, sizeof what, "compiling: creating the %llu-byte %s buffer", (unsigned long long)d.size, label);
+    wg_scope_push(b);
     *out = wgpuDeviceCreateBuffer(b->dev, &d);
-    if (!*out) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "cannot create the %llu-byte %s buffer", (unsigned long long)size, label);
-    return RLX_OK;
+    rlx_status st = wg_scope_pop(b, what);
+    /* the size is the only thing that varies: a buffer the device refuses
+     * is memory it cannot give */
+    if (st == RLX_ERR_DEVICE) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", rlx_last_error());
+        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s", msg);
+    }
+    if (!st && !*out) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: no buffer returned", what);
+    return st;
 }
 
 static void release_buffer(WGPUBuffer *buf) {
@@ -473,7 +490,7 @@ static rlx_status poison(struct rlx_backend_exe *e, WGPUBuffer buf, uint64_t siz
 static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {
     *out = NULL;
     wg_backend *b = (wg_backend *)be;
-    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->sh->lost_msg);
+    if (b->sh->lost) return wg_lost_error(b, "compiling");
     const rlx_graph *g = p->g;
     struct rlx_backend_exe *e = calloc(1, sizeof *e);
     if (!e) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
@@ -592,6 +609,7 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
             r->reports = d->reports;
             if (d->reports) d->params[d->tag_slot] = 0xffffffffu - (uint32_t)s;
             memcpy(r->groups, d->groups, sizeof r->groups);
+            if (wg_fault_take(WG_FAULT_DISPATCH)) r->groups[0] = b->caps.max_groups_per_dim + 1; /* tests */
             WGPUBindGroupEntry ent[WG_MAX_BINDINGS + 1];
             for (int i = 0; i < d->n_bind && !st; i++) st = resolve(e, (int)s, d, i, &ent[i + 1]);
             if (st) break;
@@ -862,7 +880,8 @@ static rlx_status diagnose(struct rlx_backend_exe *e, const segment *sg, rlx_sta
         if (cb) wgpuCommandBufferRelease(cb);
         wgpuCommandEncoderRelease(enc);
         char what[400];
-        snprintf(what, sizeof what, "%s: kernel '%s'", step_desc(e->p, r->step), r->kernel);
+        snprintf(what, sizeof what, "forward pass, step %d, %s: kernel '%s'", r->step, step_desc(e->p, r->step),
+                 r->kernel);
         rlx_status s2 = wg_scope_pop(b, what);
         if (s2) return s2;
     }
@@ -914,7 +933,7 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, void *con
     what[0] = 0;
 #define WHAT() (what[0] ? what : (sg->s1 > sg->s0 + 1 ? (snprintf(what, sizeof what, "forward pass, steps %zu..%zu", sg->s0, sg->s1 - 1), what) \
                                                      : (snprintf(what, sizeof what, "forward pass, step %zu", sg->s0), what)))
-    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", WHAT(), b->sh->lost_msg);
+    if (b->sh->lost) return wg_lost_error(b, WHAT());
     uint32_t nq = e->timing && prof ? seg_queries(e, sg, e->timing) : 0;
     /* The first run records inside error scopes: encoding errors surface at
      * finish, and wgpu-native 0.32 aborts on submitting an invalid command
@@ -939,12 +958,10 @@ static rlx_status run_gpu_segment(struct rlx_backend_exe *e, size_t k, void *con
         if (cb) wgpuCommandBufferRelease(cb);
         return diagnose(e, sg, st);
     }
-    /* wgpu-native aborts on a submit to a lost device: deliver pending
-     * callbacks (device loss among them) first */
-    wgpuInstanceProcessEvents(b->inst);
-    if (b->sh->lost) {
+    /* wgpu-native aborts on a submit to a lost device: find out first */
+    if (wg_device_check_lost(b)) {
         wgpuCommandBufferRelease(cb);
-        return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", WHAT(), b->sh->lost_msg);
+        return wg_lost_error(b, WHAT());
     }
     double host_off_us = nq ? (rlx_now_seconds() - prof->t0) * 1e6 : 0.0;
     if (scoped) wg_scope_push(b);
@@ -1001,8 +1018,8 @@ static rlx_status wg_run_segment(rlx_backend_exe *e, size_t k, void *const *down
 static rlx_status wg_upload(rlx_backend_exe *e, uint64_t off, const void *src, uint64_t bytes) {
     wg_backend *b = e->b;
     wg_device_lock(b);
-    rlx_status st = b->sh->lost ? rlx_fail(RLX_ERR_DEVICE_LOST, "the GPU device was lost: %s", b->sh->lost_msg)
-                                : arena_write(e, off, src, bytes);
+    rlx_status st = b->sh->lost ? wg_lost_error(b, "uploading an input") : arena_write(e, off, src, bytes);
+    b->sh->touched = true; /* the write reached the device: a lost one has said so */
     wg_device_unlock(b);
     return st;
 }

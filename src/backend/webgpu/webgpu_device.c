@@ -3,6 +3,7 @@
  * callback-info structs; events are driven with wgpuInstanceProcessEvents
  * and wgpuDevicePoll). */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,12 +49,32 @@ static int backend_rank(WGPUBackendType t) {
     }
 }
 
+/* Copies a message into dst[cap] on one line: wgpu's multi-line reports
+ * ("Validation Error\n\nCaused by:\n  In ...") become one line, each run
+ * of white space one blank. */
 static void sv_copy(char *dst, size_t cap, WGPUStringView s) {
-    size_t n = 0;
+    size_t n = 0, o = 0;
     if (s.data) n = s.length == WGPU_STRLEN ? strlen(s.data) : s.length;
-    if (n >= cap) n = cap - 1;
-    if (n) memcpy(dst, s.data, n);
-    dst[n] = 0;
+    for (size_t i = 0; i < n && o + 1 < cap; i++) {
+        char c = s.data[i];
+        bool space = c == '\n' || c == '\r' || c == '\t' || c == ' ';
+        if (space && (o == 0 || dst[o - 1] == ' ')) continue;
+        dst[o++] = space ? ' ' : c;
+    }
+    while (o > 0 && dst[o - 1] == ' ') o--;
+    dst[o] = 0;
+}
+
+/* wgpu-core's words for an operation on a device that is gone (its
+ * DeviceError::Lost); wgpu-native 0.32 reports them as a validation
+ * error and, after wgpuDeviceDestroy, never calls the device-lost
+ * callback, so rlx marks the device lost when it sees them. */
+static bool says_lost(const char *msg) { return strstr(msg, "device is lost") != NULL; }
+
+static void mark_lost(wg_shared *sh, const char *msg) {
+    if (sh->lost || sh->closing) return;
+    snprintf(sh->lost_msg, sizeof sh->lost_msg, "%s", msg);
+    sh->lost = true;
 }
 
 /* ------------------------------------------------------------ instance */
@@ -206,8 +227,11 @@ static void on_lost(WGPUDevice const *device, WGPUDeviceLostReason reason, WGPUS
     wg_shared *sh = u1;
     /* our own wgpuDeviceDestroy in wg_device_close sets closing first */
     if (!sh || sh->closing || reason == WGPUDeviceLostReason_CallbackCancelled) return;
+    char msg[200];
+    sv_copy(msg, sizeof msg, message);
+    snprintf(sh->lost_msg, sizeof sh->lost_msg, "%s (%s)", msg[0] ? msg : "no message",
+             reason == WGPUDeviceLostReason_Destroyed ? "the device was destroyed" : "reason unknown");
     sh->lost = true;
-    sv_copy(sh->lost_msg, sizeof sh->lost_msg, message);
 }
 
 static void on_uncaptured(WGPUDevice const *device, WGPUErrorType type, WGPUStringView message, void *u1, void *u2) {
@@ -215,7 +239,9 @@ static void on_uncaptured(WGPUDevice const *device, WGPUErrorType type, WGPUStri
     (void)u2;
     (void)type;
     wg_shared *sh = u1;
-    if (sh) sv_copy(sh->uncaptured, sizeof sh->uncaptured, message);
+    if (!sh) return;
+    sv_copy(sh->uncaptured, sizeof sh->uncaptured, message);
+    if (says_lost(sh->uncaptured)) mark_lost(sh, sh->uncaptured);
 }
 
 /* Drives the instance until *flag is set, the device is lost (when lost is
@@ -399,6 +425,12 @@ static rlx_status shared_open(wg_shared *b, const char *device) {
     memset(&b->limits, 0, sizeof b->limits);
     if (wgpuDeviceGetLimits(b->dev, &b->limits) != WGPUStatus_Success) b->limits = lim;
     b->queue = wgpuDeviceGetQueue(b->dev);
+    WGPUBufferDescriptor pd;
+    memset(&pd, 0, sizeof pd);
+    pd.label = wg_sv("probe");
+    pd.size = 16;
+    pd.usage = WGPUBufferUsage_CopyDst;
+    b->probe = wgpuDeviceCreateBuffer(b->dev, &pd);
     b->modules = calloc(rlx_wgsl_source_count * WG_ELEM_COUNT + 1, sizeof *b->modules);
     if (!b->modules) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     return RLX_OK;
@@ -420,6 +452,8 @@ static void shared_close(wg_shared *b) {
         free(b->modules);
         b->modules = NULL;
     }
+    if (b->probe) wgpuBufferRelease(b->probe);
+    b->probe = NULL;
     if (b->queue) wgpuQueueRelease(b->queue);
     if (b->dev) {
         wgpuDeviceDestroy(b->dev);
@@ -481,6 +515,22 @@ size_t wg_device_pipelines_created(const char *device) {
     return n;
 }
 
+/* Whether sh is lost: when nothing has reached the device since the last
+ * check (sh->touched), a 4-byte write to the probe buffer does (an
+ * operation on a lost device reports "device is lost" at once); then
+ * pending callbacks are delivered. The caller holds sh->lock. */
+static bool shared_check_lost(wg_shared *sh) {
+    if (!sh->lost && !sh->touched && sh->probe) {
+        static const uint32_t zero[4] = { 0 };
+        wgpuQueueWriteBuffer(sh->queue, sh->probe, 0, zero, 4);
+    }
+    sh->touched = false;
+    wgpuInstanceProcessEvents(sh->inst);
+    return sh->lost;
+}
+
+bool wg_device_check_lost(wg_backend *b) { return shared_check_lost(b->sh); }
+
 /* min(*v, limit) for a limit option (-1: none). */
 static void cap_limit(int64_t limit, uint64_t *v) {
     if (limit >= 0 && (uint64_t)limit < *v) *v = (uint64_t)limit;
@@ -502,11 +552,12 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
     wg_shared *sh = NULL;
     for (wg_shared *p = g_shared; p; p = p->next)
         if (strcmp(p->key, device) == 0) sh = p;
-    if (sh) { /* deliver a pending device-lost callback before deciding */
+    if (sh) { /* deliver a pending device-lost callback, and probe, before deciding */
         mtx_lock(&sh->lock);
         wgpuInstanceProcessEvents(sh->inst);
         if (!sh->lost) wgpuDevicePoll(sh->dev, true, NULL);
-        wgpuInstanceProcessEvents(sh->inst);
+        sh->touched = false;
+        shared_check_lost(sh);
         mtx_unlock(&sh->lock);
     }
     if (sh && sh->lost) { /* never hand out a lost device */
@@ -644,13 +695,17 @@ rlx_status wg_scope_pop(wg_backend *b, const char *what) {
         wgpuDevicePopErrorScope(b->dev, cb);
     }
     for (int i = 0; i < 2; i++) pump(b->inst, b->dev, (double)b->caps.cfg->gpu_spin_us * 1e-6, &r[i].done, &b->sh->lost);
-    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->sh->lost_msg);
+    if (b->sh->lost) return wg_lost_error(b, what);
     /* r[0] out of memory, r[1] validation: report validation first */
     static const int order[2] = { 1, 0 };
     for (int k = 0; k < 2; k++) {
         const scope_res *x = &r[order[k]];
         if (!x->done) return rlx_fail(RLX_ERR_DEVICE, "%s: the GPU did not answer an error-scope query", what);
         if (x->type == WGPUErrorType_NoError) continue;
+        if (says_lost(x->msg)) {
+            mark_lost(b->sh, x->msg);
+            return wg_lost_error(b, what);
+        }
         const char *kind = x->type == WGPUErrorType_Validation ? "validation error"
                          : x->type == WGPUErrorType_OutOfMemory ? "out of GPU memory"
                          : x->type == WGPUErrorType_Internal ? "internal error" : "error";
@@ -661,9 +716,42 @@ rlx_status wg_scope_pop(wg_backend *b, const char *what) {
     return RLX_OK;
 }
 
+rlx_status wg_lost_error(const wg_backend *b, const char *what) {
+    return rlx_fail(RLX_ERR_DEVICE_LOST,
+                    "%s: the GPU device was lost: %s; this session cannot use it again: create a new session, which "
+                    "opens a new device",
+                    what, b->sh->lost_msg);
+}
+
+/* ------------------------------------------------------------ test faults */
+
+static _Atomic int g_fault;
+
+void wg_fault_inject(wg_fault f) { atomic_store(&g_fault, (int)f); }
+
+bool wg_fault_take(wg_fault f) {
+    int want = (int)f;
+    return f != WG_FAULT_NONE && atomic_compare_exchange_strong(&g_fault, &want, (int)WG_FAULT_NONE);
+}
+
+bool wg_device_destroy_for_test(const char *device) {
+    call_once(&g_reg_once, reg_init);
+    mtx_lock(&g_reg_lock);
+    wg_shared *sh = NULL;
+    for (wg_shared *p = g_shared; p; p = p->next)
+        if (strcmp(p->key, device) == 0) sh = p;
+    if (sh) {
+        mtx_lock(&sh->lock);
+        wgpuDeviceDestroy(sh->dev);
+        mtx_unlock(&sh->lock);
+    }
+    mtx_unlock(&g_reg_lock);
+    return sh != NULL;
+}
+
 rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what) {
     pump(b->inst, b->dev, (double)b->caps.cfg->gpu_spin_us * 1e-6, flag, &b->sh->lost);
-    if (b->sh->lost) return rlx_fail(RLX_ERR_DEVICE_LOST, "%s: the GPU device was lost: %s", what, b->sh->lost_msg);
+    if (b->sh->lost) return wg_lost_error(b, what);
     if (!*flag) return rlx_fail(RLX_ERR_DEVICE, "%s: the GPU made no progress", what);
     return RLX_OK;
 }
@@ -692,6 +780,7 @@ rlx_status wg_map_read(wg_backend *b, WGPUBuffer buf, uint64_t size, const char 
     cb.userdata1 = &r;
     wgpuBufferMapAsync(buf, WGPUMapMode_Read, 0, (size_t)size, cb);
     RLX_TRY(wg_wait(b, &r.done, what));
+    if (r.status != WGPUMapAsyncStatus_Success && says_lost(r.msg)) mark_lost(b->sh, r.msg);
     if (r.status != WGPUMapAsyncStatus_Success)
         return rlx_fail(b->sh->lost ? RLX_ERR_DEVICE_LOST : RLX_ERR_DEVICE, "%s: mapping the staging buffer failed: %s",
                         what, r.msg);
@@ -721,7 +810,8 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
     if ((unsigned)d->elem >= WG_ELEM_COUNT || (d->elem == WG_ELEM_F16 && !b->has_f16))
         return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s' instantiated for an element type the device lacks", what,
                         d->kernel);
-    for (size_t i = 0; i < b->n_pipes; i++) {
+    bool bad = wg_fault_take(WG_FAULT_SHADER); /* tests: compile WGSL that does not parse */
+    for (size_t i = 0; i < b->n_pipes && !bad; i++) {
         const wg_pipeline *p = &b->pipes[i];
         bool same = d->source ? (p->source && strcmp(p->source, d->source) == 0) : p->kernel == k;
         if (same && p->elem == d->elem && same_spec(p, d)) {
@@ -740,8 +830,15 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
     rlx_status st = wg_params_expand(d->kernel, d->source ? d->source : rlx_wgsl_sources[k].source, d->elem, &code, &lay);
     if (!st) st = wg_params_check(&lay, d, what);
     if (!st && d->source && !(own = rlx_strdup(d->source))) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    if (!st && bad) {
+        static const char k_junk[] = "\n@@ not WGSL: an injected fault @@\n";
+        char *c2 = realloc(code, strlen(code) + sizeof k_junk);
+        if (c2) strcat(c2, k_junk), code = c2;
+        else st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
     if (st) {
         free(code);
+        free(own);
         return st;
     }
     double t0 = rlx_now_seconds();
@@ -751,7 +848,7 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
     /* embedded kernels share one module per file and element type;
      * generated source gets a module of its own, owned by its pipeline */
     size_t mk = (size_t)k * WG_ELEM_COUNT + (size_t)d->elem;
-    WGPUShaderModule module = d->source ? NULL : b->modules[mk];
+    WGPUShaderModule module = d->source || bad ? NULL : b->modules[mk];
     if (!module) {
         WGPUShaderSourceWGSL src;
         memset(&src, 0, sizeof src);
@@ -762,7 +859,7 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
         sd.nextInChain = &src.chain;
         sd.label = wg_sv(d->kernel);
         module = wgpuDeviceCreateShaderModule(b->dev, &sd);
-        if (!d->source) b->modules[mk] = module;
+        if (!d->source && !bad) b->modules[mk] = module;
     }
     WGPUConstantEntry ce[WG_MAX_SPEC];
     memset(ce, 0, sizeof ce);
@@ -779,12 +876,13 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
     pd.compute.constants = d->n_spec ? ce : NULL;
     WGPUComputePipeline pipe = wgpuDeviceCreateComputePipeline(b->dev, &pd);
     st = wg_scope_pop(be, ctx);
+    if (!st && bad) st = rlx_fail(RLX_ERR_INTERNAL, "%s: the device accepted WGSL that does not parse", ctx);
     b->pipelines_s += rlx_now_seconds() - t0;
     if (st || !pipe) {
         if (pipe) wgpuComputePipelineRelease(pipe);
         /* a module that failed to compile is not kept */
         if (module) wgpuShaderModuleRelease(module);
-        if (!d->source) b->modules[mk] = NULL;
+        if (!d->source && !bad) b->modules[mk] = NULL;
         free(own);
         if (be->caps.cfg->gpu_trace && d->source) rlx_log(RLX_LOG_DEBUG, "webgpu: generated kernel '%s':\n%s", d->kernel, code);
         free(code);

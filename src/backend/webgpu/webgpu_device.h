@@ -80,8 +80,13 @@ typedef struct wg_shared {
     uint32_t coop_form; /* the wg_coop_forms index that passed */
     char coop_result[160];
     double pipelines_s; /* time spent creating shader modules and pipelines (all compiles) */
-    /* set by the device-lost callback */
+    /* set by the device-lost callback, or when wgpu reports an operation
+     * on a lost device (see wg_device_check_lost) */
     volatile bool lost;
+    /* a 16-byte buffer that wg_device_check_lost writes to; touched: an
+     * upload reached the device since the last check (no probe needed) */
+    WGPUBuffer probe;
+    bool touched;
     bool closing;
     char lost_msg[256];
     /* last error outside any error scope (uncaptured-error callback) */
@@ -130,6 +135,15 @@ rlx_status wg_device_open(wg_backend *b, const char *device);
  * modules, device, adapter and instance. */
 void wg_device_close(wg_backend *b);
 
+/* Whether b's device is lost, found out without any call that
+ * wgpu-native treats as fatal on a lost device (a queue submit aborts the
+ * process there): delivers pending callbacks, and unless an upload
+ * reached the device since the last check, writes 4 bytes to a probe
+ * buffer first (wgpu reports that a lost device refuses it). Called
+ * before every submit and when a session opens a registered device. The
+ * caller holds the device lock. */
+bool wg_device_check_lost(wg_backend *b);
+
 /* Lock / unlock the shared device (recursive). */
 void wg_device_lock(wg_backend *b);
 void wg_device_unlock(wg_backend *b);
@@ -163,6 +177,37 @@ rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what);
  * The self-test runs once per shared device (under its lock) and its
  * result is kept there for later backends. */
 void wg_coop_probe(wg_backend *b);
+
+/* The RLX_ERR_DEVICE_LOST error of b's lost device at step `what`: names
+ * the step, the driver's message, and what to do (a new session opens a
+ * new device). */
+rlx_status wg_lost_error(const wg_backend *b, const char *what);
+
+/* ---- test-only fault injection (tests/test_gpu_faults.c) ----
+ * Not public API and no option: faults that no real model causes on a
+ * working device, forced so that the error paths run. wg_fault_inject arms
+ * one fault for the whole process; the next place that takes it
+ * (wg_fault_take) injects it once. */
+typedef enum wg_fault {
+    WG_FAULT_NONE = 0,
+    /* the first dispatch of the next compiled executable asks for more
+     * workgroups than maxComputeWorkgroupsPerDimension: a validation error
+     * when its first run encodes it */
+    WG_FAULT_DISPATCH,
+    /* the next pipeline created gets WGSL that does not parse: a
+     * validation error creating the shader module and pipeline */
+    WG_FAULT_SHADER,
+    /* the next arena buffer created asks for more than the device's
+     * maxBufferSize (past rlx's own size check): buffer creation fails */
+    WG_FAULT_BUFFER,
+} wg_fault;
+void wg_fault_inject(wg_fault f);
+/* True (and disarmed) when f is the armed fault. */
+bool wg_fault_take(wg_fault f);
+/* Destroys the device registered for `device` (wgpuDeviceDestroy), as a
+ * driver reset or a removed GPU would: the device-lost callback marks it
+ * lost. false when no such device is open. */
+bool wg_device_destroy_for_test(const char *device);
 
 /* Maps buf for reading [0, size) and waits. */
 rlx_status wg_map_read(wg_backend *b, WGPUBuffer buf, uint64_t size, const char *what);
