@@ -625,6 +625,41 @@ static void test_ew_where_cast(void) {
     rlx_tensor_destroy(c);
 }
 
+/* A chain with a Where on a bool condition from outside (the condition of
+ * the output's shape [6,7], and broadcast: [7], [6,1]) runs on the GPU:
+ * the fused kernel reads the bool bytes (it used to decline, and the whole
+ * chain fell back to the CPU). Exact: one Mul, one Neg and a select. */
+static void test_ew_where_bool_gpu(void) {
+    static const int64_t cd[3][2] = { { 6, 7 }, { 7, 0 }, { 6, 1 } };
+    static const int cr[3] = { 2, 1, 2 };
+    int64_t d[2] = { 6, 7 };
+    for (int k = 0; k < 3; k++) {
+        rlx_model *m = NULL;
+        CHECK_OK(rlx_model_create(13, &m));
+        input(m, "x", RLX_DTYPE_F32, 2, d);
+        input(m, "c", RLX_DTYPE_BOOL, cr[k], cd[k]);
+        scalar(m, "k", 0.3f);
+        add(m, "Mul", "x,k", "a", 0, NULL);
+        add(m, "Neg", "x", "n", 0, NULL);
+        add(m, "Where", "c,a,n", "w", 0, NULL);
+        add(m, "Abs", "w", "y", 0, NULL);
+        CHECK_OK(rlx_model_add_output(m, "y"));
+        CHECK_OK(rlx_model_finish(m));
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, d, -100, 100);
+        rlx_tensor *c = test_tensor_random(RLX_DTYPE_BOOL, cr[k], cd[k], 0, 1);
+        const char *names[2] = { "x", "c" };
+        const rlx_tensor *in[2] = { x, c };
+        char w[64];
+        snprintf(w, sizeof w, "Where on a bool condition of rank %d, dim0 %lld", cr[k], (long long)cd[k][0]);
+        run_t on = check_fused(w, m, 2, names, in, 0, 0, 0, 0);
+        CHECK_MSG(steps(on.p) == 1 && count(on.p, "FusedElementwise") == 1, "%s: %d steps", w, steps(on.p));
+        run_free(&on);
+        rlx_model_destroy(m);
+        rlx_tensor_destroy(x);
+        rlx_tensor_destroy(c);
+    }
+}
+
 /* Preconditions: an intermediate value with a second user outside the
  * group, or that is a graph output, ends a group there; a producer whose
  * output has another shape (a broadcast that widens) stays outside; more
@@ -980,6 +1015,7 @@ int main(void) {
     test_ew_chains();
     test_ew_split();
     test_ew_where_cast();
+    test_ew_where_bool_gpu();
     test_ew_preconditions();
     fprintf(stderr, "fuse_add_layernorm\n");
     test_add_layernorm();

@@ -261,14 +261,19 @@ static void gen_fused_elementwise(bo_ctx *ctx, const void *arg) {
                 bo_desc(c, " %s", op);
             }
         }
-        if (i % 5 == 2) { /* Where with a bool condition from outside */
+        if (i % 5 == 2) { /* Where with a bool condition from outside (one byte per element on the GPU) */
             const char *neg = bo_node(c, "Neg", 1, &acc, 1, 0, NULL);
-            const char *ins3[3] = { bo_input(c, bo_rand_int(RLX_DTYPE_BOOL, out.rank, out.d, 0, 1)), acc, neg };
+            bo_shape cs = out; /* the condition's shape: the output's, or broadcast (a 1 inside, a row) */
+            if (i % 3 == 1 && cs.rank > 1) cs.d[cs.rank - 2] = 1;
+            if (i % 3 == 2) cs.rank = 1, cs.d[0] = out.d[out.rank - 1];
+            const char *ins3[3] = { bo_input(c, bo_rand_int(RLX_DTYPE_BOOL, cs.rank, cs.d, 0, 1)), acc, neg };
             acc = bo_node(c, "Where", 3, ins3, 1, 0, NULL);
-            bo_desc(c, " Where");
-            /* fuse_elementwise takes a bool condition from outside; the GPU lowering of the fused
-             * node takes f32 operands only, so the whole chain runs on the CPU */
-            bo_xfail(c, "rlx.FusedElementwise with a Where on a bool input falls back to the CPU");
+            char sb[96];
+            bo_desc(c, " Where(bool%s)", bo_shape_str(cs.rank, cs.d, sb, 96));
+            if (i % 4 == 3) { /* blocks of 64 elements: bool windows that start inside a word */
+                bo_opt(c, "gpu.max_binding_bytes=256");
+                bo_desc(c, " gpu.max_binding_bytes=256");
+            }
         }
         if (steps < 2) acc = bo_node(c, "Relu", 1, &acc, 1, 0, NULL);
         bo_output(c, acc);

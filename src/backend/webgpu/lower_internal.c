@@ -5,6 +5,8 @@
  *    when an operand exceeds one storage binding, wg_split.h); dims and
  *    broadcast strides are baked into the index arithmetic, finite
  *    constants into bit-exact literals, non-finite ones into Params words.
+ *    Inputs are f32, or bool (one byte per element, four to a word; read
+ *    as 0.0 / 1.0, as the CPU's chain does: a Where condition).
  *    Equal programs over equal shapes share one pipeline (the cache keys on
  *    the source).
  *  - AddLayerNormalization: kernels/add_layernorm.wgsl, one workgroup per
@@ -12,7 +14,8 @@
  *  - Attention: generated WGSL, in lower_attention.c.
  * FusedElementwise takes f32 and f16 operands (f16 bound as array<f16>,
  * with shader-f16; the chain computes in f32, rounding only at explicit
- * Casts to f16 and at the store); the others are f32 only. */
+ * Casts to f16 and at the store) and bool inputs (a Where condition, read
+ * as bytes); the others are f32 only. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -108,16 +111,30 @@ typedef struct ew_emit_ctx {
     int n_in;
     const kslots *ks;
     wg_elem elem; /* f16 when an operand is f16 (bound as array<f16>), else f32 */
+    const bool *is_bool; /* per input */
 } ew_emit_ctx;
 
 static rlx_status emit_ew_block(wg_lower *L, const wg_block *blk, void *vctx) {
     const ew_emit_ctx *c = vctx;
     wg_dispatch *d = wg_emit_source(L, "fused_elementwise", c->src);
     d->elem = c->elem;
-    for (int i = 0; i < c->n_in; i++) wg_bind(L, d, wg_in_id(L, i), blk->lo[i], blk->n[i]);
+    /* a bool window is bound as the words that hold its bytes; P.b<i> is
+     * then the element at the first bound byte */
+    uint64_t first[WG_SPLIT_MAX_OPS];
+    for (int i = 0; i < c->n_in; i++) {
+        uint64_t lo = blk->lo[i], n = blk->n[i];
+        if (c->is_bool[i]) {
+            uint64_t w0 = lo / 4, w1 = (lo + n + 3) / 4;
+            wg_bind(L, d, wg_in_id(L, i), w0, w1 - w0);
+            first[i] = w0 * 4;
+        } else {
+            wg_bind(L, d, wg_in_id(L, i), lo, n);
+            first[i] = lo;
+        }
+    }
     wg_bind(L, d, wg_out_id(L, 0), blk->lo[c->n_in], blk->n[c->n_in]);
     WG_P(L, d, wg_pu(blk->numel), wg_pu(blk->base[c->n_in]));
-    for (int i = 0; i < c->n_in; i++) wg_p_u32(L, d, (uint32_t)blk->lo[i]);
+    for (int i = 0; i < c->n_in; i++) wg_p_u32(L, d, (uint32_t)first[i]);
     for (int k = 0; k < c->ks->n; k++) wg_p_f32(L, d, c->ks->v[k]);
     return wg_grid_1d(L, d, blk->numel);
 }
@@ -125,8 +142,15 @@ static rlx_status emit_ew_block(wg_lower *L, const wg_block *blk, void *vctx) {
 static rlx_status lower_fused_ew(wg_lower *L) {
     rlx_ew_prog p;
     if (rlx_ew_prog_read(L->n, &p) != RLX_OK) return wg_decline(L, "malformed program");
-    RLX_TRY(wg_check_io(L, WG_F32 | WG_F16, 1));
+    RLX_TRY(wg_check_io(L, WG_F32 | WG_F16 | WG_BOOL, 1));
     const rlx_value *y = wg_out(L, 0);
+    if (!y || y->dtype == RLX_DTYPE_BOOL) return wg_decline(L, "output must be f32 or f16");
+    bool is_bool[WG_SPLIT_MAX_OPS] = { false };
+    for (int i = 0; i < L->n->n_in && i < WG_SPLIT_MAX_OPS; i++) {
+        const rlx_value *x = wg_in(L, i);
+        if (!x) return wg_decline(L, "input %d is missing", i);
+        is_bool[i] = x->dtype == RLX_DTYPE_BOOL;
+    }
     for (int k = 0; k < p.n_instr; k++)
         if (p.ins[k].rnd && p.ins[k].rnd != RLX_DTYPE_F16) return wg_decline(L, "bf16 rounding");
     bool any16 = y->dtype == RLX_DTYPE_F16;
@@ -153,8 +177,18 @@ static rlx_status lower_fused_ew(wg_lower *L) {
     /* g: the output index in the whole tensor (blocks start at P.i0); an
      * input's index minus its window's first element P.b<k> */
     wg_src_printf(&body, "    let g = P.i0 + i;\n");
-    for (int i = 0; i < p.n_in; i++) { /* loads widen to f32: the chain computes in f32 */
-        wg_src_printf(&body, "    let r%d = f32(X%d[P.o%d + (", i, i, i);
+    for (int i = 0; i < p.n_in; i++) {
+        if (is_bool[i]) { /* byte j of the bound words: 0.0 or 1.0 */
+            wg_src_printf(&body, "    let j%d = ", i);
+            index_expr(&body, wg_in(L, i), y);
+            wg_src_printf(&body, " - P.b%d;\n", i);
+            wg_src_printf(&body,
+                          "    let r%d = select(0.0, 1.0, ((X%d[P.o%d + (j%d >> 2u)] >> ((j%d & 3u) * 8u)) & 0xffu) "
+                          "!= 0u);\n",
+                          i, i, i, i, i);
+            continue;
+        }
+        wg_src_printf(&body, "    let r%d = f32(X%d[P.o%d + (", i, i, i); /* loads widen to f32 */
         index_expr(&body, wg_in(L, i), y);
         wg_src_printf(&body, " - P.b%d)]);\n", i);
     }
@@ -195,7 +229,7 @@ static rlx_status lower_fused_ew(wg_lower *L) {
     wg_src_printf(&b, "\n"); /* the struct and its binding 0 come from //!params */
     for (int i = 0; i < p.n_in; i++)
         wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> X%d: array<%s>;\n", i + 1, i,
-                      wg_in(L, i)->dtype == RLX_DTYPE_F16 ? "f16" : "f32");
+                      is_bool[i] ? "u32" : wg_in(L, i)->dtype == RLX_DTYPE_F16 ? "f16" : "f32");
     wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> Y: array<%s>;\n", p.n_in + 1,
                   y->dtype == RLX_DTYPE_F16 ? "f16" : "f32");
     wg_src_printf(&b, "%s\n", wg_wgsl_source("ew_lib") ? wg_wgsl_source("ew_lib") : "");
@@ -228,7 +262,7 @@ static rlx_status lower_fused_ew(wg_lower *L) {
         }
     }
     for (int dd = 0; dd < y->rank; dd++) sp.dims[dd] = (uint64_t)y->dims[dd];
-    ew_emit_ctx ec = { b.s, p.n_in, &ks, any16 ? WG_ELEM_F16 : WG_ELEM_F32 };
+    ew_emit_ctx ec = { b.s, p.n_in, &ks, any16 ? WG_ELEM_F16 : WG_ELEM_F32, is_bool };
     rlx_status st = wg_split_strided(L, &sp, emit_ew_block, &ec);
     wg_src_free(&b);
     return st;

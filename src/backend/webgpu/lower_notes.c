@@ -120,8 +120,8 @@ static const gpu_note k_gpu_notes[] = {
     { "Where", "bool condition; data f32, f16, i32, u32, i64 or bool, of one dtype." },
     /* lower_internal.c */
     { "rlx.FusedElementwise",
-      "f32 and f16 operands (computed in f32; only Casts to f16 round inside the chain); no bf16; at most 7 "
-      "tensor inputs (one dispatch binds them and the output)." },
+      "f32 and f16 operands (computed in f32; only Casts to f16 round inside the chain), or bool inputs (read as "
+      "0 or 1: a Where condition); no bf16; at most 7 tensor inputs (one dispatch binds them and the output)." },
     { "rlx.AddLayerNormalization", "f32 or f16 (statistics in f32), all operands of one dtype." },
     { "rlx.Attention", "f32 only; head dims (D, Dv) <= 256; a finite, non-zero scale." },
 };
