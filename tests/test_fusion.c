@@ -908,9 +908,51 @@ static void test_attention_size(int64_t SK, int64_t D) {
     rlx_tensor_destroy(sc);
 }
 
+/* A constant mask shaped like a bias ([Sk], [1,Sk]) added straight after
+ * MatMul(Q, K^T), no scale: fuse_activation (which runs first) folds it
+ * into the MatMul's bias input, and fuse_attention takes that bias as the
+ * mask (it used to leave the attention unfused). */
+static void test_attention_bias_mask(void) {
+    int64_t qd[3] = { 2, 5, 16 }, kd[3] = { 2, 16, 9 }, vd[3] = { 2, 9, 16 };
+    for (int rank = 1; rank <= 2; rank++) {
+        int64_t md[2] = { rank == 1 ? 9 : 1, 9 };
+        rlx_model *m = NULL;
+        CHECK_OK(rlx_model_create(17, &m));
+        input(m, "q", RLX_DTYPE_F32, 3, qd);
+        input(m, "kt", RLX_DTYPE_F32, 3, kd);
+        input(m, "v", RLX_DTYPE_F32, 3, vd);
+        rlx_tensor *mask = test_tensor_random(RLX_DTYPE_F32, rank, md, -2, 0.5);
+        ((float *)mask->data)[4] = -3.4028234663852886e38f; /* a masked-out key */
+        konst(m, "mask", mask);
+        add(m, "MatMul", "q,kt", "qk", 0, NULL);
+        add(m, "Add", rank == 1 ? "qk,mask" : "mask,qk", "s", 0, NULL);
+        rlx_attr ax = RLX_ATTR_I("axis", -1);
+        add(m, "Softmax", "s", "p", 1, &ax);
+        add(m, "MatMul", "p,v", "y", 0, NULL);
+        CHECK_OK(rlx_model_add_output(m, "y"));
+        CHECK_OK(rlx_model_finish(m));
+        rlx_tensor *q = test_tensor_random(RLX_DTYPE_F32, 3, qd, -1, 1), *kt = test_tensor_random(RLX_DTYPE_F32, 3, kd, -1, 1);
+        rlx_tensor *v = test_tensor_random(RLX_DTYPE_F32, 3, vd, -1, 1);
+        const char *names[3] = { "q", "kt", "v" };
+        const rlx_tensor *in[3] = { q, kt, v };
+        char w[64];
+        snprintf(w, sizeof w, "attention with a constant mask of rank %d", rank);
+        /* tolerances as test_attention_size */
+        run_t on = check_fused(w, m, 3, names, in, 1e-5, 1e-6, 1e-4, 1e-5);
+        CHECK_MSG(steps(on.p) == 1 && count(on.p, "Attention") == 1, "%s: %d steps, %d Attention", w, steps(on.p),
+                  count(on.p, "Attention"));
+        run_free(&on);
+        rlx_model_destroy(m);
+        rlx_tensor_destroy(q);
+        rlx_tensor_destroy(kt);
+        rlx_tensor_destroy(v);
+    }
+}
+
 static void test_attention(void) {
     test_attention_size(150, 8);
     test_attention_size(40, 20);
+    test_attention_bias_mask();
 }
 
 /* ------------------------------------------------------------ models */

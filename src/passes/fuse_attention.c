@@ -17,7 +17,9 @@
  *
  * Preconditions, each checked: f32 and static shapes throughout; Q, K^T and
  * V of one rank >= 2 with equal batch dims (no broadcasting); plain MatMuls
- * (no fused bias or activation); the scale a constant scalar; the mask
+ * (no fused bias or activation), except that a bias fuse_activation put
+ * into MatMul(Q, K^T) (a constant mask of Sk elements added straight after
+ * it, no scale) is taken as the mask; the scale a constant scalar; the mask
  * broadcasting to the scores without widening them; Softmax over the last
  * axis (for versions before 13, axis = rank - 1, where the 2-D coercion is
  * the same); every intermediate value (scores, scaled, masked,
@@ -42,6 +44,12 @@ static bool f32_static(const rlx_value *v) { return v && v->dtype == RLX_DTYPE_F
 /* A MatMul without fused inputs or activation, output 0 present. */
 static bool plain_matmul(const rlx_node *n) {
     return rlx_fuse_is(n, RLX_OP_MatMul) && n->n_in == 2 && n->n_out == 1 && n->out[0] >= 0 &&
+           rlx_node_act(n).kind == RLX_ACT_NONE;
+}
+
+/* A MatMul with a fused bias input (fuse_activation) and no activation. */
+static bool biased_matmul(const rlx_node *n) {
+    return rlx_fuse_is(n, RLX_OP_MatMul) && n->n_in == 3 && n->in[2] >= 0 && n->n_out == 1 && n->out[0] >= 0 &&
            rlx_node_act(n).kind == RLX_ACT_NONE;
 }
 
@@ -139,7 +147,12 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
         cur = p->in[1 - k];
         p = rlx_fuse_producer(g, cur);
     }
-    if (!p || !plain_matmul(p) || !rlx_fuse_private(g, u, cur, 1)) return RLX_OK;
+    /* MatMul(Q, K^T, c) -> Softmax: fuse_activation (which runs first)
+     * folded a constant mask of Sk elements added straight after the
+     * MatMul into its bias input; that bias is the mask */
+    bool biased = p && mask < 0 && n_ids == 0 && biased_matmul(p);
+    if (!p || !(plain_matmul(p) || biased) || !rlx_fuse_private(g, u, cur, 1)) return RLX_OK;
+    if (biased) mask = p->in[2];
     const rlx_node *qk = p;
     const rlx_value *q = &g->values[qk->in[0]], *kt = &g->values[qk->in[1]], *v = &g->values[pv->in[1]];
     const rlx_value *out = &g->values[pv->out[0]], *scores = &g->values[qk->out[0]];
