@@ -235,10 +235,119 @@ static void test_vocabulary_bits(void) {
     }
 }
 
+/* NaN and infinity policy (ew_funcs.h, ew_lib.wgsl): for NaN, +-inf, +-0,
+ * the largest floats and arguments whose results overflow, the GPU gives
+ * what the CPU reference gives: NaN exactly where the CPU has NaN, the same
+ * infinity where it has one, else within rtol 1e-4 (+ 1e-30 absolute, so
+ * that +-0 agree). Standalone and as a one-instruction chain; the binary
+ * functions on every pair of edge values; Clip also with run-time bounds
+ * (binary max and min dispatches). Each of these failed before the bit
+ * tests: Tanh(NaN) = 1, HardSigmoid(NaN) = 1, Sinh(+-inf) and Sinh(800) =
+ * NaN, Asinh(+-inf) = NaN, Acosh(-inf) = -inf, Max/Min of NaN = the other
+ * operand, Clip of NaN with run-time bounds = a bound, Pow(1, inf) = NaN. */
+#define N_EDGE 18
+static const float k_edge[N_EDGE] = { NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1.0f, -1.0f, 3.4e38f, -3.4e38f,
+                                      1e-3f, 100.0f, 800.0f, -800.0f, 0.5f, 2.0f, -2.0f, 3.0f, 1e30f };
+
+static bool edge_agree(const char *label, const rlx_tensor *g, const rlx_tensor *r) {
+    bool ok = g && r && g->nbytes == r->nbytes;
+    CHECK_MSG(ok, "%s: no result or another size", label);
+    if (!ok) return false;
+    const float *a = g->data, *b = r->data;
+    int bad = 0;
+    for (size_t i = 0; i < g->nbytes / 4; i++) {
+        bool same = isnan(b[i]) ? isnan(a[i])
+                  : isinf(b[i]) ? a[i] == b[i]
+                                : !isnan(a[i]) && fabs((double)a[i] - b[i]) <= 1e-30 + 1e-4 * fabs((double)b[i]);
+        if (!same && bad++ < 4) fprintf(stderr, "  %s: element %zu: gpu %g, cpu %g\n", label, i, a[i], b[i]);
+    }
+    CHECK_MSG(bad == 0, "%s: %d elements break the NaN/inf policy", label, bad);
+    return bad == 0;
+}
+
+static void test_edge_values(void) {
+    int64_t d1[1] = { N_EDGE };
+    rlx_tensor *x = test_tensor_f32(1, d1, k_edge);
+    const ew_case unary[] = {
+        { "Tanh", "Tanh", 13, RLX_EW_TANH, 0, 0, 0, 0, 0, 0 },
+        { "HardSigmoid", "HardSigmoid", 6, RLX_EW_HARDSIGMOID, 0.3f, 0.4f, 0, 0, 0, 0 },
+        { "HardSwish", "HardSwish", 14, RLX_EW_HARDSWISH, 0, 0, 0, 0, 0, 0 },
+        { "Clip", "Clip", 13, RLX_EW_CLIP, -0.5f, 1.25f, 0, 0, 0, 0 },
+        { "Sinh", "Sinh", 9, RLX_EW_SINH, 0, 0, 0, 0, 0, 0 },
+        { "Asinh", "Asinh", 9, RLX_EW_ASINH, 0, 0, 0, 0, 0, 0 },
+        { "Acosh", "Acosh", 9, RLX_EW_ACOSH, 0, 0, 0, 0, 0, 0 },
+        { "Softsign", "Softsign", 1, RLX_EW_SOFTSIGN, 0, 0, 0, 0, 0, 0 },
+        { "Mish", "Mish", 18, RLX_EW_MISH, 0, 0, 0, 0, 0, 0 },
+    };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(unary); i++) {
+        const ew_case *c = &unary[i];
+        rlx_tensor *ref = run_cpu(c, x), *s = NULL, *ch = NULL;
+        const rlx_tensor *in[1] = { x };
+        rlx_attr at[2];
+        int na = op_attrs(c, at);
+        rlx_node_attr nat[2];
+        for (int k = 0; k < na; k++) nat[k] = to_node_attr(&at[k]);
+        if (strcmp(c->op, "Clip") == 0) { /* constant bounds: the unary kernel */
+            rlx_tensor *lo = test_tensor_f32(0, NULL, &c->alpha), *hi = test_tensor_f32(0, NULL, &c->beta);
+            const rlx_tensor *in3[3] = { x, lo, hi };
+            int konst[3] = { 0, 1, 1 };
+            CHECK_OK(run_node(g_be, "Clip", 13, 3, in3, konst, 1, d1, 0, NULL, &s, NULL));
+            rlx_tensor_destroy(lo);
+            rlx_tensor_destroy(hi);
+        } else {
+            CHECK_OK(run_node(g_be, c->op, c->version, 1, in, NULL, 1, d1, na, nat, &s, NULL));
+        }
+        int64_t code[5] = { c->fn, 0, -1, -1, 0 };
+        float fp[2] = { c->alpha, c->beta };
+        rlx_node_attr ca[3] = { na_ints("code", 5, code), na_floats("fparams", 2, fp), na_int("dtype", RLX_DTYPE_F32) };
+        CHECK_OK(run_node_in(g_be, "rlx", "FusedElementwise", 1, 1, in, NULL, RLX_DTYPE_F32, 1, d1, 3, ca, &ch, NULL));
+        char label[64];
+        snprintf(label, sizeof label, "%s standalone", c->label);
+        edge_agree(label, s, ref);
+        snprintf(label, sizeof label, "%s chain", c->label);
+        edge_agree(label, ch, ref);
+        rlx_tensor_destroy(ref);
+        rlx_tensor_destroy(s);
+        rlx_tensor_destroy(ch);
+    }
+    /* binary: a[i, j] = edge i, b[i, j] = edge j */
+    int64_t d2[2] = { N_EDGE, N_EDGE };
+    rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, 2, d2, 0, 1), *b = test_tensor_random(RLX_DTYPE_F32, 2, d2, 0, 1);
+    for (int i = 0; i < N_EDGE; i++)
+        for (int j = 0; j < N_EDGE; j++) ((float *)a->data)[i * N_EDGE + j] = k_edge[i], ((float *)b->data)[i * N_EDGE + j] = k_edge[j];
+    static const char *const bin[] = { "Max", "Min", "Pow" };
+    for (size_t k = 0; k < RLX_ARRAY_LEN(bin); k++) {
+        const rlx_tensor *in[2] = { a, b };
+        rlx_tensor **o = NULL, *g = NULL;
+        int ver = strcmp(bin[k], "Pow") == 0 ? 15 : 13;
+        CHECK_OK(test_run_op(bin[k], ver, "cpu", 2, in, NULL, 1, 0, NULL, &o));
+        CHECK_OK(run_node(g_be, bin[k], ver, 2, in, NULL, 2, d2, 0, NULL, &g, NULL));
+        if (o) edge_agree(bin[k], g, o[0]);
+        test_free_outputs(o, 1);
+        rlx_tensor_destroy(g);
+    }
+    /* Clip with run-time bounds: max(x, lo) then min(., hi) dispatches */
+    float lo = -0.5f, hi = 1.25f;
+    rlx_tensor *tlo = test_tensor_f32(0, NULL, &lo), *thi = test_tensor_f32(0, NULL, &hi);
+    const rlx_tensor *cin[3] = { x, tlo, thi };
+    rlx_tensor **o = NULL, *g = NULL;
+    CHECK_OK(test_run_op("Clip", 13, "cpu", 3, cin, NULL, 1, 0, NULL, &o));
+    CHECK_OK(run_node(g_be, "Clip", 13, 3, cin, NULL, 1, d1, 0, NULL, &g, NULL));
+    if (o) edge_agree("Clip, run-time bounds", g, o[0]);
+    test_free_outputs(o, 1);
+    rlx_tensor_destroy(g);
+    rlx_tensor_destroy(tlo);
+    rlx_tensor_destroy(thi);
+    rlx_tensor_destroy(a);
+    rlx_tensor_destroy(b);
+    rlx_tensor_destroy(x);
+}
+
 int main(void) {
     if (!gpu_open(&g_be, &g_be16, "test_gpu_ew")) return 0;
     double t0 = rlx_now_seconds();
     TIMED(test_vocabulary_bits, t0);
+    TIMED(test_edge_values, t0);
     g_be->destroy(g_be);
     g_be16->destroy(g_be16);
     TEST_MAIN_END();

@@ -33,7 +33,11 @@
  *   F32    the f32 computation (every f32 path: the unary and binary
  *          kernels, chains, epilogues); F64(ID) rounds the reference
  *   WGSL   the f32 expression on the GPU: $x $y $c operands, $a $b the
- *          parameters (helpers from kernels/ew_lib.wgsl); NULL: CPU only
+ *          parameters (helpers from kernels/ew_lib.wgsl); NULL: CPU only.
+ *          For NaN and +-inf operands it gives what F32 gives (IEEE, as
+ *          numpy and onnxruntime): where a WGSL built-in may differ there
+ *          (min, max, clamp, tanh, inf / inf, ...), the expression decides
+ *          by the bit tests of ew_lib.wgsl (isnan_, isinf_, clamp_, ...)
  *
  * Semantics follow the ONNX operator of NAME at SINCE and later. */
 /* clang-format off */
@@ -46,12 +50,12 @@
     /* Clip with constant bounds p0 = min, p1 = max (hi wins when lo > hi, \
      * NaN passes through); the resolver reads inputs 1, 2 from version 11 */ \
     X(CLIP, FN, Clip, 1, RLX_EW_CHAIN | RLX_EW_ACT, 6, "min", -3.402823466e+38f, "max", 3.402823466e+38f, \
-      fmin(fmax(x, p0), p1), rlx_ew_clampf(x, p0, p1), "select(select($x, $a, $x < $a), $b, select($x, $a, $x < $a) > $b)") \
+      fmin(fmax(x, p0), p1), rlx_ew_clampf(x, p0, p1), "clamp_($x, $a, $b)") \
     X(HARDSIGMOID, OP, HardSigmoid, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, "alpha", 0, "beta", 0, \
-      fmax(0.0, fmin(1.0, p0 * x + p1)), rlx_ew_clampf(p0 * x + p1, 0.0f, 1.0f), "max(0.0, min(1.0, $a * $x + $b))") \
+      fmax(0.0, fmin(1.0, p0 * x + p1)), rlx_ew_clampf(p0 * x + p1, 0.0f, 1.0f), "clamp_($a * $x + $b, 0.0, 1.0)") \
     X(HARDSWISH, OP, HardSwish, 1, RLX_EW_CHAIN | RLX_EW_ACT, 14, NULL, 0, NULL, 0, \
       x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5)), x * rlx_ew_clampf(x / 6.0f + 0.5f, 0.0f, 1.0f), \
-      "($x * max(0.0, min(1.0, $x / 6.0 + 0.5)))") \
+      "($x * clamp_($x / 6.0 + 0.5, 0.0, 1.0))") \
     X(SIGMOID, OP, Sigmoid, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
       1.0 / (1.0 + exp(-x)), 1.0f / (1.0f + expf(-x)), "(1.0 / (1.0 + exp(-$x)))") \
     /* x * Sigmoid(x) (no ONNX op: the pattern fuse_activation matches), in \
@@ -83,9 +87,9 @@
     X(POW, FN, Pow, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, pow(x, y), powf(x, y), "pow_($x, $y)") \
     /* Max and Min propagate NaN on the CPU */ \
     X(MAX, FN, Max, 2, RLX_EW_CHAIN, 8, NULL, 0, NULL, 0, \
-      (x != x || y != y) ? NAN : (x > y ? x : y), (x != x || y != y) ? NAN : (x > y ? x : y), "max($x, $y)") \
+      (x != x || y != y) ? NAN : (x > y ? x : y), (x != x || y != y) ? NAN : (x > y ? x : y), "max_($x, $y)") \
     X(MIN, FN, Min, 2, RLX_EW_CHAIN, 8, NULL, 0, NULL, 0, \
-      (x != x || y != y) ? NAN : (x < y ? x : y), (x != x || y != y) ? NAN : (x < y ? x : y), "min($x, $y)") \
+      (x != x || y != y) ? NAN : (x < y ? x : y), (x != x || y != y) ? NAN : (x < y ? x : y), "min_($x, $y)") \
     X(PRELU, FN, PRelu, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, \
       x < 0 ? x * y : x, x < 0.0f ? x * y : x, "select($x, $x * $y, $x < 0.0)") \
     /* c ? x : y, with c a bool register (1.0 / 0.0) */ \
@@ -134,7 +138,7 @@
     X(ASINH, OP, Asinh, 1, 0, 9, NULL, 0, NULL, 0, \
       asinh(x), F64(ASINH), "asinh_($x)") \
     X(ACOSH, OP, Acosh, 1, 0, 9, NULL, 0, NULL, 0, \
-      acosh(x), F64(ACOSH), "acosh($x)") \
+      acosh(x), F64(ACOSH), "acosh_($x)") \
     X(ATANH, OP, Atanh, 1, 0, 9, NULL, 0, NULL, 0, \
       atanh(x), F64(ATANH), "(0.5 * log1p_(2.0 * $x / (1.0 - $x)))") \
     X(ELU, OP, Elu, 1, RLX_EW_CHAIN | RLX_EW_GATE, 6, "alpha", 0, NULL, 0, \
@@ -149,7 +153,7 @@
     X(SOFTPLUS, OP, Softplus, 1, RLX_EW_CHAIN | RLX_EW_GATE, 1, NULL, 0, NULL, 0, \
       x > 30 ? x : log1p(exp(x)), F64(SOFTPLUS), "softplus_($x)") \
     X(SOFTSIGN, OP, Softsign, 1, RLX_EW_CHAIN | RLX_EW_GATE, 1, NULL, 0, NULL, 0, \
-      x / (1.0 + fabs(x)), F64(SOFTSIGN), "($x / (1.0 + abs($x)))") \
+      x / (1.0 + fabs(x)), F64(SOFTSIGN), "softsign_($x)") \
     X(MISH, OP, Mish, 1, 0, 18, NULL, 0, NULL, 0, \
       x * tanh(x > 30 ? x : log1p(exp(x))), F64(MISH), "($x * tanh_(softplus_($x)))") \
     /* Gelu with approximate "none"; the resolver picks GELU_TANH for "tanh" */ \

@@ -9,6 +9,28 @@
 // NVIDIA driver's sin) lose relative accuracy near 0 and 1, so these use
 // series there.
 
+// NaN and infinity policy: the CPU reference (IEEE, as numpy and
+// onnxruntime) is the contract. WGSL lets built-ins (min, max, clamp,
+// tanh, ...) return any value for NaN or infinite operands and lets a
+// compiler assume floats are finite, so `x != x` may fold to false (seen:
+// Clip(NaN) = lo and Softsign(-inf) = -0 on the NVIDIA driver). Where a
+// function's result for such inputs differs, it is chosen by these bit
+// tests, which no compiler may fold, and a NaN is made from the operand's
+// bits (a NaN constant would be a shader-creation error in WGSL).
+fn isnan_(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn isinf_(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
+fn nonfinite_(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) >= 0x7f800000u; }
+fn nan_(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | 0x7fc00000u); }
+// x clamped to [lo, hi] as the CPU's rlx_ew_clampf: hi wins when lo > hi,
+// a NaN x passes through, a NaN bound is ignored.
+fn clamp_(x: f32, lo: f32, hi: f32) -> f32 {
+    let y = select(x, lo, x < lo);
+    return select(select(y, hi, y > hi), x, isnan_(x));
+}
+// Max and Min of ONNX: NaN if either operand is NaN.
+fn max_(x: f32, y: f32) -> f32 { return select(select(y, x, x > y), x + y, isnan_(x) || isnan_(y)); }
+fn min_(x: f32, y: f32) -> f32 { return select(select(y, x, x < y), x + y, isnan_(x) || isnan_(y)); }
+
 // 2 atanh(t) = log((1 + t) / (1 - t)) for |t| <= 1/3, to 5e-10.
 fn atanh2_(t: f32) -> f32 {
     let t2 = t * t;
@@ -56,7 +78,7 @@ fn sin_(x: f32) -> f32 {
 fn tanh_(x: f32) -> f32 {
     let e = expm1_(2.0 * min(abs(x), 15.0));
     let t = e / (e + 2.0);
-    return select(t, -t, x < 0.0);
+    return select(select(t, -t, x < 0.0), x, isnan_(x));
 }
 // erfc(z) for z >= 0, relative error below 1.2e-7 (Numerical Recipes 6.2).
 fn erfc_pos(z: f32) -> f32 {
@@ -93,25 +115,57 @@ fn softplus_(x: f32) -> f32 {
     if (x > 30.0) { return x; }
     return log1p_(exp(x));
 }
-// ONNX Pow on f32: negative bases with integral exponents are defined.
+// ONNX Pow on f32, as C's powf: negative bases with integral exponents
+// are defined; 1^y = x^0 = 1 (y or x NaN included), (-1)^+-inf = 1; other
+// NaN operands give NaN; infinite operands and zero bases by the signs
+// and parity, never through log2 of 0, 1 or inf.
 fn pow_(a: f32, b: f32) -> f32 {
-    if (b == 0.0) { return 1.0; }
+    if (b == 0.0 || a == 1.0) { return 1.0; }
+    if (isnan_(a) || isnan_(b)) { return nan_(a + b); }
+    let ia = abs(a);
+    if (isinf_(b)) {
+        if (ia == 1.0) { return 1.0; }
+        return select(0.0, b * b, (ia > 1.0) == (b > 0.0));
+    }
+    let odd = b == floor(b) && (b * 0.5) != floor(b * 0.5);
+    let neg = bitcast<u32>(a) >= 0x80000000u;
+    if (isinf_(a)) { /* inf^b: 0 or inf, odd powers keep the sign */
+        let m = select(0.0, ia, b > 0.0);
+        return select(m, -m, neg && odd);
+    }
+    if (a == 0.0) { /* 0^b: 0 or 1 / 0 = inf, odd powers keep the sign */
+        let m = select(0.0, 1.0 / ia, b < 0.0);
+        return select(m, -m, neg && odd);
+    }
     if (a > 0.0) { return exp2(b * log2(a)); }
-    if (a == 0.0) { return select(0.0, 1.0 / abs(a), b < 0.0); }
-    if (b != floor(b)) { let z = a - a; return z / z; }
+    if (b != floor(b)) { return nan_(a); }
     let m = exp2(b * log2(-a));
-    let odd = (b * 0.5) != floor(b * 0.5);
     return select(m, -m, odd);
 }
-// sinh(x) = (m + m / (m + 1)) / 2 with m = expm1(|x|), odd.
+// sinh(x) = (m + m / (m + 1)) / 2 with m = expm1(|x|), odd; m / (m + 1)
+// is 1 past 2^24 (and inf / inf once m overflows); sinh(+-inf) = +-inf,
+// sinh(NaN) = NaN.
 fn sinh_(x: f32) -> f32 {
     let m = expm1_(abs(x));
-    let r = 0.5 * (m + m / (m + 1.0));
-    return select(r, -r, x < 0.0);
+    let r = 0.5 * (m + select(m / (m + 1.0), 1.0, m > 16777216.0));
+    return select(select(r, -r, x < 0.0), x, nonfinite_(x));
 }
-// asinh(x) = log1p(a + a^2 / (1 + sqrt(1 + a^2))) with a = |x|, odd.
+// asinh(x) = log1p(a + a^2 / (1 + sqrt(1 + a^2))) with a = |x|, odd; for
+// a > 2^26, where a^2 would overflow and 1 / (4 a^2) is below an ULP,
+// log(a) + log(2); asinh(+-inf) = +-inf, asinh(NaN) = NaN.
 fn asinh_(x: f32) -> f32 {
     let a = abs(x);
-    let r = log1p_(a + a * a / (1.0 + sqrt(1.0 + a * a)));
-    return select(r, -r, x < 0.0);
+    var r = log1p_(a + a * a / (1.0 + sqrt(1.0 + a * a)));
+    if (a > 67108864.0) { r = log(a) + 0.6931471805599453; }
+    return select(select(r, -r, x < 0.0), x, nonfinite_(x));
 }
+// acosh(x): NaN below 1 (and for NaN), log(x) + log(2) past 2^26, +inf
+// for +inf.
+fn acosh_(x: f32) -> f32 {
+    var r = acosh(x);
+    if (x > 67108864.0) { r = log(x) + 0.6931471805599453; }
+    return select(select(r, x, isinf_(x)), nan_(x), isnan_(x) || x < 1.0);
+}
+// x / (1 + |x|); NaN for +-inf as the CPU computes it (inf / inf), where
+// the NVIDIA driver's division gave -0 for -inf.
+fn softsign_(x: f32) -> f32 { return select(x / (1.0 + abs(x)), nan_(x), nonfinite_(x)); }
