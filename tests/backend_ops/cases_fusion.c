@@ -270,10 +270,6 @@ static void gen_fused_elementwise(bo_ctx *ctx, const void *arg) {
             acc = bo_node(c, "Where", 3, ins3, 1, 0, NULL);
             char sb[96];
             bo_desc(c, " Where(bool%s)", bo_shape_str(cs.rank, cs.d, sb, 96));
-            if (i % 4 == 3) { /* blocks of 64 elements: bool windows that start inside a word */
-                bo_opt(c, "gpu.max_binding_bytes=256");
-                bo_desc(c, " gpu.max_binding_bytes=256");
-            }
         }
         if (steps < 2) acc = bo_node(c, "Relu", 1, &acc, 1, 0, NULL);
         bo_output(c, acc);
