@@ -207,9 +207,11 @@ void wg_bind_value4(wg_lower *L, wg_dispatch *d, int value);
  * element of value `stand_in`: an operand a kernel does not read must
  * still be bound. */
 void wg_bind_or(wg_lower *L, wg_dispatch *d, int v, int stand_in);
-/* A constant f32 value as binary16 (WG_FMT_F16): halves [h0, h0 + n) of
- * the packed copy, bound as the 4-byte words that hold them; *sub receives
- * h0 mod 2 (the kernel's first half is 2 * offset + sub). */
+/* Halves [h0, h0 + n) bound as the 4-byte words that hold them (the
+ * kernel declares the operand array<u32> or array<vec4<u32>> and unpacks):
+ * of a constant f32 value, its binary16 copy (WG_FMT_F16, f16 mode); of an
+ * f16 value or WG_SCRATCH, the halves themselves. *sub receives h0 mod 2
+ * (the kernel's first half is 2 * offset + sub). */
 void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n, uint32_t *sub);
 /* Whether elements [e0, e0 + n) of value `value` may be stored as binary16
  * in f16 mode: it is a constant f32 and every one of them rounds to a

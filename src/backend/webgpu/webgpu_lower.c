@@ -269,7 +269,13 @@ void wg_bind_status(wg_lower *L, wg_dispatch *d) {
 void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n, uint32_t *sub) {
     uint64_t w0 = h0 / 2, w1 = (h0 + (n ? n : 1) + 1) / 2;
     wg_bind(L, d, value, w0, w1 - w0);
-    if (!L->broken) d->bind[d->n_bind - 1].fmt = WG_FMT_F16;
+    /* an f16 value (arena or constant) is its own packed copy; the scratch
+     * holds what an f16 kernel wrote there (im2col) */
+    bool native = value == WG_SCRATCH || (value >= 0 && L->g->values[value].dtype == RLX_DTYPE_F16);
+    if (!L->broken) {
+        d->bind[d->n_bind - 1].fmt = native ? WG_FMT_NATIVE : WG_FMT_F16;
+        d->bind[d->n_bind - 1].esize = 4;
+    }
     *sub = (uint32_t)(h0 % 2);
 }
 
