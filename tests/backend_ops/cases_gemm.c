@@ -35,11 +35,33 @@ static void gemm_opts(bo_case *c, int i) {
     }
 }
 
+/* The f16 axis: after the f32 cases, cases with every tensor f16 (the
+ * parameters of f32 case pick[t - n], so shapes, transposes, C forms and
+ * kernel options are the f32 sweep's; f16 mode, a no-op there, is left
+ * out). The GPU sums in f32 and rounds once, the CPU in double: the sqrt(K)
+ * term of the order, then at most one f16 ULP (2^-10 relative at a binade's
+ * lower end) where the sums round to neighbouring halves, and 1e-4 for
+ * f16's subnormal range. */
+static int f16_param(const bo_ctx *ctx, int t, int n, bool *half) {
+    static const int k_pick[] = { 3, 0, 1, 2, 4, 5, 6, 7, 10, 13 }; /* K > 300 first; every option */
+    *half = t >= n;
+    if (!*half) return t;
+    return !bo_full(ctx) || t - n < (int)BO_LEN(k_pick) ? k_pick[(t - n) % BO_LEN(k_pick)] : t - n;
+}
+static int f16_count(const bo_ctx *ctx) { return bo_full(ctx) ? 40 : 6; }
+static void f16_tol(bo_case *c) {
+    c->rtol += 2e-3;
+    c->atol += 1e-4;
+}
+
 static void gen_gemm(bo_ctx *ctx, const void *arg) {
     int n = bo_full(ctx) ? 200 : 16;
-    for (int i = 0; i < n; i++) {
+    for (int t = 0; t < n + f16_count(ctx); t++) {
         bo_case *c = bo_next(ctx, 13);
         if (!c) continue;
+        bool half;
+        int i = f16_param(ctx, t, n, &half);
+        rlx_dtype dt = half ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
         int64_t M, N, K;
         pick_mnk(ctx, i, &M, &N, &K);
         int ta = i % 2, tb = (i / 2) % 2;
@@ -51,16 +73,18 @@ static void gen_gemm(bo_ctx *ctx, const void *arg) {
         if (cform == 4) cs = (bo_shape){ 2, { M, N } };
         if (cform == 5) cs = (bo_shape){ 2, { 1, N } };
         float alpha = i % 3 == 1 ? 0.5f : 1.0f, beta = i % 5 == 2 ? -2.0f : 1.0f;
-        rlx_tensor *in[3] = { bo_rand(RLX_DTYPE_F32, as.rank, as.d, -1, 1), bo_rand(RLX_DTYPE_F32, bs.rank, bs.d, -1, 1),
-                              cform ? bo_rand(RLX_DTYPE_F32, cs.rank, cs.d, -1, 1) : NULL };
+        rlx_tensor *in[3] = { bo_rand(dt, as.rank, as.d, -1, 1), bo_rand(dt, bs.rank, bs.d, -1, 1),
+                              cform ? bo_rand(dt, cs.rank, cs.d, -1, 1) : NULL };
         bool k[3] = { false, i % 4 != 3, i % 2 == 0 };
-        gemm_opts(c, i);
+        gemm_opts(c, half ? i % 10 : i);
+        if (half) bo_desc(c, "f16 ");
         char sa[64], sb[64], sc[64];
         bo_desc(c, "Gemm A%s B%s C%s transA=%d transB=%d alpha=%g beta=%g%s", bo_shape_str(as.rank, as.d, sa, 64),
                 bo_shape_str(bs.rank, bs.d, sb, 64), cform ? bo_shape_str(cs.rank, cs.d, sc, 64) : "(none)", ta, tb, alpha,
                 beta, k[1] ? "" : " B at run time");
         for (int j = 0; j < c->n_opts; j++) bo_desc(c, " %s", c->opts[j]);
         c->atol *= sqrt((double)K);
+        if (half) f16_tol(c);
         rlx_attr a[4] = { RLX_ATTR_I("transA", ta), RLX_ATTR_I("transB", tb), RLX_ATTR_F("alpha", alpha),
                           RLX_ATTR_F("beta", beta) };
         bo_single(c, "Gemm", 3, in, k, 1, 4, a);
@@ -70,9 +94,12 @@ static void gen_gemm(bo_ctx *ctx, const void *arg) {
 
 static void gen_matmul(bo_ctx *ctx, const void *arg) {
     int n = bo_full(ctx) ? 200 : 16;
-    for (int i = 0; i < n; i++) {
+    for (int t = 0; t < n + f16_count(ctx); t++) {
         bo_case *c = bo_next(ctx, 13);
         if (!c) continue;
+        bool half;
+        int i = f16_param(ctx, t, n, &half);
+        rlx_dtype dt = half ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
         int64_t M, N, K;
         pick_mnk(ctx, i, &M, &N, &K);
         /* batch dims that broadcast: rank of each operand 1..6 */
@@ -89,19 +116,35 @@ static void gen_matmul(bo_ctx *ctx, const void *arg) {
         else as.d[ra - 2] = M, as.d[ra - 1] = K;
         if (rb == 1) bs.d[0] = K;
         else bs.d[rb - 2] = K, bs.d[rb - 1] = N;
-        rlx_tensor *in[2] = { bo_rand(RLX_DTYPE_F32, as.rank, as.d, -1, 1), bo_rand(RLX_DTYPE_F32, bs.rank, bs.d, -1, 1) };
+        rlx_tensor *in[2] = { bo_rand(dt, as.rank, as.d, -1, 1), bo_rand(dt, bs.rank, bs.d, -1, 1) };
         bool k[2] = { false, i % 3 != 2 };
-        gemm_opts(c, i);
+        gemm_opts(c, half ? i % 10 : i);
+        if (half) bo_desc(c, "f16 ");
         char sa[96], sb[96];
         bo_desc(c, "MatMul A%s B%s%s", bo_shape_str(as.rank, as.d, sa, 96), bo_shape_str(bs.rank, bs.d, sb, 96),
                 k[1] ? " (B constant)" : "");
         for (int j = 0; j < c->n_opts; j++) bo_desc(c, " %s", c->opts[j]);
         c->atol *= sqrt((double)K);
+        if (half) f16_tol(c);
         bo_single(c, "MatMul", 2, in, k, 1, 0, NULL);
         bo_run(ctx, c);
     }
+    bo_case *c;
+    /* f16 tensors split into blocks by a small binding limit: each batch
+     * item its own dispatch, at odd element offsets (21 j halves of A,
+     * 35 j of B, 15 j of y), so windows start inside a 4-byte word */
+    c = bo_next(ctx, 13);
+    if (c) {
+        int64_t ad[3] = { 6, 3, 7 }, bd[3] = { 6, 7, 5 };
+        rlx_tensor *in[2] = { bo_rand(RLX_DTYPE_F16, 3, ad, -1, 1), bo_rand(RLX_DTYPE_F16, 3, bd, -1, 1) };
+        bo_opt(c, "gpu.max_binding_bytes=512");
+        f16_tol(c);
+        bo_desc(c, "f16 MatMul A[6,3,7] B[6,7,5] gpu.max_binding_bytes=512 (blocks at odd element offsets)");
+        bo_single(c, "MatMul", 2, in, NULL, 1, 0, NULL);
+        bo_run(ctx, c);
+    }
     /* f16 weights beyond the f16 range: such a weight stays f32 (main, helper gpusafe) */
-    bo_case *c = bo_next(ctx, 13);
+    c = bo_next(ctx, 13);
     if (c) {
         int64_t ad[2] = { 4, 8 }, bd[2] = { 8, 5 };
         rlx_tensor *b = bo_rand(RLX_DTYPE_F32, 2, bd, -1, 1);

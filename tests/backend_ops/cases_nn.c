@@ -7,7 +7,8 @@
  * each rounding mode, linear, each coordinate transformation, scales and
  * sizes). Tolerances: a convolution sums K = C/g * prod(kernel) products in
  * another order than the CPU, hence a relative error and an absolute one
- * that grows with sqrt(K); f16 weights add their rounding (2^-11). */
+ * that grows with sqrt(K); f16 weights add their rounding (2^-11). Each
+ * op also has f16 cases (every tensor f16: f16_param, F16_RTOL). */
 #include <math.h>
 #include <string.h>
 
@@ -54,14 +55,46 @@ static void geom_desc(bo_case *c, const geom *g) {
     else bo_desc(c, " pads=%s", bo_shape_str(2 * g->sr, g->p, b4, 96));
 }
 
+/* The f16 axis: after a generator's f32 cases, cases that take every
+ * tensor in f16 (the parameters of f32 case k_pick[j], so the geometry and
+ * the algorithm sweep are the f32 ones). The GPU computes in f32 and rounds
+ * once at the store, the CPU in double: the results differ by the f32
+ * sums' order (the op's sqrt(K) term) and then by at most one f16 ULP
+ * where the two sums round to neighbouring halves: rtol 2e-3 (2^-10 is one
+ * ULP relative to the lower end of a binade), and atol 1e-4 for results in
+ * f16's subnormal range (below 6.1e-5). Cases past `quick` run with --full
+ * only. */
+#define F16_RTOL 2e-3
+#define F16_ATOL 1e-4
+static int f16_cases(const bo_ctx *ctx, int quick, int full) { return bo_full(ctx) ? full : quick; }
+static void f16_tol(bo_case *c) {
+    c->rtol += F16_RTOL;
+    c->atol += F16_ATOL;
+}
+/* Parameter index of case t of a generator with n f32 cases: t itself, or
+ * for the f16 cases (t >= n) pick[t - n] (the quick ones first), else
+ * t - n. */
+static int f16_param(int t, int n, const int *pick, int n_pick, bool *half) {
+    *half = t >= n;
+    if (!*half) return t;
+    return t - n < n_pick ? pick[t - n] : t - n;
+}
+
 /* ------------------------------------------------------------ Conv */
 
 static void gen_conv(bo_ctx *ctx, const void *arg) {
     static const char *const k_algo[] = { NULL, "gpu.conv_algo=direct", "gpu.conv_algo=im2col", "gpu.conv_algo=implicit" };
     int n = bo_full(ctx) ? 240 : 20;
-    for (int i = 0; i < n; i++) {
+    /* f16: every kind (plain, depthwise, grouped, 1x1) by each algorithm,
+     * K > 256 (7, 15) */
+    static const int k_pick[] = { 0, 1, 2, 3, 6, 7, 9, 11, 14, 15, 4, 5, 8, 10, 12, 13 };
+    int n16 = f16_cases(ctx, 10, 48);
+    for (int t = 0; t < n + n16; t++) {
         bo_case *c = bo_next(ctx, 22);
         if (!c) continue;
+        bool half;
+        int i = f16_param(t, n, k_pick, BO_LEN(k_pick), &half);
+        rlx_dtype dt = half ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
         int sr = i % 7 == 6 ? 3 : i % 5 == 4 ? 1 : 2;
         geom g;
         rand_geom(&g, sr, i % 9 == 8, true);
@@ -87,25 +120,26 @@ static void gen_conv(bo_ctx *ctx, const void *arg) {
         for (int j = 0; j < sr; j++) xs.d[2 + j] = g.in[j], ws.d[2 + j] = g.k[j];
         bool bias = i % 3 != 1;
         int64_t co = cout;
-        rlx_tensor *in[3] = { bo_rand(RLX_DTYPE_F32, xs.rank, xs.d, -1, 1), bo_rand(RLX_DTYPE_F32, ws.rank, ws.d, -1, 1),
-                              bias ? bo_rand(RLX_DTYPE_F32, 1, &co, -1, 1) : NULL };
+        rlx_tensor *in[3] = { bo_rand(dt, xs.rank, xs.d, -1, 1), bo_rand(dt, ws.rank, ws.d, -1, 1),
+                              bias ? bo_rand(dt, 1, &co, -1, 1) : NULL };
         bool k[3] = { false, i % 11 != 10, true }; /* weights at run time once in a while */
         const char *algo = k_algo[(i / 4) % 4];
         if (algo) bo_opt(c, algo);
-        bool f16 = i % 13 == 12;
+        bool f16 = i % 13 == 12 && !half;
         if (f16) {
             bo_opt(c, "gpu.f16=1");
             c->rtol = 1e-2, c->atol = 1e-2;
         }
         if (kind == 1 && i % 8 == 5) bo_opt(c, "gpu.dwconv_kernel=loop");
         char sx[96], sw[96];
-        bo_desc(c, "Conv x%s w%s group=%lld%s", bo_shape_str(xs.rank, xs.d, sx, 96), bo_shape_str(ws.rank, ws.d, sw, 96),
-                (long long)grp, bias ? " bias" : "");
+        bo_desc(c, "Conv%s x%s w%s group=%lld%s", half ? " f16" : "", bo_shape_str(xs.rank, xs.d, sx, 96),
+                bo_shape_str(ws.rank, ws.d, sw, 96), (long long)grp, bias ? " bias" : "");
         geom_desc(c, &g);
         for (int j = 0; j < c->n_opts; j++) bo_desc(c, " %s", c->opts[j]);
         int64_t kk = ws.d[1];
         for (int j = 0; j < sr; j++) kk *= g.k[j];
         c->atol *= sqrt((double)kk);
+        if (half) f16_tol(c);
         rlx_attr a[6];
         size_t na = 0;
         geom_attrs(&g, a, &na, true, true);
@@ -135,9 +169,14 @@ static void gen_conv(bo_ctx *ctx, const void *arg) {
 
 static void gen_convt(bo_ctx *ctx, const void *arg) {
     int n = bo_full(ctx) ? 80 : 10;
-    for (int i = 0; i < n; i++) {
+    static const int k_pick[] = { 0, 2, 4, 6 }; /* 2-D, grouped, 1-D, 3-D */
+    int n16 = f16_cases(ctx, 4, 16);
+    for (int t = 0; t < n + n16; t++) {
         bo_case *c = bo_next(ctx, 22);
         if (!c) continue;
+        bool half;
+        int i = f16_param(t, n, k_pick, BO_LEN(k_pick), &half);
+        rlx_dtype dt = half ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
         int sr = i % 7 == 6 ? 3 : i % 5 == 4 ? 1 : 2;
         geom g;
         rand_geom(&g, sr, false, true);
@@ -157,10 +196,11 @@ static void gen_convt(bo_ctx *ctx, const void *arg) {
         for (int j = 0; j < sr; j++) xs.d[2 + j] = g.in[j], ws.d[2 + j] = g.k[j];
         int64_t co = coutg * grp;
         bool bias = i % 2;
-        rlx_tensor *in[3] = { bo_rand(RLX_DTYPE_F32, xs.rank, xs.d, -1, 1), bo_rand(RLX_DTYPE_F32, ws.rank, ws.d, -1, 1),
-                              bias ? bo_rand(RLX_DTYPE_F32, 1, &co, -1, 1) : NULL };
+        rlx_tensor *in[3] = { bo_rand(dt, xs.rank, xs.d, -1, 1), bo_rand(dt, ws.rank, ws.d, -1, 1),
+                              bias ? bo_rand(dt, 1, &co, -1, 1) : NULL };
         bool k[3] = { false, true, true };
         char sx[96], sw[96], so[64];
+        if (half) bo_desc(c, "f16 ");
         bo_desc(c, "ConvTranspose x%s w%s group=%lld output_padding=%s%s", bo_shape_str(xs.rank, xs.d, sx, 96),
                 bo_shape_str(ws.rank, ws.d, sw, 96), (long long)grp, bo_shape_str(sr, op, so, 64), bias ? " bias" : "");
         if (i % 8 == 7) g.auto_pad = "SAME_UPPER";
@@ -168,6 +208,7 @@ static void gen_convt(bo_ctx *ctx, const void *arg) {
         int64_t kk = cin / grp;
         for (int j = 0; j < sr; j++) kk *= g.k[j];
         c->atol *= sqrt((double)kk);
+        if (half) f16_tol(c);
         rlx_attr a[7];
         size_t na = 0;
         geom_attrs(&g, a, &na, true, true);
@@ -183,9 +224,13 @@ static void gen_convt(bo_ctx *ctx, const void *arg) {
 static void gen_pool(bo_ctx *ctx, const void *arg) {
     bool max = strcmp(bo_op_name(ctx), "MaxPool") == 0;
     int n = bo_full(ctx) ? 120 : 24;
-    for (int i = 0; i < n; i++) {
+    static const int k_pick[] = { 0, 1, 3, 4, 6, 8 }; /* 2-D, ref kernel, 1-D, 3-D, a long row */
+    int n16 = f16_cases(ctx, 3, 12);
+    for (int t = 0; t < n + n16; t++) {
         bo_case *c = bo_next(ctx, 22);
         if (!c) continue;
+        bool half;
+        int i = f16_param(t, n, k_pick, BO_LEN(k_pick), &half);
         int sr = i % 7 == 6 ? 3 : i % 5 == 4 ? 1 : 2;
         geom g;
         rand_geom(&g, sr, i % 9 == 8, max);
@@ -200,10 +245,11 @@ static void gen_pool(bo_ctx *ctx, const void *arg) {
         int ceil_mode = i % 2, cip = (i / 2) % 2;
         bo_shape xs = { 2 + sr, { rnd(1, 2), rnd(1, 5) } };
         for (int j = 0; j < sr; j++) xs.d[2 + j] = g.in[j];
-        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, xs.rank, xs.d, -4, 4);
+        rlx_tensor *x = bo_rand(half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, xs.rank, xs.d, -4, 4);
         if (i % 4 == 3) bo_opt(c, "gpu.pool_kernel=ref");
+        if (half) f16_tol(c);
         char sx[96];
-        bo_desc(c, "%s x%s ceil_mode=%d", bo_op_name(ctx), bo_shape_str(xs.rank, xs.d, sx, 96), ceil_mode);
+        bo_desc(c, "%s%s x%s ceil_mode=%d", bo_op_name(ctx), half ? " f16" : "", bo_shape_str(xs.rank, xs.d, sx, 96), ceil_mode);
         if (!max) bo_desc(c, " count_include_pad=%d", cip);
         geom_desc(c, &g);
         for (int j = 0; j < c->n_opts; j++) bo_desc(c, " %s", c->opts[j]);
@@ -219,20 +265,25 @@ static void gen_pool(bo_ctx *ctx, const void *arg) {
 
 static void gen_global_pool(bo_ctx *ctx, const void *arg) {
     int n = bo_full(ctx) ? 24 : 6;
-    for (int i = 0; i < n; i++) {
+    static const int k_pick[] = { 0, 1, 2 }; /* short rows, a row past a workgroup, rank 5 */
+    int n16 = f16_cases(ctx, 2, 6);
+    for (int t = 0; t < n + n16; t++) {
         bo_case *c = bo_next(ctx, 22);
         if (!c) continue;
+        bool half;
+        int i = f16_param(t, n, k_pick, BO_LEN(k_pick), &half);
         int r = 3 + i % 3;
         bo_shape xs = { r, { rnd(1, 2), rnd(1, 9) } };
         for (int j = 2; j < r; j++) xs.d[j] = rnd(1, r == 5 ? 5 : 13);
         if (i % 3 == 1) xs.d[r - 1] = 700; /* a spatial size beyond a workgroup */
         if (bo_full(ctx) && i == 5) xs = (bo_shape){ 4, { 1, 2, 300, 300 } };
-        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, xs.rank, xs.d, -4, 4);
+        rlx_tensor *x = bo_rand(half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, xs.rank, xs.d, -4, 4);
         char sx[96];
-        bo_desc(c, "%s x%s", bo_op_name(ctx), bo_shape_str(xs.rank, xs.d, sx, 96));
+        bo_desc(c, "%s%s x%s", bo_op_name(ctx), half ? " f16" : "", bo_shape_str(xs.rank, xs.d, sx, 96));
         int64_t sp = 1;
         for (int j = 2; j < r; j++) sp *= xs.d[j];
         c->atol *= sqrt((double)sp);
+        if (half) f16_tol(c);
         bo_single(c, bo_op_name(ctx), 1, &x, NULL, 1, 0, NULL);
         bo_run(ctx, c);
     }
@@ -242,21 +293,26 @@ static void gen_global_pool(bo_ctx *ctx, const void *arg) {
 
 static void gen_bn(bo_ctx *ctx, const void *arg) {
     int n = bo_full(ctx) ? 20 : 5;
-    for (int i = 0; i < n; i++) {
+    static const int k_pick[] = { 0, 2, 3 };
+    int n16 = f16_cases(ctx, 2, 6);
+    for (int t = 0; t < n + n16; t++) {
         bo_case *c = bo_next(ctx, 15);
         if (!c) continue;
+        bool half;
+        int i = f16_param(t, n, k_pick, BO_LEN(k_pick), &half);
+        rlx_dtype dt = half ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
         int r = 2 + i % 4;
         bo_shape xs = { r, { rnd(1, 3), rnd(1, 9) } };
         for (int j = 2; j < r; j++) xs.d[j] = rnd(1, 9);
         if (i % 3 == 2) xs.d[r - 1] = 300;
         int64_t ch = xs.d[1];
-        rlx_tensor *in[5] = { bo_rand(RLX_DTYPE_F32, xs.rank, xs.d, -4, 4), bo_rand(RLX_DTYPE_F32, 1, &ch, -2, 2),
-                              bo_rand(RLX_DTYPE_F32, 1, &ch, -1, 1), bo_rand(RLX_DTYPE_F32, 1, &ch, -1, 1),
-                              bo_rand(RLX_DTYPE_F32, 1, &ch, 0.1, 3) };
+        rlx_tensor *in[5] = { bo_rand(dt, xs.rank, xs.d, -4, 4), bo_rand(dt, 1, &ch, -2, 2), bo_rand(dt, 1, &ch, -1, 1),
+                              bo_rand(dt, 1, &ch, -1, 1), bo_rand(dt, 1, &ch, 0.1, 3) };
+        if (half) f16_tol(c);
         bool k[5] = { false, true, true, i % 2 == 0, true };
         char sx[96];
         float eps = i % 2 ? 1e-5f : 1e-3f;
-        bo_desc(c, "BatchNormalization x%s epsilon=%g", bo_shape_str(xs.rank, xs.d, sx, 96), eps);
+        bo_desc(c, "BatchNormalization%s x%s epsilon=%g", half ? " f16" : "", bo_shape_str(xs.rank, xs.d, sx, 96), eps);
         rlx_attr a = RLX_ATTR_F("epsilon", eps);
         bo_single(c, "BatchNormalization", 5, in, k, 1, 1, &a);
         bo_run(ctx, c);

@@ -99,6 +99,16 @@ static uint64_t gemm_nbatch(const wg_gemm *m) {
 /* Elements between rows of y. */
 static uint64_t y_rows(const wg_gemm *m) { return m->y_sm ? m->y_sm : m->N; }
 
+/* An f16 product (README.md, "Element types"): y, and so A, B, the bias
+ * and the residual, are f16 (the lowerings check that the dtypes agree).
+ * The kernels are instantiated for T = f16: C, Y and R are array<f16>
+ * (windows and offsets in halves), A and B are read as packed halves
+ * (A_F16, B_F16; also the im2col scratch, which im2col.wgsl wrote as
+ * halves); products and sums in f32, one rounding at the store. */
+static bool gemm_half(const wg_lower *L, const wg_gemm *m) {
+    return m->y >= 0 && L->g->values[m->y].dtype == RLX_DTYPE_F16;
+}
+
 /* Operand A or B of m may be bound as binary16 (f16 mode): a constant f32
  * whose window survives the rounding (else it stays f32, reported). */
 static bool f16_a(wg_lower *L, const wg_gemm *m) { return wg_f16_fits(L, m->a, m->a_off, m->a_n); }
@@ -156,7 +166,9 @@ static rlx_status emit_ref(wg_lower *L, const wg_gemm *m) {
     uint64_t tiles_n = wg_cdiv(m->N, 16), tiles_m = wg_cdiv(m->M, 16);
     uint64_t groups = tiles_n * tiles_m * nbatch;
     if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "matmul too large for 32-bit indexing");
+    if (gemm_half(L, m) && m->b == WG_SCRATCH) return wg_decline(L, "the reference matmul kernel reads no f16 scratch");
     wg_dispatch *d = wg_emit(L, "matmul");
+    if (gemm_half(L, m)) d->elem = WG_ELEM_F16;
     wg_spec(L, d, "ACT", (double)m->act.kind);
     wg_bind(L, d, m->a, m->a_off, m->a_n);
     wg_bind(L, d, m->b, m->b_off, m->b_n);
@@ -225,7 +237,8 @@ rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *m) {
 static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, uint64_t nsplit, uint64_t klen) {
     const wg_caps *c = L->caps;
     bool vec = L->caps->cfg->gemm_vec4;
-    bool a16 = c->f16 && f16_a(L, m), b16 = c->f16 && f16_b(L, m);
+    bool half = gemm_half(L, m);
+    bool a16 = half || (c->f16 && f16_a(L, m)), b16 = half || (c->f16 && f16_b(L, m));
     uint64_t nbatch = gemm_nbatch(m);
     uint64_t bm = (uint64_t)t->wgy * t->tm, bn = (uint64_t)t->wgx * t->tn;
     uint64_t tiles_m = wg_cdiv(m->M, bm), tiles_n = wg_cdiv(m->N, bn);
@@ -302,6 +315,7 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
         d = wg_emit_source(L, "gemm", src);
         free(src);
     }
+    if (half) d->elem = WG_ELEM_F16;
     uint32_t a_sub = 0, b_sub = 0;
     if (a16) wg_bind_f16(L, d, m->a, m->a_off, m->a_n, &a_sub);
     else wg_bind(L, d, m->a, m->a_off, m->a_n);
@@ -324,6 +338,7 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     RLX_TRY(wg_grid_groups(L, d, groups));
     if (nsplit <= 1) return RLX_OK;
 
+    if (half) return rlx_fail(RLX_ERR_INTERNAL, "%s: split-K of an f16 GEMM", rlx_node_desc(L->n));
     uint64_t total = m->M * m->N;
     wg_dispatch *r = wg_emit(L, "gemm_reduce");
     wg_spec(L, r, "ACT", (double)m->act.kind);
@@ -355,7 +370,10 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     /* tensor cores (f16 mode, probed at device open) for shapes that fill
      * 64 x 64 tiles reasonably */
     bool force_coop = kern && strcmp(kern, "coop") == 0;
-    if (!tiled_only && L->caps->coop && !(kern && (strcmp(kern, "tiled") == 0 || strcmp(kern, "loop") == 0)) &&
+    /* f16 products: not the cooperative kernel, and no split-K (its
+     * partial sums are stored as T) */
+    bool half = gemm_half(L, m);
+    if (!tiled_only && !half && L->caps->coop && !(kern && (strcmp(kern, "tiled") == 0 || strcmp(kern, "loop") == 0)) &&
         (force_coop || (m->M >= 32 && m->N >= 32 && m->K >= 32)) && coop_weights_fit(L, m))
         return wg_emit_gemm_coop(L, m);
     uint64_t nbatch = gemm_nbatch(m);
@@ -374,7 +392,7 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     uint64_t tiles = wg_cdiv(m->M, bm) * wg_cdiv(m->N, bn) * nbatch;
     uint64_t nsplit = 1, klen = m->K;
     uint64_t forced = (L->caps->cfg->gemm_splitk < 0 ? UINT64_MAX : (uint64_t)L->caps->cfg->gemm_splitk);
-    if (m->splitk_ok && nbatch == 1 && m->K > 2 * t.bk) {
+    if (m->splitk_ok && !half && nbatch == 1 && m->K > 2 * t.bk) {
         uint64_t target = (uint64_t)L->caps->cfg->gemm_target_wg;
         /* GEMV-like shapes are bound by reading B: more, smaller slices keep
          * more loads in flight (skinny tiles have 32..128 invocations) */
@@ -568,6 +586,8 @@ rlx_status wg_emit_gemm(wg_lower *L, const wg_gemm *m) {
     uint64_t room = wg_window_room(c);
     if (ext_a(m, 1, 1) <= room && ext_b(m, 1, 1) <= room) return emit_blocks(L, m);
     if (m->conv) return wg_decline(L, "a row of the convolution's weights exceeds one storage binding");
+    if (gemm_half(L, m)) return wg_decline(L, "an f16 GEMM whose K would be split by the binding limit (partial sums "
+                                              "rounded to f16)");
     if (m->K == 0) return wg_decline(L, "K = 0 with operands larger than a binding");
     /* the largest K chunk whose row of A and column of B fit */
     uint64_t kc;

@@ -81,6 +81,28 @@ static void p_geom2(wg_lower *L, wg_dispatch *d, const geom3 *g) {
 
 /* x, w, the bias (w's first element when absent) and y: the first four
  * operands of conv_direct.wgsl, dwconv.wgsl and conv_transpose.wgsl. */
+/* The element-type gate of the lowerings below: every present input and
+ * output is of a type that `kernel`'s //!elem line lists (f32, f16: the
+ * product, convolution, pool and normalisation kernels are written for
+ * T = f32 and T = f16, computing in f32) and all are of one dtype (the
+ * ONNX type constraint T of these ops; BatchNormalization-15's other
+ * types for scale and statistics decline). f16 needs shader-f16
+ * (wg_check_io declines otherwise, and the dispatch report says so). */
+static rlx_status check_float_io(wg_lower *L, const char *kernel, int n_out) {
+    RLX_TRY(wg_check_io(L, wg_kernel_types(kernel) & (WG_F32 | WG_F16), n_out));
+    rlx_dtype dt = wg_out(L, 0)->dtype;
+    for (int i = 0; i < L->n->n_in; i++)
+        if (wg_in(L, i) && wg_in(L, i)->dtype != dt)
+            return wg_decline(L, "input %d is %s, the output %s", i, rlx_dtype_name(wg_in(L, i)->dtype),
+                              rlx_dtype_name(dt));
+    return RLX_OK;
+}
+
+/* The T of the node's kernels: its output's dtype (f32 or f16). Set before
+ * binding: wg_bind_value binds an f16 value as halves in a T = f16
+ * dispatch. */
+static wg_elem out_elem(const wg_lower *L) { return wg_elem_of(wg_out(L, 0)->dtype); }
+
 static void bind_conv(wg_lower *L, wg_dispatch *d, int x, int w, int b, int y) {
     wg_bind_value(L, d, x);
     wg_bind_value(L, d, w);
@@ -117,6 +139,7 @@ static rlx_status emit_conv_direct(wg_lower *L, const geom3 *g, int x, int w, in
                                    const rlx_act *act) {
     uint64_t total = g->n * g->c_out * sp3(g->out);
     wg_dispatch *d = wg_emit(L, "conv_direct");
+    d->elem = out_elem(L);
     wg_spec(L, d, "ACT", act->kind);
     if (r >= 0) wg_spec(L, d, "RES", 1);
     bind_conv(L, d, x, w, b, y);
@@ -148,6 +171,7 @@ static rlx_status emit_conv_dw(wg_lower *L, const geom3 *g, int x, int w, int b,
         wg_spec(L, d, "ACT", act->kind);
         if (r >= 0) wg_spec(L, d, "RES", 1);
     }
+    d->elem = out_elem(L);
     bind_conv(L, d, x, w, b, y);
     WG_P(L, d, wg_pu(g->c_out), wg_pu((uint32_t)(g->c_out / g->c_in)));
     p_geom2(L, d, g);
@@ -240,12 +264,17 @@ static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int
     uint64_t k_total = cin_g * g->k[0] * g->k[1] * g->k[2];
     uint64_t spatial = sp3(g->out), in_sp = sp3(g->in);
     uint64_t col_n = n_cnt * g_cnt * k_total * spatial;
-    wg_scratch(L, col_n);
+    /* f16: the col holds halves (T = f16), two to a scratch word; the GEMM
+     * reads them packed (B_F16), the same values as the direct kernel's */
+    bool half = out_elem(L) == WG_ELEM_F16;
+    wg_scratch(L, half ? (col_n + 1) / 2 : col_n);
     wg_dispatch *d = wg_emit(L, "im2col");
+    d->elem = out_elem(L);
     /* the x window starts at (image n0, channel g0 * cin_g) */
     wg_bind(L, d, x, (n0 * g->c_in + g0 * cin_g) * in_sp,
             n_cnt == 1 ? g_cnt * cin_g * in_sp : n_cnt * g->c_in * in_sp);
     wg_bind(L, d, WG_SCRATCH, 0, col_n);
+    if (half) d->bind[d->n_bind - 1].esize = 2;
     WG_P(L, d, wg_pu(n_cnt), wg_pu(g_cnt), wg_pu(g->c_in), wg_pu(cin_g));
     p_geom3(L, d, g);
     wg_p_u32(L, d, (uint32_t)col_n);
@@ -284,7 +313,7 @@ static conv_algo choose_conv(const wg_lower *L, const geom3 *g) {
  * the same bits. The residual (input 3) is added in every kernel's
  * epilogue, after the bias and before the activation. */
 static rlx_status lower_conv(wg_lower *L) {
-    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    RLX_TRY(check_float_io(L, "conv_direct", 1));
     rlx_act act = rlx_node_act(L->n);
     if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
     L->act_done = true; /* every kernel below applies it */
@@ -338,7 +367,7 @@ static rlx_status lower_conv(wg_lower *L) {
  * when kernel == stride (below), else conv_transpose.wgsl (one invocation
  * per output; also with RLX_CONV_ALGO=direct or RLX_GEMM_KERNEL=ref). */
 static rlx_status lower_conv_transpose(wg_lower *L) {
-    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    RLX_TRY(check_float_io(L, "conv_transpose", 1));
     rlx_act act = rlx_node_act(L->n);
     if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
     L->act_done = true; /* every kernel below applies it */
@@ -392,6 +421,7 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
         return wg_emit_gemm(L, &m);
     }
     wg_dispatch *d = wg_emit(L, "conv_transpose");
+    d->elem = out_elem(L);
     wg_spec(L, d, "ACT", act.kind);
     bind_conv(L, d, wg_in_id(L, 0), w, b, wg_out_id(L, 0));
     p_conv(L, d, &g, b >= 0, total, &act);
@@ -407,7 +437,7 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
  * order (the same bits). */
 static rlx_status lower_pool(wg_lower *L) {
     bool avg = L->n->op == RLX_OP_AveragePool;
-    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    RLX_TRY(check_float_io(L, "pool2d", 1));
     if (!avg && rlx_param_int(L->n, "storage_order") != 0 && L->n->n_out > 1)
         return wg_decline(L, "storage_order");
     geom3 g;
@@ -423,6 +453,7 @@ static rlx_status lower_pool(wg_lower *L) {
         uint32_t owb = g.out[2] >= 4 ? 4 : (uint32_t)g.out[2];
         uint64_t threads = g.n * g.c_in * g.out[1] * ((g.out[2] + owb - 1) / owb);
         wg_dispatch *d = wg_emit(L, "pool2d");
+        d->elem = out_elem(L);
         wg_spec(L, d, "AVG", avg ? 1 : 0);
         wg_spec(L, d, "KH", (double)g.k[1]);
         wg_spec(L, d, "KW", (double)g.k[2]);
@@ -435,6 +466,7 @@ static rlx_status lower_pool(wg_lower *L) {
         return wg_grid_1d(L, d, threads);
     }
     wg_dispatch *d = wg_emit(L, "pool");
+    d->elem = out_elem(L);
     wg_spec(L, d, "AVG", avg ? 1 : 0);
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
@@ -451,7 +483,7 @@ static rlx_status lower_pool(wg_lower *L) {
  * workgroup each (global_pool_wg.wgsl), shorter ones an invocation each
  * (global_pool.wgsl, also with RLX_POOL_KERNEL=ref). */
 static rlx_status lower_global_pool(wg_lower *L) {
-    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    RLX_TRY(check_float_io(L, "global_pool", 1));
     const rlx_value *x = wg_in(L, 0);
     if (x->rank < 2) return wg_decline(L, "rank %d", x->rank);
     uint64_t nc = (uint64_t)x->dims[0] * (uint64_t)x->dims[1];
@@ -462,6 +494,7 @@ static rlx_status lower_global_pool(wg_lower *L) {
     /* long rows: one workgroup per row, a tree of partial results */
     bool per_wg = sp >= 256 && !(kern && strcmp(kern, "ref") == 0);
     wg_dispatch *d = wg_emit(L, per_wg ? "global_pool_wg" : "global_pool");
+    d->elem = out_elem(L);
     wg_spec(L, d, "MAX", L->n->op == RLX_OP_GlobalMaxPool ? 1 : 0);
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
@@ -477,7 +510,7 @@ static rlx_status lower_batchnorm(wg_lower *L) {
     if (rlx_param_int(L->n, "training_mode") != 0) return wg_decline(L, "training_mode");
     if (rlx_param_int(L->n, "spatial") != 1) return wg_decline(L, "spatial = 0");
     if (L->n->n_in != 5) return wg_decline(L, "expects 5 inputs");
-    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    RLX_TRY(check_float_io(L, "batchnorm", 1));
     const rlx_value *x = wg_in(L, 0);
     if (x->rank < 2) return wg_decline(L, "rank %d", x->rank);
     uint64_t c = (uint64_t)x->dims[1];
@@ -488,6 +521,7 @@ static rlx_status lower_batchnorm(wg_lower *L) {
     uint64_t total = wg_numel(x);
     if (total == 0) return RLX_OK;
     wg_dispatch *d = wg_emit(L, "batchnorm");
+    d->elem = out_elem(L);
     for (int i = 0; i < 5; i++) wg_bind_value(L, d, wg_in_id(L, i));
     wg_bind_value(L, d, wg_out_id(L, 0));
     WG_P(L, d, wg_pu(total), wg_pu(c), wg_pu(inner), wg_pf(rlx_param_float(L->n, "epsilon")));
@@ -499,7 +533,7 @@ static rlx_status lower_batchnorm(wg_lower *L) {
 /* Gemm-1..13: Y = act(alpha * A' B' + beta * C), C unidirectionally
  * broadcast, act the fused activation of act.h. */
 static rlx_status lower_gemm(wg_lower *L) {
-    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    RLX_TRY(check_float_io(L, "gemm", 1));
     rlx_act act = rlx_node_act(L->n);
     if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
     L->act_done = true; /* every kernel below applies it */
@@ -554,7 +588,7 @@ static rlx_status lower_gemm(wg_lower *L) {
  * sum: wg_emit_gemm adds the bias in the last K chunk or in the split-K
  * reduction only). */
 static rlx_status lower_matmul(wg_lower *L) {
-    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    RLX_TRY(check_float_io(L, "gemm", 1));
     rlx_act act = rlx_node_act(L->n);
     if (!wg_act_ok(&act)) return wg_decline(L, "fused activation %d", (int)act.kind);
     L->act_done = true; /* every kernel below applies it */

@@ -2,7 +2,7 @@
 // the `spatial` elements of one (image, channel), summed in order.
 // One invocation per (n, c). Semantics: ONNX GlobalAveragePool-1,
 // GlobalMaxPool-1. Params: x_off, y_off, nc, spatial. Element type T (f32;
-// f16).
+// f16: summed in f32, rounded once).
 //!elem f32 f16
 //!params x_off: u32, y_off: u32, nc: u32, spatial: u32
 //!bind X: array<T>, Y: array<T>
@@ -10,16 +10,16 @@ override MAX: bool = false;
 
 //!main1d i < P.nc {
     let base = P.x_off + i * P.spatial;
-    var sum = T(0);
-    var mx = X[base];
+    var sum = 0.0;
+    var mx = f32(X[base]);
     for (var s = 0u; s < P.spatial; s = s + 1u) {
-        let v = X[base + s];
+        let v = f32(X[base + s]);
         sum = sum + v;
         mx = max(mx, v);
     }
     if (MAX) {
-        Y[P.y_off + i] = mx;
+        Y[P.y_off + i] = T(mx);
     } else {
-        Y[P.y_off + i] = sum / T(P.spatial);
+        Y[P.y_off + i] = T(sum / f32(P.spatial));
     }
 }
