@@ -69,8 +69,10 @@ static double *conv_ref(const conv_case *c, const rlx_tensor *x, const rlx_tenso
     return y;
 }
 
-static rlx_status run_conv(rlx_backend *be, const conv_case *c, const rlx_tensor *x, const rlx_tensor *w,
-                           const rlx_tensor *b, rlx_tensor **out) {
+/* The convolution of case c on backend be; every tensor (and y) of dtype
+ * dt (f32, or f16). */
+static rlx_status run_conv_dt(rlx_backend *be, const conv_case *c, const rlx_tensor *x, const rlx_tensor *w,
+                              const rlx_tensor *b, rlx_dtype dt, rlx_tensor **out) {
     int64_t pads[6], strides[3], dil[3], osp[3];
     int64_t yd[5] = { c->n, c->c_out };
     for (int i = 0; i < c->nsp; i++) {
@@ -97,7 +99,29 @@ static rlx_status run_conv(rlx_backend *be, const conv_case *c, const rlx_tensor
     }
     const rlx_tensor *in[3] = { x, w, b };
     int konst[3] = { 0, 1, 1 };
-    return run_node(be, "Conv", 11, b ? 3 : 2, in, konst, 2 + c->nsp, yd, na, at, out, NULL);
+    return run_node_dt(be, "Conv", 11, b ? 3 : 2, in, konst, dt, 2 + c->nsp, yd, na, at, out, NULL);
+}
+
+static rlx_status run_conv(rlx_backend *be, const conv_case *c, const rlx_tensor *x, const rlx_tensor *w,
+                           const rlx_tensor *b, rlx_tensor **out) {
+    return run_conv_dt(be, c, x, w, b, RLX_DTYPE_F32, out);
+}
+
+/* An f16 copy of f32 tensor t (NULL stays NULL), whose own values are
+ * rounded to those halves (so a reference computed on t sees the f16
+ * operands). */
+static rlx_tensor *to_f16(rlx_tensor *t) {
+    if (!t) return NULL;
+    rlx_tensor *h = NULL;
+    CHECK(rlx_tensor_create(RLX_DTYPE_F16, t->dims, t->rank, &h) == RLX_OK);
+    if (!h) return NULL;
+    float *f = t->data;
+    uint16_t *q = h->data;
+    for (size_t i = 0; i < rlx_tensor_numel(t); i++) {
+        q[i] = rlx_f32_to_f16(f[i]);
+        f[i] = rlx_f16_to_f32(q[i]);
+    }
+    return h;
 }
 
 static void test_conv_algos(void) {
@@ -176,6 +200,80 @@ static void test_conv_algos(void) {
         rlx_tensor_destroy(x);
         rlx_tensor_destroy(w);
         rlx_tensor_destroy(b);
+    }
+    set_env("RLX_GEMM_SPLITK", NULL);
+}
+
+/* The bit contract for f16 tensors (every input and the output f16; the
+ * kernels instantiated for T = f16, f32 sums, one rounding at the store):
+ * every algorithm gives the direct kernel's halves bit for bit, and they
+ * are within one f16 ULP (plus f16's subnormal spacing) of the double
+ * reference on the same f16 operands. Needs an adapter with shader-f16
+ * (lavapipe has it); skipped elsewhere, where such nodes decline. */
+static void test_conv_f16(void) {
+#ifdef RLX_HAVE_WEBGPU
+    if (!((wg_backend *)g_be)->caps.shader_f16) {
+        fprintf(stderr, "  (no shader-f16: f16 convolutions decline, skipped)\n");
+        return;
+    }
+#endif
+    static const conv_case cases[] = {
+        /* 3x3 pad 1, odd channel counts, batch 2 (odd image offsets), relu */
+        { 2, 2, 3, 8, 1, { 9, 11 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, RLX_ACT_RELU },
+        /* depthwise, stride 2, odd width (odd element offsets per row) */
+        { 2, 2, 6, 6, 6, { 9, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, RLX_ACT_CLIP },
+        /* groups, batch 3 */
+        { 2, 3, 6, 4, 2, { 5, 9 }, { 1, 3 }, { 1, 1 }, { 1, 2 }, { 0, 2 }, { 0, 2 }, true, RLX_ACT_NONE },
+        /* pointwise 16 -> 24 (vec4 loads of halves) */
+        { 2, 2, 16, 24, 1, { 8, 8 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, RLX_ACT_NONE },
+        /* 1-D and 3-D */
+        { 1, 2, 3, 5, 1, { 17 }, { 4 }, { 3 }, { 1 }, { 2 }, { 1 }, false, RLX_ACT_NONE },
+        { 3, 1, 2, 3, 1, { 4, 5, 6 }, { 2, 3, 2 }, { 1, 2, 1 }, { 1, 1, 2 }, { 0, 1, 1 }, { 1, 1, 0 }, true, RLX_ACT_NONE },
+        /* K = 3*5*5 = 75 (no multiple of a k tile), 70 output channels */
+        { 2, 1, 3, 70, 1, { 12, 12 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, RLX_ACT_SILU },
+    };
+    static const char *const algos[] = { "direct", "im2col", "implicit", NULL };
+    set_env("RLX_GEMM_SPLITK", "0");
+    for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++) {
+        const conv_case *c = &cases[i];
+        int rank = 2 + c->nsp;
+        int64_t xd[5] = { c->n, c->c_in }, wd[5] = { c->c_out, c->c_in / c->group }, bd[1] = { c->c_out };
+        for (int j = 0; j < c->nsp; j++) xd[2 + j] = c->in[j], wd[2 + j] = c->k[j];
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, rank, xd, -1, 1);
+        rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, rank, wd, -1, 1);
+        rlx_tensor *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
+        rlx_tensor *xh = to_f16(x), *wh = to_f16(w), *bh = to_f16(b);
+        int64_t osp[3];
+        size_t n_ref;
+        double *ref = conv_ref(c, x, w, b, &n_ref, osp);
+        rlx_tensor *outs[4] = { NULL, NULL, NULL, NULL };
+        for (int a = 0; a < 4; a++) {
+            set_env("RLX_CONV_ALGO", algos[a]);
+            set_env("RLX_GEMM_TILE", a == 2 && i % 2 ? "4x4,8x8,8" : NULL);
+            char label[96];
+            snprintf(label, sizeof label, "f16 conv case %zu (%s)", i, algos[a] ? algos[a] : "auto");
+            CHECK_MSG(run_conv_dt(g_be, c, xh, wh, bh, RLX_DTYPE_F16, &outs[a]) == RLX_OK, "%s: %s", label,
+                      rlx_last_error());
+            if (!outs[a]) continue;
+            const uint16_t *y = outs[a]->data;
+            size_t bad = 0, first = 0;
+            for (size_t e = 0; e < n_ref && rlx_tensor_numel(outs[a]) == n_ref; e++) {
+                double g = rlx_f16_to_f32(y[e]);
+                if (!(fabs(g - ref[e]) <= 1e-4 + 2e-3 * fabs(ref[e]))) bad += !bad ? (first = e, 1) : 1;
+            }
+            CHECK_MSG(rlx_tensor_numel(outs[a]) == n_ref && bad == 0, "%s: %zu of %zu halves differ from the reference "
+                      "(first %zu: %.9g vs %.9g)", label, bad, n_ref, first, bad ? rlx_f16_to_f32(y[first]) : 0.0,
+                      bad ? ref[first] : 0.0);
+            if (a > 0 && outs[0])
+                CHECK_MSG(outs[a]->nbytes == outs[0]->nbytes && memcmp(outs[a]->data, outs[0]->data, outs[0]->nbytes) == 0,
+                          "%s: halves differ from the direct kernel's", label);
+        }
+        set_env("RLX_CONV_ALGO", NULL);
+        set_env("RLX_GEMM_TILE", NULL);
+        for (int a = 0; a < 4; a++) rlx_tensor_destroy(outs[a]);
+        free(ref);
+        rlx_tensor *all[6] = { x, w, b, xh, wh, bh };
+        for (int k = 0; k < 6; k++) rlx_tensor_destroy(all[k]);
     }
     set_env("RLX_GEMM_SPLITK", NULL);
 }
@@ -389,6 +487,7 @@ int main(void) {
     if (!gpu_open(&g_be, &g_be16, "test_gpu_conv")) return 0;
     double t0 = rlx_now_seconds();
     TIMED(test_conv_algos, t0);
+    TIMED(test_conv_f16, t0);
     TIMED(test_conv_limits_f16, t0);
     TIMED(test_conv_transpose, t0);
     TIMED(test_pools, t0);
