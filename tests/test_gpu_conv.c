@@ -124,44 +124,52 @@ static rlx_tensor *to_f16(rlx_tensor *t) {
     return h;
 }
 
+/* The convolutions of the bit-contract tests. */
+static const conv_case k_conv_cases[] = {
+    /* 3x3 pad 1, channels no multiple of 4, relu */
+    { 2, 1, 3, 8, 1, { 9, 11 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, RLX_ACT_RELU },
+    /* batch 2, stride 2, dilation, asymmetric pads, hardswish */
+    { 2, 2, 4, 6, 1, { 10, 7 }, { 3, 2 }, { 2, 1 }, { 2, 1 }, { 1, 0 }, { 2, 1 }, true, RLX_ACT_HARDSWISH },
+    /* depthwise, batch 2, stride 2, clip (ReLU6-like) */
+    { 2, 2, 8, 8, 8, { 9, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, RLX_ACT_CLIP },
+    /* depthwise with channel multiplier 2, 5x5, no bias */
+    { 2, 1, 4, 8, 4, { 6, 13 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, false, RLX_ACT_NONE },
+    /* two groups, batch 3, dilation along w, sigmoid */
+    { 2, 3, 6, 4, 2, { 5, 9 }, { 1, 3 }, { 1, 1 }, { 1, 2 }, { 0, 2 }, { 0, 2 }, true, RLX_ACT_NONE },
+    /* 1x1 (pointwise), 16 -> 24 channels, 8x8 (vec4 everywhere) */
+    { 2, 2, 16, 24, 1, { 8, 8 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, RLX_ACT_NONE },
+    /* 1x1 with groups, odd spatial */
+    { 2, 1, 12, 6, 3, { 5, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, RLX_ACT_RELU },
+    /* 1x1 stride 2 (not pointwise) */
+    { 2, 1, 8, 8, 1, { 9, 9 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, false, RLX_ACT_NONE },
+    /* 1-D, stride 3 */
+    { 1, 2, 3, 5, 1, { 17 }, { 4 }, { 3 }, { 1 }, { 2 }, { 1 }, false, RLX_ACT_NONE },
+    /* 3-D (im2col + GEMM) */
+    { 3, 1, 2, 3, 1, { 4, 5, 6 }, { 2, 3, 2 }, { 1, 2, 1 }, { 1, 1, 2 }, { 0, 1, 1 }, { 1, 1, 0 }, true, RLX_ACT_NONE },
+    /* 1x1 with 96 input channels (pointwise GEMM, split-K below) */
+    { 2, 1, 96, 16, 1, { 6, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, RLX_ACT_NONE },
+    /* more output channels than one tile, K = 3*5*5 = 75 */
+    { 2, 1, 3, 70, 1, { 12, 12 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, RLX_ACT_SILU },
+};
+
+/* Random inputs of case c: x, w and (with c->bias) b in [-1, 1). */
+static void conv_inputs(const conv_case *c, rlx_tensor **x, rlx_tensor **w, rlx_tensor **b) {
+    int rank = 2 + c->nsp;
+    int64_t xd[5] = { c->n, c->c_in }, wd[5] = { c->c_out, c->c_in / c->group }, bd[1] = { c->c_out };
+    for (int j = 0; j < c->nsp; j++) xd[2 + j] = c->in[j], wd[2 + j] = c->k[j];
+    *x = test_tensor_random(RLX_DTYPE_F32, rank, xd, -1, 1);
+    *w = test_tensor_random(RLX_DTYPE_F32, rank, wd, -1, 1);
+    *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
+}
+
 static void test_conv_algos(void) {
-    static const conv_case cases[] = {
-        /* 3x3 pad 1, channels no multiple of 4, relu */
-        { 2, 1, 3, 8, 1, { 9, 11 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, RLX_ACT_RELU },
-        /* batch 2, stride 2, dilation, asymmetric pads, hardswish */
-        { 2, 2, 4, 6, 1, { 10, 7 }, { 3, 2 }, { 2, 1 }, { 2, 1 }, { 1, 0 }, { 2, 1 }, true, RLX_ACT_HARDSWISH },
-        /* depthwise, batch 2, stride 2, clip (ReLU6-like) */
-        { 2, 2, 8, 8, 8, { 9, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, RLX_ACT_CLIP },
-        /* depthwise with channel multiplier 2, 5x5, no bias */
-        { 2, 1, 4, 8, 4, { 6, 13 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, false, RLX_ACT_NONE },
-        /* two groups, batch 3, dilation along w, sigmoid */
-        { 2, 3, 6, 4, 2, { 5, 9 }, { 1, 3 }, { 1, 1 }, { 1, 2 }, { 0, 2 }, { 0, 2 }, true, RLX_ACT_NONE },
-        /* 1x1 (pointwise), 16 -> 24 channels, 8x8 (vec4 everywhere) */
-        { 2, 2, 16, 24, 1, { 8, 8 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, RLX_ACT_NONE },
-        /* 1x1 with groups, odd spatial */
-        { 2, 1, 12, 6, 3, { 5, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, RLX_ACT_RELU },
-        /* 1x1 stride 2 (not pointwise) */
-        { 2, 1, 8, 8, 1, { 9, 9 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, false, RLX_ACT_NONE },
-        /* 1-D, stride 3 */
-        { 1, 2, 3, 5, 1, { 17 }, { 4 }, { 3 }, { 1 }, { 2 }, { 1 }, false, RLX_ACT_NONE },
-        /* 3-D (im2col + GEMM) */
-        { 3, 1, 2, 3, 1, { 4, 5, 6 }, { 2, 3, 2 }, { 1, 2, 1 }, { 1, 1, 2 }, { 0, 1, 1 }, { 1, 1, 0 }, true, RLX_ACT_NONE },
-        /* 1x1 with 96 input channels (pointwise GEMM, split-K below) */
-        { 2, 1, 96, 16, 1, { 6, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, RLX_ACT_NONE },
-        /* more output channels than one tile, K = 3*5*5 = 75 */
-        { 2, 1, 3, 70, 1, { 12, 12 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, RLX_ACT_SILU },
-    };
     static const char *const algos[] = { "direct", "im2col", "implicit", NULL };
     /* the bitwise contract: one summation order (no split-K) */
     set_env("RLX_GEMM_SPLITK", "0");
-    for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++) {
-        const conv_case *c = &cases[i];
-        int rank = 2 + c->nsp;
-        int64_t xd[5] = { c->n, c->c_in }, wd[5] = { c->c_out, c->c_in / c->group }, bd[1] = { c->c_out };
-        for (int j = 0; j < c->nsp; j++) xd[2 + j] = c->in[j], wd[2 + j] = c->k[j];
-        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, rank, xd, -1, 1);
-        rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, rank, wd, -1, 1);
-        rlx_tensor *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
+    for (size_t i = 0; i < RLX_ARRAY_LEN(k_conv_cases); i++) {
+        const conv_case *c = &k_conv_cases[i];
+        rlx_tensor *x, *w, *b;
+        conv_inputs(c, &x, &w, &b);
         int64_t osp[3];
         size_t n_ref;
         double *ref = conv_ref(c, x, w, b, &n_ref, osp);
@@ -217,31 +225,17 @@ static void test_conv_f16(void) {
         return;
     }
 #endif
-    static const conv_case cases[] = {
-        /* 3x3 pad 1, odd channel counts, batch 2 (odd image offsets), relu */
-        { 2, 2, 3, 8, 1, { 9, 11 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, RLX_ACT_RELU },
-        /* depthwise, stride 2, odd width (odd element offsets per row) */
-        { 2, 2, 6, 6, 6, { 9, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, true, RLX_ACT_CLIP },
-        /* groups, batch 3 */
-        { 2, 3, 6, 4, 2, { 5, 9 }, { 1, 3 }, { 1, 1 }, { 1, 2 }, { 0, 2 }, { 0, 2 }, true, RLX_ACT_NONE },
-        /* pointwise 16 -> 24 (vec4 loads of halves) */
-        { 2, 2, 16, 24, 1, { 8, 8 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, true, RLX_ACT_NONE },
-        /* 1-D and 3-D */
-        { 1, 2, 3, 5, 1, { 17 }, { 4 }, { 3 }, { 1 }, { 2 }, { 1 }, false, RLX_ACT_NONE },
-        { 3, 1, 2, 3, 1, { 4, 5, 6 }, { 2, 3, 2 }, { 1, 2, 1 }, { 1, 1, 2 }, { 0, 1, 1 }, { 1, 1, 0 }, true, RLX_ACT_NONE },
-        /* K = 3*5*5 = 75 (no multiple of a k tile), 70 output channels */
-        { 2, 1, 3, 70, 1, { 12, 12 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, true, RLX_ACT_SILU },
-    };
+    /* 3x3 relu; stride, dilation, asymmetric pads; depthwise; groups with
+     * batch 3; pointwise (vec4 loads of halves); 1-D; 3-D; K = 75 (no
+     * multiple of a k tile). Odd channel and pixel counts put images,
+     * groups and rows at odd element offsets. */
+    static const size_t k_f16[] = { 0, 1, 2, 4, 5, 8, 9, 11 };
     static const char *const algos[] = { "direct", "im2col", "implicit", NULL };
     set_env("RLX_GEMM_SPLITK", "0");
-    for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++) {
-        const conv_case *c = &cases[i];
-        int rank = 2 + c->nsp;
-        int64_t xd[5] = { c->n, c->c_in }, wd[5] = { c->c_out, c->c_in / c->group }, bd[1] = { c->c_out };
-        for (int j = 0; j < c->nsp; j++) xd[2 + j] = c->in[j], wd[2 + j] = c->k[j];
-        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, rank, xd, -1, 1);
-        rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, rank, wd, -1, 1);
-        rlx_tensor *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
+    for (size_t i = 0; i < RLX_ARRAY_LEN(k_f16); i++) {
+        const conv_case *c = &k_conv_cases[k_f16[i]];
+        rlx_tensor *x, *w, *b;
+        conv_inputs(c, &x, &w, &b);
         rlx_tensor *xh = to_f16(x), *wh = to_f16(w), *bh = to_f16(b);
         int64_t osp[3];
         size_t n_ref;
@@ -251,7 +245,7 @@ static void test_conv_f16(void) {
             set_env("RLX_CONV_ALGO", algos[a]);
             set_env("RLX_GEMM_TILE", a == 2 && i % 2 ? "4x4,8x8,8" : NULL);
             char label[96];
-            snprintf(label, sizeof label, "f16 conv case %zu (%s)", i, algos[a] ? algos[a] : "auto");
+            snprintf(label, sizeof label, "f16 conv case %zu (%s)", k_f16[i], algos[a] ? algos[a] : "auto");
             CHECK_MSG(run_conv_dt(g_be, c, xh, wh, bh, RLX_DTYPE_F16, &outs[a]) == RLX_OK, "%s: %s", label,
                       rlx_last_error());
             if (!outs[a]) continue;
