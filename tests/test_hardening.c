@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
+#include <pthread.h>
 #include <unistd.h>
 
 /* ============================================================ .npy */
@@ -336,7 +336,7 @@ typedef struct runner {
     char first_error[256];
 } runner;
 
-static int runner_main(void *arg) {
+static void *runner_main(void *arg) {
     runner *r = arg;
     uint64_t z = r->seed;
     for (int it = 0; it < r->iters; it++) {
@@ -367,7 +367,7 @@ static int runner_main(void *arg) {
         }
         rlx_tensor_destroy(x);
     }
-    return 0;
+    return NULL;
 }
 
 static void test_shared_session(rlx_model *m, const char *device) {
@@ -379,12 +379,12 @@ static void test_shared_session(rlx_model *m, const char *device) {
     }
     enum { T = 4 };
     runner r[T];
-    thrd_t th[T];
+    pthread_t th[T];
     for (int i = 0; i < T; i++) {
         r[i] = (runner){ .s = s, .seed = test_rand_u64() | 1, .iters = 40 };
-        CHECK(thrd_create(&th[i], runner_main, &r[i]) == thrd_success);
+        CHECK(pthread_create(&th[i], NULL, runner_main, &r[i]) == 0);
     }
-    for (int i = 0; i < T; i++) thrd_join(th[i], NULL);
+    for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
     for (int i = 0; i < T; i++) {
         CHECK_MSG(r[i].bad == 0 && r[i].errors == 0, "%s, thread %d: %d wrong and %d failed runs of %d (%s)", device,
                   i, r[i].bad, r[i].errors, r[i].iters, r[i].first_error);

@@ -12,7 +12,7 @@
  *    wgpu-native 0.32 does not call it when an idle device is destroyed);
  *  - the cost: creating, compiling, running and destroying a session,
  *    the first (which opens the device) and the next ones (printed). */
-#include <threads.h>
+#include <pthread.h>
 
 #include "test.h"
 
@@ -167,13 +167,13 @@ typedef struct worker {
     int iters, bad;
 } worker;
 
-static int worker_main(void *arg) {
+static void *worker_main(void *arg) {
     worker *w = arg;
     rlx_session_options o = { .device = "gpu" };
     rlx_session *s = NULL;
     if (rlx_session_create(w->m, &o, &s)) {
         w->bad = w->iters;
-        return 0;
+        return NULL;
     }
     for (int i = 0; i < w->iters; i++) {
         rlx_tensor *y = run1(s, w->x);
@@ -181,7 +181,7 @@ static int worker_main(void *arg) {
         rlx_tensor_destroy(y);
     }
     rlx_session_destroy(s);
-    return 0;
+    return NULL;
 }
 
 static void test_threads(rlx_model *m1, rlx_model *m2) {
@@ -192,9 +192,9 @@ static void test_threads(rlx_model *m1, rlx_model *m2) {
     CHECK_OK(rlx_session_create(m1, &o, &keep));
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, (const int64_t[]){ 4, 16 }, -1, 1);
     worker w[2] = { { m1, x, cpu_ref(m1, x), 12, 0 }, { m2, x, cpu_ref(m2, x), 12, 0 } };
-    thrd_t t[2];
-    for (int i = 0; i < 2; i++) CHECK(thrd_create(&t[i], worker_main, &w[i]) == thrd_success);
-    for (int i = 0; i < 2; i++) thrd_join(t[i], NULL);
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) CHECK(pthread_create(&t[i], NULL, worker_main, &w[i]) == 0);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
     for (int i = 0; i < 2; i++) CHECK_MSG(w[i].bad == 0, "thread %d: %d wrong runs of %d", i, w[i].bad, w[i].iters);
     for (int i = 0; i < 2; i++) rlx_tensor_destroy((rlx_tensor *)w[i].ref);
     rlx_tensor_destroy(x);

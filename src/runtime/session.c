@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
+#include <pthread.h>
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_sgemm.h"
@@ -53,7 +53,7 @@ struct rlx_session {
     plan_entry *last;
     /* runs of one session from several threads take turns: the plan cache,
      * s->last and each plan's arena and GPU buffers are per session */
-    mtx_t lock;
+    pthread_mutex_t lock;
     bool lock_ok;
 };
 
@@ -120,7 +120,7 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
         return st ? st : rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     }
     s->cfg = cfg;
-    if (mtx_init(&s->lock, mtx_plain) != thrd_success) {
+    if (pthread_mutex_init(&s->lock, NULL) != 0) {
         rlx_config_destroy(cfg);
         free(s);
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "cannot create the session's lock");
@@ -160,7 +160,7 @@ void rlx_session_destroy(rlx_session *s) {
     if (s->host) s->host->destroy(s->host);
     rlx_graph_destroy(s->g);
     rlx_config_destroy(s->cfg);
-    if (s->lock_ok) mtx_destroy(&s->lock);
+    if (s->lock_ok) pthread_mutex_destroy(&s->lock);
     free(s);
 }
 
@@ -564,9 +564,9 @@ static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *c
 rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *const *input_names,
                                const rlx_tensor *const *inputs) {
     if (!s) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session is NULL");
-    mtx_lock(&s->lock);
+    pthread_mutex_lock(&s->lock);
     rlx_status st = prepare_locked(s, n_inputs, input_names, inputs);
-    mtx_unlock(&s->lock);
+    pthread_mutex_unlock(&s->lock);
     return st;
 }
 
@@ -575,17 +575,17 @@ rlx_status rlx_session_run(rlx_session *s, size_t n_inputs, const char *const *i
     if (out_outputs) *out_outputs = NULL;
     if (out_n_outputs) *out_n_outputs = 0;
     if (!s || !out_outputs || !out_n_outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
-    mtx_lock(&s->lock);
+    pthread_mutex_lock(&s->lock);
     rlx_status st = run_locked(s, n_inputs, input_names, inputs, out_outputs, out_n_outputs);
-    mtx_unlock(&s->lock);
+    pthread_mutex_unlock(&s->lock);
     return st;
 }
 
 rlx_status rlx_session_run_into(rlx_session *s, size_t n_inputs, const char *const *input_names,
                                 const rlx_tensor *const *inputs, rlx_tensor **outputs) {
     if (!s || !outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
-    mtx_lock(&s->lock);
+    pthread_mutex_lock(&s->lock);
     rlx_status st = run_into_locked(s, n_inputs, input_names, inputs, outputs);
-    mtx_unlock(&s->lock);
+    pthread_mutex_unlock(&s->lock);
     return st;
 }

@@ -471,20 +471,30 @@ static void shared_close(wg_shared *b) {
 /* Closes sh and frees it. */
 static void shared_free(wg_shared *sh) {
     shared_close(sh);
-    mtx_destroy(&sh->lock);
+    pthread_mutex_destroy(&sh->lock);
     free(sh);
 }
 
-/* The registry of shared devices, guarded by g_reg_lock. */
-static wg_shared *g_shared;
-static mtx_t g_reg_lock;
-static once_flag g_reg_once = ONCE_FLAG_INIT;
-/* Idle devices are not closed at exit: by the time atexit handlers run,
+/* The registry of shared devices, guarded by g_reg_lock (POSIX mutexes
+ * here and in session.c rather than C11 mtx_t: ThreadSanitizer does not
+ * intercept glibc's mtx_* and thrd_*, docs/ROBUSTNESS.md "Sanitizers").
+ * Idle devices are not closed at exit: by the time atexit handlers run,
  * a Vulkan driver may already have torn itself down (seen on the NVIDIA
  * driver: releasing pipelines from atexit crashed in the driver), and the
  * process's GPU objects go with the process anyway. The registry stays
  * reachable, so leak checkers do not report it. */
-static void reg_init(void) { mtx_init(&g_reg_lock, mtx_plain); }
+static wg_shared *g_shared;
+static pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A recursive mutex (a shared device's lock). 0 on success. */
+static int recursive_mutex_init(pthread_mutex_t *m) {
+    pthread_mutexattr_t a;
+    if (pthread_mutexattr_init(&a) != 0) return -1;
+    int r = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    if (r == 0) r = pthread_mutex_init(m, &a);
+    pthread_mutexattr_destroy(&a);
+    return r;
+}
 
 static void reg_unlink(wg_shared *sh) {
     for (wg_shared **pp = &g_shared; *pp; pp = &(*pp)->next)
@@ -497,21 +507,19 @@ static void reg_unlink(wg_shared *sh) {
 }
 
 size_t wg_device_open_count(void) {
-    call_once(&g_reg_once, reg_init);
-    mtx_lock(&g_reg_lock);
+    pthread_mutex_lock(&g_reg_lock);
     size_t n = 0;
     for (wg_shared *p = g_shared; p; p = p->next) n++;
-    mtx_unlock(&g_reg_lock);
+    pthread_mutex_unlock(&g_reg_lock);
     return n;
 }
 
 size_t wg_device_pipelines_created(const char *device) {
-    call_once(&g_reg_once, reg_init);
-    mtx_lock(&g_reg_lock);
+    pthread_mutex_lock(&g_reg_lock);
     size_t n = 0;
     for (wg_shared *p = g_shared; p; p = p->next)
         if (strcmp(p->key, device) == 0) n = p->pipes_created;
-    mtx_unlock(&g_reg_lock);
+    pthread_mutex_unlock(&g_reg_lock);
     return n;
 }
 
@@ -547,18 +555,17 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
     cap_limit(c->cfg->gpu_max_buffer_bytes, &c->max_buffer);
     uint64_t wg_storage = UINT64_MAX;
     cap_limit(c->cfg->gpu_max_wg_storage_bytes, &wg_storage);
-    call_once(&g_reg_once, reg_init);
-    mtx_lock(&g_reg_lock);
+    pthread_mutex_lock(&g_reg_lock);
     wg_shared *sh = NULL;
     for (wg_shared *p = g_shared; p; p = p->next)
         if (strcmp(p->key, device) == 0) sh = p;
     if (sh) { /* deliver a pending device-lost callback, and probe, before deciding */
-        mtx_lock(&sh->lock);
+        pthread_mutex_lock(&sh->lock);
         wgpuInstanceProcessEvents(sh->inst);
         if (!sh->lost) wgpuDevicePoll(sh->dev, true, NULL);
         sh->touched = false;
         shared_check_lost(sh);
-        mtx_unlock(&sh->lock);
+        pthread_mutex_unlock(&sh->lock);
     }
     if (sh && sh->lost) { /* never hand out a lost device */
         reg_unlink(sh);
@@ -573,19 +580,19 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
     } else {
         sh = calloc(1, sizeof *sh);
         if (!sh) {
-            mtx_unlock(&g_reg_lock);
+            pthread_mutex_unlock(&g_reg_lock);
             return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
         }
         snprintf(sh->key, sizeof sh->key, "%s", device);
-        if (mtx_init(&sh->lock, mtx_plain | mtx_recursive) != thrd_success) {
+        if (recursive_mutex_init(&sh->lock) != 0) {
             free(sh);
-            mtx_unlock(&g_reg_lock);
+            pthread_mutex_unlock(&g_reg_lock);
             return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "cannot create a mutex");
         }
         st = shared_open(sh, device);
         if (st) {
             shared_free(sh);
-            mtx_unlock(&g_reg_lock);
+            pthread_mutex_unlock(&g_reg_lock);
             return st;
         }
         sh->refs = 1;
@@ -593,7 +600,7 @@ rlx_status wg_device_open(wg_backend *b, const char *device) {
         sh->next = g_shared;
         g_shared = sh;
     }
-    mtx_unlock(&g_reg_lock);
+    pthread_mutex_unlock(&g_reg_lock);
     b->sh = sh;
     b->inst = sh->inst;
     b->adapter = sh->adapter;
@@ -632,25 +639,24 @@ void wg_device_close(wg_backend *b) {
     b->dev = NULL;
     b->queue = NULL;
     if (!sh) return;
-    call_once(&g_reg_once, reg_init);
-    mtx_lock(&g_reg_lock);
+    pthread_mutex_lock(&g_reg_lock);
     bool last = --sh->refs == 0;
     /* an idle device stays registered for the next session (opening one
      * costs far more than a session), unless lost or gpu.keep_device=0 */
     bool linger = sh->in_registry && !sh->lost && b->caps.cfg->gpu_keep_device;
     if (last && !linger && sh->in_registry) reg_unlink(sh);
-    mtx_unlock(&g_reg_lock);
+    pthread_mutex_unlock(&g_reg_lock);
     if (!last || linger) return;
     shared_free(sh);
 }
 
 /* At exit: close the idle devices. */
 void wg_device_lock(wg_backend *b) {
-    if (b->sh) mtx_lock(&b->sh->lock);
+    if (b->sh) pthread_mutex_lock(&b->sh->lock);
 }
 
 void wg_device_unlock(wg_backend *b) {
-    if (b->sh) mtx_unlock(&b->sh->lock);
+    if (b->sh) pthread_mutex_unlock(&b->sh->lock);
 }
 
 /* ------------------------------------------------------------ error scopes */
@@ -735,17 +741,16 @@ bool wg_fault_take(wg_fault f) {
 }
 
 bool wg_device_destroy_for_test(const char *device) {
-    call_once(&g_reg_once, reg_init);
-    mtx_lock(&g_reg_lock);
+    pthread_mutex_lock(&g_reg_lock);
     wg_shared *sh = NULL;
     for (wg_shared *p = g_shared; p; p = p->next)
         if (strcmp(p->key, device) == 0) sh = p;
     if (sh) {
-        mtx_lock(&sh->lock);
+        pthread_mutex_lock(&sh->lock);
         wgpuDeviceDestroy(sh->dev);
-        mtx_unlock(&sh->lock);
+        pthread_mutex_unlock(&sh->lock);
     }
-    mtx_unlock(&g_reg_lock);
+    pthread_mutex_unlock(&g_reg_lock);
     return sh != NULL;
 }
 

@@ -3,7 +3,7 @@
 #ifndef RLX_BACKEND_WEBGPU_WEBGPU_DEVICE_H
 #define RLX_BACKEND_WEBGPU_WEBGPU_DEVICE_H
 
-#include <threads.h>
+#include <pthread.h>
 #include <webgpu/webgpu.h>
 #include <webgpu/wgpu.h>
 
@@ -95,7 +95,7 @@ typedef struct wg_shared {
     wg_pipeline *pipes;        /* the pipeline cache */
     size_t n_pipes, cap_pipes;
     size_t pipes_created;      /* pipelines created since the device opened (tests, reports) */
-    mtx_t lock;
+    pthread_mutex_t lock;
 } wg_shared;
 
 /* The backend object: rlx_backend first, so the vtable's rlx_backend *
