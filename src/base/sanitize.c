@@ -9,6 +9,13 @@
  *   RLX_ERR_OUT_OF_MEMORY; by default ASan would instead abort with
  *   "requested allocation size exceeds maximum supported size", so the
  *   sanitizer build could not test that path.
+ * max_allocation_size_mb=256 (RLX_FUZZ builds only, tests/fuzz/): a single
+ *   allocation above 256 MiB fails (NULL, hence RLX_ERR_OUT_OF_MEMORY)
+ *   instead of succeeding and growing the process until libFuzzer reports
+ *   it as out-of-memory: a fuzz input asking for a huge tensor is then an
+ *   error, as it should be, and not a finding. Below libFuzzer's
+ *   -malloc_limit_mb (its -rss_limit_mb, 2048 by default), which would
+ *   report the allocation as a crash.
  * leak:libvulkan_lvp.so: Mesa's lavapipe (the software Vulkan driver the GPU
  *   tests run on without a GPU) leaks small allocations of its own when some
  *   pipelines are created; they are not rlx's to free. */
@@ -26,7 +33,11 @@ const char *__lsan_default_suppressions(void);
 const char *__lsan_default_options(void);
 
 __attribute__((used, visibility("default"))) const char *__asan_default_options(void) {
+#ifdef RLX_FUZZ
+    return "allocator_may_return_null=1:max_allocation_size_mb=256";
+#else
     return "allocator_may_return_null=1";
+#endif
 }
 
 __attribute__((used, visibility("default"))) const char *__lsan_default_suppressions(void) {
