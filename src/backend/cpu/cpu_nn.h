@@ -105,8 +105,12 @@ void rlx_nn_act_f32_serial(const rlx_act *a, float *y, size_t n);
  * Loops written in blocks of eight (RLX_NN_BLOCK8) become 4- or 8-wide
  * vector code at -O2.
  * FMA changes the rounding of a multiply-add, so the fast paths' results
- * may differ by float rounding between machines (never the references). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(RLX_NO_CLONES)
+ * may differ by float rounding between machines (never the references).
+ * Not under ThreadSanitizer: the ifunc resolver runs while the dynamic
+ * loader relocates, before the TSan runtime starts, and GCC instruments it
+ * (the program crashed before main). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(RLX_NO_CLONES) && \
+    !defined(__SANITIZE_THREAD__)
 #define RLX_NN_CLONES __attribute__((target_clones("fma", "default")))
 #else
 #define RLX_NN_CLONES
