@@ -55,7 +55,8 @@ python3 "$ROOT/scripts/fuzz_seeds.py" "$DIR/seeds" >&2
 found=0
 for h in "${HARNESSES[@]}"; do
   mkdir -p "$DIR/corpus/$h" "$DIR/findings/$h"
-  log="$DIR/fuzz_$h.log"
+  mkdir -p "$DIR/logs"
+  log="$DIR/logs/fuzz_$h-$(date +%Y%m%d-%H%M%S).log"
   fork=()
   [ "$J" -gt 0 ] && fork=(-fork="$J" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   echo "fuzz.sh: $h for ${T}s (log: $log)" >&2
@@ -70,7 +71,7 @@ for h in "${HARNESSES[@]}"; do
       "${fork[@]}" ${FUZZ_ARGS:-} >"$log" 2>&1
   rc=$?
   set -e
-  execs=$(grep -E "stat::number_of_executed_units|#[0-9]+.*(DONE|pulse|NEW|REDUCE)" "$log" | tail -1)
+  execs=$(grep -E "^#[0-9]+" "$log" | tail -1 || true)
   n_find=$(find "$DIR/findings/$h" -type f | wc -l)
   echo "fuzz.sh: $h: exit $rc, findings $n_find; $execs" >&2
   if [ "$rc" != 0 ] || [ "$n_find" != 0 ]; then
