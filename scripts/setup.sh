@@ -5,6 +5,8 @@
 #   scripts/setup.sh            everything (packages, downloads, Python venv)
 #   scripts/setup.sh --no-apt   skip Debian packages (you installed them)
 #   scripts/setup.sh --models   also the optional models (below; ~84 MB download)
+#   scripts/setup.sh --sanitizers  also clang, libFuzzer and the sanitizer
+#                               runtimes (make fuzz-short, docs/ROBUSTNESS.md)
 #
 # What it installs and where:
 #   Debian packages  build tools, protobuf-c, OpenBLAS, libpng, the Vulkan
@@ -31,11 +33,13 @@ CACHE=${RLX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rlx}
 PY=${PYTHON:-python3}
 DO_APT=1
 DO_MODELS=0
+DO_SAN=0
 for a in "$@"; do
   case "$a" in
     --no-apt) DO_APT=0 ;;
     --models) DO_MODELS=1 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --sanitizers) DO_SAN=1 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "setup: unknown option '$a' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -102,6 +106,20 @@ EOF
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       -t bookworm-backports mesa-vulkan-drivers >/dev/null
   mesa_version_ok || die "mesa-vulkan-drivers >= $MESA_MIN did not install (have: $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null || echo none))"
+}
+
+# clang 14 (bookworm) with libFuzzer and the ASan/UBSan runtimes, and
+# llvm-symbolizer for readable sanitizer reports. ThreadSanitizer builds use
+# gcc (build-essential): both work since rlx's locks are POSIX mutexes.
+SAN_PKGS=(clang libclang-rt-14-dev llvm)
+setup_sanitizers() {
+  local missing=()
+  for p in "${SAN_PKGS[@]}"; do pkg_installed "$p" || missing+=("$p"); done
+  if [ ${#missing[@]} -eq 0 ]; then say "clang + sanitizer runtimes: present"; return; fi
+  command -v apt-get >/dev/null || die "apt-get not found; install by hand: ${SAN_PKGS[*]}"
+  say "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${SAN_PKGS[@]}" >/dev/null
 }
 
 # ---------------------------------------------------------------- downloads
@@ -219,4 +237,5 @@ setup_onnx
 setup_demo_data
 setup_venv
 [ "$DO_MODELS" = 1 ] && setup_minilm
+[ "$DO_SAN" = 1 ] && [ "$DO_APT" = 1 ] && setup_sanitizers
 say "done"
