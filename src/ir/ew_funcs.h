@@ -140,7 +140,7 @@
     X(ACOSH, OP, Acosh, 1, 0, 9, NULL, 0, NULL, 0, \
       acosh(x), F64(ACOSH), "acosh_($x)") \
     X(ATANH, OP, Atanh, 1, 0, 9, NULL, 0, NULL, 0, \
-      atanh(x), F64(ATANH), "(0.5 * log1p_(2.0 * $x / (1.0 - $x)))") \
+      atanh(x), F64(ATANH), "atanh_($x)") \
     X(ELU, OP, Elu, 1, RLX_EW_CHAIN | RLX_EW_GATE, 6, "alpha", 0, NULL, 0, \
       x >= 0 ? x : p0 * (exp(x) - 1.0), F64(ELU), "select($a * expm1_($x), $x, $x >= 0.0)") \
     X(SELU, OP, Selu, 1, 0, 6, "alpha", 0, "gamma", 0, \

@@ -108,6 +108,24 @@ static void gen_tile(bo_ctx *ctx, const void *arg) {
         bo_single(c, "Tile", 2, in, k, 1, 0, NULL);
         bo_run(ctx, c);
     }
+    /* every dim repeated: 12 copy dims that do not merge, more than one copy
+     * takes (the H200 sweep found rank-6 tiles declined to the CPU) */
+    static const int64_t xd[2][6] = { { 2, 3, 2, 3, 2, 3 }, { 1, 2, 3, 3, 3, 3 } };
+    static const int64_t rd[2][6] = { { 2, 2, 2, 2, 2, 2 }, { 1, 3, 2, 2, 1, 2 } };
+    for (int i = 0; i < 2; i++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        bo_shape s = { 6, { 0 } };
+        memcpy(s.d, xd[i], sizeof xd[i]);
+        rlx_dtype dt = i ? RLX_DTYPE_I64 : RLX_DTYPE_F32;
+        desc_in(c, "Tile", dt, &s);
+        char sb[96];
+        bo_desc(c, " repeats=%s (every dim)", bo_shape_str(6, rd[i], sb, sizeof sb));
+        rlx_tensor *in[2] = { data(dt, &s), bo_i64s(6, rd[i]) };
+        bool k[2] = { false, true };
+        bo_single(c, "Tile", 2, in, k, 1, 0, NULL);
+        bo_run(ctx, c);
+    }
 }
 
 /* ------------------------------------------------------------ DepthToSpace, SpaceToDepth */

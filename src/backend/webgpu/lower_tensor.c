@@ -524,21 +524,43 @@ static rlx_status lower_tile(wg_lower *L) {
         ss[r] = xs[d];
         ds[r++] = ys[d];
     }
-    cpy c;
-    memset(&c, 0, sizeof c);
-    /* emit_copy merges; it takes at most CP_MAX_RANK dims before merging */
-    int keep = 0;
-    for (int i = 0; i < r; i++)
-        if (dims[i] != 1) keep++;
-    if (keep > CP_MAX_RANK) return wg_decline(L, "tile of rank %d", keep);
+    /* unit dims dropped, neighbours contiguous in both merged (outer into inner) */
+    int m = 0;
     for (int i = 0; i < r; i++) {
         if (dims[i] == 1) continue;
-        c.dims[c.rank] = dims[i];
-        c.ss[c.rank] = ss[i];
-        c.ds[c.rank++] = ds[i];
+        if (m > 0 && ss[m - 1] == ss[i] * (int64_t)dims[i] && ds[m - 1] == ds[i] * (int64_t)dims[i]) {
+            dims[m - 1] *= dims[i];
+            ss[m - 1] = ss[i];
+            ds[m - 1] = ds[i];
+            continue;
+        }
+        dims[m] = dims[i], ss[m] = ss[i], ds[m++] = ds[i];
     }
-    if (c.rank == 0) c.rank = 1, c.dims[0] = 1, c.ss[0] = c.ds[0] = 1;
-    return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
+    /* a copy takes CP_MAX_RANK dims (one fewer for i64, whose word pair is
+     * one): the leading dims beyond that become one copy per index */
+    int lim = CP_MAX_RANK - (y->dtype == RLX_DTYPE_I64), peel = m > lim ? m - lim : 0;
+    uint64_t copies = 1;
+    for (int i = 0; i < peel; i++) copies *= dims[i];
+    if (copies > 256) return wg_decline(L, "tile of %d dims would take %llu copies", m, (unsigned long long)copies);
+    for (uint64_t k = 0; k < copies; k++) {
+        cpy c;
+        memset(&c, 0, sizeof c);
+        uint64_t rest = k;
+        for (int i = peel - 1; i >= 0; i--) {
+            int64_t at = (int64_t)(rest % dims[i]);
+            rest /= dims[i];
+            c.src_base += at * ss[i];
+            c.dst_base += at * ds[i];
+        }
+        for (int i = peel; i < m; i++) {
+            c.dims[c.rank] = dims[i];
+            c.ss[c.rank] = ss[i];
+            c.ds[c.rank++] = ds[i];
+        }
+        if (c.rank == 0) c.rank = 1, c.dims[0] = 1, c.ss[0] = c.ds[0] = 1;
+        RLX_TRY(emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c));
+    }
+    return RLX_OK;
 }
 
 /* DepthToSpace-1/11/13 (DCR and CRD) and SpaceToDepth-1/13, NCHW: copies

@@ -168,4 +168,16 @@ fn acosh_(x: f32) -> f32 {
 }
 // x / (1 + |x|); NaN for +-inf as the CPU computes it (inf / inf), where
 // the NVIDIA driver's division gave -0 for -inf.
-fn softsign_(x: f32) -> f32 { return select(x / (1.0 + abs(x)), nan_(x), nonfinite_(x)); }
+// Softsign: x / (1 + |x|), which rounds to +-1 from |x| >= 2^25 on (the
+// NVIDIA driver divides through a reciprocal that flushes to 0 for huge
+// divisors, giving -0 for -3.4e38); NaN for NaN and +-inf, as the CPU.
+fn softsign_(x: f32) -> f32 {
+    let r = select(x / (1.0 + abs(x)), sign(x), abs(x) >= 33554432.0);
+    return select(r, nan_(x), nonfinite_(x));
+}
+// atanh(x) = log1p(2x / (1 - x)) / 2: NaN beyond [-1, 1] and for NaN
+// (WGSL leaves atanh there to the implementation), +-inf at +-1.
+fn atanh_(x: f32) -> f32 {
+    let r = 0.5 * log1p_(2.0 * x / (1.0 - x));
+    return select(r, nan_(x), !(abs(x) <= 1.0));
+}
