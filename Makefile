@@ -19,8 +19,9 @@ CMAKE_FLAGS ?=
 
 FUZZ_SECONDS ?= 60
 # what test-asan runs: every test but those on lavapipe (GPU), the Python
-# ones (they load the plain build's library) and the slow suites
-ASAN_TESTS_EXCLUDE ?= webgpu|gpu|backend_ops|^py_|conformance|model_check|ops_doc
+# ones (they load the plain build's library), the slow suites and the
+# install test (its consumers link librlx.a without the sanitizer runtime)
+ASAN_TESTS_EXCLUDE ?= webgpu|gpu|backend_ops|^py_|conformance|model_check|ops_doc|test_install
 # what test-tsan runs: the tests that share sessions and devices between
 # threads, and the CPU worker pool (the fast paths on 5 threads); the GEMM's
 # thread-count tests are left out (over 10 minutes each under TSan here)
