@@ -30,7 +30,11 @@ install(TARGETS rlx_shared rlx
 install(TARGETS rlx_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(RLX_WEBGPU)
   install(FILES "${WGPU_DIR}/lib/libwgpu_native.so" DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  # its licence terms (scripts/setup.sh writes them beside it)
+  install(FILES "${WGPU_DIR}/NOTICE.wgpu-native" "${WGPU_DIR}/LICENSE.wgpu-py"
+          DESTINATION ${CMAKE_INSTALL_DOCDIR}/licenses)
 endif()
+install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # what a static link needs besides librlx.a (rlx.pc and rlx::rlx_static)
 set(RLX_PC_LIBS_PRIVATE "-lm -lpthread")

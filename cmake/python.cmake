@@ -56,3 +56,10 @@ install(CODE "
     endif()
   endforeach()
 " COMPONENT rlx_python)
+# rlx's own licence, and wgpu-native's terms (not a Debian package: scripts/setup.sh
+# writes its notice beside it)
+install(FILES LICENSE DESTINATION rlx/licenses RENAME rlx.LICENSE COMPONENT rlx_python)
+if(RLX_WEBGPU)
+  install(FILES "${WGPU_DIR}/NOTICE.wgpu-native" "${WGPU_DIR}/LICENSE.wgpu-py"
+          DESTINATION rlx/licenses COMPONENT rlx_python)
+endif()

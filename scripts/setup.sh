@@ -145,17 +145,34 @@ stamp_ok() { [ -f "$1/.stamp" ] && [ "$(cat "$1/.stamp")" = "$2" ]; }
 
 setup_wgpu() {
   local d="$ROOT/third_party/wgpu"
-  if stamp_ok "$d" "$WGPU_SHA"; then say "wgpu-native: present ($WGPU_VER)"; return; fi
+  # the stamp names the layout too, so that an older unpacking (without the
+  # licence files) is redone once
+  local key="$WGPU_SHA layout-2"
+  if stamp_ok "$d" "$key"; then say "wgpu-native: present ($WGPU_VER)"; return; fi
   local whl; whl=$(fetch_wheel "wgpu==$WGPU_VER" "$WGPU_WHL" "$WGPU_SHA" \
                    --python-version 3.11 --platform manylinux_2_28_x86_64)
   rm -rf "$d" && mkdir -p "$d/include/webgpu" "$d/lib"
   local t; t=$(mktemp -d)
-  unzip -q -o "$whl" 'wgpu/resources/*' -d "$t"
+  unzip -q -o "$whl" 'wgpu/resources/*' "wgpu-$WGPU_VER.dist-info/licenses/*" -d "$t"
   cp "$t/wgpu/resources/webgpu.h" "$t/wgpu/resources/wgpu.h" "$d/include/webgpu/"
   cp "$t/wgpu/resources/libwgpu_native-release.so" "$d/lib/libwgpu_native.so"
-  cp "$t/wgpu-$WGPU_VER.dist-info/licenses/LICENSE" "$d/LICENSE.wgpu-py" 2>/dev/null || true
+  # licence terms that travel with the library (the C install and the wheel
+  # copy both files): the Python wrapper's licence, which the wheel carries,
+  # and a notice of wgpu-native's own terms, which the wheel does not carry
+  cp "$t/wgpu-$WGPU_VER.dist-info/licenses/LICENSE" "$d/LICENSE.wgpu-py" ||
+    die "the wgpu $WGPU_VER wheel has no licence file"
+  cat > "$d/NOTICE.wgpu-native" <<NOTICE
+libwgpu_native.so is wgpu-native (https://github.com/gfx-rs/wgpu-native), a
+WebGPU implementation in Rust on wgpu-core by the gfx-rs developers. Its
+authors license it under the MIT license or the Apache License 2.0, at the
+user's choice; rlx redistributes it under the Apache License 2.0, whose text
+is rlx's LICENSE file. rlx takes the library unmodified from the PyPI wheel
+$WGPU_WHL
+(sha256 $WGPU_SHA), whose Python wrapper (wgpu-py) is under the BSD
+2-Clause license in LICENSE.wgpu-py.
+NOTICE
   rm -rf "$t"
-  echo "$WGPU_SHA" > "$d/.stamp"
+  echo "$key" > "$d/.stamp"
   say "wgpu-native: unpacked into third_party/wgpu"
 }
 

@@ -35,6 +35,14 @@ for f in "$P/include/rlx/rlx.h" "$P/include/rlx/version.h" "$P/include/rlx/sessi
          "$LIB/cmake/rlx/rlxConfig.cmake" "$LIB/cmake/rlx/rlxConfigVersion.cmake" "$P/bin/rlx"; do
     [ -e "$f" ] && ok "installed ${f#$P/}" || fail "missing ${f#$P/}"
 done
+DOC=$P/share/doc/rlx
+[ -f "$DOC/LICENSE" ] && ok "installed share/doc/rlx/LICENSE" || fail "missing share/doc/rlx/LICENSE"
+if [ -e "$LIB/libwgpu_native.so" ]; then
+    for f in NOTICE.wgpu-native LICENSE.wgpu-py; do
+        [ -s "$DOC/licenses/$f" ] && ok "wgpu-native's terms: share/doc/rlx/licenses/$f" ||
+            fail "libwgpu_native.so is installed without share/doc/rlx/licenses/$f"
+    done
+fi
 [ "$(readlink "$LIB/librlx.so.$MAJOR")" = "librlx.so.$VERSION" ] && ok "librlx.so.$MAJOR -> librlx.so.$VERSION" ||
     fail "librlx.so.$MAJOR does not point to librlx.so.$VERSION"
 [ "$(readlink "$LIB/librlx.so")" = "librlx.so.$MAJOR" ] && ok "librlx.so -> librlx.so.$MAJOR" ||

@@ -127,6 +127,15 @@ for prov in want:
         err = float(np.abs(y - ref).max())
         C.check(y.shape == ref.shape and err <= 1e-5, "%s: max abs diff %.3g vs onnxruntime (1e-5)" % (key, err))
 
+# every bundled library's licence terms travel with it
+lic = os.path.join(pkg, "licenses")
+have = set(os.listdir(lic)) if os.path.isdir(lic) else set()
+want_lic = {"rlx.LICENSE"} | ({"NOTICE.wgpu-native", "LICENSE.wgpu-py"} if webgpu else set())
+C.check(want_lic <= have, "rlx/licenses/ lacks %r (has %r)" % (sorted(want_lic - have), sorted(have)))
+for name in os.listdir(pkg):
+    if ".so" in name and name not in ("librlx.so", "libwgpu_native.so"):
+        C.check(name + ".copyright" in have, "%s is bundled without rlx/licenses/%s.copyright" % (name, name))
+
 # where each library came from
 maps = res["maps"]
 for lib in ["librlx.so", "libopenblas.so.0", "libprotobuf-c.so.1"] + (["libwgpu_native.so"] if webgpu else []):
