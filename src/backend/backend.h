@@ -61,6 +61,11 @@ static inline rlx_status rlx_prof_add(rlx_prof *pr, int step, const char *kernel
     return RLX_OK;
 }
 
+/* Called by a backend after each step it runs on the host, when set
+ * (rlx_backend.set_step_hook): the runtime's progress line on long runs.
+ * step: the program step just run. Must be cheap: it runs per node. */
+typedef void (*rlx_step_hook)(void *ctx, size_t step);
+
 struct rlx_backend {
     const char *name;        /* "cpu", "webgpu" */
     rlx_device_kind kind;
@@ -98,6 +103,9 @@ struct rlx_backend {
      * set_timing selects RLX_TIMING_* for the following runs (errors:
      * RLX_ERR_UNSUPPORTED when the device has no timestamp queries). */
     void (*exe_stats)(rlx_backend_exe *exe, rlx_exe_stats *out);
+    /* Optional: after each host step of a run, call fn(ctx, step) (fn NULL:
+     * no more calls). A device backend without host steps leaves it NULL. */
+    void (*set_step_hook)(rlx_backend_exe *exe, rlx_step_hook fn, void *ctx);
     rlx_status (*set_timing)(rlx_backend_exe *exe, int level);
 };
 

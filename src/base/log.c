@@ -4,6 +4,8 @@
  * message, or an empty progress message, clears it first. */
 #include "base/log.h"
 
+#include "base/escape.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,11 +49,24 @@ static void print_default(rlx_log_level level, const char *msg) {
     fprintf(stderr, "%s%s\n", prefix, msg);
 }
 
+/* Hands msg to the log function with what a terminal could act on escaped
+ * (rlx_escape_into: names from model files reach messages; newlines of
+ * multi-line reports stay). Already escaped text passes unchanged. */
 static void deliver(rlx_log_level level, char *msg) {
     size_t n = strlen(msg);
-    if (n && msg[n - 1] == '\n') msg[n - 1] = '\0';
-    if (g_fn) g_fn(level, msg, g_user);
-    else print_default(level, msg);
+    if (n && msg[n - 1] == '\n') msg[n - 1] = '\0', n--;
+    char small[1024];
+    size_t cap = 4 * n + 1; /* an escape is at most 4 bytes per input byte */
+    char *safe = cap <= sizeof small ? small : malloc(cap);
+    if (safe) rlx_escape_into(msg, safe, cap, true);
+    else { /* no memory for the copy: drop what is not printable ASCII */
+        for (char *c = msg; *c; c++)
+            if ((unsigned char)*c < 0x20 ? *c != '\n' : (unsigned char)*c >= 0x7f) *c = '?';
+    }
+    const char *text = safe ? safe : msg;
+    if (g_fn) g_fn(level, text, g_user);
+    else print_default(level, text);
+    if (safe != small) free(safe);
 }
 
 void rlx_log(rlx_log_level level, const char *fmt, ...) {

@@ -95,7 +95,7 @@ static const char *check_gemm_tile(const char *v, char *buf, size_t cap) {
  * --markdown` prints it). */
 static const opt_def k_opts[] = {
     ENUM("progress", "RLX_PROGRESS", W("auto", "on", "off"), progress, 0,
-         "progress lines on stderr while a plan compiles (auto: only when stderr is a terminal)"),
+         "progress lines on stderr while a plan compiles and while a run lasts over 1 s (auto: only when stderr is a terminal)"),
     BOOL("debug.dump_ir", "RLX_DUMP_IR", "0", dump_ir,
          "print the graph to stderr as a plan is compiled: after binding the input shapes and after each pass"),
     BOOL("debug.fusion_report", "RLX_FUSION_REPORT", "0", fusion_report,

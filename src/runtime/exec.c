@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/platform.h"
 #include "base/tensor.h"
 #include "runtime/exec.h"
@@ -19,6 +20,8 @@ struct rlx_exec {
     int *out_from;           /* per output read back: an earlier output with the same read-back, or -1 */
     int timing;              /* RLX_TIMING_* */
     rlx_prof prof;
+    bool progress;           /* rlx_exec_set_progress */
+    double run_t0, shown_t;  /* this run's start; when the progress line was last written (0: never) */
 };
 
 void rlx_exec_destroy(rlx_exec *x) {
@@ -117,6 +120,24 @@ static rlx_status write_inputs(rlx_exec *x, const rlx_tensor *const *inputs) {
     return RLX_OK;
 }
 
+/* The progress line after step s (rlx_step_hook; steps between GPU
+ * segments come from run_segments). */
+static void progress_tick(void *ctx, size_t s) {
+    rlx_exec *x = ctx;
+    double now = rlx_now_seconds();
+    if (now - x->run_t0 < RLX_EXEC_PROGRESS_AFTER_S || now - x->shown_t < RLX_EXEC_PROGRESS_EVERY_S) return;
+    x->shown_t = now;
+    const rlx_program *p = x->p;
+    const rlx_node *n = &p->g->nodes[p->steps[s]];
+    rlx_log(RLX_LOG_PROGRESS, "rlx: running: step %zu/%zu (%s), %.1f s", s + 1, p->n_steps, rlx_node_desc(n),
+            now - x->run_t0);
+}
+
+void rlx_exec_set_progress(rlx_exec *x, bool on) {
+    x->progress = on;
+    if (x->hx && x->host->set_step_hook) x->host->set_step_hook(x->hx, on ? progress_tick : NULL, x);
+}
+
 static rlx_status run_segments(rlx_exec *x, rlx_tensor **outputs) {
     const rlx_program *p = x->p;
     rlx_prof *prof = x->timing ? &x->prof : NULL;
@@ -132,6 +153,7 @@ static rlx_status run_segments(rlx_exec *x, rlx_tensor **outputs) {
         for (size_t i = 0; i < sg->n_up; i++)
             RLX_TRY(x->dev->upload(x->dx, sg->up[i].off, x->hbase + sg->up[i].off, sg->up[i].bytes));
         RLX_TRY(x->dev->run_segment(x->dx, k, x->dst + x->dst_at[k], prof));
+        if (x->progress && sg->s1 > sg->s0) progress_tick(x, sg->s1 - 1);
     }
     return RLX_OK;
 }
@@ -163,7 +185,10 @@ rlx_status rlx_exec_run(rlx_exec *x, const rlx_tensor *const *inputs, rlx_tensor
     bool given = g->n_outputs && outputs[0];
     rlx_status st = prepare_outputs(x->p, outputs, given);
     if (!st) st = write_inputs(x, inputs);
+    x->run_t0 = x->progress ? rlx_now_seconds() : 0.0;
+    x->shown_t = 0.0;
     if (!st) st = run_segments(x, outputs);
+    if (x->shown_t > 0.0) rlx_log(RLX_LOG_PROGRESS, "%s", "");
     if (!st) copy_outputs(x, inputs, outputs);
     if (st && !given)
         for (size_t i = 0; i < g->n_outputs; i++) rlx_tensor_destroy(outputs[i]), outputs[i] = NULL;

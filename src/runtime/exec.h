@@ -35,6 +35,16 @@ void rlx_exec_destroy(rlx_exec *x);
  * device backend keeps none (the CPU). */
 bool rlx_exec_stats(const rlx_exec *x, rlx_exe_stats *out);
 
+/* Progress lines (rlx_log, RLX_LOG_PROGRESS) during the following runs:
+ * once a run has taken RLX_EXEC_PROGRESS_AFTER_S seconds, a line saying
+ * which step of how many it is at, rewritten at most every
+ * RLX_EXEC_PROGRESS_EVERY_S seconds, cleared when the run ends. Steps are
+ * counted on the host (each CPU step) and per GPU segment (one submit:
+ * its steps complete together). */
+#define RLX_EXEC_PROGRESS_AFTER_S 1.0
+#define RLX_EXEC_PROGRESS_EVERY_S 0.25
+void rlx_exec_set_progress(rlx_exec *x, bool on);
+
 /* Selects RLX_TIMING_* for the following runs. errors: RLX_ERR_UNSUPPORTED
  * when the device cannot time (no timestamp queries, or the CPU). */
 rlx_status rlx_exec_set_timing(rlx_exec *x, int level);

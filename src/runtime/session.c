@@ -423,6 +423,7 @@ static rlx_status compile_plan_steps(rlx_session *s, const rlx_tensor *const *or
         rlx_log(RLX_LOG_PROGRESS, "rlx: compiling: %zu steps for %s", e->p->n_steps, rlx_session_device_name(s));
     double t1 = rlx_now_seconds();
     RLX_TRY(rlx_exec_create(s->be, s->host, e->p, &e->x));
+    rlx_exec_set_progress(e->x, progress);
     e->stats.backend_compile_s = rlx_now_seconds() - t1;
     e->report = make_report(s, e, NULL);
     return RLX_OK;

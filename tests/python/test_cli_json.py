@@ -8,7 +8,8 @@
    lines (host-clock time per step), also under --json;
  - progress lines ("\\r...\\033[K") appear on stderr only when it is a
    terminal (run under `script`) or with --option progress=on, never when
-   stderr is a pipe, and --quiet silences them even with progress=on."""
+   stderr is a pipe, and --quiet silences them even with progress=on; a run
+   longer than a second says which step it is at (names escaped)."""
 import json
 import os
 import shutil
@@ -148,6 +149,21 @@ rc, so, se = rlx(["run", model, "--iters", "1", "--option", "progress=on"], env=
 C.check(rc == 0 and b"\rrlx: loading" in se and b"compiling" in se, "progress=on: %r" % se)
 rc, so, se = rlx(["run", model, "--iters", "1", "--option", "progress=on", "--quiet"], env=env)
 C.check(rc == 0 and b"\r" not in se, "--quiet with progress=on: %r" % se)
+# a run longer than a second (100 MatMuls of 1024x1024 sharing one weight, ~2e11
+# flops) shows which step it is at; names from the file arrive escaped
+n_mm = 100
+w = numpy_helper.from_array((np.random.default_rng(1).standard_normal((1024, 1024)) / 32).astype(np.float32), "w")
+mm = [helper.make_node("MatMul", ["x" if i == 0 else "h%d" % (i - 1), "w"], ["h%d" % i], name="mm\x1b]0;t\x07%d" % i)
+      for i in range(n_mm)]
+g = helper.make_graph(mm, "slow", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024, 1024])],
+                      [helper.make_tensor_value_info("h%d" % (n_mm - 1), TensorProto.FLOAT, [1024, 1024])], [w])
+slow = os.path.join(tmp, "slow.onnx")
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), slow)
+rc, so, se = rlx(["run", slow, "--warmup", "0", "--iters", "0", "--option", "progress=on"], env=env)
+C.check(rc == 0 and b"\rrlx: running: step " in se and b"/%d (node 'mm\\x1b]0;t\\x07" % n_mm in se,
+        "progress during a long run: %r" % se[-400:])
+C.check(b"\x1b]" not in se and b"\x07" not in se, "a raw control character reached stderr: %r" % se[-400:])
+
 script = shutil.which("script")
 if script:  # a terminal for stderr: progress appears without asking
     cmd = "%s run %s --iters 1 >/dev/null" % (RLX, model)

@@ -16,6 +16,8 @@ struct rlx_backend_exe {
     const rlx_program *p;
     unsigned char *arena;
     rlx_tensor *views; /* per value: a view into the arena or the konst */
+    rlx_step_hook hook; /* called after each step, when set */
+    void *hook_ctx;
 };
 
 static rlx_tensor *value_view(struct rlx_backend_exe *e, int v) { return v < 0 ? NULL : &e->views[v]; }
@@ -82,6 +84,7 @@ static rlx_status cpu_run_segment(rlx_backend_exe *e, size_t k, void *const *dow
         double t0 = prof ? rlx_now_seconds() : 0.0;
         RLX_TRY(rlx_cpu_run_node(g, n, in, out, false));
         if (prof) RLX_TRY(rlx_prof_add(prof, (int)s, "cpu", (t0 - prof->t0) * 1e6, (rlx_now_seconds() - t0) * 1e6, false));
+        if (e->hook) e->hook(e->hook_ctx, s);
     }
     for (size_t i = 0; down_dst && i < sg->n_down; i++)
         if (down_dst[i] != e->arena + sg->down[i].off) memcpy(down_dst[i], e->arena + sg->down[i].off, (size_t)sg->down[i].bytes);
@@ -89,6 +92,11 @@ static rlx_status cpu_run_segment(rlx_backend_exe *e, size_t k, void *const *dow
 }
 
 static unsigned char *cpu_host_arena(rlx_backend_exe *e) { return e->arena; }
+
+static void cpu_set_step_hook(rlx_backend_exe *e, rlx_step_hook fn, void *ctx) {
+    e->hook = fn;
+    e->hook_ctx = ctx;
+}
 
 static void cpu_destroy_exe(rlx_backend_exe *e) {
     if (!e) return;
@@ -110,6 +118,7 @@ rlx_status rlx_backend_cpu_create(rlx_backend **out) {
     be->upload = cpu_upload;
     be->run_segment = cpu_run_segment;
     be->host_arena = cpu_host_arena;
+    be->set_step_hook = cpu_set_step_hook;
     be->destroy_exe = cpu_destroy_exe;
     be->destroy = cpu_destroy;
     *out = be;
