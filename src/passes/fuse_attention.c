@@ -15,7 +15,7 @@
  * (online softmax per block of keys); on the CPU they live in a block
  * buffer.
  *
- * Preconditions, each checked: f32 and static shapes throughout; Q, K^T and
+ * Preconditions, each checked: one float type (f32 or f16) and static shapes throughout; Q, K^T and
  * V of one rank >= 2 with equal batch dims (no broadcasting); plain MatMuls
  * (no fused bias or activation), except that a bias fuse_activation put
  * into MatMul(Q, K^T) (a constant mask of Sk elements added straight after
@@ -39,7 +39,11 @@
 
 #define PASS "fuse_attention"
 
-static bool f32_static(const rlx_value *v) { return v && v->dtype == RLX_DTYPE_F32 && rlx_value_is_static(v); }
+/* v has static shape and the chain's type dt (f32, or f16: rlx.Attention
+ * then computes in f32 and rounds its output once, the rounding policy of
+ * fused chains, where the unfused ops would round scores and probabilities
+ * to f16). */
+static bool typed_static(const rlx_value *v, rlx_dtype dt) { return v && v->dtype == dt && rlx_value_is_static(v); }
 
 /* A MatMul without fused inputs or activation, output 0 present. */
 static bool plain_matmul(const rlx_node *n) {
@@ -53,13 +57,13 @@ static bool biased_matmul(const rlx_node *n) {
            rlx_node_act(n).kind == RLX_ACT_NONE;
 }
 
-/* When value v is the output of a Transpose of rank r (f32, static input),
+/* When value v is the output of a Transpose of rank r (of type dt, static input),
  * that node, with its permutation in perm; else NULL. */
-static const rlx_node *transpose_of(const rlx_graph *g, int v, int r, int64_t *perm) {
+static const rlx_node *transpose_of(const rlx_graph *g, int v, int r, rlx_dtype dt, int64_t *perm) {
     const rlx_node *t = rlx_fuse_producer(g, v);
     if (!t || !rlx_fuse_is(t, RLX_OP_Transpose) || t->n_in != 1 || t->n_out != 1) return NULL;
     const rlx_value *x = &g->values[t->in[0]];
-    if (!f32_static(x) || x->rank != r) return NULL;
+    if (!typed_static(x, dt) || x->rank != r) return NULL;
     size_t np;
     const int64_t *p = rlx_param_ints(t, "perm", &np);
     if (p) {
@@ -103,7 +107,8 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
     const rlx_node *sm = &g->nodes[sm_id];
     if (sm->n_in != 1 || sm->n_out != 1 || sm->out[0] < 0) return RLX_OK;
     const rlx_value *sv = &g->values[sm->in[0]];
-    if (!f32_static(sv) || sv->rank < 2) return RLX_OK;
+    rlx_dtype dt = sv->dtype;
+    if ((dt != RLX_DTYPE_F32 && dt != RLX_DTYPE_F16) || !typed_static(sv, dt) || sv->rank < 2) return RLX_OK;
     int ax;
     int64_t axis = rlx_softmax_axis(sm);
     if (!rlx_norm_axis(axis, sv->rank, &ax) || ax != sv->rank - 1) return RLX_OK;
@@ -136,12 +141,12 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
         for (int j = 0; j < 2 && k < 0; j++) {
             const rlx_value *c = &g->values[p->in[j]];
             const rlx_node *q = rlx_fuse_producer(g, p->in[1 - j]);
-            if ((!div || j == 1) && c->konst && c->dtype == RLX_DTYPE_F32 && rlx_tensor_numel(c->konst) == 1 &&
+            if ((!div || j == 1) && c->konst && c->dtype == dt && rlx_tensor_numel(c->konst) == 1 &&
                 c->rank <= sv->rank && q && plain_matmul(q))
                 k = j;
         }
         if (k < 0) return RLX_OK;
-        scale = ((const float *)g->values[p->in[k]].konst->data)[0];
+        scale = (float)rlx_tensor_get_f64(g->values[p->in[k]].konst, 0);
         scale_div = div;
         ids[n_ids++] = (int)(p - g->nodes);
         cur = p->in[1 - k];
@@ -156,7 +161,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
     const rlx_node *qk = p;
     const rlx_value *q = &g->values[qk->in[0]], *kt = &g->values[qk->in[1]], *v = &g->values[pv->in[1]];
     const rlx_value *out = &g->values[pv->out[0]], *scores = &g->values[qk->out[0]];
-    if (!f32_static(q) || !f32_static(kt) || !f32_static(v) || !f32_static(out) || q->rank < 2 ||
+    if (!typed_static(q, dt) || !typed_static(kt, dt) || !typed_static(v, dt) || !typed_static(out, dt) || q->rank < 2 ||
         !same_batch(q, kt) || !same_batch(q, v) || !rlx_fuse_same_shape(scores, sv))
         return RLX_OK;
     int r = q->rank;
@@ -165,7 +170,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
         return RLX_OK;
     if (mask >= 0) {
         const rlx_value *mv = &g->values[mask];
-        if (!f32_static(mv) || mv->rank > r) return RLX_OK;
+        if (!typed_static(mv, dt) || mv->rank > r) return RLX_OK;
         for (int i = 0; i < mv->rank; i++) {
             int64_t md = mv->dims[i], want = scores->dims[r - mv->rank + i];
             if (md != 1 && md != want) return RLX_OK;
@@ -180,7 +185,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
     int absorbed = 0;
     int *ins_of[3] = { &q_in, &k_in, &v_in };
     for (int t = 0; t < 3; t++) {
-        const rlx_node *tr = transpose_of(g, *ins_of[t], r, perms[t]);
+        const rlx_node *tr = transpose_of(g, *ins_of[t], r, dt, perms[t]);
         if (!tr) continue;
         if (rlx_fuse_private(g, u, *ins_of[t], 1)) {
             *ins_of[t] = tr->in[0];
@@ -198,7 +203,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int sm_id, rlx
         const int64_t *perm = rlx_fuse_is(ty, RLX_OP_Transpose) && ty->n_in == 1 && ty->n_out == 1 && ty->out[0] >= 0
                                   ? rlx_param_ints(ty, "perm", &np)
                                   : NULL;
-        if (perm && np == (size_t)r && f32_static(&g->values[ty->out[0]])) {
+        if (perm && np == (size_t)r && typed_static(&g->values[ty->out[0]], dt)) {
             memcpy(perms[3], perm, (size_t)r * sizeof(int64_t));
             has_perm[3] = true;
             ids[n_ids++] = (int)(ty - g->nodes);

@@ -1,5 +1,5 @@
 /* The f16 axis of the harness: the elementwise, logic, data-movement,
- * Softmax/LayerNorm and FusedElementwise lowerings on binary16 tensors
+ * Softmax/LayerNorm, FusedElementwise and Attention lowerings on binary16 tensors
  * (f16 instances of the kernels, shader-f16; Cast and the comparisons read
  * packed halves). The oracle is the CPU backend, which computes each op in
  * f32 (or f64) and rounds once to binary16, as the GPU kernels do: so data
@@ -316,6 +316,62 @@ static void gen_chain16(bo_ctx *ctx, const void *arg) {
     }
 }
 
+/* The exporters' attention pattern on f16 (MatMul, Mul by the scale,
+ * Add(mask), Softmax, MatMul; with and without the head-split Transposes):
+ * one rlx.Attention on the GPU, computed in f32 and rounded once. */
+static void gen_attention16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    static const int64_t k_dims[][4] = { /* B, H, Sq, Sk, with D below */
+                                         { 1, 2, 5, 9 }, { 2, 3, 1, 17 }, { 1, 1, 33, 70 }, { 2, 2, 8, 8 } };
+    static const int64_t k_d[] = { 16, 31, 64, 8 };
+    for (int k = 0; k < (int)BO_LEN(k_dims); k++) {
+        bo_case *c = bo_next(ctx, 17);
+        if (!c) continue;
+        int64_t B = k_dims[k][0], H = k_dims[k][1], Sq = k_dims[k][2], Sk = k_dims[k][3], D = k_d[k];
+        bool split = k % 2 == 1, mask = k != 2;
+        const char *q, *kt, *v;
+        if (split) { /* [B, S, H, D] -> Transpose, as exporters split heads */
+            int64_t qd[4] = { B, Sq, H, D }, kd[4] = { B, Sk, H, D };
+            static const int64_t p0213[4] = { 0, 2, 1, 3 }, p0231[4] = { 0, 2, 3, 1 };
+            rlx_attr a0 = RLX_ATTR_IS("perm", 4, p0213), a1 = RLX_ATTR_IS("perm", 4, p0231);
+            q = bo_input(c, bo_rand(F16, 4, qd, -1, 1));
+            q = bo_node(c, "Transpose", 1, &q, 1, 1, &a0);
+            kt = bo_input(c, bo_rand(F16, 4, kd, -1, 1));
+            kt = bo_node(c, "Transpose", 1, &kt, 1, 1, &a1);
+            v = bo_input(c, bo_rand(F16, 4, kd, -1, 1));
+            v = bo_node(c, "Transpose", 1, &v, 1, 1, &a0);
+        } else {
+            int64_t qd[4] = { B, H, Sq, D }, kd[4] = { B, H, D, Sk }, vd[4] = { B, H, Sk, D };
+            q = bo_input(c, bo_rand(F16, 4, qd, -1, 1));
+            kt = bo_input(c, bo_rand(F16, 4, kd, -1, 1));
+            v = bo_input(c, bo_rand(F16, 4, vd, -1, 1));
+        }
+        const char *qk_in[2] = { q, kt };
+        const char *s = bo_node(c, "MatMul", 2, qk_in, 1, 0, NULL);
+        const char *sc_in[2] = { s, bo_const(c, bo_scalar(F16, 0.25)) };
+        s = bo_node(c, "Mul", 2, sc_in, 1, 0, NULL);
+        if (mask) {
+            int64_t md[4] = { B, 1, 1, Sk };
+            const char *m_in[2] = { s, bo_input(c, bo_rand(F16, 4, md, -3, 0)) };
+            s = bo_node(c, "Add", 2, m_in, 1, 0, NULL);
+        }
+        rlx_attr ax = RLX_ATTR_I("axis", -1);
+        s = bo_node(c, "Softmax", 1, &s, 1, 1, &ax);
+        const char *pv_in[2] = { s, v };
+        const char *y = bo_node(c, "MatMul", 2, pv_in, 1, 0, NULL);
+        if (split) {
+            static const int64_t p0213[4] = { 0, 2, 1, 3 };
+            rlx_attr a0 = RLX_ATTR_IS("perm", 4, p0213);
+            y = bo_node(c, "Transpose", 1, &y, 1, 1, &a0);
+        }
+        bo_output(c, y);
+        c->fused = "rlx.Attention";
+        bo_desc(c, "f16 attention B=%lld H=%lld Sq=%lld Sk=%lld D=%lld%s%s", (long long)B, (long long)H, (long long)Sq,
+                (long long)Sk, (long long)D, split ? " head-split transposes" : "", mask ? " mask [B,1,1,Sk]" : "");
+        bo_run(ctx, c);
+    }
+}
+
 static const bo_op k_ops[] = {
     { "Relu", gen_unary16, NULL, EXACT16 },
     { "Neg", gen_unary16, NULL, EXACT16 },
@@ -356,6 +412,7 @@ static const bo_op k_ops[] = {
     { "LogSoftmax", gen_rows16, NULL, ROWS16 },
     { "LayerNormalization", gen_rows16, NULL, ROWS16 },
     { "fuse:fuse_elementwise:f16", gen_chain16, NULL, CHAIN16 },
+    { "rlx.Attention", gen_attention16, NULL, CHAIN16 },
 };
 
 const bo_family bo_family_f16 = { "f16", k_ops, BO_LEN(k_ops) };

@@ -305,7 +305,7 @@ static rlx_status attn_fast(rlx_cpu_kctx *k, const attn_geom *g) {
     return RLX_OK;
 }
 
-static rlx_status k_attention(rlx_cpu_kctx *k) {
+static rlx_status k_attention_f32(rlx_cpu_kctx *k) {
     attn_geom g;
     RLX_TRY(attn_resolve(k, &g));
     if (g.nb * g.sq * g.dv == 0) return RLX_OK;
@@ -320,6 +320,46 @@ static rlx_status k_attention(rlx_cpu_kctx *k) {
                 attn_fast_ok(&g, &qt, &qld, &bt, &bld, &vt, &vld, &yld);
     if (k->reference || !fits) return attn_reference(k, &g);
     return attn_fast(k, &g);
+}
+
+/* f16 operands: widened to f32 copies (same dims and layout), computed as
+ * f32, the result rounded once to binary16 (the GPU's rounding policy:
+ * scores and probabilities are never rounded to f16). */
+static rlx_status k_attention(rlx_cpu_kctx *k) {
+    if (k->in[0]->dtype != RLX_DTYPE_F16) return k_attention_f32(k);
+    int n_in = k->n->n_in > 3 && k->in[3] ? 4 : 3;
+    rlx_tensor *w[5] = { NULL };
+    const rlx_tensor *src[5] = { k->in[0], k->in[1], k->in[2], n_in > 3 ? k->in[3] : NULL, k->out[0] };
+    rlx_status st = RLX_OK;
+    for (int i = 0; i < 5 && !st; i++) {
+        if (!src[i]) continue;
+        if (src[i]->dtype != RLX_DTYPE_F16) {
+            st = rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "Q, K, V (and Mask) must be of one type (f32 or f16)");
+            break;
+        }
+        st = rlx_tensor_create(RLX_DTYPE_F32, src[i]->dims, src[i]->rank, &w[i]);
+        if (st || i == 4) continue;
+        size_t n = rlx_tensor_numel(src[i]);
+        const uint16_t *h = src[i]->data;
+        float *f = w[i]->data;
+        for (size_t e = 0; e < n; e++) f[e] = rlx_f16_to_f32(h[e]);
+    }
+    if (!st) {
+        const rlx_tensor *in[4] = { w[0], w[1], w[2], w[3] };
+        rlx_tensor *out[1] = { w[4] };
+        rlx_cpu_kctx k32 = *k;
+        k32.in = in;
+        k32.out = out;
+        st = k_attention_f32(&k32);
+    }
+    if (!st) {
+        size_t n = rlx_tensor_numel(k->out[0]);
+        const float *f = w[4]->data;
+        uint16_t *h = k->out[0]->data;
+        for (size_t e = 0; e < n; e++) h[e] = rlx_f32_to_f16(f[e]);
+    }
+    for (int i = 0; i < 5; i++) rlx_tensor_destroy(w[i]);
+    return st;
 }
 
 /* ------------------------------------------------------------ table */

@@ -57,6 +57,7 @@ typedef struct att_geom {
     int r;
     rlx_attn_layout l;
     bool div, mask;
+    bool half; /* f16 operands (T = f16: loaded as f32, the result rounded once) */
     float scale;
     uint64_t nb, sq, d, sk, dv; /* batch items (heads included), query rows, depth, keys, value depth */
     uint64_t kds, kss;          /* K read as [Sk, D]: strides of its D and Sk axes */
@@ -68,8 +69,11 @@ typedef struct att_geom {
 static rlx_status att_resolve(wg_lower *L, att_geom *g, bool *empty) {
     memset(g, 0, sizeof *g);
     *empty = false;
-    RLX_TRY(wg_check_io(L, WG_F32, 1));
+    RLX_TRY(wg_check_io(L, WG_F32 | WG_F16, 1));
     const rlx_value *q = wg_in(L, 0), *k = wg_in(L, 1), *v = wg_in(L, 2), *m = wg_in(L, 3), *y = wg_out(L, 0);
+    if (k->dtype != q->dtype || v->dtype != q->dtype || y->dtype != q->dtype || (m && m->dtype != q->dtype))
+        return wg_decline(L, "operands of different types");
+    g->half = q->dtype == RLX_DTYPE_F16;
     int r = q->rank;
     if (r < 2 || k->rank != r || v->rank != r || y->rank != r) return wg_decline(L, "ranks");
     if (rlx_attn_layout_of(L->n, r, q->dims, k->dims, v->dims, &g->l) != RLX_OK) return wg_decline(L, "layout");
@@ -120,14 +124,15 @@ static rlx_status att_resolve(wg_lower *L, att_geom *g, bool *empty) {
  * (an unused binding would drop out of the pipeline's layout). v4[i]:
  * operand i (Q, K, V, Y) declared as vec4s. */
 static void emit_bindings(wg_src *b, bool mask, const bool *v4, bool sk_param) {
+    wg_src_printf(b, "//!elem f32 f16\n");
     wg_src_printf(b, "//!params q_off: u32, k_off: u32, v_off: u32, %sy_off: u32%s\n", mask ? "m_off: u32, " : "",
                   sk_param ? ", sk: u32" : "");
     static const char *const names[4] = { "Q", "K", "V", "Y" };
     int bnd = 1;
     for (int i = 0; i < 4; i++) {
-        if (i == 3 && mask) wg_src_printf(b, "@group(0) @binding(%d) var<storage, read_write> M: array<f32>;\n", bnd++);
+        if (i == 3 && mask) wg_src_printf(b, "@group(0) @binding(%d) var<storage, read_write> M: array<T>;\n", bnd++);
         wg_src_printf(b, "@group(0) @binding(%d) var<storage, read_write> %s: array<%s>;\n", bnd++, names[i],
-                      v4 && v4[i] ? "vec4<f32>" : "f32");
+                      v4 && v4[i] ? "vec4<T>" : "T");
     }
 }
 
@@ -164,6 +169,7 @@ static rlx_status emit_done(wg_lower *L, const att_geom *g, wg_src *b, const cha
     }
     wg_dispatch *d = wg_emit_source(L, name, b->s);
     wg_src_free(b);
+    if (g->half) d->elem = WG_ELEM_F16; /* before binding: windows count halves */
     for (int i = 0; i < 3; i++) {
         if (v4 && v4[i]) wg_bind_value4(L, d, wg_in_id(L, i));
         else wg_bind_value(L, d, wg_in_id(L, i));
@@ -242,7 +248,7 @@ static rlx_status lower_v1(wg_lower *L, const att_geom *g, bool *fits) {
     wg_src_printf(&b,
                   "    for (var t = tid; t < BQ * D; t = t + BQ * TPR) {\n"
                   "        let row = min(q0 + t / D, SQ - 1u);\n"
-                  "        Qs[(t / D) * QS + t %% D] = Q[qb + row * %lluu + (t %% D) * %lluu];\n"
+                  "        Qs[(t / D) * QS + t %% D] = f32(Q[qb + row * %lluu + (t %% D) * %lluu]);\n"
                   "    }\n"
                   "    yb = yb + ic * %lluu;\n",
                   (ull)l->qs[r - 2], (ull)l->qs[r - 1], (ull)l->ys[r - 2]);
@@ -255,11 +261,11 @@ static rlx_status lower_v1(wg_lower *L, const att_geom *g, bool *fits) {
                   "        workgroupBarrier();\n"
                   "        for (var t = tid; t < BK * D; t = t + BQ * TPR) {\n"
                   "            let j = k0 + t / D;\n"
-                  "            Ks[(t / D) * QS + t %% D] = select(0.0, K[kb + min(j, SK - 1u) * %lluu + (t %% D) * %lluu], j < SK);\n"
+                  "            Ks[(t / D) * QS + t %% D] = select(0.0, f32(K[kb + min(j, SK - 1u) * %lluu + (t %% D) * %lluu]), j < SK);\n"
                   "        }\n"
                   "        for (var t = tid; t < BK * DV; t = t + BQ * TPR) {\n"
                   "            let j = k0 + t / DV;\n"
-                  "            Vs[t] = select(0.0, V[vb + min(j, SK - 1u) * %lluu + (t %% DV) * %lluu], j < SK);\n"
+                  "            Vs[t] = select(0.0, f32(V[vb + min(j, SK - 1u) * %lluu + (t %% DV) * %lluu]), j < SK);\n"
                   "        }\n"
                   "        workgroupBarrier();\n"
                   "        let nk = min(BK, SK - k0);\n",
@@ -273,7 +279,7 @@ static rlx_status lower_v1(wg_lower *L, const att_geom *g, bool *fits) {
                   "            for (var t = 0u; t < D; t = t + 1u) { dot = dot + Qs[qi * QS + t] * Ks[jj * QS + t]; }\n"
                   "            var s = dot %s %s;\n",
                   g->div ? "/" : "*", sl);
-    if (m) wg_src_printf(&b, "            s = s + M[mb + (k0 + jj) * %lluu];\n", (ull)g->ms[r - 1]);
+    if (m) wg_src_printf(&b, "            s = s + f32(M[mb + (k0 + jj) * %lluu]);\n", (ull)g->ms[r - 1]);
     wg_src_printf(&b,
                   "            Ss[qi * SS + jj] = s;\n"
                   "        }\n"
@@ -305,7 +311,7 @@ static rlx_status lower_v1(wg_lower *L, const att_geom *g, bool *fits) {
                   "    }\n"
                   "    if (valid) {\n");
     for (uint64_t u = 0; u < nu; u++)
-        wg_src_printf(&b, "        if (lane + %lluu < DV) { Y[yb + (lane + %lluu) * %lluu] = acc%llu / l; }\n",
+        wg_src_printf(&b, "        if (lane + %lluu < DV) { Y[yb + (lane + %lluu) * %lluu] = T(acc%llu / l); }\n",
                       (ull)(u * ATT_TPR), (ull)(u * ATT_TPR), (ull)l->ys[r - 1], (ull)u);
     wg_src_printf(&b, "    }\n}\n");
     return emit_done(L, g, &b, "attention", nb * nqb, NULL);
@@ -431,15 +437,15 @@ static void emit_load(wg_src *b, int ind, const char *dst, uint32_t ds, uint32_t
         wg_src_printf(b, "%*slet g = %s + r;\n%*svar x = vec4<f32>(0.0);\n%*sif (g < %lluu) {\n", in, "", row0, in, "",
                       in, "", (ull)limit);
         if (v4) {
-            wg_src_printf(b, "%*sx = %s[(%s + g * %lluu) / 4u + c];\n", in + 4, "", src, base, (ull)rs);
+            wg_src_printf(b, "%*sx = vec4<f32>(%s[(%s + g * %lluu) / 4u + c]);\n", in + 4, "", src, base, (ull)rs);
         } else {
             static const char comp[4] = { 'x', 'y', 'z', 'w' };
             wg_src_printf(b, "%*slet a = %s + g * %lluu + c * %lluu;\n", in + 4, "", base, (ull)rs, (ull)(4 * cs));
             for (int i = 0; i < 4; i++) {
                 if (i == 0 || cols % 4 == 0)
-                    wg_src_printf(b, "%*sx.%c = %s[a + %lluu];\n", in + 4, "", comp[i], src, (ull)(i * cs));
+                    wg_src_printf(b, "%*sx.%c = f32(%s[a + %lluu]);\n", in + 4, "", comp[i], src, (ull)(i * cs));
                 else
-                    wg_src_printf(b, "%*sif (4u * c + %du < %lluu) { x.%c = %s[a + %lluu]; }\n", in + 4, "", i,
+                    wg_src_printf(b, "%*sif (4u * c + %du < %lluu) { x.%c = f32(%s[a + %lluu]); }\n", in + 4, "", i,
                                   (ull)cols, comp[i], src, (ull)(i * cs));
             }
         }
@@ -459,7 +465,7 @@ static rlx_status lower_tiled(wg_lower *L, const att_geom *g, const att_cfg *c) 
         vec4_ok(g, l->qd, l->vs, g->sk, (uint64_t)l->vs[r - 2], (uint64_t)l->vs[r - 1], g->dv),
         vec4_ok(g, l->qd, l->ys, g->sq, (uint64_t)l->ys[r - 2], (uint64_t)l->ys[r - 1], g->dv),
     };
-    if (no_vec4) memset(v4, 0, sizeof v4);
+    if (no_vec4 || g->half) memset(v4, 0, sizeof v4); /* f16: scalar loads (vec4<f16> windows are not bound) */
     uint64_t nqb = wg_cdiv(g->sq, c->bq), groups = g->nb * nqb;
     uint32_t nq4 = c->bq / 4, rk = c->rk, rv = c->rv, td = c->td;
     bool partial = g->sk % c->bk != 0;
@@ -521,9 +527,9 @@ static rlx_status lower_tiled(wg_lower *L, const att_geom *g, const att_cfg *c) 
         for (uint32_t k = 0; k < rk; k++) {
             wg_src_printf(&b, "        let gk%u = min(kx + %uu, SK - 1u) * %lluu;\n", k, k * td, (ull)msk);
             if (msq)
-                for (int i = 0; i < 4; i++) wg_src_printf(&b, "        let mk%d_%u = M[mr%d + gk%u];\n", i, k, i, k);
+                for (int i = 0; i < 4; i++) wg_src_printf(&b, "        let mk%d_%u = f32(M[mr%d + gk%u]);\n", i, k, i, k);
             else
-                wg_src_printf(&b, "        let mk%u = M[mb + gk%u];\n", k, k);
+                wg_src_printf(&b, "        let mk%u = f32(M[mb + gk%u]);\n", k, k);
         }
     }
     for (int i = 0; i < 4; i++)
@@ -602,16 +608,16 @@ static rlx_status lower_tiled(wg_lower *L, const att_geom *g, const att_cfg *c) 
             else wg_src_printf(&b, "            {\n");
             wg_src_printf(&b, "                let y = a%d_%u / l.%c;\n", i, v, comp4[i]);
             if (v4[3]) {
-                wg_src_printf(&b, "                Y[(yb + row * %lluu) / 4u + tx + %uu] = y;\n", (ull)l->ys[r - 2], col);
+                wg_src_printf(&b, "                Y[(yb + row * %lluu) / 4u + tx + %uu] = vec4<T>(y);\n", (ull)l->ys[r - 2], col);
             } else {
                 uint64_t ysd = (uint64_t)l->ys[r - 1];
                 wg_src_printf(&b, "                let a = yb + row * %lluu + (tx + %uu) * %lluu;\n", (ull)l->ys[r - 2], col,
                               (ull)(4 * ysd));
                 for (int e = 0; e < 4; e++) {
                     if (e == 0 || g->dv % 4 == 0)
-                        wg_src_printf(&b, "                Y[a + %lluu] = y.%c;\n", (ull)(e * ysd), comp4[e]);
+                        wg_src_printf(&b, "                Y[a + %lluu] = T(y.%c);\n", (ull)(e * ysd), comp4[e]);
                     else
-                        wg_src_printf(&b, "                if (4u * (tx + %uu) + %du < %lluu) { Y[a + %lluu] = y.%c; }\n",
+                        wg_src_printf(&b, "                if (4u * (tx + %uu) + %du < %lluu) { Y[a + %lluu] = T(y.%c); }\n",
                                       col, e, (ull)g->dv, (ull)(e * ysd), comp4[e]);
                 }
             }

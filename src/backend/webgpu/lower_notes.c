@@ -40,19 +40,19 @@ static const gpu_note k_gpu_notes[] = {
     { "Mean", "f32 or f16; at most 64 inputs." },
     /* lower_nn.c */
     { "Conv",
-      "f32 only. Direct, depthwise, 1x1, implicit-GEMM and im2col paths; operands larger than one binding are "
+      "f32 or f16 (f16: computed in f32, accumulating in f32, the result rounded once; needs shader-f16). Direct, depthwise, 1x1, implicit-GEMM and im2col paths; operands larger than one binding are "
       "split (weights by output channels, im2col by images and groups); every path adds a fused residual "
       "(fuse_conv_residual) in its epilogue." },
-    { "ConvTranspose", "f32 only." },
-    { "MaxPool", "f32 only; not with the optional Indices output." },
-    { "AveragePool", "f32 only." },
-    { "GlobalAveragePool GlobalMaxPool", "f32 only; rank >= 2 and non-empty spatial dims." },
+    { "ConvTranspose", "f32 or f16 (f16: computed in f32, accumulating in f32, the result rounded once; needs shader-f16)." },
+    { "MaxPool", "f32 or f16; not with the optional Indices output." },
+    { "AveragePool", "f32 or f16." },
+    { "GlobalAveragePool GlobalMaxPool", "f32 or f16; rank >= 2 and non-empty spatial dims." },
     { "BatchNormalization",
-      "inference only (training_mode 0, the Y output only; spatial 1 before BatchNormalization-9); f32; "
+      "inference only (training_mode 0, the Y output only; spatial 1 before BatchNormalization-9); f32 or f16; "
       "scale, B, mean and var of C values each." },
     { "Gemm",
-      "f32 only; C of rank <= 2 that broadcasts to [M, N] (exactly [M, N] before Gemm-7 without broadcast)." },
-    { "MatMul", "f32 only; operands of rank >= 1; at most 4 batch dims after merging broadcast dims." },
+      "f32 or f16 (f16: computed in f32, accumulating in f32, the result rounded once; needs shader-f16); C of rank <= 2 that broadcasts to [M, N] (exactly [M, N] before Gemm-7 without broadcast)." },
+    { "MatMul", "f32 or f16 (f16: computed in f32, accumulating in f32, the result rounded once; needs shader-f16); operands of rank >= 1; at most 4 batch dims after merging broadcast dims." },
     { "Resize",
       "rank <= 4; nearest: f32, i32, u32 or f16; linear and cubic: f32 or f16 (f16 needs shader-f16); every coordinate_transformation_mode, "
       "nearest_mode, antialias (at most 4096 taps per element), exclude_outside; scales (f32 or f64), sizes and "
@@ -123,7 +123,7 @@ static const gpu_note k_gpu_notes[] = {
       "f32 and f16 operands (computed in f32; only Casts to f16 round inside the chain), or bool inputs (read as "
       "0 or 1: a Where condition); no bf16; at most 7 tensor inputs (one dispatch binds them and the output)." },
     { "rlx.AddLayerNormalization", "f32 or f16 (statistics in f32), all operands of one dtype." },
-    { "rlx.Attention", "f32 only; head dims (D, Dv) <= 256; a finite, non-zero scale." },
+    { "rlx.Attention", "f32 or f16 (computed in f32; f16 with scalar loads); head dims (D, Dv) <= 256; a finite, non-zero scale." },
 };
 
 /* What every lowering requires (webgpu_lower.c, wg_lower_node and

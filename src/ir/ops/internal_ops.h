@@ -39,9 +39,11 @@
  * rlx.Attention (passes/fuse_attention.c)
  *   inputs:  Q [b.., Sq, D], K [b.., Sk, D] (or K^T [b.., D, Sk] when
  *            k_transposed = 1), V [b.., Sk, Dv], optional Mask broadcasting
- *            to [b.., Sq, Sk]. f32; Q, K, V of one rank >= 2 and the same
- *            batch dims b...
- *   output:  [b.., Sq, Dv] f32.
+ *            to [b.., Sq, Sk]. All f32 or all f16; Q, K, V of one rank >= 2
+ *            and the same batch dims b...
+ *   output:  [b.., Sq, Dv], the inputs' type. f16 operands are computed
+ *            in f32 (scores and probabilities never rounded to f16), the
+ *            output rounded once.
  *   attrs:   scale FLOAT, scale_div INT (1: scores = QK^T / scale, 0: scores
  *            = QK^T * scale), k_transposed INT; and optional layouts
  *            q_perm, k_perm, v_perm, y_perm INTS (permutations of the rank):

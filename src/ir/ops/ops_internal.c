@@ -221,10 +221,10 @@ rlx_status rlx_attn_layout_of(const rlx_node *n, int r, const int64_t *q, const 
 
 static rlx_status infer_attention(rlx_infer_ctx *c) {
     const rlx_value *q = rlx_ictx_in(c, 0), *k = rlx_ictx_in(c, 1), *v = rlx_ictx_in(c, 2), *m = rlx_ictx_in(c, 3);
-    if (q->dtype != RLX_DTYPE_F32 || k->dtype != RLX_DTYPE_F32 || v->dtype != RLX_DTYPE_F32 ||
-        (m && m->dtype != RLX_DTYPE_F32))
-        return rlx_ictx_fail(c, "Q, K, V and Mask must be f32");
-    if (q->rank < 0 || k->rank < 0 || v->rank < 0) return rlx_ictx_set_out_unknown(c, 0, RLX_DTYPE_F32);
+    rlx_dtype dt = q->dtype;
+    if ((dt != RLX_DTYPE_F32 && dt != RLX_DTYPE_F16) || k->dtype != dt || v->dtype != dt || (m && m->dtype != dt))
+        return rlx_ictx_fail(c, "Q, K, V and Mask must be all f32 or all f16");
+    if (q->rank < 0 || k->rank < 0 || v->rank < 0) return rlx_ictx_set_out_unknown(c, 0, dt);
     int r = q->rank;
     if (r < 2 || k->rank != r || v->rank != r) return rlx_ictx_fail(c, "Q, K, V must have one rank >= 2");
     rlx_attn_layout l;
@@ -240,7 +240,7 @@ static rlx_status infer_attention(rlx_infer_ctx *c) {
         }
         if (!ok) return rlx_ictx_fail(c, "Mask does not broadcast to the scores [.., Sq, Sk]");
     }
-    return rlx_ictx_set_out(c, 0, RLX_DTYPE_F32, r, l.y_phys, NULL);
+    return rlx_ictx_set_out(c, 0, dt, r, l.y_phys, NULL);
 }
 
 const rlx_op_def rlx_ops_internal[] = {
