@@ -232,6 +232,35 @@ static void test_eager(void) {
     rlx_model_destroy(m);
 }
 
+/* Sessions share the model's weights (no copy): two sessions of one model
+ * run after the caller destroyed the model, in either order of destroying
+ * them, and give the outputs a session gave while the model lived. */
+static void test_session_outlives_model(void) {
+    rlx_model *m = make_model();
+    rlx_session *a = NULL, *b = NULL;
+    CHECK_OK(rlx_session_create(m, NULL, &a));
+    CHECK_OK(rlx_session_create(m, NULL, &b));
+    int64_t xd[4] = { 1, 3, 8, 8 };
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+    const char *names[1] = { "x" };
+    const rlx_tensor *in[1] = { x };
+    rlx_tensor **want = NULL, **got = NULL;
+    size_t n_want = 0, n_got = 0;
+    CHECK_OK(rlx_session_run(a, 1, names, in, &want, &n_want));
+    rlx_model_destroy(m);
+    CHECK_OK(rlx_session_run(b, 1, names, in, &got, &n_got));
+    CHECK(n_got == n_want && n_want == 2);
+    check_same_bits("session b after rlx_model_destroy", got, want, n_want);
+    free_outs(got, n_got);
+    rlx_session_destroy(b);
+    CHECK_OK(rlx_session_run(a, 1, names, in, &got, &n_got));
+    check_same_bits("session a after model and b are gone", got, want, n_want);
+    free_outs(got, n_got);
+    free_outs(want, n_want);
+    rlx_session_destroy(a);
+    rlx_tensor_destroy(x);
+}
+
 static void test_model_inspection(void) {
     rlx_model *m = make_model();
     rlx_model_summary ms;
@@ -309,6 +338,7 @@ int main(void) {
     test_catalogue();
     test_model_inspection();
     test_eager();
+    test_session_outlives_model();
     test_device("cpu");
     if (test_have_gpu()) test_device("gpu");
     TEST_MAIN_END();

@@ -19,6 +19,7 @@ rlx_status rlx_model_from_graph(rlx_graph *g, rlx_model **out) {
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     }
     m->g = g;
+    atomic_init(&m->refs, 1);
     rlx_status st = rlx_model_finish(m);
     if (st) {
         rlx_model_destroy(m);
@@ -28,8 +29,10 @@ rlx_status rlx_model_from_graph(rlx_graph *g, rlx_model **out) {
     return RLX_OK;
 }
 
+void rlx_model_retain(rlx_model *m) { atomic_fetch_add(&m->refs, 1); }
+
 void rlx_model_destroy(rlx_model *m) {
-    if (!m) return;
+    if (!m || atomic_fetch_sub(&m->refs, 1) > 1) return;
     rlx_graph_destroy(m->g);
     free(m);
 }
@@ -91,6 +94,7 @@ rlx_status rlx_model_create(int64_t opset, rlx_model **out) {
                         RLX_OPSET_MIN, RLX_OPSET_MAX);
     rlx_model *m = calloc(1, sizeof *m);
     if (!m) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    atomic_init(&m->refs, 1);
     rlx_status st = rlx_graph_create(opset, &m->g);
     if (st) {
         free(m);

@@ -42,6 +42,7 @@ typedef struct plan_entry {
 } plan_entry;
 
 struct rlx_session {
+    rlx_model *model;  /* a reference (rlx_model_retain): s->g borrows its constants */
     rlx_graph *g;
     rlx_backend *be;   /* the device */
     rlx_backend *host; /* the CPU backend that runs CPU steps of a device plan; NULL when be is the CPU */
@@ -58,24 +59,6 @@ struct rlx_session {
 };
 
 /* ------------------------------------------------------------ lifetime */
-
-/* Turns borrowed constants into owned copies (recursively in subgraphs) so
- * that the session outlives the model. */
-static rlx_status own_konsts(rlx_graph *g) {
-    for (size_t i = 0; i < g->n_values; i++) {
-        rlx_value *v = &g->values[i];
-        if (v->konst && (v->flags & RLX_VALUE_KONST_BORROWED)) {
-            rlx_tensor *t;
-            RLX_TRY(rlx_tensor_clone(v->konst, &t));
-            v->konst = t;
-            v->flags &= ~(uint32_t)RLX_VALUE_KONST_BORROWED;
-        }
-    }
-    for (size_t i = 0; i < g->n_nodes; i++)
-        for (int a = 0; a < g->nodes[i].n_attrs; a++)
-            if (g->nodes[i].attrs[a].g) RLX_TRY(own_konsts(g->nodes[i].attrs[a].g));
-    return RLX_OK;
-}
 
 rlx_status rlx_session_create(const rlx_model *model, const rlx_session_options *opt, rlx_session **out) {
     return rlx_session_create_with_options(model, opt, NULL, out);
@@ -135,8 +118,11 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
         st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "unknown device '%s' (expected cpu, gpu or gpu:N)", dev);
     }
     if (st) goto fail;
+    /* the weights are the model's, shared: the session keeps the model
+     * alive instead of copying them (a second copy of every weight) */
     RLX_TRY_GOTO(st, rlx_graph_clone(model->g, &s->g), fail);
-    RLX_TRY_GOTO(st, own_konsts(s->g), fail);
+    s->model = (rlx_model *)model;
+    rlx_model_retain(s->model);
     *out = s;
     rlx_clear_error();
     return RLX_OK;
@@ -159,6 +145,7 @@ void rlx_session_destroy(rlx_session *s) {
     if (s->be) s->be->destroy(s->be);
     if (s->host) s->host->destroy(s->host);
     rlx_graph_destroy(s->g);
+    rlx_model_destroy(s->model); /* the session's reference */
     rlx_config_destroy(s->cfg);
     if (s->lock_ok) pthread_mutex_destroy(&s->lock);
     free(s);
