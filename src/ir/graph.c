@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/escape.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/options.h"
@@ -668,6 +669,14 @@ const float *rlx_param_floats(const rlx_node *n, const char *name, size_t *count
 
 /* ------------------------------------------------------------ dump */
 
+/* Names and strings in a dump come from the model file: escaped
+ * (rlx_escape_into), so that a name cannot drive the terminal. */
+static void put_esc(FILE *f, const char *s) {
+    char buf[1024];
+    rlx_escape_into(s, buf, sizeof buf, false);
+    fputs(buf, f);
+}
+
 static void dump_value_type(const rlx_graph *g, const rlx_value *v, FILE *f) {
     fprintf(f, "%s", rlx_dtype_name(v->dtype));
     if (v->rank < 0) {
@@ -678,18 +687,23 @@ static void dump_value_type(const rlx_graph *g, const rlx_value *v, FILE *f) {
     for (int i = 0; i < v->rank; i++) {
         if (i) fprintf(f, ",");
         if (v->dims[i] >= 0) fprintf(f, "%lld", (long long)v->dims[i]);
-        else if (v->syms[i] >= 0 && (size_t)v->syms[i] < g->n_syms) fprintf(f, "%s", g->syms[v->syms[i]]);
+        else if (v->syms[i] >= 0 && (size_t)v->syms[i] < g->n_syms) put_esc(f, g->syms[v->syms[i]]);
         else fprintf(f, "?");
     }
     fprintf(f, "]");
 }
 
 static void dump_attr(const rlx_node_attr *a, FILE *f) {
-    fprintf(f, "%s=", a->name);
+    put_esc(f, a->name);
+    fputc('=', f);
     switch (a->type) {
     case RLX_ATTR_FLOAT: fprintf(f, "%g", (double)a->f); break;
     case RLX_ATTR_INT: fprintf(f, "%lld", (long long)a->i); break;
-    case RLX_ATTR_STRING: fprintf(f, "\"%s\"", a->s ? a->s : ""); break;
+    case RLX_ATTR_STRING:
+        fputc('"', f);
+        put_esc(f, a->s);
+        fputc('"', f);
+        break;
     case RLX_ATTR_TENSOR: {
         char sb[128];
         fprintf(f, "tensor<%s%s>", rlx_dtype_name(a->t->dtype), rlx_shape_str(a->t->dims, a->t->rank, sb, sizeof sb));
@@ -719,7 +733,9 @@ void rlx_graph_dump(const rlx_graph *g, FILE *f) {
             g->n_values, n_const);
     for (size_t i = 0; i < g->n_inputs; i++) {
         const rlx_value *v = &g->values[g->inputs[i]];
-        fprintf(f, "  input  %%%s: ", v->name);
+        fprintf(f, "  input  %%");
+        put_esc(f, v->name);
+        fprintf(f, ": ");
         dump_value_type(g, v, f);
         fprintf(f, "\n");
     }
@@ -734,10 +750,14 @@ void rlx_graph_dump(const rlx_graph *g, FILE *f) {
                 continue;
             }
             const rlx_value *v = &g->values[n->out[k]];
-            fprintf(f, "%%%s: ", v->name);
+            fputc('%', f);
+            put_esc(f, v->name);
+            fprintf(f, ": ");
             dump_value_type(g, v, f);
         }
-        fprintf(f, " = %s-%d(", n->op_type, n->version);
+        fprintf(f, " = ");
+        put_esc(f, n->op_type);
+        fprintf(f, "-%d(", n->version);
         for (int k = 0; k < n->n_in; k++) {
             if (k) fprintf(f, ", ");
             if (n->in[k] < 0) {
@@ -745,7 +765,8 @@ void rlx_graph_dump(const rlx_graph *g, FILE *f) {
                 continue;
             }
             const rlx_value *v = &g->values[n->in[k]];
-            fprintf(f, "%s%%%s", v->konst ? "const " : "", v->name);
+            fprintf(f, "%s%%", v->konst ? "const " : "");
+            put_esc(f, v->name);
         }
         fprintf(f, ")");
         if (n->n_attrs) {
@@ -756,11 +777,15 @@ void rlx_graph_dump(const rlx_graph *g, FILE *f) {
             }
             fprintf(f, "}");
         }
-        fprintf(f, "  # %s\n", n->name);
+        fprintf(f, "  # ");
+        put_esc(f, n->name);
+        fputc('\n', f);
     }
     for (size_t i = 0; i < g->n_outputs; i++) {
         const rlx_value *v = &g->values[g->outputs[i]];
-        fprintf(f, "  output %%%s: ", v->name);
+        fprintf(f, "  output %%");
+        put_esc(f, v->name);
+        fprintf(f, ": ");
         dump_value_type(g, v, f);
         fprintf(f, "\n");
     }
