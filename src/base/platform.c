@@ -1,4 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise */
 #include "base/platform.h"
 #include "base/mem.h"
 #include "base/status.h"
@@ -13,6 +14,8 @@
 #ifdef _WIN32
 #include <io.h>
 #else
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #endif
 
@@ -57,6 +60,54 @@ rlx_status rlx_read_file(const char *path, void **out_data, size_t *out_size) {
     *out_data = buf;
     *out_size = (size_t)len;
     return RLX_OK;
+}
+
+rlx_status rlx_file_map_open(const char *path, rlx_file_map *out) {
+    memset(out, 0, sizeof *out);
+#ifndef _WIN32
+    uint64_t fsize;
+    RLX_TRY(rlx_file_size(path, &fsize));
+    if (fsize == 0) return RLX_OK;
+    if (fsize <= SIZE_MAX) {
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) return rlx_fail(RLX_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+        void *p = mmap(NULL, (size_t)fsize, PROT_READ, MAP_PRIVATE, fd, 0);
+        close(fd);
+        if (p != MAP_FAILED) {
+            out->data = p;
+            out->size = (size_t)fsize;
+            out->mapped = true;
+            return RLX_OK;
+        }
+    }
+    /* a file system without mmap: read it */
+#endif
+    void *data;
+    size_t size;
+    RLX_TRY(rlx_read_file(path, &data, &size));
+    out->data = data;
+    out->size = size;
+    return RLX_OK;
+}
+
+void rlx_file_map_release(rlx_file_map *m, uint64_t off, size_t len) {
+#ifndef _WIN32
+    long page = sysconf(_SC_PAGESIZE);
+    if (!m->mapped || page <= 0 || off > m->size || len > m->size - off) return;
+    uint64_t a = (off + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page, b = (off + len) / (uint64_t)page * (uint64_t)page;
+    if (b > a) madvise((void *)(m->data + a), (size_t)(b - a), MADV_DONTNEED);
+#else
+    (void)m, (void)off, (void)len;
+#endif
+}
+
+void rlx_file_map_close(rlx_file_map *m) {
+#ifndef _WIN32
+    if (m->mapped) munmap((void *)m->data, m->size);
+    else
+#endif
+        free((void *)m->data);
+    memset(m, 0, sizeof *m);
 }
 
 rlx_status rlx_read_file_range(const char *path, uint64_t offset, size_t size, void *dst) {
@@ -116,6 +167,23 @@ char *rlx_path_join_inside(const char *base, const char *rel) {
     out[lb] = '/';
     memcpy(out + lb + 1, rel, lr + 1);
     return out;
+}
+
+bool rlx_path_resolves_inside(const char *base, const char *path) {
+#ifndef _WIN32
+    char *rb = realpath(base, NULL), *rp = realpath(path, NULL);
+    bool ok = false;
+    if (rb && rp) {
+        size_t n = strlen(rb);
+        ok = strncmp(rp, rb, n) == 0 && (rp[n] == '/' || (n == 1 && rb[0] == '/'));
+    }
+    free(rb);
+    free(rp);
+    return ok;
+#else
+    (void)base, (void)path;
+    return true;
+#endif
 }
 
 const char *rlx_getenv(const char *name) { return getenv(name); }

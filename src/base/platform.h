@@ -10,6 +10,30 @@
  * errors: RLX_ERR_IO naming the path and the OS reason. */
 rlx_status rlx_read_file(const char *path, void **out_data, size_t *out_size);
 
+/* A whole file, read-only: mapped where the platform can (POSIX mmap),
+ * else read into memory. Its pages are the page cache's: a mapped page
+ * counts in the process's resident memory only while it is touched and
+ * until it is released, so a reader that releases what it has converted
+ * holds little of the file at any time. A file truncated by another
+ * process while it is mapped can end the process with SIGBUS (as with any
+ * mmap reader). */
+typedef struct rlx_file_map {
+    const uint8_t *data; /* size bytes (NULL when size is 0) */
+    size_t size;
+    bool mapped; /* false: data is a malloc'ed copy */
+} rlx_file_map;
+
+/* errors: those of rlx_read_file (RLX_ERR_IO naming the path, a directory
+ * or other non-regular file refused; RLX_ERR_OUT_OF_MEMORY). */
+rlx_status rlx_file_map_open(const char *path, rlx_file_map *out);
+
+/* Drops the resident pages wholly inside [off, off + len) (madvise
+ * MADV_DONTNEED; they read again from the file if touched); a no-op for a
+ * read copy. */
+void rlx_file_map_release(rlx_file_map *m, uint64_t off, size_t len);
+
+void rlx_file_map_close(rlx_file_map *m);
+
 /* Bytes of physical memory of the machine (sysconf), or 0 when unknown. */
 uint64_t rlx_physical_memory_bytes(void);
 
@@ -31,6 +55,12 @@ char *rlx_path_dirname(const char *path);
 /* Joins base and a relative path, refusing absolute paths and any ".."
  * component, so the result stays inside base. NULL if refused or OOM. */
 char *rlx_path_join_inside(const char *base, const char *rel);
+
+/* Whether `path` (an existing file), with every symbolic link resolved,
+ * lies inside the folder `base` resolved likewise (POSIX realpath), so
+ * that a link inside the model's folder cannot lead a reader outside it.
+ * Where the platform cannot resolve links, true. */
+bool rlx_path_resolves_inside(const char *base, const char *path);
 
 /* Value of an environment variable, or NULL. */
 const char *rlx_getenv(const char *name);

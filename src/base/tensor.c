@@ -19,8 +19,9 @@ rlx_status rlx_shape_numel(const int64_t *dims, int rank, size_t *out) {
     return RLX_OK;
 }
 
-rlx_status rlx_tensor_create(rlx_dtype dtype, const int64_t *dims, int rank, rlx_tensor **out_tensor) {
-    *out_tensor = NULL;
+/* The header of a tensor of dtype and dims, with bytes checked; data unset. */
+static rlx_status tensor_header(rlx_dtype dtype, const int64_t *dims, int rank, rlx_tensor **out) {
+    *out = NULL;
     size_t es = rlx_dtype_size(dtype);
     if (!es) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "tensor dtype %s (%d) is not supported", rlx_dtype_name(dtype), (int)dtype);
     size_t n, bytes;
@@ -28,16 +29,31 @@ rlx_status rlx_tensor_create(rlx_dtype dtype, const int64_t *dims, int rank, rlx
     if (!rlx_mul_ok(n, es, &bytes)) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "tensor byte size overflows");
     rlx_tensor *t = calloc(1, sizeof *t);
     if (!t) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (tensor header)");
-    t->data = rlx_alloc_aligned(bytes);
-    if (!t->data) {
-        free(t);
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory allocating a %zu-byte tensor", bytes);
-    }
     t->dtype = dtype;
     t->rank = rank;
     for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
     t->nbytes = bytes;
+    *out = t;
+    return RLX_OK;
+}
+
+rlx_status rlx_tensor_create(rlx_dtype dtype, const int64_t *dims, int rank, rlx_tensor **out_tensor) {
+    *out_tensor = NULL;
+    rlx_tensor *t;
+    RLX_TRY(tensor_header(dtype, dims, rank, &t));
+    t->data = rlx_alloc_aligned(t->nbytes);
+    if (!t->data) {
+        size_t bytes = t->nbytes;
+        free(t);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory allocating a %zu-byte tensor", bytes);
+    }
     *out_tensor = t;
+    return RLX_OK;
+}
+
+rlx_status rlx_tensor_wrap(rlx_dtype dtype, const int64_t *dims, int rank, void *data, rlx_tensor **out) {
+    RLX_TRY(tensor_header(dtype, dims, rank, out));
+    (*out)->data = data;
     return RLX_OK;
 }
 

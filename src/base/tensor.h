@@ -11,6 +11,11 @@ size_t rlx_dims_span(const int64_t *dims, int from, int to);
 /* Product of dims with overflow and negativity checks. */
 rlx_status rlx_shape_numel(const int64_t *dims, int rank, size_t *out);
 
+/* A tensor that adopts `data`: a block from rlx_alloc_aligned of at least
+ * numel * dtype-size bytes (rlx_tensor_destroy frees it). On error data
+ * stays the caller's. errors: as rlx_tensor_create. */
+rlx_status rlx_tensor_wrap(rlx_dtype dtype, const int64_t *dims, int rank, void *data, rlx_tensor **out);
+
 /* Deep copy. A string tensor's copy owns its characters (see
  * rlx_tensor_strings_from); a NULL element is refused
  * (RLX_ERR_INVALID_ARGUMENT). */

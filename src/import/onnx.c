@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "base/options.h"
 #include "base/platform.h"
 #include "base/status.h"
 #include "base/tensor.h"
@@ -226,6 +227,12 @@ static rlx_status external_source(const Onnx__TensorProto *tp, const char *name,
         free(path);
         return rlx_fail_prefix(st, "tensor '%s': external data: ", name);
     }
+    if (!rlx_path_resolves_inside(base_dir, path)) {
+        free(path);
+        return rlx_fail(RLX_ERR_INVALID_MODEL,
+                        "tensor '%s': external data location '%s' is refused: through a symbolic link it leads "
+                        "outside the model's folder", name, location);
+    }
     if (offset > fsize || fsize - offset < nbytes) {
         st = rlx_fail(RLX_ERR_INVALID_MODEL,
                       "tensor '%s': external file '%s' has %llu bytes, too short for %zu bytes at offset %llu", name,
@@ -299,7 +306,37 @@ static rlx_status strings_from_proto(const Onnx__TensorProto *tp, const char *na
     return st;
 }
 
+/* protobuf-c copies every bytes field (raw_data) out of the buffer it
+ * parses. Initializers are unpacked with this allocator, whose blocks are
+ * tensor blocks (rlx_alloc_aligned: 64-byte aligned, zero-padded), so the
+ * tensor can adopt the copy of raw_data instead of copying it once more. */
+static void *pb_alloc_aligned(void *ud, size_t size) {
+    (void)ud;
+    return rlx_alloc_aligned(size);
+}
+static void pb_free_aligned(void *ud, void *p) {
+    (void)ud;
+    rlx_free_aligned(p);
+}
+static ProtobufCAllocator g_tensor_allocator = { pb_alloc_aligned, pb_free_aligned, NULL };
+
+/* What the conversion of one TensorProto may do beyond reading it. */
+typedef struct tensor_load {
+    const rlx_config *cfg;  /* limits.max_tensor_bytes, limits.max_model_bytes; NULL: none */
+    uint64_t *external_sum; /* running sum of external data bytes (checked against max_model_bytes), or NULL */
+    bool adopt_raw;         /* tp was unpacked with g_tensor_allocator: take raw_data's block */
+} tensor_load;
+
+static rlx_status tensor_from_proto(Onnx__TensorProto *tp, const char *base_dir, const tensor_load *ld,
+                                    rlx_tensor **out);
+
 rlx_status rlx_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir, rlx_tensor **out) {
+    return tensor_from_proto((Onnx__TensorProto *)tp, base_dir, NULL, out);
+}
+
+/* tp is changed only with ld->adopt_raw (its raw_data moves into *out). */
+static rlx_status tensor_from_proto(Onnx__TensorProto *tp, const char *base_dir, const tensor_load *ld,
+                                    rlx_tensor **out) {
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "tensor output pointer is NULL");
     *out = NULL;
     if (!tp) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "tensor proto is NULL");
@@ -333,6 +370,8 @@ rlx_status rlx_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *b
         return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s': the byte size of dims %s overflows", name,
                         proto_dims_str(tp, dbuf, sizeof dbuf));
 
+    if (ld && ld->cfg && dt != RLX_DTYPE_STRING)
+        RLX_TRY(rlx_limit_check(ld->cfg, "limits.max_tensor_bytes", nbytes, what));
     if (dt == RLX_DTYPE_STRING) return strings_from_proto(tp, name, dims, rank, numel, out);
 
     bool external = false;
@@ -365,8 +404,31 @@ rlx_status rlx_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *b
     char *ext_path = NULL;
     uint64_t ext_offset = 0;
     if (external) RLX_TRY(external_source(tp, name, base_dir, nbytes, &ext_path, &ext_offset));
+    if (external && ld && ld->external_sum) {
+        /* external files are not bounded by the model file's size: their
+         * total counts against limits.max_model_bytes too */
+        *ld->external_sum += nbytes;
+        char ewhat[400];
+        snprintf(ewhat, sizeof ewhat, "the external data of the initializers up to tensor '%s'", name);
+        rlx_status lst = ld->cfg ? rlx_limit_check(ld->cfg, "limits.max_model_bytes", *ld->external_sum, ewhat) : 0;
+        if (lst) {
+            free(ext_path);
+            return lst;
+        }
+    }
     rlx_tensor *t;
-    rlx_status st = rlx_tensor_create(dt, dims, rank, &t);
+    rlx_status st;
+    bool adopt = !external && tp->has_raw_data && nbytes && ld && ld->adopt_raw;
+    if (adopt) {
+        /* the tensor takes the block protobuf-c copied raw_data into */
+        st = rlx_tensor_wrap(dt, dims, rank, tp->raw_data.data, &t);
+        if (!st) {
+            tp->raw_data.data = NULL; /* free_unpacked skips it now */
+            tp->raw_data.len = 0;
+        }
+    } else {
+        st = rlx_tensor_create(dt, dims, rank, &t);
+    }
     if (st) {
         free(ext_path);
         return rlx_fail_prefix(st, "tensor '%s': ", name);
@@ -380,7 +442,7 @@ rlx_status rlx_onnx_tensor_from_proto(const Onnx__TensorProto *tp, const char *b
             return rlx_fail_prefix(st, "tensor '%s': external data: ", name);
         }
     } else if (tp->has_raw_data) {
-        if (nbytes) memcpy(t->data, tp->raw_data.data, nbytes);
+        if (nbytes && !adopt) memcpy(t->data, tp->raw_data.data, nbytes);
     } else {
         copy_typed(tp, t, numel);
         raw = false;
@@ -489,10 +551,24 @@ static void decl_type_apply(const decl_type *d, rlx_value *v) {
 
 /* ------------------------------------------------------------ graphs */
 
+/* The top graph's initializers when the model was split (split_model):
+ * byte ranges of serialized TensorProtos in the model's bytes, unpacked one
+ * at a time; `release` (may be NULL) is told when a range was converted. */
+typedef struct init_ranges {
+    const uint8_t *data;
+    const uint64_t *off;
+    const size_t *len;
+    size_t n;
+    void (*release)(void *ud, uint64_t off, size_t len);
+    void *ud;
+} init_ranges;
+
 typedef struct onnx_ctx {
     const char *base_dir; /* NULL: external data refused */
     int64_t opset;
     rlx_onnx_seq_scope *seqs; /* sequences of the graph being imported (onnx_sequence.h) */
+    const tensor_load *ld;    /* limits for initializers; NULL: none */
+    const init_ranges *top_inits; /* NULL: the top graph's initializers are in its GraphProto */
 } onnx_ctx;
 
 static rlx_status import_graph(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *parent, rlx_graph **out);
@@ -802,6 +878,48 @@ static rlx_status import_input(rlx_graph *g, const Onnx__ValueInfoProto *vi) {
     return RLX_OK;
 }
 
+/* Initializer #index tp becomes a constant value of g (adopt: tp was
+ * unpacked with g_tensor_allocator, its raw_data moves into the value). */
+static rlx_status import_initializer(const onnx_ctx *c, rlx_graph *g, Onnx__TensorProto *tp, size_t index,
+                                     bool adopt) {
+    if (!tp || !tp->name || !*tp->name)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "initializer #%zu has no name", index);
+    if (rlx_graph_find(g, tp->name) >= 0)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "initializer '%s' is defined twice", tp->name);
+    tensor_load ld = { NULL, NULL, adopt };
+    if (c->ld) ld.cfg = c->ld->cfg, ld.external_sum = c->ld->external_sum;
+    rlx_tensor *t;
+    rlx_status st = tensor_from_proto(tp, c->base_dir, &ld, &t);
+    if (st) return rlx_fail_prefix(st, "initializer ");
+    int id;
+    RLX_TRY(rlx_graph_add_konst(g, tp->name, t, &id));
+    g->values[id].flags |= RLX_VALUE_INITIALIZER;
+    return RLX_OK;
+}
+
+/* The top graph's initializers of a split model, one TensorProto at a time:
+ * unpacked from its bytes, adopted by its value, its bytes released. At any
+ * moment only one initializer exists twice (as bytes and as a tensor). */
+static rlx_status import_init_ranges(const onnx_ctx *c, rlx_graph *g) {
+    const init_ranges *r = c->top_inits;
+    for (size_t i = 0; i < r->n; i++) {
+        const uint8_t *bytes = r->data + r->off[i];
+        if (nesting_too_deep(bytes, r->len[i], &onnx__tensor_proto__descriptor))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "initializer #%zu: messages nest deeper than %d levels", i,
+                            RLX_ONNX_MAX_NESTING);
+        Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&g_tensor_allocator, r->len[i], bytes);
+        if (!tp)
+            return rlx_fail(RLX_ERR_INVALID_MODEL,
+                            "initializer #%zu (%zu bytes at offset %llu) is not a valid TensorProto: protobuf parse "
+                            "failed", i, r->len[i], (unsigned long long)r->off[i]);
+        rlx_status st = import_initializer(c, g, tp, i, true);
+        onnx__tensor_proto__free_unpacked(tp, &g_tensor_allocator);
+        if (st) return st;
+        if (r->release) r->release(r->ud, r->off[i], r->len[i]);
+    }
+    return RLX_OK;
+}
+
 /* The body of import_graph, filling the fresh graph g. */
 static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *g) {
     char label[400];
@@ -811,20 +929,10 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
     if (gp->n_node > INT_MAX / 2 || gp->n_initializer > INT_MAX / 2 || gp->n_input > INT_MAX / 2)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "graph too large");
 
-    /* 1. initializers */
-    for (size_t i = 0; i < gp->n_initializer; i++) {
-        const Onnx__TensorProto *tp = gp->initializer[i];
-        if (!tp || !tp->name || !*tp->name)
-            return rlx_fail(RLX_ERR_INVALID_MODEL, "initializer #%zu has no name", i);
-        if (rlx_graph_find(g, tp->name) >= 0)
-            return rlx_fail(RLX_ERR_INVALID_MODEL, "initializer '%s' is defined twice", tp->name);
-        rlx_tensor *t;
-        rlx_status st = rlx_onnx_tensor_from_proto(tp, c->base_dir, &t);
-        if (st) return rlx_fail_prefix(st, "initializer ");
-        int id;
-        RLX_TRY(rlx_graph_add_konst(g, tp->name, t, &id));
-        g->values[id].flags |= RLX_VALUE_INITIALIZER;
-    }
+    /* 1. initializers: those left out of the parsed top graph first (they
+     * came first in it too: split_model keeps the order) */
+    if (c->top_inits && !g->parent) RLX_TRY(import_init_ranges(c, g));
+    for (size_t i = 0; i < gp->n_initializer; i++) RLX_TRY(import_initializer(c, g, gp->initializer[i], i, false));
     if (gp->n_sparse_initializer) {
         const Onnx__SparseTensorProto *sp = gp->sparse_initializer ? gp->sparse_initializer[0] : NULL;
         const char *nm = (sp && sp->values && sp->values->name) ? sp->values->name : "";
@@ -945,7 +1053,7 @@ rlx_status rlx_onnx_graph_from_proto(const Onnx__GraphProto *gp, int64_t opset, 
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph output pointer is NULL");
     *out = NULL;
     if (!gp) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph proto is NULL");
-    onnx_ctx c = { base_dir, opset, NULL };
+    onnx_ctx c = { base_dir, opset, NULL, NULL, NULL };
     return import_graph(&c, gp, parent, out);
 }
 
@@ -1000,9 +1108,143 @@ static rlx_status model_opset(const Onnx__ModelProto *mp, int64_t *out) {
     return RLX_OK;
 }
 
-/* Parses and imports a model; `label` (the path) starts every message. */
-static rlx_status load_model(const void *data, size_t size, const char *base_dir, const char *label,
-                             rlx_model **out) {
+/* ------------------------------------------------------------ split */
+
+/* One field of a serialized message at p (< end): its number, wire type,
+ * the payload's start and the field's end. false when malformed or a group
+ * (the full parse then reports it). */
+static bool wire_field(const uint8_t *p, const uint8_t *end, uint64_t *field, int *wt, const uint8_t **payload,
+                       const uint8_t **next) {
+    uint64_t key, v;
+    if (!read_varint(&p, end, &key)) return false;
+    *field = key >> 3;
+    *wt = (int)(key & 7);
+    switch (*wt) {
+    case 0:
+        *payload = p;
+        if (!read_varint(&p, end, &v)) return false;
+        break;
+    case 1: case 5: {
+        size_t n = *wt == 1 ? 8 : 4;
+        if ((size_t)(end - p) < n) return false;
+        *payload = p;
+        p += n;
+        break;
+    }
+    case 2:
+        if (!read_varint(&p, end, &v) || v > (uint64_t)(end - p)) return false;
+        *payload = p;
+        p += v;
+        break;
+    default: return false;
+    }
+    *next = p;
+    return true;
+}
+
+static size_t put_varint(uint8_t *o, uint64_t v) {
+    size_t n = 0;
+    do {
+        o[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return n;
+}
+
+/* A model split for loading: the ModelProto without the initializers of its
+ * graph (small: parsed whole by protobuf-c), and where those initializers
+ * lie in the original bytes, in their order. */
+typedef struct model_split {
+    uint8_t *skeleton;
+    size_t skeleton_size;
+    uint64_t *off;
+    size_t *len;
+    size_t n;
+} model_split;
+
+static void split_free(model_split *sp) {
+    free(sp->skeleton);
+    free(sp->off);
+    free(sp->len);
+    memset(sp, 0, sizeof *sp);
+}
+
+/* Splits data (a serialized ModelProto) as above. false (nothing split)
+ * when the bytes are malformed, hold the graph field more than once, or
+ * the top graph has no initializers: the caller parses the whole model. */
+static bool split_model(const uint8_t *data, size_t size, model_split *sp) {
+    memset(sp, 0, sizeof *sp);
+    const uint8_t *end = data + size, *p = data, *gfield = NULL, *gpay = NULL, *gend = NULL;
+    uint64_t field;
+    int wt;
+    const uint8_t *pay, *next;
+    for (; p < end; p = next) {
+        if (!wire_field(p, end, &field, &wt, &pay, &next)) return false;
+        if (field == 7) { /* ModelProto.graph */
+            if (wt != 2 || gfield) return false;
+            gfield = p, gpay = pay, gend = next;
+        }
+    }
+    if (!gfield) return false;
+    size_t n = 0, cap = 0, drop = 0;
+    for (p = gpay; p < gend; p = next) {
+        if (!wire_field(p, gend, &field, &wt, &pay, &next)) goto no;
+        if (field != 5) continue; /* GraphProto.initializer */
+        if (wt != 2) goto no;
+        if (n == cap) {
+            size_t nc = cap ? 2 * cap : 64;
+            uint64_t *no_ = realloc(sp->off, nc * sizeof *no_);
+            if (no_) sp->off = no_;
+            size_t *nl = realloc(sp->len, nc * sizeof *nl);
+            if (nl) sp->len = nl;
+            if (!no_ || !nl) goto no;
+            cap = nc;
+        }
+        sp->off[n] = (uint64_t)(pay - data);
+        sp->len[n] = (size_t)(next - pay);
+        n++;
+        drop += (size_t)(next - p);
+    }
+    if (!n) goto no;
+    size_t glen = (size_t)(gend - gpay) - drop, head = (size_t)(gfield - data), tail = (size_t)(end - gend);
+    sp->skeleton = malloc(head + 11 + glen + tail + 1);
+    if (!sp->skeleton) goto no;
+    uint8_t *o = sp->skeleton;
+    memcpy(o, data, head);
+    o += head;
+    *o++ = (7 << 3) | 2;
+    o += put_varint(o, glen);
+    const uint8_t *keep = gpay;
+    for (size_t i = 0; i < n; i++) {
+        /* the field starts before its payload: tag and length, found again */
+        const uint8_t *f = keep;
+        for (p = keep; p < data + sp->off[i]; p = next) {
+            f = p;
+            if (!wire_field(p, gend, &field, &wt, &pay, &next)) goto no;
+        }
+        memcpy(o, keep, (size_t)(f - keep));
+        o += f - keep;
+        keep = data + sp->off[i] + sp->len[i];
+    }
+    memcpy(o, keep, (size_t)(gend - keep));
+    o += gend - keep;
+    memcpy(o, gend, tail);
+    o += tail;
+    sp->skeleton_size = (size_t)(o - sp->skeleton);
+    sp->n = n;
+    return true;
+no:
+    split_free(sp);
+    return false;
+}
+
+static void release_map(void *ud, uint64_t off, size_t len) { rlx_file_map_release(ud, off, len); }
+
+/* Parses and imports a model; `label` (the path) starts every message.
+ * map: the mapped file of data (its pages are released as initializers are
+ * converted), or NULL. cfg: the limits (NULL: none). */
+static rlx_status load_model(const void *data, size_t size, rlx_file_map *map, const char *base_dir,
+                             const rlx_config *cfg, const char *label, rlx_model **out) {
     static const uint8_t empty[1];
     if (!data) data = empty;
     /* an empty file parses as an empty ModelProto; say what it is */
@@ -1010,14 +1252,29 @@ static rlx_status load_model(const void *data, size_t size, const char *base_dir
     if (nesting_too_deep(data, size, &onnx__model_proto__descriptor))
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not a valid ONNX model: messages nest deeper than %d levels",
                         label, RLX_ONNX_MAX_NESTING);
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, data);
-    if (!mp) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not a valid ONNX model: protobuf parse failed", label);
+    /* Weights are read once: the model is parsed without the initializers
+     * of its graph, which are then unpacked one by one straight into their
+     * tensors (protobuf-c's copy of raw_data becomes the tensor), each
+     * one's bytes released after it (a mapped file's pages). Before, the
+     * file, protobuf-c's copy and the tensors existed at once (3x). */
+    model_split sp;
+    bool split = split_model(data, size, &sp);
+    Onnx__ModelProto *mp = split ? onnx__model_proto__unpack(NULL, sp.skeleton_size, sp.skeleton)
+                                 : onnx__model_proto__unpack(NULL, size, data);
+    if (!mp) {
+        split_free(&sp);
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not a valid ONNX model: protobuf parse failed", label);
+    }
+    uint64_t external_sum = 0;
+    tensor_load ld = { cfg, &external_sum, false };
+    init_ranges r = { data, sp.off, sp.len, sp.n, map ? release_map : NULL, map };
     rlx_graph *g = NULL;
-    onnx_ctx c = { base_dir, 0, NULL };
+    onnx_ctx c = { base_dir, 0, NULL, &ld, split ? &r : NULL };
     rlx_status st = model_opset(mp, &c.opset);
     if (!st && !mp->graph) st = rlx_fail(RLX_ERR_INVALID_MODEL, "the model has no graph");
     if (!st) st = import_graph(&c, mp->graph, NULL, &g);
     onnx__model_proto__free_unpacked(mp, NULL);
+    split_free(&sp);
     if (!st) st = rlx_model_from_graph(g, out); /* takes g, also on error */
     if (st) return rlx_fail_prefix(st, "%s: ", label);
     return RLX_OK;
@@ -1031,22 +1288,24 @@ rlx_status rlx_model_load_onnx_with_options(const char *path, const rlx_options 
     if (!out_model) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_model is NULL");
     *out_model = NULL;
     if (!path || !*path) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model path is empty");
+    rlx_config *cfg;
+    rlx_status st = rlx_config_resolve(options, NULL, &cfg);
+    if (st) return rlx_fail_prefix(st, "%s: ", path);
     uint64_t fsize;
-    rlx_status st = rlx_file_size(path, &fsize);
-    if (!st) st = rlx_options_check_limit(options, "limits.max_model_bytes", fsize, "the model file");
-    if (st) return rlx_fail_prefix(st, "%s: ", path);
-    void *data;
-    size_t size;
-    st = rlx_read_file(path, &data, &size);
-    if (st) return rlx_fail_prefix(st, "%s: ", path);
-    char *dir = rlx_path_dirname(path);
-    if (!dir) {
-        free(data);
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    st = rlx_file_size(path, &fsize);
+    if (!st) st = rlx_limit_check(cfg, "limits.max_model_bytes", fsize, "the model file");
+    rlx_file_map map;
+    if (!st) st = rlx_file_map_open(path, &map);
+    if (st) {
+        rlx_config_destroy(cfg);
+        return rlx_fail_prefix(st, "%s: ", path);
     }
-    st = load_model(data, size, dir, path, out_model);
+    char *dir = rlx_path_dirname(path);
+    if (!dir) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    else st = load_model(map.data, map.size, &map, dir, cfg, path, out_model);
     free(dir);
-    free(data);
+    rlx_file_map_close(&map);
+    rlx_config_destroy(cfg);
     return st;
 }
 
@@ -1054,5 +1313,9 @@ rlx_status rlx_model_load_onnx_memory(const void *data, size_t size, const char 
     if (!out_model) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_model is NULL");
     *out_model = NULL;
     if (!data && size) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model data is NULL");
-    return load_model(data, size, base_dir, "<memory>", out_model);
+    rlx_config *cfg;
+    RLX_TRY(rlx_config_resolve(NULL, NULL, &cfg));
+    rlx_status st = load_model(data, size, NULL, base_dir, cfg, "<memory>", out_model);
+    rlx_config_destroy(cfg);
+    return st;
 }
