@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "base/options.h"
 #include "base/tensor.h"
 
 static const rlx_cpu_kernel_fn *const k_cpu_families[] = {
@@ -28,15 +29,34 @@ rlx_cpu_kernel_fn rlx_cpu_find_kernel(const char *domain, const char *op) {
 
 rlx_status rlx_cpu_run_node(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                             rlx_tensor *const *out, bool reference) {
+    return rlx_cpu_run_node_cfg(g, n, in, out, reference, NULL);
+}
+
+rlx_status rlx_cpu_run_node_cfg(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                                rlx_tensor *const *out, bool reference, const struct rlx_config *cfg) {
     rlx_cpu_kernel_fn fn = rlx_cpu_kernel_of(n->op);
     if (!fn) return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: no CPU kernel for op %s", rlx_node_desc(n), n->op_type);
-    rlx_cpu_kctx k = { .g = g, .n = n, .in = in, .out = out, .reference = reference };
+    rlx_cpu_kctx k = { .g = g, .n = n, .in = in, .out = out, .reference = reference, .cfg = cfg };
     return fn(&k);
+}
+
+rlx_status rlx_cpu_out_limit(const rlx_cpu_kctx *k, int i, rlx_dtype dtype, int rank, const int64_t *dims,
+                             uint64_t bytes) {
+    if (!k->cfg) return RLX_OK;
+    const rlx_value *v = (i < k->n->n_out) ? rlx_node_output(k->g, k->n, i) : NULL;
+    char what[640], sh[160];
+    snprintf(what, sizeof what, "%s: output '%s' (%s %s)", rlx_node_desc(k->n), v ? v->name : "?",
+             rlx_dtype_name(dtype), rlx_shape_str(dims, rank, sh, sizeof sh));
+    return rlx_limit_check(k->cfg, "limits.max_tensor_bytes", bytes, what);
 }
 
 rlx_status rlx_cpu_alloc_out(rlx_cpu_kctx *k, int i, rlx_dtype dtype, int rank, const int64_t *dims) {
     rlx_tensor *t = k->out[i];
     if (!t) return RLX_OK;
+    size_t n, bytes;
+    RLX_TRY(rlx_shape_numel(dims, rank, &n));
+    if (!rlx_mul_ok(n, rlx_dtype_size(dtype), &bytes)) bytes = SIZE_MAX;
+    RLX_TRY(rlx_cpu_out_limit(k, i, dtype, rank, dims, bytes));
     rlx_tensor *tmp;
     RLX_TRY(rlx_tensor_create(dtype, dims, rank, &tmp));
     rlx_free_aligned(t->data);

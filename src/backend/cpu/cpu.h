@@ -27,6 +27,9 @@ typedef struct rlx_cpu_kctx {
     rlx_tensor *const *out;
     /* Use the plain reference kernel even where a fast path exists. */
     bool reference;
+    /* The session's limits for outputs whose size only the kernel knows
+     * (rlx_cpu_alloc_out, Loop and Scan outputs, bodies); NULL: none. */
+    const struct rlx_config *cfg;
 } rlx_cpu_kctx;
 
 typedef rlx_status (*rlx_cpu_kernel_fn)(rlx_cpu_kctx *k);
@@ -59,6 +62,9 @@ rlx_cpu_kernel_fn rlx_cpu_find_kernel(const char *domain, const char *op);
 /* Runs one node on host tensors (the contract above). */
 rlx_status rlx_cpu_run_node(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                             rlx_tensor *const *out, bool reference);
+/* The same under cfg's limits (k->cfg): the eager interpreter's entry. */
+rlx_status rlx_cpu_run_node_cfg(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                                rlx_tensor *const *out, bool reference, const struct rlx_config *cfg);
 
 /* The host interpreter of values that become constants (cpu_eval.c).
  *
@@ -90,8 +96,16 @@ rlx_status rlx_cpu_eval_graph(const rlx_graph *g, const rlx_graph *parent, const
                               rlx_tensor **outputs);
 
 /* For RLX_OP_DATA_DEPENDENT kernels: allocates output i (owned by the
- * tensor struct; the caller of the kernel frees it). */
+ * tensor struct; the caller of the kernel frees it), after checking its
+ * bytes against k->cfg's limits.max_tensor_bytes.
+ * errors: RLX_ERR_OUT_OF_MEMORY naming node, op, output, dtype, shape,
+ * bytes and the limit; those of rlx_tensor_create. */
 rlx_status rlx_cpu_alloc_out(rlx_cpu_kctx *k, int i, rlx_dtype dtype, int rank, const int64_t *dims);
+
+/* Checks that `bytes` for output i of k's node (dtype, dims: its shape, for
+ * the message) fit k->cfg's limits.max_tensor_bytes; OK without cfg. */
+rlx_status rlx_cpu_out_limit(const rlx_cpu_kctx *k, int i, rlx_dtype dtype, int rank, const int64_t *dims,
+                             uint64_t bytes);
 
 /* Fails naming the node: "node 'x' (Op): <message>". */
 rlx_status rlx_cpu_fail(const rlx_cpu_kctx *k, rlx_status st, const char *fmt, ...) RLX_PRINTF(3, 4);

@@ -14,7 +14,8 @@
  * graph's constants; returns copies of its outputs in outs[0..n_outputs). */
 static rlx_status run_body(const rlx_cpu_kctx *k, const rlx_graph *body, const rlx_tensor *const *inputs,
                            rlx_tensor **outs) {
-    rlx_status st = rlx_cpu_eval_graph(body, k->g, NULL, inputs, outs);
+    /* the body runs under the session's limits too */
+    rlx_status st = rlx_cpu_eval_graph(body, k->g, k->cfg, inputs, outs);
     if (st) rlx_fail_prefix(st, "%s: in its subgraph: ", rlx_node_desc(k->n));
     return st;
 }
@@ -51,7 +52,7 @@ static rlx_status k_if(rlx_cpu_kctx *k) {
 /* Stacks `count` equally shaped tensors along a new axis `axis`, in the
  * given order (reversed when `reverse`). With count 0, shape-only `proto`
  * gives the element shape. */
-static rlx_status stack(rlx_cpu_kctx *k, rlx_tensor **items, size_t count, int axis, bool reverse,
+static rlx_status stack(rlx_cpu_kctx *k, int out_index, rlx_tensor **items, size_t count, int axis, bool reverse,
                         const rlx_value *proto, rlx_tensor **out) {
     int64_t dims[RLX_MAX_RANK];
     int rank;
@@ -77,6 +78,10 @@ static rlx_status stack(rlx_cpu_kctx *k, rlx_tensor **items, size_t count, int a
             }
         }
     }
+    size_t numel, bytes;
+    RLX_TRY(rlx_shape_numel(dims, rank, &numel));
+    if (!rlx_mul_ok(numel, rlx_dtype_size(dt), &bytes)) bytes = SIZE_MAX;
+    RLX_TRY(rlx_cpu_out_limit(k, out_index, dt, rank, dims, bytes));
     RLX_TRY(rlx_tensor_create(dt, dims, rank, out));
     if (!count) return RLX_OK;
     size_t es = rlx_dtype_size(dt);
@@ -110,9 +115,10 @@ static rlx_status k_loop(rlx_cpu_kctx *k) {
     rlx_tensor **carried = calloc((size_t)n_carried + 1, sizeof *carried);
     rlx_tensor **bout = calloc(body->n_outputs + 1, sizeof *bout);
     rlx_tensor ***scans = calloc((size_t)n_scan + 1, sizeof *scans);
+    uint64_t *scan_bytes = calloc((size_t)n_scan + 1, sizeof *scan_bytes);
     size_t n_iter = 0, cap_iter = 0;
     rlx_tensor *iter_t = NULL, *cond_t = NULL;
-    if (!bin || !carried || !bout || !scans) { st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory"); goto done; }
+    if (!bin || !carried || !bout || !scans || !scan_bytes) { st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory"); goto done; }
     for (int i = 0; i < n_carried; i++) {
         if (!k->in[2 + i]) { st = rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "loop-carried input %d is missing", i); goto done; }
         RLX_TRY_GOTO(st, rlx_tensor_clone(k->in[2 + i], &carried[i]), done);
@@ -145,6 +151,17 @@ static rlx_status k_loop(rlx_cpu_kctx *k) {
         for (int s = 0; s < n_scan; s++) scans[s][n_iter] = bout[1 + n_carried + s];
         n_iter++;
         memset(bout, 0, (body->n_outputs + 1) * sizeof *bout);
+        /* the scan outputs stack up n_iter items: stop at the limit before
+         * further iterations commit more than it */
+        for (int s = 0; s < n_scan; s++) {
+            const rlx_tensor *y = scans[s][n_iter - 1];
+            scan_bytes[s] += y->nbytes;
+            int64_t d[RLX_MAX_RANK];
+            int r = y->rank + 1 <= RLX_MAX_RANK ? y->rank + 1 : RLX_MAX_RANK;
+            d[0] = (int64_t)n_iter;
+            for (int a = 1; a < r; a++) d[a] = y->dims[a - 1];
+            RLX_TRY_GOTO(st, rlx_cpu_out_limit(k, n_carried + s, y->dtype, r, d, scan_bytes[s]), done);
+        }
     }
     for (int i = 0; i < n_carried; i++) {
         give_out(k, i, carried[i]);
@@ -153,7 +170,7 @@ static rlx_status k_loop(rlx_cpu_kctx *k) {
     for (int s = 0; s < n_scan; s++) {
         rlx_tensor *t;
         const rlx_value *proto = &body->values[body->outputs[1 + n_carried + s]];
-        RLX_TRY_GOTO(st, stack(k, scans[s], n_iter, 0, false, proto, &t), done);
+        RLX_TRY_GOTO(st, stack(k, n_carried + s, scans[s], n_iter, 0, false, proto, &t), done);
         give_out(k, n_carried + s, t);
     }
 done:
@@ -168,6 +185,7 @@ done:
     free(carried);
     free(bout);
     free(scans);
+    free(scan_bytes);
     return st;
 }
 
@@ -252,7 +270,7 @@ static rlx_status k_scan(rlx_cpu_kctx *k) {
         }
         bool rev = out_dirs && (size_t)s < nod && out_dirs[s];
         rlx_tensor *t;
-        RLX_TRY_GOTO(st, stack(k, items + (size_t)s * (size_t)(seq > 0 ? seq : 1), (size_t)(seq > 0 ? seq : 0), axis, rev, proto, &t), done);
+        RLX_TRY_GOTO(st, stack(k, n_state + s, items + (size_t)s * (size_t)(seq > 0 ? seq : 1), (size_t)(seq > 0 ? seq : 0), axis, rev, proto, &t), done);
         give_out(k, n_state + s, t);
     }
 done:

@@ -67,7 +67,7 @@ rlx_status rlx_cpu_eval_node(rlx_graph *g, rlx_node *n, const struct rlx_config 
             if (st) { rlx_fail_prefix(st, "%s: output '%s': ", rlx_node_desc(n), v->name); goto fail; }
         }
     }
-    st = rlx_cpu_run_node(g, n, in, out, true);
+    st = rlx_cpu_run_node_cfg(g, n, in, out, true, cfg);
     if (st) goto fail;
     for (int i = 0; i < n->n_out; i++) {
         rlx_value *v = rlx_node_output(g, n, i);
