@@ -181,4 +181,163 @@ expect(["run", relu, "--input", "x=" + npy, "--iters", "0"], 2, ["trail.npy", "8
 np.save(npy, x)
 expect(["run", relu, "--input", "x=" + npy, "--iters", "0"], 0, [], "the same .npy without them")
 
+# ---------------------------------------------------------------- limits inside kernels and bodies
+# outputs whose size only the kernel knows (NonZero, Unique), Loop scan
+# outputs accumulating over iterations, and nodes of eager Loop bodies (which
+# ran without the session's options before) are checked before allocation
+nz = save("nonzero_big", [h.make_node("NonZero", ["x"], ["y"], name="nz")], [fvi("x", [1 << 16])],
+          [fvi("y", None, T.INT64)])
+expect(["run", nz, "--iters", "0", "--max-tensor-bytes", "256K"], 1,
+       ["node 'nz' (NonZero)", "output 'y' (i64 [1,", "limits.max_tensor_bytes = 262144 bytes"],
+       "NonZero output above the limit")
+expect(["run", nz, "--iters", "0", "--max-tensor-bytes", "1M"], 0, [], "NonZero output within the limit")
+uq = save("unique_big", [h.make_node("Unique", ["x"], ["u", "idx", "inv", "cnt"], name="uq", sorted=1)],
+          [fvi("x", [1 << 16])], [fvi("u", None), fvi("idx", None, T.INT64), fvi("inv", None, T.INT64),
+                                  fvi("cnt", None, T.INT64)], opset=11)
+expect(["run", uq, "--iters", "0", "--max-tensor-bytes", "256K"], 1,
+       ["node 'uq' (Unique)", "limits.max_tensor_bytes = 262144 bytes", "bytes"], "Unique outputs above the limit")
+# Loop: 100 iterations each stacking a [4096] f32 scan item (16 KiB): 1.6 MB
+lbody = h.make_graph([h.make_node("Identity", ["c_in"], ["c_out"], name="c"),
+                      h.make_node("Identity", ["big"], ["item"], name="it")], "body",
+                     [fvi("i", [], T.INT64), fvi("c_in", [], T.BOOL)], [fvi("c_out", [], T.BOOL), fvi("item", [4096])])
+lscan = save("loop_scan", [h.make_node("Loop", ["M", ""], ["stacked"], name="loop", body=lbody)], [],
+             [fvi("stacked", None)], [h.make_tensor("M", T.INT64, [], [100]),
+                                      h.make_tensor("big", T.FLOAT, [4096], np.ones(4096, np.float32))])
+expect(["run", lscan, "--iters", "0", "--max-tensor-bytes", "512K"], 1,
+       ["node 'loop' (Loop)", "output 'stacked' (f32 [", "limits.max_tensor_bytes = 524288 bytes"],
+       "Loop scan output growing above the limit")
+expect(["run", lscan, "--iters", "0", "--max-tensor-bytes", "2M"], 0, [], "Loop scan output within the limit")
+# an eager Loop body runs under the session's options: its Expand is checked
+ebody = h.make_graph([h.make_node("Identity", ["c_in"], ["c_out"], name="c"),
+                      h.make_node("Expand", ["one", "shp"], ["e"], name="bexp"),
+                      h.make_node("ReduceSum", ["e"], ["v_out"], name="rs", keepdims=0)], "body",
+                     [fvi("i", [], T.INT64), fvi("c_in", [], T.BOOL), fvi("v_in", [])],
+                     [fvi("c_out", [], T.BOOL), fvi("v_out", [])])
+eloop = save("loop_body_expand", [h.make_node("Loop", ["M", "", "v0"], ["vf"], name="loop", body=ebody)],
+             [fvi("v0", [])], [fvi("vf", None)],
+             [h.make_tensor("M", T.INT64, [], [2]), h.make_tensor("one", T.FLOAT, [], [1.0]),
+              h.make_tensor("shp", T.INT64, [1], [1 << 18])])
+expect(["run", eloop, "--iters", "0", "--max-tensor-bytes", "512K"], 1,
+       ["node 'loop' (Loop)", "node 'bexp' (Expand)", "1048576 bytes", "limits.max_tensor_bytes = 524288 bytes"],
+       "an Expand inside an eager Loop body above the limit")
+expect(["run", eloop, "--iters", "0", "--max-tensor-bytes", "2M"], 0, [], "the Loop body within the limit")
+
+# ---------------------------------------------------------------- initializers and external data
+rng = np.random.default_rng(5)
+w1 = rng.standard_normal((128, 128)).astype(np.float32)  # 64 KiB each
+w2 = rng.standard_normal((128, 128)).astype(np.float32)
+ext_nodes = [h.make_node("MatMul", ["x", "w1"], ["t"], name="mm1"), h.make_node("MatMul", ["t", "w2"], ["y"], name="mm2")]
+ext_dir = os.path.join(TMP, "ext")
+os.makedirs(ext_dir, exist_ok=True)
+
+
+def save_external(name, location="w.bin", offsets=None, lengths=None):
+    g = h.make_graph(ext_nodes, name, [fvi("x", [2, 128])], [fvi("y", None)],
+                     [onnx.numpy_helper.from_array(w1, "w1"), onnx.numpy_helper.from_array(w2, "w2")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    blob = w1.tobytes() + w2.tobytes()
+    with open(os.path.join(ext_dir, "w.bin"), "wb") as f:
+        f.write(blob)
+    for i, t in enumerate(m.graph.initializer):
+        t.ClearField("raw_data")
+        t.data_location = T.EXTERNAL
+        off = (offsets or [0, 65536])[i]
+        ln = (lengths or [65536, 65536])[i]
+        for k, v in (("location", location), ("offset", str(off)), ("length", str(ln))):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+    path = os.path.join(ext_dir, name + ".onnx")
+    onnx.save(m, path)
+    return path
+
+
+ext = save_external("ext_ok")
+expect(["run", ext, "--iters", "0"], 0, [], "external data within the limits")
+expect(["run", ext, "--iters", "0", "--max-model-bytes", "100K"], 1,
+       ["external data", "tensor 'w2'", "131072 bytes", "limits.max_model_bytes = 102400 bytes"],
+       "the sum of external data above limits.max_model_bytes")
+expect(["run", ext, "--iters", "0", "--max-tensor-bytes", "32K"], 1,
+       ["tensor 'w1'", "65536 bytes", "limits.max_tensor_bytes = 32768 bytes"],
+       "an initializer above limits.max_tensor_bytes")
+expect(["run", save_external("ext_far", offsets=[0, 1 << 20]), "--iters", "0"], 2,
+       ["tensor 'w2'", "too short"], "external data offset beyond the file")
+expect(["run", save_external("ext_len", lengths=[65536, 100]), "--iters", "0"], 2,
+       ["tensor 'w1'" if False else "tensor 'w2'", "length is 100 bytes"], "external data length that is not the shape's")
+expect(["run", save_external("ext_up", location="../w.bin"), "--iters", "0"], 2, ["'../w.bin' is refused"],
+       "external data location with '..'")
+expect(["run", save_external("ext_abs", location=os.path.join(ext_dir, "w.bin")), "--iters", "0"], 2,
+       ["is refused"], "external data location that is absolute")
+outside = os.path.join(TMP, "outside.bin")
+with open(outside, "wb") as f:
+    f.write(w1.tobytes() + w2.tobytes())
+link = os.path.join(ext_dir, "link.bin")
+if not os.path.lexists(link):
+    os.symlink(outside, link)
+expect(["run", save_external("ext_link", location="link.bin"), "--iters", "0"], 2,
+       ["'link.bin' is refused", "symbolic link"], "external data through a symbolic link out of the folder")
+
+# ---------------------------------------------------------------- weights read once
+# A model whose initializers (48 MiB) are embedded, with initializer fields
+# interleaved with node fields (protobuf allows any order): outputs equal
+# numpy's, and the peak RSS of `rlx run` stays near the weights (before: the
+# file, protobuf-c's copy and the tensors existed at once, 3x).
+nw, dim = 12, 1024
+ws = [rng.standard_normal((dim, dim)).astype(np.float32) * (1.0 / 32) for _ in range(nw)]
+nodes = [h.make_node("MatMul", ["x" if i == 0 else "h%d" % (i - 1), "w%d" % i], ["h%d" % i], name="mm%d" % i)
+         for i in range(nw)]
+parts = []
+for i in range(nw):
+    gi = onnx.GraphProto()
+    gi.node.extend([nodes[i]])
+    gi.initializer.extend([onnx.numpy_helper.from_array(ws[i], "w%d" % i)])
+    parts.append(gi.SerializeToString())
+tail = h.make_graph([], "big", [fvi("x", [1, dim])], [fvi("h%d" % (nw - 1), [1, dim])])
+gbytes = b"".join(parts) + tail.SerializeToString()
+mm = h.make_model(h.make_graph([], "big", [], []), opset_imports=[h.make_opsetid("", 13)])
+mm.ir_version = 8
+mm.ClearField("graph")
+mbytes = mm.SerializeToString()
+field = b"\x3a"  # ModelProto.graph: field 7, length-delimited
+n, lenv = len(gbytes), b""
+while True:
+    lenv += bytes([(n & 0x7f) | (0x80 if n > 0x7f else 0)])
+    n >>= 7
+    if not n:
+        break
+bigm = os.path.join(TMP, "weights48.onnx")
+with open(bigm, "wb") as f:
+    f.write(mbytes + field + lenv + gbytes)
+xin = rng.standard_normal((1, dim)).astype(np.float32)
+np.save(os.path.join(TMP, "xin.npy"), xin)
+want = xin.astype(np.float64)
+for w in ws:
+    want = want @ w.astype(np.float64)
+outdir = os.path.join(TMP, "out48")
+probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
+         "sys.stderr.write(r.stderr.decode(errors='replace')); "
+         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(r.returncode)")
+p = subprocess.run([sys.executable, "-c", probe, RLX, "run", bigm, "--input", "x=" + os.path.join(TMP, "xin.npy"),
+                    "--iters", "0", "--warmup", "0", "--output-dir", outdir], capture_output=True, text=True,
+                   timeout=300)
+C.check(p.returncode == 0, "run of the 48 MiB model: %s" % p.stderr[-500:])
+if p.returncode == 0:
+    got = np.load(os.path.join(outdir, "h%d.npy" % (nw - 1)))
+    err = np.abs(got - want).max() / np.abs(want).max()
+    C.check(err < 1e-5, "48 MiB model: rel. max error %.3g against float64 numpy (want < 1e-5)" % err)
+    peak_mb = int(p.stdout.strip().splitlines()[-1]) / 1024.0
+    weights_mb = nw * dim * dim * 4 / 2**20
+    print("weights %.0f MiB, peak RSS of rlx run %.0f MiB" % (weights_mb, peak_mb))
+    C.check(peak_mb < weights_mb + 40, "peak RSS %.0f MiB, want < weights %.0f MiB + 40 MiB (weights read once)"
+            % (peak_mb, weights_mb))
+
+# ---------------------------------------------------------------- debug dump
+r = subprocess.run([RLX, "run", ok, "--iters", "0"], capture_output=True, timeout=300,
+                   env=dict(os.environ, RLX_DUMP_IR="1", RLX_LOG_LEVEL="debug"))
+C.check(r.returncode == 0 and b"\x1b" not in r.stdout + r.stderr and b"IR after" in r.stderr,
+        "RLX_DUMP_IR: names reach stderr escaped: %r" % r.stderr[-300:])
+r = subprocess.run([RLX, "info", ok, "--dump-ir"], capture_output=True, timeout=300)
+C.check(r.returncode == 0 and b"\x1b" not in r.stdout + r.stderr and b"\\x1b]0;pwned" in r.stdout,
+        "info --dump-ir: names printed escaped: %r" % r.stdout[-300:])
+
 C.done()
