@@ -169,19 +169,36 @@ char *rlx_path_join_inside(const char *base, const char *rel) {
     return out;
 }
 
-bool rlx_path_resolves_inside(const char *base, const char *path) {
 #ifndef _WIN32
-    char *rb = realpath(base, NULL), *rp = realpath(path, NULL);
+/* Whether the resolved path rp lies inside the resolved folder of dir. */
+static bool real_inside(const char *dir, const char *rp) {
+    char *rb = dir ? realpath(dir, NULL) : NULL;
     bool ok = false;
-    if (rb && rp) {
+    if (rb) {
         size_t n = strlen(rb);
         ok = strncmp(rp, rb, n) == 0 && (rp[n] == '/' || (n == 1 && rb[0] == '/'));
     }
     free(rb);
+    return ok;
+}
+#endif
+
+bool rlx_path_resolves_inside(const char *base, const char *model, const char *path) {
+#ifndef _WIN32
+    char *rp = realpath(path, NULL);
+    if (!rp) return false;
+    bool ok = real_inside(base, rp);
+    if (!ok && model) {
+        char *rm = realpath(model, NULL);
+        char *dir = rm ? rlx_path_dirname(rm) : NULL;
+        ok = dir && real_inside(dir, rp);
+        free(dir);
+        free(rm);
+    }
     free(rp);
     return ok;
 #else
-    (void)base, (void)path;
+    (void)base, (void)model, (void)path;
     return true;
 #endif
 }

@@ -57,10 +57,13 @@ char *rlx_path_dirname(const char *path);
 char *rlx_path_join_inside(const char *base, const char *rel);
 
 /* Whether `path` (an existing file), with every symbolic link resolved,
- * lies inside the folder `base` resolved likewise (POSIX realpath), so
- * that a link inside the model's folder cannot lead a reader outside it.
- * Where the platform cannot resolve links, true. */
-bool rlx_path_resolves_inside(const char *base, const char *path);
+ * lies inside the folder `base` resolved likewise (POSIX realpath), or
+ * inside the folder that the file `model` (may be NULL) really lies in, so
+ * that a link inside the model's folder cannot lead a reader elsewhere
+ * (a model and its data both linked from one store, as the Hugging Face
+ * cache does, stay readable). Where the platform cannot resolve links,
+ * true. */
+bool rlx_path_resolves_inside(const char *base, const char *model, const char *path);
 
 /* Value of an environment variable, or NULL. */
 const char *rlx_getenv(const char *name);

@@ -184,7 +184,8 @@ static bool parse_u64(const char *s, uint64_t *out) {
  * (malloc'ed, inside base_dir) and *out_offset. Checks the location, the
  * offset and length strings and the file size before anything is
  * allocated for the data. */
-static rlx_status external_source(const Onnx__TensorProto *tp, const char *name, const char *base_dir, size_t nbytes,
+static rlx_status external_source(const Onnx__TensorProto *tp, const char *name, const char *base_dir,
+                                  const char *model_path, size_t nbytes,
                                   char **out_path, uint64_t *out_offset) {
     *out_path = NULL;
     *out_offset = 0;
@@ -227,7 +228,7 @@ static rlx_status external_source(const Onnx__TensorProto *tp, const char *name,
         free(path);
         return rlx_fail_prefix(st, "tensor '%s': external data: ", name);
     }
-    if (!rlx_path_resolves_inside(base_dir, path)) {
+    if (!rlx_path_resolves_inside(base_dir, model_path, path)) {
         free(path);
         return rlx_fail(RLX_ERR_INVALID_MODEL,
                         "tensor '%s': external data location '%s' is refused: through a symbolic link it leads "
@@ -325,6 +326,7 @@ typedef struct tensor_load {
     const rlx_config *cfg;  /* limits.max_tensor_bytes, limits.max_model_bytes; NULL: none */
     uint64_t *external_sum; /* running sum of external data bytes (checked against max_model_bytes), or NULL */
     bool adopt_raw;         /* tp was unpacked with g_tensor_allocator: take raw_data's block */
+    const char *model_path; /* the model file (external data may lie where it really is), or NULL */
 } tensor_load;
 
 static rlx_status tensor_from_proto(Onnx__TensorProto *tp, const char *base_dir, const tensor_load *ld,
@@ -403,7 +405,8 @@ static rlx_status tensor_from_proto(Onnx__TensorProto *tp, const char *base_dir,
     }
     char *ext_path = NULL;
     uint64_t ext_offset = 0;
-    if (external) RLX_TRY(external_source(tp, name, base_dir, nbytes, &ext_path, &ext_offset));
+    if (external)
+        RLX_TRY(external_source(tp, name, base_dir, ld ? ld->model_path : NULL, nbytes, &ext_path, &ext_offset));
     if (external && ld && ld->external_sum) {
         /* external files are not bounded by the model file's size: their
          * total counts against limits.max_model_bytes too */
@@ -886,8 +889,8 @@ static rlx_status import_initializer(const onnx_ctx *c, rlx_graph *g, Onnx__Tens
         return rlx_fail(RLX_ERR_INVALID_MODEL, "initializer #%zu has no name", index);
     if (rlx_graph_find(g, tp->name) >= 0)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "initializer '%s' is defined twice", tp->name);
-    tensor_load ld = { NULL, NULL, adopt };
-    if (c->ld) ld.cfg = c->ld->cfg, ld.external_sum = c->ld->external_sum;
+    tensor_load ld = { NULL, NULL, adopt, NULL };
+    if (c->ld) ld.cfg = c->ld->cfg, ld.external_sum = c->ld->external_sum, ld.model_path = c->ld->model_path;
     rlx_tensor *t;
     rlx_status st = tensor_from_proto(tp, c->base_dir, &ld, &t);
     if (st) return rlx_fail_prefix(st, "initializer ");
@@ -1266,7 +1269,7 @@ static rlx_status load_model(const void *data, size_t size, rlx_file_map *map, c
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not a valid ONNX model: protobuf parse failed", label);
     }
     uint64_t external_sum = 0;
-    tensor_load ld = { cfg, &external_sum, false };
+    tensor_load ld = { cfg, &external_sum, false, map ? label : NULL };
     init_ranges r = { data, sp.off, sp.len, sp.n, map ? release_map : NULL, map };
     rlx_graph *g = NULL;
     onnx_ctx c = { base_dir, 0, NULL, &ld, split ? &r : NULL };

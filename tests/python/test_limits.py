@@ -276,6 +276,18 @@ if not os.path.lexists(link):
     os.symlink(outside, link)
 expect(["run", save_external("ext_link", location="link.bin"), "--iters", "0"], 2,
        ["'link.bin' is refused", "symbolic link"], "external data through a symbolic link out of the folder")
+# a store of blobs with the model and its data linked from a snapshot folder
+# (as the Hugging Face cache lays them out) stays readable
+blobs, snap = os.path.join(TMP, "blobs"), os.path.join(TMP, "snap")
+os.makedirs(blobs, exist_ok=True)
+os.makedirs(snap, exist_ok=True)
+os.replace(save_external("ext_hf"), os.path.join(blobs, "m1"))
+os.replace(os.path.join(ext_dir, "w.bin"), os.path.join(blobs, "d1"))
+for src, dst in (("m1", "model.onnx"), ("d1", "w.bin")):
+    if not os.path.lexists(os.path.join(snap, dst)):
+        os.symlink(os.path.join(blobs, src), os.path.join(snap, dst))
+expect(["run", os.path.join(snap, "model.onnx"), "--iters", "0"], 0, [],
+       "model and external data linked from one store (Hugging Face cache layout)")
 
 # ---------------------------------------------------------------- weights read once
 # A model whose initializers (48 MiB) are embedded, with initializer fields
