@@ -377,6 +377,22 @@ static rlx_status plan_staging(struct rlx_backend_exe *e, const size_t *step_d0,
 
 static void wg_destroy_exe(rlx_backend_exe *e);
 
+/* Submits the queued buffer writes (an empty command buffer carries them)
+ * and waits until the queue is idle, which frees their staging memory.
+ * Skipped on a lost device (wgpu-native aborts on a submit to one); the
+ * next step reports the loss. */
+static void flush_uploads(wg_backend *b) {
+    if (wg_device_check_lost(b)) return;
+    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
+    if (!enc) return;
+    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+    wgpuCommandEncoderRelease(enc);
+    if (!cb) return;
+    wgpuQueueSubmit(b->queue, 1, &cb);
+    wgpuCommandBufferRelease(cb);
+    wgpuDevicePoll(b->dev, true, NULL);
+}
+
 static rlx_status upload_konsts(struct rlx_backend_exe *e, const wg_lower *low, size_t n_low) {
     wg_backend *b = e->b;
     const rlx_graph *g = e->p->g;
@@ -420,10 +436,23 @@ static rlx_status upload_konsts(struct rlx_backend_exe *e, const wg_lower *low, 
         RLX_TRY(make_buffer(b, e->weight_size[i], WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst, "weights",
                             &e->weights[i]));
     }
+    /* wgpuQueueWriteBuffer copies into staging memory that lives until the
+     * next submit completes: all weights written at once would stage a
+     * second copy of them. Every UPLOAD_CHUNK bytes the writes are flushed
+     * and waited for, so staging stays below that bound. The host tensors
+     * stay: they are the model's (shared by its sessions, and needed by
+     * CPU steps, other plans and new shapes). */
+    enum { UPLOAD_CHUNK = 64 << 20 };
+    uint64_t staged = 0;
     uint16_t *half = NULL;
     size_t half_cap = 0;
     for (size_t v = 0; v < g->n_values; v++) {
         const rlx_tensor *t = g->values[v].konst;
+        if (staged >= UPLOAD_CHUNK) {
+            flush_uploads(b);
+            staged = 0;
+        }
+        if (e->konst_buf[2 * v] >= 0 || e->konst_buf[2 * v + 1] >= 0) staged += t->nbytes;
         if (e->konst_buf[2 * v] >= 0)
             RLX_TRY(write_padded(e, e->weights[e->konst_buf[2 * v]], e->konst_off[2 * v], t->data, t->nbytes));
         if (e->konst_buf[2 * v + 1] >= 0) {
