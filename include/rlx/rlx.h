@@ -198,22 +198,30 @@ RLX_API rlx_status rlx_tensor_save_npy(const rlx_tensor *tensor, const char *pat
 /* ------------------------------------------------------------------- model */
 
 /* A model: a graph of ONNX operators with its initializers, as imported.
- * Immutable once sessions are created from it; sessions keep their own copy,
- * so a model may be destroyed while its sessions live. */
+ * Immutable once sessions are created from it. Sessions share its weights
+ * (no copy) and hold a reference on it, so a model may be destroyed while
+ * its sessions live: it is freed with the last of them. */
 typedef struct rlx_model rlx_model;
 
 /* Imports an ONNX model file (ModelProto, protobuf binary). Initializers in
  * external data files are read relative to the model's folder, and only from
- * inside it. Shapes are inferred and the graph is verified.
+ * inside it (or, through symbolic links, from the folder where the model
+ * file itself lies). Each weight is read once into its tensor: the file is
+ * mapped and its pages released as initializers are converted, so the peak
+ * is about the weights plus the largest initializer. Shapes are inferred
+ * and the graph is verified. The limits.* options take their variables or
+ * defaults (rlx_model_load_onnx_with_options with options NULL).
  * errors: RLX_ERR_IO (missing or unreadable file), RLX_ERR_INVALID_MODEL
  *         (corrupt protobuf, bad graph, initializer shorter than its shape,
  *         dims that overflow), RLX_ERR_UNSUPPORTED (unknown op or opset,
  *         unsupported dtype); the message names the node, op and opset. */
 RLX_API rlx_status rlx_model_load_onnx(const char *path, rlx_model **out_model);
 
-/* As rlx_model_load_onnx, from bytes in memory. base_dir is where external
- * data is looked up (NULL: external data is refused with
- * RLX_ERR_INVALID_ARGUMENT). Messages start with "<memory>". */
+/* As rlx_model_load_onnx, from bytes in memory (not kept: the model owns
+ * its tensors). base_dir is where external data is looked up (NULL:
+ * external data is refused with RLX_ERR_INVALID_ARGUMENT). The limits.*
+ * options take their variables or defaults. Messages start with
+ * "<memory>". */
 RLX_API rlx_status rlx_model_load_onnx_memory(const void *data, size_t size,
                                       const char *base_dir,
                                       rlx_model **out_model);
@@ -222,7 +230,9 @@ typedef struct rlx_options rlx_options; /* session options, below */
 
 /* As rlx_model_load_onnx, with session options (NULL: none) for the load:
  * limits.max_model_bytes bounds the file's size, checked before it is
- * read; limits.max_tensor_bytes each initializer, before it is allocated.
+ * read, and the sum of the initializers' external data, checked before
+ * each is read; limits.max_tensor_bytes each initializer, before it is
+ * allocated.
  * errors: as rlx_model_load_onnx, and RLX_ERR_OUT_OF_MEMORY naming the
  * limit and how to raise it. */
 RLX_API rlx_status rlx_model_load_onnx_with_options(const char *path, const rlx_options *options, rlx_model **out_model);
@@ -449,7 +459,8 @@ typedef struct rlx_session_options {
 } rlx_session_options;
 
 /* Creates a session that runs `model` on a device. The session keeps its own
- * copy of the graph and weights. Plans are compiled per input-shape
+ * copy of the graph and shares the model's weights (it holds a reference
+ * on the model: see rlx_model). Plans are compiled per input-shape
  * signature, on first use. Every option (rlx_options) takes its value from
  * its environment variable or its default: rlx_session_create_with_options
  * with options NULL.
