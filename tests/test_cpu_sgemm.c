@@ -49,7 +49,9 @@ static void mat_set(mat *x, bool t, size_t r, size_t c, float v) {
     else x->v[r * x->ld + c] = v;
 }
 
-static const char *kernel_name(rlx_cpu_sgemm_kernel k) { return k == RLX_CPU_SGEMM_AVX2 ? "avx2" : "portable"; }
+static const char *kernel_name(rlx_cpu_sgemm_kernel k) {
+    return k == RLX_CPU_SGEMM_AVX512 ? "avx512" : k == RLX_CPU_SGEMM_AVX2 ? "avx2" : "portable";
+}
 
 /* C [m, n] (ldc n + 5) by the pool and by one thread: bitwise equal? */
 static bool run_both(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const mat *a, const mat *b,
@@ -142,10 +144,10 @@ int main(void) {
     test_seed(test_seed_from_env());
     fprintf(stderr, "worker threads: %d, default kernel: %s\n", rlx_parallel_threads(),
             kernel_name(rlx_cpu_sgemm_kernel_get()));
-    rlx_cpu_sgemm_kernel kernels[2] = { RLX_CPU_SGEMM_PORTABLE, RLX_CPU_SGEMM_AVX2 };
+    rlx_cpu_sgemm_kernel kernels[3] = { RLX_CPU_SGEMM_PORTABLE, RLX_CPU_SGEMM_AVX2, RLX_CPU_SGEMM_AVX512 };
     rlx_cpu_sgemm_kernel def = rlx_cpu_sgemm_kernel_get();
     int shapes = 0;
-    for (int kk = 0; kk < 2; kk++) {
+    for (int kk = 0; kk < 3; kk++) {
         if (!rlx_cpu_sgemm_kernel_set(kernels[kk])) {
             fprintf(stderr, "kernel %s: not on this CPU, skipped\n", kernel_name(kernels[kk]));
             continue;

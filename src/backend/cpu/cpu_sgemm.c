@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/parallel.h"
+#include "base/mem.h"
 #include "base/options.h"
+#include "base/parallel.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define SGEMM_HAVE_AVX2 1
@@ -48,14 +49,20 @@ rlx_status rlx_cpu_gemm_policy_set(rlx_cpu_gemm_policy pol) {
 
 /* ------------------------------------------------------------ micro-kernels */
 
-/* Register tile (rows x columns of C), and the blocks: KC steps of k per
- * packed panel, MC rows of A per packed block (a multiple of MR, in L2), NC
- * columns of B per packed block (a multiple of NR). Only KC changes the
- * arithmetic (where the k sum is cut); it depends on k alone. */
-#define MR 6
-#define NR 16
+/* Register tiles (rows x columns of C) of the kernels: 6 x 16 (portable,
+ * AVX2) and 8 x 32 (AVX-512); MR_MAX x NR_MAX bounds them. The blocks: KC
+ * steps of k per packed panel, about MC rows of A per packed block (a
+ * multiple of the tile's rows, in L2), NC columns of B per packed block (a
+ * multiple of the tile's columns). Only KC changes the arithmetic (where
+ * the k sum is cut); it depends on k alone. */
+#define MR6 6
+#define NR16 16
+#define MR8 8
+#define NR32 32
+#define MR_MAX 8
+#define NR_MAX 32
 #define KC 256
-#define MC 120
+#define MC 128
 #define NC 2048
 
 /* How a tile's sum over one KC panel (acc) lands in C: */
@@ -65,25 +72,33 @@ enum {
     UPD_ACC = 2   /* later panels: c = c + alpha * acc */
 };
 
-/* C tile [MR, NR] (row stride ldc) from packed panels: ap holds kc steps of
- * MR values of A, bp kc steps of NR values of B; every element's sum starts
+/* C tile [mr, nr] (row stride ldc) from packed panels: ap holds kc steps of
+ * mr values of A, bp kc steps of nr values of B; every element's sum starts
  * at 0 and takes its kc products in order. */
 typedef void sgemm_kernel_fn(size_t kc, const float *ap, const float *bp, float *c, size_t ldc, float alpha,
                              float beta, int upd);
 
+/* A kernel: its full tile (mr x nr), and a narrow one (mr x nr_narrow, the
+ * same operations lane for lane, so the same bits) for edge tiles of at
+ * most nr_narrow columns, or NULL. */
+typedef struct sgemm_kernel {
+    sgemm_kernel_fn *full, *narrow;
+    size_t mr, nr, nr_narrow;
+} sgemm_kernel;
+
 /* The portable kernel: multiply then add (no fused multiply-add). */
 static void kern_portable(size_t kc, const float *ap, const float *bp, float *c, size_t ldc, float alpha, float beta,
                           int upd) {
-    float acc[MR][NR];
+    float acc[MR6][NR16];
     memset(acc, 0, sizeof acc);
-    for (size_t p = 0; p < kc; p++, ap += MR, bp += NR)
-        for (int i = 0; i < MR; i++) {
+    for (size_t p = 0; p < kc; p++, ap += MR6, bp += NR16)
+        for (int i = 0; i < MR6; i++) {
             float a = ap[i];
-            for (int j = 0; j < NR; j++) acc[i][j] += a * bp[j];
+            for (int j = 0; j < NR16; j++) acc[i][j] += a * bp[j];
         }
-    for (int i = 0; i < MR; i++) {
+    for (int i = 0; i < MR6; i++) {
         float *row = c + (size_t)i * ldc;
-        for (int j = 0; j < NR; j++) {
+        for (int j = 0; j < NR16; j++) {
             float t = alpha * acc[i][j];
             row[j] = upd == UPD_SET ? t : upd == UPD_BETA ? beta * row[j] + t : row[j] + t;
         }
@@ -91,21 +106,14 @@ static void kern_portable(size_t kc, const float *ap, const float *bp, float *c,
 }
 
 #if SGEMM_HAVE_AVX2
-/* One row of the update: c = alpha * acc, fma(beta, c, alpha * acc) or
- * fma(alpha, acc, c), 16 columns. */
-__attribute__((target("avx2,fma"))) static inline void avx2_row(float *dst, __m256 lo, __m256 hi, __m256 va,
-                                                                __m256 vb, int upd) {
-    if (upd == UPD_SET) {
-        lo = _mm256_mul_ps(va, lo), hi = _mm256_mul_ps(va, hi);
-    } else if (upd == UPD_BETA) {
-        lo = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst), _mm256_mul_ps(va, lo));
-        hi = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst + 8), _mm256_mul_ps(va, hi));
-    } else {
-        lo = _mm256_fmadd_ps(va, lo, _mm256_loadu_ps(dst));
-        hi = _mm256_fmadd_ps(va, hi, _mm256_loadu_ps(dst + 8));
-    }
-    _mm256_storeu_ps(dst, lo);
-    _mm256_storeu_ps(dst + 8, hi);
+/* One vector of the update: c = alpha * acc, fma(beta, c, alpha * acc) or
+ * fma(alpha, acc, c), 8 columns. */
+__attribute__((target("avx2,fma"))) static inline void avx2_upd(float *dst, __m256 acc, __m256 va, __m256 vb,
+                                                                int upd) {
+    if (upd == UPD_SET) acc = _mm256_mul_ps(va, acc);
+    else if (upd == UPD_BETA) acc = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst), _mm256_mul_ps(va, acc));
+    else acc = _mm256_fmadd_ps(va, acc, _mm256_loadu_ps(dst));
+    _mm256_storeu_ps(dst, acc);
 }
 
 /* AVX2 + FMA: 12 accumulators of 8 lanes in registers (named, so that the
@@ -116,36 +124,35 @@ __attribute__((target("avx2,fma"))) static void kern_avx2(size_t kc, const float
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
 #define AVX2_STEP(P)                                                                                 \
     do {                                                                                             \
-        __m256 b0 = _mm256_load_ps(bp + (P) * NR), b1 = _mm256_load_ps(bp + (P) * NR + 8), a;       \
-        a = _mm256_broadcast_ss(ap + (P) * MR + 0);                                                  \
+        __m256 b0 = _mm256_load_ps(bp + (P) * NR16), b1 = _mm256_load_ps(bp + (P) * NR16 + 8), a;   \
+        a = _mm256_broadcast_ss(ap + (P) * MR6 + 0);                                                 \
         c00 = _mm256_fmadd_ps(a, b0, c00), c01 = _mm256_fmadd_ps(a, b1, c01);                       \
-        a = _mm256_broadcast_ss(ap + (P) * MR + 1);                                                  \
+        a = _mm256_broadcast_ss(ap + (P) * MR6 + 1);                                                 \
         c10 = _mm256_fmadd_ps(a, b0, c10), c11 = _mm256_fmadd_ps(a, b1, c11);                       \
-        a = _mm256_broadcast_ss(ap + (P) * MR + 2);                                                  \
+        a = _mm256_broadcast_ss(ap + (P) * MR6 + 2);                                                 \
         c20 = _mm256_fmadd_ps(a, b0, c20), c21 = _mm256_fmadd_ps(a, b1, c21);                       \
-        a = _mm256_broadcast_ss(ap + (P) * MR + 3);                                                  \
+        a = _mm256_broadcast_ss(ap + (P) * MR6 + 3);                                                 \
         c30 = _mm256_fmadd_ps(a, b0, c30), c31 = _mm256_fmadd_ps(a, b1, c31);                       \
-        a = _mm256_broadcast_ss(ap + (P) * MR + 4);                                                  \
+        a = _mm256_broadcast_ss(ap + (P) * MR6 + 4);                                                 \
         c40 = _mm256_fmadd_ps(a, b0, c40), c41 = _mm256_fmadd_ps(a, b1, c41);                       \
-        a = _mm256_broadcast_ss(ap + (P) * MR + 5);                                                  \
+        a = _mm256_broadcast_ss(ap + (P) * MR6 + 5);                                                 \
         c50 = _mm256_fmadd_ps(a, b0, c50), c51 = _mm256_fmadd_ps(a, b1, c51);                       \
     } while (0)
     size_t p = 0;
-    for (; p + 4 <= kc; p += 4, ap += 4 * MR, bp += 4 * NR) {
+    for (; p + 4 <= kc; p += 4, ap += 4 * MR6, bp += 4 * NR16) {
         AVX2_STEP(0);
         AVX2_STEP(1);
         AVX2_STEP(2);
         AVX2_STEP(3);
     }
-    for (; p < kc; p++, ap += MR, bp += NR) AVX2_STEP(0);
+    for (; p < kc; p++, ap += MR6, bp += NR16) AVX2_STEP(0);
 #undef AVX2_STEP
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-    avx2_row(c, c00, c01, va, vb, upd);
-    avx2_row(c + ldc, c10, c11, va, vb, upd);
-    avx2_row(c + 2 * ldc, c20, c21, va, vb, upd);
-    avx2_row(c + 3 * ldc, c30, c31, va, vb, upd);
-    avx2_row(c + 4 * ldc, c40, c41, va, vb, upd);
-    avx2_row(c + 5 * ldc, c50, c51, va, vb, upd);
+    __m256 acc[MR6][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 }, { c40, c41 }, { c50, c51 } };
+    for (int i = 0; i < MR6; i++) {
+        avx2_upd(c + (size_t)i * ldc, acc[i][0], va, vb, upd);
+        avx2_upd(c + (size_t)i * ldc + 8, acc[i][1], va, vb, upd);
+    }
 }
 
 /* kern_avx2's left half (columns 0-7 of the tile, the same operations lane
@@ -153,7 +160,7 @@ __attribute__((target("avx2,fma"))) static void kern_avx2(size_t kc, const float
 __attribute__((target("avx2,fma"))) static void kern_avx2_8(size_t kc, const float *ap, const float *bp, float *c,
                                                             size_t ldc, float alpha, float beta, int upd) {
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
-    for (size_t p = 0; p < kc; p++, ap += MR, bp += NR) {
+    for (size_t p = 0; p < kc; p++, ap += MR6, bp += NR16) {
         __m256 b0 = _mm256_load_ps(bp);
         c0 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 0), b0, c0);
         c1 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 1), b0, c1);
@@ -162,44 +169,103 @@ __attribute__((target("avx2,fma"))) static void kern_avx2_8(size_t kc, const flo
         c4 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 4), b0, c4);
         c5 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 5), b0, c5);
     }
-    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta), acc[MR] = { c0, c1, c2, c3, c4, c5 };
-    for (int i = 0; i < MR; i++) {
-        float *dst = c + (size_t)i * ldc;
-        __m256 r;
-        if (upd == UPD_SET) r = _mm256_mul_ps(va, acc[i]);
-        else if (upd == UPD_BETA) r = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst), _mm256_mul_ps(va, acc[i]));
-        else r = _mm256_fmadd_ps(va, acc[i], _mm256_loadu_ps(dst));
-        _mm256_storeu_ps(dst, r);
-    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta), acc[MR6] = { c0, c1, c2, c3, c4, c5 };
+    for (int i = 0; i < MR6; i++) avx2_upd(c + (size_t)i * ldc, acc[i], va, vb, upd);
 }
+
+/* AVX-512F: the same arithmetic per element as kern_avx2 (a chain of fused
+ * multiply-adds in k order, the same update), so the same bits, on an
+ * 8 x 32 tile: 16 accumulators of 16 lanes, 2 loads of B and 8 broadcasts
+ * of A per 16 fused multiply-adds. */
+__attribute__((target("avx512f"))) static inline void avx512_upd(float *dst, __m512 acc, __m512 va, __m512 vb,
+                                                                  int upd) {
+    if (upd == UPD_SET) acc = _mm512_mul_ps(va, acc);
+    else if (upd == UPD_BETA) acc = _mm512_fmadd_ps(vb, _mm512_loadu_ps(dst), _mm512_mul_ps(va, acc));
+    else acc = _mm512_fmadd_ps(va, acc, _mm512_loadu_ps(dst));
+    _mm512_storeu_ps(dst, acc);
+}
+
+#define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+
+__attribute__((target("avx512f"))) static void kern_avx512(size_t kc, const float *ap, const float *bp, float *c,
+                                                            size_t ldc, float alpha, float beta, int upd) {
+#define Z_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
+    ROWS8(Z_DECL)
+#define Z_ROW(i)                                                                                     \
+    {                                                                                                \
+        __m512 a = _mm512_set1_ps(ap[i]);                                                            \
+        c##i##0 = _mm512_fmadd_ps(a, b0, c##i##0), c##i##1 = _mm512_fmadd_ps(a, b1, c##i##1);        \
+    }
+    for (size_t p = 0; p < kc; p++, ap += MR8, bp += NR32) {
+        __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+        ROWS8(Z_ROW)
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#define Z_STORE(i)                                                                                   \
+    avx512_upd(c + (size_t)(i) * ldc, c##i##0, va, vb, upd);                                         \
+    avx512_upd(c + (size_t)(i) * ldc + 16, c##i##1, va, vb, upd);
+    ROWS8(Z_STORE)
+#undef Z_DECL
+#undef Z_ROW
+#undef Z_STORE
+}
+
+/* kern_avx512's left half (columns 0-15, the same bits), for edge tiles of
+ * at most 16 columns. */
+__attribute__((target("avx512f"))) static void kern_avx512_16(size_t kc, const float *ap, const float *bp, float *c,
+                                                               size_t ldc, float alpha, float beta, int upd) {
+#define Z_DECL(i) __m512 c##i = _mm512_setzero_ps();
+    ROWS8(Z_DECL)
+#define Z_ROW(i) c##i = _mm512_fmadd_ps(_mm512_set1_ps(ap[i]), b0, c##i);
+    for (size_t p = 0; p < kc; p++, ap += MR8, bp += NR32) {
+        __m512 b0 = _mm512_loadu_ps(bp);
+        ROWS8(Z_ROW)
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#define Z_STORE(i) avx512_upd(c + (size_t)(i) * ldc, c##i, va, vb, upd);
+    ROWS8(Z_STORE)
+#undef Z_DECL
+#undef Z_ROW
+#undef Z_STORE
+}
+#undef ROWS8
 #endif
 
-/* The kernel of this process: chosen once from what the CPU runs. */
-static sgemm_kernel_fn *const g_kernels[2] = { kern_portable,
+/* The kernels, indexed by rlx_cpu_sgemm_kernel; the one of this process is
+ * chosen once from what the CPU runs. */
+static const sgemm_kernel g_kernels[3] = {
+    { kern_portable, NULL, MR6, NR16, 0 },
 #if SGEMM_HAVE_AVX2
-                                               kern_avx2
+    { kern_avx2, kern_avx2_8, MR6, NR16, 8 },
+    { kern_avx512, kern_avx512_16, MR8, NR32, 16 },
 #else
-                                               NULL
+    { NULL, NULL, MR6, NR16, 0 },
+    { NULL, NULL, MR8, NR32, 0 },
 #endif
 };
 static atomic_int g_kernel = -1;
 
-static bool cpu_has_avx2_fma(void) {
+/* Whether this CPU (and the OS, which must save the wider registers: GCC's
+ * __builtin_cpu_supports checks XCR0 too) runs the kernel. */
+static bool cpu_runs(rlx_cpu_sgemm_kernel k) {
+    if (k == RLX_CPU_SGEMM_PORTABLE) return true;
 #if SGEMM_HAVE_AVX2
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return false;
+    if (k == RLX_CPU_SGEMM_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (k == RLX_CPU_SGEMM_AVX512) return __builtin_cpu_supports("avx512f");
 #endif
+    return false;
 }
 
-static sgemm_kernel_fn *kernel_get(void) {
+static const sgemm_kernel *kernel_get(void) {
     int k = atomic_load_explicit(&g_kernel, memory_order_relaxed);
     if (k < 0) {
-        k = cpu_has_avx2_fma() ? RLX_CPU_SGEMM_AVX2 : RLX_CPU_SGEMM_PORTABLE;
+        k = cpu_runs(RLX_CPU_SGEMM_AVX512) ? RLX_CPU_SGEMM_AVX512
+            : cpu_runs(RLX_CPU_SGEMM_AVX2) ? RLX_CPU_SGEMM_AVX2
+                                           : RLX_CPU_SGEMM_PORTABLE;
         atomic_store_explicit(&g_kernel, k, memory_order_relaxed);
     }
-    return g_kernels[k];
+    return &g_kernels[k];
 }
 
 rlx_cpu_sgemm_kernel rlx_cpu_sgemm_kernel_get(void) {
@@ -208,8 +274,7 @@ rlx_cpu_sgemm_kernel rlx_cpu_sgemm_kernel_get(void) {
 }
 
 bool rlx_cpu_sgemm_kernel_set(rlx_cpu_sgemm_kernel kernel) {
-    if (kernel != RLX_CPU_SGEMM_PORTABLE && kernel != RLX_CPU_SGEMM_AVX2) return false;
-    if (kernel == RLX_CPU_SGEMM_AVX2 && !cpu_has_avx2_fma()) return false;
+    if ((int)kernel < 0 || (int)kernel > RLX_CPU_SGEMM_AVX512 || !cpu_runs(kernel)) return false;
     atomic_store_explicit(&g_kernel, (int)kernel, memory_order_relaxed);
     return true;
 }
@@ -225,144 +290,235 @@ static void pack_panel(const float *src, size_t ls, size_t ps, size_t lanes, siz
             memcpy(dst, src + p * ps, lanes * sizeof *dst);
             memset(dst + lanes, 0, (w - lanes) * sizeof *dst);
         }
-    } else if (w == 6 && lanes == 6 && ps == 1) { /* six rows read side by side, written in order */
-        const float *s0 = src, *s1 = s0 + ls, *s2 = s1 + ls, *s3 = s2 + ls, *s4 = s3 + ls, *s5 = s4 + ls;
-        for (size_t p = 0; p < kc; p++, dst += 6) {
-            dst[0] = s0[p], dst[1] = s1[p], dst[2] = s2[p];
-            dst[3] = s3[p], dst[4] = s4[p], dst[5] = s5[p];
-        }
+    } else if (lanes == w && ps == 1 && w <= MR_MAX) { /* rows read side by side, written in order */
+        const float *row[MR_MAX];
+        for (size_t l = 0; l < w; l++) row[l] = src + l * ls;
+        for (size_t p = 0; p < kc; p++, dst += w)
+            for (size_t l = 0; l < w; l++) dst[l] = row[l][p];
     } else {
         for (size_t l = 0; l < w; l++)
             for (size_t p = 0; p < kc; p++) dst[p * w + l] = l < lanes ? src[l * ls + p * ps] : 0.0f;
     }
 }
 
-/* Rows [i0, i0 + mc) of op(A) (mc a multiple of MR), k steps [p0, p0 + kc),
- * as micro-panels of MR rows: dst[(r * kc + p) * MR + i]; rows past m are
+/* Rows [i0, i0 + mc) of op(A) (mc a multiple of mr), k steps [p0, p0 + kc),
+ * as micro-panels of mr rows: dst[(r * kc + p) * mr + i]; rows past m are
  * zeros. */
 static void pack_a(bool ta, const float *a, size_t lda, size_t m, size_t i0, size_t mc, size_t p0, size_t kc,
-                   float *dst) {
-    for (size_t i = i0; i < i0 + mc; i += MR, dst += kc * MR)
-        pack_panel(ta ? a + p0 * lda + i : a + i * lda + p0, ta ? 1 : lda, ta ? lda : 1, m - i < MR ? m - i : MR, MR,
+                   size_t mr, float *dst) {
+    for (size_t i = i0; i < i0 + mc; i += mr, dst += kc * mr)
+        pack_panel(ta ? a + p0 * lda + i : a + i * lda + p0, ta ? 1 : lda, ta ? lda : 1, m - i < mr ? m - i : mr, mr,
                    kc, dst);
 }
 
-/* Columns [j0, j0 + nc) of op(B) (nc a multiple of NR), k steps
- * [p0, p0 + kc), as micro-panels of NR columns: dst[(s * kc + p) * NR + j];
+/* Columns [j0, j0 + nc) of op(B) (nc a multiple of nr), k steps
+ * [p0, p0 + kc), as micro-panels of nr columns: dst[(s * kc + p) * nr + j];
  * columns past n are zeros. */
 static void pack_b(bool tb, const float *b, size_t ldb, size_t n, size_t j0, size_t nc, size_t p0, size_t kc,
-                   float *dst) {
-    for (size_t j = j0; j < j0 + nc; j += NR, dst += kc * NR)
-        pack_panel(tb ? b + j * ldb + p0 : b + p0 * ldb + j, tb ? ldb : 1, tb ? 1 : ldb, n - j < NR ? n - j : NR, NR,
+                   size_t nr, float *dst) {
+    for (size_t j = j0; j < j0 + nc; j += nr, dst += kc * nr)
+        pack_panel(tb ? b + j * ldb + p0 : b + p0 * ldb + j, tb ? ldb : 1, tb ? 1 : ldb, n - j < nr ? n - j : nr, nr,
                    kc, dst);
 }
-
-/* ------------------------------------------------------------ driver */
 
 static size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
-/* One tile of mr x nr (at most MR x NR) of C: in place when whole, else
- * through a whole tile on the stack, so that edge elements take the same
- * arithmetic as the others (at most 8 columns: kern_avx2_8, the same
- * operations lane for lane). */
-static void tile(sgemm_kernel_fn *kern, size_t kc, const float *ap, const float *bp, float *c, size_t ldc,
-                 size_t mr, size_t nr, float alpha, float beta, int upd) {
-    if (mr == MR && nr == NR) {
-        kern(kc, ap, bp, c, ldc, alpha, beta, upd);
+/* ------------------------------------------------------------ operands packed once */
+
+/* Layout of a pack (w = mr for A, nr for B; L = lanes rounded up to w):
+ * per group, per block of KC steps q (kc_q steps, the last one short),
+ * the micro-panels of w lanes in order, each kc_q x w floats; so panel s
+ * of block q of group g starts at g * L * k + q * KC * L + s * kc_q * w. */
+static const float *pack_at(const rlx_cpu_sgemm_pack *pk, size_t group, size_t p0, size_t first) {
+    size_t lanes = round_up(pk->lanes, pk->w), kc = min_sz(KC, pk->k - p0);
+    return pk->data + group * lanes * pk->k + p0 * lanes + first / pk->w * kc * pk->w;
+}
+
+static rlx_status pack_new(bool is_b, bool t, size_t groups, size_t lanes, size_t k, const float *x, size_t ld,
+                           size_t gstride, rlx_cpu_sgemm_pack *out) {
+    memset(out, 0, sizeof *out);
+    const sgemm_kernel *kd = &g_kernels[rlx_cpu_sgemm_kernel_get()];
+    size_t w = is_b ? kd->nr : kd->mr, padded = round_up(lanes, w), total;
+    if (!rlx_mul_ok(padded, k, &total) || !rlx_mul_ok(total, groups, &total) || total > SIZE_MAX / 8)
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "packed GEMM operand of %zu x %zu x %zu floats too large", groups,
+                        lanes, k);
+    float *d = aligned_alloc(64, round_up(total * sizeof(float) + 1, 64));
+    if (!d) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (packed GEMM operand of %zu floats)", total);
+    out->data = d;
+    out->kernel = (int)rlx_cpu_sgemm_kernel_get();
+    out->is_b = is_b;
+    out->groups = groups, out->lanes = lanes, out->k = k, out->w = w;
+    for (size_t g = 0; g < groups; g++)
+        for (size_t p0 = 0; p0 < k; p0 += KC) {
+            float *dst = (float *)pack_at(out, g, p0, 0);
+            if (is_b) pack_b(t, x + g * gstride, ld, lanes, 0, padded, p0, min_sz(KC, k - p0), w, dst);
+            else pack_a(t, x + g * gstride, ld, lanes, 0, padded, p0, min_sz(KC, k - p0), w, dst);
+        }
+    return RLX_OK;
+}
+
+rlx_status rlx_cpu_sgemm_pack_a(bool ta, size_t groups, size_t m, size_t k, const float *a, size_t lda,
+                                size_t gstride, rlx_cpu_sgemm_pack *out) {
+    return pack_new(false, ta, groups, m, k, a, lda, gstride, out);
+}
+
+rlx_status rlx_cpu_sgemm_pack_b(bool tb, size_t k, size_t n, const float *b, size_t ldb, rlx_cpu_sgemm_pack *out) {
+    return pack_new(true, tb, 1, n, k, b, ldb, 0, out);
+}
+
+void rlx_cpu_sgemm_pack_free(rlx_cpu_sgemm_pack *pk) {
+    if (!pk) return;
+    free(pk->data);
+    memset(pk, 0, sizeof *pk);
+}
+
+/* The pack of a reference when it serves a product of `lanes` lanes from
+ * `first` over k steps with this kernel, else NULL (the caller packs). */
+static const rlx_cpu_sgemm_packref *ref_usable(const rlx_cpu_sgemm_packref *r, const sgemm_kernel *kd,
+                                               size_t lanes, size_t k, bool is_b) {
+    if (!r || !r->pack || !r->pack->data || r->pack->is_b != is_b || &g_kernels[r->pack->kernel] != kd) return NULL;
+    const rlx_cpu_sgemm_pack *pk = r->pack;
+    if (pk->k != k || r->group >= pk->groups || r->first % pk->w || r->first + lanes > pk->lanes) return NULL;
+    return r;
+}
+
+/* ------------------------------------------------------------ driver */
+
+/* One tile of mr x nr (at most the kernel's) of C: in place when whole,
+ * else through a whole tile on the stack, so that edge elements take the
+ * same arithmetic as the others (the narrow kernel when it is wide
+ * enough: the same operations lane for lane). */
+static void tile(const sgemm_kernel *kd, size_t kc, const float *ap, const float *bp, float *c, size_t ldc, size_t mr,
+                 size_t nr, float alpha, float beta, int upd) {
+    if (mr == kd->mr && nr == kd->nr) {
+        kd->full(kc, ap, bp, c, ldc, alpha, beta, upd);
         return;
     }
-    size_t tw = NR; /* the kernel's width */
-#if SGEMM_HAVE_AVX2
-    if (kern == kern_avx2 && nr <= 8) kern = kern_avx2_8, tw = 8;
-#endif
-    float t[MR * NR]; /* rows of tw, written whole by the kernel; read first unless UPD_SET */
+    sgemm_kernel_fn *kern = kd->full;
+    size_t tw = kd->nr; /* the kernel's width */
+    if (kd->narrow && nr <= kd->nr_narrow) kern = kd->narrow, tw = kd->nr_narrow;
+    _Alignas(64) float t[MR_MAX * NR_MAX]; /* rows of tw, written whole by the kernel; read first unless UPD_SET */
     if (upd != UPD_SET)
-        for (size_t i = 0; i < MR; i++)
+        for (size_t i = 0; i < kd->mr; i++)
             for (size_t j = 0; j < tw; j++) t[i * tw + j] = i < mr && j < nr ? c[i * ldc + j] : 0.0f;
     kern(kc, ap, bp, t, tw, alpha, beta, upd);
     for (size_t i = 0; i < mr; i++) memcpy(c + i * ldc, t + i * tw, nr * sizeof *c);
 }
 
-/* The packed product on the calling thread; buf holds MC x KC + KC x NC
- * floats (or what m, n, k need of them), 64-byte aligned. */
-static void sgemm_packed(sgemm_kernel_fn *kern, bool ta, bool tb, size_t m, size_t n, size_t k, float alpha,
-                         const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc,
-                         float *apack, float *bpack) {
-    for (size_t jc = 0; jc < n; jc += NC) {
-        size_t nc = min_sz(NC, n - jc);
-        for (size_t pc = 0; pc < k; pc += KC) {
-            size_t kc = min_sz(KC, k - pc);
-            int upd = pc > 0 ? UPD_ACC : beta == 0.0f ? UPD_SET : UPD_BETA;
-            pack_b(tb, b, ldb, n, jc, round_up(nc, NR), pc, kc, bpack);
-            for (size_t ic = 0; ic < m; ic += MC) {
-                size_t mc = min_sz(MC, m - ic);
-                pack_a(ta, a, lda, m, ic, round_up(mc, MR), pc, kc, apack);
-                for (size_t jr = 0; jr < nc; jr += NR)
-                    for (size_t ir = 0; ir < mc; ir += MR)
-                        tile(kern, kc, apack + ir * kc, bpack + jr * kc, c + (ic + ir) * ldc + jc + jr, ldc,
-                             min_sz(MR, mc - ir), min_sz(NR, nc - jr), alpha, beta, upd);
-            }
-        }
-    }
-}
-
-static void sgemm_own(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
-                      const float *b, size_t ldb, float beta, float *c, size_t ldc) {
-    sgemm_kernel_fn *kern = kernel_get();
-    size_t kc = min_sz(KC, k);
-    size_t a_len = round_up(min_sz(MC, m), MR) * kc, b_len = round_up(min_sz(NC, n), NR) * kc;
-    size_t a_pad = round_up(a_len, 16); /* keeps the B panels 64-byte aligned */
-    float *buf = aligned_alloc(64, (a_pad + b_len) * sizeof(float));
-    if (!buf) {
-        /* no memory for the blocks: one tile at a time from panels on the
-         * stack (the same kernel and the same sums, only slower) */
-        _Alignas(64) float ap[MR * KC];
-        _Alignas(64) float bp[KC * NR];
-        for (size_t pc = 0; pc < k; pc += KC) {
-            size_t kcc = min_sz(KC, k - pc);
-            int upd = pc > 0 ? UPD_ACC : beta == 0.0f ? UPD_SET : UPD_BETA;
-            for (size_t jr = 0; jr < n; jr += NR) {
-                pack_b(tb, b, ldb, n, jr, NR, pc, kcc, bp);
-                for (size_t ir = 0; ir < m; ir += MR) {
-                    pack_a(ta, a, lda, m, ir, MR, pc, kcc, ap);
-                    tile(kern, kcc, ap, bp, c + ir * ldc + jr, ldc, min_sz(MR, m - ir), min_sz(NR, n - jr), alpha,
-                         beta, upd);
-                }
-            }
-        }
-        return;
-    }
-    sgemm_packed(kern, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, buf, buf + a_pad);
-    free(buf);
-}
-
-void rlx_cpu_sgemm_serial(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
-                          const float *b, size_t ldb, float beta, float *c, size_t ldc) {
-    if (m == 0 || n == 0) return;
-    if (k == 0) { /* empty products: C = beta * C */
-        for (size_t i = 0; i < m; i++) {
-            float *row = c + i * ldc;
-            if (beta == 0.0f) memset(row, 0, n * sizeof *row);
-            else
-                for (size_t j = 0; j < n; j++) row[j] *= beta;
-        }
-        return;
-    }
-    if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_BLAS) {
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                    (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
-        return;
-    }
-    sgemm_own(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-typedef struct sgemm_job {
+/* One product on the calling thread. */
+typedef struct sgemm_args {
     bool ta, tb;
     size_t m, n, k, lda, ldb, ldc;
     float alpha, beta;
     const float *a, *b;
     float *c;
+    const rlx_cpu_sgemm_packref *pa, *pb; /* usable packs, or NULL */
+} sgemm_args;
+
+/* The packed product; apack holds MC x KC floats, bpack KC x NC (or what m,
+ * n, k need of them), 64-byte aligned (unused where the operand is
+ * packed already). */
+static void sgemm_packed(const sgemm_kernel *kd, const sgemm_args *g, float *apack, float *bpack) {
+    size_t mr = kd->mr, nr = kd->nr, mcb = MC / mr * mr;
+    for (size_t jc = 0; jc < g->n; jc += NC) {
+        size_t nc = min_sz(NC, g->n - jc);
+        for (size_t pc = 0; pc < g->k; pc += KC) {
+            size_t kc = min_sz(KC, g->k - pc);
+            int upd = pc > 0 ? UPD_ACC : g->beta == 0.0f ? UPD_SET : UPD_BETA;
+            const float *bp = bpack;
+            if (g->pb) bp = pack_at(g->pb->pack, g->pb->group, pc, g->pb->first + jc);
+            else pack_b(g->tb, g->b, g->ldb, g->n, jc, round_up(nc, nr), pc, kc, nr, bpack);
+            for (size_t ic = 0; ic < g->m; ic += mcb) {
+                size_t mc = min_sz(mcb, g->m - ic);
+                const float *ap = apack;
+                if (g->pa) ap = pack_at(g->pa->pack, g->pa->group, pc, g->pa->first + ic);
+                else pack_a(g->ta, g->a, g->lda, g->m, ic, round_up(mc, mr), pc, kc, mr, apack);
+                for (size_t jr = 0; jr < nc; jr += nr)
+                    for (size_t ir = 0; ir < mc; ir += mr)
+                        tile(kd, kc, ap + ir * kc, bp + jr * kc, g->c + (ic + ir) * g->ldc + jc + jr, g->ldc,
+                             min_sz(mr, mc - ir), min_sz(nr, nc - jr), g->alpha, g->beta, upd);
+            }
+        }
+    }
+}
+
+static void sgemm_own(const sgemm_args *g) {
+    const sgemm_kernel *kd = kernel_get();
+    size_t kc = min_sz(KC, g->k), mr = kd->mr, nr = kd->nr;
+    size_t a_len = g->pa ? 0 : round_up(min_sz(MC / mr * mr, g->m), mr) * kc;
+    size_t b_len = g->pb ? 0 : round_up(min_sz(NC, g->n), nr) * kc;
+    size_t a_pad = round_up(a_len, 16); /* keeps the B panels 64-byte aligned */
+    float *buf = a_pad + b_len ? aligned_alloc(64, (a_pad + b_len) * sizeof(float)) : NULL;
+    if (!buf && a_pad + b_len) {
+        /* no memory for the blocks: one tile at a time from panels on the
+         * stack (the same kernel and the same sums, only slower) */
+        _Alignas(64) float ap[MR_MAX * KC];
+        _Alignas(64) float bp[KC * NR_MAX];
+        for (size_t pc = 0; pc < g->k; pc += KC) {
+            size_t kcc = min_sz(KC, g->k - pc);
+            int upd = pc > 0 ? UPD_ACC : g->beta == 0.0f ? UPD_SET : UPD_BETA;
+            for (size_t jr = 0; jr < g->n; jr += nr) {
+                pack_b(g->tb, g->b, g->ldb, g->n, jr, nr, pc, kcc, nr, bp);
+                for (size_t ir = 0; ir < g->m; ir += mr) {
+                    pack_a(g->ta, g->a, g->lda, g->m, ir, mr, pc, kcc, mr, ap);
+                    tile(kd, kcc, ap, bp, g->c + ir * g->ldc + jr, g->ldc, min_sz(mr, g->m - ir),
+                         min_sz(nr, g->n - jr), g->alpha, g->beta, upd);
+                }
+            }
+        }
+        return;
+    }
+    sgemm_packed(kd, g, buf, buf ? buf + a_pad : NULL);
+    free(buf);
+}
+
+static void sgemm_serial(const sgemm_args *g) {
+    if (g->m == 0 || g->n == 0) return;
+    if (g->k == 0) { /* empty products: C = beta * C */
+        for (size_t i = 0; i < g->m; i++) {
+            float *row = g->c + i * g->ldc;
+            if (g->beta == 0.0f) memset(row, 0, g->n * sizeof *row);
+            else
+                for (size_t j = 0; j < g->n; j++) row[j] *= g->beta;
+        }
+        return;
+    }
+    if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_BLAS) {
+        cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans, g->tb ? CblasTrans : CblasNoTrans, (int)g->m,
+                    (int)g->n, (int)g->k, g->alpha, g->a, (int)g->lda, g->b, (int)g->ldb, g->beta, g->c, (int)g->ldc);
+        return;
+    }
+    sgemm_own(g);
+}
+
+static sgemm_args args_of(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                          const float *b, size_t ldb, float beta, float *c, size_t ldc,
+                          const rlx_cpu_sgemm_packref *pa, const rlx_cpu_sgemm_packref *pb) {
+    sgemm_args g = { ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c, NULL, NULL };
+    if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_POOL) {
+        const sgemm_kernel *kd = kernel_get();
+        g.pa = ref_usable(pa, kd, m, k, false);
+        g.pb = ref_usable(pb, kd, n, k, true);
+    }
+    return g;
+}
+
+void rlx_cpu_sgemm_serial(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                          const float *b, size_t ldb, float beta, float *c, size_t ldc) {
+    rlx_cpu_sgemm_serial_packed(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL, NULL);
+}
+
+void rlx_cpu_sgemm_serial_packed(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a,
+                                 size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc,
+                                 const rlx_cpu_sgemm_packref *pa, const rlx_cpu_sgemm_packref *pb) {
+    sgemm_args g = args_of(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pa, pb);
+    sgemm_serial(&g);
+}
+
+typedef struct sgemm_job {
+    sgemm_args g;
+    size_t mr, nr;
     size_t n_mb, n_nb; /* blocks along m and n */
 } sgemm_job;
 
@@ -379,13 +535,18 @@ static void sgemm_blocks(void *ctx, size_t t0, size_t t1) {
     const sgemm_job *j = ctx;
     for (size_t t = t0; t < t1; t++) {
         size_t i0, mi, c0, nj;
-        block_range(j->m, MR, j->n_mb, t / j->n_nb, &i0, &mi);
-        block_range(j->n, NR, j->n_nb, t % j->n_nb, &c0, &nj);
+        block_range(j->g.m, j->mr, j->n_mb, t / j->n_nb, &i0, &mi);
+        block_range(j->g.n, j->nr, j->n_nb, t % j->n_nb, &c0, &nj);
         if (mi == 0 || nj == 0) continue;
-        const float *a = j->ta ? j->a + i0 : j->a + i0 * j->lda;
-        const float *b = j->tb ? j->b + c0 * j->ldb : j->b + c0;
-        rlx_cpu_sgemm_serial(j->ta, j->tb, mi, nj, j->k, j->alpha, a, j->lda, b, j->ldb, j->beta,
-                             j->c + i0 * j->ldc + c0, j->ldc);
+        sgemm_args g = j->g;
+        rlx_cpu_sgemm_packref ra, rb; /* the packs from this block's first row / column */
+        if (g.pa) ra = *g.pa, ra.first += i0, g.pa = &ra;
+        if (g.pb) rb = *g.pb, rb.first += c0, g.pb = &rb;
+        g.a = g.ta ? g.a + i0 : g.a + i0 * g.lda;
+        g.b = g.tb ? g.b + c0 * g.ldb : g.b + c0;
+        g.c = g.c + i0 * g.ldc + c0;
+        g.m = mi, g.n = nj;
+        sgemm_serial(&g);
     }
 }
 
@@ -396,16 +557,24 @@ static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
 void rlx_cpu_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                    const float *b, size_t ldb, float beta, float *c, size_t ldc) {
+    rlx_cpu_sgemm_packed(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL, NULL);
+}
+
+void rlx_cpu_sgemm_packed(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                          const float *b, size_t ldb, float beta, float *c, size_t ldc,
+                          const rlx_cpu_sgemm_packref *pa, const rlx_cpu_sgemm_packref *pb) {
+    sgemm_args g = args_of(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pa, pb);
     size_t threads = (size_t)rlx_parallel_threads();
     if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_BLAS || threads == 1 || m == 0 || n == 0 ||
         (double)m * (double)n * (double)k < (double)SGEMM_SPLIT_MIN) {
-        rlx_cpu_sgemm_serial(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        sgemm_serial(&g);
         return;
     }
     /* about two blocks per thread: columns first (at least 64 wide), then
      * rows (at least 16) when the columns run out; block edges fall on the
      * micro-kernel's tiles. Any split gives the same bits: every element's
      * arithmetic depends on k alone. */
+    const sgemm_kernel *kd = kernel_get();
     size_t want = 2 * threads;
     size_t n_nb = n / 64;
     if (n_nb > want) n_nb = want;
@@ -413,6 +582,6 @@ void rlx_cpu_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, 
     size_t n_mb = ceil_div(want, n_nb), max_mb = m / 16;
     if (n_mb > max_mb) n_mb = max_mb;
     if (n_mb < 1) n_mb = 1;
-    sgemm_job j = { ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c, n_mb, n_nb };
+    sgemm_job j = { g, kd->mr, kd->nr, n_mb, n_nb };
     rlx_parallel_for(n_mb * n_nb, 1, sgemm_blocks, &j);
 }

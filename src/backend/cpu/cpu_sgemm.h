@@ -7,13 +7,15 @@
  * each panel's sum s added as c = alpha * s (first panel, beta 0),
  * beta * c + alpha * s (first panel) or c + alpha * s (later panels).
  * rlx therefore multiplies with its own packed GEMM (cpu_sgemm.c): A and B
- * packed into panels of 6 rows / 16 columns (zero-padded at the edges), a
- * 6 x 16 register-tile micro-kernel, edge tiles computed whole on a tile
- * on the stack and stored partially. Two kernels, picked once at run time:
- * AVX2 + FMA (fused multiply-adds; __builtin_cpu_supports, target
- * attribute: no illegal instruction elsewhere) and a portable C one
- * (multiply, then add). Results differ between the two kernels by
- * rounding, never between positions.
+ * packed into panels of mr rows / nr columns (zero-padded at the edges), an
+ * mr x nr register-tile micro-kernel, edge tiles computed whole on a tile
+ * on the stack and stored partially. Three kernels, picked once at run
+ * time by what the CPU runs (__builtin_cpu_supports, which also checks that
+ * the OS saves the registers; target attributes: no illegal instruction
+ * elsewhere): AVX-512F (8 x 32), AVX2 + FMA (6 x 16), both a chain of fused
+ * multiply-adds per element, so the same bits; and a portable C one
+ * (6 x 16, multiply, then add). Results differ between the portable and
+ * the FMA kernels by rounding, never between positions.
  * Why not OpenBLAS: its Haswell / Zen sgemm kernels (what DYNAMIC_ARCH picks
  * on AVX2 machines without AVX-512) round an element differently by its
  * position in C (groups of 6 rows alternate), so a MatMul of identical rows
@@ -63,6 +65,50 @@ rlx_status rlx_cpu_gemm_policy_set(rlx_cpu_gemm_policy policy);
 void rlx_cpu_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                    const float *b, size_t ldb, float beta, float *c, size_t ldc);
 
+/* An operand packed once (a layer's weights, at compile time) in the
+ * micro-panels of the kernel in use when it was packed: `groups` matrices
+ * op(A)_g [lanes, k] (panels of mr rows) or one op(B) [k, lanes] (panels of
+ * nr columns). Products with another kernel ignore it (and pack the plain
+ * operand as usual). */
+typedef struct rlx_cpu_sgemm_pack {
+    float *data; /* owned; NULL when empty */
+    int kernel;  /* the rlx_cpu_sgemm_kernel of the layout */
+    bool is_b;
+    size_t groups, lanes, k, w; /* w: the panel width (mr or nr) */
+} rlx_cpu_sgemm_pack;
+
+/* Packs `groups` matrices op(A)_g [m, k], A_g at a + g * gstride (row-major,
+ * transposed when ta, leading dimension lda).
+ * errors: RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_cpu_sgemm_pack_a(bool ta, size_t groups, size_t m, size_t k, const float *a, size_t lda,
+                                size_t gstride, rlx_cpu_sgemm_pack *out);
+
+/* Packs op(B) [k, n] (row-major, transposed when tb, leading dimension
+ * ldb). errors: RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_cpu_sgemm_pack_b(bool tb, size_t k, size_t n, const float *b, size_t ldb, rlx_cpu_sgemm_pack *out);
+
+/* Frees a pack's data and clears it (NULL or an empty pack: nothing). */
+void rlx_cpu_sgemm_pack_free(rlx_cpu_sgemm_pack *pack);
+
+/* Where a product's operand starts in a pack: group `group`, row (A) or
+ * column (B) `first`. Used only when the pack has this kernel's layout, k
+ * matches, `first` is a multiple of the panel width and the product's
+ * rows / columns lie inside; else the plain pointer is multiplied. */
+typedef struct rlx_cpu_sgemm_packref {
+    const rlx_cpu_sgemm_pack *pack;
+    size_t group, first;
+} rlx_cpu_sgemm_packref;
+
+/* rlx_cpu_sgemm / rlx_cpu_sgemm_serial with op(A) and / or op(B) also
+ * given packed (pa, pb: NULL for none); a and b must still point at the
+ * plain operands. The same bits as without the packs. */
+void rlx_cpu_sgemm_packed(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                          const float *b, size_t ldb, float beta, float *c, size_t ldc,
+                          const rlx_cpu_sgemm_packref *pa, const rlx_cpu_sgemm_packref *pb);
+void rlx_cpu_sgemm_serial_packed(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a,
+                                 size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc,
+                                 const rlx_cpu_sgemm_packref *pa, const rlx_cpu_sgemm_packref *pb);
+
 /* rlx_cpu_sgemm on the calling thread (for callers that already run inside
  * the pool's tasks); the same bits as rlx_cpu_sgemm. Allocates the packed
  * panels (up to about 2 MiB) per call; without memory it runs tile by tile
@@ -73,11 +119,12 @@ void rlx_cpu_sgemm_serial(bool ta, bool tb, size_t m, size_t n, size_t k, float 
 /* The micro-kernels (see above). */
 typedef enum rlx_cpu_sgemm_kernel {
     RLX_CPU_SGEMM_PORTABLE = 0, /* plain C, multiply then add */
-    RLX_CPU_SGEMM_AVX2 = 1      /* x86 AVX2 + FMA */
+    RLX_CPU_SGEMM_AVX2 = 1,     /* x86 AVX2 + FMA */
+    RLX_CPU_SGEMM_AVX512 = 2    /* x86 AVX-512F */
 } rlx_cpu_sgemm_kernel;
 
-/* The kernel in use: the first call picks AVX2 where the CPU has AVX2 and
- * FMA, else the portable one. */
+/* The kernel in use: the first call picks AVX-512 where the CPU has
+ * AVX-512F, else AVX2 where it has AVX2 and FMA, else the portable one. */
 rlx_cpu_sgemm_kernel rlx_cpu_sgemm_kernel_get(void);
 
 /* Uses `kernel` from now on (process-wide; for tests, not while GEMMs
