@@ -21,12 +21,19 @@
  * case, in practice K * 6e-8; the comparisons allow 1e-5 relative plus
  * 2e-6 * K absolute. A wrong tap or a missing bias is off by ~0.1 or more.
  *
+ * Conv (not depthwise), Gemm and MatMul with a 2-D B run a third time with
+ * their weights packed as the CPU backend packs constants at compile time
+ * (rlx_cpu_prepare_node), the plain weights poisoned with NaN meanwhile (so
+ * that a block which ignores the pack fails): bitwise the fast path's
+ * result.
+ *
  * Thread counts: ctest runs this program with the default thread count (one
  * per core), RLX_NUM_THREADS=1 and RLX_NUM_THREADS=5 (more than this
  * machine's cores; tests/CMakeLists.txt). */
 #include "test.h"
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_sgemm.h"
 #include "base/mem.h"
 #include "base/parallel.h"
 #include "base/tensor.h"
@@ -97,6 +104,9 @@ static rlx_node make_node(const char *op, int version, int n_in, int n_out, node
     return n;
 }
 
+/* Runs with the weights packed (rlx_cpu_prepare_node). */
+static int g_packed_runs;
+
 /* When set (inputs that hold NaNs): NaN equals NaN, and outputs are
  * poisoned with 1e30 instead of NaN. */
 static bool g_nan_ok;
@@ -119,6 +129,29 @@ static int fast_vs_ref(const char *what, const rlx_node *n, const rlx_tensor *co
     rlx_status sr = rlx_cpu_run_node(NULL, n, in, ro, true);
     CHECK_MSG(sr == RLX_OK, "%s: reference: %s", what, rlx_last_error());
     int ok = sf == RLX_OK && sr == RLX_OK;
+    /* with the constant operand packed as at compile time: the same bits */
+    rlx_cpu_sgemm_pack pk;
+    CHECK_OK(rlx_cpu_prepare_node(NULL, n, in, &pk));
+    if (ok && pk.data) {
+        rlx_tensor *packed = test_tensor(RLX_DTYPE_F32, rank, yd);
+        poison(packed);
+        rlx_tensor *po[1] = { packed };
+        /* the plain weights poisoned meanwhile: every block must read the pack */
+        rlx_tensor *w = (rlx_tensor *)in[1];
+        size_t wn = rlx_tensor_numel(w);
+        float *keep = malloc(wn * sizeof(float));
+        memcpy(keep, w->data, wn * sizeof(float));
+        for (size_t i = 0; i < wn; i++) ((float *)w->data)[i] = NAN;
+        CHECK_OK(rlx_cpu_run_node_packed(NULL, n, in, po, &pk));
+        memcpy(w->data, keep, wn * sizeof(float));
+        free(keep);
+        bool same = memcmp(packed->data, fast->data, rlx_tensor_numel(fast) * sizeof(float)) == 0;
+        CHECK_MSG(same, "%s: packed weights: not the bits of the unpacked fast path", what);
+        ok = ok && same;
+        g_packed_runs++;
+        rlx_tensor_destroy(packed);
+    }
+    rlx_cpu_sgemm_pack_free(&pk);
     const float *a = fast->data, *b = ref->data;
     size_t numel = rlx_tensor_numel(ref);
     for (size_t i = 0; ok && i < numel; i++) {
@@ -516,7 +549,8 @@ int main(void) {
     test_pools();
     test_resize_nearest();
     test_gemm_split();
-    fprintf(stderr, "conv cases: %d (%d depthwise, %d with a residual)\n", g_conv_cases, g_conv_depthwise,
-            g_conv_residual);
+    fprintf(stderr, "conv cases: %d (%d depthwise, %d with a residual); %d runs with packed weights\n", g_conv_cases,
+            g_conv_depthwise, g_conv_residual, g_packed_runs);
+    CHECK(g_packed_runs > 0);
     TEST_MAIN_END();
 }

@@ -27,17 +27,28 @@ rlx_cpu_kernel_fn rlx_cpu_find_kernel(const char *domain, const char *op) {
     return d ? rlx_cpu_kernel_of(d->id) : NULL;
 }
 
+static rlx_status run_node(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                           rlx_tensor *const *out, bool reference, const struct rlx_cpu_sgemm_pack *pack,
+                           const struct rlx_config *cfg) {
+    rlx_cpu_kernel_fn fn = rlx_cpu_kernel_of(n->op);
+    if (!fn) return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: no CPU kernel for op %s", rlx_node_desc(n), n->op_type);
+    rlx_cpu_kctx k = { .g = g, .n = n, .in = in, .out = out, .reference = reference, .pack = pack, .cfg = cfg };
+    return fn(&k);
+}
+
 rlx_status rlx_cpu_run_node(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                             rlx_tensor *const *out, bool reference) {
-    return rlx_cpu_run_node_cfg(g, n, in, out, reference, NULL);
+    return run_node(g, n, in, out, reference, NULL, NULL);
 }
 
 rlx_status rlx_cpu_run_node_cfg(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                                 rlx_tensor *const *out, bool reference, const struct rlx_config *cfg) {
-    rlx_cpu_kernel_fn fn = rlx_cpu_kernel_of(n->op);
-    if (!fn) return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: no CPU kernel for op %s", rlx_node_desc(n), n->op_type);
-    rlx_cpu_kctx k = { .g = g, .n = n, .in = in, .out = out, .reference = reference, .cfg = cfg };
-    return fn(&k);
+    return run_node(g, n, in, out, reference, NULL, cfg);
+}
+
+rlx_status rlx_cpu_run_node_packed(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                                   rlx_tensor *const *out, const struct rlx_cpu_sgemm_pack *pack) {
+    return run_node(g, n, in, out, false, pack, NULL);
 }
 
 rlx_status rlx_cpu_out_limit(const rlx_cpu_kctx *k, int i, rlx_dtype dtype, int rank, const int64_t *dims,

@@ -30,6 +30,9 @@ typedef struct rlx_cpu_kctx {
     /* The session's limits for outputs whose size only the kernel knows
      * (rlx_cpu_alloc_out, Loop and Scan outputs, bodies); NULL: none. */
     const struct rlx_config *cfg;
+    /* The node's constant GEMM operand packed once when the executable was
+     * compiled (rlx_cpu_prepare_node), or NULL. */
+    const struct rlx_cpu_sgemm_pack *pack;
 } rlx_cpu_kctx;
 
 typedef rlx_status (*rlx_cpu_kernel_fn)(rlx_cpu_kctx *k);
@@ -65,6 +68,21 @@ rlx_status rlx_cpu_run_node(const rlx_graph *g, const rlx_node *n, const rlx_ten
 /* The same under cfg's limits (k->cfg): the eager interpreter's entry. */
 rlx_status rlx_cpu_run_node_cfg(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                                 rlx_tensor *const *out, bool reference, const struct rlx_config *cfg);
+
+/* rlx_cpu_run_node with the node's packed operand from
+ * rlx_cpu_prepare_node (NULL: none); the same results. */
+rlx_status rlx_cpu_run_node_packed(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                                   rlx_tensor *const *out, const struct rlx_cpu_sgemm_pack *pack);
+
+/* Packs a node's constant GEMM operand once, for the fast f32 paths
+ * (the weights of Conv that runs as im2col + GEMM, the constant 2-D B of
+ * Gemm and MatMul; cpu_nn_conv.c, cpu_nn_gemm.c) into *out, which is left
+ * empty (data NULL) for every other node. `in` are the node's inputs as
+ * at run time (constants with data; others may have none); g NULL
+ * (tests) takes input 1 as constant.
+ * errors: RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_cpu_prepare_node(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                                struct rlx_cpu_sgemm_pack *out);
 
 /* The host interpreter of values that become constants (cpu_eval.c).
  *

@@ -8,6 +8,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_sgemm.h"
 #include "base/mem.h"
 #include "base/platform.h"
 #include "base/tensor.h"
@@ -18,6 +19,7 @@ struct rlx_backend_exe {
     rlx_tensor *views; /* per value: a view into the arena or the konst */
     rlx_step_hook hook; /* called after each step, when set */
     void *hook_ctx;
+    rlx_cpu_sgemm_pack *packs; /* per step: its constant GEMM operand, packed (rlx_cpu_prepare_node) */
 };
 
 static rlx_tensor *value_view(struct rlx_backend_exe *e, int v) { return v < 0 ? NULL : &e->views[v]; }
@@ -27,6 +29,8 @@ static bool cpu_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n)
     (void)g;
     return rlx_cpu_kernel_of(n->op) != NULL;
 }
+
+static void cpu_destroy_exe(rlx_backend_exe *e);
 
 static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend_exe **out) {
     (void)be;
@@ -57,6 +61,23 @@ static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend
         t->nbytes = p->mem.bytes[i];
         if (p->mem.offset[i] != RLX_NO_OFFSET) t->data = e->arena + p->mem.offset[i];
     }
+    /* the CPU steps' constant GEMM operands, packed once for every run */
+    e->packs = calloc(p->n_steps + 1, sizeof *e->packs);
+    if (!e->packs) {
+        cpu_destroy_exe(e);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    const rlx_tensor *in[64];
+    for (size_t s = 0; s < p->n_steps; s++) {
+        const rlx_node *n = &g->nodes[p->steps[s]];
+        if (p->step_on[s] != RLX_STEP_CPU || n->n_in > 64) continue;
+        for (int j = 0; j < n->n_in; j++) in[j] = value_view(e, n->in[j]);
+        rlx_status st = rlx_cpu_prepare_node(g, n, in, &e->packs[s]);
+        if (st) {
+            cpu_destroy_exe(e);
+            return st;
+        }
+    }
     *out = e;
     return RLX_OK;
 }
@@ -82,7 +103,7 @@ static rlx_status cpu_run_segment(rlx_backend_exe *e, size_t k, void *const *dow
         for (int j = 0; j < n->n_in; j++) in[j] = value_view(e, n->in[j]);
         for (int j = 0; j < n->n_out; j++) out[j] = value_view(e, n->out[j]);
         double t0 = prof ? rlx_now_seconds() : 0.0;
-        RLX_TRY(rlx_cpu_run_node(g, n, in, out, false));
+        RLX_TRY(rlx_cpu_run_node_packed(g, n, in, out, e->packs[s].data ? &e->packs[s] : NULL));
         if (prof) RLX_TRY(rlx_prof_add(prof, (int)s, "cpu", (t0 - prof->t0) * 1e6, (rlx_now_seconds() - t0) * 1e6, false));
         if (e->hook) e->hook(e->hook_ctx, s);
     }
@@ -100,6 +121,8 @@ static void cpu_set_step_hook(rlx_backend_exe *e, rlx_step_hook fn, void *ctx) {
 
 static void cpu_destroy_exe(rlx_backend_exe *e) {
     if (!e) return;
+    for (size_t s = 0; e->packs && s < e->p->n_steps; s++) rlx_cpu_sgemm_pack_free(&e->packs[s]);
+    free(e->packs);
     rlx_free_aligned(e->arena);
     free(e->views);
     free(e);

@@ -146,4 +146,15 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k);
 rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 
+/* Whether input 1 of n is a constant with data and input 0 is f32 (what
+ * rlx_cpu_prepare_node packs); g NULL (tests): input 1 counts as
+ * constant, input 0's dtype is its tensor's. */
+bool rlx_nn_const_operand(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in);
+
+/* rlx_cpu_prepare_node for Conv (cpu_nn_conv.c): the constant f32 weights
+ * of a convolution that runs as im2col + GEMM (not depthwise), packed as
+ * `group` matrices [c_out / group, c_in / group * kernel size]. */
+rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                               struct rlx_cpu_sgemm_pack *out);
+
 #endif

@@ -98,6 +98,23 @@ static bool conv_fits_blas(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
            cig * (int64_t)s->ksz <= RLX_NN_BLAS_MAX;
 }
 
+rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                               rlx_cpu_sgemm_pack *out) {
+    if (!rlx_nn_const_operand(g, n, in)) return RLX_OK;
+    const rlx_tensor *w = in[1];
+    if (w->dtype != RLX_DTYPE_F32 || w->rank < 3 ||
+        rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL)
+        return RLX_OK;
+    int64_t group = rlx_param_int(n, "group"), c_out = w->dims[0], cig = w->dims[1], ksz = 1;
+    for (int i = 2; i < w->rank; i++) ksz *= w->dims[i];
+    /* depthwise (one input channel per group) runs without a GEMM */
+    if (group < 1 || cig <= 1 || c_out < group || c_out % group || ksz < 1) return RLX_OK;
+    int64_t cog = c_out / group, kt = cig * ksz;
+    if (cog > RLX_NN_BLAS_MAX || kt > RLX_NN_BLAS_MAX) return RLX_OK;
+    return rlx_cpu_sgemm_pack_a(false, (size_t)group, (size_t)cog, (size_t)kt, w->data, (size_t)kt,
+                                (size_t)(cog * kt), out);
+}
+
 /* Resolves the geometry and runs the fast path that applies (f32, not
  * k->reference; cpu_nn_conv_fast.c, which also adds a fused residual), or
  * the reference when `reference_ok`; *done says whether one ran. */

@@ -517,6 +517,7 @@ typedef struct cg_job {
     /* policy "pool" with blocks of output channels: the column matrices of
      * all (image, group)s, [ng][kt][sp], built once before the GEMM tasks */
     float *shared;
+    const rlx_cpu_sgemm_pack *pack; /* the weights packed at compile time, or NULL */
 } cg_job;
 
 /* Task: (image and group, position block, channel block). */
@@ -539,8 +540,9 @@ static void cg_item(void *ctx, size_t item, float *scratch) {
         im2col_block(xg, j->s, 0, j->cig, p0, np, scratch);
         bm = scratch, ldb = np;
     }
-    rlx_cpu_sgemm_serial(false, false, mi, np, j->kt, 1.0f, j->w + (gi * j->cog + m0) * j->kt, j->kt, bm, ldb, 0.0f,
-                         yb, j->sp);
+    rlx_cpu_sgemm_packref wp = { j->pack, gi, m0 };
+    rlx_cpu_sgemm_serial_packed(false, false, mi, np, j->kt, 1.0f, j->w + (gi * j->cog + m0) * j->kt, j->kt, bm, ldb,
+                                0.0f, yb, j->sp, j->pack ? &wp : NULL, NULL);
     bias_act_block(yb, j->sp, mi, np, j->b ? j->b + gi * j->cog + m0 : NULL, j->res ? j->res + (yb - j->y) : NULL,
                    &j->act);
 }
@@ -648,7 +650,9 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
         if (n_mb > most) n_mb = most;
     }
     j.nb = nb, j.n_cb = n_cb;
+    j.pack = k->pack;
     j.mb = ceil_div(j.cog, n_mb);
+    if (j.pack) j.mb = ceil_div(j.mb, j.pack->w) * j.pack->w; /* blocks start on the pack's panels */
     j.n_mb = ceil_div(j.cog, j.mb);
     size_t slot = 0, n_shared = 0;
     if (!j.direct && !rlx_mul_ok(j.kt, nb, &slot))

@@ -109,9 +109,10 @@ static void gemm_f32_blas(rlx_cpu_kctx *k, const gemm_dims *d, float alpha, floa
         rlx_nn_act_f32(&act, y, (size_t)(d->m * d->n));
         return;
     }
-    rlx_cpu_sgemm(d->ta, d->tb, (size_t)d->m, (size_t)d->n, (size_t)d->kk, alpha, k->in[0]->data,
-                  (size_t)(d->ta ? d->m : d->kk), k->in[1]->data, (size_t)(d->tb ? d->kk : d->n), ct ? 1.0f : 0.0f, y,
-                  (size_t)d->n);
+    rlx_cpu_sgemm_packref bp = { k->pack, 0, 0 };
+    rlx_cpu_sgemm_packed(d->ta, d->tb, (size_t)d->m, (size_t)d->n, (size_t)d->kk, alpha, k->in[0]->data,
+                         (size_t)(d->ta ? d->m : d->kk), k->in[1]->data, (size_t)(d->tb ? d->kk : d->n),
+                         ct ? 1.0f : 0.0f, y, (size_t)d->n, NULL, k->pack ? &bp : NULL);
     rlx_act act = rlx_node_act(k->n);
     rlx_nn_act_f32(&act, y, (size_t)(d->m * d->n));
 }
@@ -312,8 +313,9 @@ static void matmul_f32_blas(rlx_cpu_kctx *k, const matmul_dims *d) {
     }
     bool b_plain = k->in[1]->rank <= 2;
     if (b_plain && (int64_t)d->nb * d->m <= RLX_NN_BLAS_MAX) {
-        rlx_cpu_sgemm(false, false, d->nb * (size_t)d->m, (size_t)d->n, (size_t)d->kk, 1.0f, a, (size_t)d->kk, b,
-                      (size_t)d->n, 0.0f, y, (size_t)d->n);
+        rlx_cpu_sgemm_packref bp = { k->pack, 0, 0 };
+        rlx_cpu_sgemm_packed(false, false, d->nb * (size_t)d->m, (size_t)d->n, (size_t)d->kk, 1.0f, a, (size_t)d->kk,
+                             b, (size_t)d->n, 0.0f, y, (size_t)d->n, NULL, k->pack ? &bp : NULL);
         matmul_epilogue_f32(k, d, y);
         return;
     }
@@ -352,6 +354,38 @@ rlx_status rlx_cpu_nn_matmul(rlx_cpu_kctx *k) {
         return RLX_OK;
     }
     return matmul_float_ref(k, &d);
+}
+
+/* ------------------------------------------------------------ packed weights */
+
+/* Gemm / MatMul: a constant f32 B of rank 2 (a layer's weights), packed
+ * as op(B) [K, N]. */
+static rlx_status gemm_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in, bool tb,
+                               rlx_cpu_sgemm_pack *out) {
+    if (!rlx_nn_const_operand(g, n, in)) return RLX_OK;
+    const rlx_tensor *b = in[1];
+    if (b->dtype != RLX_DTYPE_F32 || b->rank != 2 ||
+        rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL || b->dims[0] < 1 || b->dims[1] < 1 ||
+        b->dims[0] > RLX_NN_BLAS_MAX || b->dims[1] > RLX_NN_BLAS_MAX)
+        return RLX_OK;
+    size_t r = (size_t)b->dims[0], c = (size_t)b->dims[1];
+    return rlx_cpu_sgemm_pack_b(tb, tb ? c : r, tb ? r : c, b->data, c, out);
+}
+
+bool rlx_nn_const_operand(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in) {
+    if (n->n_in < 2 || !in[0] || !in[1] || !in[1]->data) return false;
+    if (g && (n->in[0] < 0 || n->in[1] < 0 || !g->values[n->in[1]].konst || g->values[n->in[0]].dtype != RLX_DTYPE_F32))
+        return false;
+    return g || in[0]->dtype == RLX_DTYPE_F32;
+}
+
+rlx_status rlx_cpu_prepare_node(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                                rlx_cpu_sgemm_pack *out) {
+    memset(out, 0, sizeof *out);
+    if (n->op == RLX_OP_Conv) return rlx_nn_conv_prepare(g, n, in, out);
+    if (n->op == RLX_OP_Gemm) return gemm_prepare(g, n, in, rlx_param_int(n, "transB") != 0, out);
+    if (n->op == RLX_OP_MatMul) return gemm_prepare(g, n, in, false, out);
+    return RLX_OK;
 }
 
 /* ------------------------------------------------------------ Softmax family */
