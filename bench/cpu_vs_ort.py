@@ -9,6 +9,7 @@ that load from elsewhere hits them alike). Prints a markdown table.
                                 [--base-env KEY=VALUE ...] [--threads N]
                                 [--rounds 3] [--iters 20]
                                 [--models ppocr640,resnet50,mobilenet_v2,shufflenet]
+                                [--rss]
 
 --threads N sets RLX_NUM_THREADS for rlx and intra_op_num_threads for
 onnxruntime (0: each one's default, one thread per core). --base-rlx adds a
@@ -18,8 +19,16 @@ column for another rlx binary (e.g. a build of main) run the same way;
 policies of one binary).
 Models: the demo's PP-OCRv4 detector at 1x3x640x640 (models/), the ONNX
 suite's light/ ResNet-50 and ShuffleNet, and a MobileNetV2 with random
-weights written by bench/make_mobilenet_v2.py (numpy + onnx only).
-Inputs: uniform [-1, 1), seed 0, written as .npy to --work.
+weights written by bench/make_mobilenet_v2.py (numpy + onnx only); also
+(not by default) minilm and bert_base, BERT encoders with seeded random
+weights written by scripts/make_minilm_onnx.py --random (all-MiniLM-L6-v2's
+and BERT-base's sizes), at batch 1 and sequence 128 (minilm_b8,
+bert_base_b8: batch 8).
+Inputs: uniform [-1, 1), seed 0 (token ids: uniform in [0, 30522), mask
+ones, token types zeros), written as .npy to --work.
+--rss adds each runner's peak resident memory (MB, the largest over the
+rounds: the whole process, the interpreter and onnxruntime's Python
+bindings included for onnxruntime, the compile for rlx).
 """
 import argparse
 import json
@@ -36,37 +45,89 @@ ROOT = os.path.dirname(HERE)
 LIGHT = os.path.join(ROOT, "third_party", "onnx", "backend-test-data", "light")
 
 
+BERT_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+# make_minilm_onnx.py --random arguments of the BERT-family models
+BERT_SIZES = {"minilm": ["--layers", "6", "--hidden", "384", "--heads", "12", "--intermediate", "1536"],
+              "bert_base": ["--layers", "12", "--hidden", "768", "--heads", "12", "--intermediate", "3072"]}
+
+
 def models(work, ocr_model, light):
+    """key: (model path, {input name: shape}, generator or None)"""
     mnv2 = os.path.join(work, "mobilenet_v2.onnx")
-    return {
-        "ppocr640": (ocr_model, "x", (1, 3, 640, 640), None),
-        "resnet50": (os.path.join(light, "light_resnet50.onnx"), "gpu_0/data_0", (1, 3, 224, 224), None),
-        "mobilenet_v2": (mnv2, "input", (1, 3, 224, 224), "mnv2"),
-        "shufflenet": (os.path.join(light, "light_shufflenet.onnx"), "gpu_0/data_0", (1, 3, 224, 224), None),
+    table = {
+        "ppocr640": (ocr_model, {"x": (1, 3, 640, 640)}, None),
+        "resnet50": (os.path.join(light, "light_resnet50.onnx"), {"gpu_0/data_0": (1, 3, 224, 224)}, None),
+        "mobilenet_v2": (mnv2, {"input": (1, 3, 224, 224)}, "mnv2"),
+        "shufflenet": (os.path.join(light, "light_shufflenet.onnx"), {"gpu_0/data_0": (1, 3, 224, 224)}, None),
     }
+    for name in BERT_SIZES:
+        for batch, suffix in ((1, ""), (8, "_b8")):
+            table[name + suffix] = (os.path.join(work, name + ".onnx"), {i: (batch, 128) for i in BERT_INPUTS}, name)
+    return table
 
 
-def run_rlx(rlx, model, name, npy, threads, iters, warmup, extra_env=None):
+def write_inputs(work, key, shapes):
+    """.npy files of the model's inputs: NAME=PATH arguments"""
+    rng = np.random.default_rng(0)
+    args = []
+    for name, shape in shapes.items():
+        if name == "input_ids":
+            x = rng.integers(0, 30522, shape, dtype=np.int64)
+        elif name == "attention_mask":
+            x = np.ones(shape, np.int64)
+        elif name == "token_type_ids":
+            x = np.zeros(shape, np.int64)
+        else:
+            x = rng.uniform(-1, 1, shape).astype(np.float32)
+        path = os.path.join(work, f"{key}_{name.replace('/', '_')}.npy")
+        np.save(path, x)
+        args.append(f"{name}={path}")
+    return args
+
+
+class _Popen(subprocess.Popen):
+    """Popen that keeps the child's peak resident memory (wait4's rusage)."""
+    maxrss_mb = 0.0
+
+    def _try_wait(self, wait_flags):
+        try:
+            pid, sts, ru = os.wait4(self.pid, wait_flags)
+        except ChildProcessError:
+            return self.pid, 0
+        if pid == self.pid:
+            self.maxrss_mb = ru.ru_maxrss / 1024.0  # kB on Linux
+        return pid, sts
+
+
+def run_rss(cmd, env=None):
+    """Runs cmd: (stdout, the process's peak resident MB); raises on failure."""
+    p = _Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=900)
+    if p.returncode:
+        raise RuntimeError(f"{' '.join(cmd[:3])}: {err.strip()[-400:]}")
+    return out, p.maxrss_mb
+
+
+def run_rlx(rlx, model, inputs, threads, iters, warmup, extra_env=None):
     env = dict(os.environ)
     env.update(extra_env or {})
     if threads:
         env["RLX_NUM_THREADS"] = str(threads)
-    out = subprocess.run([rlx, "bench", model, "--device", "cpu", "--input", f"{name}={npy}", "--iters", str(iters),
-                          "--warmup", str(warmup), "--json"], env=env, capture_output=True, text=True, timeout=900)
-    if out.returncode:
-        raise RuntimeError(f"{rlx} bench {model}: {out.stderr.strip()[-400:]}")
-    return json.loads(out.stdout)["wall_ms"]["median"]
+    cmd = [rlx, "bench", model, "--device", "cpu"]
+    for spec in inputs:
+        cmd += ["--input", spec]
+    cmd += ["--iters", str(iters), "--warmup", str(warmup), "--json"]
+    out, rss = run_rss(cmd, env)
+    return json.loads(out)["wall_ms"]["median"], rss
 
 
-def run_ort(model, name, npy, threads, iters, warmup):
-    cmd = [sys.executable, os.path.join(HERE, "ort_time.py"), model, f"{name}={npy}", "--iters", str(iters),
+def run_ort(model, inputs, threads, iters, warmup):
+    cmd = [sys.executable, os.path.join(HERE, "ort_time.py"), model, *inputs, "--iters", str(iters),
            "--warmup", str(warmup)]
     if threads:
         cmd += ["--threads", str(threads)]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    if out.returncode:
-        raise RuntimeError(f"ort_time {model}: {out.stderr.strip()[-400:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])["median_ms"]
+    out, rss = run_rss(cmd)
+    return json.loads(out.strip().splitlines()[-1])["median_ms"], rss
 
 
 def main():
@@ -82,42 +143,52 @@ def main():
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "rlx_cpu_vs_ort"))
     ap.add_argument("--ocr-model", default=os.path.join(ROOT, "models", "ppocrv4_det.onnx"))
     ap.add_argument("--light-dir", default=LIGHT)
+    ap.add_argument("--rss", action="store_true", help="add each runner's peak resident memory (MB)")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     table = models(a.work, a.ocr_model, a.light_dir)
     rows = []
     for key in a.models.split(","):
-        path, name, shape, gen = table[key]
+        path, shapes, gen = table[key]
         if gen == "mnv2" and not os.path.exists(path):
             subprocess.run([sys.executable, os.path.join(HERE, "make_mobilenet_v2.py"), path], check=True)
+        if gen in BERT_SIZES and not os.path.exists(path):
+            subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_minilm_onnx.py"), "--random",
+                            *BERT_SIZES[gen], "-o", path], check=True)
         if not os.path.exists(path):
             print(f"skipping {key}: {path} is missing", file=sys.stderr)
             continue
-        npy = os.path.join(a.work, f"{key}_input.npy")
-        np.save(npy, np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32))
+        inputs = write_inputs(a.work, key, shapes)
         res = {"rlx": [], "base": [], "ort": []}
+        rss = {"rlx": 0.0, "base": 0.0, "ort": 0.0}
         for r in range(a.rounds):
-            res["rlx"].append(run_rlx(a.rlx, path, name, npy, a.threads, a.iters, a.warmup))
+            t, m = run_rlx(a.rlx, path, inputs, a.threads, a.iters, a.warmup)
+            res["rlx"].append(t), rss.__setitem__("rlx", max(rss["rlx"], m))
             if a.base_rlx:
                 base_env = dict(kv.split("=", 1) for kv in a.base_env)
-                res["base"].append(run_rlx(a.base_rlx, path, name, npy, a.threads, a.iters, a.warmup, base_env))
-            res["ort"].append(run_ort(path, name, npy, a.threads, a.iters, a.warmup))
+                t, m = run_rlx(a.base_rlx, path, inputs, a.threads, a.iters, a.warmup, base_env)
+                res["base"].append(t), rss.__setitem__("base", max(rss["base"], m))
+            t, m = run_ort(path, inputs, a.threads, a.iters, a.warmup)
+            res["ort"].append(t), rss.__setitem__("ort", max(rss["ort"], m))
             print(f"{key} round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f} ms" for k, v in res.items() if v),
                   file=sys.stderr)
         rows.append((key, {k: statistics.median(v) for k, v in res.items() if v},
-                     {k: min(v) for k, v in res.items() if v}))
+                     {k: min(v) for k, v in res.items() if v}, rss))
     thr = a.threads or f"default ({os.cpu_count()} cores)"
     print(f"\nthreads: {thr}; ms per forward pass: median over {a.rounds} rounds of each round's median of "
-          f"{a.iters} runs (in brackets: the best round)\n")
+          f"{a.iters} runs (in brackets: the best round)" + ("; peak RSS in MB" if a.rss else "") + "\n")
     head = ("| model | " + ("rlx base | " if a.base_rlx else "") + "rlx | onnxruntime | rlx / ort |" +
-            (" base / rlx |" if a.base_rlx else ""))
+            (" base / rlx |" if a.base_rlx else "") +
+            ((" RSS base |" if a.base_rlx else "") + " RSS rlx | RSS ort |" if a.rss else ""))
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
-    for key, m, b in rows:
+    for key, m, b, rss in rows:
         base = f"{m['base']:.1f} ({b['base']:.1f}) | " if a.base_rlx else ""
         gain = f" {m['base'] / m['rlx']:.2f} |" if a.base_rlx else ""
+        mem = ((f" {rss['base']:.0f} |" if a.base_rlx else "") + f" {rss['rlx']:.0f} | {rss['ort']:.0f} |"
+               if a.rss else "")
         print(f"| {key} | {base}{m['rlx']:.1f} ({b['rlx']:.1f}) | {m['ort']:.1f} ({b['ort']:.1f}) | "
-              f"{m['rlx'] / m['ort']:.2f} |{gain}")
+              f"{m['rlx'] / m['ort']:.2f} |{gain}{mem}")
     return 0
 
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_nn.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/mem.h"
 #include "base/parallel.h"
@@ -256,53 +257,77 @@ static bool attn_fast_ok(const attn_geom *g, bool *qt, int *qld, bool *bt, int *
            blas_operand(l->ys[r - 2], l->ys[r - 1], g->sq, g->dv, &yt, yld) && !yt;
 }
 
-static rlx_status attn_fast(rlx_cpu_kctx *k, const attn_geom *g) {
-    const rlx_attn_layout *l = &g->l;
-    const float *q = k->in[0]->data, *kk = k->in[1]->data, *v = k->in[2]->data;
-    const float *m = g->mask ? g->mask->data : NULL;
-    float *y = k->out[0]->data;
-    int r = g->r, qld, bld, vld, yld;
+typedef struct attn_job {
+    const attn_geom *g;
+    const float *q, *kk, *v, *m;
+    float *y;
+    int qld, bld, vld, yld;
     bool qt, bt, vt;
-    attn_fast_ok(g, &qt, &qld, &bt, &bld, &vt, &vld, &yld);
-    size_t br = attn_block_rows(g->sk);
-    if (br > g->sq) br = g->sq;
-    size_t n_s;
-    float *s = rlx_mul_ok(br, g->sk, &n_s) ? malloc((n_s + 1) * sizeof *s) : NULL;
-    if (!s) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (scores block %zu x %zu)", br, g->sk);
-    int64_t msq = g->mask ? g->ms[r - 2] : 0, msk = g->mask ? g->ms[r - 1] : 0;
-    for (size_t bi = 0; bi < g->nb; bi++) {
-        int64_t o[5];
-        attn_bases(g, bi, o);
-        for (size_t i0 = 0; i0 < g->sq; i0 += br) {
-            size_t nr = g->sq - i0 < br ? g->sq - i0 : br;
-            if (g->d == 0) {
-                memset(s, 0, nr * g->sk * sizeof *s);
-            } else {
-                rlx_cpu_sgemm(qt, bt, nr, g->sk, g->d, 1.0f, q + o[0] + (int64_t)i0 * l->qs[r - 2], (size_t)qld,
-                              kk + o[1], (size_t)bld, 0.0f, s, g->sk);
-            }
-            for (size_t i = 0; i < nr; i++) {
-                float *row = s + i * g->sk;
-                const float *mr = m ? m + o[4] + (int64_t)(i0 + i) * msq : NULL;
-                double mx = -INFINITY;
-                for (size_t j = 0; j < g->sk; j++) {
-                    float x = g->div ? row[j] / g->scale : row[j] * g->scale;
-                    if (mr) x += mr[(int64_t)j * msk];
-                    row[j] = x;
-                    if (x > mx) mx = x;
-                }
-                double sum = 0;
-                for (size_t j = 0; j < g->sk; j++) sum += exp((double)row[j] - mx);
-                for (size_t j = 0; j < g->sk; j++) row[j] = (float)(exp((double)row[j] - mx) / sum);
-            }
-            float *yb = y + o[3] + (int64_t)i0 * l->ys[r - 2];
-            if (g->dv)
-                rlx_cpu_sgemm(false, vt, nr, g->dv, g->sk, 1.0f, s, g->sk, v + o[2], (size_t)vld, 0.0f, yb,
-                              (size_t)yld);
-        }
+    size_t br, n_blocks; /* query rows per task, tasks per batch */
+} attn_job;
+
+/* Task: batch item / n_blocks, its block of query rows item % n_blocks.
+ * scratch: br x sk floats of scores, then sk doubles of exponentials. */
+static void attn_block(void *ctx, size_t item, float *scratch) {
+    const attn_job *j = ctx;
+    const attn_geom *g = j->g;
+    const rlx_attn_layout *l = &g->l;
+    int r = g->r;
+    size_t bi = item / j->n_blocks, i0 = item % j->n_blocks * j->br;
+    size_t nr = g->sq - i0 < j->br ? g->sq - i0 : j->br;
+    float *s = scratch;
+    double *e = (double *)(void *)(scratch + j->br * g->sk + (j->br * g->sk) % 2); /* 8-byte aligned */
+    int64_t o[5], msq = g->mask ? g->ms[r - 2] : 0, msk = g->mask ? g->ms[r - 1] : 0;
+    attn_bases(g, bi, o);
+    if (g->d == 0) {
+        memset(s, 0, nr * g->sk * sizeof *s);
+    } else {
+        rlx_cpu_sgemm_serial(j->qt, j->bt, nr, g->sk, g->d, 1.0f, j->q + o[0] + (int64_t)i0 * l->qs[r - 2],
+                             (size_t)j->qld, j->kk + o[1], (size_t)j->bld, 0.0f, s, g->sk);
     }
-    free(s);
-    return RLX_OK;
+    for (size_t i = 0; i < nr; i++) {
+        float *row = s + i * g->sk;
+        const float *mr = j->m ? j->m + o[4] + (int64_t)(i0 + i) * msq : NULL;
+        double mx = -INFINITY;
+        for (size_t c = 0; c < g->sk; c++) {
+            float x = g->div ? row[c] / g->scale : row[c] * g->scale;
+            if (mr) x += mr[(int64_t)c * msk];
+            row[c] = x;
+            if (x > mx) mx = x;
+        }
+        double sum = 0;
+        for (size_t c = 0; c < g->sk; c++) sum += (e[c] = exp((double)row[c] - mx));
+        for (size_t c = 0; c < g->sk; c++) row[c] = (float)(e[c] / sum);
+    }
+    float *yb = j->y + o[3] + (int64_t)i0 * l->ys[r - 2];
+    if (g->dv)
+        rlx_cpu_sgemm_serial(false, j->vt, nr, g->dv, g->sk, 1.0f, s, g->sk, j->v + o[2], (size_t)j->vld, 0.0f, yb,
+                             (size_t)j->yld);
+}
+
+static rlx_status attn_fast(rlx_cpu_kctx *k, const attn_geom *g) {
+    attn_job j;
+    memset(&j, 0, sizeof j);
+    j.g = g;
+    j.q = k->in[0]->data, j.kk = k->in[1]->data, j.v = k->in[2]->data;
+    j.m = g->mask ? g->mask->data : NULL;
+    j.y = k->out[0]->data;
+    attn_fast_ok(g, &j.qt, &j.qld, &j.bt, &j.bld, &j.vt, &j.vld, &j.yld);
+    /* blocks of query rows: the scores block near 1 MiB, and at least two
+     * tasks per thread when the batches alone are fewer (blocks of >= 16) */
+    size_t br = attn_block_rows(g->sk), want = 2 * (size_t)rlx_parallel_threads();
+    if (g->nb < want) {
+        size_t per = (want + g->nb - 1) / g->nb, rows = (g->sq + per - 1) / per;
+        if (rows < 16) rows = 16;
+        if (rows < br) br = rows;
+    }
+    if (br > g->sq) br = g->sq;
+    j.br = br;
+    j.n_blocks = (g->sq + br - 1) / br;
+    size_t n_s, slot;
+    if (!rlx_mul_ok(br, g->sk, &n_s) || !rlx_mul_ok(g->sk, 3, &slot) || (slot += n_s + 1) < n_s)
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "scores block %zu x %zu too large", br, g->sk);
+    return rlx_nn_run_items(k, g->nb * j.n_blocks, slot, attn_block, &j);
 }
 
 static rlx_status k_attention_f32(rlx_cpu_kctx *k) {

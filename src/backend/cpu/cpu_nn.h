@@ -146,6 +146,16 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k);
 rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 
+/* Item `item` of a job, with `scratch` (the slot's buffer) to itself. */
+typedef void (*rlx_nn_item_fn)(void *ctx, size_t item, float *scratch);
+
+/* Runs fn over items [0, n_items) on the worker pool, each slot (one per
+ * thread) taking items from a shared counter with its own slot_floats of
+ * scratch (cpu_nn_conv_fast.c). errors: RLX_ERR_OUT_OF_MEMORY (scratch)
+ * naming the node. */
+rlx_status rlx_nn_run_items(const rlx_cpu_kctx *k, size_t n_items, size_t slot_floats, rlx_nn_item_fn fn,
+                            void *ctx);
+
 /* Whether input 1 of n is a constant with data and input 0 is f32 (what
  * rlx_cpu_prepare_node packs); g NULL (tests): input 1 counts as
  * constant, input 0's dtype is its tensor's. */

@@ -44,11 +44,8 @@
 
 /* ------------------------------------------------------------ tasks with scratch */
 
-/* Item `item` of a job, with `scratch` (the slot's buffer) to itself. */
-typedef void (*item_fn)(void *ctx, size_t item, float *scratch);
-
 typedef struct slot_job {
-    item_fn fn;
+    rlx_nn_item_fn fn;
     void *ctx;
     size_t n_items, slot_floats;
     float *scratch;
@@ -67,10 +64,8 @@ static void run_slots(void *ctx, size_t s0, size_t s1) {
     }
 }
 
-/* Runs fn over items [0, n_items) on the pool, each slot (one per thread)
- * taking items from a shared counter with its own slot_floats of scratch.
- * errors: RLX_ERR_OUT_OF_MEMORY (scratch) naming the node. */
-static rlx_status run_items(const rlx_cpu_kctx *k, size_t n_items, size_t slot_floats, item_fn fn, void *ctx) {
+rlx_status rlx_nn_run_items(const rlx_cpu_kctx *k, size_t n_items, size_t slot_floats, rlx_nn_item_fn fn,
+                            void *ctx) {
     if (!n_items) return RLX_OK;
     size_t slots = (size_t)rlx_parallel_threads();
     if (slots > n_items) slots = n_items;
@@ -446,17 +441,17 @@ rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, co
     j.res = k->n->n_in > 3 && k->in[3] ? k->in[3]->data : NULL;
     j.cog = (size_t)(g->c_out / g->group);
     size_t planes = (size_t)g->n * (size_t)g->c_out;
-    if (s->in[0] != 1 || s->out[0] != 1 || s->k[0] != 1) return run_items(k, planes, 0, dw_plane_3d, &j);
+    if (s->in[0] != 1 || s->out[0] != 1 || s->k[0] != 1) return rlx_nn_run_items(k, planes, 0, dw_plane_3d, &j);
     /* stride 1 in place, unless the rows are so short that the border
      * columns (one by one) would be a large part */
-    if (s->s[2] == 1 && s->out[2] >= 4 * (s->k[2] * s->d[2] + 1)) return run_items(k, planes, 0, dw_plane_s1, &j);
+    if (s->s[2] == 1 && s->out[2] >= 4 * (s->k[2] * s->d[2] + 1)) return rlx_nn_run_items(k, planes, 0, dw_plane_s1, &j);
     /* padded row: columns 0 .. (ow - 1) * sw + (kw - 1) * dw, then split by phase */
     size_t len = (size_t)((s->out[2] - 1) * s->s[2] + (s->k[2] - 1) * s->d[2] + 1);
     j.phase_len = ceil_div(len, (size_t)s->s[2]);
     size_t slot;
     if (!rlx_mul_ok(j.phase_len, (size_t)s->s[2], &j.row_len) || !rlx_mul_ok(j.row_len, (size_t)s->in[1], &slot))
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "depthwise row buffer too large");
-    return run_items(k, planes, slot, dw_plane_2d, &j);
+    return rlx_nn_run_items(k, planes, slot, dw_plane_2d, &j);
 }
 
 /* ------------------------------------------------------------ im2col + GEMM */
@@ -665,7 +660,7 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
         rlx_parallel_for(n_ng * j.cig, 1 + 16384 / (s->ksz * j.sp + 1), cg_im2col_shared, &j);
         slot = 0;
     }
-    rlx_status st = run_items(k, n_ng * j.n_cb * j.n_mb, slot, cg_item, &j);
+    rlx_status st = rlx_nn_run_items(k, n_ng * j.n_cb * j.n_mb, slot, cg_item, &j);
     free(j.shared);
     return st;
 }
