@@ -12,6 +12,8 @@
  *  - rlx_cpu_sgemm (split over the worker pool) equals
  *    rlx_cpu_sgemm_serial (one thread) bit for bit; ctest runs this
  *    program with 1, 3 and 5 worker threads and the default (one per core).
+ *  - Packed operands (test_packs): the same bits as plain ones, and the
+ *    AVX2 and AVX-512 kernels the same bits as each other.
  *  - Against a double-precision reference (alpha 0.75, beta 1.5 on a random
  *    C; alpha 1, beta 0 on a C of NaNs, which must not leak): inputs in
  *    [-1, 1), float accumulation of K products is off by about K * 6e-8 in
@@ -140,6 +142,70 @@ static const size_t g_shapes[][3] = {
     { 241, 67, 131 }, { 12, 32, 1 },    { 18, 48, 512 },  { 37, 1, 300 },   { 1, 523, 77 },  { 200, 96, 9 },
 };
 
+/* Packed operands (rlx_cpu_sgemm_pack_a / _b, made under the default
+ * kernel): for each kernel, each transpose, groups of A and sub-products
+ * starting inside the packs (rows / columns from a panel boundary), the
+ * packed product (pool and serial) equals the plain one bitwise; a kernel
+ * other than the pack's ignores the pack (also bitwise). And the AVX2 and
+ * AVX-512 kernels give the same bits (both one fused multiply-add chain per
+ * element). */
+static void test_packs(const rlx_cpu_sgemm_kernel *kernels, int n_kernels, rlx_cpu_sgemm_kernel def) {
+    static const size_t shapes[][3] = { { 37, 75, 300 }, { 64, 49, 576 }, { 1, 1000, 70 }, { 130, 33, 1 }, { 8, 32, 257 } };
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int t = 0; t < 4; t++) {
+            bool ta = t & 1, tb = t & 2;
+            size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2], groups = 3;
+            mat a = mat_new(ta, m * groups, k), b = mat_new(tb, k, n);
+            size_t ldc = n + 2;
+            float *c[2], *cs[2], *ref = malloc(m * ldc * sizeof(float));
+            for (int i = 0; i < 2; i++) c[i] = malloc(m * ldc * sizeof(float)), cs[i] = malloc(m * ldc * sizeof(float));
+            CHECK(rlx_cpu_sgemm_kernel_set(def));
+            rlx_cpu_sgemm_pack pa, pb;
+            /* group g: rows [g m, (g + 1) m) of op(A) */
+            size_t gstride = ta ? m : m * a.ld;
+            CHECK_OK(rlx_cpu_sgemm_pack_a(ta, groups, m, k, a.v, a.ld, gstride, &pa));
+            CHECK_OK(rlx_cpu_sgemm_pack_b(tb, k, n, b.v, b.ld, &pb));
+            float *prev = NULL;
+            for (int kk = 0; kk < n_kernels; kk++) {
+                if (!rlx_cpu_sgemm_kernel_set(kernels[kk])) continue;
+                for (size_t g = 0; g < groups; g++) {
+                    const float *ag = a.v + g * gstride;
+                    /* rows from `first` (a multiple of 8 and of 6 when it fits) */
+                    size_t first = m > 24 ? 24 : 0, mm = m - first, nn = n > 48 ? n - 48 : n, c0 = n - nn;
+                    const float *asub = ta ? ag + first : ag + first * a.ld;
+                    const float *bsub = tb ? b.v + c0 * b.ld : b.v + c0;
+                    rlx_cpu_sgemm_packref ra = { &pa, g, first }, rb = { &pb, 0, c0 };
+                    for (size_t i = 0; i < m * ldc; i++) ref[i] = c[0][i] = c[1][i] = cs[0][i] = cs[1][i] = 0.5f;
+                    rlx_cpu_sgemm(ta, tb, mm, nn, k, 0.75f, asub, a.ld, bsub, b.ld, 1.5f, ref, ldc);
+                    rlx_cpu_sgemm_packed(ta, tb, mm, nn, k, 0.75f, asub, a.ld, bsub, b.ld, 1.5f, c[0], ldc, &ra, NULL);
+                    rlx_cpu_sgemm_packed(ta, tb, mm, nn, k, 0.75f, asub, a.ld, bsub, b.ld, 1.5f, c[1], ldc, &ra, &rb);
+                    rlx_cpu_sgemm_serial_packed(ta, tb, mm, nn, k, 0.75f, asub, a.ld, bsub, b.ld, 1.5f, cs[0], ldc,
+                                                NULL, &rb);
+                    rlx_cpu_sgemm_serial_packed(ta, tb, mm, nn, k, 0.75f, asub, a.ld, bsub, b.ld, 1.5f, cs[1], ldc,
+                                                &ra, &rb);
+                    size_t bytes = m * ldc * sizeof(float);
+                    bool same = !memcmp(ref, c[0], bytes) && !memcmp(ref, c[1], bytes) && !memcmp(ref, cs[0], bytes) &&
+                                !memcmp(ref, cs[1], bytes);
+                    CHECK_MSG(same, "%s: packs ta %d tb %d m %zu n %zu k %zu group %zu: not the plain bits",
+                              kernel_name(kernels[kk]), ta, tb, m, n, k, g);
+                    if (g == 0 && kernels[kk] != RLX_CPU_SGEMM_PORTABLE) { /* the FMA kernels agree */
+                        if (prev)
+                            CHECK_MSG(!memcmp(prev, ref, bytes), "%s: not the bits of the other FMA kernel",
+                                      kernel_name(kernels[kk]));
+                        else {
+                            prev = malloc(bytes);
+                            memcpy(prev, ref, bytes);
+                        }
+                    }
+                }
+            }
+            rlx_cpu_sgemm_pack_free(&pa), rlx_cpu_sgemm_pack_free(&pb);
+            free(prev), free(ref), free(a.v), free(b.v);
+            for (int i = 0; i < 2; i++) free(c[i]), free(cs[i]);
+        }
+    CHECK(rlx_cpu_sgemm_kernel_set(def));
+}
+
 int main(void) {
     test_seed(test_seed_from_env());
     fprintf(stderr, "worker threads: %d, default kernel: %s\n", rlx_parallel_threads(),
@@ -162,6 +228,7 @@ int main(void) {
         }
     }
     CHECK(rlx_cpu_sgemm_kernel_set(def));
+    test_packs(kernels, 3, def);
     fprintf(stderr, "shapes: %d\n", shapes);
     TEST_MAIN_END();
 }
