@@ -6,6 +6,10 @@
  *
  * The pool starts on first use with one thread per core (option
  * cpu.threads, RLX_NUM_THREADS, overrides; 1 runs everything on the caller;
+ * 0 is one per online core; more than 256 starts 256; a negative or
+ * non-numeric value fails the session's creation with
+ * RLX_ERR_INVALID_ARGUMENT naming the option (base/options.c), and for
+ * work before any session counts as unset;
  * idle threads spin cpu.pool_spin_us microseconds, default 50, 0 when there are more threads
  * than cores, for the next region before they sleep). Work smaller than `grain`
  * items, or a call made from inside a parallel region, runs on the caller.
