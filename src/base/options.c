@@ -107,6 +107,10 @@ static const opt_def k_opts[] = {
         "fuse_layernorm, fuse_add_layernorm, fuse_elementwise (folding and dead-code removal always run)"),
     BOOL("plan.no_reuse", "RLX_NO_REUSE", "0", no_reuse,
          "give every tensor its own arena bytes (debugging the memory plan)"),
+    BOOL("cpu.prepack", "RLX_CPU_PREPACK", "1", cpu_prepack,
+         "pack the constant GEMM operands of CPU steps (Conv, Gemm, MatMul weights) once when a plan is compiled: "
+         "faster runs for a second copy of those weights in memory (0: use the weights as loaded; like "
+         "onnxruntime's session.disable_prepacking)"),
     INT("cpu.threads", "RLX_NUM_THREADS", "0", 0, 1 << 20, cpu_threads, OPT_PROCESS,
         "threads of the CPU worker pool (0: one per online core; at most 256 are started)"),
     INT("cpu.pool_spin_us", "RLX_POOL_SPIN_US", "auto", 0, 100000, cpu_pool_spin_us, OPT_PROCESS | OPT_AUTO,

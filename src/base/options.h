@@ -29,6 +29,7 @@ typedef struct rlx_config {
     const char *progress;       /* "auto", "on" or "off" (rlx_config_progress) */
     /* debugging and passes */
     bool dump_ir, fusion_report, dispatch_report, no_reuse;
+    bool cpu_prepack;           /* cpu.prepack: constant GEMM operands packed at compile */
     const char *disable_passes; /* passes.disable: comma-separated pass names */
     /* CPU (per process) */
     int64_t cpu_threads, cpu_pool_spin_us;

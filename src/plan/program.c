@@ -115,6 +115,7 @@ rlx_status rlx_plan_create(rlx_graph *g, rlx_backend *dev, rlx_backend *host, rl
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     }
     p->g = g;
+    p->prepack = true; /* the option's default; sessions set theirs */
     p->steps = malloc((g->n_nodes + 1) * sizeof(int));
     p->step_on = malloc(g->n_nodes + 1);
     rlx_status st = p->steps && p->step_on ? RLX_OK : rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");

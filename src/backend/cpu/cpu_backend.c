@@ -70,7 +70,7 @@ static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend
     const rlx_tensor *in[64];
     for (size_t s = 0; s < p->n_steps; s++) {
         const rlx_node *n = &g->nodes[p->steps[s]];
-        if (p->step_on[s] != RLX_STEP_CPU || n->n_in > 64) continue;
+        if (!p->prepack || p->step_on[s] != RLX_STEP_CPU || n->n_in > 64) continue;
         for (int j = 0; j < n->n_in; j++) in[j] = value_view(e, n->in[j]);
         rlx_status st = rlx_cpu_prepare_node(g, n, in, &e->packs[s]);
         if (st) {
