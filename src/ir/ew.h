@@ -30,6 +30,17 @@ static inline float rlx_ew_clampf(float x, float lo, float hi) {
     return y > hi ? hi : y;
 }
 
+/* Round to nearest, ties to even (the default rounding mode), NaN to 0:
+ * the quantized level of QuantizeLinear before its zero point. */
+static inline float rlx_ew_rint0f(float x) {
+    float r = nearbyintf(x);
+    return r != r ? 0.0f : r;
+}
+static inline double rlx_ew_rint0(double x) {
+    double r = nearbyint(x);
+    return r != r ? 0.0 : r;
+}
+
 #include "ir/ew_funcs.h"
 
 typedef enum rlx_ew_fn {

@@ -6,8 +6,8 @@
  * Ops: those whose vocabulary row (src/ir/ew_funcs.h) has RLX_EW_CHAIN
  * (Neg Abs Exp Log Sqrt Reciprocal Floor Ceil Round Erf Sin Cos Tanh
  * Sigmoid Relu LeakyRelu Elu HardSigmoid HardSwish Softplus Softsign Gelu
- * Sign Clip (constant bounds), Add Sub Mul Div Pow Max Min PRelu, Where),
- * Cast (between f32, f16, bf16) and Sum (two inputs).
+ * Sign Clip (constant bounds), Add Sub Mul Div Pow Max Min PRelu, Where,
+ * rlx.QuantizeDequantize), Cast (between f32, f16, bf16) and Sum (two inputs).
  *
  * A group grows backwards from its last node (the sink): the producer p of
  * an input v joins when p is such an op, its output has the sink's shape,
@@ -48,7 +48,7 @@ static bool ew_float(rlx_dtype dt) { return dt == RLX_DTYPE_F32 || dt == RLX_DTY
 static bool chain_op(const rlx_graph *g, const rlx_node *n, rlx_ew_call *f, int *arity) {
     memset(f, 0, sizeof *f);
     *arity = 0;
-    if (n->dead || (n->domain && *n->domain)) return false;
+    if (n->dead || (n->domain && *n->domain && n->op != RLX_OP_rlx_QuantizeDequantize)) return false;
     if (n->op == RLX_OP_Cast || n->op == RLX_OP_Sum) {
         bool cast = n->op == RLX_OP_Cast;
         if (n->version < (cast ? 6 : 8)) return false;

@@ -51,6 +51,11 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats);
  * a bias input. */
 rlx_status rlx_pass_fuse_activation(rlx_graph *g, rlx_pass_stats *stats);
 
+/* passes/fuse_qdq.c: QuantizeLinear -> DequantizeLinear pairs (per tensor,
+ * f32 data, 8-bit levels) become one rlx.QuantizeDequantize node (f32 fake
+ * quantization, bit-exact with the pair); see the file for the conditions. */
+rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats);
+
 /* Conv + Add(r) (+ activation) -> Conv with the residual r as an internal
  * fourth input (r of exactly the Conv output's shape; src/ir/ops/act.h). */
 rlx_status rlx_pass_fuse_conv_residual(rlx_graph *g, rlx_pass_stats *stats);

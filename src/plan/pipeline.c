@@ -51,6 +51,7 @@ rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps) {
     RLX_TRY(rlx_pass_dce(g, ps));
     dump_ir(ps, g, "dce");
     RLX_TRY(run_pass(g, ps, "cse", rlx_pass_cse));
+    RLX_TRY(run_pass(g, ps, "fuse_qdq", rlx_pass_fuse_qdq));
     RLX_TRY(run_pass(g, ps, "fold_conv_affine", rlx_pass_fold_conv_affine));
     RLX_TRY(run_pass(g, ps, "fuse_activation", rlx_pass_fuse_activation));
     RLX_TRY(run_pass(g, ps, "fuse_conv_residual", rlx_pass_fuse_conv_residual));

@@ -277,6 +277,79 @@ static void gen_fused_elementwise(bo_ctx *ctx, const void *arg) {
     }
 }
 
+/* ------------------------------------------------------------ QDQ fake quantization */
+
+/* QuantizeLinear -> DequantizeLinear on an activation (fuse_qdq makes it
+ * rlx.QuantizeDequantize): standalone, inside an elementwise chain, and as
+ * a Conv epilogue. uint8 or int8, zero points over the whole range or
+ * absent, x spread past both ends of the range (saturation), with edges
+ * (inf, NaN, -0, denormals) and exact ties (k + 0.5) * scale. Power-of-two
+ * scales make x / scale exact on any GPU, so those cases must match the
+ * CPU's Q then DQ bit for bit (round half to even at the ties); other
+ * scales may differ by one quantization step where x / scale lies within a
+ * division's rounding of a tie (WGSL's division is not correctly rounded
+ * everywhere), and the Conv cases by one step where the sums round
+ * differently: atol is one step there. */
+static void gen_qdq(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    int n = bo_full(ctx) ? 48 : 12;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        int form = i % 3; /* 0 standalone, 1 in a chain, 2 Conv epilogue */
+        bool i8 = (i / 3) % 2 == 1, pow2 = (i / 6) % 2 == 0 || form == 0, has_zp = i % 5 != 4;
+        double scale = pow2 ? ldexp(1.0, -(int)rnd(2, 8)) : bo_uniform(0.003, 0.2);
+        int64_t zp = has_zp ? (i8 ? rnd(-128, 127) : rnd(0, 255)) : 0;
+        rlx_dtype qt = i8 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+        double lo = (i8 ? -128.0 : 0.0) - (double)zp; /* lowest level less the zero point */
+        double span = 300 * scale;                     /* past both ends of the 256 levels */
+        const char *x;
+        int64_t cin = rnd(1, 4), hw = rnd(3, 9);
+        if (form == 2) {
+            int64_t xd[4] = { 1, cin, hw, hw + 1 };
+            x = conv(c, bo_input(c, bo_rand(RLX_DTYPE_F32, 4, xd, -2, 2)), cin, rnd(1, 5), 3, i % 2 == 0);
+            c->fused = "Conv";
+            bo_desc(c, "Conv x[1,%lld,%lld,%lld] ->", (long long)cin, (long long)hw, (long long)hw + 1);
+        } else {
+            int64_t d[3] = { rnd(1, 3), rnd(1, 9), i % 4 == 3 ? 300 : rnd(1, 40) };
+            rlx_tensor *t = bo_rand(RLX_DTYPE_F32, 3, d, (lo - 20) * scale, (lo + 275) * scale);
+            float *p = t->data;
+            size_t ne = rlx_tensor_numel(t);
+            for (size_t e = 0; e < ne; e += 3) /* exact ties: (k + 0.5) scale */
+                p[e] = (float)((floor(bo_uniform(lo - 4, lo + 259)) + 0.5) * scale);
+            if (i % 4 == 1) bo_edges(t, 17);
+            x = bo_input(c, t);
+            if (form == 1) {
+                x = bo_node(c, "Tanh", 1, &x, 1, 0, NULL);
+                const char *ins[2] = { x, bo_const(c, bo_scalar(RLX_DTYPE_F32, span)) };
+                x = bo_node(c, "Mul", 2, ins, 1, 0, NULL);
+                c->fused = "rlx.FusedElementwise";
+                bo_desc(c, "Tanh * %g ->", span);
+            } else {
+                c->fused = "rlx.QuantizeDequantize";
+            }
+            char sb[64];
+            bo_desc(c, "x%s", bo_shape_str(3, d, sb, sizeof sb));
+        }
+        const char *s = bo_const(c, bo_scalar(RLX_DTYPE_F32, scale));
+        const char *z = has_zp ? bo_const(c, bo_scalar(qt, (double)zp)) : "";
+        const char *qin[3] = { x, s, z };
+        const char *q = bo_node(c, "QuantizeLinear", has_zp ? 3 : 2, qin, 1, 0, NULL);
+        const char *dqin[3] = { q, s, z };
+        const char *y = bo_node(c, "DequantizeLinear", has_zp ? 3 : 2, dqin, 1, 0, NULL);
+        if (form == 1) {
+            const char *ins[2] = { y, bo_const(c, bo_scalar(RLX_DTYPE_F32, 0.5)) };
+            y = bo_node(c, "Add", 2, ins, 1, 0, NULL);
+        }
+        bo_output(c, y);
+        bo_desc(c, " Q -> DQ %s scale %g%s zp %lld%s", i8 ? "int8" : "uint8", scale, pow2 ? " (2^k)" : "",
+                (long long)zp, has_zp ? "" : " (absent)");
+        c->rtol = 0;
+        c->atol = pow2 && form != 2 ? 0 : scale * 1.0001;
+        bo_run(ctx, c);
+    }
+}
+
 /* ------------------------------------------------------------ CSE */
 
 static void gen_cse(bo_ctx *ctx, const void *arg) {
@@ -306,6 +379,9 @@ static const bo_op k_ops[] = {
     { "rlx.FusedElementwise", gen_fused_elementwise, NULL, 1e-4, 1e-5,
       "transcendental built-ins (see the unary ops) chained" },
     { "fuse:cse", gen_cse, NULL, 1e-5, 1e-6, "softmax and K products" },
+    { "rlx.QuantizeDequantize", gen_qdq, NULL, 0, 0,
+      "exact with power-of-two scales (ties, saturation, NaN); one quantization step with other scales (a division "
+      "near a tie) and after a Conv (its sums)" },
 };
 
 const bo_family bo_family_fusion = { "fusion", k_ops, BO_LEN(k_ops) };

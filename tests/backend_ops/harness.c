@@ -18,7 +18,7 @@
 
 /* The passes an oracle or an unfused run turns off (all optional ones). */
 static const char k_all_passes[] =
-    "cse,fold_conv_affine,fuse_activation,fuse_conv_residual,fuse_attention,fuse_layernorm,fuse_add_layernorm,fuse_elementwise";
+    "cse,fuse_qdq,fold_conv_affine,fuse_activation,fuse_conv_residual,fuse_attention,fuse_layernorm,fuse_add_layernorm,fuse_elementwise";
 
 static const bo_family *const k_families[] = { &bo_family_elementwise, &bo_family_logic, &bo_family_tensor,
                                                &bo_family_index,       &bo_family_nn,    &bo_family_reduce,
@@ -145,6 +145,7 @@ rlx_tensor *bo_scalar(rlx_dtype dt, double v) {
     case RLX_DTYPE_I64: *(int64_t *)t->data = (int64_t)v; break;
     case RLX_DTYPE_U32: *(uint32_t *)t->data = (uint32_t)v; break;
     case RLX_DTYPE_BOOL: case RLX_DTYPE_U8: *(uint8_t *)t->data = (uint8_t)v; break;
+    case RLX_DTYPE_I8: *(int8_t *)t->data = (int8_t)v; break;
     default: fprintf(stderr, "bo_scalar: dtype %s\n", rlx_dtype_name(dt)); exit(2);
     }
     return t;

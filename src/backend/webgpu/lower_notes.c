@@ -29,7 +29,7 @@ static const gpu_note k_gpu_notes[] = {
     /* lower_elementwise.c */
     { "Abs Acos Acosh Asin Asinh Atan Atanh Ceil Celu Cos Cosh Elu Erf Exp Floor Gelu HardSigmoid HardSwish "
       "LeakyRelu Log Mish Neg Reciprocal Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt "
-      "Swish Tan Tanh ThresholdedRelu",
+      "Swish Tan Tanh ThresholdedRelu rlx.QuantizeDequantize",
       "f32 or f16 (f16 needs shader-f16; computed in f32, rounded once)." },
     { "Clip",
       "f32 or f16 with constant bounds (attributes before Clip-11); f32, f16 or i32 with bounds that are scalars of the "

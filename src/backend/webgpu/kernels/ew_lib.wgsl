@@ -27,6 +27,8 @@ fn clamp_(x: f32, lo: f32, hi: f32) -> f32 {
     let y = select(x, lo, x < lo);
     return select(select(y, hi, y > hi), x, isnan_(x));
 }
+// Round half to even (WGSL's round), NaN to 0: QuantizeLinear's level.
+fn rint0_(x: f32) -> f32 { return select(round(x), 0.0, isnan_(x)); }
 // Max and Min of ONNX: NaN if either operand is NaN.
 fn max_(x: f32, y: f32) -> f32 { return select(select(y, x, x > y), x + y, isnan_(x) || isnan_(y)); }
 fn min_(x: f32, y: f32) -> f32 { return select(select(y, x, x < y), x + y, isnan_(x) || isnan_(y)); }
