@@ -208,7 +208,82 @@ static void gen_where(bo_ctx *ctx, const void *arg) {
 }
 
 #define EXACT 0, 0, "selects, comparisons and conversions: exact"
+/* ------------------------------------------------------------ quantization */
+
+/* QuantizeLinear (arg NULL) or DequantizeLinear: uint8 and int8, per
+ * tensor over the standard shapes and per axis (random axis, negative
+ * too), zero points over the whole range or absent. Quantize inputs reach
+ * past both ends of the levels (saturation), hold exact ties (k + 0.5) *
+ * scale and, in some cases, edges (inf, NaN, -0, denormals). Scales are
+ * powers of two (x / scale exact on any GPU: the levels must equal the
+ * CPU's, ties to even) except in the per-axis quantize cases, whose random
+ * scales may put a quotient within a division's rounding of a tie: one
+ * level there. Dequantize is exact (one f32 product). */
+static void gen_quant(bo_ctx *ctx, const void *arg) {
+    bool dq = arg != NULL;
+    const bo_shape *sh;
+    size_t n = bo_std_shapes(ctx, &sh);
+    for (int per_axis = 0; per_axis < 2; per_axis++)
+        for (size_t i = 0; i < (per_axis ? (bo_full(ctx) ? 24u : 8u) : n); i++) {
+            bo_case *c = bo_next(ctx, per_axis ? 13 : (i % 2 ? 21 : 10));
+            if (!c) continue;
+            bool i8 = i % 2 == 1, has_zp = i % 3 != 2 || per_axis;
+            rlx_dtype qt = i8 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+            bo_shape s = per_axis ? (bo_shape){ 0 } : sh[i];
+            int axis = 0;
+            if (per_axis) {
+                s.rank = 1 + (int)bo_rand_below(4);
+                for (int k = 0; k < s.rank; k++) s.d[k] = 1 + (int64_t)bo_rand_below(k == s.rank - 1 ? 70 : 9);
+                axis = (int)bo_rand_below((uint64_t)s.rank);
+            }
+            int64_t np = per_axis ? s.d[axis] : 1;
+            float sc[80];
+            uint8_t zb[80];
+            int64_t zv[80]; /* per axis: at most 69 */
+            for (int64_t k = 0; k < np; k++) {
+                bool pow2 = !per_axis || dq;
+                sc[k] = pow2 ? (float)ldexp(1.0, -(int)bo_rand_below(8)) : (float)bo_uniform(0.003, 0.3);
+                zv[k] = has_zp ? (i8 ? -128 : 0) + (int64_t)bo_rand_below(256) : 0;
+                zb[k] = (uint8_t)(int8_t)zv[k];
+            }
+            rlx_tensor *st = per_axis ? bo_tensor(RLX_DTYPE_F32, 1, &np, sc) : bo_scalar(RLX_DTYPE_F32, sc[0]);
+            rlx_tensor *zt = !has_zp ? NULL : per_axis ? bo_tensor(qt, 1, &np, zb) : bo_scalar(qt, (double)zv[0]);
+            rlx_tensor *x;
+            if (dq) {
+                x = bo_rand_int(qt, s.rank, s.d, i8 ? -128 : 0, i8 ? 127 : 255);
+            } else {
+                x = bo_rand(RLX_DTYPE_F32, s.rank, s.d, -300 * sc[0], 300 * sc[0]);
+                float *p = x->data;
+                int64_t ne = bo_numel(&s), inner = 1;
+                for (int k = axis + 1; per_axis && k < s.rank; k++) inner *= s.d[k];
+                for (int64_t e = 0; e < ne; e++) {
+                    int64_t pi = per_axis ? (e / inner) % np : 0;
+                    double lv = (i8 ? -128.0 : 0.0) - (double)zv[pi];
+                    if (e % 3 == 0) p[e] = (float)((floor(bo_uniform(lv - 4, lv + 259)) + 0.5) * sc[pi]);
+                    else p[e] = (float)(bo_uniform(lv - 30, lv + 285) * sc[pi]);
+                }
+                if (i % 4 == 1 && ne > 0) bo_edges(x, 13);
+                if (per_axis) c->atol = 1;
+            }
+            rlx_tensor *in[3] = { x, st, zt };
+            bool k[3] = { false, true, true };
+            rlx_attr at = RLX_ATTR_I("axis", per_axis && i % 2 ? axis - s.rank : axis);
+            char sb[96];
+            bo_desc(c, "%s %s x%s %s%s", dq ? "DequantizeLinear" : "QuantizeLinear", rlx_dtype_name(qt),
+                    bo_shape_str(s.rank, s.d, sb, sizeof sb), per_axis ? "per axis " : "per tensor",
+                    has_zp ? "" : " no zero point");
+            if (per_axis) bo_desc(c, "%lld", (long long)(per_axis && i % 2 ? axis - s.rank : axis));
+            if (bo_numel(&s) == 0) c->expect_op = "";
+            bo_single(c, dq ? "DequantizeLinear" : "QuantizeLinear", has_zp ? 3 : 2, in, k, 1, per_axis ? 1 : 0, &at);
+            bo_run(ctx, c);
+        }
+}
+
 static const bo_op k_ops[] = {
+    { "QuantizeLinear", gen_quant, NULL, 0, 0,
+      "exact with power-of-two scales (ties to even, saturation, NaN); per-axis cases with random scales: one level "
+      "(a quotient within a division's rounding of a tie)" },
+    { "DequantizeLinear", gen_quant, "dq", 0, 0, "one f32 product: exact" },
     { "Cast", gen_cast, NULL, EXACT },
     { "CastLike", gen_cast, "like", EXACT },
     { "Equal", gen_compare, &(const cmp_row){ 19, true }, EXACT },

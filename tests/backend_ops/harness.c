@@ -96,6 +96,7 @@ rlx_tensor *bo_rand_int(rlx_dtype dt, int rank, const int64_t *dims, int64_t lo,
         case RLX_DTYPE_I64: ((int64_t *)t->data)[i] = v; break;
         case RLX_DTYPE_U32: ((uint32_t *)t->data)[i] = (uint32_t)v; break;
         case RLX_DTYPE_U8: case RLX_DTYPE_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
+        case RLX_DTYPE_I8: ((int8_t *)t->data)[i] = (int8_t)v; break;
         case RLX_DTYPE_F32: ((float *)t->data)[i] = (float)v; break;
         default: fprintf(stderr, "bo_rand_int: dtype %s\n", rlx_dtype_name(dt)); exit(2);
         }

@@ -1,8 +1,9 @@
 /* WGSL lowerings of element-type conversion and boolean logic: Cast and
  * CastLike (kernels/cast.wgsl), the comparisons Equal, Less, Greater,
  * LessOrEqual, GreaterOrEqual, the logical And, Or, Xor, Not, IsNaN and
- * IsInf (kernels/compare.wgsl, bool results), and Where
- * (kernels/where.wgsl). Semantics: the ONNX operators (versions noted per
+ * IsInf (kernels/compare.wgsl, bool results), Where (kernels/where.wgsl),
+ * and QuantizeLinear / DequantizeLinear between f32 and 8-bit integers
+ * (kernels/quant.wgsl). Semantics: the ONNX operators (versions noted per
  * lowering) with the CPU reference's conversions (C semantics; see
  * cast.wgsl). Element layouts: README.md, "Element types". */
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "backend/webgpu/webgpu.h"
 #include "backend/webgpu/wg_codes.h"
 #include "ir/op.h"
+#include "ir/ops/quant_params.h"
 
 #define LIM31 ((uint64_t)1 << 31)
 
@@ -44,6 +46,52 @@ static rlx_status lower_cast(wg_lower *L) {
     wg_bind_value(L, d, wg_in_id(L, 0));
     wg_bind_value(L, d, wg_out_id(L, 0));
     WG_P(L, d, wg_pu(n), wg_pu(threads));
+    return wg_grid_1d(L, d, threads);
+}
+
+/* ------------------------------------------------------------ quantization */
+
+/* QuantizeLinear-10/13/19/21/23 (f32 -> int8/uint8) and
+ * DequantizeLinear-10/13/19/21/23 (int8/uint8 -> f32), per tensor or per
+ * axis (kernels/quant.wgsl): f32 scales; zero points absent or of the
+ * integer's type; not blocked (block_size), not f16 scales or another
+ * `precision`/`output_dtype`. The arithmetic is the CPU reference's. */
+static rlx_status lower_quant(wg_lower *L) {
+    bool dq = L->n->op == RLX_OP_DequantizeLinear;
+    const rlx_value *x = wg_in(L, 0), *s = wg_in(L, 1), *z = L->n->n_in > 2 ? wg_in(L, 2) : NULL, *y = wg_out(L, 0);
+    const rlx_value *q = dq ? x : y, *f = dq ? y : x;
+    if (!q || !f || !s || (q->dtype != RLX_DTYPE_U8 && q->dtype != RLX_DTYPE_I8))
+        return wg_decline(L, "only int8 and uint8 levels");
+    if (!wg_value_ok(f, WG_F32) || !wg_value_ok(s, WG_F32)) return wg_decline(L, "data and scale must be f32");
+    if (z && (z->dtype != q->dtype || !rlx_value_is_static(z))) return wg_decline(L, "zero point of another type");
+    if (!rlx_value_is_static(q)) return wg_decline(L, "dynamic shape");
+    if (!dq && L->n->version >= 23 && rlx_param_int(L->n, "precision") != 0 &&
+        rlx_param_int(L->n, "precision") != RLX_DTYPE_F32)
+        return wg_decline(L, "precision other than f32");
+    rlx_quant_gran g;
+    RLX_TRY(rlx_quant_resolve_gran(L->n, x->dims, x->rank, s->dims, s->rank, z ? z->dims : NULL, z ? z->rank : -1, &g));
+    if (g.mode == RLX_QUANT_BLOCKED) return wg_decline(L, "blocked quantization (block_size)");
+    uint64_t n = wg_numel(x);
+    if (n == 0) return RLX_OK;
+    if (wg_numel(s) < 1 || (z && wg_numel(z) < 1)) return wg_decline(L, "empty scale or zero point");
+    if (n >= LIM31) return wg_decline(L, "too large for 32-bit indexing");
+    uint64_t inner = n, da = 1;
+    if (g.mode == RLX_QUANT_PER_AXIS) {
+        da = (uint64_t)x->dims[g.axis];
+        inner = 1;
+        for (int i = g.axis + 1; i < x->rank; i++) inner *= (uint64_t)x->dims[i];
+        if (inner == 0) return RLX_OK;
+    }
+    uint64_t threads = dq ? n : (n + 3) / 4;
+    wg_dispatch *d = wg_emit(L, "quant");
+    wg_spec(L, d, "DEQUANT", dq);
+    wg_spec(L, d, "SIGNED", q->dtype == RLX_DTYPE_I8);
+    wg_spec(L, d, "HAS_ZP", z != NULL);
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_in_id(L, 1));
+    wg_bind_or(L, d, z ? wg_in_id(L, 2) : -1, wg_in_id(L, 1));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    WG_P(L, d, wg_pu(n), wg_pu(inner), wg_pu(da), wg_pu(threads));
     return wg_grid_1d(L, d, threads);
 }
 
@@ -137,6 +185,7 @@ static rlx_status lower_where(wg_lower *L) {
 
 const wg_lower_fn wg_lowerings_logic[RLX_OP_COUNT] = {
     [RLX_OP_Cast] = lower_cast, [RLX_OP_CastLike] = lower_cast,
+    [RLX_OP_QuantizeLinear] = lower_quant, [RLX_OP_DequantizeLinear] = lower_quant,
     [RLX_OP_Equal] = lower_compare, [RLX_OP_Less] = lower_compare, [RLX_OP_Greater] = lower_compare,
     [RLX_OP_LessOrEqual] = lower_compare, [RLX_OP_GreaterOrEqual] = lower_compare, [RLX_OP_And] = lower_compare,
     [RLX_OP_Or] = lower_compare, [RLX_OP_Xor] = lower_compare, [RLX_OP_Not] = lower_compare, [RLX_OP_IsNaN] = lower_compare,

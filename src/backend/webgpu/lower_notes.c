@@ -113,6 +113,11 @@ static const gpu_note k_gpu_notes[] = {
       "i64 or bool." },
     /* lower_logic.c */
     { "Cast CastLike", "between f32, f16, i32, u32, i64 and bool only (f16 as packed halves: no shader-f16 needed)." },
+    { "QuantizeLinear DequantizeLinear",
+      "between f32 and int8 or uint8 (bytes four to a word), per tensor or per axis, with f32 scales and zero points "
+      "of the integer type (or none); not blocked (block_size), not f16 scales or another precision. A "
+      "QuantizeLinear -> DequantizeLinear pair on an activation becomes rlx.QuantizeDequantize (fuse_qdq); a "
+      "DequantizeLinear of a constant folds." },
     { "Equal", "inputs f32, f16, i32, u32, i64 or bool, of one dtype." },
     { "Less Greater LessOrEqual GreaterOrEqual", "inputs f32, f16, i32, u32 or i64 (not bool), of one dtype." },
     { "And Or Xor Not", "bool." },
@@ -132,7 +137,8 @@ static const char *const k_gpu_general[] = {
     "Shapes are static (known when the plan is compiled for the given input shapes).",
     "The tensors its kernels read and write have dtypes the GPU holds: f32, i32, u32, f16 (halves; the "
     "lowerings that list it, on adapters with shader-f16 except Cast and the comparisons), bool (one byte per "
-    "element) or i64 (word pairs); so nodes on bf16, f64, i8, u8 and other data run on the CPU.",
+    "element), i64 (word pairs) or int8/uint8 (bytes, QuantizeLinear and DequantizeLinear only); so nodes on "
+    "bf16, f64 and other data run on the CPU.",
     "Every operand fits the device's limits: one binding (maxStorageBufferBindingSize, or RLX_MAX_BINDING_BYTES) "
     "and one buffer (maxBufferSize, or RLX_MAX_BUFFER_BYTES). The elementwise, copy, GEMM and convolution "
     "lowerings split larger operands into blocks; the others decline.",

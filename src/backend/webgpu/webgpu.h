@@ -340,9 +340,11 @@ static inline int wg_out_id(const wg_lower *L, int i) { return i < L->n->n_out ?
  *  - bool: one byte per element, 0 or 1, four to a word (byte i of the
  *    tensor is bits 8*(i%4).. of word i/4): the host's bytes, so transfers
  *    and the memory plan need nothing special. Kernels that write bool
- *    write whole words (one invocation per four elements).
+ *    write whole words (one invocation per four elements);
+ *  - int8, uint8: the same byte layout (two's complement for int8); only
+ *    QuantizeLinear / DequantizeLinear read and write them (quant.wgsl).
  * wg_value_ok: the value is present, static and of a dtype in `mask`
- * (bits: 1 f32, 2 i32, 4 u32, 8 bool, 16 i64, 32 f16). */
+ * (bits: 1 f32, 2 i32, 4 u32, 8 bool, 16 i64, 32 f16, 64 int8/uint8). */
 bool wg_value_ok(const rlx_value *v, unsigned mask);
 /* wg_value_ok, and an f16 value only where the adapter has shader-f16 (the
  * check of a lowering that tests values one by one; wg_check_io tests all
@@ -354,9 +356,11 @@ bool wg_value_held(const wg_lower *L, const rlx_value *v, unsigned mask);
 #define WG_BOOL 8u
 #define WG_I64 16u
 #define WG_F16 32u
+#define WG_Q8 64u /* int8 and uint8: bytes four to a word, as bool */
 #define WG_ANY4 (WG_F32 | WG_I32 | WG_U32)
 /* u32 words the value occupies: numel for 4-byte dtypes, 2 numel for i64,
- * ceil(numel / 2) for f16, ceil(numel / 4) for bool; 0 for other dtypes. */
+ * ceil(numel / 2) for f16, ceil(numel / 4) for bool, int8 and uint8; 0 for
+ * other dtypes. */
 uint64_t wg_words(const rlx_value *v);
 /* Declines unless every present input and output is static and in
  * `mask`, and the outputs after `n_out` are absent. An f16 value declines

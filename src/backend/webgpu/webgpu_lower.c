@@ -416,7 +416,7 @@ uint64_t wg_words(const rlx_value *v) {
     case RLX_DTYPE_F32: case RLX_DTYPE_I32: case RLX_DTYPE_U32: return n;
     case RLX_DTYPE_I64: return 2 * n;
     case RLX_DTYPE_F16: return (n + 1) / 2;
-    case RLX_DTYPE_BOOL: return (n + 3) / 4;
+    case RLX_DTYPE_BOOL: case RLX_DTYPE_I8: case RLX_DTYPE_U8: return (n + 3) / 4;
     default: return 0;
     }
 }
@@ -428,6 +428,7 @@ bool wg_value_ok(const rlx_value *v, unsigned mask) {
     case RLX_DTYPE_I32: return (mask & WG_I32) != 0;
     case RLX_DTYPE_U32: return (mask & WG_U32) != 0;
     case RLX_DTYPE_BOOL: return (mask & WG_BOOL) != 0;
+    case RLX_DTYPE_I8: case RLX_DTYPE_U8: return (mask & WG_Q8) != 0;
     case RLX_DTYPE_I64: return (mask & WG_I64) != 0;
     case RLX_DTYPE_F16: return (mask & WG_F16) != 0;
     default: return false;
