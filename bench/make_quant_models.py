@@ -5,14 +5,16 @@ onnxruntime's quantization tools, from seeded random data (no download):
   OUT/ppocrv4_det_qdq.onnx   models/ppocrv4_det.onnx (its Constant weights made
                              initializers: OUT/ppocrv4_det_init.onnx) through quantize_static:
                              QDQ format, int8 per-channel weights (symmetric),
-                             uint8 activations, MinMax calibration on --calib
+                             uint8 activations, MinMax calibration on
+                             data/page.png (and its mirror) and --calib
                              deterministic random images of --shape
   OUT/mlp_dyn.onnx           a 4-layer MLP (MatMul + Add + Relu, hidden
                              --hidden) through quantize_dynamic: MatMulInteger
                              + DynamicQuantizeLinear (uint8 activations, int8
                              weights), the pattern of a quantize_dynamic BERT
   OUT/mlp_f32.onnx           that MLP before quantization
-  OUT/x_<shape>.npy          the benchmark inputs (seed 1)
+  OUT/x_<shape>.npy          a random input (seed 1)
+  OUT/x_page.npy             the page as the demo feeds it, [1, 3, 192, 384]
 
     bench/make_quant_models.py [--out build/quant] [--shape 1x3x256x256]
                                [--calib 4] [--hidden 256]
@@ -34,13 +36,23 @@ from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantT
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-class Reader(CalibrationDataReader):
-    """Deterministic images: smooth random fields in [0, 1] normalised as
-    the OCR demo does ((x - 0.5) / 0.5), so activations look like real ones."""
+def page_input():
+    """data/page.png as the OCR demo feeds it (tests/python/ocr_ref.py:
+    grey to RGB, longest side 384, ImageNet mean/std), [1, 3, 192, 384]."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+    import ocr_ref as R
+    img = R.png_read_file(os.path.join(ROOT, "data", "page.png"))
+    rgb = np.repeat(img[..., :1], 3, axis=2).astype(np.uint8) if img.shape[2] < 3 else img[..., :3]
+    return R.preprocess(rgb, limit=384)
 
-    def __init__(self, name, shape, n):
+
+class Reader(CalibrationDataReader):
+    """Calibration data: the page, its mirror image, and n deterministic
+    random images of `shape` in the demo's normalised range."""
+
+    def __init__(self, name, shape, n, page):
         rng = np.random.default_rng(0)
-        self.items = []
+        self.items = [{name: page}, {name: np.ascontiguousarray(page[..., ::-1])}]
         for _ in range(n):
             x = rng.random(shape, dtype=np.float32)
             self.items.append({name: ((x - 0.5) / 0.5).astype(np.float32)})
@@ -76,7 +88,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "quant"))
     ap.add_argument("--shape", default="1x3x256x256")
-    ap.add_argument("--calib", type=int, default=4)
+    ap.add_argument("--calib", type=int, default=2)
     ap.add_argument("--hidden", type=int, default=256)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -105,7 +117,9 @@ def main() -> int:
     src = os.path.join(a.out, "ppocrv4_det_init.onnx")
     onnx.save(m, src)
     qdq = os.path.join(a.out, "ppocrv4_det_qdq.onnx")
-    quantize_static(src, qdq, Reader("x", shape, a.calib), quant_format=QuantFormat.QDQ, per_channel=True,
+    page = page_input()
+    np.save(os.path.join(a.out, "x_page.npy"), page)
+    quantize_static(src, qdq, Reader("x", shape, a.calib, page), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
     x = np.random.default_rng(1).random(shape, dtype=np.float32)
     np.save(os.path.join(a.out, f"x_{a.shape}.npy"), ((x - 0.5) / 0.5).astype(np.float32))

@@ -53,7 +53,17 @@
  *            Transposes of the heads' split and merge (exporters write
  *            Reshape -> Transpose around attention).
  *   Y = Softmax(scores + Mask, last axis) V (ONNX MatMul-13, Mul/Div-14,
- *   Add-14, Softmax-13, Transpose-13). */
+ *   Add-14, Softmax-13, Transpose-13).
+ *
+ * rlx.QuantizeDequantize (passes/fuse_qdq.c)
+ *   input:   X, f32 (f16/bf16 through the vocabulary's double reference).
+ *   output:  Y, X's shape and dtype.
+ *   attrs:   scale FLOAT (s), low FLOAT (the lowest 8-bit level less the
+ *            zero point: -zp for uint8, -128 - zp for int8).
+ *   Y = s * clamp(round_half_even(X / s), low, low + 255), a NaN quotient
+ *   giving level 0: QuantizeLinear then DequantizeLinear (per tensor,
+ *   8-bit) without the integer tensor; the vocabulary row QDQ
+ *   (src/ir/ew_funcs.h), so chains and epilogues take it. */
 #ifndef RLX_IR_OPS_INTERNAL_OPS_H
 #define RLX_IR_OPS_INTERNAL_OPS_H
 
