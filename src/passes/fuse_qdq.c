@@ -17,10 +17,18 @@
  * Q node then has no user and dce removes it); Q's precision attribute
  * (version 23) is 0 or f32 and DQ's output is f32. The result equals
  * Q then DQ bit for bit on the CPU (same f32 division, rounding, saturation
- * and product). */
+ * and product).
+ *
+ * Before that, the integer ops of onnxruntime's quantize_dynamic become
+ * ops the GPU has, with the reference kernels' bits: DynamicQuantizeLinear
+ * (rewrite_dql) and MatMulInteger when its sums are exact in f32
+ * (rewrite_mmi); see each. QLinearConv, QLinearMatMul and ConvInteger are
+ * left to the reference kernels. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/tensor.h"
 #include "ir/op.h"
 #include "ir/ops/internal_ops.h"
 #include "passes/fuse_util.h"
@@ -108,6 +116,140 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int qi, rlx_pa
     return RLX_OK;
 }
 
+/* ------------------------------------------------------------ dynamic quantization */
+
+/* Appends node op(in) with one new output (its id in *out); attrs adopted. */
+static rlx_status add1(rlx_graph *g, const char *op, const int *in, int n_in, rlx_node_attr *attrs, int na, int *out) {
+    rlx_status st = rlx_graph_add_value(g, NULL, out);
+    int id;
+    if (!st) st = rlx_graph_add_node(g, op, "", NULL, in, n_in, out, 1, attrs, na, &id);
+    for (int i = 0; st && i < na; i++) rlx_node_attr_free(&attrs[i]);
+    return st;
+}
+
+static rlx_status add_scalar(rlx_graph *g, float v, int *out) {
+    rlx_tensor *t;
+    RLX_TRY(rlx_tensor_create(RLX_DTYPE_F32, NULL, 0, &t));
+    *(float *)t->data = v;
+    return rlx_graph_add_konst(g, NULL, t, out);
+}
+
+/* DynamicQuantizeLinear-11 (x f32 -> y u8, scale f32, zero point u8) as
+ * the ops the CPU kernel computes (cpu_quant.c), which the GPU runs:
+ *   mn = Min(ReduceMin(x), 0), mx = Max(ReduceMax(x), 0),
+ *   scale = Where(mx - mn == 0, 1, mx - mn) / 255,
+ *   zp = QuantizeLinear(0 - mn / scale, 1) (round half to even, saturate),
+ *   y = QuantizeLinear(x, scale, zp).
+ * Equal to the kernel for finite x (the kernel skips NaN in min/max; here
+ * a NaN reaches scale as ReduceMin/ReduceMax propagate it). */
+static rlx_status rewrite_dql(rlx_graph *g, int ni) {
+    rlx_node *n = &g->nodes[ni];
+    int x = n->in[0], outs[3] = { n->out[0], n->n_out > 1 ? n->out[1] : -1, n->n_out > 2 ? n->out[2] : -1 };
+    const rlx_value *xv = &g->values[x];
+    if (xv->dtype != RLX_DTYPE_F32 || !rlx_value_is_static(xv) || rlx_value_numel(xv) == 0) return RLX_OK;
+    n->dead = true;
+    for (int k = 0; k < 3; k++)
+        if (outs[k] >= 0) g->values[outs[k]].producer = -1;
+    int zero, one, c255, rmin, rmax, mn, mx, rng, isz, r1, scale, q0, izp, zp, y;
+    rlx_node_attr a[1];
+    RLX_TRY(add_scalar(g, 0.0f, &zero));
+    RLX_TRY(add_scalar(g, 1.0f, &one));
+    RLX_TRY(add_scalar(g, 255.0f, &c255));
+    RLX_TRY(rlx_node_attr_set_int(&a[0], "keepdims", 0));
+    RLX_TRY(add1(g, "ReduceMin", &x, 1, a, 1, &rmin));
+    RLX_TRY(rlx_node_attr_set_int(&a[0], "keepdims", 0));
+    RLX_TRY(add1(g, "ReduceMax", &x, 1, a, 1, &rmax));
+    RLX_TRY(add1(g, "Min", (int[]){ rmin, zero }, 2, NULL, 0, &mn));
+    RLX_TRY(add1(g, "Max", (int[]){ rmax, zero }, 2, NULL, 0, &mx));
+    RLX_TRY(add1(g, "Sub", (int[]){ mx, mn }, 2, NULL, 0, &rng));
+    RLX_TRY(add1(g, "Equal", (int[]){ rng, zero }, 2, NULL, 0, &isz));
+    RLX_TRY(add1(g, "Where", (int[]){ isz, one, rng }, 3, NULL, 0, &r1));
+    RLX_TRY(add1(g, "Div", (int[]){ r1, c255 }, 2, NULL, 0, &scale));
+    RLX_TRY(add1(g, "Div", (int[]){ mn, scale }, 2, NULL, 0, &q0));
+    RLX_TRY(add1(g, "Sub", (int[]){ zero, q0 }, 2, NULL, 0, &izp));
+    RLX_TRY(add1(g, "QuantizeLinear", (int[]){ izp, one }, 2, NULL, 0, &zp));
+    RLX_TRY(add1(g, "QuantizeLinear", (int[]){ x, scale, zp }, 3, NULL, 0, &y));
+    /* the node's outputs keep their ids: route the new results into them */
+    int made[3] = { y, scale, zp };
+    for (int k = 0; k < 3; k++) {
+        if (outs[k] < 0) continue;
+        int id;
+        RLX_TRY(add1(g, "Identity", &made[k], 1, NULL, 0, &id));
+        rlx_node *idn = &g->nodes[g->n_nodes - 1];
+        g->values[id].producer = -1;
+        idn->out[0] = outs[k];
+        g->values[outs[k]].producer = (int)g->n_nodes - 1;
+    }
+    return RLX_OK;
+}
+
+/* MatMulInteger-10 with a constant 2-D B (zero point per tensor or per
+ * column) and A's zero point per tensor (or absent), as
+ * Cast<int32>(MatMul(DequantizeLinear(A, 1, a_zp), B - b_zp)) in f32,
+ * when every partial sum is an integer below 2^24 in magnitude (K * 255 *
+ * max |B - b_zp| <= 2^24), so the f32 products and sums are exact and the
+ * result equals the int32 kernel's. */
+static rlx_status rewrite_mmi(rlx_graph *g, int ni) {
+    rlx_node *n = &g->nodes[ni];
+    const rlx_value *a = rlx_node_input(g, n, 0), *b = rlx_node_input(g, n, 1);
+    const rlx_value *az = n->n_in > 2 ? rlx_node_input(g, n, 2) : NULL, *bz = n->n_in > 3 ? rlx_node_input(g, n, 3) : NULL;
+    if (!a || !b || !b->konst || b->rank != 2 || !rlx_value_is_static(a) || n->out[0] < 0) return RLX_OK;
+    if (az && (rlx_value_numel(az) != 1 || az->dtype != a->dtype)) return RLX_OK;
+    if (a->dtype != RLX_DTYPE_U8 && a->dtype != RLX_DTYPE_I8) return RLX_OK;
+    int64_t K = b->dims[0], N = b->dims[1];
+    if (bz && !(bz->konst && (rlx_value_numel(bz) == 1 || (bz->rank == 1 && bz->dims[0] == N)))) return RLX_OK;
+    rlx_tensor *bf;
+    RLX_TRY(rlx_tensor_create(RLX_DTYPE_F32, b->dims, 2, &bf));
+    float *pb = bf->data, mx = 0;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++) {
+            int64_t z = bz ? rlx_tensor_get_i64(bz->konst, rlx_value_numel(bz) == 1 ? 0 : (size_t)j) : 0;
+            float v = (float)(rlx_tensor_get_i64(b->konst, (size_t)(k * N + j)) - z);
+            pb[k * N + j] = v;
+            if (fabsf(v) > mx) mx = fabsf(v);
+        }
+    if ((double)K * 255.0 * mx > 16777216.0) {
+        rlx_tensor_destroy(bf);
+        return RLX_OK;
+    }
+    int bid, one, af, yf, y = n->out[0];
+    RLX_TRY(rlx_graph_add_konst(g, NULL, bf, &bid));
+    RLX_TRY(add_scalar(g, 1.0f, &one));
+    n = &g->nodes[ni];
+    int dq_in[3] = { n->in[0], one, az ? n->in[2] : -1 };
+    n->dead = true;
+    g->values[y].producer = -1;
+    RLX_TRY(add1(g, "DequantizeLinear", dq_in, az ? 3 : 2, NULL, 0, &af));
+    RLX_TRY(add1(g, "MatMul", (int[]){ af, bid }, 2, NULL, 0, &yf));
+    rlx_node_attr to[1];
+    RLX_TRY(rlx_node_attr_set_int(&to[0], "to", RLX_DTYPE_I32));
+    int tmp;
+    RLX_TRY(add1(g, "Cast", &yf, 1, to, 1, &tmp));
+    g->values[tmp].producer = -1;
+    g->nodes[g->n_nodes - 1].out[0] = y;
+    g->values[y].producer = (int)g->n_nodes - 1;
+    return RLX_OK;
+}
+
 rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats) {
+    bool any = false;
+    size_t nn = g->n_nodes;
+    for (size_t i = 0; i < nn; i++) {
+        rlx_node *n = &g->nodes[i];
+        if (n->dead || (n->domain && *n->domain)) continue;
+        size_t before = g->n_nodes;
+        if (n->op == RLX_OP_DynamicQuantizeLinear) RLX_TRY(rewrite_dql(g, (int)i));
+        else if (n->op == RLX_OP_MatMulInteger) RLX_TRY(rewrite_mmi(g, (int)i));
+        if (g->n_nodes != before) {
+            any = true;
+            rlx_fuse_report(PASS, rlx_node_desc(&g->nodes[i]), &g->nodes[g->n_nodes - 1], "as f32 ops");
+            if (stats) stats->fused++;
+        }
+    }
+    if (any) { /* the new nodes were appended: restore the order, infer, fold B - b_zp etc. */
+        rlx_graph_compact(g);
+        RLX_TRY(rlx_pass_verify(g));
+        RLX_TRY(rlx_pass_fold(g, stats));
+    }
     return rlx_fuse_each_anchor(g, RLX_OP_QuantizeLinear, fuse_one, stats);
 }

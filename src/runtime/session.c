@@ -329,6 +329,7 @@ static char *make_report(const rlx_session *s, const plan_entry *e, const char *
                           "removed", "view");
     for (size_t j = 0; j < n && o < cap; j++) {
         int folded = e->eager ? 0 : total[j] - native[j] - fallback[j] - view[j];
+        if (folded < 0) folded = 0; /* passes may add nodes of a model op (fuse_qdq: Cast, QuantizeLinear) */
         int nat = e->eager ? 0 : native[j];
         int fb = e->eager ? total[j] : fallback[j];
         o += (size_t)snprintf(r + o, cap - o, "  %-24s %7d %7d %9d %7d %7d\n", names[j], total[j], nat, fb, folded,

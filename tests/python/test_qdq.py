@@ -23,6 +23,9 @@
    onnxruntime (power-of-two scales; ties to even; saturation) except for
    NaN, which the spec leaves open: rlx gives the zero point (0 after DQ).
 
+3. quantize_dynamic MLPs (DynamicQuantizeLinear + MatMulInteger), see
+   section 3.
+
 Skips (exit 77) while rlx or onnxruntime's quantization tools are missing."""
 import os
 import sys
@@ -202,4 +205,54 @@ for qt, per_axis in [(T.UINT8, False), (T.INT8, False), (T.UINT8, True), (T.INT8
         if dev == "gpu":
             fb = fallbacks(log)
             C.check(sum(fb.values()) == 0, "gpu %s: fallback %s\n%s" % (what, fb, log))
+# ---------------------------------------------------------------- 3. quantize_dynamic
+# MatMulInteger + DynamicQuantizeLinear (onnxruntime's quantize_dynamic of
+# an MLP): fuse_qdq writes DynamicQuantizeLinear as ReduceMin/ReduceMax/...
+# /QuantizeLinear and MatMulInteger as DequantizeLinear -> f32 MatMul ->
+# Cast when its sums are exact in f32 (K * 255 * max|B - zp| <= 2^24): the
+# same bits as the integer reference kernels, on the CPU and on the GPU
+# (no fallback). Hidden 48 fits; the 2048-wide layer does not (K * 255 *
+# max|B - zp| > 2^24 with the 7-bit weights of reduce_range)
+# and keeps MatMulInteger on the reference kernel.
+from onnxruntime.quantization import quantize_dynamic  # noqa: E402
+
+for hidden, k_last in [(48, 48), (48, 2048)]:
+    nodes, inits, cur = [], [], "x"
+    dims = [hidden, hidden, k_last, hidden]
+    for i in range(3):
+        wi = (rng.standard_normal((dims[i], dims[i + 1])) / np.sqrt(dims[i])).astype(np.float32)
+        inits += [NH.from_array(wi, "w%d" % i), NH.from_array(rng.uniform(-.1, .1, dims[i + 1]).astype(np.float32),
+                                                              "b%d" % i)]
+        nodes += [H.make_node("MatMul", [cur, "w%d" % i], ["m%d" % i]), H.make_node("Add", ["m%d" % i, "b%d" % i],
+                                                                                     ["a%d" % i])]
+        cur = "a%d" % i
+        if i < 2:
+            nodes.append(H.make_node("Relu", [cur], ["r%d" % i]))
+            cur = "r%d" % i
+    nodes.append(H.make_node("Identity", [cur], ["y"]))
+    g = H.make_graph(nodes, "mlp", [H.make_tensor_value_info("x", T.FLOAT, [2, 8, hidden])],
+                     [H.make_tensor_value_info("y", T.FLOAT, [2, 8, hidden])], inits)
+    fm = os.path.join(tmp, "mlp_%d.onnx" % k_last)
+    dm = os.path.join(tmp, "mlp_%d_dyn.onnx" % k_last)
+    onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 17)], ir_version=8), fm)
+    quantize_dynamic(fm, dm, weight_type=QuantType.QInt8)
+    xm = rng.standard_normal((2, 8, hidden)).astype(np.float32)
+    yo = ort.InferenceSession(dm, providers=["CPUExecutionProvider"]).run(None, {"x": xm})[0]
+    ref, _ = rlx_run(dm, {"x": xm}, ["y"], "cpu", "--option", "passes.disable=fuse_qdq")
+    what = "quantize_dynamic MLP (K up to %d)" % k_last
+    for dev in ["cpu", "gpu"]:
+        r, log = rlx_run(dm, {"x": xm}, ["y"], dev)
+        if not C.check(r is not None and ref is not None, "%s %s: run failed" % (dev, what)):
+            continue
+        C.check(np.array_equal(r[0], ref[0]), "%s %s: differs from the reference kernels by %g" %
+                (dev, what, np.abs(r[0] - ref[0]).max()))
+        err = np.abs(r[0] - yo).max() / np.abs(yo).max()
+        print("%s %s: max |rlx - onnxruntime| / max |y| = %.3g" % (dev, what, err))
+        C.check(err < 1e-5, "%s %s: %.3g from onnxruntime" % (dev, what, err))
+        fb = fallbacks(log)
+        if dev == "gpu" and k_last == 48:
+            C.check(sum(fb.values()) == 0, "gpu %s: fallback %s\n%s" % (what, fb, log))
+        if dev == "gpu" and k_last == 1024:
+            C.check(fb.get("MatMulInteger", 0) >= 1, "gpu %s: the inexact MatMulInteger was rewritten\n%s" %
+                    (what, log))
 sys.exit(C.done())
