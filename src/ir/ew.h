@@ -31,10 +31,15 @@ static inline float rlx_ew_clampf(float x, float lo, float hi) {
 }
 
 /* Round to nearest, ties to even (the default rounding mode), NaN to 0:
- * the quantized level of QuantizeLinear before its zero point. */
+ * the quantized level of QuantizeLinear before its zero point. The bits
+ * of nearbyintf, without its call (libm saves and restores the
+ * floating-point environment: the chains of QDQ models spent most of
+ * their time there): below 2^23 adding and subtracting 2^23 rounds the
+ * fraction away in the current (nearest-even) mode; from 2^23 on every
+ * float is an integer. */
 static inline float rlx_ew_rint0f(float x) {
-    float r = nearbyintf(x);
-    return r != r ? 0.0f : r;
+    float a = fabsf(x), r = copysignf((a + 8388608.0f) - 8388608.0f, x);
+    return a < 8388608.0f ? r : x != x ? 0.0f : x; /* selects: the loops vectorise */
 }
 static inline double rlx_ew_rint0(double x) {
     double r = nearbyint(x);
