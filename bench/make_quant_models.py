@@ -79,7 +79,7 @@ def make_mlp(path, hidden, layers=4, seed=0):
     nodes.append(helper.make_node("Identity", [cur], ["y"]))
     g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 64, hidden])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 64, hidden])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     onnx.checker.check_model(m)
     onnx.save(m, path)
 
