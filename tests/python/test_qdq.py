@@ -24,7 +24,7 @@
    NaN, which the spec leaves open: rlx gives the zero point (0 after DQ).
 
 3. quantize_dynamic MLPs (DynamicQuantizeLinear + MatMulInteger) and
-4. a QOperator model (QLinearConv): see those sections.
+4. QOperator models (QLinearConv, QLinearMatMul): see those sections.
 
 Skips (exit 77) while rlx or onnxruntime's quantization tools are missing."""
 import os
@@ -255,51 +255,72 @@ for hidden, k_last in [(48, 48), (48, 2048)]:
         if dev == "gpu" and k_last == 1024:
             C.check(fb.get("MatMulInteger", 0) >= 1, "gpu %s: the inexact MatMulInteger was rewritten\n%s" %
                     (what, log))
-# ---------------------------------------------------------------- 4. QOperator (QLinearConv)
+# ---------------------------------------------------------------- 4. QOperator (QLinearConv, QLinearMatMul)
 # quantize_static in the QOperator format: QuantizeLinear -> QLinearConv x3
 # (per-channel int8 weights, int32 bias, one depthwise, one strided) ->
-# DequantizeLinear. fuse_qdq writes each QLinearConv as DequantizeLinear ->
-# Conv -> QuantizeLinear, whose f32 sums and division may put an output one
-# level from the integer kernel's where it lies at a rounding boundary: at
-# most one level (of the output scale) from the reference kernels and from
-# onnxruntime, on 2% of the outputs at most; on the GPU nothing falls back.
-qf32 = os.path.join(tmp, "qop_f32.onnx")
-qop = os.path.join(tmp, "qop.onnx")
+# DequantizeLinear, and QuantizeLinear -> QLinearMatMul x2 (per-column
+# weights) -> DequantizeLinear. fuse_qdq writes each QLinear op as
+# DequantizeLinear -> Conv/MatMul -> QuantizeLinear, whose f32 sums and
+# division may put an output one level from the integer kernel's where it
+# lies at a rounding boundary: at most one level (of the output scale) from
+# the reference kernels and from onnxruntime, on 2% of the outputs at most;
+# on the GPU nothing falls back.
 f = np.float32
-nodes = [H.make_node("Conv", ["x", "w0", "b0"], ["c0"], pads=[1, 1, 1, 1]),
-         H.make_node("Relu", ["c0"], ["r0"]),
-         H.make_node("Conv", ["r0", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], group=8, strides=[2, 2]),
-         H.make_node("Conv", ["c1", "w2"], ["y"])]
-inits = [NH.from_array(rng.uniform(-.5, .5, (8, 3, 3, 3)).astype(f), "w0"),
-         NH.from_array(rng.uniform(-.2, .2, 8).astype(f), "b0"),
-         NH.from_array(rng.uniform(-.5, .5, (8, 1, 3, 3)).astype(f), "w1"),
-         NH.from_array(rng.uniform(-.2, .2, 8).astype(f), "b1"),
-         NH.from_array(rng.uniform(-.5, .5, (4, 8, 1, 1)).astype(f), "w2")]
-g = H.make_graph(nodes, "qop", [H.make_tensor_value_info("x", T.FLOAT, list(SHAPE))],
-                 [H.make_tensor_value_info("y", T.FLOAT, None)], inits)
-onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 13)], ir_version=8), qf32)
-quantize_static(qf32, qop, Reader(), quant_format=QuantFormat.QOperator, per_channel=True,
-                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-m = onnx.load(qop)
-C.check(sum(n.op_type == "QLinearConv" for n in m.graph.node) == 3, "the quantizer made no QLinearConv")
-inits = {i.name: NH.to_array(i) for i in m.graph.initializer}
-last_dq = [n for n in m.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == "y"]
-step = float(inits[last_dq[0].input[1]]) if last_dq else 1.0
-xq = rng.uniform(-1, 1, SHAPE).astype(np.float32)
-yo = ort.InferenceSession(qop, providers=["CPUExecutionProvider"]).run(None, {"x": xq})[0]
-ref, _ = rlx_run(qop, {"x": xq}, ["y"], "cpu", "--option", "passes.disable=fuse_qdq")
-for dev in ["cpu", "gpu"]:
-    r, log = rlx_run(qop, {"x": xq}, ["y"], dev)
-    if not C.check(r is not None and ref is not None, "%s QLinearConv model: run failed" % dev):
-        continue
-    C.check("QLinearConv                    3       0         0       3" in log, "%s: QLinearConv not rewritten\n%s" %
-            (dev, log))
-    for other, name in [(ref[0], "the reference kernels"), (yo, "onnxruntime")]:
-        d = np.abs(r[0].astype(np.float64) - other) / step
-        print("%s QLinearConv model vs %s: %.3g%% differ, max %.3g levels" % (dev, name, 100 * (d > 1e-6).mean(),
-                                                                              d.max()))
-        C.check(d.max() <= 1.0 + 1e-4 and (d > 1e-6).mean() <= 0.02, "%s vs %s: max %.3g levels" % (dev, name, d.max()))
-    if dev == "gpu":
-        fb = fallbacks(log)
-        C.check(sum(fb.values()) == 0, "gpu QLinearConv model: fallback %s\n%s" % (fb, log))
+
+
+def qop_check(name, nodes, inits, xshape, op, n_op):
+    qf32 = os.path.join(tmp, name + "_f32.onnx")
+    qop = os.path.join(tmp, name + ".onnx")
+    g = H.make_graph(nodes, name, [H.make_tensor_value_info("x", T.FLOAT, list(xshape))],
+                     [H.make_tensor_value_info("y", T.FLOAT, None)], inits)
+    onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 13)], ir_version=8), qf32)
+
+    class Rd(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"x": rng.uniform(-1, 1, xshape).astype(f)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(qf32, qop, Rd(), quant_format=QuantFormat.QOperator, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    m = onnx.load(qop)
+    C.check(sum(n.op_type == op for n in m.graph.node) == n_op, "%s: the quantizer made no %s" % (name, op))
+    ini = {i.name: NH.to_array(i) for i in m.graph.initializer}
+    last_dq = [n for n in m.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == "y"]
+    step = float(ini[last_dq[0].input[1]]) if last_dq else 1.0
+    xq = rng.uniform(-1, 1, xshape).astype(np.float32)
+    yo = ort.InferenceSession(qop, providers=["CPUExecutionProvider"]).run(None, {"x": xq})[0]
+    ref, _ = rlx_run(qop, {"x": xq}, ["y"], "cpu", "--option", "passes.disable=fuse_qdq")
+    for dev in ["cpu", "gpu"]:
+        r, log = rlx_run(qop, {"x": xq}, ["y"], dev)
+        if not C.check(r is not None and ref is not None, "%s %s: run failed" % (dev, name)):
+            continue
+        row = [ln.split() for ln in log.splitlines() if ln.split()[:1] == [op]]
+        C.check(row and row[0][1:5] == [str(n_op), "0", "0", str(n_op)], "%s: %s not rewritten\n%s" % (dev, op, log))
+        for other, what in [(ref[0], "the reference kernels"), (yo, "onnxruntime")]:
+            d = np.abs(r[0].astype(np.float64) - other) / step
+            print("%s %s vs %s: %.3g%% differ, max %.3g levels" % (dev, name, what, 100 * (d > 1e-6).mean(), d.max()))
+            C.check(d.max() <= 1.0 + 1e-4 and (d > 1e-6).mean() <= 0.02, "%s %s vs %s: max %.3g levels" %
+                    (dev, name, what, d.max()))
+        if dev == "gpu":
+            fb = fallbacks(log)
+            C.check(sum(fb.values()) == 0, "gpu %s: fallback %s\n%s" % (name, fb, log))
+
+
+qop_check("qlinearconv",
+          [H.make_node("Conv", ["x", "w0", "b0"], ["c0"], pads=[1, 1, 1, 1]),
+           H.make_node("Relu", ["c0"], ["r0"]),
+           H.make_node("Conv", ["r0", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], group=8, strides=[2, 2]),
+           H.make_node("Conv", ["c1", "w2"], ["y"])],
+          [NH.from_array(rng.uniform(-.5, .5, (8, 3, 3, 3)).astype(f), "w0"),
+           NH.from_array(rng.uniform(-.2, .2, 8).astype(f), "b0"),
+           NH.from_array(rng.uniform(-.5, .5, (8, 1, 3, 3)).astype(f), "w1"),
+           NH.from_array(rng.uniform(-.2, .2, 8).astype(f), "b1"),
+           NH.from_array(rng.uniform(-.5, .5, (4, 8, 1, 1)).astype(f), "w2")], SHAPE, "QLinearConv", 3)
+qop_check("qlinearmatmul",
+          [H.make_node("MatMul", ["x", "w0"], ["m0"]), H.make_node("Relu", ["m0"], ["r0"]),
+           H.make_node("MatMul", ["r0", "w1"], ["y"])],
+          [NH.from_array(rng.uniform(-.5, .5, (32, 40)).astype(f), "w0"),
+           NH.from_array(rng.uniform(-.5, .5, (40, 24)).astype(f), "w1")], (2, 5, 32), "QLinearMatMul", 2)
 sys.exit(C.done())
