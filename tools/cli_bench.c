@@ -421,7 +421,7 @@ int cli_cmd_bench(int argc, char **argv) {
     summary sw = { 0 }, sg = { 0 };
     rlx_session_stats es;
     memset(&es, 0, sizeof es);
-    char tb[4][32];
+    char tb[5][32];
     FILE *txt = o.json ? stderr : stdout;
     char *prof_txt = NULL; /* the --profile summary, printed after the timings */
     profile_sum prof;
@@ -615,6 +615,8 @@ int cli_cmd_bench(int argc, char **argv) {
         cli_json_n(j, "lower", es.lower_s * 1e3);
         cli_json_n(j, "pipelines", es.pipelines_s * 1e3);
         cli_json_u(j, "pipelines_new", es.n_pipelines_new);
+        cli_json_u(j, "pipelines_reused", es.n_pipelines_reused);
+        cli_json_n(j, "pipelines_driver", es.pipelines_driver_s * 1e3);
         cli_json_n(j, "buffers", es.buffers_s * 1e3);
         cli_json_n(j, "bind_groups", es.bind_groups_s * 1e3);
         cli_json_end_obj(j);
@@ -660,10 +662,11 @@ int cli_cmd_bench(int argc, char **argv) {
                stats.nodes_folded, stats.nodes_fused, stats.nodes_removed);
         printf("  backend       %s", cli_time_str(backend_s, tb[0], sizeof tb[0]));
         if (have_es)
-            printf(" (lowering %s, pipelines %s for %zu new, buffers+weights %s, bind groups %s)",
+            printf(" (lowering %s, pipelines %s: %zu created, %zu reused, driver's first-dispatch compile %s; "
+                   "buffers+weights %s, bind groups %s)",
                    cli_time_str(es.lower_s, tb[1], sizeof tb[1]), cli_time_str(es.pipelines_s, tb[2], sizeof tb[2]),
-                   es.n_pipelines_new, cli_time_str(es.buffers_s, tb[3], sizeof tb[3]),
-                   cli_time_str(es.bind_groups_s, tb[0], sizeof tb[0]));
+                   es.n_pipelines_new, es.n_pipelines_reused, cli_time_str(es.pipelines_driver_s, tb[4], sizeof tb[4]),
+                   cli_time_str(es.buffers_s, tb[3], sizeof tb[3]), cli_time_str(es.bind_groups_s, tb[0], sizeof tb[0]));
         printf("\n  first run     %s (compile included)\n", cli_time_str(t_first, tb[0], sizeof tb[0]));
         if (have_es && is_gpu)
             printf("f16 mode: %s; cooperative-matrix GEMM: %s\n", es.f16_mode ? "on" : "off",

@@ -528,11 +528,15 @@ int cli_cmd_run(int argc, char **argv) {
         cli_json_init(j, stdout);
         cli_json_obj(j, NULL);
         cli_json_run_head(j, o.model, s, o.device, n_in, names, inputs, &o.inputs);
+        cli_json_u(j, "pipelines_created", stats.n_pipelines_new);
+        cli_json_u(j, "pipelines_reused", stats.n_pipelines_reused);
         cli_json_obj(j, "timings_ms");
         cli_json_n(j, "import", t_import * 1e3);
         cli_json_n(j, "session", t_session * 1e3);
         cli_json_n(j, "passes", stats.passes_s * 1e3);
         cli_json_n(j, "backend_compile", eager ? 0.0 : stats.backend_compile_s * 1e3);
+        cli_json_n(j, "pipelines", stats.pipelines_s * 1e3);
+        cli_json_n(j, "pipelines_driver", stats.pipelines_driver_s * 1e3);
         cli_json_n(j, "first_run", t_first * 1e3);
         size_t n = (size_t)o.iters;
         cli_json_n(j, "steady_median", n ? median(times, n) * 1e3 : NAN);
@@ -578,6 +582,11 @@ int cli_cmd_run(int argc, char **argv) {
                cli_time_str(stats.passes_s, tb[1], sizeof tb[1]),
                cli_time_str(stats.backend_compile_s, tb[2], sizeof tb[2]), stats.nodes_folded,
                stats.nodes_fused, stats.nodes_removed);
+        if (stats.n_pipelines_new + stats.n_pipelines_reused)
+            printf("              of which pipelines %s (%zu created, %zu reused; the driver's first-dispatch compile "
+                   "%s)\n",
+                   cli_time_str(stats.pipelines_s, tb[0], sizeof tb[0]), stats.n_pipelines_new,
+                   stats.n_pipelines_reused, cli_time_str(stats.pipelines_driver_s, tb[1], sizeof tb[1]));
     }
     printf("  first run   %s (including the compile)\n", cli_time_str(t_first, tb[0], sizeof tb[0]));
     if (o.iters > 0) {

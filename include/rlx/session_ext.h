@@ -69,7 +69,8 @@ typedef struct rlx_session_stats {
     size_t n_cpu_steps;     /* steps that fall back to the CPU */
     size_t n_pipelines_new; /* pipelines this compile created (not found in the cache) */
     double lower_s;         /* lowering nodes into dispatches */
-    double pipelines_s;     /* shader modules and pipelines created by this compile */
+    double pipelines_s;     /* shader modules and pipelines created by this compile, the driver's
+                               first-dispatch compile (pipelines_driver_s) included */
     double buffers_s;       /* arena, scratch, weights (upload included), params */
     double bind_groups_s;   /* bind groups */
     uint64_t arena_bytes;   /* device memory of the activation arena */
@@ -83,6 +84,14 @@ typedef struct rlx_session_stats {
     const char *backend;    /* "cpu" or "webgpu"; static */
     size_t n_plans_cached;  /* plans the session holds now */
     uint64_t n_compiles;    /* plans compiled since the session was created */
+    /* Pipelines of the last plan (has_exe_stats; 0 on the CPU): the
+     * distinct pipelines it uses that an earlier compile of the process
+     * created (n_pipelines_new are those it created), and the part of
+     * pipelines_s that the driver spent compiling shaders at their first
+     * dispatch, which compile forces (option gpu.warm_pipelines; lavapipe
+     * compiles there, NVIDIA's driver at pipeline creation). Seconds. */
+    size_t n_pipelines_reused;
+    double pipelines_driver_s;
 } rlx_session_stats;
 
 /* Fills *out_stats (cleared on entry) for the last plan.

@@ -24,8 +24,11 @@ typedef struct rlx_exe_stats {
     size_t n_gpu_segments;   /* submits of one forward pass */
     size_t n_cpu_steps;      /* steps that fall back to the CPU */
     size_t n_pipelines_new;  /* pipelines this compile created (not cached) */
+    size_t n_pipelines_reused; /* distinct pipelines it uses that an earlier compile created */
     double lower_s;          /* lowering nodes into dispatches */
-    double pipelines_s;      /* shader modules + pipelines created by this compile */
+    double pipelines_s;      /* shader modules + pipelines created by this compile, and driver_s */
+    double driver_s;         /* of pipelines_s: the driver's compile at first dispatch (option
+                                gpu.warm_pipelines: zero-workgroup dispatches of every kernel) */
     double buffers_s;        /* arena, scratch, weights (upload included), params */
     double bind_groups_s;    /* bind groups */
     uint64_t arena_bytes, weight_bytes, scratch_bytes;

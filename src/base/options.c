@@ -124,6 +124,9 @@ static const opt_def k_opts[] = {
         "run these op types on the CPU even where a WGSL lowering exists"),
     BOOL("gpu.trace", "RLX_GPU_TRACE", "0", gpu_trace,
          "print each GPU step's dispatches and grids, each CPU fallback with its reason, failing generated kernels"),
+    BOOL("gpu.warm_pipelines", "RLX_GPU_WARM_PIPELINES", "1", gpu_warm_pipelines,
+         "compile ends with every dispatch recorded once with zero workgroups, so that drivers that compile "
+         "shaders at their first dispatch (lavapipe) do it inside compile, not in the first run"),
     BOOL("gpu.keep_device", "RLX_GPU_KEEP_DEVICE", "1", gpu_keep_device,
          "keep the GPU device open after its last session, for the next (0: close it with the session)"),
     INT("gpu.max_binding_bytes", "RLX_MAX_BINDING_BYTES", "auto", 256, INT64_MAX, gpu_max_binding_bytes, OPT_AUTO,

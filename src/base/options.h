@@ -36,6 +36,7 @@ typedef struct rlx_config {
     const char *cpu_gemm;       /* "pool" or "blas" */
     /* GPU */
     bool gpu_f16, gpu_trace, gpu_keep_device, gpu_validate, gpu_poison, gpu_prerecord, gpu_timing_passes;
+    bool gpu_warm_pipelines;
     const char *gpu_disable;    /* comma-separated op types that run on the CPU */
     int64_t gpu_max_binding_bytes, gpu_max_buffer_bytes, gpu_max_wg_storage_bytes; /* -1: the adapter's */
     const char *gpu_coop, *gpu_coop_sg;

@@ -45,6 +45,8 @@ rlx_status rlx_session_get_stats(const rlx_session *s, rlx_session_stats *out) {
         out->n_pipelines_new = es.n_pipelines_new;
         out->lower_s = es.lower_s;
         out->pipelines_s = es.pipelines_s;
+        out->n_pipelines_reused = es.n_pipelines_reused;
+        out->pipelines_driver_s = es.driver_s;
         out->buffers_s = es.buffers_s;
         out->bind_groups_s = es.bind_groups_s;
         out->arena_bytes = es.arena_bytes;

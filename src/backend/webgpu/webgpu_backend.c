@@ -312,6 +312,48 @@ static rlx_status resolve(struct rlx_backend_exe *e, int step, wg_dispatch *d, i
  * and the staging layout of the read-backs: in order, a new staging buffer
  * when one would pass maxBufferSize (no tensor is larger: the plan sees to
  * it), the status words after them. */
+/* Records every dispatch of e once, with zero workgroups (no invocation
+ * runs, nothing is written), submits and waits: a driver that compiles a
+ * pipeline's shader at its first dispatch rather than at creation does it
+ * now, inside compile, and the first run finds it done. lavapipe does
+ * (llvmpipe JIT-compiles a compute shader when it is first launched, and
+ * again for each set of Params values it inlines into branch conditions,
+ * hence every dispatch and not one per pipeline); NVIDIA's driver compiles
+ * at pipeline creation, and there this costs one empty submit. */
+static rlx_status warm_pipelines(struct rlx_backend_exe *e) {
+    wg_backend *b = e->b;
+    if (!e->n_disp) return RLX_OK;
+    static const char what[] = "compile: the first dispatch of each kernel (option gpu.warm_pipelines)";
+    wg_scope_push(b);
+    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
+    WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, NULL);
+    WGPUComputePipeline cur = NULL;
+    for (size_t i = 0; i < e->n_disp; i++) {
+        const rdisp *r = &e->disp[i];
+        if (r->pipe != cur) wgpuComputePassEncoderSetPipeline(pass, r->pipe);
+        cur = r->pipe;
+        wgpuComputePassEncoderSetBindGroup(pass, 0, r->bg, 0, NULL);
+        wgpuComputePassEncoderDispatchWorkgroups(pass, 0, 0, 0);
+    }
+    wgpuComputePassEncoderEnd(pass);
+    wgpuComputePassEncoderRelease(pass);
+    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+    wgpuCommandEncoderRelease(enc);
+    rlx_status st = wg_scope_pop(b, what);
+    if (!st && !cb) st = rlx_fail(RLX_ERR_DEVICE, "%s: no command buffer", what);
+    /* wgpu-native aborts on a submit to a lost device: find out first */
+    if (!st && wg_device_check_lost(b)) st = wg_lost_error(b, what);
+    if (st) {
+        if (cb) wgpuCommandBufferRelease(cb);
+        return st;
+    }
+    wg_scope_push(b);
+    wgpuQueueSubmit(b->queue, 1, &cb);
+    wgpuCommandBufferRelease(cb);
+    RLX_TRY(wg_scope_pop(b, what));
+    return wg_queue_wait(b, what);
+}
+
 static rlx_status plan_staging(struct rlx_backend_exe *e, const size_t *step_d0, const size_t *step_d1) {
     const rlx_program *p = e->p;
     e->n_seg = p->n_segs;
@@ -673,6 +715,20 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     e->stats.pipelines_s = b->sh->pipelines_s - pipes_s0;
     e->stats.n_pipelines_new = b->sh->pipes_created - pipes_n0;
     e->stats.bind_groups_s = rlx_now_seconds() - t_phase - e->stats.pipelines_s;
+    for (size_t i = 0; i < e->n_disp; i++) { /* distinct pipelines used */
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++) seen = e->disp[j].pipe == e->disp[i].pipe;
+        e->stats.n_pipelines_reused += !seen;
+    }
+    e->stats.n_pipelines_reused -= e->stats.n_pipelines_new < e->stats.n_pipelines_reused ? e->stats.n_pipelines_new
+                                                                                          : e->stats.n_pipelines_reused;
+    if (b->caps.cfg->gpu_warm_pipelines) {
+        t_phase = rlx_now_seconds();
+        st = warm_pipelines(e);
+        if (st) goto done;
+        e->stats.driver_s = rlx_now_seconds() - t_phase;
+        e->stats.pipelines_s += e->stats.driver_s;
+    }
 
     /* 5. the segments' dispatches and staging */
     st = plan_staging(e, d0, d1);

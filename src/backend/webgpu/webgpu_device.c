@@ -775,21 +775,39 @@ static void on_map(WGPUMapAsyncStatus status, WGPUStringView message, void *u1, 
     r->done = 1;
 }
 
+/* Waits for the callback that fills r; its failure (`failed`: what went
+ * wrong) becomes the error, RLX_ERR_DEVICE_LOST when it says so. */
+static rlx_status wait_result(wg_backend *b, map_res *r, const char *what, const char *failed) {
+    RLX_TRY(wg_wait(b, &r->done, what));
+    if (r->status != WGPUMapAsyncStatus_Success && says_lost(r->msg)) mark_lost(b->sh, r->msg);
+    if (r->status != WGPUMapAsyncStatus_Success)
+        return rlx_fail(b->sh->lost ? RLX_ERR_DEVICE_LOST : RLX_ERR_DEVICE, "%s: %s: %s", what, failed, r->msg);
+    return RLX_OK;
+}
+
 rlx_status wg_map_read(wg_backend *b, WGPUBuffer buf, uint64_t size, const char *what) {
     map_res r;
     memset(&r, 0, sizeof r);
-    WGPUBufferMapCallbackInfo cb;
-    memset(&cb, 0, sizeof cb);
-    cb.mode = WGPUCallbackMode_AllowProcessEvents;
-    cb.callback = on_map;
-    cb.userdata1 = &r;
+    WGPUBufferMapCallbackInfo cb = { .mode = WGPUCallbackMode_AllowProcessEvents, .callback = on_map, .userdata1 = &r };
     wgpuBufferMapAsync(buf, WGPUMapMode_Read, 0, (size_t)size, cb);
-    RLX_TRY(wg_wait(b, &r.done, what));
-    if (r.status != WGPUMapAsyncStatus_Success && says_lost(r.msg)) mark_lost(b->sh, r.msg);
-    if (r.status != WGPUMapAsyncStatus_Success)
-        return rlx_fail(b->sh->lost ? RLX_ERR_DEVICE_LOST : RLX_ERR_DEVICE, "%s: mapping the staging buffer failed: %s",
-                        what, r.msg);
-    return RLX_OK;
+    return wait_result(b, &r, what, "mapping the staging buffer failed");
+}
+
+static void on_work_done(WGPUQueueWorkDoneStatus status, WGPUStringView message, void *u1, void *u2) {
+    (void)u2;
+    map_res *r = u1;
+    r->status = status == WGPUQueueWorkDoneStatus_Success ? WGPUMapAsyncStatus_Success : WGPUMapAsyncStatus_Error;
+    if (status != WGPUQueueWorkDoneStatus_Success) sv_copy(r->msg, sizeof r->msg, message);
+    r->done = 1;
+}
+
+rlx_status wg_queue_wait(wg_backend *b, const char *what) {
+    map_res r;
+    memset(&r, 0, sizeof r);
+    WGPUQueueWorkDoneCallbackInfo cb = { .mode = WGPUCallbackMode_AllowProcessEvents, .callback = on_work_done,
+                                          .userdata1 = &r };
+    wgpuQueueOnSubmittedWorkDone(b->queue, cb);
+    return wait_result(b, &r, what, "the queue did not finish");
 }
 
 /* ------------------------------------------------------------ pipelines */

@@ -171,6 +171,17 @@ rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what
  * device is lost. errors: RLX_ERR_DEVICE_LOST, RLX_ERR_DEVICE (no progress). */
 rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what);
 
+/* Runs dispatch d once on b's device, outside any executable (the
+ * cooperative-matrix self-test, tests): binding i + 1 is a fresh storage
+ * buffer of bytes[i] bytes (rounded up to 16) filled from host[i] (left
+ * zero when host[i] is NULL), each bound from its start (d's offset words
+ * are set to 0); Params come from d; binding `out` (0-based, as bind[])
+ * is read back into host[out] (bytes[out] bytes). Creates d's pipeline
+ * through the cache. errors: the device's (RLX_ERR_DEVICE naming `what`),
+ * RLX_ERR_DEVICE_LOST. */
+rlx_status wg_run_dispatch(wg_backend *b, wg_dispatch *d, void *const *host, const size_t *bytes, int out,
+                           const char *what);
+
 /* Decides caps.coop: on in f16 mode when the adapter has cooperative
  * matrices and shader-f16, RLX_GPU_COOP is not 0, and the self-test of
  * cooperative GEMM passes in one of its forms (webgpu_probe.c); the reason goes to coop_note.
@@ -208,6 +219,10 @@ bool wg_fault_take(wg_fault f);
  * driver reset or a removed GPU would: the device-lost callback marks it
  * lost. false when no such device is open. */
 bool wg_device_destroy_for_test(const char *device);
+
+/* Waits until the work submitted to b's queue so far has finished.
+ * errors: RLX_ERR_DEVICE_LOST, RLX_ERR_DEVICE, naming `what`. */
+rlx_status wg_queue_wait(wg_backend *b, const char *what);
 
 /* Maps buf for reading [0, size) and waits. */
 rlx_status wg_map_read(wg_backend *b, WGPUBuffer buf, uint64_t size, const char *what);
