@@ -208,65 +208,6 @@ static void test_generated_instances(wg_backend *b) {
     fprintf(stderr, "  %d instances of generated GEMM and depthwise kernels\n", made);
 }
 
-/* Runs dispatch d once: binding i + 1 is a buffer holding bytes[i] bytes
- * of host[i] (offsets 0); binding `out` is read back into host[out]. */
-static rlx_status run_dispatch(wg_backend *b, wg_dispatch *d, void *const *host, const size_t *bytes, int out) {
-    WGPUComputePipeline pipe = NULL;
-    RLX_TRY(wg_pipeline_get(b, d, "test", &pipe));
-    for (int i = 0; i < d->n_bind; i++) d->params[d->off_slot[i]] = 0;
-    WGPUBuffer buf[WG_MAX_BINDINGS + 2] = { NULL };
-    WGPUBindGroupEntry ent[WG_MAX_BINDINGS + 1];
-    memset(ent, 0, sizeof ent);
-    for (int i = 0; i <= d->n_bind + 1; i++) {
-        WGPUBufferDescriptor bd;
-        memset(&bd, 0, sizeof bd);
-        bool params = i == d->n_bind, staging = i == d->n_bind + 1;
-        bd.size = params ? (uint64_t)(d->n_params * 4 + 15) / 16 * 16 : ((staging ? bytes[out] : bytes[i]) + 15) / 16 * 16;
-        bd.usage = params ? WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst
-                 : staging ? WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst
-                           : WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst | WGPUBufferUsage_CopySrc;
-        buf[i] = wgpuDeviceCreateBuffer(b->dev, &bd);
-        if (!staging) {
-            wgpuQueueWriteBuffer(b->queue, buf[i], 0, params ? (const void *)d->params : host[i],
-                                 params ? (size_t)d->n_params * 4 : bytes[i]);
-            int e = params ? 0 : i + 1;
-            ent[e].binding = (uint32_t)e;
-            ent[e].buffer = buf[i];
-            ent[e].size = bd.size;
-        }
-    }
-    WGPUBindGroupLayout lay = wgpuComputePipelineGetBindGroupLayout(pipe, 0);
-    WGPUBindGroupDescriptor bgd;
-    memset(&bgd, 0, sizeof bgd);
-    bgd.layout = lay;
-    bgd.entryCount = (size_t)d->n_bind + 1;
-    bgd.entries = ent;
-    WGPUBindGroup bg = wgpuDeviceCreateBindGroup(b->dev, &bgd);
-    wgpuBindGroupLayoutRelease(lay);
-    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
-    WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, NULL);
-    wgpuComputePassEncoderSetPipeline(pass, pipe);
-    wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 0, NULL);
-    wgpuComputePassEncoderDispatchWorkgroups(pass, d->groups[0], d->groups[1], d->groups[2]);
-    wgpuComputePassEncoderEnd(pass);
-    wgpuComputePassEncoderRelease(pass);
-    WGPUBuffer staging = buf[d->n_bind + 1];
-    size_t rb = (bytes[out] + 15) / 16 * 16;
-    wgpuCommandEncoderCopyBufferToBuffer(enc, buf[out], 0, staging, 0, rb);
-    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
-    wgpuCommandEncoderRelease(enc);
-    wgpuQueueSubmit(b->queue, 1, &cb);
-    wgpuCommandBufferRelease(cb);
-    rlx_status st = wg_map_read(b, staging, rb, "test");
-    if (!st) {
-        memcpy(host[out], wgpuBufferGetConstMappedRange(staging, 0, rb), bytes[out]);
-        wgpuBufferUnmap(staging);
-    }
-    wgpuBindGroupRelease(bg);
-    for (int i = 0; i <= d->n_bind + 1; i++) wgpuBufferDestroy(buf[i]), wgpuBufferRelease(buf[i]);
-    return st;
-}
-
 /* f16 instances run on f16 data (binary16 in memory, two to a word)
  * against the CPU: Tanh (unary.wgsl: f32 math, one rounding to f16),
  * Add with a broadcast operand (binary.wgsl), a transposing copy
@@ -317,7 +258,7 @@ static void test_f16_runs(wg_backend *b) {
             for (int i = 0; i < 6; i++) wg_p_u32(&L, d, w[i]);
         }
         CHECK_OK(wg_grid_1d(&L, d, N));
-        CHECK_OK(run_dispatch(b, d, host, bytes, 2 - (op == 0 || op == 2)));
+        CHECK_OK(wg_run_dispatch(b, d, host, bytes, 2 - (op == 0 || op == 2), "test"));
         int bad = 0;
         for (int i = 0; i < N; i++) {
             int r = i / C, c = i % C;

@@ -25,6 +25,77 @@ enum { PM = 70, PN = 50, PK = 40 };
 
 static float f16r(float x) { return rlx_f16_to_f32(rlx_f32_to_f16(x)); }
 
+rlx_status wg_run_dispatch(wg_backend *b, wg_dispatch *d, void *const *host, const size_t *bytes, int out,
+                           const char *what) {
+    WGPUComputePipeline pipe = NULL;
+    RLX_TRY(wg_pipeline_get(b, d, what, &pipe));
+    /* every binding starts at its buffer's start: the offsets are 0 */
+    for (int i = 0; i < d->n_bind; i++) d->params[d->off_slot[i]] = 0;
+    int nb = d->n_bind;
+    WGPUBuffer buf[WG_MAX_BINDINGS + 2] = { NULL }; /* bindings, then Params, then staging */
+    WGPUBindGroupEntry ent[WG_MAX_BINDINGS + 1];
+    memset(ent, 0, sizeof ent);
+    uint64_t rb = ((uint64_t)bytes[out] + 15) & ~(uint64_t)15;
+    wg_scope_push(b);
+    for (int i = 0; i <= nb + 1; i++) {
+        bool params = i == nb, staging = i == nb + 1;
+        WGPUBufferDescriptor bd;
+        memset(&bd, 0, sizeof bd);
+        bd.size = params ? (uint64_t)((d->n_params * 4 + 15) & ~15) : staging ? rb : ((uint64_t)bytes[i] + 15) & ~(uint64_t)15;
+        if (!bd.size) bd.size = 16;
+        bd.usage = params ? WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst
+                 : staging ? WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst
+                           : WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst | WGPUBufferUsage_CopySrc;
+        buf[i] = wgpuDeviceCreateBuffer(b->dev, &bd);
+        if (staging) continue;
+        const void *src = params ? (const void *)d->params : host[i];
+        size_t n = params ? (size_t)d->n_params * 4 : bytes[i];
+        if (src && n) wgpuQueueWriteBuffer(b->queue, buf[i], 0, src, n);
+        int e = params ? 0 : i + 1;
+        ent[e].binding = (uint32_t)e;
+        ent[e].buffer = buf[i];
+        ent[e].size = bd.size;
+    }
+    WGPUBindGroupLayout lay = wgpuComputePipelineGetBindGroupLayout(pipe, 0);
+    WGPUBindGroupDescriptor bgd;
+    memset(&bgd, 0, sizeof bgd);
+    bgd.layout = lay;
+    bgd.entryCount = (size_t)nb + 1;
+    bgd.entries = ent;
+    WGPUBindGroup bg = wgpuDeviceCreateBindGroup(b->dev, &bgd);
+    if (lay) wgpuBindGroupLayoutRelease(lay);
+    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
+    WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, NULL);
+    wgpuComputePassEncoderSetPipeline(pass, pipe);
+    wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 0, NULL);
+    wgpuComputePassEncoderDispatchWorkgroups(pass, d->groups[0], d->groups[1], d->groups[2]);
+    wgpuComputePassEncoderEnd(pass);
+    wgpuComputePassEncoderRelease(pass);
+    wgpuCommandEncoderCopyBufferToBuffer(enc, buf[out], 0, buf[nb + 1], 0, rb);
+    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+    wgpuCommandEncoderRelease(enc);
+    rlx_status st = wg_scope_pop(b, what);
+    if (!st && !cb) st = rlx_fail(RLX_ERR_DEVICE, "%s: no command buffer", what);
+    /* wgpu-native aborts on a submit to a lost device: find out first */
+    if (!st && wg_device_check_lost(b)) st = wg_lost_error(b, what);
+    if (!st) {
+        wgpuQueueSubmit(b->queue, 1, &cb);
+        cb = NULL;
+        st = wg_map_read(b, buf[nb + 1], rb, what);
+        if (!st) {
+            const void *m = wgpuBufferGetConstMappedRange(buf[nb + 1], 0, (size_t)rb);
+            if (m) memcpy(host[out], m, bytes[out]);
+            else st = rlx_fail(RLX_ERR_DEVICE, "%s: the staging buffer has no mapped range", what);
+            wgpuBufferUnmap(buf[nb + 1]);
+        }
+    }
+    if (cb) wgpuCommandBufferRelease(cb);
+    if (bg) wgpuBindGroupRelease(bg);
+    for (int i = 0; i <= nb + 1; i++)
+        if (buf[i]) wgpuBufferDestroy(buf[i]), wgpuBufferRelease(buf[i]);
+    return st;
+}
+
 static rlx_status probe_run(wg_backend *b, uint32_t form) {
     /* a three-value graph (a, b, y; no node) for the lowering helpers */
     rlx_graph *g = NULL;
@@ -58,108 +129,44 @@ static rlx_status probe_run(wg_backend *b, uint32_t form) {
     if (!st && (L.n_d != 1 || strcmp(L.d[0].kernel, "gemm_coop") != 0))
         st = rlx_fail(RLX_ERR_INTERNAL, "the lowering did not choose gemm_coop");
     float *host = calloc(PM * PK + PK * PN + PM * PN, sizeof *host);
-    WGPUBuffer buf[4] = { NULL, NULL, NULL, NULL }, params = NULL, staging = NULL;
-    WGPUBindGroup bg = NULL;
     if (!st && !host) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     if (st) goto done;
-    float *ha = host, *hb = host + PM * PK;
+    float *ha = host, *hb = host + PM * PK, *y = hb + PK * PN;
     uint64_t seed = 0x2545F4914F6CDD1DULL;
     for (int i = 0; i < PM * PK + PK * PN; i++) {
         seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
         host[i] = (float)((double)(seed >> 11) / 9007199254740992.0 * 2.0 - 1.0);
     }
+    for (int i = 0; i < PM * PN; i++) y[i] = NAN; /* poisoned */
+    /* each binding gets its own buffer: a, b and y are bound once each */
     wg_dispatch *d = &L.d[0];
-    WGPUComputePipeline pipe = NULL;
-    st = wg_pipeline_get(b, d, "cooperative-matrix self-test", &pipe);
+    void *hosts[WG_MAX_BINDINGS];
+    size_t bytes[WG_MAX_BINDINGS];
+    int out = -1;
+    for (int i = 0; i < d->n_bind && !st; i++) {
+        int v = d->bind[i].value, k = v == ids[0] ? 0 : v == ids[1] ? 1 : v == ids[2] ? 2 : -1;
+        for (int j = 0; j < i; j++)
+            if (d->bind[j].value == v) k = -1;
+        if (k < 0) st = rlx_fail(RLX_ERR_INTERNAL, "the self-test's GEMM binds an operand twice or an unknown one");
+        else hosts[i] = k == 0 ? ha : k == 1 ? hb : y, bytes[i] = (size_t)(k == 0 ? PM * PK : k == 1 ? PK * PN : PM * PN) * 4;
+        if (k == 2) out = i;
+    }
+    if (!st && out < 0) st = rlx_fail(RLX_ERR_INTERNAL, "the self-test's GEMM does not bind its output");
+    if (!st) st = wg_run_dispatch(b, d, hosts, bytes, out, "cooperative-matrix self-test");
     if (st) goto done;
-    wg_scope_push(b);
-    uint64_t sizes[3] = { PM * PK * 4, PK * PN * 4, PM * PN * 4 };
-    for (int i = 0; i < 3; i++) {
-        WGPUBufferDescriptor bd;
-        memset(&bd, 0, sizeof bd);
-        bd.size = (sizes[i] + 15) & ~(uint64_t)15;
-        bd.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst | WGPUBufferUsage_CopySrc;
-        buf[i] = wgpuDeviceCreateBuffer(b->dev, &bd);
-    }
-    WGPUBufferDescriptor pd;
-    memset(&pd, 0, sizeof pd);
-    pd.size = (uint64_t)((d->n_params * 4 + 15) & ~15);
-    pd.usage = WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst;
-    params = wgpuDeviceCreateBuffer(b->dev, &pd);
-    pd.size = sizes[2];
-    pd.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
-    staging = wgpuDeviceCreateBuffer(b->dev, &pd);
-    wgpuQueueWriteBuffer(b->queue, buf[0], 0, ha, (size_t)sizes[0]);
-    wgpuQueueWriteBuffer(b->queue, buf[1], 0, hb, (size_t)sizes[1]);
-    /* every binding starts at its buffer's start: the offsets stay 0 */
-    for (int i = 0; i < d->n_bind; i++) d->params[d->off_slot[i]] = 0;
-    wgpuQueueWriteBuffer(b->queue, params, 0, d->params, (size_t)d->n_params * 4);
-    WGPUBindGroupEntry ent[WG_MAX_BINDINGS + 1];
-    memset(ent, 0, sizeof ent);
-    ent[0].binding = 0;
-    ent[0].buffer = params;
-    ent[0].size = (uint64_t)((d->n_params * 4 + 15) & ~15);
-    for (int i = 0; i < d->n_bind; i++) {
-        int v = d->bind[i].value, k = v == ids[0] ? 0 : v == ids[1] ? 1 : 2;
-        ent[i + 1].binding = (uint32_t)(i + 1);
-        ent[i + 1].buffer = buf[k];
-        ent[i + 1].size = (d->bind[i].elems * 4 + 15) & ~(uint64_t)15;
-    }
-    WGPUBindGroupLayout lay = wgpuComputePipelineGetBindGroupLayout(pipe, 0);
-    WGPUBindGroupDescriptor bgd;
-    memset(&bgd, 0, sizeof bgd);
-    bgd.layout = lay;
-    bgd.entryCount = (size_t)d->n_bind + 1;
-    bgd.entries = ent;
-    bg = wgpuDeviceCreateBindGroup(b->dev, &bgd);
-    if (lay) wgpuBindGroupLayoutRelease(lay);
-    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(b->dev, NULL);
-    WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, NULL);
-    wgpuComputePassEncoderSetPipeline(pass, pipe);
-    wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 0, NULL);
-    wgpuComputePassEncoderDispatchWorkgroups(pass, d->groups[0], d->groups[1], d->groups[2]);
-    wgpuComputePassEncoderEnd(pass);
-    wgpuComputePassEncoderRelease(pass);
-    wgpuCommandEncoderCopyBufferToBuffer(enc, buf[2], 0, staging, 0, sizes[2]);
-    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
-    wgpuCommandEncoderRelease(enc);
-    st = wg_scope_pop(b, "cooperative-matrix self-test");
-    if (st || !cb) {
-        if (cb) wgpuCommandBufferRelease(cb);
-        if (!st) st = rlx_fail(RLX_ERR_DEVICE, "no command buffer");
-        goto done;
-    }
-    wgpuInstanceProcessEvents(b->inst);
-    if (b->sh->lost) {
-        wgpuCommandBufferRelease(cb);
-        st = rlx_fail(RLX_ERR_DEVICE_LOST, "device lost");
-        goto done;
-    }
-    wgpuQueueSubmit(b->queue, 1, &cb);
-    wgpuCommandBufferRelease(cb);
-    st = wg_map_read(b, staging, sizes[2], "cooperative-matrix self-test");
-    if (st) goto done;
-    const float *y = wgpuBufferGetConstMappedRange(staging, 0, (size_t)sizes[2]);
     double worst = 0;
     int bad = -1;
-    for (int i = 0; y && i < PM; i++)
+    for (int i = 0; i < PM; i++)
         for (int j = 0; j < PN; j++) {
             double s = 0;
             for (int k = 0; k < PK; k++) s += (double)f16r(ha[i * PK + k]) * f16r(hb[k * PN + j]);
             double e = fabs(y[i * PN + j] - s);
             if (!(e <= worst)) worst = e, bad = i * PN + j; /* NaN counts as worst */
         }
-    if (!y) st = rlx_fail(RLX_ERR_DEVICE, "no mapped range");
-    else if (!(worst <= 1e-3))
+    if (!(worst <= 1e-3))
         st = rlx_fail(RLX_ERR_DEVICE, "wrong result: element %d off by %.3g (tolerance 1e-3; subgroup size %u assumed)",
                       bad, worst, caps.coop_sg);
-    wgpuBufferUnmap(staging);
 done:
-    if (bg) wgpuBindGroupRelease(bg);
-    for (int i = 0; i < 3; i++)
-        if (buf[i]) wgpuBufferDestroy(buf[i]), wgpuBufferRelease(buf[i]);
-    if (params) wgpuBufferDestroy(params), wgpuBufferRelease(params);
-    if (staging) wgpuBufferDestroy(staging), wgpuBufferRelease(staging);
     free(host);
     wg_lower_free(&L);
     rlx_graph_destroy(g);
