@@ -533,7 +533,9 @@ static void test_ew_chains(void) {
  * runs in blocks of the output (several dispatches, none on the CPU), each
  * input read through its window (x whole-shaped, s broadcast over rows and
  * the last dim, t over the first two dims), with the bits of the unsplit
- * GPU run. Also: a second session reuses the generated pipeline. */
+ * GPU run. Also: a second session reuses the generated pipeline (counted
+ * as reused, none created), and a session that leaves the driver's
+ * compile to the first run (gpu.warm_pipelines=0) gives the same bits. */
 static void test_ew_split(void) {
     if (!g_gpu) return;
     int64_t xd[3] = { 3, 40, 30 }, sd[2] = { 40, 1 }, td[1] = { 30 };
@@ -560,11 +562,26 @@ static void test_ew_split(void) {
         rlx_exe_stats es;
         memset(&es, 0, sizeof es);
         if (e) rlx_exec_stats(e, &es);
-        CHECK_MSG(e && es.n_dispatches == 1 && es.n_pipelines_new == 0,
-                  "second session: %zu dispatches, %zu new pipelines (the generated one should be cached)",
-                  es.n_dispatches, es.n_pipelines_new);
+        CHECK_MSG(e && es.n_dispatches == 1 && es.n_pipelines_new == 0 && es.n_pipelines_reused == 1,
+                  "second session: %zu dispatches, %zu new pipelines, %zu reused (the generated one should be cached)",
+                  es.n_dispatches, es.n_pipelines_new, es.n_pipelines_reused);
+        CHECK_MSG(es.driver_s >= 0 && es.driver_s <= es.pipelines_s, "driver's compile %g s of pipelines %g s",
+                  es.driver_s, es.pipelines_s);
     }
     run_free(&again);
+    setenv("RLX_GPU_WARM_PIPELINES", "0", 1);
+    run_t cold = run(m, "gpu", NULL, 2, names, in);
+    unsetenv("RLX_GPU_WARM_PIPELINES");
+    {
+        rlx_exe_stats es;
+        memset(&es, 0, sizeof es);
+        rlx_exec *e = rlx_session_last_exec(cold.s);
+        if (e) rlx_exec_stats(e, &es);
+        CHECK_MSG(e && es.driver_s == 0, "gpu.warm_pipelines=0: the driver's compile is not forced (%g s)", es.driver_s);
+        CHECK_MSG(cold.n == 1 && whole.n == 1 && memcmp(cold.out[0]->data, whole.out[0]->data, whole.out[0]->nbytes) == 0,
+                  "gpu.warm_pipelines=0 changed the bits");
+    }
+    run_free(&cold);
     setenv("RLX_MAX_BINDING_BYTES", "4096", 1);
     run_t split = run(m, "gpu", NULL, 2, names, in);
     unsetenv("RLX_MAX_BINDING_BYTES");
