@@ -36,6 +36,10 @@
 #                                            # (docs/model-check.md), from the caches carried as
 #                                            # .device/mc/PART/model-check/ (made by scripts/device_mc.sh;
 #                                            # $MC_PARTS, default all parts present); modelcheck.txt
+#   bash bench/device_run.sh coldstart       # ~3 min: cold start of ResNet-50 and the demo model, each
+#                                            # in fresh processes: with the driver's shader disk cache
+#                                            # emptied, then warm (twice), then off; and with
+#                                            # gpu.warm_pipelines=0 (the first run compiles); coldstart.txt
 #   bash bench/device_run.sh diag            # ~3 min: cooperative-matrix forms (coop_probe), the
 #                                            # f16 GEMM's self-test, the wait's spin budget on a
 #                                            # one-Relu model, why BERT nodes fall back to the CPU
@@ -231,6 +235,24 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
           done
         done
       } 2>&1 | tee "$OUT/variants.txt"
+      ;;
+    coldstart)
+      {
+        timeout 300 "$PY" bench/export_models.py --dest "$MODELS" --only resnet50
+        C=/tmp/rlx_coldstart_cache  # the driver's disk caches (Mesa: XDG_CACHE_HOME, NVIDIA: __GL_SHADER_DISK_CACHE_PATH)
+        for m in resnet50 ppocrv4_det; do
+          if [ "$m" = resnet50 ]; then f="$MODELS/resnet50.onnx" sh=""; else f="$D/models/ppocrv4_det.onnx" sh="--shape x=1x3x192x384"; fi
+          rm -rf "$C" && mkdir -p "$C/nvidia"
+          for k in "cold cache" "warm cache" "warm cache" "warm cache, gpu.warm_pipelines=0" "cache off" "cache off"; do
+            case "$k" in *"cache off"*) v="__GL_SHADER_DISK_CACHE=0 MESA_SHADER_CACHE_DISABLE=true" ;; *) v="" ;; esac
+            case "$k" in *warm_pipelines=0*) v="RLX_GPU_WARM_PIPELINES=0" ;; esac
+            echo "-- $m, a fresh process, $k"
+            env XDG_CACHE_HOME="$C" __GL_SHADER_DISK_CACHE_PATH="$C/nvidia" $v timeout 120 "$RLX" run "$f" --device gpu $sh \
+              --warmup 3 --iters 20 2>&1 | grep -E "session|compile|of which|first run|steady|rror"
+          done
+          du -sh "$C"/* 2>/dev/null
+        done
+      } 2>&1 | tee "$OUT/coldstart.txt"
       ;;
     walls)
       {
