@@ -121,9 +121,9 @@
     X(SIN, OP, Sin, 1, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, \
       sin(x), F64(SIN), "sin_($x)") \
     X(COS, OP, Cos, 1, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, \
-      cos(x), F64(COS), "cos($x)") \
+      cos(x), F64(COS), "cos_($x)") \
     X(TAN, OP, Tan, 1, 0, 7, NULL, 0, NULL, 0, \
-      tan(x), F64(TAN), "select(tan($x), sin_($x) / cos($x), abs($x) < 0.125)") \
+      tan(x), F64(TAN), "tan_($x)") \
     /* the arcsine and arccosine builtins are coarse on llvmpipe */ \
     X(ASIN, OP, Asin, 1, 0, 7, NULL, 0, NULL, 0, \
       asin(x), F64(ASIN), "atan2($x, sqrt((1.0 - $x) * (1.0 + $x)))") \
@@ -134,7 +134,7 @@
     X(SINH, OP, Sinh, 1, 0, 9, NULL, 0, NULL, 0, \
       sinh(x), F64(SINH), "sinh_($x)") \
     X(COSH, OP, Cosh, 1, 0, 9, NULL, 0, NULL, 0, \
-      cosh(x), F64(COSH), "cosh($x)") \
+      cosh(x), F64(COSH), "cosh_($x)") \
     X(ASINH, OP, Asinh, 1, 0, 9, NULL, 0, NULL, 0, \
       asinh(x), F64(ASINH), "asinh_($x)") \
     X(ACOSH, OP, Acosh, 1, 0, 9, NULL, 0, NULL, 0, \

@@ -18,11 +18,18 @@ typedef struct unary_row {
     float va[2], vb[2];  /* two values each */
     const char *sattr, *sval; /* a string attribute (Gelu approximate) */
     const char *edge_bug;     /* the edge-value cases fail for this known reason (docs/backend-ops.md) */
+    double mlo, mhi;          /* mhi > 0: a case of magnitudes in [mlo, mhi), either sign (log-uniform when mhi /
+                                 mlo > 1e3), where the GPU's formula is hardest (a finding's inputs) */
 } unary_row;
 
 /* Findings on inf/NaN inputs (docs/backend-ops.md, "What it found"). */
-#define NAN_BUILTIN "WGSL built-ins lose accuracy far from [-pi, pi] (sin, cos, tan of 65504 and beyond) and " \
-                    "may flush denormals (Log(1e-40) = -88.0, CPU -92.1)"
+#define NAN_BUILTIN "WGSL built-ins may flush denormals (Log(1e-40) = -88.0, CPU -92.1)"
+/* Sin, Cos, Tan of large arguments (WGSL's built-ins lost them: Sin(2^31)
+ * = -1, CPU -0.971): every binade from 1 to FLT_MAX, through ew_lib.wgsl's
+ * argument reduction. Sinh, Cosh next to their overflow (e^|x| overflows
+ * from 88.7 on, sinh and cosh from 89.4). */
+#define TRIG_HARD .mlo = 1, .mhi = 3.4e38
+#define EXP_HARD .mlo = 88, .mhi = 89.6
 
 static void gen_unary(bo_ctx *ctx, const void *arg);
 
@@ -36,13 +43,24 @@ static void gen_unary(bo_ctx *ctx, const void *arg);
 #define TRANS 1e-4, 1e-5, "WGSL transcendental built-ins: a few ULP, absolute error near 0"
 
 
-/* One unary case: shape sh, optional edges, parameter set p. */
+/* One unary case: shape sh, optional edges, parameter set p (-1: the
+ * row's hard magnitudes, the first parameter set). */
 static void unary_case(bo_ctx *ctx, const char *op, const unary_row *r, const bo_shape *sh, bool edges, int p) {
     bo_case *c = bo_next(ctx, r->opset);
     if (!c) return;
     char sb[96];
     rlx_tensor *x = bo_rand(RLX_DTYPE_F32, sh->rank, sh->d, r->lo, r->hi);
     if (edges) bo_edges(x, 8);
+    bool hard = r->mhi > 0 && p < 0;
+    if (hard) {
+        float *v = x->data;
+        bool lg = r->mhi > 1e3 * r->mlo;
+        for (size_t i = 0; i < rlx_tensor_numel(x); i++) {
+            double m = lg ? exp(bo_uniform(log(r->mlo), log(r->mhi))) : bo_uniform(r->mlo, r->mhi);
+            v[i] = (float)(bo_rand_below(2) ? -m : m);
+        }
+        p = 0;
+    }
     /* NaN and +-inf follow the CPU everywhere (the bit tests of ew_lib.wgsl); the rows with an
      * edge_bug meet built-ins that WGSL leaves loose on other edge values */
     if (edges && r->edge_bug) bo_xfail(c, r->edge_bug);
@@ -51,8 +69,11 @@ static void unary_case(bo_ctx *ctx, const char *op, const unary_row *r, const bo
     if (r->pa) a[na++] = RLX_ATTR_F(r->pa, r->va[p]);
     if (r->pb) a[na++] = RLX_ATTR_F(r->pb, r->vb[p]);
     if (r->sattr && p == 1) a[na++] = RLX_ATTR_S(r->sattr, r->sval);
-    bo_desc(c, "%s x%s in [%g, %g)%s", op, bo_shape_str(sh->rank, sh->d, sb, sizeof sb), r->lo, r->hi,
-            edges ? " with edge values" : "");
+    if (hard)
+        bo_desc(c, "%s x%s with |x| in [%g, %g)", op, bo_shape_str(sh->rank, sh->d, sb, sizeof sb), r->mlo, r->mhi);
+    else
+        bo_desc(c, "%s x%s in [%g, %g)%s", op, bo_shape_str(sh->rank, sh->d, sb, sizeof sb), r->lo, r->hi,
+                edges ? " with edge values" : "");
     for (size_t i = 0; i < na; i++) {
         if (a[i].type == RLX_ATTR_FLOAT) bo_desc(c, " %s=%g", a[i].name, a[i].f);
         else bo_desc(c, " %s=%s", a[i].name, a[i].s);
@@ -76,6 +97,10 @@ static void gen_unary(bo_ctx *ctx, const void *arg) {
     if (r->edges) {
         bo_shape s = { 1, { 97 } };
         for (int p = 0; p < n_par; p++) unary_case(ctx, op, r, &s, true, p);
+    }
+    if (r->mhi > 0) {
+        bo_shape s = { 1, { bo_full(ctx) ? 4099 : 257 } };
+        unary_case(ctx, op, r, &s, false, -1);
     }
     if (bo_full(ctx)) {
         /* the parameters again on a mid-size tensor, and a domain 100x wider */
@@ -285,8 +310,8 @@ static const bo_op k_ops[] = {
     { "Atanh", gen_unary, &(const unary_row){ .opset = 9, .lo = -0.999, .hi = 0.999, .edges = true }, TRANS },
     { "Ceil", gen_unary, &(const unary_row){ .opset = 13, .lo = -40, .hi = 40, .edges = true }, EXACT },
     { "Celu", gen_unary, &(const unary_row){ .opset = 12, .lo = -4, .hi = 4, .edges = true, .pa = "alpha", .va = { 1.0f, 0.7f } }, TRANS },
-    { "Cos", gen_unary, &(const unary_row){ .opset = 7, .lo = -6, .hi = 6, .edges = true, .edge_bug = NAN_BUILTIN }, TRANS },
-    { "Cosh", gen_unary, &(const unary_row){ .opset = 9, .lo = -8, .hi = 8, .edges = true }, TRANS },
+    { "Cos", gen_unary, &(const unary_row){ .opset = 7, .lo = -6, .hi = 6, .edges = true, TRIG_HARD }, TRANS },
+    { "Cosh", gen_unary, &(const unary_row){ .opset = 9, .lo = -8, .hi = 8, .edges = true, EXP_HARD }, TRANS },
     { "Elu", gen_unary, &(const unary_row){ .opset = 6, .lo = -4, .hi = 4, .edges = true, .pa = "alpha", .va = { 1.0f, 0.3f } }, TRANS },
     { "Erf", gen_unary, &(const unary_row){ .opset = 13, .lo = -3, .hi = 3, .edges = true }, TRANS },
     { "Exp", gen_unary, &(const unary_row){ .opset = 13, .lo = -20, .hi = 20, .edges = true }, TRANS },
@@ -305,13 +330,13 @@ static const bo_op k_ops[] = {
     { "Shrink", gen_unary, &(const unary_row){ .opset = 9, .lo = -4, .hi = 4, .edges = true, .pa = "bias", .pb = "lambd", .va = { 0.0f, 0.25f }, .vb = { 0.5f, 1.5f } }, EXACT },
     { "Sigmoid", gen_unary, &(const unary_row){ .opset = 13, .lo = -12, .hi = 12, .edges = true }, TRANS },
     { "Sign", gen_unary, &(const unary_row){ .opset = 13, .lo = -4, .hi = 4, .edges = true }, EXACT },
-    { "Sin", gen_unary, &(const unary_row){ .opset = 7, .lo = -6, .hi = 6, .edges = true, .edge_bug = NAN_BUILTIN }, TRANS },
-    { "Sinh", gen_unary, &(const unary_row){ .opset = 9, .lo = -8, .hi = 8, .edges = true }, TRANS },
+    { "Sin", gen_unary, &(const unary_row){ .opset = 7, .lo = -6, .hi = 6, .edges = true, TRIG_HARD }, TRANS },
+    { "Sinh", gen_unary, &(const unary_row){ .opset = 9, .lo = -8, .hi = 8, .edges = true, EXP_HARD }, TRANS },
     { "Softplus", gen_unary, &(const unary_row){ .opset = 1, .lo = -12, .hi = 12, .edges = true }, TRANS },
     { "Softsign", gen_unary, &(const unary_row){ .opset = 1, .lo = -8, .hi = 8, .edges = true }, ULP },
     { "Sqrt", gen_unary, &(const unary_row){ .opset = 13, .lo = 0.0, .hi = 100, .edges = true }, ULP },
     { "Swish", gen_unary, &(const unary_row){ .opset = 24, .lo = -8, .hi = 8, .edges = true, .pa = "alpha", .va = { 1.0f, 1.702f } }, TRANS },
-    { "Tan", gen_unary, &(const unary_row){ .opset = 7, .lo = -1.5, .hi = 1.5, .edges = true, .edge_bug = NAN_BUILTIN }, TRANS },
+    { "Tan", gen_unary, &(const unary_row){ .opset = 7, .lo = -1.5, .hi = 1.5, .edges = true, TRIG_HARD }, TRANS },
     { "Tanh", gen_unary, &(const unary_row){ .opset = 13, .lo = -8, .hi = 8, .edges = true }, TRANS },
     { "ThresholdedRelu", gen_unary, &(const unary_row){ .opset = 10, .lo = -4, .hi = 4, .edges = true, .pa = "alpha", .va = { 1.0f, 0.25f } }, EXACT },
     { "Clip", gen_clip, NULL, 0, 0, "selects only: exact" },

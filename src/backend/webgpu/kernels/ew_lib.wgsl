@@ -66,14 +66,93 @@ fn expm1_(x: f32) -> f32 {
     }
     return exp(x) - 1.0;
 }
-// sin(x) with relative accuracy near 0, where GPU builtins are only
-// accurate in absolute terms (seen on the NVIDIA driver: 5e-4 relative at
-// x = 3e-4): the Taylor series x - x^3/6 + x^5/120 - x^7/5040 for
-// |x| < 0.125 (next term below 2e-13 relative), the builtin elsewhere.
+// Sin, Cos and Tan of any finite f32, as the CPU's libm: WGSL's sin, cos
+// and tan are accurate only near [-pi, pi] (the NVIDIA driver's sin(2^31)
+// is -1 where it is -0.97) and only absolutely near 0, so the argument is
+// reduced here and the functions are polynomials.
+//
+// Reduction (Payne and Hanek, "Radian reduction for trigonometric
+// functions", 1983): a = m 2^s with m the 24-bit integer significand, and
+// a 2 / pi = m 2^s sum_j b_j 2^-j over the bits b_j of 2 / pi. Bits with
+// j < s - 1 add multiples of 4 (a whole turn) and are dropped; the 96
+// bits from j = s - 1 on, as an integer w, give a 2 / pi = m w 2^-94 mod 4
+// with an error below 2^-70. m w is formed exactly in 32-bit limbs: its
+// bits 94-95 are the quadrant q, bits 30-93 the fraction f, which becomes
+// r = f pi / 2 in [-pi / 4, pi / 4] (f >= 1/2 is taken as f - 1, q + 1).
+// 64 fraction bits cover the closest approach of an f32 to a multiple of
+// pi / 2. Integer arithmetic only, so every device reduces alike.
+struct trig_red_ { r: f32, q: u32 };
+// The 64-bit product a b as (low word, high word), from 16-bit halves.
+fn mul_wide_(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu; let a1 = a >> 16u; let b0 = b & 0xffffu; let b1 = b >> 16u;
+    let p00 = a0 * b0; let p01 = a0 * b1; let p10 = a1 * b0;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    return vec2<u32>((mid << 16u) | (p00 & 0xffffu), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}
+// a >= 0, finite: r and the quadrant q (mod 4) with a = r + q pi / 2 (mod 2 pi).
+fn trig_reduce_(a: f32) -> trig_red_ {
+    if (a <= 0.7853981633974483) { return trig_red_(a, 0u); }
+    // 2 / pi in 32-bit words after one word of zeros (its integer part), to 2^-224
+    var t = array<u32, 8>(0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u,
+                          0xfe5163abu);
+    let u = bitcast<u32>(a);
+    let m = (u & 0x7fffffu) | 0x800000u;
+    let pos = (u >> 23u) - 120u; // bit j = s - 1 of 2 / pi in t, s = exponent - 150; 6 ... 134
+    let k = pos >> 5u;
+    let sh = pos & 31u;
+    var w: array<u32, 3>;
+    for (var n = 0u; n < 3u; n = n + 1u) {
+        w[n] = (t[k + n] << sh) | select(t[k + n + 1u] >> (32u - sh), 0u, sh == 0u);
+    }
+    let p2 = mul_wide_(m, w[2]);
+    let p1 = mul_wide_(m, w[1]);
+    let l0 = p2.x;
+    let l1 = p2.y + p1.x;
+    let l2 = p1.y + m * w[0] + u32(l1 < p1.x);
+    var q = l2 >> 30u;
+    var fh = (l2 << 2u) | (l1 >> 30u);
+    var fl = (l1 << 2u) | (l0 >> 30u);
+    let neg = fh >= 0x80000000u;
+    if (neg) { q = q + 1u; fl = ~fl + 1u; fh = ~fh + u32(fl == 0u); }
+    let f = (f32(fh) + f32(fl) * 2.3283064365386963e-10) * 2.3283064365386963e-10;
+    let r = f * 1.5707963267948966;
+    return trig_red_(select(r, -r, neg), q & 3u);
+}
+// sin and cos on [-pi / 4, pi / 4]: Taylor series to r^11 / 11! and
+// r^12 / 12! (next terms below 2^-30 relative), relative accuracy near 0.
+fn sin_poly_(r: f32) -> f32 {
+    let z = r * r;
+    return r + r * z * (-0.16666666666666666 + z * (0.008333333333333333 + z * (-0.0001984126984126984 +
+           z * (2.7557319223985893e-06 + z * -2.505210838544172e-08))));
+}
+fn cos_poly_(r: f32) -> f32 {
+    let z = r * r;
+    return 1.0 + z * (-0.5 + z * (0.041666666666666664 + z * (-0.001388888888888889 + z * (2.48015873015873e-05 +
+           z * (-2.755731922398589e-07 + z * 2.08767569878681e-09)))));
+}
+// sin, odd: NaN for NaN and +-inf.
 fn sin_(x: f32) -> f32 {
-    if (abs(x) >= 0.125) { return sin(x); }
-    let x2 = x * x;
-    return x * (1.0 - x2 / 6.0 * (1.0 - x2 / 20.0 * (1.0 - x2 / 42.0)));
+    let t = trig_reduce_(abs(x));
+    var v = select(sin_poly_(t.r), cos_poly_(t.r), (t.q & 1u) == 1u);
+    v = select(v, -v, (t.q & 2u) == 2u);
+    v = select(v, -v, x < 0.0);
+    return select(select(v, x, x == 0.0), nan_(x), nonfinite_(x));
+}
+// cos, even: NaN for NaN and +-inf.
+fn cos_(x: f32) -> f32 {
+    let t = trig_reduce_(abs(x));
+    let v = select(cos_poly_(t.r), sin_poly_(t.r), (t.q & 1u) == 1u);
+    return select(select(v, -v, ((t.q + 1u) & 2u) == 2u), nan_(x), nonfinite_(x));
+}
+// tan = sin / cos of the reduced argument (-cos / sin in odd quadrants), odd:
+// NaN for NaN and +-inf.
+fn tan_(x: f32) -> f32 {
+    let t = trig_reduce_(abs(x));
+    let s = sin_poly_(t.r);
+    let c = cos_poly_(t.r);
+    var v = select(s / c, -c / s, (t.q & 1u) == 1u);
+    v = select(v, -v, x < 0.0);
+    return select(select(v, x, x == 0.0), nan_(x), nonfinite_(x));
 }
 
 // tanh(x) = e / (e + 2) with e = expm1(2|x|).
@@ -144,13 +223,25 @@ fn pow_(a: f32, b: f32) -> f32 {
     let m = exp2(b * log2(-a));
     return select(m, -m, odd);
 }
-// sinh(x) = (m + m / (m + 1)) / 2 with m = expm1(|x|), odd; m / (m + 1)
-// is 1 past 2^24 (and inf / inf once m overflows); sinh(+-inf) = +-inf,
-// sinh(NaN) = NaN.
+// sinh(x) = (m + m / (m + 1)) / 2 with m = expm1(|x|), odd; past |x| = 16
+// (where e^-|x| is below 2^-46 of e^|x|) e^|x| / 2 = (h / 2) h with
+// h = e^(|x| / 2), which stays finite up to sinh's own overflow (|x| =
+// 89.4; e^|x| overflows from 88.7 on); sinh(+-inf) = +-inf, sinh(NaN) = NaN.
 fn sinh_(x: f32) -> f32 {
-    let m = expm1_(abs(x));
-    let r = 0.5 * (m + select(m / (m + 1.0), 1.0, m > 16777216.0));
+    let a = abs(x);
+    let m = expm1_(a);
+    let h = exp(0.5 * a);
+    let r = select(0.5 * (m + m / (m + 1.0)), (0.5 * h) * h, a > 16.0);
     return select(select(r, -r, x < 0.0), x, nonfinite_(x));
+}
+// cosh(x) = (e + 1 / e) / 2 with e = e^|x|, even; past |x| = 16 (h / 2) h
+// as sinh_; cosh(+-inf) = +inf, cosh(NaN) = NaN.
+fn cosh_(x: f32) -> f32 {
+    let a = abs(x);
+    let e = exp(a);
+    let h = exp(0.5 * a);
+    let r = select(0.5 * (e + 1.0 / e), (0.5 * h) * h, a > 16.0);
+    return select(r, bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu), nonfinite_(x));
 }
 // asinh(x) = log1p(a + a^2 / (1 + sqrt(1 + a^2))) with a = |x|, odd; for
 // a > 2^26, where a^2 would overflow and 1 / (4 a^2) is below an ULP,
