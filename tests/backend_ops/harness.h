@@ -62,6 +62,9 @@ enum {
  * between bo_next and bo_run; owned by the context. */
 typedef struct bo_case {
     rlx_model *m;
+    rlx_model *mz;           /* the same model with every f32 subnormal of its initializers flushed to a zero
+                                of its sign (the flushed oracle's; built beside m) */
+    bool konst_subnormal;    /* an initializer of m holds an f32 subnormal */
     int n_feed;
     char feed_name[BO_MAX_IO][12];
     rlx_tensor *feed[BO_MAX_IO];
