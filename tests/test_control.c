@@ -118,7 +118,10 @@ static void test_loop(void) {
     rlx_model_destroy(model);
 }
 
-/* If: y = cond ? x + 1 : x * 2, with x from the outer scope. */
+/* If: y = cond ? x + 1 : x * 2, with x from the outer scope. The condition
+ * is a graph input of one bool (a control input: plans are specialised on
+ * its value, the branch is inlined and the plan is static); the values
+ * alternate, so plans are taken from the cache too. */
 static void test_if(void) {
     int64_t d3[1] = { 3 };
     rlx_graph *g, *tb, *eb;
@@ -152,12 +155,15 @@ static void test_if(void) {
     rlx_session *s = NULL;
     CHECK_OK(rlx_session_create(model, NULL, &s));
     rlx_tensor *txv = test_tensor_random(RLX_DTYPE_F32, 1, d3, -1, 1);
-    for (int cv = 0; cv < 2; cv++) {
+    for (int r = 0; r < 4; r++) {
+        int cv = r % 2;
         rlx_tensor *tc = test_tensor(RLX_DTYPE_BOOL, 0, NULL);
         *(uint8_t *)tc->data = (uint8_t)cv;
         rlx_tensor **out = NULL;
         size_t n = 0;
         CHECK_OK(rlx_session_run(s, 2, (const char *[]){ "x", "c" }, (const rlx_tensor *[]){ txv, tc }, &out, &n));
+        rlx_plan_info pi;
+        CHECK_MSG(rlx_session_plan_info(s, &pi) == RLX_OK, "c = %d: no static plan: %s", cv, rlx_last_error());
         if (out) {
             const float *px = txv->data, *py = out[0]->data;
             for (int i = 0; i < 3; i++) CHECK(py[i] == (cv ? px[i] + 1.0f : px[i] * 2.0f));
@@ -166,6 +172,62 @@ static void test_if(void) {
         rlx_tensor_destroy(tc);
     }
     rlx_tensor_destroy(txv);
+    rlx_session_destroy(s);
+    rlx_model_destroy(model);
+}
+
+/* If whose condition depends on shapes only (silero VAD's): y = len(x) == 3
+ * ? x + 1 : x * 2, cond = Equal(Shape(x), [3]), x of a dim bound at run
+ * time. The fold pass inlines the chosen branch, so each input shape gets a
+ * static plan (rlx_session_plan_info succeeds: no eager run) and both
+ * branches give their values (one f32 operation: exact). */
+static void test_if_shape_cond(void) {
+    int64_t dyn[1] = { RLX_DIM_DYN }, one_d[1] = { 1 }, three = 3;
+    rlx_graph *g, *tb, *eb;
+    CHECK_OK(rlx_graph_create(13, &g));
+    CHECK_OK(rlx_graph_create(13, &tb));
+    CHECK_OK(rlx_graph_create(13, &eb));
+    int x = add_input(g, "x", RLX_DTYPE_F32, 1, dyn);
+    int k3, shp = new_value(g, "shp"), c = new_value(g, "c");
+    CHECK_OK(rlx_graph_add_konst(g, "k3", test_tensor_i64(1, one_d, &three), &k3));
+    CHECK_OK(add_node(g, "Shape", &x, 1, &shp, 1, NULL, 0));
+    CHECK_OK(add_node(g, "Equal", (int[]){ shp, k3 }, 2, &c, 1, NULL, 0));
+    int one_id, two_id;
+    float one = 1, two = 2;
+    CHECK_OK(rlx_graph_add_konst(tb, "one", test_tensor_f32(0, NULL, &one), &one_id));
+    CHECK_OK(rlx_graph_add_konst(eb, "two", test_tensor_f32(0, NULL, &two), &two_id));
+    int tx = add_outer(tb, "x"), ex = add_outer(eb, "x");
+    int ty = new_value(tb, "ty"), ey = new_value(eb, "ey");
+    CHECK_OK(add_node(tb, "Add", (int[]){ tx, one_id }, 2, &ty, 1, NULL, 0));
+    CHECK_OK(add_node(eb, "Mul", (int[]){ ex, two_id }, 2, &ey, 1, NULL, 0));
+    set_output(tb, ty, RLX_DTYPE_F32, 1, dyn);
+    set_output(eb, ey, RLX_DTYPE_F32, 1, dyn);
+    int y = new_value(g, "y");
+    rlx_node_attr at[2] = { { .name = rlx_strdup("then_branch"), .type = RLX_ATTR_GRAPH, .g = tb },
+                            { .name = rlx_strdup("else_branch"), .type = RLX_ATTR_GRAPH, .g = eb } };
+    CHECK_OK(add_node(g, "If", &c, 1, &y, 1, at, 2));
+    set_output(g, y, RLX_DTYPE_F32, 1, dyn);
+    rlx_model *model = NULL;
+    CHECK_OK(rlx_model_from_graph(g, &model));
+    if (!model) return;
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(model, NULL, &s));
+    for (int64_t len = 2; len <= 4 && s; len++) {
+        rlx_tensor *tx_ = test_tensor_random(RLX_DTYPE_F32, 1, &len, -1, 1);
+        rlx_tensor **out = NULL;
+        size_t n = 0;
+        CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ tx_ }, &out, &n));
+        rlx_plan_info pi;
+        CHECK_MSG(rlx_session_plan_info(s, &pi) == RLX_OK, "len %lld: no static plan: %s", (long long)len,
+                  rlx_last_error());
+        if (out) {
+            const float *px = tx_->data, *py = out[0]->data;
+            CHECK(out[0]->rank == 1 && out[0]->dims[0] == len);
+            for (int64_t i = 0; i < len; i++) CHECK(py[i] == (len == 3 ? px[i] + 1.0f : px[i] * 2.0f));
+            test_free_outputs(out, (int)n);
+        }
+        rlx_tensor_destroy(tx_);
+    }
     rlx_session_destroy(s);
     rlx_model_destroy(model);
 }
@@ -227,6 +289,7 @@ static void test_eval_graph(void) {
 int main(void) {
     test_seed_from_env();
     test_if();
+    test_if_shape_cond();
     test_loop();
     test_eval_graph();
     TEST_MAIN_END();

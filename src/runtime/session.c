@@ -32,6 +32,7 @@
 
 typedef struct plan_entry {
     rlx_dtype dtypes[64];
+    uint64_t ctl_val[64]; /* the bytes of each control input (rlx_session.ctl) the plan was specialised on */
     int64_t *sig; /* n_inputs * RLX_MAX_RANK dims */
     rlx_program *p;
     rlx_exec *x;
@@ -49,6 +50,7 @@ struct rlx_session {
     rlx_config *cfg;   /* the options, resolved once at creation (base/options.h) */
     plan_entry plans[PLAN_CACHE];
     size_t n_plans;
+    uint64_t ctl; /* control inputs (bit j: graph input j < 64): see find_control_inputs */
     uint64_t tick;
     uint64_t compiles; /* plans compiled so far (each miss of the cache) */
     plan_entry *last;
@@ -81,6 +83,61 @@ static rlx_status check_gpu_disable(const char *list) {
         if (*p == ',') p++;
     }
     return RLX_OK;
+}
+
+/* Whether input j is a control input: one element of an integer or bool
+ * dtype. */
+static bool scalar_int_input(const rlx_value *v) {
+    if (v->dtype != RLX_DTYPE_BOOL && v->dtype != RLX_DTYPE_I64 && v->dtype != RLX_DTYPE_I32 &&
+        v->dtype != RLX_DTYPE_U8 && v->dtype != RLX_DTYPE_U32)
+        return false;
+    if (v->rank < 0) return false;
+    for (int d = 0; d < v->rank; d++)
+        if (v->dims[d] != 1) return false;
+    return true;
+}
+
+/* Marks in *ins the graph inputs that value v depends on; false when it
+ * depends on one that is no scalar_int_input (data: the value varies
+ * freely) or the walk exceeds *budget values. Shape and Size stop it
+ * (static once specialised). */
+static bool cone_of_scalars(const rlx_graph *g, int v, uint64_t *ins, int *budget) {
+    if (v < 0 || g->values[v].konst) return true;
+    if (--*budget < 0) return false; /* a large cone: not a flag's */
+    const rlx_value *val = &g->values[v];
+    if (val->producer < 0) {
+        for (size_t j = 0; j < g->n_inputs && j < 64; j++)
+            if (g->inputs[j] == v) {
+                if (!scalar_int_input(val)) return false;
+                *ins |= 1ull << j;
+                return true;
+            }
+        return false;
+    }
+    const rlx_node *n = &g->nodes[val->producer];
+    if (n->op == RLX_OP_Shape || n->op == RLX_OP_Size) return true;
+    if (n->def->flags & (RLX_OP_CONTROL_FLOW | RLX_OP_NO_FOLD)) return false;
+    for (int k = 0; k < n->n_in; k++)
+        if (!cone_of_scalars(g, n->in[k], ins, budget)) return false;
+    return true;
+}
+
+/* Control inputs: graph inputs of one integer or bool element that decide
+ * the condition of an If of the top-level graph, a condition computed
+ * from such inputs, constants and shapes only (silero VAD's sample rate:
+ * If(Equal(sr, 16000))). Plans are specialised on their values, as on the
+ * input shapes: the condition folds, the fold pass inlines the branch and
+ * the graph gets a static plan instead of running eagerly; another value
+ * is another plan of the cache. */
+static uint64_t find_control_inputs(const rlx_graph *g) {
+    uint64_t ctl = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const rlx_node *n = &g->nodes[i];
+        uint64_t ins = 0;
+        int budget = 256;
+        if (n->op == RLX_OP_If && n->n_in > 0 && cone_of_scalars(g, n->in[0], &ins, &budget)) ctl |= ins;
+    }
+    return ctl;
 }
 
 rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_session_options *opt,
@@ -123,6 +180,7 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
     RLX_TRY_GOTO(st, rlx_graph_clone(model->g, &s->g), fail);
     s->model = (rlx_model *)model;
     rlx_model_retain(s->model);
+    s->ctl = find_control_inputs(s->g);
     *out = s;
     rlx_clear_error();
     return RLX_OK;
@@ -256,17 +314,21 @@ static const char *report_op(const rlx_node *n, char *buf, size_t cap) {
     return buf;
 }
 
+/* The model's nodes per op type, those of subgraphs (If branches, loop
+ * bodies) included: a plan may hold them once the fold pass has inlined a
+ * branch. */
 static void count_ops(const rlx_graph *g, const char **names, int *counts, size_t *n, size_t cap) {
     for (size_t i = 0; i < g->n_nodes; i++) {
         const char *op = g->nodes[i].op_type;
         size_t j = 0;
         while (j < *n && strcmp(names[j], op) != 0) j++;
-        if (j == *n) {
-            if (*n == cap) continue;
+        if (j == *n && *n < cap) {
             names[(*n)++] = op;
             counts[j] = 0;
         }
-        counts[j]++;
+        if (j < *n) counts[j]++;
+        for (int a = 0; a < g->nodes[i].n_attrs; a++)
+            if (g->nodes[i].attrs[a].g) count_ops(g->nodes[i].attrs[a].g, names, counts, n, cap);
     }
 }
 
@@ -356,7 +418,20 @@ static rlx_status specialise(const rlx_session *s, const rlx_tensor *const *orde
         rlx_value *v = &g->values[g->inputs[j]];
         rlx_value_set_shape(v, ordered[j]->rank, ordered[j]->dims, NULL);
     }
-    rlx_status st = rlx_plan_passes(g, ps);
+    rlx_status st = RLX_OK;
+    /* control inputs: their uses read a constant of the fed value (the
+     * input itself stays, unused, so that the plan's inputs are the model's) */
+    for (size_t j = 0; j < g->n_inputs && j < 64 && !st; j++) {
+        if (!(s->ctl >> j & 1)) continue;
+        rlx_tensor *t = NULL;
+        int kid = -1, in = g->inputs[j];
+        st = rlx_tensor_clone(ordered[j], &t);
+        if (!st) st = rlx_graph_add_konst(g, NULL, t, &kid);
+        for (size_t i = 0; i < g->n_nodes && !st; i++)
+            for (int k = 0; k < g->nodes[i].n_in; k++)
+                if (g->nodes[i].in[k] == in) g->nodes[i].in[k] = kid;
+    }
+    if (!st) st = rlx_plan_passes(g, ps);
     if (st == RLX_ERR_INVALID_MODEL) {
         /* the model imported and verified: what fails now is these input
          * shapes (a Reshape that cannot take them, symbols that do not
@@ -430,10 +505,18 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
 
 /* ------------------------------------------------------------ run */
 
+/* The bytes of a control input (one element of at most 8 bytes). */
+static uint64_t ctl_bits(const rlx_tensor *t) {
+    uint64_t b = 0;
+    memcpy(&b, t->data, t->nbytes < sizeof b ? t->nbytes : sizeof b);
+    return b;
+}
+
 static bool sig_match(const rlx_session *s, const plan_entry *e, const rlx_tensor *const *ordered) {
     for (size_t j = 0; j < s->g->n_inputs; j++) {
         const int64_t *sg = e->sig + j * RLX_MAX_RANK;
         if (e->dtypes[j % 64] != ordered[j]->dtype) return false;
+        if (j < 64 && (s->ctl >> j & 1) && e->ctl_val[j] != ctl_bits(ordered[j])) return false;
         for (int d = 0; d < RLX_MAX_RANK; d++) {
             int64_t want = d < ordered[j]->rank ? ordered[j]->dims[d] : -1;
             if (sg[d] != want) return false;
@@ -468,6 +551,7 @@ rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered
     }
     for (size_t j = 0; j < ni; j++) {
         e->dtypes[j % 64] = ordered[j]->dtype;
+        if (j < 64 && (s->ctl >> j & 1)) e->ctl_val[j] = ctl_bits(ordered[j]);
         for (int d = 0; d < RLX_MAX_RANK; d++)
             e->sig[j * RLX_MAX_RANK + d] = d < ordered[j]->rank ? ordered[j]->dims[d] : -1;
     }
