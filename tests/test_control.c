@@ -118,37 +118,40 @@ static void test_loop(void) {
     rlx_model_destroy(model);
 }
 
+/* Node y = If(c) in g with the branches then: x + 1, else: x * 2 (x from
+ * the outer scope, y of shape [dim]); y becomes g's output. */
+static void add_if_node(rlx_graph *g, int c, int64_t dim) {
+    int64_t d1[1] = { dim };
+    rlx_graph *tb, *eb;
+    CHECK_OK(rlx_graph_create(13, &tb));
+    CHECK_OK(rlx_graph_create(13, &eb));
+    int one_id, two_id;
+    float one = 1, two = 2;
+    CHECK_OK(rlx_graph_add_konst(tb, "one", test_tensor_f32(0, NULL, &one), &one_id));
+    CHECK_OK(rlx_graph_add_konst(eb, "two", test_tensor_f32(0, NULL, &two), &two_id));
+    int tx = add_outer(tb, "x"), ex = add_outer(eb, "x");
+    int ty = new_value(tb, "ty"), ey = new_value(eb, "ey");
+    CHECK_OK(add_node(tb, "Add", (int[]){ tx, one_id }, 2, &ty, 1, NULL, 0));
+    CHECK_OK(add_node(eb, "Mul", (int[]){ ex, two_id }, 2, &ey, 1, NULL, 0));
+    set_output(tb, ty, RLX_DTYPE_F32, 1, d1);
+    set_output(eb, ey, RLX_DTYPE_F32, 1, d1);
+    int y = new_value(g, "y");
+    rlx_node_attr at[2] = { { .name = rlx_strdup("then_branch"), .type = RLX_ATTR_GRAPH, .g = tb },
+                            { .name = rlx_strdup("else_branch"), .type = RLX_ATTR_GRAPH, .g = eb } };
+    CHECK_OK(add_node(g, "If", &c, 1, &y, 1, at, 2));
+    set_output(g, y, RLX_DTYPE_F32, 1, d1);
+}
+
 /* If: y = cond ? x + 1 : x * 2, with x from the outer scope. The condition
  * is a graph input of one bool (a control input: plans are specialised on
  * its value, the branch is inlined and the plan is static); the values
  * alternate, so plans are taken from the cache too. */
 static void test_if(void) {
     int64_t d3[1] = { 3 };
-    rlx_graph *g, *tb, *eb;
+    rlx_graph *g;
     CHECK_OK(rlx_graph_create(13, &g));
-    CHECK_OK(rlx_graph_create(13, &tb));
-    CHECK_OK(rlx_graph_create(13, &eb));
-    int x = add_input(g, "x", RLX_DTYPE_F32, 1, d3);
-    int c = add_input(g, "c", RLX_DTYPE_BOOL, 0, NULL);
-    (void)x;
-    int one_id, two_id;
-    float one = 1, two = 2;
-    rlx_tensor *t1 = test_tensor_f32(0, NULL, &one), *t2 = test_tensor_f32(0, NULL, &two);
-    CHECK_OK(rlx_graph_add_value(tb, "one", &one_id));
-    rlx_value_set_konst(&tb->values[one_id], t1);
-    CHECK_OK(rlx_graph_add_value(eb, "two", &two_id));
-    rlx_value_set_konst(&eb->values[two_id], t2);
-    int tx = add_outer(tb, "x"), ex = add_outer(eb, "x");
-    int ty = new_value(tb, "ty"), ey = new_value(eb, "ey");
-    CHECK_OK(add_node(tb, "Add", (int[]){ tx, one_id }, 2, &ty, 1, NULL, 0));
-    CHECK_OK(add_node(eb, "Mul", (int[]){ ex, two_id }, 2, &ey, 1, NULL, 0));
-    set_output(tb, ty, RLX_DTYPE_F32, 1, d3);
-    set_output(eb, ey, RLX_DTYPE_F32, 1, d3);
-    int y = new_value(g, "y");
-    rlx_node_attr at[2] = { { .name = rlx_strdup("then_branch"), .type = RLX_ATTR_GRAPH, .g = tb },
-                            { .name = rlx_strdup("else_branch"), .type = RLX_ATTR_GRAPH, .g = eb } };
-    CHECK_OK(add_node(g, "If", &c, 1, &y, 1, at, 2));
-    set_output(g, y, RLX_DTYPE_F32, 1, d3);
+    add_input(g, "x", RLX_DTYPE_F32, 1, d3);
+    add_if_node(g, add_input(g, "c", RLX_DTYPE_BOOL, 0, NULL), 3);
     rlx_model *model = NULL;
     CHECK_OK(rlx_model_from_graph(g, &model));
     if (!model) return;
@@ -183,30 +186,14 @@ static void test_if(void) {
  * branches give their values (one f32 operation: exact). */
 static void test_if_shape_cond(void) {
     int64_t dyn[1] = { RLX_DIM_DYN }, one_d[1] = { 1 }, three = 3;
-    rlx_graph *g, *tb, *eb;
+    rlx_graph *g;
     CHECK_OK(rlx_graph_create(13, &g));
-    CHECK_OK(rlx_graph_create(13, &tb));
-    CHECK_OK(rlx_graph_create(13, &eb));
     int x = add_input(g, "x", RLX_DTYPE_F32, 1, dyn);
     int k3, shp = new_value(g, "shp"), c = new_value(g, "c");
     CHECK_OK(rlx_graph_add_konst(g, "k3", test_tensor_i64(1, one_d, &three), &k3));
     CHECK_OK(add_node(g, "Shape", &x, 1, &shp, 1, NULL, 0));
     CHECK_OK(add_node(g, "Equal", (int[]){ shp, k3 }, 2, &c, 1, NULL, 0));
-    int one_id, two_id;
-    float one = 1, two = 2;
-    CHECK_OK(rlx_graph_add_konst(tb, "one", test_tensor_f32(0, NULL, &one), &one_id));
-    CHECK_OK(rlx_graph_add_konst(eb, "two", test_tensor_f32(0, NULL, &two), &two_id));
-    int tx = add_outer(tb, "x"), ex = add_outer(eb, "x");
-    int ty = new_value(tb, "ty"), ey = new_value(eb, "ey");
-    CHECK_OK(add_node(tb, "Add", (int[]){ tx, one_id }, 2, &ty, 1, NULL, 0));
-    CHECK_OK(add_node(eb, "Mul", (int[]){ ex, two_id }, 2, &ey, 1, NULL, 0));
-    set_output(tb, ty, RLX_DTYPE_F32, 1, dyn);
-    set_output(eb, ey, RLX_DTYPE_F32, 1, dyn);
-    int y = new_value(g, "y");
-    rlx_node_attr at[2] = { { .name = rlx_strdup("then_branch"), .type = RLX_ATTR_GRAPH, .g = tb },
-                            { .name = rlx_strdup("else_branch"), .type = RLX_ATTR_GRAPH, .g = eb } };
-    CHECK_OK(add_node(g, "If", &c, 1, &y, 1, at, 2));
-    set_output(g, y, RLX_DTYPE_F32, 1, dyn);
+    add_if_node(g, c, RLX_DIM_DYN);
     rlx_model *model = NULL;
     CHECK_OK(rlx_model_from_graph(g, &model));
     if (!model) return;
