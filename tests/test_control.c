@@ -219,6 +219,45 @@ static void test_if_shape_cond(void) {
     rlx_model_destroy(model);
 }
 
+/* A control input that takes many values: y = k == 3 ? x + 1 : x * 2 with
+ * k an i64 input; k = 0 .. 9. The first values get static plans; past
+ * CTL_VALUES_MAX (4) new values the session stops specialising (drops the
+ * plans, runs eagerly); every run's values are right (exact). */
+static void test_if_many_values(void) {
+    int64_t d3[1] = { 3 }, one_d[1] = { 1 }, three = 3;
+    rlx_graph *g;
+    CHECK_OK(rlx_graph_create(13, &g));
+    add_input(g, "x", RLX_DTYPE_F32, 1, d3);
+    int k = add_input(g, "k", RLX_DTYPE_I64, 1, one_d), k3, c = new_value(g, "c");
+    CHECK_OK(rlx_graph_add_konst(g, "k3", test_tensor_i64(1, one_d, &three), &k3));
+    CHECK_OK(add_node(g, "Equal", (int[]){ k, k3 }, 2, &c, 1, NULL, 0));
+    add_if_node(g, c, 3);
+    rlx_model *model = NULL;
+    CHECK_OK(rlx_model_from_graph(g, &model));
+    if (!model) return;
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(model, NULL, &s));
+    rlx_tensor *txv = test_tensor_random(RLX_DTYPE_F32, 1, d3, -1, 1);
+    for (int64_t kv = 0; kv < 10 && s; kv++) {
+        rlx_tensor *tk = test_tensor_i64(1, one_d, &kv), **out = NULL;
+        size_t n = 0;
+        CHECK_OK(rlx_session_run(s, 2, (const char *[]){ "x", "k" }, (const rlx_tensor *[]){ txv, tk }, &out, &n));
+        rlx_plan_info pi;
+        rlx_status st = rlx_session_plan_info(s, &pi);
+        /* values 0 .. 4: the first plan and 4 new values; from 5 on eager */
+        CHECK_MSG((st == RLX_OK) == (kv <= 4), "k = %lld: plan_info %d", (long long)kv, (int)st);
+        if (out) {
+            const float *px = txv->data, *py = out[0]->data;
+            for (int i = 0; i < 3; i++) CHECK(py[i] == (kv == 3 ? px[i] + 1.0f : px[i] * 2.0f));
+            test_free_outputs(out, (int)n);
+        }
+        rlx_tensor_destroy(tk);
+    }
+    rlx_tensor_destroy(txv);
+    rlx_session_destroy(s);
+    rlx_model_destroy(model);
+}
+
 /* The host interpreter directly: a body y = x * k (k from the enclosing
  * graph), z = NonZero(x) (data-dependent), evaluated with random non-zero
  * x and some zeros; the fold pass leaves NonZero to eager evaluation; an
@@ -277,6 +316,7 @@ int main(void) {
     test_seed_from_env();
     test_if();
     test_if_shape_cond();
+    test_if_many_values();
     test_loop();
     test_eval_graph();
     TEST_MAIN_END();

@@ -29,6 +29,7 @@
 #include "runtime/session.h"
 
 #define PLAN_CACHE 8
+#define CTL_VALUES_MAX 4
 
 typedef struct plan_entry {
     rlx_dtype dtypes[64];
@@ -51,6 +52,7 @@ struct rlx_session {
     plan_entry plans[PLAN_CACHE];
     size_t n_plans;
     uint64_t ctl; /* control inputs (bit j: graph input j < 64): see find_control_inputs */
+    int ctl_values; /* plans compiled for a new value of a control input (shapes seen before) */
     uint64_t tick;
     uint64_t compiles; /* plans compiled so far (each miss of the cache) */
     plan_entry *last;
@@ -533,6 +535,25 @@ rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered
             s->last->last_used = ++s->tick;
             return RLX_OK;
         }
+    /* a control input that takes many values (a step counter, not a
+     * sample rate) would compile a plan per call: after CTL_VALUES_MAX new
+     * values the session stops specialising on them (the plans so far
+     * assumed their values: dropped) and such graphs run eagerly */
+    if (s->ctl) {
+        bool same_shapes = false;
+        uint64_t ctl = s->ctl;
+        s->ctl = 0;
+        for (size_t i = 0; i < s->n_plans && !same_shapes; i++) same_shapes = sig_match(s, &s->plans[i], ordered);
+        s->ctl = ctl;
+        if (same_shapes && ++s->ctl_values > CTL_VALUES_MAX) {
+            rlx_log(RLX_LOG_DEBUG, "rlx: control inputs took more than %d values: no longer specialising plans on them",
+                    CTL_VALUES_MAX);
+            for (size_t i = 0; i < s->n_plans; i++) plan_free(s, &s->plans[i]);
+            s->n_plans = 0;
+            s->last = NULL;
+            s->ctl = 0;
+        }
+    }
     plan_entry *e;
     if (s->n_plans < PLAN_CACHE) {
         e = &s->plans[s->n_plans++];
