@@ -16,8 +16,11 @@ typedef struct rlx_pass_stats {
  * node's outputs and, when all its inputs are constant (or, for Shape and
  * Size, when the input shape is static), evaluates it with the CPU
  * backend's host interpreter (rlx_cpu_eval_node) and marks it dead; no
- * size limit. Data-dependent ops and control flow are left to eager
- * evaluation (rlx_cpu_eval_graph). Dead nodes are compacted away.
+ * size limit. An If whose condition is a constant (one bool) is replaced
+ * by the nodes of the branch it chooses (folded in turn), plus an Identity
+ * per output, when the graph is not a subgraph and the branch's value
+ * names are free in it. Other data-dependent ops and control flow are left
+ * to eager evaluation (rlx_cpu_eval_graph). Dead nodes are compacted away.
  * errors: inference errors (naming the node), kernel errors. */
 rlx_status rlx_pass_fold(rlx_graph *g, rlx_pass_stats *stats);
 
