@@ -628,8 +628,10 @@ static void test_errors(void) {
                  "sequence_lens[1] = 5 is outside [0, 4]");
 }
 
-/* Every input constant: the node is folded at compile time by the same
- * kernel; the result must equal a run with X fed at run time. */
+/* Every input constant: the node is folded at compile time by the
+ * reference kernel (double); a run with X fed at run time takes the f32
+ * fast path (cpu_rnn.c): the two agree within f32 rounding (2e-6 on
+ * values in (-1, 1) after 3 steps of 4 units). */
 static void test_folded(void) {
     int64_t dx[3] = { 3, 2, 4 }, dw[3] = { 1, 4, 4 }, dr[3] = { 1, 4, 4 };
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 3, dx, -1, 1), *w = test_tensor_random(RLX_DTYPE_F32, 3, dw, -1, 1),
@@ -639,8 +641,8 @@ static void test_folded(void) {
     rlx_tensor *a[2], *b[2];
     CHECK_OK(run_node("RNN", 14, 3, in, all_const, 2, want, 0, NULL, a));
     CHECK_OK(run_node("RNN", 14, 3, in, fed, 2, want, 0, NULL, b));
-    if (a[0] && b[0]) CHECK(test_max_abs_diff(a[0], b[0]) == 0); /* same kernel, same order: exact */
-    if (a[1] && b[1]) CHECK(test_max_abs_diff(a[1], b[1]) == 0);
+    if (a[0] && b[0]) CHECK(test_max_abs_diff(a[0], b[0]) <= 2e-6);
+    if (a[1] && b[1]) CHECK(test_max_abs_diff(a[1], b[1]) <= 2e-6);
     for (int i = 0; i < 2; i++) {
         rlx_tensor_destroy(a[i]);
         rlx_tensor_destroy(b[i]);

@@ -1,13 +1,14 @@
 /* CPU kernels of the nn family (see src/ir/ops/ops_nn.c): the kernel table,
  * the shared working-copy helpers, BatchNormalization and Dropout. Conv and
  * ConvTranspose live in cpu_nn_conv.c, the pools in cpu_nn_pool.c,
- * Gemm/MatMul/Softmax in cpu_nn_gemm.c and Resize/Upsample in
- * cpu_nn_resize.c. */
+ * Gemm/MatMul/Softmax in cpu_nn_gemm.c (Softmax's f32 row fast path in
+ * cpu_rows.c) and Resize/Upsample in cpu_nn_resize.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_nn.h"
+#include "backend/cpu/cpu_rows.h"
 #include "base/mem.h"
 #include "base/parallel.h"
 #include "ir/ops/conv_geom.h"
@@ -282,8 +283,8 @@ const rlx_cpu_kernel_fn rlx_cpu_kernels_nn[RLX_OP_COUNT] = {
     [RLX_OP_BatchNormalization] = k_batchnorm,
     [RLX_OP_Gemm] = rlx_cpu_nn_gemm,
     [RLX_OP_MatMul] = rlx_cpu_nn_matmul,
-    [RLX_OP_Softmax] = rlx_cpu_nn_softmax,
-    [RLX_OP_LogSoftmax] = rlx_cpu_nn_logsoftmax,
+    [RLX_OP_Softmax] = rlx_cpu_rows_softmax_kernel,
+    [RLX_OP_LogSoftmax] = rlx_cpu_rows_logsoftmax_kernel,
     [RLX_OP_Hardmax] = rlx_cpu_nn_hardmax,
     [RLX_OP_Dropout] = k_dropout,
     [RLX_OP_Resize] = rlx_cpu_nn_resize,

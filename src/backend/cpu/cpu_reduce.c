@@ -19,6 +19,9 @@
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_rows.h"
+#include "backend/cpu/cpu_vmath.h"
+#include "base/parallel.h"
 #include "base/mem.h"
 #include "ir/ops/ops.h"
 #include "ir/ops/reduce_geom.h"
@@ -263,9 +266,172 @@ static rlx_status reduce_int(rlx_cpu_kctx *k, red_op op, const red_plan *p) {
     return RLX_OK;
 }
 
+/* ------------------------------------------------------------ vector reductions (f32) */
+
+#if RLX_HAVE_AVX2_BUILD
+/* Elements per partial result of a contiguous row: fixed, so the order of
+ * the sums does not depend on the thread count. */
+#define RED_BLOCK 32768
+
+typedef struct red_job {
+    red_op op;
+    const float *x;
+    size_t red, post, nblk;
+    double *part; /* contiguous rows: [pre * nblk] partial results */
+    float *y;     /* strided form: [pre * post] */
+    size_t pre;
+} red_job;
+
+/* A sum (L1: of |x|, SUMSQ / L2: of x^2) of n floats in 16 double lanes,
+ * the lanes added in a fixed order, then the tail. */
+RLX_AVX2 static double vsum_block(red_op op, const float *x, size_t n) {
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+    __m256 nz = _mm256_set1_ps(-0.0f);
+    bool sq = op == R_SUMSQ || op == R_L2, ab = op == R_L1;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+        if (ab) v0 = _mm256_andnot_ps(nz, v0), v1 = _mm256_andnot_ps(nz, v1);
+        __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(v0)), d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(v0, 1));
+        __m256d d2 = _mm256_cvtps_pd(_mm256_castps256_ps128(v1)), d3 = _mm256_cvtps_pd(_mm256_extractf128_ps(v1, 1));
+        if (sq) {
+            a0 = _mm256_fmadd_pd(d0, d0, a0), a1 = _mm256_fmadd_pd(d1, d1, a1);
+            a2 = _mm256_fmadd_pd(d2, d2, a2), a3 = _mm256_fmadd_pd(d3, d3, a3);
+        } else {
+            a0 = _mm256_add_pd(a0, d0), a1 = _mm256_add_pd(a1, d1), a2 = _mm256_add_pd(a2, d2), a3 = _mm256_add_pd(a3, d3);
+        }
+    }
+    __m256d t = _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3));
+    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(t), _mm256_extractf128_pd(t, 1));
+    double s = _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+    for (; i < n; i++) s += sq ? (double)x[i] * (double)x[i] : ab ? fabs((double)x[i]) : (double)x[i];
+    return s;
+}
+
+/* The maximum (minimum) of n floats: the first NaN if there is one, and
+ * of equal values the first (so -0 and +0 come out as the reference's). */
+RLX_AVX2 static double vext_block(red_op op, const float *x, size_t n) {
+    __m256 m = _mm256_set1_ps(op == R_MAX ? -INFINITY : INFINITY), nan = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        m = op == R_MAX ? _mm256_max_ps(v, m) : _mm256_min_ps(v, m);
+    }
+    float r = op == R_MAX ? rlx_v8_hmax(m) : -rlx_v8_hmax(_mm256_sub_ps(_mm256_setzero_ps(), m));
+    bool has_nan = _mm256_movemask_ps(nan) != 0;
+    for (; i < n; i++) {
+        has_nan |= x[i] != x[i];
+        r = op == R_MAX ? (x[i] > r ? x[i] : r) : (x[i] < r ? x[i] : r);
+    }
+    if (has_nan || r == 0.0f)
+        for (size_t j = 0; j < n; j++)
+            if (x[j] != x[j] || (!has_nan && x[j] == r)) return x[j];
+    return r;
+}
+
+static void vred_rows(void *ctx, size_t i0, size_t i1) {
+    const red_job *j = ctx;
+    for (size_t it = i0; it < i1; it++) {
+        size_t a = it / j->nblk, blk = it % j->nblk, b0 = blk * RED_BLOCK;
+        size_t n = j->red - b0 < RED_BLOCK ? j->red - b0 : RED_BLOCK;
+        const float *x = j->x + a * j->red + b0;
+        j->part[it] = (j->op == R_MAX || j->op == R_MIN) ? vext_block(j->op, x, n) : vsum_block(j->op, x, n);
+    }
+}
+
+/* Columns [c0, c1) of every [red, post] slab: double accumulators, the rows
+ * added in order (as the reference), 8 columns at a time. */
+RLX_AVX2 static void vred_cols(void *ctx, size_t c0, size_t c1) {
+    const red_job *j = ctx;
+    enum { CB = 256 };
+    double acc[CB];
+    float ext[CB];
+    bool ex = j->op == R_MAX || j->op == R_MIN;
+    __m256 nz = _mm256_set1_ps(-0.0f);
+    for (size_t a = 0; a < j->pre; a++)
+        for (size_t cb = c0; cb < c1; cb += CB) {
+            size_t nc = c1 - cb < CB ? c1 - cb : CB, n8 = nc - nc % 8;
+            for (size_t c = 0; c < nc; c++) acc[c] = 0.0, ext[c] = j->op == R_MAX ? -INFINITY : INFINITY;
+            for (size_t b = 0; b < j->red; b++) {
+                const float *row = j->x + (a * j->red + b) * j->post + cb;
+                if (ex) {
+                    for (size_t c = 0; c < n8; c += 8) {
+                        __m256 v = _mm256_loadu_ps(row + c), m = _mm256_loadu_ps(ext + c);
+                        __m256 nv = _mm256_cmp_ps(v, v, _CMP_UNORD_Q), na = _mm256_cmp_ps(m, m, _CMP_UNORD_Q);
+                        __m256 r = j->op == R_MAX ? _mm256_max_ps(v, m) : _mm256_min_ps(v, m); /* NaN m stays */
+                        _mm256_storeu_ps(ext + c, _mm256_blendv_ps(r, v, _mm256_andnot_ps(na, nv)));
+                    }
+                    for (size_t c = n8; c < nc; c++)
+                        if ((j->op == R_MAX ? row[c] > ext[c] : row[c] < ext[c]) || (row[c] != row[c] && ext[c] == ext[c]))
+                            ext[c] = row[c];
+                    continue;
+                }
+                for (size_t c = 0; c < n8; c += 8) {
+                    __m256 v = _mm256_loadu_ps(row + c);
+                    if (j->op == R_L1) v = _mm256_andnot_ps(nz, v);
+                    __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(v)), d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+                    __m256d s0 = _mm256_loadu_pd(acc + c), s1 = _mm256_loadu_pd(acc + c + 4);
+                    if (j->op == R_SUMSQ || j->op == R_L2) s0 = _mm256_fmadd_pd(d0, d0, s0), s1 = _mm256_fmadd_pd(d1, d1, s1);
+                    else s0 = _mm256_add_pd(s0, d0), s1 = _mm256_add_pd(s1, d1);
+                    _mm256_storeu_pd(acc + c, s0);
+                    _mm256_storeu_pd(acc + c + 4, s1);
+                }
+                for (size_t c = n8; c < nc; c++) {
+                    double v = row[c];
+                    acc[c] += (j->op == R_SUMSQ || j->op == R_L2) ? v * v : j->op == R_L1 ? fabs(v) : v;
+                }
+            }
+            for (size_t c = 0; c < nc; c++) {
+                double v = ex ? ext[c] : acc[c];
+                if (j->op == R_MEAN) v /= (double)j->red;
+                else if (j->op == R_L2) v = sqrt(v);
+                j->y[a * j->post + cb + c] = (float)v;
+            }
+        }
+}
+
+/* The vector form of reduce_fast_f32 (same [pre, red, post] view). */
+static bool reduce_vec_f32(red_op op, const float *x, float *y, size_t pre, size_t red, size_t post) {
+    red_job j = { .op = op, .x = x, .red = red, .post = post, .y = y, .pre = pre };
+    if (post > 1) {
+        rlx_parallel_for(post, 8 + 65536 / (red * pre + 1), vred_cols, &j);
+        return true;
+    }
+    j.nblk = red == 0 ? 1 : (red + RED_BLOCK - 1) / RED_BLOCK;
+    size_t items;
+    if (!rlx_mul_ok(pre, j.nblk, &items)) return false;
+    double stack_part[64], *part = items <= 64 ? stack_part : malloc(items * sizeof *part);
+    if (!part) return false;
+    j.part = part;
+    rlx_parallel_for(items, 1 + 32768 / (red < RED_BLOCK ? red + 1 : RED_BLOCK), vred_rows, &j);
+    for (size_t a = 0; a < pre; a++) {
+        const double *pa = part + a * j.nblk;
+        double v = pa[0];
+        for (size_t b = 1; b < j.nblk; b++) {
+            if (op == R_MAX || op == R_MIN) {
+                if (v != v) break;
+                if (pa[b] != pa[b] || (op == R_MAX ? pa[b] > v : pa[b] < v)) v = pa[b];
+            } else {
+                v += pa[b];
+            }
+        }
+        if (op == R_MEAN) v /= (double)red;
+        else if (op == R_L2) v = sqrt(v);
+        y[a] = (float)v;
+    }
+    if (part != stack_part) free(part);
+    return true;
+}
+#endif
+
 /* Fast path: f32 input, the reduced axes one contiguous block, viewed as
- * [pre, red, post]. Accumulates in double in the order of the reference, so
- * the results are identical. */
+ * [pre, red, post]. Accumulates in double; with AVX2 (reduce_vec_f32) in
+ * 16 double lanes per block of 32K elements of a row, over the pool, the
+ * order fixed by the sizes alone (so the same bits on any thread count):
+ * the f32 results equal the reference's except where two double sums of
+ * the same terms in another order round to different floats (about once
+ * in 10^8 sums); without AVX2 in the reference's order (identical). */
 static bool reduce_fast_f32(rlx_cpu_kctx *k, red_op op, const rlx_reduce_spec *r, const red_plan *p) {
     const rlx_tensor *x = k->in[0];
     if (x->dtype != RLX_DTYPE_F32 || k->out[0]->dtype != RLX_DTYPE_F32 || r->n_axes == 0 || p->n_out == 0) return false;
@@ -282,6 +448,9 @@ static bool reduce_fast_f32(rlx_cpu_kctx *k, red_op op, const rlx_reduce_spec *r
     size_t post = rlx_dims_span(x->dims, last + 1, r->rank);
     const float *px = x->data;
     float *py = k->out[0]->data;
+#if RLX_HAVE_AVX2_BUILD
+    if (rlx_cpu_has_avx2() && reduce_vec_f32(op, px, py, pre, red, post)) return true;
+#endif
     if (post == 1) { /* reduced block innermost: one contiguous row per output */
         for (size_t a = 0; a < pre; a++) {
             const float *row = px + a * red;
@@ -404,6 +573,10 @@ static rlx_status arg_run(rlx_cpu_kctx *k, bool is_max) {
     RLX_TRY(check_out(k, 0, outer * inner));
     if (len == 0 && outer * inner > 0)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis %d has size 0: there is no index to return", ax);
+    if (!k->reference && x->dtype == RLX_DTYPE_F32 && inner == 1 && len > 0) {
+        rlx_cpu_rows_arg(x->data, py, outer, len, is_max, last);
+        return RLX_OK;
+    }
     bool is_float = rlx_dtype_is_float(x->dtype), u64 = x->dtype == RLX_DTYPE_U64;
     for (size_t a = 0; a < outer; a++)
         for (size_t c = 0; c < inner; c++) {
@@ -517,6 +690,17 @@ static rlx_status norm_rows(rlx_cpu_kctx *k, bool rms) {
     for (size_t j = 0; soff && j < len; j++) {
         soff[j] = bcast_off(j, x->dims + ax, x->rank - ax, ss + ax);
         boff[j] = b ? bcast_off(j, x->dims + ax, x->rank - ax, bs + ax) : 0;
+    }
+    /* f32 fast path (cpu_rows.c) where Scale and B hold one value per column, in order */
+    bool per_column = soff != NULL;
+    for (size_t j = 0; per_column && j < len; j++) per_column = soff[j] == j && (!b || boff[j] == j);
+    if (!k->reference && !rms && per_column && x->dtype == RLX_DTYPE_F32 && y->dtype == RLX_DTYPE_F32 &&
+        sc->dtype == RLX_DTYPE_F32 && (!b || b->dtype == RLX_DTYPE_F32) &&
+        (!mean_out || mean_out->dtype == RLX_DTYPE_F32) && (!inv_out || inv_out->dtype == RLX_DTYPE_F32) &&
+        rlx_cpu_rows_layernorm(x->data, sc->data, b ? b->data : NULL, y->data, mean_out ? mean_out->data : NULL,
+                               inv_out ? inv_out->data : NULL, rows, len, eps)) {
+        free(soff);
+        return RLX_OK;
     }
     for (size_t r = 0; r < rows; r++) {
         size_t base = r * len;

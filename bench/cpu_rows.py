@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""rlx's CPU backend against onnxruntime's CPU execution provider on
+one-op (or few-op) models built here with onnx.helper: the recurrent ops,
+row-wise ops over many short rows and over long rows, large reductions,
+elementwise ops, and a model of 30 tiny ops (per-node overhead).
+Same machine, same inputs, same thread count; milliseconds per forward
+pass, the median over --rounds rounds of each runner's median of --iters
+steady runs (rounds interleave the runners). Prints a markdown table.
+
+    python3 bench/cpu_rows.py [--rlx build/rlx] [--base-rlx OTHER/rlx]
+                              [--threads N] [--rounds 3] [--iters 20]
+                              [--models lstm,softmax_short,...] [--list]
+
+--threads N sets RLX_NUM_THREADS for rlx and intra_op_num_threads for
+onnxruntime. --base-rlx adds a column for another rlx binary (a build of
+main: the "before"). Weights: normal(0, 0.1), seed 1; inputs uniform
+[-1, 1), seed 0 (written as .npy to --work).
+
+Models (name: graph):
+  lstm            bidirectional LSTM, hidden 224, input 224, sequence 21,
+                  batch 30 (the issue's LSTM), output Y
+  gru             bidirectional GRU (linear_before_reset 1), same sizes
+  lstm_b1         unidirectional LSTM, hidden 64, input 64, sequence 32,
+                  batch 1 (a streaming model's)
+  softmax_short   Softmax over the last axis of [70000, 8]
+  logsoftmax_long LogSoftmax over the last axis of [64, 32000]
+  softmax_long    Softmax over the last axis of [256, 4096]
+  argmax_short    ArgMax over the last axis of [70000, 8] (keepdims 0)
+  layernorm_short LayerNormalization over the last axis of [70000, 8]
+  layernorm_768   LayerNormalization over the last axis of [4096, 768]
+  reduce_sum_16m  ReduceSum of [4096, 4096] over all axes (keepdims 0)
+  reduce_mean_rows ReduceMean of [4096, 1024] over axis 1
+  reduce_sum_cols ReduceSum of [1024, 4096] over axis 0
+  ew_add          Add of [1M] and [1M]      (elementwise, part 4)
+  ew_sigmoid      Sigmoid of [1M]
+  ew_gelu         Gelu (erf) as the ONNX function of opset 20, [1M]
+  ew_chain        Mul, Add, Tanh, Mul on [1M] (a fusable chain)
+  tiny30          30 tiny ops on [1, 32] (MatMul, Add, Relu, Sigmoid,
+                  Transpose, Reshape, ReduceMean, Concat, Slice, Softmax,
+                  ...): per-node overhead
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from cpu_vs_ort import run_ort, run_rlx  # noqa: E402
+
+W_RNG = np.random.default_rng(1)
+
+
+def init(name, arr):
+    return numpy_helper.from_array(np.asarray(arr, dtype=arr.dtype), name)
+
+
+def weights(*shape):
+    return W_RNG.normal(0, 0.1, shape).astype(np.float32)
+
+
+def one_op(op, shape, out_shape, attrs=None, inits=(), extra_inputs=(), opset=17, out_type=TensorProto.FLOAT):
+    nodes = [helper.make_node(op, ["x", *extra_inputs], ["y"], **(attrs or {}))]
+    g = helper.make_graph(nodes, op.lower(), [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("y", out_type, out_shape)], initializer=list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), shape
+
+
+def rnn(kind, T, N, I, H, dirs, extra=None):
+    G = {"LSTM": 4, "GRU": 3, "RNN": 1}[kind]
+    D = 2 if dirs == "bidirectional" else 1
+    inits = [init("W", weights(D, G * H, I)), init("R", weights(D, G * H, H)), init("B", weights(D, 2 * G * H))]
+    node = helper.make_node(kind, ["x", "W", "R", "B"], ["y"], hidden_size=H, direction=dirs, **(extra or {}))
+    g = helper.make_graph([node], kind.lower(), [helper.make_tensor_value_info("x", TensorProto.FLOAT, [T, N, I])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [T, D, N, H])], initializer=inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]), [T, N, I]
+
+
+def layernorm(rows, cols):
+    inits = [init("s", weights(cols) + 1), init("b", weights(cols))]
+    return one_op("LayerNormalization", [rows, cols], [rows, cols], {"axis": -1}, inits, ["s", "b"])
+
+
+def tiny30():
+    """30 small nodes of the kinds small models chain: every value is [1, 32]
+    or a reshape of it; no two elementwise ops in a row, so fusion passes
+    leave most nodes apart."""
+    n = 32
+    nodes, inits = [], []
+    cur = "x"
+    k = 0
+
+    def nm(tag):
+        nonlocal k
+        k += 1
+        return f"{tag}{k}"
+
+    for i in range(5):
+        w = nm("w")
+        inits.append(init(w, weights(n, n)))
+        b = nm("b")
+        inits.append(init(b, weights(n)))
+        t1, t2, t3, t4, t5, t6 = (nm("t") for _ in range(6))
+        nodes.append(helper.make_node("MatMul", [cur, w], [t1]))
+        nodes.append(helper.make_node("Add", [t1, b], [t2]))
+        nodes.append(helper.make_node("Relu" if i % 2 else "Sigmoid", [t2], [t3]))
+        shp = nm("shape")
+        inits.append(init(shp, np.array([1, 4, n // 4], dtype=np.int64)))
+        nodes.append(helper.make_node("Reshape", [t3, shp], [t4]))
+        nodes.append(helper.make_node("Transpose", [t4], [t5], perm=[0, 2, 1]))
+        shp2 = nm("shape")
+        inits.append(init(shp2, np.array([1, n], dtype=np.int64)))
+        nodes.append(helper.make_node("Reshape", [t5, shp2], [t6]))
+        cur = t6
+    out = "y"
+    nodes[-1].output[0] = out
+    g = helper.make_graph(nodes, "tiny30", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, n])],
+                          [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, n])], initializer=inits)
+    assert len(nodes) == 30
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), [1, n]
+
+
+def ew_chain(n):
+    inits = [init("a", np.array([0.7], np.float32)), init("c", np.array([0.1], np.float32))]
+    nodes = [helper.make_node("Mul", ["x", "a"], ["t1"]), helper.make_node("Add", ["t1", "c"], ["t2"]),
+             helper.make_node("Tanh", ["t2"], ["t3"]), helper.make_node("Mul", ["t3", "x"], ["y"])]
+    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])], initializer=inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), [n]
+
+
+def ew_add(n):
+    inits = [init("b", W_RNG.uniform(-1, 1, n).astype(np.float32))]
+    return one_op("Add", [n], [n], inits=inits, extra_inputs=["b"])
+
+
+MODELS = {
+    "lstm": lambda: rnn("LSTM", 21, 30, 224, 224, "bidirectional"),
+    "gru": lambda: rnn("GRU", 21, 30, 224, 224, "bidirectional", {"linear_before_reset": 1}),
+    "lstm_b1": lambda: rnn("LSTM", 32, 1, 64, 64, "forward"),
+    "softmax_short": lambda: one_op("Softmax", [70000, 8], [70000, 8], {"axis": -1}),
+    "logsoftmax_long": lambda: one_op("LogSoftmax", [64, 32000], [64, 32000], {"axis": -1}),
+    "softmax_long": lambda: one_op("Softmax", [256, 4096], [256, 4096], {"axis": -1}),
+    "argmax_short": lambda: one_op("ArgMax", [70000, 8], [70000], {"axis": -1, "keepdims": 0},
+                                   out_type=TensorProto.INT64),
+    "layernorm_short": lambda: layernorm(70000, 8),
+    "layernorm_768": lambda: layernorm(4096, 768),
+    "reduce_sum_16m": lambda: one_op("ReduceSum", [4096, 4096], [], {"keepdims": 0}, opset=13),
+    "reduce_mean_rows": lambda: one_op("ReduceMean", [4096, 1024], [4096], {"axes": [1], "keepdims": 0}, opset=13),
+    "reduce_sum_cols": lambda: one_op("ReduceSum", [1024, 4096], [4096], {"keepdims": 0}, opset=13,
+                                      inits=[init("axes", np.array([0], np.int64))], extra_inputs=["axes"]),
+    "ew_add": lambda: ew_add(1 << 20),
+    "ew_sigmoid": lambda: one_op("Sigmoid", [1 << 20], [1 << 20]),
+    "ew_gelu": lambda: one_op("Gelu", [1 << 20], [1 << 20], opset=20),
+    "ew_chain": lambda: ew_chain(1 << 20),
+    "tiny30": tiny30,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rlx", default=os.path.join(ROOT, "build", "rlx"))
+    ap.add_argument("--base-rlx", default=None)
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "rlx_cpu_rows"))
+    ap.add_argument("--list", action="store_true", help="write the models to --work and stop")
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    rows = []
+    for key in a.models.split(","):
+        model, shape = MODELS[key]()
+        model.ir_version = 8  # what onnxruntime 1.22 reads
+        path = os.path.join(a.work, f"{key}.onnx")
+        onnx.save(model, path)
+        npy = os.path.join(a.work, f"{key}_x.npy")
+        np.save(npy, np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32))
+        if a.list:
+            print(path)
+            continue
+        res = {"rlx": [], "base": [], "ort": []}
+        for r in range(a.rounds):
+            res["rlx"].append(run_rlx(a.rlx, path, "x", npy, a.threads, a.iters, a.warmup))
+            if a.base_rlx:
+                res["base"].append(run_rlx(a.base_rlx, path, "x", npy, a.threads, a.iters, a.warmup))
+            res["ort"].append(run_ort(path, "x", npy, a.threads, a.iters, a.warmup))
+            print(f"{key} round {r + 1}: " + ", ".join(f"{k} {v[-1]:.3f} ms" for k, v in res.items() if v),
+                  file=sys.stderr)
+        rows.append((key, {k: statistics.median(v) for k, v in res.items() if v}))
+    if a.list:
+        return 0
+    thr = a.threads or f"default ({os.cpu_count()} cores)"
+    print(f"\nthreads: {thr}; ms per forward pass: median over {a.rounds} rounds of each round's median of "
+          f"{a.iters} runs\n")
+    head = ("| model | " + ("rlx before | before / ort | " if a.base_rlx else "") + "rlx | onnxruntime | rlx / ort |")
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for key, m in rows:
+        base = f"{m['base']:.3f} | {m['base'] / m['ort']:.2f} | " if a.base_rlx else ""
+        print(f"| {key} | {base}{m['rlx']:.3f} | {m['ort']:.3f} | **{m['rlx'] / m['ort']:.2f}** |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,259 @@
+/* CPU fast paths of row-wise ops over f32 (see cpu_rows.h) and the CPU
+ * feature test of cpu_vmath.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_rows.h"
+#include "backend/cpu/cpu_nn.h"
+#include "ir/ops/reduce_geom.h"
+#include "backend/cpu/cpu_vmath.h"
+#include "base/parallel.h"
+
+bool rlx_cpu_has_avx2(void) {
+#if RLX_HAVE_AVX2_BUILD
+    static int known = -1; /* benign race: every thread computes the same value */
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }
+    return known;
+#else
+    return false;
+#endif
+}
+
+/* ------------------------------------------------------------ Softmax, LogSoftmax */
+
+typedef struct sm_job {
+    const float *x;
+    float *y;
+    size_t len;
+    bool log;
+} sm_job;
+
+#if RLX_HAVE_AVX2_BUILD
+/* The first n (< 8) lanes: a mask for maskload / maskstore. */
+RLX_AVX2_INLINE __m256i tail_mask(size_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* Adds the 8 floats of v to the two 4-lane double accumulators. */
+RLX_AVX2_INLINE void acc_pd(__m256d *a0, __m256d *a1, __m256 v) {
+    *a0 = _mm256_add_pd(*a0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+    *a1 = _mm256_add_pd(*a1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
+
+RLX_AVX2_INLINE double hsum_pd(__m256d a) {
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+
+/* Rows [r0, r1): m = max, e = exp(x - m) (cpu_vmath.h), sum of e in double;
+ * Softmax y = e * (1 / sum), LogSoftmax y = (x - m) - log(sum). */
+RLX_AVX2 static void softmax_rows(void *ctx, size_t r0, size_t r1) {
+    const sm_job *j = ctx;
+    size_t len = j->len, n8 = len - len % 8, rest = len % 8;
+    __m256i tm = tail_mask(rest);
+    __m256 ninf = _mm256_set1_ps(-INFINITY);
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = j->x + r * len;
+        float *y = j->y + r * len;
+        __m256 vm = ninf;
+        for (size_t i = 0; i < n8; i += 8) vm = _mm256_max_ps(_mm256_loadu_ps(x + i), vm);
+        if (rest) vm = _mm256_max_ps(_mm256_blendv_ps(ninf, _mm256_maskload_ps(x + n8, tm), _mm256_castsi256_ps(tm)), vm);
+        /* max_ps may drop a NaN, but exp(NaN - m) makes the sum, hence the
+         * row, NaN, as in the reference */
+        float m = rlx_v8_hmax(vm);
+        __m256 mm = _mm256_set1_ps(m);
+        __m256d s0 = _mm256_setzero_pd(), s1 = s0;
+        for (size_t i = 0; i < n8; i += 8) {
+            __m256 e = rlx_v8_exp_neg(_mm256_sub_ps(_mm256_loadu_ps(x + i), mm));
+            if (!j->log) _mm256_storeu_ps(y + i, e);
+            acc_pd(&s0, &s1, e);
+        }
+        if (rest) {
+            __m256 e = rlx_v8_exp_neg(_mm256_sub_ps(_mm256_maskload_ps(x + n8, tm), mm));
+            e = _mm256_and_ps(e, _mm256_castsi256_ps(tm));
+            if (!j->log) _mm256_maskstore_ps(y + n8, tm, e);
+            acc_pd(&s0, &s1, e);
+        }
+        double sum = hsum_pd(_mm256_add_pd(s0, s1));
+        if (m != m) sum = NAN;
+        if (!j->log) {
+            __m256 inv = _mm256_set1_ps((float)(1.0 / sum));
+            for (size_t i = 0; i < n8; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), inv));
+            if (rest) _mm256_maskstore_ps(y + n8, tm, _mm256_mul_ps(_mm256_maskload_ps(y + n8, tm), inv));
+        } else {
+            __m256 ls = _mm256_set1_ps((float)log(sum));
+            for (size_t i = 0; i < n8; i += 8)
+                _mm256_storeu_ps(y + i, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), mm), ls));
+            if (rest)
+                _mm256_maskstore_ps(y + n8, tm, _mm256_sub_ps(_mm256_sub_ps(_mm256_maskload_ps(x + n8, tm), mm), ls));
+        }
+    }
+}
+#endif
+
+bool rlx_cpu_rows_softmax(const float *x, float *y, size_t rows, size_t len, bool log_softmax) {
+#if RLX_HAVE_AVX2_BUILD
+    if (!rlx_cpu_has_avx2() || len == 0) return false;
+    sm_job j = { x, y, len, log_softmax };
+    rlx_parallel_for(rows, 16384 / len + 1, softmax_rows, &j);
+    return true;
+#else
+    (void)x, (void)y, (void)rows, (void)len, (void)log_softmax;
+    return false;
+#endif
+}
+
+/* ------------------------------------------------------------ ArgMax, ArgMin */
+
+typedef struct arg_job {
+    const float *x;
+    int64_t *y;
+    size_t len;
+    bool is_max, last;
+} arg_job;
+
+/* A row with a NaN: NaN ranks above every number for both ops (the
+ * reference's order), equal NaNs tie. */
+static size_t arg_row_nan(const float *x, size_t len, bool is_max, bool last) {
+    size_t best = 0;
+    for (size_t j = 1; j < len; j++) {
+        float v = x[j], w = x[best];
+        bool nv = v != v, nw = w != w;
+        int cmp = (nv || nw) ? (int)nv - (int)nw : is_max ? (v > w) - (v < w) : (v < w) - (v > w);
+        if (cmp > 0 || (last && cmp == 0)) best = j;
+    }
+    return best;
+}
+
+static void arg_rows(void *ctx, size_t r0, size_t r1) {
+    const arg_job *a = ctx;
+    size_t len = a->len;
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = a->x + r * len;
+        size_t best = 0;
+        float bv = x[0];
+        bool nan = bv != bv;
+        /* four loops without a mode test inside */
+        if (a->is_max && !a->last) {
+            for (size_t j = 1; j < len; j++) {
+                nan |= x[j] != x[j];
+                if (x[j] > bv) bv = x[j], best = j;
+            }
+        } else if (a->is_max) {
+            for (size_t j = 1; j < len; j++) {
+                nan |= x[j] != x[j];
+                if (x[j] >= bv) bv = x[j], best = j;
+            }
+        } else if (!a->last) {
+            for (size_t j = 1; j < len; j++) {
+                nan |= x[j] != x[j];
+                if (x[j] < bv) bv = x[j], best = j;
+            }
+        } else {
+            for (size_t j = 1; j < len; j++) {
+                nan |= x[j] != x[j];
+                if (x[j] <= bv) bv = x[j], best = j;
+            }
+        }
+        if (nan) best = arg_row_nan(x, len, a->is_max, a->last);
+        a->y[r] = (int64_t)best;
+    }
+}
+
+void rlx_cpu_rows_arg(const float *x, int64_t *y, size_t rows, size_t len, bool is_max, bool last) {
+    arg_job a = { x, y, len, is_max, last };
+    rlx_parallel_for(rows, 16384 / len + 1, arg_rows, &a);
+}
+
+/* ------------------------------------------------------------ LayerNormalization */
+
+typedef struct ln_job {
+    const float *x, *scale, *bias;
+    float *y, *mean, *inv;
+    size_t len;
+    double eps;
+} ln_job;
+
+#if RLX_HAVE_AVX2_BUILD
+/* Per row: mean = sum / len and var = sum((x - mean)^2) / len, both sums in
+ * double lanes; y = (x - mean) * inv * scale + bias in f32. */
+RLX_AVX2 static void ln_rows(void *ctx, size_t r0, size_t r1) {
+    const ln_job *j = ctx;
+    size_t len = j->len, n8 = len - len % 8, rest = len % 8;
+    __m256i tm = tail_mask(rest);
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = j->x + r * len;
+        float *y = j->y + r * len;
+        __m256d s0 = _mm256_setzero_pd(), s1 = s0;
+        for (size_t i = 0; i < n8; i += 8) acc_pd(&s0, &s1, _mm256_loadu_ps(x + i));
+        if (rest) acc_pd(&s0, &s1, _mm256_maskload_ps(x + n8, tm));
+        double mean = hsum_pd(_mm256_add_pd(s0, s1)) / (double)len;
+        __m256d md = _mm256_set1_pd(mean), q0 = _mm256_setzero_pd(), q1 = q0;
+        for (size_t i = 0; i <= n8; i += 8) {
+            if (i == n8 && !rest) break;
+            __m256 v = i < n8 ? _mm256_loadu_ps(x + i) : _mm256_maskload_ps(x + n8, tm);
+            __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), md);
+            __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), md);
+            if (i == n8) { /* lanes past the row are 0, not 0 - mean */
+                __m256 mk = _mm256_castsi256_ps(tm);
+                d0 = _mm256_and_pd(d0, _mm256_cvtps_pd(_mm256_castps256_ps128(mk)));
+                d1 = _mm256_and_pd(d1, _mm256_cvtps_pd(_mm256_extractf128_ps(mk, 1)));
+            }
+            q0 = _mm256_fmadd_pd(d0, d0, q0);
+            q1 = _mm256_fmadd_pd(d1, d1, q1);
+        }
+        double inv = 1.0 / sqrt(hsum_pd(_mm256_add_pd(q0, q1)) / (double)len + j->eps);
+        if (j->mean) j->mean[r] = (float)mean;
+        if (j->inv) j->inv[r] = (float)inv;
+        __m256 mf = _mm256_set1_ps((float)mean), vf = _mm256_set1_ps((float)inv);
+        for (size_t i = 0; i < n8; i += 8) {
+            __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), mf), vf);
+            v = _mm256_mul_ps(v, _mm256_loadu_ps(j->scale + i));
+            if (j->bias) v = _mm256_add_ps(v, _mm256_loadu_ps(j->bias + i));
+            _mm256_storeu_ps(y + i, v);
+        }
+        if (rest) {
+            __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_maskload_ps(x + n8, tm), mf), vf);
+            v = _mm256_mul_ps(v, _mm256_maskload_ps(j->scale + n8, tm));
+            if (j->bias) v = _mm256_add_ps(v, _mm256_maskload_ps(j->bias + n8, tm));
+            _mm256_maskstore_ps(y + n8, tm, v);
+        }
+    }
+}
+#endif
+
+bool rlx_cpu_rows_layernorm(const float *x, const float *scale, const float *bias, float *y, float *mean, float *inv,
+                            size_t rows, size_t len, double eps) {
+#if RLX_HAVE_AVX2_BUILD
+    if (!rlx_cpu_has_avx2() || len == 0) return false;
+    ln_job j = { x, scale, bias, y, mean, inv, len, eps };
+    rlx_parallel_for(rows, 16384 / len + 1, ln_rows, &j);
+    return true;
+#else
+    (void)x, (void)scale, (void)bias, (void)y, (void)mean, (void)inv, (void)rows, (void)len, (void)eps;
+    return false;
+#endif
+}
+
+/* ------------------------------------------------------------ kernels */
+
+/* Softmax / LogSoftmax: the fast path when X and Y are f32 and each
+ * normalised line is a contiguous row (the last axis from version 13, any
+ * axis before); else the reference (cpu_nn_gemm.c). */
+static rlx_status softmax_kernel(rlx_cpu_kctx *k, bool log_softmax) {
+    const rlx_tensor *xt = k->in[0];
+    int ax;
+    if (!k->reference && xt->dtype == RLX_DTYPE_F32 && k->out[0]->dtype == RLX_DTYPE_F32 &&
+        rlx_norm_axis(rlx_softmax_axis(k->n), xt->rank, &ax) && (k->n->version < 13 || ax == xt->rank - 1)) {
+        size_t rows = rlx_dims_span(xt->dims, 0, ax), len = rlx_dims_span(xt->dims, ax, xt->rank);
+        if (rows * len == 0 || rlx_cpu_rows_softmax(xt->data, k->out[0]->data, rows, len, log_softmax)) return RLX_OK;
+    }
+    return log_softmax ? rlx_cpu_nn_logsoftmax(k) : rlx_cpu_nn_softmax(k);
+}
+
+rlx_status rlx_cpu_rows_softmax_kernel(rlx_cpu_kctx *k) { return softmax_kernel(k, false); }
+rlx_status rlx_cpu_rows_logsoftmax_kernel(rlx_cpu_kctx *k) { return softmax_kernel(k, true); }

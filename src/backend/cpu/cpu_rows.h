@@ -1,0 +1,46 @@
+/* Fast paths of row-wise f32 ops over contiguous rows (cpu_rows.c), split
+ * into blocks of rows over the worker pool (base/parallel.h; a block is at
+ * least 16K elements, so tiny inputs stay on the caller). Each returns
+ * false, having written nothing, where it does not apply (no AVX2 + FMA on
+ * this CPU, or an empty row): the caller then runs its reference kernel.
+ * The kernels that call them check shapes and dtypes first.
+ *
+ * Accuracy against the double references (tests/test_cpu_rows_fast.c):
+ *  - Softmax / LogSoftmax (ONNX Softmax-13 over the last axis, or the
+ *    2-D view before 13): max, then exp(x - max) by cpu_vmath.h
+ *    (<= 2^-22 relative), summed in double lanes; y = e * (1 / sum) or
+ *    (x - max) - log(sum): a few f32 ulps.
+ *  - LayerNormalization (Scale and B one value per column): mean and
+ *    variance summed in double lanes (two passes), y in f32: a few ulps
+ *    of the result's scale.
+ *  - ArgMax / ArgMin: exact (the reference's NaN order and ties). */
+#ifndef RLX_BACKEND_CPU_CPU_ROWS_H
+#define RLX_BACKEND_CPU_CPU_ROWS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/cpu/cpu.h"
+
+/* The CPU kernels of Softmax and LogSoftmax (the nn family's table): the
+ * fast path above where it applies, else the reference
+ * (rlx_cpu_nn_softmax / rlx_cpu_nn_logsoftmax). */
+rlx_status rlx_cpu_rows_softmax_kernel(rlx_cpu_kctx *k);
+rlx_status rlx_cpu_rows_logsoftmax_kernel(rlx_cpu_kctx *k);
+
+/* x, y: [rows, len]; y = softmax (or log_softmax) of each row. */
+bool rlx_cpu_rows_softmax(const float *x, float *y, size_t rows, size_t len, bool log_softmax);
+
+/* x [rows, len] (len >= 1), y [rows]: the index of the first (last, when
+ * `last`) maximum (minimum) of each row; NaN ranks above every number.
+ * Always applies (plain C). */
+void rlx_cpu_rows_arg(const float *x, int64_t *y, size_t rows, size_t len, bool is_max, bool last);
+
+/* x, y [rows, len], scale and bias [len] (bias may be NULL), mean and inv
+ * [rows] or NULL: y = (x - mean) * inv * scale + bias with inv =
+ * 1 / sqrt(var + eps), population variance. */
+bool rlx_cpu_rows_layernorm(const float *x, const float *scale, const float *bias, float *y, float *mean, float *inv,
+                            size_t rows, size_t len, double eps);
+
+#endif
