@@ -287,7 +287,7 @@ static void test_rnn(void) {
     run_rnn(&big);
     static const char *ops[3] = { "RNN", "GRU", "LSTM" };
     static const char *dirs[3] = { "forward", "reverse", "bidirectional" };
-    static const int hs[6] = { 1, 7, 8, 16, 17, 40 }, ns[5] = { 1, 5, 6, 13, 3 };
+    static const int hs[6] = { 1, 7, 8, 16, 17, 40 }, ns[5] = { 1, 5, 6, 13, 2 };
     int cases = 0;
     for (int o = 0; o < 3; o++)
         for (int d = 0; d < 3; d++)

@@ -10,6 +10,7 @@
 #include "base/half.h"
 #include "base/parallel.h"
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_nn.h"
 #include "ir/ew.h"
 #include "ir/ops/ops.h"
 
@@ -20,14 +21,19 @@
  * read and may be NULL). */
 void rlx_cpu_ew_f32(rlx_ew_fn fn, float *restrict d, const float *x, const float *y, const float *c, float p0,
                     float p1, size_t n) {
+    size_t i = 0; /* blocks of 8: simple functions (Relu, Clip, +, *) become vector code, same bits */
     switch (fn) {
+#define EW_ONE_(id, ar, i) d[i] = rlx_ew_f32_##id(x[i], (ar) > 1 ? y[i] : 0.0f, (ar) > 2 ? c[i] : 0.0f, p0, p1)
 #define EW_LOOP_(id, kind, name, ar, ...)                                                                    \
     case RLX_EW_##id:                                                                                  \
-        for (size_t i = 0; i < n; i++)                                                                 \
-            d[i] = rlx_ew_f32_##id(x[i], (ar) > 1 ? y[i] : 0.0f, (ar) > 2 ? c[i] : 0.0f, p0, p1);      \
+        for (; i + 8 <= n; i += 8) {                                                                   \
+            _Pragma("GCC unroll 8") for (size_t l = i; l < i + 8; l++) EW_ONE_(id, ar, l);             \
+        }                                                                                              \
+        for (; i < n; i++) EW_ONE_(id, ar, i);                                                         \
         break;
         RLX_EW_FUNCS(EW_LOOP_)
 #undef EW_LOOP_
+#undef EW_ONE_
     case RLX_EW_COUNT: break;
     }
 }
@@ -276,6 +282,37 @@ typedef struct bin_job {
     bin_op op;
 } bin_job;
 
+/* + - * / on a row whose operands are contiguous or one of them a scalar
+ * (strides 1 or 0), in blocks of eight that become vector code (the same
+ * IEEE operations, so the same bits); false for other ops and strides. */
+RLX_NN_CLONES static bool bin_rows_contig(bin_op op, float *restrict o, const float *pa, const float *pb, int64_t sa,
+                                          int64_t sb, size_t n) {
+    if (op != B_ADD && op != B_SUB && op != B_MUL && op != B_DIV) return false;
+    if (sa != 1 || (sb != 0 && sb != 1)) return false;
+    float b0 = pb[0];
+    size_t x = 0;
+#define BIN_LOOP(OPER)                                                                         \
+    if (sb == 1) {                                                                            \
+        for (; x + 8 <= n; x += 8) {                                                          \
+            _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) o[x + l] = pa[x + l] OPER pb[x + l]; \
+        }                                                                                     \
+        for (; x < n; x++) o[x] = pa[x] OPER pb[x];                                           \
+    } else {                                                                                  \
+        for (; x + 8 <= n; x += 8) {                                                          \
+            _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) o[x + l] = pa[x + l] OPER b0; \
+        }                                                                                     \
+        for (; x < n; x++) o[x] = pa[x] OPER b0;                                              \
+    }
+    switch (op) {
+    case B_ADD: BIN_LOOP(+) break;
+    case B_SUB: BIN_LOOP(-) break;
+    case B_MUL: BIN_LOOP(*) break;
+    default: BIN_LOOP(/) break;
+    }
+#undef BIN_LOOP
+    return true;
+}
+
 /* f32 broadcast over output rows [r0, r1) (a row = the last dim): each
  * element is computed independently, so any split gives the same result. */
 static void binary_f32_rows(void *ctx, size_t r0, size_t r1) {
@@ -296,6 +333,7 @@ static void binary_f32_rows(void *ctx, size_t r0, size_t r1) {
         }
         const float *pa = j->a + oa, *pb = j->b + ob;
         float *o = j->o + r * inner;
+        if (bin_rows_contig(j->op, o, pa, pb, sa, sb, inner)) continue;
         switch (j->op) { /* the switch stays out of the inner loop for the common ops */
         case B_ADD: for (size_t x = 0; x < inner; x++) o[x] = pa[(int64_t)x * sa] + pb[(int64_t)x * sb]; break;
         case B_SUB: for (size_t x = 0; x < inner; x++) o[x] = pa[(int64_t)x * sa] - pb[(int64_t)x * sb]; break;

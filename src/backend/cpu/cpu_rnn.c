@@ -245,14 +245,59 @@ RLX_AVX2 static void rec_gemm_avx2(size_t tiles, const float *a, size_t lda, con
 }
 #endif
 
-static void rec_gemm(bool avx2, size_t tiles, const float *a, size_t lda, const float *bp, size_t K, size_t panels,
-                     float *c, size_t ldc) {
+#if RLX_HAVE_AVX2_BUILD
+/* The same product for `rows` single rows (batch 1 or 2): four panels at a
+ * time, so that eight accumulators hide the latency of the FMAs. */
+RLX_AVX2 static void rec_gemv_avx2(size_t rows, const float *a, size_t lda, const float *bp, size_t K, size_t panels,
+                                   float *c, size_t ldc) {
+    for (size_t r = 0; r < rows; r++) {
+        const float *ar = a + r * lda;
+        size_t q = 0;
+        for (; q + 4 <= panels; q += 4) {
+            const float *b = bp + q * K * RF_NR;
+            __m256 x0 = _mm256_setzero_ps(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0, x6 = x0, x7 = x0;
+            for (size_t k = 0; k < K; k++, b += RF_NR) {
+                __m256 v = _mm256_broadcast_ss(ar + k);
+                x0 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b), x0);
+                x1 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + 8), x1);
+                x2 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + K * RF_NR), x2);
+                x3 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + K * RF_NR + 8), x3);
+                x4 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + 2 * K * RF_NR), x4);
+                x5 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + 2 * K * RF_NR + 8), x5);
+                x6 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + 3 * K * RF_NR), x6);
+                x7 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + 3 * K * RF_NR + 8), x7);
+            }
+            float *o = c + r * ldc + q * RF_NR;
+            _mm256_storeu_ps(o, x0), _mm256_storeu_ps(o + 8, x1), _mm256_storeu_ps(o + 16, x2);
+            _mm256_storeu_ps(o + 24, x3), _mm256_storeu_ps(o + 32, x4), _mm256_storeu_ps(o + 40, x5);
+            _mm256_storeu_ps(o + 48, x6), _mm256_storeu_ps(o + 56, x7);
+        }
+        for (; q < panels; q++) {
+            const float *b = bp + q * K * RF_NR;
+            __m256 x0 = _mm256_setzero_ps(), x1 = x0;
+            for (size_t k = 0; k < K; k++, b += RF_NR) {
+                __m256 v = _mm256_broadcast_ss(ar + k);
+                x0 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b), x0);
+                x1 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + 8), x1);
+            }
+            _mm256_storeu_ps(c + r * ldc + q * RF_NR, x0);
+            _mm256_storeu_ps(c + r * ldc + q * RF_NR + 8, x1);
+        }
+    }
+}
+#endif
+
+/* rows: the batch rows in use (<= tiles * 6); fewer than 3 take the GEMV. */
+static void rec_gemm(bool avx2, size_t rows, size_t tiles, const float *a, size_t lda, const float *bp, size_t K,
+                     size_t panels, float *c, size_t ldc) {
 #if RLX_HAVE_AVX2_BUILD
     if (avx2) {
-        rec_gemm_avx2(tiles, a, lda, bp, K, panels, c, ldc);
+        if (rows < 3) rec_gemv_avx2(rows, a, lda, bp, K, panels, c, ldc);
+        else rec_gemm_avx2(tiles, a, lda, bp, K, panels, c, ldc);
         return;
     }
 #endif
+    (void)rows;
     (void)avx2;
     rec_gemm_c(tiles, a, lda, bp, K, panels, c, ldc);
 }
@@ -415,9 +460,9 @@ static void run_unit(const rnn_fast *f, size_t unit, bool avx2) {
     gate_row g = { .bs = f->bsum + (size_t)(d * G * H), .rbh = f->rbh + (size_t)(d * H),
                    .pp = f->pp ? f->pp + (size_t)(d * 3 * H) : NULL };
     for (int64_t s = 0; s < maxl; s++) {
-        rec_gemm(avx2, tiles, h, hs, rpa, hs, f->pan_a, gh, f->ldg);
+        rec_gemm(avx2, nr, tiles, h, hs, rpa, hs, f->pan_a, gh, f->ldg);
         for (int phase = 0; phase < (p->kind == RLX_RNN_GRU ? 2 : 1); phase++) {
-            if (phase == 1 && f->pan_b) rec_gemm(avx2, tiles, rh, hs, rpb, hs, f->pan_b, gh + f->pan_a * RF_NR, f->ldg);
+            if (phase == 1 && f->pan_b) rec_gemm(avx2, nr, tiles, rh, hs, rpb, hs, f->pan_b, gh + f->pan_a * RF_NR, f->ldg);
             for (size_t i = 0; i < nr; i++) {
                 int64_t b = b0 + (int64_t)i, L = f->seq ? f->seq[b] : T;
                 if (s >= L) continue;
