@@ -12,7 +12,13 @@ steady runs (rounds interleave the runners). Prints a markdown table.
                               [--models lstm,softmax_short,...] [--list]
 
 --threads N sets RLX_NUM_THREADS for rlx and intra_op_num_threads for
-onnxruntime. --base-rlx adds a column for another rlx binary (a build of
+onnxruntime. --cpu-time reports CPU time (user + system, all threads) per
+forward pass instead of wall time: each runner runs twice, with --iters and
+3 x --iters timed runs, and the difference of the two processes' CPU time
+(getrusage of the children) over 2 x --iters runs is the cost of a pass
+without start-up and compilation. On a machine shared with other work,
+where a process waits for a core much of the time, this is the steadier
+measure (at one thread it is what the wall time would be on an idle core). --base-rlx adds a column for another rlx binary (a build of
 main: the "before"). Weights: normal(0, 0.1), seed 1; inputs uniform
 [-1, 1), seed 0 (written as .npy to --work).
 
@@ -164,6 +170,19 @@ MODELS = {
 }
 
 
+def cpu_per_run(fn, iters):
+    """CPU seconds per pass of fn(n_iters) (a child process), by the
+    difference of a run of iters and one of 3 * iters."""
+    import resource
+    used = []
+    for n in (iters, 3 * iters):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        fn(n)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        used.append((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
+    return max(used[1] - used[0], 0.0) / (2 * iters) * 1e3
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rlx", default=os.path.join(ROOT, "build", "rlx"))
@@ -175,6 +194,7 @@ def main():
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "rlx_cpu_rows"))
     ap.add_argument("--list", action="store_true", help="write the models to --work and stop")
+    ap.add_argument("--cpu-time", action="store_true", help="CPU ms per pass instead of wall ms (see above)")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     rows = []
@@ -189,19 +209,25 @@ def main():
             print(path)
             continue
         res = {"rlx": [], "base": [], "ort": []}
+        runners = {"rlx": lambda n: run_rlx(a.rlx, path, "x", npy, a.threads, n, a.warmup),
+                   "ort": lambda n: run_ort(path, "x", npy, a.threads, n, a.warmup)}
+        if a.base_rlx:
+            runners["base"] = lambda n: run_rlx(a.base_rlx, path, "x", npy, a.threads, n, a.warmup)
         for r in range(a.rounds):
-            res["rlx"].append(run_rlx(a.rlx, path, "x", npy, a.threads, a.iters, a.warmup))
-            if a.base_rlx:
-                res["base"].append(run_rlx(a.base_rlx, path, "x", npy, a.threads, a.iters, a.warmup))
-            res["ort"].append(run_ort(path, "x", npy, a.threads, a.iters, a.warmup))
+            for name in ("rlx", "base", "ort"):
+                if name not in runners:
+                    continue
+                fn = runners[name]
+                res[name].append(cpu_per_run(fn, a.iters) if a.cpu_time else fn(a.iters))
             print(f"{key} round {r + 1}: " + ", ".join(f"{k} {v[-1]:.3f} ms" for k, v in res.items() if v),
                   file=sys.stderr)
         rows.append((key, {k: statistics.median(v) for k, v in res.items() if v}))
     if a.list:
         return 0
     thr = a.threads or f"default ({os.cpu_count()} cores)"
-    print(f"\nthreads: {thr}; ms per forward pass: median over {a.rounds} rounds of each round's median of "
-          f"{a.iters} runs\n")
+    what = (f"CPU ms per forward pass (user + system, from runs of {a.iters} and {3 * a.iters} passes)"
+            if a.cpu_time else f"ms per forward pass: each round's median of {a.iters} runs")
+    print(f"\nthreads: {thr}; {what}; the median over {a.rounds} rounds\n")
     head = ("| model | " + ("rlx before | before / ort | " if a.base_rlx else "") + "rlx | onnxruntime | rlx / ort |")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))

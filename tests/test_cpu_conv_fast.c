@@ -31,6 +31,7 @@
  * per core), RLX_NUM_THREADS=1 and RLX_NUM_THREADS=5 (more than this
  * machine's cores; tests/CMakeLists.txt). */
 #include "test.h"
+#include "test_node.h"
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_sgemm.h"
@@ -80,28 +81,7 @@ static void attr_ints(node_attrs *s, const char *name, int n, const int64_t *v) 
 /* A node of `op` (default domain, since-version `version`) with n_in inputs
  * and the attributes of s (borrowed). */
 static rlx_node make_node(const char *op, int version, int n_in, int n_out, node_attrs *s) {
-    static int ids[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
-    rlx_node n;
-    memset(&n, 0, sizeof n);
-    n.name = (char *)"node0";
-    n.op_type = (char *)op;
-    n.domain = (char *)"";
-    n.version = version;
-    n.in = ids;
-    n.n_in = n_in;
-    n.out = ids;
-    n.n_out = n_out;
-    n.attrs = s->a;
-    n.n_attrs = s->n;
-    /* the op id and the parameter block, as rlx_graph_add_node resolves them;
-     * one node lives at a time, so the previous block is freed here */
-    static rlx_node_attr *prev_params;
-    free(prev_params);
-    n.def = rlx_op_find("", op);
-    n.op = n.def ? n.def->id : RLX_OP_NONE;
-    CHECK_OK(rlx_node_resolve_params(&n));
-    prev_params = n.params;
-    return n;
+    return test_make_node(op, version, n_in, n_out, s->a, s->n);
 }
 
 /* Runs with the weights packed (rlx_cpu_prepare_node). */

@@ -5,7 +5,9 @@
  *
  * Each node runs twice through rlx_cpu_run_node (reference = false, then
  * true) on random inputs (never zeros), outputs poisoned with NaN first, so
- * an element the fast path forgets to write fails. ctest runs this program
+ * an element the fast path forgets to write fails. The recurrent ops run
+ * once per instruction set this CPU has (portable C, AVX2, AVX-512:
+ * rlx_cpu_isa_cap). ctest runs this program
  * with the default thread count and with RLX_NUM_THREADS=1, 2 and 5
  * (tests/CMakeLists.txt): the work splits (directions x batch slices,
  * blocks of rows) change with it.
@@ -27,6 +29,7 @@
  *    order, so the f32 results may differ by one rounding), Max / Min
  *    exact, over rows of up to 100K elements (several blocks). */
 #include "test.h"
+#include "test_node.h"
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_vmath.h"
@@ -72,26 +75,7 @@ static void attr_floats(node_attrs *s, const char *name, size_t n, float *v) {
  * and the attributes of s (borrowed); its parameter block lives until the
  * next call. */
 static rlx_node make_node(const char *op, int version, int n_in, int n_out, node_attrs *s) {
-    static int ids[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
-    static rlx_node_attr *prev_params;
-    rlx_node n;
-    memset(&n, 0, sizeof n);
-    n.name = (char *)"node0";
-    n.op_type = (char *)op;
-    n.domain = (char *)"";
-    n.version = version;
-    n.in = ids;
-    n.n_in = n_in;
-    n.out = ids;
-    n.n_out = n_out;
-    n.attrs = s->a;
-    n.n_attrs = s->n;
-    free(prev_params);
-    n.def = rlx_op_find("", op);
-    n.op = n.def ? n.def->id : RLX_OP_NONE;
-    CHECK_OK(rlx_node_resolve_params(&n));
-    prev_params = n.params;
-    return n;
+    return test_make_node(op, version, n_in, n_out, s->a, s->n);
 }
 
 static void poison(rlx_tensor *t) {
@@ -433,7 +417,14 @@ int main(void) {
     test_seed_from_env();
     printf("threads: %d, AVX2 + FMA: %s\n", rlx_parallel_threads(), rlx_cpu_has_avx2() ? "yes" : "no");
     test_vmath();
-    test_rnn();
+    /* the recurrence has a kernel per instruction set: each one this CPU runs */
+    rlx_cpu_isa top = rlx_cpu_isa_get();
+    for (int isa = RLX_CPU_ISA_C; isa <= (int)top; isa++) {
+        rlx_cpu_isa_cap((rlx_cpu_isa)isa);
+        printf("  instruction set %d of %d:\n", isa, (int)top);
+        test_rnn();
+    }
+    rlx_cpu_isa_cap(top);
     test_softmax();
     test_arg();
     test_layernorm();

@@ -1,4 +1,7 @@
 #include "test.h"
+#include "test_node.h"
+
+#include "ir/op.h"
 
 int rlx_test_failures = 0;
 int rlx_test_checks = 0;
@@ -215,4 +218,29 @@ int test_have_gpu(void) {
         exit(1);
     }
     return n > 0;
+}
+
+/* ------------------------------------------------------------ bare nodes */
+
+rlx_node test_make_node(const char *op, int version, int n_in, int n_out, rlx_node_attr *attrs, int n_attrs) {
+    static int ids[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+    static rlx_node_attr *prev_params;
+    rlx_node n;
+    memset(&n, 0, sizeof n);
+    n.name = (char *)"node0";
+    n.op_type = (char *)op;
+    n.domain = (char *)"";
+    n.version = version;
+    n.in = ids;
+    n.n_in = n_in;
+    n.out = ids;
+    n.n_out = n_out;
+    n.attrs = attrs;
+    n.n_attrs = n_attrs;
+    free(prev_params);
+    n.def = rlx_op_find("", op);
+    n.op = n.def ? n.def->id : RLX_OP_NONE;
+    CHECK_OK(rlx_node_resolve_params(&n));
+    prev_params = n.params;
+    return n;
 }

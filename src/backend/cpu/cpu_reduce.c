@@ -12,8 +12,10 @@
  *
  * The normalisations and Einsum compute in double as well. Fast paths sit
  * beside the reference (k->reference false): f32 Reduce* over one contiguous
- * block of axes, and f32 Einsum; both give results identical to the
- * reference (same summation order, double accumulators). */
+ * block of axes (double accumulators; with AVX2 in vector lanes, see
+ * reduce_fast_f32), f32 Einsum (identical to the reference: same order,
+ * double accumulators), and the f32 row fast paths of cpu_rows.c for
+ * ArgMax / ArgMin over the last axis and LayerNormalization. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -287,18 +287,83 @@ RLX_AVX2 static void rec_gemv_avx2(size_t rows, const float *a, size_t lda, cons
 }
 #endif
 
+#if RLX_HAVE_AVX2_BUILD
+/* AVX-512: two adjacent 16-column panels per 6 x 32 tile (one zmm per row
+ * and panel), an odd last panel by a 6 x 16 tile. */
+RLX_AVX512 static void rec_gemm_avx512(size_t tiles, const float *a, size_t lda, const float *bp, size_t K,
+                                       size_t panels, float *c, size_t ldc) {
+    size_t q = 0;
+    for (; q + 2 <= panels; q += 2)
+        for (size_t t = 0; t < tiles; t++) {
+            const float *b = bp + q * K * RF_NR, *a0 = a + t * RF_MR * lda;
+            size_t o1 = K * RF_NR; /* the next panel */
+            __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+                   c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+            for (size_t k = 0; k < K; k++, b += RF_NR) {
+                __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + o1), v;
+#define RF_ROW(r, x0, x1)                           \
+    v = _mm512_set1_ps(a0[(r) * lda + k]);          \
+    x0 = _mm512_fmadd_ps(v, b0, x0);                \
+    x1 = _mm512_fmadd_ps(v, b1, x1);
+                RF_ROW(0, c00, c01) RF_ROW(1, c10, c11) RF_ROW(2, c20, c21)
+                RF_ROW(3, c30, c31) RF_ROW(4, c40, c41) RF_ROW(5, c50, c51)
+#undef RF_ROW
+            }
+            float *o = c + t * RF_MR * ldc + q * RF_NR;
+            _mm512_storeu_ps(o, c00), _mm512_storeu_ps(o + 16, c01), o += ldc;
+            _mm512_storeu_ps(o, c10), _mm512_storeu_ps(o + 16, c11), o += ldc;
+            _mm512_storeu_ps(o, c20), _mm512_storeu_ps(o + 16, c21), o += ldc;
+            _mm512_storeu_ps(o, c30), _mm512_storeu_ps(o + 16, c31), o += ldc;
+            _mm512_storeu_ps(o, c40), _mm512_storeu_ps(o + 16, c41), o += ldc;
+            _mm512_storeu_ps(o, c50), _mm512_storeu_ps(o + 16, c51);
+        }
+    if (q < panels) rec_gemm_avx2(tiles, a, lda, bp + q * K * RF_NR, K, panels - q, c + q * RF_NR, ldc);
+}
+
+/* AVX-512 GEMV: eight panels at a time (eight accumulators). */
+RLX_AVX512 static void rec_gemv_avx512(size_t rows, const float *a, size_t lda, const float *bp, size_t K,
+                                       size_t panels, float *c, size_t ldc) {
+    size_t q = 0, P = K * RF_NR;
+    for (; q + 8 <= panels; q += 8)
+        for (size_t r = 0; r < rows; r++) {
+            const float *ar = a + r * lda, *b = bp + q * P;
+            __m512 x0 = _mm512_setzero_ps(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0, x6 = x0, x7 = x0;
+            for (size_t k = 0; k < K; k++, b += RF_NR) {
+                __m512 v = _mm512_set1_ps(ar[k]);
+                x0 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b), x0);
+                x1 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + P), x1);
+                x2 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + 2 * P), x2);
+                x3 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + 3 * P), x3);
+                x4 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + 4 * P), x4);
+                x5 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + 5 * P), x5);
+                x6 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + 6 * P), x6);
+                x7 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + 7 * P), x7);
+            }
+            float *o = c + r * ldc + q * RF_NR;
+            _mm512_storeu_ps(o, x0), _mm512_storeu_ps(o + 16, x1), _mm512_storeu_ps(o + 32, x2);
+            _mm512_storeu_ps(o + 48, x3), _mm512_storeu_ps(o + 64, x4), _mm512_storeu_ps(o + 80, x5);
+            _mm512_storeu_ps(o + 96, x6), _mm512_storeu_ps(o + 112, x7);
+        }
+    if (q < panels) rec_gemv_avx2(rows, a, lda, bp + q * P, K, panels - q, c + q * RF_NR, ldc);
+}
+#endif
+
 /* rows: the batch rows in use (<= tiles * 6); fewer than 3 take the GEMV. */
-static void rec_gemm(bool avx2, size_t rows, size_t tiles, const float *a, size_t lda, const float *bp, size_t K,
+static void rec_gemm(rlx_cpu_isa isa, size_t rows, size_t tiles, const float *a, size_t lda, const float *bp, size_t K,
                      size_t panels, float *c, size_t ldc) {
 #if RLX_HAVE_AVX2_BUILD
-    if (avx2) {
+    if (isa == RLX_CPU_ISA_AVX512) {
+        if (rows < 3) rec_gemv_avx512(rows, a, lda, bp, K, panels, c, ldc);
+        else rec_gemm_avx512(tiles, a, lda, bp, K, panels, c, ldc);
+        return;
+    }
+    if (isa == RLX_CPU_ISA_AVX2) {
         if (rows < 3) rec_gemv_avx2(rows, a, lda, bp, K, panels, c, ldc);
         else rec_gemm_avx2(tiles, a, lda, bp, K, panels, c, ldc);
         return;
     }
 #endif
-    (void)rows;
-    (void)avx2;
+    (void)rows, (void)isa;
     rec_gemm_c(tiles, a, lda, bp, K, panels, c, ldc);
 }
 
@@ -437,7 +502,8 @@ static void gates(bool avx2, const rlx_rnn_params *p, const rlx_rnn_act *act, in
 }
 
 /* Runs direction d over batch rows [b0, b1) for the whole sequence. */
-static void run_unit(const rnn_fast *f, size_t unit, bool avx2) {
+static void run_unit(const rnn_fast *f, size_t unit, rlx_cpu_isa isa) {
+    bool avx2 = isa >= RLX_CPU_ISA_AVX2;
     const rlx_rnn_params *p = f->p;
     const int64_t T = f->T, N = f->N, H = f->H, D = f->D, G = f->G;
     int64_t d = (int64_t)unit / f->slices, b0 = ((int64_t)unit % f->slices) * f->rows;
@@ -460,9 +526,9 @@ static void run_unit(const rnn_fast *f, size_t unit, bool avx2) {
     gate_row g = { .bs = f->bsum + (size_t)(d * G * H), .rbh = f->rbh + (size_t)(d * H),
                    .pp = f->pp ? f->pp + (size_t)(d * 3 * H) : NULL };
     for (int64_t s = 0; s < maxl; s++) {
-        rec_gemm(avx2, nr, tiles, h, hs, rpa, hs, f->pan_a, gh, f->ldg);
+        rec_gemm(isa, nr, tiles, h, hs, rpa, hs, f->pan_a, gh, f->ldg);
         for (int phase = 0; phase < (p->kind == RLX_RNN_GRU ? 2 : 1); phase++) {
-            if (phase == 1 && f->pan_b) rec_gemm(avx2, nr, tiles, rh, hs, rpb, hs, f->pan_b, gh + f->pan_a * RF_NR, f->ldg);
+            if (phase == 1 && f->pan_b) rec_gemm(isa, nr, tiles, rh, hs, rpb, hs, f->pan_b, gh + f->pan_a * RF_NR, f->ldg);
             for (size_t i = 0; i < nr; i++) {
                 int64_t b = b0 + (int64_t)i, L = f->seq ? f->seq[b] : T;
                 if (s >= L) continue;
@@ -491,8 +557,8 @@ static void run_unit(const rnn_fast *f, size_t unit, bool avx2) {
 
 static void units_range(void *ctx, size_t u0, size_t u1) {
     const rnn_fast *f = ctx;
-    bool avx2 = rlx_cpu_has_avx2();
-    for (size_t u = u0; u < u1; u++) run_unit(f, u, avx2);
+    rlx_cpu_isa isa = rlx_cpu_isa_get();
+    for (size_t u = u0; u < u1; u++) run_unit(f, u, isa);
 }
 
 typedef struct pack_job {

@@ -10,18 +10,24 @@
 #include "backend/cpu/cpu_vmath.h"
 #include "base/parallel.h"
 
-bool rlx_cpu_has_avx2(void) {
+static int g_isa = -1, g_isa_cap = RLX_CPU_ISA_AVX512; /* benign race: every thread computes the same value */
+
+rlx_cpu_isa rlx_cpu_isa_get(void) {
+    if (g_isa < 0) {
+        int isa = RLX_CPU_ISA_C;
 #if RLX_HAVE_AVX2_BUILD
-    static int known = -1; /* benign race: every thread computes the same value */
-    if (known < 0) {
         __builtin_cpu_init();
-        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }
-    return known;
-#else
-    return false;
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+            isa = __builtin_cpu_supports("avx512f") ? RLX_CPU_ISA_AVX512 : RLX_CPU_ISA_AVX2;
 #endif
+        g_isa = isa;
+    }
+    return (rlx_cpu_isa)(g_isa < g_isa_cap ? g_isa : g_isa_cap);
 }
+
+void rlx_cpu_isa_cap(rlx_cpu_isa max) { g_isa_cap = (int)max; }
+
+bool rlx_cpu_has_avx2(void) { return rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX2; }
 
 /* ------------------------------------------------------------ Softmax, LogSoftmax */
 

@@ -34,12 +34,27 @@
 #define RLX_HAVE_AVX2_BUILD 0
 #endif
 
-/* Whether this CPU runs AVX2 + FMA code (checked once per process; false
- * on other architectures). */
+/* The vector instruction sets the fast paths pick from at run time. */
+typedef enum rlx_cpu_isa {
+    RLX_CPU_ISA_C = 0,      /* portable C */
+    RLX_CPU_ISA_AVX2 = 1,   /* x86 AVX2 + FMA */
+    RLX_CPU_ISA_AVX512 = 2  /* AVX2 + FMA and AVX-512F */
+} rlx_cpu_isa;
+
+/* The widest set this CPU runs (checked once per process; C on other
+ * architectures), capped by rlx_cpu_isa_cap. */
+rlx_cpu_isa rlx_cpu_isa_get(void);
+
+/* Caps what rlx_cpu_isa_get returns from now on (process-wide; for tests
+ * that run each kernel variant, not while kernels run). */
+void rlx_cpu_isa_cap(rlx_cpu_isa max);
+
+/* rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX2. */
 bool rlx_cpu_has_avx2(void);
 
 #if RLX_HAVE_AVX2_BUILD
 #define RLX_AVX2 __attribute__((target("avx2,fma")))
+#define RLX_AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define RLX_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 
 RLX_AVX2_INLINE __m256 rlx_v8_exp_neg(__m256 x) {
