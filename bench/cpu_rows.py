@@ -231,9 +231,12 @@ def main():
     head = ("| model | " + ("rlx before | before / ort | " if a.base_rlx else "") + "rlx | onnxruntime | rlx / ort |")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
+    def ratio(x, y):
+        return f"{x / y:.2f}" if y > 0 else "n/a"  # CPU time below the clock's resolution
+
     for key, m in rows:
-        base = f"{m['base']:.3f} | {m['base'] / m['ort']:.2f} | " if a.base_rlx else ""
-        print(f"| {key} | {base}{m['rlx']:.3f} | {m['ort']:.3f} | **{m['rlx'] / m['ort']:.2f}** |")
+        base = f"{m['base']:.3f} | {ratio(m['base'], m['ort'])} | " if a.base_rlx else ""
+        print(f"| {key} | {base}{m['rlx']:.3f} | {m['ort']:.3f} | **{ratio(m['rlx'], m['ort'])}** |")
     return 0
 
 
