@@ -18,8 +18,10 @@
  *    (cpu_sgemm.h): Gx[T*N, D*G*H] = X[T*N, I] W[D*G*H, I]^T, X in its
  *    storage order (layout 0 or 1).
  *  - R^T is packed once per call into panels of 16 columns (zero-padded),
- *    and each step's H R^T runs a 6 x 16 register-tile kernel (AVX2 + FMA,
- *    or portable C) over the batch rows padded to a multiple of 6. GRU
+ *    and each step's H R^T runs a register-tile kernel over the batch rows
+ *    padded to a multiple of 6: 6 x 32 (two panels) with AVX-512F, 6 x 16
+ *    with AVX2 + FMA, portable C elsewhere (rlx_cpu_isa_get, cpu_vmath.h);
+ *    batches of 1 or 2 rows take a GEMV over 8 (AVX-512) or 4 panels. GRU
  *    with linear_before_reset = 0 packs its h gate apart: that product
  *    takes (r . H) after the z and r gates.
  *  - The gates run 8 units at a time with the approximations of
