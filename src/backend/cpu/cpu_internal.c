@@ -3,9 +3,12 @@
  * Attention. FusedElementwise is in cpu_fused_ew.c.
  *
  * AddLayerNormalization computes exactly what the unfused pair computes:
- * the sum rounded to the dtype (in f32 for f32), then the statistics and
- * the normalisation in double per row, as cpu_reduce.c's LayerNormalization
- * does. One pass over the row reads A and B; the row is then in cache.
+ * the sum rounded to the dtype (in f32 for f32), then the normalisation of
+ * the row as LayerNormalization's kernel does for the same operands: its f32
+ * fast path (rlx_cpu_rows_layernorm, cpu_rows.c) where that one applies
+ * (f32, Scale and B one value per column, AVX2), else the statistics and
+ * the normalisation in double per row, as cpu_reduce.c's reference. One
+ * pass over the row reads A and B; the row is then in cache.
  * Rows are shared out over the worker pool (base/parallel.h).
  *
  * Attention: operands are read through the layout (rlx_attn_layout: the
@@ -23,6 +26,8 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_nn.h"
+#include "backend/cpu/cpu_rows.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/mem.h"
 #include "base/parallel.h"
@@ -41,6 +46,7 @@ typedef struct aln_job {
     float *y;
     size_t len, nb, ns, nc;
     double eps;
+    bool rows_fast; /* normalise with rlx_cpu_rows_layernorm */
 } aln_job;
 
 /* f32 rows [r0, r1): the sum into y, the statistics in double, y in place. */
@@ -56,6 +62,7 @@ static void aln_rows_f32(void *ctx, size_t r0, size_t r1) {
             yr[i] = v;
             s += v;
         }
+        if (j->rows_fast) continue;
         double m = s / (double)len, q = 0;
         for (size_t i = 0; i < len; i++) {
             double d = yr[i] - m;
@@ -68,6 +75,9 @@ static void aln_rows_f32(void *ctx, size_t r0, size_t r1) {
             yr[i] = (float)v;
         }
     }
+    /* in place: a row is read before its elements are written */
+    if (j->rows_fast)
+        rlx_cpu_rows_layernorm(j->y + r0 * len, j->s, j->c, j->y + r0 * len, NULL, NULL, r1 - r0, len, j->eps);
 }
 
 static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
@@ -89,7 +99,9 @@ static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "operands do not have the shapes and dtypes of the contract");
     double eps = rlx_param_float(k->n, "epsilon");
     if (a->dtype == RLX_DTYPE_F32) {
-        aln_job j = { a->data, b->data, sc->data, bi ? bi->data : NULL, y->data, len, nb, ns, nbi, eps };
+        /* the f32 fast path of LayerNormalization applies to the unfused pair */
+        bool rows_fast = !k->reference && ns == len && (!bi || nbi == len) && len > 0 && rlx_cpu_has_avx2();
+        aln_job j = { a->data, b->data, sc->data, bi ? bi->data : NULL, y->data, len, nb, ns, nbi, eps, rows_fast };
         rlx_parallel_for(rows, 16384 / (len ? len : 1) + 1, aln_rows_f32, &j); /* rows are independent */
         return RLX_OK;
     }
