@@ -182,6 +182,12 @@ static void print_text(const op_row *rows, size_t n, bool webgpu_built, bool all
         }
     }
     if (all) {
+        printf("\ncontrib ops (onnxruntime's; expanded into the ops above when a model loads):\n");
+        for (size_t i = 0; i < rlx_contrib_op_catalog_count(); i++) {
+            rlx_contrib_op_info ci;
+            if (rlx_contrib_op_catalog_get(i, &ci)) continue;
+            printf("  %s%s%s-%d: %s\n", ci.domain, *ci.domain ? "." : "", ci.name, ci.since_version, ci.expansion);
+        }
         printf("\n%zu ops of the default domain: %zu with a CPU kernel, ", n_def, n_cpu);
         if (webgpu_built) printf("%zu with a WebGPU lowering.\n", n_gpu);
         else printf("WebGPU not built (RLX_WEBGPU=OFF).\n");
@@ -290,6 +296,25 @@ static void print_markdown(const op_row *rows, size_t n, bool webgpu_built, cons
            "\n",
            internal_dom);
     md_table(rows, n, true, webgpu_built);
+    printf("\n"
+           "## Contrib ops (onnxruntime's)\n"
+           "\n"
+           "Ops of onnxruntime's domain `com.microsoft` (and its SimplifiedLayerNormalization, which\n"
+           "onnxruntime registers in the default domain) that exported quantized and transformer\n"
+           "models use. The importer expands each node into the default-domain ops named here\n"
+           "(`src/import/onnx_contrib.c`), so they run on those ops' CPU kernels and WebGPU lowerings\n"
+           "and the fusion passes see them; an attribute the op does not have fails the load, naming\n"
+           "the node and op. Semantics: onnxruntime's docs/ContribOperators.md.\n"
+           "\n"
+           "| op | version | becomes |\n"
+           "|---|---|---|\n");
+    for (size_t i = 0; i < rlx_contrib_op_catalog_count(); i++) {
+        rlx_contrib_op_info ci;
+        if (rlx_contrib_op_catalog_get(i, &ci)) continue;
+        printf("| %s%s%s | %d | ", ci.domain, *ci.domain ? "." : "", ci.name, ci.since_version);
+        md_text(ci.expansion);
+        printf(" |\n");
+    }
 }
 
 /* ------------------------------------------------------------ JSON */

@@ -103,6 +103,25 @@ RLX_API const char *const *rlx_op_catalog_webgpu_conditions(size_t *out_count);
  * (separated by "; "). */
 RLX_API rlx_status rlx_op_catalog_check(void);
 
+/* onnxruntime contrib ops (domain com.microsoft, and onnxruntime's
+ * SimplifiedLayerNormalization of the default domain) that the ONNX importer
+ * expands into default-domain ops when a model loads: no node of these ops
+ * ever reaches a backend, so they run wherever the ops they become run.
+ * Strings borrowed, static. */
+typedef struct rlx_contrib_op_info {
+    const char *domain;    /* "com.microsoft", or "" */
+    const char *name;      /* "SkipLayerNormalization" */
+    int since_version;     /* the contrib op's version rlx implements */
+    const char *expansion; /* what it becomes, and its limits (one or two sentences) */
+} rlx_contrib_op_info;
+
+/* Number of contrib ops the importer expands (0 when built without it). */
+RLX_API size_t rlx_contrib_op_catalog_count(void);
+
+/* Contrib op `index` (< rlx_contrib_op_catalog_count()); *out_info cleared
+ * on entry. errors: RLX_ERR_INVALID_ARGUMENT (index out of range). */
+RLX_API rlx_status rlx_contrib_op_catalog_get(size_t index, rlx_contrib_op_info *out_info);
+
 /* ------------------------------------------------------------------ text */
 
 /* Copies `text` (NULL: "") into buf (cap bytes with the NUL; cut when it

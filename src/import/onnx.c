@@ -16,6 +16,7 @@
  * before it is used: counts, string pointers, sizes and their products. */
 #include "import/onnx.h"
 #include "import/onnx_sequence.h"
+#include "import/onnx_contrib.h"
 #include "import/onnx_training.h"
 
 #include <limits.h>
@@ -795,10 +796,13 @@ static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeP
     const char *op = np->op_type;
     const char *domain = is_default_domain(np->domain) ? "" : np->domain;
     if (!*domain && strcmp(op, "Constant") == 0) return import_constant(c, g, np, label);
+    /* onnxruntime's contrib ops become default-domain nodes (onnx_contrib.h) */
+    const rlx_contrib_def *contrib = rlx_op_find(domain, op) ? NULL : rlx_onnx_contrib_find(domain, op);
     /* domain "rlx" holds internal ops that only the passes create */
-    if (*domain && (!rlx_op_find(domain, op) || strcmp(domain, "rlx") == 0))
+    if (*domain && !contrib && (!rlx_op_find(domain, op) || strcmp(domain, "rlx") == 0))
         return rlx_fail(RLX_ERR_UNSUPPORTED,
-                        "%s: op '%s' of domain '%s' is not supported (rlx implements the default ONNX domain)", label,
+                        "%s: op '%s' of domain '%s' is not supported (rlx implements the default ONNX domain and the "
+                        "com.microsoft ops that `rlx ops` lists)", label,
                         op, domain);
     if (np->n_input > MAX_NODE_IO || np->n_output > MAX_NODE_IO || np->n_attribute > MAX_NODE_ATTRS)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: too many inputs, outputs or attributes", label);
@@ -847,6 +851,13 @@ static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeP
                 st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' appears twice", label, attrs[k].name);
                 goto done;
             }
+    }
+    if (contrib) {
+        char name[300];
+        if (np->name && *np->name) snprintf(name, sizeof name, "%s", np->name);
+        else snprintf(name, sizeof name, "%s_%zu", op, index);
+        st = rlx_onnx_contrib_expand(g, contrib, label, name, in, n_in, out, n_out, attrs, n_attrs);
+        goto done;
     }
     /* the node adopts the attributes, also when it fails */
     st = rlx_graph_add_node(g, op, domain, (np->name && *np->name) ? np->name : NULL, in, n_in, out, n_out, attrs,

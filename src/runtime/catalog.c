@@ -1,11 +1,13 @@
 /* The public operator catalogue (rlx/inspect.h): the op table (src/ir/op.h)
  * joined with the CPU kernel table, the WebGPU lowering table and the
- * lowerings' decline notes (src/backend/webgpu/lower_notes.c). */
+ * lowerings' decline notes (src/backend/webgpu/lower_notes.c); and the
+ * contrib ops that the importer expands (src/import/onnx_contrib.c). */
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
 #include "backend/webgpu/lower_notes.h"
 #include "base/status.h"
+#include "import/onnx_contrib.h"
 #include "ir/op.h"
 #include "ir/ops/internal_ops.h"
 #ifdef RLX_HAVE_WEBGPU
@@ -49,6 +51,18 @@ const char *const *rlx_op_catalog_webgpu_conditions(size_t *out_count) {
     const char *const *c = wg_general_notes(&n);
     if (out_count) *out_count = n;
     return c;
+}
+
+size_t rlx_contrib_op_catalog_count(void) { return rlx_onnx_contrib_count(); }
+
+rlx_status rlx_contrib_op_catalog_get(size_t index, rlx_contrib_op_info *out) {
+    if (out) memset(out, 0, sizeof *out);
+    if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_info is NULL");
+    if (index >= rlx_onnx_contrib_count())
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "contrib op index %zu out of range (the catalogue has %zu)", index,
+                        rlx_onnx_contrib_count());
+    rlx_onnx_contrib_row(index, &out->domain, &out->name, &out->since_version, &out->expansion);
+    return RLX_OK;
 }
 
 rlx_status rlx_op_catalog_check(void) { return wg_notes_check(); }

@@ -1,0 +1,1071 @@
+/* import/onnx_contrib.c — onnxruntime's contrib ops, expanded at import
+ * into default-domain nodes (import/onnx_contrib.h). One table row per op:
+ * domain, name, since-version, arity, attribute schema (name, type,
+ * required, default), the expansion function and one sentence for `rlx
+ * ops`. Semantics: onnxruntime's docs/ContribOperators.md and the schemas
+ * registered by onnxruntime 1.22; tests/python/test_contrib_ops.py compares
+ * each expansion with onnxruntime on random inputs.
+ *
+ * The new nodes are emitted at opset RLX_CONTRIB_OPSET (whatever the
+ * model's opset: Gelu-20, LayerNormalization-17, Q/DQ-21 and, for the RMS
+ * norms, RMSNormalization-23 are what they need), inferred as they are
+ * added; the dtypes and shapes of the node's inputs come from inferring
+ * their ancestors first (the importer has not run inference yet).
+ *
+ * Where an expansion is inexact or slow it says so in its row:
+ * MatMulNBits dequantizes its constant packed weights to a dense matrix
+ * at import (8x the memory of 4-bit weights); DynamicQuantizeLSTM computes
+ * the LSTM in f32 where onnxruntime quantizes X and h dynamically to 8 bits
+ * for its GEMMs; the QLinear ops round once, after the f32 op. */
+#include "import/onnx_contrib.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/status.h"
+#include "base/tensor.h"
+#include "ir/op.h"
+#include "ir/ops/ops.h"
+
+#define RLX_CONTRIB_OPSET 21
+#define MS "com.microsoft"
+#define MAX_CATTRS 10
+
+typedef struct cx cx;
+
+/* One attribute of a contrib op: INT and FLOAT defaults in def_f, STRING in
+ * def_s; no default when required or when has_def is false. */
+typedef struct cattr {
+    const char *name;
+    rlx_attr_type type;
+    bool required;
+    bool has_def;
+    double def_f;
+    const char *def_s;
+} cattr;
+
+struct rlx_contrib_def {
+    const char *domain, *name;
+    int since, min_in, max_in, min_out, max_out;
+    rlx_status (*expand)(cx *c);
+    const char *doc;
+    cattr attrs[MAX_CATTRS];
+};
+
+struct cx {
+    rlx_graph *g;
+    const rlx_contrib_def *def;
+    const char *label, *name;
+    unsigned counter;
+    const int *in, *out;
+    int n_in, n_out;
+    const rlx_node_attr *attrs;
+    int n_attrs;
+};
+
+/* ------------------------------------------------------------ attributes */
+
+static const cattr *schema_attr(const rlx_contrib_def *d, const char *name) {
+    for (int i = 0; i < MAX_CATTRS && d->attrs[i].name; i++)
+        if (strcmp(d->attrs[i].name, name) == 0) return &d->attrs[i];
+    return NULL;
+}
+
+static const rlx_node_attr *given(const cx *c, const char *name) {
+    for (int i = 0; i < c->n_attrs; i++)
+        if (strcmp(c->attrs[i].name, name) == 0) return &c->attrs[i];
+    return NULL;
+}
+
+static int64_t attr_i(const cx *c, const char *name) {
+    const rlx_node_attr *a = given(c, name);
+    if (a) return a->i;
+    const cattr *s = schema_attr(c->def, name);
+    return s ? (int64_t)s->def_f : 0;
+}
+
+static float attr_f(const cx *c, const char *name) {
+    const rlx_node_attr *a = given(c, name);
+    if (a) return a->f;
+    const cattr *s = schema_attr(c->def, name);
+    return s ? (float)s->def_f : 0.0f;
+}
+
+static const char *attr_type_name(rlx_attr_type t) {
+    static const char *const names[] = { "undefined", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH", "FLOATS", "INTS",
+                                         "STRINGS" };
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "unknown";
+}
+
+/* Every given attribute is in the schema with its type; required ones are
+ * given. */
+static rlx_status check_attrs(const cx *c) {
+    for (int i = 0; i < c->n_attrs; i++) {
+        const rlx_node_attr *a = &c->attrs[i];
+        const cattr *s = schema_attr(c->def, a->name);
+        if (!s)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: unknown attribute '%s' (%s.%s has no such attribute)", c->label,
+                            a->name, c->def->domain[0] ? c->def->domain : "ai.onnx", c->def->name);
+        if (a->type != s->type)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has type %s, expected %s", c->label, a->name,
+                            attr_type_name(a->type), attr_type_name(s->type));
+    }
+    for (int i = 0; i < MAX_CATTRS && c->def->attrs[i].name; i++)
+        if (c->def->attrs[i].required && !given(c, c->def->attrs[i].name))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required attribute '%s' is missing", c->label,
+                            c->def->attrs[i].name);
+    return RLX_OK;
+}
+
+static rlx_status set_str(rlx_node_attr *a, const char *name, const char *s) {
+    memset(a, 0, sizeof *a);
+    a->type = RLX_ATTR_STRING;
+    a->name = rlx_strdup(name);
+    a->s = rlx_strdup(s);
+    if (!a->name || !a->s) {
+        rlx_node_attr_free(a);
+        memset(a, 0, sizeof *a);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ inputs */
+
+static int in_id(const cx *c, int i) { return i < c->n_in ? c->in[i] : -1; }
+static int out_id(const cx *c, int i) { return i < c->n_out ? c->out[i] : -1; }
+static rlx_value *val(const cx *c, int id) { return &c->g->values[id]; }
+
+/* Infers the producers of value v that have not been inferred yet (and
+ * theirs), in node order, so that v has its dtype and shape. */
+static rlx_status need(cx *c, int v) {
+    rlx_graph *g = c->g;
+    const rlx_value *vv = &g->values[v];
+    if (vv->konst || vv->producer < 0 || (vv->dtype != RLX_DTYPE_UNDEFINED && vv->rank >= 0)) return RLX_OK;
+    bool *mark = calloc(g->n_nodes + 1, 1);
+    int *stack = malloc((g->n_values + 1) * sizeof(int));
+    rlx_status st = RLX_OK;
+    if (!mark || !stack) {
+        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
+        goto done;
+    }
+    size_t sp = 0;
+    stack[sp++] = v;
+    while (sp) {
+        const rlx_value *x = &g->values[stack[--sp]];
+        if (x->konst || x->producer < 0 || mark[x->producer]) continue;
+        if (x->dtype != RLX_DTYPE_UNDEFINED && x->rank >= 0) continue;
+        mark[x->producer] = true;
+        const rlx_node *n = &g->nodes[x->producer];
+        for (int i = 0; i < n->n_in; i++)
+            if (n->in[i] >= 0 && sp < g->n_values) stack[sp++] = n->in[i];
+    }
+    for (size_t i = 0; i < g->n_nodes && !st; i++)
+        if (mark[i]) st = rlx_infer_node(g, (int)i);
+done:
+    free(mark);
+    free(stack);
+    return st;
+}
+
+/* Input i, inferred; *id its value (-1 when omitted and optional). */
+static rlx_status input(cx *c, int i, int *id) {
+    *id = in_id(c, i);
+    if (*id < 0) return RLX_OK;
+    return need(c, *id);
+}
+
+static rlx_status require_float(const cx *c, int id, const char *what) {
+    rlx_dtype dt = val(c, id)->dtype;
+    if (!rlx_dtype_is_float(dt))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input %s has dtype %s, expected a floating-point type", c->label,
+                        what, rlx_dtype_name(dt));
+    return RLX_OK;
+}
+
+/* The static dim `axis` (negative: from the end) of value id, or -1. */
+static int64_t static_dim(const cx *c, int id, int axis) {
+    const rlx_value *v = val(c, id);
+    if (v->rank < 0) return -1;
+    if (axis < 0) axis += v->rank;
+    if (axis < 0 || axis >= v->rank) return -1;
+    return v->dims[axis] >= 0 ? v->dims[axis] : -1;
+}
+
+/* ------------------------------------------------------------ emission */
+
+static void free_attrs(rlx_node_attr *attrs, int n) {
+    for (int i = 0; i < n; i++) rlx_node_attr_free(&attrs[i]);
+}
+
+/* Adds op(in) at opset `opset` (0: RLX_CONTRIB_OPSET) writing out[], and
+ * infers it. attrs are adopted. */
+static rlx_status emit_to(cx *c, int opset, const char *op, const int *in, int n_in, rlx_node_attr *attrs,
+                          int n_attrs, const int *out, int n_out) {
+    char name[300];
+    snprintf(name, sizeof name, "%s/%s_%u", c->name, op, c->counter++);
+    int64_t saved = c->g->opset;
+    c->g->opset = opset ? opset : RLX_CONTRIB_OPSET;
+    int nid;
+    rlx_status st = rlx_graph_add_node(c->g, op, "", name, in, n_in, out, n_out, attrs, n_attrs, &nid);
+    c->g->opset = saved;
+    if (!st) st = rlx_infer_node(c->g, nid);
+    if (st) rlx_fail_prefix(st, "%s: expanding: ", c->label);
+    return st;
+}
+
+/* op(in) with one output: dst when >= 0, else a new value; *out its id. */
+static rlx_status emit(cx *c, int opset, const char *op, const int *in, int n_in, rlx_node_attr *attrs, int n_attrs,
+                       int dst, int *out) {
+    if (dst < 0) {
+        rlx_status st = rlx_graph_add_value(c->g, NULL, &dst);
+        if (st) {
+            free_attrs(attrs, n_attrs);
+            return st;
+        }
+    }
+    RLX_TRY(emit_to(c, opset, op, in, n_in, attrs, n_attrs, &dst, 1));
+    *out = dst;
+    return RLX_OK;
+}
+
+static rlx_status op1(cx *c, const char *op, int a, int dst, int *out) { return emit(c, 0, op, &a, 1, NULL, 0, dst, out); }
+
+static rlx_status op2(cx *c, const char *op, int a, int b, int dst, int *out) {
+    int in[2] = { a, b };
+    return emit(c, 0, op, in, 2, NULL, 0, dst, out);
+}
+
+/* op(in) with one INT attribute. */
+static rlx_status op_i(cx *c, const char *op, const int *in, int n_in, const char *an, int64_t av, int dst, int *out) {
+    rlx_node_attr a;
+    RLX_TRY(rlx_node_attr_set_int(&a, an, av));
+    return emit(c, 0, op, in, n_in, &a, 1, dst, out);
+}
+
+/* A constant tensor of dtype dt and shape dims[rank], every element v. */
+static rlx_status k_fill(cx *c, rlx_dtype dt, int rank, const int64_t *dims, double v, int *out) {
+    rlx_tensor *t;
+    RLX_TRY(rlx_tensor_create(dt, dims, rank, &t));
+    size_t n = rlx_tensor_numel(t);
+    for (size_t i = 0; i < n; i++) rlx_tensor_set_f64(t, i, v);
+    return rlx_graph_add_konst(c->g, NULL, t, out);
+}
+
+static rlx_status k_scalar(cx *c, rlx_dtype dt, double v, int *out) { return k_fill(c, dt, 0, NULL, v, out); }
+
+/* A 1-D int64 constant. */
+static rlx_status k_i64(cx *c, const int64_t *v, size_t n, int *out) {
+    int64_t d = (int64_t)n;
+    rlx_tensor *t;
+    RLX_TRY(rlx_tensor_create(RLX_DTYPE_I64, &d, 1, &t));
+    if (n) memcpy(t->data, v, n * sizeof(int64_t));
+    return rlx_graph_add_konst(c->g, NULL, t, out);
+}
+
+/* Reshape(x, shape) with a constant shape (0 copies, -1 infers). */
+static rlx_status reshape(cx *c, int x, const int64_t *shape, size_t n, int dst, int *out) {
+    int s;
+    RLX_TRY(k_i64(c, shape, n, &s));
+    return op2(c, "Reshape", x, s, dst, out);
+}
+
+static rlx_status transpose(cx *c, int x, const int64_t *perm, size_t n, int dst, int *out) {
+    rlx_node_attr a;
+    RLX_TRY(rlx_node_attr_set_ints(&a, "perm", perm, n));
+    return emit(c, 0, "Transpose", &x, 1, &a, 1, dst, out);
+}
+
+static rlx_status unsqueeze(cx *c, int x, int64_t axis, int *out) {
+    int ax;
+    RLX_TRY(k_i64(c, &axis, 1, &ax));
+    return op2(c, "Unsqueeze", x, ax, -1, out);
+}
+
+/* x[..., start:end:step] along axis. */
+static rlx_status slice(cx *c, int x, int64_t axis, int64_t start, int64_t end, int64_t step, int *out) {
+    int in[5];
+    in[0] = x;
+    RLX_TRY(k_i64(c, &start, 1, &in[1]));
+    RLX_TRY(k_i64(c, &end, 1, &in[2]));
+    RLX_TRY(k_i64(c, &axis, 1, &in[3]));
+    RLX_TRY(k_i64(c, &step, 1, &in[4]));
+    return emit(c, 0, "Slice", in, 5, NULL, 0, -1, out);
+}
+
+static rlx_status concat(cx *c, const int *xs, int n, int64_t axis, int dst, int *out) {
+    return op_i(c, "Concat", xs, n, "axis", axis, dst, out);
+}
+
+/* Dim `axis` of x as an int64 scalar (Shape -> Gather; folds when static). */
+static rlx_status dim_of(cx *c, int x, int64_t axis, int *out) {
+    int64_t d = static_dim(c, x, (int)axis);
+    if (d >= 0) return k_fill(c, RLX_DTYPE_I64, 0, NULL, (double)d, out);
+    int s, i;
+    RLX_TRY(op1(c, "Shape", x, -1, &s));
+    RLX_TRY(k_fill(c, RLX_DTYPE_I64, 0, NULL, (double)axis, &i));
+    return op_i(c, "Gather", (int[]){ s, i }, 2, "axis", 0, -1, out);
+}
+
+/* 0, 1, ..., n-1 (int64) for an int64 scalar n. */
+static rlx_status arange(cx *c, int n, int *out) {
+    int z, one;
+    RLX_TRY(k_fill(c, RLX_DTYPE_I64, 0, NULL, 0, &z));
+    RLX_TRY(k_fill(c, RLX_DTYPE_I64, 0, NULL, 1, &one));
+    return emit(c, 0, "Range", (int[]){ z, n, one }, 3, NULL, 0, -1, out);
+}
+
+/* ------------------------------------------------------------ activations */
+
+static rlx_status gelu(cx *c, int x, const char *approximate) {
+    rlx_node_attr a;
+    RLX_TRY(set_str(&a, "approximate", approximate));
+    int y;
+    return emit(c, 0, "Gelu", &x, 1, &a, 1, out_id(c, 0), &y);
+}
+
+/* com.microsoft.Gelu: erf form. */
+static rlx_status x_gelu(cx *c) { return gelu(c, in_id(c, 0), "none"); }
+
+/* BiasGelu(A, B) = Gelu(A + B). */
+static rlx_status x_bias_gelu(cx *c) {
+    int s;
+    RLX_TRY(op2(c, "Add", in_id(c, 0), in_id(c, 1), -1, &s));
+    return gelu(c, s, "none");
+}
+
+/* FastGelu(X, bias) = 0.5 x (1 + tanh(0.797885 x + 0.035677 x^3)), x = X +
+ * bias: the tanh form of Gelu-20 (sqrt(2/pi) = 0.797885, 0.044715 sqrt(2/pi)
+ * = 0.035677). */
+static rlx_status x_fast_gelu(cx *c) {
+    int x = in_id(c, 0);
+    if (in_id(c, 1) >= 0) RLX_TRY(op2(c, "Add", x, in_id(c, 1), -1, &x));
+    return gelu(c, x, "tanh");
+}
+
+/* QuickGelu(X) = X * Sigmoid(alpha X). */
+static rlx_status x_quick_gelu(cx *c) {
+    int x, ax, s, y;
+    RLX_TRY(input(c, 0, &x));
+    RLX_TRY(require_float(c, x, "X"));
+    float alpha = attr_f(c, "alpha");
+    ax = x;
+    if (alpha != 1.0f) {
+        int k;
+        RLX_TRY(k_scalar(c, val(c, x)->dtype, alpha, &k));
+        RLX_TRY(op2(c, "Mul", x, k, -1, &ax));
+    }
+    RLX_TRY(op1(c, "Sigmoid", ax, -1, &s));
+    return op2(c, "Mul", x, s, out_id(c, 0), &y);
+}
+
+/* BiasAdd(X, bias, skip) = (X + bias) + skip. */
+static rlx_status x_bias_add(cx *c) {
+    int s, y;
+    RLX_TRY(op2(c, "Add", in_id(c, 0), in_id(c, 1), -1, &s));
+    return op2(c, "Add", s, in_id(c, 2), out_id(c, 0), &y);
+}
+
+/* ------------------------------------------------------------ normalizations */
+
+/* (input + skip) + bias, written to output 3 (input_skip_bias_sum) when the
+ * node has it. */
+static rlx_status skip_sum(cx *c, int bias_in, int *out) {
+    int s = -1;
+    bool bias = in_id(c, bias_in) >= 0;
+    RLX_TRY(op2(c, "Add", in_id(c, 0), in_id(c, 1), bias ? -1 : out_id(c, 3), &s));
+    if (bias) RLX_TRY(op2(c, "Add", s, in_id(c, bias_in), out_id(c, 3), &s));
+    *out = s;
+    return RLX_OK;
+}
+
+/* SkipLayerNormalization(input, skip, gamma, beta, bias) =
+ * LayerNormalization-17(input + skip + bias, gamma, beta) over the last
+ * axis; outputs mean and inv_std_var are LayerNormalization's. */
+static rlx_status x_skip_ln(cx *c) {
+    int s;
+    RLX_TRY(skip_sum(c, 4, &s));
+    rlx_node_attr a[2];
+    RLX_TRY(rlx_node_attr_set_int(&a[0], "axis", -1));
+    rlx_status st = rlx_node_attr_set_float(&a[1], "epsilon", attr_f(c, "epsilon"));
+    if (st) {
+        rlx_node_attr_free(&a[0]);
+        return st;
+    }
+    int in[3] = { s, in_id(c, 2), in_id(c, 3) };
+    int outs[3] = { out_id(c, 0), out_id(c, 1), out_id(c, 2) };
+    int n_out = outs[2] >= 0 ? 3 : outs[1] >= 0 ? 2 : 1;
+    return emit_to(c, 0, "LayerNormalization", in, in[2] >= 0 ? 3 : 2, a, 2, outs, n_out);
+}
+
+/* RMSNormalization-23(x, scale) into output 0; outputs 1 and 2 (mean,
+ * inv_std_var: training statistics) are refused. */
+static rlx_status rms_norm(cx *c, int x, int scale, int64_t axis) {
+    for (int i = 1; i < c->n_out && i < 3; i++)
+        if (c->out[i] >= 0)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: output %d (a training statistic) is not supported", c->label, i);
+    rlx_node_attr a[2];
+    RLX_TRY(rlx_node_attr_set_int(&a[0], "axis", axis));
+    rlx_status st = rlx_node_attr_set_float(&a[1], "epsilon", attr_f(c, "epsilon"));
+    if (st) {
+        rlx_node_attr_free(&a[0]);
+        return st;
+    }
+    int y;
+    return emit(c, 23, "RMSNormalization", (int[]){ x, scale }, 2, a, 2, out_id(c, 0), &y);
+}
+
+/* SkipSimplifiedLayerNormalization(input, skip, gamma, bias) =
+ * RMSNormalization-23(input + skip + bias, gamma) over the last axis. */
+static rlx_status x_skip_sln(cx *c) {
+    int s;
+    RLX_TRY(skip_sum(c, 3, &s));
+    return rms_norm(c, s, in_id(c, 2), -1);
+}
+
+/* SimplifiedLayerNormalization(X, scale) = RMSNormalization-23 (axis,
+ * epsilon; statistics in f32 whatever stash_type says). */
+static rlx_status x_sln(cx *c) { return rms_norm(c, in_id(c, 0), in_id(c, 1), attr_i(c, "axis")); }
+
+/* ------------------------------------------------------------ quantized ops */
+
+/* DequantizeLinear-21(x, scale, zero_point) -> f32. */
+static rlx_status dq(cx *c, int x, int scale, int zp, int *out) {
+    int in[3] = { x, scale, zp };
+    return emit(c, 0, "DequantizeLinear", in, zp >= 0 ? 3 : 2, NULL, 0, -1, out);
+}
+
+/* QuantizeLinear-21(y, scale, zero_point) into output 0, of the dtype of
+ * input `like` (a missing zero point is 0 of that type). */
+static rlx_status q(cx *c, int y, int scale, int zp, int like) {
+    RLX_TRY(need(c, like));
+    rlx_dtype dt = val(c, like)->dtype;
+    if (dt != RLX_DTYPE_U8 && dt != RLX_DTYPE_I8)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: quantized input has dtype %s, expected uint8 or int8", c->label,
+                        rlx_dtype_name(dt));
+    if (zp < 0) RLX_TRY(k_scalar(c, dt, 0, &zp));
+    int out;
+    return emit(c, 0, "QuantizeLinear", (int[]){ y, scale, zp }, 3, NULL, 0, out_id(c, 0), &out);
+}
+
+/* QLinearAdd / QLinearMul (A, A_scale, A_zp, B, B_scale, B_zp, C_scale,
+ * C_zp) = Q(DQ(A) op DQ(B)). */
+static rlx_status qlinear_binary(cx *c, const char *op) {
+    int a, b, y;
+    RLX_TRY(dq(c, in_id(c, 0), in_id(c, 1), in_id(c, 2), &a));
+    RLX_TRY(dq(c, in_id(c, 3), in_id(c, 4), in_id(c, 5), &b));
+    RLX_TRY(op2(c, op, a, b, -1, &y));
+    return q(c, y, in_id(c, 6), in_id(c, 7), in_id(c, 0));
+}
+static rlx_status x_qlinear_add(cx *c) { return qlinear_binary(c, "Add"); }
+static rlx_status x_qlinear_mul(cx *c) { return qlinear_binary(c, "Mul"); }
+
+/* QLinearSigmoid / QLinearLeakyRelu (X, X_scale, X_zp, Y_scale, Y_zp). */
+static rlx_status x_qlinear_sigmoid(cx *c) {
+    int x, y;
+    RLX_TRY(dq(c, in_id(c, 0), in_id(c, 1), in_id(c, 2), &x));
+    RLX_TRY(op1(c, "Sigmoid", x, -1, &y));
+    return q(c, y, in_id(c, 3), in_id(c, 4), in_id(c, 0));
+}
+
+static rlx_status x_qlinear_leaky_relu(cx *c) {
+    int x, y;
+    RLX_TRY(dq(c, in_id(c, 0), in_id(c, 1), in_id(c, 2), &x));
+    rlx_node_attr a;
+    RLX_TRY(rlx_node_attr_set_float(&a, "alpha", attr_f(c, "alpha")));
+    RLX_TRY(emit(c, 0, "LeakyRelu", &x, 1, &a, 1, -1, &y));
+    return q(c, y, in_id(c, 3), in_id(c, 4), in_id(c, 0));
+}
+
+/* QLinearGlobalAveragePool (X, x_scale, x_zp, y_scale, y_zp):
+ * GlobalAveragePool of DQ(X); channels_last moves C to axis 1 and back. */
+static rlx_status x_qlinear_gap(cx *c) {
+    int x, y;
+    RLX_TRY(input(c, 0, &x));
+    int rank = val(c, x)->rank;
+    bool last = attr_i(c, "channels_last") != 0;
+    if (rank < 3)
+        return rlx_fail(rank < 0 ? RLX_ERR_UNSUPPORTED : RLX_ERR_INVALID_MODEL,
+                        "%s: X needs a known rank of at least 3, has %d", c->label, rank);
+    RLX_TRY(dq(c, x, in_id(c, 1), in_id(c, 2), &y));
+    int64_t to_first[RLX_MAX_RANK], to_last[RLX_MAX_RANK];
+    if (last) {
+        to_first[0] = 0, to_first[1] = rank - 1, to_last[0] = 0, to_last[rank - 1] = 1;
+        for (int i = 2; i < rank; i++) to_first[i] = i - 1, to_last[i - 1] = i;
+        RLX_TRY(transpose(c, y, to_first, (size_t)rank, -1, &y));
+    }
+    RLX_TRY(op1(c, "GlobalAveragePool", y, -1, &y));
+    if (last) RLX_TRY(transpose(c, y, to_last, (size_t)rank, -1, &y));
+    return q(c, y, in_id(c, 3), in_id(c, 4), x);
+}
+
+/* QLinearConcat (Y_scale, Y_zp, then X, X_scale, X_zp for each input;
+ * axis) = Q(Concat(DQ(X)...)). */
+static rlx_status x_qlinear_concat(cx *c) {
+    int n = (c->n_in - 2) / 3;
+    if (n < 1 || c->n_in != 2 + 3 * n)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: expects Y_scale, Y_zero_point and triples (X, X_scale, "
+                        "X_zero_point), has %d inputs", c->label, c->n_in);
+    int xs[MAX_CATTRS * 8];
+    if (n > (int)(sizeof xs / sizeof xs[0]))
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: %d inputs to concatenate (at most %zu)", c->label, n,
+                        sizeof xs / sizeof xs[0]);
+    for (int i = 0; i < n; i++) {
+        if (in_id(c, 2 + 3 * i) < 0 || in_id(c, 3 + 3 * i) < 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input %d or its scale is missing", c->label, i);
+        RLX_TRY(dq(c, in_id(c, 2 + 3 * i), in_id(c, 3 + 3 * i), in_id(c, 4 + 3 * i), &xs[i]));
+    }
+    int y;
+    RLX_TRY(concat(c, xs, n, attr_i(c, "axis"), -1, &y));
+    return q(c, y, in_id(c, 0), in_id(c, 1), in_id(c, 2));
+}
+
+/* com.microsoft QuantizeLinear / DequantizeLinear: the standard ops (an
+ * axis only when given; 1-D scales then apply along it). */
+static rlx_status qdq_std(cx *c, const char *op) {
+    rlx_node_attr a;
+    int n_a = 0;
+    if (given(c, "axis")) {
+        RLX_TRY(rlx_node_attr_set_int(&a, "axis", attr_i(c, "axis")));
+        n_a = 1;
+    }
+    int y;
+    return emit(c, 0, op, c->in, c->n_in, &a, n_a, out_id(c, 0), &y);
+}
+static rlx_status x_quantize(cx *c) { return qdq_std(c, "QuantizeLinear"); }
+static rlx_status x_dequantize(cx *c) { return qdq_std(c, "DequantizeLinear"); }
+
+/* ------------------------------------------------------------ MatMulNBits */
+
+/* Value j (bits wide, least significant bits first) of a packed row. */
+static unsigned unpack(const uint8_t *row, size_t j, int bits) {
+    size_t bit = j * (size_t)bits;
+    return (row[bit / 8] >> (bit % 8)) & ((1u << bits) - 1u);
+}
+
+static const rlx_tensor *konst_input(cx *c, int i, const char *what, rlx_status *st) {
+    int id = in_id(c, i);
+    const rlx_tensor *t = id >= 0 ? val(c, id)->konst : NULL;
+    if (!t)
+        *st = rlx_fail(RLX_ERR_UNSUPPORTED, "%s: input %s must be a constant (an initializer): rlx dequantizes it "
+                       "when the model loads", c->label, what);
+    return t;
+}
+
+/* MatMulNBits(A, B, scales, zero_points, g_idx, bias): B holds N rows of
+ * K/block_size blocks of `bits`-bit unsigned values (LSB first); weight
+ * (k, n) = (q - zp) * scale of its block; zp defaults to 2^(bits-1). The
+ * constant B is dequantized here into a dense K x N matrix of A's dtype,
+ * then Y = MatMul(A, W) (+ bias). */
+static rlx_status x_matmul_nbits(cx *c) {
+    int a;
+    RLX_TRY(input(c, 0, &a));
+    RLX_TRY(require_float(c, a, "A"));
+    rlx_dtype dt = val(c, a)->dtype;
+    int64_t K = attr_i(c, "K"), N = attr_i(c, "N"), bits = attr_i(c, "bits"), bs = attr_i(c, "block_size");
+    if (bits != 4 && bits != 8) /* onnxruntime's CPU kernel has these two */
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: bits=%lld is not supported (4 or 8)", c->label, (long long)bits);
+    if (bs < 16 || (bs & (bs - 1)))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: block_size=%lld must be a power of 2, at least 16", c->label,
+                        (long long)bs);
+    if (K <= 0 || N <= 0 || K > (int64_t)1 << 40 || N > (int64_t)1 << 40)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: K=%lld and N=%lld must be positive", c->label, (long long)K,
+                        (long long)N);
+    if (in_id(c, 4) >= 0)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: input g_idx (act-order group indices) is not supported", c->label);
+    rlx_status st = RLX_OK;
+    const rlx_tensor *B = konst_input(c, 1, "B", &st), *S = B ? konst_input(c, 2, "scales", &st) : NULL;
+    if (!S) return st;
+    const rlx_tensor *Z = in_id(c, 3) >= 0 ? konst_input(c, 3, "zero_points", &st) : NULL;
+    if (st) return st;
+    size_t nb = (size_t)((K + bs - 1) / bs), blob = (size_t)(bs * bits / 8), zrow = (nb * (size_t)bits + 7) / 8;
+    size_t kn;
+    if (!rlx_mul_ok((size_t)K, (size_t)N, &kn) || kn > ((size_t)1 << 40))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: K x N too large", c->label);
+    if (B->dtype != RLX_DTYPE_U8 || rlx_tensor_numel(B) != (size_t)N * nb * blob)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: B must be uint8 with N * ceil(K / block_size) * block_size * "
+                        "bits / 8 = %zu elements, has %s with %zu", c->label, (size_t)N * nb * blob,
+                        rlx_dtype_name(B->dtype), rlx_tensor_numel(B));
+    if (!rlx_dtype_is_float(S->dtype) || rlx_tensor_numel(S) != (size_t)N * nb)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: scales must be floating point with N * ceil(K / block_size) = "
+                        "%zu elements, has %s with %zu", c->label, (size_t)N * nb, rlx_dtype_name(S->dtype),
+                        rlx_tensor_numel(S));
+    bool zp_packed = Z && Z->dtype == RLX_DTYPE_U8;
+    if (Z && (zp_packed ? rlx_tensor_numel(Z) != (size_t)N * zrow
+                        : (!rlx_dtype_is_float(Z->dtype) || rlx_tensor_numel(Z) != (size_t)N * nb)))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: zero_points must be uint8 with N * ceil(n_blocks * bits / 8) = %zu "
+                        "elements or of the scales' type with %zu, has %s with %zu", c->label, (size_t)N * zrow,
+                        (size_t)N * nb, rlx_dtype_name(Z->dtype), rlx_tensor_numel(Z));
+    rlx_tensor *W;
+    RLX_TRY(rlx_tensor_create(dt, (int64_t[]){ K, N }, 2, &W));
+    const uint8_t *bp = B->data;
+    double zdef = (double)(1u << (bits - 1));
+    for (size_t n = 0; n < (size_t)N; n++)
+        for (size_t blk = 0; blk < nb; blk++) {
+            double s = rlx_tensor_get_f64(S, n * nb + blk);
+            double z = !Z ? zdef : zp_packed ? unpack((const uint8_t *)Z->data + n * zrow, blk, (int)bits)
+                                             : rlx_tensor_get_f64(Z, n * nb + blk);
+            const uint8_t *row = bp + (n * nb + blk) * blob;
+            for (size_t j = 0; j < (size_t)bs && blk * (size_t)bs + j < (size_t)K; j++) {
+                size_t k = blk * (size_t)bs + j;
+                /* in f32, as (q - zp) * scale */
+                float w = (float)(((float)unpack(row, j, (int)bits) - (float)z) * (float)s);
+                rlx_tensor_set_f64(W, k * (size_t)N + n, w);
+            }
+        }
+    int w, y;
+    RLX_TRY(rlx_graph_add_konst(c->g, NULL, W, &w));
+    bool bias = in_id(c, 5) >= 0;
+    RLX_TRY(op2(c, "MatMul", a, w, bias ? -1 : out_id(c, 0), &y));
+    if (bias) RLX_TRY(op2(c, "Add", y, in_id(c, 5), out_id(c, 0), &y));
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ DynamicQuantizeLSTM */
+
+/* [D, rows, 4H] quantized with scale and zero point of shape [D] or
+ * [D, 4H] -> f32 [D, 4H, rows] (ONNX LSTM's layout). Constant inputs fold. */
+static rlx_status dq_lstm_weight(cx *c, int w, int s, int zp, int *out) {
+    int wf, zf, sr, zr, d;
+    RLX_TRY(op_i(c, "Cast", &w, 1, "to", RLX_DTYPE_F32, -1, &wf));
+    static const int64_t shp[3] = { 0, 1, -1 };
+    RLX_TRY(reshape(c, zp, shp, 3, -1, &zr));
+    RLX_TRY(op_i(c, "Cast", &zr, 1, "to", RLX_DTYPE_F32, -1, &zf));
+    RLX_TRY(reshape(c, s, shp, 3, -1, &sr));
+    RLX_TRY(op2(c, "Sub", wf, zf, -1, &d));
+    RLX_TRY(op2(c, "Mul", d, sr, -1, &d));
+    static const int64_t perm[3] = { 0, 2, 1 };
+    return transpose(c, d, perm, 3, -1, out);
+}
+
+/* DynamicQuantizeLSTM(X, W, R, B, sequence_lens, initial_h, initial_c, P,
+ * W_scale, W_zero_point, R_scale, R_zero_point) = LSTM(X, dequantized W and
+ * R transposed to [D, 4H, .], B, ...), the LSTM attributes passed on. */
+static rlx_status x_dq_lstm(cx *c) {
+    for (int i = 8; i < 12; i++)
+        if (in_id(c, i) < 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input %d (scale or zero point of W or R) is missing", c->label,
+                            i);
+    int w, r;
+    RLX_TRY(dq_lstm_weight(c, in_id(c, 1), in_id(c, 8), in_id(c, 9), &w));
+    RLX_TRY(dq_lstm_weight(c, in_id(c, 2), in_id(c, 10), in_id(c, 11), &r));
+    int in[8];
+    for (int i = 0; i < 8; i++) in[i] = in_id(c, i);
+    in[1] = w, in[2] = r;
+    int n_in = 8;
+    while (n_in > 3 && in[n_in - 1] < 0) n_in--;
+    rlx_node_attr a[MAX_CATTRS];
+    int n_a = 0;
+    for (int i = 0; i < c->n_attrs; i++) {
+        rlx_status st = rlx_node_attr_copy(&a[n_a], &c->attrs[i]);
+        if (st) {
+            free_attrs(a, n_a);
+            return st;
+        }
+        n_a++;
+    }
+    int outs[3] = { out_id(c, 0), out_id(c, 1), out_id(c, 2) };
+    int n_out = outs[2] >= 0 ? 3 : outs[1] >= 0 ? 2 : outs[0] >= 0 ? 1 : 0;
+    return emit_to(c, 0, "LSTM", in, n_in, a, n_a, outs, n_out);
+}
+
+/* ------------------------------------------------------------ rotary embedding */
+
+/* x [..., hd] rotated by cos, sin (broadcastable to [..., rd/2]) on its
+ * first rd channels: halves (x1, x2) = (x[:rd/2], x[rd/2:rd]), or the even
+ * and odd channels when interleaved; (x1 cos - x2 sin, x2 cos + x1 sin). */
+static rlx_status rope(cx *c, int x, int cs, int sn, int64_t hd, int64_t rd, bool interleaved, int dst, int *out) {
+    int xr = x, xp = -1, x1, x2;
+    if (rd < hd) {
+        RLX_TRY(slice(c, x, -1, 0, rd, 1, &xr));
+        RLX_TRY(slice(c, x, -1, rd, hd, 1, &xp));
+    }
+    if (interleaved) {
+        RLX_TRY(slice(c, xr, -1, 0, rd, 2, &x1));
+        RLX_TRY(slice(c, xr, -1, 1, rd, 2, &x2));
+    } else {
+        RLX_TRY(slice(c, xr, -1, 0, rd / 2, 1, &x1));
+        RLX_TRY(slice(c, xr, -1, rd / 2, rd, 1, &x2));
+    }
+    int a, b, o1, o2, r;
+    RLX_TRY(op2(c, "Mul", x1, cs, -1, &a));
+    RLX_TRY(op2(c, "Mul", x2, sn, -1, &b));
+    RLX_TRY(op2(c, "Sub", a, b, -1, &o1));
+    RLX_TRY(op2(c, "Mul", x2, cs, -1, &a));
+    RLX_TRY(op2(c, "Mul", x1, sn, -1, &b));
+    RLX_TRY(op2(c, "Add", a, b, -1, &o2));
+    int last = xp < 0 ? dst : -1;
+    if (interleaved) {
+        int s, u1, u2;
+        RLX_TRY(unsqueeze(c, o1, -1, &u1));
+        RLX_TRY(unsqueeze(c, o2, -1, &u2));
+        RLX_TRY(concat(c, (int[]){ u1, u2 }, 2, -1, -1, &r));
+        RLX_TRY(op1(c, "Shape", xr, -1, &s));
+        RLX_TRY(op2(c, "Reshape", r, s, last, &r));
+    } else {
+        RLX_TRY(concat(c, (int[]){ o1, o2 }, 2, -1, last, &r));
+    }
+    if (xp >= 0) RLX_TRY(concat(c, (int[]){ r, xp }, 2, -1, dst, &r));
+    *out = r;
+    return RLX_OK;
+}
+
+/* cos and sin rows of the caches at positions pos (int64 [B or 1, S]),
+ * [., S, rd/2] with a unit axis inserted at `axis`. */
+static rlx_status rope_tables(cx *c, int pos, int cos_cache, int sin_cache, int64_t axis, int *cs, int *sn) {
+    int t;
+    RLX_TRY(op_i(c, "Gather", (int[]){ cos_cache, pos }, 2, "axis", 0, -1, &t));
+    RLX_TRY(unsqueeze(c, t, axis, cs));
+    RLX_TRY(op_i(c, "Gather", (int[]){ sin_cache, pos }, 2, "axis", 0, -1, &t));
+    return unsqueeze(c, t, axis, sn);
+}
+
+/* Checks a cos/sin cache: floating point, rank 2, rd/2 columns when known. */
+static rlx_status check_cache(cx *c, int id, const char *what, int64_t rd) {
+    RLX_TRY(need(c, id));
+    RLX_TRY(require_float(c, id, what));
+    const rlx_value *v = val(c, id);
+    if (v->rank != 2 || (v->dims[1] >= 0 && rd > 0 && v->dims[1] * 2 != rd))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s must have shape (max_sequence_length, %lld)", c->label, what,
+                        (long long)(rd / 2));
+    return RLX_OK;
+}
+
+/* RotaryEmbedding(input, position_ids, cos_cache, sin_cache): input
+ * [B, S, hidden] (heads of head_size along hidden) or [B, num_heads, S,
+ * head_size]; position_ids [B, S], or [1] holding the first position of
+ * every sequence; the first rotary_embedding_dim channels of each head
+ * (all when 0) rotate by the cache rows at their positions. */
+static rlx_status x_rotary(cx *c) {
+    int x, pid;
+    RLX_TRY(input(c, 0, &x));
+    RLX_TRY(input(c, 1, &pid));
+    RLX_TRY(require_float(c, x, "input"));
+    if (attr_i(c, "is_packed_batching"))
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: is_packed_batching=1 (ragged batches) is not supported", c->label);
+    int rank = val(c, x)->rank;
+    if (rank != 3 && rank != 4)
+        return rlx_fail(rank < 0 ? RLX_ERR_UNSUPPORTED : RLX_ERR_INVALID_MODEL,
+                        "%s: input must have rank 3 or 4 (known when the model loads), has %d", c->label, rank);
+    int64_t nh = attr_i(c, "num_heads"), rd = attr_i(c, "rotary_embedding_dim"), hd;
+    RLX_TRY(need(c, in_id(c, 2)));
+    int64_t half = static_dim(c, in_id(c, 2), 1);
+    if (rank == 4) hd = static_dim(c, x, 3);
+    else if (nh > 0) {
+        int64_t hidden = static_dim(c, x, 2);
+        hd = hidden > 0 && hidden % nh == 0 ? hidden / nh : -1;
+    } else
+        hd = rd > 0 ? -1 : half * 2;
+    if (nh < 0 || rd < 0)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: num_heads and rotary_embedding_dim must be >= 0", c->label);
+    if (hd <= 0)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: the head size is not known when the model loads (a static last "
+                        "dim, num_heads with rank 3, or a static cos_cache)", c->label);
+    if (!rd) rd = hd;
+    if (rd > hd || rd % 2)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: rotary_embedding_dim %lld must be even and at most the head size "
+                        "%lld", c->label, (long long)rd, (long long)hd);
+    RLX_TRY(check_cache(c, in_id(c, 2), "cos_cache", rd));
+    RLX_TRY(check_cache(c, in_id(c, 3), "sin_cache", rd));
+    rlx_dtype pdt = val(c, pid)->dtype;
+    if (pdt != RLX_DTYPE_I64 && pdt != RLX_DTYPE_I32)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: position_ids has dtype %s, expected int64", c->label,
+                        rlx_dtype_name(pdt));
+    int pos = pid;
+    if (pdt != RLX_DTYPE_I64) RLX_TRY(op_i(c, "Cast", &pid, 1, "to", RLX_DTYPE_I64, -1, &pos));
+    if (val(c, pid)->rank == 1) { /* [1]: start offset; positions start + 0..S-1 */
+        int s, r, p0;
+        RLX_TRY(dim_of(c, x, rank == 3 ? 1 : 2, &s));
+        RLX_TRY(arange(c, s, &r));
+        static const int64_t one1[2] = { 1, 1 };
+        RLX_TRY(reshape(c, pos, one1, 2, -1, &p0));
+        RLX_TRY(op2(c, "Add", p0, r, -1, &pos));
+    } else if (val(c, pid)->rank != 2)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: position_ids must have shape (1) or (batch_size, sequence_length)",
+                        c->label);
+    int cs, sn, y;
+    if (rank == 4) {
+        RLX_TRY(rope_tables(c, pos, in_id(c, 2), in_id(c, 3), 1, &cs, &sn));
+        return rope(c, x, cs, sn, hd, rd, attr_i(c, "interleaved") != 0, out_id(c, 0), &y);
+    }
+    int x4, r;
+    RLX_TRY(rope_tables(c, pos, in_id(c, 2), in_id(c, 3), 2, &cs, &sn));
+    const int64_t heads[4] = { 0, 0, -1, hd };
+    RLX_TRY(reshape(c, x, heads, 4, -1, &x4));
+    RLX_TRY(rope(c, x4, cs, sn, hd, rd, attr_i(c, "interleaved") != 0, -1, &r));
+    static const int64_t flat[3] = { 0, 0, -1 };
+    return reshape(c, r, flat, 3, out_id(c, 0), &y);
+}
+
+/* ------------------------------------------------------------ GroupQueryAttention */
+
+/* GroupQueryAttention: see the row's text. */
+static rlx_status x_gqa(cx *c) {
+    int64_t nh = attr_i(c, "num_heads"), kvh = attr_i(c, "kv_num_heads");
+    if (nh <= 0 || kvh <= 0 || nh % kvh)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: num_heads (%lld) must be a positive multiple of kv_num_heads "
+                        "(%lld)", c->label, (long long)nh, (long long)kvh);
+    int q, k = in_id(c, 1), v = in_id(c, 2), pk = in_id(c, 3), pv = in_id(c, 4);
+    RLX_TRY(input(c, 0, &q));
+    RLX_TRY(require_float(c, q, "query"));
+    rlx_dtype dt = val(c, q)->dtype;
+    if ((k < 0) != (v < 0) || (pk < 0) != (pv < 0))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: key and value (and past_key and past_value) come together",
+                        c->label);
+    if (in_id(c, 5) < 0 || in_id(c, 6) < 0)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: seqlens_k and total_sequence_length are required", c->label);
+    if (in_id(c, 9) >= 0)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: input position_ids is not supported (positions come from "
+                        "seqlens_k)", c->label);
+    if (val(c, q)->rank != 3)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: query must have rank 3 (batch, sequence, hidden)", c->label);
+    int64_t d = static_dim(c, q, 2);
+    int64_t hd = d <= 0 ? -1 : k >= 0 ? (d % nh ? -1 : d / nh) : (d % (nh + 2 * kvh) ? -1 : d / (nh + 2 * kvh));
+    if (hd <= 0)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: query's last dim must be static and a multiple of the heads",
+                        c->label);
+    int64_t lws = attr_i(c, "local_window_size");
+    float softcap = attr_f(c, "softcap"), scale = attr_f(c, "scale");
+    if (scale == 0.0f) scale = (float)(1.0 / sqrt((double)hd));
+    if (k < 0) { /* packed QKV */
+        int64_t sp[3] = { nh * hd, kvh * hd, kvh * hd };
+        int sizes, outs[3];
+        RLX_TRY(k_i64(c, sp, 3, &sizes));
+        rlx_node_attr a;
+        RLX_TRY(rlx_node_attr_set_int(&a, "axis", -1));
+        for (int i = 0; i < 3; i++) RLX_TRY(rlx_graph_add_value(c->g, NULL, &outs[i]));
+        RLX_TRY(emit_to(c, 0, "Split", (int[]){ q, sizes }, 2, &a, 1, outs, 3));
+        q = outs[0], k = outs[1], v = outs[2];
+    }
+    /* positions: past_b + s, past_b = seqlens_k[b] + 1 - S */
+    int sl, sl64, one, s, past, pos, r;
+    RLX_TRY(input(c, 5, &sl));
+    RLX_TRY(op_i(c, "Cast", &sl, 1, "to", RLX_DTYPE_I64, -1, &sl64));
+    RLX_TRY(k_fill(c, RLX_DTYPE_I64, 0, NULL, 1, &one));
+    RLX_TRY(op2(c, "Add", sl64, one, -1, &past));
+    RLX_TRY(dim_of(c, q, 1, &s));
+    RLX_TRY(op2(c, "Sub", past, s, -1, &past));
+    RLX_TRY(unsqueeze(c, past, 1, &past)); /* [B, 1] */
+    RLX_TRY(arange(c, s, &r));
+    RLX_TRY(op2(c, "Add", past, r, -1, &pos)); /* [B, S] */
+    const int64_t qh[4] = { 0, 0, nh, hd }, kh[4] = { 0, 0, kvh, hd };
+    RLX_TRY(reshape(c, q, qh, 4, -1, &q));
+    RLX_TRY(reshape(c, k, kh, 4, -1, &k));
+    RLX_TRY(reshape(c, v, kh, 4, -1, &v));
+    if (attr_i(c, "do_rotary")) {
+        if (in_id(c, 7) < 0 || in_id(c, 8) < 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: do_rotary=1 needs cos_cache and sin_cache", c->label);
+        RLX_TRY(check_cache(c, in_id(c, 7), "cos_cache", hd));
+        RLX_TRY(check_cache(c, in_id(c, 8), "sin_cache", hd));
+        int cs, sn;
+        bool il = attr_i(c, "rotary_interleaved") != 0;
+        RLX_TRY(rope_tables(c, pos, in_id(c, 7), in_id(c, 8), 2, &cs, &sn));
+        RLX_TRY(rope(c, q, cs, sn, hd, hd, il, -1, &q));
+        RLX_TRY(rope(c, k, cs, sn, hd, hd, il, -1, &k));
+    }
+    static const int64_t bnsh[4] = { 0, 2, 1, 3 };
+    RLX_TRY(transpose(c, q, bnsh, 4, -1, &q));
+    RLX_TRY(transpose(c, k, bnsh, 4, -1, &k));
+    RLX_TRY(transpose(c, v, bnsh, 4, -1, &v));
+    if (pk >= 0) {
+        RLX_TRY(need(c, pk));
+        RLX_TRY(need(c, pv));
+        RLX_TRY(concat(c, (int[]){ pk, k }, 2, 2, out_id(c, 1), &k));
+        RLX_TRY(concat(c, (int[]){ pv, v }, 2, 2, out_id(c, 2), &v));
+    } else {
+        if (out_id(c, 1) >= 0) RLX_TRY(op1(c, "Identity", k, out_id(c, 1), &r));
+        if (out_id(c, 2) >= 0) RLX_TRY(op1(c, "Identity", v, out_id(c, 2), &r));
+    }
+    int t;
+    RLX_TRY(dim_of(c, k, 2, &t));
+    if (nh != kvh) { /* query head h reads kv head h / (nh / kvh) */
+        int e;
+        const int64_t rep[5] = { 1, 1, nh / kvh, 1, 1 }, merged[4] = { 0, nh, -1, hd };
+        RLX_TRY(k_i64(c, rep, 5, &e));
+        RLX_TRY(unsqueeze(c, k, 2, &k));
+        RLX_TRY(op2(c, "Expand", k, e, -1, &k));
+        RLX_TRY(reshape(c, k, merged, 4, -1, &k));
+        RLX_TRY(unsqueeze(c, v, 2, &v));
+        RLX_TRY(op2(c, "Expand", v, e, -1, &v));
+        RLX_TRY(reshape(c, v, merged, 4, -1, &v));
+    }
+    static const int64_t kt[4] = { 0, 1, 3, 2 };
+    int kT, sc, ks;
+    RLX_TRY(transpose(c, k, kt, 4, -1, &kT));
+    RLX_TRY(op2(c, "MatMul", q, kT, -1, &sc));
+    RLX_TRY(k_scalar(c, dt, scale, &ks));
+    RLX_TRY(op2(c, "Mul", sc, ks, -1, &sc));
+    if (softcap > 0.0f) {
+        int kc;
+        RLX_TRY(k_scalar(c, dt, softcap, &kc));
+        RLX_TRY(op2(c, "Div", sc, kc, -1, &sc));
+        RLX_TRY(op1(c, "Tanh", sc, -1, &sc));
+        RLX_TRY(op2(c, "Mul", sc, kc, -1, &sc));
+    }
+    if (in_id(c, 10) >= 0) RLX_TRY(op2(c, "Add", sc, in_id(c, 10), -1, &sc));
+    /* causal mask [B, 1, S, T]: key j is seen by query (b, s) when j <= pos */
+    int kpos, qp, valid, ninf;
+    RLX_TRY(arange(c, t, &kpos));
+    RLX_TRY(unsqueeze(c, pos, 1, &qp));
+    RLX_TRY(unsqueeze(c, qp, 3, &qp));
+    RLX_TRY(op2(c, "LessOrEqual", kpos, qp, -1, &valid));
+    if (lws > 0) { /* and j >= pos - local_window_size: the last local_window_size + 1 keys */
+        int lw, lo, in_win;
+        RLX_TRY(k_fill(c, RLX_DTYPE_I64, 0, NULL, (double)lws + 1, &lw));
+        RLX_TRY(op2(c, "Sub", qp, lw, -1, &lo));
+        RLX_TRY(op2(c, "Greater", kpos, lo, -1, &in_win));
+        RLX_TRY(op2(c, "And", valid, in_win, -1, &valid));
+    }
+    RLX_TRY(k_scalar(c, dt, -INFINITY, &ninf));
+    RLX_TRY(emit(c, 0, "Where", (int[]){ valid, sc, ninf }, 3, NULL, 0, -1, &sc));
+    int p;
+    if (attr_i(c, "smooth_softmax") == 1) { /* a sink of logit 0: exp(x - m) / (exp(-m) + sum exp(x - m)) */
+        int m, z, e, sum, em;
+        RLX_TRY(k_i64(c, (int64_t[]){ -1 }, 1, &r));
+        rlx_node_attr a;
+        RLX_TRY(rlx_node_attr_set_int(&a, "keepdims", 1));
+        RLX_TRY(emit(c, 0, "ReduceMax", (int[]){ sc, r }, 2, &a, 1, -1, &m));
+        RLX_TRY(k_scalar(c, dt, 0, &z));
+        RLX_TRY(op2(c, "Max", m, z, -1, &m));
+        RLX_TRY(op2(c, "Sub", sc, m, -1, &e));
+        RLX_TRY(op1(c, "Exp", e, -1, &e));
+        RLX_TRY(rlx_node_attr_set_int(&a, "keepdims", 1));
+        RLX_TRY(emit(c, 0, "ReduceSum", (int[]){ e, r }, 2, &a, 1, -1, &sum));
+        RLX_TRY(op1(c, "Neg", m, -1, &em));
+        RLX_TRY(op1(c, "Exp", em, -1, &em));
+        RLX_TRY(op2(c, "Add", sum, em, -1, &sum));
+        RLX_TRY(op2(c, "Div", e, sum, -1, &p));
+    } else
+        RLX_TRY(op_i(c, "Softmax", &sc, 1, "axis", -1, -1, &p));
+    int o;
+    static const int64_t flat[3] = { 0, 0, -1 };
+    RLX_TRY(op2(c, "MatMul", p, v, -1, &o));
+    RLX_TRY(transpose(c, o, bnsh, 4, -1, &o));
+    return reshape(c, o, flat, 3, out_id(c, 0), &o);
+}
+
+/* ------------------------------------------------------------ the table */
+
+#define A_INT(nm, v) { nm, RLX_ATTR_INT, false, true, (v), NULL }
+#define A_FLOAT(nm, v) { nm, RLX_ATTR_FLOAT, false, true, (v), NULL }
+#define A_REQ(nm) { nm, RLX_ATTR_INT, true, false, 0, NULL }
+#define A_OPT(nm, t) { nm, t, false, false, 0, NULL }
+
+static const rlx_contrib_def k_contrib[] = {
+    { MS, "BiasAdd", 1, 3, 3, 1, 1, x_bias_add, "(X + bias) + skip: two Adds.", { { 0 } } },
+    { MS, "BiasGelu", 1, 2, 2, 1, 1, x_bias_gelu, "Gelu-20 (erf) of A + B.", { { 0 } } },
+    { MS, "DequantizeLinear", 1, 2, 3, 1, 1, x_dequantize, "DequantizeLinear-21 (axis passed on when given).",
+      { A_OPT("axis", RLX_ATTR_INT) } },
+    { MS, "DynamicQuantizeLSTM", 1, 12, 12, 0, 3, x_dq_lstm,
+      "LSTM-14 on W and R dequantized ((w - zp) * scale, per tensor or per column, transposed to [D, 4H, .]; "
+      "folded when constant). Computed in f32: onnxruntime quantizes X and h to 8 bits for its GEMMs, so "
+      "results differ by that quantization error.",
+      { A_OPT("activation_alpha", RLX_ATTR_FLOATS), A_OPT("activation_beta", RLX_ATTR_FLOATS),
+        A_OPT("activations", RLX_ATTR_STRINGS), A_OPT("clip", RLX_ATTR_FLOAT),
+        { "direction", RLX_ATTR_STRING, false, true, 0, "forward" }, A_OPT("hidden_size", RLX_ATTR_INT),
+        A_INT("input_forget", 0) } },
+    { MS, "FastGelu", 1, 1, 2, 1, 1, x_fast_gelu, "Gelu-20 approximate=tanh of X (+ bias).", { { 0 } } },
+    { MS, "Gelu", 1, 1, 1, 1, 1, x_gelu, "Gelu-20 (erf).", { { 0 } } },
+    { MS, "GroupQueryAttention", 1, 7, 11, 3, 3, x_gqa,
+      "MatMul, Softmax, MatMul per head with kv heads repeated (num_heads a multiple of kv_num_heads), a causal "
+      "mask from seqlens_k (query s of batch b at position seqlens_k[b] + 1 - S + s sees keys j <= it; "
+      "local_window_size: also j >= it - local_window_size), optional rotary embedding (do_rotary, rotary_interleaved), softcap, smooth_softmax, "
+      "attention_bias, packed QKV; present = Concat(past, new) along the sequence, which is onnxruntime's result "
+      "when every batch's total length is past + S (no shared max-length buffer, no right padding); "
+      "position_ids not supported.",
+      { A_INT("do_rotary", 0), A_REQ("kv_num_heads"), A_INT("local_window_size", -1), A_REQ("num_heads"),
+        A_INT("rotary_interleaved", 0), A_FLOAT("scale", 0), A_INT("smooth_softmax", -1), A_FLOAT("softcap", 0) } },
+    { MS, "MatMulNBits", 1, 3, 6, 1, 1, x_matmul_nbits,
+      "MatMul by a constant K x N matrix that the import dequantizes from B's blocks (bits 2, 4 or 8, any "
+      "block_size the spec allows, uint8 packed or float zero points; accuracy_level ignored; g_idx not "
+      "supported), + bias: 4 K N bytes in f32 (8 times the 4-bit weights); no GPU kernel on the packed weights "
+      "yet.",
+      { A_REQ("K"), A_REQ("N"), A_INT("accuracy_level", 0), A_REQ("bits"), A_REQ("block_size") } },
+    { MS, "QLinearAdd", 1, 7, 8, 1, 1, x_qlinear_add,
+      "QuantizeLinear(DequantizeLinear(A) + DequantizeLinear(B)): one rounding after the f32 sum.", { { 0 } } },
+    { MS, "QLinearConcat", 1, 5, -1, 1, 1, x_qlinear_concat,
+      "QuantizeLinear(Concat(DequantizeLinear(X_i)...)).", { A_REQ("axis") } },
+    { MS, "QLinearGlobalAveragePool", 1, 5, 5, 1, 1, x_qlinear_gap,
+      "QuantizeLinear(GlobalAveragePool(DequantizeLinear(X))), channels_last through Transposes.",
+      { A_INT("channels_last", 0) } },
+    { MS, "QLinearLeakyRelu", 1, 4, 5, 1, 1, x_qlinear_leaky_relu,
+      "QuantizeLinear(LeakyRelu(DequantizeLinear(X))).", { A_FLOAT("alpha", 0.01f) } },
+    { MS, "QLinearMul", 1, 7, 8, 1, 1, x_qlinear_mul,
+      "QuantizeLinear(DequantizeLinear(A) * DequantizeLinear(B)).", { { 0 } } },
+    { MS, "QLinearSigmoid", 1, 4, 5, 1, 1, x_qlinear_sigmoid,
+      "QuantizeLinear(Sigmoid(DequantizeLinear(X))).", { { 0 } } },
+    { MS, "QuantizeLinear", 1, 2, 3, 1, 1, x_quantize, "QuantizeLinear-21 (axis passed on when given).",
+      { A_OPT("axis", RLX_ATTR_INT) } },
+    { MS, "QuickGelu", 1, 1, 1, 1, 1, x_quick_gelu, "X * Sigmoid(alpha X).", { A_FLOAT("alpha", 1.702f) } },
+    { MS, "RotaryEmbedding", 1, 4, 4, 1, 1, x_rotary,
+      "Slices, Mul, Sub/Add and Concat over cos/sin rows Gathered at position_ids ([B, S], or [1]: a start "
+      "offset); interleaved or halves, rotary_embedding_dim < head size; scale ignored; is_packed_batching not "
+      "supported.",
+      { A_INT("interleaved", 0), A_INT("is_packed_batching", 0), A_INT("num_heads", 0),
+        A_INT("rotary_embedding_dim", 0), A_FLOAT("scale", 1.0) } },
+    { MS, "SkipLayerNormalization", 1, 3, 5, 1, 4, x_skip_ln,
+      "LayerNormalization-17 over the last axis of input + skip (+ bias); fuse_add_layernorm takes the Add.",
+      { A_FLOAT("epsilon", 1e-12f) } },
+    { MS, "SkipSimplifiedLayerNormalization", 1, 3, 4, 1, 4, x_skip_sln,
+      "RMSNormalization-23 over the last axis of input + skip (+ bias) (mean, inv_std_var outputs not supported).",
+      { A_FLOAT("epsilon", 1e-12f) } },
+    /* onnxruntime registers this one in the default domain */
+    { "", "SimplifiedLayerNormalization", 1, 2, 2, 1, 2, x_sln,
+      "RMSNormalization-23 (the inv_std_var output not supported); onnxruntime's schema, in the default domain.",
+      { A_INT("axis", -1), A_FLOAT("epsilon", 1e-5f), A_INT("stash_type", 1) } },
+};
+
+#define N_CONTRIB (sizeof k_contrib / sizeof k_contrib[0])
+
+const rlx_contrib_def *rlx_onnx_contrib_find(const char *domain, const char *op) {
+    if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
+    if (!op) return NULL;
+    for (size_t i = 0; i < N_CONTRIB; i++)
+        if (strcmp(k_contrib[i].domain, domain) == 0 && strcmp(k_contrib[i].name, op) == 0) return &k_contrib[i];
+    return NULL;
+}
+
+size_t rlx_onnx_contrib_count(void) { return N_CONTRIB; }
+
+void rlx_onnx_contrib_row(size_t i, const char **domain, const char **name, int *since, const char **expansion) {
+    const rlx_contrib_def *d = i < N_CONTRIB ? &k_contrib[i] : NULL;
+    *domain = d ? d->domain : "";
+    *name = d ? d->name : "";
+    *since = d ? d->since : 0;
+    *expansion = d ? d->doc : "";
+}
+
+rlx_status rlx_onnx_contrib_expand(rlx_graph *g, const rlx_contrib_def *def, const char *label, const char *name,
+                                   const int *in, int n_in, const int *out, int n_out, const rlx_node_attr *attrs,
+                                   int n_attrs) {
+    cx c = { .g = g, .def = def, .label = label, .name = name, .in = in, .out = out, .n_in = n_in, .n_out = n_out,
+             .attrs = attrs, .n_attrs = n_attrs };
+    if (n_in < def->min_in || (def->max_in >= 0 && n_in > def->max_in))
+        return def->max_in < 0 ? rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected at least %d", label, n_in,
+                                          def->min_in)
+                               : rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d inputs, expected %d to %d", label, n_in,
+                                          def->min_in, def->max_in);
+    if (n_out < def->min_out || n_out > def->max_out)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d outputs, expected %d to %d", label, n_out, def->min_out,
+                        def->max_out);
+    RLX_TRY(check_attrs(&c));
+    /* required inputs: those below min_in, except the optional ones inside
+     * it (QLinear zero points, GQA's key/value/past, LSTM's optionals) */
+    static const struct { const char *op; unsigned optional; } opt[] = {
+        { "QLinearAdd", 1u << 2 | 1u << 5 }, { "QLinearMul", 1u << 2 | 1u << 5 },
+        { "QLinearSigmoid", 1u << 2 }, { "QLinearLeakyRelu", 1u << 2 },
+        { "GroupQueryAttention", 0x1e }, { "DynamicQuantizeLSTM", 0xf8 }, { "QLinearConcat", ~0u << 2 },
+    };
+    unsigned optional = 0;
+    for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
+        if (strcmp(opt[i].op, def->name) == 0) optional = opt[i].optional;
+    for (int i = 0; i < def->min_in && i < n_in; i++)
+        if (in[i] < 0 && !(i < 32 && (optional >> i) & 1u))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required input %d is missing", label, i);
+    if (def->min_out && (n_out < 1 || out[0] < 0))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output 0 is required", label);
+    return def->expand(&c);
+}

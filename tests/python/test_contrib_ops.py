@@ -1,0 +1,344 @@
+"""onnxruntime's contrib ops (com.microsoft, src/import/onnx_contrib.c), which
+rlx expands into default-domain ops when a model loads: one small model per
+op and form, built here with onnx.helper, run by onnxruntime (which
+implements all of them) and by `rlx run` on the CPU and the GPU device
+(lavapipe here) on fresh random inputs; outputs compared with the tolerance
+stated per case (float ops: max abs difference over max(1, max |ref|);
+quantized outputs: integer codes within 1, the rounding of a tie or of a
+last-bit difference before QuantizeLinear). Also: an unknown attribute, a
+missing required one and a non-constant MatMulNBits weight fail the load
+naming the node and op; `rlx ops` lists the contrib ops.
+
+Skips (exit 77) while rlx is not built."""
+import os
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto as T
+from onnx import helper as H
+from onnx import numpy_helper as NH
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ocr_ref as R  # noqa: E402
+
+RLX = R.exe("rlx")
+if not os.path.exists(RLX):
+    print("SKIP: %s is not built" % RLX)
+    sys.exit(R.SKIP)
+tmp = tempfile.mkdtemp(prefix="rlx_contrib_")
+seed = int(os.environ.get("RLX_TEST_SEED", "7"))
+rng = np.random.default_rng(seed)
+print("seed", seed)
+C = R.Checker("test_contrib_ops")
+DEVICES = os.environ.get("RLX_CONTRIB_DEVICES", "cpu,gpu").split(",")
+NP2ONNX = {np.float32: T.FLOAT, np.float16: T.FLOAT16, np.int8: T.INT8, np.uint8: T.UINT8, np.int32: T.INT32,
+           np.int64: T.INT64}
+
+
+def vi(name, arr):
+    return H.make_tensor_value_info(name, NP2ONNX[arr.dtype.type], list(arr.shape))
+
+
+def build(name, nodes, feeds, outputs, inits=None, opset=17):
+    """A model of `nodes` (com.microsoft imported at 1) fed by `feeds`
+    (name -> array); `outputs` name -> onnx element type."""
+    g = H.make_graph(nodes, name, [vi(k, v) for k, v in feeds.items()],
+                     [H.make_tensor_value_info(o, t, None) for o, t in outputs.items()],
+                     [NH.from_array(v, k) for k, v in (inits or {}).items()])
+    m = H.make_model(g, opset_imports=[H.make_opsetid("", opset), H.make_opsetid("com.microsoft", 1)], ir_version=8)
+    path = os.path.join(tmp, name + ".onnx")
+    onnx.save(m, path)
+    return path
+
+
+def run_rlx(path, feeds, outputs, device):
+    args = [RLX, "run", path, "--device", device, "--iters", "0", "--quiet"]
+    for k, v in feeds.items():
+        f = os.path.join(tmp, "%s_%s.npy" % (os.path.basename(path), k))
+        np.save(f, v)
+        args += ["--input", "%s=%s" % (k, f)]
+    out = os.path.join(tmp, "out_%s_%s" % (os.path.basename(path), device.replace(":", "")))
+    rc, so, se = R.run(args + ["--output-dir", out])
+    if rc != 0:
+        return None, (so + se).strip()[-600:]
+    return [np.load(os.path.join(out, o + ".npy")) for o in outputs], ""
+
+
+def case(name, nodes, feeds, outputs, inits=None, tol=1e-5, opset=17, qtol=1, devices=None, ref=None):
+    """ref: numpy reference outputs, for ops that onnxruntime has no CPU
+    kernel of (BiasAdd: CUDA only)."""
+    path = build(name, nodes, feeds, outputs, inits, opset)
+    if ref is None:
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        ref = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(list(outputs), feeds)
+    for dev in devices or DEVICES:
+        got, err = run_rlx(path, feeds, list(outputs), dev)
+        if not C.check(got is not None, "%s on %s runs (%s)" % (name, dev, err)):
+            continue
+        for o, r, y in zip(outputs, ref, got):
+            ok = y.shape == r.shape and y.dtype == r.dtype
+            if ok and np.issubdtype(r.dtype, np.integer):
+                d = int(np.abs(y.astype(np.int64) - r.astype(np.int64)).max()) if r.size else 0
+                ok, what = d <= qtol, "max code diff %d (tol %d)" % (d, qtol)
+            elif ok:
+                d = float(np.abs(y.astype(np.float64) - r).max() / max(1.0, float(np.abs(r).max()))) if r.size else 0
+                ok, what = d <= tol and np.isfinite(y).all(), "max diff %.3g (tol %.1g)" % (d, tol)
+            else:
+                what = "shape %s %s, onnxruntime %s %s" % (y.shape, y.dtype, r.shape, r.dtype)
+            C.check(ok, "%s on %s, output %s: %s" % (name, dev, o, what))
+            print("%-34s %-4s %-14s %s" % (name, dev, o, what))
+
+
+def f32(*shape, lo=-2.0, hi=2.0):
+    return rng.uniform(lo, hi, shape).astype(np.float32)
+
+
+def node(op, ins, outs, **kw):
+    return H.make_node(op, ins, outs, domain="com.microsoft", name=op.lower(), **kw)
+
+
+F = T.FLOAT
+# ---------------------------------------------------------------- activations
+x, b = f32(2, 3, 16), f32(16)
+case("gelu", [node("Gelu", ["x"], ["y"])], {"x": x}, {"y": F})
+case("bias_gelu", [node("BiasGelu", ["x", "b"], ["y"])], {"x": x, "b": b}, {"y": F})
+case("fast_gelu", [node("FastGelu", ["x"], ["y"])], {"x": x}, {"y": F})
+case("fast_gelu_bias", [node("FastGelu", ["x", "b"], ["y"])], {"x": x, "b": b}, {"y": F})
+case("quick_gelu", [node("QuickGelu", ["x"], ["y"])], {"x": x}, {"y": F})
+case("quick_gelu_alpha", [node("QuickGelu", ["x"], ["y"], alpha=0.8)], {"x": x}, {"y": F})
+s = f32(2, 3, 16)
+case("bias_add", [node("BiasAdd", ["x", "b", "s"], ["y"])], {"x": x, "b": b, "s": s}, {"y": F}, ref=[(x + b) + s])
+
+# ---------------------------------------------------------------- normalizations
+x, s, g, be, bi = f32(2, 5, 32), f32(2, 5, 32), f32(32, lo=0.5, hi=1.5), f32(32), f32(32)
+case("skip_ln", [node("SkipLayerNormalization", ["x", "s", "g", "be", "bi"], ["y", "", "", "sum"], epsilon=1e-5)],
+     {"x": x, "s": s}, {"y": F, "sum": F}, {"g": g, "be": be, "bi": bi}, tol=1e-5)
+case("skip_ln_nobeta", [node("SkipLayerNormalization", ["x", "s", "g"], ["y"])], {"x": x, "s": s, "g": g}, {"y": F},
+     tol=1e-5)
+case("skip_sln", [node("SkipSimplifiedLayerNormalization", ["x", "s", "g", "bi"], ["y", "", "", "sum"], epsilon=1e-6)],
+     {"x": x, "s": s}, {"y": F, "sum": F}, {"g": g, "bi": bi}, tol=1e-5)
+case("sln_default_domain", [H.make_node("SimplifiedLayerNormalization", ["x", "g"], ["y"], axis=-1, epsilon=1e-6)],
+     {"x": x}, {"y": F}, {"g": g}, tol=1e-5)
+x16 = x.astype(np.float16)
+case("skip_ln_f16", [node("SkipLayerNormalization", ["x", "s", "g", "be"], ["y"])],
+     {"x": x16, "s": s.astype(np.float16)}, {"y": T.FLOAT16}, {"g": g.astype(np.float16), "be": be.astype(np.float16)},
+     tol=2e-3)
+
+# ---------------------------------------------------------------- quantized
+U8, I8 = T.UINT8, T.INT8
+
+
+def qcase(name, op, n_q, dt, extra=None, attrs=None, qtol=1):
+    """op over n_q quantized operands of dtype dt, per-tensor scales."""
+    feeds, ins, inits = {}, [], {}
+    lo, hi = (0, 256) if dt == np.uint8 else (-128, 128)
+    for i in range(n_q):
+        feeds["a%d" % i] = rng.integers(lo, hi, (2, 3, 4, 5)).astype(dt)
+        inits["a%d_s" % i] = np.array(rng.uniform(0.01, 0.05), np.float32)
+        inits["a%d_z" % i] = np.array(rng.integers(lo // 2 + 64, hi // 2 + 64) if dt == np.uint8 else
+                                      rng.integers(-20, 20), dt)
+        ins += ["a%d" % i, "a%d_s" % i, "a%d_z" % i]
+    inits["y_s"] = np.array(rng.uniform(0.02, 0.08), np.float32)
+    inits["y_z"] = np.array(128 if dt == np.uint8 else 3, dt)
+    ins = (extra or (lambda i: i + ["y_s", "y_z"]))(ins)
+    case(name, [node(op, ins, ["y"], **(attrs or {}))], feeds, {"y": NP2ONNX[dt]}, inits, qtol=qtol)
+
+
+for dt, tag in ((np.uint8, "u8"), (np.int8, "i8")):
+    qcase("qlinear_add_" + tag, "QLinearAdd", 2, dt)
+    qcase("qlinear_mul_" + tag, "QLinearMul", 2, dt)
+    qcase("qlinear_sigmoid_" + tag, "QLinearSigmoid", 1, dt)
+    qcase("qlinear_leaky_relu_" + tag, "QLinearLeakyRelu", 1, dt, attrs={"alpha": 0.1})
+    qcase("qlinear_gap_" + tag, "QLinearGlobalAveragePool", 1, dt)
+    qcase("qlinear_gap_last_" + tag, "QLinearGlobalAveragePool", 1, dt, attrs={"channels_last": 1})
+    qcase("qlinear_concat_" + tag, "QLinearConcat", 3, dt, extra=lambda i: ["y_s", "y_z"] + i, attrs={"axis": 1})
+xq = f32(3, 8)
+case("ms_quantize", [node("QuantizeLinear", ["x", "s", "z"], ["y"])], {"x": xq}, {"y": U8},
+     {"s": np.array(0.02, np.float32), "z": np.array(120, np.uint8)}, qtol=0)
+case("ms_quantize_axis", [node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=1)], {"x": xq}, {"y": I8},
+     {"s": f32(8, lo=0.01, hi=0.03), "z": rng.integers(-5, 5, 8).astype(np.int8)}, qtol=0)
+case("ms_dequantize", [node("DequantizeLinear", ["x", "s", "z"], ["y"])],
+     {"x": rng.integers(0, 256, (3, 8)).astype(np.uint8)}, {"y": F}, {"s": np.array(0.02, np.float32),
+                                                                       "z": np.array(120, np.uint8)})
+
+
+# ---------------------------------------------------------------- MatMulNBits
+def pack(q, bits):
+    """Values q[..., n] (< 2^bits) packed LSB first into bytes."""
+    per = 8 // bits
+    q = q.reshape(q.shape[:-1] + (-1, per)).astype(np.uint8)
+    out = np.zeros(q.shape[:-1], np.uint8)
+    for i in range(per):
+        out |= q[..., i] << (i * bits)
+    return out
+
+
+def nbits(name, M, K, N, bits, bs, zp="packed", bias=False, dt=np.float32, tol=1e-5, acc=0):
+    nb = (K + bs - 1) // bs
+    q = rng.integers(0, 1 << bits, (N, nb, bs))
+    B = pack(q, bits)  # [N, nb, bs * bits / 8]
+    scales = rng.uniform(0.01, 0.1, (N * nb,)).astype(dt)
+    inits = {"B": B, "scales": scales}
+    ins = ["a", "B", "scales"]
+    if zp == "packed":
+        zq = rng.integers(0, 1 << bits, (N, nb))
+        zrow = (nb * bits + 7) // 8
+        zpad = np.zeros((N, zrow * (8 // bits)), np.int64)
+        zpad[:, :nb] = zq
+        inits["zp"] = pack(zpad, bits).reshape(-1)
+        ins.append("zp")
+    elif zp == "float":
+        inits["zp"] = rng.uniform(0, (1 << bits) - 1, (N * nb,)).astype(dt)
+        ins.append("zp")
+    if bias:
+        inits["bias"] = f32(N).astype(dt)
+        ins += ["", "bias"]
+    a = f32(M, K).astype(dt) if M else f32(2, 3, K).astype(dt)
+    case(name, [node("MatMulNBits", ins, ["y"], K=K, N=N, bits=bits, block_size=bs, accuracy_level=acc)], {"a": a},
+         {"y": NP2ONNX[dt]}, inits, tol=tol)
+
+
+nbits("matmul_nbits_4_b32", 3, 64, 24, 4, 32)
+nbits("matmul_nbits_4_b16_gemv", 1, 48, 40, 4, 16, zp=None)
+nbits("matmul_nbits_4_k_ragged", 2, 80, 16, 4, 64, bias=True)  # K not a multiple of block_size
+nbits("matmul_nbits_4_b128_3d", 0, 256, 32, 4, 128)
+nbits("matmul_nbits_4_float_zp", 2, 64, 8, 4, 32, zp="float")
+# onnxruntime runs 8-bit weights only with accuracy_level 4 (A quantized to int8 per block): ~1e-2
+nbits("matmul_nbits_8_b32", 2, 64, 16, 8, 32, acc=4, tol=1e-2)
+nbits("matmul_nbits_4_f16", 2, 64, 16, 4, 32, dt=np.float16, tol=3e-3)
+
+
+# ---------------------------------------------------------------- RotaryEmbedding
+def rotary(name, Bt, S, nh, hd, rd=0, interleaved=0, four_d=False, pos1=False):
+    maxs = 32
+    half = (rd or hd) // 2
+    inv = 1.0 / (10000 ** (np.arange(half) / half))
+    ang = np.arange(maxs)[:, None] * inv[None, :]
+    cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
+    x = f32(Bt, nh, S, hd) if four_d else f32(Bt, S, nh * hd)
+    pid = np.array([3], np.int64) if pos1 else rng.integers(0, maxs, (Bt, S)).astype(np.int64)
+    attrs = {"interleaved": interleaved}
+    if rd:
+        attrs.update(rotary_embedding_dim=rd, num_heads=nh)
+    elif not four_d:
+        attrs["num_heads"] = nh
+    case(name, [node("RotaryEmbedding", ["x", "pid", "cos", "sin"], ["y"], **attrs)], {"x": x, "pid": pid},
+         {"y": F}, {"cos": cos, "sin": sin}, tol=1e-5)
+
+
+rotary("rotary_halves", 2, 5, 3, 16)
+rotary("rotary_interleaved", 2, 5, 3, 16, interleaved=1)
+rotary("rotary_4d", 2, 5, 3, 16, four_d=True)
+rotary("rotary_partial", 1, 4, 2, 16, rd=8)
+rotary("rotary_partial_interleaved", 1, 4, 2, 16, rd=8, interleaved=1)
+rotary("rotary_pos_offset", 1, 6, 2, 8, pos1=True)
+
+
+# ---------------------------------------------------------------- GroupQueryAttention
+def gqa(name, Bt, S, P, nh, kvh, hd, rotary_=False, interleaved=0, packed=False, softcap=0.0, lws=-1, smooth=False,
+        dt=np.float32, tol=1e-5):
+    maxs = 64
+    feeds, inits = {}, {}
+    if packed:
+        feeds["q"] = f32(Bt, S, (nh + 2 * kvh) * hd).astype(dt)
+        ins = ["q", "", ""]
+    else:
+        feeds.update(q=f32(Bt, S, nh * hd).astype(dt), k=f32(Bt, S, kvh * hd).astype(dt),
+                     v=f32(Bt, S, kvh * hd).astype(dt))
+        ins = ["q", "k", "v"]
+    if P:
+        feeds.update(pk=f32(Bt, kvh, P, hd).astype(dt), pv=f32(Bt, kvh, P, hd).astype(dt))
+        ins += ["pk", "pv"]
+    else:
+        ins += ["", ""]
+    feeds["seqlens"] = np.full((Bt,), P + S - 1, np.int32)
+    feeds["total"] = np.array(P + S, np.int32)
+    ins += ["seqlens", "total"]
+    attrs = {"num_heads": nh, "kv_num_heads": kvh}
+    if rotary_:
+        half = hd // 2
+        ang = np.arange(maxs)[:, None] * (1.0 / (10000 ** (np.arange(half) / half)))[None, :]
+        inits.update(cos=np.cos(ang).astype(dt), sin=np.sin(ang).astype(dt))
+        ins += ["cos", "sin"]
+        attrs.update(do_rotary=1, rotary_interleaved=interleaved)
+    if softcap:
+        attrs["softcap"] = softcap
+    if lws > 0:
+        attrs["local_window_size"] = lws
+    if smooth:
+        attrs["smooth_softmax"] = 1
+    t = NP2ONNX[dt]
+    case(name, [node("GroupQueryAttention", ins, ["y", "pk_out", "pv_out"], **attrs)], feeds,
+         {"y": t, "pk_out": t, "pv_out": t}, inits, tol=tol)
+
+
+gqa("gqa_prompt", 2, 5, 0, 4, 2, 8)
+# onnxruntime: batch 1 when S > 1 with a past
+gqa("gqa_past", 1, 3, 4, 4, 2, 8)
+gqa("gqa_decode_batch", 2, 1, 5, 4, 2, 8)
+gqa("gqa_decode_mha", 1, 1, 6, 2, 2, 8)
+gqa("gqa_rotary", 1, 4, 3, 4, 1, 16, rotary_=True)
+gqa("gqa_rotary_interleaved", 2, 1, 3, 4, 2, 16, rotary_=True, interleaved=1)
+gqa("gqa_rotary_prompt", 2, 4, 0, 2, 2, 16, rotary_=True)
+gqa("gqa_packed", 1, 4, 2, 4, 2, 8, packed=True)
+gqa("gqa_softcap", 1, 4, 2, 2, 1, 8, softcap=2.0)
+gqa("gqa_local_window", 1, 6, 3, 2, 1, 8, lws=3)
+gqa("gqa_smooth_softmax", 1, 4, 2, 2, 1, 8, smooth=True)
+
+
+# ---------------------------------------------------------------- DynamicQuantizeLSTM
+def dq_lstm(name, direction="forward", per_channel=False, dt=np.int8):
+    """onnxruntime takes int8 weights with zero points 0 only; uint8 with any."""
+    D = 2 if direction == "bidirectional" else 1
+    Sq, Bt, I, Hs = 4, 2, 6, 5
+    lo, hi = (-128, 128) if dt == np.int8 else (0, 256)
+    W = rng.integers(lo, hi, (D, I, 4 * Hs)).astype(dt)
+    Rw = rng.integers(lo, hi, (D, Hs, 4 * Hs)).astype(dt)
+    sh = (D, 4 * Hs) if per_channel else (D,)
+    zp = (lambda: np.zeros(sh, dt)) if dt == np.int8 else (lambda: rng.integers(120, 136, sh).astype(dt))
+    inits = {"W": W, "R": Rw, "B": f32(D, 8 * Hs, lo=-0.2, hi=0.2),
+             "Ws": rng.uniform(0.002, 0.01, sh).astype(np.float32), "Wz": zp(),
+             "Rs": rng.uniform(0.002, 0.01, sh).astype(np.float32), "Rz": zp()}
+    ins = ["x", "W", "R", "B", "", "", "", "", "Ws", "Wz", "Rs", "Rz"]
+    # onnxruntime quantizes X and h to 8 bits inside: agreement to ~1e-2
+    case(name, [node("DynamicQuantizeLSTM", ins, ["y", "yh", "yc"], hidden_size=Hs, direction=direction)],
+         {"x": f32(Sq, Bt, I, lo=-1, hi=1)}, {"y": F, "yh": F, "yc": F}, inits, tol=2e-2)
+
+
+dq_lstm("dq_lstm")
+dq_lstm("dq_lstm_bidi_per_channel", "bidirectional", per_channel=True)
+dq_lstm("dq_lstm_u8_reverse", "reverse", dt=np.uint8)
+
+# ---------------------------------------------------------------- bad input
+x = f32(2, 4)
+path = build("bad_attr", [node("FastGelu", ["x"], ["y"], approximate="tanh")], {"x": x}, {"y": F})
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc != 0 and "fastgelu" in se and "FastGelu" in se and "approximate" in se,
+        "an unknown contrib attribute fails naming node, op and attribute (rc %d: %s)" % (rc, se.strip()[-300:]))
+path = build("bad_missing", [node("GroupQueryAttention", ["x", "x", "x", "", "", "sl", "sl"], ["y", "k", "v"],
+                                  num_heads=2)], {"x": f32(1, 2, 8), "sl": np.array([1], np.int32)},
+             {"y": F, "k": F, "v": F})
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc != 0 and "groupqueryattention" in se and "kv_num_heads" in se,
+        "a missing required attribute fails naming node and attribute (rc %d: %s)" % (rc, se.strip()[-300:]))
+path = build("bad_nbits", [node("MatMulNBits", ["a", "B", "s"], ["y"], K=32, N=4, bits=4, block_size=32)],
+             {"a": f32(1, 32), "B": np.zeros((4, 1, 16), np.uint8)}, {"y": F}, {"s": f32(4)})
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc != 0 and "matmulnbits" in se and "constant" in se,
+        "a MatMulNBits weight fed at run time fails naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
+path = build("bad_block", [node("MatMulNBits", ["a", "B", "s"], ["y"], K=32, N=4, bits=4, block_size=24)],
+             {"a": f32(1, 32)}, {"y": F}, {"B": np.zeros((4, 2, 12), np.uint8), "s": f32(8)})
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc != 0 and "matmulnbits" in se and "block_size" in se,
+        "a block_size that is no power of 2 fails naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
+
+# ---------------------------------------------------------------- rlx ops
+rc, so, se = R.run([RLX, "ops"])
+for op in ("MatMulNBits", "GroupQueryAttention", "RotaryEmbedding", "SkipLayerNormalization", "QLinearConcat",
+           "DynamicQuantizeLSTM"):
+    C.check(rc == 0 and ("com.microsoft.%s-1" % op) in so, "rlx ops lists com.microsoft.%s" % op)
+C.done()
