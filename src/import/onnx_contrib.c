@@ -300,21 +300,24 @@ static rlx_status concat(cx *c, const int *xs, int n, int64_t axis, int dst, int
     return op_i(c, "Concat", xs, n, "axis", axis, dst, out);
 }
 
-/* Dim `axis` of x as an int64 scalar (Shape -> Gather; folds when static). */
-static rlx_status dim_of(cx *c, int x, int64_t axis, int *out) {
+/* Dim `axis` of x as a scalar of dtype dt (int64 or int32): a constant
+ * when static, else Shape -> Gather (-> Cast). */
+static rlx_status dim_of(cx *c, int x, int64_t axis, rlx_dtype dt, int *out) {
     int64_t d = static_dim(c, x, (int)axis);
-    if (d >= 0) return k_fill(c, RLX_DTYPE_I64, 0, NULL, (double)d, out);
-    int s, i;
+    if (d >= 0) return k_fill(c, dt, 0, NULL, (double)d, out);
+    int s, i, r;
     RLX_TRY(op1(c, "Shape", x, -1, &s));
     RLX_TRY(k_fill(c, RLX_DTYPE_I64, 0, NULL, (double)axis, &i));
-    return op_i(c, "Gather", (int[]){ s, i }, 2, "axis", 0, -1, out);
+    RLX_TRY(op_i(c, "Gather", (int[]){ s, i }, 2, "axis", 0, -1, dt == RLX_DTYPE_I64 ? out : &r));
+    return dt == RLX_DTYPE_I64 ? RLX_OK : op_i(c, "Cast", &r, 1, "to", dt, -1, out);
 }
 
-/* 0, 1, ..., n-1 (int64) for an int64 scalar n. */
+/* 0, 1, ..., n-1 for a scalar n (its dtype). */
 static rlx_status arange(cx *c, int n, int *out) {
     int z, one;
-    RLX_TRY(k_fill(c, RLX_DTYPE_I64, 0, NULL, 0, &z));
-    RLX_TRY(k_fill(c, RLX_DTYPE_I64, 0, NULL, 1, &one));
+    rlx_dtype dt = val(c, n)->dtype;
+    RLX_TRY(k_fill(c, dt, 0, NULL, 0, &z));
+    RLX_TRY(k_fill(c, dt, 0, NULL, 1, &one));
     return emit(c, 0, "Range", (int[]){ z, n, one }, 3, NULL, 0, -1, out);
 }
 
@@ -778,7 +781,7 @@ static rlx_status x_rotary(cx *c) {
     if (pdt != RLX_DTYPE_I64) RLX_TRY(op_i(c, "Cast", &pid, 1, "to", RLX_DTYPE_I64, -1, &pos));
     if (val(c, pid)->rank == 1) { /* [1]: start offset; positions start + 0..S-1 */
         int s, r, p0;
-        RLX_TRY(dim_of(c, x, rank == 3 ? 1 : 2, &s));
+        RLX_TRY(dim_of(c, x, rank == 3 ? 1 : 2, RLX_DTYPE_I64, &s));
         RLX_TRY(arange(c, s, &r));
         static const int64_t one1[2] = { 1, 1 };
         RLX_TRY(reshape(c, pos, one1, 2, -1, &p0));
@@ -840,13 +843,16 @@ static rlx_status x_gqa(cx *c) {
         RLX_TRY(emit_to(c, 0, "Split", (int[]){ q, sizes }, 2, &a, 1, outs, 3));
         q = outs[0], k = outs[1], v = outs[2];
     }
-    /* positions: past_b + s, past_b = seqlens_k[b] + 1 - S */
-    int sl, sl64, one, s, past, pos, r;
+    /* positions: past_b + s, past_b = seqlens_k[b] + 1 - S (in int32, as
+     * seqlens_k, which the GPU holds) */
+    int sl, one, s, past, pos, r;
     RLX_TRY(input(c, 5, &sl));
-    RLX_TRY(op_i(c, "Cast", &sl, 1, "to", RLX_DTYPE_I64, -1, &sl64));
-    RLX_TRY(k_fill(c, RLX_DTYPE_I64, 0, NULL, 1, &one));
-    RLX_TRY(op2(c, "Add", sl64, one, -1, &past));
-    RLX_TRY(dim_of(c, q, 1, &s));
+    if (val(c, sl)->dtype != RLX_DTYPE_I32)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: seqlens_k has dtype %s, expected int32", c->label,
+                        rlx_dtype_name(val(c, sl)->dtype));
+    RLX_TRY(k_fill(c, RLX_DTYPE_I32, 0, NULL, 1, &one));
+    RLX_TRY(op2(c, "Add", sl, one, -1, &past));
+    RLX_TRY(dim_of(c, q, 1, RLX_DTYPE_I32, &s));
     RLX_TRY(op2(c, "Sub", past, s, -1, &past));
     RLX_TRY(unsqueeze(c, past, 1, &past)); /* [B, 1] */
     RLX_TRY(arange(c, s, &r));
@@ -880,7 +886,7 @@ static rlx_status x_gqa(cx *c) {
         if (out_id(c, 2) >= 0) RLX_TRY(op1(c, "Identity", v, out_id(c, 2), &r));
     }
     int t;
-    RLX_TRY(dim_of(c, k, 2, &t));
+    RLX_TRY(dim_of(c, k, 2, RLX_DTYPE_I32, &t));
     if (nh != kvh) { /* query head h reads kv head h / (nh / kvh) */
         int e;
         const int64_t rep[5] = { 1, 1, nh / kvh, 1, 1 }, merged[4] = { 0, nh, -1, hd };
@@ -914,7 +920,7 @@ static rlx_status x_gqa(cx *c) {
     RLX_TRY(op2(c, "LessOrEqual", kpos, qp, -1, &valid));
     if (lws > 0) { /* and j >= pos - local_window_size: the last local_window_size + 1 keys */
         int lw, lo, in_win;
-        RLX_TRY(k_fill(c, RLX_DTYPE_I64, 0, NULL, (double)lws + 1, &lw));
+        RLX_TRY(k_fill(c, RLX_DTYPE_I32, 0, NULL, (double)lws + 1, &lw));
         RLX_TRY(op2(c, "Sub", qp, lw, -1, &lo));
         RLX_TRY(op2(c, "Greater", kpos, lo, -1, &in_win));
         RLX_TRY(op2(c, "And", valid, in_win, -1, &valid));
