@@ -985,7 +985,7 @@ static const rlx_contrib_def k_contrib[] = {
       { A_INT("do_rotary", 0), A_REQ("kv_num_heads"), A_INT("local_window_size", -1), A_REQ("num_heads"),
         A_INT("rotary_interleaved", 0), A_FLOAT("scale", 0), A_INT("smooth_softmax", -1), A_FLOAT("softcap", 0) } },
     { MS, "MatMulNBits", 1, 3, 6, 1, 1, x_matmul_nbits,
-      "MatMul by a constant K x N matrix that the import dequantizes from B's blocks (bits 2, 4 or 8, any "
+      "MatMul by a constant K x N matrix that the import dequantizes from B's blocks (bits 4 or 8, any "
       "block_size the spec allows, uint8 packed or float zero points; accuracy_level ignored; g_idx not "
       "supported), + bias: 4 K N bytes in f32 (8 times the 4-bit weights); no GPU kernel on the packed weights "
       "yet.",
@@ -1058,6 +1058,8 @@ rlx_status rlx_onnx_contrib_expand(rlx_graph *g, const rlx_contrib_def *def, con
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: has %d outputs, expected %d to %d", label, n_out, def->min_out,
                         def->max_out);
     RLX_TRY(check_attrs(&c));
+    for (int i = 0; i < n_in; i++) /* the dtypes and shapes the new nodes' inference reads */
+        if (in[i] >= 0) RLX_TRY(need(&c, in[i]));
     /* required inputs: those below min_in, except the optional ones inside
      * it (QLinear zero points, GQA's key/value/past, LSTM's optionals) */
     static const struct { const char *op; unsigned optional; } opt[] = {

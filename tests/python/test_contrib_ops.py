@@ -131,6 +131,16 @@ case("skip_ln_f16", [node("SkipLayerNormalization", ["x", "s", "g", "be"], ["y"]
      {"x": x16, "s": s.astype(np.float16)}, {"y": T.FLOAT16}, {"g": g.astype(np.float16), "be": be.astype(np.float16)},
      tol=2e-3)
 
+# contrib nodes between ordinary ones (their inputs are inferred at import):
+# a transformer block's tail, Relu -> SkipLayerNormalization -> FastGelu ->
+# QuickGelu, opset 13 (LayerNormalization and Gelu do not exist there)
+x, s = f32(2, 5, 32), f32(2, 5, 32)
+case("chain_opset13", [H.make_node("Relu", ["x"], ["r"]),
+                       node("SkipLayerNormalization", ["r", "s", "g", "be"], ["n"], epsilon=1e-6),
+                       node("FastGelu", ["n", "bi"], ["f"]), node("QuickGelu", ["f"], ["q"]),
+                       H.make_node("Add", ["q", "x"], ["y"])],
+     {"x": x, "s": s}, {"y": F}, {"g": g, "be": be, "bi": bi}, opset=13)
+
 # ---------------------------------------------------------------- quantized
 U8, I8 = T.UINT8, T.INT8
 
