@@ -349,6 +349,23 @@ rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
 C.check(rc != 0 and "matmulnbits" in se and "block_size" in se,
         "a block_size that is no power of 2 fails naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
 
+path = build("bad_scales", [node("MatMulNBits", ["a", "B", "s"], ["y"], K=64, N=4, bits=4, block_size=32)],
+             {"a": f32(1, 64)}, {"y": F}, {"B": np.zeros((4, 2, 16), np.uint8), "s": f32(4)})
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc != 0 and "matmulnbits" in se and "scales" in se and "8 elements" in se,
+        "MatMulNBits scales of the wrong size fail naming the node and the size (rc %d: %s)" % (rc, se.strip()[-300:]))
+path = build("bad_attr_type", [node("QuickGelu", ["x"], ["y"], alpha=2)], {"x": f32(2, 4)}, {"y": F})
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc != 0 and "quickgelu" in se and "'alpha' has type INT, expected FLOAT" in se,
+        "a contrib attribute of the wrong type fails naming node and attribute (rc %d: %s)" % (rc, se.strip()[-300:]))
+path = build("bad_heads", [node("GroupQueryAttention", ["x", "k", "k", "", "", "sl", "t"], ["y", "pk", "pv"],
+                                num_heads=3, kv_num_heads=2)],
+             {"x": f32(1, 2, 24), "k": f32(1, 2, 16), "sl": np.array([1], np.int32), "t": np.array(2, np.int32)},
+             {"y": F, "pk": F, "pv": F})
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc != 0 and "groupqueryattention" in se and "multiple of kv_num_heads" in se,
+        "num_heads not a multiple of kv_num_heads fails naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
+
 # ---------------------------------------------------------------- rlx ops
 rc, so, se = R.run([RLX, "ops"])
 for op in ("MatMulNBits", "GroupQueryAttention", "RotaryEmbedding", "SkipLayerNormalization", "QLinearConcat",
