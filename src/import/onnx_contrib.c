@@ -259,11 +259,7 @@ static rlx_status k_scalar(cx *c, rlx_dtype dt, double v, int *out) { return k_f
 
 /* A 1-D int64 constant. */
 static rlx_status k_i64(cx *c, const int64_t *v, size_t n, int *out) {
-    int64_t d = (int64_t)n;
-    rlx_tensor *t;
-    RLX_TRY(rlx_tensor_create(RLX_DTYPE_I64, &d, 1, &t));
-    if (n) memcpy(t->data, v, n * sizeof(int64_t));
-    return rlx_graph_add_konst(c->g, NULL, t, out);
+    return rlx_graph_add_konst_i64s(c->g, NULL, v, n, out);
 }
 
 /* Reshape(x, shape) with a constant shape (0 copies, -1 infers). */
@@ -374,6 +370,14 @@ static rlx_status x_bias_add(cx *c) {
 
 /* ------------------------------------------------------------ normalizations */
 
+/* a[0..2) = axis, the node's epsilon (for the normalization ops). */
+static rlx_status norm_attrs(const cx *c, int64_t axis, rlx_node_attr *a) {
+    RLX_TRY(rlx_node_attr_set_int(&a[0], "axis", axis));
+    rlx_status st = rlx_node_attr_set_float(&a[1], "epsilon", attr_f(c, "epsilon"));
+    if (st) rlx_node_attr_free(&a[0]);
+    return st;
+}
+
 /* (input + skip) + bias, written to output 3 (input_skip_bias_sum) when the
  * node has it. */
 static rlx_status skip_sum(cx *c, int bias_in, int *out) {
@@ -392,12 +396,7 @@ static rlx_status x_skip_ln(cx *c) {
     int s;
     RLX_TRY(skip_sum(c, 4, &s));
     rlx_node_attr a[2];
-    RLX_TRY(rlx_node_attr_set_int(&a[0], "axis", -1));
-    rlx_status st = rlx_node_attr_set_float(&a[1], "epsilon", attr_f(c, "epsilon"));
-    if (st) {
-        rlx_node_attr_free(&a[0]);
-        return st;
-    }
+    RLX_TRY(norm_attrs(c, -1, a));
     int in[3] = { s, in_id(c, 2), in_id(c, 3) };
     int outs[3] = { out_id(c, 0), out_id(c, 1), out_id(c, 2) };
     int n_out = outs[2] >= 0 ? 3 : outs[1] >= 0 ? 2 : 1;
@@ -411,12 +410,7 @@ static rlx_status rms_norm(cx *c, int x, int scale, int64_t axis) {
         if (c->out[i] >= 0)
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: output %d (a training statistic) is not supported", c->label, i);
     rlx_node_attr a[2];
-    RLX_TRY(rlx_node_attr_set_int(&a[0], "axis", axis));
-    rlx_status st = rlx_node_attr_set_float(&a[1], "epsilon", attr_f(c, "epsilon"));
-    if (st) {
-        rlx_node_attr_free(&a[0]);
-        return st;
-    }
+    RLX_TRY(norm_attrs(c, axis, a));
     int y;
     return emit(c, 23, "RMSNormalization", (int[]){ x, scale }, 2, a, 2, out_id(c, 0), &y);
 }

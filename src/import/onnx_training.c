@@ -107,11 +107,7 @@ static rlx_status op2(gctx *c, const char *op, int a, int b, int *out) {
 
 /* A 1-D int64 constant. */
 static rlx_status k_i64(gctx *c, const int64_t *v, size_t n, int *out) {
-    int64_t d = (int64_t)n;
-    rlx_tensor *t;
-    RLX_TRY(rlx_tensor_create(RLX_DTYPE_I64, &d, 1, &t));
-    if (n) memcpy(t->data, v, n * sizeof(int64_t));
-    return rlx_graph_add_konst(c->g, NULL, t, out);
+    return rlx_graph_add_konst_i64s(c->g, NULL, v, n, out);
 }
 
 /* A constant of dtype dt and the given static shape, every element v. */

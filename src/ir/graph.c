@@ -303,6 +303,14 @@ rlx_status rlx_graph_add_konst(rlx_graph *g, const char *name, rlx_tensor *t, in
     return RLX_OK;
 }
 
+rlx_status rlx_graph_add_konst_i64s(rlx_graph *g, const char *name, const int64_t *v, size_t n, int *out_id) {
+    int64_t d = (int64_t)n;
+    rlx_tensor *t;
+    RLX_TRY(rlx_tensor_create(RLX_DTYPE_I64, &d, 1, &t));
+    if (n) memcpy(t->data, v, n * sizeof(int64_t));
+    return rlx_graph_add_konst(g, name, t, out_id);
+}
+
 bool rlx_value_is_static(const rlx_value *v) {
     if (v->rank < 0) return false;
     for (int i = 0; i < v->rank; i++)

@@ -129,6 +129,12 @@ void rlx_value_set_konst(rlx_value *v, rlx_tensor *t);
  * errors: those of rlx_graph_add_value. */
 rlx_status rlx_graph_add_konst(rlx_graph *g, const char *name, rlx_tensor *t, int *out_id);
 
+/* Adds a constant 1-D int64 value of the n values v (copied), named as
+ * rlx_graph_add_value (shapes, axes, starts for the nodes that importers
+ * and passes add). errors: RLX_ERR_OUT_OF_MEMORY, those of
+ * rlx_graph_add_value. */
+rlx_status rlx_graph_add_konst_i64s(rlx_graph *g, const char *name, const int64_t *v, size_t n, int *out_id);
+
 /* True when every dim is static. */
 bool rlx_value_is_static(const rlx_value *v);
 
