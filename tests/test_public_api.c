@@ -316,6 +316,25 @@ static void test_catalogue(void) {
     const char *const *c = rlx_op_catalog_webgpu_conditions(&nc);
     CHECK(c && nc >= 3 && c[0][0]);
     CHECK_OK(rlx_op_catalog_check());
+    /* the contrib ops that the importer expands: named, versioned, each with
+     * its sentence; none is in the op table */
+    size_t ncon = rlx_contrib_op_catalog_count();
+    CHECK(ncon >= 20);
+    bool nbits = false;
+    for (size_t i = 0; i < ncon; i++) {
+        rlx_contrib_op_info ci;
+        CHECK_OK(rlx_contrib_op_catalog_get(i, &ci));
+        CHECK(ci.domain && ci.name && ci.since_version >= 1 && ci.expansion && ci.expansion[0]);
+        nbits |= strcmp(ci.domain, "com.microsoft") == 0 && strcmp(ci.name, "MatMulNBits") == 0;
+        for (size_t k = 0; k < n; k++) {
+            CHECK_OK(rlx_op_catalog_get(k, &op));
+            CHECK(strcmp(op.name, ci.name) != 0 || strcmp(op.domain, ci.domain) != 0);
+        }
+    }
+    CHECK(nbits);
+    rlx_contrib_op_info ci;
+    CHECK_FAILS(rlx_contrib_op_catalog_get(ncon, &ci), RLX_ERR_INVALID_ARGUMENT, "range");
+    CHECK(ci.name == NULL);
 }
 
 static void test_half_and_clock(void) {

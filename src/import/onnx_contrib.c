@@ -970,7 +970,8 @@ static const rlx_contrib_def k_contrib[] = {
     { MS, "FastGelu", 1, 1, 2, 1, 1, x_fast_gelu, "Gelu-20 approximate=tanh of X (+ bias).", { { 0 } } },
     { MS, "Gelu", 1, 1, 1, 1, 1, x_gelu, "Gelu-20 (erf).", { { 0 } } },
     { MS, "GroupQueryAttention", 1, 7, 11, 3, 3, x_gqa,
-      "MatMul, Softmax, MatMul per head with kv heads repeated (num_heads a multiple of kv_num_heads), a causal "
+      "MatMul, Softmax, MatMul per head with kv heads repeated (num_heads a multiple of kv_num_heads; Expand "
+      "materializes the repeated K and V: num_heads / kv_num_heads times their memory), a causal "
       "mask from seqlens_k (query s of batch b at position seqlens_k[b] + 1 - S + s sees keys j <= it; "
       "local_window_size: also j >= it - local_window_size), optional rotary embedding (do_rotary, rotary_interleaved), softcap, smooth_softmax, "
       "attention_bias, packed QKV; present = Concat(past, new) along the sequence, which is onnxruntime's result "

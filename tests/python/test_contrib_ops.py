@@ -226,13 +226,13 @@ nbits("matmul_nbits_4_f16", 2, 64, 16, 4, 32, dt=np.float16, tol=3e-3)
 
 
 # ---------------------------------------------------------------- RotaryEmbedding
-def rotary(name, Bt, S, nh, hd, rd=0, interleaved=0, four_d=False, pos1=False):
+def rotary(name, Bt, S, nh, hd, rd=0, interleaved=0, four_d=False, pos1=False, dt=np.float32, tol=1e-5):
     maxs = 32
     half = (rd or hd) // 2
     inv = 1.0 / (10000 ** (np.arange(half) / half))
     ang = np.arange(maxs)[:, None] * inv[None, :]
-    cos, sin = np.cos(ang).astype(np.float32), np.sin(ang).astype(np.float32)
-    x = f32(Bt, nh, S, hd) if four_d else f32(Bt, S, nh * hd)
+    cos, sin = np.cos(ang).astype(dt), np.sin(ang).astype(dt)
+    x = (f32(Bt, nh, S, hd) if four_d else f32(Bt, S, nh * hd)).astype(dt)
     pid = np.array([3], np.int64) if pos1 else rng.integers(0, maxs, (Bt, S)).astype(np.int64)
     attrs = {"interleaved": interleaved}
     if rd:
@@ -240,7 +240,7 @@ def rotary(name, Bt, S, nh, hd, rd=0, interleaved=0, four_d=False, pos1=False):
     elif not four_d:
         attrs["num_heads"] = nh
     case(name, [node("RotaryEmbedding", ["x", "pid", "cos", "sin"], ["y"], **attrs)], {"x": x, "pid": pid},
-         {"y": F}, {"cos": cos, "sin": sin}, tol=1e-5)
+         {"y": NP2ONNX[dt]}, {"cos": cos, "sin": sin}, tol=tol)
 
 
 rotary("rotary_halves", 2, 5, 3, 16)
@@ -249,6 +249,7 @@ rotary("rotary_4d", 2, 5, 3, 16, four_d=True)
 rotary("rotary_partial", 1, 4, 2, 16, rd=8)
 rotary("rotary_partial_interleaved", 1, 4, 2, 16, rd=8, interleaved=1)
 rotary("rotary_pos_offset", 1, 6, 2, 8, pos1=True)
+rotary("rotary_f16", 2, 5, 3, 16, dt=np.float16, tol=2e-3)
 
 
 # ---------------------------------------------------------------- GroupQueryAttention
@@ -301,6 +302,7 @@ gqa("gqa_packed", 1, 4, 2, 4, 2, 8, packed=True)
 gqa("gqa_softcap", 1, 4, 2, 2, 1, 8, softcap=2.0)
 gqa("gqa_local_window", 1, 6, 3, 2, 1, 8, lws=3)
 gqa("gqa_smooth_softmax", 1, 4, 2, 2, 1, 8, smooth=True)
+gqa("gqa_f16_rotary", 1, 3, 2, 4, 2, 16, rotary_=True, dt=np.float16, tol=3e-3)
 
 
 # ---------------------------------------------------------------- DynamicQuantizeLSTM
