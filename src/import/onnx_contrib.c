@@ -947,6 +947,172 @@ static rlx_status x_gqa(cx *c) {
     return reshape(c, o, flat, 3, out_id(c, 0), &o);
 }
 
+/* ------------------------------------------------------------ Attention (BERT, GPT-2) */
+
+/* The additive mask [B, 1, 1 or S, T] of Attention's mask_index: raw
+ * masks (B, T) or (B, S, T), 1 keep and 0 masked, or right-padding lengths
+ * (B): key j masked when j >= length; masked keys get mask_filter_value. */
+static rlx_status attn_mask(cx *c, int mask, int t, rlx_dtype dt, int b_dim, int *out) {
+    const rlx_value *mv = val(c, mask);
+    float filter = attr_f(c, "mask_filter_value");
+    int fk, zk;
+    RLX_TRY(k_scalar(c, dt, filter, &fk));
+    RLX_TRY(k_scalar(c, dt, 0, &zk));
+    if (mv->dtype != RLX_DTYPE_I32 && mv->dtype != RLX_DTYPE_I64)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: mask_index has dtype %s, expected int32", c->label,
+                        rlx_dtype_name(mv->dtype));
+    int keep, r;
+    if (mv->rank == 1) {
+        int64_t n = static_dim(c, mask, 0);
+        if (n >= 0 && b_dim >= 0 && n != b_dim)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: mask_index of shape (%lld): only the right-padding form (batch_"
+                            "size) is supported among the 1-D ones", c->label, (long long)n);
+        int kpos, len;
+        RLX_TRY(arange(c, t, &kpos));
+        RLX_TRY(op_i(c, "Cast", &kpos, 1, "to", mv->dtype, -1, &kpos));
+        static const int64_t b111[4] = { -1, 1, 1, 1 };
+        RLX_TRY(reshape(c, mask, b111, 4, -1, &len));
+        RLX_TRY(op2(c, "Less", kpos, len, -1, &keep));
+    } else if (mv->rank == 2 || mv->rank == 3) {
+        int z;
+        RLX_TRY(k_scalar(c, mv->dtype, 0, &z));
+        RLX_TRY(op2(c, "Greater", mask, z, -1, &keep));
+        RLX_TRY(unsqueeze(c, keep, 1, &keep));
+        if (mv->rank == 2) RLX_TRY(unsqueeze(c, keep, 1, &keep));
+    } else
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: mask_index of rank %d is not supported (rank 1: lengths, 2 or 3: "
+                        "raw masks)", c->label, mv->rank);
+    RLX_TRY(emit(c, 0, "Where", (int[]){ keep, zk, fk }, 3, NULL, 0, -1, &r));
+    *out = r;
+    return RLX_OK;
+}
+
+/* com.microsoft.Attention without past: QKV = input x weights + bias,
+ * split by qkv_hidden_sizes (equal thirds by default), heads of
+ * hidden / num_heads; softmax(Q K^T scale + mask + attention_bias) V. */
+static rlx_status x_attention(cx *c) {
+    int x, w;
+    RLX_TRY(input(c, 0, &x));
+    RLX_TRY(input(c, 1, &w));
+    RLX_TRY(require_float(c, x, "input"));
+    rlx_dtype dt = val(c, x)->dtype;
+    int64_t nh = attr_i(c, "num_heads");
+    if (in_id(c, 4) >= 0 || out_id(c, 1) >= 0 || in_id(c, 6) >= 0)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: past / present state is not supported", c->label);
+    if (attr_i(c, "do_rotary") || attr_i(c, "past_present_share_buffer"))
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: do_rotary and past_present_share_buffer are not supported", c->label);
+    if (val(c, x)->rank != 3)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input must have rank 3 (batch, sequence, hidden)", c->label);
+    int64_t sz[3];
+    size_t n_sz = 0;
+    const rlx_node_attr *qs = given(c, "qkv_hidden_sizes");
+    if (qs) {
+        if (qs->n != 3) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: qkv_hidden_sizes must have 3 values", c->label);
+        for (int i = 0; i < 3; i++) sz[i] = qs->ints[i];
+        n_sz = 3;
+    } else {
+        int64_t d = static_dim(c, w, 1);
+        if (d > 0 && d % 3 == 0) sz[0] = sz[1] = sz[2] = d / 3, n_sz = 3;
+    }
+    if (!n_sz || nh <= 0 || sz[0] <= 0 || sz[2] <= 0 || sz[0] != sz[1] || sz[0] % nh || sz[2] % nh)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: Q, K and V hidden sizes (qkv_hidden_sizes, or weights' static "
+                        "second dim / 3) must be multiples of num_heads, Q's equal to K's", c->label);
+    int64_t hd = sz[0] / nh, hdv = sz[2] / nh;
+    float scale = attr_f(c, "scale");
+    if (scale == 0.0f) scale = (float)(1.0 / sqrt((double)hd));
+    int qkv, sizes, outs[3];
+    RLX_TRY(op2(c, "MatMul", x, w, -1, &qkv));
+    if (in_id(c, 2) >= 0) RLX_TRY(op2(c, "Add", qkv, in_id(c, 2), -1, &qkv));
+    RLX_TRY(k_i64(c, sz, 3, &sizes));
+    rlx_node_attr a;
+    RLX_TRY(rlx_node_attr_set_int(&a, "axis", -1));
+    for (int i = 0; i < 3; i++) RLX_TRY(rlx_graph_add_value(c->g, NULL, &outs[i]));
+    RLX_TRY(emit_to(c, 0, "Split", (int[]){ qkv, sizes }, 2, &a, 1, outs, 3));
+    const int64_t qh[4] = { 0, 0, nh, hd }, vh[4] = { 0, 0, nh, hdv };
+    static const int64_t bnsh[4] = { 0, 2, 1, 3 }, bnhs[4] = { 0, 2, 3, 1 };
+    int q, kT, v, sc, ks;
+    RLX_TRY(reshape(c, outs[0], qh, 4, -1, &q));
+    RLX_TRY(transpose(c, q, bnsh, 4, -1, &q));
+    RLX_TRY(reshape(c, outs[1], qh, 4, -1, &kT));
+    RLX_TRY(transpose(c, kT, bnhs, 4, -1, &kT));
+    RLX_TRY(reshape(c, outs[2], vh, 4, -1, &v));
+    RLX_TRY(transpose(c, v, bnsh, 4, -1, &v));
+    RLX_TRY(op2(c, "MatMul", q, kT, -1, &sc));
+    RLX_TRY(k_scalar(c, dt, scale, &ks));
+    RLX_TRY(op2(c, "Mul", sc, ks, -1, &sc));
+    int t = -1;
+    if (in_id(c, 3) >= 0 || attr_i(c, "unidirectional")) RLX_TRY(dim_of(c, x, 1, RLX_DTYPE_I64, &t));
+    if (in_id(c, 3) >= 0) {
+        int m = -1;
+        RLX_TRY(attn_mask(c, in_id(c, 3), t, dt, (int)static_dim(c, x, 0), &m));
+        RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
+    }
+    if (attr_i(c, "unidirectional")) { /* key j > query i masked */
+        int kpos, qpos, fut, fk, zk, m;
+        RLX_TRY(arange(c, t, &kpos));
+        RLX_TRY(unsqueeze(c, kpos, 1, &qpos));
+        RLX_TRY(op2(c, "Greater", kpos, qpos, -1, &fut));
+        RLX_TRY(k_scalar(c, dt, attr_f(c, "mask_filter_value"), &fk));
+        RLX_TRY(k_scalar(c, dt, 0, &zk));
+        RLX_TRY(emit(c, 0, "Where", (int[]){ fut, fk, zk }, 3, NULL, 0, -1, &m));
+        RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
+    }
+    if (in_id(c, 5) >= 0) RLX_TRY(op2(c, "Add", sc, in_id(c, 5), -1, &sc));
+    int p, o;
+    static const int64_t flat[3] = { 0, 0, -1 };
+    RLX_TRY(op_i(c, "Softmax", &sc, 1, "axis", -1, -1, &p));
+    RLX_TRY(op2(c, "MatMul", p, v, -1, &o));
+    RLX_TRY(transpose(c, o, bnsh, 4, -1, &o));
+    return reshape(c, o, flat, 3, out_id(c, 0), &o);
+}
+
+/* EmbedLayerNormalization: LayerNormalization(word_embedding[input_ids] +
+ * position_embedding[position_ids or 0..S-1] + segment_embedding[segment_
+ * ids]); mask_index = the number of non-zero mask values per row (the
+ * length of a right-padded mask, as int32); embedding_sum the sum. */
+static rlx_status x_embed_ln(cx *c) {
+    int ids, e, p, pos;
+    RLX_TRY(input(c, 0, &ids));
+    if (val(c, ids)->rank != 2)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input_ids must have rank 2 (batch, sequence)", c->label);
+    if ((in_id(c, 1) < 0) != (in_id(c, 4) < 0))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: segment_ids and segment_embedding come together", c->label);
+    RLX_TRY(op_i(c, "Gather", (int[]){ in_id(c, 2), ids }, 2, "axis", 0, -1, &e));
+    if (in_id(c, 8) >= 0) pos = in_id(c, 8);
+    else {
+        int s;
+        RLX_TRY(dim_of(c, ids, 1, RLX_DTYPE_I64, &s));
+        RLX_TRY(arange(c, s, &pos));
+    }
+    RLX_TRY(op_i(c, "Gather", (int[]){ in_id(c, 3), pos }, 2, "axis", 0, -1, &p));
+    bool seg = in_id(c, 1) >= 0;
+    RLX_TRY(op2(c, "Add", e, p, seg ? -1 : out_id(c, 2), &e));
+    if (seg) {
+        int sg;
+        RLX_TRY(op_i(c, "Gather", (int[]){ in_id(c, 4), in_id(c, 1) }, 2, "axis", 0, -1, &sg));
+        RLX_TRY(op2(c, "Add", e, sg, out_id(c, 2), &e));
+    }
+    rlx_node_attr a[2];
+    RLX_TRY(norm_attrs(c, -1, a));
+    int y;
+    RLX_TRY(emit(c, 0, "LayerNormalization", (int[]){ e, in_id(c, 5), in_id(c, 6) }, 3, a, 2, out_id(c, 0), &y));
+    if (out_id(c, 1) >= 0) {
+        if (in_id(c, 7) < 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output mask_index needs input mask", c->label);
+        int z, nz, n, ax;
+        RLX_TRY(need(c, in_id(c, 7)));
+        RLX_TRY(k_scalar(c, val(c, in_id(c, 7))->dtype, 0, &z));
+        RLX_TRY(op2(c, "Equal", in_id(c, 7), z, -1, &nz));
+        RLX_TRY(op1(c, "Not", nz, -1, &nz));
+        RLX_TRY(op_i(c, "Cast", &nz, 1, "to", RLX_DTYPE_I32, -1, &n));
+        RLX_TRY(k_i64(c, (int64_t[]){ 1 }, 1, &ax));
+        rlx_node_attr k;
+        RLX_TRY(rlx_node_attr_set_int(&k, "keepdims", 0));
+        RLX_TRY(emit(c, 0, "ReduceSum", (int[]){ n, ax }, 2, &k, 1, out_id(c, 1), &y));
+    }
+    return RLX_OK;
+}
+
 /* ------------------------------------------------------------ the table */
 
 #define A_INT(nm, v) { nm, RLX_ATTR_INT, false, true, (v), NULL }
@@ -955,6 +1121,14 @@ static rlx_status x_gqa(cx *c) {
 #define A_OPT(nm, t) { nm, t, false, false, 0, NULL }
 
 static const rlx_contrib_def k_contrib[] = {
+    { MS, "Attention", 1, 2, 7, 1, 2, x_attention,
+      "MatMul by the merged QKV weights (+ bias), Split (qkv_hidden_sizes), MatMul, Softmax, MatMul per head "
+      "(fuse_attention may take them), with mask_index as raw masks (batch, total) or (batch, S, total) or "
+      "right-padding lengths (batch), masked keys at mask_filter_value; unidirectional; attention_bias. Past / "
+      "present state, do_rotary and the other mask_index forms are not supported.",
+      { A_INT("do_rotary", 0), A_FLOAT("mask_filter_value", -10000.0), A_REQ("num_heads"),
+        A_INT("past_present_share_buffer", 0), A_OPT("qkv_hidden_sizes", RLX_ATTR_INTS), A_INT("rotary_embedding_dim", 0),
+        A_FLOAT("scale", 0), A_INT("unidirectional", 0) } },
     { MS, "BiasAdd", 1, 3, 3, 1, 1, x_bias_add, "(X + bias) + skip: two Adds.", { { 0 } } },
     { MS, "BiasGelu", 1, 2, 2, 1, 1, x_bias_gelu, "Gelu-20 (erf) of A + B.", { { 0 } } },
     { MS, "DequantizeLinear", 1, 2, 3, 1, 1, x_dequantize, "DequantizeLinear-21 (axis passed on when given).",
@@ -967,6 +1141,10 @@ static const rlx_contrib_def k_contrib[] = {
         A_OPT("activations", RLX_ATTR_STRINGS), A_OPT("clip", RLX_ATTR_FLOAT),
         { "direction", RLX_ATTR_STRING, false, true, 0, "forward" }, A_OPT("hidden_size", RLX_ATTR_INT),
         A_INT("input_forget", 0) } },
+    { MS, "EmbedLayerNormalization", 1, 7, 9, 1, 3, x_embed_ln,
+      "Gathers of the word, position (position_ids, or 0..S-1) and segment embeddings, Adds, LayerNormalization-17; "
+      "mask_index = the count of non-zero mask values per row (ReduceSum), the length of a right-padded mask.",
+      { A_FLOAT("epsilon", 1e-12f), A_OPT("mask_index_type", RLX_ATTR_INT) } },
     { MS, "FastGelu", 1, 1, 2, 1, 1, x_fast_gelu, "Gelu-20 approximate=tanh of X (+ bias).", { { 0 } } },
     { MS, "Gelu", 1, 1, 1, 1, 1, x_gelu, "Gelu-20 (erf).", { { 0 } } },
     { MS, "GroupQueryAttention", 1, 7, 11, 3, 3, x_gqa,
@@ -1061,6 +1239,7 @@ rlx_status rlx_onnx_contrib_expand(rlx_graph *g, const rlx_contrib_def *def, con
         { "QLinearAdd", 1u << 2 | 1u << 5 }, { "QLinearMul", 1u << 2 | 1u << 5 },
         { "QLinearSigmoid", 1u << 2 }, { "QLinearLeakyRelu", 1u << 2 },
         { "GroupQueryAttention", 0x1e }, { "DynamicQuantizeLSTM", 0xf8 }, { "QLinearConcat", ~0u << 2 },
+        { "EmbedLayerNormalization", 1u << 1 | 1u << 4 },
     };
     unsigned optional = 0;
     for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)

@@ -305,6 +305,48 @@ gqa("gqa_smooth_softmax", 1, 4, 2, 2, 1, 8, smooth=True)
 gqa("gqa_f16_rotary", 1, 3, 2, 4, 2, 16, rotary_=True, dt=np.float16, tol=3e-3)
 
 
+# ---------------------------------------------------------------- Attention, EmbedLayerNormalization (BERT)
+def attention(name, Bt, S, Din, sizes, nh, mask=None, uni=0):
+    feeds = {"x": f32(Bt, S, Din, lo=-1, hi=1)}
+    inits = {"w": f32(Din, sum(sizes), lo=-0.3, hi=0.3), "b": f32(sum(sizes), lo=-0.2, hi=0.2)}
+    ins = ["x", "w", "b"]
+    if mask == "raw":
+        m = np.ones((Bt, S), np.int32)
+        m[0, S - 2:] = 0
+        feeds["m"], ins = m, ins + ["m"]
+    elif mask == "raw3d":
+        feeds["m"], ins = rng.integers(0, 2, (Bt, S, S)).astype(np.int32), ins + ["m"]
+        feeds["m"][:, :, 0] = 1
+    elif mask == "lengths":
+        feeds["m"], ins = np.array([S - 2] + [S] * (Bt - 1), np.int32), ins + ["m"]
+    attrs = {"num_heads": nh, "unidirectional": uni}
+    if len(set(sizes)) > 1:
+        attrs["qkv_hidden_sizes"] = list(sizes)
+    case(name, [node("Attention", ins, ["y"], **attrs)], feeds, {"y": F}, inits, tol=1e-5)
+
+
+attention("attention_bert_mask", 2, 5, 32, (32, 32, 32), 4, mask="raw")
+attention("attention_lengths", 2, 6, 16, (16, 16, 16), 2, mask="lengths")
+attention("attention_mask3d", 2, 4, 16, (16, 16, 16), 2, mask="raw3d")
+attention("attention_causal", 1, 6, 16, (16, 16, 16), 4, uni=1)
+attention("attention_qkv_sizes", 2, 4, 16, (16, 16, 24), 2)
+
+Bt, S, Hd = 2, 6, 16
+ids = rng.integers(0, 30, (Bt, S)).astype(np.int32)
+seg = rng.integers(0, 2, (Bt, S)).astype(np.int32)
+msk = np.ones((Bt, S), np.int32)
+msk[1, 4:] = 0
+inits = {"we": f32(30, Hd), "pe": f32(16, Hd), "se": f32(2, Hd), "g": f32(Hd, lo=0.5, hi=1.5), "be": f32(Hd)}
+case("embed_ln", [node("EmbedLayerNormalization", ["ids", "seg", "we", "pe", "se", "g", "be", "m"],
+                       ["y", "mi", "sum"], epsilon=1e-5)], {"ids": ids, "seg": seg, "m": msk},
+     {"y": F, "mi": T.INT32, "sum": F}, inits, qtol=0)
+# without segments onnxruntime 1.22 aborts (an assertion in its shape inference): numpy is the reference
+e = inits["we"][ids] + inits["pe"][:S]
+e64 = e.astype(np.float64)
+ln = (e64 - e64.mean(-1, keepdims=True)) / np.sqrt(e64.var(-1, keepdims=True) + 1e-12) * inits["g"] + inits["be"]
+case("embed_ln_noseg", [node("EmbedLayerNormalization", ["ids", "", "we", "pe", "", "g", "be"], ["y"])],
+     {"ids": ids}, {"y": F}, inits, ref=[ln.astype(np.float32)], tol=1e-5)
+
 # ---------------------------------------------------------------- DynamicQuantizeLSTM
 def dq_lstm(name, direction="forward", per_channel=False, dt=np.int8):
     """onnxruntime takes int8 weights with zero points 0 only; uint8 with any."""
@@ -371,6 +413,6 @@ C.check(rc != 0 and "groupqueryattention" in se and "multiple of kv_num_heads" i
 # ---------------------------------------------------------------- rlx ops
 rc, so, se = R.run([RLX, "ops"])
 for op in ("MatMulNBits", "GroupQueryAttention", "RotaryEmbedding", "SkipLayerNormalization", "QLinearConcat",
-           "DynamicQuantizeLSTM"):
+           "DynamicQuantizeLSTM", "Attention", "EmbedLayerNormalization"):
     C.check(rc == 0 and ("com.microsoft.%s-1" % op) in so, "rlx ops lists com.microsoft.%s" % op)
 C.done()
