@@ -5,7 +5,9 @@ implements all of them) and by `rlx run` on the CPU and the GPU device
 (lavapipe here) on fresh random inputs; outputs compared with the tolerance
 stated per case (float ops: max abs difference over max(1, max |ref|);
 quantized outputs: integer codes within 1, the rounding of a tie or of a
-last-bit difference before QuantizeLinear). Also: an unknown attribute, a
+last-bit difference before QuantizeLinear). A BERT that onnxruntime's
+transformer optimizer fused (SkipLayerNormalization, BiasGelu) agrees with
+onnxruntime within 1e-4 and fuses back on the GPU. Also: an unknown attribute, a
 missing required one and a non-constant MatMulNBits weight fail the load
 naming the node and op; `rlx ops` lists the contrib ops.
 
@@ -369,6 +371,55 @@ def dq_lstm(name, direction="forward", per_channel=False, dt=np.int8):
 dq_lstm("dq_lstm")
 dq_lstm("dq_lstm_bidi_per_channel", "bidirectional", per_channel=True)
 dq_lstm("dq_lstm_u8_reverse", "reverse", dt=np.uint8)
+
+# ---------------------------------------------------------------- a model onnxruntime's optimizer fused
+# scripts/make_minilm_onnx.py's BERT (2 layers, hidden 64, random weights)
+# through onnxruntime.transformers' optimizer, which writes
+# SkipLayerNormalization and BiasGelu nodes; on the GPU the Add that
+# SkipLayerNormalization becomes fuses with its LayerNormalization again.
+def optimized_bert():
+    if ONLY and not "ort_optimized_bert".startswith(ONLY):
+        return
+    try:
+        from onnxruntime.transformers.optimizer import optimize_model
+    except ImportError as e:
+        print("onnxruntime.transformers unavailable (%s): the optimized BERT is not checked" % e)
+        return
+    src, opt = os.path.join(tmp, "bert.onnx"), os.path.join(tmp, "bert_opt.onnx")
+    rc, so, se = R.run([sys.executable, os.path.join(R.ROOT, "scripts",
+                        "make_minilm_onnx.py"), "--random", "--layers", "2", "--hidden", "64", "--heads", "4",
+                        "--intermediate", "128", "--vocab", "100", "-o", src])
+    if not C.check(rc == 0, "make_minilm_onnx.py writes the BERT (%s)" % se[-300:]):
+        return
+    optimize_model(src, model_type="bert", num_heads=4, hidden_size=64, opt_level=0).save_model_to_file(opt)
+    ops = [(n.domain, n.op_type) for n in onnx.load(opt).graph.node]
+    C.check(ops.count(("com.microsoft", "SkipLayerNormalization")) == 4 and ("com.microsoft", "BiasGelu") in ops,
+            "the optimizer wrote SkipLayerNormalization and BiasGelu nodes")
+    Bt, S = 2, 12
+    feeds = {"input_ids": rng.integers(1, 100, (Bt, S)).astype(np.int64), "attention_mask": np.ones((Bt, S), np.int64),
+             "token_type_ids": rng.integers(0, 2, (Bt, S)).astype(np.int64)}
+    feeds["attention_mask"][1, 8:] = 0
+    sess = ort.InferenceSession(opt, providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    ref = sess.run(None, feeds)
+    for dev in DEVICES:
+        got, err = run_rlx(opt, feeds, names, dev)
+        if not C.check(got is not None, "optimized BERT on %s runs (%s)" % (dev, err)):
+            continue
+        for n, r, y in zip(names, ref, got):
+            d = float(np.abs(y - r).max())
+            C.check(d <= 1e-4, "optimized BERT on %s, %s: max abs diff %.3g (tol 1e-4)" % (dev, n, d))
+            print("%-34s %-4s %-14s max abs diff %.3g (tol 1e-4)" % ("ort_optimized_bert", dev, n[:14], d))
+    if "gpu" in DEVICES:
+        args = [RLX, "run", opt, "--device", "gpu", "--iters", "0", "--quiet", "--report"]
+        for k, v in feeds.items():
+            args += ["--input", "%s=%s" % (k, os.path.join(tmp, "bert_opt.onnx_%s.npy" % k))]
+        rc, so, se = R.run(args)
+        C.check(rc == 0 and "rlx.AddLayerNormalization" in so,
+                "on the GPU the SkipLayerNormalization Adds fuse into rlx.AddLayerNormalization (rc %d)" % rc)
+
+
+optimized_bert()
 
 # ---------------------------------------------------------------- bad input
 x = f32(2, 4)
