@@ -600,19 +600,21 @@ static rlx_status x_matmul_nbits(cx *c) {
     RLX_TRY(rlx_tensor_create(dt, (int64_t[]){ K, N }, 2, &W));
     const uint8_t *bp = B->data;
     double zdef = (double)(1u << (bits - 1));
-    for (size_t n = 0; n < (size_t)N; n++)
-        for (size_t blk = 0; blk < nb; blk++) {
-            double s = rlx_tensor_get_f64(S, n * nb + blk);
-            double z = !Z ? zdef : zp_packed ? unpack((const uint8_t *)Z->data + n * zrow, blk, (int)bits)
-                                             : rlx_tensor_get_f64(Z, n * nb + blk);
-            const uint8_t *row = bp + (n * nb + blk) * blob;
-            for (size_t j = 0; j < (size_t)bs && blk * (size_t)bs + j < (size_t)K; j++) {
-                size_t k = blk * (size_t)bs + j;
-                /* in f32, as (q - zp) * scale */
-                float w = (float)(((float)unpack(row, j, (int)bits) - (float)z) * (float)s);
-                rlx_tensor_set_f64(W, k * (size_t)N + n, w);
+    /* tiles of 16 columns n, so that the stores along n fill cache lines */
+    for (size_t n0 = 0; n0 < (size_t)N; n0 += 16)
+        for (size_t blk = 0; blk < nb; blk++)
+            for (size_t n = n0; n < n0 + 16 && n < (size_t)N; n++) {
+                float s = (float)rlx_tensor_get_f64(S, n * nb + blk);
+                float z = (float)(!Z ? zdef : zp_packed ? unpack((const uint8_t *)Z->data + n * zrow, blk, (int)bits)
+                                                        : rlx_tensor_get_f64(Z, n * nb + blk));
+                const uint8_t *row = bp + (n * nb + blk) * blob;
+                for (size_t j = 0; j < (size_t)bs && blk * (size_t)bs + j < (size_t)K; j++) {
+                    size_t at = (blk * (size_t)bs + j) * (size_t)N + n;
+                    float w = ((float)unpack(row, j, (int)bits) - z) * s; /* in f32, as (q - zp) * scale */
+                    if (dt == RLX_DTYPE_F32) ((float *)W->data)[at] = w;
+                    else rlx_tensor_set_f64(W, at, w);
+                }
             }
-        }
     int w, y;
     RLX_TRY(rlx_graph_add_konst(c->g, NULL, W, &w));
     bool bias = in_id(c, 5) >= 0;
