@@ -934,6 +934,95 @@ static rlx_status import_init_ranges(const onnx_ctx *c, rlx_graph *g) {
     return RLX_OK;
 }
 
+/* A node that the importer expands as an onnxruntime contrib op. */
+static bool is_contrib_node(const Onnx__NodeProto *np) {
+    const char *domain = is_default_domain(np->domain) ? "" : np->domain;
+    return !rlx_op_find(domain, np->op_type) && rlx_onnx_contrib_find(domain, np->op_type);
+}
+
+/* Whether every value that node np reads is defined now, through the
+ * producers of its inputs too: false while some value on the way is the
+ * output of a contrib node not yet expanded (whose expansion needs the
+ * dtypes and shapes of its inputs). mark: scratch of g->n_values entries. */
+static rlx_status contrib_ready(rlx_graph *g, const Onnx__NodeProto *np, unsigned char *mark, int *stack,
+                                bool *ready) {
+    *ready = true;
+    memset(mark, 0, g->n_values);
+    size_t sp = 0;
+    for (size_t i = 0; i < np->n_input; i++) {
+        if (!np->input[i] || !*np->input[i]) continue;
+        int id;
+        RLX_TRY(resolve_name(g, np->input[i], &id));
+        if (id >= 0 && !mark[id]) mark[id] = 1, stack[sp++] = id;
+    }
+    while (sp) {
+        const rlx_value *v = &g->values[stack[--sp]];
+        if (v->konst || (v->flags & (RLX_VALUE_INPUT | RLX_VALUE_INITIALIZER | RLX_VALUE_OUTER))) continue;
+        if (v->producer < 0) {
+            *ready = false;
+            return RLX_OK;
+        }
+        const rlx_node *n = &g->nodes[v->producer];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0 && !mark[n->in[k]]) mark[n->in[k]] = 1, stack[sp++] = n->in[k];
+    }
+    return RLX_OK;
+}
+
+/* Imports the nodes of gp other than Constant and the training ops: each
+ * contrib node as soon as what it reads is defined (at its place in a
+ * sorted file; after its inputs' producers in an unsorted one). */
+static rlx_status import_nodes(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *g) {
+    size_t *pending = malloc((gp->n_node + 1) * sizeof *pending), n_pending = 0;
+    unsigned char *mark = NULL;
+    int *stack = NULL;
+    rlx_status st = RLX_OK;
+    if (!pending) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < gp->n_node && !st; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if ((is_default_domain(np->domain) && strcmp(np->op_type, "Constant") == 0) || rlx_onnx_is_training_op(np))
+            continue;
+        bool ready = true;
+        if (is_contrib_node(np)) {
+            free(mark);
+            free(stack);
+            mark = malloc(g->n_values + 1);
+            stack = malloc((g->n_values + 1) * sizeof(int));
+            if (!mark || !stack) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+            if (!st) st = contrib_ready(g, np, mark, stack, &ready);
+        }
+        if (!st && ready) st = import_node(c, g, np, i);
+        else if (!st) pending[n_pending++] = i;
+    }
+    /* the contrib nodes of an unsorted file, each once what it reads is defined */
+    for (bool progress = true; !st && n_pending && progress;) {
+        progress = false;
+        for (size_t k = 0; k < n_pending && !st; k++) {
+            const Onnx__NodeProto *np = gp->node[pending[k]];
+            free(mark);
+            free(stack);
+            mark = malloc(g->n_values + 1);
+            stack = malloc((g->n_values + 1) * sizeof(int));
+            bool ready = false;
+            if (!mark || !stack) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+            if (!st) st = contrib_ready(g, np, mark, stack, &ready);
+            if (st || !ready) continue;
+            st = import_node(c, g, np, pending[k]);
+            pending[k--] = pending[--n_pending];
+            progress = true;
+        }
+    }
+    if (!st && n_pending) {
+        char label[400];
+        st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: reads a value that depends on its own output (a cycle)",
+                      node_label(gp->node[pending[0]], pending[0], label, sizeof label));
+    }
+    free(pending);
+    free(mark);
+    free(stack);
+    return st;
+}
+
 /* The body of import_graph, filling the fresh graph g. */
 static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *g) {
     char label[400];
@@ -1023,15 +1112,14 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
     }
 
     /* 5. Constant nodes first (so that subgraphs see their types), then the
-     * rest; ai.onnx.preview.training nodes last, expanded into ordinary
-     * nodes (import/onnx_training.h) */
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t i = 0; i < gp->n_node; i++) {
-            const Onnx__NodeProto *np = gp->node[i];
-            bool is_const = is_default_domain(np->domain) && strcmp(np->op_type, "Constant") == 0;
-            if (is_const != (pass == 0) || rlx_onnx_is_training_op(np)) continue;
-            RLX_TRY(import_node(c, g, np, i));
-        }
+     * rest (contrib ops once what they read is defined: import_nodes);
+     * ai.onnx.preview.training nodes last, expanded into ordinary nodes
+     * (import/onnx_training.h) */
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (is_default_domain(np->domain) && strcmp(np->op_type, "Constant") == 0) RLX_TRY(import_node(c, g, np, i));
+    }
+    RLX_TRY(import_nodes(c, gp, g));
     RLX_TRY(rlx_onnx_expand_training_ops(g, gp));
     rlx_clear_error(); /* value_info hints may have left a message */
     return RLX_OK;

@@ -139,34 +139,47 @@ static int in_id(const cx *c, int i) { return i < c->n_in ? c->in[i] : -1; }
 static int out_id(const cx *c, int i) { return i < c->n_out ? c->out[i] : -1; }
 static rlx_value *val(const cx *c, int id) { return &c->g->values[id]; }
 
+/* True when value x still needs its producer inferred. */
+static bool unknown(const rlx_value *x) {
+    return !x->konst && x->producer >= 0 && (x->dtype == RLX_DTYPE_UNDEFINED || x->rank < 0);
+}
+
 /* Infers the producers of value v that have not been inferred yet (and
- * theirs), in node order, so that v has its dtype and shape. */
+ * theirs), each after the producers of its inputs (a depth-first post-order,
+ * so the file's node order does not matter), so that v has its dtype and
+ * shape. A cycle is left to rlx_pass_verify to report. */
 static rlx_status need(cx *c, int v) {
     rlx_graph *g = c->g;
-    const rlx_value *vv = &g->values[v];
-    if (vv->konst || vv->producer < 0 || (vv->dtype != RLX_DTYPE_UNDEFINED && vv->rank >= 0)) return RLX_OK;
-    bool *mark = calloc(g->n_nodes + 1, 1);
-    int *stack = malloc((g->n_values + 1) * sizeof(int));
+    if (!unknown(&g->values[v])) return RLX_OK;
+    enum { NEW, OPEN, DONE };
+    size_t cap = 1; /* one push per edge at most, and the root */
+    for (size_t i = 0; i < g->n_nodes; i++) cap += (size_t)g->nodes[i].n_in;
+    unsigned char *state = calloc(g->n_nodes + 1, 1);
+    int *stack = malloc(cap * sizeof(int));
     rlx_status st = RLX_OK;
-    if (!mark || !stack) {
+    if (!state || !stack) {
         st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", c->label);
         goto done;
     }
     size_t sp = 0;
-    stack[sp++] = v;
-    while (sp) {
-        const rlx_value *x = &g->values[stack[--sp]];
-        if (x->konst || x->producer < 0 || mark[x->producer]) continue;
-        if (x->dtype != RLX_DTYPE_UNDEFINED && x->rank >= 0) continue;
-        mark[x->producer] = true;
-        const rlx_node *n = &g->nodes[x->producer];
-        for (int i = 0; i < n->n_in; i++)
-            if (n->in[i] >= 0 && sp < g->n_values) stack[sp++] = n->in[i];
+    stack[sp++] = g->values[v].producer;
+    while (sp && !st) {
+        int top = stack[sp - 1];
+        if (state[top] != NEW) { /* DONE: a copy pushed earlier; OPEN: its inputs are inferred */
+            sp--;
+            if (state[top] == OPEN) st = rlx_infer_node(g, top);
+            state[top] = DONE;
+            continue;
+        }
+        state[top] = OPEN;
+        const rlx_node *n = &g->nodes[top];
+        for (int i = 0; i < n->n_in && sp < cap; i++) {
+            const rlx_value *x = n->in[i] >= 0 ? &g->values[n->in[i]] : NULL;
+            if (x && unknown(x) && state[x->producer] == NEW) stack[sp++] = x->producer;
+        }
     }
-    for (size_t i = 0; i < g->n_nodes && !st; i++)
-        if (mark[i]) st = rlx_infer_node(g, (int)i);
 done:
-    free(mark);
+    free(state);
     free(stack);
     return st;
 }

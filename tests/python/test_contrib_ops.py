@@ -137,11 +137,13 @@ case("skip_ln_f16", [node("SkipLayerNormalization", ["x", "s", "g", "be"], ["y"]
 # a transformer block's tail, Relu -> SkipLayerNormalization -> FastGelu ->
 # QuickGelu, opset 13 (LayerNormalization and Gelu do not exist there)
 x, s = f32(2, 5, 32), f32(2, 5, 32)
-case("chain_opset13", [H.make_node("Relu", ["x"], ["r"]),
-                       node("SkipLayerNormalization", ["r", "s", "g", "be"], ["n"], epsilon=1e-6),
-                       node("FastGelu", ["n", "bi"], ["f"]), node("QuickGelu", ["f"], ["q"]),
-                       H.make_node("Add", ["q", "x"], ["y"])],
-     {"x": x, "s": s}, {"y": F}, {"g": g, "be": be, "bi": bi}, opset=13)
+chain = [H.make_node("Relu", ["x"], ["r0"]), H.make_node("Mul", ["r0", "x"], ["r"]),
+         node("SkipLayerNormalization", ["r", "s", "g", "be"], ["n"], epsilon=1e-6),
+         node("FastGelu", ["n", "bi"], ["f"]), node("QuickGelu", ["f"], ["q"]), H.make_node("Add", ["q", "x"], ["y"])]
+case("chain_opset13", chain, {"x": x, "s": s}, {"y": F}, {"g": g, "be": be, "bi": bi}, opset=13)
+# the same nodes in reverse order (files need not be sorted; the expansion
+# infers its inputs' producers depth first)
+case("chain_unsorted", chain[::-1], {"x": x, "s": s}, {"y": F}, {"g": g, "be": be, "bi": bi}, opset=13)
 
 # ---------------------------------------------------------------- quantized
 U8, I8 = T.UINT8, T.INT8
