@@ -814,6 +814,16 @@ static rlx_status x_rotary(cx *c) {
 
 /* ------------------------------------------------------------ GroupQueryAttention */
 
+/* Packed Q, K, V along the last axis -> outs[3], of sizes[3] channels. */
+static rlx_status split_qkv(cx *c, int x, const int64_t *sizes, int *outs) {
+    int k;
+    RLX_TRY(k_i64(c, sizes, 3, &k));
+    rlx_node_attr a;
+    RLX_TRY(rlx_node_attr_set_int(&a, "axis", -1));
+    for (int i = 0; i < 3; i++) RLX_TRY(rlx_graph_add_value(c->g, NULL, &outs[i]));
+    return emit_to(c, 0, "Split", (int[]){ x, k }, 2, &a, 1, outs, 3);
+}
+
 /* GroupQueryAttention: see the row's text. */
 static rlx_status x_gqa(cx *c) {
     int64_t nh = attr_i(c, "num_heads"), kvh = attr_i(c, "kv_num_heads");
@@ -843,13 +853,9 @@ static rlx_status x_gqa(cx *c) {
     float softcap = attr_f(c, "softcap"), scale = attr_f(c, "scale");
     if (scale == 0.0f) scale = (float)(1.0 / sqrt((double)hd));
     if (k < 0) { /* packed QKV */
-        int64_t sp[3] = { nh * hd, kvh * hd, kvh * hd };
-        int sizes, outs[3];
-        RLX_TRY(k_i64(c, sp, 3, &sizes));
-        rlx_node_attr a;
-        RLX_TRY(rlx_node_attr_set_int(&a, "axis", -1));
-        for (int i = 0; i < 3; i++) RLX_TRY(rlx_graph_add_value(c->g, NULL, &outs[i]));
-        RLX_TRY(emit_to(c, 0, "Split", (int[]){ q, sizes }, 2, &a, 1, outs, 3));
+        const int64_t sp[3] = { nh * hd, kvh * hd, kvh * hd };
+        int outs[3];
+        RLX_TRY(split_qkv(c, q, sp, outs));
         q = outs[0], k = outs[1], v = outs[2];
     }
     /* positions: past_b + s, past_b = seqlens_k[b] + 1 - S (in int32, as
@@ -1035,14 +1041,10 @@ static rlx_status x_attention(cx *c) {
     int64_t hd = sz[0] / nh, hdv = sz[2] / nh;
     float scale = attr_f(c, "scale");
     if (scale == 0.0f) scale = (float)(1.0 / sqrt((double)hd));
-    int qkv, sizes, outs[3];
+    int qkv, outs[3];
     RLX_TRY(op2(c, "MatMul", x, w, -1, &qkv));
     if (in_id(c, 2) >= 0) RLX_TRY(op2(c, "Add", qkv, in_id(c, 2), -1, &qkv));
-    RLX_TRY(k_i64(c, sz, 3, &sizes));
-    rlx_node_attr a;
-    RLX_TRY(rlx_node_attr_set_int(&a, "axis", -1));
-    for (int i = 0; i < 3; i++) RLX_TRY(rlx_graph_add_value(c->g, NULL, &outs[i]));
-    RLX_TRY(emit_to(c, 0, "Split", (int[]){ qkv, sizes }, 2, &a, 1, outs, 3));
+    RLX_TRY(split_qkv(c, qkv, sz, outs));
     const int64_t qh[4] = { 0, 0, nh, hd }, vh[4] = { 0, 0, nh, hdv };
     static const int64_t bnsh[4] = { 0, 2, 1, 3 }, bnhs[4] = { 0, 2, 3, 1 };
     int q, kT, v, sc, ks;
