@@ -223,6 +223,7 @@ nbits("matmul_nbits_4_b32", 3, 64, 24, 4, 32)
 nbits("matmul_nbits_4_b16_gemv", 1, 48, 40, 4, 16, zp=None)
 nbits("matmul_nbits_4_k_ragged", 2, 80, 16, 4, 64, bias=True)  # K not a multiple of block_size
 nbits("matmul_nbits_4_b128_3d", 0, 256, 32, 4, 128)
+nbits("matmul_nbits_4_odd_blocks", 2, 48, 8, 4, 16)  # 3 blocks: packed zero points padded per row
 nbits("matmul_nbits_4_float_zp", 2, 64, 8, 4, 32, zp="float")
 # onnxruntime runs 8-bit weights only with accuracy_level 4 (A quantized to int8 per block): ~1e-2
 nbits("matmul_nbits_8_b32", 2, 64, 16, 8, 32, acc=4, tol=1e-2)
