@@ -968,6 +968,171 @@ static rlx_status x_gqa(cx *c) {
     return reshape(c, o, flat, 3, out_id(c, 0), &o);
 }
 
+/* ------------------------------------------------------------ Attention-23 (ai.onnx) */
+
+/* ONNX Attention-23/24 (onnx's reference op_attention.py): Q [B, Hq, Sq, D]
+ * or [B, Sq, Hq D] (3-D: q_num_heads and kv_num_heads split the heads), K
+ * and V likewise with Hkv heads; past_key/past_value [B, Hkv, P, .]
+ * concatenated in front along the sequence (present_key/present_value);
+ * kv heads repeated for GQA (head h reads kv head h / (Hq / Hkv)); scores
+ * = Q K^T scale (scale default 1/sqrt(D)), softcap c tanh(s / c) when
+ * softcap > 0; the bias: attn_mask (bool: false is -inf; float: added;
+ * shorter than the total length: padded with -inf / false), is_causal
+ * (key j seen by query i when j <= i + P), nonpad_kv_seqlen (key j seen
+ * when j < len[b]); Softmax, times V; 3-D: heads merged back.
+ * qk_matmul_output: the scores before the bias (modes 0, 1), with it (2),
+ * or the probabilities (3). softmax_precision is accepted (the fused
+ * kernels compute the softmax in f32 anyway). */
+static rlx_status x_onnx_attention(cx *c) {
+    int q, k, v, mask = in_id(c, 3), pk = in_id(c, 4), pv = in_id(c, 5), npad = in_id(c, 6);
+    RLX_TRY(input(c, 0, &q));
+    RLX_TRY(input(c, 1, &k));
+    RLX_TRY(input(c, 2, &v));
+    RLX_TRY(require_float(c, q, "Q"));
+    rlx_dtype dt = val(c, q)->dtype;
+    if (val(c, k)->dtype != dt || val(c, v)->dtype != dt)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: Q, K and V must have one dtype", c->label);
+    if ((pk < 0) != (pv < 0))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: past_key and past_value come together", c->label);
+    int r = val(c, q)->rank;
+    if ((r != 3 && r != 4) || val(c, k)->rank != r || val(c, v)->rank != r)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: Q, K and V must all have rank 3 or all rank 4", c->label);
+    int64_t mode = attr_i(c, "qk_matmul_output_mode");
+    if (mode < 0 || mode > 3)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: qk_matmul_output_mode %lld is not 0, 1, 2 or 3", c->label,
+                        (long long)mode);
+    int64_t hq = given(c, "q_num_heads") ? attr_i(c, "q_num_heads") : -1;
+    int64_t hkv = given(c, "kv_num_heads") ? attr_i(c, "kv_num_heads") : -1;
+    static const int64_t bnsh[4] = { 0, 2, 1, 3 };
+    if (r == 3) { /* [B, S, H * D] -> [B, H, S, D] */
+        if (hq <= 0 || hkv <= 0)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: 3-D inputs need positive q_num_heads and kv_num_heads",
+                            c->label);
+        const int64_t qs[4] = { 0, 0, hq, -1 }, ks[4] = { 0, 0, hkv, -1 };
+        RLX_TRY(reshape(c, q, qs, 4, -1, &q));
+        RLX_TRY(reshape(c, k, ks, 4, -1, &k));
+        RLX_TRY(reshape(c, v, ks, 4, -1, &v));
+        RLX_TRY(transpose(c, q, bnsh, 4, -1, &q));
+        RLX_TRY(transpose(c, k, bnsh, 4, -1, &k));
+        RLX_TRY(transpose(c, v, bnsh, 4, -1, &v));
+    } else {
+        int64_t sq = static_dim(c, q, 1), sk = static_dim(c, k, 1);
+        if ((hq > 0 && sq >= 0 && hq != sq) || (hkv > 0 && sk >= 0 && hkv != sk))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: q_num_heads or kv_num_heads contradicts the heads of Q or K",
+                            c->label);
+        hq = sq, hkv = sk;
+    }
+    int rr;
+    if (pk >= 0) {
+        RLX_TRY(concat(c, (int[]){ pk, k }, 2, 2, out_id(c, 1), &k));
+        RLX_TRY(concat(c, (int[]){ pv, v }, 2, 2, out_id(c, 2), &v));
+    } else {
+        if (out_id(c, 1) >= 0) RLX_TRY(op1(c, "Identity", k, out_id(c, 1), &rr));
+        if (out_id(c, 2) >= 0) RLX_TRY(op1(c, "Identity", v, out_id(c, 2), &rr));
+    }
+    int64_t d = static_dim(c, q, 3);
+    if (hq != hkv) { /* GQA: query head h reads kv head h / (hq / hkv) */
+        int64_t dk = static_dim(c, k, 3), dv = static_dim(c, v, 3);
+        if (hq <= 0 || hkv <= 0 || hq % hkv || dk < 0 || dv < 0)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: grouped heads need static head counts (%lld query, %lld kv; "
+                            "a multiple) and head sizes", c->label, (long long)hq, (long long)hkv);
+        const int64_t rep[5] = { 1, 1, hq / hkv, 1, 1 }, mk[4] = { 0, hq, -1, dk }, mv[4] = { 0, hq, -1, dv };
+        int e;
+        RLX_TRY(k_i64(c, rep, 5, &e));
+        RLX_TRY(unsqueeze(c, k, 2, &k));
+        RLX_TRY(op2(c, "Expand", k, e, -1, &k));
+        RLX_TRY(reshape(c, k, mk, 4, -1, &k));
+        RLX_TRY(unsqueeze(c, v, 2, &v));
+        RLX_TRY(op2(c, "Expand", v, e, -1, &v));
+        RLX_TRY(reshape(c, v, mv, 4, -1, &v));
+    }
+    double scale;
+    if (given(c, "scale")) {
+        scale = attr_f(c, "scale");
+    } else {
+        if (d <= 0)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: the default scale needs a static head size", c->label);
+        scale = 1.0 / sqrt((double)d);
+    }
+    static const int64_t kt_perm[4] = { 0, 1, 3, 2 };
+    int kT, s, ks, ninf, zero;
+    RLX_TRY(transpose(c, k, kt_perm, 4, -1, &kT));
+    RLX_TRY(op2(c, "MatMul", q, kT, -1, &s));
+    RLX_TRY(k_scalar(c, dt, scale, &ks));
+    RLX_TRY(op2(c, "Mul", s, ks, -1, &s));
+    float softcap = attr_f(c, "softcap");
+    if (softcap > 0.0f) {
+        int kc;
+        RLX_TRY(k_scalar(c, dt, softcap, &kc));
+        RLX_TRY(op2(c, "Div", s, kc, -1, &s));
+        RLX_TRY(op1(c, "Tanh", s, -1, &s));
+        RLX_TRY(op2(c, "Mul", s, kc, -1, &s));
+    }
+    int qk = s, bias = -1, t, kpos;
+    RLX_TRY(k_scalar(c, dt, -INFINITY, &ninf));
+    RLX_TRY(k_scalar(c, dt, 0.0, &zero));
+    RLX_TRY(dim_of(c, k, 2, RLX_DTYPE_I64, &t));
+    RLX_TRY(arange(c, t, &kpos)); /* [T] */
+    if (mask >= 0) {
+        rlx_dtype mt = val(c, mask)->dtype;
+        int mr = val(c, mask)->rank;
+        if (mt != RLX_DTYPE_BOOL && mt != dt)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attn_mask has dtype %s, expected bool or %s", c->label,
+                            rlx_dtype_name(mt), rlx_dtype_name(dt));
+        if (mr < 1) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attn_mask must have rank >= 1", c->label);
+        int64_t ml = static_dim(c, mask, -1), tl = static_dim(c, k, 2);
+        if (ml < 0 || tl < 0 || ml != tl) { /* pad the key axis up to the total length */
+            int len, pad, pads, fill;
+            int64_t z[2 * RLX_MAX_RANK] = { 0 };
+            RLX_TRY(dim_of(c, mask, mr - 1, RLX_DTYPE_I64, &len));
+            RLX_TRY(op2(c, "Sub", t, len, -1, &pad));
+            RLX_TRY(unsqueeze(c, pad, 0, &pad));
+            RLX_TRY(k_i64(c, z, (size_t)(2 * mr - 1), &pads));
+            RLX_TRY(concat(c, (int[]){ pads, pad }, 2, 0, -1, &pads));
+            if (mt == RLX_DTYPE_BOOL) RLX_TRY(k_scalar(c, RLX_DTYPE_BOOL, 0, &fill));
+            else fill = ninf;
+            RLX_TRY(emit(c, 0, "Pad", (int[]){ mask, pads, fill }, 3, NULL, 0, -1, &mask));
+        }
+        if (mt == RLX_DTYPE_BOOL) RLX_TRY(emit(c, 0, "Where", (int[]){ mask, zero, ninf }, 3, NULL, 0, -1, &mask));
+        bias = mask;
+    }
+    if (attr_i(c, "is_causal")) { /* key j seen by query i when j <= i + past */
+        int sq, qpos, past, valid, causal;
+        RLX_TRY(dim_of(c, q, 2, RLX_DTYPE_I64, &sq));
+        RLX_TRY(arange(c, sq, &qpos));
+        RLX_TRY(unsqueeze(c, qpos, 1, &qpos)); /* [Sq, 1] */
+        if (pk >= 0) RLX_TRY(dim_of(c, pk, 2, RLX_DTYPE_I64, &past));
+        else RLX_TRY(k_scalar(c, RLX_DTYPE_I64, 0, &past));
+        RLX_TRY(op2(c, "Add", qpos, past, -1, &qpos));
+        RLX_TRY(op2(c, "LessOrEqual", kpos, qpos, -1, &valid));
+        RLX_TRY(emit(c, 0, "Where", (int[]){ valid, zero, ninf }, 3, NULL, 0, -1, &causal));
+        if (bias >= 0) RLX_TRY(op2(c, "Add", bias, causal, -1, &bias));
+        else bias = causal;
+    }
+    if (npad >= 0) { /* key j of batch b seen when j < nonpad_kv_seqlen[b] */
+        int len, valid, pm;
+        if (val(c, npad)->dtype != RLX_DTYPE_I64)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: nonpad_kv_seqlen has dtype %s, expected int64", c->label,
+                            rlx_dtype_name(val(c, npad)->dtype));
+        RLX_TRY(unsqueeze(c, npad, 1, &len)); /* [B, 1] */
+        RLX_TRY(op2(c, "Less", kpos, len, -1, &valid));
+        RLX_TRY(unsqueeze(c, valid, 1, &valid));
+        RLX_TRY(unsqueeze(c, valid, 1, &valid)); /* [B, 1, 1, T] */
+        RLX_TRY(emit(c, 0, "Where", (int[]){ valid, zero, ninf }, 3, NULL, 0, -1, &pm));
+        if (bias >= 0) RLX_TRY(op2(c, "Add", bias, pm, -1, &bias));
+        else bias = pm;
+    }
+    if (bias >= 0) RLX_TRY(op2(c, "Add", s, bias, -1, &s));
+    int p, y;
+    RLX_TRY(op_i(c, "Softmax", &s, 1, "axis", -1, -1, &p));
+    if (out_id(c, 3) >= 0) RLX_TRY(op1(c, "Identity", mode == 3 ? p : mode == 2 ? s : qk, out_id(c, 3), &rr));
+    if (r == 4) return op2(c, "MatMul", p, v, out_id(c, 0), &y);
+    static const int64_t flat[3] = { 0, 0, -1 };
+    RLX_TRY(op2(c, "MatMul", p, v, -1, &y));
+    RLX_TRY(transpose(c, y, bnsh, 4, -1, &y));
+    return reshape(c, y, flat, 3, out_id(c, 0), &y);
+}
+
 /* ------------------------------------------------------------ Attention (BERT, GPT-2) */
 
 /* The additive mask [B, 1, 1 or S, T] of Attention's mask_index: raw
@@ -1208,6 +1373,14 @@ static const rlx_contrib_def k_contrib[] = {
     { MS, "SkipSimplifiedLayerNormalization", 1, 3, 4, 1, 4, x_skip_sln,
       "RMSNormalization-23 over the last axis of input + skip (+ bias) (mean, inv_std_var outputs not supported).",
       { A_FLOAT("epsilon", 1e-12f) } },
+    /* ONNX's own Attention (a function op): expanded like the contrib ones */
+    { "", "Attention", 23, 3, 7, 1, 4, x_onnx_attention,
+      "Attention-23/24 as MatMul, Mul (scale), softcap, Add (attn_mask, is_causal, nonpad_kv_seqlen as -inf "
+      "biases), Softmax, MatMul (fuse_attention takes them): 3-D or 4-D Q/K/V, past and present key/value, grouped "
+      "kv heads (Expand materializes the repeats), qk_matmul_output modes 0-3.",
+      { A_INT("is_causal", 0), A_OPT("kv_num_heads", RLX_ATTR_INT), A_OPT("q_num_heads", RLX_ATTR_INT),
+        A_INT("qk_matmul_output_mode", 0), A_OPT("scale", RLX_ATTR_FLOAT), A_FLOAT("softcap", 0),
+        A_OPT("softmax_precision", RLX_ATTR_INT) } },
     /* onnxruntime registers this one in the default domain */
     { "", "SimplifiedLayerNormalization", 1, 2, 2, 1, 2, x_sln,
       "RMSNormalization-23 (the inv_std_var output not supported); onnxruntime's schema, in the default domain.",
