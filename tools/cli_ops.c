@@ -306,7 +306,7 @@ static void print_markdown(const op_row *rows, size_t n, bool webgpu_built, cons
            "\n"
            "Ops of onnxruntime's domain `com.microsoft` (and its SimplifiedLayerNormalization, which\n"
            "onnxruntime registers in the default domain) that exported quantized and transformer\n"
-           "models use. The importer expands each node into the default-domain ops named here\n"
+           "models use, and ONNX's own Attention (opset 23-24, a function op). The importer expands each node into the default-domain ops named here\n"
            "(`src/import/onnx_contrib.c`), so they run on those ops' CPU kernels and WebGPU lowerings\n"
            "and the fusion passes see them; an attribute the op does not have fails the load, naming\n"
            "the node and op. Semantics: onnxruntime's docs/ContribOperators.md.\n"
@@ -375,19 +375,22 @@ static void print_json(const op_row *rows, size_t n, bool webgpu_built, const ch
  * or NULL. */
 static const rlx_contrib_op_info *find_contrib(const char *a) {
     static rlx_contrib_op_info ci;
+    size_t found = (size_t)-1;
     for (size_t i = 0; i < rlx_contrib_op_catalog_count(); i++) {
         if (rlx_contrib_op_catalog_get(i, &ci)) continue;
         size_t dl = strlen(ci.domain);
-        if (strcmp(ci.name, a) == 0 || (dl && strncmp(a, ci.domain, dl) == 0 && a[dl] == '.' &&
-                                         strcmp(a + dl + 1, ci.name) == 0))
-            return &ci;
+        if (dl && strncmp(a, ci.domain, dl) == 0 && a[dl] == '.' && strcmp(a + dl + 1, ci.name) == 0) return &ci;
+        /* a bare name: the default domain's op first ("Attention": ONNX's, not com.microsoft's) */
+        if (strcmp(ci.name, a) == 0 && (found == (size_t)-1 || !dl)) found = i;
     }
-    return NULL;
+    return found != (size_t)-1 && !rlx_contrib_op_catalog_get(found, &ci) ? &ci : NULL;
 }
 
 static void print_contrib(const rlx_contrib_op_info *ci) {
-    printf("%s%s%s-%d (onnxruntime contrib op, expanded when a model loads): %s\n", ci->domain,
-           *ci->domain ? "." : "", ci->name, ci->since_version, ci->expansion);
+    printf("%s%s%s-%d (%s, expanded into other ops when a model loads): %s\n", ci->domain,
+           *ci->domain ? "." : "", ci->name, ci->since_version,
+           *ci->domain || strcmp(ci->name, "SimplifiedLayerNormalization") == 0 ? "onnxruntime contrib op" : "ONNX op",
+           ci->expansion);
 }
 
 /* ------------------------------------------------------------ command */
@@ -463,9 +466,11 @@ int cli_cmd_ops(int argc, char **argv) {
                 else if (!near && (ci_cmp(q, a) == 0 || ci_cmp(rows[k].info.name, a) == 0))
                     near = &rows[k];
             }
-            const rlx_contrib_op_info *contrib = hit ? NULL : find_contrib(a);
+            const rlx_contrib_op_info *contrib = find_contrib(a);
             if (hit) {
                 sel[n_sel++] = *hit;
+                /* "Attention": rlx's fused op, and ONNX's, which the importer expands */
+                if (contrib && !json) print_contrib(contrib);
             } else if (contrib) {
                 if (!json) print_contrib(contrib);
             } else {

@@ -464,6 +464,84 @@ rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
 C.check(rc != 0 and "groupqueryattention" in se and "multiple of kv_num_heads" in se,
         "num_heads not a multiple of kv_num_heads fails naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
 
+# ---------------------------------------------------------------- ONNX Attention-23
+# ONNX's own Attention (a function op), expanded like the contrib ops; the
+# ONNX node tests cover its attribute forms at small sizes (conformance):
+# here larger heads, grouped kv heads, a past, causal and a bool mask, f32
+# and f16, against onnx's reference evaluator (onnxruntime 1.22 rejects
+# opset 23) in float64 of the same inputs.
+def onnx_attention(name, B, Sq, P, hq, hkv, D, three_d, causal, bool_mask, dt=np.float32, tol=2e-5):
+    from onnx.reference import ReferenceEvaluator
+    T_ = T.FLOAT16 if dt == np.float16 else T.FLOAT
+    Skv = Sq
+    q = rng.uniform(-1, 1, (B, hq, Sq, D)).astype(dt)
+    k = rng.uniform(-1, 1, (B, hkv, Skv, D)).astype(dt)
+    v = rng.uniform(-1, 1, (B, hkv, Skv, D)).astype(dt)
+    feeds = {}
+    if three_d:
+        feeds["Q"] = q.transpose(0, 2, 1, 3).reshape(B, Sq, hq * D)
+        feeds["K"] = k.transpose(0, 2, 1, 3).reshape(B, Skv, hkv * D)
+        feeds["V"] = v.transpose(0, 2, 1, 3).reshape(B, Skv, hkv * D)
+    else:
+        feeds.update(Q=q, K=k, V=v)
+    ins = ["Q", "K", "V", "", "", ""]
+    if bool_mask:
+        m = rng.uniform(0, 1, (Sq, P + Skv)) > 0.3
+        m[:, 0] = True
+        feeds["M"] = m
+        ins[3] = "M"
+    if P:
+        feeds["PK"] = rng.uniform(-1, 1, (B, hkv, P, D)).astype(dt)
+        feeds["PV"] = rng.uniform(-1, 1, (B, hkv, P, D)).astype(dt)
+        ins[4], ins[5] = "PK", "PV"
+    while ins and not ins[-1]:
+        ins.pop()
+    kw = dict(is_causal=int(causal))
+    if three_d:
+        kw.update(q_num_heads=hq, kv_num_heads=hkv)
+    n = H.make_node("Attention", ins, ["Y", "present_key", "present_value"], name="attention", **kw)
+    vis = [H.make_tensor_value_info(k_, T.BOOL if k_ == "M" else T_, list(a.shape)) for k_, a in feeds.items()]
+    g = H.make_graph([n], name, vis, [H.make_tensor_value_info(o, T_, None) for o in ("Y", "present_key",
+                                                                                       "present_value")])
+    mdl = H.make_model(g, opset_imports=[H.make_opsetid("", 23)], ir_version=10)
+    path = os.path.join(tmp, name + ".onnx")
+    onnx.save(mdl, path)
+    f64 = {k_: (a.astype(np.float64) if a.dtype != np.bool_ else a) for k_, a in feeds.items()}
+    g64 = H.make_graph([n], name, [H.make_tensor_value_info(k_, T.BOOL if k_ == "M" else T.DOUBLE, list(a.shape))
+                                   for k_, a in f64.items()],
+                       [H.make_tensor_value_info(o, T.DOUBLE, None) for o in ("Y", "present_key", "present_value")])
+    want = ReferenceEvaluator(H.make_model(g64, opset_imports=[H.make_opsetid("", 23)], ir_version=10)).run(None, f64)
+    for dev in ("cpu", "gpu"):
+        got, err = run_rlx(path, feeds, ["Y", "present_key", "present_value"], dev)
+        if not C.check(got is not None, "%s %s: rlx failed: %s" % (name, dev, err)):
+            continue
+        for o, a, b in zip(("Y", "present_key", "present_value"), got, want):
+            e = float(np.abs(a.astype(np.float64) - b).max()) if a.shape == b.shape else float("inf")
+            C.check(e <= tol, "%s %s %s: max abs error %.3g (tolerance %.3g)" % (name, dev, o, e, tol))
+
+
+onnx_attention("attn23_gqa_causal_past", 2, 7, 5, 8, 2, 64, True, True, False)
+onnx_attention("attn23_4d_mask", 1, 33, 0, 4, 4, 32, False, False, True)
+onnx_attention("attn23_f16", 1, 16, 3, 4, 1, 64, False, True, False, dt=np.float16, tol=2e-3)
+
+# bad input: 3-D without head counts, heads that do not group
+path = os.path.join(tmp, "attn23_bad.onnx")
+g = H.make_graph([H.make_node("Attention", ["Q", "K", "V"], ["Y"], name="att")], "bad",
+                 [H.make_tensor_value_info(k_, T.FLOAT, [1, 4, 16]) for k_ in "QKV"],
+                 [H.make_tensor_value_info("Y", T.FLOAT, None)])
+onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 23)], ir_version=10), path)
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc != 0 and "'att'" in se and "q_num_heads" in se,
+        "3-D Attention without heads fails naming node and attribute (rc %d: %s)" % (rc, se.strip()[-300:]))
+g = H.make_graph([H.make_node("Attention", ["Q", "K", "V"], ["Y"], name="att")], "bad",
+                 [H.make_tensor_value_info("Q", T.FLOAT, [1, 3, 4, 8])] +
+                 [H.make_tensor_value_info(k_, T.FLOAT, [1, 2, 4, 8]) for k_ in "KV"],
+                 [H.make_tensor_value_info("Y", T.FLOAT, None)])
+onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 23)], ir_version=10), path)
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc != 0 and "'att'" in se and "heads" in se,
+        "3 query heads over 2 kv heads fail naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
+
 # ---------------------------------------------------------------- rlx ops
 rc, so, se = R.run([RLX, "ops"])
 for op in ("MatMulNBits", "GroupQueryAttention", "RotaryEmbedding", "SkipLayerNormalization", "QLinearConcat",
