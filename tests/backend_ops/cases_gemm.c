@@ -54,6 +54,103 @@ static void f16_tol(bo_case *c) {
     c->atol += 1e-4;
 }
 
+/* One-row products (M = 1: the GEMV kernel, kernels/gemv.wgsl) in f16 and
+ * f32, after the sweeps (their case numbers stay): B contiguous along n
+ * (MatMul weights; 16-byte loads when N and the strides are multiples of
+ * 8) or along k (Gemm transB; 16-byte loads when K is), element by element
+ * otherwise (odd sizes, gpu.gemm_vec4=0), split-K when K is long (its f32
+ * partial sums in the scratch, gemm_reduce rounds once), bias forms,
+ * alpha/beta, f16 mode. Tolerance: the sweeps' (the order of the K
+ * products differs from the CPU's), f16 the f16 sweep's. */
+typedef struct gemv_case {
+    bool half;
+    int64_t K, N;
+    int tb, ta; /* Gemm only */
+    int cform;  /* Gemm: 0 none, 1 scalar, 2 [N], 5 [1, N]; MatMul: 1 fused bias + Relu */
+    bool b_const;
+    const char *opt;
+} gemv_case;
+
+static const gemv_case k_gemv_gemm[] = {
+    { true, 2056, 20, 1, 0, 2, true, NULL },                 /* 16-byte loads along k, split into 3 slices */
+    { true, 301, 9, 1, 0, 1, true, NULL },                   /* K not a multiple of 8: element by element */
+    { false, 520, 33, 1, 0, 1, true, NULL },                 /* f32 along k */
+    { true, 200, 24, 0, 1, 5, true, NULL },                  /* transA (a_sm = 1), B along n */
+    { true, 1600, 16, 1, 0, 0, true, "gpu.gemm_splitk=0" },  /* one slice */
+    { true, 1032, 264, 0, 0, 2, false, NULL },               /* B at run time, two column blocks, split */
+};
+
+static const gemv_case k_gemv_matmul[] = {
+    { true, 1001, 264, 0, 0, 0, true, NULL },                /* odd K, 16-byte loads along n, split */
+    { true, 77, 13, 0, 0, 0, true, NULL },                   /* odd N: element by element */
+    { true, 640, 40, 0, 0, 0, true, "gpu.gemm_vec4=0" },     /* element by element, split */
+    { false, 515, 96, 0, 0, 0, true, NULL },                 /* f32 */
+    { true, 129, 16, 0, 0, 0, false, NULL },                 /* B at run time */
+    { false, 900, 72, 0, 0, 1, true, NULL },                 /* fused bias + Relu (gemm_reduce's epilogue; f32:
+                                                                fuse_activation takes f32 only) */
+    { false, 96, 24, 0, 0, 1, true, "gpu.gemm_splitk=0" },   /* fused bias + Relu in the kernel */
+    { false, 300, 64, 0, 0, 0, true, "gpu.f16=1" },          /* f16 mode: f32 tensors, f16 weights */
+    { true, 700, 136, 0, 0, 0, true, "gpu.gemm_splitk=5" },  /* a forced slice count */
+};
+
+static void gemv_desc(bo_case *c, const gemv_case *g, const char *op) {
+    bo_desc(c, "GEMV %s%s M=1 K=%lld N=%lld", g->half ? "f16 " : "", op, (long long)g->K, (long long)g->N);
+    if (g->opt) {
+        bo_opt(c, g->opt);
+        bo_desc(c, " %s", g->opt);
+    }
+    c->atol *= sqrt((double)g->K);
+    if (g->half) f16_tol(c);
+    if (g->opt && strcmp(g->opt, "gpu.f16=1") == 0) c->rtol = 1e-2, c->atol = 1e-2;
+}
+
+static void gen_gemv_gemm(bo_ctx *ctx) {
+    for (size_t i = 0; i < BO_LEN(k_gemv_gemm); i++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        const gemv_case *g = &k_gemv_gemm[i];
+        rlx_dtype dt = g->half ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+        bo_shape as = { 2, { g->ta ? g->K : 1, g->ta ? 1 : g->K } };
+        bo_shape bs = { 2, { g->tb ? g->N : g->K, g->tb ? g->K : g->N } };
+        bo_shape cs = g->cform == 2 ? (bo_shape){ 1, { g->N } } : (bo_shape){ 2, { 1, g->N } };
+        if (g->cform == 1) cs = (bo_shape){ 0, { 0 } };
+        rlx_tensor *in[3] = { bo_rand(dt, as.rank, as.d, -1, 1), bo_rand(dt, bs.rank, bs.d, -1, 1),
+                              g->cform ? bo_rand(dt, cs.rank, cs.d, -1, 1) : NULL };
+        bool k[3] = { false, g->b_const, true };
+        rlx_attr a[4] = { RLX_ATTR_I("transA", g->ta), RLX_ATTR_I("transB", g->tb), RLX_ATTR_F("alpha", 0.5f),
+                          RLX_ATTR_F("beta", -2.0f) };
+        gemv_desc(c, g, "Gemm");
+        bo_desc(c, " transA=%d transB=%d C form %d alpha=0.5 beta=-2%s", g->ta, g->tb, g->cform,
+                g->b_const ? "" : " B at run time");
+        bo_single(c, "Gemm", 3, in, k, 1, 4, a);
+        bo_run(ctx, c);
+    }
+}
+
+static void gen_gemv_matmul(bo_ctx *ctx) {
+    for (size_t i = 0; i < BO_LEN(k_gemv_matmul); i++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        const gemv_case *g = &k_gemv_matmul[i];
+        rlx_dtype dt = g->half ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+        int64_t ad[2] = { 1, g->K }, bd[2] = { g->K, g->N }, n = g->N;
+        /* a [1, K] where the bias folds (a rank-2 product), else a [K] */
+        const char *ins[2] = { bo_input(c, g->cform == 1 ? bo_rand(dt, 2, ad, -1, 1) : bo_rand(dt, 1, ad + 1, -1, 1)), bo_value(c, bo_rand(dt, 2, bd, -1, 1), g->b_const) };
+        gemv_desc(c, g, "MatMul");
+        const char *y = bo_node(c, "MatMul", 2, ins, 1, 0, NULL);
+        if (g->cform == 1) { /* y + bias -> Relu: one MatMul with a bias input and a fused Relu */
+            const char *ab[2] = { y, bo_const(c, bo_rand(dt, 1, &n, -1, 1)) };
+            y = bo_node(c, "Add", 2, ab, 1, 0, NULL);
+            y = bo_node(c, "Relu", 1, &y, 1, 0, NULL);
+            c->fused = "MatMul";
+            bo_desc(c, " + bias + Relu (fused)");
+        }
+        if (!g->b_const) bo_desc(c, " B at run time");
+        bo_output(c, y);
+        bo_run(ctx, c);
+    }
+}
+
 static void gen_gemm(bo_ctx *ctx, const void *arg) {
     int n = bo_full(ctx) ? 200 : 16;
     for (int t = 0; t < n + f16_count(ctx); t++) {
@@ -90,6 +187,7 @@ static void gen_gemm(bo_ctx *ctx, const void *arg) {
         bo_single(c, "Gemm", 3, in, k, 1, 4, a);
         bo_run(ctx, c);
     }
+    gen_gemv_gemm(ctx);
 }
 
 static void gen_matmul(bo_ctx *ctx, const void *arg) {
@@ -157,6 +255,7 @@ static void gen_matmul(bo_ctx *ctx, const void *arg) {
         bo_single(c, "MatMul", 2, in, k, 1, 0, NULL);
         bo_run(ctx, c);
     }
+    gen_gemv_matmul(ctx);
 }
 
 #define GEMM 1e-5, 2e-6, "K products in another order (tiles, split-K): relative 1e-5 plus 2e-6 sqrt(K); f16 weights 1e-2"

@@ -232,6 +232,8 @@ rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *m) {
     return wg_grid_groups(L, d, groups);
 }
 
+static rlx_status emit_reduce(wg_lower *L, const wg_gemm *m, uint64_t nsplit);
+
 /* The tiled kernel. nsplit > 1: split-K into the scratch, then the reduce
  * kernel. */
 static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, uint64_t nsplit, uint64_t klen) {
@@ -315,32 +317,44 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
         d = wg_emit_source(L, "gemm", src);
         free(src);
     }
-    if (half) d->elem = WG_ELEM_F16;
+    /* an f16 product's split-K partial sums are f32 (the scratch): that
+     * dispatch is the f32 instance (T types only C, Y and R, which it binds
+     * to the scratch; A and B stay packed halves), and gemm_reduce rounds
+     * once to f16 */
+    if (half && nsplit <= 1) d->elem = WG_ELEM_F16;
     uint32_t a_sub = 0, b_sub = 0;
     if (a16) wg_bind_f16(L, d, m->a, m->a_off, m->a_n, &a_sub);
     else wg_bind(L, d, m->a, m->a_off, m->a_n);
     if (b16) wg_bind_f16(L, d, m->b, m->b_off, m->b_n, &b_sub);
     else wg_bind(L, d, m->b, m->b_off, m->b_n);
-    if (m->bias >= 0 && nsplit <= 1) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
-    else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
     uint64_t part_n = nsplit * m->M * m->N;
     if (nsplit > 1) {
         wg_scratch(L, part_n);
+        wg_bind(L, d, WG_SCRATCH, 0, 1); /* unused placeholder (no bias in the partial sums) */
         wg_bind(L, d, WG_SCRATCH, 0, part_n);
     } else {
+        if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
+        else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
         wg_bind(L, d, m->y, m->y_off, m->y_n);
     }
     p_gemm(L, d, m, nsplit > 1 ? nsplit : nbatch, tiles_n, tiles_m, nsplit > 1 ? m->N : y_sm, bd, abs_, bbs, ybs, cbs,
            nsplit > 1 ? klen : m->K, a_sub, b_sub, m->bias >= 0 && nsplit <= 1);
     /* the residual, bound last (its offset word is r_off, after d_w) */
     if (kc.res) wg_bind(L, d, m->res, m->res_off, m->res_n);
+    else if (nsplit > 1) wg_bind(L, d, WG_SCRATCH, 0, 1); /* unused placeholder */
     else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
     RLX_TRY(wg_grid_groups(L, d, groups));
     if (nsplit <= 1) return RLX_OK;
+    return emit_reduce(L, m, nsplit);
+}
 
-    if (half) return rlx_fail(RLX_ERR_INTERNAL, "%s: split-K of an f16 GEMM", rlx_node_desc(L->n));
-    uint64_t total = m->M * m->N;
+/* The second pass of split-K (kernels/gemm_reduce.wgsl): adds the nsplit
+ * f32 partial sums [nsplit][M][N] of the scratch in slice order, then the
+ * epilogue; the f16 instance for an f16 product (one rounding). */
+static rlx_status emit_reduce(wg_lower *L, const wg_gemm *m, uint64_t nsplit) {
+    uint64_t total = m->M * m->N, part_n = nsplit * total, y_sm = y_rows(m);
     wg_dispatch *r = wg_emit(L, "gemm_reduce");
+    if (gemm_half(L, m)) r->elem = WG_ELEM_F16;
     wg_spec(L, r, "ACT", (double)m->act.kind);
     if (m->has_res) wg_spec(L, r, "RES", 1);
     wg_bind(L, r, WG_SCRATCH, 0, part_n);
@@ -352,6 +366,72 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     if (m->has_res) wg_bind(L, r, m->res, m->res_off, m->res_n); /* r_off: the last word */
     else wg_bind(L, r, m->y, m->y_off, 1);
     return wg_grid_1d(L, r, total);
+}
+
+/* The one-row product (kernels/gemv.wgsl): M == 1, one batch item, not
+ * the implicit convolution; a MatMul or Gemm node (splitk_ok: its k order
+ * may change). B contiguous along n (a MatMul weight) takes MODE_K false, along
+ * k (Gemm transB) MODE_K true, anything else the element-by-element loads
+ * (as do unaligned windows, or gpu.gemm_vec4=0). Split-K fills the GPU:
+ * about 4 x gpu.gemm_target_wg workgroups, slices of at least 64 (MODE_K:
+ * 512) elements of k, at most 64 slices, their f32 partial sums in the
+ * scratch; gemm_reduce adds them in slice order and applies the epilogue.
+ * f16 operands are read as packed halves (an f16 product, or f16 mode). */
+static rlx_status emit_gemv(wg_lower *L, const wg_gemm *m) {
+    const wg_caps *c = L->caps;
+    bool half = gemm_half(L, m);
+    bool a16 = half || (c->f16 && f16_a(L, m)), b16 = half || (c->f16 && f16_b(L, m));
+    bool mode_k = m->b_sk == 1 && m->b_sn != 1;
+    /* 16-byte loads: whole groups of 8 halves or 4 words */
+    uint64_t va = a16 ? 8 : 4, vb = b16 ? 8 : 4;
+    bool vec = c->cfg->gemm_vec4 && m->b_off % vb == 0 &&
+               (mode_k ? m->K % 8 == 0 && m->b_sn % vb == 0 && m->a_sk == 1 && m->a_off % va == 0
+                       : m->N % 8 == 0 && m->b_sk % vb == 0);
+    uint64_t blocks = mode_k ? wg_cdiv(m->N, 8) : wg_cdiv(m->N, 256);
+    uint64_t step = mode_k ? 512 : 64; /* shortest slice */
+    uint64_t nsplit = 1, klen = m->K;
+    int64_t forced = c->cfg->gemm_splitk;
+    uint64_t want = forced >= 0 ? (uint64_t)forced : wg_cdiv(4 * (uint64_t)c->cfg->gemm_target_wg, blocks);
+    uint64_t max_split = m->K / step;
+    if (want > max_split) want = max_split;
+    if (want > 64) want = 64;
+    if (want > 1) {
+        klen = wg_cdiv(wg_cdiv(m->K, want), step) * step;
+        nsplit = wg_cdiv(m->K, klen);
+    }
+    if (nsplit > 1 && nsplit * m->N * 4 > c->max_binding) nsplit = 1, klen = m->K;
+    uint64_t groups = blocks * nsplit;
+    if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "GEMV grid too large for 32-bit indexing");
+    wg_dispatch *d = wg_emit(L, "gemv");
+    /* T types C, Y and R: the f32 scratch with split-K */
+    if (half && nsplit <= 1) d->elem = WG_ELEM_F16;
+    wg_spec(L, d, "A_F16", a16);
+    wg_spec(L, d, "B_F16", b16);
+    wg_spec(L, d, "MODE_K", mode_k);
+    wg_spec(L, d, "VEC", vec);
+    wg_spec(L, d, "SPLIT", nsplit > 1);
+    wg_spec(L, d, "ACT", nsplit > 1 ? 0 : (double)m->act.kind);
+    uint32_t a_sub = 0, b_sub = 0;
+    if (a16) wg_bind_f16(L, d, m->a, m->a_off, m->a_n, &a_sub);
+    else wg_bind(L, d, m->a, m->a_off, m->a_n);
+    if (b16) wg_bind_f16(L, d, m->b, m->b_off, m->b_n, &b_sub);
+    else wg_bind(L, d, m->b, m->b_off, m->b_n);
+    uint64_t part_n = nsplit * m->N;
+    if (nsplit > 1) {
+        wg_scratch(L, part_n);
+        wg_bind(L, d, WG_SCRATCH, 0, 1); /* unused placeholder */
+        wg_bind(L, d, WG_SCRATCH, 0, part_n);
+    } else {
+        if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
+        else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
+        wg_bind(L, d, m->y, m->y_off, m->y_n);
+    }
+    uint64_t bd[4] = { 1, 1, 1, 1 }, zero[4] = { 0, 0, 0, 0 };
+    p_gemm(L, d, m, nsplit, blocks, 1, m->N, bd, zero, zero, zero, zero, klen, a_sub, b_sub,
+           m->bias >= 0 && nsplit <= 1);
+    wg_p_u32(L, d, 0); /* r_off: the kernel has no residual and binds no R */
+    RLX_TRY(wg_grid_groups(L, d, groups));
+    return nsplit > 1 ? emit_reduce(L, m, nsplit) : RLX_OK;
 }
 
 /* One product as one GEMM (or GEMM + reduce with split-K): its operand
@@ -370,8 +450,7 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     /* tensor cores (f16 mode, probed at device open) for shapes that fill
      * 64 x 64 tiles reasonably */
     bool force_coop = kern && strcmp(kern, "coop") == 0;
-    /* f16 products: not the cooperative kernel, and no split-K (its
-     * partial sums are stored as T) */
+    /* f16 products: not the cooperative kernel */
     bool half = gemm_half(L, m);
     if (!tiled_only && !half && L->caps->coop && !(kern && (strcmp(kern, "tiled") == 0 || strcmp(kern, "loop") == 0)) &&
         (force_coop || (m->M >= 32 && m->N >= 32 && m->K >= 32)) && coop_weights_fit(L, m))
@@ -379,6 +458,14 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     uint64_t nbatch = gemm_nbatch(m);
     tile_cfg t;
     bool bad;
+    /* one row of a MatMul or Gemm (convolutions keep the tiled kernel, whose
+     * order with gpu.gemm_splitk=0 is the direct conv's): the GEMV kernel,
+     * unless a kernel family or a tile is forced */
+    bool auto_kern = !kern || strcmp(kern, "auto") == 0;
+    bool mm = L->n && (L->n->op == RLX_OP_MatMul || L->n->op == RLX_OP_Gemm);
+    if (!tiled_only && auto_kern && mm && m->splitk_ok && m->M == 1 && nbatch == 1 && !m->conv &&
+        !(L->caps->cfg->gemm_tile && *L->caps->cfg->gemm_tile))
+        return emit_gemv(L, m);
     if (forced_tile(L->caps, &t, &bad)) {
         if (bad || !tile_fits(L->caps, &t))
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: RLX_GEMM_TILE='%s': expected TMxTN,WGXxWGY,BK with TM, TN in {4, 8}, "
@@ -392,7 +479,7 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     uint64_t tiles = wg_cdiv(m->M, bm) * wg_cdiv(m->N, bn) * nbatch;
     uint64_t nsplit = 1, klen = m->K;
     uint64_t forced = (L->caps->cfg->gemm_splitk < 0 ? UINT64_MAX : (uint64_t)L->caps->cfg->gemm_splitk);
-    if (m->splitk_ok && !half && nbatch == 1 && m->K > 2 * t.bk) {
+    if (m->splitk_ok && nbatch == 1 && m->K > 2 * t.bk) {
         uint64_t target = (uint64_t)L->caps->cfg->gemm_target_wg;
         /* GEMV-like shapes are bound by reading B: more, smaller slices keep
          * more loads in flight (skinny tiles have 32..128 invocations) */
