@@ -5,11 +5,20 @@ and round once), timed with `rlx bench --device gpu --json` (GPU
 timestamps, median), beside the same product in f32 and in f16 mode
 (f32 tensors, weights stored as binary16).
 
-  .venv/bin/python bench/f16_gemm.py [--device gpu] [--iters 20] [--small]
+  .venv/bin/python bench/f16_gemm.py [--device gpu] [--iters 20] [--small] [--shapes LIST] [--variants LIST]
 
-Shapes: 4096 x 4096 x 4096 and the GEMV 1 x 4096 x 4096 (M x N x K);
---small divides every dim by 16 (a correctness run on lavapipe). One line
-per (shape, variant): milliseconds and TFLOP/s (2 M N K / time).
+Shapes (M x N x K, --shapes picks by name, default all): sq4096 (4096^3),
+gemv4096 (the GEMV 1 x 4096 x 4096), gemv11008 (1 x 11008 x 4096, an LLM's
+up projection) and gemv11008k (1 x 4096 x 11008, its down projection),
+gemv4096t (1 x 4096 x 4096 as Gemm transB: weights [N, K]), the BERT-base
+linear layers at sequence 128, batch 1 (bert_qkv 128 x 768 x 768,
+bert_ffn1 128 x 3072 x 768, bert_ffn2 128 x 768 x 3072) and batch 8
+(bert8_*: M = 1024). --small divides every dim by 16 (a correctness run
+on lavapipe). Variants (--variants, default all): f16 (f16 tensors), f32,
+f16mode (f32 tensors, gpu.f16=1), f16tiled (f16 tensors on the tiled
+kernel, gpu.gemm_kernel=tiled: the path before the GEMV kernel), f32tiled.
+One line per (shape, variant): milliseconds, TFLOP/s (2 M N K / time) and
+the weights' read rate in GB/s (what bounds a GEMV).
 """
 import argparse
 import json
@@ -25,11 +34,36 @@ from onnx import TensorProto, helper, numpy_helper
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def matmul_model(M, N, K, f16):
-    """y[M, N] = a[M, K] @ w[K, N], w a constant; every tensor f16 or f32."""
+SHAPES = {
+    "sq4096": (4096, 4096, 4096, False),
+    "gemv4096": (1, 4096, 4096, False),
+    "gemv11008": (1, 11008, 4096, False),
+    "gemv11008k": (1, 4096, 11008, False),
+    "gemv4096t": (1, 4096, 4096, True),
+    "bert_qkv": (128, 768, 768, False),
+    "bert_ffn1": (128, 3072, 768, False),
+    "bert_ffn2": (128, 768, 3072, False),
+    "bert8_qkv": (1024, 768, 768, False),
+    "bert8_ffn1": (1024, 3072, 768, False),
+    "bert8_ffn2": (1024, 768, 3072, False),
+}
+VARIANTS = {
+    "f16": ("f16 tensors", True, []),
+    "f32": ("f32", False, []),
+    "f16mode": ("f32, f16 mode", False, ["--option", "gpu.f16=1"]),
+    "f16tiled": ("f16, tiled", True, ["--option", "gpu.gemm_kernel=tiled"]),
+    "f32tiled": ("f32, tiled", False, ["--option", "gpu.gemm_kernel=tiled"]),
+}
+
+
+def matmul_model(M, N, K, f16, trans_b=False):
+    """y[M, N] = a[M, K] @ w[K, N], w a constant; every tensor f16 or f32.
+    trans_b: Gemm(a, w, transB=1) with w stored [N, K]."""
     dt, npdt = (TensorProto.FLOAT16, np.float16) if f16 else (TensorProto.FLOAT, np.float32)
-    w = np.random.default_rng(0).uniform(-1, 1, (K, N)).astype(npdt)
-    g = helper.make_graph([helper.make_node("MatMul", ["a", "w"], ["y"])], "gemm",
+    w = np.random.default_rng(0).uniform(-1, 1, (N, K) if trans_b else (K, N)).astype(npdt)
+    node = (helper.make_node("Gemm", ["a", "w"], ["y"], transB=1) if trans_b
+            else helper.make_node("MatMul", ["a", "w"], ["y"]))
+    g = helper.make_graph([node], "gemm",
                           [helper.make_tensor_value_info("a", dt, [M, K])],
                           [helper.make_tensor_value_info("y", dt, [M, N])], [numpy_helper.from_array(w, "w")])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
@@ -41,27 +75,36 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--small", action="store_true", help="every dim / 16 (lavapipe)")
     ap.add_argument("--rlx", default=os.path.join(ROOT, "build", "rlx"))
+    ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated names: " + ",".join(SHAPES))
+    ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated: " + ",".join(VARIANTS))
     a = ap.parse_args()
     div = 16 if a.small else 1
-    shapes = [(4096 // div, 4096 // div, 4096 // div), (1, 4096 // div, 4096 // div)]
-    variants = [("f16 tensors", True, []), ("f32", False, []), ("f32, f16 mode", False, ["--option", "gpu.f16=1"])]
+    for n in a.shapes.split(",") + a.variants.split(","):
+        if n not in SHAPES and n not in VARIANTS:
+            sys.exit("unknown shape or variant '%s'" % n)
     with tempfile.TemporaryDirectory() as tmp:
-        for M, N, K in shapes:
-            for name, f16, opts in variants:
+        for sname in a.shapes.split(","):
+            M, N, K, tb = SHAPES[sname]
+            M, N, K = max(1, M // div), max(1, N // div), max(1, K // div)
+            for vname in a.variants.split(","):
+                name, f16, opts = VARIANTS[vname]
                 path = os.path.join(tmp, "mm.onnx")
-                onnx.save(matmul_model(M, N, K, f16), path)
+                onnx.save(matmul_model(M, N, K, f16, tb), path)
                 cmd = [a.rlx, "bench", path, "--device", a.device, "--iters", str(a.iters), "--warmup", "3",
                        "--json"] + opts
                 p = subprocess.run(cmd, capture_output=True, text=True)
+                label = "%s %dx%dx%d%s" % (sname, M, N, K, " transB" if tb else "")
                 if p.returncode:
-                    print("%dx%dx%d %-14s error: %s" % (M, N, K, name, (p.stderr.strip().splitlines() or ["?"])[-1]))
+                    print("%s %-14s error: %s" % (label, name, (p.stderr.strip().splitlines() or ["?"])[-1]))
                     continue
                 r = json.loads(p.stdout)
                 ms = (r.get("gpu_ms") or {}).get("median") or (r.get("wall_ms") or {}).get("median")
                 src = "gpu" if (r.get("gpu_ms") or {}).get("median") else "wall"
                 cpu_steps = r.get("cpu_steps")
-                print("%dx%dx%d %-14s %9.3f ms (%s)  %8.3f TFLOP/s  cpu steps %s" %
-                      (M, N, K, name, ms, src, 2.0 * M * N * K / (ms * 1e-3) / 1e12, cpu_steps))
+                wbytes = N * K * (2 if f16 or "gpu.f16=1" in opts else 4)
+                print("%s %-14s %9.3f ms (%s)  %8.3f TFLOP/s  %7.0f GB/s of weights  cpu steps %s" %
+                      (label, name, ms, src, 2.0 * M * N * K / (ms * 1e-3) / 1e12, wbytes / (ms * 1e-3) / 1e9,
+                       cpu_steps))
                 sys.stdout.flush()
 
 
