@@ -12,6 +12,9 @@
  * lavapipe, where each pipeline costs a shader compile. */
 #define _POSIX_C_SOURCE 200809L
 #include "gpu_node.h"
+#ifdef RLX_HAVE_WEBGPU
+#include "backend/webgpu/lower_gemm.h"
+#endif
 
 static rlx_backend *g_be;   /* f32 backend */
 static rlx_backend *g_be16; /* f16 mode */
@@ -281,6 +284,130 @@ static void test_gemm_coop_fallback(void) {
 #endif
 }
 
+/* Which kernel the GEMM emitter picks for a 64 x 64 x 64 product with the
+ * cooperative-matrix caps set by hand (no device run: where the adapter
+ * lacks the feature, as lavapipe does, the kernel cannot be compiled, so
+ * this is the part of the f16 form that can be checked everywhere): an
+ * f16 product takes gemm_coop as its T = f16 instance (f16 C/Y, packed A/B)
+ * when caps.coop16 says its self-test passed, whatever f16 mode says; an
+ * f32 product only with caps.coop (f16 mode); neither without. */
+#ifdef RLX_HAVE_WEBGPU
+static const char *coop_choice(const wg_caps *base, bool coop, bool coop16, rlx_dtype dt, bool *elem16, bool *packed) {
+    static char kernel[32];
+    rlx_graph *g = NULL;
+    CHECK_OK(rlx_graph_create(13, &g));
+    if (!g) return "";
+    int ids[3];
+    const char *names[3] = { "a", "b", "y" };
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(rlx_graph_add_value(g, names[i], &ids[i]));
+        g->values[ids[i]].dtype = dt;
+    }
+    wg_caps caps = *base;
+    caps.coop = coop;
+    caps.coop16 = coop16;
+    caps.coop_form = 0;
+    wg_lower L;
+    memset(&L, 0, sizeof L);
+    L.g = g;
+    L.caps = &caps;
+    wg_gemm m;
+    wg_gemm_init(&m, 64, 64, 64);
+    m.a = ids[0], m.b = ids[1], m.y = ids[2];
+    m.a_n = m.b_n = m.y_n = 64 * 64;
+    m.splitk_ok = true;
+    rlx_status st = wg_emit_gemm(&L, &m);
+    CHECK_MSG(st == RLX_OK, "coop choice: %s", rlx_last_error());
+    snprintf(kernel, sizeof kernel, "%s", L.n_d ? L.d[0].kernel : "");
+    *elem16 = L.n_d && L.d[0].elem == WG_ELEM_F16;
+    *packed = L.n_d && L.d[0].n_bind >= 2 && L.d[0].bind[0].esize == 4 && L.d[0].bind[1].esize == 4;
+    wg_lower_free(&L);
+    rlx_graph_destroy(g);
+    return kernel;
+}
+#endif
+
+static void test_gemm_coop_choice(void) {
+#ifdef RLX_HAVE_WEBGPU
+    const wg_caps *base = &((wg_backend *)g_be)->caps;
+    if (!base->shader_f16) {
+        fprintf(stderr, "  (no shader-f16: f16 products decline, skipped)\n");
+        return;
+    }
+    bool e16, packed;
+    const char *k = coop_choice(base, false, true, RLX_DTYPE_F16, &e16, &packed);
+    CHECK_MSG(strcmp(k, "gemm_coop") == 0 && e16 && packed, "f16 product with coop16: %s (T f16 %d, packed A/B %d)", k,
+              e16, packed);
+    k = coop_choice(base, true, false, RLX_DTYPE_F16, &e16, &packed);
+    CHECK_MSG(strcmp(k, "gemm_coop") != 0 && e16, "f16 product without coop16: %s", k);
+    k = coop_choice(base, false, true, RLX_DTYPE_F32, &e16, &packed);
+    CHECK_MSG(strcmp(k, "gemm_coop") != 0 && !e16, "f32 product with coop16 only: %s", k);
+    k = coop_choice(base, true, false, RLX_DTYPE_F32, &e16, &packed);
+    CHECK_MSG(strcmp(k, "gemm_coop") == 0 && !e16, "f32 product with coop (f16 mode): %s", k);
+    /* the generated f16-fragment source: fragments of f16, f32 accumulators */
+    char *src = wg_gen_coop_source(&wg_coop_forms[0]);
+    CHECK(src && strstr(src, "coop_mat16x16<f16, A>") && strstr(src, "coop_mat16x16<f32, C>") &&
+          strstr(src, "enable f16;"));
+    free(src);
+#endif
+}
+
+/* With f16 mode off, forcing the self-test (RLX_GPU_COOP=force) still runs
+ * it, for f16 tensors: on an adapter without the feature it fails with a
+ * reason, caps.coop16 stays off, and an f16 product runs on the tiled
+ * kernel (within one f16 ULP of the double reference on its halves). */
+static void test_gemm_coop_f16_fallback(void) {
+#ifdef RLX_HAVE_WEBGPU
+    if (!((wg_backend *)g_be)->caps.shader_f16) return;
+    setenv("RLX_GPU_COOP", "force", 1);
+    rlx_session_options o = { .device = "gpu" };
+    rlx_backend *be = NULL;
+    CHECK_OK(rlx_backend_webgpu_create("gpu", &o, &be));
+    unsetenv("RLX_GPU_COOP");
+    if (!be) return;
+    wg_backend *wb = (wg_backend *)be;
+    fprintf(stderr, "  cooperative matrices, f16 mode off: %s\n", wb->coop_note);
+    CHECK_MSG(!wb->caps.coop, "f32 products never take the cooperative kernel outside f16 mode: %s", wb->coop_note);
+    CHECK_MSG(wb->caps.coop16 == (strncmp(wb->coop_note, "on", 2) == 0), "note '%s'", wb->coop_note);
+    if (!wb->has_coop_matrix) CHECK_MSG(!wb->caps.coop16, "%s", wb->coop_note);
+    const int64_t M = 40, N = 36, K = 48;
+    int64_t ad[2] = { M, K }, bd[2] = { K, N }, yd[2] = { M, N };
+    rlx_tensor *a = NULL, *b = NULL;
+    CHECK_OK(rlx_tensor_create(RLX_DTYPE_F16, ad, 2, &a));
+    CHECK_OK(rlx_tensor_create(RLX_DTYPE_F16, bd, 2, &b));
+    if (!a || !b) return;
+    for (int t = 0; t < 2; t++) { /* random halves in [-1, 1) */
+        rlx_tensor *x = t ? b : a;
+        rlx_tensor *f = test_tensor_random(RLX_DTYPE_F32, 2, x->dims, -1, 1);
+        for (size_t i = 0; i < rlx_tensor_numel(x); i++) ((uint16_t *)x->data)[i] = rlx_f32_to_f16(((float *)f->data)[i]);
+        rlx_tensor_destroy(f);
+    }
+    const rlx_tensor *in[2] = { a, b };
+    int konst[2] = { 0, 1 };
+    rlx_tensor *out = NULL;
+    rlx_status st = run_node_dt(be, "MatMul", 13, 2, in, konst, RLX_DTYPE_F16, 2, yd, 0, NULL, &out, NULL);
+    CHECK_MSG(st == RLX_OK, "f16 MatMul after the forced self-test: %s", rlx_last_error());
+    if (out) {
+        const uint16_t *pa = a->data, *pb = b->data, *py = out->data;
+        double worst = 0;
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                double ref = 0;
+                for (int64_t k = 0; k < K; k++) ref += (double)rlx_f16_to_f32(pa[m * K + k]) * rlx_f16_to_f32(pb[k * N + n]);
+                /* one rounding to f16 (2^-11 relative) plus f32 sums: 1e-3 relative + 1e-4 */
+                double e = fabs(rlx_f16_to_f32(py[m * N + n]) - ref) - (1e-3 * fabs(ref) + 1e-4);
+                if (!(e <= worst)) worst = e;
+            }
+        CHECK_MSG(worst <= 0, "f16 MatMul (coop %s): off by %.3g beyond the tolerance", wb->caps.coop16 ? "on" : "off",
+                  worst);
+    }
+    rlx_tensor_destroy(out);
+    rlx_tensor_destroy(a);
+    rlx_tensor_destroy(b);
+    be->destroy(be);
+#endif
+}
+
 /* ------------------------------------------------------------ bench hooks */
 
 /* Outputs filled in place (rlx_session_run_into) equal a normal run; GPU
@@ -477,6 +604,8 @@ int main(void) {
     TIMED(test_gemm_batched, t0);
     TIMED(test_gemm_f16, t0);
     TIMED(test_gemm_coop_fallback, t0);
+    TIMED(test_gemm_coop_choice, t0);
+    TIMED(test_gemm_coop_f16_fallback, t0);
     TIMED(test_bench_hooks, t0);
     TIMED(test_gemm_split_limit, t0);
     TIMED(test_gemm_f16_buffer_limit, t0);

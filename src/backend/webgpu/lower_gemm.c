@@ -195,7 +195,10 @@ rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *m) {
     uint64_t tiles_m = wg_cdiv(m->M, 64), tiles_n = wg_cdiv(m->N, 64);
     uint64_t groups = tiles_m * tiles_n * nbatch;
     if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "GEMM grid too large for 32-bit indexing");
-    bool a16 = f16_a(L, m), b16 = f16_b(L, m);
+    /* an f16 product: the T = f16 instance (C and Y halves, A and B packed
+     * halves, exact in the f16 fragments; f32 accumulators, one rounding) */
+    bool half = gemm_half(L, m);
+    bool a16 = half || f16_a(L, m), b16 = half || f16_b(L, m);
     int amode = scalar_a_mode(m), bmode = scalar_b_mode(m);
     uint64_t bd[4], abs_[4], bbs[4], ybs[4], cbs[4];
     batch_slots(m, bd, abs_, bbs, ybs, cbs);
@@ -207,6 +210,7 @@ rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *m) {
     if (!src) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory generating the cooperative GEMM");
     wg_dispatch *d = wg_emit_source(L, "gemm_coop", src);
     free(src);
+    if (half) d->elem = WG_ELEM_F16;
     wg_spec(L, d, "A_F16", a16);
     wg_spec(L, d, "B_F16", b16);
     wg_spec(L, d, "A_MODE", amode);
@@ -450,10 +454,13 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     /* tensor cores (f16 mode, probed at device open) for shapes that fill
      * 64 x 64 tiles reasonably */
     bool force_coop = kern && strcmp(kern, "coop") == 0;
-    /* f16 products: not the cooperative kernel */
+    /* f16 products take its f16 instance when that passed the self-test
+     * too (caps->coop16, whatever f16 mode says); f32 products need f16
+     * mode (caps->coop) and weights that survive the rounding */
     bool half = gemm_half(L, m);
-    if (!tiled_only && !half && L->caps->coop && !(kern && (strcmp(kern, "tiled") == 0 || strcmp(kern, "loop") == 0)) &&
-        (force_coop || (m->M >= 32 && m->N >= 32 && m->K >= 32)) && coop_weights_fit(L, m))
+    bool coop_shape = !tiled_only && !(kern && (strcmp(kern, "tiled") == 0 || strcmp(kern, "loop") == 0)) &&
+                      (force_coop || (m->M >= 32 && m->N >= 32 && m->K >= 32));
+    if (coop_shape && (half ? L->caps->coop16 : L->caps->coop && coop_weights_fit(L, m)))
         return wg_emit_gemm_coop(L, m);
     uint64_t nbatch = gemm_nbatch(m);
     tile_cfg t;

@@ -3,9 +3,11 @@
  *   y[b, m, n] = act(alpha * sum_k A(b, m, k) B(b, k, n) + beta * bias(b, m, n))
  * with general strides, lowered to the generated tiled kernel (gemm_gen.c:
  * register blocked, vec4 loads, optional split-K with
- * kernels/gemm_reduce.wgsl, f16 weights), the cooperative GEMM of gemm_coop_gen.c
- * (cooperative matrices, f16 mode) or the reference kernels/matmul.wgsl
- * (RLX_GEMM_KERNEL=ref).
+ * kernels/gemm_reduce.wgsl, f16 weights), the GEMV kernel for one-row
+ * MatMul/Gemm (kernels/gemv.wgsl: 16-byte loads of B, split-K), the
+ * cooperative GEMM of gemm_coop_gen.c (cooperative matrices: f16 products,
+ * and f32 ones in f16 mode) or the reference kernels/matmul.wgsl
+ * (RLX_GEMM_KERNEL=ref). f16 products keep f32 split-K partial sums.
  *
  * Tile shapes are chosen per problem (see choose_tiles in lower_gemm.c) and
  * can be forced at run time for sweeps:

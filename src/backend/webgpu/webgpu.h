@@ -43,6 +43,7 @@ typedef struct wg_caps {
     bool shader_f16;               /* the device has shader-f16: kernels may be instantiated for WG_ELEM_F16 */
     bool f16;                      /* f16 mode (option gpu.f16): GEMM/conv weights stored as f16 */
     bool coop;                     /* cooperative-matrix GEMM available and enabled (f16 mode) */
+    bool coop16;                   /* ... and its f16 instance (T = f16) passed too: f16 products use it */
     uint32_t coop_sg;              /* subgroup size the cooperative kernel assumes (option gpu.coop_sg, 32) */
     uint32_t coop_form;            /* index into wg_coop_forms (lower_gemm.h) that the self-test chose */
 } wg_caps;

@@ -182,9 +182,11 @@ rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what);
 rlx_status wg_run_dispatch(wg_backend *b, wg_dispatch *d, void *const *host, const size_t *bytes, int out,
                            const char *what);
 
-/* Decides caps.coop: on in f16 mode when the adapter has cooperative
- * matrices and shader-f16, RLX_GPU_COOP is not 0, and the self-test of
- * cooperative GEMM passes in one of its forms (webgpu_probe.c); the reason goes to coop_note.
+/* Decides caps.coop16 (f16 products) and caps.coop (f32 products, only in
+ * f16 mode): on when the adapter has cooperative matrices and shader-f16,
+ * RLX_GPU_COOP is not 0, and the self-test of the cooperative GEMM passes
+ * in one of its forms with f32 and with f16 tensors (webgpu_probe.c); the
+ * reason goes to coop_note.
  * The self-test runs once per shared device (under its lock) and its
  * result is kept there for later backends. */
 void wg_coop_probe(wg_backend *b);
