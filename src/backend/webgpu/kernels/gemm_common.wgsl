@@ -36,10 +36,11 @@ fn lda(e: u32) -> f32 {
 
 fn lda4(e: u32) -> vec4<f32> {
     if (A_F16) {
+        // two words, each read by itself (not the whole vec4 and a dynamic pick)
         let w = (2u * P.a_off + P.a_sub + e) >> 1u;
-        let q = A[w >> 2u];
+        let i = w >> 2u;
         let s = w & 2u;
-        return vec4<f32>(unpack2x16float(q[s]), unpack2x16float(q[s + 1u]));
+        return vec4<f32>(unpack2x16float(A[i][s]), unpack2x16float(A[i][s + 1u]));
     }
     return bitcast<vec4<f32>>(A[(P.a_off + e) >> 2u]);
 }
@@ -57,9 +58,9 @@ fn ldb(e: u32) -> f32 {
 fn ldb4(e: u32) -> vec4<f32> {
     if (B_F16) {
         let w = (2u * P.b_off + P.b_sub + e) >> 1u;
-        let q = Bm[w >> 2u];
+        let i = w >> 2u;
         let s = w & 2u;
-        return vec4<f32>(unpack2x16float(q[s]), unpack2x16float(q[s + 1u]));
+        return vec4<f32>(unpack2x16float(Bm[i][s]), unpack2x16float(Bm[i][s + 1u]));
     }
     return bitcast<vec4<f32>>(Bm[(P.b_off + e) >> 2u]);
 }
