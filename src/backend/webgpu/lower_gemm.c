@@ -377,7 +377,7 @@ static rlx_status emit_reduce(wg_lower *L, const wg_gemm *m, uint64_t nsplit) {
  * may change). B contiguous along n (a MatMul weight) takes MODE_K false, along
  * k (Gemm transB) MODE_K true, anything else the element-by-element loads
  * (as do unaligned windows, or gpu.gemm_vec4=0). Split-K fills the GPU:
- * about 4 x gpu.gemm_target_wg workgroups, slices of at least 64 (MODE_K:
+ * about 2 x gpu.gemm_target_wg workgroups, slices of at least 256 (MODE_K:
  * 512) elements of k, at most 64 slices, their f32 partial sums in the
  * scratch; gemm_reduce adds them in slice order and applies the epilogue.
  * f16 operands are read as packed halves (an f16 product, or f16 mode). */
@@ -392,11 +392,16 @@ static rlx_status emit_gemv(wg_lower *L, const wg_gemm *m) {
                (mode_k ? m->K % 8 == 0 && m->b_sn % vb == 0 && m->a_sk == 1 && m->a_off % va == 0
                        : m->N % 8 == 0 && m->b_sk % vb == 0);
     uint64_t blocks = mode_k ? wg_cdiv(m->N, 8) : wg_cdiv(m->N, 256);
-    uint64_t step = mode_k ? 512 : 64; /* shortest slice */
+    /* slices: a multiple of `step` long, at least `least` (32 rows per k
+     * lane along n, 2 chunks per lane along k); automatic: about 2 x
+     * gpu.gemm_target_wg workgroups (the H200 sweep of BENCHMARKS.md: 16
+     * slices of 1 x 4096 x 4096 take 0.020 ms, 64 slices 0.032; transB
+     * 4096 x 4096, 512 blocks: one slice, 0.013 ms, two 0.019) */
+    uint64_t step = mode_k ? 256 : 64, least = mode_k ? 512 : 256;
     uint64_t nsplit = 1, klen = m->K;
     int64_t forced = c->cfg->gemm_splitk;
-    uint64_t want = forced >= 0 ? (uint64_t)forced : wg_cdiv(4 * (uint64_t)c->cfg->gemm_target_wg, blocks);
-    uint64_t max_split = m->K / step;
+    uint64_t want = forced >= 0 ? (uint64_t)forced : wg_cdiv(2 * (uint64_t)c->cfg->gemm_target_wg, blocks);
+    uint64_t max_split = m->K / least;
     if (want > max_split) want = max_split;
     if (want > 64) want = 64;
     if (want > 1) {
