@@ -50,21 +50,19 @@ var<workgroup> red: array<vec4<f32>, 512>;
 // of 8 halves or 4 words), low four in .lo.
 struct Oct { lo: vec4<f32>, hi: vec4<f32> };
 
+// the eight halves of four words
+fn halves8(q: vec4<u32>) -> Oct {
+    return Oct(vec4<f32>(unpack2x16float(q.x), unpack2x16float(q.y)),
+               vec4<f32>(unpack2x16float(q.z), unpack2x16float(q.w)));
+}
+
 fn lda8(e: u32) -> Oct {
-    if (A_F16) {
-        let q = A[(2u * P.a_off + P.a_sub + e) >> 3u];
-        return Oct(vec4<f32>(unpack2x16float(q.x), unpack2x16float(q.y)),
-                   vec4<f32>(unpack2x16float(q.z), unpack2x16float(q.w)));
-    }
+    if (A_F16) { return halves8(A[(2u * P.a_off + P.a_sub + e) >> 3u]); }
     return Oct(lda4(e), lda4(e + 4u));
 }
 
 fn ldb8(e: u32) -> Oct {
-    if (B_F16) {
-        let q = Bm[(2u * P.b_off + P.b_sub + e) >> 3u];
-        return Oct(vec4<f32>(unpack2x16float(q.x), unpack2x16float(q.y)),
-                   vec4<f32>(unpack2x16float(q.z), unpack2x16float(q.w)));
-    }
+    if (B_F16) { return halves8(Bm[(2u * P.b_off + P.b_sub + e) >> 3u]); }
     return Oct(ldb4(e), ldb4(e + 4u));
 }
 
