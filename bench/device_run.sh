@@ -32,6 +32,8 @@
 #   bash bench/device_run.sh backendops      # up to ~8 min: the backend-ops harness (docs/backend-ops.md)
 #                                            # on the GPU, quick sweep then --full ($BO_BUDGET s, default 420);
 #                                            # backendops.txt
+#   bash bench/device_run.sh bocheck         # ~1 min: the quick backend-ops sweep, then --full for
+#                                            # the ops in $BO_OPS; bocheck.txt
 #   bash bench/device_run.sh modelcheck      # the PyPI wheels' models of scripts/model_check.py on the GPU
 #                                            # (docs/model-check.md), from the caches carried as
 #                                            # .device/mc/PART/model-check/ (made by scripts/device_mc.sh;
@@ -116,6 +118,17 @@ for m in $modes; do
         echo "-- $t exit ${PIPESTATUS[0]}"
       done > "$OUT/tests.txt" 2>&1
       cat "$OUT/tests.txt"
+      ;;
+    bocheck)
+      # ~1 min: the quick sweep, then the full sweep of the ops in $BO_OPS
+      # (e.g. "Sin Cos Tan"): a short correctness check of changed kernels
+      (RLX_TEST_REQUIRE_GPU=1 timeout 120 "$D/bin/test_backend_ops" 2>&1 | tail -30
+       echo "-- quick exit ${PIPESTATUS[0]}"
+       for op in ${BO_OPS:-}; do
+         RLX_TEST_REQUIRE_GPU=1 timeout 60 "$D/bin/test_backend_ops" --full --op "$op" 2>&1 | tail -3
+         echo "-- full $op exit ${PIPESTATUS[0]}"
+       done) > "$OUT/bocheck.txt" 2>&1
+      cat "$OUT/bocheck.txt"
       ;;
     backendops)
       (RLX_TEST_REQUIRE_GPU=1 timeout 120 "$D/bin/test_backend_ops" 2>&1 | tail -40

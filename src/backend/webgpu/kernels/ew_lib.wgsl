@@ -224,23 +224,27 @@ fn pow_(a: f32, b: f32) -> f32 {
     return select(m, -m, odd);
 }
 // sinh(x) = (m + m / (m + 1)) / 2 with m = expm1(|x|), odd; past |x| = 16
-// (where e^-|x| is below 2^-46 of e^|x|) e^|x| / 2 = (h / 2) h with
-// h = e^(|x| / 2), which stays finite up to sinh's own overflow (|x| =
-// 89.4; e^|x| overflows from 88.7 on); sinh(+-inf) = +-inf, sinh(NaN) = NaN.
+// (where e^-|x| is below 2^-46 of e^|x|) e^|x| / 2 = half_exp_(|x|), which
+// stays finite up to sinh's own overflow (|x| = 89.4; e^|x| overflows from
+// 88.7 on); sinh(+-inf) = +-inf, sinh(NaN) = NaN.
+// e^a / 2 = e^(a - ln 2) for a in [16, 89.4]: one exponential, no product
+// that could overflow early (the H200 computed (h / 2) h with h = e^(a / 2)
+// as if reassociated, inf from a = 88.7 on). ln 2 = LN2_HI + LN2_LO with
+// LN2_HI a multiple of 2^-15, so a - LN2_HI is exact for a < 128; e^-LN2_LO is the
+// factor 1 - 1.43e-6 (a product below 1: no overflow).
+fn half_exp_(a: f32) -> f32 { return exp(a - 0.693145751953125) * 0.99999857139; }
 fn sinh_(x: f32) -> f32 {
     let a = abs(x);
     let m = expm1_(a);
-    let h = exp(0.5 * a);
-    let r = select(0.5 * (m + m / (m + 1.0)), (0.5 * h) * h, a > 16.0);
+    let r = select(0.5 * (m + m / (m + 1.0)), half_exp_(a), a > 16.0);
     return select(select(r, -r, x < 0.0), x, nonfinite_(x));
 }
-// cosh(x) = (e + 1 / e) / 2 with e = e^|x|, even; past |x| = 16 (h / 2) h
-// as sinh_; cosh(+-inf) = +inf, cosh(NaN) = NaN.
+// cosh(x) = (e + 1 / e) / 2 with e = e^|x|, even; past |x| = 16
+// half_exp_(|x|) as sinh_; cosh(+-inf) = +inf, cosh(NaN) = NaN.
 fn cosh_(x: f32) -> f32 {
     let a = abs(x);
     let e = exp(a);
-    let h = exp(0.5 * a);
-    let r = select(0.5 * (e + 1.0 / e), (0.5 * h) * h, a > 16.0);
+    let r = select(0.5 * (e + 1.0 / e), half_exp_(a), a > 16.0);
     return select(r, bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu), nonfinite_(x));
 }
 // asinh(x) = log1p(a + a^2 / (1 + sqrt(1 + a^2))) with a = |x|, odd; for
