@@ -169,7 +169,7 @@
      * p0; in f32 the bits of the two ONNX ops (one f32 division, one product) */ \
     X(QDQ, OP, rlx_QuantizeDequantize, 1, RLX_EW_CHAIN | RLX_EW_ACT, 1, "scale", 0, "low", 0, \
       p0 * fmin(fmax(rlx_ew_rint0(x / p0), p1), p1 + 255.0), \
-      p0 * rlx_ew_clampf(rlx_ew_rint0f(x / p0), p1, p1 + 255.0f), "($a * clamp_(rint0_($x / $a), $b, $b + 255.0))")
+      p0 * rlx_ew_clampf(rlx_ew_rint0f(x / p0), p1, p1 + 255.0f), "($a * clamp_(rint0_(div_rn_($x, $a)), $b, $b + 255.0))")
 /* clang-format on */
 
 /* RLX_EW_KIND_OP(x) is x for OP rows, nothing for FN and NONE rows;

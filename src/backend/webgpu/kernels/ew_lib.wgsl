@@ -27,6 +27,35 @@ fn clamp_(x: f32, lo: f32, hi: f32) -> f32 {
     let y = select(x, lo, x < lo);
     return select(select(y, hi, y > hi), x, isnan_(x));
 }
+// a / b correctly rounded (round to nearest even), as the CPU's f32 division,
+// by integer long division of the significands: WGSL's `/` may be 2.5 ulp
+// off (NVIDIA's is: QuantizeLinear levels came out one apart on the H200)
+// and its fma may be unfused, so no float trick is exact everywhere.
+// Zeros, infinities, NaNs, subnormals and quotients outside the normal
+// range take `/` as it is.
+fn div_rn_(a: f32, b: f32) -> f32 {
+    let ua = bitcast<u32>(a);
+    let ub = bitcast<u32>(b);
+    let ea = i32((ua >> 23u) & 0xffu);
+    let eb = i32((ub >> 23u) & 0xffu);
+    if (ea == 0 || ea == 255 || eb == 0 || eb == 255) { return a / b; }
+    let ma = (ua & 0x7fffffu) | 0x800000u;
+    let mb = (ub & 0x7fffffu) | 0x800000u;
+    var e = ea - eb + 127;
+    var rem = ma;
+    if (ma < mb) { rem = ma << 1u; e = e - 1; } // the quotient's leading bit at 2^0
+    var q = 0u;
+    for (var i = 0u; i < 25u; i = i + 1u) { // 24 significand bits and a guard bit
+        let ge = rem >= mb;
+        q = (q << 1u) | select(0u, 1u, ge);
+        rem = (rem - select(0u, mb, ge)) << 1u;
+    }
+    var m = q >> 1u;
+    if ((q & 1u) == 1u && (rem != 0u || (m & 1u) == 1u)) { m = m + 1u; }
+    if (m == 0x1000000u) { m = 0x800000u; e = e + 1; }
+    if (e <= 0 || e >= 255) { return a / b; }
+    return bitcast<f32>(((ua ^ ub) & 0x80000000u) | (u32(e) << 23u) | (m & 0x7fffffu));
+}
 // Round half to even (WGSL's round), NaN to 0: QuantizeLinear's level.
 fn rint0_(x: f32) -> f32 { return select(round(x), 0.0, isnan_(x)); }
 // Max and Min of ONNX: NaN if either operand is NaN.

@@ -1,7 +1,8 @@
 // QuantizeLinear and DequantizeLinear (ONNX 10..23) between f32 and 8-bit
 // integers, per tensor or per axis, with the CPU reference's arithmetic
 // (src/backend/cpu/cpu_quant.c): quantize y = saturate(round_half_even(x /
-// s) + z) with one f32 division (NaN quotients give the zero point);
+// s) + z) with one correctly rounded f32 division (div_rn_ of ew_lib: the
+// same bits on every GPU; NaN quotients give the zero point);
 // dequantize y = f32(x - z) * s. The parameter of element e is at p = (e /
 // inner) % da (per tensor: inner = n, da = 1).
 // Layout (README.md, "Element types"): int8 and uint8 tensors are one byte
@@ -11,6 +12,7 @@
 // the zero points as bytes (absent: HAS_ZP 0, Z is a stand-in).
 // Params: offsets in words (x_off, s_off, z_off, y_off), n elements, inner,
 // da, threads.
+//!include act
 //!params x_off: u32, s_off: u32, z_off: u32, y_off: u32, n: u32, inner: u32, da: u32, threads: u32
 //!bind X: array<u32>, S: array<u32>, Z: array<u32>, Y: array<u32>
 override DEQUANT: u32 = 0u; // 0: QuantizeLinear, 1: DequantizeLinear
@@ -44,7 +46,7 @@ fn param(e: u32) -> u32 { return (e / P.inner) % P.da; }
         let e = 4u * t + k;
         if (e >= P.n) { break; }
         let p = param(e);
-        let q = bitcast<f32>(X[P.x_off + e]) / bitcast<f32>(S[P.s_off + p]);
+        let q = div_rn_(bitcast<f32>(X[P.x_off + e]), bitcast<f32>(S[P.s_off + p]));
         let nan = (bitcast<u32>(q) & 0x7fffffffu) > 0x7f800000u;
         let r = clamp(select(round(q), 0.0, nan) + f32(zero_point(p)), lo, lo + 255.0);
         word = word | ((bitcast<u32>(i32(r)) & 0xffu) << (8u * k));
