@@ -339,6 +339,7 @@ static rlx_status attn_fast(rlx_cpu_kctx *k, const attn_geom *g) {
     size_t n_s, slot;
     if (!rlx_mul_ok(br, g->sk, &n_s) || !rlx_mul_ok(g->sk, 3, &slot) || (slot += n_s + 1) < n_s)
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "scores block %zu x %zu too large", br, g->sk);
+    slot += slot % 2; /* every slot's scratch 8-byte aligned, like the first: the doubles in it */
     return rlx_nn_run_items(k, g->nb * j.n_blocks, slot, attn_block, &j);
 }
 
