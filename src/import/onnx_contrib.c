@@ -824,6 +824,38 @@ static rlx_status split_qkv(cx *c, int x, const int64_t *sizes, int *outs) {
     return emit_to(c, 0, "Split", (int[]){ x, k }, 2, &a, 1, outs, 3);
 }
 
+/* x [B, hkv, T, d] with each kv head repeated hq / hkv times in place
+ * (head h of the result is kv head h / (hq / hkv)): [B, hq, T, d]; Expand
+ * materializes the repeats. */
+static rlx_status repeat_heads(cx *c, int x, int64_t hq, int64_t hkv, int64_t d, int *out) {
+    int e;
+    const int64_t rep[5] = { 1, 1, hq / hkv, 1, 1 }, merged[4] = { 0, hq, -1, d };
+    RLX_TRY(k_i64(c, rep, 5, &e));
+    RLX_TRY(unsqueeze(c, x, 2, &x));
+    RLX_TRY(op2(c, "Expand", x, e, -1, &x));
+    return reshape(c, x, merged, 4, -1, out);
+}
+
+/* The attention scores Q K^T scale of q [.., Sq, D] and k [.., T, D], then
+ * softcap s tanh(x / s) when softcap > 0; constants of type dt. */
+static rlx_status scaled_scores(cx *c, int q, int k, rlx_dtype dt, double scale, float softcap, int *out) {
+    static const int64_t kt[4] = { 0, 1, 3, 2 };
+    int kT, s, ks;
+    RLX_TRY(transpose(c, k, kt, 4, -1, &kT));
+    RLX_TRY(op2(c, "MatMul", q, kT, -1, &s));
+    RLX_TRY(k_scalar(c, dt, scale, &ks));
+    RLX_TRY(op2(c, "Mul", s, ks, -1, &s));
+    if (softcap > 0.0f) {
+        int kc;
+        RLX_TRY(k_scalar(c, dt, softcap, &kc));
+        RLX_TRY(op2(c, "Div", s, kc, -1, &s));
+        RLX_TRY(op1(c, "Tanh", s, -1, &s));
+        RLX_TRY(op2(c, "Mul", s, kc, -1, &s));
+    }
+    *out = s;
+    return RLX_OK;
+}
+
 /* GroupQueryAttention: see the row's text. */
 static rlx_status x_gqa(cx *c) {
     int64_t nh = attr_i(c, "num_heads"), kvh = attr_i(c, "kv_num_heads");
@@ -903,29 +935,11 @@ static rlx_status x_gqa(cx *c) {
     int t;
     RLX_TRY(dim_of(c, k, 2, RLX_DTYPE_I32, &t));
     if (nh != kvh) { /* query head h reads kv head h / (nh / kvh) */
-        int e;
-        const int64_t rep[5] = { 1, 1, nh / kvh, 1, 1 }, merged[4] = { 0, nh, -1, hd };
-        RLX_TRY(k_i64(c, rep, 5, &e));
-        RLX_TRY(unsqueeze(c, k, 2, &k));
-        RLX_TRY(op2(c, "Expand", k, e, -1, &k));
-        RLX_TRY(reshape(c, k, merged, 4, -1, &k));
-        RLX_TRY(unsqueeze(c, v, 2, &v));
-        RLX_TRY(op2(c, "Expand", v, e, -1, &v));
-        RLX_TRY(reshape(c, v, merged, 4, -1, &v));
+        RLX_TRY(repeat_heads(c, k, nh, kvh, hd, &k));
+        RLX_TRY(repeat_heads(c, v, nh, kvh, hd, &v));
     }
-    static const int64_t kt[4] = { 0, 1, 3, 2 };
-    int kT, sc, ks;
-    RLX_TRY(transpose(c, k, kt, 4, -1, &kT));
-    RLX_TRY(op2(c, "MatMul", q, kT, -1, &sc));
-    RLX_TRY(k_scalar(c, dt, scale, &ks));
-    RLX_TRY(op2(c, "Mul", sc, ks, -1, &sc));
-    if (softcap > 0.0f) {
-        int kc;
-        RLX_TRY(k_scalar(c, dt, softcap, &kc));
-        RLX_TRY(op2(c, "Div", sc, kc, -1, &sc));
-        RLX_TRY(op1(c, "Tanh", sc, -1, &sc));
-        RLX_TRY(op2(c, "Mul", sc, kc, -1, &sc));
-    }
+    int sc;
+    RLX_TRY(scaled_scores(c, q, k, dt, scale, softcap, &sc));
     if (in_id(c, 10) >= 0) RLX_TRY(op2(c, "Add", sc, in_id(c, 10), -1, &sc));
     /* causal mask [B, 1, S, T]: key j is seen by query (b, s) when j <= pos */
     int kpos, qp, valid, ninf;
@@ -1036,15 +1050,8 @@ static rlx_status x_onnx_attention(cx *c) {
         if (hq <= 0 || hkv <= 0 || hq % hkv || dk < 0 || dv < 0)
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: grouped heads need static head counts (%lld query, %lld kv; "
                             "a multiple) and head sizes", c->label, (long long)hq, (long long)hkv);
-        const int64_t rep[5] = { 1, 1, hq / hkv, 1, 1 }, mk[4] = { 0, hq, -1, dk }, mv[4] = { 0, hq, -1, dv };
-        int e;
-        RLX_TRY(k_i64(c, rep, 5, &e));
-        RLX_TRY(unsqueeze(c, k, 2, &k));
-        RLX_TRY(op2(c, "Expand", k, e, -1, &k));
-        RLX_TRY(reshape(c, k, mk, 4, -1, &k));
-        RLX_TRY(unsqueeze(c, v, 2, &v));
-        RLX_TRY(op2(c, "Expand", v, e, -1, &v));
-        RLX_TRY(reshape(c, v, mv, 4, -1, &v));
+        RLX_TRY(repeat_heads(c, k, hq, hkv, dk, &k));
+        RLX_TRY(repeat_heads(c, v, hq, hkv, dv, &v));
     }
     double scale;
     if (given(c, "scale")) {
@@ -1054,20 +1061,8 @@ static rlx_status x_onnx_attention(cx *c) {
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: the default scale needs a static head size", c->label);
         scale = 1.0 / sqrt((double)d);
     }
-    static const int64_t kt_perm[4] = { 0, 1, 3, 2 };
-    int kT, s, ks, ninf, zero;
-    RLX_TRY(transpose(c, k, kt_perm, 4, -1, &kT));
-    RLX_TRY(op2(c, "MatMul", q, kT, -1, &s));
-    RLX_TRY(k_scalar(c, dt, scale, &ks));
-    RLX_TRY(op2(c, "Mul", s, ks, -1, &s));
-    float softcap = attr_f(c, "softcap");
-    if (softcap > 0.0f) {
-        int kc;
-        RLX_TRY(k_scalar(c, dt, softcap, &kc));
-        RLX_TRY(op2(c, "Div", s, kc, -1, &s));
-        RLX_TRY(op1(c, "Tanh", s, -1, &s));
-        RLX_TRY(op2(c, "Mul", s, kc, -1, &s));
-    }
+    int s, ninf, zero;
+    RLX_TRY(scaled_scores(c, q, k, dt, scale, attr_f(c, "softcap"), &s));
     int qk = s, bias = -1, t, kpos;
     RLX_TRY(k_scalar(c, dt, -INFINITY, &ninf));
     RLX_TRY(k_scalar(c, dt, 0.0, &zero));
