@@ -24,7 +24,7 @@ static rlx_status tensor_header(rlx_dtype dtype, const int64_t *dims, int rank, 
     *out = NULL;
     size_t es = rlx_dtype_size(dtype);
     if (!es) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "tensor dtype %s (%d) is not supported", rlx_dtype_name(dtype), (int)dtype);
-    size_t n, bytes;
+    size_t n = 0, bytes;
     RLX_TRY(rlx_shape_numel(dims, rank, &n));
     if (!rlx_mul_ok(n, es, &bytes)) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "tensor byte size overflows");
     rlx_tensor *t = calloc(1, sizeof *t);
@@ -101,7 +101,7 @@ char *rlx_shape_str(const int64_t *dims, int rank, char *buf, size_t cap) {
 rlx_status rlx_tensor_strings_from(const int64_t *dims, int rank, const char *const *strings, const size_t *lens,
                                    rlx_tensor **out) {
     *out = NULL;
-    size_t n, head, total;
+    size_t n = 0, head, total;
     RLX_TRY(rlx_shape_numel(dims, rank, &n));
     if (!rlx_mul_ok(n, sizeof(char *), &head))
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "string tensor byte size overflows");

@@ -278,7 +278,7 @@ bool rlx_konst_ints(const rlx_value *v, int64_t *out, size_t cap, size_t *count)
 bool rlx_konst_scalar(const rlx_value *v, double *out) {
     if (!v || !v->konst || rlx_tensor_numel(v->konst) < 1) return false;
     const rlx_tensor *t = v->konst;
-    int64_t i;
+    int64_t i = 0;
     size_t c;
     if (rlx_dtype_is_float(t->dtype)) *out = rlx_tensor_get_f64(t, 0);
     else if (rlx_tensor_numel(t) != 1 || !rlx_konst_ints(v, &i, 1, &c)) return false;
