@@ -24,7 +24,10 @@
  * (rewrite_dql) and MatMulInteger when its sums are exact in f32
  * (rewrite_mmi); and QLinearConv and QLinearMatMul become their QDQ form
  * (rewrite_qconv, rewrite_qmatmul: within one level of the integer
- * kernel). ConvInteger is left to the reference kernel. */
+ * kernel). ConvInteger is left to the reference kernel. When the plan
+ * runs on the CPU alone (stats->cpu_target), DynamicQuantizeLinear,
+ * MatMulInteger and QLinearMatMul stay: the CPU runs them exactly on its
+ * int8 GEMM (src/backend/cpu/cpu_qgemm.h). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -351,10 +354,11 @@ rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats) {
         rlx_node *n = &g->nodes[i];
         if (n->dead || (n->domain && *n->domain)) continue;
         size_t before = g->n_nodes;
-        if (n->op == RLX_OP_DynamicQuantizeLinear) RLX_TRY(rewrite_dql(g, (int)i));
-        else if (n->op == RLX_OP_MatMulInteger) RLX_TRY(rewrite_mmi(g, (int)i));
+        bool cpu = stats && stats->cpu_target; /* the CPU runs these in int8 (cpu_qgemm.h) */
+        if (n->op == RLX_OP_DynamicQuantizeLinear && !cpu) RLX_TRY(rewrite_dql(g, (int)i));
+        else if (n->op == RLX_OP_MatMulInteger && !cpu) RLX_TRY(rewrite_mmi(g, (int)i));
         else if (n->op == RLX_OP_QLinearConv) RLX_TRY(rewrite_qconv(g, (int)i));
-        else if (n->op == RLX_OP_QLinearMatMul) RLX_TRY(rewrite_qmatmul(g, (int)i));
+        else if (n->op == RLX_OP_QLinearMatMul && !cpu) RLX_TRY(rewrite_qmatmul(g, (int)i));
         if (g->n_nodes != before) {
             any = true;
             rlx_fuse_report(PASS, rlx_node_desc(&g->nodes[i]), &g->nodes[g->n_nodes - 1], "as f32 ops");

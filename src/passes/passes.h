@@ -10,6 +10,10 @@ typedef struct rlx_pass_stats {
     int removed;    /* nodes removed as dead */
     int fused;      /* nodes fused into others */
     const struct rlx_config *cfg; /* in: the session's options (base/options.h), for the pipeline's debugging */
+    /* in: the plan runs on the CPU backend alone; fuse_qdq then keeps
+     * DynamicQuantizeLinear, MatMulInteger and QLinearMatMul for the CPU's
+     * int8 kernels instead of writing them as the f32 ops a GPU runs */
+    bool cpu_target;
 } rlx_pass_stats;
 
 /* Shape inference and constant folding in one topological sweep: infers each

@@ -456,7 +456,7 @@ static rlx_status specialise(const rlx_session *s, const rlx_tensor *const *orde
 static rlx_status compile_plan_steps(rlx_session *s, const rlx_tensor *const *ordered, plan_entry *e, bool progress) {
     double t0 = rlx_now_seconds();
     rlx_graph *g;
-    rlx_pass_stats ps = { .cfg = s->cfg };
+    rlx_pass_stats ps = { .cfg = s->cfg, .cpu_target = s->be->kind == RLX_DEVICE_CPU };
     RLX_TRY(specialise(s, ordered, &ps, &g));
     e->stats.nodes_folded = ps.folded;
     e->stats.nodes_removed = ps.removed;

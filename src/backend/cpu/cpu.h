@@ -76,13 +76,18 @@ rlx_status rlx_cpu_run_node_packed(const rlx_graph *g, const rlx_node *n, const 
 
 /* Packs a node's constant GEMM operand once, for the fast f32 paths
  * (the weights of Conv that runs as im2col + GEMM, the constant 2-D B of
- * Gemm and MatMul; cpu_nn_conv.c, cpu_nn_gemm.c) into *out, which is left
- * empty (data NULL) for every other node. `in` are the node's inputs as
+ * Gemm and MatMul; cpu_nn_conv.c, cpu_nn_gemm.c), and for the int8 GEMM
+ * the constant 2-D B of MatMulInteger and QLinearMatMul (out->q8,
+ * cpu_quant.c), into *out, which is left empty (data and q8 NULL) for
+ * every other node. `in` are the node's inputs as
  * at run time (constants with data; others may have none); g NULL
  * (tests) takes input 1 as constant.
  * errors: RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_cpu_prepare_node(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                                 struct rlx_cpu_sgemm_pack *out);
+/* rlx_cpu_prepare_node's part for MatMulInteger and QLinearMatMul. */
+rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                                 struct rlx_cpu_sgemm_pack *out);
 
 /* The host interpreter of values that become constants (cpu_eval.c).
  *

@@ -17,10 +17,13 @@
  *    the multiplier and product in double. Padding taps of the convolutions
  *    contribute 0 (the input padded with its zero point). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_qgemm.h"
+#include "backend/cpu/cpu_sgemm.h"
 #include "base/half.h"
 #include "base/mem.h"
 #include "ir/ops/conv_geom.h"
@@ -298,14 +301,97 @@ static rlx_status mm_run(rlx_cpu_kctx *k, const rlx_tensor *a, const rlx_tensor 
     return RLX_OK;
 }
 
+/* ------------------------------------------------------------ int8 GEMM */
+
+static bool is_q8(const rlx_tensor *t) { return t && (t->dtype == RLX_DTYPE_U8 || t->dtype == RLX_DTYPE_I8); }
+static bool per_tensor(const rlx_tensor *t) { return t && rlx_tensor_numel(t) == 1; }
+static bool per_col(const rlx_tensor *t, int64_t n) { return per_tensor(t) || (t && t->rank == 1 && t->dims[0] == n); }
+
+rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                                 rlx_cpu_sgemm_pack *out) {
+    int bi = n->op == RLX_OP_QLinearMatMul ? 3 : 1;
+    if (n->n_in <= bi || n->in[bi] < 0 || !in[bi] || !in[bi]->data || (g && !g->values[n->in[bi]].konst))
+        return RLX_OK;
+    const rlx_tensor *b = in[bi];
+    if (!is_q8(b) || b->rank != 2 || b->dims[0] < 1 || b->dims[1] < 1) return RLX_OK;
+    rlx_cpu_qgemm_pack *q = calloc(1, sizeof *q);
+    if (!q) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    rlx_status st = rlx_cpu_qgemm_pack_b(b->dtype == RLX_DTYPE_U8, (size_t)b->dims[0], (size_t)b->dims[1], b->data,
+                                         (size_t)b->dims[1], q);
+    if (st) {
+        free(q);
+        return st;
+    }
+    out->q8 = q;
+    return RLX_OK;
+}
+
+/* mm_run on the int8 GEMM (cpu_qgemm.h, the same bits) when it applies:
+ * a [..., M, K] (or [K]) times a 2-D b [K, N], 8-bit integers; a's zero
+ * point per tensor (or absent), b's per tensor or per column [N]; for
+ * QLinearMatMul a_scale, y_scale, y_zero_point per tensor and b_scale per
+ * tensor or per column. *done: whether it ran. */
+static rlx_status mm_fast(rlx_cpu_kctx *k, const rlx_tensor *a, const rlx_tensor *b, const rlx_tensor *azp,
+                          const rlx_tensor *bzp, const rlx_tensor *as, const rlx_tensor *bs, const rlx_tensor *ys,
+                          const rlx_tensor *yzp, rlx_tensor *y, bool *done) {
+    *done = false;
+    if (k->reference || !is_q8(a) || !is_q8(b) || a->rank < 1 || b->rank != 2) return RLX_OK;
+    int64_t K = a->dims[a->rank - 1], N = b->dims[1];
+    if (K < 1 || N < 1 || b->dims[0] != K || (azp && !per_tensor(azp)) || (bzp && !per_col(bzp, N))) return RLX_OK;
+    size_t M = rlx_tensor_numel(a) / (size_t)K;
+    if (M < 1 || rlx_tensor_numel(y) != M * (size_t)N) return RLX_OK;
+    bool requant = ys != NULL;
+    if (requant ? !is_q8(y) || !per_tensor(as) || !per_col(bs, N) || !per_tensor(ys) || !per_tensor(yzp)
+                : y->dtype != RLX_DTYPE_I32)
+        return RLX_OK;
+    bool zb_col = bzp && rlx_tensor_numel(bzp) != 1, m_col = requant && rlx_tensor_numel(bs) != 1;
+    int32_t zb1 = 0;
+    double mult1 = 1;
+    int32_t *zb = zb_col ? malloc((size_t)N * sizeof *zb) : &zb1;
+    double *mult = m_col ? malloc((size_t)N * sizeof *mult) : &mult1;
+    if (!zb || !mult) {
+        if (zb_col) free(zb);
+        if (m_col) free(mult);
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t j = 0; bzp && j < (zb_col ? (size_t)N : 1); j++) zb[j] = (int32_t)rlx_tensor_get_i64(bzp, j);
+    double sa = requant ? rlx_tensor_get_f64(as, 0) : 1, sy = requant ? rlx_tensor_get_f64(ys, 0) : 1;
+    for (size_t j = 0; requant && j < (m_col ? (size_t)N : 1); j++) mult[j] = sa * rlx_tensor_get_f64(bs, j) / sy;
+    const rlx_cpu_qgemm_pack *bp = k->pack ? k->pack->q8 : NULL;
+    rlx_cpu_qgemm_args g = {
+        .m = M, .n = (size_t)N, .k = (size_t)K,
+        .a = a->data, .lda = (size_t)K, .a_unsigned = a->dtype == RLX_DTYPE_U8,
+        .za = azp ? (int32_t)rlx_tensor_get_i64(azp, 0) : 0,
+        .b = b->data, .ldb = (size_t)N, .b_unsigned = b->dtype == RLX_DTYPE_U8, .bp = bp,
+        .zb = zb, .zb_per_col = zb_col,
+        .c = requant ? NULL : y->data, .y = requant ? y->data : NULL, .y_unsigned = y->dtype == RLX_DTYPE_U8,
+        .mult_per_col = m_col, .mult = mult, .y_zp = requant ? (double)rlx_tensor_get_i64(yzp, 0) : 0,
+        .ldc = (size_t)N,
+    };
+    rlx_status st = rlx_cpu_qgemm(&g);
+    if (zb_col) free(zb);
+    if (m_col) free(mult);
+    if (st) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", rlx_last_error());
+        return rlx_cpu_fail(k, st, "%s", msg);
+    }
+    *done = true;
+    return RLX_OK;
+}
+
 static rlx_status k_matmul_integer(rlx_cpu_kctx *k) {
     const rlx_tensor *azp = k->n->n_in > 2 ? k->in[2] : NULL, *bzp = k->n->n_in > 3 ? k->in[3] : NULL;
-    return mm_run(k, k->in[0], k->in[1], azp, bzp, NULL, NULL, NULL, NULL, k->out[0]);
+    bool done;
+    RLX_TRY(mm_fast(k, k->in[0], k->in[1], azp, bzp, NULL, NULL, NULL, NULL, k->out[0], &done));
+    return done ? RLX_OK : mm_run(k, k->in[0], k->in[1], azp, bzp, NULL, NULL, NULL, NULL, k->out[0]);
 }
 
 static rlx_status k_qlinear_matmul(rlx_cpu_kctx *k) {
     const rlx_tensor *const *in = k->in;
-    return mm_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], k->out[0]);
+    bool done;
+    RLX_TRY(mm_fast(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], k->out[0], &done));
+    return done ? RLX_OK : mm_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], k->out[0]);
 }
 
 /* ------------------------------------------------------------ convolution */

@@ -1,6 +1,7 @@
 /* f32 GEMM: rlx's own packed micro-kernel, split over the worker pool (see
  * cpu_sgemm.h for the contract and why it is not OpenBLAS's). */
 #include "backend/cpu/cpu_sgemm.h"
+#include "backend/cpu/cpu_qgemm.h"
 
 #include <cblas.h>
 #include <stdatomic.h>
@@ -370,6 +371,8 @@ rlx_status rlx_cpu_sgemm_pack_b(bool tb, size_t k, size_t n, const float *b, siz
 void rlx_cpu_sgemm_pack_free(rlx_cpu_sgemm_pack *pk) {
     if (!pk) return;
     free(pk->data);
+    if (pk->q8) rlx_cpu_qgemm_pack_free(pk->q8);
+    free(pk->q8);
     memset(pk, 0, sizeof *pk);
 }
 

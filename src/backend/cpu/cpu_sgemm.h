@@ -75,6 +75,9 @@ typedef struct rlx_cpu_sgemm_pack {
     int kernel;  /* the rlx_cpu_sgemm_kernel of the layout */
     bool is_b;
     size_t groups, lanes, k, w; /* w: the panel width (mr or nr) */
+    /* owned, or NULL: the constant int8 B of a MatMulInteger or
+     * QLinearMatMul packed for the int8 GEMM (cpu_qgemm.h); data is then NULL */
+    struct rlx_cpu_qgemm_pack *q8;
 } rlx_cpu_sgemm_pack;
 
 /* Packs `groups` matrices op(A)_g [m, k], A_g at a + g * gstride (row-major,

@@ -1,0 +1,323 @@
+/* int8 GEMM: packing, three micro-kernels with the same bits, the zero
+ * point correction and requantization, the split over the worker pool
+ * (see cpu_qgemm.h for the contract and the layout). */
+#include "backend/cpu/cpu_qgemm.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/parallel.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define QGEMM_HAVE_X86 1
+#include <immintrin.h>
+#else
+#define QGEMM_HAVE_X86 0
+#endif
+
+#define MR 8                 /* rows of A per panel and per tile */
+#define NR 32                /* columns of B per panel and per tile */
+#define PANEL_A (MR * 4)     /* bytes of one k group of an A panel */
+#define PANEL_B (NR * 4)     /* bytes of one k group of a B panel */
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+static int32_t wrap32(uint32_t u) {
+    return u <= (uint32_t)INT32_MAX ? (int32_t)u : (int32_t)(u - 2147483648u) - INT32_MAX - 1;
+}
+
+static uint32_t load4(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* ------------------------------------------------------------ micro-kernels */
+
+/* Tile [MR, NR] of raw sums sum_k Au[i, k] * Bs[k, j] over k4 groups of
+ * packed A (ap) and B (bp), into t (row-major, NR per row). */
+typedef void qgemm_kernel_fn(size_t k4, const uint8_t *ap, const int8_t *bp, uint32_t *t);
+
+static void kern_portable(size_t k4, const uint8_t *ap, const int8_t *bp, uint32_t *t) {
+    uint32_t acc[MR][NR];
+    memset(acc, 0, sizeof acc);
+    for (size_t p = 0; p < k4; p++, ap += PANEL_A, bp += PANEL_B)
+        for (int i = 0; i < MR; i++) {
+            const uint8_t *a = ap + i * 4;
+            for (int j = 0; j < NR; j++) {
+                const int8_t *b = bp + j * 4;
+                int s = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]; /* |s| <= 4 * 255 * 128 */
+                acc[i][j] += (uint32_t)s;
+            }
+        }
+    memcpy(t, acc, sizeof acc);
+}
+
+#if QGEMM_HAVE_X86
+/* AVX2: per 4 rows x 8 columns, the bytes widened to 16 bits and
+ * multiplied with vpmaddwd (products <= 255 * 128, pair sums fit: exact),
+ * two 32-bit partial sums per column (k 0-1 and k 2-3 of each group)
+ * added at the end. */
+__attribute__((target("avx2"))) static void kern_avx2(size_t k4, const uint8_t *ap0, const int8_t *bp0, uint32_t *t) {
+    for (int i0 = 0; i0 < MR; i0 += 4)
+        for (int j0 = 0; j0 < NR; j0 += 8) {
+            __m256i l0 = _mm256_setzero_si256(), l1 = l0, l2 = l0, l3 = l0, h0 = l0, h1 = l0, h2 = l0, h3 = l0;
+            const uint8_t *ap = ap0 + i0 * 4;
+            const int8_t *bp = bp0 + j0 * 4;
+            for (size_t p = 0; p < k4; p++, ap += PANEL_A, bp += PANEL_B) {
+                __m128i bb0 = _mm_loadu_si128((const __m128i *)bp), bb1 = _mm_loadu_si128((const __m128i *)(bp + 16));
+                __m256i blo = _mm256_cvtepi8_epi16(bb0), bhi = _mm256_cvtepi8_epi16(bb1), a;
+#define AVX2_ROW(i)                                                                   \
+    a = _mm256_cvtepu8_epi16(_mm_set1_epi32((int)load4(ap + (i) * 4)));               \
+    l##i = _mm256_add_epi32(l##i, _mm256_madd_epi16(a, blo));                         \
+    h##i = _mm256_add_epi32(h##i, _mm256_madd_epi16(a, bhi));
+                AVX2_ROW(0) AVX2_ROW(1) AVX2_ROW(2) AVX2_ROW(3)
+#undef AVX2_ROW
+            }
+            /* hadd: [c0 c1 c4 c5 | c2 c3 c6 c7]; the 64-bit permute puts them in order */
+#define AVX2_STORE(i)                                                                                       \
+    _mm256_storeu_si256((__m256i *)(t + (size_t)(i0 + (i)) * NR + j0),                                       \
+                        _mm256_permute4x64_epi64(_mm256_hadd_epi32(l##i, h##i), _MM_SHUFFLE(3, 1, 2, 0)));
+            AVX2_STORE(0) AVX2_STORE(1) AVX2_STORE(2) AVX2_STORE(3)
+#undef AVX2_STORE
+        }
+}
+
+/* AVX-512 VNNI: 16 accumulators (8 rows x 2 x 16 columns), one vpdpbusd
+ * per row and 16 columns per k group (four u8 x s8 products and the sum,
+ * wrapping). */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void kern_vnni(size_t k4, const uint8_t *ap,
+                                                                              const int8_t *bp, uint32_t *t) {
+    __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+            c31 = c00;
+    __m512i c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+    for (size_t p = 0; p < k4; p++, ap += PANEL_A, bp += PANEL_B) {
+        __m512i b0 = _mm512_load_si512((const void *)bp), b1 = _mm512_load_si512((const void *)(bp + 64)), a;
+#define VNNI_ROW(i)                                         \
+    a = _mm512_set1_epi32((int)load4(ap + (i) * 4));        \
+    c##i##0 = _mm512_dpbusd_epi32(c##i##0, a, b0);          \
+    c##i##1 = _mm512_dpbusd_epi32(c##i##1, a, b1);
+        VNNI_ROW(0) VNNI_ROW(1) VNNI_ROW(2) VNNI_ROW(3) VNNI_ROW(4) VNNI_ROW(5) VNNI_ROW(6) VNNI_ROW(7)
+#undef VNNI_ROW
+    }
+#define VNNI_STORE(i)                                                  \
+    _mm512_storeu_si512((void *)(t + (i) * NR), c##i##0);              \
+    _mm512_storeu_si512((void *)(t + (i) * NR + 16), c##i##1);
+    VNNI_STORE(0) VNNI_STORE(1) VNNI_STORE(2) VNNI_STORE(3) VNNI_STORE(4) VNNI_STORE(5) VNNI_STORE(6) VNNI_STORE(7)
+#undef VNNI_STORE
+}
+#endif
+
+static atomic_int g_kernel = -1;
+
+static bool cpu_runs(rlx_cpu_qgemm_kernel k) {
+    if (k == RLX_CPU_QGEMM_PORTABLE) return true;
+#if QGEMM_HAVE_X86
+    __builtin_cpu_init();
+    if (k == RLX_CPU_QGEMM_AVX2) return __builtin_cpu_supports("avx2");
+    if (k == RLX_CPU_QGEMM_VNNI)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vnni");
+#endif
+    return false;
+}
+
+rlx_cpu_qgemm_kernel rlx_cpu_qgemm_kernel_get(void) {
+    int k = atomic_load_explicit(&g_kernel, memory_order_relaxed);
+    if (k < 0) {
+        k = cpu_runs(RLX_CPU_QGEMM_VNNI)   ? RLX_CPU_QGEMM_VNNI
+            : cpu_runs(RLX_CPU_QGEMM_AVX2) ? RLX_CPU_QGEMM_AVX2
+                                           : RLX_CPU_QGEMM_PORTABLE;
+        atomic_store_explicit(&g_kernel, k, memory_order_relaxed);
+    }
+    return (rlx_cpu_qgemm_kernel)k;
+}
+
+bool rlx_cpu_qgemm_kernel_set(rlx_cpu_qgemm_kernel kernel) {
+    if (kernel < RLX_CPU_QGEMM_PORTABLE || kernel > RLX_CPU_QGEMM_VNNI || !cpu_runs(kernel)) return false;
+    atomic_store_explicit(&g_kernel, (int)kernel, memory_order_relaxed);
+    return true;
+}
+
+static qgemm_kernel_fn *kernel_fn(void) {
+#if QGEMM_HAVE_X86
+    switch (rlx_cpu_qgemm_kernel_get()) {
+    case RLX_CPU_QGEMM_VNNI: return kern_vnni;
+    case RLX_CPU_QGEMM_AVX2: return kern_avx2;
+    default: break;
+    }
+#endif
+    return kern_portable;
+}
+
+/* ------------------------------------------------------------ packing */
+
+/* Byte x of A as the kernels' unsigned value: int8 A shifted by +128. */
+static inline uint8_t a_byte(const uint8_t *row, size_t k, bool a_unsigned) {
+    return a_unsigned ? row[k] : (uint8_t)(row[k] ^ 0x80u);
+}
+
+/* Rows [r0, r0 + MR) of A (those below m; the rest zero) into one panel,
+ * their sums into rowsum[r0 ..]. */
+static void pack_a_panel(const uint8_t *a, size_t lda, bool a_unsigned, size_t m, size_t k, size_t r0, uint8_t *dst,
+                         uint32_t *rowsum) {
+    size_t k4 = ceil_div(k, 4);
+    memset(dst, 0, k4 * PANEL_A);
+    for (size_t i = 0; i < MR; i++) {
+        uint32_t s = 0;
+        if (r0 + i < m) {
+            const uint8_t *row = a + (r0 + i) * lda;
+            for (size_t kk = 0; kk < k; kk++) {
+                uint8_t v = a_byte(row, kk, a_unsigned);
+                dst[(kk / 4) * PANEL_A + i * 4 + kk % 4] = v;
+                s += v;
+            }
+        }
+        rowsum[r0 + i] = s;
+    }
+}
+
+/* Columns [c0, c0 + NR) of B into one panel, their sums into colsum. */
+static void pack_b_panel(const uint8_t *b, size_t ldb, bool b_unsigned, size_t n, size_t k, size_t c0, int8_t *dst,
+                         int32_t *colsum) {
+    size_t k4 = ceil_div(k, 4);
+    memset(dst, 0, k4 * PANEL_B);
+    int32_t s[NR] = { 0 };
+    for (size_t kk = 0; kk < k; kk++) {
+        const uint8_t *row = b + kk * ldb;
+        int8_t *d = dst + (kk / 4) * PANEL_B + kk % 4;
+        for (size_t j = 0; j < NR && c0 + j < n; j++) {
+            int8_t v = (int8_t)(b_unsigned ? (uint8_t)(row[c0 + j] ^ 0x80u) : row[c0 + j]);
+            d[j * 4] = v;
+            s[j] += v;
+        }
+    }
+    memcpy(colsum + c0, s, sizeof s);
+}
+
+rlx_status rlx_cpu_qgemm_pack_b(bool b_unsigned, size_t k, size_t n, const void *b, size_t ldb,
+                                rlx_cpu_qgemm_pack *out) {
+    memset(out, 0, sizeof *out);
+    size_t np = ceil_div(n, NR), k4 = ceil_div(k, 4);
+    out->data = rlx_alloc_aligned(np * k4 * PANEL_B);
+    out->colsum = malloc(np * NR * sizeof(int32_t));
+    if (!out->data || !out->colsum) {
+        rlx_cpu_qgemm_pack_free(out);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory packing a %zu x %zu int8 matrix", k, n);
+    }
+    for (size_t p = 0; p < np; p++)
+        pack_b_panel(b, ldb, b_unsigned, n, k, p * NR, out->data + p * k4 * PANEL_B, out->colsum);
+    out->k = k, out->n = n, out->b_unsigned = b_unsigned;
+    return RLX_OK;
+}
+
+void rlx_cpu_qgemm_pack_free(rlx_cpu_qgemm_pack *pack) {
+    if (!pack) return;
+    rlx_free_aligned(pack->data);
+    free(pack->colsum);
+    memset(pack, 0, sizeof *pack);
+}
+
+/* ------------------------------------------------------------ the product */
+
+typedef struct qg_job {
+    const rlx_cpu_qgemm_args *g;
+    const rlx_cpu_qgemm_pack *bp;
+    qgemm_kernel_fn *kern;
+    uint8_t *apack;
+    uint32_t *rowsum;
+    const uint32_t *cterm, *zbe; /* per column: K za' zb' - za' colsum; zb' */
+    size_t k4, n_rp;
+    double lo, hi;
+} qg_job;
+
+static void pack_a_body(void *ctx, size_t p0, size_t p1) {
+    const qg_job *j = ctx;
+    const rlx_cpu_qgemm_args *g = j->g;
+    for (size_t p = p0; p < p1; p++)
+        pack_a_panel(g->a, g->lda, g->a_unsigned, g->m, g->k, p * MR, j->apack + p * j->k4 * PANEL_A, j->rowsum);
+}
+
+/* The tile's sums corrected for the zero points, stored as int32 or
+ * requantized (rows [i0, i0 + mr), columns [j0, j0 + nr)). */
+static void store_tile(const qg_job *j, const uint32_t *t, size_t i0, size_t j0, size_t mr, size_t nr) {
+    const rlx_cpu_qgemm_args *g = j->g;
+    for (size_t i = 0; i < mr; i++) {
+        uint32_t rs = j->rowsum[i0 + i];
+        const uint32_t *ti = t + i * NR, *ct = j->cterm + j0, *zb = j->zbe + j0;
+        if (!g->y) {
+            int32_t *c = g->c + (i0 + i) * g->ldc + j0;
+            for (size_t jj = 0; jj < nr; jj++) c[jj] = wrap32(ti[jj] + ct[jj] - zb[jj] * rs);
+            continue;
+        }
+        for (size_t jj = 0; jj < nr; jj++) {
+            int32_t v = wrap32(ti[jj] + ct[jj] - zb[jj] * rs);
+            double r = nearbyint((double)v * g->mult[g->mult_per_col ? j0 + jj : 0]);
+            if (r != r) r = 0;
+            r += g->y_zp;
+            if (r < j->lo) r = j->lo;
+            if (r > j->hi) r = j->hi;
+            size_t yi = (i0 + i) * g->ldc + j0 + jj;
+            if (g->y_unsigned) ((uint8_t *)g->y)[yi] = (uint8_t)r;
+            else ((int8_t *)g->y)[yi] = (int8_t)r;
+        }
+    }
+}
+
+/* Tiles [t0, t1): tile t is column panel t / n_rp, row panel t % n_rp
+ * (consecutive tiles share B's panel). */
+static void tiles_body(void *ctx, size_t t0, size_t t1) {
+    const qg_job *j = ctx;
+    const rlx_cpu_qgemm_args *g = j->g;
+    uint32_t tile[MR * NR];
+    for (size_t t = t0; t < t1; t++) {
+        size_t cp = t / j->n_rp, rp = t % j->n_rp;
+        j->kern(j->k4, j->apack + rp * j->k4 * PANEL_A, j->bp->data + cp * j->k4 * PANEL_B, tile);
+        size_t i0 = rp * MR, c0 = cp * NR;
+        store_tile(j, tile, i0, c0, g->m - i0 < MR ? g->m - i0 : MR, g->n - c0 < NR ? g->n - c0 : NR);
+    }
+}
+
+rlx_status rlx_cpu_qgemm(const rlx_cpu_qgemm_args *g) {
+    qg_job j = { .g = g, .kern = kernel_fn(), .k4 = ceil_div(g->k, 4), .n_rp = ceil_div(g->m, MR) };
+    rlx_cpu_qgemm_pack own = { 0 };
+    j.bp = g->bp;
+    if (!j.bp || j.bp->k != g->k || j.bp->n != g->n || j.bp->b_unsigned != g->b_unsigned) {
+        RLX_TRY(rlx_cpu_qgemm_pack_b(g->b_unsigned, g->k, g->n, g->b, g->ldb, &own));
+        j.bp = &own;
+    }
+    size_t np = ceil_div(g->n, NR);
+    j.apack = malloc(j.n_rp * j.k4 * PANEL_A);
+    j.rowsum = malloc(j.n_rp * MR * sizeof(uint32_t));
+    uint32_t *cols = malloc(2 * np * NR * sizeof(uint32_t));
+    if (!j.apack || !j.rowsum || !cols) {
+        free(j.apack);
+        free(j.rowsum);
+        free(cols);
+        rlx_cpu_qgemm_pack_free(&own);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory for an int8 %zu x %zu x %zu product", g->m, g->n, g->k);
+    }
+    /* zero points in the kernels' terms (see the header) */
+    uint32_t za = (uint32_t)g->za + (g->a_unsigned ? 0u : 128u), K = (uint32_t)g->k;
+    uint32_t *cterm = cols, *zbe = cols + np * NR;
+    for (size_t c = 0; c < np * NR; c++) {
+        int32_t zb = c < g->n && g->zb ? g->zb[g->zb_per_col ? c : 0] : 0;
+        zbe[c] = (uint32_t)zb - (g->b_unsigned ? 128u : 0u);
+        cterm[c] = K * za * zbe[c] - za * (uint32_t)j.bp->colsum[c];
+    }
+    j.cterm = cterm, j.zbe = zbe;
+    j.lo = g->y_unsigned ? 0 : -128, j.hi = g->y_unsigned ? 255 : 127;
+    /* about 256 K multiply-adds per task at least */
+    size_t per_panel = MR * j.k4 * 4;
+    rlx_parallel_for(j.n_rp, ceil_div(1u << 16, per_panel), pack_a_body, &j);
+    size_t per_tile = MR * NR * j.k4 * 4;
+    rlx_parallel_for(j.n_rp * np, ceil_div(1u << 18, per_tile), tiles_body, &j);
+    free(j.apack);
+    free(j.rowsum);
+    free(cols);
+    rlx_cpu_qgemm_pack_free(&own);
+    return RLX_OK;
+}

@@ -1,0 +1,100 @@
+/* int8 GEMM for the CPU backend (MatMulInteger, QLinearMatMul).
+ *
+ * The arithmetic contract: C[m, n] = sum_k (A[m, k] - za) * (B[k, n] -
+ * zb[n]) in 32-bit integers, wrapping modulo 2^32 (the ONNX spec allows
+ * "overflow only in 32 bits"; the reference kernel, cpu_quant.c, wraps the
+ * same way), so every result is bit-exact against the reference whatever
+ * the kernel, split or thread count. A is uint8 or int8, B uint8 or int8.
+ *
+ * How: the kernels multiply unsigned bytes of A by signed bytes of B
+ * (x86's vpdpbusd): an int8 A is stored as A + 128 (u8) and a uint8 B as
+ * B - 128 (s8), and the zero points move by the same amounts; then
+ *   sum (Au - za')(Bs - zb') = sum Au Bs - zb' * rowsum(Au) - za' * colsum(Bs)
+ *                             + K za' zb',
+ * an identity of integers, so it holds modulo 2^32 too. The sums of Au per
+ * row and of Bs per column come with the packing.
+ *
+ * Layout: B packed in panels of 32 columns (zero-padded), each panel
+ * ceil(K / 4) groups of 32 x 4 bytes (column j's four k values together,
+ * what one 32-bit lane of vpdpbusd takes); A packed likewise in panels of
+ * 8 rows. The layout does not depend on the kernel, so a pack made at
+ * compile time serves any kernel.
+ *
+ * Kernels, picked once by what the CPU runs (__builtin_cpu_supports, which
+ * also checks that the OS saves the registers): AVX-512 VNNI (vpdpbusd,
+ * 8 x 32 tile), AVX2 (bytes widened to 16 bits, vpmaddwd: no saturation,
+ * unlike vpmaddubsw whose 16-bit pair sums of u8 x s8 can overflow), and
+ * portable C. All give the same bits. */
+#ifndef RLX_BACKEND_CPU_CPU_QGEMM_H
+#define RLX_BACKEND_CPU_CPU_QGEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/status.h"
+
+/* op(B) [k, n] packed (see above): data holds ceil(n / 32) panels of
+ * ceil(k / 4) * 128 bytes (B - 128 when B was uint8), colsum the n column
+ * sums of those stored values. */
+typedef struct rlx_cpu_qgemm_pack {
+    int8_t *data;    /* owned, 64-byte aligned */
+    int32_t *colsum; /* owned, n (rounded up to 32) entries */
+    size_t k, n;
+    bool b_unsigned; /* B was uint8: its values are stored minus 128 */
+} rlx_cpu_qgemm_pack;
+
+/* Packs B [k, n] (row-major, leading dimension ldb >= n) of uint8 (b_unsigned)
+ * or int8 values. k, n >= 1. errors: RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_cpu_qgemm_pack_b(bool b_unsigned, size_t k, size_t n, const void *b, size_t ldb,
+                                rlx_cpu_qgemm_pack *out);
+
+/* Frees a pack's memory and clears it (NULL or an empty pack: nothing). */
+void rlx_cpu_qgemm_pack_free(rlx_cpu_qgemm_pack *pack);
+
+/* One product. za: A's zero point (per tensor); zb: B's, per tensor
+ * (zb_per_col false: zb[0]) or one per column (zb[n]); NULL: 0. Output:
+ * either c (int32, leading dimension ldc) or, when y is set, requantized
+ * to y (uint8 when y_unsigned, else int8; leading dimension ldc) as
+ *   y = saturate(nearbyint((double)c * mult[n or 0]) + y_zp)
+ * (mult per column when mult_per_col), the reference's formula. */
+typedef struct rlx_cpu_qgemm_args {
+    size_t m, n, k;
+    const void *a;
+    size_t lda;
+    bool a_unsigned;
+    int32_t za;
+    const void *b; /* used when bp is NULL (packed per call) */
+    size_t ldb;
+    bool b_unsigned;
+    const rlx_cpu_qgemm_pack *bp; /* B packed (k and n must match), or NULL */
+    const int32_t *zb;
+    bool zb_per_col;
+    int32_t *c;
+    void *y;
+    bool y_unsigned, mult_per_col;
+    const double *mult;
+    double y_zp;
+    size_t ldc;
+} rlx_cpu_qgemm_args;
+
+/* Runs one product over the worker pool (base/parallel.h); m, n, k >= 1.
+ * errors: RLX_ERR_OUT_OF_MEMORY (the packed A, and B when not given packed). */
+rlx_status rlx_cpu_qgemm(const rlx_cpu_qgemm_args *args);
+
+/* The micro-kernels (see above). */
+typedef enum rlx_cpu_qgemm_kernel {
+    RLX_CPU_QGEMM_PORTABLE = 0,
+    RLX_CPU_QGEMM_AVX2 = 1,
+    RLX_CPU_QGEMM_VNNI = 2 /* AVX-512 VNNI */
+} rlx_cpu_qgemm_kernel;
+
+/* The kernel in use: the first call picks VNNI where the CPU has
+ * AVX-512F, BW and VNNI, else AVX2, else the portable one. */
+rlx_cpu_qgemm_kernel rlx_cpu_qgemm_kernel_get(void);
+
+/* Uses `kernel` from now on (process-wide; for tests, not while products
+ * run). False, and no change, when this CPU or build cannot run it. */
+bool rlx_cpu_qgemm_kernel_set(rlx_cpu_qgemm_kernel kernel);
+
+#endif

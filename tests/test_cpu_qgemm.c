@@ -1,0 +1,220 @@
+/* rlx's CPU int8 GEMM (src/backend/cpu/cpu_qgemm.c) and the MatMulInteger /
+ * QLinearMatMul fast paths on it (cpu_quant.c): exact integer results.
+ *
+ *  - rlx_cpu_qgemm against a plain sum in 64-bit integers reduced modulo
+ *    2^32, bit for bit: for every kernel this CPU runs (portable, AVX2,
+ *    AVX-512 VNNI), shapes at and around the 8 x 32 tile and the 4-step k
+ *    groups (ones, primes, odd sizes) and random ones; A uint8 and int8, B
+ *    uint8 and int8; A's zero point 0, random, or the type's extreme; B's
+ *    absent, per tensor or per column; B packed beforehand or per call;
+ *    int32 output and requantized uint8 / int8 output (the reference's
+ *    formula: nearbyint of the double product, plus the zero point,
+ *    saturated). Inputs are random over the whole byte range (so extreme
+ *    products such as 255 x -128 occur), outputs poisoned first. One case
+ *    with K = 40000 at the extremes makes the 32-bit sums wrap.
+ *  - MatMulInteger and QLinearMatMul nodes through rlx_cpu_run_node: fast
+ *    path (reference = false), with B packed as at compile time
+ *    (rlx_cpu_prepare_node, plain B poisoned meanwhile), and the reference
+ *    kernel: the same bytes. A of rank 1, 2 and 3.
+ * ctest also runs this program with 1 and 5 worker threads. */
+#include "test.h"
+#include "test_node.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_qgemm.h"
+#include "backend/cpu/cpu_sgemm.h"
+#include "base/tensor.h"
+
+static uint32_t rnd(void) { return (uint32_t)(test_rand_u64() >> 16); }
+
+static int32_t val(const void *p, size_t i, bool is_unsigned) {
+    return is_unsigned ? ((const uint8_t *)p)[i] : ((const int8_t *)p)[i];
+}
+
+typedef struct qcase {
+    size_t m, n, k;
+    bool au, bu, yu;
+    int za_kind, zb_kind; /* za: 0 zero, 1 random, 2 extreme; zb: 0 absent, 1 per tensor, 2 per column */
+    bool packed, requant, extreme;
+} qcase;
+
+static const char *kname(rlx_cpu_qgemm_kernel k) {
+    return k == RLX_CPU_QGEMM_VNNI ? "vnni" : k == RLX_CPU_QGEMM_AVX2 ? "avx2" : "portable";
+}
+
+static int run_case(const qcase *q, rlx_cpu_qgemm_kernel kern) {
+    size_t m = q->m, n = q->n, k = q->k, lda = k + (q->m % 3), ldb = n + (q->n % 2);
+    uint8_t *a = malloc(m * lda + 1), *b = malloc(k * ldb + 1);
+    for (size_t i = 0; i < m * lda; i++) a[i] = q->extreme ? (q->au ? 255 : 0x80) : (uint8_t)rnd();
+    for (size_t i = 0; i < k * ldb; i++) b[i] = q->extreme ? (q->bu ? 0 : 0x7f) : (uint8_t)rnd();
+    int32_t za = q->za_kind == 0 ? 0 : q->za_kind == 2 ? (q->au ? 0 : 127) : val(&(uint8_t){ (uint8_t)rnd() }, 0, q->au);
+    int32_t *zb = malloc(n * sizeof *zb);
+    for (size_t j = 0; j < n; j++) zb[j] = q->zb_kind == 0 ? 0 : val(&(uint8_t){ (uint8_t)rnd() }, 0, q->bu);
+    double *mult = malloc(n * sizeof *mult);
+    for (size_t j = 0; j < n; j++) mult[j] = (0.5 + (rnd() % 1000) / 1000.0) / (double)(k * 64);
+    double yzp = q->yu ? rnd() % 256 : (double)(int)(rnd() % 256) - 128;
+    int32_t *c = malloc(m * n * sizeof *c);
+    uint8_t *y = malloc(m * n);
+    for (size_t i = 0; i < m * n; i++) c[i] = 0x5a5a5a5a, y[i] = 0xa5;
+    rlx_cpu_qgemm_pack pk = { 0 };
+    if (q->packed) CHECK_OK(rlx_cpu_qgemm_pack_b(q->bu, k, n, b, ldb, &pk));
+    rlx_cpu_qgemm_args g = {
+        .m = m, .n = n, .k = k, .a = a, .lda = lda, .a_unsigned = q->au, .za = za,
+        .b = q->packed ? NULL : b, .ldb = ldb, .b_unsigned = q->bu, .bp = q->packed ? &pk : NULL,
+        .zb = q->zb_kind ? zb : NULL, .zb_per_col = q->zb_kind == 2,
+        .c = q->requant ? NULL : c, .y = q->requant ? y : NULL, .y_unsigned = q->yu,
+        .mult_per_col = true, .mult = mult, .y_zp = yzp, .ldc = n,
+    };
+    CHECK(rlx_cpu_qgemm_kernel_set(kern));
+    CHECK_OK(rlx_cpu_qgemm(&g));
+    int bad = 0;
+    for (size_t i = 0; i < m && !bad; i++)
+        for (size_t j = 0; j < n && !bad; j++) {
+            int64_t s = 0;
+            int32_t zbj = q->zb_kind == 2 ? zb[j] : zb[0];
+            for (size_t kk = 0; kk < k; kk++)
+                s += (int64_t)(val(a, i * lda + kk, q->au) - za) * (val(b, kk * ldb + j, q->bu) - zbj);
+            uint32_t u = (uint32_t)(uint64_t)s;
+            int32_t ref = u <= (uint32_t)INT32_MAX ? (int32_t)u : (int32_t)(u - 2147483648u) - INT32_MAX - 1;
+            if (!q->requant) {
+                if (c[i * n + j] != ref) bad = 1;
+                CHECK_MSG(!bad, "%s m %zu n %zu k %zu au %d bu %d za %d zb %d packed %d: c[%zu,%zu] = %d, want %d",
+                          kname(kern), m, n, k, q->au, q->bu, q->za_kind, q->zb_kind, q->packed, i, j, c[i * n + j],
+                          ref);
+                continue;
+            }
+            double r = nearbyint((double)ref * mult[j]) + yzp, lo = q->yu ? 0 : -128, hi = q->yu ? 255 : 127;
+            r = r < lo ? lo : r > hi ? hi : r;
+            int32_t got = val(y, i * n + j, q->yu);
+            if (got != (int32_t)r) bad = 1;
+            CHECK_MSG(!bad, "%s requant m %zu n %zu k %zu au %d bu %d yu %d: y[%zu,%zu] = %d, want %d", kname(kern),
+                      m, n, k, q->au, q->bu, q->yu, i, j, got, (int)r);
+        }
+    rlx_cpu_qgemm_pack_free(&pk);
+    free(a), free(b), free(zb), free(mult), free(c), free(y);
+    return !bad;
+}
+
+static void test_gemm(void) {
+    static const size_t ms[] = { 1, 2, 7, 8, 9, 17, 33 }, ns[] = { 1, 3, 16, 31, 32, 33, 70 },
+                        ks[] = { 1, 3, 4, 5, 8, 31, 64, 259 };
+    int n_cases = 0, n_kernels = 0;
+    for (int kern = RLX_CPU_QGEMM_PORTABLE; kern <= RLX_CPU_QGEMM_VNNI; kern++) {
+        if (!rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)kern)) {
+            fprintf(stderr, "qgemm kernel %s: not on this CPU, skipped\n", kname((rlx_cpu_qgemm_kernel)kern));
+            continue;
+        }
+        n_kernels++;
+        unsigned sel = 0;
+        for (size_t im = 0; im < sizeof ms / sizeof *ms; im++)
+            for (size_t in = 0; in < sizeof ns / sizeof *ns; in++)
+                for (size_t ik = 0; ik < sizeof ks / sizeof *ks; ik++, sel++) {
+                    qcase q = { ms[im], ns[in], ks[ik], sel & 1, (sel >> 1) & 1, (sel >> 2) & 1,
+                                (int)(sel % 3), (int)((sel / 3) % 3), (sel / 2) % 2 == 0, sel % 5 == 0, false };
+                    if (!run_case(&q, (rlx_cpu_qgemm_kernel)kern)) return;
+                    n_cases++;
+                }
+        for (int r = 0; r < 40; r++) {
+            qcase q = { 1 + rnd() % 90, 1 + rnd() % 150, 1 + rnd() % 600, rnd() & 1, rnd() & 1, rnd() & 1,
+                        (int)(rnd() % 3), (int)(rnd() % 3), rnd() & 1, rnd() % 3 == 0, false };
+            if (!run_case(&q, (rlx_cpu_qgemm_kernel)kern)) return;
+            n_cases++;
+        }
+        for (int au = 0; au < 2; au++) { /* 32-bit wrap-around */
+            qcase q = { 3, 35, 40000, au, !au, false, 2, 1, au, false, true };
+            if (!run_case(&q, (rlx_cpu_qgemm_kernel)kern)) return;
+            n_cases++;
+        }
+    }
+    if (!rlx_cpu_qgemm_kernel_set(RLX_CPU_QGEMM_VNNI)) rlx_cpu_qgemm_kernel_set(RLX_CPU_QGEMM_AVX2);
+    fprintf(stderr, "qgemm: %d cases over %d kernels\n", n_cases, n_kernels);
+    CHECK(n_kernels >= 1);
+}
+
+/* ------------------------------------------------------------ nodes */
+
+static rlx_tensor *rand_tensor(rlx_dtype dt, int rank, const int64_t *dims) {
+    rlx_tensor *t = test_tensor(dt, rank, dims);
+    uint8_t *p = t->data;
+    for (size_t i = 0; i < t->nbytes; i++) p[i] = (uint8_t)rnd();
+    return t;
+}
+
+static rlx_tensor *scalar_f32(float v) {
+    rlx_tensor *t = test_tensor(RLX_DTYPE_F32, 0, NULL);
+    ((float *)t->data)[0] = v;
+    return t;
+}
+
+/* Runs node n fast, packed and reference: the same bytes. */
+static void node_three_ways(const char *what, const rlx_node *n, const rlx_tensor *const *in, int bi, rlx_dtype ydt,
+                            int rank, const int64_t *yd) {
+    rlx_tensor *y[3];
+    for (int i = 0; i < 3; i++) {
+        y[i] = test_tensor(ydt, rank, yd);
+        memset(y[i]->data, 0x5a + i, y[i]->nbytes);
+    }
+    CHECK_MSG(rlx_cpu_run_node(NULL, n, in, &y[0], false) == RLX_OK, "%s fast: %s", what, rlx_last_error());
+    CHECK_MSG(rlx_cpu_run_node(NULL, n, in, &y[2], true) == RLX_OK, "%s reference: %s", what, rlx_last_error());
+    rlx_cpu_sgemm_pack pk;
+    CHECK_OK(rlx_cpu_prepare_node(NULL, n, in, &pk));
+    CHECK_MSG(pk.q8 != NULL, "%s: B was not packed", what);
+    rlx_tensor *b = (rlx_tensor *)in[bi];
+    unsigned char *keep = malloc(b->nbytes);
+    memcpy(keep, b->data, b->nbytes);
+    memset(b->data, 0x77, b->nbytes);
+    CHECK_OK(rlx_cpu_run_node_packed(NULL, n, in, &y[1], &pk));
+    memcpy(b->data, keep, b->nbytes);
+    free(keep);
+    rlx_cpu_sgemm_pack_free(&pk);
+    CHECK_MSG(memcmp(y[0]->data, y[2]->data, y[0]->nbytes) == 0, "%s: fast path differs from the reference", what);
+    CHECK_MSG(memcmp(y[1]->data, y[2]->data, y[1]->nbytes) == 0, "%s: packed B differs from the reference", what);
+    for (int i = 0; i < 3; i++) rlx_tensor_destroy(y[i]);
+}
+
+static void test_nodes(void) {
+    static const int64_t shapes[][4] = { /* rank of A, A dims */
+                                         { 1, 37, 0, 0 }, { 2, 5, 37, 0 }, { 3, 2, 9, 37 } };
+    const int64_t K = 37, N = 45;
+    int cases = 0;
+    for (int s = 0; s < 3; s++)
+        for (int ty = 0; ty < 4; ty++) {
+            int rank = (int)shapes[s][0];
+            const int64_t *ad = &shapes[s][1];
+            rlx_dtype at = ty & 1 ? RLX_DTYPE_I8 : RLX_DTYPE_U8, bt = ty & 2 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+            int64_t yd[3];
+            for (int i = 0; i < rank - 1; i++) yd[i] = ad[i];
+            yd[rank - 1] = N;
+            rlx_tensor *a = rand_tensor(at, rank, ad), *b = rand_tensor(bt, 2, (int64_t[]){ K, N });
+            rlx_tensor *azp = rand_tensor(at, 0, NULL), *bzp = rand_tensor(bt, 1, (int64_t[]){ N });
+            /* MatMulInteger: zero points absent, or A's per tensor and B's per column */
+            rlx_node n2 = test_make_node("MatMulInteger", 10, 2, 1, NULL, 0);
+            node_three_ways("MatMulInteger", &n2, (const rlx_tensor *[]){ a, b }, 1, RLX_DTYPE_I32, rank, yd);
+            rlx_node n4 = test_make_node("MatMulInteger", 10, 4, 1, NULL, 0);
+            node_three_ways("MatMulInteger zp", &n4, (const rlx_tensor *[]){ a, b, azp, bzp }, 1, RLX_DTYPE_I32, rank,
+                            yd);
+            /* QLinearMatMul: b's scale per column, y uint8 or int8 */
+            rlx_tensor *as = scalar_f32(0.02f), *ys = scalar_f32(0.37f), *bs = test_tensor(RLX_DTYPE_F32, 1, &N);
+            for (int64_t j = 0; j < N; j++) ((float *)bs->data)[j] = 0.001f * (float)(1 + rnd() % 50);
+            rlx_dtype yt = ty & 1 ? RLX_DTYPE_U8 : RLX_DTYPE_I8;
+            rlx_tensor *yzp = rand_tensor(yt, 0, NULL);
+            rlx_node nq = test_make_node("QLinearMatMul", 10, 8, 1, NULL, 0);
+            node_three_ways("QLinearMatMul", &nq, (const rlx_tensor *[]){ a, as, azp, b, bs, bzp, ys, yzp }, 3, yt,
+                            rank, yd);
+            rlx_tensor *t[] = { a, b, azp, bzp, as, ys, bs, yzp };
+            for (size_t i = 0; i < sizeof t / sizeof *t; i++) rlx_tensor_destroy(t[i]);
+            cases += 3;
+        }
+    fprintf(stderr, "nodes: %d cases, fast = packed = reference\n", cases);
+}
+
+int main(void) {
+    test_seed(test_seed_from_env());
+    test_gemm();
+    test_nodes();
+    TEST_MAIN_END();
+}
