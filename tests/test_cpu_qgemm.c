@@ -16,6 +16,8 @@
  *    path (reference = false), with B packed as at compile time
  *    (rlx_cpu_prepare_node, plain B poisoned meanwhile), and the reference
  *    kernel: the same bytes. A of rank 1, 2 and 3.
+ *  - DynamicQuantizeLinear's vector loops and Cast int32 -> float (see
+ *    test_dynamic_quantize).
  * ctest also runs this program with 1 and 5 worker threads. */
 #include "test.h"
 #include "test_node.h"
@@ -212,9 +214,64 @@ static void test_nodes(void) {
     fprintf(stderr, "nodes: %d cases, fast = packed = reference\n", cases);
 }
 
+/* DynamicQuantizeLinear's vector loops (cpu_quant.c) against the scalar
+ * reference: the same scale, zero point and bytes, on random data with
+ * NaN, infinities, -0 and exact ties of x / scale mixed in, sizes around
+ * the 16-lane vectors; and Cast int32 -> float (one rounding) against
+ * (float)(double)v. */
+static void test_dynamic_quantize(void) {
+    static const size_t sizes[] = { 1, 15, 16, 17, 100, 1000, 4099 };
+    int cases = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (int kind = 0; kind < 5; kind++) {
+            int64_t n = (int64_t)sizes[si];
+            rlx_tensor *x = test_tensor(RLX_DTYPE_F32, 1, &n);
+            float *px = x->data;
+            float lo = kind == 3 ? 0.5f : -3.0f, hi = kind == 4 ? -0.25f : 5.0f;
+            for (int64_t i = 0; i < n; i++) {
+                px[i] = lo + (hi - lo) * (float)(rnd() % 100000) / 100000.0f;
+                if (kind == 1 && rnd() % 7 == 0) px[i] = (float)(int)(rnd() % 9) * 0.5f * (8.0f / 255.0f); /* ties */
+                if (kind == 2 && rnd() % 9 == 0) px[i] = rnd() % 2 ? NAN : -0.0f;
+                if (kind == 4 && rnd() % 50 == 0) px[i] = rnd() % 2 ? INFINITY : -INFINITY;
+            }
+            rlx_node nd = test_make_node("DynamicQuantizeLinear", 11, 1, 3, NULL, 0);
+            rlx_tensor *o[2][3];
+            for (int r = 0; r < 2; r++) {
+                o[r][0] = test_tensor(RLX_DTYPE_U8, 1, &n);
+                o[r][1] = test_tensor(RLX_DTYPE_F32, 0, NULL);
+                o[r][2] = test_tensor(RLX_DTYPE_U8, 0, NULL);
+                memset(o[r][0]->data, 0x5a + r, (size_t)n);
+                CHECK_OK(rlx_cpu_run_node(NULL, &nd, (const rlx_tensor *[]){ x }, o[r], r == 1));
+            }
+            for (int j = 0; j < 3; j++)
+                CHECK_MSG(memcmp(o[0][j]->data, o[1][j]->data, o[0][j]->nbytes) == 0,
+                          "DynamicQuantizeLinear n %lld kind %d: output %d differs from the reference", (long long)n,
+                          kind, j);
+            for (int r = 0; r < 2; r++)
+                for (int j = 0; j < 3; j++) rlx_tensor_destroy(o[r][j]);
+            rlx_tensor_destroy(x);
+            cases++;
+        }
+    int64_t n = 1000;
+    rlx_tensor *xi = test_tensor(RLX_DTYPE_I32, 1, &n), *yf = test_tensor(RLX_DTYPE_F32, 1, &n);
+    for (int64_t i = 0; i < n; i++) ((int32_t *)xi->data)[i] = (int32_t)(rnd() * 613u + (uint32_t)i);
+    rlx_node_attr to = { 0 };
+    to.name = (char *)"to";
+    to.type = RLX_ATTR_INT;
+    to.i = 1; /* FLOAT */
+    rlx_node nc = test_make_node("Cast", 13, 1, 1, &to, 1);
+    CHECK_OK(rlx_cpu_run_node(NULL, &nc, (const rlx_tensor *[]){ xi }, &yf, false));
+    int bad = 0;
+    for (int64_t i = 0; i < n && !bad; i++) bad = ((float *)yf->data)[i] != (float)(double)((int32_t *)xi->data)[i];
+    CHECK_MSG(!bad, "Cast int32 -> float: not one rounding");
+    rlx_tensor_destroy(xi), rlx_tensor_destroy(yf);
+    fprintf(stderr, "DynamicQuantizeLinear: %d cases, vector = reference\n", cases);
+}
+
 int main(void) {
     test_seed(test_seed_from_env());
     test_gemm();
     test_nodes();
+    test_dynamic_quantize();
     TEST_MAIN_END();
 }

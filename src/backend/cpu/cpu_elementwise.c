@@ -532,6 +532,12 @@ static rlx_status cast_run(rlx_cpu_kctx *k) {
         memcpy(y->data, x->data, x->nbytes);
         return RLX_OK;
     }
+    if (x->dtype == RLX_DTYPE_I32 && y->dtype == RLX_DTYPE_F32) { /* MatMulInteger's sums (quantize_dynamic) */
+        const int32_t *px = x->data;
+        float *py = y->data;
+        for (size_t i = 0; i < n; i++) py[i] = (float)px[i]; /* one rounding, as through double */
+        return RLX_OK;
+    }
     bool src_int = rlx_dtype_is_int(x->dtype) || x->dtype == RLX_DTYPE_BOOL;
     bool dst_float = rlx_dtype_is_float(y->dtype);
     for (size_t i = 0; i < n; i++) {

@@ -153,12 +153,60 @@ static rlx_status k_dequantize(rlx_cpu_kctx *k) {
  * scale = (max(0, max x) - min(0, min x)) / 255 (1/255 when that range is
  * 0), zero_point = round(saturate(0 - min / scale)), y = saturate(round(x /
  * scale) + zero_point), all to u8. NaN elements are ignored for min/max. */
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define QUANT_HAVE_X86 1
+#include <immintrin.h>
+
+/* k_dynamic_quantize's two loops in AVX-512, the same bits: vmaxps /
+ * vminps return their second operand (the running value) for a NaN x or
+ * equal zeros, as the scalar comparisons keep it, so no -0 ever enters; the
+ * quotient is the same IEEE division, rounded half to even, NaN -> 0, then
+ * zp added and saturated (a quotient of 2^24 or more saturates either way).
+ * x NULL: only min / max (*mn, *mx). */
+__attribute__((target("avx512f"))) static size_t dql_avx512(const float *px, size_t n, float *mn, float *mx,
+                                                            float scale, float zp, uint8_t *py) {
+    size_t i = 0;
+    if (!py) {
+        __m512 vmx = _mm512_setzero_ps(), vmn = vmx;
+        for (; i + 16 <= n; i += 16) {
+            __m512 v = _mm512_loadu_ps(px + i);
+            vmx = _mm512_max_ps(v, vmx);
+            vmn = _mm512_min_ps(v, vmn);
+        }
+        float a[16], b[16];
+        _mm512_storeu_ps(a, vmx);
+        _mm512_storeu_ps(b, vmn);
+        for (int j = 0; j < 16; j++) {
+            if (a[j] > *mx) *mx = a[j];
+            if (b[j] < *mn) *mn = b[j];
+        }
+        return i;
+    }
+    __m512 vs = _mm512_set1_ps(scale), vz = _mm512_set1_ps(zp), lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(255);
+    for (; i + 16 <= n; i += 16) {
+        __m512 r = _mm512_roundscale_ps(_mm512_div_ps(_mm512_loadu_ps(px + i), vs),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(r, r, _CMP_ORD_Q), r);
+        r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, vz), lo), hi);
+        _mm_storeu_si128((__m128i *)(py + i), _mm512_cvtusepi32_epi8(_mm512_cvtps_epu32(r)));
+    }
+    return i;
+}
+#else
+#define QUANT_HAVE_X86 0
+#endif
+
 static rlx_status k_dynamic_quantize(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     size_t n = rlx_tensor_numel(x);
     const float *px = x->data;
     float mx = 0, mn = 0;
-    for (size_t i = 0; i < n; i++) {
+    size_t i0 = 0;
+#if QUANT_HAVE_X86
+    bool vec = !k->reference && __builtin_cpu_supports("avx512f");
+    if (vec) i0 = dql_avx512(px, n, &mn, &mx, 0, 0, NULL);
+#endif
+    for (size_t i = i0; i < n; i++) {
         if (px[i] > mx) mx = px[i];
         if (px[i] < mn) mn = px[i];
     }
@@ -173,7 +221,11 @@ static rlx_status k_dynamic_quantize(rlx_cpu_kctx *k) {
     if (k->out[2]) ((uint8_t *)k->out[2]->data)[0] = (uint8_t)zp;
     if (k->out[0]) {
         uint8_t *py = k->out[0]->data;
-        for (size_t i = 0; i < n; i++) {
+        size_t j0 = 0;
+#if QUANT_HAVE_X86
+        if (vec) j0 = dql_avx512(px, n, NULL, NULL, scale, zp, py);
+#endif
+        for (size_t i = j0; i < n; i++) {
             float q = px[i] / scale;
             py[i] = (uint8_t)q_saturate(q, zp, 0, 255);
         }
