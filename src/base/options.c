@@ -108,7 +108,8 @@ static const opt_def k_opts[] = {
     BOOL("plan.no_reuse", "RLX_NO_REUSE", "0", no_reuse,
          "give every tensor its own arena bytes (debugging the memory plan)"),
     BOOL("cpu.prepack", "RLX_CPU_PREPACK", "1", cpu_prepack,
-         "pack the constant GEMM operands of CPU steps (Conv, Gemm, MatMul weights) once when a plan is compiled: "
+         "pack the constant GEMM operands of CPU steps (Conv, Gemm, MatMul weights; the int8 B of MatMulInteger "
+         "and QLinearMatMul) once when a plan is compiled: "
          "faster runs for a second copy of those weights in memory (0: use the weights as loaded; like "
          "onnxruntime's session.disable_prepacking)"),
     INT("cpu.threads", "RLX_NUM_THREADS", "0", 0, 1 << 20, cpu_threads, OPT_PROCESS,

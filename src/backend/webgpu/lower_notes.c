@@ -120,7 +120,8 @@ static const gpu_note k_gpu_notes[] = {
       "DequantizeLinear of a constant folds. fuse_qdq also writes DynamicQuantizeLinear as ReduceMin/ReduceMax/"
       "QuantizeLinear and MatMulInteger (constant 2-D B, per-tensor A zero point, sums exact in f32: K * 255 * "
       "max|B - zp| <= 2^24) as DequantizeLinear -> MatMul -> Cast, and QLinearConv / QLinearMatMul (constant weights, "
-      "bias) as DequantizeLinear -> Conv/MatMul -> QuantizeLinear, so those run on the GPU too." },
+      "bias) as DequantizeLinear -> Conv/MatMul -> QuantizeLinear, so those run on the GPU too (a CPU-only plan "
+      "keeps DynamicQuantizeLinear, MatMulInteger and QLinearMatMul for the CPU's exact int8 GEMM)." },
     { "Equal", "inputs f32, f16, i32, u32, i64 or bool, of one dtype." },
     { "Less Greater LessOrEqual GreaterOrEqual", "inputs f32, f16, i32, u32 or i64 (not bool), of one dtype." },
     { "And Or Xor Not", "bool." },
