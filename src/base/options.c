@@ -143,6 +143,9 @@ static const opt_def k_opts[] = {
     ENUM("gpu.coop", "RLX_GPU_COOP", W("auto", "0", "1", "force"), gpu_coop, 0,
          "the cooperative-matrix GEMM of f16 mode: where available (auto or 1), off (0), self-tested even without the "
          "adapter feature (force)"),
+    ENUM("gpu.dot4", "RLX_GPU_DOT4", W("auto", "0"), gpu_dot4, 0,
+         "the integer GEMM's WGSL dot4I8Packed: where it compiles and passes its self-test (auto), off (0: the "
+         "unpacked 4x8 products)"),
     ENUM("gpu.coop_sg", "RLX_COOP_SG", W("32", "16", "64"), gpu_coop_sg, 0,
          "subgroup size the cooperative-matrix GEMM assumes"),
     INT("gpu.spin_us", "RLX_GPU_SPIN_US", "250", 0, 1000000, gpu_spin_us, 0,

@@ -258,10 +258,85 @@ static void gen_matmul(bo_ctx *ctx, const void *arg) {
     gen_gemv_matmul(ctx);
 }
 
+/* ------------------------------------------------------------ integer GEMM */
+
+/* MatMulInteger (arg NULL) and QLinearMatMul (kernels/qgemm_body.wgsl):
+ * int8 and uint8 operands in all four pairings; odd M, N, K, K not a
+ * multiple of 4 and K past 300; zero points absent, scalar, per row of a
+ * ([M]) and per column of b ([N]), constant or graph inputs; rank-1
+ * operands and batch dims that broadcast; b a constant or an input.
+ * QLinearMatMul: scales per tensor, per row and per column, random or
+ * powers of two (sums at exact ties: round half to even), outputs that
+ * saturate at both ends. Bit-exact with the CPU's integer kernel. Every
+ * 5th case runs the unpacked products (gpu.dot4=0). */
+static void gen_qmatmul(bo_ctx *ctx, const void *arg) {
+    bool ql = arg != NULL;
+    static const int64_t sizes[] = { 1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 31, 67 };
+    int n_cases = bo_full(ctx) ? 64 : 24;
+    for (int i = 0; i < n_cases; i++) {
+        bo_case *c = bo_next(ctx, ql ? 21 : 10);
+        if (!c) continue;
+        int64_t M = sizes[bo_rand_below(BO_LEN(sizes))], N = sizes[bo_rand_below(BO_LEN(sizes))];
+        int64_t K = i % 6 == 5 ? 300 + rnd(0, 40) : sizes[bo_rand_below(BO_LEN(sizes))];
+        bool as = i & 1, bs = (i >> 1) & 1;
+        rlx_dtype at = as ? RLX_DTYPE_I8 : RLX_DTYPE_U8, bt = bs ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+        int form = i % 5; /* 0: 2-D; 1: batch [2] x 2-D; 2: [3,1] x [2] broadcast; 3: rank-1 a; 4: [2] x [2], rank-1 b */
+        bo_shape sa = { 2, { M, K } }, sb = { 2, { K, N } };
+        if (form == 1) sa = (bo_shape){ 3, { 2, M, K } };
+        if (form == 2) sa = (bo_shape){ 4, { 3, 1, M, K } }, sb = (bo_shape){ 3, { 2, K, N } };
+        if (form == 3) sa = (bo_shape){ 1, { K } }, M = 1;
+        if (form == 4 && i % 3 == 0) sa = (bo_shape){ 3, { 2, M, K } }, sb = (bo_shape){ 1, { K } }, N = 1;
+        else if (form == 4) sa = (bo_shape){ 3, { 2, M, K } }, sb = (bo_shape){ 3, { 2, K, N } };
+        int zmode = (i / 2) % 3; /* 0 none (MatMulInteger) / 0 (QLinearMatMul), 1 scalar, 2 per row / column */
+        bool vec = zmode == 2 && sa.rank >= 2 && sb.rank >= 2;
+        bool kb = i % 4 == 0, kz = i % 3 != 1;
+        rlx_tensor *a = bo_rand_int(at, sa.rank, sa.d, as ? -128 : 0, as ? 127 : 255);
+        rlx_tensor *b = bo_rand_int(bt, sb.rank, sb.d, bs ? -128 : 0, bs ? 127 : 255);
+        rlx_tensor *za = NULL, *zb = NULL;
+        if (zmode || ql) {
+            za = vec ? bo_rand_int(at, 1, &M, as ? -128 : 0, as ? 127 : 255)
+                     : bo_scalar(at, zmode ? (as ? -5.0 + (double)rnd(0, 10) : (double)rnd(100, 150)) : 0);
+            zb = vec ? bo_rand_int(bt, 1, &N, bs ? -128 : 0, bs ? 127 : 255)
+                     : bo_scalar(bt, zmode ? (bs ? -5.0 + (double)rnd(0, 10) : (double)rnd(100, 150)) : 0);
+        }
+        if (i % 5 == 2) bo_opt(c, "gpu.dot4=0");
+        char s1[64], s2[64];
+        bo_desc(c, "%s %s%s x %s%s zp %s%s%s", ql ? "QLinearMatMul" : "MatMulInteger", rlx_dtype_name(at),
+                bo_shape_str(sa.rank, sa.d, s1, sizeof s1), rlx_dtype_name(bt), bo_shape_str(sb.rank, sb.d, s2, sizeof s2),
+                zmode == 0 && !ql ? "none" : zmode == 0 ? "0" : vec ? "per row/column" : "scalar", kb ? " b constant" : "",
+                (zmode || ql) && kz ? " zp constant" : "");
+        if (!ql) {
+            rlx_tensor *in[4] = { a, b, za, zb };
+            bool k[4] = { false, kb, kz, kz };
+            bo_single(c, "MatMulInteger", za ? 4 : 2, in, k, 1, 0, NULL);
+            bo_run(ctx, c);
+            continue;
+        }
+        /* scales: |acc| is about sqrt(K) * 74^2 for random levels; y spreads over about +-200 levels */
+        bool pow2 = i % 4 == 1;
+        double spread = pow2 ? 1 : 150.0 / (sqrt((double)K) * 5500.0 + 1);
+        bool rows = i % 7 == 3 && sa.rank >= 2, cols = i % 3 == 2 && sb.rank >= 2;
+        rlx_tensor *sc_a = rows ? bo_rand(RLX_DTYPE_F32, 1, &M, 0.5, 2) : bo_scalar(RLX_DTYPE_F32, pow2 ? 0.5 : bo_uniform(0.5, 2));
+        rlx_tensor *sc_b = cols ? bo_rand(RLX_DTYPE_F32, 1, &N, 0.5, 2) : bo_scalar(RLX_DTYPE_F32, pow2 ? 0.25 : bo_uniform(0.5, 2));
+        rlx_tensor *sc_y = bo_scalar(RLX_DTYPE_F32, pow2 ? ldexp(1.0, (int)K > 64 ? 4 : 1) : 1.0 / spread);
+        rlx_dtype yt = i % 3 == 0 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+        rlx_tensor *zy = bo_scalar(yt, yt == RLX_DTYPE_I8 ? (double)rnd(-20, 20) : (double)rnd(100, 150));
+        bo_desc(c, " scales %s%s%s y %s", pow2 ? "powers of two" : "random", rows ? " a per row" : "",
+                cols ? " b per column" : "", rlx_dtype_name(yt));
+        rlx_tensor *in[8] = { a, sc_a, za, b, sc_b, zb, sc_y, zy };
+        bool k[8] = { false, true, kz, kb, true, kz, true, true };
+        bo_single(c, "QLinearMatMul", 8, in, k, 1, 0, NULL);
+        bo_run(ctx, c);
+    }
+}
+
 #define GEMM 1e-5, 2e-6, "K products in another order (tiles, split-K): relative 1e-5 plus 2e-6 sqrt(K); f16 weights 1e-2"
 static const bo_op k_ops[] = {
     { "Gemm", gen_gemm, NULL, GEMM },
     { "MatMul", gen_matmul, NULL, GEMM },
+    { "MatMulInteger", gen_qmatmul, NULL, 0, 0, "i32 sums: exact" },
+    { "QLinearMatMul", gen_qmatmul, "ql", 0, 0,
+      "exact: i32 sums, the CPU's double requantization reproduced (ties to even, saturation)" },
 };
 
 const bo_family bo_family_gemm = { "gemm", k_ops, BO_LEN(k_ops) };

@@ -46,6 +46,8 @@ typedef struct wg_caps {
     bool coop16;                   /* ... and its f16 instance (T = f16) passed too: f16 products use it */
     uint32_t coop_sg;              /* subgroup size the cooperative kernel assumes (option gpu.coop_sg, 32) */
     uint32_t coop_form;            /* index into wg_coop_forms (lower_gemm.h) that the self-test chose */
+    bool dot4;                     /* WGSL dot4I8Packed compiles and passed its self-test (webgpu_probe.c):
+                                      the integer GEMM uses it (qgemm_dp4), else the unpacked form (qgemm) */
 } wg_caps;
 
 /* ------------------------------------------------------------ dispatches */
@@ -155,6 +157,7 @@ extern const wg_lower_fn wg_lowerings_tensor[RLX_OP_COUNT];
 extern const wg_lower_fn wg_lowerings_reduce[RLX_OP_COUNT];
 extern const wg_lower_fn wg_lowerings_index[RLX_OP_COUNT];
 extern const wg_lower_fn wg_lowerings_logic[RLX_OP_COUNT];
+extern const wg_lower_fn wg_lowerings_qgemm[RLX_OP_COUNT];
 /* Internal ops of domain "rlx" (lower_internal.c). */
 extern const wg_lower_fn wg_lowerings_internal[RLX_OP_COUNT];
 

@@ -1187,6 +1187,7 @@ rlx_status rlx_backend_webgpu_open(const char *device, const rlx_session_options
     b->caps.f16 = cfg->gpu_f16;
     b->caps.coop_sg = (uint32_t)atoi(cfg->gpu_coop_sg);
     wg_coop_probe(b);
+    wg_dot4_probe(b);
     rlx_backend *be = &b->base;
     be->name = "webgpu";
     be->kind = RLX_DEVICE_GPU;

@@ -79,6 +79,8 @@ typedef struct wg_shared {
     uint32_t coop_sg;
     uint32_t coop_form; /* the wg_coop_forms index that passed */
     char coop_result[160];
+    /* the dot4I8Packed self-test (wg_dot4_probe): 0 not run, 1 passed, -1 failed */
+    int dot4_state;
     double pipelines_s; /* time spent creating shader modules and pipelines (all compiles) */
     /* set by the device-lost callback, or when wgpu reports an operation
      * on a lost device (see wg_device_check_lost) */
@@ -117,6 +119,7 @@ typedef struct wg_backend {
     rlx_adapter_info info;
     bool has_f16, has_subgroups, has_timestamp, has_ts_inside, has_coop_matrix;
     char coop_note[200]; /* whether this backend uses the cooperative-matrix GEMM, and why (reports) */
+    char dot4_note[160]; /* whether the integer GEMM uses dot4I8Packed, and why (reports) */
     struct rlx_config *own_cfg; /* options resolved by rlx_backend_webgpu_create (else the session's) */
 } wg_backend;
 
@@ -190,6 +193,14 @@ rlx_status wg_run_dispatch(wg_backend *b, wg_dispatch *d, void *const *host, con
  * The self-test runs once per shared device (under its lock) and its
  * result is kept there for later backends. */
 void wg_coop_probe(wg_backend *b);
+
+/* Decides caps.dot4: on unless option gpu.dot4 is 0, when the integer GEMM
+ * with WGSL dot4I8Packed (kernels/qgemm_dp4.wgsl) compiles on the device
+ * and one product of odd sizes (uint8 x int8 with zero points, K not a
+ * multiple of 4) equals a C reference exactly; any device error or wrong
+ * value leaves it off (the unpacked kernel, qgemm.wgsl). Once per shared
+ * device, under its lock; the reason goes to dot4_note. */
+void wg_dot4_probe(wg_backend *b);
 
 /* The RLX_ERR_DEVICE_LOST error of b's lost device at step `what`: names
  * the step, the driver's message, and what to do (a new session opens a

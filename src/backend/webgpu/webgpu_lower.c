@@ -27,6 +27,7 @@ static const lower_family k_families[] = {
     { wg_lowerings_reduce, true },
     { wg_lowerings_index, true },
     { wg_lowerings_logic, true },
+    { wg_lowerings_qgemm, true },
     /* none of the internal ops splits its operands by the binding limit */
     { wg_lowerings_internal, true },
 };

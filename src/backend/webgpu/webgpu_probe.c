@@ -8,13 +8,16 @@
  * edge case) runs through the very lowering the models use (wg_emit_gemm)
  * and is compared with a C reference of the f16-rounded operands; any
  * device error or a wrong value turns the kernel off, with the reason kept
- * for reports. */
+ * for reports.
+ * The integer GEMM's dot4I8Packed gets a self-test likewise (wg_dot4_probe):
+ * whether naga and the driver compile it, and compute it right. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/webgpu/lower_gemm.h"
+#include "backend/webgpu/lower_qgemm.h"
 #include "backend/webgpu/webgpu_device.h"
 #include "base/half.h"
 #include "base/log.h"
@@ -244,4 +247,89 @@ void wg_coop_probe(wg_backend *b) {
     snprintf(b->coop_note, sizeof b->coop_note, "on (%ux%u %s fragments -> f32, %s, subgroup %u; %s)", cf->n, cf->n,
              cf->ab_f16 ? "f16" : "f32", cf->col_major ? "column-major" : "row-major", b->caps.coop_sg,
              sh->coop_result);
+}
+
+/* ------------------------------------------------------------ dot4I8Packed */
+
+enum { QM = 5, QN = 7, QK = 11, QPAD = 8 }; /* QPAD: the host arrays' sizes are multiples of 4 */
+
+/* One uint8 x int8 product with zero points (a per row, b per column) of
+ * odd sizes through wg_emit_qgemm with dot4 on, against C. */
+static rlx_status dot4_run(wg_backend *b) {
+    rlx_graph *g = NULL;
+    RLX_TRY(rlx_graph_create(13, &g));
+    static const rlx_dtype dt[5] = { RLX_DTYPE_U8, RLX_DTYPE_I8, RLX_DTYPE_U8, RLX_DTYPE_I8, RLX_DTYPE_I32 };
+    int ids[5];
+    rlx_status st = RLX_OK;
+    for (int i = 0; i < 5 && !st; i++) {
+        st = rlx_graph_add_value(g, NULL, &ids[i]);
+        if (!st) g->values[ids[i]].dtype = dt[i];
+    }
+    if (st) {
+        rlx_graph_destroy(g);
+        return st;
+    }
+    wg_caps caps = b->caps;
+    caps.dot4 = true;
+    wg_lower L;
+    memset(&L, 0, sizeof L);
+    L.g = g;
+    L.caps = &caps;
+    wg_qgemm q;
+    memset(&q, 0, sizeof q);
+    q.a = ids[0], q.b = ids[1], q.za = ids[2], q.zb = ids[3], q.y = ids[4];
+    q.b_signed = true;
+    q.m = QM, q.n = QN, q.k = QK, q.za_step = 1, q.zb_step = 1;
+    st = wg_emit_qgemm(&L, &q);
+    if (!st && (L.n_d != 1 || strcmp(L.d[0].kernel, "qgemm_dp4") != 0))
+        st = rlx_fail(RLX_ERR_INTERNAL, "the lowering did not choose qgemm_dp4");
+    uint8_t ha[(QM * QK + QPAD) & ~3], hb[(QK * QN + QPAD) & ~3], hza[(QM + QPAD) & ~3], hzb[(QN + QPAD) & ~3];
+    int32_t y[QM * QN];
+    uint64_t seed = 0x9E3779B97F4A7C15ULL;
+    uint8_t *fill[4] = { ha, hb, hza, hzb };
+    size_t len[4] = { sizeof ha, sizeof hb, sizeof hza, sizeof hzb };
+    for (int i = 0; i < 4; i++)
+        for (size_t j = 0; j < len[i]; j++) {
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            fill[i][j] = (uint8_t)(seed >> 24);
+        }
+    for (int i = 0; i < QM * QN; i++) y[i] = 0x7fffffff; /* poisoned */
+    void *host[WG_MAX_BINDINGS] = { ha, hb, hza, hzb, y, ha };
+    size_t bytes[WG_MAX_BINDINGS] = { sizeof ha, sizeof hb, sizeof hza, sizeof hzb, sizeof y, 4 };
+    if (!st) st = wg_run_dispatch(b, &L.d[0], host, bytes, 4, "dot4I8Packed self-test");
+    for (int m = 0; m < QM && !st; m++)
+        for (int n = 0; n < QN && !st; n++) {
+            int32_t acc = 0;
+            for (int k = 0; k < QK; k++) acc += (ha[m * QK + k] - hza[m]) * ((int8_t)hb[k * QN + n] - (int8_t)hzb[n]);
+            if (acc != y[m * QN + n])
+                st = rlx_fail(RLX_ERR_DEVICE, "wrong result: element (%d, %d) is %d, not %d", m, n, (int)y[m * QN + n],
+                              (int)acc);
+        }
+    wg_lower_free(&L);
+    rlx_graph_destroy(g);
+    return st;
+}
+
+void wg_dot4_probe(wg_backend *b) {
+    b->caps.dot4 = false;
+    const char *env = b->caps.cfg->gpu_dot4;
+    if (env && strcmp(env, "0") == 0) {
+        snprintf(b->dot4_note, sizeof b->dot4_note, "off (gpu.dot4=0)");
+        return;
+    }
+    wg_shared *sh = b->sh;
+    wg_device_lock(b);
+    if (sh->dot4_state == 0) {
+        rlx_status st = dot4_run(b);
+        sh->dot4_state = st ? -1 : 1;
+        if (st) {
+            if (b->caps.cfg->gpu_trace) rlx_log(RLX_LOG_DEBUG, "rlx: dot4I8Packed self-test: %s", rlx_last_error());
+            rlx_clear_error();
+        }
+    }
+    bool ok = sh->dot4_state > 0;
+    wg_device_unlock(b);
+    b->caps.dot4 = ok;
+    snprintf(b->dot4_note, sizeof b->dot4_note, "%s", ok ? "dot4I8Packed (self-test passed)"
+                                                         : "off (dot4I8Packed failed its self-test: unpacked products)");
 }

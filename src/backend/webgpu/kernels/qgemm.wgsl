@@ -1,0 +1,9 @@
+// The integer GEMM (qgemm_body.wgsl) with the 4x8 signed dot product
+// written out: for adapters or wgpu builds without WGSL's
+// packed_4x8_integer_dot_product (caps.dot4 off; webgpu_probe.c decides).
+fn qdot(a: u32, b: u32) -> i32 {
+    let x = bitcast<i32>(a); let y = bitcast<i32>(b);
+    return extractBits(x, 0u, 8u) * extractBits(y, 0u, 8u) + extractBits(x, 8u, 8u) * extractBits(y, 8u, 8u)
+         + extractBits(x, 16u, 8u) * extractBits(y, 16u, 8u) + extractBits(x, 24u, 8u) * extractBits(y, 24u, 8u);
+}
+//!include qgemm_body

@@ -1,0 +1,198 @@
+// (not a kernel: included by qgemm.wgsl and qgemm_dp4.wgsl after their
+// qdot function) The integer GEMM of MatMulInteger-10 and QLinearMatMul-10/21
+// (lower_qgemm.c), with the CPU reference's results bit for bit
+// (src/backend/cpu/cpu_quant.c: mm_run):
+//   acc = sum_k (a[m,k] - za) * (b[k,n] - zb)   in i32, wrapping
+//   y = acc (i32), or saturate(round_half_even(f64(acc) * mult) + y_zp) (8-bit)
+// Operands: int8/uint8 bytes four to a word (README.md, "Element types"),
+// at any byte offset. Every operand byte is moved to the signed domain
+// (uint8 x -> x - 128: x ^ 0x80) so that one signed 4x8 dot product
+// (qdot) serves both signednesses and mixed operands:
+//   (a - za) (b - zb) = a'b' - za' b' - zb' a' + za' zb',  x' and z' shifted
+// alike, the sums of a' and b' from qdot(x, 0x01010101). A K that is not a
+// multiple of 4 pads the last word with 0 (in the signed domain), which
+// adds nothing.
+// mult (QLinearMatMul) = a_scale * b_scale / y_scale is the CPU's double,
+// from the host table TB: three words per (row parameter, column parameter)
+// pair, the 53-bit integer significand (high 21 bits, low 32 bits) and the
+// exponent (i32): mult = sig * 2^exp. The product acc * mult is formed
+// exactly (96 bits), rounded to 53 bits (the double product), then to an
+// integer (ties to even), as the CPU's nearbyint((double)acc * mult).
+// Params: offsets in words (bindings A, B, ZA, ZB, Y, TB), m, n, k, total
+// (output elements), threads (one word of y each), za_step / zb_step (0:
+// one zero point, 1: per row of a / per column of b), t_row (table words
+// per row of a: 0 or 3 * columns), t_col (0 or 3), y_zp; batch: dims of
+// the output's batch (4, padded with 1), and the byte strides of a and b
+// per batch dim (0: broadcast).
+//!params a_off: u32, b_off: u32, za_off: u32, zb_off: u32, y_off: u32, t_off: u32, m: u32, n: u32, k: u32
+//!params total: u32, threads: u32, za_step: u32, zb_step: u32, t_row: u32, t_col: u32, y_zp: i32
+//!params batch: array<vec4<u32>, 3>
+//!bind A: array<u32>, B: array<u32>, ZA: array<u32>, ZB: array<u32>, Y: array<u32>, TB: array<u32>
+override A_SIGNED: u32 = 0u;
+override B_SIGNED: u32 = 0u;
+override HAS_ZA: u32 = 0u;
+override HAS_ZB: u32 = 0u;
+override REQUANT: u32 = 0u; // 0: y is i32; 1: y is 8-bit (Y_SIGNED)
+override Y_SIGNED: u32 = 0u;
+
+// Four bytes of X from byte index i (cnt of them valid, 1..4; the others 0),
+// moved to the signed domain unless SIGNED.
+fn word_a(i: u32, cnt: u32) -> u32 {
+    let s = (i & 3u) * 8u;
+    var w = A[i >> 2u] >> s;
+    if (s != 0u && s + 8u * cnt > 32u) { w = w | (A[(i >> 2u) + 1u] << (32u - s)); }
+    return fix_word(w, cnt, A_SIGNED);
+}
+
+fn byte_b(i: u32) -> u32 { return (B[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu; }
+
+fn fix_word(w: u32, cnt: u32, signed: u32) -> u32 {
+    let mask = select((1u << (8u * cnt)) - 1u, 0xffffffffu, cnt >= 4u);
+    return select(w ^ 0x80808080u, w, signed == 1u) & mask;
+}
+
+fn zp_byte(w: u32, i: u32, signed: u32) -> i32 {
+    let b = i32((w >> ((i & 3u) * 8u)) & 0xffu);
+    // the signed domain: int8 as is, uint8 minus 128
+    return select(b - 128, b - 256 * (b >> 7u), signed == 1u);
+}
+
+// ---- exact requantization (96-bit unsigned integers as three limbs, low first)
+
+// a * b as (low, high) words.
+fn mul64(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu; let a1 = a >> 16u; let b0 = b & 0xffffu; let b1 = b >> 16u;
+    let p00 = a0 * b0; let p01 = a0 * b1; let p10 = a1 * b0; let p11 = a1 * b1;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    let lo = (p00 & 0xffffu) | (mid << 16u);
+    let hi = p11 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
+    return vec2<u32>(lo, hi);
+}
+
+fn bitlen(v: vec3<u32>) -> u32 {
+    if (v.z != 0u) { return 65u + firstLeadingBit(v.z); }
+    if (v.y != 0u) { return 33u + firstLeadingBit(v.y); }
+    if (v.x != 0u) { return 1u + firstLeadingBit(v.x); }
+    return 0u;
+}
+
+fn limb(v: vec3<u32>, i: u32) -> u32 {
+    if (i == 0u) { return v.x; }
+    if (i == 1u) { return v.y; }
+    if (i == 2u) { return v.z; }
+    return 0u;
+}
+
+// floor(v / 2^s), s < 96
+fn shr(v: vec3<u32>, s: u32) -> vec3<u32> {
+    let w = s / 32u; let b = s % 32u;
+    var r = vec3<u32>(0u);
+    for (var i = 0u; i < 3u; i = i + 1u) {
+        var x = limb(v, i + w) >> b;
+        if (b != 0u) { x = x | (limb(v, i + w + 1u) << (32u - b)); }
+        if (i == 0u) { r.x = x; } else if (i == 1u) { r.y = x; } else { r.z = x; }
+    }
+    return r;
+}
+
+// whether any of the bits below bit p (p <= 96) is set
+fn any_below(v: vec3<u32>, p: u32) -> bool {
+    for (var i = 0u; i < 3u; i = i + 1u) {
+        let c = clamp(i32(p) - 32 * i32(i), 0, 32);
+        let mask = select((1u << u32(c)) - 1u, 0xffffffffu, c >= 32);
+        if ((limb(v, i) & mask) != 0u) { return true; }
+    }
+    return false;
+}
+
+// v / 2^s rounded to nearest, ties to even (s >= 1; any s)
+fn shr_round(v: vec3<u32>, s: u32) -> vec3<u32> {
+    if (s > 96u) { return vec3<u32>(0u); }
+    var q = vec3<u32>(0u);
+    if (s < 96u) { q = shr(v, s); }
+    let half = ((limb(v, (s - 1u) / 32u) >> ((s - 1u) % 32u)) & 1u) == 1u;
+    if (half && (any_below(v, s - 1u) || (q.x & 1u) == 1u)) {
+        q.x = q.x + 1u;
+        if (q.x == 0u) { q.y = q.y + 1u; if (q.y == 0u) { q.z = q.z + 1u; } }
+    }
+    return q;
+}
+
+// saturate(round_half_even(f64(acc) * mult) + y_zp) with mult from TB at word t
+fn requant(acc: i32, t: u32) -> i32 {
+    let lo = select(0, -128, Y_SIGNED == 1u);
+    let hi = lo + 255;
+    let mhi = TB[t]; let mlo = TB[t + 1u]; let e = bitcast<i32>(TB[t + 2u]);
+    let mag = select(bitcast<u32>(acc), bitcast<u32>(0 - acc), acc < 0);
+    let p0 = mul64(mag, mlo); let p1 = mul64(mag, mhi);
+    let y = p0.y + p1.x;
+    var p = vec3<u32>(p0.x, y, p1.y + select(0u, 1u, y < p0.y));
+    // the double product: 53 significant bits
+    var f = e;
+    let l = bitlen(p);
+    if (l > 53u) { p = shr_round(p, l - 53u); f = f + i32(l - 53u); }
+    // then to an integer; |result| capped at 2^24 (saturates below)
+    var r = 0u;
+    let lp = bitlen(p);
+    if (lp == 0u) {
+        r = 0u;
+    } else if (f >= 0) {
+        r = select(p.x << u32(f), 1u << 24u, i32(lp) + f > 24);
+    } else {
+        let q = shr_round(p, u32(-f));
+        r = select(q.x, 1u << 24u, q.y != 0u || q.z != 0u || q.x > (1u << 24u));
+    }
+    let v = select(i32(r), -i32(r), acc < 0) + P.y_zp;
+    return clamp(v, lo, hi);
+}
+
+// acc of output element e
+fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
+    let nn = e % P.n;
+    let mm = (e / P.n) % P.m;
+    var bi = e / (P.n * P.m);
+    var ab = P.a_off * 4u;
+    var bb = P.b_off * 4u;
+    for (var j = 3; j >= 0; j = j - 1) {
+        let d = P.batch[0][j];
+        let c = bi % d;
+        bi = bi / d;
+        ab = ab + c * P.batch[1][j];
+        bb = bb + c * P.batch[2][j];
+    }
+    let arow = ab + mm * P.k;
+    var dot = 0; var sa = 0; var sb = 0;
+    let ones = 0x01010101u;
+    for (var k0 = 0u; k0 < P.k; k0 = k0 + 4u) {
+        let cnt = min(4u, P.k - k0);
+        let wa = word_a(arow + k0, cnt);
+        var wb = 0u;
+        let bcol = bb + k0 * P.n + nn;
+        for (var j = 0u; j < cnt; j = j + 1u) { wb = wb | (byte_b(bcol + j * P.n) << (8u * j)); }
+        wb = fix_word(wb, cnt, B_SIGNED);
+        dot = dot + qdot(wa, wb);
+        sa = sa + qdot(wa, ones);
+        sb = sb + qdot(wb, ones);
+    }
+    var za = select(-128, 0, A_SIGNED == 1u);
+    if (HAS_ZA == 1u) { let i = P.za_off * 4u + mm * P.za_step; za = zp_byte(ZA[i >> 2u], i, A_SIGNED); }
+    var zb = select(-128, 0, B_SIGNED == 1u);
+    if (HAS_ZB == 1u) { let i = P.zb_off * 4u + nn * P.zb_step; zb = zp_byte(ZB[i >> 2u], i, B_SIGNED); }
+    let acc = dot - za * sb - zb * sa + i32(P.k) * za * zb;
+    return vec2<u32>(bitcast<u32>(acc), P.t_off + mm * P.t_row + nn * P.t_col);
+}
+
+//!main1d t < P.threads {
+    if (REQUANT == 0u) {
+        Y[P.y_off + t] = qgemm_acc(t).x;
+        return;
+    }
+    var word = 0u;
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        let e = 4u * t + j;
+        if (e >= P.total) { break; }
+        let r = qgemm_acc(e);
+        word = word | ((bitcast<u32>(requant(bitcast<i32>(r.x), r.y)) & 0xffu) << (8u * j));
+    }
+    Y[P.y_off + t] = word;
+}

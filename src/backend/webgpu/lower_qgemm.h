@@ -1,0 +1,34 @@
+/* The integer GEMM of the WebGPU backend (lower_qgemm.c,
+ * kernels/qgemm_body.wgsl): MatMulInteger-10 and QLinearMatMul-10/21 on
+ * int8/uint8 operands, bit-exact with the CPU reference
+ * (src/backend/cpu/cpu_quant.c). */
+#ifndef RLX_BACKEND_WEBGPU_LOWER_QGEMM_H
+#define RLX_BACKEND_WEBGPU_LOWER_QGEMM_H
+
+#include "backend/webgpu/webgpu.h"
+
+/* One integer GEMM: y[batch, m, n] = sum_k (a[.., m, k] - za)(b[.., k, n] - zb)
+ * (i32, wrapping), or requantized to 8 bits with mult[row, col] (doubles:
+ * a_scale * b_scale / y_scale, the CPU's) and y_zp. Operands are value ids
+ * of int8/uint8 tensors (bytes four to a word); za / zb are value ids or
+ * -1 (none), one zero point (step 0) or one per row of a / column of b
+ * (step 1). Batch: nb <= 4 output batch dims bd[], with the byte strides of
+ * a and b per dim (0: broadcast). mult: NULL for an i32 y; else mult_rows
+ * (1 or m) x mult_cols (1 or n) positive finite doubles. */
+typedef struct wg_qgemm {
+    int a, b, za, zb, y;
+    bool a_signed, b_signed, y_signed;
+    uint32_t m, n, k;
+    uint32_t za_step, zb_step;
+    int nb;
+    uint32_t bd[4], a_bstride[4], b_bstride[4];
+    const double *mult;
+    uint32_t mult_rows, mult_cols;
+    int32_t y_zp;
+} wg_qgemm;
+
+/* Emits the dispatch of q (qgemm_dp4 when L->caps->dot4, else qgemm).
+ * errors: RLX_ERR_UNSUPPORTED (declined: too large for 32-bit indexing). */
+rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q);
+
+#endif
