@@ -59,10 +59,12 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     wg_spec(L, d, "HAS_ZB", q->zb >= 0);
     wg_spec(L, d, "REQUANT", requant);
     wg_spec(L, d, "Y_SIGNED", q->y_signed);
+    wg_spec(L, d, "B_PACKED", q->b_packed != NULL);
     wg_bind_value(L, d, q->a);
-    wg_bind_value(L, d, q->b);
+    if (q->b_packed) wg_bind(L, d, WG_TABLE, wg_table(L, q->b_packed, (size_t)q->b_packed_words), q->b_packed_words);
+    else wg_bind_value(L, d, q->b);
     wg_bind_or(L, d, q->za, q->a);
-    wg_bind_or(L, d, q->zb, q->b);
+    wg_bind_or(L, d, q->zb, q->a);
     wg_bind_value(L, d, q->y);
     if (requant) wg_bind(L, d, WG_TABLE, t_off, t_words);
     else wg_bind(L, d, q->a, 0, 1);
@@ -172,7 +174,31 @@ static rlx_status lower_qmatmul(wg_lower *L) {
         q.mult = mult;
         q.y_zp = (int32_t)rlx_tensor_get_i64(zy->konst, 0);
     }
+    /* a constant b: packed once, k-contiguous per column (one word per
+     * four k instead of four byte loads), within one binding */
+    uint32_t *packed = NULL;
+    uint64_t kw = (q.k + 3) / 4, kn = (uint64_t)q.k * q.n;
+    uint64_t nbatch_b = kn ? rlx_value_numel(b) / kn : 0;
+    if (b->konst && kn && wg_window_fits(L, nbatch_b * q.n * kw)) {
+        q.b_packed_words = nbatch_b * q.n * kw;
+        packed = calloc((size_t)q.b_packed_words, sizeof *packed);
+        if (!packed) {
+            free(mult);
+            return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        }
+        const uint8_t *pb = b->konst->data;
+        uint8_t flip = q.b_signed ? 0 : 0x80;
+        for (uint64_t t = 0; t < nbatch_b; t++)
+            for (uint64_t c = 0; c < q.n; c++)
+                for (uint64_t k = 0; k < q.k; k++)
+                    packed[(t * q.n + c) * kw + k / 4] |= (uint32_t)(uint8_t)(pb[(t * q.k + k) * q.n + c] ^ flip)
+                                                          << (8 * (k % 4));
+        for (int j = 0; j < q.nb; j++)
+            if (q.b_bstride[j]) q.b_bstride[j] = (uint32_t)(q.b_bstride[j] / kn * q.n * kw);
+        q.b_packed = packed;
+    }
     rlx_status st = wg_emit_qgemm(L, &q);
+    free(packed);
     free(mult);
     return st;
 }

@@ -22,6 +22,10 @@ typedef struct wg_qgemm {
     uint32_t za_step, zb_step;
     int nb;
     uint32_t bd[4], a_bstride[4], b_bstride[4];
+    /* b a constant packed on the host (the kernel reads one word per four
+     * k): b_packed words, b_bstride then in words; b is then ignored */
+    const uint32_t *b_packed;
+    uint64_t b_packed_words;
     const double *mult;
     uint32_t mult_rows, mult_cols;
     int32_t y_zp;

@@ -34,6 +34,10 @@ override HAS_ZA: u32 = 0u;
 override HAS_ZB: u32 = 0u;
 override REQUANT: u32 = 0u; // 0: y is i32; 1: y is 8-bit (Y_SIGNED)
 override Y_SIGNED: u32 = 0u;
+// 1: B is a constant packed on the host (lower_qgemm.c): per batch item of
+// b, per column n, ceil(k / 4) words of four k, already in the signed
+// domain and padded with 0; b's batch strides then count words
+override B_PACKED: u32 = 0u;
 
 // Four bytes of X from byte index i (cnt of them valid, 1..4; the others 0),
 // moved to the signed domain unless SIGNED.
@@ -152,7 +156,7 @@ fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
     let mm = (e / P.n) % P.m;
     var bi = e / (P.n * P.m);
     var ab = P.a_off * 4u;
-    var bb = P.b_off * 4u;
+    var bb = 0u;
     for (var j = 3; j >= 0; j = j - 1) {
         let d = P.batch[0][j];
         let c = bi % d;
@@ -161,15 +165,22 @@ fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
         bb = bb + c * P.batch[2][j];
     }
     let arow = ab + mm * P.k;
+    let kw = (P.k + 3u) / 4u;
+    let bpk = P.b_off + bb + nn * kw;
+    bb = bb + P.b_off * 4u;
     var dot = 0; var sa = 0; var sb = 0;
     let ones = 0x01010101u;
     for (var k0 = 0u; k0 < P.k; k0 = k0 + 4u) {
         let cnt = min(4u, P.k - k0);
         let wa = word_a(arow + k0, cnt);
         var wb = 0u;
-        let bcol = bb + k0 * P.n + nn;
-        for (var j = 0u; j < cnt; j = j + 1u) { wb = wb | (byte_b(bcol + j * P.n) << (8u * j)); }
-        wb = fix_word(wb, cnt, B_SIGNED);
+        if (B_PACKED == 1u) {
+            wb = B[bpk + k0 / 4u];
+        } else {
+            let bcol = bb + k0 * P.n + nn;
+            for (var j = 0u; j < cnt; j = j + 1u) { wb = wb | (byte_b(bcol + j * P.n) << (8u * j)); }
+            wb = fix_word(wb, cnt, B_SIGNED);
+        }
         dot = dot + qdot(wa, wb);
         sa = sa + qdot(wa, ones);
         sb = sb + qdot(wb, ones);
