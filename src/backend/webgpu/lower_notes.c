@@ -122,6 +122,15 @@ static const gpu_note k_gpu_notes[] = {
       "max|B - zp| <= 2^24) as DequantizeLinear -> MatMul -> Cast, and QLinearConv / QLinearMatMul (constant weights, "
       "bias) as DequantizeLinear -> Conv/MatMul -> QuantizeLinear, so those run on the GPU too (a CPU-only plan "
       "keeps DynamicQuantizeLinear, MatMulInteger and QLinearMatMul for the CPU's exact int8 GEMM)." },
+    /* lower_qgemm.c */
+    { "MatMulInteger QLinearMatMul",
+      "the integer GEMM (qgemm: i32 sums, bit-exact with the CPU's integer kernel; WGSL dot4I8Packed where it passes "
+      "its self-test, gpu.dot4): int8 or uint8 operands of rank >= 1, at most 4 batch dims; zero points of the "
+      "operand's type, one or per row of a / column of b (no batch dims). QLinearMatMul: f32 constant scales (one, "
+      "per row, per column), a constant y zero point, an int8/uint8 y, a_scale * b_scale / y_scale finite and "
+      ">= 0 (requantized as the CPU's double arithmetic, ties to even). A constant b is packed on the host "
+      "(a copy of it in the step's table). Where fuse_qdq rewrites the node first (see QuantizeLinear) the f32 "
+      "form runs instead." },
     { "Equal", "inputs f32, f16, i32, u32, i64 or bool, of one dtype." },
     { "Less Greater LessOrEqual GreaterOrEqual", "inputs f32, f16, i32, u32 or i64 (not bool), of one dtype." },
     { "And Or Xor Not", "bool." },
@@ -141,7 +150,8 @@ static const char *const k_gpu_general[] = {
     "Shapes are static (known when the plan is compiled for the given input shapes).",
     "The tensors its kernels read and write have dtypes the GPU holds: f32, i32, u32, f16 (halves; the "
     "lowerings that list it, on adapters with shader-f16 except Cast and the comparisons), bool (one byte per "
-    "element), i64 (word pairs) or int8/uint8 (bytes, QuantizeLinear and DequantizeLinear only); so nodes on "
+    "element), i64 (word pairs) or int8/uint8 (bytes: QuantizeLinear, DequantizeLinear, MatMulInteger and "
+    "QLinearMatMul only); so nodes on "
     "bf16, f64 and other data run on the CPU.",
     "Every operand fits the device's limits: one binding (maxStorageBufferBindingSize, or RLX_MAX_BINDING_BYTES) "
     "and one buffer (maxBufferSize, or RLX_MAX_BUFFER_BYTES). The elementwise, copy, GEMM and convolution "
