@@ -68,6 +68,23 @@ static void gen_gather(bo_ctx *ctx, const void *arg) {
         bo_single(c, "Gather", 2, in, k, 1, 1, &a);
         bo_run(ctx, c);
     }
+    /* int8/uint8 data (the quantized embedding tables of quantize_dynamic
+     * models): bytes four to a word, rows of whole words or not */
+    for (int i = 0; i < 4; i++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        rlx_dtype dt = i % 2 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+        int64_t xd[2] = { i < 2 ? 1000 : 31, i < 2 ? 8 : 7 }, idd[2] = { 2, 5 + i };
+        rlx_tensor *in[2] = { bo_rand_int(dt, 2, xd, i % 2 ? -128 : 0, i % 2 ? 127 : 255),
+                              bo_rand_int(RLX_DTYPE_I64, 2, idd, -xd[0], xd[0] - 1) };
+        bool k[2] = { i != 3, i == 3 }; /* both constant would fold */
+        rlx_attr a = RLX_ATTR_I("axis", i == 2 ? 1 : 0);
+        if (i == 2) for (int j = 0; j < 2 * (5 + i); j++) ((int64_t *)in[1]->data)[j] %= xd[1];
+        bo_desc(c, "Gather %s [%lld,%lld]%s x indices i64[2,%d]%s axis=%d", rlx_dtype_name(dt), (long long)xd[0],
+                (long long)xd[1], i != 3 ? " constant" : "", 5 + i, i == 3 ? " constant" : "", i == 2 ? 1 : 0);
+        bo_single(c, "Gather", 2, in, k, 1, 1, &a);
+        bo_run(ctx, c);
+    }
 }
 
 static void gen_gather_elements(bo_ctx *ctx, const void *arg) {

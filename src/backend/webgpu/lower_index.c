@@ -26,7 +26,7 @@
 static bool run_words(rlx_dtype dt, uint64_t n, uint64_t *w) {
     switch (dt) {
     case RLX_DTYPE_I64: *w = 2 * n; return true;
-    case RLX_DTYPE_BOOL: *w = n / 4; return n % 4 == 0;
+    case RLX_DTYPE_BOOL: case RLX_DTYPE_U8: case RLX_DTYPE_I8: *w = n / 4; return n % 4 == 0;
     default: *w = n; return true;
     }
 }
@@ -70,10 +70,12 @@ static void bind_indexed(wg_lower *L, wg_dispatch *d, int a, int b, const rlx_va
 }
 
 /* Gather-1/11/13: y = x[..., indices, ...] along `axis` (f16 data: the
- * f16 instance of gather.wgsl, halves, with shader-f16). */
+ * f16 instance of gather.wgsl, halves, with shader-f16; int8/uint8 data:
+ * bytes, as bool). */
 static rlx_status lower_gather(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *idx = wg_in(L, 1), *y = wg_out(L, 0);
-    if (!wg_value_held(L, x, DATA_TYPES | WG_F16) || !wg_value_held(L, y, DATA_TYPES | WG_F16) || x->dtype != y->dtype)
+    if (!wg_value_held(L, x, DATA_TYPES | WG_F16 | WG_Q8) || !wg_value_held(L, y, DATA_TYPES | WG_F16 | WG_Q8) ||
+        x->dtype != y->dtype)
         return wg_decline(L, "data dtype %s", x ? rlx_dtype_name(x->dtype) : "?");
     if (!wg_value_ok(idx, WG_I32 | WG_I64)) return wg_decline(L, "indices must be i32 or i64");
     if (x->rank < 1) return wg_decline(L, "scalar data");
@@ -175,7 +177,8 @@ static bool tuple_dims(const rlx_value *x, int b, int m, uint64_t *dims, uint64_
  * (strides and slices then count halves). */
 static rlx_status lower_gather_nd(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *idx = wg_in(L, 1), *y = wg_out(L, 0);
-    if (!wg_value_held(L, x, DATA_TYPES | WG_F16) || !wg_value_held(L, y, DATA_TYPES | WG_F16) || x->dtype != y->dtype)
+    if (!wg_value_held(L, x, DATA_TYPES | WG_F16 | WG_Q8) || !wg_value_held(L, y, DATA_TYPES | WG_F16 | WG_Q8) ||
+        x->dtype != y->dtype)
         return wg_decline(L, "data dtype");
     if (!wg_value_ok(idx, WG_I32 | WG_I64)) return wg_decline(L, "indices must be i32 or i64");
     int b = (int)(L->n->version >= 12 ? rlx_param_int(L->n, "batch_dims") : 0), q = idx->rank;

@@ -88,7 +88,7 @@ static const gpu_note k_gpu_notes[] = {
     { "LRN", "f32 only; rank >= 2." },
     /* lower_index.c */
     { "Gather",
-      "data f32, f16, i32, u32, i64 or bool; indices i32 or i64; "
+      "data f32, f16, i32, u32, i64, bool, int8 or uint8 (the quantized embedding tables of quantize_dynamic models); indices i32 or i64; "
       "constant indices in range; run-time indices out of range fail the run as on the CPU (the node named)." },
     { "GatherElements", "data f32, f16, i32, u32 or i64 (not bool); indices i32 or i64; constant indices in range;"
                          " run-time indices out of range fail the run as on the CPU (the node named)." },
@@ -150,8 +150,8 @@ static const char *const k_gpu_general[] = {
     "Shapes are static (known when the plan is compiled for the given input shapes).",
     "The tensors its kernels read and write have dtypes the GPU holds: f32, i32, u32, f16 (halves; the "
     "lowerings that list it, on adapters with shader-f16 except Cast and the comparisons), bool (one byte per "
-    "element), i64 (word pairs) or int8/uint8 (bytes: QuantizeLinear, DequantizeLinear, MatMulInteger and "
-    "QLinearMatMul only); so nodes on "
+    "element), i64 (word pairs) or int8/uint8 (bytes: QuantizeLinear, DequantizeLinear, MatMulInteger, "
+    "QLinearMatMul and Gather only); so nodes on "
     "bf16, f64 and other data run on the CPU.",
     "Every operand fits the device's limits: one binding (maxStorageBufferBindingSize, or RLX_MAX_BINDING_BYTES) "
     "and one buffer (maxBufferSize, or RLX_MAX_BUFFER_BYTES). The elementwise, copy, GEMM and convolution "
