@@ -7,3 +7,6 @@ fn qdot(a: u32, b: u32) -> i32 {
          + extractBits(x, 16u, 8u) * extractBits(y, 16u, 8u) + extractBits(x, 24u, 8u) * extractBits(y, 24u, 8u);
 }
 //!include qgemm_body
+//!main1d t < P.threads {
+    qgemm_main(t);
+}

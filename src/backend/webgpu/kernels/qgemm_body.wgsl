@@ -193,7 +193,8 @@ fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
     return vec2<u32>(bitcast<u32>(acc), P.t_off + mm * P.t_row + nn * P.t_col);
 }
 
-//!main1d t < P.threads {
+// invocation t: output element t (i32), or the four 8-bit outputs of word t
+fn qgemm_main(t: u32) {
     if (REQUANT == 0u) {
         Y[P.y_off + t] = qgemm_acc(t).x;
         return;

@@ -4,3 +4,6 @@
 // (caps.dot4, webgpu_probe.c).
 fn qdot(a: u32, b: u32) -> i32 { return dot4I8Packed(a, b); }
 //!include qgemm_body
+//!main1d t < P.threads {
+    qgemm_main(t);
+}
