@@ -99,21 +99,28 @@ rlx_status wg_run_dispatch(wg_backend *b, wg_dispatch *d, void *const *host, con
     return st;
 }
 
-static rlx_status probe_run(wg_backend *b, uint32_t form) {
-    /* a three-value graph (a, b, y; no node) for the lowering helpers */
+/* A graph of n values of dtypes dt[] and no node (ids in ids[]), for the
+ * lowering helpers of a self-test. */
+static rlx_status probe_graph(int n, const rlx_dtype *dt, rlx_graph **out, int *ids) {
     rlx_graph *g = NULL;
     RLX_TRY(rlx_graph_create(13, &g));
-    int ids[3];
-    const char *names[3] = { "a", "b", "y" };
     rlx_status st = RLX_OK;
-    for (int i = 0; i < 3 && !st; i++) {
-        st = rlx_graph_add_value(g, names[i], &ids[i]);
-        if (!st) g->values[ids[i]].dtype = RLX_DTYPE_F32;
+    for (int i = 0; i < n && !st; i++) {
+        st = rlx_graph_add_value(g, NULL, &ids[i]);
+        if (!st) g->values[ids[i]].dtype = dt[i];
     }
-    if (st) {
-        rlx_graph_destroy(g);
-        return st;
-    }
+    if (st) rlx_graph_destroy(g);
+    else *out = g;
+    return st;
+}
+
+static rlx_status probe_run(wg_backend *b, uint32_t form) {
+    /* a three-value graph (a, b, y) */
+    static const rlx_dtype dt[3] = { RLX_DTYPE_F32, RLX_DTYPE_F32, RLX_DTYPE_F32 };
+    rlx_graph *g = NULL;
+    int ids[3];
+    RLX_TRY(probe_graph(3, dt, &g, ids));
+    rlx_status st = RLX_OK;
     wg_caps caps = b->caps;
     caps.coop = true;
     caps.coop_form = form;
@@ -256,19 +263,11 @@ enum { QM = 5, QN = 7, QK = 11, QPAD = 8 }; /* QPAD: the host arrays' sizes are 
 /* One uint8 x int8 product with zero points (a per row, b per column) of
  * odd sizes through wg_emit_qgemm with dot4 on, against C. */
 static rlx_status dot4_run(wg_backend *b) {
-    rlx_graph *g = NULL;
-    RLX_TRY(rlx_graph_create(13, &g));
     static const rlx_dtype dt[5] = { RLX_DTYPE_U8, RLX_DTYPE_I8, RLX_DTYPE_U8, RLX_DTYPE_I8, RLX_DTYPE_I32 };
+    rlx_graph *g = NULL;
     int ids[5];
+    RLX_TRY(probe_graph(5, dt, &g, ids));
     rlx_status st = RLX_OK;
-    for (int i = 0; i < 5 && !st; i++) {
-        st = rlx_graph_add_value(g, NULL, &ids[i]);
-        if (!st) g->values[ids[i]].dtype = dt[i];
-    }
-    if (st) {
-        rlx_graph_destroy(g);
-        return st;
-    }
     wg_caps caps = b->caps;
     caps.dot4 = true;
     wg_lower L;
