@@ -22,12 +22,13 @@
  * Before that, the integer ops of onnxruntime's quantize_dynamic become
  * ops the GPU has, with the reference kernels' bits: DynamicQuantizeLinear
  * (rewrite_dql) and MatMulInteger when its sums are exact in f32
- * (rewrite_mmi); and QLinearConv and QLinearMatMul become their QDQ form
- * (rewrite_qconv, rewrite_qmatmul: within one level of the integer
- * kernel). ConvInteger is left to the reference kernel. When the plan
- * runs on the CPU alone (stats->cpu_target), DynamicQuantizeLinear,
- * MatMulInteger and QLinearMatMul stay: the CPU runs them exactly on its
- * int8 GEMM (src/backend/cpu/cpu_qgemm.h). */
+ * (rewrite_mmi); and QLinearConv becomes its QDQ form (rewrite_qconv:
+ * within one level of the integer kernel). ConvInteger is left to the
+ * reference kernel. QLinearMatMul stays on every plan: the CPU (int8 GEMM,
+ * src/backend/cpu/cpu_qgemm.h) and the GPU (the integer GEMM,
+ * src/backend/webgpu/lower_qgemm.c) run it exactly. When the plan runs on
+ * the CPU alone (stats->cpu_target), DynamicQuantizeLinear and
+ * MatMulInteger stay too: the CPU's int8 GEMM runs them exactly. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -308,45 +309,6 @@ static rlx_status rewrite_qconv(rlx_graph *g, int ni) {
     return RLX_OK;
 }
 
-/* QLinearMatMul-10/21 as DequantizeLinear -> MatMul (f32) -> QuantizeLinear,
- * like rewrite_qconv: a's and y's parameters per tensor, f32 scales; B a
- * constant [K, N] with its scale and zero point per tensor or per column,
- * so B' = (B - b_zp) * b_scale folds here. Within one level of the integer
- * kernel (see rewrite_qconv). */
-static rlx_status rewrite_qmatmul(rlx_graph *g, int ni) {
-    rlx_node *n = &g->nodes[ni];
-    const rlx_value *v[8];
-    for (int i = 0; i < 8; i++) v[i] = rlx_node_input(g, n, i);
-    if (!v[0] || !rlx_value_is_static(v[0]) || (v[0]->dtype != RLX_DTYPE_U8 && v[0]->dtype != RLX_DTYPE_I8)) return RLX_OK;
-    if (!v[3] || !v[3]->konst || v[3]->rank != 2 || !v[4] || !v[4]->konst || !v[5] || !v[5]->konst || n->out[0] < 0)
-        return RLX_OK;
-    int64_t K = v[3]->dims[0], N = v[3]->dims[1];
-    for (int i = 4; i <= 5; i++)
-        if (rlx_value_numel(v[i]) != 1 && (v[i]->rank != 1 || v[i]->dims[0] != N)) return RLX_OK;
-    for (int i = 1; i <= 7; i++)
-        if (i != 3 && i != 4 && i != 5 && (!v[i] || rlx_value_numel(v[i]) != 1)) return RLX_OK;
-    if (v[1]->dtype != RLX_DTYPE_F32 || v[4]->dtype != RLX_DTYPE_F32 || v[6]->dtype != RLX_DTYPE_F32) return RLX_OK;
-    rlx_tensor *bf;
-    RLX_TRY(rlx_tensor_create(RLX_DTYPE_F32, v[3]->dims, 2, &bf));
-    float *pb = bf->data;
-    for (int64_t k = 0; k < K; k++)
-        for (int64_t j = 0; j < N; j++)
-            pb[k * N + j] = (float)(rlx_tensor_get_i64(v[3]->konst, (size_t)(k * N + j)) - (int64_t)param_at(v[5], j)) *
-                            (float)param_at(v[4], j);
-    int bid, af, yf, tmp, y = n->out[0];
-    int in0 = n->in[0], in1 = n->in[1], in2 = n->in[2], in6 = n->in[6], in7 = n->in[7];
-    RLX_TRY(rlx_graph_add_konst(g, NULL, bf, &bid));
-    g->nodes[ni].dead = true;
-    g->values[y].producer = -1;
-    RLX_TRY(add1(g, "DequantizeLinear", (int[]){ in0, in1, in2 }, 3, NULL, 0, &af));
-    RLX_TRY(add1(g, "MatMul", (int[]){ af, bid }, 2, NULL, 0, &yf));
-    RLX_TRY(add1(g, "QuantizeLinear", (int[]){ yf, in6, in7 }, 3, NULL, 0, &tmp));
-    g->values[tmp].producer = -1;
-    g->nodes[g->n_nodes - 1].out[0] = y;
-    g->values[y].producer = (int)g->n_nodes - 1;
-    return RLX_OK;
-}
-
 rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats) {
     bool any = false;
     size_t nn = g->n_nodes;
@@ -358,7 +320,6 @@ rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats) {
         if (n->op == RLX_OP_DynamicQuantizeLinear && !cpu) RLX_TRY(rewrite_dql(g, (int)i));
         else if (n->op == RLX_OP_MatMulInteger && !cpu) RLX_TRY(rewrite_mmi(g, (int)i));
         else if (n->op == RLX_OP_QLinearConv) RLX_TRY(rewrite_qconv(g, (int)i));
-        else if (n->op == RLX_OP_QLinearMatMul && !cpu) RLX_TRY(rewrite_qmatmul(g, (int)i));
         if (g->n_nodes != before) {
             any = true;
             rlx_fuse_report(PASS, rlx_node_desc(&g->nodes[i]), &g->nodes[g->n_nodes - 1], "as f32 ops");

@@ -260,8 +260,9 @@ for hidden, k_last in [(48, 48), (48, 2048)]:
 # quantize_static in the QOperator format: QuantizeLinear -> QLinearConv x3
 # (per-channel int8 weights, int32 bias, one depthwise, one strided) ->
 # DequantizeLinear, and QuantizeLinear -> QLinearMatMul x2 (per-column
-# weights) -> DequantizeLinear. fuse_qdq writes each QLinear op as
-# DequantizeLinear -> Conv/MatMul -> QuantizeLinear, whose f32 sums and
+# weights) -> DequantizeLinear. QLinearMatMul runs as itself on both
+# devices, equal to the reference kernels bit for bit; fuse_qdq writes each
+# QLinearConv as DequantizeLinear -> Conv -> QuantizeLinear, whose f32 sums and
 # division may put an output one level from the integer kernel's where it
 # lies at a rounding boundary: at most one level (of the output scale) from
 # the reference kernels and from onnxruntime, on 2% of the outputs at most;
@@ -298,13 +299,14 @@ def qop_check(name, nodes, inits, xshape, op, n_op):
         if not C.check(r is not None and ref is not None, "%s %s: run failed" % (dev, name)):
             continue
         row = [ln.split() for ln in log.splitlines() if ln.split()[:1] == [op]]
-        # the CPU runs QLinearMatMul itself, exactly (int8 GEMM); elsewhere it is rewritten
-        native = dev == "cpu" and op == "QLinearMatMul"
+        # both devices run QLinearMatMul themselves, exactly (the CPU's int8 GEMM, the GPU's integer
+        # GEMM); QLinearConv is rewritten
+        native = op == "QLinearMatMul"
         want = [str(n_op), str(n_op), "0", "0"] if native else [str(n_op), "0", "0", str(n_op)]
         C.check(row and row[0][1:5] == want, "%s: %s not %s\n%s" % (dev, op, "native" if native else "rewritten",
                                                                       log))
         if native:
-            C.check(np.array_equal(r[0], ref[0]), "cpu %s: differs from the reference kernels" % name)
+            C.check(np.array_equal(r[0], ref[0]), "%s %s: differs from the reference kernels" % (dev, name))
         for other, what in [(ref[0], "the reference kernels"), (yo, "onnxruntime")]:
             d = np.abs(r[0].astype(np.float64) - other) / step
             print("%s %s vs %s: %.3g%% differ, max %.3g levels" % (dev, name, what, 100 * (d > 1e-6).mean(), d.max()))

@@ -119,9 +119,10 @@ static const gpu_note k_gpu_notes[] = {
       "QuantizeLinear -> DequantizeLinear pair on an activation becomes rlx.QuantizeDequantize (fuse_qdq); a "
       "DequantizeLinear of a constant folds. fuse_qdq also writes DynamicQuantizeLinear as ReduceMin/ReduceMax/"
       "QuantizeLinear and MatMulInteger (constant 2-D B, per-tensor A zero point, sums exact in f32: K * 255 * "
-      "max|B - zp| <= 2^24) as DequantizeLinear -> MatMul -> Cast, and QLinearConv / QLinearMatMul (constant weights, "
-      "bias) as DequantizeLinear -> Conv/MatMul -> QuantizeLinear, so those run on the GPU too (a CPU-only plan "
-      "keeps DynamicQuantizeLinear, MatMulInteger and QLinearMatMul for the CPU's exact int8 GEMM)." },
+      "max|B - zp| <= 2^24) as DequantizeLinear -> MatMul -> Cast, and QLinearConv (constant weights, bias) as "
+      "DequantizeLinear -> Conv -> QuantizeLinear, so those run on the GPU too (a CPU-only plan keeps "
+      "DynamicQuantizeLinear and MatMulInteger for the CPU's exact int8 GEMM). QLinearMatMul is never rewritten: "
+      "both devices run it exactly." },
     /* lower_qgemm.c */
     { "MatMulInteger QLinearMatMul",
       "the integer GEMM (qgemm: i32 sums, bit-exact with the CPU's integer kernel; WGSL dot4I8Packed where it passes "
@@ -129,8 +130,8 @@ static const gpu_note k_gpu_notes[] = {
       "operand's type, one or per row of a / column of b (no batch dims). QLinearMatMul: f32 constant scales (one, "
       "per row, per column), a constant y zero point, an int8/uint8 y, a_scale * b_scale / y_scale finite and "
       ">= 0 (requantized as the CPU's double arithmetic, ties to even). A constant b is packed on the host "
-      "(a copy of it in the step's table). Where fuse_qdq rewrites the node first (see QuantizeLinear) the f32 "
-      "form runs instead." },
+      "(a copy of it in the step's table). Where fuse_qdq rewrites a MatMulInteger first (exact f32 sums, see "
+      "QuantizeLinear) the f32 form runs instead." },
     { "Equal", "inputs f32, f16, i32, u32, i64 or bool, of one dtype." },
     { "Less Greater LessOrEqual GreaterOrEqual", "inputs f32, f16, i32, u32 or i64 (not bool), of one dtype." },
     { "And Or Xor Not", "bool." },
