@@ -1,6 +1,16 @@
 /* The worker pool behind rlx_parallel_for: N-1 workers plus the caller take
- * chunks from a shared counter; a generation number wakes the workers for
- * each job. One job at a time (a mutex serialises concurrent callers).
+ * chunks from a shared counter; a generation number announces each job.
+ * One job at a time (a mutex serialises concurrent callers).
+ *
+ * A job needs at most as many threads as it has chunks: the caller sets
+ * how many workers may join (`team`, packed with the count that joined in
+ * one atomic word), the first ones to see the job join it, the others go
+ * back to waiting without touching it, and the caller waits only for
+ * those that joined. So a region of two chunks costs two threads'
+ * hand-off whatever the pool's size (with 16 threads, all 15 workers
+ * used to run through every region, each taking the pool's mutex twice).
+ * A worker that joins decrements `busy` without a lock; the last one
+ * takes the lock once to wake the caller if it sleeps.
  *
  * Spinning: after a job, workers watch the generation for up to
  * cpu.pool_spin_us microseconds (RLX_POOL_SPIN_US; default 50 while the pool has at most one
@@ -12,7 +22,8 @@
  * ms and ShuffleNet 8.4 -> 6.7 ms per forward pass at 2 threads. On a
  * machine busy with other work a spinning thread can hold the core that the
  * thread it waits for needs (seen there: up to 105 us per region):
- * cpu.pool_spin_us=0 turns it off. */
+ * cpu.pool_spin_us=0 turns it off. Only as many sleeping workers as the
+ * job can use are woken. */
 #define _POSIX_C_SOURCE 200809L
 #include "base/parallel.h"
 
@@ -28,15 +39,23 @@
 
 #define MAX_THREADS 256
 
+/* The team word: workers allowed to join in the high half, workers that
+ * joined in the low half. */
+#define TEAM_SHIFT 32
+#define TEAM_JOINED_MASK ((1ull << TEAM_SHIFT) - 1)
+
 typedef struct pool {
-    pthread_mutex_t lock;      /* guards the fields below and the job slot */
+    pthread_mutex_t lock;      /* with the condition variables: sleeping and waking */
     pthread_cond_t wake, done;
     pthread_mutex_t job_lock;  /* one job at a time */
-    atomic_ulong generation;   /* written under lock; read without it while spinning */
+    atomic_ulong generation;   /* bumped when a job is published */
+    atomic_ullong team;        /* (allowed << TEAM_SHIFT) | joined, for the current job */
+    atomic_int sleepers;       /* workers waiting on `wake` (or about to) */
+    atomic_int caller_asleep;  /* the caller waits on `done` */
     int n_threads;             /* including the caller */
-    atomic_int busy;           /* workers still in the current job (written under lock) */
+    atomic_int busy;           /* workers that joined the current job and are not done */
     long spin_ns;
-    /* the current job */
+    /* the current job, published by the release store of `team` */
     rlx_parallel_fn fn;
     void *ctx;
     size_t n, chunk;
@@ -62,8 +81,8 @@ static long now_ns(void) {
     return (long)t.tv_sec * 1000000000L + t.tv_nsec;
 }
 
-/* Spins up to p->spin_ns until *v != unchanged (generation) or *v == 0
- * (busy); true when it happened. */
+/* Spins up to p->spin_ns until the generation differs from `seen`; true
+ * when it did. */
 static bool spin_until_gen(pool *p, unsigned long seen) {
     if (p->spin_ns <= 0) return false;
     long t0 = now_ns();
@@ -82,20 +101,38 @@ static bool spin_until_idle(pool *p) {
     }
 }
 
+/* Joins the current job if it still wants a worker: true when this thread
+ * is now one of its team (and must run chunks and leave through `busy`). */
+static bool try_join(pool *p) {
+    unsigned long long t = atomic_load_explicit(&p->team, memory_order_acquire);
+    while ((t & TEAM_JOINED_MASK) < (t >> TEAM_SHIFT))
+        if (atomic_compare_exchange_weak_explicit(&p->team, &t, t + 1, memory_order_acq_rel, memory_order_acquire))
+            return true;
+    return false;
+}
+
 static void *worker(void *arg) {
     pool *p = arg;
     unsigned long seen = 0;
     t_in_region = 1;
     for (;;) {
-        spin_until_gen(p, seen);
-        pthread_mutex_lock(&p->lock);
-        while (atomic_load(&p->generation) == seen) pthread_cond_wait(&p->wake, &p->lock);
+        if (!spin_until_gen(p, seen)) {
+            pthread_mutex_lock(&p->lock);
+            atomic_fetch_add(&p->sleepers, 1);
+            while (atomic_load(&p->generation) == seen) pthread_cond_wait(&p->wake, &p->lock);
+            atomic_fetch_sub(&p->sleepers, 1);
+            pthread_mutex_unlock(&p->lock);
+        }
         seen = atomic_load(&p->generation);
-        pthread_mutex_unlock(&p->lock);
+        /* a job that is over has all the workers it allowed: try_join then
+         * fails; a later one's (published by then) may take this thread */
+        if (!try_join(p)) continue;
         run_chunks(p);
-        pthread_mutex_lock(&p->lock);
-        if (atomic_fetch_sub(&p->busy, 1) == 1) pthread_cond_signal(&p->done);
-        pthread_mutex_unlock(&p->lock);
+        if (atomic_fetch_sub(&p->busy, 1) == 1 && atomic_load(&p->caller_asleep)) {
+            pthread_mutex_lock(&p->lock);
+            pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->lock);
+        }
     }
     return NULL;
 }
@@ -149,6 +186,9 @@ static void pool_init(void) {
     pthread_mutex_unlock(&g_cfg_lock);
     p->spin_ns = spin >= 0 ? spin * 1000L : (n <= cores ? 50000L : 0);
     atomic_init(&p->generation, 0);
+    atomic_init(&p->team, 0);
+    atomic_init(&p->sleepers, 0);
+    atomic_init(&p->caller_asleep, 0);
     atomic_init(&p->busy, 0);
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->job_lock, NULL);
@@ -180,25 +220,38 @@ void rlx_parallel_for(size_t n, size_t grain, rlx_parallel_fn fn, void *ctx) {
     }
     pool *p = &g_pool;
     pthread_mutex_lock(&p->job_lock);
-    /* about 4 chunks per thread for balance, never below the grain */
+    /* about 4 chunks per thread for balance, never below the grain; as
+     * many workers as there are chunks beyond the caller's first */
     size_t chunk = n / ((size_t)threads * 4);
     if (chunk < grain) chunk = grain;
-    pthread_mutex_lock(&p->lock);
+    size_t chunks = (n + chunk - 1) / chunk, helpers = (size_t)threads - 1;
+    if (helpers > chunks - 1) helpers = chunks - 1;
     p->fn = fn;
     p->ctx = ctx;
     p->n = n;
     p->chunk = chunk;
-    atomic_store(&p->next, 0);
-    atomic_store(&p->busy, p->n_threads - 1);
-    atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->lock);
+    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->busy, (int)helpers, memory_order_relaxed);
+    /* publishes the job: a worker that joins reads the fields above */
+    atomic_store_explicit(&p->team, (unsigned long long)helpers << TEAM_SHIFT, memory_order_release);
+    atomic_fetch_add(&p->generation, 1);
+    int asleep = atomic_load(&p->sleepers);
+    if (asleep > 0) {
+        pthread_mutex_lock(&p->lock);
+        if ((size_t)asleep <= helpers) pthread_cond_broadcast(&p->wake);
+        else
+            for (size_t i = 0; i < helpers; i++) pthread_cond_signal(&p->wake);
+        pthread_mutex_unlock(&p->lock);
+    }
     t_in_region = 1;
     run_chunks(p);
     t_in_region = 0;
-    spin_until_idle(p);
-    pthread_mutex_lock(&p->lock);
-    while (atomic_load(&p->busy) > 0) pthread_cond_wait(&p->done, &p->lock);
-    pthread_mutex_unlock(&p->lock);
+    if (!spin_until_idle(p) && atomic_load(&p->busy) > 0) {
+        pthread_mutex_lock(&p->lock);
+        atomic_store(&p->caller_asleep, 1);
+        while (atomic_load(&p->busy) > 0) pthread_cond_wait(&p->done, &p->lock);
+        atomic_store(&p->caller_asleep, 0);
+        pthread_mutex_unlock(&p->lock);
+    }
     pthread_mutex_unlock(&p->job_lock);
 }
