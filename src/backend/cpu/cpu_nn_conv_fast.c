@@ -41,6 +41,7 @@
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/mem.h"
 #include "base/parallel.h"
+#include "base/scratch.h"
 
 /* ------------------------------------------------------------ tasks with scratch */
 
@@ -48,18 +49,26 @@ typedef struct slot_job {
     rlx_nn_item_fn fn;
     void *ctx;
     size_t n_items, slot_floats;
-    float *scratch;
-    atomic_size_t next;
+    float *scratch; /* slots x slot_floats floats, or NULL: each thread's own scratch */
+    atomic_size_t next, done;
 } slot_job;
 
+/* Takes items until none are left; a task's scratch is its slot of
+ * j->scratch or, without one, the running thread's RLX_SCRATCH_TASK
+ * buffer (a thread that cannot have it takes no items: the others do
+ * them, and the caller reports the shortfall). */
 static void run_slots(void *ctx, size_t s0, size_t s1) {
     slot_job *j = ctx;
     for (size_t s = s0; s < s1; s++) {
-        float *scratch = j->scratch ? j->scratch + s * j->slot_floats : NULL;
+        float *scratch = NULL;
+        if (j->scratch) scratch = j->scratch + s * j->slot_floats;
+        else if (j->slot_floats && !(scratch = rlx_scratch_get(RLX_SCRATCH_TASK, j->slot_floats * sizeof(float))))
+            continue;
         for (;;) {
             size_t it = atomic_fetch_add(&j->next, 1);
             if (it >= j->n_items) break;
             j->fn(j->ctx, it, scratch);
+            atomic_fetch_add_explicit(&j->done, 1, memory_order_relaxed);
         }
     }
 }
@@ -76,14 +85,19 @@ rlx_status rlx_nn_run_items(const rlx_cpu_kctx *k, size_t n_items, size_t slot_f
     j.slot_floats = slot_floats;
     j.scratch = NULL;
     atomic_init(&j.next, 0);
-    if (slot_floats) {
+    atomic_init(&j.done, 0);
+    /* a slot larger than the per-thread scratch keeps: one block for the call */
+    if (slot_floats > RLX_SCRATCH_MAX_BYTES / sizeof(float)) {
         size_t total;
-        if (!rlx_mul_ok(slots, slot_floats, &total) || !(j.scratch = malloc((total + 1) * sizeof(float))))
+        if (!rlx_mul_ok(slots, slot_floats, &total) || total > SIZE_MAX / sizeof(float) - 1 ||
+            !(j.scratch = malloc((total + 1) * sizeof(float))))
             return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu scratch slots of %zu floats)", slots,
                                 slot_floats);
     }
     rlx_parallel_for(slots, 1, run_slots, &j);
     free(j.scratch);
+    if (atomic_load(&j.done) < n_items)
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (scratch of %zu floats per thread)", slot_floats);
     return RLX_OK;
 }
 
@@ -505,7 +519,8 @@ typedef struct cg_job {
     size_t cig, cog, kt, sp;  /* channels per group, K = cig * taps, positions */
     size_t c_in, c_out, groups;
     bool direct;              /* 1x1, stride 1, no padding: B is the input */
-    size_t nb, n_cb, mb, n_mb; /* blocks of positions and of output channels */
+    size_t n_cb, n_mb;         /* blocks of positions and of output channels (rlx_cpu_block_range) */
+    size_t n_unit, m_unit;     /* in whole units of these */
     /* policy "blas": the column matrix of (image, group, position block) */
     size_t ng, p0, np;
     float *col;
@@ -521,8 +536,10 @@ static void cg_item(void *ctx, size_t item, float *scratch) {
     size_t mbi = item % j->n_mb, rest = item / j->n_mb;
     size_t cbi = rest % j->n_cb, ng = rest / j->n_cb;
     size_t n = ng / j->groups, gi = ng % j->groups;
-    size_t p0 = cbi * j->nb, np = j->sp - p0 < j->nb ? j->sp - p0 : j->nb;
-    size_t m0 = mbi * j->mb, mi = j->cog - m0 < j->mb ? j->cog - m0 : j->mb;
+    size_t p0, np, m0, mi;
+    rlx_cpu_block_range(j->sp, j->n_unit, j->n_cb, cbi, &p0, &np);
+    rlx_cpu_block_range(j->cog, j->m_unit, j->n_mb, mbi, &m0, &mi);
+    if (!np || !mi) return;
     const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
     float *yb = j->y + (n * j->c_out + gi * j->cog + m0) * j->sp + p0;
     const float *bm;
@@ -620,47 +637,48 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
         free(j.col);
         return RLX_OK;
     }
-    /* policy "pool": blocks of positions near CG_COL_FLOATS of columns
-     * (multiples of 16, at least 64), more of them (down to 64 wide) when
-     * there are fewer than two per thread, then blocks of output channels
-     * (at least 16) if still short */
-    size_t threads = (size_t)rlx_parallel_threads(), want = threads > 1 ? 2 * threads : 1;
-    size_t nb = CG_COL_FLOATS / (j.kt ? j.kt : 1) / 16 * 16;
-    if (nb < 64) nb = 64;
-    if (nb > j.sp) nb = j.sp;
-    size_t n_cb = ceil_div(j.sp, nb);
-    if (n_ng * n_cb < want) {
-        size_t more = ceil_div(want, n_ng), most = ceil_div(j.sp, 64);
-        if (more > most) more = most;
-        if (more > n_cb) {
-            nb = ceil_div(ceil_div(j.sp, more), 16) * 16;
-            if (nb > j.sp) nb = j.sp;
-            n_cb = ceil_div(j.sp, nb);
-        }
-    }
-    size_t n_mb = 1;
-    if (n_ng * n_cb < want) {
-        n_mb = ceil_div(want, n_ng * n_cb);
-        size_t most = ceil_div(j.cog, 16);
-        if (n_mb > most) n_mb = most;
-    }
-    j.nb = nb, j.n_cb = n_cb;
+    /* policy "pool": a 2-D split of (output channels x positions) per
+     * (image, group) over the threads (rlx_cpu_split2d_choose): blocks of
+     * positions of at most CG_COL_FLOATS columns' worth (whole tiles of
+     * the GEMM), blocks of output channels on the packed weights' panels;
+     * a block repeats the im2col of its positions (or, with several
+     * channel blocks, reads columns built once) and the packing of its
+     * columns, and the packing of its weight rows unless packed at compile
+     * time */
+    size_t threads = (size_t)rlx_parallel_threads(), mr, nr;
+    rlx_cpu_sgemm_tile(&mr, &nr);
     j.pack = k->pack;
-    j.mb = ceil_div(j.cog, n_mb);
-    if (j.pack) j.mb = ceil_div(j.mb, j.pack->w) * j.pack->w; /* blocks start on the pack's panels */
-    j.n_mb = ceil_div(j.cog, j.mb);
+    size_t max_np = CG_COL_FLOATS / (j.kt ? j.kt : 1) / nr * nr;
+    if (max_np < 2 * nr) max_np = 2 * nr;
+    rlx_cpu_split2d_req q = { n_ng, j.cog, j.sp, j.kt, j.pack ? j.pack->w : mr, nr, max_np,
+                              j.pack ? 0.0 : 8.0 * (double)j.kt, (j.direct ? 8.0 : 12.0) * (double)j.kt,
+                              threads, 0.0 };
+    rlx_cpu_split2d sp2 = rlx_cpu_split2d_choose(&q);
+    j.n_cb = sp2.n_blocks;
+    j.n_mb = sp2.m_blocks;
+    j.m_unit = q.m_unit;
+    j.n_unit = nr;
+    size_t nb = 0; /* the widest block of positions */
+    for (size_t i = 0; i < j.n_cb && i < 2; i++) {
+        size_t b0, len;
+        rlx_cpu_block_range(j.sp, nr, j.n_cb, i, &b0, &len);
+        if (len > nb) nb = len;
+    }
     size_t slot = 0, n_shared = 0;
     if (!j.direct && !rlx_mul_ok(j.kt, nb, &slot))
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "im2col block of %zu x %zu too large", j.kt, nb);
     /* several channel blocks read the same columns: build them once (when
      * they fit in 64 MiB) rather than once per channel block */
     if (!j.direct && j.n_mb > 1 && rlx_mul_ok(n_ng * j.kt, j.sp, &n_shared) && n_shared <= ((size_t)1 << 24)) {
-        if (!(j.shared = malloc((n_shared + 1) * sizeof(float))))
+        /* the calling thread's scratch when it fits there, else one block for the call */
+        float *own = NULL;
+        if (!(j.shared = rlx_scratch_get(RLX_SCRATCH_CALL, n_shared * sizeof(float))) &&
+            !(j.shared = own = malloc((n_shared + 1) * sizeof(float))))
             return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-float column matrix)", n_shared);
         rlx_parallel_for(n_ng * j.cig, 1 + 16384 / (s->ksz * j.sp + 1), cg_im2col_shared, &j);
-        slot = 0;
+        rlx_status st = rlx_nn_run_items(k, n_ng * j.n_cb * j.n_mb, 0, cg_item, &j);
+        free(own);
+        return st;
     }
-    rlx_status st = rlx_nn_run_items(k, n_ng * j.n_cb * j.n_mb, slot, cg_item, &j);
-    free(j.shared);
-    return st;
+    return rlx_nn_run_items(k, n_ng * j.n_cb * j.n_mb, slot, cg_item, &j);
 }

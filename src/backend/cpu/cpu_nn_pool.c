@@ -152,7 +152,8 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
  * of memory for the tap tables (the caller then runs the reference). */
 static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s, pool_kind kind) {
     size_t n_tab = (size_t)(s->out[0] + s->out[1] + s->out[2]);
-    int64_t *tab = malloc((3 * n_tab + 1) * sizeof *tab);
+    int64_t stack_tab[768]; /* the usual sizes: no allocation in the run */
+    int64_t *tab = 3 * n_tab <= 768 ? stack_tab : malloc((3 * n_tab + 1) * sizeof *tab);
     if (!tab) return false;
     fpool_job j;
     j.x = k->in[0]->data;
@@ -187,7 +188,7 @@ static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
     size_t planes = (size_t)g->n * (size_t)g->c_in;
     size_t grain = 1 + 16384 / (s->out_sp * s->ksz + 1);
     rlx_parallel_for(planes, grain, fpool_planes, &j);
-    free(tab);
+    if (tab != stack_tab) free(tab);
     return true;
 }
 
@@ -288,6 +289,7 @@ typedef struct global_job {
     const rlx_tensor *xt;
     const double *xd; /* the double copy (dtypes other than f32) */
     double *y;
+    float *yf; /* the f32 output, written in place (the fast path), or NULL: y */
     size_t sp;
     double p;
 } global_job;
@@ -307,7 +309,9 @@ static void global_planes(void *ctx, size_t p0, size_t p1) {
             size_t i = 0;
             for (; i + 4 <= sp; i += 4) s4[0] += xf[i], s4[1] += xf[i + 1], s4[2] += xf[i + 2], s4[3] += xf[i + 3];
             for (; i < sp; i++) s4[0] += xf[i];
-            j->y[pl] = ((s4[0] + s4[1]) + (s4[2] + s4[3])) / (double)sp;
+            double r = ((s4[0] + s4[1]) + (s4[2] + s4[3])) / (double)sp;
+            if (j->yf) j->yf[pl] = (float)r;
+            else j->y[pl] = r;
             continue;
         }
         for (size_t i = 0; i < sp; i++) {
@@ -318,7 +322,8 @@ static void global_planes(void *ctx, size_t p0, size_t p1) {
         }
         if (kind == POOL_AVG) acc /= (double)sp;
         else if (kind == POOL_LP) acc = p == 1.0 ? acc : p == 2.0 ? sqrt(acc) : pow(acc, 1.0 / p);
-        j->y[pl] = acc;
+        if (j->yf) j->yf[pl] = (float)acc; /* as rlx_nn_store rounds */
+        else j->y[pl] = acc;
     }
 }
 
@@ -330,6 +335,13 @@ static rlx_status global_run(rlx_cpu_kctx *k, pool_kind kind) {
     double p = kind == POOL_LP ? (double)rlx_param_int(k->n, "p") : 1.0;
     /* f32 is read in place (summed in double); other dtypes through a copy */
     bool f32 = xt->dtype == RLX_DTYPE_F32;
+    if (!k->reference && f32 && k->out[0]->dtype == RLX_DTYPE_F32) {
+        /* the fast path: the same per-plane loop over the pool, writing the
+         * f32 output in place (no result buffer) */
+        global_job j = { kind, xt, NULL, NULL, k->out[0]->data, sp, p };
+        rlx_parallel_for(planes, 1 + 16384 / (sp + 1), global_planes, &j);
+        return RLX_OK;
+    }
     rlx_nn_buf x = { 0 }, y;
     if (!f32) RLX_TRY(rlx_nn_load(k, xt, &x));
     rlx_status status = rlx_nn_out(k, k->out[0], &y);
@@ -337,11 +349,8 @@ static rlx_status global_run(rlx_cpu_kctx *k, pool_kind kind) {
         rlx_nn_buf_free(&x);
         return status;
     }
-    global_job j = { kind, xt, x.p, y.p, sp, p };
-    if (!k->reference && f32) /* the fast path: the same per-plane loop over the pool */
-        rlx_parallel_for(planes, 1 + 16384 / (sp + 1), global_planes, &j);
-    else
-        global_planes(&j, 0, planes);
+    global_job j = { kind, xt, x.p, y.p, NULL, sp, p };
+    global_planes(&j, 0, planes);
     rlx_nn_store(k->out[0], &y);
     rlx_nn_buf_free(&x);
     return RLX_OK;

@@ -12,6 +12,7 @@
 #include "base/mem.h"
 #include "base/options.h"
 #include "base/parallel.h"
+#include "base/scratch.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define SGEMM_HAVE_AVX2 1
@@ -452,7 +453,9 @@ static void sgemm_own(const sgemm_args *g) {
     size_t a_len = g->pa ? 0 : round_up(min_sz(MC / mr * mr, g->m), mr) * kc;
     size_t b_len = g->pb ? 0 : round_up(min_sz(NC, g->n), nr) * kc;
     size_t a_pad = round_up(a_len, 16); /* keeps the B panels 64-byte aligned */
-    float *buf = a_pad + b_len ? aligned_alloc(64, (a_pad + b_len) * sizeof(float)) : NULL;
+    /* the blocks live in the thread's scratch (no allocation once it has
+     * grown: at most (MC x KC + KC x NC) floats, 2.2 MB) */
+    float *buf = a_pad + b_len ? rlx_scratch_get(RLX_SCRATCH_SGEMM, (a_pad + b_len) * sizeof(float)) : NULL;
     if (!buf && a_pad + b_len) {
         /* no memory for the blocks: one tile at a time from panels on the
          * stack (the same kernel and the same sums, only slower) */
@@ -473,7 +476,6 @@ static void sgemm_own(const sgemm_args *g) {
         return;
     }
     sgemm_packed(kd, g, buf, buf ? buf + a_pad : NULL);
-    free(buf);
 }
 
 static void sgemm_serial(const sgemm_args *g) {
@@ -525,21 +527,61 @@ typedef struct sgemm_job {
     size_t n_mb, n_nb; /* blocks along m and n */
 } sgemm_job;
 
-/* Block i of n_blocks over [0, total) in whole units of `unit` (the last
- * unit may be short): extents differ by at most one unit. */
-static void block_range(size_t total, size_t unit, size_t n_blocks, size_t i, size_t *b0, size_t *len) {
+void rlx_cpu_block_range(size_t total, size_t unit, size_t n_blocks, size_t i, size_t *b0, size_t *len) {
     size_t units = (total + unit - 1) / unit, q = units / n_blocks, r = units % n_blocks;
     size_t u0 = i * q + (i < r ? i : r), u1 = u0 + q + (i < r ? 1 : 0);
     *b0 = min_sz(u0 * unit, total);
     *len = min_sz(u1 * unit, total) - *b0;
 }
 
+void rlx_cpu_sgemm_tile(size_t *mr, size_t *nr) {
+    const sgemm_kernel *kd = kernel_get();
+    *mr = kd->mr;
+    *nr = kd->nr;
+}
+
+/* Fixed cost of one block (a task taken, C's blocks set up), in
+ * multiply-adds: about 0.2 us. */
+#define SPLIT_BLOCK_COST 16384.0
+
+rlx_cpu_split2d rlx_cpu_split2d_choose(const rlx_cpu_split2d_req *q) {
+    rlx_cpu_split2d best = { 1, 1 };
+    size_t m = q->m, n = q->n, outer = q->outer ? q->outer : 1, threads = q->threads;
+    if (!m || !n || !q->m_unit || !q->n_unit) return best;
+    size_t mu = (m + q->m_unit - 1) / q->m_unit, nu = (n + q->n_unit - 1) / q->n_unit;
+    /* columns per block at most max_n (in whole units) */
+    size_t max_cols = q->max_n ? (q->max_n >= q->n_unit ? q->max_n / q->n_unit : 1) : nu;
+    size_t min_nb = (nu + max_cols - 1) / max_cols;
+    best.n_blocks = min_nb;
+    if (threads <= 1 || (double)outer * (double)m * (double)n * (double)q->k < q->min_work) return best;
+    /* up to two blocks per thread along each side (beyond the columns'
+     * minimum): enough for a balanced split, few enough to try them all */
+    size_t max_mb = mu < 2 * threads ? mu : 2 * threads, max_nb = min_nb + 2 * threads;
+    if (max_nb > nu) max_nb = nu;
+    if (min_nb > max_nb) min_nb = max_nb;
+    double best_t = -1.0;
+    for (size_t bm = 1; bm <= max_mb; bm++) {
+        size_t rows = (mu + bm - 1) / bm;
+        if (bm > 1 && (mu + bm - 2) / (bm - 1) == rows) continue; /* same largest block as bm - 1, more blocks */
+        double r = (double)min_sz(rows * q->m_unit, m);
+        for (size_t bn = min_nb; bn <= max_nb; bn++) {
+            size_t cols = (nu + bn - 1) / bn;
+            if (bn > min_nb && (nu + bn - 2) / (bn - 1) == cols) continue;
+            double c = (double)min_sz(cols * q->n_unit, n);
+            size_t blocks = outer * bm * bn, waves = (blocks + threads - 1) / threads;
+            double t = (double)waves * (r * c * (double)q->k + q->a_cost * r + q->b_cost * c + SPLIT_BLOCK_COST);
+            if (best_t < 0.0 || t < best_t) best_t = t, best.m_blocks = bm, best.n_blocks = bn;
+        }
+    }
+    return best;
+}
+
 static void sgemm_blocks(void *ctx, size_t t0, size_t t1) {
     const sgemm_job *j = ctx;
     for (size_t t = t0; t < t1; t++) {
         size_t i0, mi, c0, nj;
-        block_range(j->g.m, j->mr, j->n_mb, t / j->n_nb, &i0, &mi);
-        block_range(j->g.n, j->nr, j->n_nb, t % j->n_nb, &c0, &nj);
+        rlx_cpu_block_range(j->g.m, j->mr, j->n_mb, t / j->n_nb, &i0, &mi);
+        rlx_cpu_block_range(j->g.n, j->nr, j->n_nb, t % j->n_nb, &c0, &nj);
         if (mi == 0 || nj == 0) continue;
         sgemm_args g = j->g;
         rlx_cpu_sgemm_packref ra, rb; /* the packs from this block's first row / column */
@@ -552,8 +594,6 @@ static void sgemm_blocks(void *ctx, size_t t0, size_t t1) {
         sgemm_serial(&g);
     }
 }
-
-static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
 /* Below this many multiply-adds one thread does the whole product. */
 #define SGEMM_SPLIT_MIN ((size_t)1 << 18)
@@ -573,18 +613,19 @@ void rlx_cpu_sgemm_packed(bool ta, bool tb, size_t m, size_t n, size_t k, float 
         sgemm_serial(&g);
         return;
     }
-    /* about two blocks per thread: columns first (at least 64 wide), then
-     * rows (at least 16) when the columns run out; block edges fall on the
-     * micro-kernel's tiles. Any split gives the same bits: every element's
-     * arithmetic depends on k alone. */
+    /* a 2-D split over the threads (rlx_cpu_split2d_choose): block edges
+     * fall on the micro-kernel's tiles; each block packs its rows of A and
+     * its columns of B, unless they were packed once (constant weights).
+     * Any split gives the same bits: every element's arithmetic depends
+     * on k alone. */
     const sgemm_kernel *kd = kernel_get();
-    size_t want = 2 * threads;
-    size_t n_nb = n / 64;
-    if (n_nb > want) n_nb = want;
-    if (n_nb < 1) n_nb = 1;
-    size_t n_mb = ceil_div(want, n_nb), max_mb = m / 16;
-    if (n_mb > max_mb) n_mb = max_mb;
-    if (n_mb < 1) n_mb = 1;
-    sgemm_job j = { g, kd->mr, kd->nr, n_mb, n_nb };
-    rlx_parallel_for(n_mb * n_nb, 1, sgemm_blocks, &j);
+    rlx_cpu_split2d_req q = { 1, m, n, k, kd->mr, kd->nr, 0, g.pa ? 0.0 : 8.0 * (double)k,
+                              g.pb ? 0.0 : 8.0 * (double)k, threads, (double)SGEMM_SPLIT_MIN };
+    rlx_cpu_split2d sp = rlx_cpu_split2d_choose(&q);
+    if (sp.m_blocks * sp.n_blocks == 1) {
+        sgemm_serial(&g);
+        return;
+    }
+    sgemm_job j = { g, kd->mr, kd->nr, sp.m_blocks, sp.n_blocks };
+    rlx_parallel_for(sp.m_blocks * sp.n_blocks, 1, sgemm_blocks, &j);
 }

@@ -134,4 +134,40 @@ rlx_cpu_sgemm_kernel rlx_cpu_sgemm_kernel_get(void);
  * run). False, and no change, when this CPU or build cannot run it. */
 bool rlx_cpu_sgemm_kernel_set(rlx_cpu_sgemm_kernel kernel);
 
+/* A 2-D split of `outer` independent products of one shape (images x
+ * groups of a convolution; 1 for a plain product) over the threads: rows
+ * (M) into m_blocks blocks of whole units of m_unit, columns (N) into
+ * n_blocks blocks of n_unit (each at most max_n columns when max_n is not
+ * 0), chosen to minimise the time of the slowest thread, modelled as
+ * ceil(outer x blocks / threads) x (the largest block's rows x columns x
+ * k multiply-adds + a_cost x its rows + b_cost x its columns + a fixed
+ * cost per block). a_cost / b_cost are the work per row / column that
+ * each block repeats (packing A's rows: about 8 x k; packing or building
+ * B's columns; 0 where prepared once). So every thread gets work where
+ * there is enough: batch-1 products with few rows (BERT's M = 128) split
+ * their columns too, late-stage convolutions with few positions split
+ * their output channels. Work below min_work multiply-adds in all stays
+ * in one block. The split never changes the results (each element's
+ * arithmetic depends on k alone). */
+typedef struct rlx_cpu_split2d_req {
+    size_t outer, m, n, k, m_unit, n_unit, max_n;
+    double a_cost, b_cost;
+    size_t threads;
+    double min_work;
+} rlx_cpu_split2d_req;
+
+typedef struct rlx_cpu_split2d {
+    size_t m_blocks, n_blocks;
+} rlx_cpu_split2d;
+
+rlx_cpu_split2d rlx_cpu_split2d_choose(const rlx_cpu_split2d_req *req);
+
+/* Block i of n_blocks over [0, total) in whole units of `unit` (the last
+ * unit may be short); extents differ by at most one unit: start *b0,
+ * length *len (0 when there are more blocks than units). */
+void rlx_cpu_block_range(size_t total, size_t unit, size_t n_blocks, size_t i, size_t *b0, size_t *len);
+
+/* The register tile (rows x columns of C) of the kernel in use. */
+void rlx_cpu_sgemm_tile(size_t *mr, size_t *nr);
+
 #endif

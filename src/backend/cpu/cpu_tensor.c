@@ -77,13 +77,14 @@ typedef struct tabs {
     int64_t dims[RLX_MAX_RANK]; /* output dims */
     int64_t *t[RLX_MAX_RANK];   /* per axis: dims[a] source offsets (elements) or -1 */
     int64_t *buf;
+    int64_t small[512]; /* buf when the tables fit: no allocation in the run */
 } tabs;
 
 static rlx_status tabs_make(rlx_cpu_kctx *k, tabs *tb, int rank, const int64_t *dims) {
     size_t n = 1;
     tb->rank = rank;
     for (int a = 0; a < rank; a++) n += (size_t)dims[a];
-    tb->buf = malloc(n * sizeof(int64_t));
+    tb->buf = n <= sizeof tb->small / sizeof tb->small[0] ? tb->small : malloc(n * sizeof(int64_t));
     if (!tb->buf) return oom(k);
     size_t o = 0;
     for (int a = 0; a < rank; a++) {
@@ -94,7 +95,9 @@ static rlx_status tabs_make(rlx_cpu_kctx *k, tabs *tb, int rank, const int64_t *
     return RLX_OK;
 }
 
-static void tabs_free(tabs *tb) { free(tb->buf); }
+static void tabs_free(tabs *tb) {
+    if (tb->buf != tb->small) free(tb->buf);
+}
 
 /* dst[c] = src[sum_a t[a][c_a]], or *fill where an entry is -1; dst is
  * contiguous with the tables' dims. */
@@ -213,7 +216,8 @@ static rlx_status k_split(rlx_cpu_kctx *k) {
     int ax, n_out = k->n->n_out;
     if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
-    int64_t buf[256], *sizes = malloc(((size_t)n_out + 1) * sizeof *sizes);
+    int64_t buf[256], stack_sizes[64]; /* up to 64 outputs: no allocation in the run */
+    int64_t *sizes = n_out <= 64 ? stack_sizes : malloc(((size_t)n_out + 1) * sizeof *sizes);
     if (!sizes) return oom(k);
     const int64_t *split = NULL;
     size_t ns = 0;
@@ -241,7 +245,7 @@ static rlx_status k_split(rlx_cpu_kctx *k) {
         }
         off += blk;
     }
-    free(sizes);
+    if (sizes != stack_sizes) free(sizes);
     return st;
 }
 
