@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""rlx's CPU backend gives the same bits on 1, 2, 3, 7 and 16 threads.
+
+The pool is per process, so each thread count is one `rlx run` process
+(RLX_NUM_THREADS=N, --output-dir); every output must be byte-identical to
+the one-thread run. Models (written here with onnx's helper, seeded random
+weights and inputs in [-1, 1)):
+  - convnet: the splits of the convolution and pooling kernels: a strided
+    3x3 stem, 1x1 convolutions (in place), depthwise 3x3 (stride 1 and 2),
+    a grouped convolution, a late-stage 3x3 with few positions and many
+    output channels (channel blocks, shared columns), residual Add + Relu,
+    MaxPool, AveragePool, GlobalAveragePool, Gemm;
+  - encoder: one BERT-like layer at M = 128 rows (MatMul 128 x 256 x 768
+    and back, Softmax over rows, LayerNormalization, Gelu-free: Relu), the
+    shape whose rows alone cannot keep 16 threads busy;
+  - the ONNX suite's light_squeezenet when present.
+Also checks the one-thread outputs against onnxruntime (relative 1e-4 of
+the output's largest magnitude), so that agreement is not agreement on
+garbage. Exits 77 when rlx or onnxruntime is missing.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("RLX_BUILD_DIR", os.path.join(ROOT, "build"))
+RLX = os.path.join(BUILD, "rlx")
+THREADS = (1, 2, 3, 7, 16)
+
+try:
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError:
+    sys.exit(77)
+
+
+class Builder:
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits, self.k = [], [], 0
+
+    def name(self, base):
+        self.k += 1
+        return f"{base}{self.k}"
+
+    def const(self, shape, scale=1.0):
+        n = self.name("w")
+        self.inits.append(numpy_helper.from_array((self.rng.uniform(-1, 1, shape) * scale).astype(np.float32), n))
+        return n
+
+    def op(self, op, inputs, **attrs):
+        out = self.name(op.lower())
+        self.nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+        return out
+
+    def conv(self, x, cin, cout, k, stride=1, group=1, relu=True):
+        w = self.const((cout, cin // group, k, k), 1.0 / np.sqrt(cin // group * k * k))
+        y = self.op("Conv", [x, w, self.const((cout,), 0.1)], kernel_shape=[k, k], strides=[stride, stride],
+                    pads=[k // 2] * 4, group=group)
+        return self.op("Relu", [y]) if relu else y
+
+    def model(self, path, inputs, out, out_shape):
+        g = helper.make_graph(self.nodes, "threads", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
+                                                      for n, s in inputs],
+                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, out_shape)], self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        onnx.save(m, path)
+
+
+def convnet(path):
+    b = Builder(1)
+    x = b.conv("x", 3, 16, 3, stride=2)                  # 48 -> 24
+    x = b.conv(x, 16, 32, 1)                             # 1x1, in place
+    x = b.conv(x, 32, 32, 3, group=32)                   # depthwise, stride 1
+    x = b.conv(x, 32, 32, 3, stride=2, group=32)         # depthwise, stride 2: 12
+    y = b.conv(x, 32, 32, 3, group=4, relu=False)        # grouped
+    x = b.op("Relu", [b.op("Add", [x, y])])              # residual
+    x = b.op("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])  # 6
+    x = b.conv(x, 32, 192, 3)                            # few positions, many channels
+    x = b.op("AveragePool", [x], kernel_shape=[2, 2], strides=[1, 1])                 # 5
+    x = b.conv(x, 192, 256, 1)
+    x = b.op("GlobalAveragePool", [x])
+    x = b.op("Flatten", [x])
+    x = b.op("Gemm", [x, b.const((256, 10), 0.1), b.const((10,), 0.1)])
+    b.model(path, [("x", [1, 3, 48, 48])], x, [1, 10])
+    return {"x": (1, 3, 48, 48)}
+
+
+def encoder(path):
+    b = Builder(2)
+    d, ff = 256, 768
+    h = b.op("MatMul", ["x", b.const((d, d), 1.0 / 16)])
+    s = b.op("MatMul", [h, b.op("Transpose", [h], perm=[1, 0])])
+    p = b.op("Softmax", [s], axis=-1)
+    a = b.op("MatMul", [p, h])
+    a = b.op("Add", ["x", a])
+    n1 = b.op("LayerNormalization", [a, b.const((d,)), b.const((d,), 0.1)], axis=-1)
+    f = b.op("Relu", [b.op("Add", [b.op("MatMul", [n1, b.const((d, ff), 1.0 / 16)]), b.const((ff,), 0.1)])])
+    f = b.op("Add", [b.op("MatMul", [f, b.const((ff, d), 1.0 / 28)]), b.const((d,), 0.1)])
+    y = b.op("LayerNormalization", [b.op("Add", [n1, f]), b.const((d,)), b.const((d,), 0.1)], axis=-1)
+    b.model(path, [("x", [128, d])], y, [128, d])
+    return {"x": (128, d)}
+
+
+def run_rlx(model, feeds, threads, out_dir):
+    env = dict(os.environ, RLX_NUM_THREADS=str(threads))
+    cmd = [RLX, "run", model, "--device", "cpu", "--iters", "1", "--warmup", "1", "--output-dir", out_dir]
+    for name, path in feeds.items():
+        cmd += ["--input", f"{name}={path}"]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"rlx run {os.path.basename(model)} with {threads} threads: {r.stderr[-800:]}")
+    return {f: np.load(os.path.join(out_dir, f)) for f in sorted(os.listdir(out_dir))}
+
+
+def main():
+    if not os.path.exists(RLX):
+        print(f"skipped: {RLX} is not built")
+        return 77
+    failed = 0
+    checks = 0
+    with tempfile.TemporaryDirectory() as work:
+        models = []
+        for name, make in (("convnet", convnet), ("encoder", encoder)):
+            path = os.path.join(work, name + ".onnx")
+            models.append((name, path, make(path)))
+        sq = os.path.join(ROOT, "third_party", "onnx", "backend-test-data", "light", "light_squeezenet.onnx")
+        if os.path.exists(sq):
+            models.append(("light_squeezenet", sq, {"data_0": (1, 3, 224, 224)}))
+        for name, path, shapes in models:
+            rng = np.random.default_rng(7)
+            feeds, arrays = {}, {}
+            for inp, shape in shapes.items():
+                arrays[inp] = rng.uniform(-1, 1, shape).astype(np.float32)
+                feeds[inp] = os.path.join(work, f"{name}_{inp.replace('/', '_')}.npy")
+                np.save(feeds[inp], arrays[inp])
+            ref = None
+            for t in THREADS:
+                out_dir = os.path.join(work, f"{name}_out{t}")
+                outs = run_rlx(path, feeds, t, out_dir)
+                if ref is None:
+                    ref = outs
+                    exp = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, arrays)[0]
+                    got = next(iter(outs.values()))
+                    err = float(np.max(np.abs(got.astype(np.float64) - exp))) / max(float(np.max(np.abs(exp))), 1e-30)
+                    checks += 1
+                    if not err <= 1e-4:
+                        failed += 1
+                        print(f"FAIL {name}: 1 thread vs onnxruntime: max error {err:.3g} of the largest magnitude")
+                    continue
+                for f, v in ref.items():
+                    checks += 1
+                    if f not in outs or outs[f].tobytes() != v.tobytes():
+                        failed += 1
+                        diff = int(np.sum(outs[f] != v)) if f in outs else -1
+                        print(f"FAIL {name}: output {f} with {t} threads differs from 1 thread ({diff} elements)")
+            print(f"{name}: threads {', '.join(map(str, THREADS))} compared")
+    print(f"{checks - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
