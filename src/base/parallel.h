@@ -12,7 +12,8 @@
  * work before any session counts as unset;
  * idle threads spin cpu.pool_spin_us microseconds, default 50, 0 when there are more threads
  * than cores, for the next region before they sleep). Work smaller than `grain`
- * items, or a call made from inside a parallel region, runs on the caller.
+ * items, or a call made from inside a parallel region, runs on the caller;
+ * larger work wakes and waits for only as many workers as it has chunks.
  * body must not fail: kernels validate before they split. */
 #ifndef RLX_BASE_PARALLEL_H
 #define RLX_BASE_PARALLEL_H

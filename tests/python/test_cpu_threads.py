@@ -10,9 +10,10 @@ weights and inputs in [-1, 1)):
     a grouped convolution, a late-stage 3x3 with few positions and many
     output channels (channel blocks, shared columns), residual Add + Relu,
     MaxPool, AveragePool, GlobalAveragePool, Gemm;
-  - encoder: one BERT-like layer at M = 128 rows (MatMul 128 x 256 x 768
-    and back, Softmax over rows, LayerNormalization, Gelu-free: Relu), the
-    shape whose rows alone cannot keep 16 threads busy;
+  - encoder: one BERT-like layer at M = 128 rows (4-head attention with
+    batched MatMuls, Softmax over rows, MatMul 128 x 256 x 768 and back,
+    LayerNormalization, Relu), the shape whose rows alone cannot keep 16
+    threads busy;
   - the ONNX suite's light_squeezenet when present.
 Also checks the one-thread outputs against onnxruntime (relative 1e-4 of
 the output's largest magnitude), so that agreement is not agreement on
@@ -95,9 +96,15 @@ def encoder(path):
     b = Builder(2)
     d, ff = 256, 768
     h = b.op("MatMul", ["x", b.const((d, d), 1.0 / 16)])
-    s = b.op("MatMul", [h, b.op("Transpose", [h], perm=[1, 0])])
+    shape3 = b.name("shape")
+    b.inits.append(numpy_helper.from_array(np.array([128, 4, 64], np.int64), shape3))
+    shape2 = b.name("shape")
+    b.inits.append(numpy_helper.from_array(np.array([128, d], np.int64), shape2))
+    q = b.op("Transpose", [b.op("Reshape", [h, shape3])], perm=[1, 0, 2])       # 4 heads [4, 128, 64]
+    s = b.op("MatMul", [q, b.op("Transpose", [q], perm=[0, 2, 1])])            # batched [4, 128, 128]
     p = b.op("Softmax", [s], axis=-1)
-    a = b.op("MatMul", [p, h])
+    a = b.op("MatMul", [p, q])                                                  # batched [4, 128, 64]
+    a = b.op("Reshape", [b.op("Transpose", [a], perm=[1, 0, 2]), shape2])
     a = b.op("Add", ["x", a])
     n1 = b.op("LayerNormalization", [a, b.const((d,)), b.const((d,), 0.1)], axis=-1)
     f = b.op("Relu", [b.op("Add", [b.op("MatMul", [n1, b.const((d, ff), 1.0 / 16)]), b.const((ff,), 0.1)])])

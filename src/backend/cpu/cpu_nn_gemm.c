@@ -288,17 +288,22 @@ typedef struct mm_batch {
     const matmul_dims *d;
     const float *a, *b;
     float *y;
+    size_t mr, nr, m_blocks, n_blocks; /* each matrix in m_blocks x n_blocks blocks (rlx_cpu_split2d_choose) */
 } mm_batch;
 
-static void mm_batches(void *ctx, size_t b0, size_t b1) {
+/* Tasks (matrix, row block, column block) of a batched product. */
+static void mm_blocks(void *ctx, size_t t0, size_t t1) {
     const mm_batch *j = ctx;
     const matmul_dims *d = j->d;
-    size_t mk = (size_t)(d->m * d->kk), kn = (size_t)(d->kk * d->n), mn = (size_t)(d->m * d->n);
-    for (size_t bi = b0; bi < b1; bi++) {
-        size_t ao, bo;
+    size_t m = (size_t)d->m, n = (size_t)d->n, kk = (size_t)d->kk, per = j->m_blocks * j->n_blocks;
+    for (size_t t = t0; t < t1; t++) {
+        size_t bi = t / per, r = t % per, ao, bo, i0, mi, c0, nj;
         batch_offsets(d, bi, &ao, &bo);
-        rlx_cpu_sgemm_serial(false, false, (size_t)d->m, (size_t)d->n, (size_t)d->kk, 1.0f, j->a + ao * mk,
-                             (size_t)d->kk, j->b + bo * kn, (size_t)d->n, 0.0f, j->y + bi * mn, (size_t)d->n);
+        rlx_cpu_block_range(m, j->mr, j->m_blocks, r / j->n_blocks, &i0, &mi);
+        rlx_cpu_block_range(n, j->nr, j->n_blocks, r % j->n_blocks, &c0, &nj);
+        if (!mi || !nj) continue;
+        rlx_cpu_sgemm_serial(false, false, mi, nj, kk, 1.0f, j->a + ao * m * kk + i0 * kk, kk, j->b + bo * kk * n + c0,
+                             n, 0.0f, j->y + bi * m * n + i0 * n + c0, n);
     }
 }
 
@@ -319,10 +324,21 @@ static void matmul_f32_blas(rlx_cpu_kctx *k, const matmul_dims *d) {
         matmul_epilogue_f32(k, d, y);
         return;
     }
-    if (d->nb >= (size_t)rlx_parallel_threads() && rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_POOL) {
-        /* one matrix per task */
-        mm_batch j = { d, a, b, y };
-        rlx_parallel_for(d->nb, 1, mm_batches, &j);
+    if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_POOL) {
+        /* tasks of (matrix, block of rows, block of columns): the blocks
+         * split each matrix only where the batch alone cannot keep the
+         * threads busy (attention's 12 heads on 16 threads); the same bits
+         * on any split (cpu_sgemm.h) */
+        mm_batch j = { d, a, b, y, 0, 0, 1, 1 };
+        rlx_cpu_sgemm_tile(&j.mr, &j.nr);
+        rlx_cpu_split2d_req q = { d->nb, (size_t)d->m, (size_t)d->n, (size_t)d->kk, j.mr, j.nr, 0,
+                                  8.0 * (double)d->kk, 8.0 * (double)d->kk, (size_t)rlx_parallel_threads(),
+                                  (double)(1 << 18) };
+        rlx_cpu_split2d sp = rlx_cpu_split2d_choose(&q);
+        j.m_blocks = sp.m_blocks, j.n_blocks = sp.n_blocks;
+        size_t tasks = d->nb * sp.m_blocks * sp.n_blocks;
+        bool tiny = (double)d->nb * (double)d->m * (double)d->n * (double)d->kk < q.min_work;
+        rlx_parallel_for(tasks, tiny ? tasks : 1, mm_blocks, &j); /* tiny: on the caller */
     } else {
         for (size_t bi = 0; bi < d->nb; bi++) {
             size_t ao, bo;

@@ -15,6 +15,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "base/mem.h"
+#include "base/parallel.h"
 #include "base/tensor.h"
 #include "ir/ops/ops.h"
 #include "ir/ops/tensor_geom.h"
@@ -99,22 +100,28 @@ static void tabs_free(tabs *tb) {
     if (tb->buf != tb->small) free(tb->buf);
 }
 
-/* dst[c] = src[sum_a t[a][c_a]], or *fill where an entry is -1; dst is
- * contiguous with the tables' dims. */
-static void tab_copy(const tabs *tb, const void *src_v, void *dst_v, size_t es, const void *fill) {
-    const char *src = src_v;
-    char *dst = dst_v;
+typedef struct tab_job {
+    const tabs *tb;
+    const char *src;
+    char *dst;
+    size_t es;
+    const void *fill;
+} tab_job;
+
+/* Output rows [r0, r1) (a row: the last axis) of tab_copy. */
+static void tab_rows(void *ctx, size_t r0, size_t r1) {
+    const tab_job *j = ctx;
+    const tabs *tb = j->tb;
     int r = tb->rank;
-    size_t total = rlx_dims_span(tb->dims, 0, r);
-    if (total == 0) return;
-    if (r == 0) {
-        elem_copy(dst, src, es);
-        return;
-    }
-    int64_t ctr[RLX_MAX_RANK] = { 0 };
-    int64_t inner = tb->dims[r - 1];
+    size_t es = j->es;
+    int64_t ctr[RLX_MAX_RANK] = { 0 }, inner = tb->dims[r - 1];
     const int64_t *tl = tb->t[r - 1];
-    for (size_t o = 0; o < total; o += (size_t)inner) {
+    size_t rem = r0; /* row r0's index along each outer axis */
+    for (int a = r - 2; a >= 0; a--) {
+        ctr[a] = (int64_t)(rem % (size_t)tb->dims[a]);
+        rem /= (size_t)tb->dims[a];
+    }
+    for (size_t row = r0; row < r1; row++) {
         int64_t base = 0;
         bool filled = false;
         for (int a = 0; a < r - 1; a++) {
@@ -122,17 +129,43 @@ static void tab_copy(const tabs *tb, const void *src_v, void *dst_v, size_t es, 
             if (v < 0) filled = true;
             base += v;
         }
-        char *d = dst + o * es;
-        for (int64_t x = 0; x < inner; x++, d += es) {
-            int64_t v = tl[x];
-            if (filled || v < 0) elem_copy(d, fill, es);
-            else elem_copy(d, src + (size_t)(base + v) * es, es);
+        char *d = j->dst + row * (size_t)inner * es;
+        if (filled) {
+            for (int64_t x = 0; x < inner; x++, d += es) elem_copy(d, j->fill, es);
+        } else if (es == 4) { /* f32, i32: the common case, one word at a time */
+            const char *sb = j->src + (size_t)base * 4;
+            for (int64_t x = 0; x < inner; x++, d += 4) {
+                int64_t v = tl[x];
+                memcpy(d, v < 0 ? (const char *)j->fill : sb + (size_t)v * 4, 4);
+            }
+        } else {
+            for (int64_t x = 0; x < inner; x++, d += es) {
+                int64_t v = tl[x];
+                if (v < 0) elem_copy(d, j->fill, es);
+                else elem_copy(d, j->src + (size_t)(base + v) * es, es);
+            }
         }
         for (int a = r - 2; a >= 0; a--) {
             if (++ctr[a] < tb->dims[a]) break;
             ctr[a] = 0;
         }
     }
+}
+
+/* dst[c] = src[sum_a t[a][c_a]], or *fill where an entry is -1; dst is
+ * contiguous with the tables' dims. Rows are split over the worker pool
+ * (a copy: the same bytes on any split; small tensors on the caller). */
+static void tab_copy(const tabs *tb, const void *src_v, void *dst_v, size_t es, const void *fill) {
+    int r = tb->rank;
+    size_t total = rlx_dims_span(tb->dims, 0, r);
+    if (total == 0) return;
+    if (r == 0) {
+        elem_copy(dst_v, src_v, es);
+        return;
+    }
+    tab_job j = { tb, src_v, dst_v, es, fill };
+    size_t inner = (size_t)tb->dims[r - 1], rows = total / inner;
+    rlx_parallel_for(rows, 1 + 32768 / inner, tab_rows, &j);
 }
 
 /* y = x with its axes permuted: y dims[a] = x dims[perm[a]]. */
