@@ -24,6 +24,10 @@
 #   bash bench/device_run.sh cpu             # ~6 min: rlx's CPU backend vs onnxruntime (all cores),
 #                                            # and rlx's thread policies (RLX_CPU_GEMM=blas,
 #                                            # RLX_POOL_SPIN_US=0) against the defaults
+#   bash bench/device_run.sh cpuab           # ~8 min: rlx's CPU backend, .device/base.tar.xz (made by
+#                                            # scripts/device_bundle.sh BUILD base) against the bundle and
+#                                            # onnxruntime, 5 rounds at $CPUAB_THREADS (default 0: every
+#                                            # core) on $CPUAB_MODELS, and bench/tiny_ops.py; cpuab.txt
 #   bash bench/device_run.sh ab              # ~7 min: before/after in one call: bench/compare.py's model
 #                                            # rows (rlx GPU f32 and f16, batch 1 and 8; $AB_SKIP, default
 #                                            # torch,cpu,accuracy,light,gemm) for .device/base.tar.xz (made by
@@ -299,6 +303,25 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
             --iters 20 --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light"
         done
       } 2>&1 | tee "$OUT/cpu.txt"
+      ;;
+    cpuab)
+      # rlx's CPU backend before (.device/base.tar.xz) and after (the
+      # bundle) against onnxruntime in one call, at $CPUAB_THREADS (default
+      # 0: every core; e.g. "0 2 1"), then the per-node cost (bench/tiny_ops.py)
+      {
+        B=/tmp/rlx_base
+        rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" || echo "cpuab: no .device/base.tar.xz"
+        echo "cpuab: base $(cat .device/base.REVISION 2>/dev/null || echo '?'), new $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+        for t in ${CPUAB_THREADS:-0}; do
+          echo "-- threads $t (0: every core)"
+          timeout 420 "$PY" bench/cpu_vs_ort.py --rlx "$RLX" --base-rlx "$B/bin/rlx" --base-env "LD_LIBRARY_PATH=$B/lib" \
+            --threads "$t" --rounds 5 --iters 10 --warmup 2 \
+            --models "${CPUAB_MODELS:-resnet50,mobilenet_v2,shufflenet,minilm,bert_base}" \
+            --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" 2>&1 | grep -v " round "
+        done
+        timeout 120 "$PY" bench/tiny_ops.py --rlx "$RLX" --base-rlx "$B/bin/rlx" --threads 0 --rounds 5 2>&1 | grep -v "^round"
+        echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
+      } 2>&1 | tee "$OUT/cpuab.txt"
       ;;
     quick)
       timeout 120 "$PY" bench/sweep.py --rlx "$RLX" --out "$OUT/sweep.json" --txt "$OUT/sweep.txt" \
