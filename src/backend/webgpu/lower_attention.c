@@ -1,8 +1,13 @@
 /* The WebGPU lowering of rlx.Attention (see lower_attention.h): the node's
  * geometry (dims and strides of Q, K, V, Y and the mask, batch dims
- * flattened), then one of two generated kernels. Both bake dims and
- * strides into the text (one pipeline per shape and layout) and read the
- * operands through the strides of the absorbed Transposes.
+ * flattened), then one of two generated kernels, which read the operands
+ * through the strides of the absorbed Transposes. The tiled kernel reads
+ * every size that follows the input shape (query rows, keys, the grid,
+ * batch dims, strides) from Params, so that a new shape of a model reuses
+ * its pipelines; its source depends only on the structure (head dims, the
+ * tile, vec4 choices, which strides are 0 or 1, mask or not, whether the
+ * last key tile is partial). The v1 kernel bakes dims and strides into the
+ * text (one pipeline per shape and layout).
  *
  * The tiled kernel ("attention_tiled"). A workgroup of NT = BQ/4 * TD
  * invocations owns BQ query rows of one batch item; invocation (tq, tx)
@@ -119,14 +124,39 @@ static rlx_status att_resolve(wg_lower *L, att_geom *g, bool *empty) {
     return RLX_OK;
 }
 
-/* Params (the binding offsets, then the key count for the tiled kernel)
- * and the bindings of both kernels; without a mask there is no M binding
- * (an unused binding would drop out of the pipeline's layout). v4[i]:
- * operand i (Q, K, V, Y) declared as vec4s. */
-static void emit_bindings(wg_src *b, bool mask, const bool *v4, bool sk_param) {
+/* The sizes the tiled kernel reads from Params after the binding offsets
+ * and P.sk, in declaration order: u32 fields P.<name>. */
+enum { ATT_MAX_PV = 56 };
+typedef struct att_pv {
+    int n;
+    char name[ATT_MAX_PV][8];
+    char expr[ATT_MAX_PV][12]; /* what the source writes: "P.<name>", or "1u" for a unit stride */
+    uint32_t val[ATT_MAX_PV];
+} att_pv;
+
+/* Adds field `name` = v and returns its WGSL expression; a stride of 1
+ * (unit) is written as the literal 1u instead (contiguity is structure,
+ * and keeps scalar loads of neighbours mergeable). */
+static const char *pv_add(att_pv *pv, const char *name, uint64_t v, bool unit) {
+    static const char k_one[] = "1u";
+    if (unit && v == 1) return k_one;
+    int i = pv->n++;
+    snprintf(pv->name[i], sizeof pv->name[i], "%s", name);
+    snprintf(pv->expr[i], sizeof pv->expr[i], "P.%s", name);
+    pv->val[i] = (uint32_t)v;
+    return pv->expr[i];
+}
+
+/* Params (the binding offsets, then for the tiled kernel the key count and
+ * the fields of pv) and the bindings of both kernels; without a mask there
+ * is no M binding (an unused binding would drop out of the pipeline's
+ * layout). v4[i]: operand i (Q, K, V, Y) declared as vec4s. */
+static void emit_bindings(wg_src *b, bool mask, const bool *v4, const att_pv *pv) {
     wg_src_printf(b, "//!elem f32 f16\n");
-    wg_src_printf(b, "//!params q_off: u32, k_off: u32, v_off: u32, %sy_off: u32%s\n", mask ? "m_off: u32, " : "",
-                  sk_param ? ", sk: u32" : "");
+    wg_src_printf(b, "//!params q_off: u32, k_off: u32, v_off: u32, %sy_off: u32%s", mask ? "m_off: u32, " : "",
+                  pv ? ", sk: u32" : "");
+    for (int i = 0; pv && i < pv->n; i++) wg_src_printf(b, ", %s: u32", pv->name[i]);
+    wg_src_printf(b, "\n");
     static const char *const names[4] = { "Q", "K", "V", "Y" };
     int bnd = 1;
     for (int i = 0; i < 4; i++) {
@@ -137,13 +167,23 @@ static void emit_bindings(wg_src *b, bool mask, const bool *v4, bool sk_param) {
 }
 
 /* The batch offsets qb, kb, vb, yb (and mb) of batch item `bi`: its index
- * decomposed over the batch dims. */
-static void emit_batch_offsets(wg_src *b, const att_geom *g) {
+ * decomposed over the batch dims; params: dims and strides from Params
+ * (P.bd<i>, P.bq<i>, .., names from att_params), else literals. */
+static void emit_batch_offsets(wg_src *b, const att_geom *g, bool params) {
     const rlx_attn_layout *l = &g->l;
     wg_src_printf(b, "    var qb = P.q_off;\n    var kb = P.k_off;\n    var vb = P.v_off;\n    var yb = P.y_off;\n");
     if (g->mask) wg_src_printf(b, "    var mb = P.m_off;\n");
     if (g->r > 2) wg_src_printf(b, "    var rem = bi;\n");
-    for (int i = g->r - 3; i >= 0; i--) {
+    for (int i = g->r - 3; i >= 0 && params; i--) {
+        wg_src_printf(b, "    { let c = rem %% P.bd%d; rem = rem / P.bd%d;", i, i);
+        if (l->qs[i]) wg_src_printf(b, " qb = qb + c * P.bq%d;", i);
+        if (l->ks[i]) wg_src_printf(b, " kb = kb + c * P.bk%d;", i);
+        if (l->vs[i]) wg_src_printf(b, " vb = vb + c * P.bv%d;", i);
+        if (l->ys[i]) wg_src_printf(b, " yb = yb + c * P.by%d;", i);
+        if (g->mask && g->ms[i]) wg_src_printf(b, " mb = mb + c * P.bm%d;", i);
+        wg_src_printf(b, " }\n");
+    }
+    for (int i = g->r - 3; i >= 0 && !params; i--) {
         wg_src_printf(b, "    { let c = rem %% %lluu; rem = rem / %lluu;", (ull)l->qd[i], (ull)l->qd[i]);
         if (l->qs[i]) wg_src_printf(b, " qb = qb + c * %lluu;", (ull)l->qs[i]);
         if (l->ks[i]) wg_src_printf(b, " kb = kb + c * %lluu;", (ull)l->ks[i]);
@@ -161,7 +201,7 @@ static void scale_literal(char *out, size_t cap, float v) {
 }
 
 static rlx_status emit_done(wg_lower *L, const att_geom *g, wg_src *b, const char *name, uint64_t groups,
-                            const bool *v4) {
+                            const bool *v4, const att_pv *pv) {
     if (b->oom) {
         wg_src_free(b);
         L->broken = true;
@@ -177,7 +217,8 @@ static rlx_status emit_done(wg_lower *L, const att_geom *g, wg_src *b, const cha
     if (g->mask) wg_bind_value(L, d, wg_in_id(L, 3));
     if (v4 && v4[3]) wg_bind_value4(L, d, wg_out_id(L, 0));
     else wg_bind_value(L, d, wg_out_id(L, 0));
-    if (v4) wg_p_u32(L, d, (uint32_t)g->sk); /* the tiled kernel's P.sk */
+    if (pv) wg_p_u32(L, d, (uint32_t)g->sk); /* the tiled kernel's P.sk and sizes */
+    for (int i = 0; pv && i < pv->n; i++) wg_p_u32(L, d, pv->val[i]);
     return wg_grid_groups(L, d, groups);
 }
 
@@ -219,7 +260,7 @@ static rlx_status lower_v1(wg_lower *L, const att_geom *g, bool *fits) {
                   "// rescaled by exp(mx_old - mx_new); the invocation owns output columns lane + u * TPR.\n"
                   "// y = acc / l.\n",
                   (ull)nb, (ull)sq, (ull)dd, (ull)sk, (ull)dd, (ull)sk, (ull)dv);
-    emit_bindings(&b, m, NULL, false);
+    emit_bindings(&b, m, NULL, NULL);
     wg_src_printf(&b,
                   "const SQ = %lluu;\nconst SK = %lluu;\nconst D = %lluu;\nconst DV = %lluu;\nconst BK = %lluu;\n"
                   "const BQ = %uu;\nconst TPR = %uu;\nconst QS = D + 1u;\nconst SS = BK + 1u;\n",
@@ -243,7 +284,7 @@ static rlx_status lower_v1(wg_lower *L, const att_geom *g, bool *fits) {
                   "    let valid = i < SQ;\n"
                   "    let ic = min(i, SQ - 1u);\n",
                   ATT_BQ * ATT_TPR, (ull)(nb * nqb), (ull)nqb, (ull)nqb);
-    emit_batch_offsets(&b, g);
+    emit_batch_offsets(&b, g, false);
     /* the block's query rows into Qs (rows past SQ repeat the last) */
     wg_src_printf(&b,
                   "    for (var t = tid; t < BQ * D; t = t + BQ * TPR) {\n"
@@ -314,7 +355,7 @@ static rlx_status lower_v1(wg_lower *L, const att_geom *g, bool *fits) {
         wg_src_printf(&b, "        if (lane + %lluu < DV) { Y[yb + (lane + %lluu) * %lluu] = T(acc%llu / l); }\n",
                       (ull)(u * ATT_TPR), (ull)(u * ATT_TPR), (ull)l->ys[r - 1], (ull)u);
     wg_src_printf(&b, "    }\n}\n");
-    return emit_done(L, g, &b, "attention", nb * nqb, NULL);
+    return emit_done(L, g, &b, "attention", nb * nqb, NULL, NULL);
 }
 
 /* ------------------------------------------------------------ tiled */
@@ -417,12 +458,13 @@ static bool vec4_ok(const att_geom *g, const int64_t *dims, const int64_t *st, u
  * columns past `cols` as zeros) into workgroup array dst, ds vec4s per row:
  * slot e = (row, column vec4) for e = tid, tid + NT, ..; neighbouring
  * invocations take neighbouring vec4s of a row, or neighbouring rows when
- * the rows are the contiguous axis of a scalar operand. */
+ * the rows are the contiguous axis of a scalar operand (rowfast). limit,
+ * rs and cs (row and column strides): WGSL expressions. */
 static void emit_load(wg_src *b, int ind, const char *dst, uint32_t ds, uint32_t rows, uint32_t nt, const char *src,
-                      bool v4, const char *base, const char *row0, uint64_t limit, uint64_t rs, uint64_t cs,
-                      uint64_t cols) {
+                      bool v4, const char *base, const char *row0, const char *limit, const char *rs, const char *cs,
+                      bool rowfast, uint64_t cols) {
     uint64_t c4 = wg_cdiv(cols, 4), total = (uint64_t)rows * c4, per = wg_cdiv(total, nt);
-    bool rowfast = !v4 && rs < cs;
+    rowfast = rowfast && !v4;
     bool loop = per > 1; /* a loop (compact: lavapipe compiles it much faster; GPU compilers unroll it) */
     int in = ind + 4;
     if (loop) wg_src_printf(b, "%*sfor (var e = tid; e < %lluu; e = e + %uu) {\n", ind, "", (ull)total, nt);
@@ -434,19 +476,19 @@ static void emit_load(wg_src *b, int ind, const char *dst, uint32_t ds, uint32_t
         }
         if (rowfast) wg_src_printf(b, "%*slet r = e %% %uu;\n%*slet c = e / %uu;\n", in, "", rows, in, "", rows);
         else wg_src_printf(b, "%*slet r = e / %lluu;\n%*slet c = e %% %lluu;\n", in, "", (ull)c4, in, "", (ull)c4);
-        wg_src_printf(b, "%*slet g = %s + r;\n%*svar x = vec4<f32>(0.0);\n%*sif (g < %lluu) {\n", in, "", row0, in, "",
-                      in, "", (ull)limit);
+        wg_src_printf(b, "%*slet g = %s + r;\n%*svar x = vec4<f32>(0.0);\n%*sif (g < %s) {\n", in, "", row0, in, "",
+                      in, "", limit);
         if (v4) {
-            wg_src_printf(b, "%*sx = vec4<f32>(%s[(%s + g * %lluu) / 4u + c]);\n", in + 4, "", src, base, (ull)rs);
+            wg_src_printf(b, "%*sx = vec4<f32>(%s[(%s + g * %s) / 4u + c]);\n", in + 4, "", src, base, rs);
         } else {
             static const char comp[4] = { 'x', 'y', 'z', 'w' };
-            wg_src_printf(b, "%*slet a = %s + g * %lluu + c * %lluu;\n", in + 4, "", base, (ull)rs, (ull)(4 * cs));
+            wg_src_printf(b, "%*slet a = %s + g * %s + c * (4u * %s);\n", in + 4, "", base, rs, cs);
             for (int i = 0; i < 4; i++) {
                 if (i == 0 || cols % 4 == 0)
-                    wg_src_printf(b, "%*sx.%c = f32(%s[a + %lluu]);\n", in + 4, "", comp[i], src, (ull)(i * cs));
+                    wg_src_printf(b, "%*sx.%c = f32(%s[a + %du * %s]);\n", in + 4, "", comp[i], src, i, cs);
                 else
-                    wg_src_printf(b, "%*sif (4u * c + %du < %lluu) { x.%c = f32(%s[a + %lluu]); }\n", in + 4, "", i,
-                                  (ull)cols, comp[i], src, (ull)(i * cs));
+                    wg_src_printf(b, "%*sif (4u * c + %du < %lluu) { x.%c = f32(%s[a + %du * %s]); }\n", in + 4, "", i,
+                                  (ull)cols, comp[i], src, i, cs);
             }
         }
         wg_src_printf(b, "%*s}\n%*s%s[r * %uu + c] = x;\n%*s}\n", in, "", in, "", dst, ds, ind, "");
@@ -472,19 +514,40 @@ static rlx_status lower_tiled(wg_lower *L, const att_geom *g, const att_cfg *c) 
     uint64_t msq = g->mask ? g->ms[r - 2] : 0, msk = g->mask ? g->ms[r - 1] : 0;
     char sl[64];
     scale_literal(sl, sizeof sl, g->scale);
+    /* the sizes that follow the input shape, as Params fields (batch dims'
+     * names as emit_batch_offsets writes them) */
+    att_pv pv = { .n = 0 };
+    pv_add(&pv, "sq", g->sq, false);
+    pv_add(&pv, "nqb", nqb, false);
+    pv_add(&pv, "groups", groups, false);
+    const char *qrs = pv_add(&pv, "qrs", (uint64_t)l->qs[r - 2], true), *qcs = pv_add(&pv, "qcs", (uint64_t)l->qs[r - 1], true);
+    const char *krs = pv_add(&pv, "krs", g->kss, true), *kcs = pv_add(&pv, "kcs", g->kds, true);
+    const char *vrs = pv_add(&pv, "vrs", (uint64_t)l->vs[r - 2], true), *vcs = pv_add(&pv, "vcs", (uint64_t)l->vs[r - 1], true);
+    const char *yrs = pv_add(&pv, "yrs", (uint64_t)l->ys[r - 2], true), *ycs = pv_add(&pv, "ycs", (uint64_t)l->ys[r - 1], true);
+    const char *mrs = msq ? pv_add(&pv, "mrs", msq, true) : "0u", *mks = g->mask ? pv_add(&pv, "mks", msk, true) : "0u";
+    for (int i = r - 3; i >= 0; i--) {
+        char nm[8];
+        const uint64_t st[5] = { (uint64_t)l->qs[i], (uint64_t)l->ks[i], (uint64_t)l->vs[i], (uint64_t)l->ys[i], g->ms[i] };
+        snprintf(nm, sizeof nm, "bd%d", i);
+        pv_add(&pv, nm, (uint64_t)l->qd[i], false);
+        for (int o = 0; o < 5; o++) {
+            if (!st[o] || (o == 4 && !g->mask)) continue;
+            snprintf(nm, sizeof nm, "b%c%d", "qkvym"[o], i);
+            pv_add(&pv, nm, st[o], false);
+        }
+    }
     wg_src b = { 0 };
     wg_src_printf(&b,
-                  "// Generated: rlx.Attention, tiled (lower_attention.c): %llu batches of Q [%llu, %llu], K [%llu, %llu],\n"
-                  "// V [%llu, %llu] (vec4 I/O Q %d K %d V %d Y %d). One workgroup per (batch, %u query rows); invocation\n"
-                  "// (tq, tx) owns rows 4 tq .. 4 tq + 3: scores of keys tx + i TD of each tile of %u keys, online softmax,\n"
-                  "// output column vec4s tx + j TD.\n",
-                  (ull)g->nb, (ull)g->sq, (ull)g->d, (ull)g->sk, (ull)g->d, (ull)g->sk, (ull)g->dv, v4[0], v4[1],
-                  v4[2], v4[3], c->bq, c->bk);
-    emit_bindings(&b, g->mask, v4, true);
+                  "// Generated: rlx.Attention, tiled (lower_attention.c): batches of Q [SQ, %llu], K [SK, %llu],\n"
+                  "// V [SK, %llu] (vec4 I/O Q %d K %d V %d Y %d; sizes and strides in Params). One workgroup per\n"
+                  "// (batch, %u query rows); invocation (tq, tx) owns rows 4 tq .. 4 tq + 3: scores of keys tx + i TD of\n"
+                  "// each tile of %u keys, online softmax, output column vec4s tx + j TD.\n",
+                  (ull)g->d, (ull)g->d, (ull)g->dv, v4[0], v4[1], v4[2], v4[3], c->bq, c->bk);
+    emit_bindings(&b, g->mask, v4, &pv);
     wg_src_printf(&b,
-                  "const SQ = %lluu;\nconst SK = %lluu;\nconst D4 = %uu;\nconst BK = %uu;\nconst TD = %uu;\n"
+                  "const D4 = %uu;\nconst BK = %uu;\nconst TD = %uu;\n"
                   "const QS = %uu;\nconst KS = %uu;\nconst VS = %uu;\nconst PT = %uu;\n",
-                  (ull)g->sq, (ull)g->sk, c->d4, c->bk, td, c->qs, c->ks, c->vs, c->pt);
+                  c->d4, c->bk, td, c->qs, c->ks, c->vs, c->pt);
     wg_src_printf(&b,
                   "var<workgroup> Qs: array<vec4<f32>, %u>;\nvar<workgroup> Ks: array<vec4<f32>, %u>;\n"
                   "var<workgroup> Vs: array<vec4<f32>, %u>;\nvar<workgroup> Ps: array<vec4<f32>, %u>;\n"
@@ -495,20 +558,21 @@ static rlx_status lower_tiled(wg_lower *L, const att_geom *g, const att_cfg *c) 
                   "fn main(@builtin(local_invocation_id) lid: vec3u, @builtin(workgroup_id) wid: vec3u,\n"
                   "        @builtin(num_workgroups) nwg: vec3u) {\n"
                   "    let wl = wid.x + wid.y * nwg.x;\n"
-                  "    if (wl >= %lluu) { return; }\n"
-                  "    let bi = wl / %lluu;\n"
-                  "    let q0 = (wl %% %lluu) * %uu;\n"
+                  "    if (wl >= P.groups) { return; }\n"
+                  "    let SQ = P.sq;\n"
+                  "    let SK = P.sk;\n"
+                  "    let bi = wl / P.nqb;\n"
+                  "    let q0 = (wl %% P.nqb) * %uu;\n"
                   "    let tid = lid.x;\n"
                   "    let tq = tid / TD;\n"
                   "    let tx = tid %% TD;\n",
-                  c->nt, (ull)groups, (ull)nqb, (ull)nqb, c->bq);
-    emit_batch_offsets(&b, g);
-    emit_load(&b, 4, "Qs", c->qs, c->bq, c->nt, "Q", v4[0], "qb", "q0", g->sq, (uint64_t)l->qs[r - 2],
-              (uint64_t)l->qs[r - 1], g->d);
+                  c->nt, c->bq);
+    emit_batch_offsets(&b, g, true);
+    emit_load(&b, 4, "Qs", c->qs, c->bq, c->nt, "Q", v4[0], "qb", "q0", "SQ", qrs, qcs, l->qs[r - 2] < l->qs[r - 1], g->d);
     /* the rows' mask offsets (rows past SQ read the last row) */
     if (g->mask && msq)
         for (int i = 0; i < 4; i++)
-            wg_src_printf(&b, "    let mr%d = mb + min(q0 + tq * 4u + %du, SQ - 1u) * %lluu;\n", i, i, (ull)msq);
+            wg_src_printf(&b, "    let mr%d = mb + min(q0 + tq * 4u + %du, SQ - 1u) * %s;\n", i, i, mrs);
     wg_src_printf(&b, "    let qr = tq * 4u * QS;\n    let kr = tx * KS;\n    let pr = tx * PT + tq;\n"
                       "    let rr = tq * TD;\n");
     wg_src_printf(&b, "    let neg = bitcast<f32>(0xff7fffffu);\n    var m = vec4<f32>(neg);\n    var l = vec4<f32>(0.0);\n");
@@ -518,14 +582,14 @@ static rlx_status lower_tiled(wg_lower *L, const att_geom *g, const att_cfg *c) 
      * lavapipe's LLVM unrolls loops of a few tiles, and compiles for tens of
      * seconds; GPU compilers do not unroll a loop body this large anyway */
     wg_src_printf(&b, "    for (var k0 = 0u; k0 < P.sk; k0 = k0 + BK) {\n        workgroupBarrier();\n");
-    emit_load(&b, 8, "Ks", c->ks, c->bk, c->nt, "K", v4[1], "kb", "k0", g->sk, g->kss, g->kds, g->d);
-    emit_load(&b, 8, "Vs", c->vs, c->bk, c->nt, "V", v4[2], "vb", "k0", g->sk, (uint64_t)l->vs[r - 2],
-              (uint64_t)l->vs[r - 1], g->dv);
+    emit_load(&b, 8, "Ks", c->ks, c->bk, c->nt, "K", v4[1], "kb", "k0", "SK", krs, kcs, g->kss < g->kds, g->d);
+    emit_load(&b, 8, "Vs", c->vs, c->bk, c->nt, "V", v4[2], "vb", "k0", "SK", vrs, vcs, l->vs[r - 2] < l->vs[r - 1],
+              g->dv);
     wg_src_printf(&b, "        workgroupBarrier();\n        let kx = k0 + tx;\n");
     /* the mask of this invocation's scores, read before the dot products */
     if (g->mask) {
         for (uint32_t k = 0; k < rk; k++) {
-            wg_src_printf(&b, "        let gk%u = min(kx + %uu, SK - 1u) * %lluu;\n", k, k * td, (ull)msk);
+            wg_src_printf(&b, "        let gk%u = min(kx + %uu, SK - 1u) * %s;\n", k, k * td, mks);
             if (msq)
                 for (int i = 0; i < 4; i++) wg_src_printf(&b, "        let mk%d_%u = f32(M[mr%d + gk%u]);\n", i, k, i, k);
             else
@@ -608,17 +672,15 @@ static rlx_status lower_tiled(wg_lower *L, const att_geom *g, const att_cfg *c) 
             else wg_src_printf(&b, "            {\n");
             wg_src_printf(&b, "                let y = a%d_%u / l.%c;\n", i, v, comp4[i]);
             if (v4[3]) {
-                wg_src_printf(&b, "                Y[(yb + row * %lluu) / 4u + tx + %uu] = vec4<T>(y);\n", (ull)l->ys[r - 2], col);
+                wg_src_printf(&b, "                Y[(yb + row * %s) / 4u + tx + %uu] = vec4<T>(y);\n", yrs, col);
             } else {
-                uint64_t ysd = (uint64_t)l->ys[r - 1];
-                wg_src_printf(&b, "                let a = yb + row * %lluu + (tx + %uu) * %lluu;\n", (ull)l->ys[r - 2], col,
-                              (ull)(4 * ysd));
+                wg_src_printf(&b, "                let a = yb + row * %s + (tx + %uu) * (4u * %s);\n", yrs, col, ycs);
                 for (int e = 0; e < 4; e++) {
                     if (e == 0 || g->dv % 4 == 0)
-                        wg_src_printf(&b, "                Y[a + %lluu] = T(y.%c);\n", (ull)(e * ysd), comp4[e]);
+                        wg_src_printf(&b, "                Y[a + %du * %s] = T(y.%c);\n", e, ycs, comp4[e]);
                     else
-                        wg_src_printf(&b, "                if (4u * (tx + %uu) + %du < %lluu) { Y[a + %lluu] = T(y.%c); }\n",
-                                      col, e, (ull)g->dv, (ull)(e * ysd), comp4[e]);
+                        wg_src_printf(&b, "                if (4u * (tx + %uu) + %du < %lluu) { Y[a + %du * %s] = T(y.%c); }\n",
+                                      col, e, (ull)g->dv, e, ycs, comp4[e]);
                 }
             }
             wg_src_printf(&b, "            }\n");
@@ -626,7 +688,7 @@ static rlx_status lower_tiled(wg_lower *L, const att_geom *g, const att_cfg *c) 
         wg_src_printf(&b, "        }\n    }\n");
     }
     wg_src_printf(&b, "}\n");
-    return emit_done(L, g, &b, "attention_tiled", groups, v4);
+    return emit_done(L, g, &b, "attention_tiled", groups, v4, &pv);
 }
 
 /* ------------------------------------------------------------ entry */

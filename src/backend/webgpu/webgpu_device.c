@@ -926,6 +926,9 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
     }
     p->pipe = pipe;
     b->pipes_created++;
+    if (be->caps.cfg->gpu_trace) /* which kernels a new shape or model compiles (bench/shape_pipelines) */
+        rlx_log(RLX_LOG_DEBUG, "webgpu: pipeline %zu created: kernel '%s' (%s%s, %d override constants)", b->pipes_created,
+                d->kernel, d->elem == WG_ELEM_F16 ? "f16" : d->elem == WG_ELEM_I32 ? "i32" : d->elem == WG_ELEM_U32 ? "u32" : "f32", d->source ? ", generated" : "", d->n_spec);
     *out = pipe;
     return RLX_OK;
 }
