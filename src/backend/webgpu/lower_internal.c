@@ -2,13 +2,15 @@
  * src/ir/ops/internal_ops.h):
  *  - FusedElementwise: the program becomes generated WGSL, one dispatch of
  *    one invocation per output element (or one per block of the output
- *    when an operand exceeds one storage binding, wg_split.h); dims and
- *    broadcast strides are baked into the index arithmetic, finite
- *    constants into bit-exact literals, non-finite ones into Params words.
+ *    when an operand exceeds one storage binding, wg_split.h); the dims and
+ *    broadcast strides of the index arithmetic are Params words (baked
+ *    into the source only when they would not fit Params), finite
+ *    constants bit-exact literals, non-finite ones Params words.
  *    Inputs are f32, or bool (one byte per element, four to a word; read
  *    as 0.0 / 1.0, as the CPU's chain does: a Where condition).
- *    Equal programs over equal shapes share one pipeline (the cache keys on
- *    the source).
+ *    Equal programs over shapes of equal structure (which inputs broadcast
+ *    along which runs of dims) share one pipeline (the cache keys on the
+ *    source): a new sequence length or batch of a model reuses them.
  *  - AddLayerNormalization: kernels/add_layernorm.wgsl, one workgroup per
  *    row.
  *  - Attention: generated WGSL, in lower_attention.c.
@@ -30,10 +32,36 @@
 
 /* ------------------------------------------------------------ FusedElementwise */
 
-/* Appends the element index of input x for output index `g` of y: "g" when
- * x has y's shape, "0u" for a scalar, else the sum over x's non-broadcast
- * dims (merged where contiguous) of ((g / out_stride) % dim) * in_stride. */
-static void index_expr(wg_src *b, const rlx_value *x, const rlx_value *y) {
+/* The sizes a generated FusedElementwise kernel reads from Params (u32
+ * fields after the fixed ones), or none when `bake` (then literals). */
+typedef struct ew_sizes {
+    bool bake;
+    int n;
+    char name[WG_MAX_PARAMS][12];
+    uint32_t v[WG_MAX_PARAMS];
+} ew_sizes;
+
+/* Appends size v of input `in`, segment k, as a Params field <tag><in>_<k>
+ * (or a literal when sz->bake; fields past WG_MAX_PARAMS are counted and
+ * make the caller bake). */
+static void size_expr(wg_src *b, ew_sizes *sz, char tag, int in, int k, uint64_t v) {
+    if (sz->bake) {
+        wg_src_printf(b, "%lluu", (unsigned long long)v);
+        return;
+    }
+    wg_src_printf(b, "P.%c%d_%d", tag, in, k);
+    if (sz->n < WG_MAX_PARAMS) {
+        snprintf(sz->name[sz->n], sizeof sz->name[0], "%c%d_%d", tag, in, k);
+        sz->v[sz->n] = (uint32_t)v;
+    }
+    sz->n++;
+}
+
+/* Appends the element index of input x (number `in`) for output index `g`
+ * of y: "g" when x has y's shape, "0u" for a scalar, else the sum over x's
+ * non-broadcast dims (merged where contiguous) of ((g / out_stride) % dim)
+ * * in_stride, the sizes through size_expr. */
+static void index_expr(wg_src *b, const rlx_value *x, const rlx_value *y, int in, ew_sizes *sz) {
     uint64_t nx = wg_numel(x), ny = wg_numel(y);
     if (nx == ny) {
         wg_src_printf(b, "g");
@@ -74,10 +102,26 @@ static void index_expr(wg_src *b, const rlx_value *x, const rlx_value *y) {
     for (int k = 0; k < ns; k++) {
         bool outer = os[k] * ex[k] == ny; /* no modulo needed */
         wg_src_printf(b, "%s", k ? " + " : "(");
-        if (os[k] == 1) wg_src_printf(b, outer ? "g" : "(g %% %lluu)", (unsigned long long)ex[k]);
-        else if (outer) wg_src_printf(b, "(g / %lluu)", (unsigned long long)os[k]);
-        else wg_src_printf(b, "((g / %lluu) %% %lluu)", (unsigned long long)os[k], (unsigned long long)ex[k]);
-        if (is[k] != 1) wg_src_printf(b, " * %lluu", (unsigned long long)is[k]);
+        if (os[k] == 1 && outer) {
+            wg_src_printf(b, "g");
+        } else if (os[k] == 1) {
+            wg_src_printf(b, "(g %% ");
+            size_expr(b, sz, 'e', in, k, ex[k]);
+            wg_src_printf(b, ")");
+        } else {
+            wg_src_printf(b, outer ? "(g / " : "((g / ");
+            size_expr(b, sz, 's', in, k, os[k]);
+            wg_src_printf(b, ")");
+            if (!outer) {
+                wg_src_printf(b, " %% ");
+                size_expr(b, sz, 'e', in, k, ex[k]);
+                wg_src_printf(b, ")");
+            }
+        }
+        if (is[k] != 1) {
+            wg_src_printf(b, " * ");
+            size_expr(b, sz, 't', in, k, is[k]);
+        }
     }
     wg_src_printf(b, ")");
 }
@@ -110,6 +154,7 @@ typedef struct ew_emit_ctx {
     const char *src;
     int n_in;
     const kslots *ks;
+    const ew_sizes *sz;
     wg_elem elem; /* f16 when an operand is f16 (bound as array<f16>), else f32 */
     const bool *is_bool; /* per input */
 } ew_emit_ctx;
@@ -136,6 +181,7 @@ static rlx_status emit_ew_block(wg_lower *L, const wg_block *blk, void *vctx) {
     WG_P(L, d, wg_pu(blk->numel), wg_pu(blk->base[c->n_in]));
     for (int i = 0; i < c->n_in; i++) wg_p_u32(L, d, (uint32_t)first[i]);
     for (int k = 0; k < c->ks->n; k++) wg_p_f32(L, d, c->ks->v[k]);
+    for (int k = 0; !c->sz->bake && k < c->sz->n; k++) wg_p_u32(L, d, c->sz->v[k]);
     return wg_grid_1d(L, d, blk->numel);
 }
 
@@ -170,17 +216,23 @@ static rlx_status lower_fused_ew(wg_lower *L) {
         if (!ok) return wg_decline(L, "input %d does not broadcast to the output", i);
     }
     kslots ks = { .n = 0 };
+    ew_sizes sz = { .bake = false };
     wg_src b = { 0 };
     char ea[64], eb[64];
-    /* the body first (it decides the Params slots), the header after */
+    /* the body first (it decides the Params slots), the header after;
+     * again with the sizes baked when they do not fit Params */
     wg_src body = { 0 };
+again:
+    ks.n = 0;
+    sz.n = 0;
+    wg_src_free(&body);
     /* g: the output index in the whole tensor (blocks start at P.i0); an
      * input's index minus its window's first element P.b<k> */
     wg_src_printf(&body, "    let g = P.i0 + i;\n");
     for (int i = 0; i < p.n_in; i++) {
         if (is_bool[i]) { /* byte j of the bound words: 0.0 or 1.0 */
             wg_src_printf(&body, "    let j%d = ", i);
-            index_expr(&body, wg_in(L, i), y);
+            index_expr(&body, wg_in(L, i), y, i, &sz);
             wg_src_printf(&body, " - P.b%d;\n", i);
             wg_src_printf(&body,
                           "    let r%d = select(0.0, 1.0, ((X%d[P.o%d + (j%d >> 2u)] >> ((j%d & 3u) * 8u)) & 0xffu) "
@@ -189,7 +241,7 @@ static rlx_status lower_fused_ew(wg_lower *L) {
             continue;
         }
         wg_src_printf(&body, "    let r%d = f32(X%d[P.o%d + (", i, i, i); /* loads widen to f32 */
-        index_expr(&body, wg_in(L, i), y);
+        index_expr(&body, wg_in(L, i), y, i, &sz);
         wg_src_printf(&body, " - P.b%d)]);\n", i);
     }
     for (int c = 0; c < p.n_consts; c++) {
@@ -215,9 +267,13 @@ static rlx_status lower_fused_ew(wg_lower *L) {
     /* one rounding to the output's type, at the store */
     wg_src_printf(&body, "    Y[P.oy + i] = %s(r%d);\n}\n", y->dtype == RLX_DTYPE_F16 ? "f16" : "f32",
                   rlx_ew_reg(&p, p.n_instr - 1));
+    if (!sz.bake && 2 * p.n_in + 3 + ks.n + sz.n > WG_MAX_PARAMS) {
+        sz.bake = true;
+        goto again;
+    }
     /* header: Params, bindings, the library */
-    wg_src_printf(&b, "// Generated: rlx.FusedElementwise of %d instructions over %llu elements (lower_internal.c).\n",
-                  p.n_instr, (unsigned long long)n);
+    wg_src_printf(&b, "// Generated: rlx.FusedElementwise of %d instructions (lower_internal.c)%s.\n", p.n_instr,
+                  sz.bake ? ", sizes baked" : "");
     if (any16) wg_src_printf(&b, "//!elem f32 f16\n");
     wg_src_printf(&b, "//!params");
     int words = 0;
@@ -226,6 +282,7 @@ static rlx_status lower_fused_ew(wg_lower *L) {
     words += 3;
     for (int i = 0; i < p.n_in; i++, words++) wg_src_printf(&b, " b%d: u32,", i);
     for (int k = 0; k < ks.n; k++, words++) wg_src_printf(&b, " k%d: f32,", k);
+    for (int k = 0; !sz.bake && k < sz.n; k++, words++) wg_src_printf(&b, " %s: u32,", sz.name[k]);
     wg_src_printf(&b, "\n"); /* the struct and its binding 0 come from //!params */
     for (int i = 0; i < p.n_in; i++)
         wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> X%d: array<%s>;\n", i + 1, i,
@@ -262,7 +319,7 @@ static rlx_status lower_fused_ew(wg_lower *L) {
         }
     }
     for (int dd = 0; dd < y->rank; dd++) sp.dims[dd] = (uint64_t)y->dims[dd];
-    ew_emit_ctx ec = { b.s, p.n_in, &ks, any16 ? WG_ELEM_F16 : WG_ELEM_F32, is_bool };
+    ew_emit_ctx ec = { b.s, p.n_in, &ks, &sz, any16 ? WG_ELEM_F16 : WG_ELEM_F32, is_bool };
     rlx_status st = wg_split_strided(L, &sp, emit_ew_block, &ec);
     wg_src_free(&b);
     return st;
