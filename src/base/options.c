@@ -124,7 +124,8 @@ static const opt_def k_opts[] = {
     STR("gpu.disable", "RLX_GPU_DISABLE", "comma-separated op types", NULL, gpu_disable,
         "run these op types on the CPU even where a WGSL lowering exists"),
     BOOL("gpu.trace", "RLX_GPU_TRACE", "0", gpu_trace,
-         "print each GPU step's dispatches and grids, each CPU fallback with its reason, failing generated kernels"),
+         "print each GPU step's dispatches and grids, each CPU fallback with its reason, each pipeline created, "
+         "failing generated kernels"),
     BOOL("gpu.warm_pipelines", "RLX_GPU_WARM_PIPELINES", "1", gpu_warm_pipelines,
          "compile ends with every dispatch recorded once with zero workgroups, so that drivers that compile "
          "shaders at their first dispatch (lavapipe) do it inside compile, not in the first run"),
