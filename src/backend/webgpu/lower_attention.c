@@ -5,8 +5,8 @@
  * every size that follows the input shape (query rows, keys, the grid,
  * batch dims, strides) from Params, so that a new shape of a model reuses
  * its pipelines; its source depends only on the structure (head dims, the
- * tile, vec4 choices, which strides are 0 or 1, mask or not, whether the
- * last key tile is partial). The v1 kernel bakes dims and strides into the
+ * tile, vec4 choices, which row and column strides are 0 or 1, mask or
+ * not, whether the last key tile is partial). The v1 kernel bakes dims and strides into the
  * text (one pipeline per shape and layout).
  *
  * The tiled kernel ("attention_tiled"). A workgroup of NT = BQ/4 * TD
@@ -175,12 +175,12 @@ static void emit_batch_offsets(wg_src *b, const att_geom *g, bool params) {
     if (g->mask) wg_src_printf(b, "    var mb = P.m_off;\n");
     if (g->r > 2) wg_src_printf(b, "    var rem = bi;\n");
     for (int i = g->r - 3; i >= 0 && params; i--) {
+        /* every stride, 0 included (a mask broadcast over batch 1 and not
+         * over batch 2 keeps one source) */
         wg_src_printf(b, "    { let c = rem %% P.bd%d; rem = rem / P.bd%d;", i, i);
-        if (l->qs[i]) wg_src_printf(b, " qb = qb + c * P.bq%d;", i);
-        if (l->ks[i]) wg_src_printf(b, " kb = kb + c * P.bk%d;", i);
-        if (l->vs[i]) wg_src_printf(b, " vb = vb + c * P.bv%d;", i);
-        if (l->ys[i]) wg_src_printf(b, " yb = yb + c * P.by%d;", i);
-        if (g->mask && g->ms[i]) wg_src_printf(b, " mb = mb + c * P.bm%d;", i);
+        wg_src_printf(b, " qb = qb + c * P.bq%d; kb = kb + c * P.bk%d;", i, i);
+        wg_src_printf(b, " vb = vb + c * P.bv%d; yb = yb + c * P.by%d;", i, i);
+        if (g->mask) wg_src_printf(b, " mb = mb + c * P.bm%d;", i);
         wg_src_printf(b, " }\n");
     }
     for (int i = g->r - 3; i >= 0 && !params; i--) {
@@ -531,7 +531,7 @@ static rlx_status lower_tiled(wg_lower *L, const att_geom *g, const att_cfg *c) 
         snprintf(nm, sizeof nm, "bd%d", i);
         pv_add(&pv, nm, (uint64_t)l->qd[i], false);
         for (int o = 0; o < 5; o++) {
-            if (!st[o] || (o == 4 && !g->mask)) continue;
+            if (o == 4 && !g->mask) continue;
             snprintf(nm, sizeof nm, "b%c%d", "qkvym"[o], i);
             pv_add(&pv, nm, st[o], false);
         }
