@@ -11,4 +11,8 @@
  * One node lives at a time: the previous call's parameter block is freed. */
 rlx_node test_make_node(const char *op, int version, int n_in, int n_out, rlx_node_attr *attrs, int n_attrs);
 
+/* The same for an op of `domain` ("rlx" for the internal ops). */
+rlx_node test_make_node_in(const char *domain, const char *op, int version, int n_in, int n_out,
+                           rlx_node_attr *attrs, int n_attrs);
+
 #endif

@@ -223,13 +223,18 @@ int test_have_gpu(void) {
 /* ------------------------------------------------------------ bare nodes */
 
 rlx_node test_make_node(const char *op, int version, int n_in, int n_out, rlx_node_attr *attrs, int n_attrs) {
+    return test_make_node_in("", op, version, n_in, n_out, attrs, n_attrs);
+}
+
+rlx_node test_make_node_in(const char *domain, const char *op, int version, int n_in, int n_out,
+                           rlx_node_attr *attrs, int n_attrs) {
     static int ids[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
     static rlx_node_attr *prev_params;
     rlx_node n;
     memset(&n, 0, sizeof n);
     n.name = (char *)"node0";
     n.op_type = (char *)op;
-    n.domain = (char *)"";
+    n.domain = (char *)domain;
     n.version = version;
     n.in = ids;
     n.n_in = n_in;
@@ -238,7 +243,7 @@ rlx_node test_make_node(const char *op, int version, int n_in, int n_out, rlx_no
     n.attrs = attrs;
     n.n_attrs = n_attrs;
     free(prev_params);
-    n.def = rlx_op_find("", op);
+    n.def = rlx_op_find(domain, op);
     n.op = n.def ? n.def->id : RLX_OP_NONE;
     CHECK_OK(rlx_node_resolve_params(&n));
     prev_params = n.params;

@@ -13,8 +13,9 @@
  * their ancestors first (the importer has not run inference yet).
  *
  * Where an expansion is inexact or slow it says so in its row:
- * MatMulNBits dequantizes its constant packed weights to a dense matrix
- * at import (8x the memory of 4-bit weights); DynamicQuantizeLSTM computes
+ * MatMulNBits keeps 4-bit weights packed (rlx.MatMulNBits) but dequantizes
+ * 8-bit ones and float zero points to a dense matrix at import (4 bytes a
+ * weight); DynamicQuantizeLSTM computes
  * the LSTM in f32 where onnxruntime quantizes X and h dynamically to 8 bits
  * for its GEMMs; the QLinear ops round once, after the f32 op. */
 #include "import/onnx_contrib.h"
@@ -28,6 +29,7 @@
 #include "base/status.h"
 #include "base/tensor.h"
 #include "ir/op.h"
+#include "ir/ops/internal_ops.h"
 #include "ir/ops/ops.h"
 
 #define RLX_CONTRIB_OPSET 21
@@ -216,18 +218,23 @@ static void free_attrs(rlx_node_attr *attrs, int n) {
 
 /* Adds op(in) at opset `opset` (0: RLX_CONTRIB_OPSET) writing out[], and
  * infers it. attrs are adopted. */
-static rlx_status emit_to(cx *c, int opset, const char *op, const int *in, int n_in, rlx_node_attr *attrs,
-                          int n_attrs, const int *out, int n_out) {
+static rlx_status emit_to_dom(cx *c, int opset, const char *domain, const char *op, const int *in, int n_in,
+                              rlx_node_attr *attrs, int n_attrs, const int *out, int n_out) {
     char name[300];
     snprintf(name, sizeof name, "%s/%s_%u", c->name, op, c->counter++);
     int64_t saved = c->g->opset;
     c->g->opset = opset ? opset : RLX_CONTRIB_OPSET;
     int nid;
-    rlx_status st = rlx_graph_add_node(c->g, op, "", name, in, n_in, out, n_out, attrs, n_attrs, &nid);
+    rlx_status st = rlx_graph_add_node(c->g, op, domain, name, in, n_in, out, n_out, attrs, n_attrs, &nid);
     c->g->opset = saved;
     if (!st) st = rlx_infer_node(c->g, nid);
     if (st) rlx_fail_prefix(st, "%s: expanding: ", c->label);
     return st;
+}
+
+static rlx_status emit_to(cx *c, int opset, const char *op, const int *in, int n_in, rlx_node_attr *attrs,
+                          int n_attrs, const int *out, int n_out) {
+    return emit_to_dom(c, opset, "", op, in, n_in, attrs, n_attrs, out, n_out);
 }
 
 /* op(in) with one output: dst when >= 0, else a new value; *out its id. */
@@ -565,11 +572,43 @@ static const rlx_tensor *konst_input(cx *c, int i, const char *what, rlx_status 
     return t;
 }
 
+/* rlx.MatMulNBits(A, B, scales f32, zero points) (+ bias) on the packed
+ * weights, for bits 4 with uint8 or no zero points: B and the zero points
+ * are used as they are, the scales converted to f32 when they are f16 (exact). */
+static rlx_status matmul_nbits_packed(cx *c, int a, const rlx_tensor *S, int64_t K, int64_t N, int64_t bs) {
+    int s = in_id(c, 2);
+    if (S->dtype != RLX_DTYPE_F32) {
+        rlx_tensor *sf;
+        RLX_TRY(rlx_tensor_create(RLX_DTYPE_F32, S->dims, S->rank, &sf));
+        for (size_t i = 0; i < rlx_tensor_numel(S); i++) ((float *)sf->data)[i] = (float)rlx_tensor_get_f64(S, i);
+        RLX_TRY(rlx_graph_add_konst(c->g, NULL, sf, &s));
+    }
+    int in[4] = { a, in_id(c, 1), s, in_id(c, 3) };
+    bool bias = in_id(c, 5) >= 0;
+    int y = bias ? -1 : out_id(c, 0);
+    if (y < 0) RLX_TRY(rlx_graph_add_value(c->g, NULL, &y));
+    rlx_node_attr at[3];
+    const char *names[3] = { "K", "N", "block_size" };
+    const int64_t vals[3] = { K, N, bs };
+    for (int i = 0; i < 3; i++) {
+        rlx_status st = rlx_node_attr_set_int(&at[i], names[i], vals[i]);
+        if (st) {
+            free_attrs(at, i);
+            return st;
+        }
+    }
+    RLX_TRY(emit_to_dom(c, 0, RLX_INTERNAL_DOMAIN, "MatMulNBits", in, in[3] >= 0 ? 4 : 3, at, 3, &y, 1));
+    if (bias) RLX_TRY(op2(c, "Add", y, in_id(c, 5), out_id(c, 0), &y));
+    return RLX_OK;
+}
+
 /* MatMulNBits(A, B, scales, zero_points, g_idx, bias): B holds N rows of
  * K/block_size blocks of `bits`-bit unsigned values (LSB first); weight
- * (k, n) = (q - zp) * scale of its block; zp defaults to 2^(bits-1). The
- * constant B is dequantized here into a dense K x N matrix of A's dtype,
- * then Y = MatMul(A, W) (+ bias). */
+ * (k, n) = (q - zp) * scale of its block; zp defaults to 2^(bits-1).
+ * bits 4 with uint8 or no zero points (what onnxruntime's quantizer writes)
+ * becomes rlx.MatMulNBits on the packed weights; otherwise (bits 8, float
+ * zero points) the constant B is dequantized here into a dense K x N matrix
+ * of A's dtype, then Y = MatMul(A, W) (+ bias). */
 static rlx_status x_matmul_nbits(cx *c) {
     int a;
     RLX_TRY(input(c, 0, &a));
@@ -609,6 +648,9 @@ static rlx_status x_matmul_nbits(cx *c) {
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: zero_points must be uint8 with N * ceil(n_blocks * bits / 8) = %zu "
                         "elements or of the scales' type with %zu, has %s with %zu", c->label, (size_t)N * zrow,
                         (size_t)N * nb, rlx_dtype_name(Z->dtype), rlx_tensor_numel(Z));
+    if (bits == 4 && (!Z || zp_packed) && (dt == RLX_DTYPE_F32 || dt == RLX_DTYPE_F16) && bs <= 4096 &&
+        K <= INT32_MAX && N <= INT32_MAX)
+        return matmul_nbits_packed(c, a, S, K, N, bs);
     rlx_tensor *W;
     RLX_TRY(rlx_tensor_create(dt, (int64_t[]){ K, N }, 2, &W));
     const uint8_t *bp = B->data;
@@ -1335,10 +1377,10 @@ static const rlx_contrib_def k_contrib[] = {
       { A_INT("do_rotary", 0), A_REQ("kv_num_heads"), A_INT("local_window_size", -1), A_REQ("num_heads"),
         A_INT("rotary_interleaved", 0), A_FLOAT("scale", 0), A_INT("smooth_softmax", -1), A_FLOAT("softcap", 0) } },
     { MS, "MatMulNBits", 1, 3, 6, 1, 1, x_matmul_nbits,
-      "MatMul by a constant K x N matrix that the import dequantizes from B's blocks (bits 4 or 8, any "
-      "block_size the spec allows, uint8 packed or float zero points; accuracy_level ignored; g_idx not "
-      "supported), + bias: 4 K N bytes in f32 (8 times the 4-bit weights); no GPU kernel on the packed weights "
-      "yet.",
+      "bits 4 with uint8 or no zero points: rlx.MatMulNBits on the packed blocks as they are (CPU: GEMV "
+      "kernels for up to 8 rows, dequantized tiles into the GEMM beyond; WebGPU: a kernel unpacking 8 weights "
+      "a u32), + bias; bits 8 or float zero points: MatMul by the constant K x N matrix that the import "
+      "dequantizes (4 K N bytes in f32); accuracy_level ignored (f32 arithmetic); g_idx not supported.",
       { A_REQ("K"), A_REQ("N"), A_INT("accuracy_level", 0), A_REQ("bits"), A_REQ("block_size") } },
     { MS, "QLinearAdd", 1, 7, 8, 1, 1, x_qlinear_add,
       "QuantizeLinear(DequantizeLinear(A) + DequantizeLinear(B)): one rounding after the f32 sum.", { { 0 } } },

@@ -215,8 +215,22 @@ def nbits(name, M, K, N, bits, bs, zp="packed", bias=False, dt=np.float32, tol=1
         inits["bias"] = f32(N).astype(dt)
         ins += ["", "bias"]
     a = f32(M, K).astype(dt) if M else f32(2, 3, K).astype(dt)
-    case(name, [node("MatMulNBits", ins, ["y"], K=K, N=N, bits=bits, block_size=bs, accuracy_level=acc)], {"a": a},
-         {"y": NP2ONNX[dt]}, inits, tol=tol)
+    nodes = [node("MatMulNBits", ins, ["y"], K=K, N=N, bits=bits, block_size=bs, accuracy_level=acc)]
+    case(name, nodes, {"a": a}, {"y": NP2ONNX[dt]}, inits, tol=tol)
+    if bits != 4 or zp == "float" or dt != np.float32 or (ONLY and not name.startswith(ONLY)):
+        return
+    # the same product by rlx's f32 MatMul of the weights dequantized as the
+    # import did before rlx.MatMulNBits (W = (q - zp) * scale in f32): 1e-5
+    z = (np.full((N, nb), 1 << (bits - 1)) if zp is None else zq).astype(np.float32)
+    w = ((q.astype(np.float32) - z[:, :, None]) * scales.reshape(N, nb, 1)).reshape(N, nb * bs)[:, :K].T
+    dense = {"W": np.ascontiguousarray(w, np.float32)}
+    dn = [H.make_node("MatMul", ["a", "W"], ["y0" if bias else "y"])]
+    if bias:
+        dense["bias"] = inits["bias"]
+        dn.append(H.make_node("Add", ["y0", "bias"], ["y"]))
+    got, err = run_rlx(build(name + "_dense", dn, {"a": a}, {"y": F}, dense), {"a": a}, ["y"], "cpu")
+    if C.check(got is not None, "%s: the dense MatMul runs (%s)" % (name, err)):
+        case(name + "_vs_dequant", nodes, {"a": a}, {"y": F}, inits, tol=1e-5, ref=got)
 
 
 nbits("matmul_nbits_4_b32", 3, 64, 24, 4, 32)
@@ -228,6 +242,12 @@ nbits("matmul_nbits_4_float_zp", 2, 64, 8, 4, 32, zp="float")
 # onnxruntime runs 8-bit weights only with accuracy_level 4 (A quantized to int8 per block): ~1e-2
 nbits("matmul_nbits_8_b32", 2, 64, 16, 8, 32, acc=4, tol=1e-2)
 nbits("matmul_nbits_4_f16", 2, 64, 16, 4, 32, dt=np.float16, tol=3e-3)
+nbits("matmul_nbits_4_f16_gemv", 1, 100, 9, 4, 16, zp=None, dt=np.float16, tol=3e-3)
+# rlx.MatMulNBits' CPU paths: GEMV up to 8 rows (N odd, K ragged), dequantized tiles + GEMM beyond
+nbits("matmul_nbits_4_b64_gemv_nodd", 1, 200, 33, 4, 64, zp=None)
+nbits("matmul_nbits_4_b128_m8", 8, 300, 17, 4, 128)
+nbits("matmul_nbits_4_b32_m12_tiles", 12, 96, 70, 4, 32, bias=True)
+nbits("matmul_nbits_4_b16_m9_tiles", 9, 40, 65, 4, 16, zp=None)
 
 
 # ---------------------------------------------------------------- RotaryEmbedding

@@ -406,4 +406,5 @@ const rlx_cpu_kernel_fn rlx_cpu_kernels_internal[RLX_OP_COUNT] = {
     [RLX_OP_rlx_FusedElementwise] = rlx_cpu_fused_elementwise,
     [RLX_OP_rlx_AddLayerNormalization] = k_add_layernorm,
     [RLX_OP_rlx_Attention] = k_attention,
+    [RLX_OP_rlx_MatMulNBits] = rlx_cpu_matmul_nbits,
 };

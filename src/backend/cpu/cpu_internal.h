@@ -21,4 +21,11 @@ rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k);
 void rlx_cpu_ew_f32(rlx_ew_fn fn, float *restrict d, const float *x, const float *y, const float *c, float p0,
                     float p1, size_t n);
 
+/* rlx.MatMulNBits on its packed 4-bit weights (cpu_nbits.c): reference in
+ * double, fast paths for M <= 8 rows (AVX-512F / AVX2 + FMA / portable
+ * GEMV on the blocks) and M > 8 (dequantized tiles of 64 columns into
+ * rlx_cpu_sgemm_serial). errors: RLX_ERR_INVALID_MODEL (inputs that do not
+ * fit K, N, block_size), RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_cpu_matmul_nbits(rlx_cpu_kctx *k);
+
 #endif

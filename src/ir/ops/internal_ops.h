@@ -1,8 +1,8 @@
-/* Internal ops (domain "rlx"): nodes the fusion passes create. They are
+/* Internal ops (domain "rlx"): nodes the fusion passes (and, for MatMulNBits, the contrib importer) create. They are
  * never imported from or written to ONNX files (the importer refuses the
  * domain); their kernels still validate everything they read, like any op.
  * IR entries: src/ir/ops/ops_internal.c; CPU kernels:
- * src/backend/cpu/cpu_internal.c; WGSL: src/backend/webgpu/lower_internal.c.
+ * src/backend/cpu/cpu_internal.c (MatMulNBits: cpu_nbits.c); WGSL: src/backend/webgpu/lower_internal.c.
  *
  * rlx.FusedElementwise (passes/fuse_elementwise.c)
  *   inputs:  1..RLX_EW_MAX_IN tensors, each broadcasting (numpy rules) to the
@@ -63,7 +63,21 @@
  *   Y = s * clamp(round_half_even(X / s), low, low + 255), a NaN quotient
  *   giving level 0: QuantizeLinear then DequantizeLinear (per tensor,
  *   8-bit) without the integer tensor; the vocabulary row QDQ
- *   (src/ir/ew_funcs.h), so chains and epilogues take it. */
+ *   (src/ir/ew_funcs.h), so chains and epilogues take it. *
+ * rlx.MatMulNBits (import/onnx_contrib.c, from com.microsoft.MatMulNBits
+ * with bits 4, uint8 or no zero points)
+ *   inputs:  A [.., K] f32 or f16; B uint8, N * n_blocks * block_size / 2
+ *            elements ([N, n_blocks, block_size / 2] as onnxruntime writes
+ *            it; n_blocks = ceil(K / block_size)): per column n and block,
+ *            block_size 4-bit values, two per byte, the even k in the low
+ *            nibble; scales f32 [N, n_blocks]; optional zero points uint8
+ *            [N, ceil(n_blocks / 2)], block 2i in the low nibble of byte i
+ *            (absent: 8). The pad of the last block (k >= K) is ignored.
+ *   output:  Y [.., N], A's dtype.
+ *   attrs:   K, N, block_size INT (a power of 2, 16 to 4096), bits INT (4).
+ *   Y[m, n] = sum_k A[m, k] W[k, n], W[k, n] = (q - zp) * scale in f32 (the
+ *   weight the dequantize-at-load expansion gives). f16 A is computed in
+ *   f32, Y rounded once. */
 #ifndef RLX_IR_OPS_INTERNAL_OPS_H
 #define RLX_IR_OPS_INTERNAL_OPS_H
 
@@ -137,5 +151,24 @@ typedef struct rlx_attn_layout {
  * errors: RLX_ERR_INVALID_MODEL naming the node. */
 rlx_status rlx_attn_layout_of(const rlx_node *n, int r, const int64_t *q, const int64_t *k, const int64_t *v,
                               rlx_attn_layout *out);
+
+/* ---------------------------------------------------- MatMulNBits */
+
+/* A MatMulNBits node's geometry: n_blocks nb = ceil(K / bs), blob = bs / 2
+ * bytes per block, zrow = ceil(nb / 2) bytes of zero points per column. */
+typedef struct rlx_nbits_geom {
+    int64_t K, N, bs, nb, blob, zrow;
+} rlx_nbits_geom;
+
+/* Reads K, N, block_size and bits of a MatMulNBits node.
+ * errors: RLX_ERR_INVALID_MODEL naming the node (bits other than 4, a
+ * block_size that is no power of 2 in [16, 4096], K or N outside [1, 2^31)). */
+rlx_status rlx_nbits_geom_of(const rlx_node *n, rlx_nbits_geom *out);
+
+/* Checks dtypes and element counts of B (bt, nB), scales (st, nS) and the
+ * zero points (has_z; zt, nZ) against g.
+ * errors: RLX_ERR_INVALID_MODEL naming the node and the expected sizes. */
+rlx_status rlx_nbits_check_inputs(const rlx_node *n, const rlx_nbits_geom *g, rlx_dtype bt, size_t nB,
+                                  rlx_dtype st, size_t nS, bool has_z, rlx_dtype zt, size_t nZ);
 
 #endif

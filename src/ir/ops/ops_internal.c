@@ -243,6 +243,86 @@ static rlx_status infer_attention(rlx_infer_ctx *c) {
     return rlx_ictx_set_out(c, 0, dt, r, l.y_phys, NULL);
 }
 
+/* ------------------------------------------------------------ MatMulNBits */
+
+rlx_status rlx_nbits_geom_of(const rlx_node *n, rlx_nbits_geom *out) {
+    memset(out, 0, sizeof *out);
+    int64_t K = rlx_param_int(n, "K"), N = rlx_param_int(n, "N"), bs = rlx_param_int(n, "block_size");
+    int64_t bits = rlx_param_int(n, "bits");
+    if (bits != 4)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: bits=%lld, expected 4", rlx_node_desc(n), (long long)bits);
+    if (bs < 16 || bs > 4096 || (bs & (bs - 1)))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: block_size=%lld must be a power of 2 from 16 to 4096",
+                        rlx_node_desc(n), (long long)bs);
+    if (K <= 0 || N <= 0 || K > INT32_MAX || N > INT32_MAX)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: K=%lld and N=%lld must be in [1, 2^31)", rlx_node_desc(n),
+                        (long long)K, (long long)N);
+    out->K = K;
+    out->N = N;
+    out->bs = bs;
+    out->nb = (K + bs - 1) / bs;
+    out->blob = bs / 2;
+    out->zrow = (out->nb + 1) / 2;
+    return RLX_OK;
+}
+
+/* Element counts of B, scales and zero points that the geometry asks for. */
+static bool nbits_sizes_ok(const rlx_nbits_geom *g, size_t nB, size_t nS, size_t nZ, bool has_z) {
+    return nB == (size_t)(g->N * g->nb * g->blob) && nS == (size_t)(g->N * g->nb) &&
+           (!has_z || nZ == (size_t)(g->N * g->zrow));
+}
+
+rlx_status rlx_nbits_check_inputs(const rlx_node *n, const rlx_nbits_geom *g, rlx_dtype bt, size_t nB,
+                                  rlx_dtype st, size_t nS, bool has_z, rlx_dtype zt, size_t nZ) {
+    if (bt != RLX_DTYPE_U8 || st != RLX_DTYPE_F32 || (has_z && zt != RLX_DTYPE_U8) ||
+        !nbits_sizes_ok(g, nB, nS, nZ, has_z))
+        return rlx_fail(RLX_ERR_INVALID_MODEL,
+                        "%s: expected B uint8 with N * n_blocks * block_size / 2 = %lld elements, scales f32 with "
+                        "N * n_blocks = %lld and zero_points uint8 with N * ceil(n_blocks / 2) = %lld; have B %s "
+                        "%zu, scales %s %zu, zero_points %s %zu",
+                        rlx_node_desc(n), (long long)(g->N * g->nb * g->blob), (long long)(g->N * g->nb),
+                        (long long)(g->N * g->zrow), rlx_dtype_name(bt), nB, rlx_dtype_name(st), nS,
+                        has_z ? rlx_dtype_name(zt) : "none", nZ);
+    return RLX_OK;
+}
+
+/* Element count of a value of static shape, or SIZE_MAX. */
+static size_t static_numel(const rlx_value *v) {
+    if (v->rank < 0) return SIZE_MAX;
+    size_t e = 1;
+    for (int i = 0; i < v->rank; i++) {
+        if (v->dims[i] < 0) return SIZE_MAX;
+        e *= (size_t)v->dims[i];
+    }
+    return e;
+}
+
+static rlx_status infer_matmul_nbits(rlx_infer_ctx *c) {
+    const rlx_value *a = rlx_ictx_in(c, 0), *b = rlx_ictx_in(c, 1), *s = rlx_ictx_in(c, 2), *z = rlx_ictx_in(c, 3);
+    rlx_nbits_geom g;
+    RLX_TRY(rlx_nbits_geom_of(c->n, &g));
+    if (a->dtype != RLX_DTYPE_F32 && a->dtype != RLX_DTYPE_F16)
+        return rlx_ictx_fail(c, "A has dtype %s, expected f32 or f16", rlx_dtype_name(a->dtype));
+    size_t nB = static_numel(b), nS = static_numel(s), nZ = z ? static_numel(z) : 0;
+    if (nB != SIZE_MAX && nS != SIZE_MAX && nZ != SIZE_MAX)
+        RLX_TRY(rlx_nbits_check_inputs(c->n, &g, b->dtype, nB, s->dtype, nS, z != NULL,
+                                       z ? z->dtype : RLX_DTYPE_U8, nZ));
+    if (a->rank < 0) return rlx_ictx_set_out_unknown(c, 0, a->dtype);
+    if (a->rank < 1) return rlx_ictx_fail(c, "A is a scalar, expected rank >= 1");
+    int64_t kd = a->dims[a->rank - 1];
+    if (kd >= 0 && kd != g.K) return rlx_ictx_fail(c, "A's last dim is %lld, expected K = %lld", (long long)kd, (long long)g.K);
+    int64_t dims[RLX_MAX_RANK];
+    int32_t syms[RLX_MAX_RANK];
+    for (int i = 0; i < a->rank; i++) {
+        dims[i] = a->dims[i];
+        syms[i] = a->syms[i];
+    }
+    dims[a->rank - 1] = g.N;
+    syms[a->rank - 1] = -1;
+    return rlx_ictx_set_out(c, 0, a->dtype, a->rank, dims, syms);
+}
+
+
 const rlx_op_def rlx_ops_internal[] = {
 #include "ir/ops/ops_internal.def"
 };
