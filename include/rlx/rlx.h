@@ -318,7 +318,9 @@ RLX_API rlx_status rlx_model_add_input(rlx_model *model, const char *name, rlx_d
 RLX_API rlx_status rlx_model_add_initializer(rlx_model *model, const char *name,
                                      const rlx_tensor *value);
 
-/* Appends a node of op `op_type` (default ONNX domain). Input names must be
+/* Appends a node of op `op_type` (default ONNX domain; "com.microsoft.Name"
+ * for an onnxruntime contrib op, expanded as the ONNX importer expands it:
+ * `rlx ops` lists them). Input names must be
  * defined before (graph inputs, initializers, earlier outputs); "" marks an
  * omitted optional input. node_name may be NULL (one is generated).
  * errors: RLX_ERR_UNSUPPORTED (unknown op at the model's opset),

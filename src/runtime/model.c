@@ -2,12 +2,14 @@
  * holds the model object, its description and the graph builder. */
 #include "runtime/model.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/mem.h"
 #include "base/status.h"
 #include "base/tensor.h"
+#include "import/onnx_contrib.h"
 #include "ir/op.h"
 #include "passes/passes.h"
 
@@ -209,8 +211,30 @@ rlx_status rlx_model_add_node(rlx_model *m, const char *op_type, const char *nod
             return st;
         }
     }
-    rlx_status st = rlx_graph_add_node(g, op_type, "", node_name, in, (int)n_inputs, out, (int)n_outputs, na,
-                                       (int)n_attrs, NULL);
+    rlx_status st = RLX_OK;
+    const char *dot = strrchr(op_type, '.');
+    if (dot && (size_t)(dot - op_type) >= 64)
+        st = rlx_fail(RLX_ERR_UNSUPPORTED, "node '%s': op %s: domain too long", node_name ? node_name : "", op_type);
+    const rlx_contrib_def *cd = NULL;
+    if (dot && (size_t)(dot - op_type) < 64) {
+        char domain[64];
+        memcpy(domain, op_type, (size_t)(dot - op_type));
+        domain[dot - op_type] = 0;
+        cd = rlx_onnx_contrib_find(domain, dot + 1);
+        if (!cd)
+            st = rlx_fail(RLX_ERR_UNSUPPORTED, "node '%s': op %s is not a contrib op that rlx expands",
+                          node_name ? node_name : "", op_type);
+    }
+    if (cd) {
+        char label[300];
+        snprintf(label, sizeof label, "node '%s' (%s)", node_name ? node_name : "", op_type);
+        st = rlx_onnx_contrib_expand(g, cd, label, node_name ? node_name : dot + 1, in, (int)n_inputs, out,
+                                     (int)n_outputs, na, (int)n_attrs);
+        for (size_t i = 0; i < n_attrs; i++) rlx_node_attr_free(&na[i]);
+    } else if (!dot) {
+        st = rlx_graph_add_node(g, op_type, "", node_name, in, (int)n_inputs, out, (int)n_outputs, na, (int)n_attrs,
+                                NULL);
+    }
     free(na);
     return st;
 }

@@ -330,6 +330,43 @@ static void gen_qmatmul(bo_ctx *ctx, const void *arg) {
     }
 }
 
+/* rlx.MatMulNBits (com.microsoft.MatMulNBits, bits 4, as the contrib import
+ * makes it; kernels/matmul_nbits.wgsl): block_size 16, 32, 64, 128; K a
+ * multiple of the block size and not; N odd and past a workgroup's 8
+ * columns; with and without zero points (uint8, two blocks a byte); M = 1
+ * (decoding), M past the kernel's 4 rows, a rank-3 A; f32 and f16 A. The
+ * CPU oracle runs its own kernel on the same packed weights (cpu_nbits.c). */
+static void gen_matmul_nbits(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    static const struct { int64_t b, m, K, N, bs; bool zp, f16; } k_cases[] = {
+        { 0, 1, 64, 7, 16, true, false },    { 0, 1, 100, 9, 32, false, false }, { 0, 1, 200, 33, 64, true, false },
+        { 0, 1, 300, 17, 128, false, false }, { 0, 5, 96, 11, 32, true, false }, { 0, 6, 40, 13, 16, false, false },
+        { 2, 3, 130, 9, 64, true, false },   { 0, 9, 256, 5, 128, true, false }, { 0, 1, 72, 15, 16, true, true },
+        { 0, 5, 80, 9, 32, false, true },
+    };
+    for (size_t i = 0; i < BO_LEN(k_cases); i++) {
+        bo_case *c = bo_next(ctx, 17);
+        if (!c) continue;
+        int64_t K = k_cases[i].K, N = k_cases[i].N, bs = k_cases[i].bs, nb = (K + bs - 1) / bs;
+        rlx_dtype dt = k_cases[i].f16 ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+        c->expect_op = "rlx.MatMulNBits";
+        if (k_cases[i].f16) c->rtol = 2e-3, c->atol = 1e-3; /* one f16 rounding of sums taken in another order */
+        int64_t ad[3] = { k_cases[i].b, k_cases[i].m, K }, bd[3] = { N, nb, bs / 2 }, sd[1] = { N * nb },
+                zd[1] = { N * ((nb + 1) / 2) };
+        bool r3 = k_cases[i].b > 0;
+        const char *ins[4] = { bo_input(c, bo_rand(dt, r3 ? 3 : 2, r3 ? ad : ad + 1, -1, 1)),
+                               bo_const(c, bo_rand_int(RLX_DTYPE_U8, 3, bd, 0, 255)),
+                               bo_const(c, bo_rand(dt, 1, sd, 0.01, 0.1)),
+                               k_cases[i].zp ? bo_const(c, bo_rand_int(RLX_DTYPE_U8, 1, zd, 0, 255)) : "" };
+        rlx_attr at[4] = { RLX_ATTR_I("K", K), RLX_ATTR_I("N", N), RLX_ATTR_I("bits", 4), RLX_ATTR_I("block_size", bs) };
+        bo_output(c, bo_node(c, "com.microsoft.MatMulNBits", k_cases[i].zp ? 4 : 3, ins, 1, 4, at));
+        bo_desc(c, "MatMulNBits %s A[%s%lld,%lld] N=%lld block_size=%lld%s", k_cases[i].f16 ? "f16" : "f32",
+                r3 ? "2," : "", (long long)k_cases[i].m, (long long)K, (long long)N, (long long)bs,
+                k_cases[i].zp ? " zero points" : "");
+        bo_run(ctx, c);
+    }
+}
+
 #define GEMM 1e-5, 2e-6, "K products in another order (tiles, split-K): relative 1e-5 plus 2e-6 sqrt(K); f16 weights 1e-2"
 static const bo_op k_ops[] = {
     { "Gemm", gen_gemm, NULL, GEMM },
@@ -337,6 +374,8 @@ static const bo_op k_ops[] = {
     { "MatMulInteger", gen_qmatmul, NULL, 0, 0, "i32 sums: exact" },
     { "QLinearMatMul", gen_qmatmul, "ql", 0, 0,
       "exact: i32 sums, the CPU's double requantization reproduced (ties to even, saturation)" },
+    { "rlx.MatMulNBits", gen_matmul_nbits, NULL, 1e-5, 2e-6,
+      "K products summed in another order (lanes, vectors) than the CPU's: relative 1e-5 plus 2e-6; f16 2e-3" },
 };
 
 const bo_family bo_family_gemm = { "gemm", k_ops, BO_LEN(k_ops) };

@@ -14,6 +14,9 @@
  *  - AddLayerNormalization: kernels/add_layernorm.wgsl, one workgroup per
  *    row.
  *  - Attention: generated WGSL, in lower_attention.c.
+ *  - MatMulNBits: kernels/matmul_nbits.wgsl on the packed 4-bit weights
+ *    (B and the zero points bound as words, f32 scales), A and Y f32 or
+ *    f16; a workgroup GEMV of 8 columns x 4 rows.
  * FusedElementwise takes f32 and f16 operands (f16 bound as array<f16>,
  * with shader-f16; the chain computes in f32, rounding only at explicit
  * Casts to f16 and at the store) and bool inputs (a Where condition, read
@@ -367,8 +370,42 @@ static rlx_status lower_add_ln(wg_lower *L) {
     return wg_grid_groups(L, d, rows);
 }
 
+/* ------------------------------------------------------------ MatMulNBits */
+
+static rlx_status lower_matmul_nbits(wg_lower *L) {
+    const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *s = wg_in(L, 2), *z = L->n->n_in > 3 ? wg_in(L, 3) : NULL;
+    const rlx_value *y = wg_out(L, 0);
+    if (!wg_value_held(L, a, WG_F32 | WG_F16) || !y || y->dtype != a->dtype || !rlx_value_is_static(y))
+        return wg_decline(L, "A and Y must be static f32 or f16 (f16 with shader-f16)");
+    if (!wg_value_ok(b, WG_Q8) || b->dtype != RLX_DTYPE_U8 || !wg_value_ok(s, WG_F32) ||
+        (z && (!wg_value_ok(z, WG_Q8) || z->dtype != RLX_DTYPE_U8)))
+        return wg_decline(L, "B and zero points must be uint8, scales f32");
+    rlx_nbits_geom g;
+    if (rlx_nbits_geom_of(L->n, &g)) return wg_decline(L, "attributes");
+    if (rlx_nbits_check_inputs(L->n, &g, b->dtype, wg_numel(b), s->dtype, wg_numel(s), z != NULL,
+                               z ? z->dtype : RLX_DTYPE_U8, z ? wg_numel(z) : 0))
+        return wg_decline(L, "input sizes");
+    uint64_t total = wg_numel(a), M = total / (uint64_t)g.K;
+    if (M == 0) return RLX_OK;
+    if (total >= ((uint64_t)1 << 31) || wg_numel(y) >= ((uint64_t)1 << 31) || wg_numel(b) >= ((uint64_t)1 << 33))
+        return wg_decline(L, "too large for 32-bit indexing");
+    uint64_t tiles_n = ((uint64_t)g.N + 7) / 8, tiles_m = (M + 3) / 4;
+    wg_dispatch *d = wg_emit(L, "matmul_nbits");
+    d->elem = wg_elem_of(a->dtype);
+    wg_spec(L, d, "HAS_ZP", z != NULL);
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_value(L, d, wg_in_id(L, 1));
+    wg_bind_value(L, d, wg_in_id(L, 2));
+    wg_bind_or(L, d, z ? wg_in_id(L, 3) : -1, wg_in_id(L, 1));
+    wg_bind_value(L, d, wg_out_id(L, 0));
+    WG_P(L, d, wg_pu((uint32_t)M), wg_pu((uint32_t)g.N), wg_pu((uint32_t)g.K), wg_pu((uint32_t)g.nb),
+         wg_pu((uint32_t)g.bs), wg_pu((uint32_t)(g.nb * g.bs / 8)), wg_pu((uint32_t)g.zrow), wg_pu((uint32_t)tiles_n));
+    return wg_grid_groups(L, d, tiles_n * tiles_m);
+}
+
 const wg_lower_fn wg_lowerings_internal[RLX_OP_COUNT] = {
     [RLX_OP_rlx_FusedElementwise] = lower_fused_ew,
     [RLX_OP_rlx_AddLayerNormalization] = lower_add_ln,
     [RLX_OP_rlx_Attention] = wg_lower_attention,
+    [RLX_OP_rlx_MatMulNBits] = lower_matmul_nbits,
 };

@@ -143,6 +143,7 @@ static const gpu_note k_gpu_notes[] = {
       "0 or 1: a Where condition); no bf16; at most 7 tensor inputs (one dispatch binds them and the output)." },
     { "rlx.AddLayerNormalization", "f32 or f16 (statistics in f32), all operands of one dtype." },
     { "rlx.Attention", "f32 or f16 (computed in f32; f16 with scalar loads); head dims (D, Dv) <= 256; a finite, non-zero scale." },
+    { "rlx.MatMulNBits", "A and Y f32 or f16 (f32 arithmetic), uint8 B and zero points, f32 scales (as the contrib import gives them); a workgroup GEMV (8 columns x 4 rows), used for every M." },
 };
 
 /* What every lowering requires (webgpu_lower.c, wg_lower_node and
