@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """com.microsoft.MatMulNBits (4-bit blocked weights) on the CPU: rlx, which
-dequantizes the constant weights to f32 when the model loads
-(src/import/onnx_contrib.c) and runs an f32 MatMul, against onnxruntime's
-4-bit kernel, same machine, same inputs, same thread count. Per shape:
+keeps the weights packed (rlx.MatMulNBits, src/backend/cpu/cpu_nbits.c),
+against onnxruntime's 4-bit kernel, same machine, same inputs, same thread
+count; and, with --rlx-before, a second rlx build (one that dequantizes the
+weights to f32 when the model loads) in the same rounds. Per shape:
 milliseconds per run (the median over --rounds interleaved rounds of each
-runner's median of --iters steady runs), rlx's load time (import, which
-includes the dequantization) and the bytes of the weights (packed 4-bit
-file, rlx's f32 matrix). Prints a markdown table.
+runner's median of --iters steady runs), rlx's load time (import) and peak
+resident memory of the `rlx run` process (ru_maxrss, MiB), and the bytes
+of the packed weights. Prints a markdown table.
 
-    python3 bench/bench_matmul_nbits.py [--rlx build/rlx] [--threads 2] [--rounds 3] [--iters 20]
-                                        [--shapes 1x4096x4096,1x4096x11008] [--block 32]
+    python3 bench/bench_matmul_nbits.py [--rlx build/rlx] [--rlx-before OLD/rlx] [--threads 2] [--rounds 3]
+                                        [--iters 20] [--shapes 1x4096x4096,1x4096x11008] [--block 32]
 Inputs: A uniform [-1, 1), seed 0; weights random 4-bit codes, scales in
 [0.01, 0.1), packed zero points.
 """
@@ -49,13 +50,19 @@ def model(path, M, K, N, bs, rng):
 
 
 def rlx_time(rlx, path, a_path, iters, threads):
+    """(steady median ms, import ms, peak RSS MiB) of one `rlx run`."""
     env = dict(os.environ, RLX_NUM_THREADS=str(threads))
-    p = subprocess.run([rlx, "run", path, "--input", "a=" + a_path, "--iters", str(iters), "--json", "--quiet"],
-                       capture_output=True, text=True, env=env)
-    if p.returncode:
-        sys.exit("rlx failed: " + p.stderr[-500:])
-    t = json.loads(p.stdout)["timings_ms"]
-    return t["steady_median"], t["import"]
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen([rlx, "run", path, "--input", "a=" + a_path, "--iters", str(iters), "--json", "--quiet"],
+                             stdout=out, stderr=err, env=env)
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if p.returncode:
+            sys.exit("rlx failed: " + err.read()[-500:])
+        t = json.loads(out.read())["timings_ms"]
+    return t["steady_median"], t["import"], ru.ru_maxrss / 1024.0
 
 
 def ort_time(sess, a, iters):
@@ -72,6 +79,7 @@ def ort_time(sess, a, iters):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rlx", default=os.path.join(ROOT, "build", "rlx"))
+    ap.add_argument("--rlx-before", default="", help="a second rlx build measured in the same rounds")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", type=int, default=20)
@@ -80,8 +88,16 @@ def main():
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="rlx_nbits_")
     rng = np.random.default_rng(0)
-    print("| M x K x N | block | rlx ms | onnxruntime ms | rlx / ort | rlx load ms | packed bytes | rlx f32 bytes |")
-    print("|---|---|---|---|---|---|---|---|")
+    runners = [("rlx", a.rlx)] + ([("before", a.rlx_before)] if a.rlx_before else [])
+    head = "| M x K x N | block | threads | rlx ms | onnxruntime ms | rlx / ort |"
+    if a.rlx_before:
+        head += " before ms | before / ort |"
+    head += " rlx load ms | rlx peak RSS MiB |"
+    if a.rlx_before:
+        head += " before load ms | before peak RSS MiB |"
+    head += " packed bytes |"
+    print(head)
+    print("|---" * (head.count("|") - 1) + "|")
     for shp in a.shapes.split(","):
         M, K, N = (int(v) for v in shp.split("x"))
         path = os.path.join(work, "nbits_%s.onnx" % shp)
@@ -92,16 +108,25 @@ def main():
         so = ort.SessionOptions()
         so.intra_op_num_threads = a.threads
         sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-        r, o, load = [], [], []
+        res = {name: ([], [], []) for name, _ in runners}
+        o = []
         for _ in range(a.rounds):
-            t, imp = rlx_time(a.rlx, path, a_path, a.iters, a.threads)
-            r.append(t)
-            load.append(imp)
+            for name, exe in runners:
+                t, imp, rss = rlx_time(exe, path, a_path, a.iters, a.threads)
+                res[name][0].append(t)
+                res[name][1].append(imp)
+                res[name][2].append(rss)
             o.append(ort_time(sess, x, a.iters))
-        rm, om = statistics.median(r), statistics.median(o)
-        print("| %s | %d | %.3f | %.3f | %.2f | %.0f | %d | %d |" % (shp, a.block, rm, om, rm / om,
-                                                                     statistics.median(load), packed, 4 * K * N))
-
+        om = statistics.median(o)
+        med = {name: [statistics.median(v) for v in res[name]] for name, _ in runners}
+        row = "| %s | %d | %d | %.3f | %.3f | %.2f |" % (shp, a.block, a.threads, med["rlx"][0], om, med["rlx"][0] / om)
+        if a.rlx_before:
+            row += " %.3f | %.2f |" % (med["before"][0], med["before"][0] / om)
+        row += " %.0f | %.0f |" % (med["rlx"][1], med["rlx"][2])
+        if a.rlx_before:
+            row += " %.0f | %.0f |" % (med["before"][1], med["before"][2])
+        row += " %d |" % packed
+        print(row, flush=True)
 
 if __name__ == "__main__":
     main()

@@ -16,12 +16,14 @@
  *    multiply-adds into vector accumulators, summed across lanes at the
  *    end. Columns are shared out over the worker pool. Kernels: AVX-512F
  *    (block_size >= 32: 16 weight bytes per step), AVX2 + FMA (8 bytes per
- *    step), portable C (the same order of operations, scalar); picked as
+ *    step), portable C (scalar); picked as
  *    the f32 GEMM's kernel is (rlx_cpu_sgemm_kernel_get, so tests can force
  *    one with rlx_cpu_sgemm_kernel_set).
- *  - M > 8 rows (prompt processing): per tile of 64 columns, W^T [64, K]
- *    is dequantized into a per-task buffer (256 K bytes) and multiplied by
- *    rlx_cpu_sgemm_serial; tiles are shared out over the worker pool.
+ *  - M > 8 rows (prompt processing): per tile of 64 columns, W^T [64, kp]
+ *    is dequantized (vector code as above) into a per-task buffer (256 kp
+ *    bytes), k in A's deinterleaved order, and multiplied with
+ *    rlx_cpu_sgemm_serial_packed by A (deinterleaved, packed once per
+ *    call); tiles are shared out over the worker pool.
  * The results differ from the reference by f32 rounding of the sums (the
  * tests' tolerance: 1e-5 relative to sum |a w|). */
 #include <math.h>
@@ -49,10 +51,11 @@ typedef struct nbits_job {
     rlx_nbits_geom g;
     const uint8_t *b, *z; /* z: NULL for the default zero point 8 */
     const float *s;
-    const float *a; /* [M, K] (M > 8) or deinterleaved [M, nb * bs] */
+    const float *a; /* deinterleaved [M, kp] */
     float *y;       /* [M, N] */
     size_t m, kp;   /* kp: padded row length of the deinterleaved A */
     int kernel;     /* rlx_cpu_sgemm_kernel */
+    const rlx_cpu_sgemm_pack *apack; /* the deinterleaved A packed (M > 8), or NULL */
 } nbits_job;
 
 /* Zero point of column n, block blk (8 without zero points). */
@@ -130,8 +133,9 @@ __attribute__((target("avx2,fma"))) static inline void gemv_avx2_rows(const nbit
     size_t u = g->bs < 32 ? (size_t)g->bs : 32, h = u / 2;
     const __m256i lo4 = _mm256_set1_epi32(15);
     for (size_t n = n0; n < n1; n++) {
-        __m256 acc[NBITS_GEMV_ROWS];
+        __m256 acc[NBITS_GEMV_ROWS], acch[4]; /* acch: the high nibbles' sums, for up to 4 rows */
         for (size_t r = 0; r < mr; r++) acc[r] = _mm256_setzero_ps();
+        for (size_t r = 0; r < mr && r < 4; r++) acch[r] = _mm256_setzero_ps();
         for (size_t blk = 0; blk < (size_t)g->nb; blk++) {
             float s = j->s[n * (size_t)g->nb + blk];
             __m256 vs = _mm256_set1_ps(s), vzs = _mm256_set1_ps(-nbits_zp(j, n, blk) * s);
@@ -145,11 +149,13 @@ __attribute__((target("avx2,fma"))) static inline void gemv_avx2_rows(const nbit
                     const float *ab = j->a + blk * (size_t)g->bs + k0 + i;
                     for (size_t r = 0; r < mr; r++) {
                         acc[r] = _mm256_fmadd_ps(wl, _mm256_loadu_ps(ab + r * j->kp), acc[r]);
-                        acc[r] = _mm256_fmadd_ps(wh, _mm256_loadu_ps(ab + r * j->kp + h), acc[r]);
+                        if (mr <= 4) acch[r] = _mm256_fmadd_ps(wh, _mm256_loadu_ps(ab + r * j->kp + h), acch[r]);
+                        else acc[r] = _mm256_fmadd_ps(wh, _mm256_loadu_ps(ab + r * j->kp + h), acc[r]);
                     }
                 }
         }
         for (size_t r = 0; r < mr; r++) {
+            if (mr <= 4) acc[r] = _mm256_add_ps(acc[r], acch[r]);
             __m128 v = _mm_add_ps(_mm256_castps256_ps128(acc[r]), _mm256_extractf128_ps(acc[r], 1));
             v = _mm_add_ps(v, _mm_movehl_ps(v, v));
             v = _mm_add_ss(v, _mm_movehdup_ps(v));
@@ -158,30 +164,46 @@ __attribute__((target("avx2,fma"))) static inline void gemv_avx2_rows(const nbit
     }
 }
 
-/* AVX-512F: 16 weight bytes (32 weights) per step; block_size >= 32. */
+/* AVX-512F: 16 weight bytes (32 weights, one "unit") per step; block_size
+ * >= 32. Separate accumulators for the low and high nibbles and, for up to
+ * 4 rows, a second set for odd units: more independent FMA chains. */
+__attribute__((target("avx512f"))) static inline void gemv_avx512_unit(const nbits_job *j, size_t n, size_t u,
+                                                                       size_t upb, const size_t mr, __m512 *al,
+                                                                       __m512 *ah) {
+    const rlx_nbits_geom *g = &j->g;
+    size_t blk = u / upb;
+    float s = j->s[n * (size_t)g->nb + blk];
+    __m512 vs = _mm512_set1_ps(s), vzs = _mm512_set1_ps(-nbits_zp(j, n, blk) * s);
+    __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(j->b + n * (size_t)g->nb * (size_t)g->blob + u * 16)));
+    __m512 wl = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(q, _mm512_set1_epi32(15))), vs, vzs);
+    __m512 wh = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(q, 4)), vs, vzs);
+    const float *ab = j->a + u * 32;
+    for (size_t r = 0; r < mr; r++) {
+        al[r] = _mm512_fmadd_ps(wl, _mm512_loadu_ps(ab + r * j->kp), al[r]);
+        ah[r] = _mm512_fmadd_ps(wh, _mm512_loadu_ps(ab + r * j->kp + 16), ah[r]);
+    }
+}
+
 __attribute__((target("avx512f"))) static inline void gemv_avx512_rows(const nbits_job *j, size_t n0, size_t n1,
                                                                        const size_t mr) {
     const rlx_nbits_geom *g = &j->g;
-    const __m512i lo4 = _mm512_set1_epi32(15);
+    size_t upb = (size_t)g->bs / 32, units = (size_t)g->nb * upb;
     for (size_t n = n0; n < n1; n++) {
-        __m512 acc[NBITS_GEMV_ROWS];
-        for (size_t r = 0; r < mr; r++) acc[r] = _mm512_setzero_ps();
-        for (size_t blk = 0; blk < (size_t)g->nb; blk++) {
-            float s = j->s[n * (size_t)g->nb + blk];
-            __m512 vs = _mm512_set1_ps(s), vzs = _mm512_set1_ps(-nbits_zp(j, n, blk) * s);
-            const uint8_t *bb = j->b + (n * (size_t)g->nb + blk) * (size_t)g->blob;
-            for (size_t k0 = 0; k0 < (size_t)g->bs; k0 += 32) {
-                __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(bb + k0 / 2)));
-                __m512 wl = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(q, lo4)), vs, vzs);
-                __m512 wh = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(q, 4)), vs, vzs);
-                const float *ab = j->a + blk * (size_t)g->bs + k0;
-                for (size_t r = 0; r < mr; r++) {
-                    acc[r] = _mm512_fmadd_ps(wl, _mm512_loadu_ps(ab + r * j->kp), acc[r]);
-                    acc[r] = _mm512_fmadd_ps(wh, _mm512_loadu_ps(ab + r * j->kp + 16), acc[r]);
-                }
+        __m512 al[NBITS_GEMV_ROWS], ah[NBITS_GEMV_ROWS], bl[4], bh[4];
+        for (size_t r = 0; r < mr; r++) al[r] = ah[r] = _mm512_setzero_ps();
+        for (size_t r = 0; r < mr && r < 4; r++) bl[r] = bh[r] = _mm512_setzero_ps();
+        size_t u = 0;
+        if (mr <= 4)
+            for (; u + 1 < units; u += 2) {
+                gemv_avx512_unit(j, n, u, upb, mr, al, ah);
+                gemv_avx512_unit(j, n, u + 1, upb, mr, bl, bh);
             }
+        for (; u < units; u++) gemv_avx512_unit(j, n, u, upb, mr, al, ah);
+        for (size_t r = 0; r < mr; r++) {
+            __m512 t = _mm512_add_ps(al[r], ah[r]);
+            if (mr <= 4) t = _mm512_add_ps(t, _mm512_add_ps(bl[r], bh[r]));
+            j->y[r * (size_t)g->N + n] = _mm512_reduce_add_ps(t);
         }
-        for (size_t r = 0; r < mr; r++) j->y[r * (size_t)g->N + n] = _mm512_reduce_add_ps(acc[r]);
     }
 }
 
@@ -223,44 +245,79 @@ static void gemv_task(void *ctx, size_t n0, size_t n1) {
 
 /* ------------------------------------------------------------ tiles + GEMM (M > 8) */
 
-/* W^T rows n0..n1 ([n1 - n0, K], row-major) dequantized into wt. */
-static void nbits_dequant_rows(const nbits_job *j, size_t n0, size_t n1, float *wt) {
+/* W^T rows n0..n1 dequantized into wt ([n1 - n0, kp], row-major), k in
+ * the deinterleaved order of A's copy; the pad of the last block holds
+ * the pad's weights (finite), which multiply A's zeros. */
+static void dequant_portable(const nbits_job *j, size_t n0, size_t n1, float *wt) {
     const rlx_nbits_geom *g = &j->g;
-    size_t K = (size_t)g->K, bs = (size_t)g->bs;
+    size_t u = g->bs < 32 ? (size_t)g->bs : 32, h = u / 2;
     for (size_t n = n0; n < n1; n++) {
-        float *o = wt + (n - n0) * K;
+        float *o = wt + (n - n0) * j->kp;
         for (size_t blk = 0; blk < (size_t)g->nb; blk++) {
-            float s = j->s[n * (size_t)g->nb + blk], z = nbits_zp(j, n, blk);
+            float s = j->s[n * (size_t)g->nb + blk], zs = -nbits_zp(j, n, blk) * s;
             const uint8_t *bb = j->b + (n * (size_t)g->nb + blk) * (size_t)g->blob;
-            size_t len = K - blk * bs < bs ? K - blk * bs : bs;
-            float *ob = o + blk * bs;
-            for (size_t i = 0; i < len; i++) ob[i] = ((float)((i & 1) ? bb[i / 2] >> 4 : bb[i / 2] & 15) - z) * s;
+            for (size_t k0 = 0; k0 < (size_t)g->bs; k0 += u)
+                for (size_t i = 0; i < h; i++) {
+                    o[blk * (size_t)g->bs + k0 + i] = fmaf((float)(bb[k0 / 2 + i] & 15), s, zs);
+                    o[blk * (size_t)g->bs + k0 + h + i] = fmaf((float)(bb[k0 / 2 + i] >> 4), s, zs);
+                }
         }
     }
 }
 
+#if NBITS_X86
+__attribute__((target("avx2,fma"))) static void dequant_avx2(const nbits_job *j, size_t n0, size_t n1, float *wt) {
+    const rlx_nbits_geom *g = &j->g;
+    size_t u = g->bs < 32 ? (size_t)g->bs : 32, h = u / 2;
+    const __m256i lo4 = _mm256_set1_epi32(15);
+    for (size_t n = n0; n < n1; n++) {
+        float *o = wt + (n - n0) * j->kp;
+        for (size_t blk = 0; blk < (size_t)g->nb; blk++) {
+            float s = j->s[n * (size_t)g->nb + blk];
+            __m256 vs = _mm256_set1_ps(s), vzs = _mm256_set1_ps(-nbits_zp(j, n, blk) * s);
+            const uint8_t *bb = j->b + (n * (size_t)g->nb + blk) * (size_t)g->blob;
+            for (size_t k0 = 0; k0 < (size_t)g->bs; k0 += u)
+                for (size_t i = 0; i < h; i += 8) {
+                    __m256i q = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(bb + k0 / 2 + i)));
+                    float *ob = o + blk * (size_t)g->bs + k0 + i;
+                    _mm256_storeu_ps(ob, _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(q, lo4)), vs, vzs));
+                    _mm256_storeu_ps(ob + h, _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(q, 4)), vs, vzs));
+                }
+        }
+    }
+}
+#endif
+
+static void nbits_dequant_rows(const nbits_job *j, size_t n0, size_t n1, float *wt) {
+#if NBITS_X86
+    if (j->kernel != RLX_CPU_SGEMM_PORTABLE) {
+        dequant_avx2(j, n0, n1, wt);
+        return;
+    }
+#endif
+    dequant_portable(j, n0, n1, wt);
+}
+
 static void tile_task(void *ctx, size_t t0, size_t t1) {
     const nbits_job *j = ctx;
-    size_t N = (size_t)j->g.N, K = (size_t)j->g.K;
-    float *wt = malloc(NBITS_TILE * K * sizeof(float));
+    size_t N = (size_t)j->g.N;
+    float *wt = malloc(NBITS_TILE * j->kp * sizeof(float));
+    rlx_cpu_sgemm_packref pa = { j->apack, 0, 0 };
     for (size_t t = t0; t < t1; t++) {
         size_t n0 = t * NBITS_TILE, n1 = n0 + NBITS_TILE < N ? n0 + NBITS_TILE : N;
-        if (!wt) { /* no memory for a tile: these columns in the reference's order */
-            for (size_t n = n0; n < n1; n++)
-                for (size_t r = 0; r < j->m; r++) {
-                    double acc = 0;
-                    for (size_t k = 0; k < K; k++) {
-                        size_t blk = k / (size_t)j->g.bs, i = k % (size_t)j->g.bs;
-                        uint8_t byte = j->b[(n * (size_t)j->g.nb + blk) * (size_t)j->g.blob + i / 2];
-                        float q = (float)((i & 1) ? byte >> 4 : byte & 15);
-                        acc += (double)j->a[r * K + k] * ((q - nbits_zp(j, n, blk)) * j->s[n * (size_t)j->g.nb + blk]);
-                    }
-                    j->y[r * N + n] = (float)acc;
-                }
+        if (!wt) { /* no memory for a tile: the GEMV, 8 rows at a time */
+            for (size_t r0 = 0; r0 < j->m; r0 += NBITS_GEMV_ROWS) {
+                nbits_job sub = *j;
+                sub.m = j->m - r0 < NBITS_GEMV_ROWS ? j->m - r0 : NBITS_GEMV_ROWS;
+                sub.a = j->a + r0 * j->kp;
+                sub.y = j->y + r0 * N;
+                gemv_task(&sub, n0, n1);
+            }
             continue;
         }
         nbits_dequant_rows(j, n0, n1, wt);
-        rlx_cpu_sgemm_serial(false, true, j->m, n1 - n0, K, 1.0f, j->a, K, wt, K, 0.0f, j->y + n0, N);
+        rlx_cpu_sgemm_serial_packed(false, true, j->m, n1 - n0, j->kp, 1.0f, j->a, j->kp, wt, j->kp, 0.0f, j->y + n0,
+                                    N, j->apack ? &pa : NULL, NULL);
     }
     free(wt);
 }
@@ -276,21 +333,23 @@ static rlx_status nbits_f32(rlx_cpu_kctx *k, nbits_job *j, const float *a) {
     const rlx_nbits_geom *g = &j->g;
     j->kernel = (int)rlx_cpu_sgemm_kernel_get();
     size_t N = (size_t)g->N;
-    if (j->m > NBITS_GEMV_ROWS) {
-        j->a = a;
-        size_t tiles = (N + NBITS_TILE - 1) / NBITS_TILE;
-        rlx_parallel_for(tiles, 1, tile_task, j);
-        return RLX_OK;
-    }
     j->kp = (size_t)(g->nb * g->bs);
     size_t u = g->bs < 32 ? (size_t)g->bs : 32;
     float *ad = malloc(j->m * j->kp * sizeof(float) + 64);
     if (!ad) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "no memory for A (%zu x %zu f32)", j->m, j->kp);
     nbits_deinterleave(a, j->m, (size_t)g->K, j->kp, u, ad);
     j->a = ad;
-    /* about 64 K weights per chunk: enough work to share out */
-    size_t grain = (size_t)(65536 / g->K) + 1;
-    rlx_parallel_for(N, grain, gemv_task, j);
+    if (j->m > NBITS_GEMV_ROWS) {
+        /* A packed once for every tile's GEMM (without memory: packed per tile) */
+        rlx_cpu_sgemm_pack pack;
+        bool packed = rlx_cpu_sgemm_pack_a(false, 1, j->m, j->kp, ad, j->kp, 0, &pack) == RLX_OK;
+        j->apack = packed ? &pack : NULL;
+        rlx_parallel_for((N + NBITS_TILE - 1) / NBITS_TILE, 1, tile_task, j);
+        if (packed) rlx_cpu_sgemm_pack_free(&pack);
+    } else {
+        /* about 64 K weights per chunk: enough work to share out */
+        rlx_parallel_for(N, (size_t)(65536 / g->K) + 1, gemv_task, j);
+    }
     free(ad);
     return RLX_OK;
 }
