@@ -6,7 +6,7 @@ count; and, with --rlx-before, a second rlx build (one that dequantizes the
 weights to f32 when the model loads) in the same rounds. Per shape:
 milliseconds per run (the median over --rounds interleaved rounds of each
 runner's median of --iters steady runs), rlx's load time (import) and peak
-resident memory of the `rlx run` process (ru_maxrss, MiB), and the bytes
+resident memory of the `rlx run` process (GNU time's %M, MiB), and the bytes
 of the packed weights. Prints a markdown table.
 
     python3 bench/bench_matmul_nbits.py [--rlx build/rlx] [--rlx-before OLD/rlx] [--threads 2] [--rounds 3]
@@ -50,19 +50,18 @@ def model(path, M, K, N, bs, rng):
 
 
 def rlx_time(rlx, path, a_path, iters, threads):
-    """(steady median ms, import ms, peak RSS MiB) of one `rlx run`."""
+    """(steady median ms, import ms, peak RSS MiB) of one `rlx run`. The peak
+    comes from GNU time (%M): a child's own ru_maxrss would start at this
+    Python process's, which Linux carries over the exec."""
     env = dict(os.environ, RLX_NUM_THREADS=str(threads))
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        p = subprocess.Popen([rlx, "run", path, "--input", "a=" + a_path, "--iters", str(iters), "--json", "--quiet"],
-                             stdout=out, stderr=err, env=env)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
+    with tempfile.NamedTemporaryFile("r") as rss:
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name, rlx, "run", path, "--input", "a=" + a_path,
+                            "--iters", str(iters), "--json", "--quiet"], capture_output=True, text=True, env=env)
         if p.returncode:
-            sys.exit("rlx failed: " + err.read()[-500:])
-        t = json.loads(out.read())["timings_ms"]
-    return t["steady_median"], t["import"], ru.ru_maxrss / 1024.0
+            sys.exit("rlx failed: " + p.stderr[-500:])
+        kb = float(rss.read().split()[-1])
+    t = json.loads(p.stdout)["timings_ms"]
+    return t["steady_median"], t["import"], kb / 1024.0
 
 
 def ort_time(sess, a, iters):

@@ -126,12 +126,20 @@ static void gemv_portable(const nbits_job *j, size_t n0, size_t n1) {
 }
 
 #if NBITS_X86
+/* The 16 weights of 8 bytes at p: low nibbles into *wl, high into *wh, each
+ * q * s - zp * s (vs, vzs). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void avx2_weights(const uint8_t *p, __m256 vs, __m256 vzs,
+                                                                    __m256 *wl, __m256 *wh) {
+    __m256i q = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+    *wl = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(q, _mm256_set1_epi32(15))), vs, vzs);
+    *wh = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(q, 4)), vs, vzs);
+}
+
 /* AVX2 + FMA: 8 weight bytes (16 weights) per step, any block_size. */
-__attribute__((target("avx2,fma"))) static inline void gemv_avx2_rows(const nbits_job *j, size_t n0, size_t n1,
+__attribute__((target("avx2,fma"), always_inline)) static inline void gemv_avx2_rows(const nbits_job *j, size_t n0, size_t n1,
                                                                       const size_t mr) {
     const rlx_nbits_geom *g = &j->g;
     size_t u = g->bs < 32 ? (size_t)g->bs : 32, h = u / 2;
-    const __m256i lo4 = _mm256_set1_epi32(15);
     for (size_t n = n0; n < n1; n++) {
         __m256 acc[NBITS_GEMV_ROWS], acch[4]; /* acch: the high nibbles' sums, for up to 4 rows */
         for (size_t r = 0; r < mr; r++) acc[r] = _mm256_setzero_ps();
@@ -142,10 +150,8 @@ __attribute__((target("avx2,fma"))) static inline void gemv_avx2_rows(const nbit
             const uint8_t *bb = j->b + (n * (size_t)g->nb + blk) * (size_t)g->blob;
             for (size_t k0 = 0; k0 < (size_t)g->bs; k0 += u)
                 for (size_t i = 0; i < h; i += 8) {
-                    __m128i q8 = _mm_loadl_epi64((const __m128i *)(bb + k0 / 2 + i));
-                    __m256i q = _mm256_cvtepu8_epi32(q8);
-                    __m256 wl = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(q, lo4)), vs, vzs);
-                    __m256 wh = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(q, 4)), vs, vzs);
+                    __m256 wl, wh;
+                    avx2_weights(bb + k0 / 2 + i, vs, vzs, &wl, &wh);
                     const float *ab = j->a + blk * (size_t)g->bs + k0 + i;
                     for (size_t r = 0; r < mr; r++) {
                         acc[r] = _mm256_fmadd_ps(wl, _mm256_loadu_ps(ab + r * j->kp), acc[r]);
@@ -166,8 +172,10 @@ __attribute__((target("avx2,fma"))) static inline void gemv_avx2_rows(const nbit
 
 /* AVX-512F: 16 weight bytes (32 weights, one "unit") per step; block_size
  * >= 32. Separate accumulators for the low and high nibbles and, for up to
- * 4 rows, a second set for odd units: more independent FMA chains. */
-__attribute__((target("avx512f"))) static inline void gemv_avx512_unit(const nbits_job *j, size_t n, size_t u,
+ * 4 rows, a second set for odd units: more independent FMA chains. k runs
+ * in chunks of 4096 / mr values, each a pass over the task's columns, so
+ * that the rows of A's copy that a chunk reads stay in L1. */
+__attribute__((target("avx512f"), always_inline)) static inline void gemv_avx512_unit(const nbits_job *j, size_t n, size_t u,
                                                                        size_t upb, const size_t mr, __m512 *al,
                                                                        __m512 *ah) {
     const rlx_nbits_geom *g = &j->g;
@@ -184,25 +192,32 @@ __attribute__((target("avx512f"))) static inline void gemv_avx512_unit(const nbi
     }
 }
 
-__attribute__((target("avx512f"))) static inline void gemv_avx512_rows(const nbits_job *j, size_t n0, size_t n1,
-                                                                       const size_t mr) {
+__attribute__((target("avx512f"), always_inline)) static inline void gemv_avx512_rows(const nbits_job *j, size_t n0,
+                                                                                      size_t n1, const size_t mr) {
     const rlx_nbits_geom *g = &j->g;
     size_t upb = (size_t)g->bs / 32, units = (size_t)g->nb * upb;
-    for (size_t n = n0; n < n1; n++) {
-        __m512 al[NBITS_GEMV_ROWS], ah[NBITS_GEMV_ROWS], bl[4], bh[4];
-        for (size_t r = 0; r < mr; r++) al[r] = ah[r] = _mm512_setzero_ps();
-        for (size_t r = 0; r < mr && r < 4; r++) bl[r] = bh[r] = _mm512_setzero_ps();
-        size_t u = 0;
-        if (mr <= 4)
-            for (; u + 1 < units; u += 2) {
-                gemv_avx512_unit(j, n, u, upb, mr, al, ah);
-                gemv_avx512_unit(j, n, u + 1, upb, mr, bl, bh);
+    /* units of k per pass over the columns: mr rows of A's copy stay in L1 (16 KiB) */
+    size_t chunk = 128 / mr;
+    for (size_t c0 = 0; c0 < units; c0 += chunk) {
+        size_t c1 = c0 + chunk < units ? c0 + chunk : units;
+        for (size_t n = n0; n < n1; n++) {
+            __m512 al[NBITS_GEMV_ROWS], ah[NBITS_GEMV_ROWS], bl[4], bh[4];
+            for (size_t r = 0; r < mr; r++) al[r] = ah[r] = _mm512_setzero_ps();
+            for (size_t r = 0; r < mr && r < 4; r++) bl[r] = bh[r] = _mm512_setzero_ps();
+            size_t u = c0;
+            if (mr <= 4)
+                for (; u + 1 < c1; u += 2) {
+                    gemv_avx512_unit(j, n, u, upb, mr, al, ah);
+                    gemv_avx512_unit(j, n, u + 1, upb, mr, bl, bh);
+                }
+            for (; u < c1; u++) gemv_avx512_unit(j, n, u, upb, mr, al, ah);
+            for (size_t r = 0; r < mr; r++) {
+                __m512 t = _mm512_add_ps(al[r], ah[r]);
+                if (mr <= 4) t = _mm512_add_ps(t, _mm512_add_ps(bl[r], bh[r]));
+                float v = _mm512_reduce_add_ps(t);
+                float *y = j->y + r * (size_t)g->N + n;
+                *y = c0 ? *y + v : v;
             }
-        for (; u < units; u++) gemv_avx512_unit(j, n, u, upb, mr, al, ah);
-        for (size_t r = 0; r < mr; r++) {
-            __m512 t = _mm512_add_ps(al[r], ah[r]);
-            if (mr <= 4) t = _mm512_add_ps(t, _mm512_add_ps(bl[r], bh[r]));
-            j->y[r * (size_t)g->N + n] = _mm512_reduce_add_ps(t);
         }
     }
 }
@@ -269,19 +284,17 @@ static void dequant_portable(const nbits_job *j, size_t n0, size_t n1, float *wt
 __attribute__((target("avx2,fma"))) static void dequant_avx2(const nbits_job *j, size_t n0, size_t n1, float *wt) {
     const rlx_nbits_geom *g = &j->g;
     size_t u = g->bs < 32 ? (size_t)g->bs : 32, h = u / 2;
-    const __m256i lo4 = _mm256_set1_epi32(15);
     for (size_t n = n0; n < n1; n++) {
         float *o = wt + (n - n0) * j->kp;
         for (size_t blk = 0; blk < (size_t)g->nb; blk++) {
             float s = j->s[n * (size_t)g->nb + blk];
-            __m256 vs = _mm256_set1_ps(s), vzs = _mm256_set1_ps(-nbits_zp(j, n, blk) * s);
+            __m256 vs = _mm256_set1_ps(s), vzs = _mm256_set1_ps(-nbits_zp(j, n, blk) * s), wl, wh;
             const uint8_t *bb = j->b + (n * (size_t)g->nb + blk) * (size_t)g->blob;
             for (size_t k0 = 0; k0 < (size_t)g->bs; k0 += u)
                 for (size_t i = 0; i < h; i += 8) {
-                    __m256i q = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(bb + k0 / 2 + i)));
-                    float *ob = o + blk * (size_t)g->bs + k0 + i;
-                    _mm256_storeu_ps(ob, _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(q, lo4)), vs, vzs));
-                    _mm256_storeu_ps(ob + h, _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(q, 4)), vs, vzs));
+                    avx2_weights(bb + k0 / 2 + i, vs, vzs, &wl, &wh);
+                    _mm256_storeu_ps(o + blk * (size_t)g->bs + k0 + i, wl);
+                    _mm256_storeu_ps(o + blk * (size_t)g->bs + k0 + h + i, wh);
                 }
         }
     }
