@@ -46,6 +46,7 @@ static inline double rlx_ew_rint0(double x) {
     return r != r ? 0.0 : r;
 }
 
+#include "ir/ew_math.h"
 #include "ir/ew_funcs.h"
 
 typedef enum rlx_ew_fn {

@@ -57,28 +57,28 @@
       x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5)), x * rlx_ew_clampf(x / 6.0f + 0.5f, 0.0f, 1.0f), \
       "($x * clamp_($x / 6.0 + 0.5, 0.0, 1.0))") \
     X(SIGMOID, OP, Sigmoid, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
-      1.0 / (1.0 + exp(-x)), 1.0f / (1.0f + expf(-x)), "(1.0 / (1.0 + exp(-$x)))") \
+      1.0 / (1.0 + exp(-x)), rlx_ewm_sigmoid_s(x), "(1.0 / (1.0 + exp(-$x)))") \
     /* x * Sigmoid(x) (no ONNX op: the pattern fuse_activation matches), in \
      * the bits of the two unfused ops */ \
     X(SILU, NONE, , 1, RLX_EW_ACT, 1, NULL, 0, NULL, 0, \
-      x * (1.0 / (1.0 + exp(-x))), x * (1.0f / (1.0f + expf(-x))), "($x * (1.0 / (1.0 + exp(-$x))))") \
+      x * (1.0 / (1.0 + exp(-x))), rlx_ewm_silu_s(x), "($x * (1.0 / (1.0 + exp(-$x))))") \
     X(GELU, OP, Gelu, 1, RLX_EW_CHAIN | RLX_EW_ACT, 20, NULL, 0, NULL, 0, \
-      0.5 * x * (1.0 + erf(x / sqrt(2.0))), F64(GELU), "gelu_($x)") \
+      0.5 * x * erfc(-x / sqrt(2.0)), rlx_ewm_gelu_s(x), "gelu_($x)") \
     /* 0.5 (1 + tanh y) = 1 / (1 + e^-2y) on the GPU; sqrt(2 / pi) */ \
     X(GELU_TANH, FN, Gelu, 1, RLX_EW_CHAIN | RLX_EW_ACT, 20, NULL, 0, NULL, 0, \
-      0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))), F64(GELU_TANH), \
+      x / (1.0 + exp(-1.5957691216057308 * (x + 0.044715 * x * x * x))), rlx_ewm_gelu_tanh_s(x), \
       "($x / (1.0 + exp(-1.5957691216057308 * ($x + 0.044715 * $x * $x * $x))))") \
     X(LEAKYRELU, OP, LeakyRelu, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, "alpha", 0, NULL, 0, \
       x >= 0 ? x : p0 * x, F64(LEAKYRELU), "select($a * $x, $x, $x >= 0.0)") \
     X(TANH, OP, Tanh, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
-      tanh(x), F64(TANH), "tanh_($x)") \
+      tanh(x), rlx_ewm_tanh_s(x), "tanh_($x)") \
     X(NOT, FN, Not, 1, 0, 1, NULL, 0, NULL, 0, \
       x == 0 ? 1.0 : 0.0, x == 0.0f ? 1.0f : 0.0f, NULL) \
     /* RNN activations (ONNX RNN/GRU/LSTM lists; no standalone op) */ \
     X(AFFINE, NONE, Affine, 1, RLX_EW_GATE, 1, "alpha", 1.0f, "beta", 0.0f, \
       p0 * x + p1, F64(AFFINE), "($a * $x + $b)") \
     X(SCALEDTANH, NONE, ScaledTanh, 1, RLX_EW_GATE, 1, "alpha", 1.0f, "beta", 1.0f, \
-      p0 * tanh(p1 * x), F64(SCALEDTANH), "($a * tanh_($b * $x))") \
+      p0 * tanh(p1 * x), p0 * rlx_ewm_tanh_s(p1 * x), "($a * tanh_($b * $x))") \
     /* binary arithmetic (numpy broadcasting from SINCE) */ \
     X(ADD, FN, Add, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, x + y, x + y, "($x + $y)") \
     X(SUB, FN, Sub, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, x - y, x - y, "($x - $y)") \
@@ -102,9 +102,9 @@
     X(SIGN, OP, Sign, 1, RLX_EW_CHAIN, 9, NULL, 0, NULL, 0, \
       x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f, "sign($x)") \
     X(EXP, OP, Exp, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
-      exp(x), F64(EXP), "exp($x)") \
+      exp(x), rlx_ewm_exp_s(x), "exp($x)") \
     X(LOG, OP, Log, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
-      log(x), F64(LOG), "log_($x)") \
+      log(x), rlx_ewm_log_s(x), "log_($x)") \
     X(SQRT, OP, Sqrt, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
       sqrt(x), F64(SQRT), "sqrt($x)") \
     X(RECIP, OP, Reciprocal, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
@@ -117,7 +117,7 @@
     X(ROUND, OP, Round, 1, RLX_EW_CHAIN, 11, NULL, 0, NULL, 0, \
       nearbyint(x), F64(ROUND), "round($x)") \
     X(ERF, OP, Erf, 1, RLX_EW_CHAIN, 9, NULL, 0, NULL, 0, \
-      erf(x), F64(ERF), "erf_($x)") \
+      erf(x), rlx_ewm_erf_s(x), "erf_($x)") \
     X(SIN, OP, Sin, 1, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, \
       sin(x), F64(SIN), "sin_($x)") \
     X(COS, OP, Cos, 1, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, \
@@ -142,26 +142,26 @@
     X(ATANH, OP, Atanh, 1, 0, 9, NULL, 0, NULL, 0, \
       atanh(x), F64(ATANH), "atanh_($x)") \
     X(ELU, OP, Elu, 1, RLX_EW_CHAIN | RLX_EW_GATE, 6, "alpha", 0, NULL, 0, \
-      x >= 0 ? x : p0 * (exp(x) - 1.0), F64(ELU), "select($a * expm1_($x), $x, $x >= 0.0)") \
+      x >= 0 ? x : p0 * expm1(x), rlx_ewm_elu_s(x, p0), "select($a * expm1_($x), $x, $x >= 0.0)") \
     X(SELU, OP, Selu, 1, 0, 6, "alpha", 0, "gamma", 0, \
-      x > 0 ? p1 * x : p1 * (p0 * exp(x) - p0), F64(SELU), "select($b * $a * expm1_($x), $b * $x, $x > 0.0)") \
+      x > 0 ? p1 * x : p1 * (p0 * expm1(x)), rlx_ewm_selu_s(x, p0, p1), "select($b * $a * expm1_($x), $b * $x, $x > 0.0)") \
     X(CELU, OP, Celu, 1, 0, 12, "alpha", 0, NULL, 0, \
       fmax(0.0, x) + fmin(0.0, p0 * (exp(x / p0) - 1.0)), F64(CELU), \
       "(max(0.0, $x) + min(0.0, $a * expm1_($x / $a)))") \
     X(THRESHOLDEDRELU, OP, ThresholdedRelu, 1, RLX_EW_GATE, 10, "alpha", 0, NULL, 0, \
       x > p0 ? x : 0.0, F64(THRESHOLDEDRELU), "select(0.0, $x, $x > $a)") \
     X(SOFTPLUS, OP, Softplus, 1, RLX_EW_CHAIN | RLX_EW_GATE, 1, NULL, 0, NULL, 0, \
-      x > 30 ? x : log1p(exp(x)), F64(SOFTPLUS), "softplus_($x)") \
+      x > 30 ? x : log1p(exp(x)), rlx_ewm_softplus_s(x), "softplus_($x)") \
     X(SOFTSIGN, OP, Softsign, 1, RLX_EW_CHAIN | RLX_EW_GATE, 1, NULL, 0, NULL, 0, \
       x / (1.0 + fabs(x)), F64(SOFTSIGN), "softsign_($x)") \
     X(MISH, OP, Mish, 1, 0, 18, NULL, 0, NULL, 0, \
-      x * tanh(x > 30 ? x : log1p(exp(x))), F64(MISH), "($x * tanh_(softplus_($x)))") \
+      x * tanh(x > 30 ? x : log1p(exp(x))), rlx_ewm_mish_s(x), "($x * tanh_(softplus_($x)))") \
     /* Gelu with approximate "none"; the resolver picks GELU_TANH for "tanh" */ \
     X(SHRINK, OP, Shrink, 1, 0, 9, "lambd", 0, "bias", 0, \
       x < -p0 ? x + p1 : x > p0 ? x - p1 : 0.0, F64(SHRINK), \
       "select(select(0.0, $x - $b, $x > $a), $x + $b, $x < -$a)") \
     X(SWISH, OP, Swish, 1, 0, 24, "alpha", 0, NULL, 0, \
-      x / (1.0 + exp(-p0 * x)), F64(SWISH), "($x / (1.0 + exp(-$a * $x)))") \
+      x / (1.0 + exp(-p0 * x)), rlx_ewm_swish_s(x, p0), "($x / (1.0 + exp(-$a * $x)))") \
     /* QuantizeLinear then DequantizeLinear with one per-tensor scale p0 and \
      * an 8-bit type (the internal op rlx.QuantizeDequantize, passes/fuse_qdq.c): \
      * the quantized level round_half_even(x / p0) (NaN: the zero point) \

@@ -28,4 +28,19 @@ void rlx_cpu_ew_f32(rlx_ew_fn fn, float *restrict d, const float *x, const float
  * fit K, N, block_size), RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_cpu_matmul_nbits(rlx_cpu_kctx *k);
 
+/* The unary rows with a vector form (Exp, Log, Sigmoid, SiLU, Swish, Tanh,
+ * Gelu, Erf, Elu, Selu, Softplus, Mish): cpu_ew_vec.c. */
+bool rlx_cpu_ew_has_vec(rlx_ew_fn fn);
+
+/* d[i] = fn(x[i]) with parameters p0, p1 for i < n, over AVX-512 or AVX2
+ * vectors when the CPU has them and fn has a vector form (the rest by the
+ * scalar twin: the same bits); false, nothing written, otherwise. d may
+ * be x. */
+bool rlx_cpu_ew_vec_f32(rlx_ew_fn fn, float *d, const float *x, float p0, float p1, size_t n);
+
+/* d[i] = fn(x[i]) for a unary function: rlx_cpu_ew_vec_f32 where it
+ * applies, else the f32 definition per element (the same bits); d may be
+ * x (fused activations apply in place). */
+void rlx_cpu_ew_unary_f32(rlx_ew_fn fn, float *d, const float *x, float p0, float p1, size_t n);
+
 #endif

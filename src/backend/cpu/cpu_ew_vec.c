@@ -1,0 +1,143 @@
+/* The vectorised transcendental functions of the elementwise vocabulary:
+ * ir/ew_math_body.h instantiated for AVX2 + FMA (8 lanes) and AVX-512F (16
+ * lanes), picked at run time (rlx_cpu_isa_get). Each lane computes what
+ * the scalar twin (ir/ew_math.h, the rows' f32 definitions) computes, so
+ * the bits do not depend on the width or on where the scalar tail
+ * begins; tests/test_cpu_ew_vec.c checks it. */
+#include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_vmath.h"
+#include "ir/ew.h"
+
+/* The rows with a vector form: X(ID, name, args), where the row's f32
+ * definition is rlx_ewm_<name>_s args (v the operand, a and b p0 and p1). */
+#define EWV_LIST(X)                                                                                       \
+    X(EXP, exp, (v)) X(LOG, log, (v)) X(SIGMOID, sigmoid, (v)) X(SILU, silu, (v)) X(SWISH, swish, (v, a)) \
+    X(TANH, tanh, (v)) X(GELU, gelu, (v)) X(GELU_TANH, gelu_tanh, (v)) X(ERF, erf, (v))                   \
+    X(ELU, elu, (v, a)) X(SELU, selu, (v, a, b)) X(SOFTPLUS, softplus, (v)) X(MISH, mish, (v))
+
+bool rlx_cpu_ew_has_vec(rlx_ew_fn fn) {
+    switch (fn) {
+#define EWV_CASE_(id, name, args) case RLX_EW_##id:
+        EWV_LIST(EWV_CASE_)
+#undef EWV_CASE_
+        return true;
+    default: return false;
+    }
+}
+
+#if RLX_HAVE_AVX2_BUILD
+/* ---- AVX2 + FMA */
+#define V __m256
+#define VI __m256i
+#define VM __m256
+#define EWM(name) rlx_ewm_##name##_v8
+#define EWM_ATTR RLX_AVX2_INLINE
+#define EV_C(f) _mm256_set1_ps((float)(f))
+#define EI_C(i) _mm256_set1_epi32((int)(i))
+#define EV_ADD(a, b) _mm256_add_ps(a, b)
+#define EV_SUB(a, b) _mm256_sub_ps(a, b)
+#define EV_MUL(a, b) _mm256_mul_ps(a, b)
+#define EV_DIV(a, b) _mm256_div_ps(a, b)
+#define EV_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define EV_MAX(a, b) _mm256_max_ps(a, b)
+#define EV_MIN(a, b) _mm256_min_ps(a, b)
+#define EV_ABS(a) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a)
+#define EV_SIGN(a) _mm256_and_ps(a, _mm256_set1_ps(-0.0f))
+#define EV_XOR(a, b) _mm256_xor_ps(a, b)
+#define EV_LT(a, b) _mm256_cmp_ps(a, b, _CMP_LT_OQ)
+#define EV_EQ(a, b) _mm256_cmp_ps(a, b, _CMP_EQ_OQ)
+#define EV_NAN(a) _mm256_cmp_ps(a, a, _CMP_UNORD_Q)
+#define EV_SEL(m, a, b) _mm256_blendv_ps(b, a, m)
+#define EV_BITS(a) _mm256_castps_si256(a)
+#define EV_FLOAT(i) _mm256_castsi256_ps(i)
+#define EI_ADD(i, j) _mm256_add_epi32(i, j)
+#define EI_SUB(i, j) _mm256_sub_epi32(i, j)
+#define EI_AND(i, j) _mm256_and_si256(i, j)
+#define EI_SHL(i, n) _mm256_slli_epi32(i, n)
+#define EI_SRA(i, n) _mm256_srai_epi32(i, n)
+#define EI_TOF(i) _mm256_cvtepi32_ps(i)
+#include "ir/ew_math_body.h"
+#include "ir/ew_math_undef.h"
+
+/* ---- AVX-512F */
+#define RLX_AVX512_INLINE __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline
+#define V __m512
+#define VI __m512i
+#define VM __mmask16
+#define EWM(name) rlx_ewm_##name##_v16
+#define EWM_ATTR RLX_AVX512_INLINE
+#define EV_C(f) _mm512_set1_ps((float)(f))
+#define EI_C(i) _mm512_set1_epi32((int)(i))
+#define EV_ADD(a, b) _mm512_add_ps(a, b)
+#define EV_SUB(a, b) _mm512_sub_ps(a, b)
+#define EV_MUL(a, b) _mm512_mul_ps(a, b)
+#define EV_DIV(a, b) _mm512_div_ps(a, b)
+#define EV_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define EV_MAX(a, b) _mm512_max_ps(a, b)
+#define EV_MIN(a, b) _mm512_min_ps(a, b)
+#define EV_ABS(a) _mm512_castsi512_ps(_mm512_and_epi32(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)))
+#define EV_SIGN(a) _mm512_castsi512_ps(_mm512_and_epi32(_mm512_castps_si512(a), _mm512_set1_epi32((int)0x80000000u)))
+#define EV_XOR(a, b) _mm512_castsi512_ps(_mm512_xor_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+#define EV_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
+#define EV_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
+#define EV_NAN(a) _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q)
+#define EV_SEL(m, a, b) _mm512_mask_blend_ps(m, b, a)
+#define EV_BITS(a) _mm512_castps_si512(a)
+#define EV_FLOAT(i) _mm512_castsi512_ps(i)
+#define EI_ADD(i, j) _mm512_add_epi32(i, j)
+#define EI_SUB(i, j) _mm512_sub_epi32(i, j)
+#define EI_AND(i, j) _mm512_and_epi32(i, j)
+#define EI_SHL(i, n) _mm512_slli_epi32(i, n)
+#define EI_SRA(i, n) _mm512_srai_epi32(i, n)
+#define EI_TOF(i) _mm512_cvtepi32_ps(i)
+#include "ir/ew_math_body.h"
+#include "ir/ew_math_undef.h"
+
+/* d[i] = fn(x[i]) over whole vectors, the rest by the scalar twin (the
+ * row's f32 definition); d may be x. */
+#define EWV_KERNEL_(W, T, LOAD, STORE, SET1, ATTR)                                                          \
+    ATTR static bool ew_v##W(rlx_ew_fn fn, float *d, const float *x, float p0, float p1, size_t n) {      \
+        T a = SET1(p0), b = SET1(p1);                                                                     \
+        (void)a, (void)b;                                                                                 \
+        size_t i = 0;                                                                                     \
+        switch (fn) {                                                                                     \
+            EWV_LIST(EWV_LOOP_##W)                                                                        \
+        default: return false;                                                                            \
+        }                                                                                                 \
+        for (; i < n; i++) d[i] = rlx_ew_f32(fn, x[i], x[i], x[i], p0, p1);                               \
+        return true;                                                                                      \
+    }
+#define EWV_LOOP_8(id, name, args)                                                                         \
+    case RLX_EW_##id:                                                                                      \
+        for (; i + 8 <= n; i += 8) {                                                                       \
+            __m256 v = _mm256_loadu_ps(x + i);                                                             \
+            _mm256_storeu_ps(d + i, rlx_ewm_##name##_v8 args);                                             \
+        }                                                                                                  \
+        break;
+#define EWV_LOOP_16(id, name, args)                                                                        \
+    case RLX_EW_##id:                                                                                      \
+        for (; i + 16 <= n; i += 16) {                                                                     \
+            __m512 v = _mm512_loadu_ps(x + i);                                                             \
+            _mm512_storeu_ps(d + i, rlx_ewm_##name##_v16 args);                                            \
+        }                                                                                                  \
+        break;
+EWV_KERNEL_(8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, RLX_AVX2)
+EWV_KERNEL_(16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, RLX_AVX512)
+#endif
+
+bool rlx_cpu_ew_vec_f32(rlx_ew_fn fn, float *d, const float *x, float p0, float p1, size_t n) {
+#if RLX_HAVE_AVX2_BUILD
+    switch (rlx_cpu_isa_get()) {
+    case RLX_CPU_ISA_AVX512: return ew_v16(fn, d, x, p0, p1, n);
+    case RLX_CPU_ISA_AVX2: return ew_v8(fn, d, x, p0, p1, n);
+    default: break;
+    }
+#endif
+    (void)fn, (void)d, (void)x, (void)p0, (void)p1, (void)n;
+    return false;
+}
+
+void rlx_cpu_ew_unary_f32(rlx_ew_fn fn, float *d, const float *x, float p0, float p1, size_t n) {
+    if (rlx_cpu_ew_vec_f32(fn, d, x, p0, p1, n)) return;
+    for (size_t i = 0; i < n; i++) d[i] = rlx_ew_f32(fn, x[i], x[i], x[i], p0, p1);
+}
