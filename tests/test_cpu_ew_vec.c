@@ -16,12 +16,16 @@
  *    normal float (printed); bounds stated in k_bound below. Where the
  *    reference is subnormal the error is at most 4 subnormal steps
  *    (2^-147) plus the stated relative bound. NaN in gives NaN out, and the
- *    special values of the reference (+-inf, +-0 signs, +-1) are exact. */
+ *    special values of the reference (+-inf, +-0 signs, +-1) are exact.
+ * 3. The Softmax / LogSoftmax rows (cpu_rows.c) give the same bits with
+ *    AVX2 and with AVX-512 (the same exp, the same order of the double
+ *    sums), rows of 1 to 40 and 4109 elements. */
 #include <float.h>
 
 #include "test.h"
 
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_rows.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "ir/ew.h"
 
@@ -176,6 +180,25 @@ static void check_accuracy(const fn_case *c) {
               specials_bad);
 }
 
+/* 3. Softmax rows: AVX2 and AVX-512 agree bit for bit */
+static void check_softmax_widths(void) {
+    if (rlx_cpu_isa_get() < RLX_CPU_ISA_AVX512) return;
+    enum { ROWS = 3, MAXLEN = 4109 };
+    static float x[ROWS * MAXLEN], y8[ROWS * MAXLEN], y16[ROWS * MAXLEN];
+    for (size_t len = 1; len <= MAXLEN; len = len < 40 ? len + 1 : MAXLEN + 1) {
+        for (size_t i = 0; i < ROWS * len; i++) x[i] = test_rand_uniform(-30.0f, 30.0f);
+        for (int lg = 0; lg < 2; lg++) {
+            for (size_t i = 0; i < ROWS * len; i++) y8[i] = y16[i] = NAN;
+            rlx_cpu_isa_cap(RLX_CPU_ISA_AVX2);
+            CHECK(rlx_cpu_rows_softmax(x, y8, ROWS, len, lg));
+            rlx_cpu_isa_cap(RLX_CPU_ISA_AVX512);
+            CHECK(rlx_cpu_rows_softmax(x, y16, ROWS, len, lg));
+            CHECK_MSG(memcmp(y8, y16, ROWS * len * sizeof(float)) == 0, "softmax (log %d) rows of %zu: AVX2 and AVX-512 differ",
+                      lg, len);
+        }
+    }
+}
+
 int main(void) {
     test_seed_from_env();
     rlx_cpu_isa top = rlx_cpu_isa_get();
@@ -187,5 +210,6 @@ int main(void) {
     rlx_cpu_isa_cap(RLX_CPU_ISA_AVX512);
     fprintf(stderr, "accuracy against float64 (instruction set %d):\n", (int)top);
     for (size_t k = 0; k < N_CASES; k++) check_accuracy(&k_cases[k]);
+    check_softmax_widths();
     TEST_MAIN_END();
 }

@@ -5,6 +5,7 @@
  * the bits do not depend on the width or on where the scalar tail
  * begins; tests/test_cpu_ew_vec.c checks it. */
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_ew_vec.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "ir/ew.h"
 
@@ -26,73 +27,6 @@ bool rlx_cpu_ew_has_vec(rlx_ew_fn fn) {
 }
 
 #if RLX_HAVE_AVX2_BUILD
-/* ---- AVX2 + FMA */
-#define V __m256
-#define VI __m256i
-#define VM __m256
-#define EWM(name) rlx_ewm_##name##_v8
-#define EWM_ATTR RLX_AVX2_INLINE
-#define EV_C(f) _mm256_set1_ps((float)(f))
-#define EI_C(i) _mm256_set1_epi32((int)(i))
-#define EV_ADD(a, b) _mm256_add_ps(a, b)
-#define EV_SUB(a, b) _mm256_sub_ps(a, b)
-#define EV_MUL(a, b) _mm256_mul_ps(a, b)
-#define EV_DIV(a, b) _mm256_div_ps(a, b)
-#define EV_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
-#define EV_MAX(a, b) _mm256_max_ps(a, b)
-#define EV_MIN(a, b) _mm256_min_ps(a, b)
-#define EV_ABS(a) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a)
-#define EV_SIGN(a) _mm256_and_ps(a, _mm256_set1_ps(-0.0f))
-#define EV_XOR(a, b) _mm256_xor_ps(a, b)
-#define EV_LT(a, b) _mm256_cmp_ps(a, b, _CMP_LT_OQ)
-#define EV_EQ(a, b) _mm256_cmp_ps(a, b, _CMP_EQ_OQ)
-#define EV_NAN(a) _mm256_cmp_ps(a, a, _CMP_UNORD_Q)
-#define EV_SEL(m, a, b) _mm256_blendv_ps(b, a, m)
-#define EV_BITS(a) _mm256_castps_si256(a)
-#define EV_FLOAT(i) _mm256_castsi256_ps(i)
-#define EI_ADD(i, j) _mm256_add_epi32(i, j)
-#define EI_SUB(i, j) _mm256_sub_epi32(i, j)
-#define EI_AND(i, j) _mm256_and_si256(i, j)
-#define EI_SHL(i, n) _mm256_slli_epi32(i, n)
-#define EI_SRA(i, n) _mm256_srai_epi32(i, n)
-#define EI_TOF(i) _mm256_cvtepi32_ps(i)
-#include "ir/ew_math_body.h"
-#include "ir/ew_math_undef.h"
-
-/* ---- AVX-512F */
-#define RLX_AVX512_INLINE __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline
-#define V __m512
-#define VI __m512i
-#define VM __mmask16
-#define EWM(name) rlx_ewm_##name##_v16
-#define EWM_ATTR RLX_AVX512_INLINE
-#define EV_C(f) _mm512_set1_ps((float)(f))
-#define EI_C(i) _mm512_set1_epi32((int)(i))
-#define EV_ADD(a, b) _mm512_add_ps(a, b)
-#define EV_SUB(a, b) _mm512_sub_ps(a, b)
-#define EV_MUL(a, b) _mm512_mul_ps(a, b)
-#define EV_DIV(a, b) _mm512_div_ps(a, b)
-#define EV_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define EV_MAX(a, b) _mm512_max_ps(a, b)
-#define EV_MIN(a, b) _mm512_min_ps(a, b)
-#define EV_ABS(a) _mm512_castsi512_ps(_mm512_and_epi32(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)))
-#define EV_SIGN(a) _mm512_castsi512_ps(_mm512_and_epi32(_mm512_castps_si512(a), _mm512_set1_epi32((int)0x80000000u)))
-#define EV_XOR(a, b) _mm512_castsi512_ps(_mm512_xor_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)))
-#define EV_LT(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
-#define EV_EQ(a, b) _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ)
-#define EV_NAN(a) _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q)
-#define EV_SEL(m, a, b) _mm512_mask_blend_ps(m, b, a)
-#define EV_BITS(a) _mm512_castps_si512(a)
-#define EV_FLOAT(i) _mm512_castsi512_ps(i)
-#define EI_ADD(i, j) _mm512_add_epi32(i, j)
-#define EI_SUB(i, j) _mm512_sub_epi32(i, j)
-#define EI_AND(i, j) _mm512_and_epi32(i, j)
-#define EI_SHL(i, n) _mm512_slli_epi32(i, n)
-#define EI_SRA(i, n) _mm512_srai_epi32(i, n)
-#define EI_TOF(i) _mm512_cvtepi32_ps(i)
-#include "ir/ew_math_body.h"
-#include "ir/ew_math_undef.h"
-
 /* d[i] = fn(x[i]) over whole vectors, the rest by the scalar twin (the
  * row's f32 definition); d may be x. */
 #define EWV_KERNEL_(W, T, LOAD, STORE, SET1, ATTR)                                                          \

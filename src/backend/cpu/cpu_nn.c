@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_nn.h"
 #include "backend/cpu/cpu_rows.h"
 #include "base/mem.h"
@@ -137,8 +138,8 @@ static void act_range(void *ctx, size_t b, size_t e) {
         }
         return;
     }
-    default:
-        for (size_t i = b; i < e; i++) y[i] = rlx_act_apply(a, y[i]);
+    default: /* vector forms where the function has one (the same bits as rlx_act_apply) */
+        rlx_cpu_ew_unary_f32(a->kind, y + b, y + b, a->alpha, a->beta, e - b);
         return;
     }
 }

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_nn.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/mem.h"
@@ -104,8 +105,8 @@ rlx_status rlx_nn_run_items(const rlx_cpu_kctx *k, size_t n_items, size_t slot_f
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
 /* y[i] = act(y[i] + bv) for i < n: Relu and Clip (by comparisons, as the
- * Clip kernel: NaN passes through) in blocks of eight, the others through
- * rlx_act_apply. */
+ * Clip kernel: NaN passes through) in blocks of eight, functions with a
+ * vector form (cpu_ew_vec.c) by it, the others through rlx_act_apply. */
 RLX_NN_CLONES static void bias_act_row(float *restrict y, size_t n, float bv, const rlx_act *act) {
     size_t i = 0;
     switch (act->kind) {
@@ -141,6 +142,16 @@ RLX_NN_CLONES static void bias_act_row(float *restrict y, size_t n, float bv, co
         return;
     }
     default:
+        if (rlx_cpu_ew_has_vec(act->kind)) { /* act(y + bv) as y + bv, then the vector form: the same bits */
+            if (bv != 0.0f) {
+                for (; i + 8 <= n; i += 8) {
+                    RLX_NN_BLOCK8(BA_NONE)
+                }
+                for (; i < n; i++) y[i] += bv;
+            }
+            rlx_cpu_ew_unary_f32(act->kind, y, y, act->alpha, act->beta, n);
+            return;
+        }
         for (; i < n; i++) y[i] = rlx_act_apply(act, y[i] + bv);
         return;
     }

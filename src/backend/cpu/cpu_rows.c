@@ -7,6 +7,7 @@
 #include "backend/cpu/cpu_rows.h"
 #include "backend/cpu/cpu_nn.h"
 #include "ir/ops/reduce_geom.h"
+#include "backend/cpu/cpu_ew_vec.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "base/parallel.h"
 
@@ -55,7 +56,11 @@ RLX_AVX2_INLINE double hsum_pd(__m256d a) {
     return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
 }
 
-/* Rows [r0, r1): m = max, e = exp(x - m) (cpu_vmath.h), sum of e in double;
+/* Rows [r0, r1): m = max, e = exp(x - m) (the vocabulary's Exp, vector
+ * form: the bits of its f32 definition), sum of e in double: lanes j and
+ * j + 4 of each block of 8 (s0, s1) in the row's order, then
+ * ((s0 + s1)[0] + (s0 + s1)[2]) + ((s0 + s1)[1] + (s0 + s1)[3]): the AVX2
+ * and AVX-512 forms add in this same order, so they give the same bits.
  * Softmax y = e * (1 / sum), LogSoftmax y = (x - m) - log(sum). */
 RLX_AVX2 static void softmax_rows(void *ctx, size_t r0, size_t r1) {
     const sm_job *j = ctx;
@@ -74,12 +79,12 @@ RLX_AVX2 static void softmax_rows(void *ctx, size_t r0, size_t r1) {
         __m256 mm = _mm256_set1_ps(m);
         __m256d s0 = _mm256_setzero_pd(), s1 = s0;
         for (size_t i = 0; i < n8; i += 8) {
-            __m256 e = rlx_v8_exp_neg(_mm256_sub_ps(_mm256_loadu_ps(x + i), mm));
+            __m256 e = rlx_ewm_exp_v8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mm));
             if (!j->log) _mm256_storeu_ps(y + i, e);
             acc_pd(&s0, &s1, e);
         }
         if (rest) {
-            __m256 e = rlx_v8_exp_neg(_mm256_sub_ps(_mm256_maskload_ps(x + n8, tm), mm));
+            __m256 e = rlx_ewm_exp_v8(_mm256_sub_ps(_mm256_maskload_ps(x + n8, tm), mm));
             e = _mm256_and_ps(e, _mm256_castsi256_ps(tm));
             if (!j->log) _mm256_maskstore_ps(y + n8, tm, e);
             acc_pd(&s0, &s1, e);
@@ -99,13 +104,74 @@ RLX_AVX2 static void softmax_rows(void *ctx, size_t r0, size_t r1) {
         }
     }
 }
+
+/* The same with 16 lanes where whole blocks of 16 fit (the sums as above:
+ * the low then the high 8 of each block into s0 | s1 of one 8-double
+ * register). */
+RLX_AVX512 static void softmax_rows16(void *ctx, size_t r0, size_t r1) {
+    const sm_job *j = ctx;
+    size_t len = j->len, n16 = len - len % 16, n8 = len - len % 8, rest = len % 8;
+    __m256i tm = tail_mask(rest);
+    __m256 ninf = _mm256_set1_ps(-INFINITY);
+    for (size_t r = r0; r < r1; r++) {
+        const float *x = j->x + r * len;
+        float *y = j->y + r * len;
+        __m512 wm = _mm512_set1_ps(-INFINITY);
+        for (size_t i = 0; i < n16; i += 16) wm = _mm512_max_ps(_mm512_loadu_ps(x + i), wm);
+        __m256 vm = _mm256_max_ps(_mm512_castps512_ps256(wm),
+                                  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(wm), 1)));
+        if (n8 > n16) vm = _mm256_max_ps(_mm256_loadu_ps(x + n16), vm);
+        if (rest) vm = _mm256_max_ps(_mm256_blendv_ps(ninf, _mm256_maskload_ps(x + n8, tm), _mm256_castsi256_ps(tm)), vm);
+        float m = rlx_v8_hmax(vm);
+        __m512 wmm = _mm512_set1_ps(m);
+        __m256 mm = _mm256_set1_ps(m);
+        __m512d acc = _mm512_setzero_pd();
+        for (size_t i = 0; i < n16; i += 16) {
+            __m512 e = rlx_ewm_exp_v16(_mm512_sub_ps(_mm512_loadu_ps(x + i), wmm));
+            if (!j->log) _mm512_storeu_ps(y + i, e);
+            acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+            acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+        }
+        if (n8 > n16) {
+            __m256 e = rlx_ewm_exp_v8(_mm256_sub_ps(_mm256_loadu_ps(x + n16), mm));
+            if (!j->log) _mm256_storeu_ps(y + n16, e);
+            acc = _mm512_add_pd(acc, _mm512_cvtps_pd(e));
+        }
+        if (rest) {
+            __m256 e = rlx_ewm_exp_v8(_mm256_sub_ps(_mm256_maskload_ps(x + n8, tm), mm));
+            e = _mm256_and_ps(e, _mm256_castsi256_ps(tm));
+            if (!j->log) _mm256_maskstore_ps(y + n8, tm, e);
+            acc = _mm512_add_pd(acc, _mm512_cvtps_pd(e));
+        }
+        double sum = hsum_pd(_mm256_add_pd(_mm512_castpd512_pd256(acc), _mm512_extractf64x4_pd(acc, 1)));
+        if (m != m) sum = NAN;
+        if (!j->log) {
+            __m512 inv = _mm512_set1_ps((float)(1.0 / sum));
+            size_t i = 0;
+            for (; i < n16; i += 16) _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(y + i), inv));
+            for (; i < n8; i += 8)
+                _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), _mm512_castps512_ps256(inv)));
+            if (rest) _mm256_maskstore_ps(y + n8, tm, _mm256_mul_ps(_mm256_maskload_ps(y + n8, tm), _mm512_castps512_ps256(inv)));
+        } else {
+            __m512 ls = _mm512_set1_ps((float)log(sum));
+            __m256 ls8 = _mm512_castps512_ps256(ls);
+            size_t i = 0;
+            for (; i < n16; i += 16)
+                _mm512_storeu_ps(y + i, _mm512_sub_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), wmm), ls));
+            for (; i < n8; i += 8)
+                _mm256_storeu_ps(y + i, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), mm), ls8));
+            if (rest)
+                _mm256_maskstore_ps(y + n8, tm, _mm256_sub_ps(_mm256_sub_ps(_mm256_maskload_ps(x + n8, tm), mm), ls8));
+        }
+    }
+}
 #endif
 
 bool rlx_cpu_rows_softmax(const float *x, float *y, size_t rows, size_t len, bool log_softmax) {
 #if RLX_HAVE_AVX2_BUILD
     if (!rlx_cpu_has_avx2() || len == 0) return false;
     sm_job j = { x, y, len, log_softmax };
-    rlx_parallel_for(rows, 16384 / len + 1, softmax_rows, &j);
+    rlx_parallel_for(rows, 16384 / len + 1, len >= 16 && rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX512 ? softmax_rows16 : softmax_rows, &j);
     return true;
 #else
     (void)x, (void)y, (void)rows, (void)len, (void)log_softmax;
