@@ -41,6 +41,10 @@ Models (name: graph):
   ew_sigmoid      Sigmoid of [1M]
   ew_gelu         Gelu (erf) as the ONNX function of opset 20, [1M]
   ew_chain        Mul, Add, Tanh, Mul on [1M] (a fusable chain)
+  ew_sigmoid_4m   Sigmoid of [1, 4M]; ew_tanh_4m, ew_exp_4m, ew_erf_4m the
+                  same with Tanh, Exp, Erf; ew_gelu_4m Gelu-20 (erf) of [1, 4M]
+  ew_chain_4m     Mul, Add, Tanh, Mul on [1, 4M] (one FusedElementwise)
+  softmax_32k     Softmax over the last axis of [64, 32768]
   tiny30          30 tiny ops on [1, 32] (MatMul, Add, Relu, Sigmoid,
                   Transpose, Reshape, ReduceMean, Concat, Slice, Softmax,
                   ...): per-node overhead
@@ -167,6 +171,13 @@ MODELS = {
     "ew_gelu": lambda: one_op("Gelu", [1 << 20], [1 << 20], opset=20),
     "ew_chain": lambda: ew_chain(1 << 20),
     "tiny30": tiny30,
+    "ew_sigmoid_4m": lambda: one_op("Sigmoid", [1, 1 << 22], [1, 1 << 22]),
+    "ew_tanh_4m": lambda: one_op("Tanh", [1, 1 << 22], [1, 1 << 22]),
+    "ew_exp_4m": lambda: one_op("Exp", [1, 1 << 22], [1, 1 << 22]),
+    "ew_erf_4m": lambda: one_op("Erf", [1, 1 << 22], [1, 1 << 22]),
+    "ew_gelu_4m": lambda: one_op("Gelu", [1, 1 << 22], [1, 1 << 22], opset=20),
+    "ew_chain_4m": lambda: ew_chain(1 << 22),
+    "softmax_32k": lambda: one_op("Softmax", [64, 32768], [64, 32768], {"axis": -1}),
 }
 
 
@@ -209,10 +220,11 @@ def main():
             print(path)
             continue
         res = {"rlx": [], "base": [], "ort": []}
-        runners = {"rlx": lambda n: run_rlx(a.rlx, path, "x", npy, a.threads, n, a.warmup),
-                   "ort": lambda n: run_ort(path, "x", npy, a.threads, n, a.warmup)}
+        spec = [f"x={npy}"]  # cpu_vs_ort's runners take name=path specs and return (ms, peak RSS)
+        runners = {"rlx": lambda n: run_rlx(a.rlx, path, spec, a.threads, n, a.warmup)[0],
+                   "ort": lambda n: run_ort(path, spec, a.threads, n, a.warmup)[0]}
         if a.base_rlx:
-            runners["base"] = lambda n: run_rlx(a.base_rlx, path, "x", npy, a.threads, n, a.warmup)
+            runners["base"] = lambda n: run_rlx(a.base_rlx, path, spec, a.threads, n, a.warmup)[0]
         for r in range(a.rounds):
             for name in ("rlx", "base", "ort"):
                 if name not in runners:

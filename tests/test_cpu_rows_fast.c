@@ -1,7 +1,8 @@
 /* The CPU fast paths of the recurrent ops (cpu_rnn.c), the row-wise ops
  * (cpu_rows.c: Softmax, LogSoftmax, ArgMax, ArgMin, LayerNormalization)
  * and the f32 reductions (cpu_reduce.c) against the reference kernels, and
- * the vector math of cpu_vmath.h against double.
+ * the vocabulary's vector Exp, Sigmoid, Tanh (cpu_ew_vec.h; the RNN gates
+ * and Softmax rows use them) against double.
  *
  * Each node runs twice through rlx_cpu_run_node (reference = false, then
  * true) on random inputs (never zeros), outputs poisoned with NaN first, so
@@ -13,11 +14,12 @@
  * blocks of rows) change with it.
  *
  * Tolerances, stated at each comparison:
- *  - vector math: exp of x <= 0 and sigmoid within 2^-22 and 2^-21
+ *  - vector math (the vocabulary's, about 1 and 2.5 ulps: test_cpu_ew_vec
+ *    states them): exp of x <= 0 and sigmoid within 2^-22 and 2^-21
  *    relative where the result is a normal float, 1.2e-38 absolute below;
  *    tanh within 2^-21 relative; NaN stays NaN, +-inf and +-0 exact.
  *  - RNN, GRU, LSTM: the fast path sums I + H products per gate in f32
- *    (the reference in double), uses the approximations above, and carries
+ *    (the reference in double), uses the vector math above, and carries
  *    the differences through T steps; values are in (-1, 1): |fast - ref|
  *    <= 2e-5 + 2e-5 |ref|. A missing bias, peephole or clip is off by
  *    0.01 or more.
@@ -32,6 +34,7 @@
 #include "test_node.h"
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_ew_vec.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "base/parallel.h"
 #include "base/tensor.h"
@@ -138,7 +141,7 @@ typedef enum { VM_EXP, VM_SIGMOID, VM_TANH } vm_fn;
 
 RLX_AVX2 static void vm_apply(vm_fn f, const float *x, float *y) {
     __m256 v = _mm256_loadu_ps(x);
-    __m256 r = f == VM_EXP ? rlx_v8_exp_neg(v) : f == VM_SIGMOID ? rlx_v8_sigmoid(v) : rlx_v8_tanh(v);
+    __m256 r = f == VM_EXP ? rlx_ewm_exp_v8(v) : f == VM_SIGMOID ? rlx_ewm_sigmoid_v8(v) : rlx_ewm_tanh_v8(v);
     _mm256_storeu_ps(y, r);
 }
 

@@ -24,22 +24,24 @@
  *    batches of 1 or 2 rows take a GEMV over 8 (AVX-512) or 4 panels. GRU
  *    with linear_before_reset = 0 packs its h gate apart: that product
  *    takes (r . H) after the z and r gates.
- *  - The gates run 8 units at a time with the approximations of
- *    cpu_vmath.h for Sigmoid and Tanh, max for Relu, the vocabulary's f32
- *    function lane by lane for the other activations (and for the H % 8
- *    tail, and everywhere without AVX2).
+ *  - The gates run 8 units at a time with the vocabulary's vector Sigmoid
+ *    and Tanh (cpu_ew_vec.h: the bits of their f32 definitions, which the
+ *    scalar gates use), max for Relu, the vocabulary's f32 function lane
+ *    by lane for the other activations (and for the H % 8 tail, and
+ *    everywhere without AVX2).
  *  - Work units are (direction, slice of batch rows): each runs its whole
  *    sequence on one of the pool's threads, so no step waits for another
  *    thread.
  * Against the reference (tests/test_cpu_rnn_fast.c): f32 accumulation over
- * I and H terms and the gate approximations (<= 2^-21 relative) give
- * differences of about 1e-6 per step, which the recurrence carries. */
+ * I and H terms (the reference sums in double) gives differences of about
+ * 1e-6 per step, which the recurrence carries. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_nn.h"
+#include "backend/cpu/cpu_ew_vec.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "base/mem.h"
@@ -428,8 +430,8 @@ static void gates_scalar(const rlx_rnn_params *p, const rlx_rnn_act *act, int64_
 #if RLX_HAVE_AVX2_BUILD
 RLX_AVX2_INLINE __m256 v8_act(const rlx_rnn_act *a, __m256 x) {
     switch (a->kind) {
-    case RLX_EW_SIGMOID: return rlx_v8_sigmoid(x);
-    case RLX_EW_TANH: return rlx_v8_tanh(x);
+    case RLX_EW_SIGMOID: return rlx_ewm_sigmoid_v8(x); /* the vocabulary's vector forms: the scalar gates' bits */
+    case RLX_EW_TANH: return rlx_ewm_tanh_v8(x);
     case RLX_EW_RELU: return _mm256_max_ps(_mm256_setzero_ps(), x);
     default: {
         float t[8];
