@@ -134,19 +134,25 @@ static void check_accuracy(const fn_case *c) {
     static float x[N], y[N];
     double worst = 0, worst_x = 0, worst_sub = 0, below = 0;
     size_t specials_bad = 0;
-    for (int round = 0; round < 12; round++) {
+    for (int round = 0; round < 13; round++) {
         float lo = round < 4 ? -2.0f : round < 8 ? -25.0f : -120.0f;
-        for (size_t i = 0; i < N; i++) {
-            if (round % 4 == 3) x[i] = float_of((uint32_t)(test_rand_u64() >> 16)); /* every magnitude */
+        size_t n = round == 12 ? N_EDGES : N;
+        for (size_t i = 0; i < n; i++) {
+            if (round == 12) x[i] = k_edges[i]; /* the edges: specials exact */
+            else if (round % 4 == 3) x[i] = float_of((uint32_t)(test_rand_u64() >> 16)); /* every magnitude */
             else x[i] = lo + (-2.0f * lo) * (float)i / (float)N + test_rand_uniform(0.0f, -2.0f * lo / N);
         }
-        rlx_cpu_ew_unary_f32(c->fn, y, x, c->p0, c->p1, N);
-        for (size_t i = 0; i < N; i++) {
+        rlx_cpu_ew_unary_f32(c->fn, y, x, c->p0, c->p1, n);
+        for (size_t i = 0; i < n; i++) {
             double r = rlx_ew_f64(c->fn, x[i], 0, 0, c->p0, c->p1);
             if (c->fn == RLX_EW_SWISH) /* against x sigmoid(fl(alpha x)): alpha x is an f32 product */
                 r = (double)x[i] / (1.0 + exp(-(double)(c->p0 * x[i])));
             if (isnan(r) || isinf(r) || isnan((double)x[i])) {
-                if (isnan(r) != isnan((double)y[i]) || (!isnan(r) && (double)y[i] != r)) specials_bad++;
+                if (isnan(r) != isnan((double)y[i]) || (!isnan(r) && (double)y[i] != r)) {
+                    if (specials_bad++ < 3)
+                        fprintf(stderr, "  %s(%g) = %g, reference %g\n", rlx_ew_short_name(c->fn), (double)x[i],
+                                (double)y[i], r);
+                }
                 continue;
             }
             if (fabs(r) > FLT_MAX) { /* the reference overflows f32 */

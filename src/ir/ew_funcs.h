@@ -31,7 +31,9 @@
  *          for p1.
  *   F64    the reference in double of x, y, c, p0, p1
  *   F32    the f32 computation (every f32 path: the unary and binary
- *          kernels, chains, epilogues); F64(ID) rounds the reference
+ *          kernels, chains, epilogues); F64(ID) rounds the reference;
+ *          rlx_ewm_<name>_s(...) is the scalar twin of a function with
+ *          AVX2 / AVX-512 forms of the same bits (ir/ew_math.h)
  *   WGSL   the f32 expression on the GPU: $x $y $c operands, $a $b the
  *          parameters (helpers from kernels/ew_lib.wgsl); NULL: CPU only.
  *          For NaN and +-inf operands it gives what F32 gives (IEEE, as

@@ -194,7 +194,7 @@ EWM_ATTR V EWM(gelu)(V x) {
     V xx = EV_MUL(xa, xa);
     V hi = EV_MUL(EV_C(-0.5f), xx), lo = EV_MUL(EV_C(0.5f), EV_FMA(EV_SUB(EV_C(0.0f), xa), xa, xx));
     V a = EV_MAX(EV_C(0.921875f), EV_MUL(xa, EV_C(0.7071067811865476f)));
-    V c = EWM(erfc_big)(a, hi, lo, EV_MUL(EV_C(0.5f), x));
+    V c = EWM(erfc_big)(a, hi, lo, EV_MUL(EV_C(0.5f), EV_MIN(x, EV_C(21.0f)))); /* -inf: 0 * -inf = NaN */
     V big = EV_SEL(EV_LT(x, EV_C(0.0f)), c, EV_SUB(x, c));
     V y = EV_SEL(EV_LT(EV_ABS(z), EV_C(0.921875f)), small, big);
     return EV_SEL(EV_NAN(x), x, y);
