@@ -27,9 +27,18 @@ bool rlx_cpu_ew_has_vec(rlx_ew_fn fn) {
 }
 
 #if RLX_HAVE_AVX2_BUILD
-/* d[i] = fn(x[i]) over whole vectors, the rest by the scalar twin (the
- * row's f32 definition); d may be x. */
-#define EWV_KERNEL_(W, T, LOAD, STORE, SET1, ATTR)                                                          \
+/* d[i] = fn(x[i]) over whole vectors of W lanes, the rest by the scalar
+ * twin (the row's f32 definition); d may be x. */
+#define EWV_LOOP_(W, T, LOAD, STORE, id, name, args)                                                      \
+    case RLX_EW_##id:                                                                                      \
+        for (; i + W <= n; i += W) {                                                                       \
+            T v = LOAD(x + i);                                                                             \
+            STORE(d + i, rlx_ewm_##name##_v##W args);                                                      \
+        }                                                                                                  \
+        break;
+#define EWV_LOOP_8(id, name, args) EWV_LOOP_(8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, id, name, args)
+#define EWV_LOOP_16(id, name, args) EWV_LOOP_(16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, id, name, args)
+#define EWV_KERNEL_(W, T, SET1, ATTR)                                                                      \
     ATTR static bool ew_v##W(rlx_ew_fn fn, float *d, const float *x, float p0, float p1, size_t n) {      \
         T a = SET1(p0), b = SET1(p1);                                                                     \
         (void)a, (void)b;                                                                                 \
@@ -41,22 +50,8 @@ bool rlx_cpu_ew_has_vec(rlx_ew_fn fn) {
         for (; i < n; i++) d[i] = rlx_ew_f32(fn, x[i], x[i], x[i], p0, p1);                               \
         return true;                                                                                      \
     }
-#define EWV_LOOP_8(id, name, args)                                                                         \
-    case RLX_EW_##id:                                                                                      \
-        for (; i + 8 <= n; i += 8) {                                                                       \
-            __m256 v = _mm256_loadu_ps(x + i);                                                             \
-            _mm256_storeu_ps(d + i, rlx_ewm_##name##_v8 args);                                             \
-        }                                                                                                  \
-        break;
-#define EWV_LOOP_16(id, name, args)                                                                        \
-    case RLX_EW_##id:                                                                                      \
-        for (; i + 16 <= n; i += 16) {                                                                     \
-            __m512 v = _mm512_loadu_ps(x + i);                                                             \
-            _mm512_storeu_ps(d + i, rlx_ewm_##name##_v16 args);                                            \
-        }                                                                                                  \
-        break;
-EWV_KERNEL_(8, __m256, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, RLX_AVX2)
-EWV_KERNEL_(16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, RLX_AVX512)
+EWV_KERNEL_(8, __m256, _mm256_set1_ps, RLX_AVX2)
+EWV_KERNEL_(16, __m512, _mm512_set1_ps, RLX_AVX512)
 #endif
 
 bool rlx_cpu_ew_vec_f32(rlx_ew_fn fn, float *d, const float *x, float p0, float p1, size_t n) {
