@@ -78,9 +78,21 @@ fn log1p_(u: f32) -> f32 {
     if (abs(u) < 0.5) { return atanh2_(u / (2.0 + u)); }
     return log(1.0 + u);
 }
-// log(x), accurate near 1.
+// log2(x) for x > 0, subnormal x included: WGSL lets an implementation
+// flush a subnormal operand (lavapipe's log(1e-40) gave -88.0, log(2^-127),
+// where it is -92.1), so a positive subnormal, whose bits u are its
+// significand times 2^149, is log2(f32(u)) - 149: f32(u) is an exact normal
+// number and the bit test is not a float comparison a device may flush.
+fn log2_(x: f32) -> f32 {
+    let u = bitcast<u32>(x);
+    if (u > 0u && u < 0x800000u) { return log2(f32(u)) - 149.0; }
+    return log2(x);
+}
+// log(x), accurate near 1; subnormal x as log2_ (149 ln 2 = 103.2789...).
 fn log_(x: f32) -> f32 {
     if (x >= 0.5 && x <= 2.0) { return atanh2_((x - 1.0) / (x + 1.0)); }
+    let u = bitcast<u32>(x);
+    if (u > 0u && u < 0x800000u) { return log(f32(u)) - 103.27892990343185; }
     return log(x);
 }
 // exp(x) - 1 without cancellation near 0: the Taylor series to x^11 / 11!
@@ -247,9 +259,9 @@ fn pow_(a: f32, b: f32) -> f32 {
         let m = select(0.0, 1.0 / ia, b < 0.0);
         return select(m, -m, neg && odd);
     }
-    if (a > 0.0) { return exp2(b * log2(a)); }
+    if (a > 0.0) { return exp2(b * log2_(a)); }
     if (b != floor(b)) { return nan_(a); }
-    let m = exp2(b * log2(-a));
+    let m = exp2(b * log2_(-a));
     return select(m, -m, odd);
 }
 // sinh(x) = (m + m / (m + 1)) / 2 with m = expm1(|x|), odd; past |x| = 16
