@@ -132,7 +132,13 @@ static void gen_attention(bo_ctx *ctx, const void *arg) {
         bo_output(c, y);
         const char *o = k_opt[i % BO_LEN(k_opt)];
         if (o) bo_opt(c, o), bo_desc(c, " %s", o);
-        if (o && strstr(o, "tile")) { /* a tile that does not fit the head sends the node to the CPU */
+        /* v1 keeps Q's 8 rows and a block of 16 keys (K, V, scores) in workgroup memory
+         * (lower_attention.c's lower_v1); where that block does not fit the device's limit
+         * (lavapipe's 32 KiB with D = 256 and Dv >= 128) forced v1 declines, as a forced tile */
+        uint64_t v1_bytes = 4 * (8 * (uint64_t)(D + 1) + 8 + 16 * (uint64_t)(D + 1 + Dv + 8));
+        bool v1_big = o && strcmp(o, "gpu.attention_kernel=v1") == 0 && v1_bytes > bo_wg_storage(ctx);
+        if (v1_big) bo_desc(c, " (v1 needs %llu bytes of workgroup memory: CPU fallback allowed)", (unsigned long long)v1_bytes);
+        if ((o && strstr(o, "tile")) || v1_big) { /* a tile that does not fit the head sends the node to the CPU */
             c->flags |= BO_FALLBACK_OK;
             c->expect_op = "";
         }

@@ -31,6 +31,7 @@ struct bo_ctx {
     const char *op_filter; /* exact name, or a prefix ending in '*' */
     long only_case;        /* -1: all */
     uint64_t seed;
+    uint32_t wg_storage; /* the adapter's workgroup memory in bytes (0: not known) */
     bool full, list, count, verbose, count_mode;
     /* the op being generated */
     const bo_op *op;
@@ -280,6 +281,7 @@ static bool op_selected(const bo_ctx *ctx, const char *name) {
 }
 
 bool bo_full(const bo_ctx *ctx) { return ctx->full; }
+uint32_t bo_wg_storage(const bo_ctx *ctx) { return ctx->wg_storage; }
 
 const char *bo_op_name(const bo_ctx *ctx) { return ctx->op->name; }
 
@@ -756,6 +758,7 @@ int main(int argc, char **argv) {
     size_t n_ad = 0;
     if (rlx_adapters_list(&ad, &n_ad) != RLX_OK) n_ad = 0;
     if (n_ad) fprintf(stderr, "GPU: %s\n", ad[0].name);
+    if (n_ad) ctx.wg_storage = ad[0].max_compute_workgroup_storage_size;
     free(ad);
     if (!n_ad) {
         const char *req = getenv("RLX_TEST_REQUIRE_GPU");

@@ -115,6 +115,8 @@ bo_case *bo_next(bo_ctx *ctx, int opset);
 const char *bo_op_name(const bo_ctx *ctx);
 /* True in the full sweep (--full). */
 bool bo_full(const bo_ctx *ctx);
+/* The GPU adapter's workgroup memory limit in bytes (0 when not known, as with --list). */
+uint32_t bo_wg_storage(const bo_ctx *ctx);
 /* Builds and runs case c (from bo_next), compares, reports, frees it. */
 void bo_run(bo_ctx *ctx, bo_case *c);
 
