@@ -71,7 +71,7 @@ typedef struct wg_shared {
      * the adapter offers (wgpu's message; empty when it was not refused) */
     char coop_refused[200];
     /* the cooperative-matrix self-test (webgpu_probe.c), run once per
-     * device by the first backend in f16 mode that may use the kernel:
+     * device by the first backend that may use the kernel:
      * coop_state 0 not run, 1 passed, -1 failed; coop_sg the subgroup size
      * it assumed (a backend assuming another size runs it again);
      * coop_result what it found (reports) */

@@ -5,8 +5,10 @@
  * kernel assumes, address fragments in the other memory order, or
  * miscompile. So before the kernel is used, each form of wg_coop_forms is
  * tried in order until one passes: one product of odd size (70 x 50 x 40, every tile
- * edge case) runs through the very lowering the models use (wg_emit_gemm)
- * and is compared with a C reference of the f16-rounded operands; any
+ * edge case) runs through the very lowering the models use (wg_emit_gemm),
+ * once with f32 and once with f16 tensors (the T = f16 instance), through
+ * wg_run_dispatch, and is compared with a C reference of the f16-rounded
+ * operands; any
  * device error or a wrong value turns the kernel off, with the reason kept
  * for reports.
  * The integer GEMM's dot4I8Packed gets a self-test likewise (wg_dot4_probe):
@@ -114,9 +116,12 @@ static rlx_status probe_graph(int n, const rlx_dtype *dt, rlx_graph **out, int *
     return st;
 }
 
-static rlx_status probe_run(wg_backend *b, uint32_t form) {
+/* One product of the self-test in form `form`, with f32 tensors (the
+ * operands rounded to binary16 inside the kernel) or f16 tensors (half:
+ * the T = f16 instance). */
+static rlx_status probe_run(wg_backend *b, uint32_t form, bool half) {
     /* a three-value graph (a, b, y) */
-    static const rlx_dtype dt[3] = { RLX_DTYPE_F32, RLX_DTYPE_F32, RLX_DTYPE_F32 };
+    rlx_dtype e = half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, dt[3] = { e, e, e };
     rlx_graph *g = NULL;
     int ids[3];
     RLX_TRY(probe_graph(3, dt, &g, ids));
@@ -138,28 +143,32 @@ static rlx_status probe_run(wg_backend *b, uint32_t form) {
     st = wg_emit_gemm_coop(&L, &m);
     if (!st && (L.n_d != 1 || strcmp(L.d[0].kernel, "gemm_coop") != 0))
         st = rlx_fail(RLX_ERR_INTERNAL, "the lowering did not choose gemm_coop");
-    float *host = calloc(PM * PK + PK * PN + PM * PN, sizeof *host);
-    if (!st && !host) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    enum { NA = PM * PK, NB = PK * PN, NY = PM * PN };
+    float *host = calloc(NA + NB + NY, sizeof *host);
+    uint16_t *h16 = calloc(NA + NB + NY, sizeof *h16);
+    if (!st && (!host || !h16)) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     if (st) goto done;
-    float *ha = host, *hb = host + PM * PK, *y = hb + PK * PN;
+    float *ha = host, *hb = host + NA, *y = hb + NB;
     uint64_t seed = 0x2545F4914F6CDD1DULL;
-    for (int i = 0; i < PM * PK + PK * PN; i++) {
+    for (int i = 0; i < NA + NB; i++) {
         seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
         host[i] = (float)((double)(seed >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+        h16[i] = rlx_f32_to_f16(host[i]);
     }
-    for (int i = 0; i < PM * PN; i++) y[i] = NAN; /* poisoned */
-    /* each binding gets its own buffer: a, b and y are bound once each */
+    for (int i = 0; i < NY; i++) y[i] = NAN, h16[NA + NB + i] = 0x7e00; /* poisoned */
+    /* each binding gets its own buffer: a, b and y (y twice: the unused
+     * bias placeholder of one element, then the output) */
     wg_dispatch *d = &L.d[0];
     void *hosts[WG_MAX_BINDINGS];
-    size_t bytes[WG_MAX_BINDINGS];
+    size_t bytes[WG_MAX_BINDINGS], es = half ? 2 : 4;
     int out = -1;
     for (int i = 0; i < d->n_bind && !st; i++) {
         int v = d->bind[i].value, k = v == ids[0] ? 0 : v == ids[1] ? 1 : v == ids[2] ? 2 : -1;
-        for (int j = 0; j < i; j++)
-            if (d->bind[j].value == v) k = -1;
-        if (k < 0) st = rlx_fail(RLX_ERR_INTERNAL, "the self-test's GEMM binds an operand twice or an unknown one");
-        else hosts[i] = k == 0 ? ha : k == 1 ? hb : y, bytes[i] = (size_t)(k == 0 ? PM * PK : k == 1 ? PK * PN : PM * PN) * 4;
-        if (k == 2) out = i;
+        size_t off = k == 0 ? 0 : k == 1 ? NA : NA + NB, n = k == 0 ? NA : k == 1 ? NB : NY;
+        if (k < 0) st = rlx_fail(RLX_ERR_INTERNAL, "the self-test's GEMM binds an unknown operand");
+        else if (k == 2 && d->bind[i].elems < NY) hosts[i] = NULL, bytes[i] = 16; /* the placeholder */
+        else hosts[i] = half ? (void *)(h16 + off) : (void *)(host + off), bytes[i] = n * es;
+        if (k == 2 && hosts[i]) out = i;
     }
     if (!st && out < 0) st = rlx_fail(RLX_ERR_INTERNAL, "the self-test's GEMM does not bind its output");
     if (!st) st = wg_run_dispatch(b, d, hosts, bytes, out, "cooperative-matrix self-test");
@@ -170,26 +179,27 @@ static rlx_status probe_run(wg_backend *b, uint32_t form) {
         for (int j = 0; j < PN; j++) {
             double s = 0;
             for (int k = 0; k < PK; k++) s += (double)f16r(ha[i * PK + k]) * f16r(hb[k * PN + j]);
-            double e = fabs(y[i * PN + j] - s);
+            float got = half ? rlx_f16_to_f32(h16[NA + NB + i * PN + j]) : y[i * PN + j];
+            /* f16 tensors: plus one rounding of the result to binary16 */
+            double e = fabs(got - s) - (half ? 1e-3 * fabs(s) : 0);
             if (!(e <= worst)) worst = e, bad = i * PN + j; /* NaN counts as worst */
         }
     if (!(worst <= 1e-3))
-        st = rlx_fail(RLX_ERR_DEVICE, "wrong result: element %d off by %.3g (tolerance 1e-3; subgroup size %u assumed)",
-                      bad, worst, caps.coop_sg);
+        st = rlx_fail(RLX_ERR_DEVICE,
+                      "wrong result with %s tensors: element %d off by %.3g beyond the tolerance (1e-3%s; subgroup "
+                      "size %u assumed)",
+                      half ? "f16" : "f32", bad, worst, half ? " + 1e-3 relative" : "", caps.coop_sg);
 done:
     free(host);
+    free(h16);
     wg_lower_free(&L);
     rlx_graph_destroy(g);
     return st;
 }
 
 void wg_coop_probe(wg_backend *b) {
-    b->caps.coop = false;
+    b->caps.coop = b->caps.coop16 = false;
     const char *env = b->caps.cfg->gpu_coop;
-    if (!b->caps.f16) {
-        snprintf(b->coop_note, sizeof b->coop_note, "off (f16 mode is off)");
-        return;
-    }
     if (env && strcmp(env, "0") == 0) {
         snprintf(b->coop_note, sizeof b->coop_note, "off (RLX_GPU_COOP=0)");
         return;
@@ -218,7 +228,8 @@ void wg_coop_probe(wg_backend *b) {
         rlx_status st = RLX_ERR_UNSUPPORTED;
         char first[140] = "";
         for (uint32_t f = 0; f < wg_coop_form_count && st; f++) {
-            st = probe_run(b, f);
+            st = probe_run(b, f, false);
+            if (!st) st = probe_run(b, f, true);
             sh->coop_form = f;
             if (!st) break;
             const wg_coop_form *cf = &wg_coop_forms[f];
@@ -248,10 +259,13 @@ void wg_coop_probe(wg_backend *b) {
         snprintf(b->coop_note, sizeof b->coop_note, "off (%s)", sh->coop_result);
         return;
     }
-    b->caps.coop = true;
+    /* f16 products whatever f16 mode says; f32 products in f16 mode only */
+    b->caps.coop16 = true;
+    b->caps.coop = b->caps.f16;
     b->caps.coop_form = sh->coop_form;
     const wg_coop_form *cf = &wg_coop_forms[sh->coop_form];
-    snprintf(b->coop_note, sizeof b->coop_note, "on (%ux%u %s fragments -> f32, %s, subgroup %u; %s)", cf->n, cf->n,
+    snprintf(b->coop_note, sizeof b->coop_note, "on (%s; %ux%u %s fragments -> f32, %s, subgroup %u; %s)",
+             b->caps.f16 ? "f32 and f16 products" : "f16 products only: f16 mode is off", cf->n, cf->n,
              cf->ab_f16 ? "f16" : "f32", cf->col_major ? "column-major" : "row-major", b->caps.coop_sg,
              sh->coop_result);
 }
