@@ -221,135 +221,30 @@ static void rec_gemm_c(size_t tiles, const float *a, size_t lda, const float *bp
 }
 
 #if RLX_HAVE_AVX2_BUILD
-RLX_AVX2 static void rec_gemm_avx2(size_t tiles, const float *a, size_t lda, const float *bp, size_t K, size_t panels,
-                                   float *c, size_t ldc) {
-    for (size_t q = 0; q < panels; q++)
-        for (size_t t = 0; t < tiles; t++) {
-            const float *b = bp + q * K * RF_NR, *a0 = a + t * RF_MR * lda;
-            __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
-                   c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-            for (size_t k = 0; k < K; k++, b += RF_NR) {
-                __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), v;
-#define RF_ROW(r, x0, x1)                                   \
-    v = _mm256_broadcast_ss(a0 + (r) * lda + k);            \
-    x0 = _mm256_fmadd_ps(v, b0, x0);                        \
-    x1 = _mm256_fmadd_ps(v, b1, x1);
-                RF_ROW(0, c00, c01) RF_ROW(1, c10, c11) RF_ROW(2, c20, c21)
-                RF_ROW(3, c30, c31) RF_ROW(4, c40, c41) RF_ROW(5, c50, c51)
-#undef RF_ROW
-            }
-            float *o = c + t * RF_MR * ldc + q * RF_NR;
-            _mm256_storeu_ps(o, c00), _mm256_storeu_ps(o + 8, c01), o += ldc;
-            _mm256_storeu_ps(o, c10), _mm256_storeu_ps(o + 8, c11), o += ldc;
-            _mm256_storeu_ps(o, c20), _mm256_storeu_ps(o + 8, c21), o += ldc;
-            _mm256_storeu_ps(o, c30), _mm256_storeu_ps(o + 8, c31), o += ldc;
-            _mm256_storeu_ps(o, c40), _mm256_storeu_ps(o + 8, c41), o += ldc;
-            _mm256_storeu_ps(o, c50), _mm256_storeu_ps(o + 8, c51);
-        }
-}
-#endif
-
-#if RLX_HAVE_AVX2_BUILD
-/* The same product for `rows` single rows (batch 1 or 2): four panels at a
- * time, so that eight accumulators hide the latency of the FMAs. */
-RLX_AVX2 static void rec_gemv_avx2(size_t rows, const float *a, size_t lda, const float *bp, size_t K, size_t panels,
-                                   float *c, size_t ldc) {
-    for (size_t r = 0; r < rows; r++) {
-        const float *ar = a + r * lda;
-        size_t q = 0;
-        for (; q + 4 <= panels; q += 4) {
-            const float *b = bp + q * K * RF_NR;
-            __m256 x0 = _mm256_setzero_ps(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0, x6 = x0, x7 = x0;
-            for (size_t k = 0; k < K; k++, b += RF_NR) {
-                __m256 v = _mm256_broadcast_ss(ar + k);
-                x0 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b), x0);
-                x1 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + 8), x1);
-                x2 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + K * RF_NR), x2);
-                x3 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + K * RF_NR + 8), x3);
-                x4 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + 2 * K * RF_NR), x4);
-                x5 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + 2 * K * RF_NR + 8), x5);
-                x6 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + 3 * K * RF_NR), x6);
-                x7 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + 3 * K * RF_NR + 8), x7);
-            }
-            float *o = c + r * ldc + q * RF_NR;
-            _mm256_storeu_ps(o, x0), _mm256_storeu_ps(o + 8, x1), _mm256_storeu_ps(o + 16, x2);
-            _mm256_storeu_ps(o + 24, x3), _mm256_storeu_ps(o + 32, x4), _mm256_storeu_ps(o + 40, x5);
-            _mm256_storeu_ps(o + 48, x6), _mm256_storeu_ps(o + 56, x7);
-        }
-        for (; q < panels; q++) {
-            const float *b = bp + q * K * RF_NR;
-            __m256 x0 = _mm256_setzero_ps(), x1 = x0;
-            for (size_t k = 0; k < K; k++, b += RF_NR) {
-                __m256 v = _mm256_broadcast_ss(ar + k);
-                x0 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b), x0);
-                x1 = _mm256_fmadd_ps(v, _mm256_loadu_ps(b + 8), x1);
-            }
-            _mm256_storeu_ps(c + r * ldc + q * RF_NR, x0);
-            _mm256_storeu_ps(c + r * ldc + q * RF_NR + 8, x1);
-        }
-    }
-}
-#endif
-
-#if RLX_HAVE_AVX2_BUILD
-/* AVX-512: two adjacent 16-column panels per 6 x 32 tile (one zmm per row
- * and panel), an odd last panel by a 6 x 16 tile. */
-RLX_AVX512 static void rec_gemm_avx512(size_t tiles, const float *a, size_t lda, const float *bp, size_t K,
-                                       size_t panels, float *c, size_t ldc) {
-    size_t q = 0;
-    for (; q + 2 <= panels; q += 2)
-        for (size_t t = 0; t < tiles; t++) {
-            const float *b = bp + q * K * RF_NR, *a0 = a + t * RF_MR * lda;
-            size_t o1 = K * RF_NR; /* the next panel */
-            __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
-                   c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-            for (size_t k = 0; k < K; k++, b += RF_NR) {
-                __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + o1), v;
-#define RF_ROW(r, x0, x1)                           \
-    v = _mm512_set1_ps(a0[(r) * lda + k]);          \
-    x0 = _mm512_fmadd_ps(v, b0, x0);                \
-    x1 = _mm512_fmadd_ps(v, b1, x1);
-                RF_ROW(0, c00, c01) RF_ROW(1, c10, c11) RF_ROW(2, c20, c21)
-                RF_ROW(3, c30, c31) RF_ROW(4, c40, c41) RF_ROW(5, c50, c51)
-#undef RF_ROW
-            }
-            float *o = c + t * RF_MR * ldc + q * RF_NR;
-            _mm512_storeu_ps(o, c00), _mm512_storeu_ps(o + 16, c01), o += ldc;
-            _mm512_storeu_ps(o, c10), _mm512_storeu_ps(o + 16, c11), o += ldc;
-            _mm512_storeu_ps(o, c20), _mm512_storeu_ps(o + 16, c21), o += ldc;
-            _mm512_storeu_ps(o, c30), _mm512_storeu_ps(o + 16, c31), o += ldc;
-            _mm512_storeu_ps(o, c40), _mm512_storeu_ps(o + 16, c41), o += ldc;
-            _mm512_storeu_ps(o, c50), _mm512_storeu_ps(o + 16, c51);
-        }
-    if (q < panels) rec_gemm_avx2(tiles, a, lda, bp + q * K * RF_NR, K, panels - q, c + q * RF_NR, ldc);
-}
-
-/* AVX-512 GEMV: eight panels at a time (eight accumulators). */
-RLX_AVX512 static void rec_gemv_avx512(size_t rows, const float *a, size_t lda, const float *bp, size_t K,
-                                       size_t panels, float *c, size_t ldc) {
-    size_t q = 0, P = K * RF_NR;
-    for (; q + 8 <= panels; q += 8)
-        for (size_t r = 0; r < rows; r++) {
-            const float *ar = a + r * lda, *b = bp + q * P;
-            __m512 x0 = _mm512_setzero_ps(), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0, x6 = x0, x7 = x0;
-            for (size_t k = 0; k < K; k++, b += RF_NR) {
-                __m512 v = _mm512_set1_ps(ar[k]);
-                x0 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b), x0);
-                x1 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + P), x1);
-                x2 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + 2 * P), x2);
-                x3 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + 3 * P), x3);
-                x4 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + 4 * P), x4);
-                x5 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + 5 * P), x5);
-                x6 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + 6 * P), x6);
-                x7 = _mm512_fmadd_ps(v, _mm512_loadu_ps(b + 7 * P), x7);
-            }
-            float *o = c + r * ldc + q * RF_NR;
-            _mm512_storeu_ps(o, x0), _mm512_storeu_ps(o + 16, x1), _mm512_storeu_ps(o + 32, x2);
-            _mm512_storeu_ps(o + 48, x3), _mm512_storeu_ps(o + 64, x4), _mm512_storeu_ps(o + 80, x5);
-            _mm512_storeu_ps(o + 96, x6), _mm512_storeu_ps(o + 112, x7);
-        }
-    if (q < panels) rec_gemv_avx2(rows, a, lda, bp + q * P, K, panels - q, c + q * RF_NR, ldc);
-}
+/* AVX2 + FMA: a 6 x 16 tile (one panel), GEMV over 4 panels. */
+#define RK_SFX avx2
+#define RK_ATTR RLX_AVX2
+#define RK_W 8
+#define RK_V __m256
+#define RK_ZERO _mm256_setzero_ps
+#define RK_LOAD _mm256_loadu_ps
+#define RK_BCAST _mm256_broadcast_ss
+#define RK_FMA _mm256_fmadd_ps
+#define RK_STORE _mm256_storeu_ps
+#include "backend/cpu/cpu_rnn_kern.h"
+/* AVX-512: a 6 x 32 tile (two adjacent panels, an odd last panel by AVX2's
+ * tile), GEMV over 8 panels. */
+#define RK_SFX avx512
+#define RK_ATTR RLX_AVX512
+#define RK_W 16
+#define RK_V __m512
+#define RK_ZERO _mm512_setzero_ps
+#define RK_LOAD _mm512_loadu_ps
+#define RK_BCAST(p) _mm512_set1_ps(*(p))
+#define RK_FMA _mm512_fmadd_ps
+#define RK_STORE _mm512_storeu_ps
+#define RK_TAIL_GEMM rec_gemm_avx2
+#include "backend/cpu/cpu_rnn_kern.h"
 #endif
 
 /* rows: the batch rows in use (<= tiles * 6); fewer than 3 take the GEMV. */
