@@ -108,129 +108,37 @@ static void kern_portable(size_t kc, const float *ap, const float *bp, float *c,
 }
 
 #if SGEMM_HAVE_AVX2
-/* One vector of the update: c = alpha * acc, fma(beta, c, alpha * acc) or
- * fma(alpha, acc, c), 8 columns. */
-__attribute__((target("avx2,fma"))) static inline void avx2_upd(float *dst, __m256 acc, __m256 va, __m256 vb,
-                                                                int upd) {
-    if (upd == UPD_SET) acc = _mm256_mul_ps(va, acc);
-    else if (upd == UPD_BETA) acc = _mm256_fmadd_ps(vb, _mm256_loadu_ps(dst), _mm256_mul_ps(va, acc));
-    else acc = _mm256_fmadd_ps(va, acc, _mm256_loadu_ps(dst));
-    _mm256_storeu_ps(dst, acc);
-}
-
-/* AVX2 + FMA: 12 accumulators of 8 lanes in registers (named, so that the
- * compiler keeps them there), one fused multiply-add per product. */
-__attribute__((target("avx2,fma"))) static void kern_avx2(size_t kc, const float *ap, const float *bp, float *c,
-                                                          size_t ldc, float alpha, float beta, int upd) {
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-#define AVX2_STEP(P)                                                                                 \
-    do {                                                                                             \
-        __m256 b0 = _mm256_load_ps(bp + (P) * NR16), b1 = _mm256_load_ps(bp + (P) * NR16 + 8), a;   \
-        a = _mm256_broadcast_ss(ap + (P) * MR6 + 0);                                                 \
-        c00 = _mm256_fmadd_ps(a, b0, c00), c01 = _mm256_fmadd_ps(a, b1, c01);                       \
-        a = _mm256_broadcast_ss(ap + (P) * MR6 + 1);                                                 \
-        c10 = _mm256_fmadd_ps(a, b0, c10), c11 = _mm256_fmadd_ps(a, b1, c11);                       \
-        a = _mm256_broadcast_ss(ap + (P) * MR6 + 2);                                                 \
-        c20 = _mm256_fmadd_ps(a, b0, c20), c21 = _mm256_fmadd_ps(a, b1, c21);                       \
-        a = _mm256_broadcast_ss(ap + (P) * MR6 + 3);                                                 \
-        c30 = _mm256_fmadd_ps(a, b0, c30), c31 = _mm256_fmadd_ps(a, b1, c31);                       \
-        a = _mm256_broadcast_ss(ap + (P) * MR6 + 4);                                                 \
-        c40 = _mm256_fmadd_ps(a, b0, c40), c41 = _mm256_fmadd_ps(a, b1, c41);                       \
-        a = _mm256_broadcast_ss(ap + (P) * MR6 + 5);                                                 \
-        c50 = _mm256_fmadd_ps(a, b0, c50), c51 = _mm256_fmadd_ps(a, b1, c51);                       \
-    } while (0)
-    size_t p = 0;
-    for (; p + 4 <= kc; p += 4, ap += 4 * MR6, bp += 4 * NR16) {
-        AVX2_STEP(0);
-        AVX2_STEP(1);
-        AVX2_STEP(2);
-        AVX2_STEP(3);
-    }
-    for (; p < kc; p++, ap += MR6, bp += NR16) AVX2_STEP(0);
-#undef AVX2_STEP
-    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-    __m256 acc[MR6][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 }, { c40, c41 }, { c50, c51 } };
-    for (int i = 0; i < MR6; i++) {
-        avx2_upd(c + (size_t)i * ldc, acc[i][0], va, vb, upd);
-        avx2_upd(c + (size_t)i * ldc + 8, acc[i][1], va, vb, upd);
-    }
-}
-
-/* kern_avx2's left half (columns 0-7 of the tile, the same operations lane
- * for lane, so the same bits), for edge tiles of at most 8 columns. */
-__attribute__((target("avx2,fma"))) static void kern_avx2_8(size_t kc, const float *ap, const float *bp, float *c,
-                                                            size_t ldc, float alpha, float beta, int upd) {
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0;
-    for (size_t p = 0; p < kc; p++, ap += MR6, bp += NR16) {
-        __m256 b0 = _mm256_load_ps(bp);
-        c0 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 0), b0, c0);
-        c1 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 1), b0, c1);
-        c2 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 2), b0, c2);
-        c3 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 3), b0, c3);
-        c4 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 4), b0, c4);
-        c5 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + 5), b0, c5);
-    }
-    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta), acc[MR6] = { c0, c1, c2, c3, c4, c5 };
-    for (int i = 0; i < MR6; i++) avx2_upd(c + (size_t)i * ldc, acc[i], va, vb, upd);
-}
-
-/* AVX-512F: the same arithmetic per element as kern_avx2 (a chain of fused
- * multiply-adds in k order, the same update), so the same bits, on an
- * 8 x 32 tile: 16 accumulators of 16 lanes, 2 loads of B and 8 broadcasts
- * of A per 16 fused multiply-adds. */
-__attribute__((target("avx512f"))) static inline void avx512_upd(float *dst, __m512 acc, __m512 va, __m512 vb,
-                                                                  int upd) {
-    if (upd == UPD_SET) acc = _mm512_mul_ps(va, acc);
-    else if (upd == UPD_BETA) acc = _mm512_fmadd_ps(vb, _mm512_loadu_ps(dst), _mm512_mul_ps(va, acc));
-    else acc = _mm512_fmadd_ps(va, acc, _mm512_loadu_ps(dst));
-    _mm512_storeu_ps(dst, acc);
-}
-
-#define ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-
-__attribute__((target("avx512f"))) static void kern_avx512(size_t kc, const float *ap, const float *bp, float *c,
-                                                            size_t ldc, float alpha, float beta, int upd) {
-#define Z_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
-    ROWS8(Z_DECL)
-#define Z_ROW(i)                                                                                     \
-    {                                                                                                \
-        __m512 a = _mm512_set1_ps(ap[i]);                                                            \
-        c##i##0 = _mm512_fmadd_ps(a, b0, c##i##0), c##i##1 = _mm512_fmadd_ps(a, b1, c##i##1);        \
-    }
-    for (size_t p = 0; p < kc; p++, ap += MR8, bp += NR32) {
-        __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
-        ROWS8(Z_ROW)
-    }
-    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-#define Z_STORE(i)                                                                                   \
-    avx512_upd(c + (size_t)(i) * ldc, c##i##0, va, vb, upd);                                         \
-    avx512_upd(c + (size_t)(i) * ldc + 16, c##i##1, va, vb, upd);
-    ROWS8(Z_STORE)
-#undef Z_DECL
-#undef Z_ROW
-#undef Z_STORE
-}
-
-/* kern_avx512's left half (columns 0-15, the same bits), for edge tiles of
- * at most 16 columns. */
-__attribute__((target("avx512f"))) static void kern_avx512_16(size_t kc, const float *ap, const float *bp, float *c,
-                                                               size_t ldc, float alpha, float beta, int upd) {
-#define Z_DECL(i) __m512 c##i = _mm512_setzero_ps();
-    ROWS8(Z_DECL)
-#define Z_ROW(i) c##i = _mm512_fmadd_ps(_mm512_set1_ps(ap[i]), b0, c##i);
-    for (size_t p = 0; p < kc; p++, ap += MR8, bp += NR32) {
-        __m512 b0 = _mm512_loadu_ps(bp);
-        ROWS8(Z_ROW)
-    }
-    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-#define Z_STORE(i) avx512_upd(c + (size_t)(i) * ldc, c##i, va, vb, upd);
-    ROWS8(Z_STORE)
-#undef Z_DECL
-#undef Z_ROW
-#undef Z_STORE
-}
-#undef ROWS8
+/* AVX2 + FMA: a 6 x 16 tile, 12 accumulators of 8 lanes. */
+#define SK_SFX avx2
+#define SK_ATTR __attribute__((target("avx2,fma")))
+#define SK_W 8
+#define SK_MR MR6
+#define SK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define SK_V __m256
+#define SK_ZERO _mm256_setzero_ps
+#define SK_LOAD _mm256_load_ps
+#define SK_LOADU _mm256_loadu_ps
+#define SK_SET1 _mm256_set1_ps
+#define SK_MUL _mm256_mul_ps
+#define SK_FMA _mm256_fmadd_ps
+#define SK_STORE _mm256_storeu_ps
+#include "backend/cpu/cpu_sgemm_kern.h"
+/* AVX-512F: an 8 x 32 tile, 16 accumulators of 16 lanes, 2 loads of B and
+ * 8 broadcasts of A per 16 fused multiply-adds. */
+#define SK_SFX avx512
+#define SK_ATTR __attribute__((target("avx512f")))
+#define SK_W 16
+#define SK_MR MR8
+#define SK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define SK_V __m512
+#define SK_ZERO _mm512_setzero_ps
+#define SK_LOAD _mm512_loadu_ps
+#define SK_LOADU _mm512_loadu_ps
+#define SK_SET1 _mm512_set1_ps
+#define SK_MUL _mm512_mul_ps
+#define SK_FMA _mm512_fmadd_ps
+#define SK_STORE _mm512_storeu_ps
+#include "backend/cpu/cpu_sgemm_kern.h"
 #endif
 
 /* The kernels, indexed by rlx_cpu_sgemm_kernel; the one of this process is
@@ -238,8 +146,8 @@ __attribute__((target("avx512f"))) static void kern_avx512_16(size_t kc, const f
 static const sgemm_kernel g_kernels[3] = {
     { kern_portable, NULL, MR6, NR16, 0 },
 #if SGEMM_HAVE_AVX2
-    { kern_avx2, kern_avx2_8, MR6, NR16, 8 },
-    { kern_avx512, kern_avx512_16, MR8, NR32, 16 },
+    { kern_avx2, kern_half_avx2, MR6, NR16, 8 },
+    { kern_avx512, kern_half_avx512, MR8, NR32, 16 },
 #else
     { NULL, NULL, MR6, NR16, 0 },
     { NULL, NULL, MR8, NR32, 0 },
