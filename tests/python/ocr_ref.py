@@ -30,6 +30,34 @@ def exe(name):
     return os.path.join(BUILD, name)
 
 
+def skip(why):
+    """Prints why and exits with SKIP (CTest counts the test as skipped)."""
+    print("SKIP: %s" % why)
+    sys.exit(SKIP)
+
+
+def built(name, why="is not built"):
+    """exe(name), the path of a program of BUILD; exits with SKIP while it
+    is not built."""
+    path = exe(name)
+    if not os.path.exists(path):
+        skip("%s %s" % (path, why))
+    return path
+
+
+def test_seed(default):
+    """RLX_TEST_SEED (else `default`), printed so that a failure can be
+    replayed."""
+    seed = int(os.environ.get("RLX_TEST_SEED", str(default)))
+    print("seed", seed)
+    return seed
+
+
+def seeded_rng(default):
+    """numpy's Generator seeded with test_seed(default)."""
+    return np.random.default_rng(test_seed(default))
+
+
 def bindings_unavailable():
     """Why the Python bindings cannot be loaded from BUILD (None when they
     can): no librlx.so, or one built with the sanitizers (it cannot be
@@ -48,8 +76,7 @@ def import_rlx():
     SKIP when bindings_unavailable() says why not."""
     why = bindings_unavailable()
     if why:
-        print("SKIP: " + why)
-        sys.exit(SKIP)
+        skip(why)
     os.environ["RLX_LIBRARY"] = os.path.join(BUILD, "librlx.so")
     sys.path.insert(0, os.path.join(ROOT, "python"))
     import rlx

@@ -8,10 +8,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ocr_ref as R  # noqa: E402
 
-RLX = R.exe("rlx")
-if not os.path.exists(RLX):
-    print("SKIP: %s is not built" % RLX)
-    sys.exit(R.SKIP)
+RLX = R.built("rlx")
 C = R.Checker("test_cli")
 
 with open(os.path.join(R.ROOT, "CMakeLists.txt")) as f:

@@ -20,17 +20,13 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ocr_ref as R  # noqa: E402
 
-RLX = R.exe("rlx")
-if not os.path.exists(RLX):
-    print("SKIP: %s is not built" % RLX)
-    sys.exit(R.SKIP)
+RLX = R.built("rlx")
 try:
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 except ImportError as e:
-    print("SKIP: %s" % e)
-    sys.exit(R.SKIP)
+    R.skip(e)
 C = R.Checker("test_cli_json")
 tmp = tempfile.mkdtemp(prefix="rlx_cli_json_")
 

@@ -20,14 +20,9 @@ from onnx import numpy_helper as NH
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ocr_ref as R  # noqa: E402
 
-RLX = R.exe("rlx")
-if not os.path.exists(RLX):
-    print("SKIP: %s is not built" % RLX)
-    sys.exit(R.SKIP)
+RLX = R.built("rlx")
 tmp = tempfile.mkdtemp(prefix="rlx_cli_models_")
-seed = int(os.environ.get("RLX_TEST_SEED", "7"))
-rng = np.random.default_rng(seed)
-print("seed", seed)
+rng = R.seeded_rng(7)
 
 
 def rlx(*args):
@@ -54,8 +49,7 @@ good = save(H.make_model(graph, opset_imports=[H.make_opsetid("", 17)]), "small.
 
 rc, so, se = rlx("info", good)
 if rc != 0 and "importer is not built yet" in se:
-    print("SKIP: the ONNX importer is not built yet (src/import/onnx_stub.c)")
-    sys.exit(R.SKIP)
+    R.skip("the ONNX importer is not built yet (src/import/onnx_stub.c)")
 C = R.Checker("test_cli_models")
 
 # ---------------------------------------------------------------- info

@@ -22,17 +22,13 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ocr_ref as R  # noqa: E402
 
-RLX = R.exe("rlx")
-if not os.path.exists(RLX):
-    print("SKIP: %s is not built" % RLX)
-    sys.exit(R.SKIP)
+RLX = R.built("rlx")
 try:
     import onnx
     import onnxruntime as ort
     from onnxruntime.transformers import float16
 except ImportError as e:
-    print("SKIP: %s" % e)
-    sys.exit(R.SKIP)
+    R.skip(e)
 C = R.Checker("test_f16_bert")
 tmp = tempfile.mkdtemp(prefix="rlx_f16_bert_")
 f32 = os.path.join(tmp, "bert.onnx")

@@ -25,14 +25,9 @@ from onnx import numpy_helper as NH
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ocr_ref as R  # noqa: E402
 
-RLX = R.exe("rlx")
-if not os.path.exists(RLX):
-    print("SKIP: %s is not built" % RLX)
-    sys.exit(R.SKIP)
+RLX = R.built("rlx")
 tmp = tempfile.mkdtemp(prefix="rlx_f16_ln_")
-seed = int(os.environ.get("RLX_TEST_SEED", "7"))
-rng = np.random.default_rng(seed)
-print("seed", seed)
+rng = R.seeded_rng(7)
 C = R.Checker("test_f16_layernorm")
 
 N, H_ = 4, 64

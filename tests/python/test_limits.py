@@ -31,13 +31,9 @@ try:
     from onnx import TensorProto as T
     from onnx import helper as h
 except ImportError:
-    print("SKIP: the onnx package is not installed (run scripts/setup.sh)")
-    sys.exit(R.SKIP)
+    R.skip("the onnx package is not installed (run scripts/setup.sh)")
 
-RLX = R.exe("rlx")
-if not os.path.exists(RLX):
-    print("SKIP: %s is not built" % RLX)
-    sys.exit(R.SKIP)
+RLX = R.built("rlx")
 C = R.Checker("test_limits")
 TMP = tempfile.mkdtemp(prefix="rlx_limits_")
 LIMIT_WORDS = ("limits.max_tensor_bytes", "--max-tensor-bytes", "RLX_MAX_TENSOR_BYTES", "nothing was allocated")

@@ -53,10 +53,7 @@ for m in mc.MODELS:
             "%s: source %s is pinned" % (m.name, m.src))
 C.check(any(m.quick for m in mc.MODELS), "a --quick subset exists")
 
-rlx = R.exe("rlx")
-if not os.path.exists(rlx):
-    print("SKIP: %s is not built" % rlx)
-    sys.exit(R.SKIP)
+rlx = R.built("rlx")
 # outputs whose names need sanitising: rlx writes DIR/<safe name>.npy
 odd = ["a/b:0", ".lead", "ok.name-1", "sp ace"]
 g = H.make_graph([H.make_node("Neg", ["x"], [n], name="n%d" % i) for i, n in enumerate(odd)], "names",

@@ -37,8 +37,7 @@ PAGE = os.path.join(R.ROOT, "data", "page.png")
 
 for f in (RLX, OCR, MODEL, PAGE):
     if not os.path.exists(f):
-        print("SKIP: %s is missing (build with libpng; run scripts/setup.sh)" % f)
-        sys.exit(R.SKIP)
+        R.skip("%s is missing (build with libpng; run scripts/setup.sh)" % f)
 
 C = R.Checker("test_ocr_demo")
 tmp = tempfile.mkdtemp(prefix="rlx_ocr_e2e_")

@@ -24,10 +24,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ocr_ref as R  # noqa: E402
 
-OCR = R.exe("ocr_det")
-if not os.path.exists(OCR):
-    print("SKIP: %s not built (libpng missing?)" % OCR)
-    sys.exit(R.SKIP)
+OCR = R.built("ocr_det", "not built (libpng missing?)")
 
 seed = int(os.environ.get("RLX_TEST_SEED", "20240611"))
 print("seed", seed)

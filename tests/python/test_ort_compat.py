@@ -30,9 +30,7 @@ import ocr_ref as R  # noqa: E402
 
 rlx = R.import_rlx()
 C = R.Checker("test_ort_compat")
-seed = int(os.environ.get("RLX_TEST_SEED", "5"))
-rng = np.random.default_rng(seed)
-print("seed", seed)
+rng = R.seeded_rng(5)
 tmp = tempfile.mkdtemp(prefix="rlx_ort_compat_")
 GPU = len(rlx.adapters()) > 0
 print("GPU adapter:", rlx.adapters()[0]["name"] if GPU else "none (WebGPU provider cases skipped)")

@@ -41,9 +41,7 @@ import ocr_ref as R  # noqa: E402
 
 rlx = R.import_rlx()
 C = R.Checker("test_pad_resize_ref")
-seed = int(os.environ.get("RLX_TEST_SEED", "11"))
-rng = np.random.default_rng(seed)
-print("seed", seed)
+rng = R.seeded_rng(11)
 tmp = tempfile.mkdtemp(prefix="rlx_pad_resize_")
 HAVE_GPU = len(rlx.adapters()) > 0
 if not HAVE_GPU:

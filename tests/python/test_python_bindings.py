@@ -25,9 +25,7 @@ import ocr_ref as R  # noqa: E402
 rlx = R.import_rlx()
 
 C = R.Checker("test_python_bindings")
-seed = int(os.environ.get("RLX_TEST_SEED", "11"))
-rng = np.random.default_rng(seed)
-print("seed", seed)
+rng = R.seeded_rng(11)
 tmp = tempfile.mkdtemp(prefix="rlx_py_bindings_")
 
 # y = Relu(x W + b) (f32, symbolic batch), k = ids + ids (i64)

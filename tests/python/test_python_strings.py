@@ -26,9 +26,7 @@ rlx = R.import_rlx()
 import onnxruntime as ort  # noqa: E402
 
 C = R.Checker("test_python_strings")
-seed = int(os.environ.get("RLX_TEST_SEED", "11"))
-rng = np.random.default_rng(seed)
-print("seed", seed)
+rng = R.seeded_rng(11)
 tmp = tempfile.mkdtemp(prefix="rlx_py_strings_")
 
 ALPHA = list("aAbBzZ09") + ["\u00e9", "\u00c9", "\u4e2d"]

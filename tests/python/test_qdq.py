@@ -40,21 +40,15 @@ from onnx import numpy_helper as NH
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ocr_ref as R  # noqa: E402
 
-RLX = R.exe("rlx")
-if not os.path.exists(RLX):
-    print("SKIP: %s is not built" % RLX)
-    sys.exit(R.SKIP)
+RLX = R.built("rlx")
 try:
     import onnxruntime as ort
     from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType, quantize_static)
 except Exception as e:  # noqa: BLE001
-    print("SKIP: onnxruntime quantization unavailable:", e)
-    sys.exit(R.SKIP)
+    R.skip("onnxruntime quantization unavailable: %s" % e)
 
 tmp = tempfile.mkdtemp(prefix="rlx_qdq_")
-seed = int(os.environ.get("RLX_TEST_SEED", "5"))
-rng = np.random.default_rng(seed)
-print("seed", seed)
+rng = R.seeded_rng(5)
 C = R.Checker("test_qdq")
 SHAPE = (1, 3, 16, 16)
 

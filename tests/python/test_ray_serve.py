@@ -36,8 +36,7 @@ try:
     from onnx import numpy_helper as NH
     from ray import serve
 except ImportError as e:
-    print("SKIP: %s (this test needs ray[serve] and onnx: see its docstring)" % e)
-    sys.exit(R.SKIP)
+    R.skip("%s (this test needs ray[serve] and onnx: see its docstring)" % e)
 
 rlx = R.import_rlx()
 C = R.Checker("test_ray_serve")
@@ -45,9 +44,7 @@ EXAMPLE = os.path.join(R.ROOT, "examples", "ray_serve")
 sys.path.insert(0, EXAMPLE)
 import rlx_serve  # noqa: E402
 
-seed = int(os.environ.get("RLX_TEST_SEED", "9"))
-rng = np.random.default_rng(seed)
-print("seed", seed)
+rng = R.seeded_rng(9)
 tmp = tempfile.mkdtemp(prefix="rlx_ray_")
 W = rng.standard_normal((6, 4)).astype(np.float32)
 b = rng.uniform(0.5, 1.5, 4).astype(np.float32)

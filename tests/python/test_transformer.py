@@ -46,15 +46,12 @@ SCRIPT = os.path.join(R.ROOT, "scripts", "make_minilm_onnx.py")
 MODELS = os.environ.get("RLX_MODELS_DIR", os.path.join(R.ROOT, "models"))
 REAL = os.path.join(MODELS, "minilm_l6.onnx")
 VOCAB = os.path.join(MODELS, "minilm_l6_vocab.txt")
-seed = int(os.environ.get("RLX_TEST_SEED", "7"))
+seed = R.test_seed(7)
 rng = np.random.default_rng(seed)
-print("seed", seed)
 tmp = tempfile.mkdtemp(prefix="rlx_transformer_")
 C = R.Checker("test_transformer")
 
-if not os.path.exists(RLX):
-    print("SKIP: %s is not built" % RLX)
-    sys.exit(R.SKIP)
+R.built("rlx")
 
 if os.path.exists(REAL):
     MODEL, real = REAL, True
