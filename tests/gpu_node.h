@@ -25,49 +25,40 @@
 
 /* ------------------------------------------------------------ one-node programs */
 
-static inline rlx_node_attr na_int(const char *name, int64_t v) {
+/* An attribute `name` of `type`, its value still unset. */
+static inline rlx_node_attr na_named(const char *name, rlx_attr_type type) {
     rlx_node_attr a;
     memset(&a, 0, sizeof a);
     a.name = rlx_strdup(name);
-    a.type = RLX_ATTR_INT;
+    a.type = type;
+    return a;
+}
+static inline rlx_node_attr na_int(const char *name, int64_t v) {
+    rlx_node_attr a = na_named(name, RLX_ATTR_INT);
     a.i = v;
     return a;
 }
 static inline rlx_node_attr na_f(const char *name, float v) {
-    rlx_node_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = rlx_strdup(name);
-    a.type = RLX_ATTR_FLOAT;
+    rlx_node_attr a = na_named(name, RLX_ATTR_FLOAT);
     a.f = v;
     return a;
 }
 static inline rlx_node_attr na_ints(const char *name, size_t n, const int64_t *v) {
-    rlx_node_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = rlx_strdup(name);
-    a.type = RLX_ATTR_INTS;
+    rlx_node_attr a = na_named(name, RLX_ATTR_INTS);
     a.n = n;
     a.ints = malloc((n + 1) * sizeof *a.ints);
     memcpy(a.ints, v, n * sizeof *v);
     return a;
 }
-
 static inline rlx_node_attr na_floats(const char *name, size_t n, const float *v) {
-    rlx_node_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = rlx_strdup(name);
-    a.type = RLX_ATTR_FLOATS;
+    rlx_node_attr a = na_named(name, RLX_ATTR_FLOATS);
     a.n = n;
     a.floats = malloc((n + 1) * sizeof *a.floats);
     memcpy(a.floats, v, n * sizeof *v);
     return a;
 }
-
 static inline rlx_node_attr na_s(const char *name, const char *v) {
-    rlx_node_attr a;
-    memset(&a, 0, sizeof a);
-    a.name = rlx_strdup(name);
-    a.type = RLX_ATTR_STRING;
+    rlx_node_attr a = na_named(name, RLX_ATTR_STRING);
     a.s = rlx_strdup(v);
     return a;
 }

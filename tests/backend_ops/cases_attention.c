@@ -16,11 +16,6 @@
 
 static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)bo_rand_below((uint64_t)(hi - lo + 1)); }
 
-static const char *transpose(bo_case *c, const char *x, int r, const int64_t *perm) {
-    rlx_attr a = RLX_ATTR_IS("perm", (size_t)r, perm);
-    return bo_node(c, "Transpose", 1, &x, 1, 1, &a);
-}
-
 /* A constant mask shaped like a bias ([1, Sk]) right after MatMul(Q, K^T),
  * no scale: fuse_activation folds it into the MatMul's bias first, and
  * fuse_attention takes that bias as the mask (it used not to fuse). */
@@ -71,11 +66,7 @@ static void gen_attention(bo_ctx *ctx, const void *arg) {
                 (const char *const[]){ "none", "[Sk]", "[Sq,Sk]", "[B,1,1,Sk]", "full" }[mask]);
         const char *q, *kt, *v;
         if (split) {
-            int64_t qd[4] = { B, Sq, H, D }, kd[4] = { B, Sk, H, D }, vd[4] = { B, Sk, H, Dv };
-            static const int64_t p0213[4] = { 0, 2, 1, 3 }, p0231[4] = { 0, 2, 3, 1 };
-            q = transpose(c, bo_input(c, bo_rand(RLX_DTYPE_F32, 4, qd, -1, 1)), 4, p0213);
-            kt = transpose(c, bo_input(c, bo_rand(RLX_DTYPE_F32, 4, kd, -1, 1)), 4, p0231);
-            v = transpose(c, bo_input(c, bo_rand(RLX_DTYPE_F32, 4, vd, -1, 1)), 4, p0213);
+            bo_heads_split(c, RLX_DTYPE_F32, (int64_t[5]){ B, H, Sq, Sk, D }, Dv, &q, &kt, &v);
         } else {
             int64_t qd[4], kd[4], vd[4];
             for (int j = 0; j < np; j++) qd[j] = kd[j] = vd[j] = pre[j + 2 - np];
@@ -89,7 +80,7 @@ static void gen_attention(bo_ctx *ctx, const void *arg) {
                 int64_t perm[4];
                 for (int j = 0; j < r; j++) perm[j] = j;
                 perm[r - 2] = r - 1, perm[r - 1] = r - 2;
-                kt = transpose(c, kt, r, perm);
+                kt = bo_transpose(c, kt, r, perm);
             }
             v = i % 5 == 1 ? bo_const(c, bo_rand(RLX_DTYPE_F32, r, vd, -1, 1)) : bo_input(c, bo_rand(RLX_DTYPE_F32, r, vd, -1, 1));
         }
@@ -125,10 +116,7 @@ static void gen_attention(bo_ctx *ctx, const void *arg) {
         s = bo_node(c, "Softmax", 1, &s, 1, 1, &ax);
         const char *ins4[2] = { s, v };
         const char *y = bo_node(c, "MatMul", 2, ins4, 1, 0, NULL);
-        if (split) {
-            static const int64_t p0213[4] = { 0, 2, 1, 3 };
-            y = transpose(c, y, 4, p0213); /* the heads' merge */
-        }
+        if (split) y = bo_heads_merge(c, y);
         bo_output(c, y);
         const char *o = k_opt[i % BO_LEN(k_opt)];
         if (o) bo_opt(c, o), bo_desc(c, " %s", o);

@@ -331,15 +331,7 @@ static void gen_attention16(bo_ctx *ctx, const void *arg) {
         bool split = k % 2 == 1, mask = k != 2;
         const char *q, *kt, *v;
         if (split) { /* [B, S, H, D] -> Transpose, as exporters split heads */
-            int64_t qd[4] = { B, Sq, H, D }, kd[4] = { B, Sk, H, D };
-            static const int64_t p0213[4] = { 0, 2, 1, 3 }, p0231[4] = { 0, 2, 3, 1 };
-            rlx_attr a0 = RLX_ATTR_IS("perm", 4, p0213), a1 = RLX_ATTR_IS("perm", 4, p0231);
-            q = bo_input(c, bo_rand(F16, 4, qd, -1, 1));
-            q = bo_node(c, "Transpose", 1, &q, 1, 1, &a0);
-            kt = bo_input(c, bo_rand(F16, 4, kd, -1, 1));
-            kt = bo_node(c, "Transpose", 1, &kt, 1, 1, &a1);
-            v = bo_input(c, bo_rand(F16, 4, kd, -1, 1));
-            v = bo_node(c, "Transpose", 1, &v, 1, 1, &a0);
+            bo_heads_split(c, F16, (int64_t[5]){ B, H, Sq, Sk, D }, D, &q, &kt, &v);
         } else {
             int64_t qd[4] = { B, H, Sq, D }, kd[4] = { B, H, D, Sk }, vd[4] = { B, H, Sk, D };
             q = bo_input(c, bo_rand(F16, 4, qd, -1, 1));
@@ -359,11 +351,7 @@ static void gen_attention16(bo_ctx *ctx, const void *arg) {
         s = bo_node(c, "Softmax", 1, &s, 1, 1, &ax);
         const char *pv_in[2] = { s, v };
         const char *y = bo_node(c, "MatMul", 2, pv_in, 1, 0, NULL);
-        if (split) {
-            static const int64_t p0213[4] = { 0, 2, 1, 3 };
-            rlx_attr a0 = RLX_ATTR_IS("perm", 4, p0213);
-            y = bo_node(c, "Transpose", 1, &y, 1, 1, &a0);
-        }
+        if (split) y = bo_heads_merge(c, y);
         bo_output(c, y);
         c->fused = "rlx.Attention";
         bo_desc(c, "f16 attention B=%lld H=%lld Sq=%lld Sk=%lld D=%lld%s%s", (long long)B, (long long)H, (long long)Sq,

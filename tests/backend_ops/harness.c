@@ -256,6 +256,24 @@ const char *bo_node(bo_case *c, const char *op, int n_in, const char *const *ins
     return outs[0];
 }
 
+const char *bo_transpose(bo_case *c, const char *x, int r, const int64_t *perm) {
+    rlx_attr a = RLX_ATTR_IS("perm", (size_t)r, perm);
+    return bo_node(c, "Transpose", 1, &x, 1, 1, &a);
+}
+
+static const int64_t k_p0213[4] = { 0, 2, 1, 3 }, k_p0231[4] = { 0, 2, 3, 1 };
+
+void bo_heads_split(bo_case *c, rlx_dtype dt, const int64_t bhsd[5], int64_t Dv, const char **q, const char **kt,
+                    const char **v) {
+    int64_t B = bhsd[0], H = bhsd[1], Sq = bhsd[2], Sk = bhsd[3], D = bhsd[4];
+    int64_t qd[4] = { B, Sq, H, D }, kd[4] = { B, Sk, H, D }, vd[4] = { B, Sk, H, Dv };
+    *q = bo_transpose(c, bo_input(c, bo_rand(dt, 4, qd, -1, 1)), 4, k_p0213);
+    *kt = bo_transpose(c, bo_input(c, bo_rand(dt, 4, kd, -1, 1)), 4, k_p0231);
+    *v = bo_transpose(c, bo_input(c, bo_rand(dt, 4, vd, -1, 1)), 4, k_p0213);
+}
+
+const char *bo_heads_merge(bo_case *c, const char *y) { return bo_transpose(c, y, 4, k_p0213); }
+
 void bo_output(bo_case *c, const char *name) {
     note_st(c, rlx_model_add_output(c->m, name), name);
     note_st(c, rlx_model_add_output(c->mz, name), name);

@@ -141,6 +141,16 @@ const char *bo_value(bo_case *c, rlx_tensor *t, bool konst);
  * bo_out_name). */
 const char *bo_node(bo_case *c, const char *op, int n_in, const char *const *ins, int n_out, size_t n_attrs,
                     const rlx_attr *attrs);
+/* Transpose of x (rank r) by perm; returns its output's name. */
+const char *bo_transpose(bo_case *c, const char *x, int r, const int64_t *perm);
+/* Attention operands split into heads as exporters do: graph inputs Q [B,
+ * Sq, H, D], K [B, Sk, H, D] and V [B, Sk, H, Dv] of dtype dt (bo_rand in
+ * [-1, 1), in that order), transposed to *q [B, H, Sq, D], *kt [B, H, D,
+ * Sk] and *v [B, H, Sk, Dv]. */
+void bo_heads_split(bo_case *c, rlx_dtype dt, const int64_t bhsd[5], int64_t Dv, const char **q, const char **kt,
+                    const char **v);
+/* The heads' merge: y [B, H, S, D] transposed to [B, S, H, D]. */
+const char *bo_heads_merge(bo_case *c, const char *y);
 /* Name of output k of the last node added. */
 const char *bo_out_name(bo_case *c, int k);
 /* Marks a value a graph output. */
