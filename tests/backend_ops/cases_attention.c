@@ -112,12 +112,7 @@ static void gen_attention(bo_ctx *ctx, const void *arg) {
             const char *ins3[2] = { i % 2 ? mname : s, i % 2 ? s : mname }; /* either operand order */
             s = bo_node(c, "Add", 2, ins3, 1, 0, NULL);
         }
-        rlx_attr ax = RLX_ATTR_I("axis", -1);
-        s = bo_node(c, "Softmax", 1, &s, 1, 1, &ax);
-        const char *ins4[2] = { s, v };
-        const char *y = bo_node(c, "MatMul", 2, ins4, 1, 0, NULL);
-        if (split) y = bo_heads_merge(c, y);
-        bo_output(c, y);
+        bo_attention_out(c, s, v, split);
         const char *o = k_opt[i % BO_LEN(k_opt)];
         if (o) bo_opt(c, o), bo_desc(c, " %s", o);
         /* v1 keeps Q's 8 rows and a block of 16 keys (K, V, scores) in workgroup memory

@@ -347,12 +347,7 @@ static void gen_attention16(bo_ctx *ctx, const void *arg) {
             const char *m_in[2] = { s, bo_input(c, bo_rand(F16, 4, md, -3, 0)) };
             s = bo_node(c, "Add", 2, m_in, 1, 0, NULL);
         }
-        rlx_attr ax = RLX_ATTR_I("axis", -1);
-        s = bo_node(c, "Softmax", 1, &s, 1, 1, &ax);
-        const char *pv_in[2] = { s, v };
-        const char *y = bo_node(c, "MatMul", 2, pv_in, 1, 0, NULL);
-        if (split) y = bo_heads_merge(c, y);
-        bo_output(c, y);
+        bo_attention_out(c, s, v, split);
         c->fused = "rlx.Attention";
         bo_desc(c, "f16 attention B=%lld H=%lld Sq=%lld Sk=%lld D=%lld%s%s", (long long)B, (long long)H, (long long)Sq,
                 (long long)Sk, (long long)D, split ? " head-split transposes" : "", mask ? " mask [B,1,1,Sk]" : "");

@@ -272,7 +272,12 @@ void bo_heads_split(bo_case *c, rlx_dtype dt, const int64_t bhsd[5], int64_t Dv,
     *v = bo_transpose(c, bo_input(c, bo_rand(dt, 4, vd, -1, 1)), 4, k_p0213);
 }
 
-const char *bo_heads_merge(bo_case *c, const char *y) { return bo_transpose(c, y, 4, k_p0213); }
+void bo_attention_out(bo_case *c, const char *scores, const char *v, bool split) {
+    rlx_attr ax = RLX_ATTR_I("axis", -1);
+    const char *ins[2] = { bo_node(c, "Softmax", 1, &scores, 1, 1, &ax), v };
+    const char *y = bo_node(c, "MatMul", 2, ins, 1, 0, NULL);
+    bo_output(c, split ? bo_transpose(c, y, 4, k_p0213) : y);
+}
 
 void bo_output(bo_case *c, const char *name) {
     note_st(c, rlx_model_add_output(c->m, name), name);

@@ -149,8 +149,10 @@ const char *bo_transpose(bo_case *c, const char *x, int r, const int64_t *perm);
  * Sk] and *v [B, H, Sk, Dv]. */
 void bo_heads_split(bo_case *c, rlx_dtype dt, const int64_t bhsd[5], int64_t Dv, const char **q, const char **kt,
                     const char **v);
-/* The heads' merge: y [B, H, S, D] transposed to [B, S, H, D]. */
-const char *bo_heads_merge(bo_case *c, const char *y);
+/* Attention's end: Softmax(scores) over the last axis times v, merged
+ * back from heads ([B, H, S, D] -> [B, S, H, D]) when split; a graph
+ * output. */
+void bo_attention_out(bo_case *c, const char *scores, const char *v, bool split);
 /* Name of output k of the last node added. */
 const char *bo_out_name(bo_case *c, int k);
 /* Marks a value a graph output. */
