@@ -31,7 +31,6 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "backend/cpu/cpu.h"
 #include "backend/webgpu/webgpu_device.h"
 #include "backend/webgpu/wgsl_gen.h"
 #include "base/half.h"
