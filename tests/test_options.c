@@ -223,6 +223,22 @@ static void test_environment(const rlx_model *m) {
     t = session(m, "cpu", "gpu.disable", "Conv,,Relu,FusedElementwise");
     CHECK(t != NULL);
     rlx_session_destroy(t);
+    /* rlx_options_effective: the value set, else the variable's, else NULL */
+    rlx_options *e = NULL;
+    const char *v = NULL;
+    bool from_env = true;
+    CHECK_OK(rlx_options_create(&e));
+    CHECK_OK(rlx_options_effective(e, "progress", &v, &from_env));
+    CHECK(v == NULL && !from_env);
+    setenv("RLX_PROGRESS", "on", 1);
+    CHECK_OK(rlx_options_effective(NULL, "progress", &v, &from_env));
+    CHECK(v && strcmp(v, "on") == 0 && from_env);
+    CHECK_OK(rlx_options_set(e, "progress", "off"));
+    CHECK_OK(rlx_options_effective(e, "progress", &v, &from_env));
+    CHECK(v && strcmp(v, "off") == 0 && !from_env);
+    unsetenv("RLX_PROGRESS");
+    CHECK_FAILS(rlx_options_effective(e, "no.such", &v, NULL), RLX_ERR_INVALID_ARGUMENT, "no.such");
+    rlx_options_destroy(e);
     /* the pool is per process: the thread count it does not run is refused */
     int now = rlx_parallel_threads();
     char other[16];

@@ -643,12 +643,9 @@ int cli_cmd_bench(int argc, char **argv) {
         for (size_t i = 0; i < rlx_option_count(); i++) {
             rlx_option_info in;
             const char *v = NULL;
-            if (rlx_option_info_get(i, &in)) continue;
-            if (o.opts) rlx_options_get(o.opts, in.key, &v);
-            const char *name = v ? in.key : in.env;
-            if (!v) v = getenv(in.env);
-            if (!v) continue;
-            cli_json_s(j, name, v);
+            bool env = false;
+            if (rlx_option_info_get(i, &in) || rlx_options_effective(o.opts, in.key, &v, &env) || !v) continue;
+            cli_json_s(j, env ? in.env : in.key, v);
         }
         cli_json_end_obj(j);
         cli_json_end_obj(j);

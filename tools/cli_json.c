@@ -159,8 +159,7 @@ void cli_json_run_head(cli_json *j, const char *model, const rlx_session *s, con
 bool cli_progress_wanted(const rlx_options *opts, bool quiet) {
     if (quiet) return false;
     const char *v = NULL;
-    if (opts) rlx_options_get(opts, "progress", &v);
-    if (!v || !*v) v = getenv("RLX_PROGRESS");
+    rlx_options_effective(opts, "progress", &v, NULL);
     if (v && strcmp(v, "off") == 0) return false;
     if (v && strcmp(v, "on") == 0) return true;
     return cli_stderr_is_tty();

@@ -413,6 +413,15 @@ RLX_API rlx_status rlx_options_parse(rlx_options *options, const char *key_value
  * errors: RLX_ERR_INVALID_ARGUMENT (unknown key). */
 RLX_API rlx_status rlx_options_get(const rlx_options *options, const char *key, const char **out_value);
 
+/* The value `key` takes in a session created now with `options` (NULL:
+ * none set): the value set (*out_from_env false), else its environment
+ * variable's (true), else NULL in *out_value (the default applies). Read
+ * as session creation reads it, for programs that report or act on an
+ * option before a session exists (the CLI's progress line and reports).
+ * out_from_env may be NULL. errors: RLX_ERR_INVALID_ARGUMENT (unknown key). */
+RLX_API rlx_status rlx_options_effective(const rlx_options *options, const char *key, const char **out_value,
+                                         bool *out_from_env);
+
 /* Checks `bytes` against one of the limits.* keys (limits.max_model_bytes,
  * limits.max_arena_bytes, limits.max_tensor_bytes) as a session created
  * with `options` (NULL: none set) would resolve it: the explicit value,

@@ -346,6 +346,14 @@ rlx_status rlx_options_get(const rlx_options *o, const char *key, const char **o
     return RLX_OK;
 }
 
+rlx_status rlx_options_effective(const rlx_options *o, const char *key, const char **out, bool *out_from_env) {
+    RLX_TRY(rlx_options_get(o, key, out));
+    const char *e = *out ? NULL : rlx_getenv(find(key, NULL)->env);
+    if (e && *e) *out = e;
+    if (out_from_env) *out_from_env = e && *e;
+    return RLX_OK;
+}
+
 size_t rlx_option_count(void) { return N_OPTS; }
 
 rlx_status rlx_option_info_get(size_t index, rlx_option_info *out) {
