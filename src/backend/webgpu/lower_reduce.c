@@ -64,6 +64,15 @@ static rlx_status make_redview(wg_lower *L, const int64_t *dims, int rank, const
     return RLX_OK;
 }
 
+/* make_redview over the one axis of the node's "axis" attribute. */
+static rlx_status axis_redview(wg_lower *L, const rlx_value *x, redview *rv) {
+    int ax;
+    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &ax)) return wg_decline(L, "axis");
+    bool axis[RLX_MAX_RANK] = { false };
+    axis[ax] = true;
+    return make_redview(L, x->dims, x->rank, axis, rv);
+}
+
 /* The reduced elements of a row are one contiguous block. */
 static bool rv_contig(const redview *rv) { return rv->nr == 1 && rv->rstr[0] == 1; }
 
@@ -265,12 +274,8 @@ static rlx_status lower_arg(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     if (!wg_value_ok(x, WG_F32 | WG_F16 | WG_I32) || !wg_value_ok(y, WG_I64))
         return wg_decline(L, "f32, f16 or i32 data, i64 output");
-    int ax;
-    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &ax)) return wg_decline(L, "axis");
-    bool axis[RLX_MAX_RANK] = { false };
-    axis[ax] = true;
     redview rv;
-    RLX_TRY(make_redview(L, x->dims, x->rank, axis, &rv));
+    RLX_TRY(axis_redview(L, x, &rv));
     if (rv.rows != wg_numel(y)) return wg_decline(L, "output size differs");
     if (rv.rows == 0) return RLX_OK;
     if (rv.count == 0) return wg_decline(L, "empty axis (the CPU reports it)");
@@ -553,12 +558,8 @@ static rlx_status lower_lp_norm(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0);
     int64_t p = rlx_param_int(L->n, "p");
     if (p != 1 && p != 2) return wg_decline(L, "p = %lld", (long long)p);
-    int ax;
-    if (!rlx_norm_axis(rlx_param_int(L->n, "axis"), x->rank, &ax)) return wg_decline(L, "axis");
-    bool axis[RLX_MAX_RANK] = { false };
-    axis[ax] = true;
     redview rv;
-    RLX_TRY(make_redview(L, x->dims, x->rank, axis, &rv));
+    RLX_TRY(axis_redview(L, x, &rv));
     if (rv.rows == 0 || rv.count == 0) return RLX_OK;
     norm_desc nd = { .mode = p == 1 ? NM_LP1 : NM_LP2, .s = k_no_param, .b = k_no_param, .mean_out = -1, .inv_out = -1 };
     return emit_norm(L, &nd, &rv);
