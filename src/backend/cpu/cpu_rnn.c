@@ -224,25 +224,13 @@ static void rec_gemm_c(size_t tiles, const float *a, size_t lda, const float *bp
 /* AVX2 + FMA: a 6 x 16 tile (one panel), GEMV over 4 panels. */
 #define RK_SFX avx2
 #define RK_ATTR RLX_AVX2
-#define RK_W 8
-#define RK_V __m256
-#define RK_ZERO _mm256_setzero_ps
-#define RK_LOAD _mm256_loadu_ps
-#define RK_BCAST _mm256_broadcast_ss
-#define RK_FMA _mm256_fmadd_ps
-#define RK_STORE _mm256_storeu_ps
+#define RK_BITS 256
 #include "backend/cpu/cpu_rnn_kern.h"
 /* AVX-512: a 6 x 32 tile (two adjacent panels, an odd last panel by AVX2's
  * tile), GEMV over 8 panels. */
 #define RK_SFX avx512
 #define RK_ATTR RLX_AVX512
-#define RK_W 16
-#define RK_V __m512
-#define RK_ZERO _mm512_setzero_ps
-#define RK_LOAD _mm512_loadu_ps
-#define RK_BCAST(p) _mm512_set1_ps(*(p))
-#define RK_FMA _mm512_fmadd_ps
-#define RK_STORE _mm512_storeu_ps
+#define RK_BITS 512
 #define RK_TAIL_GEMM rec_gemm_avx2
 #include "backend/cpu/cpu_rnn_kern.h"
 #endif

@@ -1,8 +1,7 @@
 /* The vector kernels of the recurrent product (cpu_rnn.c), one width per
  * inclusion. The includer defines RK_SFX (the kernels are then
- * rec_gemm_<SFX> and rec_gemv_<SFX>), RK_ATTR (the target), RK_W (lanes:
- * 8 or 16), the vector type RK_V and its operations RK_ZERO(), RK_LOAD(p),
- * RK_BCAST(p) (*p in every lane), RK_FMA(a, b, c) and RK_STORE(p, v), and
+ * rec_gemm_<SFX> and rec_gemv_<SFX>), RK_ATTR (the target), RK_BITS (the
+ * vector width: 256 or 512, the _mm256_ / _mm512_ intrinsics), and
  * optionally RK_TAIL_GEMM, the narrower GEMM for the panels that do not
  * fill a tile. Column x of a run of packed panels (RF_NR columns each, P
  * floats apart) is at (x / RF_NR) * P + x % RF_NR: two vectors cover one
@@ -10,6 +9,15 @@
  * fused multiply-adds in k order, so every width gives the same bits. */
 #define RK_GLUE2(a, b) a##_##b
 #define RK_GLUE(a, b) RK_GLUE2(a, b)
+#define RK_CAT2(a, b, c) a##b##c
+#define RK_CAT(a, b, c) RK_CAT2(a, b, c)
+#define RK_W (RK_BITS / 32)
+#define RK_V RK_CAT(__m, RK_BITS, )
+#define RK_ZERO RK_CAT(_mm, RK_BITS, _setzero_ps)
+#define RK_LOAD RK_CAT(_mm, RK_BITS, _loadu_ps)
+#define RK_BCAST(p) RK_CAT(_mm, RK_BITS, _set1_ps)(*(p))
+#define RK_FMA RK_CAT(_mm, RK_BITS, _fmadd_ps)
+#define RK_STORE RK_CAT(_mm, RK_BITS, _storeu_ps)
 #define RK_AT(x, P) ((size_t)(x) / RF_NR * (P) + (size_t)(x) % RF_NR)
 
 /* c[tiles * 6 rows][2W columns at a time] as rec_gemm_c. */
@@ -82,9 +90,12 @@ RK_ATTR static void RK_GLUE(rec_gemv, RK_SFX)(size_t rows, const float *a, size_
 
 #undef RK_GLUE2
 #undef RK_GLUE
+#undef RK_CAT2
+#undef RK_CAT
 #undef RK_AT
 #undef RK_SFX
 #undef RK_ATTR
+#undef RK_BITS
 #undef RK_W
 #undef RK_V
 #undef RK_ZERO

@@ -111,33 +111,17 @@ static void kern_portable(size_t kc, const float *ap, const float *bp, float *c,
 /* AVX2 + FMA: a 6 x 16 tile, 12 accumulators of 8 lanes. */
 #define SK_SFX avx2
 #define SK_ATTR __attribute__((target("avx2,fma")))
-#define SK_W 8
+#define SK_BITS 256
 #define SK_MR MR6
 #define SK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define SK_V __m256
-#define SK_ZERO _mm256_setzero_ps
-#define SK_LOAD _mm256_load_ps
-#define SK_LOADU _mm256_loadu_ps
-#define SK_SET1 _mm256_set1_ps
-#define SK_MUL _mm256_mul_ps
-#define SK_FMA _mm256_fmadd_ps
-#define SK_STORE _mm256_storeu_ps
 #include "backend/cpu/cpu_sgemm_kern.h"
 /* AVX-512F: an 8 x 32 tile, 16 accumulators of 16 lanes, 2 loads of B and
  * 8 broadcasts of A per 16 fused multiply-adds. */
 #define SK_SFX avx512
 #define SK_ATTR __attribute__((target("avx512f")))
-#define SK_W 16
+#define SK_BITS 512
 #define SK_MR MR8
 #define SK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define SK_V __m512
-#define SK_ZERO _mm512_setzero_ps
-#define SK_LOAD _mm512_loadu_ps
-#define SK_LOADU _mm512_loadu_ps
-#define SK_SET1 _mm512_set1_ps
-#define SK_MUL _mm512_mul_ps
-#define SK_FMA _mm512_fmadd_ps
-#define SK_STORE _mm512_storeu_ps
 #include "backend/cpu/cpu_sgemm_kern.h"
 #endif
 

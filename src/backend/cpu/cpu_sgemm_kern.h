@@ -1,14 +1,23 @@
 /* The vector micro-kernels of cpu_sgemm.c, one width per inclusion. The
  * includer defines SK_SFX (the kernels are then kern_<SFX>, its full
- * tile, and kern_<SFX>_half, its left half), SK_ATTR (the target), SK_W
- * (lanes), SK_MR (rows) and SK_ROWS(X) (X(0) ... X(SK_MR - 1)), the vector
- * type SK_V and its operations SK_ZERO(), SK_LOAD(p), SK_LOADU(p),
- * SK_SET1(x), SK_MUL(a, b), SK_FMA(a, b, c) (a * b + c, one rounding) and
- * SK_STORE(p, v). The tile is SK_MR x 2W, its half SK_MR x W; both take
+ * tile, and kern_half_<SFX>, its left half), SK_ATTR (the target),
+ * SK_BITS (the vector width: 256 or 512, the _mm256_ / _mm512_
+ * intrinsics; W = SK_BITS / 32 lanes), SK_MR (rows) and SK_ROWS(X) (X(0)
+ * ... X(SK_MR - 1)). The tile is SK_MR x 2W, its half SK_MR x W; both take
  * the same chain of fused multiply-adds per element in k order and the
  * same update, so every width (and each half) gives the same bits. */
 #define SK_GLUE2(a, b) a##_##b
 #define SK_GLUE(a, b) SK_GLUE2(a, b)
+#define SK_CAT2(a, b, c) a##b##c
+#define SK_CAT(a, b, c) SK_CAT2(a, b, c)
+#define SK_W (SK_BITS / 32)
+#define SK_V SK_CAT(__m, SK_BITS, )
+#define SK_ZERO SK_CAT(_mm, SK_BITS, _setzero_ps)
+#define SK_LOADU SK_CAT(_mm, SK_BITS, _loadu_ps)
+#define SK_SET1 SK_CAT(_mm, SK_BITS, _set1_ps)
+#define SK_MUL SK_CAT(_mm, SK_BITS, _mul_ps)
+#define SK_FMA SK_CAT(_mm, SK_BITS, _fmadd_ps)
+#define SK_STORE SK_CAT(_mm, SK_BITS, _storeu_ps)
 
 /* One vector of the update: c = alpha * acc, fma(beta, c, alpha * acc) or
  * fma(alpha, acc, c). */
@@ -35,7 +44,7 @@ SK_ATTR static void SK_GLUE(kern, SK_SFX)(size_t kc, const float *ap, const floa
     SK_ROWS(SK_DECL)
 #pragma GCC unroll 4
     for (size_t p = 0; p < kc; p++, ap += SK_MR, bp += 2 * SK_W) {
-        SK_V b0 = SK_LOAD(bp), b1 = SK_LOAD(bp + SK_W);
+        SK_V b0 = SK_LOADU(bp), b1 = SK_LOADU(bp + SK_W);
         SK_ROWS(SK_ROW)
     }
     SK_V va = SK_SET1(alpha), vb = SK_SET1(beta);
@@ -54,7 +63,7 @@ SK_ATTR static void SK_GLUE(kern_half, SK_SFX)(size_t kc, const float *ap, const
 #define SK_UPD(i) SK_GLUE(upd, SK_SFX)(c + (size_t)(i) * ldc, c##i, va, vb, upd);
     SK_ROWS(SK_DECL)
     for (size_t p = 0; p < kc; p++, ap += SK_MR, bp += 2 * SK_W) {
-        SK_V b0 = SK_LOAD(bp);
+        SK_V b0 = SK_LOADU(bp);
         SK_ROWS(SK_ROW)
     }
     SK_V va = SK_SET1(alpha), vb = SK_SET1(beta);
@@ -66,14 +75,16 @@ SK_ATTR static void SK_GLUE(kern_half, SK_SFX)(size_t kc, const float *ap, const
 
 #undef SK_GLUE2
 #undef SK_GLUE
+#undef SK_CAT2
+#undef SK_CAT
 #undef SK_SFX
 #undef SK_ATTR
+#undef SK_BITS
 #undef SK_W
 #undef SK_MR
 #undef SK_ROWS
 #undef SK_V
 #undef SK_ZERO
-#undef SK_LOAD
 #undef SK_LOADU
 #undef SK_SET1
 #undef SK_MUL
