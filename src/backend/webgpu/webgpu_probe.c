@@ -121,7 +121,7 @@ static rlx_status probe_graph(int n, const rlx_dtype *dt, rlx_graph **out, int *
  * the T = f16 instance). */
 static rlx_status probe_run(wg_backend *b, uint32_t form, bool half) {
     /* a three-value graph (a, b, y) */
-    rlx_dtype e = half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, dt[3] = { e, e, e };
+    rlx_dtype et = half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, dt[3] = { et, et, et };
     rlx_graph *g = NULL;
     int ids[3];
     RLX_TRY(probe_graph(3, dt, &g, ids));
