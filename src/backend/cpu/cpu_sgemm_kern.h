@@ -49,30 +49,30 @@ SK_ATTR static void SK_GLUE(kern, SK_SFX)(size_t kc, const float *ap, const floa
     }
     SK_V va = SK_SET1(alpha), vb = SK_SET1(beta);
     SK_ROWS(SK_UPD)
-#undef SK_DECL
-#undef SK_ROW
-#undef SK_UPD
 }
 
 /* The left half (columns 0 to W - 1 of the tile, the same operations lane
  * for lane), for edge tiles of at most W columns. */
 SK_ATTR static void SK_GLUE(kern_half, SK_SFX)(size_t kc, const float *ap, const float *bp, float *c, size_t ldc,
                                                float alpha, float beta, int upd) {
-#define SK_DECL(i) SK_V c##i = SK_ZERO();
-#define SK_ROW(i) c##i = SK_FMA(SK_SET1(ap[i]), b0, c##i);
-#define SK_UPD(i) SK_GLUE(upd, SK_SFX)(c + (size_t)(i) * ldc, c##i, va, vb, upd);
-    SK_ROWS(SK_DECL)
+#define SK_DECL1(i) SK_V c##i = SK_ZERO();
+#define SK_ROW1(i) c##i = SK_FMA(SK_SET1(ap[i]), b0, c##i);
+#define SK_UPD1(i) SK_GLUE(upd, SK_SFX)(c + (size_t)(i) * ldc, c##i, va, vb, upd);
+    SK_ROWS(SK_DECL1)
     for (size_t p = 0; p < kc; p++, ap += SK_MR, bp += 2 * SK_W) {
         SK_V b0 = SK_LOADU(bp);
-        SK_ROWS(SK_ROW)
+        SK_ROWS(SK_ROW1)
     }
     SK_V va = SK_SET1(alpha), vb = SK_SET1(beta);
-    SK_ROWS(SK_UPD)
+    SK_ROWS(SK_UPD1)
+}
+
 #undef SK_DECL
 #undef SK_ROW
 #undef SK_UPD
-}
-
+#undef SK_DECL1
+#undef SK_ROW1
+#undef SK_UPD1
 #undef SK_GLUE2
 #undef SK_GLUE
 #undef SK_CAT2
