@@ -16,6 +16,13 @@
  *    path (reference = false), with B packed as at compile time
  *    (rlx_cpu_prepare_node, plain B poisoned meanwhile), and the reference
  *    kernel: the same bytes. A of rank 1, 2 and 3.
+ *  - QLinearConv (with int32 bias) and ConvInteger through rlx_cpu_run_node
+ *    (cpu_quant.c's conv_fast: im2col in 8 bits and the transposed product,
+ *    or the direct loop of depthwise groups): under every kernel, and with
+ *    W packed as at compile time, equal to the reference kernel byte for
+ *    byte; odd channel counts, strides, asymmetric pads, dilations, groups
+ *    (depthwise, multiplier 2, 3 groups), 1-D, zero points 0 / per tensor /
+ *    W's per channel, uint8 and int8 x, W and y.
  *  - DynamicQuantizeLinear's vector loops and Cast int32 -> float (see
  *    test_dynamic_quantize).
  * ctest also runs this program with 1 and 5 worker threads. */
@@ -214,6 +221,112 @@ static void test_nodes(void) {
     fprintf(stderr, "nodes: %d cases, fast = packed = reference\n", cases);
 }
 
+/* ------------------------------------------------------------ convolutions */
+
+typedef struct ccase {
+    int64_t n, c, h, w, m, group, kh, kw, sh, sw, ph0, pw0, ph1, pw1, dh, dw;
+    bool xu, wu, yu;
+    int zkind;        /* 0: zero points 0, 1: random per tensor, 2: random, W's per channel */
+    bool rank3;       /* a 1-D convolution (h must be 1, kh 1) */
+} ccase;
+
+/* One QLinearConv (and ConvInteger) case: the fast path under every kernel
+ * this CPU runs, and with W packed as at compile time (plain W poisoned),
+ * equal to the reference kernel byte for byte. */
+static void conv_case(const ccase *q) {
+    int rank = q->rank3 ? 3 : 4, ns = rank - 2;
+    int64_t oh = (q->h + q->ph0 + q->ph1 - q->dh * (q->kh - 1) - 1) / q->sh + 1;
+    int64_t ow = (q->w + q->pw0 + q->pw1 - q->dw * (q->kw - 1) - 1) / q->sw + 1;
+    int64_t xd[4] = { q->n, q->c, q->h, q->w }, wd[4] = { q->m, q->c / q->group, q->kh, q->kw };
+    int64_t yd[4] = { q->n, q->m, oh, ow };
+    if (q->rank3) xd[2] = q->w, wd[2] = q->kw, yd[2] = ow;
+    rlx_dtype xt = q->xu ? RLX_DTYPE_U8 : RLX_DTYPE_I8, wt = q->wu ? RLX_DTYPE_U8 : RLX_DTYPE_I8;
+    rlx_dtype yt = q->yu ? RLX_DTYPE_U8 : RLX_DTYPE_I8;
+    rlx_tensor *x = rand_tensor(xt, rank, xd), *w = rand_tensor(wt, rank, wd);
+    int64_t M = q->m, nz = q->zkind == 2 ? M : 1;
+    rlx_tensor *xzp = rand_tensor(xt, 0, NULL), *wzp = rand_tensor(wt, q->zkind == 2 ? 1 : 0, &nz);
+    if (q->zkind == 0) memset(xzp->data, 0, 1), memset(wzp->data, 0, (size_t)nz);
+    rlx_tensor *ws = test_tensor(RLX_DTYPE_F32, 1, &M), *bias = test_tensor(RLX_DTYPE_I32, 1, &M);
+    for (int64_t j = 0; j < M; j++) {
+        ((float *)ws->data)[j] = 0.0005f * (float)(1 + rnd() % 40);
+        ((int32_t *)bias->data)[j] = (int32_t)(rnd() % 20001) - 10000;
+    }
+    rlx_tensor *xs = scalar_f32(0.03f), *ys = scalar_f32(0.11f), *yzp = rand_tensor(yt, 0, NULL);
+    int64_t ks[2] = { q->kh, q->kw }, st[2] = { q->sh, q->sw }, dl[2] = { q->dh, q->dw };
+    int64_t pads[4] = { q->ph0, q->pw0, q->ph1, q->pw1 };
+    if (q->rank3) ks[0] = q->kw, st[0] = q->sw, dl[0] = q->dw, pads[0] = q->pw0, pads[1] = q->pw1;
+    rlx_node_attr at[5];
+    CHECK_OK(rlx_node_attr_set_ints(&at[0], "kernel_shape", ks, (size_t)ns));
+    CHECK_OK(rlx_node_attr_set_ints(&at[1], "strides", st, (size_t)ns));
+    CHECK_OK(rlx_node_attr_set_ints(&at[2], "dilations", dl, (size_t)ns));
+    CHECK_OK(rlx_node_attr_set_ints(&at[3], "pads", pads, (size_t)(2 * ns)));
+    CHECK_OK(rlx_node_attr_set_int(&at[4], "group", q->group));
+    char what[200];
+    snprintf(what, sizeof what, "conv n%lld c%lld %lldx%lld m%lld g%lld k%lldx%lld s%lldx%lld p%lld,%lld,%lld,%lld "
+             "d%lldx%lld x%s w%s y%s zp%d%s", (long long)q->n, (long long)q->c, (long long)q->h, (long long)q->w,
+             (long long)q->m, (long long)q->group, (long long)q->kh, (long long)q->kw, (long long)q->sh,
+             (long long)q->sw, (long long)q->ph0, (long long)q->pw0, (long long)q->ph1, (long long)q->pw1,
+             (long long)q->dh, (long long)q->dw, q->xu ? "u8" : "i8", q->wu ? "u8" : "i8", q->yu ? "u8" : "i8",
+             q->zkind, q->rank3 ? " 1-D" : "");
+    for (int op = 0; op < 2; op++) { /* QLinearConv with bias, ConvInteger */
+        rlx_node nd = op == 0 ? test_make_node("QLinearConv", 10, 9, 1, at, 5) : test_make_node("ConvInteger", 10, 4, 1, at, 5);
+        const rlx_tensor *in9[] = { x, xs, xzp, w, ws, wzp, ys, yzp, bias }, *in4[] = { x, w, xzp, wzp };
+        const rlx_tensor *const *in = op == 0 ? in9 : in4;
+        rlx_dtype ydt = op == 0 ? yt : RLX_DTYPE_I32;
+        rlx_tensor *ref = test_tensor(ydt, rank, yd), *y = test_tensor(ydt, rank, yd);
+        memset(ref->data, 0x5a, ref->nbytes);
+        CHECK_MSG(rlx_cpu_run_node(NULL, &nd, in, &ref, true) == RLX_OK, "%s reference: %s", what, rlx_last_error());
+        rlx_cpu_qgemm_kernel keep = rlx_cpu_qgemm_kernel_get();
+        for (int kern = 0; kern <= 2; kern++) {
+            if (!rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)kern)) continue;
+            memset(y->data, 0xa5, y->nbytes);
+            CHECK_MSG(rlx_cpu_run_node(NULL, &nd, in, &y, false) == RLX_OK, "%s fast: %s", what, rlx_last_error());
+            CHECK_MSG(memcmp(y->data, ref->data, y->nbytes) == 0, "%s %s (%s): fast path differs from the reference",
+                      what, op ? "ConvInteger" : "QLinearConv", kname((rlx_cpu_qgemm_kernel)kern));
+        }
+        rlx_cpu_qgemm_kernel_set(keep);
+        rlx_cpu_sgemm_pack pk;
+        CHECK_OK(rlx_cpu_prepare_node(NULL, &nd, in, &pk));
+        CHECK_MSG((pk.q8 != NULL) == (q->group == 1), "%s: W packed %d for group %lld", what, pk.q8 != NULL,
+                  (long long)q->group);
+        if (pk.q8) {
+            unsigned char *keepw = malloc(w->nbytes);
+            memcpy(keepw, w->data, w->nbytes);
+            memset(w->data, 0x77, w->nbytes);
+            memset(y->data, 0xa5, y->nbytes);
+            CHECK_OK(rlx_cpu_run_node_packed(NULL, &nd, in, &y, &pk));
+            memcpy(w->data, keepw, w->nbytes);
+            free(keepw);
+            CHECK_MSG(memcmp(y->data, ref->data, y->nbytes) == 0, "%s: packed W differs from the reference", what);
+        }
+        rlx_cpu_sgemm_pack_free(&pk);
+        rlx_tensor_destroy(ref), rlx_tensor_destroy(y);
+    }
+    for (int i = 0; i < 5; i++) rlx_node_attr_free(&at[i]);
+    rlx_tensor *t[] = { x, w, xzp, wzp, ws, bias, xs, ys, yzp };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) rlx_tensor_destroy(t[i]);
+}
+
+static void test_conv(void) {
+    static const ccase cases[] = {
+        /* n  c  h  w  m  g kh kw sh sw ph0 pw0 ph1 pw1 dh dw xu wu yu z */
+        { 1, 3, 9, 11, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 1, false },
+        { 2, 16, 8, 8, 33, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false },   /* 1x1: x read directly */
+        { 1, 7, 13, 10, 17, 1, 3, 3, 2, 2, 1, 1, 0, 1, 1, 1, true, false, false, 2, false }, /* stride 2, odd pads */
+        { 1, 5, 12, 12, 9, 1, 3, 2, 1, 3, 2, 0, 1, 2, 2, 1, false, true, true, 1, false },   /* dilation, int8 x */
+        { 1, 37, 6, 7, 40, 1, 1, 1, 2, 1, 0, 0, 0, 0, 1, 1, true, true, false, 0, false },   /* 1x1 stride 2 */
+        { 1, 6, 9, 9, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },     /* depthwise */
+        { 2, 4, 11, 8, 8, 4, 5, 3, 2, 1, 2, 1, 2, 1, 1, 2, false, false, false, 1, false },  /* multiplier 2 */
+        { 1, 12, 7, 7, 18, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },   /* 3 groups */
+        { 1, 10, 1, 29, 11, 1, 1, 5, 1, 2, 0, 2, 0, 1, 1, 1, true, false, true, 2, true },   /* 1-D */
+        { 1, 3, 20, 23, 50, 1, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, true, false, true, 1, false },  /* a stem */
+        { 1, 64, 16, 16, 96, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false }, /* K 576 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) conv_case(&cases[i]);
+    fprintf(stderr, "conv: %zu cases x 2 ops, fast (every kernel) = packed = reference\n",
+            sizeof cases / sizeof *cases);
+}
+
 /* DynamicQuantizeLinear's vector loops (cpu_quant.c) against the scalar
  * reference: the same scale, zero point and bytes, on random data with
  * NaN, infinities, -0 and exact ties of x / scale mixed in, sizes around
@@ -272,6 +385,7 @@ int main(void) {
     test_seed(test_seed_from_env());
     test_gemm();
     test_nodes();
+    test_conv();
     test_dynamic_quantize();
     TEST_MAIN_END();
 }

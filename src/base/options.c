@@ -37,7 +37,7 @@ typedef struct opt_def {
 } opt_def;
 
 /* The passes passes.disable can name (fold and dce always run). */
-static const char *const k_optional_passes[] = { "cse", "fuse_qdq", "fold_conv_affine", "fuse_activation", "fuse_conv_residual",
+static const char *const k_optional_passes[] = { "cse", "fuse_qdq", "fuse_qdq_conv", "fold_conv_affine", "fuse_activation", "fuse_conv_residual",
                                                  "fuse_attention", "fuse_layernorm", "fuse_add_layernorm",
                                                  "fuse_elementwise" };
 
@@ -49,7 +49,7 @@ static const char *check_passes(const char *v, char *buf, size_t cap) {
             known = strlen(k_optional_passes[i]) == n && strncmp(k_optional_passes[i], p, n) == 0;
         if (!known) {
             snprintf(buf, cap,
-                     "'%.*s' is not a pass that can be turned off (cse, fuse_qdq, fold_conv_affine, fuse_activation, "
+                     "'%.*s' is not a pass that can be turned off (cse, fuse_qdq, fuse_qdq_conv, fold_conv_affine, fuse_activation, "
                      "fuse_conv_residual, fuse_attention, fuse_layernorm, fuse_add_layernorm, fuse_elementwise)",
                      (int)(n > 64 ? 64 : n), p);
             return buf;
@@ -103,7 +103,7 @@ static const opt_def k_opts[] = {
     BOOL("debug.dispatch_report", "RLX_DISPATCH_REPORT", "0", dispatch_report,
          "print the dispatch report to stderr after each plan compile (per op type: native, CPU fallback, removed)"),
     STR("passes.disable", "RLX_DISABLE_PASSES", "comma-separated pass names", check_passes, disable_passes,
-        "turn optimisation passes off: cse, fuse_qdq, fold_conv_affine, fuse_activation, fuse_conv_residual, fuse_attention, "
+        "turn optimisation passes off: cse, fuse_qdq (fuse_qdq_conv: only its QDQ convolutions as QLinearConv on CPU plans), fold_conv_affine, fuse_activation, fuse_conv_residual, fuse_attention, "
         "fuse_layernorm, fuse_add_layernorm, fuse_elementwise (folding and dead-code removal always run)"),
     BOOL("plan.no_reuse", "RLX_NO_REUSE", "0", no_reuse,
          "give every tensor its own arena bytes (debugging the memory plan)"),

@@ -27,8 +27,11 @@
  * reference kernel. QLinearMatMul stays on every plan: the CPU (int8 GEMM,
  * src/backend/cpu/cpu_qgemm.h) and the GPU (the integer GEMM,
  * src/backend/webgpu/lower_qgemm.c) run it exactly. When the plan runs on
- * the CPU alone (stats->cpu_target), DynamicQuantizeLinear and
- * MatMulInteger stay too: the CPU's int8 GEMM runs them exactly. */
+ * the CPU alone (stats->cpu_target), DynamicQuantizeLinear,
+ * MatMulInteger and QLinearConv stay too: the CPU's int8 GEMM runs them
+ * exactly; and, before the first fold (while the weights'
+ * DequantizeLinear are still there), rlx_pass_fuse_qdq_conv turns the QDQ
+ * convolutions of quantize_static into QLinearConv for it. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -309,6 +312,113 @@ static rlx_status rewrite_qconv(rlx_graph *g, int ni) {
     return RLX_OK;
 }
 
+/* ------------------------------------------------------------ QDQ convolutions on the CPU */
+
+/* A constant f32 scale of one element or one per output channel [M] (rank
+ * 1, the node's axis 0 then), and its zero point z (same element count,
+ * dtype zdt; absent: false). */
+static bool qdq_param_ok(const rlx_graph *g, const rlx_node *d, int64_t M, rlx_dtype zdt) {
+    const rlx_value *s = rlx_node_input(g, d, 1), *z = d->n_in > 2 ? rlx_node_input(g, d, 2) : NULL;
+    if (!s || !s->konst || s->dtype != RLX_DTYPE_F32 || !z || !z->konst || z->dtype != zdt) return false;
+    if (rlx_param_int(d, "block_size") != 0) return false;
+    size_t ns = rlx_value_numel(s);
+    if (ns != rlx_value_numel(z) || z->rank != s->rank) return false;
+    if (ns == 1) return true;
+    return M > 0 && s->rank == 1 && s->dims[0] == M && (int64_t)ns == M;
+}
+
+/* DequantizeLinear(x) -> Conv(., DequantizeLinear(W), DequantizeLinear(B))
+ * -> QuantizeLinear as one QLinearConv, which the CPU runs on its int8
+ * GEMM (cpu_quant.c): x uint8 or int8 with its scale and zero point per
+ * tensor; W a constant int8 or uint8 with its scale and zero point per
+ * tensor or per output channel (DQ axis 0); B absent or a constant int32
+ * with zero point 0 and the scale x_scale * w_scale (per channel, to a
+ * relative 1e-6: quantize_static's bias); Q per tensor, its zero point
+ * given (the output dtype); the Conv's output read by the Q alone. This
+ * is onnxruntime's own rewrite on its CPU provider: the sums are exact
+ * integers and the requantization multiplies by x_scale * w_scale /
+ * y_scale in double, so an output can be one level from the f32 graph's
+ * where its value lies at a rounding boundary (the f32 sum rounds). */
+static rlx_status qdq_conv_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pass_stats *stats, bool *done) {
+    const rlx_node *c = &g->nodes[ci];
+    if (c->n_in < 2 || c->n_out != 1 || c->out[0] < 0 || !rlx_fuse_private(g, u, c->out[0], 1)) return RLX_OK;
+    int qi = rlx_fuse_user(u, c->out[0], 0);
+    const rlx_node *q = &g->nodes[qi], *dx = rlx_fuse_producer(g, c->in[0]), *dw = rlx_fuse_producer(g, c->in[1]);
+    const rlx_node *db = c->n_in > 2 && c->in[2] >= 0 ? rlx_fuse_producer(g, c->in[2]) : NULL;
+    if (!rlx_fuse_is(q, RLX_OP_QuantizeLinear) || q->n_in < 3 || q->in[0] != c->out[0] || q->n_out != 1 ||
+        q->out[0] < 0)
+        return RLX_OK;
+    if (!dx || !rlx_fuse_is(dx, RLX_OP_DequantizeLinear) || !dw || !rlx_fuse_is(dw, RLX_OP_DequantizeLinear))
+        return RLX_OK;
+    if (c->n_in > 2 && c->in[2] >= 0 && (!db || !rlx_fuse_is(db, RLX_OP_DequantizeLinear))) return RLX_OK;
+    if (q->version >= 23) {
+        int64_t prec = rlx_param_int(q, "precision");
+        if (prec != 0 && prec != RLX_DTYPE_F32) return RLX_OK;
+    }
+    const rlx_value *x = rlx_node_input(g, dx, 0), *w = rlx_node_input(g, dw, 0), *y = &g->values[q->out[0]];
+    if (!x || !w || !w->konst || (x->dtype != RLX_DTYPE_U8 && x->dtype != RLX_DTYPE_I8) ||
+        (w->dtype != RLX_DTYPE_U8 && w->dtype != RLX_DTYPE_I8) || (y->dtype != RLX_DTYPE_U8 && y->dtype != RLX_DTYPE_I8))
+        return RLX_OK;
+    if (w->rank < 3 || w->rank > 4 || g->values[c->out[0]].dtype != RLX_DTYPE_F32) return RLX_OK;
+    int64_t M = w->dims[0];
+    if (!qdq_param_ok(g, dx, -1, x->dtype) || !qdq_param_ok(g, q, -1, y->dtype) || !qdq_param_ok(g, dw, M, w->dtype))
+        return RLX_OK;
+    const rlx_value *ws = rlx_node_input(g, dw, 1), *xs = rlx_node_input(g, dx, 1);
+    if (rlx_value_numel(ws) != 1) {
+        int64_t ax = rlx_param_int(dw, "axis");
+        if (ax < 0) ax += w->rank;
+        if (ax != 0) return RLX_OK;
+    }
+    int bias = -1;
+    if (db) {
+        const rlx_value *b = rlx_node_input(g, db, 0), *bs = rlx_node_input(g, db, 1);
+        const rlx_value *bz = db->n_in > 2 ? rlx_node_input(g, db, 2) : NULL;
+        if (!b || !b->konst || b->dtype != RLX_DTYPE_I32 || b->rank != 1 || b->dims[0] != M) return RLX_OK;
+        if (!bs || !bs->konst || bs->dtype != RLX_DTYPE_F32 || rlx_param_int(db, "block_size") != 0) return RLX_OK;
+        size_t nbs = rlx_value_numel(bs);
+        if (nbs != 1 && (bs->rank != 1 || (int64_t)nbs != M)) return RLX_OK;
+        if (bz && (!bz->konst || rlx_value_numel(bz) != nbs)) return RLX_OK;
+        for (size_t j = 0; bz && j < nbs; j++)
+            if (rlx_tensor_get_i64(bz->konst, j) != 0) return RLX_OK;
+        double sx = rlx_tensor_get_f64(xs->konst, 0);
+        for (int64_t m = 0; m < M; m++) {
+            double want = (double)(float)(sx * param_at(ws, m)), got = param_at(bs, m);
+            if (!(fabs(got - want) <= 1e-6 * fabs(want))) return RLX_OK;
+        }
+        bias = db->in[0];
+    }
+    int ins[9] = { dx->in[0], dx->in[1], dx->in[2], dw->in[0], dw->in[1], dw->in[2], q->in[1], q->in[2], bias };
+    int yid = q->out[0], na = c->n_attrs;
+    rlx_node_attr attrs[16];
+    if (na > 16) return RLX_OK;
+    for (int i = 0; i < na; i++) {
+        rlx_status st = rlx_node_attr_copy(&attrs[i], &c->attrs[i]);
+        if (st) {
+            for (int k = 0; k < i; k++) rlx_node_attr_free(&attrs[k]);
+            return st;
+        }
+    }
+    char what[512] = "";
+    if (rlx_fuse_reporting()) {
+        int grp[4] = { (int)(dx - g->nodes), (int)(dw - g->nodes), ci, qi };
+        rlx_fuse_describe(g, grp, 4, what, sizeof what);
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%s_qlinear", c->name ? c->name : "conv");
+    g->nodes[ci].dead = true;
+    g->nodes[qi].dead = true;
+    g->values[yid].producer = -1;
+    RLX_TRY(rlx_fuse_emplace(g, ci, "QLinearConv", "", name, ins, bias >= 0 ? 9 : 8, &yid, 1, attrs, na));
+    rlx_fuse_report(PASS, what, &g->nodes[ci], "int8 convolution on the CPU");
+    if (stats) stats->fused++;
+    *done = true;
+    return RLX_OK;
+}
+
+rlx_status rlx_pass_fuse_qdq_conv(rlx_graph *g, rlx_pass_stats *stats) {
+    return rlx_fuse_each_anchor(g, RLX_OP_Conv, qdq_conv_one, stats);
+}
+
 rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats) {
     bool any = false;
     size_t nn = g->n_nodes;
@@ -319,7 +429,7 @@ rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats) {
         bool cpu = stats && stats->cpu_target; /* the CPU runs these in int8 (cpu_qgemm.h) */
         if (n->op == RLX_OP_DynamicQuantizeLinear && !cpu) RLX_TRY(rewrite_dql(g, (int)i));
         else if (n->op == RLX_OP_MatMulInteger && !cpu) RLX_TRY(rewrite_mmi(g, (int)i));
-        else if (n->op == RLX_OP_QLinearConv) RLX_TRY(rewrite_qconv(g, (int)i));
+        else if (n->op == RLX_OP_QLinearConv && !cpu) RLX_TRY(rewrite_qconv(g, (int)i));
         if (g->n_nodes != before) {
             any = true;
             rlx_fuse_report(PASS, rlx_node_desc(&g->nodes[i]), &g->nodes[g->n_nodes - 1], "as f32 ops");

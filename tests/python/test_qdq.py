@@ -24,7 +24,9 @@
    NaN, which the spec leaves open: rlx gives the zero point (0 after DQ).
 
 3. quantize_dynamic MLPs (DynamicQuantizeLinear + MatMulInteger) and
-4. QOperator models (QLinearConv, QLinearMatMul): see those sections.
+4. QOperator models (QLinearConv, QLinearMatMul),
+5. the CPU's int8 GEMM (MatMulInteger, QLinearMatMul) and
+6. its int8 convolution (QLinearConv): see those sections.
 
 Skips (exit 77) while rlx or onnxruntime's quantization tools are missing."""
 import os
@@ -148,11 +150,19 @@ yo = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"]).run(None, {"x
 ref, _ = rlx_run(qdq, {"x": x}, ["y"], "cpu", "--option",
                  "passes.disable=cse,fuse_qdq,fold_conv_affine,fuse_activation,fuse_conv_residual,"
                  "fuse_attention,fuse_layernorm,fuse_add_layernorm,fuse_elementwise")
-cpu, log = rlx_run(qdq, {"x": x}, ["y"], "cpu")
+cpu, log = rlx_run(qdq, {"x": x}, ["y"], "cpu", "--option", "passes.disable=fuse_qdq_conv")
 if C.check(ref is not None and cpu is not None, "rlx cpu run failed"):
     C.check(np.array_equal(cpu[0], ref[0]), "cpu: fuse_qdq changed bits: max diff %g" % np.abs(cpu[0] - ref[0]).max())
     C.check("rlx.QuantizeDequantize" in log or "rlx.FusedElementwise" in log, "fuse_qdq did nothing:\n" + log)
     within(cpu[0], yo, step, "rlx cpu vs onnxruntime")
+# by default a CPU plan runs the QDQ convolutions as QLinearConv on the int8
+# GEMM (fuse_qdq_conv), as onnxruntime's CPU provider does
+cpuq, logq = rlx_run(qdq, {"x": x}, ["y"], "cpu", "--option", "debug.fusion_report=1")
+if C.check(cpuq is not None, "rlx cpu run (int8 convolutions) failed"):
+    n_qc = logq.count("int8 convolution on the CPU")
+    print("QDQ convolutions made QLinearConv: %d" % n_qc)
+    C.check(n_qc >= 3, "fuse_qdq_conv fused %d convolutions (want >= 3):\n%s" % (n_qc, logq))
+    within(cpuq[0], yo, step, "rlx cpu (int8 convolutions) vs onnxruntime")
 gpu, log = rlx_run(qdq, {"x": x}, ["y"], "gpu")
 if C.check(gpu is not None, "rlx gpu run failed"):
     fb = fallbacks(log)
@@ -294,8 +304,8 @@ def qop_check(name, nodes, inits, xshape, op, n_op):
             continue
         row = [ln.split() for ln in log.splitlines() if ln.split()[:1] == [op]]
         # both devices run QLinearMatMul themselves, exactly (the CPU's int8 GEMM, the GPU's integer
-        # GEMM); QLinearConv is rewritten
-        native = op == "QLinearMatMul"
+        # GEMM); QLinearConv too on the CPU (its int8 convolution); the GPU rewrites it
+        native = op == "QLinearMatMul" or dev == "cpu"
         want = [str(n_op), str(n_op), "0", "0"] if native else [str(n_op), "0", "0", str(n_op)]
         C.check(row and row[0][1:5] == want, "%s: %s not %s\n%s" % (dev, op, "native" if native else "rewritten",
                                                                       log))
@@ -392,4 +402,85 @@ for case, (ms, K, N, at, bt, zkind) in enumerate([((1, 7), 13, 5, np.uint8, np.i
             C.check(d.max() == 0, "cpu %s: differs from onnxruntime" % what)
         else:
             C.check(d.max() <= 1 and (d > 0).mean() <= 0.01, "cpu %s: %d levels from onnxruntime" % (what, d.max()))
+# ---------------------------------------------------------------- 6. the CPU's int8 convolution
+# One QLinearConv node (constant W, int32 bias), odd channels, strides, pads,
+# dilations, groups (depthwise and not), zero points 0 / non-zero, W's per
+# tensor or per channel (zero points all 0 with per-channel scales, what
+# onnxruntime's kernel takes, or random), uint8 and int8 x: rlx CPU equals numpy's exact
+# integer sums requantized as the reference kernel does (double multiplier,
+# round half to even, saturated) bit for bit, and onnxruntime within one
+# level on at most 1% of the outputs (its float requantization rounds ties
+# differently), where onnxruntime implements the type combination.
+
+
+def conv_int(x, wt, zx, zw, b, stride, pads, dil, group):
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = wt.shape
+    xp = np.full((n, c, h + pads[0] + pads[2], wd + pads[1] + pads[3]), zx, np.int64)
+    xp[:, :, pads[0]:pads[0] + h, pads[1]:pads[1] + wd] = x
+    oh = (h + pads[0] + pads[2] - dil[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (wd + pads[1] + pads[3] - dil[1] * (kw - 1) - 1) // stride[1] + 1
+    xc = xp - zx
+    wc = wt.astype(np.int64) - zw.reshape(-1, 1, 1, 1)
+    y = np.zeros((n, m, oh, ow), np.int64) + b.reshape(1, -1, 1, 1)
+    mg = m // group
+    for g in range(group):
+        for ky in range(kh):
+            for kx in range(kw):
+                patch = xc[:, g * cg:(g + 1) * cg, ky * dil[0]:ky * dil[0] + stride[0] * (oh - 1) + 1:stride[0],
+                           kx * dil[1]:kx * dil[1] + stride[1] * (ow - 1) + 1:stride[1]]
+                y[:, g * mg:(g + 1) * mg] += np.einsum("nchw,mc->nmhw", patch, wc[g * mg:(g + 1) * mg, :, ky, kx])
+    return ((y + 2**31) % 2**32 - 2**31).astype(np.int64)
+
+
+for case, (xs_, m_, k_, st_, pd_, dl_, grp, xt, wt_, zkind) in enumerate([
+        ((1, 3, 9, 11), 5, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, np.uint8, np.int8, "tensor"),
+        ((2, 16, 8, 8), 33, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, np.uint8, np.int8, "channel"),
+        ((1, 7, 13, 10), 17, (3, 3), (2, 2), (1, 1, 0, 1), (1, 1), 1, np.uint8, np.int8, "chscale"),
+        ((1, 5, 12, 12), 9, (3, 2), (1, 3), (2, 0, 1, 2), (2, 1), 1, np.int8, np.int8, "tensor"),
+        ((1, 6, 9, 9), 6, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6, np.uint8, np.int8, "channel"),
+        ((1, 24, 9, 9), 24, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 24, np.uint8, np.int8, "chscale"),
+        ((1, 12, 7, 7), 18, (3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 3, np.uint8, np.uint8, "zero"),
+        ((1, 32, 10, 10), 48, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, np.uint8, np.int8, "zero")]):
+    x = q_rand(xt, xs_)
+    cg = xs_[1] // grp
+    wq = q_rand(wt_, (m_, cg) + k_)
+    zx = q_rand(xt, ()) if zkind != "zero" else np.zeros((), xt)
+    zw = (q_rand(wt_, (m_,)) if zkind == "channel" else q_rand(wt_, ()).reshape(1) if zkind == "tensor"
+          else np.zeros(m_ if zkind == "chscale" else 1, wt_))
+    sx, sy = np.float32(0.03), np.float32(0.11)
+    sw = rng.uniform(0.0005, 0.02, zw.shape).astype(np.float32)
+    b = rng.integers(-10000, 10001, m_).astype(np.int32)
+    yt = np.uint8
+    yz = q_rand(yt, ())
+    acc = conv_int(x.astype(np.int64), wq, int(zx), np.broadcast_to(zw.astype(np.int64), (m_,)), b, st_, pd_, dl_,
+                   grp)
+    mult = np.float64(sx) * np.broadcast_to(sw.astype(np.float64), (m_,)).reshape(1, -1, 1, 1) / np.float64(sy)
+    want = np.clip(np.rint(acc * mult) + int(yz), 0, 255).astype(yt)
+    zwi = zw if zw.size > 1 else zw.reshape(())
+    swi = sw if sw.size > 1 else sw.reshape(())
+    inits = [NH.from_array(np.array(sx), "sx"), NH.from_array(zx, "zx"), NH.from_array(wq, "w"),
+             NH.from_array(swi, "sw"), NH.from_array(zwi, "zw"), NH.from_array(np.array(sy), "sy"),
+             NH.from_array(yz, "yz"), NH.from_array(b, "b")]
+    node = H.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "yz", "b"], ["y"], strides=list(st_),
+                       pads=list(pd_), dilations=list(dl_), group=grp, kernel_shape=list(k_))
+    g = H.make_graph([node], "qc", [H.make_tensor_value_info("x", NPT[xt], list(x.shape))],
+                     [H.make_tensor_value_info("y", NPT[yt], None)], inits)
+    path = os.path.join(tmp, "qconv_%d.onnx" % case)
+    onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 13)], ir_version=8), path)
+    what = "QLinearConv %s m%d k%s s%s p%s d%s g%d x %s w %s zp %s" % ("x".join(map(str, xs_)), m_, k_, st_, pd_,
+                                                                        dl_, grp, xt.__name__, wt_.__name__, zkind)
+    r, log = rlx_run(path, {"x": x}, ["y"], "cpu")
+    if not C.check(r is not None, "cpu %s: run failed" % what):
+        continue
+    C.check(r[0].dtype == want.dtype and np.array_equal(r[0], want), "cpu %s: not the exact integer result (%d differ)"
+            % (what, int((r[0] != want).sum()) if r[0].shape == want.shape else -1))
+    try:
+        yo = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    except Exception as e:  # noqa: BLE001  (a type combination onnxruntime does not implement)
+        print("%s: onnxruntime: %s" % (what, str(e).splitlines()[0][:100]))
+        continue
+    d = np.abs(r[0].astype(np.int64) - yo.astype(np.int64))
+    print("cpu %s vs onnxruntime: %d of %d differ, max %d" % (what, (d > 0).sum(), d.size, d.max()))
+    C.check(d.max() <= 1 and (d > 0).mean() <= 0.01, "cpu %s: %d levels from onnxruntime" % (what, d.max()))
 sys.exit(C.done())

@@ -401,7 +401,9 @@ rlx_status rlx_cpu_prepare_node(const rlx_graph *g, const rlx_node *n, const rlx
     if (n->op == RLX_OP_Conv) return rlx_nn_conv_prepare(g, n, in, out);
     if (n->op == RLX_OP_Gemm) return gemm_prepare(g, n, in, rlx_param_int(n, "transB") != 0, out);
     if (n->op == RLX_OP_MatMul) return gemm_prepare(g, n, in, false, out);
-    if (n->op == RLX_OP_MatMulInteger || n->op == RLX_OP_QLinearMatMul) return rlx_cpu_quant_prepare(g, n, in, out);
+    if (n->op == RLX_OP_MatMulInteger || n->op == RLX_OP_QLinearMatMul || n->op == RLX_OP_QLinearConv ||
+        n->op == RLX_OP_ConvInteger)
+        return rlx_cpu_quant_prepare(g, n, in, out);
     return RLX_OK;
 }
 

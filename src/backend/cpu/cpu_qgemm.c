@@ -161,11 +161,27 @@ static inline uint8_t a_byte(const uint8_t *row, size_t k, bool a_unsigned) {
 }
 
 /* Rows [r0, r0 + MR) of A (those below m; the rest zero) into one panel,
- * their sums into rowsum[r0 ..]. */
-static void pack_a_panel(const uint8_t *a, size_t lda, bool a_unsigned, size_t m, size_t k, size_t r0, uint8_t *dst,
-                         uint32_t *rowsum) {
+ * their sums into rowsum[r0 ..]; a_trans: A stored [k, m]. */
+static void pack_a_panel(const uint8_t *a, size_t lda, bool a_unsigned, bool a_trans, size_t m, size_t k, size_t r0,
+                         uint8_t *dst, uint32_t *rowsum) {
     size_t k4 = ceil_div(k, 4);
     memset(dst, 0, k4 * PANEL_A);
+    if (a_trans) {
+        size_t mr = m - r0 < MR ? m - r0 : MR;
+        uint32_t s[MR] = { 0 };
+        uint8_t flip = a_unsigned ? 0 : 0x80u;
+        for (size_t kk = 0; kk < k; kk++) {
+            const uint8_t *src = a + kk * lda + r0;
+            uint8_t *d = dst + (kk / 4) * PANEL_A + kk % 4;
+            for (size_t i = 0; i < mr; i++) {
+                uint8_t v = (uint8_t)(src[i] ^ flip);
+                d[i * 4] = v;
+                s[i] += v;
+            }
+        }
+        memcpy(rowsum + r0, s, sizeof s);
+        return;
+    }
     for (size_t i = 0; i < MR; i++) {
         uint32_t s = 0;
         if (r0 + i < m) {
@@ -180,17 +196,19 @@ static void pack_a_panel(const uint8_t *a, size_t lda, bool a_unsigned, size_t m
     }
 }
 
-/* Columns [c0, c0 + NR) of B into one panel, their sums into colsum. */
-static void pack_b_panel(const uint8_t *b, size_t ldb, bool b_unsigned, size_t n, size_t k, size_t c0, int8_t *dst,
-                         int32_t *colsum) {
+/* Columns [c0, c0 + NR) of B into one panel, their sums into colsum;
+ * B[kk, j] at b[kk * sk + j * sn]. */
+static void pack_b_panel(const uint8_t *b, size_t sk, size_t sn, bool b_unsigned, size_t n, size_t k, size_t c0,
+                         int8_t *dst, int32_t *colsum) {
     size_t k4 = ceil_div(k, 4);
     memset(dst, 0, k4 * PANEL_B);
     int32_t s[NR] = { 0 };
     for (size_t kk = 0; kk < k; kk++) {
-        const uint8_t *row = b + kk * ldb;
+        const uint8_t *row = b + kk * sk;
         int8_t *d = dst + (kk / 4) * PANEL_B + kk % 4;
         for (size_t j = 0; j < NR && c0 + j < n; j++) {
-            int8_t v = (int8_t)(b_unsigned ? (uint8_t)(row[c0 + j] ^ 0x80u) : row[c0 + j]);
+            uint8_t raw = row[(c0 + j) * sn];
+            int8_t v = (int8_t)(b_unsigned ? (uint8_t)(raw ^ 0x80u) : raw);
             d[j * 4] = v;
             s[j] += v;
         }
@@ -198,8 +216,8 @@ static void pack_b_panel(const uint8_t *b, size_t ldb, bool b_unsigned, size_t n
     memcpy(colsum + c0, s, sizeof s);
 }
 
-rlx_status rlx_cpu_qgemm_pack_b(bool b_unsigned, size_t k, size_t n, const void *b, size_t ldb,
-                                rlx_cpu_qgemm_pack *out) {
+static rlx_status pack_b_strided(bool b_unsigned, size_t k, size_t n, const void *b, size_t sk, size_t sn,
+                                 rlx_cpu_qgemm_pack *out) {
     memset(out, 0, sizeof *out);
     size_t np = ceil_div(n, NR), k4 = ceil_div(k, 4);
     out->data = rlx_alloc_aligned(np * k4 * PANEL_B);
@@ -209,9 +227,19 @@ rlx_status rlx_cpu_qgemm_pack_b(bool b_unsigned, size_t k, size_t n, const void 
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory packing a %zu x %zu int8 matrix", k, n);
     }
     for (size_t p = 0; p < np; p++)
-        pack_b_panel(b, ldb, b_unsigned, n, k, p * NR, out->data + p * k4 * PANEL_B, out->colsum);
+        pack_b_panel(b, sk, sn, b_unsigned, n, k, p * NR, out->data + p * k4 * PANEL_B, out->colsum);
     out->k = k, out->n = n, out->b_unsigned = b_unsigned;
     return RLX_OK;
+}
+
+rlx_status rlx_cpu_qgemm_pack_b(bool b_unsigned, size_t k, size_t n, const void *b, size_t ldb,
+                                rlx_cpu_qgemm_pack *out) {
+    return pack_b_strided(b_unsigned, k, n, b, ldb, 1, out);
+}
+
+rlx_status rlx_cpu_qgemm_pack_bt(bool b_unsigned, size_t k, size_t n, const void *b, size_t ldb,
+                                 rlx_cpu_qgemm_pack *out) {
+    return pack_b_strided(b_unsigned, k, n, b, 1, ldb, out);
 }
 
 void rlx_cpu_qgemm_pack_free(rlx_cpu_qgemm_pack *pack) {
@@ -238,19 +266,22 @@ static void pack_a_body(void *ctx, size_t p0, size_t p1) {
     const qg_job *j = ctx;
     const rlx_cpu_qgemm_args *g = j->g;
     for (size_t p = p0; p < p1; p++)
-        pack_a_panel(g->a, g->lda, g->a_unsigned, g->m, g->k, p * MR, j->apack + p * j->k4 * PANEL_A, j->rowsum);
+        pack_a_panel(g->a, g->lda, g->a_unsigned, g->a_trans, g->m, g->k, p * MR, j->apack + p * j->k4 * PANEL_A, j->rowsum);
 }
 
 /* The tile's sums corrected for the zero points, stored as int32 or
  * requantized (rows [i0, i0 + mr), columns [j0, j0 + nr)). */
 static void store_tile(const qg_job *j, const uint32_t *t, size_t i0, size_t j0, size_t mr, size_t nr) {
     const rlx_cpu_qgemm_args *g = j->g;
+    /* element [i, jj] of the tile goes to ci * i + cj * jj from the tile's corner */
+    size_t ci = g->c_trans ? 1 : g->ldc, cj = g->c_trans ? g->ldc : 1;
+    size_t corner = i0 * ci + j0 * cj;
     for (size_t i = 0; i < mr; i++) {
         uint32_t rs = j->rowsum[i0 + i];
         const uint32_t *ti = t + i * NR, *ct = j->cterm + j0, *zb = j->zbe + j0;
         if (!g->y) {
-            int32_t *c = g->c + (i0 + i) * g->ldc + j0;
-            for (size_t jj = 0; jj < nr; jj++) c[jj] = wrap32(ti[jj] + ct[jj] - zb[jj] * rs);
+            int32_t *c = g->c + corner + i * ci;
+            for (size_t jj = 0; jj < nr; jj++) c[jj * cj] = wrap32(ti[jj] + ct[jj] - zb[jj] * rs);
             continue;
         }
         for (size_t jj = 0; jj < nr; jj++) {
@@ -260,7 +291,7 @@ static void store_tile(const qg_job *j, const uint32_t *t, size_t i0, size_t j0,
             r += g->y_zp;
             if (r < j->lo) r = j->lo;
             if (r > j->hi) r = j->hi;
-            size_t yi = (i0 + i) * g->ldc + j0 + jj;
+            size_t yi = corner + i * ci + jj * cj;
             if (g->y_unsigned) ((uint8_t *)g->y)[yi] = (uint8_t)r;
             else ((int8_t *)g->y)[yi] = (int8_t)r;
         }
@@ -286,7 +317,8 @@ rlx_status rlx_cpu_qgemm(const rlx_cpu_qgemm_args *g) {
     rlx_cpu_qgemm_pack own = { 0 };
     j.bp = g->bp;
     if (!j.bp || j.bp->k != g->k || j.bp->n != g->n || j.bp->b_unsigned != g->b_unsigned) {
-        RLX_TRY(rlx_cpu_qgemm_pack_b(g->b_unsigned, g->k, g->n, g->b, g->ldb, &own));
+        RLX_TRY(g->b_trans ? rlx_cpu_qgemm_pack_bt(g->b_unsigned, g->k, g->n, g->b, g->ldb, &own)
+                           : rlx_cpu_qgemm_pack_b(g->b_unsigned, g->k, g->n, g->b, g->ldb, &own));
         j.bp = &own;
     }
     size_t np = ceil_div(g->n, NR);
@@ -306,7 +338,7 @@ rlx_status rlx_cpu_qgemm(const rlx_cpu_qgemm_args *g) {
     for (size_t c = 0; c < np * NR; c++) {
         int32_t zb = c < g->n && g->zb ? g->zb[g->zb_per_col ? c : 0] : 0;
         zbe[c] = (uint32_t)zb - (g->b_unsigned ? 128u : 0u);
-        cterm[c] = K * za * zbe[c] - za * (uint32_t)j.bp->colsum[c];
+        cterm[c] = K * za * zbe[c] - za * (uint32_t)j.bp->colsum[c] + (c < g->n && g->bias ? (uint32_t)g->bias[c] : 0u);
     }
     j.cterm = cterm, j.zbe = zbe;
     j.lo = g->y_unsigned ? 0 : -128, j.hi = g->y_unsigned ? 255 : 127;

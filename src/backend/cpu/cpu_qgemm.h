@@ -49,6 +49,12 @@ typedef struct rlx_cpu_qgemm_pack {
 rlx_status rlx_cpu_qgemm_pack_b(bool b_unsigned, size_t k, size_t n, const void *b, size_t ldb,
                                 rlx_cpu_qgemm_pack *out);
 
+/* Like rlx_cpu_qgemm_pack_b, B given transposed: B[kk, j] at b[j * ldb + kk]
+ * (ldb >= k; a convolution's weights [n, k] as they are stored).
+ * errors: RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_cpu_qgemm_pack_bt(bool b_unsigned, size_t k, size_t n, const void *b, size_t ldb,
+                                 rlx_cpu_qgemm_pack *out);
+
 /* Frees a pack's memory and clears it (NULL or an empty pack: nothing). */
 void rlx_cpu_qgemm_pack_free(rlx_cpu_qgemm_pack *pack);
 
@@ -57,16 +63,21 @@ void rlx_cpu_qgemm_pack_free(rlx_cpu_qgemm_pack *pack);
  * either c (int32, leading dimension ldc) or, when y is set, requantized
  * to y (uint8 when y_unsigned, else int8; leading dimension ldc) as
  *   y = saturate(nearbyint((double)c * mult[n or 0]) + y_zp)
- * (mult per column when mult_per_col), the reference's formula. */
+ * (mult per column when mult_per_col), the reference's formula.
+ * bias (int32 per column, or NULL) is added to the sums (wrapping) before
+ * either. Transposed operands, for convolutions (cpu_quant.c): a_trans: A
+ * given as [k, m], A[i, kk] at a[kk * lda + i]; b_trans: B given as [n, k]
+ * (as rlx_cpu_qgemm_pack_bt); c_trans: C (or y) stored as [n, m], element
+ * [i, j] at j * ldc + i. */
 typedef struct rlx_cpu_qgemm_args {
     size_t m, n, k;
     const void *a;
     size_t lda;
-    bool a_unsigned;
+    bool a_unsigned, a_trans;
     int32_t za;
     const void *b; /* used when bp is NULL (packed per call) */
     size_t ldb;
-    bool b_unsigned;
+    bool b_unsigned, b_trans;
     const rlx_cpu_qgemm_pack *bp; /* B packed (k and n must match), or NULL */
     const int32_t *zb;
     bool zb_per_col;
@@ -76,6 +87,8 @@ typedef struct rlx_cpu_qgemm_args {
     const double *mult;
     double y_zp;
     size_t ldc;
+    bool c_trans;
+    const int32_t *bias;
 } rlx_cpu_qgemm_args;
 
 /* Runs one product over the worker pool (base/parallel.h); m, n, k >= 1.

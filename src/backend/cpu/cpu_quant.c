@@ -26,6 +26,7 @@
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/half.h"
 #include "base/mem.h"
+#include "base/parallel.h"
 #include "ir/ops/conv_geom.h"
 #include "ir/ops/quant_params.h"
 
@@ -355,16 +356,34 @@ static rlx_status mm_run(rlx_cpu_kctx *k, const rlx_tensor *a, const rlx_tensor 
 
 /* ------------------------------------------------------------ int8 GEMM */
 
+static size_t ceil_div_sz(size_t a, size_t b) { return (a + b - 1) / b; }
 static bool is_q8(const rlx_tensor *t) { return t && (t->dtype == RLX_DTYPE_U8 || t->dtype == RLX_DTYPE_I8); }
 static bool per_tensor(const rlx_tensor *t) { return t && rlx_tensor_numel(t) == 1; }
 static bool per_col(const rlx_tensor *t, int64_t n) { return per_tensor(t) || (t && t->rank == 1 && t->dims[0] == n); }
 
 rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                                  rlx_cpu_sgemm_pack *out) {
-    int bi = n->op == RLX_OP_QLinearMatMul ? 3 : 1;
+    int bi = n->op == RLX_OP_QLinearMatMul || n->op == RLX_OP_QLinearConv ? 3 : 1;
     if (n->n_in <= bi || n->in[bi] < 0 || !in[bi] || !in[bi]->data || (g && !g->values[n->in[bi]].konst))
         return RLX_OK;
     const rlx_tensor *b = in[bi];
+    if (n->op == RLX_OP_QLinearConv || n->op == RLX_OP_ConvInteger) {
+        /* W [M, C / group, k...] as B^T [K, M] of conv_fast's product, one
+         * group only (grouped and depthwise convolutions pack per run or
+         * run the direct loop) */
+        if (!is_q8(b) || b->rank < 3 || b->dims[0] < 1 || rlx_param_int(n, "group") > 1) return RLX_OK;
+        size_t M = (size_t)b->dims[0], K = rlx_tensor_numel(b) / M;
+        if (K < 1) return RLX_OK;
+        rlx_cpu_qgemm_pack *q = calloc(1, sizeof *q);
+        if (!q) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        rlx_status st = rlx_cpu_qgemm_pack_bt(b->dtype == RLX_DTYPE_U8, K, M, b->data, K, q);
+        if (st) {
+            free(q);
+            return st;
+        }
+        out->q8 = q;
+        return RLX_OK;
+    }
     if (!is_q8(b) || b->rank != 2 || b->dims[0] < 1 || b->dims[1] < 1) return RLX_OK;
     rlx_cpu_qgemm_pack *q = calloc(1, sizeof *q);
     if (!q) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
@@ -520,15 +539,228 @@ static rlx_status conv_run(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tenso
     return RLX_OK;
 }
 
+/* ------------------------------------------------------------ int8 convolution */
+
+/* conv_run on the int8 GEMM (cpu_qgemm.h, the same bits) when it applies:
+ * 8-bit x and W, at most 2 spatial dims, x's zero point per tensor, W's
+ * per tensor or per output channel, for QLinearConv x_scale, y_scale,
+ * y_zero_point per tensor and w_scale per tensor or per channel, y 8-bit
+ * (ConvInteger: int32). Per image and group, the transposed product
+ *   Y_g^T [P, cout_g] = cols_g^T [P, K] x W_g^T [K, cout_g]
+ * (K = cin_g * kernel size, P = output pixels): cols (im2col of x, [K, P],
+ * the padding taps holding x's zero point so they contribute 0; a 1x1
+ * convolution of stride 1 without padding reads x itself) is A given
+ * transposed with x's zero point, W_g (stored [cout_g, K]) B given
+ * transposed with W's zero points per column, the int32 bias added to the
+ * sums and the output stored transposed, which is NCHW. Groups with one
+ * input channel each (depthwise) run a direct loop instead (conv_dw).
+ * *done: whether it ran. */
+typedef struct qconv_job {
+    const uint8_t *x; /* one image's input channels of one group, [cin_g, H, W] */
+    uint8_t *cols;    /* [K, P] */
+    uint8_t pad;      /* x's zero point as a byte */
+    int64_t ih, iw, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw;
+} qconv_job;
+
+/* Rows [r0, r1) of cols: row r = (ci, ky, kx). */
+static void im2col_body(void *ctx, size_t r0, size_t r1) {
+    const qconv_job *j = ctx;
+    size_t P = (size_t)(j->oh * j->ow);
+    for (size_t r = r0; r < r1; r++) {
+        int64_t kx = (int64_t)r % j->kw, ky = (int64_t)r / j->kw % j->kh, ci = (int64_t)r / (j->kw * j->kh);
+        const uint8_t *xc = j->x + (size_t)(ci * j->ih * j->iw);
+        uint8_t *d = j->cols + r * P;
+        /* the output columns whose input column lies inside: [ox0, ox1) */
+        int64_t off = kx * j->dw - j->pw, ox0 = 0, ox1 = j->ow;
+        while (ox0 < j->ow && ox0 * j->sw + off < 0) ox0++;
+        while (ox1 > ox0 && (ox1 - 1) * j->sw + off >= j->iw) ox1--;
+        for (int64_t oy = 0; oy < j->oh; oy++, d += j->ow) {
+            int64_t iy = oy * j->sh + ky * j->dh - j->ph;
+            if (iy < 0 || iy >= j->ih) {
+                memset(d, j->pad, (size_t)j->ow);
+                continue;
+            }
+            const uint8_t *src = xc + (size_t)(iy * j->iw + off);
+            if (ox0 > 0) memset(d, j->pad, (size_t)ox0);
+            if (j->sw == 1) memcpy(d + ox0, src + ox0, (size_t)(ox1 - ox0));
+            else
+                for (int64_t ox = ox0; ox < ox1; ox++) d[ox] = src[ox * j->sw];
+            if (ox1 < j->ow) memset(d + ox1, j->pad, (size_t)(j->ow - ox1));
+        }
+    }
+}
+
+typedef struct qdw_job {
+    const rlx_tensor *x, *w;
+    rlx_tensor *y;
+    int64_t C, M, cout_g, ih, iw, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw;
+    int32_t zx;
+    const int32_t *zw, *bias; /* per output channel */
+    const double *mult;       /* per output channel; NULL: int32 output */
+    double zy, lo, hi;
+    bool x_unsigned, w_unsigned;
+} qdw_job;
+
+/* Output planes [p0, p1) (image * M + channel) of a convolution whose groups
+ * have one input channel each: per output row, an int32 row of sums
+ * (wrapping, as uint32) gathers the taps inside the input. */
+static void dw_body(void *ctx, size_t p0, size_t p1) {
+    const qdw_job *j = ctx;
+    uint32_t acc[1024]; /* the caller checked ow <= 1024 */
+    int32_t wv[64];     /* and kernel size <= 64 */
+    for (size_t p = p0; p < p1; p++) {
+        int64_t n = (int64_t)p / j->M, m = (int64_t)p % j->M, c = m / j->cout_g;
+        const uint8_t *xb = (const uint8_t *)j->x->data + (size_t)((n * j->C + c) * j->ih * j->iw);
+        const uint8_t *wb = (const uint8_t *)j->w->data + (size_t)(m * j->kh * j->kw);
+        for (int64_t t = 0; t < j->kh * j->kw; t++)
+            wv[t] = (j->w_unsigned ? (int32_t)wb[t] : (int32_t)(int8_t)wb[t]) - j->zw[m];
+        uint8_t flip = j->x_unsigned ? 0 : 0x80u;
+        int32_t zx = j->zx + (j->x_unsigned ? 0 : 128); /* x as unsigned bytes */
+        size_t yo = (size_t)p * (size_t)(j->oh * j->ow);
+        for (int64_t oy = 0; oy < j->oh; oy++) {
+            for (int64_t ox = 0; ox < j->ow; ox++) acc[ox] = (uint32_t)j->bias[m];
+            for (int64_t ky = 0; ky < j->kh; ky++) {
+                int64_t iy = oy * j->sh + ky * j->dh - j->ph;
+                if (iy < 0 || iy >= j->ih) continue;
+                const uint8_t *xr = xb + (size_t)(iy * j->iw);
+                for (int64_t kx = 0; kx < j->kw; kx++) {
+                    int64_t off = kx * j->dw - j->pw, ox0 = 0, ox1 = j->ow;
+                    while (ox0 < j->ow && ox0 * j->sw + off < 0) ox0++;
+                    while (ox1 > ox0 && (ox1 - 1) * j->sw + off >= j->iw) ox1--;
+                    int32_t wt = wv[ky * j->kw + kx];
+                    const uint8_t *xs = xr + off;
+                    if (j->sw == 1)
+                        for (int64_t ox = ox0; ox < ox1; ox++)
+                            acc[ox] += (uint32_t)(wt * ((int32_t)(uint8_t)(xs[ox] ^ flip) - zx));
+                    else
+                        for (int64_t ox = ox0; ox < ox1; ox++)
+                            acc[ox] += (uint32_t)(wt * ((int32_t)(uint8_t)(xs[ox * j->sw] ^ flip) - zx));
+                }
+            }
+            size_t yi = yo + (size_t)(oy * j->ow);
+            if (!j->mult) {
+                for (int64_t ox = 0; ox < j->ow; ox++) ((int32_t *)j->y->data)[yi + (size_t)ox] = wrap32(acc[ox]);
+                continue;
+            }
+            for (int64_t ox = 0; ox < j->ow; ox++) {
+                double r = nearbyint((double)wrap32(acc[ox]) * j->mult[m]);
+                if (r != r) r = 0;
+                r += j->zy;
+                if (r < j->lo) r = j->lo;
+                if (r > j->hi) r = j->hi;
+                if (j->y->dtype == RLX_DTYPE_U8) ((uint8_t *)j->y->data)[yi + (size_t)ox] = (uint8_t)r;
+                else ((int8_t *)j->y->data)[yi + (size_t)ox] = (int8_t)r;
+            }
+        }
+    }
+}
+
+static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tensor *w, const rlx_tensor *xzp,
+                            const rlx_tensor *wzp, const rlx_tensor *xs, const rlx_tensor *ws, const rlx_tensor *ys,
+                            const rlx_tensor *yzp, const rlx_tensor *bias, rlx_tensor *y, bool *done) {
+    *done = false;
+    if (k->reference || !is_q8(x) || !is_q8(w) || x->rank < 3 || x->rank > 4 || w->rank != x->rank) return RLX_OK;
+    rlx_conv_geom g;
+    RLX_TRY(rlx_conv_geom_resolve(k->n, RLX_GEOM_CONV, x->dims, x->rank, w->dims, w->rank, &g));
+    const int64_t M = g.c_out, C = g.c_in, G = g.group;
+    if (M < 1 || C < 1 || G < 1 || M % G || C % G || g.n < 1) return RLX_OK;
+    const int64_t cin_g = C / G, cout_g = M / G;
+    if ((xzp && !per_tensor(xzp)) || (wzp && !per_col(wzp, M)) || (bias && rlx_tensor_numel(bias) != (size_t)M))
+        return RLX_OK;
+    bool requant = ys != NULL;
+    if (requant ? !is_q8(y) || !per_tensor(xs) || !per_col(ws, M) || !per_tensor(ys) || !per_tensor(yzp)
+                : y->dtype != RLX_DTYPE_I32)
+        return RLX_OK;
+    int64_t ih = 1, iw = g.in[g.nsp - 1], kh = 1, kw = g.k[g.nsp - 1], oh = 1, ow = g.out[g.nsp - 1];
+    int64_t sh = 1, sw = g.stride[g.nsp - 1], dh = 1, dw = g.dil[g.nsp - 1], ph = 0, pw = g.pad_begin[g.nsp - 1];
+    if (g.nsp == 2)
+        ih = g.in[0], kh = g.k[0], oh = g.out[0], sh = g.stride[0], dh = g.dil[0], ph = g.pad_begin[0];
+    const int64_t P = oh * ow, K = cin_g * kh * kw;
+    if (P < 1 || K < 1 || rlx_tensor_numel(y) != (size_t)(g.n * M * P)) return RLX_OK;
+    bool dw_path = cin_g == 1;
+    if (dw_path && (kh * kw > 64 || ow > 1024)) return RLX_OK;
+    /* per output channel: W's zero point, the multiplier, the bias */
+    int32_t *zw = malloc((size_t)M * sizeof *zw), *b32 = malloc((size_t)M * sizeof *b32);
+    double *mult = malloc((size_t)M * sizeof *mult);
+    if (!zw || !b32 || !mult) {
+        free(zw), free(b32), free(mult);
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    double sx = requant ? rlx_tensor_get_f64(xs, 0) : 1, sy = requant ? rlx_tensor_get_f64(ys, 0) : 1;
+    size_t nwz = wzp ? rlx_tensor_numel(wzp) : 1, nws = requant ? rlx_tensor_numel(ws) : 1;
+    for (int64_t m = 0; m < M; m++) {
+        zw[m] = wzp ? (int32_t)rlx_tensor_get_i64(wzp, nwz == 1 ? 0 : (size_t)m) : 0;
+        b32[m] = bias ? ((const int32_t *)bias->data)[m] : 0;
+        mult[m] = requant ? sx * rlx_tensor_get_f64(ws, nws == 1 ? 0 : (size_t)m) / sy : 1;
+    }
+    int32_t zx = xzp ? (int32_t)rlx_tensor_get_i64(xzp, 0) : 0;
+    double lo = 0, hi = 0, zy = requant ? (double)rlx_tensor_get_i64(yzp, 0) : 0;
+    if (requant) q_range(y->dtype, &lo, &hi);
+    rlx_status st = RLX_OK;
+    if (dw_path) {
+        qdw_job j = { .x = x, .w = w, .y = y, .C = C, .M = M, .cout_g = cout_g, .ih = ih, .iw = iw, .kh = kh,
+                      .kw = kw, .oh = oh, .ow = ow, .sh = sh, .sw = sw, .dh = dh, .dw = dw, .ph = ph, .pw = pw,
+                      .zx = zx, .zw = zw, .bias = b32, .mult = requant ? mult : NULL, .zy = zy, .lo = lo, .hi = hi,
+                      .x_unsigned = x->dtype == RLX_DTYPE_U8, .w_unsigned = w->dtype == RLX_DTYPE_U8 };
+        rlx_parallel_for((size_t)(g.n * M), ceil_div_sz(1u << 15, (size_t)(P * kh * kw)), dw_body, &j);
+        free(zw), free(b32), free(mult);
+        *done = true;
+        return RLX_OK;
+    }
+    bool direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && oh == ih && ow == iw;
+    uint8_t *cols = direct ? NULL : malloc((size_t)(K * P));
+    if (!direct && !cols) {
+        free(zw), free(b32), free(mult);
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory for the int8 im2col (%lld x %lld)",
+                            (long long)K, (long long)P);
+    }
+    const rlx_cpu_qgemm_pack *bp = G == 1 && k->pack ? k->pack->q8 : NULL;
+    size_t xsz = rlx_dtype_size(x->dtype), ysz = rlx_dtype_size(y->dtype);
+    for (int64_t n = 0; n < g.n && !st; n++)
+        for (int64_t gi = 0; gi < G && !st; gi++) {
+            const uint8_t *xg = (const uint8_t *)x->data + (size_t)((n * C + gi * cin_g) * ih * iw) * xsz;
+            if (!direct) {
+                qconv_job j = { .x = xg, .cols = cols, .pad = (uint8_t)zx, .ih = ih, .iw = iw, .kh = kh, .kw = kw,
+                                .oh = oh, .ow = ow, .sh = sh, .sw = sw, .dh = dh, .dw = dw, .ph = ph, .pw = pw };
+                rlx_parallel_for((size_t)K, ceil_div_sz(1u << 14, (size_t)P), im2col_body, &j);
+            }
+            size_t yo = (size_t)((n * M + gi * cout_g) * P) * ysz;
+            rlx_cpu_qgemm_args a = {
+                .m = (size_t)P, .n = (size_t)cout_g, .k = (size_t)K,
+                .a = direct ? xg : cols, .lda = (size_t)P, .a_unsigned = x->dtype == RLX_DTYPE_U8, .a_trans = true,
+                .za = zx,
+                .b = (const uint8_t *)w->data + (size_t)(gi * cout_g * K), .ldb = (size_t)K,
+                .b_unsigned = w->dtype == RLX_DTYPE_U8, .b_trans = true, .bp = bp,
+                .zb = zw + gi * cout_g, .zb_per_col = true,
+                .c = requant ? NULL : (int32_t *)((uint8_t *)y->data + yo), .y = requant ? (uint8_t *)y->data + yo : NULL,
+                .y_unsigned = y->dtype == RLX_DTYPE_U8, .mult_per_col = true, .mult = mult + gi * cout_g, .y_zp = zy,
+                .ldc = (size_t)P, .c_trans = true, .bias = b32 + gi * cout_g,
+            };
+            st = rlx_cpu_qgemm(&a);
+        }
+    free(cols), free(zw), free(b32), free(mult);
+    if (st) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", rlx_last_error());
+        return rlx_cpu_fail(k, st, "%s", msg);
+    }
+    *done = true;
+    return RLX_OK;
+}
+
 static rlx_status k_conv_integer(rlx_cpu_kctx *k) {
     const rlx_tensor *xzp = k->n->n_in > 2 ? k->in[2] : NULL, *wzp = k->n->n_in > 3 ? k->in[3] : NULL;
-    return conv_run(k, k->in[0], k->in[1], xzp, wzp, NULL, NULL, NULL, NULL, NULL, k->out[0]);
+    bool done;
+    RLX_TRY(conv_fast(k, k->in[0], k->in[1], xzp, wzp, NULL, NULL, NULL, NULL, NULL, k->out[0], &done));
+    return done ? RLX_OK : conv_run(k, k->in[0], k->in[1], xzp, wzp, NULL, NULL, NULL, NULL, NULL, k->out[0]);
 }
 
 static rlx_status k_qlinear_conv(rlx_cpu_kctx *k) {
     const rlx_tensor *const *in = k->in;
     const rlx_tensor *bias = k->n->n_in > 8 ? in[8] : NULL;
-    return conv_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], bias, k->out[0]);
+    bool done;
+    RLX_TRY(conv_fast(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], bias, k->out[0], &done));
+    return done ? RLX_OK : conv_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], bias, k->out[0]);
 }
 
 const rlx_cpu_kernel_fn rlx_cpu_kernels_quant[RLX_OP_COUNT] = {
