@@ -8,6 +8,8 @@ onnxruntime's quantization tools, from seeded random data (no download):
                              uint8 activations, MinMax calibration on
                              data/page.png (and its mirror) and --calib
                              deterministic random images of --shape
+  OUT/ppocrv4_det_qop.onnx   the same through QOperator format (QLinearConv,
+                             QLinearAdd, ...: the integer ops themselves)
   OUT/mlp_dyn.onnx           a 4-layer MLP (MatMul + Add + Relu, hidden
                              --hidden) through quantize_dynamic: MatMulInteger
                              + DynamicQuantizeLinear (uint8 activations, int8
@@ -121,6 +123,9 @@ def main() -> int:
     np.save(os.path.join(a.out, "x_page.npy"), page)
     quantize_static(src, qdq, Reader("x", shape, a.calib, page), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    quantize_static(src, os.path.join(a.out, "ppocrv4_det_qop.onnx"), Reader("x", shape, a.calib, page),
+                    quant_format=QuantFormat.QOperator, per_channel=True, activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8)
     x = np.random.default_rng(1).random(shape, dtype=np.float32)
     np.save(os.path.join(a.out, f"x_{a.shape}.npy"), ((x - 0.5) / 0.5).astype(np.float32))
 
@@ -130,7 +135,7 @@ def main() -> int:
     xm = np.random.default_rng(2).standard_normal((1, 64, a.hidden)).astype(np.float32)
     np.save(os.path.join(a.out, f"xm_1x64x{a.hidden}.npy"), xm)
 
-    for p in (qdq, os.path.join(a.out, "mlp_dyn.onnx")):
+    for p in (qdq, os.path.join(a.out, "ppocrv4_det_qop.onnx"), os.path.join(a.out, "mlp_dyn.onnx")):
         m = onnx.load(p)
         from collections import Counter
         c = Counter(n.op_type for n in m.graph.node)

@@ -11,6 +11,9 @@
 #include "base/mem.h"
 #include "base/parallel.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define QGEMM_HAVE_X86 1
 #include <immintrin.h>
@@ -161,27 +164,11 @@ static inline uint8_t a_byte(const uint8_t *row, size_t k, bool a_unsigned) {
 }
 
 /* Rows [r0, r0 + MR) of A (those below m; the rest zero) into one panel,
- * their sums into rowsum[r0 ..]; a_trans: A stored [k, m]. */
-static void pack_a_panel(const uint8_t *a, size_t lda, bool a_unsigned, bool a_trans, size_t m, size_t k, size_t r0,
-                         uint8_t *dst, uint32_t *rowsum) {
+ * their sums into rowsum[r0 ..]. */
+static void pack_a_panel(const uint8_t *a, size_t lda, bool a_unsigned, size_t m, size_t k, size_t r0, uint8_t *dst,
+                         uint32_t *rowsum) {
     size_t k4 = ceil_div(k, 4);
     memset(dst, 0, k4 * PANEL_A);
-    if (a_trans) {
-        size_t mr = m - r0 < MR ? m - r0 : MR;
-        uint32_t s[MR] = { 0 };
-        uint8_t flip = a_unsigned ? 0 : 0x80u;
-        for (size_t kk = 0; kk < k; kk++) {
-            const uint8_t *src = a + kk * lda + r0;
-            uint8_t *d = dst + (kk / 4) * PANEL_A + kk % 4;
-            for (size_t i = 0; i < mr; i++) {
-                uint8_t v = (uint8_t)(src[i] ^ flip);
-                d[i * 4] = v;
-                s[i] += v;
-            }
-        }
-        memcpy(rowsum + r0, s, sizeof s);
-        return;
-    }
     for (size_t i = 0; i < MR; i++) {
         uint32_t s = 0;
         if (r0 + i < m) {
@@ -262,11 +249,72 @@ typedef struct qg_job {
     double lo, hi;
 } qg_job;
 
+/* Panels [p0, p1) of an A given transposed ([k, m], a_trans): k outer, so
+ * each of A's rows is read once, contiguously, for all the panels (a
+ * column walk of a convolution's [K, P] im2col would read one byte per
+ * row of P bytes, often a multiple of 4 KiB apart: the same cache set). */
+static void pack_at_panels(const qg_job *j, size_t p0, size_t p1) {
+    const rlx_cpu_qgemm_args *g = j->g;
+    const uint8_t *a = g->a;
+    const uint8_t flip = g->a_unsigned ? 0 : 0x80u;
+    const size_t pstride = j->k4 * PANEL_A, rb = p0 * MR, r1 = p1 * MR < g->m ? p1 * MR : g->m;
+    uint8_t *restrict ap = j->apack;
+    uint32_t *restrict rs = j->rowsum;
+    memset(ap + p0 * pstride, 0, (p1 - p0) * pstride);
+    memset(rs + rb, 0, (p1 - p0) * MR * sizeof(uint32_t));
+    size_t kv = 0, rv = rb; /* [0, kv) x [rb, rv) go four rows by 16 columns at a time */
+#if defined(__SSE2__)
+    kv = g->k / 4 * 4;
+    rv = rb + (r1 - rb) / 16 * 16;
+    const __m128i vf = _mm_set1_epi8((char)flip);
+    for (size_t kk = 0; kk < kv; kk += 4) {
+        const uint8_t *s0 = a + kk * g->lda, *s1 = s0 + g->lda, *s2 = s1 + g->lda, *s3 = s2 + g->lda;
+        for (size_t r = rb; r < rv; r += 16) {
+            __m128i x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s0 + r)), vf);
+            __m128i x1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s1 + r)), vf);
+            __m128i x2 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s2 + r)), vf);
+            __m128i x3 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s3 + r)), vf);
+            __m128i l01 = _mm_unpacklo_epi8(x0, x1), l23 = _mm_unpacklo_epi8(x2, x3);
+            __m128i h01 = _mm_unpackhi_epi8(x0, x1), h23 = _mm_unpackhi_epi8(x2, x3);
+            uint8_t *d = ap + (r / MR) * pstride + (kk / 4) * PANEL_A; /* rows r .. r + 7, then the next panel */
+            _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(l01, l23));
+            _mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(l01, l23));
+            _mm_storeu_si128((__m128i *)(d + pstride), _mm_unpacklo_epi16(h01, h23));
+            _mm_storeu_si128((__m128i *)(d + pstride + 16), _mm_unpackhi_epi16(h01, h23));
+            /* the four rows' bytes summed per column in 16 bits (<= 1020), added to rowsum */
+            const __m128i z = _mm_setzero_si128();
+            __m128i slo = _mm_add_epi16(_mm_add_epi16(_mm_unpacklo_epi8(x0, z), _mm_unpacklo_epi8(x1, z)),
+                                        _mm_add_epi16(_mm_unpacklo_epi8(x2, z), _mm_unpacklo_epi8(x3, z)));
+            __m128i shi = _mm_add_epi16(_mm_add_epi16(_mm_unpackhi_epi8(x0, z), _mm_unpackhi_epi8(x1, z)),
+                                        _mm_add_epi16(_mm_unpackhi_epi8(x2, z), _mm_unpackhi_epi8(x3, z)));
+            __m128i *q = (__m128i *)(rs + r);
+            _mm_storeu_si128(q, _mm_add_epi32(_mm_loadu_si128(q), _mm_unpacklo_epi16(slo, z)));
+            _mm_storeu_si128(q + 1, _mm_add_epi32(_mm_loadu_si128(q + 1), _mm_unpackhi_epi16(slo, z)));
+            _mm_storeu_si128(q + 2, _mm_add_epi32(_mm_loadu_si128(q + 2), _mm_unpacklo_epi16(shi, z)));
+            _mm_storeu_si128(q + 3, _mm_add_epi32(_mm_loadu_si128(q + 3), _mm_unpackhi_epi16(shi, z)));
+        }
+    }
+#endif
+    for (size_t kk = 0; kk < g->k; kk++) {
+        const uint8_t *restrict src = a + kk * g->lda;
+        uint8_t *d = ap + (kk / 4) * PANEL_A + kk % 4;
+        for (size_t r = kk < kv ? rv : rb; r < r1; r++) {
+            uint8_t v = (uint8_t)(src[r] ^ flip);
+            d[(r / MR) * pstride + (r % MR) * 4] = v;
+            rs[r] += v;
+        }
+    }
+}
+
 static void pack_a_body(void *ctx, size_t p0, size_t p1) {
     const qg_job *j = ctx;
     const rlx_cpu_qgemm_args *g = j->g;
+    if (g->a_trans) {
+        pack_at_panels(j, p0, p1);
+        return;
+    }
     for (size_t p = p0; p < p1; p++)
-        pack_a_panel(g->a, g->lda, g->a_unsigned, g->a_trans, g->m, g->k, p * MR, j->apack + p * j->k4 * PANEL_A, j->rowsum);
+        pack_a_panel(g->a, g->lda, g->a_unsigned, g->m, g->k, p * MR, j->apack + p * j->k4 * PANEL_A, j->rowsum);
 }
 
 /* The tile's sums corrected for the zero points, stored as int32 or

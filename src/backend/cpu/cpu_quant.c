@@ -101,6 +101,10 @@ static inline size_t gran_pidx(const gran_loop *L, size_t o, size_t a, size_t in
 
 /* ------------------------------------------------------------ QuantizeLinear */
 
+static bool q8_typed(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tensor *s, const rlx_tensor *zp, rlx_tensor *y,
+                     bool quantize);
+static bool is_q8(const rlx_tensor *t);
+
 static rlx_status k_quantize(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0], *s = k->in[1], *zp = k->n->n_in > 2 ? k->in[2] : NULL;
     rlx_tensor *y = k->out[0];
@@ -110,6 +114,7 @@ static rlx_status k_quantize(rlx_cpu_kctx *k) {
     if (k->n->version < 19 || !(prec == RLX_DTYPE_F16 || prec == RLX_DTYPE_BF16)) prec = RLX_DTYPE_F32;
     int64_t pa = k->n->version >= 23 ? rlx_param_int(k->n, "precision") : 0;
     if (pa) prec = (rlx_dtype)pa;
+    if (L.mode == RLX_QUANT_PER_TENSOR && prec == RLX_DTYPE_F32 && q8_typed(k, x, s, zp, y, true)) return RLX_OK;
     double lo, hi;
     q_range(y->dtype, &lo, &hi);
     for (size_t o = 0; o < L.outer; o++)
@@ -137,6 +142,7 @@ static rlx_status k_dequantize(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     gran_loop L;
     RLX_TRY(gran_setup(k, x, s, zp, &L));
+    if (L.mode == RLX_QUANT_PER_TENSOR && q8_typed(k, x, s, zp, y, false)) return RLX_OK;
     for (size_t o = 0; o < L.outer; o++)
         for (size_t a = 0; a < L.da; a++)
             for (size_t in = 0; in < L.inner; in++) {
@@ -196,6 +202,65 @@ __attribute__((target("avx512f"))) static size_t dql_avx512(const float *px, siz
 #else
 #define QUANT_HAVE_X86 0
 #endif
+
+/* ------------------------------------------------------------ typed QuantizeLinear / DequantizeLinear */
+
+/* The per-tensor f32 <-> 8-bit cases of k_quantize and k_dequantize as
+ * typed loops over the worker pool, the same bits: Q is the f32 quotient
+ * rounded half to even, NaN -> 0, plus the zero point, saturated (in float:
+ * a quotient of 2^24 or more saturates either way; uint8 in AVX-512 as
+ * DynamicQuantizeLinear's loop); DQ the f32 product (x - zp) * scale. */
+typedef struct q8_job {
+    const void *x;
+    void *y;
+    float scale, zp, lo, hi;
+    bool is_unsigned, vec;
+} q8_job;
+
+static void q_body(void *ctx, size_t i0, size_t i1) {
+    const q8_job *j = ctx;
+    const float *px = (const float *)j->x + i0;
+    size_t n = i1 - i0, i = 0;
+#if QUANT_HAVE_X86
+    if (j->vec && j->is_unsigned) i = dql_avx512(px, n, NULL, NULL, j->scale, j->zp, (uint8_t *)j->y + i0);
+#endif
+    for (; i < n; i++) {
+        float r = nearbyintf(px[i] / j->scale);
+        if (r != r) r = 0;
+        r += j->zp;
+        r = r < j->lo ? j->lo : r > j->hi ? j->hi : r;
+        if (j->is_unsigned) ((uint8_t *)j->y)[i0 + i] = (uint8_t)r;
+        else ((int8_t *)j->y)[i0 + i] = (int8_t)r;
+    }
+}
+
+static void dq_body(void *ctx, size_t i0, size_t i1) {
+    const q8_job *j = ctx;
+    float *py = (float *)j->y;
+    if (j->is_unsigned) {
+        const uint8_t *px = j->x;
+        for (size_t i = i0; i < i1; i++) py[i] = ((float)px[i] - j->zp) * j->scale;
+    } else {
+        const int8_t *px = j->x;
+        for (size_t i = i0; i < i1; i++) py[i] = ((float)px[i] - j->zp) * j->scale;
+    }
+}
+
+static bool q8_typed(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tensor *s, const rlx_tensor *zp, rlx_tensor *y,
+                     bool quantize) {
+    const rlx_tensor *q = quantize ? y : x, *f = quantize ? x : y;
+    if (k->reference || f->dtype != RLX_DTYPE_F32 || s->dtype != RLX_DTYPE_F32 || !is_q8(q) ||
+        (zp && zp->dtype != q->dtype))
+        return false;
+    q8_job j = { .x = x->data, .y = y->data, .scale = ((const float *)s->data)[0],
+                 .zp = zp ? (float)rlx_tensor_get_i64(zp, 0) : 0, .is_unsigned = q->dtype == RLX_DTYPE_U8 };
+    j.lo = j.is_unsigned ? 0 : -128, j.hi = j.is_unsigned ? 255 : 127;
+#if QUANT_HAVE_X86
+    j.vec = __builtin_cpu_supports("avx512f");
+#endif
+    rlx_parallel_for(rlx_tensor_numel(x), 1u << 14, quantize ? q_body : dq_body, &j);
+    return true;
+}
 
 static rlx_status k_dynamic_quantize(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
