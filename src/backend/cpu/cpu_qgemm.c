@@ -10,6 +10,7 @@
 
 #include "base/mem.h"
 #include "base/parallel.h"
+#include "base/scratch.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -324,6 +325,23 @@ static void store_tile(const qg_job *j, const uint32_t *t, size_t i0, size_t j0,
     /* element [i, jj] of the tile goes to ci * i + cj * jj from the tile's corner */
     size_t ci = g->c_trans ? 1 : g->ldc, cj = g->c_trans ? g->ldc : 1;
     size_t corner = i0 * ci + j0 * cj;
+    if (g->y && g->c_trans) { /* column by column: the rows of one column are contiguous */
+        for (size_t jj = 0; jj < nr; jj++) {
+            uint32_t ct = j->cterm[j0 + jj], zb = j->zbe[j0 + jj];
+            double mult = g->mult[g->mult_per_col ? j0 + jj : 0];
+            size_t yi = corner + jj * cj;
+            for (size_t i = 0; i < mr; i++) {
+                int32_t v = wrap32(t[i * NR + jj] + ct - zb * j->rowsum[i0 + i]);
+                double r = rlx_cpu_round_even((double)v * mult);
+                if (r != r) r = 0;
+                r += g->y_zp;
+                r = r < j->lo ? j->lo : r > j->hi ? j->hi : r;
+                if (g->y_unsigned) ((uint8_t *)g->y)[yi + i] = (uint8_t)r;
+                else ((int8_t *)g->y)[yi + i] = (int8_t)r;
+            }
+        }
+        return;
+    }
     for (size_t i = 0; i < mr; i++) {
         uint32_t rs = j->rowsum[i0 + i];
         const uint32_t *ti = t + i * NR, *ct = j->cterm + j0, *zb = j->zbe + j0;
@@ -334,7 +352,7 @@ static void store_tile(const qg_job *j, const uint32_t *t, size_t i0, size_t j0,
         }
         for (size_t jj = 0; jj < nr; jj++) {
             int32_t v = wrap32(ti[jj] + ct[jj] - zb[jj] * rs);
-            double r = nearbyint((double)v * g->mult[g->mult_per_col ? j0 + jj : 0]);
+            double r = rlx_cpu_round_even((double)v * g->mult[g->mult_per_col ? j0 + jj : 0]);
             if (r != r) r = 0;
             r += g->y_zp;
             if (r < j->lo) r = j->lo;
@@ -370,16 +388,19 @@ rlx_status rlx_cpu_qgemm(const rlx_cpu_qgemm_args *g) {
         j.bp = &own;
     }
     size_t np = ceil_div(g->n, NR);
-    j.apack = malloc(j.n_rp * j.k4 * PANEL_A);
-    j.rowsum = malloc(j.n_rp * MR * sizeof(uint32_t));
-    uint32_t *cols = malloc(2 * np * NR * sizeof(uint32_t));
-    if (!j.apack || !j.rowsum || !cols) {
-        free(j.apack);
-        free(j.rowsum);
-        free(cols);
+    /* packed A, its row sums and the per-column terms in one buffer: the
+     * calling thread's scratch (no allocation in steady runs) when it fits */
+    size_t a_bytes = (j.n_rp * j.k4 * PANEL_A + 63) / 64 * 64, rs_bytes = (j.n_rp * MR * sizeof(uint32_t) + 63) / 64 * 64;
+    size_t total = a_bytes + rs_bytes + 2 * np * NR * sizeof(uint32_t);
+    uint8_t *buf = rlx_scratch_get(RLX_SCRATCH_SGEMM, total), *owned = NULL;
+    if (!buf) buf = owned = malloc(total);
+    if (!buf) {
         rlx_cpu_qgemm_pack_free(&own);
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory for an int8 %zu x %zu x %zu product", g->m, g->n, g->k);
     }
+    j.apack = buf;
+    j.rowsum = (uint32_t *)(buf + a_bytes);
+    uint32_t *cols = (uint32_t *)(buf + a_bytes + rs_bytes);
     /* zero points in the kernels' terms (see the header) */
     uint32_t za = (uint32_t)g->za + (g->a_unsigned ? 0u : 128u), K = (uint32_t)g->k;
     uint32_t *cterm = cols, *zbe = cols + np * NR;
@@ -395,9 +416,7 @@ rlx_status rlx_cpu_qgemm(const rlx_cpu_qgemm_args *g) {
     rlx_parallel_for(j.n_rp, ceil_div(1u << 16, per_panel), pack_a_body, &j);
     size_t per_tile = MR * NR * j.k4 * 4;
     rlx_parallel_for(j.n_rp * np, ceil_div(1u << 18, per_tile), tiles_body, &j);
-    free(j.apack);
-    free(j.rowsum);
-    free(cols);
+    free(owned);
     rlx_cpu_qgemm_pack_free(&own);
     return RLX_OK;
 }

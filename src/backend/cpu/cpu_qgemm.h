@@ -28,6 +28,7 @@
 #ifndef RLX_BACKEND_CPU_CPU_QGEMM_H
 #define RLX_BACKEND_CPU_CPU_QGEMM_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -94,6 +95,19 @@ typedef struct rlx_cpu_qgemm_args {
 /* Runs one product over the worker pool (base/parallel.h); m, n, k >= 1.
  * errors: RLX_ERR_OUT_OF_MEMORY (the packed A, and B when not given packed). */
 rlx_status rlx_cpu_qgemm(const rlx_cpu_qgemm_args *args);
+
+/* nearbyint(x) under the default rounding mode (to nearest, ties to even),
+ * without the libm call: below 2^51 in magnitude, adding and subtracting
+ * 1.5 * 2^52 rounds x to an integer in one IEEE addition; larger values,
+ * infinities and NaN go to nearbyint. The requantization of the int8
+ * kernels (cpu_qgemm.c, cpu_quant.c) uses it. */
+static inline double rlx_cpu_round_even(double x) {
+    if (x > -2251799813685248.0 && x < 2251799813685248.0) {
+        double t = x + 6755399441055744.0; /* two IEEE roundings (rlx builds without -ffast-math) */
+        return t - 6755399441055744.0;
+    }
+    return nearbyint(x);
+}
 
 /* The micro-kernels (see above). */
 typedef enum rlx_cpu_qgemm_kernel {

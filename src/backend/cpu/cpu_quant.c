@@ -27,6 +27,7 @@
 #include "base/half.h"
 #include "base/mem.h"
 #include "base/parallel.h"
+#include "base/scratch.h"
 #include "ir/ops/conv_geom.h"
 #include "ir/ops/quant_params.h"
 
@@ -708,7 +709,7 @@ static void dw_body(void *ctx, size_t p0, size_t p1) {
                 continue;
             }
             for (int64_t ox = 0; ox < j->ow; ox++) {
-                double r = nearbyint((double)wrap32(acc[ox]) * j->mult[m]);
+                double r = rlx_cpu_round_even((double)wrap32(acc[ox]) * j->mult[m]);
                 if (r != r) r = 0;
                 r += j->zy;
                 if (r < j->lo) r = j->lo;
@@ -773,7 +774,13 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
         return RLX_OK;
     }
     bool direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && oh == ih && ow == iw;
-    uint8_t *cols = direct ? NULL : malloc((size_t)(K * P));
+    /* the column matrix in the calling thread's scratch when it fits (the
+     * GEMM takes the SGEMM slot for its own buffers) */
+    uint8_t *cols = NULL, *cols_owned = NULL;
+    if (!direct) {
+        cols = rlx_scratch_get(RLX_SCRATCH_CALL, (size_t)(K * P));
+        if (!cols) cols = cols_owned = malloc((size_t)(K * P));
+    }
     if (!direct && !cols) {
         free(zw), free(b32), free(mult);
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory for the int8 im2col (%lld x %lld)",
@@ -803,7 +810,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
             };
             st = rlx_cpu_qgemm(&a);
         }
-    free(cols), free(zw), free(b32), free(mult);
+    free(cols_owned), free(zw), free(b32), free(mult);
     if (st) {
         char msg[256];
         snprintf(msg, sizeof msg, "%s", rlx_last_error());
