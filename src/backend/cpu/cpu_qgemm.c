@@ -248,6 +248,7 @@ typedef struct qg_job {
     const uint32_t *cterm, *zbe; /* per column: K za' zb' - za' colsum; zb' */
     size_t k4, n_rp;
     double lo, hi;
+    bool avx2; /* store_tile's AVX2 requantization (not under the portable kernel: tests cover both) */
 } qg_job;
 
 /* Panels [p0, p1) of an A given transposed ([k, m], a_trans): k outer, so
@@ -318,6 +319,23 @@ static void pack_a_body(void *ctx, size_t p0, size_t p1) {
         pack_a_panel(g->a, g->lda, g->a_unsigned, g->m, g->k, p * MR, j->apack + p * j->k4 * PANEL_A, j->rowsum);
 }
 
+#if QGEMM_HAVE_X86
+/* store_tile's requantization of 8 sums (one column of a tile) in AVX2, the
+ * same bits as the scalar formula: the double product rounded half to
+ * even (vroundpd), zero point added, saturated, then narrowed exactly. */
+__attribute__((target("avx2"))) static void requant8_avx2(const int32_t *v, double mult, double zy, double lo,
+                                                          double hi, int32_t *out) {
+    __m256d vm = _mm256_set1_pd(mult), vz = _mm256_set1_pd(zy), vlo = _mm256_set1_pd(lo), vhi = _mm256_set1_pd(hi);
+    for (int h = 0; h < 8; h += 4) {
+        __m256d d = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_loadu_si128((const __m128i *)(v + h))), vm);
+        d = _mm256_round_pd(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        d = _mm256_and_pd(d, _mm256_cmp_pd(d, d, _CMP_ORD_Q)); /* NaN -> 0 */
+        d = _mm256_min_pd(_mm256_max_pd(_mm256_add_pd(d, vz), vlo), vhi);
+        _mm_storeu_si128((__m128i *)(out + h), _mm256_cvtpd_epi32(d));
+    }
+}
+#endif
+
 /* The tile's sums corrected for the zero points, stored as int32 or
  * requantized (rows [i0, i0 + mr), columns [j0, j0 + nr)). */
 static void store_tile(const qg_job *j, const uint32_t *t, size_t i0, size_t j0, size_t mr, size_t nr) {
@@ -330,6 +348,18 @@ static void store_tile(const qg_job *j, const uint32_t *t, size_t i0, size_t j0,
             uint32_t ct = j->cterm[j0 + jj], zb = j->zbe[j0 + jj];
             double mult = g->mult[g->mult_per_col ? j0 + jj : 0];
             size_t yi = corner + jj * cj;
+#if QGEMM_HAVE_X86
+            if (j->avx2) {
+                int32_t v[MR], q[MR];
+                for (size_t i = 0; i < MR; i++) v[i] = wrap32(t[i * NR + jj] + ct - zb * j->rowsum[i0 + i]);
+                requant8_avx2(v, mult, g->y_zp, j->lo, j->hi, q);
+                for (size_t i = 0; i < mr; i++) {
+                    if (g->y_unsigned) ((uint8_t *)g->y)[yi + i] = (uint8_t)q[i];
+                    else ((int8_t *)g->y)[yi + i] = (int8_t)q[i];
+                }
+                continue;
+            }
+#endif
             for (size_t i = 0; i < mr; i++) {
                 int32_t v = wrap32(t[i * NR + jj] + ct - zb * j->rowsum[i0 + i]);
                 double r = rlx_cpu_round_even((double)v * mult);
@@ -411,6 +441,9 @@ rlx_status rlx_cpu_qgemm(const rlx_cpu_qgemm_args *g) {
     }
     j.cterm = cterm, j.zbe = zbe;
     j.lo = g->y_unsigned ? 0 : -128, j.hi = g->y_unsigned ? 255 : 127;
+#if QGEMM_HAVE_X86
+    j.avx2 = j.kern != kern_portable && __builtin_cpu_supports("avx2");
+#endif
     /* about 256 K multiply-adds per task at least */
     size_t per_panel = MR * j.k4 * 4;
     rlx_parallel_for(j.n_rp, ceil_div(1u << 16, per_panel), pack_a_body, &j);
