@@ -316,6 +316,9 @@ static void test_conv(void) {
         { 1, 5, 12, 12, 9, 1, 3, 2, 1, 3, 2, 0, 1, 2, 2, 1, false, true, true, 1, false },   /* dilation, int8 x */
         { 1, 37, 6, 7, 40, 1, 1, 1, 2, 1, 0, 0, 0, 0, 1, 1, true, true, false, 0, false },   /* 1x1 stride 2 */
         { 1, 6, 9, 9, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },     /* depthwise */
+        { 1, 8, 10, 37, 8, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },   /* depthwise stride 2 */
+        { 1, 5, 9, 40, 5, 5, 5, 5, 2, 2, 2, 2, 2, 1, 1, 1, false, false, false, 1, false },  /* 5x5 stride 2, int8 */
+        { 1, 4, 6, 45, 4, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, true, 2, false },    /* 5x5 wide rows */
         { 2, 4, 11, 8, 8, 4, 5, 3, 2, 1, 2, 1, 2, 1, 1, 2, false, false, false, 1, false },  /* multiplier 2 */
         { 1, 12, 7, 7, 18, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },   /* 3 groups */
         { 1, 10, 1, 29, 11, 1, 1, 5, 1, 2, 0, 2, 0, 1, 1, 1, true, false, true, 2, true },   /* 1-D */

@@ -121,8 +121,9 @@ static const gpu_note k_gpu_notes[] = {
       "QuantizeLinear and MatMulInteger (constant 2-D B, per-tensor A zero point, sums exact in f32: K * 255 * "
       "max|B - zp| <= 2^24) as DequantizeLinear -> MatMul -> Cast, and QLinearConv (constant weights, bias) as "
       "DequantizeLinear -> Conv -> QuantizeLinear, so those run on the GPU too (a CPU-only plan keeps "
-      "DynamicQuantizeLinear and MatMulInteger for the CPU's exact int8 GEMM). QLinearMatMul is never rewritten: "
-      "both devices run it exactly." },
+      "DynamicQuantizeLinear, MatMulInteger and QLinearConv for the CPU's exact int8 GEMM, and makes the QDQ "
+      "convolutions DequantizeLinear -> Conv -> QuantizeLinear QLinearConv: fuse_qdq_conv). QLinearMatMul is never "
+      "rewritten: both devices run it exactly." },
     /* lower_qgemm.c */
     { "MatMulInteger QLinearMatMul",
       "the integer GEMM (qgemm: i32 sums, bit-exact with the CPU's integer kernel; WGSL dot4I8Packed where it passes "
