@@ -347,6 +347,20 @@ qop_check("qlinearmatmul",
 NPT = {np.uint8: T.UINT8, np.int8: T.INT8}
 
 
+def ort_levels(path, feeds, got, what):
+    """|got - onnxruntime's output| in integer levels, or None where
+    onnxruntime does not implement the type combination."""
+    try:
+        yo = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    except Exception as e:  # noqa: BLE001
+        print("%s: onnxruntime: %s" % (what, str(e).splitlines()[0][:100]))
+        return None
+    d = np.abs(got.astype(np.int64) - yo.astype(np.int64))
+    print("cpu %s vs onnxruntime: %d of %d differ, max %d" % (what, (d > 0).sum(), d.size, d.max()))
+    return d
+
+
+
 def q_rand(dt, shape):
     return rng.integers(np.iinfo(dt).min, np.iinfo(dt).max + 1, shape).astype(dt)
 
@@ -391,13 +405,9 @@ for case, (ms, K, N, at, bt, zkind) in enumerate([((1, 7), 13, 5, np.uint8, np.i
             continue
         C.check(r[0].dtype == want.dtype and np.array_equal(r[0], want), "cpu %s: not the exact integer result" %
                 what)
-        try:
-            yo = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"a": a})[0]
-        except Exception as e:  # noqa: BLE001  (a type combination onnxruntime does not implement)
-            print("%s: onnxruntime: %s" % (what, str(e).splitlines()[0][:100]))
+        d = ort_levels(path, {"a": a}, r[0], what)
+        if d is None:
             continue
-        d = np.abs(r[0].astype(np.int64) - yo.astype(np.int64))
-        print("cpu %s vs onnxruntime: %d of %d differ, max %d" % (what, (d > 0).sum(), d.size, d.max()))
         if op == "MatMulInteger":
             C.check(d.max() == 0, "cpu %s: differs from onnxruntime" % what)
         else:
@@ -475,12 +485,8 @@ for case, (xs_, m_, k_, st_, pd_, dl_, grp, xt, wt_, zkind) in enumerate([
         continue
     C.check(r[0].dtype == want.dtype and np.array_equal(r[0], want), "cpu %s: not the exact integer result (%d differ)"
             % (what, int((r[0] != want).sum()) if r[0].shape == want.shape else -1))
-    try:
-        yo = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    except Exception as e:  # noqa: BLE001  (a type combination onnxruntime does not implement)
-        print("%s: onnxruntime: %s" % (what, str(e).splitlines()[0][:100]))
+    d = ort_levels(path, {"x": x}, r[0], what)
+    if d is None:
         continue
-    d = np.abs(r[0].astype(np.int64) - yo.astype(np.int64))
-    print("cpu %s vs onnxruntime: %d of %d differ, max %d" % (what, (d > 0).sum(), d.size, d.max()))
     C.check(d.max() <= 1 and (d > 0).mean() <= 0.01, "cpu %s: %d levels from onnxruntime" % (what, d.max()))
 sys.exit(C.done())
