@@ -23,6 +23,8 @@
  *    byte; odd channel counts, strides, asymmetric pads, dilations, groups
  *    (depthwise, multiplier 2, 3 groups), 1-D, zero points 0 / per tensor /
  *    W's per channel, uint8 and int8 x, W and y.
+ *  - per-tensor QuantizeLinear / DequantizeLinear's typed loops (see
+ *    test_qdq_typed).
  *  - DynamicQuantizeLinear's vector loops and Cast int32 -> float (see
  *    test_dynamic_quantize).
  * ctest also runs this program with 1 and 5 worker threads. */
@@ -330,6 +332,47 @@ static void test_conv(void) {
             sizeof cases / sizeof *cases);
 }
 
+/* Per-tensor QuantizeLinear (f32 -> uint8 / int8) and DequantizeLinear
+ * (back) as typed loops (cpu_quant.c's q8_typed) against the reference
+ * kernel: the same bytes, on values with exact ties of x / scale, NaN,
+ * infinities, -0 and values far outside the range mixed in, sizes around the
+ * 16-lane vectors and the pool's chunks. */
+static void test_qdq_typed(void) {
+    static const size_t sizes[] = { 1, 15, 17, 100, 40000 };
+    int cases = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (int ty = 0; ty < 2; ty++) {
+            int64_t n = (int64_t)sizes[si];
+            rlx_dtype qt = ty ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+            float sc = 0.0625f * (float)(1 + rnd() % 5);
+            rlx_tensor *x = test_tensor(RLX_DTYPE_F32, 1, &n), *s = scalar_f32(sc), *zp = rand_tensor(qt, 0, NULL);
+            float *px = x->data;
+            for (int64_t i = 0; i < n; i++) {
+                px[i] = ((float)(int)(rnd() % 1200) - 600.0f) * sc * 0.37f;
+                if (rnd() % 5 == 0) px[i] = ((float)(int)(rnd() % 600) - 300.0f + 0.5f) * sc; /* ties */
+                if (rnd() % 97 == 0) px[i] = rnd() % 2 ? NAN : rnd() % 2 ? INFINITY : -INFINITY;
+                if (rnd() % 89 == 0) px[i] = rnd() % 2 ? -0.0f : 3e38f;
+            }
+            rlx_node nq = test_make_node("QuantizeLinear", 13, 3, 1, NULL, 0);
+            rlx_node nd = test_make_node("DequantizeLinear", 13, 3, 1, NULL, 0);
+            rlx_tensor *q[2], *y[2];
+            for (int r = 0; r < 2; r++) {
+                q[r] = test_tensor(qt, 1, &n), y[r] = test_tensor(RLX_DTYPE_F32, 1, &n);
+                memset(q[r]->data, 0x5a + r, q[r]->nbytes), memset(y[r]->data, 0x5a + r, y[r]->nbytes);
+                CHECK_OK(rlx_cpu_run_node(NULL, &nq, (const rlx_tensor *[]){ x, s, zp }, &q[r], r == 1));
+                CHECK_OK(rlx_cpu_run_node(NULL, &nd, (const rlx_tensor *[]){ q[0], s, zp }, &y[r], r == 1));
+            }
+            CHECK_MSG(memcmp(q[0]->data, q[1]->data, q[0]->nbytes) == 0, "QuantizeLinear n %lld %s: differs from the "
+                      "reference", (long long)n, ty ? "int8" : "uint8");
+            CHECK_MSG(memcmp(y[0]->data, y[1]->data, y[0]->nbytes) == 0, "DequantizeLinear n %lld %s: differs from "
+                      "the reference", (long long)n, ty ? "int8" : "uint8");
+            for (int r = 0; r < 2; r++) rlx_tensor_destroy(q[r]), rlx_tensor_destroy(y[r]);
+            rlx_tensor_destroy(x), rlx_tensor_destroy(s), rlx_tensor_destroy(zp);
+            cases++;
+        }
+    fprintf(stderr, "QuantizeLinear / DequantizeLinear per tensor: %d cases, typed = reference\n", cases);
+}
+
 /* DynamicQuantizeLinear's vector loops (cpu_quant.c) against the scalar
  * reference: the same scale, zero point and bytes, on random data with
  * NaN, infinities, -0 and exact ties of x / scale mixed in, sizes around
@@ -389,6 +432,7 @@ int main(void) {
     test_gemm();
     test_nodes();
     test_conv();
+    test_qdq_typed();
     test_dynamic_quantize();
     TEST_MAIN_END();
 }
