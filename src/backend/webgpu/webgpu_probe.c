@@ -85,6 +85,7 @@ rlx_status wg_run_dispatch(wg_backend *b, wg_dispatch *d, void *const *host, con
     if (!st && wg_device_check_lost(b)) st = wg_lost_error(b, what);
     if (!st) {
         wgpuQueueSubmit(b->queue, 1, &cb);
+        wgpuCommandBufferRelease(cb); /* the handle outlives the submit */
         cb = NULL;
         st = wg_map_read(b, buf[nb + 1], rb, what);
         if (!st) {
