@@ -144,12 +144,13 @@ static rlx_status add_scalar(rlx_graph *g, float v, int *out) {
 
 /* DynamicQuantizeLinear-11 (x f32 -> y u8, scale f32, zero point u8) as
  * the ops the CPU kernel computes (cpu_quant.c), which the GPU runs:
- *   mn = Min(ReduceMin(x), 0), mx = Max(ReduceMax(x), 0),
- *   scale = Where(mx - mn == 0, 1, mx - mn) / 255,
+ *   rmin = ReduceMin(Where(IsNaN(x), inf, x)), rmax = ReduceMax(Where(IsNaN(x), -inf, x))
+ *   (NaN elements ignored, as the kernel does),
+ *   mn = Min(rmin, 0), mx = Max(rmax, 0),
+ *   scale = Where(rmin > rmax, NaN, Where(mx - mn == 0, 1, mx - mn) / 255)
+ *   (rmin > rmax: every element is NaN),
  *   zp = QuantizeLinear(0 - mn / scale, 1) (round half to even, saturate),
- *   y = QuantizeLinear(x, scale, zp).
- * Equal to the kernel for finite x (the kernel skips NaN in min/max; here
- * a NaN reaches scale as ReduceMin/ReduceMax propagate it). */
+ *   y = QuantizeLinear(x, scale, zp). */
 static rlx_status rewrite_dql(rlx_graph *g, int ni) {
     rlx_node *n = &g->nodes[ni];
     int x = n->in[0], outs[3] = { n->out[0], n->n_out > 1 ? n->out[1] : -1, n->n_out > 2 ? n->out[2] : -1 };
@@ -158,21 +159,30 @@ static rlx_status rewrite_dql(rlx_graph *g, int ni) {
     n->dead = true;
     for (int k = 0; k < 3; k++)
         if (outs[k] >= 0) g->values[outs[k]].producer = -1;
-    int zero, one, c255, rmin, rmax, mn, mx, rng, isz, r1, scale, q0, izp, zp, y;
+    int zero, one, c255, pinf, ninf, cnan, isnan, xlo, xhi, rmin, rmax, none, mn, mx, rng, isz, r1, s0, scale, q0, izp,
+        zp, y;
     rlx_node_attr a[1];
     RLX_TRY(add_scalar(g, 0.0f, &zero));
     RLX_TRY(add_scalar(g, 1.0f, &one));
     RLX_TRY(add_scalar(g, 255.0f, &c255));
+    RLX_TRY(add_scalar(g, INFINITY, &pinf));
+    RLX_TRY(add_scalar(g, -INFINITY, &ninf));
+    RLX_TRY(add_scalar(g, NAN, &cnan));
+    RLX_TRY(add1(g, "IsNaN", &x, 1, NULL, 0, &isnan));
+    RLX_TRY(add1(g, "Where", (int[]){ isnan, pinf, x }, 3, NULL, 0, &xlo));
+    RLX_TRY(add1(g, "Where", (int[]){ isnan, ninf, x }, 3, NULL, 0, &xhi));
     RLX_TRY(rlx_node_attr_set_int(&a[0], "keepdims", 0));
-    RLX_TRY(add1(g, "ReduceMin", &x, 1, a, 1, &rmin));
+    RLX_TRY(add1(g, "ReduceMin", &xlo, 1, a, 1, &rmin));
     RLX_TRY(rlx_node_attr_set_int(&a[0], "keepdims", 0));
-    RLX_TRY(add1(g, "ReduceMax", &x, 1, a, 1, &rmax));
+    RLX_TRY(add1(g, "ReduceMax", &xhi, 1, a, 1, &rmax));
+    RLX_TRY(add1(g, "Greater", (int[]){ rmin, rmax }, 2, NULL, 0, &none));
     RLX_TRY(add1(g, "Min", (int[]){ rmin, zero }, 2, NULL, 0, &mn));
     RLX_TRY(add1(g, "Max", (int[]){ rmax, zero }, 2, NULL, 0, &mx));
     RLX_TRY(add1(g, "Sub", (int[]){ mx, mn }, 2, NULL, 0, &rng));
     RLX_TRY(add1(g, "Equal", (int[]){ rng, zero }, 2, NULL, 0, &isz));
     RLX_TRY(add1(g, "Where", (int[]){ isz, one, rng }, 3, NULL, 0, &r1));
-    RLX_TRY(add1(g, "Div", (int[]){ r1, c255 }, 2, NULL, 0, &scale));
+    RLX_TRY(add1(g, "Div", (int[]){ r1, c255 }, 2, NULL, 0, &s0));
+    RLX_TRY(add1(g, "Where", (int[]){ none, cnan, s0 }, 3, NULL, 0, &scale));
     RLX_TRY(add1(g, "Div", (int[]){ mn, scale }, 2, NULL, 0, &q0));
     RLX_TRY(add1(g, "Sub", (int[]){ zero, q0 }, 2, NULL, 0, &izp));
     RLX_TRY(add1(g, "QuantizeLinear", (int[]){ izp, one }, 2, NULL, 0, &zp));

@@ -489,4 +489,38 @@ for case, (xs_, m_, k_, st_, pd_, dl_, grp, xt, wt_, zkind) in enumerate([
     if d is None:
         continue
     C.check(d.max() <= 1 and (d > 0).mean() <= 0.01, "cpu %s: %d levels from onnxruntime" % (what, d.max()))
+# ---------------------------------------------------------------- 7. DynamicQuantizeLinear edge inputs
+# NaN elements are left out of the min / max on both devices (the CPU kernel; on the GPU plan fuse_qdq's
+# ReduceMin / ReduceMax of Where(IsNaN(x), +-inf, x)), as onnxruntime does; when every element is NaN the scale
+# is NaN (as the ONNX reference gives), the zero point 0. All zero (and empty): scale 1/255, the ONNX
+# reference's (onnxruntime gives 1). Expected values written out here.
+dqm = os.path.join(tmp, "dql_edge.onnx")
+
+
+def dql_model(path, shape):
+    g = H.make_graph([H.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])], "dql",
+                     [H.make_tensor_value_info("x", T.FLOAT, list(shape))],
+                     [H.make_tensor_value_info("y", T.UINT8, list(shape)), H.make_tensor_value_info("s", T.FLOAT, []),
+                      H.make_tensor_value_info("z", T.UINT8, [])])
+    onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 11)], ir_version=7), path)
+
+
+nan = np.float32(np.nan)
+x_one = rng.uniform(-2, 1, (2, 3, 5)).astype(np.float32)
+x_one.flat[[0, 4]] = [-2, 1]  # min -2, max 1: scale 3/255, zero point 170
+x_one.flat[7] = nan
+s_one = np.float32(3) / np.float32(255)
+y_one = np.clip(np.rint(x_one / s_one) + 170, 0, 255)
+for name, x, s, z in [("one NaN", x_one, s_one, 170), ("all NaN", np.full((2, 3, 5), nan), nan, 0),
+                      ("all zero", np.zeros((2, 3, 5), np.float32), np.float32(1) / np.float32(255), 0)]:
+    dql_model(dqm, x.shape)
+    for dev in ["cpu", "gpu"]:
+        r, log = rlx_run(dqm, {"x": x}, ["y", "s", "z"], dev)
+        if not C.check(r is not None, "%s DynamicQuantizeLinear %s: run failed" % (dev, name)):
+            continue
+        C.check(np.array_equal(r[1], s, equal_nan=True) and int(r[2]) == z,
+                "%s DynamicQuantizeLinear %s: scale %r zero point %r, want %r %r" % (dev, name, r[1], r[2], s, z))
+        finite = ~np.isnan(x)
+        want = np.zeros(x.shape) if name != "one NaN" else y_one
+        C.check(np.array_equal(r[0][finite], want[finite]), "%s DynamicQuantizeLinear %s: y differs" % (dev, name))
 sys.exit(C.done())

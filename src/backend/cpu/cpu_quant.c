@@ -160,7 +160,8 @@ static rlx_status k_dequantize(rlx_cpu_kctx *k) {
 /* ONNX DynamicQuantizeLinear-11, in f32 as the spec's formulas:
  * scale = (max(0, max x) - min(0, min x)) / 255 (1/255 when that range is
  * 0), zero_point = round(saturate(0 - min / scale)), y = saturate(round(x /
- * scale) + zero_point), all to u8. NaN elements are ignored for min/max. */
+ * scale) + zero_point), all to u8. NaN elements are ignored for min/max;
+ * when every element is NaN the scale is NaN (the zero point 0). */
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define QUANT_HAVE_X86 1
 #include <immintrin.h>
@@ -279,6 +280,11 @@ static rlx_status k_dynamic_quantize(rlx_cpu_kctx *k) {
     }
     float range = mx == mn ? 1.0f : mx - mn;
     float scale = range / 255.0f;
+    if (mx == mn && n > 0) { /* all zero, or every element NaN: then scale NaN (ONNX reference, onnxruntime) */
+        size_t i = 0;
+        while (i < n && px[i] != px[i]) i++;
+        if (i == n) scale = NAN;
+    }
     float izp = 0.0f - mn / scale;
     if (izp != izp) izp = 0; /* x holds an infinity: inf / inf */
     if (izp < 0) izp = 0;
