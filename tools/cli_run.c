@@ -36,7 +36,10 @@ static void print_help(FILE *f) {
             "  --check                also run on the CPU backend and print, per output, the\n"
             "                         max abs difference, the max rel difference\n"
             "                         (|a-b|/|b| over elements with b != 0) and the normwise\n"
-            "                         rel difference ||a-b||/||b||\n"
+            "                         rel difference ||a-b||/||b||; an output whose dtype or\n"
+            "                         shape differs, or with an element NaN on one side only,\n"
+            "                         is a MISMATCH (JSON \"mismatch\": true); --check\n"
+            "                         reports, it does not change the exit status\n"
             "  --warmup N             untimed runs before the timed ones (default 2)\n"
             "  --iters N              timed steady runs (default 10; 0 skips them)\n"
             CLI_OPTION_HELP
@@ -375,7 +378,7 @@ static int check_against_cpu(const rlx_model *m, const rlx_options *opts, size_t
         if (j) {
             cli_json_obj(j, NULL);
             cli_json_s(j, "name", name);
-            cli_json_b(j, "mismatch", false);
+            cli_json_b(j, "mismatch", n_nan > 0);
             cli_json_n(j, "max_abs", max_abs);
             cli_json_u(j, "max_abs_index", worst);
             cli_json_n(j, "max_rel", max_rel);
@@ -384,8 +387,8 @@ static int check_against_cpu(const rlx_model *m, const rlx_options *opts, size_t
             cli_json_end_obj(j);
             continue;
         }
-        printf("  %-24s max abs diff %.3g (at flat index %zu), max rel diff %.3g, normwise rel %.3g", cli_esc(name),
-               max_abs, worst, max_rel, r2 > 0.0 ? sqrt(d2 / r2) : sqrt(d2));
+        printf("  %-24s %smax abs diff %.3g (at flat index %zu), max rel diff %.3g, normwise rel %.3g",
+               cli_esc(name), n_nan ? "MISMATCH: " : "", max_abs, worst, max_rel, r2 > 0.0 ? sqrt(d2 / r2) : sqrt(d2));
         if (n_nan) printf(", %zu elements NaN on one side only", n_nan);
         printf("\n");
     }
