@@ -492,8 +492,9 @@ for case, (xs_, m_, k_, st_, pd_, dl_, grp, xt, wt_, zkind) in enumerate([
 # ---------------------------------------------------------------- 7. DynamicQuantizeLinear edge inputs
 # NaN elements are left out of the min / max on both devices (the CPU kernel; on the GPU plan fuse_qdq's
 # ReduceMin / ReduceMax of Where(IsNaN(x), +-inf, x)), as onnxruntime does; when every element is NaN the scale
-# is NaN (as the ONNX reference gives), the zero point 0. All zero (and empty): scale 1/255, the ONNX
-# reference's (onnxruntime gives 1). Expected values written out here.
+# is NaN (as the ONNX reference gives), the zero point 0. All zero: scale 1/255, the ONNX reference's
+# (onnx.reference: 1 if max == min, divided by 255; onnxruntime gives 1); an empty x (the reference fails on
+# it) takes the all-zero case's values. Expected values written out here.
 dqm = os.path.join(tmp, "dql_edge.onnx")
 
 
@@ -512,7 +513,8 @@ x_one.flat[7] = nan
 s_one = np.float32(3) / np.float32(255)
 y_one = np.clip(np.rint(x_one / s_one) + 170, 0, 255)
 for name, x, s, z in [("one NaN", x_one, s_one, 170), ("all NaN", np.full((2, 3, 5), nan), nan, 0),
-                      ("all zero", np.zeros((2, 3, 5), np.float32), np.float32(1) / np.float32(255), 0)]:
+                      ("all zero", np.zeros((2, 3, 5), np.float32), np.float32(1) / np.float32(255), 0),
+                      ("empty", np.zeros((0, 3), np.float32), np.float32(1) / np.float32(255), 0)]:
     dql_model(dqm, x.shape)
     for dev in ["cpu", "gpu"]:
         r, log = rlx_run(dqm, {"x": x}, ["y", "s", "z"], dev)
