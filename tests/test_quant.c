@@ -256,6 +256,32 @@ static void test_quantize_ties(void) {
 
 /* f16 input and scale (version 19): the quotient is rounded to f16 before
  * rounding to an integer. */
+/* NaN quantizes to the type's minimum whatever the zero point (the ONNX
+ * reference: rint(NaN) -> INT32_MIN, then clip; onnxruntime the same);
+ * +-inf saturate. */
+static void test_quantize_nan(void) {
+    const float xs[3] = { NAN, INFINITY, -INFINITY };
+    int64_t dx[1] = { 3 };
+    const struct { rlx_dtype dt; int64_t zp, lo, hi; } cs[] = {
+        { RLX_DTYPE_U8, 255, 0, 255 }, { RLX_DTYPE_U8, 0, 0, 255 }, { RLX_DTYPE_I8, 127, -128, 127 },
+        { RLX_DTYPE_I8, -128, -128, 127 }, { RLX_DTYPE_I16, 5, -32768, 32767 },
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cs); i++) {
+        rlx_tensor *x = test_tensor_f32(1, dx, xs), *s = scalar_f32(0.5f), *z = scalar_int(cs[i].dt, cs[i].zp);
+        const rlx_tensor *in[3] = { x, s, z };
+        rlx_tensor **out = NULL;
+        CHECK_OK(test_run_op("QuantizeLinear", 21, "cpu", 3, in, NULL, 1, 0, NULL, &out));
+        const int64_t want[3] = { cs[i].lo, cs[i].hi, cs[i].lo };
+        char label[64];
+        snprintf(label, sizeof label, "NaN %s zp %lld", rlx_dtype_name(cs[i].dt), (long long)cs[i].zp);
+        if (out) CHECK_MSG(int_mismatches(out[0], want, 3, label) == 0, "%s: NaN is not the type's minimum", label);
+        test_free_outputs(out, 1);
+        rlx_tensor_destroy(x);
+        rlx_tensor_destroy(s);
+        rlx_tensor_destroy(z);
+    }
+}
+
 static void test_quantize_f16(void) {
     int64_t d[1] = { 40 };
     rlx_tensor *x = test_tensor(RLX_DTYPE_F16, 1, d), *s = test_tensor(RLX_DTYPE_F16, 0, NULL);
@@ -434,6 +460,10 @@ static void test_dynamic_quantize(void) {
     const float zeros[3] = { 0, 0, 0 };
     const int64_t yz[3] = { 0, 0, 0 };
     check_dynamic(zeros, 3, yz, 1.0f / 255.0f, 0, "all zero");
+    /* NaN elements: left out of min / max, and quantized to 0 (the type's minimum, not the zero point) */
+    const float wn[4] = { 1, NAN, -2, 1 };
+    const int64_t ywn[4] = { 255, 0, 0, 255 };
+    check_dynamic(wn, 4, ywn, 3.0f / 255.0f, 170, "one NaN");
 }
 
 /* ------------------------------------------------------------ matmul */
@@ -858,6 +888,7 @@ int main(void) {
     test_seed_from_env();
     test_quantize_random();
     test_quantize_ties();
+    test_quantize_nan();
     test_quantize_f16();
     test_dequantize_random();
     test_dequantize_types();

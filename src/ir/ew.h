@@ -30,20 +30,21 @@ static inline float rlx_ew_clampf(float x, float lo, float hi) {
     return y > hi ? hi : y;
 }
 
-/* Round to nearest, ties to even (the default rounding mode), NaN to 0:
- * the quantized level of QuantizeLinear before its zero point. The bits
+/* Round to nearest, ties to even (the default rounding mode), NaN to v:
+ * the quantized level of QuantizeLinear less its zero point (NaN: v, the
+ * type's minimum less the zero point). The bits
  * of nearbyintf, without its call (libm saves and restores the
  * floating-point environment: the chains of QDQ models spent most of
  * their time there): below 2^23 adding and subtracting 2^23 rounds the
  * fraction away in the current (nearest-even) mode; from 2^23 on every
  * float is an integer. */
-static inline float rlx_ew_rint0f(float x) {
+static inline float rlx_ew_rint_orf(float x, float v) {
     float a = fabsf(x), r = copysignf((a + 8388608.0f) - 8388608.0f, x);
-    return a < 8388608.0f ? r : x != x ? 0.0f : x; /* selects: the loops vectorise */
+    return a < 8388608.0f ? r : x != x ? v : x; /* selects: the loops vectorise */
 }
-static inline double rlx_ew_rint0(double x) {
+static inline double rlx_ew_rint_or(double x, double v) {
     double r = nearbyint(x);
-    return r != r ? 0.0 : r;
+    return r != r ? v : r;
 }
 
 #include "ir/ew_math.h"

@@ -166,12 +166,13 @@
       x / (1.0 + exp(-p0 * x)), rlx_ewm_swish_s(x, p0), "($x / (1.0 + exp(-$a * $x)))") \
     /* QuantizeLinear then DequantizeLinear with one per-tensor scale p0 and \
      * an 8-bit type (the internal op rlx.QuantizeDequantize, passes/fuse_qdq.c): \
-     * the quantized level round_half_even(x / p0) (NaN: the zero point) \
+     * the quantized level round_half_even(x / p0) (NaN: the type's minimum) \
      * saturated to [p1, p1 + 255], the type's range less the zero point, times \
      * p0; in f32 the bits of the two ONNX ops (one f32 division, one product) */ \
     X(QDQ, OP, rlx_QuantizeDequantize, 1, RLX_EW_CHAIN | RLX_EW_ACT, 1, "scale", 0, "low", 0, \
-      p0 * fmin(fmax(rlx_ew_rint0(x / p0), p1), p1 + 255.0), \
-      p0 * rlx_ew_clampf(rlx_ew_rint0f(x / p0), p1, p1 + 255.0f), "($a * clamp_(rint0_(div_rn_($x, $a)), $b, $b + 255.0))")
+      p0 * fmin(fmax(rlx_ew_rint_or(x / p0, p1), p1), p1 + 255.0), \
+      p0 * rlx_ew_clampf(rlx_ew_rint_orf(x / p0, p1), p1, p1 + 255.0f), \
+      "($a * clamp_(rint_or_(div_rn_($x, $a), $b), $b, $b + 255.0))")
 /* clang-format on */
 
 /* RLX_EW_KIND_OP(x) is x for OP rows, nothing for FN and NONE rows;

@@ -7,7 +7,8 @@
  *    dtype (f32 for f32 scales; f16/bf16 scales: the f32 quotient rounded to
  *    that type, which equals the correctly rounded f16/bf16 quotient), or in
  *    the `precision` attribute's type from version 23. A NaN quotient
- *    quantizes to the zero point.
+ *    quantizes to the type's minimum (the ONNX reference, onnxruntime),
+ *    whatever the zero point; +-inf saturate.
  *  - DequantizeLinear computes (float)(x - zero_point) * (float)x_scale in
  *    f32 and rounds the product once to the output type.
  *  - MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv accumulate
@@ -49,6 +50,13 @@ static int64_t q_saturate(double q, double zp, double lo, double hi) {
     if (r < lo) r = lo;
     if (r > hi) r = hi;
     return (int64_t)r;
+}
+
+/* QuantizeLinear's level of quotient q: q_saturate, but NaN gives the
+ * type's minimum lo (the ONNX reference's rint(NaN) -> INT32_MIN then
+ * clip; onnxruntime gives the same), whatever the zero point. */
+static int64_t q_level(double q, double zp, double lo, double hi) {
+    return q != q ? (int64_t)lo : q_saturate(q, zp, lo, hi);
 }
 
 static int32_t wrap32(uint32_t u) {
@@ -131,7 +139,7 @@ static rlx_status k_quantize(rlx_cpu_kctx *k) {
                     q = to_prec(prec, qf);
                 }
                 double z = zp ? (double)rlx_tensor_get_i64(zp, p) : 0;
-                rlx_tensor_set_i64(y, i, q_saturate(q, z, lo, hi));
+                rlx_tensor_set_i64(y, i, q_level(q, z, lo, hi));
             }
     return RLX_OK;
 }
@@ -169,8 +177,8 @@ static rlx_status k_dequantize(rlx_cpu_kctx *k) {
 /* k_dynamic_quantize's two loops in AVX-512, the same bits: vmaxps /
  * vminps return their second operand (the running value) for a NaN x or
  * equal zeros, as the scalar comparisons keep it, so no -0 ever enters; the
- * quotient is the same IEEE division, rounded half to even, NaN -> 0, then
- * zp added and saturated (a quotient of 2^24 or more saturates either way).
+ * quotient is the same IEEE division, rounded half to even, zp added, NaN
+ * -> 0 (the type's minimum, as q_level), saturated (a quotient of 2^24 or more saturates either way).
  * x NULL: only min / max (*mn, *mx). */
 __attribute__((target("avx512f"))) static size_t dql_avx512(const float *px, size_t n, float *mn, float *mx,
                                                             float scale, float zp, uint8_t *py) {
@@ -195,8 +203,9 @@ __attribute__((target("avx512f"))) static size_t dql_avx512(const float *px, siz
     for (; i + 16 <= n; i += 16) {
         __m512 r = _mm512_roundscale_ps(_mm512_div_ps(_mm512_loadu_ps(px + i), vs),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(r, r, _CMP_ORD_Q), r);
-        r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, vz), lo), hi);
+        r = _mm512_add_ps(r, vz);
+        r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(r, r, _CMP_ORD_Q), r); /* NaN -> 0, the type's minimum */
+        r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
         _mm_storeu_si128((__m128i *)(py + i), _mm512_cvtusepi32_epi8(_mm512_cvtps_epu32(r)));
     }
     return i;
@@ -300,7 +309,7 @@ static rlx_status k_dynamic_quantize(rlx_cpu_kctx *k) {
 #endif
         for (size_t i = j0; i < n; i++) {
             float q = px[i] / scale;
-            py[i] = (uint8_t)q_saturate(q, zp, 0, 255);
+            py[i] = (uint8_t)q_level(q, zp, 0, 255);
         }
     }
     return RLX_OK;

@@ -115,7 +115,9 @@ static const gpu_note k_gpu_notes[] = {
     { "Cast CastLike", "between f32, f16, i32, u32, i64 and bool only (f16 as packed halves: no shader-f16 needed)." },
     { "QuantizeLinear DequantizeLinear",
       "between f32 and int8 or uint8 (bytes four to a word), per tensor or per axis, with f32 scales and zero points "
-      "of the integer type (or none); not blocked (block_size), not f16 scales or another precision. A "
+      "of the integer type (or none); not blocked (block_size), not f16 scales or another precision. Both devices "
+      "quantize NaN to the type's minimum whatever the zero point (the ONNX reference, onnxruntime) and saturate "
+      "+-inf; DynamicQuantizeLinear leaves NaN elements out of its min/max (scale NaN when all are NaN). A "
       "QuantizeLinear -> DequantizeLinear pair on an activation becomes rlx.QuantizeDequantize (fuse_qdq); a "
       "DequantizeLinear of a constant folds. fuse_qdq also writes DynamicQuantizeLinear as ReduceMin/ReduceMax/"
       "QuantizeLinear and MatMulInteger (constant 2-D B, per-tensor A zero point, sums exact in f32: K * 255 * "

@@ -56,8 +56,9 @@ fn div_rn_(a: f32, b: f32) -> f32 {
     if (e <= 0 || e >= 255) { return a / b; }
     return bitcast<f32>(((ua ^ ub) & 0x80000000u) | (u32(e) << 23u) | (m & 0x7fffffu));
 }
-// Round half to even (WGSL's round), NaN to 0: QuantizeLinear's level.
-fn rint0_(x: f32) -> f32 { return select(round(x), 0.0, isnan_(x)); }
+// Round half to even (WGSL's round), NaN to v: QuantizeLinear's level less
+// the zero point (NaN: v, the type's minimum less the zero point).
+fn rint_or_(x: f32, v: f32) -> f32 { return select(round(x), v, isnan_(x)); }
 // Max and Min of ONNX: NaN if either operand is NaN.
 fn max_(x: f32, y: f32) -> f32 { return select(select(y, x, x > y), x + y, isnan_(x) || isnan_(y)); }
 fn min_(x: f32, y: f32) -> f32 { return select(select(y, x, x < y), x + y, isnan_(x) || isnan_(y)); }
