@@ -30,8 +30,19 @@
 
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2 };
 
-/* Prints "rlx: error: <message>\n" to stderr. */
+/* Prints "rlx: error: <message>\n" to stderr (and, after
+ * cli_json_errors(true), the JSON error object on stdout). */
 void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* --json of run, bench and info, once their arguments are parsed: the first
+ * error after this (cli_error, cli_fail, cli_usage_error) is also printed
+ * to stdout as one JSON document, {"error": {"status": S, "message": M}}
+ * (S the library status name, "RLX_ERR_USAGE" for a usage error,
+ * "RLX_ERR_FAILURE" for others), unless the command's JSON document has
+ * begun (cli_json_init). The stderr line stays. */
+void cli_json_errors(bool on);
+/* Prints that error document (cli_error and friends call it). */
+void cli_json_error_out(const char *status, const char *message);
 
 /* Prints a usage error naming the command ("run") and a hint to its --help;
  * returns CLI_EXIT_USAGE. */

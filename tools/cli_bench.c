@@ -411,6 +411,7 @@ int cli_cmd_bench(int argc, char **argv) {
         free_opts(&o);
         return rc;
     }
+    cli_json_errors(o.json);
     rlx_model *m = NULL;
     rlx_session *s = NULL;
     rlx_tensor *inputs[MAX_ARGS] = { 0 };

@@ -25,25 +25,36 @@ bool cli_stderr_is_tty(void) {
 #endif
 }
 
+/* The error line on stderr and, under cli_json_errors, the JSON object. */
+static void error_v(const char *status, const char *suffix, const char *fmt, va_list ap) {
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "rlx: error: %s%s\n", msg, suffix);
+    cli_json_error_out(status, msg);
+}
+
 void cli_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("rlx: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    error_v("RLX_ERR_FAILURE", "", fmt, ap);
+    va_end(ap);
+}
+
+static void error_status(rlx_status st, const char *fmt, ...) CLI_PRINTF(2, 3);
+static void error_status(rlx_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    error_v(rlx_status_name(st), "", fmt, ap);
     va_end(ap);
 }
 
 int cli_usage_error(const char *command, const char *fmt, ...) {
+    char hint[160];
+    snprintf(hint, sizeof hint, " (see 'rlx %s%s--help')", command ? command : "", command ? " " : "");
     va_list ap;
     va_start(ap, fmt);
-    fputs("rlx: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    error_v("RLX_ERR_USAGE", hint, fmt, ap);
     va_end(ap);
-    if (command)
-        fprintf(stderr, " (see 'rlx %s --help')\n", command);
-    else
-        fputs(" (see 'rlx --help')\n", stderr);
     return CLI_EXIT_USAGE;
 }
 
@@ -61,16 +72,16 @@ int cli_exit_code(rlx_status st) {
 int cli_fail(rlx_status st, const char *what) {
     const char *msg = rlx_last_error();
     if (msg && *msg)
-        cli_error("%s: %s (%s)", what, msg, rlx_status_name(st));
+        error_status(st, "%s: %s (%s)", what, msg, rlx_status_name(st));
     else
-        cli_error("%s (%s)", what, rlx_status_name(st));
+        error_status(st, "%s (%s)", what, rlx_status_name(st));
     return cli_exit_code(st);
 }
 
 int cli_fail_model(rlx_status st, const char *path) {
     const char *msg = rlx_last_error();
     if (msg && strstr(msg, path)) {
-        cli_error("%s (%s)", msg, rlx_status_name(st));
+        error_status(st, "%s (%s)", msg, rlx_status_name(st));
         return cli_exit_code(st);
     }
     char what[1200];

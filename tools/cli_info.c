@@ -381,6 +381,7 @@ int cli_cmd_info(int argc, char **argv) {
     if (!plan && (n_shapes || device || g_opts))
         return cli_usage_error("info", "--shape, --device and --option only apply with --plan");
     if (json && dump) return cli_usage_error("info", "--json and --dump-ir cannot be combined");
+    cli_json_errors(json);
     if (quiet) {
         int qrc = cli_quiet(&g_opts, "info");
         if (qrc >= 0) return qrc;

@@ -60,7 +60,23 @@ static void member(cli_json *j, const char *key) {
     }
 }
 
+static bool g_err_json, g_began; /* cli_json_errors; a document (or the error's) begun */
+
+void cli_json_errors(bool on) { g_err_json = on; }
+
+void cli_json_error_out(const char *status, const char *message) {
+    if (!g_err_json || g_began) return;
+    g_began = true;
+    fputs("{\"error\": {\"status\": ", stdout);
+    cli_json_string(stdout, status);
+    fputs(", \"message\": ", stdout);
+    cli_json_string(stdout, message);
+    fputs("}}\n", stdout);
+    fflush(stdout);
+}
+
 void cli_json_init(cli_json *j, FILE *f) {
+    if (f == stdout) g_began = true;
     memset(j, 0, sizeof *j);
     j->f = f;
     j->pretty_depth = 1;

@@ -100,6 +100,19 @@ if rlx(["run", model, "--device", "gpu", "--iters", "0"])[0] == 0:
             "run --check text, NaN on one side: exit %d %r" % (rc, so[-300:]))
 else:
     print("no GPU: the NaN-on-one-side --check case is skipped")
+# --json when the command fails after its arguments are parsed: one JSON object {"error": {"status", "message"}}
+# on stdout, the usual line on stderr, the usual exit status
+missing = os.path.join(tmp, "missing.onnx")
+for args in [["run", missing], ["bench", missing], ["info", missing], ["run", model, "--shape", "x=2x5"]]:
+    rc, so, se = rlx(args + ["--json"])
+    try:
+        e = json.loads(so.decode("utf-8"))["error"]
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as ex:
+        e = None
+        C.check(False, "%s --json failing: stdout is not a JSON error object: %s %r" % (args[0], ex, so[:300]))
+    if e is not None:
+        C.check(rc == 2 and e["status"].startswith("RLX_ERR_") and e["message"] and b"rlx: error:" in se,
+                "%s --json failing: exit %d, %r, stderr %r" % (args[0], rc, e, se[-200:]))
 d = load_json(["bench", model, "--iters", "3", "--warmup", "1"], "bench")
 if d:
     C.check(d["inputs"][0]["shape"] == [1, 4], "bench: input shape %r (an array)" % d["inputs"][0]["shape"])
