@@ -342,6 +342,26 @@ bool cli_option_arg(int argc, char **argv, int *i, rlx_options **opts, const cha
     return true;
 }
 
+/* An option's "default" typed: bool as true/false, int and float as a
+ * number, anything else (enum, string, an int's "auto") as a string. */
+static void json_default(cli_json *j, const rlx_option_info *in) {
+    const char *d = in->default_value ? in->default_value : "";
+    char *end = NULL;
+    if (strcmp(in->type, "bool") == 0 && (strcmp(d, "0") == 0 || strcmp(d, "1") == 0)) {
+        cli_json_b(j, "default", d[0] == '1');
+        return;
+    }
+    if (*d && (strcmp(in->type, "int") == 0 || strcmp(in->type, "float") == 0)) {
+        errno = 0;
+        double v = strtod(d, &end);
+        if (!*end && !errno) {
+            cli_json_n(j, "default", v);
+            return;
+        }
+    }
+    cli_json_s(j, "default", d);
+}
+
 int cli_cmd_options(int argc, char **argv) {
     bool md = false, json = false;
     for (int i = 1; i < argc; i++) {
@@ -353,7 +373,8 @@ int cli_cmd_options(int argc, char **argv) {
                    "key, type, accepted values, default, the environment variable that supplies\n"
                    "the default when set, and what it does. --markdown prints README.md's table,\n"
                    "--json a JSON array of objects (key, type, values, default, env, doc,\n"
-                   "per_process).\n");
+                   "per_process; default typed: bool true/false, int and float numbers, the\n"
+                   "rest, and an int's \"auto\", strings).\n");
             return CLI_EXIT_OK;
         }
         if (strcmp(argv[i], "--markdown") == 0) md = true;
@@ -371,7 +392,7 @@ int cli_cmd_options(int argc, char **argv) {
             cli_json_s(&j, "key", in.key);
             cli_json_s(&j, "type", in.type);
             cli_json_s(&j, "values", in.values);
-            cli_json_s(&j, "default", in.default_value);
+            json_default(&j, &in);
             cli_json_s(&j, "env", in.env);
             cli_json_s(&j, "doc", in.doc);
             cli_json_b(&j, "per_process", in.per_process);

@@ -137,6 +137,13 @@ if d:
 d = load_json(["options"], "options")
 if d:
     C.check(any(o["key"] == "progress" for o in d) and all(isinstance(o["per_process"], bool) for o in d), "options")
+    # defaults typed: bool true/false, int numbers (an int's "auto" stays a string), the rest strings
+    for o in d:
+        dv, ty = o["default"], o["type"]
+        ok = (isinstance(dv, bool) if ty == "bool" else
+              (is_num(dv) or dv == "auto") if ty == "int" else is_num(dv) if ty == "float" else isinstance(dv, str))
+        C.check(ok, "options --json: %s (%s) default %r is not typed" % (o["key"], ty, dv))
+    C.check(any(o["key"] == "cpu.threads" and o["default"] == 0 for o in d), "options --json: cpu.threads default")
 
 suite = os.path.join(R.ROOT, "third_party", "onnx", "backend-test-data")
 if os.path.isdir(suite):
