@@ -218,7 +218,8 @@ __attribute__((target("avx512f"))) static size_t dql_avx512(const float *px, siz
 
 /* The per-tensor f32 <-> 8-bit cases of k_quantize and k_dequantize as
  * typed loops over the worker pool, the same bits: Q is the f32 quotient
- * rounded half to even, NaN -> 0, plus the zero point, saturated (in float:
+ * rounded half to even, plus the zero point, saturated, NaN -> the type's
+ * minimum (in float:
  * a quotient of 2^24 or more saturates either way; uint8 in AVX-512 as
  * DynamicQuantizeLinear's loop); DQ the f32 product (x - zp) * scale. */
 typedef struct q8_job {
@@ -236,10 +237,8 @@ static void q_body(void *ctx, size_t i0, size_t i1) {
     if (j->vec && j->is_unsigned) i = dql_avx512(px, n, NULL, NULL, j->scale, j->zp, (uint8_t *)j->y + i0);
 #endif
     for (; i < n; i++) {
-        float r = nearbyintf(px[i] / j->scale);
-        if (r != r) r = 0;
-        r += j->zp;
-        r = r < j->lo ? j->lo : r > j->hi ? j->hi : r;
+        float r = nearbyintf(px[i] / j->scale) + j->zp;
+        r = r != r ? j->lo : r < j->lo ? j->lo : r > j->hi ? j->hi : r; /* NaN: the type's minimum (q_level) */
         if (j->is_unsigned) ((uint8_t *)j->y)[i0 + i] = (uint8_t)r;
         else ((int8_t *)j->y)[i0 + i] = (int8_t)r;
     }
