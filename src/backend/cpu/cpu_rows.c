@@ -1,6 +1,7 @@
 /* CPU fast paths of row-wise ops over f32 (see cpu_rows.h) and the CPU
  * feature test of cpu_vmath.h. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,22 +12,26 @@
 #include "backend/cpu/cpu_vmath.h"
 #include "base/parallel.h"
 
-static int g_isa = -1, g_isa_cap = RLX_CPU_ISA_AVX512; /* benign race: every thread computes the same value */
+/* Relaxed atomics: every thread computes the same value, and a test's cap
+ * is set between runs; plain ints here were a data race for TSan. */
+static _Atomic int g_isa = -1, g_isa_cap = RLX_CPU_ISA_AVX512;
 
 rlx_cpu_isa rlx_cpu_isa_get(void) {
-    if (g_isa < 0) {
-        int isa = RLX_CPU_ISA_C;
+    int isa = atomic_load_explicit(&g_isa, memory_order_relaxed);
+    if (isa < 0) {
+        isa = RLX_CPU_ISA_C;
 #if RLX_HAVE_AVX2_BUILD
         __builtin_cpu_init();
         if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
             isa = __builtin_cpu_supports("avx512f") ? RLX_CPU_ISA_AVX512 : RLX_CPU_ISA_AVX2;
 #endif
-        g_isa = isa;
+        atomic_store_explicit(&g_isa, isa, memory_order_relaxed);
     }
-    return (rlx_cpu_isa)(g_isa < g_isa_cap ? g_isa : g_isa_cap);
+    int cap = atomic_load_explicit(&g_isa_cap, memory_order_relaxed);
+    return (rlx_cpu_isa)(isa < cap ? isa : cap);
 }
 
-void rlx_cpu_isa_cap(rlx_cpu_isa max) { g_isa_cap = (int)max; }
+void rlx_cpu_isa_cap(rlx_cpu_isa max) { atomic_store_explicit(&g_isa_cap, (int)max, memory_order_relaxed); }
 
 bool rlx_cpu_has_avx2(void) { return rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX2; }
 
