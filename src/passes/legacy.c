@@ -41,6 +41,12 @@ rlx_status rlx_pass_legacy(rlx_graph *g, int *changed) {
         if (axis < 0 || axis + b->rank > a->rank)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: broadcast axis %lld does not fit input ranks %d and %d",
                             rlx_node_desc(n), (long long)axis, a->rank, b->rank);
+        for (int k = 0; k < b->rank; k++) { /* B's dims must equal A's from axis on, or be 1 */
+            int64_t da = a->dims[axis + k], db = b->dims[k];
+            if (da >= 0 && db >= 0 && db != 1 && db != da)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: legacy broadcast of B dim %d (%lld) onto A dim %lld (%lld)",
+                                rlx_node_desc(n), k, (long long)db, (long long)(axis + k), (long long)da);
+        }
         int64_t trailing = a->rank - axis - b->rank;
         if (trailing == 0) continue;
         /* B' = Unsqueeze(B, axes = [rank(B) .. rank(B) + trailing)) */
