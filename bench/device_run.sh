@@ -28,6 +28,11 @@
 #                                            # scripts/device_bundle.sh BUILD base) against the bundle and
 #                                            # onnxruntime, 5 rounds at $CPUAB_THREADS (default 0: every
 #                                            # core) on $CPUAB_MODELS, and bench/tiny_ops.py; cpuab.txt
+#   bash bench/device_run.sh cpuprof         # ~2 min: per-op CPU time (rlx bench --profile), base
+#                                            # (.device/base.tar.xz) and bundle, $CPUPROF_MODELS
+#                                            # (default mobilenet_v2,bert_base) at $CPUPROF_THREADS
+#   bash bench/device_run.sh gemmkinds       # ~3 min: f32 / f16 / int8 / 4-bit products at 4096^3 and
+#                                            # the GEMV shapes, PyTorch CUDA as the peer (gemmkinds.txt)
 #   bash bench/device_run.sh ab              # ~7 min: before/after in one call: bench/compare.py's model
 #                                            # rows (rlx GPU f32 and f16, batch 1 and 8; $AB_SKIP, default
 #                                            # torch,cpu,accuracy,light,gemm) for .device/base.tar.xz (made by
@@ -322,6 +327,47 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
         timeout 120 "$PY" bench/tiny_ops.py --rlx "$RLX" --base-rlx "$B/bin/rlx" --threads 0 --rounds 5 2>&1 | grep -v "^round"
         echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
       } 2>&1 | tee "$OUT/cpuab.txt"
+      ;;
+    cpuprof)
+      # ~2 min: where rlx's CPU time goes, base (.device/base.tar.xz) and
+      # bundle side by side: `rlx bench --profile` on the CPU at
+      # $CPUPROF_THREADS (default 0: every core) for $CPUPROF_MODELS (default
+      # mobilenet_v2,bert_base: bench/cpu_vs_ort.py's models); cpuprof.txt
+      {
+        B=/tmp/rlx_base
+        rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" || echo "cpuprof: no .device/base.tar.xz"
+        W=/tmp/rlx_cpu_vs_ort
+        mkdir -p "$W"
+        [ -f "$W/mobilenet_v2.onnx" ] || "$PY" bench/make_mobilenet_v2.py "$W/mobilenet_v2.onnx" > /dev/null
+        [ -f "$W/bert_base.onnx" ] || "$PY" scripts/make_minilm_onnx.py --random --layers 12 --hidden 768 --heads 12 \
+          --intermediate 3072 -o "$W/bert_base.onnx" > /dev/null
+        [ -f "$W/minilm.onnx" ] || "$PY" scripts/make_minilm_onnx.py --random --layers 6 --hidden 384 --heads 12 \
+          --intermediate 1536 -o "$W/minilm.onnx" > /dev/null
+        for name in $(echo "${CPUPROF_MODELS:-mobilenet_v2,bert_base}" | tr , ' '); do
+          case $name in
+            mobilenet_v2) f=$W/mobilenet_v2.onnx; shp="--shape input=1x3x224x224" ;;
+            resnet50) f=$D/models/light/light_resnet50.onnx; shp="" ;;
+            *) f=$W/$name.onnx; shp="--shape input_ids=1x128 --shape attention_mask=1x128 --shape token_type_ids=1x128" ;;
+          esac
+          for which in base new; do
+            if [ "$which" = base ]; then R=$B/bin/rlx; L=$B/lib; else R=$RLX; L=$D/lib; fi
+            echo "-- $name, $which, RLX_NUM_THREADS=${CPUPROF_THREADS:-0}"
+            RLX_NUM_THREADS=${CPUPROF_THREADS:-0} LD_LIBRARY_PATH=$L timeout 120 "$R" bench "$f" $shp --quiet \
+              --warmup 5 --iters 20 --profile "/tmp/prof_${name}_$which.json" --top "${CPUPROF_TOP:-15}" 2>&1 |
+              grep -v "^trace"
+          done
+        done
+      } 2>&1 | tee "$OUT/cpuprof.txt"
+      ;;
+    gemmkinds)
+      # ~3 min: GPU time of one product per element kind (f32, f16, int8
+      # MatMulInteger, 4-bit MatMulNBits) at 4096^3 and the GEMV shapes, with
+      # PyTorch CUDA as the peer, then int8 without dot4I8Packed; gemmkinds.txt
+      {
+        timeout 300 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --torch --iters "${GK_ITERS:-30}"
+        echo "-- int8 with gpu.dot4=0 (the unpacked products)"
+        timeout 150 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --option gpu.dot4=0 --iters "${GK_ITERS:-30}"
+      } 2>&1 | tee "$OUT/gemmkinds.txt"
       ;;
     quick)
       timeout 120 "$PY" bench/sweep.py --rlx "$RLX" --out "$OUT/sweep.json" --txt "$OUT/sweep.txt" \
