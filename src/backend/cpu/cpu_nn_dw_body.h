@@ -1,0 +1,148 @@
+/* The channel-blocked depthwise convolution task (cpu_nn_conv_fast.c,
+ * "depthwise, channel-blocked"), instantiated once per vector width:
+ * included with these defined (and undefined again after it):
+ *
+ *   DWB_CB            lanes: channels per block (16, 8)
+ *   DWB_V             the vector type of DWB_CB floats
+ *   DWB_FN(name)      the instantiation's name for `name`
+ *   DWB_ATTR          attributes of its functions (target, static)
+ *   DWB_INL           attributes of its inline helpers
+ *   DWB_LD(p), DWB_ST(p, v)        unaligned load / store of DWB_CB floats
+ *   DWB_LDN(p, n), DWB_STN(p, v, n) the first n (1..DWB_CB) lanes only
+ *                                  (the others load as 0 / are not written)
+ *   DWB_FMA(a, b, c)  a * b + c
+ *   DWB_ADD, DWB_MAX(a, b) (a > b ? a : b), DWB_MIN(a, b) (a < b ? a : b)
+ *   DWB_SET1(f), DWB_ZERO()
+ *   DWB_TRANSPOSE(r)  transposes DWB_CB vectors r[0..DWB_CB) in place
+ *
+ * The task (image, channel block, block of output rows) packs the input
+ * rows it reads into a zero-padded tile [rows][tile width][DWB_CB],
+ * channel-interleaved, then computes DWB_CB output points at a time (in
+ * halves of 8 with one accumulator each), every point a DWB_CB-lane FMA
+ * chain over the kernel taps in (k1, k2) order starting from the bias,
+ * transposes the DWB_CB x DWB_CB block and stores it to the NCHW output.
+ * Relu / Clip without a residual are applied in registers (max / min in
+ * the comparison order of the epilogue: the same bits), anything else by
+ * epilogue_row on the stored run of each channel. */
+
+/* Tile rows [t0, t1) of the task's tile from input rows i0 + t (zero
+ * outside the input), channels [c0, c0 + nc) of image plane x. */
+DWB_ATTR void DWB_FN(dwb_pack)(const dwb_job *j, const float *x, size_t nc, int64_t i0, int64_t nrows,
+                               float *tile) {
+    const rlx_nn_sp3 *s = j->s;
+    int64_t ih = s->in[1], iw = s->in[2], pw = s->pb[2];
+    size_t row_floats = j->tile_w * DWB_CB;
+    for (int64_t t = 0; t < nrows; t++) {
+        float *tr = tile + (size_t)t * row_floats;
+        int64_t i = i0 + t;
+        if (i < 0 || i >= ih) {
+            memset(tr, 0, row_floats * sizeof(float));
+            continue;
+        }
+        memset(tr, 0, (size_t)pw * DWB_CB * sizeof(float));
+        memset(tr + (size_t)(pw + iw) * DWB_CB, 0, (j->tile_w - (size_t)(pw + iw)) * DWB_CB * sizeof(float));
+        const float *xr = x + (size_t)i * (size_t)iw;
+        float *dst = tr + (size_t)pw * DWB_CB;
+        for (int64_t c = 0; c < iw; c += DWB_CB) {
+            int n = iw - c < DWB_CB ? (int)(iw - c) : DWB_CB;
+            DWB_V r[DWB_CB];
+            DWB_UNROLL for (size_t l = 0; l < DWB_CB; l++)
+                r[l] = l < nc ? DWB_LDN(xr + l * s->in_sp + c, n) : DWB_ZERO();
+            DWB_TRANSPOSE(r);
+            for (int q = 0; q < n; q++) DWB_ST(dst + (size_t)(c + q) * DWB_CB, r[q]);
+        }
+    }
+}
+
+/* The in-register activation of an output vector (RLX_ACT_NONE, RELU,
+ * CLIP; the others are applied after the store). */
+#define DWB_ACT(v)                                                                                  \
+    do {                                                                                            \
+        if (act_kind == RLX_ACT_RELU) v = DWB_MAX(v, vzero);                                        \
+        else if (act_kind == RLX_ACT_CLIP) v = DWB_MIN(vhi, DWB_MAX(vlo, DWB_ADD(v, vzero)));        \
+    } while (0)
+
+/* Eight output points: accumulators a[h..h+8) start at the bias and sum
+ * the taps of the points whose tile positions are q[0..8). */
+#define DWB_HALF(h)                                                                                 \
+    do {                                                                                            \
+        const float *q0 = q[h + 0], *q1 = q[h + 1], *q2 = q[h + 2], *q3 = q[h + 3];                  \
+        const float *q4 = q[h + 4], *q5 = q[h + 5], *q6 = q[h + 6], *q7 = q[h + 7];                  \
+        DWB_V b0 = vb, b1 = vb, b2 = vb, b3 = vb, b4 = vb, b5 = vb, b6 = vb, b7 = vb;               \
+        const float *wp = wpk;                                                                      \
+        for (int64_t k1 = 0; k1 < kh; k1++) {                                                       \
+            size_t ro = (size_t)k1 * rstep;                                                         \
+            for (int64_t k2 = 0; k2 < kw; k2++, wp += DWB_CB) {                                     \
+                size_t off = ro + (size_t)k2 * cstep;                                               \
+                DWB_V wv = DWB_LD(wp);                                                              \
+                b0 = DWB_FMA(DWB_LD(q0 + off), wv, b0);                                             \
+                b1 = DWB_FMA(DWB_LD(q1 + off), wv, b1);                                             \
+                b2 = DWB_FMA(DWB_LD(q2 + off), wv, b2);                                             \
+                b3 = DWB_FMA(DWB_LD(q3 + off), wv, b3);                                             \
+                b4 = DWB_FMA(DWB_LD(q4 + off), wv, b4);                                             \
+                b5 = DWB_FMA(DWB_LD(q5 + off), wv, b5);                                             \
+                b6 = DWB_FMA(DWB_LD(q6 + off), wv, b6);                                             \
+                b7 = DWB_FMA(DWB_LD(q7 + off), wv, b7);                                             \
+            }                                                                                       \
+        }                                                                                           \
+        a[h + 0] = b0, a[h + 1] = b1, a[h + 2] = b2, a[h + 3] = b3;                                 \
+        a[h + 4] = b4, a[h + 5] = b5, a[h + 6] = b6, a[h + 7] = b7;                                 \
+    } while (0)
+
+/* Task `item` of job ctx (rlx_nn_item_fn); scratch: j->slot_floats. */
+DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
+    const dwb_job *j = ctx;
+    const rlx_nn_sp3 *s = j->s;
+    size_t rb = item % j->n_rb, rest = item / j->n_rb, cb = rest % j->n_cb, n = rest / j->n_cb;
+    int64_t oh = s->out[1], ow = s->out[2], kh = s->k[1], kw = s->k[2];
+    int64_t r0 = (int64_t)((size_t)oh * rb / j->n_rb), r1 = (int64_t)((size_t)oh * (rb + 1) / j->n_rb);
+    if (r1 <= r0) return;
+    size_t c0 = cb * DWB_CB, nc = j->c - c0 < DWB_CB ? j->c - c0 : DWB_CB;
+    size_t taps = (size_t)(kh * kw);
+    float *wpk = scratch, *tile = scratch + (taps + 1) * DWB_CB;
+    /* weights [tap][lane] and the bias, 0 in the lanes past the channels */
+    for (size_t t = 0; t < taps; t++)
+        for (size_t l = 0; l < DWB_CB; l++) wpk[t * DWB_CB + l] = l < nc ? j->w[(c0 + l) * taps + t] : 0.0f;
+    float *bias = wpk + taps * DWB_CB;
+    for (size_t l = 0; l < DWB_CB; l++) bias[l] = l < nc && j->b ? j->b[c0 + l] : 0.0f;
+    int64_t sh = s->s[1], sw = s->s[2];
+    int64_t nrows = (r1 - 1 - r0) * sh + (kh - 1) * s->d[1] + 1;
+    const float *xn = j->x + (n * j->c + c0) * s->in_sp;
+    DWB_FN(dwb_pack)(j, xn, nc, r0 * sh - s->pb[1], nrows, tile);
+
+    size_t rstep = (size_t)s->d[1] * j->tile_w * DWB_CB, cstep = (size_t)s->d[2] * DWB_CB;
+    size_t orow = (size_t)sh * j->tile_w * DWB_CB, ocol = (size_t)sw * DWB_CB;
+    rlx_ew_fn act_kind = j->act_in_reg ? j->act.kind : RLX_ACT_NONE;
+    DWB_V vb = DWB_LD(bias), vzero = DWB_ZERO(), vlo = DWB_SET1(j->act.alpha), vhi = DWB_SET1(j->act.beta);
+    size_t npts = (size_t)((r1 - r0) * ow), p0 = (size_t)(r0 * ow);
+    float *yc = j->y + (n * j->c + c0) * s->out_sp + p0; /* channel l's run: yc + l * out_sp */
+    int64_t pr = 0, pc = 0;                             /* the next point's row (in the task) and column */
+    for (size_t p = 0; p < npts; p += DWB_CB) {
+        size_t m = npts - p < DWB_CB ? npts - p : DWB_CB;
+        /* the points' tile positions (a short last group repeats its last point) */
+        const float *q[DWB_CB];
+        DWB_UNROLL for (size_t i = 0; i < DWB_CB; i++) {
+            q[i] = tile + (size_t)pr * orow + (size_t)pc * ocol;
+            if (i + 1 < m && ++pc == ow) pc = 0, pr++;
+        }
+        if (++pc == ow) pc = 0, pr++;
+        DWB_V a[DWB_CB];
+        DWB_HALF(0);
+#if DWB_CB == 16
+        DWB_HALF(8);
+#endif
+        DWB_UNROLL for (size_t i = 0; i < DWB_CB; i++) DWB_ACT(a[i]);
+        DWB_TRANSPOSE(a);
+        if (m == DWB_CB)
+            for (size_t l = 0; l < nc; l++) DWB_ST(yc + l * s->out_sp + p, a[l]);
+        else
+            for (size_t l = 0; l < nc; l++) DWB_STN(yc + l * s->out_sp + p, a[l], (int)m);
+    }
+    if (!j->act_in_reg)
+        for (size_t l = 0; l < nc; l++)
+            epilogue_row(yc + l * s->out_sp, npts, 0.0f, j->res ? j->res + (yc - j->y) + l * s->out_sp : NULL,
+                         &j->act);
+}
+
+#undef DWB_ACT
+#undef DWB_HALF
