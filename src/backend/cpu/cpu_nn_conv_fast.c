@@ -674,8 +674,7 @@ void rlx_nn_dw_force(int path) { g_dw_force = path; }
 static bool dwb_pick(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     if (g->c_out != g->c_in || s->in[0] != 1 || s->out[0] != 1 || s->k[0] != 1) return false;
     if (g_dw_force) return g_dw_force == 2;
-    (void)s;
-    return true;
+    return g->c_out >= 8;
 }
 
 /* The channel-blocked depthwise convolution (cpu_nn_dw_body.h): blocks of

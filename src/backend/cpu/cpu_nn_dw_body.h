@@ -100,11 +100,18 @@ DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
     size_t c0 = cb * DWB_CB, nc = j->c - c0 < DWB_CB ? j->c - c0 : DWB_CB;
     size_t taps = (size_t)(kh * kw);
     float *wpk = scratch, *tile = scratch + (taps + 1) * DWB_CB;
-    /* weights [tap][lane] and the bias, 0 in the lanes past the channels */
-    for (size_t t = 0; t < taps; t++)
-        for (size_t l = 0; l < DWB_CB; l++) wpk[t * DWB_CB + l] = l < nc ? j->w[(c0 + l) * taps + t] : 0.0f;
+    /* weights [tap][lane] (the channels' rows of taps transposed) and the
+     * bias, 0 in the lanes past the channels */
+    for (size_t t0 = 0; t0 < taps; t0 += DWB_CB) {
+        int nt = taps - t0 < DWB_CB ? (int)(taps - t0) : DWB_CB;
+        DWB_V r[DWB_CB];
+        DWB_UNROLL for (size_t l = 0; l < DWB_CB; l++)
+            r[l] = l < nc ? DWB_LDN(j->w + (c0 + l) * taps + t0, nt) : DWB_ZERO();
+        DWB_TRANSPOSE(r);
+        for (int q = 0; q < nt; q++) DWB_ST(wpk + (t0 + (size_t)q) * DWB_CB, r[q]);
+    }
     float *bias = wpk + taps * DWB_CB;
-    for (size_t l = 0; l < DWB_CB; l++) bias[l] = l < nc && j->b ? j->b[c0 + l] : 0.0f;
+    DWB_ST(bias, j->b ? DWB_LDN(j->b + c0, (int)nc) : DWB_ZERO());
     int64_t sh = s->s[1], sw = s->s[2];
     int64_t nrows = (r1 - 1 - r0) * sh + (kh - 1) * s->d[1] + 1;
     const float *xn = j->x + (n * j->c + c0) * s->in_sp;
