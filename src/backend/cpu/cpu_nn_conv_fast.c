@@ -589,20 +589,28 @@ RLX_AVX2_INLINE __m256i dwb_mask8(int n) {
 #undef DWB_TRANSPOSE
 #endif
 
-/* Portable C: 8 channels in a struct of floats (the compiler's vectors
- * where it has them); a * b + c rounded twice, as plain C does. */
+/* Portable C: 8 channels as two 4-float vectors of the compiler (GCC /
+ * Clang: SSE2 on any x86-64, NEON on arm64), else as 8 floats; a * b + c
+ * rounded twice, as plain C does. */
+#if defined(__GNUC__) || defined(__clang__)
+typedef float dwb_v4 __attribute__((vector_size(16)));
+typedef struct dwb_pv {
+    dwb_v4 lo, hi;
+} dwb_pv;
+static inline dwb_pv dwb_pv_fma(dwb_pv a, dwb_pv b, dwb_pv c) {
+    c.lo += a.lo * b.lo;
+    c.hi += a.hi * b.hi;
+    return c;
+}
+static inline dwb_pv dwb_pv_add(dwb_pv a, dwb_pv b) {
+    a.lo += b.lo;
+    a.hi += b.hi;
+    return a;
+}
+#else
 typedef struct dwb_pv {
     float v[8];
 } dwb_pv;
-
-static inline dwb_pv dwb_pv_ldn(const float *p, int n) {
-    dwb_pv r;
-    for (int i = 0; i < 8; i++) r.v[i] = i < n ? p[i] : 0.0f;
-    return r;
-}
-static inline void dwb_pv_stn(float *p, dwb_pv a, int n) {
-    for (int i = 0; i < n; i++) p[i] = a.v[i];
-}
 static inline dwb_pv dwb_pv_fma(dwb_pv a, dwb_pv b, dwb_pv c) {
     for (int i = 0; i < 8; i++) c.v[i] += a.v[i] * b.v[i];
     return c;
@@ -611,26 +619,43 @@ static inline dwb_pv dwb_pv_add(dwb_pv a, dwb_pv b) {
     for (int i = 0; i < 8; i++) a.v[i] += b.v[i];
     return a;
 }
+#endif
+
+static inline dwb_pv dwb_pv_ldn(const float *p, int n) {
+    float f[8] = { 0 };
+    memcpy(f, p, (size_t)n * sizeof(float));
+    dwb_pv r;
+    memcpy(&r, f, sizeof r);
+    return r;
+}
+static inline void dwb_pv_stn(float *p, dwb_pv a, int n) { memcpy(p, &a, (size_t)n * sizeof(float)); }
+/* lane by lane through memory: rare (activations, transposes) */
 static inline dwb_pv dwb_pv_max(dwb_pv a, dwb_pv b) {
-    for (int i = 0; i < 8; i++) a.v[i] = a.v[i] > b.v[i] ? a.v[i] : b.v[i];
+    float x[8], y[8];
+    memcpy(x, &a, sizeof x), memcpy(y, &b, sizeof y);
+    for (int i = 0; i < 8; i++) x[i] = x[i] > y[i] ? x[i] : y[i];
+    memcpy(&a, x, sizeof x);
     return a;
 }
 static inline dwb_pv dwb_pv_min(dwb_pv a, dwb_pv b) {
-    for (int i = 0; i < 8; i++) a.v[i] = a.v[i] < b.v[i] ? a.v[i] : b.v[i];
+    float x[8], y[8];
+    memcpy(x, &a, sizeof x), memcpy(y, &b, sizeof y);
+    for (int i = 0; i < 8; i++) x[i] = x[i] < y[i] ? x[i] : y[i];
+    memcpy(&a, x, sizeof x);
     return a;
 }
 static inline dwb_pv dwb_pv_set1(float f) {
+    float x[8] = { f, f, f, f, f, f, f, f };
     dwb_pv r;
-    for (int i = 0; i < 8; i++) r.v[i] = f;
+    memcpy(&r, x, sizeof r);
     return r;
 }
 static inline void dwb_pv_tr8(dwb_pv *r) {
+    float m[8][8], t[8][8];
+    memcpy(m, r, sizeof m);
     for (int i = 0; i < 8; i++)
-        for (int l = i + 1; l < 8; l++) {
-            float t = r[i].v[l];
-            r[i].v[l] = r[l].v[i];
-            r[l].v[i] = t;
-        }
+        for (int l = 0; l < 8; l++) t[l][i] = m[i][l];
+    memcpy(r, t, sizeof t);
 }
 
 #define DWB_CB 8
@@ -670,11 +695,15 @@ static int g_dw_force; /* rlx_nn_dw_force: 0 by shape, 1 planes, 2 blocked */
 void rlx_nn_dw_force(int path) { g_dw_force = path; }
 
 /* Whether the channel-blocked path runs this depthwise convolution (2-D
- * or 1-D, multiplier 1), by the measurements in the file comment. */
+ * or 1-D, multiplier 1), by the measurements in the file comment: on AVX2
+ * or AVX-512, with at least 8 channels, unless the rows are long and
+ * stride 1 (the plane path vectorises along them just as well). */
 static bool dwb_pick(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     if (g->c_out != g->c_in || s->in[0] != 1 || s->out[0] != 1 || s->k[0] != 1) return false;
     if (g_dw_force) return g_dw_force == 2;
-    return g->c_out >= 8;
+    rlx_cpu_isa isa = rlx_cpu_isa_get();
+    if (isa < RLX_CPU_ISA_AVX2 || g->c_out < 8) return false;
+    return s->s[2] > 1 || s->out[2] < (isa >= RLX_CPU_ISA_AVX512 ? 256 : 96);
 }
 
 /* The channel-blocked depthwise convolution (cpu_nn_dw_body.h): blocks of
