@@ -25,6 +25,48 @@
  * the comparison order of the epilogue: the same bits), anything else by
  * epilogue_row on the stored run of each channel. */
 
+/* M(i) for i = n - 1 down to 0 (n <= DWB_CB), every i a constant: the
+ * vectors of an array stay in registers (a loop to n would keep them in
+ * memory and become a memcpy call). */
+#define DWB_FALL __attribute__((fallthrough))
+#if DWB_CB == 16
+#define DWB_FIRST_N(n, M)                                                                          \
+    switch (n) {                                                                                   \
+    default:                                                                                       \
+    case 16: M(15); DWB_FALL;                                                                      \
+    case 15: M(14); DWB_FALL;                                                                      \
+    case 14: M(13); DWB_FALL;                                                                      \
+    case 13: M(12); DWB_FALL;                                                                      \
+    case 12: M(11); DWB_FALL;                                                                      \
+    case 11: M(10); DWB_FALL;                                                                      \
+    case 10: M(9); DWB_FALL;                                                                       \
+    case 9: M(8); DWB_FALL;                                                                        \
+    case 8: M(7); DWB_FALL;                                                                        \
+    case 7: M(6); DWB_FALL;                                                                        \
+    case 6: M(5); DWB_FALL;                                                                        \
+    case 5: M(4); DWB_FALL;                                                                        \
+    case 4: M(3); DWB_FALL;                                                                        \
+    case 3: M(2); DWB_FALL;                                                                        \
+    case 2: M(1); DWB_FALL;                                                                        \
+    case 1: M(0); DWB_FALL;                                                                        \
+    case 0: break;                                                                                 \
+    }
+#else
+#define DWB_FIRST_N(n, M)                                                                          \
+    switch (n) {                                                                                   \
+    default:                                                                                       \
+    case 8: M(7); DWB_FALL;                                                                        \
+    case 7: M(6); DWB_FALL;                                                                        \
+    case 6: M(5); DWB_FALL;                                                                        \
+    case 5: M(4); DWB_FALL;                                                                        \
+    case 4: M(3); DWB_FALL;                                                                        \
+    case 3: M(2); DWB_FALL;                                                                        \
+    case 2: M(1); DWB_FALL;                                                                        \
+    case 1: M(0); DWB_FALL;                                                                        \
+    case 0: break;                                                                                 \
+    }
+#endif
+
 /* Tile rows [t0, t1) of the task's tile from input rows i0 + t (zero
  * outside the input), channels [c0, c0 + nc) of image plane x. */
 DWB_ATTR void DWB_FN(dwb_pack)(const dwb_job *j, const float *x, size_t nc, int64_t i0, int64_t nrows,
@@ -49,7 +91,9 @@ DWB_ATTR void DWB_FN(dwb_pack)(const dwb_job *j, const float *x, size_t nc, int6
             DWB_UNROLL for (size_t l = 0; l < DWB_CB; l++)
                 r[l] = l < nc ? DWB_LDN(xr + l * s->in_sp + c, n) : DWB_ZERO();
             DWB_TRANSPOSE(r);
-            for (int q = 0; q < n; q++) DWB_ST(dst + (size_t)(c + q) * DWB_CB, r[q]);
+#define DWB_PACK_ST(q) DWB_ST(dst + (size_t)(c + (q)) * DWB_CB, r[q])
+            DWB_FIRST_N(n, DWB_PACK_ST)
+#undef DWB_PACK_ST
         }
     }
 }
@@ -108,7 +152,9 @@ DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
         DWB_UNROLL for (size_t l = 0; l < DWB_CB; l++)
             r[l] = l < nc ? DWB_LDN(j->w + (c0 + l) * taps + t0, nt) : DWB_ZERO();
         DWB_TRANSPOSE(r);
-        for (int q = 0; q < nt; q++) DWB_ST(wpk + (t0 + (size_t)q) * DWB_CB, r[q]);
+#define DWB_W_ST(q) DWB_ST(wpk + (t0 + (size_t)(q)) * DWB_CB, r[q])
+        DWB_FIRST_N(nt, DWB_W_ST)
+#undef DWB_W_ST
     }
     float *bias = wpk + taps * DWB_CB;
     DWB_ST(bias, j->b ? DWB_LDN(j->b + c0, (int)nc) : DWB_ZERO());
@@ -140,10 +186,15 @@ DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
 #endif
         DWB_UNROLL for (size_t i = 0; i < DWB_CB; i++) DWB_ACT(a[i]);
         DWB_TRANSPOSE(a);
-        if (m == DWB_CB)
-            for (size_t l = 0; l < nc; l++) DWB_ST(yc + l * s->out_sp + p, a[l]);
-        else
-            for (size_t l = 0; l < nc; l++) DWB_STN(yc + l * s->out_sp + p, a[l], (int)m);
+#define DWB_Y_ST(l) DWB_ST(yc + (size_t)(l) * s->out_sp + p, a[l])
+#define DWB_Y_STN(l) DWB_STN(yc + (size_t)(l) * s->out_sp + p, a[l], (int)m)
+        if (m == DWB_CB) {
+            DWB_FIRST_N(nc, DWB_Y_ST)
+        } else {
+            DWB_FIRST_N(nc, DWB_Y_STN)
+        }
+#undef DWB_Y_ST
+#undef DWB_Y_STN
     }
     if (!j->act_in_reg)
         for (size_t l = 0; l < nc; l++)
@@ -153,3 +204,5 @@ DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
 
 #undef DWB_ACT
 #undef DWB_HALF
+#undef DWB_FALL
+#undef DWB_FIRST_N
