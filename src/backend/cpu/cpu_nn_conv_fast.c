@@ -695,15 +695,16 @@ static int g_dw_force; /* rlx_nn_dw_force: 0 by shape, 1 planes, 2 blocked */
 void rlx_nn_dw_force(int path) { g_dw_force = path; }
 
 /* Whether the channel-blocked path runs this depthwise convolution (2-D
- * or 1-D, multiplier 1), by the measurements in the file comment: on AVX2
- * or AVX-512, with at least 8 channels, unless the rows are long and
- * stride 1 (the plane path vectorises along them just as well). */
+ * or 1-D, multiplier 1), by the measurements in the file comment: with
+ * AVX-512 from 8 channels on; with AVX2 from 8 channels on unless the
+ * rows are stride 1 and at least 160 wide (there the plane path, which
+ * vectorises along the rows, is as fast); never on portable C. */
 static bool dwb_pick(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     if (g->c_out != g->c_in || s->in[0] != 1 || s->out[0] != 1 || s->k[0] != 1) return false;
     if (g_dw_force) return g_dw_force == 2;
     rlx_cpu_isa isa = rlx_cpu_isa_get();
     if (isa < RLX_CPU_ISA_AVX2 || g->c_out < 8) return false;
-    return s->s[2] > 1 || s->out[2] < (isa >= RLX_CPU_ISA_AVX512 ? 256 : 96);
+    return isa >= RLX_CPU_ISA_AVX512 || s->s[2] > 1 || s->out[2] < 160;
 }
 
 /* The channel-blocked depthwise convolution (cpu_nn_dw_body.h): blocks of
