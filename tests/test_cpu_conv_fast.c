@@ -13,6 +13,10 @@
  * followed by 150 random 2-D geometries; every case runs with a fused
  * activation, cycling through all of them (src/ir/ops/act.h), with and
  * without a bias, and many with a fused residual (Conv's fourth input).
+ * Depthwise convolutions take the plane or the channel-blocked path by
+ * shape; test_conv_depthwise_blocked forces the blocked one at every
+ * instruction set (AVX-512, AVX2, portable C) on its own list of
+ * geometries, and the plane one on the same list.
  *
  * Tolerances (stated at each comparison): the fast paths accumulate in
  * float in another order (and with FMA where the CPU has it) than the
@@ -28,8 +32,8 @@
  * result.
  *
  * Thread counts: ctest runs this program with the default thread count (one
- * per core), RLX_NUM_THREADS=1 and RLX_NUM_THREADS=5 (more than this
- * machine's cores; tests/CMakeLists.txt). */
+ * per core), RLX_NUM_THREADS=1, 3, 5 and 16 (more than this machine's
+ * cores; tests/CMakeLists.txt). */
 #include "test.h"
 #include "test_node.h"
 

@@ -8,8 +8,35 @@
  * "pool"). Under policy "blas" the GEMM convolution builds its column
  * matrix on the pool and hands it to one OpenBLAS-threaded GEMM.
  *
- *  - Depthwise (one input channel per group, any channel multiplier), 1-D
- *    and 2-D: tasks over (image, output channel) planes. A task copies the
+ *  - Depthwise, channel-blocked (1-D and 2-D, channel multiplier 1, any
+ *    kernel, stride, dilation and pads; cpu_nn_dw_body.h): tasks over
+ *    (image, block of CB channels, block of output rows), CB = 16 with
+ *    AVX-512, 8 with AVX2 or portable C (rlx_cpu_isa_get). A task packs the
+ *    input rows it reads, for its CB channels, into a zero-padded tile
+ *    [rows][padded width][CB] in its scratch slot (16 x 16 / 8 x 8
+ *    register transposes), then computes CB output points at a time, each
+ *    a CB-lane FMA chain over the taps from the bias, transposes them back
+ *    and stores them to NCHW: short rows (7 or 14 wide) cost nothing extra
+ *    and 960 channels of a 7 x 7 map are 60 tasks. Relu / Clip without a
+ *    residual are applied in registers (max / min in the epilogue's
+ *    comparison order: the same bits), other activations and the residual
+ *    by epilogue_row over each channel's stored run. Rows per task: the
+ *    tile within 32 Ki floats, and at least 3 tasks per thread where the
+ *    rows allow (7x7x960: 60 tasks; 112x112x32 at 16 threads: 48).
+ *    Which path runs (dwb_pick), by `/tmp` timing of single Conv nodes
+ *    (Clip(0, 6), 1 thread, 2026-12-03 dev VM, load 3-4), plane ms ->
+ *    blocked ms: AVX-512: 32x112x112 s1 0.64 -> 0.38, 96x112x112 s2 1.86
+ *    -> 0.56, 144x56x56 s1 1.23 -> 0.45, 576x14x14 s2 0.88 -> 0.056,
+ *    960x7x7 0.59 -> 0.062, 256x40x40 5x5 4.8 -> 0.72, 16x320x320 3.1 ->
+ *    2.0, 8x64x64 0.075 -> 0.050, 3x100x100 0.049 -> 0.116; AVX2 the same
+ *    but 64x160x160 2.34 -> 2.27 and 16x320x320 2.35 -> 2.44. So: blocked
+ *    from 8 channels on AVX-512, on AVX2 too unless the rows are stride 1
+ *    and 160 or more wide; the plane path below 8 channels, for channel
+ *    multipliers above 1, 3-D, and on CPUs without AVX2 (the portable
+ *    blocked loop, 1.0-1.4 GMAC/s, lost to the plane path there; it runs
+ *    when forced, rlx_nn_dw_force).
+ *  - Depthwise by planes (one input channel per group, any channel
+ *    multiplier), 1-D and 2-D: tasks over (image, output channel) planes. A task copies the
  *    input plane once into zero-padded rows split by stride phase (element
  *    q of a padded row lands in phase q % stride at q / stride), so that
  *    every kernel tap reads a contiguous run for a whole output row; the
