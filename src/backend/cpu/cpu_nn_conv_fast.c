@@ -566,21 +566,6 @@ RLX_AVX2_INLINE __m256i dwb_mask8(int n) {
 #define DWB_ZERO() _mm512_setzero_ps()
 #define DWB_TRANSPOSE(r) dwb_tr16(r)
 #include "backend/cpu/cpu_nn_dw_body.h"
-#undef DWB_CB
-#undef DWB_V
-#undef DWB_FN
-#undef DWB_ATTR
-#undef DWB_LD
-#undef DWB_ST
-#undef DWB_LDN
-#undef DWB_STN
-#undef DWB_FMA
-#undef DWB_ADD
-#undef DWB_MAX
-#undef DWB_MIN
-#undef DWB_SET1
-#undef DWB_ZERO
-#undef DWB_TRANSPOSE
 
 /* AVX2 + FMA: 8 channels */
 #define DWB_CB 8
@@ -599,21 +584,6 @@ RLX_AVX2_INLINE __m256i dwb_mask8(int n) {
 #define DWB_ZERO() _mm256_setzero_ps()
 #define DWB_TRANSPOSE(r) dwb_tr8(r)
 #include "backend/cpu/cpu_nn_dw_body.h"
-#undef DWB_CB
-#undef DWB_V
-#undef DWB_FN
-#undef DWB_ATTR
-#undef DWB_LD
-#undef DWB_ST
-#undef DWB_LDN
-#undef DWB_STN
-#undef DWB_FMA
-#undef DWB_ADD
-#undef DWB_MAX
-#undef DWB_MIN
-#undef DWB_SET1
-#undef DWB_ZERO
-#undef DWB_TRANSPOSE
 #endif
 
 /* Portable C: 8 channels as two 4-float vectors of the compiler (GCC /
@@ -701,21 +671,6 @@ static inline void dwb_pv_tr8(dwb_pv *r) {
 #define DWB_ZERO() dwb_pv_set1(0.0f)
 #define DWB_TRANSPOSE(r) dwb_pv_tr8(r)
 #include "backend/cpu/cpu_nn_dw_body.h"
-#undef DWB_CB
-#undef DWB_V
-#undef DWB_FN
-#undef DWB_ATTR
-#undef DWB_LD
-#undef DWB_ST
-#undef DWB_LDN
-#undef DWB_STN
-#undef DWB_FMA
-#undef DWB_ADD
-#undef DWB_MAX
-#undef DWB_MIN
-#undef DWB_SET1
-#undef DWB_ZERO
-#undef DWB_TRANSPOSE
 
 static int g_dw_force; /* rlx_nn_dw_force: 0 by shape, 1 planes, 2 blocked */
 

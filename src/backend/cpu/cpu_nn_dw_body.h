@@ -1,12 +1,11 @@
 /* The channel-blocked depthwise convolution task (cpu_nn_conv_fast.c,
  * "depthwise, channel-blocked"), instantiated once per vector width:
- * included with these defined (and undefined again after it):
+ * included with these defined (it undefines them at its end):
  *
  *   DWB_CB            lanes: channels per block (16, 8)
  *   DWB_V             the vector type of DWB_CB floats
  *   DWB_FN(name)      the instantiation's name for `name`
  *   DWB_ATTR          attributes of its functions (target, static)
- *   DWB_INL           attributes of its inline helpers
  *   DWB_LD(p), DWB_ST(p, v)        unaligned load / store of DWB_CB floats
  *   DWB_LDN(p, n), DWB_STN(p, v, n) the first n (1..DWB_CB) lanes only
  *                                  (the others load as 0 / are not written)
@@ -30,9 +29,7 @@
  * memory and become a memcpy call). */
 #define DWB_FALL __attribute__((fallthrough))
 #if DWB_CB == 16
-#define DWB_FIRST_N(n, M)                                                                          \
-    switch (n) {                                                                                   \
-    default:                                                                                       \
+#define DWB_CASES_HI(M)                                                                            \
     case 16: M(15); DWB_FALL;                                                                      \
     case 15: M(14); DWB_FALL;                                                                      \
     case 14: M(13); DWB_FALL;                                                                      \
@@ -40,21 +37,14 @@
     case 12: M(11); DWB_FALL;                                                                      \
     case 11: M(10); DWB_FALL;                                                                      \
     case 10: M(9); DWB_FALL;                                                                       \
-    case 9: M(8); DWB_FALL;                                                                        \
-    case 8: M(7); DWB_FALL;                                                                        \
-    case 7: M(6); DWB_FALL;                                                                        \
-    case 6: M(5); DWB_FALL;                                                                        \
-    case 5: M(4); DWB_FALL;                                                                        \
-    case 4: M(3); DWB_FALL;                                                                        \
-    case 3: M(2); DWB_FALL;                                                                        \
-    case 2: M(1); DWB_FALL;                                                                        \
-    case 1: M(0); DWB_FALL;                                                                        \
-    case 0: break;                                                                                 \
-    }
+    case 9: M(8); DWB_FALL;
 #else
+#define DWB_CASES_HI(M)
+#endif
 #define DWB_FIRST_N(n, M)                                                                          \
     switch (n) {                                                                                   \
     default:                                                                                       \
+    DWB_CASES_HI(M)                                                                                \
     case 8: M(7); DWB_FALL;                                                                        \
     case 7: M(6); DWB_FALL;                                                                        \
     case 6: M(5); DWB_FALL;                                                                        \
@@ -65,7 +55,6 @@
     case 1: M(0); DWB_FALL;                                                                        \
     case 0: break;                                                                                 \
     }
-#endif
 
 /* Tile rows [t0, t1) of the task's tile from input rows i0 + t (zero
  * outside the input), channels [c0, c0 + nc) of image plane x. */
@@ -205,4 +194,21 @@ DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
 #undef DWB_ACT
 #undef DWB_HALF
 #undef DWB_FALL
+#undef DWB_CASES_HI
 #undef DWB_FIRST_N
+/* the parameters */
+#undef DWB_CB
+#undef DWB_V
+#undef DWB_FN
+#undef DWB_ATTR
+#undef DWB_LD
+#undef DWB_ST
+#undef DWB_LDN
+#undef DWB_STN
+#undef DWB_FMA
+#undef DWB_ADD
+#undef DWB_MAX
+#undef DWB_MIN
+#undef DWB_SET1
+#undef DWB_ZERO
+#undef DWB_TRANSPOSE
