@@ -60,6 +60,8 @@
  * They accumulate in float in another order than the reference: tests
  * compare at 1e-5 relative + 2e-6 absolute per product of the sum
  * (values in [-1, 1]). */
+#include <float.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
