@@ -20,7 +20,9 @@
  *    and 960 channels of a 7 x 7 map are 60 tasks. Relu / Clip without a
  *    residual are applied in registers (max / min in the epilogue's
  *    comparison order: the same bits), other activations and the residual
- *    by epilogue_row over each channel's stored run. Rows per task: the
+ *    by epilogue_row over each channel's stored run. Weights below FLT_MIN
+ *    in magnitude count as 0 (a subnormal lane made every FMA of its block
+ *    take a microcode assist: 5x on one PP-OCRv4 node). Rows per task: the
  *    tile within 32 Ki floats, and at least 3 tasks per thread where the
  *    rows allow (7x7x960: 60 tasks; 112x112x32 at 16 threads: 48).
  *    Which path runs (dwb_pick), by `/tmp` timing of single Conv nodes
