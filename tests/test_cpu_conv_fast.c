@@ -390,6 +390,35 @@ static void test_conv_depthwise_blocked(void) {
     rlx_nn_dw_force(0);
 }
 
+/* Subnormal weights (the blocked path counts them as 0: a product under
+ * 2^-126 |x|): channel 3's whole kernel and scattered taps of others, and
+ * subnormal inputs in one row; the same tolerance as run_conv (the
+ * difference is below 1e-37). */
+static void test_conv_depthwise_subnormal(void) {
+    int64_t xd[4] = { 1, 20, 9, 11 }, wd[4] = { 20, 1, 3, 3 }, bd[1] = { 20 }, yd[4] = { 1, 20, 9, 11 };
+    int64_t k[2] = { 3, 3 }, one[2] = { 1, 1 }, pads[4] = { 1, 1, 1, 1 };
+    node_attrs st = { .n = 0 };
+    attr_ints(&st, "kernel_shape", 2, k);
+    attr_ints(&st, "strides", 2, one);
+    attr_ints(&st, "pads", 4, pads);
+    attr_int(&st, "group", 20);
+    rlx_node n = make_node("Conv", 11, 3, 1, &st);
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+    rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -1, 1);
+    rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1);
+    float *wv = w->data, *xv = x->data;
+    for (int t = 0; t < 9; t++) wv[3 * 9 + t] = (t % 2 ? -3e-40f : 5e-41f);
+    for (int i = 0; i < 180; i += 7) wv[i] = 1e-39f;
+    for (int i = 0; i < 11; i++) xv[2 * 99 + 4 * 11 + i] = 2e-40f;
+    const rlx_tensor *in[3] = { x, w, b };
+    for (int path = 1; path <= 2; path++) {
+        rlx_nn_dw_force(path);
+        CHECK_MSG(fast_vs_ref("Conv depthwise subnormal weights", &n, in, 4, yd, 1e-5, 2e-6 * 10), "path %d", path);
+    }
+    rlx_nn_dw_force(0);
+    rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b);
+}
+
 /* Random 2-D geometries: kernel 1-5 (odd and even), stride 1-3, dilation
  * 1-2, pads 0-2 per side, groups (plain, grouped, depthwise with
  * multiplier 1-3), batch 1-2, input 1-24. */
@@ -595,6 +624,7 @@ int main(void) {
     test_conv_listed();
     test_conv_random();
     test_conv_depthwise_blocked();
+    test_conv_depthwise_subnormal();
     test_conv_transpose();
     test_pools();
     test_resize_nearest();
