@@ -16,7 +16,8 @@
  * Depthwise convolutions take the plane or the channel-blocked path by
  * shape; test_conv_depthwise_blocked forces the blocked one at every
  * instruction set (AVX-512, AVX2, portable C) on its own list of
- * geometries, and the plane one on the same list.
+ * geometries, and the plane one on the same list;
+ * test_conv_depthwise_subnormal runs both on subnormal weights and inputs.
  *
  * Tolerances (stated at each comparison): the fast paths accumulate in
  * float in another order (and with FMA where the CPU has it) than the
