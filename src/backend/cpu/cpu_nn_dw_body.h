@@ -56,8 +56,9 @@
     case 0: break;                                                                                 \
     }
 
-/* Tile rows [t0, t1) of the task's tile from input rows i0 + t (zero
- * outside the input), channels [c0, c0 + nc) of image plane x. */
+/* The tile's nrows rows [tile_w][DWB_CB] from input rows i0 .. i0 +
+ * nrows - 1 (zero outside the input; input column c at tile column
+ * c + pads-begin), channels [0, nc) of the block whose first plane is x. */
 DWB_ATTR void DWB_FN(dwb_pack)(const dwb_job *j, const float *x, size_t nc, int64_t i0, int64_t nrows,
                                float *tile) {
     const rlx_nn_sp3 *s = j->s;
@@ -122,7 +123,8 @@ DWB_ATTR void DWB_FN(dwb_pack)(const dwb_job *j, const float *x, size_t nc, int6
         a[h + 4] = b4, a[h + 5] = b5, a[h + 6] = b6, a[h + 7] = b7;                                 \
     } while (0)
 
-/* Task `item` of job ctx (rlx_nn_item_fn); scratch: j->slot_floats. */
+/* Task `item` of job ctx (rlx_nn_item_fn). scratch (dwb_run's slot): the
+ * packed weights [taps][DWB_CB] and the bias [DWB_CB], then the tile. */
 DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
     const dwb_job *j = ctx;
     const rlx_nn_sp3 *s = j->s;
