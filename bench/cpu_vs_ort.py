@@ -23,7 +23,9 @@ weights written by bench/make_mobilenet_v2.py (numpy + onnx only); also
 (not by default) minilm and bert_base, BERT encoders with seeded random
 weights written by scripts/make_minilm_onnx.py --random (all-MiniLM-L6-v2's
 and BERT-base's sizes), at batch 1 and sequence 128 (minilm_b8,
-bert_base_b8: batch 8).
+bert_base_b8: batch 8); single depthwise convolutions dwCxHkKsS (C channels,
+an H x H input, a K x K kernel, stride S, pads K // 2, bias, then Clip(0, 6)
+as in MobileNetV2; seeded random weights), e.g. dw960x7k3s1,dw96x112k3s2.
 Inputs: uniform [-1, 1), seed 0 (token ids: uniform in [0, 30522), mask
 ones, token types zeros), written as .npy to --work.
 --rss adds each runner's peak resident memory (MB, the largest over the
@@ -33,6 +35,7 @@ bindings included for onnxruntime, the compile for rlx).
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -64,6 +67,31 @@ def models(work, ocr_model, light):
         for batch, suffix in ((1, ""), (8, "_b8")):
             table[name + suffix] = (os.path.join(work, name + ".onnx"), {i: (batch, 128) for i in BERT_INPUTS}, name)
     return table
+
+
+DW_KEY = re.compile(r"dw(\d+)x(\d+)k(\d+)s(\d+)$")
+
+
+def write_depthwise(path, c, h, k, s):
+    """One depthwise Conv (C channels, H x H input, K x K, stride S, pads
+    K // 2, bias) and Clip(0, 6): input "x", output "y"."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(0)
+    w = rng.uniform(-1, 1, (c, 1, k, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (c,)).astype(np.float32)
+    o = (h + 2 * (k // 2) - k) // s + 1
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["t"], group=c, kernel_shape=[k, k], strides=[s, s],
+                              pads=[k // 2] * 4),
+             helper.make_node("Clip", ["t", "lo", "hi"], ["y"])]
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"),
+             numpy_helper.from_array(np.array(0, np.float32), "lo"),
+             numpy_helper.from_array(np.array(6, np.float32), "hi")]
+    g = helper.make_graph(nodes, "dw", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, h])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, o, o])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8  # onnxruntime 1.22 reads up to 10
+    onnx.save(m, path)
 
 
 def write_inputs(work, key, shapes):
@@ -149,7 +177,13 @@ def main():
     table = models(a.work, a.ocr_model, a.light_dir)
     rows = []
     for key in a.models.split(","):
+        dw = DW_KEY.match(key)
+        if dw:
+            c, h, k, st = (int(v) for v in dw.groups())
+            table[key] = (os.path.join(a.work, key + ".onnx"), {"x": (1, c, h, h)}, "dw")
         path, shapes, gen = table[key]
+        if dw and not os.path.exists(path):
+            write_depthwise(path, c, h, k, st)
         if gen == "mnv2" and not os.path.exists(path):
             subprocess.run([sys.executable, os.path.join(HERE, "make_mobilenet_v2.py"), path], check=True)
         if gen in BERT_SIZES and not os.path.exists(path):
@@ -182,12 +216,15 @@ def main():
             ((" RSS base |" if a.base_rlx else "") + " RSS rlx | RSS ort |" if a.rss else ""))
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
+    def ms(v):  # sub-millisecond single ops keep three digits
+        return f"{v:.1f}" if v >= 10 else f"{v:.2f}" if v >= 1 else f"{v:.3f}"
+
     for key, m, b, rss in rows:
-        base = f"{m['base']:.1f} ({b['base']:.1f}) | " if a.base_rlx else ""
+        base = f"{ms(m['base'])} ({ms(b['base'])}) | " if a.base_rlx else ""
         gain = f" {m['base'] / m['rlx']:.2f} |" if a.base_rlx else ""
         mem = ((f" {rss['base']:.0f} |" if a.base_rlx else "") + f" {rss['rlx']:.0f} | {rss['ort']:.0f} |"
                if a.rss else "")
-        print(f"| {key} | {base}{m['rlx']:.1f} ({b['rlx']:.1f}) | {m['ort']:.1f} ({b['ort']:.1f}) | "
+        print(f"| {key} | {base}{ms(m['rlx'])} ({ms(b['rlx'])}) | {ms(m['ort'])} ({ms(b['ort'])}) | "
               f"{m['rlx'] / m['ort']:.2f} |{gain}{mem}")
     return 0
 

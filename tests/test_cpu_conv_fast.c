@@ -13,6 +13,11 @@
  * followed by 150 random 2-D geometries; every case runs with a fused
  * activation, cycling through all of them (src/ir/ops/act.h), with and
  * without a bias, and many with a fused residual (Conv's fourth input).
+ * Depthwise convolutions take the plane or the channel-blocked path by
+ * shape; test_conv_depthwise_blocked forces the blocked one at every
+ * instruction set (AVX-512, AVX2, portable C) on its own list of
+ * geometries, and the plane one on the same list;
+ * test_conv_depthwise_subnormal runs both on subnormal weights and inputs.
  *
  * Tolerances (stated at each comparison): the fast paths accumulate in
  * float in another order (and with FMA where the CPU has it) than the
@@ -28,13 +33,15 @@
  * result.
  *
  * Thread counts: ctest runs this program with the default thread count (one
- * per core), RLX_NUM_THREADS=1 and RLX_NUM_THREADS=5 (more than this
- * machine's cores; tests/CMakeLists.txt). */
+ * per core), RLX_NUM_THREADS=1, 3, 5 and 16 (more than this machine's
+ * cores; tests/CMakeLists.txt). */
 #include "test.h"
 #include "test_node.h"
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_nn.h"
 #include "backend/cpu/cpu_sgemm.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "base/mem.h"
 #include "base/parallel.h"
 #include "base/tensor.h"
@@ -321,6 +328,98 @@ static void test_conv_transpose(void) {
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_convt(&cases[i], k_acts[(i * 3 + 1) % ARRAY_LEN(k_acts)]);
 }
 
+/* The channel-blocked depthwise path (multiplier 1, 1-D / 2-D; forced with
+ * rlx_nn_dw_force) at every vector width the CPU runs (rlx_cpu_isa_cap:
+ * AVX-512 16 channels, AVX2 8, portable C 8): channel counts below, at and
+ * past a block (1, 7, 16, 17, 33, 960), kernels 3, 5, 7, 1 x k and k x 1,
+ * strides 1 and 2, dilation 2, asymmetric pads and pads wider than the
+ * kernel (outputs whose taps all fall in the padding), batch > 1, maps
+ * from 1 x 1 to 56 x 56 (several blocks of rows); each with the in-register
+ * activations (none, Relu, Clip) and with a residual or HardSwish (the
+ * epilogue after the store). The plane path runs the same cases once. The
+ * tolerance is run_conv's. */
+static void test_conv_depthwise_blocked(void) {
+    static const conv_case cases[] = {
+        /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
+        { "dw blocked C1 3x3", 2, 1, 1, 1, 1, { 9, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw blocked C7 3x3 s2 batch 2", 2, 2, 7, 7, 7, { 15, 13 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 0, 1 },
+          1 },
+        { "dw blocked C16 5x5", 2, 1, 16, 16, 16, { 12, 11 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 1 },
+        { "dw blocked C17 7x7", 2, 1, 17, 17, 17, { 14, 13 }, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 3, 3 }, { 3, 3 }, 1 },
+        { "dw blocked C33 3x3 s2 asymmetric pads", 2, 1, 33, 33, 33, { 16, 17 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+          { 0, 1 }, { 1, 0 }, 0 },
+        { "dw blocked C960 3x3 on 7x7", 2, 1, 960, 960, 960, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "dw blocked C962 5x5 s2 on 14x14", 2, 1, 962, 962, 962, { 14, 14 }, { 5, 5 }, { 2, 2 }, { 1, 1 }, { 2, 2 },
+          { 1, 2 }, 1 },
+        { "dw blocked C40 1x5", 2, 1, 40, 40, 40, { 9, 20 }, { 1, 5 }, { 1, 1 }, { 1, 1 }, { 0, 2 }, { 0, 2 }, 1 },
+        { "dw blocked C24 5x1 s2x1", 2, 1, 24, 24, 24, { 20, 9 }, { 5, 1 }, { 2, 1 }, { 1, 1 }, { 2, 0 }, { 2, 0 }, 1 },
+        { "dw blocked C20 3x3 dilation 2", 2, 1, 20, 20, 20, { 13, 15 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 2 },
+          { 2, 1 }, 1 },
+        { "dw blocked C18 3x3 s2 dilation 2 pad 0/3", 2, 1, 18, 18, 18, { 17, 19 }, { 3, 3 }, { 2, 2 }, { 2, 2 },
+          { 0, 0 }, { 3, 3 }, 1 },
+        { "dw blocked C5 3x3 pads 3 (all-padding outputs)", 2, 1, 5, 5, 5, { 4, 4 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+          { 3, 3 }, { 3, 3 }, 1 },
+        { "dw blocked C9 batch 3 1x1 input", 2, 3, 9, 9, 9, { 1, 1 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "dw blocked C24 3x3 56x56 (row blocks)", 2, 1, 24, 24, 24, { 56, 56 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, 1 },
+        { "dw blocked C32 3x3 s2 on 40x40 batch 2", 2, 2, 32, 32, 32, { 40, 40 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+          { 0, 0 }, { 1, 1 }, 1 },
+        { "dw blocked 1-D C19 k5 s2 dilation 2", 1, 1, 19, 19, 19, { 40 }, { 5 }, { 2 }, { 2 }, { 3 }, { 1 }, 1 },
+        { "dw blocked 1-D C3 kernel 67", 1, 1, 3, 3, 3, { 90 }, { 67 }, { 1 }, { 1 }, { 5 }, { 3 }, 1 },
+    };
+    static const struct {
+        rlx_act_kind act;
+        bool res;
+    } runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_RELU, false }, { RLX_ACT_CLIP, false },
+                 { RLX_ACT_RELU, true },  { RLX_ACT_CLIP, true },  { RLX_ACT_HARDSWISH, false },
+                 { RLX_ACT_HARDSWISH, true } };
+    rlx_cpu_isa top = rlx_cpu_isa_get();
+    for (int isa = (int)top; isa >= (int)RLX_CPU_ISA_C; isa--) {
+        rlx_cpu_isa_cap((rlx_cpu_isa)isa);
+        CHECK(rlx_cpu_isa_get() == (rlx_cpu_isa)isa);
+        rlx_nn_dw_force(2);
+        int before = g_conv_cases;
+        for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+            for (size_t r = 0; r < ARRAY_LEN(runs); r++) run_conv(&cases[i], runs[r].act, runs[r].res);
+        fprintf(stderr, "channel-blocked depthwise, ISA %d: %d cases\n", isa, g_conv_cases - before);
+    }
+    rlx_cpu_isa_cap(top);
+    rlx_nn_dw_force(1);
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_conv(&cases[i], runs[i % ARRAY_LEN(runs)].act, i % 2);
+    rlx_nn_dw_force(0);
+}
+
+/* Subnormal weights (the blocked path counts them as 0: a product under
+ * 2^-126 |x|): channel 3's whole kernel and scattered taps of others, and
+ * subnormal inputs in one row; the same tolerance as run_conv (the
+ * difference is below 1e-37). */
+static void test_conv_depthwise_subnormal(void) {
+    int64_t xd[4] = { 1, 20, 9, 11 }, wd[4] = { 20, 1, 3, 3 }, bd[1] = { 20 }, yd[4] = { 1, 20, 9, 11 };
+    int64_t k[2] = { 3, 3 }, one[2] = { 1, 1 }, pads[4] = { 1, 1, 1, 1 };
+    node_attrs st = { .n = 0 };
+    attr_ints(&st, "kernel_shape", 2, k);
+    attr_ints(&st, "strides", 2, one);
+    attr_ints(&st, "pads", 4, pads);
+    attr_int(&st, "group", 20);
+    rlx_node n = make_node("Conv", 11, 3, 1, &st);
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+    rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -1, 1);
+    rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1);
+    float *wv = w->data, *xv = x->data;
+    for (int t = 0; t < 9; t++) wv[3 * 9 + t] = (t % 2 ? -3e-40f : 5e-41f);
+    for (int i = 0; i < 180; i += 7) wv[i] = 1e-39f;
+    for (int i = 0; i < 11; i++) xv[2 * 99 + 4 * 11 + i] = 2e-40f;
+    const rlx_tensor *in[3] = { x, w, b };
+    for (int path = 1; path <= 2; path++) {
+        rlx_nn_dw_force(path);
+        CHECK_MSG(fast_vs_ref("Conv depthwise subnormal weights", &n, in, 4, yd, 1e-5, 2e-6 * 10), "path %d", path);
+    }
+    rlx_nn_dw_force(0);
+    rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b);
+}
+
 /* Random 2-D geometries: kernel 1-5 (odd and even), stride 1-3, dilation
  * 1-2, pads 0-2 per side, groups (plain, grouped, depthwise with
  * multiplier 1-3), batch 1-2, input 1-24. */
@@ -525,6 +624,8 @@ int main(void) {
     test_compare_can_fail();
     test_conv_listed();
     test_conv_random();
+    test_conv_depthwise_blocked();
+    test_conv_depthwise_subnormal();
     test_conv_transpose();
     test_pools();
     test_resize_nearest();

@@ -146,6 +146,12 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k);
 rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 
+/* For tests and measurements: which path 2-D / 1-D depthwise convolutions
+ * with channel multiplier 1 take from now on (process-wide; not while
+ * kernels run): 0 by shape (the default), 1 the plane path, 2 the
+ * channel-blocked path (cpu_nn_conv_fast.c). */
+void rlx_nn_dw_force(int path);
+
 /* Item `item` of a job, with `scratch` (the slot's buffer) to itself. */
 typedef void (*rlx_nn_item_fn)(void *ctx, size_t item, float *scratch);
 

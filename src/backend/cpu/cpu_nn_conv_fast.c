@@ -8,8 +8,37 @@
  * "pool"). Under policy "blas" the GEMM convolution builds its column
  * matrix on the pool and hands it to one OpenBLAS-threaded GEMM.
  *
- *  - Depthwise (one input channel per group, any channel multiplier), 1-D
- *    and 2-D: tasks over (image, output channel) planes. A task copies the
+ *  - Depthwise, channel-blocked (1-D and 2-D, channel multiplier 1, any
+ *    kernel, stride, dilation and pads; cpu_nn_dw_body.h): tasks over
+ *    (image, block of CB channels, block of output rows), CB = 16 with
+ *    AVX-512, 8 with AVX2 or portable C (rlx_cpu_isa_get). A task packs the
+ *    input rows it reads, for its CB channels, into a zero-padded tile
+ *    [rows][padded width][CB] in its scratch slot (16 x 16 / 8 x 8
+ *    register transposes), then computes CB output points at a time, each
+ *    a CB-lane FMA chain over the taps from the bias, transposes them back
+ *    and stores them to NCHW: short rows (7 or 14 wide) cost nothing extra
+ *    and 960 channels of a 7 x 7 map are 60 tasks. Relu / Clip without a
+ *    residual are applied in registers (max / min in the epilogue's
+ *    comparison order: the same bits), other activations and the residual
+ *    by epilogue_row over each channel's stored run. Weights below FLT_MIN
+ *    in magnitude count as 0 (a subnormal lane made every FMA of its block
+ *    take a microcode assist: 5x on one PP-OCRv4 node). Rows per task: the
+ *    tile within 32 Ki floats, and at least 3 tasks per thread where the
+ *    rows allow (7x7x960: 60 tasks; 112x112x32 at 16 threads: 48).
+ *    Which path runs (dwb_pick), by `/tmp` timing of single Conv nodes
+ *    (Clip(0, 6), 1 thread, 2026-12-03 dev VM, load 3-4), plane ms ->
+ *    blocked ms: AVX-512: 32x112x112 s1 0.64 -> 0.38, 96x112x112 s2 1.86
+ *    -> 0.56, 144x56x56 s1 1.23 -> 0.45, 576x14x14 s2 0.88 -> 0.056,
+ *    960x7x7 0.59 -> 0.062, 256x40x40 5x5 4.8 -> 0.72, 16x320x320 3.1 ->
+ *    2.0, 8x64x64 0.075 -> 0.050, 3x100x100 0.049 -> 0.116; AVX2 the same
+ *    but 64x160x160 2.34 -> 2.27 and 16x320x320 2.35 -> 2.44. So: blocked
+ *    from 8 channels on AVX-512, on AVX2 too unless the rows are stride 1
+ *    and 160 or more wide; the plane path below 8 channels, for channel
+ *    multipliers above 1, 3-D, and on CPUs without AVX2 (the portable
+ *    blocked loop, 1.0-1.4 GMAC/s, lost to the plane path there; it runs
+ *    when forced, rlx_nn_dw_force).
+ *  - Depthwise by planes (one input channel per group, any channel
+ *    multiplier), 1-D and 2-D: tasks over (image, output channel) planes. A task copies the
  *    input plane once into zero-padded rows split by stride phase (element
  *    q of a padded row lands in phase q % stride at q / stride), so that
  *    every kernel tap reads a contiguous run for a whole output row; the
@@ -33,6 +62,8 @@
  * They accumulate in float in another order than the reference: tests
  * compare at 1e-5 relative + 2e-6 absolute per product of the sum
  * (values in [-1, 1]). */
+#include <float.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +71,7 @@
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_nn.h"
 #include "backend/cpu/cpu_sgemm.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "base/mem.h"
 #include "base/parallel.h"
 #include "base/scratch.h"
@@ -452,7 +484,263 @@ static void dw_plane_3d(void *ctx, size_t plane, float *scratch) {
     epilogue_row(yo, s->out_sp, 0.0f, j->res ? j->res + plane * s->out_sp : NULL, &j->act);
 }
 
+/* ------------------------------------------------------------ depthwise, channel-blocked */
+
+typedef struct dwb_job {
+    const float *x, *w, *b;
+    const float *res; /* the fused residual, laid out as y, or NULL */
+    float *y;
+    const rlx_nn_sp3 *s;
+    rlx_act act;
+    bool act_in_reg; /* no residual and act NONE / RELU / CLIP: applied before the store */
+    size_t c;        /* channels (= groups; multiplier 1) */
+    size_t n_cb, n_rb; /* blocks of channels and of output rows per image */
+    size_t tile_w;   /* tile columns: max(columns the taps read, pad + input width) */
+} dwb_job;
+
+#define DWB_UNROLL _Pragma("GCC unroll 16")
+
+#if RLX_HAVE_AVX2_BUILD
+#define DWB_AVX512_INL __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline
+
+/* r[0..16) as a 16 x 16 matrix of rows, transposed in place. */
+DWB_AVX512_INL void dwb_tr16(__m512 *r) {
+    __m512 t[16], u[16];
+    DWB_UNROLL for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    /* u[4g + c], 128-bit lane L: rows 4g .. 4g + 3 of column 4L + c */
+    DWB_UNROLL for (int g = 0; g < 4; g++) {
+        u[4 * g + 0] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+        u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
+        u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+        u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
+    }
+    /* row 4L + c gathers lane L of u[c], u[4 + c], u[8 + c], u[12 + c] */
+    DWB_UNROLL for (int c = 0; c < 4; c++) {
+        __m512 v0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x44), v1 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xee);
+        __m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x44), v3 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xee);
+        r[c] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+        r[4 + c] = _mm512_shuffle_f32x4(v0, v2, 0xdd);
+        r[8 + c] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+        r[12 + c] = _mm512_shuffle_f32x4(v1, v3, 0xdd);
+    }
+}
+
+/* r[0..8) as an 8 x 8 matrix of rows, transposed in place. */
+RLX_AVX2_INLINE void dwb_tr8(__m256 *r) {
+    __m256 t[8], u[8];
+    DWB_UNROLL for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    DWB_UNROLL for (int g = 0; g < 2; g++) {
+        u[4 * g + 0] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+        u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
+        u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+        u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
+    }
+    DWB_UNROLL for (int c = 0; c < 4; c++) {
+        r[c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x20);
+        r[4 + c] = _mm256_permute2f128_ps(u[c], u[4 + c], 0x31);
+    }
+}
+
+/* lanes [0, n) of 8 set (n in 1..8) */
+RLX_AVX2_INLINE __m256i dwb_mask8(int n) {
+    static const int32_t m[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0 };
+    return _mm256_loadu_si256((const __m256i *)(m + 8 - n));
+}
+
+/* AVX-512F: 16 channels */
+#define DWB_CB 16
+#define DWB_V __m512
+#define DWB_FN(name) name##_avx512
+#define DWB_ATTR __attribute__((target("avx512f,avx2,fma"))) static
+#define DWB_LD(p) _mm512_loadu_ps(p)
+#define DWB_ST(p, v) _mm512_storeu_ps(p, v)
+#define DWB_LDN(p, n) _mm512_maskz_loadu_ps((__mmask16)((1u << (n)) - 1u), p)
+#define DWB_STN(p, v, n) _mm512_mask_storeu_ps(p, (__mmask16)((1u << (n)) - 1u), v)
+#define DWB_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define DWB_ADD(a, b) _mm512_add_ps(a, b)
+#define DWB_MAX(a, b) _mm512_max_ps(a, b)
+#define DWB_MIN(a, b) _mm512_min_ps(a, b)
+#define DWB_SET1(f) _mm512_set1_ps(f)
+#define DWB_ZERO() _mm512_setzero_ps()
+#define DWB_TRANSPOSE(r) dwb_tr16(r)
+#include "backend/cpu/cpu_nn_dw_body.h"
+
+/* AVX2 + FMA: 8 channels */
+#define DWB_CB 8
+#define DWB_V __m256
+#define DWB_FN(name) name##_avx2
+#define DWB_ATTR __attribute__((target("avx2,fma"))) static
+#define DWB_LD(p) _mm256_loadu_ps(p)
+#define DWB_ST(p, v) _mm256_storeu_ps(p, v)
+#define DWB_LDN(p, n) _mm256_maskload_ps(p, dwb_mask8(n))
+#define DWB_STN(p, v, n) _mm256_maskstore_ps(p, dwb_mask8(n), v)
+#define DWB_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define DWB_ADD(a, b) _mm256_add_ps(a, b)
+#define DWB_MAX(a, b) _mm256_max_ps(a, b)
+#define DWB_MIN(a, b) _mm256_min_ps(a, b)
+#define DWB_SET1(f) _mm256_set1_ps(f)
+#define DWB_ZERO() _mm256_setzero_ps()
+#define DWB_TRANSPOSE(r) dwb_tr8(r)
+#include "backend/cpu/cpu_nn_dw_body.h"
+#endif
+
+/* Portable C: 8 channels as two 4-float vectors of the compiler (GCC /
+ * Clang: SSE2 on any x86-64, NEON on arm64), else as 8 floats; a * b + c
+ * rounded twice, as plain C does. */
+#if defined(__GNUC__) || defined(__clang__)
+typedef float dwb_v4 __attribute__((vector_size(16)));
+typedef struct dwb_pv {
+    dwb_v4 lo, hi;
+} dwb_pv;
+static inline dwb_pv dwb_pv_fma(dwb_pv a, dwb_pv b, dwb_pv c) {
+    c.lo += a.lo * b.lo;
+    c.hi += a.hi * b.hi;
+    return c;
+}
+static inline dwb_pv dwb_pv_add(dwb_pv a, dwb_pv b) {
+    a.lo += b.lo;
+    a.hi += b.hi;
+    return a;
+}
+#else
+typedef struct dwb_pv {
+    float v[8];
+} dwb_pv;
+static inline dwb_pv dwb_pv_fma(dwb_pv a, dwb_pv b, dwb_pv c) {
+    for (int i = 0; i < 8; i++) c.v[i] += a.v[i] * b.v[i];
+    return c;
+}
+static inline dwb_pv dwb_pv_add(dwb_pv a, dwb_pv b) {
+    for (int i = 0; i < 8; i++) a.v[i] += b.v[i];
+    return a;
+}
+#endif
+
+static inline dwb_pv dwb_pv_ldn(const float *p, int n) {
+    float f[8] = { 0 };
+    memcpy(f, p, (size_t)n * sizeof(float));
+    dwb_pv r;
+    memcpy(&r, f, sizeof r);
+    return r;
+}
+static inline void dwb_pv_stn(float *p, dwb_pv a, int n) { memcpy(p, &a, (size_t)n * sizeof(float)); }
+/* lane by lane through memory: rare (activations, transposes) */
+static inline dwb_pv dwb_pv_max(dwb_pv a, dwb_pv b) {
+    float x[8], y[8];
+    memcpy(x, &a, sizeof x), memcpy(y, &b, sizeof y);
+    for (int i = 0; i < 8; i++) x[i] = x[i] > y[i] ? x[i] : y[i];
+    memcpy(&a, x, sizeof x);
+    return a;
+}
+static inline dwb_pv dwb_pv_min(dwb_pv a, dwb_pv b) {
+    float x[8], y[8];
+    memcpy(x, &a, sizeof x), memcpy(y, &b, sizeof y);
+    for (int i = 0; i < 8; i++) x[i] = x[i] < y[i] ? x[i] : y[i];
+    memcpy(&a, x, sizeof x);
+    return a;
+}
+static inline dwb_pv dwb_pv_set1(float f) {
+    float x[8] = { f, f, f, f, f, f, f, f };
+    dwb_pv r;
+    memcpy(&r, x, sizeof r);
+    return r;
+}
+static inline void dwb_pv_tr8(dwb_pv *r) {
+    float m[8][8], t[8][8];
+    memcpy(m, r, sizeof m);
+    for (int i = 0; i < 8; i++)
+        for (int l = 0; l < 8; l++) t[l][i] = m[i][l];
+    memcpy(r, t, sizeof t);
+}
+
+#define DWB_CB 8
+#define DWB_V dwb_pv
+#define DWB_FN(name) name##_c
+#define DWB_ATTR static
+#define DWB_LD(p) dwb_pv_ldn(p, 8)
+#define DWB_ST(p, v) dwb_pv_stn(p, v, 8)
+#define DWB_LDN(p, n) dwb_pv_ldn(p, n)
+#define DWB_STN(p, v, n) dwb_pv_stn(p, v, n)
+#define DWB_FMA(a, b, c) dwb_pv_fma(a, b, c)
+#define DWB_ADD(a, b) dwb_pv_add(a, b)
+#define DWB_MAX(a, b) dwb_pv_max(a, b)
+#define DWB_MIN(a, b) dwb_pv_min(a, b)
+#define DWB_SET1(f) dwb_pv_set1(f)
+#define DWB_ZERO() dwb_pv_set1(0.0f)
+#define DWB_TRANSPOSE(r) dwb_pv_tr8(r)
+#include "backend/cpu/cpu_nn_dw_body.h"
+
+static int g_dw_force; /* rlx_nn_dw_force: 0 by shape, 1 planes, 2 blocked */
+
+void rlx_nn_dw_force(int path) { g_dw_force = path; }
+
+/* Whether the channel-blocked path runs this depthwise convolution (2-D
+ * or 1-D, multiplier 1), by the measurements in the file comment: with
+ * AVX-512 from 8 channels on; with AVX2 from 8 channels on unless the
+ * rows are stride 1 and at least 160 wide (there the plane path, which
+ * vectorises along the rows, is as fast); never on portable C. */
+static bool dwb_pick(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+    if (g->c_out != g->c_in || s->in[0] != 1 || s->out[0] != 1 || s->k[0] != 1) return false;
+    if (g_dw_force) return g_dw_force == 2;
+    rlx_cpu_isa isa = rlx_cpu_isa_get();
+    if (isa < RLX_CPU_ISA_AVX2 || g->c_out < 8) return false;
+    return isa >= RLX_CPU_ISA_AVX512 || s->s[2] > 1 || s->out[2] < 160;
+}
+
+/* The channel-blocked depthwise convolution (cpu_nn_dw_body.h): blocks of
+ * `cb` channels by the CPU's widest vector, blocks of output rows so that
+ * the tasks keep the pool busy and a tile stays near 128 KiB. */
+static rlx_status dwb_run(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+    const rlx_tensor *bt = rlx_nn_in(k, 2);
+    dwb_job j;
+    memset(&j, 0, sizeof j);
+    j.x = k->in[0]->data;
+    j.w = k->in[1]->data;
+    j.b = bt ? bt->data : NULL;
+    j.y = k->out[0]->data;
+    j.s = s;
+    j.act = rlx_node_act(k->n);
+    j.res = k->n->n_in > 3 && k->in[3] ? k->in[3]->data : NULL;
+    j.act_in_reg = !j.res && (j.act.kind == RLX_ACT_NONE || j.act.kind == RLX_ACT_RELU || j.act.kind == RLX_ACT_CLIP);
+    j.c = (size_t)g->c_out;
+    rlx_nn_item_fn fn = dwb_task_c;
+    size_t cb = 8;
+#if RLX_HAVE_AVX2_BUILD
+    rlx_cpu_isa isa = rlx_cpu_isa_get();
+    if (isa >= RLX_CPU_ISA_AVX512) fn = dwb_task_avx512, cb = 16;
+    else if (isa >= RLX_CPU_ISA_AVX2) fn = dwb_task_avx2;
+#endif
+    int64_t oh = s->out[1], ow = s->out[2], sh = s->s[1];
+    if (!g->n || !j.c || oh <= 0 || ow <= 0) return RLX_OK;
+    /* tile columns the taps read: (ow - 1) * sw + (kw - 1) * dw + 1 */
+    size_t need = (size_t)((ow - 1) * s->s[2] + (s->k[2] - 1) * s->d[2] + 1), have = (size_t)(s->pb[2] + s->in[2]);
+    j.tile_w = need > have ? need : have;
+    j.n_cb = ceil_div(j.c, cb);
+    size_t halo = (size_t)((s->k[1] - 1) * s->d[1] + 1), taps = s->ksz;
+    /* rows per block: tile ((rows - 1) * sh + halo rows) within 32 Ki floats */
+    size_t row_f = j.tile_w * cb, max_rows = 1;
+    while ((int64_t)max_rows < oh && (max_rows * (size_t)sh + halo) * row_f <= ((size_t)1 << 15)) max_rows++;
+    size_t n_rb = ceil_div((size_t)oh, max_rows);
+    /* at least 3 tasks per thread where the rows allow it */
+    size_t threads = (size_t)rlx_parallel_threads(), per_img = (size_t)g->n * j.n_cb;
+    if (threads > 1 && per_img * n_rb < 3 * threads) n_rb = ceil_div(3 * threads, per_img);
+    if (n_rb > (size_t)oh) n_rb = (size_t)oh;
+    j.n_rb = n_rb;
+    size_t rows = ceil_div((size_t)oh, n_rb), tile_rows = (rows - 1) * (size_t)sh + halo, slot;
+    if (!rlx_mul_ok(tile_rows, row_f, &slot) || slot > SIZE_MAX / 2 - (taps + 1) * cb)
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "depthwise tile of %zu rows x %zu too large", tile_rows, row_f);
+    slot += (taps + 1) * cb;
+    return rlx_nn_run_items(k, (size_t)g->n * j.n_cb * j.n_rb, slot, fn, &j);
+}
+
 rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+    if (dwb_pick(g, s)) return dwb_run(k, g, s);
     const rlx_tensor *bt = rlx_nn_in(k, 2);
     dw_job j;
     memset(&j, 0, sizeof j);
