@@ -1,7 +1,8 @@
 // (not a kernel: included by qgemm.wgsl and qgemm_dp4.wgsl after their
-// qdot function) The integer GEMM of MatMulInteger-10 and QLinearMatMul-10/21
+// qdot function) The integer GEMM of MatMulInteger-10 and QLinearMatMul-10/21,
+// and of ConvInteger-10 and QLinearConv-10 after qim2col.wgsl
 // (lower_qgemm.c), with the CPU reference's results bit for bit
-// (src/backend/cpu/cpu_quant.c: mm_run):
+// (src/backend/cpu/cpu_quant.c: mm_run, conv_run):
 //   acc = sum_k (a[m,k] - za) * (b[k,n] - zb)   in i32, wrapping
 //   y = acc (i32), or saturate(round_half_even(f64(acc) * mult) + y_zp) (8-bit)
 // Operands: int8/uint8 bytes four to a word (README.md, "Element types"),
@@ -13,20 +14,24 @@
 // multiple of 4 pads the last word with 0 (in the signed domain), which
 // adds nothing.
 // mult (QLinearMatMul) = a_scale * b_scale / y_scale is the CPU's double,
-// from the host table TB: three words per (row parameter, column parameter)
-// pair, the 53-bit integer significand (high 21 bits, low 32 bits) and the
-// exponent (i32): mult = sig * 2^exp. The product acc * mult is formed
-// exactly (96 bits), rounded to 53 bits (the double product), then to an
-// integer (ties to even), as the CPU's nearbyint((double)acc * mult).
+// from the host table TB: four words per (row parameter, column parameter)
+// pair, the 53-bit integer significand (high 21 bits, low 32 bits), the
+// exponent (i32): mult = sig * 2^exp, and an i32 bias added to acc
+// (wrapping) before the requantization (QLinearConv's B; 0 otherwise).
+// The product acc * mult is formed exactly (96 bits), rounded to 53 bits
+// (the double product), then to an integer (ties to even), as the CPU's
+// nearbyint((double)acc * mult).
 // Params: offsets in words (bindings A, B, ZA, ZB, Y, TB), m, n, k, total
 // (output elements), threads (one word of y each), za_step / zb_step (0:
 // one zero point, 1: per row of a / per column of b), t_row (table words
-// per row of a: 0 or 3 * columns), t_col (0 or 3), y_zp; batch: dims of
-// the output's batch (4, padded with 1), and the byte strides of a and b
-// per batch dim (0: broadcast).
+// per row of a: 0 or 4 * columns), t_col (0 or 4), y_zp; batch: dims of
+// the output's batch (4, padded with 1), the byte strides of a and b per
+// batch dim (0: broadcast), and the rows each batch index adds to the
+// row of the per-row parameters (za, the table: the output channels of a
+// convolution's groups; 0 for a matmul).
 //!params a_off: u32, b_off: u32, za_off: u32, zb_off: u32, y_off: u32, t_off: u32, m: u32, n: u32, k: u32
 //!params total: u32, threads: u32, za_step: u32, zb_step: u32, t_row: u32, t_col: u32, y_zp: i32
-//!params batch: array<vec4<u32>, 3>
+//!params batch: array<vec4<u32>, 4>
 //!bind A: array<u32>, B: array<u32>, ZA: array<u32>, ZB: array<u32>, Y: array<u32>, TB: array<u32>
 override A_SIGNED: u32 = 0u;
 override B_SIGNED: u32 = 0u;
@@ -122,11 +127,13 @@ fn shr_round(v: vec3<u32>, s: u32) -> vec3<u32> {
     return q;
 }
 
-// saturate(round_half_even(f64(acc) * mult) + y_zp) with mult from TB at word t
-fn requant(acc: i32, t: u32) -> i32 {
+// saturate(round_half_even(f64(acc0 + bias) * mult) + y_zp) with mult and
+// bias from TB at word t
+fn requant(acc0: i32, t: u32) -> i32 {
     let lo = select(0, -128, Y_SIGNED == 1u);
     let hi = lo + 255;
     let mhi = TB[t]; let mlo = TB[t + 1u]; let e = bitcast<i32>(TB[t + 2u]);
+    let acc = acc0 + bitcast<i32>(TB[t + 3u]);
     let mag = select(bitcast<u32>(acc), bitcast<u32>(0 - acc), acc < 0);
     let p0 = mul64(mag, mlo); let p1 = mul64(mag, mhi);
     let y = p0.y + p1.x;
@@ -157,12 +164,14 @@ fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
     var bi = e / (P.n * P.m);
     var ab = P.a_off * 4u;
     var bb = 0u;
+    var prow = mm; // the row of the per-row parameters
     for (var j = 3; j >= 0; j = j - 1) {
         let d = P.batch[0][j];
         let c = bi % d;
         bi = bi / d;
         ab = ab + c * P.batch[1][j];
         bb = bb + c * P.batch[2][j];
+        prow = prow + c * P.batch[3][j];
     }
     let arow = ab + mm * P.k;
     let kw = (P.k + 3u) / 4u;
@@ -186,11 +195,11 @@ fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
         sb = sb + qdot(wb, ones);
     }
     var za = select(-128, 0, A_SIGNED == 1u);
-    if (HAS_ZA == 1u) { let i = P.za_off * 4u + mm * P.za_step; za = zp_byte(ZA[i >> 2u], i, A_SIGNED); }
+    if (HAS_ZA == 1u) { let i = P.za_off * 4u + prow * P.za_step; za = zp_byte(ZA[i >> 2u], i, A_SIGNED); }
     var zb = select(-128, 0, B_SIGNED == 1u);
     if (HAS_ZB == 1u) { let i = P.zb_off * 4u + nn * P.zb_step; zb = zp_byte(ZB[i >> 2u], i, B_SIGNED); }
     let acc = dot - za * sb - zb * sa + i32(P.k) * za * zb;
-    return vec2<u32>(bitcast<u32>(acc), P.t_off + mm * P.t_row + nn * P.t_col);
+    return vec2<u32>(bitcast<u32>(acc), P.t_off + prow * P.t_row + nn * P.t_col);
 }
 
 // invocation t: output element t (i32), or the four 8-bit outputs of word t
