@@ -54,8 +54,12 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
         t_off = wg_table(L, w, t_words);
         free(w);
     }
-    uint64_t threads = requant ? (total + 3) / 4 : total;
+    /* blocks of 4 x 4 outputs where b is packed and n % 4 == 0 (each
+     * block's 8-bit outputs then fill whole words) */
+    bool tile = (q->b_packed || q->b_scratch) && q->n % 4 == 0;
+    uint64_t threads = tile ? batch * ((q->m + 3) / 4) * (q->n / 4) : requant ? (total + 3) / 4 : total;
     wg_dispatch *d = wg_emit(L, L->caps->dot4 ? "qgemm_dp4" : "qgemm");
+    wg_spec(L, d, "TILE", tile);
     wg_spec(L, d, "A_SIGNED", q->a_signed);
     wg_spec(L, d, "B_SIGNED", q->b_signed);
     wg_spec(L, d, "HAS_ZA", q->za >= 0);

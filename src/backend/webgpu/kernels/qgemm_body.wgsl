@@ -43,6 +43,8 @@ override Y_SIGNED: u32 = 0u;
 // b, per column n, ceil(k / 4) words of four k, already in the signed
 // domain and padded with 0; b's batch strides then count words
 override B_PACKED: u32 = 0u;
+// 1: blocks of 4 x 4 outputs per invocation (qgemm_tile; B_PACKED, n % 4 == 0)
+override TILE: u32 = 0u;
 
 // Four bytes of X from byte index i (cnt of them valid, 1..4; the others 0),
 // moved to the signed domain unless SIGNED.
@@ -194,16 +196,89 @@ fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
         sa = sa + qdot(wa, ones);
         sb = sb + qdot(wb, ones);
     }
-    var za = select(-128, 0, A_SIGNED == 1u);
-    if (HAS_ZA == 1u) { let i = P.za_off * 4u + prow * P.za_step; za = zp_byte(ZA[i >> 2u], i, A_SIGNED); }
-    var zb = select(-128, 0, B_SIGNED == 1u);
-    if (HAS_ZB == 1u) { let i = P.zb_off * 4u + nn * P.zb_step; zb = zp_byte(ZB[i >> 2u], i, B_SIGNED); }
+    let za = zp_a(prow);
+    let zb = zp_b(nn);
     let acc = dot - za * sb - zb * sa + i32(P.k) * za * zb;
     return vec2<u32>(bitcast<u32>(acc), P.t_off + prow * P.t_row + nn * P.t_col);
 }
 
-// invocation t: output element t (i32), or the four 8-bit outputs of word t
+// The zero point of a at parameter row prow, of b at column nn.
+fn zp_a(prow: u32) -> i32 {
+    if (HAS_ZA == 0u) { return select(-128, 0, A_SIGNED == 1u); }
+    let i = P.za_off * 4u + prow * P.za_step;
+    return zp_byte(ZA[i >> 2u], i, A_SIGNED);
+}
+fn zp_b(nn: u32) -> i32 {
+    if (HAS_ZB == 0u) { return select(-128, 0, B_SIGNED == 1u); }
+    let i = P.zb_off * 4u + nn * P.zb_step;
+    return zp_byte(ZB[i >> 2u], i, B_SIGNED);
+}
+
+// TILE (B packed, n a multiple of 4): invocation t computes a block of 4
+// rows x 4 columns, each loaded word of a and b used four times. The sums
+// are the same integers as qgemm_acc's (i32, wrapping: any order).
+fn qgemm_tile(t: u32) {
+    let nq4 = P.n / 4u;
+    let mq4 = (P.m + 3u) / 4u;
+    let n0 = 4u * (t % nq4);
+    let m0 = 4u * ((t / nq4) % mq4);
+    var bi = t / (nq4 * mq4);
+    let b_item = bi;
+    var ab = P.a_off * 4u;
+    var bb = 0u;
+    var prow0 = m0;
+    for (var j = 3; j >= 0; j = j - 1) {
+        let d = P.batch[0][j];
+        let c = bi % d;
+        bi = bi / d;
+        ab = ab + c * P.batch[1][j];
+        bb = bb + c * P.batch[2][j];
+        prow0 = prow0 + c * P.batch[3][j];
+    }
+    let kw = (P.k + 3u) / 4u;
+    let bp = P.b_off + bb + n0 * kw;
+    let rows = min(4u, P.m - m0);
+    let ones = 0x01010101u;
+    var acc: array<vec4<i32>, 4>;
+    var sa = vec4<i32>(0);
+    var sb = vec4<i32>(0);
+    for (var q = 0u; q < kw; q = q + 1u) {
+        let cnt = min(4u, P.k - 4u * q);
+        let wb = vec4<u32>(B[bp + q], B[bp + kw + q], B[bp + 2u * kw + q], B[bp + 3u * kw + q]);
+        sb = sb + vec4<i32>(qdot(wb.x, ones), qdot(wb.y, ones), qdot(wb.z, ones), qdot(wb.w, ones));
+        for (var i = 0u; i < rows; i = i + 1u) {
+            let wa = word_a(ab + (m0 + i) * P.k + 4u * q, cnt);
+            sa[i] = sa[i] + qdot(wa, ones);
+            acc[i] = acc[i] + vec4<i32>(qdot(wa, wb.x), qdot(wa, wb.y), qdot(wa, wb.z), qdot(wa, wb.w));
+        }
+    }
+    let zb = vec4<i32>(zp_b(n0), zp_b(n0 + 1u), zp_b(n0 + 2u), zp_b(n0 + 3u));
+    let kk = i32(P.k);
+    for (var i = 0u; i < rows; i = i + 1u) {
+        let prow = prow0 + i;
+        let za = zp_a(prow);
+        let v = acc[i] - za * sb - zb * sa[i] + kk * za * zb;
+        let e = (b_item * P.m + m0 + i) * P.n + n0; // a multiple of 4
+        if (REQUANT == 0u) {
+            for (var j = 0u; j < 4u; j = j + 1u) { Y[P.y_off + e + j] = bitcast<u32>(v[j]); }
+        } else {
+            var word = 0u;
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                let r = requant(v[j], P.t_off + prow * P.t_row + (n0 + j) * P.t_col);
+                word = word | ((bitcast<u32>(r) & 0xffu) << (8u * j));
+            }
+            Y[P.y_off + e / 4u] = word;
+        }
+    }
+}
+
+// invocation t: output element t (i32), or the four 8-bit outputs of word
+// t; with TILE a block of 4 x 4 (qgemm_tile)
 fn qgemm_main(t: u32) {
+    if (TILE == 1u) {
+        qgemm_tile(t);
+        return;
+    }
     if (REQUANT == 0u) {
         Y[P.y_off + t] = qgemm_acc(t).x;
         return;

@@ -38,12 +38,13 @@ fn x_byte(i: u32) -> u32 { return (X[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu; }
     let taps = P.k_h * P.k_w;
     let ch0 = nl * P.c_in + gl * P.cin_g;
     var word = 0u;
+    // the tap of k = 4q, then the next ones by stepping (ci, kr, kc)
+    let k0 = 4u * q;
+    var ci = k0 / taps;
+    var kr = (k0 % taps) / P.k_w;
+    var kc = k0 % P.k_w;
     for (var j = 0u; j < 4u; j = j + 1u) {
-        let k = 4u * q + j;
-        if (k >= P.k_total) { break; }
-        let ci = k / taps;
-        let kr = (k % taps) / P.k_w;
-        let kc = k % P.k_w;
+        if (k0 + j >= P.k_total) { break; }
         let ih = i32(oh * P.s_h + kr * P.dil_h) - i32(P.p_h);
         let iw = i32(ow * P.s_w + kc * P.dil_w) - i32(P.p_w);
         var v = zx;
@@ -51,6 +52,12 @@ fn x_byte(i: u32) -> u32 { return (X[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu; }
             v = x_byte(P.x_off * 4u + ((ch0 + ci) * P.in_h + u32(ih)) * P.in_w + u32(iw));
         }
         word = word | ((v ^ flip) << (8u * j));
+        kc = kc + 1u;
+        if (kc == P.k_w) {
+            kc = 0u;
+            kr = kr + 1u;
+            if (kr == P.k_h) { kr = 0u; ci = ci + 1u; }
+        }
     }
     COL[P.col_off + i] = word;
 }
