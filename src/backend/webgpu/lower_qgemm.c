@@ -28,6 +28,37 @@ static bool is_q8(const rlx_value *v) {
     return v && rlx_value_is_static(v) && (v->dtype == RLX_DTYPE_U8 || v->dtype == RLX_DTYPE_I8);
 }
 
+/* The requantization table of kernels/qrequant.wgsl: four words per entry
+ * i < n, mult[i] = sig * 2^e (sig a 53-bit integer: exact) and bias[i /
+ * per_bias] (0 without bias); its offset in the step's table in *off. */
+static rlx_status requant_table(wg_lower *L, const double *mult, const int32_t *bias, uint32_t n, uint32_t per_bias,
+                                uint64_t *off) {
+    uint32_t *w = malloc(sizeof *w * 4 * n);
+    if (!w) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        int ex = 0;
+        double fr = frexp(mult[i], &ex);
+        uint64_t sig = (uint64_t)ldexp(fr, 53);
+        w[4 * i] = (uint32_t)(sig >> 32), w[4 * i + 1] = (uint32_t)sig;
+        w[4 * i + 2] = (uint32_t)(int32_t)(mult[i] == 0 ? 0 : ex - 53);
+        w[4 * i + 3] = bias ? (uint32_t)bias[i / per_bias] : 0;
+    }
+    *off = wg_table(L, w, 4 * (size_t)n);
+    free(w);
+    return RLX_OK;
+}
+
+/* The overrides that qgemm_body.wgsl and qdwconv.wgsl share: a's and b's
+ * types and zero points, the requantization and y's type. */
+static void spec_q8(wg_lower *L, wg_dispatch *d, const wg_qgemm *q) {
+    wg_spec(L, d, "A_SIGNED", q->a_signed);
+    wg_spec(L, d, "B_SIGNED", q->b_signed);
+    wg_spec(L, d, "HAS_ZA", q->za >= 0);
+    wg_spec(L, d, "HAS_ZB", q->zb >= 0);
+    wg_spec(L, d, "REQUANT", q->mult != NULL);
+    wg_spec(L, d, "Y_SIGNED", q->y_signed);
+}
+
 rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     uint64_t batch = 1;
     for (int i = 0; i < q->nb; i++) batch *= q->bd[i];
@@ -37,35 +68,15 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
         return wg_decline(L, "too large for 32-bit indexing");
     bool requant = q->mult != NULL;
     uint64_t t_off = 0;
-    uint32_t t_words = 0;
-    if (requant) {
-        t_words = 4 * q->mult_rows * q->mult_cols;
-        uint32_t *w = malloc(sizeof *w * t_words);
-        if (!w) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-        for (uint32_t i = 0; i < q->mult_rows * q->mult_cols; i++) {
-            /* mult = sig * 2^e, sig a 53-bit integer (exact) */
-            int ex = 0;
-            double fr = frexp(q->mult[i], &ex);
-            uint64_t sig = (uint64_t)ldexp(fr, 53);
-            w[4 * i] = (uint32_t)(sig >> 32), w[4 * i + 1] = (uint32_t)sig;
-            w[4 * i + 2] = (uint32_t)(int32_t)(q->mult[i] == 0 ? 0 : ex - 53);
-            w[4 * i + 3] = q->bias ? (uint32_t)q->bias[i / q->mult_cols] : 0;
-        }
-        t_off = wg_table(L, w, t_words);
-        free(w);
-    }
+    uint32_t t_words = requant ? 4 * q->mult_rows * q->mult_cols : 0;
+    if (requant) RLX_TRY(requant_table(L, q->mult, q->bias, q->mult_rows * q->mult_cols, q->mult_cols, &t_off));
     /* blocks of 4 x 4 outputs where b is packed and n % 4 == 0 (each
      * block's 8-bit outputs then fill whole words) */
     bool tile = (q->b_packed || q->b_scratch) && q->n % 4 == 0;
     uint64_t threads = tile ? batch * ((q->m + 3) / 4) * (q->n / 4) : requant ? (total + 3) / 4 : total;
     wg_dispatch *d = wg_emit(L, L->caps->dot4 ? "qgemm_dp4" : "qgemm");
     wg_spec(L, d, "TILE", tile);
-    wg_spec(L, d, "A_SIGNED", q->a_signed);
-    wg_spec(L, d, "B_SIGNED", q->b_signed);
-    wg_spec(L, d, "HAS_ZA", q->za >= 0);
-    wg_spec(L, d, "HAS_ZB", q->zb >= 0);
-    wg_spec(L, d, "REQUANT", requant);
-    wg_spec(L, d, "Y_SIGNED", q->y_signed);
+    spec_q8(L, d, q);
     wg_spec(L, d, "B_PACKED", q->b_packed != NULL || q->b_scratch);
     wg_bind_value(L, d, q->a);
     if (q->b_scratch) wg_bind(L, d, WG_SCRATCH, 0, q->b_packed_words);
@@ -218,12 +229,43 @@ static bool per_channel(const rlx_value *v, int64_t M) {
     return n == 1 || (v->rank == 1 && (int64_t)n == M);
 }
 
+/* One input channel per group (depthwise, any channel multiplier):
+ * kernels/qdwconv.wgsl sums each output's taps directly, with q's
+ * operands, zero points and requantization (a: w, b: x). */
+static rlx_status emit_qdwconv(wg_lower *L, const wg_qgemm *q, const rlx_conv_geom *g, uint64_t in_h, uint64_t in_w,
+                               uint64_t out_h, uint64_t out_w, uint64_t k_h, uint64_t k_w, uint64_t s_h, uint64_t s_w,
+                               uint64_t p_h, uint64_t p_w, uint64_t d_h, uint64_t d_w) {
+    bool requant = q->mult != NULL;
+    uint64_t total = (uint64_t)g->n * (uint64_t)g->c_out * out_h * out_w;
+    if (total >= LIM31) return wg_decline(L, "too large for 32-bit indexing");
+    uint64_t t_off = 0;
+    if (requant) RLX_TRY(requant_table(L, q->mult, q->bias, q->mult_rows, 1, &t_off));
+    uint64_t threads = requant ? (total + 3) / 4 : total;
+    wg_dispatch *d = wg_emit(L, "qdwconv");
+    spec_q8(L, d, q);
+    int x = wg_in_id(L, 0);
+    wg_bind_value(L, d, x);
+    wg_bind_value(L, d, q->a);
+    wg_bind_or(L, d, q->zb, x);
+    wg_bind_or(L, d, q->za, x);
+    wg_bind_value(L, d, q->y);
+    if (requant) wg_bind(L, d, WG_TABLE, t_off, 4 * (uint64_t)q->mult_rows);
+    else wg_bind(L, d, x, 0, 1);
+    WG_P(L, d, wg_pu((uint32_t)g->c_out), wg_pu((uint32_t)(g->c_out / g->group)), wg_pu((uint32_t)in_h),
+         wg_pu((uint32_t)in_w), wg_pu((uint32_t)out_h), wg_pu((uint32_t)out_w), wg_pu((uint32_t)k_h),
+         wg_pu((uint32_t)k_w), wg_pu((uint32_t)s_h), wg_pu((uint32_t)s_w), wg_pu((uint32_t)p_h), wg_pu((uint32_t)p_w),
+         wg_pu((uint32_t)d_h), wg_pu((uint32_t)d_w), wg_pu(q->za_step), wg_pu((uint32_t)total), wg_pu((uint32_t)threads),
+         wg_pi(q->y_zp));
+    return wg_grid_1d(L, d, threads);
+}
+
 /* ConvInteger-10 (x, w, x_zero_point?, w_zero_point?) -> i32 and
  * QLinearConv-10 (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?):
  * qim2col.wgsl packs the columns of every (image, group) into the scratch,
  * then the integer GEMM w_g [cout_g, K] x col [K, pixels] per (image,
  * group) writes y (NCHW), w's zero point, scale and the bias per output
- * channel (rows of a, row_off per group). The CPU reference is conv_run
+ * channel (rows of a, row_off per group); one input channel per group:
+ * qdwconv.wgsl (emit_qdwconv) instead. The CPU reference is conv_run
  * (cpu_quant.c): mult = x_scale * w_scale[m] / y_scale in double. */
 static rlx_status lower_qconv(wg_lower *L) {
     bool ql = L->n->op == RLX_OP_QLinearConv;
@@ -260,8 +302,6 @@ static rlx_status lower_qconv(wg_lower *L) {
     if (in_h >= big || in_w >= big || k_h * d_h >= big || k_w * d_w >= big || s_h >= big || s_w >= big ||
         p_h >= big || p_w >= big || K >= LIM31 || col >= LIM31 || wg_numel(x) >= LIM31 || wg_numel(w) >= LIM31)
         return wg_decline(L, "too large for 32-bit indexing");
-    if (!wg_window_fits(L, col)) return wg_decline(L, "the packed columns (%llu words) exceed a binding",
-                                                   (unsigned long long)col);
     wg_qgemm q;
     memset(&q, 0, sizeof q);
     q.a = wg_in_id(L, ql ? 3 : 1), q.y = wg_out_id(L, 0);
@@ -313,6 +353,18 @@ static rlx_status lower_qconv(wg_lower *L) {
         q.mult = mult, q.bias = bias;
         q.y_zp = (int32_t)rlx_tensor_get_i64(zy->konst, 0);
     }
+    rlx_status st;
+    if (cin_g == 1) {
+        st = emit_qdwconv(L, &q, &g, in_h, in_w, out_h, out_w, k_h, k_w, s_h, s_w, p_h, p_w, d_h, d_w);
+        free(mult);
+        free(bias);
+        return st;
+    }
+    if (!wg_window_fits(L, col)) {
+        free(mult);
+        free(bias);
+        return wg_decline(L, "the packed columns (%llu words) exceed a binding", (unsigned long long)col);
+    }
     wg_scratch(L, col);
     wg_dispatch *d = wg_emit(L, "qim2col");
     wg_spec(L, d, "X_SIGNED", q.b_signed);
@@ -325,7 +377,7 @@ static rlx_status lower_qconv(wg_lower *L) {
          wg_pu((uint32_t)k_h), wg_pu((uint32_t)k_w), wg_pu((uint32_t)s_h), wg_pu((uint32_t)s_w), wg_pu((uint32_t)p_h),
          wg_pu((uint32_t)p_w), wg_pu((uint32_t)d_h), wg_pu((uint32_t)d_w), wg_pu((uint32_t)K), wg_pu((uint32_t)kw),
          wg_pu((uint32_t)col));
-    rlx_status st = wg_grid_1d(L, d, col);
+    st = wg_grid_1d(L, d, col);
     if (!st) st = wg_emit_qgemm(L, &q);
     free(mult);
     free(bias);
