@@ -183,7 +183,8 @@ static void gen_conv(bo_ctx *ctx, const void *arg) {
  * scalar, w's per output channel; group 1, 2 or 3, depthwise (with a
  * channel multiplier); kernels 1x1, 3x3, 5x5 and random, strides 1-2,
  * dilations 1-2, asymmetric pads and auto_pad, 1-D and 2-D, odd channel
- * counts, K past 256; w a constant or an input. QLinearConv: w_scale per
+ * counts, K past 256, pointwise (1x1 stride 1, unpadded: no im2col); w a
+ * constant or an input. QLinearConv: w_scale per
  * tensor or per channel, random or powers of two (sums at exact ties:
  * round half to even), the int32 bias present or absent, y uint8/int8,
  * outputs that saturate. Bit-exact with the CPU's integer convolution.
@@ -208,6 +209,8 @@ static void gen_qconv(bo_ctx *ctx, const void *arg) {
                 if (g.in[j] < ext) g.in[j] = ext + rnd(0, 3);
             }
         if (i % 4 == 1) g.s[0] = 2, g.s[sr - 1] = 2;
+        else if (g.k[0] == 1 && g.k[sr - 1] == 1) /* pointwise: the GEMM reads x itself */
+            for (int j = 0; j < sr; j++) g.s[j] = 1;
         int kind = (i / 2) % 4; /* 0 plain, 1 depthwise, 2 grouped, 3 plain K > 256 */
         int64_t nb = rnd(1, 2), grp, cin, cout;
         rand_channels(kind, 2, 7, 7, 9, &grp, &cin, &cout);

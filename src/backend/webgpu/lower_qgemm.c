@@ -70,9 +70,11 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     uint64_t t_off = 0;
     uint32_t t_words = requant ? 4 * q->mult_rows * q->mult_cols : 0;
     if (requant) RLX_TRY(requant_table(L, q->mult, q->bias, q->mult_rows * q->mult_cols, q->mult_cols, &t_off));
-    /* blocks of 4 x 4 outputs where b is packed and n % 4 == 0 (each
-     * block's 8-bit outputs then fill whole words) */
-    bool tile = (q->b_packed || q->b_scratch) && q->n % 4 == 0;
+    /* blocks of 4 x 4 outputs where n % 4 == 0 (each block's 8-bit
+     * outputs then fill whole words; an unpacked b's four columns of one k
+     * are one word when its batch strides are whole words too) */
+    bool tile = q->n % 4 == 0;
+    for (int j = 0; j < q->nb && !q->b_packed && !q->b_scratch; j++) tile &= q->b_bstride[j] % 4 == 0;
     uint64_t threads = tile ? batch * ((q->m + 3) / 4) * (q->n / 4) : requant ? (total + 3) / 4 : total;
     wg_dispatch *d = wg_emit(L, L->caps->dot4 ? "qgemm_dp4" : "qgemm");
     wg_spec(L, d, "TILE", tile);
@@ -264,7 +266,8 @@ static rlx_status emit_qdwconv(wg_lower *L, const wg_qgemm *q, const rlx_conv_ge
  * qim2col.wgsl packs the columns of every (image, group) into the scratch,
  * then the integer GEMM w_g [cout_g, K] x col [K, pixels] per (image,
  * group) writes y (NCHW), w's zero point, scale and the bias per output
- * channel (rows of a, row_off per group); one input channel per group:
+ * channel (rows of a, row_off per group); a pointwise convolution (1x1,
+ * stride 1, unpadded): the GEMM on x itself; one input channel per group:
  * qdwconv.wgsl (emit_qdwconv) instead. The CPU reference is conv_run
  * (cpu_quant.c): mult = x_scale * w_scale[m] / y_scale in double. */
 static rlx_status lower_qconv(wg_lower *L) {
@@ -356,6 +359,18 @@ static rlx_status lower_qconv(wg_lower *L) {
     rlx_status st;
     if (cin_g == 1) {
         st = emit_qdwconv(L, &q, &g, in_h, in_w, out_h, out_w, k_h, k_w, s_h, s_w, p_h, p_w, d_h, d_w);
+        free(mult);
+        free(bias);
+        return st;
+    }
+    /* 1x1, stride 1, no padding: the GEMM reads x itself as b [cin_g,
+     * pixels] per (image, group) */
+    bool pointwise = k_h == 1 && k_w == 1 && s_h == 1 && s_w == 1;
+    for (int i = 0; i < g.nsp; i++) pointwise &= g.pad_begin[i] == 0 && g.pad_end[i] == 0;
+    if (pointwise) {
+        q.b = wg_in_id(L, 0), q.b_scratch = false, q.b_packed_words = 0;
+        q.b_bstride[0] = (uint32_t)((uint64_t)g.c_in * P), q.b_bstride[1] = (uint32_t)(cin_g * P);
+        st = wg_emit_qgemm(L, &q);
         free(mult);
         free(bias);
         return st;

@@ -119,9 +119,12 @@ fn zp_b(nn: u32) -> i32 {
     return zp_byte(ZB[i >> 2u], i, B_SIGNED);
 }
 
-// TILE (B packed, n a multiple of 4): invocation t computes a block of 4
-// rows x 4 columns, each loaded word of a and b used four times. The sums
-// are the same integers as qgemm_acc's (i32, wrapping: any order).
+// TILE (n a multiple of 4, b's batch strides too): invocation t computes a
+// block of 4 rows x 4 columns, each loaded word of a and b used four
+// times. B unpacked: the four columns' bytes of one k are one word (n0 a
+// multiple of 4), so four words (k .. k + 3) are loaded and their bytes
+// transposed into the four columns' words. The sums are the same integers
+// as qgemm_acc's (i32, wrapping: any order).
 fn qgemm_tile(t: u32) {
     let nq4 = P.n / 4u;
     let mq4 = (P.m + 3u) / 4u;
@@ -149,7 +152,20 @@ fn qgemm_tile(t: u32) {
     var sb = vec4<i32>(0);
     for (var q = 0u; q < kw; q = q + 1u) {
         let cnt = min(4u, P.k - 4u * q);
-        let wb = vec4<u32>(B[bp + q], B[bp + kw + q], B[bp + 2u * kw + q], B[bp + 3u * kw + q]);
+        var wb: vec4<u32>;
+        if (B_PACKED == 1u) {
+            wb = vec4<u32>(B[bp + q], B[bp + kw + q], B[bp + 2u * kw + q], B[bp + 3u * kw + q]);
+        } else {
+            let base = P.b_off * 4u + bb + 4u * q * P.n + n0; // a multiple of 4
+            var r = vec4<u32>(0u);
+            for (var j = 0u; j < cnt; j = j + 1u) { r[j] = B[(base + j * P.n) >> 2u]; }
+            for (var c = 0u; c < 4u; c = c + 1u) {
+                let sh = 8u * c;
+                let w = ((r.x >> sh) & 0xffu) | (((r.y >> sh) & 0xffu) << 8u) | (((r.z >> sh) & 0xffu) << 16u)
+                      | (((r.w >> sh) & 0xffu) << 24u);
+                wb[c] = fix_word(w, cnt, B_SIGNED);
+            }
+        }
         sb = sb + vec4<i32>(qdot(wb.x, ones), qdot(wb.y, ones), qdot(wb.z, ones), qdot(wb.w, ones));
         for (var i = 0u; i < rows; i = i + 1u) {
             let wa = word_a(ab + (m0 + i) * P.k + 4u * q, cnt);
