@@ -56,7 +56,8 @@
 #                                            # QLinearConv, MatMulInteger, QLinearMatMul): backend-ops --full
 #                                            # of each, then bench/qconv_gpu.py (single QLinearConv /
 #                                            # ConvInteger nodes: GPU vs CPU vs the f32 Conv twin vs
-#                                            # onnxruntime, GPU == CPU), with $QCONV_MODELS (default
+#                                            # onnxruntime, GPU == CPU; again with gpu.qgemm_tile=0),
+#                                            # with $QCONV_MODELS (default
 #                                            # build/quant/ppocrv4_det_qop.onnx and _qdq.onnx, made here by
 #                                            # bench/make_quant_models.py; add "build/quant" to carry) on
 #                                            # $QCONV_INPUT (default build/quant/x_1x3x256x256.npy); qconv.txt
@@ -387,7 +388,8 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
           x=${QCONV_INPUT:-build/quant/x_1x3x256x256.npy}
           if [ -f "$m" ] && [ -f "$x" ]; then extra="$extra --model $m=$x"; else echo "qconv: no $m or $x"; fi
         done
-        timeout 360 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 $extra
+        timeout 240 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 $extra
+        timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option gpu.qgemm_tile=0 $extra
       } 2>&1 | tee "$OUT/qconv.txt"
       ;;
     quick)

@@ -9,8 +9,11 @@ int8 w, int32 bias, uint8 y), one ConvInteger, and their f32 Conv twins.
 Extra models (e.g. make_quant_models.py's ppocrv4_det_qop.onnx) with
 --model PATH=INPUT.npy.
 
-    bench/qconv_gpu.py [--rlx build/rlx] [--small] [--iters 20]
+    bench/qconv_gpu.py [--rlx build/rlx] [--small] [--iters 20] [--option KEY=VALUE ...]
                        [--model build/quant/ppocrv4_det_qop.onnx=build/quant/x_1x3x256x256.npy]
+
+--option passes a session option to the GPU runs of the integer models (e.g.
+gpu.qgemm_tile=0: one output per invocation; gpu.dot4=0).
 
 Prints one line per model: GPU time (GPU timestamps and wall), CPU wall,
 f32 GPU time of the twin, onnxruntime wall, and whether GPU == CPU."""
@@ -78,9 +81,11 @@ def write_models(d, name, cin, cout, k, s, p, g, hw, integer, rng):
     return qp, fp, xp, xfp
 
 
-def rlx_bench(rlx, model, x, device, iters):
+def rlx_bench(rlx, model, x, device, iters, opts=()):
     args = [rlx, "bench", model, "--device", device, "--input", "x=" + x, "--warmup", "3",
             "--iters", str(iters), "--json", "--quiet"]
+    for o in opts:
+        args += ["--option", o]
     if device == "cpu":
         args += ["--gpu-iters", "0"]
     r = subprocess.run(args, capture_output=True, text=True)
@@ -90,10 +95,12 @@ def rlx_bench(rlx, model, x, device, iters):
     return j["wall_ms"]["median"], (j["gpu_ms"] or {}).get("median"), j.get("cpu_steps")
 
 
-def rlx_out(rlx, model, x, device, d):
+def rlx_out(rlx, model, x, device, d, opts=()):
     out = os.path.join(d, "out_" + device)
-    r = subprocess.run([rlx, "run", model, "--device", device, "--iters", "0", "--output-dir", out, "--input",
-                        "x=" + x], capture_output=True, text=True)
+    args = [rlx, "run", model, "--device", device, "--iters", "0", "--output-dir", out, "--input", "x=" + x]
+    for o in opts:
+        args += ["--option", o]
+    r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode:
         return None
     return [np.load(os.path.join(out, f)) for f in sorted(os.listdir(out)) if f.endswith(".npy")]
@@ -128,8 +135,11 @@ def main() -> int:
     ap.add_argument("--small", action="store_true", help="spatial sizes / 4 (lavapipe)")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--model", action="append", default=[], help="PATH=INPUT.npy (input name x)")
+    ap.add_argument("--option", action="append", default=[], help="KEY=VALUE for the integer models' GPU runs")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="rlx_qconv_")
+    if a.option:
+        print("GPU runs of the integer models with " + " ".join(a.option))
     rng = np.random.default_rng(1)
     print("| model | GPU int (GPU ts) | GPU int (wall) | CPU int (wall) | GPU f32 twin (GPU ts) | onnxruntime CPU |"
           " GPU == CPU | CPU steps on GPU plan |")
@@ -146,10 +156,10 @@ def main() -> int:
         if os.path.exists(path) and os.path.exists(x):
             rows.append((os.path.basename(path), path, x, None, None))
     for name, qp, xp, fp, xfp in rows:
-        g = rlx_bench(a.rlx, qp, xp, "gpu", a.iters)
+        g = rlx_bench(a.rlx, qp, xp, "gpu", a.iters, a.option)
         c = rlx_bench(a.rlx, qp, xp, "cpu", a.iters)
         f = rlx_bench(a.rlx, fp, xfp, "gpu", a.iters) if fp else None
-        og, oc = rlx_out(a.rlx, qp, xp, "gpu", d), rlx_out(a.rlx, qp, xp, "cpu", d)
+        og, oc = rlx_out(a.rlx, qp, xp, "gpu", d, a.option), rlx_out(a.rlx, qp, xp, "cpu", d)
         if og is None or oc is None or len(og) != len(oc):
             same = "run failed"
         elif all(np.array_equal(u, v) for u, v in zip(og, oc)):

@@ -17,6 +17,7 @@
 
 #include "backend/webgpu/lower_qgemm.h"
 #include "base/mem.h"
+#include "base/options.h"
 #include "base/tensor.h"
 #include "ir/op.h"
 #include "ir/ops/conv_geom.h"
@@ -72,8 +73,11 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     if (requant) RLX_TRY(requant_table(L, q->mult, q->bias, q->mult_rows * q->mult_cols, q->mult_cols, &t_off));
     /* blocks of 4 x 4 outputs where n % 4 == 0 (each block's 8-bit
      * outputs then fill whole words; an unpacked b's four columns of one k
-     * are one word when its batch strides are whole words too) */
-    bool tile = q->n % 4 == 0;
+     * are one word when its batch strides are whole words too) and m >= 4
+     * (fewer rows would leave invocations idle: GEMV shapes keep one
+     * output per invocation); option gpu.qgemm_tile=0 turns them off */
+    const char *opt = L->caps->cfg ? L->caps->cfg->gpu_qgemm_tile : NULL;
+    bool tile = q->n % 4 == 0 && q->m >= 4 && !(opt && strcmp(opt, "0") == 0);
     for (int j = 0; j < q->nb && !q->b_packed && !q->b_scratch; j++) tile &= q->b_bstride[j] % 4 == 0;
     uint64_t threads = tile ? batch * ((q->m + 3) / 4) * (q->n / 4) : requant ? (total + 3) / 4 : total;
     wg_dispatch *d = wg_emit(L, L->caps->dot4 ? "qgemm_dp4" : "qgemm");
