@@ -254,7 +254,8 @@ static void gen_qconv(bo_ctx *ctx, const void *arg) {
         bool pow2 = i % 4 == 1, chan = i % 3 != 0, bias = i % 4 != 2;
         double spread = pow2 ? 1 : 150.0 / (sqrt((double)K) * 5500.0 + 1);
         rlx_tensor *sx = bo_scalar(RLX_DTYPE_F32, pow2 ? 0.5 : bo_uniform(0.5, 2));
-        rlx_tensor *sw = chan ? bo_rand(RLX_DTYPE_F32, 1, &co, 0.5, 2) : bo_scalar(RLX_DTYPE_F32, pow2 ? 0.25 : bo_uniform(0.5, 2));
+        rlx_tensor *sw = chan ? bo_rand(RLX_DTYPE_F32, 1, &co, 0.5, 2)
+                              : bo_scalar(RLX_DTYPE_F32, pow2 ? 0.25 : bo_uniform(0.5, 2));
         if (chan && pow2)
             for (int64_t m = 0; m < co; m++) ((float *)sw->data)[m] = (float)ldexp(1.0, -(int)rnd(1, 3));
         rlx_tensor *sy = bo_scalar(RLX_DTYPE_F32, pow2 ? ldexp(1.0, K > 64 ? 4 : 1) : 1.0 / spread);

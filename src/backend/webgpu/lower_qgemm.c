@@ -86,7 +86,8 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     wg_spec(L, d, "B_PACKED", q->b_packed != NULL || q->b_scratch);
     wg_bind_value(L, d, q->a);
     if (q->b_scratch) wg_bind(L, d, WG_SCRATCH, 0, q->b_packed_words);
-    else if (q->b_packed) wg_bind(L, d, WG_TABLE, wg_table(L, q->b_packed, (size_t)q->b_packed_words), q->b_packed_words);
+    else if (q->b_packed)
+        wg_bind(L, d, WG_TABLE, wg_table(L, q->b_packed, (size_t)q->b_packed_words), q->b_packed_words);
     else wg_bind_value(L, d, q->b);
     wg_bind_or(L, d, q->za, q->a);
     wg_bind_or(L, d, q->zb, q->a);
@@ -260,8 +261,8 @@ static rlx_status emit_qdwconv(wg_lower *L, const wg_qgemm *q, const rlx_conv_ge
     WG_P(L, d, wg_pu((uint32_t)g->c_out), wg_pu((uint32_t)(g->c_out / g->group)), wg_pu((uint32_t)in_h),
          wg_pu((uint32_t)in_w), wg_pu((uint32_t)out_h), wg_pu((uint32_t)out_w), wg_pu((uint32_t)k_h),
          wg_pu((uint32_t)k_w), wg_pu((uint32_t)s_h), wg_pu((uint32_t)s_w), wg_pu((uint32_t)p_h), wg_pu((uint32_t)p_w),
-         wg_pu((uint32_t)d_h), wg_pu((uint32_t)d_w), wg_pu(q->za_step), wg_pu((uint32_t)total), wg_pu((uint32_t)threads),
-         wg_pi(q->y_zp));
+         wg_pu((uint32_t)d_h), wg_pu((uint32_t)d_w), wg_pu(q->za_step), wg_pu((uint32_t)total),
+         wg_pu((uint32_t)threads), wg_pi(q->y_zp));
     return wg_grid_1d(L, d, threads);
 }
 
