@@ -52,6 +52,15 @@
 #                                            # in fresh processes: with the driver's shader disk cache
 #                                            # emptied, then warm (twice), then off; and with
 #                                            # gpu.warm_pipelines=0 (the first run compiles); coldstart.txt
+#   bash bench/device_run.sh qconv           # ~3 min: the integer GEMM and convolutions (ConvInteger,
+#                                            # QLinearConv, MatMulInteger, QLinearMatMul): backend-ops --full
+#                                            # of each, then bench/qconv_gpu.py (single QLinearConv /
+#                                            # ConvInteger nodes: GPU vs CPU vs the f32 Conv twin vs
+#                                            # onnxruntime, GPU == CPU; again with gpu.qgemm_tile=0),
+#                                            # with $QCONV_MODELS (default
+#                                            # build/quant/ppocrv4_det_qop.onnx and _qdq.onnx, made here by
+#                                            # bench/make_quant_models.py; add "build/quant" to carry) on
+#                                            # $QCONV_INPUT (default build/quant/x_1x3x256x256.npy); qconv.txt
 #   bash bench/device_run.sh diag            # ~3 min: cooperative-matrix forms (coop_probe), the
 #                                            # f16 GEMM's self-test, the wait's spin budget on a
 #                                            # one-Relu model, why BERT nodes fall back to the CPU
@@ -368,6 +377,20 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
         echo "-- int8 with gpu.dot4=0 (the unpacked products)"
         timeout 150 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --option gpu.dot4=0 --iters "${GK_ITERS:-30}"
       } 2>&1 | tee "$OUT/gemmkinds.txt"
+      ;;
+    qconv)
+      {
+        for op in ConvInteger QLinearConv MatMulInteger QLinearMatMul; do
+          RLX_TEST_REQUIRE_GPU=1 timeout 60 "$D/bin/test_backend_ops" --full --op "$op" 2>&1 | tail -2
+        done
+        extra=""
+        for m in ${QCONV_MODELS:-build/quant/ppocrv4_det_qop.onnx build/quant/ppocrv4_det_qdq.onnx}; do
+          x=${QCONV_INPUT:-build/quant/x_1x3x256x256.npy}
+          if [ -f "$m" ] && [ -f "$x" ]; then extra="$extra --model $m=$x"; else echo "qconv: no $m or $x"; fi
+        done
+        timeout 240 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 $extra
+        timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option gpu.qgemm_tile=0 $extra
+      } 2>&1 | tee "$OUT/qconv.txt"
       ;;
     quick)
       timeout 120 "$PY" bench/sweep.py --rlx "$RLX" --out "$OUT/sweep.json" --txt "$OUT/sweep.txt" \

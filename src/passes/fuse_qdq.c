@@ -22,11 +22,11 @@
  * Before that, the integer ops of onnxruntime's quantize_dynamic become
  * ops the GPU has, with the reference kernels' bits: DynamicQuantizeLinear
  * (rewrite_dql) and MatMulInteger when its sums are exact in f32
- * (rewrite_mmi); and QLinearConv becomes its QDQ form (rewrite_qconv:
- * within one level of the integer kernel). ConvInteger is left to the
- * reference kernel. QLinearMatMul stays on every plan: the CPU (int8 GEMM,
- * src/backend/cpu/cpu_qgemm.h) and the GPU (the integer GEMM,
- * src/backend/webgpu/lower_qgemm.c) run it exactly. When the plan runs on
+ * (rewrite_mmi); and a 3-D QLinearConv becomes its QDQ form (rewrite_qconv:
+ * within one level of the integer kernel). ConvInteger, QLinearMatMul and
+ * the 1-D/2-D QLinearConv stay on every plan: the CPU (int8 GEMM,
+ * src/backend/cpu/cpu_qgemm.h) and the GPU (the integer GEMM and
+ * convolution, src/backend/webgpu/lower_qgemm.c) run them exactly. When the plan runs on
  * the CPU alone (stats->cpu_target), DynamicQuantizeLinear,
  * MatMulInteger and QLinearConv stay too: the CPU's int8 GEMM runs them
  * exactly; and, before the first fold (while the weights'
@@ -254,8 +254,10 @@ static double param_at(const rlx_value *v, int64_t m) {
     return rlx_tensor_get_f64(v->konst, rlx_value_numel(v) == 1 ? 0 : (size_t)m);
 }
 
-/* QLinearConv-10 as DequantizeLinear -> Conv (f32) -> QuantizeLinear, the
- * QDQ form of the same model: x's parameters per tensor; W, its scale and
+/* A 3-D QLinearConv-10 (or one whose y_scale or y_zero_point is not a
+ * constant; the others stay for the GPU's integer convolution) as
+ * DequantizeLinear -> Conv (f32) -> QuantizeLinear, the QDQ form of the
+ * same model: x's parameters per tensor; W, its scale and
  * zero point (per tensor or per output channel) and the bias constant, so
  * W' = (W - w_zp) * w_scale and B' = B * (x_scale * w_scale) fold here;
  * y's parameters per tensor. The Q -> DQ pairs this leaves with the
@@ -270,6 +272,9 @@ static rlx_status rewrite_qconv(rlx_graph *g, int ni) {
     if (!v[0] || !rlx_value_is_static(v[0]) || (v[0]->dtype != RLX_DTYPE_U8 && v[0]->dtype != RLX_DTYPE_I8)) return RLX_OK;
     if (!v[3] || !v[3]->konst || !v[4] || !v[4]->konst || !v[5] || !v[5]->konst || !v[1] || !v[1]->konst) return RLX_OK;
     if (v[3]->rank < 3 || n->out[0] < 0) return RLX_OK;
+    /* 1-D and 2-D with constant y parameters: the GPU's integer
+     * convolution runs the node itself, exactly (lower_qgemm.c) */
+    if (v[3]->rank <= 4 && v[6] && v[6]->konst && v[7] && v[7]->konst) return RLX_OK;
     int64_t M = v[3]->dims[0];
     size_t per = (size_t)(rlx_value_numel(v[3]) / (M ? M : 1));
     for (int i = 4; i <= 5; i++)

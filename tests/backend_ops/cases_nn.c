@@ -82,6 +82,26 @@ static int f16_param(int t, int n, const int *pick, int n_pick, bool *half) {
 
 /* ------------------------------------------------------------ Conv */
 
+/* Channels of a conv case by kind: 1 depthwise (groups = input channels
+ * in [dw_lo, dw_hi], channel multiplier 1 or 2), 2 grouped (2 or 3 groups
+ * of 1-3 channels each side), else one group of 1..cin_hi inputs and
+ * 1..cout_hi outputs. */
+static void rand_channels(int kind, int64_t dw_lo, int64_t dw_hi, int64_t cin_hi, int64_t cout_hi, int64_t *grp,
+                          int64_t *cin, int64_t *cout) {
+    *grp = 1;
+    if (kind == 1) {
+        *grp = *cin = rnd(dw_lo, dw_hi);
+        *cout = *cin * rnd(1, 2);
+    } else if (kind == 2) {
+        *grp = rnd(2, 3);
+        *cin = *grp * rnd(1, 3);
+        *cout = *grp * rnd(1, 3);
+    } else {
+        *cin = rnd(1, cin_hi);
+        *cout = rnd(1, cout_hi);
+    }
+}
+
 static void gen_conv(bo_ctx *ctx, const void *arg) {
     static const char *const k_algo[] = { NULL, "gpu.conv_algo=direct", "gpu.conv_algo=im2col", "gpu.conv_algo=implicit" };
     int n = bo_full(ctx) ? 240 : 20;
@@ -99,18 +119,8 @@ static void gen_conv(bo_ctx *ctx, const void *arg) {
         geom g;
         rand_geom(&g, sr, i % 9 == 8, true);
         int kind = i % 4; /* 0 plain, 1 depthwise, 2 grouped, 3 1x1 */
-        int64_t nb = rnd(1, 2), grp = 1, cin, cout;
-        if (kind == 1) {
-            grp = cin = rnd(1, 8);
-            cout = cin * rnd(1, 2);
-        } else if (kind == 2) {
-            grp = rnd(2, 3);
-            cin = grp * rnd(1, 3);
-            cout = grp * rnd(1, 3);
-        } else {
-            cin = rnd(1, 9);
-            cout = rnd(1, 17);
-        }
+        int64_t nb = rnd(1, 2), grp, cin, cout;
+        rand_channels(kind, 1, 8, 9, 17, &grp, &cin, &cout);
         if (kind == 3)
             for (int j = 0; j < sr; j++) g.k[j] = 1, g.d[j] = 1, g.p[j] = g.p[sr + j] = 0;
         if (i % 6 == 5) g.auto_pad = i % 12 == 5 ? "SAME_UPPER" : "SAME_LOWER";
@@ -161,6 +171,102 @@ static void gen_conv(bo_ctx *ctx, const void *arg) {
         bo_desc(c, "Conv x[1,3,5,5] w[4,3,3,3] with weights 1e5 and -7e4 (beyond f16) gpu.f16=1");
         rlx_attr a = RLX_ATTR_IS("pads", 4, ((const int64_t[]){ 1, 1, 1, 1 }));
         bo_single(c, "Conv", 2, in, k, 1, 1, &a);
+        bo_run(ctx, c);
+    }
+}
+
+/* ------------------------------------------------------------ integer convolution */
+
+/* ConvInteger (arg NULL) and QLinearConv (arg non-NULL) on the GPU
+ * (kernels/qim2col.wgsl, then the integer GEMM of qgemm_body.wgsl): x and
+ * w uint8/int8 in all four pairings; zero points absent (ConvInteger),
+ * scalar, w's per output channel; group 1, 2 or 3, depthwise (with a
+ * channel multiplier); kernels 1x1, 3x3, 5x5 and random, strides 1-2,
+ * dilations 1-2, asymmetric pads and auto_pad, 1-D and 2-D, odd channel
+ * counts, K past 256, pointwise (1x1 stride 1, unpadded: no im2col); w a
+ * constant or an input. QLinearConv: w_scale per
+ * tensor or per channel, random or powers of two (sums at exact ties:
+ * round half to even), the int32 bias present or absent, y uint8/int8,
+ * outputs that saturate. Bit-exact with the CPU's integer convolution.
+ * Every 5th case runs the unpacked products (gpu.dot4=0), every 7th one
+ * output per invocation (gpu.qgemm_tile=0). */
+static void gen_qconv(bo_ctx *ctx, const void *arg) {
+    bool ql = arg != NULL;
+    int n = bo_full(ctx) ? 96 : 24;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 10);
+        if (!c) continue;
+        bool xs_ = i & 1, ws_ = (i >> 1) & 1;
+        rlx_dtype xt = xs_ ? RLX_DTYPE_I8 : RLX_DTYPE_U8, wt = ws_ ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+        int sr = i % 7 == 6 ? 1 : 2;
+        geom g;
+        rand_geom(&g, sr, false, true);
+        static const int64_t k_sq[] = { 1, 3, 5 };
+        if (i % 3 != 2) /* square kernels 1x1, 3x3, 5x5; else random */
+            for (int j = 0; j < sr; j++) {
+                g.k[j] = k_sq[(i / 3) % 3];
+                int64_t ext = (g.k[j] - 1) * g.d[j] + 1;
+                g.p[j] = rnd(0, ext - 1), g.p[sr + j] = rnd(0, ext - 1);
+                if (g.in[j] < ext) g.in[j] = ext + rnd(0, 3);
+            }
+        if (i % 4 == 1) g.s[0] = 2, g.s[sr - 1] = 2;
+        else if (g.k[0] == 1 && g.k[sr - 1] == 1) /* pointwise: the GEMM reads x itself */
+            for (int j = 0; j < sr; j++) g.s[j] = 1;
+        int kind = (i / 2) % 4; /* 0 plain, 1 depthwise, 2 grouped, 3 plain K > 256 */
+        int64_t nb = rnd(1, 2), grp, cin, cout;
+        rand_channels(kind, 2, 7, 7, 9, &grp, &cin, &cout);
+        if (kind == 3) cin = 31;
+        if (i % 6 == 5) g.auto_pad = i % 12 == 5 ? "SAME_UPPER" : "SAME_LOWER";
+        if (i % 10 == 7) g.auto_pad = "VALID";
+        bo_shape xsh = { 2 + sr, { nb, cin } }, wsh = { 2 + sr, { cout, cin / grp } };
+        for (int j = 0; j < sr; j++) xsh.d[2 + j] = g.in[j], wsh.d[2 + j] = g.k[j];
+        int zmode = ql ? 1 + i % 2 : (i / 3) % 3; /* 0 none, 1 scalar, 2 w's per channel */
+        int64_t co = cout;
+        rlx_tensor *x = bo_rand_int(xt, xsh.rank, xsh.d, xs_ ? -128 : 0, xs_ ? 127 : 255);
+        rlx_tensor *w = bo_rand_int(wt, wsh.rank, wsh.d, ws_ ? -128 : 0, ws_ ? 127 : 255);
+        rlx_tensor *zx = NULL, *zw = NULL;
+        if (zmode) {
+            zx = bo_scalar(xt, xs_ ? (double)rnd(-5, 5) : (double)rnd(100, 150));
+            zw = zmode == 2 ? bo_rand_int(wt, 1, &co, ws_ ? -128 : 0, ws_ ? 127 : 255)
+                            : bo_scalar(wt, ws_ ? (double)rnd(-5, 5) : (double)rnd(100, 150));
+        }
+        bool kw = i % 5 != 3; /* w a constant, else an input */
+        if (i % 5 == 2) bo_opt(c, "gpu.dot4=0");
+        if (i % 7 == 4) bo_opt(c, "gpu.qgemm_tile=0");
+        char s1[96], s2[96];
+        bo_desc(c, "%s x %s%s w %s%s group=%lld zp %s%s", ql ? "QLinearConv" : "ConvInteger", rlx_dtype_name(xt),
+                bo_shape_str(xsh.rank, xsh.d, s1, 96), rlx_dtype_name(wt), bo_shape_str(wsh.rank, wsh.d, s2, 96),
+                (long long)grp, zmode == 0 ? "none" : zmode == 1 ? "scalar" : "w per channel", kw ? " w constant" : "");
+        geom_desc(c, &g);
+        rlx_attr a[6];
+        size_t na = 0;
+        geom_attrs(&g, a, &na, true, true);
+        a[na++] = RLX_ATTR_I("group", grp);
+        if (!ql) {
+            rlx_tensor *in[4] = { x, w, zx, zw };
+            bool k[4] = { false, kw, true, true };
+            bo_single(c, "ConvInteger", zx ? 4 : 2, in, k, 1, na, a);
+            bo_run(ctx, c);
+            continue;
+        }
+        int64_t K = cin / grp;
+        for (int j = 0; j < sr; j++) K *= g.k[j];
+        bool pow2 = i % 4 == 1, chan = i % 3 != 0, bias = i % 4 != 2;
+        double spread = pow2 ? 1 : 150.0 / (sqrt((double)K) * 5500.0 + 1);
+        rlx_tensor *sx = bo_scalar(RLX_DTYPE_F32, pow2 ? 0.5 : bo_uniform(0.5, 2));
+        rlx_tensor *sw = chan ? bo_rand(RLX_DTYPE_F32, 1, &co, 0.5, 2)
+                              : bo_scalar(RLX_DTYPE_F32, pow2 ? 0.25 : bo_uniform(0.5, 2));
+        if (chan && pow2)
+            for (int64_t m = 0; m < co; m++) ((float *)sw->data)[m] = (float)ldexp(1.0, -(int)rnd(1, 3));
+        rlx_tensor *sy = bo_scalar(RLX_DTYPE_F32, pow2 ? ldexp(1.0, K > 64 ? 4 : 1) : 1.0 / spread);
+        rlx_dtype yt = i % 3 == 0 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+        rlx_tensor *zy = bo_scalar(yt, yt == RLX_DTYPE_I8 ? (double)rnd(-20, 20) : (double)rnd(100, 150));
+        rlx_tensor *b = bias ? bo_rand_int(RLX_DTYPE_I32, 1, &co, -20000, 20000) : NULL;
+        bo_desc(c, " scales %s%s y %s%s", pow2 ? "powers of two" : "random", chan ? " w per channel" : "",
+                rlx_dtype_name(yt), bias ? " bias" : "");
+        rlx_tensor *in[9] = { x, sx, zx, w, sw, zw, sy, zy, b };
+        bool k[9] = { false, true, true, kw, true, true, true, true, true };
+        bo_single(c, "QLinearConv", bias ? 9 : 8, in, k, 1, na, a);
         bo_run(ctx, c);
     }
 }
@@ -373,6 +479,9 @@ static void gen_resize(bo_ctx *ctx, const void *arg) {
 static const bo_op k_ops[] = {
     { "Conv", gen_conv, NULL, CONV },
     { "ConvTranspose", gen_convt, NULL, CONV },
+    { "ConvInteger", gen_qconv, NULL, 0, 0, "i32 sums: exact" },
+    { "QLinearConv", gen_qconv, "ql", 0, 0,
+      "exact: i32 sums plus the bias, the CPU's double requantization reproduced (ties to even, saturation)" },
     { "MaxPool", gen_pool, NULL, 0, 0, "selects: exact" },
     { "AveragePool", gen_pool, NULL, 1e-6, 1e-6, "a window sum and one division" },
     { "GlobalMaxPool", gen_global_pool, NULL, 0, 0, "selects: exact" },

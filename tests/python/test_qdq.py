@@ -265,13 +265,11 @@ for hidden, k_last in [(48, 48), (48, 2048)]:
 # quantize_static in the QOperator format: QuantizeLinear -> QLinearConv x3
 # (per-channel int8 weights, int32 bias, one depthwise, one strided) ->
 # DequantizeLinear, and QuantizeLinear -> QLinearMatMul x2 (per-column
-# weights) -> DequantizeLinear. QLinearMatMul runs as itself on both
-# devices, equal to the reference kernels bit for bit; fuse_qdq writes each
-# QLinearConv as DequantizeLinear -> Conv -> QuantizeLinear, whose f32 sums and
-# division may put an output one level from the integer kernel's where it
-# lies at a rounding boundary: at most one level (of the output scale) from
-# the reference kernels and from onnxruntime, on 2% of the outputs at most;
-# on the GPU nothing falls back.
+# weights) -> DequantizeLinear. QLinearMatMul and QLinearConv run as
+# themselves on both devices (the CPU's int8 kernels, the GPU's integer GEMM
+# and convolution), equal to the reference kernels bit for bit; at most one
+# level (of the output scale) from onnxruntime (its float requantization),
+# on 2% of the outputs at most; on the GPU nothing falls back.
 f = np.float32
 
 
@@ -304,14 +302,11 @@ def qop_check(name, nodes, inits, xshape, op, n_op):
         if not C.check(r is not None and ref is not None, "%s %s: run failed" % (dev, name)):
             continue
         row = [ln.split() for ln in log.splitlines() if ln.split()[:1] == [op]]
-        # both devices run QLinearMatMul themselves, exactly (the CPU's int8 GEMM, the GPU's integer
-        # GEMM); QLinearConv too on the CPU (its int8 convolution); the GPU rewrites it
-        native = op == "QLinearMatMul" or dev == "cpu"
-        want = [str(n_op), str(n_op), "0", "0"] if native else [str(n_op), "0", "0", str(n_op)]
-        C.check(row and row[0][1:5] == want, "%s: %s not %s\n%s" % (dev, op, "native" if native else "rewritten",
-                                                                      log))
-        if native:
-            C.check(np.array_equal(r[0], ref[0]), "%s %s: differs from the reference kernels" % (dev, name))
+        # both devices run QLinearMatMul and QLinearConv themselves, exactly (the CPU's int8 GEMM and
+        # convolution, the GPU's integer GEMM and convolution)
+        want = [str(n_op), str(n_op), "0", "0"]
+        C.check(row and row[0][1:5] == want, "%s: %s not native\n%s" % (dev, op, log))
+        C.check(np.array_equal(r[0], ref[0]), "%s %s: differs from the reference kernels" % (dev, name))
         for other, what in [(ref[0], "the reference kernels"), (yo, "onnxruntime")]:
             d = np.abs(r[0].astype(np.float64) - other) / step
             print("%s %s vs %s: %.3g%% differ, max %.3g levels" % (dev, name, what, 100 * (d > 1e-6).mean(), d.max()))
@@ -417,7 +412,8 @@ for case, (ms, K, N, at, bt, zkind) in enumerate([((1, 7), 13, 5, np.uint8, np.i
 # One QLinearConv node (constant W, int32 bias), odd channels, strides, pads,
 # dilations, groups (depthwise and not), zero points 0 / non-zero, W's per
 # tensor or per channel (zero points all 0 with per-channel scales, what
-# onnxruntime's kernel takes, or random), uint8 and int8 x: rlx CPU equals numpy's exact
+# onnxruntime's kernel takes, or random), uint8 and int8 x: rlx CPU and GPU
+# (the integer convolution of lower_qgemm.c, no CPU fallback) equal numpy's exact
 # integer sums requantized as the reference kernel does (double multiplier,
 # round half to even, saturated) bit for bit, and onnxruntime within one
 # level on at most 1% of the outputs (its float requantization rounds ties
@@ -481,6 +477,10 @@ for case, (xs_, m_, k_, st_, pd_, dl_, grp, xt, wt_, zkind) in enumerate([
     onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 13)], ir_version=8), path)
     what = "QLinearConv %s m%d k%s s%s p%s d%s g%d x %s w %s zp %s" % ("x".join(map(str, xs_)), m_, k_, st_, pd_,
                                                                         dl_, grp, xt.__name__, wt_.__name__, zkind)
+    rg, log = rlx_run(path, {"x": x}, ["y"], "gpu")
+    if C.check(rg is not None, "gpu %s: run failed" % what):
+        C.check(np.array_equal(rg[0], want), "gpu %s: not the exact integer result" % what)
+        C.check(sum(fallbacks(log).values()) == 0, "gpu %s: fallback %s\n%s" % (what, fallbacks(log), log))
     r, log = rlx_run(path, {"x": x}, ["y"], "cpu")
     if not C.check(r is not None, "cpu %s: run failed" % what):
         continue

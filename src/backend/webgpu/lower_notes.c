@@ -121,11 +121,11 @@ static const gpu_note k_gpu_notes[] = {
       "QuantizeLinear -> DequantizeLinear pair on an activation becomes rlx.QuantizeDequantize (fuse_qdq); a "
       "DequantizeLinear of a constant folds. fuse_qdq also writes DynamicQuantizeLinear as ReduceMin/ReduceMax/"
       "QuantizeLinear and MatMulInteger (constant 2-D B, per-tensor A zero point, sums exact in f32: K * 255 * "
-      "max|B - zp| <= 2^24) as DequantizeLinear -> MatMul -> Cast, and QLinearConv (constant weights, bias) as "
+      "max|B - zp| <= 2^24) as DequantizeLinear -> MatMul -> Cast, and a 3-D QLinearConv (constant weights, bias) as "
       "DequantizeLinear -> Conv -> QuantizeLinear, so those run on the GPU too (a CPU-only plan keeps "
       "DynamicQuantizeLinear, MatMulInteger and QLinearConv for the CPU's exact int8 GEMM, and makes the QDQ "
-      "convolutions DequantizeLinear -> Conv -> QuantizeLinear QLinearConv: fuse_qdq_conv). QLinearMatMul is never "
-      "rewritten: both devices run it exactly." },
+      "convolutions DequantizeLinear -> Conv -> QuantizeLinear QLinearConv: fuse_qdq_conv). QLinearMatMul, "
+      "ConvInteger and the 1-D/2-D QLinearConv are never rewritten: both devices run them exactly." },
     /* lower_qgemm.c */
     { "MatMulInteger QLinearMatMul",
       "the integer GEMM (qgemm: i32 sums, bit-exact with the CPU's integer kernel; WGSL dot4I8Packed where it passes "
@@ -135,6 +135,16 @@ static const gpu_note k_gpu_notes[] = {
       ">= 0 (requantized as the CPU's double arithmetic, ties to even). A constant b is packed on the host "
       "(a copy of it in the step's table). Where fuse_qdq rewrites a MatMulInteger first (exact f32 sums, see "
       "QuantizeLinear) the f32 form runs instead." },
+    { "ConvInteger QLinearConv",
+      "the integer convolution (qim2col packs the columns of x four bytes a word into the step's scratch, a padding "
+      "tap holding x's zero point; then the integer GEMM per image and group; 1x1 stride-1 unpadded: the GEMM on x "
+      "itself; one input channel per group: a direct kernel, qdwconv; bit-exact with the CPU's integer kernel): 1-D or 2-D (3-D runs on the CPU; fuse_qdq writes a 3-D QLinearConv as f32 ops), any groups "
+      "(depthwise too), strides, dilations, pads and auto_pad; x and w int8 or uint8, x's zero point one element, "
+      "w's one or per output channel, of the operand's type. QLinearConv: f32 constant scales (x_scale, y_scale "
+      "one element, w_scale one or per output channel), a constant y zero point, an int8/uint8 y, B absent or a "
+      "constant int32 per output channel, x_scale * w_scale / y_scale finite and >= 0 (requantized as the CPU's "
+      "double arithmetic, ties to even). The packed columns (images x groups x output pixels x ceil(K / 4) words, "
+      "K = input channels per group x kernel size) of the other ones must fit one binding (not chunked yet)." },
     { "Equal", "inputs f32, f16, i32, u32, i64 or bool, of one dtype." },
     { "Less Greater LessOrEqual GreaterOrEqual", "inputs f32, f16, i32, u32 or i64 (not bool), of one dtype." },
     { "And Or Xor Not", "bool." },
@@ -156,7 +166,7 @@ static const char *const k_gpu_general[] = {
     "The tensors its kernels read and write have dtypes the GPU holds: f32, i32, u32, f16 (halves; the "
     "lowerings that list it, on adapters with shader-f16 except Cast and the comparisons), bool (one byte per "
     "element), i64 (word pairs) or int8/uint8 (bytes: QuantizeLinear, DequantizeLinear, MatMulInteger, "
-    "QLinearMatMul and Gather only); so nodes on "
+    "QLinearMatMul, ConvInteger, QLinearConv and Gather only); so nodes on "
     "bf16, f64 and other data run on the CPU.",
     "Every operand fits the device's limits: one binding (maxStorageBufferBindingSize, or RLX_MAX_BINDING_BYTES) "
     "and one buffer (maxBufferSize, or RLX_MAX_BUFFER_BYTES). The elementwise, copy, GEMM and convolution "

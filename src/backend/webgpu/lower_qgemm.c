@@ -1,6 +1,7 @@
 /* WGSL lowerings of the integer matrix products: MatMulInteger-10 (i32
  * result) and QLinearMatMul-10/21 (int8/uint8 result), numpy.matmul shapes
- * (rank-1 operands promoted, batch dims broadcast), on the integer GEMM
+ * (rank-1 operands promoted, batch dims broadcast), and the integer
+ * convolutions ConvInteger-10 and QLinearConv-10 (lower_qconv), on the integer GEMM
  * kernel (kernels/qgemm_body.wgsl; qgemm_dp4 with dot4I8Packed when the
  * device's self-test passed, webgpu_probe.c). Bit-exact with the CPU
  * reference (cpu_quant.c: mm_run): the sums are i32 (wrapping), and
@@ -16,14 +17,47 @@
 
 #include "backend/webgpu/lower_qgemm.h"
 #include "base/mem.h"
+#include "base/options.h"
 #include "base/tensor.h"
 #include "ir/op.h"
+#include "ir/ops/conv_geom.h"
 #include "ir/ops/quant_params.h"
 
 #define LIM31 ((uint64_t)1 << 31)
 
 static bool is_q8(const rlx_value *v) {
     return v && rlx_value_is_static(v) && (v->dtype == RLX_DTYPE_U8 || v->dtype == RLX_DTYPE_I8);
+}
+
+/* The requantization table of kernels/qrequant.wgsl: four words per entry
+ * i < n, mult[i] = sig * 2^e (sig a 53-bit integer: exact) and bias[i /
+ * per_bias] (0 without bias); its offset in the step's table in *off. */
+static rlx_status requant_table(wg_lower *L, const double *mult, const int32_t *bias, uint32_t n, uint32_t per_bias,
+                                uint64_t *off) {
+    uint32_t *w = malloc(sizeof *w * 4 * n);
+    if (!w) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        int ex = 0;
+        double fr = frexp(mult[i], &ex);
+        uint64_t sig = (uint64_t)ldexp(fr, 53);
+        w[4 * i] = (uint32_t)(sig >> 32), w[4 * i + 1] = (uint32_t)sig;
+        w[4 * i + 2] = (uint32_t)(int32_t)(mult[i] == 0 ? 0 : ex - 53);
+        w[4 * i + 3] = bias ? (uint32_t)bias[i / per_bias] : 0;
+    }
+    *off = wg_table(L, w, 4 * (size_t)n);
+    free(w);
+    return RLX_OK;
+}
+
+/* The overrides that qgemm_body.wgsl and qdwconv.wgsl share: a's and b's
+ * types and zero points, the requantization and y's type. */
+static void spec_q8(wg_lower *L, wg_dispatch *d, const wg_qgemm *q) {
+    wg_spec(L, d, "A_SIGNED", q->a_signed);
+    wg_spec(L, d, "B_SIGNED", q->b_signed);
+    wg_spec(L, d, "HAS_ZA", q->za >= 0);
+    wg_spec(L, d, "HAS_ZB", q->zb >= 0);
+    wg_spec(L, d, "REQUANT", q->mult != NULL);
+    wg_spec(L, d, "Y_SIGNED", q->y_signed);
 }
 
 rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
@@ -35,33 +69,25 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
         return wg_decline(L, "too large for 32-bit indexing");
     bool requant = q->mult != NULL;
     uint64_t t_off = 0;
-    uint32_t t_words = 0;
-    if (requant) {
-        t_words = 3 * q->mult_rows * q->mult_cols;
-        uint32_t *w = malloc(sizeof *w * t_words);
-        if (!w) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-        for (uint32_t i = 0; i < q->mult_rows * q->mult_cols; i++) {
-            /* mult = sig * 2^e, sig a 53-bit integer (exact) */
-            int ex = 0;
-            double fr = frexp(q->mult[i], &ex);
-            uint64_t sig = (uint64_t)ldexp(fr, 53);
-            w[3 * i] = (uint32_t)(sig >> 32), w[3 * i + 1] = (uint32_t)sig;
-            w[3 * i + 2] = (uint32_t)(int32_t)(q->mult[i] == 0 ? 0 : ex - 53);
-        }
-        t_off = wg_table(L, w, t_words);
-        free(w);
-    }
-    uint64_t threads = requant ? (total + 3) / 4 : total;
+    uint32_t t_words = requant ? 4 * q->mult_rows * q->mult_cols : 0;
+    if (requant) RLX_TRY(requant_table(L, q->mult, q->bias, q->mult_rows * q->mult_cols, q->mult_cols, &t_off));
+    /* blocks of 4 x 4 outputs where n % 4 == 0 (each block's 8-bit
+     * outputs then fill whole words; an unpacked b's four columns of one k
+     * are one word when its batch strides are whole words too) and m >= 4
+     * (fewer rows would leave invocations idle: GEMV shapes keep one
+     * output per invocation); option gpu.qgemm_tile=0 turns them off */
+    const char *opt = L->caps->cfg ? L->caps->cfg->gpu_qgemm_tile : NULL;
+    bool tile = q->n % 4 == 0 && q->m >= 4 && !(opt && strcmp(opt, "0") == 0);
+    for (int j = 0; j < q->nb && !q->b_packed && !q->b_scratch; j++) tile &= q->b_bstride[j] % 4 == 0;
+    uint64_t threads = tile ? batch * ((q->m + 3) / 4) * (q->n / 4) : requant ? (total + 3) / 4 : total;
     wg_dispatch *d = wg_emit(L, L->caps->dot4 ? "qgemm_dp4" : "qgemm");
-    wg_spec(L, d, "A_SIGNED", q->a_signed);
-    wg_spec(L, d, "B_SIGNED", q->b_signed);
-    wg_spec(L, d, "HAS_ZA", q->za >= 0);
-    wg_spec(L, d, "HAS_ZB", q->zb >= 0);
-    wg_spec(L, d, "REQUANT", requant);
-    wg_spec(L, d, "Y_SIGNED", q->y_signed);
-    wg_spec(L, d, "B_PACKED", q->b_packed != NULL);
+    wg_spec(L, d, "TILE", tile);
+    spec_q8(L, d, q);
+    wg_spec(L, d, "B_PACKED", q->b_packed != NULL || q->b_scratch);
     wg_bind_value(L, d, q->a);
-    if (q->b_packed) wg_bind(L, d, WG_TABLE, wg_table(L, q->b_packed, (size_t)q->b_packed_words), q->b_packed_words);
+    if (q->b_scratch) wg_bind(L, d, WG_SCRATCH, 0, q->b_packed_words);
+    else if (q->b_packed)
+        wg_bind(L, d, WG_TABLE, wg_table(L, q->b_packed, (size_t)q->b_packed_words), q->b_packed_words);
     else wg_bind_value(L, d, q->b);
     wg_bind_or(L, d, q->za, q->a);
     wg_bind_or(L, d, q->zb, q->a);
@@ -69,13 +95,14 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     if (requant) wg_bind(L, d, WG_TABLE, t_off, t_words);
     else wg_bind(L, d, q->a, 0, 1);
     WG_P(L, d, wg_pu(q->m), wg_pu(q->n), wg_pu(q->k), wg_pu((uint32_t)total), wg_pu((uint32_t)threads),
-         wg_pu(q->za_step), wg_pu(q->zb_step), wg_pu(requant && q->mult_rows > 1 ? 3 * q->mult_cols : 0),
-         wg_pu(requant && q->mult_cols > 1 ? 3 : 0), wg_pi(q->y_zp));
+         wg_pu(q->za_step), wg_pu(q->zb_step), wg_pu(requant && q->mult_rows > 1 ? 4 * q->mult_cols : 0),
+         wg_pu(requant && q->mult_cols > 1 ? 4 : 0), wg_pi(q->y_zp));
     wg_p_align16(L, d);
     int pad = 4 - q->nb;
     for (int j = 0; j < 4; j++) wg_p_u32(L, d, j < pad ? 1 : q->bd[j - pad]);
     for (int j = 0; j < 4; j++) wg_p_u32(L, d, j < pad ? 0 : q->a_bstride[j - pad]);
     for (int j = 0; j < 4; j++) wg_p_u32(L, d, j < pad ? 0 : q->b_bstride[j - pad]);
+    for (int j = 0; j < 4; j++) wg_p_u32(L, d, j < pad ? 0 : q->row_off[j - pad]);
     return wg_grid_1d(L, d, threads);
 }
 
@@ -157,7 +184,7 @@ static rlx_status lower_qmatmul(wg_lower *L) {
         RLX_TRY(param_step(L, "a_scale", true, a, sa, &sa_step));
         RLX_TRY(param_step(L, "b_scale", false, b, sb, &sb_step));
         q.mult_rows = sa_step ? q.m : 1, q.mult_cols = sb_step ? q.n : 1;
-        if ((uint64_t)q.mult_rows * q.mult_cols * 3 >= LIM31) return wg_decline(L, "too many scales");
+        if ((uint64_t)q.mult_rows * q.mult_cols * 4 >= LIM31) return wg_decline(L, "too many scales");
         mult = malloc(sizeof *mult * q.mult_rows * q.mult_cols);
         if (!mult) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
         double syv = rlx_tensor_get_f64(sy->konst, 0);
@@ -203,7 +230,183 @@ static rlx_status lower_qmatmul(wg_lower *L) {
     return st;
 }
 
+/* The parameters of one constant element (scalar or [M], rank <= 1). */
+static bool per_channel(const rlx_value *v, int64_t M) {
+    size_t n = rlx_value_numel(v);
+    return n == 1 || (v->rank == 1 && (int64_t)n == M);
+}
+
+/* One input channel per group (depthwise, any channel multiplier):
+ * kernels/qdwconv.wgsl sums each output's taps directly, with q's
+ * operands, zero points and requantization (a: w, b: x). */
+static rlx_status emit_qdwconv(wg_lower *L, const wg_qgemm *q, const rlx_conv_geom *g, uint64_t in_h, uint64_t in_w,
+                               uint64_t out_h, uint64_t out_w, uint64_t k_h, uint64_t k_w, uint64_t s_h, uint64_t s_w,
+                               uint64_t p_h, uint64_t p_w, uint64_t d_h, uint64_t d_w) {
+    bool requant = q->mult != NULL;
+    uint64_t total = (uint64_t)g->n * (uint64_t)g->c_out * out_h * out_w;
+    if (total >= LIM31) return wg_decline(L, "too large for 32-bit indexing");
+    uint64_t t_off = 0;
+    if (requant) RLX_TRY(requant_table(L, q->mult, q->bias, q->mult_rows, 1, &t_off));
+    uint64_t threads = requant ? (total + 3) / 4 : total;
+    wg_dispatch *d = wg_emit(L, "qdwconv");
+    spec_q8(L, d, q);
+    int x = wg_in_id(L, 0);
+    wg_bind_value(L, d, x);
+    wg_bind_value(L, d, q->a);
+    wg_bind_or(L, d, q->zb, x);
+    wg_bind_or(L, d, q->za, x);
+    wg_bind_value(L, d, q->y);
+    if (requant) wg_bind(L, d, WG_TABLE, t_off, 4 * (uint64_t)q->mult_rows);
+    else wg_bind(L, d, x, 0, 1);
+    WG_P(L, d, wg_pu((uint32_t)g->c_out), wg_pu((uint32_t)(g->c_out / g->group)), wg_pu((uint32_t)in_h),
+         wg_pu((uint32_t)in_w), wg_pu((uint32_t)out_h), wg_pu((uint32_t)out_w), wg_pu((uint32_t)k_h),
+         wg_pu((uint32_t)k_w), wg_pu((uint32_t)s_h), wg_pu((uint32_t)s_w), wg_pu((uint32_t)p_h), wg_pu((uint32_t)p_w),
+         wg_pu((uint32_t)d_h), wg_pu((uint32_t)d_w), wg_pu(q->za_step), wg_pu((uint32_t)total),
+         wg_pu((uint32_t)threads), wg_pi(q->y_zp));
+    return wg_grid_1d(L, d, threads);
+}
+
+/* ConvInteger-10 (x, w, x_zero_point?, w_zero_point?) -> i32 and
+ * QLinearConv-10 (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?):
+ * qim2col.wgsl packs the columns of every (image, group) into the scratch,
+ * then the integer GEMM w_g [cout_g, K] x col [K, pixels] per (image,
+ * group) writes y (NCHW), w's zero point, scale and the bias per output
+ * channel (rows of a, row_off per group); a pointwise convolution (1x1,
+ * stride 1, unpadded): the GEMM on x itself; one input channel per group:
+ * qdwconv.wgsl (emit_qdwconv) instead. The CPU reference is conv_run
+ * (cpu_quant.c): mult = x_scale * w_scale[m] / y_scale in double. */
+static rlx_status lower_qconv(wg_lower *L) {
+    bool ql = L->n->op == RLX_OP_QLinearConv;
+    const rlx_value *x = wg_in(L, 0), *w = wg_in(L, ql ? 3 : 1), *y = wg_out(L, 0);
+    const rlx_value *zx = wg_in(L, 2), *zw = wg_in(L, ql ? 5 : 3);
+    if (!is_q8(x) || !is_q8(w)) return wg_decline(L, "x and w must be int8 or uint8");
+    if (!y || !rlx_value_is_static(y) || (zx && !rlx_value_is_static(zx)) || (zw && !rlx_value_is_static(zw)))
+        return wg_decline(L, "dynamic shape");
+    if (ql ? (y->dtype != RLX_DTYPE_U8 && y->dtype != RLX_DTYPE_I8) : y->dtype != RLX_DTYPE_I32)
+        return wg_decline(L, "output dtype %s", rlx_dtype_name(y->dtype));
+    if ((zx && zx->dtype != x->dtype) || (zw && zw->dtype != w->dtype))
+        return wg_decline(L, "zero point of another type than its operand");
+    rlx_conv_geom g;
+    if (rlx_conv_geom_resolve(L->n, RLX_GEOM_CONV, x->dims, x->rank, w->dims, w->rank, &g) != RLX_OK)
+        return wg_decline(L, "geometry does not resolve");
+    if (g.nsp > 2) return wg_decline(L, "3-D convolution");
+    if (g.group < 1 || g.c_in % g.group || g.c_out % g.group) return wg_decline(L, "bad groups");
+    int64_t M = g.c_out;
+    if (zx && wg_numel(zx) != 1) return wg_decline(L, "x_zero_point must have one element");
+    if (zw && !per_channel(zw, M)) return wg_decline(L, "w_zero_point must have 1 or %lld elements", (long long)M);
+    if (wg_numel(y) == 0) return RLX_OK;
+    /* 2-D geometry (a 1-D convolution: unit height) */
+    int o = g.nsp == 2 ? 0 : -1;
+    uint64_t in_h = o ? 1 : (uint64_t)g.in[0], in_w = (uint64_t)g.in[o + 1];
+    uint64_t out_h = o ? 1 : (uint64_t)g.out[0], out_w = (uint64_t)g.out[o + 1];
+    uint64_t k_h = o ? 1 : (uint64_t)g.k[0], k_w = (uint64_t)g.k[o + 1];
+    uint64_t s_h = o ? 1 : (uint64_t)g.stride[0], s_w = (uint64_t)g.stride[o + 1];
+    uint64_t d_h = o ? 1 : (uint64_t)g.dil[0], d_w = (uint64_t)g.dil[o + 1];
+    uint64_t p_h = o ? 0 : (uint64_t)g.pad_begin[0], p_w = (uint64_t)g.pad_begin[o + 1];
+    uint64_t G = (uint64_t)g.group, cin_g = (uint64_t)g.c_in / G, cout_g = (uint64_t)M / G;
+    uint64_t K = cin_g * k_h * k_w, P = out_h * out_w, kw = (K + 3) / 4;
+    uint64_t col = (uint64_t)g.n * G * P * kw;
+    uint64_t big = (uint64_t)1 << 30;
+    if (in_h >= big || in_w >= big || k_h * d_h >= big || k_w * d_w >= big || s_h >= big || s_w >= big ||
+        p_h >= big || p_w >= big || K >= LIM31 || col >= LIM31 || wg_numel(x) >= LIM31 || wg_numel(w) >= LIM31)
+        return wg_decline(L, "too large for 32-bit indexing");
+    wg_qgemm q;
+    memset(&q, 0, sizeof q);
+    q.a = wg_in_id(L, ql ? 3 : 1), q.y = wg_out_id(L, 0);
+    q.za = zw ? wg_in_id(L, ql ? 5 : 3) : -1, q.zb = zx ? wg_in_id(L, 2) : -1;
+    q.za_step = zw && wg_numel(zw) > 1 ? 1 : 0;
+    q.a_signed = w->dtype == RLX_DTYPE_I8, q.b_signed = x->dtype == RLX_DTYPE_I8, q.y_signed = y->dtype == RLX_DTYPE_I8;
+    q.m = (uint32_t)cout_g, q.n = (uint32_t)P, q.k = (uint32_t)K;
+    q.nb = 2;
+    q.bd[0] = (uint32_t)g.n, q.bd[1] = (uint32_t)G;
+    q.a_bstride[0] = 0, q.a_bstride[1] = (uint32_t)(cout_g * K);
+    q.b_bstride[0] = (uint32_t)(G * P * kw), q.b_bstride[1] = (uint32_t)(P * kw);
+    q.row_off[0] = 0, q.row_off[1] = (uint32_t)cout_g;
+    q.b_scratch = true, q.b_packed_words = col;
+    double *mult = NULL;
+    int32_t *bias = NULL;
+    if (ql) {
+        const rlx_value *sx = wg_in(L, 1), *sw = wg_in(L, 4), *sy = wg_in(L, 6), *zy = wg_in(L, 7), *b = wg_in(L, 8);
+        const rlx_value *sc[3] = { sx, sw, sy };
+        for (int i = 0; i < 3; i++)
+            if (!sc[i] || !sc[i]->konst || sc[i]->dtype != RLX_DTYPE_F32 || rlx_value_numel(sc[i]) < 1)
+                return wg_decline(L, "scales must be f32 constants");
+        if (rlx_value_numel(sx) != 1 || rlx_value_numel(sy) != 1 || !per_channel(sw, M))
+            return wg_decline(L, "x_scale and y_scale of one element, w_scale of 1 or %lld", (long long)M);
+        if (!zy || !zy->konst || rlx_value_numel(zy) != 1 || zy->dtype != y->dtype)
+            return wg_decline(L, "y_zero_point must be a constant of y's type");
+        if (b && (!b->konst || b->dtype != RLX_DTYPE_I32 || (int64_t)rlx_value_numel(b) != M))
+            return wg_decline(L, "B must be a constant int32 of %lld elements", (long long)M);
+        q.mult_rows = (uint32_t)M, q.mult_cols = 1;
+        mult = malloc(sizeof *mult * (size_t)M);
+        bias = b ? malloc(sizeof *bias * (size_t)M) : NULL;
+        if (!mult || (b && !bias)) {
+            free(mult);
+            free(bias);
+            return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        }
+        double sxv = rlx_tensor_get_f64(sx->konst, 0), syv = rlx_tensor_get_f64(sy->konst, 0);
+        size_t nsw = rlx_value_numel(sw);
+        for (int64_t m = 0; m < M; m++) {
+            /* the CPU's expression (cpu_quant.c: conv_run) */
+            double v = sxv * rlx_tensor_get_f64(sw->konst, nsw == 1 ? 0 : (size_t)m) / syv;
+            if (!(v >= 0) || isinf(v)) {
+                free(mult);
+                free(bias);
+                return wg_decline(L, "x_scale * w_scale / y_scale is not finite and >= 0");
+            }
+            mult[m] = v;
+            if (bias) bias[m] = ((const int32_t *)b->konst->data)[m];
+        }
+        q.mult = mult, q.bias = bias;
+        q.y_zp = (int32_t)rlx_tensor_get_i64(zy->konst, 0);
+    }
+    rlx_status st;
+    if (cin_g == 1) {
+        st = emit_qdwconv(L, &q, &g, in_h, in_w, out_h, out_w, k_h, k_w, s_h, s_w, p_h, p_w, d_h, d_w);
+        free(mult);
+        free(bias);
+        return st;
+    }
+    /* 1x1, stride 1, no padding: the GEMM reads x itself as b [cin_g,
+     * pixels] per (image, group) */
+    bool pointwise = k_h == 1 && k_w == 1 && s_h == 1 && s_w == 1;
+    for (int i = 0; i < g.nsp; i++) pointwise &= g.pad_begin[i] == 0 && g.pad_end[i] == 0;
+    if (pointwise) {
+        q.b = wg_in_id(L, 0), q.b_scratch = false, q.b_packed_words = 0;
+        q.b_bstride[0] = (uint32_t)((uint64_t)g.c_in * P), q.b_bstride[1] = (uint32_t)(cin_g * P);
+        st = wg_emit_qgemm(L, &q);
+        free(mult);
+        free(bias);
+        return st;
+    }
+    if (!wg_window_fits(L, col)) {
+        free(mult);
+        free(bias);
+        return wg_decline(L, "the packed columns (%llu words) exceed a binding", (unsigned long long)col);
+    }
+    wg_scratch(L, col);
+    wg_dispatch *d = wg_emit(L, "qim2col");
+    wg_spec(L, d, "X_SIGNED", q.b_signed);
+    wg_spec(L, d, "HAS_ZX", zx != NULL);
+    wg_bind_value(L, d, wg_in_id(L, 0));
+    wg_bind_or(L, d, q.zb, wg_in_id(L, 0));
+    wg_bind(L, d, WG_SCRATCH, 0, col);
+    WG_P(L, d, wg_pu((uint32_t)g.n), wg_pu((uint32_t)G), wg_pu((uint32_t)g.c_in), wg_pu((uint32_t)cin_g),
+         wg_pu((uint32_t)in_h), wg_pu((uint32_t)in_w), wg_pu((uint32_t)out_h), wg_pu((uint32_t)out_w),
+         wg_pu((uint32_t)k_h), wg_pu((uint32_t)k_w), wg_pu((uint32_t)s_h), wg_pu((uint32_t)s_w), wg_pu((uint32_t)p_h),
+         wg_pu((uint32_t)p_w), wg_pu((uint32_t)d_h), wg_pu((uint32_t)d_w), wg_pu((uint32_t)K), wg_pu((uint32_t)kw),
+         wg_pu((uint32_t)col));
+    st = wg_grid_1d(L, d, col);
+    if (!st) st = wg_emit_qgemm(L, &q);
+    free(mult);
+    free(bias);
+    return st;
+}
+
 const wg_lower_fn wg_lowerings_qgemm[RLX_OP_COUNT] = {
     [RLX_OP_MatMulInteger] = lower_qmatmul,
     [RLX_OP_QLinearMatMul] = lower_qmatmul,
+    [RLX_OP_ConvInteger] = lower_qconv,
+    [RLX_OP_QLinearConv] = lower_qconv,
 };

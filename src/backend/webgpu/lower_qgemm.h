@@ -1,6 +1,7 @@
 /* The integer GEMM of the WebGPU backend (lower_qgemm.c,
- * kernels/qgemm_body.wgsl): MatMulInteger-10 and QLinearMatMul-10/21 on
- * int8/uint8 operands, bit-exact with the CPU reference
+ * kernels/qgemm_body.wgsl): MatMulInteger-10 and QLinearMatMul-10/21, and
+ * ConvInteger-10 and QLinearConv-10 (kernels/qim2col.wgsl, then the GEMM)
+ * on int8/uint8 operands, bit-exact with the CPU reference
  * (src/backend/cpu/cpu_quant.c). */
 #ifndef RLX_BACKEND_WEBGPU_LOWER_QGEMM_H
 #define RLX_BACKEND_WEBGPU_LOWER_QGEMM_H
@@ -26,7 +27,17 @@ typedef struct wg_qgemm {
      * k): b_packed words, b_bstride then in words; b is then ignored */
     const uint32_t *b_packed;
     uint64_t b_packed_words;
+    /* b packed in that layout by an earlier dispatch of the step, in its
+     * scratch buffer (words [0, b_packed_words)); b is then ignored */
+    bool b_scratch;
+    /* rows that batch index i of dim j adds to the row of the per-row
+     * parameters (za, mult, bias): row_off[j] * i (0: a matmul; the
+     * output channels per group for a convolution's group dim) */
+    uint32_t row_off[4];
     const double *mult;
+    /* NULL, or one i32 per row parameter (mult_rows of them) added to the
+     * sums (wrapping) before the requantization */
+    const int32_t *bias;
     uint32_t mult_rows, mult_cols;
     int32_t y_zp;
 } wg_qgemm;

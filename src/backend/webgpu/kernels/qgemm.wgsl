@@ -6,6 +6,7 @@ fn qdot(a: u32, b: u32) -> i32 {
     return extractBits(x, 0u, 8u) * extractBits(y, 0u, 8u) + extractBits(x, 8u, 8u) * extractBits(y, 8u, 8u)
          + extractBits(x, 16u, 8u) * extractBits(y, 16u, 8u) + extractBits(x, 24u, 8u) * extractBits(y, 24u, 8u);
 }
+//!include qrequant
 //!include qgemm_body
 //!main1d t < P.threads {
     qgemm_main(t);

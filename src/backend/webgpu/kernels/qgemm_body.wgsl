@@ -1,7 +1,8 @@
 // (not a kernel: included by qgemm.wgsl and qgemm_dp4.wgsl after their
-// qdot function) The integer GEMM of MatMulInteger-10 and QLinearMatMul-10/21
+// qdot function and qrequant.wgsl) The integer GEMM of MatMulInteger-10 and QLinearMatMul-10/21,
+// and of ConvInteger-10 and QLinearConv-10 after qim2col.wgsl
 // (lower_qgemm.c), with the CPU reference's results bit for bit
-// (src/backend/cpu/cpu_quant.c: mm_run):
+// (src/backend/cpu/cpu_quant.c: mm_run, conv_run):
 //   acc = sum_k (a[m,k] - za) * (b[k,n] - zb)   in i32, wrapping
 //   y = acc (i32), or saturate(round_half_even(f64(acc) * mult) + y_zp) (8-bit)
 // Operands: int8/uint8 bytes four to a word (README.md, "Element types"),
@@ -13,20 +14,20 @@
 // multiple of 4 pads the last word with 0 (in the signed domain), which
 // adds nothing.
 // mult (QLinearMatMul) = a_scale * b_scale / y_scale is the CPU's double,
-// from the host table TB: three words per (row parameter, column parameter)
-// pair, the 53-bit integer significand (high 21 bits, low 32 bits) and the
-// exponent (i32): mult = sig * 2^exp. The product acc * mult is formed
-// exactly (96 bits), rounded to 53 bits (the double product), then to an
-// integer (ties to even), as the CPU's nearbyint((double)acc * mult).
+// from the host table TB: four words per (row parameter, column parameter)
+// pair (qrequant.wgsl, included before this file: the significand, the
+// exponent, and an i32 bias added to acc first, QLinearConv's B).
 // Params: offsets in words (bindings A, B, ZA, ZB, Y, TB), m, n, k, total
 // (output elements), threads (one word of y each), za_step / zb_step (0:
 // one zero point, 1: per row of a / per column of b), t_row (table words
-// per row of a: 0 or 3 * columns), t_col (0 or 3), y_zp; batch: dims of
-// the output's batch (4, padded with 1), and the byte strides of a and b
-// per batch dim (0: broadcast).
+// per row of a: 0 or 4 * columns), t_col (0 or 4), y_zp; batch: dims of
+// the output's batch (4, padded with 1), the byte strides of a and b per
+// batch dim (0: broadcast), and the rows each batch index adds to the
+// row of the per-row parameters (za, the table: the output channels of a
+// convolution's groups; 0 for a matmul).
 //!params a_off: u32, b_off: u32, za_off: u32, zb_off: u32, y_off: u32, t_off: u32, m: u32, n: u32, k: u32
 //!params total: u32, threads: u32, za_step: u32, zb_step: u32, t_row: u32, t_col: u32, y_zp: i32
-//!params batch: array<vec4<u32>, 3>
+//!params batch: array<vec4<u32>, 4>
 //!bind A: array<u32>, B: array<u32>, ZA: array<u32>, ZB: array<u32>, Y: array<u32>, TB: array<u32>
 override A_SIGNED: u32 = 0u;
 override B_SIGNED: u32 = 0u;
@@ -38,6 +39,8 @@ override Y_SIGNED: u32 = 0u;
 // b, per column n, ceil(k / 4) words of four k, already in the signed
 // domain and padded with 0; b's batch strides then count words
 override B_PACKED: u32 = 0u;
+// 1: blocks of 4 x 4 outputs per invocation (qgemm_tile; B_PACKED, n % 4 == 0)
+override TILE: u32 = 0u;
 
 // Four bytes of X from byte index i (cnt of them valid, 1..4; the others 0),
 // moved to the signed domain unless SIGNED.
@@ -61,95 +64,6 @@ fn zp_byte(w: u32, i: u32, signed: u32) -> i32 {
     return select(b - 128, b - 256 * (b >> 7u), signed == 1u);
 }
 
-// ---- exact requantization (96-bit unsigned integers as three limbs, low first)
-
-// a * b as (low, high) words.
-fn mul64(a: u32, b: u32) -> vec2<u32> {
-    let a0 = a & 0xffffu; let a1 = a >> 16u; let b0 = b & 0xffffu; let b1 = b >> 16u;
-    let p00 = a0 * b0; let p01 = a0 * b1; let p10 = a1 * b0; let p11 = a1 * b1;
-    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
-    let lo = (p00 & 0xffffu) | (mid << 16u);
-    let hi = p11 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
-    return vec2<u32>(lo, hi);
-}
-
-fn bitlen(v: vec3<u32>) -> u32 {
-    if (v.z != 0u) { return 65u + firstLeadingBit(v.z); }
-    if (v.y != 0u) { return 33u + firstLeadingBit(v.y); }
-    if (v.x != 0u) { return 1u + firstLeadingBit(v.x); }
-    return 0u;
-}
-
-fn limb(v: vec3<u32>, i: u32) -> u32 {
-    if (i == 0u) { return v.x; }
-    if (i == 1u) { return v.y; }
-    if (i == 2u) { return v.z; }
-    return 0u;
-}
-
-// floor(v / 2^s), s < 96
-fn shr(v: vec3<u32>, s: u32) -> vec3<u32> {
-    let w = s / 32u; let b = s % 32u;
-    var r = vec3<u32>(0u);
-    for (var i = 0u; i < 3u; i = i + 1u) {
-        var x = limb(v, i + w) >> b;
-        if (b != 0u) { x = x | (limb(v, i + w + 1u) << (32u - b)); }
-        if (i == 0u) { r.x = x; } else if (i == 1u) { r.y = x; } else { r.z = x; }
-    }
-    return r;
-}
-
-// whether any of the bits below bit p (p <= 96) is set
-fn any_below(v: vec3<u32>, p: u32) -> bool {
-    for (var i = 0u; i < 3u; i = i + 1u) {
-        let c = clamp(i32(p) - 32 * i32(i), 0, 32);
-        let mask = select((1u << u32(c)) - 1u, 0xffffffffu, c >= 32);
-        if ((limb(v, i) & mask) != 0u) { return true; }
-    }
-    return false;
-}
-
-// v / 2^s rounded to nearest, ties to even (s >= 1; any s)
-fn shr_round(v: vec3<u32>, s: u32) -> vec3<u32> {
-    if (s > 96u) { return vec3<u32>(0u); }
-    var q = vec3<u32>(0u);
-    if (s < 96u) { q = shr(v, s); }
-    let half = ((limb(v, (s - 1u) / 32u) >> ((s - 1u) % 32u)) & 1u) == 1u;
-    if (half && (any_below(v, s - 1u) || (q.x & 1u) == 1u)) {
-        q.x = q.x + 1u;
-        if (q.x == 0u) { q.y = q.y + 1u; if (q.y == 0u) { q.z = q.z + 1u; } }
-    }
-    return q;
-}
-
-// saturate(round_half_even(f64(acc) * mult) + y_zp) with mult from TB at word t
-fn requant(acc: i32, t: u32) -> i32 {
-    let lo = select(0, -128, Y_SIGNED == 1u);
-    let hi = lo + 255;
-    let mhi = TB[t]; let mlo = TB[t + 1u]; let e = bitcast<i32>(TB[t + 2u]);
-    let mag = select(bitcast<u32>(acc), bitcast<u32>(0 - acc), acc < 0);
-    let p0 = mul64(mag, mlo); let p1 = mul64(mag, mhi);
-    let y = p0.y + p1.x;
-    var p = vec3<u32>(p0.x, y, p1.y + select(0u, 1u, y < p0.y));
-    // the double product: 53 significant bits
-    var f = e;
-    let l = bitlen(p);
-    if (l > 53u) { p = shr_round(p, l - 53u); f = f + i32(l - 53u); }
-    // then to an integer; |result| capped at 2^24 (saturates below)
-    var r = 0u;
-    let lp = bitlen(p);
-    if (lp == 0u) {
-        r = 0u;
-    } else if (f >= 0) {
-        r = select(p.x << u32(f), 1u << 24u, i32(lp) + f > 24);
-    } else {
-        let q = shr_round(p, u32(-f));
-        r = select(q.x, 1u << 24u, q.y != 0u || q.z != 0u || q.x > (1u << 24u));
-    }
-    let v = select(i32(r), -i32(r), acc < 0) + P.y_zp;
-    return clamp(v, lo, hi);
-}
-
 // acc of output element e
 fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
     let nn = e % P.n;
@@ -157,12 +71,14 @@ fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
     var bi = e / (P.n * P.m);
     var ab = P.a_off * 4u;
     var bb = 0u;
+    var prow = mm; // the row of the per-row parameters
     for (var j = 3; j >= 0; j = j - 1) {
         let d = P.batch[0][j];
         let c = bi % d;
         bi = bi / d;
         ab = ab + c * P.batch[1][j];
         bb = bb + c * P.batch[2][j];
+        prow = prow + c * P.batch[3][j];
     }
     let arow = ab + mm * P.k;
     let kw = (P.k + 3u) / 4u;
@@ -185,16 +101,105 @@ fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
         sa = sa + qdot(wa, ones);
         sb = sb + qdot(wb, ones);
     }
-    var za = select(-128, 0, A_SIGNED == 1u);
-    if (HAS_ZA == 1u) { let i = P.za_off * 4u + mm * P.za_step; za = zp_byte(ZA[i >> 2u], i, A_SIGNED); }
-    var zb = select(-128, 0, B_SIGNED == 1u);
-    if (HAS_ZB == 1u) { let i = P.zb_off * 4u + nn * P.zb_step; zb = zp_byte(ZB[i >> 2u], i, B_SIGNED); }
+    let za = zp_a(prow);
+    let zb = zp_b(nn);
     let acc = dot - za * sb - zb * sa + i32(P.k) * za * zb;
-    return vec2<u32>(bitcast<u32>(acc), P.t_off + mm * P.t_row + nn * P.t_col);
+    return vec2<u32>(bitcast<u32>(acc), P.t_off + prow * P.t_row + nn * P.t_col);
 }
 
-// invocation t: output element t (i32), or the four 8-bit outputs of word t
+// The zero point of a at parameter row prow, of b at column nn.
+fn zp_a(prow: u32) -> i32 {
+    if (HAS_ZA == 0u) { return select(-128, 0, A_SIGNED == 1u); }
+    let i = P.za_off * 4u + prow * P.za_step;
+    return zp_byte(ZA[i >> 2u], i, A_SIGNED);
+}
+fn zp_b(nn: u32) -> i32 {
+    if (HAS_ZB == 0u) { return select(-128, 0, B_SIGNED == 1u); }
+    let i = P.zb_off * 4u + nn * P.zb_step;
+    return zp_byte(ZB[i >> 2u], i, B_SIGNED);
+}
+
+// TILE (n a multiple of 4, b's batch strides too): invocation t computes a
+// block of 4 rows x 4 columns, each loaded word of a and b used four
+// times. B unpacked: the four columns' bytes of one k are one word (n0 a
+// multiple of 4), so four words (k .. k + 3) are loaded and their bytes
+// transposed into the four columns' words. The sums are the same integers
+// as qgemm_acc's (i32, wrapping: any order).
+fn qgemm_tile(t: u32) {
+    let nq4 = P.n / 4u;
+    let mq4 = (P.m + 3u) / 4u;
+    let n0 = 4u * (t % nq4);
+    let m0 = 4u * ((t / nq4) % mq4);
+    var bi = t / (nq4 * mq4);
+    let b_item = bi;
+    var ab = P.a_off * 4u;
+    var bb = 0u;
+    var prow0 = m0;
+    for (var j = 3; j >= 0; j = j - 1) {
+        let d = P.batch[0][j];
+        let c = bi % d;
+        bi = bi / d;
+        ab = ab + c * P.batch[1][j];
+        bb = bb + c * P.batch[2][j];
+        prow0 = prow0 + c * P.batch[3][j];
+    }
+    let kw = (P.k + 3u) / 4u;
+    let bp = P.b_off + bb + n0 * kw;
+    let rows = min(4u, P.m - m0);
+    let ones = 0x01010101u;
+    var acc: array<vec4<i32>, 4>;
+    var sa = vec4<i32>(0);
+    var sb = vec4<i32>(0);
+    for (var q = 0u; q < kw; q = q + 1u) {
+        let cnt = min(4u, P.k - 4u * q);
+        var wb: vec4<u32>;
+        if (B_PACKED == 1u) {
+            wb = vec4<u32>(B[bp + q], B[bp + kw + q], B[bp + 2u * kw + q], B[bp + 3u * kw + q]);
+        } else {
+            let base = P.b_off * 4u + bb + 4u * q * P.n + n0; // a multiple of 4
+            var r = vec4<u32>(0u);
+            for (var j = 0u; j < cnt; j = j + 1u) { r[j] = B[(base + j * P.n) >> 2u]; }
+            for (var c = 0u; c < 4u; c = c + 1u) {
+                let sh = 8u * c;
+                let w = ((r.x >> sh) & 0xffu) | (((r.y >> sh) & 0xffu) << 8u) | (((r.z >> sh) & 0xffu) << 16u)
+                      | (((r.w >> sh) & 0xffu) << 24u);
+                wb[c] = fix_word(w, cnt, B_SIGNED);
+            }
+        }
+        sb = sb + vec4<i32>(qdot(wb.x, ones), qdot(wb.y, ones), qdot(wb.z, ones), qdot(wb.w, ones));
+        for (var i = 0u; i < rows; i = i + 1u) {
+            let wa = word_a(ab + (m0 + i) * P.k + 4u * q, cnt);
+            sa[i] = sa[i] + qdot(wa, ones);
+            acc[i] = acc[i] + vec4<i32>(qdot(wa, wb.x), qdot(wa, wb.y), qdot(wa, wb.z), qdot(wa, wb.w));
+        }
+    }
+    let zb = vec4<i32>(zp_b(n0), zp_b(n0 + 1u), zp_b(n0 + 2u), zp_b(n0 + 3u));
+    let kk = i32(P.k);
+    for (var i = 0u; i < rows; i = i + 1u) {
+        let prow = prow0 + i;
+        let za = zp_a(prow);
+        let v = acc[i] - za * sb - zb * sa[i] + kk * za * zb;
+        let e = (b_item * P.m + m0 + i) * P.n + n0; // a multiple of 4
+        if (REQUANT == 0u) {
+            for (var j = 0u; j < 4u; j = j + 1u) { Y[P.y_off + e + j] = bitcast<u32>(v[j]); }
+        } else {
+            var word = 0u;
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                let r = requant(v[j], P.t_off + prow * P.t_row + (n0 + j) * P.t_col);
+                word = word | ((bitcast<u32>(r) & 0xffu) << (8u * j));
+            }
+            Y[P.y_off + e / 4u] = word;
+        }
+    }
+}
+
+// invocation t: output element t (i32), or the four 8-bit outputs of word
+// t; with TILE a block of 4 x 4 (qgemm_tile)
 fn qgemm_main(t: u32) {
+    if (TILE == 1u) {
+        qgemm_tile(t);
+        return;
+    }
     if (REQUANT == 0u) {
         Y[P.y_off + t] = qgemm_acc(t).x;
         return;

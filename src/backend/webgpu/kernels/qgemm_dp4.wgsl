@@ -3,6 +3,7 @@
 // integer dot product), used when the device's self-test passed
 // (caps.dot4, webgpu_probe.c).
 fn qdot(a: u32, b: u32) -> i32 { return dot4I8Packed(a, b); }
+//!include qrequant
 //!include qgemm_body
 //!main1d t < P.threads {
     qgemm_main(t);
