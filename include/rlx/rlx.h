@@ -501,9 +501,13 @@ RLX_API void rlx_session_destroy(rlx_session *session);
 /* Runs one forward pass.
  * inputs: n_inputs tensors matched to the graph inputs by input_names[i];
  *         each must have the declared dtype and a shape that fits the
- *         declared dims (symbolic dims bind consistently). The strings of
- *         string inputs are borrowed for the duration of the call only; a
- *         NULL element is refused (RLX_ERR_INVALID_ARGUMENT).
+ *         declared dims (symbolic dims bind consistently). Their data is
+ *         borrowed for the duration of the call only and never written: a
+ *         CPU plan reads an input whose data is 16-byte aligned in place
+ *         (other inputs are copied first), so it must not change during
+ *         the call; afterwards the caller may reuse or free it. The strings
+ *         of string inputs are borrowed likewise; a NULL element is refused
+ *         (RLX_ERR_INVALID_ARGUMENT).
  * outputs: on success *out_outputs holds rlx_session_num_outputs() tensors in
  *          graph-output order, owned by the caller (free each with
  *          rlx_tensor_destroy and the array with free()). String outputs
