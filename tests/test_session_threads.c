@@ -11,7 +11,9 @@
  *    which match a double-precision product (relative 1e-4 of the largest
  *    magnitude), so that agreement is not agreement on garbage;
  *  - the 1-thread session's runs hand no loop to the workers
- *    (rlx_parallel_jobs), the 4-thread session's runs do.
+ *    (rlx_parallel_jobs), the 4-thread session's runs do;
+ *  - the two sessions run at once on two threads, same bytes (also under
+ *    ThreadSanitizer: `make test-tsan`).
  * tests/python/test_cpu_threads.py compares in-process sessions with
  * one-session processes byte for byte. */
 #define _POSIX_C_SOURCE 200809L
@@ -109,6 +111,24 @@ static rlx_tensor *run1(rlx_session *s, const rlx_tensor *x) {
     return y;
 }
 
+/* One session's runs on a thread of its own (sessions of 4 and 1 threads
+ * run at once, as onnxruntime users run one session per request thread). */
+typedef struct runner {
+    rlx_session *s;
+    const rlx_tensor *x, *want;
+    int bad;
+} runner;
+
+static void *run_thread(void *arg) {
+    runner *r = arg;
+    for (int i = 0; i < 3; i++) {
+        rlx_tensor *y = run1(r->s, r->x);
+        r->bad += !y || y->nbytes != r->want->nbytes || memcmp(y->data, r->want->data, y->nbytes) != 0;
+        rlx_tensor_destroy(y);
+    }
+    return NULL;
+}
+
 int main(void) {
     test_seed_from_env();
     rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 2, (const int64_t[]){ K, N }, -1, 1);
@@ -162,6 +182,18 @@ int main(void) {
         CHECK_MSG(j1 == j0, "the 1-thread session's runs handed %llu loops to workers", (unsigned long long)(j1 - j0));
         for (int i = 0; i < 3; i++) rlx_tensor_destroy(run1(s4, x));
         CHECK_MSG(rlx_parallel_jobs() > j1, "the 4-thread session's runs handed no loop to workers");
+    }
+
+    /* both sessions at once, each on its own thread */
+    if (s1 && s4 && y4) {
+        runner r[2] = { { s4, x, y4, 0 }, { s1, x, y4, 0 } };
+        pthread_t t[2];
+        bool started[2];
+        for (int i = 0; i < 2; i++) started[i] = pthread_create(&t[i], NULL, run_thread, &r[i]) == 0;
+        for (int i = 0; i < 2; i++)
+            if (started[i]) pthread_join(t[i], NULL);
+        CHECK_MSG(started[0] && started[1] && r[0].bad == 0 && r[1].bad == 0,
+                  "concurrent runs: %d and %d outputs differ", r[0].bad, r[1].bad);
     }
 
     rlx_tensor *all[] = { y4, y1, y6, y1b, y4b };
