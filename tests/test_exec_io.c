@@ -15,8 +15,9 @@
  * the input bytes are checked unchanged after every run. Cases: fresh
  * outputs (rlx_session_run), given outputs (run_into, poisoned), an output
  * given the input's own buffer, two outputs given one buffer, the input
- * freed and another given, two batch sizes (a plan each), and on the GPU
- * (when there is one) a plan whose Sigmoid falls back to the CPU. */
+ * freed and another given, two batch sizes (a plan each), an output shaped
+ * only at run time (NonZero: an eager plan), and on the GPU (when there is
+ * one) a plan whose Sigmoid falls back to the CPU. */
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
 
@@ -233,6 +234,42 @@ static void test_batch(rlx_session *s, int64_t n, const char *dev) {
     free(keep);
 }
 
+/* An output whose shape is known only at run time (NonZero: the plan runs
+ * eagerly, with its own outputs): the input is read, not written, and the
+ * outputs are right beside a Sigmoid of the same input. */
+static void test_runtime_shape(void) {
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    if (!m) return;
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 1, (const int64_t[]){ 8 }, NULL));
+    CHECK_OK(rlx_model_add_node(m, "NonZero", "nz", 1, (const char *[]){ "x" }, 1, (const char *[]){ "i" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Sigmoid", "sig", 1, (const char *[]){ "x" }, 1, (const char *[]){ "s" }, 0, NULL));
+    CHECK_OK(rlx_model_add_output(m, "i"));
+    CHECK_OK(rlx_model_add_output(m, "s"));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_session *s = NULL;
+    if (m) CHECK_OK(rlx_session_create(m, NULL, &s));
+    const float xv[8] = { 0.5f, 0, -1.25f, 0, 0, 3, 0, -0.125f };
+    const int64_t want[4] = { 0, 2, 5, 7 };
+    rlx_tensor *x = test_tensor_f32(1, (const int64_t[]){ 8 }, xv);
+    rlx_tensor **outs = NULL;
+    size_t n = 0;
+    if (s && x && rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *const *)&x, &outs, &n) == RLX_OK) {
+        CHECK(n == 2 && outs[0]->rank == 2 && outs[0]->dims[0] == 1 && outs[0]->dims[1] == 4 &&
+              memcmp(outs[0]->data, want, sizeof want) == 0);
+        for (int i = 0; i < 8 && n == 2; i++)
+            CHECK(fabs(((const float *)outs[1]->data)[i] - sigm(xv[i])) <= 1e-6);
+        CHECK_MSG(memcmp(x->data, xv, sizeof xv) == 0, "NonZero model: the input changed");
+        for (size_t i = 0; i < n; i++) rlx_tensor_destroy(outs[i]);
+        free(outs);
+    } else {
+        CHECK_MSG(0, "NonZero model: %s", rlx_last_error());
+    }
+    rlx_tensor_destroy(x);
+    rlx_session_destroy(s);
+    rlx_model_destroy(m);
+}
+
 int main(void) {
     test_seed_from_env();
     rlx_model *m = alias_model();
@@ -245,6 +282,7 @@ int main(void) {
         test_batch(s, 4, "cpu"); /* the first plan again */
     }
     rlx_session_destroy(s);
+    test_runtime_shape();
     if (test_have_gpu()) { /* Sigmoid on the CPU inside a GPU plan: its input is bound on the host */
         rlx_options *o = NULL;
         rlx_session *g = NULL;
