@@ -24,7 +24,6 @@ struct rlx_exec {
      * what this run bound. */
     int *in_root, *out_root, *out_same;
     bool *in_bound, *out_bound;
-    bool bind_outputs;       /* every segment runs on the host: outputs may be bound */
     int timing;              /* RLX_TIMING_* */
     rlx_prof prof;
     bool progress;           /* rlx_exec_set_progress */
@@ -78,11 +77,12 @@ static rlx_status plan_destinations(rlx_exec *x) {
 /* Which graph inputs and outputs a run may bind to the caller's memory
  * instead of copying (see bind_io). Inputs: whenever a host arena exists
  * (CPU steps only read them; a GPU plan still uploads them from the
- * caller's tensor). Outputs: only when every segment runs on the host, and
- * only those a CPU step produces (RLX_OUT_HOST: not constants, not views
- * of graph inputs); of several outputs with one storage root (the same
- * value twice, or a view of another output) the first is bound and the
- * others copy from it. */
+ * caller's tensor). Outputs: those a CPU step produces (RLX_OUT_HOST: not
+ * constants, not views of graph inputs; on a GPU plan, not one a later GPU
+ * segment uploads, which goes from the host arena); of several outputs
+ * with one storage root (the same value twice, or a view of another
+ * output) the first is bound and the others copy from it. Outputs a GPU
+ * segment produces are read back into the caller's tensors already. */
 static rlx_status plan_binding(rlx_exec *x) {
     const rlx_program *p = x->p;
     const rlx_graph *g = p->g;
@@ -99,12 +99,15 @@ static rlx_status plan_binding(rlx_exec *x) {
         int v = g->inputs[i];
         x->in_root[i] = can && p->mem.offset[v] != RLX_NO_OFFSET && p->mem.bytes[v] ? p->mem.alias[v] : -1;
     }
-    x->bind_outputs = can && x->hx == x->dx;
-    for (size_t k = 0; k < p->n_segs; k++) x->bind_outputs &= p->segs[k].on != RLX_STEP_GPU;
     for (size_t i = 0; i < no; i++) {
         int v = g->outputs[i];
         x->out_root[i] = x->out_same[i] = -1;
-        if (!x->bind_outputs || p->out[i].kind != RLX_OUT_HOST || !p->mem.bytes[v]) continue;
+        if (!can || p->out[i].kind != RLX_OUT_HOST || !p->mem.bytes[v]) continue;
+        /* a root a device segment uploads is read from the host arena */
+        bool uploaded = false;
+        for (size_t k = 0; k < p->n_segs && !uploaded; k++)
+            for (size_t j = 0; j < p->segs[k].n_up && !uploaded; j++) uploaded = p->segs[k].up[j].value == p->mem.alias[v];
+        if (uploaded) continue;
         x->out_root[i] = p->mem.alias[v];
         for (size_t j = 0; j < i && x->out_same[i] < 0; j++)
             if (x->out_root[j] == x->out_root[i]) x->out_same[i] = (int)j;
