@@ -78,8 +78,8 @@ static rlx_status plan_destinations(rlx_exec *x) {
  * instead of copying (see bind_io). Inputs: whenever a host arena exists
  * (CPU steps only read them; a GPU plan still uploads them from the
  * caller's tensor). Outputs: those a CPU step produces (RLX_OUT_HOST: not
- * constants, not views of graph inputs; on a GPU plan, not one a later GPU
- * segment uploads, which goes from the host arena); of several outputs
+ * constants, not views of graph inputs; on a GPU plan, not one a GPU
+ * segment uploads from or reads back into the host arena); of several outputs
  * with one storage root (the same value twice, or a view of another
  * output) the first is bound and the others copy from it. Outputs a GPU
  * segment produces are read back into the caller's tensors already. */
@@ -103,11 +103,16 @@ static rlx_status plan_binding(rlx_exec *x) {
         int v = g->outputs[i];
         x->out_root[i] = x->out_same[i] = -1;
         if (!can || p->out[i].kind != RLX_OUT_HOST || !p->mem.bytes[v]) continue;
-        /* a root a device segment uploads is read from the host arena */
-        bool uploaded = false;
-        for (size_t k = 0; k < p->n_segs && !uploaded; k++)
-            for (size_t j = 0; j < p->segs[k].n_up && !uploaded; j++) uploaded = p->segs[k].up[j].value == p->mem.alias[v];
-        if (uploaded) continue;
+        /* a root a device segment uploads is read from the host arena, and
+         * one a device produced is read back into it (RLX_OUT_HOST once a
+         * CPU step read it) */
+        bool moved = false;
+        for (size_t k = 0; k < p->n_segs && !moved; k++) {
+            const rlx_segment *sg = &p->segs[k];
+            for (size_t j = 0; j < sg->n_up && !moved; j++) moved = sg->up[j].value == p->mem.alias[v];
+            for (size_t j = 0; j < sg->n_down && !moved; j++) moved = sg->down[j].value == p->mem.alias[v];
+        }
+        if (moved) continue;
         x->out_root[i] = p->mem.alias[v];
         for (size_t j = 0; j < i && x->out_same[i] < 0; j++)
             if (x->out_root[j] == x->out_root[i]) x->out_same[i] = (int)j;
