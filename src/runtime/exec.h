@@ -13,10 +13,12 @@
  * Caller memory in place: for the duration of a run the host backend holds
  * each graph input whose data is 16-byte aligned as the input's storage
  * (bind_value; steps only read inputs) instead of copying it into the
- * arena, and, on plans without GPU segments, each output a CPU step
- * produces as the caller's output tensor when that is aligned and overlaps
- * no input and no other output; everything else takes the arena and a
- * copy, as before. Nothing stays bound after the run. */
+ * arena, and each output a CPU step produces (and no GPU segment uploads
+ * from or reads back into the host arena) as the caller's output tensor
+ * when that is aligned and overlaps no input and no other output;
+ * everything else takes the arena and a copy, as before (GPU read-backs of
+ * outputs land in the caller's tensors directly). Nothing stays bound
+ * after the run. */
 #ifndef RLX_RUNTIME_EXEC_H
 #define RLX_RUNTIME_EXEC_H
 
