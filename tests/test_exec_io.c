@@ -144,8 +144,8 @@ static void free_outs(float **o) {
 
 static void same_bytes(const char *what, float **got, float **ref, size_t numel) {
     for (int k = 0; got && ref && k < N_OUT; k++)
-        CHECK_MSG(memcmp(got[k], ref[k], numel * sizeof(float)) == 0, "%s: output %d ('%s') differs from the copies' run",
-                  what, k, k_outs[k]);
+        CHECK_MSG(memcmp(got[k], ref[k], numel * sizeof(float)) == 0,
+                  "%s: output %d ('%s') differs from the copies' run", what, k, k_outs[k]);
 }
 
 /* One run_into with shared buffers, every buffer `shift` bytes past a

@@ -79,9 +79,9 @@ static rlx_status plan_destinations(rlx_exec *x) {
  * (CPU steps only read them; a GPU plan still uploads them from the
  * caller's tensor). Outputs: those a CPU step produces (RLX_OUT_HOST: not
  * constants, not views of graph inputs; on a GPU plan, not one a GPU
- * segment uploads from or reads back into the host arena); of several outputs
- * with one storage root (the same value twice, or a view of another
- * output) the first is bound and the others copy from it. Outputs a GPU
+ * segment uploads from or reads back into the host arena); of several
+ * outputs with one storage root (the same value twice, or a view of
+ * another output) the first is bound and the others copy from it. Outputs a GPU
  * segment produces are read back into the caller's tensors already. */
 static rlx_status plan_binding(rlx_exec *x) {
     const rlx_program *p = x->p;
@@ -161,10 +161,12 @@ static rlx_status prepare_outputs(const rlx_program *p, rlx_tensor **outputs, bo
     return RLX_OK;
 }
 
-/* Whether caller memory [a, a + na) can hold a value in place: aligned
- * for every kernel (RLX_BIND_ALIGN) and not overlapping [b, b + nb). */
+/* Caller memory is bound only at addresses that are multiples of this
+ * (every element type's alignment, and the kernels' vector loads are
+ * unaligned ones); other buffers are copied. */
 #define RLX_BIND_ALIGN 16u
 
+/* Whether [a, a + na) and [b, b + nb) share a byte. */
 static bool overlaps(const void *a, uint64_t na, const void *b, uint64_t nb) {
     uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
     return na && nb && x < y + nb && y < x + na;
