@@ -38,6 +38,8 @@ Models (name: graph):
   reduce_mean_rows ReduceMean of [4096, 1024] over axis 1
   reduce_sum_cols ReduceSum of [1024, 4096] over axis 0
   ew_add          Add of [1M] and [1M]      (elementwise, part 4)
+  ew_add_4m       Add of [4M] and a constant [4M] (the runtime's input and
+                  output copies, issue 13)
   ew_sigmoid      Sigmoid of [1M]
   ew_gelu         Gelu (erf) as the ONNX function of opset 20, [1M]
   ew_chain        Mul, Add, Tanh, Mul on [1M] (a fusable chain)
@@ -167,6 +169,7 @@ MODELS = {
     "reduce_sum_cols": lambda: one_op("ReduceSum", [1024, 4096], [4096], {"keepdims": 0}, opset=13,
                                       inits=[init("axes", np.array([0], np.int64))], extra_inputs=["axes"]),
     "ew_add": lambda: ew_add(1 << 20),
+    "ew_add_4m": lambda: ew_add(1 << 22),
     "ew_sigmoid": lambda: one_op("Sigmoid", [1 << 20], [1 << 20]),
     "ew_gelu": lambda: one_op("Gelu", [1 << 20], [1 << 20], opset=20),
     "ew_chain": lambda: ew_chain(1 << 20),

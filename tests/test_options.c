@@ -10,7 +10,7 @@
  *    one, nothing in the other, both give the same output, and their
  *    dispatch reports and plans differ; on the GPU (when there is one)
  *    gpu.disable=Relu sends a step to the CPU in one session only;
- *  - per-process keys (cpu.threads) refuse a value the process does not
+ *  - per-process keys (cpu.pool_spin_us) refuse a value the process does not
  *    use. */
 #include "test.h"
 
@@ -239,14 +239,20 @@ static void test_environment(const rlx_model *m) {
     unsetenv("RLX_PROGRESS");
     CHECK_FAILS(rlx_options_effective(e, "no.such", &v, NULL), RLX_ERR_INVALID_ARGUMENT, "no.such");
     rlx_options_destroy(e);
-    /* the pool is per process: the thread count it does not run is refused */
+    /* cpu.threads is per session (tests/test_session_threads.c): another
+     * count than the pool's is accepted; the pool's spin is per process, and
+     * another value is refused */
     int now = rlx_parallel_threads();
     char other[16];
-    snprintf(other, sizeof other, "%d", now < 256 ? now + 1 : 1);
+    snprintf(other, sizeof other, "%d", now > 1 ? now - 1 : 2);
     rlx_options *o = NULL;
     CHECK_OK(rlx_options_create(&o));
     CHECK_OK(rlx_options_set(o, "cpu.threads", other));
-    CHECK_FAILS(rlx_session_create_with_options(m, &so, o, &s), RLX_ERR_INVALID_ARGUMENT, "cpu.threads=");
+    CHECK_OK(rlx_session_create_with_options(m, &so, o, &s));
+    rlx_session_destroy(s);
+    s = NULL;
+    CHECK_OK(rlx_options_set(o, "cpu.pool_spin_us", "7"));
+    CHECK_FAILS(rlx_session_create_with_options(m, &so, o, &s), RLX_ERR_INVALID_ARGUMENT, "cpu.pool_spin_us=7");
     CHECK(s == NULL);
     rlx_options_destroy(o);
 }

@@ -23,8 +23,8 @@ dim, and every request must agree on the other dims (rlx compiles one plan
 per input-shape signature and keeps 8; a new batch size costs one compile).
 
 Devices: device="cpu" reserves cpus_per_replica CPUs per replica in Ray and
-sizes rlx's CPU pool to them (option cpu.threads; each replica is its own
-process, so the per-process option is per replica). device="gpu" reserves
+sizes rlx's CPU threads to them (option cpu.threads, a session's; each
+replica is its own process with its own pool). device="gpu" reserves
 one GPU per replica (Ray's num_gpus) and opens the WebGPU adapter whose index
 is the GPU id Ray assigned (gpu:N); rlx reaches GPUs through Vulkan, which
 does not read CUDA_VISIBLE_DEVICES, so this relies on Vulkan listing the

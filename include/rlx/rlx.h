@@ -386,10 +386,14 @@ RLX_API rlx_status rlx_adapters_list(rlx_adapter_info **out_adapters, size_t *ou
  * Values are text. bool: 1/0, true/false, on/off, yes/no. int: a decimal
  * (or 0x hex) whole number in the key's range, or "auto" where the key
  * allows it. enum: one of the listed words. string: as documented per key.
- * Keys marked per-process (cpu.threads, cpu.pool_spin_us, cpu.gemm) set
- * things a process has one of (the CPU worker pool, OpenBLAS's threads):
- * the first session fixes them; a later session asking for a different
- * value fails with RLX_ERR_INVALID_ARGUMENT. */
+ * Keys marked per-process (cpu.pool_spin_us, cpu.gemm) set things a
+ * process has one of (the CPU worker pool's spin, OpenBLAS's threads): the
+ * first session fixes them; a later session asking for a different value
+ * fails with RLX_ERR_INVALID_ARGUMENT. cpu.threads is per session, like
+ * onnxruntime's intra_op_num_threads: sessions share one worker pool,
+ * which grows to the largest cpu.threads asked for, and each session's
+ * runs use at most its own count (its outputs equal a process whose only
+ * session has that count). */
 typedef struct rlx_options rlx_options;
 
 /* Creates an empty options object (every key unset).
@@ -497,9 +501,13 @@ RLX_API void rlx_session_destroy(rlx_session *session);
 /* Runs one forward pass.
  * inputs: n_inputs tensors matched to the graph inputs by input_names[i];
  *         each must have the declared dtype and a shape that fits the
- *         declared dims (symbolic dims bind consistently). The strings of
- *         string inputs are borrowed for the duration of the call only; a
- *         NULL element is refused (RLX_ERR_INVALID_ARGUMENT).
+ *         declared dims (symbolic dims bind consistently). Their data is
+ *         borrowed for the duration of the call only and never written: a
+ *         CPU plan reads an input whose data is 16-byte aligned in place
+ *         (other inputs are copied first), so it must not change during
+ *         the call; afterwards the caller may reuse or free it. The strings
+ *         of string inputs are borrowed likewise; a NULL element is refused
+ *         (RLX_ERR_INVALID_ARGUMENT).
  * outputs: on success *out_outputs holds rlx_session_num_outputs() tensors in
  *          graph-output order, owned by the caller (free each with
  *          rlx_tensor_destroy and the array with free()). String outputs

@@ -39,7 +39,13 @@ RLX_API rlx_status rlx_session_prepare(rlx_session *session, size_t n_inputs, co
  * example tensors made with rlx_tensor_create from rlx_session_plan_value,
  * or those an earlier rlx_session_run with the same shapes returned. Once
  * the plan exists nothing is allocated per call (steady-state serving and
- * timing). Every element of every output is written.
+ * timing). Every element of every output is written; on a CPU plan the
+ * kernels write them in place (no copy) when an output's data is 16-byte
+ * aligned and overlaps no input and no other output, else through the
+ * plan's arena and a copy. Outputs may share memory with the inputs or with
+ * each other: the run reads every input as it was when called, and copies
+ * the outputs in graph-output order (so a buffer given twice holds the
+ * later output). On error the outputs' contents are unspecified.
  * errors: as rlx_session_run; RLX_ERR_INVALID_ARGUMENT when a tensor is
  *         NULL or does not match (the output named); RLX_ERR_UNSUPPORTED
  *         for a plan that runs eagerly (control flow or data-dependent

@@ -342,12 +342,17 @@ class Session:
                     arr[:] = vals
                     result.append(arr.reshape(shape))
                     continue
-                buf = bytes((ctypes.c_char * t.nbytes).from_address(t.data)) if t.nbytes else b""
                 if t.dtype == _BF16:  # numpy has no bfloat16: widened exactly to float32
+                    buf = bytes((ctypes.c_char * t.nbytes).from_address(t.data)) if t.nbytes else b""
                     bits = np.frombuffer(buf, dtype=np.uint16).astype(np.uint32) << 16
                     result.append(bits.view(np.float32).reshape(shape))
-                elif t.dtype in _DTYPES:
-                    result.append(np.frombuffer(buf, dtype=_DTYPES[t.dtype]).reshape(shape).copy())
+                elif t.dtype in _DTYPES:  # one copy, out of the tensor rlx wrote
+                    arr = np.empty(shape, dtype=_DTYPES[t.dtype])
+                    if arr.nbytes != t.nbytes:
+                        raise Error("RLX_ERR_INTERNAL", f"output {i}: {t.nbytes} bytes for shape {shape}")
+                    if arr.nbytes:
+                        ctypes.memmove(arr.ctypes.data, t.data, arr.nbytes)
+                    result.append(arr)
                 else:
                     name = lib.rlx_session_output_name(self._h, i)
                     raise Error("RLX_ERR_UNSUPPORTED", f"output {i} ('{name.decode() if name else '?'}') has rlx "

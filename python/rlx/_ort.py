@@ -64,9 +64,9 @@ class GraphOptimizationLevel:
 class SessionOptions:
     """onnxruntime-style session options. What rlx maps:
       graph_optimization_level  -> passes.disable (see GraphOptimizationLevel)
-      intra_op_num_threads > 0  -> cpu.threads (a per-process option in rlx:
-                                   the first session fixes it; a later session
-                                   asking for another count raises rlx.Error)
+      intra_op_num_threads > 0  -> cpu.threads (per session: sessions share one
+                                   worker pool, each run uses at most its
+                                   own count)
       add_session_config_entry(key, value) -> the rlx option key (e.g.
                                    "gpu.f16", "1"); rlx validates keys and values
                                    when the session is created

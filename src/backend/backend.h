@@ -110,6 +110,13 @@ struct rlx_backend {
      * no more calls). A device backend without host steps leaves it NULL. */
     void (*set_step_hook)(rlx_backend_exe *exe, rlx_step_hook fn, void *ctx);
     rlx_status (*set_timing)(rlx_backend_exe *exe, int level);
+    /* Optional, host backends: until rebound, the storage of root value
+     * `value` (mem.alias[value] == value) and of every view of it is the
+     * host memory `data` (mem.bytes[value] bytes, suitably aligned) instead
+     * of its arena range; data NULL returns it to the arena. The runtime
+     * binds a run's graph inputs (which steps only read) and outputs (the
+     * caller's tensors) so that the run copies neither (runtime/exec.c). */
+    void (*bind_value)(rlx_backend_exe *exe, int value, void *data);
 };
 
 rlx_status rlx_backend_cpu_create(rlx_backend **out);

@@ -8,11 +8,13 @@
  * it (passes, memory plan, backends, lowerings) reads the resolved
  * rlx_config, never the environment.
  *
- * Per-process keys (flag RLX_OPT_PROCESS: cpu.threads, cpu.pool_spin_us,
- * cpu.gemm) configure things there is one of per process (the CPU worker
- * pool, OpenBLAS's threads): the first session fixes them (or, for work
+ * Per-process keys (flag RLX_OPT_PROCESS: cpu.pool_spin_us, cpu.gemm)
+ * configure things there is one of per process (the CPU worker pool's
+ * spin, OpenBLAS's threads): the first session fixes them (or, for work
  * before any session, the environment); a later session asking for a
- * different value is refused. */
+ * different value is refused. cpu.threads is per session: the shared
+ * pool grows to the largest count, each session's runs use at most its
+ * own (base/parallel.h). */
 #ifndef RLX_BASE_OPTIONS_H
 #define RLX_BASE_OPTIONS_H
 

@@ -23,7 +23,15 @@
  * machine busy with other work a spinning thread can hold the core that the
  * thread it waits for needs (seen there: up to 105 us per region):
  * cpu.pool_spin_us=0 turns it off. Only as many sleeping workers as the
- * job can use are woken. */
+ * job can use are woken.
+ *
+ * Sessions share the pool but each runs on at most its own cpu.threads:
+ * the session sets a per-thread limit around its work
+ * (rlx_parallel_set_limit), rlx_parallel_threads() answers the limit, so
+ * kernels split their work as they would in a pool of that size, and a job
+ * lets at most limit - 1 workers join; a worker that joins takes the job's
+ * limit for the kernels it runs. The pool grows (never shrinks) to the
+ * largest count a session asked for. */
 #define _POSIX_C_SOURCE 200809L
 #include "base/parallel.h"
 
@@ -52,19 +60,22 @@ typedef struct pool {
     atomic_ullong team;        /* (allowed << TEAM_SHIFT) | joined, for the current job */
     atomic_int sleepers;       /* workers waiting on `wake` (or about to) */
     atomic_int caller_asleep;  /* the caller waits on `done` */
-    int n_threads;             /* including the caller */
+    atomic_int n_threads;      /* including the caller; grows, never shrinks */
     atomic_int busy;           /* workers that joined the current job and are not done */
-    long spin_ns;
+    atomic_long spin_ns;       /* written when the pool grows */
     /* the current job, published by the release store of `team` */
     rlx_parallel_fn fn;
     void *ctx;
     size_t n, chunk;
+    int limit;                 /* the caller's thread count, for the workers' kernels */
     atomic_size_t next;
 } pool;
 
 static pool g_pool;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Thread_local int t_in_region;
+static _Thread_local int t_limit; /* 0: none (the pool's size) */
+static atomic_uint_least64_t g_jobs;  /* jobs handed to workers (tests) */
 
 static void run_chunks(pool *p) {
     for (;;) {
@@ -84,20 +95,22 @@ static long now_ns(void) {
 /* Spins up to p->spin_ns until the generation differs from `seen`; true
  * when it did. */
 static bool spin_until_gen(pool *p, unsigned long seen) {
-    if (p->spin_ns <= 0) return false;
+    long spin = atomic_load_explicit(&p->spin_ns, memory_order_relaxed);
+    if (spin <= 0) return false;
     long t0 = now_ns();
     for (unsigned i = 1;; i++) {
         if (atomic_load_explicit(&p->generation, memory_order_acquire) != seen) return true;
-        if ((i & 63) == 0 && now_ns() - t0 > p->spin_ns) return false;
+        if ((i & 63) == 0 && now_ns() - t0 > spin) return false;
     }
 }
 
 static bool spin_until_idle(pool *p) {
-    if (p->spin_ns <= 0) return false;
+    long spin = atomic_load_explicit(&p->spin_ns, memory_order_relaxed);
+    if (spin <= 0) return false;
     long t0 = now_ns();
     for (unsigned i = 1;; i++) {
         if (atomic_load_explicit(&p->busy, memory_order_acquire) == 0) return true;
-        if ((i & 63) == 0 && now_ns() - t0 > p->spin_ns) return false;
+        if ((i & 63) == 0 && now_ns() - t0 > spin) return false;
     }
 }
 
@@ -127,6 +140,7 @@ static void *worker(void *arg) {
         /* a job that is over has all the workers it allowed: try_join then
          * fails; a later one's (published by then) may take this thread */
         if (!try_join(p)) continue;
+        t_limit = p->limit;
         run_chunks(p);
         if (atomic_fetch_sub(&p->busy, 1) == 1 && atomic_load(&p->caller_asleep)) {
             pthread_mutex_lock(&p->lock);
@@ -137,12 +151,15 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-/* What the pool starts with (requested values: threads 0 = one per core,
- * spin -1 = automatic), set by the first rlx_parallel_configure or, when
- * work comes before any session, from the environment (base/options.c). */
+/* What the pool starts with (requested values: spin -1 = automatic), set by
+ * the first rlx_parallel_configure or, when work comes before any session,
+ * from the environment (base/options.c); the thread count is the largest
+ * any session asked for. Once the pool has started (g_started), a larger
+ * count adds workers. */
 static pthread_mutex_t g_cfg_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool g_cfg_set;
-static long g_cfg_threads, g_cfg_spin;
+static bool g_cfg_set, g_started;
+static int g_cfg_threads;
+static long g_cfg_spin;
 
 /* The thread count a request gives (0: one per online core, at most MAX_THREADS). */
 static int threads_for(long want) {
@@ -151,22 +168,40 @@ static int threads_for(long want) {
     return n > MAX_THREADS ? MAX_THREADS : (int)n;
 }
 
-rlx_status rlx_parallel_configure(int64_t threads, int64_t spin_us) {
+/* Starts workers until the pool has n threads (the caller included) and
+ * sets the automatic spin for that size; holds g_cfg_lock. A worker that
+ * cannot be started leaves the pool smaller (runs stay correct). */
+static void grow_locked(pool *p, int n) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int have = atomic_load(&p->n_threads);
+    long spin = g_cfg_spin >= 0 ? g_cfg_spin * 1000L : (n <= cores ? 50000L : 0);
+    atomic_store(&p->spin_ns, spin);
+    for (int i = have; i < n; i++) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &attr, worker, p) == 0) atomic_fetch_add(&p->n_threads, 1);
+        pthread_attr_destroy(&attr);
+    }
+}
+
+rlx_status rlx_parallel_configure(int64_t threads, int64_t spin_us, int *out_threads) {
+    int n = threads_for((long)threads);
+    if (out_threads) *out_threads = n;
     pthread_mutex_lock(&g_cfg_lock);
     rlx_status st = RLX_OK;
     if (!g_cfg_set) {
         g_cfg_set = true;
-        g_cfg_threads = (long)threads;
+        g_cfg_threads = n;
         g_cfg_spin = (long)spin_us;
-    } else if (threads_for(g_cfg_threads) != threads_for((long)threads)) {
-        st = rlx_fail(RLX_ERR_INVALID_ARGUMENT,
-                      "cpu.threads=%lld: the CPU worker pool is per process and already set to %d threads (by an "
-                      "earlier session or RLX_NUM_THREADS)",
-                      (long long)threads, threads_for(g_cfg_threads));
     } else if (g_cfg_spin != (long)spin_us) {
         st = rlx_fail(RLX_ERR_INVALID_ARGUMENT,
                       "cpu.pool_spin_us=%lld: the CPU worker pool is per process and already set to %ld (-1: auto)",
                       (long long)spin_us, g_cfg_spin);
+    } else if (n > g_cfg_threads) {
+        g_cfg_threads = n;
+        if (g_started) grow_locked(&g_pool, n);
     }
     pthread_mutex_unlock(&g_cfg_lock);
     return st;
@@ -177,37 +212,39 @@ static void pool_init(void) {
     pthread_mutex_lock(&g_cfg_lock);
     if (!g_cfg_set) { /* work before any session: the environment's defaults */
         g_cfg_set = true;
-        g_cfg_threads = (long)rlx_config_env_int("cpu.threads", 0);
+        g_cfg_threads = threads_for((long)rlx_config_env_int("cpu.threads", 0));
         g_cfg_spin = (long)rlx_config_env_int("cpu.pool_spin_us", -1);
     }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = threads_for(g_cfg_threads);
-    long spin = g_cfg_spin;
-    pthread_mutex_unlock(&g_cfg_lock);
-    p->spin_ns = spin >= 0 ? spin * 1000L : (n <= cores ? 50000L : 0);
     atomic_init(&p->generation, 0);
     atomic_init(&p->team, 0);
     atomic_init(&p->sleepers, 0);
     atomic_init(&p->caller_asleep, 0);
     atomic_init(&p->busy, 0);
+    atomic_init(&p->n_threads, 1);
+    atomic_init(&p->spin_ns, 0);
     pthread_mutex_init(&p->lock, NULL);
     pthread_mutex_init(&p->job_lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->done, NULL);
-    p->n_threads = 1;
-    for (int i = 1; i < n; i++) {
-        pthread_t t;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        if (pthread_create(&t, &attr, worker, p) == 0) p->n_threads++;
-        pthread_attr_destroy(&attr);
-    }
+    /* under the lock, so that a session configured meanwhile grows a
+     * started pool rather than a count this start has already read */
+    grow_locked(p, g_cfg_threads);
+    g_started = true;
+    pthread_mutex_unlock(&g_cfg_lock);
 }
 
 int rlx_parallel_threads(void) {
     pthread_once(&g_once, pool_init);
-    return g_pool.n_threads;
+    int n = atomic_load_explicit(&g_pool.n_threads, memory_order_relaxed);
+    return t_limit > 0 && t_limit < n ? t_limit : n;
+}
+
+uint64_t rlx_parallel_jobs(void) { return atomic_load_explicit(&g_jobs, memory_order_relaxed); }
+
+int rlx_parallel_set_limit(int threads) {
+    int prev = t_limit;
+    t_limit = threads > 0 ? threads : 0;
+    return prev;
 }
 
 void rlx_parallel_for(size_t n, size_t grain, rlx_parallel_fn fn, void *ctx) {
@@ -219,6 +256,7 @@ void rlx_parallel_for(size_t n, size_t grain, rlx_parallel_fn fn, void *ctx) {
         return;
     }
     pool *p = &g_pool;
+    atomic_fetch_add_explicit(&g_jobs, 1, memory_order_relaxed);
     pthread_mutex_lock(&p->job_lock);
     /* about 4 chunks per thread for balance, never below the grain; as
      * many workers as there are chunks beyond the caller's first */
@@ -230,6 +268,7 @@ void rlx_parallel_for(size_t n, size_t grain, rlx_parallel_fn fn, void *ctx) {
     p->ctx = ctx;
     p->n = n;
     p->chunk = chunk;
+    p->limit = threads;
     atomic_store_explicit(&p->next, 0, memory_order_relaxed);
     atomic_store_explicit(&p->busy, (int)helpers, memory_order_relaxed);
     /* publishes the job: a worker that joins reads the fields above */

@@ -5,8 +5,9 @@
  *   rlx_parallel_for(n, 4096, body, &ctx);   // [0, n) in chunks, all threads
  *
  * The pool starts on first use with one thread per core (option
- * cpu.threads, RLX_NUM_THREADS, overrides; 1 runs everything on the caller;
- * 0 is one per online core; more than 256 starts 256; a negative or
+ * cpu.threads, RLX_NUM_THREADS, overrides; each session runs on at most
+ * its own cpu.threads of the shared pool, which grows to the largest count
+ * asked for; 1 runs everything on the caller; 0 is one per online core; more than 256 starts 256; a negative or
  * non-numeric value fails the session's creation with
  * RLX_ERR_INVALID_ARGUMENT naming the option (base/options.c), and for
  * work before any session counts as unset;
@@ -29,15 +30,29 @@ typedef void (*rlx_parallel_fn)(void *ctx, size_t begin, size_t end);
  * items, and returns when every chunk is done. */
 void rlx_parallel_for(size_t n, size_t grain, rlx_parallel_fn fn, void *ctx);
 
-/* Number of threads the pool uses (>= 1). */
+/* Threads this thread's work may use (>= 1): the pool's size, or the
+ * limit set with rlx_parallel_set_limit when smaller. Kernels split their
+ * work by this count. */
 int rlx_parallel_threads(void);
 
-/* Sets the pool's size and spin (options cpu.threads, 0: one per core;
- * cpu.pool_spin_us, -1: automatic) before it starts; sessions call it when
- * they are created. The pool is per process: the first call (or, for work
- * before any session, the environment) fixes the values.
+/* Sets the calling thread's limit (a session's cpu.threads, resolved) and
+ * returns the previous one, to restore after the work; 0 lifts it. While
+ * set, rlx_parallel_for uses at most that many threads (the caller
+ * included) and rlx_parallel_threads answers it, so results equal a run
+ * on a pool of that size. */
+int rlx_parallel_set_limit(int threads);
+
+/* Parallel loops handed to the workers since the process started (loops
+ * run on the caller alone are not counted); for tests. */
+uint64_t rlx_parallel_jobs(void);
+
+/* Asks for a pool of `threads` (option cpu.threads, 0: one per core, more
+ * than 256: 256) with spin spin_us (cpu.pool_spin_us, -1: automatic);
+ * sessions call it when they are created, and *out_threads (may be NULL)
+ * receives the resolved count for their limit. The pool is per process
+ * and grows to the largest count asked for (started workers are added).
  * errors: RLX_ERR_INVALID_ARGUMENT when a later call asks for a different
- * thread count or spin. */
-rlx_status rlx_parallel_configure(int64_t threads, int64_t spin_us);
+ * spin than the first (or, for work before any session, the environment). */
+rlx_status rlx_parallel_configure(int64_t threads, int64_t spin_us, int *out_threads);
 
 #endif

@@ -18,6 +18,12 @@ struct rlx_exec {
     void **dst;              /* read-back destinations, segment k's from dst + dst_at[k] */
     size_t *dst_at;
     int *out_from;           /* per output read back: an earlier output with the same read-back, or -1 */
+    /* Caller memory used in place (bind_io): per graph input, its storage
+     * root on the host (-1: none); per output that a CPU step produces,
+     * its root (-1: none) and an earlier output with the same root (-1);
+     * what this run bound. */
+    int *in_root, *out_root, *out_same;
+    bool *in_bound, *out_bound;
     int timing;              /* RLX_TIMING_* */
     rlx_prof prof;
     bool progress;           /* rlx_exec_set_progress */
@@ -32,6 +38,11 @@ void rlx_exec_destroy(rlx_exec *x) {
     free(x->dst);
     free(x->dst_at);
     free(x->out_from);
+    free(x->in_root);
+    free(x->out_root);
+    free(x->out_same);
+    free(x->in_bound);
+    free(x->out_bound);
     free(x->prof.slices);
     free(x);
 }
@@ -63,6 +74,52 @@ static rlx_status plan_destinations(rlx_exec *x) {
     return RLX_OK;
 }
 
+/* Which graph inputs and outputs a run may bind to the caller's memory
+ * instead of copying (see bind_io). Inputs: whenever a host arena exists
+ * (CPU steps only read them; a GPU plan still uploads them from the
+ * caller's tensor). Outputs: those a CPU step produces (RLX_OUT_HOST: not
+ * constants, not views of graph inputs; on a GPU plan, not one a GPU
+ * segment uploads from or reads back into the host arena); of several
+ * outputs with one storage root (the same value twice, or a view of
+ * another output) the first is bound and the others copy from it. Outputs a GPU
+ * segment produces are read back into the caller's tensors already. */
+static rlx_status plan_binding(rlx_exec *x) {
+    const rlx_program *p = x->p;
+    const rlx_graph *g = p->g;
+    size_t ni = g->n_inputs, no = g->n_outputs;
+    x->in_root = malloc((ni + 1) * sizeof *x->in_root);
+    x->in_bound = calloc(ni + 1, sizeof *x->in_bound);
+    x->out_root = malloc((no + 1) * sizeof *x->out_root);
+    x->out_same = malloc((no + 1) * sizeof *x->out_same);
+    x->out_bound = calloc(no + 1, sizeof *x->out_bound);
+    if (!x->in_root || !x->in_bound || !x->out_root || !x->out_same || !x->out_bound)
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    bool can = x->hx && x->host->bind_value;
+    for (size_t i = 0; i < ni; i++) {
+        int v = g->inputs[i];
+        x->in_root[i] = can && p->mem.offset[v] != RLX_NO_OFFSET && p->mem.bytes[v] ? p->mem.alias[v] : -1;
+    }
+    for (size_t i = 0; i < no; i++) {
+        int v = g->outputs[i];
+        x->out_root[i] = x->out_same[i] = -1;
+        if (!can || p->out[i].kind != RLX_OUT_HOST || !p->mem.bytes[v]) continue;
+        /* a root a device segment uploads is read from the host arena, and
+         * one a device produced is read back into it (RLX_OUT_HOST once a
+         * CPU step read it) */
+        bool moved = false;
+        for (size_t k = 0; k < p->n_segs && !moved; k++) {
+            const rlx_segment *sg = &p->segs[k];
+            for (size_t j = 0; j < sg->n_up && !moved; j++) moved = sg->up[j].value == p->mem.alias[v];
+            for (size_t j = 0; j < sg->n_down && !moved; j++) moved = sg->down[j].value == p->mem.alias[v];
+        }
+        if (moved) continue;
+        x->out_root[i] = p->mem.alias[v];
+        for (size_t j = 0; j < i && x->out_same[i] < 0; j++)
+            if (x->out_root[j] == x->out_root[i]) x->out_same[i] = (int)j;
+    }
+    return RLX_OK;
+}
+
 rlx_status rlx_exec_create(rlx_backend *dev, rlx_backend *host, const rlx_program *p, rlx_exec **out) {
     *out = NULL;
     rlx_exec *x = calloc(1, sizeof *x);
@@ -80,6 +137,7 @@ rlx_status rlx_exec_create(rlx_backend *dev, rlx_backend *host, const rlx_progra
     else if (!st && p->has_cpu) st = x->host->compile(x->host, p, &x->hx);
     if (!st && x->hx) x->hbase = x->host->host_arena(x->hx);
     if (!st) st = plan_destinations(x);
+    if (!st) st = plan_binding(x);
     if (st) {
         rlx_exec_destroy(x);
         return st;
@@ -103,8 +161,58 @@ static rlx_status prepare_outputs(const rlx_program *p, rlx_tensor **outputs, bo
     return RLX_OK;
 }
 
+/* Caller memory is bound only at addresses that are multiples of this
+ * (every element type's alignment, and the kernels' vector loads are
+ * unaligned ones); other buffers are copied. */
+#define RLX_BIND_ALIGN 16u
+
+/* Whether [a, a + na) and [b, b + nb) share a byte. */
+static bool overlaps(const void *a, uint64_t na, const void *b, uint64_t nb) {
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return na && nb && x < y + nb && y < x + na;
+}
+
+/* Binds this run's graph inputs and outputs to the caller's tensors where
+ * plan_binding allows it and the memory suits: an input whose data is
+ * aligned; an output whose data is aligned and overlaps no input and no
+ * other output (the caller may pass one buffer twice). The rest go
+ * through the arena and are copied as before. */
+static void bind_io(rlx_exec *x, const rlx_tensor *const *inputs, rlx_tensor **outputs) {
+    const rlx_program *p = x->p;
+    const rlx_graph *g = p->g;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        x->in_bound[i] = x->in_root[i] >= 0 && inputs[i]->data && (uintptr_t)inputs[i]->data % RLX_BIND_ALIGN == 0 &&
+                         inputs[i]->nbytes >= p->mem.bytes[x->in_root[i]];
+        if (x->in_bound[i]) x->host->bind_value(x->hx, x->in_root[i], inputs[i]->data);
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        x->out_bound[i] = false;
+        int r = x->out_root[i];
+        if (r < 0 || x->out_same[i] >= 0 || !outputs[i]->data || (uintptr_t)outputs[i]->data % RLX_BIND_ALIGN != 0 ||
+            outputs[i]->nbytes < p->mem.bytes[r])
+            continue;
+        bool ok = true;
+        for (size_t j = 0; j < g->n_inputs && ok; j++)
+            ok = !overlaps(outputs[i]->data, p->mem.bytes[r], inputs[j]->data, inputs[j]->nbytes);
+        for (size_t j = 0; j < g->n_outputs && ok; j++)
+            ok = j == i || !overlaps(outputs[i]->data, p->mem.bytes[r], outputs[j]->data, outputs[j]->nbytes);
+        if (!ok) continue;
+        x->out_bound[i] = true;
+        x->host->bind_value(x->hx, r, outputs[i]->data);
+    }
+}
+
+/* Returns what bind_io bound to the arena (the caller may free it). */
+static void unbind_io(rlx_exec *x) {
+    const rlx_graph *g = x->p->g;
+    for (size_t i = 0; i < g->n_inputs; i++)
+        if (x->in_bound[i]) x->host->bind_value(x->hx, x->in_root[i], NULL), x->in_bound[i] = false;
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (x->out_bound[i]) x->host->bind_value(x->hx, x->out_root[i], NULL), x->out_bound[i] = false;
+}
+
 /* The inputs to the device's arena (unless host-only), and to the host
- * arena when CPU steps exist. */
+ * arena when CPU steps exist and the input is not bound (bind_io). */
 static rlx_status write_inputs(rlx_exec *x, const rlx_tensor *const *inputs) {
     const rlx_program *p = x->p;
     const rlx_graph *g = p->g;
@@ -114,8 +222,10 @@ static rlx_status write_inputs(rlx_exec *x, const rlx_tensor *const *inputs) {
         if (off == RLX_NO_OFFSET || !nb) continue;
         if (inputs[i]->nbytes < nb)
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s' holds fewer bytes than its shape", g->values[v].name);
-        if (!rlx_mem_host_only(&p->mem, p->mem.alias[v])) RLX_TRY(x->dev->upload(x->dx, off, inputs[i]->data, nb));
-        if (x->hx && x->hx != x->dx) memcpy(x->hbase + off, inputs[i]->data, (size_t)nb);
+        bool device = x->hx != x->dx; /* a device's arena, else the CPU's (dev is the host) */
+        if (!rlx_mem_host_only(&p->mem, p->mem.alias[v]) && (device || !x->in_bound[i]))
+            RLX_TRY(x->dev->upload(x->dx, off, inputs[i]->data, nb));
+        if (x->hx && device && !x->in_bound[i]) memcpy(x->hbase + off, inputs[i]->data, (size_t)nb);
     }
     return RLX_OK;
 }
@@ -168,8 +278,14 @@ static void copy_outputs(const rlx_exec *x, const rlx_tensor *const *inputs, rlx
         size_t nb = outputs[i]->nbytes;
         switch (o->kind) {
         case RLX_OUT_KONST: memcpy(outputs[i]->data, v->konst->data, nb < v->konst->nbytes ? nb : v->konst->nbytes); break;
-        case RLX_OUT_HOST: memcpy(outputs[i]->data, x->hbase + o->off, nb); break;
-        case RLX_OUT_INPUT: memcpy(outputs[i]->data, inputs[o->input]->data, nb); break;
+        case RLX_OUT_HOST: /* in place when bound; from the output bound for the same root */
+            if (x->out_bound[i]) break;
+            if (x->out_same[i] >= 0 && x->out_bound[x->out_same[i]])
+                memcpy(outputs[i]->data, outputs[x->out_same[i]]->data, nb);
+            else
+                memcpy(outputs[i]->data, x->hbase + o->off, nb);
+            break;
+        case RLX_OUT_INPUT: memmove(outputs[i]->data, inputs[o->input]->data, nb); break;
         case RLX_OUT_DOWN:
             if (x->out_from[i] >= 0) memcpy(outputs[i]->data, outputs[x->out_from[i]]->data, nb);
             break;
@@ -184,12 +300,14 @@ rlx_status rlx_exec_run(rlx_exec *x, const rlx_tensor *const *inputs, rlx_tensor
     x->prof.t0 = x->timing ? rlx_now_seconds() : 0.0;
     bool given = g->n_outputs && outputs[0];
     rlx_status st = prepare_outputs(x->p, outputs, given);
+    if (!st) bind_io(x, inputs, outputs);
     if (!st) st = write_inputs(x, inputs);
     x->run_t0 = x->progress ? rlx_now_seconds() : 0.0;
     x->shown_t = 0.0;
     if (!st) st = run_segments(x, outputs);
     if (x->shown_t > 0.0) rlx_log(RLX_LOG_PROGRESS, "%s", "");
     if (!st) copy_outputs(x, inputs, outputs);
+    unbind_io(x);
     if (st && !given)
         for (size_t i = 0; i < g->n_outputs; i++) rlx_tensor_destroy(outputs[i]), outputs[i] = NULL;
     return st;

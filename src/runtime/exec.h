@@ -8,7 +8,17 @@
  * uploads go from the host copy to the device; the segment's read-backs
  * land in the host copy or straight in the caller's output tensors; a CPU
  * segment runs on the CPU backend. Nothing is allocated per run, except
- * the output tensors a caller does not give. */
+ * the output tensors a caller does not give.
+ *
+ * Caller memory in place: for the duration of a run the host backend holds
+ * each graph input whose data is 16-byte aligned as the input's storage
+ * (bind_value; steps only read inputs) instead of copying it into the
+ * arena, and each output a CPU step produces (and no GPU segment uploads
+ * from or reads back into the host arena) as the caller's output tensor
+ * when that is aligned and overlaps no input and no other output;
+ * everything else takes the arena and a copy, as before (GPU read-backs of
+ * outputs land in the caller's tensors directly). Nothing stays bound
+ * after the run. */
 #ifndef RLX_RUNTIME_EXEC_H
 #define RLX_RUNTIME_EXEC_H
 

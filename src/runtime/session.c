@@ -60,6 +60,7 @@ struct rlx_session {
      * s->last and each plan's arena and GPU buffers are per session */
     pthread_mutex_t lock;
     bool lock_ok;
+    int threads; /* cpu.threads resolved: its runs use at most this many pool threads */
 };
 
 /* ------------------------------------------------------------ lifetime */
@@ -154,7 +155,8 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
     RLX_TRY(rlx_config_resolve(options, opt, &cfg));
     /* per-process keys: every device runs CPU steps (folding, fallbacks) */
     rlx_status st = check_gpu_disable(cfg->gpu_disable);
-    if (!st) st = rlx_parallel_configure(cfg->cpu_threads, cfg->cpu_pool_spin_us);
+    int threads = 1;
+    if (!st) st = rlx_parallel_configure(cfg->cpu_threads, cfg->cpu_pool_spin_us, &threads);
     if (!st) st = rlx_cpu_gemm_policy_set(strcmp(cfg->cpu_gemm, "blas") == 0 ? RLX_CPU_GEMM_BLAS : RLX_CPU_GEMM_POOL);
     rlx_session *s = st ? NULL : calloc(1, sizeof *s);
     if (!s) {
@@ -162,6 +164,7 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
         return st ? st : rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     }
     s->cfg = cfg;
+    s->threads = threads;
     if (pthread_mutex_init(&s->lock, NULL) != 0) {
         rlx_config_destroy(cfg);
         free(s);
@@ -660,7 +663,9 @@ rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *cons
                                const rlx_tensor *const *inputs) {
     if (!s) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session is NULL");
     pthread_mutex_lock(&s->lock);
+    int prev = rlx_parallel_set_limit(s->threads); /* kernels, folding and packing alike */
     rlx_status st = prepare_locked(s, n_inputs, input_names, inputs);
+    rlx_parallel_set_limit(prev);
     pthread_mutex_unlock(&s->lock);
     return st;
 }
@@ -671,7 +676,9 @@ rlx_status rlx_session_run(rlx_session *s, size_t n_inputs, const char *const *i
     if (out_n_outputs) *out_n_outputs = 0;
     if (!s || !out_outputs || !out_n_outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
     pthread_mutex_lock(&s->lock);
+    int prev = rlx_parallel_set_limit(s->threads); /* kernels, folding and packing alike */
     rlx_status st = run_locked(s, n_inputs, input_names, inputs, out_outputs, out_n_outputs);
+    rlx_parallel_set_limit(prev);
     pthread_mutex_unlock(&s->lock);
     return st;
 }
@@ -680,7 +687,9 @@ rlx_status rlx_session_run_into(rlx_session *s, size_t n_inputs, const char *con
                                 const rlx_tensor *const *inputs, rlx_tensor **outputs) {
     if (!s || !outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
     pthread_mutex_lock(&s->lock);
+    int prev = rlx_parallel_set_limit(s->threads); /* kernels, folding and packing alike */
     rlx_status st = run_into_locked(s, n_inputs, input_names, inputs, outputs);
+    rlx_parallel_set_limit(prev);
     pthread_mutex_unlock(&s->lock);
     return st;
 }

@@ -71,7 +71,7 @@ static bool make_input(const rlx_value_info *info, rlx_tensor **out) {
 static void run_once(const rlx_model *m) {
     static rlx_options *opts;
     if (!opts) {
-        /* one worker: the pool is per process, and a run stays small */
+        /* one worker thread per run: runs stay small */
         if (rlx_options_create(&opts) || rlx_options_set(opts, "cpu.threads", "1")) abort();
     }
     size_t n_in = rlx_model_num_inputs(m);

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """rlx's CPU backend gives the same bits on 1, 2, 3, 7 and 16 threads.
 
-The pool is per process, so each thread count is one `rlx run` process
-(RLX_NUM_THREADS=N, --output-dir); every output must be byte-identical to
+Each thread count is one `rlx run` process (a session alone in its process:
+RLX_NUM_THREADS=N, --output-dir); every output must be byte-identical to
 the one-thread run. Models (written here with onnx's helper, seeded random
 weights and inputs in [-1, 1)):
   - convnet: the splits of the convolution and pooling kernels: a strided
@@ -17,7 +17,14 @@ weights and inputs in [-1, 1)):
   - the ONNX suite's light_squeezenet when present.
 Also checks the one-thread outputs against onnxruntime (relative 1e-4 of
 the output's largest magnitude), so that agreement is not agreement on
-garbage. Exits 77 when rlx or onnxruntime is missing.
+garbage.
+
+cpu.threads is per session (issue 14): in this one Python process, sessions
+of 2 and 1 threads are created (in that order: the second asks for fewer
+than the pool has), then one of 7 (the pool grows); their runs, interleaved,
+must give the bytes of the one-session processes above. Skipped (not
+failed) while the Python bindings are not loadable (ASan builds).
+Exits 77 when rlx or onnxruntime is missing.
 """
 import os
 import subprocess
@@ -125,6 +132,35 @@ def run_rlx(model, feeds, threads, out_dir):
     return {f: np.load(os.path.join(out_dir, f)) for f in sorted(os.listdir(out_dir))}
 
 
+def in_process(models, work, refs):
+    """Sessions of 2, 1 and 7 threads of one process: (checks, failures)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import ocr_ref as R
+    if R.bindings_unavailable():
+        print(f"in-process sessions skipped: {R.bindings_unavailable()}")
+        return 0, 0
+    rlx = R.import_rlx()
+    checks = failed = 0
+    for name, path, shapes in models:
+        rng = np.random.default_rng(7)
+        feeds = {inp: rng.uniform(-1, 1, shape).astype(np.float32) for inp, shape in shapes.items()}
+        model = rlx.Model(path)
+        sessions = [(t, rlx.Session(model, "cpu", options={"cpu.threads": t})) for t in (2, 1)]
+        runs = [(t, s.run(feeds)) for t, s in sessions]
+        sessions.append((7, rlx.Session(model, "cpu", options={"cpu.threads": 7})))
+        runs += [(t, s.run(feeds)) for t, s in reversed(sessions)]
+        for t, outs in runs:
+            ref = refs[name][t]
+            for k, (f, v) in enumerate(ref.items()):
+                checks += 1
+                if k >= len(outs) or outs[k].tobytes() != v.tobytes():
+                    failed += 1
+                    print(f"FAIL {name}: in-process session of {t} threads, output {f} differs from the "
+                          f"one-session process")
+        print(f"{name}: in-process sessions of 2, 1 and 7 threads compared")
+    return checks, failed
+
+
 def main():
     if not os.path.exists(RLX):
         print(f"skipped: {RLX} is not built")
@@ -139,7 +175,9 @@ def main():
         sq = os.path.join(ROOT, "third_party", "onnx", "backend-test-data", "light", "light_squeezenet.onnx")
         if os.path.exists(sq):
             models.append(("light_squeezenet", sq, {"data_0": (1, 3, 224, 224)}))
+        refs = {}
         for name, path, shapes in models:
+            refs[name] = {}
             rng = np.random.default_rng(7)
             feeds, arrays = {}, {}
             for inp, shape in shapes.items():
@@ -150,6 +188,7 @@ def main():
             for t in THREADS:
                 out_dir = os.path.join(work, f"{name}_out{t}")
                 outs = run_rlx(path, feeds, t, out_dir)
+                refs[name][t] = outs
                 if ref is None:
                     ref = outs
                     exp = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, arrays)[0]
@@ -167,6 +206,9 @@ def main():
                         diff = int(np.sum(outs[f] != v)) if f in outs else -1
                         print(f"FAIL {name}: output {f} with {t} threads differs from 1 thread ({diff} elements)")
             print(f"{name}: threads {', '.join(map(str, THREADS))} compared")
+        c, f = in_process(models, work, refs)
+        checks += c
+        failed += f
     print(f"{checks - failed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -16,7 +16,8 @@
 struct rlx_backend_exe {
     const rlx_program *p;
     unsigned char *arena;
-    rlx_tensor *views; /* per value: a view into the arena or the konst */
+    rlx_tensor *views; /* per value: a view into the arena (or bound memory, bind_value) or the konst */
+    int *next_alias;   /* per value: the next value with the same storage root, -1 at the end */
     rlx_step_hook hook; /* called after each step, when set */
     void *hook_ctx;
     rlx_cpu_sgemm_pack *packs; /* per step: its constant GEMM operand, packed (rlx_cpu_prepare_node) */
@@ -60,6 +61,20 @@ static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend
         memcpy(t->dims, v->dims, sizeof t->dims);
         t->nbytes = p->mem.bytes[i];
         if (p->mem.offset[i] != RLX_NO_OFFSET) t->data = e->arena + p->mem.offset[i];
+    }
+    /* the values sharing each storage root, chained from the root (bind_value) */
+    e->next_alias = malloc((g->n_values + 1) * sizeof *e->next_alias);
+    if (!e->next_alias) {
+        cpu_destroy_exe(e);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t i = 0; i < g->n_values; i++) e->next_alias[i] = -1;
+    for (size_t i = g->n_values; i-- > 0;) {
+        int r = p->mem.alias[i];
+        if (r != (int)i) {
+            e->next_alias[i] = e->next_alias[r];
+            e->next_alias[r] = (int)i;
+        }
     }
     /* the CPU steps' constant GEMM operands, packed once for every run */
     e->packs = calloc(p->n_steps + 1, sizeof *e->packs);
@@ -114,6 +129,13 @@ static rlx_status cpu_run_segment(rlx_backend_exe *e, size_t k, void *const *dow
 
 static unsigned char *cpu_host_arena(rlx_backend_exe *e) { return e->arena; }
 
+static void cpu_bind_value(rlx_backend_exe *e, int value, void *data) {
+    const rlx_mem_plan *m = &e->p->mem;
+    for (int v = value; v >= 0; v = e->next_alias[v])
+        if (m->offset[v] != RLX_NO_OFFSET && !e->p->g->values[v].konst)
+            e->views[v].data = data ? data : e->arena + m->offset[v];
+}
+
 static void cpu_set_step_hook(rlx_backend_exe *e, rlx_step_hook fn, void *ctx) {
     e->hook = fn;
     e->hook_ctx = ctx;
@@ -123,6 +145,7 @@ static void cpu_destroy_exe(rlx_backend_exe *e) {
     if (!e) return;
     for (size_t s = 0; e->packs && s < e->p->n_steps; s++) rlx_cpu_sgemm_pack_free(&e->packs[s]);
     free(e->packs);
+    free(e->next_alias);
     rlx_free_aligned(e->arena);
     free(e->views);
     free(e);
@@ -142,6 +165,7 @@ rlx_status rlx_backend_cpu_create(rlx_backend **out) {
     be->run_segment = cpu_run_segment;
     be->host_arena = cpu_host_arena;
     be->set_step_hook = cpu_set_step_hook;
+    be->bind_value = cpu_bind_value;
     be->destroy_exe = cpu_destroy_exe;
     be->destroy = cpu_destroy;
     *out = be;

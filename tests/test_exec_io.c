@@ -1,0 +1,327 @@
+/* Steady CPU runs read the caller's inputs and write the caller's outputs in
+ * place (issue 13; runtime/exec.c, bind_io) with the results of the old
+ * copies. One model holds every aliasing case:
+ *
+ *   x [n, 64] --Sigmoid--> s (output, also read by Add)
+ *   a = Add(s, x)          (output)          f = Flatten(a) (output: a view of an output)
+ *   x itself               (output: a graph input that is a graph output)
+ *   xi = Identity(x)       (output: a view of an input)
+ *   r = Relu(Flatten(x))   (output: an op reading a view of an input)
+ *   s again                (the same value twice among the outputs)
+ *
+ * Each run is compared byte for byte with the run through the copies
+ * (input and outputs at addresses that are not 16-byte aligned, which the
+ * runtime does not bind) and with a double reference (1e-6 of max(1, |value|)), and
+ * the input bytes are checked unchanged after every run. Cases: fresh
+ * outputs (rlx_session_run), given outputs (run_into, poisoned), an output
+ * given the input's own buffer and two outputs given one buffer (against
+ * the same sharing through the copies), the input
+ * freed and another given, two batch sizes (a plan each), an output shaped
+ * only at run time (NonZero: an eager plan), and on the GPU (when there is
+ * one) a plan whose Sigmoid falls back to the CPU. */
+#define _POSIX_C_SOURCE 200809L
+#include "test.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { W = 64, N_OUT = 7 };
+static const char *k_outs[N_OUT] = { "s", "a", "f", "x", "xi", "r", "s" };
+
+static rlx_model *alias_model(void) {
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    if (!m) return NULL;
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 2, (const int64_t[]){ -1, W }, (const char *[]){ "n", NULL }));
+#define NODE(op, name, in0, in1, out)                                                                              \
+    CHECK_OK(rlx_model_add_node(m, op, name, (in1) ? 2 : 1, (const char *[]){ in0, in1 }, 1, (const char *[]){ out }, \
+                                0, NULL))
+    NODE("Sigmoid", "sig", "x", NULL, "s");
+    NODE("Add", "add", "s", "x", "a");
+    NODE("Flatten", "flat_a", "a", NULL, "f");
+    NODE("Identity", "id", "x", NULL, "xi");
+    NODE("Flatten", "flat_x", "x", NULL, "fx");
+    NODE("Relu", "relu", "fx", NULL, "r");
+#undef NODE
+    for (int i = 0; i < N_OUT; i++) CHECK_OK(rlx_model_add_output(m, k_outs[i]));
+    CHECK_OK(rlx_model_finish(m));
+    return m;
+}
+
+/* A tensor header over caller memory (data may be misaligned on purpose). */
+static rlx_tensor header(int64_t n, void *data) {
+    rlx_tensor t;
+    memset(&t, 0, sizeof t);
+    t.dtype = RLX_DTYPE_F32;
+    t.rank = 2;
+    t.dims[0] = n;
+    t.dims[1] = W;
+    t.data = data;
+    t.nbytes = (size_t)n * W * sizeof(float);
+    return t;
+}
+
+/* 16-byte aligned when shift is 0, else `shift` bytes past an aligned address. */
+static float *buffer(size_t floats, size_t shift, void **base) {
+    unsigned char *b = NULL;
+    if (posix_memalign((void **)&b, 64, floats * sizeof(float) + 64)) return NULL;
+    *base = b;
+    return (float *)(void *)(b + shift);
+}
+
+static double sigm(double v) { return 1.0 / (1.0 + exp(-v)); }
+
+/* Output k of the model for input x (double). */
+static double expect(int k, const float *x, size_t i) {
+    double v = x[i];
+    switch (k) {
+    case 0: case 6: return sigm(v);
+    case 1: case 2: return sigm(v) + v;
+    case 3: case 4: return v;
+    default: return v > 0 ? v : 0;
+    }
+}
+
+static void check_values(const char *what, float *const *outs, const float *x, size_t numel) {
+    for (int k = 0; k < N_OUT; k++) {
+        double worst = 0;
+        for (size_t i = 0; i < numel; i++) {
+            double e = expect(k, x, i), d = fabs(outs[k][i] - e) / (fabs(e) > 1 ? fabs(e) : 1);
+            if (!(d <= worst)) worst = d; /* NaN too */
+        }
+        CHECK_MSG(worst <= 1e-6, "%s: output %d ('%s') off by %g (of max(1, |value|))", what, k, k_outs[k], worst);
+    }
+}
+
+/* run_into with output buffers at `shift`; returns the outputs (malloc'd
+ * copies) or NULL. */
+static float **run_into(rlx_session *s, const rlx_tensor *in, int64_t n, size_t shift) {
+    size_t numel = (size_t)n * W;
+    void *bases[N_OUT] = { 0 };
+    rlx_tensor hdr[N_OUT], *outs[N_OUT];
+    for (int k = 0; k < N_OUT; k++) {
+        float *d = buffer(numel, shift, &bases[k]);
+        for (size_t i = 0; i < numel; i++) d[i] = NAN; /* poison */
+        hdr[k] = header(n, d);
+        outs[k] = &hdr[k];
+    }
+    const char *names[] = { "x" };
+    bool ok = rlx_session_run_into(s, 1, names, &in, outs) == RLX_OK;
+    CHECK_MSG(ok, "run_into: %s", rlx_last_error());
+    float **res = calloc(N_OUT, sizeof *res);
+    for (int k = 0; k < N_OUT; k++) {
+        res[k] = malloc(numel * sizeof(float));
+        memcpy(res[k], hdr[k].data, numel * sizeof(float));
+        free(bases[k]);
+    }
+    return res;
+}
+
+static float **run_fresh(rlx_session *s, const rlx_tensor *in) {
+    rlx_tensor **outs = NULL;
+    size_t n = 0;
+    const char *names[] = { "x" };
+    bool ok = rlx_session_run(s, 1, names, &in, &outs, &n) == RLX_OK;
+    CHECK_MSG(ok && n == N_OUT, "run: %s", rlx_last_error());
+    if (!ok) return NULL;
+    float **res = calloc(N_OUT, sizeof *res);
+    for (int k = 0; k < N_OUT; k++) {
+        res[k] = malloc(outs[k]->nbytes);
+        memcpy(res[k], outs[k]->data, outs[k]->nbytes);
+        rlx_tensor_destroy(outs[k]);
+    }
+    free(outs);
+    return res;
+}
+
+static void free_outs(float **o) {
+    for (int k = 0; o && k < N_OUT; k++) free(o[k]);
+    free(o);
+}
+
+static void same_bytes(const char *what, float **got, float **ref, size_t numel) {
+    for (int k = 0; got && ref && k < N_OUT; k++)
+        CHECK_MSG(memcmp(got[k], ref[k], numel * sizeof(float)) == 0,
+                  "%s: output %d ('%s') differs from the copies' run", what, k, k_outs[k]);
+}
+
+/* One run_into with shared buffers, every buffer `shift` bytes past a
+ * 64-byte boundary (4: nothing is bound, the old copies). mode 0: output
+ * 's' is given the input's buffer (holding x0); mode 1: outputs 'a' and 'r'
+ * are given one buffer. Returns what each output's buffer holds after the
+ * run (malloc'd copies). */
+static float **shared_case(rlx_session *s, const float *x0, int64_t n, size_t shift, int mode) {
+    size_t numel = (size_t)n * W, nb = numel * sizeof(float);
+    void *bases[N_OUT + 1] = { 0 };
+    float *x = buffer(numel, shift, &bases[N_OUT]);
+    memcpy(x, x0, nb);
+    rlx_tensor in = header(n, x), hdr[N_OUT], *outs[N_OUT];
+    for (int k = 0; k < N_OUT; k++) {
+        float *d = buffer(numel, shift, &bases[k]);
+        for (size_t i = 0; i < numel; i++) d[i] = NAN;
+        hdr[k] = header(n, d);
+        outs[k] = &hdr[k];
+    }
+    if (mode == 0) hdr[0].data = x;
+    else hdr[5].data = hdr[1].data;
+    const rlx_tensor *inp = &in;
+    float **res = NULL;
+    if (rlx_session_run_into(s, 1, (const char *[]){ "x" }, &inp, outs) == RLX_OK) {
+        res = calloc(N_OUT, sizeof *res);
+        for (int k = 0; k < N_OUT; k++) {
+            res[k] = malloc(nb);
+            memcpy(res[k], hdr[k].data, nb);
+        }
+    } else {
+        CHECK_MSG(0, "shared buffers (mode %d): %s", mode, rlx_last_error());
+    }
+    for (int k = 0; k <= N_OUT; k++) free(bases[k]);
+    return res;
+}
+
+static void fill(float *x, size_t numel) {
+    for (size_t i = 0; i < numel; i++) x[i] = test_rand_uniform(-4, 4);
+}
+
+static void test_batch(rlx_session *s, int64_t n, const char *dev) {
+    size_t numel = (size_t)n * W, nb = numel * sizeof(float);
+    char what[96];
+    void *b_al = NULL, *b_mis = NULL;
+    float *x = buffer(numel, 0, &b_al), *xm = buffer(numel, 4, &b_mis), *keep = malloc(nb);
+    fill(x, numel);
+    memcpy(xm, x, nb);
+    memcpy(keep, x, nb);
+    rlx_tensor in = header(n, x), in_mis = header(n, xm);
+
+    /* the old behaviour: nothing bound (input and outputs misaligned) */
+    float **ref = run_into(s, &in_mis, n, 4);
+    snprintf(what, sizeof what, "%s n=%lld copies", dev, (long long)n);
+    if (ref) check_values(what, ref, keep, numel);
+    CHECK_MSG(memcmp(xm, keep, nb) == 0, "%s: the input changed", what);
+
+    struct { const char *name; float **got; } runs[4];
+    runs[0].name = "fresh outputs";
+    runs[0].got = run_fresh(s, &in);
+    runs[1].name = "given outputs";
+    runs[1].got = run_into(s, &in, n, 0);
+    runs[2].name = "given outputs, misaligned input";
+    runs[2].got = run_into(s, &in_mis, n, 0);
+    runs[3].name = "fresh outputs, again";
+    runs[3].got = run_fresh(s, &in);
+    for (int r = 0; r < 4; r++) {
+        snprintf(what, sizeof what, "%s n=%lld %s", dev, (long long)n, runs[r].name);
+        same_bytes(what, runs[r].got, ref, numel);
+        free_outs(runs[r].got);
+    }
+    CHECK_MSG(memcmp(x, keep, nb) == 0 && memcmp(xm, keep, nb) == 0, "%s n=%lld: an input changed", dev, (long long)n);
+
+    /* shared buffers, each against the same run through the copies (every
+     * buffer misaligned): 's' given the input's own buffer, and 'a' and 'r'
+     * given one buffer */
+    for (int mode = 0; mode < 2; mode++) {
+        float **in_place = shared_case(s, keep, n, 0, mode), **copies = shared_case(s, keep, n, 4, mode);
+        snprintf(what, sizeof what, "%s n=%lld %s", dev, (long long)n,
+                 mode ? "'a' and 'r' in one buffer" : "'s' in the input's buffer");
+        same_bytes(what, in_place, copies, numel);
+        /* on the CPU the outputs are copied in graph-output order: 'x' and
+         * 'xi' (copies of the input) come after 's' went into the input's
+         * buffer, and 'r' after 'a'; a GPU plan reads its outputs back
+         * before the copies */
+        for (int k = 0; k < N_OUT && ref && in_place && strcmp(dev, "cpu") == 0; k++) {
+            int want = mode == 0 ? (k == 3 || k == 4 ? 0 : k) : (k == 1 ? 5 : k);
+            CHECK_MSG(memcmp(in_place[k], ref[want], nb) == 0, "%s: output %d", what, k);
+        }
+        free_outs(in_place);
+        free_outs(copies);
+    }
+    CHECK(memcmp(x, keep, nb) == 0);
+    /* the caller frees its input and gives another: nothing of the old one is read */
+    free(b_al);
+    x = buffer(numel, 0, &b_al);
+    fill(x, numel);
+    memcpy(keep, x, nb);
+    in = header(n, x);
+    float **again = run_into(s, &in, n, 0);
+    snprintf(what, sizeof what, "%s n=%lld after the input was freed", dev, (long long)n);
+    if (again) check_values(what, again, keep, numel);
+    CHECK_MSG(memcmp(x, keep, nb) == 0, "%s: the input changed", what);
+    free_outs(again);
+    free_outs(ref);
+    free(b_al);
+    free(b_mis);
+    free(keep);
+}
+
+/* An output whose shape is known only at run time (NonZero: the plan runs
+ * eagerly, with its own outputs): the input is read, not written, and the
+ * outputs are right beside a Sigmoid of the same input. */
+static void test_runtime_shape(void) {
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    if (!m) return;
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 1, (const int64_t[]){ 8 }, NULL));
+    CHECK_OK(rlx_model_add_node(m, "NonZero", "nz", 1, (const char *[]){ "x" }, 1, (const char *[]){ "i" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Sigmoid", "sig", 1, (const char *[]){ "x" }, 1, (const char *[]){ "s" }, 0, NULL));
+    CHECK_OK(rlx_model_add_output(m, "i"));
+    CHECK_OK(rlx_model_add_output(m, "s"));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_session *s = NULL;
+    if (m) CHECK_OK(rlx_session_create(m, NULL, &s));
+    const float xv[8] = { 0.5f, 0, -1.25f, 0, 0, 3, 0, -0.125f };
+    const int64_t want[4] = { 0, 2, 5, 7 };
+    rlx_tensor *x = test_tensor_f32(1, (const int64_t[]){ 8 }, xv);
+    rlx_tensor **outs = NULL;
+    size_t n = 0;
+    if (s && x && rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *const *)&x, &outs, &n) == RLX_OK) {
+        CHECK(n == 2 && outs[0]->rank == 2 && outs[0]->dims[0] == 1 && outs[0]->dims[1] == 4 &&
+              memcmp(outs[0]->data, want, sizeof want) == 0);
+        for (int i = 0; i < 8 && n == 2; i++)
+            CHECK(fabs(((const float *)outs[1]->data)[i] - sigm(xv[i])) <= 1e-6);
+        CHECK_MSG(memcmp(x->data, xv, sizeof xv) == 0, "NonZero model: the input changed");
+        for (size_t i = 0; i < n; i++) rlx_tensor_destroy(outs[i]);
+        free(outs);
+    } else {
+        CHECK_MSG(0, "NonZero model: %s", rlx_last_error());
+    }
+    rlx_tensor_destroy(x);
+    rlx_session_destroy(s);
+    rlx_model_destroy(m);
+}
+
+int main(void) {
+    test_seed_from_env();
+    rlx_model *m = alias_model();
+    if (!m) TEST_MAIN_END();
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(m, NULL, &s));
+    if (s) {
+        test_batch(s, 4, "cpu");
+        test_batch(s, 7, "cpu");
+        test_batch(s, 4, "cpu"); /* the first plan again */
+    }
+    rlx_session_destroy(s);
+    test_runtime_shape();
+    /* GPU plans with CPU steps: Sigmoid on the CPU reads the bound input and
+     * its output s is uploaded for the GPU's Add (so s is not bound); with
+     * Relu on the CPU too, r is a CPU step's final output (bound); with Add
+     * on the CPU, the GPU's s is read back into the host arena for it and is
+     * an output there (not bound) */
+    const char *disable[] = { "Sigmoid", "Sigmoid,Relu", "Add" };
+    for (int k = 0; k < 3 && test_have_gpu(); k++) {
+        rlx_options *o = NULL;
+        rlx_session *g = NULL;
+        char what[48];
+        snprintf(what, sizeof what, "gpu (%s on the CPU)", disable[k]);
+        CHECK_OK(rlx_options_create(&o));
+        CHECK_OK(rlx_options_set(o, "gpu.disable", disable[k]));
+        CHECK_OK(rlx_session_create_with_options(m, &(rlx_session_options){ .device = "gpu" }, o, &g));
+        if (g) test_batch(g, 3, what);
+        rlx_session_destroy(g);
+        rlx_options_destroy(o);
+    }
+    rlx_model_destroy(m);
+    TEST_MAIN_END();
+}
