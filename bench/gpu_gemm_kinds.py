@@ -5,7 +5,8 @@ com.microsoft.MatMulNBits (f32 A, block 32), at the GEMM shape 4096^3 and
 the decoding GEMV shapes 1x4096x4096 and 1x4096x11008 (issue 12's list).
 B is a constant of the model (random values, seed 0); A is the input. Per
 row: `rlx bench --device gpu --json`'s GPU-timestamp median (ms) over --iters
-runs, TFLOP/s (TOP/s for int8: 2*M*K*N operations), and the weight bytes.
+runs, TFLOP/s (TOP/s for int8: 2*M*K*N operations), the weight bytes and
+the rate they are read at (weight bytes / GPU time: what bounds a GEMV).
 With --torch, PyTorch on CUDA in the same run as the peer: torch.matmul in
 f32 (TF32 off) and f16 (cuBLAS), torch._int_mm for int8 (M > 16 only),
 CUDA-event median over --iters.
@@ -113,8 +114,8 @@ def main():
     ap.add_argument("--torch", action="store_true", help="PyTorch CUDA in the same run as the peer")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    print("| kind | M x K x N | GPU ms (median) | wall ms | TFLOP/s (TOP/s) | weight MB | CPU steps | torch ms | torch TFLOP/s |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| kind | M x K x N | GPU ms (median) | wall ms | TFLOP/s (TOP/s) | weight MB | weight GB/s | CPU steps | torch ms | torch TFLOP/s |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for shape in a.shapes.split(","):
         M, K, N = (int(v) for v in shape.split("x"))
         for kind in a.kinds.split(","):
@@ -126,7 +127,7 @@ def main():
                 cmd += ["--option", o]
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode:
-                print(f"| {kind} | {shape} | failed: {p.stderr.strip()[-200:]} | | | | | | |")
+                print(f"| {kind} | {shape} | failed: {p.stderr.strip()[-200:]} | | | | | | | |")
                 continue
             d = json.loads(p.stdout)
             gpu = (d.get("gpu_ms") or {}).get("median")
@@ -136,7 +137,7 @@ def main():
             tm = torch_ms(kind, M, K, N, a.iters) if a.torch else None
             peer = f"{tm:.3f} | {2.0 * M * K * N / (tm * 1e-3) / 1e12:.2f}" if tm else "- | -"
             print(f"| {kind} | {shape} | {gpu if gpu is None else f'{gpu:.3f}'} | {wall:.3f} | {rate:.2f} | "
-                  f"{nbytes / 1e6:.1f} | {d.get('cpu_steps')} | {peer} |", flush=True)
+                  f"{nbytes / 1e6:.1f} | {nbytes / (t * 1e-3) / 1e9:.0f} | {d.get('cpu_steps')} | {peer} |", flush=True)
 
 
 if __name__ == "__main__":
