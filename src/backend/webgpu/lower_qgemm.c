@@ -83,13 +83,18 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
      * "0" runs. auto: gemv for m <= 4, wg for m >= 16, else reg. */
     const char *opt = L->caps->cfg && L->caps->cfg->gpu_qgemm_tile ? L->caps->cfg->gpu_qgemm_tile : "auto";
     bool au = strcmp(opt, "auto") == 0, words = !requant || q->n % 4 == 0;
-    int mode = !words ? 0 : strcmp(opt, "wg") == 0 || (au && q->m >= 16) ? 1 : strcmp(opt, "gemv") == 0 || (au && q->m <= 4) ? 2 : 0;
+    int mode = !words                                            ? 0
+               : strcmp(opt, "wg") == 0 || (au && q->m >= 16)  ? 1
+               : strcmp(opt, "gemv") == 0 || (au && q->m <= 4) ? 2
+                                                                 : 0;
     bool tile = mode == 0 && q->n % 4 == 0 && q->m >= 4 && strcmp(opt, "0") != 0;
     for (int j = 0; j < q->nb && !q->b_packed && !q->b_scratch; j++) tile &= q->b_bstride[j] % 4 == 0;
     uint64_t threads = tile ? batch * ((q->m + 3) / 4) * (q->n / 4) : requant ? (total + 3) / 4 : total;
     /* MODE 1 and 2: Params' threads is the batch count, the grid one
      * workgroup per (batch item, block) */
-    uint64_t tm = mode == 1 ? 64 : 4, groups = batch * ((q->m + tm - 1) / tm) * ((q->n + tm - 1) / tm);
+    uint32_t rows = q->m < 4 ? q->m : 4; /* MODE 2: rows per workgroup */
+    uint64_t bm = mode == 1 ? 64 : rows, bn = mode == 1 ? 64 : 4;
+    uint64_t groups = batch * ((q->m + bm - 1) / bm) * ((q->n + bn - 1) / bn);
     if (mode) threads = batch;
     wg_dispatch *d = wg_emit(L, L->caps->dot4 ? "qgemm_dp4" : "qgemm");
     wg_spec(L, d, "TILE", tile);
@@ -100,7 +105,10 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
         wg_spec(L, d, "QA_WORDS", 64 * 8);
         wg_spec(L, d, "QB_VECS", 16 * 8);
     }
-    if (mode == 2) wg_spec(L, d, "QR_VECS", 4 * 64);
+    if (mode == 2) {
+        wg_spec(L, d, "QR_VECS", 4 * 64);
+        wg_spec(L, d, "QROWS", rows);
+    }
     spec_q8(L, d, q);
     wg_spec(L, d, "B_PACKED", q->b_packed != NULL || q->b_scratch);
     wg_bind_value(L, d, q->a);

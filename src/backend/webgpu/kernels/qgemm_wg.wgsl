@@ -10,7 +10,7 @@
 //   ty + 16 i and columns 4 tx + c (i, c < 4): four adjacent columns, so
 //   that an 8-bit y fills whole words (the host requires n % 4 == 0 then).
 // MODE 2, split k (GEMV, m <= 4 typically): a workgroup of 64 invocations
-//   computes 4 rows x 4 columns; invocation li sums the k words li, li + 64,
+//   computes QROWS rows x 4 columns; invocation li sums the k words li, li + 64,
 //   ... (consecutive invocations read consecutive words of a packed b
 //   column), then the partial sums are added in workgroup memory (QR).
 // The zero-point terms: acc = dot - za sb - zb sa + k za zb; sa (sums of a's
@@ -22,6 +22,7 @@ override QBK: u32 = 8u; // MODE 1: k words per tile step
 override QA_WORDS: u32 = 1u; // MODE 1: 64 * QBK (else 1)
 override QB_VECS: u32 = 1u; // MODE 1: 16 * QBK (else 1)
 override QR_VECS: u32 = 1u; // MODE 2: 4 * 64 (else 1)
+override QROWS: u32 = 4u; // MODE 2: rows per workgroup (1 .. 4: min(m, 4))
 
 var<workgroup> QA: array<u32, QA_WORDS>;
 var<workgroup> QB: array<vec4<u32>, QB_VECS>;
@@ -137,11 +138,11 @@ fn qgemm_wg_tile(li: u32, wl: u32) {
 
 fn qgemm_wg_gemv(li: u32, wl: u32) {
     let tn = (P.n + 3u) / 4u;
-    let tm = (P.m + 3u) / 4u;
+    let tm = (P.m + QROWS - 1u) / QROWS;
     if (wl >= tn * tm * P.threads) { return; }
     let bi = wl / (tn * tm);
     let n0 = 4u * (wl % tn);
-    let m0 = 4u * ((wl / tn) % tm);
+    let m0 = QROWS * ((wl / tn) % tm);
     let base = qbatch(bi);
     let kw = (P.k + 3u) / 4u;
     let ones = 0x01010101u;
@@ -149,7 +150,7 @@ fn qgemm_wg_gemv(li: u32, wl: u32) {
     var za: vec4<i32>;
     var zb: vec4<i32>;
     for (var j = 0u; j < 4u; j = j + 1u) {
-        za[j] = zp_a(base.z + min(m0 + j, P.m - 1u));
+        za[j] = zp_a(base.z + min(m0 + min(j, QROWS - 1u), P.m - 1u));
         zb[j] = zp_b(min(n0 + j, P.n - 1u));
     }
     var acc: array<vec4<i32>, 4>;
@@ -158,7 +159,7 @@ fn qgemm_wg_gemv(li: u32, wl: u32) {
                            word_b(base.y, n0 + 3u, q));
         var sb = vec4<i32>(0);
         if (need_sb()) { sb = vec4<i32>(qdot(wb.x, ones), qdot(wb.y, ones), qdot(wb.z, ones), qdot(wb.w, ones)); }
-        for (var i = 0u; i < 4u; i = i + 1u) {
+        for (var i = 0u; i < QROWS; i = i + 1u) {
             let wa = word_a_at(base.x, m0 + i, q);
             var sa = 0;
             if (need_sa()) { sa = qdot(wa, ones); }
@@ -166,15 +167,15 @@ fn qgemm_wg_gemv(li: u32, wl: u32) {
                    - za[i] * sb - zb * sa;
         }
     }
-    for (var i = 0u; i < 4u; i = i + 1u) { QR[i * 64u + li] = acc[i]; }
+    for (var i = 0u; i < QROWS; i = i + 1u) { QR[i * 64u + li] = acc[i]; }
     for (var s = 32u; s > 0u; s = s / 2u) {
         workgroupBarrier();
         if (li < s) {
-            for (var i = 0u; i < 4u; i = i + 1u) { QR[i * 64u + li] = QR[i * 64u + li] + QR[i * 64u + li + s]; }
+            for (var i = 0u; i < QROWS; i = i + 1u) { QR[i * 64u + li] = QR[i * 64u + li] + QR[i * 64u + li + s]; }
         }
     }
     workgroupBarrier();
     let mm = m0 + li;
-    if (li >= 4u || mm >= P.m) { return; }
+    if (li >= QROWS || mm >= P.m) { return; }
     qstore4(bi, mm, base.z + mm, n0, QR[li * 64u] + i32(P.k) * za[li] * zb);
 }
