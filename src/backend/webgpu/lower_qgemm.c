@@ -2,8 +2,9 @@
  * result) and QLinearMatMul-10/21 (int8/uint8 result), numpy.matmul shapes
  * (rank-1 operands promoted, batch dims broadcast), and the integer
  * convolutions ConvInteger-10 and QLinearConv-10 (lower_qconv), on the integer GEMM
- * kernel (kernels/qgemm_body.wgsl; qgemm_dp4 with dot4I8Packed when the
- * device's self-test passed, webgpu_probe.c). Bit-exact with the CPU
+ * kernel (kernels/qgemm_body.wgsl, its workgroup variants qgemm_wg.wgsl;
+ * qgemm_dp4 with dot4I8Packed when the device's self-test passed,
+ * webgpu_probe.c). Bit-exact with the CPU
  * reference (cpu_quant.c: mm_run): the sums are i32 (wrapping), and
  * QLinearMatMul's requantization reproduces the CPU's double arithmetic
  * (see the kernel). Declines (the node runs on the CPU): operands that are
