@@ -32,7 +32,8 @@
 #                                            # (.device/base.tar.xz) and bundle, $CPUPROF_MODELS
 #                                            # (default mobilenet_v2,bert_base) at $CPUPROF_THREADS
 #   bash bench/device_run.sh gemmkinds       # ~3 min: f32 / f16 / int8 / 4-bit products at 4096^3 and
-#                                            # the GEMV shapes, PyTorch CUDA as the peer (gemmkinds.txt)
+#                                            # the GEMV shapes, PyTorch CUDA as the peer; int8 again with
+#                                            # gpu.dot4=0 and gpu.qgemm_tile=reg (gemmkinds.txt)
 #   bash bench/device_run.sh ab              # ~7 min: before/after in one call: bench/compare.py's model
 #                                            # rows (rlx GPU f32 and f16, batch 1 and 8; $AB_SKIP, default
 #                                            # torch,cpu,accuracy,light,gemm) for .device/base.tar.xz (made by
@@ -56,7 +57,8 @@
 #                                            # QLinearConv, MatMulInteger, QLinearMatMul): backend-ops --full
 #                                            # of each, then bench/qconv_gpu.py (single QLinearConv /
 #                                            # ConvInteger nodes: GPU vs CPU vs the f32 Conv twin vs
-#                                            # onnxruntime, GPU == CPU; again with gpu.qgemm_tile=0),
+#                                            # onnxruntime, GPU == CPU; again with gpu.qgemm_tile=reg
+#                                            # (before the workgroup variants) and 0),
 #                                            # with $QCONV_MODELS (default
 #                                            # build/quant/ppocrv4_det_qop.onnx and _qdq.onnx, made here by
 #                                            # bench/make_quant_models.py; add "build/quant" to carry) on
@@ -376,6 +378,8 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
         timeout 300 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --torch --iters "${GK_ITERS:-30}"
         echo "-- int8 with gpu.dot4=0 (the unpacked products)"
         timeout 150 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --option gpu.dot4=0 --iters "${GK_ITERS:-30}"
+        echo "-- int8 with gpu.qgemm_tile=reg (no workgroup tiles or split k: the kernels before them)"
+        timeout 200 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --option gpu.qgemm_tile=reg --iters "${GK_ITERS:-30}"
       } 2>&1 | tee "$OUT/gemmkinds.txt"
       ;;
     qconv)
@@ -389,6 +393,7 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
           if [ -f "$m" ] && [ -f "$x" ]; then extra="$extra --model $m=$x"; else echo "qconv: no $m or $x"; fi
         done
         timeout 240 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 $extra
+        timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option gpu.qgemm_tile=reg $extra
         timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option gpu.qgemm_tile=0 $extra
       } 2>&1 | tee "$OUT/qconv.txt"
       ;;

@@ -268,7 +268,10 @@ static void gen_matmul(bo_ctx *ctx, const void *arg) {
  * QLinearMatMul: scales per tensor, per row and per column, random or
  * powers of two (sums at exact ties: round half to even), outputs that
  * saturate at both ends. Bit-exact with the CPU's integer kernel. Every
- * 5th case runs the unpacked products (gpu.dot4=0). */
+ * 5th case runs the unpacked products (gpu.dot4=0); the kernel variant
+ * (gpu.qgemm_tile) cycles through auto, wg (workgroup tiles), gemv (k split
+ * per workgroup), reg and 0 every 5 cases (against the forms), and every
+ * 4th case has an M of 1, 2, 3 or 5 or past the 64 x 64 tile. */
 static void gen_qmatmul(bo_ctx *ctx, const void *arg) {
     bool ql = arg != NULL;
     static const int64_t sizes[] = { 1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 31, 67 };
@@ -278,6 +281,8 @@ static void gen_qmatmul(bo_ctx *ctx, const void *arg) {
         if (!c) continue;
         int64_t M = sizes[bo_rand_below(BO_LEN(sizes))], N = sizes[bo_rand_below(BO_LEN(sizes))];
         int64_t K = i % 6 == 5 ? 300 + rnd(0, 40) : sizes[bo_rand_below(BO_LEN(sizes))];
+        static const int64_t m_pick[] = { 1, 2, 3, 5, 70 };
+        if (i % 4 == 3) M = m_pick[(i / 4) % BO_LEN(m_pick)], N = M == 70 ? 65 + 4 * rnd(0, 1) : N;
         bool as = i & 1, bs = (i >> 1) & 1;
         rlx_dtype at = as ? RLX_DTYPE_I8 : RLX_DTYPE_U8, bt = bs ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
         int form = i % 5; /* 0: 2-D; 1: batch [2] x 2-D; 2: [3,1] x [2] broadcast; 3: rank-1 a; 4: [2] x [2], rank-1 b */
@@ -300,6 +305,9 @@ static void gen_qmatmul(bo_ctx *ctx, const void *arg) {
                      : bo_scalar(bt, zmode ? (bs ? -5.0 + (double)rnd(0, 10) : (double)rnd(100, 150)) : 0);
         }
         if (i % 5 == 2) bo_opt(c, "gpu.dot4=0");
+        static const char *const variant[] = { NULL, "gpu.qgemm_tile=wg", "gpu.qgemm_tile=gemv", "gpu.qgemm_tile=reg",
+                                                "gpu.qgemm_tile=0" };
+        if (variant[(i / 5) % 5]) bo_opt(c, variant[(i / 5) % 5]);
         char s1[64], s2[64];
         bo_desc(c, "%s %s%s x %s%s zp %s%s%s", ql ? "QLinearMatMul" : "MatMulInteger", rlx_dtype_name(at),
                 bo_shape_str(sa.rank, sa.d, s1, sizeof s1), rlx_dtype_name(bt), bo_shape_str(sb.rank, sb.d, s2, sizeof s2),

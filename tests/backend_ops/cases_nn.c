@@ -189,7 +189,8 @@ static void gen_conv(bo_ctx *ctx, const void *arg) {
  * round half to even), the int32 bias present or absent, y uint8/int8,
  * outputs that saturate. Bit-exact with the CPU's integer convolution.
  * Every 5th case runs the unpacked products (gpu.dot4=0), every 7th one
- * output per invocation (gpu.qgemm_tile=0). */
+ * output per invocation (gpu.qgemm_tile=0), every 7th from the 2nd the
+ * workgroup tiles (wg), from the 3rd k split per workgroup (gemv). */
 static void gen_qconv(bo_ctx *ctx, const void *arg) {
     bool ql = arg != NULL;
     int n = bo_full(ctx) ? 96 : 24;
@@ -233,6 +234,8 @@ static void gen_qconv(bo_ctx *ctx, const void *arg) {
         bool kw = i % 5 != 3; /* w a constant, else an input */
         if (i % 5 == 2) bo_opt(c, "gpu.dot4=0");
         if (i % 7 == 4) bo_opt(c, "gpu.qgemm_tile=0");
+        if (i % 7 == 1) bo_opt(c, "gpu.qgemm_tile=wg");
+        if (i % 7 == 2) bo_opt(c, "gpu.qgemm_tile=gemv");
         char s1[96], s2[96];
         bo_desc(c, "%s x %s%s w %s%s group=%lld zp %s%s", ql ? "QLinearConv" : "ConvInteger", rlx_dtype_name(xt),
                 bo_shape_str(xsh.rank, xsh.d, s1, 96), rlx_dtype_name(wt), bo_shape_str(wsh.rank, wsh.d, s2, 96),

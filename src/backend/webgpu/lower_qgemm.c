@@ -2,8 +2,9 @@
  * result) and QLinearMatMul-10/21 (int8/uint8 result), numpy.matmul shapes
  * (rank-1 operands promoted, batch dims broadcast), and the integer
  * convolutions ConvInteger-10 and QLinearConv-10 (lower_qconv), on the integer GEMM
- * kernel (kernels/qgemm_body.wgsl; qgemm_dp4 with dot4I8Packed when the
- * device's self-test passed, webgpu_probe.c). Bit-exact with the CPU
+ * kernel (kernels/qgemm_body.wgsl, its workgroup variants qgemm_wg.wgsl;
+ * qgemm_dp4 with dot4I8Packed when the device's self-test passed,
+ * webgpu_probe.c). Bit-exact with the CPU
  * reference (cpu_quant.c: mm_run): the sums are i32 (wrapping), and
  * QLinearMatMul's requantization reproduces the CPU's double arithmetic
  * (see the kernel). Declines (the node runs on the CPU): operands that are
@@ -71,17 +72,44 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     uint64_t t_off = 0;
     uint32_t t_words = requant ? 4 * q->mult_rows * q->mult_cols : 0;
     if (requant) RLX_TRY(requant_table(L, q->mult, q->bias, q->mult_rows * q->mult_cols, q->mult_cols, &t_off));
-    /* blocks of 4 x 4 outputs where n % 4 == 0 (each block's 8-bit
-     * outputs then fill whole words; an unpacked b's four columns of one k
-     * are one word when its batch strides are whole words too) and m >= 4
-     * (fewer rows would leave invocations idle: GEMV shapes keep one
-     * output per invocation); option gpu.qgemm_tile=0 turns them off */
-    const char *opt = L->caps->cfg ? L->caps->cfg->gpu_qgemm_tile : NULL;
-    bool tile = q->n % 4 == 0 && q->m >= 4 && !(opt && strcmp(opt, "0") == 0);
+    /* The variant (option gpu.qgemm_tile; each gives the same bits):
+     * "wg": workgroup tiles of 64 x 64 outputs through workgroup memory
+     * (qgemm_wg.wgsl, MODE 1); "gemv": k split across a workgroup per 4 x 4
+     * outputs (MODE 2); "reg": blocks of 4 x 4 outputs per invocation
+     * where n % 4 == 0 (each block's 8-bit outputs then fill whole words;
+     * an unpacked b's four columns of one k are one word when its batch
+     * strides are whole words too) and m >= 4; "0": one output (or one word
+     * of four 8-bit outputs) per invocation. The workgroup variants need n
+     * % 4 == 0 for an 8-bit y (whole words per invocation), else "reg" or
+     * "0" runs. auto: gemv for m <= 4, wg for m >= 16, else reg. */
+    const char *opt = L->caps->cfg && L->caps->cfg->gpu_qgemm_tile ? L->caps->cfg->gpu_qgemm_tile : "auto";
+    bool au = strcmp(opt, "auto") == 0, words = !requant || q->n % 4 == 0;
+    int mode = !words                                            ? 0
+               : strcmp(opt, "wg") == 0 || (au && q->m >= 16)  ? 1
+               : strcmp(opt, "gemv") == 0 || (au && q->m <= 4) ? 2
+                                                                 : 0;
+    bool tile = mode == 0 && q->n % 4 == 0 && q->m >= 4 && strcmp(opt, "0") != 0;
     for (int j = 0; j < q->nb && !q->b_packed && !q->b_scratch; j++) tile &= q->b_bstride[j] % 4 == 0;
     uint64_t threads = tile ? batch * ((q->m + 3) / 4) * (q->n / 4) : requant ? (total + 3) / 4 : total;
+    /* MODE 1 and 2: Params' threads is the batch count, the grid one
+     * workgroup per (batch item, block) */
+    uint32_t rows = q->m < 4 ? q->m : 4; /* MODE 2: rows per workgroup */
+    uint64_t bm = mode == 1 ? 64 : rows, bn = mode == 1 ? 64 : 4;
+    uint64_t groups = batch * ((q->m + bm - 1) / bm) * ((q->n + bn - 1) / bn);
+    if (mode) threads = batch;
     wg_dispatch *d = wg_emit(L, L->caps->dot4 ? "qgemm_dp4" : "qgemm");
     wg_spec(L, d, "TILE", tile);
+    wg_spec(L, d, "MODE", mode);
+    if (mode == 1) {
+        wg_spec(L, d, "QWG", 256);
+        wg_spec(L, d, "QBK", 8);
+        wg_spec(L, d, "QA_WORDS", 64 * 8);
+        wg_spec(L, d, "QB_VECS", 16 * 8);
+    }
+    if (mode == 2) {
+        wg_spec(L, d, "QR_VECS", 4 * 64);
+        wg_spec(L, d, "QROWS", rows);
+    }
     spec_q8(L, d, q);
     wg_spec(L, d, "B_PACKED", q->b_packed != NULL || q->b_scratch);
     wg_bind_value(L, d, q->a);
@@ -103,7 +131,7 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     for (int j = 0; j < 4; j++) wg_p_u32(L, d, j < pad ? 0 : q->a_bstride[j - pad]);
     for (int j = 0; j < 4; j++) wg_p_u32(L, d, j < pad ? 0 : q->b_bstride[j - pad]);
     for (int j = 0; j < 4; j++) wg_p_u32(L, d, j < pad ? 0 : q->row_off[j - pad]);
-    return wg_grid_1d(L, d, threads);
+    return mode ? wg_grid_groups(L, d, groups) : wg_grid_1d(L, d, threads);
 }
 
 /* The step of a zero point or scale along the operand's row (a) or column

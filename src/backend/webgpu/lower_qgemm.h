@@ -42,7 +42,9 @@ typedef struct wg_qgemm {
     int32_t y_zp;
 } wg_qgemm;
 
-/* Emits the dispatch of q (qgemm_dp4 when L->caps->dot4, else qgemm).
+/* Emits the dispatch of q (qgemm_dp4 when L->caps->dot4, else qgemm), the
+ * variant by shape and option gpu.qgemm_tile (workgroup tiles, split k,
+ * register blocks or one output per invocation: the same bits).
  * errors: RLX_ERR_UNSUPPORTED (declined: too large for 32-bit indexing). */
 rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q);
 

@@ -1,5 +1,5 @@
-// The integer GEMM (qgemm_body.wgsl) with the 4x8 signed dot product
-// written out: for adapters or wgpu builds without WGSL's
+// The integer GEMM (qgemm_body.wgsl, qgemm_wg.wgsl) with the 4x8 signed
+// dot product written out: for adapters or wgpu builds without WGSL's
 // packed_4x8_integer_dot_product (caps.dot4 off; webgpu_probe.c decides).
 fn qdot(a: u32, b: u32) -> i32 {
     let x = bitcast<i32>(a); let y = bitcast<i32>(b);
@@ -8,6 +8,9 @@ fn qdot(a: u32, b: u32) -> i32 {
 }
 //!include qrequant
 //!include qgemm_body
-//!main1d t < P.threads {
-    qgemm_main(t);
+//!include qgemm_wg
+//!include qgemm_main
+@compute @workgroup_size(QWG)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
+    qgemm_entry(li, wid.x + wid.y * nwg.x);
 }

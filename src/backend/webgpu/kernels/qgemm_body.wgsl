@@ -18,7 +18,8 @@
 // pair (qrequant.wgsl, included before this file: the significand, the
 // exponent, and an i32 bias added to acc first, QLinearConv's B).
 // Params: offsets in words (bindings A, B, ZA, ZB, Y, TB), m, n, k, total
-// (output elements), threads (one word of y each), za_step / zb_step (0:
+// (output elements), threads (invocations; MODE 1 and 2 of qgemm_wg.wgsl:
+// the batch items), za_step / zb_step (0:
 // one zero point, 1: per row of a / per column of b), t_row (table words
 // per row of a: 0 or 4 * columns), t_col (0 or 4), y_zp; batch: dims of
 // the output's batch (4, padded with 1), the byte strides of a and b per

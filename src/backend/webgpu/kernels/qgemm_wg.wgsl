@@ -1,0 +1,181 @@
+// (not a kernel: included by qgemm.wgsl and qgemm_dp4.wgsl after
+// qgemm_body.wgsl) The integer GEMM's workgroup variants (MODE, set by
+// lower_qgemm.c: wg_emit_qgemm), the same sums and epilogues as
+// qgemm_acc / qgemm_tile (i32, wrapping: any order gives the same bits):
+// MODE 1, tiled (large m): a workgroup of 16 x 16 invocations computes a
+//   64 x 64 block of y of one batch item; k advances QBK words (4 k each)
+//   at a time through workgroup memory (QA[kq][row]: words of a, QB[kq]
+//   [column quad]: vec4s of the words of four adjacent columns of b, both
+//   in the signed domain, 0 past m, n or k). Invocation (tx, ty) owns rows
+//   ty + 16 i and columns 4 tx + c (i, c < 4): four adjacent columns, so
+//   that an 8-bit y fills whole words (the host requires n % 4 == 0 then).
+// MODE 2, split k (GEMV, m <= 4 typically): a workgroup of 64 invocations
+//   computes QROWS rows x 4 columns; invocation li sums the k words li, li + 64,
+//   ... (consecutive invocations read consecutive words of a packed b
+//   column), then the partial sums are added in workgroup memory (QR).
+// The zero-point terms: acc = dot - za sb - zb sa + k za zb; sa (sums of a's
+// words) is skipped where zb is 0 (b signed without a zero point), sb
+// where za is 0. Workgroup linear index wl = wid.x + wid.y * nwg.x;
+// workgroups past the grid return.
+override MODE: u32 = 0u;
+override QBK: u32 = 8u; // MODE 1: k words per tile step
+override QA_WORDS: u32 = 1u; // MODE 1: 64 * QBK (else 1)
+override QB_VECS: u32 = 1u; // MODE 1: 16 * QBK (else 1)
+override QR_VECS: u32 = 1u; // MODE 2: 4 * 64 (else 1)
+override QROWS: u32 = 4u; // MODE 2: rows per workgroup (1 .. 4: min(m, 4))
+
+var<workgroup> QA: array<u32, QA_WORDS>;
+var<workgroup> QB: array<vec4<u32>, QB_VECS>;
+var<workgroup> QR: array<vec4<i32>, QR_VECS>;
+
+fn need_sa() -> bool { return !(HAS_ZB == 0u && B_SIGNED == 1u); }
+fn need_sb() -> bool { return !(HAS_ZA == 0u && A_SIGNED == 1u); }
+
+// The batch item bi's byte offset of a (with a_off), offset of b (words
+// when B_PACKED, else bytes, without b_off) and the per-row parameter rows
+// it adds.
+fn qbatch(bi0: u32) -> vec3<u32> {
+    var bi = bi0;
+    var r = vec3<u32>(P.a_off * 4u, 0u, 0u);
+    for (var j = 3; j >= 0; j = j - 1) {
+        let d = P.batch[0][j];
+        let c = bi % d;
+        bi = bi / d;
+        r = r + c * vec3<u32>(P.batch[1][j], P.batch[2][j], P.batch[3][j]);
+    }
+    return r;
+}
+
+// Word q (4 k) of b's column nn (0 past n or k), in the signed domain;
+// bb from qbatch.
+fn word_b(bb: u32, nn: u32, q: u32) -> u32 {
+    let kw = (P.k + 3u) / 4u;
+    if (nn >= P.n || q >= kw) { return 0u; }
+    if (B_PACKED == 1u) { return B[P.b_off + bb + nn * kw + q]; }
+    let cnt = min(4u, P.k - 4u * q);
+    let bcol = P.b_off * 4u + bb + 4u * q * P.n + nn;
+    var w = 0u;
+    for (var j = 0u; j < cnt; j = j + 1u) { w = w | (byte_b(bcol + j * P.n) << (8u * j)); }
+    return fix_word(w, cnt, B_SIGNED);
+}
+
+// Word q of a's row mm (0 past m or k); ab from qbatch.
+fn word_a_at(ab: u32, mm: u32, q: u32) -> u32 {
+    if (mm >= P.m || 4u * q >= P.k) { return 0u; }
+    return word_a(ab + mm * P.k + 4u * q, min(4u, P.k - 4u * q));
+}
+
+// Stores row mm's outputs of columns n0 .. n0 + 3 (n0 % 4 == 0 with
+// REQUANT; columns past n skipped) of batch item bi.
+fn qstore4(bi: u32, mm: u32, prow: u32, n0: u32, v: vec4<i32>) {
+    let e = (bi * P.m + mm) * P.n + n0;
+    if (REQUANT == 0u) {
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            if (n0 + j < P.n) { Y[P.y_off + e + j] = bitcast<u32>(v[j]); }
+        }
+        return;
+    }
+    var word = 0u;
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        let r = requant(v[j], P.t_off + prow * P.t_row + min(n0 + j, P.n - 1u) * P.t_col);
+        word = word | ((bitcast<u32>(r) & 0xffu) << (8u * j));
+    }
+    Y[P.y_off + e / 4u] = word;
+}
+
+fn qgemm_wg_tile(li: u32, wl: u32) {
+    let tn = (P.n + 63u) / 64u;
+    let tm = (P.m + 63u) / 64u;
+    if (wl >= tn * tm * P.threads) { return; } // threads: batch items
+    let bi = wl / (tn * tm);
+    let n0 = 64u * (wl % tn);
+    let m0 = 64u * ((wl / tn) % tm);
+    let base = qbatch(bi);
+    let tx = li % 16u;
+    let ty = li / 16u;
+    let kw = (P.k + 3u) / 4u;
+    let ones = 0x01010101u;
+    var acc: array<vec4<i32>, 4>;
+    var sa = vec4<i32>(0);
+    var sb = vec4<i32>(0);
+    for (var k0 = 0u; k0 < kw; k0 = k0 + QBK) {
+        workgroupBarrier();
+        for (var it = li; it < 64u * QBK; it = it + 256u) {
+            let kq = it % QBK;
+            let rl = it / QBK;
+            QA[kq * 64u + rl] = word_a_at(base.x, m0 + rl, k0 + kq);
+        }
+        for (var it = li; it < 16u * QBK; it = it + 256u) {
+            let kq = it % QBK;
+            let nq = it / QBK;
+            let n = n0 + 4u * nq;
+            QB[kq * 16u + nq] = vec4<u32>(word_b(base.y, n, k0 + kq), word_b(base.y, n + 1u, k0 + kq),
+                                          word_b(base.y, n + 2u, k0 + kq), word_b(base.y, n + 3u, k0 + kq));
+        }
+        workgroupBarrier();
+        for (var kq = 0u; kq < QBK; kq = kq + 1u) {
+            let wb = QB[kq * 16u + tx];
+            if (need_sb()) { sb = sb + vec4<i32>(qdot(wb.x, ones), qdot(wb.y, ones), qdot(wb.z, ones), qdot(wb.w, ones)); }
+            for (var i = 0u; i < 4u; i = i + 1u) {
+                let wa = QA[kq * 64u + ty + 16u * i];
+                if (need_sa()) { sa[i] = sa[i] + qdot(wa, ones); }
+                acc[i] = acc[i] + vec4<i32>(qdot(wa, wb.x), qdot(wa, wb.y), qdot(wa, wb.z), qdot(wa, wb.w));
+            }
+        }
+    }
+    let nn = n0 + 4u * tx;
+    if (nn >= P.n) { return; }
+    let zb = vec4<i32>(zp_b(nn), zp_b(min(nn + 1u, P.n - 1u)), zp_b(min(nn + 2u, P.n - 1u)),
+                       zp_b(min(nn + 3u, P.n - 1u)));
+    let kk = i32(P.k);
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        let mm = m0 + ty + 16u * i;
+        if (mm >= P.m) { break; }
+        let za = zp_a(base.z + mm);
+        qstore4(bi, mm, base.z + mm, nn, acc[i] - za * sb - zb * sa[i] + kk * za * zb);
+    }
+}
+
+fn qgemm_wg_gemv(li: u32, wl: u32) {
+    let tn = (P.n + 3u) / 4u;
+    let tm = (P.m + QROWS - 1u) / QROWS;
+    if (wl >= tn * tm * P.threads) { return; }
+    let bi = wl / (tn * tm);
+    let n0 = 4u * (wl % tn);
+    let m0 = QROWS * ((wl / tn) % tm);
+    let base = qbatch(bi);
+    let kw = (P.k + 3u) / 4u;
+    let ones = 0x01010101u;
+    // the zero points of the rows and columns (clamped inside m and n)
+    var za: vec4<i32>;
+    var zb: vec4<i32>;
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        za[j] = zp_a(base.z + min(m0 + min(j, QROWS - 1u), P.m - 1u));
+        zb[j] = zp_b(min(n0 + j, P.n - 1u));
+    }
+    var acc: array<vec4<i32>, 4>;
+    for (var q = li; q < kw; q = q + 64u) {
+        let wb = vec4<u32>(word_b(base.y, n0, q), word_b(base.y, n0 + 1u, q), word_b(base.y, n0 + 2u, q),
+                           word_b(base.y, n0 + 3u, q));
+        var sb = vec4<i32>(0);
+        if (need_sb()) { sb = vec4<i32>(qdot(wb.x, ones), qdot(wb.y, ones), qdot(wb.z, ones), qdot(wb.w, ones)); }
+        for (var i = 0u; i < QROWS; i = i + 1u) {
+            let wa = word_a_at(base.x, m0 + i, q);
+            var sa = 0;
+            if (need_sa()) { sa = qdot(wa, ones); }
+            acc[i] = acc[i] + vec4<i32>(qdot(wa, wb.x), qdot(wa, wb.y), qdot(wa, wb.z), qdot(wa, wb.w))
+                   - za[i] * sb - zb * sa;
+        }
+    }
+    for (var i = 0u; i < QROWS; i = i + 1u) { QR[i * 64u + li] = acc[i]; }
+    for (var s = 32u; s > 0u; s = s / 2u) {
+        workgroupBarrier();
+        if (li < s) {
+            for (var i = 0u; i < QROWS; i = i + 1u) { QR[i * 64u + li] = QR[i * 64u + li] + QR[i * 64u + li + s]; }
+        }
+    }
+    workgroupBarrier();
+    let mm = m0 + li;
+    if (li >= QROWS || mm >= P.m) { return; }
+    qstore4(bi, mm, base.z + mm, n0, QR[li * 64u] + i32(P.k) * za[li] * zb);
+}
