@@ -397,6 +397,66 @@ static void test_share(void) {
     }
 }
 
+/* Refused tensors (RLX_ERR_INVALID_ARGUMENT, the message naming the tensor
+ * and what is wrong) and zero-size ones (NULL data allowed). */
+static void test_bad_tensors(rlx_model *m) {
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(m, NULL, &s));
+    if (!s) return;
+    enum { n = 2 };
+    static float x[n * W], o[N_OUT][n * W];
+    for (int i = 0; i < n * W; i++) x[i] = 0.5f;
+    rlx_tensor in = header(n, x), hdr[N_OUT], *outs[N_OUT];
+    const rlx_tensor *inp = &in;
+    const char *nx = "x";
+    for (int k = 0; k < N_OUT; k++) hdr[k] = header(n, o[k]), outs[k] = &hdr[k];
+    CHECK_OK(rlx_session_run_into(s, 1, &nx, &inp, outs));
+#define REFUSED(call, ...)                                                                                        \
+    do {                                                                                                          \
+        rlx_status st_ = (call);                                                                                  \
+        const char *e_ = rlx_last_error();                                                                        \
+        const char *want_[] = { __VA_ARGS__ };                                                                   \
+        CHECK_MSG(st_ == RLX_ERR_INVALID_ARGUMENT, "%s: status %d", #call, (int)st_);                             \
+        for (size_t w_ = 0; w_ < sizeof want_ / sizeof *want_; w_++)                                              \
+            CHECK_MSG(strstr(e_, want_[w_]) != NULL, "%s: message '%s' lacks '%s'", #call, e_, want_[w_]);       \
+    } while (0)
+    hdr[2].data = NULL; /* output 'f' */
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 2 ('f')", "data is NULL");
+    hdr[2].data = o[2];
+    hdr[3].nbytes = 16;
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 3 ('x')", "expected f32 [2,64] (512 bytes)",
+            "given f32 [2,64] (nbytes 16)");
+    hdr[3].nbytes = sizeof o[3];
+    hdr[4].dims[1] = 32;
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 4 ('xi')", "given f32 [2,32]");
+    hdr[4].dims[1] = W;
+    outs[5] = NULL;
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 5 ('r')", "NULL");
+    outs[5] = &hdr[5];
+    in.data = NULL;
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "input 'x'", "data is NULL");
+    rlx_tensor **got = NULL;
+    size_t n_got = 0;
+    REFUSED(rlx_session_run(s, 1, &nx, &inp, &got, &n_got), "input 'x'", "data is NULL");
+    in.data = x;
+    in.nbytes = 8;
+    REFUSED(rlx_session_run(s, 1, &nx, &inp, &got, &n_got), "input 'x'", "nbytes 8");
+    const rlx_tensor *none = NULL;
+    REFUSED(rlx_session_run(s, 1, &nx, &none, &got, &n_got), "input 0");
+    /* zero-size: NULL data is fine for 0 bytes */
+    rlx_tensor z = header(0, NULL), zo[N_OUT], *zouts[N_OUT];
+    const rlx_tensor *zp = &z;
+    for (int k = 0; k < N_OUT; k++) zo[k] = header(0, NULL), zouts[k] = &zo[k];
+    rlx_status st = rlx_session_run_into(s, 1, &nx, &zp, zouts);
+    CHECK_MSG(st == RLX_OK || st == RLX_ERR_UNSUPPORTED, "zero-size run_into: %d %s", (int)st, rlx_last_error());
+    st = rlx_session_run(s, 1, &nx, &zp, &got, &n_got);
+    CHECK_MSG(st == RLX_OK || st == RLX_ERR_UNSUPPORTED, "zero-size run: %d %s", (int)st, rlx_last_error());
+    for (size_t k = 0; k < n_got; k++) rlx_tensor_destroy(got[k]);
+    free(got);
+#undef REFUSED
+    rlx_session_destroy(s);
+}
+
 int main(void) {
     test_seed_from_env();
     rlx_model *m = alias_model();
@@ -411,6 +471,7 @@ int main(void) {
     rlx_session_destroy(s);
     test_runtime_shape();
     test_share();
+    test_bad_tensors(m);
     /* GPU plans with CPU steps: Sigmoid on the CPU reads the bound input and
      * its output s is uploaded for the GPU's Add (so s is not bound); with
      * Relu on the CPU too, r is a CPU step's final output (bound); with Add

@@ -45,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_THREADS 256
+#define MAX_THREADS RLX_PARALLEL_MAX_THREADS
 
 /* The team word: workers allowed to join in the high half, workers that
  * joined in the low half. */

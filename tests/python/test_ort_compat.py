@@ -187,6 +187,19 @@ raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "gpu.f61", "unknown rlx 
 so = rlx.SessionOptions()
 so.enable_profiling = True
 raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "enable_profiling", "profiling")
+# intra_op_num_threads: an int, as onnxruntime's setter (a float or str is a
+# TypeError; rlx refuses bool too); counts above the pool's 256 run on 256
+for bad in (2.5, "2", True):
+    def set_threads(v=bad):
+        rlx.SessionOptions().intra_op_num_threads = v
+    raises(set_threads, TypeError, "intra_op_num_threads", "intra_op_num_threads = %r" % (bad,))
+so = rlx.SessionOptions()
+so.intra_op_num_threads = 1 << 20
+C.check(so.rlx_options().get("cpu.threads") == 256, "intra_op_num_threads 2^20: %r" % so.rlx_options())
+raises(lambda: rlx.Session(rlx.Model(p1), "cpu", options={"cpu.threads": 257}), rlx.Error, "cpu.threads",
+       "cpu.threads 257")
+raises(lambda: rlx.Session(rlx.Model(p1), "cpu", options={"cpu.threads": 257}), rlx.Error, "256",
+       "cpu.threads 257: the maximum")
 sess = rlx.InferenceSession(p1)
 C.check(sess.get_providers() == ["CPUExecutionProvider"], "default provider %r" % sess.get_providers())
 raises(lambda: sess.run(["y", "nope"], f1), rlx.Error, "nope", "unknown output name")
