@@ -18,7 +18,12 @@
  * the same sharing through the copies), the input
  * freed and another given, two batch sizes (a plan each), an output shaped
  * only at run time (NonZero: an eager plan), and on the GPU (when there is
- * one) a plan whose Sigmoid falls back to the CPU. */
+ * one) a plan whose Sigmoid falls back to the CPU. test_share: every way
+ * outputs of the four sources (an input passed through, a constant, a CPU
+ * step's, a GPU read-back) can share buffers with each other and with the
+ * input, on the CPU and the GPU, against the documented order of writes.
+ * test_bad_tensors: NULL tensors and data, wrong sizes (the messages), and
+ * zero-size tensors with NULL data. */
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
 
