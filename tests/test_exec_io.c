@@ -18,7 +18,12 @@
  * the same sharing through the copies), the input
  * freed and another given, two batch sizes (a plan each), an output shaped
  * only at run time (NonZero: an eager plan), and on the GPU (when there is
- * one) a plan whose Sigmoid falls back to the CPU. */
+ * one) a plan whose Sigmoid falls back to the CPU. test_share: every way
+ * outputs of the four sources (an input passed through, a constant, a CPU
+ * step's, a GPU read-back) can share buffers with each other and with the
+ * input, on the CPU and the GPU, against the documented order of writes.
+ * test_bad_tensors: NULL tensors and data, wrong sizes (the messages), and
+ * zero-size tensors with NULL data. */
 #define _POSIX_C_SOURCE 200809L
 #include "test.h"
 
@@ -226,12 +231,12 @@ static void test_batch(rlx_session *s, int64_t n, const char *dev) {
         snprintf(what, sizeof what, "%s n=%lld %s", dev, (long long)n,
                  mode ? "'a' and 'r' in one buffer" : "'s' in the input's buffer");
         same_bytes(what, in_place, copies, numel);
-        /* on the CPU the outputs are copied in graph-output order: 'x' and
-         * 'xi' (copies of the input) come after 's' went into the input's
-         * buffer, and 'r' after 'a'; a GPU plan reads its outputs back
-         * before the copies */
-        for (int k = 0; k < N_OUT && ref && in_place && strcmp(dev, "cpu") == 0; k++) {
-            int want = mode == 0 ? (k == 3 || k == 4 ? 0 : k) : (k == 1 ? 5 : k);
+        /* on every device the outputs land in graph-output order from the
+         * inputs as they were at the call (rlx.h): 'x' and 'xi' (the input
+         * passed through) hold x although 's' went into the input's buffer
+         * before them, and the buffer of 'a' and 'r' holds 'r' */
+        for (int k = 0; k < N_OUT && ref && in_place; k++) {
+            int want = mode == 0 ? k : (k == 1 ? 5 : k);
             CHECK_MSG(memcmp(in_place[k], ref[want], nb) == 0, "%s: output %d", what, k);
         }
         free_outs(in_place);
@@ -291,6 +296,172 @@ static void test_runtime_shape(void) {
     rlx_model_destroy(m);
 }
 
+/* ---- every sharing of buffers among outputs of the four sources ----
+ * Model outputs (in `order`): x (a graph input passed through), c
+ * (Identity of a constant), s = Sigmoid(x) and r = Relu(x) (computed:
+ * read back from the GPU, or a CPU step's). Each output gets one of four
+ * places in one arena: its own buffer, the input's buffer X, a buffer B
+ * shared with whichever other output picks it, or XH, 16 floats into X
+ * (a partial overlap). Expected: the arena as if each output's value (from
+ * the inputs as they were at the call, values from a run with separate
+ * buffers) were written in graph-output order. */
+enum { SH_N = 64, SH_OUT = 4, SH_PLACES = 4 };
+
+static rlx_model *share_model(const char *const *order) {
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    if (!m) return NULL;
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 1, (const int64_t[]){ SH_N }, NULL));
+    float cv[SH_N];
+    for (int i = 0; i < SH_N; i++) cv[i] = 1000.0f + (float)i;
+    rlx_tensor c = { .dtype = RLX_DTYPE_F32, .rank = 1, .dims = { SH_N }, .data = cv, .nbytes = sizeof cv };
+    CHECK_OK(rlx_model_add_initializer(m, "k", &c));
+    CHECK_OK(rlx_model_add_node(m, "Identity", "id_k", 1, (const char *[]){ "k" }, 1, (const char *[]){ "c" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Sigmoid", "sig", 1, (const char *[]){ "x" }, 1, (const char *[]){ "s" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Relu", "relu", 1, (const char *[]){ "x" }, 1, (const char *[]){ "r" }, 0, NULL));
+    for (int i = 0; i < SH_OUT; i++) CHECK_OK(rlx_model_add_output(m, order[i]));
+    CHECK_OK(rlx_model_finish(m));
+    return m;
+}
+
+/* Runs every assignment of places (4^4) with the arena `shift` bytes past a
+ * 64-byte boundary; returns the number of mismatching assignments. */
+static int share_all(rlx_session *s, const char *what, size_t shift) {
+    enum { X_AT = 0, XH_AT = 16, B_AT = 2 * SH_N, OWN_AT = 3 * SH_N, TOTAL = OWN_AT + SH_OUT * SH_N };
+    float x0[SH_N], *vals[SH_OUT] = { 0 };
+    for (int i = 0; i < SH_N; i++) x0[i] = (float)test_rand_uniform(-4, 4);
+    rlx_tensor in = { .dtype = RLX_DTYPE_F32, .rank = 1, .dims = { SH_N }, .data = x0, .nbytes = sizeof x0 };
+    const rlx_tensor *inp = &in;
+    rlx_tensor **ref = NULL;
+    size_t n_ref = 0;
+    CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, &inp, &ref, &n_ref));
+    if (!ref || n_ref != SH_OUT) return 1;
+    for (int k = 0; k < SH_OUT; k++) vals[k] = ref[k]->data;
+    unsigned char *base = malloc(TOTAL * sizeof(float) + 64 + shift);
+    float *arena = (float *)(void *)(base + ((64 - (uintptr_t)base % 64) % 64) + shift);
+    float want[TOTAL];
+    int bad = 0;
+    for (int code = 0; code < 256; code++) {
+        const int at[SH_PLACES] = { X_AT, XH_AT, B_AT, 0 };
+        rlx_tensor hdr[SH_OUT], *outs[SH_OUT];
+        for (int i = 0; i < TOTAL; i++) arena[i] = NAN;
+        memcpy(arena + X_AT, x0, sizeof x0);
+        memcpy(want, arena, sizeof want);
+        for (int k = 0; k < SH_OUT; k++) {
+            int place = (code >> (2 * k)) & 3;
+            size_t off = place == 3 ? (size_t)(OWN_AT + k * SH_N) : (size_t)at[place];
+            hdr[k] = (rlx_tensor){ .dtype = RLX_DTYPE_F32, .rank = 1, .dims = { SH_N }, .data = arena + off,
+                                   .nbytes = SH_N * sizeof(float) };
+            outs[k] = &hdr[k];
+            memcpy(want + off, vals[k], SH_N * sizeof(float));
+        }
+        rlx_tensor xin = in;
+        xin.data = arena + X_AT;
+        const rlx_tensor *xp = &xin;
+        rlx_status st = rlx_session_run_into(s, 1, (const char *[]){ "x" }, &xp, outs);
+        if (st != RLX_OK || memcmp(want, arena, sizeof want) != 0) {
+            if (bad < 3) {
+                int first = 0;
+                while (first < TOTAL && !memcmp(&want[first], &arena[first], sizeof(float))) first++;
+                CHECK_MSG(0, "%s, shift %zu: places %d%d%d%d (0 X, 1 X+16, 2 B, 3 own): status %d (%s); float %d is %g, want %g",
+                          what, shift, code & 3, (code >> 2) & 3, (code >> 4) & 3, (code >> 6) & 3, (int)st,
+                          st ? rlx_last_error() : "", first, first < TOTAL ? arena[first] : 0.0,
+                          first < TOTAL ? want[first] : 0.0);
+            }
+            bad++;
+        }
+    }
+    free(base);
+    for (size_t k = 0; k < n_ref; k++) rlx_tensor_destroy(ref[k]);
+    free(ref);
+    return bad;
+}
+
+static void test_share(void) {
+    static const char *const orders[2][SH_OUT] = { { "x", "c", "s", "r" }, { "r", "s", "c", "x" } };
+    for (int o = 0; o < 2; o++) {
+        rlx_model *m = share_model(orders[o]);
+        if (!m) return;
+        for (int cfg = 0; cfg < 3; cfg++) {
+            if (cfg && !test_have_gpu()) break;
+            rlx_options *opt = NULL;
+            rlx_session *s = NULL;
+            CHECK_OK(rlx_options_create(&opt));
+            if (cfg == 2) CHECK_OK(rlx_options_set(opt, "gpu.disable", "Relu"));
+            CHECK_OK(rlx_session_create_with_options(m, &(rlx_session_options){ .device = cfg ? "gpu" : "cpu" }, opt, &s));
+            char what[64];
+            snprintf(what, sizeof what, "sharing, order %d, %s", o, cfg == 0 ? "cpu" : cfg == 1 ? "gpu" : "gpu (Relu on the CPU)");
+            for (size_t shift = 0; s && shift <= 4; shift += 4) {
+                int bad = share_all(s, what, shift);
+                CHECK_MSG(bad == 0, "%s, shift %zu: %d of 256 assignments wrong", what, shift, bad);
+            }
+            rlx_session_destroy(s);
+            rlx_options_destroy(opt);
+        }
+        rlx_model_destroy(m);
+    }
+}
+
+/* Refused tensors (RLX_ERR_INVALID_ARGUMENT, the message naming the tensor
+ * and what is wrong) and zero-size ones (NULL data allowed). */
+static void test_bad_tensors(rlx_model *m) {
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(m, NULL, &s));
+    if (!s) return;
+    enum { n = 2 };
+    static float x[n * W], o[N_OUT][n * W];
+    for (int i = 0; i < n * W; i++) x[i] = 0.5f;
+    rlx_tensor in = header(n, x), hdr[N_OUT], *outs[N_OUT];
+    const rlx_tensor *inp = &in;
+    const char *nx = "x";
+    for (int k = 0; k < N_OUT; k++) hdr[k] = header(n, o[k]), outs[k] = &hdr[k];
+    CHECK_OK(rlx_session_run_into(s, 1, &nx, &inp, outs));
+#define REFUSED(call, ...)                                                                                        \
+    do {                                                                                                          \
+        rlx_status st_ = (call);                                                                                  \
+        const char *e_ = rlx_last_error();                                                                        \
+        const char *want_[] = { __VA_ARGS__ };                                                                   \
+        CHECK_MSG(st_ == RLX_ERR_INVALID_ARGUMENT, "%s: status %d", #call, (int)st_);                             \
+        for (size_t w_ = 0; w_ < sizeof want_ / sizeof *want_; w_++)                                              \
+            CHECK_MSG(strstr(e_, want_[w_]) != NULL, "%s: message '%s' lacks '%s'", #call, e_, want_[w_]);       \
+    } while (0)
+    hdr[2].data = NULL; /* output 'f' */
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 2 ('f')", "data is NULL");
+    hdr[2].data = o[2];
+    hdr[3].nbytes = 16;
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 3 ('x')", "expected f32 [2,64] (512 bytes)",
+            "given f32 [2,64] (nbytes 16)");
+    hdr[3].nbytes = sizeof o[3];
+    hdr[4].dims[1] = 32;
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 4 ('xi')", "given f32 [2,32]");
+    hdr[4].dims[1] = W;
+    outs[5] = NULL;
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 5 ('r')", "NULL");
+    outs[5] = &hdr[5];
+    in.data = NULL;
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "input 'x'", "data is NULL");
+    rlx_tensor **got = NULL;
+    size_t n_got = 0;
+    REFUSED(rlx_session_run(s, 1, &nx, &inp, &got, &n_got), "input 'x'", "data is NULL");
+    in.data = x;
+    in.nbytes = 8;
+    REFUSED(rlx_session_run(s, 1, &nx, &inp, &got, &n_got), "input 'x'", "nbytes 8");
+    const rlx_tensor *none = NULL;
+    REFUSED(rlx_session_run(s, 1, &nx, &none, &got, &n_got), "input 0");
+    /* zero-size: NULL data is fine for 0 bytes */
+    rlx_tensor z = header(0, NULL), zo[N_OUT], *zouts[N_OUT];
+    const rlx_tensor *zp = &z;
+    for (int k = 0; k < N_OUT; k++) zo[k] = header(0, NULL), zouts[k] = &zo[k];
+    rlx_status st = rlx_session_run_into(s, 1, &nx, &zp, zouts);
+    CHECK_MSG(st == RLX_OK, "zero-size run_into: %d %s", (int)st, rlx_last_error());
+    st = rlx_session_run(s, 1, &nx, &zp, &got, &n_got);
+    CHECK_MSG(st == RLX_OK, "zero-size run: %d %s", (int)st, rlx_last_error());
+    for (size_t k = 0; k < n_got; k++) rlx_tensor_destroy(got[k]);
+    free(got);
+#undef REFUSED
+    rlx_session_destroy(s);
+}
+
 int main(void) {
     test_seed_from_env();
     rlx_model *m = alias_model();
@@ -304,6 +475,8 @@ int main(void) {
     }
     rlx_session_destroy(s);
     test_runtime_shape();
+    test_share();
+    test_bad_tensors(m);
     /* GPU plans with CPU steps: Sigmoid on the CPU reads the bound input and
      * its output s is uploaded for the GPU's Add (so s is not bound); with
      * Relu on the CPU too, r is a CPU step's final output (bound); with Add

@@ -517,7 +517,9 @@ RLX_API void rlx_session_destroy(rlx_session *session);
  *          at a time, each waiting for the one in progress). Separate
  *          sessions, of one model or several, run in parallel.
  * errors: RLX_ERR_INVALID_ARGUMENT (unknown or missing input, wrong dtype or
- *         shape), RLX_ERR_UNSUPPORTED, RLX_ERR_DEVICE, RLX_ERR_DEVICE_LOST,
+ *         shape, nbytes below the shape's bytes, NULL data for a tensor of
+ *         more than 0 bytes: the message names the input and says which),
+ *         RLX_ERR_UNSUPPORTED, RLX_ERR_DEVICE, RLX_ERR_DEVICE_LOST,
  *         RLX_ERR_OUT_OF_MEMORY; rlx_last_error() names the input or the
  *         step (node, op, kernel) that failed. */
 RLX_API rlx_status rlx_session_run(rlx_session *session, size_t n_inputs,

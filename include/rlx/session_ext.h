@@ -43,11 +43,18 @@ RLX_API rlx_status rlx_session_prepare(rlx_session *session, size_t n_inputs, co
  * kernels write them in place (no copy) when an output's data is 16-byte
  * aligned and overlaps no input and no other output, else through the
  * plan's arena and a copy. Outputs may share memory with the inputs or with
- * each other: the run reads every input as it was when called, and copies
- * the outputs in graph-output order (so a buffer given twice holds the
- * later output). On error the outputs' contents are unspecified.
+ * each other: the run reads every input as it was when called, and the
+ * outputs land as if copied in graph-output order (so a buffer given twice
+ * holds the later output), on every device: a GPU read-back into a buffer
+ * that overlaps an input or another output, and an input passed through
+ * as an output after an earlier output overwrote it, go through a staging
+ * buffer the plan keeps (allocated on the first such run). An output of
+ * zero bytes may have NULL data. On error the outputs' contents are
+ * unspecified.
  * errors: as rlx_session_run; RLX_ERR_INVALID_ARGUMENT when a tensor is
- *         NULL or does not match (the output named); RLX_ERR_UNSUPPORTED
+ *         NULL, its data is NULL, or it does not match (the message names
+ *         the output and gives the expected and the given dtype, shape
+ *         and bytes); RLX_ERR_UNSUPPORTED
  *         for a plan that runs eagerly (control flow or data-dependent
  *         shapes: its output shapes are known only after the run) and for
  *         string outputs (use rlx_session_run). */

@@ -287,6 +287,8 @@ class Session:
         names, tensors, keep = [], [], []
         for name, arr in feeds.items():
             c_name = _c_string(name, "input name")
+            if arr is None:
+                raise TypeError(f"input '{name}': the feed is None (give an array)")
             # (np.ascontiguousarray would turn a 0-d array into shape (1,))
             a = np.asarray(arr, order="C")
             if a.dtype.kind in "USO":  # strings: an array of char pointers into bytes kept alive here

@@ -27,6 +27,7 @@ RLX_ERR_UNSUPPORTED when the session is created).
 from __future__ import annotations
 
 import mmap
+import numbers
 import os
 from collections.abc import Mapping
 from typing import Dict, List, Optional, Sequence
@@ -37,6 +38,7 @@ from . import Error, Model, Session, adapters
 
 CPU = "CPUExecutionProvider"
 WEBGPU = "WebGpuExecutionProvider"
+MAX_CPU_THREADS = 256  # the CPU worker pool's maximum (option cpu.threads)
 
 # onnxruntime's type strings, by rlx dtype (ONNX TensorProto numbering)
 _TYPE_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
@@ -66,7 +68,11 @@ class SessionOptions:
       graph_optimization_level  -> passes.disable (see GraphOptimizationLevel)
       intra_op_num_threads > 0  -> cpu.threads (per session: sessions share one
                                    worker pool, each run uses at most its
-                                   own count)
+                                   own count); an int (TypeError for a float,
+                                   str or bool, as onnxruntime refuses floats
+                                   and str); counts above the pool's maximum
+                                   (256) run on 256 threads, as onnxruntime
+                                   accepts any count
       add_session_config_entry(key, value) -> the rlx option key (e.g.
                                    "gpu.f16", "1"); rlx validates keys and values
                                    when the session is created
@@ -78,7 +84,7 @@ class SessionOptions:
 
     def __init__(self):
         self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.intra_op_num_threads = 0
+        self._intra_op_num_threads = 0
         self.inter_op_num_threads = 0
         self.execution_mode = 0
         self.log_severity_level = 2
@@ -90,6 +96,16 @@ class SessionOptions:
         self.enable_profiling = False
         self.optimized_model_filepath = ""
         self._config: Dict[str, str] = {}
+
+    @property
+    def intra_op_num_threads(self) -> int:
+        return self._intra_op_num_threads
+
+    @intra_op_num_threads.setter
+    def intra_op_num_threads(self, value) -> None:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"SessionOptions.intra_op_num_threads must be an int, got {type(value).__name__} {value!r}")
+        self._intra_op_num_threads = int(value)
 
     def add_session_config_entry(self, key: str, value: str) -> None:
         if not isinstance(key, str) or not isinstance(value, str):
@@ -115,7 +131,7 @@ class SessionOptions:
         elif level == GraphOptimizationLevel.ORT_ENABLE_BASIC:
             opts["passes.disable"] = ",".join(_FUSIONS)
         if self.intra_op_num_threads:
-            opts["cpu.threads"] = int(self.intra_op_num_threads)
+            opts["cpu.threads"] = min(self.intra_op_num_threads, MAX_CPU_THREADS)
         opts.update(self._config)
         return opts
 

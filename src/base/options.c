@@ -113,7 +113,8 @@ static const opt_def k_opts[] = {
          "faster runs for a second copy of those weights in memory (0: use the weights as loaded; like "
          "onnxruntime's session.disable_prepacking)"),
     INT("cpu.threads", "RLX_NUM_THREADS", "0", 0, 1 << 20, cpu_threads, 0,
-        "CPU threads this session's runs use (0: one per online core; at most 256): sessions share one "
+        "CPU threads this session's runs use (0: one per online core; the worker pool has at most 256, so, as onnxruntime "
+        "accepts any count, larger values run on 256 with an info note): sessions share one "
         "worker pool, which grows to the largest count asked for; each run splits its work as on a pool "
         "of its own count"),
     INT("cpu.pool_spin_us", "RLX_POOL_SPIN_US", "auto", 0, 100000, cpu_pool_spin_us, OPT_PROCESS | OPT_AUTO,

@@ -35,6 +35,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "base/parallel.h"
 
+#include "base/log.h"
 #include "base/options.h"
 #include "base/status.h"
 
@@ -45,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_THREADS 256
+#define MAX_THREADS RLX_PARALLEL_MAX_THREADS
 
 /* The team word: workers allowed to join in the high half, workers that
  * joined in the low half. */
@@ -188,6 +189,9 @@ static void grow_locked(pool *p, int n) {
 
 rlx_status rlx_parallel_configure(int64_t threads, int64_t spin_us, int *out_threads) {
     int n = threads_for((long)threads);
+    if (threads > MAX_THREADS)
+        rlx_log(RLX_LOG_INFO, "rlx: cpu.threads=%lld: the CPU worker pool has at most %d threads; this session uses %d",
+                (long long)threads, MAX_THREADS, n);
     if (out_threads) *out_threads = n;
     pthread_mutex_lock(&g_cfg_lock);
     rlx_status st = RLX_OK;

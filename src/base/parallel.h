@@ -47,12 +47,15 @@ int rlx_parallel_set_limit(int threads);
 uint64_t rlx_parallel_jobs(void);
 
 /* Asks for a pool of `threads` (option cpu.threads, 0: one per core, more
- * than 256: 256) with spin spin_us (cpu.pool_spin_us, -1: automatic);
+ * than RLX_PARALLEL_MAX_THREADS: that many) with spin spin_us (cpu.pool_spin_us, -1: automatic);
  * sessions call it when they are created, and *out_threads (may be NULL)
  * receives the resolved count for their limit. The pool is per process
  * and grows to the largest count asked for (started workers are added).
  * errors: RLX_ERR_INVALID_ARGUMENT when a later call asks for a different
  * spin than the first (or, for work before any session, the environment). */
 rlx_status rlx_parallel_configure(int64_t threads, int64_t spin_us, int *out_threads);
+
+/* The most workers the pool has (option cpu.threads' maximum). */
+#define RLX_PARALLEL_MAX_THREADS 256
 
 #endif

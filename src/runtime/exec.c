@@ -1,6 +1,7 @@
 /* runtime/exec.c — the scheduler of a compiled program (exec.h): inputs to
  * the arena, segments in order on their backends, uploads from and
  * read-backs into host memory, outputs from where the plan says. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,14 @@ struct rlx_exec {
      * what this run bound. */
     int *in_root, *out_root, *out_same;
     bool *in_bound, *out_bound;
+    /* Outputs staged this run (plan_staging): per output, its place in
+     * `stage` (RLX_NOT_STAGED: none): a read-back that would overwrite
+     * memory the run still reads or another output's, or the snapshot of
+     * the graph input an output passes through when an earlier output
+     * overwrites it. Grown as needed, kept with the plan. */
+    size_t *stage_at;
+    unsigned char *stage;
+    size_t stage_cap;
     int timing;              /* RLX_TIMING_* */
     rlx_prof prof;
     bool progress;           /* rlx_exec_set_progress */
@@ -43,6 +52,8 @@ void rlx_exec_destroy(rlx_exec *x) {
     free(x->out_same);
     free(x->in_bound);
     free(x->out_bound);
+    free(x->stage_at);
+    free(x->stage);
     free(x->prof.slices);
     free(x);
 }
@@ -92,7 +103,8 @@ static rlx_status plan_binding(rlx_exec *x) {
     x->out_root = malloc((no + 1) * sizeof *x->out_root);
     x->out_same = malloc((no + 1) * sizeof *x->out_same);
     x->out_bound = calloc(no + 1, sizeof *x->out_bound);
-    if (!x->in_root || !x->in_bound || !x->out_root || !x->out_same || !x->out_bound)
+    x->stage_at = malloc((no + 1) * sizeof *x->stage_at);
+    if (!x->in_root || !x->in_bound || !x->out_root || !x->out_same || !x->out_bound || !x->stage_at)
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     bool can = x->hx && x->host->bind_value;
     for (size_t i = 0; i < ni; i++) {
@@ -146,6 +158,14 @@ rlx_status rlx_exec_create(rlx_backend *dev, rlx_backend *host, const rlx_progra
     return RLX_OK;
 }
 
+/* The bytes output i holds: its constant's, else its value's in the
+ * memory plan (a view of a graph input has its own size there). */
+static uint64_t out_bytes(const rlx_program *p, size_t i) {
+    const rlx_value *v = &p->g->values[p->g->outputs[i]];
+    if (p->out[i].kind == RLX_OUT_KONST) return v->konst->nbytes;
+    return p->mem.bytes[p->g->outputs[i]];
+}
+
 /* Outputs the caller did not give are created; given ones are checked. */
 static rlx_status prepare_outputs(const rlx_program *p, rlx_tensor **outputs, bool given) {
     const rlx_graph *g = p->g;
@@ -155,8 +175,14 @@ static rlx_status prepare_outputs(const rlx_program *p, rlx_tensor **outputs, bo
             RLX_TRY(rlx_tensor_create(v->dtype, v->dims, v->rank < 0 ? 0 : v->rank, &outputs[i]));
             continue;
         }
-        if (!outputs[i] || outputs[i]->dtype != v->dtype || outputs[i]->nbytes < p->mem.bytes[g->outputs[i]])
-            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu: the given tensor does not match the plan", i);
+        uint64_t nb = out_bytes(p, i);
+        if (!outputs[i])
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu ('%s'): the tensor is NULL", i, v->name);
+        if (outputs[i]->dtype != v->dtype || outputs[i]->nbytes < nb || (nb && !outputs[i]->data))
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                            "output %zu ('%s'): the given tensor is %s with %zu bytes at %p, the plan needs %s with %llu bytes",
+                            i, v->name, rlx_dtype_name(outputs[i]->dtype), outputs[i]->nbytes, outputs[i]->data,
+                            rlx_dtype_name(v->dtype), (unsigned long long)nb);
     }
     return RLX_OK;
 }
@@ -248,12 +274,53 @@ void rlx_exec_set_progress(rlx_exec *x, bool on) {
     if (x->hx && x->host->set_step_hook) x->host->set_step_hook(x->hx, on ? progress_tick : NULL, x);
 }
 
+#define RLX_NOT_STAGED SIZE_MAX
+
+/* Which outputs go through `stage` this run, so that the caller's memory
+ * is written only in graph-output order after the last step (rlx.h):
+ * a read-back (written during the run, in segment order) whose buffer
+ * overlaps an input or another output; a graph input passed through as an
+ * output when an earlier output overlaps it (snapshot taken before the
+ * outputs are written). Everything else written during the run (bound
+ * outputs, direct read-backs) overlaps no input and no other output. */
+static rlx_status plan_staging(rlx_exec *x, const rlx_tensor *const *inputs, rlx_tensor **outputs) {
+    const rlx_program *p = x->p;
+    const rlx_graph *g = p->g;
+    size_t need = 0;
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        const rlx_out_src *o = &p->out[i];
+        uint64_t nb = out_bytes(p, i);
+        bool clash = false;
+        x->stage_at[i] = RLX_NOT_STAGED;
+        if (o->kind == RLX_OUT_DOWN && x->out_from[i] < 0) {
+            for (size_t j = 0; j < g->n_inputs && !clash; j++)
+                clash = overlaps(outputs[i]->data, nb, inputs[j]->data, inputs[j]->nbytes);
+            for (size_t j = 0; j < g->n_outputs && !clash; j++)
+                clash = j != i && overlaps(outputs[i]->data, nb, outputs[j]->data, out_bytes(p, j));
+        } else if (o->kind == RLX_OUT_INPUT) {
+            for (size_t j = 0; j < i && !clash; j++)
+                clash = overlaps(inputs[o->input]->data, nb, outputs[j]->data, out_bytes(p, j));
+        }
+        if (!clash) continue;
+        x->stage_at[i] = need;
+        need += ((size_t)nb + 63) & ~(size_t)63;
+    }
+    if (need > x->stage_cap) {
+        unsigned char *b = realloc(x->stage, need);
+        if (!b) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu bytes to stage shared output buffers)", need);
+        x->stage = b;
+        x->stage_cap = need;
+    }
+    return RLX_OK;
+}
+
 static rlx_status run_segments(rlx_exec *x, rlx_tensor **outputs) {
     const rlx_program *p = x->p;
     rlx_prof *prof = x->timing ? &x->prof : NULL;
     for (size_t i = 0; i < p->g->n_outputs; i++)
         if (p->out[i].kind == RLX_OUT_DOWN && x->out_from[i] < 0)
-            x->dst[x->dst_at[p->out[i].seg] + p->out[i].down] = outputs[i]->data;
+            x->dst[x->dst_at[p->out[i].seg] + p->out[i].down] =
+                x->stage_at[i] != RLX_NOT_STAGED ? x->stage + x->stage_at[i] : outputs[i]->data;
     for (size_t k = 0; k < p->n_segs; k++) {
         const rlx_segment *sg = &p->segs[k];
         if (sg->on != RLX_STEP_GPU) {
@@ -268,26 +335,44 @@ static rlx_status run_segments(rlx_exec *x, rlx_tensor **outputs) {
     return RLX_OK;
 }
 
-/* The outputs that no read-back filled. */
+/* memmove that allows NULL for 0 bytes (zero-size tensors) and dst == src. */
+static void move_bytes(void *dst, const void *src, uint64_t n) {
+    if (n && dst != src) memmove(dst, src, (size_t)n);
+}
+
+/* Where output i's bytes are after the run, for those read back or passed
+ * through (plan_staging says whether staged). */
+static const void *src_of(const rlx_exec *x, const rlx_tensor *const *inputs, rlx_tensor **outputs, size_t i) {
+    if (x->stage_at[i] != RLX_NOT_STAGED) return x->stage + x->stage_at[i];
+    if (x->p->out[i].kind == RLX_OUT_INPUT) return inputs[x->p->out[i].input]->data;
+    return outputs[i]->data;
+}
+
+/* The outputs that no read-back or bound step filled, in graph-output
+ * order, after the snapshots of the inputs an earlier output overwrites. */
 static void copy_outputs(const rlx_exec *x, const rlx_tensor *const *inputs, rlx_tensor **outputs) {
     const rlx_program *p = x->p;
     const rlx_graph *g = p->g;
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (p->out[i].kind == RLX_OUT_INPUT && x->stage_at[i] != RLX_NOT_STAGED)
+            move_bytes(x->stage + x->stage_at[i], inputs[p->out[i].input]->data, out_bytes(p, i));
     for (size_t i = 0; i < g->n_outputs; i++) {
         const rlx_out_src *o = &p->out[i];
         const rlx_value *v = &g->values[g->outputs[i]];
-        size_t nb = outputs[i]->nbytes;
+        uint64_t nb = out_bytes(p, i);
         switch (o->kind) {
-        case RLX_OUT_KONST: memcpy(outputs[i]->data, v->konst->data, nb < v->konst->nbytes ? nb : v->konst->nbytes); break;
+        case RLX_OUT_KONST: move_bytes(outputs[i]->data, v->konst->data, nb); break;
         case RLX_OUT_HOST: /* in place when bound; from the output bound for the same root */
             if (x->out_bound[i]) break;
             if (x->out_same[i] >= 0 && x->out_bound[x->out_same[i]])
-                memcpy(outputs[i]->data, outputs[x->out_same[i]]->data, nb);
+                move_bytes(outputs[i]->data, outputs[x->out_same[i]]->data, nb);
             else
-                memcpy(outputs[i]->data, x->hbase + o->off, nb);
+                move_bytes(outputs[i]->data, x->hbase + o->off, nb);
             break;
-        case RLX_OUT_INPUT: memmove(outputs[i]->data, inputs[o->input]->data, nb); break;
-        case RLX_OUT_DOWN:
-            if (x->out_from[i] >= 0) memcpy(outputs[i]->data, outputs[x->out_from[i]]->data, nb);
+        case RLX_OUT_INPUT: move_bytes(outputs[i]->data, src_of(x, inputs, outputs, i), nb); break;
+        case RLX_OUT_DOWN: /* a direct read-back overlaps nothing: already in place */
+            if (x->out_from[i] >= 0) move_bytes(outputs[i]->data, src_of(x, inputs, outputs, (size_t)x->out_from[i]), nb);
+            else if (x->stage_at[i] != RLX_NOT_STAGED) move_bytes(outputs[i]->data, x->stage + x->stage_at[i], nb);
             break;
         }
     }
@@ -300,6 +385,7 @@ rlx_status rlx_exec_run(rlx_exec *x, const rlx_tensor *const *inputs, rlx_tensor
     x->prof.t0 = x->timing ? rlx_now_seconds() : 0.0;
     bool given = g->n_outputs && outputs[0];
     rlx_status st = prepare_outputs(x->p, outputs, given);
+    if (!st) st = plan_staging(x, inputs, outputs);
     if (!st) bind_io(x, inputs, outputs);
     if (!st) st = write_inputs(x, inputs);
     x->run_t0 = x->progress ? rlx_now_seconds() : 0.0;

@@ -294,11 +294,15 @@ static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const
                 sym_val[sy] = t->dims[d];
             }
         }
-        size_t numel, bytes;
+        size_t numel, bytes = SIZE_MAX;
         if (rlx_shape_numel(t->dims, t->rank, &numel))
             return rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "input '%s': ", v->name);
-        if (!rlx_mul_ok(numel, rlx_dtype_size(t->dtype), &bytes) || bytes > t->nbytes || (bytes && !t->data))
-            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': tensor data is smaller than its shape", v->name);
+        if (!rlx_mul_ok(numel, rlx_dtype_size(t->dtype), &bytes) || bytes > t->nbytes)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': nbytes %zu is smaller than its shape %s needs (%zu)",
+                            v->name, t->nbytes, rlx_shape_str(t->dims, t->rank, a, sizeof a), bytes);
+        if (bytes && !t->data)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': data is NULL (its shape %s holds %zu bytes)", v->name,
+                            rlx_shape_str(t->dims, t->rank, a, sizeof a), bytes);
         if (t->dtype == RLX_DTYPE_STRING)
             for (size_t e = 0; e < numel; e++)
                 if (!((const char *const *)t->data)[e])
@@ -647,10 +651,20 @@ static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *c
         if (v->dtype == RLX_DTYPE_STRING)
             return rlx_fail(RLX_ERR_UNSUPPORTED, "output %zu ('%s') is a string tensor: use rlx_session_run, whose "
                             "outputs own their strings", i, v->name);
-        if (!t || t->dtype != v->dtype || t->rank != (v->rank < 0 ? 0 : v->rank) ||
-            (t->rank && memcmp(t->dims, v->dims, (size_t)t->rank * sizeof t->dims[0]) != 0))
-            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu ('%s'): the given tensor does not have the plan's dtype and shape",
-                            i, v->name);
+        int rank = v->rank < 0 ? 0 : v->rank;
+        uint64_t nb = s->last->p->mem.bytes[s->last->p->g->outputs[i]];
+        char a[96], b[96];
+        if (!t) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu ('%s'): the tensor is NULL", i, v->name);
+        if (t->dtype != v->dtype || t->rank != rank || (rank && memcmp(t->dims, v->dims, (size_t)rank * sizeof t->dims[0])) ||
+            t->nbytes < nb)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                            "output %zu ('%s'): expected %s %s (%llu bytes), given %s %s (nbytes %zu)", i, v->name,
+                            rlx_dtype_name(v->dtype), rlx_shape_str(v->dims, rank, a, sizeof a), (unsigned long long)nb,
+                            rlx_dtype_name(t->dtype),
+                            rlx_shape_str(t->dims, t->rank < 0 || t->rank > RLX_MAX_RANK ? 0 : t->rank, b, sizeof b), t->nbytes);
+        if (nb && !t->data)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu ('%s'): data is NULL (%llu bytes expected)", i, v->name,
+                            (unsigned long long)nb);
     }
     RLX_TRY(rlx_exec_run(s->last->x, ordered, outputs));
     rlx_clear_error();

@@ -85,4 +85,14 @@ for n in (4, 7, 4):
     C.check(got[0].tobytes() == old[0].tobytes() and not np.array_equal(later[0], got[0]),
             f"n={n}: an earlier run's output changed")
 
+# a None feed names the input; a zero-size batch gives zero-size outputs as onnxruntime
+try:
+    sess.run({"x": None})
+    C.check(False, "a None feed: no error")
+except TypeError as e:
+    C.check("'x'" in str(e) and "None" in str(e), f"a None feed: {e}")
+z = np.zeros((0, W), np.float32)
+zr, ze = sess.run({"x": z}), ref.run(None, {"x": z})
+C.check([a.shape for a in zr[:6]] == [np.asarray(e).shape for e in ze], f"zero-size: {[a.shape for a in zr]}")
+
 C.done()

@@ -187,6 +187,21 @@ raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "gpu.f61", "unknown rlx 
 so = rlx.SessionOptions()
 so.enable_profiling = True
 raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "enable_profiling", "profiling")
+# intra_op_num_threads: an int, as onnxruntime's setter (a float or str is a
+# TypeError; rlx refuses bool too); counts above the pool's 256 run on 256
+# (cpu.threads takes them too, with an info note)
+for bad in (2.5, "2", True):
+    def set_threads(v=bad):
+        rlx.SessionOptions().intra_op_num_threads = v
+    raises(set_threads, TypeError, "intra_op_num_threads", "intra_op_num_threads = %r" % (bad,))
+so = rlx.SessionOptions()
+so.intra_op_num_threads = 1 << 20
+C.check(so.rlx_options().get("cpu.threads") == 256, "intra_op_num_threads 2^20: %r" % so.rlx_options())
+notes = []
+rlx.set_log_callback(lambda level, msg: notes.append(msg))
+rlx.Session(rlx.Model(p1), "cpu", options={"cpu.threads": 257})
+rlx.set_log_callback(None)
+C.check(any("cpu.threads=257" in n and "at most 256" in n for n in notes), "cpu.threads 257: no note (%r)" % notes)
 sess = rlx.InferenceSession(p1)
 C.check(sess.get_providers() == ["CPUExecutionProvider"], "default provider %r" % sess.get_providers())
 raises(lambda: sess.run(["y", "nope"], f1), rlx.Error, "nope", "unknown output name")
