@@ -193,9 +193,11 @@ rlx_status rlx_infer_node(rlx_graph *g, int node_id) {
     enum { KEEP = 8 };
     int prev_rank[KEEP];
     int32_t prev_syms[KEEP][RLX_MAX_RANK];
+    rlx_dtype prev_dtype[KEEP];
     for (int i = 0; i < n->n_out && i < KEEP; i++) {
         const rlx_value *v = rlx_node_output(g, n, i);
         prev_rank[i] = v ? v->rank : -1;
+        prev_dtype[i] = v ? v->dtype : RLX_DTYPE_UNDEFINED;
         if (v && v->rank > 0) memcpy(prev_syms[i], v->syms, sizeof prev_syms[i]);
     }
     RLX_TRY(check_strings(g, n, false));
@@ -205,6 +207,14 @@ rlx_status rlx_infer_node(rlx_graph *g, int node_id) {
     for (int i = 0; i < n->n_out; i++) {
         rlx_value *v = rlx_node_output(g, n, i);
         if (!v) continue;
+        /* a graph output keeps the element type its declaration gives (the
+         * importer sets it before the producer is inferred; passes never
+         * change it): a producer of another type is a malformed model, as
+         * onnxruntime's type check has it */
+        if (i < KEEP && (v->flags & RLX_VALUE_OUTPUT) && prev_dtype[i] != RLX_DTYPE_UNDEFINED &&
+            v->dtype != RLX_DTYPE_UNDEFINED && v->dtype != prev_dtype[i])
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output '%s' is declared %s but the node produces %s",
+                            rlx_node_desc(n), v->name, rlx_dtype_name(prev_dtype[i]), rlx_dtype_name(v->dtype));
         if (i < KEEP && v->rank > 0 && v->rank == prev_rank[i] && v->rank <= RLX_MAX_RANK)
             for (int d = 0; d < v->rank; d++)
                 if (v->dims[d] < 0 && v->syms[d] < 0 && prev_syms[i][d] >= 0) v->syms[d] = prev_syms[i][d];

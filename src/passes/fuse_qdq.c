@@ -22,14 +22,14 @@
  * Before that, the integer ops of onnxruntime's quantize_dynamic become
  * ops the GPU has, with the reference kernels' bits: DynamicQuantizeLinear
  * (rewrite_dql) and MatMulInteger when its sums are exact in f32
- * (rewrite_mmi); and a 3-D QLinearConv becomes its QDQ form (rewrite_qconv:
- * within one level of the integer kernel). ConvInteger, QLinearMatMul and
- * the 1-D/2-D QLinearConv stay on every plan: the CPU (int8 GEMM,
- * src/backend/cpu/cpu_qgemm.h) and the GPU (the integer GEMM and
- * convolution, src/backend/webgpu/lower_qgemm.c) run them exactly. When the plan runs on
- * the CPU alone (stats->cpu_target), DynamicQuantizeLinear,
- * MatMulInteger and QLinearConv stay too: the CPU's int8 GEMM runs them
- * exactly; and, before the first fold (while the weights'
+ * (rewrite_mmi). ConvInteger, QLinearMatMul and QLinearConv stay on every
+ * plan, so that both devices give the integer kernel's bits: the CPU (int8
+ * GEMM, src/backend/cpu/cpu_qgemm.h) and the GPU (the integer GEMM and
+ * convolution, src/backend/webgpu/lower_qgemm.c) run them exactly, and a
+ * GPU plan runs the ones the GPU declines (3-D, scales that are not
+ * constants) on the CPU. When the plan runs on the CPU alone
+ * (stats->cpu_target), DynamicQuantizeLinear and MatMulInteger stay too:
+ * the CPU's int8 GEMM runs them exactly; and, before the first fold (while the weights'
  * DequantizeLinear are still there), rlx_pass_fuse_qdq_conv turns the QDQ
  * convolutions of quantize_static into QLinearConv for it. */
 #include <math.h>
@@ -254,79 +254,6 @@ static double param_at(const rlx_value *v, int64_t m) {
     return rlx_tensor_get_f64(v->konst, rlx_value_numel(v) == 1 ? 0 : (size_t)m);
 }
 
-/* A 3-D QLinearConv-10 (or one whose y_scale or y_zero_point is not a
- * constant; the others stay for the GPU's integer convolution) as
- * DequantizeLinear -> Conv (f32) -> QuantizeLinear, the QDQ form of the
- * same model: x's parameters per tensor; W, its scale and
- * zero point (per tensor or per output channel) and the bias constant, so
- * W' = (W - w_zp) * w_scale and B' = B * (x_scale * w_scale) fold here;
- * y's parameters per tensor. The Q -> DQ pairs this leaves with the
- * neighbouring ops then fuse like any QDQ model's. Not bit-exact with the
- * integer kernel: the f32 sums and the requantizing division round
- * differently from its int32 sums and double multiplier, so an output may
- * be one level apart where its value lies at a rounding boundary. */
-static rlx_status rewrite_qconv(rlx_graph *g, int ni) {
-    rlx_node *n = &g->nodes[ni];
-    const rlx_value *v[9];
-    for (int i = 0; i < 9; i++) v[i] = i < n->n_in ? rlx_node_input(g, n, i) : NULL;
-    if (!v[0] || !rlx_value_is_static(v[0]) || (v[0]->dtype != RLX_DTYPE_U8 && v[0]->dtype != RLX_DTYPE_I8)) return RLX_OK;
-    if (!v[3] || !v[3]->konst || !v[4] || !v[4]->konst || !v[5] || !v[5]->konst || !v[1] || !v[1]->konst) return RLX_OK;
-    if (v[3]->rank < 3 || n->out[0] < 0) return RLX_OK;
-    /* 1-D and 2-D with constant y parameters: the GPU's integer
-     * convolution runs the node itself, exactly (lower_qgemm.c) */
-    if (v[3]->rank <= 4 && v[6] && v[6]->konst && v[7] && v[7]->konst) return RLX_OK;
-    int64_t M = v[3]->dims[0];
-    size_t per = (size_t)(rlx_value_numel(v[3]) / (M ? M : 1));
-    for (int i = 4; i <= 5; i++)
-        if (rlx_value_numel(v[i]) != 1 && (int64_t)rlx_value_numel(v[i]) != M) return RLX_OK;
-    for (int i = 1; i <= 7; i++)
-        if (i != 3 && i != 4 && i != 5 && (!v[i] || rlx_value_numel(v[i]) != 1)) return RLX_OK;
-    if (v[1]->dtype != RLX_DTYPE_F32 || v[6]->dtype != RLX_DTYPE_F32 || v[4]->dtype != RLX_DTYPE_F32) return RLX_OK;
-    if (v[8] && (!v[8]->konst || (int64_t)rlx_value_numel(v[8]) != M)) return RLX_OK;
-    rlx_tensor *wf = NULL, *bf = NULL;
-    RLX_TRY(rlx_tensor_create(RLX_DTYPE_F32, v[3]->dims, v[3]->rank, &wf));
-    float *pw = wf->data, xs = (float)param_at(v[1], 0);
-    for (int64_t m = 0; m < M; m++) {
-        int64_t z = (int64_t)param_at(v[5], m);
-        float sc = (float)param_at(v[4], m);
-        for (size_t k = 0; k < per; k++)
-            pw[(size_t)m * per + k] = (float)(rlx_tensor_get_i64(v[3]->konst, (size_t)m * per + k) - z) * sc;
-    }
-    if (v[8]) {
-        rlx_status st = rlx_tensor_create(RLX_DTYPE_F32, &M, 1, &bf);
-        if (st) {
-            rlx_tensor_destroy(wf);
-            return st;
-        }
-        for (int64_t m = 0; m < M; m++)
-            ((float *)bf->data)[m] = (float)rlx_tensor_get_i64(v[8]->konst, (size_t)m) * (xs * (float)param_at(v[4], m));
-    }
-    int ins[3], xf, yf, y = n->out[0];
-    int in0 = n->in[0], in1 = n->in[1], in2 = n->in[2], in6 = n->in[6], in7 = n->in[7];
-    rlx_status st = rlx_graph_add_konst(g, NULL, wf, &ins[1]);
-    if (st) {
-        rlx_tensor_destroy(bf);
-        return st;
-    }
-    if (bf) RLX_TRY(rlx_graph_add_konst(g, NULL, bf, &ins[2]));
-    n = &g->nodes[ni];
-    int na = n->n_attrs;
-    rlx_node_attr attrs[16];
-    if (na > 16) return RLX_OK;
-    for (int i = 0; i < na; i++) RLX_TRY(rlx_node_attr_copy(&attrs[i], &n->attrs[i]));
-    n->dead = true;
-    g->values[y].producer = -1;
-    RLX_TRY(add1(g, "DequantizeLinear", (int[]){ in0, in1, in2 }, 3, NULL, 0, &xf));
-    ins[0] = xf;
-    RLX_TRY(add1(g, "Conv", ins, bf ? 3 : 2, attrs, na, &yf));
-    int tmp;
-    RLX_TRY(add1(g, "QuantizeLinear", (int[]){ yf, in6, in7 }, 3, NULL, 0, &tmp));
-    g->values[tmp].producer = -1;
-    g->nodes[g->n_nodes - 1].out[0] = y;
-    g->values[y].producer = (int)g->n_nodes - 1;
-    return RLX_OK;
-}
-
 /* ------------------------------------------------------------ QDQ convolutions on the CPU */
 
 /* A constant f32 scale of one element or one per output channel [M] (rank
@@ -444,7 +371,6 @@ rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats) {
         bool cpu = stats && stats->cpu_target; /* the CPU runs these in int8 (cpu_qgemm.h) */
         if (n->op == RLX_OP_DynamicQuantizeLinear && !cpu) RLX_TRY(rewrite_dql(g, (int)i));
         else if (n->op == RLX_OP_MatMulInteger && !cpu) RLX_TRY(rewrite_mmi(g, (int)i));
-        else if (n->op == RLX_OP_QLinearConv && !cpu) RLX_TRY(rewrite_qconv(g, (int)i));
         if (g->n_nodes != before) {
             any = true;
             rlx_fuse_report(PASS, rlx_node_desc(&g->nodes[i]), &g->nodes[g->n_nodes - 1], "as f32 ops");

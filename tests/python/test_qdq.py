@@ -526,4 +526,52 @@ for name, x, s, z in [("one NaN", x_one, s_one, 170), ("all NaN", np.full((2, 3,
         finite = ~np.isnan(x)
         want = np.zeros(x.shape) if name != "one NaN" else y_one
         C.check(np.array_equal(r[0][finite], want[finite]), "%s DynamicQuantizeLinear %s: y differs" % (dev, name))
+# ---------------------------------------------------------------- 8. QLinearConv's parameters at the edges
+# A y_scale that is a graph input: the GPU declines the node (its requantization needs the constant's
+# multiplier) and a GPU plan runs it on the CPU, bit-exact with the CPU plan (fuse_qdq used to rewrite it
+# as f32 ops, one level apart). Scales that are zero or not finite: a constant fails the load
+# (RLX_ERR_INVALID_MODEL), a run-time one fails the run (RLX_ERR_INVALID_ARGUMENT), naming the node and the
+# scale. An output declared uint8 that the node produces as int8 (y_zero_point's type): a load error, as
+# onnxruntime's type check has it.
+def qconv_edge(path, sy=None, yz_t=np.uint8, y_decl=T.UINT8):
+    wq = rng.integers(-127, 128, (4, 3, 3, 3)).astype(np.int8)
+    inits = [NH.from_array(np.array(np.float32(0.02)), "sx"), NH.from_array(np.array(np.uint8(128)), "zx"),
+             NH.from_array(wq, "w"), NH.from_array(np.array(np.float32(0.01)), "sw"),
+             NH.from_array(np.array(np.int8(0)), "zw"), NH.from_array(np.array(yz_t(3)), "yz")]
+    ins = [H.make_tensor_value_info("x", T.UINT8, [1, 3, 7, 7])]
+    if sy is None:
+        ins.append(H.make_tensor_value_info("sy", T.FLOAT, []))
+    else:
+        inits.append(NH.from_array(np.array(np.float32(sy)), "sy"))
+    node = H.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "yz"], ["y"], pads=[1, 1, 1, 1],
+                       name="qc_edge")
+    g = H.make_graph([node], "qe", ins, [H.make_tensor_value_info("y", y_decl, None)], inits)
+    onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 13)], ir_version=8), path)
+
+
+xq = rng.integers(0, 256, (1, 3, 7, 7)).astype(np.uint8)
+pe = os.path.join(tmp, "qconv_edge.onnx")
+qconv_edge(pe)
+for sy in [0.05, 0.013]:
+    feeds = {"x": xq, "sy": np.array(np.float32(sy))}
+    rc_, lc_ = rlx_run(pe, feeds, ["y"], "cpu")
+    rg_, lg_ = rlx_run(pe, feeds, ["y"], "gpu")
+    if C.check(rc_ is not None and rg_ is not None, "run-time y_scale %g: run failed" % sy):
+        C.check(np.array_equal(rc_[0], rg_[0]), "run-time y_scale %g: the GPU plan differs from the CPU in %d"
+                % (sy, int((rc_[0] != rg_[0]).sum())))
+        o = ort.InferenceSession(pe, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+        C.check(np.array_equal(rc_[0], o), "run-time y_scale %g: differs from onnxruntime" % sy)
+for dev in ["cpu", "gpu"]:
+    r, log = rlx_run(pe, {"x": xq, "sy": np.array(np.float32(np.nan))}, ["y"], dev)
+    C.check(r is None and "RLX_ERR_INVALID_ARGUMENT" in log and "qc_edge" in log and "y_scale" in log,
+            "%s: a NaN run-time y_scale must fail the run naming the node and y_scale:\n%s" % (dev, log[-400:]))
+for bad in [0.0, np.nan, np.inf]:
+    qconv_edge(pe, sy=bad)
+    r, log = rlx_run(pe, {"x": xq}, ["y"], "cpu")
+    C.check(r is None and "RLX_ERR_INVALID_MODEL" in log and "qc_edge" in log and "y_scale" in log,
+            "constant y_scale %r must fail the load naming the node and y_scale:\n%s" % (bad, log[-400:]))
+qconv_edge(pe, sy=0.05, yz_t=np.int8, y_decl=T.UINT8)
+r, log = rlx_run(pe, {"x": xq}, ["y"], "cpu")
+C.check(r is None and "RLX_ERR_INVALID_MODEL" in log and "declared u8" in log,
+        "an output declared uint8 produced as int8 must fail the load:\n%s" % log[-400:])
 sys.exit(C.done())

@@ -538,8 +538,18 @@ static rlx_status k_matmul_integer(rlx_cpu_kctx *k) {
     return done ? RLX_OK : mm_run(k, k->in[0], k->in[1], azp, bzp, NULL, NULL, NULL, NULL, k->out[0]);
 }
 
+/* The scales (inputs 1, 4, 6) of QLinearMatMul / QLinearConv that arrive
+ * at run time (constants were checked at load): finite and nonzero. */
+static rlx_status check_run_scales(const rlx_cpu_kctx *k) {
+    for (int i = 1; i <= 6; i += i == 1 ? 3 : 2)
+        RLX_TRY(rlx_quant_check_scale(k->n, RLX_ERR_INVALID_ARGUMENT,
+                                      rlx_quant_scale_name(k->n->op == RLX_OP_QLinearConv, i), k->in[i]));
+    return RLX_OK;
+}
+
 static rlx_status k_qlinear_matmul(rlx_cpu_kctx *k) {
     const rlx_tensor *const *in = k->in;
+    RLX_TRY(check_run_scales(k));
     bool done;
     RLX_TRY(mm_fast(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], k->out[0], &done));
     return done ? RLX_OK : mm_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], k->out[0]);
@@ -925,6 +935,7 @@ static rlx_status k_conv_integer(rlx_cpu_kctx *k) {
 static rlx_status k_qlinear_conv(rlx_cpu_kctx *k) {
     const rlx_tensor *const *in = k->in;
     const rlx_tensor *bias = k->n->n_in > 8 ? in[8] : NULL;
+    RLX_TRY(check_run_scales(k));
     bool done;
     RLX_TRY(conv_fast(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], bias, k->out[0], &done));
     return done ? RLX_OK : conv_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], bias, k->out[0]);

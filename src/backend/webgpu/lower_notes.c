@@ -121,11 +121,12 @@ static const gpu_note k_gpu_notes[] = {
       "QuantizeLinear -> DequantizeLinear pair on an activation becomes rlx.QuantizeDequantize (fuse_qdq); a "
       "DequantizeLinear of a constant folds. fuse_qdq also writes DynamicQuantizeLinear as ReduceMin/ReduceMax/"
       "QuantizeLinear and MatMulInteger (constant 2-D B, per-tensor A zero point, sums exact in f32: K * 255 * "
-      "max|B - zp| <= 2^24) as DequantizeLinear -> MatMul -> Cast, and a 3-D QLinearConv (constant weights, bias) as "
-      "DequantizeLinear -> Conv -> QuantizeLinear, so those run on the GPU too (a CPU-only plan keeps "
-      "DynamicQuantizeLinear, MatMulInteger and QLinearConv for the CPU's exact int8 GEMM, and makes the QDQ "
+      "max|B - zp| <= 2^24) as DequantizeLinear -> MatMul -> Cast, so those run on the GPU too (a CPU-only plan "
+      "keeps DynamicQuantizeLinear and MatMulInteger for the CPU's exact int8 GEMM, and makes the QDQ "
       "convolutions DequantizeLinear -> Conv -> QuantizeLinear QLinearConv: fuse_qdq_conv). QLinearMatMul, "
-      "ConvInteger and the 1-D/2-D QLinearConv are never rewritten: both devices run them exactly." },
+      "ConvInteger and QLinearConv are never rewritten: both devices run them exactly (a GPU plan runs the ones "
+      "the GPU declines, 3-D or with scales that are not constants, on the CPU). QLinearMatMul and QLinearConv "
+      "scales must be finite and nonzero (a constant's at load, a run-time input's at run)." },
     /* lower_qgemm.c */
     { "MatMulInteger QLinearMatMul",
       "the integer GEMM (qgemm: i32 sums, bit-exact with the CPU's integer kernel; WGSL dot4I8Packed where it passes "
@@ -140,8 +141,8 @@ static const gpu_note k_gpu_notes[] = {
     { "ConvInteger QLinearConv",
       "the integer convolution (qim2col packs the columns of x four bytes a word into the step's scratch, a padding "
       "tap holding x's zero point; then the integer GEMM per image and group; 1x1 stride-1 unpadded: the GEMM on x "
-      "itself; one input channel per group: a direct kernel, qdwconv; bit-exact with the CPU's integer kernel): 1-D or 2-D (3-D runs on the CPU; fuse_qdq writes a 3-D QLinearConv as f32 ops), any groups "
-      "(depthwise too), strides, dilations, pads and auto_pad; x and w int8 or uint8, x's zero point one element, "
+      "itself; one input channel per group: a direct kernel, qdwconv; bit-exact with the CPU's integer kernel): "
+      "1-D or 2-D (3-D runs on the CPU), any groups (depthwise too), strides, dilations, pads and auto_pad; x and w int8 or uint8, x's zero point one element, "
       "w's one or per output channel, of the operand's type. QLinearConv: f32 constant scales (x_scale, y_scale "
       "one element, w_scale one or per output channel), a constant y zero point, an int8/uint8 y, B absent or a "
       "constant int32 per output channel, x_scale * w_scale / y_scale finite and >= 0 (requantized as the CPU's "

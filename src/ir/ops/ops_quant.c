@@ -3,6 +3,7 @@
  * MatMulInteger (10), QLinearConv (10), ConvInteger (10).
  * Granularity and matmul parameter resolution live here too (quant_params.h)
  * so that the CPU kernels check shapes exactly as inference does. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -303,6 +304,29 @@ static rlx_status check_mm_param(rlx_infer_ctx *c, int ip, const char *what, boo
     return rlx_quant_mm_param(c->n, what, per_row, op->dims, op->rank, p->dims, p->rank, strides);
 }
 
+rlx_status rlx_quant_check_scale(const rlx_node *n, rlx_status st, const char *what, const rlx_tensor *scale) {
+    if (!scale || (scale->dtype != RLX_DTYPE_F32 && scale->dtype != RLX_DTYPE_F64)) return RLX_OK;
+    size_t count = rlx_tensor_numel(scale);
+    for (size_t i = 0; i < count; i++) {
+        double v = rlx_tensor_get_f64(scale, i);
+        if (!isfinite(v) || v == 0)
+            return rlx_fail(st, "%s: %s element %zu is %g; a requantization scale must be finite and nonzero",
+                            rlx_node_desc(n), what, i, v);
+    }
+    return RLX_OK;
+}
+
+/* The constant scales (inputs 1, 4, 6) of QLinearMatMul / QLinearConv. */
+static rlx_status check_const_scales(rlx_infer_ctx *c) {
+    for (int i = 1; i <= 6; i += i == 1 ? 3 : 2) {
+        const rlx_value *p = rlx_ictx_in(c, i);
+        if (p && p->konst)
+            RLX_TRY(rlx_quant_check_scale(c->n, RLX_ERR_INVALID_MODEL,
+                                          rlx_quant_scale_name(c->n->op == RLX_OP_QLinearConv, i), p->konst));
+    }
+    return RLX_OK;
+}
+
 /* MatMulInteger(A, B, a_zero_point?, b_zero_point?) -> i32. */
 static rlx_status infer_matmul_integer(rlx_infer_ctx *c) {
     RLX_TRY(check_input(c, 0, "input A", q8()));
@@ -334,6 +358,7 @@ static rlx_status infer_qlinear_matmul(rlx_infer_ctx *c) {
         if (p->rank >= 0 && known_numel(p->dims, p->rank) > 1)
             return rlx_ictx_fail(c, "%s must have one element (per tensor)", i == 6 ? "y_scale" : "y_zero_point");
     }
+    RLX_TRY(check_const_scales(c));
     return infer_matmul_shape(c, 0, 3, rlx_ictx_in(c, 7)->dtype);
 }
 
@@ -404,7 +429,7 @@ static rlx_status infer_qlinear_conv(rlx_infer_ctx *c) {
         char s[96];
         return rlx_ictx_fail(c, "B has shape %s, expected [%lld]", shape_q(b->dims, b->rank, s, sizeof s), (long long)m);
     }
-    return RLX_OK;
+    return check_const_scales(c);
 }
 
 const rlx_op_def rlx_ops_quant[] = {

@@ -44,4 +44,20 @@ rlx_status rlx_quant_resolve_gran(const rlx_node *n, const int64_t *x, int x_ran
 rlx_status rlx_quant_mm_param(const rlx_node *n, const char *what, bool per_row, const int64_t *op, int op_rank,
                               const int64_t *param, int param_rank, int64_t *strides);
 
+/* The scales of QLinearMatMul and QLinearConv (input indices 1, 4 and 6 of
+ * both) divide and multiply in the requantization: every element must be
+ * finite and nonzero (a zero or NaN scale has no integer result; the ONNX
+ * spec leaves it undefined and onnxruntime returns arbitrary levels).
+ * Checks the elements of `scale` (f32 or f64; NULL: nothing to check).
+ * errors: `st` (RLX_ERR_INVALID_MODEL for a constant of the model,
+ *         RLX_ERR_INVALID_ARGUMENT for a run-time input) naming the node,
+ *         `what`, the element and its value. */
+rlx_status rlx_quant_check_scale(const rlx_node *n, rlx_status st, const char *what, const rlx_tensor *scale);
+
+/* The name of scale input i (1, 4 or 6) of QLinearConv (conv) or
+ * QLinearMatMul. */
+static inline const char *rlx_quant_scale_name(bool conv, int i) {
+    return i == 1 ? (conv ? "x_scale" : "a_scale") : i == 4 ? (conv ? "w_scale" : "b_scale") : "y_scale";
+}
+
 #endif
