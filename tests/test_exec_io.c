@@ -429,11 +429,11 @@ static void test_bad_tensors(rlx_model *m) {
     REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 2 ('f')", "data is NULL");
     hdr[2].data = o[2];
     hdr[3].nbytes = 16;
-    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 3 ('x')", "expected f32 [2,64] (512 bytes)",
-            "given f32 [2,64] (nbytes 16)");
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 3 ('x')", "expected f32 shape [2,64] (512 bytes)",
+            "given f32 shape [2,64] (nbytes 16)");
     hdr[3].nbytes = sizeof o[3];
     hdr[4].dims[1] = 32;
-    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 4 ('xi')", "given f32 [2,32]");
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 4 ('xi')", "given f32 shape [2,32]");
     hdr[4].dims[1] = W;
     outs[5] = NULL;
     REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 5 ('r')", "NULL");

@@ -658,8 +658,8 @@ static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *c
         if (t->dtype != v->dtype || t->rank != rank || (rank && memcmp(t->dims, v->dims, (size_t)rank * sizeof t->dims[0])) ||
             t->nbytes < nb)
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
-                            "output %zu ('%s'): expected %s %s (%llu bytes), given %s %s (nbytes %zu)", i, v->name,
-                            rlx_dtype_name(v->dtype), rlx_shape_str(v->dims, rank, a, sizeof a), (unsigned long long)nb,
+                            "output %zu ('%s'): expected %s shape %s (%llu bytes), given %s shape %s (nbytes %zu)", i,
+                            v->name, rlx_dtype_name(v->dtype), rlx_shape_str(v->dims, rank, a, sizeof a), (unsigned long long)nb,
                             rlx_dtype_name(t->dtype),
                             rlx_shape_str(t->dims, t->rank < 0 || t->rank > RLX_MAX_RANK ? 0 : t->rank, b, sizeof b), t->nbytes);
         if (nb && !t->data)
