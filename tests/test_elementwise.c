@@ -113,6 +113,99 @@ static void test_parallel_split(void) {
     rlx_tensor_destroy(c);
 }
 
+/* Activations at NaN, +-inf and -0 against onnxruntime 1.x's outputs
+ * (CPU provider) for the same inputs, written here: NaN where it gives NaN
+ * (Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Elu, Selu, Celu,
+ * Softplus keep it; ThresholdedRelu and Shrink give 0), a zero's sign where
+ * it keeps -0 (Relu, LeakyRelu, Clip), others to 1e-5 relative. The twelve
+ * values repeat to 44 elements so that the 8- and 16-wide forms run too. */
+static void test_activation_nan(void) {
+    static const float k_x[12] = { NAN, -NAN, -1, 1, -0.0f, 0, INFINITY, -INFINITY, 0.3f, -0.3f, 5, -5 };
+    typedef struct {
+        const char *op;
+        int opset, n_at;
+        rlx_attr at[2];
+        float lo, hi; /* Clip-13's bounds when lo < hi */
+        float want[12];
+        bool sign0;   /* -0 stays -0 */
+    } row;
+    const float N = NAN, I = INFINITY;
+    const row rows[] = {
+        { "Relu", 14, 0, { { 0 } }, 0, 0, { N, N, 0, 1, -0.0f, 0, I, 0, 0.3f, 0, 5, 0 }, true },
+        { "LeakyRelu", 16, 1, { RLX_ATTR_F("alpha", 0.1f) }, 0, 0,
+          { N, N, -0.1f, 1, -0.0f, 0, I, -I, 0.3f, -0.03f, 5, -0.5f }, true },
+        { "Clip", 13, 0, { { 0 } }, 0, 6, { N, N, 0, 1, -0.0f, 0, 6, 0, 0.3f, 0, 5, 0 }, true },
+        { "HardSigmoid", 6, 2, { RLX_ATTR_F("alpha", 0.2f), RLX_ATTR_F("beta", 0.5f) }, 0, 0,
+          { N, N, 0.3f, 0.7f, 0.5f, 0.5f, 1, 0, 0.56f, 0.44f, 1, 0 }, false },
+        { "HardSwish", 14, 0, { { 0 } }, 0, 0,
+          { N, N, -0.333333f, 0.666667f, 0, 0, I, N, 0.165f, -0.135f, 5, 0 }, false },
+        { "Elu", 6, 1, { RLX_ATTR_F("alpha", 1.0f) }, 0, 0,
+          { N, N, -0.632121f, 1, 0, 0, I, -1, 0.3f, -0.259182f, 5, -0.993262f }, false },
+        { "Selu", 6, 0, { { 0 } }, 0, 0,
+          { N, N, -1.11133f, 1.0507f, 0, 0, I, -1.7581f, 0.31521f, -0.455667f, 5.25351f, -1.74625f }, false },
+        { "Celu", 12, 0, { { 0 } }, 0, 0,
+          { N, N, -0.632121f, 1, 0, 0, I, -1, 0.3f, -0.259182f, 5, -0.993262f }, false },
+        { "Softplus", 1, 0, { { 0 } }, 0, 0,
+          { N, N, 0.313262f, 1.31326f, 0.693147f, 0.693147f, I, 0, 0.854355f, 0.554355f, 5.00672f, 0.00671535f },
+          false },
+        { "ThresholdedRelu", 10, 1, { RLX_ATTR_F("alpha", 0.5f) }, 0, 0, { 0, 0, 0, 1, 0, 0, I, 0, 0, 0, 5, 0 }, false },
+        { "Shrink", 9, 2, { RLX_ATTR_F("lambd", 0.5f), RLX_ATTR_F("bias", 0.1f) }, 0, 0,
+          { 0, 0, -0.9f, 0.9f, 0, 0, I, -I, 0, 0, 4.9f, -4.9f }, false },
+    };
+    enum { REP = 44 };
+    int64_t d[1] = { REP };
+    float xv[REP];
+    for (int i = 0; i < REP; i++) xv[i] = k_x[i % 12];
+    rlx_tensor *x = test_tensor_f32(1, d, xv);
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        const row *w = &rows[r];
+        rlx_tensor **out = NULL;
+        if (w->lo < w->hi) {
+            rlx_tensor *tlo = test_tensor_f32(0, NULL, &w->lo), *thi = test_tensor_f32(0, NULL, &w->hi);
+            CHECK_OK(test_run_op(w->op, w->opset, "cpu", 3, (const rlx_tensor *[]){ x, tlo, thi },
+                                 (const int[]){ 0, 1, 1 }, 1, 0, NULL, &out));
+            rlx_tensor_destroy(tlo);
+            rlx_tensor_destroy(thi);
+        } else {
+            CHECK_OK(test_run_op(w->op, w->opset, "cpu", 1, (const rlx_tensor *[]){ x }, NULL, 1, (size_t)w->n_at,
+                                 w->at, &out));
+        }
+        if (!out) continue;
+        const float *y = out[0]->data;
+        for (int i = 0; i < REP; i++) {
+            float e = w->want[i % 12], g = y[i];
+            bool ok = isnan(e) ? isnan(g) : isinf(e) ? g == e : fabsf(g - e) <= 1e-5f * fmaxf(1.0f, fabsf(e));
+            if (ok && w->sign0 && e == 0) ok = signbit(g) == signbit(e);
+            CHECK_MSG(ok, "%s(%g) = %g, onnxruntime %g (element %d)", w->op, (double)xv[i], (double)g, (double)e, i);
+            if (!ok) break;
+        }
+        test_free_outputs(out, 1);
+    }
+    rlx_tensor_destroy(x);
+}
+
+/* Relu over a large split input with NaN at random places: exactly
+ * x < 0 ? 0 : x (NaN and -0 kept), through the vector and threaded paths. */
+static void test_relu_nan_split(void) {
+    int64_t d[1] = { 100003 };
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 1, d, -2, 2);
+    float *px = x->data;
+    for (int i = 0; i < 100003; i += 97) px[i] = i % 2 ? NAN : -0.0f;
+    rlx_tensor **out = NULL;
+    CHECK_OK(test_run_op("Relu", 14, "cpu", 1, (const rlx_tensor *[]){ x }, NULL, 1, 0, NULL, &out));
+    if (out) {
+        const float *y = out[0]->data;
+        int bad = 0;
+        for (int i = 0; i < 100003; i++) {
+            float e = px[i] < 0 ? 0.0f : px[i];
+            if (isnan(e) ? !isnan(y[i]) : (y[i] != e || signbit(y[i]) != signbit(e))) bad++;
+        }
+        CHECK_MSG(bad == 0, "%d elements differ", bad);
+    }
+    test_free_outputs(out, 1);
+    rlx_tensor_destroy(x);
+}
+
 int main(void) {
     test_seed_from_env();
     test_add_broadcast();
@@ -120,5 +213,7 @@ int main(void) {
     test_unknown_op();
     test_clip_versions();
     test_parallel_split();
+    test_activation_nan();
+    test_relu_nan_split();
     TEST_MAIN_END();
 }

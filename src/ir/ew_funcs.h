@@ -46,9 +46,11 @@
 #define RLX_EW_FUNCS(X) \
     X(COPY, FN, Identity, 1, 0, 1, NULL, 0, NULL, 0, \
       x, x, "$x") \
-    /* Relu(NaN) = 0 everywhere */ \
+    /* x < 0 ? 0 : x: NaN and -0 pass through (onnxruntime, PyTorch); \
+     * never max(x, 0), which drops NaN on x86 and in WGSL (the GPU tests \
+     * the bits: a driver may take NaN < 0 as true, as it did for clamp_) */ \
     X(RELU, OP, Relu, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
-      x > 0 ? x : 0.0, x > 0.0f ? x : 0.0f, "select(0.0, $x, $x > 0.0)") \
+      x < 0 ? 0.0 : x, x < 0.0f ? 0.0f : x, "select(select($x, 0.0, $x < 0.0), $x, isnan_($x))") \
     /* Clip with constant bounds p0 = min, p1 = max (hi wins when lo > hi, \
      * NaN passes through); the resolver reads inputs 1, 2 from version 11 */ \
     X(CLIP, FN, Clip, 1, RLX_EW_CHAIN | RLX_EW_ACT, 6, "min", -3.402823466e+38f, "max", 3.402823466e+38f, \
@@ -147,9 +149,10 @@
       x >= 0 ? x : p0 * expm1(x), rlx_ewm_elu_s(x, p0), "select($a * expm1_($x), $x, $x >= 0.0)") \
     X(SELU, OP, Selu, 1, 0, 6, "alpha", 0, "gamma", 0, \
       x > 0 ? p1 * x : p1 * (p0 * expm1(x)), rlx_ewm_selu_s(x, p0, p1), "select($b * $a * expm1_($x), $b * $x, $x > 0.0)") \
+    /* NaN passes through (fmax, fmin and WGSL max, min drop it) */ \
     X(CELU, OP, Celu, 1, 0, 12, "alpha", 0, NULL, 0, \
-      fmax(0.0, x) + fmin(0.0, p0 * (exp(x / p0) - 1.0)), F64(CELU), \
-      "(max(0.0, $x) + min(0.0, $a * expm1_($x / $a)))") \
+      x != x ? x : fmax(0.0, x) + fmin(0.0, p0 * (exp(x / p0) - 1.0)), F64(CELU), \
+      "select(max(0.0, $x) + min(0.0, $a * expm1_($x / $a)), $x, isnan_($x))") \
     X(THRESHOLDEDRELU, OP, ThresholdedRelu, 1, RLX_EW_GATE, 10, "alpha", 0, NULL, 0, \
       x > p0 ? x : 0.0, F64(THRESHOLDEDRELU), "select(0.0, $x, $x > $a)") \
     X(SOFTPLUS, OP, Softplus, 1, RLX_EW_CHAIN | RLX_EW_GATE, 1, NULL, 0, NULL, 0, \

@@ -14,6 +14,7 @@ typedef struct unary_row {
     int opset;
     double lo, hi;       /* the domain sampled */
     bool edges;          /* +-inf, NaN, -0, denormals are meaningful */
+    bool keeps_nan;      /* NaN in, NaN out (onnxruntime): BO_KEEPS_NAN */
     const char *pa, *pb; /* float attributes swept (NULL: none) */
     float va[2], vb[2];  /* two values each */
     const char *sattr, *sval; /* a string attribute (Gelu approximate) */
@@ -48,6 +49,7 @@ static void unary_case(bo_ctx *ctx, const char *op, const unary_row *r, const bo
     char sb[96];
     rlx_tensor *x = bo_rand(RLX_DTYPE_F32, sh->rank, sh->d, r->lo, r->hi);
     if (edges) bo_edges(x, 8);
+    if (r->keeps_nan) c->flags |= BO_KEEPS_NAN;
     bool hard = r->mhi > 0 && p < 0;
     if (hard) {
         float *v = x->data;
@@ -127,7 +129,7 @@ static void gen_clip(bo_ctx *ctx, const void *arg) {
             if (bo_numel(&sh[i]) == 0) c->expect_op = "";
             if (form == 0) {
                 rlx_tensor *x = bo_rand(RLX_DTYPE_F32, sh[i].rank, sh[i].d, -3, 3);
-                if (edges) bo_edges(x, 8);
+                if (edges) bo_edges(x, 8), c->flags |= BO_KEEPS_NAN;
                 rlx_attr a[2] = { RLX_ATTR_F("min", b[0]), RLX_ATTR_F("max", b[1]) };
                 bo_desc(c, "Clip-6 x%s min=%g max=%g%s", sb, b[0], b[1], edges ? " edges" : "");
                 bo_single(c, "Clip", 1, &x, NULL, 1, 2, a);
@@ -301,30 +303,30 @@ static const bo_op k_ops[] = {
     { "Atan", gen_unary, &(const unary_row){ .opset = 7, .lo = -8, .hi = 8, .edges = true }, TRANS },
     { "Atanh", gen_unary, &(const unary_row){ .opset = 9, .lo = -0.999, .hi = 0.999, .edges = true }, TRANS },
     { "Ceil", gen_unary, &(const unary_row){ .opset = 13, .lo = -40, .hi = 40, .edges = true }, EXACT },
-    { "Celu", gen_unary, &(const unary_row){ .opset = 12, .lo = -4, .hi = 4, .edges = true, .pa = "alpha", .va = { 1.0f, 0.7f } }, TRANS },
+    { "Celu", gen_unary, &(const unary_row){ .opset = 12, .lo = -4, .hi = 4, .edges = true, .keeps_nan = true, .pa = "alpha", .va = { 1.0f, 0.7f } }, TRANS },
     { "Cos", gen_unary, &(const unary_row){ .opset = 7, .lo = -6, .hi = 6, .edges = true, TRIG_HARD }, TRANS },
     { "Cosh", gen_unary, &(const unary_row){ .opset = 9, .lo = -8, .hi = 8, .edges = true, EXP_HARD }, TRANS },
-    { "Elu", gen_unary, &(const unary_row){ .opset = 6, .lo = -4, .hi = 4, .edges = true, .pa = "alpha", .va = { 1.0f, 0.3f } }, TRANS },
+    { "Elu", gen_unary, &(const unary_row){ .opset = 6, .lo = -4, .hi = 4, .edges = true, .keeps_nan = true, .pa = "alpha", .va = { 1.0f, 0.3f } }, TRANS },
     { "Erf", gen_unary, &(const unary_row){ .opset = 13, .lo = -3, .hi = 3, .edges = true }, TRANS },
     { "Exp", gen_unary, &(const unary_row){ .opset = 13, .lo = -20, .hi = 20, .edges = true }, TRANS },
     { "Floor", gen_unary, &(const unary_row){ .opset = 13, .lo = -40, .hi = 40, .edges = true }, EXACT },
     { "Gelu", gen_unary, &(const unary_row){ .opset = 20, .lo = -6, .hi = 6, .edges = true, .sattr = "approximate", .sval = "tanh" }, TRANS },
-    { "HardSigmoid", gen_unary, &(const unary_row){ .opset = 6, .lo = -6, .hi = 6, .edges = true, .pa = "alpha", .pb = "beta", .va = { 0.2f, 0.3f }, .vb = { 0.5f, 0.4f } }, ULP },
-    { "HardSwish", gen_unary, &(const unary_row){ .opset = 14, .lo = -6, .hi = 6, .edges = true }, ULP },
-    { "LeakyRelu", gen_unary, &(const unary_row){ .opset = 16, .lo = -4, .hi = 4, .edges = true, .pa = "alpha", .va = { 0.01f, 0.125f } }, EXACT },
+    { "HardSigmoid", gen_unary, &(const unary_row){ .opset = 6, .lo = -6, .hi = 6, .edges = true, .keeps_nan = true, .pa = "alpha", .pb = "beta", .va = { 0.2f, 0.3f }, .vb = { 0.5f, 0.4f } }, ULP },
+    { "HardSwish", gen_unary, &(const unary_row){ .opset = 14, .lo = -6, .hi = 6, .edges = true, .keeps_nan = true }, ULP },
+    { "LeakyRelu", gen_unary, &(const unary_row){ .opset = 16, .lo = -4, .hi = 4, .edges = true, .keeps_nan = true, .pa = "alpha", .va = { 0.01f, 0.125f } }, EXACT },
     { "Log", gen_unary, &(const unary_row){ .opset = 13, .lo = 0.001, .hi = 100, .edges = true }, TRANS },
     { "Mish", gen_unary, &(const unary_row){ .opset = 18, .lo = -8, .hi = 8, .edges = true }, TRANS },
     { "Neg", gen_unary, &(const unary_row){ .opset = 13, .lo = -4, .hi = 4, .edges = true }, EXACT },
     { "Reciprocal", gen_unary, &(const unary_row){ .opset = 13, .lo = 0.01, .hi = 10, .edges = true }, ULP },
-    { "Relu", gen_unary, &(const unary_row){ .opset = 14, .lo = -4, .hi = 4, .edges = true }, EXACT },
+    { "Relu", gen_unary, &(const unary_row){ .opset = 14, .lo = -4, .hi = 4, .edges = true, .keeps_nan = true }, EXACT },
     { "Round", gen_unary, &(const unary_row){ .opset = 11, .lo = -10, .hi = 10, .edges = true }, EXACT },
-    { "Selu", gen_unary, &(const unary_row){ .opset = 6, .lo = -4, .hi = 4, .edges = true, .pa = "alpha", .pb = "gamma", .va = { 1.67326f, 2.0f }, .vb = { 1.0507f, 0.5f } }, TRANS },
+    { "Selu", gen_unary, &(const unary_row){ .opset = 6, .lo = -4, .hi = 4, .edges = true, .keeps_nan = true, .pa = "alpha", .pb = "gamma", .va = { 1.67326f, 2.0f }, .vb = { 1.0507f, 0.5f } }, TRANS },
     { "Shrink", gen_unary, &(const unary_row){ .opset = 9, .lo = -4, .hi = 4, .edges = true, .pa = "bias", .pb = "lambd", .va = { 0.0f, 0.25f }, .vb = { 0.5f, 1.5f } }, EXACT },
     { "Sigmoid", gen_unary, &(const unary_row){ .opset = 13, .lo = -12, .hi = 12, .edges = true }, TRANS },
     { "Sign", gen_unary, &(const unary_row){ .opset = 13, .lo = -4, .hi = 4, .edges = true }, EXACT },
     { "Sin", gen_unary, &(const unary_row){ .opset = 7, .lo = -6, .hi = 6, .edges = true, TRIG_HARD }, TRANS },
     { "Sinh", gen_unary, &(const unary_row){ .opset = 9, .lo = -8, .hi = 8, .edges = true, EXP_HARD }, TRANS },
-    { "Softplus", gen_unary, &(const unary_row){ .opset = 1, .lo = -12, .hi = 12, .edges = true }, TRANS },
+    { "Softplus", gen_unary, &(const unary_row){ .opset = 1, .lo = -12, .hi = 12, .edges = true, .keeps_nan = true }, TRANS },
     { "Softsign", gen_unary, &(const unary_row){ .opset = 1, .lo = -8, .hi = 8, .edges = true }, ULP },
     { "Sqrt", gen_unary, &(const unary_row){ .opset = 13, .lo = 0.0, .hi = 100, .edges = true }, ULP },
     { "Swish", gen_unary, &(const unary_row){ .opset = 24, .lo = -8, .hi = 8, .edges = true, .pa = "alpha", .va = { 1.0f, 1.702f } }, TRANS },

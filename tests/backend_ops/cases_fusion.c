@@ -57,6 +57,19 @@ static const char *conv(bo_case *c, const char *x, int64_t cin, int64_t cout, in
     return bo_node(c, "Conv", bias ? 3 : 2, ins, 1, 1, &a);
 }
 
+/* Half the cases: one NaN element of t (every activation of k_acts keeps
+ * NaN, as onnxruntime: the product's NaN outputs must stay NaN through the
+ * epilogue, BO_SPREADS_NAN); returns t. */
+static rlx_tensor *nan_one(bo_case *c, rlx_tensor *t) {
+    size_t n = rlx_tensor_numel(t);
+    if (n && bo_rand_below(2)) {
+        ((float *)t->data)[bo_rand_below(n)] = NAN;
+        c->flags |= BO_SPREADS_NAN;
+        bo_desc(c, "one NaN ");
+    }
+    return t;
+}
+
 static void gen_fuse_activation(bo_ctx *ctx, const void *arg) {
     int reps = bo_full(ctx) ? 4 : 1;
     for (int rep = 0; rep < reps; rep++)
@@ -70,7 +83,7 @@ static void gen_fuse_activation(bo_ctx *ctx, const void *arg) {
                 if (prod <= 1) {
                     int64_t n = 1, cin = rnd(1, 4), cout = rnd(1, 5), hw = rnd(3, 9);
                     int64_t xd[4] = { n, cin, hw, hw + 1 };
-                    const char *x = bo_input(c, bo_rand(RLX_DTYPE_F32, 4, xd, -2, 2));
+                    const char *x = bo_input(c, nan_one(c, bo_rand(RLX_DTYPE_F32, 4, xd, -2, 2)));
                     if (prod == 0) y = conv(c, x, cin, cout, 3, rep % 2 == 0);
                     else {
                         int64_t wd[4] = { cin, cout, 3, 3 };
@@ -84,7 +97,7 @@ static void gen_fuse_activation(bo_ctx *ctx, const void *arg) {
                     int64_t M = rnd(1, 19), K = rnd(1, 40), N = rnd(1, 21);
                     int64_t ad[3] = { 2, M, K }, bd[2] = { K, N };
                     bool gemm = prod == 2;
-                    const char *a = bo_input(c, bo_rand(RLX_DTYPE_F32, gemm ? 2 : 3, gemm ? ad + 1 : ad, -1, 1));
+                    const char *a = bo_input(c, nan_one(c, bo_rand(RLX_DTYPE_F32, gemm ? 2 : 3, gemm ? ad + 1 : ad, -1, 1)));
                     const char *ins[3] = { a, bo_const(c, bo_rand(RLX_DTYPE_F32, 2, bd, -1, 1)),
                                            bo_const(c, bo_rand(RLX_DTYPE_F32, 1, &N, -1, 1)) };
                     y = bo_node(c, gemm ? "Gemm" : "MatMul", gemm ? 3 : 2, ins, 1, 0, NULL);

@@ -573,6 +573,36 @@ static rlx_status run_flushed(bo_case *c, rlx_session *s, outs_t *o) {
     return st;
 }
 
+static size_t count_nan(const rlx_tensor *t) {
+    size_t k = 0, n = rlx_tensor_numel(t);
+    if (t->dtype != RLX_DTYPE_F32) return 0;
+    for (size_t i = 0; i < n; i++) k += isnan(((const float *)t->data)[i]) != 0;
+    return k;
+}
+
+/* The oracle's NaN positions against the case's BO_KEEPS_NAN and
+ * BO_SPREADS_NAN (the GPU is compared with the oracle afterwards). */
+static void check_nan_flags(verdict *v, const bo_case *c, const outs_t *ref) {
+    if (!(c->flags & (BO_KEEPS_NAN | BO_SPREADS_NAN)) || c->n_feed < 1 || ref->n < 1) return;
+    const rlx_tensor *x = c->feed[0], *y = ref->t[0];
+    if (x->dtype != RLX_DTYPE_F32 || y->dtype != RLX_DTYPE_F32 || !count_nan(x)) return;
+    if (c->flags & BO_SPREADS_NAN) {
+        if (!count_nan(y)) fail(v, "cpu: feed 0 holds %zu NaN, the output none (NaN dropped)", count_nan(x));
+        return;
+    }
+    size_t n = rlx_tensor_numel(x);
+    if (rlx_tensor_numel(y) != n) {
+        fail(v, "BO_KEEPS_NAN: the output has %zu elements, feed 0 %zu (a generator bug)", rlx_tensor_numel(y), n);
+        return;
+    }
+    const float *a = x->data, *b = y->data;
+    for (size_t i = 0; i < n; i++)
+        if (isnan(a[i]) && !isnan(b[i])) {
+            fail(v, "cpu: element %zu: NaN in, %g out (NaN dropped)", i, (double)b[i]);
+            return;
+        }
+}
+
 void bo_run(bo_ctx *ctx, bo_case *c) {
     long k = ctx->case_idx - 1;
     verdict v = { 0, "" };
@@ -592,6 +622,7 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
         if (!st && !expect_err && run_flushed(c, sc, &ftz)) fail(&v, "cpu, subnormals flushed: %s", rlx_last_error());
         if (expect_err && !st) fail(&v, "cpu: the run succeeded, an error was expected");
         else if (!expect_err && st) fail(&v, "cpu: %s", rlx_last_error());
+        if (!expect_err && !st) check_nan_flags(&v, c, &ref);
         if (!expect_err && !st && c->fused) {
             /* the CPU with the passes on also meets the oracle */
             rlx_session *sf = NULL;

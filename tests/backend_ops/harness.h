@@ -55,6 +55,11 @@ enum {
     BO_EXPECT_ERROR = 1u << 2,/* both backends must refuse the run (e.g. an index out of range) */
     BO_NO_BITS = 1u << 3,     /* skip the bit-for-bit determinism check (atomics) */
     BO_VIEW_OK = 1u << 4,     /* the op under test may be a view step (Reshape of a graph input) */
+    BO_KEEPS_NAN = 1u << 5,   /* output 0 has feed 0's shape and is NaN wherever feed 0 is (an elementwise
+                                 op that propagates NaN, as onnxruntime): checked on the oracle, so that an
+                                 oracle dropping NaN (max(x, 0)) fails even where the GPU agrees with it */
+    BO_SPREADS_NAN = 1u << 6, /* some element of output 0 is NaN when feed 0 holds a NaN (a Conv or Gemm
+                                 with a NaN-keeping epilogue): checked on the oracle */
 };
 
 /* One case: a model (one node, or a small graph for fusions), its feeds,

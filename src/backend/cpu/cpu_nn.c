@@ -128,7 +128,7 @@ static void act_range(void *ctx, size_t b, size_t e) {
     switch (a->kind) { /* the frequent ones without the switch in the loop */
     case RLX_ACT_NONE: return;
     case RLX_ACT_RELU:
-        for (size_t i = b; i < e; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+        for (size_t i = b; i < e; i++) y[i] = rlx_ew_f32_RELU(y[i], 0.0f, 0.0f, 0.0f, 0.0f); /* NaN stays */
         return;
     case RLX_ACT_CLIP: { /* by comparisons, as the Clip kernel: NaN passes through */
         float lo = a->alpha, hi = a->beta;

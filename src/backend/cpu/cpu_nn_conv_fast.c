@@ -152,12 +152,12 @@ RLX_NN_CLONES static void bias_act_row(float *restrict y, size_t n, float bv, co
         return;
     case RLX_ACT_RELU:
         for (; i + 8 <= n; i += 8) {
-#define BA_RELU(t) { float v = y[i + t] + bv; y[i + t] = v > 0.0f ? v : 0.0f; }
+#define BA_RELU(t) { float v = y[i + t] + bv; y[i + t] = v < 0.0f ? 0.0f : v; }
             RLX_NN_BLOCK8(BA_RELU)
         }
         for (; i < n; i++) {
             float v = y[i] + bv;
-            y[i] = v > 0.0f ? v : 0.0f;
+            y[i] = v < 0.0f ? 0.0f : v; /* Relu: NaN and -0 pass through */
         }
         return;
     case RLX_ACT_CLIP: {

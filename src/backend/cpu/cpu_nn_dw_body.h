@@ -92,7 +92,7 @@ DWB_ATTR void DWB_FN(dwb_pack)(const dwb_job *j, const float *x, size_t nc, int6
  * CLIP; the others are applied after the store). */
 #define DWB_ACT(v)                                                                                  \
     do {                                                                                            \
-        if (act_kind == RLX_ACT_RELU) v = DWB_MAX(v, vzero);                                        \
+        if (act_kind == RLX_ACT_RELU) v = DWB_MAX(vzero, v); /* v when NaN: NaN stays */            \
         else if (act_kind == RLX_ACT_CLIP) v = DWB_MIN(vhi, DWB_MAX(vlo, DWB_ADD(v, vzero)));        \
     } while (0)
 
