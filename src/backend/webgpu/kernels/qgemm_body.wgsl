@@ -69,18 +69,10 @@ fn zp_byte(w: u32, i: u32, signed: u32) -> i32 {
 fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
     let nn = e % P.n;
     let mm = (e / P.n) % P.m;
-    var bi = e / (P.n * P.m);
-    var ab = P.a_off * 4u;
-    var bb = 0u;
-    var prow = mm; // the row of the per-row parameters
-    for (var j = 3; j >= 0; j = j - 1) {
-        let d = P.batch[0][j];
-        let c = bi % d;
-        bi = bi / d;
-        ab = ab + c * P.batch[1][j];
-        bb = bb + c * P.batch[2][j];
-        prow = prow + c * P.batch[3][j];
-    }
+    let qb = qbatch(e / (P.n * P.m)); // qgemm_wg.wgsl
+    let ab = qb.x;
+    var bb = qb.y;
+    let prow = mm + qb.z; // the row of the per-row parameters
     let arow = ab + mm * P.k;
     let kw = (P.k + 3u) / 4u;
     let bpk = P.b_off + bb + nn * kw;
@@ -131,19 +123,11 @@ fn qgemm_tile(t: u32) {
     let mq4 = (P.m + 3u) / 4u;
     let n0 = 4u * (t % nq4);
     let m0 = 4u * ((t / nq4) % mq4);
-    var bi = t / (nq4 * mq4);
-    let b_item = bi;
-    var ab = P.a_off * 4u;
-    var bb = 0u;
-    var prow0 = m0;
-    for (var j = 3; j >= 0; j = j - 1) {
-        let d = P.batch[0][j];
-        let c = bi % d;
-        bi = bi / d;
-        ab = ab + c * P.batch[1][j];
-        bb = bb + c * P.batch[2][j];
-        prow0 = prow0 + c * P.batch[3][j];
-    }
+    let b_item = t / (nq4 * mq4);
+    let qb = qbatch(b_item); // qgemm_wg.wgsl
+    let ab = qb.x;
+    let bb = qb.y;
+    let prow0 = m0 + qb.z;
     let kw = (P.k + 3u) / 4u;
     let bp = P.b_off + bb + n0 * kw;
     let rows = min(4u, P.m - m0);
