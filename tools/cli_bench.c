@@ -56,9 +56,9 @@ static void print_help(FILE *f) {
             "segment (one submit), summed over the segments of a pass; it needs the adapter\n"
             "feature timestamp-query (per-dispatch slices inside one pass also need\n"
             "wgpu-native's TimestampQueryInsidePasses, else each dispatch gets its own pass).\n"
-            "Environment variables that select kernel variants or CPU threading (RLX_GEMM_*,\n"
-            "RLX_CONV_*, RLX_GPU_*, RLX_ATTENTION_*, RLX_NUM_THREADS, RLX_CPU_GEMM,\n"
-            "RLX_POOL_SPIN_US) are echoed in the JSON under \"env\".\n"
+            "The JSON lists the session options that differ from their defaults under\n"
+            "\"options\" (by key, whether set by --option or by their environment variable,\n"
+            "see 'rlx options'), and those the environment set under \"env\" (by variable).\n"
             "\n"
             "Exit codes: 0 success; 2 usage error or a model that cannot be loaded; 1 other\n"
             "runtime failures.\n");
@@ -638,17 +638,21 @@ int cli_cmd_bench(int argc, char **argv) {
         json_summary(j, "wall_ms", &sw);
         json_summary(j, "gpu_ms", &sg);
         if (o.profile) profile_json(j, s, &prof, o.profile);
-        /* the options that differ from their defaults: set by --option, else
-         * by their environment variable */
-        cli_json_obj(j, "env");
-        for (size_t i = 0; i < rlx_option_count(); i++) {
-            rlx_option_info in;
-            const char *v = NULL;
-            bool env = false;
-            if (rlx_option_info_get(i, &in) || rlx_options_effective(o.opts, in.key, &v, &env) || !v) continue;
-            cli_json_s(j, env ? in.env : in.key, v);
+        /* the options that differ from their defaults, by key ("options":
+         * set by --option or by their environment variable), and the
+         * environment variables among them ("env") */
+        for (int pass = 0; pass < 2; pass++) {
+            cli_json_obj(j, pass ? "env" : "options");
+            for (size_t i = 0; i < rlx_option_count(); i++) {
+                rlx_option_info in;
+                const char *v = NULL;
+                bool env = false;
+                if (rlx_option_info_get(i, &in) || rlx_options_effective(o.opts, in.key, &v, &env) || !v) continue;
+                if (!pass) cli_json_s(j, in.key, v);
+                else if (env) cli_json_s(j, in.env, v);
+            }
+            cli_json_end_obj(j);
         }
-        cli_json_end_obj(j);
         cli_json_end_obj(j);
     } else {
         printf("model: %s\n", o.model);

@@ -381,6 +381,7 @@ int cli_cmd_options(int argc, char **argv) {
         else if (strcmp(argv[i], "--json") == 0) json = true;
         else return cli_usage_error("options", "unknown option '%s'", argv[i]);
     }
+    if (md && json) return cli_usage_error("options", "--markdown and --json cannot be combined");
     if (json) {
         cli_json j;
         cli_json_init(&j, stdout);

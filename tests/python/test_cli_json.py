@@ -117,6 +117,21 @@ d = load_json(["bench", model, "--iters", "3", "--warmup", "1"], "bench")
 if d:
     C.check(d["inputs"][0]["shape"] == [1, 4], "bench: input shape %r (an array)" % d["inputs"][0]["shape"])
     C.check(is_num(d["wall_ms"]["median"]) and d["wall_ms"]["n"] == 3, "bench: wall_ms %r" % d["wall_ms"])
+# options that differ from their defaults: by key under "options", the environment's by variable under "env"
+env_seed = dict(os.environ, RLX_PROGRESS="off")
+rc, so, se = rlx(["bench", model, "--iters", "1", "--warmup", "0", "--option", "cpu.threads=1", "--json"], env=env_seed)
+try:
+    d = json.loads(so.decode("utf-8"))
+except (UnicodeDecodeError, ValueError) as e:
+    d = None
+    C.check(False, "bench --option --json: %s %r" % (e, so[:300]))
+if d:
+    C.check(d["options"].get("cpu.threads") == "1" and d["options"].get("progress") == "off",
+            "bench --json options: %r" % d["options"])
+    C.check(d["env"] == {"RLX_PROGRESS": "off"}, "bench --json env: %r" % d["env"])
+for cmd in (["ops"], ["options"]):
+    rc, so, se = rlx(cmd + ["--json", "--markdown"])
+    C.check(rc == 2 and b"cannot be combined" in se, "%s --json --markdown: exit %d %r" % (cmd[0], rc, se[-200:]))
 d = load_json(["info", model], "info")
 if d:
     C.check(d["inputs"][0]["shape"] == ["n", 4] and d["opset"] == 13, "info: %r" % d["inputs"])
