@@ -31,6 +31,9 @@
 #   bash bench/device_run.sh cpuprof         # ~2 min: per-op CPU time (rlx bench --profile), base
 #                                            # (.device/base.tar.xz) and bundle, $CPUPROF_MODELS
 #                                            # (default mobilenet_v2,bert_base) at $CPUPROF_THREADS
+#   bash bench/device_run.sh cpuspread       # ~4 min: rlx's 16-thread CPU spread: short vs long runs,
+#                                            # --shape vs --input, spin 50/5000 us, onnxruntime, in
+#                                            # interleaved rounds; cgroup quota and load (cpuspread.txt)
 #   bash bench/device_run.sh gemmkinds       # ~3 min: f32 / f16 / int8 / 4-bit products at 4096^3 and
 #                                            # the GEMV shapes, PyTorch CUDA as the peer; int8 again with
 #                                            # gpu.dot4=0 and gpu.qgemm_tile=reg (gemmkinds.txt)
@@ -369,6 +372,49 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
           done
         done
       } 2>&1 | tee "$OUT/cpuprof.txt"
+      ;;
+    cpuspread)
+      # ~4 min: why rlx's 16-thread CPU times swing between calls: in one
+      # call, interleaved rounds of the same model (MobileNetV2, MiniLM) under
+      # short (--warmup 2 --iters 10) and long (--warmup 10 --iters 60) runs,
+      # --shape vs --input, the pool's spin budget RLX_POOL_SPIN_US 50 / 5000,
+      # and onnxruntime (16 threads), plus the cgroup CPU quota, affinity and
+      # load the runs saw; cpuspread.txt
+      {
+        W=/tmp/rlx_cpu_vs_ort
+        mkdir -p "$W"
+        [ -f "$W/mobilenet_v2.onnx" ] || "$PY" bench/make_mobilenet_v2.py "$W/mobilenet_v2.onnx" > /dev/null
+        [ -f "$W/minilm.onnx" ] || "$PY" scripts/make_minilm_onnx.py --random --layers 6 --hidden 384 --heads 12 \
+          --intermediate 1536 -o "$W/minilm.onnx" > /dev/null
+        "$PY" -c "import numpy as np; r=np.random.default_rng(0)
+np.save('$W/x.npy', r.uniform(-1,1,(1,3,224,224)).astype(np.float32))
+np.save('$W/ids.npy', r.integers(0,1000,(1,128)).astype(np.int64))
+np.save('$W/mask.npy', np.ones((1,128),np.int64)); np.save('$W/tt.npy', np.zeros((1,128),np.int64))"
+        echo "nproc $(nproc); affinity: $(taskset -p $$ 2>/dev/null); cpu.max: $(cat /sys/fs/cgroup/cpu.max 2>/dev/null)"
+        grep -m1 "model name" /proc/cpuinfo; cat /proc/loadavg
+        med() { "$PY" -c "import json,sys; d=json.load(sys.stdin); print('%.2f' % (d['wall_ms']['median'] if 'wall_ms' in d else d['median_ms']), end=' ')" 2>/dev/null || echo -n "fail "; }
+        for name in mobilenet_v2 minilm; do
+          if [ $name = mobilenet_v2 ]; then shp="--shape input=1x3x224x224"; inp="--input input=$W/x.npy"
+            oin="input=$W/x.npy"
+          else shp="--shape input_ids=1x128 --shape attention_mask=1x128 --shape token_type_ids=1x128"
+            inp="--input input_ids=$W/ids.npy --input attention_mask=$W/mask.npy --input token_type_ids=$W/tt.npy"
+            oin="input_ids=$W/ids.npy attention_mask=$W/mask.npy token_type_ids=$W/tt.npy"
+          fi
+          for round in 1 2 3 4; do
+            echo -n "$name round $round (wall median ms): "
+            echo -n "short/shape "; timeout 60 "$RLX" bench "$W/$name.onnx" $shp --quiet --warmup 2 --iters 10 --json | med
+            echo -n "long/shape "; timeout 60 "$RLX" bench "$W/$name.onnx" $shp --quiet --warmup 10 --iters 60 --json | med
+            echo -n "short/input "; timeout 60 "$RLX" bench "$W/$name.onnx" $inp --quiet --warmup 2 --iters 10 --json | med
+            echo -n "long/input "; timeout 60 "$RLX" bench "$W/$name.onnx" $inp --quiet --warmup 10 --iters 60 --json | med
+            for spin in 50 5000; do
+              echo -n "spin$spin "; RLX_POOL_SPIN_US=$spin timeout 60 "$RLX" bench "$W/$name.onnx" $inp --quiet \
+                --warmup 10 --iters 60 --json | med
+            done
+            echo -n "ort16 "; timeout 60 "$PY" bench/ort_time.py "$W/$name.onnx" $oin --threads 16 --warmup 10 --iters 60 | med
+            echo "| load $(cut -d' ' -f1 /proc/loadavg)"
+          done
+        done
+      } 2>&1 | tee "$OUT/cpuspread.txt"
       ;;
     gemmkinds)
       # ~3 min: GPU time of one product per element kind (f32, f16, int8
