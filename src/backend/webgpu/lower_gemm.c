@@ -149,6 +149,28 @@ static void p_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, uint64_t nbatc
          wg_pu("d_w", m->d_w));
 }
 
+/* Binds A and B of the gemm_common kernels (packed halves when a16/b16:
+ * *a_sub, *b_sub receive the parity of their first half), then C (the
+ * bias, or an unused placeholder) and Y; part_n > 0 (split-K): C and Y
+ * are the scratch's partial sums [0, part_n) instead. */
+static void bind_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, bool a16, bool b16, uint64_t part_n,
+                      uint32_t *a_sub, uint32_t *b_sub) {
+    *a_sub = *b_sub = 0;
+    if (a16) wg_bind_f16(L, d, "a_off", m->a, m->a_off, m->a_n, a_sub);
+    else wg_bind(L, d, "a_off", m->a, m->a_off, m->a_n);
+    if (b16) wg_bind_f16(L, d, "b_off", m->b, m->b_off, m->b_n, b_sub);
+    else wg_bind(L, d, "b_off", m->b, m->b_off, m->b_n);
+    if (part_n) {
+        wg_scratch(L, part_n);
+        wg_bind(L, d, "c_off", WG_SCRATCH, 0, 1); /* unused placeholder (no bias in the partial sums) */
+        wg_bind(L, d, "y_off", WG_SCRATCH, 0, part_n);
+        return;
+    }
+    if (m->bias >= 0) wg_bind(L, d, "c_off", m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, d, "c_off", m->y, m->y_off, 1); /* unused placeholder */
+    wg_bind(L, d, "y_off", m->y, m->y_off, m->y_n);
+}
+
 /* Batch dims right-aligned into the kernels' four slots. */
 static void batch_slots(const wg_gemm *m, uint64_t *bd, uint64_t *abs_, uint64_t *bbs, uint64_t *ybs, uint64_t *cbs) {
     for (int i = 0; i < 4; i++) bd[i] = 1, abs_[i] = bbs[i] = ybs[i] = cbs[i] = 0;
@@ -226,14 +248,8 @@ rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *m) {
         wg_spec(L, d, "CKH", m->k_h);
         wg_spec(L, d, "CKW", m->k_w);
     }
-    uint32_t a_sub = 0, b_sub = 0;
-    if (a16) wg_bind_f16(L, d, "a_off", m->a, m->a_off, m->a_n, &a_sub);
-    else wg_bind(L, d, "a_off", m->a, m->a_off, m->a_n);
-    if (b16) wg_bind_f16(L, d, "b_off", m->b, m->b_off, m->b_n, &b_sub);
-    else wg_bind(L, d, "b_off", m->b, m->b_off, m->b_n);
-    if (m->bias >= 0) wg_bind(L, d, "c_off", m->bias, m->bias_off, m->bias_n);
-    else wg_bind(L, d, "c_off", m->y, m->y_off, 1); /* unused placeholder */
-    wg_bind(L, d, "y_off", m->y, m->y_off, m->y_n);
+    uint32_t a_sub, b_sub;
+    bind_gemm(L, d, m, a16, b16, 0, &a_sub, &b_sub);
     p_gemm(L, d, m, nbatch, tiles_n, tiles_m, y_rows(m), bd, abs_, bbs, ybs, cbs, m->K, a_sub, b_sub,
            m->bias >= 0);
     wg_p_u32(L, d, "r_off", 0); /* no residual binding in this kernel */
@@ -330,21 +346,8 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
      * to the scratch; A and B stay packed halves), and gemm_reduce rounds
      * once to f16 */
     if (half && nsplit <= 1) d->elem = WG_ELEM_F16;
-    uint32_t a_sub = 0, b_sub = 0;
-    if (a16) wg_bind_f16(L, d, "a_off", m->a, m->a_off, m->a_n, &a_sub);
-    else wg_bind(L, d, "a_off", m->a, m->a_off, m->a_n);
-    if (b16) wg_bind_f16(L, d, "b_off", m->b, m->b_off, m->b_n, &b_sub);
-    else wg_bind(L, d, "b_off", m->b, m->b_off, m->b_n);
-    uint64_t part_n = nsplit * m->M * m->N;
-    if (nsplit > 1) {
-        wg_scratch(L, part_n);
-        wg_bind(L, d, "c_off", WG_SCRATCH, 0, 1); /* unused placeholder (no bias in the partial sums) */
-        wg_bind(L, d, "y_off", WG_SCRATCH, 0, part_n);
-    } else {
-        if (m->bias >= 0) wg_bind(L, d, "c_off", m->bias, m->bias_off, m->bias_n);
-        else wg_bind(L, d, "c_off", m->y, m->y_off, 1); /* unused placeholder */
-        wg_bind(L, d, "y_off", m->y, m->y_off, m->y_n);
-    }
+    uint32_t a_sub, b_sub;
+    bind_gemm(L, d, m, a16, b16, nsplit > 1 ? nsplit * m->M * m->N : 0, &a_sub, &b_sub);
     p_gemm(L, d, m, nsplit > 1 ? nsplit : nbatch, tiles_n, tiles_m, nsplit > 1 ? m->N : y_sm, bd, abs_, bbs, ybs, cbs,
            nsplit > 1 ? klen : m->K, a_sub, b_sub, m->bias >= 0 && nsplit <= 1);
     /* the residual, bound last (its offset word is r_off, after d_w) */
@@ -425,21 +428,8 @@ static rlx_status emit_gemv(wg_lower *L, const wg_gemm *m) {
     wg_spec(L, d, "VEC", vec);
     wg_spec(L, d, "SPLIT", nsplit > 1);
     wg_spec(L, d, "ACT", nsplit > 1 ? 0 : (double)m->act.kind);
-    uint32_t a_sub = 0, b_sub = 0;
-    if (a16) wg_bind_f16(L, d, "a_off", m->a, m->a_off, m->a_n, &a_sub);
-    else wg_bind(L, d, "a_off", m->a, m->a_off, m->a_n);
-    if (b16) wg_bind_f16(L, d, "b_off", m->b, m->b_off, m->b_n, &b_sub);
-    else wg_bind(L, d, "b_off", m->b, m->b_off, m->b_n);
-    uint64_t part_n = nsplit * m->N;
-    if (nsplit > 1) {
-        wg_scratch(L, part_n);
-        wg_bind(L, d, "c_off", WG_SCRATCH, 0, 1); /* unused placeholder */
-        wg_bind(L, d, "y_off", WG_SCRATCH, 0, part_n);
-    } else {
-        if (m->bias >= 0) wg_bind(L, d, "c_off", m->bias, m->bias_off, m->bias_n);
-        else wg_bind(L, d, "c_off", m->y, m->y_off, 1); /* unused placeholder */
-        wg_bind(L, d, "y_off", m->y, m->y_off, m->y_n);
-    }
+    uint32_t a_sub, b_sub;
+    bind_gemm(L, d, m, a16, b16, nsplit > 1 ? nsplit * m->N : 0, &a_sub, &b_sub);
     uint64_t bd[4] = { 1, 1, 1, 1 }, zero[4] = { 0, 0, 0, 0 };
     p_gemm(L, d, m, nsplit, blocks, 1, m->N, bd, zero, zero, zero, zero, klen, a_sub, b_sub,
            m->bias >= 0 && nsplit <= 1);
