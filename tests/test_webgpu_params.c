@@ -5,8 +5,10 @@
  *    arrays of vec4 (no GPU needed);
  *  - a dispatch whose words disagree with its kernel's declaration (a
  *    field missing, an f32 where an integer is declared, a word too many,
- *    no padding before an array) fails at pipeline creation with
- *    RLX_ERR_INTERNAL naming the kernel and the field;
+ *    no padding before an array, two fields of one kind swapped, a field
+ *    written under another name) fails at pipeline creation with
+ *    RLX_ERR_INTERNAL naming the kernel, the field's position, its
+ *    declared and its written name;
  *  - kernels written against T (cumsum for f32, i32, u32, f16; batchnorm
  *    and global_pool for f32, f16; f16 where the adapter has shader-f16)
  *    compile, one pipeline per type; the results of cumsum's f32, i32
@@ -79,12 +81,14 @@ static rlx_status get_fill(wg_backend *b, int variant) {
     wg_lower L;
     memset(&L, 0, sizeof L);
     wg_dispatch *d = wg_emit(&L, "fill");
-    wg_bind(&L, d, 0, 0, 4);
-    wg_p_u32(&L, d, 4);
-    if (variant == 1) wg_p_f32(&L, d, 1.0f); /* an f32 where value: u32 is declared */
-    else wg_p_u32(&L, d, 7);
-    if (variant != 2) wg_p_u32(&L, d, 7); /* 2: value_hi missing */
-    if (variant == 3) wg_p_u32(&L, d, 1); /* a word too many */
+    wg_bind(&L, d, "y_off", 0, 0, 4);
+    wg_p_u32(&L, d, variant == 5 ? "value" : "n", 4); /* 5: a field written under another's name */
+    if (variant == 1) wg_p_f32(&L, d, "value", 1.0f); /* an f32 where value: u32 is declared */
+    else if (variant == 4) wg_p_u32(&L, d, "value_hi", 7); /* 4: value and value_hi swapped */
+    else wg_p_u32(&L, d, "value", 7);
+    if (variant == 4) wg_p_u32(&L, d, "value", 7);
+    else if (variant != 2) wg_p_u32(&L, d, "value_hi", 7); /* 2: value_hi missing */
+    if (variant == 3) wg_p_u32(&L, d, "extra", 1); /* a word too many */
     WGPUComputePipeline pipe = NULL;
     rlx_status st = wg_pipeline_get(b, d, "test", &pipe);
     CHECK(st != RLX_OK || pipe != NULL);
@@ -94,34 +98,72 @@ static rlx_status get_fill(wg_backend *b, int variant) {
 
 static void test_check(wg_backend *b) {
     CHECK_OK(get_fill(b, 0));
-    static const char *const field[4] = { NULL, "'value'", "'value_hi'", "declares 4" };
-    for (int v = 1; v < 4; v++) {
+    static const char *const field[6] = {
+        NULL,
+        "field 2 (word 2) is 'value' (i32/u32) in the kernel's declaration (//!params), but the lowering wrote "
+        "'value' (f32) there",
+        "field 3 (word 3) is 'value_hi' (i32/u32) in the kernel's declaration (//!params), but the lowering wrote "
+        "nothing there",
+        "writes 5 Params words, the kernel declares 4 (//!params); word 4 is 'extra' (i32/u32)",
+        "field 2 (word 2) is 'value' (i32/u32) in the kernel's declaration (//!params), but the lowering wrote "
+        "'value_hi' (i32/u32) there",
+        "field 1 (word 1) is 'n' (i32/u32) in the kernel's declaration (//!params), but the lowering wrote "
+        "'value' (i32/u32) there",
+    };
+    for (int v = 1; v < 6; v++) {
         CHECK(get_fill(b, v) == RLX_ERR_INTERNAL);
-        CHECK(strstr(rlx_last_error(), "kernel 'fill'") && strstr(rlx_last_error(), field[v]));
-        if (!strstr(rlx_last_error(), field[v])) fprintf(stderr, "  message: %s\n", rlx_last_error());
+        CHECK_MSG(strstr(rlx_last_error(), "kernel 'fill'") && strstr(rlx_last_error(), field[v]), "variant %d: %s",
+                  v, rlx_last_error());
     }
     /* copy.wgsl: threads, then padding before dims (array<vec4<u32>, 2>):
      * a writer that forgets wg_p_align16 is caught */
     wg_lower L;
     memset(&L, 0, sizeof L);
     wg_dispatch *d = wg_emit(&L, "copy");
-    wg_bind(&L, d, 0, 0, 4);
-    wg_bind(&L, d, 0, 0, 4);
-    for (int i = 0; i < 5; i++) wg_p_u32(&L, d, 0);
-    for (int i = 0; i < 24; i++) wg_p_u32(&L, d, 1);
+    wg_bind(&L, d, "x_off", 0, 0, 4);
+    wg_bind(&L, d, "y_off", 0, 0, 4);
+    static const char *const head[5] = { "n", "rank", "src_base", "dst_base", "threads" };
+    for (int i = 0; i < 5; i++) wg_p_u32(&L, d, head[i], 0);
+    for (int i = 0; i < 24; i++) wg_p_u32(&L, d, i < 8 ? "dims" : i < 16 ? "ss" : "ds", 1);
     WGPUComputePipeline pipe = NULL;
     CHECK(wg_pipeline_get(b, d, "test", &pipe) == RLX_ERR_INTERNAL);
-    CHECK(strstr(rlx_last_error(), "kernel 'copy'") && strstr(rlx_last_error(), "padding of field 'dims'"));
+    CHECK(strstr(rlx_last_error(), "kernel 'copy'") &&
+          strstr(rlx_last_error(), "is padding before 'dims' in the kernel's declaration (//!params), but the lowering "
+                                   "wrote 'dims' (i32/u32)"));
     wg_lower_free(&L);
+    /* the words of an array field carry its name: one word short of dims
+     * is caught at the first word of ss */
+    memset(&L, 0, sizeof L);
+    d = wg_emit(&L, "copy");
+    wg_bind(&L, d, "x_off", 0, 0, 4);
+    wg_bind(&L, d, "y_off", 0, 0, 4);
+    for (int i = 0; i < 5; i++) wg_p_u32(&L, d, head[i], 0);
+    wg_p_align16(&L, d);
+    for (int i = 0; i < 24; i++) wg_p_u32(&L, d, i < 7 ? "dims" : i < 16 ? "ss" : "ds", 1);
+    CHECK(wg_pipeline_get(b, d, "test", &pipe) == RLX_ERR_INTERNAL);
+    CHECK_MSG(strstr(rlx_last_error(), "field 7 (word 15) is 'dims' (i32/u32) in the kernel's declaration (//!params), "
+                                       "but the lowering wrote 'ss' (i32/u32)"), "%s", rlx_last_error());
+    wg_lower_free(&L);
+}
+
+/* Writes the words lay declares, each under its field's name: 1 in
+ * integer fields, 1.0 in f32 ones. */
+static void write_declared(wg_lower *L, wg_dispatch *d, const wg_layout *lay) {
+    for (int i = 0; i < lay->n_words; i++) {
+        const char *name = lay->names[lay->field[i]];
+        if (lay->kind[i] == WG_WORD_PAD) wg_p_align16(L, d), i = d->n_params - 1;
+        else if (lay->kind[i] == WG_WORD_F32) wg_p_f32(L, d, name, 1.0f);
+        else wg_p_u32(L, d, name, 1);
+    }
 }
 
 /* Kernels written against T, each instantiated for every type it takes:
  * one module and pipeline per type. */
 static void test_elem(wg_backend *b) {
-    static const struct { const char *kernel; int n_bind, n_int, n_f32; bool ints; } k_cases[] = {
-        { "cumsum", 2, 3, 0, true },     /* x, y; lines, a, inner */
-        { "batchnorm", 6, 3, 1, false }, /* x, s, b, m, v, y; total, c, inner; eps */
-        { "global_pool", 2, 2, 0, false },
+    static const struct { const char *kernel; bool ints; } k_cases[] = {
+        { "cumsum", true }, /* x_off, y_off; lines, a, inner */
+        { "batchnorm", false }, /* x_off, s_off, b_off, m_off, v_off, y_off; total, c, inner; eps */
+        { "global_pool", false },
     };
     wg_elem elems[4] = { WG_ELEM_F32, WG_ELEM_F16, WG_ELEM_I32, WG_ELEM_U32 };
     int made = 0;
@@ -133,9 +175,11 @@ static void test_elem(wg_backend *b) {
             memset(&L, 0, sizeof L);
             wg_dispatch *d = wg_emit(&L, k_cases[c].kernel);
             d->elem = elems[k];
-            for (int i = 0; i < k_cases[c].n_bind; i++) wg_bind(&L, d, 0, 0, 4);
-            for (int i = 0; i < k_cases[c].n_int; i++) wg_p_u32(&L, d, 1);
-            for (int i = 0; i < k_cases[c].n_f32; i++) wg_p_f32(&L, d, 1e-5f);
+            char *code = NULL;
+            wg_layout lay;
+            CHECK_OK(wg_params_expand(k_cases[c].kernel, wg_wgsl_source(k_cases[c].kernel), elems[k], &code, &lay));
+            free(code);
+            write_declared(&L, d, &lay);
             CHECK_OK(wg_pipeline_get(b, d, "test", &pipes[k]));
             for (int j = 0; j < k; j++) CHECK(!pipes[j] || pipes[j] != pipes[k]);
             made += pipes[k] != NULL;
@@ -160,11 +204,7 @@ static int instantiate(wg_backend *b, const char *name, const char *src, bool ge
     memset(&L, 0, sizeof L);
     wg_dispatch *d = generated ? wg_emit_source(&L, name, src) : wg_emit(&L, name);
     d->elem = elem;
-    for (int i = 0; i < lay.n_words; i++) {
-        if (lay.kind[i] == WG_WORD_PAD) wg_p_align16(&L, d), i = d->n_params - 1;
-        else if (lay.kind[i] == WG_WORD_F32) wg_p_f32(&L, d, 1.0f);
-        else wg_p_u32(&L, d, 1);
-    }
+    write_declared(&L, d, &lay);
     WGPUComputePipeline pipe = NULL;
     rlx_status st = wg_pipeline_get(b, d, "test", &pipe);
     CHECK_MSG(st == RLX_OK && pipe, "kernel %s for element type %d: %s", name, (int)elem, rlx_last_error());
@@ -234,28 +274,30 @@ static void test_f16_runs(wg_backend *b) {
         int32_t idx[R] = { 5, 0, -1, 2, 3, -6 }; /* rows of x, negative from the end */
         void *host[4] = { x, op == 1 ? (void *)x2 : op == 3 ? (void *)idx : y, y, y };
         size_t bytes[4] = { sizeof x, op == 1 ? sizeof x2 : op == 3 ? sizeof idx : sizeof y, sizeof y, 16 };
+        static const char *const bind[4][4] = { { "x_off", "y_off" }, { "a_off", "b_off", "y_off" },
+                                                { "x_off", "y_off" }, { "x_off", "i_off", "y_off", "s_off" } };
         int nb = op == 1 ? 3 : op == 3 ? 4 : 2;
-        for (int i = 0; i < nb; i++) wg_bind(&L, d, i, 0, 4);
+        for (int i = 0; i < nb; i++) wg_bind(&L, d, bind[op][i], i, 0, 4);
         if (op == 0) {
             wg_spec(&L, d, "OP", RLX_EW_TANH);
-            wg_p_u32(&L, d, N);
-            for (int i = 0; i < 3; i++) wg_p_f32(&L, d, 0.0f);
+            WG_P(&L, d, wg_pu("n", N), wg_pf("alpha", 0.0f), wg_pf("beta", 0.0f), wg_pf("s", 0.0f));
         } else if (op == 1) { /* y[r, c] = x[r, c] + x2[c] */
             wg_spec(&L, d, "OP", RLX_EW_ADD);
-            wg_p_u32(&L, d, N);
-            wg_p_u32(&L, d, 2);
+            WG_P(&L, d, wg_pu("n", N), wg_pu("rank", 2));
             wg_p_align16(&L, d);
             const uint32_t w[24] = { R, C, 1, 1, 1, 1, 1, 1, C, 1, 0, 0, 0, 0, 0, 0, 0, 1 };
-            for (int i = 0; i < 24; i++) wg_p_u32(&L, d, w[i]);
+            for (int i = 0; i < 24; i++) wg_p_u32(&L, d, i < 8 ? "dims" : i < 16 ? "a_str" : "b_str", w[i]);
         } else if (op == 2) { /* y[c, r] = x[r, c] */
-            const uint32_t w[5] = { N, 2, 0, 0, N };
-            for (int i = 0; i < 5; i++) wg_p_u32(&L, d, w[i]);
+            WG_P(&L, d, wg_pu("n", N), wg_pu("rank", 2), wg_pi("src_base", 0), wg_pi("dst_base", 0),
+                 wg_pu("threads", N));
             wg_p_align16(&L, d);
             const uint32_t dims[8] = { R, C, 1, 1, 1, 1, 1, 1 }, ss[8] = { C, 1 }, ds[8] = { 1, R };
-            for (int i = 0; i < 24; i++) wg_p_u32(&L, d, i < 8 ? dims[i] : i < 16 ? ss[i - 8] : ds[i - 16]);
+            for (int i = 0; i < 8; i++) wg_p_u32(&L, d, "dims", dims[i]);
+            for (int i = 0; i < 8; i++) wg_p_u32(&L, d, "ss", ss[i]);
+            for (int i = 0; i < 8; i++) wg_p_u32(&L, d, "ds", ds[i]);
         } else { /* y[i, c] = x[idx[i], c]; status words bound, REPORT off */
-            const uint32_t w[6] = { 0, N, C, R, R, N }; /* tag, n, inner, n_idx, a, ne */
-            for (int i = 0; i < 6; i++) wg_p_u32(&L, d, w[i]);
+            WG_P(&L, d, wg_pu("tag", 0), wg_pu("n", N), wg_pu("inner", C), wg_pu("n_idx", R), wg_pu("a", R),
+                 wg_pu("ne", N));
         }
         CHECK_OK(wg_grid_1d(&L, d, N));
         CHECK_OK(wg_run_dispatch(b, d, host, bytes, 2 - (op == 0 || op == 2), "test"));

@@ -210,15 +210,16 @@ static rlx_status emit_done(wg_lower *L, const att_geom *g, wg_src *b, const cha
     wg_dispatch *d = wg_emit_source(L, name, b->s);
     wg_src_free(b);
     if (g->half) d->elem = WG_ELEM_F16; /* before binding: windows count halves */
+    static const char *const k_off[3] = { "q_off", "k_off", "v_off" };
     for (int i = 0; i < 3; i++) {
-        if (v4 && v4[i]) wg_bind_value4(L, d, wg_in_id(L, i));
-        else wg_bind_value(L, d, wg_in_id(L, i));
+        if (v4 && v4[i]) wg_bind_value4(L, d, k_off[i], wg_in_id(L, i));
+        else wg_bind_value(L, d, k_off[i], wg_in_id(L, i));
     }
-    if (g->mask) wg_bind_value(L, d, wg_in_id(L, 3));
-    if (v4 && v4[3]) wg_bind_value4(L, d, wg_out_id(L, 0));
-    else wg_bind_value(L, d, wg_out_id(L, 0));
-    if (pv) wg_p_u32(L, d, (uint32_t)g->sk); /* the tiled kernel's P.sk and sizes */
-    for (int i = 0; pv && i < pv->n; i++) wg_p_u32(L, d, pv->val[i]);
+    if (g->mask) wg_bind_value(L, d, "m_off", wg_in_id(L, 3));
+    if (v4 && v4[3]) wg_bind_value4(L, d, "y_off", wg_out_id(L, 0));
+    else wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    if (pv) wg_p_u32(L, d, "sk", (uint32_t)g->sk); /* the tiled kernel's P.sk and sizes */
+    for (int i = 0; pv && i < pv->n; i++) wg_p_u32(L, d, wg_keep(L, "%s", pv->name[i]), pv->val[i]);
     return wg_grid_groups(L, d, groups);
 }
 

@@ -25,9 +25,9 @@ static rlx_status emit_unary_block(wg_lower *L, const wg_block *b, void *ctx) {
     wg_dispatch *d = wg_emit(L, "unary");
     d->elem = u->elem;
     wg_spec(L, d, "OP", u->f.kind);
-    wg_bind(L, d, u->x, b->lo[0], b->n[0]);
-    wg_bind(L, d, u->y, b->lo[1], b->n[1]);
-    WG_P(L, d, wg_pu(b->numel), wg_pf(u->f.alpha), wg_pf(u->f.beta), wg_pf(u->s));
+    wg_bind(L, d, "x_off", u->x, b->lo[0], b->n[0]);
+    wg_bind(L, d, "y_off", u->y, b->lo[1], b->n[1]);
+    WG_P(L, d, wg_pu("n", b->numel), wg_pf("alpha", u->f.alpha), wg_pf("beta", u->f.beta), wg_pf("s", u->s));
     return wg_grid_1d(L, d, b->numel);
 }
 
@@ -80,16 +80,17 @@ static rlx_status emit_binary_block(wg_lower *L, const wg_block *blk, void *ctx)
     wg_dispatch *d = wg_emit(L, "binary");
     wg_spec(L, d, "OP", c->code);
     d->elem = c->elem;
-    wg_bind(L, d, c->a, blk->lo[0], blk->n[0]);
-    wg_bind(L, d, c->b, blk->lo[1], blk->n[1]);
-    wg_bind(L, d, c->y, blk->lo[2], blk->n[2]);
-    WG_P(L, d, wg_pu(blk->numel), wg_pu(c->bs->rank));
+    wg_bind(L, d, "a_off", c->a, blk->lo[0], blk->n[0]);
+    wg_bind(L, d, "b_off", c->b, blk->lo[1], blk->n[1]);
+    wg_bind(L, d, "y_off", c->y, blk->lo[2], blk->n[2]);
+    WG_P(L, d, wg_pu("n", blk->numel), wg_pu("rank", c->bs->rank));
     wg_p_align16(L, d);
+    static const char *const k_arr[3] = { "dims", "a_str", "b_str" };
     for (int k = 0; k < 3; k++) {
         for (int i = 0; i < BIN_MAX_RANK; i++) {
             uint64_t v = k == 0 ? blk->dims[i] : c->bs->str[k - 1][i];
             if (k == 0 && i >= c->bs->rank) v = 1;
-            wg_p_u32(L, d, (uint32_t)v);
+            wg_p_u32(L, d, k_arr[k], (uint32_t)v);
         }
     }
     return wg_grid_1d(L, d, blk->numel);

@@ -127,13 +127,15 @@ static bool coop_weights_fit(wg_lower *L, const wg_gemm *m) {
 static void p_gemm_head(wg_lower *L, wg_dispatch *d, const wg_gemm *m, uint64_t nbatch, uint64_t tiles_n,
                         uint64_t tiles_m, uint64_t y_sm, const uint64_t *bd, const uint64_t *abs_, const uint64_t *bbs,
                         const uint64_t *ybs, const uint64_t *cbs, bool has_bias) {
-    WG_P(L, d, wg_pu(m->M), wg_pu(m->N), wg_pu(m->K), wg_pu(has_bias ? 1 : 0), wg_pf(m->alpha), wg_pf(m->beta),
-         wg_pu(m->a_sm), wg_pu(m->a_sk), wg_pu(m->b_sk), wg_pu(m->b_sn), wg_pu(m->bias_sm), wg_pu(m->bias_sn),
-         wg_pu(nbatch), wg_pu(tiles_n), wg_pu(tiles_m), wg_pu(y_sm));
+    WG_P(L, d, wg_pu("M", m->M), wg_pu("N", m->N), wg_pu("K", m->K), wg_pu("has_bias", has_bias),
+         wg_pf("alpha", m->alpha), wg_pf("beta", m->beta), wg_pu("a_sm", m->a_sm), wg_pu("a_sk", m->a_sk),
+         wg_pu("b_sk", m->b_sk), wg_pu("b_sn", m->b_sn), wg_pu("bias_sm", m->bias_sm), wg_pu("bias_sn", m->bias_sn),
+         wg_pu("nbatch", nbatch), wg_pu("tiles_n", tiles_n), wg_pu("tiles_m", tiles_m), wg_pu("y_sm", y_sm));
     const uint64_t *arr[5] = { bd, abs_, bbs, ybs, cbs };
+    static const char *const k_arr[5] = { "bdims", "a_bs", "b_bs", "y_bs", "bias_bs" };
     for (int k = 0; k < 5; k++)
-        for (int i = 0; i < 4; i++) wg_p_u32(L, d, (uint32_t)arr[k][i]);
-    WG_P(L, d, wg_pf(m->act.alpha), wg_pf(m->act.beta));
+        for (int i = 0; i < 4; i++) wg_p_u32(L, d, k_arr[k], (uint32_t)arr[k][i]);
+    WG_P(L, d, wg_pf("act_alpha", m->act.alpha), wg_pf("act_beta", m->act.beta));
 }
 
 /* The Params of the gemm_common kernels after the four offsets. */
@@ -141,8 +143,32 @@ static void p_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, uint64_t nbatc
                    uint64_t y_sm, const uint64_t *bd, const uint64_t *abs_, const uint64_t *bbs, const uint64_t *ybs,
                    const uint64_t *cbs, uint64_t klen, uint32_t a_sub, uint32_t b_sub, bool has_bias) {
     p_gemm_head(L, d, m, nbatch, tiles_n, tiles_m, y_sm, bd, abs_, bbs, ybs, cbs, has_bias);
-    WG_P(L, d, wg_pu(klen), wg_pu(a_sub), wg_pu(b_sub), wg_pu(m->in_h), wg_pu(m->in_w), wg_pu(m->out_w), wg_pu(m->k_h),
-         wg_pu(m->k_w), wg_pu(m->s_h), wg_pu(m->s_w), wg_pu(m->p_h), wg_pu(m->p_w), wg_pu(m->d_h), wg_pu(m->d_w));
+    WG_P(L, d, wg_pu("klen", klen), wg_pu("a_sub", a_sub), wg_pu("b_sub", b_sub), wg_pu("in_h", m->in_h),
+         wg_pu("in_w", m->in_w), wg_pu("out_w", m->out_w), wg_pu("k_h", m->k_h), wg_pu("k_w", m->k_w),
+         wg_pu("s_h", m->s_h), wg_pu("s_w", m->s_w), wg_pu("p_h", m->p_h), wg_pu("p_w", m->p_w), wg_pu("d_h", m->d_h),
+         wg_pu("d_w", m->d_w));
+}
+
+/* Binds A and B of the gemm_common kernels (packed halves when a16/b16:
+ * *a_sub, *b_sub receive the parity of their first half), then C (the
+ * bias, or an unused placeholder) and Y; part_n > 0 (split-K): C and Y
+ * are the scratch's partial sums [0, part_n) instead. */
+static void bind_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, bool a16, bool b16, uint64_t part_n,
+                      uint32_t *a_sub, uint32_t *b_sub) {
+    *a_sub = *b_sub = 0;
+    if (a16) wg_bind_f16(L, d, "a_off", m->a, m->a_off, m->a_n, a_sub);
+    else wg_bind(L, d, "a_off", m->a, m->a_off, m->a_n);
+    if (b16) wg_bind_f16(L, d, "b_off", m->b, m->b_off, m->b_n, b_sub);
+    else wg_bind(L, d, "b_off", m->b, m->b_off, m->b_n);
+    if (part_n) {
+        wg_scratch(L, part_n);
+        wg_bind(L, d, "c_off", WG_SCRATCH, 0, 1); /* unused placeholder (no bias in the partial sums) */
+        wg_bind(L, d, "y_off", WG_SCRATCH, 0, part_n);
+        return;
+    }
+    if (m->bias >= 0) wg_bind(L, d, "c_off", m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, d, "c_off", m->y, m->y_off, 1); /* unused placeholder */
+    wg_bind(L, d, "y_off", m->y, m->y_off, m->y_n);
 }
 
 /* Batch dims right-aligned into the kernels' four slots. */
@@ -170,11 +196,11 @@ static rlx_status emit_ref(wg_lower *L, const wg_gemm *m) {
     wg_dispatch *d = wg_emit(L, "matmul");
     if (gemm_half(L, m)) d->elem = WG_ELEM_F16;
     wg_spec(L, d, "ACT", (double)m->act.kind);
-    wg_bind(L, d, m->a, m->a_off, m->a_n);
-    wg_bind(L, d, m->b, m->b_off, m->b_n);
-    if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
-    else wg_bind(L, d, m->a, m->a_off, 1); /* unused placeholder */
-    wg_bind(L, d, m->y, m->y_off, m->y_n);
+    wg_bind(L, d, "a_off", m->a, m->a_off, m->a_n);
+    wg_bind(L, d, "b_off", m->b, m->b_off, m->b_n);
+    if (m->bias >= 0) wg_bind(L, d, "c_off", m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, d, "c_off", m->a, m->a_off, 1); /* unused placeholder */
+    wg_bind(L, d, "y_off", m->y, m->y_off, m->y_n);
     uint64_t bd[4], abs_[4], bbs[4], ybs[4], cbs[4];
     batch_slots(m, bd, abs_, bbs, ybs, cbs);
     p_gemm_head(L, d, m, nbatch, tiles_n, tiles_m, y_rows(m), bd, abs_, bbs, ybs, cbs, m->bias >= 0);
@@ -222,17 +248,11 @@ rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *m) {
         wg_spec(L, d, "CKH", m->k_h);
         wg_spec(L, d, "CKW", m->k_w);
     }
-    uint32_t a_sub = 0, b_sub = 0;
-    if (a16) wg_bind_f16(L, d, m->a, m->a_off, m->a_n, &a_sub);
-    else wg_bind(L, d, m->a, m->a_off, m->a_n);
-    if (b16) wg_bind_f16(L, d, m->b, m->b_off, m->b_n, &b_sub);
-    else wg_bind(L, d, m->b, m->b_off, m->b_n);
-    if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
-    else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
-    wg_bind(L, d, m->y, m->y_off, m->y_n);
+    uint32_t a_sub, b_sub;
+    bind_gemm(L, d, m, a16, b16, 0, &a_sub, &b_sub);
     p_gemm(L, d, m, nbatch, tiles_n, tiles_m, y_rows(m), bd, abs_, bbs, ybs, cbs, m->K, a_sub, b_sub,
            m->bias >= 0);
-    wg_p_u32(L, d, 0); /* r_off: no residual binding in this kernel */
+    wg_p_u32(L, d, "r_off", 0); /* no residual binding in this kernel */
     return wg_grid_groups(L, d, groups);
 }
 
@@ -326,27 +346,14 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
      * to the scratch; A and B stay packed halves), and gemm_reduce rounds
      * once to f16 */
     if (half && nsplit <= 1) d->elem = WG_ELEM_F16;
-    uint32_t a_sub = 0, b_sub = 0;
-    if (a16) wg_bind_f16(L, d, m->a, m->a_off, m->a_n, &a_sub);
-    else wg_bind(L, d, m->a, m->a_off, m->a_n);
-    if (b16) wg_bind_f16(L, d, m->b, m->b_off, m->b_n, &b_sub);
-    else wg_bind(L, d, m->b, m->b_off, m->b_n);
-    uint64_t part_n = nsplit * m->M * m->N;
-    if (nsplit > 1) {
-        wg_scratch(L, part_n);
-        wg_bind(L, d, WG_SCRATCH, 0, 1); /* unused placeholder (no bias in the partial sums) */
-        wg_bind(L, d, WG_SCRATCH, 0, part_n);
-    } else {
-        if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
-        else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
-        wg_bind(L, d, m->y, m->y_off, m->y_n);
-    }
+    uint32_t a_sub, b_sub;
+    bind_gemm(L, d, m, a16, b16, nsplit > 1 ? nsplit * m->M * m->N : 0, &a_sub, &b_sub);
     p_gemm(L, d, m, nsplit > 1 ? nsplit : nbatch, tiles_n, tiles_m, nsplit > 1 ? m->N : y_sm, bd, abs_, bbs, ybs, cbs,
            nsplit > 1 ? klen : m->K, a_sub, b_sub, m->bias >= 0 && nsplit <= 1);
     /* the residual, bound last (its offset word is r_off, after d_w) */
-    if (kc.res) wg_bind(L, d, m->res, m->res_off, m->res_n);
-    else if (nsplit > 1) wg_bind(L, d, WG_SCRATCH, 0, 1); /* unused placeholder */
-    else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
+    if (kc.res) wg_bind(L, d, "r_off", m->res, m->res_off, m->res_n);
+    else if (nsplit > 1) wg_bind(L, d, "r_off", WG_SCRATCH, 0, 1); /* unused placeholder */
+    else wg_bind(L, d, "r_off", m->y, m->y_off, 1); /* unused placeholder */
     RLX_TRY(wg_grid_groups(L, d, groups));
     if (nsplit <= 1) return RLX_OK;
     return emit_reduce(L, m, nsplit);
@@ -361,14 +368,15 @@ static rlx_status emit_reduce(wg_lower *L, const wg_gemm *m, uint64_t nsplit) {
     if (gemm_half(L, m)) r->elem = WG_ELEM_F16;
     wg_spec(L, r, "ACT", (double)m->act.kind);
     if (m->has_res) wg_spec(L, r, "RES", 1);
-    wg_bind(L, r, WG_SCRATCH, 0, part_n);
-    if (m->bias >= 0) wg_bind(L, r, m->bias, m->bias_off, m->bias_n);
-    else wg_bind(L, r, m->y, m->y_off, 1);
-    wg_bind(L, r, m->y, m->y_off, m->y_n);
-    WG_P(L, r, wg_pu(m->M), wg_pu(m->N), wg_pu(nsplit), wg_pu(m->bias >= 0 ? 1 : 0), wg_pf(m->alpha), wg_pf(m->beta),
-         wg_pu(m->bias_sm), wg_pu(m->bias_sn), wg_pu(y_sm), wg_pf(m->act.alpha), wg_pf(m->act.beta), wg_pu(total));
-    if (m->has_res) wg_bind(L, r, m->res, m->res_off, m->res_n); /* r_off: the last word */
-    else wg_bind(L, r, m->y, m->y_off, 1);
+    wg_bind(L, r, "p_off", WG_SCRATCH, 0, part_n);
+    if (m->bias >= 0) wg_bind(L, r, "c_off", m->bias, m->bias_off, m->bias_n);
+    else wg_bind(L, r, "c_off", m->y, m->y_off, 1);
+    wg_bind(L, r, "y_off", m->y, m->y_off, m->y_n);
+    WG_P(L, r, wg_pu("M", m->M), wg_pu("N", m->N), wg_pu("nsplit", nsplit), wg_pu("has_bias", m->bias >= 0),
+         wg_pf("alpha", m->alpha), wg_pf("beta", m->beta), wg_pu("bias_sm", m->bias_sm), wg_pu("bias_sn", m->bias_sn),
+         wg_pu("y_sm", y_sm), wg_pf("act_alpha", m->act.alpha), wg_pf("act_beta", m->act.beta), wg_pu("total", total));
+    if (m->has_res) wg_bind(L, r, "r_off", m->res, m->res_off, m->res_n); /* the last word */
+    else wg_bind(L, r, "r_off", m->y, m->y_off, 1);
     return wg_grid_1d(L, r, total);
 }
 
@@ -420,25 +428,12 @@ static rlx_status emit_gemv(wg_lower *L, const wg_gemm *m) {
     wg_spec(L, d, "VEC", vec);
     wg_spec(L, d, "SPLIT", nsplit > 1);
     wg_spec(L, d, "ACT", nsplit > 1 ? 0 : (double)m->act.kind);
-    uint32_t a_sub = 0, b_sub = 0;
-    if (a16) wg_bind_f16(L, d, m->a, m->a_off, m->a_n, &a_sub);
-    else wg_bind(L, d, m->a, m->a_off, m->a_n);
-    if (b16) wg_bind_f16(L, d, m->b, m->b_off, m->b_n, &b_sub);
-    else wg_bind(L, d, m->b, m->b_off, m->b_n);
-    uint64_t part_n = nsplit * m->N;
-    if (nsplit > 1) {
-        wg_scratch(L, part_n);
-        wg_bind(L, d, WG_SCRATCH, 0, 1); /* unused placeholder */
-        wg_bind(L, d, WG_SCRATCH, 0, part_n);
-    } else {
-        if (m->bias >= 0) wg_bind(L, d, m->bias, m->bias_off, m->bias_n);
-        else wg_bind(L, d, m->y, m->y_off, 1); /* unused placeholder */
-        wg_bind(L, d, m->y, m->y_off, m->y_n);
-    }
+    uint32_t a_sub, b_sub;
+    bind_gemm(L, d, m, a16, b16, nsplit > 1 ? nsplit * m->N : 0, &a_sub, &b_sub);
     uint64_t bd[4] = { 1, 1, 1, 1 }, zero[4] = { 0, 0, 0, 0 };
     p_gemm(L, d, m, nsplit, blocks, 1, m->N, bd, zero, zero, zero, zero, klen, a_sub, b_sub,
            m->bias >= 0 && nsplit <= 1);
-    wg_p_u32(L, d, 0); /* r_off: the kernel has no residual and binds no R */
+    wg_p_u32(L, d, "r_off", 0); /* the kernel has no residual and binds no R */
     RLX_TRY(wg_grid_groups(L, d, groups));
     return nsplit > 1 ? emit_reduce(L, m, nsplit) : RLX_OK;
 }

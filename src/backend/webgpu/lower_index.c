@@ -56,16 +56,17 @@ static void bind_report(wg_lower *L, wg_dispatch *d, const rlx_value *idx) {
         wg_bind_status(L, d);
         return;
     }
-    wg_bind(L, d, wg_out_id(L, 0), 0, 1);
-    wg_p_u32(L, d, 0); /* tag */
+    wg_bind(L, d, "s_off", wg_out_id(L, 0), 0, 1);
+    wg_p_u32(L, d, "tag", 0);
 }
 
-/* The operands of an index kernel: a, b and output 0, then the status
- * binding (bind_report). */
-static void bind_indexed(wg_lower *L, wg_dispatch *d, int a, int b, const rlx_value *idx) {
-    wg_bind_value(L, d, a);
-    wg_bind_value(L, d, b);
-    wg_bind_value(L, d, wg_out_id(L, 0));
+/* The operands of an index kernel: a, b (Params fields an, bn) and output
+ * 0, then the status binding (bind_report). */
+static void bind_indexed(wg_lower *L, wg_dispatch *d, const char *an, int a, const char *bn, int b,
+                         const rlx_value *idx) {
+    wg_bind_value(L, d, an, a);
+    wg_bind_value(L, d, bn, b);
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
     bind_report(L, d, idx);
 }
 
@@ -97,8 +98,8 @@ static rlx_status lower_gather(wg_lower *L) {
     if (x->dtype == RLX_DTYPE_F16) d->elem = WG_ELEM_F16; /* X and Y as array<f16>; indices stay words */
     wg_spec(L, d, "IDX64", idx->dtype == RLX_DTYPE_I64);
     if (bytes) wg_spec(L, d, "BYTES", 1);
-    bind_indexed(L, d, wg_in_id(L, 0), wg_in_id(L, 1), idx);
-    WG_P(L, d, wg_pu(n), wg_pu(inner_w), wg_pu(n_idx), wg_pu(a), wg_pu(ne));
+    bind_indexed(L, d, "x_off", wg_in_id(L, 0), "i_off", wg_in_id(L, 1), idx);
+    WG_P(L, d, wg_pu("n", n), wg_pu("inner", inner_w), wg_pu("n_idx", n_idx), wg_pu("a", a), wg_pu("ne", ne));
     return wg_grid_1d(L, d, n);
 }
 
@@ -116,9 +117,9 @@ static void one_words(rlx_dtype dt, uint32_t *lo, uint32_t *hi) {
     }
 }
 
-/* Param arrays of 8 u32 (array<vec4<u32>, 2>), after aligning. */
-static void p_arr8(wg_lower *L, wg_dispatch *d, const uint64_t *v, int n, uint32_t pad) {
-    for (int i = 0; i < 8; i++) wg_p_u32(L, d, i < n ? (uint32_t)v[i] : pad);
+/* Param array `name` of 8 u32 (array<vec4<u32>, 2>), after aligning. */
+static void p_arr8(wg_lower *L, wg_dispatch *d, const char *name, const uint64_t *v, int n, uint32_t pad) {
+    for (int i = 0; i < 8; i++) wg_p_u32(L, d, name, i < n ? (uint32_t)v[i] : pad);
 }
 
 static void strides_of(const int64_t *dims, int rank, uint64_t *str) {
@@ -152,11 +153,12 @@ static rlx_status lower_gather_elements(wg_lower *L) {
     wg_dispatch *dp = wg_emit(L, "gather_elements");
     if (x->dtype == RLX_DTYPE_F16) dp->elem = WG_ELEM_F16;
     wg_spec(L, dp, "IDX64", idx->dtype == RLX_DTYPE_I64);
-    bind_indexed(L, dp, wg_in_id(L, 0), wg_in_id(L, 1), idx);
-    WG_P(L, dp, wg_pu(n), wg_pu(r), wg_pu(axis), wg_pu(x->dims[axis]), wg_pu(elem_words(x->dtype)));
+    bind_indexed(L, dp, "x_off", wg_in_id(L, 0), "i_off", wg_in_id(L, 1), idx);
+    WG_P(L, dp, wg_pu("n", n), wg_pu("rank", r), wg_pu("axis", axis), wg_pu("a", x->dims[axis]),
+         wg_pu("w", elem_words(x->dtype)));
     wg_p_align16(L, dp);
-    p_arr8(L, dp, dims, r, 1);
-    p_arr8(L, dp, xs, r, 0);
+    p_arr8(L, dp, "dims", dims, r, 1);
+    p_arr8(L, dp, "xstr", xs, r, 0);
     return wg_grid_1d(L, dp, n);
 }
 
@@ -206,11 +208,11 @@ static rlx_status lower_gather_nd(wg_lower *L) {
     wg_dispatch *dp = wg_emit(L, "gather_nd");
     if (x->dtype == RLX_DTYPE_F16) dp->elem = WG_ELEM_F16;
     wg_spec(L, dp, "IDX64", idx->dtype == RLX_DTYPE_I64);
-    bind_indexed(L, dp, wg_in_id(L, 0), wg_in_id(L, 1), idx);
-    WG_P(L, dp, wg_pu(n), wg_pu(nt), wg_pu(m), wg_pu(sl_w), wg_pu(bs_w));
+    bind_indexed(L, dp, "x_off", wg_in_id(L, 0), "i_off", wg_in_id(L, 1), idx);
+    WG_P(L, dp, wg_pu("n", n), wg_pu("nt", nt), wg_pu("m", m), wg_pu("sl", sl_w), wg_pu("bstride", bs_w));
     wg_p_align16(L, dp);
-    p_arr8(L, dp, dims, (int)m, 1);
-    p_arr8(L, dp, xs, (int)m, 0);
+    p_arr8(L, dp, "dims", dims, (int)m, 1);
+    p_arr8(L, dp, "xstr", xs, (int)m, 0);
     return wg_grid_1d(L, dp, n);
 }
 
@@ -278,13 +280,13 @@ static rlx_status lower_scatter(wg_lower *L) {
     wg_spec(L, dp, "ELEMS", elems);
     wg_spec(L, dp, "RED", red);
     if (red != SR_NONE) dp->elem = x->dtype == RLX_DTYPE_I32 ? WG_ELEM_I32 : WG_ELEM_F32;
-    bind_indexed(L, dp, wg_in_id(L, 1), wg_in_id(L, 2), idx);
-    WG_P(L, dp, wg_pu(threads), wg_pu(count), wg_pu(m), wg_pu(sl_w), wg_pu(w), wg_pu(r), wg_pu(axis),
-         wg_pu(elems ? (uint32_t)x->dims[axis] : 0));
+    bind_indexed(L, dp, "i_off", wg_in_id(L, 1), "u_off", wg_in_id(L, 2), idx);
+    WG_P(L, dp, wg_pu("threads", threads), wg_pu("count", count), wg_pu("m", m), wg_pu("sl", sl_w), wg_pu("w", w),
+         wg_pu("rank", r), wg_pu("axis", axis), wg_pu("a", elems ? (uint32_t)x->dims[axis] : 0));
     wg_p_align16(L, dp);
-    p_arr8(L, dp, dims, 8, 1);
-    p_arr8(L, dp, xs, 8, 0);
-    p_arr8(L, dp, us, 8, 0);
+    p_arr8(L, dp, "dims", dims, 8, 1);
+    p_arr8(L, dp, "xstr", xs, 8, 0);
+    p_arr8(L, dp, "ustr", us, 8, 0);
     return wg_grid_1d(L, dp, threads);
 }
 
@@ -311,10 +313,11 @@ static rlx_status lower_onehot(wg_lower *L) {
     wg_dispatch *d = wg_emit(L, "onehot");
     wg_spec(L, d, "ITY", idx->dtype == RLX_DTYPE_F32 ? TY_F32 : idx->dtype == RLX_DTYPE_I32 ? TY_I32 : TY_I64);
     wg_spec(L, d, "NEG", L->n->version >= 11);
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_in_id(L, 2));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    WG_P(L, d, wg_pu(n), wg_pu(depth), wg_pu((uint32_t)(inner ? inner : 1)), wg_pu(elem_words(y->dtype)));
+    wg_bind_value(L, d, "i_off", wg_in_id(L, 0));
+    wg_bind_value(L, d, "v_off", wg_in_id(L, 2));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("n", n), wg_pu("depth", depth), wg_pu("inner", (uint32_t)(inner ? inner : 1)),
+         wg_pu("w", elem_words(y->dtype)));
     return wg_grid_1d(L, d, n);
 }
 
@@ -361,11 +364,12 @@ static rlx_status lower_trilu(wg_lower *L) {
         wg_spec(L, d, "KIN", 1);
         wg_spec(L, d, "K32", kin->dtype == RLX_DTYPE_I32);
     }
-    wg_bind_value(L, d, eye ? wg_out_id(L, 0) : wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    if (kin) wg_bind_value(L, d, wg_in_id(L, 1));
-    else wg_bind(L, d, wg_out_id(L, 0), 0, 1);
-    WG_P(L, d, wg_pu(n), wg_pu(threads), wg_pu(N), wg_pu(M), wg_pi(k), wg_pu(one));
+    wg_bind_value(L, d, "x_off", eye ? wg_out_id(L, 0) : wg_in_id(L, 0));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    if (kin) wg_bind_value(L, d, "k_off", wg_in_id(L, 1));
+    else wg_bind(L, d, "k_off", wg_out_id(L, 0), 0, 1);
+    WG_P(L, d, wg_pu("n", n), wg_pu("threads", threads), wg_pu("nn", N), wg_pu("m", M), wg_pi("k", k),
+         wg_pu("one", one));
     return wg_grid_1d(L, d, threads);
 }
 
@@ -395,9 +399,9 @@ static rlx_status lower_cumsum(wg_lower *L) {
     wg_spec(L, d, "REV", rlx_param_int(L->n, "reverse") != 0);
     d->elem = wg_elem_of(x->dtype);
     wg_spec(L, d, "COLS", cols);
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    WG_P(L, d, wg_pu(lines), wg_pu(a), wg_pu(inner));
+    wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("lines", lines), wg_pu("a", a), wg_pu("inner", inner));
     return wg_grid_groups(L, d, cols ? (lines + 255) / 256 : lines);
 }
 

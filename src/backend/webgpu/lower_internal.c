@@ -173,18 +173,18 @@ static rlx_status emit_ew_block(wg_lower *L, const wg_block *blk, void *vctx) {
         uint64_t lo = blk->lo[i], n = blk->n[i];
         if (c->is_bool[i]) {
             uint64_t w0 = lo / 4, w1 = (lo + n + 3) / 4;
-            wg_bind(L, d, wg_in_id(L, i), w0, w1 - w0);
+            wg_bind(L, d, wg_keep(L, "o%d", i), wg_in_id(L, i), w0, w1 - w0);
             first[i] = w0 * 4;
         } else {
-            wg_bind(L, d, wg_in_id(L, i), lo, n);
+            wg_bind(L, d, wg_keep(L, "o%d", i), wg_in_id(L, i), lo, n);
             first[i] = lo;
         }
     }
-    wg_bind(L, d, wg_out_id(L, 0), blk->lo[c->n_in], blk->n[c->n_in]);
-    WG_P(L, d, wg_pu(blk->numel), wg_pu(blk->base[c->n_in]));
-    for (int i = 0; i < c->n_in; i++) wg_p_u32(L, d, (uint32_t)first[i]);
-    for (int k = 0; k < c->ks->n; k++) wg_p_f32(L, d, c->ks->v[k]);
-    for (int k = 0; !c->sz->bake && k < c->sz->n; k++) wg_p_u32(L, d, c->sz->v[k]);
+    wg_bind(L, d, "oy", wg_out_id(L, 0), blk->lo[c->n_in], blk->n[c->n_in]);
+    WG_P(L, d, wg_pu("n", blk->numel), wg_pu("i0", blk->base[c->n_in]));
+    for (int i = 0; i < c->n_in; i++) wg_p_u32(L, d, wg_keep(L, "b%d", i), (uint32_t)first[i]);
+    for (int k = 0; k < c->ks->n; k++) wg_p_f32(L, d, wg_keep(L, "k%d", k), c->ks->v[k]);
+    for (int k = 0; !c->sz->bake && k < c->sz->n; k++) wg_p_u32(L, d, wg_keep(L, "%s", c->sz->name[k]), c->sz->v[k]);
     return wg_grid_1d(L, d, blk->numel);
 }
 
@@ -360,13 +360,14 @@ static rlx_status lower_add_ln(wg_lower *L) {
     if (total >= ((uint64_t)1 << 31) || bn == 0 || sn == 0 || (bi && cn == 0)) return wg_decline(L, "sizes");
     wg_dispatch *d = wg_emit(L, "add_layernorm");
     d->elem = wg_elem_of(wg_in(L, 0)->dtype); /* f32, or f16 (f32 statistics) */
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_in_id(L, 1));
-    wg_bind_value(L, d, wg_in_id(L, 2));
-    if (bi) wg_bind_value(L, d, wg_in_id(L, 3));
-    else wg_bind(L, d, wg_in_id(L, 2), 0, 1); /* unused placeholder */
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    WG_P(L, d, wg_pu(rows), wg_pu(len), wg_pu(bn), wg_pu(sn), wg_pu(cn), wg_pf(rlx_param_float(L->n, "epsilon")));
+    wg_bind_value(L, d, "a_off", wg_in_id(L, 0));
+    wg_bind_value(L, d, "b_off", wg_in_id(L, 1));
+    wg_bind_value(L, d, "s_off", wg_in_id(L, 2));
+    if (bi) wg_bind_value(L, d, "c_off", wg_in_id(L, 3));
+    else wg_bind(L, d, "c_off", wg_in_id(L, 2), 0, 1); /* unused placeholder */
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("rows", rows), wg_pu("len", len), wg_pu("b_n", bn), wg_pu("s_n", sn), wg_pu("c_n", cn),
+         wg_pf("eps", rlx_param_float(L->n, "epsilon")));
     return wg_grid_groups(L, d, rows);
 }
 
@@ -393,13 +394,13 @@ static rlx_status lower_matmul_nbits(wg_lower *L) {
     wg_dispatch *d = wg_emit(L, "matmul_nbits");
     d->elem = wg_elem_of(a->dtype);
     wg_spec(L, d, "HAS_ZP", z != NULL);
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_in_id(L, 1));
-    wg_bind_value(L, d, wg_in_id(L, 2));
-    wg_bind_or(L, d, z ? wg_in_id(L, 3) : -1, wg_in_id(L, 1));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    WG_P(L, d, wg_pu((uint32_t)M), wg_pu((uint32_t)g.N), wg_pu((uint32_t)g.K), wg_pu((uint32_t)g.nb),
-         wg_pu((uint32_t)g.bs), wg_pu((uint32_t)(g.nb * g.bs / 8)), wg_pu((uint32_t)g.zrow), wg_pu((uint32_t)tiles_n));
+    wg_bind_value(L, d, "a_off", wg_in_id(L, 0));
+    wg_bind_value(L, d, "b_off", wg_in_id(L, 1));
+    wg_bind_value(L, d, "s_off", wg_in_id(L, 2));
+    wg_bind_or(L, d, "z_off", z ? wg_in_id(L, 3) : -1, wg_in_id(L, 1));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("M", M), wg_pu("N", g.N), wg_pu("K", g.K), wg_pu("nb", g.nb), wg_pu("bs", g.bs),
+         wg_pu("col_words", g.nb * g.bs / 8), wg_pu("zrow", g.zrow), wg_pu("tiles_n", tiles_n));
     return wg_grid_groups(L, d, tiles_n * tiles_m);
 }
 

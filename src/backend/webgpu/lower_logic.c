@@ -43,9 +43,9 @@ static rlx_status lower_cast(wg_lower *L) {
     wg_dispatch *d = wg_emit(L, "cast");
     wg_spec(L, d, "SRC", type_code(x->dtype));
     wg_spec(L, d, "DST", type_code(y->dtype));
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    WG_P(L, d, wg_pu(n), wg_pu(threads));
+    wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("n", n), wg_pu("threads", threads));
     return wg_grid_1d(L, d, threads);
 }
 
@@ -87,22 +87,23 @@ static rlx_status lower_quant(wg_lower *L) {
     wg_spec(L, d, "DEQUANT", dq);
     wg_spec(L, d, "SIGNED", q->dtype == RLX_DTYPE_I8);
     wg_spec(L, d, "HAS_ZP", z != NULL);
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_in_id(L, 1));
-    wg_bind_or(L, d, z ? wg_in_id(L, 2) : -1, wg_in_id(L, 1));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    WG_P(L, d, wg_pu(n), wg_pu(inner), wg_pu(da), wg_pu(threads));
+    wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
+    wg_bind_value(L, d, "s_off", wg_in_id(L, 1));
+    wg_bind_or(L, d, "z_off", z ? wg_in_id(L, 2) : -1, wg_in_id(L, 1));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("n", n), wg_pu("inner", inner), wg_pu("da", da), wg_pu("threads", threads));
     return wg_grid_1d(L, d, threads);
 }
 
 /* ------------------------------------------------------------ broadcasting */
 
-/* Params: dims, then each input's strides, as array<vec4<u32>, 2>. */
-static void p_bcview(wg_lower *L, wg_dispatch *d, const wg_bcview *bv) {
+/* Params: dims, then each input's strides (fields str[k]), as
+ * array<vec4<u32>, 2>. */
+static void p_bcview(wg_lower *L, wg_dispatch *d, const wg_bcview *bv, const char *const *str) {
     wg_p_align16(L, d);
-    for (int i = 0; i < WG_BC_MAX_RANK; i++) wg_p_u32(L, d, i < bv->rank ? (uint32_t)bv->dims[i] : 1);
+    for (int i = 0; i < WG_BC_MAX_RANK; i++) wg_p_u32(L, d, "dims", i < bv->rank ? (uint32_t)bv->dims[i] : 1);
     for (int k = 0; k < bv->n_in; k++)
-        for (int i = 0; i < WG_BC_MAX_RANK; i++) wg_p_u32(L, d, i < bv->rank ? (uint32_t)bv->str[k][i] : 0);
+        for (int i = 0; i < WG_BC_MAX_RANK; i++) wg_p_u32(L, d, str[k], i < bv->rank ? (uint32_t)bv->str[k][i] : 0);
 }
 
 /* ------------------------------------------------------------ bool results */
@@ -148,11 +149,11 @@ static rlx_status lower_compare(wg_lower *L) {
     wg_dispatch *d = wg_emit(L, "compare");
     wg_spec(L, d, "OP", ops[k].code);
     wg_spec(L, d, "TY", type_code(a->dtype));
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, ops[k].arity == 2 ? wg_in_id(L, 1) : wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    WG_P(L, d, wg_pu(n), wg_pu(bv.rank), wg_pu(threads), wg_pu(flags));
-    p_bcview(L, d, &bv);
+    wg_bind_value(L, d, "a_off", wg_in_id(L, 0));
+    wg_bind_value(L, d, "b_off", ops[k].arity == 2 ? wg_in_id(L, 1) : wg_in_id(L, 0));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("n", n), wg_pu("rank", bv.rank), wg_pu("threads", threads), wg_pu("flags", flags));
+    p_bcview(L, d, &bv, (const char *const[]){ "a_str", "b_str" });
     return wg_grid_1d(L, d, threads);
 }
 
@@ -176,10 +177,11 @@ static rlx_status lower_where(wg_lower *L) {
     wg_dispatch *d = wg_emit(L, "where");
     if (y->dtype == RLX_DTYPE_F16) d->elem = WG_ELEM_F16; /* A, B, Y as array<f16>; C stays bytes in words */
     wg_spec(L, d, "ELEM", elem);
-    for (int i = 0; i < 3; i++) wg_bind_value(L, d, wg_in_id(L, i));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    WG_P(L, d, wg_pu(n), wg_pu(bv.rank), wg_pu(threads));
-    p_bcview(L, d, &bv);
+    static const char *const k_in[3] = { "c_off", "a_off", "b_off" }, *const k_str[3] = { "c_str", "a_str", "b_str" };
+    for (int i = 0; i < 3; i++) wg_bind_value(L, d, k_in[i], wg_in_id(L, i));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("n", n), wg_pu("rank", bv.rank), wg_pu("threads", threads));
+    p_bcview(L, d, &bv, k_str);
     return wg_grid_1d(L, d, threads);
 }
 

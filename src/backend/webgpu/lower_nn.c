@@ -67,16 +67,21 @@ static uint64_t sp3(const uint64_t *d) { return d[0] * d[1] * d[2]; }
  * p, dil, three of each. */
 static void p_geom3(wg_lower *L, wg_dispatch *d, const geom3 *g) {
     const uint64_t *v[6] = { g->in, g->out, g->k, g->s, g->p, g->dil };
+    static const char *const k_name[6][3] = { { "in_d", "in_h", "in_w" }, { "out_d", "out_h", "out_w" },
+                                              { "k_d", "k_h", "k_w" },    { "s_d", "s_h", "s_w" },
+                                              { "p_d", "p_h", "p_w" },    { "dil_d", "dil_h", "dil_w" } };
     for (int k = 0; k < 6; k++)
-        for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)v[k][i]);
+        for (int i = 0; i < 3; i++) wg_p_u32(L, d, k_name[k][i], (uint32_t)v[k][i]);
 }
 
 /* The 2-D geometry words of dwconv.wgsl and pool2d.wgsl: in, out, s, p,
  * dil, two of each (the last two spatial dims). */
 static void p_geom2(wg_lower *L, wg_dispatch *d, const geom3 *g) {
     const uint64_t *v[5] = { g->in, g->out, g->s, g->p, g->dil };
+    static const char *const k_name[5][2] = { { "in_h", "in_w" }, { "out_h", "out_w" }, { "s_h", "s_w" },
+                                              { "p_h", "p_w" },   { "d_h", "d_w" } };
     for (int k = 0; k < 5; k++)
-        for (int i = 1; i < 3; i++) wg_p_u32(L, d, (uint32_t)v[k][i]);
+        for (int i = 1; i < 3; i++) wg_p_u32(L, d, k_name[k][i - 1], (uint32_t)v[k][i]);
 }
 
 /* x, w, the bias (w's first element when absent) and y: the first four
@@ -104,18 +109,19 @@ static rlx_status check_float_io(wg_lower *L, const char *kernel, int n_out) {
 static wg_elem out_elem(const wg_lower *L) { return wg_elem_of(wg_out(L, 0)->dtype); }
 
 static void bind_conv(wg_lower *L, wg_dispatch *d, int x, int w, int b, int y) {
-    wg_bind_value(L, d, x);
-    wg_bind_value(L, d, w);
-    wg_bind_or(L, d, b, w);
-    wg_bind_value(L, d, y);
+    wg_bind_value(L, d, "x_off", x);
+    wg_bind_value(L, d, "w_off", w);
+    wg_bind_or(L, d, "b_off", b, w);
+    wg_bind_value(L, d, "y_off", y);
 }
 
 /* The Params of conv_direct.wgsl and conv_transpose.wgsl after the four
  * offsets. */
 static void p_conv(wg_lower *L, wg_dispatch *d, const geom3 *g, bool has_bias, uint64_t total, const rlx_act *act) {
-    WG_P(L, d, wg_pu(g->n), wg_pu(g->c_in), wg_pu(g->c_out), wg_pu(g->group));
+    WG_P(L, d, wg_pu("n", g->n), wg_pu("c_in", g->c_in), wg_pu("c_out", g->c_out), wg_pu("group", g->group));
     p_geom3(L, d, g);
-    WG_P(L, d, wg_pu(has_bias ? 1 : 0), wg_pu(total), wg_pf(act->alpha), wg_pf(act->beta));
+    WG_P(L, d, wg_pu("has_bias", has_bias), wg_pu("total", total), wg_pf("act_alpha", act->alpha),
+         wg_pf("act_beta", act->beta));
 }
 
 /* ------------------------------------------------------------ Conv */
@@ -144,7 +150,7 @@ static rlx_status emit_conv_direct(wg_lower *L, const geom3 *g, int x, int w, in
     if (r >= 0) wg_spec(L, d, "RES", 1);
     bind_conv(L, d, x, w, b, y);
     p_conv(L, d, g, b >= 0, total, act);
-    wg_bind_or(L, d, r, w); /* binding 5; its offset word is r_off */
+    wg_bind_or(L, d, "r_off", r, w); /* binding 5 */
     return wg_grid_1d(L, d, total);
 }
 
@@ -173,10 +179,11 @@ static rlx_status emit_conv_dw(wg_lower *L, const geom3 *g, int x, int w, int b,
     }
     d->elem = out_elem(L);
     bind_conv(L, d, x, w, b, y);
-    WG_P(L, d, wg_pu(g->c_out), wg_pu((uint32_t)(g->c_out / g->c_in)));
+    WG_P(L, d, wg_pu("c_out", g->c_out), wg_pu("mult", (uint32_t)(g->c_out / g->c_in)));
     p_geom2(L, d, g);
-    WG_P(L, d, wg_pu(b >= 0 ? 1 : 0), wg_pu(total), wg_pf(act->alpha), wg_pf(act->beta));
-    wg_bind_or(L, d, r, w); /* binding 5; its offset word is r_off */
+    WG_P(L, d, wg_pu("has_bias", b >= 0), wg_pu("total", total), wg_pf("act_alpha", act->alpha),
+         wg_pf("act_beta", act->beta));
+    wg_bind_or(L, d, "r_off", r, w); /* binding 5 */
     return wg_grid_1d(L, d, total);
 }
 
@@ -271,13 +278,13 @@ static rlx_status emit_conv_chunk(wg_lower *L, const geom3 *g, int x, int w, int
     wg_dispatch *d = wg_emit(L, "im2col");
     d->elem = out_elem(L);
     /* the x window starts at (image n0, channel g0 * cin_g) */
-    wg_bind(L, d, x, (n0 * g->c_in + g0 * cin_g) * in_sp,
+    wg_bind(L, d, "x_off", x, (n0 * g->c_in + g0 * cin_g) * in_sp,
             n_cnt == 1 ? g_cnt * cin_g * in_sp : n_cnt * g->c_in * in_sp);
-    wg_bind(L, d, WG_SCRATCH, 0, col_n);
+    wg_bind(L, d, "col_off", WG_SCRATCH, 0, col_n);
     if (half) d->bind[d->n_bind - 1].esize = 2;
-    WG_P(L, d, wg_pu(n_cnt), wg_pu(g_cnt), wg_pu(g->c_in), wg_pu(cin_g));
+    WG_P(L, d, wg_pu("n_cnt", n_cnt), wg_pu("g_cnt", g_cnt), wg_pu("c_in", g->c_in), wg_pu("cin_g", cin_g));
     p_geom3(L, d, g);
-    wg_p_u32(L, d, (uint32_t)col_n);
+    wg_p_u32(L, d, "total", (uint32_t)col_n);
     RLX_TRY(wg_grid_1d(L, d, col_n));
     return emit_conv_gemm(L, g, CONV_IM2COL, x, w, b, y, r, n0, n_cnt, g0, g_cnt, col_n, act);
 }
@@ -425,7 +432,7 @@ static rlx_status lower_conv_transpose(wg_lower *L) {
     wg_spec(L, d, "ACT", act.kind);
     bind_conv(L, d, wg_in_id(L, 0), w, b, wg_out_id(L, 0));
     p_conv(L, d, &g, b >= 0, total, &act);
-    wg_p_u32(L, d, 0); /* r_off: conv_transpose has no residual */
+    wg_p_u32(L, d, "r_off", 0); /* conv_transpose has no residual */
     return wg_grid_1d(L, d, total);
 }
 
@@ -458,24 +465,23 @@ static rlx_status lower_pool(wg_lower *L) {
         wg_spec(L, d, "KH", (double)g.k[1]);
         wg_spec(L, d, "KW", (double)g.k[2]);
         wg_spec(L, d, "OWB", owb);
-        wg_bind_value(L, d, wg_in_id(L, 0));
-        wg_bind_value(L, d, wg_out_id(L, 0));
-        WG_P(L, d, wg_pu(avg && rlx_param_int(L->n, "count_include_pad") != 0 ? 1 : 0), wg_pu(threads));
+        wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
+        wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+        WG_P(L, d, wg_pu("count_include_pad", avg && rlx_param_int(L->n, "count_include_pad") != 0),
+             wg_pu("total", threads));
         p_geom2(L, d, &g);
-        WG_P(L, d, wg_pu(g.pe[1]), wg_pu(g.pe[2]));
+        WG_P(L, d, wg_pu("pe_h", g.pe[1]), wg_pu("pe_w", g.pe[2]));
         return wg_grid_1d(L, d, threads);
     }
     wg_dispatch *d = wg_emit(L, "pool");
     d->elem = out_elem(L);
     wg_spec(L, d, "AVG", avg ? 1 : 0);
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)(g.n * g.c_in));
+    wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
     /* count_include_pad only means something for AveragePool */
-    wg_p_u32(L, d, avg && rlx_param_int(L->n, "count_include_pad") != 0 ? 1 : 0);
+    WG_P(L, d, wg_pu("nc", g.n * g.c_in), wg_pu("count_include_pad", avg && rlx_param_int(L->n, "count_include_pad")));
     p_geom3(L, d, &g);
-    for (int i = 0; i < 3; i++) wg_p_u32(L, d, (uint32_t)g.pe[i]);
-    wg_p_u32(L, d, (uint32_t)total);
+    WG_P(L, d, wg_pu("pe_d", g.pe[0]), wg_pu("pe_h", g.pe[1]), wg_pu("pe_w", g.pe[2]), wg_pu("total", total));
     return wg_grid_1d(L, d, total);
 }
 
@@ -496,9 +502,9 @@ static rlx_status lower_global_pool(wg_lower *L) {
     wg_dispatch *d = wg_emit(L, per_wg ? "global_pool_wg" : "global_pool");
     d->elem = out_elem(L);
     wg_spec(L, d, "MAX", L->n->op == RLX_OP_GlobalMaxPool ? 1 : 0);
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    WG_P(L, d, wg_pu(nc), wg_pu(sp));
+    wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("nc", nc), wg_pu("spatial", sp));
     return per_wg ? wg_grid_groups(L, d, nc) : wg_grid_1d(L, d, nc);
 }
 
@@ -522,9 +528,11 @@ static rlx_status lower_batchnorm(wg_lower *L) {
     if (total == 0) return RLX_OK;
     wg_dispatch *d = wg_emit(L, "batchnorm");
     d->elem = out_elem(L);
-    for (int i = 0; i < 5; i++) wg_bind_value(L, d, wg_in_id(L, i));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    WG_P(L, d, wg_pu(total), wg_pu(c), wg_pu(inner), wg_pf(rlx_param_float(L->n, "epsilon")));
+    static const char *const k_in[5] = { "x_off", "s_off", "b_off", "m_off", "v_off" };
+    for (int i = 0; i < 5; i++) wg_bind_value(L, d, k_in[i], wg_in_id(L, i));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("total", total), wg_pu("c", c), wg_pu("inner", inner),
+         wg_pf("eps", rlx_param_float(L->n, "epsilon")));
     return wg_grid_1d(L, d, total);
 }
 
@@ -783,14 +791,15 @@ static rlx_status lower_resize(wg_lower *L) {
     wg_dispatch *d = wg_emit(L, "resize");
     if (x->dtype == RLX_DTYPE_F16) d->elem = WG_ELEM_F16;
     wg_spec(L, d, "LINEAR", linear ? 1 : 0);
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_bind(L, d, WG_TABLE, t_off, n_words);
-    WG_P(L, d, wg_pu(total), wg_pf(a.extrapolation_value));
+    wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    wg_bind(L, d, "t_off", WG_TABLE, t_off, n_words);
+    WG_P(L, d, wg_pu("total", total), wg_pf("extrap", a.extrapolation_value));
     wg_p_align16(L, d);
     const uint32_t *arrs[4] = { outd, ind, taps, tbase };
+    static const char *const k_arr[4] = { "out_dims", "in_dims", "taps", "tbase" };
     for (int k = 0; k < 4; k++)
-        for (int i = 0; i < 4; i++) wg_p_u32(L, d, arrs[k][i]);
+        for (int i = 0; i < 4; i++) wg_p_u32(L, d, k_arr[k], arrs[k][i]);
     return wg_grid_1d(L, d, total);
 }
 

@@ -112,25 +112,27 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     }
     spec_q8(L, d, q);
     wg_spec(L, d, "B_PACKED", q->b_packed != NULL || q->b_scratch);
-    wg_bind_value(L, d, q->a);
-    if (q->b_scratch) wg_bind(L, d, WG_SCRATCH, 0, q->b_packed_words);
+    wg_bind_value(L, d, "a_off", q->a);
+    if (q->b_scratch) wg_bind(L, d, "b_off", WG_SCRATCH, 0, q->b_packed_words);
     else if (q->b_packed)
-        wg_bind(L, d, WG_TABLE, wg_table(L, q->b_packed, (size_t)q->b_packed_words), q->b_packed_words);
-    else wg_bind_value(L, d, q->b);
-    wg_bind_or(L, d, q->za, q->a);
-    wg_bind_or(L, d, q->zb, q->a);
-    wg_bind_value(L, d, q->y);
-    if (requant) wg_bind(L, d, WG_TABLE, t_off, t_words);
-    else wg_bind(L, d, q->a, 0, 1);
-    WG_P(L, d, wg_pu(q->m), wg_pu(q->n), wg_pu(q->k), wg_pu((uint32_t)total), wg_pu((uint32_t)threads),
-         wg_pu(q->za_step), wg_pu(q->zb_step), wg_pu(requant && q->mult_rows > 1 ? 4 * q->mult_cols : 0),
-         wg_pu(requant && q->mult_cols > 1 ? 4 : 0), wg_pi(q->y_zp));
+        wg_bind(L, d, "b_off", WG_TABLE, wg_table(L, q->b_packed, (size_t)q->b_packed_words), q->b_packed_words);
+    else wg_bind_value(L, d, "b_off", q->b);
+    wg_bind_or(L, d, "za_off", q->za, q->a);
+    wg_bind_or(L, d, "zb_off", q->zb, q->a);
+    wg_bind_value(L, d, "y_off", q->y);
+    if (requant) wg_bind(L, d, "t_off", WG_TABLE, t_off, t_words);
+    else wg_bind(L, d, "t_off", q->a, 0, 1);
+    WG_P(L, d, wg_pu("m", q->m), wg_pu("n", q->n), wg_pu("k", q->k), wg_pu("total", total), wg_pu("threads", threads),
+         wg_pu("za_step", q->za_step), wg_pu("zb_step", q->zb_step),
+         wg_pu("t_row", requant && q->mult_rows > 1 ? 4 * q->mult_cols : 0),
+         wg_pu("t_col", requant && q->mult_cols > 1 ? 4 : 0), wg_pi("y_zp", q->y_zp));
     wg_p_align16(L, d);
+    /* batch: the dims, A's and B's strides and the row offsets, a vec4 each */
     int pad = 4 - q->nb;
-    for (int j = 0; j < 4; j++) wg_p_u32(L, d, j < pad ? 1 : q->bd[j - pad]);
-    for (int j = 0; j < 4; j++) wg_p_u32(L, d, j < pad ? 0 : q->a_bstride[j - pad]);
-    for (int j = 0; j < 4; j++) wg_p_u32(L, d, j < pad ? 0 : q->b_bstride[j - pad]);
-    for (int j = 0; j < 4; j++) wg_p_u32(L, d, j < pad ? 0 : q->row_off[j - pad]);
+    for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 1 : q->bd[j - pad]);
+    for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 0 : q->a_bstride[j - pad]);
+    for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 0 : q->b_bstride[j - pad]);
+    for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 0 : q->row_off[j - pad]);
     return mode ? wg_grid_groups(L, d, groups) : wg_grid_1d(L, d, threads);
 }
 
@@ -279,18 +281,17 @@ static rlx_status emit_qdwconv(wg_lower *L, const wg_qgemm *q, const rlx_conv_ge
     wg_dispatch *d = wg_emit(L, "qdwconv");
     spec_q8(L, d, q);
     int x = wg_in_id(L, 0);
-    wg_bind_value(L, d, x);
-    wg_bind_value(L, d, q->a);
-    wg_bind_or(L, d, q->zb, x);
-    wg_bind_or(L, d, q->za, x);
-    wg_bind_value(L, d, q->y);
-    if (requant) wg_bind(L, d, WG_TABLE, t_off, 4 * (uint64_t)q->mult_rows);
-    else wg_bind(L, d, x, 0, 1);
-    WG_P(L, d, wg_pu((uint32_t)g->c_out), wg_pu((uint32_t)(g->c_out / g->group)), wg_pu((uint32_t)in_h),
-         wg_pu((uint32_t)in_w), wg_pu((uint32_t)out_h), wg_pu((uint32_t)out_w), wg_pu((uint32_t)k_h),
-         wg_pu((uint32_t)k_w), wg_pu((uint32_t)s_h), wg_pu((uint32_t)s_w), wg_pu((uint32_t)p_h), wg_pu((uint32_t)p_w),
-         wg_pu((uint32_t)d_h), wg_pu((uint32_t)d_w), wg_pu(q->za_step), wg_pu((uint32_t)total),
-         wg_pu((uint32_t)threads), wg_pi(q->y_zp));
+    wg_bind_value(L, d, "x_off", x);
+    wg_bind_value(L, d, "w_off", q->a);
+    wg_bind_or(L, d, "zx_off", q->zb, x);
+    wg_bind_or(L, d, "zw_off", q->za, x);
+    wg_bind_value(L, d, "y_off", q->y);
+    if (requant) wg_bind(L, d, "t_off", WG_TABLE, t_off, 4 * (uint64_t)q->mult_rows);
+    else wg_bind(L, d, "t_off", x, 0, 1);
+    WG_P(L, d, wg_pu("c_out", g->c_out), wg_pu("mult", g->c_out / g->group), wg_pu("in_h", in_h), wg_pu("in_w", in_w),
+         wg_pu("out_h", out_h), wg_pu("out_w", out_w), wg_pu("k_h", k_h), wg_pu("k_w", k_w), wg_pu("s_h", s_h),
+         wg_pu("s_w", s_w), wg_pu("p_h", p_h), wg_pu("p_w", p_w), wg_pu("dil_h", d_h), wg_pu("dil_w", d_w),
+         wg_pu("zw_step", q->za_step), wg_pu("total", total), wg_pu("threads", threads), wg_pi("y_zp", q->y_zp));
     return wg_grid_1d(L, d, threads);
 }
 
@@ -417,14 +418,13 @@ static rlx_status lower_qconv(wg_lower *L) {
     wg_dispatch *d = wg_emit(L, "qim2col");
     wg_spec(L, d, "X_SIGNED", q.b_signed);
     wg_spec(L, d, "HAS_ZX", zx != NULL);
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_or(L, d, q.zb, wg_in_id(L, 0));
-    wg_bind(L, d, WG_SCRATCH, 0, col);
-    WG_P(L, d, wg_pu((uint32_t)g.n), wg_pu((uint32_t)G), wg_pu((uint32_t)g.c_in), wg_pu((uint32_t)cin_g),
-         wg_pu((uint32_t)in_h), wg_pu((uint32_t)in_w), wg_pu((uint32_t)out_h), wg_pu((uint32_t)out_w),
-         wg_pu((uint32_t)k_h), wg_pu((uint32_t)k_w), wg_pu((uint32_t)s_h), wg_pu((uint32_t)s_w), wg_pu((uint32_t)p_h),
-         wg_pu((uint32_t)p_w), wg_pu((uint32_t)d_h), wg_pu((uint32_t)d_w), wg_pu((uint32_t)K), wg_pu((uint32_t)kw),
-         wg_pu((uint32_t)col));
+    wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
+    wg_bind_or(L, d, "zx_off", q.zb, wg_in_id(L, 0));
+    wg_bind(L, d, "col_off", WG_SCRATCH, 0, col);
+    WG_P(L, d, wg_pu("n_cnt", g.n), wg_pu("g_cnt", G), wg_pu("c_in", g.c_in), wg_pu("cin_g", cin_g),
+         wg_pu("in_h", in_h), wg_pu("in_w", in_w), wg_pu("out_h", out_h), wg_pu("out_w", out_w), wg_pu("k_h", k_h),
+         wg_pu("k_w", k_w), wg_pu("s_h", s_h), wg_pu("s_w", s_w), wg_pu("p_h", p_h), wg_pu("p_w", p_w),
+         wg_pu("dil_h", d_h), wg_pu("dil_w", d_w), wg_pu("k_total", K), wg_pu("kw", kw), wg_pu("total", col));
     st = wg_grid_1d(L, d, col);
     if (!st) st = wg_emit_qgemm(L, &q);
     free(mult);

@@ -94,10 +94,10 @@ static uint32_t rv_wg(uint64_t items) {
 
 static void p_view(wg_lower *L, wg_dispatch *d, const redview *rv) {
     wg_p_align16(L, d);
-    for (int i = 0; i < RV_MAX; i++) wg_p_u32(L, d, i < rv->nk ? (uint32_t)rv->kdim[i] : 1);
-    for (int i = 0; i < RV_MAX; i++) wg_p_u32(L, d, i < rv->nk ? (uint32_t)rv->kstr[i] : 0);
-    for (int i = 0; i < RV_MAX; i++) wg_p_u32(L, d, i < rv->nr ? (uint32_t)rv->rdim[i] : 1);
-    for (int i = 0; i < RV_MAX; i++) wg_p_u32(L, d, i < rv->nr ? (uint32_t)rv->rstr[i] : 0);
+    for (int i = 0; i < RV_MAX; i++) wg_p_u32(L, d, "kdim", i < rv->nk ? (uint32_t)rv->kdim[i] : 1);
+    for (int i = 0; i < RV_MAX; i++) wg_p_u32(L, d, "kstr", i < rv->nk ? (uint32_t)rv->kstr[i] : 0);
+    for (int i = 0; i < RV_MAX; i++) wg_p_u32(L, d, "rdim", i < rv->nr ? (uint32_t)rv->rdim[i] : 1);
+    for (int i = 0; i < RV_MAX; i++) wg_p_u32(L, d, "rstr", i < rv->nr ? (uint32_t)rv->rstr[i] : 0);
 }
 
 /* Sets the scheme overrides and the grid of a row dispatch. */
@@ -187,17 +187,12 @@ static rlx_status emit_reduce_to(wg_lower *L, int code, bool is_int, bool last, 
         wg_spec(L, d, "INT", is_int);
         wg_spec(L, d, "LAST", last);
         if (half) wg_spec(L, d, "HALF", 1);
-        wg_bind_value4(L, d, wg_in_id(L, 0));
-        wg_bind(L, d, y, y_off, y_words);
-        if (split) wg_bind(L, d, WG_SCRATCH, t0, t_words);
-        else wg_bind(L, d, y, y_off, 1); /* unused */
-        wg_p_u32(L, d, (uint32_t)rv->rows);
-        wg_p_u32(L, d, (uint32_t)rv->count);
-        wg_p_u32(L, d, (uint32_t)rv->nk);
-        wg_p_u32(L, d, (uint32_t)rv->nr);
-        wg_p_u32(L, d, red_start(code, is_int));
-        wg_p_u32(L, d, SPLIT_CHUNK);
-        wg_p_u32(L, d, (uint32_t)nch);
+        wg_bind_value4(L, d, "x_off", wg_in_id(L, 0));
+        wg_bind(L, d, "y_off", y, y_off, y_words);
+        if (split) wg_bind(L, d, "t_off", WG_SCRATCH, t0, t_words);
+        else wg_bind(L, d, "t_off", y, y_off, 1); /* unused */
+        WG_P(L, d, wg_pu("rows", rv->rows), wg_pu("count", rv->count), wg_pu("nk", rv->nk), wg_pu("nr", rv->nr),
+             wg_pu("init", red_start(code, is_int)), wg_pu("chunk", SPLIT_CHUNK), wg_pu("nch", nch));
         p_view(L, d, rv);
         if (!split) {
             RLX_TRY(rv_grid(L, d, rv));
@@ -221,10 +216,9 @@ static rlx_status emit_reduce(wg_lower *L, int code, bool is_int, bool last, con
     wg_dispatch *d = wg_emit(L, "cast");
     wg_spec(L, d, "SRC", TY_F32);
     wg_spec(L, d, "DST", TY_F16);
-    wg_bind(L, d, WG_SCRATCH, 0, rv->rows);
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    wg_p_u32(L, d, (uint32_t)rv->rows);
-    wg_p_u32(L, d, (uint32_t)((rv->rows + 1) / 2));
+    wg_bind(L, d, "x_off", WG_SCRATCH, 0, rv->rows);
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("n", rv->rows), wg_pu("threads", (rv->rows + 1) / 2));
     return wg_grid_1d(L, d, (rv->rows + 1) / 2);
 }
 
@@ -313,17 +307,17 @@ static rlx_status lower_hardmax(wg_lower *L) {
     wg_scratch(L, 2 * rows + 2);
     RLX_TRY(emit_reduce_to(L, RED_ARGMAX, false, false, &rv, WG_SCRATCH, 0, 2 * rows, 2 * rows + 2));
     wg_dispatch *f = wg_emit(L, "fill");
-    wg_bind(L, f, WG_SCRATCH, 2 * rows, 2);
-    WG_P(L, f, wg_pu(2), wg_pu(0), wg_pu(f32_bits(1.0f)));
+    wg_bind(L, f, "y_off", WG_SCRATCH, 2 * rows, 2);
+    WG_P(L, f, wg_pu("n", 2), wg_pu("value", 0), wg_pu("value_hi", f32_bits(1.0f)));
     RLX_TRY(wg_grid_1d(L, f, 2));
     uint64_t n = wg_numel(y);
     wg_dispatch *d = wg_emit(L, "onehot");
     wg_spec(L, d, "ITY", TY_I64);
     wg_spec(L, d, "NEG", 0);
-    wg_bind(L, d, WG_SCRATCH, 0, 2 * rows);
-    wg_bind(L, d, WG_SCRATCH, 2 * rows, 2);
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    WG_P(L, d, wg_pu(n), wg_pu(len), wg_pu(inner), wg_pu(1));
+    wg_bind(L, d, "i_off", WG_SCRATCH, 0, 2 * rows);
+    wg_bind(L, d, "v_off", WG_SCRATCH, 2 * rows, 2);
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("n", n), wg_pu("depth", len), wg_pu("inner", inner), wg_pu("w", 1));
     return wg_grid_1d(L, d, n);
 }
 
@@ -349,11 +343,12 @@ typedef struct norm_desc {
  * mean, inv_std_dev; x's first word stands in for the absent ones. */
 static void bind_norm(wg_lower *L, wg_dispatch *d, const norm_desc *nd) {
     int x = wg_in_id(L, 0);
-    const int opt[2] = { nd->s.value, nd->b.value }, outs[2] = { nd->mean_out, nd->inv_out };
-    wg_bind_value4(L, d, x);
-    for (int k = 0; k < 2; k++) wg_bind_or(L, d, opt[k], x);
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    for (int k = 0; k < 2; k++) wg_bind_or(L, d, outs[k], x);
+    wg_bind_value4(L, d, "x_off", x);
+    wg_bind_or(L, d, "s_off", nd->s.value, x);
+    wg_bind_or(L, d, "b_off", nd->b.value, x);
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    wg_bind_or(L, d, "m_off", nd->mean_out, x);
+    wg_bind_or(L, d, "v_off", nd->inv_out, x);
 }
 
 /* The flags word of the norm kernels: which of scale, bias, mean, inv_std_dev exist. */
@@ -365,9 +360,11 @@ static uint32_t norm_flags(const norm_desc *nd) {
 /* The scale and bias index words (pidx) of the norm kernels. */
 static void p_norm_params(wg_lower *L, wg_dispatch *d, const norm_desc *nd) {
     const pidx *ps[2] = { &nd->s, &nd->b };
+    static const char *const k_name[2][4] = { { "s_rmod", "s_rmul", "s_jdiv", "s_jmod" },
+                                              { "b_rmod", "b_rmul", "b_jdiv", "b_jmod" } };
     for (int k = 0; k < 2; k++) {
-        WG_P(L, d, wg_pu(ps[k]->rmod ? ps[k]->rmod : 1), wg_pu(ps[k]->rmul), wg_pu(ps[k]->jdiv ? ps[k]->jdiv : 1),
-             wg_pu(ps[k]->jmod ? ps[k]->jmod : 1));
+        WG_P(L, d, wg_pu(k_name[k][0], ps[k]->rmod ? ps[k]->rmod : 1), wg_pu(k_name[k][1], ps[k]->rmul),
+             wg_pu(k_name[k][2], ps[k]->jdiv ? ps[k]->jdiv : 1), wg_pu(k_name[k][3], ps[k]->jmod ? ps[k]->jmod : 1));
     }
 }
 
@@ -384,9 +381,10 @@ static rlx_status emit_norm_split(wg_lower *L, const norm_desc *nd, const redvie
         wg_spec(L, d, "MODE", nd->mode);
         wg_spec(L, d, "STAGE", stage);
         bind_norm(L, d, nd);
-        wg_bind(L, d, WG_SCRATCH, 0, t_words);
-        WG_P(L, d, wg_pu(st_off), wg_pu(rv->rows), wg_pu(rv->count), wg_pu(SPLIT_CHUNK), wg_pu(nch),
-             wg_pu(norm_flags(nd)), wg_pf(nd->eps), wg_pu(0), wg_pu(0));
+        wg_bind(L, d, "t_off", WG_SCRATCH, 0, t_words);
+        WG_P(L, d, wg_pu("st_off", st_off), wg_pu("rows", rv->rows), wg_pu("count", rv->count),
+             wg_pu("chunk", SPLIT_CHUNK), wg_pu("nch", nch), wg_pu("flags", norm_flags(nd)), wg_pf("eps", nd->eps),
+             wg_pu("_p0", 0), wg_pu("_p1", 0));
         p_norm_params(L, d, nd);
         RLX_TRY(wg_grid_groups(L, d, groups[stage]));
     }
@@ -399,7 +397,8 @@ static rlx_status emit_norm(wg_lower *L, const norm_desc *nd, const redview *rv)
     d->elem = nd->elem;
     wg_spec(L, d, "MODE", nd->mode);
     bind_norm(L, d, nd);
-    WG_P(L, d, wg_pu(rv->rows), wg_pu(rv->count), wg_pu(rv->nk), wg_pu(rv->nr), wg_pu(norm_flags(nd)), wg_pf(nd->eps));
+    WG_P(L, d, wg_pu("rows", rv->rows), wg_pu("count", rv->count), wg_pu("nk", rv->nk), wg_pu("nr", rv->nr),
+         wg_pu("flags", norm_flags(nd)), wg_pf("eps", nd->eps));
     p_norm_params(L, d, nd);
     p_view(L, d, rv);
     return rv_grid(L, d, rv);
@@ -625,11 +624,11 @@ static rlx_status lower_lrn(wg_lower *L) {
     uint64_t sp = 1;
     for (int d = 2; d < x->rank; d++) sp *= (uint64_t)x->dims[d];
     wg_dispatch *d = wg_emit(L, "lrn");
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    WG_P(L, d, wg_pu(n), wg_pu(x->dims[1]), wg_pu(sp), wg_pu((uint32_t)((size - 1) / 2)), wg_pu((uint32_t)(size / 2)),
-         wg_pf(rlx_param_float(L->n, "alpha") / (float)size), wg_pf(rlx_param_float(L->n, "beta")),
-         wg_pf(rlx_param_float(L->n, "bias")));
+    wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("n", n), wg_pu("c", x->dims[1]), wg_pu("sp", sp), wg_pu("before", (uint32_t)((size - 1) / 2)),
+         wg_pu("after", (uint32_t)(size / 2)), wg_pf("alpha", rlx_param_float(L->n, "alpha") / (float)size),
+         wg_pf("beta", rlx_param_float(L->n, "beta")), wg_pf("bias", rlx_param_float(L->n, "bias")));
     return wg_grid_1d(L, d, n);
 }
 

@@ -54,11 +54,12 @@ typedef struct copy_ctx {
  * with BYTES only), then dims and both strides, outermost first. */
 static void p_copy(wg_lower *L, wg_dispatch *d, uint64_t n, int rank, int64_t sb, int64_t db, uint64_t threads,
                    const uint64_t *dims, const int64_t *ss, const int64_t *ds) {
-    WG_P(L, d, wg_pu(n), wg_pu(rank), wg_pi(sb), wg_pi(db), wg_pu(threads));
+    WG_P(L, d, wg_pu("n", n), wg_pu("rank", rank), wg_pi("src_base", sb), wg_pi("dst_base", db),
+         wg_pu("threads", threads));
     wg_p_align16(L, d);
-    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < rank ? (uint32_t)dims[i] : 1);
-    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < rank ? (int32_t)ss[i] : 0);
-    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, i < rank ? (int32_t)ds[i] : 0);
+    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, "dims", i < rank ? (uint32_t)dims[i] : 1);
+    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, "ss", i < rank ? (int32_t)ss[i] : 0);
+    for (int i = 0; i < CP_MAX_RANK; i++) wg_p_i32(L, d, "ds", i < rank ? (int32_t)ds[i] : 0);
 }
 
 /* One dispatch of kernels/copy.wgsl over a block (operand 0 x, 1 y). */
@@ -66,8 +67,8 @@ static rlx_status emit_copy_block(wg_lower *L, const wg_block *b, void *ctx) {
     const copy_ctx *cc = ctx;
     wg_dispatch *d = wg_emit(L, "copy");
     d->elem = cc->elem;
-    wg_bind(L, d, cc->x, b->lo[0], b->n[0]);
-    wg_bind(L, d, cc->y, b->lo[1], b->n[1]);
+    wg_bind(L, d, "x_off", cc->x, b->lo[0], b->n[0]);
+    wg_bind(L, d, "y_off", cc->y, b->lo[1], b->n[1]);
     p_copy(L, d, b->numel, b->rank, b->base[0] - (int64_t)b->lo[0], b->base[1] - (int64_t)b->lo[1], b->numel, b->dims,
            cc->ss, cc->ds);
     return wg_grid_1d(L, d, b->numel);
@@ -139,8 +140,8 @@ static rlx_status emit_copy(wg_lower *L, int x, int y, const cpy *c) {
     if (bytes) { /* one dispatch: each invocation assembles a whole word of y */
         wg_dispatch *d = wg_emit(L, "copy");
         wg_spec(L, d, "BYTES", 1);
-        wg_bind_value(L, d, x);
-        wg_bind_value(L, d, y);
+        wg_bind_value(L, d, "x_off", x);
+        wg_bind_value(L, d, "y_off", y);
         p_copy(L, d, n, r, src_base, dst_base, (n + 3) / 4, sp.dims, sp.str[0], sp.str[1]);
         return wg_grid_1d(L, d, (n + 3) / 4);
     }
@@ -158,8 +159,8 @@ static rlx_status emit_fill_block(wg_lower *L, const wg_block *b, void *ctx) {
     const fill_ctx *fc = ctx;
     bool odd = (b->lo[0] & 1) != 0; /* the pattern's period is two words from word 0 of y */
     wg_dispatch *d = wg_emit(L, "fill");
-    wg_bind(L, d, fc->y, b->lo[0], b->n[0]);
-    WG_P(L, d, wg_pu(b->numel), wg_pu(odd ? fc->hi : fc->lo), wg_pu(odd ? fc->lo : fc->hi));
+    wg_bind(L, d, "y_off", fc->y, b->lo[0], b->n[0]);
+    WG_P(L, d, wg_pu("n", b->numel), wg_pu("value", odd ? fc->hi : fc->lo), wg_pu("value_hi", odd ? fc->lo : fc->hi));
     return wg_grid_1d(L, d, b->numel);
 }
 
@@ -379,13 +380,14 @@ static rlx_status emit_pad_mode(wg_lower *L, const int64_t *pads, int mode) {
     if (wg_words(y) >= ((uint64_t)1 << 30) || wg_words(x) >= ((uint64_t)1 << 30)) return wg_decline(L, "too large");
     wg_dispatch *d = wg_emit(L, "pad");
     if (x->dtype == RLX_DTYPE_F16) d->elem = WG_ELEM_F16;
-    wg_bind_value(L, d, wg_in_id(L, 0));
-    wg_bind_value(L, d, wg_out_id(L, 0));
-    WG_P(L, d, wg_pu(total), wg_pu(r), wg_pu(mode), wg_pu(x->dtype == RLX_DTYPE_I64 ? 2 : 1));
+    wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
+    wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
+    WG_P(L, d, wg_pu("n", total), wg_pu("rank", r), wg_pu("mode", mode), wg_pu("w", x->dtype == RLX_DTYPE_I64 ? 2 : 1));
     wg_p_align16(L, d);
     const uint64_t *arrs[5] = { ydims, xs, pb, lo, len };
+    static const char *const k_arr[5] = { "ydims", "xstr", "pb", "lo", "len" };
     for (int k = 0; k < 5; k++)
-        for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, i < r ? (uint32_t)arrs[k][i] : (k == 0 ? 1 : 0));
+        for (int i = 0; i < CP_MAX_RANK; i++) wg_p_u32(L, d, k_arr[k], i < r ? (uint32_t)arrs[k][i] : (k == 0 ? 1 : 0));
     return wg_grid_1d(L, d, total);
 }
 

@@ -109,8 +109,9 @@ typedef struct wg_dispatch {
     wg_operand bind[WG_MAX_BINDINGS];   /* binding i + 1 */
     int off_slot[WG_MAX_BINDINGS];      /* Params word that receives binding i's element offset */
     uint32_t params[WG_MAX_PARAMS];
-    unsigned char pkind[WG_MAX_PARAMS]; /* WG_WORD_* of each word written; checked against the kernel's
-                                           declaration when its pipeline is fetched (compile) */
+    unsigned char pkind[WG_MAX_PARAMS]; /* WG_WORD_* of each word written, and */
+    const char *pname[WG_MAX_PARAMS];   /* its field's name (static or wg_keep; NULL: padding): checked
+                                           against the kernel's declaration when its pipeline is fetched */
     int n_params;
     uint32_t groups[3]; /* workgroups in x, y, z */
     /* wg_bind_status was called: Params word tag_slot receives the step's
@@ -136,7 +137,7 @@ typedef struct wg_lower {
      * shared epilogue: dispatches of y = act(y) in place over output 0
      * (wgsl_gen.h). So each activation is applied exactly once. */
     bool act_done;
-    char **sources;         /* generated WGSL of wg_emit_source, owned */
+    char **sources;         /* generated WGSL of wg_emit_source and names of wg_keep, owned */
     size_t n_sources, cap_sources;
     uint32_t *table;        /* words of wg_table, owned; uploaded once at compile */
     size_t n_table, cap_table;
@@ -194,29 +195,31 @@ wg_dispatch *wg_emit_source(wg_lower *L, const char *name, const char *source);
 void wg_spec(wg_lower *L, wg_dispatch *d, const char *name, double value);
 
 /* Binds a window of a value (or WG_SCRATCH) as the next storage binding,
- * and appends the Params word that will hold its element offset inside the
- * binding window. Params therefore start with one u32 per binding, in
- * binding order, before any wg_p_* word. */
-void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t elems);
+ * and appends the Params word `name` (a u32 field of the kernel's
+ * `//!params`, e.g. "x_off") that will hold its element offset inside the
+ * binding window. Params usually start with one u32 per binding, in
+ * binding order, before any wg_p_* word. `name` here and in every wg_bind_*
+ * and wg_p_* call is a string literal, or a wg_keep copy. */
+void wg_bind(wg_lower *L, wg_dispatch *d, const char *name, int value, uint64_t elem_off, uint64_t elems);
 /* The whole value: wg_words(v) words (see the element layouts below); an
  * f16 value in a dispatch whose T is f16: numel halves (set d->elem
  * before binding). */
-void wg_bind_value(wg_lower *L, wg_dispatch *d, int value);
+void wg_bind_value(wg_lower *L, wg_dispatch *d, const char *name, int value);
 /* The whole value, its window rounded up to whole 16-byte vec4s, for
  * kernels that declare the operand array<vec4<...>>. Every value starts
  * 256-byte aligned (arena and constant buffers), so its Params offset word
  * is 0 and the rounding stays inside its allocation. */
-void wg_bind_value4(wg_lower *L, wg_dispatch *d, int value);
+void wg_bind_value4(wg_lower *L, wg_dispatch *d, const char *name, int value);
 /* Value v whole (wg_bind_value) when present (v >= 0), else the first
  * element of value `stand_in`: an operand a kernel does not read must
  * still be bound. */
-void wg_bind_or(wg_lower *L, wg_dispatch *d, int v, int stand_in);
+void wg_bind_or(wg_lower *L, wg_dispatch *d, const char *name, int v, int stand_in);
 /* Halves [h0, h0 + n) bound as the 4-byte words that hold them (the
  * kernel declares the operand array<u32> or array<vec4<u32>> and unpacks):
  * of a constant f32 value, its binary16 copy (WG_FMT_F16, f16 mode); of an
  * f16 value or WG_SCRATCH, the halves themselves. *sub receives h0 mod 2
  * (the kernel's first half is 2 * offset + sub). */
-void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n, uint32_t *sub);
+void wg_bind_f16(wg_lower *L, wg_dispatch *d, const char *name, int value, uint64_t h0, uint64_t n, uint32_t *sub);
 /* Whether elements [e0, e0 + n) of value `value` may be stored as binary16
  * in f16 mode: it is a constant f32 and every one of them rounds to a
  * finite half (|x| < 65520; 65504 is the largest half, and ties round to
@@ -230,38 +233,45 @@ bool wg_f16_fits(wg_lower *L, int value, uint64_t e0, uint64_t n);
 /* Binds the run's status words (WG_STATUS_WORDS u32, WG_STATUS) as the next
  * storage binding (its offset word comes first in Params like any binding)
  * and appends one more Params word, reserved here, that compile sets to
- * this step's tag: so call it after the other bindings and before any
- * wg_p_* word; the WGSL struct then reads `..., s_off: u32, tag: u32, ...`.
+ * this step's tag: the kernel declares them `s_off: u32, tag: u32`.
  * For kernels that detect bad run-time input (an index out of range): they
  * atomicMax the tag into word 0 and the run fails with a message naming
  * the node (webgpu_backend.c). Only plans with such dispatches get the
  * buffer, its clear and its read-back. */
 void wg_bind_status(wg_lower *L, wg_dispatch *d);
 
-/* Params words, in the order of the kernel's `//!params` declaration
- * (the WGSL struct is generated from it; compile checks count and kinds
- * of what was written against it and fails with RLX_ERR_INTERNAL naming
- * the kernel and field on a mismatch). */
-void wg_p_u32(wg_lower *L, wg_dispatch *d, uint32_t v);
-void wg_p_i32(wg_lower *L, wg_dispatch *d, int32_t v);
-void wg_p_f32(wg_lower *L, wg_dispatch *d, float v);
+/* Params words, each named by its field, in the order of the kernel's
+ * `//!params` declaration (the WGSL struct is generated from it): the
+ * words of an array or vec4 field all carry the field's name. Compile
+ * checks the count, kind and name of every word written (bindings' offset
+ * words included) against the declaration and fails with RLX_ERR_INTERNAL
+ * naming the kernel, the field's position, its declared and written names
+ * on a mismatch (wg_params_check). */
+void wg_p_u32(wg_lower *L, wg_dispatch *d, const char *name, uint32_t v);
+void wg_p_i32(wg_lower *L, wg_dispatch *d, const char *name, int32_t v);
+void wg_p_f32(wg_lower *L, wg_dispatch *d, const char *name, float v);
 /* Pads Params with zero words to a multiple of 16 bytes (before a vec4 or
  * an array of vec4, and at the end, which compile does by itself). */
 void wg_p_align16(wg_lower *L, wg_dispatch *d);
+/* A string formatted as by printf, owned by L (freed with it; "" and
+ * L->broken on OOM): the name of a field that a generator numbered
+ * (wg_keep(L, "o%d", i)). */
+const char *wg_keep(wg_lower *L, const char *fmt, ...) RLX_PRINTF(2, 3);
 
 /* Several Params words in one call, in declaration order:
- *     WG_P(L, d, wg_pu(rows), wg_pu(count), wg_pf(eps));
- * wg_pu: a u32 (the value converted as by a cast), wg_pi: an i32, wg_pf:
- * an f32; the same as one wg_p_u32/i32/f32 call each. */
+ *     WG_P(L, d, wg_pu("rows", rows), wg_pu("count", n), wg_pf("eps", eps));
+ * wg_pu: a u32 field (the value converted as by a cast), wg_pi: an i32,
+ * wg_pf: an f32; the same as one wg_p_u32/i32/f32 call each. */
 typedef struct wg_pword {
+    const char *name;
     uint32_t bits;
     unsigned char kind; /* WG_WORD_* */
 } wg_pword;
-static inline wg_pword wg_pu(uint32_t v) { return (wg_pword){ v, WG_WORD_INT }; }
-static inline wg_pword wg_pi(int32_t v) { return (wg_pword){ (uint32_t)v, WG_WORD_INT }; }
-static inline wg_pword wg_pf(float v) {
+static inline wg_pword wg_pu(const char *name, uint32_t v) { return (wg_pword){ name, v, WG_WORD_INT }; }
+static inline wg_pword wg_pi(const char *name, int32_t v) { return (wg_pword){ name, (uint32_t)v, WG_WORD_INT }; }
+static inline wg_pword wg_pf(const char *name, float v) {
     union { float f; uint32_t u; } b = { .f = v };
-    return (wg_pword){ b.u, WG_WORD_F32 };
+    return (wg_pword){ name, b.u, WG_WORD_F32 };
 }
 void wg_p_words(wg_lower *L, wg_dispatch *d, const wg_pword *w, size_t n);
 #define WG_P(L, d, ...)                                                                                             \
@@ -319,7 +329,7 @@ void wg_scratch(wg_lower *L, uint64_t elems);
 /* Appends n words computed on the host (index maps, weights) to this
  * step's table, which compile uploads once into a constant buffer; returns
  * the element offset of the first word: bind the words with
- * wg_bind(L, d, WG_TABLE, offset, n). For lowerings whose exact result
+ * wg_bind(L, d, "t_off", WG_TABLE, offset, n). For lowerings whose exact result
  * needs arithmetic the GPU lacks (Resize: the reference's f64 source
  * coordinates). On OOM L->broken is set. */
 uint64_t wg_table(wg_lower *L, const uint32_t *words, size_t n);

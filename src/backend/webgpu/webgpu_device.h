@@ -12,7 +12,7 @@
 
 /* A kernel's Params as its `//!params` declaration lays them out
  * (wg_params.c): one WG_WORD_* per u32 word, padding included, and each
- * word's field (for messages). n_words == 0: the kernel declares none
+ * word's field (the next field for padding). n_words == 0: the kernel declares none
  * (nothing is checked). */
 typedef struct wg_layout {
     int n_words; /* up to the last field (the 16-byte end padding not counted) */
@@ -28,8 +28,9 @@ typedef struct wg_layout {
  * RLX_ERR_INTERNAL naming `kernel`. *out malloc'ed. */
 rlx_status wg_params_expand(const char *kernel, const char *src, wg_elem elem, char **out, wg_layout *lay);
 
-/* RLX_ERR_INTERNAL, naming `what` and the kernel, unless the words d wrote
- * (count and kind, padding included) are those lay declares. */
+/* RLX_ERR_INTERNAL, naming `what`, the kernel, the field's position and
+ * its declared and written names, unless the words d wrote (count, kind
+ * and field name of each, padding included) are those lay declares. */
 rlx_status wg_params_check(const wg_layout *lay, const wg_dispatch *d, const char *what);
 
 typedef struct wg_pipeline {

@@ -209,15 +209,9 @@ wg_dispatch *wg_emit(wg_lower *L, const char *kernel) {
 }
 
 wg_dispatch *wg_emit_source(wg_lower *L, const char *name, const char *source) {
-    char *copy = rlx_strdup(source);
-    if (!copy || RLX_GROW(L->sources, L->cap_sources, L->n_sources + 1) != RLX_OK) {
-        free(copy);
-        L->broken = true;
-        return wg_emit(L, name);
-    }
-    L->sources[L->n_sources++] = copy;
+    const char *copy = wg_keep(L, "%s", source);
     wg_dispatch *d = wg_emit(L, name);
-    d->source = copy;
+    d->source = *copy ? copy : NULL;
     return d;
 }
 
@@ -230,11 +224,12 @@ void wg_spec(wg_lower *L, wg_dispatch *d, const char *name, double value) {
     d->spec_val[d->n_spec++] = value;
 }
 
-static void push_word(wg_lower *L, wg_dispatch *d, uint32_t w, unsigned char kind) {
+static void push_word(wg_lower *L, wg_dispatch *d, const char *name, uint32_t w, unsigned char kind) {
     if (d->n_params >= WG_MAX_PARAMS) {
         L->broken = true;
         return;
     }
+    d->pname[d->n_params] = name;
     d->pkind[d->n_params] = kind;
     d->params[d->n_params++] = w;
 }
@@ -249,27 +244,27 @@ wg_elem wg_elem_of(rlx_dtype dt) {
     }
 }
 
-void wg_bind(wg_lower *L, wg_dispatch *d, int value, uint64_t elem_off, uint64_t elems) {
+void wg_bind(wg_lower *L, wg_dispatch *d, const char *name, int value, uint64_t elem_off, uint64_t elems) {
     if (d->n_bind >= WG_MAX_BINDINGS) {
         L->broken = true;
         return;
     }
     d->bind[d->n_bind] = (wg_operand){ value, elem_off, elems, WG_FMT_NATIVE, 0 };
     d->off_slot[d->n_bind++] = d->n_params;
-    push_word(L, d, 0, WG_WORD_INT); /* patched at compile time */
+    push_word(L, d, name, 0, WG_WORD_INT); /* patched at compile time */
 }
 
 void wg_bind_status(wg_lower *L, wg_dispatch *d) {
-    wg_bind(L, d, WG_STATUS, 0, WG_STATUS_WORDS);
+    wg_bind(L, d, "s_off", WG_STATUS, 0, WG_STATUS_WORDS);
     if (L->broken) return;
     d->reports = true;
     d->tag_slot = d->n_params;
-    push_word(L, d, 0, WG_WORD_INT); /* the step's tag: patched at compile time */
+    push_word(L, d, "tag", 0, WG_WORD_INT); /* the step's tag: patched at compile time */
 }
 
-void wg_bind_f16(wg_lower *L, wg_dispatch *d, int value, uint64_t h0, uint64_t n, uint32_t *sub) {
+void wg_bind_f16(wg_lower *L, wg_dispatch *d, const char *name, int value, uint64_t h0, uint64_t n, uint32_t *sub) {
     uint64_t w0 = h0 / 2, w1 = (h0 + (n ? n : 1) + 1) / 2;
-    wg_bind(L, d, value, w0, w1 - w0);
+    wg_bind(L, d, name, value, w0, w1 - w0);
     /* an f16 value (arena or constant) is its own packed copy; the scratch
      * holds what an f16 kernel wrote there (im2col) */
     bool native = value == WG_SCRATCH || (value >= 0 && L->g->values[value].dtype == RLX_DTYPE_F16);
@@ -299,10 +294,10 @@ bool wg_f16_fits(wg_lower *L, int value, uint64_t e0, uint64_t n) {
     return false;
 }
 
-void wg_bind_value(wg_lower *L, wg_dispatch *d, int value) {
+void wg_bind_value(wg_lower *L, wg_dispatch *d, const char *name, int value) {
     const rlx_value *v = value >= 0 ? &L->g->values[value] : NULL;
     bool halves = v && v->dtype == RLX_DTYPE_F16 && d->elem == WG_ELEM_F16;
-    wg_bind(L, d, value, 0, halves ? wg_numel(v) : v ? wg_words(v) : 0);
+    wg_bind(L, d, name, value, 0, halves ? wg_numel(v) : v ? wg_words(v) : 0);
 }
 
 int wg_operand_esize(const rlx_graph *g, const wg_dispatch *d, int i) {
@@ -312,33 +307,41 @@ int wg_operand_esize(const rlx_graph *g, const wg_dispatch *d, int i) {
     return half && d->elem == WG_ELEM_F16 ? 2 : 4;
 }
 
-void wg_bind_or(wg_lower *L, wg_dispatch *d, int v, int stand_in) {
-    if (v >= 0) wg_bind_value(L, d, v);
-    else wg_bind(L, d, stand_in, 0, 1);
+void wg_bind_or(wg_lower *L, wg_dispatch *d, const char *name, int v, int stand_in) {
+    if (v >= 0) wg_bind_value(L, d, name, v);
+    else wg_bind(L, d, name, stand_in, 0, 1);
 }
 
-void wg_bind_value4(wg_lower *L, wg_dispatch *d, int value) {
+void wg_bind_value4(wg_lower *L, wg_dispatch *d, const char *name, int value) {
     const rlx_value *v = value >= 0 ? &L->g->values[value] : NULL;
     uint64_t w = v && v->dtype == RLX_DTYPE_F16 && d->elem == WG_ELEM_F16 ? wg_numel(v) : v ? wg_words(v) : 0;
-    wg_bind(L, d, value, 0, (w + 3) / 4 * 4);
+    wg_bind(L, d, name, value, 0, (w + 3) / 4 * 4);
 }
 
-void wg_p_u32(wg_lower *L, wg_dispatch *d, uint32_t v) { push_word(L, d, v, WG_WORD_INT); }
-void wg_p_i32(wg_lower *L, wg_dispatch *d, int32_t v) {
-    uint32_t w;
-    memcpy(&w, &v, 4);
-    push_word(L, d, w, WG_WORD_INT);
-}
-void wg_p_f32(wg_lower *L, wg_dispatch *d, float v) {
-    uint32_t w;
-    memcpy(&w, &v, 4);
-    push_word(L, d, w, WG_WORD_F32);
-}
+void wg_p_u32(wg_lower *L, wg_dispatch *d, const char *name, uint32_t v) { push_word(L, d, name, v, WG_WORD_INT); }
+void wg_p_i32(wg_lower *L, wg_dispatch *d, const char *name, int32_t v) { WG_P(L, d, wg_pi(name, v)); }
+void wg_p_f32(wg_lower *L, wg_dispatch *d, const char *name, float v) { WG_P(L, d, wg_pf(name, v)); }
 void wg_p_words(wg_lower *L, wg_dispatch *d, const wg_pword *w, size_t n) {
-    for (size_t i = 0; i < n; i++) push_word(L, d, w[i].bits, w[i].kind);
+    for (size_t i = 0; i < n; i++) push_word(L, d, w[i].name, w[i].bits, w[i].kind);
 }
 void wg_p_align16(wg_lower *L, wg_dispatch *d) {
-    while (d->n_params % 4) push_word(L, d, 0, WG_WORD_PAD);
+    while (d->n_params % 4) push_word(L, d, NULL, 0, WG_WORD_PAD);
+}
+const char *wg_keep(wg_lower *L, const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *copy = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (copy) vsnprintf(copy, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    va_end(ap);
+    if (!copy || RLX_GROW(L->sources, L->cap_sources, L->n_sources + 1) != RLX_OK) {
+        free(copy);
+        L->broken = true;
+        return "";
+    }
+    return L->sources[L->n_sources++] = copy;
 }
 
 rlx_status wg_grid_groups(wg_lower *L, wg_dispatch *d, uint64_t groups) {

@@ -7,7 +7,9 @@
  * the same text gives the word layout that WGSL's uniform rules imply
  * (scalars 4 bytes, vec4 and arrays of vec4 16-byte aligned, padding
  * where alignment needs it), against which compile checks the words each
- * dispatch wrote (wg_p_*, wg_bind). A prelude defines the element type:
+ * dispatch wrote (wg_p_*, wg_bind): each carries its field's name and
+ * kind, so a C writer cannot disagree with the declaration in the name,
+ * order, kind or count of a field. A prelude defines the element type:
  * `alias T = f32;` (or f16 with `enable f16;`, i32, u32), the accumulator
  * type TACC (f32 for f16), T_INT and t_bits / t_from_bits. A kernel's
  * line `//!elem u32 f32 i32 f16` lists the types it is written for, the
@@ -26,7 +28,7 @@ static const char k_tag[] = "//!params";
 static const char k_bind[] = "//!bind ";
 static const char k_main1d[] = "//!main1d ";
 static const char *const k_elem_name[WG_ELEM_COUNT] = { "f32", "f16", "i32", "u32" };
-static const char *const k_kind_name[] = { "nothing", "an i32/u32", "an f32", "padding" };
+static const char *const k_kind_name[] = { "nothing", "i32/u32", "f32", "padding" };
 
 /* Kind and size in words of a field type (spaces removed), 0 if unknown. */
 static int field_type(const char *t, unsigned char *kind) {
@@ -238,6 +240,14 @@ rlx_status wg_params_expand(const char *kernel, const char *src, wg_elem elem, c
     return RLX_OK;
 }
 
+/* One word for messages: "'name' (kind)", "padding before 'name'" or "nothing". */
+static const char *word_text(char *buf, size_t cap, int kind, const char *name) {
+    if (kind == WG_WORD_PAD) snprintf(buf, cap, "padding%s%s%s", *name ? " before '" : "", name, *name ? "'" : "");
+    else if (kind) snprintf(buf, cap, "'%s' (%s)", name, k_kind_name[kind]);
+    else snprintf(buf, cap, "nothing");
+    return buf;
+}
+
 rlx_status wg_params_check(const wg_layout *lay, const wg_dispatch *d, const char *what) {
     if (!lay->n_words) return RLX_OK;
     int end = (lay->n_words + 3) / 4 * 4;
@@ -245,13 +255,18 @@ rlx_status wg_params_check(const wg_layout *lay, const wg_dispatch *d, const cha
     for (int i = 0; i < n; i++) {
         int want = i < lay->n_words ? lay->kind[i] : i < end ? WG_WORD_PAD : 0;
         int got = i < d->n_params ? d->pkind[i] : 0;
-        if (want == got || (want == WG_WORD_PAD && got == 0)) continue;
+        const char *name = i < d->n_params && d->pname[i] ? d->pname[i] : "";
+        const char *decl = i < lay->n_words ? lay->names[lay->field[i]] : "";
+        if (want == WG_WORD_PAD ? got == 0 || got == WG_WORD_PAD : want == got && strcmp(name, decl) == 0) continue;
+        char w[64], g[64];
         if (!want)
             return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s': the lowering writes %d Params words, the kernel declares "
-                                              "%d (//!params)", what, d->kernel, d->n_params, lay->n_words);
-        return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s': Params word %d is %s of field '%s' in the kernel's "
-                                          "declaration (//!params), but the lowering wrote %s there",
-                        what, d->kernel, i, k_kind_name[want], lay->names[lay->field[i]], k_kind_name[got]);
+                                              "%d (//!params); word %d is %s", what, d->kernel, d->n_params,
+                            lay->n_words, i, word_text(g, sizeof g, got, name));
+        return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s': Params field %d (word %d) is %s in the kernel's declaration "
+                                          "(//!params), but the lowering wrote %s there (%d words in all)",
+                        what, d->kernel, lay->field[i], i, word_text(w, sizeof w, want, decl),
+                        word_text(g, sizeof g, got, name), d->n_params);
     }
     return RLX_OK;
 }

@@ -181,8 +181,8 @@ rlx_status wg_emit_act_epilogue(wg_lower *L, int value, uint64_t off, uint64_t n
     for (uint64_t o = 0; o < n && st == RLX_OK; o += blk) {
         uint64_t c = n - o < blk ? n - o : blk;
         wg_dispatch *d = wg_emit_source(L, "act_epilogue", b.s);
-        wg_bind(L, d, value, off + o, c);
-        WG_P(L, d, wg_pu(c), wg_pf(a->alpha), wg_pf(a->beta));
+        wg_bind(L, d, "y_off", value, off + o, c);
+        WG_P(L, d, wg_pu("n", c), wg_pf("act_alpha", a->alpha), wg_pf("act_beta", a->beta));
         st = wg_grid_1d(L, d, c);
     }
     wg_src_free(&b);
