@@ -609,6 +609,7 @@ C.check(r is None and "RLX_ERR_INVALID_MODEL" in log and "declared u8" in log,
 # A Relu that the Q does not make a no-op (zero point 128) keeps that convolution in f32 on both plans:
 # its output (y1) may then be one level apart between the devices and from onnxruntime at the ties; the
 # second convolution multiplies such a level by up to 127 weight steps, so y is not compared there.
+# A mixed plan (gpu.disable=QLinearConv: those nodes on the CPU, the Q / DQ on the GPU) gives the same bits.
 def qdq_tie_net(path, act1, zy1):
     """Two QDQ convolutions (3x3, then depthwise 3x3 stride 2 with per-channel weights); act1 after the first
     (None, "Relu", "Clip6"), Relu6 (Clip 0..6) after the second."""
@@ -668,6 +669,13 @@ for act1, zy1, n_int in [(None, 0, 2), ("Relu", 0, 2), ("Clip6", 0, 2), ("Relu",
             C.check(sum(fallbacks(log).values()) == 0, "gpu %s: fallback %s" % (what, fallbacks(log)))
     if len(outs) != 2:
         continue
+    if act1 is None:  # a mixed plan: the QLinearConv nodes on the CPU, the rest on the GPU (gpu.disable)
+        r, log = rlx_run(pt, {"x": xt}, ["y", "y1"], "gpu", "--option", "gpu.disable=QLinearConv")
+        if C.check(r is not None, "mixed %s: run failed" % what):
+            C.check(native(log, "QLinearConv") == (2, 0, 2), "mixed %s: want 2 QLinearConv on the CPU: %s\n%s" %
+                    (what, native(log, "QLinearConv"), log))
+            C.check(all(np.array_equal(r[k], outs["cpu"][k]) for k in range(2)), "mixed %s: differs from the CPU"
+                    " plan" % what)
     yo = ort.InferenceSession(pt, providers=["CPUExecutionProvider"]).run(None, {"x": xt})
     for k in [0, 1] if n_int == 2 else [1]:
         o = "y1" if k else "y"
