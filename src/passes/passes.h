@@ -68,7 +68,8 @@ rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats);
  * [-> a Relu or Clip that the Q makes a no-op] -> QuantizeLinear
  * (per-tensor activations, per-tensor or per-channel constant weights)
  * -> one QLinearConv (the integer convolution, the same bits on the CPU
- * and the GPU). */
+ * and the GPU); likewise DequantizeLinear(x) -> MatMul(.,
+ * DequantizeLinear(W [K, N])) -> QuantizeLinear -> one QLinearMatMul. */
 rlx_status rlx_pass_fuse_qdq_conv(rlx_graph *g, rlx_pass_stats *stats);
 
 /* Conv + Add(r) (+ activation) -> Conv with the residual r as an internal

@@ -32,7 +32,8 @@
 7. DynamicQuantizeLinear's edge inputs,
 8. QLinearConv's parameters at the edges and
 9. QDQ convolutions (with a no-op Relu / Clip or a real one) as QLinearConv on GPU and CPU plans alike,
-   the GPU's output equal to the CPU's: see those sections.
+   the GPU's output equal to the CPU's, and
+10. QDQ MatMuls as QLinearMatMul likewise: see those sections.
 
 Skips (exit 77) while rlx or onnxruntime's quantization tools are missing."""
 import os
@@ -692,4 +693,49 @@ for act1, zy1, n_int in [(None, 0, 2), ("Relu", 0, 2), ("Clip6", 0, 2), ("Relu",
                 what, o, dev, int((d > 0).sum()), d.size, d.max()))
             C.check(d.max() <= 1 + 1e-4 and (d > 0).mean() <= (0.01 if n_int == 2 else 0.5),
                     "%s %s: %s %.3g levels from onnxruntime on %d outputs" % (what, o, dev, d.max(), (d > 0).sum()))
+# ---------------------------------------------------------------- 10. QDQ MatMuls on both plans
+# An MLP (MatMul -> Relu -> MatMul, x [2, 5, 32], weights [32, 40] and [40, 24]) through quantize_static in
+# the QDQ format (per-channel int8 weights, uint8 activations): fuse_qdq_conv makes both DequantizeLinear ->
+# MatMul -> QuantizeLinear (the Relu dropped: the uint8 zero point after it is 0) QLinearMatMul on CPU and
+# GPU plans alike (the integer GEMMs), the GPU's output equal to the CPU's bit for bit; onnxruntime (which
+# makes them QLinearMatMul too, with a float requantization multiplier) within one level on <= 2%.
+mf = os.path.join(tmp, "qdq_mlp_f32.onnx")
+mq = os.path.join(tmp, "qdq_mlp.onnx")
+g = H.make_graph([H.make_node("MatMul", ["x", "w0"], ["m0"]), H.make_node("Relu", ["m0"], ["r0"]),
+                  H.make_node("MatMul", ["r0", "w1"], ["y"])], "mlp",
+                 [H.make_tensor_value_info("x", T.FLOAT, [2, 5, 32])], [H.make_tensor_value_info("y", T.FLOAT, None)],
+                 [NH.from_array(rng.uniform(-.5, .5, (32, 40)).astype(f), "w0"),
+                  NH.from_array(rng.uniform(-.5, .5, (40, 24)).astype(f), "w1")])
+onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 13)], ir_version=8), mf)
+
+
+class MlpReader(CalibrationDataReader):
+    def __init__(self):
+        self.it = iter([{"x": rng.uniform(-1, 1, (2, 5, 32)).astype(f)} for _ in range(4)])
+
+    def get_next(self):
+        return next(self.it, None)
+
+
+quantize_static(mf, mq, MlpReader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+mm_ini = {i.name: NH.to_array(i) for i in onnx.load(mq).graph.initializer}
+mm_dq = [n for n in onnx.load(mq).graph.node if n.op_type == "DequantizeLinear" and n.output[0] == "y"]
+mm_step = float(mm_ini[mm_dq[0].input[1]]) if mm_dq else 1.0
+xm = rng.uniform(-1, 1, (2, 5, 32)).astype(f)
+mm_out = {}
+for dev in ["cpu", "gpu"]:
+    r, log = rlx_run(mq, {"x": xm}, ["y"], dev)
+    if not C.check(r is not None, "%s QDQ MLP: run failed" % dev):
+        continue
+    mm_out[dev] = r[0]
+    C.check(native(log, "QLinearMatMul") == (2, 2, 0), "%s QDQ MLP: want 2 QLinearMatMul on the device: %s\n%s" %
+            (dev, native(log, "QLinearMatMul"), log))
+    if dev == "gpu":
+        C.check(sum(fallbacks(log).values()) == 0, "gpu QDQ MLP: fallback %s" % fallbacks(log))
+if len(mm_out) == 2:
+    C.check(np.array_equal(mm_out["gpu"], mm_out["cpu"]), "QDQ MLP: the GPU plan differs from the CPU plan in %d"
+            % int((mm_out["gpu"] != mm_out["cpu"]).sum()))
+    within(mm_out["cpu"], ort.InferenceSession(mq, providers=["CPUExecutionProvider"]).run(None, {"x": xm})[0],
+           mm_step, "QDQ MLP: rlx vs onnxruntime")
 sys.exit(C.done())
