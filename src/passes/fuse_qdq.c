@@ -274,18 +274,19 @@ static bool qdq_param_ok(const rlx_graph *g, const rlx_node *d, int64_t M, rlx_d
     return M > 0 && s->rank == 1 && s->dims[0] == M && (int64_t)ns == M;
 }
 
-/* Whether Relu or Clip(lo, hi) between a Conv and QuantizeLinear q (per
- * tensor, y of dtype yt) changes no quantized level: Q(lo) <= the type's
- * minimum and Q(hi) >= its maximum, computed as the kernel does (one f32
- * division, round half to even, plus the zero point). Q is monotonic, so
- * Q(clamp(v, lo, hi)) == Q(v) for every v then (onnxruntime's
- * ClipQuantFusion drops such an activation too). */
+/* Whether Relu or Clip(lo, hi) (lo <= hi) between a Conv or MatMul and
+ * QuantizeLinear q (per tensor, a positive scale, y of dtype yt) changes
+ * no quantized level: Q(lo) <= the type's minimum and Q(hi) >= its
+ * maximum, computed as the kernel does (one f32 division, round half to
+ * even, plus the zero point). Q is then monotonic, so Q(clamp(v, lo, hi))
+ * == Q(v) for every v (onnxruntime's ClipQuantFusion drops such an
+ * activation too). */
 static bool act_absorbed(const rlx_graph *g, const rlx_node *q, rlx_act act, rlx_dtype yt) {
     double lo = act.kind == RLX_ACT_RELU ? 0.0 : act.alpha, hi = act.kind == RLX_ACT_RELU ? INFINITY : act.beta;
     double s, z, qmin = yt == RLX_DTYPE_U8 ? 0 : -128;
     if ((act.kind != RLX_ACT_RELU && act.kind != RLX_ACT_CLIP) || !rlx_konst_scalar(rlx_node_input(g, q, 1), &s) ||
-        !rlx_konst_scalar(rlx_node_input(g, q, 2), &z))
-        return false;
+        !rlx_konst_scalar(rlx_node_input(g, q, 2), &z) || !(lo <= hi) || !(s > 0))
+        return false; /* lo > hi: Clip gives hi everywhere */
     float sf = (float)s;
     return rintf((float)lo / sf) + z <= qmin && rintf((float)hi / sf) + z >= qmin + 255;
 }
