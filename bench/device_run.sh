@@ -65,7 +65,10 @@
 #                                            # with $QCONV_MODELS (default
 #                                            # build/quant/ppocrv4_det_qop.onnx and _qdq.onnx, made here by
 #                                            # bench/make_quant_models.py; add "build/quant" to carry) on
-#                                            # $QCONV_INPUT (default build/quant/x_1x3x256x256.npy); qconv.txt
+#                                            # $QCONV_INPUT (default build/quant/x_1x3x256x256.npy); with
+#                                            # $QCONV_OPTION (KEY=VALUE) a fourth run with that option on the
+#                                            # GPU (e.g. passes.disable=fuse_qdq_conv: QDQ convolutions in
+#                                            # f32, as GPU plans ran them before branch qdqgpu); qconv.txt
 #   bash bench/device_run.sh diag            # ~3 min: cooperative-matrix forms (coop_probe), the
 #                                            # f16 GEMM's self-test, the wait's spin budget on a
 #                                            # one-Relu model, why BERT nodes fall back to the CPU
@@ -441,6 +444,9 @@ np.save('$W/mask.npy', np.ones((1,128),np.int64)); np.save('$W/tt.npy', np.zeros
         timeout 240 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 $extra
         timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option gpu.qgemm_tile=reg $extra
         timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option gpu.qgemm_tile=0 $extra
+        if [ -n "${QCONV_OPTION:-}" ]; then  # e.g. passes.disable=fuse_qdq_conv: the GPU plan before branch qdqgpu
+          timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option "$QCONV_OPTION" $extra
+        fi
       } 2>&1 | tee "$OUT/qconv.txt"
       ;;
     quick)

@@ -5,8 +5,9 @@
  * chains and GEMM/conv epilogues (its vocabulary row QDQ, src/ir/ew_funcs.h,
  * has RLX_EW_CHAIN and RLX_EW_ACT), and never materialise the 8-bit tensor.
  * The weights' DequantizeLinear of constants need nothing here: the fold
- * pass turns them into f32 constants before this pass, so QDQ Conv, MatMul
- * and Gemm run as the f32 kernels.
+ * pass turns them into f32 constants before this pass, so QDQ Gemm (and
+ * the Conv and MatMul that rlx_pass_fuse_qdq_conv leaves) run as the f32
+ * kernels.
  *
  * A pair is taken when: Q reads an f32 tensor x; both nodes are per tensor
  * (scale of one element, f32, constant; zero point absent or a constant of
@@ -29,9 +30,13 @@
  * GPU plan runs the ones the GPU declines (3-D, scales that are not
  * constants) on the CPU. When the plan runs on the CPU alone
  * (stats->cpu_target), DynamicQuantizeLinear and MatMulInteger stay too:
- * the CPU's int8 GEMM runs them exactly; and, before the first fold (while the weights'
- * DequantizeLinear are still there), rlx_pass_fuse_qdq_conv turns the QDQ
- * convolutions of quantize_static into QLinearConv for it. */
+ * the CPU's int8 GEMM runs them exactly. On every plan, before the first
+ * fold (while the weights' DequantizeLinear are still there),
+ * rlx_pass_fuse_qdq_conv turns the QDQ convolutions and MatMuls of
+ * quantize_static into QLinearConv and QLinearMatMul, so that a GPU plan
+ * and a CPU plan give the same integer bits (as f32 ops, the GPU summed in
+ * another order than the CPU and put some activations one level apart,
+ * which the layers after amplified). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -254,7 +259,7 @@ static double param_at(const rlx_value *v, int64_t m) {
     return rlx_tensor_get_f64(v->konst, rlx_value_numel(v) == 1 ? 0 : (size_t)m);
 }
 
-/* ------------------------------------------------------------ QDQ convolutions on the CPU */
+/* ------------------------------------------------- QDQ convolutions and MatMuls as QLinearConv, QLinearMatMul */
 
 /* A constant f32 scale of one element or one per output channel [M] (rank
  * 1, the node's axis 0 then), and its zero point z (same element count,
@@ -269,26 +274,56 @@ static bool qdq_param_ok(const rlx_graph *g, const rlx_node *d, int64_t M, rlx_d
     return M > 0 && s->rank == 1 && s->dims[0] == M && (int64_t)ns == M;
 }
 
+/* Whether Relu or Clip(lo, hi) (lo <= hi) between a Conv or MatMul and
+ * QuantizeLinear q (per tensor, a positive scale, y of dtype yt) changes
+ * no quantized level: Q(lo) <= the type's minimum and Q(hi) >= its
+ * maximum, computed as the kernel does (one f32 division, round half to
+ * even, plus the zero point). Q is then monotonic, so Q(clamp(v, lo, hi))
+ * == Q(v) for every v (onnxruntime's ClipQuantFusion drops such an
+ * activation too). */
+static bool act_absorbed(const rlx_graph *g, const rlx_node *q, rlx_act act, rlx_dtype yt) {
+    double lo = act.kind == RLX_ACT_RELU ? 0.0 : act.alpha, hi = act.kind == RLX_ACT_RELU ? INFINITY : act.beta;
+    double s, z, qmin = yt == RLX_DTYPE_U8 ? 0 : -128;
+    if ((act.kind != RLX_ACT_RELU && act.kind != RLX_ACT_CLIP) || !rlx_konst_scalar(rlx_node_input(g, q, 1), &s) ||
+        !rlx_konst_scalar(rlx_node_input(g, q, 2), &z) || !(lo <= hi) || !(s > 0))
+        return false; /* lo > hi: Clip gives hi everywhere */
+    float sf = (float)s;
+    return rintf((float)lo / sf) + z <= qmin && rintf((float)hi / sf) + z >= qmin + 255;
+}
+
 /* DequantizeLinear(x) -> Conv(., DequantizeLinear(W), DequantizeLinear(B))
- * -> QuantizeLinear as one QLinearConv, which the CPU runs on its int8
- * GEMM (cpu_quant.c): x uint8 or int8 with its scale and zero point per
+ * [-> Relu or Clip] -> QuantizeLinear as one QLinearConv, and
+ * DequantizeLinear(x) -> MatMul(., DequantizeLinear(W)) [-> Relu or Clip]
+ * -> QuantizeLinear as one QLinearMatMul, which both devices run on their
+ * integer kernels (the CPU's int8 GEMM, cpu_quant.c and cpu_qgemm.c; the
+ * GPU's integer convolution and GEMM, webgpu/lower_qgemm.c), with the
+ * same bits: x uint8 or int8 with its scale and zero point per
  * tensor; W a constant int8 or uint8 with its scale and zero point per
- * tensor or per output channel (DQ axis 0); B absent or a constant int32
+ * tensor or per output channel (Conv: W [M, C/group, k...], DQ axis 0;
+ * MatMul: W [K, N], per column, DQ axis 1); B (Conv only) absent or a constant int32
  * with zero point 0 and the scale x_scale * w_scale (per channel, to a
  * relative 1e-6: quantize_static's bias); Q per tensor, its zero point
- * given (the output dtype); the Conv's output read by the Q alone. This
- * is onnxruntime's own rewrite on its CPU provider: the sums are exact
- * integers and the requantization multiplies by x_scale * w_scale /
- * y_scale in double, so an output can be one level from the f32 graph's
- * where its value lies at a rounding boundary (the f32 sum rounds). */
-static rlx_status qdq_conv_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pass_stats *stats, bool *done) {
+ * given (the output dtype); the Conv's (MatMul's) output read by the Q alone, or by
+ * a Relu or Clip (constant bounds) that Q makes a no-op (act_absorbed),
+ * read by the Q alone. This is onnxruntime's own rewrite on its CPU
+ * provider: the sums are exact integers and the requantization multiplies
+ * by x_scale * w_scale / y_scale in double, so an output can be one level
+ * from the f32 graph's where its value lies at a rounding boundary (the
+ * f32 sum rounds). */
+static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pass_stats *stats, bool *done) {
     const rlx_node *c = &g->nodes[ci];
+    bool mm = c->op == RLX_OP_MatMul;
     if (c->n_in < 2 || c->n_out != 1 || c->out[0] < 0 || !rlx_fuse_private(g, u, c->out[0], 1)) return RLX_OK;
-    int qi = rlx_fuse_user(u, c->out[0], 0);
+    int qi = rlx_fuse_user(u, c->out[0], 0), qin = c->out[0], ai = -1, nn = 0;
+    rlx_act act = { 0 };
+    if (!rlx_fuse_is(&g->nodes[qi], RLX_OP_QuantizeLinear)) { /* Relu or Clip first? */
+        if (!rlx_fuse_match_act(g, u, qin, &ai, &nn, &qin, &act) || nn != 1 || !rlx_fuse_private(g, u, qin, 1))
+            return RLX_OK;
+        qi = rlx_fuse_user(u, qin, 0);
+    }
     const rlx_node *q = &g->nodes[qi], *dx = rlx_fuse_producer(g, c->in[0]), *dw = rlx_fuse_producer(g, c->in[1]);
     const rlx_node *db = c->n_in > 2 && c->in[2] >= 0 ? rlx_fuse_producer(g, c->in[2]) : NULL;
-    if (!rlx_fuse_is(q, RLX_OP_QuantizeLinear) || q->n_in < 3 || q->in[0] != c->out[0] || q->n_out != 1 ||
-        q->out[0] < 0)
+    if (!rlx_fuse_is(q, RLX_OP_QuantizeLinear) || q->n_in < 3 || q->in[0] != qin || q->n_out != 1 || q->out[0] < 0)
         return RLX_OK;
     if (!dx || !rlx_fuse_is(dx, RLX_OP_DequantizeLinear) || !dw || !rlx_fuse_is(dw, RLX_OP_DequantizeLinear))
         return RLX_OK;
@@ -301,15 +336,17 @@ static rlx_status qdq_conv_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rl
     if (!x || !w || !w->konst || (x->dtype != RLX_DTYPE_U8 && x->dtype != RLX_DTYPE_I8) ||
         (w->dtype != RLX_DTYPE_U8 && w->dtype != RLX_DTYPE_I8) || (y->dtype != RLX_DTYPE_U8 && y->dtype != RLX_DTYPE_I8))
         return RLX_OK;
-    if (w->rank < 3 || w->rank > 4 || g->values[c->out[0]].dtype != RLX_DTYPE_F32) return RLX_OK;
-    int64_t M = w->dims[0];
+    bool w_ok = mm ? w->rank == 2 && c->n_in == 2 : w->rank >= 3 && w->rank <= 4;
+    if (!w_ok || g->values[c->out[0]].dtype != RLX_DTYPE_F32) return RLX_OK;
+    int64_t M = w->dims[mm ? 1 : 0];
     if (!qdq_param_ok(g, dx, -1, x->dtype) || !qdq_param_ok(g, q, -1, y->dtype) || !qdq_param_ok(g, dw, M, w->dtype))
         return RLX_OK;
+    if (ai >= 0 && !act_absorbed(g, q, act, y->dtype)) return RLX_OK;
     const rlx_value *ws = rlx_node_input(g, dw, 1), *xs = rlx_node_input(g, dx, 1);
     if (rlx_value_numel(ws) != 1) {
         int64_t ax = rlx_param_int(dw, "axis");
         if (ax < 0) ax += w->rank;
-        if (ax != 0) return RLX_OK;
+        if (ax != (mm ? 1 : 0)) return RLX_OK;
     }
     int bias = -1;
     if (db) {
@@ -342,23 +379,28 @@ static rlx_status qdq_conv_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rl
     }
     char what[512] = "";
     if (rlx_fuse_reporting()) {
-        int grp[4] = { (int)(dx - g->nodes), (int)(dw - g->nodes), ci, qi };
-        rlx_fuse_describe(g, grp, 4, what, sizeof what);
+        int grp[5] = { (int)(dx - g->nodes), (int)(dw - g->nodes), ci, qi, ai };
+        rlx_fuse_describe(g, grp, ai >= 0 ? 5 : 4, what, sizeof what);
     }
     char name[256];
-    snprintf(name, sizeof name, "%s_qlinear", c->name ? c->name : "conv");
+    snprintf(name, sizeof name, "%s_qlinear", c->name ? c->name : mm ? "matmul" : "conv");
     g->nodes[ci].dead = true;
     g->nodes[qi].dead = true;
+    if (ai >= 0) g->nodes[ai].dead = true;
     g->values[yid].producer = -1;
-    RLX_TRY(rlx_fuse_emplace(g, ci, "QLinearConv", "", name, ins, bias >= 0 ? 9 : 8, &yid, 1, attrs, na));
-    rlx_fuse_report(PASS, what, &g->nodes[ci], "int8 convolution on the CPU");
-    if (stats) stats->fused++;
+    RLX_TRY(rlx_fuse_emplace(g, ci, mm ? "QLinearMatMul" : "QLinearConv", "", name, ins, bias >= 0 ? 9 : 8, &yid, 1,
+                             attrs, na));
+    rlx_fuse_report(PASS, what, &g->nodes[ci],
+                    mm ? (ai >= 0 ? "int8 matmul, its activation a no-op after Q" : "int8 matmul")
+                       : (ai >= 0 ? "int8 convolution, its activation a no-op after Q" : "int8 convolution"));
+    if (stats) stats->fused += ai >= 0 ? 2 : 1;
     *done = true;
     return RLX_OK;
 }
 
 rlx_status rlx_pass_fuse_qdq_conv(rlx_graph *g, rlx_pass_stats *stats) {
-    return rlx_fuse_each_anchor(g, RLX_OP_Conv, qdq_conv_one, stats);
+    RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_Conv, qdq_one, stats));
+    return rlx_fuse_each_anchor(g, RLX_OP_MatMul, qdq_one, stats);
 }
 
 rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats) {

@@ -11,8 +11,8 @@ typedef struct rlx_pass_stats {
     int fused;      /* nodes fused into others */
     const struct rlx_config *cfg; /* in: the session's options (base/options.h), for the pipeline's debugging */
     /* in: the plan runs on the CPU backend alone; fuse_qdq then keeps
-     * DynamicQuantizeLinear, MatMulInteger, QLinearMatMul and QLinearConv
-     * (and makes QDQ convolutions QLinearConv) for the CPU's int8 kernels instead of writing them as the f32 ops a GPU runs */
+     * DynamicQuantizeLinear and MatMulInteger for the CPU's int8 kernels
+     * instead of writing them as the f32 ops a GPU runs (the same bits) */
     bool cpu_target;
 } rlx_pass_stats;
 
@@ -63,10 +63,13 @@ rlx_status rlx_pass_fuse_activation(rlx_graph *g, rlx_pass_stats *stats);
  * quantization, bit-exact with the pair); see the file for the conditions. */
 rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats);
 
-/* passes/fuse_qdq.c, for CPU-only plans, before the first fold:
+/* passes/fuse_qdq.c, for every plan, before the first fold:
  * DequantizeLinear(x) -> Conv(DequantizeLinear(W), DequantizeLinear(B int32))
- * -> QuantizeLinear (per-tensor activations, per-tensor or per-channel
- * constant weights) -> one QLinearConv (run on the CPU's int8 GEMM). */
+ * [-> a Relu or Clip that the Q makes a no-op] -> QuantizeLinear
+ * (per-tensor activations, per-tensor or per-channel constant weights)
+ * -> one QLinearConv (the integer convolution, the same bits on the CPU
+ * and the GPU); likewise DequantizeLinear(x) -> MatMul(.,
+ * DequantizeLinear(W [K, N])) -> QuantizeLinear -> one QLinearMatMul. */
 rlx_status rlx_pass_fuse_qdq_conv(rlx_graph *g, rlx_pass_stats *stats);
 
 /* Conv + Add(r) (+ activation) -> Conv with the residual r as an internal

@@ -46,8 +46,10 @@ rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps) {
      * computed once and kept with the weights. */
     rlx_fuse_set_reporting(ps->cfg->fusion_report);
     dump_ir(ps, g, "binding the input shapes");
-    /* before the fold makes the weights' DequantizeLinear f32 constants */
-    if (ps->cpu_target && pass_enabled(ps, "fuse_qdq"))
+    /* before the fold makes the weights' DequantizeLinear f32 constants; on
+     * every plan, so that the GPU and the CPU run the same integer
+     * convolutions (QLinearConv, exact on both) */
+    if (pass_enabled(ps, "fuse_qdq"))
         RLX_TRY(run_pass(g, ps, "fuse_qdq_conv", rlx_pass_fuse_qdq_conv));
     RLX_TRY(rlx_pass_fold(g, ps));
     dump_ir(ps, g, "fold (shape inference + constant folding)");

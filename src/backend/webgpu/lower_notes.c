@@ -122,8 +122,10 @@ static const gpu_note k_gpu_notes[] = {
       "DequantizeLinear of a constant folds. fuse_qdq also writes DynamicQuantizeLinear as ReduceMin/ReduceMax/"
       "QuantizeLinear and MatMulInteger (constant 2-D B, per-tensor A zero point, sums exact in f32: K * 255 * "
       "max|B - zp| <= 2^24) as DequantizeLinear -> MatMul -> Cast, so those run on the GPU too (a CPU-only plan "
-      "keeps DynamicQuantizeLinear and MatMulInteger for the CPU's exact int8 GEMM, and makes the QDQ "
-      "convolutions DequantizeLinear -> Conv -> QuantizeLinear QLinearConv: fuse_qdq_conv). QLinearMatMul, "
+      "keeps DynamicQuantizeLinear and MatMulInteger for the CPU's exact int8 GEMM). Every plan makes the QDQ "
+      "convolutions DequantizeLinear -> Conv [-> a Relu or Clip that the Q makes a no-op] -> QuantizeLinear "
+      "QLinearConv, and DequantizeLinear -> MatMul (constant 2-D weights) [-> Relu or Clip] -> QuantizeLinear "
+      "QLinearMatMul (fuse_qdq_conv), so both devices give the same bits. QLinearMatMul, "
       "ConvInteger and QLinearConv are never rewritten: both devices run them exactly (a GPU plan runs the ones "
       "the GPU declines, 3-D or with scales that are not constants, on the CPU). QLinearMatMul and QLinearConv "
       "scales must be finite and nonzero (a constant's at load, a run-time input's at run)." },
