@@ -101,9 +101,10 @@ def model_feeds(path, overrides):
     return feeds
 
 
-def demo_input(png):
+def demo_input(png, preset="paddleocr", limit=None):
     """The demo page preprocessed as ocr_det does (PaddleOCR preset:
-    1x3x192x384), or None without the page or tests/python/ocr_ref.py."""
+    1x3x192x384; preset "rapidocr": 1x3x736x1472; limit overrides the
+    preset's side limit), or None without the page or tests/python/ocr_ref.py."""
     try:
         import numpy as np
         sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
@@ -119,7 +120,7 @@ def demo_input(png):
             rgb = ocr_ref.composite_white(img[..., :3], img[..., 3])
         else:
             rgb = img[..., :3]
-        return ocr_ref.preprocess(rgb.astype(np.uint8))
+        return ocr_ref.preprocess(rgb.astype(np.uint8), preset=preset, limit=limit)
     except Exception as e:
         log("demo page: %s" % e)
         return None
@@ -195,12 +196,17 @@ def torch_cuda():
         return False
 
 
-def run_torch(name, batch, iters, warmup, seq=128):
+def run_torch(name, batch, iters, warmup, seq=128, half=False):
+    """Eager and CUDA-graph wall ms of a benchmark model; half: the model
+    in f16 (model.half()) and its floating-point inputs f16 too."""
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     m = export_models.torch_model(name).cuda()
     args = export_models.torch_inputs(name, batch, seq, device="cuda")
+    if half:
+        m = m.half()
+        args = tuple(t.half() if t.is_floating_point() else t for t in args)
     res = {}
     with torch.inference_mode():
         for _ in range(warmup):
