@@ -312,15 +312,21 @@ def med(r, key="wall_ms"):
         return None
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def common_args(ap, out, budget):
+    """The options that bench/model_dtypes.py shares: --rlx, --out (default
+    out), --txt, --models-dir, --budget (default budget s), --quick, --iters."""
     ap.add_argument("--rlx", default=os.path.join(ROOT, "build", "rlx"))
-    ap.add_argument("--out", default="compare.json")
+    ap.add_argument("--out", default=out)
     ap.add_argument("--txt", default=None, help="also write the table here")
     ap.add_argument("--models-dir", default=os.path.join(tempfile.gettempdir(), "rlx_bench_models"))
-    ap.add_argument("--budget", type=float, default=450.0, help="seconds after which no new row starts")
+    ap.add_argument("--budget", type=float, default=budget, help="seconds after which no new row starts")
     ap.add_argument("--quick", action="store_true", help="small shapes, few iterations (no real GPU)")
     ap.add_argument("--iters", type=int, default=20)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    common_args(ap, "compare.json", 450.0)
     ap.add_argument("--cpu-iters", type=int, default=3)
     ap.add_argument("--ocr-model", default=os.path.join(ROOT, "models", "ppocrv4_det.onnx"))
     ap.add_argument("--page", default=os.path.join(ROOT, "data", "page.png"),
