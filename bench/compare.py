@@ -101,9 +101,10 @@ def model_feeds(path, overrides):
     return feeds
 
 
-def demo_input(png):
+def demo_input(png, preset="paddleocr", limit=None):
     """The demo page preprocessed as ocr_det does (PaddleOCR preset:
-    1x3x192x384), or None without the page or tests/python/ocr_ref.py."""
+    1x3x192x384; preset "rapidocr": 1x3x736x1472; limit overrides the
+    preset's side limit), or None without the page or tests/python/ocr_ref.py."""
     try:
         import numpy as np
         sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
@@ -119,7 +120,7 @@ def demo_input(png):
             rgb = ocr_ref.composite_white(img[..., :3], img[..., 3])
         else:
             rgb = img[..., :3]
-        return ocr_ref.preprocess(rgb.astype(np.uint8))
+        return ocr_ref.preprocess(rgb.astype(np.uint8), preset=preset, limit=limit)
     except Exception as e:
         log("demo page: %s" % e)
         return None
@@ -195,12 +196,17 @@ def torch_cuda():
         return False
 
 
-def run_torch(name, batch, iters, warmup, seq=128):
+def run_torch(name, batch, iters, warmup, seq=128, half=False):
+    """Eager and CUDA-graph wall ms of a benchmark model; half: the model
+    in f16 (model.half()) and its floating-point inputs f16 too."""
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     m = export_models.torch_model(name).cuda()
     args = export_models.torch_inputs(name, batch, seq, device="cuda")
+    if half:
+        m = m.half()
+        args = tuple(t.half() if t.is_floating_point() else t for t in args)
     res = {}
     with torch.inference_mode():
         for _ in range(warmup):
@@ -306,15 +312,21 @@ def med(r, key="wall_ms"):
         return None
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def common_args(ap, out, budget):
+    """The options that bench/model_dtypes.py shares: --rlx, --out (default
+    out), --txt, --models-dir, --budget (default budget s), --quick, --iters."""
     ap.add_argument("--rlx", default=os.path.join(ROOT, "build", "rlx"))
-    ap.add_argument("--out", default="compare.json")
+    ap.add_argument("--out", default=out)
     ap.add_argument("--txt", default=None, help="also write the table here")
     ap.add_argument("--models-dir", default=os.path.join(tempfile.gettempdir(), "rlx_bench_models"))
-    ap.add_argument("--budget", type=float, default=450.0, help="seconds after which no new row starts")
+    ap.add_argument("--budget", type=float, default=budget, help="seconds after which no new row starts")
     ap.add_argument("--quick", action="store_true", help="small shapes, few iterations (no real GPU)")
     ap.add_argument("--iters", type=int, default=20)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    common_args(ap, "compare.json", 450.0)
     ap.add_argument("--cpu-iters", type=int, default=3)
     ap.add_argument("--ocr-model", default=os.path.join(ROOT, "models", "ppocrv4_det.onnx"))
     ap.add_argument("--page", default=os.path.join(ROOT, "data", "page.png"),

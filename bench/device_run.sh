@@ -69,6 +69,12 @@
 #                                            # $QCONV_OPTION (KEY=VALUE) a fourth run with that option on the
 #                                            # GPU (e.g. passes.disable=fuse_qdq_conv: QDQ convolutions in
 #                                            # f32, as GPU plans ran them before branch qdqgpu); qconv.txt
+#   bash bench/device_run.sh dtypes          # ~7 min (export included; $DTYPES_BUDGET s, default 400):
+#                                            # bench/model_dtypes.py: fp16-converted (keep_io_types) and QDQ
+#                                            # int8 ResNet-50, MobileNetV2, BERT-base (batch 1 and 8) and
+#                                            # PP-OCRv4 det (the page at 736x1472): rlx GPU vs rlx f32, PyTorch
+#                                            # f16 eager / CUDA graph, onnxruntime CPU on the QDQ file; CPU
+#                                            # steps; errors against onnxruntime; dtypes.txt, dtypes.json
 #   bash bench/device_run.sh diag            # ~3 min: cooperative-matrix forms (coop_probe), the
 #                                            # f16 GEMM's self-test, the wait's spin budget on a
 #                                            # one-Relu model, why BERT nodes fall back to the CPU
@@ -86,6 +92,7 @@
 #   sweep.json, sweep.txt          bench/sweep.py (sweep)
 #   trace_resnet50.json            Chrome trace of ResNet-50's dispatches (sweep)
 #   compare.json, compare.txt      bench/compare.py (compare)
+#   dtypes.json, dtypes.txt        bench/model_dtypes.py (dtypes)
 #   profile.txt, trace_minilm.json bench/profile_models.py (profile)
 # Models exported with torch are cached in /tmp/rlx_models for the call.
 set -u
@@ -197,6 +204,14 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
       timeout 530 "$PY" bench/compare.py --rlx "$RLX" --out "$OUT/compare.json" --txt "$OUT/compare.txt" \
         --models-dir "$MODELS" --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" \
         --page "$D/models/page.png" --budget "${COMPARE_BUDGET:-420}" ${COMPARE_SKIP:+--skip "$COMPARE_SKIP"}
+      ;;
+    dtypes)
+      # ~7 min: no new row after $DTYPES_BUDGET s (model export, fp16
+      # conversion and quantization included); $DTYPES_ARGS adds options
+      # (e.g. "--models ppocrv4_det,resnet50 --iters 40")
+      timeout 530 "$PY" bench/model_dtypes.py --rlx "$RLX" --out "$OUT/dtypes.json" --txt "$OUT/dtypes.txt" \
+        --models-dir "$MODELS" --ocr-model "$D/models/ppocrv4_det.onnx" --page "$D/models/page.png" \
+        --budget "${DTYPES_BUDGET:-400}" ${DTYPES_ARGS:-}
       ;;
     ab)
       B=/tmp/rlx_base

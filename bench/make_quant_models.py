@@ -49,12 +49,13 @@ def page_input():
 
 
 class Reader(CalibrationDataReader):
-    """Calibration data: the page, its mirror image, and n deterministic
-    random images of `shape` in the demo's normalised range."""
+    """Calibration data: the page and its mirror image (when page is not
+    None), and n deterministic random images of `shape` in the demo's
+    normalised range [-1, 1)."""
 
-    def __init__(self, name, shape, n, page):
+    def __init__(self, name, shape, n, page=None):
         rng = np.random.default_rng(0)
-        self.items = [{name: page}, {name: np.ascontiguousarray(page[..., ::-1])}]
+        self.items = [] if page is None else [{name: page}, {name: np.ascontiguousarray(page[..., ::-1])}]
         for _ in range(n):
             x = rng.random(shape, dtype=np.float32)
             self.items.append({name: ((x - 0.5) / 0.5).astype(np.float32)})
@@ -62,6 +63,39 @@ class Reader(CalibrationDataReader):
 
     def get_next(self):
         return next(self.it, None)
+
+
+def constants_to_initializers(src, dst):
+    """Writes src (an ONNX file) to dst with its Constant nodes' tensors as
+    initializers and its default-domain opset at least 13.
+
+    The Paddle export of PP-OCRv4 holds its weights in Constant nodes, which
+    the quantizer would treat as activations (Q -> DQ per tensor); most
+    exporters write initializers. Per-axis DequantizeLinear needs opset 13;
+    the model's ops (Conv, Clip, Resize, ...) mean the same at 13."""
+    m = onnx.load(src)
+    keep = []
+    for n in m.graph.node:
+        if n.op_type == "Constant" and len(n.attribute) == 1 and n.attribute[0].name == "value":
+            t = onnx.TensorProto()
+            t.CopyFrom(n.attribute[0].t)
+            t.name = n.output[0]
+            m.graph.initializer.append(t)
+        else:
+            keep.append(n)
+    del m.graph.node[:]
+    m.graph.node.extend(keep)
+    for o in m.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            o.version = max(o.version, 13)
+    onnx.save(m, dst)
+
+
+def quantize_qdq(src, dst, reader):
+    """quantize_static in the QDQ format: int8 per-channel (symmetric)
+    weights, uint8 activations, MinMax calibration on reader's items."""
+    quantize_static(src, dst, reader, quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
 
 
 def make_mlp(path, hidden, layers=4, seed=0):
@@ -96,33 +130,12 @@ def main() -> int:
     os.makedirs(a.out, exist_ok=True)
     shape = tuple(int(s) for s in a.shape.split("x"))
 
-    # the Paddle export holds its weights in Constant nodes, which the
-    # quantizer would treat as activations (Q -> DQ per tensor): make them
-    # initializers first, as most exporters write them
-    m = onnx.load(os.path.join(ROOT, "models", "ppocrv4_det.onnx"))
-    keep = []
-    for n in m.graph.node:
-        if n.op_type == "Constant" and len(n.attribute) == 1 and n.attribute[0].name == "value":
-            t = onnx.TensorProto()
-            t.CopyFrom(n.attribute[0].t)
-            t.name = n.output[0]
-            m.graph.initializer.append(t)
-        else:
-            keep.append(n)
-    del m.graph.node[:]
-    m.graph.node.extend(keep)
-    # per-axis DequantizeLinear needs opset 13; the model's ops (Conv, Clip,
-    # Resize, ...) mean the same at 13
-    for o in m.opset_import:
-        if o.domain in ("", "ai.onnx"):
-            o.version = max(o.version, 13)
     src = os.path.join(a.out, "ppocrv4_det_init.onnx")
-    onnx.save(m, src)
+    constants_to_initializers(os.path.join(ROOT, "models", "ppocrv4_det.onnx"), src)
     qdq = os.path.join(a.out, "ppocrv4_det_qdq.onnx")
     page = page_input()
     np.save(os.path.join(a.out, "x_page.npy"), page)
-    quantize_static(src, qdq, Reader("x", shape, a.calib, page), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    quantize_qdq(src, qdq, Reader("x", shape, a.calib, page))
     quantize_static(src, os.path.join(a.out, "ppocrv4_det_qop.onnx"), Reader("x", shape, a.calib, page),
                     quant_format=QuantFormat.QOperator, per_channel=True, activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8)
