@@ -344,7 +344,9 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
     cpuab)
       # rlx's CPU backend before (.device/base.tar.xz) and after (the
       # bundle) against onnxruntime in one call, at $CPUAB_THREADS (default
-      # 0: every core; e.g. "0 2 1"), then the per-node cost (bench/tiny_ops.py)
+      # 0: every core; e.g. "0 2 1"), then the per-node cost (bench/tiny_ops.py);
+      # 15 warm-up runs: on the 16-core host short runs are 2-4x slower until
+      # about 10 runs in (BENCHMARKS.md, "16-core CPU: the spread was warm-up")
       {
         B=/tmp/rlx_base
         rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" || echo "cpuab: no .device/base.tar.xz"
@@ -352,7 +354,7 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
         for t in ${CPUAB_THREADS:-0}; do
           echo "-- threads $t (0: every core)"
           timeout 420 "$PY" bench/cpu_vs_ort.py --rlx "$RLX" --base-rlx "$B/bin/rlx" --base-env "LD_LIBRARY_PATH=$B/lib" \
-            --threads "$t" --rounds 5 --iters 10 --warmup 2 \
+            --threads "$t" --rounds 5 --iters 10 --warmup 15 \
             --models "${CPUAB_MODELS:-resnet50,mobilenet_v2,shufflenet,minilm,bert_base}" \
             --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" 2>&1 | grep -v " round "
         done
