@@ -18,11 +18,14 @@
  *    kernel: the same bytes. A of rank 1, 2 and 3.
  *  - QLinearConv (with int32 bias) and ConvInteger through rlx_cpu_run_node
  *    (cpu_quant.c's conv_fast: im2col in 8 bits and the transposed product,
- *    or the direct loop of depthwise groups): under every kernel, and with
- *    W packed as at compile time, equal to the reference kernel byte for
- *    byte; odd channel counts, strides, asymmetric pads, dilations, groups
- *    (depthwise, multiplier 2, 3 groups), 1-D, zero points 0 / per tensor /
- *    W's per channel, uint8 and int8 x, W and y.
+ *    or the direct loop of depthwise groups; under the VNNI kernel
+ *    cpu_qconv.c's convolution and depthwise loop): under every kernel,
+ *    each with 1, 2 and 3 threads, and with W packed as at compile time,
+ *    equal to the reference kernel byte for byte; odd channel counts,
+ *    strides, asymmetric pads, dilations, groups (depthwise, multiplier 2,
+ *    3 and 4 groups), 1-D, zero points 0 / per tensor / W's per channel,
+ *    uint8 and int8 x, W and y, and PP-OCRv4 det's kinds (1x1, 3x3 with
+ *    K 864, the stride-2 stem, depthwise 3x3 / 5x5 at stride 1 and 2).
  *  - per-tensor QuantizeLinear / DequantizeLinear's typed loops (see
  *    test_qdq_typed).
  *  - DynamicQuantizeLinear's vector loops and Cast int32 -> float (see
@@ -36,8 +39,10 @@
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_qconv.h"
 #include "backend/cpu/cpu_qgemm.h"
 #include "backend/cpu/cpu_sgemm.h"
+#include "base/parallel.h"
 #include "base/tensor.h"
 
 static uint32_t rnd(void) { return (uint32_t)(test_rand_u64() >> 16); }
@@ -281,17 +286,27 @@ static void conv_case(const ccase *q) {
         rlx_cpu_qgemm_kernel keep = rlx_cpu_qgemm_kernel_get();
         for (int kern = 0; kern <= 2; kern++) {
             if (!rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)kern)) continue;
-            memset(y->data, 0xa5, y->nbytes);
-            CHECK_MSG(rlx_cpu_run_node(NULL, &nd, in, &y, false) == RLX_OK, "%s fast: %s", what, rlx_last_error());
-            CHECK_MSG(memcmp(y->data, ref->data, y->nbytes) == 0, "%s %s (%s): fast path differs from the reference",
-                      what, op ? "ConvInteger" : "QLinearConv", kname((rlx_cpu_qgemm_kernel)kern));
+            /* VNNI: cpu_qconv.c (im2col fused into the packing, the
+             * depthwise vpmaddwd loop); else conv_fast's own paths */
+            for (int th = 1; th <= 3; th++) {
+                int prev = rlx_parallel_set_limit(th);
+                memset(y->data, 0xa5, y->nbytes);
+                CHECK_MSG(rlx_cpu_run_node(NULL, &nd, in, &y, false) == RLX_OK, "%s fast: %s", what, rlx_last_error());
+                rlx_parallel_set_limit(prev);
+                CHECK_MSG(memcmp(y->data, ref->data, y->nbytes) == 0,
+                          "%s %s (%s, %d threads): fast path differs from the reference", what,
+                          op ? "ConvInteger" : "QLinearConv", kname((rlx_cpu_qgemm_kernel)kern), th);
+            }
         }
         rlx_cpu_qgemm_kernel_set(keep);
         rlx_cpu_sgemm_pack pk;
         CHECK_OK(rlx_cpu_prepare_node(NULL, &nd, in, &pk));
-        CHECK_MSG((pk.q8 != NULL) == (q->group == 1), "%s: W packed %d for group %lld", what, pk.q8 != NULL,
-                  (long long)q->group);
-        if (pk.q8) {
+        /* W packed for cpu_qconv.c when it runs here and groups have more
+         * than one input channel, else for the int8 GEMM when one group */
+        bool want_qc = rlx_cpu_qconv_available() && q->c / q->group > 1, want_q8 = !want_qc && q->group == 1;
+        CHECK_MSG((pk.q8 != NULL) == want_q8 && (pk.q8conv != NULL) == want_qc, "%s: W packed %d / %d for group %lld",
+                  what, pk.q8 != NULL, pk.q8conv != NULL, (long long)q->group);
+        if (pk.q8 || pk.q8conv) {
             unsigned char *keepw = malloc(w->nbytes);
             memcpy(keepw, w->data, w->nbytes);
             memset(w->data, 0x77, w->nbytes);
@@ -326,6 +341,22 @@ static void test_conv(void) {
         { 1, 10, 1, 29, 11, 1, 1, 5, 1, 2, 0, 2, 0, 1, 1, 1, true, false, true, 2, true },   /* 1-D */
         { 1, 3, 20, 23, 50, 1, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, true, false, true, 1, false },  /* a stem */
         { 1, 64, 16, 16, 96, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false }, /* K 576 */
+        /* PP-OCRv4 det's kinds (cpu_qconv.c: blocks of 256 pixels, the padded
+         * input's width, runs of a row split between 16 lanes) */
+        { 1, 12, 20, 21, 96, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false },  /* 1x1 12->96 */
+        { 1, 5, 45, 45, 9, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, false, 2, false },   /* 1x1, 8 blocks */
+        { 1, 96, 11, 13, 24, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },  /* 3x3 96->24, K 864 */
+        { 1, 8, 40, 40, 20, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false, true, 1, false },  /* 3x3, 7 blocks */
+        { 1, 3, 33, 33, 16, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },   /* stem, stride 2 */
+        { 1, 6, 1, 3, 7, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, true, true, 1, false },       /* 3 wide: 4 rows a vector */
+        { 1, 9, 12, 14, 10, 1, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, true, false, false, 2, false },  /* dilation 2, stride 1 */
+        { 1, 32, 9, 9, 32, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },    /* 4 groups of 8 */
+        { 1, 16, 37, 37, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false }, /* dw 3x3, 3 vectors */
+        { 1, 48, 21, 21, 48, 48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false }, /* dw 3x3 stride 2 */
+        { 1, 24, 16, 16, 24, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, true, false, true, 2, false }, /* dw 5x5 */
+        { 1, 20, 8, 8, 20, 20, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, false, 1, false },  /* dw 5x5 8x8, int8 */
+        { 1, 7, 9, 19, 14, 7, 5, 4, 2, 2, 2, 1, 2, 2, 1, 1, true, false, true, 2, false },    /* dw x2, 5x4 stride 2 */
+        { 2, 6, 5, 33, 6, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 0, false },     /* dw 1x1, 2 images */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) conv_case(&cases[i]);
     fprintf(stderr, "conv: %zu cases x 2 ops, fast (every kernel) = packed = reference\n",

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_qconv.h"
 #include "backend/cpu/cpu_qgemm.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/half.h"
@@ -448,12 +449,28 @@ rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rl
         return RLX_OK;
     const rlx_tensor *b = in[bi];
     if (n->op == RLX_OP_QLinearConv || n->op == RLX_OP_ConvInteger) {
-        /* W [M, C / group, k...] as B^T [K, M] of conv_fast's product, one
-         * group only (grouped and depthwise convolutions pack per run or
-         * run the direct loop) */
-        if (!is_q8(b) || b->rank < 3 || b->dims[0] < 1 || rlx_param_int(n, "group") > 1) return RLX_OK;
+        /* W [M, C / group, k...]: for the VNNI convolution (cpu_qconv.h)
+         * when it runs here and groups have more than one input channel;
+         * else as B^T [K, M] of conv_fast's product, one group only
+         * (grouped and depthwise convolutions pack per run or run the
+         * direct loop) */
+        if (!is_q8(b) || b->rank < 3 || b->dims[0] < 1) return RLX_OK;
+        int64_t G = rlx_param_int(n, "group");
         size_t M = (size_t)b->dims[0], K = rlx_tensor_numel(b) / M;
         if (K < 1) return RLX_OK;
+        if (G < 1) G = 1;
+        if (rlx_cpu_qconv_available() && b->dims[1] > 1 && M % (size_t)G == 0) {
+            rlx_cpu_qconv_pack *qc = calloc(1, sizeof *qc);
+            if (!qc) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+            rlx_status st = rlx_cpu_qconv_pack_w(b->dtype == RLX_DTYPE_U8, (size_t)G, M / (size_t)G, K, b->data, qc);
+            if (st) {
+                free(qc);
+                return st;
+            }
+            out->q8conv = qc;
+            return RLX_OK;
+        }
+        if (G > 1) return RLX_OK;
         rlx_cpu_qgemm_pack *q = calloc(1, sizeof *q);
         if (!q) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
         rlx_status st = rlx_cpu_qgemm_pack_bt(b->dtype == RLX_DTYPE_U8, K, M, b->data, K, q);
@@ -865,6 +882,28 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
     double lo = 0, hi = 0, zy = requant ? (double)rlx_tensor_get_i64(yzp, 0) : 0;
     if (requant) q_range(y->dtype, &lo, &hi);
     rlx_status st = RLX_OK;
+    if (dw_path && rlx_cpu_qconv_available() && dh == 1 && dw == 1 && sh == sw && (sh == 1 || sh == 2) &&
+        kw <= 16) {
+        size_t xsz = rlx_dtype_size(x->dtype), ysz = rlx_dtype_size(y->dtype);
+        for (int64_t n = 0; n < g.n && !st; n++) {
+            rlx_cpu_qdw_args a = {
+                .x = (const uint8_t *)x->data + (size_t)(n * C * ih * iw) * xsz, .x_unsigned = x->dtype == RLX_DTYPE_U8,
+                .zx = zx, .w = w->data, .w_unsigned = w->dtype == RLX_DTYPE_U8, .c = (size_t)C, .m = (size_t)M,
+                .ih = ih, .iw = iw, .kh = kh, .kw = kw, .oh = oh, .ow = ow, .stride = sh, .ph = ph, .pw = pw,
+                .zw = zw, .bias = b32, .mult = requant ? mult : NULL, .zy = zy, .y_unsigned = y->dtype == RLX_DTYPE_U8,
+                .y = (uint8_t *)y->data + (size_t)(n * M * P) * ysz,
+            };
+            st = rlx_cpu_qdw(&a);
+        }
+        free(zw), free(b32), free(mult);
+        if (st) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s", rlx_last_error());
+            return rlx_cpu_fail(k, st, "%s", msg);
+        }
+        *done = true;
+        return RLX_OK;
+    }
     if (dw_path) {
         qdw_job j = { .x = x, .w = w, .y = y, .C = C, .M = M, .cout_g = cout_g, .ih = ih, .iw = iw, .kh = kh,
                       .kw = kw, .oh = oh, .ow = ow, .sh = sh, .sw = sw, .dh = dh, .dw = dw, .ph = ph, .pw = pw,
@@ -875,6 +914,37 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
 #endif
         rlx_parallel_for((size_t)(g.n * M), ceil_div_sz(1u << 15, (size_t)(P * kh * kw)), dw_body, &j);
         free(zw), free(b32), free(mult);
+        *done = true;
+        return RLX_OK;
+    }
+    if (rlx_cpu_qconv_available()) {
+        /* the VNNI convolution (cpu_qconv.h), with the weights packed at
+         * compile time or, when not (tests, run-time weights), now */
+        const rlx_cpu_qconv_pack *wp = k->pack ? k->pack->q8conv : NULL;
+        rlx_cpu_qconv_pack own = { 0 };
+        if (!wp || wp->groups != (size_t)G || wp->cout_g != (size_t)cout_g || wp->k != (size_t)K ||
+            wp->w_unsigned != (w->dtype == RLX_DTYPE_U8)) {
+            st = rlx_cpu_qconv_pack_w(w->dtype == RLX_DTYPE_U8, (size_t)G, (size_t)cout_g, (size_t)K, w->data, &own);
+            wp = &own;
+        }
+        size_t xsz = rlx_dtype_size(x->dtype), ysz = rlx_dtype_size(y->dtype);
+        for (int64_t n = 0; n < g.n && !st; n++) {
+            rlx_cpu_qconv_args a = {
+                .x = (const uint8_t *)x->data + (size_t)(n * C * ih * iw) * xsz, .x_unsigned = x->dtype == RLX_DTYPE_U8,
+                .zx = zx, .groups = (size_t)G, .cin_g = (size_t)cin_g, .cout_g = (size_t)cout_g,
+                .ih = ih, .iw = iw, .kh = kh, .kw = kw, .oh = oh, .ow = ow, .sh = sh, .sw = sw, .dh = dh, .dw = dw,
+                .ph = ph, .pw = pw, .wp = wp, .zw = zw, .bias = b32, .mult = requant ? mult : NULL, .zy = zy,
+                .y_unsigned = y->dtype == RLX_DTYPE_U8, .y = (uint8_t *)y->data + (size_t)(n * M * P) * ysz,
+            };
+            st = rlx_cpu_qconv(&a);
+        }
+        rlx_cpu_qconv_pack_free(&own);
+        free(zw), free(b32), free(mult);
+        if (st) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s", rlx_last_error());
+            return rlx_cpu_fail(k, st, "%s", msg);
+        }
         *done = true;
         return RLX_OK;
     }
