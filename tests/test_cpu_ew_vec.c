@@ -1,6 +1,7 @@
 /* The vectorised transcendental functions of the elementwise vocabulary
  * (backend/cpu/cpu_ew_vec.c) against their scalar twin (ir/ew_math.h, the
- * rows' f32 definitions) and against the double reference of each row.
+ * rows' f32 definitions) and against the double reference of each row;
+ * QDQ (rlx.QuantizeDequantize's vector form) by bit identity only.
  *
  * 1. Bit identity: every instruction set this CPU has (AVX-512, AVX2,
  *    portable C; rlx_cpu_isa_cap) computes rlx_cpu_ew_unary_f32 over
@@ -217,5 +218,18 @@ int main(void) {
     fprintf(stderr, "accuracy against float64 (instruction set %d):\n", (int)top);
     for (size_t k = 0; k < N_CASES; k++) check_accuracy(&k_cases[k]);
     check_softmax_widths();
+    /* QDQ (rlx.QuantizeDequantize): scales with inexact quotients and
+     * levels' lower ends of uint8 / int8 zero points; the scalar twin's bits
+     * (it has a vector form without rlx_cpu_ew_has_vec: conv_fast fuses no QDQ);
+     * last, so the other checks' random inputs stay as they were */
+    static const fn_case qdq[] = {
+        { RLX_EW_QDQ, 0.0235f, -128.0f, 0, 0 }, { RLX_EW_QDQ, 1.0f / 3.0f, 0.0f, 0, 0 },
+        { RLX_EW_QDQ, 0.001f, -37.0f, 0, 0 },  { RLX_EW_QDQ, 0.5f, -200.0f, 0, 0 },
+    };
+    for (int isa = (int)top; isa >= (int)RLX_CPU_ISA_C; isa--) {
+        rlx_cpu_isa_cap((rlx_cpu_isa)isa);
+        for (size_t k = 0; k < sizeof qdq / sizeof *qdq; k++) check_identity(&qdq[k], (rlx_cpu_isa)isa);
+    }
+    rlx_cpu_isa_cap(top);
     TEST_MAIN_END();
 }
