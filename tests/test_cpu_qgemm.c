@@ -42,6 +42,7 @@
 #include "backend/cpu/cpu_qconv.h"
 #include "backend/cpu/cpu_qgemm.h"
 #include "backend/cpu/cpu_sgemm.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "base/parallel.h"
 #include "base/tensor.h"
 
@@ -371,6 +372,8 @@ static void test_conv(void) {
 static void test_qdq_typed(void) {
     static const size_t sizes[] = { 1, 15, 17, 100, 40000 };
     int cases = 0;
+    rlx_cpu_isa top = rlx_cpu_isa_get();
+    for (int isa = (int)top; isa >= (int)RLX_CPU_ISA_C; isa--) /* AVX-512 loops, then the scalar ones */
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
         for (int ty = 0; ty < 2; ty++) {
             int64_t n = (int64_t)sizes[si];
@@ -385,6 +388,7 @@ static void test_qdq_typed(void) {
                 if (rnd() % 89 == 0) px[i] = rnd() % 2 ? -0.0f : 3e38f;
             }
             /* test_make_node keeps one node's parameters alive at a time */
+            rlx_cpu_isa_cap((rlx_cpu_isa)isa);
             rlx_node nq = test_make_node("QuantizeLinear", 13, 3, 1, NULL, 0);
             rlx_tensor *q[2], *y[2];
             for (int r = 0; r < 2; r++) {
@@ -403,7 +407,9 @@ static void test_qdq_typed(void) {
             rlx_tensor_destroy(x), rlx_tensor_destroy(s), rlx_tensor_destroy(zp);
             cases++;
         }
-    fprintf(stderr, "QuantizeLinear / DequantizeLinear per tensor: %d cases, typed = reference\n", cases);
+    rlx_cpu_isa_cap(top);
+    fprintf(stderr, "QuantizeLinear / DequantizeLinear per tensor: %d cases (each instruction set), typed = reference\n",
+            cases);
 }
 
 /* DynamicQuantizeLinear's vector loops (cpu_quant.c) against the scalar
