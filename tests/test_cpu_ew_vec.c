@@ -1,7 +1,8 @@
 /* The vectorised transcendental functions of the elementwise vocabulary
  * (backend/cpu/cpu_ew_vec.c) against their scalar twin (ir/ew_math.h, the
  * rows' f32 definitions) and against the double reference of each row;
- * QDQ (rlx.QuantizeDequantize's vector form) by bit identity only.
+ * QDQ (rlx.QuantizeDequantize's vector form) by bit identity only, and
+ * Add / Sub / Mul / Div through rlx_cpu_ew_f32 likewise.
  *
  * 1. Bit identity: every instruction set this CPU has (AVX-512, AVX2,
  *    portable C; rlx_cpu_isa_cap) computes rlx_cpu_ew_unary_f32 over
@@ -206,6 +207,27 @@ static void check_softmax_widths(void) {
     }
 }
 
+/* Add, Sub, Mul, Div through rlx_cpu_ew_f32 (AVX-512 loops under that
+ * instruction set): each element x op y's bits, poisoned outputs, nothing
+ * written past n, lengths around the 16 lanes. */
+static void check_binary(rlx_cpu_isa isa) {
+    enum { N = 1031 };
+    static float x[N], y[N], d[N + 1];
+    static const rlx_ew_fn fns[] = { RLX_EW_ADD, RLX_EW_SUB, RLX_EW_MUL, RLX_EW_DIV };
+    fill_inputs(x, N);
+    fill_inputs(y, N);
+    for (size_t f = 0; f < sizeof fns / sizeof *fns; f++)
+        for (size_t n = N; n + 40 > N; n -= 3) {
+            for (size_t i = 0; i <= n; i++) d[i] = float_of(0x7fc0deadu);
+            rlx_cpu_ew_f32(fns[f], d, x, y, NULL, 0, 0, n);
+            int bad = 0;
+            for (size_t i = 0; i < n && !bad; i++)
+                bad = !same_bits(d[i], rlx_ew_f32(fns[f], x[i], y[i], 0, 0, 0));
+            CHECK_MSG(!bad, "%s isa %d n %zu: differs from x op y", rlx_ew_short_name(fns[f]), (int)isa, n);
+            CHECK(same_bits(d[n], float_of(0x7fc0deadu)));
+        }
+}
+
 int main(void) {
     test_seed_from_env();
     rlx_cpu_isa top = rlx_cpu_isa_get();
@@ -229,6 +251,10 @@ int main(void) {
     for (int isa = (int)top; isa >= (int)RLX_CPU_ISA_C; isa--) {
         rlx_cpu_isa_cap((rlx_cpu_isa)isa);
         for (size_t k = 0; k < sizeof qdq / sizeof *qdq; k++) check_identity(&qdq[k], (rlx_cpu_isa)isa);
+    }
+    for (int isa = (int)top; isa >= (int)RLX_CPU_ISA_C; isa--) {
+        rlx_cpu_isa_cap((rlx_cpu_isa)isa);
+        check_binary((rlx_cpu_isa)isa);
     }
     rlx_cpu_isa_cap(top);
     TEST_MAIN_END();

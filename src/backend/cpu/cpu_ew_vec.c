@@ -96,6 +96,32 @@ RLX_AVX512 static size_t qdq_v16(float *d, const float *x, float p0, float p1, s
 }
 #endif
 
+#if RLX_HAVE_AVX2_BUILD
+#define BIN_LOOP_(OP)                                                                           \
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(d + i, OP(_mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i))); \
+    break;
+RLX_AVX512 static size_t bin_v16(rlx_ew_fn fn, float *d, const float *x, const float *y, size_t n) {
+    size_t i = 0;
+    switch (fn) {
+    case RLX_EW_ADD: BIN_LOOP_(_mm512_add_ps)
+    case RLX_EW_SUB: BIN_LOOP_(_mm512_sub_ps)
+    case RLX_EW_MUL: BIN_LOOP_(_mm512_mul_ps)
+    case RLX_EW_DIV: BIN_LOOP_(_mm512_div_ps)
+    default: break;
+    }
+    return i;
+}
+#undef BIN_LOOP_
+#endif
+
+size_t rlx_cpu_ew_bin_vec_f32(rlx_ew_fn fn, float *d, const float *x, const float *y, size_t n) {
+#if RLX_HAVE_AVX2_BUILD
+    if (rlx_cpu_isa_get() == RLX_CPU_ISA_AVX512) return bin_v16(fn, d, x, y, n);
+#endif
+    (void)fn, (void)d, (void)x, (void)y, (void)n;
+    return 0;
+}
+
 bool rlx_cpu_ew_vec_f32(rlx_ew_fn fn, float *d, const float *x, float p0, float p1, size_t n) {
 #if RLX_HAVE_AVX2_BUILD
     if (fn == RLX_EW_QDQ) {
