@@ -228,6 +228,42 @@ static void check_binary(rlx_cpu_isa isa) {
         }
 }
 
+/* QDQ near its levels' ties: x around (k + 1/2) * p0 and k * p0 (the
+ * float product, its neighbours two ulps either way, the double product
+ * rounded) for every level, scales whose reciprocal is inexact, tiny or
+ * huge (the AVX-512 form multiplies by 1 / p0 and divides only near a tie:
+ * it must give the division's bits everywhere), lows of the 8-bit types
+ * and one out of their range. */
+static void check_qdq_ties(rlx_cpu_isa isa) {
+    static const float scales[] = { 0.0235f, 1.0f / 3.0f, 0.1f, 0.007f, 3.7e-3f, 1.9e-5f, 7.0f, 1e-39f, 3e38f };
+    static const float lows[] = { -128.0f, 0.0f, -255.0f, -37.0f, -1000.0f };
+    enum { M = 12 * 700 };
+    static float x[M], y[M];
+    for (size_t si = 0; si < sizeof scales / sizeof *scales; si++)
+        for (size_t li = 0; li < sizeof lows / sizeof *lows; li++) {
+            float p0 = scales[si], p1 = lows[li];
+            size_t n = 0;
+            for (int k = -350; k < 350; k++) {
+                float t = (float)k + 0.5f, c[3] = { t * p0, (float)((double)t * (double)p0), (float)k * p0 };
+                for (int j = 0; j < 3; j++) {
+                    x[n++] = c[j];
+                    x[n++] = nextafterf(c[j], INFINITY);
+                    x[n++] = nextafterf(nextafterf(c[j], INFINITY), INFINITY);
+                    x[n++] = nextafterf(c[j], -INFINITY);
+                }
+            }
+            rlx_cpu_ew_unary_f32(RLX_EW_QDQ, y, x, p0, p1, n);
+            int bad = 0;
+            for (size_t i = 0; i < n && bad < 3; i++)
+                if (!same_bits(y[i], rlx_ew_f32(RLX_EW_QDQ, x[i], 0, 0, p0, p1))) {
+                    bad++;
+                    CHECK_MSG(0, "QDQ isa %d scale %a low %g: x = %a gives %a, the scalar row %a", (int)isa, (double)p0,
+                              (double)p1, (double)x[i], (double)y[i], (double)rlx_ew_f32(RLX_EW_QDQ, x[i], 0, 0, p0, p1));
+                }
+        }
+    rlx_test_checks++;
+}
+
 int main(void) {
     test_seed_from_env();
     rlx_cpu_isa top = rlx_cpu_isa_get();
@@ -255,6 +291,7 @@ int main(void) {
     for (int isa = (int)top; isa >= (int)RLX_CPU_ISA_C; isa--) {
         rlx_cpu_isa_cap((rlx_cpu_isa)isa);
         check_binary((rlx_cpu_isa)isa);
+        check_qdq_ties((rlx_cpu_isa)isa);
     }
     rlx_cpu_isa_cap(top);
     TEST_MAIN_END();

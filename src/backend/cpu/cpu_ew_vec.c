@@ -4,6 +4,8 @@
  * the scalar twin (ir/ew_math.h, the rows' f32 definitions) computes, so
  * the bits do not depend on the width or on where the scalar tail
  * begins; tests/test_cpu_ew_vec.c checks it. */
+#include <math.h>
+
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_ew_vec.h"
 #include "backend/cpu/cpu_vmath.h"
@@ -89,8 +91,34 @@ RLX_AVX2 static size_t qdq_v8(float *d, const float *x, float p0, float p1, size
 #define QDQ_AND16_(a, b) _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
 #define QDQ_OR16_(a, b) _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
 #define QDQ_ANDNOT16_(a, b) _mm512_castsi512_ps(_mm512_andnot_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+/* The quotient of the AVX-512 form: x times r = fl(1 / p0), the vector
+ * divided only where that could give another level than fl(x / p0).
+ * Both lie within 1.5 * 2^-23 |x / p0| of the exact quotient (r and the
+ * product each round once, the division once), so a half-integer between
+ * them is within 2^-22 |q| of q = x * r: where q's distance to the nearest
+ * half-integer exceeds 2^-21 |q| both round to the same integer (ties
+ * included: a tie of fl(x / p0) is within that distance). From |q| >= 1024
+ * on both saturate alike (the levels span [p1, p1 + 255], |p1| < 768
+ * checked by the caller); NaN and infinities pass as with the division. */
+RLX_AVX512 static inline __m512 qdq_quot16(__m512 xv, __m512 vp0, __m512 vr) {
+    __m512 q = _mm512_mul_ps(xv, vr), a = _mm512_abs_ps(q);
+    __m512 f = _mm512_sub_ps(q, _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    __m512 gap = _mm512_sub_ps(_mm512_set1_ps(0.5f), _mm512_abs_ps(f)); /* to the nearest half-integer */
+    __mmask16 near = _mm512_cmp_ps_mask(gap, _mm512_mul_ps(a, _mm512_set1_ps(0x1p-21f)), _CMP_LE_OQ) &
+                     _mm512_cmp_ps_mask(a, _mm512_set1_ps(1024.0f), _CMP_LT_OQ);
+    return near ? _mm512_div_ps(xv, vp0) : q;
+}
+#define QDQ_DIV16_(xv, vp0) qdq_quot16(xv, vp0, vr)
 RLX_AVX512 static size_t qdq_v16(float *d, const float *x, float p0, float p1, size_t n) {
     QDQ_BODY_(16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_div_ps, _mm512_mul_ps,
+              _mm512_add_ps, _mm512_sub_ps, QDQ_AND16_, QDQ_OR16_, QDQ_ANDNOT16_, QDQ_LT16_, QDQ_GT16_,
+              QDQ_UNORD16_, QDQ_SEL16_)
+}
+/* qdq_v16 with the reciprocal's product for the quotient (QDQ_DIV16_);
+ * the caller checks p0 and r = 1 / p0 normal and |p1| < 768. */
+RLX_AVX512 static size_t qdq_v16_recip(float *d, const float *x, float p0, float p1, size_t n) {
+    __m512 vr = _mm512_set1_ps(1.0f / p0);
+    QDQ_BODY_(16, __m512, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, QDQ_DIV16_, _mm512_mul_ps,
               _mm512_add_ps, _mm512_sub_ps, QDQ_AND16_, QDQ_OR16_, QDQ_ANDNOT16_, QDQ_LT16_, QDQ_GT16_,
               QDQ_UNORD16_, QDQ_SEL16_)
 }
@@ -127,7 +155,10 @@ bool rlx_cpu_ew_vec_f32(rlx_ew_fn fn, float *d, const float *x, float p0, float 
     if (fn == RLX_EW_QDQ) {
         rlx_cpu_isa isa = rlx_cpu_isa_get();
         if (isa != RLX_CPU_ISA_AVX512 && isa != RLX_CPU_ISA_AVX2) return false;
-        size_t i = isa == RLX_CPU_ISA_AVX512 ? qdq_v16(d, x, p0, p1, n) : qdq_v8(d, x, p0, p1, n);
+        bool recip = isnormal(p0) && isnormal(1.0f / p0) && fabsf(p1) < 768.0f;
+        size_t i = isa != RLX_CPU_ISA_AVX512 ? qdq_v8(d, x, p0, p1, n)
+                   : recip                   ? qdq_v16_recip(d, x, p0, p1, n)
+                                             : qdq_v16(d, x, p0, p1, n);
         for (; i < n; i++) d[i] = rlx_ew_f32(fn, x[i], x[i], x[i], p0, p1);
         return true;
     }
