@@ -861,6 +861,18 @@ static void dw_body(void *ctx, size_t p0, size_t p1) {
     }
 }
 
+/* conv_fast's end once a path ran: its error, the node named (the
+ * message kept), or *done. */
+static rlx_status conv_finish(rlx_cpu_kctx *k, rlx_status st, bool *done) {
+    if (st) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", rlx_last_error());
+        return rlx_cpu_fail(k, st, "%s", msg);
+    }
+    *done = true;
+    return RLX_OK;
+}
+
 static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tensor *w, const rlx_tensor *xzp,
                             const rlx_tensor *wzp, const rlx_tensor *xs, const rlx_tensor *ws, const rlx_tensor *ys,
                             const rlx_tensor *yzp, const rlx_tensor *bias, rlx_tensor *y, bool *done) {
@@ -917,13 +929,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
             st = rlx_cpu_qdw(&a);
         }
         free(zw), free(b32), free(mult);
-        if (st) {
-            char msg[256];
-            snprintf(msg, sizeof msg, "%s", rlx_last_error());
-            return rlx_cpu_fail(k, st, "%s", msg);
-        }
-        *done = true;
-        return RLX_OK;
+        return conv_finish(k, st, done);
     }
     if (dw_path) {
         qdw_job j = { .x = x, .w = w, .y = y, .C = C, .M = M, .cout_g = cout_g, .ih = ih, .iw = iw, .kh = kh,
@@ -961,13 +967,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
         }
         rlx_cpu_qconv_pack_free(&own);
         free(zw), free(b32), free(mult);
-        if (st) {
-            char msg[256];
-            snprintf(msg, sizeof msg, "%s", rlx_last_error());
-            return rlx_cpu_fail(k, st, "%s", msg);
-        }
-        *done = true;
-        return RLX_OK;
+        return conv_finish(k, st, done);
     }
     bool direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && oh == ih && ow == iw;
     /* the column matrix in the calling thread's scratch when it fits (the
@@ -1007,13 +1007,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
             st = rlx_cpu_qgemm(&a);
         }
     free(cols_owned), free(zw), free(b32), free(mult);
-    if (st) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", rlx_last_error());
-        return rlx_cpu_fail(k, st, "%s", msg);
-    }
-    *done = true;
-    return RLX_OK;
+    return conv_finish(k, st, done);
 }
 
 static rlx_status k_conv_integer(rlx_cpu_kctx *k) {
