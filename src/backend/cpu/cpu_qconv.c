@@ -500,24 +500,47 @@ __attribute__((target("avx512f,avx512bw"))) static void qdw_body(void *ctx, size
 }
 #endif
 
-rlx_status rlx_cpu_qdw(const rlx_cpu_qdw_args *a) {
 #if QCONV_HAVE_X86
-    if (a->c < 1 || a->m % a->c || (a->stride != 1 && a->stride != 2) || a->kw > 16 || a->kh * a->kw > 64)
-        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "depthwise int8 convolution: unsupported geometry");
-    qdw_job j = { .a = a, .ow_v = ceil_div((size_t)a->ow, 16) * 16, .lo = a->y_unsigned ? 0 : -128,
-                  .hi = a->y_unsigned ? 255 : 127 };
+/* The padded planes' sizes of a depthwise call into j; false when the
+ * geometry is not the loop's or its scratch would exceed the slot's. */
+static bool qdw_geom(const rlx_cpu_qdw_args *a, qdw_job *j) {
+    if (a->c < 1 || a->m % a->c || (a->stride != 1 && a->stride != 2) || a->kw > 16 || a->kh * a->kw > 64 ||
+        a->oh < 1 || a->ow < 1)
+        return false;
+    j->ow_v = ceil_div((size_t)a->ow, 16) * 16;
     size_t kw = (size_t)a->kw, s = (size_t)a->stride;
-    j.hp = (size_t)(a->oh - 1) * s + (size_t)a->kh;
-    if (j.hp < (size_t)(a->ih + a->ph)) j.hp = (size_t)(a->ih + a->ph);
+    j->hp = (size_t)(a->oh - 1) * s + (size_t)a->kh;
+    if (j->hp < (size_t)(a->ih + a->ph)) j->hp = (size_t)(a->ih + a->ph);
     /* the reads: stride 1, pr up to ow_v + kw (and r16 one further, 16 wide);
      * stride 2, r16's dwords up to ow_v + kw / 2 + 1 */
-    j.wpr = s == 1 ? ceil_div(j.ow_v + kw + 1, 16) * 16 : 0;
-    size_t need = s == 1 ? j.wpr + 17 : 2 * (j.ow_v + kw / 2 + 2);
+    j->wpr = s == 1 ? ceil_div(j->ow_v + kw + 1, 16) * 16 : 0;
+    size_t need = s == 1 ? j->wpr + 17 : 2 * (j->ow_v + kw / 2 + 2);
     if (need < (size_t)(a->iw + a->pw)) need = (size_t)(a->iw + a->pw);
-    j.w16 = ceil_div(need, 32) * 32;
-    j.scratch = (j.hp * j.w16 * 2 + 63) / 64 * 64 + j.hp * j.wpr * 4;
-    if (j.scratch > RLX_SCRATCH_MAX_BYTES)
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "depthwise int8 convolution: plane too large for the scratch");
+    j->w16 = ceil_div(need, 32) * 32;
+    j->scratch = (j->hp * j->w16 * 2 + 63) / 64 * 64 + j->hp * j->wpr * 4;
+    return j->scratch <= RLX_SCRATCH_MAX_BYTES;
+}
+#endif
+
+bool rlx_cpu_qdw_fits(const rlx_cpu_qdw_args *a) {
+#if QCONV_HAVE_X86
+    qdw_job j;
+    return qdw_geom(a, &j);
+#else
+    (void)a;
+    return false;
+#endif
+}
+
+bool rlx_cpu_qconv_fits(size_t k) {
+    return ceil_div(k, 4) * NBMAX * 4 + NBMAX * sizeof(int32_t) + 5 * NBMAX <= RLX_SCRATCH_MAX_BYTES;
+}
+
+rlx_status rlx_cpu_qdw(const rlx_cpu_qdw_args *a) {
+#if QCONV_HAVE_X86
+    qdw_job j = { .a = a, .lo = a->y_unsigned ? 0 : -128, .hi = a->y_unsigned ? 255 : 127 };
+    if (!qdw_geom(a, &j))
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "depthwise int8 convolution: geometry or plane size not supported");
     size_t per = (size_t)(a->oh * a->ow * a->kh * a->kw);
     rlx_parallel_for(a->m, per >= (1u << 15) ? 1 : ceil_div(1u << 15, per), qdw_body, &j);
     if (atomic_load(&j.failed))

@@ -84,6 +84,11 @@ typedef struct rlx_cpu_qconv_args {
 
 rlx_status rlx_cpu_qconv(const rlx_cpu_qconv_args *args);
 
+/* Whether a convolution of k = cin_g * kernel size per output channel
+ * fits rlx_cpu_qconv's per-thread scratch (a block of 256 pixels x k
+ * bytes within RLX_SCRATCH_MAX_BYTES: k up to about 128 K). */
+bool rlx_cpu_qconv_fits(size_t k);
+
 /* Depthwise: one image's convolution whose groups have one input channel
  * each (groups = c, cout_g = m / c), dilation 1, stride 1 or 2 on both
  * axes, kw <= 16 and kh * kw <= 64, in AVX-512 (rlx_cpu_qconv_available
@@ -111,5 +116,9 @@ typedef struct rlx_cpu_qdw_args {
 } rlx_cpu_qdw_args;
 
 rlx_status rlx_cpu_qdw(const rlx_cpu_qdw_args *args);
+
+/* Whether rlx_cpu_qdw runs args' geometry (see above) with its two padded
+ * planes within RLX_SCRATCH_MAX_BYTES; false on builds without it. */
+bool rlx_cpu_qdw_fits(const rlx_cpu_qdw_args *args);
 
 #endif

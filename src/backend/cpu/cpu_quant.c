@@ -480,7 +480,7 @@ rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rl
         size_t M = (size_t)b->dims[0], K = rlx_tensor_numel(b) / M;
         if (K < 1) return RLX_OK;
         if (G < 1) G = 1;
-        if (rlx_cpu_qconv_available() && b->dims[1] > 1 && M % (size_t)G == 0) {
+        if (rlx_cpu_qconv_available() && rlx_cpu_qconv_fits(K) && b->dims[1] > 1 && M % (size_t)G == 0) {
             rlx_cpu_qconv_pack *qc = calloc(1, sizeof *qc);
             if (!qc) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
             rlx_status st = rlx_cpu_qconv_pack_w(b->dtype == RLX_DTYPE_U8, (size_t)G, M / (size_t)G, K, b->data, qc);
@@ -915,18 +915,18 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
     double lo = 0, hi = 0, zy = requant ? (double)rlx_tensor_get_i64(yzp, 0) : 0;
     if (requant) q_range(y->dtype, &lo, &hi);
     rlx_status st = RLX_OK;
-    if (dw_path && rlx_cpu_qconv_available() && dh == 1 && dw == 1 && sh == sw && (sh == 1 || sh == 2) &&
-        kw <= 16) {
+    rlx_cpu_qdw_args dwa = {
+        .x_unsigned = x->dtype == RLX_DTYPE_U8, .zx = zx, .w = w->data, .w_unsigned = w->dtype == RLX_DTYPE_U8,
+        .c = (size_t)C, .m = (size_t)M, .ih = ih, .iw = iw, .kh = kh, .kw = kw, .oh = oh, .ow = ow, .stride = sh,
+        .ph = ph, .pw = pw, .zw = zw, .bias = b32, .mult = requant ? mult : NULL, .zy = zy,
+        .y_unsigned = y->dtype == RLX_DTYPE_U8,
+    };
+    if (dw_path && rlx_cpu_qconv_available() && dh == 1 && dw == 1 && sh == sw && rlx_cpu_qdw_fits(&dwa)) {
         size_t xsz = rlx_dtype_size(x->dtype), ysz = rlx_dtype_size(y->dtype);
         for (int64_t n = 0; n < g.n && !st; n++) {
-            rlx_cpu_qdw_args a = {
-                .x = (const uint8_t *)x->data + (size_t)(n * C * ih * iw) * xsz, .x_unsigned = x->dtype == RLX_DTYPE_U8,
-                .zx = zx, .w = w->data, .w_unsigned = w->dtype == RLX_DTYPE_U8, .c = (size_t)C, .m = (size_t)M,
-                .ih = ih, .iw = iw, .kh = kh, .kw = kw, .oh = oh, .ow = ow, .stride = sh, .ph = ph, .pw = pw,
-                .zw = zw, .bias = b32, .mult = requant ? mult : NULL, .zy = zy, .y_unsigned = y->dtype == RLX_DTYPE_U8,
-                .y = (uint8_t *)y->data + (size_t)(n * M * P) * ysz,
-            };
-            st = rlx_cpu_qdw(&a);
+            dwa.x = (const uint8_t *)x->data + (size_t)(n * C * ih * iw) * xsz;
+            dwa.y = (uint8_t *)y->data + (size_t)(n * M * P) * ysz;
+            st = rlx_cpu_qdw(&dwa);
         }
         free(zw), free(b32), free(mult);
         return conv_finish(k, st, done);
@@ -944,7 +944,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
         *done = true;
         return RLX_OK;
     }
-    if (rlx_cpu_qconv_available()) {
+    if (rlx_cpu_qconv_available() && rlx_cpu_qconv_fits((size_t)K)) {
         /* the VNNI convolution (cpu_qconv.h), with the weights packed at
          * compile time or, when not (tests, run-time weights), now */
         const rlx_cpu_qconv_pack *wp = k->pack ? k->pack->q8conv : NULL;
