@@ -236,6 +236,8 @@ typedef struct ccase {
     bool xu, wu, yu;
     int zkind;        /* 0: zero points 0, 1: random per tensor, 2: random, W's per channel */
     bool rank3;       /* a 1-D convolution (h must be 1, kh 1) */
+    int scales;       /* 0: random; 1: multipliers 2^-1 .. 2^-4 (every odd sum a tie of the
+                       * requantization), 2: (1 - 2^-46) / 384 (near ties), 3: 1e-40 (subnormal in f32) */
 } ccase;
 
 /* One QLinearConv (and ConvInteger) case: the fast path under every kernel
@@ -259,7 +261,16 @@ static void conv_case(const ccase *q) {
         ((float *)ws->data)[j] = 0.0005f * (float)(1 + rnd() % 40);
         ((int32_t *)bias->data)[j] = (int32_t)(rnd() % 20001) - 10000;
     }
-    rlx_tensor *xs = scalar_f32(0.03f), *ys = scalar_f32(0.11f), *yzp = rand_tensor(yt, 0, NULL);
+    if (q->scales)
+        for (int64_t j = 0; j < M; j++)
+            ((float *)ws->data)[j] = q->scales == 1   ? 1.0f / (float)(2 << (j % 4))
+                                     : q->scales == 2 ? 0x1p-7f - 0x1p-30f
+                                                      : 1e-20f;
+    rlx_tensor *xs = scalar_f32(q->scales == 3 ? 1e-20f : q->scales == 2 ? 1.0f + 0x1p-23f : q->scales ? 1.0f : 0.03f);
+    /* scales 2: the multiplier (1 + 2^-23)(2^-7 - 2^-30) / 3 = (1 - 2^-46) / 384 in
+     * double, so the sums 384k + 192 land just below a tie, nearer than f32's
+     * product (of the multiplier rounded to f32) resolves */
+    rlx_tensor *ys = scalar_f32(q->scales == 2 ? 3.0f : q->scales ? 1.0f : 0.11f), *yzp = rand_tensor(yt, 0, NULL);
     int64_t ks[2] = { q->kh, q->kw }, st[2] = { q->sh, q->sw }, dl[2] = { q->dh, q->dw };
     int64_t pads[4] = { q->ph0, q->pw0, q->ph1, q->pw1 };
     if (q->rank3) ks[0] = q->kw, st[0] = q->sw, dl[0] = q->dw, pads[0] = q->pw0, pads[1] = q->pw1;
@@ -328,36 +339,43 @@ static void conv_case(const ccase *q) {
 static void test_conv(void) {
     static const ccase cases[] = {
         /* n  c  h  w  m  g kh kw sh sw ph0 pw0 ph1 pw1 dh dw xu wu yu z */
-        { 1, 3, 9, 11, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 1, false },
-        { 2, 16, 8, 8, 33, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false },   /* 1x1: x read directly */
-        { 1, 7, 13, 10, 17, 1, 3, 3, 2, 2, 1, 1, 0, 1, 1, 1, true, false, false, 2, false }, /* stride 2, odd pads */
-        { 1, 5, 12, 12, 9, 1, 3, 2, 1, 3, 2, 0, 1, 2, 2, 1, false, true, true, 1, false },   /* dilation, int8 x */
-        { 1, 37, 6, 7, 40, 1, 1, 1, 2, 1, 0, 0, 0, 0, 1, 1, true, true, false, 0, false },   /* 1x1 stride 2 */
-        { 1, 6, 9, 9, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },     /* depthwise */
-        { 1, 8, 10, 37, 8, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },   /* depthwise stride 2 */
-        { 1, 5, 9, 40, 5, 5, 5, 5, 2, 2, 2, 2, 2, 1, 1, 1, false, false, false, 1, false },  /* 5x5 stride 2, int8 */
-        { 1, 4, 6, 45, 4, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, true, 2, false },    /* 5x5 wide rows */
-        { 2, 4, 11, 8, 8, 4, 5, 3, 2, 1, 2, 1, 2, 1, 1, 2, false, false, false, 1, false },  /* multiplier 2 */
-        { 1, 12, 7, 7, 18, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },   /* 3 groups */
-        { 1, 10, 1, 29, 11, 1, 1, 5, 1, 2, 0, 2, 0, 1, 1, 1, true, false, true, 2, true },   /* 1-D */
-        { 1, 3, 20, 23, 50, 1, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, true, false, true, 1, false },  /* a stem */
-        { 1, 64, 16, 16, 96, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false }, /* K 576 */
+        { 1, 3, 9, 11, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 1, false, 0 },
+        { 2, 16, 8, 8, 33, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false, 0 },   /* 1x1: x read directly */
+        { 1, 7, 13, 10, 17, 1, 3, 3, 2, 2, 1, 1, 0, 1, 1, 1, true, false, false, 2, false, 0 }, /* stride 2, odd pads */
+        { 1, 5, 12, 12, 9, 1, 3, 2, 1, 3, 2, 0, 1, 2, 2, 1, false, true, true, 1, false, 0 },   /* dilation, int8 x */
+        { 1, 37, 6, 7, 40, 1, 1, 1, 2, 1, 0, 0, 0, 0, 1, 1, true, true, false, 0, false, 0 },   /* 1x1 stride 2 */
+        { 1, 6, 9, 9, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },     /* depthwise */
+        { 1, 8, 10, 37, 8, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },   /* depthwise stride 2 */
+        { 1, 5, 9, 40, 5, 5, 5, 5, 2, 2, 2, 2, 2, 1, 1, 1, false, false, false, 1, false, 0 },  /* 5x5 stride 2, int8 */
+        { 1, 4, 6, 45, 4, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, true, 2, false, 0 },    /* 5x5 wide rows */
+        { 2, 4, 11, 8, 8, 4, 5, 3, 2, 1, 2, 1, 2, 1, 1, 2, false, false, false, 1, false, 0 },  /* multiplier 2 */
+        { 1, 12, 7, 7, 18, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },   /* 3 groups */
+        { 1, 10, 1, 29, 11, 1, 1, 5, 1, 2, 0, 2, 0, 1, 1, 1, true, false, true, 2, true, 0 },   /* 1-D */
+        { 1, 3, 20, 23, 50, 1, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, true, false, true, 1, false, 0 },  /* a stem */
+        { 1, 64, 16, 16, 96, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 }, /* K 576 */
         /* PP-OCRv4 det's kinds (cpu_qconv.c: blocks of 256 pixels, the padded
          * input's width, runs of a row split between 16 lanes) */
-        { 1, 12, 20, 21, 96, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false },  /* 1x1 12->96 */
-        { 1, 5, 45, 45, 9, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, false, 2, false },   /* 1x1, 8 blocks */
-        { 1, 96, 11, 13, 24, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },  /* 3x3 96->24, K 864 */
-        { 1, 8, 40, 40, 20, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false, true, 1, false },  /* 3x3, 7 blocks */
-        { 1, 3, 33, 33, 16, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },   /* stem, stride 2 */
-        { 1, 6, 1, 3, 7, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, true, true, 1, false },       /* 3 wide: 4 rows a vector */
-        { 1, 9, 12, 14, 10, 1, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, true, false, false, 2, false },  /* dilation 2, stride 1 */
-        { 1, 32, 9, 9, 32, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },    /* 4 groups of 8 */
-        { 1, 16, 37, 37, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false }, /* dw 3x3, 3 vectors */
-        { 1, 48, 21, 21, 48, 48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false }, /* dw 3x3 stride 2 */
-        { 1, 24, 16, 16, 24, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, true, false, true, 2, false }, /* dw 5x5 */
-        { 1, 20, 8, 8, 20, 20, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, false, 1, false },  /* dw 5x5 8x8, int8 */
-        { 1, 7, 9, 19, 14, 7, 5, 4, 2, 2, 2, 1, 2, 2, 1, 1, true, false, true, 2, false },    /* dw x2, 5x4 stride 2 */
-        { 2, 6, 5, 33, 6, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 0, false },     /* dw 1x1, 2 images */
+        { 1, 12, 20, 21, 96, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false, 0 },  /* 1x1 12->96 */
+        { 1, 5, 45, 45, 9, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, false, 2, false, 0 },   /* 1x1, 8 blocks */
+        { 1, 96, 11, 13, 24, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },  /* 3x3 96->24, K 864 */
+        { 1, 8, 40, 40, 20, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false, true, 1, false, 0 },  /* 3x3, 7 blocks */
+        { 1, 3, 33, 33, 16, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },   /* stem, stride 2 */
+        { 1, 6, 1, 3, 7, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, true, true, 1, false, 0 },       /* 3 wide: 4 rows a vector */
+        { 1, 9, 12, 14, 10, 1, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, true, false, false, 2, false, 0 },  /* dilation 2, stride 1 */
+        { 1, 32, 9, 9, 32, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },    /* 4 groups of 8 */
+        { 1, 16, 37, 37, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 }, /* dw 3x3, 3 vectors */
+        { 1, 48, 21, 21, 48, 48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 }, /* dw 3x3 stride 2 */
+        { 1, 24, 16, 16, 24, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, true, false, true, 2, false, 0 }, /* dw 5x5 */
+        { 1, 20, 8, 8, 20, 20, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, false, 1, false, 0 },  /* dw 5x5 8x8, int8 */
+        { 1, 7, 9, 19, 14, 7, 5, 4, 2, 2, 2, 1, 2, 2, 1, 1, true, false, true, 2, false, 0 },    /* dw x2, 5x4 stride 2 */
+        { 2, 6, 5, 33, 6, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 0, false, 0 },     /* dw 1x1, 2 images */
+        /* the requantization at and near ties (cpu_qconv.c tries f32 first) */
+        { 1, 20, 9, 9, 12, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false, 1 },
+        { 1, 8, 24, 24, 32, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, false, 2, false, 2 },
+        { 1, 20, 9, 9, 12, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, 2, false, 2 },
+        { 1, 16, 9, 9, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 1 },
+        { 1, 16, 30, 30, 32, 16, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, false, false, true, 1, false, 2 },
+        { 1, 8, 6, 6, 8, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false, 3 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) conv_case(&cases[i]);
     fprintf(stderr, "conv: %zu cases x 2 ops, fast (every kernel) = packed = reference\n",
