@@ -268,8 +268,8 @@ static void conv_case(const ccase *q) {
                                                       : 1e-20f;
     rlx_tensor *xs = scalar_f32(q->scales == 3 ? 1e-20f : q->scales == 2 ? 1.0f + 0x1p-23f : q->scales ? 1.0f : 0.03f);
     /* scales 2: the multiplier (1 + 2^-23)(2^-7 - 2^-30) / 3 = (1 - 2^-46) / 384 in
-     * double, so the sums 384k + 192 land just below a tie, nearer than f32's
-     * product (of the multiplier rounded to f32) resolves */
+     * double, so the sums 384k + 192 land just below a tie (an f32 product of the
+     * multiplier rounded to f32 would land on it) */
     rlx_tensor *ys = scalar_f32(q->scales == 2 ? 3.0f : q->scales ? 1.0f : 0.11f), *yzp = rand_tensor(yt, 0, NULL);
     int64_t ks[2] = { q->kh, q->kw }, st[2] = { q->sh, q->sw }, dl[2] = { q->dh, q->dw };
     int64_t pads[4] = { q->ph0, q->pw0, q->ph1, q->pw1 };
@@ -369,7 +369,7 @@ static void test_conv(void) {
         { 1, 20, 8, 8, 20, 20, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, false, 1, false, 0 },  /* dw 5x5 8x8, int8 */
         { 1, 7, 9, 19, 14, 7, 5, 4, 2, 2, 2, 1, 2, 2, 1, 1, true, false, true, 2, false, 0 },    /* dw x2, 5x4 stride 2 */
         { 2, 6, 5, 33, 6, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 0, false, 0 },     /* dw 1x1, 2 images */
-        /* the requantization at and near ties (cpu_qconv.c tries f32 first) */
+        /* the requantization at and near ties (the double product, ties to even) */
         { 1, 20, 9, 9, 12, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false, 1 },
         { 1, 8, 24, 24, 32, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, false, 2, false, 2 },
         { 1, 20, 9, 9, 12, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, 2, false, 2 },
