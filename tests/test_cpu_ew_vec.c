@@ -1,6 +1,8 @@
 /* The vectorised transcendental functions of the elementwise vocabulary
  * (backend/cpu/cpu_ew_vec.c) against their scalar twin (ir/ew_math.h, the
- * rows' f32 definitions) and against the double reference of each row.
+ * rows' f32 definitions) and against the double reference of each row;
+ * QDQ (rlx.QuantizeDequantize's vector form) by bit identity only, and
+ * Add / Sub / Mul / Div through rlx_cpu_ew_f32 likewise.
  *
  * 1. Bit identity: every instruction set this CPU has (AVX-512, AVX2,
  *    portable C; rlx_cpu_isa_cap) computes rlx_cpu_ew_unary_f32 over
@@ -205,6 +207,63 @@ static void check_softmax_widths(void) {
     }
 }
 
+/* Add, Sub, Mul, Div through rlx_cpu_ew_f32 (AVX-512 loops under that
+ * instruction set): each element x op y's bits, poisoned outputs, nothing
+ * written past n, lengths around the 16 lanes. */
+static void check_binary(rlx_cpu_isa isa) {
+    enum { N = 1031 };
+    static float x[N], y[N], d[N + 1];
+    static const rlx_ew_fn fns[] = { RLX_EW_ADD, RLX_EW_SUB, RLX_EW_MUL, RLX_EW_DIV };
+    fill_inputs(x, N);
+    fill_inputs(y, N);
+    for (size_t f = 0; f < sizeof fns / sizeof *fns; f++)
+        for (size_t n = N; n + 40 > N; n -= 3) {
+            for (size_t i = 0; i <= n; i++) d[i] = float_of(0x7fc0deadu);
+            rlx_cpu_ew_f32(fns[f], d, x, y, NULL, 0, 0, n);
+            int bad = 0;
+            for (size_t i = 0; i < n && !bad; i++)
+                bad = !same_bits(d[i], rlx_ew_f32(fns[f], x[i], y[i], 0, 0, 0));
+            CHECK_MSG(!bad, "%s isa %d n %zu: differs from x op y", rlx_ew_short_name(fns[f]), (int)isa, n);
+            CHECK(same_bits(d[n], float_of(0x7fc0deadu)));
+        }
+}
+
+/* QDQ near its levels' ties: x around (k + 1/2) * p0 and k * p0 (the
+ * float product, its neighbours two ulps either way, the double product
+ * rounded) for every level, scales whose reciprocal is inexact, tiny or
+ * huge (the AVX-512 form multiplies by 1 / p0 and divides only near a tie:
+ * it must give the division's bits everywhere), lows of the 8-bit types
+ * and one out of their range. */
+static void check_qdq_ties(rlx_cpu_isa isa) {
+    static const float scales[] = { 0.0235f, 1.0f / 3.0f, 0.1f, 0.007f, 3.7e-3f, 1.9e-5f, 7.0f, 1e-39f, 3e38f };
+    static const float lows[] = { -128.0f, 0.0f, -255.0f, -37.0f, -1000.0f };
+    enum { M = 12 * 700 };
+    static float x[M], y[M];
+    for (size_t si = 0; si < sizeof scales / sizeof *scales; si++)
+        for (size_t li = 0; li < sizeof lows / sizeof *lows; li++) {
+            float p0 = scales[si], p1 = lows[li];
+            size_t n = 0;
+            for (int k = -350; k < 350; k++) {
+                float t = (float)k + 0.5f, c[3] = { t * p0, (float)((double)t * (double)p0), (float)k * p0 };
+                for (int j = 0; j < 3; j++) {
+                    x[n++] = c[j];
+                    x[n++] = nextafterf(c[j], INFINITY);
+                    x[n++] = nextafterf(nextafterf(c[j], INFINITY), INFINITY);
+                    x[n++] = nextafterf(c[j], -INFINITY);
+                }
+            }
+            rlx_cpu_ew_unary_f32(RLX_EW_QDQ, y, x, p0, p1, n);
+            int bad = 0;
+            for (size_t i = 0; i < n && bad < 3; i++)
+                if (!same_bits(y[i], rlx_ew_f32(RLX_EW_QDQ, x[i], 0, 0, p0, p1))) {
+                    bad++;
+                    CHECK_MSG(0, "QDQ isa %d scale %a low %g: x = %a gives %a, the scalar row %a", (int)isa, (double)p0,
+                              (double)p1, (double)x[i], (double)y[i], (double)rlx_ew_f32(RLX_EW_QDQ, x[i], 0, 0, p0, p1));
+                }
+        }
+    rlx_test_checks++;
+}
+
 int main(void) {
     test_seed_from_env();
     rlx_cpu_isa top = rlx_cpu_isa_get();
@@ -217,5 +276,23 @@ int main(void) {
     fprintf(stderr, "accuracy against float64 (instruction set %d):\n", (int)top);
     for (size_t k = 0; k < N_CASES; k++) check_accuracy(&k_cases[k]);
     check_softmax_widths();
+    /* QDQ (rlx.QuantizeDequantize): scales with inexact quotients and
+     * levels' lower ends of uint8 / int8 zero points; the scalar twin's bits
+     * (it has a vector form without rlx_cpu_ew_has_vec: conv_fast fuses no QDQ);
+     * last, so the other checks' random inputs stay as they were */
+    static const fn_case qdq[] = {
+        { RLX_EW_QDQ, 0.0235f, -128.0f, 0, 0 }, { RLX_EW_QDQ, 1.0f / 3.0f, 0.0f, 0, 0 },
+        { RLX_EW_QDQ, 0.001f, -37.0f, 0, 0 },  { RLX_EW_QDQ, 0.5f, -200.0f, 0, 0 },
+    };
+    for (int isa = (int)top; isa >= (int)RLX_CPU_ISA_C; isa--) {
+        rlx_cpu_isa_cap((rlx_cpu_isa)isa);
+        for (size_t k = 0; k < sizeof qdq / sizeof *qdq; k++) check_identity(&qdq[k], (rlx_cpu_isa)isa);
+    }
+    for (int isa = (int)top; isa >= (int)RLX_CPU_ISA_C; isa--) {
+        rlx_cpu_isa_cap((rlx_cpu_isa)isa);
+        check_binary((rlx_cpu_isa)isa);
+        check_qdq_ties((rlx_cpu_isa)isa);
+    }
+    rlx_cpu_isa_cap(top);
     TEST_MAIN_END();
 }

@@ -18,11 +18,14 @@
  *    kernel: the same bytes. A of rank 1, 2 and 3.
  *  - QLinearConv (with int32 bias) and ConvInteger through rlx_cpu_run_node
  *    (cpu_quant.c's conv_fast: im2col in 8 bits and the transposed product,
- *    or the direct loop of depthwise groups): under every kernel, and with
- *    W packed as at compile time, equal to the reference kernel byte for
- *    byte; odd channel counts, strides, asymmetric pads, dilations, groups
- *    (depthwise, multiplier 2, 3 groups), 1-D, zero points 0 / per tensor /
- *    W's per channel, uint8 and int8 x, W and y.
+ *    or the direct loop of depthwise groups; under the VNNI kernel
+ *    cpu_qconv.c's convolution and depthwise loop): under every kernel,
+ *    each with 1, 2 and 3 threads, and with W packed as at compile time,
+ *    equal to the reference kernel byte for byte; odd channel counts,
+ *    strides, asymmetric pads, dilations, groups (depthwise, multiplier 2,
+ *    3 and 4 groups), 1-D, zero points 0 / per tensor / W's per channel,
+ *    uint8 and int8 x, W and y, and PP-OCRv4 det's kinds (1x1, 3x3 with
+ *    K 864, the stride-2 stem, depthwise 3x3 / 5x5 at stride 1 and 2).
  *  - per-tensor QuantizeLinear / DequantizeLinear's typed loops (see
  *    test_qdq_typed).
  *  - DynamicQuantizeLinear's vector loops and Cast int32 -> float (see
@@ -36,8 +39,11 @@
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_qconv.h"
 #include "backend/cpu/cpu_qgemm.h"
 #include "backend/cpu/cpu_sgemm.h"
+#include "backend/cpu/cpu_vmath.h"
+#include "base/parallel.h"
 #include "base/tensor.h"
 
 static uint32_t rnd(void) { return (uint32_t)(test_rand_u64() >> 16); }
@@ -230,6 +236,8 @@ typedef struct ccase {
     bool xu, wu, yu;
     int zkind;        /* 0: zero points 0, 1: random per tensor, 2: random, W's per channel */
     bool rank3;       /* a 1-D convolution (h must be 1, kh 1) */
+    int scales;       /* 0: random; 1: multipliers 2^-1 .. 2^-4 (every odd sum a tie of the
+                       * requantization), 2: (1 - 2^-46) / 384 (near ties), 3: 1e-40 (subnormal in f32) */
 } ccase;
 
 /* One QLinearConv (and ConvInteger) case: the fast path under every kernel
@@ -253,7 +261,16 @@ static void conv_case(const ccase *q) {
         ((float *)ws->data)[j] = 0.0005f * (float)(1 + rnd() % 40);
         ((int32_t *)bias->data)[j] = (int32_t)(rnd() % 20001) - 10000;
     }
-    rlx_tensor *xs = scalar_f32(0.03f), *ys = scalar_f32(0.11f), *yzp = rand_tensor(yt, 0, NULL);
+    if (q->scales)
+        for (int64_t j = 0; j < M; j++)
+            ((float *)ws->data)[j] = q->scales == 1   ? 1.0f / (float)(2 << (j % 4))
+                                     : q->scales == 2 ? 0x1p-7f - 0x1p-30f
+                                                      : 1e-20f;
+    rlx_tensor *xs = scalar_f32(q->scales == 3 ? 1e-20f : q->scales == 2 ? 1.0f + 0x1p-23f : q->scales ? 1.0f : 0.03f);
+    /* scales 2: the multiplier (1 + 2^-23)(2^-7 - 2^-30) / 3 = (1 - 2^-46) / 384 in
+     * double, so the sums 384k + 192 land just below a tie (an f32 product of the
+     * multiplier rounded to f32 would land on it) */
+    rlx_tensor *ys = scalar_f32(q->scales == 2 ? 3.0f : q->scales ? 1.0f : 0.11f), *yzp = rand_tensor(yt, 0, NULL);
     int64_t ks[2] = { q->kh, q->kw }, st[2] = { q->sh, q->sw }, dl[2] = { q->dh, q->dw };
     int64_t pads[4] = { q->ph0, q->pw0, q->ph1, q->pw1 };
     if (q->rank3) ks[0] = q->kw, st[0] = q->sw, dl[0] = q->dw, pads[0] = q->pw0, pads[1] = q->pw1;
@@ -281,17 +298,27 @@ static void conv_case(const ccase *q) {
         rlx_cpu_qgemm_kernel keep = rlx_cpu_qgemm_kernel_get();
         for (int kern = 0; kern <= 2; kern++) {
             if (!rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)kern)) continue;
-            memset(y->data, 0xa5, y->nbytes);
-            CHECK_MSG(rlx_cpu_run_node(NULL, &nd, in, &y, false) == RLX_OK, "%s fast: %s", what, rlx_last_error());
-            CHECK_MSG(memcmp(y->data, ref->data, y->nbytes) == 0, "%s %s (%s): fast path differs from the reference",
-                      what, op ? "ConvInteger" : "QLinearConv", kname((rlx_cpu_qgemm_kernel)kern));
+            /* VNNI: cpu_qconv.c (im2col fused into the packing, the
+             * depthwise vpmaddwd loop); else conv_fast's own paths */
+            for (int th = 1; th <= 3; th++) {
+                int prev = rlx_parallel_set_limit(th);
+                memset(y->data, 0xa5, y->nbytes);
+                CHECK_MSG(rlx_cpu_run_node(NULL, &nd, in, &y, false) == RLX_OK, "%s fast: %s", what, rlx_last_error());
+                rlx_parallel_set_limit(prev);
+                CHECK_MSG(memcmp(y->data, ref->data, y->nbytes) == 0,
+                          "%s %s (%s, %d threads): fast path differs from the reference", what,
+                          op ? "ConvInteger" : "QLinearConv", kname((rlx_cpu_qgemm_kernel)kern), th);
+            }
         }
         rlx_cpu_qgemm_kernel_set(keep);
         rlx_cpu_sgemm_pack pk;
         CHECK_OK(rlx_cpu_prepare_node(NULL, &nd, in, &pk));
-        CHECK_MSG((pk.q8 != NULL) == (q->group == 1), "%s: W packed %d for group %lld", what, pk.q8 != NULL,
-                  (long long)q->group);
-        if (pk.q8) {
+        /* W packed for cpu_qconv.c when it runs here and groups have more
+         * than one input channel, else for the int8 GEMM when one group */
+        bool want_qc = rlx_cpu_qconv_available() && q->c / q->group > 1, want_q8 = !want_qc && q->group == 1;
+        CHECK_MSG((pk.q8 != NULL) == want_q8 && (pk.q8conv != NULL) == want_qc, "%s: W packed %d / %d for group %lld",
+                  what, pk.q8 != NULL, pk.q8conv != NULL, (long long)q->group);
+        if (pk.q8 || pk.q8conv) {
             unsigned char *keepw = malloc(w->nbytes);
             memcpy(keepw, w->data, w->nbytes);
             memset(w->data, 0x77, w->nbytes);
@@ -312,20 +339,43 @@ static void conv_case(const ccase *q) {
 static void test_conv(void) {
     static const ccase cases[] = {
         /* n  c  h  w  m  g kh kw sh sw ph0 pw0 ph1 pw1 dh dw xu wu yu z */
-        { 1, 3, 9, 11, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 1, false },
-        { 2, 16, 8, 8, 33, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false },   /* 1x1: x read directly */
-        { 1, 7, 13, 10, 17, 1, 3, 3, 2, 2, 1, 1, 0, 1, 1, 1, true, false, false, 2, false }, /* stride 2, odd pads */
-        { 1, 5, 12, 12, 9, 1, 3, 2, 1, 3, 2, 0, 1, 2, 2, 1, false, true, true, 1, false },   /* dilation, int8 x */
-        { 1, 37, 6, 7, 40, 1, 1, 1, 2, 1, 0, 0, 0, 0, 1, 1, true, true, false, 0, false },   /* 1x1 stride 2 */
-        { 1, 6, 9, 9, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },     /* depthwise */
-        { 1, 8, 10, 37, 8, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },   /* depthwise stride 2 */
-        { 1, 5, 9, 40, 5, 5, 5, 5, 2, 2, 2, 2, 2, 1, 1, 1, false, false, false, 1, false },  /* 5x5 stride 2, int8 */
-        { 1, 4, 6, 45, 4, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, true, 2, false },    /* 5x5 wide rows */
-        { 2, 4, 11, 8, 8, 4, 5, 3, 2, 1, 2, 1, 2, 1, 1, 2, false, false, false, 1, false },  /* multiplier 2 */
-        { 1, 12, 7, 7, 18, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false },   /* 3 groups */
-        { 1, 10, 1, 29, 11, 1, 1, 5, 1, 2, 0, 2, 0, 1, 1, 1, true, false, true, 2, true },   /* 1-D */
-        { 1, 3, 20, 23, 50, 1, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, true, false, true, 1, false },  /* a stem */
-        { 1, 64, 16, 16, 96, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false }, /* K 576 */
+        { 1, 3, 9, 11, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 1, false, 0 },
+        { 2, 16, 8, 8, 33, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false, 0 },   /* 1x1: x read directly */
+        { 1, 7, 13, 10, 17, 1, 3, 3, 2, 2, 1, 1, 0, 1, 1, 1, true, false, false, 2, false, 0 }, /* stride 2, odd pads */
+        { 1, 5, 12, 12, 9, 1, 3, 2, 1, 3, 2, 0, 1, 2, 2, 1, false, true, true, 1, false, 0 },   /* dilation, int8 x */
+        { 1, 37, 6, 7, 40, 1, 1, 1, 2, 1, 0, 0, 0, 0, 1, 1, true, true, false, 0, false, 0 },   /* 1x1 stride 2 */
+        { 1, 6, 9, 9, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },     /* depthwise */
+        { 1, 8, 10, 37, 8, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },   /* depthwise stride 2 */
+        { 1, 5, 9, 40, 5, 5, 5, 5, 2, 2, 2, 2, 2, 1, 1, 1, false, false, false, 1, false, 0 },  /* 5x5 stride 2, int8 */
+        { 1, 4, 6, 45, 4, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, true, 2, false, 0 },    /* 5x5 wide rows */
+        { 2, 4, 11, 8, 8, 4, 5, 3, 2, 1, 2, 1, 2, 1, 1, 2, false, false, false, 1, false, 0 },  /* multiplier 2 */
+        { 1, 12, 7, 7, 18, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },   /* 3 groups */
+        { 1, 10, 1, 29, 11, 1, 1, 5, 1, 2, 0, 2, 0, 1, 1, 1, true, false, true, 2, true, 0 },   /* 1-D */
+        { 1, 3, 20, 23, 50, 1, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, true, false, true, 1, false, 0 },  /* a stem */
+        { 1, 64, 16, 16, 96, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 }, /* K 576 */
+        /* PP-OCRv4 det's kinds (cpu_qconv.c: blocks of 256 pixels, the padded
+         * input's width, runs of a row split between 16 lanes) */
+        { 1, 12, 20, 21, 96, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false, 0 },  /* 1x1 12->96 */
+        { 1, 5, 45, 45, 9, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, false, 2, false, 0 },   /* 1x1, 8 blocks */
+        { 1, 96, 11, 13, 24, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },  /* 3x3 96->24, K 864 */
+        { 1, 8, 40, 40, 20, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false, true, 1, false, 0 },  /* 3x3, 7 blocks */
+        { 1, 3, 33, 33, 16, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },   /* stem, stride 2 */
+        { 1, 6, 1, 3, 7, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, true, true, 1, false, 0 },       /* 3 wide: 4 rows a vector */
+        { 1, 9, 12, 14, 10, 1, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, true, false, false, 2, false, 0 },  /* dilation 2, stride 1 */
+        { 1, 32, 9, 9, 32, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },    /* 4 groups of 8 */
+        { 1, 16, 37, 37, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 }, /* dw 3x3, 3 vectors */
+        { 1, 48, 21, 21, 48, 48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 }, /* dw 3x3 stride 2 */
+        { 1, 24, 16, 16, 24, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, true, false, true, 2, false, 0 }, /* dw 5x5 */
+        { 1, 20, 8, 8, 20, 20, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, false, 1, false, 0 },  /* dw 5x5 8x8, int8 */
+        { 1, 7, 9, 19, 14, 7, 5, 4, 2, 2, 2, 1, 2, 2, 1, 1, true, false, true, 2, false, 0 },    /* dw x2, 5x4 stride 2 */
+        { 2, 6, 5, 33, 6, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 0, false, 0 },     /* dw 1x1, 2 images */
+        /* the requantization at and near ties (the double product, ties to even) */
+        { 1, 20, 9, 9, 12, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false, 1 },
+        { 1, 8, 24, 24, 32, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, false, 2, false, 2 },
+        { 1, 20, 9, 9, 12, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, false, 2, false, 2 },
+        { 1, 16, 9, 9, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 1 },
+        { 1, 16, 30, 30, 32, 16, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, false, false, true, 1, false, 2 },
+        { 1, 8, 6, 6, 8, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false, 3 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) conv_case(&cases[i]);
     fprintf(stderr, "conv: %zu cases x 2 ops, fast (every kernel) = packed = reference\n",
@@ -340,6 +390,8 @@ static void test_conv(void) {
 static void test_qdq_typed(void) {
     static const size_t sizes[] = { 1, 15, 17, 100, 40000 };
     int cases = 0;
+    rlx_cpu_isa top = rlx_cpu_isa_get();
+    for (int isa = (int)top; isa >= (int)RLX_CPU_ISA_C; isa--) /* AVX-512 loops, then the scalar ones */
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
         for (int ty = 0; ty < 2; ty++) {
             int64_t n = (int64_t)sizes[si];
@@ -354,6 +406,7 @@ static void test_qdq_typed(void) {
                 if (rnd() % 89 == 0) px[i] = rnd() % 2 ? -0.0f : 3e38f;
             }
             /* test_make_node keeps one node's parameters alive at a time */
+            rlx_cpu_isa_cap((rlx_cpu_isa)isa);
             rlx_node nq = test_make_node("QuantizeLinear", 13, 3, 1, NULL, 0);
             rlx_tensor *q[2], *y[2];
             for (int r = 0; r < 2; r++) {
@@ -372,7 +425,9 @@ static void test_qdq_typed(void) {
             rlx_tensor_destroy(x), rlx_tensor_destroy(s), rlx_tensor_destroy(zp);
             cases++;
         }
-    fprintf(stderr, "QuantizeLinear / DequantizeLinear per tensor: %d cases, typed = reference\n", cases);
+    rlx_cpu_isa_cap(top);
+    fprintf(stderr, "QuantizeLinear / DequantizeLinear per tensor: %d cases (each instruction set), typed = reference\n",
+            cases);
 }
 
 /* DynamicQuantizeLinear's vector loops (cpu_quant.c) against the scalar

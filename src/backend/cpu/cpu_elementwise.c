@@ -22,7 +22,11 @@
 void rlx_cpu_ew_f32(rlx_ew_fn fn, float *restrict d, const float *x, const float *y, const float *c, float p0,
                     float p1, size_t n) {
     if (rlx_cpu_ew_vec_f32(fn, d, x, p0, p1, n)) return; /* AVX2 / AVX-512 forms, same bits */
-    size_t i = 0; /* blocks of 8: simple functions (Relu, Clip, +, *) become vector code, same bits */
+    /* + - * / in AVX-512 (the QDQ models' chains), the rest below; blocks
+     * of 8: simple functions (Relu, Clip, +, *) become vector code, same bits */
+    size_t i = fn == RLX_EW_ADD || fn == RLX_EW_SUB || fn == RLX_EW_MUL || fn == RLX_EW_DIV
+                   ? rlx_cpu_ew_bin_vec_f32(fn, d, x, y, n)
+                   : 0;
     switch (fn) {
 #define EW_ONE_(id, ar, i) d[i] = rlx_ew_f32_##id(x[i], (ar) > 1 ? y[i] : 0.0f, (ar) > 2 ? c[i] : 0.0f, p0, p1)
 #define EW_LOOP_(id, kind, name, ar, ...)                                                                    \

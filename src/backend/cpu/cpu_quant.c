@@ -23,8 +23,10 @@
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_qconv.h"
 #include "backend/cpu/cpu_qgemm.h"
 #include "backend/cpu/cpu_sgemm.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "base/half.h"
 #include "base/mem.h"
 #include "base/parallel.h"
@@ -244,9 +246,29 @@ static void q_body(void *ctx, size_t i0, size_t i1) {
     }
 }
 
+#if QUANT_HAVE_X86
+/* dq_body's loop in AVX-512, 16 at a time, the same f32 operations (the
+ * byte converted exactly, less the zero point, times the scale); returns
+ * how many it did. */
+__attribute__((target("avx512f"))) static size_t dq_avx512(const q8_job *j, size_t i0, size_t i1) {
+    __m512 vz = _mm512_set1_ps(j->zp), vs = _mm512_set1_ps(j->scale);
+    float *py = (float *)j->y;
+    size_t i = i0;
+    for (; i + 16 <= i1; i += 16) {
+        __m128i b = _mm_loadu_si128((const __m128i *)((const uint8_t *)j->x + i));
+        __m512i v = j->is_unsigned ? _mm512_cvtepu8_epi32(b) : _mm512_cvtepi8_epi32(b);
+        _mm512_storeu_ps(py + i, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(v), vz), vs));
+    }
+    return i;
+}
+#endif
+
 static void dq_body(void *ctx, size_t i0, size_t i1) {
     const q8_job *j = ctx;
     float *py = (float *)j->y;
+#if QUANT_HAVE_X86
+    if (j->vec) i0 = dq_avx512(j, i0, i1);
+#endif
     if (j->is_unsigned) {
         const uint8_t *px = j->x;
         for (size_t i = i0; i < i1; i++) py[i] = ((float)px[i] - j->zp) * j->scale;
@@ -266,7 +288,7 @@ static bool q8_typed(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tensor *s, 
                  .zp = zp ? (float)rlx_tensor_get_i64(zp, 0) : 0, .is_unsigned = q->dtype == RLX_DTYPE_U8 };
     j.lo = j.is_unsigned ? 0 : -128, j.hi = j.is_unsigned ? 255 : 127;
 #if QUANT_HAVE_X86
-    j.vec = __builtin_cpu_supports("avx512f");
+    j.vec = rlx_cpu_isa_get() == RLX_CPU_ISA_AVX512; /* tests cap it to cover the scalar loops */
 #endif
     rlx_parallel_for(rlx_tensor_numel(x), 1u << 14, quantize ? q_body : dq_body, &j);
     return true;
@@ -448,12 +470,28 @@ rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rl
         return RLX_OK;
     const rlx_tensor *b = in[bi];
     if (n->op == RLX_OP_QLinearConv || n->op == RLX_OP_ConvInteger) {
-        /* W [M, C / group, k...] as B^T [K, M] of conv_fast's product, one
-         * group only (grouped and depthwise convolutions pack per run or
-         * run the direct loop) */
-        if (!is_q8(b) || b->rank < 3 || b->dims[0] < 1 || rlx_param_int(n, "group") > 1) return RLX_OK;
+        /* W [M, C / group, k...]: for the VNNI convolution (cpu_qconv.h)
+         * when it runs here and groups have more than one input channel;
+         * else as B^T [K, M] of conv_fast's product, one group only
+         * (grouped and depthwise convolutions pack per run or run the
+         * direct loop) */
+        if (!is_q8(b) || b->rank < 3 || b->dims[0] < 1) return RLX_OK;
+        int64_t G = rlx_param_int(n, "group");
         size_t M = (size_t)b->dims[0], K = rlx_tensor_numel(b) / M;
         if (K < 1) return RLX_OK;
+        if (G < 1) G = 1;
+        if (rlx_cpu_qconv_available() && rlx_cpu_qconv_fits(K) && b->dims[1] > 1 && M % (size_t)G == 0) {
+            rlx_cpu_qconv_pack *qc = calloc(1, sizeof *qc);
+            if (!qc) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+            rlx_status st = rlx_cpu_qconv_pack_w(b->dtype == RLX_DTYPE_U8, (size_t)G, M / (size_t)G, K, b->data, qc);
+            if (st) {
+                free(qc);
+                return st;
+            }
+            out->q8conv = qc;
+            return RLX_OK;
+        }
+        if (G > 1) return RLX_OK;
         rlx_cpu_qgemm_pack *q = calloc(1, sizeof *q);
         if (!q) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
         rlx_status st = rlx_cpu_qgemm_pack_bt(b->dtype == RLX_DTYPE_U8, K, M, b->data, K, q);
@@ -823,6 +861,18 @@ static void dw_body(void *ctx, size_t p0, size_t p1) {
     }
 }
 
+/* conv_fast's end once a path ran: its error, the node named (the
+ * message kept), or *done. */
+static rlx_status conv_finish(rlx_cpu_kctx *k, rlx_status st, bool *done) {
+    if (st) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", rlx_last_error());
+        return rlx_cpu_fail(k, st, "%s", msg);
+    }
+    *done = true;
+    return RLX_OK;
+}
+
 static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tensor *w, const rlx_tensor *xzp,
                             const rlx_tensor *wzp, const rlx_tensor *xs, const rlx_tensor *ws, const rlx_tensor *ys,
                             const rlx_tensor *yzp, const rlx_tensor *bias, rlx_tensor *y, bool *done) {
@@ -865,6 +915,22 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
     double lo = 0, hi = 0, zy = requant ? (double)rlx_tensor_get_i64(yzp, 0) : 0;
     if (requant) q_range(y->dtype, &lo, &hi);
     rlx_status st = RLX_OK;
+    rlx_cpu_qdw_args dwa = {
+        .x_unsigned = x->dtype == RLX_DTYPE_U8, .zx = zx, .w = w->data, .w_unsigned = w->dtype == RLX_DTYPE_U8,
+        .c = (size_t)C, .m = (size_t)M, .ih = ih, .iw = iw, .kh = kh, .kw = kw, .oh = oh, .ow = ow, .stride = sh,
+        .ph = ph, .pw = pw, .zw = zw, .bias = b32, .mult = requant ? mult : NULL, .zy = zy,
+        .y_unsigned = y->dtype == RLX_DTYPE_U8,
+    };
+    if (dw_path && rlx_cpu_qconv_available() && dh == 1 && dw == 1 && sh == sw && rlx_cpu_qdw_fits(&dwa)) {
+        size_t xsz = rlx_dtype_size(x->dtype), ysz = rlx_dtype_size(y->dtype);
+        for (int64_t n = 0; n < g.n && !st; n++) {
+            dwa.x = (const uint8_t *)x->data + (size_t)(n * C * ih * iw) * xsz;
+            dwa.y = (uint8_t *)y->data + (size_t)(n * M * P) * ysz;
+            st = rlx_cpu_qdw(&dwa);
+        }
+        free(zw), free(b32), free(mult);
+        return conv_finish(k, st, done);
+    }
     if (dw_path) {
         qdw_job j = { .x = x, .w = w, .y = y, .C = C, .M = M, .cout_g = cout_g, .ih = ih, .iw = iw, .kh = kh,
                       .kw = kw, .oh = oh, .ow = ow, .sh = sh, .sw = sw, .dh = dh, .dw = dw, .ph = ph, .pw = pw,
@@ -877,6 +943,31 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
         free(zw), free(b32), free(mult);
         *done = true;
         return RLX_OK;
+    }
+    if (rlx_cpu_qconv_available() && rlx_cpu_qconv_fits((size_t)K)) {
+        /* the VNNI convolution (cpu_qconv.h), with the weights packed at
+         * compile time or, when not (tests, run-time weights), now */
+        const rlx_cpu_qconv_pack *wp = k->pack ? k->pack->q8conv : NULL;
+        rlx_cpu_qconv_pack own = { 0 };
+        if (!wp || wp->groups != (size_t)G || wp->cout_g != (size_t)cout_g || wp->k != (size_t)K ||
+            wp->w_unsigned != (w->dtype == RLX_DTYPE_U8)) {
+            st = rlx_cpu_qconv_pack_w(w->dtype == RLX_DTYPE_U8, (size_t)G, (size_t)cout_g, (size_t)K, w->data, &own);
+            wp = &own;
+        }
+        size_t xsz = rlx_dtype_size(x->dtype), ysz = rlx_dtype_size(y->dtype);
+        for (int64_t n = 0; n < g.n && !st; n++) {
+            rlx_cpu_qconv_args a = {
+                .x = (const uint8_t *)x->data + (size_t)(n * C * ih * iw) * xsz, .x_unsigned = x->dtype == RLX_DTYPE_U8,
+                .zx = zx, .groups = (size_t)G, .cin_g = (size_t)cin_g, .cout_g = (size_t)cout_g,
+                .ih = ih, .iw = iw, .kh = kh, .kw = kw, .oh = oh, .ow = ow, .sh = sh, .sw = sw, .dh = dh, .dw = dw,
+                .ph = ph, .pw = pw, .wp = wp, .zw = zw, .bias = b32, .mult = requant ? mult : NULL, .zy = zy,
+                .y_unsigned = y->dtype == RLX_DTYPE_U8, .y = (uint8_t *)y->data + (size_t)(n * M * P) * ysz,
+            };
+            st = rlx_cpu_qconv(&a);
+        }
+        rlx_cpu_qconv_pack_free(&own);
+        free(zw), free(b32), free(mult);
+        return conv_finish(k, st, done);
     }
     bool direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && oh == ih && ow == iw;
     /* the column matrix in the calling thread's scratch when it fits (the
@@ -916,13 +1007,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
             st = rlx_cpu_qgemm(&a);
         }
     free(cols_owned), free(zw), free(b32), free(mult);
-    if (st) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", rlx_last_error());
-        return rlx_cpu_fail(k, st, "%s", msg);
-    }
-    *done = true;
-    return RLX_OK;
+    return conv_finish(k, st, done);
 }
 
 static rlx_status k_conv_integer(rlx_cpu_kctx *k) {

@@ -1,6 +1,7 @@
 /* f32 GEMM: rlx's own packed micro-kernel, split over the worker pool (see
  * cpu_sgemm.h for the contract and why it is not OpenBLAS's). */
 #include "backend/cpu/cpu_sgemm.h"
+#include "backend/cpu/cpu_qconv.h"
 #include "backend/cpu/cpu_qgemm.h"
 
 #include <cblas.h>
@@ -266,6 +267,8 @@ void rlx_cpu_sgemm_pack_free(rlx_cpu_sgemm_pack *pk) {
     free(pk->data);
     if (pk->q8) rlx_cpu_qgemm_pack_free(pk->q8);
     free(pk->q8);
+    if (pk->q8conv) rlx_cpu_qconv_pack_free(pk->q8conv);
+    free(pk->q8conv);
     memset(pk, 0, sizeof *pk);
 }
 

@@ -78,6 +78,9 @@ typedef struct rlx_cpu_sgemm_pack {
     /* owned, or NULL: the constant int8 B of a MatMulInteger or
      * QLinearMatMul packed for the int8 GEMM (cpu_qgemm.h); data is then NULL */
     struct rlx_cpu_qgemm_pack *q8;
+    /* owned, or NULL: the constant weights of a QLinearConv or ConvInteger
+     * packed for the VNNI int8 convolution (cpu_qconv.h); data is then NULL */
+    struct rlx_cpu_qconv_pack *q8conv;
 } rlx_cpu_sgemm_pack;
 
 /* Packs `groups` matrices op(A)_g [m, k], A_g at a + g * gstride (row-major,
