@@ -85,13 +85,8 @@ static rlx_status new_like(rlx_graph *g, int v, rlx_dtype dt, int *out) {
 static rlx_status add_cast(widen_ctx *c, int from, int to, rlx_dtype dt) {
     rlx_node_attr a[1];
     RLX_TRY(rlx_node_attr_set_int(&a[0], "to", dt));
-    int id;
-    rlx_status st = rlx_graph_add_node(c->g, "Cast", "", NULL, &from, 1, &to, 1, a, 1, &id);
-    if (st) {
-        rlx_node_attr_free(&a[0]);
-        return st;
-    }
-    c->g->values[to].producer = id;
+    int id; /* the node adopts a, and frees it on failure */
+    RLX_TRY(rlx_graph_add_node(c->g, "Cast", "", NULL, &from, 1, &to, 1, a, 1, &id));
     c->casts++;
     return RLX_OK;
 }
@@ -153,6 +148,7 @@ static rlx_status widen_node(widen_ctx *c, size_t ni) {
             RLX_TRY(new_like(g, v, RLX_DTYPE_F32, &w));
             g->nodes[ni].out[i] = w;
             g->values[w].producer = (int)ni;
+            g->values[v].producer = -1; /* the Cast's now */
             c->wide[v] = w;
             RLX_TRY(add_cast(c, w, v, RLX_DTYPE_F16));
         } else {
