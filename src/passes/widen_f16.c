@@ -247,6 +247,23 @@ rlx_status rlx_pass_widen_f16(rlx_graph *g, rlx_pass_stats *stats) {
         rlx_log(RLX_LOG_DEBUG, "fusion: " PASS ": %d nodes with f16 values compute in f32, %d Casts added", widened,
                 c.casts);
     }
+    /* an f16 constant that only widened nodes read is dropped (its f32 copy
+     * replaces it; a model's weight is borrowed, so this frees nothing of
+     * the model's) */
+    int *uses = calloc(g->n_values, sizeof *uses);
+    if (!uses) {
+        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, PASS ": %zu values", g->n_values);
+        goto done;
+    }
+    rlx_graph_count_uses(g, uses);
+    for (size_t v = 0; v < c.n0; v++) {
+        rlx_value *val = &g->values[v];
+        if (!c.f16[v] || !val->konst || c.wide[v] == (int)v || uses[v]) continue;
+        if (!(val->flags & RLX_VALUE_KONST_BORROWED)) rlx_tensor_destroy(val->konst);
+        val->konst = NULL;
+        val->flags &= ~(uint32_t)RLX_VALUE_KONST_BORROWED;
+    }
+    free(uses);
     /* the Casts were appended: restore the order, infer their outputs */
     rlx_graph_compact(g);
     st = rlx_pass_verify(g);
