@@ -15,10 +15,12 @@ edges, Casts, f16 weights and values inside):
    before the pass) they are f16 and this check fails, which the test
    checks too.
 The overflow policy, on a model of f16 ops (f16 graph input and output):
- y = (x * 1000) * 0.001 with x = 100: the intermediate 1e5 passes binary16's
- 65,504; on CPU plans it is f32, so y = 100 (onnxruntime's CPU gives 100
- too); a Cast to f16 of the intermediate (the model's own rounding) gives
- inf; a graph output that overflows is inf (rounded at the edge).
+ y = MatMul(x, 1000 I) * 0.001 with x = 100: the intermediate 1e5 passes
+ binary16's 65,504; on CPU plans it is f32, so y = 100 (onnxruntime's CPU
+ gives 100 too); a Cast to f16 of the intermediate (the model's own
+ rounding) gives inf; a graph output that overflows is inf (rounded at the
+ edge); on a GPU with shader-f16 the MatMul stores f16, so y is inf there
+ (the documented difference between the devices).
 Skips (exit 77) while rlx is not built or without onnxruntime's converter."""
 import os
 import re
@@ -157,30 +159,30 @@ if C.check(rc == 0, "make_minilm_onnx failed: %s" % se):
                 {"MatMul", "Gemm", "rlx.Attention"})
 
 # ------------------------------------------------------------ overflow
-# f16 graph input and output; k is 1000 or 0.001 (f16 constants)
+# f16 graph input and output; k1 = 1000 I, k2 = 0.001 (f16 constants)
 def overflow_model(name, cast_mid, out_big):
-    nodes = [H.make_node("Mul", ["x", "k1"], ["big"])]
+    nodes = [H.make_node("MatMul", ["x", "k1"], ["big"])]
     mid = "big"
     if cast_mid:  # the model rounds the intermediate to f16 itself: f16 -> f32 -> f16
         nodes += [H.make_node("Cast", ["big"], ["big32"], to=T.FLOAT),
                   H.make_node("Cast", ["big32"], ["big16"], to=T.FLOAT16)]
         mid = "big16"
     nodes += [H.make_node("Mul", [mid, "k2"], ["y"])]
-    outs = [H.make_tensor_value_info("y", T.FLOAT16, [4])]
+    outs = [H.make_tensor_value_info("y", T.FLOAT16, [1, 4])]
     if out_big:
-        outs.append(H.make_tensor_value_info("big", T.FLOAT16, [4]))
-    inits = [NH.from_array(np.array(1000, np.float16), "k1"), NH.from_array(np.array(0.001, np.float16), "k2")]
-    g = H.make_graph(nodes, name, [H.make_tensor_value_info("x", T.FLOAT16, [4])], outs, inits)
+        outs.append(H.make_tensor_value_info("big", T.FLOAT16, [1, 4]))
+    inits = [NH.from_array((1000 * np.eye(4)).astype(np.float16), "k1"), NH.from_array(np.array(0.001, np.float16), "k2")]
+    g = H.make_graph(nodes, name, [H.make_tensor_value_info("x", T.FLOAT16, [1, 4])], outs, inits)
     p = os.path.join(tmp, name + ".onnx")
     onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 13)], ir_version=8), p)
     return p
 
 
-x = np.array([100, -100, 1, 0.5], np.float16)
+x = np.array([[100, -100, 1, 0.5]], np.float16)
 p = overflow_model("ovf", False, True)
 ys, log = rlx_run(p, {"x": x}, ["y", "big"])
 if C.check(ys is not None, "overflow model: rlx run failed:\n" + log):
-    y, big = ys
+    y, big = ys[0][0], ys[1][0]
     print("overflow: y", y, "big", big)
     C.check(y.dtype == np.float16 and big.dtype == np.float16, "overflow: the f16 outputs must stay f16")
     want = (x.astype(np.float32) * np.float32(np.float16(1000))) * np.float32(np.float16(0.001))
@@ -199,11 +201,20 @@ ys, log = rlx_run(p, {"x": x}, ["y"])
 if C.check(ys is not None, "overflow model with a Cast: rlx run failed:\n" + log):
     y = ys[0]
     print("overflow, Cast to f16 between: y", y)
+    y = y[0]
     C.check(np.isinf(y[0]) and np.isinf(y[1]) and abs(float(y[2]) - 1) < 0.01,
             "overflow: a Cast to f16 of the intermediate must round it (inf): %r" % y)
 # with widen_f16 off (main, and the GPU's per-op rounding) the intermediate overflows
 p = overflow_model("ovf", False, True)
 ys, _ = rlx_run(p, {"x": x}, ["y", "big"], "--option", "passes.disable=widen_f16")
-C.check(ys is not None and np.isinf(ys[0][0]), "widen_f16 off: the f16 intermediate should overflow (the check must "
+C.check(ys is not None and np.isinf(ys[0][0, 0]), "widen_f16 off: the f16 intermediate should overflow (the check must "
         "be able to fail): %r" % (None if ys is None else ys[0]))
+# the GPU's policy: the MatMul's f16 store overflows (README's "f16 models")
+rc, devices, _ = R.run([RLX, "devices"])
+if "shader-f16 yes" in devices:
+    ys, log = rlx_run(p, {"x": x}, ["y", "big"], "--device", "gpu")
+    C.check(ys is not None and np.isinf(ys[0][0, 0]) and np.isfinite(ys[0][0, 2]),
+            "gpu: the f16 MatMul result past 65,504 should be inf there: %r\n%s" % (None if ys is None else ys[0], log))
+else:
+    print("no GPU with shader-f16: its overflow check is skipped")
 C.done()
