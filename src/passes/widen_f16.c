@@ -191,6 +191,11 @@ static rlx_status widen(widen_ctx *c, size_t n_nodes, int *widened) {
             if (to16) { /* rounds to binary16: stays, readers widen its result */
                 continue;
             }
+            if (g->values[y].dtype == RLX_DTYPE_F32 && c->wide[x] < 0 && !g->values[x].konst) {
+                c->wide[x] = y; /* x stays f16 (an input, a kept node's): this is its widening */
+                (*widened)++;
+                continue;
+            }
             /* from f16 to another type: reads the f32 value (to f32: a copy,
              * or nothing where y is no graph output) */
             int w;
