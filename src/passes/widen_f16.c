@@ -19,6 +19,11 @@
  *  - graph inputs and outputs keep their declared types: an f16 input
  *    gets a Cast to f32 before its widened readers, an f16 output is its
  *    f32 value cast to f16 (rounded once, at the end);
+ *  - an op that only moves or selects elements (Reshape, Transpose,
+ *    Gather, Slice, Concat, Pad, Where, ...: the tensor family but CumSum)
+ *    follows its data: it reads and writes f32 where an f16 input of it is
+ *    already f32 (after a widened node), else it stays f16, exact (a Gather
+ *    from an f16 table, a Reshape of an f16 graph input);
  *  - a node that is not widened (Cast to f16, CastLike, the quantization
  *    ops, the ops whose output type comes from an attribute such as
  *    ConstantOfShape, EyeLike, the random ops, Range and OneHot, ops of
@@ -61,6 +66,16 @@ static bool widenable(const rlx_node *n) {
     for (int i = 0; i < n->n_attrs; i++)
         if (n->attrs[i].g) return false;
     return true;
+}
+
+/* Ops that move or select elements without arithmetic (the tensor family
+ * but CumSum, and Where): they follow their data. Widened only where an f16
+ * input exists only as f32 already; otherwise they stay f16, bit for bit
+ * (a Cast to f32 and back would quiet a signalling NaN), and a Shape of an
+ * f16 input needs no Cast. */
+static bool follows_data(const rlx_node *n) {
+    return (n->op >= RLX_OPS_FIRST_tensor && n->op < RLX_OPS_FIRST_reduce && n->op != RLX_OP_CumSum) ||
+           n->op == RLX_OP_Where;
 }
 
 typedef struct widen_ctx {
@@ -172,6 +187,13 @@ static rlx_status keep_node(widen_ctx *c, size_t ni) {
     return RLX_OK;
 }
 
+/* Some f16 input of node n exists only as f32 (a widened node's result). */
+static bool reads_wide(const widen_ctx *c, const rlx_node *n) {
+    for (int i = 0; i < n->n_in; i++)
+        if (is_f16(c, n->in[i]) && c->narrow[n->in[i]] < 0) return true;
+    return false;
+}
+
 static rlx_status widen(widen_ctx *c, size_t n_nodes, int *widened) {
     rlx_graph *g = c->g;
     for (size_t ni = 0; ni < n_nodes; ni++) {
@@ -213,7 +235,7 @@ static rlx_status widen(widen_ctx *c, size_t n_nodes, int *widened) {
             (*widened)++;
             continue;
         }
-        if (widenable(n)) {
+        if (widenable(n) && (!follows_data(n) || reads_wide(c, n))) {
             RLX_TRY(widen_node(c, ni));
             (*widened)++;
         } else {
