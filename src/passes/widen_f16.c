@@ -26,8 +26,11 @@
  *    from an f16 table, a Reshape of an f16 graph input);
  *  - a node that is not widened (Cast to f16, CastLike, the quantization
  *    ops, the ops whose output type comes from an attribute such as
- *    ConstantOfShape, EyeLike, the random ops, Range and OneHot, ops of
+ *    ConstantOfShape, EyeLike, Range and OneHot, control flow, ops of
  *    other domains) keeps its f16 values and gets Casts around it.
+ *
+ * The pass runs after the first fold: constant subgraphs were computed
+ * already, on the reference kernels (one rounding per op).
  *
  * So values between the edges are not rounded to binary16 and do not
  * overflow at 65,504 (an f16 graph output that does becomes inf, as in
@@ -36,13 +39,13 @@
  * name outer values, whose dtypes must not change. Widenable: the
  * elementwise, nn, tensor, reduce and rnn families of the default domain
  * except the ops named above. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/tensor.h"
-#include <stdio.h>
 #include "base/half.h"
 #include "base/log.h"
+#include "base/tensor.h"
 #include "ir/op.h"
 #include "ir/ops/ops.h"
 #include "passes/fuse_util.h"
