@@ -5,6 +5,7 @@
 #include "test.h"
 
 #include "ir/graph.h"
+#include "rlx/half.h"
 #include "runtime/session.h"
 
 /* The fusion passes (tests/test_fusion.c tests them) are off here, so that
@@ -180,11 +181,102 @@ static void test_fold_conv_affine(void) {
     rlx_tensor_destroy(va);
 }
 
+/* An f16 tensor of random values in [-1, 1), rounded to binary16. */
+static rlx_tensor *random_f16(int rank, const int64_t *dims) {
+    rlx_tensor *r = test_tensor_random(RLX_DTYPE_F32, rank, dims, -1, 1), *t = NULL;
+    CHECK_OK(rlx_tensor_create(RLX_DTYPE_F16, dims, rank, &t));
+    size_t n = 1;
+    for (int i = 0; i < rank; i++) n *= (size_t)dims[i];
+    for (size_t i = 0; t && r && i < n; i++) ((uint16_t *)t->data)[i] = rlx_f32_to_f16(((float *)r->data)[i]);
+    rlx_tensor_destroy(r);
+    return t;
+}
+
+/* widen_f16 (CPU plans): x f32 -> Cast f16 -> Conv(f16 W, B) -> Relu r ->
+ * Cast f32 y; outputs y (f32) and r (f16). After the pass the Conv computes
+ * in f32 (its output value f32 in the program), y equals a double-precision
+ * Conv of the f16-rounded x and weights within rtol 1e-5, and r is y rounded
+ * to binary16 bit for bit (the f16 output edge). With the pass off the Conv
+ * is f16 (the test of its dtype can fail). */
+static void test_widen_f16(void) {
+    const int64_t C = 4, K = 5, H = 6, W = 7;
+    int64_t xd[4] = { 1, C, H, W }, wd[4] = { K, C, 3, 3 }, bd[1] = { K };
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 4, xd, NULL));
+    rlx_tensor *tw = random_f16(4, wd), *tb = random_f16(1, bd);
+    CHECK_OK(rlx_model_add_initializer(m, "w", tw));
+    CHECK_OK(rlx_model_add_initializer(m, "b", tb));
+    rlx_attr to16[1] = { RLX_ATTR_I("to", RLX_DTYPE_F16) }, to32[1] = { RLX_ATTR_I("to", RLX_DTYPE_F32) };
+    int64_t pads[4] = { 1, 1, 1, 1 };
+    rlx_attr ca[1] = { RLX_ATTR_IS("pads", 4, pads) };
+    CHECK_OK(rlx_model_add_node(m, "Cast", "c16", 1, (const char *[]){ "x" }, 1, (const char *[]){ "xh" }, 1, to16));
+    CHECK_OK(rlx_model_add_node(m, "Conv", "conv", 3, (const char *[]){ "xh", "w", "b" }, 1, (const char *[]){ "c" }, 1,
+                                ca));
+    CHECK_OK(rlx_model_add_node(m, "Relu", "relu", 1, (const char *[]){ "c" }, 1, (const char *[]){ "r" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Cast", "c32", 1, (const char *[]){ "r" }, 1, (const char *[]){ "y" }, 1, to32));
+    CHECK_OK(rlx_model_add_output(m, "y"));
+    CHECK_OK(rlx_model_add_output(m, "r"));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+    for (int pass_on = 0; pass_on < 2; pass_on++) {
+        setenv("RLX_DISABLE_PASSES", pass_on ? FUSIONS : FUSIONS ",widen_f16", 1);
+        rlx_session *s = NULL;
+        CHECK_OK(rlx_session_create(m, NULL, &s));
+        rlx_tensor **out = NULL;
+        size_t n = 0;
+        CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, &out, &n));
+        const rlx_program *p = rlx_session_last_program(s);
+        rlx_dtype conv_dt = RLX_DTYPE_UNDEFINED;
+        for (size_t i = 0; p && i < p->n_steps; i++) {
+            const rlx_node *nd = &p->g->nodes[p->steps[i]];
+            if (strcmp(nd->op_type, "Conv") == 0) conv_dt = p->g->values[nd->out[0]].dtype;
+        }
+        CHECK_MSG(conv_dt == (pass_on ? RLX_DTYPE_F32 : RLX_DTYPE_F16), "widen_f16 %s: Conv output dtype %d",
+                  pass_on ? "on" : "off", (int)conv_dt);
+        CHECK(n == 2 && out && out[0]->dtype == RLX_DTYPE_F32 && out[1]->dtype == RLX_DTYPE_F16);
+        if (pass_on && n == 2 && out) {
+            const float *px = x->data, *py = out[0]->data;
+            const uint16_t *pw = tw->data, *pb = tb->data, *pr = out[1]->data;
+            double max_err = 0;
+            int bits_off = 0;
+            for (int64_t k = 0; k < K; k++)
+                for (int64_t i = 0; i < H; i++)
+                    for (int64_t j = 0; j < W; j++) {
+                        double acc = rlx_f16_to_f32(pb[k]);
+                        for (int64_t c = 0; c < C; c++)
+                            for (int64_t di = 0; di < 3; di++)
+                                for (int64_t dj = 0; dj < 3; dj++) {
+                                    int64_t ii = i + di - 1, jj = j + dj - 1;
+                                    if (ii < 0 || ii >= H || jj < 0 || jj >= W) continue;
+                                    float xv = rlx_f16_to_f32(rlx_f32_to_f16(px[(c * H + ii) * W + jj]));
+                                    acc += (double)xv * rlx_f16_to_f32(pw[((k * C + c) * 3 + di) * 3 + dj]);
+                                }
+                        double want = acc > 0 ? acc : 0;
+                        size_t o = (size_t)((k * H + i) * W + j);
+                        double err = fabs(py[o] - want) / (fabs(want) + 1e-3);
+                        if (err > max_err) max_err = err;
+                        bits_off += pr[o] != rlx_f32_to_f16(py[o]);
+                    }
+            CHECK_MSG(max_err < 1e-5, "widen_f16: Conv in f32 off by %g (relative)", max_err);
+            CHECK_MSG(bits_off == 0, "widen_f16: %d elements of the f16 output are not y rounded to binary16", bits_off);
+        }
+        test_free_outputs(out, (int)n);
+        rlx_session_destroy(s);
+    }
+    setenv("RLX_DISABLE_PASSES", FUSIONS, 1);
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(tw);
+    rlx_tensor_destroy(tb);
+    rlx_model_destroy(m);
+}
+
 int main(void) {
     test_seed_from_env();
     setenv("RLX_DISABLE_PASSES", FUSIONS, 1);
     test_cse();
     test_cse_keeps_outputs();
     test_fold_conv_affine();
+    test_widen_f16();
     TEST_MAIN_END();
 }

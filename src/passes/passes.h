@@ -12,7 +12,8 @@ typedef struct rlx_pass_stats {
     const struct rlx_config *cfg; /* in: the session's options (base/options.h), for the pipeline's debugging */
     /* in: the plan runs on the CPU backend alone; fuse_qdq then keeps
      * DynamicQuantizeLinear and MatMulInteger for the CPU's int8 kernels
-     * instead of writing them as the f32 ops a GPU runs (the same bits) */
+     * instead of writing them as the f32 ops a GPU runs (the same bits);
+     * widen_f16 computes f16 models in f32 */
     bool cpu_target;
 } rlx_pass_stats;
 
@@ -93,6 +94,15 @@ rlx_status rlx_pass_fuse_layernorm(rlx_graph *g, rlx_pass_stats *stats);
 /* Chains and small DAGs of elementwise ops over one output shape ->
  * rlx.FusedElementwise (a register program, src/ir/ops/fused_ew.h). */
 rlx_status rlx_pass_fuse_elementwise(rlx_graph *g, rlx_pass_stats *stats);
+
+/* passes/widen_f16.c, CPU plans only (stats->cpu_target): nodes with f16
+ * values compute in f32 on the CPU's fast kernels (f16 constants converted
+ * once, f16 intermediates f32), the model's Casts to f16 still round, f16
+ * graph inputs and outputs keep their type through Casts at the edges;
+ * ops whose type is not a parameter (quantization, CastLike, attribute-
+ * typed outputs, other domains) stay f16 between Casts. The file states
+ * the rules; README's "f16 models" the rounding policy of each device. */
+rlx_status rlx_pass_widen_f16(rlx_graph *g, rlx_pass_stats *stats);
 
 /* Checks structure: every input defined before use, outputs defined, no
  * cycles, in g and in every subgraph (Loop body, If branches, Scan body;

@@ -55,6 +55,8 @@ rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps) {
     dump_ir(ps, g, "fold (shape inference + constant folding)");
     RLX_TRY(rlx_pass_dce(g, ps));
     dump_ir(ps, g, "dce");
+    /* CPU plans: f16 models in f32, before the fusions, which then see f32 */
+    RLX_TRY(run_pass(g, ps, "widen_f16", rlx_pass_widen_f16));
     RLX_TRY(run_pass(g, ps, "cse", rlx_pass_cse));
     RLX_TRY(run_pass(g, ps, "fuse_qdq", rlx_pass_fuse_qdq));
     RLX_TRY(run_pass(g, ps, "fold_conv_affine", rlx_pass_fold_conv_affine));

@@ -16,9 +16,11 @@
 #include "rlx/session_ext.h"
 #include "test.h"
 
-/* The passes an oracle or an unfused run turns off (all optional ones). */
+/* The passes an oracle or an unfused run turns off (all optional ones;
+ * widen_f16 too, so that the CPU oracle of f16 cases rounds each op to
+ * binary16, the GPU's policy, on the reference kernels). */
 static const char k_all_passes[] =
-    "cse,fuse_qdq,fold_conv_affine,fuse_activation,fuse_conv_residual,fuse_attention,fuse_layernorm,fuse_add_layernorm,fuse_elementwise";
+    "cse,fuse_qdq,fold_conv_affine,fuse_activation,fuse_conv_residual,fuse_attention,fuse_layernorm,fuse_add_layernorm,fuse_elementwise,widen_f16";
 
 static const bo_family *const k_families[] = { &bo_family_elementwise, &bo_family_logic, &bo_family_tensor,
                                                &bo_family_index,       &bo_family_nn,    &bo_family_reduce,

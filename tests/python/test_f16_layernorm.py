@@ -1,4 +1,4 @@
-"""The rounding policy of f16 models (README's "f16 on the GPU"): a
+"""The rounding policy of f16 models (README's "f16 models"): a
 LayerNorm written out as ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div,
 Mul, Add in f16, on rows with outliers of 795 and -600 (their squares pass
 binary16's 65,504), must be as accurate as onnxruntime, which fuses the
@@ -6,9 +6,12 @@ pattern and computes its statistics in f32: rlx's fuse_layernorm does the
 same on the CPU and the GPU. Compared with a float64 reference of the same
 f16 inputs: normwise relative error below 1e-3 (onnxruntime: ~1.4e-4;
 unfused, the variance is inf and every output collapses to the bias,
-relative error ~1). Also the mixed-precision model of the f16 work
-(f32 edges, Casts, f16 ops) runs on the GPU with no CPU node, and the
-fusion with the pass off is reported inaccurate (the test can fail).
+relative error ~1). CPU plans compute f16 models in f32 (widen_f16), so
+there the written-out form is accurate even without the fusion; with both
+passes off it overflows (the test can fail). Also the mixed-precision model
+of the f16 work (f32 edges, Casts, f16 ops) runs on the GPU with no CPU
+node, equal to the CPU's per-op binary16 rounding (widen_f16 off) and
+within a few f16 ulps of its f32 computation (widen_f16 on).
 
 Skips (exit 77) while rlx is not built."""
 import os
@@ -92,10 +95,14 @@ for dev in ["cpu", "gpu"]:
         row = [ln.split() for ln in log.splitlines() if ln.split()[:1] == ["LayerNormalization"]]
         C.check(row and row[0][1:4] == ["1", "1", "0"], "gpu: LayerNormalization is not one native node:\n" + log)
 
-# the pass is what makes it accurate: without it the written-out form overflows
-y, _ = rlx_run("cpu", "--option", "passes.disable=fuse_layernorm")
+# the passes are what make it accurate: with both off, the written-out form
+# overflows in binary16; on CPU plans widen_f16 alone keeps the squares in f32
+y, _ = rlx_run("cpu", "--option", "passes.disable=fuse_layernorm,widen_f16")
 C.check(y is not None and (not np.all(np.isfinite(y.astype(np.float64))) or rel(y) > 0.1),
-        "without fuse_layernorm the f16 squares should overflow (the test must be able to fail)")
+        "without fuse_layernorm and widen_f16 the f16 squares should overflow (the test must be able to fail)")
+y, _ = rlx_run("cpu", "--option", "passes.disable=fuse_layernorm")
+C.check(y is not None and rel(y) < 1e-3, "cpu, fuse_layernorm off: widen_f16 computes in f32, want < 1e-3, got %s"
+        % (None if y is None else "%.3g" % rel(y)))
 
 # preconditions: an intermediate that leaves the pattern (d is also a graph
 # output) keeps it unfused, with d computed as written
@@ -132,12 +139,19 @@ if "shader-f16 yes" in devices:
                      [H.make_tensor_value_info("y", T.FLOAT, None)], [w])
     mixed = os.path.join(tmp, "mixed.onnx")
     onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 17)]), mixed)
-    rc, so, se = R.run([RLX, "run", mixed, "--device", "gpu", "--iters", "0", "--check", "--report"])
+    # --check's CPU session has the same options: widen_f16 off there gives
+    # the CPU's per-op rounding to binary16, the GPU's policy (the same bits)
+    rc, so, se = R.run([RLX, "run", mixed, "--device", "gpu", "--iters", "0", "--check", "--report",
+                        "--option", "passes.disable=widen_f16"])
     print(so)
     C.check(rc == 0, "mixed model: rlx run failed: " + se)
     rows = [ln.split() for ln in so.splitlines() if len(ln.split()) == 6 and ln.split()[1].isdigit()]
     C.check(rows and all(r[3] == "0" for r in rows), "mixed model: a node fell back to the CPU")
     C.check("max abs diff 0 " in so or "max abs diff 0 (" in so, "mixed model: GPU and CPU differ")
+    # the CPU plan in f32 (widen_f16): a few f16 ulps from the GPU's rounding
+    rc, so, se = R.run([RLX, "run", mixed, "--device", "gpu", "--iters", "0", "--check"])
+    nw = [float(ln.split("normwise rel")[1]) for ln in so.splitlines() if "normwise rel" in ln]
+    C.check(rc == 0 and nw and nw[0] < 2e-3, "mixed model: GPU vs the CPU's f32 computation: %r\n%s" % (nw, so + se))
 else:
     print("no shader-f16 adapter: the mixed-precision GPU check is skipped")
 # an adapter without shader-f16 (here the GL one): f16 nodes decline to the
