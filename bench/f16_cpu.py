@@ -11,7 +11,8 @@ node on the reference kernels), rlx after, onnxruntime fp16 and f32
 (bench/ort_time.py). Prints one line per measurement and the medians over
 the rounds, with `uptime` before each round.
 
-    bench/f16_cpu.py [--rounds 3] [--threads 1,2] [--dir /tmp/rlx_f16_cpu]
+    bench/f16_cpu.py [--rounds 3] [--threads 1,2] [--dir /tmp/rlx_f16_cpu] [--models mnv2,minilm,ppocr]
+                     [--rlx build/rlx] [--warmup 3] [--no-before]
 """
 import argparse
 import json
@@ -64,28 +65,36 @@ def models(d):
     return out
 
 
-def rlx_ms(model, inputs, threads, before):
+def rlx_ms(model, inputs, threads, before, warmup=3):
+    if before is None:  # --no-before
+        return float("nan")
     cmd = [RLX, "bench", model, "--json", "--quiet", "--option", "cpu.threads=%d" % threads]
     cmd += ["--warmup", "0", "--iters", "2", "--option", "passes.disable=widen_f16"] if before else \
-        ["--warmup", "3", "--iters", "10"]
+        ["--warmup", str(warmup), "--iters", "10"]
     for a in inputs:
         cmd += ["--input", a]
     return json.loads(sh(cmd))["wall_ms"]["median"]
 
 
-def ort_ms(model, inputs, threads):
+def ort_ms(model, inputs, threads, warmup=3):
     out = sh([sys.executable, os.path.join(ROOT, "bench", "ort_time.py"), model] + inputs +
-             ["--threads", str(threads), "--iters", "10"])
+             ["--threads", str(threads), "--iters", "10", "--warmup", str(warmup)])
     return json.loads(out.strip().splitlines()[-1])["median_ms"]
 
 
 def main():
+    global RLX
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--dir", default="/tmp/rlx_f16_cpu")
     ap.add_argument("--models", default="mnv2,minilm,ppocr")
+    ap.add_argument("--rlx", default=None, help="the rlx binary (default build/rlx)")
+    ap.add_argument("--warmup", type=int, default=3,
+                    help="warm-up runs of the timed runners (the 16-core host needs ~15: BENCHMARKS.md)")
+    ap.add_argument("--no-before", action="store_true", help="skip the slow 'before' runs (widen_f16 off)")
     a = ap.parse_args()
+    RLX = a.rlx or RLX
     ms = models(a.dir)
     res = {}
     for r in range(a.rounds):
@@ -93,8 +102,9 @@ def main():
         for t in [int(x) for x in a.threads.split(",")]:
             for name in a.models.split(","):
                 f32, f16, inputs = ms[name]
-                row = {"before": rlx_ms(f16, inputs, t, True), "after": rlx_ms(f16, inputs, t, False),
-                       "ort_fp16": ort_ms(f16, inputs, t), "ort_f32": ort_ms(f32, inputs, t)}
+                row = {"before": rlx_ms(f16, inputs, t, None if a.no_before else True),
+                       "after": rlx_ms(f16, inputs, t, False, a.warmup),
+                       "ort_fp16": ort_ms(f16, inputs, t, a.warmup), "ort_f32": ort_ms(f32, inputs, t, a.warmup)}
                 print("  t%d %-7s " % (t, name) + "  ".join("%s %.2f ms" % kv for kv in row.items()), flush=True)
                 for k, v in row.items():
                     res.setdefault((t, name, k), []).append(v)
