@@ -227,6 +227,11 @@ static void bias_act_block(float *y, size_t ld, size_t rows, size_t cols, const 
         epilogue_row(y + r * ld, cols, bias ? bias[r] : 0.0f, res ? res + r * ld : NULL, act);
 }
 
+void rlx_nn_conv_epilogue_block(float *y, size_t ld, size_t rows, size_t cols, const float *bias, const float *res,
+                                const rlx_act *act) {
+    bias_act_block(y, ld, rows, cols, bias, res, act);
+}
+
 /* ------------------------------------------------------------ depthwise */
 
 typedef struct dw_job {
@@ -772,7 +777,7 @@ rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, co
 /* im2col of output positions [p0, p0 + np) for channels [c0, c1) of one
  * group of one image: col[((c - c0) * K + kk) * np + j], kk the kernel tap in
  * (k0, k1, k2) order; taps outside the input (padding) store 0. */
-static void im2col_block(const float *x, const rlx_nn_sp3 *s, size_t c0, size_t c1, size_t p0, size_t np,
+void rlx_nn_im2col_block(const float *x, const rlx_nn_sp3 *s, size_t c0, size_t c1, size_t p0, size_t np,
                          float *col) {
     float *dst = col;
     for (size_t c = c0; c < c1; c++) {
@@ -848,7 +853,7 @@ static void cg_item(void *ctx, size_t item, float *scratch) {
     } else if (j->shared) {
         bm = j->shared + ng * j->kt * j->sp + p0, ldb = j->sp;
     } else {
-        im2col_block(xg, j->s, 0, j->cig, p0, np, scratch);
+        rlx_nn_im2col_block(xg, j->s, 0, j->cig, p0, np, scratch);
         bm = scratch, ldb = np;
     }
     rlx_cpu_sgemm_packref wp = { j->pack, gi, m0 };
@@ -865,7 +870,7 @@ static void cg_im2col_shared(void *ctx, size_t i0, size_t i1) {
         size_t ng = i / j->cig, c = i % j->cig;
         size_t n = ng / j->groups, gi = ng % j->groups;
         const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
-        im2col_block(xg, j->s, c, c + 1, 0, j->sp, j->shared + (ng * j->kt + c * j->s->ksz) * j->sp);
+        rlx_nn_im2col_block(xg, j->s, c, c + 1, 0, j->sp, j->shared + (ng * j->kt + c * j->s->ksz) * j->sp);
     }
 }
 
@@ -874,7 +879,7 @@ static void cg_im2col_channels(void *ctx, size_t c0, size_t c1) {
     const cg_job *j = ctx;
     size_t n = j->ng / j->groups, gi = j->ng % j->groups;
     const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
-    im2col_block(xg, j->s, c0, c1, j->p0, j->np, j->col + c0 * j->s->ksz * j->np);
+    rlx_nn_im2col_block(xg, j->s, c0, c1, j->p0, j->np, j->col + c0 * j->s->ksz * j->np);
 }
 
 /* Policy "blas": bias and activation of output rows [r0, r1) of the block. */
@@ -911,6 +916,7 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
     for (int i = 0; i < 3 && j.direct; i++) j.direct = s->s[i] == 1 && s->pb[i] == 0;
     size_t n_ng = (size_t)g->n * j.groups;
     if (!n_ng || !j.sp || !j.cog) return RLX_OK;
+    if (rlx_nn_conv_pw_applies(g, s)) return rlx_nn_conv_pw_f32(k, g, s);
     if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_BLAS) {
         /* whole column matrices, in blocks of at most 16 Mi floats */
         size_t nb = ((size_t)1 << 24) / (j.kt ? j.kt : 1);
