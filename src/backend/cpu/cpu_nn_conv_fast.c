@@ -48,6 +48,11 @@
  *    in blocks of eight that the compiler vectorises (and compiles for FMA
  *    too: RLX_NN_CLONES). 3-D depthwise: tap by tap over whole output
  *    rows.
+ *  - Few input channels per group (1x1 stride 1 with K up to 32, or up to
+ *    192 with at least twice as many positions as output channels; other
+ *    convolutions with K <= 32): the pointwise path, cpu_nn_pw.c (the
+ *    input read in place, the epilogue on the accumulators; the same
+ *    bits as below).
  *  - Everything else: im2col + sgemm over tasks (image, group, block of
  *    output positions, block of output channels); a 1x1 convolution with
  *    stride 1 and no padding multiplies the input in place (no im2col).

@@ -52,7 +52,7 @@
  * BENCHMARKS.md): .. */
 static bool pw_by_shape(bool direct, size_t kt, size_t cog, size_t sp) {
     if (!direct) return kt <= 32;
-    return kt <= 32 || sp >= 2 * cog;
+    return kt <= 32 || (kt <= 192 && sp >= 2 * cog);
 }
 
 /* The epilogue of one tile's rows. */
