@@ -397,7 +397,7 @@ static void test_conv_depthwise_blocked(void) {
  * portable; rlx_cpu_sgemm_kernel_set): K = 1 .. 32 and some up to 256,
  * odd output channel counts (1, 7, 9, 17, 33, ...: partial row tiles),
  * positions that are no multiple of a vector (1, 35, 143, 201, ...),
- * groups, batch 2, 3x3 stride 2 and 1x1 stride 2 / padded (im2col); each
+ * groups, batch 2, 3x3 / 7x7 stride 2 and 1x1 stride 2 / padded (im2col); each
  * with and without a bias, with no activation, Relu, Clip (in registers)
  * and HardSwish (the GEMM path's epilogue after the store), with and
  * without a residual. Every run: within run_conv's tolerance of the
@@ -481,6 +481,8 @@ static void test_conv_pointwise(void) {
         { "pw 3-D K6 C5 3x4x5", 3, 1, 6, 5, 1, { 3, 4, 5 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0 }, { 0 }, 1 },
         { "im2col K27 3x3 s2 C32 (stem)", 2, 1, 3, 32, 1, { 23, 21 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 },
           { 1, 1 }, 1 },
+        { "im2col K147 7x7 s2 pad 3 C13 (stem)", 2, 1, 3, 13, 1, { 19, 17 }, { 7, 7 }, { 2, 2 }, { 1, 1 },
+          { 3, 3 }, { 3, 3 }, 1 },
         { "im2col K12 1x1 s2 C9", 2, 2, 12, 9, 1, { 9, 10 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0 }, { 0 }, 1 },
         { "im2col K6 1x1 pad 1 C7", 2, 1, 6, 7, 1, { 5, 6 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 0 }, { 0, 1 }, 0 },
         { "im2col K18 3x3 group 2 dilation 2 C10", 2, 1, 4, 10, 2, { 9, 8 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 1 },

@@ -147,14 +147,15 @@ rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, co
 rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 
 /* The pointwise path (cpu_nn_pw.c): whether it takes this convolution
- * (1x1, stride 1, no padding, 1 <= c_in / group <= 64, or <= 256 when
- * forced; policy "pool"; not when rlx_nn_pw_force(1)), and the
+ * (K = c_in / group x kernel taps <= 256, by shape (cpu_nn_pw.c) or
+ * wherever K allows when forced; policy "pool"; not when
+ * rlx_nn_pw_force(1)), and the
  * convolution on it (the same bits as rlx_nn_conv_gemm_f32, which calls
  * it). errors: RLX_ERR_OUT_OF_MEMORY (scratch). */
 bool rlx_nn_conv_pw_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 
-/* For tests and measurements: whether 1x1 convolutions take the pointwise
+/* For tests and measurements: whether convolutions take the pointwise
  * path from now on (process-wide; not while kernels run): 0 by shape (the
  * default), 1 never (im2col + GEMM), 2 wherever it applies (K <= 256). */
 void rlx_nn_pw_force(int path);

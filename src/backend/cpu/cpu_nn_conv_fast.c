@@ -48,9 +48,10 @@
  *    in blocks of eight that the compiler vectorises (and compiles for FMA
  *    too: RLX_NN_CLONES). 3-D depthwise: tap by tap over whole output
  *    rows.
- *  - Few input channels per group (1x1 stride 1 with K up to 32, or up to
- *    192 with at least twice as many positions as output channels; other
- *    convolutions with K <= 32): the pointwise path, cpu_nn_pw.c (the
+ *  - Few input channels per group (K = c_in / group x kernel taps up to
+ *    32, or up to 192 for 1x1 stride 1 / 256 for the others with at
+ *    least twice as many positions as output channels): the pointwise
+ *    path, cpu_nn_pw.c (the
  *    input read in place, the epilogue on the accumulators; the same
  *    bits as below).
  *  - Everything else: im2col + sgemm over tasks (image, group, block of

@@ -1,8 +1,10 @@
-/* Pointwise convolution (1x1, stride 1, no padding; any group count) with
- * few input channels per group (K = c_in / group <= 256), f32, policy
- * "pool": the fast path of rlx_nn_conv_gemm_f32 for the expansion and
- * projection layers of mobile networks (MobileNetV2's 16 -> 96 at
- * 112 x 112, 24 -> 144 at 56 x 56).
+/* The pointwise path of Conv: convolutions with few input channels per
+ * group, K = c_in / group x kernel taps <= 256 (the rule: pw_by_shape),
+ * f32, policy "pool"; the fast path of rlx_nn_conv_gemm_f32 for the
+ * expansion and projection layers of mobile networks (MobileNetV2's
+ * 16 -> 96 at 112 x 112, 24 -> 144 at 56 x 56) and for stems (3x3 or 7x7
+ * on 3 channels). 1x1 stride 1 without padding reads the input in place;
+ * the others take the im2col of one run of positions at a time.
  *
  * Why not the GEMM: with K this small a GEMM block does little arithmetic
  * per byte it moves: it packs B (the input rows), writes its output block,
@@ -14,8 +16,8 @@
  * every output element is written once.
  *
  * A task (image and group, block of positions, block of output channels)
- * walks its positions in runs that keep the K input rows of a run in L1
- * (K x run <= 4 Ki floats), and for each run every tile of PW_MR output
+ * walks its positions in runs (K x run <= 16 Ki floats, in L2), and for
+ * each run (its im2col first, where not 1x1 stride 1) every tile of PW_MR output
  * channels x 2 vectors of positions: PW_MR x 2 accumulators, one fused
  * multiply-add per product (the portable kernel: multiply, then add),
  * masked loads and stores for the last columns of a run.
@@ -48,11 +50,20 @@
 /* the largest K (one panel of the sgemm's k blocks: the same sums) */
 #define PW_MAX_K 256
 
-/* Whether the pointwise path beats im2col + GEMM (bench/pw_conv.c,
- * BENCHMARKS.md): .. */
+/* Whether the pointwise path beats im2col + GEMM, by single nodes
+ * (bench/pw_conv, 1 thread, AVX-512, minimum of 15-40 interleaved calls,
+ * load 8, 2026-12-03; BENCHMARKS.md "pointwise"), us pointwise / GEMM:
+ * 1x1: 16->96 at 112x112 452 / 1005, 32->16 at 112 225 / 314, 24->144 at
+ * 56 320 / 394, 96->24 at 56 220 / 244, 192->32 at 28 115 / 136, 64->256
+ * at 56 1559 / 1641, 144->24 at 56 408 / 415, but 256->64 at 56 2414 /
+ * 2201, 64->384 at 14 125 / 114, 96->576 at 14 280 / 250, 160->960 at 7
+ * 220 / 198 (few positions, many output channels: the GEMM's packed B
+ * panels serve more rows); im2col: 3->32 3x3 s2 at 224 819 / 887, 3->64
+ * 7x7 s2 at 224 7084 / 10538, 16->16 3x3 at 160 3180 / 6321, 24->24 3x3
+ * at 80 1766 / 1918. So: K up to 32, or up to 192 (1x1) / 256 (im2col)
+ * with at least twice as many positions as output channels. */
 static bool pw_by_shape(bool direct, size_t kt, size_t cog, size_t sp) {
-    if (!direct) return kt <= 32;
-    return kt <= 32 || (kt <= 192 && sp >= 2 * cog);
+    return kt <= 32 || (kt <= (direct ? 192u : 256u) && sp >= 2 * cog);
 }
 
 /* The epilogue of one tile's rows. */
