@@ -184,9 +184,12 @@ static void act_attrs(node_attrs *st, rlx_act_kind act) {
 
 static int g_conv_cases, g_conv_depthwise, g_conv_residual;
 
+static void pw_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
+
 /* with_res: the fused residual (Conv's internal fourth input, src/ir/ops/act.h),
- * random, of the output's shape. */
-static void run_conv(const conv_case *c, rlx_act_kind act, bool with_res) {
+ * random, of the output's shape. pw: also the pointwise path's bits against
+ * im2col + GEMM (pw_bits), with the bias of channel 0 zero. */
+static void run_conv_ex(const conv_case *c, rlx_act_kind act, bool with_res, bool pw) {
     int64_t xd[5] = { c->n, c->cin }, wd[5] = { c->cout, c->cin / c->group }, bd[1] = { c->cout };
     int64_t pads[6];
     for (int i = 0; i < c->nsp; i++) {
@@ -211,6 +214,7 @@ static void run_conv(const conv_case *c, rlx_act_kind act, bool with_res) {
     rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, wd, -1, 1);
     rlx_tensor *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
     rlx_tensor *r = with_res ? test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, yd, -1, 1) : NULL;
+    if (pw && b) ((float *)b->data)[0] = 0.0f; /* a zero bias takes the epilogue's other branch */
     const rlx_tensor *in[4] = { x, w, b, r };
     size_t kprod = (size_t)(c->cin / c->group);
     for (int i = 0; i < c->nsp; i++) kprod *= (size_t)c->k[i];
@@ -219,11 +223,14 @@ static void run_conv(const conv_case *c, rlx_act_kind act, bool with_res) {
              with_res ? ", residual" : "");
     /* 1e-5 relative + 2e-6 per product of the sum (see the file comment) */
     CHECK_MSG(fast_vs_ref(what, &n, in, 2 + c->nsp, yd, 1e-5, 2e-6 * (double)(kprod + 1)), "%s", what);
+    if (pw) pw_bits(what, &n, in, 2 + c->nsp, yd);
     g_conv_cases++;
     g_conv_depthwise += c->cin == c->group;
     g_conv_residual += with_res;
     rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b), rlx_tensor_destroy(r);
 }
+
+static void run_conv(const conv_case *c, rlx_act_kind act, bool with_res) { run_conv_ex(c, act, with_res, false); }
 
 static void test_conv_listed(void) {
     static const conv_case cases[] = {
@@ -407,53 +414,29 @@ static void test_conv_depthwise_blocked(void) {
  * and 16 threads), outputs poisoned with NaN. */
 static int g_pw_runs;
 
-static void run_pw_bits(const conv_case *c, rlx_act_kind act, bool with_res) {
-    int64_t xd[5] = { c->n, c->cin }, wd[5] = { c->cout, c->cin / c->group }, bd[1] = { c->cout };
-    int64_t pads[6];
-    for (int i = 0; i < c->nsp; i++) {
-        xd[2 + i] = c->in[i], wd[2 + i] = c->k[i];
-        pads[i] = c->pb[i], pads[c->nsp + i] = c->pe[i];
-    }
-    node_attrs st = { .n = 0 };
-    attr_ints(&st, "kernel_shape", c->nsp, c->k);
-    attr_ints(&st, "strides", c->nsp, c->s);
-    attr_ints(&st, "dilations", c->nsp, c->d);
-    attr_ints(&st, "pads", 2 * c->nsp, pads);
-    attr_int(&st, "group", c->group);
-    act_attrs(&st, act);
-    rlx_node n = make_node("Conv", 11, with_res ? 4 : c->bias ? 3 : 2, 1, &st);
-    rlx_conv_geom g;
-    CHECK_OK(rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 2 + c->nsp, wd, 2 + c->nsp, &g));
-    int64_t yd[5] = { c->n, c->cout };
-    for (int i = 0; i < c->nsp; i++) yd[2 + i] = g.out[i];
-    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, xd, -1, 1);
-    rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, wd, -1, 1);
-    rlx_tensor *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
-    rlx_tensor *r = with_res ? test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, yd, -1, 1) : NULL;
-    if (b) ((float *)b->data)[0] = 0.0f; /* a zero bias takes the epilogue's other branch */
-    const rlx_tensor *in[4] = { x, w, b, r };
-    rlx_tensor *gemm = test_tensor(RLX_DTYPE_F32, 2 + c->nsp, yd);
+/* Node n on the pointwise path (forced) at thread limits 1, 2 and 3 must
+ * give the bits of im2col + GEMM (rlx_nn_pw_force(1)); outputs poisoned. */
+static void pw_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd) {
+    rlx_tensor *gemm = test_tensor(RLX_DTYPE_F32, rank, yd);
     rlx_tensor *gemm_o[1] = { gemm };
     poison(gemm);
     rlx_nn_pw_force(1);
-    CHECK_OK(rlx_cpu_run_node(NULL, &n, in, gemm_o, false));
+    CHECK_OK(rlx_cpu_run_node(NULL, n, in, gemm_o, false));
     rlx_nn_pw_force(2);
     size_t bytes = rlx_tensor_numel(gemm) * sizeof(float);
     for (int lim = 1; lim <= 3; lim++) {
         int prev = rlx_parallel_set_limit(lim);
-        rlx_tensor *pw = test_tensor(RLX_DTYPE_F32, 2 + c->nsp, yd);
+        rlx_tensor *pw = test_tensor(RLX_DTYPE_F32, rank, yd);
         rlx_tensor *pw_o[1] = { pw };
         poison(pw);
-        CHECK_OK(rlx_cpu_run_node(NULL, &n, in, pw_o, false));
-        CHECK_MSG(memcmp(pw->data, gemm->data, bytes) == 0,
-                  "pointwise %s, act %d%s%s, %d threads: not the bits of im2col + GEMM", c->name, (int)act,
-                  c->bias ? ", bias" : "", with_res ? ", residual" : "", lim);
+        CHECK_OK(rlx_cpu_run_node(NULL, n, in, pw_o, false));
+        CHECK_MSG(memcmp(pw->data, gemm->data, bytes) == 0, "pointwise %s, %d threads: not the bits of im2col + GEMM",
+                  what, lim);
         rlx_tensor_destroy(pw);
         rlx_parallel_set_limit(prev);
     }
     g_pw_runs++;
     rlx_tensor_destroy(gemm);
-    rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b), rlx_tensor_destroy(r);
 }
 
 static void test_conv_pointwise(void) {
@@ -505,8 +488,7 @@ static void test_conv_pointwise(void) {
                 for (int bias = 0; bias < 2; bias++) {
                     if (bias && !c.bias) continue;
                     c.bias = bias;
-                    run_conv(&c, runs[r].act, runs[r].res);
-                    run_pw_bits(&c, runs[r].act, runs[r].res);
+                    run_conv_ex(&c, runs[r].act, runs[r].res, true);
                 }
             }
         rlx_nn_pw_force(0);

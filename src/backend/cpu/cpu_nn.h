@@ -166,6 +166,18 @@ void rlx_nn_pw_force(int path);
 void rlx_nn_im2col_block(const float *x, const rlx_nn_sp3 *s, size_t c0, size_t c1, size_t p0, size_t np,
                          float *col);
 
+/* The block of task `item` of a convolution split into (image and group) x
+ * n_cb blocks of positions (units of n_unit of sp) x n_mb blocks of a
+ * group's output channels (units of m_unit of cog), the last fastest
+ * (rlx_cpu_block_range): image n, group gi (ng = n * groups + gi),
+ * positions [p0, p0 + np), channels [m0, m0 + mi). False when the block is
+ * empty. */
+typedef struct rlx_nn_conv_block {
+    size_t n, gi, ng, p0, np, m0, mi;
+} rlx_nn_conv_block;
+bool rlx_nn_conv_block_of(size_t item, size_t groups, size_t sp, size_t n_unit, size_t n_cb, size_t cog,
+                          size_t m_unit, size_t n_mb, rlx_nn_conv_block *out);
+
 /* The GEMM path's epilogue over a rows x cols block of finished sums y (row
  * stride ld): y = act((y + bias[r]) + res) by its rules (cpu_nn_conv_fast.c;
  * bias one value per row or NULL, res laid out as y or NULL). */

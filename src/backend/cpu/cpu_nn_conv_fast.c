@@ -840,16 +840,23 @@ typedef struct cg_job {
     const rlx_cpu_sgemm_pack *pack; /* the weights packed at compile time, or NULL */
 } cg_job;
 
+bool rlx_nn_conv_block_of(size_t item, size_t groups, size_t sp, size_t n_unit, size_t n_cb, size_t cog,
+                          size_t m_unit, size_t n_mb, rlx_nn_conv_block *o) {
+    size_t mbi = item % n_mb, rest = item / n_mb;
+    size_t cbi = rest % n_cb;
+    o->ng = rest / n_cb;
+    o->n = o->ng / groups, o->gi = o->ng % groups;
+    rlx_cpu_block_range(sp, n_unit, n_cb, cbi, &o->p0, &o->np);
+    rlx_cpu_block_range(cog, m_unit, n_mb, mbi, &o->m0, &o->mi);
+    return o->np && o->mi;
+}
+
 /* Task: (image and group, position block, channel block). */
 static void cg_item(void *ctx, size_t item, float *scratch) {
     const cg_job *j = ctx;
-    size_t mbi = item % j->n_mb, rest = item / j->n_mb;
-    size_t cbi = rest % j->n_cb, ng = rest / j->n_cb;
-    size_t n = ng / j->groups, gi = ng % j->groups;
-    size_t p0, np, m0, mi;
-    rlx_cpu_block_range(j->sp, j->n_unit, j->n_cb, cbi, &p0, &np);
-    rlx_cpu_block_range(j->cog, j->m_unit, j->n_mb, mbi, &m0, &mi);
-    if (!np || !mi) return;
+    rlx_nn_conv_block bk;
+    if (!rlx_nn_conv_block_of(item, j->groups, j->sp, j->n_unit, j->n_cb, j->cog, j->m_unit, j->n_mb, &bk)) return;
+    size_t n = bk.n, gi = bk.gi, ng = bk.ng, p0 = bk.p0, np = bk.np, m0 = bk.m0, mi = bk.mi;
     const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
     float *yb = j->y + (n * j->c_out + gi * j->cog + m0) * j->sp + p0;
     const float *bm;

@@ -185,13 +185,9 @@ typedef struct pw_job {
  * scratch: the block's weight panels when they are not packed already. */
 static void pw_item(void *ctx, size_t item, float *scratch) {
     const pw_job *j = ctx;
-    size_t mbi = item % j->n_mb, rest = item / j->n_mb;
-    size_t cbi = rest % j->n_cb, ng = rest / j->n_cb;
-    size_t n = ng / j->groups, gi = ng % j->groups;
-    size_t p0, np, m0, mi;
-    rlx_cpu_block_range(j->sp, j->vec, j->n_cb, cbi, &p0, &np);
-    rlx_cpu_block_range(j->cog, j->mr, j->n_mb, mbi, &m0, &mi);
-    if (!np || !mi) return;
+    rlx_nn_conv_block bk;
+    if (!rlx_nn_conv_block_of(item, j->groups, j->sp, j->vec, j->n_cb, j->cog, j->mr, j->n_mb, &bk)) return;
+    size_t n = bk.n, gi = bk.gi, p0 = bk.p0, np = bk.np, m0 = bk.m0, mi = bk.mi;
     size_t kt = j->kt, mr = j->mr, tiles = (mi + mr - 1) / mr;
     const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
     float *col = scratch + j->w_floats; /* !direct: the run's columns, [kt][len] */
