@@ -16,7 +16,8 @@
  * every output element is written once.
  *
  * A task (image and group, block of positions, block of output channels)
- * walks its positions in runs (K x run <= 16 Ki floats, in L2), and for
+ * walks its positions in runs (K x run <= 16 Ki floats, in L2; 64 Ki for
+ * an im2col run), and for
  * each run (its im2col first, where not 1x1 stride 1) every tile of PW_MR output
  * channels x 2 vectors of positions: PW_MR x 2 accumulators, one fused
  * multiply-add per product (the portable kernel: multiply, then add),
@@ -47,6 +48,9 @@
  * 4 Ki floats, in L1, measured slower on 16 -> 96 at 112 x 112: the
  * output rows are written in longer pieces) */
 #define PW_RUN_FLOATS 16384
+/* the same for the im2col of a run (K x run: 256 KiB; longer runs make
+ * fewer, longer im2col copies) */
+#define PW_COL_FLOATS 65536
 /* the largest K (one panel of the sgemm's k blocks: the same sums) */
 #define PW_MAX_K 256
 
@@ -274,7 +278,7 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx
     if (pk && rlx_cpu_sgemm_pack_a_panel(pk, 0, 0) && pk->k == j.kt && pk->lanes == j.cog &&
         pk->groups == j.groups && pk->w == j.mr)
         j.pack = pk;
-    j.run = PW_RUN_FLOATS / j.kt / j.vec * j.vec;
+    j.run = (j.direct ? PW_RUN_FLOATS : PW_COL_FLOATS) / j.kt / j.vec * j.vec;
     if (j.run < j.vec) j.run = j.vec;
     /* a 2-D split as the GEMM path's, its a_cost the weight panels a
      * block packs (none when packed at compile time), b_cost its im2col
