@@ -7,7 +7,7 @@
  *
  *   build/pw_conv [ITERS] [CIN:COUT:H[:W[:GROUP[:K[:S[:ACT]]]]] ...]
  *
- * ACT: 0 none, 1 Clip(0, 6). Without shapes: MobileNetV2's, ResNet-50's
+ * ACT: 0 none, 1 Clip(0, 6), 2 HardSwish. Without shapes: MobileNetV2's, ResNet-50's
  * and ShuffleNet's 1x1 shapes below. */
 #include <math.h>
 #include <stdio.h>
@@ -64,9 +64,9 @@ static void run_shape(const shape *c, int iters) {
     at[1].name = "strides", at[1].type = RLX_ATTR_INTS, at[1].n = 2, at[1].ints = st;
     at[2].name = "pads", at[2].type = RLX_ATTR_INTS, at[2].n = 4, at[2].ints = pads;
     at[3].name = "group", at[3].type = RLX_ATTR_INT, at[3].i = c->group;
-    at[4].name = "_rlx_act", at[4].type = RLX_ATTR_INT, at[4].i = RLX_ACT_CLIP;
+    at[4].name = "_rlx_act", at[4].type = RLX_ATTR_INT, at[4].i = c->act == 2 ? RLX_ACT_HARDSWISH : RLX_ACT_CLIP;
     at[5].name = "_rlx_act_beta", at[5].type = RLX_ATTR_FLOAT, at[5].f = 6.0f;
-    rlx_node n = test_make_node("Conv", 11, 3, 1, at, c->act ? 6 : 4);
+    rlx_node n = test_make_node("Conv", 11, 3, 1, at, c->act == 1 ? 6 : c->act ? 5 : 4);
     rlx_tensor *x = rnd_tensor(4, xd), *w = rnd_tensor(4, wd), *b = rnd_tensor(1, bd), *y = rnd_tensor(4, yd);
     const rlx_tensor *in[3] = { x, w, b };
     rlx_tensor *out[1] = { y };
@@ -87,7 +87,7 @@ static void run_shape(const shape *c, int iters) {
     rlx_nn_pw_force(0);
     double macs = (double)c->cout * (double)(oh * ow) * (double)(c->cin / c->group) * (double)(c->k * c->k);
     printf("%4ld->%-4ld %3ldx%-3ld g%ld k%ld s%ld K=%-4ld %s", c->cin, c->cout, c->h, c->w, c->group, c->k, c->s,
-           c->cin / c->group * c->k * c->k, c->act ? "clip" : "none");
+           c->cin / c->group * c->k * c->k, c->act == 2 ? "hswish" : c->act ? "clip" : "none");
     for (int p = 0; p < 2; p++) {
         qsort(t[p], (size_t)iters, sizeof(double), cmp_d);
         printf("  %s med %7.1f min %7.1f us %5.1f GMAC/s", p == 0 ? "pw" : "gemm", t[p][iters / 2], t[p][0],
