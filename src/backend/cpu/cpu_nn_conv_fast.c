@@ -50,10 +50,9 @@
  *    rows.
  *  - Few input channels per group (K = c_in / group x kernel taps up to
  *    32, or up to 192 for 1x1 stride 1 / 256 for the others with at
- *    least twice as many positions as output channels): the pointwise
- *    path, cpu_nn_pw.c (the
- *    input read in place, the epilogue on the accumulators; the same
- *    bits as below).
+ *    least twice as many positions as output channels and K x c_out /
+ *    group <= 8 Ki): the pointwise path, cpu_nn_pw.c (the input read in
+ *    place, the epilogue on the accumulators; the same bits as below).
  *  - Everything else: im2col + sgemm over tasks (image, group, block of
  *    output positions, block of output channels); a 1x1 convolution with
  *    stride 1 and no padding multiplies the input in place (no im2col).

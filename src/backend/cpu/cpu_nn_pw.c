@@ -64,10 +64,15 @@
  * 220 / 198 (few positions, many output channels: the GEMM's packed B
  * panels serve more rows); im2col: 3->32 3x3 s2 at 224 819 / 887, 3->64
  * 7x7 s2 at 224 7084 / 10538, 16->16 3x3 at 160 3180 / 6321, 24->24 3x3
- * at 80 1766 / 1918. So: K up to 32, or up to 192 (1x1) / 256 (im2col)
- * with at least twice as many positions as output channels. */
+ * at 80 1766 / 1918; and (PP-OCRv4's, 11:20, two runs) 192->192 at 40x40
+ * 2040, 1902 / 1352, 1637, 96->96 at 80 2428, 2454 / 2290, 2362, but
+ * 48->48 at 160 1560, 1524 / 2702, 1794. So: K up to 32, or up to 192
+ * (1x1) / 256 (im2col) with at least twice as many positions as output
+ * channels and the group's weights within 32 KiB (K x c_out / group <=
+ * 8 Ki floats: they stay in L1 over the runs; larger ones lose to the
+ * GEMM's packed blocks). */
 static bool pw_by_shape(bool direct, size_t kt, size_t cog, size_t sp) {
-    return kt <= 32 || (kt <= (direct ? 192u : 256u) && sp >= 2 * cog);
+    return kt <= 32 || (kt <= (direct ? 192u : 256u) && sp >= 2 * cog && kt * cog <= 8192);
 }
 
 /* The epilogue of one tile's rows. */
