@@ -184,9 +184,12 @@ static void act_attrs(node_attrs *st, rlx_act_kind act) {
 
 static int g_conv_cases, g_conv_depthwise, g_conv_residual;
 
+static void pw_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
+
 /* with_res: the fused residual (Conv's internal fourth input, src/ir/ops/act.h),
- * random, of the output's shape. */
-static void run_conv(const conv_case *c, rlx_act_kind act, bool with_res) {
+ * random, of the output's shape. pw: also the pointwise path's bits against
+ * im2col + GEMM (pw_bits), with the bias of channel 0 zero. */
+static void run_conv_ex(const conv_case *c, rlx_act_kind act, bool with_res, bool pw) {
     int64_t xd[5] = { c->n, c->cin }, wd[5] = { c->cout, c->cin / c->group }, bd[1] = { c->cout };
     int64_t pads[6];
     for (int i = 0; i < c->nsp; i++) {
@@ -211,6 +214,7 @@ static void run_conv(const conv_case *c, rlx_act_kind act, bool with_res) {
     rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, wd, -1, 1);
     rlx_tensor *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
     rlx_tensor *r = with_res ? test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, yd, -1, 1) : NULL;
+    if (pw && b) ((float *)b->data)[0] = 0.0f; /* a zero bias takes the epilogue's other branch */
     const rlx_tensor *in[4] = { x, w, b, r };
     size_t kprod = (size_t)(c->cin / c->group);
     for (int i = 0; i < c->nsp; i++) kprod *= (size_t)c->k[i];
@@ -219,11 +223,14 @@ static void run_conv(const conv_case *c, rlx_act_kind act, bool with_res) {
              with_res ? ", residual" : "");
     /* 1e-5 relative + 2e-6 per product of the sum (see the file comment) */
     CHECK_MSG(fast_vs_ref(what, &n, in, 2 + c->nsp, yd, 1e-5, 2e-6 * (double)(kprod + 1)), "%s", what);
+    if (pw) pw_bits(what, &n, in, 2 + c->nsp, yd);
     g_conv_cases++;
     g_conv_depthwise += c->cin == c->group;
     g_conv_residual += with_res;
     rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b), rlx_tensor_destroy(r);
 }
+
+static void run_conv(const conv_case *c, rlx_act_kind act, bool with_res) { run_conv_ex(c, act, with_res, false); }
 
 static void test_conv_listed(void) {
     static const conv_case cases[] = {
@@ -389,6 +396,107 @@ static void test_conv_depthwise_blocked(void) {
     rlx_nn_dw_force(1);
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_conv(&cases[i], runs[i % ARRAY_LEN(runs)].act, i % 2);
     rlx_nn_dw_force(0);
+}
+
+/* The pointwise path (cpu_nn_pw.c: 1x1 stride 1 reading the input in place,
+ * and small-K convolutions through a run's im2col), forced on
+ * (rlx_nn_pw_force(2)) at every sgemm kernel the CPU runs (AVX-512, AVX2,
+ * portable; rlx_cpu_sgemm_kernel_set): K = 1 .. 32 and some up to 256,
+ * odd output channel counts (1, 7, 9, 17, 33, ...: partial row tiles),
+ * positions that are no multiple of a vector (1, 35, 143, 201, ...),
+ * groups, batch 2, 3x3 / 7x7 stride 2 and 1x1 stride 2 / padded (im2col); each
+ * with and without a bias, with no activation, Relu, Clip (in registers)
+ * and HardSwish (the GEMM path's epilogue after the store), with and
+ * without a residual. Every run: within run_conv's tolerance of the
+ * reference (1e-5 relative + 2e-6 per product), and the same bits as the
+ * im2col + GEMM path (rlx_nn_pw_force(1)) at thread limits 1, 2 and 3
+ * (the pool's size caps the limit; ctest also runs this program at 3, 5
+ * and 16 threads), outputs poisoned with NaN. */
+static int g_pw_runs;
+
+/* Node n on the pointwise path (forced) at thread limits 1, 2 and 3 must
+ * give the bits of im2col + GEMM (rlx_nn_pw_force(1)); outputs poisoned. */
+static void pw_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd) {
+    rlx_tensor *gemm = test_tensor(RLX_DTYPE_F32, rank, yd);
+    rlx_tensor *gemm_o[1] = { gemm };
+    poison(gemm);
+    rlx_nn_pw_force(1);
+    CHECK_OK(rlx_cpu_run_node(NULL, n, in, gemm_o, false));
+    rlx_nn_pw_force(2);
+    size_t bytes = rlx_tensor_numel(gemm) * sizeof(float);
+    for (int lim = 1; lim <= 3; lim++) {
+        int prev = rlx_parallel_set_limit(lim);
+        rlx_tensor *pw = test_tensor(RLX_DTYPE_F32, rank, yd);
+        rlx_tensor *pw_o[1] = { pw };
+        poison(pw);
+        CHECK_OK(rlx_cpu_run_node(NULL, n, in, pw_o, false));
+        CHECK_MSG(memcmp(pw->data, gemm->data, bytes) == 0, "pointwise %s, %d threads: not the bits of im2col + GEMM",
+                  what, lim);
+        rlx_tensor_destroy(pw);
+        rlx_parallel_set_limit(prev);
+    }
+    g_pw_runs++;
+    rlx_tensor_destroy(gemm);
+}
+
+static void test_conv_pointwise(void) {
+    static const conv_case cases[] = {
+        /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
+        { "K1 C7 5x7 (the depthwise path takes it)", 2, 1, 1, 7, 1, { 5, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "pw K2 C1 1x1", 2, 1, 2, 1, 1, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "pw K3 C9 11x13", 2, 1, 3, 9, 1, { 11, 13 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 0 },
+        { "pw K5 C17 3x67", 2, 1, 5, 17, 1, { 3, 67 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "pw K7 C33 15x15", 2, 1, 7, 33, 1, { 15, 15 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "pw K8 C8 16x16", 2, 1, 8, 8, 1, { 16, 16 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "pw K13 C25 batch 2 9x9", 2, 2, 13, 25, 1, { 9, 9 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "pw K16 C96 23x23", 2, 1, 16, 96, 1, { 23, 23 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "pw K17 C3 1-D 201", 1, 1, 17, 3, 1, { 201 }, { 1 }, { 1 }, { 1 }, { 0 }, { 0 }, 1 },
+        { "pw K24 C145 7x9", 2, 1, 24, 145, 1, { 7, 9 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "pw K31 C11 40x41 (several runs)", 2, 1, 31, 11, 1, { 40, 41 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 },
+          1 },
+        { "pw K32 C16 12x12", 2, 1, 32, 16, 1, { 12, 12 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 0 },
+        { "pw K3 x group 3, C 2 x 3, batch 2", 2, 2, 9, 6, 3, { 6, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 },
+          1 },
+        { "pw K80 group 3 C 3 x 27 (ShuffleNet-like)", 2, 1, 240, 81, 3, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 0 }, { 0 }, 1 },
+        { "pw K144 C24 10x10", 2, 1, 144, 24, 1, { 10, 10 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "pw K256 C19 6x6", 2, 1, 256, 19, 1, { 6, 6 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "pw 3-D K6 C5 3x4x5", 3, 1, 6, 5, 1, { 3, 4, 5 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0 }, { 0 }, 1 },
+        { "im2col K27 3x3 s2 C32 (stem)", 2, 1, 3, 32, 1, { 23, 21 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "im2col K147 7x7 s2 pad 3 C13 (stem)", 2, 1, 3, 13, 1, { 19, 17 }, { 7, 7 }, { 2, 2 }, { 1, 1 },
+          { 3, 3 }, { 3, 3 }, 1 },
+        { "im2col K147 7x7 s2 C5 on 47x49 (several runs)", 2, 1, 3, 5, 1, { 47, 49 }, { 7, 7 }, { 2, 2 }, { 1, 1 },
+          { 3, 3 }, { 3, 3 }, 1 },
+        { "im2col K12 1x1 s2 C9", 2, 2, 12, 9, 1, { 9, 10 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "im2col K6 1x1 pad 1 C7", 2, 1, 6, 7, 1, { 5, 6 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 0 }, { 0, 1 }, 0 },
+        { "im2col K18 3x3 group 2 dilation 2 C10", 2, 1, 4, 10, 2, { 9, 8 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 1 },
+          { 1, 2 }, 1 },
+    };
+    static const struct {
+        rlx_act_kind act;
+        bool res;
+    } runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_RELU, false }, { RLX_ACT_CLIP, false },
+                 { RLX_ACT_HARDSWISH, false }, { RLX_ACT_NONE, true }, { RLX_ACT_CLIP, true },
+                 { RLX_ACT_HARDSWISH, true } };
+    rlx_cpu_sgemm_kernel top = rlx_cpu_sgemm_kernel_get();
+    for (int kern = (int)top; kern >= (int)RLX_CPU_SGEMM_PORTABLE; kern--) {
+        if (!rlx_cpu_sgemm_kernel_set((rlx_cpu_sgemm_kernel)kern)) continue;
+        int before = g_pw_runs;
+        rlx_nn_pw_force(2);
+        for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+            for (size_t r = 0; r < ARRAY_LEN(runs); r++) {
+                conv_case c = cases[i];
+                for (int bias = 0; bias < 2; bias++) {
+                    if (bias && !c.bias) continue;
+                    c.bias = bias;
+                    run_conv_ex(&c, runs[r].act, runs[r].res, true);
+                }
+            }
+        rlx_nn_pw_force(0);
+        fprintf(stderr, "pointwise, sgemm kernel %d: %d runs\n", kern, g_pw_runs - before);
+    }
+    CHECK(rlx_cpu_sgemm_kernel_set(top));
 }
 
 /* Subnormal weights (the blocked path counts them as 0: a product under
@@ -626,6 +734,7 @@ int main(void) {
     test_conv_random();
     test_conv_depthwise_blocked();
     test_conv_depthwise_subnormal();
+    test_conv_pointwise();
     test_conv_transpose();
     test_pools();
     test_resize_nearest();

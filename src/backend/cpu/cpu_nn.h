@@ -146,6 +146,44 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k);
 rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 
+/* The pointwise path (cpu_nn_pw.c): whether it takes this convolution
+ * (K = c_in / group x kernel taps <= 256, by shape (cpu_nn_pw.c) or
+ * wherever K allows when forced; policy "pool"; not when
+ * rlx_nn_pw_force(1)), and the
+ * convolution on it (the same bits as rlx_nn_conv_gemm_f32, which calls
+ * it). errors: RLX_ERR_OUT_OF_MEMORY (scratch). */
+bool rlx_nn_conv_pw_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s);
+rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
+
+/* For tests and measurements: whether convolutions take the pointwise
+ * path from now on (process-wide; not while kernels run): 0 by shape (the
+ * default), 1 never (im2col + GEMM), 2 wherever it applies (K <= 256). */
+void rlx_nn_pw_force(int path);
+
+/* im2col of output positions [p0, p0 + np) for channels [c0, c1) of one
+ * group of one image x: col[((c - c0) * K + kk) * np + j], kk the kernel
+ * tap in (k0, k1, k2) order, K = s->ksz; taps in the padding store 0. */
+void rlx_nn_im2col_block(const float *x, const rlx_nn_sp3 *s, size_t c0, size_t c1, size_t p0, size_t np,
+                         float *col);
+
+/* The block of task `item` of a convolution split into (image and group) x
+ * n_cb blocks of positions (units of n_unit of sp) x n_mb blocks of a
+ * group's output channels (units of m_unit of cog), the last fastest
+ * (rlx_cpu_block_range): image n, group gi (ng = n * groups + gi),
+ * positions [p0, p0 + np), channels [m0, m0 + mi). False when the block is
+ * empty. */
+typedef struct rlx_nn_conv_block {
+    size_t n, gi, ng, p0, np, m0, mi;
+} rlx_nn_conv_block;
+bool rlx_nn_conv_block_of(size_t item, size_t groups, size_t sp, size_t n_unit, size_t n_cb, size_t cog,
+                          size_t m_unit, size_t n_mb, rlx_nn_conv_block *out);
+
+/* The GEMM path's epilogue over a rows x cols block of finished sums y (row
+ * stride ld): y = act((y + bias[r]) + res) by its rules (cpu_nn_conv_fast.c;
+ * bias one value per row or NULL, res laid out as y or NULL). */
+void rlx_nn_conv_epilogue_block(float *y, size_t ld, size_t rows, size_t cols, const float *bias, const float *res,
+                                const rlx_act *act);
+
 /* For tests and measurements: which path 2-D / 1-D depthwise convolutions
  * with channel multiplier 1 take from now on (process-wide; not while
  * kernels run): 0 by shape (the default), 1 the plane path, 2 the

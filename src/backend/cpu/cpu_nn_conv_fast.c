@@ -48,6 +48,11 @@
  *    in blocks of eight that the compiler vectorises (and compiles for FMA
  *    too: RLX_NN_CLONES). 3-D depthwise: tap by tap over whole output
  *    rows.
+ *  - Few input channels per group (K = c_in / group x kernel taps up to
+ *    32, or up to 192 for 1x1 stride 1 / 256 for the others with at
+ *    least twice as many positions as output channels and K x c_out /
+ *    group <= 8 Ki): the pointwise path, cpu_nn_pw.c (the input read in
+ *    place, the epilogue on the accumulators; the same bits as below).
  *  - Everything else: im2col + sgemm over tasks (image, group, block of
  *    output positions, block of output channels); a 1x1 convolution with
  *    stride 1 and no padding multiplies the input in place (no im2col).
@@ -225,6 +230,11 @@ static void bias_act_block(float *y, size_t ld, size_t rows, size_t cols, const 
                            const rlx_act *act) {
     for (size_t r = 0; r < rows; r++)
         epilogue_row(y + r * ld, cols, bias ? bias[r] : 0.0f, res ? res + r * ld : NULL, act);
+}
+
+void rlx_nn_conv_epilogue_block(float *y, size_t ld, size_t rows, size_t cols, const float *bias, const float *res,
+                                const rlx_act *act) {
+    bias_act_block(y, ld, rows, cols, bias, res, act);
 }
 
 /* ------------------------------------------------------------ depthwise */
@@ -772,7 +782,7 @@ rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, co
 /* im2col of output positions [p0, p0 + np) for channels [c0, c1) of one
  * group of one image: col[((c - c0) * K + kk) * np + j], kk the kernel tap in
  * (k0, k1, k2) order; taps outside the input (padding) store 0. */
-static void im2col_block(const float *x, const rlx_nn_sp3 *s, size_t c0, size_t c1, size_t p0, size_t np,
+void rlx_nn_im2col_block(const float *x, const rlx_nn_sp3 *s, size_t c0, size_t c1, size_t p0, size_t np,
                          float *col) {
     float *dst = col;
     for (size_t c = c0; c < c1; c++) {
@@ -829,16 +839,23 @@ typedef struct cg_job {
     const rlx_cpu_sgemm_pack *pack; /* the weights packed at compile time, or NULL */
 } cg_job;
 
+bool rlx_nn_conv_block_of(size_t item, size_t groups, size_t sp, size_t n_unit, size_t n_cb, size_t cog,
+                          size_t m_unit, size_t n_mb, rlx_nn_conv_block *o) {
+    size_t mbi = item % n_mb, rest = item / n_mb;
+    size_t cbi = rest % n_cb;
+    o->ng = rest / n_cb;
+    o->n = o->ng / groups, o->gi = o->ng % groups;
+    rlx_cpu_block_range(sp, n_unit, n_cb, cbi, &o->p0, &o->np);
+    rlx_cpu_block_range(cog, m_unit, n_mb, mbi, &o->m0, &o->mi);
+    return o->np && o->mi;
+}
+
 /* Task: (image and group, position block, channel block). */
 static void cg_item(void *ctx, size_t item, float *scratch) {
     const cg_job *j = ctx;
-    size_t mbi = item % j->n_mb, rest = item / j->n_mb;
-    size_t cbi = rest % j->n_cb, ng = rest / j->n_cb;
-    size_t n = ng / j->groups, gi = ng % j->groups;
-    size_t p0, np, m0, mi;
-    rlx_cpu_block_range(j->sp, j->n_unit, j->n_cb, cbi, &p0, &np);
-    rlx_cpu_block_range(j->cog, j->m_unit, j->n_mb, mbi, &m0, &mi);
-    if (!np || !mi) return;
+    rlx_nn_conv_block bk;
+    if (!rlx_nn_conv_block_of(item, j->groups, j->sp, j->n_unit, j->n_cb, j->cog, j->m_unit, j->n_mb, &bk)) return;
+    size_t n = bk.n, gi = bk.gi, ng = bk.ng, p0 = bk.p0, np = bk.np, m0 = bk.m0, mi = bk.mi;
     const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
     float *yb = j->y + (n * j->c_out + gi * j->cog + m0) * j->sp + p0;
     const float *bm;
@@ -848,7 +865,7 @@ static void cg_item(void *ctx, size_t item, float *scratch) {
     } else if (j->shared) {
         bm = j->shared + ng * j->kt * j->sp + p0, ldb = j->sp;
     } else {
-        im2col_block(xg, j->s, 0, j->cig, p0, np, scratch);
+        rlx_nn_im2col_block(xg, j->s, 0, j->cig, p0, np, scratch);
         bm = scratch, ldb = np;
     }
     rlx_cpu_sgemm_packref wp = { j->pack, gi, m0 };
@@ -865,7 +882,7 @@ static void cg_im2col_shared(void *ctx, size_t i0, size_t i1) {
         size_t ng = i / j->cig, c = i % j->cig;
         size_t n = ng / j->groups, gi = ng % j->groups;
         const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
-        im2col_block(xg, j->s, c, c + 1, 0, j->sp, j->shared + (ng * j->kt + c * j->s->ksz) * j->sp);
+        rlx_nn_im2col_block(xg, j->s, c, c + 1, 0, j->sp, j->shared + (ng * j->kt + c * j->s->ksz) * j->sp);
     }
 }
 
@@ -874,7 +891,7 @@ static void cg_im2col_channels(void *ctx, size_t c0, size_t c1) {
     const cg_job *j = ctx;
     size_t n = j->ng / j->groups, gi = j->ng % j->groups;
     const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
-    im2col_block(xg, j->s, c0, c1, j->p0, j->np, j->col + c0 * j->s->ksz * j->np);
+    rlx_nn_im2col_block(xg, j->s, c0, c1, j->p0, j->np, j->col + c0 * j->s->ksz * j->np);
 }
 
 /* Policy "blas": bias and activation of output rows [r0, r1) of the block. */
@@ -911,6 +928,7 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
     for (int i = 0; i < 3 && j.direct; i++) j.direct = s->s[i] == 1 && s->pb[i] == 0;
     size_t n_ng = (size_t)g->n * j.groups;
     if (!n_ng || !j.sp || !j.cog) return RLX_OK;
+    if (rlx_nn_conv_pw_applies(g, s)) return rlx_nn_conv_pw_f32(k, g, s);
     if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_BLAS) {
         /* whole column matrices, in blocks of at most 16 Mi floats */
         size_t nb = ((size_t)1 << 24) / (j.kt ? j.kt : 1);

@@ -272,6 +272,13 @@ void rlx_cpu_sgemm_pack_free(rlx_cpu_sgemm_pack *pk) {
     memset(pk, 0, sizeof *pk);
 }
 
+const float *rlx_cpu_sgemm_pack_a_panel(const rlx_cpu_sgemm_pack *pk, size_t group, size_t first) {
+    if (!pk || !pk->data || pk->is_b || pk->kernel != (int)rlx_cpu_sgemm_kernel_get() || pk->k > KC ||
+        group >= pk->groups || first % pk->w || first >= pk->lanes)
+        return NULL;
+    return pack_at(pk, group, 0, first);
+}
+
 /* The pack of a reference when it serves a product of `lanes` lanes from
  * `first` over k steps with this kernel, else NULL (the caller packs). */
 static const rlx_cpu_sgemm_packref *ref_usable(const rlx_cpu_sgemm_packref *r, const sgemm_kernel *kd,

@@ -96,6 +96,15 @@ rlx_status rlx_cpu_sgemm_pack_b(bool tb, size_t k, size_t n, const float *b, siz
 /* Frees a pack's data and clears it (NULL or an empty pack: nothing). */
 void rlx_cpu_sgemm_pack_free(rlx_cpu_sgemm_pack *pack);
 
+/* The micro-panel of rows [first, first + w) of group `group` of an A pack
+ * (rlx_cpu_sgemm_pack_a) whose k is at most 256 (one block of k steps):
+ * step p's w values at [p * w], rows past the matrix zero. NULL when the
+ * pack is empty or a B pack, was packed for another kernel than the one in
+ * use, or k is larger, or the rows are not inside it (first a multiple of
+ * w). For kernels that read the packed weights themselves (the pointwise
+ * convolution, cpu_nn_pw.c). */
+const float *rlx_cpu_sgemm_pack_a_panel(const rlx_cpu_sgemm_pack *pack, size_t group, size_t first);
+
 /* Where a product's operand starts in a pack: group `group`, row (A) or
  * column (B) `first`. Used only when the pack has this kernel's layout, k
  * matches, `first` is a multiple of the panel width and the product's

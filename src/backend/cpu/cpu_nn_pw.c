@@ -1,0 +1,304 @@
+/* The pointwise path of Conv: convolutions with few input channels per
+ * group, K = c_in / group x kernel taps <= 256 (the rule: pw_by_shape),
+ * f32, policy "pool"; the fast path of rlx_nn_conv_gemm_f32 for the
+ * expansion and projection layers of mobile networks (MobileNetV2's
+ * 16 -> 96 at 112 x 112, 24 -> 144 at 56 x 56) and for stems (3x3 or 7x7
+ * on 3 channels). 1x1 stride 1 without padding reads the input in place;
+ * the others take the im2col of one run of positions at a time.
+ *
+ * Why not the GEMM: with K this small a GEMM block does little arithmetic
+ * per byte it moves: it packs B (the input rows), writes its output block,
+ * and the epilogue then reads and writes that block again (3 MiB for
+ * 96 x 8192 positions: out of L2 by then). Here B is read in place (the
+ * output is C_out x HW, B the input's K rows, contiguous along HW: no
+ * im2col, no packing), the weights stay packed as at compile time (their
+ * mr-row panels, a few KiB), and the epilogue runs on the accumulators:
+ * every output element is written once.
+ *
+ * A task (image and group, block of positions, block of output channels)
+ * walks its positions in runs (K x run <= 16 Ki floats, in L2; 64 Ki for
+ * an im2col run), and for
+ * each run (its im2col first, where not 1x1 stride 1) every tile of PW_MR output
+ * channels x 2 vectors of positions: PW_MR x 2 accumulators, one fused
+ * multiply-add per product (the portable kernel: multiply, then add),
+ * masked loads and stores for the last columns of a run.
+ *
+ * The arithmetic is the sgemm's (cpu_sgemm.h) for K <= 256, so the same
+ * bits as the GEMM path at every ISA: each sum starts at 0 and takes its K
+ * products in order; then the epilogue of the GEMM path, act((acc + b) + r)
+ * with its rules (bias added when non-zero, or always without a residual
+ * when there is an activation; Relu and Clip by comparisons, NaN passing
+ * through), in registers for no activation, Relu and Clip; other
+ * activations by the GEMM path's epilogue (rlx_nn_conv_epilogue_block)
+ * over the run just stored. tests/test_cpu_conv_fast.c compares both
+ * paths bit for bit, and with the reference. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_nn.h"
+#include "backend/cpu/cpu_sgemm.h"
+#include "backend/cpu/cpu_vmath.h"
+#include "base/mem.h"
+#include "base/parallel.h"
+
+#define PW_MR_MAX 8
+/* input floats of one run of positions (K x run: 64 KiB, in L2; runs of
+ * 4 Ki floats, in L1, measured slower on 16 -> 96 at 112 x 112: the
+ * output rows are written in longer pieces) */
+#define PW_RUN_FLOATS 16384
+/* the same for the im2col of a run (K x run: 256 KiB; longer runs make
+ * fewer, longer im2col copies) */
+#define PW_COL_FLOATS 65536
+/* the largest K (one panel of the sgemm's k blocks: the same sums) */
+#define PW_MAX_K 256
+
+/* Whether the pointwise path beats im2col + GEMM, by single nodes
+ * (bench/pw_conv, 1 thread, AVX-512, minimum of 15-40 interleaved calls,
+ * load 8, 2026-12-03; BENCHMARKS.md "pointwise"), us pointwise / GEMM:
+ * 1x1: 16->96 at 112x112 452 / 1005, 32->16 at 112 225 / 314, 24->144 at
+ * 56 320 / 394, 96->24 at 56 220 / 244, 192->32 at 28 115 / 136, 64->256
+ * at 56 1559 / 1641, 144->24 at 56 408 / 415, but 256->64 at 56 2414 /
+ * 2201, 64->384 at 14 125 / 114, 96->576 at 14 280 / 250, 160->960 at 7
+ * 220 / 198 (few positions, many output channels: the GEMM's packed B
+ * panels serve more rows); im2col: 3->32 3x3 s2 at 224 819 / 887, 3->64
+ * 7x7 s2 at 224 7084 / 10538, 16->16 3x3 at 160 3180 / 6321, 24->24 3x3
+ * at 80 1766 / 1918; and (PP-OCRv4's, 11:20, two runs) 192->192 at 40x40
+ * 2040, 1902 / 1352, 1637, 96->96 at 80 2428, 2454 / 2290, 2362, but
+ * 48->48 at 160 1560, 1524 / 2702, 1794. So: K up to 32, or up to 192
+ * (1x1) / 256 (im2col) with at least twice as many positions as output
+ * channels and the group's weights within 32 KiB (K x c_out / group <=
+ * 8 Ki floats: they stay in L1 over the runs; larger ones lose to the
+ * GEMM's packed blocks). */
+static bool pw_by_shape(bool direct, size_t kt, size_t cog, size_t sp) {
+    return kt <= 32 || (kt <= (direct ? 192u : 256u) && sp >= 2 * cog && kt * cog <= 8192);
+}
+
+/* The epilogue of one tile's rows. */
+typedef struct pw_epi {
+    bool fused;                /* bias, residual and activation here; else the plain sums are stored */
+    bool add_b[PW_MR_MAX];     /* per row: whether the bias is added (the GEMM epilogue's rule) */
+    float bias[PW_MR_MAX];     /* per row (0 without a bias) */
+    const float *res;          /* the residual at the tile's first row and the strip's column 0, or NULL */
+    rlx_act_kind act;          /* RLX_ACT_NONE, _RELU or _CLIP when fused */
+    float lo, hi;              /* Clip's bounds */
+} pw_epi;
+
+typedef void pw_strip_fn(size_t kt, const float *ap, const float *x, size_t ldx, float *y, size_t ldy, size_t n,
+                         size_t rows, const pw_epi *e);
+
+/* Portable: a 6 x 16 tile, multiply then add (the portable sgemm kernel's
+ * operations: the same bits). */
+static void pw_strip_c(size_t kt, const float *ap, const float *x, size_t ldx, float *y, size_t ldy, size_t n,
+                       size_t rows, const pw_epi *e) {
+    enum { MR = 6, NR = 16 };
+    for (size_t j = 0; j < n; j += NR) {
+        size_t w = n - j < NR ? n - j : NR;
+        float acc[MR][NR];
+        memset(acc, 0, sizeof acc);
+        const float *a = ap, *xp = x + j;
+        for (size_t p = 0; p < kt; p++, a += MR, xp += ldx)
+            for (int i = 0; i < MR; i++) {
+                float ai = a[i];
+                for (size_t c = 0; c < w; c++) acc[i][c] += ai * xp[c];
+            }
+        for (size_t i = 0; i < rows; i++) {
+            float *yr = y + i * ldy + j;
+            const float *rr = e->res ? e->res + i * ldy + j : NULL;
+            for (size_t c = 0; c < w; c++) {
+                float v = acc[i][c];
+                if (e->fused) {
+                    if (e->add_b[i]) v = v + e->bias[i];
+                    if (rr) v = v + rr[c];
+                    if (e->act == RLX_ACT_RELU) v = v < 0.0f ? 0.0f : v;
+                    else if (e->act == RLX_ACT_CLIP) {
+                        v = v < e->lo ? e->lo : v;
+                        v = v > e->hi ? e->hi : v;
+                    }
+                }
+                yr[c] = v;
+            }
+        }
+    }
+}
+
+#if RLX_HAVE_AVX2_BUILD
+/* AVX-512F: 8 x 32 (the sgemm kernel's tile). */
+#define PW_SFX avx512
+#define PW_ATTR RLX_AVX512
+#define PW_W 16
+#define PW_MR 8
+#define PW_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define PW_V __m512
+#define PW_M __mmask16
+#define PW_ZERO() _mm512_setzero_ps()
+#define PW_SET1(f) _mm512_set1_ps(f)
+#define PW_LOAD(p) _mm512_loadu_ps(p)
+#define PW_STORE(p, v) _mm512_storeu_ps(p, v)
+#define PW_MASK(n) ((__mmask16)((1u << (n)) - 1u))
+#define PW_LOADM(p, m) _mm512_maskz_loadu_ps(m, p)
+#define PW_STOREM(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define PW_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define PW_ADD(a, b) _mm512_add_ps(a, b)
+#define PW_MAX(a, b) _mm512_max_ps(a, b)
+#define PW_MIN(a, b) _mm512_min_ps(a, b)
+#include "backend/cpu/cpu_nn_pw_kern.h"
+
+/* AVX2 + FMA: 6 x 16 (the sgemm kernel's tile). */
+RLX_AVX2_INLINE __m256i pw_mask8(size_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+#define PW_SFX avx2
+#define PW_ATTR RLX_AVX2
+#define PW_W 8
+#define PW_MR 6
+#define PW_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define PW_V __m256
+#define PW_M __m256i
+#define PW_ZERO() _mm256_setzero_ps()
+#define PW_SET1(f) _mm256_set1_ps(f)
+#define PW_LOAD(p) _mm256_loadu_ps(p)
+#define PW_STORE(p, v) _mm256_storeu_ps(p, v)
+#define PW_MASK(n) pw_mask8(n)
+#define PW_LOADM(p, m) _mm256_maskload_ps(p, m)
+#define PW_STOREM(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define PW_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define PW_ADD(a, b) _mm256_add_ps(a, b)
+#define PW_MAX(a, b) _mm256_max_ps(a, b)
+#define PW_MIN(a, b) _mm256_min_ps(a, b)
+#include "backend/cpu/cpu_nn_pw_kern.h"
+#endif
+
+static int g_pw_force; /* rlx_nn_pw_force: 0 by shape, 1 never, 2 wherever it applies */
+
+void rlx_nn_pw_force(int path) { g_pw_force = path; }
+
+typedef struct pw_job {
+    const float *x, *w, *b, *res;
+    float *y;
+    rlx_act act;
+    bool fused;                 /* act is none, Relu or Clip */
+    size_t c_in, c_out, groups, cig, kt, cog, sp; /* kt = cig x kernel taps */
+    const rlx_nn_sp3 *s;
+    bool direct;                /* 1x1, stride 1, no padding: B is the input itself, else a run's im2col */
+    size_t w_floats;            /* the scratch's weight panels (0 when packed at compile time) */
+    size_t mr, vec;             /* tile rows, columns of a tile (2 vectors) */
+    size_t n_cb, n_mb;          /* blocks of positions, of output channels */
+    size_t run;                 /* positions per run (a multiple of vec) */
+    const rlx_cpu_sgemm_pack *pack; /* the weights packed at compile time, or NULL */
+    pw_strip_fn *strip;
+} pw_job;
+
+/* Task: (image and group, block of positions, block of output channels).
+ * scratch: the block's weight panels when they are not packed already. */
+static void pw_item(void *ctx, size_t item, float *scratch) {
+    const pw_job *j = ctx;
+    rlx_nn_conv_block bk;
+    if (!rlx_nn_conv_block_of(item, j->groups, j->sp, j->vec, j->n_cb, j->cog, j->mr, j->n_mb, &bk)) return;
+    size_t n = bk.n, gi = bk.gi, p0 = bk.p0, np = bk.np, m0 = bk.m0, mi = bk.mi;
+    size_t kt = j->kt, mr = j->mr, tiles = (mi + mr - 1) / mr;
+    const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
+    float *col = scratch + j->w_floats; /* !direct: the run's columns, [kt][len] */
+    size_t row0 = n * j->c_out + gi * j->cog + m0; /* the block's first output row */
+    const float *wg = j->w + (gi * j->cog + m0) * kt;
+    bool packed = j->pack != NULL; /* else the panels are the scratch's first w_floats */
+    if (!packed) /* panels of mr rows: [tile][p][i], rows past the block zero */
+        for (size_t t = 0; t < tiles; t++)
+            for (size_t p = 0; p < kt; p++)
+                for (size_t i = 0; i < mr; i++) {
+                    size_t r = t * mr + i;
+                    scratch[(t * kt + p) * mr + i] = r < mi ? wg[r * kt + p] : 0.0f;
+                }
+    const float *bias = j->b ? j->b + gi * j->cog + m0 : NULL;
+    for (size_t c0 = p0; c0 < p0 + np; c0 += j->run) {
+        size_t len = p0 + np - c0 < j->run ? p0 + np - c0 : j->run;
+        if (!j->direct) rlx_nn_im2col_block(xg, j->s, 0, j->cig, c0, len, col);
+        for (size_t t = 0; t < tiles; t++) {
+            size_t rows = mi - t * mr < mr ? mi - t * mr : mr;
+            const float *ap = packed ? rlx_cpu_sgemm_pack_a_panel(j->pack, gi, m0 + t * mr) : scratch + t * kt * mr;
+            float *y = j->y + (row0 + t * mr) * j->sp + c0;
+            pw_epi e;
+            memset(&e, 0, sizeof e);
+            e.fused = j->fused;
+            e.res = j->fused && j->res ? j->res + (y - j->y) : NULL;
+            e.act = j->act.kind, e.lo = j->act.alpha, e.hi = j->act.beta;
+            for (size_t i = 0; i < rows; i++) {
+                e.bias[i] = bias ? bias[t * mr + i] : 0.0f;
+                /* the GEMM epilogue (epilogue_row): with a residual the bias
+                 * only when non-zero; without, always under an activation */
+                e.add_b[i] = e.bias[i] != 0.0f || (!j->res && j->act.kind != RLX_ACT_NONE);
+            }
+            if (j->direct) j->strip(kt, ap, xg + c0, j->sp, y, j->sp, len, rows, &e);
+            else j->strip(kt, ap, col, len, y, j->sp, len, rows, &e);
+            if (!j->fused)
+                rlx_nn_conv_epilogue_block(y, j->sp, rows, len, bias ? bias + t * mr : NULL,
+                                           j->res ? j->res + (y - j->y) : NULL, &j->act);
+        }
+    }
+}
+
+bool rlx_nn_conv_pw_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+    if (g_pw_force == 1 || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL) return false;
+    bool direct = s->ksz == 1 && s->in_sp == s->out_sp;
+    for (int i = 0; i < 3; i++) direct = direct && s->s[i] == 1 && s->pb[i] == 0;
+    size_t kt = (size_t)(g->c_in / g->group) * s->ksz;
+    if (kt < 1 || kt > PW_MAX_K) return false;
+    if (g_pw_force == 2) return true;
+    return pw_by_shape(direct, kt, (size_t)(g->c_out / g->group), s->out_sp);
+}
+
+rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+    const rlx_tensor *bt = rlx_nn_in(k, 2);
+    pw_job j;
+    memset(&j, 0, sizeof j);
+    j.x = k->in[0]->data;
+    j.w = k->in[1]->data;
+    j.b = bt ? bt->data : NULL;
+    j.y = k->out[0]->data;
+    j.act = rlx_node_act(k->n);
+    j.res = k->n->n_in > 3 && k->in[3] ? k->in[3]->data : NULL;
+    j.fused = j.act.kind == RLX_ACT_NONE || j.act.kind == RLX_ACT_RELU || j.act.kind == RLX_ACT_CLIP;
+    j.groups = (size_t)g->group;
+    j.c_in = (size_t)g->c_in;
+    j.c_out = (size_t)g->c_out;
+    j.cog = j.c_out / j.groups;
+    j.sp = s->out_sp;
+    j.s = s;
+    j.cig = j.c_in / j.groups;
+    j.kt = j.cig * s->ksz;
+    j.direct = s->ksz == 1 && s->in_sp == s->out_sp;
+    for (int i = 0; i < 3; i++) j.direct = j.direct && s->s[i] == 1 && s->pb[i] == 0;
+    size_t n_ng = (size_t)g->n * j.groups;
+    if (!n_ng || !j.sp || !j.cog) return RLX_OK;
+    j.strip = pw_strip_c, j.mr = 6, j.vec = 16;
+#if RLX_HAVE_AVX2_BUILD
+    rlx_cpu_sgemm_kernel kern = rlx_cpu_sgemm_kernel_get();
+    if (kern == RLX_CPU_SGEMM_AVX512) j.strip = pw_strip_avx512, j.mr = 8, j.vec = 32;
+    else if (kern == RLX_CPU_SGEMM_AVX2) j.strip = pw_strip_avx2, j.mr = 6, j.vec = 16;
+#endif
+    /* the weights packed at compile time when they have this kernel's
+     * panels (else each block packs its rows into its scratch) */
+    const rlx_cpu_sgemm_pack *pk = k->pack;
+    if (pk && rlx_cpu_sgemm_pack_a_panel(pk, 0, 0) && pk->k == j.kt && pk->lanes == j.cog &&
+        pk->groups == j.groups && pk->w == j.mr)
+        j.pack = pk;
+    j.run = (j.direct ? PW_RUN_FLOATS : PW_COL_FLOATS) / j.kt / j.vec * j.vec;
+    if (j.run < j.vec) j.run = j.vec;
+    /* a 2-D split as the GEMM path's, its a_cost the weight panels a
+     * block packs (none when packed at compile time), b_cost its im2col
+     * (none when B is the input itself) */
+    rlx_cpu_split2d_req q = { n_ng, j.cog, j.sp, j.kt, j.mr, j.vec, 0, j.pack ? 0.0 : 2.0 * (double)j.kt,
+                              j.direct ? 0.0 : 4.0 * (double)j.kt,
+                              (size_t)rlx_parallel_threads(), 0.0 };
+    rlx_cpu_split2d sp2 = rlx_cpu_split2d_choose(&q);
+    j.n_cb = sp2.n_blocks;
+    j.n_mb = sp2.m_blocks;
+    size_t rows_max = ((j.cog + j.n_mb - 1) / j.n_mb + j.mr - 1) / j.mr * j.mr + j.mr, slot = 0, col = 0;
+    if (!rlx_mul_ok(rows_max, j.kt, &j.w_floats) || (!j.direct && !rlx_mul_ok(j.run, j.kt, &col)) ||
+        j.w_floats > SIZE_MAX / 8 || col > SIZE_MAX / 8)
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "pointwise scratch of %zu x %zu too large", rows_max, j.kt);
+    if (j.pack) j.w_floats = 0;
+    slot = j.w_floats + col;
+    return rlx_nn_run_items(k, n_ng * j.n_cb * j.n_mb, slot, pw_item, &j);
+}
