@@ -33,7 +33,8 @@
  * the CPU's int8 GEMM runs them exactly. On every plan, before the first
  * fold (while the weights' DequantizeLinear are still there),
  * rlx_pass_fuse_qdq_conv turns the QDQ convolutions and MatMuls of
- * quantize_static into QLinearConv and QLinearMatMul, so that a GPU plan
+ * quantize_static into QLinearConv and QLinearMatMul (where every scale is
+ * finite and positive: qdq_one), so that a GPU plan
  * and a CPU plan give the same integer bits (as f32 ops, the GPU summed in
  * another order than the CPU and put some activations one level apart,
  * which the layers after amplified). */
@@ -44,6 +45,7 @@
 #include "base/tensor.h"
 #include "ir/op.h"
 #include "ir/ops/internal_ops.h"
+#include "ir/ops/quant_params.h"
 #include "passes/fuse_util.h"
 #include "passes/passes.h"
 
@@ -274,6 +276,17 @@ static bool qdq_param_ok(const rlx_graph *g, const rlx_node *d, int64_t M, rlx_d
     return M > 0 && s->rank == 1 && s->dims[0] == M && (int64_t)ns == M;
 }
 
+/* Whether every element of the constant scale (input 1) of Q or DQ node n
+ * is finite and positive: the QLinear ops' own test of their scales
+ * (rlx_quant_scale_bad), which refuses a zero or non-finite one, and
+ * positive: what quantizers write and what act_absorbed's order and the
+ * GPU's integer kernels (a multiplier >= 0) assume; a chain with a
+ * negative scale is valid and runs as written. */
+static bool qdq_scale_ok(const rlx_graph *g, const rlx_node *n) {
+    const rlx_value *s = rlx_node_input(g, n, 1);
+    return s && s->konst && rlx_quant_scale_bad(s->konst, true) < 0;
+}
+
 /* Whether Relu or Clip(lo, hi) (lo <= hi) between a Conv or MatMul and
  * QuantizeLinear q (per tensor, a positive scale, y of dtype yt) changes
  * no quantized level: Q(lo) <= the type's minimum and Q(hi) >= its
@@ -297,14 +310,19 @@ static bool act_absorbed(const rlx_graph *g, const rlx_node *q, rlx_act act, rlx
  * -> QuantizeLinear as one QLinearMatMul, which both devices run on their
  * integer kernels (the CPU's int8 GEMM, cpu_quant.c and cpu_qgemm.c; the
  * GPU's integer convolution and GEMM, webgpu/lower_qgemm.c), with the
- * same bits: x uint8 or int8 with its scale and zero point per
- * tensor; W a constant int8 or uint8 with its scale and zero point per
- * tensor or per output channel (Conv: W [M, C/group, k...], DQ axis 0;
- * MatMul: W [K, N], per column, DQ axis 1); B (Conv only) absent or a constant int32
- * with zero point 0 and the scale x_scale * w_scale (per channel, to a
- * relative 1e-6: quantize_static's bias); Q per tensor, its zero point
- * given (the output dtype); the Conv's (MatMul's) output read by the Q alone, or by
- * a Relu or Clip (constant bounds) that Q makes a no-op (act_absorbed),
+ * same bits: x uint8 or int8 with its scale and zero point per tensor;
+ * W a constant int8 or uint8 with its scale and zero point per tensor or
+ * per output channel (Conv: W [M, C/group, k...], DQ axis 0; MatMul:
+ * W [K, N], per column, DQ axis 1); B (Conv only) absent or a constant
+ * int32 with zero point 0 and the scale x_scale * w_scale (per channel,
+ * to a relative 1e-6: quantize_static's bias); Q per tensor, its zero
+ * point given (the output dtype); every scale (x's, each element of W's,
+ * Q's, B's) finite and positive (qdq_scale_ok: QLinearConv and
+ * QLinearMatMul refuse a zero or non-finite scale where the DQ -> op -> Q
+ * chain runs it, as onnxruntime does, so such a chain stays; the zero
+ * points have the operands' types, so every value is in range); the
+ * Conv's (MatMul's) output read by the Q alone, or by a Relu or Clip
+ * (constant bounds) that Q makes a no-op (act_absorbed),
  * read by the Q alone. This is onnxruntime's own rewrite on its CPU
  * provider: the sums are exact integers and the requantization multiplies
  * by x_scale * w_scale / y_scale in double, so an output can be one level
@@ -341,6 +359,8 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
     int64_t M = w->dims[mm ? 1 : 0];
     if (!qdq_param_ok(g, dx, -1, x->dtype) || !qdq_param_ok(g, q, -1, y->dtype) || !qdq_param_ok(g, dw, M, w->dtype))
         return RLX_OK;
+    /* a scale the QLinear node would refuse: the chain runs as it is */
+    if (!qdq_scale_ok(g, dx) || !qdq_scale_ok(g, dw) || !qdq_scale_ok(g, q)) return RLX_OK;
     if (ai >= 0 && !act_absorbed(g, q, act, y->dtype)) return RLX_OK;
     const rlx_value *ws = rlx_node_input(g, dw, 1), *xs = rlx_node_input(g, dx, 1);
     if (rlx_value_numel(ws) != 1) {
@@ -353,7 +373,9 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
         const rlx_value *b = rlx_node_input(g, db, 0), *bs = rlx_node_input(g, db, 1);
         const rlx_value *bz = db->n_in > 2 ? rlx_node_input(g, db, 2) : NULL;
         if (!b || !b->konst || b->dtype != RLX_DTYPE_I32 || b->rank != 1 || b->dims[0] != M) return RLX_OK;
-        if (!bs || !bs->konst || bs->dtype != RLX_DTYPE_F32 || rlx_param_int(db, "block_size") != 0) return RLX_OK;
+        if (!bs || !bs->konst || bs->dtype != RLX_DTYPE_F32 || rlx_param_int(db, "block_size") != 0 ||
+            !qdq_scale_ok(g, db))
+            return RLX_OK;
         size_t nbs = rlx_value_numel(bs);
         if (nbs != 1 && (bs->rank != 1 || (int64_t)nbs != M)) return RLX_OK;
         if (bz && (!bz->konst || rlx_value_numel(bz) != nbs)) return RLX_OK;

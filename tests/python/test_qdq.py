@@ -33,7 +33,9 @@
 8. QLinearConv's parameters at the edges and
 9. QDQ convolutions (with a no-op Relu / Clip or a real one) as QLinearConv on GPU and CPU plans alike,
    the GPU's output equal to the CPU's, and
-10. QDQ MatMuls as QLinearMatMul likewise: see those sections.
+10. QDQ MatMuls as QLinearMatMul likewise, and
+11. scales the integer ops refuse (zero, NaN, inf, negative): the QDQ chain stays unfused and runs: see those
+    sections.
 
 Skips (exit 77) while rlx or onnxruntime's quantization tools are missing."""
 import os
@@ -738,4 +740,135 @@ if len(mm_out) == 2:
             % int((mm_out["gpu"] != mm_out["cpu"]).sum()))
     within(mm_out["cpu"], ort.InferenceSession(mq, providers=["CPUExecutionProvider"]).run(None, {"x": xm})[0],
            mm_step, "QDQ MLP: rlx vs onnxruntime")
+# ---------------------------------------------------------------- 11. scales the integer ops refuse
+# fuse_qdq_conv leaves a DequantizeLinear -> Conv / MatMul -> QuantizeLinear unfused when a scale it would put
+# into the QLinearConv / QLinearMatMul (x's, every element of a per-channel w's, y's) or the bias's is not
+# finite and positive: those ops refuse a zero or non-finite scale (a constant's at load), while the QDQ chain
+# runs (onnxruntime runs it too), so the fusion must never turn a runnable model into a refused one (it did:
+# a per-channel weight scale of 0 in one pruned channel failed the first run with "b_scale element 0 is 0"
+# naming a node that is not in the model). Two-layer nets built with onnx.helper (x [2, 5, 16] -> MatMul
+# [16, 12] -> MatMul [12, 7]; x [1, 3, 8, 8] -> 3x3 Conv without bias -> 1x1 Conv with an int32 bias, per
+# channel int8 weights), one scale corrupted per variant: on CPU and GPU plans the model runs, the CPU plan
+# equals onnxruntime (optimizations off: the model as written) and the plan with passes.disable=fuse_qdq_conv
+# bit for bit, the GPU plan equals its own unfused plan bit for bit and the CPU's within one level of the
+# good twin's output scale; the layers whose scales are all usable still fuse (the count per variant), the
+# good twin fuses both. Native QLinearMatMul and QLinearConv agree on a zero x / a scale: a constant's fails
+# the load (RLX_ERR_INVALID_MODEL), a run-time input's the run (RLX_ERR_INVALID_ARGUMENT), naming the node
+# and the scale (onnxruntime computes arbitrary levels there; the ONNX spec leaves it undefined).
+def qdq_two_layer(path, conv, bad=None):
+    """bad: (scale name, element or None for all, value); returns the good output scale."""
+    a = np.array
+    sc = {"s0": a(np.float32(0.05)), "s1": a(np.float32(0.04)), "s2": a(np.float32(0.03))}
+    if conv:
+        w1 = rng.integers(-127, 128, (6, 3, 3, 3)).astype(np.int8)
+        w2 = rng.integers(-127, 128, (4, 6, 1, 1)).astype(np.int8)
+        sc["sw1"] = rng.uniform(0.002, 0.004, 6).astype(np.float32)
+        sc["sw2"] = rng.uniform(0.004, 0.008, 4).astype(np.float32)
+        shape = [1, 3, 8, 8]
+    else:
+        w1 = rng.integers(-127, 128, (16, 12)).astype(np.int8)
+        w2 = rng.integers(-127, 128, (12, 7)).astype(np.int8)
+        sc["sw1"] = rng.uniform(0.002, 0.004, 12).astype(np.float32)
+        sc["sw2"] = rng.uniform(0.004, 0.008, 7).astype(np.float32)
+        shape = [2, 5, 16]
+    if bad is not None and bad[0] != "sb":
+        name, el, v = bad
+        t = sc[name].copy()
+        if el is None:
+            t[...] = v
+        else:
+            t.flat[el] = v
+        sc[name] = t
+    ax = 0 if conv else 1
+    zeros = lambda n: np.zeros(n, np.int8)  # noqa: E731
+    inits = [NH.from_array(v, k) for k, v in sc.items()] + [
+        NH.from_array(a(np.uint8(128)), "z0"), NH.from_array(a(np.uint8(120)), "z1"), NH.from_array(a(np.uint8(131)), "z2"),
+        NH.from_array(w1, "w1"), NH.from_array(w2, "w2"), NH.from_array(zeros(sc["sw1"].size), "zw1"),
+        NH.from_array(zeros(sc["sw2"].size), "zw2")]
+    nodes = [H.make_node("QuantizeLinear", ["x", "s0", "z0"], ["q0"]),
+             H.make_node("DequantizeLinear", ["q0", "s0", "z0"], ["d0"]),
+             H.make_node("DequantizeLinear", ["w1", "sw1", "zw1"], ["w1f"], axis=ax),
+             H.make_node("DequantizeLinear", ["w2", "sw2", "zw2"], ["w2f"], axis=ax),
+             H.make_node("QuantizeLinear", ["m1", "s1", "z1"], ["q1"]),
+             H.make_node("DequantizeLinear", ["q1", "s1", "z1"], ["d1"]),
+             H.make_node("QuantizeLinear", ["m2", "s2", "z2"], ["q2"]),
+             H.make_node("DequantizeLinear", ["q2", "s2", "z2"], ["y"])]
+    if conv:
+        # the bias's scale is s1 * sw2 (quantize_static's), unless the variant corrupts sb itself
+        sb = (sc["s1"] * sc["sw2"]).astype(np.float32) if bad is None or bad[0] != "sb" else bad[2] * np.ones(4, f)
+        inits += [NH.from_array(rng.integers(-2000, 2000, 4).astype(np.int32), "b2"), NH.from_array(sb, "sb"),
+                  NH.from_array(np.zeros(4, np.int32), "zb")]
+        nodes += [H.make_node("DequantizeLinear", ["b2", "sb", "zb"], ["b2f"], axis=0),
+                  H.make_node("Conv", ["d0", "w1f"], ["m1"], pads=[1, 1, 1, 1], name="qconv1"),
+                  H.make_node("Conv", ["d1", "w2f", "b2f"], ["m2"], name="qconv2")]
+    else:
+        nodes += [H.make_node("MatMul", ["d0", "w1f"], ["m1"], name="qmm1"),
+                  H.make_node("MatMul", ["d1", "w2f"], ["m2"], name="qmm2")]
+    g = H.make_graph(nodes, "qdq_scales", [H.make_tensor_value_info("x", T.FLOAT, shape)],
+                     [H.make_tensor_value_info("y", T.FLOAT, None)], inits)
+    onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 13)], ir_version=8), path)
+    return shape
+
+
+ort_plain = ort.SessionOptions()
+ort_plain.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+# (variant, the corrupted scale: name, element (None: all), value; QLinear nodes expected after the fusion)
+scale_cases = [(False, None, 2), (False, ("sw2", 0, 0.0), 1), (False, ("sw1", 3, np.nan), 1),
+               (False, ("sw2", 6, np.inf), 1), (False, ("s0", None, 0.0), 1), (False, ("s1", None, np.nan), 0),
+               (False, ("s2", None, np.inf), 1), (False, ("s0", None, -0.05), 1),
+               (True, None, 2), (True, ("sw1", 0, np.inf), 1), (True, ("sw1", 5, 0.0), 1),
+               (True, ("sw2", 1, 0.0), 1), (True, ("s1", None, 0.0), 0), (True, ("s2", None, np.nan), 1),
+               (True, ("s0", None, np.inf), 1), (True, ("sb", None, np.nan), 1), (True, ("sw2", None, -0.005), 1)]
+good_step = 0.03
+for ci, (conv, bad, n_fused) in enumerate(scale_cases):
+    op = "QLinearConv" if conv else "QLinearMatMul"
+    what = "%s, %s" % (op, "good scales" if bad is None else "%s[%s] = %r" % bad)
+    ps = os.path.join(tmp, "qdq_scales_%d.onnx" % ci)
+    shape = qdq_two_layer(ps, conv, bad)
+    xs = rng.uniform(-1.5, 1.5, shape).astype(np.float32)
+    yo = ort.InferenceSession(ps, ort_plain, providers=["CPUExecutionProvider"]).run(None, {"x": xs})[0]
+    got = {}
+    for dev in ["cpu", "gpu"]:
+        r, log = rlx_run(ps, {"x": xs}, ["y"], dev)
+        ru, _ = rlx_run(ps, {"x": xs}, ["y"], dev, "--option", "passes.disable=fuse_qdq_conv")
+        if not C.check(r is not None and ru is not None, "%s %s: the run failed:\n%s" % (dev, what, log[-600:])):
+            continue
+        got[dev] = r[0]
+        nat = native(log, op)
+        C.check((nat[0] if nat else 0) == n_fused, "%s %s: %s %s nodes (want %d)" % (dev, what, nat, op, n_fused))
+        C.check(np.array_equal(r[0], ru[0], equal_nan=True), "%s %s: differs from passes.disable=fuse_qdq_conv in %d"
+                % (dev, what, int((r[0] != ru[0]).sum())))
+        if dev == "cpu":
+            C.check(np.array_equal(r[0], yo, equal_nan=True), "cpu %s: differs from onnxruntime in %d of %d" %
+                    (what, int((r[0] != yo).sum()), yo.size))
+    if len(got) == 2:
+        d = np.abs(got["gpu"].astype(np.float64) - got["cpu"])
+        C.check(np.array_equal(np.isnan(got["gpu"]), np.isnan(got["cpu"])) and np.nanmax(d, initial=0) <= good_step
+                * (1 + 1e-6), "%s: the GPU plan is %.3g from the CPU's" % (what, np.nanmax(d, initial=0)))
+for op in ["QLinearMatMul", "QLinearConv"]:
+    mmq = op == "QLinearMatMul"
+    xshape, wshape = ([4, 8], [8, 3]) if mmq else ([1, 3, 4, 4], [2, 3, 1, 1])
+    sname = "a_scale" if mmq else "x_scale"
+    xq = rng.integers(0, 256, xshape).astype(np.uint8)
+    for const in [True, False]:
+        inits = [NH.from_array(rng.integers(0, 256, wshape).astype(np.uint8), "w")] + [
+            NH.from_array(np.array(v), k) for k, v in [("xz", np.uint8(1)), ("ws", np.float32(0.1)),
+                                                       ("wz", np.uint8(0)), ("ys", np.float32(0.5)),
+                                                       ("yz", np.uint8(0))]]
+        ins = [H.make_tensor_value_info("x", T.UINT8, xshape)]
+        if const:
+            inits.append(NH.from_array(np.array(np.float32(0)), "xs"))
+        else:
+            ins.append(H.make_tensor_value_info("xs", T.FLOAT, []))
+        g = H.make_graph([H.make_node(op, ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"], name="q_zero")],
+                         "qz", ins, [H.make_tensor_value_info("y", T.UINT8, None)], inits)
+        pz = os.path.join(tmp, "q_zero_%s_%d.onnx" % (op, const))
+        onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 13)], ir_version=8), pz)
+        feeds = {"x": xq} if const else {"x": xq, "xs": np.array(np.float32(0))}
+        want = "RLX_ERR_INVALID_MODEL" if const else "RLX_ERR_INVALID_ARGUMENT"
+        for dev in ["cpu", "gpu"]:
+            r, log = rlx_run(pz, feeds, ["y"], dev)
+            C.check(r is None and want in log and "q_zero" in log and sname in log, "%s %s: a %s %s of 0 must fail "
+                    "with %s naming the node and %s:\n%s" % (dev, op, "constant" if const else "run-time", sname,
+                                                           want, sname, log[-400:]))
 sys.exit(C.done())

@@ -125,7 +125,8 @@ static const gpu_note k_gpu_notes[] = {
       "keeps DynamicQuantizeLinear and MatMulInteger for the CPU's exact int8 GEMM). Every plan makes the QDQ "
       "convolutions DequantizeLinear -> Conv [-> a Relu or Clip that the Q makes a no-op] -> QuantizeLinear "
       "QLinearConv, and DequantizeLinear -> MatMul (constant 2-D weights) [-> Relu or Clip] -> QuantizeLinear "
-      "QLinearMatMul (fuse_qdq_conv), so both devices give the same bits. QLinearMatMul, "
+      "QLinearMatMul (fuse_qdq_conv), so both devices give the same bits; a chain with a scale that is not finite "
+      "and positive (x's, any element of W's, y's, the bias's) stays as it is and runs. QLinearMatMul, "
       "ConvInteger and QLinearConv are never rewritten: both devices run them exactly (a GPU plan runs the ones "
       "the GPU declines, 3-D or with scales that are not constants, on the CPU). QLinearMatMul and QLinearConv "
       "scales must be finite and nonzero (a constant's at load, a run-time input's at run)." },

@@ -304,15 +304,21 @@ static rlx_status check_mm_param(rlx_infer_ctx *c, int ip, const char *what, boo
     return rlx_quant_mm_param(c->n, what, per_row, op->dims, op->rank, p->dims, p->rank, strides);
 }
 
-rlx_status rlx_quant_check_scale(const rlx_node *n, rlx_status st, const char *what, const rlx_tensor *scale) {
-    if (!scale || (scale->dtype != RLX_DTYPE_F32 && scale->dtype != RLX_DTYPE_F64)) return RLX_OK;
+int64_t rlx_quant_scale_bad(const rlx_tensor *scale, bool positive) {
+    if (!scale || (scale->dtype != RLX_DTYPE_F32 && scale->dtype != RLX_DTYPE_F64)) return -1;
     size_t count = rlx_tensor_numel(scale);
     for (size_t i = 0; i < count; i++) {
         double v = rlx_tensor_get_f64(scale, i);
-        if (!isfinite(v) || v == 0)
-            return rlx_fail(st, "%s: %s element %zu is %g; a requantization scale must be finite and nonzero",
-                            rlx_node_desc(n), what, i, v);
+        if (!isfinite(v) || v == 0 || (positive && v < 0)) return (int64_t)i;
     }
+    return -1;
+}
+
+rlx_status rlx_quant_check_scale(const rlx_node *n, rlx_status st, const char *what, const rlx_tensor *scale) {
+    int64_t i = rlx_quant_scale_bad(scale, false);
+    if (i >= 0)
+        return rlx_fail(st, "%s: %s element %lld is %g; a requantization scale must be finite and nonzero",
+                        rlx_node_desc(n), what, (long long)i, rlx_tensor_get_f64(scale, (size_t)i));
     return RLX_OK;
 }
 

@@ -48,7 +48,16 @@ rlx_status rlx_quant_mm_param(const rlx_node *n, const char *what, bool per_row,
  * both) divide and multiply in the requantization: every element must be
  * finite and nonzero (a zero or NaN scale has no integer result; the ONNX
  * spec leaves it undefined and onnxruntime returns arbitrary levels).
- * Checks the elements of `scale` (f32 or f64; NULL: nothing to check).
+ * rlx_quant_scale_bad returns the index of the first element of `scale`
+ * (f32 or f64) that is not finite and nonzero, or with `positive` not
+ * finite and > 0; -1 when every element passes (and for NULL or another
+ * dtype). The validators below use positive = false; fuse_qdq_conv uses
+ * positive = true on every scale it would give a QLinear node, so that it
+ * never makes a node that they refuse. */
+int64_t rlx_quant_scale_bad(const rlx_tensor *scale, bool positive);
+
+/* Checks the elements of `scale` (f32 or f64; NULL: nothing to check):
+ * rlx_quant_scale_bad(scale, false) < 0.
  * errors: `st` (RLX_ERR_INVALID_MODEL for a constant of the model,
  *         RLX_ERR_INVALID_ARGUMENT for a run-time input) naming the node,
  *         `what`, the element and its value. */
