@@ -136,7 +136,7 @@ double cli_elem_f64(const rlx_tensor *t, size_t i);
 
 /* --json of every command: one JSON document on stdout. Strings are
  * always valid UTF-8: a byte that is not part of a UTF-8 sequence (a file
- * name in another encoding) is written as U+FFFD; control characters are
+ * name in another encoding) is written as U+FFFD; control characters (C0, DEL and the C1 U+0080..U+009F) are
  * escaped. Numbers are JSON numbers; NaN and infinities become null. */
 #define CLI_JSON_MAX_DEPTH 16
 typedef struct cli_json {

@@ -342,7 +342,8 @@ static void node_label(const rlx_session *s, int step, char *buf, size_t cap, co
     }
 }
 
-/* The text summary: the `top` costliest ops, then nodes. Malloc'ed. */
+/* The text summary: the `top` costliest ops, then nodes (names from the
+ * model escaped, cli_esc). Malloc'ed. */
 static char *profile_text(const rlx_session *s, const profile_sum *p, size_t top, const char *trace) {
     size_t cap = 1024 + 2 * top * 200, len = 0;
     char *t = malloc(cap);
@@ -352,14 +353,14 @@ static char *profile_text(const rlx_session *s, const profile_sum *p, size_t top
                             how, p->n_slices, p->total_us, trace);
     len += (size_t)snprintf(t + len, cap - len, "costliest ops:\n");
     for (size_t j = 0; j < p->n_ops && j < top && len < cap; j++)
-        len += (size_t)snprintf(t + len, cap - len, "  %-24.24s %5d slices %10.1f us  %5.1f%%\n", p->ops[j].op,
+        len += (size_t)snprintf(t + len, cap - len, "  %-24.24s %5d slices %10.1f us  %5.1f%%\n", cli_esc(p->ops[j].op),
                                 p->ops[j].count, p->ops[j].us, p->total_us > 0 ? 100.0 * p->ops[j].us / p->total_us : 0.0);
     if (len < cap) len += (size_t)snprintf(t + len, cap - len, "costliest nodes:\n");
     for (size_t j = 0; j < p->n_nodes && j < top && len < cap; j++) {
         char name[120];
         const char *op;
         node_label(s, p->nodes[j].step, name, sizeof name, &op);
-        len += (size_t)snprintf(t + len, cap - len, "  node %-40.40s %-20.20s %10.1f us  %5.1f%%\n", name, op,
+        len += (size_t)snprintf(t + len, cap - len, "  node %-40.40s %-20.20s %10.1f us  %5.1f%%\n", cli_esc(name), cli_esc(op),
                                 p->nodes[j].us, p->total_us > 0 ? 100.0 * p->nodes[j].us / p->total_us : 0.0);
     }
     return t;

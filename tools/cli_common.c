@@ -25,10 +25,14 @@ bool cli_stderr_is_tty(void) {
 #endif
 }
 
-/* The error line on stderr and, under cli_json_errors, the JSON object. */
+/* The error line on stderr and, under cli_json_errors, the JSON object.
+ * The message is escaped (rlx_escape_text) as a whole: it may quote names
+ * from the model file or from the command line; text that is already
+ * escaped (rlx_last_error) comes through unchanged. */
 static void error_v(const char *status, const char *suffix, const char *fmt, va_list ap) {
-    char msg[2048];
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    char raw[2048], msg[2048];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    rlx_escape_text(raw, msg, sizeof msg);
     fprintf(stderr, "rlx: error: %s%s\n", msg, suffix);
     cli_json_error_out(status, msg);
 }

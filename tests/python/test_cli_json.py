@@ -9,7 +9,9 @@
  - progress lines ("\\r...\\033[K") appear on stderr only when it is a
    terminal (run under `script`) or with --option progress=on, never when
    stderr is a pipe, and --quiet silences them even with progress=on; a run
-   longer than a second says which step it is at (names escaped)."""
+   longer than a second says which step it is at (names escaped);
+ - names from the file with control characters (ESC, BEL, C1 CSI) come out
+   escaped in bench --profile's text, its trace, --json and error lines."""
 import json
 import os
 import shutil
@@ -190,6 +192,27 @@ d = load_json(["bench", model, "--iters", "2", "--profile", trace] + unfused, "b
 if d:
     nodes = {n["node"] for n in d["profile"]["nodes"]}
     C.check(nodes == {"mm", "sig", "mm2", "add"} and d["profile"]["clock"] == "host", "profile nodes %r" % nodes)
+
+# names from the file (ESC, BEL and the C1 CSI U+009B) reach neither the terminal nor the trace raw: the
+# "costliest" lines escape them (\\x1b), the trace and --json write them as JSON escapes, error lines escape them
+evil = "r\x1b[2J\x07\u009b31m"
+g = helper.make_graph([helper.make_node("Relu", [evil + "in"], ["y"], name=evil)], "evil",
+                      [helper.make_tensor_value_info(evil + "in", TensorProto.FLOAT, [2, 3])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+evil_model = os.path.join(tmp, "evil.onnx")
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), evil_model)
+raw = (b"\x1b", b"\x07", b"\xc2\x9b")
+rc, so, se = rlx(["bench", evil_model, "--iters", "1", "--warmup", "0", "--profile", trace, "--top", "2"])
+C.check(rc == 0 and b"node r\\x1b[2J\\x07\\u009b31m " in so and not any(b in so + se for b in raw),
+        "bench --profile with control characters in a node name: exit %d %r" % (rc, so[-300:]))
+tb = open(trace, "rb").read() if os.path.exists(trace) else b"\x1b"
+C.check(not any(b in tb for b in raw) and b"\\u001b" in tb and b"\\u009b" in tb, "trace: raw %r" % tb[-300:])
+rc, so, se = rlx(["bench", evil_model, "--iters", "1", "--warmup", "0", "--profile", trace, "--json"])
+C.check(rc == 0 and not any(b in so for b in raw) and json.loads(so)["profile"]["nodes"][0]["node"] == evil,
+        "bench --profile --json with control characters: %r" % so[-300:])
+rc, so, se = rlx(["run", evil_model, "--input", (evil + "in=" + missing).encode()])
+C.check(rc != 0 and b"cannot read input 'r\\x1b[2J" in se and not any(b in se for b in raw),
+        "error line with a name from the file: %r" % se[-300:])
 
 # ---------------------------------------------------------------- progress lines
 env = dict(os.environ)
