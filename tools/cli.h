@@ -229,6 +229,14 @@ typedef struct cli_input_opts {
     const rlx_options *opts;             /* limits.max_tensor_bytes bounds generated inputs (NULL: defaults) */
 } cli_input_opts;
 
+/* A tensor (zeros) of dtype and shape dims[rank] for the model input
+ * `name`, allocated only when its size is within limits.max_tensor_bytes as
+ * opts (NULL: none set) resolves it; over the limit nothing is allocated.
+ * Returns -1 on success, else the exit code after printing the error
+ * ("cannot create input 'NAME': ... more than the limit ..."). */
+int cli_create_input(const rlx_options *opts, const char *name, rlx_dtype dtype, const int64_t *dims, int rank,
+                     rlx_tensor **out);
+
 /* Builds the model input vi: from its --input file (dtype checked), or
  * random values of its --shape or its declared shape (symbolic dims 1).
  * Returns -1 on success, else the exit code after printing the error. */

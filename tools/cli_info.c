@@ -180,14 +180,9 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
                                            vi.dim_names[d] ? vi.dim_names[d] : "?");
             }
         }
-        rlx_status st = rlx_tensor_create(vi.dtype ? vi.dtype : RLX_DTYPE_F32, dims, rank, &in[i]);
-        if (st) {
-            char what[600];
-            snprintf(what, sizeof what, "cannot create input '%s' of shape %s", vi.name,
-                     cli_shape_str(dims, rank, sh, sizeof sh));
-            rc = cli_fail(st, what);
-            goto done;
-        }
+        rc = cli_create_input(g_opts, vi.name, vi.dtype ? vi.dtype : RLX_DTYPE_F32, dims, rank, &in[i]);
+        if (rc >= 0) goto done;
+        rc = CLI_EXIT_OK;
         if (j) {
             cli_json_obj(j, NULL);
             cli_json_s(j, "name", vi.name);
