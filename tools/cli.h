@@ -164,6 +164,13 @@ void cli_json_dims(cli_json *j, const char *key, const int64_t *dims, int rank);
 /* A declared shape: [ "batch", 3, null, 224 ] (a name for a symbolic dim,
  * null for an unnamed one); null for an unknown rank. */
 void cli_json_info_dims(cli_json *j, const char *key, const rlx_value_info *vi);
+/* An option's value (a default, or a value given by --option or by its
+ * environment variable) as member `key`, typed by the option's type (see
+ * rlx_option_info): a bool as true/false (1/0, true/false, on/off,
+ * yes/no), an int or float written as a plain number as a number, anything
+ * else (enums, strings, an int's "auto", a byte count with a suffix such
+ * as 4G) as the string. */
+void cli_json_option(cli_json *j, const char *key, const char *type, const char *value);
 /* Writes s as a quoted JSON string (as above). */
 void cli_json_string(FILE *f, const char *s);
 

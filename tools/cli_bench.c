@@ -56,9 +56,12 @@ static void print_help(FILE *f) {
             "segment (one submit), summed over the segments of a pass; it needs the adapter\n"
             "feature timestamp-query (per-dispatch slices inside one pass also need\n"
             "wgpu-native's TimestampQueryInsidePasses, else each dispatch gets its own pass).\n"
-            "The JSON lists the session options that differ from their defaults under\n"
-            "\"options\" (by key, whether set by --option or by their environment variable,\n"
-            "see 'rlx options'), and those the environment set under \"env\" (by variable).\n"
+            "The JSON lists under \"options\" (by key) every session option given by\n"
+            "--option (or a flag short for one: --max-*-bytes, --quiet's progress=off) or\n"
+            "by its environment variable, also when the value equals the default, and\n"
+            "under \"env\" (by variable) those the environment gave. Values are typed as\n"
+            "'rlx options --json' types defaults: bools true/false, ints and floats\n"
+            "numbers, the rest (and \"auto\", \"4G\") strings.\n"
             "\n"
             "Exit codes: 0 success; 2 usage error or a model that cannot be loaded; 1 other\n"
             "runtime failures.\n");
@@ -639,9 +642,10 @@ int cli_cmd_bench(int argc, char **argv) {
         json_summary(j, "wall_ms", &sw);
         json_summary(j, "gpu_ms", &sg);
         if (o.profile) profile_json(j, s, &prof, o.profile);
-        /* the options that differ from their defaults, by key ("options":
-         * set by --option or by their environment variable), and the
-         * environment variables among them ("env") */
+        /* the options given, by key ("options": set by --option or by
+         * their environment variable, even to the default value), and the
+         * environment variables among them ("env"); values typed as
+         * 'rlx options --json' types defaults */
         for (int pass = 0; pass < 2; pass++) {
             cli_json_obj(j, pass ? "env" : "options");
             for (size_t i = 0; i < rlx_option_count(); i++) {
@@ -649,8 +653,8 @@ int cli_cmd_bench(int argc, char **argv) {
                 const char *v = NULL;
                 bool env = false;
                 if (rlx_option_info_get(i, &in) || rlx_options_effective(o.opts, in.key, &v, &env) || !v) continue;
-                if (!pass) cli_json_s(j, in.key, v);
-                else if (env) cli_json_s(j, in.env, v);
+                if (!pass) cli_json_option(j, in.key, in.type, v);
+                else if (env) cli_json_option(j, in.env, in.type, v);
             }
             cli_json_end_obj(j);
         }

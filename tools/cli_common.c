@@ -346,24 +346,27 @@ bool cli_option_arg(int argc, char **argv, int *i, rlx_options **opts, const cha
     return true;
 }
 
-/* An option's "default" typed: bool as true/false, int and float as a
- * number, anything else (enum, string, an int's "auto") as a string. */
-static void json_default(cli_json *j, const rlx_option_info *in) {
-    const char *d = in->default_value ? in->default_value : "";
+void cli_json_option(cli_json *j, const char *key, const char *type, const char *value) {
+    const char *v = value ? value : "";
     char *end = NULL;
-    if (strcmp(in->type, "bool") == 0 && (strcmp(d, "0") == 0 || strcmp(d, "1") == 0)) {
-        cli_json_b(j, "default", d[0] == '1');
-        return;
+    if (strcmp(type, "bool") == 0) {
+        static const char *const k_true[] = { "1", "true", "on", "yes" }, *const k_false[] = { "0", "false", "off", "no" };
+        for (size_t i = 0; i < 4; i++) {
+            if (strcmp(v, k_true[i]) == 0 || strcmp(v, k_false[i]) == 0) {
+                cli_json_b(j, key, strcmp(v, k_true[i]) == 0);
+                return;
+            }
+        }
     }
-    if (*d && (strcmp(in->type, "int") == 0 || strcmp(in->type, "float") == 0)) {
+    if (*v && (strcmp(type, "int") == 0 || strcmp(type, "float") == 0)) {
         errno = 0;
-        double v = strtod(d, &end);
+        double x = strtod(v, &end);
         if (!*end && !errno) {
-            cli_json_n(j, "default", v);
+            cli_json_n(j, key, x);
             return;
         }
     }
-    cli_json_s(j, "default", d);
+    cli_json_s(j, key, v);
 }
 
 int cli_cmd_options(int argc, char **argv) {
@@ -397,7 +400,7 @@ int cli_cmd_options(int argc, char **argv) {
             cli_json_s(&j, "key", in.key);
             cli_json_s(&j, "type", in.type);
             cli_json_s(&j, "values", in.values);
-            json_default(&j, &in);
+            cli_json_option(&j, "default", in.type, in.default_value);
             cli_json_s(&j, "env", in.env);
             cli_json_s(&j, "doc", in.doc);
             cli_json_b(&j, "per_process", in.per_process);

@@ -4,6 +4,8 @@
    stdout decoded as strict UTF-8; shapes are arrays of numbers, timings
    numbers; a model path that is not UTF-8 (bytes 0xff 0xfe) comes back
    with U+FFFD in its place and keeps the JSON valid;
+ - bench --json lists the options given (--option or environment, also at
+   their default), values typed as in `rlx options --json`;
  - bench --profile on the CPU exits 0, writes a trace and prints per-node
    lines (host-clock time per step), also under --json;
  - progress lines ("\\r...\\033[K") appear on stderr only when it is a
@@ -119,18 +121,25 @@ d = load_json(["bench", model, "--iters", "3", "--warmup", "1"], "bench")
 if d:
     C.check(d["inputs"][0]["shape"] == [1, 4], "bench: input shape %r (an array)" % d["inputs"][0]["shape"])
     C.check(is_num(d["wall_ms"]["median"]) and d["wall_ms"]["n"] == 3, "bench: wall_ms %r" % d["wall_ms"])
-# options that differ from their defaults: by key under "options", the environment's by variable under "env"
-env_seed = dict(os.environ, RLX_PROGRESS="off")
-rc, so, se = rlx(["bench", model, "--iters", "1", "--warmup", "0", "--option", "cpu.threads=1", "--json"], env=env_seed)
+# options given (by --option or the environment, also at their default value): by key under "options", the
+# environment's by variable under "env"; values typed as in `rlx options --json`
+env_seed = dict(os.environ, RLX_PROGRESS="off", RLX_GPU_F16="0")
+rc, so, se = rlx(["bench", model, "--iters", "1", "--warmup", "0", "--option", "cpu.threads=1", "--option",
+                  "gpu.f16=on", "--max-tensor-bytes", "4G", "--json"], env=env_seed)
 try:
     d = json.loads(so.decode("utf-8"))
 except (UnicodeDecodeError, ValueError) as e:
     d = None
     C.check(False, "bench --option --json: %s %r" % (e, so[:300]))
 if d:
-    C.check(d["options"].get("cpu.threads") == "1" and d["options"].get("progress") == "off",
+    C.check(d["options"] == {"cpu.threads": 1, "progress": "off", "gpu.f16": True, "limits.max_tensor_bytes": "4G"},
             "bench --json options: %r" % d["options"])
     C.check(d["env"] == {"RLX_PROGRESS": "off"}, "bench --json env: %r" % d["env"])
+rc, so, se = rlx(["bench", model, "--iters", "1", "--warmup", "0", "--option", "cpu.threads=0", "--json"],
+                 env=dict(env_seed, RLX_GPU_F16="0"))
+d = json.loads(so.decode("utf-8")) if rc == 0 else None
+C.check(d is not None and d["options"].get("cpu.threads") == 0 and d["options"].get("gpu.f16") is False
+        and d["env"].get("RLX_GPU_F16") is False, "bench --json, options given at their defaults: %r" % (d or se))
 for cmd in (["ops"], ["options"]):
     rc, so, se = rlx(cmd + ["--json", "--markdown"])
     C.check(rc == 2 and b"cannot be combined" in se, "%s --json --markdown: exit %d %r" % (cmd[0], rc, se[-200:]))
