@@ -95,8 +95,10 @@ bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 bool cli_parse_f64(const char *s, double *out);
 
 /* Parses "1x3x224x224" into dims (each in 0..2^40). "" and "scalar" give
- * rank 0. False on junk, more than RLX_MAX_RANK dims. */
-bool cli_parse_shape(const char *s, int64_t *dims, int *rank);
+ * rank 0. False on junk, a dim above 2^40, more than RLX_MAX_RANK dims,
+ * with why (why_cap bytes) saying which ("dim 0 (...) is too large (at
+ * most 2^40 = 1099511627776)"). */
+bool cli_parse_shape(const char *s, int64_t *dims, int *rank, char *why, size_t why_cap);
 
 /* Formats "[1,3,224,224]" for concrete dims. */
 char *cli_shape_str(const int64_t *dims, int rank, char *buf, size_t cap);

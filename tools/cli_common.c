@@ -132,22 +132,31 @@ bool cli_parse_f64(const char *s, double *out) {
     return true;
 }
 
-bool cli_parse_shape(const char *s, int64_t *dims, int *rank) {
+bool cli_parse_shape(const char *s, int64_t *dims, int *rank, char *why, size_t why_cap) {
+    const long long max_dim = (long long)1 << 40;
     *rank = 0;
     if (!*s || strcmp(s, "scalar") == 0) return true;
     const char *p = s;
     for (;;) {
-        if (*rank == RLX_MAX_RANK) return false;
+        if (*rank == RLX_MAX_RANK) {
+            snprintf(why, why_cap, "more than %d dims", RLX_MAX_RANK);
+            return false;
+        }
         char *end;
-        if (*p < '0' || *p > '9') return false;
+        if (*p < '0' || *p > '9') break;
         errno = 0;
         long long v = strtoll(p, &end, 10);
-        if (errno || v < 0 || v > ((long long)1 << 40)) return false;
+        if (errno == ERANGE || v > max_dim) {
+            snprintf(why, why_cap, "dim %d (%.*s) is too large (at most 2^40 = %lld)", *rank, (int)(end - p), p, max_dim);
+            return false;
+        }
         dims[(*rank)++] = (int64_t)v;
         if (*end == '\0') return true;
-        if (*end != 'x' && *end != 'X' && *end != ',') return false;
+        if (*end != 'x' && *end != 'X' && *end != ',') break;
         p = end + 1;
     }
+    snprintf(why, why_cap, "expected NAME=DxDx..., e.g. x=1x3x224x224");
+    return false;
 }
 
 char *cli_shape_str(const int64_t *dims, int rank, char *buf, size_t cap) {

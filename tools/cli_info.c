@@ -347,12 +347,13 @@ int cli_cmd_info(int argc, char **argv) {
         } else if (cli_opt_value(argc, argv, &i, "--shape", &opt, "info", &err)) {
             if (err) return CLI_EXIT_USAGE;
             const char *eq = strrchr(opt, '=');
-            if (!eq || eq == opt) return cli_usage_error("info", "bad --shape '%s' (expected NAME=DxDx..., e.g. x=1x3x224x224)", opt);
+            if (!eq || eq == opt) return cli_usage_error("info", "bad --shape '%s': expected NAME=DxDx..., e.g. x=1x3x224x224", opt);
             if (n_shapes == RLX_PLAN_MAX_SHAPES) return cli_usage_error("info", "too many --shape options");
             plan_shape *ps = &shapes[n_shapes];
             snprintf(ps->name, sizeof ps->name, "%.*s", (int)(eq - opt), opt);
-            if (!cli_parse_shape(eq + 1, ps->dims, &ps->rank))
-                return cli_usage_error("info", "bad --shape '%s' (expected NAME=DxDx..., e.g. x=1x3x224x224)", opt);
+            char why[160];
+            if (!cli_parse_shape(eq + 1, ps->dims, &ps->rank, why, sizeof why))
+                return cli_usage_error("info", "bad --shape '%s': %s", opt, why);
             n_shapes++;
         } else if (cli_option_arg(argc, argv, &i, &g_opts, "info", &err)) {
             if (err) return CLI_EXIT_USAGE;

@@ -146,8 +146,9 @@ int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *
     int rank;
     char note[700] = "";
     if (shp) {
-        if (!cli_parse_shape(shp->value, dims, &rank))
-            return cli_usage_error(cmd, "bad --shape '%s=%s'", shp->name, shp->value);
+        char why[160];
+        if (!cli_parse_shape(shp->value, dims, &rank, why, sizeof why))
+            return cli_usage_error(cmd, "bad --shape '%s=%s': %s", shp->name, shp->value, why);
         if (vi->rank >= 0 && rank != vi->rank)
             return cli_usage_error(cmd, "--shape %s=%s has rank %d, the model declares %s (rank %d)", shp->name,
                                    shp->value, rank, cli_info_shape_str(vi, dsh, sizeof dsh), vi->rank);
