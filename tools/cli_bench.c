@@ -88,6 +88,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     o->iters = 20;
     o->gpu_iters = -1;
     o->top = 12;
+    bool top_given = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         bool err = false;
@@ -133,6 +134,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         } else if (cli_opt_value(argc, argv, &i, "--top", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
             if (!cli_parse_i64(v, 0, 10000, &o->top)) return cli_usage_error("bench", "bad --top '%s'", v);
+            top_given = true;
         } else if (cli_opt_value(argc, argv, &i, "--profile", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
             if (!*v) return cli_usage_error("bench", "--profile needs a file name");
@@ -152,6 +154,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         }
     }
     if (!o->model) return cli_usage_error("bench", "no model given");
+    if (top_given && !o->profile) return cli_usage_error("bench", "--top only applies with --profile");
     if (o->gpu_iters < 0) o->gpu_iters = o->iters;
     return -1;
 }

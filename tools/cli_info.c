@@ -326,7 +326,7 @@ done:
 
 int cli_cmd_info(int argc, char **argv) {
     const char *path = NULL, *device = NULL, *opt = NULL;
-    bool dump = false, plan = false, err = false, json = false, quiet = false;
+    bool dump = false, plan = false, err = false, json = false, quiet = false, top_given = false;
     plan_shape shapes[RLX_PLAN_MAX_SHAPES];
     size_t n_shapes = 0;
     int64_t top = 10;
@@ -363,6 +363,7 @@ int cli_cmd_info(int argc, char **argv) {
         } else if (cli_opt_value(argc, argv, &i, "--top", &opt, "info", &err)) {
             if (err) return CLI_EXIT_USAGE;
             if (!cli_parse_i64(opt, 0, 1000000, &top)) return cli_usage_error("info", "bad --top '%s'", opt);
+            top_given = true;
         } else if (err) {
             return CLI_EXIT_USAGE;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -374,8 +375,8 @@ int cli_cmd_info(int argc, char **argv) {
         }
     }
     if (!path) return cli_usage_error("info", "no model given");
-    if (!plan && (n_shapes || device || g_opts))
-        return cli_usage_error("info", "--shape, --device and --option only apply with --plan");
+    if (!plan && (n_shapes || device || g_opts || top_given))
+        return cli_usage_error("info", "--shape, --device, --top and --option only apply with --plan");
     if (json && dump) return cli_usage_error("info", "--json and --dump-ir cannot be combined");
     cli_json_errors(json);
     if (quiet) {
