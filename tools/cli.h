@@ -95,8 +95,10 @@ bool cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 bool cli_parse_f64(const char *s, double *out);
 
 /* Parses "1x3x224x224" into dims (each in 0..2^40). "" and "scalar" give
- * rank 0. False on junk, more than RLX_MAX_RANK dims. */
-bool cli_parse_shape(const char *s, int64_t *dims, int *rank);
+ * rank 0. False on junk, a dim above 2^40, more than RLX_MAX_RANK dims,
+ * with why (why_cap bytes) saying which ("dim 0 (...) is too large (at
+ * most 2^40 = 1099511627776)"). */
+bool cli_parse_shape(const char *s, int64_t *dims, int *rank, char *why, size_t why_cap);
 
 /* Formats "[1,3,224,224]" for concrete dims. */
 char *cli_shape_str(const int64_t *dims, int rank, char *buf, size_t cap);
@@ -136,7 +138,7 @@ double cli_elem_f64(const rlx_tensor *t, size_t i);
 
 /* --json of every command: one JSON document on stdout. Strings are
  * always valid UTF-8: a byte that is not part of a UTF-8 sequence (a file
- * name in another encoding) is written as U+FFFD; control characters are
+ * name in another encoding) is written as U+FFFD; control characters (C0, DEL and the C1 U+0080..U+009F) are
  * escaped. Numbers are JSON numbers; NaN and infinities become null. */
 #define CLI_JSON_MAX_DEPTH 16
 typedef struct cli_json {
@@ -164,6 +166,13 @@ void cli_json_dims(cli_json *j, const char *key, const int64_t *dims, int rank);
 /* A declared shape: [ "batch", 3, null, 224 ] (a name for a symbolic dim,
  * null for an unnamed one); null for an unknown rank. */
 void cli_json_info_dims(cli_json *j, const char *key, const rlx_value_info *vi);
+/* An option's value (a default, or a value given by --option or by its
+ * environment variable) as member `key`, typed by the option's type (see
+ * rlx_option_info): a bool as true/false (1/0, true/false, on/off,
+ * yes/no), an int or float written as a plain number as a number, anything
+ * else (enums, strings, an int's "auto", a byte count with a suffix such
+ * as 4G) as the string. */
+void cli_json_option(cli_json *j, const char *key, const char *type, const char *value);
 /* Writes s as a quoted JSON string (as above). */
 void cli_json_string(FILE *f, const char *s);
 
@@ -228,6 +237,14 @@ typedef struct cli_input_opts {
     bool bert_defaults;                  /* inputs named *mask* all 1, *type* / *segment* all 0 */
     const rlx_options *opts;             /* limits.max_tensor_bytes bounds generated inputs (NULL: defaults) */
 } cli_input_opts;
+
+/* A tensor (zeros) of dtype and shape dims[rank] for the model input
+ * `name`, allocated only when its size is within limits.max_tensor_bytes as
+ * opts (NULL: none set) resolves it; over the limit nothing is allocated.
+ * Returns -1 on success, else the exit code after printing the error
+ * ("cannot create input 'NAME': ... more than the limit ..."). */
+int cli_create_input(const rlx_options *opts, const char *name, rlx_dtype dtype, const int64_t *dims, int rank,
+                     rlx_tensor **out);
 
 /* Builds the model input vi: from its --input file (dtype checked), or
  * random values of its --shape or its declared shape (symbolic dims 1).

@@ -56,9 +56,12 @@ static void print_help(FILE *f) {
             "segment (one submit), summed over the segments of a pass; it needs the adapter\n"
             "feature timestamp-query (per-dispatch slices inside one pass also need\n"
             "wgpu-native's TimestampQueryInsidePasses, else each dispatch gets its own pass).\n"
-            "The JSON lists the session options that differ from their defaults under\n"
-            "\"options\" (by key, whether set by --option or by their environment variable,\n"
-            "see 'rlx options'), and those the environment set under \"env\" (by variable).\n"
+            "The JSON lists under \"options\" (by key) every session option given by\n"
+            "--option (or a flag short for one: --max-*-bytes, --quiet's progress=off) or\n"
+            "by its environment variable, also when the value equals the default, and\n"
+            "under \"env\" (by variable) those the environment gave. Values are typed as\n"
+            "'rlx options --json' types defaults: bools true/false, ints and floats\n"
+            "numbers, the rest (and \"auto\", \"4G\") strings.\n"
             "\n"
             "Exit codes: 0 success; 2 usage error or a model that cannot be loaded; 1 other\n"
             "runtime failures.\n");
@@ -85,6 +88,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     o->iters = 20;
     o->gpu_iters = -1;
     o->top = 12;
+    bool top_given = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         bool err = false;
@@ -106,8 +110,9 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
             if (rc) return rc;
             int64_t dims[RLX_MAX_RANK];
             int rank;
-            if (!cli_parse_shape(o->shapes.a[o->shapes.n - 1].value, dims, &rank))
-                return cli_usage_error("bench", "bad --shape '%s' (expected NAME=DxDx..., e.g. x=1x3x224x224)", v);
+            char why[160];
+            if (!cli_parse_shape(o->shapes.a[o->shapes.n - 1].value, dims, &rank, why, sizeof why))
+                return cli_usage_error("bench", "bad --shape '%s': %s", v, why);
         } else if (cli_opt_value(argc, argv, &i, "--input", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
             int rc = cli_named_add(&o->inputs, "bench", "--input", v);
@@ -129,6 +134,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         } else if (cli_opt_value(argc, argv, &i, "--top", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
             if (!cli_parse_i64(v, 0, 10000, &o->top)) return cli_usage_error("bench", "bad --top '%s'", v);
+            top_given = true;
         } else if (cli_opt_value(argc, argv, &i, "--profile", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
             if (!*v) return cli_usage_error("bench", "--profile needs a file name");
@@ -148,6 +154,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         }
     }
     if (!o->model) return cli_usage_error("bench", "no model given");
+    if (top_given && !o->profile) return cli_usage_error("bench", "--top only applies with --profile");
     if (o->gpu_iters < 0) o->gpu_iters = o->iters;
     return -1;
 }
@@ -342,7 +349,8 @@ static void node_label(const rlx_session *s, int step, char *buf, size_t cap, co
     }
 }
 
-/* The text summary: the `top` costliest ops, then nodes. Malloc'ed. */
+/* The text summary: the `top` costliest ops, then nodes (names from the
+ * model escaped, cli_esc). Malloc'ed. */
 static char *profile_text(const rlx_session *s, const profile_sum *p, size_t top, const char *trace) {
     size_t cap = 1024 + 2 * top * 200, len = 0;
     char *t = malloc(cap);
@@ -352,14 +360,14 @@ static char *profile_text(const rlx_session *s, const profile_sum *p, size_t top
                             how, p->n_slices, p->total_us, trace);
     len += (size_t)snprintf(t + len, cap - len, "costliest ops:\n");
     for (size_t j = 0; j < p->n_ops && j < top && len < cap; j++)
-        len += (size_t)snprintf(t + len, cap - len, "  %-24.24s %5d slices %10.1f us  %5.1f%%\n", p->ops[j].op,
+        len += (size_t)snprintf(t + len, cap - len, "  %-24.24s %5d slices %10.1f us  %5.1f%%\n", cli_esc(p->ops[j].op),
                                 p->ops[j].count, p->ops[j].us, p->total_us > 0 ? 100.0 * p->ops[j].us / p->total_us : 0.0);
     if (len < cap) len += (size_t)snprintf(t + len, cap - len, "costliest nodes:\n");
     for (size_t j = 0; j < p->n_nodes && j < top && len < cap; j++) {
         char name[120];
         const char *op;
         node_label(s, p->nodes[j].step, name, sizeof name, &op);
-        len += (size_t)snprintf(t + len, cap - len, "  node %-40.40s %-20.20s %10.1f us  %5.1f%%\n", name, op,
+        len += (size_t)snprintf(t + len, cap - len, "  node %-40.40s %-20.20s %10.1f us  %5.1f%%\n", cli_esc(name), cli_esc(op),
                                 p->nodes[j].us, p->total_us > 0 ? 100.0 * p->nodes[j].us / p->total_us : 0.0);
     }
     return t;
@@ -638,9 +646,10 @@ int cli_cmd_bench(int argc, char **argv) {
         json_summary(j, "wall_ms", &sw);
         json_summary(j, "gpu_ms", &sg);
         if (o.profile) profile_json(j, s, &prof, o.profile);
-        /* the options that differ from their defaults, by key ("options":
-         * set by --option or by their environment variable), and the
-         * environment variables among them ("env") */
+        /* the options given, by key ("options": set by --option or by
+         * their environment variable, even to the default value), and the
+         * environment variables among them ("env"); values typed as
+         * 'rlx options --json' types defaults */
         for (int pass = 0; pass < 2; pass++) {
             cli_json_obj(j, pass ? "env" : "options");
             for (size_t i = 0; i < rlx_option_count(); i++) {
@@ -648,8 +657,8 @@ int cli_cmd_bench(int argc, char **argv) {
                 const char *v = NULL;
                 bool env = false;
                 if (rlx_option_info_get(i, &in) || rlx_options_effective(o.opts, in.key, &v, &env) || !v) continue;
-                if (!pass) cli_json_s(j, in.key, v);
-                else if (env) cli_json_s(j, in.env, v);
+                if (!pass) cli_json_option(j, in.key, in.type, v);
+                else if (env) cli_json_option(j, in.env, in.type, v);
             }
             cli_json_end_obj(j);
         }

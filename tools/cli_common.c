@@ -25,10 +25,14 @@ bool cli_stderr_is_tty(void) {
 #endif
 }
 
-/* The error line on stderr and, under cli_json_errors, the JSON object. */
+/* The error line on stderr and, under cli_json_errors, the JSON object.
+ * The message is escaped (rlx_escape_text) as a whole: it may quote names
+ * from the model file or from the command line; text that is already
+ * escaped (rlx_last_error) comes through unchanged. */
 static void error_v(const char *status, const char *suffix, const char *fmt, va_list ap) {
-    char msg[2048];
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    char raw[2048], msg[2048];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    rlx_escape_text(raw, msg, sizeof msg);
     fprintf(stderr, "rlx: error: %s%s\n", msg, suffix);
     cli_json_error_out(status, msg);
 }
@@ -128,22 +132,31 @@ bool cli_parse_f64(const char *s, double *out) {
     return true;
 }
 
-bool cli_parse_shape(const char *s, int64_t *dims, int *rank) {
+bool cli_parse_shape(const char *s, int64_t *dims, int *rank, char *why, size_t why_cap) {
+    const long long max_dim = (long long)1 << 40;
     *rank = 0;
     if (!*s || strcmp(s, "scalar") == 0) return true;
     const char *p = s;
     for (;;) {
-        if (*rank == RLX_MAX_RANK) return false;
+        if (*rank == RLX_MAX_RANK) {
+            snprintf(why, why_cap, "more than %d dims", RLX_MAX_RANK);
+            return false;
+        }
         char *end;
-        if (*p < '0' || *p > '9') return false;
+        if (*p < '0' || *p > '9') break;
         errno = 0;
         long long v = strtoll(p, &end, 10);
-        if (errno || v < 0 || v > ((long long)1 << 40)) return false;
+        if (errno == ERANGE || v > max_dim) {
+            snprintf(why, why_cap, "dim %d (%.*s) is too large (at most 2^40 = %lld)", *rank, (int)(end - p), p, max_dim);
+            return false;
+        }
         dims[(*rank)++] = (int64_t)v;
         if (*end == '\0') return true;
-        if (*end != 'x' && *end != 'X' && *end != ',') return false;
+        if (*end != 'x' && *end != 'X' && *end != ',') break;
         p = end + 1;
     }
+    snprintf(why, why_cap, "expected NAME=DxDx..., e.g. x=1x3x224x224");
+    return false;
 }
 
 char *cli_shape_str(const int64_t *dims, int rank, char *buf, size_t cap) {
@@ -342,24 +355,27 @@ bool cli_option_arg(int argc, char **argv, int *i, rlx_options **opts, const cha
     return true;
 }
 
-/* An option's "default" typed: bool as true/false, int and float as a
- * number, anything else (enum, string, an int's "auto") as a string. */
-static void json_default(cli_json *j, const rlx_option_info *in) {
-    const char *d = in->default_value ? in->default_value : "";
+void cli_json_option(cli_json *j, const char *key, const char *type, const char *value) {
+    const char *v = value ? value : "";
     char *end = NULL;
-    if (strcmp(in->type, "bool") == 0 && (strcmp(d, "0") == 0 || strcmp(d, "1") == 0)) {
-        cli_json_b(j, "default", d[0] == '1');
-        return;
+    if (strcmp(type, "bool") == 0) {
+        static const char *const k_true[] = { "1", "true", "on", "yes" }, *const k_false[] = { "0", "false", "off", "no" };
+        for (size_t i = 0; i < 4; i++) {
+            if (strcmp(v, k_true[i]) == 0 || strcmp(v, k_false[i]) == 0) {
+                cli_json_b(j, key, strcmp(v, k_true[i]) == 0);
+                return;
+            }
+        }
     }
-    if (*d && (strcmp(in->type, "int") == 0 || strcmp(in->type, "float") == 0)) {
+    if (*v && (strcmp(type, "int") == 0 || strcmp(type, "float") == 0)) {
         errno = 0;
-        double v = strtod(d, &end);
+        double x = strtod(v, &end);
         if (!*end && !errno) {
-            cli_json_n(j, "default", v);
+            cli_json_n(j, key, x);
             return;
         }
     }
-    cli_json_s(j, "default", d);
+    cli_json_s(j, key, v);
 }
 
 int cli_cmd_options(int argc, char **argv) {
@@ -393,7 +409,7 @@ int cli_cmd_options(int argc, char **argv) {
             cli_json_s(&j, "key", in.key);
             cli_json_s(&j, "type", in.type);
             cli_json_s(&j, "values", in.values);
-            json_default(&j, &in);
+            cli_json_option(&j, "default", in.type, in.default_value);
             cli_json_s(&j, "env", in.env);
             cli_json_s(&j, "doc", in.doc);
             cli_json_b(&j, "per_process", in.per_process);

@@ -180,14 +180,9 @@ static int print_plan(const rlx_model *m, const plan_shape *shapes, size_t n_sha
                                            vi.dim_names[d] ? vi.dim_names[d] : "?");
             }
         }
-        rlx_status st = rlx_tensor_create(vi.dtype ? vi.dtype : RLX_DTYPE_F32, dims, rank, &in[i]);
-        if (st) {
-            char what[600];
-            snprintf(what, sizeof what, "cannot create input '%s' of shape %s", vi.name,
-                     cli_shape_str(dims, rank, sh, sizeof sh));
-            rc = cli_fail(st, what);
-            goto done;
-        }
+        rc = cli_create_input(g_opts, vi.name, vi.dtype ? vi.dtype : RLX_DTYPE_F32, dims, rank, &in[i]);
+        if (rc >= 0) goto done;
+        rc = CLI_EXIT_OK;
         if (j) {
             cli_json_obj(j, NULL);
             cli_json_s(j, "name", vi.name);
@@ -331,7 +326,7 @@ done:
 
 int cli_cmd_info(int argc, char **argv) {
     const char *path = NULL, *device = NULL, *opt = NULL;
-    bool dump = false, plan = false, err = false, json = false, quiet = false;
+    bool dump = false, plan = false, err = false, json = false, quiet = false, top_given = false;
     plan_shape shapes[RLX_PLAN_MAX_SHAPES];
     size_t n_shapes = 0;
     int64_t top = 10;
@@ -352,12 +347,13 @@ int cli_cmd_info(int argc, char **argv) {
         } else if (cli_opt_value(argc, argv, &i, "--shape", &opt, "info", &err)) {
             if (err) return CLI_EXIT_USAGE;
             const char *eq = strrchr(opt, '=');
-            if (!eq || eq == opt) return cli_usage_error("info", "bad --shape '%s' (expected NAME=DxDx..., e.g. x=1x3x224x224)", opt);
+            if (!eq || eq == opt) return cli_usage_error("info", "bad --shape '%s': expected NAME=DxDx..., e.g. x=1x3x224x224", opt);
             if (n_shapes == RLX_PLAN_MAX_SHAPES) return cli_usage_error("info", "too many --shape options");
             plan_shape *ps = &shapes[n_shapes];
             snprintf(ps->name, sizeof ps->name, "%.*s", (int)(eq - opt), opt);
-            if (!cli_parse_shape(eq + 1, ps->dims, &ps->rank))
-                return cli_usage_error("info", "bad --shape '%s' (expected NAME=DxDx..., e.g. x=1x3x224x224)", opt);
+            char why[160];
+            if (!cli_parse_shape(eq + 1, ps->dims, &ps->rank, why, sizeof why))
+                return cli_usage_error("info", "bad --shape '%s': %s", opt, why);
             n_shapes++;
         } else if (cli_option_arg(argc, argv, &i, &g_opts, "info", &err)) {
             if (err) return CLI_EXIT_USAGE;
@@ -367,6 +363,7 @@ int cli_cmd_info(int argc, char **argv) {
         } else if (cli_opt_value(argc, argv, &i, "--top", &opt, "info", &err)) {
             if (err) return CLI_EXIT_USAGE;
             if (!cli_parse_i64(opt, 0, 1000000, &top)) return cli_usage_error("info", "bad --top '%s'", opt);
+            top_given = true;
         } else if (err) {
             return CLI_EXIT_USAGE;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -378,8 +375,8 @@ int cli_cmd_info(int argc, char **argv) {
         }
     }
     if (!path) return cli_usage_error("info", "no model given");
-    if (!plan && (n_shapes || device || g_opts))
-        return cli_usage_error("info", "--shape, --device and --option only apply with --plan");
+    if (!plan && (n_shapes || device || g_opts || top_given))
+        return cli_usage_error("info", "--shape, --device, --top and --option only apply with --plan");
     if (json && dump) return cli_usage_error("info", "--json and --dump-ir cannot be combined");
     cli_json_errors(json);
     if (quiet) {

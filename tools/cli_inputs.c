@@ -79,6 +79,25 @@ void cli_fill_random(rlx_tensor *t, cli_rng *r, int fixed) {
     }
 }
 
+int cli_create_input(const rlx_options *opts, const char *name, rlx_dtype dtype, const int64_t *dims, int rank,
+                     rlx_tensor **out) {
+    char sh[512], what[600], esc[400];
+    *out = NULL;
+    /* the limit first: a declared [2147483648] must not be allocated first */
+    uint64_t bytes = rlx_dtype_size(dtype);
+    for (int d = 0; d < rank; d++)
+        bytes = dims[d] > 0 && bytes > UINT64_MAX / (uint64_t)dims[d] ? UINT64_MAX : bytes * (uint64_t)(dims[d] > 0 ? dims[d] : 0);
+    snprintf(what, sizeof what, "generated input '%s' (%s %s)", rlx_escape_text(name, esc, sizeof esc),
+             rlx_dtype_name(dtype), cli_shape_str(dims, rank, sh, sizeof sh));
+    rlx_status st = rlx_options_check_limit(opts, "limits.max_tensor_bytes", bytes, what);
+    if (!st) st = rlx_tensor_create(dtype, dims, rank, out);
+    if (st) {
+        snprintf(what, sizeof what, "cannot create input '%s'", rlx_escape_text(name, esc, sizeof esc));
+        return cli_fail(st, what);
+    }
+    return -1;
+}
+
 int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *r, rlx_tensor **out) {
     char sh[512], dsh[512];
     const char *cmd = io->command;
@@ -127,8 +146,9 @@ int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *
     int rank;
     char note[700] = "";
     if (shp) {
-        if (!cli_parse_shape(shp->value, dims, &rank))
-            return cli_usage_error(cmd, "bad --shape '%s=%s'", shp->name, shp->value);
+        char why[160];
+        if (!cli_parse_shape(shp->value, dims, &rank, why, sizeof why))
+            return cli_usage_error(cmd, "bad --shape '%s=%s': %s", shp->name, shp->value, why);
         if (vi->rank >= 0 && rank != vi->rank)
             return cli_usage_error(cmd, "--shape %s=%s has rank %d, the model declares %s (rank %d)", shp->name,
                                    shp->value, rank, cli_info_shape_str(vi, dsh, sizeof dsh), vi->rank);
@@ -149,19 +169,8 @@ int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *
                                        vi->dim_names[d] ? vi->dim_names[d] : "?");
         }
     }
-    /* the limit first: a declared [2147483648] must not be filled first */
-    uint64_t bytes = rlx_dtype_size(vi->dtype);
-    for (int d = 0; d < rank; d++)
-        bytes = dims[d] > 0 && bytes > UINT64_MAX / (uint64_t)dims[d] ? UINT64_MAX : bytes * (uint64_t)(dims[d] > 0 ? dims[d] : 0);
-    char what[600], esc[400];
-    snprintf(what, sizeof what, "generated input '%s' (%s %s)", rlx_escape_text(vi->name, esc, sizeof esc),
-             rlx_dtype_name(vi->dtype), cli_shape_str(dims, rank, sh, sizeof sh));
-    rlx_status st = rlx_options_check_limit(io->opts, "limits.max_tensor_bytes", bytes, what);
-    if (!st) st = rlx_tensor_create(vi->dtype, dims, rank, out);
-    if (st) {
-        snprintf(what, sizeof what, "cannot create input '%s'", rlx_escape_text(vi->name, esc, sizeof esc));
-        return cli_fail(st, what);
-    }
+    int rc = cli_create_input(io->opts, vi->name, vi->dtype, dims, rank, out);
+    if (rc >= 0) return rc;
     /* BERT-like inputs: an attention mask of ones, token types 0 */
     int fixed = -1;
     if (io->bert_defaults)

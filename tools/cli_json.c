@@ -32,6 +32,9 @@ void cli_json_string(FILE *f, const char *s) {
         if (n == 0) { /* a byte that is not UTF-8: U+FFFD REPLACEMENT CHARACTER */
             fputs("\\ufffd", f);
             p++;
+        } else if (n == 2 && p[0] == 0xC2 && p[1] < 0xA0) { /* C1 controls (CSI, OSC) as \u0080..\u009f */
+            fprintf(f, "\\u%04x", p[1]);
+            p += 2;
         } else if (n > 1) {
             fwrite(p, 1, (size_t)n, f);
             p += n;

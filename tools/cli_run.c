@@ -116,8 +116,9 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             if (rc) return rc;
             int64_t dims[RLX_MAX_RANK];
             int rank;
-            if (!cli_parse_shape(o->shapes.a[o->shapes.n - 1].value, dims, &rank))
-                return cli_usage_error("run", "bad --shape '%s' (expected NAME=DxDx..., e.g. x=1x3x224x224)", v);
+            char why[160];
+            if (!cli_parse_shape(o->shapes.a[o->shapes.n - 1].value, dims, &rank, why, sizeof why))
+                return cli_usage_error("run", "bad --shape '%s': %s", v, why);
         } else if (cli_opt_value(argc, argv, &i, "--output-dir", &v, "run", &err)) {
             if (err) return CLI_EXIT_USAGE;
             if (!*v) return cli_usage_error("run", "--output-dir is empty");

@@ -319,7 +319,8 @@ class InferenceSession:
     """onnxruntime.InferenceSession's common calls over an rlx session.
 
     path_or_bytes: a model file path, or the serialized model (bytes).
-    sess_options: a SessionOptions (None: defaults).
+    sess_options: an rlx.SessionOptions (None: defaults); anything else,
+      onnxruntime's SessionOptions included, raises TypeError.
     providers, provider_options: as onnxruntime (module docstring); None:
       the CPU, as onnxruntime's default.
     The rlx objects underneath are .rlx_model and .rlx_session."""
@@ -328,6 +329,11 @@ class InferenceSession:
                  provider_options=None, **kwargs):
         if kwargs:
             raise TypeError(f"InferenceSession: unsupported arguments {sorted(kwargs)}")
+        if sess_options is not None and not isinstance(sess_options, SessionOptions):
+            cls = type(sess_options)
+            raise TypeError("sess_options must be an rlx.SessionOptions (or None), got "
+                            f"{cls.__module__}.{cls.__qualname__}: create it with rlx.SessionOptions(), which takes the same attributes "
+                            "(intra_op_num_threads, graph_optimization_level, add_session_config_entry, ...)")
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             self._model_bytes = bytes(path_or_bytes)
             self._model_path = None

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/mem.h"
 #include "base/options.h"
 #include "base/platform.h"
@@ -500,7 +501,8 @@ typedef struct decl_type {
 
 /* Reads the type of a value (what: "graph input 'x'" for messages) into d.
  * A missing type or element type leaves d undefined (dtype UNDEFINED,
- * rank -1) and is not an error here; symbols are registered in g.
+ * rank -1) and is not an error here; symbols are registered in g. A
+ * negative dim is dynamic; one other than -1 logs a warning naming `what`.
  * errors: RLX_ERR_UNSUPPORTED (non-tensor types, unsupported element type,
  *         rank above RLX_MAX_RANK), RLX_ERR_OUT_OF_MEMORY. */
 static rlx_status decl_type_read(rlx_graph *g, const Onnx__TypeProto *tp, const char *what, decl_type *d) {
@@ -530,12 +532,16 @@ static rlx_status decl_type_read(rlx_graph *g, const Onnx__TypeProto *tp, const 
     if (sh->n_dim > RLX_MAX_RANK)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s has rank %zu, above the maximum %d", what, sh->n_dim, RLX_MAX_RANK);
     d->rank = (int)sh->n_dim;
+    int n_odd = 0, odd_dim = -1; /* negative dims other than -1 */
     for (int i = 0; i < d->rank; i++) {
         const Onnx__TensorShapeProto__Dimension *dim = sh->dim[i];
         d->dims[i] = RLX_DIM_DYN;
         if (!dim) continue;
         if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-            if (dim->dim_value >= 0) d->dims[i] = dim->dim_value; /* negative (-1): dynamic, no symbol */
+            /* negative: dynamic, no symbol, as onnxruntime reads it; -1 is
+             * what exporters write for that, other values say so once */
+            if (dim->dim_value >= 0) d->dims[i] = dim->dim_value;
+            else if (dim->dim_value != -1 && n_odd++ == 0) odd_dim = i;
         } else if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param &&
                    *dim->dim_param && strcmp(dim->dim_param, "?") != 0) {
             /* "" and "?" (what exporters write for "unknown", e.g.
@@ -545,6 +551,12 @@ static rlx_status decl_type_read(rlx_graph *g, const Onnx__TypeProto *tp, const 
             if (d->syms[i] < 0) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (dim symbol)");
         }
     }
+    if (n_odd)
+        rlx_log(RLX_LOG_WARNING,
+                "%s declares dim %d as %lld%s; rlx takes it as a dynamic dim, as onnxruntime does (a dim is >= 0, "
+                "or a name for a symbolic one)",
+                what, odd_dim, (long long)sh->dim[odd_dim]->dim_value,
+                n_odd > 1 ? " (and other dims negative)" : "");
     return RLX_OK;
 }
 
@@ -1107,8 +1119,10 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
         int id = rlx_graph_find(g, vi->name);
         if (id < 0 || g->values[id].konst || g->values[id].dtype != RLX_DTYPE_UNDEFINED) continue;
         decl_type d;
+        char what[300];
+        snprintf(what, sizeof what, "value_info '%s'", vi->name);
         /* value_info is a hint: a type rlx cannot hold is left to inference */
-        if (decl_type_read(g, vi->type, "value_info", &d) == RLX_OK) decl_type_apply(&d, &g->values[id]);
+        if (decl_type_read(g, vi->type, what, &d) == RLX_OK) decl_type_apply(&d, &g->values[id]);
     }
 
     /* 5. Constant nodes first (so that subgraphs see their types), then the

@@ -79,7 +79,13 @@ usage_error(["run", "m.onnx", "--input", "x"], "NAME=VALUE", "--input without '=
 usage_error(["run", "m.onnx", "--input", "=f.npy"], "NAME=VALUE", "--input without a name")
 usage_error(["run", "m.onnx", "--input", "x=a.npy", "--input", "x=b.npy"], "given twice", "--input twice")
 usage_error(["run", "m.onnx", "--shape", "x=1xz"], "bad --shape", "bad --shape dims")
-usage_error(["run", "m.onnx", "--shape", "x=1x2x3x4x5x6x7x8x9"], "bad --shape", "--shape above the max rank")
+usage_error(["run", "m.onnx", "--shape", "x=1x2x3x4x5x6x7x8x9"], "more than 8 dims", "--shape above the max rank")
+# a dim above 2^40 is named as too large, not as a bad format, in every verb that takes --shape
+for verb in (["run"], ["bench"], ["info", "--plan"]):
+    usage_error([verb[0], "m.onnx"] + verb[1:] + ["--shape", "x=9223372036854775807x3x8x8"],
+                "dim 0 (9223372036854775807) is too large (at most 2^40 = 1099511627776)", "%s: --shape dim 2^63-1" % verb[0])
+usage_error(["bench", "m.onnx", "--top", "3"], "--top only applies with --profile", "bench --top without --profile")
+usage_error(["run", "m.onnx", "--shape", "x=1x1099511627777"], "dim 1 (1099511627777) is too large", "--shape dim 2^40+1")
 usage_error(["run", "m.onnx", "--output-dir="], "--output-dir is empty", "empty --output-dir")
 usage_error(["run", "a.onnx", "b.onnx"], "unexpected argument 'b.onnx'", "two models")
 usage_error(["info"], "no model given", "info without a model")

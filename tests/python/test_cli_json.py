@@ -4,12 +4,16 @@
    stdout decoded as strict UTF-8; shapes are arrays of numbers, timings
    numbers; a model path that is not UTF-8 (bytes 0xff 0xfe) comes back
    with U+FFFD in its place and keeps the JSON valid;
+ - bench --json lists the options given (--option or environment, also at
+   their default), values typed as in `rlx options --json`;
  - bench --profile on the CPU exits 0, writes a trace and prints per-node
    lines (host-clock time per step), also under --json;
  - progress lines ("\\r...\\033[K") appear on stderr only when it is a
    terminal (run under `script`) or with --option progress=on, never when
    stderr is a pipe, and --quiet silences them even with progress=on; a run
-   longer than a second says which step it is at (names escaped)."""
+   longer than a second says which step it is at (names escaped);
+ - names from the file with control characters (ESC, BEL, C1 CSI) come out
+   escaped in bench --profile's text, its trace, --json and error lines."""
 import json
 import os
 import shutil
@@ -117,18 +121,25 @@ d = load_json(["bench", model, "--iters", "3", "--warmup", "1"], "bench")
 if d:
     C.check(d["inputs"][0]["shape"] == [1, 4], "bench: input shape %r (an array)" % d["inputs"][0]["shape"])
     C.check(is_num(d["wall_ms"]["median"]) and d["wall_ms"]["n"] == 3, "bench: wall_ms %r" % d["wall_ms"])
-# options that differ from their defaults: by key under "options", the environment's by variable under "env"
-env_seed = dict(os.environ, RLX_PROGRESS="off")
-rc, so, se = rlx(["bench", model, "--iters", "1", "--warmup", "0", "--option", "cpu.threads=1", "--json"], env=env_seed)
+# options given (by --option or the environment, also at their default value): by key under "options", the
+# environment's by variable under "env"; values typed as in `rlx options --json`
+env_seed = dict(os.environ, RLX_PROGRESS="off", RLX_GPU_F16="0")
+rc, so, se = rlx(["bench", model, "--iters", "1", "--warmup", "0", "--option", "cpu.threads=1", "--option",
+                  "gpu.f16=on", "--max-tensor-bytes", "4G", "--json"], env=env_seed)
 try:
     d = json.loads(so.decode("utf-8"))
 except (UnicodeDecodeError, ValueError) as e:
     d = None
     C.check(False, "bench --option --json: %s %r" % (e, so[:300]))
 if d:
-    C.check(d["options"].get("cpu.threads") == "1" and d["options"].get("progress") == "off",
+    C.check(d["options"] == {"cpu.threads": 1, "progress": "off", "gpu.f16": True, "limits.max_tensor_bytes": "4G"},
             "bench --json options: %r" % d["options"])
     C.check(d["env"] == {"RLX_PROGRESS": "off"}, "bench --json env: %r" % d["env"])
+rc, so, se = rlx(["bench", model, "--iters", "1", "--warmup", "0", "--option", "cpu.threads=0", "--json"],
+                 env=dict(env_seed, RLX_GPU_F16="0"))
+d = json.loads(so.decode("utf-8")) if rc == 0 else None
+C.check(d is not None and d["options"].get("cpu.threads") == 0 and d["options"].get("gpu.f16") is False
+        and d["env"].get("RLX_GPU_F16") is False, "bench --json, options given at their defaults: %r" % (d or se))
 for cmd in (["ops"], ["options"]):
     rc, so, se = rlx(cmd + ["--json", "--markdown"])
     C.check(rc == 2 and b"cannot be combined" in se, "%s --json --markdown: exit %d %r" % (cmd[0], rc, se[-200:]))
@@ -190,6 +201,27 @@ d = load_json(["bench", model, "--iters", "2", "--profile", trace] + unfused, "b
 if d:
     nodes = {n["node"] for n in d["profile"]["nodes"]}
     C.check(nodes == {"mm", "sig", "mm2", "add"} and d["profile"]["clock"] == "host", "profile nodes %r" % nodes)
+
+# names from the file (ESC, BEL and the C1 CSI U+009B) reach neither the terminal nor the trace raw: the
+# "costliest" lines escape them (\\x1b), the trace and --json write them as JSON escapes, error lines escape them
+evil = "r\x1b[2J\x07\u009b31m"
+g = helper.make_graph([helper.make_node("Relu", [evil + "in"], ["y"], name=evil)], "evil",
+                      [helper.make_tensor_value_info(evil + "in", TensorProto.FLOAT, [2, 3])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+evil_model = os.path.join(tmp, "evil.onnx")
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), evil_model)
+raw = (b"\x1b", b"\x07", b"\xc2\x9b")
+rc, so, se = rlx(["bench", evil_model, "--iters", "1", "--warmup", "0", "--profile", trace, "--top", "2"])
+C.check(rc == 0 and b"node r\\x1b[2J\\x07\\u009b31m " in so and not any(b in so + se for b in raw),
+        "bench --profile with control characters in a node name: exit %d %r" % (rc, so[-300:]))
+tb = open(trace, "rb").read() if os.path.exists(trace) else b"\x1b"
+C.check(not any(b in tb for b in raw) and b"\\u001b" in tb and b"\\u009b" in tb, "trace: raw %r" % tb[-300:])
+rc, so, se = rlx(["bench", evil_model, "--iters", "1", "--warmup", "0", "--profile", trace, "--json"])
+C.check(rc == 0 and not any(b in so for b in raw) and json.loads(so)["profile"]["nodes"][0]["node"] == evil,
+        "bench --profile --json with control characters: %r" % so[-300:])
+rc, so, se = rlx(["run", evil_model, "--input", (evil + "in=" + missing).encode()])
+C.check(rc != 0 and b"cannot read input 'r\\x1b[2J" in se and not any(b in se for b in raw),
+        "error line with a name from the file: %r" % se[-300:])
 
 # ---------------------------------------------------------------- progress lines
 env = dict(os.environ)

@@ -89,6 +89,7 @@ C.check(p.returncode == 0 and planned == noreuse == 5 * align(4000),
 
 # usage errors
 for args, needle in ((["--shape", "x=2x1000"], "only apply with --plan"),
+                     (["--top", "5"], "only apply with --plan"),
                      (["--plan", "--shape", "q=2x1000"], "not a graph input"),
                      (["--plan", "--shape", "x=2xz"], "bad --shape"),
                      (["--plan", "--top", "-1"], "bad --top")):

@@ -5,7 +5,8 @@ sanitizer report. Every case here once misbehaved:
 
 - models: Conv pads near INT64_MAX (built, then UBSan), MaxPool
   kernel_shape -1 (RLX_ERR_INTERNAL at run time), Scan num_scan_inputs
-  2^31 (UBSan), an empty file (an "opset" message);
+  2^31 (UBSan), an empty file (an "opset" message), an input declaring
+  dim -3 (taken as dynamic without a word);
 - .npy inputs claiming more data than the file has (exit 1, "out of
   memory"), a fortran_order that is neither True nor False (accepted);
 - rlx run --output-dir that cannot be written (found only after the runs);
@@ -99,6 +100,12 @@ expect(["run", TMP], 2, ["is not a regular file"], "a folder as the model")
 good = save("relu", [h.make_node("Relu", ["x"], ["y"], name="r")], [fvi("x", [2, 3])], [fvi("y", [2, 3])])
 expect(["run", save("unknown_op", [h.make_node("NoSuchOp", ["x"], ["y"], name="nso")], [fvi("x", [2])],
                     [fvi("y", [2])])], 2, ["node 'nso' (NoSuchOp)", "not supported"], "unknown op")
+# a declared negative dim runs as a dynamic one (as in onnxruntime); one other than -1 (what exporters write for
+# "dynamic") was taken silently: one warning naming the value, none for the -1
+neg = save("neg_dim", [h.make_node("Relu", ["x"], ["y"], name="r")], [fvi("x", [-3, 2])], [fvi("y", [-1, 2])])
+p = expect(["run", neg, "--iters", "0", "--shape", "x=4x2"], 0,
+           ["rlx: warning: graph input 'x' declares dim 0 as -3", "dynamic"], "a declared dim -3")
+C.check(p.stderr.count("rlx: warning:") == 1, "a declared dim -3: one warning, none for -1: %r" % p.stderr[-400:])
 
 # Add + LayerNormalization of zero rows (batch or sequence length 0): the
 # fused rlx.AddLayerNormalization on the CPU refused its empty operands

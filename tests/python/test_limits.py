@@ -3,7 +3,8 @@ strangers must fail fast with a clear error, before memory is committed.
 
 - limits: a ~80-byte model that Expands a scalar to [2^32] f32 committed
   about 19 GB before failing; a model declaring a [2^31] f32 input made
-  `rlx run` spend 2 minutes and 8 GB building random data. Both must now
+  `rlx run` spend 2 minutes and 8 GB building random data (and `rlx info
+  --plan` allocate its inputs before the limit refused the plan). Both must now
   fail in well under a second, naming limits.max_tensor_bytes and how to
   raise it, with a small peak RSS; the --max-*-bytes flags and
   limits.max_model_bytes work; the Python options={} reach them.
@@ -84,6 +85,14 @@ expect(["run", big, "--iters", "0", "--warmup", "0"], 1,
 bigin = save("input_2p31", [h.make_node("Relu", ["a"], ["b"], name="r")], [fvi("a", [2**31])], [fvi("b", [2**31])])
 expect(["run", bigin, "--iters", "0"], 1, ["generated input 'a' (f32 [2147483648])"] + list(LIMIT_WORDS),
        "rlx run with a declared [2^31] input", max_s=10)
+# info --plan builds its inputs through the same check: refused before they are allocated, by the default limit,
+# and by --max-tensor-bytes for a --shape
+expect(["info", bigin, "--plan"], 1, ["generated input 'a' (f32 [2147483648])"] + list(LIMIT_WORDS),
+       "rlx info --plan with a declared [2^31] input", max_s=10)
+symin = save("input_sym", [h.make_node("Relu", ["a"], ["b"], name="r")], [fvi("a", ["n", 2])], [fvi("b", ["n", 2])])
+expect(["info", symin, "--plan", "--shape", "a=20000000x2", "--max-tensor-bytes", "1M"], 1,
+       ["generated input 'a' (f32 [20000000,2])", "limits.max_tensor_bytes = 1048576 bytes"],
+       "rlx info --plan --shape over --max-tensor-bytes", max_s=10)
 rss = max_rss_children_mb()
 C.check(rss < 400, "peak RSS of the refused runs: %.0f MB, want < 400 MB (nothing committed)" % rss)
 

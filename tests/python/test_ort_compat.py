@@ -181,6 +181,9 @@ raises(lambda: rlx.InferenceSession(p1, providers=["CUDAExecutionProvider"]), Va
 raises(lambda: rlx.InferenceSession(p1, providers="CPUExecutionProvider"), TypeError, "list", "providers as a str")
 raises(lambda: rlx.InferenceSession(p1, providers=[("WebGpuExecutionProvider", {"device_id": 0, "color": 1})]),
        ValueError, "'color'", "unknown provider option")
+raises(lambda: rlx.InferenceSession(p1, onnxruntime.SessionOptions()), TypeError, "rlx.SessionOptions",
+       "an onnxruntime SessionOptions")
+raises(lambda: rlx.InferenceSession(p1, {"gpu.f16": "1"}), TypeError, "rlx.SessionOptions", "a dict as sess_options")
 so = rlx.SessionOptions()
 so.add_session_config_entry("gpu.f61", "1")
 raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "gpu.f61", "unknown rlx option")
