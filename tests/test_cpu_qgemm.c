@@ -363,6 +363,10 @@ static void test_conv(void) {
         { 1, 6, 1, 3, 7, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, true, true, 1, false, 0 },       /* 3 wide: 4 rows a vector */
         { 1, 9, 12, 14, 10, 1, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, true, false, false, 2, false, 0 },  /* dilation 2, stride 1 */
         { 1, 32, 9, 9, 32, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },    /* 4 groups of 8 */
+        /* pads far beyond the input (the padded planes would be 190x its bytes: the unpadded im2col
+         * instead) and a wide dilation (the last row read (kw - 1) * dw past the planes) */
+        { 1, 4, 3, 3, 5, 1, 3, 3, 1, 1, 40, 40, 40, 40, 1, 1, true, false, true, 2, false, 0 },
+        { 1, 3, 6, 30, 4, 1, 2, 3, 1, 1, 1, 9, 1, 9, 1, 9, true, false, true, 1, false, 0 },
         { 1, 16, 37, 37, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 }, /* dw 3x3, 3 vectors */
         { 1, 48, 21, 21, 48, 48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 }, /* dw 3x3 stride 2 */
         { 1, 24, 16, 16, 24, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, true, false, true, 2, false, 0 }, /* dw 5x5 */

@@ -356,18 +356,33 @@ rlx_status rlx_cpu_qconv(const rlx_cpu_qconv_args *a) {
      * wp + kx * dw on, with nothing copied (cpu_qconv.h) */
     bool padded = !j.direct && a->sh == 1 && a->sw == 1;
     j.wp = (size_t)a->ow, j.hp = (size_t)a->oh;
+    size_t plane_bytes = 0, pad_bytes = 0;
     if (padded) {
         j.wp = (size_t)(a->ow + (a->kw - 1) * a->dw), j.hp = (size_t)(a->oh + (a->kh - 1) * a->dh);
         j.P = (size_t)a->oh * j.wp;
+        /* the last row (ci, kh - 1, kw - 1) is read (kw - 1) * dw bytes past
+         * the planes (into columns the output drops): zeroed slack. Pads and
+         * dilations far beyond the input (planes over 4x its bytes, or sizes
+         * that overflow) take the unpadded im2col instead. */
+        size_t in_bytes = a->cin_g * (size_t)(a->ih * a->iw), hw;
+        if (!rlx_mul_ok(j.hp, j.wp, &hw) || !rlx_mul_ok(hw, a->cin_g, &plane_bytes) ||
+            plane_bytes > 4 * in_bytes + 4096) {
+            padded = false;
+            j.wp = (size_t)a->ow, j.hp = (size_t)a->oh, j.P = P, plane_bytes = 0;
+        } else {
+            pad_bytes = (plane_bytes + (size_t)((a->kw - 1) * a->dw) + 64 + 63) / 64 * 64;
+        }
     }
-    size_t pad_bytes = padded ? (a->cin_g * j.hp * j.wp + 63) / 64 * 64 : 0;
     /* per output channel: the row constant bias - zx' wsum + K zw' zx' and
      * zw' (cpu_qconv.h); then the padded input */
     size_t call_bytes = pad_bytes + 2 * M * sizeof(uint32_t);
     uint8_t *cbuf = rlx_scratch_get(RLX_SCRATCH_CALL, call_bytes), *owned = NULL;
     if (!cbuf) cbuf = owned = malloc(call_bytes);
     if (!cbuf) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory for an int8 convolution");
-    if (padded) j.xpad = cbuf;
+    if (padded) {
+        j.xpad = cbuf;
+        memset(cbuf + plane_bytes, 0, pad_bytes - plane_bytes);
+    }
     uint32_t *rc = (uint32_t *)(void *)(cbuf + pad_bytes);
     uint32_t *zwq = rc + M, zxq = (uint32_t)a->zx - (a->x_unsigned ? 128u : 0u);
     for (size_t m = 0; m < M; m++) {
