@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "base/tensor.h"
 #include "ir/op.h"
+#include "passes/fuse_util.h"
 #include "passes/passes.h"
 
 static bool attr_equal(const rlx_node_attr *a, const rlx_node_attr *b) {
@@ -54,20 +55,6 @@ static uint64_t node_hash(const rlx_node *n) {
     return h;
 }
 
-/* Replaces every use of value `from` as a node input by `to`. */
-static void replace_uses(rlx_graph *g, int from, int to) {
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        rlx_node *n = &g->nodes[i];
-        for (int k = 0; k < n->n_in; k++)
-            if (n->in[k] == from) n->in[k] = to;
-    }
-}
-
-static bool is_graph_output(const rlx_graph *g, int v) {
-    for (size_t i = 0; i < g->n_outputs; i++)
-        if (g->outputs[i] == v) return true;
-    return false;
-}
 
 /* Merges equal constants of at most 4096 bytes (scalars and small vectors
  * that exporters repeat). */
@@ -86,7 +73,7 @@ static void merge_constants(rlx_graph *g) {
                 memcmp(a->data, b->data, a->nbytes) == 0)
                 found = canon[j];
         }
-        if (found >= 0) replace_uses(g, (int)i, found);
+        if (found >= 0) rlx_fuse_replace_uses(g, (int)i, found);
         else canon[n_canon++] = (int)i;
     }
     free(canon);
@@ -117,11 +104,11 @@ rlx_status rlx_pass_cse(rlx_graph *g, rlx_pass_stats *stats) {
         }
         bool keep = false;
         for (int k = 0; k < n->n_out; k++)
-            if (n->out[k] >= 0 && is_graph_output(g, n->out[k])) keep = true;
+            if (n->out[k] >= 0 && rlx_fuse_is_output(g, n->out[k])) keep = true;
         if (keep) continue;
         const rlx_node *m = &g->nodes[match];
         for (int k = 0; k < n->n_out; k++)
-            if (n->out[k] >= 0) replace_uses(g, n->out[k], m->out[k]);
+            if (n->out[k] >= 0) rlx_fuse_replace_uses(g, n->out[k], m->out[k]);
         n->dead = true;
         if (stats) stats->removed++;
     }

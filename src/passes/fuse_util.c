@@ -55,6 +55,14 @@ bool rlx_fuse_is_output(const rlx_graph *g, int v) {
     return false;
 }
 
+void rlx_fuse_replace_uses(rlx_graph *g, int from, int to) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        rlx_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] == from) n->in[k] = to;
+    }
+}
+
 bool rlx_fuse_private(const rlx_graph *g, const rlx_fuse_users *u, int v, int n) {
     if (v < 0 || (size_t)v >= g->n_values) return false;
     return rlx_fuse_n_users(u, v) == n && !rlx_fuse_is_output(g, v);

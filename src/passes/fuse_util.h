@@ -36,6 +36,10 @@ static inline int rlx_fuse_user(const rlx_fuse_users *u, int v, int i) { return 
 /* True when v is a graph output. */
 bool rlx_fuse_is_output(const rlx_graph *g, int v);
 
+/* Makes every node input that reads value `from` read `to` (graph outputs
+ * unchanged). */
+void rlx_fuse_replace_uses(rlx_graph *g, int from, int to);
+
 /* True when value v is read by exactly n node inputs and is not a graph
  * output: the precondition for folding its producer into its users. */
 bool rlx_fuse_private(const rlx_graph *g, const rlx_fuse_users *u, int v, int n);

@@ -229,9 +229,7 @@ static rlx_status widen(widen_ctx *c, size_t n_nodes, int *widened) {
             if (g->values[y].dtype == RLX_DTYPE_F32 && !rlx_fuse_is_output(g, y)) {
                 n->dead = true;
                 g->values[y].producer = -1;
-                for (size_t k = ni + 1; k < n_nodes; k++)
-                    for (int i = 0; i < g->nodes[k].n_in; i++)
-                        if (g->nodes[k].in[i] == y) g->nodes[k].in[i] = w;
+                rlx_fuse_replace_uses(g, y, w);
             } else {
                 n->in[0] = w;
             }
