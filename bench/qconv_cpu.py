@@ -17,7 +17,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
@@ -25,6 +24,9 @@ import onnxruntime as ort
 from onnx import TensorProto as T
 from onnx import helper as H
 from onnx import numpy_helper as NH
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qconv_gpu import ort_session_ms  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -85,15 +87,6 @@ def rlx_out(rlx, model, x, threads, d):
     return np.load(os.path.join(out, sorted(f for f in os.listdir(out) if f.endswith(".npy"))[0]))
 
 
-def ort_ms(sess, feeds, iters):
-    for _ in range(3):
-        sess.run(None, feeds)
-    ts = []
-    for _ in range(iters):
-        t0 = time.perf_counter()
-        sess.run(None, feeds)
-        ts.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(ts))
 
 
 def main() -> int:
@@ -123,7 +116,7 @@ def main() -> int:
         for _ in range(a.rounds):
             for i, r in enumerate(rlxs):
                 times[i].append(rlx_ms(r, mp, xp, a.threads, a.iters))
-            times[-1].append(ort_ms(sess, feeds, a.iters))
+            times[-1].append(ort_session_ms(sess, feeds, a.iters))
         med = [float(np.median([t for t in ts if t is not None])) if any(t is not None for t in ts) else None
                for ts in times]
         exact = []

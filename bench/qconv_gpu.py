@@ -106,21 +106,25 @@ def rlx_out(rlx, model, x, device, d, opts=()):
     return [np.load(os.path.join(out, f)) for f in sorted(os.listdir(out)) if f.endswith(".npy")]
 
 
+def ort_session_ms(sess, feeds, iters):
+    """Median ms of `iters` runs of an onnxruntime session after 3 warm-up runs
+    (bench/qconv_cpu.py uses it too)."""
+    import time
+    for _ in range(3):
+        sess.run(None, feeds)
+    ts = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        sess.run(None, feeds)
+        ts.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(ts))
+
+
 def ort_ms(model, x, iters):
     try:
-        import time
-
         import onnxruntime as ort
         sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-        feeds = {"x": np.load(x)}
-        for _ in range(3):
-            sess.run(None, feeds)
-        ts = []
-        for _ in range(iters):
-            t0 = time.perf_counter()
-            sess.run(None, feeds)
-            ts.append((time.perf_counter() - t0) * 1e3)
-        return float(np.median(ts))
+        return ort_session_ms(sess, {"x": np.load(x)}, iters)
     except Exception:  # noqa: BLE001 (onnxruntime missing or the op combination not implemented)
         return None
 
