@@ -10,6 +10,8 @@
 #   bash bench/device_run.sh tests sweep     # ~6 min: kernel tests on the GPU, variant sweep
 #   bash bench/device_run.sh compare         # ~8 min: rlx vs PyTorch (eager, CUDA graph) vs onnxruntime
 #   bash bench/device_run.sh profile         # ~2 min: per-op GPU time of minilm, bert_base, mobilenet_v2
+#   bash bench/device_run.sh f16prof         # ~4 min: per-op GPU time of the f32 and fp16 forms of
+#                                            # $F16PROF_MODELS (default resnet50 mobilenet_v2 bert_base)
 #   bash bench/device_run.sh quick           # ~1 min: devices + a short sweep (a smoke test)
 #   bash bench/device_run.sh walls           # ~3 min: wall and GPU time of the four models with
 #                                            # and without RLX_GPU_PRERECORD, MobileNetV2's trace
@@ -227,6 +229,13 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
         done
       done
       ;;
+    f16prof)
+      # ~4 min: per-op GPU time of the f32 and fp16 forms of $F16PROF_MODELS
+      # (default resnet50 mobilenet_v2 bert_base), side by side; f16prof.txt
+      timeout 400 "$PY" bench/profile_models.py --rlx "$RLX" --models-dir "$MODELS" --fp16 --top 25 \
+        ${F16PROF_MODELS:-resnet50 mobilenet_v2 bert_base} 2>&1 | grep -v "^fusion: " > "$OUT/f16prof.txt"
+      grep -E "^== |total|GPU" "$OUT/f16prof.txt" | head -40
+      ;;
     profile)
       timeout 400 "$PY" bench/profile_models.py --rlx "$RLX" --models-dir "$MODELS" --traces "$OUT" \
         minilm bert_base mobilenet_v2 > "$OUT/profile.txt" 2>&1
@@ -387,7 +396,7 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
             if [ "$which" = base ]; then R=$B/bin/rlx; L=$B/lib; else R=$RLX; L=$D/lib; fi
             echo "-- $name, $which, RLX_NUM_THREADS=${CPUPROF_THREADS:-0}"
             RLX_NUM_THREADS=${CPUPROF_THREADS:-0} LD_LIBRARY_PATH=$L timeout 120 "$R" bench "$f" $shp --quiet \
-              --warmup 5 --iters 20 --profile "/tmp/prof_${name}_$which.json" --top "${CPUPROF_TOP:-15}" 2>&1 |
+              --warmup 15 --iters 20 --profile "/tmp/prof_${name}_$which.json" --top "${CPUPROF_TOP:-15}" 2>&1 |
               grep -v "^trace"
           done
         done

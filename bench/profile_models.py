@@ -8,7 +8,10 @@ in --traces).
                                   [--traces DIR] [--batch 1] [MODEL ...]
 
 MODEL: resnet50, mobilenet_v2, bert_base, minilm (default: minilm
-bert_base mobilenet_v2), exported as bench/compare.py does.
+bert_base mobilenet_v2), exported as bench/compare.py does. With --fp16
+each model is profiled twice: as exported (f32) and in its fp16 form
+(bench/model_dtypes.py's onnxruntime conversion, keep_io_types), to see
+which kernels make the fp16 model slower or faster.
 """
 import argparse
 import os
@@ -29,6 +32,8 @@ def main():
     ap.add_argument("--traces", default=None, help="folder for the Chrome traces")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--fp16", action="store_true", help="also profile each model's fp16 form")
+    ap.add_argument("--top", type=int, default=0, help="rlx bench --top N (0: rlx's default)")
     ap.add_argument("models", nargs="*", default=["minilm", "bert_base", "mobilenet_v2"])
     a = ap.parse_args()
     got = export_models.models(a.models_dir, a.models, log=compare.log)
@@ -44,18 +49,24 @@ def main():
             feeds = {"input": np.random.default_rng(0).uniform(-1, 1, (a.batch, 3, 224, 224)).astype(np.float32)}
         d = tempfile.mkdtemp(dir=tmp)
         in_args = compare.write_npys(feeds, d)
-        trace = os.path.join(a.traces or d, "trace_%s.json" % name)
-        env = dict(os.environ, RLX_FUSION_REPORT="1", RLX_DISPATCH_REPORT="1")
-        cmd = [a.rlx, "bench", got[name]["path"], "--device", "gpu", "--iters", str(a.iters), "--warmup", "3",
-               "--profile", trace] + in_args
-        print("== %s (batch %d): %s" % (name, a.batch, " ".join(cmd[1:4])), flush=True)
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
-        print(p.stdout[-6000:])
-        if p.returncode:
-            print("exit %d: %s" % (p.returncode, p.stderr[-2000:]))
-        else:
-            print(p.stderr[-3000:])
-
+        forms = [("f32", got[name]["path"])]
+        if a.fp16:
+            import model_dtypes
+            f16 = os.path.splitext(got[name]["path"])[0] + "_fp16.onnx"
+            model_dtypes.make_fp16(got[name]["path"], f16)
+            forms.append(("fp16", f16))
+        for form, path in forms:
+            trace = os.path.join(a.traces or d, "trace_%s%s.json" % (name, "" if form == "f32" else "_" + form))
+            env = dict(os.environ, RLX_FUSION_REPORT="1", RLX_DISPATCH_REPORT="1")
+            cmd = [a.rlx, "bench", path, "--device", "gpu", "--iters", str(a.iters), "--warmup", "3",
+                   "--profile", trace] + (["--top", str(a.top)] if a.top else []) + in_args
+            print("== %s %s (batch %d): %s" % (name, form, a.batch, " ".join(cmd[1:4])), flush=True)
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+            print(p.stdout[-6000:])
+            if p.returncode:
+                print("exit %d: %s" % (p.returncode, p.stderr[-2000:]))
+            else:
+                print(p.stderr[-3000:])
 
 if __name__ == "__main__":
     main()
