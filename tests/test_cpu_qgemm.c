@@ -60,7 +60,7 @@ typedef struct qcase {
 } qcase;
 
 static const char *kname(rlx_cpu_qgemm_kernel k) {
-    return k == RLX_CPU_QGEMM_VNNI ? "vnni" : k == RLX_CPU_QGEMM_AVX2 ? "avx2" : "portable";
+    return k == RLX_CPU_QGEMM_AMX ? "amx" : k == RLX_CPU_QGEMM_VNNI ? "vnni" : k == RLX_CPU_QGEMM_AVX2 ? "avx2" : "portable";
 }
 
 static int run_case(const qcase *q, rlx_cpu_qgemm_kernel kern) {
@@ -117,10 +117,10 @@ static int run_case(const qcase *q, rlx_cpu_qgemm_kernel kern) {
 }
 
 static void test_gemm(void) {
-    static const size_t ms[] = { 1, 2, 7, 8, 9, 17, 33 }, ns[] = { 1, 3, 16, 31, 32, 33, 70 },
-                        ks[] = { 1, 3, 4, 5, 8, 31, 64, 259 };
+    static const size_t ms[] = { 1, 2, 7, 8, 9, 16, 17, 31, 33, 65 }, ns[] = { 1, 3, 16, 31, 32, 33, 70 },
+                        ks[] = { 1, 3, 4, 5, 8, 31, 64, 65, 259 };
     int n_cases = 0, n_kernels = 0;
-    for (int kern = RLX_CPU_QGEMM_PORTABLE; kern <= RLX_CPU_QGEMM_VNNI; kern++) {
+    for (int kern = RLX_CPU_QGEMM_PORTABLE; kern < RLX_CPU_QGEMM_KERNELS; kern++) {
         if (!rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)kern)) {
             fprintf(stderr, "qgemm kernel %s: not on this CPU, skipped\n", kname((rlx_cpu_qgemm_kernel)kern));
             continue;
@@ -296,7 +296,7 @@ static void conv_case(const ccase *q) {
         memset(ref->data, 0x5a, ref->nbytes);
         CHECK_MSG(rlx_cpu_run_node(NULL, &nd, in, &ref, true) == RLX_OK, "%s reference: %s", what, rlx_last_error());
         rlx_cpu_qgemm_kernel keep = rlx_cpu_qgemm_kernel_get();
-        for (int kern = 0; kern <= 2; kern++) {
+        for (int kern = 0; kern < RLX_CPU_QGEMM_KERNELS; kern++) {
             if (!rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)kern)) continue;
             /* VNNI: cpu_qconv.c (im2col fused into the packing, the
              * depthwise vpmaddwd loop); else conv_fast's own paths */

@@ -64,7 +64,8 @@ void rlx_cpu_qconv_pack_free(rlx_cpu_qconv_pack *pack) {
 
 bool rlx_cpu_qconv_available(void) {
 #if QCONV_HAVE_X86
-    return rlx_cpu_qgemm_kernel_get() == RLX_CPU_QGEMM_VNNI;
+    rlx_cpu_qgemm_kernel k = rlx_cpu_qgemm_kernel_get();
+    return k == RLX_CPU_QGEMM_VNNI || k == RLX_CPU_QGEMM_AMX;
 #else
     return false;
 #endif
