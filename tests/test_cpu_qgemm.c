@@ -3,8 +3,9 @@
  *
  *  - rlx_cpu_qgemm against a plain sum in 64-bit integers reduced modulo
  *    2^32, bit for bit: for every kernel this CPU runs (portable, AVX2,
- *    AVX-512 VNNI), shapes at and around the 8 x 32 tile and the 4-step k
- *    groups (ones, primes, odd sizes) and random ones; A uint8 and int8, B
+ *    AVX-512 VNNI, AMX), shapes at and around the 8 x 32 and 32 x 32
+ *    tiles, the 4-step k groups and AMX's 64-byte k blocks (ones, primes,
+ *    odd sizes) and random ones; A uint8 and int8, B
  *    uint8 and int8; A's zero point 0, random, or the type's extreme; B's
  *    absent, per tensor or per column; B packed beforehand or per call;
  *    int32 output and requantized uint8 / int8 output (the reference's
@@ -18,10 +19,10 @@
  *    kernel: the same bytes. A of rank 1, 2 and 3.
  *  - QLinearConv (with int32 bias) and ConvInteger through rlx_cpu_run_node
  *    (cpu_quant.c's conv_fast: im2col in 8 bits and the transposed product,
- *    or the direct loop of depthwise groups; under the VNNI kernel
- *    cpu_qconv.c's convolution and depthwise loop): under every kernel,
- *    each with 1, 2 and 3 threads, and with W packed as at compile time,
- *    equal to the reference kernel byte for byte; odd channel counts,
+ *    or the direct loop of depthwise groups; under the VNNI and AMX
+ *    kernels cpu_qconv.c's convolution and depthwise loop): under every
+ *    kernel, each with 1, 2 and 3 threads, and with W packed as at compile
+ *    time under every kernel (AMX: its own layout), equal to the reference kernel byte for byte; odd channel counts,
  *    strides, asymmetric pads, dilations, groups (depthwise, multiplier 2,
  *    3 and 4 groups), 1-D, zero points 0 / per tensor / W's per channel,
  *    uint8 and int8 x, W and y, and PP-OCRv4 det's kinds (1x1, 3x3 with
@@ -60,7 +61,8 @@ typedef struct qcase {
 } qcase;
 
 static const char *kname(rlx_cpu_qgemm_kernel k) {
-    return k == RLX_CPU_QGEMM_AMX ? "amx" : k == RLX_CPU_QGEMM_VNNI ? "vnni" : k == RLX_CPU_QGEMM_AVX2 ? "avx2" : "portable";
+    static const char *names[] = { "portable", "avx2", "vnni", "amx" };
+    return names[k];
 }
 
 static int run_case(const qcase *q, rlx_cpu_qgemm_kernel kern) {
@@ -310,25 +312,31 @@ static void conv_case(const ccase *q) {
                           op ? "ConvInteger" : "QLinearConv", kname((rlx_cpu_qgemm_kernel)kern), th);
             }
         }
-        rlx_cpu_qgemm_kernel_set(keep);
-        rlx_cpu_sgemm_pack pk;
-        CHECK_OK(rlx_cpu_prepare_node(NULL, &nd, in, &pk));
-        /* W packed for cpu_qconv.c when it runs here and groups have more
-         * than one input channel, else for the int8 GEMM when one group */
-        bool want_qc = rlx_cpu_qconv_available() && q->c / q->group > 1, want_q8 = !want_qc && q->group == 1;
-        CHECK_MSG((pk.q8 != NULL) == want_q8 && (pk.q8conv != NULL) == want_qc, "%s: W packed %d / %d for group %lld",
-                  what, pk.q8 != NULL, pk.q8conv != NULL, (long long)q->group);
-        if (pk.q8 || pk.q8conv) {
-            unsigned char *keepw = malloc(w->nbytes);
-            memcpy(keepw, w->data, w->nbytes);
-            memset(w->data, 0x77, w->nbytes);
-            memset(y->data, 0xa5, y->nbytes);
-            CHECK_OK(rlx_cpu_run_node_packed(NULL, &nd, in, &y, &pk));
-            memcpy(w->data, keepw, w->nbytes);
-            free(keepw);
-            CHECK_MSG(memcmp(y->data, ref->data, y->nbytes) == 0, "%s: packed W differs from the reference", what);
+        /* packed at compile time under each kernel (AMX: its own layout) */
+        for (int kern = 0; kern < RLX_CPU_QGEMM_KERNELS; kern++) {
+            if (!rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)kern)) continue;
+            rlx_cpu_sgemm_pack pk;
+            CHECK_OK(rlx_cpu_prepare_node(NULL, &nd, in, &pk));
+            /* W packed for cpu_qconv.c when it runs here and groups have more
+             * than one input channel, else for the int8 GEMM when one group */
+            bool want_qc = rlx_cpu_qconv_available() && q->c / q->group > 1, want_q8 = !want_qc && q->group == 1;
+            CHECK_MSG((pk.q8 != NULL) == want_q8 && (pk.q8conv != NULL) == want_qc,
+                      "%s: W packed %d / %d for group %lld", what, pk.q8 != NULL, pk.q8conv != NULL,
+                      (long long)q->group);
+            if (pk.q8 || pk.q8conv) {
+                unsigned char *keepw = malloc(w->nbytes);
+                memcpy(keepw, w->data, w->nbytes);
+                memset(w->data, 0x77, w->nbytes);
+                memset(y->data, 0xa5, y->nbytes);
+                CHECK_OK(rlx_cpu_run_node_packed(NULL, &nd, in, &y, &pk));
+                memcpy(w->data, keepw, w->nbytes);
+                free(keepw);
+                CHECK_MSG(memcmp(y->data, ref->data, y->nbytes) == 0, "%s (%s): packed W differs from the reference",
+                          what, kname((rlx_cpu_qgemm_kernel)kern));
+            }
+            rlx_cpu_sgemm_pack_free(&pk);
         }
-        rlx_cpu_sgemm_pack_free(&pk);
+        rlx_cpu_qgemm_kernel_set(keep);
         rlx_tensor_destroy(ref), rlx_tensor_destroy(y);
     }
     for (int i = 0; i < 5; i++) rlx_node_attr_free(&at[i]);
@@ -368,6 +376,9 @@ static void test_conv(void) {
         { 1, 4, 3, 3, 5, 1, 3, 3, 1, 1, 40, 40, 40, 40, 1, 1, true, false, true, 2, false, 0 },
         { 1, 3, 6, 30, 4, 1, 2, 3, 1, 1, 1, 9, 1, 9, 1, 9, true, false, true, 1, false, 0 },
         { 1, 16, 37, 37, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 }, /* dw 3x3, 3 vectors */
+        /* AMX's 32 x 32 tiles: K 2 (< 4), 65 (a 1-byte k tail), channel tails of 1 and 3 past 32 */
+        { 1, 2, 5, 7, 33, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false, 0 },
+        { 1, 130, 6, 6, 70, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, false, true, false, 1, false, 0 },
         { 1, 48, 21, 21, 48, 48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 }, /* dw 3x3 stride 2 */
         { 1, 24, 16, 16, 24, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, true, false, true, 2, false, 0 }, /* dw 5x5 */
         { 1, 20, 8, 8, 20, 20, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, false, 1, false, 0 },  /* dw 5x5 8x8, int8 */

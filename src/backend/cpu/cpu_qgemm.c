@@ -506,8 +506,8 @@ static void tiles_amx_body(void *ctx, size_t t0, size_t t1) {
     for (size_t t = t0; t < t1; t++) {
         size_t cp = t / j->n_rp, rp = t % j->n_rp, i0 = rp * MRA, c0 = cp * NR;
         size_t mr = g->m - i0 < MRA ? g->m - i0 : MRA, nr = g->n - c0 < NR ? g->n - c0 : NR;
-        rlx_cpu_amx_tile(j->kpad / 64, j->apack + rp * MRA * j->kpad, j->kpad, j->bp->data + cp * j->k4 * PANEL_B, mr > 16,
-                 nr > 16, tile);
+        rlx_cpu_amx_tile(j->kpad / 64, j->apack + rp * MRA * j->kpad, j->kpad, j->bp->data + cp * j->k4 * PANEL_B,
+                         mr > 16, nr > 16, tile);
         for (size_t q = 0; q * MR < mr; q++)
             store_tile(j, tile + q * MR * NR, i0 + q * MR, c0, mr - q * MR < MR ? mr - q * MR : MR, nr);
     }
