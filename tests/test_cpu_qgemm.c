@@ -60,12 +60,23 @@ typedef struct qcase {
     bool packed, requant, extreme;
 } qcase;
 
-static const char *kname(rlx_cpu_qgemm_kernel k) {
-    static const char *names[] = { "portable", "avx2", "vnni", "amx" };
-    return names[k];
+/* The kernel variants the tests run: each kernel (AMX with its tiles at
+ * every k), then AMX as it runs by default (VNNI below k 64): kv in
+ * [0, N_KV). */
+#define N_KV (RLX_CPU_QGEMM_KERNELS + 1)
+
+static const char *kname(int kv) {
+    static const char *names[] = { "portable", "avx2", "vnni", "amx", "amx (k >= 64)" };
+    return names[kv];
 }
 
-static int run_case(const qcase *q, rlx_cpu_qgemm_kernel kern) {
+/* Uses variant kv; false when this CPU cannot run it. */
+static bool set_kernel(int kv) {
+    rlx_cpu_qgemm_amx_min_k_set(kv == RLX_CPU_QGEMM_AMX ? 0 : 64);
+    return rlx_cpu_qgemm_kernel_set(kv == N_KV - 1 ? RLX_CPU_QGEMM_AMX : (rlx_cpu_qgemm_kernel)kv);
+}
+
+static int run_case(const qcase *q, int kern) {
     size_t m = q->m, n = q->n, k = q->k, lda = k + (q->m % 3), ldb = n + (q->n % 2);
     uint8_t *a = malloc(m * lda + 1), *b = malloc(k * ldb + 1);
     for (size_t i = 0; i < m * lda; i++) a[i] = q->extreme ? (q->au ? 255 : 0x80) : (uint8_t)rnd();
@@ -88,7 +99,7 @@ static int run_case(const qcase *q, rlx_cpu_qgemm_kernel kern) {
         .c = q->requant ? NULL : c, .y = q->requant ? y : NULL, .y_unsigned = q->yu,
         .mult_per_col = true, .mult = mult, .y_zp = yzp, .ldc = n,
     };
-    CHECK(rlx_cpu_qgemm_kernel_set(kern));
+    CHECK(set_kernel(kern));
     CHECK_OK(rlx_cpu_qgemm(&g));
     int bad = 0;
     for (size_t i = 0; i < m && !bad; i++)
@@ -122,9 +133,9 @@ static void test_gemm(void) {
     static const size_t ms[] = { 1, 2, 7, 8, 9, 16, 17, 31, 33, 65 }, ns[] = { 1, 3, 16, 31, 32, 33, 70 },
                         ks[] = { 1, 3, 4, 5, 8, 31, 64, 65, 259 };
     int n_cases = 0, n_kernels = 0;
-    for (int kern = RLX_CPU_QGEMM_PORTABLE; kern < RLX_CPU_QGEMM_KERNELS; kern++) {
-        if (!rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)kern)) {
-            fprintf(stderr, "qgemm kernel %s: not on this CPU, skipped\n", kname((rlx_cpu_qgemm_kernel)kern));
+    for (int kern = 0; kern < N_KV; kern++) {
+        if (!set_kernel(kern)) {
+            fprintf(stderr, "qgemm kernel %s: not on this CPU, skipped\n", kname(kern));
             continue;
         }
         n_kernels++;
@@ -134,22 +145,23 @@ static void test_gemm(void) {
                 for (size_t ik = 0; ik < sizeof ks / sizeof *ks; ik++, sel++) {
                     qcase q = { ms[im], ns[in], ks[ik], sel & 1, (sel >> 1) & 1, (sel >> 2) & 1,
                                 (int)(sel % 3), (int)((sel / 3) % 3), (sel / 2) % 2 == 0, sel % 5 == 0, false };
-                    if (!run_case(&q, (rlx_cpu_qgemm_kernel)kern)) return;
+                    if (!run_case(&q, kern)) return;
                     n_cases++;
                 }
         for (int r = 0; r < 40; r++) {
             qcase q = { 1 + rnd() % 90, 1 + rnd() % 150, 1 + rnd() % 600, rnd() & 1, rnd() & 1, rnd() & 1,
                         (int)(rnd() % 3), (int)(rnd() % 3), rnd() & 1, rnd() % 3 == 0, false };
-            if (!run_case(&q, (rlx_cpu_qgemm_kernel)kern)) return;
+            if (!run_case(&q, kern)) return;
             n_cases++;
         }
         for (int au = 0; au < 2; au++) { /* 32-bit wrap-around */
             qcase q = { 3, 35, 40000, au, !au, false, 2, 1, au, false, true };
-            if (!run_case(&q, (rlx_cpu_qgemm_kernel)kern)) return;
+            if (!run_case(&q, kern)) return;
             n_cases++;
         }
     }
-    if (!rlx_cpu_qgemm_kernel_set(RLX_CPU_QGEMM_VNNI)) rlx_cpu_qgemm_kernel_set(RLX_CPU_QGEMM_AVX2);
+    rlx_cpu_qgemm_amx_min_k_set(64);
+    rlx_cpu_qgemm_kernel_choose("auto");
     fprintf(stderr, "qgemm: %d cases over %d kernels\n", n_cases, n_kernels);
     CHECK(n_kernels >= 1);
 }
@@ -298,8 +310,8 @@ static void conv_case(const ccase *q) {
         memset(ref->data, 0x5a, ref->nbytes);
         CHECK_MSG(rlx_cpu_run_node(NULL, &nd, in, &ref, true) == RLX_OK, "%s reference: %s", what, rlx_last_error());
         rlx_cpu_qgemm_kernel keep = rlx_cpu_qgemm_kernel_get();
-        for (int kern = 0; kern < RLX_CPU_QGEMM_KERNELS; kern++) {
-            if (!rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)kern)) continue;
+        for (int kern = 0; kern < N_KV; kern++) {
+            if (!set_kernel(kern)) continue;
             /* VNNI: cpu_qconv.c (im2col fused into the packing, the
              * depthwise vpmaddwd loop); else conv_fast's own paths */
             for (int th = 1; th <= 3; th++) {
@@ -309,12 +321,12 @@ static void conv_case(const ccase *q) {
                 rlx_parallel_set_limit(prev);
                 CHECK_MSG(memcmp(y->data, ref->data, y->nbytes) == 0,
                           "%s %s (%s, %d threads): fast path differs from the reference", what,
-                          op ? "ConvInteger" : "QLinearConv", kname((rlx_cpu_qgemm_kernel)kern), th);
+                          op ? "ConvInteger" : "QLinearConv", kname(kern), th);
             }
         }
         /* packed at compile time under each kernel (AMX: its own layout) */
-        for (int kern = 0; kern < RLX_CPU_QGEMM_KERNELS; kern++) {
-            if (!rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)kern)) continue;
+        for (int kern = 0; kern < N_KV; kern++) {
+            if (!set_kernel(kern)) continue;
             rlx_cpu_sgemm_pack pk;
             CHECK_OK(rlx_cpu_prepare_node(NULL, &nd, in, &pk));
             /* W packed for cpu_qconv.c when it runs here and groups have more
@@ -332,11 +344,12 @@ static void conv_case(const ccase *q) {
                 memcpy(w->data, keepw, w->nbytes);
                 free(keepw);
                 CHECK_MSG(memcmp(y->data, ref->data, y->nbytes) == 0, "%s (%s): packed W differs from the reference",
-                          what, kname((rlx_cpu_qgemm_kernel)kern));
+                          what, kname(kern));
             }
             rlx_cpu_sgemm_pack_free(&pk);
         }
         rlx_cpu_qgemm_kernel_set(keep);
+        rlx_cpu_qgemm_amx_min_k_set(64);
         rlx_tensor_destroy(ref), rlx_tensor_destroy(y);
     }
     for (int i = 0; i < 5; i++) rlx_node_attr_free(&at[i]);

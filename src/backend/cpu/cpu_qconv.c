@@ -31,7 +31,7 @@ static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 rlx_status rlx_cpu_qconv_pack_w(bool w_unsigned, size_t groups, size_t cout_g, size_t k, const void *w,
                                 rlx_cpu_qconv_pack *out) {
     memset(out, 0, sizeof *out);
-    bool amx = rlx_cpu_qgemm_kernel_get() == RLX_CPU_QGEMM_AMX;
+    bool amx = rlx_cpu_qgemm_amx_for(k);
     /* a panel: TM rows by k4 groups of 4 bytes, or (AMX) TMA rows of kpad bytes */
     size_t k4 = ceil_div(k, 4), kpad = ceil_div(k, 64) * 64, rows = amx ? TMA : TM;
     size_t mt = ceil_div(cout_g, rows), bytes = groups * mt * (amx ? TMA * kpad : k4 * TM * 4);

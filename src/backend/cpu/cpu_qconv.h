@@ -41,8 +41,9 @@
  * kernel size) packed: per group, ceil(cout_g / 8) tiles of ceil(k / 4)
  * groups of 8 x 4 bytes (row i's four k values together), stored w + 128
  * for int8 w (w for uint8), zero-padded; wsum the row sums of the stored
- * values (groups * cout_g entries). Packed while the int8 GEMM's kernel
- * is RLX_CPU_QGEMM_AMX, the layout is AMX's (amx set): per group,
+ * values (groups * cout_g entries). Packed while rlx_cpu_qgemm_amx_for(k)
+ * (the kernel is RLX_CPU_QGEMM_AMX and k is not small), the layout is
+ * AMX's (amx set): per group,
  * ceil(cout_g / 32) panels of 32 rows of ceil(k / 64) * 64 bytes (row i's
  * k values contiguous, zero-padded), what TILELOADD reads as the A tile;
  * rlx_cpu_qconv then runs 32 x 32 TDPBUSD tiles (cpu_amx.h) whatever the

@@ -157,6 +157,7 @@ static bool amx_usable(void) {
 #endif
 
 static atomic_int g_kernel = -1;
+static atomic_size_t g_amx_min_k = 64;
 
 static bool cpu_runs(rlx_cpu_qgemm_kernel k) {
     if (k == RLX_CPU_QGEMM_PORTABLE) return true;
@@ -174,12 +175,17 @@ static bool cpu_runs(rlx_cpu_qgemm_kernel k) {
     return false;
 }
 
+static rlx_cpu_qgemm_kernel default_kernel(void) {
+    return cpu_runs(RLX_CPU_QGEMM_AMX)    ? RLX_CPU_QGEMM_AMX
+           : cpu_runs(RLX_CPU_QGEMM_VNNI) ? RLX_CPU_QGEMM_VNNI
+           : cpu_runs(RLX_CPU_QGEMM_AVX2) ? RLX_CPU_QGEMM_AVX2
+                                          : RLX_CPU_QGEMM_PORTABLE;
+}
+
 rlx_cpu_qgemm_kernel rlx_cpu_qgemm_kernel_get(void) {
     int k = atomic_load_explicit(&g_kernel, memory_order_relaxed);
     if (k < 0) {
-        k = cpu_runs(RLX_CPU_QGEMM_VNNI)   ? RLX_CPU_QGEMM_VNNI
-            : cpu_runs(RLX_CPU_QGEMM_AVX2) ? RLX_CPU_QGEMM_AVX2
-                                           : RLX_CPU_QGEMM_PORTABLE;
+        k = (int)default_kernel();
         atomic_store_explicit(&g_kernel, k, memory_order_relaxed);
     }
     return (rlx_cpu_qgemm_kernel)k;
@@ -189,6 +195,28 @@ bool rlx_cpu_qgemm_kernel_set(rlx_cpu_qgemm_kernel kernel) {
     if (kernel < RLX_CPU_QGEMM_PORTABLE || kernel >= RLX_CPU_QGEMM_KERNELS || !cpu_runs(kernel)) return false;
     atomic_store_explicit(&g_kernel, (int)kernel, memory_order_relaxed);
     return true;
+}
+
+size_t rlx_cpu_qgemm_amx_min_k_set(size_t min_k) { return atomic_exchange(&g_amx_min_k, min_k); }
+
+bool rlx_cpu_qgemm_amx_for(size_t k) {
+    return rlx_cpu_qgemm_kernel_get() == RLX_CPU_QGEMM_AMX &&
+           k >= atomic_load_explicit(&g_amx_min_k, memory_order_relaxed);
+}
+
+rlx_status rlx_cpu_qgemm_kernel_choose(const char *name) {
+    static const char *const names[RLX_CPU_QGEMM_KERNELS] = { "portable", "avx2", "vnni", "amx" };
+    if (!name || strcmp(name, "auto") == 0) {
+        atomic_store_explicit(&g_kernel, (int)default_kernel(), memory_order_relaxed);
+        return RLX_OK;
+    }
+    for (int k = 0; k < RLX_CPU_QGEMM_KERNELS; k++) {
+        if (strcmp(name, names[k]) != 0) continue;
+        if (rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)k)) return RLX_OK;
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "cpu.qgemm_kernel=%s: this CPU, OS or build cannot run it", name);
+    }
+    return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "cpu.qgemm_kernel=%s: not a kernel (auto, portable, avx2, vnni, amx)",
+                    name);
 }
 
 static qgemm_kernel_fn *kernel_fn(void) {
@@ -518,7 +546,7 @@ static void tiles_amx_body(void *ctx, size_t t0, size_t t1) {
 rlx_status rlx_cpu_qgemm(const rlx_cpu_qgemm_args *g) {
     qg_job j = { .g = g, .kern = kernel_fn(), .k4 = ceil_div(g->k, 4), .n_rp = ceil_div(g->m, MR) };
 #if RLX_CPU_HAVE_AMX
-    if (rlx_cpu_qgemm_kernel_get() == RLX_CPU_QGEMM_AMX)
+    if (rlx_cpu_qgemm_amx_for(g->k))
         j.amx = true, j.kpad = ceil_div(g->k, 64) * 64, j.n_rp = ceil_div(g->m, MRA);
 #endif
     const size_t rows = j.amx ? MRA : MR, a_panel = j.amx ? MRA * j.kpad : j.k4 * PANEL_A;

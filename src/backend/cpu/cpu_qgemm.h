@@ -21,10 +21,10 @@
  * compile time serves any kernel.
  *
  * Kernels, picked once by what the CPU runs (__builtin_cpu_supports, which
- * also checks that the OS saves the registers): AVX-512 VNNI (vpdpbusd,
- * 8 x 32 tile), AVX2 (bytes widened to 16 bits, vpmaddwd: no saturation,
- * unlike vpmaddubsw whose 16-bit pair sums of u8 x s8 can overflow), and
- * portable C. All give the same bits.
+ * also checks that the OS saves the registers): AMX (below), AVX-512 VNNI
+ * (vpdpbusd, 8 x 32 tile), AVX2 (bytes widened to 16 bits, vpmaddwd: no
+ * saturation, unlike vpmaddubsw whose 16-bit pair sums of u8 x s8 can
+ * overflow), and portable C. All give the same bits.
  *
  * AMX (TDPBUSD, the same u8 x s8 products and wrapping sums, on 16 x 64-byte
  * tiles): C in tiles of 32 x 32 (four 16 x 16 int32 accumulators), A packed
@@ -37,8 +37,11 @@
  * tile registers only after arch_prctl(ARCH_REQ_XCOMP_PERM,
  * XFEATURE_XTILEDATA); the first check asks once, and without the CPUID
  * bits (AMX-TILE, AMX-INT8 and AVX-512 VNNI), the OS's XCR0 bits or that
- * permission, AMX is not offered (VNNI runs instead). Each task loads the
- * tile configuration (ldtilecfg, per thread) and releases it at its end. */
+ * permission (refused e.g. when the process has a sigaltstack too small
+ * for the tile state), AMX is not offered (VNNI runs instead; no tile
+ * instruction ever runs). Each task loads the tile configuration
+ * (ldtilecfg, per thread) and releases it at its end. Products of k < 64
+ * run the VNNI kernel under AMX too (rlx_cpu_qgemm_amx_min_k_set). */
 #ifndef RLX_BACKEND_CPU_CPU_QGEMM_H
 #define RLX_BACKEND_CPU_CPU_QGEMM_H
 
@@ -144,13 +147,34 @@ typedef enum rlx_cpu_qgemm_kernel {
 #define RLX_CPU_HAVE_AMX 0
 #endif
 
-/* The kernel in use: the first call picks VNNI where the CPU has
- * AVX-512F, BW and VNNI, else AVX2, else the portable one. AMX, where
- * the CPU and OS run it, only when forced (rlx_cpu_qgemm_kernel_set). */
+/* The kernel in use: the first call picks AMX where the CPU and OS run it
+ * (see above: this first call is what asks Linux for the tile state),
+ * else VNNI where the CPU has AVX-512F, BW and VNNI, else AVX2, else the
+ * portable one. AMX measured 1.3 to 4x VNNI's GEMM speed at k >= 64 and
+ * as fast or faster on PP-OCRv4 det's convolutions (BENCHMARKS.md). */
 rlx_cpu_qgemm_kernel rlx_cpu_qgemm_kernel_get(void);
 
 /* Uses `kernel` from now on (process-wide; for tests, not while products
  * run). False, and no change, when this CPU or build cannot run it. */
 bool rlx_cpu_qgemm_kernel_set(rlx_cpu_qgemm_kernel kernel);
+
+/* Under RLX_CPU_QGEMM_AMX, products (and convolutions) of k below this
+ * run the VNNI kernel instead (AMX's 64-byte k blocks would be mostly
+ * padding; measured slower at k 12 and 27, equal near 32 to 48, faster
+ * from 64 on: BENCHMARKS.md). Default 64; 0: AMX at every k (tests).
+ * Process-wide, not while products run; returns the previous value. The
+ * convolution's weights are packed for one or the other (cpu_qconv.h). */
+size_t rlx_cpu_qgemm_amx_min_k_set(size_t min_k);
+
+/* Whether a product or convolution of this k runs AMX tiles: the kernel in
+ * use is RLX_CPU_QGEMM_AMX and k >= the threshold above. */
+bool rlx_cpu_qgemm_amx_for(size_t k);
+
+/* The option cpu.qgemm_kernel: "auto" (the first pick of
+ * rlx_cpu_qgemm_kernel_get), "portable", "avx2", "vnni" or "amx".
+ * errors: RLX_ERR_UNSUPPORTED when this CPU, OS or build cannot run the
+ * kernel named (nothing changes), RLX_ERR_INVALID_ARGUMENT for another
+ * name. */
+rlx_status rlx_cpu_qgemm_kernel_choose(const char *name);
 
 #endif
