@@ -226,11 +226,10 @@ __attribute__((target("avx512f"))) static inline __m512i requant16(__m512i v, do
 
 /* The sums of output channels [m0, m0 + mr) by pixels [p, p + np)
  * (acc[2 i + h]: channel m0 + i, pixels p + 16 h ..), corrected with the
- * column sums cs and stored or requantized. */
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static inline void tile_store(const qc_job *j,
-                                                                                     const __m512i *acc,
-                                                                                     const int32_t *cs, size_t m0,
-                                                                                     size_t mr, size_t p, size_t np) {
+ * column sums cs and stored or requantized. Always inlined: in tile the
+ * accumulators stay in registers. */
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void tile_store(
+    const qc_job *j, const __m512i *acc, const int32_t *cs, size_t m0, size_t mr, size_t p, size_t np) {
     const __m512i cs0 = _mm512_loadu_si512((const void *)cs), cs1 = _mm512_loadu_si512((const void *)(cs + 16));
     /* per 16 lanes, the runs of outputs inside a row: lanes [l, l + n) go
      * to output pixels [rdst, rdst + n) (rmask: those lanes) */
