@@ -20,6 +20,8 @@ policies of one binary).
 Models: the demo's PP-OCRv4 detector at 1x3x640x640 (models/), the ONNX
 suite's light/ ResNet-50 and ShuffleNet, and a MobileNetV2 with random
 weights written by bench/make_mobilenet_v2.py (numpy + onnx only); also
+ppocr_qdq and ppocr_qop, bench/make_quant_models.py's int8 PP-OCRv4 det
+(build/quant/, at 1x3x256x256); also
 (not by default) minilm and bert_base, BERT encoders with seeded random
 weights written by scripts/make_minilm_onnx.py --random (all-MiniLM-L6-v2's
 and BERT-base's sizes), at batch 1 and sequence 128 (minilm_b8,
@@ -62,6 +64,9 @@ def models(work, ocr_model, light):
         "resnet50": (os.path.join(light, "light_resnet50.onnx"), {"gpu_0/data_0": (1, 3, 224, 224)}, None),
         "mobilenet_v2": (mnv2, {"input": (1, 3, 224, 224)}, "mnv2"),
         "shufflenet": (os.path.join(light, "light_shufflenet.onnx"), {"gpu_0/data_0": (1, 3, 224, 224)}, None),
+        # bench/make_quant_models.py's int8 PP-OCRv4 det (QDQ and QOperator forms), at 256 x 256
+        "ppocr_qdq": (os.path.join(ROOT, "build", "quant", "ppocrv4_det_qdq.onnx"), {"x": (1, 3, 256, 256)}, None),
+        "ppocr_qop": (os.path.join(ROOT, "build", "quant", "ppocrv4_det_qop.onnx"), {"x": (1, 3, 256, 256)}, None),
     }
     for name in BERT_SIZES:
         for batch, suffix in ((1, ""), (8, "_b8")):

@@ -3,8 +3,9 @@
  *
  *  - rlx_cpu_qgemm against a plain sum in 64-bit integers reduced modulo
  *    2^32, bit for bit: for every kernel this CPU runs (portable, AVX2,
- *    AVX-512 VNNI), shapes at and around the 8 x 32 tile and the 4-step k
- *    groups (ones, primes, odd sizes) and random ones; A uint8 and int8, B
+ *    AVX-512 VNNI, AMX), shapes at and around the 8 x 32 and 32 x 32
+ *    tiles, the 4-step k groups and AMX's 64-byte k blocks (ones, primes,
+ *    odd sizes) and random ones; A uint8 and int8, B
  *    uint8 and int8; A's zero point 0, random, or the type's extreme; B's
  *    absent, per tensor or per column; B packed beforehand or per call;
  *    int32 output and requantized uint8 / int8 output (the reference's
@@ -18,10 +19,10 @@
  *    kernel: the same bytes. A of rank 1, 2 and 3.
  *  - QLinearConv (with int32 bias) and ConvInteger through rlx_cpu_run_node
  *    (cpu_quant.c's conv_fast: im2col in 8 bits and the transposed product,
- *    or the direct loop of depthwise groups; under the VNNI kernel
- *    cpu_qconv.c's convolution and depthwise loop): under every kernel,
- *    each with 1, 2 and 3 threads, and with W packed as at compile time,
- *    equal to the reference kernel byte for byte; odd channel counts,
+ *    or the direct loop of depthwise groups; under the VNNI and AMX
+ *    kernels cpu_qconv.c's convolution and depthwise loop): under every
+ *    kernel, each with 1, 2 and 3 threads, and with W packed as at compile
+ *    time under every kernel (AMX: its own layout), equal to the reference kernel byte for byte; odd channel counts,
  *    strides, asymmetric pads, dilations, groups (depthwise, multiplier 2,
  *    3 and 4 groups), 1-D, zero points 0 / per tensor / W's per channel,
  *    uint8 and int8 x, W and y, and PP-OCRv4 det's kinds (1x1, 3x3 with
@@ -59,11 +60,23 @@ typedef struct qcase {
     bool packed, requant, extreme;
 } qcase;
 
-static const char *kname(rlx_cpu_qgemm_kernel k) {
-    return k == RLX_CPU_QGEMM_VNNI ? "vnni" : k == RLX_CPU_QGEMM_AVX2 ? "avx2" : "portable";
+/* The kernel variants the tests run: each kernel (AMX with its tiles at
+ * every k), then AMX as it runs by default (VNNI below k 64): kv in
+ * [0, N_KV). */
+#define N_KV (RLX_CPU_QGEMM_KERNELS + 1)
+
+static const char *kname(int kv) {
+    static const char *names[] = { "portable", "avx2", "vnni", "amx", "amx (k >= 64)" };
+    return names[kv];
 }
 
-static int run_case(const qcase *q, rlx_cpu_qgemm_kernel kern) {
+/* Uses variant kv; false when this CPU cannot run it. */
+static bool set_kernel(int kv) {
+    rlx_cpu_qgemm_amx_min_k_set(kv == RLX_CPU_QGEMM_AMX ? 0 : 64);
+    return rlx_cpu_qgemm_kernel_set(kv == N_KV - 1 ? RLX_CPU_QGEMM_AMX : (rlx_cpu_qgemm_kernel)kv);
+}
+
+static int run_case(const qcase *q, int kern) {
     size_t m = q->m, n = q->n, k = q->k, lda = k + (q->m % 3), ldb = n + (q->n % 2);
     uint8_t *a = malloc(m * lda + 1), *b = malloc(k * ldb + 1);
     for (size_t i = 0; i < m * lda; i++) a[i] = q->extreme ? (q->au ? 255 : 0x80) : (uint8_t)rnd();
@@ -86,7 +99,7 @@ static int run_case(const qcase *q, rlx_cpu_qgemm_kernel kern) {
         .c = q->requant ? NULL : c, .y = q->requant ? y : NULL, .y_unsigned = q->yu,
         .mult_per_col = true, .mult = mult, .y_zp = yzp, .ldc = n,
     };
-    CHECK(rlx_cpu_qgemm_kernel_set(kern));
+    CHECK(set_kernel(kern));
     CHECK_OK(rlx_cpu_qgemm(&g));
     int bad = 0;
     for (size_t i = 0; i < m && !bad; i++)
@@ -117,12 +130,12 @@ static int run_case(const qcase *q, rlx_cpu_qgemm_kernel kern) {
 }
 
 static void test_gemm(void) {
-    static const size_t ms[] = { 1, 2, 7, 8, 9, 17, 33 }, ns[] = { 1, 3, 16, 31, 32, 33, 70 },
-                        ks[] = { 1, 3, 4, 5, 8, 31, 64, 259 };
+    static const size_t ms[] = { 1, 2, 7, 8, 9, 16, 17, 31, 33, 65 }, ns[] = { 1, 3, 16, 31, 32, 33, 70 },
+                        ks[] = { 1, 3, 4, 5, 8, 31, 64, 65, 259 };
     int n_cases = 0, n_kernels = 0;
-    for (int kern = RLX_CPU_QGEMM_PORTABLE; kern <= RLX_CPU_QGEMM_VNNI; kern++) {
-        if (!rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)kern)) {
-            fprintf(stderr, "qgemm kernel %s: not on this CPU, skipped\n", kname((rlx_cpu_qgemm_kernel)kern));
+    for (int kern = 0; kern < N_KV; kern++) {
+        if (!set_kernel(kern)) {
+            fprintf(stderr, "qgemm kernel %s: not on this CPU, skipped\n", kname(kern));
             continue;
         }
         n_kernels++;
@@ -132,22 +145,23 @@ static void test_gemm(void) {
                 for (size_t ik = 0; ik < sizeof ks / sizeof *ks; ik++, sel++) {
                     qcase q = { ms[im], ns[in], ks[ik], sel & 1, (sel >> 1) & 1, (sel >> 2) & 1,
                                 (int)(sel % 3), (int)((sel / 3) % 3), (sel / 2) % 2 == 0, sel % 5 == 0, false };
-                    if (!run_case(&q, (rlx_cpu_qgemm_kernel)kern)) return;
+                    if (!run_case(&q, kern)) return;
                     n_cases++;
                 }
         for (int r = 0; r < 40; r++) {
             qcase q = { 1 + rnd() % 90, 1 + rnd() % 150, 1 + rnd() % 600, rnd() & 1, rnd() & 1, rnd() & 1,
                         (int)(rnd() % 3), (int)(rnd() % 3), rnd() & 1, rnd() % 3 == 0, false };
-            if (!run_case(&q, (rlx_cpu_qgemm_kernel)kern)) return;
+            if (!run_case(&q, kern)) return;
             n_cases++;
         }
         for (int au = 0; au < 2; au++) { /* 32-bit wrap-around */
             qcase q = { 3, 35, 40000, au, !au, false, 2, 1, au, false, true };
-            if (!run_case(&q, (rlx_cpu_qgemm_kernel)kern)) return;
+            if (!run_case(&q, kern)) return;
             n_cases++;
         }
     }
-    if (!rlx_cpu_qgemm_kernel_set(RLX_CPU_QGEMM_VNNI)) rlx_cpu_qgemm_kernel_set(RLX_CPU_QGEMM_AVX2);
+    rlx_cpu_qgemm_amx_min_k_set(64);
+    rlx_cpu_qgemm_kernel_choose("auto");
     fprintf(stderr, "qgemm: %d cases over %d kernels\n", n_cases, n_kernels);
     CHECK(n_kernels >= 1);
 }
@@ -296,8 +310,8 @@ static void conv_case(const ccase *q) {
         memset(ref->data, 0x5a, ref->nbytes);
         CHECK_MSG(rlx_cpu_run_node(NULL, &nd, in, &ref, true) == RLX_OK, "%s reference: %s", what, rlx_last_error());
         rlx_cpu_qgemm_kernel keep = rlx_cpu_qgemm_kernel_get();
-        for (int kern = 0; kern <= 2; kern++) {
-            if (!rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)kern)) continue;
+        for (int kern = 0; kern < N_KV; kern++) {
+            if (!set_kernel(kern)) continue;
             /* VNNI: cpu_qconv.c (im2col fused into the packing, the
              * depthwise vpmaddwd loop); else conv_fast's own paths */
             for (int th = 1; th <= 3; th++) {
@@ -307,28 +321,35 @@ static void conv_case(const ccase *q) {
                 rlx_parallel_set_limit(prev);
                 CHECK_MSG(memcmp(y->data, ref->data, y->nbytes) == 0,
                           "%s %s (%s, %d threads): fast path differs from the reference", what,
-                          op ? "ConvInteger" : "QLinearConv", kname((rlx_cpu_qgemm_kernel)kern), th);
+                          op ? "ConvInteger" : "QLinearConv", kname(kern), th);
             }
         }
-        rlx_cpu_qgemm_kernel_set(keep);
-        rlx_cpu_sgemm_pack pk;
-        CHECK_OK(rlx_cpu_prepare_node(NULL, &nd, in, &pk));
-        /* W packed for cpu_qconv.c when it runs here and groups have more
-         * than one input channel, else for the int8 GEMM when one group */
-        bool want_qc = rlx_cpu_qconv_available() && q->c / q->group > 1, want_q8 = !want_qc && q->group == 1;
-        CHECK_MSG((pk.q8 != NULL) == want_q8 && (pk.q8conv != NULL) == want_qc, "%s: W packed %d / %d for group %lld",
-                  what, pk.q8 != NULL, pk.q8conv != NULL, (long long)q->group);
-        if (pk.q8 || pk.q8conv) {
-            unsigned char *keepw = malloc(w->nbytes);
-            memcpy(keepw, w->data, w->nbytes);
-            memset(w->data, 0x77, w->nbytes);
-            memset(y->data, 0xa5, y->nbytes);
-            CHECK_OK(rlx_cpu_run_node_packed(NULL, &nd, in, &y, &pk));
-            memcpy(w->data, keepw, w->nbytes);
-            free(keepw);
-            CHECK_MSG(memcmp(y->data, ref->data, y->nbytes) == 0, "%s: packed W differs from the reference", what);
+        /* packed at compile time under each kernel (AMX: its own layout) */
+        for (int kern = 0; kern < N_KV; kern++) {
+            if (!set_kernel(kern)) continue;
+            rlx_cpu_sgemm_pack pk;
+            CHECK_OK(rlx_cpu_prepare_node(NULL, &nd, in, &pk));
+            /* W packed for cpu_qconv.c when it runs here and groups have more
+             * than one input channel, else for the int8 GEMM when one group */
+            bool want_qc = rlx_cpu_qconv_available() && q->c / q->group > 1, want_q8 = !want_qc && q->group == 1;
+            CHECK_MSG((pk.q8 != NULL) == want_q8 && (pk.q8conv != NULL) == want_qc,
+                      "%s: W packed %d / %d for group %lld", what, pk.q8 != NULL, pk.q8conv != NULL,
+                      (long long)q->group);
+            if (pk.q8 || pk.q8conv) {
+                unsigned char *keepw = malloc(w->nbytes);
+                memcpy(keepw, w->data, w->nbytes);
+                memset(w->data, 0x77, w->nbytes);
+                memset(y->data, 0xa5, y->nbytes);
+                CHECK_OK(rlx_cpu_run_node_packed(NULL, &nd, in, &y, &pk));
+                memcpy(w->data, keepw, w->nbytes);
+                free(keepw);
+                CHECK_MSG(memcmp(y->data, ref->data, y->nbytes) == 0, "%s (%s): packed W differs from the reference",
+                          what, kname(kern));
+            }
+            rlx_cpu_sgemm_pack_free(&pk);
         }
-        rlx_cpu_sgemm_pack_free(&pk);
+        rlx_cpu_qgemm_kernel_set(keep);
+        rlx_cpu_qgemm_amx_min_k_set(64);
         rlx_tensor_destroy(ref), rlx_tensor_destroy(y);
     }
     for (int i = 0; i < 5; i++) rlx_node_attr_free(&at[i]);
@@ -368,6 +389,9 @@ static void test_conv(void) {
         { 1, 4, 3, 3, 5, 1, 3, 3, 1, 1, 40, 40, 40, 40, 1, 1, true, false, true, 2, false, 0 },
         { 1, 3, 6, 30, 4, 1, 2, 3, 1, 1, 1, 9, 1, 9, 1, 9, true, false, true, 1, false, 0 },
         { 1, 16, 37, 37, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 }, /* dw 3x3, 3 vectors */
+        /* AMX's 32 x 32 tiles: K 2 (< 4), 65 (a 1-byte k tail), channel tails of 1 and 3 past 32 */
+        { 1, 2, 5, 7, 33, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 2, false, 0 },
+        { 1, 130, 6, 6, 70, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, false, true, false, 1, false, 0 },
         { 1, 48, 21, 21, 48, 48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 }, /* dw 3x3 stride 2 */
         { 1, 24, 16, 16, 24, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, true, false, true, 2, false, 0 }, /* dw 5x5 */
         { 1, 20, 8, 8, 20, 20, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, false, 1, false, 0 },  /* dw 5x5 8x8, int8 */

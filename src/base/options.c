@@ -121,6 +121,11 @@ static const opt_def k_opts[] = {
         "microseconds idle pool threads spin before they sleep (auto: 50 while at most one thread per core, else 0)"),
     ENUM("cpu.gemm", "RLX_CPU_GEMM", W("pool", "blas"), cpu_gemm, OPT_PROCESS,
          "CPU GEMMs by rlx's own kernel split over rlx's pool (pool), or by OpenBLAS on its own threads, for comparisons (blas)"),
+    ENUM("cpu.qgemm_kernel", "RLX_CPU_QGEMM_KERNEL", W("auto", "portable", "avx2", "vnni", "amx"), cpu_qgemm_kernel,
+         OPT_PROCESS,
+         "the int8 GEMM and convolution kernel (auto: the fastest this CPU runs; the others force one, for "
+         "comparisons and tests; one the CPU or OS cannot run fails the session: amx needs AMX-INT8 and Linux's "
+         "permission for the tile state)"),
     BOOL("gpu.f16", "RLX_GPU_F16", "0", gpu_f16,
          "GPU f16 mode: GEMM and convolution weights stored as binary16, sums in f32 "
          "(wins over rlx_session_options.gpu_f16)"),

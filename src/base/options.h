@@ -36,6 +36,7 @@ typedef struct rlx_config {
     /* CPU (per process) */
     int64_t cpu_threads, cpu_pool_spin_us;
     const char *cpu_gemm;       /* "pool" or "blas" */
+    const char *cpu_qgemm_kernel; /* "auto", "portable", "avx2", "vnni" or "amx" */
     /* GPU */
     bool gpu_f16, gpu_trace, gpu_keep_device, gpu_validate, gpu_poison, gpu_prerecord, gpu_timing_passes;
     bool gpu_warm_pipelines;

@@ -13,6 +13,7 @@
 #include <pthread.h>
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_qgemm.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/escape.h"
 #include "base/log.h"
@@ -158,6 +159,7 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
     int threads = 1;
     if (!st) st = rlx_parallel_configure(cfg->cpu_threads, cfg->cpu_pool_spin_us, &threads);
     if (!st) st = rlx_cpu_gemm_policy_set(strcmp(cfg->cpu_gemm, "blas") == 0 ? RLX_CPU_GEMM_BLAS : RLX_CPU_GEMM_POOL);
+    if (!st) st = rlx_cpu_qgemm_kernel_choose(cfg->cpu_qgemm_kernel);
     rlx_session *s = st ? NULL : calloc(1, sizeof *s);
     if (!s) {
         rlx_config_destroy(cfg);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_amx.h"
 #include "backend/cpu/cpu_qgemm.h"
 #include "base/mem.h"
 #include "base/parallel.h"
@@ -21,6 +22,7 @@
 #endif
 
 #define TM 8      /* output channels per tile */
+#define TMA 32    /* output channels per tile under AMX */
 #define TP 32     /* pixels per tile */
 #define NBMAX 256 /* pixels per block at most */
 
@@ -29,7 +31,10 @@ static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 rlx_status rlx_cpu_qconv_pack_w(bool w_unsigned, size_t groups, size_t cout_g, size_t k, const void *w,
                                 rlx_cpu_qconv_pack *out) {
     memset(out, 0, sizeof *out);
-    size_t mt = ceil_div(cout_g, TM), k4 = ceil_div(k, 4), bytes = groups * mt * k4 * TM * 4;
+    bool amx = rlx_cpu_qgemm_amx_for(k);
+    /* a panel: TM rows by k4 groups of 4 bytes, or (AMX) TMA rows of kpad bytes */
+    size_t k4 = ceil_div(k, 4), kpad = ceil_div(k, 64) * 64, rows = amx ? TMA : TM;
+    size_t mt = ceil_div(cout_g, rows), bytes = groups * mt * (amx ? TMA * kpad : k4 * TM * 4);
     out->data = rlx_alloc_aligned(bytes);
     out->wsum = malloc(groups * cout_g * sizeof(int32_t));
     if (!out->data || !out->wsum) {
@@ -42,16 +47,17 @@ rlx_status rlx_cpu_qconv_pack_w(bool w_unsigned, size_t groups, size_t cout_g, s
     for (size_t g = 0; g < groups; g++)
         for (size_t m = 0; m < cout_g; m++) {
             const uint8_t *row = src + (g * cout_g + m) * k;
-            uint8_t *d = out->data + ((g * mt + m / TM) * k4) * TM * 4 + (m % TM) * 4;
+            uint8_t *d = amx ? out->data + (g * mt * TMA + m) * kpad
+                             : out->data + ((g * mt + m / TM) * k4) * TM * 4 + (m % TM) * 4;
             int32_t s = 0;
             for (size_t kk = 0; kk < k; kk++) {
                 uint8_t v = (uint8_t)(row[kk] ^ flip);
-                d[(kk / 4) * TM * 4 + kk % 4] = v;
+                d[amx ? kk : (kk / 4) * TM * 4 + kk % 4] = v;
                 s += v;
             }
             out->wsum[g * cout_g + m] = s;
         }
-    out->groups = groups, out->cout_g = cout_g, out->k = k, out->w_unsigned = w_unsigned;
+    out->groups = groups, out->cout_g = cout_g, out->k = k, out->w_unsigned = w_unsigned, out->amx = amx;
     return RLX_OK;
 }
 
@@ -64,7 +70,8 @@ void rlx_cpu_qconv_pack_free(rlx_cpu_qconv_pack *pack) {
 
 bool rlx_cpu_qconv_available(void) {
 #if QCONV_HAVE_X86
-    return rlx_cpu_qgemm_kernel_get() == RLX_CPU_QGEMM_VNNI;
+    rlx_cpu_qgemm_kernel k = rlx_cpu_qgemm_kernel_get();
+    return k == RLX_CPU_QGEMM_VNNI || k == RLX_CPU_QGEMM_AMX;
 #else
     return false;
 #endif
@@ -83,6 +90,8 @@ typedef struct qc_job {
     /* pixels: P of them, output row by output row of wp each (wp > ow: the
      * padded input's width, columns [ow, wp) computed and dropped) */
     size_t K, k4, P, wp, nb, n_blocks, mt, mt_per_task, n_mchunks;
+    bool amx;                  /* the weights in AMX panels (TMA rows of kpad bytes) */
+    size_t tm, kpad;           /* output channels per tile: TM, or TMA under AMX */
     const uint8_t *xpad;       /* stride 1: x padded to [cin_g, hp, wp], else NULL */
     size_t hp;
     bool direct;               /* 1x1, stride 1, no padding: im2col row r is x's channel r */
@@ -215,27 +224,12 @@ __attribute__((target("avx512f"))) static inline __m512i requant16(__m512i v, do
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtpd_epi32(d0)), _mm512_cvtpd_epi32(d1), 1);
 }
 
-/* Output channels [m0, m0 + mr) (mr <= TM; weights wt, one tile) by pixels
- * [p, p + np) (np <= TP; packed xs, their column sums cs): the vpdpbusd
- * sums, corrected and stored or requantized. */
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void tile(const qc_job *j, const uint8_t *wt,
-                                                                         const uint8_t *xs, const int32_t *cs,
-                                                                         size_t m0, size_t mr, size_t p, size_t np) {
-    __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
-            c31 = c00;
-    __m512i c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
-    for (size_t q = 0; q < j->k4; q++, wt += TM * 4, xs += TP * 4) {
-        __m512i b0 = _mm512_load_si512((const void *)xs), b1 = _mm512_load_si512((const void *)(xs + 64)), a;
-        uint32_t w4[TM];
-        memcpy(w4, wt, sizeof w4);
-#define QC_ROW(i)                                    \
-    a = _mm512_set1_epi32((int)w4[i]);               \
-    c##i##0 = _mm512_dpbusd_epi32(c##i##0, a, b0);   \
-    c##i##1 = _mm512_dpbusd_epi32(c##i##1, a, b1);
-        QC_ROW(0) QC_ROW(1) QC_ROW(2) QC_ROW(3) QC_ROW(4) QC_ROW(5) QC_ROW(6) QC_ROW(7)
-#undef QC_ROW
-    }
-    __m512i acc[2 * TM] = { c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71 };
+/* The sums of output channels [m0, m0 + mr) by pixels [p, p + np)
+ * (acc[2 i + h]: channel m0 + i, pixels p + 16 h ..), corrected with the
+ * column sums cs and stored or requantized. Always inlined: in tile the
+ * accumulators stay in registers. */
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void tile_store(
+    const qc_job *j, const __m512i *acc, const int32_t *cs, size_t m0, size_t mr, size_t p, size_t np) {
     const __m512i cs0 = _mm512_loadu_si512((const void *)cs), cs1 = _mm512_loadu_si512((const void *)(cs + 16));
     /* per 16 lanes, the runs of outputs inside a row: lanes [l, l + n) go
      * to output pixels [rdst, rdst + n) (rmask: those lanes) */
@@ -282,6 +276,45 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void tile(const qc
     }
 }
 
+/* Output channels [m0, m0 + mr) (mr <= TM; weights wt, one tile) by pixels
+ * [p, p + np) (np <= TP; packed xs, their column sums cs): the vpdpbusd
+ * sums, corrected and stored or requantized. */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void tile(const qc_job *j, const uint8_t *wt,
+                                                                         const uint8_t *xs, const int32_t *cs,
+                                                                         size_t m0, size_t mr, size_t p, size_t np) {
+    __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+            c31 = c00;
+    __m512i c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+    for (size_t q = 0; q < j->k4; q++, wt += TM * 4, xs += TP * 4) {
+        __m512i b0 = _mm512_load_si512((const void *)xs), b1 = _mm512_load_si512((const void *)(xs + 64)), a;
+        uint32_t w4[TM];
+        memcpy(w4, wt, sizeof w4);
+#define QC_ROW(i)                                    \
+    a = _mm512_set1_epi32((int)w4[i]);               \
+    c##i##0 = _mm512_dpbusd_epi32(c##i##0, a, b0);   \
+    c##i##1 = _mm512_dpbusd_epi32(c##i##1, a, b1);
+        QC_ROW(0) QC_ROW(1) QC_ROW(2) QC_ROW(3) QC_ROW(4) QC_ROW(5) QC_ROW(6) QC_ROW(7)
+#undef QC_ROW
+    }
+    const __m512i acc[2 * TM] = { c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71 };
+    tile_store(j, acc, cs, m0, mr, p, np);
+}
+
+#if RLX_CPU_HAVE_AMX
+/* As tile, under AMX: mr <= TMA channels (weights wt: TMA rows of kpad
+ * bytes) by np <= TP pixels. The k tail's B tile reads up to 15 groups
+ * of 128 bytes past the strip (the next strip, or the buffers after xp in
+ * the task's scratch) against the weights' zero padding: it adds 0. */
+_Static_assert(NBMAX * sizeof(int32_t) + 5 * NBMAX >= 16 * TP * 4, "AMX k tail: the scratch after xp too short");
+__attribute__((target("avx512f,avx512bw,avx512vnni,amx-tile,amx-int8"))) static void tile_amx(
+    const qc_job *j, const uint8_t *wt, const uint8_t *xs, const int32_t *cs, size_t m0, size_t mr, size_t p,
+    size_t np) {
+    __m512i acc[2 * TMA];
+    rlx_cpu_amx_tile(j->kpad / 64, wt, j->kpad, (const int8_t *)xs, mr > 16, np > 16, (uint32_t *)(void *)acc);
+    tile_store(j, acc, cs, m0, mr, p, np);
+}
+#endif
+
 /* Channels [c0, c1) of the group's input padded into xpad [cin_g, hp, wp]
  * (the padding: zx's byte). */
 static void pad_body(void *ctx, size_t c0, size_t c1) {
@@ -317,6 +350,9 @@ static void task_body(void *ctx, size_t t0, size_t t1) {
     uint8_t *xp = buf, *tmp = buf + xp_bytes + NBMAX * sizeof(int32_t), *padrow = tmp + 4 * NBMAX;
     int32_t *colsum = (int32_t *)(void *)(buf + xp_bytes);
     memset(padrow, j->flip, NBMAX);
+#if RLX_CPU_HAVE_AMX
+    if (j->amx) rlx_cpu_amx_begin();
+#endif
     size_t cur = (size_t)-1, nb = 0, p0 = 0;
     for (size_t t = t0; t < t1; t++) {
         size_t blk = t / j->n_mchunks, mc = t % j->n_mchunks;
@@ -332,11 +368,20 @@ static void task_body(void *ctx, size_t t0, size_t t1) {
             const uint8_t *xs = xp + s * j->k4 * TP * 4;
             size_t np = nb - s * TP < TP ? nb - s * TP : TP;
             for (size_t ti = tb; ti < te; ti++) {
-                size_t m0 = ti * TM, mr = cout_g - m0 < TM ? cout_g - m0 : TM;
+                size_t m0 = ti * j->tm, mr = cout_g - m0 < j->tm ? cout_g - m0 : j->tm;
+#if RLX_CPU_HAVE_AMX
+                if (j->amx) {
+                    tile_amx(j, j->w + ti * TMA * j->kpad, xs, colsum + s * TP, m0, mr, p0 + s * TP, np);
+                    continue;
+                }
+#endif
                 tile(j, j->w + ti * j->k4 * TM * 4, xs, colsum + s * TP, m0, mr, p0 + s * TP, np);
             }
         }
     }
+#if RLX_CPU_HAVE_AMX
+    if (j->amx) rlx_cpu_amx_end();
+#endif
 }
 #endif
 
@@ -346,8 +391,12 @@ rlx_status rlx_cpu_qconv(const rlx_cpu_qconv_args *a) {
     size_t K = a->cin_g * (size_t)(a->kh * a->kw), P = (size_t)(a->oh * a->ow), M = a->groups * a->cout_g;
     if (!wp || wp->groups != a->groups || wp->cout_g != a->cout_g || wp->k != K)
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "int8 convolution: weights packed for another shape");
-    qc_job j = { .a = a, .K = K, .k4 = ceil_div(K, 4), .P = P, .mt = ceil_div(a->cout_g, TM),
-                 .flip = a->x_unsigned ? 0x80u : 0, .pad = (uint8_t)a->zx };
+    qc_job j = { .a = a, .K = K, .k4 = ceil_div(K, 4), .P = P, .amx = wp->amx, .tm = wp->amx ? TMA : TM,
+                 .kpad = ceil_div(K, 64) * 64, .flip = a->x_unsigned ? 0x80u : 0, .pad = (uint8_t)a->zx };
+#if !RLX_CPU_HAVE_AMX
+    if (j.amx) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "int8 convolution: weights packed for AMX");
+#endif
+    j.mt = ceil_div(a->cout_g, j.tm);
     j.direct = a->kh == 1 && a->kw == 1 && a->sh == 1 && a->sw == 1 && a->ph == 0 && a->pw == 0 &&
                a->oh == a->ih && a->ow == a->iw;
     j.lo = a->y_unsigned ? 0 : -128, j.hi = a->y_unsigned ? 255 : 127;
@@ -400,11 +449,11 @@ rlx_status rlx_cpu_qconv(const rlx_cpu_qconv_args *a) {
     if (j.n_mchunks > j.mt) j.n_mchunks = j.mt;
     j.mt_per_task = ceil_div(j.mt, j.n_mchunks);
     j.n_mchunks = ceil_div(j.mt, j.mt_per_task);
-    size_t macs = j.nb * K * j.mt_per_task * TM, grain = macs >= (1u << 17) ? 1 : ceil_div(1u << 17, macs);
+    size_t macs = j.nb * K * j.mt_per_task * j.tm, grain = macs >= (1u << 17) ? 1 : ceil_div(1u << 17, macs);
     size_t ysz = a->mult ? 1 : 4;
     for (size_t gi = 0; gi < a->groups; gi++) {
         j.x = (const uint8_t *)a->x + gi * a->cin_g * (size_t)(a->ih * a->iw);
-        j.w = wp->data + gi * j.mt * j.k4 * TM * 4;
+        j.w = wp->data + gi * j.mt * (j.amx ? TMA * j.kpad : j.k4 * TM * 4);
         j.rc = rc + gi * a->cout_g, j.zwq = zwq + gi * a->cout_g;
         j.mult = a->mult ? a->mult + gi * a->cout_g : NULL;
         j.y = (uint8_t *)a->y + gi * a->cout_g * P * ysz;

@@ -1,7 +1,9 @@
-/* int8 convolution on AVX-512 VNNI for the CPU backend (QLinearConv and
- * ConvInteger with input channels per group > 1; cpu_quant.c's conv_fast
- * calls it when the int8 GEMM's kernel is RLX_CPU_QGEMM_VNNI, else it runs
- * the im2col + rlx_cpu_qgemm path).
+/* int8 convolution on AVX-512 VNNI or AMX-INT8 for the CPU backend
+ * (QLinearConv and ConvInteger with input channels per group > 1;
+ * cpu_quant.c's conv_fast calls it when the int8 GEMM's kernel is
+ * RLX_CPU_QGEMM_VNNI or _AMX, else it runs the im2col + rlx_cpu_qgemm
+ * path). Under AMX the tiles are 32 channels x 32 pixels (the weights the
+ * A tiles, the packed activations below, unchanged, the B tiles).
  *
  * The arithmetic contract is cpu_qgemm.h's: per output channel m and pixel
  * p, acc = bias[m] + sum_k (x[k, p] - zx)(w[m, k] - zw[m]) in 32-bit
@@ -39,12 +41,19 @@
  * kernel size) packed: per group, ceil(cout_g / 8) tiles of ceil(k / 4)
  * groups of 8 x 4 bytes (row i's four k values together), stored w + 128
  * for int8 w (w for uint8), zero-padded; wsum the row sums of the stored
- * values (groups * cout_g entries). */
+ * values (groups * cout_g entries). Packed while rlx_cpu_qgemm_amx_for(k)
+ * (the kernel is RLX_CPU_QGEMM_AMX and k is not small), the layout is
+ * AMX's (amx set): per group,
+ * ceil(cout_g / 32) panels of 32 rows of ceil(k / 64) * 64 bytes (row i's
+ * k values contiguous, zero-padded), what TILELOADD reads as the A tile;
+ * rlx_cpu_qconv then runs 32 x 32 TDPBUSD tiles (cpu_amx.h) whatever the
+ * kernel in use. */
 typedef struct rlx_cpu_qconv_pack {
     uint8_t *data; /* owned, 64-byte aligned */
     int32_t *wsum; /* owned */
     size_t groups, cout_g, k;
     bool w_unsigned;
+    bool amx; /* AMX layout (below) */
 } rlx_cpu_qconv_pack;
 
 /* Packs w (uint8 when w_unsigned, else int8; [groups * cout_g, k]
@@ -56,7 +65,8 @@ rlx_status rlx_cpu_qconv_pack_w(bool w_unsigned, size_t groups, size_t cout_g, s
 void rlx_cpu_qconv_pack_free(rlx_cpu_qconv_pack *pack);
 
 /* Whether rlx_cpu_qconv runs here: built for x86 and the int8 GEMM's
- * kernel in use (rlx_cpu_qgemm_kernel_get) is RLX_CPU_QGEMM_VNNI. */
+ * kernel in use (rlx_cpu_qgemm_kernel_get) is RLX_CPU_QGEMM_VNNI or
+ * RLX_CPU_QGEMM_AMX. */
 bool rlx_cpu_qconv_available(void);
 
 /* One image's 2-D convolution (1-D: ih = kh = oh = 1). x [groups * cin_g,

@@ -1,13 +1,20 @@
-/* int8 GEMM: packing, three micro-kernels with the same bits, the zero
+/* int8 GEMM: packing, four micro-kernels with the same bits (portable,
+ * AVX2, AVX-512 VNNI, AMX), the zero
  * point correction and requantization, the split over the worker pool
  * (see cpu_qgemm.h for the contract and the layout). */
+#define _DEFAULT_SOURCE /* syscall (arch_prctl, for AMX) */
 #include "backend/cpu/cpu_qgemm.h"
 
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#if RLX_CPU_HAVE_AMX && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
+#include "backend/cpu/cpu_amx.h"
 #include "base/mem.h"
 #include "base/parallel.h"
 #include "base/scratch.h"
@@ -26,6 +33,8 @@
 #define NR 32                /* columns of B per panel and per tile */
 #define PANEL_A (MR * 4)     /* bytes of one k group of an A panel */
 #define PANEL_B (NR * 4)     /* bytes of one k group of a B panel */
+#define MRA 32               /* rows of A per panel and per tile: the AMX kernel */
+#define B_SLACK (16 * PANEL_B) /* zeroed bytes after a B pack (cpu_qgemm.h) */
 
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
@@ -115,7 +124,40 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void kern_vnni(siz
 }
 #endif
 
+#if RLX_CPU_HAVE_AMX
+/* Whether this process may use the tile registers: CPUID's AMX-TILE and
+ * AMX-INT8 (leaf 7 EDX bits 24, 25), the OS's XCR0 tile bits (17, 18),
+ * then Linux's permission (asked once per process; other systems: not
+ * used). */
+static bool amx_usable(void) {
+    static atomic_int state = -1;
+    int st = atomic_load(&state);
+    if (st >= 0) return st;
+    bool ok = false;
+#if defined(__linux__)
+    unsigned a, b, c, d;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7u), "c"(0u));
+    bool cpu = ((d >> 24) & 1) && ((d >> 25) & 1);
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1u), "c"(0u));
+    if (cpu && ((c >> 27) & 1)) { /* OSXSAVE: xgetbv runs */
+        unsigned lo, hi;
+        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0u));
+        if (((lo >> 17) & 3) == 3) {
+            /* ARCH_REQ_XCOMP_PERM (0x1023) for XFEATURE_XTILEDATA (18), then
+             * ARCH_GET_XCOMP_PERM (0x1022) to see it granted */
+            unsigned long long perm = 0;
+            ok = syscall(SYS_arch_prctl, 0x1023, 18) == 0 && syscall(SYS_arch_prctl, 0x1022, &perm) == 0 &&
+                 ((perm >> 18) & 1);
+        }
+    }
+#endif
+    atomic_store(&state, ok ? 1 : 0);
+    return ok;
+}
+#endif
+
 static atomic_int g_kernel = -1;
+static atomic_size_t g_amx_min_k = 64;
 
 static bool cpu_runs(rlx_cpu_qgemm_kernel k) {
     if (k == RLX_CPU_QGEMM_PORTABLE) return true;
@@ -125,31 +167,63 @@ static bool cpu_runs(rlx_cpu_qgemm_kernel k) {
     if (k == RLX_CPU_QGEMM_VNNI)
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vnni");
+#if RLX_CPU_HAVE_AMX
+    /* with VNNI too: the convolution's depthwise loop and fallbacks are AVX-512 */
+    if (k == RLX_CPU_QGEMM_AMX) return cpu_runs(RLX_CPU_QGEMM_VNNI) && amx_usable();
+#endif
 #endif
     return false;
+}
+
+static rlx_cpu_qgemm_kernel default_kernel(void) {
+    return cpu_runs(RLX_CPU_QGEMM_AMX)    ? RLX_CPU_QGEMM_AMX
+           : cpu_runs(RLX_CPU_QGEMM_VNNI) ? RLX_CPU_QGEMM_VNNI
+           : cpu_runs(RLX_CPU_QGEMM_AVX2) ? RLX_CPU_QGEMM_AVX2
+                                          : RLX_CPU_QGEMM_PORTABLE;
 }
 
 rlx_cpu_qgemm_kernel rlx_cpu_qgemm_kernel_get(void) {
     int k = atomic_load_explicit(&g_kernel, memory_order_relaxed);
     if (k < 0) {
-        k = cpu_runs(RLX_CPU_QGEMM_VNNI)   ? RLX_CPU_QGEMM_VNNI
-            : cpu_runs(RLX_CPU_QGEMM_AVX2) ? RLX_CPU_QGEMM_AVX2
-                                           : RLX_CPU_QGEMM_PORTABLE;
+        k = (int)default_kernel();
         atomic_store_explicit(&g_kernel, k, memory_order_relaxed);
     }
     return (rlx_cpu_qgemm_kernel)k;
 }
 
 bool rlx_cpu_qgemm_kernel_set(rlx_cpu_qgemm_kernel kernel) {
-    if (kernel < RLX_CPU_QGEMM_PORTABLE || kernel > RLX_CPU_QGEMM_VNNI || !cpu_runs(kernel)) return false;
+    if (kernel < RLX_CPU_QGEMM_PORTABLE || kernel >= RLX_CPU_QGEMM_KERNELS || !cpu_runs(kernel)) return false;
     atomic_store_explicit(&g_kernel, (int)kernel, memory_order_relaxed);
     return true;
+}
+
+size_t rlx_cpu_qgemm_amx_min_k_set(size_t min_k) { return atomic_exchange(&g_amx_min_k, min_k); }
+
+bool rlx_cpu_qgemm_amx_for(size_t k) {
+    return rlx_cpu_qgemm_kernel_get() == RLX_CPU_QGEMM_AMX &&
+           k >= atomic_load_explicit(&g_amx_min_k, memory_order_relaxed);
+}
+
+rlx_status rlx_cpu_qgemm_kernel_choose(const char *name) {
+    static const char *const names[RLX_CPU_QGEMM_KERNELS] = { "portable", "avx2", "vnni", "amx" };
+    if (!name || strcmp(name, "auto") == 0) {
+        atomic_store_explicit(&g_kernel, (int)default_kernel(), memory_order_relaxed);
+        return RLX_OK;
+    }
+    for (int k = 0; k < RLX_CPU_QGEMM_KERNELS; k++) {
+        if (strcmp(name, names[k]) != 0) continue;
+        if (rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)k)) return RLX_OK;
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "cpu.qgemm_kernel=%s: this CPU, OS or build cannot run it", name);
+    }
+    return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "cpu.qgemm_kernel=%s: not a kernel (auto, portable, avx2, vnni, amx)",
+                    name);
 }
 
 static qgemm_kernel_fn *kernel_fn(void) {
 #if QGEMM_HAVE_X86
     switch (rlx_cpu_qgemm_kernel_get()) {
-    case RLX_CPU_QGEMM_VNNI: return kern_vnni;
+    case RLX_CPU_QGEMM_VNNI:
+    case RLX_CPU_QGEMM_AMX: return kern_vnni; /* AMX: the tiles go through tiles_amx_body */
     case RLX_CPU_QGEMM_AVX2: return kern_avx2;
     default: break;
     }
@@ -208,12 +282,13 @@ static rlx_status pack_b_strided(bool b_unsigned, size_t k, size_t n, const void
                                  rlx_cpu_qgemm_pack *out) {
     memset(out, 0, sizeof *out);
     size_t np = ceil_div(n, NR), k4 = ceil_div(k, 4);
-    out->data = rlx_alloc_aligned(np * k4 * PANEL_B);
+    out->data = rlx_alloc_aligned(np * k4 * PANEL_B + B_SLACK);
     out->colsum = malloc(np * NR * sizeof(int32_t));
     if (!out->data || !out->colsum) {
         rlx_cpu_qgemm_pack_free(out);
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory packing a %zu x %zu int8 matrix", k, n);
     }
+    memset(out->data + np * k4 * PANEL_B, 0, B_SLACK);
     for (size_t p = 0; p < np; p++)
         pack_b_panel(b, sk, sn, b_unsigned, n, k, p * NR, out->data + p * k4 * PANEL_B, out->colsum);
     out->k = k, out->n = n, out->b_unsigned = b_unsigned;
@@ -246,7 +321,9 @@ typedef struct qg_job {
     uint8_t *apack;
     uint32_t *rowsum;
     const uint32_t *cterm, *zbe; /* per column: K za' zb' - za' colsum; zb' */
-    size_t k4, n_rp;
+    size_t k4, n_rp;    /* n_rp: row panels of MR (of MRA under AMX) */
+    bool amx;           /* AMX: A packed in panels of MRA rows of kpad bytes */
+    size_t kpad;
     double lo, hi;
     bool avx2; /* store_tile's AVX2 requantization (not under the portable kernel: tests cover both) */
 } qg_job;
@@ -308,9 +385,48 @@ static void pack_at_panels(const qg_job *j, size_t p0, size_t p1) {
     }
 }
 
+/* Panels [p0, p1) of A for the AMX kernel: rows of kpad bytes (zero
+ * padded; rows past m zero), MRA rows a panel, and their sums. */
+static void pack_a_amx(const qg_job *j, size_t p0, size_t p1) {
+    const rlx_cpu_qgemm_args *g = j->g;
+    const uint8_t *a = g->a;
+    const uint8_t flip = g->a_unsigned ? 0 : 0x80u;
+    const size_t kp = j->kpad, k = g->k;
+    uint8_t *ap = j->apack + p0 * MRA * kp;
+    memset(ap, 0, (p1 - p0) * MRA * kp);
+    memset(j->rowsum + p0 * MRA, 0, (p1 - p0) * MRA * sizeof(uint32_t));
+    size_t r1 = p1 * MRA < g->m ? p1 * MRA : g->m;
+    if (g->a_trans) { /* A[i, kk] at a[kk * lda + i]: k outer, rows read contiguously */
+        for (size_t kk = 0; kk < k; kk++) {
+            const uint8_t *src = a + kk * g->lda;
+            for (size_t r = p0 * MRA; r < r1; r++) {
+                uint8_t v = (uint8_t)(src[r] ^ flip);
+                j->apack[r * kp + kk] = v;
+                j->rowsum[r] += v;
+            }
+        }
+        return;
+    }
+    for (size_t r = p0 * MRA; r < r1; r++) {
+        const uint8_t *src = a + r * g->lda;
+        uint8_t *d = j->apack + r * kp;
+        uint32_t s = 0;
+        for (size_t kk = 0; kk < k; kk++) {
+            uint8_t v = (uint8_t)(src[kk] ^ flip);
+            d[kk] = v;
+            s += v;
+        }
+        j->rowsum[r] = s;
+    }
+}
+
 static void pack_a_body(void *ctx, size_t p0, size_t p1) {
     const qg_job *j = ctx;
     const rlx_cpu_qgemm_args *g = j->g;
+    if (j->amx) {
+        pack_a_amx(j, p0, p1);
+        return;
+    }
     if (g->a_trans) {
         pack_at_panels(j, p0, p1);
         return;
@@ -408,8 +524,32 @@ static void tiles_body(void *ctx, size_t t0, size_t t1) {
     }
 }
 
+#if RLX_CPU_HAVE_AMX
+/* Tiles [t0, t1) of MRA x NR under AMX (as tiles_body). */
+static void tiles_amx_body(void *ctx, size_t t0, size_t t1) {
+    const qg_job *j = ctx;
+    const rlx_cpu_qgemm_args *g = j->g;
+    uint32_t tile[MRA * NR];
+    rlx_cpu_amx_begin();
+    for (size_t t = t0; t < t1; t++) {
+        size_t cp = t / j->n_rp, rp = t % j->n_rp, i0 = rp * MRA, c0 = cp * NR;
+        size_t mr = g->m - i0 < MRA ? g->m - i0 : MRA, nr = g->n - c0 < NR ? g->n - c0 : NR;
+        rlx_cpu_amx_tile(j->kpad / 64, j->apack + rp * MRA * j->kpad, j->kpad, j->bp->data + cp * j->k4 * PANEL_B,
+                         mr > 16, nr > 16, tile);
+        for (size_t q = 0; q * MR < mr; q++)
+            store_tile(j, tile + q * MR * NR, i0 + q * MR, c0, mr - q * MR < MR ? mr - q * MR : MR, nr);
+    }
+    rlx_cpu_amx_end();
+}
+#endif
+
 rlx_status rlx_cpu_qgemm(const rlx_cpu_qgemm_args *g) {
     qg_job j = { .g = g, .kern = kernel_fn(), .k4 = ceil_div(g->k, 4), .n_rp = ceil_div(g->m, MR) };
+#if RLX_CPU_HAVE_AMX
+    if (rlx_cpu_qgemm_amx_for(g->k))
+        j.amx = true, j.kpad = ceil_div(g->k, 64) * 64, j.n_rp = ceil_div(g->m, MRA);
+#endif
+    const size_t rows = j.amx ? MRA : MR, a_panel = j.amx ? MRA * j.kpad : j.k4 * PANEL_A;
     rlx_cpu_qgemm_pack own = { 0 };
     j.bp = g->bp;
     if (!j.bp || j.bp->k != g->k || j.bp->n != g->n || j.bp->b_unsigned != g->b_unsigned) {
@@ -420,7 +560,7 @@ rlx_status rlx_cpu_qgemm(const rlx_cpu_qgemm_args *g) {
     size_t np = ceil_div(g->n, NR);
     /* packed A, its row sums and the per-column terms in one buffer: the
      * calling thread's scratch (no allocation in steady runs) when it fits */
-    size_t a_bytes = (j.n_rp * j.k4 * PANEL_A + 63) / 64 * 64, rs_bytes = (j.n_rp * MR * sizeof(uint32_t) + 63) / 64 * 64;
+    size_t a_bytes = (j.n_rp * a_panel + 63) / 64 * 64, rs_bytes = (j.n_rp * rows * sizeof(uint32_t) + 63) / 64 * 64;
     size_t total = a_bytes + rs_bytes + 2 * np * NR * sizeof(uint32_t);
     uint8_t *buf = rlx_scratch_get(RLX_SCRATCH_SGEMM, total), *owned = NULL;
     if (!buf) buf = owned = malloc(total);
@@ -445,10 +585,14 @@ rlx_status rlx_cpu_qgemm(const rlx_cpu_qgemm_args *g) {
     j.avx2 = j.kern != kern_portable && __builtin_cpu_supports("avx2");
 #endif
     /* about 256 K multiply-adds per task at least */
-    size_t per_panel = MR * j.k4 * 4;
+    size_t per_panel = rows * j.k4 * 4;
     rlx_parallel_for(j.n_rp, ceil_div(1u << 16, per_panel), pack_a_body, &j);
-    size_t per_tile = MR * NR * j.k4 * 4;
-    rlx_parallel_for(j.n_rp * np, ceil_div(1u << 18, per_tile), tiles_body, &j);
+    size_t per_tile = rows * NR * j.k4 * 4;
+    void (*body)(void *, size_t, size_t) = tiles_body;
+#if RLX_CPU_HAVE_AMX
+    if (j.amx) body = tiles_amx_body;
+#endif
+    rlx_parallel_for(j.n_rp * np, ceil_div(1u << 18, per_tile), body, &j);
     free(owned);
     rlx_cpu_qgemm_pack_free(&own);
     return RLX_OK;

@@ -21,10 +21,27 @@
  * compile time serves any kernel.
  *
  * Kernels, picked once by what the CPU runs (__builtin_cpu_supports, which
- * also checks that the OS saves the registers): AVX-512 VNNI (vpdpbusd,
- * 8 x 32 tile), AVX2 (bytes widened to 16 bits, vpmaddwd: no saturation,
- * unlike vpmaddubsw whose 16-bit pair sums of u8 x s8 can overflow), and
- * portable C. All give the same bits. */
+ * also checks that the OS saves the registers): AMX (below), AVX-512 VNNI
+ * (vpdpbusd, 8 x 32 tile), AVX2 (bytes widened to 16 bits, vpmaddwd: no
+ * saturation, unlike vpmaddubsw whose 16-bit pair sums of u8 x s8 can
+ * overflow), and portable C. All give the same bits.
+ *
+ * AMX (TDPBUSD, the same u8 x s8 products and wrapping sums, on 16 x 64-byte
+ * tiles): C in tiles of 32 x 32 (four 16 x 16 int32 accumulators), A packed
+ * per call in panels of 32 rows of ceil(k / 64) * 64 bytes (row-major, zero
+ * padded: TILELOADD reads 16 rows of 64 bytes at a stride), B the same pack
+ * as above: its k groups of 32 x 4 bytes are two B tiles' rows (columns
+ * 0-15 and 16-31, stride 128 bytes), 16 groups per tile. A k tail reads up
+ * to 15 groups past a panel (the next panel, or the pack's zeroed slack)
+ * against A's zero bytes: it adds exactly 0. Linux gives a process the
+ * tile registers only after arch_prctl(ARCH_REQ_XCOMP_PERM,
+ * XFEATURE_XTILEDATA); the first check asks once, and without the CPUID
+ * bits (AMX-TILE, AMX-INT8 and AVX-512 VNNI), the OS's XCR0 bits or that
+ * permission (refused e.g. when the process has a sigaltstack too small
+ * for the tile state), AMX is not offered (VNNI runs instead; no tile
+ * instruction ever runs). Each task loads the tile configuration
+ * (ldtilecfg, per thread) and releases it at its end. Products of k < 64
+ * run the VNNI kernel under AMX too (rlx_cpu_qgemm_amx_min_k_set). */
 #ifndef RLX_BACKEND_CPU_CPU_QGEMM_H
 #define RLX_BACKEND_CPU_CPU_QGEMM_H
 
@@ -36,7 +53,8 @@
 #include "base/status.h"
 
 /* op(B) [k, n] packed (see above): data holds ceil(n / 32) panels of
- * ceil(k / 4) * 128 bytes (B - 128 when B was uint8), colsum the n column
+ * ceil(k / 4) * 128 bytes (B - 128 when B was uint8) and 2 KiB of zeros
+ * (the AMX kernel's k tail reads into them), colsum the n column
  * sums of those stored values. */
 typedef struct rlx_cpu_qgemm_pack {
     int8_t *data;    /* owned, 64-byte aligned */
@@ -113,15 +131,50 @@ static inline double rlx_cpu_round_even(double x) {
 typedef enum rlx_cpu_qgemm_kernel {
     RLX_CPU_QGEMM_PORTABLE = 0,
     RLX_CPU_QGEMM_AVX2 = 1,
-    RLX_CPU_QGEMM_VNNI = 2 /* AVX-512 VNNI */
+    RLX_CPU_QGEMM_VNNI = 2, /* AVX-512 VNNI */
+    RLX_CPU_QGEMM_AMX = 3   /* AMX-INT8 (TDPBUSD) */
 } rlx_cpu_qgemm_kernel;
 
-/* The kernel in use: the first call picks VNNI where the CPU has
- * AVX-512F, BW and VNNI, else AVX2, else the portable one. */
+#define RLX_CPU_QGEMM_KERNELS 4 /* kernels 0 .. RLX_CPU_QGEMM_KERNELS - 1 */
+
+/* Whether this build has the AMX kernel: x86-64 with GCC >= 11 or clang
+ * >= 12 (their AMX intrinsics); elsewhere RLX_CPU_QGEMM_AMX is never
+ * offered. */
+#if defined(__x86_64__) && ((defined(__clang__) && __clang_major__ >= 12) || \
+                            (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
+#define RLX_CPU_HAVE_AMX 1
+#else
+#define RLX_CPU_HAVE_AMX 0
+#endif
+
+/* The kernel in use: the first call picks AMX where the CPU and OS run it
+ * (see above: this first call is what asks Linux for the tile state),
+ * else VNNI where the CPU has AVX-512F, BW and VNNI, else AVX2, else the
+ * portable one. AMX measured 1.3 to 4x VNNI's GEMM speed at k >= 64 and
+ * as fast or faster on PP-OCRv4 det's convolutions (BENCHMARKS.md). */
 rlx_cpu_qgemm_kernel rlx_cpu_qgemm_kernel_get(void);
 
 /* Uses `kernel` from now on (process-wide; for tests, not while products
  * run). False, and no change, when this CPU or build cannot run it. */
 bool rlx_cpu_qgemm_kernel_set(rlx_cpu_qgemm_kernel kernel);
+
+/* Under RLX_CPU_QGEMM_AMX, products (and convolutions) of k below this
+ * run the VNNI kernel instead (AMX's 64-byte k blocks would be mostly
+ * padding; measured slower at k 12 and 27, equal near 32 to 48, faster
+ * from 64 on: BENCHMARKS.md). Default 64; 0: AMX at every k (tests).
+ * Process-wide, not while products run; returns the previous value. The
+ * convolution's weights are packed for one or the other (cpu_qconv.h). */
+size_t rlx_cpu_qgemm_amx_min_k_set(size_t min_k);
+
+/* Whether a product or convolution of this k runs AMX tiles: the kernel in
+ * use is RLX_CPU_QGEMM_AMX and k >= the threshold above. */
+bool rlx_cpu_qgemm_amx_for(size_t k);
+
+/* The option cpu.qgemm_kernel: "auto" (the first pick of
+ * rlx_cpu_qgemm_kernel_get), "portable", "avx2", "vnni" or "amx".
+ * errors: RLX_ERR_UNSUPPORTED when this CPU, OS or build cannot run the
+ * kernel named (nothing changes), RLX_ERR_INVALID_ARGUMENT for another
+ * name. */
+rlx_status rlx_cpu_qgemm_kernel_choose(const char *name);
 
 #endif

@@ -950,7 +950,8 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
         const rlx_cpu_qconv_pack *wp = k->pack ? k->pack->q8conv : NULL;
         rlx_cpu_qconv_pack own = { 0 };
         if (!wp || wp->groups != (size_t)G || wp->cout_g != (size_t)cout_g || wp->k != (size_t)K ||
-            wp->w_unsigned != (w->dtype == RLX_DTYPE_U8)) {
+            wp->w_unsigned != (w->dtype == RLX_DTYPE_U8) ||
+            wp->amx != rlx_cpu_qgemm_amx_for((size_t)K)) {
             st = rlx_cpu_qconv_pack_w(w->dtype == RLX_DTYPE_U8, (size_t)G, (size_t)cout_g, (size_t)K, w->data, &own);
             wp = &own;
         }
