@@ -391,16 +391,26 @@ static const char *act16(bo_case *c, int which, const char *x) {
 }
 
 /* Conv (plain, depthwise, 1x1) + activation, Gemm + activation, MatMul +
- * bias + activation, all f16. */
+ * bias + activation, ConvTranspose + activation, all f16. */
 static void gen_act16(bo_ctx *ctx, const void *arg) {
     (void)arg;
-    for (int k = 0; k < 10; k++) {
+    for (int k = 0; k < 12; k++) {
         bo_case *c = bo_next(ctx, 20);
         if (!c) continue;
-        int prod = k % 4, which = k % 5; /* Conv, depthwise Conv, Gemm, MatMul + bias */
+        int prod = k < 10 ? k % 4 : 4, which = k % 5; /* Conv, depthwise Conv, Gemm, MatMul + bias, ConvTranspose */
         const char *y;
         double red;
-        if (prod <= 1) {
+        if (prod == 4) { /* stride 2: the per-tap GEMMs when kernel == stride, else conv_transpose.wgsl */
+            int64_t cin = 3, cout = 2 + k % 3, hw = 4, kk = k == 10 ? 2 : 3;
+            int64_t xd[4] = { 1, cin, hw, hw + 1 }, wd[4] = { cin, cout, kk, kk };
+            const char *ins[2] = { bo_input(c, bo_rand(F16, 4, xd, -2, 2)), bo_const(c, bo_rand(F16, 4, wd, -0.5, 0.5)) };
+            rlx_attr s = RLX_ATTR_IS("strides", 2, ((const int64_t[]){ 2, 2 }));
+            y = bo_node(c, "ConvTranspose", 2, ins, 1, 1, &s);
+            c->fused = "ConvTranspose";
+            red = (double)(cin * kk * kk);
+            bo_desc(c, "f16 ConvTranspose x[1,%lld,%lld,%lld] C_out=%lld k=%lld stride 2", (long long)cin, (long long)hw,
+                    (long long)hw + 1, (long long)cout, (long long)kk);
+        } else if (prod <= 1) {
             int64_t cin = 2 + k % 3, cout = prod ? cin : 3 + k % 4, hw = 5 + k % 4, kk = k % 3 ? 3 : 1;
             int64_t xd[4] = { 1, cin, hw, hw + 1 }, wd[4] = { cout, prod ? 1 : cin, kk, kk }, co = cout;
             const char *ins[3] = { bo_input(c, bo_rand(F16, 4, xd, -2, 2)), bo_const(c, bo_rand(F16, 4, wd, -0.5, 0.5)),
