@@ -4,16 +4,21 @@
  *   Mul by a constant per channel:  y = x * k
  *   Add of a constant per channel:  y = x + k
  * Each is y = x * a[c] + b[c], so W'[c] = W[c] * a[c] and B'[c] = B[c] * a[c] + b[c].
- * Preconditions: f32; the Conv's weight (and bias) are constants; the Conv's
- * output has no other user and is not a graph output; the affine constants
- * are per output channel (shape [C], [C,1,..], [1,C,1,..]) or scalars; the
- * Conv has no fused activation (passes/fuse_activation.c runs later).
+ * Preconditions: f32, or f16 (GPU plans of fp16 models: the folded weights
+ * and bias are computed in f32 and rounded to binary16 once; declined when
+ * one would overflow, or a non-zero one round to zero); the Conv's weight,
+ * bias and output of one dtype; the Conv's weight (and bias) are
+ * constants; the Conv's output has no other user and is not a graph
+ * output; the affine constants (f32 or f16) are per output channel (shape
+ * [C], [C,1,..], [1,C,1,..]) or scalars; the Conv has no fused activation
+ * (passes/fuse_activation.c runs later).
  * Chains (Conv -> Mul -> Add -> BatchNormalization) fold step by step.
  * The folded model differs from the unfolded one by rounding only. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "base/mem.h"
 #include "base/status.h"
 #include "base/tensor.h"
@@ -24,16 +29,34 @@
 
 static bool is_op(const rlx_node *n, rlx_op_id op) { return n->op == op; }
 
+/* Element i of an f32 or f16 tensor, as f32. */
+static float elem(const rlx_tensor *t, size_t i) {
+    if (t->dtype == RLX_DTYPE_F16) return rlx_f16_to_f32(((const uint16_t *)t->data)[i]);
+    return ((const float *)t->data)[i];
+}
+
+/* Stores v as element i of an f32 or f16 tensor; false when an f16 store
+ * loses v: beyond binary16's range, or a non-zero v that becomes zero. */
+static bool put(rlx_tensor *t, size_t i, float v) {
+    if (t->dtype != RLX_DTYPE_F16) {
+        ((float *)t->data)[i] = v;
+        return true;
+    }
+    uint16_t h = rlx_f32_to_f16(v);
+    ((uint16_t *)t->data)[i] = h;
+    float back = rlx_f16_to_f32(h);
+    return isfinite(back) && (back != 0.0f || v == 0.0f);
+}
+
 /* Per-channel values of a constant that broadcasts along axis 1 of a rank-r
  * tensor with C channels: scalar, [C], or [.., C, 1, ..] with C at axis 1 of
  * the right-aligned shape. Returns false when it does not have that form. */
 static bool per_channel(const rlx_value *k, int out_rank, int64_t c, float *dst) {
-    if (!k || !k->konst || k->konst->dtype != RLX_DTYPE_F32) return false;
+    if (!k || !k->konst || (k->konst->dtype != RLX_DTYPE_F32 && k->konst->dtype != RLX_DTYPE_F16)) return false;
     const rlx_tensor *t = k->konst;
     size_t n = rlx_tensor_numel(t);
-    const float *p = t->data;
     if (n == 1) {
-        for (int64_t i = 0; i < c; i++) dst[i] = p[0];
+        for (int64_t i = 0; i < c; i++) dst[i] = elem(t, 0);
         return true;
     }
     if ((int64_t)n != c || t->rank > out_rank) return false;
@@ -45,7 +68,7 @@ static bool per_channel(const rlx_value *k, int out_rank, int64_t c, float *dst)
         if (is_c && t->dims[d] != c) return false;
     }
     if (t->rank == 1 && out_rank != 2) return false; /* [C] lines up with the last axis */
-    memcpy(dst, p, (size_t)c * sizeof(float));
+    for (int64_t i = 0; i < c; i++) dst[i] = elem(t, (size_t)i);
     return true;
 }
 
@@ -116,8 +139,9 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
             rlx_node *cv = &g->nodes[conv_id];
             if (rlx_node_act(cv).kind != RLX_ACT_NONE) continue;
             const rlx_value *w = rlx_node_input(g, cv, 1), *bias = rlx_node_input(g, cv, 2), *x = &g->values[x_id];
-            if (!w || !w->konst || w->konst->dtype != RLX_DTYPE_F32 || (bias && !bias->konst) || x->rank < 3 ||
-                x->dtype != RLX_DTYPE_F32)
+            if (!w || !w->konst || (x->dtype != RLX_DTYPE_F32 && x->dtype != RLX_DTYPE_F16) ||
+                w->konst->dtype != x->dtype || (bias && (!bias->konst || bias->konst->dtype != x->dtype)) ||
+                x->rank < 3)
                 continue;
             int64_t c = w->konst->dims[0];
             float *a = malloc((size_t)c * 2 * sizeof(float));
@@ -132,19 +156,27 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
             }
             /* W' = W * a (per output channel), B' = B * a + b */
             rlx_tensor *w2 = NULL, *b2 = NULL;
-            if ((st = rlx_tensor_clone(w->konst, &w2)) || (st = rlx_tensor_create(RLX_DTYPE_F32, &c, 1, &b2))) {
+            if ((st = rlx_tensor_clone(w->konst, &w2)) || (st = rlx_tensor_create(x->dtype, &c, 1, &b2))) {
                 rlx_tensor_destroy(w2);
                 free(a);
                 break;
             }
             size_t per = rlx_tensor_numel(w2) / (size_t)c;
-            float *pw = w2->data, *pb = b2->data;
+            bool kept = true; /* every folded f16 value survives binary16 */
             for (int64_t o = 0; o < c; o++) {
-                for (size_t j = 0; j < per; j++) pw[(size_t)o * per + j] *= a[o];
-                float b0 = bias ? ((const float *)bias->konst->data)[o] : 0.0f;
-                pb[o] = b0 * a[o] + b[o];
+                for (size_t j = 0; j < per; j++) {
+                    size_t e = (size_t)o * per + j;
+                    kept &= put(w2, e, elem(w->konst, e) * a[o]);
+                }
+                float b0 = bias ? elem(bias->konst, (size_t)o) : 0.0f;
+                kept &= put(b2, (size_t)o, b0 * a[o] + b[o]);
             }
             free(a);
+            if (!kept) { /* an f16 weight would overflow or vanish: leave the map unfolded */
+                rlx_tensor_destroy(w2);
+                rlx_tensor_destroy(b2);
+                continue;
+            }
             int wid, bid;
             char what[512] = "";
             if (rlx_fuse_reporting()) rlx_fuse_describe(g, (const int[]){ conv_id, (int)i }, 2, what, sizeof what);

@@ -10,22 +10,34 @@
  *   SiLU  x * Sigmoid(x)                      (Mul of x and Sigmoid(x), either order)
  *   GELU  x * 0.5 * (1 + Erf(x / sqrt 2))    (Div by sqrt 2 or Mul by 1/sqrt 2;
  *                                            the three factors in any association)
- * Bias: MatMul(A, B) + c with c constant f32 of N elements shaped [N] or
+ * Bias: MatMul(A, B) + c with c constant of N elements shaped [N] or
  * [1, .., 1, N] (N the last dim of the output, B of rank >= 2) becomes
  * MatMul(A, B, c[N]); the bias comes before the activation, so it is only
  * folded into a MatMul that has no activation yet.
  *
- * Preconditions, each checked: the producer's output is f32 with a static
- * shape, has no other user and is not a graph output; the intermediate
- * values of a pattern have no user outside it and are not graph outputs;
- * the activation's output has the producer's shape; Clip bounds are
- * constant scalars; Gelu's approximate is "none" or "tanh"; the producer
- * has no fused activation yet. Results differ from the unfused graph by
- * rounding only (the activation is applied to the same f32 value). */
+ * Preconditions, each checked: the producer's output is f32 or f16 with a
+ * static shape, has no other user and is not a graph output; the
+ * intermediate values of a pattern have no user outside it and are not
+ * graph outputs; the activation's output has the producer's shape and
+ * dtype; Clip bounds are constant scalars; Gelu's approximate is "none" or
+ * "tanh"; the producer has no fused activation yet; a bias has the
+ * output's dtype. Results differ from the unfused graph by rounding only
+ * (the activation is applied to the same f32 value).
+ *
+ * f16 (fp16 models on GPU plans; CPU plans see f32 after widen_f16): every
+ * kernel computes the epilogue on the f32 accumulator and rounds once, at
+ * the store (README, "f16 models"). Relu and Clip with f16 bounds (the
+ * bounds of an f16 Clip are f16 constants) give the unfused bits, as
+ * rounding to f16 is monotonic; the bias and the other activations round
+ * once where the unfused pair rounds twice. The GELU pattern's constants
+ * may be f16: 1/sqrt 2 and sqrt 2 are then matched at their binary16
+ * values (the fused GELU uses the exact constant, an error below one f16
+ * ulp of the erf argument). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "base/mem.h"
 #include "base/tensor.h"
 #include "ir/op.h"
@@ -48,7 +60,17 @@ static int other_input(const rlx_node *n, int x) {
     return -1;
 }
 
-static bool near(float v, double want) { return fabs((double)v - want) <= 1e-5 * fabs(want); }
+/* A dtype the epilogues store (f32, or f16 with f32 arithmetic). */
+static bool epilogue_dtype(rlx_dtype dt) { return dt == RLX_DTYPE_F32 || dt == RLX_DTYPE_F16; }
+
+/* Constant scalar v is `want`: within 1e-5 relative, or, for an f16
+ * constant, want rounded to binary16. */
+static bool konst_near(const rlx_value *v, double want) {
+    float c;
+    if (!rlx_fuse_konst_scalar(v, &c)) return false;
+    if (fabs((double)c - want) <= 1e-5 * fabs(want)) return true;
+    return v->konst->dtype == RLX_DTYPE_F16 && c == rlx_f16_to_f32(rlx_f32_to_f16((float)want));
+}
 
 /* A binary op (Mul/Add/Div) of version >= 7 (numpy broadcast). */
 static bool is_binary(const rlx_node *n, rlx_op_id op) {
@@ -102,12 +124,11 @@ static bool match_gelu(const rlx_graph *g, const rlx_fuse_users *u, int x, int *
     const rlx_node *d = NULL, *o = NULL;
     for (int i = 0; i < 2; i++) {
         const rlx_node *n = &g->nodes[rlx_fuse_user(u, x, i)];
-        float c;
         bool is_d = false;
         if (is_binary(n, RLX_OP_Div) && n->in[0] == x && n->in[1] != x)
-            is_d = rlx_fuse_konst_scalar(&g->values[n->in[1]], &c) && near(c, 1.4142135623730951);
-        else if (is_binary(n, RLX_OP_Mul) && other_input(n, x) >= 0 && rlx_fuse_konst_scalar(&g->values[other_input(n, x)], &c))
-            is_d = near(c, 0.7071067811865476);
+            is_d = konst_near(&g->values[n->in[1]], 1.4142135623730951);
+        else if (is_binary(n, RLX_OP_Mul) && other_input(n, x) >= 0)
+            is_d = konst_near(&g->values[other_input(n, x)], 0.7071067811865476);
         if (is_d && !d) d = n;
         else o = n;
     }
@@ -170,7 +191,8 @@ bool rlx_fuse_match_act(const rlx_graph *g, const rlx_fuse_users *u, int x, int 
         act->kind = RLX_ACT_GELU;
     }
     const rlx_value *yv = *out >= 0 ? &g->values[*out] : NULL;
-    if (act->kind == RLX_ACT_NONE || !yv || !rlx_fuse_same_shape(yv, &g->values[x]) || yv->dtype != RLX_DTYPE_F32) {
+    if (act->kind == RLX_ACT_NONE || !yv || !rlx_fuse_same_shape(yv, &g->values[x]) ||
+        yv->dtype != g->values[x].dtype || !epilogue_dtype(yv->dtype)) {
         *nn = n0;
         *out = -1;
         memset(act, 0, sizeof *act);
@@ -212,7 +234,7 @@ static rlx_status try_bias(rlx_graph *g, const rlx_fuse_users *u, int p, rlx_pas
     if (c < 0) return RLX_OK;
     const rlx_value *cv = &g->values[c];
     int64_t n = xv->dims[xv->rank - 1];
-    if (!cv->konst || cv->konst->dtype != RLX_DTYPE_F32 || cv->rank > xv->rank || cv->rank < 1 ||
+    if (!cv->konst || cv->konst->dtype != xv->dtype || cv->rank > xv->rank || cv->rank < 1 ||
         (int64_t)rlx_tensor_numel(cv->konst) != n || cv->dims[cv->rank - 1] != n)
         return RLX_OK;
     if (!rlx_fuse_same_shape(&g->values[a->out[0]], xv)) return RLX_OK;
@@ -249,7 +271,7 @@ rlx_status rlx_pass_fuse_activation(rlx_graph *g, rlx_pass_stats *stats) {
         rlx_node *P = &g->nodes[i];
         bool done = false;
         if (is_producer(P) && P->n_out == 1 && P->out[0] >= 0 && rlx_node_act(P).kind == RLX_ACT_NONE &&
-            g->values[P->out[0]].dtype == RLX_DTYPE_F32 && rlx_value_is_static(&g->values[P->out[0]])) {
+            epilogue_dtype(g->values[P->out[0]].dtype) && rlx_value_is_static(&g->values[P->out[0]])) {
             if (rlx_fuse_is(P, RLX_OP_MatMul)) st = try_bias(g, &u, (int)i, stats, &done);
             if (!st && !done) {
                 st = try_act(g, &u, (int)i, stats, &done);

@@ -8,10 +8,10 @@
  * act((conv(x, W) + B) + r) in f32, so the GPU adds r in the convolution's
  * epilogue instead of a dispatch of its own.
  *
- * Preconditions, each checked: the Conv output is f32 with a static shape,
- * has the Add as its only user and is not a graph output; the Conv has no
- * fused activation and no residual yet; r has exactly the Conv output's
- * shape and dtype (no broadcasting) and is not the Conv output itself; r is
+ * Preconditions, each checked: the Conv output is f32 or f16 with a
+ * static shape, has the Add as its only user and is not a graph output; the
+ * Conv has no fused activation and no residual yet; r has exactly the Conv
+ * output's shape and dtype (no broadcasting) and is not the Conv output itself; r is
  * a graph input, a constant or produced before the Conv (the fused node
  * keeps the Conv's place in the order); the Add is version 7 or later
  * (numpy broadcasting; no legacy attributes) and its output has the same
@@ -26,7 +26,13 @@
  * the sum has the unfused bits on the CPU (whatever the conv path) and on
  * the GPU; the activation is then the conv epilogue's (act.h, act.wgsl),
  * which for Relu and Clip is bit-identical to the unfused op and for the
- * transcendental ones (Sigmoid, Tanh, Gelu, ...) differs by rounding only. */
+ * transcendental ones (Sigmoid, Tanh, Gelu, ...) differs by rounding only.
+ *
+ * f16 (fp16 models on GPU plans): the kernels read r as f16, form
+ * act((acc + B) + r) in f32 and round once at the store, where the unfused
+ * Conv, Add and activation round after each (README, "f16 models"): the
+ * fused result is the f32 sum rounded once, within one f16 ulp of the
+ * unfused one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,13 +56,15 @@ static rlx_status try_residual(rlx_graph *g, const rlx_fuse_users *u, int p, rlx
     if (rlx_node_act(P).kind != RLX_ACT_NONE) return RLX_OK;
     int x = P->out[0];
     const rlx_value *xv = &g->values[x];
-    if (xv->dtype != RLX_DTYPE_F32 || !rlx_value_is_static(xv) || !rlx_fuse_private(g, u, x, 1)) return RLX_OK;
+    if ((xv->dtype != RLX_DTYPE_F32 && xv->dtype != RLX_DTYPE_F16) || !rlx_value_is_static(xv) ||
+        !rlx_fuse_private(g, u, x, 1))
+        return RLX_OK;
     const rlx_node *A = &g->nodes[rlx_fuse_user(u, x, 0)];
     if (!rlx_fuse_is(A, RLX_OP_Add) || A->version < 7 || A->n_out != 1 || A->out[0] < 0) return RLX_OK;
     int r = other_input(A, x);
     if (r < 0) return RLX_OK;
     const rlx_value *rv = &g->values[r];
-    if (rv->dtype != RLX_DTYPE_F32 || !rlx_fuse_same_shape(rv, xv) || !rlx_fuse_same_shape(&g->values[A->out[0]], xv))
+    if (rv->dtype != xv->dtype || !rlx_fuse_same_shape(rv, xv) || !rlx_fuse_same_shape(&g->values[A->out[0]], xv))
         return RLX_OK;
     if (rv->producer >= p) return RLX_OK; /* r is computed after the Conv */
     int nodes[10] = { p, (int)(A - g->nodes) };

@@ -1,5 +1,7 @@
 /* The f16 axis of the harness: the elementwise, logic, data-movement,
- * Softmax/LayerNorm, FusedElementwise and Attention lowerings on binary16 tensors
+ * Softmax/LayerNorm, FusedElementwise and Attention lowerings on binary16 tensors,
+ * and the epilogue fusions (Conv/Gemm/MatMul + activation or bias, Conv +
+ * residual, BatchNormalization folded, Add + LayerNormalization)
  * (f16 instances of the kernels, shader-f16; Cast and the comparisons read
  * packed halves). The oracle is the CPU backend, which computes each op in
  * f32 (or f64) and rounds once to binary16, as the GPU kernels do: so data
@@ -9,6 +11,7 @@
  * halves. Shapes with odd counts put f16 windows at odd element offsets
  * (Slice starts, Concat slabs, Split outputs): two-byte offsets inside a
  * binding. */
+#include <math.h>
 #include <string.h>
 
 #include "harness.h"
@@ -20,6 +23,8 @@
 #define EXACT16 0, 0, "f16 data moved, selected, compared or converted: the same bits"
 #define ULP16 9.8e-4, 1e-5, "f32 arithmetic rounded once to binary16 on both sides: 1 f16 ulp where the f32 results differ"
 #define ROWS16 2e-3, 1e-4, "row statistics in f32 (the CPU: f64), rounded to binary16: 2 f16 ulps"
+#define ADDLN16 2e-3, 4e-3, \
+    "the unfused oracle rounds the sum to binary16 (inputs up to 3: an ulp of 2e-3), which moves the normalised row by that"
 #define CHAIN16 4e-3, 1e-3, \
     "a fused f16 chain keeps f32 intermediates; the unfused oracle rounds each op to binary16: a few f16 ulps"
 
@@ -355,6 +360,152 @@ static void gen_attention16(bo_ctx *ctx, const void *arg) {
     }
 }
 
+/* ------------------------------------------------------------ f16 epilogues */
+
+/* The epilogue fusions on f16 (fp16 models on GPU plans; README, "f16
+ * models"): the fused kernel computes its chain in f32 and rounds once, the
+ * unfused oracle rounds after each op, so results differ by a few f16 ulps;
+ * the absolute part grows with the reduction length (bo's atol scaled by
+ * sqrt(K)), as cases_fusion.c does for f32. */
+
+/* Appends activation `which` (0 Relu, 1 Clip with f16 bounds, 2 HardSwish,
+ * 3 Sigmoid, 4 the GELU erf pattern with f16 constants, 5 none) to x. */
+static const char *act16(bo_case *c, int which, const char *x) {
+    static const char *const k_names[] = { "Relu", "Clip", "HardSwish", "Sigmoid", "GELU pattern", "no act" };
+    bo_desc(c, " + %s", k_names[which]);
+    if (which == 1) {
+        const char *ins[3] = { x, bo_const(c, bo_scalar(F16, 0.0)), bo_const(c, bo_scalar(F16, 6.0)) };
+        return bo_node(c, "Clip", 3, ins, 1, 0, NULL);
+    }
+    if (which == 4) { /* x * 0.5 * (1 + erf(x / sqrt 2)), sqrt 2 as a binary16 constant */
+        const char *d_in[2] = { x, bo_const(c, bo_scalar(F16, 1.4142135623730951)) };
+        const char *e = bo_node(c, "Erf", 1, (const char *[]){ bo_node(c, "Div", 2, d_in, 1, 0, NULL) }, 1, 0, NULL);
+        const char *a_in[2] = { e, bo_const(c, bo_scalar(F16, 1.0)) };
+        const char *h_in[2] = { x, bo_const(c, bo_scalar(F16, 0.5)) };
+        const char *m_in[2] = { bo_node(c, "Mul", 2, h_in, 1, 0, NULL), bo_node(c, "Add", 2, a_in, 1, 0, NULL) };
+        return bo_node(c, "Mul", 2, m_in, 1, 0, NULL);
+    }
+    if (which == 5) return x;
+    static const char *const k_ops[] = { "Relu", NULL, "HardSwish", "Sigmoid" };
+    return bo_node(c, k_ops[which], 1, &x, 1, 0, NULL);
+}
+
+/* Conv (plain, depthwise, 1x1) + activation, Gemm + activation, MatMul +
+ * bias + activation, ConvTranspose + activation, all f16. */
+static void gen_act16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    for (int k = 0; k < 12; k++) {
+        bo_case *c = bo_next(ctx, 20);
+        if (!c) continue;
+        int prod = k < 10 ? k % 4 : 4, which = k % 5; /* Conv, depthwise Conv, Gemm, MatMul + bias, ConvTranspose */
+        const char *y;
+        double red;
+        if (prod == 4) { /* stride 2: the per-tap GEMMs when kernel == stride, else conv_transpose.wgsl */
+            int64_t cin = 3, cout = 2 + k % 3, hw = 4, kk = k == 10 ? 2 : 3;
+            int64_t xd[4] = { 1, cin, hw, hw + 1 }, wd[4] = { cin, cout, kk, kk };
+            const char *ins[2] = { bo_input(c, bo_rand(F16, 4, xd, -2, 2)), bo_const(c, bo_rand(F16, 4, wd, -0.5, 0.5)) };
+            rlx_attr s = RLX_ATTR_IS("strides", 2, ((const int64_t[]){ 2, 2 }));
+            y = bo_node(c, "ConvTranspose", 2, ins, 1, 1, &s);
+            c->fused = "ConvTranspose";
+            red = (double)(cin * kk * kk);
+            bo_desc(c, "f16 ConvTranspose x[1,%lld,%lld,%lld] C_out=%lld k=%lld stride 2", (long long)cin, (long long)hw,
+                    (long long)hw + 1, (long long)cout, (long long)kk);
+        } else if (prod <= 1) {
+            int64_t cin = 2 + k % 3, cout = prod ? cin : 3 + k % 4, hw = 5 + k % 4, kk = k % 3 ? 3 : 1;
+            int64_t xd[4] = { 1, cin, hw, hw + 1 }, wd[4] = { cout, prod ? 1 : cin, kk, kk }, co = cout;
+            const char *ins[3] = { bo_input(c, bo_rand(F16, 4, xd, -2, 2)), bo_const(c, bo_rand(F16, 4, wd, -0.5, 0.5)),
+                                   bo_const(c, bo_rand(F16, 1, &co, -0.5, 0.5)) };
+            rlx_attr a[2] = { RLX_ATTR_IS("pads", 4, ((const int64_t[]){ kk / 2, kk / 2, kk / 2, kk / 2 })),
+                              RLX_ATTR_I("group", prod ? cin : 1) };
+            y = bo_node(c, "Conv", 3, ins, 1, 2, a);
+            c->fused = "Conv";
+            red = (double)(wd[1] * kk * kk);
+            bo_desc(c, "f16 Conv%s x[1,%lld,%lld,%lld] C_out=%lld k=%lld", prod ? " depthwise" : "", (long long)cin,
+                    (long long)hw, (long long)hw + 1, (long long)cout, (long long)kk);
+        } else {
+            bool gemm = prod == 2;
+            int64_t M = 3 + k, K = 5 + 3 * k, N = 4 + 2 * k;
+            int64_t ad[3] = { 2, M, K }, bd[2] = { K, N };
+            const char *ins[3] = { bo_input(c, bo_rand(F16, gemm ? 2 : 3, gemm ? ad + 1 : ad, -1, 1)),
+                                   bo_const(c, bo_rand(F16, 2, bd, -1, 1)), bo_const(c, bo_rand(F16, 1, &N, -1, 1)) };
+            y = bo_node(c, gemm ? "Gemm" : "MatMul", gemm ? 3 : 2, ins, 1, 0, NULL);
+            if (!gemm) { /* the bias folds into the MatMul's third input */
+                const char *ins2[2] = { y, ins[2] };
+                y = bo_node(c, "Add", 2, ins2, 1, 0, NULL);
+            }
+            c->fused = gemm ? "Gemm" : "MatMul";
+            red = (double)K;
+            bo_desc(c, "f16 %s M=%lld K=%lld N=%lld", gemm ? "Gemm" : "MatMul + bias", (long long)M, (long long)K,
+                    (long long)N);
+        }
+        if (prod == 2 && which == 5) which = 0; /* a Gemm alone has nothing to fuse */
+        bo_output(c, act16(c, which, y));
+        c->atol *= sqrt(red);
+        bo_run(ctx, c);
+    }
+}
+
+/* Conv + residual Add (+ Relu or Clip), f16, on each convolution path;
+ * also BatchNormalization folded into the f16 weights first. */
+static void gen_residual16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    static const char *const k_algo[] = { NULL, "gpu.conv_algo=direct", "gpu.conv_algo=im2col", "gpu.conv_algo=implicit" };
+    for (int k = 0; k < 8; k++) {
+        bo_case *c = bo_next(ctx, 15);
+        if (!c) continue;
+        bool dw = k % 4 == 3, bn = k % 2 == 1;
+        int64_t cin = 2 + k % 5, cout = dw ? cin : 2 + (k * 3) % 7, hw = 4 + k % 5, kk = k % 3 == 0 ? 1 : 3;
+        int64_t xd[4] = { 1 + k % 2, cin, hw, hw + 2 }, wd[4] = { cout, dw ? 1 : cin, kk, kk }, co = cout;
+        int64_t rd[4] = { xd[0], cout, hw, hw + 2 };
+        const char *ins[3] = { bo_input(c, bo_rand(F16, 4, xd, -2, 2)), bo_const(c, bo_rand(F16, 4, wd, -0.5, 0.5)),
+                               bo_const(c, bo_rand(F16, 1, &co, -0.5, 0.5)) };
+        rlx_attr a[2] = { RLX_ATTR_IS("pads", 4, ((const int64_t[]){ kk / 2, kk / 2, kk / 2, kk / 2 })),
+                          RLX_ATTR_I("group", dw ? cin : 1) };
+        const char *y = bo_node(c, "Conv", 3, ins, 1, 2, a);
+        bo_desc(c, "f16 Conv%s x[%lld,%lld,%lld,%lld] C_out=%lld k=%lld", dw ? " depthwise" : "", (long long)xd[0],
+                (long long)cin, (long long)hw, (long long)hw + 2, (long long)cout, (long long)kk);
+        if (bn) {
+            const char *b_in[5] = { y, bo_const(c, bo_rand(F16, 1, &co, 0.5, 1.5)), bo_const(c, bo_rand(F16, 1, &co, -0.5, 0.5)),
+                                    bo_const(c, bo_rand(F16, 1, &co, -0.5, 0.5)), bo_const(c, bo_rand(F16, 1, &co, 0.5, 2)) };
+            y = bo_node(c, "BatchNormalization", 5, b_in, 1, 0, NULL);
+            bo_desc(c, " + BatchNormalization");
+        }
+        const char *r = k % 3 == 1 ? bo_const(c, bo_rand(F16, 4, rd, -1, 1)) : bo_input(c, bo_rand(F16, 4, rd, -1, 1));
+        const char *a_in[2] = { k % 2 ? r : y, k % 2 ? y : r };
+        y = bo_node(c, "Add", 2, a_in, 1, 0, NULL);
+        bo_desc(c, " + residual");
+        y = act16(c, k % 3 == 0 ? 5 : k % 3 == 1 ? 0 : 1, y);
+        if (k_algo[k % 4]) bo_opt(c, k_algo[k % 4]), bo_desc(c, " %s", k_algo[k % 4]);
+        c->fused = "Conv";
+        c->atol *= sqrt((double)(wd[1] * kk * kk));
+        bo_output(c, y);
+        bo_run(ctx, c);
+    }
+}
+
+/* Add + LayerNormalization (f16 values and parameters): one
+ * rlx.AddLayerNormalization. */
+static void gen_add_ln16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    for (int k = 0; k < 4; k++) {
+        bo_case *c = bo_next(ctx, 17);
+        if (!c) continue;
+        int64_t S = 1 + 3 * k, Hd = k == 3 ? 768 : 17 + 20 * k;
+        int64_t ad[3] = { 2, S, Hd }, bd[3] = { 1, S, Hd }, wd[1] = { Hd };
+        bool bcast = k % 2 == 1;
+        const char *a_in[2] = { bo_input(c, bo_rand(F16, 3, ad, -2, 2)),
+                                bcast ? bo_const(c, bo_rand(F16, 3, bd, -1, 1)) : bo_input(c, bo_rand(F16, 3, ad, -1, 1)) };
+        const char *s = bo_node(c, "Add", 2, a_in, 1, 0, NULL);
+        const char *l_in[3] = { s, bo_const(c, bo_rand(F16, 1, wd, 0.5, 1.5)), bo_const(c, bo_rand(F16, 1, wd, -1, 1)) };
+        rlx_attr at[2] = { RLX_ATTR_I("axis", -1), RLX_ATTR_F("epsilon", 1e-5f) };
+        bo_output(c, bo_node(c, "LayerNormalization", 3, l_in, 1, 2, at));
+        c->fused = "rlx.AddLayerNormalization";
+        bo_desc(c, "f16 Add a[2,%lld,%lld] b%s -> LayerNormalization(-1)", (long long)S, (long long)Hd,
+                bcast ? "[1,S,H]" : "[2,S,H]");
+        bo_run(ctx, c);
+    }
+}
+
 static const bo_op k_ops[] = {
     { "Relu", gen_unary16, NULL, EXACT16 },
     { "Neg", gen_unary16, NULL, EXACT16 },
@@ -396,6 +547,9 @@ static const bo_op k_ops[] = {
     { "LayerNormalization", gen_rows16, NULL, ROWS16 },
     { "fuse:fuse_elementwise:f16", gen_chain16, NULL, CHAIN16 },
     { "rlx.Attention", gen_attention16, NULL, CHAIN16 },
+    { "fuse:activation:f16", gen_act16, NULL, CHAIN16 },
+    { "fuse:conv_residual:f16", gen_residual16, NULL, CHAIN16 },
+    { "rlx.AddLayerNormalization", gen_add_ln16, NULL, ADDLN16 },
 };
 
 const bo_family bo_family_f16 = { "f16", k_ops, BO_LEN(k_ops) };

@@ -23,7 +23,9 @@
  *
  * Fused residual (Conv's internal fourth input, passes/fuse_conv_residual.c):
  * the fast paths add it in their epilogues, act((acc + b) + r); for the
- * reference, conv_residual runs the plain convolution, then y = act(y + r). */
+ * reference, conv_residual runs the plain convolution, then y = act(y + r);
+ * an f16 node (fp16 models on GPU plans) runs the reference, which adds r
+ * to each sum in f32 and rounds once. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,12 +48,19 @@ static size_t block_cols(size_t rows, size_t total) {
 /* ------------------------------------------------------------ Conv */
 
 /* Reference: y[n, co, o] = b[co] + sum over (ci in co's group, kernel taps
- * inside the input) of x[n, ci, o * s - pb + kk * d] * w[co, ci', kk]. */
+ * inside the input) of x[n, ci, o * s - pb + kk * d] * w[co, ci', kk]; with
+ * a fused residual r (input 3; f16 nodes, conv_residual), then
+ * act(f32(that) + r) in f32, rounded to the output's dtype at the store. */
 static rlx_status conv_reference(rlx_cpu_kctx *k, const rlx_conv_geom *g) {
     rlx_nn_sp3 s;
     rlx_nn_sp3_init(g, &s);
-    rlx_nn_buf io[4], *x = &io[0], *w = &io[1], *b = &io[2], *y = &io[3];
-    RLX_TRY(rlx_nn_load_io(k, io));
+    rlx_nn_buf io[4], *x = &io[0], *w = &io[1], *b = &io[2], *y = &io[3], res;
+    RLX_TRY(rlx_nn_load(k, rlx_nn_in(k, 3), &res));
+    rlx_status st = rlx_nn_load_io(k, io);
+    if (st) {
+        rlx_nn_buf_free(&res);
+        return st;
+    }
     int64_t cig = g->c_in / g->group, cog = g->c_out / g->group;
     rlx_act act = rlx_node_act(k->n);
     for (int64_t n = 0; n < g->n; n++)
@@ -83,11 +92,13 @@ static rlx_status conv_reference(rlx_cpu_kctx *k, const rlx_conv_geom *g) {
                                 }
                             }
                         }
+                        if (res.p) acc = (double)((float)acc + (float)res.p[(size_t)(yo - y->p) + oi]);
                         yo[oi] = act.kind == RLX_ACT_NONE ? acc : (double)rlx_act_apply(&act, (float)acc);
                     }
         }
     rlx_nn_store(k->out[0], y);
     for (int i = 0; i < 3; i++) rlx_nn_buf_free(&io[i]);
+    rlx_nn_buf_free(&res);
     return RLX_OK;
 }
 
@@ -144,12 +155,17 @@ static rlx_status conv_paths(rlx_cpu_kctx *k) {
 /* The fused residual (input 3, ir/ops/act.h): the fast paths add it in
  * their epilogues; otherwise the reference runs as a plain convolution (a
  * copy of the node without the activation and the fourth input), then
- * y = act((conv + bias) + r) over the finished output, in f32. */
+ * y = act((conv + bias) + r) over the finished output, in f32. An f16 node
+ * (a GPU plan's CPU fallback) runs the reference, which adds r itself and
+ * rounds once. */
 static rlx_status conv_residual(rlx_cpu_kctx *k) {
     const rlx_tensor *r = k->in[3];
     rlx_tensor *y = k->out[0];
-    if (!r || r->dtype != RLX_DTYPE_F32 || y->dtype != RLX_DTYPE_F32 || rlx_tensor_numel(r) != rlx_tensor_numel(y))
-        return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "the residual input must be f32 with the output's shape");
+    if (!r || r->dtype != y->dtype || (y->dtype != RLX_DTYPE_F32 && y->dtype != RLX_DTYPE_F16) ||
+        rlx_tensor_numel(r) != rlx_tensor_numel(y))
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL,
+                            "the residual input must have the output's dtype (f32 or f16) and shape");
+    if (y->dtype == RLX_DTYPE_F16) return conv_paths(k);
     bool done;
     RLX_TRY(conv_run(k, false, &done));
     if (done) return RLX_OK;

@@ -9,13 +9,15 @@
  * and, for MatMul only, an optional third input: a bias of shape [N] added
  * to every row before the activation (MatMul + Add(bias) fused).
  * Kernels (CPU and WGSL) compute out = act(acc + bias) per element, in that
- * order, after the whole accumulation.
+ * order, after the whole accumulation, in f32; an f16 node (fp16 models on
+ * GPU plans) rounds that once, at the store.
  *
  * Conv only (passes/fuse_conv_residual.c): an optional fourth input, the
- * residual r, f32 with exactly the output's shape (no broadcasting; input 2,
- * the bias, may then be absent, id -1). Kernels compute
- * out = act((acc + bias) + r) per element, in f32, in that order: the bits
- * of the unfused Conv followed by Add(., r) and the activation. The
+ * residual r, of the output's dtype (f32 or f16) and exactly its shape (no
+ * broadcasting; input 2, the bias, may then be absent, id -1). Kernels
+ * compute out = act((acc + bias) + r) per element, in f32, in that order:
+ * in f32 the bits of the unfused Conv followed by Add(., r) and the
+ * activation; in f16 that f32 result rounded once, at the store. The
  * importer refuses a fourth Conv input (the op table allows 3), so only
  * the pass creates it.
  *
