@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dawn_probe.h"
+
 /* ------------------------------------------------ the ABI (Dawn 6940) */
 
 typedef struct dp_impl *dp_obj; /* every WGPU object handle */
@@ -244,36 +246,24 @@ static struct {
     void (*InstanceRelease)(dp_obj);
 } W;
 
-static bool load(void *lib) {
-    struct { const char *name; void **slot; } t[] = {
-#define E(n) {"wgpu" #n, (void **)&W.n}
-        E(CreateInstance), E(InstanceProcessEvents), E(InstanceRequestAdapter2),
-        E(AdapterGetInfo), E(AdapterInfoFreeMembers), E(AdapterGetLimits),
-        E(AdapterGetFeatures), E(SupportedFeaturesFreeMembers), E(AdapterHasFeature),
-        E(AdapterRequestDevice2), E(DeviceGetQueue), E(DeviceCreateBuffer),
-        E(DeviceCreateShaderModule), E(DeviceCreateComputePipeline),
-        E(ComputePipelineGetBindGroupLayout), E(DeviceCreateBindGroup),
-        E(DeviceCreateCommandEncoder), E(CommandEncoderBeginComputePass),
-        E(ComputePassEncoderSetPipeline), E(ComputePassEncoderSetBindGroup),
-        E(ComputePassEncoderDispatchWorkgroups), E(ComputePassEncoderEnd),
-        E(CommandEncoderCopyBufferToBuffer), E(CommandEncoderFinish), E(QueueWriteBuffer),
-        E(QueueSubmit), E(BufferMapAsync2), E(BufferGetConstMappedRange), E(BufferUnmap),
-        E(BufferRelease), E(BindGroupRelease), E(BindGroupLayoutRelease),
-        E(ComputePipelineRelease), E(ShaderModuleRelease), E(CommandEncoderRelease),
-        E(ComputePassEncoderRelease), E(CommandBufferRelease), E(QueueRelease),
-        E(DeviceRelease), E(AdapterRelease), E(InstanceRelease),
-#undef E
-    };
+bool dp_resolve(void *lib, const dp_sym *t, size_t n, const char *abi) {
     bool ok = true;
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    for (size_t i = 0; i < n; i++) {
         *t[i].slot = dlsym(lib, t[i].name);
         if (!*t[i].slot) {
-            fprintf(stderr, "dawn_probe: %s missing: not the Dawn ABI this probe declares (chromium/6940)\n",
-                    t[i].name);
+            fprintf(stderr, "dawn_probe: %s missing: not %s\n", t[i].name, abi);
             ok = false;
         }
     }
     return ok;
+}
+
+static bool load(void *lib) {
+#define E(n) {"wgpu" #n, (void **)&W.n},
+    const dp_sym t[] = {DP_COMMON_ENTRY_POINTS(E) E(InstanceRequestAdapter2) E(AdapterRequestDevice2)
+                            E(BufferMapAsync2)};
+#undef E
+    return dp_resolve(lib, t, sizeof t / sizeof t[0], "the Dawn ABI this probe declares (chromium/6940)");
 }
 
 /* ------------------------------------------------ names */
@@ -332,56 +322,48 @@ static const char *backend_name(uint32_t b) {
 }
 
 static void print_sv(const char *what, dp_sv s) {
-    size_t n = s.length == SIZE_MAX ? (s.data ? strlen(s.data) : 0) : s.length;
-    printf("  %-13s %.*s\n", what, (int)n, s.data ? s.data : "");
+    printf("  %-13s %.*s\n", what, (int)dp_sv_len(s.data, s.length), s.data ? s.data : "");
 }
 
 /* ------------------------------------------------ waiting */
 
-typedef struct waiter {
-    bool done;
-    uint32_t status;
-    dp_obj obj;
-    char message[512];
-} waiter;
+size_t dp_sv_len(const char *data, size_t length) {
+    return !data ? 0 : length == SIZE_MAX ? strlen(data) : length;
+}
 
-static void keep_message(waiter *w, dp_sv m) {
-    size_t n = m.length == SIZE_MAX ? (m.data ? strlen(m.data) : 0) : m.length;
+void dp_done(dp_waiter *w, uint32_t status, void *obj, const char *data, size_t length) {
+    size_t n = dp_sv_len(data, length);
     if (n >= sizeof w->message) n = sizeof w->message - 1;
-    if (n) memcpy(w->message, m.data, n);
+    if (n) memcpy(w->message, data, n);
     w->message[n] = 0;
+    w->status = status;
+    w->obj = obj;
+    w->done = true;
 }
 
 static void on_object(uint32_t status, dp_obj obj, dp_sv message, void *u1, void *u2) {
     (void)u2;
-    waiter *w = u1;
-    w->status = status;
-    w->obj = obj;
-    keep_message(w, message);
-    w->done = true;
+    dp_done(u1, status, obj, message.data, message.length);
 }
 
 static void on_map(uint32_t status, dp_sv message, void *u1, void *u2) {
     (void)u2;
-    waiter *w = u1;
-    w->status = status;
-    keep_message(w, message);
-    w->done = true;
+    dp_done(u1, status, NULL, message.data, message.length);
 }
 
 static void on_error(dp_obj *device, uint32_t type, dp_sv message, void *u1, void *u2) {
     (void)device, (void)u2;
     int *errors = u1;
-    size_t n = message.length == SIZE_MAX ? strlen(message.data) : message.length;
-    printf("  uncaptured error (type %u): %.*s\n", type, (int)n, message.data);
+    printf("  uncaptured error (type %u): %.*s\n", type, (int)dp_sv_len(message.data, message.length),
+           message.data ? message.data : "");
     (*errors)++;
 }
 
-static dp_cb_info callback_info(void (*cb)(void), waiter *w) {
+static dp_cb_info callback_info(void (*cb)(void), dp_waiter *w) {
     return (dp_cb_info){NULL, DP_MODE_ALLOW_PROCESS_EVENTS, cb, w, NULL};
 }
 
-static bool wait_for(dp_obj instance, waiter *w) {
+static bool wait_for(dp_obj instance, dp_waiter *w) {
     for (long i = 0; i < 2000000 && !w->done; i++) W.InstanceProcessEvents(instance);
     return w->done;
 }
@@ -397,7 +379,7 @@ static dp_obj request_adapter(dp_obj instance, uint32_t backend, uint32_t power,
     o.power_preference = power;
     o.backend_type = backend;
     o.force_fallback = fallback;
-    waiter w = {0};
+    dp_waiter w = {0};
     W.InstanceRequestAdapter2(instance, &o, callback_info((void (*)(void))on_object, &w));
     if (!wait_for(instance, &w)) return NULL;
     if (w.status != DP_SUCCESS) {
@@ -453,14 +435,17 @@ static void describe(dp_obj a) {
 
 /* ------------------------------------------------ compute */
 
-enum { N = 1024 }; /* vec4 elements (4096 scalars) */
+typedef struct run_ctx {
+    dp_obj instance, device;
+    int *errors; /* uncaptured errors so far */
+} run_ctx;
 
-/* Runs WGSL entry `main` (workgroup size 64) over 3 storage buffers of
- * `bytes` each: bindings 0 and 1 from a and b, binding 2 read back into out.
- * Returns false (and says why) when a step failed. */
-static bool run_shader(dp_obj instance, dp_obj device, const char *wgsl, const void *a,
-                       const void *b, void *out, size_t bytes, uint32_t groups, int *errors) {
-    int errors_before = *errors;
+/* dp_run_fn on this ABI */
+static bool run_shader(void *vctx, const char *wgsl, const void *a, const void *b, void *out,
+                       size_t bytes, uint32_t groups) {
+    run_ctx *ctx = vctx;
+    dp_obj instance = ctx->instance, device = ctx->device;
+    int *errors = ctx->errors, errors_before = *errors;
     dp_obj q = W.DeviceGetQueue(device);
     dp_wgsl src = {{NULL, DP_STYPE_WGSL}, DP_SV(wgsl)};
     dp_module_desc md = {&src.chain, DP_SV_NONE};
@@ -493,7 +478,7 @@ static bool run_shader(dp_obj instance, dp_obj device, const char *wgsl, const v
     W.CommandEncoderCopyBufferToBuffer(enc, buf[2], 0, readback, 0, bytes);
     dp_obj cmd = W.CommandEncoderFinish(enc, NULL);
     W.QueueSubmit(q, 1, &cmd);
-    waiter w = {0};
+    dp_waiter w = {0};
     W.BufferMapAsync2(readback, DP_MAP_READ, 0, bytes, callback_info((void (*)(void))on_map, &w));
     bool ok = wait_for(instance, &w) && w.status == DP_SUCCESS;
     if (ok) {
@@ -517,43 +502,6 @@ static bool run_shader(dp_obj instance, dp_obj device, const char *wgsl, const v
     return ok && *errors == errors_before;
 }
 
-static const char *wgsl_add_f32 =
-    "@group(0) @binding(0) var<storage, read> a: array<vec4<f32>>;\n"
-    "@group(0) @binding(1) var<storage, read> b: array<vec4<f32>>;\n"
-    "@group(0) @binding(2) var<storage, read_write> c: array<vec4<f32>>;\n"
-    "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n"
-    "  if (g.x < arrayLength(&c)) { c[g.x] = a[g.x] + b[g.x]; }\n}\n";
-
-/* f16 pairs packed two to a u32 word; vec4<f16> is 8 bytes */
-static const char *wgsl_add_f16 =
-    "enable f16;\n"
-    "@group(0) @binding(0) var<storage, read> a: array<vec4<f16>>;\n"
-    "@group(0) @binding(1) var<storage, read> b: array<vec4<f16>>;\n"
-    "@group(0) @binding(2) var<storage, read_write> c: array<vec4<f16>>;\n"
-    "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n"
-    "  if (g.x < arrayLength(&c)) { c[g.x] = a[g.x] + b[g.x]; }\n}\n";
-
-static const char *wgsl_subgroup =
-    "enable subgroups;\n"
-    "@group(0) @binding(0) var<storage, read> a: array<u32>;\n"
-    "@group(0) @binding(1) var<storage, read> b: array<u32>;\n"
-    "@group(0) @binding(2) var<storage, read_write> c: array<u32>;\n"
-    "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>,\n"
-    "                                     @builtin(subgroup_size) s: u32) {\n"
-    "  let n = subgroupAdd(a[g.x] - b[g.x]);\n"   /* a - b = 1 everywhere */
-    "  c[g.x] = n * 1000u + s;\n}\n";
-
-/* IEEE half from a small exact integer-valued float (|v| < 2048) */
-static uint16_t to_half(float v) {
-    if (v == 0) return 0;
-    uint16_t sign = v < 0 ? 0x8000 : 0;
-    float m = v < 0 ? -v : v;
-    int e = 0;
-    while (m >= 2.0f) m /= 2.0f, e++;
-    while (m < 1.0f) m *= 2.0f, e--;
-    return (uint16_t)(sign | (uint16_t)((e + 15) << 10) | (uint16_t)((m - 1.0f) * 1024.0f + 0.5f));
-}
-
 static int compute_checks(dp_obj instance, dp_obj adapter) {
     uint32_t want[3], nwant = 0;
     if (W.AdapterHasFeature(adapter, DP_F_SHADER_F16)) want[nwant++] = DP_F_SHADER_F16;
@@ -567,7 +515,7 @@ static int compute_checks(dp_obj instance, dp_obj adapter) {
     dd.required_features = want;
     dd.uncaptured_error.callback = on_error;
     dd.uncaptured_error.userdata1 = &errors;
-    waiter w = {0};
+    dp_waiter w = {0};
     W.AdapterRequestDevice2(adapter, &dd, callback_info((void (*)(void))on_object, &w));
     if (!wait_for(instance, &w) || w.status != DP_SUCCESS) {
         printf("request device: status %u: %s\n", w.status, w.message);
@@ -576,6 +524,54 @@ static int compute_checks(dp_obj instance, dp_obj adapter) {
     dp_obj device = w.obj;
     printf("device: opened with %u of shader-f16 / subgroups / timestamp-query\n", nwant);
 
+    run_ctx ctx = {instance, device, &errors};
+    int rc = dp_checks(run_shader, &ctx, W.AdapterHasFeature(adapter, DP_F_SHADER_F16),
+                       W.AdapterHasFeature(adapter, DP_F_SUBGROUPS));
+    W.DeviceRelease(device);
+    return rc;
+}
+
+/* ------------------------------------------------ checks (both ABIs) */
+
+enum { N = 1024 }; /* vec4 elements (4096 scalars) */
+
+static const char *wgsl_add_f32 =
+    "@group(0) @binding(0) var<storage, read> a: array<vec4<f32>>;\n"
+    "@group(0) @binding(1) var<storage, read> b: array<vec4<f32>>;\n"
+    "@group(0) @binding(2) var<storage, read_write> c: array<vec4<f32>>;\n"
+    "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n"
+    "  if (g.x < arrayLength(&c)) { c[g.x] = a[g.x] + b[g.x]; }\n}\n";
+
+static const char *wgsl_add_f16 =
+    "enable f16;\n"
+    "@group(0) @binding(0) var<storage, read> a: array<vec4<f16>>;\n"
+    "@group(0) @binding(1) var<storage, read> b: array<vec4<f16>>;\n"
+    "@group(0) @binding(2) var<storage, read_write> c: array<vec4<f16>>;\n"
+    "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n"
+    "  if (g.x < arrayLength(&c)) { c[g.x] = a[g.x] + b[g.x]; }\n}\n";
+
+/* a - b = 1 everywhere: each invocation stores 1000 * subgroupAdd(1) + subgroup size */
+static const char *wgsl_subgroup =
+    "enable subgroups;\n"
+    "@group(0) @binding(0) var<storage, read> a: array<u32>;\n"
+    "@group(0) @binding(1) var<storage, read> b: array<u32>;\n"
+    "@group(0) @binding(2) var<storage, read_write> c: array<u32>;\n"
+    "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>,\n"
+    "                                     @builtin(subgroup_size) s: u32) {\n"
+    "  let n = subgroupAdd(a[g.x] - b[g.x]);\n"
+    "  c[g.x] = n * 1000u + s;\n}\n";
+
+uint16_t dp_to_half(float v) {
+    if (v == 0) return 0;
+    uint16_t sign = v < 0 ? 0x8000 : 0;
+    float m = v < 0 ? -v : v;
+    int e = 0;
+    while (m >= 2.0f) m /= 2.0f, e++;
+    while (m < 1.0f) m *= 2.0f, e--;
+    return (uint16_t)(sign | (uint16_t)((e + 15) << 10) | (uint16_t)((m - 1.0f) * 1024.0f + 0.5f));
+}
+
+int dp_checks(dp_run_fn run, void *ctx, bool f16, bool subgroups) {
     static float a[4 * N], b[4 * N], c[4 * N];
     for (int i = 0; i < 4 * N; i++) {
         a[i] = (float)(i % 97) - 40.0f;
@@ -583,48 +579,40 @@ static int compute_checks(dp_obj instance, dp_obj adapter) {
         c[i] = -12345.0f; /* poison */
     }
     int bad = 0;
-    bool ran = run_shader(instance, device, wgsl_add_f32, a, b, c, sizeof a, N / 64, &errors);
+    bool ran = run(ctx, wgsl_add_f32, a, b, c, sizeof a, N / 64);
     for (int i = 0; i < 4 * N; i++) bad += c[i] != a[i] + b[i];
     printf("vec4<f32> add: %s (%d of %d wrong)\n", ran && !bad ? "ok" : "FAILED", bad, 4 * N);
     int rc = ran && !bad ? 0 : 1;
-
-    if (W.AdapterHasFeature(adapter, DP_F_SHADER_F16)) {
+    if (f16) {
         static uint16_t ha[4 * N], hb[4 * N], hc[4 * N];
         for (int i = 0; i < 4 * N; i++) {
-            ha[i] = to_half((float)(i % 97) - 40.0f);
-            hb[i] = to_half((float)(i % 89));
+            ha[i] = dp_to_half((float)(i % 97) - 40.0f);
+            hb[i] = dp_to_half((float)(i % 89));
             hc[i] = 0x7e00; /* NaN poison */
         }
         int hbad = 0;
-        bool hran = run_shader(instance, device, wgsl_add_f16, ha, hb, hc, sizeof ha, N / 64, &errors);
+        bool hran = run(ctx, wgsl_add_f16, ha, hb, hc, sizeof ha, N / 64);
         for (int i = 0; i < 4 * N; i++)
-            hbad += hc[i] != to_half((float)(i % 97) - 40.0f + (float)(i % 89));
+            hbad += hc[i] != dp_to_half((float)(i % 97) - 40.0f + (float)(i % 89));
         printf("vec4<f16> add: %s (%d of %d wrong)\n", hran && !hbad ? "ok" : "FAILED", hbad, 4 * N);
     }
-    if (W.AdapterHasFeature(adapter, DP_F_SUBGROUPS)) {
+    if (subgroups) {
         static uint32_t ua[N], ub[N], uc[N];
         for (int i = 0; i < N; i++) ua[i] = (uint32_t)i + 1, ub[i] = (uint32_t)i, uc[i] = 0xdeadbeef;
-        bool sran = run_shader(instance, device, wgsl_subgroup, ua, ub, uc, sizeof ua, N / 64, &errors);
-        uint32_t s = uc[0] % 1000;
+        bool sran = run(ctx, wgsl_subgroup, ua, ub, uc, sizeof ua, N / 64);
+        uint32_t sz = uc[0] % 1000;
         int sbad = 0;
-        for (int i = 0; i < N; i++) sbad += uc[i] != s * 1000u + s;
+        for (int i = 0; i < N; i++) sbad += uc[i] != sz * 1000u + sz;
         printf("subgroupAdd: %s (subgroup size %u, %d of %d wrong)\n",
-               sran && !sbad && s ? "ok" : "FAILED", s, sbad, N);
+               sran && !sbad && sz ? "ok" : "FAILED", sz, sbad, N);
     }
-    W.DeviceRelease(device);
     return rc;
 }
 
-int main(int argc, char **argv) {
-    const char *path = argc > 1 ? argv[1] : getenv("RLX_DAWN_LIB");
-    if (!path) path = "third_party/dawn/lib/libwebgpu_dawn.so";
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fprintf(stderr, "dawn_probe: cannot load %s: %s\n", path, dlerror());
-        return 2;
-    }
+/* the probe on the chromium/6940 ABI */
+static int probe_6940(void *lib) {
     if (!load(lib)) return 2;
-    printf("dawn_probe: %s\n", path);
+    printf("ABI: Dawn chromium/6940 (\"...2\" callback entry points)\n");
     dp_obj instance = W.CreateInstance(NULL);
     if (!instance) {
         printf("no instance\n");
@@ -681,4 +669,23 @@ int main(int argc, char **argv) {
     for (int k = 0; k < nseen; k++) W.AdapterRelease(seen[k]);
     W.InstanceRelease(instance);
     return rc;
+}
+
+int main(int argc, char **argv) {
+    const char *path = argc > 1 ? argv[1] : getenv("RLX_DAWN_LIB");
+    if (!path) path = "third_party/dawn/lib/libwebgpu_dawn.so";
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "dawn_probe: cannot load %s: %s\n", path, dlerror());
+        return 2;
+    }
+    printf("dawn_probe: %s\n", path);
+    if (dlsym(lib, "wgpuInstanceRequestAdapter2")) return probe_6940(lib);
+#ifdef DP_HAVE_STD
+    return dp_probe_std(lib);
+#else
+    fprintf(stderr, "dawn_probe: %s has no wgpuInstanceRequestAdapter2 (not chromium/6940) and this "
+                    "build has no final-webgpu.h path (configure with wgpu-native present)\n", path);
+    return 2;
+#endif
 }
