@@ -9,24 +9,23 @@
  * performance, low power and fallback, then any backend; repeats are shown
  * once) and for each prints its info, the subgroup sizes, the limits rlx
  * reads and every feature, by name. Then on the first discrete adapter (else
- * the first) it opens a device with shader-f16, subgroups and timestamp
- * queries where offered and runs small checked compute shaders: a vec4<f32>
- * add (must work), a vec4<f16> add (with shader-f16) and subgroupAdd(1)
- * (with subgroups: each invocation must see the subgroup size).
+ * the first; never Dawn's null backend, which computes nothing) it opens a
+ * device with shader-f16, subgroups and timestamp queries where offered and
+ * runs small checked compute shaders: a vec4<f32> add (must work), a
+ * vec4<f16> add (with shader-f16) and subgroupAdd(1) (with subgroups: each
+ * invocation must see the subgroup size).
  *
- * The declarations below are written from the ABI of one Dawn generation:
- * Chromium 133 (chromium/6940, December 2024), the one in the PyPI wheel
- * dawn-python 0.3.0 (built 2025-06-13): string views, WGPUSupportedLimits,
- * the "2"-suffixed callback entry points with two user pointers, feature
- * enum values of that time (shader-f16 = 8, subgroups = 13). Dawn changed
- * these since (the final webgpu.h renumbers features and drops the "2"
- * names), so the probe refuses a library without wgpuInstanceRequestAdapter2
- * rather than call it with wrong layouts. That build has no
- * chromium-experimental-subgroup-matrix feature (its enum ends at 0x50038);
- * a later build that has it would need newer declarations.
+ * Two ABIs, told apart by the entry points LIB exports (docs/dawn.md):
+ * this file declares the one of Chromium 133 (chromium/6940, December
+ * 2024), the build in the PyPI wheel dawn-python 0.3.0 (built 2025-06-13):
+ * string views, WGPUSupportedLimits, the "2"-suffixed callback entry points
+ * with two user pointers, feature numbers of that time (shader-f16 = 8,
+ * subgroups = 13). That build has no chromium-experimental-subgroup-matrix
+ * feature. dawn_probe_std.c covers the final webgpu.h (Dawn of 2025 on),
+ * subgroup matrices included.
  *
  * Exit status: 0 when the vec4 add gave the right sums, 1 when it did not
- * or no adapter/device came, 2 when LIB could not be loaded or has another
+ * or no adapter/device came, 2 when LIB could not be loaded or has neither
  * ABI. Allow_unsafe_apis is enabled (Dawn hides experimental features
  * without it); RLX_DAWN_SAFE=1 leaves it off. */
 #include <dlfcn.h>
@@ -60,7 +59,7 @@ enum { /* WGPUSType values used */
     DP_STYPE_ADAPTER_SUBGROUPS = 10,
     DP_STYPE_TOGGLES = 0x5000A,
 };
-enum { DP_BACKEND_UNDEFINED = 0, DP_BACKEND_VULKAN = 6 };
+enum { DP_BACKEND_UNDEFINED = 0, DP_BACKEND_NULL = 1, DP_BACKEND_VULKAN = 6 };
 enum { DP_POWER_LOW = 1, DP_POWER_HIGH = 2 };
 enum { DP_ADAPTER_DISCRETE = 1 };
 enum { DP_MODE_ALLOW_PROCESS_EVENTS = 2 };
@@ -652,7 +651,8 @@ static int probe_6940(void *lib) {
         }
         printf("adapter %d (%s):\n", nseen, asks[i].what);
         describe(a);
-        if (pick < 0 || (type == DP_ADAPTER_DISCRETE && !pick_discrete)) {
+        /* Dawn's null backend computes nothing: list it, never pick it */
+        if (id[0] != DP_BACKEND_NULL && (pick < 0 || (type == DP_ADAPTER_DISCRETE && !pick_discrete))) {
             pick = nseen;
             pick_discrete = type == DP_ADAPTER_DISCRETE;
         }
@@ -664,7 +664,7 @@ static int probe_6940(void *lib) {
         printf("compute on adapter %d\n", pick);
         rc = compute_checks(instance, seen[pick]);
     } else {
-        printf("no adapter\n");
+        printf("no adapter to compute on\n");
     }
     for (int k = 0; k < nseen; k++) W.AdapterRelease(seen[k]);
     W.InstanceRelease(instance);

@@ -362,7 +362,9 @@ int dp_probe_std(void *lib) {
         ds_sm_configs smc;
         std_describe(a, dawn, &smc);
         if (smc.count && S.SmConfigsFreeMembers) S.SmConfigsFreeMembers(smc);
-        if (pick < 0 || (type == WGPUAdapterType_DiscreteGPU && types[pick] != WGPUAdapterType_DiscreteGPU))
+        /* Dawn's null backend computes nothing: list it, never pick it */
+        if (id[0] != (uint32_t)WGPUBackendType_Null &&
+            (pick < 0 || (type == WGPUAdapterType_DiscreteGPU && types[pick] != WGPUAdapterType_DiscreteGPU)))
             pick = nseen;
         memcpy(ids[nseen], id, sizeof id);
         types[nseen] = type;
@@ -415,7 +417,7 @@ int dp_probe_std(void *lib) {
             S.DeviceRelease(ctx.device);
         }
     } else {
-        printf("no adapter\n");
+        printf("no adapter to compute on\n");
     }
     for (int k = 0; k < nseen; k++) S.AdapterRelease(seen[k]);
     S.InstanceRelease(inst);
