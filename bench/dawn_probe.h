@@ -39,9 +39,16 @@ typedef struct dp_sym {
     void **slot;      /* where dlsym's answer goes */
 } dp_sym;
 
-/* dlsym every entry of t; false, naming each missing one and `abi` (what
+/* Where entry points come from: dlsym on a library, or a table a host
+ * process hands over (bench/dawn_probe.py: Dawn inside a Python module). */
+typedef void *(*dp_sym_fn)(void *cx, const char *name);
+
+/* Looks up every entry of t; false, naming each missing one and `abi` (what
  * the caller expected) on stderr, when one is missing. */
-bool dp_resolve(void *lib, const dp_sym *t, size_t n, const char *abi);
+bool dp_resolve(dp_sym_fn sym, void *cx, const dp_sym *t, size_t n, const char *abi);
+
+/* dp_sym_fn over dlsym (cx: the dlopen handle) */
+void *dp_dlsym(void *lib, const char *name);
 
 /* What a callback left: done, its status, the object it gave, its message. */
 typedef struct dp_waiter {
@@ -62,9 +69,15 @@ void dp_done(dp_waiter *w, uint32_t status, void *obj, const char *data, size_t 
 /* IEEE binary16 of a small integer-valued float (|v| < 2048) */
 uint16_t dp_to_half(float v);
 
-/* The final-webgpu.h path (Dawn of 2025 on): 0 when the f32 add was right,
- * 1 when it was not or no adapter came, 2 when LIB lacks an entry point.
- * Built only where a webgpu.h is at hand (dawn_probe_std.c). */
-int dp_probe_std(void *lib);
+/* The final-webgpu.h path (Dawn of 2025 on), entry points from sym(cx,
+ * name): 0 when the f32 add was right, 1 when it was not or no adapter
+ * came, 2 when an entry point is missing. Built only where a webgpu.h is at
+ * hand (dawn_probe_std.c). */
+int dp_probe_std(dp_sym_fn sym, void *cx);
+
+/* dp_probe_std for a host process (bench/dawn_probe.py through ctypes):
+ * sym(name) gives each entry point's address or NULL. Exported by
+ * libdawn_probe.so. */
+int dawn_probe_run(void *(*sym)(const char *name));
 
 #endif

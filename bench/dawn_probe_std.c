@@ -17,8 +17,8 @@
 #include "dawn_probe.h"
 
 enum {
-    DS_F_TS_INSIDE = 0x50003,      /* chromium-experimental-timestamp-query-inside-passes */
-    DS_F_SUBGROUP_MATRIX = 0x50035, /* chromium-experimental-subgroup-matrix */
+    DS_F_TS_INSIDE = 0x50003,       /* chromium-experimental-timestamp-query-inside-passes */
+    DS_F_SUBGROUP_MATRIX = 0x50034, /* chromium-experimental-subgroup-matrix (Oct 2026; 0x50035 in Dec 2025) */
     DS_STYPE_TOGGLES = 0x5000A,
     DS_STYPE_SM_CONFIGS = 0x5003B,
 };
@@ -32,13 +32,39 @@ typedef struct ds_toggles { /* WGPUDawnTogglesDescriptor */
     const char *const *disabled;
 } ds_toggles;
 
-typedef struct ds_sm_config { uint32_t component, result, m, n, k; } ds_sm_config;
+/* WGPUSubgroupMatrixConfig: component, result, M, N, K (Dec 2025), then
+ * min and max subgroup size (Oct 2026); read by ds_sm_read */
+typedef struct ds_sm_config { uint32_t component, result, m, n, k, min_sg, max_sg; } ds_sm_config;
 
 typedef struct ds_sm_configs { /* WGPUAdapterPropertiesSubgroupMatrixConfigs */
     WGPUChainedStruct chain;
     size_t count;
-    const ds_sm_config *configs;
+    const uint32_t *configs; /* count records of 5 or 7 words */
 } ds_sm_configs;
+
+static bool ds_sm_sane(const uint32_t *w, size_t count, size_t stride) {
+    for (size_t i = 0; i < count; i++) {
+        const uint32_t *c = w + i * stride;
+        if (c[0] < 1 || c[0] > 6 || c[1] < 1 || c[1] > 6) return false;
+        for (int j = 2; j < 5; j++)
+            if (c[j] < 2 || c[j] > 64 || (c[j] & (c[j] - 1))) return false;
+        if (stride == 7 && (c[5] > c[6] || c[6] > 1024)) return false;
+    }
+    return true;
+}
+
+/* The record size of this build's configs: 7 words when every record reads
+ * sanely so, else 5 when they do so, else 0 (unknown: not used) */
+static size_t ds_sm_stride(const ds_sm_configs *smc) {
+    if (ds_sm_sane(smc->configs, smc->count, 7)) return 7;
+    if (ds_sm_sane(smc->configs, smc->count, 5)) return 5;
+    return 0;
+}
+
+static ds_sm_config ds_sm_read(const ds_sm_configs *smc, size_t stride, size_t i) {
+    const uint32_t *c = smc->configs + i * stride;
+    return (ds_sm_config){c[0], c[1], c[2], c[3], c[4], stride == 7 ? c[5] : 0, stride == 7 ? c[6] : 0};
+}
 
 static struct {
 #define F(n) WGPUProc##n n;
@@ -48,19 +74,43 @@ static struct {
     WGPUProcAdapterRequestDevice AdapterRequestDevice;
     WGPUProcBufferMapAsync BufferMapAsync;
     void (*SmConfigsFreeMembers)(ds_sm_configs); /* Dawn only, optional */
+    void (*DeviceTick)(WGPUDevice);               /* Dawn only: tells Dawn apart */
+    /* wgpudawn's feature name lookup (nonzero when known), optional */
+    int (*FeatureInfo)(int feature, const char **name, const char **description, int *experimental);
 } S;
 
-static bool load_std(void *lib) {
+static bool load_std(dp_sym_fn sym, void *lib) {
 #define E(n) {"wgpu" #n, (void **)&S.n},
     const dp_sym t[] = {DP_COMMON_ENTRY_POINTS(E) E(InstanceRequestAdapter) E(AdapterRequestDevice)
                             E(BufferMapAsync)};
 #undef E
-    bool ok = dp_resolve(lib, t, sizeof t / sizeof t[0], "the final webgpu.h ABI either");
-    *(void **)&S.SmConfigsFreeMembers = dlsym(lib, "wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers");
+    bool ok = dp_resolve(sym, lib, t, sizeof t / sizeof t[0], "the final webgpu.h ABI either");
+    *(void **)&S.SmConfigsFreeMembers = sym(lib, "wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers");
+    *(void **)&S.DeviceTick = sym(lib, "wgpuDeviceTick");
+    *(void **)&S.FeatureInfo = sym(lib, "wgpu_dawn_feature_info");
     return ok;
 }
 
+/* the subgroup-matrix feature's number in this build: by name where the
+ * library can name features, else $RLX_DAWN_SM_FEATURE, else DS_F_SUBGROUP_MATRIX */
+static uint32_t sm_feature(void) {
+    if (S.FeatureInfo) {
+        for (uint32_t f = 0x50000; f < 0x50100; f++) {
+            const char *name = NULL, *desc = NULL;
+            int exp = 0;
+            if (S.FeatureInfo((int)f, &name, &desc, &exp) && name &&
+                !strcmp(name, "chromium-experimental-subgroup-matrix"))
+                return f;
+        }
+    }
+    const char *e = getenv("RLX_DAWN_SM_FEATURE");
+    return e ? (uint32_t)strtoul(e, NULL, 0) : DS_F_SUBGROUP_MATRIX;
+}
+
 static const char *std_feature_name(uint32_t f) {
+    const char *name = NULL, *desc = NULL;
+    int exp = 0;
+    if (S.FeatureInfo && S.FeatureInfo((int)f, &name, &desc, &exp) && name) return name;
     static const char *std_names[] = {
         NULL, "core-features-and-limits", "depth-clip-control", "depth32float-stencil8",
         "texture-compression-bc", "texture-compression-bc-sliced-3d", "texture-compression-etc2",
@@ -72,7 +122,7 @@ static const char *std_feature_name(uint32_t f) {
     };
     if (f < sizeof std_names / sizeof std_names[0] && std_names[f]) return std_names[f];
     if (f == DS_F_TS_INSIDE) return "chromium-experimental-timestamp-query-inside-passes (Dawn)";
-    if (f == DS_F_SUBGROUP_MATRIX) return "chromium-experimental-subgroup-matrix (Dawn, Dec 2025 number)";
+    if (f == sm_feature()) return "chromium-experimental-subgroup-matrix (if this Dawn numbers it so)";
     if (f >= 0x30000 && f < 0x40000) return "(wgpu-native feature)";
     if (f >= 0x50000 && f < 0x60000) return "(Dawn feature)";
     return "(unknown)";
@@ -271,7 +321,7 @@ static const char *std_toggles_on[] = {"allow_unsafe_apis"};
 
 static void std_describe(WGPUAdapter a, bool dawn, ds_sm_configs *smc) {
     WGPUAdapterInfo info = {0};
-    bool has_sm = dawn && S.AdapterHasFeature(a, (WGPUFeatureName)DS_F_SUBGROUP_MATRIX);
+    bool has_sm = dawn && S.AdapterHasFeature(a, (WGPUFeatureName)sm_feature());
     *smc = (ds_sm_configs){{NULL, (WGPUSType)DS_STYPE_SM_CONFIGS}, 0, NULL};
     if (has_sm) info.nextInChain = &smc->chain;
     if (S.AdapterGetInfo(a, &info) != WGPUStatus_Success) printf("  (adapter info failed)\n");
@@ -304,16 +354,20 @@ static void std_describe(WGPUAdapter a, bool dawn, ds_sm_configs *smc) {
            S.AdapterHasFeature(a, WGPUFeatureName_ShaderF16) ? "yes" : "no",
            S.AdapterHasFeature(a, WGPUFeatureName_TimestampQuery) ? "yes" : "no",
            has_sm ? "yes" : dawn ? "no" : "n/a (not Dawn)");
-    for (size_t i = 0; i < smc->count; i++) {
-        const ds_sm_config *c = &smc->configs[i];
+    size_t stride = ds_sm_stride(smc);
+    if (smc->count) printf("  subgroup matrix configs: %zu, %zu words each%s\n", smc->count, stride,
+                           stride ? "" : " (unknown layout: not read)");
+    for (size_t i = 0; stride && i < smc->count; i++) {
+        ds_sm_config c = ds_sm_read(smc, stride, i);
         printf("    config %zu: M %u N %u K %u, component %u -> result %u (1 f32, 2 f16, 3 u32, 4 i32, "
-               "5 u8, 6 i8)\n", i, c->m, c->n, c->k, c->component, c->result);
+               "5 u8, 6 i8), subgroup size %u .. %u\n", i, c.m, c.n, c.k, c.component, c.result, c.min_sg,
+               c.max_sg);
     }
 }
 
-int dp_probe_std(void *lib) {
-    if (!load_std(lib)) return 2;
-    bool dawn = dlsym(lib, "wgpuDeviceTick") != NULL;
+int dp_probe_std(dp_sym_fn sym, void *lib) {
+    if (!load_std(sym, lib)) return 2;
+    bool dawn = S.DeviceTick || S.SmConfigsFreeMembers || S.FeatureInfo;
     printf("ABI: final webgpu.h (%s)\n", dawn ? "Dawn" : "not Dawn: no toggles, no subgroup matrix");
     WGPUInstance inst = S.CreateInstance(NULL);
     if (!inst) {
@@ -378,11 +432,11 @@ int dp_probe_std(void *lib) {
         size_t nwant = 0;
         bool f16 = S.AdapterHasFeature(a, WGPUFeatureName_ShaderF16);
         bool sgs = S.AdapterHasFeature(a, WGPUFeatureName_Subgroups);
-        bool sm = dawn && S.AdapterHasFeature(a, (WGPUFeatureName)DS_F_SUBGROUP_MATRIX);
+        bool sm = dawn && S.AdapterHasFeature(a, (WGPUFeatureName)sm_feature());
         if (f16) want[nwant++] = WGPUFeatureName_ShaderF16;
         if (sgs) want[nwant++] = WGPUFeatureName_Subgroups;
         if (S.AdapterHasFeature(a, WGPUFeatureName_TimestampQuery)) want[nwant++] = WGPUFeatureName_TimestampQuery;
-        if (sm) want[nwant++] = (WGPUFeatureName)DS_F_SUBGROUP_MATRIX;
+        if (sm) want[nwant++] = (WGPUFeatureName)sm_feature();
         std_ctx ctx = {inst, NULL, 0};
         WGPUDeviceDescriptor dd = {.nextInChain = use_tg ? &tg.chain : NULL,
                                    .requiredFeatureCount = nwant, .requiredFeatures = want};
@@ -403,13 +457,14 @@ int dp_probe_std(void *lib) {
                 ds_sm_configs smc = {{NULL, (WGPUSType)DS_STYPE_SM_CONFIGS}, 0, NULL};
                 WGPUAdapterInfo info = {.nextInChain = &smc.chain};
                 S.AdapterGetInfo(a, &info);
-                uint32_t sg = info.subgroupMaxSize ? info.subgroupMaxSize : 32;
-                for (size_t i = 0; i < smc.count; i++) {
-                    if (smc.configs[i].m == smc.configs[i].n && smc.configs[i].n == smc.configs[i].k)
-                        sm_check(&ctx, &smc.configs[i], sg);
+                size_t stride = ds_sm_stride(&smc);
+                for (size_t i = 0; stride && i < smc.count; i++) {
+                    ds_sm_config c = ds_sm_read(&smc, stride, i);
+                    uint32_t sg = c.max_sg ? c.max_sg : info.subgroupMaxSize ? info.subgroupMaxSize : 32;
+                    if (c.m == c.n && c.n == c.k)
+                        sm_check(&ctx, &c, sg);
                     else
-                        printf("  subgroup matrix %ux%ux%u: not tried (not square)\n", smc.configs[i].m,
-                               smc.configs[i].n, smc.configs[i].k);
+                        printf("  subgroup matrix %ux%ux%u: not tried (not square)\n", c.m, c.n, c.k);
                 }
                 if (S.SmConfigsFreeMembers) S.SmConfigsFreeMembers(smc);
                 S.AdapterInfoFreeMembers(info);
@@ -421,5 +476,17 @@ int dp_probe_std(void *lib) {
     }
     for (int k = 0; k < nseen; k++) S.AdapterRelease(seen[k]);
     S.InstanceRelease(inst);
+    return rc;
+}
+
+typedef struct host_table { void *(*sym)(const char *name); } host_table;
+
+static void *host_sym(void *cx, const char *name) { return ((host_table *)cx)->sym(name); }
+
+int dawn_probe_run(void *(*sym)(const char *name)) {
+    host_table t = {sym};
+    fflush(stdout);
+    int rc = dp_probe_std(host_sym, &t);
+    fflush(stdout);
     return rc;
 }
