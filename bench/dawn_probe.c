@@ -548,7 +548,7 @@ static int probe_6940(void *lib) {
         printf("adapter %d (%s):\n", nseen, asks[i].what);
         describe(a);
         /* Dawn's null backend computes nothing: list it, never pick it */
-        if (id[0] != DP_BACKEND_NULL && (pick < 0 || (type == DP_ADAPTER_DISCRETE && !pick_discrete))) {
+        if ((id[0] != DP_BACKEND_NULL || getenv("RLX_DAWN_ALLOW_NULL")) && (pick < 0 || (type == DP_ADAPTER_DISCRETE && !pick_discrete))) {
             pick = nseen;
             pick_discrete = type == DP_ADAPTER_DISCRETE;
         }

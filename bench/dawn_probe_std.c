@@ -324,7 +324,12 @@ static void std_describe(WGPUAdapter a, bool dawn, ds_sm_configs *smc) {
     bool has_sm = dawn && S.AdapterHasFeature(a, (WGPUFeatureName)sm_feature());
     *smc = (ds_sm_configs){{NULL, (WGPUSType)DS_STYPE_SM_CONFIGS}, 0, NULL};
     if (has_sm) info.nextInChain = &smc->chain;
-    if (S.AdapterGetInfo(a, &info) != WGPUStatus_Success) printf("  (adapter info failed)\n");
+    if (S.AdapterGetInfo(a, &info) != WGPUStatus_Success) {
+        printf("  (adapter info failed%s)\n", has_sm ? " with the subgroup-matrix chain: retried without" : "");
+        memset(&info, 0, sizeof info);
+        *smc = (ds_sm_configs){{NULL, (WGPUSType)DS_STYPE_SM_CONFIGS}, 0, NULL};
+        S.AdapterGetInfo(a, &info);
+    }
     const WGPUStringView *f[4] = {&info.vendor, &info.architecture, &info.device, &info.description};
     const char *what[4] = {"vendor", "architecture", "device", "description"};
     for (int i = 0; i < 4; i++)
@@ -355,7 +360,7 @@ static void std_describe(WGPUAdapter a, bool dawn, ds_sm_configs *smc) {
            S.AdapterHasFeature(a, WGPUFeatureName_TimestampQuery) ? "yes" : "no",
            has_sm ? "yes" : dawn ? "no" : "n/a (not Dawn)");
     size_t stride = ds_sm_stride(smc);
-    if (smc->count) printf("  subgroup matrix configs: %zu, %zu words each%s\n", smc->count, stride,
+    if (has_sm) printf("  subgroup matrix configs: %zu, %zu words each%s\n", smc->count, stride,
                            stride ? "" : " (unknown layout: not read)");
     for (size_t i = 0; stride && i < smc->count; i++) {
         ds_sm_config c = ds_sm_read(smc, stride, i);
@@ -417,7 +422,7 @@ int dp_probe_std(dp_sym_fn sym, void *lib) {
         std_describe(a, dawn, &smc);
         if (smc.count && S.SmConfigsFreeMembers) S.SmConfigsFreeMembers(smc);
         /* Dawn's null backend computes nothing: list it, never pick it */
-        if (id[0] != (uint32_t)WGPUBackendType_Null &&
+        if ((id[0] != (uint32_t)WGPUBackendType_Null || getenv("RLX_DAWN_ALLOW_NULL")) &&
             (pick < 0 || (type == WGPUAdapterType_DiscreteGPU && types[pick] != WGPUAdapterType_DiscreteGPU)))
             pick = nseen;
         memcpy(ids[nseen], id, sizeof id);
@@ -460,7 +465,10 @@ int dp_probe_std(dp_sym_fn sym, void *lib) {
                 size_t stride = ds_sm_stride(&smc);
                 for (size_t i = 0; stride && i < smc.count; i++) {
                     ds_sm_config c = ds_sm_read(&smc, stride, i);
-                    uint32_t sg = c.max_sg ? c.max_sg : info.subgroupMaxSize ? info.subgroupMaxSize : 32;
+                    /* Dawn: the workgroup's x size must be a multiple of the device's
+                       largest subgroup size when a shader uses subgroup matrices */
+                    uint32_t sg = info.subgroupMaxSize > c.max_sg ? info.subgroupMaxSize : c.max_sg;
+                    if (!sg) sg = 32;
                     if (c.m == c.n && c.n == c.k)
                         sm_check(&ctx, &c, sg);
                     else
