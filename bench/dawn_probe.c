@@ -27,7 +27,9 @@
  * Exit status: 0 when the vec4 add gave the right sums, 1 when it did not
  * or no adapter/device came, 2 when LIB could not be loaded or has neither
  * ABI. Allow_unsafe_apis is enabled (Dawn hides experimental features
- * without it); RLX_DAWN_SAFE=1 leaves it off. */
+ * without it); RLX_DAWN_SAFE=1 leaves it off. RLX_DAWN_ALLOW_NULL=1 lets
+ * the shaders run on Dawn's null backend (their results are then wrong:
+ * for checking that Dawn's validation accepts them, docs/dawn.md). */
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stdint.h>
