@@ -113,14 +113,8 @@ if [ ! -f .device/bundle.tar.xz ]; then
 fi
 # 1. the Vulkan loader (libvulkan1) and libglvnd0 (RLX_NO_DEBS=1 skips
 # this: for a try on a machine that has them, such as a developer's)
-if [ -n "${RLX_NO_DEBS:-}" ]; then
-  echo "device_run: RLX_NO_DEBS set: not unpacking .gl/*.deb"
-elif ls .gl/*.deb >/dev/null 2>&1; then
-  for f in .gl/*.deb; do dpkg -x "$f" /; done
-  ldconfig
-else
-  echo "device_run: no .gl/*.deb (carry .gl): relying on the image's Vulkan loader"
-fi
+. bench/device_gl.sh
+unpack_gl device_run
 # 2. the bundle
 D=/tmp/rlx_device
 rm -rf "$D" && mkdir -p "$D"

