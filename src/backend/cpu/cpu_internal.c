@@ -102,7 +102,7 @@ static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
         /* the f32 fast path of LayerNormalization applies to the unfused pair */
         bool rows_fast = !k->reference && ns == len && (!bi || nbi == len) && len > 0 && rlx_cpu_has_avx2();
         aln_job j = { a->data, b->data, sc->data, bi ? bi->data : NULL, y->data, len, nb, ns, nbi, eps, rows_fast };
-        rlx_parallel_for(rows, 16384 / (len ? len : 1) + 1, aln_rows_f32, &j); /* rows are independent */
+        rlx_parallel_for(rows, RLX_CPU_ROWS_GRAIN / (len ? len : 1) + 1, aln_rows_f32, &j); /* rows are independent */
         return RLX_OK;
     }
     /* other float dtypes: y rounds the sum to the dtype */

@@ -176,7 +176,7 @@ bool rlx_cpu_rows_softmax(const float *x, float *y, size_t rows, size_t len, boo
 #if RLX_HAVE_AVX2_BUILD
     if (!rlx_cpu_has_avx2() || len == 0) return false;
     sm_job j = { x, y, len, log_softmax };
-    rlx_parallel_for(rows, 16384 / len + 1, len >= 16 && rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX512 ? softmax_rows16 : softmax_rows, &j);
+    rlx_parallel_for(rows, RLX_CPU_ROWS_GRAIN / len + 1, len >= 16 && rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX512 ? softmax_rows16 : softmax_rows, &j);
     return true;
 #else
     (void)x, (void)y, (void)rows, (void)len, (void)log_softmax;
@@ -308,7 +308,7 @@ bool rlx_cpu_rows_layernorm(const float *x, const float *scale, const float *bia
 #if RLX_HAVE_AVX2_BUILD
     if (!rlx_cpu_has_avx2() || len == 0) return false;
     ln_job j = { x, scale, bias, y, mean, inv, len, eps };
-    rlx_parallel_for(rows, 16384 / len + 1, ln_rows, &j);
+    rlx_parallel_for(rows, RLX_CPU_ROWS_GRAIN / len + 1, ln_rows, &j);
     return true;
 #else
     (void)x, (void)scale, (void)bias, (void)y, (void)mean, (void)inv, (void)rows, (void)len, (void)eps;

@@ -521,8 +521,13 @@ void rlx_cpu_sgemm_packed(bool ta, bool tb, size_t m, size_t n, size_t k, float 
      * Any split gives the same bits: every element's arithmetic depends
      * on k alone. */
     const sgemm_kernel *kd = kernel_get();
-    rlx_cpu_split2d_req q = { 1, m, n, k, kd->mr, kd->nr, 0, g.pa ? 0.0 : 8.0 * (double)k,
-                              g.pb ? 0.0 : 8.0 * (double)k, threads, (double)SGEMM_SPLIT_MIN };
+    /* a block packs its rows of A and columns of B (8 k each), or, where
+     * they were packed at compile time, still streams them from memory
+     * (6 k: a prepacked operand is not free; with 0 here, 16 threads
+     * each took 8 rows of BERT's M = 128 and every thread read all of
+     * the weights, which left the GEMM bound by memory at 16 threads) */
+    rlx_cpu_split2d_req q = { 1, m, n, k, kd->mr, kd->nr, 0, (g.pa ? 6.0 : 8.0) * (double)k,
+                              (g.pb ? 6.0 : 8.0) * (double)k, threads, (double)SGEMM_SPLIT_MIN };
     rlx_cpu_split2d sp = rlx_cpu_split2d_choose(&q);
     if (sp.m_blocks * sp.n_blocks == 1) {
         sgemm_serial(&g);

@@ -155,7 +155,8 @@ bool rlx_cpu_sgemm_kernel_set(rlx_cpu_sgemm_kernel kernel);
  * k multiply-adds + a_cost x its rows + b_cost x its columns + a fixed
  * cost per block). a_cost / b_cost are the work per row / column that
  * each block repeats (packing A's rows: about 8 x k; packing or building
- * B's columns; 0 where prepared once). So every thread gets work where
+ * B's columns; streaming an operand packed once still costs about 6 x k
+ * per row or column). So every thread gets work where
  * there is enough: batch-1 products with few rows (BERT's M = 128) split
  * their columns too, late-stage convolutions with few positions split
  * their output channels. Work below min_work multiply-adds in all stays
