@@ -33,7 +33,8 @@
  * the CPU's int8 GEMM runs them exactly. On every plan, before the first
  * fold (while the weights' DequantizeLinear are still there),
  * rlx_pass_fuse_qdq_conv turns the QDQ convolutions and MatMuls of
- * quantize_static into QLinearConv and QLinearMatMul (where every scale is
+ * quantize_static into QLinearConv and QLinearMatMul, and its QDQ Gemms
+ * into QGemm's integer form (emit_qgemm) (where every scale is
  * finite and positive: qdq_one), so that a GPU plan
  * and a CPU plan give the same integer bits (as f32 ops, the GPU summed in
  * another order than the CPU and put some activations one level apart,
