@@ -498,28 +498,6 @@ static rlx_status x_qlinear_leaky_relu(cx *c) {
     return q(c, y, in_id(c, 3), in_id(c, 4), in_id(c, 0));
 }
 
-/* QLinearGlobalAveragePool (X, x_scale, x_zp, y_scale, y_zp):
- * GlobalAveragePool of DQ(X); channels_last moves C to axis 1 and back. */
-static rlx_status x_qlinear_gap(cx *c) {
-    int x, y;
-    RLX_TRY(input(c, 0, &x));
-    int rank = val(c, x)->rank;
-    bool last = attr_i(c, "channels_last") != 0;
-    if (rank < 3)
-        return rlx_fail(rank < 0 ? RLX_ERR_UNSUPPORTED : RLX_ERR_INVALID_MODEL,
-                        "%s: X needs a known rank of at least 3, has %d", c->label, rank);
-    RLX_TRY(dq(c, x, in_id(c, 1), in_id(c, 2), &y));
-    int64_t to_first[RLX_MAX_RANK], to_last[RLX_MAX_RANK];
-    if (last) {
-        to_first[0] = 0, to_first[1] = rank - 1, to_last[0] = 0, to_last[rank - 1] = 1;
-        for (int i = 2; i < rank; i++) to_first[i] = i - 1, to_last[i - 1] = i;
-        RLX_TRY(transpose(c, y, to_first, (size_t)rank, -1, &y));
-    }
-    RLX_TRY(op1(c, "GlobalAveragePool", y, -1, &y));
-    if (last) RLX_TRY(transpose(c, y, to_last, (size_t)rank, -1, &y));
-    return q(c, y, in_id(c, 3), in_id(c, 4), x);
-}
-
 /* QLinearConcat (Y_scale, Y_zp, then X, X_scale, X_zp for each input;
  * axis) = Q(Concat(DQ(X)...)). */
 static rlx_status x_qlinear_concat(cx *c) {
@@ -817,6 +795,44 @@ static rlx_status int_global_avg(cx *c, int x, const int64_t *axes, int n_axes, 
     return round_zp(c, y, in_id(c, 4), val(c, x)->dtype, dst, out);
 }
 
+/* Transposes a channels-last x [N, spatial..., C] to channels-first [N,
+ * C, spatial...] (to_first) or back. */
+static rlx_status move_channels(cx *c, int x, int rank, bool to_first, int *out) {
+    int64_t perm[RLX_MAX_RANK];
+    perm[0] = 0;
+    for (int i = 1; i < rank; i++) perm[i] = to_first ? (i == 1 ? rank - 1 : i - 1) : (i == rank - 1 ? 1 : i + 1);
+    return transpose(c, x, perm, (size_t)rank, -1, out);
+}
+
+/* QLinearGlobalAveragePool (X, x_scale, x_zp, y_scale, y_zp;
+ * channels_last): onnxruntime's integer mean (int_global_avg) over the
+ * spatial axes, when their sizes are known at load; else
+ * Q(GlobalAveragePool(DQ(X))) (channels_last through Transposes), whose f32
+ * mean can put a level 1 apart. */
+static rlx_status x_qlinear_gap(cx *c) {
+    int x, y;
+    RLX_TRY(check_triple(c, 0, "X", "x_scale", "x_zero_point", &x));
+    RLX_TRY(check_scale(c, 3, "y_scale", 0));
+    RLX_TRY(check_zp(c, 4, "y_zero_point", val(c, x)->dtype, 0));
+    int rank = val(c, x)->rank;
+    bool last = attr_i(c, "channels_last") != 0;
+    if (rank < 3)
+        return rlx_fail(rank < 0 ? RLX_ERR_UNSUPPORTED : RLX_ERR_INVALID_MODEL,
+                        "%s: X needs a known rank of at least 3, has %d", c->label, rank);
+    int64_t n = 1, axes[RLX_MAX_RANK];
+    for (int i = 0; i < rank - 2 && n > 0; i++) {
+        axes[i] = last ? i + 1 : i + 2;
+        int64_t d = static_dim(c, x, (int)axes[i]);
+        n = d > 0 ? n * d : -1;
+    }
+    if (n > 0 && n < (1 << 24)) return int_global_avg(c, x, axes, rank - 2, n, out_id(c, 0), &y);
+    RLX_TRY(dq(c, x, in_id(c, 1), in_id(c, 2), &y));
+    if (last) RLX_TRY(move_channels(c, y, rank, true, &y));
+    RLX_TRY(op1(c, "GlobalAveragePool", y, -1, &y));
+    if (last) RLX_TRY(move_channels(c, y, rank, false, &y));
+    return q(c, y, in_id(c, 3), in_id(c, 4), x);
+}
+
 /* QLinearAveragePool (X, x_scale, x_zp, y_scale, y_zp; AveragePool's
  * attributes, channels_last): see the row's text. */
 static rlx_status x_qlinear_avgpool(cx *c) {
@@ -843,13 +859,8 @@ static rlx_status x_qlinear_avgpool(cx *c) {
     for (size_t i = 0; pads && i < pads->n && global && (!ap || strcmp(ap->s, "VALID") != 0); i++)
         global = pads->ints[i] == 0;
     if (global && n < (1 << 24)) return int_global_avg(c, x, axes, rank - 2, n, out_id(c, 0), &y);
-    int64_t to_first[RLX_MAX_RANK], to_last[RLX_MAX_RANK];
     RLX_TRY(dq(c, x, in_id(c, 1), in_id(c, 2), &y));
-    if (last) {
-        to_first[0] = 0, to_first[1] = rank - 1, to_last[0] = 0, to_last[rank - 1] = 1;
-        for (int i = 2; i < rank; i++) to_first[i] = i - 1, to_last[i - 1] = i;
-        RLX_TRY(transpose(c, y, to_first, (size_t)rank, -1, &y));
-    }
+    if (last) RLX_TRY(move_channels(c, y, rank, true, &y));
     rlx_node_attr a[MAX_CATTRS];
     int n_a = 0;
     for (int i = 0; i < c->n_attrs; i++) {
@@ -862,7 +873,7 @@ static rlx_status x_qlinear_avgpool(cx *c) {
         n_a++;
     }
     RLX_TRY(emit(c, 0, "AveragePool", &y, 1, a, n_a, -1, &y));
-    if (last) RLX_TRY(transpose(c, y, to_last, (size_t)rank, -1, &y));
+    if (last) RLX_TRY(move_channels(c, y, rank, false, &y));
     return ort_pool_quant(c, y, in_id(c, 3), in_id(c, 4), dt, out_id(c, 0), &y);
 }
 
@@ -1800,7 +1811,9 @@ static const rlx_contrib_def k_contrib[] = {
     { MS, "QLinearConcat", 1, 5, -1, 1, 1, x_qlinear_concat,
       "QuantizeLinear(Concat(DequantizeLinear(X_i)...)).", { A_REQ("axis") } },
     { MS, "QLinearGlobalAveragePool", 1, 5, 5, 1, 1, x_qlinear_gap,
-      "QuantizeLinear(GlobalAveragePool(DequantizeLinear(X))), channels_last through Transposes.",
+      "onnxruntime's integer mean: ReduceSum over the spatial axes of X - x_zero_point (DequantizeLinear with scale "
+      "1), Mul by x_scale / (y_scale * n), QuantizeLinear(., 1, y_zero_point): its bits while n * 255 < 2^24; "
+      "spatial sizes unknown at load: QuantizeLinear(GlobalAveragePool(DequantizeLinear(X))).",
       { A_INT("channels_last", 0) } },
     { MS, "QLinearLeakyRelu", 1, 4, 5, 1, 1, x_qlinear_leaky_relu,
       "QuantizeLinear(LeakyRelu(DequantizeLinear(X))).", { A_FLOAT("alpha", 0.01f) } },
@@ -1889,7 +1902,7 @@ rlx_status rlx_onnx_contrib_expand(rlx_graph *g, const rlx_contrib_def *def, con
     static const struct { const char *op; unsigned optional; } opt[] = {
         { "QLinearAdd", 1u << 2 | 1u << 5 }, { "QLinearMul", 1u << 2 | 1u << 5 },
         { "QLinearAveragePool", 1u << 2 }, { "QLinearSoftmax", 1u << 2 }, { "QLinearReduceMean", 1u << 2 },
-        { "QLinearSigmoid", 1u << 2 }, { "QLinearLeakyRelu", 1u << 2 },
+        { "QLinearSigmoid", 1u << 2 }, { "QLinearLeakyRelu", 1u << 2 }, { "QLinearGlobalAveragePool", 1u << 2 },
         { "GroupQueryAttention", 0x1e }, { "DynamicQuantizeLSTM", 0xf8 }, { "QLinearConcat", ~0u << 2 },
         { "EmbedLayerNormalization", 1u << 1 | 1u << 4 },
     };
