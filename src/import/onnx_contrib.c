@@ -1575,7 +1575,8 @@ static rlx_status x_onnx_attention(cx *c) {
  * masks (B, T) or (B, S, T), 1 keep and 0 masked, or right-padding lengths
  * (B): key j masked when j >= length; masked keys get mask_filter_value. */
 static rlx_status attn_mask(cx *c, int mask, int t, rlx_dtype dt, int b_dim, int *out) {
-    const rlx_value *mv = val(c, mask);
+    /* the mask's rank and dtype copied: adding values may move c->g->values */
+    const rlx_value mv_ = *val(c, mask), *mv = &mv_;
     float filter = attr_f(c, "mask_filter_value");
     int fk, zk;
     RLX_TRY(k_scalar(c, dt, filter, &fk));
@@ -1609,17 +1610,30 @@ static rlx_status attn_mask(cx *c, int mask, int t, rlx_dtype dt, int b_dim, int
     return RLX_OK;
 }
 
-/* com.microsoft.Attention without past: QKV = input x weights + bias,
- * split by qkv_hidden_sizes (equal thirds by default), heads of
- * hidden / num_heads; softmax(Q K^T scale + mask + attention_bias) V. */
-static rlx_status x_attention(cx *c) {
+/* Where the inputs of Attention and QAttention are (-1: the op has none). */
+typedef struct attn_io {
+    int mask, past, attn_bias, past_len;
+    bool quant; /* QAttention: input uint8, weight 8-bit, scales and zero points at 3, 4, 6, 7 */
+} attn_io;
+
+/* com.microsoft.Attention and QAttention without past: QKV = input x
+ * weights + bias (QAttention: float(MatMulInteger) * (input_scale *
+ * weight_scale) + bias, onnxruntime's arithmetic, as MatMulIntegerToFloat),
+ * split by qkv_hidden_sizes (equal thirds by default), heads of hidden /
+ * num_heads; softmax(Q K^T scale + mask + attention_bias) V. */
+static rlx_status attention(cx *c, const attn_io *io) {
     int x, w;
-    RLX_TRY(input(c, 0, &x));
-    RLX_TRY(input(c, 1, &w));
-    RLX_TRY(require_float(c, x, "input"));
-    rlx_dtype dt = val(c, x)->dtype;
+    if (io->quant) {
+        RLX_TRY(q8_input(c, 0, "input", &x));
+        RLX_TRY(q8_input(c, 1, "weight", &w));
+    } else {
+        RLX_TRY(input(c, 0, &x));
+        RLX_TRY(input(c, 1, &w));
+        RLX_TRY(require_float(c, x, "input"));
+    }
+    rlx_dtype dt = io->quant ? RLX_DTYPE_F32 : val(c, x)->dtype;
     int64_t nh = attr_i(c, "num_heads");
-    if (in_id(c, 4) >= 0 || out_id(c, 1) >= 0 || in_id(c, 6) >= 0)
+    if (in_id(c, io->past) >= 0 || out_id(c, 1) >= 0 || (io->past_len >= 0 && in_id(c, io->past_len) >= 0))
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: past / present state is not supported", c->label);
     if (attr_i(c, "do_rotary") || attr_i(c, "past_present_share_buffer"))
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: do_rotary and past_present_share_buffer are not supported", c->label);
@@ -1643,8 +1657,20 @@ static rlx_status x_attention(cx *c) {
     float scale = attr_f(c, "scale");
     if (scale == 0.0f) scale = (float)(1.0 / sqrt((double)hd));
     int qkv, outs[3];
-    RLX_TRY(op2(c, "MatMul", x, w, -1, &qkv));
-    if (in_id(c, 2) >= 0) RLX_TRY(op2(c, "Add", qkv, in_id(c, 2), -1, &qkv));
+    if (io->quant) {
+        int64_t n3 = static_dim(c, w, 1);
+        RLX_TRY(check_scale(c, 3, "input_scale", 0));
+        RLX_TRY(check_zp(c, 6, "input_zero_point", val(c, x)->dtype, 0));
+        RLX_TRY(check_scale(c, 4, "weight_scale", n3));
+        RLX_TRY(check_zp(c, 7, "weight_zero_point", val(c, w)->dtype, n3));
+        int acc, mult;
+        RLX_TRY(mm_integer(c, x, w, in_id(c, 6), in_id(c, 7), &acc));
+        RLX_TRY(gemm_multiplier(c, 1.0f, in_id(c, 3), in_id(c, 4), -1, &mult));
+        RLX_TRY(scale_bias(c, acc, mult, in_id(c, 2), -1, &qkv));
+    } else {
+        RLX_TRY(op2(c, "MatMul", x, w, -1, &qkv));
+        if (in_id(c, 2) >= 0) RLX_TRY(op2(c, "Add", qkv, in_id(c, 2), -1, &qkv));
+    }
     RLX_TRY(split_qkv(c, qkv, sz, outs));
     const int64_t qh[4] = { 0, 0, nh, hd }, vh[4] = { 0, 0, nh, hdv };
     static const int64_t bnsh[4] = { 0, 2, 1, 3 }, bnhs[4] = { 0, 2, 3, 1 };
@@ -1659,10 +1685,10 @@ static rlx_status x_attention(cx *c) {
     RLX_TRY(k_scalar(c, dt, scale, &ks));
     RLX_TRY(op2(c, "Mul", sc, ks, -1, &sc));
     int t = -1;
-    if (in_id(c, 3) >= 0 || attr_i(c, "unidirectional")) RLX_TRY(dim_of(c, x, 1, RLX_DTYPE_I64, &t));
-    if (in_id(c, 3) >= 0) {
+    if (in_id(c, io->mask) >= 0 || attr_i(c, "unidirectional")) RLX_TRY(dim_of(c, x, 1, RLX_DTYPE_I64, &t));
+    if (in_id(c, io->mask) >= 0) {
         int m = -1;
-        RLX_TRY(attn_mask(c, in_id(c, 3), t, dt, (int)static_dim(c, x, 0), &m));
+        RLX_TRY(attn_mask(c, in_id(c, io->mask), t, dt, (int)static_dim(c, x, 0), &m));
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
     }
     if (attr_i(c, "unidirectional")) { /* key j > query i masked */
@@ -1675,13 +1701,23 @@ static rlx_status x_attention(cx *c) {
         RLX_TRY(emit(c, 0, "Where", (int[]){ fut, fk, zk }, 3, NULL, 0, -1, &m));
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
     }
-    if (in_id(c, 5) >= 0) RLX_TRY(op2(c, "Add", sc, in_id(c, 5), -1, &sc));
+    if (io->attn_bias >= 0 && in_id(c, io->attn_bias) >= 0) RLX_TRY(op2(c, "Add", sc, in_id(c, io->attn_bias), -1, &sc));
     int p, o;
     static const int64_t flat[3] = { 0, 0, -1 };
     RLX_TRY(op_i(c, "Softmax", &sc, 1, "axis", -1, -1, &p));
     RLX_TRY(op2(c, "MatMul", p, v, -1, &o));
     RLX_TRY(transpose(c, o, bnsh, 4, -1, &o));
     return reshape(c, o, flat, 3, out_id(c, 0), &o);
+}
+
+static rlx_status x_attention(cx *c) {
+    static const attn_io io = { 3, 4, 5, 6, false };
+    return attention(c, &io);
+}
+
+static rlx_status x_qattention(cx *c) {
+    static const attn_io io = { 5, 8, -1, -1, true };
+    return attention(c, &io);
 }
 
 /* EmbedLayerNormalization: LayerNormalization(word_embedding[input_ids] +
@@ -1791,6 +1827,13 @@ static const rlx_contrib_def k_contrib[] = {
       "a u32), + bias; bits 8 or float zero points: MatMul by the constant K x N matrix that the import "
       "dequantizes (4 K N bytes in f32); accuracy_level ignored (f32 arithmetic); g_idx not supported.",
       { A_REQ("K"), A_REQ("N"), A_INT("accuracy_level", 0), A_REQ("bits"), A_REQ("block_size") } },
+    { MS, "QAttention", 1, 5, 9, 1, 2, x_qattention,
+      "Attention's expansion with QKV = float(MatMulInteger(input, weight, input_zero_point, weight_zero_point)) * "
+      "(input_scale * weight_scale, per tensor or per column) + bias (onnxruntime's arithmetic, as "
+      "MatMulIntegerToFloat), mask_index as Attention's, unidirectional; past / present state and do_rotary not "
+      "supported.",
+      { A_INT("do_rotary", 0), A_FLOAT("mask_filter_value", -10000.0), A_REQ("num_heads"),
+        A_INT("past_present_share_buffer", 0), A_FLOAT("scale", 0), A_INT("unidirectional", 0) } },
     { MS, "QGemm", 1, 6, 9, 1, 1, x_qgemm,
       "Transposes (transA, transB), MatMulInteger (+ the int32 C), Cast, Mul by alpha * a_scale * b_scale / y_scale "
       "(b per tensor or per column), then QuantizeLinear(., 1, y_zero_point) (round half to even, saturate); "

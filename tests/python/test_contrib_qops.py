@@ -1,6 +1,6 @@
 """onnxruntime's quantized contrib ops that rlx expands at import
 (src/import/onnx_contrib.c): QGemm, MatMulIntegerToFloat,
-DynamicQuantizeMatMul, QLinearAveragePool, QLinearSoftmax,
+DynamicQuantizeMatMul, QAttention, QLinearAveragePool, QLinearSoftmax,
 QLinearReduceMean, QLinearWhere. One small model per op and form (built
 with onnx.helper), run by onnxruntime 1.22 (CPU provider, optimizations
 off) and by `rlx run` on the CPU and the GPU device (lavapipe here) on
@@ -12,6 +12,8 @@ Tolerances (stated per case, printed with the measured difference):
   the expansions follow onnxruntime's arithmetic step by step (int32 sums,
   one f32 product by a multiplier computed in the same order, the bias added
   after, round half to even; the pools add the zero point before rounding).
+- QAttention: 1e-5 of max |y|: its QKV product is exact, the attention
+  after it f32 like com.microsoft.Attention's (other summation orders).
 - QLinearSoftmax: within 1 level: onnxruntime sums a table of exponentials
   computed in double and rounded to f32, rlx runs Softmax in f32.
 - QLinearReduceMean: onnxruntime has no CPU kernel; the reference is numpy
@@ -193,6 +195,8 @@ def mm_int_to_float(name, bdt, shape_a=(2, 3, 16), N=6, per_col=False, bias=True
 mm_int_to_float("mmitf_u8", np.uint8)
 mm_int_to_float("mmitf_s8_per_col", np.int8, per_col=True)
 mm_int_to_float("mmitf_2d_nozp_nobias", np.int8, shape_a=(4, 16), bias=False, zps=False)
+mm_int_to_float("mmitf_s8_3d", np.int8, shape_a=(2, 5, 16))
+mm_int_to_float("mmitf_s8_2d", np.int8, shape_a=(10, 16))
 
 
 def dq_matmul(name, bdt, shape_a=(2, 4, 16), N=6, per_col=False, bias=True, zpb=True):
@@ -289,6 +293,28 @@ qwhere("qwhere_s8_broadcast", np.int8, (2, 1, 6), (3, 6), (2, 3, 1))
 qwhere("qwhere_u8_x_copy", np.uint8, (4, 5), (4, 5), (1, 5), same=True)
 
 
+# ---------------------------------------------------------------- QAttention
+def qattention(name, wdt, Bt=2, S=5, D=16, nh=2, mask=False, uni=0, per_col=False):
+    """The QKV product is bit-exact; the attention after it is f32 as
+    com.microsoft.Attention: tolerance 1e-5 of max |y| (sums in another
+    order)."""
+    inits = {"w": qdata(wdt, D, 3 * D), "b": rng.uniform(-0.5, 0.5, 3 * D).astype(np.float32), "is": scale(),
+             "ws": scale(3 * D) if per_col else scale(), "iz": zp(np.uint8),
+             "wz": zp(wdt, 3 * D if per_col else None)}
+    feeds = {"x": qdata(np.uint8, Bt, S, D)}
+    ins = ["x", "w", "b", "is", "ws", "", "iz", "wz"]
+    if mask:
+        m = np.ones((Bt, S), np.int32)
+        m[0, S - 2:] = 0
+        feeds["m"], ins[5] = m, "m"
+    case(name, [node("QAttention", ins, ["y"], num_heads=nh, unidirectional=uni)], feeds, {"y": F}, inits, tol=1e-5)
+
+
+qattention("qattention_u8", np.uint8)
+qattention("qattention_s8_mask", np.int8, mask=True)
+qattention("qattention_s8_per_col_causal", np.int8, per_col=True, uni=1, nh=4, D=32)
+
+
 # ---------------------------------------------------------------- the QDQ Gemm of quantize_static
 def qdq_gemm(name, adt, bdt, per_col=False, tb=1, alpha=1.0, bias=True, relu=False):
     """DQ(A), DQ(B const), DQ(bias int32, scale a_s * b_s) -> Gemm -> Q, as
@@ -353,7 +379,7 @@ bad("bad_nan_scale", [node("QGemm", QG, ["y"])], {"a": A8}, dict(base, ys=np.arr
 bad("bad_zp_shape", [node("QGemm", QG, ["y"])], {"a": A8}, dict(base, bz=np.zeros(3, np.int8)), {"y": U8},
     "'qgemm'", "b_zero_point", "1-D")
 bad("bad_zp_type", [node("QGemm", QG, ["y"])], {"a": A8}, dict(base, az=np.array(3, np.int8)), {"y": U8},
-    "'qgemm'", "a_zero_point", "int8")
+    "'qgemm'", "a_zero_point", "i8")
 bad("bad_yzp_alone", [node("QGemm", QG[:7] + ["", "yz"], ["y"])], {"a": A8}, base, {"y": U8}, "'qgemm'",
     "y_zero_point without y_scale")
 bad("bad_pool_scale", [node("QLinearAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"], kernel_shape=[2, 2])],
@@ -367,7 +393,7 @@ bad("bad_where_zp", [node("QLinearWhere", ["c", "x", "xs", "xz", "x", "xs", "xz"
 # ---------------------------------------------------------------- rlx ops
 if not ONLY:
     rc, so, se = R.run([RLX, "ops"])
-    for op in ("QGemm", "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "QLinearAveragePool", "QLinearSoftmax",
+    for op in ("QGemm", "QAttention", "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "QLinearAveragePool", "QLinearSoftmax",
                "QLinearReduceMean", "QLinearWhere"):
         C.check(rc == 0 and ("com.microsoft.%s-1" % op) in so, "rlx ops lists com.microsoft.%s" % op)
 C.done()
