@@ -7,8 +7,10 @@ stated per case (float ops: max abs difference over max(1, max |ref|);
 quantized outputs: integer codes within 1, the rounding of a tie or of a
 last-bit difference before QuantizeLinear; QLinearGlobalAveragePool, which
 follows onnxruntime's integer mean: equal). The other quantized contrib ops
-(QGemm and its kin, the QLinear pool, softmax, reduce and where) are in
-test_contrib_qops.py. A BERT that onnxruntime's
+are in test_contrib_qops.py (QGemm, MatMulIntegerToFloat,
+DynamicQuantizeMatMul), test_contrib_qattention_qdq.py (QAttention, the QDQ
+Gemm) and test_contrib_qlinear.py (the QLinear pool, softmax, reduce and
+where). A BERT that onnxruntime's
 transformer optimizer fused (SkipLayerNormalization, BiasGelu) agrees with
 onnxruntime within 1e-4 and fuses back on the GPU. Also: an unknown attribute, a
 missing required one and a non-constant MatMulNBits weight fail the load
