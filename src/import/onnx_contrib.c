@@ -833,6 +833,48 @@ static rlx_status x_qlinear_gap(cx *c) {
     return q(c, y, in_id(c, 3), in_id(c, 4), x);
 }
 
+/* QLinearAveragePool with count_include_pad and ceil_mode as onnxruntime
+ * computes it: every window divided by the kernel size, also where ceil_mode
+ * makes it reach past the end padding (ONNX counts only the taps inside the
+ * padding). y: DQ(X), channels first. Pads y with zeros so that every
+ * window is whole (the output size of ceil_mode: ceil((in + pads - k) / s)
+ * + 1, less one when the last window would start past the input and the
+ * begin padding), then AveragePool without padding; adding zeros leaves
+ * the f32 sums as they were. Needs static spatial sizes. */
+static rlx_status ort_ceil_pool(cx *c, int x, int y, int rank, bool last, const rlx_node_attr *ks,
+                                const rlx_node_attr *pads, rlx_dtype dt) {
+    int nsp = rank - 2, p, pk, z;
+    const rlx_node_attr *st = given(c, "strides");
+    int64_t pv[2 * RLX_MAX_RANK] = { 0 }, strides[RLX_MAX_RANK];
+    for (int i = 0; i < nsp; i++) {
+        bool hp = pads && (int)pads->n == 2 * nsp;
+        int64_t in = static_dim(c, x, last ? i + 1 : i + 2), k = ks->ints[i];
+        int64_t s = st && (int)st->n == nsp ? st->ints[i] : 1, pb = hp ? pads->ints[i] : 0;
+        int64_t pe = hp ? pads->ints[nsp + i] : 0;
+        if (in < 0 || k < 1 || s < 1 || in + pb + pe < k)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: count_include_pad with ceil_mode needs static spatial sizes at "
+                            "least the kernel's", c->label);
+        int64_t o = (in + pb + pe - k + s - 1) / s + 1;
+        if ((o - 1) * s >= in + pb) o--;
+        pv[2 + i] = pb;
+        pv[rank + 2 + i] = (o - 1) * s + k - in - pb;
+        strides[i] = s;
+    }
+    RLX_TRY(k_i64(c, pv, (size_t)(2 * rank), &pk));
+    RLX_TRY(k_scalar(c, RLX_DTYPE_F32, 0, &z));
+    RLX_TRY(emit(c, 0, "Pad", (int[]){ y, pk, z }, 3, NULL, 0, -1, &p));
+    rlx_node_attr a[2];
+    RLX_TRY(rlx_node_attr_set_ints(&a[0], "kernel_shape", ks->ints, ks->n));
+    rlx_status e = rlx_node_attr_set_ints(&a[1], "strides", strides, (size_t)nsp);
+    if (e) {
+        rlx_node_attr_free(&a[0]);
+        return e;
+    }
+    RLX_TRY(emit(c, 0, "AveragePool", &p, 1, a, 2, -1, &p));
+    if (last) RLX_TRY(move_channels(c, p, rank, false, &p));
+    return ort_pool_quant(c, p, in_id(c, 3), in_id(c, 4), dt, out_id(c, 0), &p);
+}
+
 /* QLinearAveragePool (X, x_scale, x_zp, y_scale, y_zp; AveragePool's
  * attributes, channels_last): see the row's text. */
 static rlx_status x_qlinear_avgpool(cx *c) {
@@ -861,6 +903,8 @@ static rlx_status x_qlinear_avgpool(cx *c) {
     if (global && n < (1 << 24)) return int_global_avg(c, x, axes, rank - 2, n, out_id(c, 0), &y);
     RLX_TRY(dq(c, x, in_id(c, 1), in_id(c, 2), &y));
     if (last) RLX_TRY(move_channels(c, y, rank, true, &y));
+    if (attr_i(c, "count_include_pad") && attr_i(c, "ceil_mode") && (!ap || strcmp(ap->s, "NOTSET") == 0))
+        return ort_ceil_pool(c, x, y, rank, last, ks, pads, dt);
     rlx_node_attr a[MAX_CATTRS];
     int n_a = 0;
     for (int i = 0; i < c->n_attrs; i++) {
@@ -1701,7 +1745,8 @@ static rlx_status attention(cx *c, const attn_io *io) {
         RLX_TRY(emit(c, 0, "Where", (int[]){ fut, fk, zk }, 3, NULL, 0, -1, &m));
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
     }
-    if (io->attn_bias >= 0 && in_id(c, io->attn_bias) >= 0) RLX_TRY(op2(c, "Add", sc, in_id(c, io->attn_bias), -1, &sc));
+    int ab = io->attn_bias >= 0 ? in_id(c, io->attn_bias) : -1;
+    if (ab >= 0) RLX_TRY(op2(c, "Add", sc, ab, -1, &sc));
     int p, o;
     static const int64_t flat[3] = { 0, 0, -1 };
     RLX_TRY(op_i(c, "Softmax", &sc, 1, "axis", -1, -1, &p));
@@ -1835,7 +1880,8 @@ static const rlx_contrib_def k_contrib[] = {
       { A_INT("do_rotary", 0), A_FLOAT("mask_filter_value", -10000.0), A_REQ("num_heads"),
         A_INT("past_present_share_buffer", 0), A_FLOAT("scale", 0), A_INT("unidirectional", 0) } },
     { MS, "QGemm", 1, 6, 9, 1, 1, x_qgemm,
-      "Transposes (transA, transB), MatMulInteger (+ the int32 C), Cast, Mul by alpha * a_scale * b_scale / y_scale "
+      "Transposes (transA, transB), MatMulInteger (+ the int32 C, which alpha then scales too, as in onnxruntime's "
+      "kernel), Cast, Mul by alpha * a_scale * b_scale / y_scale "
       "(b per tensor or per column), then QuantizeLinear(., 1, y_zero_point) (round half to even, saturate); "
       "without y_zero_point the float product (divided by y_scale when given): onnxruntime's arithmetic, bit-exact "
       "while the int32 sums stay below 2^24.",
@@ -1846,8 +1892,8 @@ static const rlx_contrib_def k_contrib[] = {
       "AveragePool-19 of DequantizeLinear(X), then Div by y_scale, Add y_zero_point, QuantizeLinear(., 1) "
       "(onnxruntime adds the zero point before rounding); channels_last through Transposes. A kernel covering the "
       "static image without padding: onnxruntime's integer mean instead (ReduceSum of x - x_zero_point, Mul by "
-      "x_scale / (y_scale * n)). Count_include_pad with ceil_mode windows past the end padding: rlx divides by "
-      "the taps inside the padding (ONNX), onnxruntime by the kernel size.",
+      "x_scale / (y_scale * n)). Count_include_pad with ceil_mode: Pad with zeros so that every window is whole, then "
+      "AveragePool (onnxruntime divides by the kernel size also where a window reaches past the end padding).",
       { { "auto_pad", RLX_ATTR_STRING, false, true, 0, "NOTSET" }, A_INT("ceil_mode", 0), A_INT("channels_last", 0),
         A_INT("count_include_pad", 0), A_REQ_INTS("kernel_shape"), A_OPT("pads", RLX_ATTR_INTS),
         A_OPT("strides", RLX_ATTR_INTS) } },
