@@ -126,7 +126,7 @@ static const gpu_note k_gpu_notes[] = {
       "DequantizeLinear -> Conv [-> a Relu or Clip that the Q makes a no-op] -> QuantizeLinear a QLinearConv, and "
       "DequantizeLinear -> MatMul [-> Relu or Clip] -> QuantizeLinear a QLinearMatMul (fuse_qdq_conv), whose "
       "integer kernels give both devices the same bits, and a DequantizeLinear -> Gemm (constant 2-D weights, "
-      "any transA/transB and alpha, an int32 bias at x_scale * w_scale with beta 1) -> QuantizeLinear the integer "
+      "any transA/transB, an int32 bias at x_scale * w_scale with alpha and beta 1) -> QuantizeLinear the integer "
       "form of onnxruntime's QGemm (MatMulInteger, Add of the bias, Cast, Mul by alpha * x_scale * w_scale / "
       "y_scale, QuantizeLinear(., 1, y_zp): onnxruntime's bits on both devices), where x, the weights and y are 8-bit (int8 or uint8), x "
       "and y per tensor, the weights a constant (per tensor or per output channel) of a 1-D or 2-D Conv or the "
