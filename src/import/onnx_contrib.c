@@ -31,6 +31,7 @@
 #include "ir/op.h"
 #include "ir/ops/internal_ops.h"
 #include "ir/ops/ops.h"
+#include "ir/ops/quant_params.h"
 
 #define RLX_CONTRIB_OPSET 21
 #define MS "com.microsoft"
@@ -497,28 +498,6 @@ static rlx_status x_qlinear_leaky_relu(cx *c) {
     return q(c, y, in_id(c, 3), in_id(c, 4), in_id(c, 0));
 }
 
-/* QLinearGlobalAveragePool (X, x_scale, x_zp, y_scale, y_zp):
- * GlobalAveragePool of DQ(X); channels_last moves C to axis 1 and back. */
-static rlx_status x_qlinear_gap(cx *c) {
-    int x, y;
-    RLX_TRY(input(c, 0, &x));
-    int rank = val(c, x)->rank;
-    bool last = attr_i(c, "channels_last") != 0;
-    if (rank < 3)
-        return rlx_fail(rank < 0 ? RLX_ERR_UNSUPPORTED : RLX_ERR_INVALID_MODEL,
-                        "%s: X needs a known rank of at least 3, has %d", c->label, rank);
-    RLX_TRY(dq(c, x, in_id(c, 1), in_id(c, 2), &y));
-    int64_t to_first[RLX_MAX_RANK], to_last[RLX_MAX_RANK];
-    if (last) {
-        to_first[0] = 0, to_first[1] = rank - 1, to_last[0] = 0, to_last[rank - 1] = 1;
-        for (int i = 2; i < rank; i++) to_first[i] = i - 1, to_last[i - 1] = i;
-        RLX_TRY(transpose(c, y, to_first, (size_t)rank, -1, &y));
-    }
-    RLX_TRY(op1(c, "GlobalAveragePool", y, -1, &y));
-    if (last) RLX_TRY(transpose(c, y, to_last, (size_t)rank, -1, &y));
-    return q(c, y, in_id(c, 3), in_id(c, 4), x);
-}
-
 /* QLinearConcat (Y_scale, Y_zp, then X, X_scale, X_zp for each input;
  * axis) = Q(Concat(DQ(X)...)). */
 static rlx_status x_qlinear_concat(cx *c) {
@@ -554,6 +533,470 @@ static rlx_status qdq_std(cx *c, const char *op) {
 }
 static rlx_status x_quantize(cx *c) { return qdq_std(c, "QuantizeLinear"); }
 static rlx_status x_dequantize(cx *c) { return qdq_std(c, "DequantizeLinear"); }
+
+/* ------------------------------------------------------------ quantized ops: checks */
+
+/* Whether value v may be a per-tensor parameter (rank 0, or 1-D of one
+ * element) or, with n != 0, a per-column one (1-D of n elements; n < 0:
+ * any length, the column count being unknown). */
+static bool param_shape_ok(const rlx_value *v, int64_t n) {
+    if (v->rank < 0 || v->rank == 0) return true;
+    if (v->rank != 1) return false;
+    return v->dims[0] < 0 || v->dims[0] == 1 || (n != 0 && (n < 0 || v->dims[0] == n));
+}
+
+/* Input i, a scale: f32, per tensor (or per column of n, see
+ * param_shape_ok); when a constant, every element finite and nonzero (the
+ * requantization divides and multiplies by it). Missing: an error. */
+static rlx_status check_scale(cx *c, int i, const char *what, int64_t n) {
+    int id = in_id(c, i);
+    if (id < 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input %s is missing", c->label, what);
+    RLX_TRY(need(c, id));
+    const rlx_value *v = val(c, id);
+    if (v->dtype != RLX_DTYPE_F32)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s has dtype %s, expected float", c->label, what,
+                        rlx_dtype_name(v->dtype));
+    if (!param_shape_ok(v, n))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s must be a scalar or a 1-D tensor of 1%s elements, has rank %d "
+                        "(first dim %lld)", c->label, what, n > 0 ? " or N" : "", v->rank,
+                        (long long)(v->rank > 0 ? v->dims[0] : 0));
+    int64_t bad = v->konst ? rlx_quant_scale_bad(v->konst, false) : -1;
+    if (bad >= 0)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s element %lld is %g: a scale must be finite and nonzero",
+                        c->label, what, (long long)bad, rlx_tensor_get_f64(v->konst, (size_t)bad));
+    return RLX_OK;
+}
+
+/* Input i, a zero point (absent: fine) of dtype dt (u8 or i8; UNDEFINED:
+ * either), per tensor or per column of n as check_scale. */
+static rlx_status check_zp(cx *c, int i, const char *what, rlx_dtype dt, int64_t n) {
+    int id = in_id(c, i);
+    if (id < 0) return RLX_OK;
+    RLX_TRY(need(c, id));
+    const rlx_value *v = val(c, id);
+    bool type_ok = dt == RLX_DTYPE_UNDEFINED ? v->dtype == RLX_DTYPE_U8 || v->dtype == RLX_DTYPE_I8 : v->dtype == dt;
+    if (!type_ok)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s has dtype %s, expected %s", c->label, what,
+                        rlx_dtype_name(v->dtype), dt == RLX_DTYPE_UNDEFINED ? "uint8 or int8" : rlx_dtype_name(dt));
+    if (!param_shape_ok(v, n))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s must be a scalar or a 1-D tensor of 1%s elements, has rank %d "
+                        "(first dim %lld)", c->label, what, n > 0 ? " or N" : "", v->rank,
+                        (long long)(v->rank > 0 ? v->dims[0] : 0));
+    return RLX_OK;
+}
+
+/* Input i (8-bit quantized data): its id, inferred, u8 or i8. */
+static rlx_status q8_input(cx *c, int i, const char *what, int *id) {
+    RLX_TRY(input(c, i, id));
+    if (*id < 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input %s is missing", c->label, what);
+    rlx_dtype dt = val(c, *id)->dtype;
+    if (dt != RLX_DTYPE_U8 && dt != RLX_DTYPE_I8)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s has dtype %s, expected uint8 or int8", c->label, what,
+                        rlx_dtype_name(dt));
+    return RLX_OK;
+}
+
+/* The usual operand triple (x, scale, zero point) at inputs i, i+1, i+2,
+ * all per tensor. */
+static rlx_status check_triple(cx *c, int i, const char *x, const char *s, const char *z, int *id) {
+    RLX_TRY(q8_input(c, i, x, id));
+    RLX_TRY(check_scale(c, i + 1, s, 0));
+    return check_zp(c, i + 2, z, val(c, *id)->dtype, 0);
+}
+
+/* QuantizeLinear(y, 1, zp) -> dst: round half to even, plus zp,
+ * saturated; zp < 0: 0 of dtype dt. */
+static rlx_status round_zp(cx *c, int y, int zp, rlx_dtype dt, int dst, int *out) {
+    int one;
+    RLX_TRY(k_scalar(c, RLX_DTYPE_F32, 1, &one));
+    if (zp < 0) RLX_TRY(k_scalar(c, dt, 0, &zp));
+    return emit(c, 0, "QuantizeLinear", (int[]){ y, one, zp }, 3, NULL, 0, dst, out);
+}
+
+/* QuantizeLinear(y, scale, zp) of dtype dt (zp < 0: 0 of dt) -> dst. */
+static rlx_status quant_to(cx *c, int y, int scale, int zp, rlx_dtype dt, int dst, int *out) {
+    if (zp < 0) RLX_TRY(k_scalar(c, dt, 0, &zp));
+    return emit(c, 0, "QuantizeLinear", (int[]){ y, scale, zp }, 3, NULL, 0, dst, out);
+}
+
+/* ------------------------------------------------------------ integer matrix products */
+
+/* The f32 multiplier of onnxruntime's integer GEMMs, alpha * a_scale *
+ * b_scale[j] (/ y_scale when ys >= 0), in that order in single precision
+ * (QGemm's ComputeOutputScale; MatMulIntegerToFloat: alpha = 1): computed
+ * here when the scales are constants, else as Mul and Div nodes. Shape:
+ * b_scale's. */
+static rlx_status gemm_multiplier(cx *c, float alpha, int as, int bs, int ys, int *out) {
+    const rlx_value *va = val(c, as), *vb = val(c, bs), *vy = ys >= 0 ? val(c, ys) : NULL;
+    if (va->konst && vb->konst && (!vy || vy->konst)) {
+        rlx_tensor *t;
+        RLX_TRY(rlx_tensor_create(RLX_DTYPE_F32, vb->dims, vb->rank, &t));
+        float a = (float)rlx_tensor_get_f64(va->konst, 0), y = vy ? (float)rlx_tensor_get_f64(vy->konst, 0) : 1.0f;
+        for (size_t j = 0; j < rlx_tensor_numel(t); j++) {
+            float m = alpha * a;
+            m = m * (float)rlx_tensor_get_f64(vb->konst, j);
+            if (vy) m = m / y;
+            ((float *)t->data)[j] = m;
+        }
+        return rlx_graph_add_konst(c->g, NULL, t, out);
+    }
+    int m = as;
+    if (alpha != 1.0f) {
+        int k;
+        RLX_TRY(k_scalar(c, RLX_DTYPE_F32, alpha, &k));
+        RLX_TRY(op2(c, "Mul", k, as, -1, &m));
+    }
+    RLX_TRY(op2(c, "Mul", m, bs, -1, &m));
+    if (ys >= 0) RLX_TRY(op2(c, "Div", m, ys, -1, &m));
+    *out = m;
+    return RLX_OK;
+}
+
+/* MatMulInteger(a, b, a_zp, b_zp) (a zero point < 0: none; a_zp absent and
+ * b_zp present: a_zp 0 of a's type), int32. */
+static rlx_status mm_integer(cx *c, int a, int b, int azp, int bzp, int *out) {
+    if (azp < 0 && bzp >= 0) RLX_TRY(k_scalar(c, val(c, a)->dtype, 0, &azp));
+    int in[4] = { a, b, azp, bzp };
+    return emit(c, 0, "MatMulInteger", in, bzp >= 0 ? 4 : azp >= 0 ? 3 : 2, NULL, 0, -1, out);
+}
+
+/* float(acc) * mult (+ bias) -> dst: the scale-and-bias output of the
+ * integer GEMMs (MLAS multiplies, then adds, each rounded once). */
+static rlx_status scale_bias(cx *c, int acc, int mult, int bias, int dst, int *out) {
+    int f;
+    RLX_TRY(op_i(c, "Cast", &acc, 1, "to", RLX_DTYPE_F32, -1, &f));
+    RLX_TRY(op2(c, "Mul", f, mult, bias >= 0 ? -1 : dst, out));
+    if (bias >= 0) RLX_TRY(op2(c, "Add", *out, bias, dst, out));
+    return RLX_OK;
+}
+
+/* QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp): see the
+ * row's text. */
+static rlx_status x_qgemm(cx *c) {
+    int a, b;
+    RLX_TRY(q8_input(c, 0, "A", &a));
+    RLX_TRY(q8_input(c, 3, "B", &b));
+    bool ta = attr_i(c, "transA") != 0, tb = attr_i(c, "transB") != 0;
+    if (val(c, a)->rank != 2 || val(c, b)->rank != 2)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: A and B must be 2-D, have ranks %d and %d", c->label,
+                        val(c, a)->rank, val(c, b)->rank);
+    int64_t N = static_dim(c, b, tb ? 0 : 1);
+    RLX_TRY(check_scale(c, 1, "a_scale", 0));
+    RLX_TRY(check_zp(c, 2, "a_zero_point", val(c, a)->dtype, 0));
+    RLX_TRY(check_scale(c, 4, "b_scale", N));
+    RLX_TRY(check_zp(c, 5, "b_zero_point", val(c, b)->dtype, N));
+    int bs = in_id(c, 4), bz = in_id(c, 5), cc = in_id(c, 6), ys = in_id(c, 7), yz = in_id(c, 8);
+    if (bz >= 0 && rlx_value_is_static(val(c, bz)) && rlx_value_is_static(val(c, bs)) &&
+        rlx_value_numel(val(c, bz)) != rlx_value_numel(val(c, bs)))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: b_scale (%zu elements) and b_zero_point (%zu) must have the same "
+                        "shape", c->label, rlx_value_numel(val(c, bs)), rlx_value_numel(val(c, bz)));
+    if (cc >= 0 && val(c, cc)->dtype != RLX_DTYPE_I32)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: C has dtype %s, expected int32", c->label,
+                        rlx_dtype_name(val(c, cc)->dtype));
+    if (yz >= 0 && ys < 0)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: y_zero_point without y_scale", c->label);
+    if (ys >= 0) RLX_TRY(check_scale(c, 7, "y_scale", 0));
+    RLX_TRY(check_zp(c, 8, "y_zero_point", RLX_DTYPE_UNDEFINED, 0));
+    static const int64_t t2[2] = { 1, 0 };
+    if (ta) RLX_TRY(transpose(c, a, t2, 2, -1, &a));
+    if (tb) RLX_TRY(transpose(c, b, t2, 2, -1, &b));
+    int acc, mult, y;
+    RLX_TRY(mm_integer(c, a, b, in_id(c, 2), bz, &acc));
+    if (cc >= 0) RLX_TRY(op2(c, "Add", acc, cc, -1, &acc));
+    RLX_TRY(gemm_multiplier(c, attr_f(c, "alpha"), in_id(c, 1), bs, ys, &mult));
+    if (yz < 0) return scale_bias(c, acc, mult, -1, out_id(c, 0), &y);
+    RLX_TRY(scale_bias(c, acc, mult, -1, -1, &y));
+    return round_zp(c, y, yz, val(c, yz)->dtype, out_id(c, 0), &y);
+}
+
+/* float(MatMulInteger(a, b, a_zp, b_zp)) * (a_scale * b_scale) (+ bias)
+ * into output 0: a_scale per tensor, b_scale and b_zp per tensor or per
+ * column of B (its last dim). */
+static rlx_status int_matmul_float(cx *c, int a, int as, int azp, int bs_i, int bz_i, int bias_i) {
+    int b;
+    RLX_TRY(q8_input(c, 1, "B", &b));
+    int64_t N = static_dim(c, b, -1);
+    RLX_TRY(check_scale(c, bs_i, "b_scale", N));
+    RLX_TRY(check_zp(c, bz_i, "b_zero_point", val(c, b)->dtype, N));
+    int bias = in_id(c, bias_i);
+    if (bias >= 0 && !rlx_dtype_is_float(val(c, bias)->dtype))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: bias has dtype %s, expected float", c->label,
+                        rlx_dtype_name(val(c, bias)->dtype));
+    int acc, mult, y;
+    RLX_TRY(mm_integer(c, a, b, azp, in_id(c, bz_i), &acc));
+    RLX_TRY(gemm_multiplier(c, 1.0f, as, in_id(c, bs_i), -1, &mult));
+    return scale_bias(c, acc, mult, bias, out_id(c, 0), &y);
+}
+
+/* MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zp, b_zp, bias). */
+static rlx_status x_mm_int_to_float(cx *c) {
+    int a;
+    RLX_TRY(q8_input(c, 0, "A", &a));
+    RLX_TRY(check_scale(c, 2, "a_scale", 0));
+    RLX_TRY(check_zp(c, 4, "a_zero_point", val(c, a)->dtype, 0));
+    return int_matmul_float(c, a, in_id(c, 2), in_id(c, 4), 3, 5, 6);
+}
+
+/* DynamicQuantizeMatMul(A, B, b_scale, b_zp, bias): A quantized by
+ * DynamicQuantizeLinear-11 (uint8, its range widened to 0), then as
+ * MatMulIntegerToFloat. */
+static rlx_status x_dq_matmul(cx *c) {
+    int a;
+    RLX_TRY(input(c, 0, &a));
+    if (val(c, a)->dtype != RLX_DTYPE_F32)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: A has dtype %s, expected float", c->label,
+                        rlx_dtype_name(val(c, a)->dtype));
+    int outs[3];
+    for (int i = 0; i < 3; i++) RLX_TRY(rlx_graph_add_value(c->g, NULL, &outs[i]));
+    RLX_TRY(emit_to(c, 0, "DynamicQuantizeLinear", &a, 1, NULL, 0, outs, 3));
+    return int_matmul_float(c, outs[0], outs[1], outs[2], 2, 3, 4);
+}
+
+/* ------------------------------------------------------------ quantized pooling, softmax, reduce, where */
+
+/* onnxruntime's quantize_value of the QLinear pools: nearbyint(y / y_scale
+ * + y_zp) saturated, the zero point added in f32 before the rounding (so a
+ * tie rounds to even after it) -> dst. */
+static rlx_status ort_pool_quant(cx *c, int y, int ys, int yz, rlx_dtype dt, int dst, int *out) {
+    int v;
+    RLX_TRY(op2(c, "Div", y, ys, -1, &v));
+    if (yz >= 0) {
+        int zf;
+        RLX_TRY(op_i(c, "Cast", &yz, 1, "to", RLX_DTYPE_F32, -1, &zf));
+        RLX_TRY(op2(c, "Add", v, zf, -1, &v));
+    }
+    return round_zp(c, v, -1, dt, dst, out);
+}
+
+/* The integer global average of MLAS (QLinearGlobalAveragePool, and
+ * QLinearAveragePool when the kernel covers the image without padding):
+ * s = sum(x - x_zp) over `axes` (exact in f32 while n * 255 < 2^24),
+ * y = QuantizeLinear(s * (x_scale / (y_scale * n)), 1, y_zp), the
+ * multiplier in single precision in that order -> dst. */
+static rlx_status int_global_avg(cx *c, int x, const int64_t *axes, int n_axes, int64_t n, int dst, int *out) {
+    int one, d, ax, s, m, y;
+    RLX_TRY(k_scalar(c, RLX_DTYPE_F32, 1, &one));
+    RLX_TRY(dq(c, x, one, in_id(c, 2), &d));
+    RLX_TRY(k_i64(c, axes, (size_t)n_axes, &ax));
+    rlx_node_attr kd;
+    RLX_TRY(rlx_node_attr_set_int(&kd, "keepdims", 1));
+    RLX_TRY(emit(c, 0, "ReduceSum", (int[]){ d, ax }, 2, &kd, 1, -1, &s));
+    const rlx_value *xs = val(c, in_id(c, 1)), *ys = val(c, in_id(c, 3));
+    if (xs->konst && ys->konst) {
+        float k = (float)rlx_tensor_get_f64(xs->konst, 0) / ((float)rlx_tensor_get_f64(ys->konst, 0) * (float)n);
+        RLX_TRY(k_scalar(c, RLX_DTYPE_F32, k, &m));
+    } else {
+        int kn;
+        RLX_TRY(k_scalar(c, RLX_DTYPE_F32, (double)n, &kn));
+        RLX_TRY(op2(c, "Mul", in_id(c, 3), kn, -1, &m));
+        RLX_TRY(op2(c, "Div", in_id(c, 1), m, -1, &m));
+    }
+    RLX_TRY(op2(c, "Mul", s, m, -1, &y));
+    return round_zp(c, y, in_id(c, 4), val(c, x)->dtype, dst, out);
+}
+
+/* Transposes a channels-last x [N, spatial..., C] to channels-first [N,
+ * C, spatial...] (to_first) or back. */
+static rlx_status move_channels(cx *c, int x, int rank, bool to_first, int *out) {
+    int64_t perm[RLX_MAX_RANK];
+    perm[0] = 0;
+    for (int i = 1; i < rank; i++) perm[i] = to_first ? (i == 1 ? rank - 1 : i - 1) : (i == rank - 1 ? 1 : i + 1);
+    return transpose(c, x, perm, (size_t)rank, -1, out);
+}
+
+/* QLinearGlobalAveragePool (X, x_scale, x_zp, y_scale, y_zp;
+ * channels_last): onnxruntime's integer mean (int_global_avg) over the
+ * spatial axes, when their sizes are known at load; else
+ * Q(GlobalAveragePool(DQ(X))) (channels_last through Transposes), whose f32
+ * mean can put a level 1 apart. */
+static rlx_status x_qlinear_gap(cx *c) {
+    int x, y;
+    RLX_TRY(check_triple(c, 0, "X", "x_scale", "x_zero_point", &x));
+    RLX_TRY(check_scale(c, 3, "y_scale", 0));
+    RLX_TRY(check_zp(c, 4, "y_zero_point", val(c, x)->dtype, 0));
+    int rank = val(c, x)->rank;
+    bool last = attr_i(c, "channels_last") != 0;
+    if (rank < 3)
+        return rlx_fail(rank < 0 ? RLX_ERR_UNSUPPORTED : RLX_ERR_INVALID_MODEL,
+                        "%s: X needs a known rank of at least 3, has %d", c->label, rank);
+    int64_t n = 1, axes[RLX_MAX_RANK];
+    for (int i = 0; i < rank - 2 && n > 0; i++) {
+        axes[i] = last ? i + 1 : i + 2;
+        int64_t d = static_dim(c, x, (int)axes[i]);
+        n = d > 0 ? n * d : -1;
+    }
+    if (n > 0 && n < (1 << 24)) return int_global_avg(c, x, axes, rank - 2, n, out_id(c, 0), &y);
+    RLX_TRY(dq(c, x, in_id(c, 1), in_id(c, 2), &y));
+    if (last) RLX_TRY(move_channels(c, y, rank, true, &y));
+    RLX_TRY(op1(c, "GlobalAveragePool", y, -1, &y));
+    if (last) RLX_TRY(move_channels(c, y, rank, false, &y));
+    return q(c, y, in_id(c, 3), in_id(c, 4), x);
+}
+
+/* QLinearAveragePool with count_include_pad and ceil_mode as onnxruntime
+ * computes it: every window divided by the kernel size, also where ceil_mode
+ * makes it reach past the end padding (ONNX counts only the taps inside the
+ * padding). y: DQ(X), channels first. Pads y with zeros so that every
+ * window is whole (the output size of ceil_mode: ceil((in + pads - k) / s)
+ * + 1, less one when the last window would start past the input and the
+ * begin padding), then AveragePool without padding; adding zeros leaves
+ * the f32 sums as they were. Needs static spatial sizes. */
+static rlx_status ort_ceil_pool(cx *c, int x, int y, int rank, bool last, const rlx_node_attr *ks,
+                                const rlx_node_attr *pads, rlx_dtype dt) {
+    int nsp = rank - 2, p, pk, z;
+    const rlx_node_attr *st = given(c, "strides");
+    int64_t pv[2 * RLX_MAX_RANK] = { 0 }, strides[RLX_MAX_RANK];
+    for (int i = 0; i < nsp; i++) {
+        bool hp = pads && (int)pads->n == 2 * nsp;
+        int64_t in = static_dim(c, x, last ? i + 1 : i + 2), k = ks->ints[i];
+        int64_t s = st && (int)st->n == nsp ? st->ints[i] : 1, pb = hp ? pads->ints[i] : 0;
+        int64_t pe = hp ? pads->ints[nsp + i] : 0;
+        if (in < 0 || k < 1 || s < 1 || in + pb + pe < k)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: count_include_pad with ceil_mode needs static spatial sizes at "
+                            "least the kernel's", c->label);
+        int64_t o = (in + pb + pe - k + s - 1) / s + 1;
+        if ((o - 1) * s >= in + pb) o--;
+        pv[2 + i] = pb;
+        pv[rank + 2 + i] = (o - 1) * s + k - in - pb;
+        strides[i] = s;
+    }
+    RLX_TRY(k_i64(c, pv, (size_t)(2 * rank), &pk));
+    RLX_TRY(k_scalar(c, RLX_DTYPE_F32, 0, &z));
+    RLX_TRY(emit(c, 0, "Pad", (int[]){ y, pk, z }, 3, NULL, 0, -1, &p));
+    rlx_node_attr a[2];
+    RLX_TRY(rlx_node_attr_set_ints(&a[0], "kernel_shape", ks->ints, ks->n));
+    rlx_status e = rlx_node_attr_set_ints(&a[1], "strides", strides, (size_t)nsp);
+    if (e) {
+        rlx_node_attr_free(&a[0]);
+        return e;
+    }
+    RLX_TRY(emit(c, 0, "AveragePool", &p, 1, a, 2, -1, &p));
+    if (last) RLX_TRY(move_channels(c, p, rank, false, &p));
+    return ort_pool_quant(c, p, in_id(c, 3), in_id(c, 4), dt, out_id(c, 0), &p);
+}
+
+/* QLinearAveragePool (X, x_scale, x_zp, y_scale, y_zp; AveragePool's
+ * attributes, channels_last): see the row's text. */
+static rlx_status x_qlinear_avgpool(cx *c) {
+    int x, y;
+    RLX_TRY(check_triple(c, 0, "X", "x_scale", "x_zero_point", &x));
+    RLX_TRY(check_scale(c, 3, "y_scale", 0));
+    rlx_dtype dt = val(c, x)->dtype;
+    RLX_TRY(check_zp(c, 4, "y_zero_point", dt, 0));
+    int rank = val(c, x)->rank;
+    const rlx_node_attr *ks = given(c, "kernel_shape"), *pads = given(c, "pads"), *ap = given(c, "auto_pad");
+    if (rank < 3 || (int)ks->n != rank - 2)
+        return rlx_fail(rank < 0 ? RLX_ERR_UNSUPPORTED : RLX_ERR_INVALID_MODEL, "%s: X needs a known rank of at least "
+                        "3 and kernel_shape one value per spatial axis (rank %d, %zu values)", c->label, rank, ks->n);
+    bool last = attr_i(c, "channels_last") != 0;
+    /* onnxruntime's own shortcut: the kernel covers the image, no padding */
+    bool global = !ap || strcmp(ap->s, "NOTSET") == 0 || strcmp(ap->s, "VALID") == 0;
+    int64_t n = 1, axes[RLX_MAX_RANK];
+    for (int i = 0; i < rank - 2 && global; i++) {
+        int64_t d = static_dim(c, x, last ? i + 1 : i + 2);
+        global = d == ks->ints[i];
+        n *= d;
+        axes[i] = last ? i + 1 : i + 2;
+    }
+    for (size_t i = 0; pads && i < pads->n && global && (!ap || strcmp(ap->s, "VALID") != 0); i++)
+        global = pads->ints[i] == 0;
+    if (global && n < (1 << 24)) return int_global_avg(c, x, axes, rank - 2, n, out_id(c, 0), &y);
+    RLX_TRY(dq(c, x, in_id(c, 1), in_id(c, 2), &y));
+    if (last) RLX_TRY(move_channels(c, y, rank, true, &y));
+    if (attr_i(c, "count_include_pad") && attr_i(c, "ceil_mode") && (!ap || strcmp(ap->s, "NOTSET") == 0))
+        return ort_ceil_pool(c, x, y, rank, last, ks, pads, dt);
+    rlx_node_attr a[MAX_CATTRS];
+    int n_a = 0;
+    for (int i = 0; i < c->n_attrs; i++) {
+        if (strcmp(c->attrs[i].name, "channels_last") == 0) continue;
+        rlx_status st = rlx_node_attr_copy(&a[n_a], &c->attrs[i]);
+        if (st) {
+            free_attrs(a, n_a);
+            return st;
+        }
+        n_a++;
+    }
+    RLX_TRY(emit(c, 0, "AveragePool", &y, 1, a, n_a, -1, &y));
+    if (last) RLX_TRY(move_channels(c, y, rank, false, &y));
+    return ort_pool_quant(c, y, in_id(c, 3), in_id(c, 4), dt, out_id(c, 0), &y);
+}
+
+/* QLinearSoftmax (X, X_scale, x_zp, y_scale, y_zp; axis, opset): see the
+ * row's text. */
+static rlx_status x_qlinear_softmax(cx *c) {
+    int x, y, k;
+    RLX_TRY(check_triple(c, 0, "X", "X_scale", "x_zero_point", &x));
+    RLX_TRY(check_scale(c, 3, "y_scale", 0));
+    rlx_dtype dt = val(c, x)->dtype;
+    RLX_TRY(check_zp(c, 4, "y_zero_point", dt, 0));
+    int64_t opset = attr_i(c, "opset"), axis = given(c, "axis") ? attr_i(c, "axis") : opset < 13 ? 1 : -1;
+    int rank = val(c, x)->rank;
+    if (rank < 1 || axis < -rank || axis >= rank)
+        return rlx_fail(rank < 0 ? RLX_ERR_UNSUPPORTED : RLX_ERR_INVALID_MODEL, "%s: axis %lld out of range for "
+                        "rank %d", c->label, (long long)axis, rank);
+    RLX_TRY(dq(c, x, in_id(c, 1), in_id(c, 2), &y));
+    if (opset < 13) { /* Softmax-1/11: over the dims from axis on, flattened */
+        int s, f;
+        RLX_TRY(op1(c, "Shape", x, -1, &s));
+        RLX_TRY(op_i(c, "Flatten", &y, 1, "axis", axis, -1, &f));
+        RLX_TRY(op_i(c, "Softmax", &f, 1, "axis", -1, -1, &f));
+        RLX_TRY(op2(c, "Reshape", f, s, -1, &y));
+    } else {
+        RLX_TRY(op_i(c, "Softmax", &y, 1, "axis", axis, -1, &y));
+    }
+    const rlx_value *ys = val(c, in_id(c, 3));
+    if (ys->konst) {
+        RLX_TRY(k_scalar(c, RLX_DTYPE_F32, floorf(1.0f / (float)rlx_tensor_get_f64(ys->konst, 0)), &k));
+    } else {
+        int one;
+        RLX_TRY(k_scalar(c, RLX_DTYPE_F32, 1, &one));
+        RLX_TRY(op2(c, "Div", one, in_id(c, 3), -1, &k));
+        RLX_TRY(op1(c, "Floor", k, -1, &k));
+    }
+    RLX_TRY(op2(c, "Mul", y, k, -1, &y));
+    return round_zp(c, y, in_id(c, 4), dt, out_id(c, 0), &y);
+}
+
+/* QLinearReduceMean (data, data_scale, data_zp, reduced_scale,
+ * reduced_zp; axes, keepdims) = Q(ReduceMean(DQ(data))). */
+static rlx_status x_qlinear_reduce_mean(cx *c) {
+    int x, y, ax;
+    RLX_TRY(check_triple(c, 0, "data", "data_scale", "data_zero_point", &x));
+    RLX_TRY(check_scale(c, 3, "reduced_scale", 0));
+    RLX_TRY(check_zp(c, 4, "reduced_zero_point", val(c, x)->dtype, 0));
+    const rlx_node_attr *axes = given(c, "axes");
+    RLX_TRY(dq(c, x, in_id(c, 1), in_id(c, 2), &y));
+    RLX_TRY(k_i64(c, axes->ints, axes->n, &ax));
+    rlx_node_attr kd;
+    RLX_TRY(rlx_node_attr_set_int(&kd, "keepdims", attr_i(c, "keepdims")));
+    RLX_TRY(emit(c, 0, "ReduceMean", (int[]){ y, ax }, 2, &kd, 1, -1, &y));
+    return quant_to(c, y, in_id(c, 3), in_id(c, 4), val(c, x)->dtype, out_id(c, 0), &y);
+}
+
+/* QLinearWhere (condition, X, x_scale, x_zp, Y, y_scale, y_zp, z_scale,
+ * z_zp) = QuantizeLinear(Where(condition, DQ(X), DQ(Y)), z_scale, z_zp):
+ * the same bits as onnxruntime's Where of the requantized X and Y (its
+ * tables hold Q_z(DQ(v)), and Q is elementwise), with the Where in f32,
+ * which the GPU runs. */
+static rlx_status x_qlinear_where(cx *c) {
+    int cond, x, y, xf, yf, z;
+    RLX_TRY(input(c, 0, &cond));
+    if (val(c, cond)->dtype != RLX_DTYPE_BOOL)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: condition has dtype %s, expected bool", c->label,
+                        rlx_dtype_name(val(c, cond)->dtype));
+    RLX_TRY(check_triple(c, 1, "X", "x_scale", "x_zero_point", &x));
+    RLX_TRY(check_triple(c, 4, "Y", "y_scale", "y_zero_point", &y));
+    rlx_dtype dt = val(c, x)->dtype;
+    if (val(c, y)->dtype != dt)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: X and Y have dtypes %s and %s, expected the same", c->label,
+                        rlx_dtype_name(dt), rlx_dtype_name(val(c, y)->dtype));
+    RLX_TRY(check_scale(c, 7, "z_scale", 0));
+    RLX_TRY(check_zp(c, 8, "z_zero_point", dt, 0));
+    RLX_TRY(dq(c, x, in_id(c, 2), in_id(c, 3), &xf));
+    RLX_TRY(dq(c, y, in_id(c, 5), in_id(c, 6), &yf));
+    RLX_TRY(emit(c, 0, "Where", (int[]){ cond, xf, yf }, 3, NULL, 0, -1, &z));
+    return quant_to(c, z, in_id(c, 7), in_id(c, 8), dt, out_id(c, 0), &z);
+}
 
 /* ------------------------------------------------------------ MatMulNBits */
 
@@ -1176,7 +1619,8 @@ static rlx_status x_onnx_attention(cx *c) {
  * masks (B, T) or (B, S, T), 1 keep and 0 masked, or right-padding lengths
  * (B): key j masked when j >= length; masked keys get mask_filter_value. */
 static rlx_status attn_mask(cx *c, int mask, int t, rlx_dtype dt, int b_dim, int *out) {
-    const rlx_value *mv = val(c, mask);
+    /* the mask's rank and dtype copied: adding values may move c->g->values */
+    const rlx_value mv_ = *val(c, mask), *mv = &mv_;
     float filter = attr_f(c, "mask_filter_value");
     int fk, zk;
     RLX_TRY(k_scalar(c, dt, filter, &fk));
@@ -1210,17 +1654,30 @@ static rlx_status attn_mask(cx *c, int mask, int t, rlx_dtype dt, int b_dim, int
     return RLX_OK;
 }
 
-/* com.microsoft.Attention without past: QKV = input x weights + bias,
- * split by qkv_hidden_sizes (equal thirds by default), heads of
- * hidden / num_heads; softmax(Q K^T scale + mask + attention_bias) V. */
-static rlx_status x_attention(cx *c) {
+/* Where the inputs of Attention and QAttention are (-1: the op has none). */
+typedef struct attn_io {
+    int mask, past, attn_bias, past_len;
+    bool quant; /* QAttention: input uint8, weight 8-bit, scales and zero points at 3, 4, 6, 7 */
+} attn_io;
+
+/* com.microsoft.Attention and QAttention without past: QKV = input x
+ * weights + bias (QAttention: float(MatMulInteger) * (input_scale *
+ * weight_scale) + bias, onnxruntime's arithmetic, as MatMulIntegerToFloat),
+ * split by qkv_hidden_sizes (equal thirds by default), heads of hidden /
+ * num_heads; softmax(Q K^T scale + mask + attention_bias) V. */
+static rlx_status attention(cx *c, const attn_io *io) {
     int x, w;
-    RLX_TRY(input(c, 0, &x));
-    RLX_TRY(input(c, 1, &w));
-    RLX_TRY(require_float(c, x, "input"));
-    rlx_dtype dt = val(c, x)->dtype;
+    if (io->quant) {
+        RLX_TRY(q8_input(c, 0, "input", &x));
+        RLX_TRY(q8_input(c, 1, "weight", &w));
+    } else {
+        RLX_TRY(input(c, 0, &x));
+        RLX_TRY(input(c, 1, &w));
+        RLX_TRY(require_float(c, x, "input"));
+    }
+    rlx_dtype dt = io->quant ? RLX_DTYPE_F32 : val(c, x)->dtype;
     int64_t nh = attr_i(c, "num_heads");
-    if (in_id(c, 4) >= 0 || out_id(c, 1) >= 0 || in_id(c, 6) >= 0)
+    if (in_id(c, io->past) >= 0 || out_id(c, 1) >= 0 || (io->past_len >= 0 && in_id(c, io->past_len) >= 0))
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: past / present state is not supported", c->label);
     if (attr_i(c, "do_rotary") || attr_i(c, "past_present_share_buffer"))
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: do_rotary and past_present_share_buffer are not supported", c->label);
@@ -1244,8 +1701,20 @@ static rlx_status x_attention(cx *c) {
     float scale = attr_f(c, "scale");
     if (scale == 0.0f) scale = (float)(1.0 / sqrt((double)hd));
     int qkv, outs[3];
-    RLX_TRY(op2(c, "MatMul", x, w, -1, &qkv));
-    if (in_id(c, 2) >= 0) RLX_TRY(op2(c, "Add", qkv, in_id(c, 2), -1, &qkv));
+    if (io->quant) {
+        int64_t n3 = static_dim(c, w, 1);
+        RLX_TRY(check_scale(c, 3, "input_scale", 0));
+        RLX_TRY(check_zp(c, 6, "input_zero_point", val(c, x)->dtype, 0));
+        RLX_TRY(check_scale(c, 4, "weight_scale", n3));
+        RLX_TRY(check_zp(c, 7, "weight_zero_point", val(c, w)->dtype, n3));
+        int acc, mult;
+        RLX_TRY(mm_integer(c, x, w, in_id(c, 6), in_id(c, 7), &acc));
+        RLX_TRY(gemm_multiplier(c, 1.0f, in_id(c, 3), in_id(c, 4), -1, &mult));
+        RLX_TRY(scale_bias(c, acc, mult, in_id(c, 2), -1, &qkv));
+    } else {
+        RLX_TRY(op2(c, "MatMul", x, w, -1, &qkv));
+        if (in_id(c, 2) >= 0) RLX_TRY(op2(c, "Add", qkv, in_id(c, 2), -1, &qkv));
+    }
     RLX_TRY(split_qkv(c, qkv, sz, outs));
     const int64_t qh[4] = { 0, 0, nh, hd }, vh[4] = { 0, 0, nh, hdv };
     static const int64_t bnsh[4] = { 0, 2, 1, 3 }, bnhs[4] = { 0, 2, 3, 1 };
@@ -1260,10 +1729,10 @@ static rlx_status x_attention(cx *c) {
     RLX_TRY(k_scalar(c, dt, scale, &ks));
     RLX_TRY(op2(c, "Mul", sc, ks, -1, &sc));
     int t = -1;
-    if (in_id(c, 3) >= 0 || attr_i(c, "unidirectional")) RLX_TRY(dim_of(c, x, 1, RLX_DTYPE_I64, &t));
-    if (in_id(c, 3) >= 0) {
+    if (in_id(c, io->mask) >= 0 || attr_i(c, "unidirectional")) RLX_TRY(dim_of(c, x, 1, RLX_DTYPE_I64, &t));
+    if (in_id(c, io->mask) >= 0) {
         int m = -1;
-        RLX_TRY(attn_mask(c, in_id(c, 3), t, dt, (int)static_dim(c, x, 0), &m));
+        RLX_TRY(attn_mask(c, in_id(c, io->mask), t, dt, (int)static_dim(c, x, 0), &m));
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
     }
     if (attr_i(c, "unidirectional")) { /* key j > query i masked */
@@ -1276,13 +1745,24 @@ static rlx_status x_attention(cx *c) {
         RLX_TRY(emit(c, 0, "Where", (int[]){ fut, fk, zk }, 3, NULL, 0, -1, &m));
         RLX_TRY(op2(c, "Add", sc, m, -1, &sc));
     }
-    if (in_id(c, 5) >= 0) RLX_TRY(op2(c, "Add", sc, in_id(c, 5), -1, &sc));
+    int ab = io->attn_bias >= 0 ? in_id(c, io->attn_bias) : -1;
+    if (ab >= 0) RLX_TRY(op2(c, "Add", sc, ab, -1, &sc));
     int p, o;
     static const int64_t flat[3] = { 0, 0, -1 };
     RLX_TRY(op_i(c, "Softmax", &sc, 1, "axis", -1, -1, &p));
     RLX_TRY(op2(c, "MatMul", p, v, -1, &o));
     RLX_TRY(transpose(c, o, bnsh, 4, -1, &o));
     return reshape(c, o, flat, 3, out_id(c, 0), &o);
+}
+
+static rlx_status x_attention(cx *c) {
+    static const attn_io io = { 3, 4, 5, 6, false };
+    return attention(c, &io);
+}
+
+static rlx_status x_qattention(cx *c) {
+    static const attn_io io = { 5, 8, -1, -1, true };
+    return attention(c, &io);
 }
 
 /* EmbedLayerNormalization: LayerNormalization(word_embedding[input_ids] +
@@ -1338,6 +1818,7 @@ static rlx_status x_embed_ln(cx *c) {
 #define A_FLOAT(nm, v) { nm, RLX_ATTR_FLOAT, false, true, (v), NULL }
 #define A_REQ(nm) { nm, RLX_ATTR_INT, true, false, 0, NULL }
 #define A_OPT(nm, t) { nm, t, false, false, 0, NULL }
+#define A_REQ_INTS(nm) { nm, RLX_ATTR_INTS, true, false, 0, NULL }
 
 static const rlx_contrib_def k_contrib[] = {
     { MS, "Attention", 1, 2, 7, 1, 2, x_attention,
@@ -1360,6 +1841,11 @@ static const rlx_contrib_def k_contrib[] = {
         A_OPT("activations", RLX_ATTR_STRINGS), A_OPT("clip", RLX_ATTR_FLOAT),
         { "direction", RLX_ATTR_STRING, false, true, 0, "forward" }, A_OPT("hidden_size", RLX_ATTR_INT),
         A_INT("input_forget", 0) } },
+    { MS, "DynamicQuantizeMatMul", 1, 3, 5, 1, 1, x_dq_matmul,
+      "DynamicQuantizeLinear-11 of A (uint8), MatMulInteger, Cast, Mul by a_scale * b_scale (per tensor or per column "
+      "of B), Add bias: onnxruntime's arithmetic (f32 product of the int32 sums, then the bias), bit-exact while the "
+      "sums stay below 2^24.",
+      { { 0 } } },
     { MS, "EmbedLayerNormalization", 1, 7, 9, 1, 3, x_embed_ln,
       "Gathers of the word, position (position_ids, or 0..S-1) and segment embeddings, Adds, LayerNormalization-17; "
       "mask_index = the count of non-zero mask values per row (ReduceSum), the length of a right-padded mask.",
@@ -1376,25 +1862,65 @@ static const rlx_contrib_def k_contrib[] = {
       "position_ids not supported.",
       { A_INT("do_rotary", 0), A_REQ("kv_num_heads"), A_INT("local_window_size", -1), A_REQ("num_heads"),
         A_INT("rotary_interleaved", 0), A_FLOAT("scale", 0), A_INT("smooth_softmax", -1), A_FLOAT("softcap", 0) } },
+    { MS, "MatMulIntegerToFloat", 1, 4, 7, 1, 1, x_mm_int_to_float,
+      "MatMulInteger, Cast, Mul by a_scale * b_scale (a_scale per tensor; b_scale per tensor or per column), Add "
+      "bias: onnxruntime's arithmetic, bit-exact while the int32 sums stay below 2^24.",
+      { { 0 } } },
     { MS, "MatMulNBits", 1, 3, 6, 1, 1, x_matmul_nbits,
       "bits 4 with uint8 or no zero points: rlx.MatMulNBits on the packed blocks as they are (CPU: GEMV "
       "kernels for up to 8 rows, dequantized tiles into the GEMM beyond; WebGPU: a kernel unpacking 8 weights "
       "a u32), + bias; bits 8 or float zero points: MatMul by the constant K x N matrix that the import "
       "dequantizes (4 K N bytes in f32); accuracy_level ignored (f32 arithmetic); g_idx not supported.",
       { A_REQ("K"), A_REQ("N"), A_INT("accuracy_level", 0), A_REQ("bits"), A_REQ("block_size") } },
+    { MS, "QAttention", 1, 5, 9, 1, 2, x_qattention,
+      "Attention's expansion with QKV = float(MatMulInteger(input, weight, input_zero_point, weight_zero_point)) * "
+      "(input_scale * weight_scale, per tensor or per column) + bias (onnxruntime's arithmetic, as "
+      "MatMulIntegerToFloat), mask_index as Attention's, unidirectional; past / present state and do_rotary not "
+      "supported.",
+      { A_INT("do_rotary", 0), A_FLOAT("mask_filter_value", -10000.0), A_REQ("num_heads"),
+        A_INT("past_present_share_buffer", 0), A_FLOAT("scale", 0), A_INT("unidirectional", 0) } },
+    { MS, "QGemm", 1, 6, 9, 1, 1, x_qgemm,
+      "Transposes (transA, transB), MatMulInteger (+ the int32 C, which alpha then scales too, as in onnxruntime's "
+      "kernel), Cast, Mul by alpha * a_scale * b_scale / y_scale "
+      "(b per tensor or per column), then QuantizeLinear(., 1, y_zero_point) (round half to even, saturate); "
+      "without y_zero_point the float product (divided by y_scale when given): onnxruntime's arithmetic, bit-exact "
+      "while the int32 sums stay below 2^24.",
+      { A_FLOAT("alpha", 1.0), A_INT("transA", 0), A_INT("transB", 0) } },
     { MS, "QLinearAdd", 1, 7, 8, 1, 1, x_qlinear_add,
       "QuantizeLinear(DequantizeLinear(A) + DequantizeLinear(B)): one rounding after the f32 sum.", { { 0 } } },
+    { MS, "QLinearAveragePool", 1, 4, 5, 1, 1, x_qlinear_avgpool,
+      "AveragePool-19 of DequantizeLinear(X), then Div by y_scale, Add y_zero_point, QuantizeLinear(., 1) "
+      "(onnxruntime adds the zero point before rounding); channels_last through Transposes. A kernel covering the "
+      "static image without padding: onnxruntime's integer mean instead (ReduceSum of x - x_zero_point, Mul by "
+      "x_scale / (y_scale * n)). Count_include_pad with ceil_mode: Pad with zeros so that every window is whole, then "
+      "AveragePool (onnxruntime divides by the kernel size also where a window reaches past the end padding).",
+      { { "auto_pad", RLX_ATTR_STRING, false, true, 0, "NOTSET" }, A_INT("ceil_mode", 0), A_INT("channels_last", 0),
+        A_INT("count_include_pad", 0), A_REQ_INTS("kernel_shape"), A_OPT("pads", RLX_ATTR_INTS),
+        A_OPT("strides", RLX_ATTR_INTS) } },
     { MS, "QLinearConcat", 1, 5, -1, 1, 1, x_qlinear_concat,
       "QuantizeLinear(Concat(DequantizeLinear(X_i)...)).", { A_REQ("axis") } },
     { MS, "QLinearGlobalAveragePool", 1, 5, 5, 1, 1, x_qlinear_gap,
-      "QuantizeLinear(GlobalAveragePool(DequantizeLinear(X))), channels_last through Transposes.",
+      "onnxruntime's integer mean: ReduceSum over the spatial axes of X - x_zero_point (DequantizeLinear with scale "
+      "1), Mul by x_scale / (y_scale * n), QuantizeLinear(., 1, y_zero_point): its bits while n * 255 < 2^24; "
+      "spatial sizes unknown at load: QuantizeLinear(GlobalAveragePool(DequantizeLinear(X))).",
       { A_INT("channels_last", 0) } },
     { MS, "QLinearLeakyRelu", 1, 4, 5, 1, 1, x_qlinear_leaky_relu,
       "QuantizeLinear(LeakyRelu(DequantizeLinear(X))).", { A_FLOAT("alpha", 0.01f) } },
     { MS, "QLinearMul", 1, 7, 8, 1, 1, x_qlinear_mul,
       "QuantizeLinear(DequantizeLinear(A) * DequantizeLinear(B)).", { { 0 } } },
+    { MS, "QLinearReduceMean", 1, 4, 5, 1, 1, x_qlinear_reduce_mean,
+      "QuantizeLinear(ReduceMean-18(DequantizeLinear(data), axes, keepdims)).",
+      { A_REQ_INTS("axes"), A_REQ("keepdims") } },
     { MS, "QLinearSigmoid", 1, 4, 5, 1, 1, x_qlinear_sigmoid,
       "QuantizeLinear(Sigmoid(DequantizeLinear(X))).", { { 0 } } },
+    { MS, "QLinearSoftmax", 1, 4, 5, 1, 1, x_qlinear_softmax,
+      "Softmax of DequantizeLinear(X) (opset < 13: over the dims from axis on, through Flatten and Reshape), Mul by "
+      "floor(1 / y_scale) as onnxruntime does, QuantizeLinear(., 1, y_zero_point); onnxruntime sums a table of "
+      "exponentials instead, so a level can differ by 1.",
+      { A_OPT("axis", RLX_ATTR_INT), A_REQ("opset") } },
+    { MS, "QLinearWhere", 1, 9, 9, 1, 1, x_qlinear_where,
+      "QuantizeLinear(Where(condition, DequantizeLinear(X), DequantizeLinear(Y)), z_scale, z_zp): onnxruntime's "
+      "bits (Q is elementwise), the Where in f32.", { { 0 } } },
     { MS, "QuantizeLinear", 1, 2, 3, 1, 1, x_quantize, "QuantizeLinear-21 (axis passed on when given).",
       { A_OPT("axis", RLX_ATTR_INT) } },
     { MS, "QuickGelu", 1, 1, 1, 1, 1, x_quick_gelu, "X * Sigmoid(alpha X).", { A_FLOAT("alpha", 1.702f) } },
@@ -1464,7 +1990,8 @@ rlx_status rlx_onnx_contrib_expand(rlx_graph *g, const rlx_contrib_def *def, con
      * it (QLinear zero points, GQA's key/value/past, LSTM's optionals) */
     static const struct { const char *op; unsigned optional; } opt[] = {
         { "QLinearAdd", 1u << 2 | 1u << 5 }, { "QLinearMul", 1u << 2 | 1u << 5 },
-        { "QLinearSigmoid", 1u << 2 }, { "QLinearLeakyRelu", 1u << 2 },
+        { "QLinearAveragePool", 1u << 2 }, { "QLinearSoftmax", 1u << 2 }, { "QLinearReduceMean", 1u << 2 },
+        { "QLinearSigmoid", 1u << 2 }, { "QLinearLeakyRelu", 1u << 2 }, { "QLinearGlobalAveragePool", 1u << 2 },
         { "GroupQueryAttention", 0x1e }, { "DynamicQuantizeLSTM", 0xf8 }, { "QLinearConcat", ~0u << 2 },
         { "EmbedLayerNormalization", 1u << 1 | 1u << 4 },
     };

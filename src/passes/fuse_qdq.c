@@ -33,7 +33,8 @@
  * the CPU's int8 GEMM runs them exactly. On every plan, before the first
  * fold (while the weights' DequantizeLinear are still there),
  * rlx_pass_fuse_qdq_conv turns the QDQ convolutions and MatMuls of
- * quantize_static into QLinearConv and QLinearMatMul (where every scale is
+ * quantize_static into QLinearConv and QLinearMatMul, and its QDQ Gemms
+ * into QGemm's integer form (emit_qgemm) (where every scale is
  * finite and positive: qdq_one), so that a GPU plan
  * and a CPU plan give the same integer bits (as f32 ops, the GPU summed in
  * another order than the CPU and put some activations one level apart,
@@ -304,6 +305,78 @@ static bool act_absorbed(const rlx_graph *g, const rlx_node *q, rlx_act act, rlx
     return rintf((float)lo / sf) + z <= qmin && rintf((float)hi / sf) + z >= qmin + 255;
 }
 
+/* Appends op(in) writing `out` (-1: a new value, its id in *res), and
+ * infers it (its inputs are known); rlx_pass_fuse_qdq_conv sorts the graph
+ * afterwards. attrs are adopted. */
+static rlx_status append(rlx_graph *g, const char *op, const char *name, const int *in, int n_in,
+                         rlx_node_attr *attrs, int na, int out, int *res) {
+    rlx_status st = out < 0 ? rlx_graph_add_value(g, NULL, &out) : RLX_OK;
+    int id = -1;
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s/%s", name, op);
+    if (!st) st = rlx_graph_add_node(g, op, "", nm, in, n_in, &out, 1, attrs, na, &id);
+    else
+        for (int i = 0; i < na; i++) rlx_node_attr_free(&attrs[i]);
+    if (!st) st = rlx_infer_node(g, id);
+    if (res) *res = out;
+    return st;
+}
+
+/* The QDQ Gemm as QGemm's integer form (the expansion of com.microsoft.QGemm
+ * in src/import/onnx_contrib.c: onnxruntime's bits): [Transpose(x)] ->
+ * MatMulInteger(x, W [K, N], x_zp, w_zp) (+ the int32 bias) -> Cast ->
+ * Mul by alpha * x_scale * w_scale[n] / y_scale (single precision, in
+ * that order; alpha is 1 when there is a bias) -> QuantizeLinear(., 1,
+ * y_zp) into y. W is transposed here when transB. ins: as qdq_one's. */
+static rlx_status emit_qgemm(rlx_graph *g, const rlx_node *c, const int *ins, int bias, int y) {
+    const rlx_value *w = &g->values[ins[3]], *xs = &g->values[ins[1]], *ws = &g->values[ins[4]],
+                    *ys = &g->values[ins[6]];
+    bool ta = rlx_param_int(c, "transA") != 0, tb = rlx_param_int(c, "transB") != 0;
+    float alpha = rlx_param_float(c, "alpha");
+    char name[256];
+    snprintf(name, sizeof name, "%s_qgemm", c->name ? c->name : "gemm");
+    int64_t K = w->dims[tb ? 1 : 0], N = w->dims[tb ? 0 : 1];
+    int wt = ins[3], x = ins[0], acc, f, m, mult, one;
+    /* both tensors before any value is added (that may move g->values) */
+    rlx_tensor *mt, *t = NULL;
+    RLX_TRY(rlx_tensor_create(RLX_DTYPE_F32, ws->dims, ws->rank, &mt));
+    float sx = (float)rlx_tensor_get_f64(xs->konst, 0), sy = (float)rlx_tensor_get_f64(ys->konst, 0);
+    for (size_t j = 0; j < rlx_tensor_numel(mt); j++) {
+        float v = alpha * sx;
+        v = v * (float)rlx_tensor_get_f64(ws->konst, j);
+        ((float *)mt->data)[j] = v / sy;
+    }
+    if (tb) {
+        rlx_status st = rlx_tensor_create(w->dtype, (int64_t[]){ K, N }, 2, &t);
+        if (st) {
+            rlx_tensor_destroy(mt);
+            return st;
+        }
+        const uint8_t *src = w->konst->data;
+        uint8_t *dst = t->data;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t n = 0; n < N; n++) dst[k * N + n] = src[n * K + k];
+    }
+    rlx_status st = rlx_graph_add_konst(g, NULL, mt, &mult);
+    if (st) {
+        if (t) rlx_tensor_destroy(t);
+        return st;
+    }
+    if (t) RLX_TRY(rlx_graph_add_konst(g, NULL, t, &wt));
+    RLX_TRY(add_scalar(g, 1.0f, &one));
+    rlx_node_attr a[1];
+    if (ta) {
+        RLX_TRY(rlx_node_attr_set_ints(&a[0], "perm", (int64_t[]){ 1, 0 }, 2));
+        RLX_TRY(append(g, "Transpose", name, &x, 1, a, 1, -1, &x));
+    }
+    RLX_TRY(append(g, "MatMulInteger", name, (int[]){ x, wt, ins[2], ins[5] }, 4, NULL, 0, -1, &acc));
+    if (bias >= 0) RLX_TRY(append(g, "Add", name, (int[]){ acc, bias }, 2, NULL, 0, -1, &acc));
+    RLX_TRY(rlx_node_attr_set_int(&a[0], "to", RLX_DTYPE_F32));
+    RLX_TRY(append(g, "Cast", name, &acc, 1, a, 1, -1, &f));
+    RLX_TRY(append(g, "Mul", name, (int[]){ f, mult }, 2, NULL, 0, -1, &m));
+    return append(g, "QuantizeLinear", name, (int[]){ m, one, ins[7] }, 3, NULL, 0, y, NULL);
+}
+
 /* DequantizeLinear(x) -> Conv(., DequantizeLinear(W), DequantizeLinear(B))
  * [-> Relu or Clip] -> QuantizeLinear as one QLinearConv, and
  * DequantizeLinear(x) -> MatMul(., DequantizeLinear(W)) [-> Relu or Clip]
@@ -330,7 +403,8 @@ static bool act_absorbed(const rlx_graph *g, const rlx_node *q, rlx_act act, rlx
  * f32 sum rounds). */
 static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pass_stats *stats, bool *done) {
     const rlx_node *c = &g->nodes[ci];
-    bool mm = c->op == RLX_OP_MatMul;
+    bool gm = c->op == RLX_OP_Gemm, mm = c->op == RLX_OP_MatMul || gm;
+    bool tb = gm && rlx_param_int(c, "transB") != 0;
     if (c->n_in < 2 || c->n_out != 1 || c->out[0] < 0 || !rlx_fuse_private(g, u, c->out[0], 1)) return RLX_OK;
     int qi = rlx_fuse_user(u, c->out[0], 0), qin = c->out[0], ai = -1, nn = 0;
     rlx_act act = { 0 };
@@ -354,9 +428,16 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
     if (!x || !w || !w->konst || (x->dtype != RLX_DTYPE_U8 && x->dtype != RLX_DTYPE_I8) ||
         (w->dtype != RLX_DTYPE_U8 && w->dtype != RLX_DTYPE_I8) || (y->dtype != RLX_DTYPE_U8 && y->dtype != RLX_DTYPE_I8))
         return RLX_OK;
-    bool w_ok = mm ? w->rank == 2 && c->n_in == 2 : w->rank >= 3 && w->rank <= 4;
+    float alpha = gm ? rlx_param_float(c, "alpha") : 1.0f;
+    /* Gemm: alpha * (x W) + beta * B; one int32 sum with B (QGemm's form)
+     * needs alpha = beta = 1 when there is a B (onnxruntime's own QDQ
+     * rewrite scales B by alpha too: 17 of 32 codes moved in a test) */
+    bool w_ok = gm   ? w->rank == 2 && x->rank == 2 && isfinite(alpha) && alpha != 0.0f &&
+                         (!db || (rlx_param_float(c, "beta") == 1.0f && alpha == 1.0f))
+                : mm ? w->rank == 2 && c->n_in == 2
+                     : w->rank >= 3 && w->rank <= 4;
     if (!w_ok || g->values[c->out[0]].dtype != RLX_DTYPE_F32) return RLX_OK;
-    int64_t M = w->dims[mm ? 1 : 0];
+    int64_t M = w->dims[mm && !tb ? 1 : 0];
     if (!qdq_param_ok(g, dx, -1, x->dtype) || !qdq_param_ok(g, q, -1, y->dtype) || !qdq_param_ok(g, dw, M, w->dtype))
         return RLX_OK;
     /* a scale the QLinear node would refuse: the chain runs as it is */
@@ -366,7 +447,7 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
     if (rlx_value_numel(ws) != 1) {
         int64_t ax = rlx_param_int(dw, "axis");
         if (ax < 0) ax += w->rank;
-        if (ax != (mm ? 1 : 0)) return RLX_OK;
+        if (ax != (mm && !tb ? 1 : 0)) return RLX_OK;
     }
     int bias = -1;
     if (db) {
@@ -410,6 +491,17 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
     g->nodes[qi].dead = true;
     if (ai >= 0) g->nodes[ai].dead = true;
     g->values[yid].producer = -1;
+    if (gm) {
+        for (int i = 0; i < na; i++) rlx_node_attr_free(&attrs[i]);
+        RLX_TRY(emit_qgemm(g, &g->nodes[ci], ins, bias, yid));
+        rlx_fuse_report(PASS, what, &g->nodes[g->n_nodes - 1],
+                        ai >= 0 ? "QGemm's integer form (MatMulInteger, Cast, Mul, QuantizeLinear), its activation "
+                                  "a no-op after Q"
+                                : "QGemm's integer form (MatMulInteger, Cast, Mul, QuantizeLinear)");
+        if (stats) stats->fused += ai >= 0 ? 2 : 1;
+        *done = true;
+        return RLX_OK;
+    }
     RLX_TRY(rlx_fuse_emplace(g, ci, mm ? "QLinearMatMul" : "QLinearConv", "", name, ins, bias >= 0 ? 9 : 8, &yid, 1,
                              attrs, na));
     rlx_fuse_report(PASS, what, &g->nodes[ci],
@@ -422,7 +514,15 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
 
 rlx_status rlx_pass_fuse_qdq_conv(rlx_graph *g, rlx_pass_stats *stats) {
     RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_Conv, qdq_one, stats));
-    return rlx_fuse_each_anchor(g, RLX_OP_MatMul, qdq_one, stats);
+    RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_MatMul, qdq_one, stats));
+    size_t live = g->n_nodes;
+    bool any = false;
+    for (size_t i = 0; i < g->n_nodes && !any; i++) any = rlx_fuse_is(&g->nodes[i], RLX_OP_Gemm);
+    if (!any) return RLX_OK;
+    RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_Gemm, qdq_one, stats));
+    /* a Gemm's integer form was appended (2 or 3 nodes died, 4 to 6 came):
+     * put the nodes in order */
+    return g->n_nodes != live ? rlx_pass_verify(g) : RLX_OK;
 }
 
 rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats) {

@@ -70,7 +70,11 @@ rlx_status rlx_pass_fuse_qdq(rlx_graph *g, rlx_pass_stats *stats);
  * (per-tensor activations, per-tensor or per-channel constant weights)
  * -> one QLinearConv (the integer convolution, the same bits on the CPU
  * and the GPU); likewise DequantizeLinear(x) -> MatMul(.,
- * DequantizeLinear(W [K, N])) -> QuantizeLinear -> one QLinearMatMul. */
+ * DequantizeLinear(W [K, N])) -> QuantizeLinear -> one QLinearMatMul; and
+ * DequantizeLinear(x) -> Gemm(., DequantizeLinear(W 2-D), DequantizeLinear(B
+ * int32)) -> QuantizeLinear -> MatMulInteger (+ B) -> Cast -> Mul ->
+ * QuantizeLinear(., 1, y_zp), onnxruntime's QGemm arithmetic (appended, then
+ * the graph is sorted). */
 rlx_status rlx_pass_fuse_qdq_conv(rlx_graph *g, rlx_pass_stats *stats);
 
 /* Conv + Add(r) (+ activation) -> Conv with the residual r as an internal

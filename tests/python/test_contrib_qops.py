@@ -1,0 +1,170 @@
+"""onnxruntime's quantized GEMM contrib ops that rlx expands at import
+(src/import/onnx_contrib.c): QGemm, MatMulIntegerToFloat,
+DynamicQuantizeMatMul (QAttention and fuse_qdq_conv's rewrite of the QDQ
+Gemm: test_contrib_qattention_qdq.py; the QLinear pool, softmax, reduce
+and where: test_contrib_qlinear.py). One small model per op and form (onnx.helper,
+tests/python/qops_ref.py), run by onnxruntime 1.22 (CPU provider,
+optimizations off) and by `rlx run` on the CPU and the GPU device
+(lavapipe here) on random inputs; whole outputs compared.
+
+Tolerances (stated per case, printed with the measured difference):
+- QGemm, MatMulIntegerToFloat, DynamicQuantizeMatMul: bit-exact (integer
+  codes equal, floats equal), since the expansions follow onnxruntime's
+  arithmetic step by step: int32 sums, one f32 product by a multiplier
+  computed in the same order (alpha * a_scale * b_scale / y_scale), the
+  bias added after, round half to even then the zero point (qgemm_ties:
+  every odd sum a tie).
+Also: zero and NaN scales, zero points of the wrong shape or type and a
+y_zero_point without y_scale fail the load naming the node; `rlx ops`
+lists the new ops.
+
+RLX_CONTRIB_DEVICES=cpu limits the devices; RLX_CONTRIB_ONLY=prefix runs
+the cases whose name starts with it. Skips (exit 77) while rlx is not
+built."""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ocr_ref as R  # noqa: E402
+from qops_ref import F, NP2ONNX, ONLY, RLX, U8, case, model, node, qdata, rng, scale, start, zp  # noqa: E402
+
+C = start("test_contrib_qops")
+
+
+# ---------------------------------------------------------------- QGemm
+def qgemm(name, adt, bdt, M=5, K=24, N=7, ta=0, tb=0, alpha=1.0, c_shape=None, per_col=False, out=True,
+          b_input=False, y_scale_only=False, scales=None):
+    a = qdata(adt, *((K, M) if ta else (M, K)))
+    b = qdata(bdt, *((N, K) if tb else (K, N)))
+    inits = {"as": scale(), "az": zp(adt), "bs": scale(N) if per_col else scale(),
+             "bz": zp(bdt, N if per_col else None)}
+    if scales:  # (a_scale, b_scale, y_scale)
+        inits.update(dict(zip(("as", "bs"), (np.array(v, np.float32) for v in scales[:2]))))
+    feeds = {"a": a}
+    if b_input:
+        feeds["b"] = b
+    else:
+        inits["b"] = b
+    ins = ["a", "as", "az", "b", "bs", "bz"]
+    if c_shape is not None:
+        inits["c"] = rng.integers(-3000, 3000, c_shape).astype(np.int32)
+    ins.append("c" if c_shape is not None else "")
+    ydt = adt
+    if out or y_scale_only:
+        inits["ys"] = np.array(scales[2], np.float32) if scales else scale(lo=0.1, hi=0.4)
+        ins.append("ys")
+    if out:
+        inits["yz"] = zp(ydt)
+        ins.append("yz")
+    while ins[-1] == "":
+        ins.pop()
+    attrs = {"transA": ta, "transB": tb}
+    if alpha != 1.0:
+        attrs["alpha"] = alpha
+    case(name, [node("QGemm", ins, ["y"], **attrs)], feeds, {"y": NP2ONNX[ydt] if out else F}, inits)
+
+
+# onnxruntime's QGemm kernels: A uint8 with B uint8 or int8, A int8 with B int8; the
+# forms (bias shapes, float output, per-column b) alternate over them
+qgemm("qgemm_u8u8", np.uint8, np.uint8, c_shape=(7,))
+qgemm("qgemm_float_out_u8s8", np.uint8, np.int8, out=False, c_shape=(5, 7))
+qgemm("qgemm_per_col_s8s8", np.int8, np.int8, per_col=True, tb=1, c_shape=(1, 7))
+qgemm("qgemm_per_col_u8s8", np.uint8, np.int8, per_col=True, c_shape=(7,))
+qgemm("qgemm_transA_alpha", np.uint8, np.int8, ta=1, alpha=0.37, c_shape=(5, 1))
+qgemm("qgemm_transAB_nobias", np.int8, np.int8, ta=1, tb=1)
+qgemm("qgemm_scalar_c_per_col_float", np.uint8, np.uint8, c_shape=(1,), per_col=True, out=False, alpha=1.5)
+qgemm("qgemm_b_runtime", np.uint8, np.int8, tb=1, b_input=True, c_shape=(7,))
+qgemm("qgemm_y_scale_only", np.uint8, np.int8, out=False, y_scale_only=True, c_shape=(7,))
+# multiplier 0.5: every odd sum is a tie, rounded to even before y_zero_point is added
+qgemm("qgemm_ties", np.uint8, np.uint8, c_shape=(7,), scales=(0.25, 2.0, 1.0))
+qgemm("qgemm_big_k", np.uint8, np.int8, M=3, K=300, N=9, c_shape=(9,))
+
+
+# ---------------------------------------------------------------- MatMulIntegerToFloat, DynamicQuantizeMatMul
+def mm_int_to_float(name, bdt, shape_a=(2, 3, 16), N=6, per_col=False, bias=True, zps=True):
+    K = shape_a[-1]
+    inits = {"b": qdata(bdt, K, N), "as": scale(), "bs": scale(N) if per_col else scale()}
+    ins = ["a", "b", "as", "bs"]
+    if zps:
+        inits.update(az=zp(np.uint8), bz=zp(bdt, N if per_col else None))
+        ins += ["az", "bz"]
+    else:
+        ins += ["", ""]
+    if bias:
+        inits["bias"] = rng.uniform(-1, 1, N).astype(np.float32)
+        ins.append("bias")
+    while ins[-1] == "":
+        ins.pop()
+    case(name, [node("MatMulIntegerToFloat", ins, ["y"])], {"a": qdata(np.uint8, *shape_a)}, {"y": F}, inits)
+
+
+mm_int_to_float("mmitf_u8", np.uint8)
+mm_int_to_float("mmitf_s8_per_col", np.int8, per_col=True)
+mm_int_to_float("mmitf_2d_nozp_nobias", np.int8, shape_a=(4, 16), bias=False, zps=False)
+mm_int_to_float("mmitf_s8_3d", np.int8, shape_a=(2, 5, 16))
+
+
+def dq_matmul(name, bdt, shape_a=(2, 4, 16), N=6, per_col=False, bias=True, zpb=True):
+    K = shape_a[-1]
+    inits = {"b": qdata(bdt, K, N), "bs": scale(N) if per_col else scale()}
+    ins = ["a", "b", "bs"]
+    if zpb:
+        inits["bz"] = zp(bdt, N if per_col else None) if bdt == np.uint8 else np.zeros(N if per_col else (), bdt)
+        ins.append("bz")
+    else:
+        ins.append("")
+    if bias:
+        inits["bias"] = rng.uniform(-1, 1, N).astype(np.float32)
+        ins.append("bias")
+    while ins[-1] == "":
+        ins.pop()
+    a = rng.uniform(-3, 2, shape_a).astype(np.float32)
+    case(name, [node("DynamicQuantizeMatMul", ins, ["y"])], {"a": a}, {"y": F}, inits)
+
+
+dq_matmul("dqmm_s8", np.int8)
+dq_matmul("dqmm_u8_per_col", np.uint8, per_col=True)
+dq_matmul("dqmm_2d_nobias", np.int8, shape_a=(5, 16), bias=False, zpb=False)
+
+
+# ---------------------------------------------------------------- bad input
+def bad(name, nodes, feeds, inits, outputs, *needles):
+    if ONLY and not name.startswith(ONLY):
+        return
+    path = model(name, nodes, feeds, outputs, inits)
+    rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+    C.check(rc != 0 and all(n in se for n in needles),
+            "%s fails naming %s (rc %d: %s)" % (name, ", ".join(needles), rc, se.strip()[-300:]))
+
+
+A8, B8 = qdata(np.uint8, 3, 4), qdata(np.int8, 4, 5)
+base = {"as": scale(), "az": zp(np.uint8), "b": B8, "bs": scale(), "bz": np.array(0, np.int8),
+        "ys": scale(), "yz": zp(np.uint8)}
+QG = ["a", "as", "az", "b", "bs", "bz", "", "ys", "yz"]
+bad("bad_zero_scale", [node("QGemm", QG, ["y"])], {"a": A8}, dict(base, **{"as": np.array(0, np.float32)}),
+    {"y": U8}, "'qgemm'", "a_scale", "finite and nonzero")
+bad("bad_nan_scale", [node("QGemm", QG, ["y"])], {"a": A8}, dict(base, ys=np.array(np.nan, np.float32)),
+    {"y": U8}, "'qgemm'", "y_scale")
+bad("bad_zp_shape", [node("QGemm", QG, ["y"])], {"a": A8}, dict(base, bz=np.zeros(3, np.int8)), {"y": U8},
+    "'qgemm'", "b_zero_point", "1-D")
+bad("bad_zp_type", [node("QGemm", QG, ["y"])], {"a": A8}, dict(base, az=np.array(3, np.int8)), {"y": U8},
+    "'qgemm'", "a_zero_point", "i8")
+bad("bad_yzp_alone", [node("QGemm", QG[:7] + ["", "yz"], ["y"])], {"a": A8}, base, {"y": U8}, "'qgemm'",
+    "y_zero_point without y_scale")
+bad("bad_pool_scale", [node("QLinearAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"], kernel_shape=[2, 2])],
+    {"x": qdata(np.uint8, 1, 1, 4, 4)}, {"xs": np.array(-0.0, np.float32), "xz": zp(np.uint8), "ys": scale(),
+                                         "yz": zp(np.uint8)}, {"y": U8}, "'qlinearaveragepool'", "x_scale")
+bad("bad_where_zp", [node("QLinearWhere", ["c", "x", "xs", "xz", "x", "xs", "xz", "xs", "zz"], ["z"])],
+    {"c": np.ones((2, 3), np.bool_), "x": qdata(np.uint8, 2, 3)},
+    {"xs": scale(), "xz": zp(np.uint8), "zz": np.zeros((2, 2), np.uint8)}, {"z": U8}, "'qlinearwhere'",
+    "z_zero_point")
+
+# ---------------------------------------------------------------- rlx ops
+if not ONLY:
+    rc, so, se = R.run([RLX, "ops"])
+    for op in ("QGemm", "QAttention", "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "QLinearAveragePool",
+               "QLinearSoftmax", "QLinearReduceMean", "QLinearWhere"):
+        C.check(rc == 0 and ("com.microsoft.%s-1" % op) in so, "rlx ops lists com.microsoft.%s" % op)
+C.done()
