@@ -73,16 +73,19 @@ fn conv_tap(q: u32) -> vec3<u32> {
     return vec3<u32>(k0 / (QKH * QKW), r / QKW, r % QKW);
 }
 
+// CONV: the output pixel (oh, ow) of b's column nn.
+fn conv_pix(nn: u32) -> vec2<u32> { return vec2<u32>(nn / P.conv[0].z, nn % P.conv[0].z); }
+
 // CONV: word q (k = 4 q .. 4 q + 3, the first tap from conv_tap(q)) of b's
-// column nn, in the signed domain, 0 past k; bb from qbatch (bytes of x).
-// Four taps of one kernel row inside the input (dil_w 1) are one
-// unaligned word of x.
-fn conv_word(bb: u32, nn: u32, q: u32, tap: vec3<u32>) -> u32 {
+// column at output pixel pix (conv_pix), in the signed domain, 0 past k;
+// bb from qbatch (bytes of x). Four taps of one kernel row inside the
+// input (dil_w 1) are one unaligned word of x.
+fn conv_word(bb: u32, pix: vec2<u32>, q: u32, tap: vec3<u32>) -> u32 {
     let g0 = P.conv[0];
     let g1 = P.conv[1];
     let g2 = P.conv[2];
-    let ih0 = i32((nn / g0.z) * g1.x) - i32(g1.z);
-    let iw0 = i32((nn % g0.z) * g1.y) - i32(g1.w);
+    let ih0 = i32(pix.x * g1.x) - i32(g1.z);
+    let iw0 = i32(pix.y * g1.y) - i32(g1.w);
     let base = P.b_off * 4u + bb;
     let flip = select(0x80u, 0u, B_SIGNED == 1u);
     let cnt = min(4u, P.k - 4u * q);
@@ -151,7 +154,7 @@ fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
         let wa = word_a(arow + k0, cnt);
         var wb = 0u;
         if (CONV == 1u) {
-            wb = conv_word(bconv, nn, k0 / 4u, conv_tap(k0 / 4u));
+            wb = conv_word(bconv, conv_pix(nn), k0 / 4u, conv_tap(k0 / 4u));
         } else if (B_PACKED == 1u) {
             wb = B[bpk + k0 / 4u];
         } else {

@@ -51,7 +51,7 @@ fn qbatch(bi0: u32) -> vec3<u32> {
 fn word_b(bb: u32, nn: u32, q: u32) -> u32 {
     let kw = (P.k + 3u) / 4u;
     if (nn >= P.n || q >= kw) { return 0u; }
-    if (CONV == 1u) { return conv_word(bb, nn, q, conv_tap(q)); }
+    if (CONV == 1u) { return conv_word(bb, conv_pix(nn), q, conv_tap(q)); }
     if (B_PACKED == 1u) { return B[P.b_off + bb + nn * kw + q]; }
     let cnt = min(4u, P.k - 4u * q);
     let bcol = P.b_off * 4u + bb + 4u * q * P.n + nn;
@@ -60,8 +60,8 @@ fn word_b(bb: u32, nn: u32, q: u32) -> u32 {
     return fix_word(w, cnt, B_SIGNED);
 }
 
-// Words q of b's columns n0 .. n0 + 3 (word_b of each). CONV: the tap is
-// found once for the four; an unpacked b whose four columns of one k are
+// Words q of b's columns n0 .. n0 + 3 (word_b of each). CONV: the tap and
+// the first output pixel are found once for the four; an unpacked b whose four columns of one k are
 // one aligned word (n % 4 == 0, n0 + 3 < n): cnt word loads, their bytes
 // transposed (as qgemm_tile) instead of 4 cnt byte loads.
 fn word_b4(bb: u32, n0: u32, q: u32) -> vec4<u32> {
@@ -69,9 +69,12 @@ fn word_b4(bb: u32, n0: u32, q: u32) -> vec4<u32> {
     if (q >= kw) { return vec4<u32>(0u); }
     if (CONV == 1u) {
         let tap = conv_tap(q);
+        var pix = conv_pix(n0);
         var r = vec4<u32>(0u);
         for (var c = 0u; c < 4u; c = c + 1u) {
-            if (n0 + c < P.n) { r[c] = conv_word(bb, n0 + c, q, tap); }
+            if (n0 + c < P.n) { r[c] = conv_word(bb, pix, q, tap); }
+            pix.y = pix.y + 1u;
+            if (pix.y == P.conv[0].z) { pix = vec2<u32>(pix.x + 1u, 0u); }
         }
         return r;
     }
