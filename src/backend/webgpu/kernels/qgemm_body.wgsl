@@ -188,8 +188,9 @@ fn zp_b(nn: u32) -> i32 {
 // block of 4 rows x 4 columns, each loaded word of a and b used four
 // times. B unpacked: the four columns' bytes of one k are one word (n0 a
 // multiple of 4), so four words (k .. k + 3) are loaded and their bytes
-// transposed into the four columns' words. The sums are the same integers
-// as qgemm_acc's (i32, wrapping: any order).
+// transposed into the four columns' words; CONV: the gathered taps (both
+// word_b4). The sums are the same integers as qgemm_acc's (i32, wrapping:
+// any order).
 fn qgemm_tile(t: u32) {
     let nq4 = P.n / 4u;
     let mq4 = (P.m + 3u) / 4u;
@@ -210,20 +211,12 @@ fn qgemm_tile(t: u32) {
     for (var q = 0u; q < kw; q = q + 1u) {
         let cnt = min(4u, P.k - 4u * q);
         var wb: vec4<u32>;
-        if (CONV == 1u) {
-            wb = word_b4(bb, n0, q); // qgemm_wg.wgsl
-        } else if (B_PACKED == 1u) {
+        if (B_PACKED == 1u) {
             wb = vec4<u32>(B[bp + q], B[bp + kw + q], B[bp + 2u * kw + q], B[bp + 3u * kw + q]);
         } else {
-            let base = P.b_off * 4u + bb + 4u * q * P.n + n0; // a multiple of 4
-            var r = vec4<u32>(0u);
-            for (var j = 0u; j < cnt; j = j + 1u) { r[j] = B[(base + j * P.n) >> 2u]; }
-            for (var c = 0u; c < 4u; c = c + 1u) {
-                let sh = 8u * c;
-                let w = ((r.x >> sh) & 0xffu) | (((r.y >> sh) & 0xffu) << 8u) | (((r.z >> sh) & 0xffu) << 16u)
-                      | (((r.w >> sh) & 0xffu) << 24u);
-                wb[c] = fix_word(w, cnt, B_SIGNED);
-            }
+            // CONV: the gathered taps; unpacked: n0 and b's batch strides are
+            // multiples of 4, so the four columns of one k are one word
+            wb = word_b4(bb, n0, q); // qgemm_wg.wgsl
         }
         sb = sb + vec4<i32>(qdot(wb.x, ones), qdot(wb.y, ones), qdot(wb.z, ones), qdot(wb.w, ones));
         for (var i = 0u; i < rows; i = i + 1u) {
