@@ -177,20 +177,129 @@ static void gen_conv(bo_ctx *ctx, const void *arg) {
 
 /* ------------------------------------------------------------ integer convolution */
 
-/* ConvInteger (arg NULL) and QLinearConv (arg non-NULL) on the GPU
- * (kernels/qim2col.wgsl, then the integer GEMM of qgemm_body.wgsl): x and
+/* One integer convolution case: x [xsh] of xt, w [wsh] of wt, geometry g,
+ * group grp; zmode 0: no zero points (ConvInteger), 1: scalar ones, 2: w's
+ * per output channel; w a constant when kw. QLinearConv (ql): the scales,
+ * y's type, the bias and powers of two picked by i (below). Builds the
+ * single-node model and runs it. */
+static void qconv_case(bo_ctx *ctx, bo_case *c, bool ql, int i, rlx_dtype xt, rlx_dtype wt, const bo_shape *xsh,
+                       const bo_shape *wsh, const geom *g, int64_t grp, int zmode, bool kw) {
+    bool xs_ = xt == RLX_DTYPE_I8, ws_ = wt == RLX_DTYPE_I8;
+    int sr = g->sr;
+    int64_t co = wsh->d[0], cin = xsh->d[1];
+    rlx_tensor *x = bo_rand_int(xt, xsh->rank, xsh->d, xs_ ? -128 : 0, xs_ ? 127 : 255);
+    rlx_tensor *w = bo_rand_int(wt, wsh->rank, wsh->d, ws_ ? -128 : 0, ws_ ? 127 : 255);
+    rlx_tensor *zx = NULL, *zw = NULL;
+    if (zmode) {
+        zx = bo_scalar(xt, xs_ ? (double)rnd(-5, 5) : (double)rnd(100, 150));
+        zw = zmode == 2 ? bo_rand_int(wt, 1, &co, ws_ ? -128 : 0, ws_ ? 127 : 255)
+                        : bo_scalar(wt, ws_ ? (double)rnd(-5, 5) : (double)rnd(100, 150));
+    }
+    char s1[96], s2[96];
+    bo_desc(c, "%s x %s%s w %s%s group=%lld zp %s%s", ql ? "QLinearConv" : "ConvInteger", rlx_dtype_name(xt),
+            bo_shape_str(xsh->rank, xsh->d, s1, 96), rlx_dtype_name(wt), bo_shape_str(wsh->rank, wsh->d, s2, 96),
+            (long long)grp, zmode == 0 ? "none" : zmode == 1 ? "scalar" : "w per channel", kw ? " w constant" : "");
+    geom_desc(c, g);
+    rlx_attr a[6];
+    size_t na = 0;
+    geom_attrs(g, a, &na, true, true);
+    a[na++] = RLX_ATTR_I("group", grp);
+    if (!ql) {
+        rlx_tensor *in[4] = { x, w, zx, zw };
+        bool k[4] = { false, kw, true, true };
+        bo_single(c, "ConvInteger", zx ? 4 : 2, in, k, 1, na, a);
+        bo_run(ctx, c);
+        return;
+    }
+    int64_t K = cin / grp;
+    for (int j = 0; j < sr; j++) K *= g->k[j];
+    bool pow2 = i % 4 == 1, chan = i % 3 != 0, bias = i % 4 != 2;
+    double spread = pow2 ? 1 : 150.0 / (sqrt((double)K) * 5500.0 + 1);
+    rlx_tensor *sx = bo_scalar(RLX_DTYPE_F32, pow2 ? 0.5 : bo_uniform(0.5, 2));
+    rlx_tensor *sw = chan ? bo_rand(RLX_DTYPE_F32, 1, &co, 0.5, 2)
+                          : bo_scalar(RLX_DTYPE_F32, pow2 ? 0.25 : bo_uniform(0.5, 2));
+    if (chan && pow2)
+        for (int64_t m = 0; m < co; m++) ((float *)sw->data)[m] = (float)ldexp(1.0, -(int)rnd(1, 3));
+    rlx_tensor *sy = bo_scalar(RLX_DTYPE_F32, pow2 ? ldexp(1.0, K > 64 ? 4 : 1) : 1.0 / spread);
+    rlx_dtype yt = i % 3 == 0 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+    rlx_tensor *zy = bo_scalar(yt, yt == RLX_DTYPE_I8 ? (double)rnd(-20, 20) : (double)rnd(100, 150));
+    rlx_tensor *b = bias ? bo_rand_int(RLX_DTYPE_I32, 1, &co, -20000, 20000) : NULL;
+    bo_desc(c, " scales %s%s y %s%s", pow2 ? "powers of two" : "random", chan ? " w per channel" : "",
+            rlx_dtype_name(yt), bias ? " bias" : "");
+    rlx_tensor *in[9] = { x, sx, zx, w, sw, zw, sy, zy, b };
+    bool k[9] = { false, true, true, kw, true, true, true, true, true };
+    bo_single(c, "QLinearConv", bias ? 9 : 8, in, k, 1, na, a);
+    bo_run(ctx, c);
+}
+
+/* The convolutions of real models (ResNet / MobileNet / PP-OCRv4 det
+ * layers: the stem's 7x7 stride 2, 3x3 stride 1 and 2, 1x1 pointwise and
+ * strided, grouped, dilated, a 5x5), spatially small in the quick sweep
+ * and larger with more channels (several 64 x 64 workgroup tiles) in
+ * --full: cin, cout, group, kernel, stride, pad (all sides), dilation,
+ * input height and width (quick), then (full). */
+typedef struct qconv_shape {
+    int64_t cin, cout, grp, k, s, p, d, h, w, h_full, w_full, full_mult;
+} qconv_shape;
+static const qconv_shape k_qconv_shapes[] = {
+    { 32, 24, 1, 1, 1, 0, 1, 6, 6, 32, 32, 4 },    /* pointwise: no gather */
+    { 16, 16, 1, 3, 1, 1, 1, 8, 8, 40, 40, 4 },    /* 3x3 s1 pad 1 */
+    { 8, 16, 1, 3, 2, 1, 1, 9, 9, 41, 33, 4 },     /* 3x3 s2 pad 1, odd input */
+    { 3, 8, 1, 7, 2, 3, 1, 15, 15, 64, 64, 8 },    /* the ResNet stem */
+    { 8, 8, 2, 3, 1, 2, 2, 7, 7, 30, 30, 4 },      /* groups, dilation 2 */
+    { 16, 8, 1, 1, 2, 0, 1, 7, 7, 30, 30, 8 },     /* 1x1 stride 2 (a gather of one tap) */
+    { 6, 12, 1, 5, 1, 2, 1, 8, 9, 32, 32, 4 },     /* 5x5: rows of four taps as one word */
+    { 24, 16, 1, 3, 1, 0, 1, 5, 6, 17, 22, 4 },    /* 3x3 unpadded, n % 4 != 0 */
+};
+
+/* The variants each model shape runs with (option, "" for auto). */
+static const char *const k_qconv_variants[] = { "", "gpu.qgemm_tile=reg", "gpu.qgemm_tile=0", "gpu.qgemm_tile=wg",
+                                                "gpu.qgemm_tile=gemv", "gpu.dot4=0" };
+
+static void gen_qconv_models(bo_ctx *ctx, bool ql) {
+    bool full = bo_full(ctx);
+    int ns = (int)BO_LEN(k_qconv_shapes), nv = (int)BO_LEN(k_qconv_variants);
+    /* quick: each shape once, the variant rotating; full: every variant */
+    int n = full ? ns * nv : ns;
+    for (int t = 0; t < n; t++) {
+        bo_case *c = bo_next(ctx, 10);
+        if (!c) continue;
+        int si = full ? t / nv : t, vi = full ? t % nv : t % nv;
+        const qconv_shape *sh = &k_qconv_shapes[si];
+        const char *opt = k_qconv_variants[vi];
+        if (opt[0]) bo_opt(c, opt);
+        geom g = { .sr = 2, .auto_pad = NULL };
+        for (int j = 0; j < 2; j++) {
+            g.k[j] = sh->k, g.s[j] = sh->s, g.d[j] = sh->d, g.p[j] = g.p[2 + j] = sh->p;
+        }
+        g.in[0] = full ? sh->h_full : sh->h, g.in[1] = full ? sh->w_full : sh->w;
+        int64_t m = full ? sh->full_mult : 1;
+        int64_t cin = sh->cin * (sh->cin > 3 ? m : 1), cout = sh->cout * m;
+        bo_shape xsh = { 4, { 1, cin, g.in[0], g.in[1] } }, wsh = { 4, { cout, cin / sh->grp, sh->k, sh->k } };
+        /* x uint8 with w int8 per channel (onnxruntime's QDQ default), then the other pairings */
+        rlx_dtype xt = t % 3 == 2 ? RLX_DTYPE_I8 : RLX_DTYPE_U8, wt = t % 4 == 3 ? RLX_DTYPE_U8 : RLX_DTYPE_I8;
+        int zmode = ql ? (t % 5 == 4 ? 1 : 2) : t % 3;
+        bo_desc(c, "model shape %d%s%s: ", si, opt[0] ? " " : "", opt);
+        qconv_case(ctx, c, ql, t, xt, wt, &xsh, &wsh, &g, sh->grp, zmode, t % 6 != 5);
+    }
+}
+
+/* ConvInteger (arg NULL) and QLinearConv (arg non-NULL) on the GPU (the
+ * integer GEMM of qgemm_body.wgsl gathering x's taps itself, CONV;
+ * depthwise: qdwconv.wgsl): x and
  * w uint8/int8 in all four pairings; zero points absent (ConvInteger),
  * scalar, w's per output channel; group 1, 2 or 3, depthwise (with a
  * channel multiplier); kernels 1x1, 3x3, 5x5 and random, strides 1-2,
  * dilations 1-2, asymmetric pads and auto_pad, 1-D and 2-D, odd channel
- * counts, K past 256, pointwise (1x1 stride 1, unpadded: no im2col); w a
+ * counts, K past 256, pointwise (1x1 stride 1, unpadded: x itself is b); w a
  * constant or an input. QLinearConv: w_scale per
  * tensor or per channel, random or powers of two (sums at exact ties:
  * round half to even), the int32 bias present or absent, y uint8/int8,
  * outputs that saturate. Bit-exact with the CPU's integer convolution.
  * Every 5th case runs the unpacked products (gpu.dot4=0), every 7th one
  * output per invocation (gpu.qgemm_tile=0), every 7th from the 2nd the
- * workgroup tiles (wg), from the 3rd k split per workgroup (gemv). */
+ * workgroup tiles (wg), from the 3rd k split per workgroup (gemv). Then
+ * the model shapes (gen_qconv_models). */
 static void gen_qconv(bo_ctx *ctx, const void *arg) {
     bool ql = arg != NULL;
     int n = bo_full(ctx) ? 96 : 24;
@@ -222,56 +331,14 @@ static void gen_qconv(bo_ctx *ctx, const void *arg) {
         bo_shape xsh = { 2 + sr, { nb, cin } }, wsh = { 2 + sr, { cout, cin / grp } };
         for (int j = 0; j < sr; j++) xsh.d[2 + j] = g.in[j], wsh.d[2 + j] = g.k[j];
         int zmode = ql ? 1 + i % 2 : (i / 3) % 3; /* 0 none, 1 scalar, 2 w's per channel */
-        int64_t co = cout;
-        rlx_tensor *x = bo_rand_int(xt, xsh.rank, xsh.d, xs_ ? -128 : 0, xs_ ? 127 : 255);
-        rlx_tensor *w = bo_rand_int(wt, wsh.rank, wsh.d, ws_ ? -128 : 0, ws_ ? 127 : 255);
-        rlx_tensor *zx = NULL, *zw = NULL;
-        if (zmode) {
-            zx = bo_scalar(xt, xs_ ? (double)rnd(-5, 5) : (double)rnd(100, 150));
-            zw = zmode == 2 ? bo_rand_int(wt, 1, &co, ws_ ? -128 : 0, ws_ ? 127 : 255)
-                            : bo_scalar(wt, ws_ ? (double)rnd(-5, 5) : (double)rnd(100, 150));
-        }
         bool kw = i % 5 != 3; /* w a constant, else an input */
         if (i % 5 == 2) bo_opt(c, "gpu.dot4=0");
         if (i % 7 == 4) bo_opt(c, "gpu.qgemm_tile=0");
         if (i % 7 == 1) bo_opt(c, "gpu.qgemm_tile=wg");
         if (i % 7 == 2) bo_opt(c, "gpu.qgemm_tile=gemv");
-        char s1[96], s2[96];
-        bo_desc(c, "%s x %s%s w %s%s group=%lld zp %s%s", ql ? "QLinearConv" : "ConvInteger", rlx_dtype_name(xt),
-                bo_shape_str(xsh.rank, xsh.d, s1, 96), rlx_dtype_name(wt), bo_shape_str(wsh.rank, wsh.d, s2, 96),
-                (long long)grp, zmode == 0 ? "none" : zmode == 1 ? "scalar" : "w per channel", kw ? " w constant" : "");
-        geom_desc(c, &g);
-        rlx_attr a[6];
-        size_t na = 0;
-        geom_attrs(&g, a, &na, true, true);
-        a[na++] = RLX_ATTR_I("group", grp);
-        if (!ql) {
-            rlx_tensor *in[4] = { x, w, zx, zw };
-            bool k[4] = { false, kw, true, true };
-            bo_single(c, "ConvInteger", zx ? 4 : 2, in, k, 1, na, a);
-            bo_run(ctx, c);
-            continue;
-        }
-        int64_t K = cin / grp;
-        for (int j = 0; j < sr; j++) K *= g.k[j];
-        bool pow2 = i % 4 == 1, chan = i % 3 != 0, bias = i % 4 != 2;
-        double spread = pow2 ? 1 : 150.0 / (sqrt((double)K) * 5500.0 + 1);
-        rlx_tensor *sx = bo_scalar(RLX_DTYPE_F32, pow2 ? 0.5 : bo_uniform(0.5, 2));
-        rlx_tensor *sw = chan ? bo_rand(RLX_DTYPE_F32, 1, &co, 0.5, 2)
-                              : bo_scalar(RLX_DTYPE_F32, pow2 ? 0.25 : bo_uniform(0.5, 2));
-        if (chan && pow2)
-            for (int64_t m = 0; m < co; m++) ((float *)sw->data)[m] = (float)ldexp(1.0, -(int)rnd(1, 3));
-        rlx_tensor *sy = bo_scalar(RLX_DTYPE_F32, pow2 ? ldexp(1.0, K > 64 ? 4 : 1) : 1.0 / spread);
-        rlx_dtype yt = i % 3 == 0 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
-        rlx_tensor *zy = bo_scalar(yt, yt == RLX_DTYPE_I8 ? (double)rnd(-20, 20) : (double)rnd(100, 150));
-        rlx_tensor *b = bias ? bo_rand_int(RLX_DTYPE_I32, 1, &co, -20000, 20000) : NULL;
-        bo_desc(c, " scales %s%s y %s%s", pow2 ? "powers of two" : "random", chan ? " w per channel" : "",
-                rlx_dtype_name(yt), bias ? " bias" : "");
-        rlx_tensor *in[9] = { x, sx, zx, w, sw, zw, sy, zy, b };
-        bool k[9] = { false, true, true, kw, true, true, true, true, true };
-        bo_single(c, "QLinearConv", bias ? 9 : 8, in, k, 1, na, a);
-        bo_run(ctx, c);
+        qconv_case(ctx, c, ql, i, xt, wt, &xsh, &wsh, &g, grp, zmode, kw);
     }
+    gen_qconv_models(ctx, ql);
 }
 
 /* ------------------------------------------------------------ ConvTranspose */

@@ -149,15 +149,15 @@ static const gpu_note k_gpu_notes[] = {
       "(a copy of it in the step's table). Where fuse_qdq rewrites a MatMulInteger first (exact f32 sums, see "
       "QuantizeLinear) the f32 form runs instead." },
     { "ConvInteger QLinearConv",
-      "the integer convolution (qim2col packs the columns of x four bytes a word into the step's scratch, a padding "
-      "tap holding x's zero point; then the integer GEMM per image and group; 1x1 stride-1 unpadded: the GEMM on x "
-      "itself; one input channel per group: a direct kernel, qdwconv; bit-exact with the CPU's integer kernel): "
+      "the integer convolution (one dispatch: the integer GEMM per image and group, its B loads gathering x's taps "
+      "four bytes a word (an implicit im2col, no column buffer; a padding tap holds x's zero point), the "
+      "requantization in the same kernel; 1x1 stride-1 unpadded: the GEMM on x itself; one input channel per group: "
+      "a direct kernel, qdwconv; bit-exact with the CPU's integer kernel): "
       "1-D or 2-D (3-D runs on the CPU), any groups (depthwise too), strides, dilations, pads and auto_pad; x and w int8 or uint8, x's zero point one element, "
       "w's one or per output channel, of the operand's type. QLinearConv: f32 constant scales (x_scale, y_scale "
       "one element, w_scale one or per output channel), a constant y zero point, an int8/uint8 y, B absent or a "
       "constant int32 per output channel, x_scale * w_scale / y_scale finite and >= 0 (requantized as the CPU's "
-      "double arithmetic, ties to even). The packed columns (images x groups x output pixels x ceil(K / 4) words, "
-      "K = input channels per group x kernel size) of the other ones must fit one binding (not chunked yet)." },
+      "double arithmetic, ties to even)." },
     { "Equal", "inputs f32, f16, i32, u32, i64 or bool, of one dtype." },
     { "Less Greater LessOrEqual GreaterOrEqual", "inputs f32, f16, i32, u32 or i64 (not bool), of one dtype." },
     { "And Or Xor Not", "bool." },

@@ -89,7 +89,7 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
                : strcmp(opt, "gemv") == 0 || (au && q->m <= 4) ? 2
                                                                  : 0;
     bool tile = mode == 0 && q->n % 4 == 0 && q->m >= 4 && strcmp(opt, "0") != 0;
-    for (int j = 0; j < q->nb && !q->b_packed && !q->b_scratch; j++) tile &= q->b_bstride[j] % 4 == 0;
+    for (int j = 0; j < q->nb && !q->b_packed && !q->conv; j++) tile &= q->b_bstride[j] % 4 == 0;
     uint64_t threads = tile ? batch * ((q->m + 3) / 4) * (q->n / 4) : requant ? (total + 3) / 4 : total;
     /* MODE 1 and 2: Params' threads is the batch count, the grid one
      * workgroup per (batch item, block) */
@@ -111,10 +111,14 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
         wg_spec(L, d, "QROWS", rows);
     }
     spec_q8(L, d, q);
-    wg_spec(L, d, "B_PACKED", q->b_packed != NULL || q->b_scratch);
+    wg_spec(L, d, "B_PACKED", q->b_packed != NULL);
+    wg_spec(L, d, "CONV", q->conv);
+    if (q->conv) {
+        wg_spec(L, d, "QKH", q->conv_kh);
+        wg_spec(L, d, "QKW", q->conv_kw);
+    }
     wg_bind_value(L, d, "a_off", q->a);
-    if (q->b_scratch) wg_bind(L, d, "b_off", WG_SCRATCH, 0, q->b_packed_words);
-    else if (q->b_packed)
+    if (q->b_packed)
         wg_bind(L, d, "b_off", WG_TABLE, wg_table(L, q->b_packed, (size_t)q->b_packed_words), q->b_packed_words);
     else wg_bind_value(L, d, "b_off", q->b);
     wg_bind_or(L, d, "za_off", q->za, q->a);
@@ -133,6 +137,7 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 0 : q->a_bstride[j - pad]);
     for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 0 : q->b_bstride[j - pad]);
     for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 0 : q->row_off[j - pad]);
+    for (int j = 0; j < 12; j++) wg_p_u32(L, d, "conv", q->conv ? q->conv_geom[j] : 0);
     return mode ? wg_grid_groups(L, d, groups) : wg_grid_1d(L, d, threads);
 }
 
@@ -297,13 +302,15 @@ static rlx_status emit_qdwconv(wg_lower *L, const wg_qgemm *q, const rlx_conv_ge
 
 /* ConvInteger-10 (x, w, x_zero_point?, w_zero_point?) -> i32 and
  * QLinearConv-10 (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?):
- * qim2col.wgsl packs the columns of every (image, group) into the scratch,
- * then the integer GEMM w_g [cout_g, K] x col [K, pixels] per (image,
- * group) writes y (NCHW), w's zero point, scale and the bias per output
- * channel (rows of a, row_off per group); a pointwise convolution (1x1,
- * stride 1, unpadded): the GEMM on x itself; one input channel per group:
- * qdwconv.wgsl (emit_qdwconv) instead. The CPU reference is conv_run
- * (cpu_quant.c): mult = x_scale * w_scale[m] / y_scale in double. */
+ * one dispatch, the integer GEMM w_g [cout_g, K] x col [K, pixels] per
+ * (image, group) whose b operand is the implicit im2col of x (wg_qgemm's
+ * conv: the B loads gather the taps, a padding tap x's zero point; no
+ * column buffer), writing y (NCHW), w's zero point, scale and the bias per
+ * output channel (rows of a, row_off per group), the requantization in the
+ * same kernel; a pointwise convolution (1x1, stride 1, unpadded): the GEMM
+ * on x itself as a plain b; one input channel per group: qdwconv.wgsl
+ * (emit_qdwconv) instead. The CPU reference is conv_run (cpu_quant.c):
+ * mult = x_scale * w_scale[m] / y_scale in double. */
 static rlx_status lower_qconv(wg_lower *L) {
     bool ql = L->n->op == RLX_OP_QLinearConv;
     const rlx_value *x = wg_in(L, 0), *w = wg_in(L, ql ? 3 : 1), *y = wg_out(L, 0);
@@ -333,11 +340,11 @@ static rlx_status lower_qconv(wg_lower *L) {
     uint64_t d_h = o ? 1 : (uint64_t)g.dil[0], d_w = (uint64_t)g.dil[o + 1];
     uint64_t p_h = o ? 0 : (uint64_t)g.pad_begin[0], p_w = (uint64_t)g.pad_begin[o + 1];
     uint64_t G = (uint64_t)g.group, cin_g = (uint64_t)g.c_in / G, cout_g = (uint64_t)M / G;
-    uint64_t K = cin_g * k_h * k_w, P = out_h * out_w, kw = (K + 3) / 4;
-    uint64_t col = (uint64_t)g.n * G * P * kw;
+    uint64_t K = cin_g * k_h * k_w, P = out_h * out_w;
     uint64_t big = (uint64_t)1 << 30;
     if (in_h >= big || in_w >= big || k_h * d_h >= big || k_w * d_w >= big || s_h >= big || s_w >= big ||
-        p_h >= big || p_w >= big || K >= LIM31 || col >= LIM31 || wg_numel(x) >= LIM31 || wg_numel(w) >= LIM31)
+        p_h >= big || p_w >= big || K >= LIM31 || out_w * s_w >= big || out_h * s_h >= big ||
+        wg_numel(x) >= LIM31 || wg_numel(w) >= LIM31)
         return wg_decline(L, "too large for 32-bit indexing");
     wg_qgemm q;
     memset(&q, 0, sizeof q);
@@ -349,9 +356,14 @@ static rlx_status lower_qconv(wg_lower *L) {
     q.nb = 2;
     q.bd[0] = (uint32_t)g.n, q.bd[1] = (uint32_t)G;
     q.a_bstride[0] = 0, q.a_bstride[1] = (uint32_t)(cout_g * K);
-    q.b_bstride[0] = (uint32_t)(G * P * kw), q.b_bstride[1] = (uint32_t)(P * kw);
     q.row_off[0] = 0, q.row_off[1] = (uint32_t)cout_g;
-    q.b_scratch = true, q.b_packed_words = col;
+    /* b: x, the implicit im2col, batch strides in bytes of x */
+    uint64_t plane = in_h * in_w;
+    q.b = wg_in_id(L, 0), q.conv = true;
+    q.b_bstride[0] = (uint32_t)((uint64_t)g.c_in * plane), q.b_bstride[1] = (uint32_t)(cin_g * plane);
+    q.conv_kh = (uint32_t)k_h, q.conv_kw = (uint32_t)k_w;
+    const uint64_t geom[12] = { in_h, in_w, out_w, plane, s_h, s_w, p_h, p_w, d_h, d_w, 0, 0 };
+    for (int i = 0; i < 12; i++) q.conv_geom[i] = (uint32_t)geom[i];
     double *mult = NULL;
     int32_t *bias = NULL;
     if (ql) {
@@ -397,36 +409,12 @@ static rlx_status lower_qconv(wg_lower *L) {
         free(bias);
         return st;
     }
-    /* 1x1, stride 1, no padding: the GEMM reads x itself as b [cin_g,
-     * pixels] per (image, group) */
+    /* 1x1, stride 1, no padding: the GEMM reads x itself as a plain b
+     * [cin_g, pixels] per (image, group) */
     bool pointwise = k_h == 1 && k_w == 1 && s_h == 1 && s_w == 1;
     for (int i = 0; i < g.nsp; i++) pointwise &= g.pad_begin[i] == 0 && g.pad_end[i] == 0;
-    if (pointwise) {
-        q.b = wg_in_id(L, 0), q.b_scratch = false, q.b_packed_words = 0;
-        q.b_bstride[0] = (uint32_t)((uint64_t)g.c_in * P), q.b_bstride[1] = (uint32_t)(cin_g * P);
-        st = wg_emit_qgemm(L, &q);
-        free(mult);
-        free(bias);
-        return st;
-    }
-    if (!wg_window_fits(L, col)) {
-        free(mult);
-        free(bias);
-        return wg_decline(L, "the packed columns (%llu words) exceed a binding", (unsigned long long)col);
-    }
-    wg_scratch(L, col);
-    wg_dispatch *d = wg_emit(L, "qim2col");
-    wg_spec(L, d, "X_SIGNED", q.b_signed);
-    wg_spec(L, d, "HAS_ZX", zx != NULL);
-    wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
-    wg_bind_or(L, d, "zx_off", q.zb, wg_in_id(L, 0));
-    wg_bind(L, d, "col_off", WG_SCRATCH, 0, col);
-    WG_P(L, d, wg_pu("n_cnt", g.n), wg_pu("g_cnt", G), wg_pu("c_in", g.c_in), wg_pu("cin_g", cin_g),
-         wg_pu("in_h", in_h), wg_pu("in_w", in_w), wg_pu("out_h", out_h), wg_pu("out_w", out_w), wg_pu("k_h", k_h),
-         wg_pu("k_w", k_w), wg_pu("s_h", s_h), wg_pu("s_w", s_w), wg_pu("p_h", p_h), wg_pu("p_w", p_w),
-         wg_pu("dil_h", d_h), wg_pu("dil_w", d_w), wg_pu("k_total", K), wg_pu("kw", kw), wg_pu("total", col));
-    st = wg_grid_1d(L, d, col);
-    if (!st) st = wg_emit_qgemm(L, &q);
+    if (pointwise) q.conv = false;
+    st = wg_emit_qgemm(L, &q);
     free(mult);
     free(bias);
     return st;

@@ -1,7 +1,7 @@
 /* The integer GEMM of the WebGPU backend (lower_qgemm.c,
  * kernels/qgemm_body.wgsl): MatMulInteger-10 and QLinearMatMul-10/21, and
- * ConvInteger-10 and QLinearConv-10 (kernels/qim2col.wgsl, then the GEMM)
- * on int8/uint8 operands, bit-exact with the CPU reference
+ * ConvInteger-10 and QLinearConv-10 (the GEMM gathering its b operand
+ * from x: an implicit im2col) on int8/uint8 operands, bit-exact with the CPU reference
  * (src/backend/cpu/cpu_quant.c). */
 #ifndef RLX_BACKEND_WEBGPU_LOWER_QGEMM_H
 #define RLX_BACKEND_WEBGPU_LOWER_QGEMM_H
@@ -27,9 +27,15 @@ typedef struct wg_qgemm {
      * k): b_packed words, b_bstride then in words; b is then ignored */
     const uint32_t *b_packed;
     uint64_t b_packed_words;
-    /* b packed in that layout by an earlier dispatch of the step, in its
-     * scratch buffer (words [0, b_packed_words)); b is then ignored */
-    bool b_scratch;
+    /* conv: b is the implicit im2col of the NCHW int8/uint8 x (value id
+     * b): column n the output pixel n, row k = (ci * k_h + kr) * k_w + kc
+     * the tap of input channel ci of the batch item's (image, group)
+     * block, whose byte offsets b_bstride then gives; a padding tap holds
+     * zb (kernels/qgemm_body.wgsl, CONV). geom: in_h, in_w, out_w, in_h *
+     * in_w, s_h, s_w, p_h, p_w, dil_h, dil_w, 0, 0 (1-D: in_h 1, s_h 1,
+     * p_h 0, dil_h 1); k = c_in / group * k_h * k_w, n = out_h * out_w */
+    bool conv;
+    uint32_t conv_kh, conv_kw, conv_geom[12];
     /* rows that batch index i of dim j adds to the row of the per-row
      * parameters (za, mult, bias): row_off[j] * i (0: a matmul; the
      * output channels per group for a convolution's group dim) */

@@ -1,7 +1,8 @@
 // (not a kernel: included by qgemm.wgsl and qgemm_dp4.wgsl after their
 // qdot function and qrequant.wgsl) The integer GEMM of MatMulInteger-10 and QLinearMatMul-10/21,
-// and of ConvInteger-10 and QLinearConv-10 after qim2col.wgsl
-// (lower_qgemm.c), with the CPU reference's results bit for bit
+// and of ConvInteger-10 and QLinearConv-10 (CONV: b is the implicit im2col
+// of x, gathered by the B loads; lower_qgemm.c), with the CPU reference's
+// results bit for bit
 // (src/backend/cpu/cpu_quant.c: mm_run, conv_run):
 //   acc = sum_k (a[m,k] - za) * (b[k,n] - zb)   in i32, wrapping
 //   y = acc (i32), or saturate(round_half_even(f64(acc) * mult) + y_zp) (8-bit)
@@ -25,10 +26,11 @@
 // the output's batch (4, padded with 1), the byte strides of a and b per
 // batch dim (0: broadcast), and the rows each batch index adds to the
 // row of the per-row parameters (za, the table: the output channels of a
-// convolution's groups; 0 for a matmul).
+// convolution's groups; 0 for a matmul); conv (CONV, else zeros): (in_h,
+// in_w, out_w, in_h * in_w), (s_h, s_w, p_h, p_w), (dil_h, dil_w, 0, 0).
 //!params a_off: u32, b_off: u32, za_off: u32, zb_off: u32, y_off: u32, t_off: u32, m: u32, n: u32, k: u32
 //!params total: u32, threads: u32, za_step: u32, zb_step: u32, t_row: u32, t_col: u32, y_zp: i32
-//!params batch: array<vec4<u32>, 4>
+//!params batch: array<vec4<u32>, 4>, conv: array<vec4<u32>, 3>
 //!bind A: array<u32>, B: array<u32>, ZA: array<u32>, ZB: array<u32>, Y: array<u32>, TB: array<u32>
 override A_SIGNED: u32 = 0u;
 override B_SIGNED: u32 = 0u;
@@ -42,6 +44,16 @@ override Y_SIGNED: u32 = 0u;
 override B_PACKED: u32 = 0u;
 // 1: blocks of 4 x 4 outputs per invocation (qgemm_tile; B_PACKED, n % 4 == 0)
 override TILE: u32 = 0u;
+// 1: a 1-D or 2-D NCHW convolution without the im2col buffer: B is x,
+// column n of b the output pixel n = oh * out_w + ow, row k the tap
+//   k = (ci * QKH + kr) * QKW + kc  ->  x[ci, oh s_h - p_h + kr dil_h, ow s_w - p_w + kc dil_w]
+// of the batch item's (image, group) channels (b's batch strides: bytes
+// of x); a tap in the padding holds x's zero point, so that it adds
+// (x - zx) = 0 to the sums, as the CPU's loop, which skips it. QKH, QKW:
+// the kernel size (constants: cheap divisions).
+override CONV: u32 = 0u;
+override QKH: u32 = 1u;
+override QKW: u32 = 1u;
 
 // Four bytes of X from byte index i (cnt of them valid, 1..4; the others 0),
 // moved to the signed domain unless SIGNED.
@@ -53,6 +65,63 @@ fn word_a(i: u32, cnt: u32) -> u32 {
 }
 
 fn byte_b(i: u32) -> u32 { return (B[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu; }
+
+// The tap (ci, kr, kc) of k = 4 q (CONV).
+fn conv_tap(q: u32) -> vec3<u32> {
+    let k0 = 4u * q;
+    let r = k0 % (QKH * QKW);
+    return vec3<u32>(k0 / (QKH * QKW), r / QKW, r % QKW);
+}
+
+// CONV: the output pixel (oh, ow) of b's column nn.
+fn conv_pix(nn: u32) -> vec2<u32> { return vec2<u32>(nn / P.conv[0].z, nn % P.conv[0].z); }
+
+// CONV: word q (k = 4 q .. 4 q + 3, the first tap from conv_tap(q)) of b's
+// column at output pixel pix (conv_pix), in the signed domain, 0 past k;
+// bb from qbatch (bytes of x). Four taps of one kernel row inside the
+// input (dil_w 1) are one unaligned word of x.
+fn conv_word(bb: u32, pix: vec2<u32>, q: u32, tap: vec3<u32>) -> u32 {
+    let g0 = P.conv[0];
+    let g1 = P.conv[1];
+    let g2 = P.conv[2];
+    let ih0 = i32(pix.x * g1.x) - i32(g1.z);
+    let iw0 = i32(pix.y * g1.y) - i32(g1.w);
+    let base = P.b_off * 4u + bb;
+    let flip = select(0x80u, 0u, B_SIGNED == 1u);
+    let cnt = min(4u, P.k - 4u * q);
+    var ci = tap.x;
+    var kr = tap.y;
+    var kc = tap.z;
+    if (QKW >= 4u && g2.y == 1u && kc + 4u <= QKW && cnt == 4u) {
+        let ih = ih0 + i32(kr * g2.x);
+        let iw = iw0 + i32(kc);
+        if (ih >= 0 && ih < i32(g0.x) && iw >= 0 && iw + 3 < i32(g0.y)) {
+            let i = base + ci * g0.w + u32(ih) * g0.y + u32(iw);
+            let s = (i & 3u) * 8u;
+            var w = B[i >> 2u] >> s;
+            if (s != 0u) { w = w | (B[(i >> 2u) + 1u] << (32u - s)); }
+            return w ^ (flip * 0x01010101u);
+        }
+    }
+    let pad = bitcast<u32>(zp_b(0u)) & 0xffu;
+    var w = 0u;
+    for (var j = 0u; j < cnt; j = j + 1u) {
+        let ih = ih0 + i32(kr * g2.x);
+        let iw = iw0 + i32(kc * g2.y);
+        var v = pad;
+        if (ih >= 0 && ih < i32(g0.x) && iw >= 0 && iw < i32(g0.y)) {
+            v = byte_b(base + ci * g0.w + u32(ih) * g0.y + u32(iw)) ^ flip;
+        }
+        w = w | (v << (8u * j));
+        kc = kc + 1u;
+        if (kc == QKW) {
+            kc = 0u;
+            kr = kr + 1u;
+            if (kr == QKH) { kr = 0u; ci = ci + 1u; }
+        }
+    }
+    return w;
+}
 
 fn fix_word(w: u32, cnt: u32, signed: u32) -> u32 {
     let mask = select((1u << (8u * cnt)) - 1u, 0xffffffffu, cnt >= 4u);
@@ -76,6 +145,7 @@ fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
     let arow = ab + mm * P.k;
     let kw = (P.k + 3u) / 4u;
     let bpk = P.b_off + bb + nn * kw;
+    let bconv = bb;
     bb = bb + P.b_off * 4u;
     var dot = 0; var sa = 0; var sb = 0;
     let ones = 0x01010101u;
@@ -83,7 +153,9 @@ fn qgemm_acc(e: u32) -> vec2<u32> { // (acc bits, table word)
         let cnt = min(4u, P.k - k0);
         let wa = word_a(arow + k0, cnt);
         var wb = 0u;
-        if (B_PACKED == 1u) {
+        if (CONV == 1u) {
+            wb = conv_word(bconv, conv_pix(nn), k0 / 4u, conv_tap(k0 / 4u));
+        } else if (B_PACKED == 1u) {
             wb = B[bpk + k0 / 4u];
         } else {
             let bcol = bb + k0 * P.n + nn;
@@ -116,8 +188,9 @@ fn zp_b(nn: u32) -> i32 {
 // block of 4 rows x 4 columns, each loaded word of a and b used four
 // times. B unpacked: the four columns' bytes of one k are one word (n0 a
 // multiple of 4), so four words (k .. k + 3) are loaded and their bytes
-// transposed into the four columns' words. The sums are the same integers
-// as qgemm_acc's (i32, wrapping: any order).
+// transposed into the four columns' words; CONV: the gathered taps (both
+// word_b4). The sums are the same integers as qgemm_acc's (i32, wrapping:
+// any order).
 fn qgemm_tile(t: u32) {
     let nq4 = P.n / 4u;
     let mq4 = (P.m + 3u) / 4u;
@@ -141,15 +214,9 @@ fn qgemm_tile(t: u32) {
         if (B_PACKED == 1u) {
             wb = vec4<u32>(B[bp + q], B[bp + kw + q], B[bp + 2u * kw + q], B[bp + 3u * kw + q]);
         } else {
-            let base = P.b_off * 4u + bb + 4u * q * P.n + n0; // a multiple of 4
-            var r = vec4<u32>(0u);
-            for (var j = 0u; j < cnt; j = j + 1u) { r[j] = B[(base + j * P.n) >> 2u]; }
-            for (var c = 0u; c < 4u; c = c + 1u) {
-                let sh = 8u * c;
-                let w = ((r.x >> sh) & 0xffu) | (((r.y >> sh) & 0xffu) << 8u) | (((r.z >> sh) & 0xffu) << 16u)
-                      | (((r.w >> sh) & 0xffu) << 24u);
-                wb[c] = fix_word(w, cnt, B_SIGNED);
-            }
+            // CONV: the gathered taps; unpacked: n0 and b's batch strides are
+            // multiples of 4, so the four columns of one k are one word
+            wb = word_b4(bb, n0, q); // qgemm_wg.wgsl
         }
         sb = sb + vec4<i32>(qdot(wb.x, ones), qdot(wb.y, ones), qdot(wb.z, ones), qdot(wb.w, ones));
         for (var i = 0u; i < rows; i = i + 1u) {

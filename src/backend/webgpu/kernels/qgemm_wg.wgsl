@@ -51,12 +51,48 @@ fn qbatch(bi0: u32) -> vec3<u32> {
 fn word_b(bb: u32, nn: u32, q: u32) -> u32 {
     let kw = (P.k + 3u) / 4u;
     if (nn >= P.n || q >= kw) { return 0u; }
+    if (CONV == 1u) { return conv_word(bb, conv_pix(nn), q, conv_tap(q)); }
     if (B_PACKED == 1u) { return B[P.b_off + bb + nn * kw + q]; }
     let cnt = min(4u, P.k - 4u * q);
     let bcol = P.b_off * 4u + bb + 4u * q * P.n + nn;
     var w = 0u;
     for (var j = 0u; j < cnt; j = j + 1u) { w = w | (byte_b(bcol + j * P.n) << (8u * j)); }
     return fix_word(w, cnt, B_SIGNED);
+}
+
+// Words q of b's columns n0 .. n0 + 3 (word_b of each). CONV: the tap and
+// the first output pixel are found once for the four; an unpacked b whose four columns of one k are
+// one aligned word (n % 4 == 0, n0 + 3 < n): cnt word loads, their bytes
+// transposed (as qgemm_tile) instead of 4 cnt byte loads.
+fn word_b4(bb: u32, n0: u32, q: u32) -> vec4<u32> {
+    let kw = (P.k + 3u) / 4u;
+    if (q >= kw) { return vec4<u32>(0u); }
+    if (CONV == 1u) {
+        let tap = conv_tap(q);
+        var pix = conv_pix(n0);
+        var r = vec4<u32>(0u);
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            if (n0 + c < P.n) { r[c] = conv_word(bb, pix, q, tap); }
+            pix.y = pix.y + 1u;
+            if (pix.y == P.conv[0].z) { pix = vec2<u32>(pix.x + 1u, 0u); }
+        }
+        return r;
+    }
+    let base = P.b_off * 4u + bb + 4u * q * P.n + n0;
+    if (B_PACKED == 0u && P.n % 4u == 0u && n0 + 3u < P.n && (base & 3u) == 0u) {
+        let cnt = min(4u, P.k - 4u * q);
+        var r = vec4<u32>(0u);
+        for (var j = 0u; j < cnt; j = j + 1u) { r[j] = B[(base + j * P.n) >> 2u]; }
+        var wb: vec4<u32>;
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            let sh = 8u * c;
+            let w = ((r.x >> sh) & 0xffu) | (((r.y >> sh) & 0xffu) << 8u) | (((r.z >> sh) & 0xffu) << 16u)
+                  | (((r.w >> sh) & 0xffu) << 24u);
+            wb[c] = fix_word(w, cnt, B_SIGNED);
+        }
+        return wb;
+    }
+    return vec4<u32>(word_b(bb, n0, q), word_b(bb, n0 + 1u, q), word_b(bb, n0 + 2u, q), word_b(bb, n0 + 3u, q));
 }
 
 // Word q of a's row mm (0 past m or k); ab from qbatch.
@@ -109,8 +145,7 @@ fn qgemm_wg_tile(li: u32, wl: u32) {
             let kq = it % QBK;
             let nq = it / QBK;
             let n = n0 + 4u * nq;
-            QB[kq * 16u + nq] = vec4<u32>(word_b(base.y, n, k0 + kq), word_b(base.y, n + 1u, k0 + kq),
-                                          word_b(base.y, n + 2u, k0 + kq), word_b(base.y, n + 3u, k0 + kq));
+            QB[kq * 16u + nq] = word_b4(base.y, n, k0 + kq);
         }
         workgroupBarrier();
         for (var kq = 0u; kq < QBK; kq = kq + 1u) {
@@ -155,8 +190,7 @@ fn qgemm_wg_gemv(li: u32, wl: u32) {
     }
     var acc: array<vec4<i32>, 4>;
     for (var q = li; q < kw; q = q + 64u) {
-        let wb = vec4<u32>(word_b(base.y, n0, q), word_b(base.y, n0 + 1u, q), word_b(base.y, n0 + 2u, q),
-                           word_b(base.y, n0 + 3u, q));
+        let wb = word_b4(base.y, n0, q);
         var sb = vec4<i32>(0);
         if (need_sb()) { sb = vec4<i32>(qdot(wb.x, ones), qdot(wb.y, ones), qdot(wb.z, ones), qdot(wb.w, ones)); }
         for (var i = 0u; i < QROWS; i = i + 1u) {
