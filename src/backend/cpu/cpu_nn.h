@@ -136,6 +136,27 @@ rlx_status rlx_cpu_nn_logsoftmax(rlx_cpu_kctx *k);
 rlx_status rlx_cpu_nn_hardmax(rlx_cpu_kctx *k);
 rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k);
 
+/* Whether a convolution is 1x1, stride 1 and without padding (its input
+ * is its own column matrix: no im2col). */
+bool rlx_nn_sp3_direct(const rlx_nn_sp3 *s);
+
+/* What every fast f32 Conv path reads (the head of its job), from node
+ * k->n: x [n, c_in, in...], w [c_out, c_in / groups, k...], b [c_out] or
+ * NULL, res (the fused residual, input 3, laid out as y) or NULL, y
+ * [n, c_out, out...]; cig / cog channels per group, kt = cig x kernel
+ * taps (the GEMM's K), sp output positions, direct as rlx_nn_sp3_direct,
+ * act the fused activation. */
+typedef struct rlx_nn_conv_io {
+    const float *x, *w, *b, *res;
+    float *y;
+    const rlx_nn_sp3 *s;
+    rlx_act act;
+    size_t c_in, c_out, groups, cig, cog, kt, sp;
+    bool direct;
+} rlx_nn_conv_io;
+
+void rlx_nn_conv_io_init(const rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s, rlx_nn_conv_io *io);
+
 /* Fast f32 Conv paths (cpu_nn_conv_fast.c), called by rlx_cpu_nn_conv with
  * the resolved geometry when k->reference is false and the tensors are f32:
  * depthwise (g->c_in == g->group), and im2col + sgemm (every dimension
@@ -146,14 +167,14 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k);
 rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 
-/* The pointwise path (cpu_nn_pw.c): whether it takes this convolution
- * (K = c_in / group x kernel taps <= 256, by shape (cpu_nn_pw.c) or
+/* The pointwise path (cpu_nn_pw.c): whether it takes the convolution of
+ * io (K = io->kt <= 256, by shape (cpu_nn_pw.c) or
  * wherever K allows when forced; policy "pool"; not when
- * rlx_nn_pw_force(1)), and the
- * convolution on it (the same bits as rlx_nn_conv_gemm_f32, which calls
- * it). errors: RLX_ERR_OUT_OF_MEMORY (scratch). */
-bool rlx_nn_conv_pw_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s);
-rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
+ * rlx_nn_pw_force(1)), and the convolution on it over n_ng = images x
+ * groups (the same bits as rlx_nn_conv_gemm_f32, which calls it).
+ * errors: RLX_ERR_OUT_OF_MEMORY (scratch). */
+bool rlx_nn_conv_pw_applies(const rlx_nn_conv_io *io);
+rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_ng);
 
 /* For tests and measurements: whether convolutions take the pointwise
  * path from now on (process-wide; not while kernels run): 0 by shape (the
