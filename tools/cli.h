@@ -238,6 +238,29 @@ typedef struct cli_input_opts {
     const rlx_options *opts;             /* limits.max_tensor_bytes bounds generated inputs (NULL: defaults) */
 } cli_input_opts;
 
+/* cpu, gpu or gpu:N (N in 0..2^20): a --device value. */
+bool cli_device_ok(const char *d);
+
+/* The arguments of a command that runs one model (run, bench): the model
+ * path, --device, --input, --shape (dims checked), --seed, --warmup,
+ * --iters, --json, --quiet and --option (with its short flags). */
+typedef struct cli_model_args {
+    const char *model, *device;
+    cli_named_list inputs, shapes;
+    int64_t warmup, iters;
+    uint64_t seed;
+    bool json, quiet;
+    rlx_options *opts; /* --option KEY=VALUE */
+} cli_model_args;
+
+/* Takes argv[*i] (advancing *i past a separate value) as one of those, or
+ * else as an unknown option or a second model (usage errors); the caller
+ * sets the defaults and tries its own options first. --iters takes
+ * iters_min..1000000. Returns -1 when taken, else the exit code of the
+ * usage error it printed. */
+int cli_model_arg(int argc, char **argv, int *i, const char *command, int64_t iters_min, cli_model_args *m);
+void cli_model_args_free(cli_model_args *m);
+
 /* A tensor (zeros) of dtype and shape dims[rank] for the model input
  * `name`, allocated only when its size is within limits.max_tensor_bytes as
  * opts (NULL: none set) resolves it; over the limit nothing is allocated.

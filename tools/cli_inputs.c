@@ -2,6 +2,7 @@
  * options, the seeded generator of random inputs, and one input tensor
  * from a .npy file or random values of a given or declared shape. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,70 @@ const cli_named *cli_named_find(const cli_named_list *l, const char *name) {
 void cli_named_free(cli_named_list *l) {
     for (size_t i = 0; i < l->n; i++) free(l->a[i].name);
     l->n = 0;
+}
+
+bool cli_device_ok(const char *d) {
+    if (strcmp(d, "cpu") == 0 || strcmp(d, "gpu") == 0) return true;
+    int64_t n;
+    return strncmp(d, "gpu:", 4) == 0 && cli_parse_i64(d + 4, 0, 1 << 20, &n);
+}
+
+int cli_model_arg(int argc, char **argv, int *i, const char *command, int64_t iters_min, cli_model_args *m) {
+    const char *a = argv[*i], *v = NULL;
+    bool err = false;
+    int64_t n;
+    if (cli_option_arg(argc, argv, i, &m->opts, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+    } else if (cli_opt_value(argc, argv, i, "--device", &v, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+        if (!cli_device_ok(v)) return cli_usage_error(command, "bad --device '%s' (expected cpu, gpu or gpu:N)", v);
+        m->device = v;
+    } else if (cli_opt_value(argc, argv, i, "--input", &v, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+        int rc = cli_named_add(&m->inputs, command, "--input", v);
+        if (rc) return rc;
+    } else if (cli_opt_value(argc, argv, i, "--shape", &v, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+        int rc = cli_named_add(&m->shapes, command, "--shape", v);
+        if (rc) return rc;
+        int64_t dims[RLX_MAX_RANK];
+        int rank;
+        char why[160];
+        if (!cli_parse_shape(m->shapes.a[m->shapes.n - 1].value, dims, &rank, why, sizeof why))
+            return cli_usage_error(command, "bad --shape '%s': %s", v, why);
+    } else if (cli_opt_value(argc, argv, i, "--warmup", &v, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+        if (!cli_parse_i64(v, 0, 1000000, &m->warmup))
+            return cli_usage_error(command, "bad --warmup '%s' (expected 0..1000000)", v);
+    } else if (cli_opt_value(argc, argv, i, "--iters", &v, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+        if (!cli_parse_i64(v, iters_min, 1000000, &m->iters))
+            return cli_usage_error(command, "bad --iters '%s' (expected %lld..1000000)", v, (long long)iters_min);
+    } else if (cli_opt_value(argc, argv, i, "--seed", &v, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+        if (!cli_parse_i64(v, 0, INT64_MAX, &n))
+            return cli_usage_error(command, "bad --seed '%s' (expected a whole number >= 0)", v);
+        m->seed = (uint64_t)n;
+    } else if (strcmp(a, "--json") == 0) {
+        m->json = true;
+    } else if (strcmp(a, "--quiet") == 0) {
+        m->quiet = true;
+        int rc = cli_quiet(&m->opts, command);
+        if (rc >= 0) return rc;
+    } else if (a[0] == '-' && a[1] != '\0') {
+        return cli_usage_error(command, "unknown option '%s'", a);
+    } else if (!m->model) {
+        m->model = a;
+    } else {
+        return cli_usage_error(command, "unexpected argument '%s' (one model at a time)", a);
+    }
+    return -1;
+}
+
+void cli_model_args_free(cli_model_args *m) {
+    rlx_options_destroy(m->opts);
+    cli_named_free(&m->inputs);
+    cli_named_free(&m->shapes);
 }
 
 void cli_rng_seed(cli_rng *r, uint64_t seed) {
