@@ -14,8 +14,6 @@
 #include "cli.h"
 #include "rlx/inspect.h"
 
-#define MAX_ARGS 64
-
 static void print_help(FILE *f) {
     fprintf(f,
             "usage: rlx bench MODEL.onnx [options]\n"
@@ -360,7 +358,6 @@ static void profile_json(cli_json *j, const rlx_session *s, const profile_sum *p
 
 /* ------------------------------------------------------------ command */
 
-
 int cli_cmd_bench(int argc, char **argv) {
     bench_opts o;
     memset(&o, 0, sizeof o);
@@ -372,8 +369,8 @@ int cli_cmd_bench(int argc, char **argv) {
     cli_json_errors(o.m.json);
     rlx_model *m = NULL;
     rlx_session *s = NULL;
-    rlx_tensor *inputs[MAX_ARGS] = { 0 };
-    const char *names[MAX_ARGS] = { 0 };
+    rlx_tensor *inputs[CLI_MAX_INPUTS] = { 0 };
+    const char *names[CLI_MAX_INPUTS] = { 0 };
     rlx_tensor **outs = NULL;
     size_t n_out = 0, n_in = 0;
     double *wall = NULL, *gpu = NULL;
@@ -387,49 +384,13 @@ int cli_cmd_bench(int argc, char **argv) {
     memset(&prof, 0, sizeof prof);
     bool progress = cli_progress_wanted(o.m.opts, o.m.quiet);
 
-    double t0 = rlx_now_seconds();
-    cli_progress(progress, "rlx: loading %s", o.m.model);
-    rlx_status st = rlx_model_load_onnx_with_options(o.m.model, o.m.opts, &m);
-    cli_progress_end(progress);
-    double t_import = rlx_now_seconds() - t0;
-    if (st) {
-        rc = cli_fail_model(st, o.m.model);
-        goto done;
-    }
+    double t_import, t_session;
+    if ((rc = cli_model_load(&o.m, progress, &m, &t_import)) >= 0) goto done;
     const cli_input_opts io = { "bench", &o.m.inputs, &o.m.shapes, o.m.seed, false, true, o.m.opts };
-    if ((rc = cli_check_input_names(&io, m)) >= 0) goto done;
-    n_in = rlx_model_num_inputs(m);
-    if (n_in > MAX_ARGS) {
-        cli_error("the model has %zu inputs; rlx bench handles at most %d", n_in, MAX_ARGS);
-        rc = CLI_EXIT_USAGE;
-        goto done;
-    }
-    cli_rng r;
-    cli_rng_seed(&r, o.m.seed);
-    for (size_t i = 0; i < n_in; i++) {
-        rlx_value_info vi;
-        st = rlx_model_input_info(m, i, &vi);
-        if (st) {
-            rc = cli_fail(st, "cannot describe the model's inputs");
-            goto done;
-        }
-        names[i] = vi.name;
-        rc = cli_make_input(&io, &vi, &r, &inputs[i]);
-        if (rc >= 0) goto done;
-    }
-
-    rlx_session_options so = { .device = o.m.device };
-    t0 = rlx_now_seconds();
-    st = rlx_session_create_with_options(m, &so, o.m.opts, &s);
-    double t_session = rlx_now_seconds() - t0;
-    if (st) {
-        char what[300];
-        snprintf(what, sizeof what, "cannot create a session on device '%s'", o.m.device);
-        rc = cli_fail(st, what);
-        goto done;
-    }
-    t0 = rlx_now_seconds();
-    st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
+    if ((rc = cli_model_inputs(&io, m, o.m.model, names, inputs, &n_in)) >= 0) goto done;
+    if ((rc = cli_model_session(&o.m, m, &s, &t_session)) >= 0) goto done;
+    double t0 = rlx_now_seconds();
+    rlx_status st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
     double t_first = rlx_now_seconds() - t0;
     /* a progress line per run once runs are slow enough to wait for */
     bool run_progress = progress && t_first > 0.5;
@@ -660,7 +621,7 @@ done:
         for (size_t i = 0; i < n_out; i++) rlx_tensor_destroy(outs[i]);
         free(outs);
     }
-    for (size_t i = 0; i < MAX_ARGS; i++) rlx_tensor_destroy(inputs[i]);
+    for (size_t i = 0; i < CLI_MAX_INPUTS; i++) rlx_tensor_destroy(inputs[i]);
     rlx_session_destroy(s);
     rlx_model_destroy(m);
     cli_model_args_free(&o.m);

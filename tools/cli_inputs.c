@@ -3,6 +3,7 @@
  * from a .npy file or random values of a given or declared shape. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,53 @@ void cli_model_args_free(cli_model_args *m) {
     rlx_options_destroy(m->opts);
     cli_named_free(&m->inputs);
     cli_named_free(&m->shapes);
+}
+
+int cli_model_load(const cli_model_args *a, bool progress, rlx_model **m, double *t_import) {
+    double t0 = rlx_now_seconds();
+    cli_progress(progress, "rlx: loading %s", a->model);
+    rlx_status st = rlx_model_load_onnx_with_options(a->model, a->opts, m);
+    cli_progress_end(progress);
+    *t_import = rlx_now_seconds() - t0;
+    return st ? cli_fail_model(st, a->model) : -1;
+}
+
+int cli_model_inputs(const cli_input_opts *io, const rlx_model *m, const char *path, const char **names,
+                     rlx_tensor **inputs, size_t *n_in) {
+    int rc = cli_check_input_names(io, m);
+    if (rc >= 0) return rc;
+    *n_in = rlx_model_num_inputs(m);
+    if (*n_in > CLI_MAX_INPUTS) {
+        cli_error("the model has %zu inputs; rlx %s handles at most %d", *n_in, io->command, CLI_MAX_INPUTS);
+        return CLI_EXIT_USAGE;
+    }
+    if (io->verbose) {
+        printf("model: %s\n", path);
+        printf("inputs:%s\n", *n_in ? "" : " none");
+    }
+    cli_rng r;
+    cli_rng_seed(&r, io->seed);
+    for (size_t i = 0; i < *n_in; i++) {
+        rlx_value_info vi;
+        rlx_status st = rlx_model_input_info(m, i, &vi);
+        if (st) return cli_fail(st, "cannot describe the model's inputs");
+        names[i] = vi.name;
+        rc = cli_make_input(io, &vi, &r, &inputs[i]);
+        if (rc >= 0) return rc;
+    }
+    fflush(stdout);
+    return -1;
+}
+
+int cli_model_session(const cli_model_args *a, rlx_model *m, rlx_session **s, double *t_session) {
+    rlx_session_options so = { .device = a->device };
+    double t0 = rlx_now_seconds();
+    rlx_status st = rlx_session_create_with_options(m, &so, a->opts, s);
+    *t_session = rlx_now_seconds() - t0;
+    if (!st) return -1;
+    char what[300];
+    snprintf(what, sizeof what, "cannot create a session on device '%s'", a->device);
+    return cli_fail(st, what);
 }
 
 void cli_rng_seed(cli_rng *r, uint64_t seed) {

@@ -11,8 +11,6 @@
 
 #include "cli.h"
 
-#define MAX_ARGS 64
-
 static void print_help(FILE *f) {
     fprintf(f,
             "usage: rlx run MODEL.onnx [options]\n"
@@ -355,8 +353,8 @@ int cli_cmd_run(int argc, char **argv) {
     cli_json_errors(o.m.json);
     rlx_model *m = NULL;
     rlx_session *s = NULL;
-    rlx_tensor *inputs[MAX_ARGS] = { 0 };
-    const char *names[MAX_ARGS] = { 0 };
+    rlx_tensor *inputs[CLI_MAX_INPUTS] = { 0 };
+    const char *names[CLI_MAX_INPUTS] = { 0 };
     rlx_tensor **outs = NULL;
     size_t n_out = 0, n_in = 0;
     double *times = NULL;
@@ -370,59 +368,18 @@ int cli_cmd_run(int argc, char **argv) {
     }
     bool progress = cli_progress_wanted(o.m.opts, o.m.quiet);
     cli_json jj, *j = o.m.json ? &jj : NULL;
-    double t0 = rlx_now_seconds();
-    cli_progress(progress, "rlx: loading %s", o.m.model);
-    rlx_status st = rlx_model_load_onnx_with_options(o.m.model, o.m.opts, &m);
-    cli_progress_end(progress);
-    double t_import = rlx_now_seconds() - t0;
-    if (st) {
-        rc = cli_fail_model(st, o.m.model);
-        goto done;
-    }
+    double t_import, t_session;
+    if ((rc = cli_model_load(&o.m, progress, &m, &t_import)) >= 0) goto done;
     /* every --input / --shape must name a graph input */
     const cli_input_opts io = { "run", &o.m.inputs, &o.m.shapes, o.m.seed, !o.m.json, true, o.m.opts };
-    if ((rc = cli_check_input_names(&io, m)) >= 0) goto done;
-    n_in = rlx_model_num_inputs(m);
-    if (n_in > MAX_ARGS) {
-        cli_error("the model has %zu inputs; rlx run handles at most %d", n_in, MAX_ARGS);
-        rc = CLI_EXIT_USAGE;
-        goto done;
-    }
-    if (!j) {
-        printf("model: %s\n", o.m.model);
-        printf("inputs:%s\n", n_in ? "" : " none");
-    }
-    cli_rng r;
-    cli_rng_seed(&r, o.m.seed);
-    for (size_t i = 0; i < n_in; i++) {
-        rlx_value_info vi;
-        st = rlx_model_input_info(m, i, &vi);
-        if (st) {
-            rc = cli_fail(st, "cannot describe the model's inputs");
-            goto done;
-        }
-        names[i] = vi.name;
-        rc = cli_make_input(&io, &vi, &r, &inputs[i]);
-        if (rc >= 0) goto done;
-    }
-    fflush(stdout);
-
-    rlx_session_options so = { .device = o.m.device };
-    t0 = rlx_now_seconds();
-    st = rlx_session_create_with_options(m, &so, o.m.opts, &s);
-    double t_session = rlx_now_seconds() - t0;
-    if (st) {
-        char what[300];
-        snprintf(what, sizeof what, "cannot create a session on device '%s'", o.m.device);
-        rc = cli_fail(st, what);
-        goto done;
-    }
+    if ((rc = cli_model_inputs(&io, m, o.m.model, names, inputs, &n_in)) >= 0) goto done;
+    if ((rc = cli_model_session(&o.m, m, &s, &t_session)) >= 0) goto done;
     if (!j) printf("device: %s (--device %s)\n", rlx_session_device_name(s), o.m.device);
     fflush(stdout);
 
-    t0 = rlx_now_seconds();
+    double t0 = rlx_now_seconds();
     cli_progress(progress, "rlx: first run (compiles the plan)");
-    st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
+    rlx_status st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
     cli_progress_end(progress);
     double t_first = rlx_now_seconds() - t0;
     if (st) {
@@ -567,7 +524,7 @@ done:
     fflush(stdout);
     free(times);
     free_outputs(outs, n_out);
-    for (size_t i = 0; i < MAX_ARGS; i++) rlx_tensor_destroy(inputs[i]);
+    for (size_t i = 0; i < CLI_MAX_INPUTS; i++) rlx_tensor_destroy(inputs[i]);
     rlx_session_destroy(s);
     rlx_model_destroy(m);
     cli_model_args_free(&o.m);
