@@ -74,6 +74,26 @@ void rlx_nn_act_f32(const rlx_act *a, float *y, size_t n);
 /* The same on the calling thread only (for data that is hot in its cache). */
 void rlx_nn_act_f32_serial(const rlx_act *a, float *y, size_t n);
 
+/* The kernel taps (k0, k1, k2) of position (a0, a1, a2) of a reference
+ * convolution or pool, in that order: body runs with q0, q1, q2 (the
+ * names given) = a * s - pb + k * d for the taps that fall inside ext[3]
+ * (the input's extents for Conv and pools, which gather; the output's for
+ * ConvTranspose, which scatters from input position a). */
+#define RLX_NN_TAPS(sp, a0, a1, a2, ext, q0, q1, q2, ...)                                              \
+    for (int64_t k0 = 0; k0 < (sp).k[0]; k0++) {                                                   \
+        int64_t q0 = (a0) * (sp).s[0] - (sp).pb[0] + k0 * (sp).d[0];                                \
+        if (q0 < 0 || q0 >= (ext)[0]) continue;                                                    \
+        for (int64_t k1 = 0; k1 < (sp).k[1]; k1++) {                                               \
+            int64_t q1 = (a1) * (sp).s[1] - (sp).pb[1] + k1 * (sp).d[1];                            \
+            if (q1 < 0 || q1 >= (ext)[1]) continue;                                                \
+            for (int64_t k2 = 0; k2 < (sp).k[2]; k2++) {                                           \
+                int64_t q2 = (a2) * (sp).s[2] - (sp).pb[2] + k2 * (sp).d[2];                        \
+                if (q2 < 0 || q2 >= (ext)[2]) continue;                                            \
+                __VA_ARGS__                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
 /* Walks the flat positions [p0, p0 + np) of a 3-D grid `dims` in runs along
  * the last axis: calls body with (j = offset in the block, a0, a1, a2 = the
  * run's first position, len = run length). */
