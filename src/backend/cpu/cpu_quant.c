@@ -515,6 +515,18 @@ rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rl
     return RLX_OK;
 }
 
+/* mm_fast's and conv_fast's end once a path ran: its error, the node named (the
+ * message kept), or *done. */
+static rlx_status fast_finish(rlx_cpu_kctx *k, rlx_status st, bool *done) {
+    if (st) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", rlx_last_error());
+        return rlx_cpu_fail(k, st, "%s", msg);
+    }
+    *done = true;
+    return RLX_OK;
+}
+
 /* mm_run on the int8 GEMM (cpu_qgemm.h, the same bits) when it applies:
  * a [..., M, K] (or [K]) times a 2-D b [K, N], 8-bit integers; a's zero
  * point per tensor (or absent), b's per tensor or per column [N]; for
@@ -560,13 +572,7 @@ static rlx_status mm_fast(rlx_cpu_kctx *k, const rlx_tensor *a, const rlx_tensor
     rlx_status st = rlx_cpu_qgemm(&g);
     if (zb_col) free(zb);
     if (m_col) free(mult);
-    if (st) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", rlx_last_error());
-        return rlx_cpu_fail(k, st, "%s", msg);
-    }
-    *done = true;
-    return RLX_OK;
+    return fast_finish(k, st, done);
 }
 
 static rlx_status k_matmul_integer(rlx_cpu_kctx *k) {
@@ -848,29 +854,11 @@ static void dw_body(void *ctx, size_t p0, size_t p1) {
                 ox0 = dw_requant_avx2(acc, j->ow, j->mult[m], j->zy, j->lo, j->hi, j->y->dtype == RLX_DTYPE_U8,
                                       (uint8_t *)j->y->data + yi);
 #endif
-            for (int64_t ox = ox0; ox < j->ow; ox++) {
-                double r = rlx_cpu_round_even((double)wrap32(acc[ox]) * j->mult[m]);
-                if (r != r) r = 0;
-                r += j->zy;
-                if (r < j->lo) r = j->lo;
-                if (r > j->hi) r = j->hi;
-                if (j->y->dtype == RLX_DTYPE_U8) ((uint8_t *)j->y->data)[yi + (size_t)ox] = (uint8_t)r;
-                else ((int8_t *)j->y->data)[yi + (size_t)ox] = (int8_t)r;
-            }
+            for (int64_t ox = ox0; ox < j->ow; ox++)
+                rlx_cpu_requant_store(wrap32(acc[ox]), j->mult[m], j->zy, j->lo, j->hi, j->y->dtype == RLX_DTYPE_U8,
+                                      j->y->data, yi + (size_t)ox);
         }
     }
-}
-
-/* conv_fast's end once a path ran: its error, the node named (the
- * message kept), or *done. */
-static rlx_status conv_finish(rlx_cpu_kctx *k, rlx_status st, bool *done) {
-    if (st) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", rlx_last_error());
-        return rlx_cpu_fail(k, st, "%s", msg);
-    }
-    *done = true;
-    return RLX_OK;
 }
 
 static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tensor *w, const rlx_tensor *xzp,
@@ -943,7 +931,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
         }
         rlx_cpu_qconv_pack_free(&own);
         free(zw), free(b32), free(mult);
-        return conv_finish(k, st, done);
+        return fast_finish(k, st, done);
     }
     if (dw_path) {
         qdw_job j = { .x = x, .w = w, .y = y, .C = C, .M = M, .cout_g = cout_g, .ih = ih, .iw = iw, .kh = kh,
@@ -995,7 +983,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
             st = rlx_cpu_qgemm(&a);
         }
     free(cols_owned), free(zw), free(b32), free(mult);
-    return conv_finish(k, st, done);
+    return fast_finish(k, st, done);
 }
 
 static rlx_status k_conv_integer(rlx_cpu_kctx *k) {
