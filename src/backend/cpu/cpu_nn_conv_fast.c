@@ -725,7 +725,8 @@ static rlx_status dwb_run(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
     dwb_job j;
     memset(&j, 0, sizeof j);
     rlx_nn_conv_io_init(k, g, s, &j.io);
-    j.act_in_reg = !j.io.res && (j.io.act.kind == RLX_ACT_NONE || j.io.act.kind == RLX_ACT_RELU || j.io.act.kind == RLX_ACT_CLIP);
+    rlx_act_kind ak = j.io.act.kind;
+    j.act_in_reg = !j.io.res && (ak == RLX_ACT_NONE || ak == RLX_ACT_RELU || ak == RLX_ACT_CLIP);
     rlx_nn_item_fn fn = dwb_task_c;
     size_t cb = 8;
 #if RLX_HAVE_AVX2_BUILD
@@ -844,36 +845,38 @@ bool rlx_nn_conv_block_of(size_t item, size_t groups, size_t sp, size_t n_unit, 
 /* Task: (image and group, position block, channel block). */
 static void cg_item(void *ctx, size_t item, float *scratch) {
     const cg_job *j = ctx;
+    const rlx_nn_conv_io *io = &j->io;
     rlx_nn_conv_block bk;
-    if (!rlx_nn_conv_block_of(item, j->io.groups, j->io.sp, j->n_unit, j->n_cb, j->io.cog, j->m_unit, j->n_mb, &bk)) return;
+    if (!rlx_nn_conv_block_of(item, io->groups, io->sp, j->n_unit, j->n_cb, io->cog, j->m_unit, j->n_mb, &bk)) return;
     size_t n = bk.n, gi = bk.gi, ng = bk.ng, p0 = bk.p0, np = bk.np, m0 = bk.m0, mi = bk.mi;
-    const float *xg = j->io.x + (n * j->io.c_in + gi * j->io.cig) * j->io.s->in_sp;
-    float *yb = j->io.y + (n * j->io.c_out + gi * j->io.cog + m0) * j->io.sp + p0;
+    const float *xg = io->x + (n * io->c_in + gi * io->cig) * io->s->in_sp;
+    float *yb = io->y + (n * io->c_out + gi * io->cog + m0) * io->sp + p0;
     const float *bm;
     size_t ldb;
-    if (j->io.direct) {
-        bm = xg + p0, ldb = j->io.sp;
+    if (io->direct) {
+        bm = xg + p0, ldb = io->sp;
     } else if (j->shared) {
-        bm = j->shared + ng * j->io.kt * j->io.sp + p0, ldb = j->io.sp;
+        bm = j->shared + ng * io->kt * io->sp + p0, ldb = io->sp;
     } else {
-        rlx_nn_im2col_block(xg, j->io.s, 0, j->io.cig, p0, np, scratch);
+        rlx_nn_im2col_block(xg, io->s, 0, io->cig, p0, np, scratch);
         bm = scratch, ldb = np;
     }
     rlx_cpu_sgemm_packref wp = { j->pack, gi, m0 };
-    rlx_cpu_sgemm_serial_packed(false, false, mi, np, j->io.kt, 1.0f, j->io.w + (gi * j->io.cog + m0) * j->io.kt, j->io.kt, bm, ldb,
-                                0.0f, yb, j->io.sp, j->pack ? &wp : NULL, NULL);
-    bias_act_block(yb, j->io.sp, mi, np, j->io.b ? j->io.b + gi * j->io.cog + m0 : NULL, j->io.res ? j->io.res + (yb - j->io.y) : NULL,
-                   &j->io.act);
+    rlx_cpu_sgemm_serial_packed(false, false, mi, np, io->kt, 1.0f, io->w + (gi * io->cog + m0) * io->kt, io->kt, bm,
+                                ldb, 0.0f, yb, io->sp, j->pack ? &wp : NULL, NULL);
+    bias_act_block(yb, io->sp, mi, np, io->b ? io->b + gi * io->cog + m0 : NULL,
+                   io->res ? io->res + (yb - io->y) : NULL, &io->act);
 }
 
 /* Items (image and group, input channel) of the shared column matrices. */
 static void cg_im2col_shared(void *ctx, size_t i0, size_t i1) {
     const cg_job *j = ctx;
+    const rlx_nn_conv_io *io = &j->io;
     for (size_t i = i0; i < i1; i++) {
-        size_t ng = i / j->io.cig, c = i % j->io.cig;
-        size_t n = ng / j->io.groups, gi = ng % j->io.groups;
-        const float *xg = j->io.x + (n * j->io.c_in + gi * j->io.cig) * j->io.s->in_sp;
-        rlx_nn_im2col_block(xg, j->io.s, c, c + 1, 0, j->io.sp, j->shared + (ng * j->io.kt + c * j->io.s->ksz) * j->io.sp);
+        size_t ng = i / io->cig, c = i % io->cig;
+        size_t n = ng / io->groups, gi = ng % io->groups;
+        const float *xg = io->x + (n * io->c_in + gi * io->cig) * io->s->in_sp;
+        rlx_nn_im2col_block(xg, io->s, c, c + 1, 0, io->sp, j->shared + (ng * io->kt + c * io->s->ksz) * io->sp);
     }
 }
 

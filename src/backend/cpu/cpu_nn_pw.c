@@ -78,19 +78,12 @@ static bool pw_by_shape(bool direct, size_t kt, size_t cog, size_t sp) {
 /* The epilogue of one tile's rows. */
 typedef struct pw_epi {
     bool fused;                /* bias, residual and activation here; else the plain sums are stored */
-    bool bias_always;          /* add the bias where it is 0 too (no residual, an activation) */
-    const float *bias;         /* per row of the tile (zeros without a bias) */
+    bool add_b[PW_MR_MAX];     /* per row: whether the bias is added (the GEMM epilogue's rule) */
+    float bias[PW_MR_MAX];     /* per row (0 without a bias) */
     const float *res;          /* the residual at the tile's first row and the strip's column 0, or NULL */
     rlx_act_kind act;          /* RLX_ACT_NONE, _RELU or _CLIP when fused */
     float lo, hi;              /* Clip's bounds */
 } pw_epi;
-
-/* Whether row i adds its bias: the GEMM epilogue's rule (epilogue_row:
- * with a residual only when non-zero; without, always under an
- * activation). */
-static inline bool pw_add_b(const pw_epi *e, size_t i) { return e->bias[i] != 0.0f || e->bias_always; }
-
-static const float pw_zeros[PW_MR_MAX];
 
 typedef void pw_strip_fn(size_t kt, const float *ap, const float *x, size_t ldx, float *y, size_t ldy, size_t n,
                          size_t rows, const pw_epi *e);
@@ -116,7 +109,7 @@ static void pw_strip_c(size_t kt, const float *ap, const float *x, size_t ldx, f
             for (size_t c = 0; c < w; c++) {
                 float v = acc[i][c];
                 if (e->fused) {
-                    if (pw_add_b(e, i)) v = v + e->bias[i];
+                    if (e->add_b[i]) v = v + e->bias[i];
                     if (rr) v = v + rr[c];
                     if (e->act == RLX_ACT_RELU) v = v < 0.0f ? 0.0f : v;
                     else if (e->act == RLX_ACT_CLIP) {
@@ -195,8 +188,12 @@ static void pw_item(void *ctx, size_t item, float *scratch) {
                     scratch[(t * kt + p) * mr + i] = r < mi ? wg[r * kt + p] : 0.0f;
                 }
     const float *bias = j->io.b ? j->io.b + gi * j->io.cog + m0 : NULL;
-    pw_epi e = { .fused = j->fused, .bias_always = !j->io.res && j->io.act.kind != RLX_ACT_NONE,
-                 .act = j->io.act.kind, .lo = j->io.act.alpha, .hi = j->io.act.beta };
+    /* the epilogue: its constant part once per block, the bias rows per
+     * tile (rows past the tile are not read) */
+    pw_epi e = { .fused = j->fused, .act = j->io.act.kind, .lo = j->io.act.alpha, .hi = j->io.act.beta };
+    /* the GEMM epilogue's rule (epilogue_row): with a residual the bias
+     * only when non-zero; without, always under an activation */
+    bool bias_always = !j->io.res && j->io.act.kind != RLX_ACT_NONE;
     for (size_t c0 = p0; c0 < p0 + np; c0 += j->run) {
         size_t len = p0 + np - c0 < j->run ? p0 + np - c0 : j->run;
         if (!j->io.direct) rlx_nn_im2col_block(xg, j->io.s, 0, j->io.cig, c0, len, col);
@@ -204,8 +201,11 @@ static void pw_item(void *ctx, size_t item, float *scratch) {
             size_t rows = mi - t * mr < mr ? mi - t * mr : mr;
             const float *ap = packed ? rlx_cpu_sgemm_pack_a_panel(j->pack, gi, m0 + t * mr) : scratch + t * kt * mr;
             float *y = j->io.y + (row0 + t * mr) * j->io.sp + c0;
-            e.bias = bias ? bias + t * mr : pw_zeros;
             e.res = j->fused && j->io.res ? j->io.res + (y - j->io.y) : NULL;
+            for (size_t i = 0; i < rows; i++) {
+                e.bias[i] = bias ? bias[t * mr + i] : 0.0f;
+                e.add_b[i] = e.bias[i] != 0.0f || bias_always;
+            }
             if (j->io.direct) j->strip(kt, ap, xg + c0, j->io.sp, y, j->io.sp, len, rows, &e);
             else j->strip(kt, ap, col, len, y, j->io.sp, len, rows, &e);
             if (!j->fused)

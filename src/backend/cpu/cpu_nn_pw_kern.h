@@ -22,10 +22,10 @@
 #define PW_GLUE(a, b) PW_GLUE2(a, b)
 
 /* The epilogue of one vector of row i: v (the sum), then as pw_epi says. */
-PW_ATTR static inline RLX_VT PW_GLUE(pw_epi_vec, PW_SFX)(RLX_VT v, const pw_epi *e, size_t i, const float *r, bool full,
-                                                      PW_M m) {
+PW_ATTR static inline RLX_VT PW_GLUE(pw_epi_vec, PW_SFX)(RLX_VT v, const pw_epi *e, size_t i, const float *r,
+                                                        bool full, PW_M m) {
     if (!e->fused) return v;
-    if (pw_add_b(e, i)) v = RLX_VADD(v, RLX_VSET1(e->bias[i]));
+    if (e->add_b[i]) v = RLX_VADD(v, RLX_VSET1(e->bias[i]));
     if (r) v = RLX_VADD(v, full ? RLX_VLOADU(r) : PW_LOADM(r, m));
     if (e->act == RLX_ACT_RELU) v = RLX_VMAX(RLX_VZERO(), v);
     else if (e->act == RLX_ACT_CLIP) v = RLX_VMIN(RLX_VSET1(e->hi), RLX_VMAX(RLX_VSET1(e->lo), v));
@@ -49,7 +49,8 @@ PW_GLUE(pw_tile, PW_SFX)(size_t kt, const float *ap, const float *x, size_t ldx,
         c##i##0 = RLX_VFMA(a, b0, c##i##0), c##i##1 = RLX_VFMA(a, b1, c##i##1);                      \
     }
         for (size_t p = 0; p < kt; p++, ap += PW_MR, xp += ldx) {
-            RLX_VT b0 = full ? RLX_VLOADU(xp) : PW_LOADM(xp, m0), b1 = full ? RLX_VLOADU(xp + RLX_VW) : PW_LOADM(xp + RLX_VW, m1);
+            RLX_VT b0 = full ? RLX_VLOADU(xp) : PW_LOADM(xp, m0);
+            RLX_VT b1 = full ? RLX_VLOADU(xp + RLX_VW) : PW_LOADM(xp + RLX_VW, m1);
             PW_ROWS(PW_ROW)
         }
     } else {

@@ -38,7 +38,8 @@ fn src(o: u32, k: u32, s: u32, p: u32, dil: u32, len: u32) -> i32 {
                 for (var kc = 0u; kc < P.k_w; kc = kc + 1u) {
                     let iw = src(o.ow, kc, P.s_w, P.p_w, P.dil_w, P.in_w);
                     if (iw < 0) { continue; }
-                    let xv = f32(X[P.x_off + (((o.nb * P.c_in + c) * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)]);
+                    let xi = (((o.nb * P.c_in + c) * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw);
+                    let xv = f32(X[P.x_off + xi]);
                     let wv = f32(W[P.w_off + (((c * o.cout_g + col) * P.k_d + kz) * P.k_h + kr) * P.k_w + kc]);
                     acc = acc + xv * wv;
                 }
