@@ -238,6 +238,29 @@ typedef struct cli_input_opts {
     const rlx_options *opts;             /* limits.max_tensor_bytes bounds generated inputs (NULL: defaults) */
 } cli_input_opts;
 
+/* cpu, gpu or gpu:N (N in 0..2^20): a --device value. */
+bool cli_device_ok(const char *d);
+
+/* The arguments of a command that runs one model (run, bench): the model
+ * path, --device, --input, --shape (dims checked), --seed, --warmup,
+ * --iters, --json, --quiet and --option (with its short flags). */
+typedef struct cli_model_args {
+    const char *model, *device;
+    cli_named_list inputs, shapes;
+    int64_t warmup, iters;
+    uint64_t seed;
+    bool json, quiet;
+    rlx_options *opts; /* --option KEY=VALUE */
+} cli_model_args;
+
+/* Takes argv[*i] (advancing *i past a separate value) as one of those, or
+ * else as an unknown option or a second model (usage errors); the caller
+ * sets the defaults and tries its own options first. --iters takes
+ * iters_min..1000000. Returns -1 when taken, else the exit code of the
+ * usage error it printed. */
+int cli_model_arg(int argc, char **argv, int *i, const char *command, int64_t iters_min, cli_model_args *m);
+void cli_model_args_free(cli_model_args *m);
+
 /* A tensor (zeros) of dtype and shape dims[rank] for the model input
  * `name`, allocated only when its size is within limits.max_tensor_bytes as
  * opts (NULL: none set) resolves it; over the limit nothing is allocated.
@@ -254,6 +277,26 @@ int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *
 /* Every --input and --shape must name a graph input of m: -1, or the
  * usage error (listing the model's inputs) after printing it. */
 int cli_check_input_names(const cli_input_opts *io, const rlx_model *m);
+
+/* The most inputs run and bench give a model. */
+#define CLI_MAX_INPUTS 64
+
+/* Loads a->model with a->opts (a progress line while it loads when
+ * `progress`); *t_import its seconds. -1 on success, else the exit code
+ * after printing the error. */
+int cli_model_load(const cli_model_args *a, bool progress, rlx_model **m, double *t_import);
+
+/* The inputs of m, after cli_check_input_names: names[i] and inputs[i]
+ * (owned by the caller; inputs[] must start NULL) for i < *n_in, at most
+ * CLI_MAX_INPUTS, made by cli_make_input from io->seed; with io->verbose
+ * a "model: PATH" and an "inputs:" line first. -1 on success, else the
+ * exit code after printing the error. */
+int cli_model_inputs(const cli_input_opts *io, const rlx_model *m, const char *path, const char **names,
+                     rlx_tensor **inputs, size_t *n_in);
+
+/* A session of m on a->device with a->opts; *t_session its seconds. -1 on
+ * success, else the exit code after printing the error. */
+int cli_model_session(const cli_model_args *a, rlx_model *m, rlx_session **s, double *t_session);
 
 /* --json of run and bench: "model", "device" (the session's), "device_arg"
  * and "inputs" (name, dtype, shape, and the --input file or null). */

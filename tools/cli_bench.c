@@ -14,8 +14,6 @@
 #include "cli.h"
 #include "rlx/inspect.h"
 
-#define MAX_ARGS 64
-
 static void print_help(FILE *f) {
     fprintf(f,
             "usage: rlx bench MODEL.onnx [options]\n"
@@ -68,67 +66,26 @@ static void print_help(FILE *f) {
 }
 
 typedef struct bench_opts {
-    const char *model, *device, *profile;
-    cli_named_list shapes, inputs;
-    int64_t warmup, iters, gpu_iters, top;
-    uint64_t seed;
-    bool json, quiet;
-    rlx_options *opts; /* --option KEY=VALUE */
+    cli_model_args m; /* model, --device, --input, --shape, --seed, --warmup, --iters, --json, --quiet, --option */
+    const char *profile;
+    int64_t gpu_iters, top;
 } bench_opts;
 
-static void free_opts(bench_opts *o) {
-    rlx_options_destroy(o->opts);
-    cli_named_free(&o->shapes);
-    cli_named_free(&o->inputs);
-}
-
 static int parse_args(int argc, char **argv, bench_opts *o) {
-    o->device = "cpu";
-    o->warmup = 5;
-    o->iters = 20;
+    o->m.device = "cpu";
+    o->m.warmup = 5;
+    o->m.iters = 20;
     o->gpu_iters = -1;
     o->top = 12;
     bool top_given = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         bool err = false;
-        int64_t n;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             print_help(stdout);
             return CLI_EXIT_OK;
         }
-        if (cli_option_arg(argc, argv, &i, &o->opts, "bench", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-        } else if (cli_opt_value(argc, argv, &i, "--device", &v, "bench", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-            if (strcmp(v, "cpu") && strcmp(v, "gpu") && !(strncmp(v, "gpu:", 4) == 0 && cli_parse_i64(v + 4, 0, 1 << 20, &n)))
-                return cli_usage_error("bench", "bad --device '%s' (expected cpu, gpu or gpu:N)", v);
-            o->device = v;
-        } else if (cli_opt_value(argc, argv, &i, "--shape", &v, "bench", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-            int rc = cli_named_add(&o->shapes, "bench", "--shape", v);
-            if (rc) return rc;
-            int64_t dims[RLX_MAX_RANK];
-            int rank;
-            char why[160];
-            if (!cli_parse_shape(o->shapes.a[o->shapes.n - 1].value, dims, &rank, why, sizeof why))
-                return cli_usage_error("bench", "bad --shape '%s': %s", v, why);
-        } else if (cli_opt_value(argc, argv, &i, "--input", &v, "bench", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-            int rc = cli_named_add(&o->inputs, "bench", "--input", v);
-            if (rc) return rc;
-        } else if (cli_opt_value(argc, argv, &i, "--seed", &v, "bench", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-            if (!cli_parse_i64(v, 0, INT64_MAX, &n)) return cli_usage_error("bench", "bad --seed '%s'", v);
-            o->seed = (uint64_t)n;
-        } else if (cli_opt_value(argc, argv, &i, "--warmup", &v, "bench", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-            if (!cli_parse_i64(v, 0, 1000000, &o->warmup)) return cli_usage_error("bench", "bad --warmup '%s'", v);
-        } else if (cli_opt_value(argc, argv, &i, "--iters", &v, "bench", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-            if (!cli_parse_i64(v, 1, 1000000, &o->iters))
-                return cli_usage_error("bench", "bad --iters '%s' (expected 1..1000000)", v);
-        } else if (cli_opt_value(argc, argv, &i, "--gpu-iters", &v, "bench", &err)) {
+        if (cli_opt_value(argc, argv, &i, "--gpu-iters", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
             if (!cli_parse_i64(v, 0, 1000000, &o->gpu_iters)) return cli_usage_error("bench", "bad --gpu-iters '%s'", v);
         } else if (cli_opt_value(argc, argv, &i, "--top", &v, "bench", &err)) {
@@ -139,23 +96,14 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
             if (err) return CLI_EXIT_USAGE;
             if (!*v) return cli_usage_error("bench", "--profile needs a file name");
             o->profile = v;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json = true;
-        } else if (strcmp(a, "--quiet") == 0) {
-            o->quiet = true;
-            int rc = cli_quiet(&o->opts, "bench");
-            if (rc >= 0) return rc;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage_error("bench", "unknown option '%s'", a);
-        } else if (!o->model) {
-            o->model = a;
         } else {
-            return cli_usage_error("bench", "unexpected argument '%s' (one model at a time)", a);
+            int rc = cli_model_arg(argc, argv, &i, "bench", 1, &o->m);
+            if (rc >= 0) return rc;
         }
     }
-    if (!o->model) return cli_usage_error("bench", "no model given");
+    if (!o->m.model) return cli_usage_error("bench", "no model given");
     if (top_given && !o->profile) return cli_usage_error("bench", "--top only applies with --profile");
-    if (o->gpu_iters < 0) o->gpu_iters = o->iters;
+    if (o->gpu_iters < 0) o->gpu_iters = o->m.iters;
     return -1;
 }
 
@@ -410,20 +358,19 @@ static void profile_json(cli_json *j, const rlx_session *s, const profile_sum *p
 
 /* ------------------------------------------------------------ command */
 
-
 int cli_cmd_bench(int argc, char **argv) {
     bench_opts o;
     memset(&o, 0, sizeof o);
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0) {
-        free_opts(&o);
+        cli_model_args_free(&o.m);
         return rc;
     }
-    cli_json_errors(o.json);
+    cli_json_errors(o.m.json);
     rlx_model *m = NULL;
     rlx_session *s = NULL;
-    rlx_tensor *inputs[MAX_ARGS] = { 0 };
-    const char *names[MAX_ARGS] = { 0 };
+    rlx_tensor *inputs[CLI_MAX_INPUTS] = { 0 };
+    const char *names[CLI_MAX_INPUTS] = { 0 };
     rlx_tensor **outs = NULL;
     size_t n_out = 0, n_in = 0;
     double *wall = NULL, *gpu = NULL;
@@ -431,55 +378,19 @@ int cli_cmd_bench(int argc, char **argv) {
     rlx_session_stats es;
     memset(&es, 0, sizeof es);
     char tb[5][32];
-    FILE *txt = o.json ? stderr : stdout;
+    FILE *txt = o.m.json ? stderr : stdout;
     char *prof_txt = NULL; /* the --profile summary, printed after the timings */
     profile_sum prof;
     memset(&prof, 0, sizeof prof);
-    bool progress = cli_progress_wanted(o.opts, o.quiet);
+    bool progress = cli_progress_wanted(o.m.opts, o.m.quiet);
 
+    double t_import, t_session;
+    if ((rc = cli_model_load(&o.m, progress, &m, &t_import)) >= 0) goto done;
+    const cli_input_opts io = { "bench", &o.m.inputs, &o.m.shapes, o.m.seed, false, true, o.m.opts };
+    if ((rc = cli_model_inputs(&io, m, o.m.model, names, inputs, &n_in)) >= 0) goto done;
+    if ((rc = cli_model_session(&o.m, m, &s, &t_session)) >= 0) goto done;
     double t0 = rlx_now_seconds();
-    cli_progress(progress, "rlx: loading %s", o.model);
-    rlx_status st = rlx_model_load_onnx_with_options(o.model, o.opts, &m);
-    cli_progress_end(progress);
-    double t_import = rlx_now_seconds() - t0;
-    if (st) {
-        rc = cli_fail_model(st, o.model);
-        goto done;
-    }
-    const cli_input_opts io = { "bench", &o.inputs, &o.shapes, o.seed, false, true, o.opts };
-    if ((rc = cli_check_input_names(&io, m)) >= 0) goto done;
-    n_in = rlx_model_num_inputs(m);
-    if (n_in > MAX_ARGS) {
-        cli_error("the model has %zu inputs; rlx bench handles at most %d", n_in, MAX_ARGS);
-        rc = CLI_EXIT_USAGE;
-        goto done;
-    }
-    cli_rng r;
-    cli_rng_seed(&r, o.seed);
-    for (size_t i = 0; i < n_in; i++) {
-        rlx_value_info vi;
-        st = rlx_model_input_info(m, i, &vi);
-        if (st) {
-            rc = cli_fail(st, "cannot describe the model's inputs");
-            goto done;
-        }
-        names[i] = vi.name;
-        rc = cli_make_input(&io, &vi, &r, &inputs[i]);
-        if (rc >= 0) goto done;
-    }
-
-    rlx_session_options so = { .device = o.device };
-    t0 = rlx_now_seconds();
-    st = rlx_session_create_with_options(m, &so, o.opts, &s);
-    double t_session = rlx_now_seconds() - t0;
-    if (st) {
-        char what[300];
-        snprintf(what, sizeof what, "cannot create a session on device '%s'", o.device);
-        rc = cli_fail(st, what);
-        goto done;
-    }
-    t0 = rlx_now_seconds();
-    st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
+    rlx_status st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
     double t_first = rlx_now_seconds() - t0;
     /* a progress line per run once runs are slow enough to wait for */
     bool run_progress = progress && t_first > 0.5;
@@ -494,23 +405,23 @@ int cli_cmd_bench(int argc, char **argv) {
     bool can_time = have_es && es.gpu_timing;
 
     /* steady runs into the same outputs */
-    for (int64_t k = 0; k < o.warmup; k++) {
-        cli_progress(run_progress, "rlx: warm-up run %lld/%lld", (long long)k + 1, (long long)o.warmup);
+    for (int64_t k = 0; k < o.m.warmup; k++) {
+        cli_progress(run_progress, "rlx: warm-up run %lld/%lld", (long long)k + 1, (long long)o.m.warmup);
         st = prog ? rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs) : RLX_OK;
         if (st) {
             rc = cli_fail(st, "a warm-up run failed");
             goto done;
         }
     }
-    wall = calloc((size_t)o.iters + 1, sizeof *wall);
+    wall = calloc((size_t)o.m.iters + 1, sizeof *wall);
     gpu = calloc((size_t)o.gpu_iters + 1, sizeof *gpu);
     if (!wall || !gpu) {
         cli_error("out of memory");
         rc = CLI_EXIT_FAILURE;
         goto done;
     }
-    for (int64_t k = 0; k < o.iters; k++) {
-        cli_progress(run_progress, "rlx: timed run %lld/%lld", (long long)k + 1, (long long)o.iters);
+    for (int64_t k = 0; k < o.m.iters; k++) {
+        cli_progress(run_progress, "rlx: timed run %lld/%lld", (long long)k + 1, (long long)o.m.iters);
         if (prog) {
             t0 = rlx_now_seconds();
             st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)inputs, outs);
@@ -530,7 +441,7 @@ int cli_cmd_bench(int argc, char **argv) {
         }
     }
     cli_progress_end(run_progress);
-    sw = summarise(wall, (size_t)o.iters);
+    sw = summarise(wall, (size_t)o.m.iters);
 
     /* GPU time from timestamps */
     size_t n_gpu = 0;
@@ -608,11 +519,11 @@ int cli_cmd_bench(int argc, char **argv) {
     }
 
     double backend_s = stats.backend_compile_s;
-    if (o.json) {
+    if (o.m.json) {
         cli_json jj, *j = &jj;
         cli_json_init(j, stdout);
         cli_json_obj(j, NULL);
-        cli_json_run_head(j, o.model, s, o.device, n_in, names, inputs, &o.inputs);
+        cli_json_run_head(j, o.m.model, s, o.m.device, n_in, names, inputs, &o.m.inputs);
         cli_json_s(j, "backend", es.backend);
         cli_json_b(j, "eager", !prog);
         cli_json_n(j, "import_ms", t_import * 1e3);
@@ -642,7 +553,7 @@ int cli_cmd_bench(int argc, char **argv) {
         cli_json_b(j, "timing_inside_passes", es.timing_inside_passes);
         cli_json_b(j, "f16_mode", es.f16_mode);
         cli_json_s(j, "cooperative_matrix", es.gemm_note ? es.gemm_note : "");
-        cli_json_i(j, "warmup", o.warmup);
+        cli_json_i(j, "warmup", o.m.warmup);
         json_summary(j, "wall_ms", &sw);
         json_summary(j, "gpu_ms", &sg);
         if (o.profile) profile_json(j, s, &prof, o.profile);
@@ -656,7 +567,7 @@ int cli_cmd_bench(int argc, char **argv) {
                 rlx_option_info in;
                 const char *v = NULL;
                 bool env = false;
-                if (rlx_option_info_get(i, &in) || rlx_options_effective(o.opts, in.key, &v, &env) || !v) continue;
+                if (rlx_option_info_get(i, &in) || rlx_options_effective(o.m.opts, in.key, &v, &env) || !v) continue;
                 if (!pass) cli_json_option(j, in.key, in.type, v);
                 else if (env) cli_json_option(j, in.env, in.type, v);
             }
@@ -664,8 +575,8 @@ int cli_cmd_bench(int argc, char **argv) {
         }
         cli_json_end_obj(j);
     } else {
-        printf("model: %s\n", o.model);
-        printf("device: %s (--device %s)\n", rlx_session_device_name(s), o.device);
+        printf("model: %s\n", o.m.model);
+        printf("device: %s (--device %s)\n", rlx_session_device_name(s), o.m.device);
         printf("compile:\n");
         printf("  import        %s\n", cli_time_str(t_import, tb[0], sizeof tb[0]));
         printf("  session       %s (device set-up)\n", cli_time_str(t_session, tb[0], sizeof tb[0]));
@@ -688,7 +599,7 @@ int cli_cmd_bench(int argc, char **argv) {
                    es.n_dispatches, es.n_gpu_segments, es.n_cpu_steps, (unsigned long long)es.arena_bytes,
                    (unsigned long long)es.weight_bytes, (unsigned long long)es.scratch_bytes);
         printf("forward pass (wall clock, %zu runs after %lld warm-up): median %s, p10 %s, p90 %s\n", sw.n,
-               (long long)o.warmup, cli_time_str(sw.median * 1e-3, tb[0], sizeof tb[0]),
+               (long long)o.m.warmup, cli_time_str(sw.median * 1e-3, tb[0], sizeof tb[0]),
                cli_time_str(sw.p10 * 1e-3, tb[1], sizeof tb[1]), cli_time_str(sw.p90 * 1e-3, tb[2], sizeof tb[2]));
         if (sg.n)
             printf("forward pass (GPU timestamps, %zu runs): median %s, p10 %s, p90 %s\n", sg.n,
@@ -710,9 +621,9 @@ done:
         for (size_t i = 0; i < n_out; i++) rlx_tensor_destroy(outs[i]);
         free(outs);
     }
-    for (size_t i = 0; i < MAX_ARGS; i++) rlx_tensor_destroy(inputs[i]);
+    for (size_t i = 0; i < CLI_MAX_INPUTS; i++) rlx_tensor_destroy(inputs[i]);
     rlx_session_destroy(s);
     rlx_model_destroy(m);
-    free_opts(&o);
+    cli_model_args_free(&o.m);
     return rc;
 }

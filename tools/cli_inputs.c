@@ -2,6 +2,8 @@
  * options, the seeded generator of random inputs, and one input tensor
  * from a .npy file or random values of a given or declared shape. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +37,117 @@ const cli_named *cli_named_find(const cli_named_list *l, const char *name) {
 void cli_named_free(cli_named_list *l) {
     for (size_t i = 0; i < l->n; i++) free(l->a[i].name);
     l->n = 0;
+}
+
+bool cli_device_ok(const char *d) {
+    if (strcmp(d, "cpu") == 0 || strcmp(d, "gpu") == 0) return true;
+    int64_t n;
+    return strncmp(d, "gpu:", 4) == 0 && cli_parse_i64(d + 4, 0, 1 << 20, &n);
+}
+
+int cli_model_arg(int argc, char **argv, int *i, const char *command, int64_t iters_min, cli_model_args *m) {
+    const char *a = argv[*i], *v = NULL;
+    bool err = false;
+    int64_t n;
+    if (cli_option_arg(argc, argv, i, &m->opts, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+    } else if (cli_opt_value(argc, argv, i, "--device", &v, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+        if (!cli_device_ok(v)) return cli_usage_error(command, "bad --device '%s' (expected cpu, gpu or gpu:N)", v);
+        m->device = v;
+    } else if (cli_opt_value(argc, argv, i, "--input", &v, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+        int rc = cli_named_add(&m->inputs, command, "--input", v);
+        if (rc) return rc;
+    } else if (cli_opt_value(argc, argv, i, "--shape", &v, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+        int rc = cli_named_add(&m->shapes, command, "--shape", v);
+        if (rc) return rc;
+        int64_t dims[RLX_MAX_RANK];
+        int rank;
+        char why[160];
+        if (!cli_parse_shape(m->shapes.a[m->shapes.n - 1].value, dims, &rank, why, sizeof why))
+            return cli_usage_error(command, "bad --shape '%s': %s", v, why);
+    } else if (cli_opt_value(argc, argv, i, "--warmup", &v, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+        if (!cli_parse_i64(v, 0, 1000000, &m->warmup))
+            return cli_usage_error(command, "bad --warmup '%s' (expected 0..1000000)", v);
+    } else if (cli_opt_value(argc, argv, i, "--iters", &v, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+        if (!cli_parse_i64(v, iters_min, 1000000, &m->iters))
+            return cli_usage_error(command, "bad --iters '%s' (expected %lld..1000000)", v, (long long)iters_min);
+    } else if (cli_opt_value(argc, argv, i, "--seed", &v, command, &err)) {
+        if (err) return CLI_EXIT_USAGE;
+        if (!cli_parse_i64(v, 0, INT64_MAX, &n))
+            return cli_usage_error(command, "bad --seed '%s' (expected a whole number >= 0)", v);
+        m->seed = (uint64_t)n;
+    } else if (strcmp(a, "--json") == 0) {
+        m->json = true;
+    } else if (strcmp(a, "--quiet") == 0) {
+        m->quiet = true;
+        int rc = cli_quiet(&m->opts, command);
+        if (rc >= 0) return rc;
+    } else if (a[0] == '-' && a[1] != '\0') {
+        return cli_usage_error(command, "unknown option '%s'", a);
+    } else if (!m->model) {
+        m->model = a;
+    } else {
+        return cli_usage_error(command, "unexpected argument '%s' (one model at a time)", a);
+    }
+    return -1;
+}
+
+void cli_model_args_free(cli_model_args *m) {
+    rlx_options_destroy(m->opts);
+    cli_named_free(&m->inputs);
+    cli_named_free(&m->shapes);
+}
+
+int cli_model_load(const cli_model_args *a, bool progress, rlx_model **m, double *t_import) {
+    double t0 = rlx_now_seconds();
+    cli_progress(progress, "rlx: loading %s", a->model);
+    rlx_status st = rlx_model_load_onnx_with_options(a->model, a->opts, m);
+    cli_progress_end(progress);
+    *t_import = rlx_now_seconds() - t0;
+    return st ? cli_fail_model(st, a->model) : -1;
+}
+
+int cli_model_inputs(const cli_input_opts *io, const rlx_model *m, const char *path, const char **names,
+                     rlx_tensor **inputs, size_t *n_in) {
+    int rc = cli_check_input_names(io, m);
+    if (rc >= 0) return rc;
+    *n_in = rlx_model_num_inputs(m);
+    if (*n_in > CLI_MAX_INPUTS) {
+        cli_error("the model has %zu inputs; rlx %s handles at most %d", *n_in, io->command, CLI_MAX_INPUTS);
+        return CLI_EXIT_USAGE;
+    }
+    if (io->verbose) {
+        printf("model: %s\n", path);
+        printf("inputs:%s\n", *n_in ? "" : " none");
+    }
+    cli_rng r;
+    cli_rng_seed(&r, io->seed);
+    for (size_t i = 0; i < *n_in; i++) {
+        rlx_value_info vi;
+        rlx_status st = rlx_model_input_info(m, i, &vi);
+        if (st) return cli_fail(st, "cannot describe the model's inputs");
+        names[i] = vi.name;
+        rc = cli_make_input(io, &vi, &r, &inputs[i]);
+        if (rc >= 0) return rc;
+    }
+    fflush(stdout);
+    return -1;
+}
+
+int cli_model_session(const cli_model_args *a, rlx_model *m, rlx_session **s, double *t_session) {
+    rlx_session_options so = { .device = a->device };
+    double t0 = rlx_now_seconds();
+    rlx_status st = rlx_session_create_with_options(m, &so, a->opts, s);
+    *t_session = rlx_now_seconds() - t0;
+    if (!st) return -1;
+    char what[300];
+    snprintf(what, sizeof what, "cannot create a session on device '%s'", a->device);
+    return cli_fail(st, what);
 }
 
 void cli_rng_seed(cli_rng *r, uint64_t seed) {

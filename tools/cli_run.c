@@ -11,8 +11,6 @@
 
 #include "cli.h"
 
-#define MAX_ARGS 64
-
 static void print_help(FILE *f) {
     fprintf(f,
             "usage: rlx run MODEL.onnx [options]\n"
@@ -68,31 +66,16 @@ static void print_help(FILE *f) {
 }
 
 typedef struct run_opts {
-    const char *model, *device, *output_dir;
-    cli_named_list inputs, shapes;
-    bool check, report, json, quiet;
-    int64_t warmup, iters;
-    uint64_t seed;
-    rlx_options *opts; /* --option KEY=VALUE */
+    cli_model_args m; /* model, --device, --input, --shape, --seed, --warmup, --iters, --json, --quiet, --option */
+    const char *output_dir;
+    bool check, report;
 } run_opts;
-
-static void free_opts(run_opts *o) {
-    rlx_options_destroy(o->opts);
-    cli_named_free(&o->inputs);
-    cli_named_free(&o->shapes);
-}
-
-static bool device_ok(const char *d) {
-    if (strcmp(d, "cpu") == 0 || strcmp(d, "gpu") == 0) return true;
-    int64_t n;
-    return strncmp(d, "gpu:", 4) == 0 && cli_parse_i64(d + 4, 0, 1 << 20, &n);
-}
 
 /* Returns -1 when parsing succeeded (continue), else an exit code. */
 static int parse_args(int argc, char **argv, run_opts *o) {
-    o->device = "cpu";
-    o->warmup = 2;
-    o->iters = 10;
+    o->m.device = "cpu";
+    o->m.warmup = 2;
+    o->m.iters = 10;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         bool err = false;
@@ -100,62 +83,20 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             print_help(stdout);
             return CLI_EXIT_OK;
         }
-        if (cli_option_arg(argc, argv, &i, &o->opts, "run", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-        } else if (cli_opt_value(argc, argv, &i, "--device", &v, "run", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-            if (!device_ok(v)) return cli_usage_error("run", "bad --device '%s' (expected cpu, gpu or gpu:N)", v);
-            o->device = v;
-        } else if (cli_opt_value(argc, argv, &i, "--input", &v, "run", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-            int rc = cli_named_add(&o->inputs, "run", "--input", v);
-            if (rc) return rc;
-        } else if (cli_opt_value(argc, argv, &i, "--shape", &v, "run", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-            int rc = cli_named_add(&o->shapes, "run", "--shape", v);
-            if (rc) return rc;
-            int64_t dims[RLX_MAX_RANK];
-            int rank;
-            char why[160];
-            if (!cli_parse_shape(o->shapes.a[o->shapes.n - 1].value, dims, &rank, why, sizeof why))
-                return cli_usage_error("run", "bad --shape '%s': %s", v, why);
-        } else if (cli_opt_value(argc, argv, &i, "--output-dir", &v, "run", &err)) {
+        if (cli_opt_value(argc, argv, &i, "--output-dir", &v, "run", &err)) {
             if (err) return CLI_EXIT_USAGE;
             if (!*v) return cli_usage_error("run", "--output-dir is empty");
             o->output_dir = v;
-        } else if (cli_opt_value(argc, argv, &i, "--warmup", &v, "run", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-            if (!cli_parse_i64(v, 0, 1000000, &o->warmup))
-                return cli_usage_error("run", "bad --warmup '%s' (expected 0..1000000)", v);
-        } else if (cli_opt_value(argc, argv, &i, "--iters", &v, "run", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-            if (!cli_parse_i64(v, 0, 1000000, &o->iters))
-                return cli_usage_error("run", "bad --iters '%s' (expected 0..1000000)", v);
-        } else if (cli_opt_value(argc, argv, &i, "--seed", &v, "run", &err)) {
-            if (err) return CLI_EXIT_USAGE;
-            int64_t s;
-            if (!cli_parse_i64(v, 0, INT64_MAX, &s))
-                return cli_usage_error("run", "bad --seed '%s' (expected a whole number >= 0)", v);
-            o->seed = (uint64_t)s;
         } else if (strcmp(a, "--check") == 0) {
             o->check = true;
         } else if (strcmp(a, "--report") == 0) {
             o->report = true;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json = true;
-        } else if (strcmp(a, "--quiet") == 0) {
-            o->quiet = true;
-            int rc = cli_quiet(&o->opts, "run");
-            if (rc >= 0) return rc;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage_error("run", "unknown option '%s'", a);
-        } else if (!o->model) {
-            o->model = a;
         } else {
-            return cli_usage_error("run", "unexpected argument '%s' (one model at a time)", a);
+            int rc = cli_model_arg(argc, argv, &i, "run", 0, &o->m);
+            if (rc >= 0) return rc;
         }
     }
-    if (!o->model) return cli_usage_error("run", "no model given");
+    if (!o->m.model) return cli_usage_error("run", "no model given");
     return -1;
 }
 
@@ -406,14 +347,14 @@ int cli_cmd_run(int argc, char **argv) {
     memset(&o, 0, sizeof o);
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0) {
-        free_opts(&o);
+        cli_model_args_free(&o.m);
         return rc;
     }
-    cli_json_errors(o.json);
+    cli_json_errors(o.m.json);
     rlx_model *m = NULL;
     rlx_session *s = NULL;
-    rlx_tensor *inputs[MAX_ARGS] = { 0 };
-    const char *names[MAX_ARGS] = { 0 };
+    rlx_tensor *inputs[CLI_MAX_INPUTS] = { 0 };
+    const char *names[CLI_MAX_INPUTS] = { 0 };
     rlx_tensor **outs = NULL;
     size_t n_out = 0, n_in = 0;
     double *times = NULL;
@@ -425,61 +366,20 @@ int cli_cmd_run(int argc, char **argv) {
         rc = CLI_EXIT_FAILURE;
         goto done;
     }
-    bool progress = cli_progress_wanted(o.opts, o.quiet);
-    cli_json jj, *j = o.json ? &jj : NULL;
-    double t0 = rlx_now_seconds();
-    cli_progress(progress, "rlx: loading %s", o.model);
-    rlx_status st = rlx_model_load_onnx_with_options(o.model, o.opts, &m);
-    cli_progress_end(progress);
-    double t_import = rlx_now_seconds() - t0;
-    if (st) {
-        rc = cli_fail_model(st, o.model);
-        goto done;
-    }
+    bool progress = cli_progress_wanted(o.m.opts, o.m.quiet);
+    cli_json jj, *j = o.m.json ? &jj : NULL;
+    double t_import, t_session;
+    if ((rc = cli_model_load(&o.m, progress, &m, &t_import)) >= 0) goto done;
     /* every --input / --shape must name a graph input */
-    const cli_input_opts io = { "run", &o.inputs, &o.shapes, o.seed, !o.json, true, o.opts };
-    if ((rc = cli_check_input_names(&io, m)) >= 0) goto done;
-    n_in = rlx_model_num_inputs(m);
-    if (n_in > MAX_ARGS) {
-        cli_error("the model has %zu inputs; rlx run handles at most %d", n_in, MAX_ARGS);
-        rc = CLI_EXIT_USAGE;
-        goto done;
-    }
-    if (!j) {
-        printf("model: %s\n", o.model);
-        printf("inputs:%s\n", n_in ? "" : " none");
-    }
-    cli_rng r;
-    cli_rng_seed(&r, o.seed);
-    for (size_t i = 0; i < n_in; i++) {
-        rlx_value_info vi;
-        st = rlx_model_input_info(m, i, &vi);
-        if (st) {
-            rc = cli_fail(st, "cannot describe the model's inputs");
-            goto done;
-        }
-        names[i] = vi.name;
-        rc = cli_make_input(&io, &vi, &r, &inputs[i]);
-        if (rc >= 0) goto done;
-    }
+    const cli_input_opts io = { "run", &o.m.inputs, &o.m.shapes, o.m.seed, !o.m.json, true, o.m.opts };
+    if ((rc = cli_model_inputs(&io, m, o.m.model, names, inputs, &n_in)) >= 0) goto done;
+    if ((rc = cli_model_session(&o.m, m, &s, &t_session)) >= 0) goto done;
+    if (!j) printf("device: %s (--device %s)\n", rlx_session_device_name(s), o.m.device);
     fflush(stdout);
 
-    rlx_session_options so = { .device = o.device };
-    t0 = rlx_now_seconds();
-    st = rlx_session_create_with_options(m, &so, o.opts, &s);
-    double t_session = rlx_now_seconds() - t0;
-    if (st) {
-        char what[300];
-        snprintf(what, sizeof what, "cannot create a session on device '%s'", o.device);
-        rc = cli_fail(st, what);
-        goto done;
-    }
-    if (!j) printf("device: %s (--device %s)\n", rlx_session_device_name(s), o.device);
-    fflush(stdout);
-
-    t0 = rlx_now_seconds();
+    double t0 = rlx_now_seconds();
     cli_progress(progress, "rlx: first run (compiles the plan)");
-    st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
+    rlx_status st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
     cli_progress_end(progress);
     double t_first = rlx_now_seconds() - t0;
     if (st) {
@@ -492,10 +392,10 @@ int cli_cmd_run(int argc, char **argv) {
     /* a progress line per run once runs are slow enough to wait for */
     bool run_progress = progress && t_first > 0.5;
 
-    for (int64_t k = 0; k < o.warmup; k++) {
+    for (int64_t k = 0; k < o.m.warmup; k++) {
         rlx_tensor **tmp = NULL;
         size_t nt = 0;
-        cli_progress(run_progress, "rlx: warm-up run %lld/%lld", (long long)k + 1, (long long)o.warmup);
+        cli_progress(run_progress, "rlx: warm-up run %lld/%lld", (long long)k + 1, (long long)o.m.warmup);
         st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &tmp, &nt);
         free_outputs(tmp, nt);
         if (st) {
@@ -504,18 +404,18 @@ int cli_cmd_run(int argc, char **argv) {
             goto done;
         }
     }
-    if (o.iters > 0) {
-        times = malloc((size_t)o.iters * sizeof *times);
+    if (o.m.iters > 0) {
+        times = malloc((size_t)o.m.iters * sizeof *times);
         if (!times) {
             cli_error("out of memory");
             rc = CLI_EXIT_FAILURE;
             goto done;
         }
     }
-    for (int64_t k = 0; k < o.iters; k++) {
+    for (int64_t k = 0; k < o.m.iters; k++) {
         rlx_tensor **tmp = NULL;
         size_t nt = 0;
-        cli_progress(run_progress, "rlx: timed run %lld/%lld", (long long)k + 1, (long long)o.iters);
+        cli_progress(run_progress, "rlx: timed run %lld/%lld", (long long)k + 1, (long long)o.m.iters);
         t0 = rlx_now_seconds();
         st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &tmp, &nt);
         times[k] = rlx_now_seconds() - t0;
@@ -527,12 +427,12 @@ int cli_cmd_run(int argc, char **argv) {
         }
     }
     cli_progress_end(run_progress);
-    if (o.iters > 0) qsort(times, (size_t)o.iters, sizeof *times, cmp_double);
+    if (o.m.iters > 0) qsort(times, (size_t)o.m.iters, sizeof *times, cmp_double);
 
     if (j) {
         cli_json_init(j, stdout);
         cli_json_obj(j, NULL);
-        cli_json_run_head(j, o.model, s, o.device, n_in, names, inputs, &o.inputs);
+        cli_json_run_head(j, o.m.model, s, o.m.device, n_in, names, inputs, &o.m.inputs);
         cli_json_u(j, "pipelines_created", stats.n_pipelines_new);
         cli_json_u(j, "pipelines_reused", stats.n_pipelines_reused);
         cli_json_obj(j, "timings_ms");
@@ -543,13 +443,13 @@ int cli_cmd_run(int argc, char **argv) {
         cli_json_n(j, "pipelines", stats.pipelines_s * 1e3);
         cli_json_n(j, "pipelines_driver", stats.pipelines_driver_s * 1e3);
         cli_json_n(j, "first_run", t_first * 1e3);
-        size_t n = (size_t)o.iters;
+        size_t n = (size_t)o.m.iters;
         cli_json_n(j, "steady_median", n ? median(times, n) * 1e3 : NAN);
         cli_json_n(j, "steady_p10", n ? percentile(times, n, 0.10) * 1e3 : NAN);
         cli_json_n(j, "steady_p90", n ? percentile(times, n, 0.90) * 1e3 : NAN);
         cli_json_end_obj(j);
         cli_json_u(j, "steady_runs", n);
-        cli_json_i(j, "warmup_runs", o.warmup);
+        cli_json_i(j, "warmup_runs", o.m.warmup);
         cli_json_b(j, "eager", eager);
         cli_json_i(j, "nodes_folded", stats.nodes_folded);
         cli_json_i(j, "nodes_fused", stats.nodes_fused);
@@ -566,7 +466,7 @@ int cli_cmd_run(int argc, char **argv) {
             cli_json_end_arr(j);
         }
         if (rc < 0 && o.check)
-            rc = check_against_cpu(m, o.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, j);
+            rc = check_against_cpu(m, o.m.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, j);
         if (o.report) cli_json_s(j, "dispatch_report", rlx_session_dispatch_report(s));
         cli_json_end_obj(j);
         if (rc >= 0) goto done;
@@ -594,12 +494,12 @@ int cli_cmd_run(int argc, char **argv) {
                    stats.n_pipelines_reused, cli_time_str(stats.pipelines_driver_s, tb[1], sizeof tb[1]));
     }
     printf("  first run   %s (including the compile)\n", cli_time_str(t_first, tb[0], sizeof tb[0]));
-    if (o.iters > 0) {
-        size_t n = (size_t)o.iters;
+    if (o.m.iters > 0) {
+        size_t n = (size_t)o.m.iters;
         printf("  steady      median %s, p10 %s, p90 %s over %zu runs (after %lld warm-up runs)\n",
                cli_time_str(median(times, n), tb[0], sizeof tb[0]),
                cli_time_str(percentile(times, n, 0.10), tb[1], sizeof tb[1]),
-               cli_time_str(percentile(times, n, 0.90), tb[2], sizeof tb[2]), n, (long long)o.warmup);
+               cli_time_str(percentile(times, n, 0.90), tb[2], sizeof tb[2]), n, (long long)o.m.warmup);
     } else {
         printf("  steady      not measured (--iters 0)\n");
     }
@@ -615,7 +515,7 @@ int cli_cmd_run(int argc, char **argv) {
         if (rc >= 0) goto done;
     }
     if (o.check) {
-        rc = check_against_cpu(m, o.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, NULL);
+        rc = check_against_cpu(m, o.m.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, NULL);
         if (rc >= 0) goto done;
     }
     if (o.report) fputs(rlx_session_dispatch_report(s), stdout);
@@ -624,9 +524,9 @@ done:
     fflush(stdout);
     free(times);
     free_outputs(outs, n_out);
-    for (size_t i = 0; i < MAX_ARGS; i++) rlx_tensor_destroy(inputs[i]);
+    for (size_t i = 0; i < CLI_MAX_INPUTS; i++) rlx_tensor_destroy(inputs[i]);
     rlx_session_destroy(s);
     rlx_model_destroy(m);
-    free_opts(&o);
+    cli_model_args_free(&o.m);
     return rc;
 }

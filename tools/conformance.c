@@ -667,15 +667,6 @@ static void print_json(const runner *r, int cnt[MAX_DEV][4], double secs, int na
     cli_json_end_obj(&j);
 }
 
-/* cpu, gpu or gpu:N (N a decimal number). */
-static bool device_ok(const char *d) {
-    if (strcmp(d, "cpu") == 0 || strcmp(d, "gpu") == 0) return true;
-    if (strncmp(d, "gpu:", 4) != 0 || !d[4] || strlen(d + 4) > 7) return false;
-    for (const char *p = d + 4; *p; p++)
-        if (*p < '0' || *p > '9') return false;
-    return true;
-}
-
 static void usage(FILE *f) {
     fprintf(f,
             "usage: rlx conformance ROOT [options]\n"
@@ -753,7 +744,7 @@ int rlx_cli_conformance(int argc, char **argv) {
         snprintf(dev_buf, sizeof dev_buf, "%s", dev_list);
         r.n_dev = 0;
         for (char *tok = strtok(dev_buf, ","); tok; tok = strtok(NULL, ",")) {
-            if (!device_ok(tok)) {
+            if (!cli_device_ok(tok)) {
                 fprintf(stderr, "rlx: error: conformance: bad device '%s' in --device '%s' (expected cpu, gpu or gpu:N)\n",
                         tok, dev_list);
                 return 2;

@@ -74,6 +74,26 @@ void rlx_nn_act_f32(const rlx_act *a, float *y, size_t n);
 /* The same on the calling thread only (for data that is hot in its cache). */
 void rlx_nn_act_f32_serial(const rlx_act *a, float *y, size_t n);
 
+/* The kernel taps (k0, k1, k2) of position (a0, a1, a2) of a reference
+ * convolution or pool, in that order: body runs with q0, q1, q2 (the
+ * names given) = a * s - pb + k * d for the taps that fall inside ext[3]
+ * (the input's extents for Conv and pools, which gather; the output's for
+ * ConvTranspose, which scatters from input position a). */
+#define RLX_NN_TAPS(sp, a0, a1, a2, ext, q0, q1, q2, ...)                                              \
+    for (int64_t k0 = 0; k0 < (sp).k[0]; k0++) {                                                   \
+        int64_t q0 = (a0) * (sp).s[0] - (sp).pb[0] + k0 * (sp).d[0];                                \
+        if (q0 < 0 || q0 >= (ext)[0]) continue;                                                    \
+        for (int64_t k1 = 0; k1 < (sp).k[1]; k1++) {                                               \
+            int64_t q1 = (a1) * (sp).s[1] - (sp).pb[1] + k1 * (sp).d[1];                            \
+            if (q1 < 0 || q1 >= (ext)[1]) continue;                                                \
+            for (int64_t k2 = 0; k2 < (sp).k[2]; k2++) {                                           \
+                int64_t q2 = (a2) * (sp).s[2] - (sp).pb[2] + k2 * (sp).d[2];                        \
+                if (q2 < 0 || q2 >= (ext)[2]) continue;                                            \
+                __VA_ARGS__                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
 /* Walks the flat positions [p0, p0 + np) of a 3-D grid `dims` in runs along
  * the last axis: calls body with (j = offset in the block, a0, a1, a2 = the
  * run's first position, len = run length). */
@@ -136,6 +156,27 @@ rlx_status rlx_cpu_nn_logsoftmax(rlx_cpu_kctx *k);
 rlx_status rlx_cpu_nn_hardmax(rlx_cpu_kctx *k);
 rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k);
 
+/* Whether a convolution is 1x1, stride 1 and without padding (its input
+ * is its own column matrix: no im2col). */
+bool rlx_nn_sp3_direct(const rlx_nn_sp3 *s);
+
+/* What every fast f32 Conv path reads (the head of its job), from node
+ * k->n: x [n, c_in, in...], w [c_out, c_in / groups, k...], b [c_out] or
+ * NULL, res (the fused residual, input 3, laid out as y) or NULL, y
+ * [n, c_out, out...]; cig / cog channels per group, kt = cig x kernel
+ * taps (the GEMM's K), sp output positions, direct as rlx_nn_sp3_direct,
+ * act the fused activation. */
+typedef struct rlx_nn_conv_io {
+    const float *x, *w, *b, *res;
+    float *y;
+    const rlx_nn_sp3 *s;
+    rlx_act act;
+    size_t c_in, c_out, groups, cig, cog, kt, sp;
+    bool direct;
+} rlx_nn_conv_io;
+
+void rlx_nn_conv_io_init(const rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s, rlx_nn_conv_io *io);
+
 /* Fast f32 Conv paths (cpu_nn_conv_fast.c), called by rlx_cpu_nn_conv with
  * the resolved geometry when k->reference is false and the tensors are f32:
  * depthwise (g->c_in == g->group), and im2col + sgemm (every dimension
@@ -146,14 +187,14 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k);
 rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 
-/* The pointwise path (cpu_nn_pw.c): whether it takes this convolution
- * (K = c_in / group x kernel taps <= 256, by shape (cpu_nn_pw.c) or
+/* The pointwise path (cpu_nn_pw.c): whether it takes the convolution of
+ * io (K = io->kt <= 256, by shape (cpu_nn_pw.c) or
  * wherever K allows when forced; policy "pool"; not when
- * rlx_nn_pw_force(1)), and the
- * convolution on it (the same bits as rlx_nn_conv_gemm_f32, which calls
- * it). errors: RLX_ERR_OUT_OF_MEMORY (scratch). */
-bool rlx_nn_conv_pw_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s);
-rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
+ * rlx_nn_pw_force(1)), and the convolution on it over n_ng = images x
+ * groups (the same bits as rlx_nn_conv_gemm_f32, which calls it).
+ * errors: RLX_ERR_OUT_OF_MEMORY (scratch). */
+bool rlx_nn_conv_pw_applies(const rlx_nn_conv_io *io);
+rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_ng);
 
 /* For tests and measurements: whether convolutions take the pointwise
  * path from now on (process-wide; not while kernels run): 0 by shape (the

@@ -77,20 +77,9 @@ static rlx_status conv_reference(rlx_cpu_kctx *k, const rlx_conv_geom *g) {
                             const double *xc =
                                 x->p + ((size_t)n * (size_t)g->c_in + (size_t)(gi * cig + ic)) * s.in_sp;
                             const double *wc = wk + (size_t)ic * s.ksz;
-                            for (int64_t k0 = 0; k0 < s.k[0]; k0++) {
-                                int64_t i0 = o0 * s.s[0] - s.pb[0] + k0 * s.d[0];
-                                if (i0 < 0 || i0 >= s.in[0]) continue;
-                                for (int64_t k1 = 0; k1 < s.k[1]; k1++) {
-                                    int64_t i1 = o1 * s.s[1] - s.pb[1] + k1 * s.d[1];
-                                    if (i1 < 0 || i1 >= s.in[1]) continue;
-                                    for (int64_t k2 = 0; k2 < s.k[2]; k2++) {
-                                        int64_t i2 = o2 * s.s[2] - s.pb[2] + k2 * s.d[2];
-                                        if (i2 < 0 || i2 >= s.in[2]) continue;
+                            RLX_NN_TAPS(s, o0, o1, o2, s.in, i0, i1, i2,
                                         acc += xc[(i0 * s.in[1] + i1) * s.in[2] + i2] *
-                                               wc[(k0 * s.k[1] + k1) * s.k[2] + k2];
-                                    }
-                                }
-                            }
+                                               wc[(k0 * s.k[1] + k1) * s.k[2] + k2];)
                         }
                         if (res.p) acc = (double)((float)acc + (float)res.p[(size_t)(yo - y->p) + oi]);
                         yo[oi] = act.kind == RLX_ACT_NONE ? acc : (double)rlx_act_apply(&act, (float)acc);
@@ -227,20 +216,9 @@ static rlx_status convt_reference(rlx_cpu_kctx *k, const rlx_conv_geom *gp) {
                             int64_t co = gi * cog + oc;
                             const double *wk = w->p + ((size_t)ci * (size_t)cog + (size_t)oc) * s.ksz;
                             double *yo = y->p + ((size_t)n * (size_t)g.c_out + (size_t)co) * s.out_sp;
-                            for (int64_t k0 = 0; k0 < s.k[0]; k0++) {
-                                int64_t o0 = i0 * s.s[0] - s.pb[0] + k0 * s.d[0];
-                                if (o0 < 0 || o0 >= s.out[0]) continue;
-                                for (int64_t k1 = 0; k1 < s.k[1]; k1++) {
-                                    int64_t o1 = i1 * s.s[1] - s.pb[1] + k1 * s.d[1];
-                                    if (o1 < 0 || o1 >= s.out[1]) continue;
-                                    for (int64_t k2 = 0; k2 < s.k[2]; k2++) {
-                                        int64_t o2 = i2 * s.s[2] - s.pb[2] + k2 * s.d[2];
-                                        if (o2 < 0 || o2 >= s.out[2]) continue;
+                            RLX_NN_TAPS(s, i0, i1, i2, s.out, o0, o1, o2,
                                         yo[(o0 * s.out[1] + o1) * s.out[2] + o2] +=
-                                            xv * wk[(k0 * s.k[1] + k1) * s.k[2] + k2];
-                                    }
-                                }
-                            }
+                                            xv * wk[(k0 * s.k[1] + k1) * s.k[2] + k2];)
                         }
                     }
         }

@@ -141,6 +141,32 @@ rlx_status rlx_nn_run_items(const rlx_cpu_kctx *k, size_t n_items, size_t slot_f
 
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
+bool rlx_nn_sp3_direct(const rlx_nn_sp3 *s) {
+    bool direct = s->ksz == 1 && s->in_sp == s->out_sp;
+    for (int i = 0; i < 3 && direct; i++) direct = s->s[i] == 1 && s->pb[i] == 0;
+    return direct;
+}
+
+void rlx_nn_conv_io_init(const rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s, rlx_nn_conv_io *io) {
+    const rlx_tensor *bt = rlx_nn_in(k, 2);
+    memset(io, 0, sizeof *io);
+    io->x = k->in[0]->data;
+    io->w = k->in[1]->data;
+    io->b = bt ? bt->data : NULL;
+    io->res = k->n->n_in > 3 && k->in[3] ? k->in[3]->data : NULL;
+    io->y = k->out[0]->data;
+    io->s = s;
+    io->act = rlx_node_act(k->n);
+    io->groups = (size_t)g->group;
+    io->c_in = (size_t)g->c_in;
+    io->c_out = (size_t)g->c_out;
+    io->cig = io->c_in / io->groups;
+    io->cog = io->c_out / io->groups;
+    io->kt = io->cig * s->ksz;
+    io->sp = s->out_sp;
+    io->direct = rlx_nn_sp3_direct(s);
+}
+
 /* y[i] = act(y[i] + bv) for i < n: Relu and Clip (by comparisons, as the
  * Clip kernel: NaN passes through) in blocks of eight, functions with a
  * vector form (cpu_ew_vec.c) by it, the others through rlx_act_apply. */
@@ -240,13 +266,7 @@ void rlx_nn_conv_epilogue_block(float *y, size_t ld, size_t rows, size_t cols, c
 /* ------------------------------------------------------------ depthwise */
 
 typedef struct dw_job {
-    const float *x, *w, *b;
-    const float *res; /* the fused residual, laid out as y, or NULL */
-    float *y;
-    const rlx_conv_geom *g;
-    const rlx_nn_sp3 *s;
-    rlx_act act;
-    size_t cog;      /* output channels per input channel */
+    rlx_nn_conv_io io; /* io.cog: output channels per input channel */
     size_t phase_len; /* J: elements per stride phase of a padded row */
     size_t row_len;   /* stride * J */
 } dw_job;
@@ -261,12 +281,12 @@ typedef struct dw_at {
 } dw_at;
 
 static dw_at dw_plane_at(const dw_job *j, size_t plane) {
-    size_t c_out = (size_t)j->g->c_out, co = plane % c_out, n = plane / c_out, ci = co / j->cog;
+    size_t c_out = j->io.c_out, co = plane % c_out, n = plane / c_out, ci = co / j->io.cog;
     dw_at a;
-    a.x = j->x + (n * (size_t)j->g->c_in + ci) * j->s->in_sp;
-    a.w = j->w + co * j->s->ksz;
-    a.y = j->y + plane * j->s->out_sp;
-    a.b = j->b ? j->b[co] : 0.0f;
+    a.x = j->io.x + (n * j->io.c_in + ci) * j->io.s->in_sp;
+    a.w = j->io.w + co * j->io.s->ksz;
+    a.y = j->io.y + plane * j->io.s->out_sp;
+    a.b = j->io.b ? j->io.b[co] : 0.0f;
     return a;
 }
 
@@ -330,7 +350,7 @@ RLX_NN_CLONES static void dw_row_3x3(float *restrict y, const float *const *r, c
  * (s->in[0] == s->out[0] == 1). scratch: in[1] rows of row_len floats. */
 static void dw_plane_2d(void *ctx, size_t plane, float *buf) {
     const dw_job *j = ctx;
-    const rlx_nn_sp3 *s = j->s;
+    const rlx_nn_sp3 *s = j->io.s;
     dw_at at = dw_plane_at(j, plane);
     const float *xc = at.x, *wk = at.w;
     float *yo = at.y;
@@ -369,7 +389,7 @@ static void dw_plane_2d(void *ctx, size_t plane, float *buf) {
         if (kh == 3 && kw == 3 && r0 >= 0 && r0 + 2 * dh < ih) { /* all nine taps in one pass */
             for (int64_t i = 0; i < 3; i++) taps[i] = buf + (size_t)(r0 + i * dh) * j->row_len;
             dw_row_3x3(yr, taps, off3, wk, bv, ow);
-            epilogue_row(yr, (size_t)ow, 0.0f, j->res ? j->res + (yr - j->y) : NULL, &j->act);
+            epilogue_row(yr, (size_t)ow, 0.0f, j->io.res ? j->io.res + (yr - j->io.y) : NULL, &j->io.act);
             continue;
         }
         for (int64_t o = 0; o < ow; o++) yr[o] = bv;
@@ -387,7 +407,7 @@ static void dw_plane_2d(void *ctx, size_t plane, float *buf) {
                 dw_row_taps(yr, taps, wr + k0, nt, ow);
             }
         }
-        epilogue_row(yr, (size_t)ow, 0.0f, j->res ? j->res + (yr - j->y) : NULL, &j->act);
+        epilogue_row(yr, (size_t)ow, 0.0f, j->io.res ? j->io.res + (yr - j->io.y) : NULL, &j->io.act);
     }
 }
 
@@ -412,7 +432,7 @@ static float dw_point(const float *xc, const float *wk, float b, const rlx_nn_sp
 static void dw_plane_s1(void *ctx, size_t plane, float *scratch) {
     (void)scratch;
     const dw_job *j = ctx;
-    const rlx_nn_sp3 *s = j->s;
+    const rlx_nn_sp3 *s = j->io.s;
     dw_at at = dw_plane_at(j, plane);
     const float *xc = at.x, *wk = at.w;
     float *yo = at.y;
@@ -447,7 +467,7 @@ static void dw_plane_s1(void *ctx, size_t plane, float *scratch) {
         }
         for (int64_t o = 0; o < clo; o++) yr[o] = dw_point(xc, wk, bv, s, o1, o);
         for (int64_t o = chi; o < ow; o++) yr[o] = dw_point(xc, wk, bv, s, o1, o);
-        epilogue_row(yr, (size_t)ow, 0.0f, j->res ? j->res + (yr - j->y) : NULL, &j->act);
+        epilogue_row(yr, (size_t)ow, 0.0f, j->io.res ? j->io.res + (yr - j->io.y) : NULL, &j->io.act);
     }
 }
 
@@ -464,7 +484,7 @@ static void axpy_strided(float *restrict y, const float *restrict x, int64_t xs,
 static void dw_plane_3d(void *ctx, size_t plane, float *scratch) {
     (void)scratch;
     const dw_job *j = ctx;
-    const rlx_nn_sp3 *s = j->s;
+    const rlx_nn_sp3 *s = j->io.s;
     dw_at at = dw_plane_at(j, plane);
     const float *xc = at.x, *wk = at.w;
     float *yo = at.y;
@@ -491,19 +511,14 @@ static void dw_plane_3d(void *ctx, size_t plane, float *scratch) {
                     }
                 }
             }
-    epilogue_row(yo, s->out_sp, 0.0f, j->res ? j->res + plane * s->out_sp : NULL, &j->act);
+    epilogue_row(yo, s->out_sp, 0.0f, j->io.res ? j->io.res + plane * s->out_sp : NULL, &j->io.act);
 }
 
 /* ------------------------------------------------------------ depthwise, channel-blocked */
 
 typedef struct dwb_job {
-    const float *x, *w, *b;
-    const float *res; /* the fused residual, laid out as y, or NULL */
-    float *y;
-    const rlx_nn_sp3 *s;
-    rlx_act act;
+    rlx_nn_conv_io io; /* io.c_out: the channels (= groups; multiplier 1) */
     bool act_in_reg; /* no residual and act NONE / RELU / CLIP: applied before the store */
-    size_t c;        /* channels (= groups; multiplier 1) */
     size_t n_cb, n_rb; /* blocks of channels and of output rows per image */
     size_t tile_w;   /* tile columns: max(columns the taps read, pad + input width) */
 } dwb_job;
@@ -707,18 +722,11 @@ static bool dwb_pick(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
  * `cb` channels by the CPU's widest vector, blocks of output rows so that
  * the tasks keep the pool busy and a tile stays near 128 KiB. */
 static rlx_status dwb_run(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
-    const rlx_tensor *bt = rlx_nn_in(k, 2);
     dwb_job j;
     memset(&j, 0, sizeof j);
-    j.x = k->in[0]->data;
-    j.w = k->in[1]->data;
-    j.b = bt ? bt->data : NULL;
-    j.y = k->out[0]->data;
-    j.s = s;
-    j.act = rlx_node_act(k->n);
-    j.res = k->n->n_in > 3 && k->in[3] ? k->in[3]->data : NULL;
-    j.act_in_reg = !j.res && (j.act.kind == RLX_ACT_NONE || j.act.kind == RLX_ACT_RELU || j.act.kind == RLX_ACT_CLIP);
-    j.c = (size_t)g->c_out;
+    rlx_nn_conv_io_init(k, g, s, &j.io);
+    rlx_act_kind ak = j.io.act.kind;
+    j.act_in_reg = !j.io.res && (ak == RLX_ACT_NONE || ak == RLX_ACT_RELU || ak == RLX_ACT_CLIP);
     rlx_nn_item_fn fn = dwb_task_c;
     size_t cb = 8;
 #if RLX_HAVE_AVX2_BUILD
@@ -727,11 +735,11 @@ static rlx_status dwb_run(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
     else if (isa >= RLX_CPU_ISA_AVX2) fn = dwb_task_avx2;
 #endif
     int64_t oh = s->out[1], ow = s->out[2], sh = s->s[1];
-    if (!g->n || !j.c || oh <= 0 || ow <= 0) return RLX_OK;
+    if (!g->n || !j.io.c_out || oh <= 0 || ow <= 0) return RLX_OK;
     /* tile columns the taps read: (ow - 1) * sw + (kw - 1) * dw + 1 */
     size_t need = (size_t)((ow - 1) * s->s[2] + (s->k[2] - 1) * s->d[2] + 1), have = (size_t)(s->pb[2] + s->in[2]);
     j.tile_w = need > have ? need : have;
-    j.n_cb = ceil_div(j.c, cb);
+    j.n_cb = ceil_div(j.io.c_out, cb);
     size_t halo = (size_t)((s->k[1] - 1) * s->d[1] + 1), taps = s->ksz;
     /* rows per block: tile ((rows - 1) * sh + halo rows) within 32 Ki floats */
     size_t row_f = j.tile_w * cb, max_rows = 1;
@@ -751,18 +759,9 @@ static rlx_status dwb_run(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
 
 rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     if (dwb_pick(g, s)) return dwb_run(k, g, s);
-    const rlx_tensor *bt = rlx_nn_in(k, 2);
     dw_job j;
     memset(&j, 0, sizeof j);
-    j.x = k->in[0]->data;
-    j.w = k->in[1]->data;
-    j.b = bt ? bt->data : NULL;
-    j.y = k->out[0]->data;
-    j.g = g;
-    j.s = s;
-    j.act = rlx_node_act(k->n);
-    j.res = k->n->n_in > 3 && k->in[3] ? k->in[3]->data : NULL;
-    j.cog = (size_t)(g->c_out / g->group);
+    rlx_nn_conv_io_init(k, g, s, &j.io);
     size_t planes = (size_t)g->n * (size_t)g->c_out;
     if (s->in[0] != 1 || s->out[0] != 1 || s->k[0] != 1) return rlx_nn_run_items(k, planes, 0, dw_plane_3d, &j);
     /* stride 1 in place, unless the rows are so short that the border
@@ -820,14 +819,7 @@ void rlx_nn_im2col_block(const float *x, const rlx_nn_sp3 *s, size_t c0, size_t 
 }
 
 typedef struct cg_job {
-    const float *x, *w, *b;
-    const float *res; /* the fused residual, laid out as y, or NULL */
-    float *y;
-    const rlx_nn_sp3 *s;
-    rlx_act act;
-    size_t cig, cog, kt, sp;  /* channels per group, K = cig * taps, positions */
-    size_t c_in, c_out, groups;
-    bool direct;              /* 1x1, stride 1, no padding: B is the input */
+    rlx_nn_conv_io io;         /* io.direct: B is the input */
     size_t n_cb, n_mb;         /* blocks of positions and of output channels (rlx_cpu_block_range) */
     size_t n_unit, m_unit;     /* in whole units of these */
     /* policy "blas": the column matrix of (image, group, position block) */
@@ -853,102 +845,88 @@ bool rlx_nn_conv_block_of(size_t item, size_t groups, size_t sp, size_t n_unit, 
 /* Task: (image and group, position block, channel block). */
 static void cg_item(void *ctx, size_t item, float *scratch) {
     const cg_job *j = ctx;
+    const rlx_nn_conv_io *io = &j->io;
     rlx_nn_conv_block bk;
-    if (!rlx_nn_conv_block_of(item, j->groups, j->sp, j->n_unit, j->n_cb, j->cog, j->m_unit, j->n_mb, &bk)) return;
+    if (!rlx_nn_conv_block_of(item, io->groups, io->sp, j->n_unit, j->n_cb, io->cog, j->m_unit, j->n_mb, &bk)) return;
     size_t n = bk.n, gi = bk.gi, ng = bk.ng, p0 = bk.p0, np = bk.np, m0 = bk.m0, mi = bk.mi;
-    const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
-    float *yb = j->y + (n * j->c_out + gi * j->cog + m0) * j->sp + p0;
+    const float *xg = io->x + (n * io->c_in + gi * io->cig) * io->s->in_sp;
+    float *yb = io->y + (n * io->c_out + gi * io->cog + m0) * io->sp + p0;
     const float *bm;
     size_t ldb;
-    if (j->direct) {
-        bm = xg + p0, ldb = j->sp;
+    if (io->direct) {
+        bm = xg + p0, ldb = io->sp;
     } else if (j->shared) {
-        bm = j->shared + ng * j->kt * j->sp + p0, ldb = j->sp;
+        bm = j->shared + ng * io->kt * io->sp + p0, ldb = io->sp;
     } else {
-        rlx_nn_im2col_block(xg, j->s, 0, j->cig, p0, np, scratch);
+        rlx_nn_im2col_block(xg, io->s, 0, io->cig, p0, np, scratch);
         bm = scratch, ldb = np;
     }
     rlx_cpu_sgemm_packref wp = { j->pack, gi, m0 };
-    rlx_cpu_sgemm_serial_packed(false, false, mi, np, j->kt, 1.0f, j->w + (gi * j->cog + m0) * j->kt, j->kt, bm, ldb,
-                                0.0f, yb, j->sp, j->pack ? &wp : NULL, NULL);
-    bias_act_block(yb, j->sp, mi, np, j->b ? j->b + gi * j->cog + m0 : NULL, j->res ? j->res + (yb - j->y) : NULL,
-                   &j->act);
+    rlx_cpu_sgemm_serial_packed(false, false, mi, np, io->kt, 1.0f, io->w + (gi * io->cog + m0) * io->kt, io->kt, bm,
+                                ldb, 0.0f, yb, io->sp, j->pack ? &wp : NULL, NULL);
+    bias_act_block(yb, io->sp, mi, np, io->b ? io->b + gi * io->cog + m0 : NULL,
+                   io->res ? io->res + (yb - io->y) : NULL, &io->act);
 }
 
 /* Items (image and group, input channel) of the shared column matrices. */
 static void cg_im2col_shared(void *ctx, size_t i0, size_t i1) {
     const cg_job *j = ctx;
+    const rlx_nn_conv_io *io = &j->io;
     for (size_t i = i0; i < i1; i++) {
-        size_t ng = i / j->cig, c = i % j->cig;
-        size_t n = ng / j->groups, gi = ng % j->groups;
-        const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
-        rlx_nn_im2col_block(xg, j->s, c, c + 1, 0, j->sp, j->shared + (ng * j->kt + c * j->s->ksz) * j->sp);
+        size_t ng = i / io->cig, c = i % io->cig;
+        size_t n = ng / io->groups, gi = ng % io->groups;
+        const float *xg = io->x + (n * io->c_in + gi * io->cig) * io->s->in_sp;
+        rlx_nn_im2col_block(xg, io->s, c, c + 1, 0, io->sp, j->shared + (ng * io->kt + c * io->s->ksz) * io->sp);
     }
 }
 
 /* Policy "blas": one channel of the column matrix. */
 static void cg_im2col_channels(void *ctx, size_t c0, size_t c1) {
     const cg_job *j = ctx;
-    size_t n = j->ng / j->groups, gi = j->ng % j->groups;
-    const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
-    rlx_nn_im2col_block(xg, j->s, c0, c1, j->p0, j->np, j->col + c0 * j->s->ksz * j->np);
+    size_t n = j->ng / j->io.groups, gi = j->ng % j->io.groups;
+    const float *xg = j->io.x + (n * j->io.c_in + gi * j->io.cig) * j->io.s->in_sp;
+    rlx_nn_im2col_block(xg, j->io.s, c0, c1, j->p0, j->np, j->col + c0 * j->io.s->ksz * j->np);
 }
 
 /* Policy "blas": bias and activation of output rows [r0, r1) of the block. */
 static void cg_epilogue_rows(void *ctx, size_t r0, size_t r1) {
     const cg_job *j = ctx;
-    size_t n = j->ng / j->groups, gi = j->ng % j->groups;
-    float *yb = j->y + (n * j->c_out + gi * j->cog + r0) * j->sp + j->p0;
-    bias_act_block(yb, j->sp, r1 - r0, j->np, j->b ? j->b + gi * j->cog + r0 : NULL,
-                   j->res ? j->res + (yb - j->y) : NULL, &j->act);
+    size_t n = j->ng / j->io.groups, gi = j->ng % j->io.groups;
+    float *yb = j->io.y + (n * j->io.c_out + gi * j->io.cog + r0) * j->io.sp + j->p0;
+    bias_act_block(yb, j->io.sp, r1 - r0, j->np, j->io.b ? j->io.b + gi * j->io.cog + r0 : NULL,
+                   j->io.res ? j->io.res + (yb - j->io.y) : NULL, &j->io.act);
 }
 
 /* Column block target: 512 KiB of floats. */
 #define CG_COL_FLOATS ((size_t)1 << 17)
 
 rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
-    const rlx_tensor *bt = rlx_nn_in(k, 2);
     cg_job j;
     memset(&j, 0, sizeof j);
-    j.x = k->in[0]->data;
-    j.w = k->in[1]->data;
-    j.b = bt ? bt->data : NULL;
-    j.y = k->out[0]->data;
-    j.s = s;
-    j.act = rlx_node_act(k->n);
-    j.res = k->n->n_in > 3 && k->in[3] ? k->in[3]->data : NULL;
-    j.groups = (size_t)g->group;
-    j.c_in = (size_t)g->c_in;
-    j.c_out = (size_t)g->c_out;
-    j.cig = j.c_in / j.groups;
-    j.cog = j.c_out / j.groups;
-    j.kt = j.cig * s->ksz;
-    j.sp = s->out_sp;
-    j.direct = s->ksz == 1 && s->in_sp == s->out_sp;
-    for (int i = 0; i < 3 && j.direct; i++) j.direct = s->s[i] == 1 && s->pb[i] == 0;
-    size_t n_ng = (size_t)g->n * j.groups;
-    if (!n_ng || !j.sp || !j.cog) return RLX_OK;
-    if (rlx_nn_conv_pw_applies(g, s)) return rlx_nn_conv_pw_f32(k, g, s);
+    rlx_nn_conv_io_init(k, g, s, &j.io);
+    size_t n_ng = (size_t)g->n * j.io.groups;
+    if (!n_ng || !j.io.sp || !j.io.cog) return RLX_OK;
+    if (rlx_nn_conv_pw_applies(&j.io)) return rlx_nn_conv_pw_f32(k, &j.io, n_ng);
     if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_BLAS) {
         /* whole column matrices, in blocks of at most 16 Mi floats */
-        size_t nb = ((size_t)1 << 24) / (j.kt ? j.kt : 1);
+        size_t nb = ((size_t)1 << 24) / (j.io.kt ? j.io.kt : 1);
         if (nb < 64) nb = 64;
-        if (nb > j.sp) nb = j.sp;
-        if (!j.direct) {
+        if (nb > j.io.sp) nb = j.io.sp;
+        if (!j.io.direct) {
             size_t n_col;
-            if (!rlx_mul_ok(j.kt, nb, &n_col) || !(j.col = malloc((n_col + 1) * sizeof(float))))
-                return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (im2col block of %zu x %zu)", j.kt, nb);
+            if (!rlx_mul_ok(j.io.kt, nb, &n_col) || !(j.col = malloc((n_col + 1) * sizeof(float))))
+                return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (im2col block of %zu x %zu)", j.io.kt, nb);
         }
         for (j.ng = 0; j.ng < n_ng; j.ng++) {
-            size_t n = j.ng / j.groups, gi = j.ng % j.groups;
-            const float *xg = j.x + (n * j.c_in + gi * j.cig) * s->in_sp;
-            float *yg = j.y + (n * j.c_out + gi * j.cog) * j.sp;
-            for (j.p0 = 0; j.p0 < j.sp; j.p0 += nb) {
-                j.np = j.sp - j.p0 < nb ? j.sp - j.p0 : nb;
-                if (!j.direct) rlx_parallel_for(j.cig, 1, cg_im2col_channels, &j);
-                rlx_cpu_sgemm(false, false, j.cog, j.np, j.kt, 1.0f, j.w + gi * j.cog * j.kt, j.kt,
-                              j.direct ? xg + j.p0 : j.col, j.direct ? j.sp : j.np, 0.0f, yg + j.p0, j.sp);
-                rlx_parallel_for(j.cog, 1 + 16384 / j.np, cg_epilogue_rows, &j);
+            size_t n = j.ng / j.io.groups, gi = j.ng % j.io.groups;
+            const float *xg = j.io.x + (n * j.io.c_in + gi * j.io.cig) * s->in_sp;
+            float *yg = j.io.y + (n * j.io.c_out + gi * j.io.cog) * j.io.sp;
+            for (j.p0 = 0; j.p0 < j.io.sp; j.p0 += nb) {
+                j.np = j.io.sp - j.p0 < nb ? j.io.sp - j.p0 : nb;
+                if (!j.io.direct) rlx_parallel_for(j.io.cig, 1, cg_im2col_channels, &j);
+                rlx_cpu_sgemm(false, false, j.io.cog, j.np, j.io.kt, 1.0f, j.io.w + gi * j.io.cog * j.io.kt, j.io.kt,
+                              j.io.direct ? xg + j.p0 : j.col, j.io.direct ? j.io.sp : j.np, 0.0f, yg + j.p0, j.io.sp);
+                rlx_parallel_for(j.io.cog, 1 + 16384 / j.np, cg_epilogue_rows, &j);
             }
         }
         free(j.col);
@@ -965,10 +943,10 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
     size_t threads = (size_t)rlx_parallel_threads(), mr, nr;
     rlx_cpu_sgemm_tile(&mr, &nr);
     j.pack = k->pack;
-    size_t max_np = CG_COL_FLOATS / (j.kt ? j.kt : 1) / nr * nr;
+    size_t max_np = CG_COL_FLOATS / (j.io.kt ? j.io.kt : 1) / nr * nr;
     if (max_np < 2 * nr) max_np = 2 * nr;
-    rlx_cpu_split2d_req q = { n_ng, j.cog, j.sp, j.kt, j.pack ? j.pack->w : mr, nr, max_np,
-                              j.pack ? 0.0 : 8.0 * (double)j.kt, (j.direct ? 8.0 : 12.0) * (double)j.kt,
+    rlx_cpu_split2d_req q = { n_ng, j.io.cog, j.io.sp, j.io.kt, j.pack ? j.pack->w : mr, nr, max_np,
+                              j.pack ? 0.0 : 8.0 * (double)j.io.kt, (j.io.direct ? 8.0 : 12.0) * (double)j.io.kt,
                               threads, 0.0 };
     rlx_cpu_split2d sp2 = rlx_cpu_split2d_choose(&q);
     j.n_cb = sp2.n_blocks;
@@ -978,21 +956,21 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
     size_t nb = 0; /* the widest block of positions */
     for (size_t i = 0; i < j.n_cb && i < 2; i++) {
         size_t b0, len;
-        rlx_cpu_block_range(j.sp, nr, j.n_cb, i, &b0, &len);
+        rlx_cpu_block_range(j.io.sp, nr, j.n_cb, i, &b0, &len);
         if (len > nb) nb = len;
     }
     size_t slot = 0, n_shared = 0;
-    if (!j.direct && !rlx_mul_ok(j.kt, nb, &slot))
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "im2col block of %zu x %zu too large", j.kt, nb);
+    if (!j.io.direct && !rlx_mul_ok(j.io.kt, nb, &slot))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "im2col block of %zu x %zu too large", j.io.kt, nb);
     /* several channel blocks read the same columns: build them once (when
      * they fit in 64 MiB) rather than once per channel block */
-    if (!j.direct && j.n_mb > 1 && rlx_mul_ok(n_ng * j.kt, j.sp, &n_shared) && n_shared <= ((size_t)1 << 24)) {
+    if (!j.io.direct && j.n_mb > 1 && rlx_mul_ok(n_ng * j.io.kt, j.io.sp, &n_shared) && n_shared <= ((size_t)1 << 24)) {
         /* the calling thread's scratch when it fits there, else one block for the call */
         float *own = NULL;
         if (!(j.shared = rlx_scratch_get(RLX_SCRATCH_CALL, n_shared * sizeof(float))) &&
             !(j.shared = own = malloc((n_shared + 1) * sizeof(float))))
             return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-float column matrix)", n_shared);
-        rlx_parallel_for(n_ng * j.cig, 1 + 16384 / (s->ksz * j.sp + 1), cg_im2col_shared, &j);
+        rlx_parallel_for(n_ng * j.io.cig, 1 + 16384 / (s->ksz * j.io.sp + 1), cg_im2col_shared, &j);
         rlx_status st = rlx_nn_run_items(k, n_ng * j.n_cb * j.n_mb, 0, cg_item, &j);
         free(own);
         return st;

@@ -61,7 +61,7 @@
  * c + pads-begin), channels [0, nc) of the block whose first plane is x. */
 DWB_ATTR void DWB_FN(dwb_pack)(const dwb_job *j, const float *x, size_t nc, int64_t i0, int64_t nrows,
                                float *tile) {
-    const rlx_nn_sp3 *s = j->s;
+    const rlx_nn_sp3 *s = j->io.s;
     int64_t ih = s->in[1], iw = s->in[2], pw = s->pb[2];
     size_t row_floats = j->tile_w * DWB_CB;
     for (int64_t t = 0; t < nrows; t++) {
@@ -127,12 +127,12 @@ DWB_ATTR void DWB_FN(dwb_pack)(const dwb_job *j, const float *x, size_t nc, int6
  * packed weights [taps][DWB_CB] and the bias [DWB_CB], then the tile. */
 DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
     const dwb_job *j = ctx;
-    const rlx_nn_sp3 *s = j->s;
+    const rlx_nn_sp3 *s = j->io.s;
     size_t rb = item % j->n_rb, rest = item / j->n_rb, cb = rest % j->n_cb, n = rest / j->n_cb;
     int64_t oh = s->out[1], ow = s->out[2], kh = s->k[1], kw = s->k[2];
     int64_t r0 = (int64_t)((size_t)oh * rb / j->n_rb), r1 = (int64_t)((size_t)oh * (rb + 1) / j->n_rb);
     if (r1 <= r0) return;
-    size_t c0 = cb * DWB_CB, nc = j->c - c0 < DWB_CB ? j->c - c0 : DWB_CB;
+    size_t c0 = cb * DWB_CB, nc = j->io.c_out - c0 < DWB_CB ? j->io.c_out - c0 : DWB_CB;
     size_t taps = (size_t)(kh * kw);
     float *wpk = scratch, *tile = scratch + (taps + 1) * DWB_CB;
     /* weights [tap][lane] (the channels' rows of taps transposed) and the
@@ -141,7 +141,7 @@ DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
         int nt = taps - t0 < DWB_CB ? (int)(taps - t0) : DWB_CB;
         DWB_V r[DWB_CB];
         DWB_UNROLL for (size_t l = 0; l < DWB_CB; l++)
-            r[l] = l < nc ? DWB_LDN(j->w + (c0 + l) * taps + t0, nt) : DWB_ZERO();
+            r[l] = l < nc ? DWB_LDN(j->io.w + (c0 + l) * taps + t0, nt) : DWB_ZERO();
         DWB_TRANSPOSE(r);
 #define DWB_W_ST(q) DWB_ST(wpk + (t0 + (size_t)(q)) * DWB_CB, r[q])
         DWB_FIRST_N(nt, DWB_W_ST)
@@ -153,18 +153,18 @@ DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
      * 5x the node's time) */
     for (size_t i = 0; i < taps * DWB_CB; i++) wpk[i] = fabsf(wpk[i]) < FLT_MIN ? 0.0f : wpk[i];
     float *bias = wpk + taps * DWB_CB;
-    DWB_ST(bias, j->b ? DWB_LDN(j->b + c0, (int)nc) : DWB_ZERO());
+    DWB_ST(bias, j->io.b ? DWB_LDN(j->io.b + c0, (int)nc) : DWB_ZERO());
     int64_t sh = s->s[1], sw = s->s[2];
     int64_t nrows = (r1 - 1 - r0) * sh + (kh - 1) * s->d[1] + 1;
-    const float *xn = j->x + (n * j->c + c0) * s->in_sp;
+    const float *xn = j->io.x + (n * j->io.c_out + c0) * s->in_sp;
     DWB_FN(dwb_pack)(j, xn, nc, r0 * sh - s->pb[1], nrows, tile);
 
     size_t rstep = (size_t)s->d[1] * j->tile_w * DWB_CB, cstep = (size_t)s->d[2] * DWB_CB;
     size_t orow = (size_t)sh * j->tile_w * DWB_CB, ocol = (size_t)sw * DWB_CB;
-    rlx_ew_fn act_kind = j->act_in_reg ? j->act.kind : RLX_ACT_NONE;
-    DWB_V vb = DWB_LD(bias), vzero = DWB_ZERO(), vlo = DWB_SET1(j->act.alpha), vhi = DWB_SET1(j->act.beta);
+    rlx_ew_fn act_kind = j->act_in_reg ? j->io.act.kind : RLX_ACT_NONE;
+    DWB_V vb = DWB_LD(bias), vzero = DWB_ZERO(), vlo = DWB_SET1(j->io.act.alpha), vhi = DWB_SET1(j->io.act.beta);
     size_t npts = (size_t)((r1 - r0) * ow), p0 = (size_t)(r0 * ow);
-    float *yc = j->y + (n * j->c + c0) * s->out_sp + p0; /* channel l's run: yc + l * out_sp */
+    float *yc = j->io.y + (n * j->io.c_out + c0) * s->out_sp + p0; /* channel l's run: yc + l * out_sp */
     int64_t pr = 0, pc = 0;                             /* the next point's row (in the task) and column */
     for (size_t p = 0; p < npts; p += DWB_CB) {
         size_t m = npts - p < DWB_CB ? npts - p : DWB_CB;
@@ -194,8 +194,8 @@ DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
     }
     if (!j->act_in_reg)
         for (size_t l = 0; l < nc; l++)
-            epilogue_row(yc + l * s->out_sp, npts, 0.0f, j->res ? j->res + (yc - j->y) + l * s->out_sp : NULL,
-                         &j->act);
+            epilogue_row(yc + l * s->out_sp, npts, 0.0f, j->io.res ? j->io.res + (yc - j->io.y) + l * s->out_sp : NULL,
+                         &j->io.act);
 }
 
 #undef DWB_ACT

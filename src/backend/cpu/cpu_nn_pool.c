@@ -234,29 +234,19 @@ static rlx_status pool_run(rlx_cpu_kctx *k, pool_kind kind) {
                 for (int64_t o2 = 0; o2 < s.out[2]; o2++, oi++) {
                     double acc = 0.0, best = lowest;
                     int64_t best_at = -1;
-                    for (int64_t k0 = 0; k0 < s.k[0]; k0++) {
-                        int64_t i0 = o0 * s.s[0] - s.pb[0] + k0 * s.d[0];
-                        if (i0 < 0 || i0 >= s.in[0]) continue;
-                        for (int64_t k1 = 0; k1 < s.k[1]; k1++) {
-                            int64_t i1 = o1 * s.s[1] - s.pb[1] + k1 * s.d[1];
-                            if (i1 < 0 || i1 >= s.in[1]) continue;
-                            for (int64_t k2 = 0; k2 < s.k[2]; k2++) {
-                                int64_t i2 = o2 * s.s[2] - s.pb[2] + k2 * s.d[2];
-                                if (i2 < 0 || i2 >= s.in[2]) continue;
-                                double v = xc[(i0 * s.in[1] + i1) * s.in[2] + i2];
-                                if (kind == POOL_MAX) {
-                                    if (best_at < 0 || v > best) {
-                                        best = v;
-                                        best_at = i0 * st[0] + i1 * st[1] + i2 * st[2];
-                                    }
-                                } else if (kind == POOL_AVG) {
-                                    acc += v;
-                                } else {
-                                    acc += p == 1.0 ? fabs(v) : p == 2.0 ? v * v : pow(fabs(v), p);
-                                }
+                    RLX_NN_TAPS(s, o0, o1, o2, s.in, i0, i1, i2, {
+                        double v = xc[(i0 * s.in[1] + i1) * s.in[2] + i2];
+                        if (kind == POOL_MAX) {
+                            if (best_at < 0 || v > best) {
+                                best = v;
+                                best_at = i0 * st[0] + i1 * st[1] + i2 * st[2];
                             }
+                        } else if (kind == POOL_AVG) {
+                            acc += v;
+                        } else {
+                            acc += p == 1.0 ? fabs(v) : p == 2.0 ? v * v : pow(fabs(v), p);
                         }
-                    }
+                    })
                     if (kind == POOL_MAX) {
                         yo[oi] = best;
                         if (io) io[oi] = best_at < 0 ? -1 : (int64_t)(pl * s.in_sp) + best_at;

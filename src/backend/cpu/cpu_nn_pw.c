@@ -127,22 +127,13 @@ static void pw_strip_c(size_t kt, const float *ap, const float *x, size_t ldx, f
 /* AVX-512F: 8 x 32 (the sgemm kernel's tile). */
 #define PW_SFX avx512
 #define PW_ATTR RLX_AVX512
-#define PW_W 16
+#define RLX_VBITS 512
 #define PW_MR 8
 #define PW_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define PW_V __m512
 #define PW_M __mmask16
-#define PW_ZERO() _mm512_setzero_ps()
-#define PW_SET1(f) _mm512_set1_ps(f)
-#define PW_LOAD(p) _mm512_loadu_ps(p)
-#define PW_STORE(p, v) _mm512_storeu_ps(p, v)
 #define PW_MASK(n) ((__mmask16)((1u << (n)) - 1u))
 #define PW_LOADM(p, m) _mm512_maskz_loadu_ps(m, p)
 #define PW_STOREM(p, m, v) _mm512_mask_storeu_ps(p, m, v)
-#define PW_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define PW_ADD(a, b) _mm512_add_ps(a, b)
-#define PW_MAX(a, b) _mm512_max_ps(a, b)
-#define PW_MIN(a, b) _mm512_min_ps(a, b)
 #include "backend/cpu/cpu_nn_pw_kern.h"
 
 /* AVX2 + FMA: 6 x 16 (the sgemm kernel's tile). */
@@ -151,22 +142,13 @@ RLX_AVX2_INLINE __m256i pw_mask8(size_t n) {
 }
 #define PW_SFX avx2
 #define PW_ATTR RLX_AVX2
-#define PW_W 8
+#define RLX_VBITS 256
 #define PW_MR 6
 #define PW_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define PW_V __m256
 #define PW_M __m256i
-#define PW_ZERO() _mm256_setzero_ps()
-#define PW_SET1(f) _mm256_set1_ps(f)
-#define PW_LOAD(p) _mm256_loadu_ps(p)
-#define PW_STORE(p, v) _mm256_storeu_ps(p, v)
 #define PW_MASK(n) pw_mask8(n)
 #define PW_LOADM(p, m) _mm256_maskload_ps(p, m)
 #define PW_STOREM(p, m, v) _mm256_maskstore_ps(p, m, v)
-#define PW_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
-#define PW_ADD(a, b) _mm256_add_ps(a, b)
-#define PW_MAX(a, b) _mm256_max_ps(a, b)
-#define PW_MIN(a, b) _mm256_min_ps(a, b)
 #include "backend/cpu/cpu_nn_pw_kern.h"
 #endif
 
@@ -175,13 +157,8 @@ static int g_pw_force; /* rlx_nn_pw_force: 0 by shape, 1 never, 2 wherever it ap
 void rlx_nn_pw_force(int path) { g_pw_force = path; }
 
 typedef struct pw_job {
-    const float *x, *w, *b, *res;
-    float *y;
-    rlx_act act;
+    rlx_nn_conv_io io;          /* io.direct: B is the input itself, else a run's im2col */
     bool fused;                 /* act is none, Relu or Clip */
-    size_t c_in, c_out, groups, cig, kt, cog, sp; /* kt = cig x kernel taps */
-    const rlx_nn_sp3 *s;
-    bool direct;                /* 1x1, stride 1, no padding: B is the input itself, else a run's im2col */
     size_t w_floats;            /* the scratch's weight panels (0 when packed at compile time) */
     size_t mr, vec;             /* tile rows, columns of a tile (2 vectors) */
     size_t n_cb, n_mb;          /* blocks of positions, of output channels */
@@ -195,13 +172,13 @@ typedef struct pw_job {
 static void pw_item(void *ctx, size_t item, float *scratch) {
     const pw_job *j = ctx;
     rlx_nn_conv_block bk;
-    if (!rlx_nn_conv_block_of(item, j->groups, j->sp, j->vec, j->n_cb, j->cog, j->mr, j->n_mb, &bk)) return;
+    if (!rlx_nn_conv_block_of(item, j->io.groups, j->io.sp, j->vec, j->n_cb, j->io.cog, j->mr, j->n_mb, &bk)) return;
     size_t n = bk.n, gi = bk.gi, p0 = bk.p0, np = bk.np, m0 = bk.m0, mi = bk.mi;
-    size_t kt = j->kt, mr = j->mr, tiles = (mi + mr - 1) / mr;
-    const float *xg = j->x + (n * j->c_in + gi * j->cig) * j->s->in_sp;
+    size_t kt = j->io.kt, mr = j->mr, tiles = (mi + mr - 1) / mr;
+    const float *xg = j->io.x + (n * j->io.c_in + gi * j->io.cig) * j->io.s->in_sp;
     float *col = scratch + j->w_floats; /* !direct: the run's columns, [kt][len] */
-    size_t row0 = n * j->c_out + gi * j->cog + m0; /* the block's first output row */
-    const float *wg = j->w + (gi * j->cog + m0) * kt;
+    size_t row0 = n * j->io.c_out + gi * j->io.cog + m0; /* the block's first output row */
+    const float *wg = j->io.w + (gi * j->io.cog + m0) * kt;
     bool packed = j->pack != NULL; /* else the panels are the scratch's first w_floats */
     if (!packed) /* panels of mr rows: [tile][p][i], rows past the block zero */
         for (size_t t = 0; t < tiles; t++)
@@ -210,67 +187,46 @@ static void pw_item(void *ctx, size_t item, float *scratch) {
                     size_t r = t * mr + i;
                     scratch[(t * kt + p) * mr + i] = r < mi ? wg[r * kt + p] : 0.0f;
                 }
-    const float *bias = j->b ? j->b + gi * j->cog + m0 : NULL;
+    const float *bias = j->io.b ? j->io.b + gi * j->io.cog + m0 : NULL;
+    /* the epilogue: its constant part once per block, the bias rows per
+     * tile (rows past the tile are not read) */
+    pw_epi e = { .fused = j->fused, .act = j->io.act.kind, .lo = j->io.act.alpha, .hi = j->io.act.beta };
+    /* the GEMM epilogue's rule (epilogue_row): with a residual the bias
+     * only when non-zero; without, always under an activation */
+    bool bias_always = !j->io.res && j->io.act.kind != RLX_ACT_NONE;
     for (size_t c0 = p0; c0 < p0 + np; c0 += j->run) {
         size_t len = p0 + np - c0 < j->run ? p0 + np - c0 : j->run;
-        if (!j->direct) rlx_nn_im2col_block(xg, j->s, 0, j->cig, c0, len, col);
+        if (!j->io.direct) rlx_nn_im2col_block(xg, j->io.s, 0, j->io.cig, c0, len, col);
         for (size_t t = 0; t < tiles; t++) {
             size_t rows = mi - t * mr < mr ? mi - t * mr : mr;
             const float *ap = packed ? rlx_cpu_sgemm_pack_a_panel(j->pack, gi, m0 + t * mr) : scratch + t * kt * mr;
-            float *y = j->y + (row0 + t * mr) * j->sp + c0;
-            pw_epi e;
-            memset(&e, 0, sizeof e);
-            e.fused = j->fused;
-            e.res = j->fused && j->res ? j->res + (y - j->y) : NULL;
-            e.act = j->act.kind, e.lo = j->act.alpha, e.hi = j->act.beta;
+            float *y = j->io.y + (row0 + t * mr) * j->io.sp + c0;
+            e.res = j->fused && j->io.res ? j->io.res + (y - j->io.y) : NULL;
             for (size_t i = 0; i < rows; i++) {
                 e.bias[i] = bias ? bias[t * mr + i] : 0.0f;
-                /* the GEMM epilogue (epilogue_row): with a residual the bias
-                 * only when non-zero; without, always under an activation */
-                e.add_b[i] = e.bias[i] != 0.0f || (!j->res && j->act.kind != RLX_ACT_NONE);
+                e.add_b[i] = e.bias[i] != 0.0f || bias_always;
             }
-            if (j->direct) j->strip(kt, ap, xg + c0, j->sp, y, j->sp, len, rows, &e);
-            else j->strip(kt, ap, col, len, y, j->sp, len, rows, &e);
+            if (j->io.direct) j->strip(kt, ap, xg + c0, j->io.sp, y, j->io.sp, len, rows, &e);
+            else j->strip(kt, ap, col, len, y, j->io.sp, len, rows, &e);
             if (!j->fused)
-                rlx_nn_conv_epilogue_block(y, j->sp, rows, len, bias ? bias + t * mr : NULL,
-                                           j->res ? j->res + (y - j->y) : NULL, &j->act);
+                rlx_nn_conv_epilogue_block(y, j->io.sp, rows, len, bias ? bias + t * mr : NULL,
+                                           j->io.res ? j->io.res + (y - j->io.y) : NULL, &j->io.act);
         }
     }
 }
 
-bool rlx_nn_conv_pw_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+bool rlx_nn_conv_pw_applies(const rlx_nn_conv_io *io) {
     if (g_pw_force == 1 || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL) return false;
-    bool direct = s->ksz == 1 && s->in_sp == s->out_sp;
-    for (int i = 0; i < 3; i++) direct = direct && s->s[i] == 1 && s->pb[i] == 0;
-    size_t kt = (size_t)(g->c_in / g->group) * s->ksz;
-    if (kt < 1 || kt > PW_MAX_K) return false;
+    if (io->kt < 1 || io->kt > PW_MAX_K) return false;
     if (g_pw_force == 2) return true;
-    return pw_by_shape(direct, kt, (size_t)(g->c_out / g->group), s->out_sp);
+    return pw_by_shape(io->direct, io->kt, io->cog, io->sp);
 }
 
-rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
-    const rlx_tensor *bt = rlx_nn_in(k, 2);
+rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_ng) {
     pw_job j;
     memset(&j, 0, sizeof j);
-    j.x = k->in[0]->data;
-    j.w = k->in[1]->data;
-    j.b = bt ? bt->data : NULL;
-    j.y = k->out[0]->data;
-    j.act = rlx_node_act(k->n);
-    j.res = k->n->n_in > 3 && k->in[3] ? k->in[3]->data : NULL;
-    j.fused = j.act.kind == RLX_ACT_NONE || j.act.kind == RLX_ACT_RELU || j.act.kind == RLX_ACT_CLIP;
-    j.groups = (size_t)g->group;
-    j.c_in = (size_t)g->c_in;
-    j.c_out = (size_t)g->c_out;
-    j.cog = j.c_out / j.groups;
-    j.sp = s->out_sp;
-    j.s = s;
-    j.cig = j.c_in / j.groups;
-    j.kt = j.cig * s->ksz;
-    j.direct = s->ksz == 1 && s->in_sp == s->out_sp;
-    for (int i = 0; i < 3; i++) j.direct = j.direct && s->s[i] == 1 && s->pb[i] == 0;
-    size_t n_ng = (size_t)g->n * j.groups;
-    if (!n_ng || !j.sp || !j.cog) return RLX_OK;
+    j.io = *io;
+    j.fused = io->act.kind == RLX_ACT_NONE || io->act.kind == RLX_ACT_RELU || io->act.kind == RLX_ACT_CLIP;
     j.strip = pw_strip_c, j.mr = 6, j.vec = 16;
 #if RLX_HAVE_AVX2_BUILD
     rlx_cpu_sgemm_kernel kern = rlx_cpu_sgemm_kernel_get();
@@ -280,24 +236,24 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx
     /* the weights packed at compile time when they have this kernel's
      * panels (else each block packs its rows into its scratch) */
     const rlx_cpu_sgemm_pack *pk = k->pack;
-    if (pk && rlx_cpu_sgemm_pack_a_panel(pk, 0, 0) && pk->k == j.kt && pk->lanes == j.cog &&
-        pk->groups == j.groups && pk->w == j.mr)
+    if (pk && rlx_cpu_sgemm_pack_a_panel(pk, 0, 0) && pk->k == j.io.kt && pk->lanes == j.io.cog &&
+        pk->groups == j.io.groups && pk->w == j.mr)
         j.pack = pk;
-    j.run = (j.direct ? PW_RUN_FLOATS : PW_COL_FLOATS) / j.kt / j.vec * j.vec;
+    j.run = (j.io.direct ? PW_RUN_FLOATS : PW_COL_FLOATS) / j.io.kt / j.vec * j.vec;
     if (j.run < j.vec) j.run = j.vec;
     /* a 2-D split as the GEMM path's, its a_cost the weight panels a
      * block packs (none when packed at compile time), b_cost its im2col
      * (none when B is the input itself) */
-    rlx_cpu_split2d_req q = { n_ng, j.cog, j.sp, j.kt, j.mr, j.vec, 0, j.pack ? 0.0 : 2.0 * (double)j.kt,
-                              j.direct ? 0.0 : 4.0 * (double)j.kt,
+    rlx_cpu_split2d_req q = { n_ng, j.io.cog, j.io.sp, j.io.kt, j.mr, j.vec, 0, j.pack ? 0.0 : 2.0 * (double)j.io.kt,
+                              j.io.direct ? 0.0 : 4.0 * (double)j.io.kt,
                               (size_t)rlx_parallel_threads(), 0.0 };
     rlx_cpu_split2d sp2 = rlx_cpu_split2d_choose(&q);
     j.n_cb = sp2.n_blocks;
     j.n_mb = sp2.m_blocks;
-    size_t rows_max = ((j.cog + j.n_mb - 1) / j.n_mb + j.mr - 1) / j.mr * j.mr + j.mr, slot = 0, col = 0;
-    if (!rlx_mul_ok(rows_max, j.kt, &j.w_floats) || (!j.direct && !rlx_mul_ok(j.run, j.kt, &col)) ||
+    size_t rows_max = ((j.io.cog + j.n_mb - 1) / j.n_mb + j.mr - 1) / j.mr * j.mr + j.mr, slot = 0, col = 0;
+    if (!rlx_mul_ok(rows_max, j.io.kt, &j.w_floats) || (!j.io.direct && !rlx_mul_ok(j.run, j.io.kt, &col)) ||
         j.w_floats > SIZE_MAX / 8 || col > SIZE_MAX / 8)
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "pointwise scratch of %zu x %zu too large", rows_max, j.kt);
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "pointwise scratch of %zu x %zu too large", rows_max, j.io.kt);
     if (j.pack) j.w_floats = 0;
     slot = j.w_floats + col;
     return rlx_nn_run_items(k, n_ng * j.n_cb * j.n_mb, slot, pw_item, &j);

@@ -224,35 +224,49 @@ __attribute__((target("avx512f"))) static inline __m512i requant16(__m512i v, do
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtpd_epi32(d0)), _mm512_cvtpd_epi32(d1), 1);
 }
 
-/* The sums of output channels [m0, m0 + mr) by pixels [p, p + np)
- * (acc[2 i + h]: channel m0 + i, pixels p + 16 h ..), corrected with the
- * column sums cs and stored or requantized. Always inlined: in tile the
- * accumulators stay in registers. */
-__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void tile_store(
-    const qc_job *j, const __m512i *acc, const int32_t *cs, size_t m0, size_t mr, size_t p, size_t np) {
-    const __m512i cs0 = _mm512_loadu_si512((const void *)cs), cs1 = _mm512_loadu_si512((const void *)(cs + 16));
-    /* per 16 lanes, the runs of outputs inside a row: lanes [l, l + n) go
-     * to output pixels [rdst, rdst + n) (rmask: those lanes) */
-    const size_t ow = (size_t)j->a->ow, ysp = (size_t)(j->a->oh * j->a->ow);
-    int nrun[2] = { 0, 0 };
-    size_t rdst[2][17], rl[2][17], rn[2][17];
-    __mmask16 rmask[2][17];
+/* Where a strip of pixels [p, p + np) (np <= TP) goes, the same for every
+ * tile of output channels: per 16 lanes h, the runs of outputs inside a
+ * row, lanes [l, l + len) to output pixels [dst, dst + len) (mask: those
+ * lanes); columns [ow, wp) of the padded width are dropped. */
+typedef struct qc_runs {
+    size_t np;
+    int n[2];
+    size_t dst[2][17], l[2][17], len[2][17];
+    __mmask16 mask[2][17];
+} qc_runs;
+
+static void strip_runs(const qc_job *j, size_t p, size_t np, qc_runs *r) {
+    const size_t ow = (size_t)j->a->ow;
+    r->np = np;
+    r->n[0] = r->n[1] = 0;
     for (size_t h = 0; h < 2 && h * 16 < np; h++) {
         size_t nv = np - h * 16 < 16 ? np - h * 16 : 16, pp = p + h * 16;
         if (j->wp == ow) {
-            rdst[h][0] = pp, rl[h][0] = 0, rn[h][0] = nv, rmask[h][0] = (__mmask16)((1u << nv) - 1u), nrun[h] = 1;
+            r->dst[h][0] = pp, r->l[h][0] = 0, r->len[h][0] = nv, r->mask[h][0] = (__mmask16)((1u << nv) - 1u);
+            r->n[h] = 1;
             continue;
         }
         for (size_t l = 0; l < nv;) {
             size_t oy = (pp + l) / j->wp, ox = (pp + l) % j->wp, run = j->wp - ox < nv - l ? j->wp - ox : nv - l;
             size_t valid = ox >= ow ? 0 : ow - ox < run ? ow - ox : run;
             if (valid) {
-                rdst[h][nrun[h]] = oy * ow + ox, rl[h][nrun[h]] = l, rn[h][nrun[h]] = valid;
-                rmask[h][nrun[h]++] = (__mmask16)(((1u << valid) - 1u) << l);
+                int i = r->n[h]++;
+                r->dst[h][i] = oy * ow + ox, r->l[h][i] = l, r->len[h][i] = valid;
+                r->mask[h][i] = (__mmask16)(((1u << valid) - 1u) << l);
             }
             l += run;
         }
     }
+}
+
+/* The sums of output channels [m0, m0 + mr) by the strip of pixels ru
+ * (acc[2 i + h]: channel m0 + i, the strip's pixels 16 h ..), corrected
+ * with the column sums cs and stored or requantized. Always inlined: in
+ * tile the accumulators stay in registers. */
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void tile_store(
+    const qc_job *j, const __m512i *acc, const int32_t *cs, size_t m0, size_t mr, const qc_runs *ru) {
+    const __m512i cs0 = _mm512_loadu_si512((const void *)cs), cs1 = _mm512_loadu_si512((const void *)(cs + 16));
+    const size_t ysp = (size_t)(j->a->oh * j->a->ow), np = ru->np;
     for (size_t i = 0; i < mr; i++) {
         size_t m = m0 + i;
         __m512i vrc = _mm512_set1_epi32((int)j->rc[m]), vzw = _mm512_set1_epi32((int)j->zwq[m]);
@@ -260,28 +274,28 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inl
             __m512i v = _mm512_sub_epi32(_mm512_add_epi32(acc[2 * i + h], vrc),
                                          _mm512_mullo_epi32(vzw, h ? cs1 : cs0));
             if (!j->mult) {
-                for (int r = 0; r < nrun[h]; r++)
-                    _mm512_mask_storeu_epi32((int32_t *)(void *)j->y + m * ysp + rdst[h][r],
-                                             (__mmask16)((1u << rn[h][r]) - 1u),
-                                             rl[h][r] ? _mm512_maskz_compress_epi32(rmask[h][r], v) : v);
+                for (int r = 0; r < ru->n[h]; r++)
+                    _mm512_mask_storeu_epi32((int32_t *)(void *)j->y + m * ysp + ru->dst[h][r],
+                                             (__mmask16)((1u << ru->len[h][r]) - 1u),
+                                             ru->l[h][r] ? _mm512_maskz_compress_epi32(ru->mask[h][r], v) : v);
                 continue;
             }
             __m512i qv = requant16(v, j->mult[m], j->a->zy, j->lo, j->hi); /* the narrowing keeps the byte */
-            for (int r = 0; r < nrun[h]; r++) {
-                __m512i qr = rl[h][r] ? _mm512_maskz_compress_epi32(rmask[h][r], qv) : qv;
-                _mm512_mask_storeu_epi8(j->y + m * ysp + rdst[h][r], (__mmask64)((1u << rn[h][r]) - 1u),
+            for (int r = 0; r < ru->n[h]; r++) {
+                __m512i qr = ru->l[h][r] ? _mm512_maskz_compress_epi32(ru->mask[h][r], qv) : qv;
+                _mm512_mask_storeu_epi8(j->y + m * ysp + ru->dst[h][r], (__mmask64)((1u << ru->len[h][r]) - 1u),
                                         _mm512_castsi128_si512(_mm512_cvtepi32_epi8(qr)));
             }
         }
     }
 }
 
-/* Output channels [m0, m0 + mr) (mr <= TM; weights wt, one tile) by pixels
- * [p, p + np) (np <= TP; packed xs, their column sums cs): the vpdpbusd
+/* Output channels [m0, m0 + mr) (mr <= TM; weights wt, one tile) by the
+ * strip of pixels ru (packed xs, their column sums cs): the vpdpbusd
  * sums, corrected and stored or requantized. */
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void tile(const qc_job *j, const uint8_t *wt,
                                                                          const uint8_t *xs, const int32_t *cs,
-                                                                         size_t m0, size_t mr, size_t p, size_t np) {
+                                                                         size_t m0, size_t mr, const qc_runs *ru) {
     __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
             c31 = c00;
     __m512i c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
@@ -297,21 +311,21 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void tile(const qc
 #undef QC_ROW
     }
     const __m512i acc[2 * TM] = { c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71 };
-    tile_store(j, acc, cs, m0, mr, p, np);
+    tile_store(j, acc, cs, m0, mr, ru);
 }
 
 #if RLX_CPU_HAVE_AMX
 /* As tile, under AMX: mr <= TMA channels (weights wt: TMA rows of kpad
- * bytes) by np <= TP pixels. The k tail's B tile reads up to 15 groups
+ * bytes) by the strip ru (at most TP pixels). The k tail's B tile reads up to 15 groups
  * of 128 bytes past the strip (the next strip, or the buffers after xp in
  * the task's scratch) against the weights' zero padding: it adds 0. */
 _Static_assert(NBMAX * sizeof(int32_t) + 5 * NBMAX >= 16 * TP * 4, "AMX k tail: the scratch after xp too short");
 __attribute__((target("avx512f,avx512bw,avx512vnni,amx-tile,amx-int8"))) static void tile_amx(
-    const qc_job *j, const uint8_t *wt, const uint8_t *xs, const int32_t *cs, size_t m0, size_t mr, size_t p,
-    size_t np) {
+    const qc_job *j, const uint8_t *wt, const uint8_t *xs, const int32_t *cs, size_t m0, size_t mr,
+    const qc_runs *ru) {
     __m512i acc[2 * TMA];
-    rlx_cpu_amx_tile(j->kpad / 64, wt, j->kpad, (const int8_t *)xs, mr > 16, np > 16, (uint32_t *)(void *)acc);
-    tile_store(j, acc, cs, m0, mr, p, np);
+    rlx_cpu_amx_tile(j->kpad / 64, wt, j->kpad, (const int8_t *)xs, mr > 16, ru->np > 16, (uint32_t *)(void *)acc);
+    tile_store(j, acc, cs, m0, mr, ru);
 }
 #endif
 
@@ -366,16 +380,17 @@ static void task_body(void *ctx, size_t t0, size_t t1) {
         size_t cout_g = j->a->cout_g;
         for (size_t s = 0; s * TP < nb; s++) {
             const uint8_t *xs = xp + s * j->k4 * TP * 4;
-            size_t np = nb - s * TP < TP ? nb - s * TP : TP;
+            qc_runs ru;
+            strip_runs(j, p0 + s * TP, nb - s * TP < TP ? nb - s * TP : TP, &ru);
             for (size_t ti = tb; ti < te; ti++) {
                 size_t m0 = ti * j->tm, mr = cout_g - m0 < j->tm ? cout_g - m0 : j->tm;
 #if RLX_CPU_HAVE_AMX
                 if (j->amx) {
-                    tile_amx(j, j->w + ti * TMA * j->kpad, xs, colsum + s * TP, m0, mr, p0 + s * TP, np);
+                    tile_amx(j, j->w + ti * TMA * j->kpad, xs, colsum + s * TP, m0, mr, &ru);
                     continue;
                 }
 #endif
-                tile(j, j->w + ti * j->k4 * TM * 4, xs, colsum + s * TP, m0, mr, p0 + s * TP, np);
+                tile(j, j->w + ti * j->k4 * TM * 4, xs, colsum + s * TP, m0, mr, &ru);
             }
         }
     }
@@ -473,7 +488,7 @@ rlx_status rlx_cpu_qconv(const rlx_cpu_qconv_args *a) {
 #if QCONV_HAVE_X86
 /* Depthwise (rlx_cpu_qdw): one image. */
 typedef struct qdw_job {
-    const rlx_cpu_qdw_args *a;
+    const rlx_cpu_qconv_args *a;
     size_t ow_v;      /* ow rounded up to 16 */
     size_t hp, w16;   /* the padded int16 plane [hp, w16] */
     size_t wpr;       /* stride 1: the pair plane's width (dwords) */
@@ -484,7 +499,7 @@ typedef struct qdw_job {
 
 __attribute__((target("avx512f,avx512bw"))) static void qdw_body(void *ctx, size_t m0, size_t m1) {
     qdw_job *j = ctx;
-    const rlx_cpu_qdw_args *a = j->a;
+    const rlx_cpu_qconv_args *a = j->a;
     uint8_t *buf = rlx_scratch_get(RLX_SCRATCH_TASK, j->scratch);
     if (!buf) {
         atomic_store(&j->failed, 1);
@@ -492,7 +507,7 @@ __attribute__((target("avx512f,avx512bw"))) static void qdw_body(void *ctx, size
     }
     int16_t *r16 = (int16_t *)(void *)buf;
     uint32_t *pr = (uint32_t *)(void *)(buf + (j->hp * j->w16 * 2 + 63) / 64 * 64);
-    const size_t cout_g = a->m / a->c, kh = (size_t)a->kh, kw = (size_t)a->kw, npair = (kw + 1) / 2;
+    const size_t cout_g = a->cout_g, kh = (size_t)a->kh, kw = (size_t)a->kw, npair = (kw + 1) / 2;
     const size_t ih = (size_t)a->ih, iw = (size_t)a->iw, ow = (size_t)a->ow, P = (size_t)(a->oh * a->ow);
     size_t built = (size_t)-1; /* the input channel in r16 / pr */
     /* the padding stays 0 from here on: each channel writes only its
@@ -514,7 +529,7 @@ __attribute__((target("avx512f,avx512bw"))) static void qdw_body(void *ctx, size
                     _mm512_mask_storeu_epi16(d + i, (__mmask32)((1ull << n) - 1), _mm512_sub_epi16(v, vzx));
                 }
             }
-            if (a->stride == 1) /* pr[py][i] = r16[py][i] | r16[py][i + 1] << 16 (other rows: 0) */
+            if (a->sh == 1) /* pr[py][i] = r16[py][i] | r16[py][i + 1] << 16 (other rows: 0) */
                 for (size_t py = (size_t)a->ph; py < (size_t)a->ph + ih; py++) {
                     const int16_t *s = r16 + py * j->w16;
                     uint32_t *d = pr + py * j->wpr;
@@ -543,11 +558,11 @@ __attribute__((target("avx512f,avx512bw"))) static void qdw_body(void *ctx, size
             for (size_t ox = 0; ox < ow; ox += 16) {
                 __m512i acc = vb;
                 for (size_t ky = 0; ky < kh; ky++) {
-                    size_t py = oy * (size_t)a->stride + ky;
+                    size_t py = oy * (size_t)a->sh + ky;
                     /* stride 1: pair dwords of pr from ox + 2q; stride 2: r16's own dwords from ox + q */
-                    const uint32_t *row = a->stride == 1 ? pr + py * j->wpr + ox
+                    const uint32_t *row = a->sh == 1 ? pr + py * j->wpr + ox
                                                          : (const uint32_t *)(const void *)(r16 + py * j->w16) + ox;
-                    size_t step = a->stride == 1 ? 2 : 1;
+                    size_t step = a->sh == 1 ? 2 : 1;
                     for (size_t q = 0; q < npair; q++)
                         acc = _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_loadu_si512(row + q * step),
                                                                       wp[ky * npair + q]));
@@ -568,12 +583,12 @@ __attribute__((target("avx512f,avx512bw"))) static void qdw_body(void *ctx, size
 #if QCONV_HAVE_X86
 /* The padded planes' sizes of a depthwise call into j; false when the
  * geometry is not the loop's or its scratch would exceed the slot's. */
-static bool qdw_geom(const rlx_cpu_qdw_args *a, qdw_job *j) {
-    if (a->c < 1 || a->m % a->c || (a->stride != 1 && a->stride != 2) || a->kw > 16 || a->kh * a->kw > 64 ||
-        a->oh < 1 || a->ow < 1)
+static bool qdw_geom(const rlx_cpu_qconv_args *a, qdw_job *j) {
+    if (a->groups < 1 || a->cin_g != 1 || a->cout_g < 1 || a->dh != 1 || a->dw != 1 || a->sh != a->sw ||
+        (a->sh != 1 && a->sh != 2) || a->kw > 16 || a->kh * a->kw > 64 || a->oh < 1 || a->ow < 1)
         return false;
     j->ow_v = ceil_div((size_t)a->ow, 16) * 16;
-    size_t kw = (size_t)a->kw, s = (size_t)a->stride;
+    size_t kw = (size_t)a->kw, s = (size_t)a->sh;
     j->hp = (size_t)(a->oh - 1) * s + (size_t)a->kh;
     if (j->hp < (size_t)(a->ih + a->ph)) j->hp = (size_t)(a->ih + a->ph);
     /* the reads: stride 1, pr up to ow_v + kw (and r16 one further, 16 wide);
@@ -587,7 +602,7 @@ static bool qdw_geom(const rlx_cpu_qdw_args *a, qdw_job *j) {
 }
 #endif
 
-bool rlx_cpu_qdw_fits(const rlx_cpu_qdw_args *a) {
+bool rlx_cpu_qdw_fits(const rlx_cpu_qconv_args *a) {
 #if QCONV_HAVE_X86
     qdw_job j;
     return qdw_geom(a, &j);
@@ -601,13 +616,13 @@ bool rlx_cpu_qconv_fits(size_t k) {
     return ceil_div(k, 4) * NBMAX * 4 + NBMAX * sizeof(int32_t) + 5 * NBMAX <= RLX_SCRATCH_MAX_BYTES;
 }
 
-rlx_status rlx_cpu_qdw(const rlx_cpu_qdw_args *a) {
+rlx_status rlx_cpu_qdw(const rlx_cpu_qconv_args *a) {
 #if QCONV_HAVE_X86
     qdw_job j = { .a = a, .lo = a->y_unsigned ? 0 : -128, .hi = a->y_unsigned ? 255 : 127 };
     if (!qdw_geom(a, &j))
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "depthwise int8 convolution: geometry or plane size not supported");
     size_t per = (size_t)(a->oh * a->ow * a->kh * a->kw);
-    rlx_parallel_for(a->m, per >= (1u << 15) ? 1 : ceil_div(1u << 15, per), qdw_body, &j);
+    rlx_parallel_for(a->groups * a->cout_g, per >= (1u << 15) ? 1 : ceil_div(1u << 15, per), qdw_body, &j);
     if (atomic_load(&j.failed))
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory for a depthwise int8 convolution's plane");
     return RLX_OK;

@@ -69,22 +69,26 @@ void rlx_cpu_qconv_pack_free(rlx_cpu_qconv_pack *pack);
  * RLX_CPU_QGEMM_AMX. */
 bool rlx_cpu_qconv_available(void);
 
-/* One image's 2-D convolution (1-D: ih = kh = oh = 1). x [groups * cin_g,
- * ih, iw] (uint8 when x_unsigned, else int8) with zero point zx; w packed
- * in wp (groups, cout_g and k = cin_g * kh * kw must match); zw, bias and
- * (when requantizing) mult: per output channel, groups * cout_g entries
- * (zw in w's terms, as stored in the model). y [groups * cout_g, oh, ow]:
- * int32 when mult is NULL, else uint8 (y_unsigned) or int8 with zero point
- * zy. Geometry as ONNX Conv: stride sh/sw, dilation dh/dw, leading padding
- * ph/pw (oh, ow consistent with them). Runs over the worker pool.
- * errors: RLX_ERR_OUT_OF_MEMORY (the per-thread scratch). */
+/* One image's 2-D convolution (1-D: ih = kh = oh = 1), the arguments of
+ * rlx_cpu_qconv and rlx_cpu_qdw. x [groups * cin_g, ih, iw] (uint8 when
+ * x_unsigned, else int8) with zero point zx; the weights packed in wp
+ * (rlx_cpu_qconv: groups, cout_g and k = cin_g * kh * kw must match) or
+ * as stored in w, [groups * cout_g, cin_g, kh, kw] (rlx_cpu_qdw; uint8
+ * when w_unsigned); zw, bias and (when requantizing) mult: per output
+ * channel, groups * cout_g entries (zw in w's terms, as stored in the
+ * model). y [groups * cout_g, oh, ow]: int32 when mult is NULL, else
+ * uint8 (y_unsigned) or int8 with zero point zy. Geometry as ONNX Conv:
+ * stride sh/sw, dilation dh/dw, leading padding ph/pw (oh, ow consistent
+ * with them). */
 typedef struct rlx_cpu_qconv_args {
     const void *x;
     bool x_unsigned;
     int32_t zx;
     size_t groups, cin_g, cout_g;
     int64_t ih, iw, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw;
-    const rlx_cpu_qconv_pack *wp;
+    const rlx_cpu_qconv_pack *wp; /* rlx_cpu_qconv */
+    const void *w;                /* rlx_cpu_qdw */
+    bool w_unsigned;
     const int32_t *zw, *bias;
     const double *mult;
     double zy;
@@ -92,6 +96,8 @@ typedef struct rlx_cpu_qconv_args {
     void *y;
 } rlx_cpu_qconv_args;
 
+/* The convolution of args (wp), over the worker pool.
+ * errors: RLX_ERR_OUT_OF_MEMORY (the per-thread scratch). */
 rlx_status rlx_cpu_qconv(const rlx_cpu_qconv_args *args);
 
 /* Whether a convolution of k = cin_g * kernel size per output channel
@@ -99,36 +105,19 @@ rlx_status rlx_cpu_qconv(const rlx_cpu_qconv_args *args);
  * bytes within RLX_SCRATCH_MAX_BYTES: k up to about 128 K). */
 bool rlx_cpu_qconv_fits(size_t k);
 
-/* Depthwise: one image's convolution whose groups have one input channel
- * each (groups = c, cout_g = m / c), dilation 1, stride 1 or 2 on both
+/* Depthwise: the convolution of args (w) when its groups have one input
+ * channel each (cin_g = 1), dilation 1, the same stride 1 or 2 on both
  * axes, kw <= 16 and kh * kw <= 64, in AVX-512 (rlx_cpu_qconv_available
  * gates it too). Per output channel the plane (x - zx) is padded as int16
  * and each pair of horizontal taps is one vpmaddwd of 16 outputs (products
  * and pair sums fit 32 bits exactly: |x - zx|, |w - zw| <= 255); the sums
  * start at the bias, wrap as the reference's, and are requantized as
- * rlx_cpu_qconv's. x [c, ih, iw]; w [m, 1, kh, kw] as stored (uint8 when
- * w_unsigned); zw, bias, mult (NULL: int32 output), y [m, oh, ow] as in
- * rlx_cpu_qconv_args. Runs over the worker pool.
+ * rlx_cpu_qconv's. Runs over the worker pool.
  * errors: RLX_ERR_OUT_OF_MEMORY (the per-thread scratch). */
-typedef struct rlx_cpu_qdw_args {
-    const void *x;
-    bool x_unsigned;
-    int32_t zx;
-    const void *w;
-    bool w_unsigned;
-    size_t c, m;
-    int64_t ih, iw, kh, kw, oh, ow, stride, ph, pw;
-    const int32_t *zw, *bias;
-    const double *mult;
-    double zy;
-    bool y_unsigned;
-    void *y;
-} rlx_cpu_qdw_args;
-
-rlx_status rlx_cpu_qdw(const rlx_cpu_qdw_args *args);
+rlx_status rlx_cpu_qdw(const rlx_cpu_qconv_args *args);
 
 /* Whether rlx_cpu_qdw runs args' geometry (see above) with its two padded
  * planes within RLX_SCRATCH_MAX_BYTES; false on builds without it. */
-bool rlx_cpu_qdw_fits(const rlx_cpu_qdw_args *args);
+bool rlx_cpu_qdw_fits(const rlx_cpu_qconv_args *args);
 
 #endif

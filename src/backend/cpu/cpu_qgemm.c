@@ -478,12 +478,7 @@ static void store_tile(const qg_job *j, const uint32_t *t, size_t i0, size_t j0,
 #endif
             for (size_t i = 0; i < mr; i++) {
                 int32_t v = wrap32(t[i * NR + jj] + ct - zb * j->rowsum[i0 + i]);
-                double r = rlx_cpu_round_even((double)v * mult);
-                if (r != r) r = 0;
-                r += g->y_zp;
-                r = r < j->lo ? j->lo : r > j->hi ? j->hi : r;
-                if (g->y_unsigned) ((uint8_t *)g->y)[yi + i] = (uint8_t)r;
-                else ((int8_t *)g->y)[yi + i] = (int8_t)r;
+                rlx_cpu_requant_store(v, mult, g->y_zp, j->lo, j->hi, g->y_unsigned, g->y, yi + i);
             }
         }
         return;
@@ -498,14 +493,8 @@ static void store_tile(const qg_job *j, const uint32_t *t, size_t i0, size_t j0,
         }
         for (size_t jj = 0; jj < nr; jj++) {
             int32_t v = wrap32(ti[jj] + ct[jj] - zb[jj] * rs);
-            double r = rlx_cpu_round_even((double)v * g->mult[g->mult_per_col ? j0 + jj : 0]);
-            if (r != r) r = 0;
-            r += g->y_zp;
-            if (r < j->lo) r = j->lo;
-            if (r > j->hi) r = j->hi;
-            size_t yi = corner + i * ci + jj * cj;
-            if (g->y_unsigned) ((uint8_t *)g->y)[yi] = (uint8_t)r;
-            else ((int8_t *)g->y)[yi] = (int8_t)r;
+            rlx_cpu_requant_store(v, g->mult[g->mult_per_col ? j0 + jj : 0], g->y_zp, j->lo, j->hi, g->y_unsigned,
+                                  g->y, corner + i * ci + jj * cj);
         }
     }
 }

@@ -127,6 +127,20 @@ static inline double rlx_cpu_round_even(double x) {
     return nearbyint(x);
 }
 
+/* The requantization of the int8 kernels' scalar paths (cpu_qgemm.c,
+ * cpu_quant.c; the reference's formula): v * mult rounded half to even,
+ * NaN -> 0, zero point zp added, saturated to [lo, hi], stored at y[i]
+ * as uint8 (y_unsigned) or int8. */
+static inline void rlx_cpu_requant_store(int32_t v, double mult, double zp, double lo, double hi, bool y_unsigned,
+                                         void *y, size_t i) {
+    double r = rlx_cpu_round_even((double)v * mult);
+    if (r != r) r = 0;
+    r += zp;
+    r = r < lo ? lo : r > hi ? hi : r;
+    if (y_unsigned) ((uint8_t *)y)[i] = (uint8_t)r;
+    else ((int8_t *)y)[i] = (int8_t)r;
+}
+
 /* The micro-kernels (see above). */
 typedef enum rlx_cpu_qgemm_kernel {
     RLX_CPU_QGEMM_PORTABLE = 0,

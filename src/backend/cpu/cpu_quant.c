@@ -515,6 +515,18 @@ rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rl
     return RLX_OK;
 }
 
+/* mm_fast's and conv_fast's end once a path ran: its error, the node named (the
+ * message kept), or *done. */
+static rlx_status fast_finish(rlx_cpu_kctx *k, rlx_status st, bool *done) {
+    if (st) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", rlx_last_error());
+        return rlx_cpu_fail(k, st, "%s", msg);
+    }
+    *done = true;
+    return RLX_OK;
+}
+
 /* mm_run on the int8 GEMM (cpu_qgemm.h, the same bits) when it applies:
  * a [..., M, K] (or [K]) times a 2-D b [K, N], 8-bit integers; a's zero
  * point per tensor (or absent), b's per tensor or per column [N]; for
@@ -560,13 +572,7 @@ static rlx_status mm_fast(rlx_cpu_kctx *k, const rlx_tensor *a, const rlx_tensor
     rlx_status st = rlx_cpu_qgemm(&g);
     if (zb_col) free(zb);
     if (m_col) free(mult);
-    if (st) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", rlx_last_error());
-        return rlx_cpu_fail(k, st, "%s", msg);
-    }
-    *done = true;
-    return RLX_OK;
+    return fast_finish(k, st, done);
 }
 
 static rlx_status k_matmul_integer(rlx_cpu_kctx *k) {
@@ -848,29 +854,11 @@ static void dw_body(void *ctx, size_t p0, size_t p1) {
                 ox0 = dw_requant_avx2(acc, j->ow, j->mult[m], j->zy, j->lo, j->hi, j->y->dtype == RLX_DTYPE_U8,
                                       (uint8_t *)j->y->data + yi);
 #endif
-            for (int64_t ox = ox0; ox < j->ow; ox++) {
-                double r = rlx_cpu_round_even((double)wrap32(acc[ox]) * j->mult[m]);
-                if (r != r) r = 0;
-                r += j->zy;
-                if (r < j->lo) r = j->lo;
-                if (r > j->hi) r = j->hi;
-                if (j->y->dtype == RLX_DTYPE_U8) ((uint8_t *)j->y->data)[yi + (size_t)ox] = (uint8_t)r;
-                else ((int8_t *)j->y->data)[yi + (size_t)ox] = (int8_t)r;
-            }
+            for (int64_t ox = ox0; ox < j->ow; ox++)
+                rlx_cpu_requant_store(wrap32(acc[ox]), j->mult[m], j->zy, j->lo, j->hi, j->y->dtype == RLX_DTYPE_U8,
+                                      j->y->data, yi + (size_t)ox);
         }
     }
-}
-
-/* conv_fast's end once a path ran: its error, the node named (the
- * message kept), or *done. */
-static rlx_status conv_finish(rlx_cpu_kctx *k, rlx_status st, bool *done) {
-    if (st) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", rlx_last_error());
-        return rlx_cpu_fail(k, st, "%s", msg);
-    }
-    *done = true;
-    return RLX_OK;
 }
 
 static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tensor *w, const rlx_tensor *xzp,
@@ -915,21 +903,35 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
     double lo = 0, hi = 0, zy = requant ? (double)rlx_tensor_get_i64(yzp, 0) : 0;
     if (requant) q_range(y->dtype, &lo, &hi);
     rlx_status st = RLX_OK;
-    rlx_cpu_qdw_args dwa = {
-        .x_unsigned = x->dtype == RLX_DTYPE_U8, .zx = zx, .w = w->data, .w_unsigned = w->dtype == RLX_DTYPE_U8,
-        .c = (size_t)C, .m = (size_t)M, .ih = ih, .iw = iw, .kh = kh, .kw = kw, .oh = oh, .ow = ow, .stride = sh,
-        .ph = ph, .pw = pw, .zw = zw, .bias = b32, .mult = requant ? mult : NULL, .zy = zy,
-        .y_unsigned = y->dtype == RLX_DTYPE_U8,
+    size_t xsz = rlx_dtype_size(x->dtype), ysz = rlx_dtype_size(y->dtype);
+    rlx_cpu_qconv_args qa = {
+        .x_unsigned = x->dtype == RLX_DTYPE_U8, .zx = zx, .groups = (size_t)G, .cin_g = (size_t)cin_g,
+        .cout_g = (size_t)cout_g, .ih = ih, .iw = iw, .kh = kh, .kw = kw, .oh = oh, .ow = ow, .sh = sh, .sw = sw,
+        .dh = dh, .dw = dw, .ph = ph, .pw = pw, .w = w->data, .w_unsigned = w->dtype == RLX_DTYPE_U8, .zw = zw,
+        .bias = b32, .mult = requant ? mult : NULL, .zy = zy, .y_unsigned = y->dtype == RLX_DTYPE_U8,
     };
-    if (dw_path && rlx_cpu_qconv_available() && dh == 1 && dw == 1 && sh == sw && rlx_cpu_qdw_fits(&dwa)) {
-        size_t xsz = rlx_dtype_size(x->dtype), ysz = rlx_dtype_size(y->dtype);
-        for (int64_t n = 0; n < g.n && !st; n++) {
-            dwa.x = (const uint8_t *)x->data + (size_t)(n * C * ih * iw) * xsz;
-            dwa.y = (uint8_t *)y->data + (size_t)(n * M * P) * ysz;
-            st = rlx_cpu_qdw(&dwa);
+    bool vnni_dw = dw_path && rlx_cpu_qconv_available() && rlx_cpu_qdw_fits(&qa);
+    if (vnni_dw || (!dw_path && rlx_cpu_qconv_available() && rlx_cpu_qconv_fits((size_t)K))) {
+        /* the AVX-512 depthwise or the VNNI convolution (cpu_qconv.h), the
+         * latter with the weights packed at compile time or, when not
+         * (tests, run-time weights), now */
+        const rlx_cpu_qconv_pack *wp = k->pack ? k->pack->q8conv : NULL;
+        rlx_cpu_qconv_pack own = { 0 };
+        if (!vnni_dw && (!wp || wp->groups != (size_t)G || wp->cout_g != (size_t)cout_g || wp->k != (size_t)K ||
+                         wp->w_unsigned != (w->dtype == RLX_DTYPE_U8) ||
+                         wp->amx != rlx_cpu_qgemm_amx_for((size_t)K))) {
+            st = rlx_cpu_qconv_pack_w(w->dtype == RLX_DTYPE_U8, (size_t)G, (size_t)cout_g, (size_t)K, w->data, &own);
+            wp = &own;
         }
+        qa.wp = wp;
+        for (int64_t n = 0; n < g.n && !st; n++) {
+            qa.x = (const uint8_t *)x->data + (size_t)(n * C * ih * iw) * xsz;
+            qa.y = (uint8_t *)y->data + (size_t)(n * M * P) * ysz;
+            st = vnni_dw ? rlx_cpu_qdw(&qa) : rlx_cpu_qconv(&qa);
+        }
+        rlx_cpu_qconv_pack_free(&own);
         free(zw), free(b32), free(mult);
-        return conv_finish(k, st, done);
+        return fast_finish(k, st, done);
     }
     if (dw_path) {
         qdw_job j = { .x = x, .w = w, .y = y, .C = C, .M = M, .cout_g = cout_g, .ih = ih, .iw = iw, .kh = kh,
@@ -943,32 +945,6 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
         free(zw), free(b32), free(mult);
         *done = true;
         return RLX_OK;
-    }
-    if (rlx_cpu_qconv_available() && rlx_cpu_qconv_fits((size_t)K)) {
-        /* the VNNI convolution (cpu_qconv.h), with the weights packed at
-         * compile time or, when not (tests, run-time weights), now */
-        const rlx_cpu_qconv_pack *wp = k->pack ? k->pack->q8conv : NULL;
-        rlx_cpu_qconv_pack own = { 0 };
-        if (!wp || wp->groups != (size_t)G || wp->cout_g != (size_t)cout_g || wp->k != (size_t)K ||
-            wp->w_unsigned != (w->dtype == RLX_DTYPE_U8) ||
-            wp->amx != rlx_cpu_qgemm_amx_for((size_t)K)) {
-            st = rlx_cpu_qconv_pack_w(w->dtype == RLX_DTYPE_U8, (size_t)G, (size_t)cout_g, (size_t)K, w->data, &own);
-            wp = &own;
-        }
-        size_t xsz = rlx_dtype_size(x->dtype), ysz = rlx_dtype_size(y->dtype);
-        for (int64_t n = 0; n < g.n && !st; n++) {
-            rlx_cpu_qconv_args a = {
-                .x = (const uint8_t *)x->data + (size_t)(n * C * ih * iw) * xsz, .x_unsigned = x->dtype == RLX_DTYPE_U8,
-                .zx = zx, .groups = (size_t)G, .cin_g = (size_t)cin_g, .cout_g = (size_t)cout_g,
-                .ih = ih, .iw = iw, .kh = kh, .kw = kw, .oh = oh, .ow = ow, .sh = sh, .sw = sw, .dh = dh, .dw = dw,
-                .ph = ph, .pw = pw, .wp = wp, .zw = zw, .bias = b32, .mult = requant ? mult : NULL, .zy = zy,
-                .y_unsigned = y->dtype == RLX_DTYPE_U8, .y = (uint8_t *)y->data + (size_t)(n * M * P) * ysz,
-            };
-            st = rlx_cpu_qconv(&a);
-        }
-        rlx_cpu_qconv_pack_free(&own);
-        free(zw), free(b32), free(mult);
-        return conv_finish(k, st, done);
     }
     bool direct = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && oh == ih && ow == iw;
     /* the column matrix in the calling thread's scratch when it fits (the
@@ -984,7 +960,6 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
                             (long long)K, (long long)P);
     }
     const rlx_cpu_qgemm_pack *bp = G == 1 && k->pack ? k->pack->q8 : NULL;
-    size_t xsz = rlx_dtype_size(x->dtype), ysz = rlx_dtype_size(y->dtype);
     for (int64_t n = 0; n < g.n && !st; n++)
         for (int64_t gi = 0; gi < G && !st; gi++) {
             const uint8_t *xg = (const uint8_t *)x->data + (size_t)((n * C + gi * cin_g) * ih * iw) * xsz;
@@ -1008,7 +983,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
             st = rlx_cpu_qgemm(&a);
         }
     free(cols_owned), free(zw), free(b32), free(mult);
-    return conv_finish(k, st, done);
+    return fast_finish(k, st, done);
 }
 
 static rlx_status k_conv_integer(rlx_cpu_kctx *k) {

@@ -112,7 +112,7 @@ static void kern_portable(size_t kc, const float *ap, const float *bp, float *c,
 /* AVX2 + FMA: a 6 x 16 tile, 12 accumulators of 8 lanes. */
 #define SK_SFX avx2
 #define SK_ATTR __attribute__((target("avx2,fma")))
-#define SK_BITS 256
+#define RLX_VBITS 256
 #define SK_MR MR6
 #define SK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #include "backend/cpu/cpu_sgemm_kern.h"
@@ -120,7 +120,7 @@ static void kern_portable(size_t kc, const float *ap, const float *bp, float *c,
  * 8 broadcasts of A per 16 fused multiply-adds. */
 #define SK_SFX avx512
 #define SK_ATTR __attribute__((target("avx512f")))
-#define SK_BITS 512
+#define RLX_VBITS 512
 #define SK_MR MR8
 #define SK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #include "backend/cpu/cpu_sgemm_kern.h"

@@ -17,6 +17,7 @@
 override OP: u32 = 0u;
 
 //!include act
+//!include bcast2
 
 fn opi(a: i32, b: i32) -> i32 {
     if (OP == EW_ADD) { return a + b; }
@@ -29,20 +30,9 @@ fn opi(a: i32, b: i32) -> i32 {
 }
 
 //!main1d i < P.n {
-    var rem = i;
-    var ia = 0u;
-    var ib = 0u;
-    for (var d = i32(P.rank) - 1; d >= 0; d = d - 1) {
-        let q = u32(d) / 4u;
-        let r = u32(d) % 4u;
-        let dim = P.dims[q][r];
-        let c = rem % dim;
-        rem = rem / dim;
-        ia = ia + c * P.a_str[q][r];
-        ib = ib + c * P.b_str[q][r];
-    }
-    let a = A[P.a_off + ia];
-    let b = B[P.b_off + ib];
+    let ab = bcast2(i);
+    let a = A[P.a_off + ab.x];
+    let b = B[P.b_off + ab.y];
     if (T_INT) {
         Y[P.y_off + i] = T(opi(i32(a), i32(b)));
     } else {

@@ -20,6 +20,7 @@ override OP: u32 = 0u;
 override TY: u32 = 0u;
 
 //!include codes
+//!include bcast2
 
 fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
 
@@ -106,19 +107,8 @@ fn truth(ia: u32, ib: u32) -> bool {
     for (var k = 0u; k < 4u; k = k + 1u) {
         let i = t * 4u + k;
         if (i >= P.n) { break; }
-        var rem = i;
-        var ia = 0u;
-        var ib = 0u;
-        for (var d = i32(P.rank) - 1; d >= 0; d = d - 1) {
-            let q = u32(d) / 4u;
-            let r = u32(d) % 4u;
-            let dim = P.dims[q][r];
-            let c = rem % dim;
-            rem = rem / dim;
-            ia = ia + c * P.a_str[q][r];
-            ib = ib + c * P.b_str[q][r];
-        }
-        if (truth(ia, ib)) { w = w | (1u << (k * 8u)); }
+        let ab = bcast2(i);
+        if (truth(ab.x, ab.y)) { w = w | (1u << (k * 8u)); }
     }
     Y[P.y_off + t] = w;
 }

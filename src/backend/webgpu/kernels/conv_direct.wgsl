@@ -24,38 +24,28 @@ override RES: bool = false;
 //!include act
 
 //!main1d i < P.total {
-    let ow = i % P.out_w;
-    var t = i / P.out_w;
-    let oh = t % P.out_h;
-    t = t / P.out_h;
-    let od = t % P.out_d;
-    t = t / P.out_d;
-    let co = t % P.c_out;
-    let nb = t / P.c_out;
-    let cin_g = P.c_in / P.group;
-    let cout_g = P.c_out / P.group;
-    let g = co / cout_g;
+    let o = conv_at(i);
     var acc = 0.0;
-    for (var ci = 0u; ci < cin_g; ci = ci + 1u) {
-        let xc = (nb * P.c_in + g * cin_g + ci) * P.in_d;
+    for (var ci = 0u; ci < o.cin_g; ci = ci + 1u) {
+        let xc = (o.nb * P.c_in + o.g * o.cin_g + ci) * P.in_d;
         for (var kz = 0u; kz < P.k_d; kz = kz + 1u) {
-            let iz = i32(od * P.s_d + kz * P.dil_d) - i32(P.p_d);
+            let iz = i32(o.od * P.s_d + kz * P.dil_d) - i32(P.p_d);
             for (var kr = 0u; kr < P.k_h; kr = kr + 1u) {
-                let ih = i32(oh * P.s_h + kr * P.dil_h) - i32(P.p_h);
+                let ih = i32(o.oh * P.s_h + kr * P.dil_h) - i32(P.p_h);
                 for (var kc = 0u; kc < P.k_w; kc = kc + 1u) {
-                    let iw = i32(ow * P.s_w + kc * P.dil_w) - i32(P.p_w);
+                    let iw = i32(o.ow * P.s_w + kc * P.dil_w) - i32(P.p_w);
                     var xv = 0.0;
                     if (iz >= 0 && iz < i32(P.in_d) && ih >= 0 && ih < i32(P.in_h) && iw >= 0 && iw < i32(P.in_w)) {
                         xv = f32(X[P.x_off + ((xc + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)]);
                     }
-                    let wv = f32(W[P.w_off + (((co * cin_g + ci) * P.k_d + kz) * P.k_h + kr) * P.k_w + kc]);
+                    let wv = f32(W[P.w_off + (((o.co * o.cin_g + ci) * P.k_d + kz) * P.k_h + kr) * P.k_w + kc]);
                     acc = fma(wv, xv, acc);
                 }
             }
         }
     }
     if (P.has_bias != 0u) {
-        acc = acc + f32(B[P.b_off + co]);
+        acc = acc + f32(B[P.b_off + o.co]);
     }
     if (RES) {
         acc = acc + f32(R[P.r_off + i]);

@@ -11,3 +11,19 @@
 //!params s_h: u32, s_w: u32, p_d: u32, p_h: u32, p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32, has_bias: u32,
 //!params total: u32, act_alpha: f32, act_beta: f32, r_off: u32
 //!bind X: array<T>, W: array<T>, B: array<T>, Y: array<T>
+
+// Output element i (of total): its image nb, channel co, position (od, oh,
+// ow), group g and the channels per group.
+struct ConvAt { nb: u32, co: u32, od: u32, oh: u32, ow: u32, g: u32, cin_g: u32, cout_g: u32 }
+
+fn conv_at(i: u32) -> ConvAt {
+    let ow = i % P.out_w;
+    var t = i / P.out_w;
+    let oh = t % P.out_h;
+    t = t / P.out_h;
+    let od = t % P.out_d;
+    t = t / P.out_d;
+    let co = t % P.c_out;
+    let cout_g = P.c_out / P.group;
+    return ConvAt(t / P.c_out, co, od, oh, ow, co / cout_g, P.c_in / P.group, cout_g);
+}

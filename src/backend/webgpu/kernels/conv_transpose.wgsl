@@ -24,39 +24,30 @@ fn src(o: u32, k: u32, s: u32, p: u32, dil: u32, len: u32) -> i32 {
 }
 
 //!main1d i < P.total {
-    let ow = i % P.out_w;
-    var t = i / P.out_w;
-    let oh = t % P.out_h;
-    t = t / P.out_h;
-    let oz = t % P.out_d;
-    t = t / P.out_d;
-    let co = t % P.c_out;
-    let nb = t / P.c_out;
-    let cin_g = P.c_in / P.group;
-    let cout_g = P.c_out / P.group;
-    let g = co / cout_g;
-    let col = co % cout_g;
+    let o = conv_at(i);
+    let col = o.co % o.cout_g;
     var acc = 0.0;
-    for (var ci = 0u; ci < cin_g; ci = ci + 1u) {
-        let c = g * cin_g + ci;
+    for (var ci = 0u; ci < o.cin_g; ci = ci + 1u) {
+        let c = o.g * o.cin_g + ci;
         for (var kz = 0u; kz < P.k_d; kz = kz + 1u) {
-            let iz = src(oz, kz, P.s_d, P.p_d, P.dil_d, P.in_d);
+            let iz = src(o.od, kz, P.s_d, P.p_d, P.dil_d, P.in_d);
             if (iz < 0) { continue; }
             for (var kr = 0u; kr < P.k_h; kr = kr + 1u) {
-                let ih = src(oh, kr, P.s_h, P.p_h, P.dil_h, P.in_h);
+                let ih = src(o.oh, kr, P.s_h, P.p_h, P.dil_h, P.in_h);
                 if (ih < 0) { continue; }
                 for (var kc = 0u; kc < P.k_w; kc = kc + 1u) {
-                    let iw = src(ow, kc, P.s_w, P.p_w, P.dil_w, P.in_w);
+                    let iw = src(o.ow, kc, P.s_w, P.p_w, P.dil_w, P.in_w);
                     if (iw < 0) { continue; }
-                    let xv = f32(X[P.x_off + (((nb * P.c_in + c) * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)]);
-                    let wv = f32(W[P.w_off + (((c * cout_g + col) * P.k_d + kz) * P.k_h + kr) * P.k_w + kc]);
+                    let xi = (((o.nb * P.c_in + c) * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw);
+                    let xv = f32(X[P.x_off + xi]);
+                    let wv = f32(W[P.w_off + (((c * o.cout_g + col) * P.k_d + kz) * P.k_h + kr) * P.k_w + kc]);
                     acc = acc + xv * wv;
                 }
             }
         }
     }
     if (P.has_bias != 0u) {
-        acc = acc + f32(B[P.b_off + co]);
+        acc = acc + f32(B[P.b_off + o.co]);
     }
     Y[P.y_off + i] = T(act_apply(ACT, acc, P.act_alpha, P.act_beta));
 }
