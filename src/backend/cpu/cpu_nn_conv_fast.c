@@ -239,11 +239,39 @@ RLX_NN_CLONES static void add_residual_row(float *restrict y, size_t n, float bv
     for (; i < n; i++) y[i] = (y[i] + bv) + r[i];
 }
 
+/* y[i] = relu((y[i] + bv) + r[i]) (bv 0: relu(y[i] + r[i])), or Clip(lo,
+ * hi) of it when clip: in one pass, with the comparisons of bias_act_row
+ * (the same bits as add_residual_row followed by the activation). */
+RLX_NN_CLONES static void add_residual_clamp_row(float *restrict y, size_t n, float bv, const float *restrict r,
+                                                 bool clip, float lo, float hi) {
+    size_t i = 0;
+#define AR_V(t) (bv == 0.0f ? y[i + t] + r[i + t] : (y[i + t] + bv) + r[i + t])
+    if (!clip) {
+        for (; i + 8 <= n; i += 8) {
+#define AR_RELU(t) { float v = AR_V(t); y[i + t] = v < 0.0f ? 0.0f : v; }
+            RLX_NN_BLOCK8(AR_RELU)
+        }
+        for (; i < n; i++) AR_RELU(0)
+        return;
+    }
+    for (; i + 8 <= n; i += 8) {
+#define AR_CLIP(t) { float v = AR_V(t); v = v < lo ? lo : v; y[i + t] = v > hi ? hi : v; }
+        RLX_NN_BLOCK8(AR_CLIP)
+    }
+    for (; i < n; i++) AR_CLIP(0)
+#undef AR_V
+}
+
 /* The epilogue of n finished outputs: y = act((y + bv) + r) (r NULL: no
- * residual; the fused residual of Conv, src/ir/ops/act.h). */
+ * residual; the fused residual of Conv, src/ir/ops/act.h); Relu and Clip
+ * in the residual's pass. */
 static void epilogue_row(float *y, size_t n, float bv, const float *r, const rlx_act *act) {
     if (!r) {
         bias_act_row(y, n, bv, act);
+        return;
+    }
+    if (act->kind == RLX_ACT_RELU || act->kind == RLX_ACT_CLIP) {
+        add_residual_clamp_row(y, n, bv, r, act->kind == RLX_ACT_CLIP, act->alpha, act->beta);
         return;
     }
     add_residual_row(y, n, bv, r);
