@@ -157,7 +157,9 @@ def main():
         labels = list(rs[0].keys())
         med[name] = collections.OrderedDict(
             (lb, (rs[0][lb][0], rs[0][lb][1], statistics.median(r[lb][2] for r in rs if lb in r))) for lb in labels)
-    labels = list(med["rlx"].keys()) + [lb for lb in med["ort"] if lb not in med["rlx"]]
+    labels = []
+    for name in med:  # every runner's groups (main's FusedElementwise residuals too)
+        labels += [lb for lb in med[name] if lb not in labels]
     names = [n for n, _ in runners]
     hdr = "| group | n | MMAC | " + " | ".join(f"{n} ms | {n} GMAC/s" for n in names) + " | rlx / ort |"
     print(hdr)
