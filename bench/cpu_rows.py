@@ -65,7 +65,7 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from cpu_vs_ort import run_ort, run_rlx  # noqa: E402
+from cpu_vs_ort import cpu_per_run, run_ort, run_rlx  # noqa: E402
 
 W_RNG = np.random.default_rng(1)
 
@@ -182,19 +182,6 @@ MODELS = {
     "ew_chain_4m": lambda: ew_chain(1 << 22),
     "softmax_32k": lambda: one_op("Softmax", [64, 32768], [64, 32768], {"axis": -1}),
 }
-
-
-def cpu_per_run(fn, iters):
-    """CPU seconds per pass of fn(n_iters) (a child process), by the
-    difference of a run of iters and one of 3 * iters."""
-    import resource
-    used = []
-    for n in (iters, 3 * iters):
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        fn(n)
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        used.append((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
-    return max(used[1] - used[0], 0.0) / (2 * iters) * 1e3
 
 
 def main():

@@ -30,6 +30,13 @@ an H x H input, a K x K kernel, stride S, pads K // 2, bias, then Clip(0, 6)
 as in MobileNetV2; seeded random weights), e.g. dw960x7k3s1,dw96x112k3s2.
 Inputs: uniform [-1, 1), seed 0 (token ids: uniform in [0, 30522), mask
 ones, token types zeros), written as .npy to --work.
+--cpu-time reports CPU time (user + system, all threads) per pass instead of
+wall time, as bench/cpu_rows.py --cpu-time does (the difference of runs of
+--iters and 3 x --iters passes): on a loaded machine, where a process waits
+for a core much of the time, the steadier measure; at one thread it is what
+the wall time would be on an idle core (with --cpu-time the bracketed
+figure is the best round of CPU time, "median of N runs" means the
+difference method over N and 3N runs).
 --rss adds each runner's peak resident memory (MB, the largest over the
 rounds: the whole process, the interpreter and onnxruntime's Python
 bindings included for onnxruntime, the compile for rlx).
@@ -141,6 +148,19 @@ def run_rss(cmd, env=None):
     return out, p.maxrss_mb
 
 
+def cpu_per_run(fn, iters):
+    """CPU seconds per pass of fn(n_iters) (a child process), by the
+    difference of a run of iters and one of 3 * iters."""
+    import resource
+    used = []
+    for n in (iters, 3 * iters):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        fn(n)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        used.append((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
+    return max(used[1] - used[0], 0.0) / (2 * iters) * 1e3
+
+
 def run_rlx(rlx, model, inputs, threads, iters, warmup, extra_env=None):
     env = dict(os.environ)
     env.update(extra_env or {})
@@ -173,6 +193,8 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--models", default="ppocr640,resnet50,mobilenet_v2,shufflenet")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="CPU time per pass instead of wall time (steadier on a loaded machine; see cpu_rows.py)")
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "rlx_cpu_vs_ort"))
     ap.add_argument("--ocr-model", default=os.path.join(ROOT, "models", "ppocrv4_det.onnx"))
     ap.add_argument("--light-dir", default=LIGHT)
@@ -200,21 +222,32 @@ def main():
         inputs = write_inputs(a.work, key, shapes)
         res = {"rlx": [], "base": [], "ort": []}
         rss = {"rlx": 0.0, "base": 0.0, "ort": 0.0}
+        def timed(fn):
+            """(ms, peak RSS) of fn(iters): its wall median, or with --cpu-time
+            the CPU time per pass (cpu_per_run: the difference of
+            runs of iters and 3 x iters)"""
+            if not a.cpu_time:
+                return fn(a.iters)
+            peak = []
+            ms_ = cpu_per_run(lambda n: peak.append(fn(n)[1]), a.iters)
+            return ms_, max(peak)
+
         for r in range(a.rounds):
-            t, m = run_rlx(a.rlx, path, inputs, a.threads, a.iters, a.warmup)
+            t, m = timed(lambda n: run_rlx(a.rlx, path, inputs, a.threads, n, a.warmup))
             res["rlx"].append(t), rss.__setitem__("rlx", max(rss["rlx"], m))
             if a.base_rlx:
                 base_env = dict(kv.split("=", 1) for kv in a.base_env)
-                t, m = run_rlx(a.base_rlx, path, inputs, a.threads, a.iters, a.warmup, base_env)
+                t, m = timed(lambda n: run_rlx(a.base_rlx, path, inputs, a.threads, n, a.warmup, base_env))
                 res["base"].append(t), rss.__setitem__("base", max(rss["base"], m))
-            t, m = run_ort(path, inputs, a.threads, a.iters, a.warmup)
+            t, m = timed(lambda n: run_ort(path, inputs, a.threads, n, a.warmup))
             res["ort"].append(t), rss.__setitem__("ort", max(rss["ort"], m))
             print(f"{key} round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f} ms" for k, v in res.items() if v),
                   file=sys.stderr)
         rows.append((key, {k: statistics.median(v) for k, v in res.items() if v},
                      {k: min(v) for k, v in res.items() if v}, rss))
     thr = a.threads or f"default ({os.cpu_count()} cores)"
-    print(f"\nthreads: {thr}; ms per forward pass: median over {a.rounds} rounds of each round's median of "
+    what = ("CPU ms per forward pass (all threads; --cpu-time)" if a.cpu_time else "ms per forward pass")
+    print(f"\nthreads: {thr}; {what}: median over {a.rounds} rounds of each round's median of "
           f"{a.iters} runs (in brackets: the best round)" + ("; peak RSS in MB" if a.rss else "") + "\n")
     head = ("| model | " + ("rlx base | " if a.base_rlx else "") + "rlx | onnxruntime | rlx / ort |" +
             (" base / rlx |" if a.base_rlx else "") +

@@ -14,6 +14,7 @@
  *   (and the implicit and pointwise GEMMs with RLX_GEMM_SPLITK=0) give the
  *   same bits, for several activations;
  * - the CPU reference and fast paths of the fused node agree (rtol 1e-5);
+ * - Sum of two inputs in place of Add fuses alike;
  * - what must not fuse: a second user of the conv output, a conv output
  *   that is a graph output, a broadcast r, a conv with its own activation;
  *   and Add(Conv1, Conv2) fuses into the later Conv only;
@@ -70,13 +71,16 @@ static void set_or_unset(const char *name, const char *v) {
 
 typedef enum { ACT_NONE, ACT_RELU, ACT_CLIP, ACT_SIGMOID, ACT_GELU } act_t;
 
-/* One residual block: c = Conv(x, w[, b]); s = Add(c, r) or Add(r, c); y =
- * act(s). r is the graph input "r" or, with identity, x itself. */
+/* One residual block: c = Conv(x, w[, b]); s = Add(c, r) or Add(r, c) (or
+ * Sum, with g_sum); y = act(s). r is the graph input "r" or, with identity, x itself. */
 typedef struct block {
     int64_t n, cin, cout, h, w, k, stride, pad, group;
     bool bias, swap, identity;
     act_t act;
 } block;
+
+/* make_block writes Sum(c, r) (two inputs) in place of Add */
+static bool g_sum;
 
 static const char *act_op(act_t a) {
     static const char *const ops[] = { NULL, "Relu", "Clip", "Sigmoid", "Gelu" };
@@ -100,7 +104,7 @@ static rlx_model *make_block(const block *b, int64_t *yd) {
     const char *r = b->identity ? "x" : "r";
     char ins[16];
     snprintf(ins, sizeof ins, b->swap ? "%s,c" : "c,%s", r);
-    add(m, "Add", ins, b->act ? "s" : "y", 0, NULL);
+    add(m, g_sum ? "Sum" : "Add", ins, b->act ? "s" : "y", 0, NULL);
     if (b->act == ACT_CLIP) {
         konst(m, "lo", test_tensor_f32(0, NULL, (const float[]){ 0.0f }));
         konst(m, "hi", test_tensor_f32(0, NULL, (const float[]){ 0.75f }));
@@ -134,11 +138,13 @@ static void check_case(const fuse_case *fc) {
     size_t n_in = fc->b.identity ? 1 : 2;
     char what[160];
     snprintf(what, sizeof what, "%s (algo %s, split-K %s, act %s, %s)", fc->name, fc->algo ? fc->algo : "auto",
-             fc->splitk ? fc->splitk : "auto", fc->b.act ? act_op(fc->b.act) : "none", fc->b.swap ? "Add(r, c)" : "Add(c, r)");
+             fc->splitk ? fc->splitk : "auto", fc->b.act ? act_op(fc->b.act) : "none",
+             g_sum ? (fc->b.swap ? "Sum(r, c)" : "Sum(c, r)") : (fc->b.swap ? "Add(r, c)" : "Add(c, r)"));
     run_t on = run(m, "cpu", NULL, n_in, names, in);
     run_t off = run(m, "cpu", PASS, n_in, names, in);
-    CHECK_MSG(fused_convs(on.p) == 1 && count(on.p, "Add") == 0 && on.p && on.p->n_steps == 1,
-              "%s: expected one fused Conv step (%d fused, %d Add)", what, fused_convs(on.p), count(on.p, "Add"));
+    int adds = count(on.p, "Add") + count(on.p, "Sum");
+    CHECK_MSG(fused_convs(on.p) == 1 && adds == 0 && on.p && on.p->n_steps == 1,
+              "%s: expected one fused Conv step (%d fused, %d Add or Sum)", what, fused_convs(on.p), adds);
     CHECK_MSG(fused_convs(off.p) == 0, "%s: fused with the pass off", what);
     /* the same f32 additions in the same order: rtol 1e-6 */
     agree(what, &on, &off, 1e-6, 1e-7);
@@ -222,6 +228,19 @@ static void test_fused(void) {
         { "im2col chunks", NULL, NULL, { 3, 2, 8, 4, 4, 3, 1, 1, 1, true, false, false, ACT_CLIP }, 0, "1280" },
     };
     for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++) check_case(&cases[i]);
+}
+
+/* Sum of two inputs in place of Add (Caffe2's residual blocks, the ONNX
+ * zoo's ResNet-50: Sum(conv, r) + Relu) fuses the same way. */
+static void test_sum(void) {
+    static const fuse_case cases[] = {
+        { "pointwise Sum", NULL, "0", { 1, 8, 12, 5, 7, 1, 1, 0, 1, true, false, false, ACT_RELU }, 1, NULL },
+        { "im2col Sum", "im2col", NULL, { 1, 8, 8, 5, 5, 3, 1, 1, 1, true, true, true, ACT_RELU }, 2, NULL },
+        { "direct Sum", "direct", NULL, { 2, 3, 5, 7, 6, 3, 1, 1, 1, false, true, false, ACT_NONE }, 1, NULL },
+    };
+    g_sum = true;
+    for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++) check_case(&cases[i]);
+    g_sum = false;
 }
 
 /* ------------------------------------------------------------ the reference pair */
@@ -430,6 +449,7 @@ int main(void) {
     test_report();
     test_preconditions();
     test_fused();
+    test_sum();
     test_bitwise_paths();
     TEST_MAIN_END();
 }

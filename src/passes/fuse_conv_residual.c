@@ -3,6 +3,8 @@
  *   y = Add(Conv(x, W, B), r)          (either operand order)
  *   y = act(Add(Conv(x, W, B), r))     (an activation of fuse_activation.c:
  *                                       Relu, Clip, HardSwish, SiLU, ...)
+ * and the same with Sum of exactly two inputs in place of Add (Caffe2's
+ * exports, e.g. the ONNX zoo's ResNet-50: Sum(conv, r) + Relu);
  * become Conv(x, W, B, r) with the activation in its _rlx_act* attributes:
  * the internal fourth input of ir/ops/act.h, computed by every kernel as
  * act((conv(x, W) + B) + r) in f32, so the GPU adds r in the convolution's
@@ -14,8 +16,10 @@
  * output's shape and dtype (no broadcasting) and is not the Conv output itself; r is
  * a graph input, a constant or produced before the Conv (the fused node
  * keeps the Conv's place in the order); the Add is version 7 or later
- * (numpy broadcasting; no legacy attributes) and its output has the same
- * shape; the activation pattern's values are private to it.
+ * (numpy broadcasting; no legacy attributes), a Sum version 6 or later
+ * (no legacy attributes; with two inputs of one shape it is that Add), and
+ * its output has the same shape; the activation pattern's values are
+ * private to it.
  *
  * Order: after fuse_activation (a Conv whose own activation was fused,
  * Conv -> Relu -> Add, is left alone: its activation comes before the
@@ -60,7 +64,8 @@ static rlx_status try_residual(rlx_graph *g, const rlx_fuse_users *u, int p, rlx
         !rlx_fuse_private(g, u, x, 1))
         return RLX_OK;
     const rlx_node *A = &g->nodes[rlx_fuse_user(u, x, 0)];
-    if (!rlx_fuse_is(A, RLX_OP_Add) || A->version < 7 || A->n_out != 1 || A->out[0] < 0) return RLX_OK;
+    bool add = rlx_fuse_is(A, RLX_OP_Add) && A->version >= 7, sum = rlx_fuse_is(A, RLX_OP_Sum) && A->version >= 6;
+    if (!(add || sum) || A->n_out != 1 || A->out[0] < 0) return RLX_OK;
     int r = other_input(A, x);
     if (r < 0) return RLX_OK;
     const rlx_value *rv = &g->values[r];

@@ -112,9 +112,12 @@ static void fpool_run(const fpool_job *j, const float *xc, float *yr, int64_t o0
                     for (int64_t o = 0; o < n; o++) y[o] = x[o * st];
                     first = false;
                 } else if (j->kind == POOL_MAX) {
+                    /* an unconditional store of the same choice as
+                     * "if (v > y) y = v" (NaN included): no branch to
+                     * mispredict, and the compiler's max instructions */
                     for (int64_t o = 0; o < n; o++) {
-                        float v = x[o * st];
-                        if (v > y[o]) y[o] = v;
+                        float v = x[o * st], c = y[o];
+                        y[o] = v > c ? v : c;
                     }
                 } else {
                     for (int64_t o = 0; o < n; o++) y[o] += x[o * st];

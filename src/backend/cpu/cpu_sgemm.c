@@ -179,7 +179,27 @@ bool rlx_cpu_sgemm_kernel_set(rlx_cpu_sgemm_kernel kernel) {
 /* One micro-panel of w lanes (rows of A or columns of B) over kc steps of
  * k: dst[p * w + l] = src[l * ls + p * ps] for the first `lanes` lanes,
  * zeros after. */
+#if SGEMM_HAVE_AVX2
+/* pack_panel's contiguous case for whole panels of 32 lanes (the AVX-512
+ * kernel's B): two vector copies per step in place of a memcpy call. */
+__attribute__((target("avx512f"))) static void pack_rows32_avx512(const float *src, size_t ps, size_t kc,
+                                                                  float *dst) {
+    for (size_t p = 0; p < kc; p++, dst += 32) {
+        const float *s = src + p * ps;
+        _mm512_storeu_ps(dst, _mm512_loadu_ps(s));
+        _mm512_storeu_ps(dst + 16, _mm512_loadu_ps(s + 16));
+    }
+}
+#endif
+
 static void pack_panel(const float *src, size_t ls, size_t ps, size_t lanes, size_t w, size_t kc, float *dst) {
+#if SGEMM_HAVE_AVX2
+    /* (w 32 only with the AVX-512 kernel, so only on CPUs that run it) */
+    if (ls == 1 && lanes == 32 && w == 32) {
+        pack_rows32_avx512(src, ps, kc, dst);
+        return;
+    }
+#endif
     if (ls == 1) { /* lanes contiguous: one copy per step */
         for (size_t p = 0; p < kc; p++, dst += w) {
             memcpy(dst, src + p * ps, lanes * sizeof *dst);
