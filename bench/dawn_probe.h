@@ -69,6 +69,9 @@ void dp_done(dp_waiter *w, uint32_t status, void *obj, const char *data, size_t 
 /* IEEE binary16 of a small integer-valued float (|v| < 2048) */
 uint16_t dp_to_half(float v);
 
+/* the float an IEEE binary16 holds (NaN and infinities included) */
+float dp_from_half(uint16_t h);
+
 /* The final-webgpu.h path (Dawn of 2025 on), entry points from sym(cx,
  * name): 0 when the f32 add was right, 1 when it was not or no adapter
  * came, 2 when an entry point is missing. Built only where a webgpu.h is at

@@ -1,6 +1,7 @@
 /* bench/dawn_probe's pieces that both ABI paths share: entry-point lookup,
  * callback bookkeeping and the checked shaders (docs/dawn.md). */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -112,3 +113,13 @@ int dp_checks(dp_run_fn run, void *ctx, bool f16, bool subgroups) {
     return rc;
 }
 
+
+float dp_from_half(uint16_t h) {
+    int e = (h >> 10) & 0x1f;
+    float m = (float)(h & 0x3ff);
+    float v = e == 0 ? m / 16777216.0f /* 2^-24 */ : (1.0f + m / 1024.0f);
+    for (int i = 15; e && i < e; i++) v *= 2.0f;
+    for (int i = e; e && i < 15; i++) v /= 2.0f;
+    if (e == 0x1f) v = m ? NAN : INFINITY;
+    return h & 0x8000 ? -v : v;
+}

@@ -22,7 +22,8 @@ enum {
     DS_STYPE_TOGGLES = 0x5000A,
     DS_STYPE_SM_CONFIGS = 0x5003B,
 };
-enum { DS_SM_F32 = 1, DS_SM_F16 = 2 }; /* WGPUSubgroupMatrixComponentType */
+/* WGPUSubgroupMatrixComponentType */
+enum { DS_SM_F32 = 1, DS_SM_F16 = 2, DS_SM_U32 = 3, DS_SM_I32 = 4, DS_SM_U8 = 5, DS_SM_I8 = 6 };
 
 typedef struct ds_toggles { /* WGPUDawnTogglesDescriptor */
     WGPUChainedStruct chain;
@@ -250,69 +251,162 @@ static bool std_run(void *vctx, const char *wgsl, const void *a, const void *b, 
     return ok && ctx->errors == errors_before;
 }
 
-/* One subgroup computes C = A x B (row-major n x n) with one
- * subgroupMatrixMultiply for a square configuration; the result must be
- * exact (operands 0..3). Prints a line. */
-static void sm_check(std_ctx *ctx, const ds_sm_config *c, uint32_t sg) {
-    uint32_t n = c->m;
-    bool in16 = c->component == DS_SM_F16, out16 = c->result == DS_SM_F16;
-    if ((c->component != DS_SM_F16 && c->component != DS_SM_F32) ||
-        (c->result != DS_SM_F16 && c->result != DS_SM_F32) || n > 64) {
-        printf("  subgroup matrix %ux%ux%u: not tried (component types %u -> %u)\n", c->m, c->n, c->k,
-               c->component, c->result);
-        return;
+/* WGPUSubgroupMatrixComponentType's WGSL name, bytes per element in
+ * memory and WGSL array element type of the buffer that holds it (8-bit
+ * components sit four to a 32-bit word, subgroupMatrixLoad reads them from
+ * array<u32> / array<i32> with offset and stride in 8-bit elements); NULL
+ * for a type the check does not know */
+static const char *sm_type(uint32_t t, uint32_t *bytes, const char **array_elem) {
+    static const struct { const char *name, *elem; uint32_t bytes; } types[] = {
+        {NULL, NULL, 0}, {"f32", "f32", 4}, {"f16", "f16", 2}, {"u32", "u32", 4},
+        {"i32", "i32", 4}, {"u8", "u32", 1}, {"i8", "i32", 1},
+    };
+    if (t < 1 || t > 6) return NULL;
+    *bytes = types[t].bytes;
+    *array_elem = types[t].elem;
+    return types[t].name;
+}
+
+/* element i of a buffer of component type t as a double (small integers) */
+static double sm_get(const uint8_t *buf, uint32_t t, uint32_t i) {
+    switch (t) {
+    case DS_SM_F32: { float v; memcpy(&v, buf + 4 * i, 4); return v; }
+    case DS_SM_F16: { uint16_t h; memcpy(&h, buf + 2 * i, 2); return dp_from_half(h); }
+    case DS_SM_U32: { uint32_t v; memcpy(&v, buf + 4 * i, 4); return v; }
+    case DS_SM_I32: { int32_t v; memcpy(&v, buf + 4 * i, 4); return v; }
+    case DS_SM_U8: return buf[i];
+    default: return (int8_t)buf[i];
     }
-    const char *ct = in16 ? "f16" : "f32", *rt = out16 ? "f16" : "f32";
-    char wgsl[1500];
-    snprintf(wgsl, sizeof wgsl,
+}
+
+static void sm_put(uint8_t *buf, uint32_t t, uint32_t i, double v) {
+    switch (t) {
+    case DS_SM_F32: { float f = (float)v; memcpy(buf + 4 * i, &f, 4); break; }
+    case DS_SM_F16: { uint16_t h = dp_to_half((float)v); memcpy(buf + 2 * i, &h, 2); break; }
+    case DS_SM_U32: { uint32_t u = (uint32_t)v; memcpy(buf + 4 * i, &u, 4); break; }
+    case DS_SM_I32: { int32_t n = (int32_t)v; memcpy(buf + 4 * i, &n, 4); break; }
+    case DS_SM_U8: buf[i] = (uint8_t)v; break;
+    default: buf[i] = (uint8_t)(int8_t)v; break;
+    }
+}
+
+/* WGSL of C (M x N) = A (M x K) x B (K x N), all row-major and packed,
+ * with one subgroupMatrixMultiply in a workgroup of sg invocations. Dawn
+ * spells load/store two ways: `subgroupMatrixLoad<T>(p, offset, col_major,
+ * stride)` (2025; wgpudawn 0.32's Dawn still takes it, as a deprecated
+ * builtin) and `subgroupMatrixLoad<T, row_major>(p, offset, stride)` (2026);
+ * `templ` picks the second. */
+static void sm_wgsl(char *w, size_t cap, const ds_sm_config *c, uint32_t sg, bool templ) {
+    uint32_t cb, rb;
+    const char *ae = NULL, *re = NULL;
+    const char *ct = sm_type(c->component, &cb, &ae), *rt = sm_type(c->result, &rb, &re);
+    bool f16 = c->component == DS_SM_F16 || c->result == DS_SM_F16;
+    const char *lo = templ ? ", row_major>" : ">", *la = templ ? "" : "false, ";
+    snprintf(w, cap,
              "%senable chromium_experimental_subgroup_matrix;\n"
              "@group(0) @binding(0) var<storage, read> a: array<%s>;\n"
              "@group(0) @binding(1) var<storage, read> b: array<%s>;\n"
              "@group(0) @binding(2) var<storage, read_write> c: array<%s>;\n"
              "@compute @workgroup_size(%u) fn main() {\n"
-             "  var l = subgroupMatrixLoad<subgroup_matrix_left<%s, %u, %u>>(&a, 0, false, %u);\n"
-             "  var r = subgroupMatrixLoad<subgroup_matrix_right<%s, %u, %u>>(&b, 0, false, %u);\n"
-             "  var p = subgroupMatrixMultiply<%s>(l, r);\n"
-             "  subgroupMatrixStore(&c, 0, p, false, %u);\n}\n",
-             in16 || out16 ? "enable f16;\n" : "", ct, ct, rt, sg, ct, n, n, n, ct, n, n, n, rt, n);
-    enum { MAXN = 64 };
-    static float fa[MAXN * MAXN], fb[MAXN * MAXN], want[MAXN * MAXN];
-    static uint32_t a[MAXN * MAXN], b[MAXN * MAXN], out[MAXN * MAXN]; /* 4 bytes per element at most */
-    size_t bytes = (size_t)n * n * 4;
-    for (uint32_t i = 0; i < n * n; i++) {
-        fa[i] = (float)((i * 7 + 3) % 4);
-        fb[i] = (float)((i * 5 + 1) % 4);
+             "  let l = subgroupMatrixLoad<subgroup_matrix_left<%s, %u, %u>%s(&a, 0, %s%u);\n"
+             "  let r = subgroupMatrixLoad<subgroup_matrix_right<%s, %u, %u>%s(&b, 0, %s%u);\n"
+             "  let p: subgroup_matrix_result<%s, %u, %u> = subgroupMatrixMultiply<%s>(l, r);\n"
+             "  subgroupMatrixStore%s(&c, 0, p, %s%u);\n}\n",
+             f16 ? "enable f16;\n" : "", ae, ae, re, sg, ct, c->k, c->m, lo,
+             la, c->k, ct, c->n, c->k, lo, la, c->n, rt, c->n, c->m, rt, templ ? "<row_major>" : "", la,
+             c->n);
+}
+
+/* One workgroup of sg invocations computes C (M x N) = A (M x K) x B
+ * (K x N), row-major, with one subgroupMatrixMultiply of configuration c;
+ * operands are pseudo-random small integers (8-bit: the whole range, i8
+ * negative too), so the result must be exact. Prints a line: ok, FAILED
+ * with the first mismatch, or why it was not tried. */
+static void sm_check(std_ctx *ctx, const ds_sm_config *c, uint32_t sg) {
+    uint32_t cb = 0, rb = 0;
+    const char *ae = NULL, *re = NULL;
+    const char *ct = sm_type(c->component, &cb, &ae), *rt = sm_type(c->result, &rb, &re);
+    uint32_t m = c->m, n = c->n, k = c->k;
+    printf("  subgroup matrix M%u N%u K%u %s -> %s: ", m, n, k, ct ? ct : "?", rt ? rt : "?");
+    if (!ct || !rt || m > 64 || n > 64 || k > 64) {
+        printf("not tried (component types %u -> %u, sizes up to 64)\n", c->component, c->result);
+        return;
     }
-    for (uint32_t i = 0; i < n; i++)
+    if (cb == 1 && (k % 4 || n % 4)) {
+        printf("not tried (8-bit rows must fill whole words: K and N multiples of 4)\n");
+        return;
+    }
+    enum { MAXE = 64 * 64 };
+    static uint8_t a[MAXE * 4], b[MAXE * 4], out[MAXE * 4];
+    static double fa[MAXE], fb[MAXE];
+    /* 8-bit: all of u8 (values over 127) or i8 (negative); else 0..3,
+       whose sums of products are exact in f16 and f32 */
+    uint32_t seed = m * 131u + n * 17u + k + c->component * 7919u;
+    for (uint32_t i = 0; i < MAXE; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        uint32_t r = seed >> 24;
+        fa[i] = c->component == DS_SM_U8 ? r : c->component == DS_SM_I8 ? (double)r - 128 : r % 4;
+        seed = seed * 1664525u + 1013904223u;
+        r = seed >> 24;
+        fb[i] = c->component == DS_SM_U8 ? r : c->component == DS_SM_I8 ? (double)r - 128 : r % 4;
+    }
+    memset(a, 0, sizeof a), memset(b, 0, sizeof b), memset(out, 0xA5, sizeof out); /* poison */
+    for (uint32_t i = 0; i < m * k; i++) sm_put(a, c->component, i, fa[i]);
+    for (uint32_t i = 0; i < k * n; i++) sm_put(b, c->component, i, fb[i]);
+    /* one size for the three buffers: the largest, in whole words */
+    size_t bytes = (size_t)m * k * cb;
+    if ((size_t)k * n * cb > bytes) bytes = (size_t)k * n * cb;
+    if ((size_t)m * n * rb > bytes) bytes = (size_t)m * n * rb;
+    bytes = (bytes + 15) / 16 * 16;
+    char wgsl[2000];
+    sm_wgsl(wgsl, sizeof wgsl, c, sg, true);
+    bool templ = true, ran = std_run(ctx, wgsl, a, b, out, bytes, 1);
+    if (!ran) { /* a Dawn of 2025 that knows only the argument spelling */
+        printf("\n    (the subgroupMatrixLoad<T, row_major> spelling failed: trying the col_major argument)\n    ");
+        memset(out, 0xA5, sizeof out);
+        sm_wgsl(wgsl, sizeof wgsl, c, sg, false);
+        templ = false;
+        ran = std_run(ctx, wgsl, a, b, out, bytes, 1);
+    }
+    uint32_t bad = 0, first = 0;
+    double first_got = 0, first_want = 0;
+    for (uint32_t i = 0; i < m; i++)
         for (uint32_t j = 0; j < n; j++) {
-            float s = 0;
-            for (uint32_t k = 0; k < n; k++) s += fa[i * n + k] * fb[k * n + j];
-            want[i * n + j] = s;
+            double want = 0;
+            for (uint32_t q = 0; q < k; q++) want += fa[i * k + q] * fb[q * n + j];
+            double got = sm_get(out, c->result, i * n + j);
+            if (got != want && !bad++) first = i * n + j, first_got = got, first_want = want;
         }
-    memset(a, 0, sizeof a), memset(b, 0, sizeof b), memset(out, 0xff, sizeof out);
-    for (uint32_t i = 0; i < n * n; i++) {
-        if (in16) {
-            ((uint16_t *)a)[i] = dp_to_half(fa[i]);
-            ((uint16_t *)b)[i] = dp_to_half(fb[i]);
-        } else {
-            ((float *)a)[i] = fa[i];
-            ((float *)b)[i] = fb[i];
-        }
+    if (ran && !bad)
+        printf("ok (0 of %u wrong)%s\n", m * n, templ ? "" : " (col_major-argument spelling)");
+    else if (bad)
+        printf("FAILED%s (%u of %u wrong; first C[%u][%u] = %.0f, want %.0f)\n", ran ? "" : " to run", bad,
+               m * n, first / n, first % n, first_got, first_want);
+    else
+        printf("FAILED to run (results right?)\n");
+}
+
+/* Configurations to try besides the listed ones, from
+ * $RLX_DAWN_SM_CONFIGS = "M,N,K,component,result;..." (component types by
+ * number: 1 f32, 2 f16, 3 u32, 4 i32, 5 u8, 6 i8): how the shaders of
+ * configurations a GPU elsewhere lists are put through Dawn's validation on
+ * its null backend, which lists none. At most cap; malformed entries are
+ * skipped with a note. */
+static size_t sm_extra_configs(ds_sm_config *out, size_t cap) {
+    const char *e = getenv("RLX_DAWN_SM_CONFIGS");
+    size_t n = 0;
+    while (e && *e && n < cap) {
+        ds_sm_config c = {0};
+        int used = 0;
+        if (sscanf(e, "%u,%u,%u,%u,%u%n", &c.m, &c.n, &c.k, &c.component, &c.result, &used) == 5 && c.m &&
+            c.n && c.k)
+            out[n++] = c;
+        else
+            printf("  RLX_DAWN_SM_CONFIGS: skipped \"%.20s\"\n", e);
+        const char *semi = strchr(e + used, ';');
+        e = semi ? semi + 1 : NULL;
     }
-    bool ran = std_run(ctx, wgsl, a, b, out, bytes, 1);
-    int bad = 0;
-    for (uint32_t i = 0; i < n * n; i++) {
-        float got;
-        if (out16) {
-            uint16_t h = ((uint16_t *)out)[i];
-            got = h == dp_to_half(want[i]) ? want[i] : -1.0f;
-        } else {
-            got = ((float *)out)[i];
-        }
-        bad += got != want[i];
-    }
-    printf("  subgroup matrix %ux%ux%u %s -> %s: %s (%d of %u wrong)\n", c->m, c->n, c->k, ct, rt,
-           ran && !bad ? "ok" : "FAILED", bad, n * n);
+    return n;
 }
 
 /* ------------------------------------------------ the probe */
@@ -462,17 +556,17 @@ int dp_probe_std(dp_sym_fn sym, void *lib) {
                 ds_sm_configs smc = {{NULL, (WGPUSType)DS_STYPE_SM_CONFIGS}, 0, NULL};
                 WGPUAdapterInfo info = {.nextInChain = &smc.chain};
                 S.AdapterGetInfo(a, &info);
-                size_t stride = ds_sm_stride(&smc);
-                for (size_t i = 0; stride && i < smc.count; i++) {
-                    ds_sm_config c = ds_sm_read(&smc, stride, i);
+                size_t stride = ds_sm_stride(&smc), listed = stride ? smc.count : 0;
+                ds_sm_config extra[16];
+                size_t nextra = sm_extra_configs(extra, sizeof extra / sizeof extra[0]);
+                for (size_t i = 0; i < listed + nextra; i++) {
+                    ds_sm_config c = i < listed ? ds_sm_read(&smc, stride, i) : extra[i - listed];
                     /* Dawn: the workgroup's x size must be a multiple of the device's
                        largest subgroup size when a shader uses subgroup matrices */
                     uint32_t sg = info.subgroupMaxSize > c.max_sg ? info.subgroupMaxSize : c.max_sg;
                     if (!sg) sg = 32;
-                    if (c.m == c.n && c.n == c.k)
-                        sm_check(&ctx, &c, sg);
-                    else
-                        printf("  subgroup matrix %ux%ux%u: not tried (not square)\n", c.m, c.n, c.k);
+                    if (i == listed) printf("  (configurations from RLX_DAWN_SM_CONFIGS:)\n");
+                    sm_check(&ctx, &c, sg);
                 }
                 if (S.SmConfigsFreeMembers) S.SmConfigsFreeMembers(smc);
                 S.AdapterInfoFreeMembers(info);
