@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_qgemm.h"
 #include "base/parallel.h"
 #include "plan/program.h"
 #include "runtime/exec.h"
@@ -254,6 +255,31 @@ static void test_environment(const rlx_model *m) {
     CHECK_OK(rlx_options_set(o, "cpu.pool_spin_us", "7"));
     CHECK_FAILS(rlx_session_create_with_options(m, &so, o, &s), RLX_ERR_INVALID_ARGUMENT, "cpu.pool_spin_us=7");
     CHECK(s == NULL);
+    rlx_options_destroy(o);
+    /* the int8 kernel is per process too: the first session fixed it (auto:
+     * the process's pick, which "portable" is not where a faster one runs);
+     * the same name and auto are accepted, another one refused, and the
+     * kernel in use does not change (a tester found that every session
+     * reset it, so an earlier session's runs changed kernel silently) */
+    rlx_cpu_qgemm_kernel fixed = rlx_cpu_qgemm_kernel_get();
+    const char *names[] = { "portable", "avx2", "vnni", "amx" };
+    o = NULL;
+    CHECK_OK(rlx_options_create(&o));
+    CHECK_OK(rlx_options_set(o, "cpu.qgemm_kernel", "auto"));
+    CHECK_OK(rlx_session_create_with_options(m, &so, o, &s));
+    rlx_session_destroy(s);
+    s = NULL;
+    CHECK_OK(rlx_options_set(o, "cpu.qgemm_kernel", names[fixed]));
+    CHECK_OK(rlx_session_create_with_options(m, &so, o, &s));
+    rlx_session_destroy(s);
+    s = NULL;
+    if (fixed != RLX_CPU_QGEMM_PORTABLE) {
+        CHECK_OK(rlx_options_set(o, "cpu.qgemm_kernel", "portable"));
+        CHECK_FAILS(rlx_session_create_with_options(m, &so, o, &s), RLX_ERR_INVALID_ARGUMENT,
+                    "cpu.qgemm_kernel=portable: the int8 kernel is per process");
+        CHECK(s == NULL);
+    }
+    CHECK(rlx_cpu_qgemm_kernel_get() == fixed);
     rlx_options_destroy(o);
 }
 

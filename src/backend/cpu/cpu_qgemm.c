@@ -204,19 +204,33 @@ bool rlx_cpu_qgemm_amx_for(size_t k) {
            k >= atomic_load_explicit(&g_amx_min_k, memory_order_relaxed);
 }
 
+/* The kernel a session's option fixed (-1: none yet). cpu.qgemm_kernel is
+ * per process: the first session's choice stays, and a later session
+ * that names another kernel is refused (as cpu.gemm is), so no session
+ * sees the packing of its int8 weights change under it. */
+static atomic_int g_fixed = -1;
+
 rlx_status rlx_cpu_qgemm_kernel_choose(const char *name) {
     static const char *const names[RLX_CPU_QGEMM_KERNELS] = { "portable", "avx2", "vnni", "amx" };
-    if (!name || strcmp(name, "auto") == 0) {
-        atomic_store_explicit(&g_kernel, (int)default_kernel(), memory_order_relaxed);
+    bool is_auto = !name || strcmp(name, "auto") == 0;
+    int want = is_auto ? (int)default_kernel() : -1;
+    for (int k = 0; !is_auto && k < RLX_CPU_QGEMM_KERNELS; k++)
+        if (strcmp(name, names[k]) == 0) want = k;
+    if (want < 0)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "cpu.qgemm_kernel=%s: not a kernel (auto, portable, avx2, vnni, amx)",
+                        name);
+    if (!cpu_runs((rlx_cpu_qgemm_kernel)want))
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "cpu.qgemm_kernel=%s: this CPU, OS or build cannot run it", name);
+    int fixed = -1;
+    if (atomic_compare_exchange_strong(&g_fixed, &fixed, want)) {
+        atomic_store_explicit(&g_kernel, want, memory_order_relaxed);
         return RLX_OK;
     }
-    for (int k = 0; k < RLX_CPU_QGEMM_KERNELS; k++) {
-        if (strcmp(name, names[k]) != 0) continue;
-        if (rlx_cpu_qgemm_kernel_set((rlx_cpu_qgemm_kernel)k)) return RLX_OK;
-        return rlx_fail(RLX_ERR_UNSUPPORTED, "cpu.qgemm_kernel=%s: this CPU, OS or build cannot run it", name);
-    }
-    return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "cpu.qgemm_kernel=%s: not a kernel (auto, portable, avx2, vnni, amx)",
-                    name);
+    if (is_auto || fixed == want) return RLX_OK; /* auto takes the process's kernel */
+    return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                    "cpu.qgemm_kernel=%s: the int8 kernel is per process and already '%s' (by an earlier session or "
+                    "RLX_CPU_QGEMM_KERNEL)",
+                    name, names[fixed]);
 }
 
 static qgemm_kernel_fn *kernel_fn(void) {

@@ -185,10 +185,12 @@ size_t rlx_cpu_qgemm_amx_min_k_set(size_t min_k);
 bool rlx_cpu_qgemm_amx_for(size_t k);
 
 /* The option cpu.qgemm_kernel: "auto" (the first pick of
- * rlx_cpu_qgemm_kernel_get), "portable", "avx2", "vnni" or "amx".
- * errors: RLX_ERR_UNSUPPORTED when this CPU, OS or build cannot run the
- * kernel named (nothing changes), RLX_ERR_INVALID_ARGUMENT for another
- * name. */
+ * rlx_cpu_qgemm_kernel_get), "portable", "avx2", "vnni" or "amx". Per
+ * process: the first call fixes the kernel; a later call with "auto" or
+ * the same kernel keeps it, one naming another kernel fails (nothing
+ * changes). errors: RLX_ERR_UNSUPPORTED when this CPU, OS or build cannot
+ * run the kernel named, RLX_ERR_INVALID_ARGUMENT for another name or a
+ * kernel other than the one an earlier call fixed. */
 rlx_status rlx_cpu_qgemm_kernel_choose(const char *name);
 
 #endif
