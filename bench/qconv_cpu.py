@@ -26,7 +26,7 @@ from onnx import helper as H
 from onnx import numpy_helper as NH
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from qconv_gpu import ort_session_ms  # noqa: E402
+from qconv_gpu import ort_session_ms, write_qmodel  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -46,26 +46,6 @@ SHAPES = [
     ("dw5x5 384 8x8", 384, 384, 5, 1, 2, 384, 8),
     ("3x3 g4 64->64 32x32", 64, 64, 3, 1, 1, 4, 32),
 ]
-
-
-def write_model(d, name, cin, cout, k, s, p, g, hw, rng):
-    x = rng.integers(0, 256, (1, cin, hw, hw)).astype(np.uint8)
-    w = rng.integers(-127, 128, (cout, cin // g, k, k)).astype(np.int8)
-    sw = rng.uniform(0.002, 0.01, cout).astype(np.float32)
-    inits = [NH.from_array(np.array(0.02, np.float32), "sx"), NH.from_array(np.array(128, np.uint8), "zx"),
-             NH.from_array(w, "w"), NH.from_array(sw, "sw"), NH.from_array(np.zeros(cout, np.int8), "zw"),
-             NH.from_array(np.array(0.05 * np.sqrt(cin // g * k * k) / 8, np.float32), "sy"),
-             NH.from_array(np.array(128, np.uint8), "zy"),
-             NH.from_array(rng.integers(-2000, 2000, cout).astype(np.int32), "b")]
-    node = H.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"], ["y"],
-                       kernel_shape=[k, k], strides=[s, s], pads=[p] * 4, group=g)
-    gr = H.make_graph([node], "q", [H.make_tensor_value_info("x", T.UINT8, list(x.shape))],
-                      [H.make_tensor_value_info("y", T.UINT8, None)], inits)
-    tag = name.replace(" ", "_").replace(">", "").replace("-", "")
-    mp, xp = os.path.join(d, tag + ".onnx"), os.path.join(d, tag + "_x.npy")
-    onnx.save(H.make_model(gr, opset_imports=[H.make_opsetid("", 13)], ir_version=8), mp)
-    np.save(xp, x)
-    return mp, xp
 
 
 def rlx_ms(rlx, model, x, threads, iters):
@@ -106,7 +86,7 @@ def main() -> int:
     for s in SHAPES:
         if a.only and a.only not in s[0]:
             continue
-        mp, xp = write_model(d, *s, rng)
+        mp, xp = write_qmodel(d, *s, False, rng)[:2]
         so = ort.SessionOptions()
         so.intra_op_num_threads = a.threads
         sess = ort.InferenceSession(mp, so, providers=["CPUExecutionProvider"])

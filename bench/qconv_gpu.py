@@ -43,8 +43,9 @@ SHAPES = [
 ]
 
 
-def write_models(d, name, cin, cout, k, s, p, g, hw, integer, rng):
-    """The integer model and its f32 twin; returns (int path, f32 path, input .npy paths)."""
+def write_qmodel(d, name, cin, cout, k, s, p, g, hw, integer, rng):
+    """The integer model (ConvInteger, or QLinearConv with uint8 x and y, per-channel int8 w, int32 bias) and its
+    input; returns (model path, input .npy path, input shape, weight shape, Conv attributes, file tag)."""
     x = rng.integers(0, 256, (1, cin, hw, hw)).astype(np.uint8)
     w = rng.integers(-127, 128, (cout, cin // g, k, k)).astype(np.int8)
     attrs = dict(kernel_shape=[k, k], strides=[s, s], pads=[p] * 4, group=g)
@@ -69,11 +70,17 @@ def write_models(d, name, cin, cout, k, s, p, g, hw, integer, rng):
     onnx.save(H.make_model(gr, opset_imports=[H.make_opsetid("", 13)], ir_version=8), qp)
     xp = os.path.join(d, tag + "_x.npy")
     np.save(xp, x)
-    xf = rng.uniform(-1, 1, x.shape).astype(np.float32)
+    return qp, xp, x.shape, w.shape, attrs, tag
+
+
+def write_models(d, name, cin, cout, k, s, p, g, hw, integer, rng):
+    """The integer model and its f32 twin; returns (int path, f32 path, input .npy paths)."""
+    qp, xp, x_shape, w_shape, attrs, tag = write_qmodel(d, name, cin, cout, k, s, p, g, hw, integer, rng)
+    xf = rng.uniform(-1, 1, x_shape).astype(np.float32)
     gf = H.make_graph([H.make_node("Conv", ["x", "w"], ["y"], **attrs)], "f",
-                      [H.make_tensor_value_info("x", T.FLOAT, list(x.shape))],
+                      [H.make_tensor_value_info("x", T.FLOAT, list(x_shape))],
                       [H.make_tensor_value_info("y", T.FLOAT, None)],
-                      [NH.from_array(rng.uniform(-1, 1, w.shape).astype(np.float32), "w")])
+                      [NH.from_array(rng.uniform(-1, 1, w_shape).astype(np.float32), "w")])
     fp = os.path.join(d, tag + "_f32.onnx")
     onnx.save(H.make_model(gf, opset_imports=[H.make_opsetid("", 13)], ir_version=8), fp)
     xfp = os.path.join(d, tag + "_xf.npy")
