@@ -135,6 +135,11 @@ rlx_status rlx_ictx_set_out_unknown(rlx_infer_ctx *c, int i, rlx_dtype dtype);
 /* Fails with a message that names the node: "node 'x' (Conv): <fmt>". */
 rlx_status rlx_ictx_fail(const rlx_infer_ctx *c, const char *fmt, ...) RLX_PRINTF(2, 3);
 
+/* Pre-opset-7 broadcasting of binary node n (broadcast=1 with `axis`, or
+ * PRelu-6's slope): sets *axis to where B's dims line up with A's and
+ * returns whether B fits there (each dim equal to A's or 1). */
+bool rlx_legacy_bcast_axis(const rlx_node *n, const rlx_value *a, const rlx_value *b, int64_t *axis);
+
 /* Multidirectional (numpy) broadcast of two shapes (ONNX "Broadcasting").
  * Symbolic dims combine: equal symbols stay, 1 and s gives s, static n > 1
  * and a symbol gives n. Returns false if the static dims conflict. */

@@ -28,25 +28,13 @@ rlx_status rlx_pass_legacy(rlx_graph *g, int *changed) {
         rlx_node *n = &g->nodes[i];
         const rlx_value *a = rlx_node_input(g, n, 0), *b = rlx_node_input(g, n, 1);
         if (!a || !b || a->rank < 0 || b->rank < 0) continue;
+        bool legacy_bin = is_legacy_binary(n) && rlx_attr_int(n, "broadcast", 0) != 0;
+        bool prelu6 = n->op == RLX_OP_PRelu && n->version < 7;
+        if (!legacy_bin && !prelu6) continue;
         int64_t axis;
-        if (is_legacy_binary(n) && rlx_attr_int(n, "broadcast", 0) != 0) {
-            axis = rlx_attr_int(n, "axis", a->rank - b->rank);
-        } else if (n->op == RLX_OP_PRelu && n->version < 7 && b->rank == 1 &&
-                   a->rank > 2 && b->dims[0] != 1) {
-            axis = 1; /* PRelu-6: a slope of C values applies along the channel axis */
-        } else {
-            continue;
-        }
-        if (axis < 0) axis += a->rank;
-        if (axis < 0 || axis + b->rank > a->rank)
-            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: broadcast axis %lld does not fit input ranks %d and %d",
-                            rlx_node_desc(n), (long long)axis, a->rank, b->rank);
-        for (int k = 0; k < b->rank; k++) { /* B's dims must equal A's from axis on, or be 1 */
-            int64_t da = a->dims[axis + k], db = b->dims[k];
-            if (da >= 0 && db >= 0 && db != 1 && db != da)
-                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: legacy broadcast of B dim %d (%lld) onto A dim %lld (%lld)",
-                                rlx_node_desc(n), k, (long long)db, (long long)(axis + k), (long long)da);
-        }
+        if (!rlx_legacy_bcast_axis(n, a, b, &axis)) /* shape inference refuses these already */
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input B does not broadcast onto A from axis %lld",
+                            rlx_node_desc(n), (long long)axis);
         int64_t trailing = a->rank - axis - b->rank;
         if (trailing == 0) continue;
         /* B' = Unsqueeze(B, axes = [rank(B) .. rank(B) + trailing)) */

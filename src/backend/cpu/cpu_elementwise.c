@@ -243,11 +243,28 @@ typedef struct bcast {
     int nin;
 } bcast;
 
-static void bcast_init(bcast *b, const rlx_tensor *out, const rlx_tensor *const *ins, int nin) {
+/* Fails (a shape inference bug, never a read past an input) when an input
+ * does not broadcast to the output's shape. */
+static rlx_status bcast_init(rlx_cpu_kctx *k, bcast *b, const rlx_tensor *out, const rlx_tensor *const *ins, int nin) {
     b->rank = out->rank;
     b->nin = nin;
     memcpy(b->dims, out->dims, sizeof b->dims);
-    for (int j = 0; j < nin; j++) rlx_broadcast_strides(ins[j]->dims, ins[j]->rank, out->rank, b->st[j]);
+    for (int j = 0; j < nin; j++) {
+        const rlx_tensor *x = ins[j];
+        bool fits = x->rank <= out->rank;
+        for (int d = 0; fits && d < x->rank; d++) {
+            int64_t dx = x->dims[d], dy = out->dims[out->rank - x->rank + d];
+            fits = dx == dy || dx == 1;
+        }
+        if (!fits) {
+            char sx[96], sy[96];
+            return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "input %d of shape %s does not broadcast to the output's %s", j,
+                                rlx_shape_str(x->dims, x->rank, sx, sizeof sx),
+                                rlx_shape_str(out->dims, out->rank, sy, sizeof sy));
+        }
+        rlx_broadcast_strides(x->dims, x->rank, out->rank, b->st[j]);
+    }
+    return RLX_OK;
 }
 
 /* Visits every output element: idx is the flat output index, off[j] the flat
@@ -356,7 +373,7 @@ static rlx_status binary_run(rlx_cpu_kctx *k, bin_op op) {
     rlx_tensor *y = k->out[0];
     const rlx_tensor *ins[2] = { a, b };
     bcast bc;
-    bcast_init(&bc, y, ins, 2);
+    RLX_TRY(bcast_init(k, &bc, y, ins, 2));
     if (a->dtype == RLX_DTYPE_F32 && b->dtype == RLX_DTYPE_F32 && y->dtype == RLX_DTYPE_F32) {
         bin_job j = { &bc, a->data, b->data, y->data, op };
         size_t inner = bc.rank ? (size_t)bc.dims[bc.rank - 1] : 1, rows = inner ? rlx_tensor_numel(y) / inner : 0;
@@ -432,7 +449,7 @@ static rlx_status variadic_run(rlx_cpu_kctx *k, bin_op op, bool mean) {
         if (!x) continue;
         const rlx_tensor *ins[1] = { x };
         bcast bc;
-        bcast_init(&bc, y, ins, 1);
+        RLX_TRY(bcast_init(k, &bc, y, ins, 1));
         bool first = (j == 0);
         if (y->dtype == RLX_DTYPE_F32) {
             const float *px = x->data;
@@ -482,7 +499,7 @@ static rlx_status bitwise_run(rlx_cpu_kctx *k, int op) {
     rlx_tensor *y = k->out[0];
     const rlx_tensor *ins[2] = { a, b };
     bcast bc;
-    bcast_init(&bc, y, ins, 2);
+    RLX_TRY(bcast_init(k, &bc, y, ins, 2));
     uint64_t mask = int_mask(y->dtype);
     size_t bits = rlx_dtype_size(y->dtype) * 8;
     BCAST_FOR(&bc, i, off, {
@@ -517,7 +534,7 @@ static rlx_status k_where(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     const rlx_tensor *ins[3] = { c, a, b };
     bcast bc;
-    bcast_init(&bc, y, ins, 3);
+    RLX_TRY(bcast_init(k, &bc, y, ins, 3));
     size_t es = rlx_dtype_size(y->dtype);
     const uint8_t *pc = c->data;
     const char *pa = a->data, *pb = b->data;
