@@ -6,7 +6,7 @@
 #   make test-asan    the CPU tests under ASan + UBSan (build-asan/), and the
 #                     fuzz seeds and regression inputs through the harnesses
 #   make test-tsan    the concurrency tests under ThreadSanitizer (build-tsan/)
-#   make fuzz-short   each libFuzzer harness for FUZZ_SECONDS (60; build-fuzz/)
+#   make fuzz-short   each libFuzzer harness for FUZZ_SECONDS (60; build-fuzz/), seed FUZZ_SEED (1)
 #   make check-sanitizers   all three
 # Other targets: setup, build, clean. BUILD=dir picks the build folder;
 # SANITIZE=1 builds with AddressSanitizer + UBSan (in build-asan/ unless
@@ -18,6 +18,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
 FUZZ_SECONDS ?= 60
+FUZZ_SEED ?= 1
 # what test-asan runs: every test but those on lavapipe (GPU), the Python
 # ones (they load the plain build's library), the slow suites and the
 # install test (its consumers link librlx.a without the sanitizer runtime)
@@ -57,7 +58,7 @@ test-tsan: setup
 	    ctest --output-on-failure -j$(JOBS) -R '$(TSAN_TESTS)'
 
 fuzz-short: setup
-	scripts/fuzz.sh -t $(FUZZ_SECONDS)
+	scripts/fuzz.sh -t $(FUZZ_SECONDS) -s $(FUZZ_SEED)
 
 check-sanitizers: test-asan test-tsan fuzz-short
 

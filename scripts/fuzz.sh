@@ -8,6 +8,9 @@
 #
 # Options:
 #   -t SECONDS   time per harness (default 60)
+#   -s SEED      libFuzzer's random seed (default: a new one per run); with a
+#                fixed seed the same build mutates the same inputs in the
+#                same order, so a finding repeats (make fuzz-short: seed 1)
 #   -j N         libFuzzer's fork mode with N processes per harness: keeps
 #                going after a finding (default: one process, which stops
 #                at the first finding)
@@ -29,14 +32,16 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 T=60
 J=0
+SEED=
 BUILD_ONLY=0
 HARNESSES=()
 while [ $# -gt 0 ]; do
   case "$1" in
     -t) T=$2; shift 2 ;;
     -j) J=$2; shift 2 ;;
+    -s) SEED=$2; shift 2 ;;
     --build-only) BUILD_ONLY=1; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     onnx|npy|tensor_pb) HARNESSES+=("$1"); shift ;;
     *) echo "fuzz.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -57,8 +62,9 @@ for h in "${HARNESSES[@]}"; do
   mkdir -p "$DIR/corpus/$h" "$DIR/findings/$h"
   mkdir -p "$DIR/logs"
   log="$DIR/logs/fuzz_$h-$(date +%Y%m%d-%H%M%S).log"
-  fork=()
-  [ "$J" -gt 0 ] && fork=(-fork="$J" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+  extra=()
+  [ "$J" -gt 0 ] && extra=(-fork="$J" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+  [ -n "$SEED" ] && extra+=(-seed="$SEED")
   echo "fuzz.sh: $h for ${T}s (log: $log)" >&2
   # -timeout 20: a bounded run of a small model never needs that long;
   # -rss_limit_mb 2560: the sanitizer allocator refuses single allocations
@@ -68,7 +74,7 @@ for h in "${HARNESSES[@]}"; do
   # shellcheck disable=SC2086
   "$DIR/tests/fuzz/fuzz_$h" "$DIR/corpus/$h" "$DIR/seeds/$h" -max_total_time="$T" -timeout=20 \
       -rss_limit_mb=2560 -max_len=65536 -print_final_stats=1 -artifact_prefix="$DIR/findings/$h/" \
-      "${fork[@]}" ${FUZZ_ARGS:-} >"$log" 2>&1
+      "${extra[@]}" ${FUZZ_ARGS:-} >"$log" 2>&1
   rc=$?
   set -e
   execs=$(grep -E "^#[0-9]+" "$log" | tail -1 || true)
