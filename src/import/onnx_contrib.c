@@ -940,6 +940,17 @@ static rlx_status x_qlinear_softmax(cx *c) {
     /* a zero X_scale makes onnxruntime's table of exponentials NaN (arbitrary levels): refused */
     RLX_TRY(check_triple(c, 0, "X", "X_scale", "x_zero_point", RLX_QSCALE_REQUANT, &x));
     RLX_TRY(check_scale(c, 3, "y_scale", 0, RLX_QSCALE_REQUANT));
+    /* onnxruntime's table of exponentials assumes a positive X_scale: with
+     * a negative one its entries grow past the largest float once the
+     * inputs spread over a few levels (255 * |X_scale| > 5 at the most),
+     * and it returns zeros or wrong levels where rlx's softmax is the true
+     * one; refused rather than differ */
+    const rlx_value *xsv = val(c, in_id(c, 1));
+    if (xsv->konst && rlx_tensor_get_f64(xsv->konst, 0) < 0)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: X_scale is %g: a negative X_scale is not supported (onnxruntime's "
+                        "table-based softmax assumes a positive scale and returns zeros or wrong levels for it once "
+                        "the inputs spread over a few levels; rlx would give the true softmax, so it refuses rather "
+                        "than differ)", c->label, rlx_tensor_get_f64(xsv->konst, 0));
     rlx_dtype dt = val(c, x)->dtype;
     RLX_TRY(check_zp(c, 4, "y_zero_point", dt, 0));
     int64_t opset = attr_i(c, "opset"), axis = given(c, "axis") ? attr_i(c, "axis") : opset < 13 ? 1 : -1;
@@ -1936,7 +1947,8 @@ static const rlx_contrib_def k_contrib[] = {
       "Softmax of DequantizeLinear(X) (opset < 13: over the dims from axis on, through Flatten and Reshape), Mul by "
       "floor(1 / y_scale) as onnxruntime does, QuantizeLinear(., 1, y_zero_point); onnxruntime sums a table of "
       "exponentials instead, so a level can differ by 1. Constant scales finite and nonzero (a zero X_scale makes "
-      "onnxruntime's table NaN: arbitrary levels).",
+      "onnxruntime's table NaN: arbitrary levels), X_scale positive (onnxruntime's table overflows for a negative "
+      "one: zeros or wrong levels; a run-time negative X_scale gives the true softmax).",
       { A_OPT("axis", RLX_ATTR_INT), A_REQ("opset") } },
     { MS, "QLinearWhere", 1, 9, 9, 1, 1, x_qlinear_where,
       "QuantizeLinear(Where(condition, DequantizeLinear(X), DequantizeLinear(Y)), z_scale, z_zp): onnxruntime's "

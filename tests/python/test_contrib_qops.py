@@ -24,7 +24,8 @@ the reference is the zero point) gives the zero point. Refused at load,
 naming the node, the scale and why: a zero or NaN output scale (y_scale,
 z_scale: a division with no integer result, onnxruntime casts inf or NaN),
 a NaN operand scale of an integer output, QLinearSoftmax's zero X_scale
-(onnxruntime's table of exponentials is NaN) and QLinearGlobalAveragePool's
+(onnxruntime's table of exponentials is NaN) or negative X_scale (the table
+overflows: zeros where the true softmax is not), QLinearGlobalAveragePool's
 zero x_scale (onnxruntime refuses it). Also: zero points of the wrong shape
 or type and a y_zero_point without y_scale fail the load naming the node;
 `rlx ops` lists the new ops.
@@ -234,6 +235,12 @@ bad("bad_softmax_zero_scale", [node("QLinearSoftmax", ["x", "xs", "xz", "ys", "y
     {"x": qdata(np.uint8, 2, 8)}, {"xs": np.array(0, np.float32), "xz": zp(np.uint8),
                                    "ys": np.array(1 / 256, np.float32), "yz": np.array(0, np.uint8)},
     {"y": U8}, "'qlinearsoftmax'", "X_scale", "finite and nonzero")
+# a negative X_scale: onnxruntime's table overflows (zeros, where the true softmax is not); refused
+bad("bad_softmax_negative_scale", [node("QLinearSoftmax", ["x", "xs", "xz", "ys", "yz"], ["y"], opset=13)],
+    {"x": qdata(np.uint8, 2, 8)}, {"xs": np.array(-0.1, np.float32), "xz": zp(np.uint8),
+                                   "ys": np.array(1 / 256, np.float32), "yz": np.array(0, np.uint8)},
+    {"y": U8}, "'qlinearsoftmax'", "X_scale is -0.1", "negative X_scale is not supported",
+    "RLX_ERR_UNSUPPORTED")
 bad("bad_where_z_scale", [node("QLinearWhere", ["c", "x", "xs", "xz", "x", "xs", "xz", "zs", "xz"], ["z"])],
     {"c": np.ones((2, 3), np.bool_), "x": qdata(np.uint8, 2, 3)},
     {"xs": scale(), "xz": zp(np.uint8), "zs": np.array(np.nan, np.float32)}, {"z": U8}, "'qlinearwhere'",
