@@ -28,15 +28,18 @@ a NaN operand scale of an integer output, QLinearSoftmax's zero X_scale
 overflows: zeros where the true softmax is not), QLinearGlobalAveragePool's
 zero x_scale (onnxruntime refuses it). Also: zero points of the wrong shape
 or type and a y_zero_point without y_scale fail the load naming the node;
-`rlx ops` lists the new ops.
+`rlx info` lists QGemm nodes as the file writes them (text and --json), the
+ops they became beside them; `rlx ops` lists the new ops.
 
 RLX_CONTRIB_DEVICES=cpu limits the devices; RLX_CONTRIB_ONLY=prefix runs
 the cases whose name starts with it. Skips (exit 77) while rlx is not
 built."""
+import json
 import os
 import sys
 
 import numpy as np
+from onnx import helper as H
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ocr_ref as R  # noqa: E402
@@ -249,6 +252,30 @@ bad("bad_where_zp", [node("QLinearWhere", ["c", "x", "xs", "xz", "x", "xs", "xz"
     {"c": np.ones((2, 3), np.bool_), "x": qdata(np.uint8, 2, 3)},
     {"xs": scale(), "xz": zp(np.uint8), "zz": np.zeros((2, 2), np.uint8)}, {"z": U8}, "'qlinearwhere'",
     "z_zero_point")
+
+# ---------------------------------------------------------------- rlx info
+# the nodes as the file writes them: two QGemm (com.microsoft) and an Identity count as such, each QGemm's
+# expansion listed beside its row (issue 12.4: the list held only the ops they became)
+if not ONLY:
+    qg2 = dict(base, b2=qdata(np.int8, 5, 5))
+    pi = model("info_qgemm", [node("QGemm", QG, ["h"]), H.make_node("Identity", ["h"], ["r"], name="identity"),
+                              node("QGemm", ["r", "ys", "yz", "b2", "bs", "bz", "", "ys", "yz"], ["y"])],
+               {"a": A8}, {"y": U8}, qg2)
+    rc, so, se = R.run([RLX, "info", pi])
+    rows = {ln.split()[0]: ln for ln in so.splitlines() if ln.startswith("  ") and len(ln.split()) >= 2}
+    qrow = rows.get("com.microsoft.QGemm", "")
+    C.check(rc == 0 and "nodes: 3 (2 op types) as the file writes them; imported as " in so and
+            qrow.split()[1:2] == ["2"] and "(expanded at import into" in qrow and "MatMulInteger x2" in qrow and
+            rows.get("Identity", "").split()[1:2] == ["1"] and "MatMulInteger" not in rows,
+            "rlx info lists QGemm as the file writes it:\n" + so + se)
+    rc, so, se = R.run([RLX, "info", pi, "--json"])
+    d = json.loads(so) if rc == 0 else {}
+    ops = {(o["domain"], o["op"]): o for o in d.get("ops", [])}
+    q = ops.get(("com.microsoft", "QGemm"), {})
+    C.check(d.get("nodes") == 3 and d.get("imported_nodes", 0) > 3 and q.get("count") == 2 and
+            {(o["op"], o["count"]) for o in q.get("imported_as", [])} >= {("MatMulInteger", 2)} and
+            ops.get(("", "Identity"), {}).get("count") == 1 and ("", "MatMulInteger") not in ops,
+            "rlx info --json lists QGemm as the file writes it: %s" % so[:1500])
 
 # ---------------------------------------------------------------- rlx ops
 if not ONLY:
