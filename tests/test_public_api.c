@@ -272,6 +272,11 @@ static void test_model_inspection(void) {
     CHECK(strcmp(nd.op, "Conv") == 0 && strcmp(nd.name, "conv") == 0 && strcmp(nd.domain, "") == 0);
     CHECK_FAILS(rlx_model_node_info(m, 4, &nd), RLX_ERR_INVALID_ARGUMENT, "range");
     CHECK(nd.op == NULL);
+    rlx_node_origin org = { .expansion = 7 };
+    CHECK_OK(rlx_model_node_origin(m, 0, &org)); /* as written: no expansion */
+    CHECK(org.expansion == 0 && strcmp(org.op, "") == 0 && strcmp(org.domain, "") == 0);
+    CHECK_FAILS(rlx_model_node_origin(m, 4, &org), RLX_ERR_INVALID_ARGUMENT, "range");
+    CHECK(org.op == NULL && org.expansion == 0);
     FILE *f = tmpfile();
     if (f) {
         CHECK_OK(rlx_model_dump(m, f));

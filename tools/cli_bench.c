@@ -142,6 +142,26 @@ static summary summarise(double *v, size_t n) {
 
 static void json_str(FILE *f, const char *s) { cli_json_string(f, s); }
 
+/* The floating-point dtypes of the model's inputs and outputs, in the
+ * order f32, f16, bf16, f64 (what the model computes in; gpu.f16 is a
+ * separate matter: f16 storage of the weights of an f32 model). */
+static size_t model_float_dtypes(const rlx_model *m, rlx_dtype *out) {
+    static const rlx_dtype kinds[] = { RLX_DTYPE_F32, RLX_DTYPE_F16, RLX_DTYPE_BF16, RLX_DTYPE_F64 };
+    bool seen[4] = { false };
+    for (int io = 0; io < 2; io++) {
+        size_t n = io ? rlx_model_num_outputs(m) : rlx_model_num_inputs(m);
+        for (size_t i = 0; i < n; i++) {
+            rlx_value_info vi;
+            if (io ? rlx_model_output_info(m, i, &vi) : rlx_model_input_info(m, i, &vi)) continue;
+            for (int k = 0; k < 4; k++) seen[k] |= vi.dtype == kinds[k];
+        }
+    }
+    size_t n = 0;
+    for (int k = 0; k < 4; k++)
+        if (seen[k]) out[n++] = kinds[k];
+    return n;
+}
+
 static void json_summary(cli_json *j, const char *name, const summary *s) {
     if (!s->n) {
         cli_json_s(j, name, NULL);
@@ -552,6 +572,11 @@ int cli_cmd_bench(int argc, char **argv) {
         cli_json_b(j, "gpu_timing", es.gpu_timing);
         cli_json_b(j, "timing_inside_passes", es.timing_inside_passes);
         cli_json_b(j, "f16_mode", es.f16_mode);
+        rlx_dtype fdt[4];
+        size_t n_fdt = model_float_dtypes(m, fdt);
+        cli_json_arr(j, "model_float_dtypes");
+        for (size_t k = 0; k < n_fdt; k++) cli_json_s(j, NULL, rlx_dtype_name(fdt[k]));
+        cli_json_end_arr(j);
         cli_json_s(j, "cooperative_matrix", es.gemm_note ? es.gemm_note : "");
         cli_json_i(j, "warmup", o.m.warmup);
         json_summary(j, "wall_ms", &sw);
@@ -590,9 +615,19 @@ int cli_cmd_bench(int argc, char **argv) {
                    es.n_pipelines_new, es.n_pipelines_reused, cli_time_str(es.pipelines_driver_s, tb[4], sizeof tb[4]),
                    cli_time_str(es.buffers_s, tb[3], sizeof tb[3]), cli_time_str(es.bind_groups_s, tb[0], sizeof tb[0]));
         printf("\n  first run     %s (compile included)\n", cli_time_str(t_first, tb[0], sizeof tb[0]));
-        if (have_es && is_gpu)
-            printf("f16 mode: %s; cooperative-matrix GEMM: %s\n", es.f16_mode ? "on" : "off",
+        if (have_es && is_gpu) {
+            /* gpu.f16 stores the weights of an f32 model as binary16; what
+             * the model itself computes in is its dtype, said apart */
+            rlx_dtype fdt[4];
+            size_t n_fdt = model_float_dtypes(m, fdt);
+            char dts[64] = "";
+            size_t o_ = 0;
+            for (size_t k = 0; k < n_fdt && o_ < sizeof dts; k++)
+                o_ += (size_t)snprintf(dts + o_, sizeof dts - o_, "%s%s", k ? " and " : "", rlx_dtype_name(fdt[k]));
+            printf("gpu.f16 (f16 storage for the weights of f32 models): %s; model inputs/outputs: %s; "
+                   "cooperative-matrix GEMM: %s\n", es.f16_mode ? "on" : "off", n_fdt ? dts : "no floats",
                    es.gemm_note && *es.gemm_note ? es.gemm_note : "off");
+        }
         if (have_es)
             printf("plan: %zu dispatches in %zu GPU submits, %zu CPU steps; arena %llu bytes, weights %llu bytes, "
                    "scratch %llu bytes\n",

@@ -18,7 +18,9 @@ static void print_help(FILE *f) {
             "Loads an ONNX model (shapes inferred, graph verified) and prints: the opset\n"
             "of the default domain; each graph input and output with dtype and shape\n"
             "(symbolic dims by name, '?' for an unnamed dynamic dim); the node count per\n"
-            "op type; the initializer count and bytes; and the other constant values\n"
+            "op type as the file writes them (a com.microsoft contrib op under its own\n"
+            "name, with the nodes the import expanded it into beside it); the\n"
+            "initializer count and bytes; and the other constant values\n"
             "(from Constant nodes) with their bytes.\n"
             "\n"
             "options:\n"
@@ -413,43 +415,113 @@ int cli_cmd_info(int argc, char **argv) {
     print_values(m, true, j);
     print_values(m, false, j);
 
+    /* the nodes as the file writes them: a node that the import expanded
+     * (a com.microsoft contrib op) counts once under its own op, the nodes
+     * it became listed beside it, as onnxruntime's tools count them */
     op_count *counts = calloc(ms.n_nodes + 1, sizeof *counts);
-    if (!counts) {
+    op_count *made = calloc(ms.n_nodes + 1, sizeof *made); /* per expanded op: the ops it became */
+    size_t *made_of = calloc(ms.n_nodes + 1, sizeof *made_of), *seen = calloc(ms.n_nodes + 1, sizeof *seen);
+    if (!counts || !made || !made_of || !seen) {
+        free(counts);
+        free(made);
+        free(made_of);
+        free(seen);
         rlx_model_destroy(m);
         cli_error("out of memory");
         return CLI_EXIT_FAILURE;
     }
-    size_t n_ops = 0;
+    size_t n_ops = 0, n_made = 0, n_seen = 0, imported = 0;
     for (size_t i = 0; i < ms.n_nodes; i++) {
         rlx_node_info nd;
-        if (rlx_model_node_info(m, i, &nd)) continue;
+        rlx_node_origin org;
+        if (rlx_model_node_info(m, i, &nd) || rlx_model_node_origin(m, i, &org)) continue;
+        imported++;
+        const char *dom = org.expansion ? org.domain : nd.domain, *op = org.expansion ? org.op : nd.op;
         size_t k = 0;
-        while (k < n_ops && !(strcmp(counts[k].op, nd.op) == 0 && strcmp(counts[k].domain, nd.domain) == 0)) k++;
-        if (k == n_ops) counts[n_ops++] = (op_count){ nd.domain, nd.op, 0 };
-        counts[k].n++;
+        while (k < n_ops && !(strcmp(counts[k].op, op) == 0 && strcmp(counts[k].domain, dom) == 0)) k++;
+        if (k == n_ops) counts[n_ops++] = (op_count){ dom, op, 0 };
+        if (!org.expansion) {
+            counts[k].n++;
+            continue;
+        }
+        size_t e = 0; /* one count per file node */
+        while (e < n_seen && seen[e] != org.expansion) e++;
+        if (e == n_seen) {
+            seen[n_seen++] = org.expansion;
+            counts[k].n++;
+        }
+        size_t q = 0;
+        while (q < n_made && !(made_of[q] == k && strcmp(made[q].op, nd.op) == 0 &&
+                               strcmp(made[q].domain, nd.domain) == 0)) q++;
+        if (q == n_made) {
+            made_of[n_made] = k;
+            made[n_made++] = (op_count){ nd.domain, nd.op, 0 };
+        }
+        made[q].n++;
     }
-    qsort(counts, n_ops, sizeof *counts, cmp_count);
+    /* the expansions' ops follow their row once sorted: key by op name */
     size_t live = 0;
     for (size_t k = 0; k < n_ops; k++) live += (size_t)counts[k].n;
+    op_count *sorted = malloc((n_ops + 1) * sizeof *sorted);
+    if (sorted) memcpy(sorted, counts, n_ops * sizeof *counts);
+    if (sorted) qsort(sorted, n_ops, sizeof *sorted, cmp_count);
+    const op_count *rows = sorted ? sorted : counts;
     if (j) {
         cli_json_u(j, "nodes", live);
+        cli_json_u(j, "imported_nodes", imported);
         cli_json_arr(j, "ops");
-        for (size_t k = 0; k < n_ops; k++) {
+        for (size_t r = 0; r < n_ops; r++) {
+            size_t k = 0;
+            while (k < n_ops && !(counts[k].op == rows[r].op && counts[k].domain == rows[r].domain)) k++;
             cli_json_obj(j, NULL);
-            cli_json_s(j, "domain", counts[k].domain);
-            cli_json_s(j, "op", counts[k].op);
-            cli_json_i(j, "count", counts[k].n);
+            cli_json_s(j, "domain", rows[r].domain);
+            cli_json_s(j, "op", rows[r].op);
+            cli_json_i(j, "count", rows[r].n);
+            bool any = false;
+            for (size_t q = 0; q < n_made; q++) {
+                if (made_of[q] != k) continue;
+                if (!any) cli_json_arr(j, "imported_as");
+                any = true;
+                cli_json_obj(j, NULL);
+                cli_json_s(j, "domain", made[q].domain);
+                cli_json_s(j, "op", made[q].op);
+                cli_json_i(j, "count", made[q].n);
+                cli_json_end_obj(j);
+            }
+            if (any) cli_json_end_arr(j);
             cli_json_end_obj(j);
         }
         cli_json_end_arr(j);
     } else {
-        printf("nodes: %zu (%zu op types)\n", live, n_ops);
-        for (size_t k = 0; k < n_ops; k++) {
-            char name[300];
-            snprintf(name, sizeof name, "%s%s%s", counts[k].domain, counts[k].domain[0] ? "." : "", counts[k].op);
-            printf("  %-28s %6d\n", cli_esc(name), counts[k].n);
+        if (n_seen)
+            printf("nodes: %zu (%zu op types) as the file writes them; imported as %zu nodes\n", live, n_ops,
+                   imported);
+        else
+            printf("nodes: %zu (%zu op types)\n", live, n_ops);
+        for (size_t r = 0; r < n_ops; r++) {
+            size_t k = 0;
+            while (k < n_ops && !(counts[k].op == rows[r].op && counts[k].domain == rows[r].domain)) k++;
+            char name[300], as[600] = "";
+            snprintf(name, sizeof name, "%s%s%s", rows[r].domain, rows[r].domain[0] ? "." : "", rows[r].op);
+            size_t o = 0, n_as = 0;
+            for (size_t q = 0; q < n_made && o < sizeof as; q++) {
+                if (made_of[q] != k) continue;
+                n_as += (size_t)made[q].n;
+                o += (size_t)snprintf(as + o, sizeof as - o, "%s%s%s%s", o ? ", " : "", made[q].domain,
+                                      made[q].domain[0] ? "." : "", made[q].op);
+                if (made[q].n > 1 && o < sizeof as) o += (size_t)snprintf(as + o, sizeof as - o, " x%d", made[q].n);
+            }
+            if (n_as)
+                printf("  %-28s %6d  (expanded at import into %zu node%s: %s)\n", cli_esc(name), rows[r].n, n_as,
+                       n_as == 1 ? "" : "s", cli_esc(as));
+            else
+                printf("  %-28s %6d\n", cli_esc(name), rows[r].n);
         }
     }
+    free(sorted);
+    free(made);
+    free(made_of);
+    free(seen);
     free(counts);
 
     char bb[64];

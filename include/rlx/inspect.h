@@ -43,6 +43,25 @@ typedef struct rlx_node_info {
  * errors: RLX_ERR_INVALID_ARGUMENT (index out of range). */
 RLX_API rlx_status rlx_model_node_info(const rlx_model *model, size_t index, rlx_node_info *out_info);
 
+/* Where node `index` (< rlx_model_summary.n_nodes) came from. The import
+ * expands some nodes of the file into several (onnxruntime's com.microsoft
+ * contrib ops, see `rlx ops`): for the nodes it made, op, domain and name
+ * are those of the file's node ("QGemm", "com.microsoft", its name) and
+ * `expansion` a number >= 1 that the nodes made from one file node share;
+ * for a node as the file wrote it op, domain and name are "" and
+ * expansion is 0. Strings borrowed from the model. */
+typedef struct rlx_node_origin {
+    const char *op;
+    const char *domain;
+    const char *name;
+    size_t expansion;
+} rlx_node_origin;
+
+/* Fills *out_origin (cleared on entry).
+ * errors: RLX_ERR_INVALID_ARGUMENT (NULL model or out_origin, index out of
+ *         range). */
+RLX_API rlx_status rlx_model_node_origin(const rlx_model *model, size_t index, rlx_node_origin *out_origin);
+
 /* Writes the model's graph as rlx holds it, as text, to f: values with
  * dtypes and shapes (symbolic dims by name), nodes with their op version
  * and attributes, subgraphs indented. For people: the format may change.

@@ -868,7 +868,10 @@ static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeP
         char name[300];
         if (np->name && *np->name) snprintf(name, sizeof name, "%s", np->name);
         else snprintf(name, sizeof name, "%s_%zu", op, index);
+        size_t first = g->n_nodes;
         st = rlx_onnx_contrib_expand(g, contrib, label, name, in, n_in, out, n_out, attrs, n_attrs);
+        /* `rlx info` lists the op as the file wrote it */
+        if (!st) st = rlx_graph_mark_source(g, domain, op, np->name, first);
         goto done;
     }
     /* the node adopts the attributes, also when it fails */

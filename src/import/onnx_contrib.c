@@ -545,10 +545,17 @@ static bool param_shape_ok(const rlx_value *v, int64_t n) {
     return v->dims[0] < 0 || v->dims[0] == 1 || (n != 0 && (n < 0 || v->dims[0] == n));
 }
 
+/* check_scale's rule for a scale that only multiplies or divides a float
+ * output (MatMulIntegerToFloat, DynamicQuantizeMatMul, QAttention, QGemm
+ * without y_zero_point): any value, IEEE arithmetic (0, inf, NaN give
+ * what they give in onnxruntime's float product). */
+#define SCALE_FLOAT (-1)
+
 /* Input i, a scale: f32, per tensor (or per column of n, see
- * param_shape_ok); when a constant, every element finite and nonzero (the
- * requantization divides and multiplies by it). Missing: an error. */
-static rlx_status check_scale(cx *c, int i, const char *what, int64_t n) {
+ * param_shape_ok); when a constant, every element as `rule` asks (an
+ * rlx_qscale_rule, or SCALE_FLOAT). Run-time scales are not checked: they
+ * run as the expansion's arithmetic takes them. Missing: an error. */
+static rlx_status check_scale(cx *c, int i, const char *what, int64_t n, int rule) {
     int id = in_id(c, i);
     if (id < 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input %s is missing", c->label, what);
     RLX_TRY(need(c, id));
@@ -560,10 +567,11 @@ static rlx_status check_scale(cx *c, int i, const char *what, int64_t n) {
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s must be a scalar or a 1-D tensor of 1%s elements, has rank %d "
                         "(first dim %lld)", c->label, what, n > 0 ? " or N" : "", v->rank,
                         (long long)(v->rank > 0 ? v->dims[0] : 0));
-    int64_t bad = v->konst ? rlx_quant_scale_bad(v->konst, false) : -1;
+    if (rule == SCALE_FLOAT || !v->konst) return RLX_OK;
+    int64_t bad = rlx_quant_scale_bad(v->konst, (rlx_qscale_rule)rule);
     if (bad >= 0)
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s element %lld is %g: a scale must be finite and nonzero",
-                        c->label, what, (long long)bad, rlx_tensor_get_f64(v->konst, (size_t)bad));
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s element %lld is %g: %s", c->label, what, (long long)bad,
+                        rlx_tensor_get_f64(v->konst, (size_t)bad), rlx_quant_scale_rule_text((rlx_qscale_rule)rule));
     return RLX_OK;
 }
 
@@ -597,10 +605,10 @@ static rlx_status q8_input(cx *c, int i, const char *what, int *id) {
 }
 
 /* The usual operand triple (x, scale, zero point) at inputs i, i+1, i+2,
- * all per tensor. */
-static rlx_status check_triple(cx *c, int i, const char *x, const char *s, const char *z, int *id) {
+ * all per tensor; the scale checked by `rule` (check_scale). */
+static rlx_status check_triple(cx *c, int i, const char *x, const char *s, const char *z, int rule, int *id) {
     RLX_TRY(q8_input(c, i, x, id));
-    RLX_TRY(check_scale(c, i + 1, s, 0));
+    RLX_TRY(check_scale(c, i + 1, s, 0, rule));
     return check_zp(c, i + 2, z, val(c, *id)->dtype, 0);
 }
 
@@ -681,9 +689,12 @@ static rlx_status x_qgemm(cx *c) {
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: A and B must be 2-D, have ranks %d and %d", c->label,
                         val(c, a)->rank, val(c, b)->rank);
     int64_t N = static_dim(c, b, tb ? 0 : 1);
-    RLX_TRY(check_scale(c, 1, "a_scale", 0));
+    /* an integer output (y_zero_point given) refuses what has no integer
+     * result; the float output takes any scale, as onnxruntime's product */
+    bool qout = in_id(c, 8) >= 0;
+    RLX_TRY(check_scale(c, 1, "a_scale", 0, qout ? RLX_QSCALE_DEQUANT : SCALE_FLOAT));
     RLX_TRY(check_zp(c, 2, "a_zero_point", val(c, a)->dtype, 0));
-    RLX_TRY(check_scale(c, 4, "b_scale", N));
+    RLX_TRY(check_scale(c, 4, "b_scale", N, qout ? RLX_QSCALE_DEQUANT : SCALE_FLOAT));
     RLX_TRY(check_zp(c, 5, "b_zero_point", val(c, b)->dtype, N));
     int bs = in_id(c, 4), bz = in_id(c, 5), cc = in_id(c, 6), ys = in_id(c, 7), yz = in_id(c, 8);
     if (bz >= 0 && rlx_value_is_static(val(c, bz)) && rlx_value_is_static(val(c, bs)) &&
@@ -695,7 +706,7 @@ static rlx_status x_qgemm(cx *c) {
                         rlx_dtype_name(val(c, cc)->dtype));
     if (yz >= 0 && ys < 0)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: y_zero_point without y_scale", c->label);
-    if (ys >= 0) RLX_TRY(check_scale(c, 7, "y_scale", 0));
+    if (ys >= 0) RLX_TRY(check_scale(c, 7, "y_scale", 0, qout ? RLX_QSCALE_REQUANT : SCALE_FLOAT));
     RLX_TRY(check_zp(c, 8, "y_zero_point", RLX_DTYPE_UNDEFINED, 0));
     static const int64_t t2[2] = { 1, 0 };
     if (ta) RLX_TRY(transpose(c, a, t2, 2, -1, &a));
@@ -716,7 +727,7 @@ static rlx_status int_matmul_float(cx *c, int a, int as, int azp, int bs_i, int 
     int b;
     RLX_TRY(q8_input(c, 1, "B", &b));
     int64_t N = static_dim(c, b, -1);
-    RLX_TRY(check_scale(c, bs_i, "b_scale", N));
+    RLX_TRY(check_scale(c, bs_i, "b_scale", N, SCALE_FLOAT));
     RLX_TRY(check_zp(c, bz_i, "b_zero_point", val(c, b)->dtype, N));
     int bias = in_id(c, bias_i);
     if (bias >= 0 && !rlx_dtype_is_float(val(c, bias)->dtype))
@@ -732,7 +743,7 @@ static rlx_status int_matmul_float(cx *c, int a, int as, int azp, int bs_i, int 
 static rlx_status x_mm_int_to_float(cx *c) {
     int a;
     RLX_TRY(q8_input(c, 0, "A", &a));
-    RLX_TRY(check_scale(c, 2, "a_scale", 0));
+    RLX_TRY(check_scale(c, 2, "a_scale", 0, SCALE_FLOAT));
     RLX_TRY(check_zp(c, 4, "a_zero_point", val(c, a)->dtype, 0));
     return int_matmul_float(c, a, in_id(c, 2), in_id(c, 4), 3, 5, 6);
 }
@@ -811,8 +822,9 @@ static rlx_status move_channels(cx *c, int x, int rank, bool to_first, int *out)
  * mean can put a level 1 apart. */
 static rlx_status x_qlinear_gap(cx *c) {
     int x, y;
-    RLX_TRY(check_triple(c, 0, "X", "x_scale", "x_zero_point", &x));
-    RLX_TRY(check_scale(c, 3, "y_scale", 0));
+    /* onnxruntime refuses a zero x_scale too ("parameter out of computation range") */
+    RLX_TRY(check_triple(c, 0, "X", "x_scale", "x_zero_point", RLX_QSCALE_REQUANT, &x));
+    RLX_TRY(check_scale(c, 3, "y_scale", 0, RLX_QSCALE_REQUANT));
     RLX_TRY(check_zp(c, 4, "y_zero_point", val(c, x)->dtype, 0));
     int rank = val(c, x)->rank;
     bool last = attr_i(c, "channels_last") != 0;
@@ -879,8 +891,8 @@ static rlx_status ort_ceil_pool(cx *c, int x, int y, int rank, bool last, const 
  * attributes, channels_last): see the row's text. */
 static rlx_status x_qlinear_avgpool(cx *c) {
     int x, y;
-    RLX_TRY(check_triple(c, 0, "X", "x_scale", "x_zero_point", &x));
-    RLX_TRY(check_scale(c, 3, "y_scale", 0));
+    RLX_TRY(check_triple(c, 0, "X", "x_scale", "x_zero_point", RLX_QSCALE_DEQUANT, &x));
+    RLX_TRY(check_scale(c, 3, "y_scale", 0, RLX_QSCALE_REQUANT));
     rlx_dtype dt = val(c, x)->dtype;
     RLX_TRY(check_zp(c, 4, "y_zero_point", dt, 0));
     int rank = val(c, x)->rank;
@@ -925,8 +937,20 @@ static rlx_status x_qlinear_avgpool(cx *c) {
  * row's text. */
 static rlx_status x_qlinear_softmax(cx *c) {
     int x, y, k;
-    RLX_TRY(check_triple(c, 0, "X", "X_scale", "x_zero_point", &x));
-    RLX_TRY(check_scale(c, 3, "y_scale", 0));
+    /* a zero X_scale makes onnxruntime's table of exponentials NaN (arbitrary levels): refused */
+    RLX_TRY(check_triple(c, 0, "X", "X_scale", "x_zero_point", RLX_QSCALE_REQUANT, &x));
+    RLX_TRY(check_scale(c, 3, "y_scale", 0, RLX_QSCALE_REQUANT));
+    /* onnxruntime's table of exponentials assumes a positive X_scale: with
+     * a negative one its entries grow past the largest float once the
+     * inputs spread over a few levels (255 * |X_scale| > 5 at the most),
+     * and it returns zeros or wrong levels where rlx's softmax is the true
+     * one; refused rather than differ */
+    const rlx_value *xsv = val(c, in_id(c, 1));
+    if (xsv->konst && rlx_tensor_get_f64(xsv->konst, 0) < 0)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: X_scale is %g: a negative X_scale is not supported (onnxruntime's "
+                        "table-based softmax assumes a positive scale and returns zeros or wrong levels for it once "
+                        "the inputs spread over a few levels; rlx would give the true softmax, so it refuses rather "
+                        "than differ)", c->label, rlx_tensor_get_f64(xsv->konst, 0));
     rlx_dtype dt = val(c, x)->dtype;
     RLX_TRY(check_zp(c, 4, "y_zero_point", dt, 0));
     int64_t opset = attr_i(c, "opset"), axis = given(c, "axis") ? attr_i(c, "axis") : opset < 13 ? 1 : -1;
@@ -961,8 +985,8 @@ static rlx_status x_qlinear_softmax(cx *c) {
  * reduced_zp; axes, keepdims) = Q(ReduceMean(DQ(data))). */
 static rlx_status x_qlinear_reduce_mean(cx *c) {
     int x, y, ax;
-    RLX_TRY(check_triple(c, 0, "data", "data_scale", "data_zero_point", &x));
-    RLX_TRY(check_scale(c, 3, "reduced_scale", 0));
+    RLX_TRY(check_triple(c, 0, "data", "data_scale", "data_zero_point", RLX_QSCALE_DEQUANT, &x));
+    RLX_TRY(check_scale(c, 3, "reduced_scale", 0, RLX_QSCALE_REQUANT));
     RLX_TRY(check_zp(c, 4, "reduced_zero_point", val(c, x)->dtype, 0));
     const rlx_node_attr *axes = given(c, "axes");
     RLX_TRY(dq(c, x, in_id(c, 1), in_id(c, 2), &y));
@@ -984,13 +1008,13 @@ static rlx_status x_qlinear_where(cx *c) {
     if (val(c, cond)->dtype != RLX_DTYPE_BOOL)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: condition has dtype %s, expected bool", c->label,
                         rlx_dtype_name(val(c, cond)->dtype));
-    RLX_TRY(check_triple(c, 1, "X", "x_scale", "x_zero_point", &x));
-    RLX_TRY(check_triple(c, 4, "Y", "y_scale", "y_zero_point", &y));
+    RLX_TRY(check_triple(c, 1, "X", "x_scale", "x_zero_point", RLX_QSCALE_DEQUANT, &x));
+    RLX_TRY(check_triple(c, 4, "Y", "y_scale", "y_zero_point", RLX_QSCALE_DEQUANT, &y));
     rlx_dtype dt = val(c, x)->dtype;
     if (val(c, y)->dtype != dt)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: X and Y have dtypes %s and %s, expected the same", c->label,
                         rlx_dtype_name(dt), rlx_dtype_name(val(c, y)->dtype));
-    RLX_TRY(check_scale(c, 7, "z_scale", 0));
+    RLX_TRY(check_scale(c, 7, "z_scale", 0, RLX_QSCALE_REQUANT));
     RLX_TRY(check_zp(c, 8, "z_zero_point", dt, 0));
     RLX_TRY(dq(c, x, in_id(c, 2), in_id(c, 3), &xf));
     RLX_TRY(dq(c, y, in_id(c, 5), in_id(c, 6), &yf));
@@ -1703,9 +1727,9 @@ static rlx_status attention(cx *c, const attn_io *io) {
     int qkv, outs[3];
     if (io->quant) {
         int64_t n3 = static_dim(c, w, 1);
-        RLX_TRY(check_scale(c, 3, "input_scale", 0));
+        RLX_TRY(check_scale(c, 3, "input_scale", 0, SCALE_FLOAT));
         RLX_TRY(check_zp(c, 6, "input_zero_point", val(c, x)->dtype, 0));
-        RLX_TRY(check_scale(c, 4, "weight_scale", n3));
+        RLX_TRY(check_scale(c, 4, "weight_scale", n3, SCALE_FLOAT));
         RLX_TRY(check_zp(c, 7, "weight_zero_point", val(c, w)->dtype, n3));
         int acc, mult;
         RLX_TRY(mm_integer(c, x, w, in_id(c, 6), in_id(c, 7), &acc));
@@ -1844,7 +1868,7 @@ static const rlx_contrib_def k_contrib[] = {
     { MS, "DynamicQuantizeMatMul", 1, 3, 5, 1, 1, x_dq_matmul,
       "DynamicQuantizeLinear-11 of A (uint8), MatMulInteger, Cast, Mul by a_scale * b_scale (per tensor or per column "
       "of B), Add bias: onnxruntime's arithmetic (f32 product of the int32 sums, then the bias), bit-exact while the "
-      "sums stay below 2^24.",
+      "sums stay below 2^24; any scale, 0, inf and NaN too (IEEE products, as onnxruntime).",
       { { 0 } } },
     { MS, "EmbedLayerNormalization", 1, 7, 9, 1, 3, x_embed_ln,
       "Gathers of the word, position (position_ids, or 0..S-1) and segment embeddings, Adds, LayerNormalization-17; "
@@ -1864,7 +1888,8 @@ static const rlx_contrib_def k_contrib[] = {
         A_INT("rotary_interleaved", 0), A_FLOAT("scale", 0), A_INT("smooth_softmax", -1), A_FLOAT("softcap", 0) } },
     { MS, "MatMulIntegerToFloat", 1, 4, 7, 1, 1, x_mm_int_to_float,
       "MatMulInteger, Cast, Mul by a_scale * b_scale (a_scale per tensor; b_scale per tensor or per column), Add "
-      "bias: onnxruntime's arithmetic, bit-exact while the int32 sums stay below 2^24.",
+      "bias: onnxruntime's arithmetic, bit-exact while the int32 sums stay below 2^24; any scale, 0, inf and NaN too "
+      "(IEEE products, as onnxruntime).",
       { { 0 } } },
     { MS, "MatMulNBits", 1, 3, 6, 1, 1, x_matmul_nbits,
       "bits 4 with uint8 or no zero points: rlx.MatMulNBits on the packed blocks as they are (CPU: GEMV "
@@ -1875,8 +1900,8 @@ static const rlx_contrib_def k_contrib[] = {
     { MS, "QAttention", 1, 5, 9, 1, 2, x_qattention,
       "Attention's expansion with QKV = float(MatMulInteger(input, weight, input_zero_point, weight_zero_point)) * "
       "(input_scale * weight_scale, per tensor or per column) + bias (onnxruntime's arithmetic, as "
-      "MatMulIntegerToFloat), mask_index as Attention's, unidirectional; past / present state and do_rotary not "
-      "supported.",
+      "MatMulIntegerToFloat, any scale), mask_index as Attention's, unidirectional; past / present state and "
+      "do_rotary not supported.",
       { A_INT("do_rotary", 0), A_FLOAT("mask_filter_value", -10000.0), A_REQ("num_heads"),
         A_INT("past_present_share_buffer", 0), A_FLOAT("scale", 0), A_INT("unidirectional", 0) } },
     { MS, "QGemm", 1, 6, 9, 1, 1, x_qgemm,
@@ -1884,7 +1909,9 @@ static const rlx_contrib_def k_contrib[] = {
       "kernel), Cast, Mul by alpha * a_scale * b_scale / y_scale "
       "(b per tensor or per column), then QuantizeLinear(., 1, y_zero_point) (round half to even, saturate); "
       "without y_zero_point the float product (divided by y_scale when given): onnxruntime's arithmetic, bit-exact "
-      "while the int32 sums stay below 2^24.",
+      "while the int32 sums stay below 2^24. Constant scales: the float output takes any (IEEE, as onnxruntime); "
+      "with y_zero_point a_scale and b_scale must be finite (0 gives y_zero_point, as onnxruntime) and y_scale "
+      "finite and nonzero (0 or NaN has no integer result: onnxruntime returns arbitrary levels).",
       { A_FLOAT("alpha", 1.0), A_INT("transA", 0), A_INT("transB", 0) } },
     { MS, "QLinearAdd", 1, 7, 8, 1, 1, x_qlinear_add,
       "QuantizeLinear(DequantizeLinear(A) + DequantizeLinear(B)): one rounding after the f32 sum.", { { 0 } } },
@@ -1893,7 +1920,8 @@ static const rlx_contrib_def k_contrib[] = {
       "(onnxruntime adds the zero point before rounding); channels_last through Transposes. A kernel covering the "
       "static image without padding: onnxruntime's integer mean instead (ReduceSum of x - x_zero_point, Mul by "
       "x_scale / (y_scale * n)). Count_include_pad with ceil_mode: Pad with zeros so that every window is whole, then "
-      "AveragePool (onnxruntime divides by the kernel size also where a window reaches past the end padding).",
+      "AveragePool (onnxruntime divides by the kernel size also where a window reaches past the end padding). "
+      "Constant scales: x_scale finite (0 gives y_zero_point), y_scale finite and nonzero.",
       { { "auto_pad", RLX_ATTR_STRING, false, true, 0, "NOTSET" }, A_INT("ceil_mode", 0), A_INT("channels_last", 0),
         A_INT("count_include_pad", 0), A_REQ_INTS("kernel_shape"), A_OPT("pads", RLX_ATTR_INTS),
         A_OPT("strides", RLX_ATTR_INTS) } },
@@ -1902,25 +1930,30 @@ static const rlx_contrib_def k_contrib[] = {
     { MS, "QLinearGlobalAveragePool", 1, 5, 5, 1, 1, x_qlinear_gap,
       "onnxruntime's integer mean: ReduceSum over the spatial axes of X - x_zero_point (DequantizeLinear with scale "
       "1), Mul by x_scale / (y_scale * n), QuantizeLinear(., 1, y_zero_point): its bits while n * 255 < 2^24; "
-      "spatial sizes unknown at load: QuantizeLinear(GlobalAveragePool(DequantizeLinear(X))).",
+      "spatial sizes unknown at load: QuantizeLinear(GlobalAveragePool(DequantizeLinear(X))). Constant scales "
+      "finite and nonzero (onnxruntime refuses a zero one too).",
       { A_INT("channels_last", 0) } },
     { MS, "QLinearLeakyRelu", 1, 4, 5, 1, 1, x_qlinear_leaky_relu,
       "QuantizeLinear(LeakyRelu(DequantizeLinear(X))).", { A_FLOAT("alpha", 0.01f) } },
     { MS, "QLinearMul", 1, 7, 8, 1, 1, x_qlinear_mul,
       "QuantizeLinear(DequantizeLinear(A) * DequantizeLinear(B)).", { { 0 } } },
     { MS, "QLinearReduceMean", 1, 4, 5, 1, 1, x_qlinear_reduce_mean,
-      "QuantizeLinear(ReduceMean-18(DequantizeLinear(data), axes, keepdims)).",
+      "QuantizeLinear(ReduceMean-18(DequantizeLinear(data), axes, keepdims)). Constant scales: data_scale finite "
+      "(0 gives reduced_zero_point), reduced_scale finite and nonzero.",
       { A_REQ_INTS("axes"), A_REQ("keepdims") } },
     { MS, "QLinearSigmoid", 1, 4, 5, 1, 1, x_qlinear_sigmoid,
       "QuantizeLinear(Sigmoid(DequantizeLinear(X))).", { { 0 } } },
     { MS, "QLinearSoftmax", 1, 4, 5, 1, 1, x_qlinear_softmax,
       "Softmax of DequantizeLinear(X) (opset < 13: over the dims from axis on, through Flatten and Reshape), Mul by "
       "floor(1 / y_scale) as onnxruntime does, QuantizeLinear(., 1, y_zero_point); onnxruntime sums a table of "
-      "exponentials instead, so a level can differ by 1.",
+      "exponentials instead, so a level can differ by 1. Constant scales finite and nonzero (a zero X_scale makes "
+      "onnxruntime's table NaN: arbitrary levels), X_scale positive (onnxruntime's table overflows for a negative "
+      "one: zeros or wrong levels; a run-time negative X_scale gives the true softmax).",
       { A_OPT("axis", RLX_ATTR_INT), A_REQ("opset") } },
     { MS, "QLinearWhere", 1, 9, 9, 1, 1, x_qlinear_where,
       "QuantizeLinear(Where(condition, DequantizeLinear(X), DequantizeLinear(Y)), z_scale, z_zp): onnxruntime's "
-      "bits (Q is elementwise), the Where in f32.", { { 0 } } },
+      "bits (Q is elementwise), the Where in f32. Constant scales: x_scale and y_scale finite (0 gives z_zero_point), "
+      "z_scale finite and nonzero.", { { 0 } } },
     { MS, "QuantizeLinear", 1, 2, 3, 1, 1, x_quantize, "QuantizeLinear-21 (axis passed on when given).",
       { A_OPT("axis", RLX_ATTR_INT) } },
     { MS, "QuickGelu", 1, 1, 1, 1, 1, x_quick_gelu, "X * Sigmoid(alpha X).", { A_FLOAT("alpha", 1.702f) } },

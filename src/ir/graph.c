@@ -102,6 +102,12 @@ void rlx_graph_destroy(rlx_graph *g) {
     }
     for (size_t i = 0; i < g->n_nodes; i++) node_free(&g->nodes[i]);
     for (size_t i = 0; i < g->n_syms; i++) free(g->syms[i]);
+    for (size_t i = 0; i < g->n_sources; i++) {
+        free(g->sources[i].domain);
+        free(g->sources[i].op);
+        free(g->sources[i].name);
+    }
+    free(g->sources);
     free(g->values);
     free(g->nodes);
     free(g->inputs);
@@ -109,6 +115,23 @@ void rlx_graph_destroy(rlx_graph *g) {
     free(g->syms);
     free(g->hash);
     free(g);
+}
+
+rlx_status rlx_graph_mark_source(rlx_graph *g, const char *domain, const char *op, const char *name, size_t first) {
+    RLX_TRY(RLX_GROW(g->sources, g->cap_sources, g->n_sources + 1));
+    rlx_node_source *src = &g->sources[g->n_sources];
+    src->domain = rlx_strdup(domain ? domain : "");
+    src->op = rlx_strdup(op ? op : "");
+    src->name = rlx_strdup(name ? name : "");
+    if (!src->domain || !src->op || !src->name) {
+        free(src->domain);
+        free(src->op);
+        free(src->name);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    g->n_sources++;
+    for (size_t i = first; i < g->n_nodes; i++) g->nodes[i].source = (int)g->n_sources;
+    return RLX_OK;
 }
 
 /* *a = attribute `name` of `type`: INT (i), FLOAT (f), or INTS / FLOATS of

@@ -77,7 +77,18 @@ typedef struct rlx_node {
      * strings and lists of attrs; rlx_node_resolve_params rebuilds them. */
     rlx_node_attr *params;
     bool dead; /* removed by a pass; compacted away by rlx_graph_compact */
+    /* 1 + the index in the graph's `sources` of the node of the model file
+     * that the import expanded into this one (a com.microsoft contrib op);
+     * 0: a node as the file wrote it, or made by a pass. rlx_graph_clone
+     * keeps neither (reports of plans count the plan's own nodes). */
+    int source;
 } rlx_node;
+
+/* A node of the model file that the import expanded into others: what the
+ * file wrote (owned strings). */
+typedef struct rlx_node_source {
+    char *domain, *op, *name;
+} rlx_node_source;
 
 typedef struct rlx_graph {
     rlx_value *values;
@@ -96,6 +107,8 @@ typedef struct rlx_graph {
     int *hash;
     size_t hash_cap;
     unsigned name_counter; /* for generated names */
+    rlx_node_source *sources; /* file nodes the import expanded (rlx_node.source) */
+    size_t n_sources, cap_sources;
 } rlx_graph;
 
 /* ------------------------------------------------------------ lifetime */
@@ -107,6 +120,12 @@ void rlx_graph_destroy(rlx_graph *g);
  * copy borrows them (RLX_VALUE_KONST_BORROWED) and must not outlive `src`.
  * Subgraph attributes are deep-copied likewise. */
 rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph **out);
+
+/* Records a node of the model file (domain "" for the default one, op,
+ * name) that the import expands into the nodes [first, g->n_nodes): their
+ * `source` points to it.
+ * errors: RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_graph_mark_source(rlx_graph *g, const char *domain, const char *op, const char *name, size_t first);
 
 /* ------------------------------------------------------------ values */
 

@@ -278,14 +278,13 @@ static bool qdq_param_ok(const rlx_graph *g, const rlx_node *d, int64_t M, rlx_d
 }
 
 /* Whether every element of the constant scale (input 1) of Q or DQ node n
- * is finite and positive: the QLinear ops' own test of their scales
- * (rlx_quant_scale_bad), which refuses a zero or non-finite one, and
- * positive: what quantizers write and what act_absorbed's order and the
- * GPU's integer kernels (a multiplier >= 0) assume; a chain with a
- * negative scale is valid and runs as written. */
+ * is finite and positive (rlx_quant_scale_bad, RLX_QSCALE_POSITIVE): what
+ * quantizers write and what act_absorbed's order and the GPU's integer
+ * kernels (a multiplier >= 0) assume; a chain with a zero or negative
+ * scale is valid and runs as written. */
 static bool qdq_scale_ok(const rlx_graph *g, const rlx_node *n) {
     const rlx_value *s = rlx_node_input(g, n, 1);
-    return s && s->konst && rlx_quant_scale_bad(s->konst, true) < 0;
+    return s && s->konst && rlx_quant_scale_bad(s->konst, RLX_QSCALE_POSITIVE) < 0;
 }
 
 /* Whether Relu or Clip(lo, hi) (lo <= hi) between a Conv or MatMul and

@@ -387,7 +387,7 @@ static char *make_report(const rlx_session *s, const plan_entry *e, const char *
     const char *plan_notes = e->p && e->p->notes ? e->p->notes : "";
     rlx_exe_stats es;
     const char *exe_notes = e->x && rlx_exec_stats(e->x, &es) && es.notes ? es.notes : "";
-    size_t cap = 512 + n * 96 + (eager_reason ? strlen(eager_reason) : 0) + 2 * strlen(plan_notes) +
+    size_t cap = 1024 + n * 96 + (eager_reason ? strlen(eager_reason) : 0) + 2 * strlen(plan_notes) +
                  2 * strlen(exe_notes);
     char *r = malloc(cap);
     if (!r) return NULL;
@@ -396,18 +396,33 @@ static char *make_report(const rlx_session *s, const plan_entry *e, const char *
     if (eager_reason)
         o += (size_t)snprintf(r + o, cap - o, "  whole graph runs eagerly on the CPU: %s\n", eager_reason);
     o += (size_t)snprintf(r + o, cap - o,
-                          "  (native: ran on the device's own kernels; fallback: ran on the CPU; removed: folded into "
-                          "constants, fused into another node, or dead; view: an alias of its input, no work)\n");
+                          "  (nodes: the model's nodes of the op, or its plan's where passes made more of it (the "
+                          "fusions, the integer GEMM rewrites); each row's nodes = native + fallback + removed + "
+                          "view. native: ran on the device's own kernels; fallback: ran on the CPU; removed: folded "
+                          "into constants, fused into another node, or dead; view: an alias of its input, no work)\n");
     o += (size_t)snprintf(r + o, cap - o, "  %-24s %7s %7s %9s %7s %7s\n", "op", "nodes", "native", "fallback",
                           "removed", "view");
+    /* a row's nodes: the model's count, raised to the plan's where passes
+     * added nodes of the op (fuse_qdq's Cast and QuantizeLinear, the
+     * rewrites of the integer GEMMs): removed is then the net difference,
+     * so that the columns add up; the sums go to the total line */
+    int sum[6] = { 0 }, model_nodes = 0;
     for (size_t j = 0; j < n && o < cap; j++) {
-        int folded = e->eager ? 0 : total[j] - native[j] - fallback[j] - view[j];
-        if (folded < 0) folded = 0; /* passes may add nodes of a model op (fuse_qdq: Cast, QuantizeLinear) */
-        int nat = e->eager ? 0 : native[j];
-        int fb = e->eager ? total[j] : fallback[j];
-        o += (size_t)snprintf(r + o, cap - o, "  %-24s %7d %7d %9d %7d %7d\n", names[j], total[j], nat, fb, folded,
-                              view[j]);
+        int in_plan = e->eager ? 0 : native[j] + fallback[j] + view[j];
+        int nodes = total[j];
+        if (j < n_model) model_nodes += total[j];
+        if (!e->eager && in_plan > nodes) nodes = in_plan;
+        int nat = e->eager ? 0 : native[j], fb = e->eager ? total[j] : fallback[j], vw = e->eager ? 0 : view[j];
+        int folded = nodes - nat - fb - vw;
+        int row[5] = { nodes, nat, fb, folded, vw };
+        for (int c = 0; c < 5; c++) sum[c] += row[c];
+        o += (size_t)snprintf(r + o, cap - o, "  %-24s %7d %7d %9d %7d %7d\n", names[j], nodes, nat, fb, folded, vw);
     }
+    if (o < cap)
+        o += (size_t)snprintf(r + o, cap - o,
+                              "  total: %d nodes = %d native + %d fallback + %d removed + %d view (the model has %d; "
+                              "passes added %d)\n", sum[0], sum[1], sum[2], sum[3], sum[4], model_nodes,
+                              sum[0] - model_nodes);
     if ((*plan_notes || *exe_notes) && o < cap) o += (size_t)snprintf(r + o, cap - o, "  notes:\n");
     indent_lines(r, &o, cap, plan_notes);
     indent_lines(r, &o, cap, exe_notes);

@@ -223,6 +223,25 @@ rc, so, se = rlx(["run", evil_model, "--input", (evil + "in=" + missing).encode(
 C.check(rc != 0 and b"cannot read input 'r\\x1b[2J" in se and not any(b in se for b in raw),
         "error line with a name from the file: %r" % se[-300:])
 
+# ---------------------------------------------------------------- bench on the GPU: gpu.f16 and the model's dtype
+# the line said "f16 mode: off" for an fp16 model (issue 12.5): gpu.f16 is f16 storage for f32 models' weights,
+# the model's own dtype is said apart (text and --json's model_float_dtypes)
+g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "h",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [2, 3])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2, 3])])
+f16_model = os.path.join(tmp, "f16.onnx")
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), f16_model)
+for path, extra, want in ((f16_model, [], b"gpu.f16 (f16 storage for the weights of f32 models): off; "
+                                          b"model inputs/outputs: f16;"),
+                          (model, ["--option", "gpu.f16=1"], b"gpu.f16 (f16 storage for the weights of f32 models): "
+                                                             b"on; model inputs/outputs: f32;")):
+    rc, so, se = rlx(["bench", path, "--device", "gpu", "--iters", "1", "--warmup", "0"] + extra)
+    C.check(rc == 0 and want in so and b"f16 mode" not in so, "bench --device gpu %s: %r" % (extra, so[-600:] + se[-300:]))
+d = load_json(["bench", f16_model, "--device", "gpu", "--iters", "1", "--warmup", "0"], "bench f16 --json")
+if d:
+    C.check(d.get("model_float_dtypes") == ["f16"] and d.get("f16_mode") is False,
+            "bench --json: model_float_dtypes %r, f16_mode %r" % (d.get("model_float_dtypes"), d.get("f16_mode")))
+
 # ---------------------------------------------------------------- progress lines
 env = dict(os.environ)
 env.pop("RLX_PROGRESS", None)

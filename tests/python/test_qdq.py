@@ -752,9 +752,11 @@ if len(mm_out) == 2:
 # equals onnxruntime (optimizations off: the model as written) and the plan with passes.disable=fuse_qdq_conv
 # bit for bit, the GPU plan equals its own unfused plan bit for bit and the CPU's within one level of the
 # good twin's output scale; the layers whose scales are all usable still fuse (the count per variant), the
-# good twin fuses both. Native QLinearMatMul and QLinearConv agree on a zero x / a scale: a constant's fails
-# the load (RLX_ERR_INVALID_MODEL), a run-time input's the run (RLX_ERR_INVALID_ARGUMENT), naming the node
-# and the scale (onnxruntime computes arbitrary levels there; the ONNX spec leaves it undefined).
+# good twin fuses both. Native QLinearMatMul and QLinearConv agree on a zero x / a scale: it runs, a constant
+# or a run-time input, and every output is the zero point, as onnxruntime gives (the dequantized operand is 0);
+# a zero y_scale fails, a constant's the load (RLX_ERR_INVALID_MODEL), a run-time input's the run
+# (RLX_ERR_INVALID_ARGUMENT), naming the node and the scale (a division by zero: onnxruntime computes
+# arbitrary levels there, the ONNX spec leaves it undefined).
 def qdq_two_layer(path, conv, bad=None):
     """bad: (scale name, element or None for all, value); returns the good output scale."""
     a = np.array
@@ -848,27 +850,38 @@ for ci, (conv, bad, n_fused) in enumerate(scale_cases):
 for op in ["QLinearMatMul", "QLinearConv"]:
     mmq = op == "QLinearMatMul"
     xshape, wshape = ([4, 8], [8, 3]) if mmq else ([1, 3, 4, 4], [2, 3, 1, 1])
-    sname = "a_scale" if mmq else "x_scale"
     xq = rng.integers(0, 256, xshape).astype(np.uint8)
-    for const in [True, False]:
-        inits = [NH.from_array(rng.integers(0, 256, wshape).astype(np.uint8), "w")] + [
-            NH.from_array(np.array(v), k) for k, v in [("xz", np.uint8(1)), ("ws", np.float32(0.1)),
-                                                       ("wz", np.uint8(0)), ("ys", np.float32(0.5)),
-                                                       ("yz", np.uint8(0))]]
-        ins = [H.make_tensor_value_info("x", T.UINT8, xshape)]
-        if const:
-            inits.append(NH.from_array(np.array(np.float32(0)), "xs"))
-        else:
-            ins.append(H.make_tensor_value_info("xs", T.FLOAT, []))
-        g = H.make_graph([H.make_node(op, ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"], name="q_zero")],
-                         "qz", ins, [H.make_tensor_value_info("y", T.UINT8, None)], inits)
-        pz = os.path.join(tmp, "q_zero_%s_%d.onnx" % (op, const))
-        onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 13)], ir_version=8), pz)
-        feeds = {"x": xq} if const else {"x": xq, "xs": np.array(np.float32(0))}
-        want = "RLX_ERR_INVALID_MODEL" if const else "RLX_ERR_INVALID_ARGUMENT"
-        for dev in ["cpu", "gpu"]:
-            r, log = rlx_run(pz, feeds, ["y"], dev)
-            C.check(r is None and want in log and "q_zero" in log and sname in log, "%s %s: a %s %s of 0 must fail "
-                    "with %s naming the node and %s:\n%s" % (dev, op, "constant" if const else "run-time", sname,
-                                                           want, sname, log[-400:]))
+    for zero in ["xs", "ys"]:
+        sname = "y_scale" if zero == "ys" else "a_scale" if mmq else "x_scale"
+        for const in [True, False]:
+            scales = {"xs": np.float32(0.02), "ys": np.float32(0.5)}
+            scales[zero] = np.float32(0)
+            inits = [NH.from_array(rng.integers(0, 256, wshape).astype(np.uint8), "w")] + [
+                NH.from_array(np.array(v), k) for k, v in [("xz", np.uint8(1)), ("ws", np.float32(0.1)),
+                                                           ("wz", np.uint8(0)), ("yz", np.uint8(7))]]
+            ins = [H.make_tensor_value_info("x", T.UINT8, xshape)]
+            if const:
+                inits.append(NH.from_array(np.array(scales[zero]), zero))
+            else:
+                ins.append(H.make_tensor_value_info(zero, T.FLOAT, []))
+            other = "ys" if zero == "xs" else "xs"
+            inits.append(NH.from_array(np.array(scales[other]), other))
+            g = H.make_graph([H.make_node(op, ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"],
+                                          name="q_zero")],
+                             "qz", ins, [H.make_tensor_value_info("y", T.UINT8, None)], inits)
+            pz = os.path.join(tmp, "q_zero_%s_%s_%d.onnx" % (op, zero, const))
+            onnx.save(H.make_model(g, opset_imports=[H.make_opsetid("", 13)], ir_version=8), pz)
+            feeds = {"x": xq} if const else {"x": xq, zero: np.array(np.float32(0))}
+            how = "%s %s of 0" % ("constant" if const else "run-time", sname)
+            for dev in ["cpu", "gpu"]:
+                r, log = rlx_run(pz, feeds, ["y"], dev)
+                if zero == "xs":
+                    yo = ort.InferenceSession(pz, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+                    C.check(r is not None and np.array_equal(r[0], yo) and (yo == 7).all(),
+                            "%s %s: a %s must run and give the zero point as onnxruntime does:\n%s"
+                            % (dev, op, how, log[-400:] if r is None else r[0]))
+                else:
+                    want = "RLX_ERR_INVALID_MODEL" if const else "RLX_ERR_INVALID_ARGUMENT"
+                    C.check(r is None and want in log and "q_zero" in log and sname in log, "%s %s: a %s must fail "
+                            "with %s naming the node and %s:\n%s" % (dev, op, how, want, sname, log[-400:]))
 sys.exit(C.done())

@@ -583,11 +583,12 @@ static rlx_status k_matmul_integer(rlx_cpu_kctx *k) {
 }
 
 /* The scales (inputs 1, 4, 6) of QLinearMatMul / QLinearConv that arrive
- * at run time (constants were checked at load): finite and nonzero. */
+ * at run time (constants were checked at load): rlx_quant_scale_rule. */
 static rlx_status check_run_scales(const rlx_cpu_kctx *k) {
     for (int i = 1; i <= 6; i += i == 1 ? 3 : 2)
         RLX_TRY(rlx_quant_check_scale(k->n, RLX_ERR_INVALID_ARGUMENT,
-                                      rlx_quant_scale_name(k->n->op == RLX_OP_QLinearConv, i), k->in[i]));
+                                      rlx_quant_scale_name(k->n->op == RLX_OP_QLinearConv, i), k->in[i],
+                                      rlx_quant_scale_rule(i)));
     return RLX_OK;
 }
 

@@ -136,7 +136,9 @@ static const gpu_note k_gpu_notes[] = {
       "op -> QuantizeLinear, where the devices' f32 sums can put an output one quantum apart. QLinearMatMul, "
       "ConvInteger and QLinearConv are never rewritten: both devices run them exactly (a GPU plan runs the ones "
       "the GPU declines, 3-D or with scales that are not constants, on the CPU). QLinearMatMul and QLinearConv "
-      "scales must be finite and nonzero (a constant's at load, a run-time input's at run)." },
+      "scales: y_scale finite and nonzero, the operands' (a / x, b / w) finite, where 0 gives the zero point as in "
+      "onnxruntime (a constant's at load, a run-time input's at run; 0 or NaN in y_scale and NaN in the others have "
+      "no integer result: onnxruntime returns arbitrary levels)." },
     /* lower_qgemm.c */
     { "MatMulInteger QLinearMatMul",
       "the integer GEMM (qgemm: i32 sums, bit-exact with the CPU's integer kernel; WGSL dot4I8Packed where it passes "

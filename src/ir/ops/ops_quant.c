@@ -304,22 +304,35 @@ static rlx_status check_mm_param(rlx_infer_ctx *c, int ip, const char *what, boo
     return rlx_quant_mm_param(c->n, what, per_row, op->dims, op->rank, p->dims, p->rank, strides);
 }
 
-int64_t rlx_quant_scale_bad(const rlx_tensor *scale, bool positive) {
+int64_t rlx_quant_scale_bad(const rlx_tensor *scale, rlx_qscale_rule rule) {
     if (!scale || (scale->dtype != RLX_DTYPE_F32 && scale->dtype != RLX_DTYPE_F64)) return -1;
     size_t count = rlx_tensor_numel(scale);
     for (size_t i = 0; i < count; i++) {
         double v = rlx_tensor_get_f64(scale, i);
-        if (!isfinite(v) || v == 0 || (positive && v < 0)) return (int64_t)i;
+        bool ok = isfinite(v) && (rule == RLX_QSCALE_DEQUANT || v != 0) && (rule != RLX_QSCALE_POSITIVE || v > 0);
+        if (!ok) return (int64_t)i;
     }
     return -1;
 }
 
-rlx_status rlx_quant_check_scale(const rlx_node *n, rlx_status st, const char *what, const rlx_tensor *scale) {
-    int64_t i = rlx_quant_scale_bad(scale, false);
-    if (i >= 0)
-        return rlx_fail(st, "%s: %s element %lld is %g; a requantization scale must be finite and nonzero",
-                        rlx_node_desc(n), what, (long long)i, rlx_tensor_get_f64(scale, (size_t)i));
-    return RLX_OK;
+const char *rlx_quant_scale_rule_text(rlx_qscale_rule rule) {
+    switch (rule) {
+    case RLX_QSCALE_DEQUANT:
+        return "the scale of an operand of an integer output must be finite (0 is fine: the output is the zero "
+               "point; NaN or inf has no integer result, onnxruntime returns arbitrary levels)";
+    case RLX_QSCALE_POSITIVE: return "a scale must be finite and positive";
+    case RLX_QSCALE_REQUANT: break;
+    }
+    return "a requantization scale must be finite and nonzero (a division by 0 or NaN has no integer result: "
+           "onnxruntime returns arbitrary levels)";
+}
+
+rlx_status rlx_quant_check_scale(const rlx_node *n, rlx_status st, const char *what, const rlx_tensor *scale,
+                                 rlx_qscale_rule rule) {
+    int64_t i = rlx_quant_scale_bad(scale, rule);
+    if (i < 0) return RLX_OK;
+    return rlx_fail(st, "%s: %s element %lld is %g; %s", rlx_node_desc(n), what, (long long)i,
+                    rlx_tensor_get_f64(scale, (size_t)i), rlx_quant_scale_rule_text(rule));
 }
 
 /* The constant scales (inputs 1, 4, 6) of QLinearMatMul / QLinearConv. */
@@ -328,7 +341,8 @@ static rlx_status check_const_scales(rlx_infer_ctx *c) {
         const rlx_value *p = rlx_ictx_in(c, i);
         if (p && p->konst)
             RLX_TRY(rlx_quant_check_scale(c->n, RLX_ERR_INVALID_MODEL,
-                                          rlx_quant_scale_name(c->n->op == RLX_OP_QLinearConv, i), p->konst));
+                                          rlx_quant_scale_name(c->n->op == RLX_OP_QLinearConv, i), p->konst,
+                                          rlx_quant_scale_rule(i)));
     }
     return RLX_OK;
 }

@@ -44,24 +44,43 @@ rlx_status rlx_quant_resolve_gran(const rlx_node *n, const int64_t *x, int x_ran
 rlx_status rlx_quant_mm_param(const rlx_node *n, const char *what, bool per_row, const int64_t *op, int op_rank,
                               const int64_t *param, int param_rank, int64_t *strides);
 
-/* The scales of QLinearMatMul and QLinearConv (input indices 1, 4 and 6 of
- * both) divide and multiply in the requantization: every element must be
- * finite and nonzero (a zero or NaN scale has no integer result; the ONNX
- * spec leaves it undefined and onnxruntime returns arbitrary levels).
- * rlx_quant_scale_bad returns the index of the first element of `scale`
- * (f32 or f64) that is not finite and nonzero, or with `positive` not
- * finite and > 0; -1 when every element passes (and for NULL or another
- * dtype). The validators below use positive = false; fuse_qdq_conv uses
- * positive = true on every scale it would give a QLinear node, so that it
- * never makes a node that they refuse. */
-int64_t rlx_quant_scale_bad(const rlx_tensor *scale, bool positive);
+/* What a scale may hold (rlx_quant_scale_bad), decided by what
+ * onnxruntime gives for it:
+ * RLX_QSCALE_REQUANT: a scale that an integer output is divided by (y_scale
+ *   of QLinearMatMul / QLinearConv, the output scales of the contrib ops):
+ *   finite and nonzero; a division by 0 or by NaN has no integer result
+ *   (ONNX leaves it undefined; onnxruntime casts inf or NaN to an integer
+ *   and returns arbitrary levels).
+ * RLX_QSCALE_DEQUANT: the scale of an operand of an op with an integer
+ *   output (a_scale / b_scale, x_scale / w_scale): finite; 0 is fine and
+ *   makes every dequantized value 0 (onnxruntime: each output is the zero
+ *   point), NaN or inf has no integer result.
+ * RLX_QSCALE_POSITIVE: finite and > 0, what quantizers write (fuse_qdq_conv
+ *   asks it of every scale it would give a QLinear node, so that it never
+ *   makes a node that the validators refuse). */
+typedef enum { RLX_QSCALE_REQUANT, RLX_QSCALE_DEQUANT, RLX_QSCALE_POSITIVE } rlx_qscale_rule;
+
+/* The index of the first element of `scale` (f32 or f64) that `rule`
+ * refuses; -1 when every element passes (and for NULL or another dtype). */
+int64_t rlx_quant_scale_bad(const rlx_tensor *scale, rlx_qscale_rule rule);
 
 /* Checks the elements of `scale` (f32 or f64; NULL: nothing to check):
- * rlx_quant_scale_bad(scale, false) < 0.
+ * rlx_quant_scale_bad(scale, rule) < 0.
  * errors: `st` (RLX_ERR_INVALID_MODEL for a constant of the model,
  *         RLX_ERR_INVALID_ARGUMENT for a run-time input) naming the node,
- *         `what`, the element and its value. */
-rlx_status rlx_quant_check_scale(const rlx_node *n, rlx_status st, const char *what, const rlx_tensor *scale);
+ *         `what`, the element, its value and what the rule asks. */
+rlx_status rlx_quant_check_scale(const rlx_node *n, rlx_status st, const char *what, const rlx_tensor *scale,
+                                 rlx_qscale_rule rule);
+
+/* What `rule` asks of a scale and why, one clause for error messages
+ * ("finite and nonzero (...)"). */
+const char *rlx_quant_scale_rule_text(rlx_qscale_rule rule);
+
+/* The rule for scale input i (1, 4 or 6) of QLinearConv / QLinearMatMul:
+ * y_scale (6) requantizes, the others dequantize an operand. */
+static inline rlx_qscale_rule rlx_quant_scale_rule(int i) {
+    return i == 6 ? RLX_QSCALE_REQUANT : RLX_QSCALE_DEQUANT;
+}
 
 /* The name of scale input i (1, 4 or 6) of QLinearConv (conv) or
  * QLinearMatMul. */
