@@ -240,6 +240,19 @@ rlx_status rlx_nn_conv_ig_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
     /* padded rows and columns that the taps read, split by phase */
     size_t hp = (j.oh - 1) * sh + (kh - 1) * dh + 1, wp = (j.ow - 1) * sw + (kw - 1) * dw + 1;
     j.hq = (hp + sh - 1) / sh, j.wq = (wp + sw - 1) / sw;
+    if (sw == 1 && s->pb[2] > 0) {
+        /* rows of wq < wp: a row's right padding is the next row's left
+         * padding (a tap past column wq - 1 reads the next row's first
+         * columns, which are zeros while wq >= wp - left pad; past the
+         * last row of a plane, the next plane's, or the zeroed tail); wq
+         * still holds the row's input columns that the taps read and the
+         * output's columns. 3x3 pad 1: rows of W + 1, not W + 2 (14x14:
+         * 210 positions, not 224). */
+        size_t pl = (size_t)s->pb[2], in_end = pl + (size_t)s->in[2], wq = wp - pl;
+        if (wq < (in_end < wp ? in_end : wp)) wq = in_end < wp ? in_end : wp;
+        if (wq < j.ow) wq = j.ow;
+        if (wq < j.wq) j.wq = wq;
+    }
     j.cs = sh * sw * j.hq * j.wq;
     j.n_pos = j.oh * j.wq;
     j.tile_run = sh * sw == 1 ? 2 : 1;
