@@ -53,10 +53,11 @@
  *    least twice as many positions as output channels and K x c_out /
  *    group <= 8 Ki): the pointwise path, cpu_nn_pw.c (the input read in
  *    place, the epilogue on the accumulators; the same bits as below).
- *  - K above 256 with a kernel of more than one tap, the weights packed
- *    at compile time, the AVX-512 sgemm kernel: the implicit GEMM,
- *    cpu_nn_conv_ig.c (the input copied once into zero-padded planes,
- *    the GEMM's B read from them at per-tap offsets; the same bits).
+ *  - Kernels of more than one tap at stride 1 (larger strides: small
+ *    outputs and stems), the weights packed at compile time, the AVX-512
+ *    sgemm kernel: the implicit GEMM, cpu_nn_conv_ig.c (the input copied
+ *    once into zero-padded planes, the GEMM's B read from them at per-tap
+ *    offsets; the same bits).
  *  - Everything else: im2col + sgemm over tasks (image, group, block of
  *    output positions, block of output channels); a 1x1 convolution with
  *    stride 1 and no padding multiplies the input in place (no im2col).

@@ -198,11 +198,24 @@ static void ig_item(void *ctx, size_t item, float *scratch) {
 #endif
 }
 
-/* Whether the implicit GEMM beats im2col + GEMM (by measurement:
- * BENCHMARKS.md, "implicit GEMM"): kernels of more than one tap with
- * K = c_in / group x taps above 256 (below, the pointwise path takes
- * them). */
-static bool ig_by_shape(const rlx_nn_conv_io *io) { return io->s->ksz > 1 && io->kt > 256; }
+/* Whether the implicit GEMM beats im2col + GEMM, by single Conv + Relu
+ * nodes (rlx bench, 1 thread, AVX-512, the minimum of 40 runs, 4-6
+ * interleaved rounds, 2026-12-03 dev VM at load 3-6; BENCHMARKS.md,
+ * "implicit GEMM"), ms GEMM -> implicit: 3x3 stride 1 64->64 at 56x56
+ * 3.6 -> 3.0, 128->128 at 28x28 3.7 -> 3.0, 256->256 at 14x14 3.9 -> 3.1,
+ * 512->512 at 7x7 5.0 -> 3.8; 3x3 stride 2 512->512 to 7x7 3.95 -> 3.2,
+ * the 7x7 stride 2 stem 3->64 to 112x112 3.7 -> 3.5, but 3x3 stride 2
+ * 128->128 to 28x28 3.64 / 3.73 and 256->256 to 14x14 3.70 / 3.72 (a
+ * k panel's taps read 4 planes of ~28 channels: its inputs no longer stay
+ * in L1). So: kernels of more than one tap at stride 1; at larger strides
+ * only small outputs (at most 64 positions, where im2col + GEMM's edge
+ * tiles waste most) or few input channels (at most 4 per group: stems). */
+static bool ig_by_shape(const rlx_nn_conv_io *io) {
+    const rlx_nn_sp3 *s = io->s;
+    if (s->ksz <= 1) return false;
+    if (s->s[1] == 1 && s->s[2] == 1) return true;
+    return io->sp <= 64 || io->cig <= 4;
+}
 
 bool rlx_nn_conv_ig_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack *pk) {
 #if RLX_HAVE_AVX2_BUILD
