@@ -18,6 +18,9 @@
  * instruction set (AVX-512, AVX2, portable C) on its own list of
  * geometries, and the plane one on the same list;
  * test_conv_depthwise_subnormal runs both on subnormal weights and inputs.
+ * test_conv_pointwise and test_conv_implicit_gemm force the pointwise and
+ * the implicit-GEMM paths (cpu_nn_pw.c, cpu_nn_conv_ig.c) at every sgemm
+ * kernel, bitwise against im2col + GEMM.
  *
  * Tolerances (stated at each comparison): the fast paths accumulate in
  * float in another order (and with FMA where the CPU has it) than the
