@@ -54,6 +54,9 @@
 /* a task's output block (rows x positions) at most this many floats
  * (256 KiB, in L2; read and written once per k panel) */
 #define IG_C_FLOATS 65536
+/* the padded inputs of a batch at most this many floats at a time (a
+ * scratch slot's limit, RLX_SCRATCH_MAX_BYTES) */
+#define IG_XS_FLOATS (RLX_SCRATCH_MAX_BYTES / sizeof(float))
 
 static int g_ig_force; /* rlx_nn_ig_force: 0 by shape, 1 never, 2 wherever it applies */
 static atomic_size_t g_ig_runs;
@@ -113,7 +116,8 @@ IG_KERN(ig_kern1_avx512, 1)
 typedef struct ig_job {
     rlx_nn_conv_io io;
     const rlx_cpu_sgemm_pack *pack;
-    float *xs;        /* [image x group][xs_len]: the padded phase planes, then zeros */
+    float *xs;        /* [chunk][xs_len]: (image, group)s ng0.. padded into phase planes, then zeros */
+    size_t ng0;       /* the chunk's first (image, group) */
     size_t xs_len;    /* floats per (image, group) */
     size_t cs;        /* floats per channel: sh x sw planes of hq x wq */
     size_t hq, wq;    /* a phase plane's rows and columns */
@@ -132,9 +136,9 @@ static void ig_pad_items(void *ctx, size_t i0, size_t i1) {
     const rlx_nn_sp3 *s = io->s;
     size_t sh = (size_t)s->s[1], sw = (size_t)s->s[2];
     for (size_t it = i0; it < i1; it++) {
-        size_t ng = it / io->cig, c = it % io->cig, n = ng / io->groups, gi = ng % io->groups;
+        size_t ng = j->ng0 + it / io->cig, c = it % io->cig, n = ng / io->groups, gi = ng % io->groups;
         const float *xc = io->x + (n * io->c_in + gi * io->cig + c) * s->in_sp;
-        float *base = j->xs + ng * j->xs_len, *d = base + c * j->cs;
+        float *base = j->xs + (it / io->cig) * j->xs_len, *d = base + c * j->cs;
         for (size_t a = 0; a < sh; a++)
             for (size_t b = 0; b < sw; b++)
                 for (size_t i = 0; i < j->hq; i++, d += j->wq) {
@@ -156,9 +160,10 @@ static void ig_item(void *ctx, size_t item, float *scratch) {
     const ig_job *j = ctx;
     const rlx_nn_conv_io *io = &j->io;
     rlx_nn_conv_block bk;
+    item += j->ng0 * j->n_cb * j->n_mb; /* items of the chunk */
     if (!rlx_nn_conv_block_of(item, io->groups, j->n_pos, IG_NR, j->n_cb, io->cog, IG_MR, j->n_mb, &bk)) return;
     size_t tiles = (bk.np + IG_NR - 1) / IG_NR, panels = (bk.mi + IG_MR - 1) / IG_MR, ldc = tiles * IG_NR;
-    const float *xb = j->xs + bk.ng * j->xs_len + bk.p0;
+    const float *xb = j->xs + (bk.ng - j->ng0) * j->xs_len + bk.p0;
     for (size_t p0 = 0; p0 < io->kt; p0 += RLX_CPU_SGEMM_KC) {
         size_t kc = io->kt - p0 < RLX_CPU_SGEMM_KC ? io->kt - p0 : RLX_CPU_SGEMM_KC;
         for (size_t t0 = 0; t0 < tiles; t0 += j->tile_run)
@@ -295,10 +300,15 @@ rlx_status rlx_nn_conv_ig_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
     size_t b0, np, m_len;
     rlx_cpu_block_range(j.n_pos, IG_NR, j.n_cb, 0, &b0, &np);
     rlx_cpu_block_range(io->cog, IG_MR, j.n_mb, 0, &b0, &m_len);
-    size_t slot = ((m_len + IG_MR - 1) / IG_MR * IG_MR) * ((np + IG_NR - 1) / IG_NR * IG_NR), total;
-    if (!rlx_mul_ok(n_ng, j.xs_len, &total) || total > SIZE_MAX / sizeof(float) - 16) {
+    size_t slot = ((m_len + IG_MR - 1) / IG_MR * IG_MR) * ((np + IG_NR - 1) / IG_NR * IG_NR);
+    /* (image, group)s padded at a time: within IG_XS_FLOATS (at least
+     * one); one at a time when forced (tests: the chunks' offsets) */
+    size_t per = IG_XS_FLOATS / j.xs_len, total;
+    if (per < 1 || g_ig_force == 2) per = 1;
+    if (per > n_ng) per = n_ng;
+    if (!rlx_mul_ok(per, j.xs_len, &total) || total > SIZE_MAX / sizeof(float) - 16) {
         free(j.koff);
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "padded input of %zu x %zu floats too large", n_ng, j.xs_len);
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "padded input of %zu floats too large", j.xs_len);
     }
     /* the calling thread's scratch when it fits there, else one block for the call */
     float *own = NULL;
@@ -307,8 +317,12 @@ rlx_status rlx_nn_conv_ig_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
         free(j.koff);
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", total);
     }
-    rlx_parallel_for(n_ng * io->cig, 1 + 16384 / (j.cs + 1), ig_pad_items, &j);
-    rlx_status st = rlx_nn_run_items(k, n_ng * j.n_cb * j.n_mb, slot, ig_item, &j);
+    rlx_status st = RLX_OK;
+    for (j.ng0 = 0; j.ng0 < n_ng && st == RLX_OK; j.ng0 += per) {
+        size_t cnt = n_ng - j.ng0 < per ? n_ng - j.ng0 : per;
+        rlx_parallel_for(cnt * io->cig, 1 + 16384 / (j.cs + 1), ig_pad_items, &j);
+        st = rlx_nn_run_items(k, cnt * j.n_cb * j.n_mb, slot, ig_item, &j);
+    }
     free(own);
     free(j.koff);
     atomic_fetch_add(&g_ig_runs, 1);
