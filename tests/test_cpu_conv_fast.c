@@ -18,6 +18,9 @@
  * instruction set (AVX-512, AVX2, portable C) on its own list of
  * geometries, and the plane one on the same list;
  * test_conv_depthwise_subnormal runs both on subnormal weights and inputs.
+ * test_conv_pointwise and test_conv_implicit_gemm force the pointwise and
+ * the implicit-GEMM paths (cpu_nn_pw.c, cpu_nn_conv_ig.c) at every sgemm
+ * kernel, bitwise against im2col + GEMM.
  *
  * Tolerances (stated at each comparison): the fast paths accumulate in
  * float in another order (and with FMA where the CPU has it) than the
@@ -185,11 +188,16 @@ static void act_attrs(node_attrs *st, rlx_act_kind act) {
 static int g_conv_cases, g_conv_depthwise, g_conv_residual;
 
 static void pw_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
+static void ig_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
+
+/* Which path's bits run_conv_ex also compares with im2col + GEMM's. */
+enum { BITS_NONE = 0, BITS_PW = 1, BITS_IG = 2 };
 
 /* with_res: the fused residual (Conv's internal fourth input, src/ir/ops/act.h),
- * random, of the output's shape. pw: also the pointwise path's bits against
- * im2col + GEMM (pw_bits), with the bias of channel 0 zero. */
-static void run_conv_ex(const conv_case *c, rlx_act_kind act, bool with_res, bool pw) {
+ * random, of the output's shape. bits: also the pointwise path's bits
+ * (BITS_PW: pw_bits) or the implicit GEMM's (BITS_IG: ig_bits) against
+ * im2col + GEMM, with the bias of channel 0 zero. */
+static void run_conv_ex(const conv_case *c, rlx_act_kind act, bool with_res, int bits) {
     int64_t xd[5] = { c->n, c->cin }, wd[5] = { c->cout, c->cin / c->group }, bd[1] = { c->cout };
     int64_t pads[6];
     for (int i = 0; i < c->nsp; i++) {
@@ -214,7 +222,7 @@ static void run_conv_ex(const conv_case *c, rlx_act_kind act, bool with_res, boo
     rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, wd, -1, 1);
     rlx_tensor *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
     rlx_tensor *r = with_res ? test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, yd, -1, 1) : NULL;
-    if (pw && b) ((float *)b->data)[0] = 0.0f; /* a zero bias takes the epilogue's other branch */
+    if (bits && b) ((float *)b->data)[0] = 0.0f; /* a zero bias takes the epilogue's other branch */
     const rlx_tensor *in[4] = { x, w, b, r };
     size_t kprod = (size_t)(c->cin / c->group);
     for (int i = 0; i < c->nsp; i++) kprod *= (size_t)c->k[i];
@@ -223,14 +231,15 @@ static void run_conv_ex(const conv_case *c, rlx_act_kind act, bool with_res, boo
              with_res ? ", residual" : "");
     /* 1e-5 relative + 2e-6 per product of the sum (see the file comment) */
     CHECK_MSG(fast_vs_ref(what, &n, in, 2 + c->nsp, yd, 1e-5, 2e-6 * (double)(kprod + 1)), "%s", what);
-    if (pw) pw_bits(what, &n, in, 2 + c->nsp, yd);
+    if (bits == BITS_PW) pw_bits(what, &n, in, 2 + c->nsp, yd);
+    if (bits == BITS_IG) ig_bits(what, &n, in, 2 + c->nsp, yd);
     g_conv_cases++;
     g_conv_depthwise += c->cin == c->group;
     g_conv_residual += with_res;
     rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b), rlx_tensor_destroy(r);
 }
 
-static void run_conv(const conv_case *c, rlx_act_kind act, bool with_res) { run_conv_ex(c, act, with_res, false); }
+static void run_conv(const conv_case *c, rlx_act_kind act, bool with_res) { run_conv_ex(c, act, with_res, BITS_NONE); }
 
 static void test_conv_listed(void) {
     static const conv_case cases[] = {
@@ -493,13 +502,121 @@ static void test_conv_pointwise(void) {
                 for (int bias = 0; bias < 2; bias++) {
                     if (bias && !c.bias) continue;
                     c.bias = bias;
-                    run_conv_ex(&c, runs[r].act, runs[r].res, true);
+                    run_conv_ex(&c, runs[r].act, runs[r].res, BITS_PW);
                 }
             }
         rlx_nn_pw_force(0);
         fprintf(stderr, "pointwise, sgemm kernel %d: %d runs\n", kern, g_pw_runs - before);
     }
     CHECK(rlx_cpu_sgemm_kernel_set(top));
+}
+
+/* The implicit-GEMM path (cpu_nn_conv_ig.c: the input copied once into
+ * zero-padded planes split by stride phase, the sgemm's packed weights,
+ * B read at per-tap offsets), forced on (rlx_nn_ig_force(2)) at every
+ * sgemm kernel the CPU runs (it runs with the AVX-512 one only; the others
+ * fall back to im2col + GEMM): 3x3 with pads 0 / 1 / 3 (outputs whose taps
+ * all fall in the padding), asymmetric pads, strides 1 / 2 / 3, dilation
+ * 2, 5x3 kernels, 1-D, groups 2, batch 2, widths that are no multiple of
+ * 16 (9, 13, 19, 23, 29, 130), output channels that are no multiple of 8
+ * (partial weight panels), K above 256 (2 and 3 k panels: the sgemm's
+ * cut) and several blocks of positions; each with no activation, Relu,
+ * Clip, HardSwish, with and without a residual, with and without a bias.
+ * Every run: within run_conv's tolerance of the reference (1e-5 relative
+ * + 2e-6 per product), and the same bits as im2col + GEMM with the same
+ * packed weights (rlx_nn_ig_force(1)) at thread limits 1, 2 and 3,
+ * outputs poisoned with NaN, the plain weights poisoned with NaN during
+ * the packed runs (fast_vs_ref); with the AVX-512 kernel every forced run
+ * must have taken the path (rlx_nn_ig_runs). */
+static int g_ig_runs;
+
+static void ig_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd) {
+    rlx_cpu_sgemm_pack pk;
+    CHECK_OK(rlx_cpu_prepare_node(NULL, n, in, &pk));
+    CHECK_MSG(pk.data != NULL, "%s: weights not packed", what);
+    if (!pk.data) return;
+    rlx_tensor *gemm = test_tensor(RLX_DTYPE_F32, rank, yd);
+    rlx_tensor *gemm_o[1] = { gemm };
+    poison(gemm);
+    rlx_nn_ig_force(1);
+    CHECK_OK(rlx_cpu_run_node_packed(NULL, n, in, gemm_o, &pk));
+    rlx_nn_ig_force(2);
+    bool avx512 = rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_AVX512;
+    size_t bytes = rlx_tensor_numel(gemm) * sizeof(float);
+    for (int lim = 1; lim <= 3; lim++) {
+        int prev = rlx_parallel_set_limit(lim);
+        rlx_tensor *ig = test_tensor(RLX_DTYPE_F32, rank, yd);
+        rlx_tensor *ig_o[1] = { ig };
+        poison(ig);
+        size_t before = rlx_nn_ig_runs();
+        CHECK_OK(rlx_cpu_run_node_packed(NULL, n, in, ig_o, &pk));
+        if (avx512) CHECK_MSG(rlx_nn_ig_runs() == before + 1, "implicit GEMM %s: did not run", what);
+        CHECK_MSG(memcmp(ig->data, gemm->data, bytes) == 0, "implicit GEMM %s, %d threads: not the bits of im2col + GEMM",
+                  what, lim);
+        rlx_tensor_destroy(ig);
+        rlx_parallel_set_limit(prev);
+    }
+    g_ig_runs++;
+    rlx_tensor_destroy(gemm);
+    rlx_cpu_sgemm_pack_free(&pk);
+}
+
+static void test_conv_implicit_gemm(void) {
+    static const conv_case cases[] = {
+        /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
+        { "ig 3x3 pad 1 C8->13 on 9x19", 2, 1, 8, 13, 1, { 9, 19 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "ig 3x3 pad 0 C5->8 on 11x13", 2, 1, 5, 8, 1, { 11, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+        { "ig 3x3 pad 3 C3->9 on 4x5 (all-padding outputs)", 2, 1, 3, 9, 1, { 4, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+          { 3, 3 }, { 3, 3 }, 1 },
+        { "ig 3x3 s2 pad 1 C6->10 on 15x23 batch 2", 2, 2, 6, 10, 1, { 15, 23 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, 1 },
+        { "ig 3x3 s2 pad 0/1 C7->16 on 16x29", 2, 1, 7, 16, 1, { 16, 29 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 },
+          { 1, 1 }, 0 },
+        { "ig 3x3 s3 C4->5 on 20x19", 2, 1, 4, 5, 1, { 20, 19 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 2 }, { 0, 1 }, 1 },
+        { "ig 3x3 dilation 2 pad 2 C4->6 on 15x12", 2, 1, 4, 6, 1, { 15, 12 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 2 },
+          { 2, 2 }, 1 },
+        { "ig 5x3 stride 3x1 dilation 1x3 C3->5", 2, 1, 3, 5, 1, { 16, 20 }, { 5, 3 }, { 3, 1 }, { 1, 3 }, { 2, 0 },
+          { 1, 4 }, 0 },
+        { "ig 7x7 s2 pad 3 C3->16 (stem)", 2, 1, 3, 16, 1, { 38, 38 }, { 7, 7 }, { 2, 2 }, { 1, 1 }, { 3, 3 }, { 3, 3 },
+          1 },
+        { "ig 3x3 group 2 C8->12 batch 2", 2, 2, 8, 12, 2, { 9, 8 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "ig 1-D k3 C6->7 on 70", 1, 1, 6, 7, 1, { 70 }, { 3 }, { 1 }, { 1 }, { 1 }, { 1 }, 1 },
+        { "ig 3x3 K 360 C40->20 on 10x10 (2 k panels)", 2, 1, 40, 20, 1, { 10, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, 1 },
+        { "ig 3x3 K 576 C64->17 on 7x7 (3 k panels)", 2, 1, 64, 17, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "ig 3x3 s2 K 324 C36->24 on 14x14", 2, 1, 36, 24, 1, { 14, 14 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "ig 3x3 C4->64 on 40x40 (several position blocks)", 2, 1, 4, 64, 1, { 40, 40 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, 1 },
+        { "ig 3x3 C2->3 on 6x130 (wide rows)", 2, 1, 2, 3, 1, { 6, 130 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "ig 1x1 s2 C12->9 batch 2", 2, 2, 12, 9, 1, { 9, 10 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+    };
+    static const struct {
+        rlx_act_kind act;
+        bool res;
+    } runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_RELU, false }, { RLX_ACT_CLIP, false },
+                 { RLX_ACT_HARDSWISH, false }, { RLX_ACT_RELU, true }, { RLX_ACT_HARDSWISH, true } };
+    rlx_cpu_sgemm_kernel top = rlx_cpu_sgemm_kernel_get();
+    size_t ran = rlx_nn_ig_runs();
+    for (int kern = (int)top; kern >= (int)RLX_CPU_SGEMM_PORTABLE; kern--) {
+        if (!rlx_cpu_sgemm_kernel_set((rlx_cpu_sgemm_kernel)kern)) continue;
+        int before = g_ig_runs;
+        rlx_nn_ig_force(2);
+        rlx_nn_pw_force(1); /* small K: not the pointwise path */
+        for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+            for (size_t r = 0; r < ARRAY_LEN(runs); r++) {
+                conv_case c = cases[i];
+                c.bias = (int)((i + r) % 2) && c.bias;
+                run_conv_ex(&c, runs[r].act, runs[r].res, BITS_IG);
+            }
+        rlx_nn_pw_force(0);
+        rlx_nn_ig_force(0);
+        fprintf(stderr, "implicit GEMM, sgemm kernel %d: %d runs\n", kern, g_ig_runs - before);
+    }
+    CHECK(rlx_cpu_sgemm_kernel_set(top));
+    if (top == RLX_CPU_SGEMM_AVX512) CHECK_MSG(rlx_nn_ig_runs() > ran, "the implicit GEMM never ran");
 }
 
 /* Subnormal weights (the blocked path counts them as 0: a product under
@@ -738,6 +855,7 @@ int main(void) {
     test_conv_depthwise_blocked();
     test_conv_depthwise_subnormal();
     test_conv_pointwise();
+    test_conv_implicit_gemm();
     test_conv_transpose();
     test_pools();
     test_resize_nearest();

@@ -201,11 +201,33 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
  * default), 1 never (im2col + GEMM), 2 wherever it applies (K <= 256). */
 void rlx_nn_pw_force(int path);
 
+/* The implicit-GEMM path (cpu_nn_conv_ig.c): whether it takes the
+ * convolution of io with the weights packed as pk (k->pack; NULL: it does
+ * not): policy "pool", the AVX-512 sgemm kernel, pk in its panels, 1-D or
+ * 2-D; by shape (cpu_nn_conv_ig.c), or wherever that allows when forced;
+ * not when rlx_nn_ig_force(1). Then the convolution on it over n_ng =
+ * images x groups (the same bits as im2col + GEMM).
+ * errors: RLX_ERR_OUT_OF_MEMORY (the padded input, scratch). */
+bool rlx_nn_conv_ig_applies(const rlx_nn_conv_io *io, const struct rlx_cpu_sgemm_pack *pk);
+rlx_status rlx_nn_conv_ig_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_ng);
+
+/* For tests and measurements: whether convolutions take the implicit-GEMM
+ * path from now on (process-wide; not while kernels run): 0 by shape (the
+ * default), 1 never, 2 wherever it applies. rlx_nn_ig_runs: how many
+ * convolutions it has run in this process. */
+void rlx_nn_ig_force(int path);
+size_t rlx_nn_ig_runs(void);
+
 /* im2col of output positions [p0, p0 + np) for channels [c0, c1) of one
  * group of one image x: col[((c - c0) * K + kk) * np + j], kk the kernel
  * tap in (k0, k1, k2) order, K = s->ksz; taps in the padding store 0. */
 void rlx_nn_im2col_block(const float *x, const rlx_nn_sp3 *s, size_t c0, size_t c1, size_t p0, size_t np,
                          float *col);
+
+/* One run of im2col (the vector copy where the CPU has AVX-512): d[t] =
+ * row[i2 + t * st] for t < len where 0 <= i2 + t * st < w (inside the
+ * row), else 0 (padding); st >= 1. */
+void rlx_nn_gather_run(float *d, const float *row, int64_t w, int64_t i2, int64_t st, int64_t len);
 
 /* The block of task `item` of a convolution split into (image and group) x
  * n_cb blocks of positions (units of n_unit of sp) x n_mb blocks of a

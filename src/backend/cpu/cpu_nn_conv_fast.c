@@ -53,6 +53,11 @@
  *    least twice as many positions as output channels and K x c_out /
  *    group <= 8 Ki): the pointwise path, cpu_nn_pw.c (the input read in
  *    place, the epilogue on the accumulators; the same bits as below).
+ *  - Kernels of more than one tap at stride 1 (larger strides: small
+ *    outputs and stems), the weights packed at compile time, the AVX-512
+ *    sgemm kernel: the implicit GEMM, cpu_nn_conv_ig.c (the input copied
+ *    once into zero-padded planes, the GEMM's B read from them at per-tap
+ *    offsets; the same bits).
  *  - Everything else: im2col + sgemm over tasks (image, group, block of
  *    output positions, block of output channels); a 1x1 convolution with
  *    stride 1 and no padding multiplies the input in place (no im2col).
@@ -842,7 +847,8 @@ static void im2col_run_c(float *d, const float *row, int64_t w, int64_t i2, int6
 /* The same copy in AVX-512 vectors of 16 columns: stride 1 by (masked)
  * loads and stores, stride 2 by two loads and a permute (the second load
  * masked to the 15 lanes it uses, so that it reads nothing past the last
- * column taken); no memcpy call per run (runs are 7 to 112 floats). */
+ * column taken; the last columns by masked loads and a masked store); no
+ * memcpy call per run (runs are 7 to 112 floats). */
 __attribute__((target("avx512f"))) static void im2col_run_avx512(float *d, const float *row, int64_t w, int64_t i2,
                                                                  int64_t st, int64_t len) {
     int64_t lo, hi, t = 0;
@@ -862,13 +868,30 @@ __attribute__((target("avx512f"))) static void im2col_run_avx512(float *d, const
             __m512 v0 = _mm512_loadu_ps(src + 2 * t), v1 = _mm512_maskz_loadu_ps(0x7fff, src + 2 * t + 16);
             _mm512_storeu_ps(d + t, _mm512_permutex2var_ps(v0, even, v1));
         }
-        for (; t < hi; t++) d[t] = src[2 * t];
+        if (t < hi) { /* the last n < 16 columns: 2 n - 1 floats read, n stored */
+            int64_t n = hi - t, e = 2 * n - 1;
+            __mmask16 m0 = (__mmask16)(e >= 16 ? 0xffffu : (1u << e) - 1u);
+            __mmask16 m1 = (__mmask16)(e > 16 ? (1u << (e - 16)) - 1u : 0u);
+            __m512 v0 = _mm512_maskz_loadu_ps(m0, src + 2 * t), v1 = _mm512_maskz_loadu_ps(m1, src + 2 * t + 16);
+            _mm512_mask_storeu_ps(d + t, (__mmask16)((1u << n) - 1u), _mm512_permutex2var_ps(v0, even, v1));
+            t = hi;
+        }
     } else {
         for (; t < hi; t++) d[t] = src[t * st];
     }
     for (; t < len; t++) d[t] = 0.0f;
 }
 #endif
+
+void rlx_nn_gather_run(float *d, const float *row, int64_t w, int64_t i2, int64_t st, int64_t len) {
+#if RLX_HAVE_AVX2_BUILD
+    if (rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX512) {
+        im2col_run_avx512(d, row, w, i2, st, len);
+        return;
+    }
+#endif
+    im2col_run_c(d, row, w, i2, st, len);
+}
 
 /* im2col of output positions [p0, p0 + np) for channels [c0, c1) of one
  * group of one image: col[((c - c0) * K + kk) * np + j], kk the kernel tap in
@@ -987,6 +1010,7 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
     size_t n_ng = (size_t)g->n * j.io.groups;
     if (!n_ng || !j.io.sp || !j.io.cog) return RLX_OK;
     if (rlx_nn_conv_pw_applies(&j.io)) return rlx_nn_conv_pw_f32(k, &j.io, n_ng);
+    if (rlx_nn_conv_ig_applies(&j.io, k->pack)) return rlx_nn_conv_ig_f32(k, &j.io, n_ng);
     if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_BLAS) {
         /* whole column matrices, in blocks of at most 16 Mi floats */
         size_t nb = ((size_t)1 << 24) / (j.io.kt ? j.io.kt : 1);

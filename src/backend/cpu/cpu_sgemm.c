@@ -64,7 +64,7 @@ rlx_status rlx_cpu_gemm_policy_set(rlx_cpu_gemm_policy pol) {
 #define NR32 32
 #define MR_MAX 8
 #define NR_MAX 32
-#define KC 256
+#define KC RLX_CPU_SGEMM_KC
 #define MC 128
 #define NC 2048
 
@@ -297,6 +297,13 @@ const float *rlx_cpu_sgemm_pack_a_panel(const rlx_cpu_sgemm_pack *pk, size_t gro
         group >= pk->groups || first % pk->w || first >= pk->lanes)
         return NULL;
     return pack_at(pk, group, 0, first);
+}
+
+const float *rlx_cpu_sgemm_pack_a_block(const rlx_cpu_sgemm_pack *pk, size_t group, size_t p0, size_t first) {
+    if (!pk || !pk->data || pk->is_b || pk->kernel != (int)rlx_cpu_sgemm_kernel_get() || group >= pk->groups ||
+        first % pk->w || first >= pk->lanes || p0 % KC || p0 >= pk->k)
+        return NULL;
+    return pack_at(pk, group, p0, first);
 }
 
 /* The pack of a reference when it serves a product of `lanes` lanes from

@@ -105,6 +105,18 @@ void rlx_cpu_sgemm_pack_free(rlx_cpu_sgemm_pack *pack);
  * convolution, cpu_nn_pw.c). */
 const float *rlx_cpu_sgemm_pack_a_panel(const rlx_cpu_sgemm_pack *pack, size_t group, size_t first);
 
+/* Steps of k per packed panel of every kernel (where every product's k
+ * sum is cut: see the arithmetic contract above). */
+#define RLX_CPU_SGEMM_KC 256
+
+/* The micro-panel of rows [first, first + w) of group `group` of an A pack
+ * for k steps [p0, p0 + kc), kc = min(RLX_CPU_SGEMM_KC, k - p0) (p0 a
+ * multiple of RLX_CPU_SGEMM_KC): step p's w values at [(p - p0) * w], rows
+ * past the matrix zero. NULL as rlx_cpu_sgemm_pack_a_panel (any k). For
+ * kernels that read the packed weights themselves (the implicit-GEMM
+ * convolution, cpu_nn_conv_ig.c). */
+const float *rlx_cpu_sgemm_pack_a_block(const rlx_cpu_sgemm_pack *pack, size_t group, size_t p0, size_t first);
+
 /* Where a product's operand starts in a pack: group `group`, row (A) or
  * column (B) `first`. Used only when the pack has this kernel's layout, k
  * matches, `first` is a multiple of the panel width and the product's
