@@ -62,27 +62,17 @@ static Onnx__GraphProto *add_one_body(const char *name, const char *prefix) {
     return g;
 }
 
-/* y = Loop(M, "", acc0) adding 1 per iteration: inputs M (i64 scalar),
- * acc0 (f32 [4]). */
-static rlx_model *loop_model(void) {
-    Onnx__GraphProto *g = graph_new("loop");
-    graph_input(g, vi_new("M", I64, 0, NULL, NULL));
-    graph_input(g, vi_new("acc0", F32, 1, k_d4, NULL));
-    Onnx__NodeProto *n = node_new("Loop", "loop", "M,,acc0", "y");
-    node_attr(n, attr_g("body", add_one_body("body", "b")));
-    graph_node(g, n);
-    graph_output(g, vi_new("y", F32, 1, k_d4, NULL));
-    return load(model_new(17, g));
-}
-
-/* While-style: y = Loop("", cond0 = true, acc0), the body's condition is
- * its input (always true): input acc0. */
-static rlx_model *while_model(void) {
-    Onnx__GraphProto *g = graph_new("while");
+/* y = Loop(M, "", acc0) adding 1 per iteration, inputs M (i64 scalar) and
+ * acc0 (f32 [4]); while_style: y = Loop("", cond0 = true, acc0) instead,
+ * the body's condition its input (always true), input acc0 only. */
+static rlx_model *loop_model(bool while_style) {
+    const char *name = while_style ? "while" : "loop";
+    Onnx__GraphProto *g = graph_new(name);
+    if (!while_style) graph_input(g, vi_new("M", I64, 0, NULL, NULL));
     graph_input(g, vi_new("acc0", F32, 1, k_d4, NULL));
     uint8_t t = 1;
-    graph_init(g, tensor_raw("cond0", BOOL, 0, NULL, &t, 1));
-    Onnx__NodeProto *n = node_new("Loop", "while", ",cond0,acc0", "y");
+    if (while_style) graph_init(g, tensor_raw("cond0", BOOL, 0, NULL, &t, 1));
+    Onnx__NodeProto *n = node_new("Loop", name, while_style ? ",cond0,acc0" : "M,,acc0", "y");
     node_attr(n, attr_g("body", add_one_body("body", "b")));
     graph_node(g, n);
     graph_output(g, vi_new("y", F32, 1, k_d4, NULL));
@@ -202,7 +192,7 @@ static void *stop_later(void *arg) {
 }
 
 static void test_terminate_loop(void) {
-    rlx_model *m = loop_model();
+    rlx_model *m = loop_model(false);
     rlx_session *s = m ? session(m, "cpu", NULL) : NULL;
     if (!s) goto out;
     CHECK_OK(run_loop(s, 3)); /* plain run first */
@@ -234,7 +224,7 @@ out:
 }
 
 static void test_timeout_loop(void) {
-    rlx_model *m = loop_model();
+    rlx_model *m = loop_model(false);
     rlx_session *s = m ? session(m, "cpu", "100") : NULL;
     if (!s) goto out;
     double t0 = rlx_now_seconds();
@@ -259,7 +249,7 @@ out:
 }
 
 static void test_timeout_while(void) {
-    rlx_model *m = while_model();
+    rlx_model *m = loop_model(true);
     rlx_session *s = m ? session(m, "cpu", "50") : NULL;
     if (!s) goto out;
     rlx_tensor *ta = test_tensor_random(RLX_DTYPE_F32, 1, k_d4, -1, 1);

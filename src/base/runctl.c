@@ -1,8 +1,6 @@
 /* Stopping runs (runctl.h): terminate requests and per-run time limits. */
 #include "base/runctl.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 
 uint64_t rlx_run_ctl_enter(rlx_run_ctl *c) { return atomic_load(&c->stop); }
 
@@ -29,15 +27,10 @@ void rlx_run_ctl_hold(rlx_run_ctl *c, bool hold) {
     if (hold) atomic_fetch_add(&c->stop, 1);
 }
 
-rlx_status rlx_run_stop_error(const rlx_run_ctl *c, const char *where_fmt, ...) {
-    char where[512];
-    va_list ap;
-    va_start(ap, where_fmt);
-    vsnprintf(where, sizeof where, where_fmt, ap);
-    va_end(ap);
+rlx_status rlx_run_stop_error(const rlx_run_ctl *c) {
     if (atomic_load(&((rlx_run_ctl *)c)->stop) != c->seen)
-        return rlx_fail(RLX_ERR_CANCELLED, "%s: run cancelled by %s", where,
+        return rlx_fail(RLX_ERR_CANCELLED, "run cancelled by %s",
                         atomic_load(&((rlx_run_ctl *)c)->hold) ? "rlx_session_set_terminate" : "rlx_session_terminate");
-    return rlx_fail(RLX_ERR_CANCELLED, "%s: run stopped by its time limit (run.timeout_ms = %lld) after %.0f ms", where,
+    return rlx_fail(RLX_ERR_CANCELLED, "run stopped by its time limit (run.timeout_ms = %lld) after %.0f ms",
                     (long long)c->limit_ms, (rlx_now_seconds() - c->t0) * 1e3);
 }

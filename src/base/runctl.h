@@ -58,12 +58,11 @@ rlx_status rlx_run_ctl_begin(rlx_run_ctl *c, uint64_t seen, int64_t limit_ms);
 void rlx_run_ctl_terminate(rlx_run_ctl *c);
 void rlx_run_ctl_hold(rlx_run_ctl *c, bool hold);
 
-/* RLX_ERR_CANCELLED with the message "<where>: <reason>", where is
- * printf-formatted (the node, iteration or step at which the run stopped)
- * and reason says which stop it was: "run cancelled by
- * rlx_session_terminate" or "run stopped by its time limit
- * (run.timeout_ms = N ms) after M ms". For a check that saw
- * rlx_run_stopped(c) true. */
-rlx_status rlx_run_stop_error(const rlx_run_ctl *c, const char *where_fmt, ...) RLX_PRINTF(2, 3);
+/* RLX_ERR_CANCELLED with a message saying which stop it was: "run
+ * cancelled by rlx_session_terminate" or "run stopped by its time limit
+ * (run.timeout_ms = N) after M ms"; the caller prefixes where the run
+ * stopped (rlx_fail_prefix: the node, iteration or step). For a check
+ * that saw rlx_run_stopped(c) true. */
+rlx_status rlx_run_stop_error(const rlx_run_ctl *c);
 
 #endif

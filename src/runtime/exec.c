@@ -275,9 +275,9 @@ static void progress_tick(rlx_exec *x, size_t s) {
 static rlx_status stop_error(const rlx_exec *x, const char *when, size_t s) {
     const rlx_program *p = x->p;
     const rlx_node *n = s < p->n_steps ? &p->g->nodes[p->steps[s]] : NULL;
-    return rlx_run_stop_error(x->ctl, "%s step %zu of %zu (%s%s)", when, s + 1, p->n_steps,
-                              s < p->n_steps && p->step_on[s] == RLX_STEP_GPU ? "GPU, " : "",
-                              n ? rlx_node_desc(n) : "?");
+    rlx_run_stop_error(x->ctl);
+    return rlx_fail_prefix(RLX_ERR_CANCELLED, "%s step %zu of %zu (%s%s): ", when, s + 1, p->n_steps,
+                           s < p->n_steps && p->step_on[s] == RLX_STEP_GPU ? "GPU, " : "", n ? rlx_node_desc(n) : "?");
 }
 
 /* After each host step (rlx_step_hook): the progress line, the stop check. */

@@ -12,6 +12,14 @@
 #include "base/runctl.h"
 #include "base/tensor.h"
 
+/* Prefixes the message of a stop with the node and iteration `it` (of
+ * `total`, -1: unbounded); returns RLX_ERR_CANCELLED. */
+static rlx_status iteration_prefix(const rlx_cpu_kctx *k, int64_t it, int64_t total) {
+    char of[48] = "";
+    if (total >= 0) snprintf(of, sizeof of, " of %lld", (long long)total);
+    return rlx_fail_prefix(RLX_ERR_CANCELLED, "%s: iteration %lld%s: ", rlx_node_desc(k->n), (long long)it, of);
+}
+
 /* Runs `body` eagerly (rlx_cpu_eval_graph) with its graph inputs bound to
  * `inputs` (n = body->n_inputs) and its outer references to the enclosing
  * graph's constants; returns copies of its outputs in outs[0..n_outputs).
@@ -22,9 +30,8 @@ static rlx_status run_body(const rlx_cpu_kctx *k, const rlx_graph *body, const r
     /* the body runs under the session's limits too */
     rlx_status st = rlx_cpu_eval_graph(body, k->g, k->cfg, inputs, outs);
     if (st == RLX_ERR_CANCELLED && it >= 0) {
-        char of[48] = "";
-        if (total >= 0) snprintf(of, sizeof of, " of %lld", (long long)total);
-        rlx_fail_prefix(st, "%s: iteration %lld%s: in its subgraph: ", rlx_node_desc(k->n), (long long)it, of);
+        rlx_fail_prefix(st, "in its subgraph: ");
+        iteration_prefix(k, it, total);
     } else if (st) {
         rlx_fail_prefix(st, "%s: in its subgraph: ", rlx_node_desc(k->n));
     }
@@ -37,9 +44,8 @@ static rlx_status run_body(const rlx_cpu_kctx *k, const rlx_graph *body, const r
 static rlx_status check_stop(const rlx_cpu_kctx *k, int64_t it, int64_t total) {
     const rlx_run_ctl *run = k->cfg ? k->cfg->run : NULL;
     if (!rlx_run_stopped(run)) return RLX_OK;
-    char of[48] = "";
-    if (total >= 0) snprintf(of, sizeof of, " of %lld", (long long)total);
-    return rlx_run_stop_error(run, "%s: iteration %lld%s", rlx_node_desc(k->n), (long long)it, of);
+    rlx_run_stop_error(run);
+    return iteration_prefix(k, it, total);
 }
 
 /* Moves tensor t into kernel output slot i. */
