@@ -1,7 +1,8 @@
 /* Stopping runs (rlx_session_terminate, rlx_session_set_terminate, the
  * time limit run.timeout_ms / rlx_session_set_run_timeout): a Loop with a
  * trip count of 2^62, a while-style Loop whose condition stays true, a
- * Loop inside a Loop, a long Scan, a planned CPU chain and, where a GPU
+ * Loop inside a Loop, a long Scan, constant folding while a plan
+ * compiles, a planned CPU chain and, where a GPU
  * exists, a GPU plan of several segments. Each stopped run returns
  * RLX_ERR_CANCELLED within a bounded time with a message naming where it
  * stopped, and the same session then runs a normal input correctly. */
@@ -393,6 +394,50 @@ out:
     rlx_model_destroy(m);
 }
 
+/* Constant folding while a plan compiles stops too: y = x + k, k a chain of
+ * `count` Adds of constants (0 + 1 + 1 + ...), folded node by node. */
+static void test_fold(void) {
+    const int count = 4000;
+    Onnx__GraphProto *g = graph_new("fold");
+    const int64_t d[1] = { 64 };
+    graph_input(g, vi_new("x", F32, 1, d, NULL));
+    float zero[64] = { 0 }, one = 1.0f;
+    graph_init(g, tensor_floats("k0", 1, d, zero, 64));
+    graph_init(g, tensor_floats("one", 0, NULL, &one, 1));
+    char ins[64], out[32];
+    for (int i = 0; i < count; i++) {
+        snprintf(ins, sizeof ins, "k%d,one", i);
+        snprintf(out, sizeof out, "k%d", i + 1);
+        graph_node(g, node_new("Add", NULL, ins, out));
+    }
+    snprintf(ins, sizeof ins, "x,k%d", count);
+    graph_node(g, node_new("Add", "final", ins, "y"));
+    graph_output(g, vi_new("y", F32, 1, d, NULL));
+    rlx_model *m = load(model_new(17, g));
+    rlx_session *s = m ? session(m, "cpu", "1") : NULL;
+    if (!s) goto out;
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 1, d, -1, 1);
+    rlx_tensor **y = NULL;
+    size_t n_out = 0;
+    double t0 = rlx_now_seconds();
+    rlx_status st = rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, &y, &n_out);
+    double took = rlx_now_seconds() - t0;
+    CHECK_MSG(st == RLX_ERR_CANCELLED && strstr(rlx_last_error(), "compiling a plan (constant folding): before node 'Add_") &&
+                  strstr(rlx_last_error(), "(run.timeout_ms = 1)"),
+              "%s: %s", rlx_status_name(st), rlx_last_error());
+    fprintf(stderr, "folding %d Adds, timeout 1 ms: returned after %.1f ms: %s\n", count, took * 1e3, rlx_last_error());
+    CHECK_OK(rlx_session_set_run_timeout(s, 0)); /* the plan compiles again, whole */
+    CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, &y, &n_out));
+    if (y) {
+        for (int i = 0; i < 64; i++) CHECK(((float *)y[0]->data)[i] == ((float *)x->data)[i] + (float)count);
+        test_free_outputs(y, (int)n_out);
+    }
+    rlx_tensor_destroy(x);
+out:
+    rlx_session_destroy(s);
+    rlx_model_destroy(m);
+}
+
 int main(void) {
     test_seed(test_seed_from_env());
     test_terminate_loop();
@@ -400,6 +445,7 @@ int main(void) {
     test_timeout_while();
     test_nested();
     test_scan();
+    test_fold();
     test_planned("cpu");
     if (test_have_gpu()) test_planned("gpu");
     TEST_MAIN_END();

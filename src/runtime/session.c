@@ -533,6 +533,8 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
     if (progress) rlx_log(RLX_LOG_PROGRESS, "rlx: compiling: optimising the graph");
     rlx_status st = compile_plan_steps(s, ordered, e, progress);
     if (progress) rlx_log(RLX_LOG_PROGRESS, "%s", "");
+    /* stopped inside the passes: only folding evaluates nodes there */
+    if (st == RLX_ERR_CANCELLED) rlx_fail_prefix(st, "compiling a plan (constant folding): ");
     return st;
 }
 
