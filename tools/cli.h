@@ -84,7 +84,9 @@ bool cli_option_arg(int argc, char **argv, int *i, rlx_options **opts, const cha
     "                         the keys, defaults and environment variables)\n"         \
     "  --max-model-bytes N, --max-arena-bytes N, --max-tensor-bytes N\n"                    \
     "                         limits (bytes, suffixes K M G T; 0: none): short for\n"       \
-    "                         --option limits.max_model_bytes=N and so on\n"
+    "                         --option limits.max_model_bytes=N and so on\n"           \
+    "  --timeout MS           time limit of each run in ms (0: none; past it the run\n"   \
+    "                         fails): short for --option run.timeout_ms=MS\n"
 
 /* `rlx options [--markdown]`: lists the session options. */
 int cli_cmd_options(int argc, char **argv);

@@ -55,7 +55,7 @@ static void print_help(FILE *f) {
             "feature timestamp-query (per-dispatch slices inside one pass also need\n"
             "wgpu-native's TimestampQueryInsidePasses, else each dispatch gets its own pass).\n"
             "The JSON lists under \"options\" (by key) every session option given by\n"
-            "--option (or a flag short for one: --max-*-bytes, --quiet's progress=off) or\n"
+            "--option (or a flag short for one: --max-*-bytes, --timeout, --quiet's progress=off) or\n"
             "by its environment variable, also when the value equals the default, and\n"
             "under \"env\" (by variable) those the environment gave. Values are typed as\n"
             "'rlx options --json' types defaults: bools true/false, ints and floats\n"

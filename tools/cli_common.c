@@ -326,11 +326,12 @@ const char *cli_esc(const char *s) {
     return rlx_escape_text(s, b, sizeof bufs[0]);
 }
 
-/* Flags that are short for one limits.* option: --max-tensor-bytes N is
- * --option limits.max_tensor_bytes=N. */
+/* Flags that are short for one option: --max-tensor-bytes N is --option
+ * limits.max_tensor_bytes=N, --timeout MS is --option run.timeout_ms=MS. */
 static const char *const k_limit_flags[][2] = { { "--max-model-bytes", "limits.max_model_bytes" },
                                                 { "--max-arena-bytes", "limits.max_arena_bytes" },
-                                                { "--max-tensor-bytes", "limits.max_tensor_bytes" } };
+                                                { "--max-tensor-bytes", "limits.max_tensor_bytes" },
+                                                { "--timeout", "run.timeout_ms" } };
 
 bool cli_option_arg(int argc, char **argv, int *i, rlx_options **opts, const char *command, bool *err) {
     const char *v = NULL;

@@ -60,7 +60,9 @@ typedef enum rlx_status {
     RLX_ERR_NO_ADAPTER = 6,       /* no GPU adapter matched the request */
     RLX_ERR_DEVICE = 7,           /* the GPU API reported an error */
     RLX_ERR_DEVICE_LOST = 8,      /* the GPU device was lost */
-    RLX_ERR_INTERNAL = 9          /* a bug in rlx; please report it */
+    RLX_ERR_INTERNAL = 9,         /* a bug in rlx; please report it */
+    RLX_ERR_CANCELLED = 10        /* a run stopped: rlx_session_terminate, or its time
+                                     limit (option run.timeout_ms) passed */
 } rlx_status;
 
 /* Message of the last failure on this thread ("" if none). Borrowed. */
@@ -516,16 +518,62 @@ RLX_API void rlx_session_destroy(rlx_session *session);
  * threads: a session may be shared by threads; its runs take turns (one
  *          at a time, each waiting for the one in progress). Separate
  *          sessions, of one model or several, run in parallel.
+ * stopping: a run returns RLX_ERR_CANCELLED when rlx_session_terminate is
+ *         called, or when its time limit passes (option run.timeout_ms,
+ *         rlx_session_set_run_timeout); see rlx_session_terminate.
  * errors: RLX_ERR_INVALID_ARGUMENT (unknown or missing input, wrong dtype or
  *         shape, nbytes below the shape's bytes, NULL data for a tensor of
  *         more than 0 bytes: the message names the input and says which),
  *         RLX_ERR_UNSUPPORTED, RLX_ERR_DEVICE, RLX_ERR_DEVICE_LOST,
- *         RLX_ERR_OUT_OF_MEMORY; rlx_last_error() names the input or the
- *         step (node, op, kernel) that failed. */
+ *         RLX_ERR_OUT_OF_MEMORY, RLX_ERR_CANCELLED; rlx_last_error() names
+ *         the input or the step (node, op, kernel) that failed. */
 RLX_API rlx_status rlx_session_run(rlx_session *session, size_t n_inputs,
                            const char *const *input_names,
                            const rlx_tensor *const *inputs,
                            rlx_tensor ***out_outputs, size_t *out_n_outputs);
+
+/* Stops the runs of `session` from any thread, like onnxruntime's
+ * RunOptions terminate flag: every run of the session that has already
+ * entered rlx_session_run (rlx_session_run_into, rlx_session_prepare) when
+ * this is called, the one in progress and those waiting for their turn,
+ * returns RLX_ERR_CANCELLED soon after; runs that enter after it returns
+ * are not affected (a one-shot request, nothing to reset). The message
+ * names where the run stopped, e.g. "node 'loop' (Loop): iteration 81234
+ * of 4611686018427387904: run cancelled by rlx_session_terminate" (nested
+ * bodies add their Loop, If or Scan in front), "after step 12 of 200
+ * (node 'add_11' (Add)): ...", "before step 41 of 80 (GPU, ...)".
+ * Where runs check: after each node a CPU plan runs, before each segment
+ * of a plan (so between GPU submits), before each node evaluated eagerly or
+ * folded while a plan compiles, and at every iteration of Loop and Scan,
+ * nested ones included. A node in progress (one kernel, one GPU submit,
+ * a backend compiling its pipelines) runs to its end first; the delay is
+ * the longest such node. The session stays usable: its plans and arena
+ * are rewritten by the next run.
+ * threads: safe to call from any thread while other threads run the
+ *          session (it takes no lock: an atomic counter). The session must
+ *          not be destroyed meanwhile.
+ * errors: RLX_ERR_INVALID_ARGUMENT (session NULL). */
+RLX_API rlx_status rlx_session_terminate(rlx_session *session);
+
+/* The terminate flag of onnxruntime's RunOptions, per session: true stops
+ * the runs in progress and waiting (as rlx_session_terminate) and refuses
+ * every later run at its start with RLX_ERR_CANCELLED until it is set
+ * false again. Thread-safe like rlx_session_terminate.
+ * errors: RLX_ERR_INVALID_ARGUMENT (session NULL). */
+RLX_API rlx_status rlx_session_set_terminate(rlx_session *session, bool terminate);
+
+/* Time limit of each run of `session` that begins after the call, in
+ * milliseconds (0: none); the option run.timeout_ms (RLX_RUN_TIMEOUT_MS,
+ * `rlx run --timeout MS`) sets it at creation. A run's time counts from
+ * when it takes its turn (after waiting for other runs of the session)
+ * and includes compiling a plan for new input shapes; a run past it
+ * returns RLX_ERR_CANCELLED at its next check (see rlx_session_terminate),
+ * "...: run stopped by its time limit (run.timeout_ms = 100) after 101 ms".
+ * With a limit set, each check reads the monotonic clock.
+ * threads: thread-safe (an atomic store).
+ * errors: RLX_ERR_INVALID_ARGUMENT (session NULL, timeout_ms negative or
+ *         above INT64_MAX / 10^6). */
+RLX_API rlx_status rlx_session_set_run_timeout(rlx_session *session, int64_t timeout_ms);
 
 RLX_API size_t rlx_session_num_outputs(const rlx_session *session);
 /* Graph output name, borrowed from the session; NULL if out of range. */

@@ -29,7 +29,9 @@ extern "C" {
  * errors: as rlx_session_run's before it runs (RLX_ERR_INVALID_ARGUMENT for
  *         an unknown or missing input, a wrong dtype or shape;
  *         RLX_ERR_UNSUPPORTED, RLX_ERR_DEVICE, RLX_ERR_OUT_OF_MEMORY while
- *         compiling, the node named). */
+ *         compiling, the node named); RLX_ERR_CANCELLED as a run (the
+ *         terminate request or the time limit applies to compiling too:
+ *         rlx_session_terminate). */
 RLX_API rlx_status rlx_session_prepare(rlx_session *session, size_t n_inputs, const char *const *input_names,
                                const rlx_tensor *const *inputs);
 

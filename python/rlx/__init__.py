@@ -152,6 +152,8 @@ def _load():
         "rlx_session_destroy": ([P], None),
         "rlx_session_run": ([P, SZ, ctypes.POINTER(S), ctypes.POINTER(ctypes.POINTER(_Tensor)),
                              ctypes.POINTER(ctypes.POINTER(ctypes.POINTER(_Tensor))), ctypes.POINTER(SZ)], I),
+        "rlx_session_terminate": ([P], I), "rlx_session_set_terminate": ([P, ctypes.c_bool], I),
+        "rlx_session_set_run_timeout": ([P, ctypes.c_int64], I),
         "rlx_session_num_outputs": ([P], SZ), "rlx_session_output_name": ([P, SZ], S),
         "rlx_session_device_name": ([P], S), "rlx_session_dispatch_report": ([P], S),
         "rlx_tensor_destroy": ([ctypes.POINTER(_Tensor)], None),
@@ -234,7 +236,12 @@ class Model:
 
 class Session:
     """Runs a Model on a device ("cpu", "gpu", "gpu:N"). A session may be
-    used from several threads: its runs take turns."""
+    used from several threads: its runs take turns.
+
+    Stopping runs: terminate() (from another thread) makes the runs in
+    progress or waiting fail with rlx.Error status "RLX_ERR_CANCELLED";
+    the option run.timeout_ms (or set_run_timeout) limits each run's time
+    the same way. The message names where the run stopped."""
 
     def __init__(self, model: Model, device: str = "cpu", gpu_conv_direct: bool = False, gpu_f16: bool = False,
                  options: Optional[Dict[str, object]] = None):
@@ -265,6 +272,30 @@ class Session:
             _check(lib.rlx_session_create_with_options(model._h, ctypes.byref(so), opts, ctypes.byref(self._h)))
         finally:
             lib.rlx_options_destroy(opts)
+
+    def terminate(self) -> None:
+        """Stops every run of this session that has already begun (the one
+        in progress and those waiting for their turn): each raises rlx.Error
+        with status RLX_ERR_CANCELLED soon after, at its next check (between
+        nodes, at each Loop/Scan iteration, between GPU segments). Runs
+        begun later are not affected. Safe from any thread (rlx releases the
+        GIL while it runs); rlx_session_terminate in C."""
+        _check(_load().rlx_session_terminate(self._h))
+
+    def set_terminate(self, terminate: bool) -> None:
+        """onnxruntime's RunOptions.terminate, per session: True stops the
+        runs in progress and waiting (as terminate()) and makes every later
+        run fail at once (RLX_ERR_CANCELLED) until set False again."""
+        _check(_load().rlx_session_set_terminate(self._h, bool(terminate)))
+
+    def set_run_timeout(self, ms: int) -> None:
+        """Time limit of each run begun after the call, in milliseconds (0:
+        none); the option run.timeout_ms sets it at creation. Counted from
+        the run's turn, compiling a plan for new shapes included; a run past
+        it raises rlx.Error with status RLX_ERR_CANCELLED."""
+        if isinstance(ms, bool) or not isinstance(ms, int):
+            raise TypeError(f"run timeout: expected int milliseconds, got {type(ms).__name__}")
+        _check(_load().rlx_session_set_run_timeout(self._h, ms))
 
     @property
     def output_names(self) -> List[str]:

@@ -65,9 +65,11 @@ static inline rlx_status rlx_prof_add(rlx_prof *pr, int step, const char *kernel
 }
 
 /* Called by a backend after each step it runs on the host, when set
- * (rlx_backend.set_step_hook): the runtime's progress line on long runs.
- * step: the program step just run. Must be cheap: it runs per node. */
-typedef void (*rlx_step_hook)(void *ctx, size_t step);
+ * (rlx_backend.set_step_hook): the runtime's progress line on long runs and
+ * its check for a stop (base/runctl.h). step: the program step just run.
+ * An error (RLX_ERR_CANCELLED) ends the segment with it. Must be cheap: it
+ * runs per node. */
+typedef rlx_status (*rlx_step_hook)(void *ctx, size_t step);
 
 struct rlx_backend {
     const char *name;        /* "cpu", "webgpu" */
@@ -106,8 +108,9 @@ struct rlx_backend {
      * set_timing selects RLX_TIMING_* for the following runs (errors:
      * RLX_ERR_UNSUPPORTED when the device has no timestamp queries). */
     void (*exe_stats)(rlx_backend_exe *exe, rlx_exe_stats *out);
-    /* Optional: after each host step of a run, call fn(ctx, step) (fn NULL:
-     * no more calls). A device backend without host steps leaves it NULL. */
+    /* Optional: after each host step of a run, call fn(ctx, step) and stop
+     * the segment with its error (fn NULL: no more calls). A device
+     * backend without host steps leaves it NULL. */
     void (*set_step_hook)(rlx_backend_exe *exe, rlx_step_hook fn, void *ctx);
     rlx_status (*set_timing)(rlx_backend_exe *exe, int level);
     /* Optional, host backends: until rebound, the storage of root value

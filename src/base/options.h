@@ -55,6 +55,12 @@ typedef struct rlx_config {
      * model, arena, tensor. Checked with rlx_limit_check. */
     int64_t max_model_bytes, max_arena_bytes, max_tensor_bytes;
     bool limit_set[3];
+    int64_t run_timeout_ms; /* run.timeout_ms: each run's time limit (0: none) */
+    /* Not an option: the session's run control (base/runctl.h), borrowed,
+     * so that everything that evaluates nodes under this config (eager
+     * evaluation, folding, Loop and Scan bodies) checks for a stop; NULL
+     * outside a session. */
+    struct rlx_run_ctl *run;
     /* the strings above that are not the table's point here (owned) */
     char *owned[8];
 } rlx_config;

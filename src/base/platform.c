@@ -141,6 +141,14 @@ double rlx_now_seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double rlx_now_coarse_seconds(void) {
+#ifdef CLOCK_MONOTONIC_COARSE
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0) return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+#endif
+    return rlx_now_seconds();
+}
+
 char *rlx_path_dirname(const char *path) {
     const char *slash = strrchr(path, '/');
     if (!slash) return rlx_strdup(".");

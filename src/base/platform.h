@@ -48,6 +48,14 @@ rlx_status rlx_file_size(const char *path, uint64_t *out_size);
 
 /* rlx_now_seconds, the monotonic clock, is public (rlx/inspect.h). */
 
+/* A cheaper reading of a monotonic clock for checks made per node (run
+ * time limits, base/runctl.h): Linux's CLOCK_MONOTONIC_COARSE (the time of
+ * the last timer tick, a few milliseconds' resolution, read without a
+ * system call or a hardware counter), else rlx_now_seconds. Seconds, on
+ * rlx_now_seconds' time line, never ahead of it (behind by at most the
+ * resolution). */
+double rlx_now_coarse_seconds(void);
+
 /* Directory part of a path ("a/b/c.onnx" -> "a/b", "c.onnx" -> "."),
  * malloc'ed. */
 char *rlx_path_dirname(const char *path);

@@ -55,6 +55,7 @@ const char *rlx_status_name(rlx_status status) {
     case RLX_ERR_DEVICE: return "RLX_ERR_DEVICE";
     case RLX_ERR_DEVICE_LOST: return "RLX_ERR_DEVICE_LOST";
     case RLX_ERR_INTERNAL: return "RLX_ERR_INTERNAL";
+    case RLX_ERR_CANCELLED: return "RLX_ERR_CANCELLED";
     }
     return "RLX_ERR_?";
 }

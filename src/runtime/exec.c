@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "base/platform.h"
+#include "base/runctl.h"
 #include "base/tensor.h"
 #include "runtime/exec.h"
 
@@ -36,6 +37,7 @@ struct rlx_exec {
     int timing;              /* RLX_TIMING_* */
     rlx_prof prof;
     bool progress;           /* rlx_exec_set_progress */
+    const rlx_run_ctl *ctl;  /* rlx_exec_set_run_ctl: checked after each host step and before each segment */
     double run_t0, shown_t;  /* this run's start; when the progress line was last written (0: never) */
 };
 
@@ -256,10 +258,9 @@ static rlx_status write_inputs(rlx_exec *x, const rlx_tensor *const *inputs) {
     return RLX_OK;
 }
 
-/* The progress line after step s (rlx_step_hook; steps between GPU
- * segments come from run_segments). */
-static void progress_tick(void *ctx, size_t s) {
-    rlx_exec *x = ctx;
+/* The progress line after step s (steps between GPU segments come from
+ * run_segments). */
+static void progress_tick(rlx_exec *x, size_t s) {
     double now = rlx_now_seconds();
     if (now - x->run_t0 < RLX_EXEC_PROGRESS_AFTER_S || now - x->shown_t < RLX_EXEC_PROGRESS_EVERY_S) return;
     x->shown_t = now;
@@ -269,9 +270,36 @@ static void progress_tick(void *ctx, size_t s) {
             now - x->run_t0);
 }
 
+/* RLX_ERR_CANCELLED naming the step at which the run stopped: `when` the
+ * step s ("after", or "before" a segment). */
+static rlx_status stop_error(const rlx_exec *x, const char *when, size_t s) {
+    const rlx_program *p = x->p;
+    const rlx_node *n = s < p->n_steps ? &p->g->nodes[p->steps[s]] : NULL;
+    rlx_run_stop_error(x->ctl);
+    return rlx_fail_prefix(RLX_ERR_CANCELLED, "%s step %zu of %zu (%s%s): ", when, s + 1, p->n_steps,
+                           s < p->n_steps && p->step_on[s] == RLX_STEP_GPU ? "GPU, " : "", n ? rlx_node_desc(n) : "?");
+}
+
+/* After each host step (rlx_step_hook): the progress line, the stop check. */
+static rlx_status step_hook(void *ctx, size_t s) {
+    rlx_exec *x = ctx;
+    if (x->progress) progress_tick(x, s);
+    return rlx_run_stopped(x->ctl) ? stop_error(x, "after", s) : RLX_OK;
+}
+
+static void update_hook(rlx_exec *x) {
+    bool on = x->progress || x->ctl;
+    if (x->hx && x->host->set_step_hook) x->host->set_step_hook(x->hx, on ? step_hook : NULL, x);
+}
+
 void rlx_exec_set_progress(rlx_exec *x, bool on) {
     x->progress = on;
-    if (x->hx && x->host->set_step_hook) x->host->set_step_hook(x->hx, on ? progress_tick : NULL, x);
+    update_hook(x);
+}
+
+void rlx_exec_set_run_ctl(rlx_exec *x, const rlx_run_ctl *ctl) {
+    x->ctl = ctl;
+    update_hook(x);
 }
 
 #define RLX_NOT_STAGED SIZE_MAX
@@ -323,6 +351,7 @@ static rlx_status run_segments(rlx_exec *x, rlx_tensor **outputs) {
                 x->stage_at[i] != RLX_NOT_STAGED ? x->stage + x->stage_at[i] : outputs[i]->data;
     for (size_t k = 0; k < p->n_segs; k++) {
         const rlx_segment *sg = &p->segs[k];
+        if (rlx_run_stopped(x->ctl)) return stop_error(x, "before", sg->s0);
         if (sg->on != RLX_STEP_GPU) {
             RLX_TRY(x->host->run_segment(x->hx, k, NULL, prof));
             continue;

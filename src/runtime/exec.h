@@ -55,6 +55,13 @@ bool rlx_exec_stats(const rlx_exec *x, rlx_exe_stats *out);
 #define RLX_EXEC_PROGRESS_EVERY_S 0.25
 void rlx_exec_set_progress(rlx_exec *x, bool on);
 
+/* Checks for a stop (base/runctl.h) during the following runs: before each
+ * segment and after each host step; a run that must stop returns
+ * RLX_ERR_CANCELLED naming the step. ctl is borrowed (the session's);
+ * NULL: no checks. */
+struct rlx_run_ctl;
+void rlx_exec_set_run_ctl(rlx_exec *x, const struct rlx_run_ctl *ctl);
+
 /* Selects RLX_TIMING_* for the following runs. errors: RLX_ERR_UNSUPPORTED
  * when the device cannot time (no timestamp queries, or the CPU). */
 rlx_status rlx_exec_set_timing(rlx_exec *x, int level);

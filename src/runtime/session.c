@@ -21,6 +21,7 @@
 #include "base/options.h"
 #include "base/parallel.h"
 #include "base/platform.h"
+#include "base/runctl.h"
 #include "base/tensor.h"
 #include "ir/op.h"
 #include "ir/ops/internal_ops.h"
@@ -62,6 +63,9 @@ struct rlx_session {
     pthread_mutex_t lock;
     bool lock_ok;
     int threads; /* cpu.threads resolved: its runs use at most this many pool threads */
+    /* stopping runs (base/runctl.h): s->cfg->run points here (s->ctl is about control inputs) */
+    rlx_run_ctl stopper;
+    _Atomic int64_t timeout_ms; /* run.timeout_ms, or rlx_session_set_run_timeout */
 };
 
 /* ------------------------------------------------------------ lifetime */
@@ -167,6 +171,8 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
     }
     s->cfg = cfg;
     s->threads = threads;
+    cfg->run = &s->stopper;
+    atomic_init(&s->timeout_ms, cfg->run_timeout_ms);
     if (pthread_mutex_init(&s->lock, NULL) != 0) {
         rlx_config_destroy(cfg);
         free(s);
@@ -513,6 +519,7 @@ static rlx_status compile_plan_steps(rlx_session *s, const rlx_tensor *const *or
         rlx_log(RLX_LOG_PROGRESS, "rlx: compiling: %zu steps for %s", e->p->n_steps, rlx_session_device_name(s));
     double t1 = rlx_now_seconds();
     RLX_TRY(rlx_exec_create(s->be, s->host, e->p, &e->x));
+    rlx_exec_set_run_ctl(e->x, &s->stopper);
     rlx_exec_set_progress(e->x, progress);
     e->stats.backend_compile_s = rlx_now_seconds() - t1;
     e->report = make_report(s, e, NULL);
@@ -526,6 +533,8 @@ static rlx_status compile_plan(rlx_session *s, const rlx_tensor *const *ordered,
     if (progress) rlx_log(RLX_LOG_PROGRESS, "rlx: compiling: optimising the graph");
     rlx_status st = compile_plan_steps(s, ordered, e, progress);
     if (progress) rlx_log(RLX_LOG_PROGRESS, "%s", "");
+    /* stopped inside the passes: only folding evaluates nodes there */
+    if (st == RLX_ERR_CANCELLED) rlx_fail_prefix(st, "compiling a plan (constant folding): ");
     return st;
 }
 
@@ -693,9 +702,11 @@ static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *c
 rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *const *input_names,
                                const rlx_tensor *const *inputs) {
     if (!s) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session is NULL");
+    uint64_t seen = rlx_run_ctl_enter(&s->stopper);
     pthread_mutex_lock(&s->lock);
     int prev = rlx_parallel_set_limit(s->threads); /* kernels, folding and packing alike */
-    rlx_status st = prepare_locked(s, n_inputs, input_names, inputs);
+    rlx_status st = rlx_run_ctl_begin(&s->stopper, seen, atomic_load(&s->timeout_ms));
+    if (!st) st = prepare_locked(s, n_inputs, input_names, inputs);
     rlx_parallel_set_limit(prev);
     pthread_mutex_unlock(&s->lock);
     return st;
@@ -706,9 +717,11 @@ rlx_status rlx_session_run(rlx_session *s, size_t n_inputs, const char *const *i
     if (out_outputs) *out_outputs = NULL;
     if (out_n_outputs) *out_n_outputs = 0;
     if (!s || !out_outputs || !out_n_outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
+    uint64_t seen = rlx_run_ctl_enter(&s->stopper);
     pthread_mutex_lock(&s->lock);
     int prev = rlx_parallel_set_limit(s->threads); /* kernels, folding and packing alike */
-    rlx_status st = run_locked(s, n_inputs, input_names, inputs, out_outputs, out_n_outputs);
+    rlx_status st = rlx_run_ctl_begin(&s->stopper, seen, atomic_load(&s->timeout_ms));
+    if (!st) st = run_locked(s, n_inputs, input_names, inputs, out_outputs, out_n_outputs);
     rlx_parallel_set_limit(prev);
     pthread_mutex_unlock(&s->lock);
     return st;
@@ -717,10 +730,33 @@ rlx_status rlx_session_run(rlx_session *s, size_t n_inputs, const char *const *i
 rlx_status rlx_session_run_into(rlx_session *s, size_t n_inputs, const char *const *input_names,
                                 const rlx_tensor *const *inputs, rlx_tensor **outputs) {
     if (!s || !outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
+    uint64_t seen = rlx_run_ctl_enter(&s->stopper);
     pthread_mutex_lock(&s->lock);
     int prev = rlx_parallel_set_limit(s->threads); /* kernels, folding and packing alike */
-    rlx_status st = run_into_locked(s, n_inputs, input_names, inputs, outputs);
+    rlx_status st = rlx_run_ctl_begin(&s->stopper, seen, atomic_load(&s->timeout_ms));
+    if (!st) st = run_into_locked(s, n_inputs, input_names, inputs, outputs);
     rlx_parallel_set_limit(prev);
     pthread_mutex_unlock(&s->lock);
     return st;
+}
+
+rlx_status rlx_session_terminate(rlx_session *s) {
+    if (!s) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session is NULL");
+    rlx_run_ctl_terminate(&s->stopper);
+    return RLX_OK;
+}
+
+rlx_status rlx_session_set_terminate(rlx_session *s, bool terminate) {
+    if (!s) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session is NULL");
+    rlx_run_ctl_hold(&s->stopper, terminate);
+    return RLX_OK;
+}
+
+rlx_status rlx_session_set_run_timeout(rlx_session *s, int64_t timeout_ms) {
+    if (!s) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session is NULL");
+    if (timeout_ms < 0 || timeout_ms > INT64_MAX / 1000000)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "run time limit %lld ms: expected 0 (none) to %lld",
+                        (long long)timeout_ms, (long long)(INT64_MAX / 1000000));
+    atomic_store(&s->timeout_ms, timeout_ms);
+    return RLX_OK;
 }

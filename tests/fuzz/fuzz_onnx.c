@@ -6,14 +6,19 @@
  * FUZZ_MAX_INPUT_ELEMS elements skips the run, and the sanitizer build's
  * allocator refuses single allocations above max_allocation_size_mb
  * (src/base/sanitize.c, set for RLX_FUZZ builds) so that rlx reports
- * RLX_ERR_OUT_OF_MEMORY. External data is refused (base_dir NULL). Input
- * values are small (integers 0..3, floats in [-2, 2]) and derived from the
+ * RLX_ERR_OUT_OF_MEMORY. A run has FUZZ_RUN_TIMEOUT_MS (option
+ * run.timeout_ms), so that a Loop whose condition never turns false or
+ * whose trip count is 2^62 returns RLX_ERR_CANCELLED instead of being a
+ * libFuzzer timeout (scripts/fuzz.sh: -timeout=20 s);
+ * regress/onnx/loop_while_runaway.onnx is one. External data is refused
+ * (base_dir NULL). Input values are small (integers 0..3, floats in [-2, 2]) and derived from the
  * input bytes, so a finding reproduces. */
 #include "fuzz_util.h"
 
 #include <rlx/session_ext.h>
 
 #define FUZZ_MAX_INPUT_ELEMS 4096
+#define FUZZ_RUN_TIMEOUT_MS "2000"
 
 static uint64_t g_rng;
 
@@ -71,8 +76,10 @@ static bool make_input(const rlx_value_info *info, rlx_tensor **out) {
 static void run_once(const rlx_model *m) {
     static rlx_options *opts;
     if (!opts) {
-        /* one worker thread per run: runs stay small */
-        if (rlx_options_create(&opts) || rlx_options_set(opts, "cpu.threads", "1")) abort();
+        /* one worker thread per run: runs stay small; and short */
+        if (rlx_options_create(&opts) || rlx_options_set(opts, "cpu.threads", "1") ||
+            rlx_options_set(opts, "run.timeout_ms", FUZZ_RUN_TIMEOUT_MS))
+            abort();
     }
     size_t n_in = rlx_model_num_inputs(m);
     if (n_in > 16) return;

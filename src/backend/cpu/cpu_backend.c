@@ -120,7 +120,7 @@ static rlx_status cpu_run_segment(rlx_backend_exe *e, size_t k, void *const *dow
         double t0 = prof ? rlx_now_seconds() : 0.0;
         RLX_TRY(rlx_cpu_run_node_packed(g, n, in, out, e->packs[s].data || e->packs[s].q8 || e->packs[s].q8conv ? &e->packs[s] : NULL));
         if (prof) RLX_TRY(rlx_prof_add(prof, (int)s, "cpu", (t0 - prof->t0) * 1e6, (rlx_now_seconds() - t0) * 1e6, false));
-        if (e->hook) e->hook(e->hook_ctx, s);
+        if (e->hook) RLX_TRY(e->hook(e->hook_ctx, s));
     }
     for (size_t i = 0; down_dst && i < sg->n_down; i++)
         if (down_dst[i] != e->arena + sg->down[i].off) memcpy(down_dst[i], e->arena + sg->down[i].off, (size_t)sg->down[i].bytes);

@@ -2,22 +2,50 @@
  * (the host interpreter, rlx_cpu_eval_graph), resolving outer-scope
  * references from the enclosing graph, whose values are constants in eager
  * evaluation. Semantics: ONNX If-21, Loop-21, Scan-21. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
 #include "base/mem.h"
+#include "base/options.h"
+#include "base/runctl.h"
 #include "base/tensor.h"
+
+/* Prefixes the message of a stop with the node and iteration `it` (of
+ * `total`, -1: unbounded); returns RLX_ERR_CANCELLED. */
+static rlx_status iteration_prefix(const rlx_cpu_kctx *k, int64_t it, int64_t total) {
+    char of[48] = "";
+    if (total >= 0) snprintf(of, sizeof of, " of %lld", (long long)total);
+    return rlx_fail_prefix(RLX_ERR_CANCELLED, "%s: iteration %lld%s: ", rlx_node_desc(k->n), (long long)it, of);
+}
 
 /* Runs `body` eagerly (rlx_cpu_eval_graph) with its graph inputs bound to
  * `inputs` (n = body->n_inputs) and its outer references to the enclosing
- * graph's constants; returns copies of its outputs in outs[0..n_outputs). */
+ * graph's constants; returns copies of its outputs in outs[0..n_outputs).
+ * it, total: the iteration of a Loop or Scan (it -1: an If; total -1:
+ * unbounded), named when the run stops inside the body. */
 static rlx_status run_body(const rlx_cpu_kctx *k, const rlx_graph *body, const rlx_tensor *const *inputs,
-                           rlx_tensor **outs) {
+                           rlx_tensor **outs, int64_t it, int64_t total) {
     /* the body runs under the session's limits too */
     rlx_status st = rlx_cpu_eval_graph(body, k->g, k->cfg, inputs, outs);
-    if (st) rlx_fail_prefix(st, "%s: in its subgraph: ", rlx_node_desc(k->n));
+    if (st == RLX_ERR_CANCELLED && it >= 0) {
+        rlx_fail_prefix(st, "in its subgraph: ");
+        iteration_prefix(k, it, total);
+    } else if (st) {
+        rlx_fail_prefix(st, "%s: in its subgraph: ", rlx_node_desc(k->n));
+    }
     return st;
+}
+
+/* Whether the session's run must stop before iteration `it` of a Loop or
+ * Scan (of `total`, -1: unbounded); the error names the node and the
+ * iteration (base/runctl.h). */
+static rlx_status check_stop(const rlx_cpu_kctx *k, int64_t it, int64_t total) {
+    const rlx_run_ctl *run = k->cfg ? k->cfg->run : NULL;
+    if (!rlx_run_stopped(run)) return RLX_OK;
+    rlx_run_stop_error(run);
+    return iteration_prefix(k, it, total);
 }
 
 /* Moves tensor t into kernel output slot i. */
@@ -42,7 +70,7 @@ static rlx_status k_if(rlx_cpu_kctx *k) {
         return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "branch does not have %d outputs", k->n->n_out);
     rlx_tensor **outs = calloc((size_t)k->n->n_out + 1, sizeof *outs);
     if (!outs) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-    rlx_status st = run_body(k, body, NULL, outs);
+    rlx_status st = run_body(k, body, NULL, outs, -1, -1);
     if (!st)
         for (int i = 0; i < k->n->n_out; i++) give_out(k, i, outs[i]);
     free(outs);
@@ -126,13 +154,14 @@ static rlx_status k_loop(rlx_cpu_kctx *k) {
     RLX_TRY_GOTO(st, rlx_tensor_create(RLX_DTYPE_I64, NULL, 0, &iter_t), done);
     RLX_TRY_GOTO(st, rlx_tensor_create(RLX_DTYPE_BOOL, NULL, 0, &cond_t), done);
     for (int64_t it = 0; it < max_trip && cond; it++) {
+        RLX_TRY_GOTO(st, check_stop(k, it, k->in[0] ? max_trip : -1), done);
         if (it > 100000000) { st = rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "more than 1e8 iterations"); goto done; }
         *(int64_t *)iter_t->data = it;
         *(uint8_t *)cond_t->data = cond;
         bin[0] = iter_t;
         bin[1] = cond_t;
         for (int i = 0; i < n_carried; i++) bin[2 + i] = carried[i];
-        RLX_TRY_GOTO(st, run_body(k, body, bin, bout), done);
+        RLX_TRY_GOTO(st, run_body(k, body, bin, bout, it, k->in[0] ? max_trip : -1), done);
         if (have_cond) cond = rlx_tensor_get_f64(bout[0], 0) != 0;
         rlx_tensor_destroy(bout[0]);
         for (int i = 0; i < n_carried; i++) {
@@ -239,6 +268,7 @@ static rlx_status k_scan(rlx_cpu_kctx *k) {
     if (!bin || !state || !slices || !bout || !items) { st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory"); goto done; }
     for (int i = 0; i < n_state; i++) RLX_TRY_GOTO(st, rlx_tensor_clone(k->in[i], &state[i]), done);
     for (int64_t t = 0; t < seq; t++) {
+        RLX_TRY_GOTO(st, check_stop(k, t, seq), done);
         for (int j = 0; j < m; j++) {
             bool rev = in_dirs && (size_t)j < nd && in_dirs[j];
             rlx_tensor_destroy(slices[j]);
@@ -247,7 +277,7 @@ static rlx_status k_scan(rlx_cpu_kctx *k) {
         }
         for (int i = 0; i < n_state; i++) bin[i] = state[i];
         for (int j = 0; j < m; j++) bin[n_state + j] = slices[j];
-        RLX_TRY_GOTO(st, run_body(k, body, bin, bout), done);
+        RLX_TRY_GOTO(st, run_body(k, body, bin, bout, t, seq), done);
         for (int i = 0; i < n_state; i++) {
             rlx_tensor_destroy(state[i]);
             state[i] = bout[i];

@@ -10,6 +10,8 @@
 
 #include "backend/cpu/cpu.h"
 #include "base/mem.h"
+#include "base/options.h"
+#include "base/runctl.h"
 #include "base/tensor.h"
 
 static bool shape_only_op(const rlx_node *n) { return n->op == RLX_OP_Shape || n->op == RLX_OP_Size; }
@@ -40,6 +42,12 @@ rlx_status rlx_cpu_eval_node(rlx_graph *g, rlx_node *n, const struct rlx_config 
     rlx_tensor *out[64] = { 0 };
     if (n->n_in > 64 || n->n_out > 64)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: more than 64 inputs or outputs", rlx_node_desc(n));
+    /* a stop of the session's run: before each node folded or evaluated eagerly */
+    const rlx_run_ctl *run = cfg ? cfg->run : NULL;
+    if (rlx_run_stopped(run)) {
+        rlx_run_stop_error(run);
+        return rlx_fail_prefix(RLX_ERR_CANCELLED, "before %s: ", rlx_node_desc(n));
+    }
     bool dd = (n->def->flags & RLX_OP_DATA_DEPENDENT) != 0;
     for (int i = 0; i < n->n_in; i++) {
         const rlx_value *v = rlx_node_input(g, n, i);
