@@ -391,6 +391,12 @@ const char *rlx_node_desc(const rlx_node *n) {
     return buf;
 }
 
+rlx_status rlx_node_vfail(const rlx_node *n, rlx_status status, const char *fmt, va_list ap) {
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return rlx_fail(status, "%s: %s", rlx_node_desc(n), msg);
+}
+
 /* Attributes of op versions before opset 9 that the schemas leave out on
  * purpose: the binary ops' broadcast and axis (read by passes/legacy.c),
  * and flags whose old meaning is what rlx does anyway (Gemm's broadcast,

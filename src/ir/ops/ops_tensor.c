@@ -126,12 +126,11 @@ static void dims_product(const rlx_value *x, int lo, int hi, int64_t *d, int32_t
 /* Node-level error with an explicit status (UNSUPPORTED, ...). */
 static rlx_status fail_st(const rlx_infer_ctx *c, rlx_status st, const char *fmt, ...) RLX_PRINTF(3, 4);
 static rlx_status fail_st(const rlx_infer_ctx *c, rlx_status st, const char *fmt, ...) {
-    char msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    st = rlx_node_vfail(c->n, st, fmt, ap);
     va_end(ap);
-    return rlx_fail(st, "%s: %s", rlx_node_desc(c->n), msg);
+    return st;
 }
 
 /* ------------------------------------------------------------ Reshape */
