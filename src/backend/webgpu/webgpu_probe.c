@@ -102,9 +102,11 @@ rlx_status wg_run_dispatch(wg_backend *b, wg_dispatch *d, void *const *host, con
     return st;
 }
 
-/* A graph of n values of dtypes dt[] and no node (ids in ids[]), for the
- * lowering helpers of a self-test. */
-static rlx_status probe_graph(int n, const rlx_dtype *dt, rlx_graph **out, int *ids) {
+/* A lowering context L with capabilities *caps over a graph *out of n
+ * values of dtypes dt[] and no node (ids in ids[]), for the lowering helpers
+ * of a self-test; free with wg_lower_free(L) and rlx_graph_destroy(*out). */
+static rlx_status probe_lower(int n, const rlx_dtype *dt, const wg_caps *caps, rlx_graph **out, wg_lower *L,
+                              int *ids) {
     rlx_graph *g = NULL;
     RLX_TRY(rlx_graph_create(13, &g));
     rlx_status st = RLX_OK;
@@ -112,9 +114,20 @@ static rlx_status probe_graph(int n, const rlx_dtype *dt, rlx_graph **out, int *
         st = rlx_graph_add_value(g, NULL, &ids[i]);
         if (!st) g->values[ids[i]].dtype = dt[i];
     }
-    if (st) rlx_graph_destroy(g);
-    else *out = g;
-    return st;
+    if (st) {
+        rlx_graph_destroy(g);
+        return st;
+    }
+    memset(L, 0, sizeof *L);
+    L->g = *out = g;
+    L->caps = caps;
+    return RLX_OK;
+}
+
+/* The self-tests' operands: xorshift64 (the next state, also the value). */
+static uint64_t probe_rand(uint64_t *seed) {
+    *seed ^= *seed << 13, *seed ^= *seed >> 7, *seed ^= *seed << 17;
+    return *seed;
 }
 
 /* One product of the self-test in form `form`, with f32 tensors (the
@@ -125,15 +138,12 @@ static rlx_status probe_run(wg_backend *b, uint32_t form, bool half) {
     rlx_dtype et = half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, dt[3] = { et, et, et };
     rlx_graph *g = NULL;
     int ids[3];
-    RLX_TRY(probe_graph(3, dt, &g, ids));
-    rlx_status st = RLX_OK;
     wg_caps caps = b->caps;
     caps.coop = true;
     caps.coop_form = form;
     wg_lower L;
-    memset(&L, 0, sizeof L);
-    L.g = g;
-    L.caps = &caps;
+    RLX_TRY(probe_lower(3, dt, &caps, &g, &L, ids));
+    rlx_status st = RLX_OK;
     wg_gemm m;
     memset(&m, 0, sizeof m);
     m.M = PM, m.N = PN, m.K = PK;
@@ -152,8 +162,7 @@ static rlx_status probe_run(wg_backend *b, uint32_t form, bool half) {
     float *ha = host, *hb = host + NA, *y = hb + NB;
     uint64_t seed = 0x2545F4914F6CDD1DULL;
     for (int i = 0; i < NA + NB; i++) {
-        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-        host[i] = (float)((double)(seed >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+        host[i] = (float)((double)(probe_rand(&seed) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
         h16[i] = rlx_f32_to_f16(host[i]);
     }
     for (int i = 0; i < NY; i++) y[i] = NAN, h16[NA + NB + i] = 0x7e00; /* poisoned */
@@ -281,14 +290,11 @@ static rlx_status dot4_run(wg_backend *b) {
     static const rlx_dtype dt[5] = { RLX_DTYPE_U8, RLX_DTYPE_I8, RLX_DTYPE_U8, RLX_DTYPE_I8, RLX_DTYPE_I32 };
     rlx_graph *g = NULL;
     int ids[5];
-    RLX_TRY(probe_graph(5, dt, &g, ids));
-    rlx_status st = RLX_OK;
     wg_caps caps = b->caps;
     caps.dot4 = true;
     wg_lower L;
-    memset(&L, 0, sizeof L);
-    L.g = g;
-    L.caps = &caps;
+    RLX_TRY(probe_lower(5, dt, &caps, &g, &L, ids));
+    rlx_status st = RLX_OK;
     wg_qgemm q;
     memset(&q, 0, sizeof q);
     q.a = ids[0], q.b = ids[1], q.za = ids[2], q.zb = ids[3], q.y = ids[4];
@@ -303,10 +309,7 @@ static rlx_status dot4_run(wg_backend *b) {
     uint8_t *fill[4] = { ha, hb, hza, hzb };
     size_t len[4] = { sizeof ha, sizeof hb, sizeof hza, sizeof hzb };
     for (int i = 0; i < 4; i++)
-        for (size_t j = 0; j < len[i]; j++) {
-            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-            fill[i][j] = (uint8_t)(seed >> 24);
-        }
+        for (size_t j = 0; j < len[i]; j++) fill[i][j] = (uint8_t)(probe_rand(&seed) >> 24);
     for (int i = 0; i < QM * QN; i++) y[i] = 0x7fffffff; /* poisoned */
     void *host[WG_MAX_BINDINGS] = { ha, hb, hza, hzb, y, ha };
     size_t bytes[WG_MAX_BINDINGS] = { sizeof ha, sizeof hb, sizeof hza, sizeof hzb, sizeof y, 4 };
