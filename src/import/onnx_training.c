@@ -376,6 +376,19 @@ static rlx_status grad_matmul(gctx *c, int ia, int ib, int G, bool need_a, bool 
     return RLX_OK;
 }
 
+/* One Gemm operand's adjoint into value `into`: alpha * (l' r'), l' = l^T
+ * when tl (r' likewise), transposed when tout. */
+static rlx_status gemm_operand_grad(gctx *c, int l, bool tl, int r, bool tr, bool tout, double alpha, int into) {
+    int p, q, d;
+    if (tl) RLX_TRY(swap_last2(c, l, &l));
+    if (tr) RLX_TRY(swap_last2(c, r, &r));
+    RLX_TRY(op2(c, "MatMul", l, r, &p));
+    q = p;
+    if (tout) RLX_TRY(swap_last2(c, p, &q));
+    RLX_TRY(scale(c, q, alpha, &d));
+    return accumulate(c, into, d);
+}
+
 /* Adjoints of Gemm-13: Y = alpha * A' B' + beta * C, A' = transA ? A^T : A. */
 static rlx_status grad_gemm(gctx *c, const rlx_node *n, int G) {
     int ia = n->in[0], ib = n->in[1], ic = n->n_in > 2 ? n->in[2] : -1;
@@ -383,24 +396,9 @@ static rlx_status grad_gemm(gctx *c, const rlx_node *n, int G) {
     bool ta = rlx_param_int(n, "transA") != 0, tb = rlx_param_int(n, "transB") != 0;
     double alpha = rlx_param_float(n, "alpha"), beta = rlx_param_float(n, "beta");
     bool need_a = c->active[ia], need_b = c->active[ib], need_c = ic >= 0 && c->active[ic];
-    if (need_a) { /* dA' = G B'^T; dA = transA ? dA'^T : dA' */
-        int bt = B, p, q, d;
-        if (!tb) RLX_TRY(swap_last2(c, B, &bt));
-        RLX_TRY(op2(c, "MatMul", G, bt, &p));
-        q = p;
-        if (ta) RLX_TRY(swap_last2(c, p, &q));
-        RLX_TRY(scale(c, q, alpha, &d));
-        RLX_TRY(accumulate(c, ia, d));
-    }
-    if (need_b) { /* dB' = A'^T G; dB = transB ? dB'^T : dB' */
-        int at = A, p, q, d;
-        if (!ta) RLX_TRY(swap_last2(c, A, &at));
-        RLX_TRY(op2(c, "MatMul", at, G, &p));
-        q = p;
-        if (tb) RLX_TRY(swap_last2(c, p, &q));
-        RLX_TRY(scale(c, q, alpha, &d));
-        RLX_TRY(accumulate(c, ib, d));
-    }
+    /* dA' = G B'^T, dA = transA ? dA'^T : dA'; dB' = A'^T G likewise */
+    if (need_a) RLX_TRY(gemm_operand_grad(c, G, false, B, !tb, ta, alpha, ia));
+    if (need_b) RLX_TRY(gemm_operand_grad(c, A, !ta, G, false, tb, alpha, ib));
     if (need_c) {
         int p;
         RLX_TRY(scale(c, G, beta, &p));
