@@ -177,6 +177,11 @@ rlx_status rlx_ictx_fail(const rlx_infer_ctx *c, const char *fmt, ...) {
     return st;
 }
 
+rlx_status rlx_ictx_axis(const rlx_infer_ctx *c, int64_t axis, int rank, int *out) {
+    if (rlx_norm_axis(axis, rank, out)) return RLX_OK;
+    return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, rank);
+}
+
 rlx_status rlx_infer_node(rlx_graph *g, int node_id) {
     rlx_node *n = &g->nodes[node_id];
     if (!n->def || !n->def->infer)
