@@ -143,15 +143,10 @@ static rlx_status probe_run(wg_backend *b, uint32_t form, bool half) {
     caps.coop_form = form;
     wg_lower L;
     RLX_TRY(probe_lower(3, dt, &caps, &g, &L, ids));
-    rlx_status st = RLX_OK;
-    wg_gemm m;
-    memset(&m, 0, sizeof m);
-    m.M = PM, m.N = PN, m.K = PK;
-    m.alpha = 1.0f;
-    m.a_sm = PK, m.a_sk = 1, m.b_sk = PN, m.b_sn = 1;
-    m.a = ids[0], m.b = ids[1], m.y = ids[2], m.bias = -1;
-    m.a_n = PM * PK, m.b_n = PK * PN, m.y_n = PM * PN;
-    st = wg_emit_gemm_coop(&L, &m);
+    wg_gemm m = { .M = PM, .N = PN, .K = PK, .alpha = 1.0f, .a_sm = PK, .a_sk = 1, .b_sk = PN, .b_sn = 1,
+                  .a = ids[0], .b = ids[1], .y = ids[2], .bias = -1,
+                  .a_n = PM * PK, .b_n = PK * PN, .y_n = PM * PN };
+    rlx_status st = wg_emit_gemm_coop(&L, &m);
     if (!st && (L.n_d != 1 || strcmp(L.d[0].kernel, "gemm_coop") != 0))
         st = rlx_fail(RLX_ERR_INTERNAL, "the lowering did not choose gemm_coop");
     enum { NA = PM * PK, NB = PK * PN, NY = PM * PN };
@@ -294,13 +289,9 @@ static rlx_status dot4_run(wg_backend *b) {
     caps.dot4 = true;
     wg_lower L;
     RLX_TRY(probe_lower(5, dt, &caps, &g, &L, ids));
-    rlx_status st = RLX_OK;
-    wg_qgemm q;
-    memset(&q, 0, sizeof q);
-    q.a = ids[0], q.b = ids[1], q.za = ids[2], q.zb = ids[3], q.y = ids[4];
-    q.b_signed = true;
-    q.m = QM, q.n = QN, q.k = QK, q.za_step = 1, q.zb_step = 1;
-    st = wg_emit_qgemm(&L, &q);
+    wg_qgemm q = { .a = ids[0], .b = ids[1], .za = ids[2], .zb = ids[3], .y = ids[4], .b_signed = true,
+                   .m = QM, .n = QN, .k = QK, .za_step = 1, .zb_step = 1 };
+    rlx_status st = wg_emit_qgemm(&L, &q);
     if (!st && (L.n_d != 1 || strcmp(L.d[0].kernel, "qgemm_dp4") != 0))
         st = rlx_fail(RLX_ERR_INTERNAL, "the lowering did not choose qgemm_dp4");
     uint8_t ha[(QM * QK + QPAD) & ~3], hb[(QK * QN + QPAD) & ~3], hza[(QM + QPAD) & ~3], hzb[(QN + QPAD) & ~3];
