@@ -327,6 +327,19 @@ static bool in_active(const gctx *c, const rlx_node *n, int i) {
     return i < n->n_in && n->in[i] >= 0 && c->active[n->in[i]];
 }
 
+/* One MatMul operand's adjoint into value `into`: l^T r (tl) or l r^T,
+ * summed to the shape of x2 (what the operand became: batch axes
+ * broadcast) and reshaped like the forward operand x. */
+static rlx_status matmul_operand_grad(gctx *c, int l, int r, bool tl, int x2, int x, int into) {
+    int p, s, d;
+    if (tl) RLX_TRY(swap_last2(c, l, &l));
+    else RLX_TRY(swap_last2(c, r, &r));
+    RLX_TRY(op2(c, "MatMul", l, r, &p));
+    RLX_TRY(sum_to(c, p, x2, &s));
+    RLX_TRY(reshape_like(c, s, x, &d));
+    return accumulate(c, into, d);
+}
+
 /* Adjoints of MatMul(A, B) = Y (ONNX MatMul-13, numpy matmul: 1-D operands
  * get a unit axis, batch axes broadcast). */
 static rlx_status grad_matmul(gctx *c, int ia, int ib, int G, bool need_a, bool need_b) {
@@ -357,23 +370,22 @@ static rlx_status grad_matmul(gctx *c, int ia, int ib, int G, bool need_a, bool 
         RLX_TRY(unsqueeze(c, B, &ax1, 1, &B2));
         RLX_TRY(unsqueeze(c, G2, &axe, 1, &G2));
     }
-    if (need_a) { /* dA = G B^T */
-        int bt, p, s;
-        RLX_TRY(swap_last2(c, B2, &bt));
-        RLX_TRY(op2(c, "MatMul", G2, bt, &p));
-        RLX_TRY(sum_to(c, p, A2, &s));
-        RLX_TRY(reshape_like(c, s, A, &d));
-        RLX_TRY(accumulate(c, ia, d));
-    }
-    if (need_b) { /* dB = A^T G */
-        int at, p, s;
-        RLX_TRY(swap_last2(c, A2, &at));
-        RLX_TRY(op2(c, "MatMul", at, G2, &p));
-        RLX_TRY(sum_to(c, p, B2, &s));
-        RLX_TRY(reshape_like(c, s, B, &d));
-        RLX_TRY(accumulate(c, ib, d));
-    }
+    if (need_a) RLX_TRY(matmul_operand_grad(c, G2, B2, false, A2, A, ia)); /* dA = G B^T */
+    if (need_b) RLX_TRY(matmul_operand_grad(c, A2, G2, true, B2, B, ib)); /* dB = A^T G */
     return RLX_OK;
+}
+
+/* One Gemm operand's adjoint into value `into`: alpha * (l' r'), l' = l^T
+ * when tl (r' likewise), transposed when tout. */
+static rlx_status gemm_operand_grad(gctx *c, int l, bool tl, int r, bool tr, bool tout, double alpha, int into) {
+    int p, q, d;
+    if (tl) RLX_TRY(swap_last2(c, l, &l));
+    if (tr) RLX_TRY(swap_last2(c, r, &r));
+    RLX_TRY(op2(c, "MatMul", l, r, &p));
+    q = p;
+    if (tout) RLX_TRY(swap_last2(c, p, &q));
+    RLX_TRY(scale(c, q, alpha, &d));
+    return accumulate(c, into, d);
 }
 
 /* Adjoints of Gemm-13: Y = alpha * A' B' + beta * C, A' = transA ? A^T : A. */
@@ -383,24 +395,9 @@ static rlx_status grad_gemm(gctx *c, const rlx_node *n, int G) {
     bool ta = rlx_param_int(n, "transA") != 0, tb = rlx_param_int(n, "transB") != 0;
     double alpha = rlx_param_float(n, "alpha"), beta = rlx_param_float(n, "beta");
     bool need_a = c->active[ia], need_b = c->active[ib], need_c = ic >= 0 && c->active[ic];
-    if (need_a) { /* dA' = G B'^T; dA = transA ? dA'^T : dA' */
-        int bt = B, p, q, d;
-        if (!tb) RLX_TRY(swap_last2(c, B, &bt));
-        RLX_TRY(op2(c, "MatMul", G, bt, &p));
-        q = p;
-        if (ta) RLX_TRY(swap_last2(c, p, &q));
-        RLX_TRY(scale(c, q, alpha, &d));
-        RLX_TRY(accumulate(c, ia, d));
-    }
-    if (need_b) { /* dB' = A'^T G; dB = transB ? dB'^T : dB' */
-        int at = A, p, q, d;
-        if (!ta) RLX_TRY(swap_last2(c, A, &at));
-        RLX_TRY(op2(c, "MatMul", at, G, &p));
-        q = p;
-        if (tb) RLX_TRY(swap_last2(c, p, &q));
-        RLX_TRY(scale(c, q, alpha, &d));
-        RLX_TRY(accumulate(c, ib, d));
-    }
+    /* dA' = G B'^T, dA = transA ? dA'^T : dA'; dB' = A'^T G likewise */
+    if (need_a) RLX_TRY(gemm_operand_grad(c, G, false, B, !tb, ta, alpha, ia));
+    if (need_b) RLX_TRY(gemm_operand_grad(c, A, !ta, G, false, tb, alpha, ib));
     if (need_c) {
         int p;
         RLX_TRY(scale(c, G, beta, &p));

@@ -391,6 +391,12 @@ const char *rlx_node_desc(const rlx_node *n) {
     return buf;
 }
 
+rlx_status rlx_node_vfail(const rlx_node *n, rlx_status status, const char *fmt, va_list ap) {
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return rlx_fail(status, "%s: %s", rlx_node_desc(n), msg);
+}
+
 /* Attributes of op versions before opset 9 that the schemas leave out on
  * purpose: the binary ops' broadcast and axis (read by passes/legacy.c),
  * and flags whose old meaning is what rlx does anyway (Gemm's broadcast,
@@ -756,20 +762,29 @@ static void dump_attr(const rlx_node_attr *a, FILE *f) {
     }
 }
 
+/* "<lead>%name: type" of value v. */
+static void dump_typed(const rlx_graph *g, const rlx_value *v, const char *lead, FILE *f) {
+    fprintf(f, "%s%%", lead);
+    put_esc(f, v->name);
+    fprintf(f, ": ");
+    dump_value_type(g, v, f);
+}
+
+/* One line "<lead>%name: type" per value of ids[0..n). */
+static void dump_io(const rlx_graph *g, const int *ids, size_t n, const char *lead, FILE *f) {
+    for (size_t i = 0; i < n; i++) {
+        dump_typed(g, &g->values[ids[i]], lead, f);
+        fputc('\n', f);
+    }
+}
+
 void rlx_graph_dump(const rlx_graph *g, FILE *f) {
     size_t n_const = 0;
     for (size_t i = 0; i < g->n_values; i++)
         if (g->values[i].konst) n_const++;
     fprintf(f, "graph opset=%lld: %zu nodes, %zu values (%zu constant)\n", (long long)g->opset, g->n_nodes,
             g->n_values, n_const);
-    for (size_t i = 0; i < g->n_inputs; i++) {
-        const rlx_value *v = &g->values[g->inputs[i]];
-        fprintf(f, "  input  %%");
-        put_esc(f, v->name);
-        fprintf(f, ": ");
-        dump_value_type(g, v, f);
-        fprintf(f, "\n");
-    }
+    dump_io(g, g->inputs, g->n_inputs, "  input  ", f);
     for (size_t i = 0; i < g->n_nodes; i++) {
         const rlx_node *n = &g->nodes[i];
         if (n->dead) continue;
@@ -780,11 +795,7 @@ void rlx_graph_dump(const rlx_graph *g, FILE *f) {
                 fprintf(f, "_");
                 continue;
             }
-            const rlx_value *v = &g->values[n->out[k]];
-            fputc('%', f);
-            put_esc(f, v->name);
-            fprintf(f, ": ");
-            dump_value_type(g, v, f);
+            dump_typed(g, &g->values[n->out[k]], "", f);
         }
         fprintf(f, " = ");
         put_esc(f, n->op_type);
@@ -812,12 +823,5 @@ void rlx_graph_dump(const rlx_graph *g, FILE *f) {
         put_esc(f, n->name);
         fputc('\n', f);
     }
-    for (size_t i = 0; i < g->n_outputs; i++) {
-        const rlx_value *v = &g->values[g->outputs[i]];
-        fprintf(f, "  output %%");
-        put_esc(f, v->name);
-        fprintf(f, ": ");
-        dump_value_type(g, v, f);
-        fprintf(f, "\n");
-    }
+    dump_io(g, g->outputs, g->n_outputs, "  output ", f);
 }

@@ -13,6 +13,7 @@
 #ifndef RLX_IR_GRAPH_H
 #define RLX_IR_GRAPH_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -199,6 +200,11 @@ void rlx_graph_count_uses(const rlx_graph *g, int *uses);
 
 /* "node 'conv1' (Conv)" for messages; static buffer per thread. */
 const char *rlx_node_desc(const rlx_node *n);
+
+/* rlx_fail(status, "<rlx_node_desc(n)>: <fmt formatted with ap>"): the
+ * body of the node-level error helpers (rlx_ictx_fail, rlx_cpu_fail). The
+ * formatted part is cut at 1023 bytes; returns status. */
+rlx_status rlx_node_vfail(const rlx_node *n, rlx_status status, const char *fmt, va_list ap);
 
 /* ------------------------------------------------------------ attributes */
 

@@ -170,12 +170,16 @@ rlx_status rlx_ictx_set_out_unknown(rlx_infer_ctx *c, int i, rlx_dtype dtype) {
 }
 
 rlx_status rlx_ictx_fail(const rlx_infer_ctx *c, const char *fmt, ...) {
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    rlx_status st = rlx_node_vfail(c->n, RLX_ERR_INVALID_MODEL, fmt, ap);
     va_end(ap);
-    return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s", rlx_node_desc(c->n), msg);
+    return st;
+}
+
+rlx_status rlx_ictx_axis(const rlx_infer_ctx *c, int64_t axis, int rank, int *out) {
+    if (rlx_norm_axis(axis, rank, out)) return RLX_OK;
+    return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, rank);
 }
 
 rlx_status rlx_infer_node(rlx_graph *g, int node_id) {

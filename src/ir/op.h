@@ -135,6 +135,10 @@ rlx_status rlx_ictx_set_out_unknown(rlx_infer_ctx *c, int i, rlx_dtype dtype);
 /* Fails with a message that names the node: "node 'x' (Conv): <fmt>". */
 rlx_status rlx_ictx_fail(const rlx_infer_ctx *c, const char *fmt, ...) RLX_PRINTF(2, 3);
 
+/* rlx_norm_axis of axis against rank into *out, or rlx_ictx_fail "axis A is
+ * out of range for rank R". */
+rlx_status rlx_ictx_axis(const rlx_infer_ctx *c, int64_t axis, int rank, int *out);
+
 /* Pre-opset-7 broadcasting of binary node n (broadcast=1 with `axis`, or
  * PRelu-6's slope): sets *axis to where B's dims line up with A's and
  * returns whether B fits there (each dim equal to A's or 1). */

@@ -103,6 +103,15 @@ static rlx_status static_program(const rlx_session *s, const rlx_program **out) 
     return RLX_OK;
 }
 
+/* static_program, and the node *n of its step `step` (checked). */
+static rlx_status program_step(const rlx_session *s, size_t step, const rlx_program **p, const rlx_node **n) {
+    RLX_TRY(static_program(s, p));
+    if (step >= (*p)->n_steps)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "step %zu out of range (the plan has %zu)", step, (*p)->n_steps);
+    *n = &(*p)->g->nodes[(*p)->steps[step]];
+    return RLX_OK;
+}
+
 rlx_status rlx_session_plan_info(const rlx_session *s, rlx_plan_info *out) {
     if (out) memset(out, 0, sizeof *out);
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_info is NULL");
@@ -141,10 +150,8 @@ rlx_status rlx_session_plan_step(const rlx_session *s, size_t step, rlx_plan_ste
     if (out) memset(out, 0, sizeof *out);
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_step is NULL");
     const rlx_program *p;
-    RLX_TRY(static_program(s, &p));
-    if (step >= p->n_steps)
-        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "step %zu out of range (the plan has %zu)", step, p->n_steps);
-    const rlx_node *n = &p->g->nodes[p->steps[step]];
+    const rlx_node *n = NULL;
+    RLX_TRY(program_step(s, step, &p, &n));
     out->node = n->name ? n->name : "";
     out->op = n->op_type;
     out->domain = n->domain ? n->domain : "";
@@ -190,10 +197,8 @@ rlx_status rlx_session_plan_step_value(const rlx_session *s, size_t step, bool o
     if (out) memset(out, 0, sizeof *out);
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_value is NULL");
     const rlx_program *p;
-    RLX_TRY(static_program(s, &p));
-    if (step >= p->n_steps)
-        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "step %zu out of range (the plan has %zu)", step, p->n_steps);
-    const rlx_node *n = &p->g->nodes[p->steps[step]];
+    const rlx_node *n = NULL;
+    RLX_TRY(program_step(s, step, &p, &n));
     size_t count = (size_t)(output ? n->n_out : n->n_in);
     if (k >= count)
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "%s: %s %zu out of range (it has %zu)", rlx_node_desc(n),

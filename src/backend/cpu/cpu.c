@@ -78,12 +78,11 @@ rlx_status rlx_cpu_alloc_out(rlx_cpu_kctx *k, int i, rlx_dtype dtype, int rank, 
 }
 
 rlx_status rlx_cpu_fail(const rlx_cpu_kctx *k, rlx_status st, const char *fmt, ...) {
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    st = rlx_node_vfail(k->n, st, fmt, ap);
     va_end(ap);
-    return rlx_fail(st, "%s: %s", rlx_node_desc(k->n), msg);
+    return st;
 }
 
 void rlx_strides(const int64_t *dims, int rank, int64_t *strides) {

@@ -309,24 +309,15 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     wg_dispatch *d;
     if (kern && strcmp(kern, "loop") == 0) {
         d = wg_emit(L, "gemm");
-        wg_spec(L, d, "TM", kc.tm);
-        wg_spec(L, d, "TN", kc.tn);
-        wg_spec(L, d, "WGX", kc.wgx);
-        wg_spec(L, d, "WGY", kc.wgy);
-        wg_spec(L, d, "BK", kc.bk);
-        wg_spec(L, d, "A_MODE", kc.amode);
-        wg_spec(L, d, "B_MODE", kc.bmode);
-        wg_spec(L, d, "A_F16", kc.a16);
-        wg_spec(L, d, "B_F16", kc.b16);
-        wg_spec(L, d, "Y_VEC", kc.yvec);
-        wg_spec(L, d, "SPLITK", kc.splitk);
-        wg_spec(L, d, "ACT", kc.act);
-        if (kc.ypix) wg_spec(L, d, "Y_PIX", 1);
-        if (kc.res) wg_spec(L, d, "RES", 1);
-        if (kc.ckh) {
-            wg_spec(L, d, "CKH", kc.ckh);
-            wg_spec(L, d, "CKW", kc.ckw);
-        }
+        /* the overrides in this order; those after ACT only where set */
+        const struct { const char *name; uint32_t v; } spec[] = {
+            { "TM", kc.tm }, { "TN", kc.tn }, { "WGX", kc.wgx }, { "WGY", kc.wgy },
+            { "BK", kc.bk }, { "A_MODE", kc.amode }, { "B_MODE", kc.bmode }, { "A_F16", kc.a16 },
+            { "B_F16", kc.b16 }, { "Y_VEC", kc.yvec }, { "SPLITK", kc.splitk }, { "ACT", kc.act },
+            { "Y_PIX", kc.ypix }, { "RES", kc.res }, { "CKH", kc.ckh }, { "CKW", kc.ckw },
+        };
+        for (size_t i = 0; i < sizeof spec / sizeof spec[0]; i++)
+            if (i < 12 || spec[i].v) wg_spec(L, d, spec[i].name, spec[i].v);
         /* RLX_GEMM_PREFETCH=1: register prefetch of the next k tile, where
          * each invocation holds at most 8 items of each tile (gemm.wgsl
          * PF_MAX) */

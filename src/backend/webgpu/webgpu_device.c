@@ -191,33 +191,28 @@ rlx_status rlx_adapters_list(rlx_adapter_info **out, size_t *count) {
 
 /* ------------------------------------------------------------ callbacks */
 
-typedef struct adapter_req {
+/* The answer to an adapter or device request: the handle, or the message. */
+typedef struct handle_req {
     volatile int done;
-    WGPUAdapter adapter;
+    void *handle;
     char msg[256];
-} adapter_req;
+} handle_req;
 
-static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter adapter, WGPUStringView message, void *u1,
-                       void *u2) {
-    (void)u2;
-    adapter_req *r = u1;
-    if (status == WGPURequestAdapterStatus_Success) r->adapter = adapter;
+static void req_answer(handle_req *r, bool ok, void *handle, WGPUStringView message) {
+    if (ok) r->handle = handle;
     else sv_copy(r->msg, sizeof r->msg, message);
     r->done = 1;
 }
 
-typedef struct device_req {
-    volatile int done;
-    WGPUDevice device;
-    char msg[256];
-} device_req;
+static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter adapter, WGPUStringView message, void *u1,
+                       void *u2) {
+    (void)u2;
+    req_answer(u1, status == WGPURequestAdapterStatus_Success, adapter, message);
+}
 
 static void on_device(WGPURequestDeviceStatus status, WGPUDevice device, WGPUStringView message, void *u1, void *u2) {
     (void)u2;
-    device_req *r = u1;
-    if (status == WGPURequestDeviceStatus_Success) r->device = device;
-    else sv_copy(r->msg, sizeof r->msg, message);
-    r->done = 1;
+    req_answer(u1, status == WGPURequestDeviceStatus_Success, device, message);
 }
 
 static void on_lost(WGPUDevice const *device, WGPUDeviceLostReason reason, WGPUStringView message, void *u1,
@@ -270,7 +265,7 @@ static const char k_driver_hint[] =
 
 static rlx_status request_adapter(WGPUInstance inst, WGPUAdapter *out) {
     *out = NULL;
-    adapter_req r;
+    handle_req r;
     memset(&r, 0, sizeof r);
     WGPURequestAdapterOptions o;
     memset(&o, 0, sizeof o);
@@ -282,7 +277,7 @@ static rlx_status request_adapter(WGPUInstance inst, WGPUAdapter *out) {
     cb.userdata1 = &r;
     wgpuInstanceRequestAdapter(inst, &o, cb);
     pump(inst, NULL, 0.0, &r.done, NULL);
-    *out = r.adapter;
+    *out = r.handle;
     return RLX_OK;
 }
 
@@ -351,7 +346,7 @@ static rlx_status open_adapter(wg_shared *b, const char *device) {
 
 static WGPUDevice request_device(wg_shared *b, const WGPULimits *limits, const WGPUFeatureName *feat, size_t n_feat,
                                  char *msg, size_t cap) {
-    device_req r;
+    handle_req r;
     memset(&r, 0, sizeof r);
     WGPUDeviceDescriptor dd;
     memset(&dd, 0, sizeof dd);
@@ -371,8 +366,8 @@ static WGPUDevice request_device(wg_shared *b, const WGPULimits *limits, const W
     cb.userdata1 = &r;
     wgpuAdapterRequestDevice(b->adapter, &dd, cb);
     pump(b->inst, NULL, 0.0, &r.done, NULL);
-    if (!r.device) snprintf(msg, cap, "%s", r.msg[0] ? r.msg : "no answer");
-    return r.device;
+    if (!r.handle) snprintf(msg, cap, "%s", r.msg[0] ? r.msg : "no answer");
+    return r.handle;
 }
 
 /* Opens `device` into sh (zeroed by the caller, key set). */

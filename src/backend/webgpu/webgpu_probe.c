@@ -102,9 +102,11 @@ rlx_status wg_run_dispatch(wg_backend *b, wg_dispatch *d, void *const *host, con
     return st;
 }
 
-/* A graph of n values of dtypes dt[] and no node (ids in ids[]), for the
- * lowering helpers of a self-test. */
-static rlx_status probe_graph(int n, const rlx_dtype *dt, rlx_graph **out, int *ids) {
+/* A lowering context L with capabilities *caps over a graph *out of n
+ * values of dtypes dt[] and no node (ids in ids[]), for the lowering helpers
+ * of a self-test; free with wg_lower_free(L) and rlx_graph_destroy(*out). */
+static rlx_status probe_lower(int n, const rlx_dtype *dt, const wg_caps *caps, rlx_graph **out, wg_lower *L,
+                              int *ids) {
     rlx_graph *g = NULL;
     RLX_TRY(rlx_graph_create(13, &g));
     rlx_status st = RLX_OK;
@@ -112,9 +114,20 @@ static rlx_status probe_graph(int n, const rlx_dtype *dt, rlx_graph **out, int *
         st = rlx_graph_add_value(g, NULL, &ids[i]);
         if (!st) g->values[ids[i]].dtype = dt[i];
     }
-    if (st) rlx_graph_destroy(g);
-    else *out = g;
-    return st;
+    if (st) {
+        rlx_graph_destroy(g);
+        return st;
+    }
+    memset(L, 0, sizeof *L);
+    L->g = *out = g;
+    L->caps = caps;
+    return RLX_OK;
+}
+
+/* The self-tests' operands: xorshift64 (the next state, also the value). */
+static uint64_t probe_rand(uint64_t *seed) {
+    *seed ^= *seed << 13, *seed ^= *seed >> 7, *seed ^= *seed << 17;
+    return *seed;
 }
 
 /* One product of the self-test in form `form`, with f32 tensors (the
@@ -125,23 +138,15 @@ static rlx_status probe_run(wg_backend *b, uint32_t form, bool half) {
     rlx_dtype et = half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, dt[3] = { et, et, et };
     rlx_graph *g = NULL;
     int ids[3];
-    RLX_TRY(probe_graph(3, dt, &g, ids));
-    rlx_status st = RLX_OK;
     wg_caps caps = b->caps;
     caps.coop = true;
     caps.coop_form = form;
     wg_lower L;
-    memset(&L, 0, sizeof L);
-    L.g = g;
-    L.caps = &caps;
-    wg_gemm m;
-    memset(&m, 0, sizeof m);
-    m.M = PM, m.N = PN, m.K = PK;
-    m.alpha = 1.0f;
-    m.a_sm = PK, m.a_sk = 1, m.b_sk = PN, m.b_sn = 1;
-    m.a = ids[0], m.b = ids[1], m.y = ids[2], m.bias = -1;
-    m.a_n = PM * PK, m.b_n = PK * PN, m.y_n = PM * PN;
-    st = wg_emit_gemm_coop(&L, &m);
+    RLX_TRY(probe_lower(3, dt, &caps, &g, &L, ids));
+    wg_gemm m = { .M = PM, .N = PN, .K = PK, .alpha = 1.0f, .a_sm = PK, .a_sk = 1, .b_sk = PN, .b_sn = 1,
+                  .a = ids[0], .b = ids[1], .y = ids[2], .bias = -1,
+                  .a_n = PM * PK, .b_n = PK * PN, .y_n = PM * PN };
+    rlx_status st = wg_emit_gemm_coop(&L, &m);
     if (!st && (L.n_d != 1 || strcmp(L.d[0].kernel, "gemm_coop") != 0))
         st = rlx_fail(RLX_ERR_INTERNAL, "the lowering did not choose gemm_coop");
     enum { NA = PM * PK, NB = PK * PN, NY = PM * PN };
@@ -152,8 +157,7 @@ static rlx_status probe_run(wg_backend *b, uint32_t form, bool half) {
     float *ha = host, *hb = host + NA, *y = hb + NB;
     uint64_t seed = 0x2545F4914F6CDD1DULL;
     for (int i = 0; i < NA + NB; i++) {
-        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-        host[i] = (float)((double)(seed >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+        host[i] = (float)((double)(probe_rand(&seed) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
         h16[i] = rlx_f32_to_f16(host[i]);
     }
     for (int i = 0; i < NY; i++) y[i] = NAN, h16[NA + NB + i] = 0x7e00; /* poisoned */
@@ -281,20 +285,13 @@ static rlx_status dot4_run(wg_backend *b) {
     static const rlx_dtype dt[5] = { RLX_DTYPE_U8, RLX_DTYPE_I8, RLX_DTYPE_U8, RLX_DTYPE_I8, RLX_DTYPE_I32 };
     rlx_graph *g = NULL;
     int ids[5];
-    RLX_TRY(probe_graph(5, dt, &g, ids));
-    rlx_status st = RLX_OK;
     wg_caps caps = b->caps;
     caps.dot4 = true;
     wg_lower L;
-    memset(&L, 0, sizeof L);
-    L.g = g;
-    L.caps = &caps;
-    wg_qgemm q;
-    memset(&q, 0, sizeof q);
-    q.a = ids[0], q.b = ids[1], q.za = ids[2], q.zb = ids[3], q.y = ids[4];
-    q.b_signed = true;
-    q.m = QM, q.n = QN, q.k = QK, q.za_step = 1, q.zb_step = 1;
-    st = wg_emit_qgemm(&L, &q);
+    RLX_TRY(probe_lower(5, dt, &caps, &g, &L, ids));
+    wg_qgemm q = { .a = ids[0], .b = ids[1], .za = ids[2], .zb = ids[3], .y = ids[4], .b_signed = true,
+                   .m = QM, .n = QN, .k = QK, .za_step = 1, .zb_step = 1 };
+    rlx_status st = wg_emit_qgemm(&L, &q);
     if (!st && (L.n_d != 1 || strcmp(L.d[0].kernel, "qgemm_dp4") != 0))
         st = rlx_fail(RLX_ERR_INTERNAL, "the lowering did not choose qgemm_dp4");
     uint8_t ha[(QM * QK + QPAD) & ~3], hb[(QK * QN + QPAD) & ~3], hza[(QM + QPAD) & ~3], hzb[(QN + QPAD) & ~3];
@@ -303,10 +300,7 @@ static rlx_status dot4_run(wg_backend *b) {
     uint8_t *fill[4] = { ha, hb, hza, hzb };
     size_t len[4] = { sizeof ha, sizeof hb, sizeof hza, sizeof hzb };
     for (int i = 0; i < 4; i++)
-        for (size_t j = 0; j < len[i]; j++) {
-            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-            fill[i][j] = (uint8_t)(seed >> 24);
-        }
+        for (size_t j = 0; j < len[i]; j++) fill[i][j] = (uint8_t)(probe_rand(&seed) >> 24);
     for (int i = 0; i < QM * QN; i++) y[i] = 0x7fffffff; /* poisoned */
     void *host[WG_MAX_BINDINGS] = { ha, hb, hza, hzb, y, ha };
     size_t bytes[WG_MAX_BINDINGS] = { sizeof ha, sizeof hb, sizeof hza, sizeof hzb, sizeof y, 4 };

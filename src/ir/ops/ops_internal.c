@@ -141,8 +141,7 @@ static rlx_status infer_add_ln(rlx_infer_ctx *c) {
     if (a->rank < 0) return rlx_ictx_set_out_unknown(c, 0, a->dtype);
     int ax;
     int64_t axis = rlx_param_int(c->n, "axis");
-    if (!rlx_norm_axis(axis, a->rank, &ax))
-        return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, a->rank);
+    RLX_TRY(rlx_ictx_axis(c, axis, a->rank, &ax));
     if (!fits(b, a, 0)) return rlx_ictx_fail(c, "B is neither A's shape nor A's trailing dims");
     if (!fits(sc, a, ax) || (bi && !fits(bi, a, ax)))
         return rlx_ictx_fail(c, "Scale and Bias must have (a suffix of) the normalised dims of A");

@@ -226,8 +226,7 @@ static rlx_status infer_softmax(rlx_infer_ctx *c) {
     if (x->rank >= 0) {
         int64_t axis = rlx_softmax_axis(c->n);
         int ax;
-        if (!rlx_norm_axis(axis, x->rank, &ax))
-            return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
+        RLX_TRY(rlx_ictx_axis(c, axis, x->rank, &ax));
     }
     return rlx_ictx_set_out_like(c, 0, x);
 }

@@ -126,12 +126,11 @@ static void dims_product(const rlx_value *x, int lo, int hi, int64_t *d, int32_t
 /* Node-level error with an explicit status (UNSUPPORTED, ...). */
 static rlx_status fail_st(const rlx_infer_ctx *c, rlx_status st, const char *fmt, ...) RLX_PRINTF(3, 4);
 static rlx_status fail_st(const rlx_infer_ctx *c, rlx_status st, const char *fmt, ...) {
-    char msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    st = rlx_node_vfail(c->n, st, fmt, ap);
     va_end(ap);
-    return rlx_fail(st, "%s: %s", rlx_node_desc(c->n), msg);
+    return st;
 }
 
 /* ------------------------------------------------------------ Reshape */
@@ -305,8 +304,7 @@ static rlx_status infer_squeeze(rlx_infer_ctx *c) {
     if (have) {
         for (size_t i = 0; i < na; i++) {
             int a;
-            if (!rlx_norm_axis(axes[i], x->rank, &a))
-                return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axes[i], x->rank);
+            RLX_TRY(rlx_ictx_axis(c, axes[i], x->rank, &a));
             if (drop[a]) return rlx_ictx_fail(c, "axis %d is listed twice", a);
             if (x->dims[a] >= 0 && x->dims[a] != 1)
                 return rlx_ictx_fail(c, "cannot squeeze axis %d of size %lld", a, (long long)x->dims[a]);
@@ -374,8 +372,7 @@ static rlx_status infer_concat(rlx_infer_ctx *c) {
     const rlx_node_attr *aa = rlx_node_attr_find(c->n, "axis");
     if (!aa) return rlx_ictx_fail(c, "attribute 'axis' is required");
     int ax;
-    if (!rlx_norm_axis(aa->i, x0->rank, &ax))
-        return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)aa->i, x0->rank);
+    RLX_TRY(rlx_ictx_axis(c, aa->i, x0->rank, &ax));
     shp_from(&o, x0);
     int64_t sum = 0;
     bool sum_known = true;
@@ -421,8 +418,7 @@ static rlx_status infer_split(rlx_infer_ctx *c) {
     }
     int ax;
     int64_t axis = rlx_param_int(c->n, "axis");
-    if (!rlx_norm_axis(axis, x->rank, &ax))
-        return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
+    RLX_TRY(rlx_ictx_axis(c, axis, x->rank, &ax));
     int64_t split_buf[256];
     const int64_t *split = NULL;
     size_t ns = 0;
@@ -483,8 +479,7 @@ static rlx_status infer_gather(rlx_infer_ctx *c) {
     int64_t axis = rlx_param_int(c->n, "axis");
     int ax;
     if (x->rank == 0) return rlx_ictx_fail(c, "data must have rank >= 1");
-    if (!rlx_norm_axis(axis, x->rank, &ax))
-        return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
+    RLX_TRY(rlx_ictx_axis(c, axis, x->rank, &ax));
     int r = x->rank + idx->rank - 1;
     if (r > RLX_MAX_RANK) return fail_rank(c, r);
     o.rank = r;
@@ -637,8 +632,7 @@ static rlx_status infer_slice(rlx_infer_ctx *c) {
         if (have_axes) {
             for (size_t i = 0; i < na; i++) {
                 int a;
-                if (!rlx_norm_axis(ax[i], x->rank, &a))
-                    return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)ax[i], x->rank);
+                RLX_TRY(rlx_ictx_axis(c, ax[i], x->rank, &a));
                 o.d[a] = RLX_DIM_DYN, o.s[a] = -1;
             }
         } else {
@@ -886,7 +880,7 @@ static rlx_status infer_onehot(rlx_infer_ctx *c) {
     if (r > RLX_MAX_RANK) return fail_rank(c, r);
     int ax;
     int64_t axis = rlx_param_int(c->n, "axis");
-    if (!rlx_norm_axis(axis, r, &ax)) return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, r);
+    RLX_TRY(rlx_ictx_axis(c, axis, r, &ax));
     int64_t depth = RLX_DIM_DYN;
     double dv;
     if (dep->konst) {
@@ -923,8 +917,7 @@ static rlx_status infer_cumsum(rlx_infer_ctx *c) {
     size_t n;
     if (x->rank >= 0 && rlx_konst_ints(ax, &a, 1, &n) && n == 1) {
         int dummy;
-        if (!rlx_norm_axis(a, x->rank, &dummy))
-            return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)a, x->rank);
+        RLX_TRY(rlx_ictx_axis(c, a, x->rank, &dummy));
     }
     return rlx_ictx_set_out_like(c, 0, x);
 }
@@ -958,8 +951,7 @@ static rlx_status infer_unique(rlx_infer_ctx *c) {
     shp o;
     if (aa && x->rank >= 0) {
         int ax;
-        if (!rlx_norm_axis(aa->i, x->rank, &ax))
-            return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)aa->i, x->rank);
+        RLX_TRY(rlx_ictx_axis(c, aa->i, x->rank, &ax));
         shp_from(&o, x);
         o.d[ax] = RLX_DIM_DYN, o.s[ax] = -1;
         inv = x->dims[ax];
@@ -987,8 +979,7 @@ static rlx_status infer_compress(rlx_infer_ctx *c) {
     shp o;
     if (aa) {
         if (x->rank < 0) return out_dyn(c, x->dtype, -1);
-        if (!rlx_norm_axis(aa->i, x->rank, &ax))
-            return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)aa->i, x->rank);
+        RLX_TRY(rlx_ictx_axis(c, aa->i, x->rank, &ax));
         shp_from(&o, x);
     } else {
         shp_dyn(&o, 1);

@@ -17,7 +17,9 @@
 override OP: u32 = 0u;
 
 //!include act
-//!include bcast2
+//!include bcast
+
+fn bcast_str(q: u32, r: u32) -> vec3<u32> { return vec3<u32>(P.a_str[q][r], P.b_str[q][r], 0u); }
 
 fn opi(a: i32, b: i32) -> i32 {
     if (OP == EW_ADD) { return a + b; }
@@ -30,7 +32,7 @@ fn opi(a: i32, b: i32) -> i32 {
 }
 
 //!main1d i < P.n {
-    let ab = bcast2(i);
+    let ab = bcast(i).xy;
     let a = A[P.a_off + ab.x];
     let b = B[P.b_off + ab.y];
     if (T_INT) {

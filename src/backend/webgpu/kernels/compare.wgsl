@@ -20,7 +20,9 @@ override OP: u32 = 0u;
 override TY: u32 = 0u;
 
 //!include codes
-//!include bcast2
+//!include bcast
+
+fn bcast_str(q: u32, r: u32) -> vec3<u32> { return vec3<u32>(P.a_str[q][r], P.b_str[q][r], 0u); }
 
 fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
 
@@ -107,7 +109,7 @@ fn truth(ia: u32, ib: u32) -> bool {
     for (var k = 0u; k < 4u; k = k + 1u) {
         let i = t * 4u + k;
         if (i >= P.n) { break; }
-        let ab = bcast2(i);
+        let ab = bcast(i).xy;
         if (truth(ab.x, ab.y)) { w = w | (1u << (k * 8u)); }
     }
     Y[P.y_off + t] = w;

@@ -4,27 +4,24 @@
 // (reduced dims), as src/ir/ops/reduce_geom.h describes). Output row o reads
 // x[base_of(o) + off_of(j)] for j in [0, count).
 
-// Input offset of row o: o decomposed over the kept dims (row-major).
-fn base_of(o: u32) -> u32 {
-    var rem = o;
+// x decomposed over the first n (<= 4) of dims (row-major), dotted with
+// strides.
+fn unravel_dot(x: u32, n: u32, dims: vec4<u32>, strides: vec4<u32>) -> u32 {
+    var rem = x;
     var b = 0u;
-    for (var d = i32(P.nk) - 1; d >= 0; d = d - 1) {
+    for (var d = i32(n) - 1; d >= 0; d = d - 1) {
         let k = u32(d);
-        b = b + (rem % P.kdim[k]) * P.kstr[k];
-        rem = rem / P.kdim[k];
+        b = b + (rem % dims[k]) * strides[k];
+        rem = rem / dims[k];
     }
     return b;
 }
 
+// Input offset of row o: o decomposed over the kept dims.
+fn base_of(o: u32) -> u32 { return unravel_dot(o, P.nk, P.kdim, P.kstr); }
+
 // Offset of element j of a row: j decomposed over the reduced dims.
 fn off_of(j: u32) -> u32 {
     if (P.nr == 1u) { return j * P.rstr[0]; }
-    var rem = j;
-    var b = 0u;
-    for (var d = i32(P.nr) - 1; d >= 0; d = d - 1) {
-        let k = u32(d);
-        b = b + (rem % P.rdim[k]) * P.rstr[k];
-        rem = rem / P.rdim[k];
-    }
-    return b;
+    return unravel_dot(j, P.nr, P.rdim, P.rstr);
 }

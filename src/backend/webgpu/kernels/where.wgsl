@@ -17,23 +17,12 @@
 override ELEM: u32 = 0u;
 
 //!include codes
+//!include bcast
 
 fn byte_at(w: u32, i: u32) -> u32 { return (w >> ((i & 3u) * 8u)) & 0xffu; }
 
-// Broadcast indices (c, a, b) of output element i.
-fn indices(i: u32) -> vec3<u32> {
-    var rem = i;
-    var r3 = vec3<u32>(0u, 0u, 0u);
-    for (var d = i32(P.rank) - 1; d >= 0; d = d - 1) {
-        let q = u32(d) / 4u;
-        let r = u32(d) % 4u;
-        let dim = P.dims[q][r];
-        let c = rem % dim;
-        rem = rem / dim;
-        r3 = r3 + c * vec3<u32>(P.c_str[q][r], P.a_str[q][r], P.b_str[q][r]);
-    }
-    return r3;
-}
+// Broadcast indices (c, a, b) of an output element: bcast(i).
+fn bcast_str(q: u32, r: u32) -> vec3<u32> { return vec3<u32>(P.c_str[q][r], P.a_str[q][r], P.b_str[q][r]); }
 
 fn cond(ic: u32) -> bool {
     let i = P.c_off * 4u + ic;
@@ -46,7 +35,7 @@ fn cond(ic: u32) -> bool {
         for (var k = 0u; k < 4u; k = k + 1u) {
             let i = t * 4u + k;
             if (i >= P.n) { break; }
-            let x = indices(i);
+            let x = bcast(i);
             var v = 0u;
             if (cond(x.x)) {
                 let j = P.a_off * 4u + x.y;
@@ -60,7 +49,7 @@ fn cond(ic: u32) -> bool {
         Y[P.y_off + t] = t_from_bits(w);
         return;
     }
-    let x = indices(t);
+    let x = bcast(t);
     let take_a = cond(x.x);
     if (ELEM == UNIT_PAIR) {
         if (take_a) {
