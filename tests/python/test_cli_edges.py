@@ -1,0 +1,82 @@
+"""CLI edge cases found by a new-user tester.
+
+- Shapes whose element count is 0 but whose other dims multiply past int64
+  ([0, 2^40, 2^40, 2^40] through Relu and Flatten) reached
+  "eager evaluation left output uncomputed" (RLX_ERR_INTERNAL); [2^40, 2^40, 0]
+  was refused while [0, 2^40, 2^40] was accepted. Now both are refused
+  (exit 2, "overflows int64") and a zero-element shape whose non-zero dims
+  fit runs to an empty result, on the CPU too (Transpose of [2^31, 0, 2^31]
+  ran out of memory building its index tables).
+- Byte limits print an adaptive unit, not "(0.00 GiB)"."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ocr_ref as R  # noqa: E402
+
+try:
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+except ImportError:
+    R.skip("the onnx package is not installed (run scripts/setup.sh)")
+
+RLX = R.built("rlx")
+C = R.Checker("test_cli_edges")
+TMP = tempfile.mkdtemp(prefix="rlx_cli_edges_")
+P = 2**40
+
+
+def save(name, nodes, rank):
+    x = h.make_tensor_value_info("x", T.FLOAT, ["d%d" % i for i in range(rank)])
+    y = h.make_tensor_value_info("y", T.FLOAT, None)
+    g = h.make_graph(nodes, name, [x], [y])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = os.path.join(TMP, name + ".onnx")
+    onnx.save(m, path)
+    return path
+
+
+def rlx(*args, stdout=subprocess.PIPE):
+    return subprocess.run([RLX, *args], stdout=stdout, stderr=subprocess.PIPE, text=True, errors="replace",
+                          timeout=120)
+
+
+def shape(*dims):
+    return "x=" + "x".join(str(d) for d in dims)
+
+
+# ---------------------------------------------------------------- zero-element shapes with huge dims
+relu_flat = save("relu_flatten", [h.make_node("Relu", ["x"], ["t"]), h.make_node("Flatten", ["t"], ["y"], axis=2)], 4)
+flat = save("flatten", [h.make_node("Flatten", ["x"], ["y"], axis=2)], 4)
+relu = save("relu", [h.make_node("Relu", ["x"], ["y"])], 4)
+tr = save("transpose", [h.make_node("Transpose", ["x"], ["y"], perm=[2, 0, 1])], 3)
+
+for m in (relu_flat, flat, relu):
+    for dims in ((0, P, P, P), (0, P, P, 1), (P, P, 0, 1), (P, 0, P, 1), (1, P, P, 0)):
+        for dev in ("cpu", "gpu"):
+            what = "%s %s on %s" % (os.path.basename(m), dims, dev)
+            p = rlx("run", m, "--shape", shape(*dims), "--device", dev, "--quiet", "--iters", "1")
+            C.check("RLX_ERR_INTERNAL" not in p.stderr, "%s: internal error: %s" % (what, p.stderr.strip()))
+            C.check(p.returncode == 2 and "overflows int64" in p.stderr,
+                    "%s: exit %d, want 2 naming the overflow: %s" % (what, p.returncode, p.stderr.strip()))
+
+# zero elements, non-zero dims that fit: an empty result on both devices
+for m, dims, want in ((relu_flat, (0, P, 1, 1), "[0,1]"), (flat, (0, P, 2, 3), "[0,6]"),
+                      (tr, (2**31, 0, 2**31), "[2147483648,2147483648,0]"), (tr, (P, 0, 2**20), "[1048576,1099511627776,0]")):
+    for dev in ("cpu", "gpu"):
+        what = "%s %s on %s" % (os.path.basename(m), dims, dev)
+        p = rlx("run", m, "--shape", shape(*dims), "--device", dev, "--iters", "1")
+        C.check(p.returncode == 0 and want in p.stdout,
+                "%s: exit %d, want 0 and y %s: %s%s" % (what, p.returncode, want, p.stdout[-300:], p.stderr.strip()))
+
+# ---------------------------------------------------------------- byte units in limit messages
+p = rlx("run", relu, "--shape", shape(16, 16, 4, 4), "--iters", "0", "--max-tensor-bytes", "1K")
+C.check(p.returncode == 1 and "= 1024 bytes (1.00 KiB" in p.stderr and "0.00 GiB" not in p.stderr,
+        "limit message in KiB: exit %d: %s" % (p.returncode, p.stderr.strip()))
+
+C.done()
