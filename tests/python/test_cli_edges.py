@@ -7,7 +7,8 @@
   (exit 2, "overflows int64") and a zero-element shape whose non-zero dims
   fit runs to an empty result, on the CPU too (Transpose of [2^31, 0, 2^31]
   ran out of memory building its index tables).
-- Byte limits print an adaptive unit, not "(0.00 GiB)"."""
+- Byte limits print an adaptive unit, not "(0.00 GiB)".
+- A failed stdout write (> /dev/full) exited 0; --help promises 1."""
 
 import os
 import subprocess
@@ -78,5 +79,17 @@ for m, dims, want in ((relu_flat, (0, P, 1, 1), "[0,1]"), (flat, (0, P, 2, 3), "
 p = rlx("run", relu, "--shape", shape(16, 16, 4, 4), "--iters", "0", "--max-tensor-bytes", "1K")
 C.check(p.returncode == 1 and "= 1024 bytes (1.00 KiB" in p.stderr and "0.00 GiB" not in p.stderr,
         "limit message in KiB: exit %d: %s" % (p.returncode, p.stderr.strip()))
+
+# ---------------------------------------------------------------- stdout that cannot be written
+if os.path.exists("/dev/full"):
+    for args in (("run", relu, "--shape", shape(1, 2, 3, 4), "--json", "--quiet", "--iters", "1"),
+                 ("run", relu, "--shape", shape(1, 2, 3, 4), "--iters", "1"),
+                 ("bench", relu, "--shape", shape(1, 2, 3, 4), "--iters", "1", "--json"),
+                 ("info", relu), ("info", relu, "--json"), ("devices",), ("devices", "--json"), ("options",),
+                 ("ops",), ("--help",), ("run", "--help"), ("--version",)):
+        with open("/dev/full", "w") as full:
+            p = rlx(*args, stdout=full)
+        C.check(p.returncode == 1 and "cannot write the standard output" in p.stderr,
+                "rlx %s > /dev/full: exit %d, want 1: %s" % (" ".join(args[:2]), p.returncode, p.stderr.strip()[-300:]))
 
 C.done()
