@@ -44,6 +44,9 @@ static void print_help(FILE *f) {
             "               shapes as arrays: a name for a symbolic dim, null for an unnamed\n"
             "               one; ops; initializers; with --plan a \"plan\" object); not with\n"
             "               --dump-ir\n"
+            "               on an error {\"error\": {\"status\": S, \"message\": M}}:\n"
+            "               S an rlx_status name (rlx.h), or from the command line\n"
+            "               itself RLX_ERR_USAGE (exit 2) or RLX_ERR_FAILURE (exit 1)\n"
             "  --quiet      no progress lines on stderr (the option progress=off)\n"
             "  -h, --help   print this help and exit\n");
 }

@@ -8,9 +8,13 @@
   fit runs to an empty result, on the CPU too (Transpose of [2^31, 0, 2^31]
   ran out of memory building its index tables).
 - Byte limits print an adaptive unit, not "(0.00 GiB)".
-- A failed stdout write (> /dev/full) exited 0; --help promises 1."""
+- A failed stdout write (> /dev/full) exited 0; --help promises 1.
+- --json error statuses RLX_ERR_USAGE and RLX_ERR_FAILURE are not rlx_status
+  names: the --help of run, bench and info and README say so."""
 
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -79,6 +83,29 @@ for m, dims, want in ((relu_flat, (0, P, 1, 1), "[0,1]"), (flat, (0, P, 2, 3), "
 p = rlx("run", relu, "--shape", shape(16, 16, 4, 4), "--iters", "0", "--max-tensor-bytes", "1K")
 C.check(p.returncode == 1 and "= 1024 bytes (1.00 KiB" in p.stderr and "0.00 GiB" not in p.stderr,
         "limit message in KiB: exit %d: %s" % (p.returncode, p.stderr.strip()))
+
+# ---------------------------------------------------------------- --json error statuses
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+with open(os.path.join(ROOT, "include", "rlx", "rlx.h")) as f:
+    STATUSES = set(re.findall(r"\b(RLX_ERR_[A-Z_]+) *=", f.read()))
+CLI_ONLY = {"RLX_ERR_USAGE", "RLX_ERR_FAILURE"}
+C.check("RLX_ERR_INVALID_MODEL" in STATUSES and not CLI_ONLY & STATUSES, "rlx.h statuses: %s" % sorted(STATUSES))
+with open(os.path.join(ROOT, "README.md")) as f:
+    readme = f.read()
+for name in CLI_ONLY:
+    C.check(name in readme, "README does not document the --json status %s" % name)
+    for cmd in ("run", "bench", "info"):
+        C.check(name in rlx(cmd, "--help").stdout, "rlx %s --help does not document %s" % (cmd, name))
+for args, want_rc in ((("run", relu, "--json", "--shape", "x=1x2"), 2),
+                      (("run", relu, "--json", "--shape", shape(0, P, P, 1)), 2),
+                      (("info", os.path.join(TMP, "missing.onnx"), "--json"), 2)):
+    p = rlx(*args)
+    try:
+        st = json.loads(p.stdout)["error"]["status"]
+    except (ValueError, KeyError, TypeError):
+        st = None
+    C.check(p.returncode == want_rc and st in STATUSES | CLI_ONLY,
+            "rlx %s: exit %d, status %r: %s" % (" ".join(args[2:]), p.returncode, st, p.stdout[-300:]))
 
 # ---------------------------------------------------------------- stdout that cannot be written
 if os.path.exists("/dev/full"):
