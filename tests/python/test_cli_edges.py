@@ -10,7 +10,9 @@
 - Byte limits print an adaptive unit, not "(0.00 GiB)".
 - A failed stdout write (> /dev/full) exited 0; --help promises 1.
 - --json error statuses RLX_ERR_USAGE and RLX_ERR_FAILURE are not rlx_status
-  names: the --help of run, bench and info and README say so."""
+  names: the --help of run, bench and info and README say so.
+- rlx info --max-model-bytes N was refused ("--option only applies with
+  --plan") though loading uses it; info --help did not list the flags."""
 
 import json
 import os
@@ -106,6 +108,20 @@ for args, want_rc in ((("run", relu, "--json", "--shape", "x=1x2"), 2),
         st = None
     C.check(p.returncode == want_rc and st in STATUSES | CLI_ONLY,
             "rlx %s: exit %d, status %r: %s" % (" ".join(args[2:]), p.returncode, st, p.stdout[-300:]))
+
+# ---------------------------------------------------------------- info and the load-time limits
+ih = rlx("info", "--help").stdout
+for flag in ("--max-model-bytes", "--max-tensor-bytes", "--max-arena-bytes"):
+    C.check(flag in ih, "rlx info --help does not list %s" % flag)
+for args, rc_want, needle in ((("--max-model-bytes", "10"), 1, "limits.max_model_bytes = 10 bytes"),
+                              (("--max-tensor-bytes", "1"), 0, ""),  # relu has no initializers
+                              (("--option", "limits.max_model_bytes=10"), 1, "--max-model-bytes"),
+                              (("--max-model-bytes=1M",), 0, ""), (("--option=progress=off",), 0, ""),
+                              (("--option", "cpu.threads=2"), 2, "'--option' only applies with --plan"),
+                              (("--timeout", "10"), 2, "'--timeout' only applies with --plan")):
+    p = rlx("info", relu, *args)
+    C.check(p.returncode == rc_want and needle in p.stderr,
+            "rlx info %s: exit %d, want %d and %r: %s" % (" ".join(args), p.returncode, rc_want, needle, p.stderr.strip()))
 
 # ---------------------------------------------------------------- stdout that cannot be written
 if os.path.exists("/dev/full"):
