@@ -12,7 +12,9 @@
 - --json error statuses RLX_ERR_USAGE and RLX_ERR_FAILURE are not rlx_status
   names: the --help of run, bench and info and README say so.
 - rlx info --max-model-bytes N was refused ("--option only applies with
-  --plan") though loading uses it; info --help did not list the flags."""
+  --plan") though loading uses it; info --help did not list the flags.
+- Wording: "1 GPU submits", If's "branches have 1 and 2 outputs, the node 1",
+  Resize's inf scale "must be positive"."""
 
 import json
 import os
@@ -122,6 +124,35 @@ for args, rc_want, needle in ((("--max-model-bytes", "10"), 1, "limits.max_model
     p = rlx("info", relu, *args)
     C.check(p.returncode == rc_want and needle in p.stderr,
             "rlx info %s: exit %d, want %d and %r: %s" % (" ".join(args), p.returncode, rc_want, needle, p.stderr.strip()))
+
+# ---------------------------------------------------------------- wording
+p = rlx("bench", relu, "--shape", shape(1, 2, 3, 4), "--iters", "1", "--device", "gpu", "--quiet")
+C.check(p.returncode != 0 or "1 dispatch in 1 GPU submit," in p.stdout, "bench plan line: %s" % p.stdout[-400:])
+
+
+def save_graph(name, g):
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = os.path.join(TMP, name + ".onnx")
+    onnx.save(m, path)
+    return path
+
+
+vi = h.make_tensor_value_info
+one = h.make_tensor("one", T.FLOAT, [1], [1.0])
+then_g = h.make_graph([h.make_node("Identity", ["one"], ["a"])], "then", [], [vi("a", T.FLOAT, [1])], [one])
+else_g = h.make_graph([h.make_node("Identity", ["one"], ["b"]), h.make_node("Identity", ["one"], ["c"])], "else", [],
+                      [vi("b", T.FLOAT, [1]), vi("c", T.FLOAT, [1])], [one])
+if_m = save_graph("if_arity", h.make_graph([h.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)],
+                                           "g", [vi("cond", T.BOOL, [])], [vi("y", T.FLOAT, None)]))
+p = rlx("info", if_m)
+C.check(p.returncode == 2 and "then_branch has 1 outputs and else_branch 2, but the node has 1" in p.stderr,
+        "If arity: exit %d: %s" % (p.returncode, p.stderr.strip()))
+rs_m = save_graph("resize_inf", h.make_graph(
+    [h.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest")], "g", [vi("x", T.FLOAT, [1, 1, 2, 2])],
+    [vi("y", T.FLOAT, None)], [h.make_tensor("sc", T.FLOAT, [4], [1.0, 1.0, float("inf"), 2.0])]))
+p = rlx("run", rs_m, "--quiet", "--iters", "1")
+C.check(p.returncode == 2 and "must be finite and positive" in p.stderr, "Resize inf scale: exit %d: %s" % (p.returncode, p.stderr.strip()))
 
 # ---------------------------------------------------------------- stdout that cannot be written
 if os.path.exists("/dev/full"):
