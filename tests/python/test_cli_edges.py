@@ -39,15 +39,18 @@ TMP = tempfile.mkdtemp(prefix="rlx_cli_edges_")
 P = 2**40
 
 
-def save(name, nodes, rank):
-    x = h.make_tensor_value_info("x", T.FLOAT, ["d%d" % i for i in range(rank)])
-    y = h.make_tensor_value_info("y", T.FLOAT, None)
-    g = h.make_graph(nodes, name, [x], [y])
+def save_graph(name, g):
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     m.ir_version = 8
     path = os.path.join(TMP, name + ".onnx")
     onnx.save(m, path)
     return path
+
+
+def save(name, nodes, rank):
+    x = h.make_tensor_value_info("x", T.FLOAT, ["d%d" % i for i in range(rank)])
+    y = h.make_tensor_value_info("y", T.FLOAT, None)
+    return save_graph(name, h.make_graph(nodes, name, [x], [y]))
 
 
 def rlx(*args, stdout=subprocess.PIPE):
@@ -128,14 +131,6 @@ for args, rc_want, needle in ((("--max-model-bytes", "10"), 1, "limits.max_model
 # ---------------------------------------------------------------- wording
 p = rlx("bench", relu, "--shape", shape(1, 2, 3, 4), "--iters", "1", "--device", "gpu", "--quiet")
 C.check(p.returncode != 0 or "1 dispatch in 1 GPU submit," in p.stdout, "bench plan line: %s" % p.stdout[-400:])
-
-
-def save_graph(name, g):
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-    m.ir_version = 8
-    path = os.path.join(TMP, name + ".onnx")
-    onnx.save(m, path)
-    return path
 
 
 vi = h.make_tensor_value_info
