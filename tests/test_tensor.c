@@ -987,6 +987,26 @@ static void test_expand_tile(void) {
     free_all((rlx_tensor *[]){ x, ts, want, tb }, 4);
 }
 
+/* A shape is refused when the product of its non-zero dims overflows int64,
+ * wherever its zero is: [P,P,0] and [0,P,P] alike (once, [0,P,P] passed and
+ * Flatten's inner product overflowed later into an internal error). */
+static void test_shape_overflow_rule(void) {
+    const int64_t P = (int64_t)1 << 40;
+    const int64_t bad[][4] = { { P, P, 0, 1 }, { 0, P, P, 1 }, { P, 0, P, 1 }, { 0, P, P, P } };
+    const int64_t ok[][4] = { { 0, P, 1, 1 }, { 0, (int64_t)1 << 31, (int64_t)1 << 31, 1 }, { 0, 0, P, 1 } };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rlx_tensor *t = NULL;
+        CHECK_FAILS(rlx_tensor_create(RLX_DTYPE_F32, bad[i], 4, &t), RLX_ERR_INVALID_ARGUMENT, "overflows int64");
+        CHECK(t == NULL);
+    }
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        rlx_tensor *t = NULL;
+        CHECK_OK(rlx_tensor_create(RLX_DTYPE_F32, ok[i], 4, &t));
+        CHECK(t && rlx_tensor_numel(t) == 0);
+        rlx_tensor_destroy(t);
+    }
+}
+
 /* ------------------------------------------------------------ Split */
 
 static void test_split(void) {
@@ -1623,6 +1643,7 @@ static void test_topk(void) {
 
 int main(void) {
     test_seed_from_env();
+    test_shape_overflow_rule();
     test_reshape();
     test_flatten_identity();
     test_transpose();

@@ -38,7 +38,8 @@ void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
  * error after this (cli_error, cli_fail, cli_usage_error) is also printed
  * to stdout as one JSON document, {"error": {"status": S, "message": M}}
  * (S the library status name, "RLX_ERR_USAGE" for a usage error,
- * "RLX_ERR_FAILURE" for others), unless the command's JSON document has
+ * "RLX_ERR_FAILURE" for others: two CLI-only names, not rlx_status values,
+ * documented in README and the --json help), unless the command's JSON document has
  * begun (cli_json_init). The stderr line stays. */
 void cli_json_errors(bool on);
 /* Prints that error document (cli_error and friends call it). */

@@ -36,6 +36,9 @@ static void print_help(FILE *f) {
             "  --json                print one JSON object instead of text (times in ms, sizes\n"
             "                        in bytes, shapes as arrays; with --profile a \"profile\"\n"
             "                        object: total_us, ops and nodes)\n"
+            "                        on an error {\"error\": {\"status\": S, \"message\": M}}:\n"
+            "                        S an rlx_status name (rlx.h), or from the command line\n"
+            "                        itself RLX_ERR_USAGE (exit 2) or RLX_ERR_FAILURE (exit 1)\n"
             "  --quiet               no progress lines on stderr (the option progress=off)\n"
             "  --profile FILE.json   also time each step over 3 runs (GPU dispatches by GPU\n"
             "                        timestamps; CPU steps, and every step of a CPU session, by\n"
@@ -629,9 +632,10 @@ int cli_cmd_bench(int argc, char **argv) {
                    es.gemm_note && *es.gemm_note ? es.gemm_note : "off");
         }
         if (have_es)
-            printf("plan: %zu dispatches in %zu GPU submits, %zu CPU steps; arena %llu bytes, weights %llu bytes, "
+            printf("plan: %zu dispatch%s in %zu GPU submit%s, %zu CPU step%s; arena %llu bytes, weights %llu bytes, "
                    "scratch %llu bytes\n",
-                   es.n_dispatches, es.n_gpu_segments, es.n_cpu_steps, (unsigned long long)es.arena_bytes,
+                   es.n_dispatches, es.n_dispatches == 1 ? "" : "es", es.n_gpu_segments, es.n_gpu_segments == 1 ? "" : "s",
+                   es.n_cpu_steps, es.n_cpu_steps == 1 ? "" : "s", (unsigned long long)es.arena_bytes,
                    (unsigned long long)es.weight_bytes, (unsigned long long)es.scratch_bytes);
         printf("forward pass (wall clock, %zu runs after %lld warm-up): median %s, p10 %s, p90 %s\n", sw.n,
                (long long)o.m.warmup, cli_time_str(sw.median * 1e-3, tb[0], sizeof tb[0]),

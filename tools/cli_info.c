@@ -13,7 +13,8 @@
 static void print_help(FILE *f) {
     fprintf(f,
             "usage: rlx info MODEL.onnx [--json] [--quiet] [--dump-ir] [--plan [--shape NAME=DIMS ...]\n"
-            "                [--device DEV] [--top N] [--option KEY=VALUE ...]]\n"
+            "                [--device DEV] [--top N] [--option KEY=VALUE ...]] [--max-model-bytes N]\n"
+            "                [--max-tensor-bytes N] [--max-arena-bytes N]\n"
             "\n"
             "Loads an ONNX model (shapes inferred, graph verified) and prints: the opset\n"
             "of the default domain; each graph input and output with dtype and shape\n"
@@ -39,11 +40,19 @@ static void print_help(FILE *f) {
             "               gpu or gpu:N (the plan differs where steps fall back to the\n"
             "               CPU or the device limits a buffer's size)\n"
             "  --top N      with --plan: how many of the largest tensors to list (default 10)\n"
-            "  --option KEY=VALUE  with --plan: a session option (repeatable; 'rlx options')\n"
+            "  --option KEY=VALUE  a session option (repeatable; 'rlx options'); without\n"
+            "               --plan only limits.* and progress, which loading uses\n"
+            "  --max-model-bytes N, --max-tensor-bytes N, --max-arena-bytes N\n"
+            "               the options limits.max_*_bytes (suffixes K, M, G, T; 0: no\n"
+            "               limit): loading refuses a larger model file or tensor, --plan\n"
+            "               a larger activation arena\n"
             "  --json       print one JSON object instead (model, opset, inputs, outputs with\n"
             "               shapes as arrays: a name for a symbolic dim, null for an unnamed\n"
             "               one; ops; initializers; with --plan a \"plan\" object); not with\n"
             "               --dump-ir\n"
+            "               on an error {\"error\": {\"status\": S, \"message\": M}}:\n"
+            "               S an rlx_status name (rlx.h), or from the command line\n"
+            "               itself RLX_ERR_USAGE (exit 2) or RLX_ERR_FAILURE (exit 1)\n"
             "  --quiet      no progress lines on stderr (the option progress=off)\n"
             "  -h, --help   print this help and exit\n");
 }
@@ -326,9 +335,19 @@ done:
     return rc;
 }
 
+/* Whether the option argument `a` (its value `v` when `a` is a bare
+ * --option) also applies to loading the model, so without --plan: the
+ * --max-*-bytes flags, limits.* and progress. */
+static bool load_option(const char *a, const char *v) {
+    if (strncmp(a, "--max-", 6) == 0) return true;
+    if (strncmp(a, "--option=", 9) == 0) v = a + 9;
+    return strncmp(v, "limits.", 7) == 0 || strncmp(v, "progress=", 9) == 0;
+}
+
 int cli_cmd_info(int argc, char **argv) {
     const char *path = NULL, *device = NULL, *opt = NULL;
     bool dump = false, plan = false, err = false, json = false, quiet = false, top_given = false;
+    const char *plan_opt = NULL; /* the first option argument that needs --plan */
     plan_shape shapes[RLX_PLAN_MAX_SHAPES];
     size_t n_shapes = 0;
     int64_t top = 10;
@@ -359,6 +378,7 @@ int cli_cmd_info(int argc, char **argv) {
             n_shapes++;
         } else if (cli_option_arg(argc, argv, &i, &g_opts, "info", &err)) {
             if (err) return CLI_EXIT_USAGE;
+            if (!plan_opt && !load_option(a, argv[i])) plan_opt = a;
         } else if (cli_opt_value(argc, argv, &i, "--device", &opt, "info", &err)) {
             if (err) return CLI_EXIT_USAGE;
             device = opt;
@@ -377,7 +397,10 @@ int cli_cmd_info(int argc, char **argv) {
         }
     }
     if (!path) return cli_usage_error("info", "no model given");
-    if (!plan && (n_shapes || device || g_opts || top_given))
+    if (!plan && plan_opt)
+        return cli_usage_error("info", "'%s' only applies with --plan (without it, only the limits.* and progress "
+                               "options and --max-*-bytes)", plan_opt);
+    if (!plan && (n_shapes || device || top_given))
         return cli_usage_error("info", "--shape, --device, --top and --option only apply with --plan");
     if (json && dump) return cli_usage_error("info", "--json and --dump-ir cannot be combined");
     cli_json_errors(json);

@@ -3,6 +3,7 @@
  * own file (cli_run.c, cli_bench.c, cli_info.c, cli_devices.c, cli_ops.c,
  * conformance.c);
  * shared helpers in cli_common.c. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,8 +50,7 @@ static void print_help(FILE *f) {
             RLX_VERSION_STRING);
 }
 
-int main(int argc, char **argv) {
-    rlx_set_log_callback(cli_log, NULL, RLX_LOG_DEBUG);
+static int dispatch(int argc, char **argv) {
     if (argc < 2) return cli_usage_error(NULL, "no command given: expected run, bench, info, devices, ops, options or conformance");
     const char *cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
@@ -82,4 +82,21 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "conformance") == 0) return rlx_cli_conformance(argc - 2, argv + 2);
     if (cmd[0] == '-') return cli_usage_error(NULL, "unknown option '%s'", cmd);
     return cli_usage_error(NULL, "unknown command '%s'", cmd);
+}
+
+/* Every command's stdout is checked once at exit: a write that failed
+ * (a full disk, /dev/full, a closed pipe) turns success into exit 1, as the
+ * help promises, instead of a silently truncated output. */
+int main(int argc, char **argv) {
+    rlx_set_log_callback(cli_log, NULL, RLX_LOG_DEBUG);
+    int rc = dispatch(argc, argv);
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        int e = errno;
+        if (rc == CLI_EXIT_OK) {
+            fprintf(stderr, "rlx: error: cannot write the standard output: %s\n", e ? strerror(e) : "write error");
+            rc = CLI_EXIT_FAILURE;
+        }
+    }
+    return rc;
 }

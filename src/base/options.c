@@ -421,6 +421,25 @@ static void resolve_limits(rlx_config *c) {
     }
 }
 
+/* "N bytes (X.XX KiB/MiB/GiB/TiB)" with the largest unit below n; a
+ * saturated UINT64_MAX (a size that overflowed) is written as such. */
+static const char *bytes_str(uint64_t n, char *buf, size_t cap) {
+    static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+    if (n == UINT64_MAX) {
+        snprintf(buf, cap, "more than 2^64 bytes (the size overflows)");
+        return buf;
+    }
+    if (n < 1024) {
+        snprintf(buf, cap, "%llu bytes", (unsigned long long)n);
+        return buf;
+    }
+    double v = (double)n / 1024.0;
+    size_t u = 0;
+    while (v >= 1024.0 && u + 1 < RLX_ARRAY_LEN(units)) v /= 1024.0, u++;
+    snprintf(buf, cap, "%llu bytes (%.2f %s)", (unsigned long long)n, v, units[u]);
+    return buf;
+}
+
 rlx_status rlx_limit_check(const rlx_config *c, const char *key, uint64_t bytes, const char *what) {
     for (size_t i = 0; i < RLX_ARRAY_LEN(k_limits); i++) {
         if (strcmp(k_limits[i].key, key) != 0) continue;
@@ -428,13 +447,14 @@ rlx_status rlx_limit_check(const rlx_config *c, const char *key, uint64_t bytes,
         if (lim <= 0 || bytes <= (uint64_t)lim) return RLX_OK;
         const opt_def *d = find(key, NULL);
         const char *src = c->limit_set[i] ? "set" : "auto:";
+        char need[96], have[96];
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY,
-                        "%s needs %llu bytes (%.2f GiB), more than the limit %s = %lld bytes (%.2f GiB, %s%s%s); "
+                        "%s needs %s, more than the limit %s = %s (%s%s%s); "
                         "nothing was allocated. Raise it with the option %s=BYTES (rlx %s BYTES, or %s=BYTES; "
                         "suffixes K, M, G, T; 0: no limit)",
-                        what, (unsigned long long)bytes, (double)bytes / 1073741824.0, key, (long long)lim,
-                        (double)lim / 1073741824.0, src, c->limit_set[i] ? "" : " ",
-                        c->limit_set[i] ? "" : k_limits[i].auto_doc, key, k_limits[i].flag, d ? d->env : "?");
+                        what, bytes_str(bytes, need, sizeof need), key, bytes_str((uint64_t)lim, have, sizeof have),
+                        src, c->limit_set[i] ? "" : " ", c->limit_set[i] ? "" : k_limits[i].auto_doc, key,
+                        k_limits[i].flag, d ? d->env : "?");
     }
     return rlx_fail(RLX_ERR_INTERNAL, "unknown limit '%s'", key);
 }

@@ -6,15 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool rlx_shape_fits(const int64_t *dims, int rank) {
+    uint64_t p = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] <= 0) continue;
+        uint64_t d = (uint64_t)dims[i];
+        if (d > (uint64_t)INT64_MAX / p) return false;
+        p *= d;
+    }
+    return p <= SIZE_MAX;
+}
+
 rlx_status rlx_shape_numel(const int64_t *dims, int rank, size_t *out) {
     size_t n = 1;
     if (rank < 0 || rank > RLX_MAX_RANK)
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "rank %d is outside [0, %d]", rank, RLX_MAX_RANK);
-    for (int i = 0; i < rank; i++) {
+    for (int i = 0; i < rank; i++)
         if (dims[i] < 0) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "negative dim %lld", (long long)dims[i]);
-        if ((uint64_t)dims[i] > SIZE_MAX || !rlx_mul_ok(n, (size_t)dims[i], &n))
-            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "shape too large (element count overflows)");
-    }
+    if (!rlx_shape_fits(dims, rank))
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                        "shape too large (the product of its non-zero dims overflows int64)");
+    for (int i = 0; i < rank; i++) n *= (size_t)dims[i];
     *out = n;
     return RLX_OK;
 }

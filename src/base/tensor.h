@@ -8,7 +8,17 @@
 /* Product of dims[from..to) (unchecked: for shapes already validated). */
 size_t rlx_dims_span(const int64_t *dims, int from, int to);
 
-/* Product of dims with overflow and negativity checks. */
+/* Whether the product of the non-zero entries of dims[0..rank) fits in
+ * int64 (negative entries, i.e. dynamic dims, are skipped). A shape that
+ * passes has every partial product of its dims in range too (Flatten's
+ * outer and inner sizes, strides, reshape groups), whatever its element
+ * count; one that fails is refused even when a zero dim makes it empty, so
+ * that [2^40, 2^40, 0] and [0, 2^40, 2^40] are treated alike. */
+bool rlx_shape_fits(const int64_t *dims, int rank);
+
+/* Product of dims (the element count) in *out. errors:
+ * RLX_ERR_INVALID_ARGUMENT for a rank outside [0, RLX_MAX_RANK], a negative
+ * dim, or a shape that fails rlx_shape_fits (also when it holds a 0). */
 rlx_status rlx_shape_numel(const int64_t *dims, int rank, size_t *out);
 
 /* A tensor that adopts `data`: a block from rlx_alloc_aligned of at least

@@ -350,8 +350,10 @@ size_t rlx_value_numel(const rlx_value *v) {
 
 uint64_t rlx_value_bytes(const rlx_value *v) {
     uint64_t n = rlx_dtype_size(v->dtype);
+    for (int i = 0; i < v->rank; i++)
+        if (v->dims[i] <= 0) return 0; /* empty (or dynamic), whatever the other dims multiply to */
     for (int i = 0; i < v->rank; i++) {
-        uint64_t d = v->dims[i] > 0 ? (uint64_t)v->dims[i] : 0;
+        uint64_t d = (uint64_t)v->dims[i];
         if (d && n > UINT64_MAX / d) return UINT64_MAX;
         n *= d;
     }

@@ -161,7 +161,7 @@ bool rlx_value_is_static(const rlx_value *v);
 /* Element count of a static value (0 if not static). */
 size_t rlx_value_numel(const rlx_value *v);
 
-/* Bytes of a static value's elements (0 if not static; UINT64_MAX when the
+/* Bytes of a static value's elements (0 if not static or empty; UINT64_MAX when the
  * product overflows). */
 uint64_t rlx_value_bytes(const rlx_value *v);
 

@@ -156,6 +156,11 @@ rlx_status rlx_ictx_set_out(rlx_infer_ctx *c, int i, rlx_dtype dtype, int rank, 
                             const int32_t *syms) {
     rlx_value *v = rlx_ictx_out(c, i);
     if (!v) return RLX_OK;
+    if (rank > 0 && dims && !rlx_shape_fits(dims, rank)) {
+        char buf[160];
+        return rlx_ictx_fail(c, "output %d shape %s is too large (the product of its non-zero dims overflows int64)",
+                             i, rlx_shape_str(dims, rank, buf, sizeof buf));
+    }
     v->dtype = dtype;
     rlx_value_set_shape(v, rank, dims, syms);
     return RLX_OK;

@@ -174,6 +174,7 @@ static rlx_status permute(rlx_cpu_kctx *k, const void *src, void *dst, size_t es
     int64_t st[RLX_MAX_RANK], od[RLX_MAX_RANK] = { 0 };
     rlx_strides(xdims, rank, st);
     for (int a = 0; a < rank; a++) od[a] = xdims[perm[a]];
+    if (!rlx_dims_span(od, 0, rank)) return RLX_OK; /* empty: no tables (dims may be huge) */
     tabs tb;
     RLX_TRY(tabs_make(k, &tb, rank, od));
     for (int a = 0; a < rank; a++)
@@ -547,6 +548,7 @@ static rlx_status k_slice(rlx_cpu_kctx *k) {
     RLX_TRY(check_dims(k, y, x->rank, g.count));
     int64_t xs[RLX_MAX_RANK];
     rlx_strides(x->dims, x->rank, xs);
+    if (!rlx_dims_span(g.count, 0, x->rank)) return RLX_OK;
     tabs tb;
     RLX_TRY(tabs_make(k, &tb, x->rank, g.count));
     for (int a = 0; a < x->rank; a++)
@@ -593,6 +595,7 @@ static rlx_status k_pad(rlx_cpu_kctx *k) {
     for (int a = 0; a < x->rank; a++) od[a] = x->dims[a] + b[a] + e[a];
     RLX_TRY(check_dims(k, y, x->rank, od));
     rlx_strides(x->dims, x->rank, xs);
+    if (!rlx_dims_span(od, 0, x->rank)) return RLX_OK;
     tabs tb;
     RLX_TRY(tabs_make(k, &tb, x->rank, od));
     rlx_status st = RLX_OK;
@@ -633,6 +636,7 @@ static rlx_status k_expand(rlx_cpu_kctx *k) {
     for (int a = 0; a < x->rank; a++)
         if (x->dims[a] != 1 && x->dims[a] != y->dims[a + off])
             return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "input does not broadcast to the output");
+    if (!rlx_dims_span(y->dims, 0, r)) return RLX_OK;
     tabs tb;
     RLX_TRY(tabs_make(k, &tb, r, y->dims));
     for (int a = 0; a < r; a++) {
@@ -651,6 +655,7 @@ static rlx_status k_tile(rlx_cpu_kctx *k) {
     if (y->rank != x->rank) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "rank mismatch");
     int64_t xs[RLX_MAX_RANK];
     rlx_strides(x->dims, x->rank, xs);
+    if (!rlx_dims_span(y->dims, 0, y->rank)) return RLX_OK;
     tabs tb;
     RLX_TRY(tabs_make(k, &tb, y->rank, y->dims));
     for (int a = 0; a < y->rank; a++)
@@ -688,6 +693,7 @@ static rlx_status k_compress(rlx_cpu_kctx *k) {
     }
     d[ax] = cnt;
     RLX_TRY(check_dims(k, y, r, d));
+    if (!rlx_dims_span(d, 0, r)) return RLX_OK;
     tabs tb;
     RLX_TRY(tabs_make(k, &tb, r, d));
     for (int a = 0; a < r; a++) {

@@ -51,7 +51,8 @@ static rlx_status infer_if(rlx_infer_ctx *c) {
     if (te) e = te;
     rlx_status st = RLX_OK;
     if ((int)t->n_outputs != c->n->n_out || (int)e->n_outputs != c->n->n_out) {
-        st = rlx_ictx_fail(c, "branches have %zu and %zu outputs, the node %d", t->n_outputs, e->n_outputs,
+        st = rlx_ictx_fail(c, "then_branch has %zu outputs and else_branch %zu, but the node has %d", t->n_outputs,
+                           e->n_outputs,
                            c->n->n_out);
         goto done;
     }

@@ -101,8 +101,9 @@ static int64_t in_len(rlx_infer_ctx *c, int i) {
 }
 
 /* Product of dims [lo, hi) of x as a dim: static when all are, else dynamic;
+ * false when the static ones overflow int64;
  * the symbol survives when one symbolic dim times static 1s. */
-static void dims_product(const rlx_value *x, int lo, int hi, int64_t *d, int32_t *s) {
+static bool dims_product(const rlx_value *x, int lo, int hi, int64_t *d, int32_t *s) {
     int64_t p = 1;
     int n_dyn = 0;
     int32_t sym = -1;
@@ -117,10 +118,11 @@ static void dims_product(const rlx_value *x, int lo, int hi, int64_t *d, int32_t
     }
     if (n_dyn == 0 && !ovf) {
         *d = p, *s = -1;
-        return;
+        return true;
     }
     *d = RLX_DIM_DYN;
     *s = (n_dyn == 1 && p == 1 && !ovf) ? sym : -1;
+    return !ovf;
 }
 
 /* Node-level error with an explicit status (UNSUPPORTED, ...). */
@@ -236,8 +238,8 @@ static rlx_status infer_flatten(rlx_infer_ctx *c) {
         if (axis < -(int64_t)x->rank || axis > x->rank)
             return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, x->rank);
         int ax = (int)(axis < 0 ? axis + x->rank : axis);
-        dims_product(x, 0, ax, &o.d[0], &o.s[0]);
-        dims_product(x, ax, x->rank, &o.d[1], &o.s[1]);
+        if (!dims_product(x, 0, ax, &o.d[0], &o.s[0]) || !dims_product(x, ax, x->rank, &o.d[1], &o.s[1]))
+            return rlx_ictx_fail(c, "output is too large (a product of input dims overflows int64)");
     }
     return set_out_shp(c, 0, x->dtype, &o);
 }

@@ -148,7 +148,7 @@ rlx_status rlx_resize_geom_resolve(const rlx_node *n, const rlx_resize_attrs *a,
             int d = ax[i];
             double s = scales[i];
             if (!(s > 0) || !isfinite(s))
-                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: scale %g of axis %d must be positive", desc, s, d);
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: scale %g of axis %d must be finite and positive", desc, s, d);
             if (a->upsample && s < 1)
                 return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: Upsample scale %g of axis %d is below 1", desc, s, d);
             g->scale[d] = s;

@@ -1,0 +1,164 @@
+"""CLI edge cases found by a new-user tester.
+
+- Shapes whose element count is 0 but whose other dims multiply past int64
+  ([0, 2^40, 2^40, 2^40] through Relu and Flatten) reached
+  "eager evaluation left output uncomputed" (RLX_ERR_INTERNAL); [2^40, 2^40, 0]
+  was refused while [0, 2^40, 2^40] was accepted. Now both are refused
+  (exit 2, "overflows int64") and a zero-element shape whose non-zero dims
+  fit runs to an empty result, on the CPU too (Transpose of [2^31, 0, 2^31]
+  ran out of memory building its index tables).
+- Byte limits print an adaptive unit, not "(0.00 GiB)".
+- A failed stdout write (> /dev/full) exited 0; --help promises 1.
+- --json error statuses RLX_ERR_USAGE and RLX_ERR_FAILURE are not rlx_status
+  names: the --help of run, bench and info and README say so.
+- rlx info --max-model-bytes N was refused ("--option only applies with
+  --plan") though loading uses it; info --help did not list the flags.
+- Wording: "1 GPU submits", If's "branches have 1 and 2 outputs, the node 1",
+  Resize's inf scale "must be positive"."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ocr_ref as R  # noqa: E402
+
+try:
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+except ImportError:
+    R.skip("the onnx package is not installed (run scripts/setup.sh)")
+
+RLX = R.built("rlx")
+C = R.Checker("test_cli_edges")
+TMP = tempfile.mkdtemp(prefix="rlx_cli_edges_")
+P = 2**40
+
+
+def save_graph(name, g):
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = os.path.join(TMP, name + ".onnx")
+    onnx.save(m, path)
+    return path
+
+
+def save(name, nodes, rank):
+    x = h.make_tensor_value_info("x", T.FLOAT, ["d%d" % i for i in range(rank)])
+    y = h.make_tensor_value_info("y", T.FLOAT, None)
+    return save_graph(name, h.make_graph(nodes, name, [x], [y]))
+
+
+def rlx(*args, stdout=subprocess.PIPE):
+    return subprocess.run([RLX, *args], stdout=stdout, stderr=subprocess.PIPE, text=True, errors="replace",
+                          timeout=120)
+
+
+def shape(*dims):
+    return "x=" + "x".join(str(d) for d in dims)
+
+
+# ---------------------------------------------------------------- zero-element shapes with huge dims
+relu_flat = save("relu_flatten", [h.make_node("Relu", ["x"], ["t"]), h.make_node("Flatten", ["t"], ["y"], axis=2)], 4)
+flat = save("flatten", [h.make_node("Flatten", ["x"], ["y"], axis=2)], 4)
+relu = save("relu", [h.make_node("Relu", ["x"], ["y"])], 4)
+tr = save("transpose", [h.make_node("Transpose", ["x"], ["y"], perm=[2, 0, 1])], 3)
+
+for m in (relu_flat, flat, relu):
+    for dims in ((0, P, P, P), (0, P, P, 1), (P, P, 0, 1), (P, 0, P, 1), (1, P, P, 0)):
+        for dev in ("cpu", "gpu"):
+            what = "%s %s on %s" % (os.path.basename(m), dims, dev)
+            p = rlx("run", m, "--shape", shape(*dims), "--device", dev, "--quiet", "--iters", "1")
+            C.check("RLX_ERR_INTERNAL" not in p.stderr, "%s: internal error: %s" % (what, p.stderr.strip()))
+            C.check(p.returncode == 2 and "overflows int64" in p.stderr,
+                    "%s: exit %d, want 2 naming the overflow: %s" % (what, p.returncode, p.stderr.strip()))
+
+# zero elements, non-zero dims that fit: an empty result on both devices
+for m, dims, want in ((relu_flat, (0, P, 1, 1), "[0,1]"), (flat, (0, P, 2, 3), "[0,6]"),
+                      (tr, (2**31, 0, 2**31), "[2147483648,2147483648,0]"), (tr, (P, 0, 2**20), "[1048576,1099511627776,0]")):
+    for dev in ("cpu", "gpu"):
+        what = "%s %s on %s" % (os.path.basename(m), dims, dev)
+        p = rlx("run", m, "--shape", shape(*dims), "--device", dev, "--iters", "1")
+        C.check(p.returncode == 0 and want in p.stdout,
+                "%s: exit %d, want 0 and y %s: %s%s" % (what, p.returncode, want, p.stdout[-300:], p.stderr.strip()))
+
+# ---------------------------------------------------------------- byte units in limit messages
+p = rlx("run", relu, "--shape", shape(16, 16, 4, 4), "--iters", "0", "--max-tensor-bytes", "1K")
+C.check(p.returncode == 1 and "= 1024 bytes (1.00 KiB" in p.stderr and "0.00 GiB" not in p.stderr,
+        "limit message in KiB: exit %d: %s" % (p.returncode, p.stderr.strip()))
+
+# ---------------------------------------------------------------- --json error statuses
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+with open(os.path.join(ROOT, "include", "rlx", "rlx.h")) as f:
+    STATUSES = set(re.findall(r"\b(RLX_ERR_[A-Z_]+) *=", f.read()))
+CLI_ONLY = {"RLX_ERR_USAGE", "RLX_ERR_FAILURE"}
+C.check("RLX_ERR_INVALID_MODEL" in STATUSES and not CLI_ONLY & STATUSES, "rlx.h statuses: %s" % sorted(STATUSES))
+with open(os.path.join(ROOT, "README.md")) as f:
+    readme = f.read()
+for name in CLI_ONLY:
+    C.check(name in readme, "README does not document the --json status %s" % name)
+    for cmd in ("run", "bench", "info"):
+        C.check(name in rlx(cmd, "--help").stdout, "rlx %s --help does not document %s" % (cmd, name))
+for args, want_rc in ((("run", relu, "--json", "--shape", "x=1x2"), 2),
+                      (("run", relu, "--json", "--shape", shape(0, P, P, 1)), 2),
+                      (("info", os.path.join(TMP, "missing.onnx"), "--json"), 2)):
+    p = rlx(*args)
+    try:
+        st = json.loads(p.stdout)["error"]["status"]
+    except (ValueError, KeyError, TypeError):
+        st = None
+    C.check(p.returncode == want_rc and st in STATUSES | CLI_ONLY,
+            "rlx %s: exit %d, status %r: %s" % (" ".join(args[2:]), p.returncode, st, p.stdout[-300:]))
+
+# ---------------------------------------------------------------- info and the load-time limits
+ih = rlx("info", "--help").stdout
+for flag in ("--max-model-bytes", "--max-tensor-bytes", "--max-arena-bytes"):
+    C.check(flag in ih, "rlx info --help does not list %s" % flag)
+for args, rc_want, needle in ((("--max-model-bytes", "10"), 1, "limits.max_model_bytes = 10 bytes"),
+                              (("--max-tensor-bytes", "1"), 0, ""),  # relu has no initializers
+                              (("--option", "limits.max_model_bytes=10"), 1, "--max-model-bytes"),
+                              (("--max-model-bytes=1M",), 0, ""), (("--option=progress=off",), 0, ""),
+                              (("--option", "cpu.threads=2"), 2, "'--option' only applies with --plan"),
+                              (("--timeout", "10"), 2, "'--timeout' only applies with --plan")):
+    p = rlx("info", relu, *args)
+    C.check(p.returncode == rc_want and needle in p.stderr,
+            "rlx info %s: exit %d, want %d and %r: %s" % (" ".join(args), p.returncode, rc_want, needle, p.stderr.strip()))
+
+# ---------------------------------------------------------------- wording
+p = rlx("bench", relu, "--shape", shape(1, 2, 3, 4), "--iters", "1", "--device", "gpu", "--quiet")
+C.check(p.returncode != 0 or "1 dispatch in 1 GPU submit," in p.stdout, "bench plan line: %s" % p.stdout[-400:])
+
+
+vi = h.make_tensor_value_info
+one = h.make_tensor("one", T.FLOAT, [1], [1.0])
+then_g = h.make_graph([h.make_node("Identity", ["one"], ["a"])], "then", [], [vi("a", T.FLOAT, [1])], [one])
+else_g = h.make_graph([h.make_node("Identity", ["one"], ["b"]), h.make_node("Identity", ["one"], ["c"])], "else", [],
+                      [vi("b", T.FLOAT, [1]), vi("c", T.FLOAT, [1])], [one])
+if_m = save_graph("if_arity", h.make_graph([h.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)],
+                                           "g", [vi("cond", T.BOOL, [])], [vi("y", T.FLOAT, None)]))
+p = rlx("info", if_m)
+C.check(p.returncode == 2 and "then_branch has 1 outputs and else_branch 2, but the node has 1" in p.stderr,
+        "If arity: exit %d: %s" % (p.returncode, p.stderr.strip()))
+rs_m = save_graph("resize_inf", h.make_graph(
+    [h.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest")], "g", [vi("x", T.FLOAT, [1, 1, 2, 2])],
+    [vi("y", T.FLOAT, None)], [h.make_tensor("sc", T.FLOAT, [4], [1.0, 1.0, float("inf"), 2.0])]))
+p = rlx("run", rs_m, "--quiet", "--iters", "1")
+C.check(p.returncode == 2 and "must be finite and positive" in p.stderr, "Resize inf scale: exit %d: %s" % (p.returncode, p.stderr.strip()))
+
+# ---------------------------------------------------------------- stdout that cannot be written
+if os.path.exists("/dev/full"):
+    for args in (("run", relu, "--shape", shape(1, 2, 3, 4), "--json", "--quiet", "--iters", "1"),
+                 ("run", relu, "--shape", shape(1, 2, 3, 4), "--iters", "1"),
+                 ("bench", relu, "--shape", shape(1, 2, 3, 4), "--iters", "1", "--json"),
+                 ("info", relu), ("info", relu, "--json"), ("devices",), ("devices", "--json"), ("options",),
+                 ("ops",), ("--help",), ("run", "--help"), ("--version",)):
+        with open("/dev/full", "w") as full:
+            p = rlx(*args, stdout=full)
+        C.check(p.returncode == 1 and "cannot write the standard output" in p.stderr,
+                "rlx %s > /dev/full: exit %d, want 1: %s" % (" ".join(args[:2]), p.returncode, p.stderr.strip()[-300:]))
+
+C.done()
