@@ -901,7 +901,7 @@ def tie_model(path, op, xq, wq, y_t, group=1, kern=None, sy=0.1, sw=0.02, sx=0.0
     a = np.array
     inits = [NH.from_array(v, k) for k, v in [
         ("sx", a(np.float32(sx))), ("zx", a(xq.dtype.type(0))), ("w", wq), ("sw", a(np.float32(sw))),
-        ("zw", a(np.int8(0))), ("sy", a(np.float32(sy))), ("yz", a(y_t(3 if y_t == np.int8 else 128)))]]
+        ("zw", a(wq.dtype.type(0))), ("sy", a(np.float32(sy))), ("yz", a(y_t(3 if y_t == np.int8 else 128)))]]
     attrs = {} if op == "QLinearMatMul" else {"kernel_shape": list(kern), "group": group,
                                              "pads": [kern[0] // 2, kern[1] // 2] * 2}
     node = H.make_node(op, ["x", "sx", "zx", "w", "sw", "zw", "sy", "yz"], ["y"], **attrs)
@@ -927,7 +927,12 @@ for name, op, xq, wq, group, kern, y_t, sc in [
          np.uint8, {}),
         ("matmul sums > 2^24", "QLinearMatMul", rng.integers(250, 256, (5, 700)).astype(np.uint8),
          rng.integers(120, 128, (700, 33)).astype(np.int8), 1, None, np.uint8,
-         {"sx": 0.001, "sw": 0.0005, "sy": 0.1})]:
+         {"sx": 0.001, "sw": 0.0005, "sy": 0.1}),
+        # 516 * 255^2 + 7 * 219 + r = 2^25 + r times 2^-26: f32(acc) rounds r = 1, 2 down (a tie: level 0)
+        ("matmul f32(acc)", "QLinearMatMul", np.hstack([np.full((8, 516), 255), np.full((8, 1), 7),
+                                                        np.arange(0, 8).reshape(8, 1)]).astype(np.uint8),
+         np.array([255] * 516 + [219, 1], np.uint8).reshape(518, 1), 1, None, np.uint8,
+         {"sx": 2.0 ** -13, "sw": 2.0 ** -13, "sy": 1.0})]:
     pt = os.path.join(tmp, "tie_%s.onnx" % name.replace(" ", "_").replace(">", ""))
     tie_model(pt, op, xq, wq, y_t, group, kern, **sc)
     if op == "QLinearMatMul":
