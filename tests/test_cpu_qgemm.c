@@ -84,8 +84,8 @@ static int run_case(const qcase *q, int kern) {
     int32_t za = q->za_kind == 0 ? 0 : q->za_kind == 2 ? (q->au ? 0 : 127) : val(&(uint8_t){ (uint8_t)rnd() }, 0, q->au);
     int32_t *zb = malloc(n * sizeof *zb);
     for (size_t j = 0; j < n; j++) zb[j] = q->zb_kind == 0 ? 0 : val(&(uint8_t){ (uint8_t)rnd() }, 0, q->bu);
-    double *mult = malloc(n * sizeof *mult);
-    for (size_t j = 0; j < n; j++) mult[j] = (0.5 + (rnd() % 1000) / 1000.0) / (double)(k * 64);
+    float *mult = malloc(n * sizeof *mult);
+    for (size_t j = 0; j < n; j++) mult[j] = (float)((0.5 + (rnd() % 1000) / 1000.0) / (double)(k * 64));
     double yzp = q->yu ? rnd() % 256 : (double)(int)(rnd() % 256) - 128;
     int32_t *c = malloc(m * n * sizeof *c);
     uint8_t *y = malloc(m * n);
@@ -117,7 +117,7 @@ static int run_case(const qcase *q, int kern) {
                           ref);
                 continue;
             }
-            double r = nearbyint((double)ref * mult[j]) + yzp, lo = q->yu ? 0 : -128, hi = q->yu ? 255 : 127;
+            double r = nearbyint((double)((float)ref * mult[j])) + yzp, lo = q->yu ? 0 : -128, hi = q->yu ? 255 : 127;
             r = r < lo ? lo : r > hi ? hi : r;
             int32_t got = val(y, i * n + j, q->yu);
             if (got != (int32_t)r) bad = 1;
@@ -281,9 +281,10 @@ static void conv_case(const ccase *q) {
                                      : q->scales == 2 ? 0x1p-7f - 0x1p-30f
                                                       : 1e-20f;
     rlx_tensor *xs = scalar_f32(q->scales == 3 ? 1e-20f : q->scales == 2 ? 1.0f + 0x1p-23f : q->scales ? 1.0f : 0.03f);
-    /* scales 2: the multiplier (1 + 2^-23)(2^-7 - 2^-30) / 3 = (1 - 2^-46) / 384 in
-     * double, so the sums 384k + 192 land just below a tie (an f32 product of the
-     * multiplier rounded to f32 would land on it) */
+    /* scales 2: the multiplier (1 + 2^-23)(2^-7 - 2^-30) / 3 is (1 - 2^-46) / 384 in
+     * double, so the sums 384k + 192 land just below a tie there; in f32
+     * (rlx_quant_mult) it rounds near 1/384 and the f32 products of those sums land
+     * on or next to ties */
     rlx_tensor *ys = scalar_f32(q->scales == 2 ? 3.0f : q->scales ? 1.0f : 0.11f), *yzp = rand_tensor(yt, 0, NULL);
     int64_t ks[2] = { q->kh, q->kw }, st[2] = { q->sh, q->sw }, dl[2] = { q->dh, q->dw };
     int64_t pads[4] = { q->ph0, q->pw0, q->ph1, q->pw1 };

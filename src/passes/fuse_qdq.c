@@ -397,7 +397,8 @@ static rlx_status emit_qgemm(rlx_graph *g, const rlx_node *c, const int *ins, in
  * (constant bounds) that Q makes a no-op (act_absorbed),
  * read by the Q alone. This is onnxruntime's own rewrite on its CPU
  * provider: the sums are exact integers and the requantization multiplies
- * by x_scale * w_scale / y_scale in double, so an output can be one level
+ * by (x_scale * w_scale) / y_scale in f32 (rlx_quant_mult: onnxruntime's
+ * bits), so an output can be one level
  * from the f32 graph's where its value lies at a rounding boundary (the
  * f32 sum rounds). */
 static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pass_stats *stats, bool *done) {

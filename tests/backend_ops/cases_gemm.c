@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/tensor.h"
 #include "harness.h"
 
 static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)bo_rand_below((uint64_t)(hi - lo + 1)); }
@@ -265,8 +266,9 @@ static void gen_matmul(bo_ctx *ctx, const void *arg) {
  * multiple of 4 and K past 300; zero points absent, scalar, per row of a
  * ([M]) and per column of b ([N]), constant or graph inputs; rank-1
  * operands and batch dims that broadcast; b a constant or an input.
- * QLinearMatMul: scales per tensor, per row and per column, random or
- * powers of two (sums at exact ties: round half to even), outputs that
+ * QLinearMatMul: scales per tensor, per row and per column, random,
+ * powers of two (sums at exact ties: round half to even) or at ties of
+ * the f32 multiplier and product (cases i % 4 == 3 or i % 8 == 6), outputs that
  * saturate at both ends. Bit-exact with the CPU's integer kernel. Every
  * 5th case runs the unpacked products (gpu.dot4=0); the kernel variant
  * (gpu.qgemm_tile) cycles through auto, wg (workgroup tiles), gemv (k split
@@ -329,10 +331,41 @@ static void gen_qmatmul(bo_ctx *ctx, const void *arg) {
         rlx_tensor *sc_y = bo_scalar(RLX_DTYPE_F32, pow2 ? ldexp(1.0, (int)K > 64 ? 4 : 1) : 1.0 / spread);
         rlx_dtype yt = i % 3 == 0 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
         rlx_tensor *zy = bo_scalar(yt, yt == RLX_DTYPE_I8 ? (double)rnd(-20, 20) : (double)rnd(100, 150));
-        bo_desc(c, " scales %s%s%s y %s", pow2 ? "powers of two" : "random", rows ? " a per row" : "",
+        bool tie = i % 4 == 3 || i % 8 == 6;
+        if (tie) { /* ties (as gen_qconv's): a - za in [-3, 3], b - zb = +-50, the multiplier (0.05 * 0.02) /
+                    * 0.1; odd sums / 50 land near half levels, where the f32 rounding decides */
+            int64_t zav = as ? 0 : 3, zbv = bs ? 0 : 100;
+            for (size_t e = 0; e < rlx_tensor_numel(za); e++) rlx_tensor_set_i64(za, e, zav);
+            for (size_t e = 0; e < rlx_tensor_numel(zb); e++) rlx_tensor_set_i64(zb, e, zbv);
+            for (size_t e = 0; e < rlx_tensor_numel(a); e++) rlx_tensor_set_i64(a, e, zav + rnd(-3, 3));
+            for (size_t e = 0; e < rlx_tensor_numel(b); e++) rlx_tensor_set_i64(b, e, zbv + (rnd(0, 1) ? 50 : -50));
+            for (size_t e = 0; e < rlx_tensor_numel(sc_a); e++) ((float *)sc_a->data)[e] = 0.05f;
+            for (size_t e = 0; e < rlx_tensor_numel(sc_b); e++) ((float *)sc_b->data)[e] = 0.02f;
+            ((float *)sc_y->data)[0] = 0.1f;
+        }
+        bo_desc(c, " scales %s%s%s y %s", tie ? "at ties" : pow2 ? "powers of two" : "random", rows ? " a per row" : "",
                 cols ? " b per column" : "", rlx_dtype_name(yt));
         rlx_tensor *in[8] = { a, sc_a, za, b, sc_b, zb, sc_y, zy };
         bool k[8] = { false, true, kz, kb, true, kz, true, true };
+        bo_single(c, "QLinearMatMul", 8, in, k, 1, 0, NULL);
+        bo_run(ctx, c);
+    }
+    if (ql) { /* sums past 2^24: 516 * 255^2 + 7 * 219 + r = 2^25 + r (row r - 1, r = 1 .. 8) times the
+               * multiplier 2^-26 is 0.5 + r 2^-26; f32(acc) rounds r = 1, 2 to 2^25 (y 0, a tie to even),
+               * the rest up (y 1); a double product gives 1 for all */
+        bo_case *c = bo_next(ctx, 21);
+        if (!c) return;
+        int64_t ad[2] = { 8, 518 }, bd[2] = { 518, 1 };
+        rlx_tensor *a = bo_rand_int(RLX_DTYPE_U8, 2, ad, 0, 0), *b = bo_rand_int(RLX_DTYPE_U8, 2, bd, 0, 0);
+        for (int64_t r = 0; r < 8; r++)
+            for (int64_t kk = 0; kk < 518; kk++)
+                rlx_tensor_set_i64(a, (size_t)(r * 518 + kk), kk < 516 ? 255 : kk == 516 ? 7 : r);
+        for (int64_t kk = 0; kk < 518; kk++) rlx_tensor_set_i64(b, (size_t)kk, kk < 516 ? 255 : kk == 516 ? 219 : 1);
+        rlx_tensor *in[8] = { a, bo_scalar(RLX_DTYPE_F32, ldexp(1.0, -13)), bo_scalar(RLX_DTYPE_U8, 0), b,
+                              bo_scalar(RLX_DTYPE_F32, ldexp(1.0, -13)), bo_scalar(RLX_DTYPE_U8, 0),
+                              bo_scalar(RLX_DTYPE_F32, 1.0), bo_scalar(RLX_DTYPE_U8, 0) };
+        bool k[8] = { false, true, true, true, true, true, true, true };
+        bo_desc(c, "QLinearMatMul u8[8,518] x u8[518,1] sums 2^25 + 1 .. 8, multiplier 2^-26 (f32(acc) rounds)");
         bo_single(c, "QLinearMatMul", 8, in, k, 1, 0, NULL);
         bo_run(ctx, c);
     }
@@ -381,7 +414,7 @@ static const bo_op k_ops[] = {
     { "MatMul", gen_matmul, NULL, GEMM },
     { "MatMulInteger", gen_qmatmul, NULL, 0, 0, "i32 sums: exact" },
     { "QLinearMatMul", gen_qmatmul, "ql", 0, 0,
-      "exact: i32 sums, the CPU's double requantization reproduced (ties to even, saturation)" },
+      "exact: i32 sums, the CPU's f32 requantization reproduced (onnxruntime's; ties to even, saturation)" },
     { "rlx.MatMulNBits", gen_matmul_nbits, NULL, 1e-5, 2e-6,
       "K products summed in another order (lanes, vectors) than the CPU's: relative 1e-5 plus 2e-6; f16 2e-3" },
 };

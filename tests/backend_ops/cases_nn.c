@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/tensor.h"
 #include "harness.h"
 
 static int64_t rnd(int64_t lo, int64_t hi) { return lo + (int64_t)bo_rand_below((uint64_t)(hi - lo + 1)); }
@@ -213,18 +214,29 @@ static void qconv_case(bo_ctx *ctx, bo_case *c, bool ql, int i, rlx_dtype xt, rl
     }
     int64_t K = cin / grp;
     for (int j = 0; j < sr; j++) K *= g->k[j];
-    bool pow2 = i % 4 == 1, chan = i % 3 != 0, bias = i % 4 != 2;
+    bool pow2 = i % 4 == 1, tie = i % 4 == 3 || i % 8 == 6, chan = i % 3 != 0, bias = i % 4 != 2;
     double spread = pow2 ? 1 : 150.0 / (sqrt((double)K) * 5500.0 + 1);
-    rlx_tensor *sx = bo_scalar(RLX_DTYPE_F32, pow2 ? 0.5 : bo_uniform(0.5, 2));
+    rlx_tensor *sx = bo_scalar(RLX_DTYPE_F32, tie ? 0.05 : pow2 ? 0.5 : bo_uniform(0.5, 2));
     rlx_tensor *sw = chan ? bo_rand(RLX_DTYPE_F32, 1, &co, 0.5, 2)
-                          : bo_scalar(RLX_DTYPE_F32, pow2 ? 0.25 : bo_uniform(0.5, 2));
-    if (chan && pow2)
-        for (int64_t m = 0; m < co; m++) ((float *)sw->data)[m] = (float)ldexp(1.0, -(int)rnd(1, 3));
-    rlx_tensor *sy = bo_scalar(RLX_DTYPE_F32, pow2 ? ldexp(1.0, K > 64 ? 4 : 1) : 1.0 / spread);
+                          : bo_scalar(RLX_DTYPE_F32, tie ? 0.02 : pow2 ? 0.25 : bo_uniform(0.5, 2));
+    for (int64_t m = 0; chan && (pow2 || tie) && m < co; m++)
+        ((float *)sw->data)[m] = tie ? 0.02f : (float)ldexp(1.0, -(int)rnd(1, 3));
+    rlx_tensor *sy = bo_scalar(RLX_DTYPE_F32, tie ? 0.1 : pow2 ? ldexp(1.0, K > 64 ? 4 : 1) : 1.0 / spread);
     rlx_dtype yt = i % 3 == 0 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
     rlx_tensor *zy = bo_scalar(yt, yt == RLX_DTYPE_I8 ? (double)rnd(-20, 20) : (double)rnd(100, 150));
     rlx_tensor *b = bias ? bo_rand_int(RLX_DTYPE_I32, 1, &co, -20000, 20000) : NULL;
-    bo_desc(c, " scales %s%s y %s%s", pow2 ? "powers of two" : "random", chan ? " w per channel" : "",
+    if (tie) { /* ties: w - zw = +-50, x - zx in [-3, 3], the bias a multiple of 50, the multiplier
+                * (0.05 * 0.02) / 0.1 (f32 just above 0.01, double just below): every sum is 50 S and
+                * odd S give near-half levels where the multiplier's and the product's f32 rounding
+                * decide (issue 12: onnxruntime's rule) */
+        int64_t zxv = zx ? rlx_tensor_get_i64(zx, 0) : xs_ ? 0 : 3;
+        for (size_t e = 0; e < rlx_tensor_numel(x); e++) rlx_tensor_set_i64(x, e, zxv + rnd(-3, 3));
+        for (size_t e = 0; zw && e < rlx_tensor_numel(zw); e++) rlx_tensor_set_i64(zw, e, ws_ ? 0 : 100);
+        for (size_t e = 0; e < rlx_tensor_numel(w); e++) /* unsigned w without a zero point: 50 or 150 */
+            rlx_tensor_set_i64(w, e, (ws_ ? 0 : 100) + (rnd(0, 1) ? 50 : -50));
+        for (int64_t m = 0; b && m < co; m++) ((int32_t *)b->data)[m] = (int32_t)(50 * rnd(-20, 20));
+    }
+    bo_desc(c, " scales %s%s y %s%s", tie ? "at ties" : pow2 ? "powers of two" : "random", chan ? " w per channel" : "",
             rlx_dtype_name(yt), bias ? " bias" : "");
     rlx_tensor *in[9] = { x, sx, zx, w, sw, zw, sy, zy, b };
     bool k[9] = { false, true, true, kw, true, true, true, true, true };
@@ -293,8 +305,9 @@ static void gen_qconv_models(bo_ctx *ctx, bool ql) {
  * dilations 1-2, asymmetric pads and auto_pad, 1-D and 2-D, odd channel
  * counts, K past 256, pointwise (1x1 stride 1, unpadded: x itself is b); w a
  * constant or an input. QLinearConv: w_scale per
- * tensor or per channel, random or powers of two (sums at exact ties:
- * round half to even), the int32 bias present or absent, y uint8/int8,
+ * tensor or per channel, random, powers of two (sums at exact ties:
+ * round half to even) or at ties of the f32 multiplier and product
+ * (cases i % 4 == 3 or i % 8 == 6), the int32 bias present or absent, y uint8/int8,
  * outputs that saturate. Bit-exact with the CPU's integer convolution.
  * Every 5th case runs the unpacked products (gpu.dot4=0), every 7th one
  * output per invocation (gpu.qgemm_tile=0), every 7th from the 2nd the
@@ -551,7 +564,7 @@ static const bo_op k_ops[] = {
     { "ConvTranspose", gen_convt, NULL, CONV },
     { "ConvInteger", gen_qconv, NULL, 0, 0, "i32 sums: exact" },
     { "QLinearConv", gen_qconv, "ql", 0, 0,
-      "exact: i32 sums plus the bias, the CPU's double requantization reproduced (ties to even, saturation)" },
+      "exact: i32 sums plus the bias, the CPU's f32 requantization reproduced (onnxruntime's; ties to even, saturation)" },
     { "MaxPool", gen_pool, NULL, 0, 0, "selects: exact" },
     { "AveragePool", gen_pool, NULL, 1e-6, 1e-6, "a window sum and one division" },
     { "GlobalMaxPool", gen_global_pool, NULL, 0, 0, "selects: exact" },

@@ -85,7 +85,7 @@ typedef struct qc_job {
     const uint8_t *x;          /* the group's first input channel */
     const uint8_t *w;          /* the group's first weight tile */
     const uint32_t *rc, *zwq;  /* per output channel of the group: the row constant, zw' */
-    const double *mult;        /* the group's multipliers, or NULL (int32 output) */
+    const float *mult;         /* the group's multipliers, or NULL (int32 output) */
     uint8_t *y;                /* the group's first output channel */
     /* pixels: P of them, output row by output row of wp each (wp > ow: the
      * padded input's width, columns [ow, wp) computed and dropped) */
@@ -206,22 +206,19 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void pack_block(co
     }
 }
 
-/* 16 sums requantized as the reference: the double product rounded half
- * to even, NaN -> 0, zero point added, saturated to [lo, hi]; the result
- * integral and in range, so the conversions are exact. (An f32 first
- * try, with the double product only near a tie, measured no faster.) */
-__attribute__((target("avx512f"))) static inline __m512i requant16(__m512i v, double mult, double zy, double lo,
+/* 16 sums requantized as rlx_cpu_requant_store: the f32 product rounded
+ * half to even, NaN -> 0, zero point added (in f32: exact below 2^24,
+ * larger values saturate either way), saturated to [lo, hi]; the result
+ * integral and in range, so the conversion is exact. */
+__attribute__((target("avx512f"))) static inline __m512i requant16(__m512i v, float mult, double zy, double lo,
                                                                    double hi) {
-    __m512d vm = _mm512_set1_pd(mult), vzy = _mm512_set1_pd(zy), vlo = _mm512_set1_pd(lo), vhi = _mm512_set1_pd(hi);
-    __m512d d0 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(v)), vm);
-    __m512d d1 = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(v, 1)), vm);
-    d0 = _mm512_roundscale_pd(d0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    d1 = _mm512_roundscale_pd(d1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    d0 = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(d0, d0, _CMP_ORD_Q), d0);
-    d1 = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(d1, d1, _CMP_ORD_Q), d1);
-    d0 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(d0, vzy), vlo), vhi);
-    d1 = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(d1, vzy), vlo), vhi);
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtpd_epi32(d0)), _mm512_cvtpd_epi32(d1), 1);
+    __m512 vm = _mm512_set1_ps(mult), vzy = _mm512_set1_ps((float)zy), vlo = _mm512_set1_ps((float)lo),
+           vhi = _mm512_set1_ps((float)hi);
+    __m512 d = _mm512_mul_ps(_mm512_cvtepi32_ps(v), vm);
+    d = _mm512_roundscale_ps(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    d = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(d, d, _CMP_ORD_Q), d);
+    d = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(d, vzy), vlo), vhi);
+    return _mm512_cvtps_epi32(d);
 }
 
 /* Where a strip of pixels [p, p + np) (np <= TP) goes, the same for every

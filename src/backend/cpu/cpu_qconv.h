@@ -8,8 +8,8 @@
  * The arithmetic contract is cpu_qgemm.h's: per output channel m and pixel
  * p, acc = bias[m] + sum_k (x[k, p] - zx)(w[m, k] - zw[m]) in 32-bit
  * integers, wrapping; then either stored as int32 or requantized as
- *   y = saturate(nearbyint((double)acc * mult[m]) + y_zp),
- * NaN -> 0, the reference's formula, so the bits equal cpu_quant.c's
+ *   y = saturate(nearbyint((float)acc * mult[m], the product in f32) + y_zp),
+ * NaN -> 0, rlx_quant_mult's rule (onnxruntime's bits), so the bits equal cpu_quant.c's
  * conv_run for any block size or thread count.
  *
  * Orientation: output channels are the rows (8 per tile, the weights the
@@ -90,7 +90,7 @@ typedef struct rlx_cpu_qconv_args {
     const void *w;                /* rlx_cpu_qdw */
     bool w_unsigned;
     const int32_t *zw, *bias;
-    const double *mult;
+    const float *mult; /* f32: see rlx_quant_mult (ir/ops/quant_params.h) */
     double zy;
     bool y_unsigned;
     void *y;

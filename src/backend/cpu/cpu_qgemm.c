@@ -451,18 +451,19 @@ static void pack_a_body(void *ctx, size_t p0, size_t p1) {
 
 #if QGEMM_HAVE_X86
 /* store_tile's requantization of 8 sums (one column of a tile) in AVX2, the
- * same bits as the scalar formula: the double product rounded half to
- * even (vroundpd), zero point added, saturated, then narrowed exactly. */
-__attribute__((target("avx2"))) static void requant8_avx2(const int32_t *v, double mult, double zy, double lo,
+ * same bits as the scalar formula: the f32 product rounded half to even
+ * (vroundps), NaN -> 0, zero point added, saturated, then narrowed
+ * exactly. The sum with the zero point is in f32: exact below 2^24, and
+ * larger values saturate either way. */
+__attribute__((target("avx2"))) static void requant8_avx2(const int32_t *v, float mult, double zy, double lo,
                                                           double hi, int32_t *out) {
-    __m256d vm = _mm256_set1_pd(mult), vz = _mm256_set1_pd(zy), vlo = _mm256_set1_pd(lo), vhi = _mm256_set1_pd(hi);
-    for (int h = 0; h < 8; h += 4) {
-        __m256d d = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_loadu_si128((const __m128i *)(v + h))), vm);
-        d = _mm256_round_pd(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        d = _mm256_and_pd(d, _mm256_cmp_pd(d, d, _CMP_ORD_Q)); /* NaN -> 0 */
-        d = _mm256_min_pd(_mm256_max_pd(_mm256_add_pd(d, vz), vlo), vhi);
-        _mm_storeu_si128((__m128i *)(out + h), _mm256_cvtpd_epi32(d));
-    }
+    __m256 vm = _mm256_set1_ps(mult), vz = _mm256_set1_ps((float)zy), vlo = _mm256_set1_ps((float)lo),
+           vhi = _mm256_set1_ps((float)hi);
+    __m256 d = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)v)), vm);
+    d = _mm256_round_ps(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    d = _mm256_and_ps(d, _mm256_cmp_ps(d, d, _CMP_ORD_Q)); /* NaN -> 0 */
+    d = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(d, vz), vlo), vhi);
+    _mm256_storeu_si256((__m256i *)out, _mm256_cvtps_epi32(d));
 }
 #endif
 
@@ -476,7 +477,7 @@ static void store_tile(const qg_job *j, const uint32_t *t, size_t i0, size_t j0,
     if (g->y && g->c_trans) { /* column by column: the rows of one column are contiguous */
         for (size_t jj = 0; jj < nr; jj++) {
             uint32_t ct = j->cterm[j0 + jj], zb = j->zbe[j0 + jj];
-            double mult = g->mult[g->mult_per_col ? j0 + jj : 0];
+            float mult = g->mult[g->mult_per_col ? j0 + jj : 0];
             size_t yi = corner + jj * cj;
 #if QGEMM_HAVE_X86
             if (j->avx2) {

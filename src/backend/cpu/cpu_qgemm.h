@@ -81,8 +81,9 @@ void rlx_cpu_qgemm_pack_free(rlx_cpu_qgemm_pack *pack);
  * (zb_per_col false: zb[0]) or one per column (zb[n]); NULL: 0. Output:
  * either c (int32, leading dimension ldc) or, when y is set, requantized
  * to y (uint8 when y_unsigned, else int8; leading dimension ldc) as
- *   y = saturate(nearbyint((double)c * mult[n or 0]) + y_zp)
- * (mult per column when mult_per_col), the reference's formula.
+ *   y = saturate(nearbyint((float)c * mult[n or 0], the product in f32) + y_zp)
+ * (mult per column when mult_per_col; rlx_quant_mult's rule, onnxruntime's
+ * bits, ties to even).
  * bias (int32 per column, or NULL) is added to the sums (wrapping) before
  * either. Transposed operands, for convolutions (cpu_quant.c): a_trans: A
  * given as [k, m], A[i, kk] at a[kk * lda + i]; b_trans: B given as [n, k]
@@ -103,7 +104,7 @@ typedef struct rlx_cpu_qgemm_args {
     int32_t *c;
     void *y;
     bool y_unsigned, mult_per_col;
-    const double *mult;
+    const float *mult; /* f32: see rlx_quant_mult (ir/ops/quant_params.h) */
     double y_zp;
     size_t ldc;
     bool c_trans;
@@ -128,12 +129,14 @@ static inline double rlx_cpu_round_even(double x) {
 }
 
 /* The requantization of the int8 kernels' scalar paths (cpu_qgemm.c,
- * cpu_quant.c; the reference's formula): v * mult rounded half to even,
+ * cpu_quant.c; rlx_quant_mult's rule): the f32 product (float)v * mult
+ * rounded half to even (rounding the f32 value in double is exact),
  * NaN -> 0, zero point zp added, saturated to [lo, hi], stored at y[i]
  * as uint8 (y_unsigned) or int8. */
-static inline void rlx_cpu_requant_store(int32_t v, double mult, double zp, double lo, double hi, bool y_unsigned,
+static inline void rlx_cpu_requant_store(int32_t v, float mult, double zp, double lo, double hi, bool y_unsigned,
                                          void *y, size_t i) {
-    double r = rlx_cpu_round_even((double)v * mult);
+    float p = (float)v * mult;
+    double r = rlx_cpu_round_even((double)p);
     if (r != r) r = 0;
     r += zp;
     r = r < lo ? lo : r > hi ? hi : r;

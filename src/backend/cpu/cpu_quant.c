@@ -15,7 +15,8 @@
  *    (a - a_zero_point) * (b - b_zero_point) in int32 (wrapping, as the
  *    spec allows "overflow only in 32 bits"); the QLinear ops requantize
  *    with y = saturate(round(acc * (a_scale * b_scale / y_scale)) + y_zp),
- *    the multiplier and product in double. Padding taps of the convolutions
+ *    the multiplier and product in f32 (rlx_quant_mult: onnxruntime's
+ *    order and bits, so exact f32 ties round to even as there). Padding taps of the convolutions
  *    contribute 0 (the input padded with its zero point). */
 #include <math.h>
 #include <stdio.h>
@@ -448,8 +449,8 @@ static rlx_status mm_run(rlx_cpu_kctx *k, const rlx_tensor *a, const rlx_tensor 
                     continue;
                 }
                 double sb = rlx_tensor_get_f64(bs, (size_t)(sbo + n * psb.strides[B.rank - 1]));
-                double mult = sa * sb / sy;
-                rlx_tensor_set_i64(y, yi, q_saturate((double)wrap32(acc) * mult, zy, lo, hi));
+                float mult = rlx_quant_mult(sa, sb, sy);
+                rlx_tensor_set_i64(y, yi, q_saturate((double)((float)wrap32(acc) * mult), zy, lo, hi));
             }
         }
     }
@@ -547,9 +548,9 @@ static rlx_status mm_fast(rlx_cpu_kctx *k, const rlx_tensor *a, const rlx_tensor
         return RLX_OK;
     bool zb_col = bzp && rlx_tensor_numel(bzp) != 1, m_col = requant && rlx_tensor_numel(bs) != 1;
     int32_t zb1 = 0;
-    double mult1 = 1;
+    float mult1 = 1;
     int32_t *zb = zb_col ? malloc((size_t)N * sizeof *zb) : &zb1;
-    double *mult = m_col ? malloc((size_t)N * sizeof *mult) : &mult1;
+    float *mult = m_col ? malloc((size_t)N * sizeof *mult) : &mult1;
     if (!zb || !mult) {
         if (zb_col) free(zb);
         if (m_col) free(mult);
@@ -557,7 +558,7 @@ static rlx_status mm_fast(rlx_cpu_kctx *k, const rlx_tensor *a, const rlx_tensor
     }
     for (size_t j = 0; bzp && j < (zb_col ? (size_t)N : 1); j++) zb[j] = (int32_t)rlx_tensor_get_i64(bzp, j);
     double sa = requant ? rlx_tensor_get_f64(as, 0) : 1, sy = requant ? rlx_tensor_get_f64(ys, 0) : 1;
-    for (size_t j = 0; requant && j < (m_col ? (size_t)N : 1); j++) mult[j] = sa * rlx_tensor_get_f64(bs, j) / sy;
+    for (size_t j = 0; requant && j < (m_col ? (size_t)N : 1); j++) mult[j] = rlx_quant_mult(sa, rlx_tensor_get_f64(bs, j), sy);
     const rlx_cpu_qgemm_pack *bp = k->pack ? k->pack->q8 : NULL;
     rlx_cpu_qgemm_args g = {
         .m = M, .n = (size_t)N, .k = (size_t)K,
@@ -642,7 +643,7 @@ static rlx_status conv_run(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tenso
         for (int64_t m = 0; m < M; m++) {
             int64_t grp = m / cout_g;
             int32_t zw = wzp ? (int32_t)rlx_tensor_get_i64(wzp, nwz == 1 ? 0 : (size_t)m) : 0;
-            double mult = requant ? sx * rlx_tensor_get_f64(ws, nws == 1 ? 0 : (size_t)m) / sy : 1;
+            float mult = requant ? rlx_quant_mult(sx, rlx_tensor_get_f64(ws, nws == 1 ? 0 : (size_t)m), sy) : 1;
             uint32_t b0 = bias ? (uint32_t)((const int32_t *)bias->data)[m] : 0;
             for (int64_t o0 = 0; o0 < out[0]; o0++)
                 for (int64_t o1 = 0; o1 < out[1]; o1++)
@@ -667,7 +668,7 @@ static rlx_status conv_run(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tenso
                             }
                         }
                         size_t yi = (size_t)((n * M + m) * out_sp + (o0 * out[1] + o1) * out[2] + o2);
-                        if (requant) rlx_tensor_set_i64(y, yi, q_saturate((double)wrap32(acc) * mult, zy, lo, hi));
+                        if (requant) rlx_tensor_set_i64(y, yi, q_saturate((double)((float)wrap32(acc) * mult), zy, lo, hi));
                         else ((int32_t *)y->data)[yi] = wrap32(acc);
                     }
         }
@@ -731,7 +732,7 @@ typedef struct qdw_job {
     int64_t C, M, cout_g, ih, iw, kh, kw, oh, ow, sh, sw, dh, dw, ph, pw;
     int32_t zx;
     const int32_t *zw, *bias; /* per output channel */
-    const double *mult;       /* per output channel; NULL: int32 output */
+    const float *mult;        /* per output channel; NULL: int32 output */
     double zy, lo, hi;
     bool x_unsigned, w_unsigned;
     bool avx2; /* the AVX2 loops (not under the portable int8 kernel, so tests cover both) */
@@ -773,22 +774,23 @@ __attribute__((target("avx2"))) static int64_t dw_tap2_avx2(uint32_t *acc, const
     return i;
 }
 
-/* The requantization of n sums in AVX2, 4 at a time, the same bits as the
- * scalar formula: the double product rounded half to even (vroundpd), zero
- * point added, saturated; returns how many it did. */
-__attribute__((target("avx2"))) static int64_t dw_requant_avx2(const uint32_t *acc, int64_t n, double mult, double zy,
+/* The requantization of n sums in AVX2, 8 at a time, the same bits as the
+ * scalar formula (rlx_cpu_requant_store): the f32 product rounded half to
+ * even (vroundps), NaN -> 0, zero point added (in f32: exact below 2^24,
+ * larger values saturate either way), saturated; returns how many it did. */
+__attribute__((target("avx2"))) static int64_t dw_requant_avx2(const uint32_t *acc, int64_t n, float mult, double zy,
                                                                double lo, double hi, bool y_unsigned, void *y) {
-    __m256d vm = _mm256_set1_pd(mult), vz = _mm256_set1_pd(zy), vlo = _mm256_set1_pd(lo), vhi = _mm256_set1_pd(hi);
+    __m256 vm = _mm256_set1_ps(mult), vz = _mm256_set1_ps((float)zy), vlo = _mm256_set1_ps((float)lo),
+           vhi = _mm256_set1_ps((float)hi);
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        __m256d d = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_loadu_si128((const __m128i *)(acc + i))), vm);
-        d = _mm256_round_pd(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        d = _mm256_and_pd(d, _mm256_cmp_pd(d, d, _CMP_ORD_Q)); /* NaN -> 0 */
-        d = _mm256_min_pd(_mm256_max_pd(_mm256_add_pd(d, vz), vlo), vhi);
-        __m128i q = _mm256_cvtpd_epi32(d); /* integral and in range: exact */
-        int32_t t[4];
-        _mm_storeu_si128((__m128i *)t, q);
-        for (int k = 0; k < 4; k++) {
+    for (; i + 8 <= n; i += 8) {
+        __m256 d = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(acc + i))), vm);
+        d = _mm256_round_ps(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        d = _mm256_and_ps(d, _mm256_cmp_ps(d, d, _CMP_ORD_Q)); /* NaN -> 0 */
+        d = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(d, vz), vlo), vhi);
+        int32_t t[8];
+        _mm256_storeu_si256((__m256i *)t, _mm256_cvtps_epi32(d)); /* integral and in range: exact */
+        for (int k = 0; k < 8; k++) {
             if (y_unsigned) ((uint8_t *)y)[i + k] = (uint8_t)t[k];
             else ((int8_t *)y)[i + k] = (int8_t)t[k];
         }
@@ -888,7 +890,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
     if (dw_path && (kh * kw > 64 || ow > 1024)) return RLX_OK;
     /* per output channel: W's zero point, the multiplier, the bias */
     int32_t *zw = malloc((size_t)M * sizeof *zw), *b32 = malloc((size_t)M * sizeof *b32);
-    double *mult = malloc((size_t)M * sizeof *mult);
+    float *mult = malloc((size_t)M * sizeof *mult);
     if (!zw || !b32 || !mult) {
         free(zw), free(b32), free(mult);
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");
@@ -898,7 +900,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
     for (int64_t m = 0; m < M; m++) {
         zw[m] = wzp ? (int32_t)rlx_tensor_get_i64(wzp, nwz == 1 ? 0 : (size_t)m) : 0;
         b32[m] = bias ? ((const int32_t *)bias->data)[m] : 0;
-        mult[m] = requant ? sx * rlx_tensor_get_f64(ws, nws == 1 ? 0 : (size_t)m) / sy : 1;
+        mult[m] = requant ? rlx_quant_mult(sx, rlx_tensor_get_f64(ws, nws == 1 ? 0 : (size_t)m), sy) : 1;
     }
     int32_t zx = xzp ? (int32_t)rlx_tensor_get_i64(xzp, 0) : 0;
     double lo = 0, hi = 0, zy = requant ? (double)rlx_tensor_get_i64(yzp, 0) : 0;

@@ -147,8 +147,8 @@ static const gpu_note k_gpu_notes[] = {
       "the blocks): int8 or uint8 operands of rank >= 1, at most 4 batch dims; zero points of the "
       "operand's type, one or per row of a / column of b (no batch dims). QLinearMatMul: f32 constant scales (one, "
       "per row, per column), a constant y zero point, an int8/uint8 y, a_scale * b_scale / y_scale finite and "
-      ">= 0 (requantized as the CPU's double arithmetic, ties to even). A constant b is packed on the host "
-      "(a copy of it in the step's table). Where fuse_qdq rewrites a MatMulInteger first (exact f32 sums, see "
+      ">= 0 in f32 (requantized as the CPU and onnxruntime do: f32 multiplier and product, ties to even). A "
+      "constant b is packed on the host (a copy of it in the step's table). Where fuse_qdq rewrites a MatMulInteger first (exact f32 sums, see "
       "QuantizeLinear) the f32 form runs instead." },
     { "ConvInteger QLinearConv",
       "the integer convolution (one dispatch: the integer GEMM per image and group, its B loads gathering x's taps "
@@ -158,8 +158,8 @@ static const gpu_note k_gpu_notes[] = {
       "1-D or 2-D (3-D runs on the CPU), any groups (depthwise too), strides, dilations, pads and auto_pad; x and w int8 or uint8, x's zero point one element, "
       "w's one or per output channel, of the operand's type. QLinearConv: f32 constant scales (x_scale, y_scale "
       "one element, w_scale one or per output channel), a constant y zero point, an int8/uint8 y, B absent or a "
-      "constant int32 per output channel, x_scale * w_scale / y_scale finite and >= 0 (requantized as the CPU's "
-      "double arithmetic, ties to even)." },
+      "constant int32 per output channel, x_scale * w_scale / y_scale finite and >= 0 in f32 (requantized as the "
+      "CPU and onnxruntime do: f32 multiplier and product, ties to even)." },
     { "Equal", "inputs f32, f16, i32, u32, i64 or bool, of one dtype." },
     { "Less Greater LessOrEqual GreaterOrEqual", "inputs f32, f16, i32, u32 or i64 (not bool), of one dtype." },
     { "And Or Xor Not", "bool." },

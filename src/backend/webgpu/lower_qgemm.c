@@ -225,8 +225,8 @@ static rlx_status lower_qmatmul(wg_lower *L) {
         double syv = rlx_tensor_get_f64(sy->konst, 0);
         for (uint32_t r = 0; r < q.mult_rows; r++)
             for (uint32_t c = 0; c < q.mult_cols; c++) {
-                /* the CPU's expression (cpu_quant.c: mm_run) */
-                double m = rlx_tensor_get_f64(sa->konst, r) * rlx_tensor_get_f64(sb->konst, c) / syv;
+                /* the CPU's multiplier (an f32: rlx_quant_mult) */
+                double m = rlx_quant_mult(rlx_tensor_get_f64(sa->konst, r), rlx_tensor_get_f64(sb->konst, c), syv);
                 if (!(m >= 0) || isinf(m)) {
                     free(mult);
                     return wg_decline(L, "a_scale * b_scale / y_scale is not finite and >= 0");
@@ -310,7 +310,7 @@ static rlx_status emit_qdwconv(wg_lower *L, const wg_qgemm *q, const rlx_conv_ge
  * same kernel; a pointwise convolution (1x1, stride 1, unpadded): the GEMM
  * on x itself as a plain b; one input channel per group: qdwconv.wgsl
  * (emit_qdwconv) instead. The CPU reference is conv_run (cpu_quant.c):
- * mult = x_scale * w_scale[m] / y_scale in double. */
+ * mult = rlx_quant_mult(x_scale, w_scale[m], y_scale), an f32. */
 static rlx_status lower_qconv(wg_lower *L) {
     bool ql = L->n->op == RLX_OP_QLinearConv;
     const rlx_value *x = wg_in(L, 0), *w = wg_in(L, ql ? 3 : 1), *y = wg_out(L, 0);
@@ -389,8 +389,8 @@ static rlx_status lower_qconv(wg_lower *L) {
         double sxv = rlx_tensor_get_f64(sx->konst, 0), syv = rlx_tensor_get_f64(sy->konst, 0);
         size_t nsw = rlx_value_numel(sw);
         for (int64_t m = 0; m < M; m++) {
-            /* the CPU's expression (cpu_quant.c: conv_run) */
-            double v = sxv * rlx_tensor_get_f64(sw->konst, nsw == 1 ? 0 : (size_t)m) / syv;
+            /* the CPU's multiplier (an f32: rlx_quant_mult) */
+            double v = rlx_quant_mult(sxv, rlx_tensor_get_f64(sw->konst, nsw == 1 ? 0 : (size_t)m), syv);
             if (!(v >= 0) || isinf(v)) {
                 free(mult);
                 free(bias);

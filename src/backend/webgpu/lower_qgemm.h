@@ -9,8 +9,8 @@
 #include "backend/webgpu/webgpu.h"
 
 /* One integer GEMM: y[batch, m, n] = sum_k (a[.., m, k] - za)(b[.., k, n] - zb)
- * (i32, wrapping), or requantized to 8 bits with mult[row, col] (doubles:
- * a_scale * b_scale / y_scale, the CPU's) and y_zp. Operands are value ids
+ * (i32, wrapping), or requantized to 8 bits with mult[row, col] (doubles
+ * holding f32 values: rlx_quant_mult, the CPU's) and y_zp. Operands are value ids
  * of int8/uint8 tensors (bytes four to a word); za / zb are value ids or
  * -1 (none), one zero point (step 0) or one per row of a / column of b
  * (step 1). Batch: nb <= 4 output batch dims bd[], with the byte strides of

@@ -88,4 +88,17 @@ static inline const char *rlx_quant_scale_name(bool conv, int i) {
     return i == 1 ? (conv ? "x_scale" : "a_scale") : i == 4 ? (conv ? "w_scale" : "b_scale") : "y_scale";
 }
 
+/* The requantization multiplier of QLinearConv / QLinearMatMul (and the
+ * QDQ forms fused into them) as onnxruntime computes it: each scale rounded
+ * to f32, then (a_scale * b_scale) / y_scale in f32 arithmetic, left to
+ * right. Every device requantizes an int32 sum acc with it as
+ *   y = saturate(round_half_even((float)acc * mult in f32) + y_zp),
+ * the f32 product rounded once (onnxruntime's MlasRequantizeOutput), so
+ * exact ties in f32 go to even as there. May be inf or NaN for extreme
+ * scales; callers check. */
+static inline float rlx_quant_mult(double a_scale, double b_scale, double y_scale) {
+    float ab = (float)a_scale * (float)b_scale;
+    return ab / (float)y_scale;
+}
+
 #endif

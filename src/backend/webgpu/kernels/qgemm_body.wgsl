@@ -5,7 +5,7 @@
 // results bit for bit
 // (src/backend/cpu/cpu_quant.c: mm_run, conv_run):
 //   acc = sum_k (a[m,k] - za) * (b[k,n] - zb)   in i32, wrapping
-//   y = acc (i32), or saturate(round_half_even(f64(acc) * mult) + y_zp) (8-bit)
+//   y = acc (i32), or saturate(round_half_even(f32(f32(acc) * mult)) + y_zp) (8-bit)
 // Operands: int8/uint8 bytes four to a word (README.md, "Element types"),
 // at any byte offset. Every operand byte is moved to the signed domain
 // (uint8 x -> x - 128: x ^ 0x80) so that one signed 4x8 dot product
@@ -14,7 +14,7 @@
 // alike, the sums of a' and b' from qdot(x, 0x01010101). A K that is not a
 // multiple of 4 pads the last word with 0 (in the signed domain), which
 // adds nothing.
-// mult (QLinearMatMul) = a_scale * b_scale / y_scale is the CPU's double,
+// mult (QLinearMatMul) = a_scale * b_scale / y_scale is the CPU's f32 (rlx_quant_mult),
 // from the host table TB: four words per (row parameter, column parameter)
 // pair (qrequant.wgsl, included before this file: the significand, the
 // exponent, and an i32 bias added to acc first, QLinearConv's B).

@@ -1,13 +1,17 @@
 // (not a kernel: included by qgemm.wgsl, qgemm_dp4.wgsl and qdwconv.wgsl,
 // which declare the TB binding (the host's table), P.y_zp and the override
 // Y_SIGNED) The requantization of the integer GEMM and convolutions, with
-// the CPU reference's bits (src/backend/cpu/cpu_quant.c: q_saturate of
-// (double)acc * mult): TB holds four words per row parameter, the 53-bit
-// integer significand of mult (high 21 bits, low 32 bits), its exponent
-// (i32; mult = sig * 2^exp) and an i32 bias added to acc (wrapping) first.
-// The product is formed exactly (96 bits), rounded to 53 bits (the double
-// product), then to an integer (ties to even); y_zp is added and the
-// result saturated to Y's 8-bit range.
+// the CPU's bits (src/backend/cpu/cpu_quant.c: q_saturate of the f32
+// product (float)acc * mult, mult an f32: rlx_quant_mult in
+// ir/ops/quant_params.h): TB holds four words per row parameter, mult's
+// significand as a 53-bit integer (high 21 bits, low 32 bits; an f32's
+// low 29 bits are 0), its exponent (i32; mult = sig * 2^exp) and an i32
+// bias added to acc (wrapping) first. |acc| is rounded to 24 significant
+// bits (f32(acc), ties to even), the product formed exactly (96 bits),
+// rounded to 24 bits (the f32 product, ties to even), then to an integer
+// (ties to even); y_zp is added and the result saturated to Y's 8-bit
+// range. (An f32 product that would overflow or be subnormal saturates or
+// rounds to 0 either way.)
 
 // 96-bit unsigned integers as three limbs, low first
 
@@ -70,21 +74,24 @@ fn shr_round(v: vec3<u32>, s: u32) -> vec3<u32> {
     return q;
 }
 
-// saturate(round_half_even(f64(acc0 + bias) * mult) + y_zp) with mult and
-// bias from TB at word t
+// saturate(round_half_even(f32(f32(acc0 + bias) * mult)) + y_zp) with mult
+// and bias from TB at word t
 fn requant(acc0: i32, t: u32) -> i32 {
     let lo = select(0, -128, Y_SIGNED == 1u);
     let hi = lo + 255;
     let mhi = TB[t]; let mlo = TB[t + 1u]; let e = bitcast<i32>(TB[t + 2u]);
     let acc = acc0 + bitcast<i32>(TB[t + 3u]);
-    let mag = select(bitcast<u32>(acc), bitcast<u32>(0 - acc), acc < 0);
+    var mag = select(bitcast<u32>(acc), bitcast<u32>(0 - acc), acc < 0);
+    // f32(acc): 24 significant bits (the rounded value <= 2^32 / 2^s fits a word)
+    var f = e;
+    let la = bitlen(vec3<u32>(mag, 0u, 0u));
+    if (la > 24u) { mag = shr_round(vec3<u32>(mag, 0u, 0u), la - 24u).x; f = f + i32(la - 24u); }
     let p0 = mul64(mag, mlo); let p1 = mul64(mag, mhi);
     let y = p0.y + p1.x;
     var p = vec3<u32>(p0.x, y, p1.y + select(0u, 1u, y < p0.y));
-    // the double product: 53 significant bits
-    var f = e;
+    // the f32 product: 24 significant bits
     let l = bitlen(p);
-    if (l > 53u) { p = shr_round(p, l - 53u); f = f + i32(l - 53u); }
+    if (l > 24u) { p = shr_round(p, l - 24u); f = f + i32(l - 24u); }
     // then to an integer; |result| capped at 2^24 (saturates below)
     var r = 0u;
     let lp = bitlen(p);
