@@ -603,8 +603,8 @@ int cli_cmd_bench(int argc, char **argv) {
         }
         cli_json_end_obj(j);
     } else {
-        printf("model: %s\n", o.m.model);
-        printf("device: %s (--device %s)\n", rlx_session_device_name(s), o.m.device);
+        printf("model: %s\n", cli_esc(o.m.model));
+        printf("device: %s (--device %s)\n", rlx_session_device_name(s), cli_esc(o.m.device));
         printf("compile:\n");
         printf("  import        %s\n", cli_time_str(t_import, tb[0], sizeof tb[0]));
         printf("  session       %s (device set-up)\n", cli_time_str(t_session, tb[0], sizeof tb[0]));

@@ -432,7 +432,7 @@ int cli_cmd_info(int argc, char **argv) {
         cli_json_n(j, "import_ms", t_load * 1e3);
         cli_json_i(j, "opset", ms.opset);
     } else {
-        printf("model: %s (imported in %s)\n", path, cli_time_str(t_load, tb, sizeof tb));
+        printf("model: %s (imported in %s)\n", cli_esc(path), cli_time_str(t_load, tb, sizeof tb));
         printf("opset: %lld (default ONNX domain)\n", (long long)ms.opset);
     }
     print_values(m, true, j);

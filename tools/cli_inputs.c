@@ -122,7 +122,7 @@ int cli_model_inputs(const cli_input_opts *io, const rlx_model *m, const char *p
         return CLI_EXIT_USAGE;
     }
     if (io->verbose) {
-        printf("model: %s\n", path);
+        printf("model: %s\n", cli_esc(path));
         printf("inputs:%s\n", *n_in ? "" : " none");
     }
     cli_rng r;

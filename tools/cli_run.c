@@ -234,7 +234,7 @@ static int write_outputs(const char *dir, rlx_session *s, rlx_tensor **outs, siz
         } else if (j) {
             cli_json_s(j, NULL, path);
         } else {
-            printf("  wrote %s\n", path);
+            printf("  wrote %s\n", cli_esc(path));
         }
         free(path);
     }

@@ -14,7 +14,10 @@
 - rlx info --max-model-bytes N was refused ("--option only applies with
   --plan") though loading uses it; info --help did not list the flags.
 - Wording: "1 GPU submits", If's "branches have 1 and 2 outputs, the node 1",
-  Resize's inf scale "must be positive"."""
+  Resize's inf scale "must be positive".
+- File paths reached the human output raw ("model: m/\x1b[31mvil.onnx",
+  "wrote o\x1b[1mdir/y.npy"): a file name could drive the terminal. Now
+  escaped like the model's names."""
 
 import json
 import os
@@ -148,6 +151,19 @@ rs_m = save_graph("resize_inf", h.make_graph(
     [vi("y", T.FLOAT, None)], [h.make_tensor("sc", T.FLOAT, [4], [1.0, 1.0, float("inf"), 2.0])]))
 p = rlx("run", rs_m, "--quiet", "--iters", "1")
 C.check(p.returncode == 2 and "must be finite and positive" in p.stderr, "Resize inf scale: exit %d: %s" % (p.returncode, p.stderr.strip()))
+
+# ---------------------------------------------------------------- file paths with terminal escapes
+esc_dir = os.path.join(TMP, "o\x1b[1mdir")
+esc_model = os.path.join(TMP, "e\x1b[31mvil\x07.onnx")
+with open(relu, "rb") as src, open(esc_model, "wb") as dst:
+    dst.write(src.read())
+for args in (("run", esc_model, "--shape", shape(1, 2, 3, 4), "--iters", "1", "--output-dir", esc_dir),
+             ("bench", esc_model, "--shape", shape(1, 2, 3, 4), "--iters", "1"), ("info", esc_model)):
+    p = rlx(*args)
+    C.check(p.returncode == 0, "rlx %s on an escape-named file: exit %d: %s" % (args[0], p.returncode, p.stderr.strip()))
+    C.check("\x1b" not in p.stdout and "\x07" not in p.stdout and "\x1b" not in p.stderr,
+            "rlx %s printed a raw control character: %r" % (args[0], (p.stdout + p.stderr)[:300]))
+    C.check("model: " in p.stdout, "rlx %s: no model line: %r" % (args[0], p.stdout[:200]))
 
 # ---------------------------------------------------------------- stdout that cannot be written
 if os.path.exists("/dev/full"):
