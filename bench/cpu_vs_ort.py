@@ -106,6 +106,21 @@ def write_depthwise(path, c, h, k, s):
     onnx.save(m, path)
 
 
+def ensure_model(key, path, gen):
+    """Writes the model of a generated key (MobileNetV2, the BERT encoders,
+    dwCxHkKsS) to path if it is not there yet."""
+    if os.path.exists(path):
+        return
+    dw = DW_KEY.match(key)
+    if dw:
+        write_depthwise(path, *(int(v) for v in dw.groups()))
+    elif gen == "mnv2":
+        subprocess.run([sys.executable, os.path.join(HERE, "make_mobilenet_v2.py"), path], check=True)
+    elif gen in BERT_SIZES:
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_minilm_onnx.py"), "--random",
+                        *BERT_SIZES[gen], "-o", path], check=True)
+
+
 def write_inputs(work, key, shapes):
     """.npy files of the model's inputs: NAME=PATH arguments"""
     rng = np.random.default_rng(0)
@@ -209,13 +224,7 @@ def main():
             c, h, k, st = (int(v) for v in dw.groups())
             table[key] = (os.path.join(a.work, key + ".onnx"), {"x": (1, c, h, h)}, "dw")
         path, shapes, gen = table[key]
-        if dw and not os.path.exists(path):
-            write_depthwise(path, c, h, k, st)
-        if gen == "mnv2" and not os.path.exists(path):
-            subprocess.run([sys.executable, os.path.join(HERE, "make_mobilenet_v2.py"), path], check=True)
-        if gen in BERT_SIZES and not os.path.exists(path):
-            subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_minilm_onnx.py"), "--random",
-                            *BERT_SIZES[gen], "-o", path], check=True)
+        ensure_model(key, path, gen)
         if not os.path.exists(path):
             print(f"skipping {key}: {path} is missing", file=sys.stderr)
             continue

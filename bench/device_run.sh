@@ -33,6 +33,9 @@
 #   bash bench/device_run.sh cpuprof         # ~2 min: per-op CPU time (rlx bench --profile), base
 #                                            # (.device/base.tar.xz) and bundle, $CPUPROF_MODELS
 #                                            # (default mobilenet_v2,bert_base) at $CPUPROF_THREADS
+#   bash bench/device_run.sh cpunodes        # ~5 min: per node class, rlx against onnxruntime at 1 and 16
+#                                            # threads (bench/cpu_node_scaling.py), then whole models with
+#                                            # peak RSS at 16 and 1 threads; cpunodes.txt
 #   bash bench/device_run.sh cpuspread       # ~4 min: rlx's 16-thread CPU spread: short vs long runs,
 #                                            # --shape vs --input, spin 50/5000 us, onnxruntime, in
 #                                            # interleaved rounds; cgroup quota and load (cpuspread.txt)
@@ -395,6 +398,27 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
           done
         done
       } 2>&1 | tee "$OUT/cpuprof.txt"
+      ;;
+    cpunodes)
+      # ~5 min: which nodes scale badly: bench/cpu_node_scaling.py (per
+      # class of node, rlx bench --profile against onnxruntime's profiler)
+      # at $CPUNODES_THREADS (default 1,16) on $CPUNODES_MODELS (default
+      # resnet50,mobilenet_v2,bert_base), then bench/cpu_vs_ort.py's whole
+      # models with peak RSS at 16 and 1 threads ($CPUNODES_ALL, default
+      # resnet50,mobilenet_v2,shufflenet,minilm,bert_base,bert_base_b8,ppocr640);
+      # cpunodes.txt
+      {
+        echo "cpunodes: bundle $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+        timeout 300 "$PY" bench/cpu_node_scaling.py --rlx "$RLX" --threads "${CPUNODES_THREADS:-1,16}" \
+          --models "${CPUNODES_MODELS:-resnet50,mobilenet_v2,bert_base}" --ocr-model "$D/models/ppocrv4_det.onnx" \
+          --light-dir "$D/models/light"
+        for t in 16 1; do
+          timeout 200 "$PY" bench/cpu_vs_ort.py --rlx "$RLX" --threads "$t" --rounds 3 --iters 10 --warmup 15 --rss \
+            --models "${CPUNODES_ALL:-resnet50,mobilenet_v2,shufflenet,minilm,bert_base,bert_base_b8,ppocr640}" \
+            --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" 2>&1 | grep -v " round "
+        done
+        echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
+      } 2>&1 | tee "$OUT/cpunodes.txt"
       ;;
     cpuspread)
       # ~4 min: why rlx's 16-thread CPU times swing between calls: in one
