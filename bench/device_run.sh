@@ -145,7 +145,7 @@ for m in $modes; do
   case "$m" in
     tests)
       for t in test_gpu_gemm test_gpu_conv test_webgpu test_webgpu_split test_webgpu_share test_webgpu_reduce test_webgpu_attention \
-               test_webgpu_index test_fusion; do
+               test_webgpu_index test_fusion test_run_stop; do
         echo "-- $t"
         RLX_TEST_REQUIRE_GPU=1 timeout 150 "$D/bin/$t" 2>&1 | tail -25
         echo "-- $t exit ${PIPESTATUS[0]}"
