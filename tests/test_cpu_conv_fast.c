@@ -769,6 +769,12 @@ static void test_pools(void) {
         { "MaxPool", 2, 1, 3, { 2, 2 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1, 0 },
         { "MaxPool", 2, 2, 2, { 7, 3 }, { 2, 4 }, { 2, 1 }, { 1, 1 }, { 0, 1 }, { 1, 1 }, 1, 0 },
         { "AveragePool", 2, 1, 2, { 8, 9 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, 1, 0 },
+        /* strided runs gathered before the taps: ResNet's stem pool, runs
+         * longer than the 256-float chunk, stride 3 with dilation */
+        { "MaxPool", 2, 1, 4, { 12, 112 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 3, { 9, 600 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 2, { 7, 530 }, { 2, 3 }, { 1, 3 }, { 1, 2 }, { 0, 1 }, { 0, 1 }, 1, 0 },
+        { "AveragePool", 2, 1, 3, { 9, 600 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 1 },
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         run_pool(&cases[i], false);

@@ -421,7 +421,7 @@ static rlx_status row_param(wg_lower *L, const rlx_value *p, const rlx_value *x,
         return wg_decline(L, "parameter '%s' is not static and of the input's type", p->name);
     if (p->rank > x->rank) return wg_decline(L, "parameter '%s' has a higher rank than the input", p->name);
     /* per x dim: the parameter's stride (0 where broadcast) */
-    uint64_t str[RLX_MAX_RANK], s = 1;
+    uint64_t str[RLX_MAX_RANK] = { 0 }, s = 1; /* zeroed: -O3 cannot see that dims 0 .. rank - 1 are all set */
     for (int d = x->rank - 1; d >= 0; d--) {
         int j = d - (x->rank - p->rank);
         int64_t pd = j >= 0 ? p->dims[j] : 1;
