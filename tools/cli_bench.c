@@ -32,7 +32,9 @@ static void print_help(FILE *f) {
             "  --seed S              seed of the generated inputs (default 0)\n"
             "  --warmup N            untimed runs after the first (default 5)\n"
             "  --iters N             timed runs (default 20)\n"
-            "  --gpu-iters N         runs timed with GPU timestamps (default: --iters; 0 skips)\n"
+            "  --gpu-iters N         runs timed with GPU timestamps (default --iters; 0 skips);\n"
+            "                        a GPU device only: on a CPU device it is ignored and a\n"
+            "                        note on stderr says so\n"
             "  --json                print one JSON object instead of text (times in ms, sizes\n"
             "                        in bytes, shapes as arrays; with --profile a \"profile\"\n"
             "                        object: total_us, ops and nodes)\n"
@@ -72,6 +74,7 @@ typedef struct bench_opts {
     cli_model_args m; /* model, --device, --input, --shape, --seed, --warmup, --iters, --json, --quiet, --option */
     const char *profile;
     int64_t gpu_iters, top;
+    bool gpu_iters_given; /* --gpu-iters on the command line */
 } bench_opts;
 
 static int parse_args(int argc, char **argv, bench_opts *o) {
@@ -91,6 +94,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         if (cli_opt_value(argc, argv, &i, "--gpu-iters", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
             if (!cli_parse_i64(v, 0, 1000000, &o->gpu_iters)) return cli_usage_error("bench", "bad --gpu-iters '%s'", v);
+            o->gpu_iters_given = true;
         } else if (cli_opt_value(argc, argv, &i, "--top", &v, "bench", &err)) {
             if (err) return CLI_EXIT_USAGE;
             if (!cli_parse_i64(v, 0, 10000, &o->top)) return cli_usage_error("bench", "bad --top '%s'", v);
@@ -425,6 +429,9 @@ int cli_cmd_bench(int argc, char **argv) {
     const rlx_session_stats stats = es;
     bool prog = !es.eager, have_es = es.has_exe_stats;
     bool is_gpu = rlx_session_device_kind(s) == RLX_DEVICE_GPU;
+    if (!is_gpu && o.gpu_iters_given)
+        fprintf(stderr, "rlx: note: --gpu-iters is ignored on device %s (GPU timestamps need a GPU device); "
+                        "the wall-clock runs are --iters\n", cli_esc(rlx_session_device_name(s)));
     bool can_time = have_es && es.gpu_timing;
 
     /* steady runs into the same outputs */

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -30,14 +31,25 @@ static void print_help(FILE *f) {
             "  --seed S               seed of the generated inputs (default 0)\n"
             "  --output-dir DIR       write each output as DIR/<name>.npy (created if\n"
             "                         missing); characters of the name other than\n"
-            "                         A-Z a-z 0-9 . _ - become '_', a leading '.' too\n"
-            "  --check                also run on the CPU backend and print, per output, the\n"
-            "                         max abs difference, the max rel difference\n"
-            "                         (|a-b|/|b| over elements with b != 0) and the normwise\n"
-            "                         rel difference ||a-b||/||b||; an output whose dtype or\n"
+            "                         A-Z a-z 0-9 . _ - become '_', a leading '.' too;\n"
+            "                         a name that then equals an earlier output's\n"
+            "                         (ignoring case, e.g. 'a/b' and 'a_b') gets the\n"
+            "                         suffix _<i>, i the output's index (then _<i>_2,\n"
+            "                         ...): no output overwrites another; each\n"
+            "                         'wrote NAME -> FILE' line (JSON \"written\": the\n"
+            "                         files in output order) says where it went\n"
+            "  --check                also run on the CPU backend and print, per output (a\n"
+            "                         here, b on the CPU), the max abs difference, the max\n"
+            "                         rel difference |a-b|/|b| over the elements with |b| >=\n"
+            "                         0.001 * max|b| (smaller ones would blow it up), the\n"
+            "                         normwise rel difference ||a-b||/||b||, and whether it\n"
+            "                         is close: |a-b| <= atol + rtol*|b| for every element\n"
+            "                         (numpy.allclose's test; else NOT CLOSE with the count,\n"
+            "                         JSON \"close\", \"not_close\"); an output whose dtype or\n"
             "                         shape differs, or with an element NaN on one side only,\n"
             "                         is a MISMATCH (JSON \"mismatch\": true); --check\n"
             "                         reports, it does not change the exit status\n"
+            "  --atol A, --rtol R     --check's closeness tolerances (default 1e-4, 1e-3)\n"
             "  --warmup N             untimed runs before the timed ones (default 2)\n"
             "  --iters N              timed steady runs (default 10; 0 skips them)\n"
             CLI_OPTION_HELP
@@ -72,13 +84,21 @@ typedef struct run_opts {
     cli_model_args m; /* model, --device, --input, --shape, --seed, --warmup, --iters, --json, --quiet, --option */
     const char *output_dir;
     bool check, report;
+    double atol, rtol; /* --check's closeness test */
 } run_opts;
+
+/* --check: the rel diff counts elements with |cpu| >= this times the
+ * output's max |cpu| (documented in --help and README) */
+#define CHECK_REL_FLOOR 1e-3
 
 /* Returns -1 when parsing succeeded (continue), else an exit code. */
 static int parse_args(int argc, char **argv, run_opts *o) {
     o->m.device = "cpu";
     o->m.warmup = 2;
     o->m.iters = 10;
+    o->atol = 1e-4;
+    o->rtol = 1e-3;
+    bool tol_given = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         bool err = false;
@@ -92,6 +112,18 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             o->output_dir = v;
         } else if (strcmp(a, "--check") == 0) {
             o->check = true;
+        } else if (cli_opt_value(argc, argv, &i, "--atol", &v, "run", &err) ||
+                   cli_opt_value(argc, argv, &i, "--rtol", &v, "run", &err)) {
+            if (err) return CLI_EXIT_USAGE;
+            bool is_atol = strncmp(a, "--atol", 6) == 0;
+            char *end;
+            errno = 0;
+            double x = strtod(v, &end);
+            if (!*v || *end || errno || !(x >= 0.0) || !isfinite(x))
+                return cli_usage_error("run", "bad %s '%s' (a finite number >= 0)", is_atol ? "--atol" : "--rtol", v);
+            if (is_atol) o->atol = x;
+            else o->rtol = x;
+            tol_given = true;
         } else if (strcmp(a, "--report") == 0) {
             o->report = true;
         } else {
@@ -100,6 +132,7 @@ static int parse_args(int argc, char **argv, run_opts *o) {
         }
     }
     if (!o->m.model) return cli_usage_error("run", "no model given");
+    if (tol_given && !o->check) return cli_usage_error("run", "--atol and --rtol only apply with --check");
     return -1;
 }
 
@@ -196,6 +229,13 @@ static void sanitise(const char *name, size_t index, char *buf, size_t cap) {
     if (o == 0) snprintf(buf, cap, "output_%zu", index);
 }
 
+/* Whether names[i] differs, ignoring ASCII case, from names[0..i). */
+static bool unique_name(char (*names)[200], size_t i) {
+    for (size_t k = 0; k < i; k++)
+        if (strcasecmp(names[k], names[i]) == 0) return false;
+    return true;
+}
+
 static int write_outputs(const char *dir, rlx_session *s, rlx_tensor **outs, size_t n, cli_json *j) {
     if (!cli_mkdirs(dir)) {
         cli_error("cannot create output directory '%s': %s", dir, strerror(errno));
@@ -209,14 +249,17 @@ static int write_outputs(const char *dir, rlx_session *s, rlx_tensor **outs, siz
     int rc = -1;
     for (size_t i = 0; i < n && rc < 0; i++) {
         const char *name = rlx_session_output_name(s, i);
-        sanitise(name ? name : "", i, names[i], 180);
-        /* two names that sanitise alike get a suffix */
-        for (size_t k = 0; k < i; k++)
-            if (strcmp(names[k], names[i]) == 0) {
-                size_t l = strlen(names[i]);
-                snprintf(names[i] + l, 200 - l, "_%zu", i);
-                break;
-            }
+        sanitise(name ? name : "", i, names[i], 160);
+        /* a name that sanitises like an earlier output's file (compared
+         * without case: some file systems ignore it) gets the suffix _<i>
+         * (i its output index), then _2, _3, ... until it is unique, so
+         * that no output overwrites another; the lines below say which
+         * file each output went to */
+        size_t base = strlen(names[i]);
+        for (unsigned extra = 1; extra < 100000 && !unique_name(names, i); extra++) {
+            if (extra == 1) snprintf(names[i] + base, 200 - base, "_%zu", i);
+            else snprintf(names[i] + base, 200 - base, "_%zu_%u", i, extra);
+        }
         size_t plen = strlen(dir) + strlen(names[i]) + 8;
         char *path = malloc(plen);
         if (!path) {
@@ -234,7 +277,7 @@ static int write_outputs(const char *dir, rlx_session *s, rlx_tensor **outs, siz
         } else if (j) {
             cli_json_s(j, NULL, path);
         } else {
-            printf("  wrote %s\n", cli_esc(path));
+            printf("  wrote %s -> %s\n", cli_esc(name ? name : ""), cli_esc(path));
         }
         free(path);
     }
@@ -268,7 +311,7 @@ static void free_outputs(rlx_tensor **outs, size_t n) {
 
 /* ------------------------------------------------------------ check */
 
-static int check_against_cpu(const rlx_model *m, const rlx_options *opts, size_t n_in, const char *const *names,
+static int check_against_cpu(const run_opts *o, const rlx_model *m, const rlx_options *opts, size_t n_in, const char *const *names,
                              const rlx_tensor *const *inputs, rlx_session *s, rlx_tensor **outs, size_t n_out,
                              cli_json *j) {
     rlx_session_options so = { .device = "cpu" };
@@ -306,7 +349,17 @@ static int check_against_cpu(const rlx_model *m, const rlx_options *opts, size_t
                    cli_shape_str(b->dims, b->rank, s2, sizeof s2));
             continue;
         }
-        size_t n = rlx_tensor_numel(a), n_nan = 0, worst = 0;
+        size_t n = rlx_tensor_numel(a), n_nan = 0, worst = 0, n_far = 0;
+        /* the rel diff leaves out elements small against the output's
+         * scale (|b| below CHECK_REL_FLOOR * max|b|): near 0 any rounding
+         * difference is a huge ratio; the closeness test is numpy.allclose's
+         * |a-b| <= atol + rtol*|b| */
+        double max_b = 0.0;
+        for (size_t k = 0; k < n; k++) {
+            double y = fabs(cli_elem_f64(b, k));
+            if (isfinite(y) && y > max_b) max_b = y;
+        }
+        double floor_b = CHECK_REL_FLOOR * max_b;
         double max_abs = 0.0, max_rel = 0.0, d2 = 0.0, r2 = 0.0;
         for (size_t k = 0; k < n; k++) {
             double x = cli_elem_f64(a, k), y = cli_elem_f64(b, k);
@@ -316,7 +369,8 @@ static int check_against_cpu(const rlx_model *m, const rlx_options *opts, size_t
             }
             double d = x == y ? 0.0 : fabs(x - y); /* equal infinities differ by 0 */
             if (d > max_abs) max_abs = d, worst = k;
-            if (y != 0.0 && d / fabs(y) > max_rel) max_rel = d / fabs(y);
+            if (y != 0.0 && fabs(y) >= floor_b && d / fabs(y) > max_rel) max_rel = d / fabs(y);
+            if (!(d <= o->atol + o->rtol * fabs(y))) n_far++;
             d2 += d * d;
             r2 += y * y;
         }
@@ -327,16 +381,24 @@ static int check_against_cpu(const rlx_model *m, const rlx_options *opts, size_t
             cli_json_n(j, "max_abs", max_abs);
             cli_json_u(j, "max_abs_index", worst);
             cli_json_n(j, "max_rel", max_rel);
+            cli_json_n(j, "rel_floor", floor_b);
             cli_json_n(j, "normwise_rel", r2 > 0.0 ? sqrt(d2 / r2) : sqrt(d2));
             cli_json_u(j, "nan_one_side", n_nan);
+            cli_json_u(j, "not_close", n_far);
+            cli_json_b(j, "close", n_far == 0 && n_nan == 0);
             cli_json_end_obj(j);
             continue;
         }
-        printf("  %-24s %smax abs diff %.3g (at flat index %zu), max rel diff %.3g, normwise rel %.3g",
-               cli_esc(name), n_nan ? "MISMATCH: " : "", max_abs, worst, max_rel, r2 > 0.0 ? sqrt(d2 / r2) : sqrt(d2));
+        /* normwise rel stays the last number of the line (scripts read it) */
+        printf("  %-24s %smax abs diff %.3g (at flat index %zu), max rel diff %.3g (where |cpu| >= %.3g), ",
+               cli_esc(name), n_nan ? "MISMATCH: " : "", max_abs, worst, max_rel, floor_b);
+        if (n_far) printf("NOT CLOSE (%zu of %zu elements have |a-b| > atol + rtol*|cpu|), ", n_far, n);
+        else if (!n_nan) printf("close, ");
+        printf("normwise rel %.3g", r2 > 0.0 ? sqrt(d2 / r2) : sqrt(d2));
         if (n_nan) printf(", %zu elements NaN on one side only", n_nan);
         printf("\n");
     }
+    if (!j) printf("  (close: |a-b| <= atol + rtol*|cpu| for every element, atol %g, rtol %g)\n", o->atol, o->rtol);
     if (j) cli_json_end_arr(j);
     free_outputs(ref, n_ref);
     rlx_session_destroy(cpu);
@@ -469,7 +531,7 @@ int cli_cmd_run(int argc, char **argv) {
             cli_json_end_arr(j);
         }
         if (rc < 0 && o.check)
-            rc = check_against_cpu(m, o.m.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, j);
+            rc = check_against_cpu(&o, m, o.m.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, j);
         if (o.report) cli_json_s(j, "dispatch_report", rlx_session_dispatch_report(s));
         cli_json_end_obj(j);
         if (rc >= 0) goto done;
@@ -518,7 +580,7 @@ int cli_cmd_run(int argc, char **argv) {
         if (rc >= 0) goto done;
     }
     if (o.check) {
-        rc = check_against_cpu(m, o.m.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, NULL);
+        rc = check_against_cpu(&o, m, o.m.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, NULL);
         if (rc >= 0) goto done;
     }
     if (o.report) fputs(rlx_session_dispatch_report(s), stdout);

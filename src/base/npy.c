@@ -34,6 +34,21 @@ static const char *npy_find(const char *hdr, const char *key) {
     return p;
 }
 
+/* Length of the Python list literal at p ('[' ... the matching ']',
+ * brackets inside quotes not counted), or up to the end of the text. */
+static size_t npy_list_len(const char *p) {
+    int depth = 0;
+    char quote = 0;
+    for (size_t i = 0; p[i]; i++) {
+        char c = p[i];
+        if (quote) quote = c == quote ? 0 : quote;
+        else if (c == '\'' || c == '"') quote = c;
+        else if (c == '[' || c == '(') depth++;
+        else if ((c == ']' || c == ')') && --depth == 0) return i + 1;
+    }
+    return strlen(p);
+}
+
 rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
     *out_tensor = NULL;
     void *raw;
@@ -63,9 +78,26 @@ rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor) {
     if (!hdr) { st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory"); goto done; }
 
     const char *d = npy_find(hdr, "descr");
+    if (d && *d == '[') { /* a list of fields: numpy's structured dtypes */
+        size_t dl = npy_list_len(d);
+        st = rlx_fail(RLX_ERR_UNSUPPORTED,
+                      "'%s': structured .npy arrays are not supported (descr %.*s%s): save one plain numeric array "
+                      "per input", path, (int)(dl < 160 ? dl : 160), d, dl > 160 ? "..." : "");
+        goto done;
+    }
     if (!d || (*d != '\'' && *d != '"')) { st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': .npy header has no descr", path); goto done; }
     d++;
     char endian = *d;
+    /* object ('O': pickled Python objects) and void ('V': raw records)
+     * arrays hold no numbers rlx can read */
+    const char *kind = d + (endian == '<' || endian == '|' || endian == '=' || endian == '>');
+    if (*kind == 'O' || *kind == 'V') {
+        size_t dl = strcspn(d, "'\"");
+        st = rlx_fail(RLX_ERR_UNSUPPORTED,
+                      "'%s': %s .npy arrays are not supported (descr '%.*s'): save a plain numeric array", path,
+                      *kind == 'O' ? "object" : "structured (void)", (int)(dl < 40 ? dl : 40), d);
+        goto done;
+    }
     if (endian == '>' ) { st = rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': big-endian .npy data is not supported", path); goto done; }
     if (endian == '<' || endian == '|' || endian == '=') d++;
     rlx_dtype dtype = RLX_DTYPE_UNDEFINED;

@@ -404,7 +404,8 @@ static char *make_report(const rlx_session *s, const plan_entry *e, const char *
     o += (size_t)snprintf(r + o, cap - o,
                           "  (nodes: the model's nodes of the op, or its plan's where passes made more of it (the "
                           "fusions, the integer GEMM rewrites); each row's nodes = native + fallback + removed + "
-                          "view. native: ran on the device's own kernels; fallback: ran on the CPU; removed: folded "
+                          "view. native: ran on the device's own kernels (all on a CPU device); fallback: ran on the CPU; "
+                          "removed: folded "
                           "into constants, fused into another node, or dead; view: an alias of its input, no work)\n");
     o += (size_t)snprintf(r + o, cap - o, "  %-24s %7s %7s %9s %7s %7s\n", "op", "nodes", "native", "fallback",
                           "removed", "view");
@@ -413,12 +414,17 @@ static char *make_report(const rlx_session *s, const plan_entry *e, const char *
      * rewrites of the integer GEMMs): removed is then the net difference,
      * so that the columns add up; the sums go to the total line */
     int sum[6] = { 0 }, model_nodes = 0;
+    bool on_cpu = s->be->kind == RLX_DEVICE_CPU;
     for (size_t j = 0; j < n && o < cap; j++) {
         int in_plan = e->eager ? 0 : native[j] + fallback[j] + view[j];
         int nodes = total[j];
         if (j < n_model) model_nodes += total[j];
         if (!e->eager && in_plan > nodes) nodes = in_plan;
-        int nat = e->eager ? 0 : native[j], fb = e->eager ? total[j] : fallback[j], vw = e->eager ? 0 : view[j];
+        /* an eager graph runs every node on the CPU: a fallback on a GPU
+         * device, the device's own kernels on a CPU device (control flow
+         * there falls back from nothing) */
+        int nat = e->eager ? (on_cpu ? total[j] : 0) : native[j];
+        int fb = e->eager ? (on_cpu ? 0 : total[j]) : fallback[j], vw = e->eager ? 0 : view[j];
         int folded = nodes - nat - fb - vw;
         int row[5] = { nodes, nat, fb, folded, vw };
         for (int c = 0; c < 5; c++) sum[c] += row[c];

@@ -17,7 +17,14 @@
   Resize's inf scale "must be positive".
 - File paths reached the human output raw ("model: m/\x1b[31mvil.onnx",
   "wrote o\x1b[1mdir/y.npy"): a file name could drive the terminal. Now
-  escaped like the model's names."""
+  escaped like the model's names.
+- Issue 15 leftovers: --output-dir let two outputs whose names sanitise
+  alike ('a/b', 'a_b', and a suffix equal to another output's name)
+  overwrite each other; a structured or object .npy gave "header has no
+  descr" / "dtype 'O' is not supported"; the dispatch report of a CPU plan
+  counted control flow (an eager graph) as fallback; bench --device cpu
+  --gpu-iters N ignored N silently; --check's max rel diff blew up on
+  elements near 0 (5.5 on a GEMM with cancelling rows)."""
 
 import json
 import os
@@ -25,6 +32,8 @@ import re
 import subprocess
 import sys
 import tempfile
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ocr_ref as R  # noqa: E402
@@ -176,5 +185,111 @@ if os.path.exists("/dev/full"):
             p = rlx(*args, stdout=full)
         C.check(p.returncode == 1 and "cannot write the standard output" in p.stderr,
                 "rlx %s > /dev/full: exit %d, want 1: %s" % (" ".join(args[:2]), p.returncode, p.stderr.strip()[-300:]))
+
+# ---------------------------------------------------------------- --output-dir: names that sanitise alike
+def vi(name, shp):
+    return h.make_tensor_value_info(name, T.FLOAT, shp)
+
+
+# a_b_2 is the name a_b got from its index (it overwrote output 0); A_B differs by case only
+outs = ["a_b_2", "a/b", "a_b", "A_B"]
+collide = save_graph("collide", h.make_graph(
+    [h.make_node(op, ["x"], [o]) for op, o in zip(("Relu", "Neg", "Abs", "Sigmoid"), outs)] +
+    [h.make_node("Exp", ["x"], ["e"])], "collide", [vi("x", [3])], [vi(o, [3]) for o in outs] + [vi("e", [3])]))
+xin = np.array([-1.5, 0.25, 2.0], np.float32)
+np.save(os.path.join(TMP, "x3.npy"), xin)
+want = {"a_b_2": np.maximum(xin, 0), "a/b": -xin, "a_b": np.abs(xin), "A_B": 1 / (1 + np.exp(-xin)), "e": np.exp(xin)}
+od = os.path.join(TMP, "collide_out")
+p = rlx("run", collide, "--input", "x=" + os.path.join(TMP, "x3.npy"), "--output-dir", od, "--iters", "0", "--quiet")
+C.check(p.returncode == 0, "collide: exit %d: %s" % (p.returncode, p.stderr.strip()))
+wrote = dict(re.findall(r"^  wrote (.+) -> (.+)$", p.stdout, re.M))
+C.check(sorted(wrote) == sorted(want), "collide: 'wrote NAME -> FILE' lines: %r" % p.stdout[-600:])
+files = list(wrote.values())
+C.check(len({f.lower() for f in files}) == len(files) and len(os.listdir(od)) == len(want),
+        "collide: outputs share a file: %r, %r" % (files, os.listdir(od)))
+for name, f in wrote.items():
+    if name in want and os.path.exists(f):
+        got = np.load(f)  # tolerance 1e-6: exp and the sigmoid may round differently from numpy
+        C.check(np.allclose(got, want[name], rtol=1e-6, atol=0), "collide: %s holds %r, want %r" % (f, got, want[name]))
+p = rlx("run", collide, "--input", "x=" + os.path.join(TMP, "x3.npy"), "--output-dir", od + "_j", "--iters", "0",
+        "--quiet", "--json")
+j = json.loads(p.stdout) if p.returncode == 0 else {}
+C.check(len(set(j.get("written", []))) == len(want), "collide --json: written %r" % j.get("written"))
+helptext = rlx("run", "--help").stdout
+C.check("suffix _<i>" in helptext and "wrote NAME -> FILE" in helptext, "run --help does not describe the suffix")
+
+# ---------------------------------------------------------------- structured and object .npy inputs
+sx = save_graph("npyin", h.make_graph([h.make_node("Relu", ["x"], ["y"])], "npyin", [vi("x", [3])], [vi("y", [3])]))
+bad_npy = {"struct\x1b[2J.npy": (np.zeros(3, dtype=[("a", "<f4"), ("b\x1b]0;t\x07", "<i4")]), "structured .npy arrays",
+                                 "descr [('a', '<f4'), ('b"),
+           "obj.npy": (np.array([1.0, "s", None], dtype=object), "object .npy arrays", "'|O'"),
+           "void.npy": (np.zeros(3, dtype="V8"), "structured (void) .npy arrays", "'|V8'")}
+for fname, (arr, what, descr) in bad_npy.items():
+    f = os.path.join(TMP, fname)
+    np.save(f, arr, allow_pickle=True)
+    p = rlx("run", sx, "--input", "x=" + f, "--iters", "0", "--quiet")
+    C.check(p.returncode == 2 and what + " are not supported" in p.stderr and descr in p.stderr and
+            fname.replace("\x1b", "\\x1b") in p.stderr and "\x1b" not in p.stderr,
+            "%r: exit %d: %s" % (fname, p.returncode, p.stderr.strip()))
+
+# ---------------------------------------------------------------- dispatch report of a CPU plan with control flow
+loop_body = h.make_graph([h.make_node("Add", ["v", "one"], ["v2"]), h.make_node("Identity", ["c"], ["c2"])], "body",
+                         [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("c", T.BOOL, []),
+                          vi("v", [3])], [h.make_tensor_value_info("c2", T.BOOL, []), vi("v2", [3])],
+                         [h.make_tensor("one", T.FLOAT, [1], [1.0])])
+loopm = save_graph("loop", h.make_graph([h.make_node("Loop", ["n", "", "x"], ["y"], body=loop_body)], "loop",
+                                        [vi("x", [3]), h.make_tensor_value_info("n", T.INT64, [])], [vi("y", [3])]))
+np.save(os.path.join(TMP, "n3.npy"), np.array(3, np.int64))
+for dev in ("cpu", "gpu"):
+    p = rlx("run", loopm, "--input", "n=" + os.path.join(TMP, "n3.npy"), "--device", dev, "--report", "--iters", "0",
+            "--quiet")
+    if dev == "gpu" and p.returncode != 0 and "ADAPTER" in p.stderr:
+        print("no GPU: the GPU dispatch report case is skipped")
+        continue
+    tot = re.search(r"total: (\d+) nodes = (\d+) native \+ (\d+) fallback", p.stdout)
+    C.check(p.returncode == 0 and tot is not None and "runs eagerly" in p.stdout, "loop on %s: %s%s" % (dev, p.stdout[-800:], p.stderr))
+    if tot:
+        n, nat, fb = (int(v) for v in tot.groups())
+        # on the CPU nothing falls back; on a GPU the eager graph is all fallback
+        C.check((nat, fb) == ((n, 0) if dev == "cpu" else (0, n)), "loop on %s: report %s" % (dev, tot.group(0)))
+
+# ---------------------------------------------------------------- bench --gpu-iters on a CPU device
+for args, note in ((("--gpu-iters", "3"), True), ((), False), (("--gpu-iters", "0"), True)):
+    p = rlx("bench", sx, "--device", "cpu", "--iters", "1", "--warmup", "0", "--quiet", *args)
+    C.check(p.returncode == 0 and ("--gpu-iters is ignored on device cpu" in p.stderr) == note,
+            "bench --device cpu %s: exit %d, stderr %r" % (" ".join(args), p.returncode, p.stderr))
+C.check("on a CPU device it is ignored" in rlx("bench", "--help").stdout, "bench --help says nothing of --gpu-iters on cpu")
+
+# ---------------------------------------------------------------- --check near zero
+# a GEMM whose rows 0..15 are orthogonal to column r of b: y[r, r] is a few
+# 1e-6, all rounding, and differs between the GPU's and the CPU's summation
+# orders by about as much; |a-b|/|b| there was 5.5 (a GEMM agreeing to 1e-7
+# normwise). The rel diff now leaves out |cpu| < 0.001 max|cpu|, and the
+# closeness test is atol + rtol*|cpu|. Skipped without a GPU.
+mm = save_graph("mm", h.make_graph([h.make_node("MatMul", ["a", "b"], ["y"])], "mm", [vi("a", [64, 512]), vi("b", [512, 64])],
+                                   [vi("y", [64, 64])]))
+rng = np.random.default_rng(5)
+ga, gb = rng.uniform(-1, 1, (64, 512)), rng.uniform(-1, 1, (512, 64))
+for r in range(16):
+    ga[r] -= (ga[r] @ gb[:, r]) / (gb[:, r] @ gb[:, r]) * gb[:, r]
+np.save(os.path.join(TMP, "ga.npy"), ga.astype(np.float32))
+np.save(os.path.join(TMP, "gb.npy"), gb.astype(np.float32))
+feed = ["--input", "a=" + os.path.join(TMP, "ga.npy"), "--input", "b=" + os.path.join(TMP, "gb.npy")]
+for dev in ("cpu", "gpu"):
+    p = rlx("run", mm, *feed, "--device", dev, "--check", "--iters", "0", "--quiet", "--json")
+    if dev == "gpu" and p.returncode != 0 and "ADAPTER" in p.stdout + p.stderr:
+        print("no GPU: the --check near-zero case is skipped")
+        continue
+    ck = json.loads(p.stdout)["check"][0] if p.returncode == 0 else {}
+    C.check(ck.get("max_rel", 1) < 1e-3 and ck.get("close") is True and ck.get("not_close") == 0,
+            "--check on %s near 0: %r %s" % (dev, ck, p.stderr))
+    # tolerances 0: the CPU against itself is exact, the GPU is not
+    p = rlx("run", mm, *feed, "--device", dev, "--check", "--iters", "0", "--quiet", "--atol", "0", "--rtol=0")
+    C.check(p.returncode == 0 and ("NOT CLOSE" in p.stdout) == (dev == "gpu") and "atol 0, rtol 0" in p.stdout,
+            "--check --atol 0 --rtol 0 on %s: %s%s" % (dev, p.stdout[-400:], p.stderr))
+p = rlx("run", mm, "--atol", "1e-3", "--iters", "0")
+C.check(p.returncode == 2 and "only apply with --check" in p.stderr, "--atol without --check: %s" % p.stderr.strip())
+p = rlx("run", mm, "--check", "--rtol", "-1", "--iters", "0")
+C.check(p.returncode == 2 and "bad --rtol" in p.stderr, "--rtol -1: %s" % p.stderr.strip())
 
 C.done()
