@@ -454,6 +454,43 @@ static void test_dynamic(void) {
     rlx_model_destroy(m);
 }
 
+/* y = x + z, x and z both [N, 3]: the lowering takes the N of x and of z
+ * as equal (no reduction of dy over axis 0 for either), so the session
+ * must bind N to one size: x [1,3] with z [3,3] would broadcast in the Add
+ * and give gx the shape [3,3]. Refused, naming both inputs and the dim
+ * (other models may bind a dim name to different sizes: test_dynamic.c). */
+static void test_dynamic_bound(void) {
+    Onnx__GraphProto *g = graph_new("dynbound");
+    graph_input(g, vi_new("x", F32, 2, (const int64_t[]){ -1, 3 }, (const char *[]){ "N", NULL }));
+    graph_input(g, vi_new("z", F32, 2, (const int64_t[]){ -1, 3 }, (const char *[]){ "N", NULL }));
+    node(g, "Add", "add", "x,z", "y");
+    gradient(g, "grad_xz", "x,z", NULL, "y", "x,z", "gx,gz");
+    output(g, "gx");
+    output(g, "gz");
+    rlx_model *m = NULL;
+    CHECK_OK(load(g, 13, &m));
+    if (!m) return;
+    rlx_session_options o = { .device = "cpu" };
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(m, &o, &s));
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, (const int64_t[]){ 1, 3 }, -1, 1);
+    rlx_tensor *z = test_tensor_random(RLX_DTYPE_F32, 2, (const int64_t[]){ 3, 3 }, -1, 1);
+    rlx_tensor *ins[2] = { x, z }, **outs = NULL;
+    const char *names[2] = { "x", "z" };
+    size_t n_out = 0;
+    if (s) {
+        CHECK_FAILS(rlx_session_run(s, 2, names, (const rlx_tensor *const *)ins, &outs, &n_out),
+                    RLX_ERR_INVALID_ARGUMENT, "input 'z'");
+        CHECK_MSG(strstr(rlx_last_error(), "bound by input 'x'") && strstr(rlx_last_error(), "dims named 'N' equal"),
+                  "%s", rlx_last_error());
+        CHECK(outs == NULL);
+    }
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(z);
+    rlx_session_destroy(s);
+    rlx_model_destroy(m);
+}
+
 /* ================================================================ case 5: other inputs, higher order */
 
 /* y = a * a * b; Gradient(xs=[a], zs=[b], y) fed (a2, b2): 2 a2 b2. */
@@ -773,6 +810,7 @@ int main(void) {
     test_matmul(gpu);
     test_gemm(gpu);
     test_dynamic();
+    test_dynamic_bound();
     test_at_other_inputs();
     test_second_order();
     const opt_attrs adagrad = { .nc = 0.01, .eps = 1e-5, .decay = 0.1 };

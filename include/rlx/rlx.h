@@ -503,7 +503,13 @@ RLX_API void rlx_session_destroy(rlx_session *session);
 /* Runs one forward pass.
  * inputs: n_inputs tensors matched to the graph inputs by input_names[i];
  *         each must have the declared dtype and a shape that fits the
- *         declared dims (symbolic dims bind consistently). Their data is
+ *         declared static dims. A symbolic dim's name is a hint, as for
+ *         onnxruntime: two inputs may give one name different sizes, and
+ *         the ops decide (a node that needs them equal fails with
+ *         RLX_ERR_INVALID_ARGUMENT naming it and the input shapes); only
+ *         where the import relied on the names (the lowering of Gradient)
+ *         must each name take one size, else the message names both
+ *         inputs and the dim. Their data is
  *         borrowed for the duration of the call only and never written: a
  *         CPU plan reads an input whose data is 16-byte aligned in place
  *         (other inputs are copied first), so it must not change during

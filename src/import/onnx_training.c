@@ -170,19 +170,29 @@ static rlx_status fill_like(gctx *c, int x, double v, int *out) {
     return RLX_OK;
 }
 
+/* Records that the lowering relied on two dims of one symbol being equal:
+ * the session then binds each symbol to one size (rlx_graph). */
+static void assume_syms_equal(rlx_graph *g) {
+    while (g->parent) g = g->parent;
+    g->syms_equal_assumed = true;
+}
+
 /* Two shapes known to be equal (static and equal, or the same symbols). */
-static bool same_shape(const rlx_value *a, const rlx_value *b) {
+static bool same_shape(rlx_graph *g, const rlx_value *a, const rlx_value *b) {
     if (a->rank < 0 || a->rank != b->rank) return false;
+    bool by_sym = false;
     for (int i = 0; i < a->rank; i++) {
         if (a->dims[i] >= 0 ? a->dims[i] != b->dims[i] : (b->dims[i] >= 0 || a->syms[i] < 0 || a->syms[i] != b->syms[i]))
             return false;
+        by_sym |= a->dims[i] < 0;
     }
+    if (by_sym) assume_syms_equal(g);
     return true;
 }
 
 /* v with x's shape (same element count). */
 static rlx_status reshape_like(gctx *c, int v, int x, int *out) {
-    if (same_shape(&c->g->values[v], &c->g->values[x])) {
+    if (same_shape(c->g, &c->g->values[v], &c->g->values[x])) {
         *out = v;
         return RLX_OK;
     }
@@ -280,7 +290,10 @@ static rlx_status sum_to(gctx *c, int v, int x, int *out) {
         if (dx == 1) reduce = dv != 1;
         else if (dx >= 0) reduce = false; /* equal to dv after broadcasting */
         else if (dv == 1) reduce = false;
-        else if (dv < 0 && vv->syms[i] >= 0 && vv->syms[i] == xv->syms[j]) reduce = false;
+        else if (dv < 0 && vv->syms[i] >= 0 && vv->syms[i] == xv->syms[j]) {
+            reduce = false;
+            assume_syms_equal(c->g);
+        }
         else
             return rlx_fail(RLX_ERR_UNSUPPORTED,
                             "%s: cannot tell whether axis %d of '%s' is broadcast (its size is dynamic); give the "

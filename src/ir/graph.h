@@ -102,6 +102,12 @@ typedef struct rlx_graph {
     size_t n_outputs, cap_outputs;
     char **syms; /* symbolic dim names */
     size_t n_syms, cap_syms;
+    /* A dim name is a hint (as for onnxruntime): inputs may bind one name
+     * to different sizes, and shape inference on the fed shapes decides
+     * whether the ops accept them. Set when the import relied on two dims
+     * of one name being equal (the Gradient lowering's broadcast axes):
+     * each name must then take one size over all inputs. */
+    bool syms_equal_assumed;
     int64_t opset; /* default-domain opset the graph imports */
     struct rlx_graph *parent; /* enclosing graph of a subgraph, or NULL */
     /* name -> value index hash (open addressing, -1 empty) */

@@ -257,8 +257,12 @@ rlx_exec *rlx_session_last_exec(const rlx_session *s) { return (s && s->last) ? 
 static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const *names, const rlx_tensor *const *in,
                                const rlx_tensor **ordered) {
     const rlx_graph *g = s->g;
+    /* a dim name binds one size only where the import relied on it
+     * (rlx_graph.syms_equal_assumed); elsewhere it is a hint, as for
+     * onnxruntime, and the ops' shape inference on the fed shapes decides */
     int64_t sym_val[256];
-    for (size_t i = 0; i < 256; i++) sym_val[i] = -1;
+    size_t sym_from[256];
+    for (size_t i = 0; i < 256; i++) sym_val[i] = -1, sym_from[i] = 0;
     for (size_t i = 0; i < n; i++) {
         if (!names || !names[i] || !in || !in[i])
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input %zu: name or tensor is NULL", i);
@@ -293,12 +297,15 @@ static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const
                 return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s' has shape %s, the model expects dim %d = %lld",
                                 v->name, rlx_shape_str(t->dims, t->rank, a, sizeof a), d, (long long)v->dims[d]);
             int sy = v->syms[d];
-            if (v->dims[d] < 0 && sy >= 0 && sy < 256) {
+            if (g->syms_equal_assumed && v->dims[d] < 0 && sy >= 0 && sy < 256) {
                 if (sym_val[sy] >= 0 && sym_val[sy] != t->dims[d])
                     return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
-                                    "input '%s' has shape %s: dim %d ('%s') = %lld contradicts %lld bound by another input",
+                                    "input '%s' has shape %s: dim %d ('%s') = %lld contradicts %lld bound by input "
+                                    "'%s' (the model's Gradient lowering assumed dims named '%s' equal)",
                                     v->name, rlx_shape_str(t->dims, t->rank, b, sizeof b), d, g->syms[sy],
-                                    (long long)t->dims[d], (long long)sym_val[sy]);
+                                    (long long)t->dims[d], (long long)sym_val[sy],
+                                    g->values[g->inputs[sym_from[sy]]].name, g->syms[sy]);
+                if (sym_val[sy] < 0) sym_from[sy] = j;
                 sym_val[sy] = t->dims[d];
             }
         }

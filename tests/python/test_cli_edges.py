@@ -24,7 +24,9 @@
   descr" / "dtype 'O' is not supported"; the dispatch report of a CPU plan
   counted control flow (an eager graph) as fallback; bench --device cpu
   --gpu-iters N ignored N silently; --check's max rel diff blew up on
-  elements near 0 (5.5 on a GEMM with cancelling rows)."""
+  elements near 0 (5.5 on a GEMM with cancelling rows); two inputs
+  declared [N, 4] fed with different N were refused though the ops allow
+  it (onnxruntime runs it)."""
 
 import json
 import os
@@ -291,5 +293,24 @@ p = rlx("run", mm, "--atol", "1e-3", "--iters", "0")
 C.check(p.returncode == 2 and "only apply with --check" in p.stderr, "--atol without --check: %s" % p.stderr.strip())
 p = rlx("run", mm, "--check", "--rtol", "-1", "--iters", "0")
 C.check(p.returncode == 2 and "bad --rtol" in p.stderr, "--rtol -1: %s" % p.stderr.strip())
+
+# ---------------------------------------------------------------- one dim name, two sizes
+# a [N, 4] and b [N, 4] fed with N = 2 and 3: the ops decide (onnxruntime runs it)
+two = save_graph("two_n", h.make_graph([h.make_node("Relu", ["a"], ["ya"]), h.make_node("Neg", ["b"], ["yb"])], "two_n",
+                                       [vi("a", ["N", 4]), vi("b", ["N", 4])], [vi("ya", ["N", 4]), vi("yb", ["N", 4])]))
+add2 = save_graph("add_n", h.make_graph([h.make_node("Add", ["a", "b"], ["y"], name="add_ab")], "add_n",
+                                        [vi("a", ["N", 4]), vi("b", ["N", 4])], [vi("y", ["N", 4])]))
+np.save(os.path.join(TMP, "a2.npy"), rng.uniform(-1, 1, (2, 4)).astype(np.float32))
+np.save(os.path.join(TMP, "b3.npy"), rng.uniform(-1, 1, (3, 4)).astype(np.float32))
+feed = ["--input", "a=" + os.path.join(TMP, "a2.npy"), "--input", "b=" + os.path.join(TMP, "b3.npy")]
+for dev in ("cpu", "gpu"):
+    p = rlx("run", two, *feed, "--device", dev, "--iters", "0", "--quiet", "--json")
+    if dev == "gpu" and p.returncode != 0 and "ADAPTER" in p.stdout + p.stderr:
+        continue
+    j = json.loads(p.stdout) if p.returncode == 0 else {}
+    C.check([o["shape"] for o in j.get("outputs", [])] == [[2, 4], [3, 4]], "two N on %s: %s %s" % (dev, p.stdout[-300:], p.stderr))
+    p = rlx("run", add2, *feed, "--device", dev, "--iters", "0", "--quiet")
+    C.check(p.returncode == 2 and "node 'add_ab' (Add)" in p.stderr and "a=[2,4], b=[3,4]" in p.stderr,
+            "Add of N=2 and N=3 on %s: exit %d: %s" % (dev, p.returncode, p.stderr.strip()))
 
 C.done()
