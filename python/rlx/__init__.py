@@ -33,7 +33,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 __all__ = ["Error", "Model", "Session", "adapters", "library_path", "set_log_callback", "version",
-           "InferenceSession", "SessionOptions", "GraphOptimizationLevel", "NodeArg", "ModelMetadata",
+           "InferenceSession", "SessionOptions", "RunOptions", "GraphOptimizationLevel", "NodeArg", "ModelMetadata",
            "get_available_providers", "__version__"]
 
 MAX_RANK = 8
@@ -447,7 +447,7 @@ def version() -> str:
 
 
 from ._ort import (GraphOptimizationLevel, InferenceSession, ModelMetadata, NodeArg,  # noqa: E402
-                   SessionOptions, get_available_providers)
+                   RunOptions, SessionOptions, get_available_providers)
 
 try:  # the installed distribution's version; a checkout without an install has none
     from importlib.metadata import version as _dist_version

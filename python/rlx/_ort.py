@@ -19,16 +19,19 @@ Options of either whose key contains a dot are rlx session options
 A GPU provider without an adapter (RLX_ERR_NO_ADAPTER) gives way to the
 next one in the list; when it is the last, the error is raised.
 
-Semantics differ from onnxruntime where rlx has no such thing: run_options,
-IOBinding, OrtValue, profiling and saving the optimised model are not
-offered (enable_profiling or optimized_model_filepath raise rlx.Error
-RLX_ERR_UNSUPPORTED when the session is created).
+Semantics differ from onnxruntime where rlx has no such thing: IOBinding,
+OrtValue, profiling and saving the optimised model are not offered
+(enable_profiling or optimized_model_filepath raise rlx.Error
+RLX_ERR_UNSUPPORTED when the session is created). run_options takes an
+rlx.RunOptions (or a dict of its attributes): its terminate stops runs as
+onnxruntime's does, per session rather than per run (see RunOptions).
 """
 from __future__ import annotations
 
 import mmap
 import numbers
 import os
+import threading
 from collections.abc import Mapping
 from typing import Dict, List, Optional, Sequence
 
@@ -315,6 +318,96 @@ def _provider_list(providers, provider_options) -> List[tuple]:
     return out
 
 
+class RunOptions:
+    """onnxruntime.RunOptions over rlx, for InferenceSession.run.
+
+    terminate: set True (from any thread) while runs given these options
+      are in progress, each stops at its next check (between nodes, at each
+      Loop/Scan iteration, between GPU segments) and raises rlx.Error with
+      status "RLX_ERR_CANCELLED" (a RuntimeError; onnxruntime raises its Fail
+      with "Exiting due to terminate flag being set to true"); a run given
+      options whose terminate is already True raises at once. Set it False
+      again to reuse the options.
+    log_severity_level, log_verbosity_level, run_tag: accepted and kept,
+      as onnxruntime's; rlx's messages go through one process-wide log
+      (rlx.set_log_callback), so they change nothing.
+
+    Difference from onnxruntime: rlx stops runs per session, not per run
+    (rlx_session_set_terminate). While terminate is True and a run with
+    these options is in progress on an InferenceSession, that session's
+    other runs, in progress or starting, fail with RLX_ERR_CANCELLED too;
+    the session's flag is cleared when the last run with these options on
+    it ends (or when terminate is set False), which also clears a flag set
+    by Session.set_terminate."""
+
+    _KEYS = ("terminate", "log_severity_level", "log_verbosity_level", "run_tag")
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._terminate = False
+        self._active = {}  # rlx.Session -> runs in progress with these options
+        self._held = set()  # sessions whose terminate flag these options set
+        self.log_severity_level = 2
+        self.log_verbosity_level = 0
+        self.run_tag = ""
+
+    @classmethod
+    def _from(cls, run_options) -> "RunOptions":
+        """run_options as given to run: None, a RunOptions, or a dict of
+        its attributes (anything else raises TypeError)."""
+        if run_options is None:
+            return None
+        if isinstance(run_options, RunOptions):
+            return run_options
+        if isinstance(run_options, Mapping):
+            ro = cls()
+            for key, value in run_options.items():
+                if key not in cls._KEYS:
+                    raise ValueError(f"run_options: unknown key {key!r} (known: {', '.join(cls._KEYS)})")
+                setattr(ro, key, value)
+            return ro
+        kind = type(run_options)
+        raise TypeError("run_options must be an rlx.RunOptions, a dict of its attributes or None, got "
+                        f"{kind.__module__}.{kind.__qualname__}: create it with rlx.RunOptions(), which takes "
+                        "onnxruntime's attributes (terminate, log_severity_level, ...)")
+
+    @property
+    def terminate(self) -> bool:
+        return self._terminate
+
+    @terminate.setter
+    def terminate(self, value) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"RunOptions.terminate: expected bool, got {type(value).__name__}")
+        with self._lock:
+            self._terminate = bool(value)
+            if self._terminate:  # stop the runs in progress (rlx's flag is per session)
+                for sess in self._active:
+                    sess.set_terminate(True)
+                    self._held.add(sess)
+            else:
+                for sess in self._held:
+                    sess.set_terminate(False)
+                self._held.clear()
+
+    def _enter(self, sess) -> None:
+        with self._lock:
+            if self._terminate:
+                raise Error("RLX_ERR_CANCELLED", "run refused: RunOptions.terminate is True (set it False to run)")
+            self._active[sess] = self._active.get(sess, 0) + 1
+
+    def _leave(self, sess) -> None:
+        with self._lock:
+            left = self._active[sess] - 1
+            if left:
+                self._active[sess] = left
+                return
+            del self._active[sess]
+            if sess in self._held:
+                self._held.discard(sess)
+                sess.set_terminate(False)
+
+
 class InferenceSession:
     """onnxruntime.InferenceSession's common calls over an rlx session.
 
@@ -426,9 +519,12 @@ class InferenceSession:
         """One forward pass. output_names: the outputs wanted, in the order
         wanted (None or empty: every output, in graph order); input_feed: a
         dict of input name -> numpy array. Unknown output names raise
-        rlx.Error (RLX_ERR_INVALID_ARGUMENT) before anything runs."""
-        if run_options is not None:
-            raise Error("RLX_ERR_UNSUPPORTED", "run_options: rlx has no per-run options")
+        rlx.Error (RLX_ERR_INVALID_ARGUMENT) before anything runs.
+        run_options: None, an rlx.RunOptions or a dict of its attributes;
+        its terminate set True from another thread stops the run with
+        rlx.Error RLX_ERR_CANCELLED (see RunOptions for how that differs
+        from onnxruntime)."""
+        ro = RunOptions._from(run_options)
         if output_names:
             if isinstance(output_names, str):
                 raise TypeError("output_names must be a list of names (or None), not a str")
@@ -438,7 +534,19 @@ class InferenceSession:
                             f"are {[o.name for o in self._outputs]}")
         if not isinstance(input_feed, Mapping):
             raise TypeError(f"input_feed must be a dict of input name -> array, got {type(input_feed).__name__}")
-        outs = self.rlx_session.run(dict(input_feed))
+        if ro is None:
+            outs = self.rlx_session.run(dict(input_feed))
+        else:
+            sess = self.rlx_session
+            ro._enter(sess)
+            try:
+                outs = sess.run(dict(input_feed))
+            except Error as e:
+                if e.status == "RLX_ERR_CANCELLED" and ro.terminate:
+                    raise Error(e.status, f"run stopped: RunOptions.terminate was set True ({str(e)[len(e.status) + 2:]})") from None
+                raise
+            finally:
+                ro._leave(sess)
         if not output_names:
             return outs
         return [outs[self._output_index[n]] for n in output_names]

@@ -5,7 +5,9 @@ Session.set_run_timeout and by the terminate flag (set_terminate); each
 raises rlx.Error with status RLX_ERR_CANCELLED within a bounded time, the
 message names the Loop, and the same session then computes a short Loop
 right (checked against onnxruntime). `rlx run --timeout MS` and
-RLX_RUN_TIMEOUT_MS stop the CLI the same way."""
+RLX_RUN_TIMEOUT_MS stop the CLI the same way. InferenceSession.run's
+run_options (rlx.RunOptions, onnxruntime's terminate) stops a run when its
+terminate is set True from another thread."""
 import os
 import sys
 import tempfile
@@ -152,5 +154,65 @@ for args, env, what in (([RLX, "run", huge, "--timeout", "150"], {}, "rlx run --
     C.check(took < 30, "%s: %.1f s" % (what, took))
 rc, out, err = R.run([RLX, "run", "--help"])
 C.check("--timeout MS" in out + err, "rlx run --help names --timeout")
+
+# InferenceSession.run(..., run_options): onnxruntime's RunOptions.terminate
+# set True from another thread stops the run (it raised "rlx has no per-run
+# options" for any run_options). rlx's stop is per session: documented in
+# rlx.RunOptions. The same options and session then run again once
+# terminate is False.
+isess = rlx.InferenceSession(PATH)
+ro = rlx.RunOptions()
+C.check(not ro.terminate and ro.log_severity_level == 2, "RunOptions defaults")
+ro.log_severity_level = 3
+ro.run_tag = "t"
+got = isess.run(None, feeds(4), ro)[0]
+C.check(np.array_equal(got, ref.run(None, feeds(4))[0]), "run with RunOptions: a Loop of 4 equals onnxruntime")
+called = []
+
+
+def terminate_later():
+    time.sleep(0.2)
+    called.append(time.monotonic())
+    ro.terminate = True
+
+
+th = threading.Thread(target=terminate_later)
+th.start()
+try:
+    isess.run(["y"], feeds(HUGE), run_options=ro)
+    C.check(False, "RunOptions.terminate: the run of 2^62 iterations returned")
+except rlx.Error as e:
+    back = time.monotonic()
+    C.check(e.status == "RLX_ERR_CANCELLED" and isinstance(e, RuntimeError) and "RunOptions.terminate" in str(e)
+            and "node 'loop' (Loop)" in str(e), "RunOptions.terminate: %s" % e)
+    C.check(called and back - called[0] < BOUND_S, "RunOptions.terminate: returned %.3f s after it was set"
+            % (back - called[0] if called else -1))
+    print("RunOptions.terminate: %s" % e)
+th.join()
+try:  # still True: a run with these options is refused at once
+    isess.run(None, feeds(2), ro)
+    C.check(False, "RunOptions.terminate True: a run went through")
+except rlx.Error as e:
+    C.check(e.status == "RLX_ERR_CANCELLED" and "terminate is True" in str(e), "terminate True: %s" % e)
+# the session's flag went with the run: a run without the options works
+got = isess.run(None, feeds(3))[0]
+C.check(np.array_equal(got, ref.run(None, feeds(3))[0]), "after RunOptions.terminate: a plain run")
+ro.terminate = False
+got = isess.run(None, feeds(5), ro)[0]
+C.check(np.array_equal(got, ref.run(None, feeds(5))[0]), "terminate False again: the same options run")
+# a dict of the attributes; anything else is refused
+got = isess.run(None, feeds(2), {"log_severity_level": 1})[0]
+C.check(np.array_equal(got, ref.run(None, feeds(2))[0]), "run_options as a dict")
+for bad, exc in (({"terminate": True}, rlx.Error), ({"nope": 1}, ValueError), (ort.RunOptions(), TypeError)):
+    try:
+        isess.run(None, feeds(2), bad)
+        C.check(False, "run_options %r accepted" % (bad,))
+    except exc as e:
+        C.check(True, "run_options %r: %s" % (bad, e))
+try:
+    ro.terminate = "yes"
+    C.check(False, "RunOptions.terminate = 'yes' accepted")
+except TypeError:
+    pass
 
 C.done()
