@@ -24,7 +24,7 @@
  * the task's scratch (no allocation in steady-state runs). All products
  * accumulate in f32: against the reference, |fast - ref| stays within
  * 2e-5 of max |V| plus 1e-5 |ref| on random O(1) operands with D up to 128
- * (tests/test_cpu_attention.c). */
+ * (tests/test_cpu_internal.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,10 +54,45 @@ typedef struct aln_job {
     bool rows_fast; /* normalise with rlx_cpu_rows_layernorm */
 } aln_job;
 
+#if RLX_HAVE_AVX2_BUILD
+/* y[i] = a[i] + b[i] for i < n, in f32 (the unfused Add's bits). */
+RLX_AVX2 static void aln_add_avx2(const float *a, const float *b, float *y, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+    for (; i < n; i++) y[i] = a[i] + b[i];
+}
+#endif
+
+/* The fast rows [r0, r1) (rows_fast, so AVX2): the sum into y in f32 with
+ * B read in runs (B is a trailing run of A's dims, rlx_add_ln_fits: it
+ * spans whole rows, nb % len == 0, or divides one, len % nb == 0), then
+ * rlx_cpu_rows_layernorm on y in place. */
+static void aln_rows_fast(const aln_job *j, size_t r0, size_t r1) {
+    size_t len = j->len;
+#if RLX_HAVE_AVX2_BUILD
+    for (size_t r = r0; r < r1; r++) {
+        size_t base = r * len;
+        if (j->nb % len == 0) {
+            aln_add_avx2(j->a + base, j->b + base % j->nb, j->y + base, len);
+        } else if (len % j->nb == 0) {
+            for (size_t c = 0; c < len; c += j->nb) aln_add_avx2(j->a + base + c, j->b, j->y + base + c, j->nb);
+        } else {
+            for (size_t i = 0; i < len; i++) j->y[base + i] = j->a[base + i] + j->b[(base + i) % j->nb];
+        }
+    }
+#endif
+    /* in place: a row is read before its elements are written */
+    rlx_cpu_rows_layernorm(j->y + r0 * len, j->s, j->c, j->y + r0 * len, NULL, NULL, r1 - r0, len, j->eps);
+}
+
 /* f32 rows [r0, r1): the sum into y, the statistics in double, y in place. */
 static void aln_rows_f32(void *ctx, size_t r0, size_t r1) {
     const aln_job *j = ctx;
     size_t len = j->len;
+    if (j->rows_fast) {
+        aln_rows_fast(j, r0, r1);
+        return;
+    }
     for (size_t r = r0; r < r1; r++) {
         size_t base = r * len;
         float *yr = j->y + base;
@@ -67,7 +102,6 @@ static void aln_rows_f32(void *ctx, size_t r0, size_t r1) {
             yr[i] = v;
             s += v;
         }
-        if (j->rows_fast) continue;
         double m = s / (double)len, q = 0;
         for (size_t i = 0; i < len; i++) {
             double d = yr[i] - m;
@@ -80,9 +114,6 @@ static void aln_rows_f32(void *ctx, size_t r0, size_t r1) {
             yr[i] = (float)v;
         }
     }
-    /* in place: a row is read before its elements are written */
-    if (j->rows_fast)
-        rlx_cpu_rows_layernorm(j->y + r0 * len, j->s, j->c, j->y + r0 * len, NULL, NULL, r1 - r0, len, j->eps);
 }
 
 static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
@@ -284,8 +315,24 @@ typedef struct attn_job {
     float alpha;         /* the scores' factor: scale, or 1 / scale */
 } attn_job;
 
+#if RLX_HAVE_AVX2_BUILD
+/* row[c] += mr[c] for c < n (row and mr do not overlap). */
+RLX_AVX2 static void attn_add_row_avx2(float *row, const float *mr, size_t n) {
+    size_t c = 0;
+    for (; c + 8 <= n; c += 8)
+        _mm256_storeu_ps(row + c, _mm256_add_ps(_mm256_loadu_ps(row + c), _mm256_loadu_ps(mr + c)));
+    for (; c < n; c++) row[c] += mr[c];
+}
+#endif
+
 /* Adds mask row mr (column stride msk) to the n scores of row. */
 static void attn_add_mask(float *row, const float *mr, int64_t msk, size_t n) {
+#if RLX_HAVE_AVX2_BUILD
+    if (msk == 1 && rlx_cpu_has_avx2()) {
+        attn_add_row_avx2(row, mr, n);
+        return;
+    }
+#endif
     if (msk == 1) {
         for (size_t c = 0; c < n; c++) row[c] += mr[c];
     } else if (msk == 0) {

@@ -1,4 +1,7 @@
-/* rlx.Attention on the CPU (src/backend/cpu/cpu_internal.c): the f32 fast
+/* The CPU kernels of the internal ops (src/backend/cpu/cpu_internal.c):
+ * their f32 fast paths against the reference kernels.
+ *
+ * rlx.Attention: the f32 fast
  * path (blocks of query rows on the worker pool, both products on
  * rlx_cpu_sgemm_serial, the vector softmax of cpu_rows.c) against the
  * reference kernel, which computes each query row in double.
@@ -19,7 +22,18 @@
  * within 2^-22 relative; the worst seen here is 1.8e-7 max |V|).
  * ctest runs this program with the default thread count and with
  * RLX_NUM_THREADS = 1, 2 and 3 (tests/CMakeLists.txt): the blocks of query
- * rows change with it. */
+ * rows change with it.
+ *
+ * rlx.AddLayerNormalization: the fast path (the sum in f32 with B read in
+ * runs, then cpu_rows.c's LayerNormalization rows) against the reference
+ * (the sum in f32, statistics and normalisation in double). A [1, 128, 768],
+ * [3, 7, 384], [2, 5, 80], [4, 1000]; B of A's shape (the residual), of the
+ * last dims spanning rows ([7, 384]), one row ([len]), part of a row
+ * (A [2, 5, 80] normalised over its last two axes, B [80]) and one value
+ * ([1]); Bias present and absent; Scale one value ([1]: the reference's
+ * loop). Random operands in [-2, 2), outputs
+ * poisoned. Tolerance: |fast - ref| <= 1e-5 + 1e-5 |ref| (outputs of
+ * O(3); cpu_rows.h's LayerNormalization bound). */
 #include "test.h"
 #include "test_node.h"
 
@@ -120,7 +134,63 @@ static double run_case(const at_case *c) {
     return worst;
 }
 
+typedef struct aln_case {
+    int rank;
+    int64_t a[3];
+    int b_rank;
+    int64_t b[3];
+    bool bias, scale_one;
+    int axis;
+} aln_case;
+
+/* Runs one AddLayerNormalization case on both paths (Scale and Bias: one
+ * value per element of a row, or Scale [1]). */
+static void run_aln(const aln_case *c) {
+    int64_t len = 1;
+    for (int i = c->rank + c->axis; i < c->rank; i++) len *= c->a[i];
+    /* Scale and Bias: A's dims from the axis on */
+    int pr = c->scale_one ? 1 : -c->axis;
+    const int64_t *pd = c->scale_one ? (const int64_t[]){ 1 } : c->a + c->rank + c->axis;
+    rlx_tensor *a = mk(c->rank, c->a), *b = mk(c->b_rank, c->b), *sc = mk(pr, pd);
+    rlx_tensor *bi = c->bias ? mk(-c->axis, c->a + c->rank + c->axis) : NULL;
+    rlx_tensor *yf = mk(c->rank, c->a), *yr = mk(c->rank, c->a);
+    fill(a, -2, 2), fill(b, -2, 2), fill(sc, -2, 2);
+    if (bi) fill(bi, -2, 2);
+    poison(yf), poison(yr);
+    rlx_node_attr at[2];
+    memset(at, 0, sizeof at);
+    at[0] = (rlx_node_attr){ .name = (char *)"axis", .type = RLX_ATTR_INT, .i = c->axis };
+    at[1] = (rlx_node_attr){ .name = (char *)"epsilon", .type = RLX_ATTR_FLOAT, .f = 1e-5f };
+    rlx_node n = test_make_node_in("rlx", "AddLayerNormalization", 1, bi ? 4 : 3, 1, at, 2);
+    const rlx_tensor *in[4] = { a, b, sc, bi };
+    char what[160];
+    snprintf(what, sizeof what, "AddLayerNormalization A rank %d last %lld, B %lld elements%s%s", c->rank,
+             (long long)len, (long long)rlx_tensor_numel(b), c->bias ? ", bias" : "", c->scale_one ? ", scale [1]" : "");
+    CHECK_MSG(rlx_cpu_run_node(NULL, &n, in, &yf, false) == RLX_OK, "%s: fast path: %s", what, rlx_last_error());
+    CHECK_MSG(rlx_cpu_run_node(NULL, &n, in, &yr, true) == RLX_OK, "%s: reference: %s", what, rlx_last_error());
+    const float *p = yf->data, *q = yr->data;
+    size_t bad = 0, numel = rlx_tensor_numel(yr);
+    for (size_t i = 0; i < numel; i++)
+        if (!(fabs((double)p[i] - (double)q[i]) <= 1e-5 + 1e-5 * fabs((double)q[i])) && bad++ < 3)
+            fprintf(stderr, "%s: element %zu of %zu: fast %.9g, reference %.9g\n", what, i, numel, p[i], q[i]);
+    CHECK_MSG(bad == 0, "%s: %zu of %zu elements differ beyond 1e-5 + 1e-5 |ref|", what, bad, numel);
+    rlx_tensor_destroy(a), rlx_tensor_destroy(b), rlx_tensor_destroy(sc), rlx_tensor_destroy(bi);
+    rlx_tensor_destroy(yf), rlx_tensor_destroy(yr);
+}
+
 int main(void) {
+    static const aln_case alns[] = {
+        { 3, { 1, 128, 768 }, 3, { 1, 128, 768 }, true, false, -1 },
+        { 3, { 1, 128, 768 }, 1, { 768 }, true, false, -1 },
+        { 3, { 3, 7, 384 }, 2, { 7, 384 }, false, false, -1 },
+        { 3, { 3, 7, 384 }, 3, { 3, 7, 384 }, false, false, -1 },
+        { 3, { 2, 5, 80 }, 1, { 80 }, true, false, -2 },
+        { 3, { 2, 5, 80 }, 1, { 1 }, true, false, -1 },
+        { 2, { 4, 1000 }, 2, { 4, 1000 }, true, false, -1 },
+        { 2, { 4, 1000 }, 1, { 1000 }, true, true, -1 },
+    };
+    for (size_t i = 0; i < sizeof alns / sizeof alns[0]; i++) run_aln(&alns[i]);
+
     static const int64_t seqs[] = { 1, 7, 128, 384 }, depths[] = { 32, 64, 80, 128 }, heads[] = { 1, 12 };
     double worst = 0;
     int n_cases = 0, idx = 0;
