@@ -15,11 +15,16 @@
  * strides of absorbed Transposes). The reference computes each query row in
  * double (scores, softmax, weighted sum of V). The fast path (f32, when
  * every matrix has a unit stride on one axis) does per batch and block of
- * query rows what the unfused graph does: scores = Q K^T with rlx_cpu_sgemm
- * (shared over the worker pool, cpu_sgemm.h),
- * the scale and mask in float, the softmax in double per row, then P V with
- * rlx_cpu_sgemm into the output's rows; the scores live only in a block
- * buffer. */
+ * query rows (one task of the worker pool each) what the unfused graph
+ * does: scores = alpha Q K^T with rlx_cpu_sgemm_serial (cpu_sgemm.h; alpha
+ * = scale, or 1 / scale rounded to f32 for scale_div), the mask added in
+ * f32, the softmax of each row by cpu_rows.c's vector kernel (exp within
+ * 2^-22 relative, sums in double; the double loop without AVX2), then P V
+ * with rlx_cpu_sgemm_serial into the output's rows; the scores live only in
+ * the task's scratch (no allocation in steady-state runs). All products
+ * accumulate in f32: against the reference, |fast - ref| stays within
+ * 2e-5 of max |V| plus 1e-5 |ref| on random O(1) operands with D up to 128
+ * (tests/test_cpu_internal.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,10 +54,45 @@ typedef struct aln_job {
     bool rows_fast; /* normalise with rlx_cpu_rows_layernorm */
 } aln_job;
 
+#if RLX_HAVE_AVX2_BUILD
+/* y[i] = a[i] + b[i] for i < n, in f32 (the unfused Add's bits). */
+RLX_AVX2 static void aln_add_avx2(const float *a, const float *b, float *y, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+    for (; i < n; i++) y[i] = a[i] + b[i];
+}
+#endif
+
+/* The fast rows [r0, r1) (rows_fast, so AVX2): the sum into y in f32 with
+ * B read in runs (B is a trailing run of A's dims, rlx_add_ln_fits: it
+ * spans whole rows, nb % len == 0, or divides one, len % nb == 0), then
+ * rlx_cpu_rows_layernorm on y in place. */
+static void aln_rows_fast(const aln_job *j, size_t r0, size_t r1) {
+    size_t len = j->len;
+#if RLX_HAVE_AVX2_BUILD
+    for (size_t r = r0; r < r1; r++) {
+        size_t base = r * len;
+        if (j->nb % len == 0) {
+            aln_add_avx2(j->a + base, j->b + base % j->nb, j->y + base, len);
+        } else if (len % j->nb == 0) {
+            for (size_t c = 0; c < len; c += j->nb) aln_add_avx2(j->a + base + c, j->b, j->y + base + c, j->nb);
+        } else {
+            for (size_t i = 0; i < len; i++) j->y[base + i] = j->a[base + i] + j->b[(base + i) % j->nb];
+        }
+    }
+#endif
+    /* in place: a row is read before its elements are written */
+    rlx_cpu_rows_layernorm(j->y + r0 * len, j->s, j->c, j->y + r0 * len, NULL, NULL, r1 - r0, len, j->eps);
+}
+
 /* f32 rows [r0, r1): the sum into y, the statistics in double, y in place. */
 static void aln_rows_f32(void *ctx, size_t r0, size_t r1) {
     const aln_job *j = ctx;
     size_t len = j->len;
+    if (j->rows_fast) {
+        aln_rows_fast(j, r0, r1);
+        return;
+    }
     for (size_t r = r0; r < r1; r++) {
         size_t base = r * len;
         float *yr = j->y + base;
@@ -62,7 +102,6 @@ static void aln_rows_f32(void *ctx, size_t r0, size_t r1) {
             yr[i] = v;
             s += v;
         }
-        if (j->rows_fast) continue;
         double m = s / (double)len, q = 0;
         for (size_t i = 0; i < len; i++) {
             double d = yr[i] - m;
@@ -75,9 +114,6 @@ static void aln_rows_f32(void *ctx, size_t r0, size_t r1) {
             yr[i] = (float)v;
         }
     }
-    /* in place: a row is read before its elements are written */
-    if (j->rows_fast)
-        rlx_cpu_rows_layernorm(j->y + r0 * len, j->s, j->c, j->y + r0 * len, NULL, NULL, r1 - r0, len, j->eps);
 }
 
 static rlx_status k_add_layernorm(rlx_cpu_kctx *k) {
@@ -276,10 +312,42 @@ typedef struct attn_job {
     int qld, bld, vld, yld;
     bool qt, bt, vt;
     size_t br, n_blocks; /* query rows per task, tasks per batch */
+    float alpha;         /* the scores' factor: scale, or 1 / scale */
 } attn_job;
 
+#if RLX_HAVE_AVX2_BUILD
+/* row[c] += mr[c] for c < n (row and mr do not overlap). */
+RLX_AVX2 static void attn_add_row_avx2(float *row, const float *mr, size_t n) {
+    size_t c = 0;
+    for (; c + 8 <= n; c += 8)
+        _mm256_storeu_ps(row + c, _mm256_add_ps(_mm256_loadu_ps(row + c), _mm256_loadu_ps(mr + c)));
+    for (; c < n; c++) row[c] += mr[c];
+}
+#endif
+
+/* Adds mask row mr (column stride msk) to the n scores of row. */
+static void attn_add_mask(float *row, const float *mr, int64_t msk, size_t n) {
+#if RLX_HAVE_AVX2_BUILD
+    if (msk == 1 && rlx_cpu_has_avx2()) {
+        attn_add_row_avx2(row, mr, n);
+        return;
+    }
+#endif
+    if (msk == 1) {
+        for (size_t c = 0; c < n; c++) row[c] += mr[c];
+    } else if (msk == 0) {
+        float v = mr[0];
+        for (size_t c = 0; c < n; c++) row[c] += v;
+    } else {
+        for (size_t c = 0; c < n; c++) row[c] += mr[(int64_t)c * msk];
+    }
+}
+
 /* Task: batch item / n_blocks, its block of query rows item % n_blocks.
- * scratch: br x sk floats of scores, then sk doubles of exponentials. */
+ * scratch: br x sk floats of scores, then sk doubles of exponentials (the
+ * softmax without AVX2). The scale rides on the first product (alpha =
+ * scale, or 1 / scale in f32 for scale_div), the mask is added in f32, the
+ * rows' softmax is cpu_rows.c's vector one where the CPU has AVX2. */
 static void attn_block(void *ctx, size_t item, float *scratch) {
     const attn_job *j = ctx;
     const attn_geom *g = j->g;
@@ -294,22 +362,22 @@ static void attn_block(void *ctx, size_t item, float *scratch) {
     if (g->d == 0) {
         memset(s, 0, nr * g->sk * sizeof *s);
     } else {
-        rlx_cpu_sgemm_serial(j->qt, j->bt, nr, g->sk, g->d, 1.0f, j->q + o[0] + (int64_t)i0 * l->qs[r - 2],
+        rlx_cpu_sgemm_serial(j->qt, j->bt, nr, g->sk, g->d, j->alpha, j->q + o[0] + (int64_t)i0 * l->qs[r - 2],
                              (size_t)j->qld, j->kk + o[1], (size_t)j->bld, 0.0f, s, g->sk);
     }
-    for (size_t i = 0; i < nr; i++) {
-        float *row = s + i * g->sk;
-        const float *mr = j->m ? j->m + o[4] + (int64_t)(i0 + i) * msq : NULL;
-        double mx = -INFINITY;
-        for (size_t c = 0; c < g->sk; c++) {
-            float x = g->div ? row[c] / g->scale : row[c] * g->scale;
-            if (mr) x += mr[(int64_t)c * msk];
-            row[c] = x;
-            if (x > mx) mx = x;
+    if (j->m)
+        for (size_t i = 0; i < nr; i++)
+            attn_add_mask(s + i * g->sk, j->m + o[4] + (int64_t)(i0 + i) * msq, msk, g->sk);
+    if (!rlx_cpu_rows_softmax_serial(s, s, nr, g->sk)) {
+        for (size_t i = 0; i < nr; i++) {
+            float *row = s + i * g->sk;
+            double mx = -INFINITY;
+            for (size_t c = 0; c < g->sk; c++)
+                if (row[c] > mx) mx = row[c];
+            double sum = 0;
+            for (size_t c = 0; c < g->sk; c++) sum += (e[c] = exp((double)row[c] - mx));
+            for (size_t c = 0; c < g->sk; c++) row[c] = (float)(e[c] / sum);
         }
-        double sum = 0;
-        for (size_t c = 0; c < g->sk; c++) sum += (e[c] = exp((double)row[c] - mx));
-        for (size_t c = 0; c < g->sk; c++) row[c] = (float)(e[c] / sum);
     }
     float *yb = j->y + o[3] + (int64_t)i0 * l->ys[r - 2];
     if (g->dv)
@@ -324,6 +392,7 @@ static rlx_status attn_fast(rlx_cpu_kctx *k, const attn_geom *g) {
     j.q = k->in[0]->data, j.kk = k->in[1]->data, j.v = k->in[2]->data;
     j.m = g->mask ? g->mask->data : NULL;
     j.y = k->out[0]->data;
+    j.alpha = g->div ? 1.0f / g->scale : g->scale;
     attn_fast_ok(g, &j.qt, &j.qld, &j.bt, &j.bld, &j.vt, &j.vld, &j.yld);
     /* blocks of query rows: the scores block near 1 MiB, and at least two
      * tasks per thread when the batches alone are fewer (blocks of >= 16) */

@@ -172,6 +172,21 @@ RLX_AVX512 static void softmax_rows16(void *ctx, size_t r0, size_t r1) {
 }
 #endif
 
+bool rlx_cpu_rows_softmax_serial(const float *x, float *y, size_t rows, size_t len) {
+#if RLX_HAVE_AVX2_BUILD
+    if (!rlx_cpu_has_avx2() || len == 0) return false;
+    sm_job j = { x, y, len, false };
+    if (len >= 16 && rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX512)
+        softmax_rows16(&j, 0, rows);
+    else
+        softmax_rows(&j, 0, rows);
+    return true;
+#else
+    (void)x, (void)y, (void)rows, (void)len;
+    return false;
+#endif
+}
+
 bool rlx_cpu_rows_softmax(const float *x, float *y, size_t rows, size_t len, bool log_softmax) {
 #if RLX_HAVE_AVX2_BUILD
     if (!rlx_cpu_has_avx2() || len == 0) return false;

@@ -39,6 +39,11 @@ rlx_status rlx_cpu_rows_logsoftmax_kernel(rlx_cpu_kctx *k);
 /* x, y: [rows, len]; y = softmax (or log_softmax) of each row. */
 bool rlx_cpu_rows_softmax(const float *x, float *y, size_t rows, size_t len, bool log_softmax);
 
+/* rlx_cpu_rows_softmax (softmax only, the same bits) on the calling thread,
+ * for callers that already run inside the pool's tasks (the Attention
+ * kernel's blocks of scores). x may equal y (in place). */
+bool rlx_cpu_rows_softmax_serial(const float *x, float *y, size_t rows, size_t len);
+
 /* x [rows, len] (len >= 1), y [rows]: the index of the first (last, when
  * `last`) maximum (minimum) of each row; NaN ranks above every number.
  * Always applies (plain C). */
