@@ -186,8 +186,9 @@ static const opt_def k_opts[] = {
     ENUM("gpu.f16_accumulate", "RLX_F16_ACCUMULATE", W("f32", "f16"), f16_accumulate, 0,
          "sums of f16 GEMMs (MatMul, Gemm, Conv with f16 inputs) on the generated tiled kernel: f32 accumulators fed "
          "by f32 FMAs (f32), or packed f16 FMAs into f16 partial sums over gpu.f16_block elements of k, each added "
-         "into f32 accumulators (f16: faster where the GPU's f16 rate is twice its f32 rate, error growing with the "
-         "block, not with K; the one-row GEMV and the cooperative-matrix kernel keep f32)"),
+         "into f32 accumulators (f16: meant for GPUs whose f16 FMA rate is twice their f32 rate; the error relative "
+         "to the result is set by the block, not by K; a split-K slice shorter than the block bounds it; the "
+         "one-row GEMV, the loop and ref kernels and the cooperative-matrix kernel keep f32 sums)"),
     INT("gpu.f16_block", "RLX_F16_BLOCK", "32", 4, 65536, f16_block, 0,
         "elements of k per f16 partial sum with gpu.f16_accumulate=f16: a multiple of 4 that divides the tile's k "
         "step or is a multiple of it (else the GEMM fails, naming the node)"),
