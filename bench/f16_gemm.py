@@ -125,7 +125,7 @@ def main():
     ap.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated names: " + ",".join(SHAPES))
     ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated: " + ",".join(VARIANTS))
     ap.add_argument("--f16math", action="store_true",
-                    help="issue 12's f16 GEMM set: shapes %s, variants f16 (f32 sums), f16acc16, f16acc, "
+                    help="issue 12's f16 GEMM set: shapes %s, variants f32, f16 (f32 sums), f16acc16, f16acc, "
                          "f16acc64 (f16 sums over blocks of 16, 32, 64)" % F16MATH_SHAPES)
     ap.add_argument("--errors", action="store_true",
                     help="print the max error against float64 of f32 and f16 sums at K = 768, 3072, 4096 instead")
@@ -136,7 +136,7 @@ def main():
         errors(a)
         return
     if a.f16math:
-        a.shapes, a.variants = F16MATH_SHAPES, "f16,f16acc16,f16acc,f16acc64"
+        a.shapes, a.variants = F16MATH_SHAPES, "f32,f16,f16acc16,f16acc,f16acc64"
     div = 16 if a.small else 1
     for n in a.shapes.split(",") + a.variants.split(","):
         if n not in SHAPES and n not in VARIANTS:
