@@ -42,6 +42,9 @@
 #   bash bench/device_run.sh gemmkinds       # ~3 min: f32 / f16 / int8 / 4-bit products at 4096^3 and
 #                                            # the GEMV shapes, PyTorch CUDA as the peer; int8 again with
 #                                            # gpu.dot4=0 and gpu.qgemm_tile=reg (gemmkinds.txt)
+#   bash bench/device_run.sh f16math         # ~2 min: f16 GEMM TFLOP/s at 4096^3, 1024x768x3072, 128x768x768
+#                                            # with f32 sums vs gpu.f16_accumulate=f16 (blocks 16/32/64),
+#                                            # then their max error against float64 (f16math.txt)
 #   bash bench/device_run.sh ab              # ~7 min: before/after in one call: bench/compare.py's model
 #                                            # rows (rlx GPU f32 and f16, batch 1 and 8; $AB_SKIP, default
 #                                            # torch,cpu,accuracy,light,gemm) for .device/base.tar.xz (made by
@@ -477,6 +480,17 @@ np.save('$W/mask.npy', np.ones((1,128),np.int64)); np.save('$W/tt.npy', np.zeros
         echo "-- int8 with gpu.qgemm_tile=reg (no workgroup tiles or split k: the kernels before them)"
         timeout 200 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --option gpu.qgemm_tile=reg --iters "${GK_ITERS:-30}"
       } 2>&1 | tee "$OUT/gemmkinds.txt"
+      ;;
+    f16math)
+      # ~2 min: issue 12's f16 GEMM (f16 tensors) at 4096^3, 1024 x 768 x 3072
+      # and 128 x 768 x 768: f32 sums (the default) against
+      # gpu.f16_accumulate=f16 with blocks of 16, 32 (default) and 64, and
+      # f32 tensors, in TFLOP/s; then the max error against float64 of
+      # each at K = 768, 3072, 4096 (M x N = 128 x 256); f16math.txt
+      {
+        timeout 240 "$PY" bench/f16_gemm.py --rlx "$RLX" --f16math --iters "${F16M_ITERS:-20}"
+        RLX_LIBRARY="$D/lib/librlx.so" timeout 120 "$PY" bench/f16_gemm.py --errors
+      } 2>&1 | tee "$OUT/f16math.txt"
       ;;
     qconv)
       {

@@ -352,6 +352,70 @@ static void test_gemm_coop_choice(void) {
 #endif
 }
 
+/* gpu.f16_accumulate: the tiled GEMM of an f16 product gets f16 sums
+ * (f16 FMAs into h<q>, f16 tiles) only with the option f16 and
+ * shader-f16; the default and f32 products keep f32 FMAs; a block that
+ * does not fit the tile's k step (16) declines, saying why. The kernels
+ * themselves are tested by the backend-ops cases gemm:f16_sums. */
+#ifdef RLX_HAVE_WEBGPU
+static rlx_status sums_choice(const wg_caps *base, const char *acc, int64_t block, rlx_dtype dt, bool *f16_sums,
+                              char *why, size_t cap) {
+    rlx_graph *g = NULL;
+    CHECK_OK(rlx_graph_create(13, &g));
+    if (!g) return RLX_ERR_OUT_OF_MEMORY;
+    int ids[3];
+    const char *names[3] = { "a", "b", "y" };
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(rlx_graph_add_value(g, names[i], &ids[i]));
+        g->values[ids[i]].dtype = dt;
+    }
+    rlx_config cfg = *base->cfg;
+    cfg.f16_accumulate = acc;
+    cfg.f16_block = block;
+    cfg.gemm_kernel = "tiled";
+    wg_caps caps = *base;
+    caps.cfg = &cfg;
+    wg_lower L;
+    memset(&L, 0, sizeof L);
+    L.g = g;
+    L.caps = &caps;
+    wg_gemm m;
+    wg_gemm_init(&m, 64, 64, 1000);
+    m.a = ids[0], m.b = ids[1], m.y = ids[2];
+    m.a_n = m.b_n = 64 * 1000;
+    m.y_n = 64 * 64;
+    rlx_status st = wg_emit_gemm(&L, &m);
+    *f16_sums = L.n_d && L.d[0].source && strstr(L.d[0].source, "h0 = fma(vec4<TILE_T>(") &&
+                strstr(L.d[0].source, "alias TILE_T = f16;");
+    snprintf(why, cap, "%s", st == RLX_ERR_UNSUPPORTED ? L.why : "");
+    wg_lower_free(&L);
+    rlx_graph_destroy(g);
+    return st;
+}
+#endif
+
+static void test_gemm_f16_sums_choice(void) {
+#ifdef RLX_HAVE_WEBGPU
+    const wg_caps *base = &((wg_backend *)g_be)->caps;
+    if (!base->shader_f16) {
+        fprintf(stderr, "  (no shader-f16: f16 products decline, skipped)\n");
+        return;
+    }
+    bool sums;
+    char why[256];
+    CHECK_OK(sums_choice(base, "f16", 32, RLX_DTYPE_F16, &sums, why, sizeof why));
+    CHECK_MSG(sums, "f16 product, gpu.f16_accumulate=f16: no f16 sums in the generated kernel");
+    CHECK_OK(sums_choice(base, "f16", 8, RLX_DTYPE_F16, &sums, why, sizeof why));
+    CHECK(sums);
+    CHECK_OK(sums_choice(base, "f32", 32, RLX_DTYPE_F16, &sums, why, sizeof why));
+    CHECK_MSG(!sums, "f16 product, gpu.f16_accumulate=f32: f16 sums");
+    CHECK_OK(sums_choice(base, "f16", 32, RLX_DTYPE_F32, &sums, why, sizeof why));
+    CHECK_MSG(!sums, "f32 product, gpu.f16_accumulate=f16: f16 sums");
+    rlx_status st = sums_choice(base, "f16", 12, RLX_DTYPE_F16, &sums, why, sizeof why);
+    CHECK_MSG(st == RLX_ERR_UNSUPPORTED && strstr(why, "gpu.f16_block=12"), "block 12: status %d, '%s'", (int)st, why);
+#endif
+}
+
 /* With f16 mode off, forcing the self-test (RLX_GPU_COOP=force) still runs
  * it, for f16 tensors: on an adapter without the feature it fails with a
  * reason, caps.coop16 stays off, and an f16 product runs on the tiled
@@ -606,6 +670,7 @@ int main(void) {
     TIMED(test_gemm_coop_fallback, t0);
     TIMED(test_gemm_coop_choice, t0);
     TIMED(test_gemm_coop_f16_fallback, t0);
+    TIMED(test_gemm_f16_sums_choice, t0);
     TIMED(test_bench_hooks, t0);
     TIMED(test_gemm_split_limit, t0);
     TIMED(test_gemm_f16_buffer_limit, t0);

@@ -80,6 +80,13 @@ static void test_set_get(void) {
     for (size_t i = 0; i < sizeof bad_tiles / sizeof bad_tiles[0]; i++)
         CHECK_FAILS(rlx_options_set(o, "gpu.gemm_tile", bad_tiles[i]), RLX_ERR_INVALID_ARGUMENT,
                     "expected TMxTN,WGXxWGY,BK");
+    /* gpu.f16_accumulate is f32 or f16; gpu.f16_block 4 .. 65536 (its fit to the tile is checked when lowering) */
+    CHECK_OK(rlx_options_set(o, "gpu.f16_accumulate", "f16"));
+    CHECK_OK(rlx_options_set(o, "gpu.f16_accumulate", "f32"));
+    CHECK_FAILS(rlx_options_set(o, "gpu.f16_accumulate", "bf16"), RLX_ERR_INVALID_ARGUMENT, "gpu.f16_accumulate");
+    CHECK_OK(rlx_options_set(o, "gpu.f16_block", "16"));
+    CHECK_FAILS(rlx_options_set(o, "gpu.f16_block", "2"), RLX_ERR_INVALID_ARGUMENT, "gpu.f16_block");
+    CHECK_FAILS(rlx_options_set(o, "gpu.f16_block", "100000"), RLX_ERR_INVALID_ARGUMENT, "gpu.f16_block");
     /* a refused value leaves the old one */
     CHECK_OK(rlx_options_set(o, "gpu.conv_algo", "direct"));
     CHECK_FAILS(rlx_options_set(o, "gpu.conv_algo", "fft"), RLX_ERR_INVALID_ARGUMENT, "gpu.conv_algo='fft'");

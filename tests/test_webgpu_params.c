@@ -227,24 +227,49 @@ static void test_all_instances(wg_backend *b) {
 }
 
 /* The generated kernels are templates over T too: the tiled GEMM (a
- * vec4 and a scalar configuration, with residual and split-K) and the
- * depthwise conv compile for f32 and f16 (with shader-f16). */
+ * vec4 and a scalar configuration, with residual and split-K; with f16
+ * sums (hblock, gpu.f16_accumulate=f16) flushed inside a k tile,
+ * unrolled, and every two tiles, looped, with split-K) and the depthwise
+ * conv compile for f32 and f16 (with shader-f16; the f16-sum kernels
+ * need it for both). The f16-sum kernels do their products as f16 FMAs
+ * into f16 partial sums; block lengths that neither divide the k step nor
+ * are a multiple of it, and f16 sums of f32 operands, are refused. */
 static void test_generated_instances(wg_backend *b) {
-    static const wg_gemm_kernel k_gemm[2] = {
+    static const wg_gemm_kernel k_gemm[4] = {
         { .tm = 4, .tn = 4, .wgx = 16, .wgy = 16, .bk = 8, .amode = 1, .bmode = 1, .act = RLX_EW_RELU, .yvec = true,
           .res = true },
         { .tm = 8, .tn = 4, .wgx = 8, .wgy = 8, .bk = 16, .amode = 0, .bmode = 4, .ckh = 3, .ckw = 3, .splitk = true },
+        { .tm = 8, .tn = 8, .wgx = 16, .wgy = 16, .bk = 16, .amode = 1, .bmode = 1, .a16 = true, .b16 = true,
+          .yvec = true, .unroll_k = true, .hblock = 8, .act = RLX_EW_RELU },
+        { .tm = 4, .tn = 4, .wgx = 16, .wgy = 8, .bk = 16, .amode = 0, .bmode = 3, .a16 = true, .b16 = true,
+          .splitk = true, .hblock = 32 },
     };
-    char *src[3] = { wg_gen_gemm_source(&k_gemm[0]), wg_gen_gemm_source(&k_gemm[1]),
-                     wg_gen_dwconv_source(3, 3, 4, RLX_EW_RELU, true) };
+    char *src[5] = { wg_gen_gemm_source(&k_gemm[0]), wg_gen_gemm_source(&k_gemm[1]), wg_gen_gemm_source(&k_gemm[2]),
+                     wg_gen_gemm_source(&k_gemm[3]), wg_gen_dwconv_source(3, 3, 4, RLX_EW_RELU, true) };
     int made = 0;
-    for (int g = 0; g < 3; g++) {
+    for (int g = 0; g < 5; g++) {
         CHECK(src[g] != NULL);
-        for (int e = 0; src[g] && e < 2; e++)
-            made += instantiate(b, g < 2 ? "gemm_gen" : "dwconv_gen", src[g], true, e ? WG_ELEM_F16 : WG_ELEM_F32);
+        if (src[g] && (g == 2 || g == 3)) {
+            CHECK(strstr(src[g], "h0 = fma(vec4<TILE_T>(a0.x), b0, h0);") && strstr(src[g], "alias TILE_T = f16;"));
+            CHECK(strstr(src[g], "c0 = c0 + vec4<f32>(h0);") && !strstr(src[g], "c0 = fma("));
+        }
+        if (src[g] && g < 2) CHECK(strstr(src[g], "alias TILE_T = f32;") && !strstr(src[g], "f16>"));
+        bool needs_f16 = g == 2 || g == 3;
+        for (int e = 0; src[g] && e < 2 && (b->caps.shader_f16 || !needs_f16); e++)
+            made += instantiate(b, g < 4 ? "gemm_gen" : "dwconv_gen", src[g], true, e ? WG_ELEM_F16 : WG_ELEM_F32);
         free(src[g]);
     }
-    CHECK(made == (b->caps.shader_f16 ? 6 : 3));
+    CHECK(made == (b->caps.shader_f16 ? 10 : 3));
+    wg_gemm_kernel bad = k_gemm[2];
+    bad.hblock = 12; /* neither divides 16 nor is a multiple of it */
+    char *s = wg_gen_gemm_source(&bad);
+    CHECK(s == NULL);
+    free(s);
+    bad = k_gemm[2];
+    bad.b16 = false; /* f16 sums of an f32 operand */
+    s = wg_gen_gemm_source(&bad);
+    CHECK(s == NULL);
+    free(s);
     fprintf(stderr, "  %d instances of generated GEMM and depthwise kernels\n", made);
 }
 

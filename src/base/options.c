@@ -183,6 +183,15 @@ static const opt_def k_opts[] = {
     BOOL("gpu.gemm_vec4", "RLX_GEMM_VEC4", "1", gemm_vec4, "vector loads and stores in the GEMM kernels"),
     BOOL("gpu.gemm_prefetch", "RLX_GEMM_PREFETCH", "0", gemm_prefetch, "register prefetch of the next k tile"),
     BOOL("gpu.gemm_unroll_k", "RLX_GEMM_UNROLL_K", "1", gemm_unroll_k, "the generated GEMM kernel unrolls its k step"),
+    ENUM("gpu.f16_accumulate", "RLX_F16_ACCUMULATE", W("f32", "f16"), f16_accumulate, 0,
+         "sums of f16 GEMMs (MatMul, Gemm, Conv with f16 inputs) on the generated tiled kernel: f32 accumulators fed "
+         "by f32 FMAs (f32), or packed f16 FMAs into f16 partial sums over gpu.f16_block elements of k, each added "
+         "into f32 accumulators (f16: meant for GPUs whose f16 FMA rate is twice their f32 rate; the error relative "
+         "to the result is set by the block, not by K; a split-K slice shorter than the block bounds it; the "
+         "one-row GEMV, the loop and ref kernels and the cooperative-matrix kernel keep f32 sums)"),
+    INT("gpu.f16_block", "RLX_F16_BLOCK", "32", 4, 65536, f16_block, 0,
+        "elements of k per f16 partial sum with gpu.f16_accumulate=f16: a multiple of 4 that divides the tile's k "
+        "step or is a multiple of it (else the node runs on the CPU; gpu.trace and the dispatch report say why)"),
     INT("gpu.gemm_target_wg", "RLX_GEMM_TARGET_WG", "256", 0, 1 << 30, gemm_target_wg, 0,
         "workgroups the automatic tile and split-K choice aims for"),
     ENUM("gpu.conv_algo", "RLX_CONV_ALGO", W("auto", "direct", "im2col", "implicit"), conv_algo, 0,

@@ -48,6 +48,8 @@ typedef struct rlx_config {
     bool attention_vec4;
     const char *gemm_kernel, *gemm_tile;
     int64_t gemm_splitk, gemm_target_wg; /* gemm_splitk -1: chosen per problem */
+    const char *f16_accumulate;          /* gpu.f16_accumulate: "f32" or "f16" */
+    int64_t f16_block;                   /* gpu.f16_block: k elements per f16 partial sum */
     bool gemm_vec4, gemm_prefetch, gemm_unroll_k;
     const char *conv_algo, *dwconv_kernel, *pool_kernel;
     /* limits.*: bytes, resolved ("auto" is a share of physical memory); 0:

@@ -506,6 +506,111 @@ static void gen_add_ln16(bo_ctx *ctx, const void *arg) {
     }
 }
 
+/* f16 GEMMs with gpu.f16_accumulate=f16 (lower_gemm.h, hblock): the
+ * products as f16 FMAs into f16 partial sums over blocks of L =
+ * gpu.f16_block elements of k, each block added into f32 accumulators.
+ * Shapes models use: M = 1 (the GEMV kernel, which keeps f32 sums, and
+ * the tiled kernel forced), 7 (split-K) and 128; K up to 4096, some not a
+ * multiple of the block or of the tile; N odd and multiples of 4; Gemm
+ * transB with a bias, MatMul + bias, activations, batched MatMul, Conv
+ * on the im2col and the implicit GEMM; blocks 8 (flushed inside a k
+ * tile of 16), 16 (every tile), 32 (the default: every two tiles) and
+ * 64, the k loop unrolled and not.
+ *
+ * Tolerance (stated from the f16 sums): each f16 FMA rounds its partial
+ * sum s once, by at most u |s| with u = 2^-11, an error of rms at most
+ * u |s| / sqrt(3). Operands uniform in [-1, 1) (Conv: x in [-2, 2), w
+ * in [-0.5, 0.5)) give products of rms rho = 1/3 and random signs, so
+ * the j-th partial sum of a block has rms rho sqrt(j), a block of L
+ * products an error of rms u rho sqrt(sum_j j / 3) ~ u rho L / sqrt(6),
+ * and the K / L independent blocks one of sigma = u rho sqrt(K L / 6);
+ * the f32 sums of the blocks add ~2^-24 relative. atol is 6 sigma =
+ * u rho sqrt(6 K L) (no case has 10^6 outputs, so a max past 6 sigma is
+ * a bug, not chance), rtol the f16 output's rounding on both sides (2^-10
+ * relative), 1e-4 for f16's subnormals. Summing a whole K in f16
+ * (gpu.f16_block >= K: sigma ~ u rho K / sqrt(6)) exceeds it wherever K
+ * is well past 6 L: run with RLX_F16_BLOCK=65536 and the cases of the
+ * default block without split-K fail (checked 2026-12-04; split-K slices
+ * bound the block by their length). */
+typedef struct sums16 {
+    const char *op; /* MatMul, Gemm (transB, bias), Conv */
+    int64_t M, K, N, batch;
+    int act;         /* act16's which (5: none); MatMul: + bias first when act < 5 */
+    int64_t block;   /* gpu.f16_block (0: the default, 32) */
+    const char *opt; /* another option (NULL: none) */
+} sums16;
+
+static const sums16 k_sums16[] = {
+    { "MatMul", 1, 768, 769, 1, 5, 0, NULL },                          /* GEMV: f32 sums whatever the option */
+    { "MatMul", 1, 768, 769, 1, 5, 0, "gpu.gemm_kernel=tiled" },       /* one row on the tiled kernel, split-K */
+    { "MatMul", 7, 1000, 64, 1, 5, 0, NULL },                          /* split-K, K not a multiple of the block */
+    { "MatMul", 7, 4096, 36, 1, 0, 16, "gpu.gemm_splitk=4" },          /* + bias + Relu, block = tile */
+    { "MatMul", 128, 768, 768, 1, 5, 0, "gpu.gemm_splitk=0" },         /* BERT's projections, whole K per output */
+    { "MatMul", 128, 3072, 100, 1, 4, 0, "gpu.gemm_splitk=0" },        /* + bias + GELU */
+    { "MatMul", 128, 4096, 20, 1, 5, 8, "gpu.gemm_unroll_k=0" },       /* block inside a tile, k loop */
+    { "MatMul", 7, 300, 33, 3, 5, 0, NULL },                           /* batched, N odd */
+    { "Gemm", 7, 3072, 99, 1, 3, 64, NULL },                           /* transB + bias + Sigmoid, block of 4 tiles */
+    { "Gemm", 128, 771, 128, 1, 1, 0, "gpu.gemm_splitk=0" },           /* transB + bias + Clip, K odd */
+    { "Conv", 0, 0, 0, 1, 0, 0, "gpu.conv_algo=im2col" },              /* x [1,64,14,14] w [32,64,3,3]: K 576 */
+    { "Conv", 0, 0, 0, 1, 5, 16, "gpu.conv_algo=implicit" },
+    { "MatMul", 128, 4096, 64, 1, 5, 0, "gpu.gemm_splitk=0" },         /* K = 4096 in one sum */
+};
+
+static void gen_sums16(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    for (size_t i = 0; i < BO_LEN(k_sums16); i++) {
+        const sums16 *g = &k_sums16[i];
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        int64_t K = g->K;
+        const char *y;
+        if (strcmp(g->op, "Conv") == 0) {
+            int64_t xd[4] = { 1, 64, 14, 14 }, wd[4] = { 32, 64, 3, 3 }, co = 32;
+            const char *ins[3] = { bo_input(c, bo_rand(F16, 4, xd, -2, 2)), bo_const(c, bo_rand(F16, 4, wd, -0.5, 0.5)),
+                                   bo_const(c, bo_rand(F16, 1, &co, -0.5, 0.5)) };
+            rlx_attr a = RLX_ATTR_IS("pads", 4, ((const int64_t[]){ 1, 1, 1, 1 }));
+            y = bo_node(c, "Conv", 3, ins, 1, 1, &a);
+            K = 64 * 9;
+            bo_desc(c, "f16 sums: Conv x[1,64,14,14] w[32,64,3,3] pads 1 (K=576)");
+        } else if (strcmp(g->op, "Gemm") == 0) {
+            int64_t ad[2] = { g->M, K }, bd[2] = { g->N, K }, cd[1] = { g->N };
+            const char *ins[3] = { bo_input(c, bo_rand(F16, 2, ad, -1, 1)), bo_const(c, bo_rand(F16, 2, bd, -1, 1)),
+                                   bo_const(c, bo_rand(F16, 1, cd, -1, 1)) };
+            rlx_attr a = RLX_ATTR_I("transB", 1);
+            y = bo_node(c, "Gemm", 3, ins, 1, 1, &a);
+            bo_desc(c, "f16 sums: Gemm transB M=%lld K=%lld N=%lld + bias", (long long)g->M, (long long)K,
+                    (long long)g->N);
+        } else {
+            int64_t ad[3] = { g->batch, g->M, K }, bd[2] = { K, g->N };
+            bool batched = g->batch > 1;
+            const char *ins[2] = { bo_input(c, bo_rand(F16, batched ? 3 : 2, batched ? ad : ad + 1, -1, 1)),
+                                   bo_const(c, bo_rand(F16, 2, bd, -1, 1)) };
+            y = bo_node(c, "MatMul", 2, ins, 1, 0, NULL);
+            bo_desc(c, "f16 sums: MatMul a[%s%lld,%lld] b[%lld,%lld]", batched ? "3," : "", (long long)g->M,
+                    (long long)K, (long long)K, (long long)g->N);
+            if (g->act < 5) { /* the bias folds into the MatMul's third input */
+                int64_t n = g->N;
+                const char *b_in[2] = { y, bo_const(c, bo_rand(F16, 1, &n, -1, 1)) };
+                y = bo_node(c, "Add", 2, b_in, 1, 0, NULL);
+                bo_desc(c, " + bias");
+            }
+        }
+        y = act16(c, g->act, y);
+        bo_output(c, y);
+        if (g->act < 5) c->fused = g->op;
+        else c->expect_op = g->op;
+        bo_opt(c, "gpu.f16_accumulate=f16");
+        static const char *const k_blocks[] = { "gpu.f16_block=8", "gpu.f16_block=16", "gpu.f16_block=64" };
+        int64_t L = g->block ? g->block : 32;
+        if (g->block) bo_opt(c, k_blocks[g->block == 8 ? 0 : g->block == 16 ? 1 : 2]);
+        if (g->opt) bo_opt(c, g->opt);
+        bo_desc(c, " block %lld%s%s", (long long)L, g->opt ? " " : "", g->opt ? g->opt : "");
+        c->rtol = 1e-3;
+        c->atol = ldexp(1.0, -11) / 3.0 * sqrt(6.0 * (double)K * (double)L) + 1e-4;
+        bo_run(ctx, c);
+    }
+}
+
 static const bo_op k_ops[] = {
     { "Relu", gen_unary16, NULL, EXACT16 },
     { "Neg", gen_unary16, NULL, EXACT16 },
@@ -550,6 +655,8 @@ static const bo_op k_ops[] = {
     { "fuse:activation:f16", gen_act16, NULL, CHAIN16 },
     { "fuse:conv_residual:f16", gen_residual16, NULL, CHAIN16 },
     { "rlx.AddLayerNormalization", gen_add_ln16, NULL, ADDLN16 },
+    { "gemm:f16_sums", gen_sums16, NULL, 1e-3, 1e-4,
+      "gpu.f16_accumulate=f16: f16 partial sums over blocks of L: atol 2^-11 rho sqrt(6 K L) (6 sigma), rtol 1e-3" },
 };
 
 const bo_family bo_family_f16 = { "f16", k_ops, BO_LEN(k_ops) };

@@ -327,6 +327,16 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
         if (L->caps->cfg->gemm_prefetch && wg_cdiv(na, nt) <= 8 && wg_cdiv(nbi, nt) <= 8) wg_spec(L, d, "PREFETCH", 1);
     } else {
         kc.unroll_k = L->caps->cfg->gemm_unroll_k;
+        /* gpu.f16_accumulate=f16: an f16 product's sums as packed f16 FMAs
+         * over blocks of gpu.f16_block elements of k (f16 tiles) */
+        const rlx_config *cfg = L->caps->cfg;
+        if (half && L->caps->shader_f16 && cfg->f16_accumulate && strcmp(cfg->f16_accumulate, "f16") == 0) {
+            uint64_t hb = (uint64_t)cfg->f16_block;
+            if (hb % 4 || (t->bk % hb && hb % t->bk))
+                return wg_decline(L, "gpu.f16_block=%llu is not a multiple of 4 that divides the GEMM tile's k step "
+                                  "%u or is a multiple of it", (unsigned long long)hb, t->bk);
+            kc.hblock = (uint32_t)hb;
+        }
         char *src = wg_gen_gemm_source(&kc);
         if (!src) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory generating the GEMM kernel", rlx_node_desc(L->n));
         d = wg_emit_source(L, "gemm", src);

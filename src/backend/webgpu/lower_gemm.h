@@ -101,9 +101,16 @@ rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *g);
  * multiple of 4), load modes (amode: GA_*, bmode: GB_*, wg_codes.h),
  * binary16 operands, the implicit conv's kernel size (0: from Params),
  * vec4 or pixel-grid stores, split-K partial sums, activation kind,
- * residual (RES); unroll_k also writes out the BK steps of the k loop. */
+ * residual (RES); unroll_k also writes out the BK steps of the k loop.
+ * hblock > 0 (generated kernel only; option gpu.f16_accumulate=f16): the
+ * sums of f16 operands (a16 and b16) as packed f16 FMAs into f16 partial
+ * sums over hblock consecutive k (a multiple of 4 that divides bk or is a
+ * multiple of it), each block's partial sum added into the f32
+ * accumulators; the workgroup tiles then hold f16 (needs shader-f16). The
+ * error of one output is then that of f16 sums of hblock products plus
+ * f32 sums of K / hblock terms; hblock 0: f32 FMAs throughout. */
 typedef struct wg_gemm_kernel {
-    uint32_t tm, tn, wgx, wgy, bk, amode, bmode, ckh, ckw, act;
+    uint32_t tm, tn, wgx, wgy, bk, amode, bmode, ckh, ckw, act, hblock;
     bool a16, b16, yvec, splitk, ypix, unroll_k, res;
 } wg_gemm_kernel;
 

@@ -74,6 +74,7 @@ const TM4_MAX: u32 = 2u;
 const TN4_MAX: u32 = 2u;
 const PF_MAX: u32 = 8u; /* tile items per invocation that PREFETCH can hold */
 
+alias TILE_T = f32; /* gemm_tile: the workgroup tiles hold f32 */
 var<workgroup> As: array<vec4<f32>, BK * WGY * TM / 4u>;
 var<workgroup> Bs: array<vec4<f32>, BK * WGX * TN / 4u>;
 

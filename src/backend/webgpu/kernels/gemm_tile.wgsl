@@ -2,15 +2,17 @@
 // kernel: included with "//!include gemm_tile" after gemm_common. The
 // includer declares TM, TN, WGX, WGY, BK, A_MODE, B_MODE, Y_VEC, Y_PIX,
 // SPLITK, ACT, RES and PREFETCH (as overrides or constants), the "codes"
-// snippet (GA_*, GB_*: the modes, wg_codes.h) and the workgroup
-// tiles As and Bs (see gemm.wgsl for every field's meaning). Here: the
+// snippet (GA_*, GB_*: the modes, wg_codes.h), the tiles' element type
+// TILE_T (f32, or f16 for the generated kernel's f16 sums; the operands
+// are then f16, which the conversion keeps exactly) and the workgroup
+// tiles As and Bs of vec4<TILE_T> (see gemm.wgsl for every field's meaning). Here: the
 // tile loads (fetch_* read an item of the next k tile from the operand,
 // put_* store it into As / Bs), tile_job (which tile, batch item and k
 // slice a workgroup computes) and store4 (the epilogue of four adjacent
 // outputs of one row).
 
-fn set_as(i: u32, v: f32) { As[i >> 2u][i & 3u] = v; }
-fn set_bs(i: u32, v: f32) { Bs[i >> 2u][i & 3u] = v; }
+fn set_as(i: u32, v: f32) { As[i >> 2u][i & 3u] = TILE_T(v); }
+fn set_bs(i: u32, v: f32) { Bs[i >> 2u][i & 3u] = TILE_T(v); }
 
 // Tile loads as items: item i of the A tile is a vec4 (A_MODE GA_VEC_K, GA_VEC_M) or one
 // element (in .x) of the BM x BK tile; fetch reads it from A (0 outside
@@ -54,7 +56,7 @@ fn put_a(i: u32, v: vec4<f32>) {
         set_as((4u * kq + 2u) * BM + ml, v.z);
         set_as((4u * kq + 3u) * BM + ml, v.w);
     } else if (A_MODE == GA_VEC_M) {
-        As[((i / (BM / 4u)) * BM) / 4u + i % (BM / 4u)] = v;
+        As[((i / (BM / 4u)) * BM) / 4u + i % (BM / 4u)] = vec4<TILE_T>(v);
     } else if (A_MODE == GA_SCALAR_M) {
         set_as((i / BM) * BM + i % BM, v.x);
     } else {
@@ -94,7 +96,7 @@ fn fetch_b(i: u32, k0: u32, kcount: u32, n0: u32, bbase: u32, kofs: u32) -> vec4
 fn put_b(i: u32, v: vec4<f32>) {
     let BN = WGX * TN;
     if (B_MODE == GB_VEC_N) {
-        Bs[((i / (BN / 4u)) * BN) / 4u + i % (BN / 4u)] = v;
+        Bs[((i / (BN / 4u)) * BN) / 4u + i % (BN / 4u)] = vec4<TILE_T>(v);
     } else if (B_MODE == GB_VEC_K) {
         let kq = i % (BK / 4u);
         let nl = i / (BK / 4u);
