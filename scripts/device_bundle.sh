@@ -68,6 +68,8 @@ for need in libwgpu_native.so libprotobuf-c.so.1 libopenblas.so.0 libgfortran.so
   fi
 done
 if [ -x "$BUILD/ocr_det" ]; then strip -o "$STAGE/bin/ocr_det" "$BUILD/ocr_det"; fi
+# the shared library, for the Python bindings' scripts (RLX_LIBRARY=lib/librlx.so)
+if [ -e "$BUILD/librlx.so" ]; then strip -o "$STAGE/lib/librlx.so" "$BUILD/librlx.so"; fi
 
 # models that the ignored folders hold here
 if [ -f "$ROOT/models/ppocrv4_det.onnx" ]; then cp -L "$ROOT/models/ppocrv4_det.onnx" "$STAGE/models/"; fi
