@@ -7,7 +7,7 @@
 # then call the device tool from the repository root with carry
 # [".device", ".gl"] and one of (each fits the 10-minute limit of one call):
 #
-#   bash bench/device_run.sh tests sweep     # ~6 min: kernel tests on the GPU, variant sweep
+#   bash bench/device_run.sh tests sweep     # ~6 min: kernel tests on the GPU ($TESTS: which), variant sweep
 #   bash bench/device_run.sh compare         # ~8 min: rlx vs PyTorch (eager, CUDA graph) vs onnxruntime
 #   bash bench/device_run.sh profile         # ~2 min: per-op GPU time of minilm, bert_base, mobilenet_v2
 #   bash bench/device_run.sh f16prof         # ~4 min: per-op GPU time of the f32 and fp16 forms of
@@ -147,8 +147,8 @@ for m in $modes; do
   echo "== mode $m (at $(elapsed) s)"
   case "$m" in
     tests)
-      for t in test_gpu_gemm test_gpu_conv test_webgpu test_webgpu_split test_webgpu_share test_webgpu_reduce test_webgpu_attention \
-               test_webgpu_index test_fusion test_run_stop; do
+      for t in ${TESTS:-test_gpu_gemm test_gpu_conv test_webgpu test_webgpu_split test_webgpu_share test_webgpu_reduce \
+               test_webgpu_attention test_webgpu_index test_fusion test_run_stop}; do
         echo "-- $t"
         RLX_TEST_REQUIRE_GPU=1 timeout 150 "$D/bin/$t" 2>&1 | tail -25
         echo "-- $t exit ${PIPESTATUS[0]}"
