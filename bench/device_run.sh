@@ -9,7 +9,8 @@
 #
 #   bash bench/device_run.sh tests sweep     # ~6 min: kernel tests on the GPU ($TESTS: which), variant sweep
 #   bash bench/device_run.sh compare         # ~8 min: rlx vs PyTorch (eager, CUDA graph) vs onnxruntime
-#   bash bench/device_run.sh profile         # ~2 min: per-op GPU time of minilm, bert_base, mobilenet_v2
+#   bash bench/device_run.sh profile         # ~2 min: per-op GPU time of $PROFILE_MODELS (default minilm,
+#                                            # bert_base, mobilenet_v2) at batch $PROFILE_BATCH (default 1)
 #   bash bench/device_run.sh f16prof         # ~4 min: per-op GPU time of the f32 and fp16 forms of
 #                                            # $F16PROF_MODELS (default resnet50 mobilenet_v2 bert_base)
 #   bash bench/device_run.sh quick           # ~1 min: devices + a short sweep (a smoke test)
@@ -238,9 +239,9 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
       ;;
     profile)
       timeout 400 "$PY" bench/profile_models.py --rlx "$RLX" --models-dir "$MODELS" --traces "$OUT" \
-        minilm bert_base mobilenet_v2 > "$OUT/profile.txt" 2>&1
+        --batch "${PROFILE_BATCH:-1}" ${PROFILE_MODELS:-minilm bert_base mobilenet_v2} > "$OUT/profile.txt" 2>&1
       cat "$OUT/profile.txt" | grep -v "^fusion: "
-      rm -f "$OUT/trace_bert_base.json" "$OUT/trace_mobilenet_v2.json" # within the 8 files that come back
+      rm -f "$OUT"/trace_*.json # within the 8 files that come back
       ;;
     diag)
       {
