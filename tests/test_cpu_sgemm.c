@@ -14,6 +14,11 @@
  *    program with 1, 3 and 5 worker threads and the default (one per core).
  *  - Packed operands (test_packs): the same bits as plain ones, and the
  *    AVX2 and AVX-512 kernels the same bits as each other.
+ *  - Each AVX-512 register tile (test_tiles: 8 x 32, 8 x 48, 12 x 32,
+ *    14 x 32) on shapes with every kind of edge tile and K across the
+ *    256-step panels: bitwise the scalar oracle of one fmaf chain per
+ *    element, plain, with packed operands and with packs of another tile,
+ *    in both loop orders and blocks of 96 columns (rlx_cpu_sgemm_blocking_set).
  *  - Against a double-precision reference (alpha 0.75, beta 1.5 on a random
  *    C; alpha 1, beta 0 on a C of NaNs, which must not leak): inputs in
  *    [-1, 1), float accumulation of K products is off by about K * 6e-8 in
@@ -206,6 +211,92 @@ static void test_packs(const rlx_cpu_sgemm_kernel *kernels, int n_kernels, rlx_c
     CHECK(rlx_cpu_sgemm_kernel_set(def));
 }
 
+/* The scalar oracle of the FMA kernels' arithmetic: per element, each
+ * panel of 256 k steps summed from 0 as a chain of fmaf in k order, the
+ * panel's sum s landing as c = fmaf(beta, c, alpha * s) (first panel;
+ * alpha * s when beta is 0) or fmaf(alpha, s, c) (later panels). */
+static void fma_oracle(size_t m, size_t n, size_t k, float alpha, const mat *a, const mat *b, float beta, float *c,
+                       size_t ldc) {
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            float *d = &c[i * ldc + j];
+            for (size_t p0 = 0; p0 < k; p0 += RLX_CPU_SGEMM_KC) {
+                float s = 0.0f;
+                size_t p1 = p0 + RLX_CPU_SGEMM_KC < k ? p0 + RLX_CPU_SGEMM_KC : k;
+                for (size_t p = p0; p < p1; p++) s = fmaf(at(a, false, i, p), at(b, false, p, j), s);
+                if (p0 > 0) *d = fmaf(alpha, s, *d);
+                else *d = beta == 0.0f ? alpha * s : fmaf(beta, *d, alpha * s);
+            }
+        }
+}
+
+/* Each AVX-512 register tile (8 x 32, 8 x 48, 12 x 32, 14 x 32) on shapes
+ * with edge tiles of every kind (M not a multiple of 8, 12 or 14; N of at
+ * most 16, 17 to 32, 33 to 47 columns past the last whole tile; K across
+ * the 256-step panels): the product (pool and one thread, beta 0 and 1.5)
+ * equals the scalar FMA oracle bit for bit; with operands packed under the
+ * tile, and with packs made under another tile (which the product must
+ * ignore), the same bits again. */
+static void test_tiles(void) {
+    if (!rlx_cpu_sgemm_kernel_set(RLX_CPU_SGEMM_AVX512)) {
+        fprintf(stderr, "AVX-512 tiles: not on this CPU, skipped\n");
+        return;
+    }
+    static const size_t shapes[][3] = { { 8, 32, 256 },  { 12, 48, 257 }, { 14, 96, 513 }, { 13, 49, 100 },
+                                        { 29, 81, 300 }, { 41, 17, 31 },  { 57, 113, 768 }, { 1, 1, 1 },
+                                        { 130, 47, 255 }, { 100, 200, 64 }, { 9, 2100, 40 } };
+    rlx_cpu_sgemm_avx512_tile keep = rlx_cpu_sgemm_avx512_tile_get();
+    for (int t = 0; t < RLX_CPU_SGEMM_TILE_COUNT; t++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2], ldc = n + 3;
+            const char *tn = rlx_cpu_sgemm_avx512_tile_name((rlx_cpu_sgemm_avx512_tile)t);
+            mat a = mat_new(false, m, k), b = mat_new(false, k, n);
+            size_t bytes = m * ldc * sizeof(float);
+            float *c0 = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes), *got1 = malloc(bytes);
+            for (size_t i = 0; i < m * ldc; i++) c0[i] = test_rand_uniform(-1.0f, 1.0f);
+            /* packs under another tile (t + 1), then under this one */
+            CHECK(rlx_cpu_sgemm_avx512_tile_set((rlx_cpu_sgemm_avx512_tile)((t + 1) % RLX_CPU_SGEMM_TILE_COUNT)));
+            rlx_cpu_sgemm_pack opa, opb, pa, pb;
+            CHECK_OK(rlx_cpu_sgemm_pack_a(false, 1, m, k, a.v, a.ld, 0, &opa));
+            CHECK_OK(rlx_cpu_sgemm_pack_b(false, k, n, b.v, b.ld, &opb));
+            CHECK(rlx_cpu_sgemm_avx512_tile_set((rlx_cpu_sgemm_avx512_tile)t));
+            CHECK_OK(rlx_cpu_sgemm_pack_a(false, 1, m, k, a.v, a.ld, 0, &pa));
+            CHECK_OK(rlx_cpu_sgemm_pack_b(false, k, n, b.v, b.ld, &pb));
+            rlx_cpu_sgemm_packref ra = { &pa, 0, 0 }, rb = { &pb, 0, 0 }, ora = { &opa, 0, 0 }, orb = { &opb, 0, 0 };
+            for (int pass = 0; pass < 2; pass++) {
+                float beta = pass ? 1.5f : 0.0f;
+                memcpy(want, c0, bytes);
+                fma_oracle(m, n, k, 0.75f, &a, &b, beta, want, ldc);
+                for (int way = 0; way < 6; way++) {
+                    /* ways 4, 5: the other loop order, blocks of 96 columns */
+                    CHECK(rlx_cpu_sgemm_blocking_set(way < 4, way < 4 ? 2048 : 100));
+                    memcpy(got, c0, bytes);
+                    memcpy(got1, c0, bytes);
+                    const rlx_cpu_sgemm_packref *pra = way == 1 || way == 2 || way == 5 ? &ra : way == 3 ? &ora : NULL;
+                    const rlx_cpu_sgemm_packref *prb = way == 2 || way == 5 ? &rb : way == 3 ? &orb : NULL;
+                    rlx_cpu_sgemm_packed(false, false, m, n, k, 0.75f, a.v, a.ld, b.v, b.ld, beta, got, ldc, pra, prb);
+                    rlx_cpu_sgemm_serial_packed(false, false, m, n, k, 0.75f, a.v, a.ld, b.v, b.ld, beta, got1, ldc,
+                                                pra, prb);
+                    size_t bad = 0;
+                    for (size_t i = 0; i < m * ldc; i++)
+                        bad += memcmp(&got[i], &want[i], sizeof(float)) != 0 || memcmp(&got1[i], &want[i], sizeof(float)) != 0;
+                    CHECK_MSG(bad == 0, "tile %s m %zu n %zu k %zu beta %g packs %d: %zu elements not the FMA oracle's bits",
+                              tn, m, n, k, (double)beta, way, bad);
+                }
+            }
+            rlx_cpu_sgemm_pack_free(&opa), rlx_cpu_sgemm_pack_free(&opb);
+            rlx_cpu_sgemm_pack_free(&pa), rlx_cpu_sgemm_pack_free(&pb);
+            free(a.v), free(b.v), free(c0), free(want), free(got), free(got1);
+        }
+    CHECK(rlx_cpu_sgemm_avx512_tile_set(keep));
+    CHECK(rlx_cpu_sgemm_blocking_set(true, 2048));
+    /* names and bad input */
+    CHECK(!rlx_cpu_sgemm_blocking_set(true, 4096) && !rlx_cpu_sgemm_blocking_set(true, 8));
+    CHECK(!rlx_cpu_sgemm_avx512_tile_set(RLX_CPU_SGEMM_TILE_COUNT));
+    CHECK_FAILS(rlx_cpu_sgemm_avx512_tile_choose("9x9"), RLX_ERR_INVALID_ARGUMENT, "cpu.sgemm_tile=9x9");
+    CHECK(strcmp(rlx_cpu_sgemm_avx512_tile_name(RLX_CPU_SGEMM_TILE_12X32), "12x32") == 0);
+}
+
 int main(void) {
     test_seed(test_seed_from_env());
     fprintf(stderr, "worker threads: %d, default kernel: %s\n", rlx_parallel_threads(),
@@ -229,6 +320,8 @@ int main(void) {
     }
     CHECK(rlx_cpu_sgemm_kernel_set(def));
     test_packs(kernels, 3, def);
+    test_tiles();
+    CHECK(rlx_cpu_sgemm_kernel_set(def));
     fprintf(stderr, "shapes: %d\n", shapes);
     TEST_MAIN_END();
 }

@@ -164,6 +164,7 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
     if (!st) st = rlx_parallel_configure(cfg->cpu_threads, cfg->cpu_pool_spin_us, &threads);
     if (!st) st = rlx_cpu_gemm_policy_set(strcmp(cfg->cpu_gemm, "blas") == 0 ? RLX_CPU_GEMM_BLAS : RLX_CPU_GEMM_POOL);
     if (!st) st = rlx_cpu_qgemm_kernel_choose(cfg->cpu_qgemm_kernel);
+    if (!st) st = rlx_cpu_sgemm_avx512_tile_choose(cfg->cpu_sgemm_tile);
     rlx_session *s = st ? NULL : calloc(1, sizeof *s);
     if (!s) {
         rlx_config_destroy(cfg);

@@ -53,7 +53,8 @@ rlx_status rlx_cpu_gemm_policy_set(rlx_cpu_gemm_policy pol) {
 /* ------------------------------------------------------------ micro-kernels */
 
 /* Register tiles (rows x columns of C) of the kernels: 6 x 16 (portable,
- * AVX2) and 8 x 32 (AVX-512); MR_MAX x NR_MAX bounds them. The blocks: KC
+ * AVX2) and for AVX-512 8 x 32 (default), 8 x 48, 12 x 32 or 14 x 32
+ * (RLX_CPU_SGEMM_TILE); MR_MAX x NR_MAX bounds them. The blocks: KC
  * steps of k per packed panel, about MC rows of A per packed block (a
  * multiple of the tile's rows, in L2), NC columns of B per packed block (a
  * multiple of the tile's columns). Only KC changes the arithmetic (where
@@ -62,8 +63,8 @@ rlx_status rlx_cpu_gemm_policy_set(rlx_cpu_gemm_policy pol) {
 #define NR16 16
 #define MR8 8
 #define NR32 32
-#define MR_MAX 8
-#define NR_MAX 32
+#define MR_MAX 14
+#define NR_MAX 48
 #define KC RLX_CPU_SGEMM_KC
 #define MC 128
 #define NC 2048
@@ -124,6 +125,29 @@ static void kern_portable(size_t kc, const float *ap, const float *bp, float *c,
 #define SK_MR MR8
 #define SK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #include "backend/cpu/cpu_sgemm_kern.h"
+/* The larger AVX-512 tiles (rlx_cpu_sgemm_avx512_tile_set): 24 to 28
+ * accumulators, fewer loads per fused multiply-add (8 x 48: 3 loads of B
+ * and 8 broadcasts per 24; 12 x 32: 2 and 12 per 24; 14 x 32: 2 and 14
+ * per 28, against 2 and 8 per 16 for 8 x 32). */
+#define SK_SFX avx512_8x48
+#define SK_ATTR __attribute__((target("avx512f")))
+#define RLX_VBITS 512
+#define SK_MR MR8
+#define SK_NV 3
+#define SK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#include "backend/cpu/cpu_sgemm_kern.h"
+#define SK_SFX avx512_12x32
+#define SK_ATTR __attribute__((target("avx512f")))
+#define RLX_VBITS 512
+#define SK_MR 12
+#define SK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#include "backend/cpu/cpu_sgemm_kern.h"
+#define SK_SFX avx512_14x32
+#define SK_ATTR __attribute__((target("avx512f")))
+#define RLX_VBITS 512
+#define SK_MR 14
+#define SK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+#include "backend/cpu/cpu_sgemm_kern.h"
 #endif
 
 /* The kernels, indexed by rlx_cpu_sgemm_kernel; the one of this process is
@@ -139,6 +163,62 @@ static const sgemm_kernel g_kernels[3] = {
 #endif
 };
 static atomic_int g_kernel = -1;
+
+/* The AVX-512 tiles, indexed by rlx_cpu_sgemm_avx512_tile (entry 0 is
+ * g_kernels[RLX_CPU_SGEMM_AVX512]). */
+static const char *const g_tile_names[RLX_CPU_SGEMM_TILE_COUNT] = { "8x32", "8x48", "12x32", "14x32" };
+#if SGEMM_HAVE_AVX2
+static const sgemm_kernel g_avx512_tiles[RLX_CPU_SGEMM_TILE_COUNT] = {
+    { kern_avx512, kern_half_avx512, MR8, NR32, 16 },
+    { kern_avx512_8x48, kern_half_avx512_8x48, MR8, 48, 16 },
+    { kern_avx512_12x32, kern_half_avx512_12x32, 12, NR32, 16 },
+    { kern_avx512_14x32, kern_half_avx512_14x32, 14, NR32, 16 },
+};
+#endif
+/* -1: not read yet (RLX_CPU_SGEMM_TILE at the first use) */
+static atomic_int g_tile = -1;
+
+static int tile_index(void) {
+    int t = atomic_load_explicit(&g_tile, memory_order_relaxed);
+    if (t < 0) {
+        const char *env = rlx_config_env_enum("cpu.sgemm_tile", "8x32");
+        t = 0;
+        for (int i = 0; i < RLX_CPU_SGEMM_TILE_COUNT; i++)
+            if (strcmp(env, g_tile_names[i]) == 0) t = i;
+        atomic_store_explicit(&g_tile, t, memory_order_relaxed);
+    }
+    return t;
+}
+
+/* The kernel of index k (an rlx_cpu_sgemm_kernel), AVX-512 with its tile. */
+static const sgemm_kernel *kernel_of(int k) {
+#if SGEMM_HAVE_AVX2
+    if (k == RLX_CPU_SGEMM_AVX512) return &g_avx512_tiles[tile_index()];
+#endif
+    return &g_kernels[k];
+}
+
+rlx_cpu_sgemm_avx512_tile rlx_cpu_sgemm_avx512_tile_get(void) { return (rlx_cpu_sgemm_avx512_tile)tile_index(); }
+
+const char *rlx_cpu_sgemm_avx512_tile_name(rlx_cpu_sgemm_avx512_tile t) {
+    return (int)t >= 0 && (int)t < RLX_CPU_SGEMM_TILE_COUNT ? g_tile_names[t] : "?";
+}
+
+bool rlx_cpu_sgemm_avx512_tile_set(rlx_cpu_sgemm_avx512_tile t) {
+    if ((int)t < 0 || (int)t >= RLX_CPU_SGEMM_TILE_COUNT || !SGEMM_HAVE_AVX2) return false;
+    atomic_store_explicit(&g_tile, (int)t, memory_order_relaxed);
+    return true;
+}
+
+rlx_status rlx_cpu_sgemm_avx512_tile_choose(const char *name) {
+    if (!name) return RLX_OK;
+    for (int i = 0; i < RLX_CPU_SGEMM_TILE_COUNT; i++)
+        if (strcmp(name, g_tile_names[i]) == 0) {
+            atomic_store_explicit(&g_tile, i, memory_order_relaxed);
+            return RLX_OK;
+        }
+    return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "cpu.sgemm_tile=%s: not a tile (8x32, 8x48, 12x32, 14x32)", name);
+}
 
 /* Whether this CPU (and the OS, which must save the wider registers: GCC's
  * __builtin_cpu_supports checks XCR0 too) runs the kernel. */
@@ -160,7 +240,7 @@ static const sgemm_kernel *kernel_get(void) {
                                            : RLX_CPU_SGEMM_PORTABLE;
         atomic_store_explicit(&g_kernel, k, memory_order_relaxed);
     }
-    return &g_kernels[k];
+    return kernel_of(k);
 }
 
 rlx_cpu_sgemm_kernel rlx_cpu_sgemm_kernel_get(void) {
@@ -253,7 +333,7 @@ static const float *pack_at(const rlx_cpu_sgemm_pack *pk, size_t group, size_t p
 static rlx_status pack_new(bool is_b, bool t, size_t groups, size_t lanes, size_t k, const float *x, size_t ld,
                            size_t gstride, rlx_cpu_sgemm_pack *out) {
     memset(out, 0, sizeof *out);
-    const sgemm_kernel *kd = &g_kernels[rlx_cpu_sgemm_kernel_get()];
+    const sgemm_kernel *kd = kernel_get();
     size_t w = is_b ? kd->nr : kd->mr, padded = round_up(lanes, w), total;
     if (!rlx_mul_ok(padded, k, &total) || !rlx_mul_ok(total, groups, &total) || total > SIZE_MAX / 8)
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "packed GEMM operand of %zu x %zu x %zu floats too large", groups,
@@ -310,8 +390,9 @@ const float *rlx_cpu_sgemm_pack_a_block(const rlx_cpu_sgemm_pack *pk, size_t gro
  * `first` over k steps with this kernel, else NULL (the caller packs). */
 static const rlx_cpu_sgemm_packref *ref_usable(const rlx_cpu_sgemm_packref *r, const sgemm_kernel *kd,
                                                size_t lanes, size_t k, bool is_b) {
-    if (!r || !r->pack || !r->pack->data || r->pack->is_b != is_b || &g_kernels[r->pack->kernel] != kd) return NULL;
+    if (!r || !r->pack || !r->pack->data || r->pack->is_b != is_b || kernel_of(r->pack->kernel) != kd) return NULL;
     const rlx_cpu_sgemm_pack *pk = r->pack;
+    if (pk->w != (is_b ? kd->nr : kd->mr)) return NULL; /* packed for another AVX-512 tile */
     if (pk->k != k || r->group >= pk->groups || r->first % pk->w || r->first + lanes > pk->lanes) return NULL;
     return r;
 }
@@ -352,10 +433,28 @@ typedef struct sgemm_args {
 /* The packed product; apack holds MC x KC floats, bpack KC x NC (or what m,
  * n, k need of them), 64-byte aligned (unused where the operand is
  * packed already). */
+/* The blocking of sgemm_packed (rlx_cpu_sgemm_blocking_set): the order
+ * of its two inner loops (rows_inner: for each column panel of B, the
+ * row panels of A, so B's micro-panel is reused from L1 and A's stream
+ * from L2; else the reverse) and the columns of B per packed block (at
+ * most NC, the scratch's size). */
+static atomic_bool g_rows_inner = true;
+static atomic_size_t g_nc = NC;
+
+bool rlx_cpu_sgemm_blocking_set(bool rows_inner, size_t nc) {
+    if (nc < 64 || nc > NC) return false;
+    atomic_store_explicit(&g_rows_inner, rows_inner, memory_order_relaxed);
+    atomic_store_explicit(&g_nc, nc, memory_order_relaxed);
+    return true;
+}
+
 static void sgemm_packed(const sgemm_kernel *kd, const sgemm_args *g, float *apack, float *bpack) {
+    bool rows_inner = atomic_load_explicit(&g_rows_inner, memory_order_relaxed);
+    /* (a whole number of B's panels: a packed B is addressed by panel) */
     size_t mr = kd->mr, nr = kd->nr, mcb = MC / mr * mr;
-    for (size_t jc = 0; jc < g->n; jc += NC) {
-        size_t nc = min_sz(NC, g->n - jc);
+    size_t ncb = atomic_load_explicit(&g_nc, memory_order_relaxed) / nr * nr;
+    for (size_t jc = 0; jc < g->n; jc += ncb) {
+        size_t nc = min_sz(ncb, g->n - jc);
         for (size_t pc = 0; pc < g->k; pc += KC) {
             size_t kc = min_sz(KC, g->k - pc);
             int upd = pc > 0 ? UPD_ACC : g->beta == 0.0f ? UPD_SET : UPD_BETA;
@@ -367,10 +466,12 @@ static void sgemm_packed(const sgemm_kernel *kd, const sgemm_args *g, float *apa
                 const float *ap = apack;
                 if (g->pa) ap = pack_at(g->pa->pack, g->pa->group, pc, g->pa->first + ic);
                 else pack_a(g->ta, g->a, g->lda, g->m, ic, round_up(mc, mr), pc, kc, mr, apack);
-                for (size_t jr = 0; jr < nc; jr += nr)
-                    for (size_t ir = 0; ir < mc; ir += mr)
-                        tile(kd, kc, ap + ir * kc, bp + jr * kc, g->c + (ic + ir) * g->ldc + jc + jr, g->ldc,
-                             min_sz(mr, mc - ir), min_sz(nr, nc - jr), g->alpha, g->beta, upd);
+                size_t n_i = (mc + mr - 1) / mr, n_j = (nc + nr - 1) / nr;
+                for (size_t t = 0; t < n_i * n_j; t++) {
+                    size_t ir = (rows_inner ? t % n_i : t / n_j) * mr, jr = (rows_inner ? t / n_i : t % n_j) * nr;
+                    tile(kd, kc, ap + ir * kc, bp + jr * kc, g->c + (ic + ir) * g->ldc + jc + jr, g->ldc,
+                         min_sz(mr, mc - ir), min_sz(nr, nc - jr), g->alpha, g->beta, upd);
+                }
             }
         }
     }

@@ -12,7 +12,8 @@
  * on the stack and stored partially. Three kernels, picked once at run
  * time by what the CPU runs (__builtin_cpu_supports, which also checks that
  * the OS saves the registers; target attributes: no illegal instruction
- * elsewhere): AVX-512F (8 x 32), AVX2 + FMA (6 x 16), both a chain of fused
+ * elsewhere): AVX-512F (8 x 32; or 8 x 48, 12 x 32, 14 x 32 by option
+ * cpu.sgemm_tile), AVX2 + FMA (6 x 16), all a chain of fused
  * multiply-adds per element, so the same bits; and a portable C one
  * (6 x 16, multiply, then add). Results differ between the portable and
  * the FMA kernels by rounding, never between positions.
@@ -157,6 +158,42 @@ rlx_cpu_sgemm_kernel rlx_cpu_sgemm_kernel_get(void);
 /* Uses `kernel` from now on (process-wide; for tests, not while GEMMs
  * run). False, and no change, when this CPU or build cannot run it. */
 bool rlx_cpu_sgemm_kernel_set(rlx_cpu_sgemm_kernel kernel);
+
+/* The register tile of the AVX-512 kernel (rows x columns of C). All give
+ * the same bits (one chain of fused multiply-adds per element); they differ
+ * in speed only. The first use reads option cpu.sgemm_tile
+ * (RLX_CPU_SGEMM_TILE; default 8x32). Packs made for one tile are not used
+ * by another (the product packs its operands itself). */
+typedef enum rlx_cpu_sgemm_avx512_tile {
+    RLX_CPU_SGEMM_TILE_8X32 = 0,
+    RLX_CPU_SGEMM_TILE_8X48 = 1,
+    RLX_CPU_SGEMM_TILE_12X32 = 2,
+    RLX_CPU_SGEMM_TILE_14X32 = 3,
+    RLX_CPU_SGEMM_TILE_COUNT = 4
+} rlx_cpu_sgemm_avx512_tile;
+
+/* The AVX-512 tile in use, and its name ("8x32", ...; "?" out of range). */
+rlx_cpu_sgemm_avx512_tile rlx_cpu_sgemm_avx512_tile_get(void);
+const char *rlx_cpu_sgemm_avx512_tile_name(rlx_cpu_sgemm_avx512_tile tile);
+
+/* Uses `tile` for the AVX-512 kernel from now on (process-wide; for tests
+ * and benchmarks, not while GEMMs run). False, and no change, for an
+ * unknown tile or a build without the x86 kernels. */
+bool rlx_cpu_sgemm_avx512_tile_set(rlx_cpu_sgemm_avx512_tile tile);
+
+/* The tile named `name` (option cpu.sgemm_tile; a session applies it when
+ * created; NULL: no change); RLX_ERR_INVALID_ARGUMENT naming the option for
+ * another name. Without AVX-512 it is recorded and has no effect. */
+rlx_status rlx_cpu_sgemm_avx512_tile_choose(const char *name);
+
+/* The blocking of the packed product (for benchmarks and tests, not while
+ * GEMMs run; it never changes the results): rows_inner true (default) runs
+ * a block's row panels of A inside its column panels of B (B's micro-panel
+ * of 256 x nr floats reused from L1, A's streamed from L2), false the
+ * reverse (A's 256 x mr reused, B's streamed); nc: columns of B per packed
+ * block (default and most 2048; at least 64). False, and no change, for
+ * an nc out of range. */
+bool rlx_cpu_sgemm_blocking_set(bool rows_inner, size_t nc);
 
 /* A 2-D split of `outer` independent products of one shape (images x
  * groups of a convolution; 1 for a plain product) over the threads: rows

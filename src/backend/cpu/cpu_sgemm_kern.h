@@ -1,11 +1,13 @@
-/* The vector micro-kernels of cpu_sgemm.c, one width per inclusion. The
+/* The vector micro-kernels of cpu_sgemm.c, one tile per inclusion. The
  * includer defines SK_SFX (the kernels are then kern_<SFX>, its full
- * tile, and kern_half_<SFX>, its left half), SK_ATTR (the target),
+ * tile, and kern_half_<SFX>, its first W columns), SK_ATTR (the target),
  * RLX_VBITS (the vector width, 256 or 512: cpu_vec_tmpl.h names its
- * intrinsics; W = RLX_VW lanes), SK_MR (rows) and SK_ROWS(X) (X(0)
- * ... X(SK_MR - 1)). The tile is SK_MR x 2W, its half SK_MR x W; both take
+ * intrinsics; W = RLX_VW lanes), SK_MR (rows), SK_ROWS(X) (X(0)
+ * ... X(SK_MR - 1)) and optionally SK_NV (vectors per row, 2 or 3;
+ * default 2). The tile is SK_MR x SK_NV * W, its half SK_MR x W; both take
  * the same chain of fused multiply-adds per element in k order and the
- * same update, so every width (and each half) gives the same bits. */
+ * same update, so every width and tile (and each half) gives the same
+ * bits. */
 #include "backend/cpu/cpu_vec_tmpl.h"
 
 #define SK_GLUE2(a, b) a##_##b
@@ -20,23 +22,38 @@ SK_ATTR static inline void SK_GLUE(upd, SK_SFX)(float *dst, RLX_VT acc, RLX_VT v
     RLX_VSTOREU(dst, acc);
 }
 
-/* 2 * SK_MR accumulators in registers (named, so that the compiler keeps
- * them there), one fused multiply-add per product. */
+#ifndef SK_NV
+#define SK_NV 2
+#endif
+#if SK_NV == 2
+#define SK_COLS(X, i) X(i, 0) X(i, 1)
+#define SK_LOADB RLX_VT b0 = RLX_VLOADU(bp), b1 = RLX_VLOADU(bp + RLX_VW);
+#elif SK_NV == 3
+#define SK_COLS(X, i) X(i, 0) X(i, 1) X(i, 2)
+#define SK_LOADB RLX_VT b0 = RLX_VLOADU(bp), b1 = RLX_VLOADU(bp + RLX_VW), b2 = RLX_VLOADU(bp + 2 * RLX_VW);
+#else
+#error "SK_NV must be 2 or 3"
+#endif
+
+/* SK_NV * SK_MR accumulators in registers (named, so that the compiler
+ * keeps them there), one fused multiply-add per product; A's value is
+ * broadcast once per row and step (a load on x86, no shuffle port). */
 SK_ATTR static void SK_GLUE(kern, SK_SFX)(size_t kc, const float *ap, const float *bp, float *c, size_t ldc,
                                           float alpha, float beta, int upd) {
-#define SK_DECL(i) RLX_VT c##i##0 = RLX_VZERO(), c##i##1 = c##i##0;
+#define SK_DECL_J(i, j) RLX_VT c##i##j = RLX_VZERO();
+#define SK_DECL(i) SK_COLS(SK_DECL_J, i)
+#define SK_FMA_J(i, j) c##i##j = RLX_VFMA(a, b##j, c##i##j);
 #define SK_ROW(i)                                                                                    \
     {                                                                                                \
         RLX_VT a = RLX_VSET1(ap[i]);                                                                 \
-        c##i##0 = RLX_VFMA(a, b0, c##i##0), c##i##1 = RLX_VFMA(a, b1, c##i##1);                      \
+        SK_COLS(SK_FMA_J, i)                                                                         \
     }
-#define SK_UPD(i)                                                                                    \
-    SK_GLUE(upd, SK_SFX)(c + (size_t)(i) * ldc, c##i##0, va, vb, upd);                               \
-    SK_GLUE(upd, SK_SFX)(c + (size_t)(i) * ldc + RLX_VW, c##i##1, va, vb, upd);
+#define SK_UPD_J(i, j) SK_GLUE(upd, SK_SFX)(c + (size_t)(i) * ldc + (j) * RLX_VW, c##i##j, va, vb, upd);
+#define SK_UPD(i) SK_COLS(SK_UPD_J, i)
     SK_ROWS(SK_DECL)
 #pragma GCC unroll 4
-    for (size_t p = 0; p < kc; p++, ap += SK_MR, bp += 2 * RLX_VW) {
-        RLX_VT b0 = RLX_VLOADU(bp), b1 = RLX_VLOADU(bp + RLX_VW);
+    for (size_t p = 0; p < kc; p++, ap += SK_MR, bp += SK_NV * RLX_VW) {
+        SK_LOADB
         SK_ROWS(SK_ROW)
     }
     RLX_VT va = RLX_VSET1(alpha), vb = RLX_VSET1(beta);
@@ -51,7 +68,7 @@ SK_ATTR static void SK_GLUE(kern_half, SK_SFX)(size_t kc, const float *ap, const
 #define SK_ROW1(i) c##i = RLX_VFMA(RLX_VSET1(ap[i]), b0, c##i);
 #define SK_UPD1(i) SK_GLUE(upd, SK_SFX)(c + (size_t)(i) * ldc, c##i, va, vb, upd);
     SK_ROWS(SK_DECL1)
-    for (size_t p = 0; p < kc; p++, ap += SK_MR, bp += 2 * RLX_VW) {
+    for (size_t p = 0; p < kc; p++, ap += SK_MR, bp += SK_NV * RLX_VW) {
         RLX_VT b0 = RLX_VLOADU(bp);
         SK_ROWS(SK_ROW1)
     }
@@ -59,7 +76,13 @@ SK_ATTR static void SK_GLUE(kern_half, SK_SFX)(size_t kc, const float *ap, const
     SK_ROWS(SK_UPD1)
 }
 
+#undef SK_DECL_J
 #undef SK_DECL
+#undef SK_FMA_J
+#undef SK_UPD_J
+#undef SK_COLS
+#undef SK_LOADB
+#undef SK_NV
 #undef SK_ROW
 #undef SK_UPD
 #undef SK_DECL1
