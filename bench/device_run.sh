@@ -37,6 +37,12 @@
 #   bash bench/device_run.sh cpunodes        # ~5 min: per node class, rlx against onnxruntime at 1 and 16
 #                                            # threads (bench/cpu_node_scaling.py), then whole models with
 #                                            # peak RSS at 16 and 1 threads; cpunodes.txt
+#   bash bench/device_run.sh sgemm           # ~6 min: the f32 GEMM per AVX-512 tile and blocking on
+#                                            # ResNet-50 / BERT shapes (bin/sgemm_bench) at 1 thread and
+#                                            # at every core, then ResNet-50 and BERT-base against
+#                                            # onnxruntime at 1 thread, the default tile (8x32) against
+#                                            # RLX_CPU_SGEMM_TILE in $SGEMM_TILES (default 8x48 12x32)
+#                                            # in the same rounds; sgemm.txt
 #   bash bench/device_run.sh cpuspread       # ~4 min: rlx's 16-thread CPU spread: short vs long runs,
 #                                            # --shape vs --input, spin 50/5000 us, onnxruntime, in
 #                                            # interleaved rounds; cgroup quota and load (cpuspread.txt)
@@ -426,6 +432,23 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
         done
         echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
       } 2>&1 | tee "$OUT/cpunodes.txt"
+      ;;
+    sgemm)
+      # the f32 GEMM's register tiles and blocking (bench/sgemm_bench.c):
+      # per shape and variant GFLOP/s and the packing's share, one thread
+      # (thread CPU time) and every core (wall time); then whole models
+      {
+        echo "sgemm: bundle $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
+        timeout 150 "$D/bin/sgemm_bench" --reps "${SGEMM_REPS:-7}" --tile all --order rows,cols --nc 2048,512 \
+          --peak "${SGEMM_PEAK:-0}"
+        timeout 60 "$D/bin/sgemm_bench" --threads "$(nproc)" --reps "${SGEMM_REPS:-7}" --tile all
+        for tile in ${SGEMM_TILES:-8x48 12x32}; do
+          echo "-- ResNet-50 and BERT-base at 1 thread: rlx (default tile 8x32) against 'base' = the same rlx with RLX_CPU_SGEMM_TILE=$tile"
+          timeout 150 "$PY" bench/cpu_vs_ort.py --rlx "$RLX" --base-rlx "$RLX" --base-env "RLX_CPU_SGEMM_TILE=$tile" \
+            --threads 1 --rounds 3 --iters 10 --warmup 5 --models resnet50,bert_base 2>&1 | grep -v " round "
+        done
+        echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
+      } 2>&1 | tee "$OUT/sgemm.txt"
       ;;
     cpuspread)
       # ~4 min: why rlx's 16-thread CPU times swing between calls: in one
