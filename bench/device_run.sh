@@ -37,9 +37,10 @@
 #   bash bench/device_run.sh cpunodes        # ~5 min: per node class, rlx against onnxruntime at 1 and 16
 #                                            # threads (bench/cpu_node_scaling.py), then whole models with
 #                                            # peak RSS at 16 and 1 threads; cpunodes.txt
-#   bash bench/device_run.sh sgemm           # ~6 min: the f32 GEMM per AVX-512 tile and blocking on
+#   bash bench/device_run.sh sgemm           # ~7 min: the f32 GEMM per AVX-512 tile and blocking on
 #                                            # ResNet-50 / BERT shapes (bin/sgemm_bench) at 1 thread and
-#                                            # at every core, then ResNet-50 and BERT-base against
+#                                            # at every core, ResNet-50's 1x1 convolutions on the pointwise
+#                                            # path vs im2col + GEMM (bin/pw_conv), then ResNet-50 and BERT-base against
 #                                            # onnxruntime at 1 thread, the default tile (8x32) against
 #                                            # RLX_CPU_SGEMM_TILE in $SGEMM_TILES (default 8x48 12x32)
 #                                            # in the same rounds; sgemm.txt
@@ -442,6 +443,9 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
         timeout 150 "$D/bin/sgemm_bench" --reps "${SGEMM_REPS:-7}" --tile all --order rows,cols --nc 2048,512 \
           --peak "${SGEMM_PEAK:-0}"
         timeout 60 "$D/bin/sgemm_bench" --threads "$(nproc)" --reps "${SGEMM_REPS:-7}" --tile all
+        echo "-- ResNet-50's 1x1 convolutions at 1 thread: the pointwise path (B read in place, unaligned) against im2col + GEMM (B packed, aligned)"
+        RLX_NUM_THREADS=1 timeout 90 "$D/bin/pw_conv" 15 64:64:56 64:256:56 256:64:56 128:512:28 512:128:28 256:1024:14 \
+          1024:256:14 512:2048:7 2048:512:7
         for tile in ${SGEMM_TILES:-8x48 12x32}; do
           echo "-- ResNet-50 and BERT-base at 1 thread: rlx (default tile 8x32) against 'base' = the same rlx with RLX_CPU_SGEMM_TILE=$tile"
           timeout 150 "$PY" bench/cpu_vs_ort.py --rlx "$RLX" --base-rlx "$RLX" --base-env "RLX_CPU_SGEMM_TILE=$tile" \
