@@ -42,7 +42,7 @@
 #                                            # at every core, ResNet-50's 1x1 convolutions on the pointwise
 #                                            # path vs im2col + GEMM (bin/pw_conv), then ResNet-50 and BERT-base against
 #                                            # onnxruntime at 1 thread, the default tile (8x32) against
-#                                            # RLX_CPU_SGEMM_TILE in $SGEMM_TILES (default 8x48 12x32)
+#                                            # RLX_CPU_SGEMM_TILE in $SGEMM_TILES (default 8x48)
 #                                            # in the same rounds; sgemm.txt
 #   bash bench/device_run.sh cpuspread       # ~4 min: rlx's 16-thread CPU spread: short vs long runs,
 #                                            # --shape vs --input, spin 50/5000 us, onnxruntime, in
@@ -446,7 +446,7 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
         echo "-- ResNet-50's 1x1 convolutions at 1 thread: the pointwise path (B read in place, unaligned) against im2col + GEMM (B packed, aligned)"
         RLX_NUM_THREADS=1 timeout 90 "$D/bin/pw_conv" 15 64:64:56 64:256:56 256:64:56 128:512:28 512:128:28 256:1024:14 \
           1024:256:14 512:2048:7 2048:512:7
-        for tile in ${SGEMM_TILES:-8x48 12x32}; do
+        for tile in ${SGEMM_TILES:-8x48}; do
           echo "-- ResNet-50 and BERT-base at 1 thread: rlx (default tile 8x32) against 'base' = the same rlx with RLX_CPU_SGEMM_TILE=$tile"
           timeout 150 "$PY" bench/cpu_vs_ort.py --rlx "$RLX" --base-rlx "$RLX" --base-env "RLX_CPU_SGEMM_TILE=$tile" \
             --threads 1 --rounds 3 --iters 10 --warmup 5 --models resnet50,bert_base 2>&1 | grep -v " round "

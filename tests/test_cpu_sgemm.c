@@ -294,6 +294,14 @@ static void test_tiles(void) {
     CHECK(!rlx_cpu_sgemm_blocking_set(true, 4096) && !rlx_cpu_sgemm_blocking_set(true, 8));
     CHECK(!rlx_cpu_sgemm_avx512_tile_set(RLX_CPU_SGEMM_TILE_COUNT));
     CHECK_FAILS(rlx_cpu_sgemm_avx512_tile_choose("9x9"), RLX_ERR_INVALID_ARGUMENT, "cpu.sgemm_tile=9x9");
+    CHECK_FAILS(rlx_cpu_sgemm_avx512_tile_choose("12x32"), RLX_ERR_INVALID_ARGUMENT, "cpu.sgemm_tile=12x32");
+    /* the first choice fixes the tile; the same again is fine, another fails */
+    const char *now = rlx_cpu_sgemm_avx512_tile_name(rlx_cpu_sgemm_avx512_tile_get());
+    const char *other = strcmp(now, "8x48") == 0 ? "8x32" : "8x48";
+    CHECK_OK(rlx_cpu_sgemm_avx512_tile_choose(now));
+    CHECK_OK(rlx_cpu_sgemm_avx512_tile_choose(now));
+    CHECK_FAILS(rlx_cpu_sgemm_avx512_tile_choose(other), RLX_ERR_INVALID_ARGUMENT, "per process");
+    CHECK(strcmp(rlx_cpu_sgemm_avx512_tile_name(rlx_cpu_sgemm_avx512_tile_get()), now) == 0);
     CHECK(strcmp(rlx_cpu_sgemm_avx512_tile_name(RLX_CPU_SGEMM_TILE_12X32), "12x32") == 0);
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_qgemm.h"
+#include "backend/cpu/cpu_sgemm.h"
 #include "base/parallel.h"
 #include "plan/program.h"
 #include "runtime/exec.h"
@@ -287,6 +288,22 @@ static void test_environment(const rlx_model *m) {
         CHECK(s == NULL);
     }
     CHECK(rlx_cpu_qgemm_kernel_get() == fixed);
+    rlx_options_destroy(o);
+    /* the AVX-512 GEMM tile likewise: the sessions above fixed the default
+     * (8x32; the environment's where RLX_CPU_SGEMM_TILE is set) */
+    const char *tile = rlx_cpu_sgemm_avx512_tile_name(rlx_cpu_sgemm_avx512_tile_get());
+    const char *other_tile = strcmp(tile, "8x32") == 0 ? "8x48" : "8x32";
+    o = NULL;
+    CHECK_OK(rlx_options_create(&o));
+    CHECK_OK(rlx_options_set(o, "cpu.sgemm_tile", tile));
+    CHECK_OK(rlx_session_create_with_options(m, &so, o, &s));
+    rlx_session_destroy(s);
+    s = NULL;
+    CHECK_OK(rlx_options_set(o, "cpu.sgemm_tile", other_tile));
+    CHECK_FAILS(rlx_session_create_with_options(m, &so, o, &s), RLX_ERR_INVALID_ARGUMENT, "per process");
+    CHECK(s == NULL);
+    CHECK(strcmp(rlx_cpu_sgemm_avx512_tile_name(rlx_cpu_sgemm_avx512_tile_get()), tile) == 0);
+    CHECK_FAILS(rlx_options_set(o, "cpu.sgemm_tile", "12x32"), RLX_ERR_INVALID_ARGUMENT, "cpu.sgemm_tile");
     rlx_options_destroy(o);
 }
 

@@ -121,9 +121,9 @@ static const opt_def k_opts[] = {
         "microseconds idle pool threads spin before they sleep (auto: 50 while at most one thread per core, else 0)"),
     ENUM("cpu.gemm", "RLX_CPU_GEMM", W("pool", "blas"), cpu_gemm, OPT_PROCESS,
          "CPU GEMMs by rlx's own kernel split over rlx's pool (pool), or by OpenBLAS on its own threads, for comparisons (blas)"),
-    ENUM("cpu.sgemm_tile", "RLX_CPU_SGEMM_TILE", W("8x32", "8x48", "12x32", "14x32"), cpu_sgemm_tile, OPT_PROCESS,
-         "the register tile (rows x columns) of the AVX-512 f32 GEMM kernel; all give the same bits, for speed "
-         "comparisons (read from the environment at the first GEMM)"),
+    ENUM("cpu.sgemm_tile", "RLX_CPU_SGEMM_TILE", W("8x32", "8x48"), cpu_sgemm_tile, OPT_PROCESS,
+         "the register tile (rows x columns) of the AVX-512 f32 GEMM kernel; both give the same bits, for speed "
+         "comparisons (bench/sgemm_bench.c also times 12x32 and 14x32)"),
     ENUM("cpu.qgemm_kernel", "RLX_CPU_QGEMM_KERNEL", W("auto", "portable", "avx2", "vnni", "amx"), cpu_qgemm_kernel,
          OPT_PROCESS,
          "the int8 GEMM and convolution kernel (auto: the fastest this CPU runs; the others force one, for "

@@ -37,7 +37,7 @@ typedef struct rlx_config {
     int64_t cpu_threads, cpu_pool_spin_us;
     const char *cpu_gemm;       /* "pool" or "blas" */
     const char *cpu_qgemm_kernel; /* "auto", "portable", "avx2", "vnni" or "amx" */
-    const char *cpu_sgemm_tile;   /* "8x32", "8x48", "12x32" or "14x32" (AVX-512 f32 GEMM tile) */
+    const char *cpu_sgemm_tile;   /* "8x32" or "8x48" (AVX-512 f32 GEMM tile) */
     /* GPU */
     bool gpu_f16, gpu_trace, gpu_keep_device, gpu_validate, gpu_poison, gpu_prerecord, gpu_timing_passes;
     bool gpu_warm_pipelines;

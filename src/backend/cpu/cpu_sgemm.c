@@ -167,6 +167,11 @@ static atomic_int g_kernel = -1;
 /* The AVX-512 tiles, indexed by rlx_cpu_sgemm_avx512_tile (entry 0 is
  * g_kernels[RLX_CPU_SGEMM_AVX512]). */
 static const char *const g_tile_names[RLX_CPU_SGEMM_TILE_COUNT] = { "8x32", "8x48", "12x32", "14x32" };
+/* The tiles option cpu.sgemm_tile offers: those of 8 rows, whose packed
+ * weights (panels of 8 rows) the pointwise and implicit-GEMM convolutions
+ * read as well; 12 x 32 and 14 x 32 are for benchmarks and tests only
+ * (with them those paths would pack the weights again per run). */
+#define TILE_OPTIONS 2
 #if SGEMM_HAVE_AVX2
 static const sgemm_kernel g_avx512_tiles[RLX_CPU_SGEMM_TILE_COUNT] = {
     { kern_avx512, kern_half_avx512, MR8, NR32, 16 },
@@ -183,7 +188,7 @@ static int tile_index(void) {
     if (t < 0) {
         const char *env = rlx_config_env_enum("cpu.sgemm_tile", "8x32");
         t = 0;
-        for (int i = 0; i < RLX_CPU_SGEMM_TILE_COUNT; i++)
+        for (int i = 0; i < TILE_OPTIONS; i++)
             if (strcmp(env, g_tile_names[i]) == 0) t = i;
         atomic_store_explicit(&g_tile, t, memory_order_relaxed);
     }
@@ -210,14 +215,27 @@ bool rlx_cpu_sgemm_avx512_tile_set(rlx_cpu_sgemm_avx512_tile t) {
     return true;
 }
 
+/* Whether a session fixed the tile (a later one may not change it: its
+ * GEMMs could be running, with packs of the tile in use). */
+static atomic_bool g_tile_fixed;
+
 rlx_status rlx_cpu_sgemm_avx512_tile_choose(const char *name) {
     if (!name) return RLX_OK;
-    for (int i = 0; i < RLX_CPU_SGEMM_TILE_COUNT; i++)
-        if (strcmp(name, g_tile_names[i]) == 0) {
-            atomic_store_explicit(&g_tile, i, memory_order_relaxed);
-            return RLX_OK;
-        }
-    return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "cpu.sgemm_tile=%s: not a tile (8x32, 8x48, 12x32, 14x32)", name);
+    int t = -1;
+    for (int i = 0; i < TILE_OPTIONS; i++)
+        if (strcmp(name, g_tile_names[i]) == 0) t = i;
+    if (t < 0) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "cpu.sgemm_tile=%s: not a tile (8x32, 8x48)", name);
+    bool was = false;
+    if (atomic_compare_exchange_strong(&g_tile_fixed, &was, true)) {
+        atomic_store_explicit(&g_tile, t, memory_order_relaxed);
+        return RLX_OK;
+    }
+    int now = tile_index();
+    if (now == t) return RLX_OK;
+    return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                    "cpu.sgemm_tile=%s: the AVX-512 GEMM tile is per process and already '%s' (by an earlier session "
+                    "or RLX_CPU_SGEMM_TILE)",
+                    name, g_tile_names[now]);
 }
 
 /* Whether this CPU (and the OS, which must save the wider registers: GCC's

@@ -12,8 +12,8 @@
  * on the stack and stored partially. Three kernels, picked once at run
  * time by what the CPU runs (__builtin_cpu_supports, which also checks that
  * the OS saves the registers; target attributes: no illegal instruction
- * elsewhere): AVX-512F (8 x 32; or 8 x 48, 12 x 32, 14 x 32 by option
- * cpu.sgemm_tile), AVX2 + FMA (6 x 16), all a chain of fused
+ * elsewhere): AVX-512F (8 x 32; or 8 x 48 by option cpu.sgemm_tile; 12 x
+ * 32, 14 x 32 for benchmarks), AVX2 + FMA (6 x 16), all a chain of fused
  * multiply-adds per element, so the same bits; and a portable C one
  * (6 x 16, multiply, then add). Results differ between the portable and
  * the FMA kernels by rounding, never between positions.
@@ -162,8 +162,11 @@ bool rlx_cpu_sgemm_kernel_set(rlx_cpu_sgemm_kernel kernel);
 /* The register tile of the AVX-512 kernel (rows x columns of C). All give
  * the same bits (one chain of fused multiply-adds per element); they differ
  * in speed only. The first use reads option cpu.sgemm_tile
- * (RLX_CPU_SGEMM_TILE; default 8x32). Packs made for one tile are not used
- * by another (the product packs its operands itself). */
+ * (RLX_CPU_SGEMM_TILE: 8x32, the default, or 8x48). Packs made for one tile
+ * are not used by another (the product packs its operands itself). 12 x 32
+ * and 14 x 32 only through rlx_cpu_sgemm_avx512_tile_set (benchmarks,
+ * tests): the pointwise and implicit-GEMM convolutions read packed weights
+ * in panels of 8 rows and would pack them again per run. */
 typedef enum rlx_cpu_sgemm_avx512_tile {
     RLX_CPU_SGEMM_TILE_8X32 = 0,
     RLX_CPU_SGEMM_TILE_8X48 = 1,
@@ -181,9 +184,12 @@ const char *rlx_cpu_sgemm_avx512_tile_name(rlx_cpu_sgemm_avx512_tile tile);
  * unknown tile or a build without the x86 kernels. */
 bool rlx_cpu_sgemm_avx512_tile_set(rlx_cpu_sgemm_avx512_tile tile);
 
-/* The tile named `name` (option cpu.sgemm_tile; a session applies it when
- * created; NULL: no change); RLX_ERR_INVALID_ARGUMENT naming the option for
- * another name. Without AVX-512 it is recorded and has no effect. */
+/* The tile named `name`, 8x32 or 8x48 (option cpu.sgemm_tile; sessions apply it when
+ * created; NULL: no change): the first call fixes the tile for the
+ * process, later ones must name the same (a session's GEMMs may be
+ * running with packs of that tile). Errors: RLX_ERR_INVALID_ARGUMENT
+ * naming the option for another name or another tile than the fixed
+ * one. Without AVX-512 it is recorded and has no effect. */
 rlx_status rlx_cpu_sgemm_avx512_tile_choose(const char *name);
 
 /* The blocking of the packed product (for benchmarks and tests, not while
