@@ -449,7 +449,8 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
         for tile in ${SGEMM_TILES:-8x48}; do
           echo "-- ResNet-50 and BERT-base at 1 thread: rlx (default tile 8x32) against 'base' = the same rlx with RLX_CPU_SGEMM_TILE=$tile"
           timeout 150 "$PY" bench/cpu_vs_ort.py --rlx "$RLX" --base-rlx "$RLX" --base-env "RLX_CPU_SGEMM_TILE=$tile" \
-            --threads 1 --rounds 3 --iters 10 --warmup 5 --models resnet50,bert_base 2>&1 | grep -v " round "
+            --threads 1 --rounds 3 --iters 10 --warmup 5 --models resnet50,bert_base --light-dir "$D/models/light" 2>&1 |
+            grep -v " round "
         done
         echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
       } 2>&1 | tee "$OUT/sgemm.txt"
