@@ -484,12 +484,37 @@ static void sgemm_packed(const sgemm_kernel *kd, const sgemm_args *g, float *apa
                 const float *ap = apack;
                 if (g->pa) ap = pack_at(g->pa->pack, g->pa->group, pc, g->pa->first + ic);
                 else pack_a(g->ta, g->a, g->lda, g->m, ic, round_up(mc, mr), pc, kc, mr, apack);
-                size_t n_i = (mc + mr - 1) / mr, n_j = (nc + nr - 1) / nr;
-                for (size_t t = 0; t < n_i * n_j; t++) {
-                    size_t ir = (rows_inner ? t % n_i : t / n_j) * mr, jr = (rows_inner ? t / n_i : t % n_j) * nr;
-                    tile(kd, kc, ap + ir * kc, bp + jr * kc, g->c + (ic + ir) * g->ldc + jc + jr, g->ldc,
-                         min_sz(mr, mc - ir), min_sz(nr, nc - jr), g->alpha, g->beta, upd);
-                }
+#define SGEMM_TILE_AT(ir, jr)                                                                                  \
+    tile(kd, kc, ap + (ir) * kc, bp + (jr) * kc, g->c + (ic + (ir)) * g->ldc + jc + (jr), g->ldc,              \
+         min_sz(mr, mc - (ir)), min_sz(nr, nc - (jr)), g->alpha, g->beta, upd)
+                if (rows_inner)
+                    for (size_t jr = 0; jr < nc; jr += nr)
+                        for (size_t ir = 0; ir < mc; ir += mr) SGEMM_TILE_AT(ir, jr);
+                else
+                    for (size_t ir = 0; ir < mc; ir += mr)
+                        for (size_t jr = 0; jr < nc; jr += nr) SGEMM_TILE_AT(ir, jr);
+#undef SGEMM_TILE_AT
+            }
+        }
+    }
+}
+
+/* Without memory for the blocks: one tile at a time from panels on the
+ * stack (the same kernel and the same sums, only slower); apart, so that
+ * its 60 KiB of stack are not the hot path's frame. */
+static __attribute__((noinline)) void sgemm_tiles_on_stack(const sgemm_kernel *kd, const sgemm_args *g) {
+    size_t mr = kd->mr, nr = kd->nr;
+    _Alignas(64) float ap[MR_MAX * KC];
+    _Alignas(64) float bp[KC * NR_MAX];
+    for (size_t pc = 0; pc < g->k; pc += KC) {
+        size_t kcc = min_sz(KC, g->k - pc);
+        int upd = pc > 0 ? UPD_ACC : g->beta == 0.0f ? UPD_SET : UPD_BETA;
+        for (size_t jr = 0; jr < g->n; jr += nr) {
+            pack_b(g->tb, g->b, g->ldb, g->n, jr, nr, pc, kcc, nr, bp);
+            for (size_t ir = 0; ir < g->m; ir += mr) {
+                pack_a(g->ta, g->a, g->lda, g->m, ir, mr, pc, kcc, mr, ap);
+                tile(kd, kcc, ap, bp, g->c + ir * g->ldc + jr, g->ldc, min_sz(mr, g->m - ir), min_sz(nr, g->n - jr),
+                     g->alpha, g->beta, upd);
             }
         }
     }
@@ -505,22 +530,7 @@ static void sgemm_own(const sgemm_args *g) {
      * grown: at most (MC x KC + KC x NC) floats, 2.2 MB) */
     float *buf = a_pad + b_len ? rlx_scratch_get(RLX_SCRATCH_SGEMM, (a_pad + b_len) * sizeof(float)) : NULL;
     if (!buf && a_pad + b_len) {
-        /* no memory for the blocks: one tile at a time from panels on the
-         * stack (the same kernel and the same sums, only slower) */
-        _Alignas(64) float ap[MR_MAX * KC];
-        _Alignas(64) float bp[KC * NR_MAX];
-        for (size_t pc = 0; pc < g->k; pc += KC) {
-            size_t kcc = min_sz(KC, g->k - pc);
-            int upd = pc > 0 ? UPD_ACC : g->beta == 0.0f ? UPD_SET : UPD_BETA;
-            for (size_t jr = 0; jr < g->n; jr += nr) {
-                pack_b(g->tb, g->b, g->ldb, g->n, jr, nr, pc, kcc, nr, bp);
-                for (size_t ir = 0; ir < g->m; ir += mr) {
-                    pack_a(g->ta, g->a, g->lda, g->m, ir, mr, pc, kcc, mr, ap);
-                    tile(kd, kcc, ap, bp, g->c + ir * g->ldc + jr, g->ldc, min_sz(mr, g->m - ir),
-                         min_sz(nr, g->n - jr), g->alpha, g->beta, upd);
-                }
-            }
-        }
+        sgemm_tiles_on_stack(kd, g);
         return;
     }
     sgemm_packed(kd, g, buf, buf ? buf + a_pad : NULL);
