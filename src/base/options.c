@@ -499,6 +499,7 @@ rlx_status rlx_config_resolve(const rlx_options *o, const rlx_session_options *l
             if (e && *e) v = e, who = d->env;
         }
         if (!v && legacy && legacy->gpu_f16 && strcmp(d->key, "gpu.f16") == 0) v = "1";
+        if (v) c->given[i / 64] |= (uint64_t)1 << (i % 64);
         if (!v) v = def_of(d);
         void *field = (char *)c + d->off;
         rlx_status st = parse(d, who, v, field);
@@ -517,14 +518,25 @@ rlx_status rlx_config_resolve(const rlx_options *o, const rlx_session_options *l
     return RLX_OK;
 }
 
+_Static_assert(N_OPTS <= 128, "rlx_config.given holds 128 bits");
+
+bool rlx_config_given(const rlx_config *c, const char *key) {
+    size_t i;
+    return c && find(key, &i) && (c->given[i / 64] >> (i % 64) & 1u);
+}
+
 rlx_status rlx_config_set(rlx_config *c, const char *key, const char *value) {
     const opt_def *d = find(key, NULL);
     for (size_t i = 0; !d && key && i < N_OPTS; i++)
         if (strcmp(k_opts[i].env, key) == 0) d = &k_opts[i];
     if (!d) return unknown_key(key);
+    size_t bit = (size_t)(d - k_opts);
+    uint64_t mask = (uint64_t)1 << (bit % 64);
+    bool given = value != NULL;
     if (!value) value = def_of(d);
     void *field = (char *)c + d->off;
     RLX_TRY(parse(d, d->key, value, field));
+    c->given[bit / 64] = given ? c->given[bit / 64] | mask : c->given[bit / 64] & ~mask;
     if (d->type == OPT_INT) resolve_limits(c);
     if (d->type != OPT_STRING) return RLX_OK;
     char **slot = NULL; /* the owned copy the field points at, else a free one */

@@ -66,6 +66,9 @@ typedef struct rlx_config {
     struct rlx_run_ctl *run;
     /* the strings above that are not the table's point here (owned) */
     char *owned[8];
+    /* bit i: the table's option i was given (options object, environment
+     * or legacy field) rather than defaulted (rlx_config_given) */
+    uint64_t given[2];
 } rlx_config;
 
 /* Resolves options for a session: for every key, the value set in
@@ -97,6 +100,12 @@ rlx_status rlx_limit_check(const rlx_config *c, const char *key, uint64_t bytes,
 /* Whether progress lines are wanted: option progress "on", or "auto"
  * while stderr is a terminal. */
 bool rlx_config_progress(const rlx_config *cfg);
+
+/* Whether `key` was given to this config (options object, environment
+ * variable or legacy field) rather than left at its default: a session
+ * that does not give a per-process key (cpu.gemm, cpu.sgemm_tile,
+ * cpu.pool_spin_us) takes the value the process already has. */
+bool rlx_config_given(const rlx_config *c, const char *key);
 
 /* The value of an int key from its environment variable alone, or
  * `fallback` when the variable is unset or invalid (for per-process state

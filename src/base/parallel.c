@@ -198,8 +198,8 @@ rlx_status rlx_parallel_configure(int64_t threads, int64_t spin_us, int *out_thr
     if (!g_cfg_set) {
         g_cfg_set = true;
         g_cfg_threads = n;
-        g_cfg_spin = (long)spin_us;
-    } else if (g_cfg_spin != (long)spin_us) {
+        g_cfg_spin = spin_us == RLX_PARALLEL_SPIN_KEEP ? -1 : (long)spin_us;
+    } else if (spin_us != RLX_PARALLEL_SPIN_KEEP && g_cfg_spin != (long)spin_us) {
         st = rlx_fail(RLX_ERR_INVALID_ARGUMENT,
                       "cpu.pool_spin_us=%lld: the CPU worker pool is per process and already set to %ld (-1: auto)",
                       (long long)spin_us, g_cfg_spin);

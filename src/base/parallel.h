@@ -46,8 +46,14 @@ int rlx_parallel_set_limit(int threads);
  * run on the caller alone are not counted); for tests. */
 uint64_t rlx_parallel_jobs(void);
 
+/* spin_us of rlx_parallel_configure for a session that does not give
+ * cpu.pool_spin_us: the process's spin stays (the first such call takes
+ * the automatic one). */
+#define RLX_PARALLEL_SPIN_KEEP INT64_MIN
+
 /* Asks for a pool of `threads` (option cpu.threads, 0: one per core, more
- * than RLX_PARALLEL_MAX_THREADS: that many) with spin spin_us (cpu.pool_spin_us, -1: automatic);
+ * than RLX_PARALLEL_MAX_THREADS: that many) with spin spin_us (cpu.pool_spin_us, -1: automatic,
+ * RLX_PARALLEL_SPIN_KEEP: the process's);
  * sessions call it when they are created, and *out_threads (may be NULL)
  * receives the resolved count for their limit. The pool is per process
  * and grows to the largest count asked for (started workers are added).

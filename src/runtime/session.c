@@ -161,10 +161,19 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
     /* per-process keys: every device runs CPU steps (folding, fallbacks) */
     rlx_status st = check_gpu_disable(cfg->gpu_disable);
     int threads = 1;
-    if (!st) st = rlx_parallel_configure(cfg->cpu_threads, cfg->cpu_pool_spin_us, &threads);
-    if (!st) st = rlx_cpu_gemm_policy_set(strcmp(cfg->cpu_gemm, "blas") == 0 ? RLX_CPU_GEMM_BLAS : RLX_CPU_GEMM_POOL);
+    /* a per-process key this session does not give takes the process's
+     * value (fixed by an earlier session or, before any, the default) */
+    if (!st)
+        st = rlx_parallel_configure(cfg->cpu_threads,
+                                    rlx_config_given(cfg, "cpu.pool_spin_us") ? cfg->cpu_pool_spin_us
+                                                                              : RLX_PARALLEL_SPIN_KEEP,
+                                    &threads);
+    if (!st && rlx_config_given(cfg, "cpu.gemm"))
+        st = rlx_cpu_gemm_policy_set(strcmp(cfg->cpu_gemm, "blas") == 0 ? RLX_CPU_GEMM_BLAS : RLX_CPU_GEMM_POOL);
+    if (!st) (void)rlx_cpu_gemm_policy_get(); /* fixes the process's policy if no session did */
     if (!st) st = rlx_cpu_qgemm_kernel_choose(cfg->cpu_qgemm_kernel);
-    if (!st) st = rlx_cpu_sgemm_avx512_tile_choose(cfg->cpu_sgemm_tile);
+    if (!st)
+        st = rlx_cpu_sgemm_avx512_tile_choose(rlx_config_given(cfg, "cpu.sgemm_tile") ? cfg->cpu_sgemm_tile : NULL);
     rlx_session *s = st ? NULL : calloc(1, sizeof *s);
     if (!s) {
         rlx_config_destroy(cfg);

@@ -220,7 +220,11 @@ bool rlx_cpu_sgemm_avx512_tile_set(rlx_cpu_sgemm_avx512_tile t) {
 static atomic_bool g_tile_fixed;
 
 rlx_status rlx_cpu_sgemm_avx512_tile_choose(const char *name) {
-    if (!name) return RLX_OK;
+    if (!name) { /* not given: the process's tile, fixed from now on */
+        bool was = false;
+        atomic_compare_exchange_strong(&g_tile_fixed, &was, true);
+        return RLX_OK;
+    }
     int t = -1;
     for (int i = 0; i < TILE_OPTIONS; i++)
         if (strcmp(name, g_tile_names[i]) == 0) t = i;

@@ -185,7 +185,8 @@ const char *rlx_cpu_sgemm_avx512_tile_name(rlx_cpu_sgemm_avx512_tile tile);
 bool rlx_cpu_sgemm_avx512_tile_set(rlx_cpu_sgemm_avx512_tile tile);
 
 /* The tile named `name`, 8x32 or 8x48 (option cpu.sgemm_tile; sessions apply it when
- * created; NULL: no change): the first call fixes the tile for the
+ * created; NULL, for a session that does not give the option: the
+ * process's tile, fixed from then on): the first call fixes the tile for the
  * process, later ones must name the same (a session's GEMMs may be
  * running with packs of that tile). Errors: RLX_ERR_INVALID_ARGUMENT
  * naming the option for another name or another tile than the fixed
