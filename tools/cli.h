@@ -42,7 +42,9 @@ void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
  * documented in README and the --json help), unless the command's JSON document has
  * begun (cli_json_init). The stderr line stays. */
 void cli_json_errors(bool on);
-/* Prints that error document (cli_error and friends call it). */
+/* Prints that error document (cli_error and friends call it); once the
+ * command's document has begun, keeps the first error for
+ * cli_json_error_member instead. */
 void cli_json_error_out(const char *status, const char *message);
 
 /* Prints a usage error naming the command ("run") and a hint to its --help;
@@ -158,6 +160,10 @@ void cli_json_init(cli_json *j, FILE *f);
 void cli_json_obj(cli_json *j, const char *key);
 void cli_json_arr(cli_json *j, const char *key);
 void cli_json_end_obj(cli_json *j);
+/* The member "error": {"status": S, "message": M} of the first error since
+ * the command's document began (nothing when there was none): a failing
+ * command's document says why, as the error document would. */
+void cli_json_error_member(cli_json *j);
 void cli_json_end_arr(cli_json *j);
 void cli_json_s(cli_json *j, const char *key, const char *v); /* NULL: null */
 void cli_json_n(cli_json *j, const char *key, double v);

@@ -38,7 +38,8 @@ static void print_help(FILE *f) {
             "  --json                print one JSON object instead of text (times in ms, sizes\n"
             "                        in bytes, shapes as arrays; with --profile a \"profile\"\n"
             "                        object: total_us, ops and nodes)\n"
-            "                        on an error {\"error\": {\"status\": S, \"message\": M}}:\n"
+            "                        on an error {\"error\": {\"status\": S, \"message\": M}}\n"
+            "                        (inside the result object if it had begun):\n"
             "                        S an rlx_status name (rlx.h), or from the command line\n"
             "                        itself RLX_ERR_USAGE (exit 2) or RLX_ERR_FAILURE (exit 1)\n"
             "  --quiet               no progress lines on stderr (the option progress=off)\n"
@@ -608,6 +609,7 @@ int cli_cmd_bench(int argc, char **argv) {
             }
             cli_json_end_obj(j);
         }
+        cli_json_error_member(j);
         cli_json_end_obj(j);
     } else {
         printf("model: %s\n", cli_esc(o.m.model));

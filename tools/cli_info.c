@@ -50,7 +50,8 @@ static void print_help(FILE *f) {
             "               shapes as arrays: a name for a symbolic dim, null for an unnamed\n"
             "               one; ops; initializers; with --plan a \"plan\" object); not with\n"
             "               --dump-ir\n"
-            "               on an error {\"error\": {\"status\": S, \"message\": M}}:\n"
+            "               on an error {\"error\": {\"status\": S, \"message\": M}}\n"
+            "               (inside the result object if it had begun):\n"
             "               S an rlx_status name (rlx.h), or from the command line\n"
             "               itself RLX_ERR_USAGE (exit 2) or RLX_ERR_FAILURE (exit 1)\n"
             "  --quiet      no progress lines on stderr (the option progress=off)\n"
@@ -565,7 +566,10 @@ int cli_cmd_info(int argc, char **argv) {
     }
     int rc = CLI_EXIT_OK;
     if (plan) rc = print_plan(m, shapes, n_shapes, device ? device : "cpu", (size_t)top, j);
-    if (j) cli_json_end_obj(j);
+    if (j) {
+        cli_json_error_member(j);
+        cli_json_end_obj(j);
+    }
     rlx_options_destroy(g_opts);
     g_opts = NULL;
     rlx_model_destroy(m);

@@ -67,7 +67,15 @@ static bool g_err_json, g_began; /* cli_json_errors; a document (or the error's)
 
 void cli_json_errors(bool on) { g_err_json = on; }
 
+/* The first error after the command's document began, for its "error"
+ * member (cli_json_error_member). */
+static char g_pend_status[32], g_pend_msg[2048];
+
 void cli_json_error_out(const char *status, const char *message) {
+    if (g_err_json && g_began && !g_pend_status[0]) {
+        snprintf(g_pend_status, sizeof g_pend_status, "%s", status);
+        snprintf(g_pend_msg, sizeof g_pend_msg, "%s", message);
+    }
     if (!g_err_json || g_began) return;
     g_began = true;
     fputs("{\"error\": {\"status\": ", stdout);
@@ -76,6 +84,14 @@ void cli_json_error_out(const char *status, const char *message) {
     cli_json_string(stdout, message);
     fputs("}}\n", stdout);
     fflush(stdout);
+}
+
+void cli_json_error_member(cli_json *j) {
+    if (!g_pend_status[0]) return;
+    cli_json_obj(j, "error");
+    cli_json_s(j, "status", g_pend_status);
+    cli_json_s(j, "message", g_pend_msg);
+    cli_json_end_obj(j);
 }
 
 void cli_json_init(cli_json *j, FILE *f) {

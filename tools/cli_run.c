@@ -60,7 +60,8 @@ static void print_help(FILE *f) {
             "                         max, mean, NaN and Inf counts and the first values),\n"
             "                         timings in ms, written files, --check differences,\n"
             "                         --report's text\n"
-            "                         on an error {\"error\": {\"status\": S, \"message\": M}}:\n"
+            "                         on an error {\"error\": {\"status\": S, \"message\": M}}\n"
+            "                         (inside the result object if it had begun):\n"
             "                         S an rlx_status name (rlx.h), or from the command line\n"
             "                         itself RLX_ERR_USAGE (exit 2) or RLX_ERR_FAILURE (exit 1)\n"
             "  --quiet                no progress lines on stderr (the option progress=off)\n"
@@ -533,6 +534,7 @@ int cli_cmd_run(int argc, char **argv) {
         if (rc < 0 && o.check)
             rc = check_against_cpu(&o, m, o.m.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, j);
         if (o.report) cli_json_s(j, "dispatch_report", rlx_session_dispatch_report(s));
+        cli_json_error_member(j);
         cli_json_end_obj(j);
         if (rc >= 0) goto done;
         rc = CLI_EXIT_OK;

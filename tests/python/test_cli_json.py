@@ -150,6 +150,25 @@ if d:
 d = load_json(["info", model, "--plan", "--shape", "x=5x4"], "info --plan")
 if d:
     C.check(d["plan"]["inputs"][0]["shape"] == [5, 4] and is_num(d["plan"]["arena_bytes"]), "info --plan: %r" % d["plan"])
+# a failure after the result object began: its "error" member says why (a
+# tester found the success object with "written": [] and no error, exit 1)
+blocked = os.path.join(tmp, "blocked_out")
+os.makedirs(os.path.join(blocked, "y.npy"), exist_ok=True)
+rc, so, se = rlx(["run", model, "--iters", "0", "--output-dir", blocked, "--json"])
+try:
+    d = json.loads(so.decode("utf-8"))
+except ValueError:
+    d = None
+C.check(rc == 1 and d is not None and d.get("error", {}).get("status") == "RLX_ERR_IO" and
+        "y.npy" in d["error"].get("message", "") and d.get("written") == [],
+        "run --output-dir onto a directory, --json: exit %d, %r" % (rc, so[-400:]))
+rc, so, se = rlx(["info", model, "--plan", "--shape", "x=5x4x3", "--json"])
+try:
+    d = json.loads(so.decode("utf-8"))
+except ValueError:
+    d = None
+C.check(rc != 0 and d is not None and "error" in d and "message" in d["error"],
+        "info --plan with shapes that do not fit, --json: exit %d, %r" % (rc, so[-400:]))
 d = load_json(["devices"], "devices")
 if d:
     C.check(isinstance(d["adapters"], list) and d["cpu"]["device"] == "cpu", "devices: %r" % d)
