@@ -525,9 +525,11 @@ class InferenceSession:
         rlx.Error RLX_ERR_CANCELLED (see RunOptions for how that differs
         from onnxruntime)."""
         ro = RunOptions._from(run_options)
+        if output_names is not None and (isinstance(output_names, (str, bytes)) or
+                                         not isinstance(output_names, (list, tuple)) or
+                                         not all(isinstance(n, str) for n in output_names)):
+            raise TypeError(f"output_names must be a list of names (or None), got {output_names!r}")
         if output_names:
-            if isinstance(output_names, str):
-                raise TypeError("output_names must be a list of names (or None), not a str")
             missing = [n for n in output_names if n not in self._output_index]
             if missing:
                 raise Error("RLX_ERR_INVALID_ARGUMENT", f"unknown output name(s) {missing}; the model's outputs "

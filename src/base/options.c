@@ -194,7 +194,7 @@ static const opt_def k_opts[] = {
          "one-row GEMV, the loop and ref kernels and the cooperative-matrix kernel keep f32 sums)"),
     INT("gpu.f16_block", "RLX_F16_BLOCK", "32", 4, 65536, f16_block, 0,
         "elements of k per f16 partial sum with gpu.f16_accumulate=f16: a multiple of 4 that divides the tile's k "
-        "step or is a multiple of it (else the node runs on the CPU; gpu.trace and the dispatch report say why)"),
+        "step or is a multiple of it (else the node runs on the CPU, counted as a fallback by the dispatch report; gpu.trace says why)"),
     INT("gpu.gemm_target_wg", "RLX_GEMM_TARGET_WG", "256", 0, 1 << 30, gemm_target_wg, 0,
         "workgroups the automatic tile and split-K choice aims for"),
     ENUM("gpu.conv_algo", "RLX_CONV_ALGO", W("auto", "direct", "im2col", "implicit"), conv_algo, 0,

@@ -184,6 +184,11 @@ raises(lambda: rlx.InferenceSession(p1, providers=[("WebGpuExecutionProvider", {
 raises(lambda: rlx.InferenceSession(p1, onnxruntime.SessionOptions()), TypeError, "rlx.SessionOptions",
        "an onnxruntime SessionOptions")
 raises(lambda: rlx.InferenceSession(p1, {"gpu.f16": "1"}), TypeError, "rlx.SessionOptions", "a dict as sess_options")
+# output_names of the wrong type: a TypeError that says what is expected (a
+# tester got "'int' object is not iterable" from inside the package)
+for bad in (5, "y", [1], {"y": 1}):
+    raises(lambda: rlx.InferenceSession(p1).run(bad, {}), TypeError, "output_names must be a list",
+           "run(%r, ...)" % (bad,))
 so = rlx.SessionOptions()
 so.add_session_config_entry("gpu.f61", "1")
 raises(lambda: rlx.InferenceSession(p1, so), rlx.Error, "gpu.f61", "unknown rlx option")
