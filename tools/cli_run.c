@@ -427,16 +427,17 @@ int cli_cmd_run(int argc, char **argv) {
     double *times = NULL;
     char tb[4][32];
 
-    /* an output folder that cannot be written fails now, not after the runs */
+    bool progress = cli_progress_wanted(o.m.opts, o.m.quiet);
+    cli_json jj, *j = o.m.json ? &jj : NULL;
+    double t_import, t_session;
+    if ((rc = cli_model_load(&o.m, progress, &m, &t_import)) >= 0) goto done;
+    /* an output folder that cannot be written fails now, not after the
+     * runs (and is not created for a model that does not load) */
     if (o.output_dir && (!cli_mkdirs(o.output_dir) || access(o.output_dir, W_OK | X_OK) != 0)) {
         cli_error("cannot write to the output directory '%s': %s", o.output_dir, strerror(errno));
         rc = CLI_EXIT_FAILURE;
         goto done;
     }
-    bool progress = cli_progress_wanted(o.m.opts, o.m.quiet);
-    cli_json jj, *j = o.m.json ? &jj : NULL;
-    double t_import, t_session;
-    if ((rc = cli_model_load(&o.m, progress, &m, &t_import)) >= 0) goto done;
     /* every --input / --shape must name a graph input */
     const cli_input_opts io = { "run", &o.m.inputs, &o.m.shapes, o.m.seed, !o.m.json, true, o.m.opts };
     if ((rc = cli_model_inputs(&io, m, o.m.model, names, inputs, &n_in)) >= 0) goto done;

@@ -217,6 +217,11 @@ p = rlx("run", collide, "--input", "x=" + os.path.join(TMP, "x3.npy"), "--output
         "--quiet", "--json")
 j = json.loads(p.stdout) if p.returncode == 0 else {}
 C.check(len(set(j.get("written", []))) == len(want), "collide --json: written %r" % j.get("written"))
+# a model that does not load leaves no output folder behind (a tester's finding)
+nodir = os.path.join(TMP, "never_made")
+p = rlx("run", os.path.join(TMP, "no_such_model.onnx"), "--output-dir", nodir, "--quiet")
+C.check(p.returncode != 0 and not os.path.exists(nodir),
+        "a model that does not load: exit %d, output folder made: %s" % (p.returncode, os.path.exists(nodir)))
 helptext = rlx("run", "--help").stdout
 C.check("suffix _<i>" in helptext and "wrote NAME -> FILE" in helptext, "run --help does not describe the suffix")
 
