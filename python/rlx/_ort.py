@@ -341,6 +341,9 @@ class RunOptions:
     by Session.set_terminate."""
 
     _KEYS = ("terminate", "log_severity_level", "log_verbosity_level", "run_tag")
+    # no other attributes: a misspelt one (ro.terminat = True) raises
+    # AttributeError, as on onnxruntime's RunOptions, instead of being kept
+    __slots__ = ("_lock", "_terminate", "_active", "_held", "log_severity_level", "log_verbosity_level", "run_tag")
 
     def __init__(self):
         self._lock = threading.Lock()

@@ -163,6 +163,11 @@ C.check("--timeout MS" in out + err, "rlx run --help names --timeout")
 isess = rlx.InferenceSession(PATH)
 ro = rlx.RunOptions()
 C.check(not ro.terminate and ro.log_severity_level == 2, "RunOptions defaults")
+try:  # a misspelt attribute is refused, as by onnxruntime's RunOptions (a tester's finding: it was kept)
+    ro.terminat = True
+    C.check(False, "RunOptions accepted an unknown attribute 'terminat'")
+except AttributeError:
+    pass
 ro.log_severity_level = 3
 ro.run_tag = "t"
 got = isess.run(None, feeds(4), ro)[0]
