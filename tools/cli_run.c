@@ -314,12 +314,12 @@ static void free_outputs(rlx_tensor **outs, size_t n) {
 
 /* ------------------------------------------------------------ check */
 
-static int check_against_cpu(const run_opts *o, const rlx_model *m, const rlx_options *opts, size_t n_in, const char *const *names,
+static int check_against_cpu(const run_opts *o, const rlx_model *m, size_t n_in, const char *const *names,
                              const rlx_tensor *const *inputs, rlx_session *s, rlx_tensor **outs, size_t n_out,
                              cli_json *j) {
     rlx_session_options so = { .device = "cpu" };
     rlx_session *cpu = NULL;
-    rlx_status st = rlx_session_create_with_options(m, &so, opts, &cpu);
+    rlx_status st = rlx_session_create_with_options(m, &so, o->m.opts, &cpu);
     if (st) return cli_fail(st, "--check: cannot create a CPU session");
     rlx_tensor **ref = NULL;
     size_t n_ref = 0;
@@ -535,7 +535,7 @@ int cli_cmd_run(int argc, char **argv) {
             cli_json_end_arr(j);
         }
         if (rc < 0 && o.check)
-            rc = check_against_cpu(&o, m, o.m.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, j);
+            rc = check_against_cpu(&o, m, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, j);
         if (o.report) cli_json_s(j, "dispatch_report", rlx_session_dispatch_report(s));
         cli_json_error_member(j);
         cli_json_end_obj(j);
@@ -585,7 +585,7 @@ int cli_cmd_run(int argc, char **argv) {
         if (rc >= 0) goto done;
     }
     if (o.check) {
-        rc = check_against_cpu(&o, m, o.m.opts, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, NULL);
+        rc = check_against_cpu(&o, m, n_in, names, (const rlx_tensor *const *)inputs, s, outs, n_out, NULL);
         if (rc >= 0) goto done;
     }
     if (o.report) fputs(rlx_session_dispatch_report(s), stdout);

@@ -55,8 +55,9 @@ typedef struct aln_job {
 } aln_job;
 
 #if RLX_HAVE_AVX2_BUILD
-/* y[i] = a[i] + b[i] for i < n, in f32 (the unfused Add's bits). */
-RLX_AVX2 static void aln_add_avx2(const float *a, const float *b, float *y, size_t n) {
+/* y[i] = a[i] + b[i] for i < n, in f32 (the unfused Add's bits); y may be
+ * a (in place). AddLayerNormalization's sum and Attention's mask. */
+RLX_AVX2 static void add_f32_avx2(const float *a, const float *b, float *y, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
     for (; i < n; i++) y[i] = a[i] + b[i];
@@ -73,9 +74,9 @@ static void aln_rows_fast(const aln_job *j, size_t r0, size_t r1) {
     for (size_t r = r0; r < r1; r++) {
         size_t base = r * len;
         if (j->nb % len == 0) {
-            aln_add_avx2(j->a + base, j->b + base % j->nb, j->y + base, len);
+            add_f32_avx2(j->a + base, j->b + base % j->nb, j->y + base, len);
         } else if (len % j->nb == 0) {
-            for (size_t c = 0; c < len; c += j->nb) aln_add_avx2(j->a + base + c, j->b, j->y + base + c, j->nb);
+            for (size_t c = 0; c < len; c += j->nb) add_f32_avx2(j->a + base + c, j->b, j->y + base + c, j->nb);
         } else {
             for (size_t i = 0; i < len; i++) j->y[base + i] = j->a[base + i] + j->b[(base + i) % j->nb];
         }
@@ -315,21 +316,11 @@ typedef struct attn_job {
     float alpha;         /* the scores' factor: scale, or 1 / scale */
 } attn_job;
 
-#if RLX_HAVE_AVX2_BUILD
-/* row[c] += mr[c] for c < n (row and mr do not overlap). */
-RLX_AVX2 static void attn_add_row_avx2(float *row, const float *mr, size_t n) {
-    size_t c = 0;
-    for (; c + 8 <= n; c += 8)
-        _mm256_storeu_ps(row + c, _mm256_add_ps(_mm256_loadu_ps(row + c), _mm256_loadu_ps(mr + c)));
-    for (; c < n; c++) row[c] += mr[c];
-}
-#endif
-
 /* Adds mask row mr (column stride msk) to the n scores of row. */
 static void attn_add_mask(float *row, const float *mr, int64_t msk, size_t n) {
 #if RLX_HAVE_AVX2_BUILD
     if (msk == 1 && rlx_cpu_has_avx2()) {
-        attn_add_row_avx2(row, mr, n);
+        add_f32_avx2(row, mr, row, n);
         return;
     }
 #endif

@@ -183,13 +183,18 @@ static const sgemm_kernel g_avx512_tiles[RLX_CPU_SGEMM_TILE_COUNT] = {
 /* -1: not read yet (RLX_CPU_SGEMM_TILE at the first use) */
 static atomic_int g_tile = -1;
 
+/* The index of the option's tile `name`, -1 for another name. */
+static int tile_of_name(const char *name) {
+    for (int i = 0; i < TILE_OPTIONS; i++)
+        if (strcmp(name, g_tile_names[i]) == 0) return i;
+    return -1;
+}
+
 static int tile_index(void) {
     int t = atomic_load_explicit(&g_tile, memory_order_relaxed);
     if (t < 0) {
-        const char *env = rlx_config_env_enum("cpu.sgemm_tile", "8x32");
-        t = 0;
-        for (int i = 0; i < TILE_OPTIONS; i++)
-            if (strcmp(env, g_tile_names[i]) == 0) t = i;
+        t = tile_of_name(rlx_config_env_enum("cpu.sgemm_tile", "8x32"));
+        if (t < 0) t = 0;
         atomic_store_explicit(&g_tile, t, memory_order_relaxed);
     }
     return t;
@@ -225,9 +230,7 @@ rlx_status rlx_cpu_sgemm_avx512_tile_choose(const char *name) {
         atomic_compare_exchange_strong(&g_tile_fixed, &was, true);
         return RLX_OK;
     }
-    int t = -1;
-    for (int i = 0; i < TILE_OPTIONS; i++)
-        if (strcmp(name, g_tile_names[i]) == 0) t = i;
+    int t = tile_of_name(name);
     if (t < 0) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "cpu.sgemm_tile=%s: not a tile (8x32, 8x48)", name);
     bool was = false;
     if (atomic_compare_exchange_strong(&g_tile_fixed, &was, true)) {

@@ -332,7 +332,7 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
         const rlx_config *cfg = L->caps->cfg;
         if (half && L->caps->shader_f16 && cfg->f16_accumulate && strcmp(cfg->f16_accumulate, "f16") == 0) {
             uint64_t hb = (uint64_t)cfg->f16_block;
-            if (hb % 4 || (t->bk % hb && hb % t->bk))
+            if (!wg_gemm_hblock_fits(hb, t->bk))
                 return wg_decline(L, "gpu.f16_block=%llu is not a multiple of 4 that divides the GEMM tile's k step "
                                   "%u or is a multiple of it", (unsigned long long)hb, t->bk);
             kc.hblock = (uint32_t)hb;

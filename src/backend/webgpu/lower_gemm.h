@@ -114,6 +114,12 @@ typedef struct wg_gemm_kernel {
     bool a16, b16, yvec, splitk, ypix, unroll_k, res;
 } wg_gemm_kernel;
 
+/* Whether hblock f16 sums fit a tile's k step bk: a multiple of 4 that
+ * divides bk or is a multiple of it (gpu.f16_block). */
+static inline bool wg_gemm_hblock_fits(uint64_t hblock, uint32_t bk) {
+    return hblock % 4 == 0 && (bk % hblock == 0 || hblock % bk == 0);
+}
+
 /* The WGSL of the generated tiled GEMM for k (gemm_gen.c; malloc'ed), the
  * same bits as gemm.wgsl with those overrides. NULL on OOM or an invalid
  * block shape. */
