@@ -163,12 +163,13 @@ static float plus_ones(float a, int64_t n) {
 }
 
 /* Runs the loop model with trip count m; on success checks y = acc0 + m. */
-static rlx_status run_loop(rlx_session *s, int64_t m) {
+static rlx_status run_loop_with(rlx_session *s, int64_t m, const rlx_run_options *ro) {
     rlx_tensor *tm = test_tensor_i64(0, NULL, &m);
     rlx_tensor *ta = test_tensor_random(RLX_DTYPE_F32, 1, k_d4, -1, 1);
     rlx_tensor **out = NULL;
     size_t n_out = 0;
-    rlx_status st = rlx_session_run(s, 2, (const char *[]){ "M", "acc0" }, (const rlx_tensor *[]){ tm, ta }, &out, &n_out);
+    rlx_status st =
+        rlx_session_run_with(s, ro, 2, (const char *[]){ "M", "acc0" }, (const rlx_tensor *[]){ tm, ta }, &out, &n_out);
     if (!st) {
         const float *a = ta->data, *y = out[0]->data;
         for (int j = 0; j < 4; j++) CHECK(y[j] == plus_ones(a[j], m)); /* the body's f32 additions, in order: exact */
@@ -178,6 +179,8 @@ static rlx_status run_loop(rlx_session *s, int64_t m) {
     rlx_tensor_destroy(ta);
     return st;
 }
+
+static rlx_status run_loop(rlx_session *s, int64_t m) { return run_loop_with(s, m, NULL); }
 
 typedef struct stopper {
     rlx_session *s;
@@ -222,6 +225,106 @@ static void test_terminate_loop(void) {
     CHECK_FAILS(rlx_session_set_run_timeout(s, -1), RLX_ERR_INVALID_ARGUMENT, "time limit");
 out:
     rlx_session_destroy(s);
+    rlx_model_destroy(m);
+}
+
+/* Per-run options (rlx_run_options): a flag stops the runs given it and no
+ * other; its time limit replaces the session's. */
+typedef struct looper {
+    rlx_session *s;
+    const rlx_run_options *ro;
+    int64_t m;
+    rlx_status st;
+    char msg[512];
+    double back;
+} looper;
+
+static void *loop_thread(void *arg) {
+    looper *l = arg;
+    l->st = run_loop_with(l->s, l->m, l->ro);
+    l->back = rlx_now_seconds();
+    snprintf(l->msg, sizeof l->msg, "%s", l->st ? rlx_last_error() : "");
+    return NULL;
+}
+
+static void sleep_s(double s) {
+    struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+    nanosleep(&ts, NULL);
+}
+
+static void test_run_options(void) {
+    rlx_model *m = loop_model(false);
+    rlx_session *s1 = m ? session(m, "cpu", NULL) : NULL, *s2 = m ? session(m, "cpu", "50") : NULL;
+    rlx_run_options *r1 = NULL, *r2 = NULL;
+    CHECK_OK(rlx_run_options_create(&r1));
+    CHECK_OK(rlx_run_options_create(&r2));
+    if (!s1 || !s2 || !r1 || !r2) goto out;
+    bool flag = true;
+    CHECK_OK(rlx_run_options_get_terminate(r1, &flag));
+    CHECK(!flag);
+    CHECK_OK(run_loop_with(s1, 3, r1));
+    /* two long runs on two sessions, each with its own options: setting
+     * one flag stops its run only */
+    looper a = { .s = s1, .ro = r1, .m = (int64_t)1 << 62 }, b = { .s = s2, .ro = r2, .m = (int64_t)1 << 62 };
+    CHECK_OK(rlx_run_options_set_timeout(r2, 0)); /* none, over s2's 50 ms */
+    pthread_t ta, tb;
+    CHECK(pthread_create(&ta, NULL, loop_thread, &a) == 0);
+    CHECK(pthread_create(&tb, NULL, loop_thread, &b) == 0);
+    sleep_s(0.2);
+    double t_a = rlx_now_seconds();
+    CHECK_OK(rlx_run_options_set_terminate(r1, true));
+    pthread_join(ta, NULL);
+    sleep_s(0.1);
+    double t_b = rlx_now_seconds();
+    CHECK_OK(rlx_run_options_set_terminate(r2, true));
+    pthread_join(tb, NULL);
+    CHECK_MSG(a.st == RLX_ERR_CANCELLED && strstr(a.msg, "run cancelled by its run options"), "%s", a.msg);
+    CHECK_MSG(b.st == RLX_ERR_CANCELLED && strstr(b.msg, "run cancelled by its run options"), "%s", b.msg);
+    CHECK_MSG(a.back - t_a < STOP_BOUND_S, "stopped %.3f s after its flag", a.back - t_a);
+    CHECK_MSG(b.back >= t_b, "the second run stopped before its own flag was set (%.3f s early)", t_b - b.back);
+    fprintf(stderr, "run options: returned %.1f ms after the flag: %s\n", (a.back - t_a) * 1e3, a.msg);
+    /* a set flag refuses runs given it, not the others */
+    CHECK_FAILS(run_loop_with(s1, 2, r1), RLX_ERR_CANCELLED, "run options' terminate flag is set");
+    CHECK_OK(run_loop_with(s1, 2, NULL));
+    CHECK_OK(rlx_run_options_get_terminate(r1, &flag));
+    CHECK(flag);
+    CHECK_OK(rlx_run_options_set_terminate(r1, false));
+    CHECK_OK(run_loop_with(s1, 4, r1));
+    /* one session: a run with a flag in progress, a plain run waiting for
+     * its turn; the flag stops the first, the second completes */
+    looper c = { .s = s1, .ro = r1, .m = (int64_t)1 << 62 }, d = { .s = s1, .ro = NULL, .m = 9 };
+    pthread_t tc, td;
+    CHECK(pthread_create(&tc, NULL, loop_thread, &c) == 0);
+    sleep_s(0.1);
+    CHECK(pthread_create(&td, NULL, loop_thread, &d) == 0);
+    sleep_s(0.1);
+    CHECK_OK(rlx_run_options_set_terminate(r1, true));
+    pthread_join(tc, NULL);
+    pthread_join(td, NULL);
+    CHECK_MSG(c.st == RLX_ERR_CANCELLED, "%s", c.msg);
+    CHECK_MSG(d.st == RLX_OK, "%s", d.msg);
+    CHECK_OK(rlx_run_options_set_terminate(r1, false));
+    /* time limits: the options' own, none, or the session's (-1) */
+    CHECK_OK(rlx_run_options_set_timeout(r1, 30));
+    CHECK_FAILS(run_loop_with(s1, (int64_t)1 << 62, r1), RLX_ERR_CANCELLED, "(its run options' timeout_ms = 30)");
+    CHECK_OK(rlx_run_options_set_terminate(r2, false));
+    CHECK_OK(rlx_run_options_set_timeout(r2, -1));
+    CHECK_FAILS(run_loop_with(s2, (int64_t)1 << 62, r2), RLX_ERR_CANCELLED, "(run.timeout_ms = 50)");
+    /* run_into takes them too (refused at the start, before any plan) */
+    CHECK_OK(rlx_run_options_set_terminate(r1, true));
+    CHECK_FAILS(rlx_session_run_into_with(s1, r1, 0, NULL, NULL, (rlx_tensor *[]){ NULL }), RLX_ERR_CANCELLED,
+                "terminate flag is set");
+    /* bad arguments */
+    CHECK_FAILS(rlx_run_options_set_timeout(r1, -2), RLX_ERR_INVALID_ARGUMENT, "time limit");
+    CHECK_FAILS(rlx_run_options_set_timeout(r1, INT64_MAX), RLX_ERR_INVALID_ARGUMENT, "time limit");
+    CHECK_FAILS(rlx_run_options_set_terminate(NULL, true), RLX_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(rlx_run_options_get_terminate(r1, NULL), RLX_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(rlx_run_options_create(NULL), RLX_ERR_INVALID_ARGUMENT, "NULL");
+out:
+    rlx_run_options_destroy(r1);
+    rlx_run_options_destroy(r2);
+    rlx_session_destroy(s1);
+    rlx_session_destroy(s2);
     rlx_model_destroy(m);
 }
 
@@ -441,6 +544,7 @@ out:
 int main(void) {
     test_seed(test_seed_from_env());
     test_terminate_loop();
+    test_run_options();
     test_timeout_loop();
     test_timeout_while();
     test_nested();

@@ -561,7 +561,8 @@ RLX_API rlx_status rlx_session_run(rlx_session *session, size_t n_inputs,
  * errors: RLX_ERR_INVALID_ARGUMENT (session NULL). */
 RLX_API rlx_status rlx_session_terminate(rlx_session *session);
 
-/* The terminate flag of onnxruntime's RunOptions, per session: true stops
+/* A terminate flag per session (rlx_run_options below has onnxruntime's
+ * per-run RunOptions flag): true stops
  * the runs in progress and waiting (as rlx_session_terminate) and refuses
  * every later run at its start with RLX_ERR_CANCELLED until it is set
  * false again. Thread-safe like rlx_session_terminate.
@@ -580,6 +581,36 @@ RLX_API rlx_status rlx_session_set_terminate(rlx_session *session, bool terminat
  * errors: RLX_ERR_INVALID_ARGUMENT (session NULL, timeout_ms negative or
  *         above INT64_MAX / 10^6). */
 RLX_API rlx_status rlx_session_set_run_timeout(rlx_session *session, int64_t timeout_ms);
+
+/* Options of individual runs, as onnxruntime's RunOptions (OrtRunOptions):
+ * created once, passed to any number of runs (rlx_session_run_with,
+ * rlx_session_run_into_with) of any sessions, in any threads.
+ * terminate: set true from any thread, every run given these options that
+ *   is in progress or waiting for its turn returns RLX_ERR_CANCELLED at its
+ *   next check (the points listed at rlx_session_terminate), "...: run
+ *   cancelled by its run options (rlx_run_options_set_terminate)", and a
+ *   run given them while it is true is refused at its start; the other runs
+ *   of the same sessions are not affected. Set it false to use the options
+ *   again (onnxruntime's RunOptions.terminate, per run).
+ * timeout: a time limit for these runs in milliseconds that replaces the
+ *   session's (run.timeout_ms): 0 none, -1 (the default) the session's; a
+ *   run past it: "...: run stopped by its time limit (its run options'
+ *   timeout_ms = 30) after 31 ms".
+ * threads: the setters are atomic stores, safe while runs use the options;
+ *          destroy the options only after every run given them returned.
+ * errors: RLX_ERR_INVALID_ARGUMENT (NULL pointers; a timeout below -1 or
+ *         above INT64_MAX / 10^6), RLX_ERR_OUT_OF_MEMORY. */
+typedef struct rlx_run_options rlx_run_options;
+RLX_API rlx_status rlx_run_options_create(rlx_run_options **out_options);
+RLX_API void rlx_run_options_destroy(rlx_run_options *options);
+RLX_API rlx_status rlx_run_options_set_terminate(rlx_run_options *options, bool terminate);
+RLX_API rlx_status rlx_run_options_get_terminate(const rlx_run_options *options, bool *out_terminate);
+RLX_API rlx_status rlx_run_options_set_timeout(rlx_run_options *options, int64_t timeout_ms);
+
+/* rlx_session_run with run options (NULL: none, as rlx_session_run). */
+RLX_API rlx_status rlx_session_run_with(rlx_session *session, const rlx_run_options *run_options, size_t n_inputs,
+                                        const char *const *input_names, const rlx_tensor *const *inputs,
+                                        rlx_tensor ***out_outputs, size_t *out_n_outputs);
 
 RLX_API size_t rlx_session_num_outputs(const rlx_session *session);
 /* Graph output name, borrowed from the session; NULL if out of range. */

@@ -63,6 +63,12 @@ RLX_API rlx_status rlx_session_prepare(rlx_session *session, size_t n_inputs, co
 RLX_API rlx_status rlx_session_run_into(rlx_session *session, size_t n_inputs, const char *const *input_names,
                                 const rlx_tensor *const *inputs, rlx_tensor **outputs);
 
+/* rlx_session_run_into with run options (rlx_run_options in rlx.h; NULL:
+ * none, as rlx_session_run_into). */
+RLX_API rlx_status rlx_session_run_into_with(rlx_session *session, const rlx_run_options *run_options, size_t n_inputs,
+                                             const char *const *input_names, const rlx_tensor *const *inputs,
+                                             rlx_tensor **outputs);
+
 /* ------------------------------------------------------------ statistics */
 
 /* What the last plan is and what compiling it cost. Times in seconds,

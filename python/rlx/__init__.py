@@ -150,8 +150,11 @@ def _load():
         "rlx_options_create": ([ctypes.POINTER(P)], I), "rlx_options_destroy": ([P], None),
         "rlx_options_set": ([P, S, S], I),
         "rlx_session_destroy": ([P], None),
-        "rlx_session_run": ([P, SZ, ctypes.POINTER(S), ctypes.POINTER(ctypes.POINTER(_Tensor)),
-                             ctypes.POINTER(ctypes.POINTER(ctypes.POINTER(_Tensor))), ctypes.POINTER(SZ)], I),
+        "rlx_session_run_with": ([P, P, SZ, ctypes.POINTER(S), ctypes.POINTER(ctypes.POINTER(_Tensor)),
+                                  ctypes.POINTER(ctypes.POINTER(ctypes.POINTER(_Tensor))), ctypes.POINTER(SZ)], I),
+        "rlx_run_options_create": ([ctypes.POINTER(P)], I), "rlx_run_options_destroy": ([P], None),
+        "rlx_run_options_set_terminate": ([P, ctypes.c_bool], I),
+        "rlx_run_options_set_timeout": ([P, ctypes.c_int64], I),
         "rlx_session_terminate": ([P], I), "rlx_session_set_terminate": ([P, ctypes.c_bool], I),
         "rlx_session_set_run_timeout": ([P, ctypes.c_int64], I),
         "rlx_session_num_outputs": ([P], SZ), "rlx_session_output_name": ([P, SZ], S),
@@ -283,7 +286,8 @@ class Session:
         _check(_load().rlx_session_terminate(self._h))
 
     def set_terminate(self, terminate: bool) -> None:
-        """onnxruntime's RunOptions.terminate, per session: True stops the
+        """A terminate flag per session (rlx.RunOptions is the per-run
+        one, as onnxruntime's): True stops the
         runs in progress and waiting (as terminate()) and makes every later
         run fail at once (RLX_ERR_CANCELLED) until set False again."""
         _check(_load().rlx_session_set_terminate(self._h, bool(terminate)))
@@ -310,9 +314,14 @@ class Session:
     def dispatch_report(self) -> str:
         return _load().rlx_session_dispatch_report(self._h).decode()
 
-    def run(self, feeds: Dict[str, np.ndarray]) -> List[np.ndarray]:
-        """One forward pass; returns the outputs in graph order as numpy arrays."""
+    def run(self, feeds: Dict[str, np.ndarray], run_options=None) -> List[np.ndarray]:
+        """One forward pass; returns the outputs in graph order as numpy arrays.
+        run_options: None or an rlx.RunOptions (its terminate flag and time
+        limit apply to this run; rlx_session_run_with in C)."""
         lib = _load()
+        if run_options is not None and not hasattr(run_options, "_c_handle"):
+            raise TypeError(f"run_options must be an rlx.RunOptions or None, got {type(run_options).__name__}")
+        c_ro = run_options._c_handle() if run_options is not None else None
         if not isinstance(feeds, dict):
             raise TypeError(f"feeds must be a dict of input name -> array, got {type(feeds).__name__}")
         names, tensors, keep = [], [], []
@@ -361,7 +370,7 @@ class Session:
         c_tensors = (ctypes.POINTER(_Tensor) * max(n, 1))(*tensors)
         outs = ctypes.POINTER(ctypes.POINTER(_Tensor))()
         n_out = ctypes.c_size_t()
-        _check(lib.rlx_session_run(self._h, n, c_names, c_tensors, ctypes.byref(outs), ctypes.byref(n_out)))
+        _check(lib.rlx_session_run_with(self._h, c_ro, n, c_names, c_tensors, ctypes.byref(outs), ctypes.byref(n_out)))
         result = []
         try:
             for i in range(n_out.value):

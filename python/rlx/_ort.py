@@ -23,11 +23,12 @@ Semantics differ from onnxruntime where rlx has no such thing: IOBinding,
 OrtValue, profiling and saving the optimised model are not offered
 (enable_profiling or optimized_model_filepath raise rlx.Error
 RLX_ERR_UNSUPPORTED when the session is created). run_options takes an
-rlx.RunOptions (or a dict of its attributes): its terminate stops runs as
-onnxruntime's does, per session rather than per run (see RunOptions).
+rlx.RunOptions (or a dict of its attributes): its terminate stops the runs
+given it, as onnxruntime's does (see RunOptions).
 """
 from __future__ import annotations
 
+import ctypes
 import mmap
 import numbers
 import os
@@ -37,7 +38,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from . import Error, Model, Session, adapters
+from . import Error, Model, Session, _check, _load, adapters
 
 CPU = "CPUExecutionProvider"
 WEBGPU = "WebGpuExecutionProvider"
@@ -319,40 +320,43 @@ def _provider_list(providers, provider_options) -> List[tuple]:
 
 
 class RunOptions:
-    """onnxruntime.RunOptions over rlx, for InferenceSession.run.
+    """onnxruntime.RunOptions over rlx (rlx_run_options in C), for
+    InferenceSession.run and Session.run.
 
     terminate: set True (from any thread) while runs given these options
       are in progress, each stops at its next check (between nodes, at each
       Loop/Scan iteration, between GPU segments) and raises rlx.Error with
       status "RLX_ERR_CANCELLED" (a RuntimeError; onnxruntime raises its Fail
       with "Exiting due to terminate flag being set to true"); a run given
-      options whose terminate is already True raises at once. Set it False
-      again to reuse the options.
+      options whose terminate is already True raises at once. Other runs,
+      of the same session too, are not affected. Set it False again to
+      reuse the options.
     log_severity_level, log_verbosity_level, run_tag: accepted and kept,
       as onnxruntime's; rlx's messages go through one process-wide log
-      (rlx.set_log_callback), so they change nothing.
-
-    Difference from onnxruntime: rlx stops runs per session, not per run
-    (rlx_session_set_terminate). While terminate is True and a run with
-    these options is in progress on an InferenceSession, that session's
-    other runs, in progress or starting, fail with RLX_ERR_CANCELLED too;
-    the session's flag is cleared when the last run with these options on
-    it ends (or when terminate is set False), which also clears a flag set
-    by Session.set_terminate."""
+      (rlx.set_log_callback), so they change nothing."""
 
     _KEYS = ("terminate", "log_severity_level", "log_verbosity_level", "run_tag")
     # no other attributes: a misspelt one (ro.terminat = True) raises
     # AttributeError, as on onnxruntime's RunOptions, instead of being kept
-    __slots__ = ("_lock", "_terminate", "_active", "_held", "log_severity_level", "log_verbosity_level", "run_tag")
+    __slots__ = ("_h", "_terminate", "log_severity_level", "log_verbosity_level", "run_tag")
 
     def __init__(self):
-        self._lock = threading.Lock()
+        self._h = None
+        h = ctypes.c_void_p()
+        _check(_load().rlx_run_options_create(ctypes.byref(h)))
+        self._h = h
         self._terminate = False
-        self._active = {}  # rlx.Session -> runs in progress with these options
-        self._held = set()  # sessions whose terminate flag these options set
         self.log_severity_level = 2
         self.log_verbosity_level = 0
         self.run_tag = ""
+
+    def __del__(self):
+        if getattr(self, "_h", None):
+            _load().rlx_run_options_destroy(self._h)
+            self._h = None
+
+    def _c_handle(self):
+        return self._h
 
     @classmethod
     def _from(cls, run_options) -> "RunOptions":
@@ -382,33 +386,8 @@ class RunOptions:
     def terminate(self, value) -> None:
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"RunOptions.terminate: expected bool, got {type(value).__name__}")
-        with self._lock:
-            self._terminate = bool(value)
-            if self._terminate:  # stop the runs in progress (rlx's flag is per session)
-                for sess in self._active:
-                    sess.set_terminate(True)
-                    self._held.add(sess)
-            else:
-                for sess in self._held:
-                    sess.set_terminate(False)
-                self._held.clear()
-
-    def _enter(self, sess) -> None:
-        with self._lock:
-            if self._terminate:
-                raise Error("RLX_ERR_CANCELLED", "run refused: RunOptions.terminate is True (set it False to run)")
-            self._active[sess] = self._active.get(sess, 0) + 1
-
-    def _leave(self, sess) -> None:
-        with self._lock:
-            left = self._active[sess] - 1
-            if left:
-                self._active[sess] = left
-                return
-            del self._active[sess]
-            if sess in self._held:
-                self._held.discard(sess)
-                sess.set_terminate(False)
+        self._terminate = bool(value)
+        _check(_load().rlx_run_options_set_terminate(self._h, self._terminate))
 
 
 class InferenceSession:
@@ -525,8 +504,7 @@ class InferenceSession:
         rlx.Error (RLX_ERR_INVALID_ARGUMENT) before anything runs.
         run_options: None, an rlx.RunOptions or a dict of its attributes;
         its terminate set True from another thread stops the run with
-        rlx.Error RLX_ERR_CANCELLED (see RunOptions for how that differs
-        from onnxruntime)."""
+        rlx.Error RLX_ERR_CANCELLED (see RunOptions)."""
         ro = RunOptions._from(run_options)
         if output_names is not None and (isinstance(output_names, (str, bytes)) or
                                          not isinstance(output_names, (list, tuple)) or
@@ -539,19 +517,14 @@ class InferenceSession:
                             f"are {[o.name for o in self._outputs]}")
         if not isinstance(input_feed, Mapping):
             raise TypeError(f"input_feed must be a dict of input name -> array, got {type(input_feed).__name__}")
-        if ro is None:
-            outs = self.rlx_session.run(dict(input_feed))
-        else:
-            sess = self.rlx_session
-            ro._enter(sess)
-            try:
-                outs = sess.run(dict(input_feed))
-            except Error as e:
-                if e.status == "RLX_ERR_CANCELLED" and ro.terminate:
-                    raise Error(e.status, f"run stopped: RunOptions.terminate was set True ({str(e)[len(e.status) + 2:]})") from None
-                raise
-            finally:
-                ro._leave(sess)
+        if ro is not None and ro.terminate:
+            raise Error("RLX_ERR_CANCELLED", "run refused: RunOptions.terminate is True (set it False to run)")
+        try:
+            outs = self.rlx_session.run(dict(input_feed), ro)
+        except Error as e:
+            if ro is not None and e.status == "RLX_ERR_CANCELLED" and ro.terminate:
+                raise Error(e.status, f"run stopped: RunOptions.terminate was set True ({str(e)[len(e.status) + 2:]})") from None
+            raise
         if not output_names:
             return outs
         return [outs[self._output_index[n]] for n in output_names]

@@ -4,7 +4,13 @@
 
 uint64_t rlx_run_ctl_enter(rlx_run_ctl *c) { return atomic_load(&c->stop); }
 
-rlx_status rlx_run_ctl_begin(rlx_run_ctl *c, uint64_t seen, int64_t limit_ms) {
+rlx_status rlx_run_ctl_begin(rlx_run_ctl *c, uint64_t seen, int64_t limit_ms, const struct rlx_run_options *ro) {
+    c->ro = ro;
+    c->ro_limit = false;
+    if (ro) {
+        int64_t own = atomic_load(&((struct rlx_run_options *)ro)->timeout_ms);
+        if (own >= 0) limit_ms = own, c->ro_limit = true;
+    }
     c->seen = seen;
     c->t0 = rlx_now_seconds();
     c->limit_ms = limit_ms > 0 ? limit_ms : 0;
@@ -14,10 +20,15 @@ rlx_status rlx_run_ctl_begin(rlx_run_ctl *c, uint64_t seen, int64_t limit_ms) {
     if (atomic_load(&c->hold))
         return rlx_fail(RLX_ERR_CANCELLED, "run refused: the session's terminate flag is set "
                                            "(rlx_session_set_terminate(session, false) clears it)");
+    if (ro && atomic_load(&((struct rlx_run_options *)ro)->terminate))
+        return rlx_fail(RLX_ERR_CANCELLED, "run refused: its run options' terminate flag is set "
+                                           "(rlx_run_options_set_terminate(options, false) clears it)");
     if (atomic_load(&c->stop) != seen)
         return rlx_fail(RLX_ERR_CANCELLED, "run cancelled by rlx_session_terminate while it waited for its turn");
     return RLX_OK;
 }
+
+void rlx_run_ctl_end(rlx_run_ctl *c) { c->ro = NULL; }
 
 void rlx_run_ctl_terminate(rlx_run_ctl *c) { atomic_fetch_add(&c->stop, 1); }
 
@@ -28,9 +39,12 @@ void rlx_run_ctl_hold(rlx_run_ctl *c, bool hold) {
 }
 
 rlx_status rlx_run_stop_error(const rlx_run_ctl *c) {
+    if (c->ro && atomic_load(&((struct rlx_run_options *)c->ro)->terminate))
+        return rlx_fail(RLX_ERR_CANCELLED, "run cancelled by its run options (rlx_run_options_set_terminate)");
     if (atomic_load(&((rlx_run_ctl *)c)->stop) != c->seen)
         return rlx_fail(RLX_ERR_CANCELLED, "run cancelled by %s",
                         atomic_load(&((rlx_run_ctl *)c)->hold) ? "rlx_session_set_terminate" : "rlx_session_terminate");
-    return rlx_fail(RLX_ERR_CANCELLED, "run stopped by its time limit (run.timeout_ms = %lld) after %.0f ms",
-                    (long long)c->limit_ms, (rlx_now_seconds() - c->t0) * 1e3);
+    return rlx_fail(RLX_ERR_CANCELLED, "run stopped by its time limit (%s = %lld) after %.0f ms",
+                    c->ro_limit ? "its run options' timeout_ms" : "run.timeout_ms", (long long)c->limit_ms,
+                    (rlx_now_seconds() - c->t0) * 1e3);
 }

@@ -27,6 +27,14 @@
 #include "base/platform.h"
 #include "base/status.h"
 
+/* Per-run options (rlx_run_options in include/rlx/rlx.h): the terminate
+ * flag of onnxruntime's RunOptions, shared by every run given them, and a
+ * time limit that replaces the session's for those runs. */
+struct rlx_run_options {
+    atomic_bool terminate; /* set from any thread; stops the runs given these options */
+    _Atomic int64_t timeout_ms; /* < 0: the session's limit; 0: none; > 0: milliseconds */
+};
+
 typedef struct rlx_run_ctl {
     _Atomic uint64_t stop; /* terminate requests so far */
     atomic_bool hold;      /* rlx_session_set_terminate(true) until set false */
@@ -34,24 +42,31 @@ typedef struct rlx_run_ctl {
     double t0;             /* when the current run began (rlx_now_seconds) */
     double deadline;       /* t0 + its time limit, compared with the coarse clock; 0: no limit */
     int64_t limit_ms;      /* the limit the deadline came from */
+    const struct rlx_run_options *ro; /* the current run's options, NULL: none */
+    bool ro_limit;         /* limit_ms came from ro, not from the session */
 } rlx_run_ctl;
 
 /* Whether the current run must stop: a terminate request since it entered,
- * or its deadline passed. c NULL: never (evaluation outside a session). */
+ * its run options' terminate flag, or its deadline passed. c NULL: never
+ * (evaluation outside a session). */
 static inline bool rlx_run_stopped(const rlx_run_ctl *c) {
     if (!c) return false;
     if (atomic_load_explicit(&((rlx_run_ctl *)c)->stop, memory_order_relaxed) != c->seen) return true;
+    if (c->ro && atomic_load_explicit(&((struct rlx_run_options *)c->ro)->terminate, memory_order_relaxed)) return true;
     return c->deadline > 0.0 && rlx_now_coarse_seconds() >= c->deadline;
 }
 
 /* The value `stop` has now: what a run entering the session records. */
 uint64_t rlx_run_ctl_enter(rlx_run_ctl *c);
 
-/* The run that entered with `seen` begins now, under a limit of limit_ms
- * milliseconds (0: none). errors: RLX_ERR_CANCELLED when the session's
+/* The run that entered with `seen` begins now, with run options ro (NULL:
+ * none) under a limit of limit_ms milliseconds (0: none), or ro's limit
+ * when it has one. errors: RLX_ERR_CANCELLED when the session's or ro's
  * terminate flag is set or a terminate request came while the run waited
- * for its turn. */
-rlx_status rlx_run_ctl_begin(rlx_run_ctl *c, uint64_t seen, int64_t limit_ms);
+ * for its turn. rlx_run_ctl_end when the run returns (ro may be freed
+ * after that). */
+rlx_status rlx_run_ctl_begin(rlx_run_ctl *c, uint64_t seen, int64_t limit_ms, const struct rlx_run_options *ro);
+void rlx_run_ctl_end(rlx_run_ctl *c);
 
 /* Stops every run that has entered (thread-safe, any thread); with hold,
  * later runs too until rlx_run_ctl_hold(c, false). */
@@ -61,7 +76,8 @@ void rlx_run_ctl_hold(rlx_run_ctl *c, bool hold);
 /* RLX_ERR_CANCELLED with a message saying which stop it was: "run
  * cancelled by rlx_session_terminate" or "run stopped by its time limit
  * (run.timeout_ms = N) after M ms"; the caller prefixes where the run
- * stopped (rlx_fail_prefix: the node, iteration or step). For a check
+ * stopped (rlx_fail_prefix: the node, iteration or step); "run cancelled by
+ * its run options (rlx_run_options_set_terminate)". For a check
  * that saw rlx_run_stopped(c) true. */
 rlx_status rlx_run_stop_error(const rlx_run_ctl *c);
 

@@ -722,45 +722,108 @@ static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *c
 
 /* ------------------------------------------------------------ entry points */
 
+/* A run time limit in milliseconds: `least` (0: none; -1 also: the
+ * session's) to INT64_MAX / 10^6, the most the clock arithmetic takes. */
+static rlx_status check_timeout(int64_t timeout_ms, int64_t least) {
+    if (timeout_ms < least || timeout_ms > INT64_MAX / 1000000)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "run time limit %lld ms: expected %s to %lld", (long long)timeout_ms,
+                        least < 0 ? "-1 (the session's), 0 (none)" : "0 (none)", (long long)(INT64_MAX / 1000000));
+    return RLX_OK;
+}
+
+/* A call's turn on the session: `seen` taken before waiting for the lock
+ * (a terminate request while it waits stops it), the session's thread limit
+ * (kernels, folding and packing alike) and the run's stop control set;
+ * turn_end undoes both and unlocks. */
+static rlx_status turn_begin(rlx_session *s, const rlx_run_options *ro, int *prev) {
+    uint64_t seen = rlx_run_ctl_enter(&s->stopper);
+    pthread_mutex_lock(&s->lock);
+    *prev = rlx_parallel_set_limit(s->threads);
+    return rlx_run_ctl_begin(&s->stopper, seen, atomic_load(&s->timeout_ms), ro);
+}
+
+static void turn_end(rlx_session *s, int prev) {
+    rlx_run_ctl_end(&s->stopper);
+    rlx_parallel_set_limit(prev);
+    pthread_mutex_unlock(&s->lock);
+}
+
 rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *const *input_names,
                                const rlx_tensor *const *inputs) {
     if (!s) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session is NULL");
-    uint64_t seen = rlx_run_ctl_enter(&s->stopper);
-    pthread_mutex_lock(&s->lock);
-    int prev = rlx_parallel_set_limit(s->threads); /* kernels, folding and packing alike */
-    rlx_status st = rlx_run_ctl_begin(&s->stopper, seen, atomic_load(&s->timeout_ms));
+    int prev;
+    rlx_status st = turn_begin(s, NULL, &prev);
     if (!st) st = prepare_locked(s, n_inputs, input_names, inputs);
-    rlx_parallel_set_limit(prev);
-    pthread_mutex_unlock(&s->lock);
+    turn_end(s, prev);
+    return st;
+}
+
+rlx_status rlx_session_run_with(rlx_session *s, const rlx_run_options *ro, size_t n_inputs,
+                                const char *const *input_names, const rlx_tensor *const *inputs,
+                                rlx_tensor ***out_outputs, size_t *out_n_outputs) {
+    if (out_outputs) *out_outputs = NULL;
+    if (out_n_outputs) *out_n_outputs = 0;
+    if (!s || !out_outputs || !out_n_outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
+    int prev;
+    rlx_status st = turn_begin(s, ro, &prev);
+    if (!st) st = run_locked(s, n_inputs, input_names, inputs, out_outputs, out_n_outputs);
+    turn_end(s, prev);
     return st;
 }
 
 rlx_status rlx_session_run(rlx_session *s, size_t n_inputs, const char *const *input_names,
                            const rlx_tensor *const *inputs, rlx_tensor ***out_outputs, size_t *out_n_outputs) {
-    if (out_outputs) *out_outputs = NULL;
-    if (out_n_outputs) *out_n_outputs = 0;
-    if (!s || !out_outputs || !out_n_outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
-    uint64_t seen = rlx_run_ctl_enter(&s->stopper);
-    pthread_mutex_lock(&s->lock);
-    int prev = rlx_parallel_set_limit(s->threads); /* kernels, folding and packing alike */
-    rlx_status st = rlx_run_ctl_begin(&s->stopper, seen, atomic_load(&s->timeout_ms));
-    if (!st) st = run_locked(s, n_inputs, input_names, inputs, out_outputs, out_n_outputs);
-    rlx_parallel_set_limit(prev);
-    pthread_mutex_unlock(&s->lock);
+    return rlx_session_run_with(s, NULL, n_inputs, input_names, inputs, out_outputs, out_n_outputs);
+}
+
+rlx_status rlx_session_run_into_with(rlx_session *s, const rlx_run_options *ro, size_t n_inputs,
+                                     const char *const *input_names, const rlx_tensor *const *inputs,
+                                     rlx_tensor **outputs) {
+    if (!s || !outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
+    int prev;
+    rlx_status st = turn_begin(s, ro, &prev);
+    if (!st) st = run_into_locked(s, n_inputs, input_names, inputs, outputs);
+    turn_end(s, prev);
     return st;
 }
 
 rlx_status rlx_session_run_into(rlx_session *s, size_t n_inputs, const char *const *input_names,
                                 const rlx_tensor *const *inputs, rlx_tensor **outputs) {
-    if (!s || !outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
-    uint64_t seen = rlx_run_ctl_enter(&s->stopper);
-    pthread_mutex_lock(&s->lock);
-    int prev = rlx_parallel_set_limit(s->threads); /* kernels, folding and packing alike */
-    rlx_status st = rlx_run_ctl_begin(&s->stopper, seen, atomic_load(&s->timeout_ms));
-    if (!st) st = run_into_locked(s, n_inputs, input_names, inputs, outputs);
-    rlx_parallel_set_limit(prev);
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    return rlx_session_run_into_with(s, NULL, n_inputs, input_names, inputs, outputs);
+}
+
+/* ------------------------------------------------------------ run options */
+
+rlx_status rlx_run_options_create(rlx_run_options **out) {
+    if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_options is NULL");
+    *out = NULL;
+    rlx_run_options *ro = malloc(sizeof *ro);
+    if (!ro) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "run options: out of memory");
+    atomic_init(&ro->terminate, false);
+    atomic_init(&ro->timeout_ms, -1);
+    *out = ro;
+    return RLX_OK;
+}
+
+void rlx_run_options_destroy(rlx_run_options *ro) { free(ro); }
+
+rlx_status rlx_run_options_set_terminate(rlx_run_options *ro, bool terminate) {
+    if (!ro) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "run options is NULL");
+    atomic_store(&ro->terminate, terminate);
+    return RLX_OK;
+}
+
+rlx_status rlx_run_options_get_terminate(const rlx_run_options *ro, bool *out_terminate) {
+    if (!ro || !out_terminate) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "run options or out_terminate is NULL");
+    *out_terminate = atomic_load(&((rlx_run_options *)ro)->terminate);
+    return RLX_OK;
+}
+
+rlx_status rlx_run_options_set_timeout(rlx_run_options *ro, int64_t timeout_ms) {
+    if (!ro) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "run options is NULL");
+    RLX_TRY(check_timeout(timeout_ms, -1));
+    atomic_store(&ro->timeout_ms, timeout_ms);
+    return RLX_OK;
 }
 
 rlx_status rlx_session_terminate(rlx_session *s) {
@@ -777,9 +840,7 @@ rlx_status rlx_session_set_terminate(rlx_session *s, bool terminate) {
 
 rlx_status rlx_session_set_run_timeout(rlx_session *s, int64_t timeout_ms) {
     if (!s) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session is NULL");
-    if (timeout_ms < 0 || timeout_ms > INT64_MAX / 1000000)
-        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "run time limit %lld ms: expected 0 (none) to %lld",
-                        (long long)timeout_ms, (long long)(INT64_MAX / 1000000));
+    RLX_TRY(check_timeout(timeout_ms, 0));
     atomic_store(&s->timeout_ms, timeout_ms);
     return RLX_OK;
 }

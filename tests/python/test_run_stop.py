@@ -157,9 +157,9 @@ C.check("--timeout MS" in out + err, "rlx run --help names --timeout")
 
 # InferenceSession.run(..., run_options): onnxruntime's RunOptions.terminate
 # set True from another thread stops the run (it raised "rlx has no per-run
-# options" for any run_options). rlx's stop is per session: documented in
-# rlx.RunOptions. The same options and session then run again once
-# terminate is False.
+# options" for any run_options). The stop is per run (rlx_run_options): a
+# run of the same session without the options, waiting for its turn, goes
+# on. The same options and session then run again once terminate is False.
 isess = rlx.InferenceSession(PATH)
 ro = rlx.RunOptions()
 C.check(not ro.terminate and ro.log_severity_level == 2, "RunOptions defaults")
@@ -181,8 +181,21 @@ def terminate_later():
     ro.terminate = True
 
 
+other = {}
+
+
+def run_other():  # starts after the long run, waits for its turn, must complete
+    time.sleep(0.1)
+    try:
+        other["y"] = isess.run(None, feeds(6))[0]
+    except rlx.Error as e:
+        other["error"] = e
+
+
 th = threading.Thread(target=terminate_later)
 th.start()
+th_other = threading.Thread(target=run_other)
+th_other.start()
 try:
     isess.run(["y"], feeds(HUGE), run_options=ro)
     C.check(False, "RunOptions.terminate: the run of 2^62 iterations returned")
@@ -194,12 +207,15 @@ except rlx.Error as e:
             % (back - called[0] if called else -1))
     print("RunOptions.terminate: %s" % e)
 th.join()
+th_other.join()
+C.check("y" in other and np.array_equal(other["y"], ref.run(None, feeds(6))[0]),
+        "a run of the same session without the options went on: %s" % other.get("error"))
 try:  # still True: a run with these options is refused at once
     isess.run(None, feeds(2), ro)
     C.check(False, "RunOptions.terminate True: a run went through")
 except rlx.Error as e:
     C.check(e.status == "RLX_ERR_CANCELLED" and "terminate is True" in str(e), "terminate True: %s" % e)
-# the session's flag went with the run: a run without the options works
+# a run without the options works
 got = isess.run(None, feeds(3))[0]
 C.check(np.array_equal(got, ref.run(None, feeds(3))[0]), "after RunOptions.terminate: a plain run")
 ro.terminate = False
