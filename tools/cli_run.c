@@ -4,6 +4,7 @@
  * steady runs, and optionally compares against the CPU backend. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,8 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             char *end;
             errno = 0;
             double x = strtod(v, &end);
+            /* an underflow (1e-400) is the nearest double, as numpy reads it; an overflow is not finite */
+            if (errno == ERANGE && fabs(x) <= DBL_MIN) errno = 0;
             if (!*v || *end || errno || !(x >= 0.0) || !isfinite(x))
                 return cli_usage_error("run", "bad %s '%s' (a finite number >= 0)", is_atol ? "--atol" : "--rtol", v);
             if (is_atol) o->atol = x;

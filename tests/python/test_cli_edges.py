@@ -298,6 +298,11 @@ p = rlx("run", mm, "--atol", "1e-3", "--iters", "0")
 C.check(p.returncode == 2 and "only apply with --check" in p.stderr, "--atol without --check: %s" % p.stderr.strip())
 p = rlx("run", mm, "--check", "--rtol", "-1", "--iters", "0")
 C.check(p.returncode == 2 and "bad --rtol" in p.stderr, "--rtol -1: %s" % p.stderr.strip())
+# an underflowing tolerance is read as numpy reads it (0 here), an overflowing one is refused (tester's finding)
+p = rlx("run", mm, *feed, "--check", "--atol", "1e-400", "--rtol", "1e-3", "--iters", "0", "--quiet")
+C.check(p.returncode == 0 and "atol 0, rtol 0.001" in p.stdout, "--atol 1e-400: %s%s" % (p.stdout[-300:], p.stderr))
+p = rlx("run", mm, "--check", "--atol", "1e400", "--iters", "0")
+C.check(p.returncode == 2 and "bad --atol" in p.stderr, "--atol 1e400: %s" % p.stderr.strip())
 
 # ---------------------------------------------------------------- one dim name, two sizes
 # a [N, 4] and b [N, 4] fed with N = 2 and 3: the ops decide (onnxruntime runs it)
