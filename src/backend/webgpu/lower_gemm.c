@@ -258,8 +258,8 @@ rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *m) {
 
 static rlx_status emit_reduce(wg_lower *L, const wg_gemm *m, uint64_t nsplit);
 
-/* The tiled kernel. nsplit > 1: split-K into the scratch, then the reduce
- * kernel. */
+/* The tiled kernel. nsplit > 1 (m->nb <= 3): split-K into the scratch,
+ * then the reduce kernel. */
 static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, uint64_t nsplit, uint64_t klen) {
     const wg_caps *c = L->caps;
     bool vec = L->caps->cfg->gemm_vec4;
@@ -268,20 +268,29 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     uint64_t nbatch = gemm_nbatch(m);
     uint64_t bm = (uint64_t)t->wgy * t->tm, bn = (uint64_t)t->wgx * t->tn;
     uint64_t tiles_m = wg_cdiv(m->M, bm), tiles_n = wg_cdiv(m->N, bn);
-    uint64_t groups = tiles_m * tiles_n * (nsplit > 1 ? nsplit : nbatch);
+    uint64_t groups = tiles_m * tiles_n * nbatch * (nsplit > 1 ? nsplit : 1);
     if (groups >= ((uint64_t)1 << 31)) return wg_decline(L, "GEMM grid too large for 32-bit indexing");
+    if (nsplit > 1 && m->nb > 3) return wg_decline(L, "split-K with more than three batch dims");
     uint64_t y_sm = y_rows(m);
 
-    /* batch dims right-aligned into four slots; split-K uses the last */
+    /* batch dims right-aligned into four slots. Split-K: the slice is slot
+     * 0 (outermost; the kernel's tile_job takes the k range from it), the
+     * partial sums [nsplit][nbatch][M][N] contiguous in the scratch (y
+     * strides of that layout, no bias) */
     uint64_t bd[4], abs_[4], bbs[4], ybs[4], cbs[4];
+    batch_slots(m, bd, abs_, bbs, ybs, cbs);
     if (nsplit > 1) {
-        for (int i = 0; i < 4; i++) bd[i] = 1, abs_[i] = bbs[i] = ybs[i] = cbs[i] = 0;
-        bd[3] = nsplit;
-        abs_[3] = klen * m->a_sk;
-        bbs[3] = m->conv ? 0 : klen * m->b_sk; /* the implicit operand offsets k itself */
-        ybs[3] = m->M * m->N;
-    } else {
-        batch_slots(m, bd, abs_, bbs, ybs, cbs);
+        uint64_t stride = m->M * m->N;
+        for (int i = 3; i >= 1; i--) {
+            ybs[i] = stride;
+            cbs[i] = 0;
+            stride *= bd[i];
+        }
+        bd[0] = nsplit;
+        abs_[0] = klen * m->a_sk;
+        bbs[0] = m->conv ? 0 : klen * m->b_sk; /* the implicit operand offsets k itself */
+        ybs[0] = stride; /* nbatch * M * N */
+        cbs[0] = 0;
     }
     /* load modes */
     int amode = scalar_a_mode(m), bmode = scalar_b_mode(m);
@@ -348,8 +357,8 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
      * once to f16 */
     if (half && nsplit <= 1) d->elem = WG_ELEM_F16;
     uint32_t a_sub, b_sub;
-    bind_gemm(L, d, m, a16, b16, nsplit > 1 ? nsplit * m->M * m->N : 0, &a_sub, &b_sub);
-    p_gemm(L, d, m, nsplit > 1 ? nsplit : nbatch, tiles_n, tiles_m, nsplit > 1 ? m->N : y_sm, bd, abs_, bbs, ybs, cbs,
+    bind_gemm(L, d, m, a16, b16, nsplit > 1 ? nsplit * nbatch * m->M * m->N : 0, &a_sub, &b_sub);
+    p_gemm(L, d, m, nsplit > 1 ? nsplit * nbatch : nbatch, tiles_n, tiles_m, nsplit > 1 ? m->N : y_sm, bd, abs_, bbs, ybs, cbs,
            nsplit > 1 ? klen : m->K, a_sub, b_sub, m->bias >= 0 && nsplit <= 1);
     /* the residual, bound last (its offset word is r_off, after d_w) */
     if (kc.res) wg_bind(L, d, "r_off", m->res, m->res_off, m->res_n);
@@ -361,10 +370,16 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
 }
 
 /* The second pass of split-K (kernels/gemm_reduce.wgsl): adds the nsplit
- * f32 partial sums [nsplit][M][N] of the scratch in slice order, then the
- * epilogue; the f16 instance for an f16 product (one rounding). */
+ * f32 partial sums [nsplit][nbatch][M][N] of the scratch in slice order,
+ * then the epilogue into y (and from the bias and the residual) at each
+ * batch item's strides; the f16 instance for an f16 product (one
+ * rounding). */
 static rlx_status emit_reduce(wg_lower *L, const wg_gemm *m, uint64_t nsplit) {
-    uint64_t total = m->M * m->N, part_n = nsplit * total, y_sm = y_rows(m);
+    uint64_t mn = m->M * m->N, total = gemm_nbatch(m) * mn, part_n = nsplit * total, y_sm = y_rows(m);
+    if (total >= ((uint64_t)1 << 32) || part_n >= ((uint64_t)1 << 32))
+        return wg_decline(L, "split-K partial sums too large for 32-bit indexing");
+    uint64_t bd[4], abs_[4], bbs[4], ybs[4], cbs[4];
+    batch_slots(m, bd, abs_, bbs, ybs, cbs);
     wg_dispatch *r = wg_emit(L, "gemm_reduce");
     if (gemm_half(L, m)) r->elem = WG_ELEM_F16;
     wg_spec(L, r, "ACT", (double)m->act.kind);
@@ -375,7 +390,11 @@ static rlx_status emit_reduce(wg_lower *L, const wg_gemm *m, uint64_t nsplit) {
     wg_bind(L, r, "y_off", m->y, m->y_off, m->y_n);
     WG_P(L, r, wg_pu("M", m->M), wg_pu("N", m->N), wg_pu("nsplit", nsplit), wg_pu("has_bias", m->bias >= 0),
          wg_pf("alpha", m->alpha), wg_pf("beta", m->beta), wg_pu("bias_sm", m->bias_sm), wg_pu("bias_sn", m->bias_sn),
-         wg_pu("y_sm", y_sm), wg_pf("act_alpha", m->act.alpha), wg_pf("act_beta", m->act.beta), wg_pu("total", total));
+         wg_pu("y_sm", y_sm), wg_pf("act_alpha", m->act.alpha), wg_pf("act_beta", m->act.beta), wg_pu("total", total),
+         wg_pu("mn", mn));
+    for (int i = 0; i < 4; i++) wg_p_u32(L, r, "bdims", (uint32_t)bd[i]);
+    for (int i = 0; i < 4; i++) wg_p_u32(L, r, "y_bs", (uint32_t)ybs[i]);
+    for (int i = 0; i < 4; i++) wg_p_u32(L, r, "bias_bs", (uint32_t)cbs[i]);
     if (m->has_res) wg_bind(L, r, "r_off", m->res, m->res_off, m->res_n); /* the last word */
     else wg_bind(L, r, "r_off", m->y, m->y_off, 1);
     return wg_grid_1d(L, r, total);
@@ -482,30 +501,38 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     } else {
         t = choose_tiles(L->caps, m->M, m->N, nbatch);
     }
-    /* split-K: MatMul/Gemm with a single batch whose grid is small */
+    /* split-K (products that allow it: MatMul, Gemm, the fast conv paths)
+     * when the grid of tiles x batch items is small and k long: the slices
+     * multiply the grid (tiles x batch items x slices, the slice in batch
+     * slot 0, so at most three batch dims) */
     uint64_t bm = (uint64_t)t.wgy * t.tm, bn = (uint64_t)t.wgx * t.tn;
     uint64_t tiles = wg_cdiv(m->M, bm) * wg_cdiv(m->N, bn) * nbatch;
     uint64_t nsplit = 1, klen = m->K;
     uint64_t forced = (L->caps->cfg->gemm_splitk < 0 ? UINT64_MAX : (uint64_t)L->caps->cfg->gemm_splitk);
-    if (m->splitk_ok && nbatch == 1 && m->K > 2 * t.bk) {
+    if (m->splitk_ok && m->nb <= 3 && m->K > 2 * t.bk) {
         uint64_t target = (uint64_t)L->caps->cfg->gemm_target_wg;
         /* GEMV-like shapes are bound by reading B: more, smaller slices keep
          * more loads in flight (skinny tiles have 32..128 invocations) */
         if (m->M <= 16) target *= 4;
         /* automatic for enough work to pay for the second dispatch, or a
          * grid so small that most of the GPU idles (a classifier head with
-         * one row: 1 x 1000 x 1280 took 190 us in 8 workgroups on an H200) */
-        bool worth = m->K >= 256 && (m->M * m->N * m->K >= ((uint64_t)1 << 21) || tiles <= 16);
-        uint64_t want = forced != UINT64_MAX ? forced : (worth && tiles < target / 2 ? wg_cdiv(target, tiles) : 1);
+         * one row: 1 x 1000 x 1280 took 190 us in 8 workgroups on an H200),
+         * when at least two slices fit the target (a grid of at most half
+         * of it: ResNet-50's layer4 3x3 convolutions at batch 8 have 64
+         * tiles of 64 x 64, 8 images x 8 x 1, and take 4 slices) */
+        bool worth = m->K >= 256 && (nbatch * m->M * m->N * m->K >= ((uint64_t)1 << 21) || tiles <= 16);
+        uint64_t want = forced != UINT64_MAX ? forced : (worth && 2 * tiles <= target ? wg_cdiv(target, tiles) : 1);
         uint64_t max_split = m->K / (2 * t.bk);
         if (want > max_split) want = max_split;
         if (want > 64) want = 64;
+        /* the partial sums [nsplit][nbatch][M][N] must fit one binding:
+         * fewer slices, else none */
+        uint64_t fit = L->caps->max_binding / (4 * nbatch * m->M * m->N);
+        if (want > fit) want = fit;
         if (want > 1) {
             klen = wg_cdiv(wg_cdiv(m->K, want), t.bk) * t.bk;
             nsplit = wg_cdiv(m->K, klen);
         }
-        /* the partial sums must fit one binding */
-        if (nsplit > 1 && nsplit * m->M * m->N * 4 > L->caps->max_binding) nsplit = 1, klen = m->K;
     }
     return emit_tiled(L, m, &t, nsplit, klen);
 }

@@ -8,7 +8,7 @@
 // over k in ascending order with fma, exactly like conv_direct.wgsl, so for
 // a convolution both paths give the same bits. Tiles padded past M, N or K
 // add fma(0, 0, acc) = acc (acc is never -0). With SPLITK a workgroup sums
-// one slice of k and writes the raw partial sum to y[slice, m, n] (the
+// one slice of k and writes the raw partial sum to y[slice, b, m, n] (the
 // scratch); gemm_reduce.wgsl adds the slices in order and applies the
 // epilogue: a different summation order (MatMul, Gemm, and convolutions on
 // the fast path that allow it; never the im2col + GEMM reference path). For
@@ -47,8 +47,11 @@
 //   y[b, m, n] = Y[ybase(b) + m * y_sm + (n / out_w) * s_h + (n % out_w) * s_w]
 // (ConvTranspose with kernel == stride: one GEMM per tap, see lower_nn.c).
 // Batches: b in [0, nbatch) decomposes over bdims (outermost first);
-// xbase(b) = sum_i coord_i * x_bs[i]. SPLITK: the batch index is the k slice
-// (nbatch = number of slices, klen elements of k each, the last shorter).
+// xbase(b) = sum_i coord_i * x_bs[i]. SPLITK: slot 0 is the k slice
+// (bdims[0] slices of klen elements of k each, the last shorter; its
+// strides step A, and B but for the implicit conv operand, by klen along
+// k), slots 1..3 the batch items; nbatch counts both; y is then the
+// scratch's partial sums [slice][item][M][N].
 // Offsets are elements of each binding (words; see A_F16 for halves).
 // Grid: one workgroup per (batch, tile): linear index wid.x + wid.y * nwg.x.
 //!elem f32 f16

@@ -113,7 +113,8 @@ fn put_b(i: u32, v: vec4<f32>) {
 
 // The work of linear workgroup wl: its tile origin (m0, n0), the batch
 // bases of the operands, and the k range (SPLITK: slice kofs .. kofs +
-// kcount; the slice is the batch index). ok is false past the grid.
+// kcount; the slice is the coordinate of batch slot 0, the batch items
+// are slots 1..3). ok is false past the grid.
 struct TileJob {
     ok: bool,
     m0: u32, n0: u32,
@@ -146,8 +147,9 @@ fn tile_job(wl: u32) -> TileJob {
     j.kcount = P.K;
     j.kofs = 0u;
     if (SPLITK) {
-        j.kcount = min(P.klen, P.K - bidx0 * P.klen);
-        j.kofs = bidx0 * P.klen;
+        let slice = bidx0 / (P.bdims[1] * P.bdims[2] * P.bdims[3]);
+        j.kcount = min(P.klen, P.K - slice * P.klen);
+        j.kofs = slice * P.klen;
     }
     return j;
 }
