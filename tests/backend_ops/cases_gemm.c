@@ -152,6 +152,65 @@ static void gen_gemv_matmul(bo_ctx *ctx) {
     }
 }
 
+/* Batched MatMuls whose GEMM splits k (lower_gemm.c emit_one: the grid of
+ * tiles x batch items is small, k long), after the GEMV cases: one to
+ * three batch dims, A or B broadcast or both batched (B broadcast with a
+ * contiguous A folds the batch into M: no batch dim left), automatic and
+ * forced slice
+ * counts, a fused bias + Relu applied by gemm_reduce per item, f16 tensors
+ * (f32 partial sums); four batch dims (no slot left for the slice: one
+ * sum per output even when forced) and a grid already full (no split).
+ * The partial sums are [slice][item][M][N] in the scratch and gemm_reduce
+ * writes each item at y's batch strides: a wrong stride or a lost slice
+ * leaves poisoned (NaN) or wrong outputs. Tolerance: the sweeps'. */
+typedef struct splitk_mm {
+    int ra, rb;
+    int64_t a[6], b[6];
+    bool bias, half;
+    const char *opt;
+} splitk_mm;
+
+static const splitk_mm k_splitk_mm[] = {
+    { 2, 3, { 64, 300 }, { 8, 300, 40 }, false, false, NULL },                       /* A broadcast, 4 slices */
+    { 4, 4, { 2, 3, 33, 520 }, { 2, 3, 520, 17 }, false, false, "gpu.gemm_splitk=4" }, /* both batched, odd sizes */
+    { 5, 5, { 2, 3, 2, 20, 300 }, { 2, 3, 2, 300, 36 }, false, false, NULL },        /* three batch dims */
+    { 4, 3, { 3, 1, 24, 257 }, { 5, 257, 8 }, false, false, "gpu.gemm_splitk=3" },   /* broadcast both ways */
+    { 3, 3, { 4, 50, 384 }, { 4, 384, 64 }, true, false, NULL },                     /* + bias + Relu in gemm_reduce */
+    { 3, 3, { 3, 40, 512 }, { 3, 512, 24 }, false, true, NULL },                     /* f16, f32 partial sums */
+    { 6, 6, { 2, 1, 2, 2, 20, 300 }, { 1, 2, 1, 2, 300, 24 }, false, false, "gpu.gemm_splitk=4" }, /* four batch dims */
+    { 3, 3, { 160, 64, 256 }, { 160, 256, 64 }, false, false, NULL },                /* 160 tiles: no split */
+};
+
+static void gen_splitk_matmul(bo_ctx *ctx) {
+    for (size_t i = 0; i < BO_LEN(k_splitk_mm); i++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        const splitk_mm *q = &k_splitk_mm[i];
+        rlx_dtype dt = q->half ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+        int64_t n = q->b[q->rb - 1], K = q->a[q->ra - 1];
+        const char *ins[2] = { bo_input(c, bo_rand(dt, q->ra, q->a, -1, 1)), bo_const(c, bo_rand(dt, q->rb, q->b, -1, 1)) };
+        char sa[96], sb[96];
+        bo_desc(c, "MatMul%s A%s B%s batched split-K", q->half ? " f16" : "", bo_shape_str(q->ra, q->a, sa, 96),
+                bo_shape_str(q->rb, q->b, sb, 96));
+        const char *y = bo_node(c, "MatMul", 2, ins, 1, 0, NULL);
+        if (q->bias) { /* y + bias -> Relu: one MatMul with a bias input and a fused Relu */
+            const char *ab[2] = { y, bo_const(c, bo_rand(dt, 1, &n, -1, 1)) };
+            y = bo_node(c, "Add", 2, ab, 1, 0, NULL);
+            y = bo_node(c, "Relu", 1, &y, 1, 0, NULL);
+            c->fused = "MatMul";
+            bo_desc(c, " + bias + Relu (fused)");
+        }
+        bo_output(c, y);
+        if (q->opt) {
+            bo_opt(c, q->opt);
+            bo_desc(c, " %s", q->opt);
+        }
+        c->atol *= sqrt((double)K);
+        if (q->half) f16_tol(c);
+        bo_run(ctx, c);
+    }
+}
+
 static void gen_gemm(bo_ctx *ctx, const void *arg) {
     int n = bo_full(ctx) ? 200 : 16;
     for (int t = 0; t < n + f16_count(ctx); t++) {
@@ -257,6 +316,7 @@ static void gen_matmul(bo_ctx *ctx, const void *arg) {
         bo_run(ctx, c);
     }
     gen_gemv_matmul(ctx);
+    gen_splitk_matmul(ctx);
 }
 
 /* ------------------------------------------------------------ integer GEMM */

@@ -103,6 +103,72 @@ static void rand_channels(int kind, int64_t dw_lo, int64_t dw_hi, int64_t cin_hi
     }
 }
 
+/* Batched convolutions whose GEMM splits k (lower_gemm.c emit_one: the
+ * grid of tiles x images is small, k long): implicit (3x3, strided, two
+ * groups) and pointwise (1x1) paths at N = 2..8, bias, the fused residual
+ * and Relu (Conv + Add + Relu, the fusion pass), automatic and forced
+ * slice counts, f16 tensors (f32 partial sums), and one case with the
+ * split off. The partial sums are [slice][image][M][N] in the scratch and
+ * gemm_reduce writes each image at its stride: a wrong stride or a lost
+ * slice leaves poisoned (NaN) or wrong outputs. Tolerance: the op's (the
+ * slices change the summation order), f16 the f16 axis'. */
+typedef struct splitk_conv {
+    int64_t n, cin, cout, hw, k, s, group;
+    bool bias, res; /* res: + residual [N, cout, oh, ow] then Relu, fused into the Conv */
+    bool half;
+    const char *opt;
+} splitk_conv;
+
+static const splitk_conv k_splitk_conv[] = {
+    { 8, 64, 64, 7, 3, 1, 1, true, false, false, NULL },                /* ResNet's layer4 shape, narrowed: 18 slices */
+    { 2, 40, 36, 14, 3, 2, 1, true, false, false, "gpu.gemm_splitk=3" }, /* strided, M not a tile multiple */
+    { 4, 300, 20, 5, 1, 1, 1, false, false, false, NULL },              /* pointwise, N = 25 (scalar stores) */
+    { 3, 256, 64, 8, 1, 1, 1, true, false, false, "gpu.gemm_splitk=5" }, /* pointwise, N = 64 (vec4 stores) */
+    { 5, 48, 24, 6, 3, 1, 1, true, true, false, NULL },                 /* + residual + Relu in gemm_reduce */
+    { 8, 256, 16, 4, 1, 1, 1, false, true, false, "gpu.gemm_splitk=2" }, /* pointwise + residual + Relu */
+    { 3, 64, 32, 5, 3, 1, 2, true, false, false, NULL },                /* two groups: images x groups x slices */
+    { 2, 64, 24, 6, 3, 1, 1, true, true, true, NULL },                  /* f16 tensors, f32 partial sums */
+    { 8, 64, 64, 7, 3, 1, 1, true, false, false, "gpu.gemm_splitk=0" }, /* the split off: one sum per output */
+};
+
+static void gen_conv_splitk(bo_ctx *ctx) {
+    for (size_t i = 0; i < BO_LEN(k_splitk_conv); i++) {
+        bo_case *c = bo_next(ctx, 22);
+        if (!c) continue;
+        const splitk_conv *q = &k_splitk_conv[i];
+        rlx_dtype dt = q->half ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+        int64_t p = q->k / 2, oh = (q->hw + 2 * p - q->k) / q->s + 1;
+        int64_t xd[4] = { q->n, q->cin, q->hw, q->hw }, wd[4] = { q->cout, q->cin / q->group, q->k, q->k }, co = q->cout;
+        int64_t rd[4] = { q->n, q->cout, oh, oh };
+        const char *ins[3] = { bo_input(c, bo_rand(dt, 4, xd, -1, 1)), bo_const(c, bo_rand(dt, 4, wd, -1, 1)),
+                               q->bias ? bo_const(c, bo_rand(dt, 1, &co, -1, 1)) : "" };
+        rlx_attr a[4] = { RLX_ATTR_IS("kernel_shape", 2, ((const int64_t[]){ q->k, q->k })),
+                          RLX_ATTR_IS("strides", 2, ((const int64_t[]){ q->s, q->s })),
+                          RLX_ATTR_IS("pads", 4, ((const int64_t[]){ p, p, p, p })), RLX_ATTR_I("group", q->group) };
+        const char *y = bo_node(c, "Conv", q->bias ? 3 : 2, ins, 1, 4, a);
+        bo_desc(c, "Conv%s x[%lld,%lld,%lld,%lld] w[%lld,%lld,%lld,%lld] stride=%lld group=%lld%s", q->half ? " f16" : "",
+                (long long)q->n, (long long)q->cin, (long long)q->hw, (long long)q->hw, (long long)q->cout,
+                (long long)(q->cin / q->group), (long long)q->k, (long long)q->k, (long long)q->s, (long long)q->group,
+                q->bias ? " bias" : "");
+        if (q->res) {
+            const char *ab[2] = { y, bo_input(c, bo_rand(dt, 4, rd, -1, 1)) };
+            y = bo_node(c, "Add", 2, ab, 1, 0, NULL);
+            y = bo_node(c, "Relu", 1, &y, 1, 0, NULL);
+            c->fused = "Conv";
+            bo_desc(c, " + residual + Relu (fused)");
+        }
+        bo_output(c, y);
+        bo_desc(c, " batched split-K");
+        if (q->opt) {
+            bo_opt(c, q->opt);
+            bo_desc(c, " %s", q->opt);
+        }
+        c->atol *= sqrt((double)(q->cin / q->group * q->k * q->k));
+        if (q->half) f16_tol(c);
+        bo_run(ctx, c);
+    }
+}
+
 static void gen_conv(bo_ctx *ctx, const void *arg) {
     static const char *const k_algo[] = { NULL, "gpu.conv_algo=direct", "gpu.conv_algo=im2col", "gpu.conv_algo=implicit" };
     int n = bo_full(ctx) ? 240 : 20;
@@ -174,6 +240,7 @@ static void gen_conv(bo_ctx *ctx, const void *arg) {
         bo_single(c, "Conv", 2, in, k, 1, 1, &a);
         bo_run(ctx, c);
     }
+    gen_conv_splitk(ctx);
 }
 
 /* ------------------------------------------------------------ integer convolution */
