@@ -107,8 +107,8 @@ static void rand_channels(int kind, int64_t dw_lo, int64_t dw_hi, int64_t cin_hi
  * grid of tiles x images is small, k long): implicit (3x3, strided, two
  * groups) and pointwise (1x1) paths at N = 2..8, bias, the fused residual
  * and Relu (Conv + Add + Relu, the fusion pass), automatic and forced
- * slice counts, f16 tensors (f32 partial sums), and one case with the
- * split off. The partial sums are [slice][image][M][N] in the scratch and
+ * slice counts, f16 tensors (f32 partial sums), fewer slices where the
+ * partial sums would exceed a binding, and one case with the split off. The partial sums are [slice][image][M][N] in the scratch and
  * gemm_reduce writes each image at its stride: a wrong stride or a lost
  * slice leaves poisoned (NaN) or wrong outputs. Tolerance: the op's (the
  * slices change the summation order), f16 the f16 axis'. */
@@ -129,6 +129,8 @@ static const splitk_conv k_splitk_conv[] = {
     { 3, 64, 32, 5, 3, 1, 2, true, false, false, NULL },                /* two groups: images x groups x slices */
     { 2, 64, 24, 6, 3, 1, 1, true, true, true, NULL },                  /* f16 tensors, f32 partial sums */
     { 8, 64, 64, 7, 3, 1, 1, true, false, false, "gpu.gemm_splitk=0" }, /* the split off: one sum per output */
+    /* 18 slices' partial sums (1.8 MB) exceed the binding: 5 slices */
+    { 8, 64, 64, 7, 3, 1, 1, true, false, false, "gpu.max_binding_bytes=524288" },
 };
 
 static void gen_conv_splitk(bo_ctx *ctx) {
