@@ -20,8 +20,11 @@
  *   RLX_GEMM_TILE=TMxTN,WGXxWGY,BK  register block, workgroup, k step
  *                                   (e.g. 4x4,16x16,16); invalid shapes for
  *                                   the device are refused at compile
- *   RLX_GEMM_SPLITK=N               k slices for MatMul/Gemm (0: never;
- *                                   default: when the grid is small)
+ *   RLX_GEMM_SPLITK=N               k slices for MatMul, Gemm and the
+ *                                   fast conv paths, with or without
+ *                                   batch dims (0: never; default: when
+ *                                   the grid of tiles x batch items is
+ *                                   small)
  *   RLX_GEMM_VEC4=0                 scalar loads and stores only
  *   RLX_GEMM_PREFETCH=1             register prefetch of the next k tile
  *                                   (loop kernel only)

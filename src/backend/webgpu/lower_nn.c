@@ -129,8 +129,10 @@ static void p_conv(wg_lower *L, wg_dispatch *d, const geom3 *g, bool has_bias, u
 /* Convolution algorithms. All of them sum each output over (ci, kz, kr, kc)
  * ascending with one f32 accumulator and fma, then add the bias, then the
  * activation: they give the same bits (tests/test_gpu_conv.c checks it) --
- * except when the GEMM of the implicit or pointwise path splits k (large k,
- * a single image and group, few outputs; RLX_GEMM_SPLITK=0 turns it off).
+ * except when the GEMM of the implicit or pointwise path splits k (a long
+ * k and a grid of output tiles x images x groups too small to fill the GPU,
+ * e.g. ResNet-50's last stages at batch 1 to 8: lower_gemm.c emit_one;
+ * RLX_GEMM_SPLITK=0 turns it off).
  * Direct and im2col + GEMM are the reference pair that always agree. */
 typedef enum conv_algo {
     CONV_DIRECT,   /* conv_direct.wgsl: one invocation per output */
