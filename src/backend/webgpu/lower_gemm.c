@@ -518,8 +518,9 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
          * grid so small that most of the GPU idles (a classifier head with
          * one row: 1 x 1000 x 1280 took 190 us in 8 workgroups on an H200),
          * when at least two slices fit the target (a grid of at most half
-         * of it: ResNet-50's layer4 3x3 convolutions at batch 8 have 64
-         * tiles of 64 x 64, 8 images x 8 x 1, and take 4 slices) */
+         * of it). ResNet-50 at batch 8, 64 x 64 tiles: the 7 x 7
+         * stage's 3x3 convolutions are 8 images x 8 x 1 tiles = 64, 4
+         * slices; the 14 x 14 stage's 8 x 4 x 4 = 128, 2 slices */
         bool worth = m->K >= 256 && (nbatch * m->M * m->N * m->K >= ((uint64_t)1 << 21) || tiles <= 16);
         uint64_t want = forced != UINT64_MAX ? forced : (worth && 2 * tiles <= target ? wg_cdiv(target, tiles) : 1);
         uint64_t max_split = m->K / (2 * t.bk);
