@@ -53,6 +53,9 @@
 #   bash bench/device_run.sh f16math         # ~2 min: f16 GEMM TFLOP/s at 4096^3, 1024x768x3072, 128x768x768
 #                                            # with f32 sums vs gpu.f16_accumulate=f16 (blocks 16/32/64),
 #                                            # then their max error against float64 (f16math.txt)
+#   bash bench/device_run.sh splitk8         # ~4 min: batch-8 GPU time of ResNet-50 and BERT-base: base
+#                                            # (.device/base.tar.xz), default, gpu.gemm_splitk=0,
+#                                            # gpu.gemm_target_wg=512/1024, 2 interleaved rounds
 #   bash bench/device_run.sh ab              # ~7 min: before/after in one call: bench/compare.py's model
 #                                            # rows (rlx GPU f32 and f16, batch 1 and 8; $AB_SKIP, default
 #                                            # torch,cpu,accuracy,light,gemm) for .device/base.tar.xz (made by
@@ -316,6 +319,31 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
           done
         done
       } 2>&1 | tee "$OUT/variants.txt"
+      ;;
+    splitk8)
+      # ~4 min: batch-8 GPU time of ResNet-50 and BERT-base under split-K
+      # variants (the batched split-K of gpusplitk): main's binary before it
+      # (.device/base.tar.xz, if there), the default, gpu.gemm_splitk=0,
+      # gpu.gemm_target_wg=512 and 1024; 2 rounds, interleaved; splitk8.txt
+      {
+        timeout 300 "$PY" bench/export_models.py --dest "$MODELS" --only resnet50,bert_base
+        B=/tmp/rlx_base
+        rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" 2>/dev/null || B=""
+        echo "splitk8: new $(cat .device/REVISION 2>/dev/null || echo '?'), base $(cat .device/base.REVISION 2>/dev/null || echo none)"
+        bsh="--shape input_ids=8x128 --shape attention_mask=8x128 --shape token_type_ids=8x128"
+        for round in 1 2; do
+          for m in resnet50 bert_base; do
+            if [ "$m" = resnet50 ]; then sh="--shape input=8x3x224x224"; else sh=$bsh; fi
+            for v in base default gpu.gemm_splitk=0 gpu.gemm_target_wg=512 gpu.gemm_target_wg=1024; do
+              R=$RLX L=$D/lib opt=""
+              case "$v" in base) [ -n "$B" ] || continue; R=$B/bin/rlx L=$B/lib ;; default) ;; *) opt="--option $v" ;; esac
+              echo "-- round $round $m batch 8: $v"
+              LD_LIBRARY_PATH=$L timeout 90 "$R" bench "$MODELS/$m.onnx" --device gpu $sh $opt --warmup 10 --iters 50 \
+                --quiet 2>&1 | grep -E "forward pass|GPU|error" | head -4
+            done
+          done
+        done
+      } 2>&1 | tee "$OUT/splitk8.txt"
       ;;
     coldstart)
       {
