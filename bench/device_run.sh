@@ -53,9 +53,10 @@
 #   bash bench/device_run.sh f16math         # ~2 min: f16 GEMM TFLOP/s at 4096^3, 1024x768x3072, 128x768x768
 #                                            # with f32 sums vs gpu.f16_accumulate=f16 (blocks 16/32/64),
 #                                            # then their max error against float64 (f16math.txt)
-#   bash bench/device_run.sh splitk8         # ~4 min: batch-8 GPU time of ResNet-50 and BERT-base: base
-#                                            # (.device/base.tar.xz), default, gpu.gemm_splitk=0,
-#                                            # gpu.gemm_target_wg=512/1024, 2 interleaved rounds
+#   bash bench/device_run.sh splitk8         # ~4 min: GPU time of $VAR_MODELS at $VAR_BATCHES under
+#                                            # $VAR_VARIANTS (default: ResNet-50 and BERT-base at batch 8:
+#                                            # base (.device/base.tar.xz), default, gpu.gemm_splitk=0,
+#                                            # gpu.gemm_target_wg=512/1024), 2 interleaved rounds
 #   bash bench/device_run.sh ab              # ~7 min: before/after in one call: bench/compare.py's model
 #                                            # rows (rlx GPU f32 and f16, batch 1 and 8; $AB_SKIP, default
 #                                            # torch,cpu,accuracy,light,gemm) for .device/base.tar.xz (made by
@@ -321,25 +322,35 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
       } 2>&1 | tee "$OUT/variants.txt"
       ;;
     splitk8)
-      # ~4 min: batch-8 GPU time of ResNet-50 and BERT-base under split-K
-      # variants (the batched split-K of gpusplitk): main's binary before it
-      # (.device/base.tar.xz, if there), the default, gpu.gemm_splitk=0,
-      # gpu.gemm_target_wg=512 and 1024; 2 rounds, interleaved; splitk8.txt
+      # ~4 min with the defaults: GPU time of $VAR_MODELS (default resnet50
+      # bert_base; any of resnet50 mobilenet_v2 minilm bert_base) at the
+      # batches $VAR_BATCHES (default 8) under $VAR_VARIANTS (default: base =
+      # .device/base.tar.xz's binary if there, default, gpu.gemm_splitk=0,
+      # gpu.gemm_target_wg=512 and 1024; a variant is 'base', 'default' or
+      # KEY=VALUE[,KEY=VALUE]), $VAR_ROUNDS (default 2) interleaved rounds; splitk8.txt
       {
-        timeout 300 "$PY" bench/export_models.py --dest "$MODELS" --only resnet50,bert_base
+        timeout 300 "$PY" bench/export_models.py --dest "$MODELS" --only "$(echo ${VAR_MODELS:-resnet50 bert_base} | tr ' ' ,)"
         B=/tmp/rlx_base
         rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" 2>/dev/null || B=""
         echo "splitk8: new $(cat .device/REVISION 2>/dev/null || echo '?'), base $(cat .device/base.REVISION 2>/dev/null || echo none)"
-        bsh="--shape input_ids=8x128 --shape attention_mask=8x128 --shape token_type_ids=8x128"
-        for round in 1 2; do
-          for m in resnet50 bert_base; do
-            if [ "$m" = resnet50 ]; then sh="--shape input=8x3x224x224"; else sh=$bsh; fi
-            for v in base default gpu.gemm_splitk=0 gpu.gemm_target_wg=512 gpu.gemm_target_wg=1024; do
-              R=$RLX L=$D/lib opt=""
-              case "$v" in base) [ -n "$B" ] || continue; R=$B/bin/rlx L=$B/lib ;; default) ;; *) opt="--option $v" ;; esac
-              echo "-- round $round $m batch 8: $v"
-              LD_LIBRARY_PATH=$L timeout 90 "$R" bench "$MODELS/$m.onnx" --device gpu $sh $opt --warmup 10 --iters 50 \
-                --quiet 2>&1 | grep -E "forward pass|GPU|error" | head -4
+        for round in $(seq "${VAR_ROUNDS:-2}"); do
+          for m in ${VAR_MODELS:-resnet50 bert_base}; do
+            for bt in ${VAR_BATCHES:-8}; do
+              case "$m" in
+                minilm|bert_base) sh="--shape input_ids=${bt}x128 --shape attention_mask=${bt}x128 --shape token_type_ids=${bt}x128" ;;
+                *) sh="--shape input=${bt}x3x224x224" ;;
+              esac
+              for v in ${VAR_VARIANTS:-base default gpu.gemm_splitk=0 gpu.gemm_target_wg=512 gpu.gemm_target_wg=1024}; do
+                R=$RLX L=$D/lib opt=""
+                case "$v" in
+                  base) [ -n "$B" ] || continue; R=$B/bin/rlx L=$B/lib ;;
+                  default) ;;
+                  *) for kv in $(echo "$v" | tr , ' '); do opt="$opt --option $kv"; done ;;
+                esac
+                echo "-- round $round $m batch $bt: $v"
+                LD_LIBRARY_PATH=$L timeout 90 "$R" bench "$MODELS/$m.onnx" --device gpu $sh $opt --warmup 10 --iters 50 \
+                  --quiet 2>&1 | grep -E "forward pass|error" | head -4
+              done
             done
           done
         done

@@ -165,8 +165,16 @@ static void gen_conv_splitk(bo_ctx *ctx) {
             bo_opt(c, q->opt);
             bo_desc(c, " %s", q->opt);
         }
-        c->atol *= sqrt((double)(q->cin / q->group * q->k * q->k));
+        double kk = (double)(q->cin / q->group * q->k * q->k);
+        c->atol *= sqrt(kk);
         if (q->half) f16_tol(c);
+        /* f16 with the residual: the unfused reference rounds the conv's
+         * sum (|sum| up to ~5 sqrt(K) / 3 for uniform [-1, 1) inputs) to a
+         * half before adding the residual, the fused path rounds once after:
+         * where the two cancel the difference is about one ULP of the sum
+         * (the harness compares fused with unfused; seed 1 --full on the
+         * H200 and lavapipe: 0.0156 at K = 576) */
+        if (q->half && q->res) c->atol += ldexp(5.0 * sqrt(kk) / 3.0, -10);
         bo_run(ctx, c);
     }
 }
