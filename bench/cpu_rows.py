@@ -50,6 +50,16 @@ Models (name: graph):
   tiny30          30 tiny ops on [1, 32] (MatMul, Add, Relu, Sigmoid,
                   Transpose, Reshape, ReduceMean, Concat, Slice, Softmax,
                   ...): per-node overhead
+  maxpool_rn50    MaxPool 3x3 stride 2 pad 1 of [1, 64, 112, 112] (ResNet-50's)
+  maxpool_2x2     MaxPool 2x2 stride 2 of [1, 64, 112, 112] (VGG's, U-Net's)
+  maxpool_3x3s1   MaxPool 3x3 stride 1 pad 1 of [1, 192, 28, 28] (Inception's)
+  maxpool_5x5s1   MaxPool 5x5 stride 1 pad 2 of [1, 256, 20, 20] (YOLOv5's SPPF)
+  maxpool_3x3s2c  MaxPool 3x3 stride 2 ceil_mode of [1, 64, 112, 112]
+                  (Inception v1's, SqueezeNet's)
+  gemm_fc2048     Gemm transB 1 of [1, 2048] and [1000, 2048] + bias (ResNet-50's
+                  classifier); gemm_fc1280 the same from 1280 (MobileNetV2's)
+  matmul_gemv     MatMul of [1, 768] and [768, 3072] (a transformer's MLP at
+                  batch 1, one token)
 """
 import argparse
 import os
@@ -148,6 +158,17 @@ def ew_chain(n):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), [n]
 
 
+def gemm_fc(k, n):
+    inits = [init("w", weights(n, k)), init("b", weights(n))]
+    return one_op("Gemm", [1, k], [1, n], {"transB": 1}, inits, ["w", "b"], opset=13)
+
+
+def maxpool(c, h, k, s, p, ceil=0):
+    out = (h + 2 * p - k + ((s - 1) if ceil else 0)) // s + 1
+    attrs = {"kernel_shape": [k, k], "strides": [s, s], "pads": [p] * 4, "ceil_mode": ceil}
+    return one_op("MaxPool", [1, c, h, h], [1, c, out, out], attrs, opset=12)
+
+
 def ew_add(n):
     inits = [init("b", W_RNG.uniform(-1, 1, n).astype(np.float32))]
     return one_op("Add", [n], [n], inits=inits, extra_inputs=["b"])
@@ -181,6 +202,15 @@ MODELS = {
     "ew_gelu_4m": lambda: one_op("Gelu", [1, 1 << 22], [1, 1 << 22], opset=20),
     "ew_chain_4m": lambda: ew_chain(1 << 22),
     "softmax_32k": lambda: one_op("Softmax", [64, 32768], [64, 32768], {"axis": -1}),
+    "maxpool_rn50": lambda: maxpool(64, 112, 3, 2, 1),
+    "maxpool_2x2": lambda: maxpool(64, 112, 2, 2, 0),
+    "maxpool_3x3s1": lambda: maxpool(192, 28, 3, 1, 1),
+    "maxpool_5x5s1": lambda: maxpool(256, 20, 5, 1, 2),
+    "maxpool_3x3s2c": lambda: maxpool(64, 112, 3, 2, 0, ceil=1),
+    "gemm_fc2048": lambda: gemm_fc(2048, 1000),
+    "gemm_fc1280": lambda: gemm_fc(1280, 1000),
+    "matmul_gemv": lambda: one_op("MatMul", [1, 768], [1, 3072], inits=[init("w", weights(768, 3072))],
+                                  extra_inputs=["w"], opset=13),
 }
 
 

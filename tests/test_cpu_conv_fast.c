@@ -716,7 +716,52 @@ typedef struct pool_case {
     int ceil_mode, count_include_pad;
 } pool_case;
 
-static void run_pool(const pool_case *c, bool with_nans) {
+/* The fast path's bits against the reference's (MaxPool picks an element,
+ * so the same one: NaN payloads and the sign of zeros included). */
+static int pool_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd) {
+    rlx_tensor *fast = test_tensor(RLX_DTYPE_F32, rank, yd), *ref = test_tensor(RLX_DTYPE_F32, rank, yd);
+    size_t numel = rlx_tensor_numel(ref);
+    float *a = fast->data, *b = ref->data;
+    for (size_t i = 0; i < numel; i++) a[i] = b[i] = 1e30f; /* unwritten: 1e30 never is an input */
+    rlx_tensor *fo[1] = { fast }, *ro[1] = { ref };
+    int ok = 1;
+    rlx_status sf = rlx_cpu_run_node(NULL, n, in, fo, false);
+    CHECK_MSG(sf == RLX_OK, "%s: fast path: %s", what, rlx_last_error());
+    rlx_status sr = rlx_cpu_run_node(NULL, n, in, ro, true);
+    CHECK_MSG(sr == RLX_OK, "%s: reference: %s", what, rlx_last_error());
+    ok = sf == RLX_OK && sr == RLX_OK;
+    for (size_t i = 0; ok && i < numel; i++) {
+        uint32_t ua, ub;
+        memcpy(&ua, &a[i], 4), memcpy(&ub, &b[i], 4);
+        if (ua != ub || b[i] == 1e30f) {
+            fprintf(stderr, "%s: element %zu of %zu: fast %.9g (0x%08x), reference %.9g (0x%08x)\n", what, i, numel,
+                    a[i], (unsigned)ua, b[i], (unsigned)ub);
+            ok = 0;
+        }
+    }
+    rlx_tensor_destroy(fast), rlx_tensor_destroy(ref);
+    return ok;
+}
+
+/* Inputs of run_pool: random in [-1, 1), the same with a NaN every 7th
+ * element, or drawn from a few special values (quiet NaNs of three
+ * payloads and both signs, -0, +0, -inf, +inf, and 1, -1, 0.5 repeated:
+ * windows that start with a NaN, hold only NaNs, hold equal maxima of
+ * either sign of zero; MaxPool only, compared bit for bit). */
+enum { POOL_RANDOM, POOL_NANS, POOL_SPECIAL };
+
+static float special_value(void) {
+    static const uint32_t bits[] = { 0x7fc00001u, 0xffc00002u, 0x7fd23456u, 0x80000000u, 0x00000000u,
+                                     0xff800000u, 0x7f800000u, 0x3f800000u, 0xbf800000u, 0x3f000000u };
+    uint64_t r = test_rand_u64() % 16;
+    float v;
+    /* zeros and -inf most often: ties and all-minus-infinity windows */
+    uint32_t u = r < 10 ? bits[r] : r < 12 ? bits[3] : r < 14 ? bits[4] : bits[5];
+    memcpy(&v, &u, 4);
+    return v;
+}
+
+static void run_pool(const pool_case *c, int fill) {
     int64_t xd[5] = { c->n, c->c }, pads[6];
     for (int i = 0; i < c->nsp; i++) xd[2 + i] = c->in[i], pads[i] = c->pb[i], pads[c->nsp + i] = c->pe[i];
     node_attrs st = { .n = 0 };
@@ -735,17 +780,25 @@ static void run_pool(const pool_case *c, bool with_nans) {
     int64_t yd[5] = { c->n, c->c };
     for (int i = 0; i < c->nsp; i++) yd[2 + i] = g.out[i];
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2 + c->nsp, xd, -1, 1);
-    if (with_nans) /* every 7th element: windows that start with, hold or miss a NaN */
+    bool with_nans = fill != POOL_RANDOM;
+    if (fill == POOL_NANS) /* every 7th element: windows that start with, hold or miss a NaN */
         for (size_t i = 3; i < rlx_tensor_numel(x); i += 7) ((float *)x->data)[i] = NAN;
+    if (fill == POOL_SPECIAL)
+        for (size_t i = 0; i < rlx_tensor_numel(x); i++) ((float *)x->data)[i] = special_value();
     g_nan_ok = with_nans;
     const rlx_tensor *in[1] = { x };
     char what[160];
     snprintf(what, sizeof what, "%s %dx%d s%d pad %d/%d ceil %d include_pad %d", c->op, (int)c->k[0],
              (int)(c->nsp > 1 ? c->k[1] : 1), (int)c->s[0], (int)c->pb[0], (int)c->pe[0], c->ceil_mode,
              c->count_include_pad);
-    /* MaxPool picks an element: exact. AveragePool sums at most 27 floats in
-     * float against double: 1e-6 relative + 1e-6 absolute */
-    CHECK_MSG(fast_vs_ref(what, &n, in, 2 + c->nsp, yd, maxp ? 0 : 1e-6, maxp ? 0 : 1e-6), "%s%s", what,
+    /* MaxPool picks an element: exact, and with the special values bit for
+     * bit. AveragePool sums at most 27 floats in float against double:
+     * 1e-6 relative + 1e-6 absolute */
+    if (fill == POOL_SPECIAL && maxp)
+        CHECK_MSG(pool_bits(what, &n, in, 2 + c->nsp, yd), "%s with special values, ISA %d", what,
+                  (int)rlx_cpu_isa_get());
+    else
+        CHECK_MSG(fast_vs_ref(what, &n, in, 2 + c->nsp, yd, maxp ? 0 : 1e-6, maxp ? 0 : 1e-6), "%s%s", what,
               with_nans ? " with NaNs" : "");
     g_nan_ok = false;
     rlx_tensor_destroy(x);
@@ -777,9 +830,42 @@ static void test_pools(void) {
         { "AveragePool", 2, 1, 3, { 9, 600 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 1 },
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        run_pool(&cases[i], false);
-        run_pool(&cases[i], true); /* MaxPool: a NaN first in its window wins, later ones lose */
+        run_pool(&cases[i], POOL_RANDOM);
+        run_pool(&cases[i], POOL_NANS); /* MaxPool: a NaN first in its window wins, later ones lose */
     }
+    /* MaxPool by rows (cpu_nn_pool.c): the shapes of real models, odd
+     * sizes around the vector widths (8, 16 columns; stride 2 reads 2 x
+     * that), windows clipped on every side, rows shared by consecutive
+     * windows or skipped (stride 3 down), 1-D; dilation and 3-D take the
+     * other path. Every ISA the CPU runs, each case with random values,
+     * with NaNs, and bit for bit with the special values. */
+    static const pool_case rows[] = {
+        { "MaxPool", 2, 1, 3, { 112, 112 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 }, /* ResNet */
+        { "MaxPool", 2, 2, 3, { 15, 37 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 2, { 13, 70 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0, 0 },
+        { "MaxPool", 2, 1, 3, { 13, 69 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1, 0 }, /* ceil */
+        { "MaxPool", 2, 1, 3, { 16, 66 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0, 0 },
+        { "MaxPool", 2, 1, 2, { 9, 33 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1, 0 },
+        { "MaxPool", 2, 1, 3, { 17, 35 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 }, /* Inception */
+        { "MaxPool", 2, 1, 2, { 20, 20 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 0, 0 }, /* SPPF */
+        { "MaxPool", 2, 1, 2, { 13, 41 }, { 9, 13 }, { 1, 1 }, { 1, 1 }, { 4, 6 }, { 4, 6 }, 0, 0 },
+        { "MaxPool", 2, 1, 2, { 11, 19 }, { 2, 5 }, { 3, 2 }, { 1, 1 }, { 1, 3 }, { 0, 2 }, 1, 0 },
+        { "MaxPool", 2, 1, 2, { 4, 9 }, { 5, 9 }, { 2, 2 }, { 1, 1 }, { 2, 4 }, { 2, 4 }, 1, 0 },
+        { "MaxPool", 2, 1, 2, { 6, 7 }, { 2, 2 }, { 1, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 1, { 3, 1 }, { 3, 1 }, { 2, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1, 0 },
+        { "MaxPool", 1, 2, 3, { 101 }, { 3 }, { 2 }, { 1 }, { 1 }, { 1 }, 0, 0 },
+        { "MaxPool", 1, 1, 2, { 64 }, { 4 }, { 1 }, { 1 }, { 3 }, { 0 }, 0, 0 },
+        { "MaxPool", 2, 1, 2, { 12, 40 }, { 3, 3 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 0, 0 }, /* dilation */
+        { "MaxPool", 3, 1, 2, { 5, 9, 20 }, { 2, 3, 3 }, { 1, 2, 2 }, { 1, 1, 1 }, { 0, 1, 1 }, { 1, 1, 1 }, 0, 0 },
+    };
+    rlx_cpu_isa top = rlx_cpu_isa_get();
+    for (int isa = (int)top; isa >= (int)RLX_CPU_ISA_C; isa--) {
+        rlx_cpu_isa_cap((rlx_cpu_isa)isa);
+        CHECK(rlx_cpu_isa_get() == (rlx_cpu_isa)isa);
+        for (size_t i = 0; i < ARRAY_LEN(rows); i++)
+            for (int fill = POOL_RANDOM; fill <= POOL_SPECIAL; fill++) run_pool(&rows[i], fill);
+    }
+    rlx_cpu_isa_cap(top);
     static const char *globals[] = { "GlobalAveragePool", "GlobalMaxPool" };
     int64_t xd[4] = { 2, 37, 5, 7 }, yd[4] = { 2, 37, 1, 1 };
     for (size_t i = 0; i < ARRAY_LEN(globals); i++) {

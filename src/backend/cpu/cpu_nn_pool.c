@@ -15,14 +15,33 @@
  * 1e-6 relative of the reference); outputs whose windows lie inside the
  * input along the last axis go tap by tap over the whole run of them. The
  * global pools run the reference's own f32 loop per plane (the same
- * bits). */
+ * bits).
+ *
+ * MaxPool by rows (1-D and 2-D, dilation 1, stride 1 or 2 along the last
+ * axis): the reference folds a window's taps row by row, left to right,
+ * best = v > best ? v : best from the first tap (so a NaN first tap is the
+ * result, later NaNs never win, and of equal values, -0 and +0 included,
+ * the first stays). That fold splits by rows exactly: each input row's
+ * taps are folded once per output column into hs (the fold that skips
+ * NaNs: it starts from max(first, -inf), which is -inf for a NaN, and
+ * takes the earliest of equal maxima) and hf = hs > first ? hs : first
+ * (the fold from the first tap: the first tap when it is NaN, else hs).
+ * A window is then hf of its first row folded with hs of its other rows,
+ * a = hs > a ? hs : a, in row order: the reference's bits (NaN payloads,
+ * signed zeros) for any input. The x86 max instructions compute exactly
+ * "a > b ? a : b", so the rows run as vectors (AVX-512: the taps of
+ * stride 2 deinterleaved by one two-source permute per tap; AVX2 by two
+ * shuffles), each input row once per plane (a ring of the kernel's
+ * height of rows' hs and hf). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_nn.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "base/parallel.h"
+#include "base/scratch.h"
 #include "ir/ops/conv_geom.h"
 
 typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
@@ -64,6 +83,8 @@ typedef struct fpool_job {
      * input, and the divisor factor (AveragePool) */
     int64_t *tlo[3], *thi[3], *cnt[3];
     int64_t clo, chi; /* outputs along the last axis whose windows are inside */
+    bool rows;        /* MaxPool by rows (maxrow_plane) */
+    rlx_cpu_isa isa;  /* its vector width */
 } fpool_job;
 
 /* One output of plane xc, its taps clipped per axis by the tables. */
@@ -131,12 +152,212 @@ static void fpool_run(const fpool_job *j, const float *xc, float *yr, int64_t o0
     }
 }
 
+/* ------------------------------------------------------------ MaxPool by rows */
+
+/* a > b ? a : b: the reference's step, and what the x86 max instructions
+ * compute (b when either is NaN, b of two equal values) */
+static inline float max_step(float a, float b) { return a > b ? a : b; }
+
+/* hs and hf (see the top of the file) of output columns [o_lo, o_hi) of
+ * input row xr whose windows are inside the row: taps xr[o * st - pb + t],
+ * t < kw; portable C. */
+static void maxrow_inside_c(const float *xr, int64_t st, int64_t pb, int64_t kw, int64_t o_lo, int64_t o_hi,
+                            float *hs, float *hf) {
+    for (int64_t o = o_lo; o < o_hi; o++) {
+        const float *x = xr + o * st - pb;
+        float a = max_step(x[0], -INFINITY);
+        for (int64_t t = 1; t < kw; t++) a = max_step(x[t], a);
+        hs[o] = a;
+        hf[o] = max_step(a, x[0]);
+    }
+}
+
+#if RLX_HAVE_AVX2_BUILD
+/* The same with AVX-512F, 16 columns per step (the last ones masked);
+ * strides 1 and 2 (the taps of 32 floats deinterleaved by one permute). */
+RLX_AVX512 static void maxrow_inside_v16(const float *xr, int64_t st, int64_t pb, int64_t kw, int64_t o_lo,
+                                         int64_t o_hi, float *hs, float *hf) {
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (int64_t o = o_lo; o < o_hi; o += 16) {
+        int64_t n = o_hi - o < 16 ? o_hi - o : 16;
+        __mmask16 mo = (__mmask16)((1u << n) - 1);
+        const float *x = xr + o * st - pb;
+        __m512 a, x0;
+        if (st == 1) {
+            x0 = _mm512_maskz_loadu_ps(mo, x);
+            a = _mm512_max_ps(x0, ninf);
+            for (int64_t t = 1; t < kw; t++) a = _mm512_max_ps(_mm512_maskz_loadu_ps(mo, x + t), a);
+        } else { /* tap t of column o + i: x[2 i + t], i < n: 2 n - 1 floats from x + t */
+            unsigned c = (unsigned)(2 * n - 1);
+            __mmask16 m0 = (__mmask16)(c >= 16 ? 0xffffu : (1u << c) - 1), m1 = (__mmask16)(c > 16 ? (1u << (c - 16)) - 1 : 0);
+            x0 = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m0, x), even, _mm512_maskz_loadu_ps(m1, x + 16));
+            a = _mm512_max_ps(x0, ninf);
+            for (int64_t t = 1; t < kw; t++) {
+                __m512 v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m0, x + t), even,
+                                                  _mm512_maskz_loadu_ps(m1, x + t + 16));
+                a = _mm512_max_ps(v, a);
+            }
+        }
+        _mm512_mask_storeu_ps(hs + o, mo, a);
+        _mm512_mask_storeu_ps(hf + o, mo, _mm512_max_ps(a, x0));
+    }
+}
+
+/* Output rows: y[o] = hf0[o] folded with rows[1..nr)[o], o < n (AVX-512F). */
+RLX_AVX512 static void maxrow_fold_v16(float *y, const float *hf0, const float *const *rows, int64_t nr, int64_t n) {
+    for (int64_t o = 0; o < n; o += 16) {
+        __mmask16 m = (__mmask16)(n - o < 16 ? (1u << (n - o)) - 1 : 0xffffu);
+        __m512 a = _mm512_maskz_loadu_ps(m, hf0 + o);
+        for (int64_t r = 1; r < nr; r++) a = _mm512_max_ps(_mm512_maskz_loadu_ps(m, rows[r] + o), a);
+        _mm512_mask_storeu_ps(y + o, m, a);
+    }
+}
+
+/* AVX2, 8 columns per step while the loads stay inside the row (stride 2:
+ * 16 floats per tap, deinterleaved by a shuffle and a permute), the rest
+ * in C. */
+RLX_AVX2 static void maxrow_inside_v8(const float *xr, int64_t w, int64_t st, int64_t pb, int64_t kw, int64_t o_lo,
+                                      int64_t o_hi, float *hs, float *hf) {
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    int64_t o = o_lo;
+    /* the last float a step of 8 loads: (o + 8) * st - pb + kw - 2 + st - 1 < w */
+    for (; o + 8 <= o_hi && (o + 8) * st - pb + kw - 1 + (st - 1) <= w; o += 8) {
+        const float *x = xr + o * st - pb;
+        __m256 a, x0;
+        if (st == 1) {
+            x0 = _mm256_loadu_ps(x);
+            a = _mm256_max_ps(x0, ninf);
+            for (int64_t t = 1; t < kw; t++) a = _mm256_max_ps(_mm256_loadu_ps(x + t), a);
+        } else {
+#define EVEN8(p)                                                                                                      \
+    _mm256_castpd_ps(_mm256_permute4x64_pd(                                                                           \
+        _mm256_castps_pd(_mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps((p) + 8), _MM_SHUFFLE(2, 0, 2, 0))), \
+        _MM_SHUFFLE(3, 1, 2, 0)))
+            x0 = EVEN8(x);
+            a = _mm256_max_ps(x0, ninf);
+            for (int64_t t = 1; t < kw; t++) a = _mm256_max_ps(EVEN8(x + t), a);
+#undef EVEN8
+        }
+        _mm256_storeu_ps(hs + o, a);
+        _mm256_storeu_ps(hf + o, _mm256_max_ps(a, x0));
+    }
+    maxrow_inside_c(xr, st, pb, kw, o, o_hi, hs, hf);
+}
+
+RLX_AVX2 static void maxrow_fold_v8(float *y, const float *hf0, const float *const *rows, int64_t nr, int64_t n) {
+    int64_t o = 0;
+    for (; o + 8 <= n; o += 8) {
+        __m256 a = _mm256_loadu_ps(hf0 + o);
+        for (int64_t r = 1; r < nr; r++) a = _mm256_max_ps(_mm256_loadu_ps(rows[r] + o), a);
+        _mm256_storeu_ps(y + o, a);
+    }
+    for (; o < n; o++) {
+        float a = hf0[o];
+        for (int64_t r = 1; r < nr; r++) a = max_step(rows[r][o], a);
+        y[o] = a;
+    }
+}
+#endif
+
+static void maxrow_fold_c(float *y, const float *hf0, const float *const *rows, int64_t nr, int64_t n) {
+    for (int64_t o = 0; o < n; o++) {
+        float a = hf0[o];
+        for (int64_t r = 1; r < nr; r++) a = max_step(rows[r][o], a);
+        y[o] = a;
+    }
+}
+
+/* hs and hf of every output column of input row xr (the last axis'
+ * tables: windows clipped to the row; one without taps gives hs -inf and
+ * hf -FLT_MAX, the reference's value of an empty window). */
+static void maxrow_h(const fpool_job *j, const float *xr, float *hs, float *hf) {
+    const rlx_nn_sp3 *s = j->s;
+    int64_t w = s->in[2], st = s->s[2], pb = s->pb[2], kw = s->k[2], n = s->out[2];
+    for (int64_t o = 0; o < n; o++) {
+        if (o == j->clo) o = j->chi;
+        if (o >= n) break;
+        int64_t t0 = j->tlo[2][o], t1 = j->thi[2][o];
+        if (t0 >= t1) {
+            hs[o] = -INFINITY, hf[o] = -FLT_MAX;
+            continue;
+        }
+        const float *x = xr + o * st - pb;
+        float a = max_step(x[t0], -INFINITY);
+        for (int64_t t = t0 + 1; t < t1; t++) a = max_step(x[t], a);
+        hs[o] = a;
+        hf[o] = max_step(a, x[t0]);
+    }
+    if (j->chi <= j->clo) return;
+#if RLX_HAVE_AVX2_BUILD
+    if (j->isa == RLX_CPU_ISA_AVX512) {
+        maxrow_inside_v16(xr, st, pb, kw, j->clo, j->chi, hs, hf);
+        return;
+    }
+    if (j->isa == RLX_CPU_ISA_AVX2) {
+        maxrow_inside_v8(xr, w, st, pb, kw, j->clo, j->chi, hs, hf);
+        return;
+    }
+#endif
+    (void)w;
+    maxrow_inside_c(xr, st, pb, kw, j->clo, j->chi, hs, hf);
+}
+
+/* One plane (spatial axis 0 of extent 1) by rows; ring holds k[1] rows of
+ * hs and hf (2 x out[2] floats each), the input row in each slot in
+ * at[slot] (-1: none yet). */
+static void maxrow_plane(const fpool_job *j, const float *xc, float *yo, float *ring, int64_t *at) {
+    const rlx_nn_sp3 *s = j->s;
+    int64_t kh = s->k[1], n = s->out[2];
+    const float *rows[64];
+    for (int64_t i = 0; i < kh; i++) at[i] = -1;
+    for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
+        float *y = yo + o1 * n;
+        int64_t t0 = j->tlo[1][o1], t1 = j->thi[1][o1], nr = t1 - t0;
+        if (nr <= 0) { /* no input row: no tap (the reference's lowest value) */
+            for (int64_t o = 0; o < n; o++) y[o] = -FLT_MAX;
+            continue;
+        }
+        const float *hf0 = NULL;
+        for (int64_t t = t0; t < t1; t++) {
+            int64_t r = o1 * s->s[1] - s->pb[1] + t, slot = r % kh;
+            float *hs = ring + slot * 2 * n;
+            if (at[slot] != r) {
+                maxrow_h(j, xc + r * s->in[2], hs, hs + n);
+                at[slot] = r;
+            }
+            rows[t - t0] = hs;
+            if (t == t0) hf0 = hs + n;
+        }
+#if RLX_HAVE_AVX2_BUILD
+        if (j->isa == RLX_CPU_ISA_AVX512) {
+            maxrow_fold_v16(y, hf0, rows, nr, n);
+            continue;
+        }
+        if (j->isa == RLX_CPU_ISA_AVX2) {
+            maxrow_fold_v8(y, hf0, rows, nr, n);
+            continue;
+        }
+#endif
+        maxrow_fold_c(y, hf0, rows, nr, n);
+    }
+}
+
 static void fpool_planes(void *ctx, size_t p0, size_t p1) {
     const fpool_job *j = ctx;
     const rlx_nn_sp3 *s = j->s;
+    float *ring = NULL;
+    if (j->rows) { /* without scratch: the plane as below */
+        size_t n = (size_t)s->out[2], kh = (size_t)s->k[1];
+        ring = rlx_scratch_get(RLX_SCRATCH_TASK, kh * (2 * n * sizeof(float) + sizeof(int64_t)));
+    }
     for (size_t pl = p0; pl < p1; pl++) {
         const float *xc = j->x + pl * s->in_sp;
         float *yo = j->y + pl * s->out_sp;
+        if (ring) {
+            maxrow_plane(j, xc, yo, ring, (int64_t *)(ring + 2 * s->k[1] * s->out[2]));
+            continue;
+        }
         for (int64_t o0 = 0; o0 < s->out[0]; o0++)
             for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
                 float *yr = yo + (o0 * s->out[1] + o1) * s->out[2];
@@ -188,6 +409,10 @@ static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
     while (j.clo < s->out[2] && !(j.tlo[2][j.clo] == 0 && j.thi[2][j.clo] == s->k[2])) j.clo++;
     j.chi = j.clo;
     while (j.chi < s->out[2] && j.tlo[2][j.chi] == 0 && j.thi[2][j.chi] == s->k[2]) j.chi++;
+    /* by rows: 1-D and 2-D, dilation 1, stride 1 or 2 along the last axis
+     * (a window's rows in one ring of k[1] slots) */
+    j.rows = kind == POOL_MAX && s->k[0] == 1 && s->d[1] == 1 && s->d[2] == 1 && s->s[2] <= 2 && s->k[1] <= 64;
+    j.isa = rlx_cpu_isa_get();
     size_t planes = (size_t)g->n * (size_t)g->c_in;
     size_t grain = 1 + 16384 / (s->out_sp * s->ksz + 1);
     rlx_parallel_for(planes, grain, fpool_planes, &j);
