@@ -215,19 +215,87 @@ static void test_packs(const rlx_cpu_sgemm_kernel *kernels, int n_kernels, rlx_c
  * panel of 256 k steps summed from 0 as a chain of fmaf in k order, the
  * panel's sum s landing as c = fmaf(beta, c, alpha * s) (first panel;
  * alpha * s when beta is 0) or fmaf(alpha, s, c) (later panels). */
-static void fma_oracle(size_t m, size_t n, size_t k, float alpha, const mat *a, const mat *b, float beta, float *c,
-                       size_t ldc) {
+static void fma_oracle_t(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const mat *a, const mat *b,
+                         float beta, float *c, size_t ldc) {
     for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < n; j++) {
             float *d = &c[i * ldc + j];
             for (size_t p0 = 0; p0 < k; p0 += RLX_CPU_SGEMM_KC) {
                 float s = 0.0f;
                 size_t p1 = p0 + RLX_CPU_SGEMM_KC < k ? p0 + RLX_CPU_SGEMM_KC : k;
-                for (size_t p = p0; p < p1; p++) s = fmaf(at(a, false, i, p), at(b, false, p, j), s);
+                for (size_t p = p0; p < p1; p++) s = fmaf(at(a, ta, i, p), at(b, tb, p, j), s);
                 if (p0 > 0) *d = fmaf(alpha, s, *d);
                 else *d = beta == 0.0f ? alpha * s : fmaf(beta, *d, alpha * s);
             }
         }
+}
+
+static void fma_oracle(size_t m, size_t n, size_t k, float alpha, const mat *a, const mat *b, float beta, float *c,
+                       size_t ldc) {
+    fma_oracle_t(false, false, m, n, k, alpha, a, b, beta, c, ldc);
+}
+
+/* One-row products (M = 1, cpu_sgemm.c's gemv_row) with each FMA kernel
+ * and AVX-512 tile: N around the vector widths (8, 16), the tiles' panels
+ * (16, 32, 48) and groups of 8 vectors, K across the 256-step panels, each
+ * transpose, beta 0 and 1.5, B plain and packed (from column 0 and from a
+ * later panel): pool and one thread bitwise the scalar FMA oracle (so also
+ * the bits of the same row inside a larger product), the columns past N
+ * untouched. */
+static void test_gemv(void) {
+    static const size_t ns[] = { 1, 7, 8, 9, 15, 16, 17, 31, 33, 47, 49, 100, 129, 200, 1000, 2100 };
+    static const size_t ks[] = { 1, 3, 255, 256, 257, 600 };
+    rlx_cpu_sgemm_kernel keep = rlx_cpu_sgemm_kernel_get();
+    rlx_cpu_sgemm_avx512_tile keep_tile = rlx_cpu_sgemm_avx512_tile_get();
+    int runs = 0;
+    for (int kern = RLX_CPU_SGEMM_AVX2; kern <= RLX_CPU_SGEMM_AVX512 + RLX_CPU_SGEMM_TILE_COUNT - 1; kern++) {
+        if (!rlx_cpu_sgemm_kernel_set(kern >= RLX_CPU_SGEMM_AVX512 ? RLX_CPU_SGEMM_AVX512 : RLX_CPU_SGEMM_AVX2)) continue;
+        if (kern >= RLX_CPU_SGEMM_AVX512)
+            CHECK(rlx_cpu_sgemm_avx512_tile_set((rlx_cpu_sgemm_avx512_tile)(kern - RLX_CPU_SGEMM_AVX512)));
+        for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+            for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+                size_t n = ns[ni], k = ks[ki], ldc = n + 7;
+                if (kern > RLX_CPU_SGEMM_AVX512 && (ki % 2 || ni % 2)) continue; /* the other tiles: fewer shapes */
+                int t = (int)((ni + ki) % 4);
+                bool ta = t & 1, tb = t & 2;
+                mat a = mat_new(ta, 1, k), b = mat_new(tb, k, n);
+                float *c0 = malloc(ldc * sizeof(float)), *want = malloc(ldc * sizeof(float));
+                float *got = malloc(ldc * sizeof(float)), *got1 = malloc(ldc * sizeof(float));
+                for (size_t j = 0; j < ldc; j++) c0[j] = test_rand_uniform(-1.0f, 1.0f);
+                rlx_cpu_sgemm_pack pb;
+                CHECK_OK(rlx_cpu_sgemm_pack_b(tb, k, n, b.v, b.ld, &pb));
+                size_t nr, mr;
+                rlx_cpu_sgemm_tile(&mr, &nr);
+                for (int pass = 0; pass < 6; pass++) {
+                    /* passes 2-3 from the pack's column 0, 4-5 from its second panel */
+                    float beta = pass % 2 ? 1.5f : 0.0f;
+                    size_t first = pass >= 4 && n > nr ? nr : 0, nn = n - first;
+                    rlx_cpu_sgemm_packref rb = { &pb, 0, first };
+                    const float *bsub = tb ? b.v + first * b.ld : b.v + first;
+                    memcpy(want, c0, ldc * sizeof(float));
+                    mat bs = { (float *)bsub, b.ld };
+                    fma_oracle_t(ta, tb, 1, nn, k, 0.75f, &a, &bs, beta, want, ldc);
+                    memcpy(got, c0, ldc * sizeof(float));
+                    memcpy(got1, c0, ldc * sizeof(float));
+                    const rlx_cpu_sgemm_packref *prb = pass >= 2 ? &rb : NULL;
+                    rlx_cpu_sgemm_packed(ta, tb, 1, nn, k, 0.75f, a.v, a.ld, bsub, b.ld, beta, got, ldc, NULL, prb);
+                    rlx_cpu_sgemm_serial_packed(ta, tb, 1, nn, k, 0.75f, a.v, a.ld, bsub, b.ld, beta, got1, ldc, NULL,
+                                                prb);
+                    size_t bad = 0;
+                    for (size_t j = 0; j < ldc; j++)
+                        bad += memcmp(&got[j], &want[j], sizeof(float)) != 0 || memcmp(&got1[j], &want[j], sizeof(float)) != 0;
+                    CHECK_MSG(bad == 0, "gemv %s tile %s ta %d tb %d n %zu k %zu pass %d: %zu elements not the FMA oracle's",
+                              kernel_name(rlx_cpu_sgemm_kernel_get()),
+                              rlx_cpu_sgemm_avx512_tile_name(rlx_cpu_sgemm_avx512_tile_get()), ta, tb, nn, k, pass, bad);
+                    runs++;
+                }
+                rlx_cpu_sgemm_pack_free(&pb);
+                free(a.v), free(b.v), free(c0), free(want), free(got), free(got1);
+            }
+    }
+    CHECK(rlx_cpu_sgemm_avx512_tile_set(keep_tile));
+    CHECK(rlx_cpu_sgemm_kernel_set(keep));
+    fprintf(stderr, "gemv: %d runs\n", runs);
 }
 
 /* Each AVX-512 register tile (8 x 32, 8 x 48, 12 x 32, 14 x 32) on shapes
@@ -330,6 +398,7 @@ int main(void) {
     test_packs(kernels, 3, def);
     test_tiles();
     CHECK(rlx_cpu_sgemm_kernel_set(def));
+    test_gemv();
     fprintf(stderr, "shapes: %d\n", shapes);
     TEST_MAIN_END();
 }

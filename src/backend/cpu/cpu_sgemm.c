@@ -5,6 +5,7 @@
 #include "backend/cpu/cpu_qgemm.h"
 
 #include <cblas.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -148,6 +149,15 @@ static void kern_portable(size_t kc, const float *ap, const float *bp, float *c,
 #define SK_MR 14
 #define SK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
 #include "backend/cpu/cpu_sgemm_kern.h"
+/* The one-row products (gemv_row) of the AVX2 and AVX-512 kernels. */
+#define GV_SFX avx2
+#define GV_ATTR __attribute__((target("avx2,fma")))
+#define RLX_VBITS 256
+#include "backend/cpu/cpu_sgemm_gemv.h"
+#define GV_SFX avx512
+#define GV_ATTR __attribute__((target("avx512f")))
+#define RLX_VBITS 512
+#include "backend/cpu/cpu_sgemm_gemv.h"
 #endif
 
 /* The kernels, indexed by rlx_cpu_sgemm_kernel; the one of this process is
@@ -543,6 +553,77 @@ static void sgemm_own(const sgemm_args *g) {
     sgemm_packed(kd, g, buf, buf ? buf + a_pad : NULL);
 }
 
+/* M = 1 (a GEMV: a classifier's Gemm, a decoder's MatMul at one token)
+ * with the AVX2 or AVX-512 kernel, B packed or [k, n] row-major: the tile
+ * kernels would compute mr rows for the one (and go through a tile on the
+ * stack); this streams B once with eight vectors of columns in flight.
+ * The same per-element arithmetic as the tiles (cpu_sgemm_gemv.h), so the
+ * same bits. False (nothing done) for the portable kernel and an
+ * unpacked transposed B. */
+static bool gemv_row(const sgemm_kernel *kd, const sgemm_args *g) {
+#if SGEMM_HAVE_AVX2
+    int kind = atomic_load_explicit(&g_kernel, memory_order_relaxed);
+    if (g->m != 1 || (g->tb && !g->pb) || (kind != RLX_CPU_SGEMM_AVX2 && kind != RLX_CPU_SGEMM_AVX512)) return false;
+    bool wide = kind == RLX_CPU_SGEMM_AVX512;
+    size_t vw = wide ? 16 : 8, nr = kd->nr, n = g->n;
+    /* vectors of columns: a packed B's panels are zero-padded to nr (a
+     * multiple of vw), so the last one is read whole and stored through
+     * tmp; a plain B's last columns (fewer than vw) are read one by one */
+    size_t nv = g->pb ? (n + vw - 1) / vw : n / vw;
+    _Alignas(64) float av[KC], tmp[8 * 16];
+    for (size_t pc = 0; pc < g->k; pc += KC) {
+        size_t kc = min_sz(KC, g->k - pc);
+        int upd = pc > 0 ? UPD_ACC : g->beta == 0.0f ? UPD_SET : UPD_BETA;
+        for (size_t p = 0; p < kc; p++) av[p] = g->ta ? g->a[(pc + p) * g->lda] : g->a[pc + p];
+        size_t bs = g->pb ? nr : g->ldb;
+        for (size_t v0 = 0; v0 < nv; v0 += 8) {
+            size_t cnt = min_sz(8, nv - v0), j0 = v0 * vw;
+            const float *bv[8];
+            for (size_t v = 0; v < cnt; v++) {
+                size_t j = j0 + v * vw;
+                if (g->pb) {
+                    size_t col = g->pb->first + j;
+                    bv[v] = pack_at(g->pb->pack, g->pb->group, pc, col) + col % nr;
+                } else {
+                    bv[v] = g->b + pc * g->ldb + j;
+                }
+            }
+            /* C's columns of this group past n: through tmp */
+            size_t inside = min_sz(cnt * vw, n - j0);
+            float *c = g->c + j0;
+            if (inside < cnt * vw) {
+                c = tmp;
+                memcpy(tmp, g->c + j0, inside * sizeof *tmp);
+                memset(tmp + inside, 0, (cnt * vw - inside) * sizeof *tmp);
+            }
+            if (cnt == 8) {
+                if (wide) gemv8_avx512(kc, av, bv, bs, c, g->alpha, g->beta, upd);
+                else gemv8_avx2(kc, av, bv, bs, c, g->alpha, g->beta, upd);
+            } else {
+                for (size_t v = 0; v < cnt; v++) {
+                    if (wide) gemv1_avx512(kc, av, bv[v], bs, c + v * vw, g->alpha, g->beta, upd);
+                    else gemv1_avx2(kc, av, bv[v], bs, c + v * vw, g->alpha, g->beta, upd);
+                }
+            }
+            if (c == tmp) memcpy(g->c + j0, tmp, inside * sizeof *tmp);
+        }
+        /* a plain B's last n % vw columns: the same chain in scalar fmaf
+         * (one rounding, as the vector instruction) */
+        for (size_t j = nv * vw; j < n; j++) {
+            float acc = 0.0f;
+            for (size_t p = 0; p < kc; p++) acc = fmaf(av[p], g->b[(pc + p) * g->ldb + j], acc);
+            float *cj = g->c + j;
+            *cj = upd == UPD_SET ? g->alpha * acc : upd == UPD_BETA ? fmaf(g->beta, *cj, g->alpha * acc)
+                                                                    : fmaf(g->alpha, acc, *cj);
+        }
+    }
+    return true;
+#else
+    (void)kd, (void)g;
+    return false;
+#endif
+}
+
 static void sgemm_serial(const sgemm_args *g) {
     if (g->m == 0 || g->n == 0) return;
     if (g->k == 0) { /* empty products: C = beta * C */
@@ -559,6 +640,7 @@ static void sgemm_serial(const sgemm_args *g) {
                     (int)g->n, (int)g->k, g->alpha, g->a, (int)g->lda, g->b, (int)g->ldb, g->beta, g->c, (int)g->ldc);
         return;
     }
+    if (gemv_row(kernel_get(), g)) return;
     sgemm_own(g);
 }
 
