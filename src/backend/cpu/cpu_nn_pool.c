@@ -175,8 +175,9 @@ static void maxrow_inside_c(const float *xr, int64_t st, int64_t pb, int64_t kw,
 #if RLX_HAVE_AVX2_BUILD
 /* The same with AVX-512F, 16 columns per step (the last ones masked);
  * strides 1 and 2 (the taps of 32 floats deinterleaved by one permute). */
-RLX_AVX512 static void maxrow_inside_v16(const float *xr, int64_t st, int64_t pb, int64_t kw, int64_t o_lo,
-                                         int64_t o_hi, float *hs, float *hf) {
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
+maxrow_inside_v16_k(const float *xr, int64_t st, int64_t pb, int64_t kw, int64_t o_lo, int64_t o_hi, float *hs,
+                    float *hf) {
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     for (int64_t o = o_lo; o < o_hi; o += 16) {
@@ -202,6 +203,18 @@ RLX_AVX512 static void maxrow_inside_v16(const float *xr, int64_t st, int64_t pb
         _mm512_mask_storeu_ps(hs + o, mo, a);
         _mm512_mask_storeu_ps(hf + o, mo, _mm512_max_ps(a, x0));
     }
+}
+
+/* maxrow_inside_v16_k with the common strides and widths as constants (the
+ * tap loop unrolled). */
+RLX_AVX512 static void maxrow_inside_v16(const float *xr, int64_t st, int64_t pb, int64_t kw, int64_t o_lo,
+                                         int64_t o_hi, float *hs, float *hf) {
+    if (st == 2 && kw == 3) maxrow_inside_v16_k(xr, 2, pb, 3, o_lo, o_hi, hs, hf);
+    else if (st == 2 && kw == 2) maxrow_inside_v16_k(xr, 2, pb, 2, o_lo, o_hi, hs, hf);
+    else if (st == 1 && kw == 3) maxrow_inside_v16_k(xr, 1, pb, 3, o_lo, o_hi, hs, hf);
+    else if (st == 1 && kw == 5) maxrow_inside_v16_k(xr, 1, pb, 5, o_lo, o_hi, hs, hf);
+    else if (st == 2) maxrow_inside_v16_k(xr, 2, pb, kw, o_lo, o_hi, hs, hf);
+    else maxrow_inside_v16_k(xr, 1, pb, kw, o_lo, o_hi, hs, hf);
 }
 
 /* Output rows: y[o] = hf0[o] folded with rows[1..nr)[o], o < n (AVX-512F). */
@@ -303,14 +316,23 @@ static void maxrow_h(const fpool_job *j, const float *xr, float *hs, float *hf) 
     maxrow_inside_c(xr, st, pb, kw, j->clo, j->chi, hs, hf);
 }
 
-/* One plane (spatial axis 0 of extent 1) by rows; ring holds k[1] rows of
- * hs and hf (2 x out[2] floats each), the input row in each slot in
- * at[slot] (-1: none yet). */
+/* Slots of the ring of rows: the power of two at least k[1] (input row r
+ * in slot r & (slots - 1): a window's k[1] consecutive rows in distinct
+ * slots). */
+static int64_t maxrow_slots(const rlx_nn_sp3 *s) {
+    int64_t n = 1;
+    while (n < s->k[1]) n *= 2;
+    return n;
+}
+
+/* One plane (spatial axis 0 of extent 1) by rows; ring holds
+ * maxrow_slots rows of hs and hf (2 x out[2] floats each), the input row
+ * in each slot in at[slot] (-1: none yet). */
 static void maxrow_plane(const fpool_job *j, const float *xc, float *yo, float *ring, int64_t *at) {
     const rlx_nn_sp3 *s = j->s;
-    int64_t kh = s->k[1], n = s->out[2];
+    int64_t slots = maxrow_slots(s), n = s->out[2];
     const float *rows[64];
-    for (int64_t i = 0; i < kh; i++) at[i] = -1;
+    for (int64_t i = 0; i < slots; i++) at[i] = -1;
     for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
         float *y = yo + o1 * n;
         int64_t t0 = j->tlo[1][o1], t1 = j->thi[1][o1], nr = t1 - t0;
@@ -320,7 +342,7 @@ static void maxrow_plane(const fpool_job *j, const float *xc, float *yo, float *
         }
         const float *hf0 = NULL;
         for (int64_t t = t0; t < t1; t++) {
-            int64_t r = o1 * s->s[1] - s->pb[1] + t, slot = r % kh;
+            int64_t r = o1 * s->s[1] - s->pb[1] + t, slot = r & (slots - 1);
             float *hs = ring + slot * 2 * n;
             if (at[slot] != r) {
                 maxrow_h(j, xc + r * s->in[2], hs, hs + n);
@@ -347,15 +369,14 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
     const fpool_job *j = ctx;
     const rlx_nn_sp3 *s = j->s;
     float *ring = NULL;
-    if (j->rows) { /* without scratch: the plane as below */
-        size_t n = (size_t)s->out[2], kh = (size_t)s->k[1];
-        ring = rlx_scratch_get(RLX_SCRATCH_TASK, kh * (2 * n * sizeof(float) + sizeof(int64_t)));
-    }
+    size_t slots = j->rows ? (size_t)maxrow_slots(s) : 0;
+    if (j->rows) /* without scratch: the plane as below */
+        ring = rlx_scratch_get(RLX_SCRATCH_TASK, slots * (2 * (size_t)s->out[2] * sizeof(float) + sizeof(int64_t)));
     for (size_t pl = p0; pl < p1; pl++) {
         const float *xc = j->x + pl * s->in_sp;
         float *yo = j->y + pl * s->out_sp;
         if (ring) {
-            maxrow_plane(j, xc, yo, ring, (int64_t *)(ring + 2 * s->k[1] * s->out[2]));
+            maxrow_plane(j, xc, yo, ring, (int64_t *)(ring + 2 * slots * (size_t)s->out[2]));
             continue;
         }
         for (int64_t o0 = 0; o0 < s->out[0]; o0++)
