@@ -239,7 +239,7 @@ static void fma_oracle(size_t m, size_t n, size_t k, float alpha, const mat *a, 
  * and AVX-512 tile: N around the vector widths (8, 16), the tiles' panels
  * (16, 32, 48) and groups of 8 vectors, K across the 256-step panels, each
  * transpose, beta 0 and 1.5, B plain and packed (from column 0 and from a
- * later panel): pool and one thread bitwise the scalar FMA oracle (so also
+ * later panel), A plain and packed: pool and one thread bitwise the scalar FMA oracle (so also
  * the bits of the same row inside a larger product), the columns past N
  * untouched. */
 static void test_gemv(void) {
@@ -262,12 +262,18 @@ static void test_gemv(void) {
                 float *c0 = malloc(ldc * sizeof(float)), *want = malloc(ldc * sizeof(float));
                 float *got = malloc(ldc * sizeof(float)), *got1 = malloc(ldc * sizeof(float));
                 for (size_t j = 0; j < ldc; j++) c0[j] = test_rand_uniform(-1.0f, 1.0f);
-                rlx_cpu_sgemm_pack pb;
+                rlx_cpu_sgemm_pack pb, pa;
                 CHECK_OK(rlx_cpu_sgemm_pack_b(tb, k, n, b.v, b.ld, &pb));
+                CHECK_OK(rlx_cpu_sgemm_pack_a(ta, 1, 1, k, a.v, a.ld, 0, &pa));
+                size_t a_len = (ta ? k : 1) * a.ld;
+                float *a_keep = malloc(a_len * sizeof(float));
+                memcpy(a_keep, a.v, a_len * sizeof(float));
                 size_t nr, mr;
                 rlx_cpu_sgemm_tile(&mr, &nr);
-                for (int pass = 0; pass < 6; pass++) {
-                    /* passes 2-3 from the pack's column 0, 4-5 from its second panel */
+                for (int pass = 0; pass < 8; pass++) {
+                    /* passes 2-3 from the pack's column 0, 4-5 from its second
+                     * panel, 6-7 with A packed too (the plain A poisoned
+                     * meanwhile: the product must read the pack) */
                     float beta = pass % 2 ? 1.5f : 0.0f;
                     size_t first = pass >= 4 && n > nr ? nr : 0, nn = n - first;
                     rlx_cpu_sgemm_packref rb = { &pb, 0, first };
@@ -278,9 +284,14 @@ static void test_gemv(void) {
                     memcpy(got, c0, ldc * sizeof(float));
                     memcpy(got1, c0, ldc * sizeof(float));
                     const rlx_cpu_sgemm_packref *prb = pass >= 2 ? &rb : NULL;
-                    rlx_cpu_sgemm_packed(ta, tb, 1, nn, k, 0.75f, a.v, a.ld, bsub, b.ld, beta, got, ldc, NULL, prb);
-                    rlx_cpu_sgemm_serial_packed(ta, tb, 1, nn, k, 0.75f, a.v, a.ld, bsub, b.ld, beta, got1, ldc, NULL,
+                    rlx_cpu_sgemm_packref ra = { &pa, 0, 0 };
+                    const rlx_cpu_sgemm_packref *pra = pass >= 6 ? &ra : NULL;
+                    if (pra)
+                        for (size_t i = 0; i < a_len; i++) a.v[i] = NAN;
+                    rlx_cpu_sgemm_packed(ta, tb, 1, nn, k, 0.75f, a.v, a.ld, bsub, b.ld, beta, got, ldc, pra, prb);
+                    rlx_cpu_sgemm_serial_packed(ta, tb, 1, nn, k, 0.75f, a.v, a.ld, bsub, b.ld, beta, got1, ldc, pra,
                                                 prb);
+                    memcpy(a.v, a_keep, a_len * sizeof(float));
                     size_t bad = 0;
                     for (size_t j = 0; j < ldc; j++)
                         bad += memcmp(&got[j], &want[j], sizeof(float)) != 0 || memcmp(&got1[j], &want[j], sizeof(float)) != 0;
@@ -289,8 +300,8 @@ static void test_gemv(void) {
                               rlx_cpu_sgemm_avx512_tile_name(rlx_cpu_sgemm_avx512_tile_get()), ta, tb, nn, k, pass, bad);
                     runs++;
                 }
-                rlx_cpu_sgemm_pack_free(&pb);
-                free(a.v), free(b.v), free(c0), free(want), free(got), free(got1);
+                rlx_cpu_sgemm_pack_free(&pb), rlx_cpu_sgemm_pack_free(&pa);
+                free(a.v), free(a_keep), free(b.v), free(c0), free(want), free(got), free(got1);
             }
     }
     CHECK(rlx_cpu_sgemm_avx512_tile_set(keep_tile));

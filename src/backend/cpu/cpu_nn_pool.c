@@ -30,9 +30,11 @@
  * a = hs > a ? hs : a, in row order: the reference's bits (NaN payloads,
  * signed zeros) for any input. The x86 max instructions compute exactly
  * "a > b ? a : b", so the rows run as vectors (AVX-512: the taps of
- * stride 2 deinterleaved by one two-source permute per tap; AVX2 by two
- * shuffles), each input row once per plane (a ring of the kernel's
- * height of rows' hs and hf). */
+ * stride 2 deinterleaved by one two-source permute per tap, a pair of
+ * taps from one load of 32 floats; AVX2 by two shuffles), each input row
+ * once per plane (a ring of rows' hs and hf, the kernel's height rounded
+ * up to a power of two). Columns whose windows are clipped (the edges)
+ * run in C: masked vector code for them was slower (BENCHMARKS.md). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -174,7 +176,8 @@ static void maxrow_inside_c(const float *xr, int64_t st, int64_t pb, int64_t kw,
 
 #if RLX_HAVE_AVX2_BUILD
 /* The same with AVX-512F, 16 columns per step (the last ones masked);
- * strides 1 and 2 (the taps of 32 floats deinterleaved by one permute). */
+ * strides 1 and 2 (stride 2: taps 2 u and 2 u + 1 are the even and odd
+ * floats of the same 32, deinterleaved by one permute each). */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 maxrow_inside_v16_k(const float *xr, int64_t st, int64_t pb, int64_t kw, int64_t o_lo, int64_t o_hi, float *hs,
                     float *hf) {
@@ -189,15 +192,22 @@ maxrow_inside_v16_k(const float *xr, int64_t st, int64_t pb, int64_t kw, int64_t
             x0 = _mm512_maskz_loadu_ps(mo, x);
             a = _mm512_max_ps(x0, ninf);
             for (int64_t t = 1; t < kw; t++) a = _mm512_max_ps(_mm512_maskz_loadu_ps(mo, x + t), a);
-        } else { /* tap t of column o + i: x[2 i + t], i < n: 2 n - 1 floats from x + t */
-            unsigned c = (unsigned)(2 * n - 1);
-            __mmask16 m0 = (__mmask16)(c >= 16 ? 0xffffu : (1u << c) - 1), m1 = (__mmask16)(c > 16 ? (1u << (c - 16)) - 1 : 0);
-            x0 = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m0, x), even, _mm512_maskz_loadu_ps(m1, x + 16));
-            a = _mm512_max_ps(x0, ninf);
-            for (int64_t t = 1; t < kw; t++) {
-                __m512 v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m0, x + t), even,
-                                                  _mm512_maskz_loadu_ps(m1, x + t + 16));
+        } else {
+            /* taps 2 u and 2 u + 1 of column o + i: x[2 u + 2 i] and
+             * x[2 u + 2 i + 1], the even and odd floats of the 32 from
+             * x + 2 u (2 n of them for the last columns, 2 n - 1 when there
+             * is no odd tap) */
+            const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+            a = ninf, x0 = ninf;
+            for (int64_t t = 0; t < kw; t += 2) {
+                unsigned c = (unsigned)(2 * n - (t + 1 < kw ? 0 : 1));
+                __mmask16 m0 = (__mmask16)(c >= 16 ? 0xffffu : (1u << c) - 1);
+                __mmask16 m1 = (__mmask16)(c >= 32 ? 0xffffu : c > 16 ? (1u << (c - 16)) - 1 : 0);
+                __m512 l0 = _mm512_maskz_loadu_ps(m0, x + t), l1 = _mm512_maskz_loadu_ps(m1, x + t + 16);
+                __m512 v = _mm512_permutex2var_ps(l0, even, l1);
+                if (t == 0) x0 = v;
                 a = _mm512_max_ps(v, a);
+                if (t + 1 < kw) a = _mm512_max_ps(_mm512_permutex2var_ps(l0, odd, l1), a);
             }
         }
         _mm512_mask_storeu_ps(hs + o, mo, a);

@@ -558,8 +558,9 @@ static void sgemm_own(const sgemm_args *g) {
  * kernels would compute mr rows for the one (and go through a tile on the
  * stack); this streams B once with eight vectors of columns in flight.
  * The same per-element arithmetic as the tiles (cpu_sgemm_gemv.h), so the
- * same bits. False (nothing done) for the portable kernel and an
- * unpacked transposed B. */
+ * same bits. A is read from its pack when it has one (the caller's plain
+ * A may then be stale: the conv tests poison it). False (nothing done)
+ * for the portable kernel and an unpacked transposed B. */
 static bool gemv_row(const sgemm_kernel *kd, const sgemm_args *g) {
 #if SGEMM_HAVE_AVX2
     int kind = atomic_load_explicit(&g_kernel, memory_order_relaxed);
@@ -574,7 +575,12 @@ static bool gemv_row(const sgemm_kernel *kd, const sgemm_args *g) {
     for (size_t pc = 0; pc < g->k; pc += KC) {
         size_t kc = min_sz(KC, g->k - pc);
         int upd = pc > 0 ? UPD_ACC : g->beta == 0.0f ? UPD_SET : UPD_BETA;
-        for (size_t p = 0; p < kc; p++) av[p] = g->ta ? g->a[(pc + p) * g->lda] : g->a[pc + p];
+        if (g->pa) { /* the row is lane 0 of its packed panel (first is a multiple of mr) */
+            const float *ap = pack_at(g->pa->pack, g->pa->group, pc, g->pa->first);
+            for (size_t p = 0; p < kc; p++) av[p] = ap[p * kd->mr];
+        } else {
+            for (size_t p = 0; p < kc; p++) av[p] = g->ta ? g->a[(pc + p) * g->lda] : g->a[pc + p];
+        }
         size_t bs = g->pb ? nr : g->ldb;
         for (size_t v0 = 0; v0 < nv; v0 += 8) {
             size_t cnt = min_sz(8, nv - v0), j0 = v0 * vw;

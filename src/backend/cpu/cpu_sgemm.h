@@ -16,7 +16,11 @@
  * 32, 14 x 32 for benchmarks), AVX2 + FMA (6 x 16), all a chain of fused
  * multiply-adds per element, so the same bits; and a portable C one
  * (6 x 16, multiply, then add). Results differ between the portable and
- * the FMA kernels by rounding, never between positions.
+ * the FMA kernels by rounding, never between positions. Products of one
+ * row (M = 1: a classifier, a decoder at one token) with an FMA kernel and
+ * B packed or not transposed skip the tiles and stream B with eight
+ * vectors of columns in flight, each column the same FMA chain and
+ * update, so the same bits as that row inside any larger product.
  * Why not OpenBLAS: its Haswell / Zen sgemm kernels (what DYNAMIC_ARCH picks
  * on AVX2 machines without AVX-512) round an element differently by its
  * position in C (groups of 6 rows alternate), so a MatMul of identical rows
