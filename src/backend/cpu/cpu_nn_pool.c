@@ -441,7 +441,7 @@ static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
     j.chi = j.clo;
     while (j.chi < s->out[2] && j.tlo[2][j.chi] == 0 && j.thi[2][j.chi] == s->k[2]) j.chi++;
     /* by rows: 1-D and 2-D, dilation 1, stride 1 or 2 along the last axis
-     * (a window's rows in one ring of k[1] slots) */
+     * (a window's k[1] rows in one ring, at most 64 of them) */
     j.rows = kind == POOL_MAX && s->k[0] == 1 && s->d[1] == 1 && s->d[2] == 1 && s->s[2] <= 2 && s->k[1] <= 64;
     j.isa = rlx_cpu_isa_get();
     size_t planes = (size_t)g->n * (size_t)g->c_in;
