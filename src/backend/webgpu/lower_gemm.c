@@ -517,12 +517,19 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
         /* automatic for enough work to pay for the second dispatch, or a
          * grid so small that most of the GPU idles (a classifier head with
          * one row: 1 x 1000 x 1280 took 190 us in 8 workgroups on an H200),
-         * when at least two slices fit the target (a grid of at most half
-         * of it). ResNet-50 at batch 8, 64 x 64 tiles: the 7 x 7
-         * stage's 3x3 convolutions are 8 images x 8 x 1 tiles = 64, 4
-         * slices; the 14 x 14 stage's 8 x 4 x 4 = 128, 2 slices */
+         * when the grid is at most `target` tiles x items: slices for about
+         * 1.5 x target workgroups. The H200 sweep of BENCHMARKS.md
+         * ("Split-K with batch dims") chose the pair: against splitting
+         * grids of at most target / 2 into about target workgroups, BERT-base
+         * batch 8 11.3 -> 9.5 ms, batch 1 2.68 -> 2.52, MiniLM batch 8 1.86
+         * -> 1.68, ResNet-50 batch 8 5.60 -> 5.20, nothing slower; 2 x target
+         * workgroups slowed ResNet-50 batch 1 by 4%. ResNet-50 at batch 8,
+         * 64 x 64 tiles: the 7 x 7 stage's 3x3 convolutions are 8 images x 8
+         * x 1 tiles = 64, 6 slices; the 14 x 14 stage's 8 x 4 x 4 = 128, 3
+         * slices; BERT-base batch 8's FFN output product (1024 x 3072 x 768)
+         * 192 tiles, 2 slices */
         bool worth = m->K >= 256 && (nbatch * m->M * m->N * m->K >= ((uint64_t)1 << 21) || tiles <= 16);
-        uint64_t want = forced != UINT64_MAX ? forced : (worth && 2 * tiles <= target ? wg_cdiv(target, tiles) : 1);
+        uint64_t want = forced != UINT64_MAX ? forced : (worth && tiles <= target ? wg_cdiv(3 * target / 2, tiles) : 1);
         uint64_t max_split = m->K / (2 * t.bk);
         if (want > max_split) want = max_split;
         if (want > 64) want = 64;
