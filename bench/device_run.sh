@@ -327,12 +327,24 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
       # batches $VAR_BATCHES (default 8) under $VAR_VARIANTS (default: base =
       # .device/base.tar.xz's binary if there, default, gpu.gemm_splitk=0,
       # gpu.gemm_target_wg=512 and 1024; a variant is 'base', 'default',
-      # KEY=VALUE[,KEY=VALUE] (options) or env:VAR=VALUE[,VAR=VALUE]), $VAR_ROUNDS (default 2) interleaved rounds; splitk8.txt
+      # KEY=VALUE[,KEY=VALUE] (options) or env:VAR=VALUE[,VAR=VALUE]), $VAR_ROUNDS
+      # (default 2) interleaved rounds; VAR_TORCH=1: PyTorch eager and CUDA
+      # graph of each model and batch first, the peer in the same call; splitk8.txt
       {
         timeout 300 "$PY" bench/export_models.py --dest "$MODELS" --only "$(echo ${VAR_MODELS:-resnet50 bert_base} | tr ' ' ,)"
         B=/tmp/rlx_base
         rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" 2>/dev/null || B=""
         echo "splitk8: new $(cat .device/REVISION 2>/dev/null || echo '?'), base $(cat .device/base.REVISION 2>/dev/null || echo none)"
+        if [ -n "${VAR_TORCH:-}" ]; then  # the peer, once: PyTorch eager and CUDA graph (f32, no TF32)
+          for m in ${VAR_MODELS:-resnet50 bert_base}; do
+            for bt in ${VAR_BATCHES:-8}; do
+              timeout 120 "$PY" -c "import sys; sys.path.insert(0, 'bench'); import compare
+r = compare.run_torch('$m', $bt, 50, 10)
+print('-- torch $m batch $bt: eager median %.3f ms, CUDA graph median %s ms' % (r['eager']['wall_ms']['median'],
+      ('%.3f' % r['graph']['wall_ms']['median']) if 'wall_ms' in r['graph'] else r['graph']))" 2>&1 | tail -1
+            done
+          done
+        fi
         for round in $(seq "${VAR_ROUNDS:-2}"); do
           for m in ${VAR_MODELS:-resnet50 bert_base}; do
             for bt in ${VAR_BATCHES:-8}; do
