@@ -20,6 +20,7 @@ onnxruntime's quantization tools, from seeded random data (no download):
 
     bench/make_quant_models.py [--out build/quant] [--shape 1x3x256x256]
                                [--calib 4] [--hidden 256]
+                               [--model models/ppocrv4_det.onnx] [--page data/page.png]
 
 Then, e.g.:
     build/rlx bench build/quant/ppocrv4_det_qdq.onnx --device gpu --input x=build/quant/x_1x3x256x256.npy
@@ -38,12 +39,12 @@ from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantT
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def page_input():
-    """data/page.png as the OCR demo feeds it (tests/python/ocr_ref.py:
+def page_input(path=os.path.join(ROOT, "data", "page.png")):
+    """The page (data/page.png) as the OCR demo feeds it (tests/python/ocr_ref.py:
     grey to RGB, longest side 384, ImageNet mean/std), [1, 3, 192, 384]."""
     sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
     import ocr_ref as R
-    img = R.png_read_file(os.path.join(ROOT, "data", "page.png"))
+    img = R.png_read_file(path)
     rgb = np.repeat(img[..., :1], 3, axis=2).astype(np.uint8) if img.shape[2] < 3 else img[..., :3]
     return R.preprocess(rgb, limit=384)
 
@@ -126,14 +127,16 @@ def main() -> int:
     ap.add_argument("--shape", default="1x3x256x256")
     ap.add_argument("--calib", type=int, default=2)
     ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--model", default=os.path.join(ROOT, "models", "ppocrv4_det.onnx"), help="the f32 PP-OCRv4 det")
+    ap.add_argument("--page", default=os.path.join(ROOT, "data", "page.png"), help="the demo page (calibration)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     shape = tuple(int(s) for s in a.shape.split("x"))
 
     src = os.path.join(a.out, "ppocrv4_det_init.onnx")
-    constants_to_initializers(os.path.join(ROOT, "models", "ppocrv4_det.onnx"), src)
+    constants_to_initializers(a.model, src)
     qdq = os.path.join(a.out, "ppocrv4_det_qdq.onnx")
-    page = page_input()
+    page = page_input(a.page)
     np.save(os.path.join(a.out, "x_page.npy"), page)
     quantize_qdq(src, qdq, Reader("x", shape, a.calib, page))
     quantize_static(src, os.path.join(a.out, "ppocrv4_det_qop.onnx"), Reader("x", shape, a.calib, page),
