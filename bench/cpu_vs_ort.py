@@ -81,6 +81,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -338,11 +339,13 @@ def run_rss(cmd, env=None):
         os.close(wr)
     try:
         out, err = p.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
+    except BaseException as e:  # the limit, or Stopped (SIGTERM): the launcher's session goes too
         os.killpg(p.pid, 9)
         p.communicate()
         os.close(rd)
-        raise RuntimeError(f"{os.path.basename(cmd[0])}: ran past --timeout {TIMEOUT_S:g} s")
+        if isinstance(e, subprocess.TimeoutExpired):
+            raise RuntimeError(f"{os.path.basename(cmd[0])}: ran past --timeout {TIMEOUT_S:g} s") from None
+        raise
     kb = os.read(rd, 64)
     os.close(rd)
     if p.returncode:
@@ -383,6 +386,14 @@ def run_ort(model, inputs, threads, iters, warmup):
         cmd += ["--threads", str(threads)]
     out, rss = run_rss(cmd)
     return json.loads(out.strip().splitlines()[-1])["median_ms"], rss
+
+
+class Stopped(BaseException):
+    """SIGTERM (e.g. from timeout(1)): the rows measured so far are printed."""
+
+
+def _stop(signum, frame):
+    raise Stopped()
 
 
 def cell(msg, n=160):
@@ -429,85 +440,106 @@ def main():
             print(f"{key}: {describe(key)}")
         return 0
     print(f"load at the start: {load()}", file=sys.stderr)
+    signal.signal(signal.SIGTERM, _stop)
     rows = []
+    stopped = False
     for key in keys:
         t_row = time.time()
+        if stopped:
+            rows.append((key, None, None, None, {}, "not run: stopped by SIGTERM"))
+            continue
         if a.budget and time.time() - t_start > a.budget:
             rows.append((key, None, None, None, {}, f"not run: --budget {a.budget:g} s spent"))
             continue
         try:
-            dw = DW_KEY.match(key)
-            if dw:
-                c, h, k, st = (int(v) for v in dw.groups())
-                table[key] = (os.path.join(a.work, key + ".onnx"), {"x": (1, c, h, h)}, "dw")
-            if key not in table:
-                import cpu_rows
-                if key not in cpu_rows.MODELS:
-                    raise KeyError(f"unknown model key '{key}'")
-                path = os.path.join(a.work, key + ".onnx")
-                table[key] = (path, {"x": write_rows_model(key, path)}, "rows")
-            path, shapes, gen = table[key]
-            ensure_model(key, path, gen)
-            if not os.path.exists(path):
-                raise FileNotFoundError(f"{path} is missing")
-            inputs = write_inputs(a.work, key, shapes)
-        except Exception as e:  # noqa: BLE001 (any failure: the row says it, the table goes on)
-            print(f"{key}: {e}", file=sys.stderr)
-            rows.append((key, None, None, None, {}, "error: " + cell(e)))
-            continue
-        iters, warmup = a.iters, a.warmup
-        base_env = dict(kv.split("=", 1) for kv in a.base_env)
-        runners = {"rlx": lambda n, w: run_rlx(a.rlx, path, inputs, a.threads, n, w)}
-        if a.base_rlx:
-            runners["base"] = lambda n, w: run_rlx(a.base_rlx, path, inputs, a.threads, n, w, base_env)
-        runners["ort"] = lambda n, w: run_ort(path, inputs, a.threads, n, w)
-        errs = {}
-        if a.time_per_run > 0:
-            # one pass (after the compile) of the first runner that works
-            for name, fn in runners.items():
-                try:
-                    one = fn(1, 0)[0]
-                    break
-                except Exception as e:  # noqa: BLE001
-                    errs[name] = cell(e)
-            else:
-                one = 0
-            if one > 0:
-                iters = max(a.min_iters, min(a.max_iters or a.iters, int(a.time_per_run * 1e3 / one)))
-                warmup = max(1, min(a.warmup, int(a.time_per_run * 1e3 / one)))
-        res = {k: [] for k in runners}
-        wall = {k: [] for k in runners}
-        rss = {k: 0.0 for k in runners}
-
-        def timed(fn):
-            """(ms, peak RSS, wall ms) of fn(iters, warmup): its wall median, or
-            with --cpu-time the CPU time per pass (cpu_per_run: the difference
-            of runs of iters and 3 x iters; wall: the longer run's median)"""
-            if not a.cpu_time:
-                t, m = fn(iters, warmup)
-                return t, m, t
-            got = []
-            ms_ = cpu_per_run(lambda n: got.append(fn(n, warmup)), iters)
-            return ms_, max(g[1] for g in got), got[-1][0]
-
-        for r in range(a.rounds):
-            for name, fn in runners.items():
-                if name in errs:
-                    continue
-                try:
-                    t, m, w = timed(fn)
-                except Exception as e:  # noqa: BLE001
-                    errs[name] = cell(e)
-                    print(f"{key} {name}: {e}", file=sys.stderr)
-                    continue
-                res[name].append(t), wall[name].append(w)
-                rss[name] = max(rss[name], m)
-            print(f"{key} round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f} ms" for k, v in res.items() if v),
-                  f"(iters {iters}, warmup {warmup})", file=sys.stderr)
-        rows.append((key, {k: statistics.median(v) for k, v in res.items() if v},
-                     {k: min(v) for k, v in res.items() if v}, {k: statistics.median(v) for k, v in wall.items() if v},
-                     rss, errs))
+            rows.append(measure_row(a, table, key))
+        except Stopped:
+            stopped = True
+            rows.append((key, None, None, None, {}, "not run: stopped by SIGTERM"))
         print(f"{key}: {time.time() - t_row:.1f} s (at {time.time() - t_start:.0f} s)", file=sys.stderr)
+    print_table(a, rows)
+    return 0
+
+
+def measure_row(a, table, key):
+    """One row of the table: (key, medians, best rounds, wall medians, peak
+    RSS, errors) per runner, or (key, None, None, None, {}, message) when
+    the model could not be made."""
+    try:
+        dw = DW_KEY.match(key)
+        if dw:
+            c, h, k, st = (int(v) for v in dw.groups())
+            table[key] = (os.path.join(a.work, key + ".onnx"), {"x": (1, c, h, h)}, "dw")
+        if key not in table:
+            import cpu_rows
+            if key not in cpu_rows.MODELS:
+                raise KeyError(f"unknown model key '{key}'")
+            path = os.path.join(a.work, key + ".onnx")
+            table[key] = (path, {"x": write_rows_model(key, path)}, "rows")
+        path, shapes, gen = table[key]
+        ensure_model(key, path, gen)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{path} is missing")
+        inputs = write_inputs(a.work, key, shapes)
+    except Exception as e:  # noqa: BLE001 (any failure: the row says it, the table goes on)
+        print(f"{key}: {e}", file=sys.stderr)
+        return (key, None, None, None, {}, "error: " + cell(e))
+    iters, warmup = a.iters, a.warmup
+    base_env = dict(kv.split("=", 1) for kv in a.base_env)
+    runners = {"rlx": lambda n, w: run_rlx(a.rlx, path, inputs, a.threads, n, w)}
+    if a.base_rlx:
+        runners["base"] = lambda n, w: run_rlx(a.base_rlx, path, inputs, a.threads, n, w, base_env)
+    runners["ort"] = lambda n, w: run_ort(path, inputs, a.threads, n, w)
+    errs = {}
+    if a.time_per_run > 0:
+        # one pass (after the compile) of the first runner that works
+        for name, fn in runners.items():
+            try:
+                one = fn(1, 0)[0]
+                break
+            except Exception as e:  # noqa: BLE001
+                errs[name] = cell(e)
+        else:
+            one = 0
+        if one > 0:
+            iters = max(a.min_iters, min(a.max_iters or a.iters, int(a.time_per_run * 1e3 / one)))
+            warmup = max(1, min(a.warmup, int(a.time_per_run * 1e3 / one)))
+    res = {k: [] for k in runners}
+    wall = {k: [] for k in runners}
+    rss = {k: 0.0 for k in runners}
+
+    def timed(fn):
+        """(ms, peak RSS, wall ms) of fn(iters, warmup): its wall median, or
+        with --cpu-time the CPU time per pass (cpu_per_run: the difference
+        of runs of iters and 3 x iters; wall: the longer run's median)"""
+        if not a.cpu_time:
+            t, m = fn(iters, warmup)
+            return t, m, t
+        got = []
+        ms_ = cpu_per_run(lambda n: got.append(fn(n, warmup)), iters)
+        return ms_, max(g[1] for g in got), got[-1][0]
+
+    for r in range(a.rounds):
+        for name, fn in runners.items():
+            if name in errs:
+                continue
+            try:
+                t, m, w = timed(fn)
+            except Exception as e:  # noqa: BLE001
+                errs[name] = cell(e)
+                print(f"{key} {name}: {e}", file=sys.stderr)
+                continue
+            res[name].append(t), wall[name].append(w)
+            rss[name] = max(rss[name], m)
+        print(f"{key} round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f} ms" for k, v in res.items() if v),
+              f"(iters {iters}, warmup {warmup})", file=sys.stderr)
+    return (key, {k: statistics.median(v) for k, v in res.items() if v},
+            {k: min(v) for k, v in res.items() if v}, {k: statistics.median(v) for k, v in wall.items() if v},
+            rss, errs)
+
+
+def print_table(a, rows):
+    """The markdown table of rows (measure_row's tuples) and their legend."""
     thr = a.threads or f"default ({os.cpu_count()} cores)"
     what = ("CPU ms per forward pass (all threads; --cpu-time)" if a.cpu_time else "ms per forward pass")
     runs = f"{a.iters} runs" + (f" (fewer for slow rows: --time-per-run {a.time_per_run:g} s, at least "
@@ -550,7 +582,6 @@ def main():
         print(f"| {key} | {base}{val('rlx')} | {val('ort')} | {ratio(m['rlx'], m['ort']) if have else '-'} |"
               f"{gain}{walls}{mem}")
     print("\nrows: " + "; ".join(f"{key}: {describe(key)}" for key, *_ in rows))
-    return 0
 
 
 def load():

@@ -37,6 +37,12 @@
 #   bash bench/device_run.sh cpunodes        # ~5 min: per node class, rlx against onnxruntime at 1 and 16
 #                                            # threads (bench/cpu_node_scaling.py), then whole models with
 #                                            # peak RSS at 16 and 1 threads; cpunodes.txt
+#   bash bench/device_run.sh cputable        # ~8 min: issue 13's whole CPU table (bench/cpu_vs_ort.py --models
+#                                            # issue13: the demo model f32 / fp16 / QDQ int8, every light/
+#                                            # model, ResNet-50 and MobileNetV2 at batch 1 and 8, BERT-base and
+#                                            # MiniLM at batch 1 and 8, the bidirectional LSTM, 30 tiny ops):
+#                                            # rlx against onnxruntime with peak RSS at $CPUTABLE_THREADS
+#                                            # (default "16 1"), models generated on the machine; cputable.txt
 #   bash bench/device_run.sh sgemm           # ~7 min: the f32 GEMM per AVX-512 tile and blocking on
 #                                            # ResNet-50 / BERT shapes (bin/sgemm_bench) at 1 thread and
 #                                            # at every core, ResNet-50's 1x1 convolutions on the pointwise
@@ -487,6 +493,33 @@ print('-- torch $m batch $bt: eager median %.3f ms, CUDA graph median %s ms' % (
         done
         echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
       } 2>&1 | tee "$OUT/cpunodes.txt"
+      ;;
+    cputable)
+      # ~8 min: issue 13's table ("Measure"): bench/cpu_vs_ort.py --models
+      # issue13 at each of $CPUTABLE_THREADS (default "16 1"): wall ms, the
+      # median of 3 rounds (2 at one thread) of each runner's median, 15
+      # warm-up runs at 16 threads (short runs on this host are slow until
+      # ~10 runs in: BENCHMARKS.md), --time-per-run 1 s: slow rows get fewer
+      # runs (at least 3). The generated models (MobileNetV2, the BERT
+      # encoders, the fp16 and QDQ demo model, ResNet-50 at batch 8, the
+      # LSTM, tiny30) are written here with numpy, onnx and onnxruntime's
+      # converters from the bundle's ppocrv4_det.onnx, page.png and light/
+      # (~1 min, the first pass only). --budget stops starting rows in time
+      # for the call's 10 minutes: a row cut off says "not run".
+      # $CPUTABLE_MODELS (default issue13) picks rows; cputable.txt
+      {
+        echo "cputable: bundle $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
+        "$PY" -c "import onnxruntime, onnx, numpy; print('onnxruntime', onnxruntime.__version__, 'onnx', onnx.__version__, 'numpy', numpy.__version__)"
+        for t in ${CPUTABLE_THREADS:-16 1}; do
+          if [ "$t" = 1 ]; then r="--rounds 2 --iters 5 --warmup 2 --budget 210"; lim=270
+          else r="--rounds 3 --iters 10 --warmup 15 --budget 180"; lim=240; fi
+          echo "-- threads $t (at $(elapsed) s)"
+          timeout "$lim" "$PY" bench/cpu_vs_ort.py --rlx "$RLX" --threads "$t" --models "${CPUTABLE_MODELS:-issue13}" \
+            --rss --time-per-run 1 --timeout 120 $r --work /tmp/rlx_cputable \
+            --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" 2>&1 | grep -v " round "
+        done
+        echo "load after $(cut -d' ' -f1-3 /proc/loadavg), at $(elapsed) s"
+      } 2>&1 | tee "$OUT/cputable.txt"
       ;;
     sgemm)
       # the f32 GEMM's register tiles and blocking (bench/sgemm_bench.c):
