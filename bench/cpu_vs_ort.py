@@ -45,7 +45,8 @@ difference method over N and 3N runs).
 rounds: the whole process, the interpreter and onnxruntime's Python
 bindings included for onnxruntime, the compile for rlx).
 
-Issue 13's table (--models issue13, or all), in this order:
+Issue 13's table (--models issue13, or all), in this order (the costliest
+rows last, where --budget cuts first):
   ppocr640, ppocr_fp16, ppocr_qdq   the demo model (f32), its fp16 form and
                  its QDQ int8 form. ppocr_fp16: models/ppocrv4_det.onnx through
                  bench/model_dtypes.py's make_fp16 (onnxruntime's float16
@@ -53,6 +54,11 @@ Issue 13's table (--models issue13, or all), in this order:
                  1x3x640x640 like ppocr640 (written to --work); ppocr_qdq is
                  made by bench/make_quant_models.py when build/quant lacks it
                  (--ocr-model, and the page beside it or data/page.png)
+  lstm           bench/cpu_rows.py's lstm: one bidirectional LSTM, hidden
+                 224, input 224, sequence 21, batch 30 (the issue's), weights
+                 normal(0, 0.1) seed 1
+  tiny30         bench/cpu_rows.py's tiny30: 30 small nodes on [1, 32]
+                 (MatMul, Add, Sigmoid/Relu, Reshape, Transpose): per-node cost
   light_*        every light_*.onnx of --light-dir (the ONNX suite's models
                  with ConstantOfShape weights: AlexNet, DenseNet-121,
                  Inception v1/v2, ResNet-50, ShuffleNet, SqueezeNet, VGG-19,
@@ -60,12 +66,7 @@ Issue 13's table (--models issue13, or all), in this order:
                  ShuffleNet under their older keys resnet50 and shufflenet
   resnet50_b8    light ResNet-50 at batch 8 (input 8x3x224x224, the final
                  Reshape's [1, 2048] made [-1, 2048]; written to --work)
-  mobilenet_v2, mobilenet_v2_b8, bert_base, bert_base_b8, minilm, minilm_b8
-  lstm           bench/cpu_rows.py's lstm: one bidirectional LSTM, hidden
-                 224, input 224, sequence 21, batch 30 (the issue's), weights
-                 normal(0, 0.1) seed 1
-  tiny30         bench/cpu_rows.py's tiny30: 30 small nodes on [1, 32]
-                 (MatMul, Add, Sigmoid/Relu, Reshape, Transpose): per-node cost
+  mobilenet_v2, mobilenet_v2_b8, minilm, minilm_b8, bert_base, bert_base_b8
 Any other key of bench/cpu_rows.py (gru, softmax_short, ...) runs as well.
 
 A row that cannot be built or run prints its error in the row (per runner)
@@ -159,8 +160,9 @@ def issue13_keys(light):
     """Every row of issue 13's table ("Measure"), in the docstring's order."""
     lights = [LIGHT_ALIASES.get(k, k) for k in light_keys(light)] or ["resnet50", "shufflenet"]
     rest = [k for k in lights if k not in ("resnet50", "shufflenet")]
-    return (["ppocr640", "ppocr_fp16", "ppocr_qdq"] + rest + ["shufflenet", "resnet50", "resnet50_b8",
-            "mobilenet_v2", "mobilenet_v2_b8", "minilm", "minilm_b8", "bert_base", "bert_base_b8", "lstm", "tiny30"])
+    return (["ppocr640", "ppocr_fp16", "ppocr_qdq", "lstm", "tiny30"] + rest +
+            ["shufflenet", "resnet50", "resnet50_b8", "mobilenet_v2", "mobilenet_v2_b8", "minilm", "minilm_b8",
+             "bert_base", "bert_base_b8"])
 
 
 DESCRIBE = {

@@ -500,22 +500,29 @@ print('-- torch $m batch $bt: eager median %.3f ms, CUDA graph median %s ms' % (
       # median of 3 rounds (2 at one thread) of each runner's median, 15
       # warm-up runs at 16 threads (short runs on this host are slow until
       # ~10 runs in: BENCHMARKS.md), --time-per-run 1 s: slow rows get fewer
-      # runs (at least 3). The generated models (MobileNetV2, the BERT
+      # runs (at least 3; 2 at one thread). The generated models (MobileNetV2, the BERT
       # encoders, the fp16 and QDQ demo model, ResNet-50 at batch 8, the
       # LSTM, tiny30) are written here with numpy, onnx and onnxruntime's
       # converters from the bundle's ppocrv4_det.onnx, page.png and light/
-      # (~1 min, the first pass only). --budget stops starting rows in time
-      # for the call's 10 minutes: a row cut off says "not run".
+      # (~1 min, the first pass only). --budget (240 s at 16 threads, 150 s
+      # at 1; 420 s when $CPUTABLE_THREADS names one count) stops starting
+      # rows in time for the call's 10 minutes: a row cut off says "not run"
+      # (the costliest rows come last); timeout's SIGTERM prints the rows so far.
       # $CPUTABLE_MODELS (default issue13) picks rows; cputable.txt
       {
         echo "cputable: bundle $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
         "$PY" -c "import onnxruntime, onnx, numpy; print('onnxruntime', onnxruntime.__version__, 'onnx', onnx.__version__, 'numpy', numpy.__version__)"
-        for t in ${CPUTABLE_THREADS:-16 1}; do
-          if [ "$t" = 1 ]; then r="--rounds 2 --iters 5 --warmup 2 --budget 210"; lim=270
-          else r="--rounds 3 --iters 10 --warmup 15 --budget 180"; lim=240; fi
+        ts=${CPUTABLE_THREADS:-16 1}
+        for t in $ts; do
+          # budgets for both passes in one call (16 threads first: it also writes
+          # the models); a single thread count gets the whole call
+          if [ "$t" = 1 ]; then r="--rounds 2 --iters 5 --warmup 2 --min-iters 2"; b=150
+          else r="--rounds 3 --iters 10 --warmup 15"; b=240; fi
+          [ "$(echo $ts | wc -w)" = 1 ] && b=420
+          lim=$((b + 60))
           echo "-- threads $t (at $(elapsed) s)"
           timeout "$lim" "$PY" bench/cpu_vs_ort.py --rlx "$RLX" --threads "$t" --models "${CPUTABLE_MODELS:-issue13}" \
-            --rss --time-per-run 1 --timeout 120 $r --work /tmp/rlx_cputable \
+            --rss --time-per-run 1 --timeout 120 $r --budget "$b" --work /tmp/rlx_cputable \
             --ocr-model "$D/models/ppocrv4_det.onnx" --light-dir "$D/models/light" 2>&1 | grep -v " round "
         done
         echo "load after $(cut -d' ' -f1-3 /proc/loadavg), at $(elapsed) s"
