@@ -465,8 +465,8 @@ def main():
 
 def measure_row(a, table, key):
     """One row of the table: (key, medians, best rounds, wall medians, peak
-    RSS, errors) per runner, or (key, None, None, None, {}, message) when
-    the model could not be made."""
+    RSS, errors) per runner and (timed runs, warm-up runs), or (key, None,
+    None, None, {}, message) when the model could not be made."""
     try:
         dw = DW_KEY.match(key)
         if dw:
@@ -537,7 +537,7 @@ def measure_row(a, table, key):
               f"(iters {iters}, warmup {warmup})", file=sys.stderr)
     return (key, {k: statistics.median(v) for k, v in res.items() if v},
             {k: min(v) for k, v in res.items() if v}, {k: statistics.median(v) for k, v in wall.items() if v},
-            rss, errs)
+            rss, errs, (iters, warmup))
 
 
 def print_table(a, rows):
@@ -563,7 +563,7 @@ def print_table(a, rows):
     def ratio(x, y):
         return f"{x / y:.2f}" if y > 0 else "n/a"  # CPU time below the clock's resolution
 
-    for key, m, b, w, rss, errs in rows:
+    for key, m, b, w, rss, errs, *_ in rows:
         if m is None:  # the row could not be built
             ncol = head.count("|") - 2
             print(f"| {key} | {errs} |" + " |" * (ncol - 1))
@@ -583,7 +583,13 @@ def print_table(a, rows):
                f" {rss['rlx']:.0f} | {rss['ort']:.0f} |" if a.rss else "")
         print(f"| {key} | {base}{val('rlx')} | {val('ort')} | {ratio(m['rlx'], m['ort']) if have else '-'} |"
               f"{gain}{walls}{mem}")
-    print("\nrows: " + "; ".join(f"{key}: {describe(key)}" for key, *_ in rows))
+    def runs(row):
+        if len(row) < 7:
+            return ""
+        n, w = row[6]
+        return f" ({n} runs after {w} warm-up" + (f"; --cpu-time: runs of {n} and {3 * n}" if a.cpu_time else "") + ")"
+
+    print("\nrows: " + "; ".join(f"{row[0]}: {describe(row[0])}{runs(row)}" for row in rows))
 
 
 def load():
