@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""rlx's CPU backend against onnxruntime's CPU execution provider on the
-convolutional models, same machine, same inputs, same thread count:
+"""rlx's CPU backend against onnxruntime's CPU execution provider on whole
+models (issue 13's table), same machine, same inputs, same thread count:
 milliseconds per forward pass, the median over --rounds rounds of each
 runner's median of --iters steady runs (rounds interleave the runners, so
 that load from elsewhere hits them alike). Prints a markdown table.
