@@ -122,7 +122,7 @@ static int fast_vs_ref(const char *what, const rlx_node *n, const rlx_tensor *co
     /* with the constant operand packed as at compile time: the same bits */
     rlx_cpu_sgemm_pack pk;
     CHECK_OK(rlx_cpu_prepare_node(NULL, n, in, &pk));
-    if (ok && pk.data) {
+    if (ok && (pk.data || pk.wt)) {
         rlx_tensor *packed = test_tensor(RLX_DTYPE_F32, rank, yd);
         poison(packed);
         rlx_tensor *po[1] = { packed };
@@ -188,10 +188,11 @@ static void act_attrs(node_attrs *st, rlx_act_kind act) {
 static int g_conv_cases, g_conv_depthwise, g_conv_residual;
 
 static void pw_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
+static void pwt_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
 static void ig_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
 
 /* Which path's bits run_conv_ex also compares with im2col + GEMM's. */
-enum { BITS_NONE = 0, BITS_PW = 1, BITS_IG = 2 };
+enum { BITS_NONE = 0, BITS_PW = 1, BITS_IG = 2, BITS_PWT = 3 };
 
 /* with_res: the fused residual (Conv's internal fourth input, src/ir/ops/act.h),
  * random, of the output's shape. bits: also the pointwise path's bits
@@ -233,6 +234,7 @@ static void run_conv_ex(const conv_case *c, rlx_act_kind act, bool with_res, int
     CHECK_MSG(fast_vs_ref(what, &n, in, 2 + c->nsp, yd, 1e-5, 2e-6 * (double)(kprod + 1)), "%s", what);
     if (bits == BITS_PW) pw_bits(what, &n, in, 2 + c->nsp, yd);
     if (bits == BITS_IG) ig_bits(what, &n, in, 2 + c->nsp, yd);
+    if (bits == BITS_PWT) pwt_bits(what, &n, in, 2 + c->nsp, yd);
     g_conv_cases++;
     g_conv_depthwise += c->cin == c->group;
     g_conv_residual += with_res;
@@ -619,6 +621,100 @@ static void test_conv_implicit_gemm(void) {
     if (top == RLX_CPU_SGEMM_AVX512) CHECK_MSG(rlx_nn_ig_runs() > ran, "the implicit GEMM never ran");
 }
 
+/* The channels-in-lanes path of 1x1 convolutions (cpu_nn_pwt.c: weights
+ * transposed at compile time into panels of 48 output channels, 7
+ * positions per tile), forced on (rlx_nn_pwt_force(2)) at every sgemm
+ * kernel the CPU runs (it runs with the AVX-512 one only; the others fall
+ * back to the GEMM): maps of 49 and 196 positions and of 25 / 30 (a
+ * partial tile of positions), output channels 16, 32 (one narrow panel),
+ * 64, 80 and 96 (a full panel and a narrow one), K from 24 to 600 (1, 2
+ * and 3 k panels: the sgemm's cut), stride 2 and 3x1, groups 2, batch
+ * 2, 1-D; each with no activation, Relu, Clip, HardSwish, with and
+ * without a residual and a bias. Every run: within run_conv's tolerance
+ * of the reference, and the same bits as im2col + GEMM (weights packed
+ * for it: rlx_nn_pwt_force(1)) at thread limits 1, 2 and 3, outputs
+ * poisoned with NaN, the plain weights poisoned during the packed runs
+ * (fast_vs_ref); with the AVX-512 kernel every forced run must have
+ * taken the path (rlx_nn_pwt_runs). */
+static int g_pwt_runs;
+
+static void pwt_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd) {
+    rlx_cpu_sgemm_pack pg, pt;
+    rlx_nn_pwt_force(1);
+    CHECK_OK(rlx_cpu_prepare_node(NULL, n, in, &pg));
+    CHECK_MSG(pg.data != NULL && pg.wt == NULL, "%s: weights not packed for the GEMM", what);
+    rlx_tensor *gemm = test_tensor(RLX_DTYPE_F32, rank, yd);
+    rlx_tensor *gemm_o[1] = { gemm };
+    poison(gemm);
+    rlx_nn_pw_force(1);
+    CHECK_OK(rlx_cpu_run_node_packed(NULL, n, in, gemm_o, &pg));
+    rlx_nn_pwt_force(2);
+    CHECK_OK(rlx_cpu_prepare_node(NULL, n, in, &pt));
+    bool avx512 = rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_AVX512;
+    CHECK_MSG(!avx512 || (pt.wt != NULL && pt.data == NULL), "%s: weights not transposed", what);
+    size_t bytes = rlx_tensor_numel(gemm) * sizeof(float);
+    for (int lim = 1; lim <= 3; lim++) {
+        int prev = rlx_parallel_set_limit(lim);
+        rlx_tensor *t = test_tensor(RLX_DTYPE_F32, rank, yd);
+        rlx_tensor *t_o[1] = { t };
+        poison(t);
+        size_t before = rlx_nn_pwt_runs();
+        CHECK_OK(rlx_cpu_run_node_packed(NULL, n, in, t_o, &pt));
+        if (avx512) CHECK_MSG(rlx_nn_pwt_runs() == before + 1, "channels in lanes %s: did not run", what);
+        CHECK_MSG(memcmp(t->data, gemm->data, bytes) == 0,
+                  "channels in lanes %s, %d threads: not the bits of im2col + GEMM", what, lim);
+        rlx_tensor_destroy(t);
+        rlx_parallel_set_limit(prev);
+    }
+    g_pwt_runs++;
+    rlx_tensor_destroy(gemm);
+    rlx_cpu_sgemm_pack_free(&pg);
+    rlx_cpu_sgemm_pack_free(&pt);
+}
+
+static void test_conv_channels_in_lanes(void) {
+    static const conv_case cases[] = {
+        /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
+        { "pwt 1x1 C64->96 on 7x7", 2, 1, 64, 96, 1, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+        { "pwt 1x1 C24->16 on 14x14", 2, 1, 24, 16, 1, { 14, 14 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+        { "pwt 1x1 C300->80 on 5x5 (2 k panels, partial tile)", 2, 1, 300, 80, 1, { 5, 5 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+        { "pwt 1x1 C600->32 on 6x5 (3 k panels)", 2, 1, 600, 32, 1, { 6, 5 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 },
+          { 0, 0 }, 1 },
+        { "pwt 1x1 s2 C40->64 on 14x13 batch 2", 2, 2, 40, 64, 1, { 14, 13 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0 },
+          { 0, 0 }, 1 },
+        { "pwt 1x1 s3x1 C48->48 on 10x7", 2, 1, 48, 48, 1, { 10, 7 }, { 1, 1 }, { 3, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 },
+          0 },
+        { "pwt 1x1 group 2 C64->96 on 7x7 batch 2", 2, 2, 64, 96, 2, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 },
+          { 0, 0 }, 1 },
+        { "pwt 1-D k1 C36->112 on 40", 1, 1, 36, 112, 1, { 40 }, { 1 }, { 1 }, { 1 }, { 0 }, { 0 }, 1 },
+    };
+    static const struct {
+        rlx_act_kind act;
+        bool res;
+    } runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_RELU, false }, { RLX_ACT_CLIP, false },
+                 { RLX_ACT_HARDSWISH, false }, { RLX_ACT_RELU, true }, { RLX_ACT_NONE, true } };
+    rlx_cpu_sgemm_kernel top = rlx_cpu_sgemm_kernel_get();
+    size_t ran = rlx_nn_pwt_runs();
+    for (int kern = (int)top; kern >= (int)RLX_CPU_SGEMM_PORTABLE; kern--) {
+        if (!rlx_cpu_sgemm_kernel_set((rlx_cpu_sgemm_kernel)kern)) continue;
+        int before = g_pwt_runs;
+        for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+            for (size_t r = 0; r < ARRAY_LEN(runs); r++) {
+                conv_case c = cases[i];
+                c.bias = (int)((i + r) % 2) && c.bias;
+                rlx_nn_pwt_force(2);
+                rlx_nn_pw_force(1);
+                run_conv_ex(&c, runs[r].act, runs[r].res, BITS_PWT);
+            }
+        rlx_nn_pw_force(0);
+        rlx_nn_pwt_force(0);
+        fprintf(stderr, "channels in lanes, sgemm kernel %d: %d runs\n", kern, g_pwt_runs - before);
+    }
+    CHECK(rlx_cpu_sgemm_kernel_set(top));
+    if (top == RLX_CPU_SGEMM_AVX512) CHECK_MSG(rlx_nn_pwt_runs() > ran, "the channels-in-lanes path never ran");
+}
+
 /* Subnormal weights (the blocked path counts them as 0: a product under
  * 2^-126 |x|): channel 3's whole kernel and scattered taps of others, and
  * subnormal inputs in one row; the same tolerance as run_conv (the
@@ -948,6 +1044,7 @@ int main(void) {
     test_conv_depthwise_subnormal();
     test_conv_pointwise();
     test_conv_implicit_gemm();
+    test_conv_channels_in_lanes();
     test_conv_transpose();
     test_pools();
     test_resize_nearest();

@@ -400,6 +400,7 @@ rlx_status rlx_cpu_sgemm_pack_b(bool tb, size_t k, size_t n, const float *b, siz
 void rlx_cpu_sgemm_pack_free(rlx_cpu_sgemm_pack *pk) {
     if (!pk) return;
     free(pk->data);
+    free(pk->wt);
     if (pk->q8) rlx_cpu_qgemm_pack_free(pk->q8);
     free(pk->q8);
     if (pk->q8conv) rlx_cpu_qconv_pack_free(pk->q8conv);

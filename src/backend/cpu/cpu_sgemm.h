@@ -86,6 +86,11 @@ typedef struct rlx_cpu_sgemm_pack {
     /* owned, or NULL: the constant weights of a QLinearConv or ConvInteger
      * packed for the VNNI int8 convolution (cpu_qconv.h); data is then NULL */
     struct rlx_cpu_qconv_pack *q8conv;
+    /* owned, or NULL: a 1x1 convolution's weights transposed for the
+     * channels-in-lanes path (cpu_nn_pwt.c, rlx_nn_pwt_pack) of wt_groups
+     * groups of [wt_lanes output channels, wt_k]; data is then NULL */
+    float *wt;
+    size_t wt_groups, wt_lanes, wt_k;
 } rlx_cpu_sgemm_pack;
 
 /* Packs `groups` matrices op(A)_g [m, k], A_g at a + g * gstride (row-major,

@@ -1,0 +1,255 @@
+/* The channels-in-lanes path of 1x1 Conv (f32, AVX-512, policy "pool"):
+ * for convolutions with few output positions (ResNet-50's 14x14 and 7x7
+ * stages, MobileNetV2's last 1x1s; the rule: rlx_nn_pwt_wanted).
+ *
+ * Why: the GEMM path (and the pointwise one) put output positions in the
+ * vector lanes, 32 per tile: a 7x7 map (49 positions) computes 64
+ * columns, a 14x14 one 224 for 196, so 23% / 12% of the multiply-adds
+ * are padding (measured: ResNet-50's 7x7 1x1s at 37 GMAC/s where 28x28
+ * ones reach 52, BENCHMARKS.md "channels in lanes"). Here the output
+ * channels fill the lanes (3 vectors, 48 channels, per weight panel) and
+ * the positions are the broadcast operand, 7 per tile: 49, 196, 784 and
+ * 3136 are multiples of 7, and c_out a multiple of 16.
+ *
+ * Layout: the weights W [c_out, K] (per group) are packed at compile time
+ * transposed, panels of 48 output channels, each panel's K steps
+ * contiguous (rlx_nn_pwt_pack); per run the input positions are gathered
+ * into tiles of 7 positions x K steps (the broadcast operand; 1x1 with
+ * any stride, no padding). A tile of 7 positions x 48 channels sums its
+ * 256-step k panels in registers, adds each panel's sum to a 7 x 48
+ * block on the stack, and stores it transposed into the NCHW output;
+ * then the GEMM path's epilogue (rlx_nn_conv_epilogue_block) runs over
+ * the panel's finished output rows.
+ *
+ * The arithmetic is the sgemm's (cpu_sgemm.h): each element's products
+ * in k order from 0 as one chain of fused multiply-adds per 256-step
+ * panel (fma(a, b, c) = fma(b, a, c): which operand is broadcast does not
+ * matter), the first panel's sum stored, later ones added; then the same
+ * epilogue. So the same bits as im2col + GEMM at every thread count
+ * (tests/test_cpu_conv_fast.c, test_conv_channels_in_lanes). */
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_nn.h"
+#include "backend/cpu/cpu_sgemm.h"
+#include "backend/cpu/cpu_vmath.h"
+#include "base/mem.h"
+#include "base/parallel.h"
+#include "base/scratch.h"
+
+#if RLX_HAVE_AVX2_BUILD
+#include <immintrin.h>
+#endif
+
+#define T_MR 7                   /* positions per tile */
+#define T_W 48                   /* output channels per weight panel */
+#define T_KC RLX_CPU_SGEMM_KC     /* k steps per sum (the sgemm's cut) */
+
+static int g_pwt_force; /* rlx_nn_pwt_force: 0 by shape, 1 never, 2 wherever it applies */
+static atomic_size_t g_pwt_runs;
+
+void rlx_nn_pwt_force(int path) { g_pwt_force = path; }
+
+size_t rlx_nn_pwt_runs(void) { return atomic_load(&g_pwt_runs); }
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* Multiply-adds computed per useful one: positions padded to tiles of
+ * `rows`, channels to vectors of `lanes`. */
+static double pwt_waste(size_t sp, size_t rows, size_t cog, size_t lanes) {
+    return (double)(ceil_div(sp, rows) * rows) / (double)sp * (double)(ceil_div(cog, lanes) * lanes) / (double)cog;
+}
+
+bool rlx_nn_pwt_wanted(size_t sp, size_t cog, size_t kt) {
+    if (g_pwt_force == 1 || !sp || !cog || !kt || cog % 16) return false;
+    if (g_pwt_force == 2) return true;
+    if (cog < T_W) return false;
+    /* by the padding the two layouts compute (the 8 x 32 GEMM tile: 32
+     * positions per tile): taken where it saves at least 4%; and where the
+     * pointwise path does not take the shape (K <= 256 with few channels,
+     * cpu_nn_pw.c) */
+    return pwt_waste(sp, T_MR, cog, 16) * 1.04 <= pwt_waste(sp, 32, cog, 8) && kt > 32;
+}
+
+rlx_status rlx_nn_pwt_pack(size_t groups, size_t cog, size_t kt, const float *w, float **out) {
+    *out = NULL;
+    size_t panels = ceil_div(cog, T_W), per_group, total;
+    if (!rlx_mul_ok(panels * T_W, kt, &per_group) || !rlx_mul_ok(per_group, groups, &total) ||
+        total > SIZE_MAX / 8)
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "transposed conv weights of %zu x %zu x %zu floats too large", groups,
+                        cog, kt);
+    float *d = aligned_alloc(64, (total * sizeof(float) + 64) / 64 * 64);
+    if (!d) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (transposed conv weights of %zu floats)", total);
+    /* group g, panel t, step p: d[g * per_group + t * T_W * kt + p * T_W + c] = W[g][t * T_W + c][p] */
+    for (size_t g = 0; g < groups; g++)
+        for (size_t t = 0; t < panels; t++) {
+            float *dp = d + g * per_group + t * T_W * kt;
+            for (size_t p = 0; p < kt; p++)
+                for (size_t c = 0; c < T_W; c++) {
+                    size_t co = t * T_W + c;
+                    dp[p * T_W + c] = co < cog ? w[(g * cog + co) * kt + p] : 0.0f;
+                }
+        }
+    *out = d;
+    return RLX_OK;
+}
+
+bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack *pk) {
+    if (g_pwt_force == 1 || !pk || !pk->wt || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL ||
+        rlx_cpu_sgemm_kernel_get() != RLX_CPU_SGEMM_AVX512)
+        return false;
+    const rlx_nn_sp3 *s = io->s;
+    if (s->ksz != 1 || pk->wt_groups != io->groups || pk->wt_lanes != io->cog || pk->wt_k != io->kt) return false;
+    for (int i = 0; i < 3; i++)
+        if (s->pb[i] || s->pe[i]) return false;
+    return io->cog % 16 == 0;
+}
+
+#if RLX_HAVE_AVX2_BUILD
+/* One tile: 7 positions x NV vectors of channels over kc steps (ap: kc x
+ * 7 positions, bp: kc x T_W channels); the sums stored into (first) or
+ * added to t (7 rows of T_W). */
+#define PWT_KERN(NV)                                                                                              \
+    RLX_AVX512 static void pwt_kern##NV(size_t kc, const float *ap, const float *bp, float *t, bool add) {       \
+        __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00, c20 = c00,      \
+               c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00, c40 = c00, c41 = c00, c42 = c00,         \
+               c50 = c00, c51 = c00, c52 = c00, c60 = c00, c61 = c00, c62 = c00;                                 \
+        PWT_UNUSED(NV)                                                                                            \
+        _Pragma("GCC unroll 4") for (size_t p = 0; p < kc; p++, ap += T_MR, bp += T_W) {                        \
+            __m512 b0 = _mm512_loadu_ps(bp), b1 = NV > 1 ? _mm512_loadu_ps(bp + 16) : b0,                         \
+                   b2 = NV > 2 ? _mm512_loadu_ps(bp + 32) : b0;                                                   \
+            PWT_ROW(NV, 0) PWT_ROW(NV, 1) PWT_ROW(NV, 2) PWT_ROW(NV, 3) PWT_ROW(NV, 4) PWT_ROW(NV, 5)            \
+            PWT_ROW(NV, 6)                                                                                        \
+        }                                                                                                         \
+        PWT_OUT(NV, 0) PWT_OUT(NV, 1) PWT_OUT(NV, 2) PWT_OUT(NV, 3) PWT_OUT(NV, 4) PWT_OUT(NV, 5) PWT_OUT(NV, 6) \
+    }
+#define PWT_UNUSED(NV) (void)c01, (void)c02, (void)c11, (void)c12, (void)c21, (void)c22, (void)c31, (void)c32, \
+                       (void)c41, (void)c42, (void)c51, (void)c52, (void)c61, (void)c62;
+#define PWT_ROW(NV, i)                                                                                            \
+    {                                                                                                             \
+        __m512 a = _mm512_set1_ps(ap[i]);                                                                         \
+        c##i##0 = _mm512_fmadd_ps(a, b0, c##i##0);                                                               \
+        if (NV > 1) c##i##1 = _mm512_fmadd_ps(a, b1, c##i##1);                                                   \
+        if (NV > 2) c##i##2 = _mm512_fmadd_ps(a, b2, c##i##2);                                                   \
+    }
+#define PWT_ST(i, j)                                                                                              \
+    _mm512_storeu_ps(t + (i) * T_W + (j) * 16,                                                                    \
+                     add ? _mm512_add_ps(c##i##j, _mm512_loadu_ps(t + (i) * T_W + (j) * 16)) : c##i##j);
+#define PWT_OUT(NV, i)                                                                                            \
+    PWT_ST(i, 0)                                                                                                  \
+    if (NV > 1) PWT_ST(i, 1)                                                                                      \
+    if (NV > 2) PWT_ST(i, 2)
+PWT_KERN(1)
+PWT_KERN(2)
+PWT_KERN(3)
+#undef PWT_KERN
+#undef PWT_UNUSED
+#undef PWT_ROW
+#undef PWT_ST
+#undef PWT_OUT
+
+typedef void pwt_kern_fn(size_t kc, const float *ap, const float *bp, float *t, bool add);
+static pwt_kern_fn *const g_pwt_kerns[3] = { pwt_kern1, pwt_kern2, pwt_kern3 };
+#endif
+
+typedef struct pwt_job {
+    rlx_nn_conv_io io;
+    const float *wt;  /* the transposed weights (rlx_nn_pwt_pack) */
+    float *xt;        /* the gathered positions: per (image, group) tiles x kt x T_MR */
+    size_t tiles;     /* tiles of positions per (image, group) */
+    size_t panels;    /* weight panels per group */
+    size_t n_pb;      /* blocks of panels per (image, group) */
+} pwt_job;
+
+/* Gathers tile `it` (image and group it / tiles, positions from (it %
+ * tiles) * T_MR) of the positions into xt: step p's 7 values at [p * T_MR],
+ * positions past the map zero. */
+static void pwt_gather(void *ctx, size_t i0, size_t i1) {
+    const pwt_job *j = ctx;
+    const rlx_nn_conv_io *io = &j->io;
+    const rlx_nn_sp3 *s = io->s;
+    for (size_t it = i0; it < i1; it++) {
+        size_t ng = it / j->tiles, tile = it % j->tiles, n = ng / io->groups, gi = ng % io->groups;
+        const float *xg = io->x + (n * io->c_in + gi * io->cig) * s->in_sp;
+        float *dst = j->xt + it * io->kt * T_MR;
+        size_t off[T_MR];
+        int rows = 0;
+        for (size_t r = 0; r < T_MR; r++) {
+            size_t pos = tile * T_MR + r;
+            if (pos >= io->sp) break;
+            size_t o2 = pos % (size_t)s->out[2], rest = pos / (size_t)s->out[2];
+            size_t o1 = rest % (size_t)s->out[1], o0 = rest / (size_t)s->out[1];
+            off[r] = ((o0 * (size_t)s->s[0]) * (size_t)s->in[1] + o1 * (size_t)s->s[1]) * (size_t)s->in[2] +
+                     o2 * (size_t)s->s[2];
+            rows++;
+        }
+        for (size_t p = 0; p < io->kt; p++) {
+            const float *xc = xg + p * s->in_sp;
+            for (int r = 0; r < T_MR; r++) dst[p * T_MR + (size_t)r] = r < rows ? xc[off[r]] : 0.0f;
+        }
+    }
+}
+
+/* Task: (image and group, block of weight panels). */
+static void pwt_item(void *ctx, size_t item, float *scratch) {
+    (void)scratch;
+#if RLX_HAVE_AVX2_BUILD
+    const pwt_job *j = ctx;
+    const rlx_nn_conv_io *io = &j->io;
+    size_t ng = item / j->n_pb, pb = item % j->n_pb, n = ng / io->groups, gi = ng % io->groups;
+    size_t t0, nt;
+    rlx_cpu_block_range(j->panels, 1, j->n_pb, pb, &t0, &nt);
+    size_t kt = io->kt, sp = io->sp;
+    const float *xt = j->xt + ng * j->tiles * kt * T_MR;
+    _Alignas(64) float acc[T_MR * T_W];
+    for (size_t t = t0; t < t0 + nt; t++) {
+        size_t c0 = t * T_W, nc = io->cog - c0 < T_W ? io->cog - c0 : T_W; /* nc a multiple of 16 */
+        pwt_kern_fn *kern = g_pwt_kerns[nc / 16 - 1];
+        const float *wp = j->wt + (gi * j->panels + t) * T_W * kt;
+        float *y = io->y + (n * io->c_out + gi * io->cog + c0) * sp;
+        for (size_t r = 0; r < j->tiles; r++) {
+            const float *ap = xt + r * kt * T_MR;
+            for (size_t p0 = 0; p0 < kt; p0 += T_KC) {
+                size_t kc = kt - p0 < T_KC ? kt - p0 : T_KC;
+                kern(kc, ap + p0 * T_MR, wp + p0 * T_W, acc, p0 > 0);
+            }
+            size_t pos = r * T_MR, rows = sp - pos < T_MR ? sp - pos : T_MR;
+            for (size_t c = 0; c < nc; c++)
+                for (size_t i = 0; i < rows; i++) y[c * sp + pos + i] = acc[i * T_W + c];
+        }
+        rlx_nn_conv_epilogue_block(y, sp, nc, sp, io->b ? io->b + gi * io->cog + c0 : NULL,
+                                   io->res ? io->res + (y - io->y) : NULL, &io->act);
+    }
+#else
+    (void)ctx, (void)item;
+#endif
+}
+
+rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_ng) {
+    pwt_job j;
+    memset(&j, 0, sizeof j);
+    j.io = *io;
+    j.wt = k->pack->wt;
+    j.tiles = ceil_div(io->sp, T_MR);
+    j.panels = ceil_div(io->cog, T_W);
+    size_t threads = (size_t)rlx_parallel_threads();
+    /* blocks of panels: at least 2 per thread when there are enough */
+    j.n_pb = threads > 1 ? 2 * threads : 1;
+    if (j.n_pb > j.panels) j.n_pb = j.panels;
+    size_t n_xt;
+    if (!rlx_mul_ok(n_ng * j.tiles * T_MR, io->kt, &n_xt) || n_xt > SIZE_MAX / 8)
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "gathered input of %zu x %zu too large", io->sp, io->kt);
+    float *own = NULL;
+    if (!(j.xt = rlx_scratch_get(RLX_SCRATCH_CALL, n_xt * sizeof(float))) &&
+        !(j.xt = own = malloc((n_xt + 1) * sizeof(float))))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-float gathered input)", n_xt);
+    rlx_parallel_for(n_ng * j.tiles, 1 + 4096 / (io->kt * T_MR), pwt_gather, &j);
+    rlx_status st = rlx_nn_run_items(k, n_ng * j.n_pb, 0, pwt_item, &j);
+    atomic_fetch_add(&g_pwt_runs, 1);
+    free(own);
+    return st;
+}
