@@ -8,11 +8,20 @@
  *   build/pw_conv [ITERS] [CIN:COUT:H[:W[:GROUP[:K[:S[:ACT]]]]] ...]
  *
  * ACT: 0 none, 1 Clip(0, 6), 2 HardSwish. Without shapes: MobileNetV2's, ResNet-50's
- * and ShuffleNet's 1x1 shapes below. */
+ * and ShuffleNet's 1x1 shapes below.
+ * Environment: PW_CONV_PWT=1 compares the channels-in-lanes path of 1x1
+ * convolutions (cpu_nn_pwt.c, rlx_nn_pwt_force 2, its own packed weights)
+ * with im2col + GEMM instead (the first column is then "pwt");
+ * PW_CONV_COLD=1 evicts the caches before every call (writes 64 MiB), as
+ * inside a model where each node's weights and input come from memory;
+ * PW_CONV_CPU=1 times by the thread's CPU time (steadier under load). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_nn.h"
@@ -42,7 +51,22 @@ static const shape k_default[] = {
     { 240, 240, 28, 28, 3, 1, 1, 1 }, { 480, 480, 14, 14, 3, 1, 1, 1 },
 };
 
-static double now_us(void) { return rlx_now_seconds() * 1e6; }
+static int g_cpu_time;
+
+static double now_us(void) {
+    if (!g_cpu_time) return rlx_now_seconds() * 1e6;
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static unsigned char *g_flush; /* PW_CONV_COLD: written before every call */
+#define FLUSH_BYTES ((size_t)64 << 20)
+
+static void evict(void) {
+    if (!g_flush) return;
+    for (size_t i = 0; i < FLUSH_BYTES; i += 64) g_flush[i]++;
+}
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -70,27 +94,42 @@ static void run_shape(const shape *c, int iters) {
     rlx_tensor *x = rnd_tensor(4, xd), *w = rnd_tensor(4, wd), *b = rnd_tensor(1, bd), *y = rnd_tensor(4, yd);
     const rlx_tensor *in[3] = { x, w, b };
     rlx_tensor *out[1] = { y };
-    rlx_cpu_sgemm_pack pk;
+    bool pwt = getenv("PW_CONV_PWT") && atoi(getenv("PW_CONV_PWT"));
+    rlx_cpu_sgemm_pack pk, pk2; /* pk2: the channels-in-lanes path's pack (pwt) */
+    memset(&pk2, 0, sizeof pk2);
+    if (pwt) rlx_nn_pwt_force(1);
     if (rlx_cpu_prepare_node(NULL, &n, in, &pk)) {
         fprintf(stderr, "prepare: %s\n", rlx_last_error());
         return;
+    }
+    if (pwt) {
+        rlx_nn_pwt_force(2);
+        if (rlx_cpu_prepare_node(NULL, &n, in, &pk2) || !pk2.wt) {
+            fprintf(stderr, "prepare (channels in lanes): not packed %s\n", rlx_last_error());
+            rlx_nn_pwt_force(0);
+            return;
+        }
     }
     double *t[2];
     t[0] = malloc((size_t)iters * sizeof(double)), t[1] = malloc((size_t)iters * sizeof(double));
     for (int it = -3; it < iters; it++)
         for (int p = 0; p < 2; p++) {
-            rlx_nn_pw_force(p == 0 ? 2 : 1);
+            rlx_nn_pw_force(pwt || p == 1 ? 1 : 2);
+            evict();
             double t0 = now_us();
-            if (rlx_cpu_run_node_packed(NULL, &n, in, out, &pk)) fprintf(stderr, "run: %s\n", rlx_last_error());
+            if (rlx_cpu_run_node_packed(NULL, &n, in, out, pwt && p == 0 ? &pk2 : &pk))
+                fprintf(stderr, "run: %s\n", rlx_last_error());
             if (it >= 0) t[p][it] = now_us() - t0;
         }
     rlx_nn_pw_force(0);
+    rlx_nn_pwt_force(0);
+    rlx_cpu_sgemm_pack_free(&pk2);
     double macs = (double)c->cout * (double)(oh * ow) * (double)(c->cin / c->group) * (double)(c->k * c->k);
     printf("%4ld->%-4ld %3ldx%-3ld g%ld k%ld s%ld K=%-4ld %s", c->cin, c->cout, c->h, c->w, c->group, c->k, c->s,
            c->cin / c->group * c->k * c->k, c->act == 2 ? "hswish" : c->act ? "clip" : "none");
     for (int p = 0; p < 2; p++) {
         qsort(t[p], (size_t)iters, sizeof(double), cmp_d);
-        printf("  %s med %7.1f min %7.1f us %5.1f GMAC/s", p == 0 ? "pw" : "gemm", t[p][iters / 2], t[p][0],
+        printf("  %s med %7.1f min %7.1f us %5.1f GMAC/s", p == 0 ? (pwt ? "pwt" : "pw") : "gemm", t[p][iters / 2], t[p][0],
                macs / t[p][0] / 1e3);
     }
     printf("\n");
@@ -102,6 +141,8 @@ static void run_shape(const shape *c, int iters) {
 
 int main(int argc, char **argv) {
     int iters = argc > 1 ? atoi(argv[1]) : 30;
+    g_cpu_time = getenv("PW_CONV_CPU") && atoi(getenv("PW_CONV_CPU"));
+    if (getenv("PW_CONV_COLD") && atoi(getenv("PW_CONV_COLD")) && !(g_flush = calloc(1, FLUSH_BYTES))) return 1;
     if (iters < 1) iters = 1;
     printf("threads %d, sgemm kernel %d\n", rlx_parallel_threads(), (int)rlx_cpu_sgemm_kernel_get());
     if (argc > 2) {

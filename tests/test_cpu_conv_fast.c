@@ -625,11 +625,11 @@ static void test_conv_implicit_gemm(void) {
  * transposed at compile time into panels of 48 output channels, 7
  * positions per tile), forced on (rlx_nn_pwt_force(2)) at every sgemm
  * kernel the CPU runs (it runs with the AVX-512 one only; the others fall
- * back to the GEMM): maps of 49 and 196 positions and of 25 / 30 (a
- * partial tile of positions), output channels 16, 32 (one narrow panel),
- * 64, 80 and 96 (a full panel and a narrow one), K from 24 to 600 (1, 2
- * and 3 k panels: the sgemm's cut), stride 2 and 3x1, groups 2, batch
- * 2, 1-D; each with no activation, Relu, Clip, HardSwish, with and
+ * back to the GEMM): 1x1 and 3x3 (the positions from im2col), maps of 49
+ * and 196 positions and of 25 / 30 (a partial tile of positions), output
+ * channels 16, 32 (one narrow panel), 64, 80 and 96 (a full panel and a
+ * narrow one), K from 24 to 600 (1, 2 and 3 k panels: the sgemm's cut),
+ * strides 2 and 3x1, dilation 2, pads, groups 2, batch 2, 1-D; each with no activation, Relu, Clip, HardSwish, with and
  * without a residual and a bias. Every run: within run_conv's tolerance
  * of the reference, and the same bits as im2col + GEMM (weights packed
  * for it: rlx_nn_pwt_force(1)) at thread limits 1, 2 and 3, outputs
@@ -688,6 +688,17 @@ static void test_conv_channels_in_lanes(void) {
         { "pwt 1x1 group 2 C64->96 on 7x7 batch 2", 2, 2, 64, 96, 2, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 },
           { 0, 0 }, 1 },
         { "pwt 1-D k1 C36->112 on 40", 1, 1, 36, 112, 1, { 40 }, { 1 }, { 1 }, { 1 }, { 0 }, { 0 }, 1 },
+        { "pwt 3x3 pad 1 C32->48 on 7x7", 2, 1, 32, 48, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "pwt 3x3 s2 pad 1 C20->64 on 14x13 batch 2", 2, 2, 20, 64, 1, { 14, 13 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, 1 },
+        { "pwt 3x3 K 576 C64->32 on 5x6 (3 k panels)", 2, 1, 64, 32, 1, { 5, 6 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, 1 },
+        { "pwt 3x3 dilation 2 pad 2/1 C8->16 on 9x8", 2, 1, 8, 16, 1, { 9, 8 }, { 3, 3 }, { 1, 1 }, { 2, 2 },
+          { 2, 2 }, { 1, 1 }, 0 },
+        { "pwt 3x3 group 2 C16->96 on 7x7", 2, 1, 16, 96, 2, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "pwt 1-D k3 C12->48 on 33", 1, 1, 12, 48, 1, { 33 }, { 3 }, { 1 }, { 1 }, { 1 }, { 1 }, 1 },
     };
     static const struct {
         rlx_act_kind act;

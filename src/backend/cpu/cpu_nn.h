@@ -201,21 +201,22 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
  * default), 1 never (im2col + GEMM), 2 wherever it applies (K <= 256). */
 void rlx_nn_pw_force(int path);
 
-/* The channels-in-lanes path of 1x1 convolutions (cpu_nn_pwt.c):
- * rlx_nn_pwt_wanted: whether a 1x1 convolution of sp output positions,
- * cog output channels per group and K = kt takes it (by shape, or
- * wherever cog is a multiple of 16, at least 48, when forced; then its
- * weights are packed with rlx_nn_pwt_pack at compile time).
+/* The channels-in-lanes path of convolutions with few output positions
+ * (cpu_nn_pwt.c): rlx_nn_pwt_wanted: whether a convolution of geometry
+ * s, cog output channels per group and K = kt takes it (by shape, or
+ * wherever cog is a multiple of 16 when forced; then its weights are
+ * packed with rlx_nn_pwt_pack at compile time).
  * rlx_nn_pwt_pack: groups matrices W_g [cog, kt] (w row-major, group after
  * group) transposed into panels of 48 output channels (zero past cog),
  * each panel's kt steps contiguous; *out owned by the caller (free).
  * errors: RLX_ERR_OUT_OF_MEMORY. rlx_nn_conv_pwt_applies: whether the
- * convolution of io runs on it with pk (pk->wt of io's shape; 1x1, no
- * padding, any stride, cog a multiple of 16; AVX-512 sgemm kernel, policy
+ * convolution of io runs on it with pk (pk->wt of io's shape, cog a
+ * multiple of 16; any kernel, stride, dilation and padding: the positions
+ * come from im2col unless x is read in place; AVX-512 sgemm kernel, policy
  * "pool"; not when rlx_nn_pwt_force(1)); rlx_nn_conv_pwt_f32 runs it over
  * n_ng = images x groups (the same bits as im2col + GEMM).
  * errors: RLX_ERR_OUT_OF_MEMORY (scratch). */
-bool rlx_nn_pwt_wanted(size_t sp, size_t cog, size_t kt);
+bool rlx_nn_pwt_wanted(const rlx_nn_sp3 *s, size_t cog, size_t kt);
 rlx_status rlx_nn_pwt_pack(size_t groups, size_t cog, size_t kt, const float *w, float **out);
 bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const struct rlx_cpu_sgemm_pack *pk);
 rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_ng);

@@ -111,11 +111,11 @@ rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
     if (group < 1 || cig <= 1 || c_out < group || c_out % group || ksz < 1) return RLX_OK;
     int64_t cog = c_out / group, kt = cig * ksz;
     if (cog > RLX_NN_BLAS_MAX || kt > RLX_NN_BLAS_MAX) return RLX_OK;
-    /* a 1x1 convolution with few output positions: transposed for the
+    /* a convolution with few output positions: transposed for the
      * channels-in-lanes path instead (cpu_nn_pwt.c) */
     const rlx_tensor *x = in[0];
     rlx_conv_geom cg;
-    bool pwt = ksz == 1 && x && x->rank == w->rank && rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_AVX512;
+    bool pwt = x && x->rank == w->rank && rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_AVX512;
     if (pwt && rlx_conv_geom_resolve(n, RLX_GEOM_CONV, x->dims, x->rank, w->dims, w->rank, &cg) != RLX_OK) {
         rlx_clear_error(); /* the run reports it */
         pwt = false;
@@ -123,9 +123,7 @@ rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
     if (pwt) {
         rlx_nn_sp3 s;
         rlx_nn_sp3_init(&cg, &s);
-        bool unpadded = true;
-        for (int i = 0; i < 3; i++) unpadded = unpadded && !s.pb[i] && !s.pe[i];
-        if (unpadded && rlx_nn_pwt_wanted(s.out_sp, (size_t)cog, (size_t)kt)) {
+        if (rlx_nn_pwt_wanted(&s, (size_t)cog, (size_t)kt)) {
             memset(out, 0, sizeof *out);
             RLX_TRY(rlx_nn_pwt_pack((size_t)group, (size_t)cog, (size_t)kt, w->data, &out->wt));
             out->wt_groups = (size_t)group, out->wt_lanes = (size_t)cog, out->wt_k = (size_t)kt;

@@ -1,25 +1,27 @@
-/* The channels-in-lanes path of 1x1 Conv (f32, AVX-512, policy "pool"):
- * for convolutions with few output positions (ResNet-50's 14x14 and 7x7
- * stages, MobileNetV2's last 1x1s; the rule: rlx_nn_pwt_wanted).
+/* The channels-in-lanes path of Conv (f32, AVX-512, policy "pool"):
+ * convolutions with few output positions (ResNet-50's 7x7 stage and its
+ * stride-2 convolutions to 14x14 and 7x7, MobileNetV2's last 1x1s; the
+ * rule: rlx_nn_pwt_wanted).
  *
- * Why: the GEMM path (and the pointwise one) put output positions in the
- * vector lanes, 32 per tile: a 7x7 map (49 positions) computes 64
- * columns, a 14x14 one 224 for 196, so 23% / 12% of the multiply-adds
- * are padding (measured: ResNet-50's 7x7 1x1s at 37 GMAC/s where 28x28
- * ones reach 52, BENCHMARKS.md "channels in lanes"). Here the output
- * channels fill the lanes (3 vectors, 48 channels, per weight panel) and
- * the positions are the broadcast operand, 7 per tile: 49, 196, 784 and
- * 3136 are multiples of 7, and c_out a multiple of 16.
+ * Why: the GEMM path (and the pointwise and implicit-GEMM ones) put
+ * output positions in the vector lanes, 32 per tile: a 7x7 map (49
+ * positions) computes 64 columns, so 23% of the multiply-adds are padding
+ * (measured: ResNet-50's 7x7 1x1s at 37 GMAC/s where 28x28 ones reach 52,
+ * BENCHMARKS.md "channels in lanes"). Here the output channels fill the
+ * lanes (3 vectors, 48 channels, per weight panel) and the positions are
+ * the broadcast operand, 7 per tile: 49, 196, 784 and 3136 are multiples
+ * of 7, and c_out a multiple of 16.
  *
- * Layout: the weights W [c_out, K] (per group) are packed at compile time
- * transposed, panels of 48 output channels, each panel's K steps
- * contiguous (rlx_nn_pwt_pack); per run the input positions are gathered
- * into tiles of 7 positions x K steps (the broadcast operand; 1x1 with
- * any stride, no padding). A tile of 7 positions x 48 channels sums its
- * 256-step k panels in registers, adds each panel's sum to a 7 x 48
- * block on the stack, and stores it transposed into the NCHW output;
- * then the GEMM path's epilogue (rlx_nn_conv_epilogue_block) runs over
- * the panel's finished output rows.
+ * Layout: the weights W [c_out, K] (per group, K = c_in / group x taps in
+ * im2col's order) are packed at compile time transposed, panels of 48
+ * output channels, each panel's K steps contiguous (rlx_nn_pwt_pack); per
+ * run the positions are gathered into tiles of 7 positions x K steps (the
+ * broadcast operand) from x itself (1x1, stride 1, no padding) or from
+ * its im2col. A tile of 7 positions x 48 channels sums each 256-step k
+ * panel in registers, adds the panel's sum to a 7 x 48 block on the
+ * stack, and stores it transposed into the NCHW output; then the GEMM
+ * path's epilogue (rlx_nn_conv_epilogue_block) runs over the panel's
+ * finished output rows.
  *
  * The arithmetic is the sgemm's (cpu_sgemm.h): each element's products
  * in k order from 0 as one chain of fused multiply-adds per 256-step
@@ -58,21 +60,31 @@ size_t rlx_nn_pwt_runs(void) { return atomic_load(&g_pwt_runs); }
 
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
-/* Multiply-adds computed per useful one: positions padded to tiles of
- * `rows`, channels to vectors of `lanes`. */
-static double pwt_waste(size_t sp, size_t rows, size_t cog, size_t lanes) {
-    return (double)(ceil_div(sp, rows) * rows) / (double)sp * (double)(ceil_div(cog, lanes) * lanes) / (double)cog;
+/* Columns the 8 x 32 GEMM tile computes for sp positions: whole tiles of
+ * 32, an edge of at most 16 on its 16-column half. */
+static size_t gemm_cols(size_t sp) {
+    size_t rem = sp % 32;
+    return sp - rem + (rem == 0 ? 0 : rem <= 16 ? 16 : 32);
 }
 
-bool rlx_nn_pwt_wanted(size_t sp, size_t cog, size_t kt) {
+bool rlx_nn_pwt_wanted(const rlx_nn_sp3 *s, size_t cog, size_t kt) {
+    size_t sp = s->out_sp;
     if (g_pwt_force == 1 || !sp || !cog || !kt || cog % 16) return false;
     if (g_pwt_force == 2) return true;
-    if (cog < T_W) return false;
-    /* by the padding the two layouts compute (the 8 x 32 GEMM tile: 32
-     * positions per tile): taken where it saves at least 4%; and where the
-     * pointwise path does not take the shape (K <= 256 with few channels,
-     * cpu_nn_pw.c) */
-    return pwt_waste(sp, T_MR, cog, 16) * 1.04 <= pwt_waste(sp, 32, cog, 8) && kt > 32;
+    if (cog < T_W || kt <= 32) return false;
+    /* by the padding each layout computes: positions in tiles of 7 here,
+     * output channels in panels of 48 with a narrower last one (none when
+     * cog is a multiple of 16); taken where the GEMM (and the implicit
+     * GEMM, whose 7- and 14-wide maps fill tiles alike) computes at least
+     * 15% more (7x7 maps: 64 columns for 49), as the gathering of the
+     * positions and the transposed stores cost a few % (bench/pw_conv,
+     * BENCHMARKS.md "channels in lanes": 14x14 maps, 208 columns for 196,
+     * were 2-6% slower here); and strided convolutions with K >= 256 to
+     * at most 256 positions (ResNet-50's 1x1 and 3x3 stride 2 to 14x14:
+     * 5-9% faster here than im2col + GEMM, the same bench) */
+    double here = (double)(ceil_div(sp, T_MR) * T_MR);
+    bool strided = s->s[0] > 1 || s->s[1] > 1 || s->s[2] > 1;
+    return (double)gemm_cols(sp) >= 1.15 * here || (strided && sp <= 256 && kt >= 256);
 }
 
 rlx_status rlx_nn_pwt_pack(size_t groups, size_t cog, size_t kt, const float *w, float **out) {
@@ -102,11 +114,7 @@ bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack 
     if (g_pwt_force == 1 || !pk || !pk->wt || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL ||
         rlx_cpu_sgemm_kernel_get() != RLX_CPU_SGEMM_AVX512)
         return false;
-    const rlx_nn_sp3 *s = io->s;
-    if (s->ksz != 1 || pk->wt_groups != io->groups || pk->wt_lanes != io->cog || pk->wt_k != io->kt) return false;
-    for (int i = 0; i < 3; i++)
-        if (s->pb[i] || s->pe[i]) return false;
-    return io->cog % 16 == 0;
+    return pk->wt_groups == io->groups && pk->wt_lanes == io->cog && pk->wt_k == io->kt && io->cog % 16 == 0;
 }
 
 #if RLX_HAVE_AVX2_BUILD
@@ -160,37 +168,44 @@ typedef struct pwt_job {
     rlx_nn_conv_io io;
     const float *wt;  /* the transposed weights (rlx_nn_pwt_pack) */
     float *xt;        /* the gathered positions: per (image, group) tiles x kt x T_MR */
+    float *col;       /* !io.direct: the column matrices, [ng][kt][sp] */
     size_t tiles;     /* tiles of positions per (image, group) */
     size_t panels;    /* weight panels per group */
     size_t n_pb;      /* blocks of panels per (image, group) */
 } pwt_job;
 
-/* Gathers tile `it` (image and group it / tiles, positions from (it %
- * tiles) * T_MR) of the positions into xt: step p's 7 values at [p * T_MR],
- * positions past the map zero. */
+/* Items (image and group, input channel): the column matrices of
+ * convolutions that do not read x in place, [ng][kt][sp]. */
+static void pwt_im2col(void *ctx, size_t i0, size_t i1) {
+    const pwt_job *j = ctx;
+    const rlx_nn_conv_io *io = &j->io;
+    for (size_t i = i0; i < i1; i++) {
+        size_t ng = i / io->cig, c = i % io->cig, n = ng / io->groups, gi = ng % io->groups;
+        const float *xg = io->x + (n * io->c_in + gi * io->cig) * io->s->in_sp;
+        rlx_nn_im2col_block(xg, io->s, c, c + 1, 0, io->sp, j->col + (ng * io->kt + c * io->s->ksz) * io->sp);
+    }
+}
+
+/* Tiles `it` (image and group it / tiles, positions from (it % tiles) *
+ * T_MR) of the positions into xt: step p's 7 values at [p * T_MR],
+ * positions past the map zero; from x itself (io.direct) or the column
+ * matrix, both [kt][sp]. */
 static void pwt_gather(void *ctx, size_t i0, size_t i1) {
     const pwt_job *j = ctx;
     const rlx_nn_conv_io *io = &j->io;
-    const rlx_nn_sp3 *s = io->s;
+    size_t kt = io->kt, sp = io->sp;
     for (size_t it = i0; it < i1; it++) {
-        size_t ng = it / j->tiles, tile = it % j->tiles, n = ng / io->groups, gi = ng % io->groups;
-        const float *xg = io->x + (n * io->c_in + gi * io->cig) * s->in_sp;
-        float *dst = j->xt + it * io->kt * T_MR;
-        size_t off[T_MR];
-        int rows = 0;
-        for (size_t r = 0; r < T_MR; r++) {
-            size_t pos = tile * T_MR + r;
-            if (pos >= io->sp) break;
-            size_t o2 = pos % (size_t)s->out[2], rest = pos / (size_t)s->out[2];
-            size_t o1 = rest % (size_t)s->out[1], o0 = rest / (size_t)s->out[1];
-            off[r] = ((o0 * (size_t)s->s[0]) * (size_t)s->in[1] + o1 * (size_t)s->s[1]) * (size_t)s->in[2] +
-                     o2 * (size_t)s->s[2];
-            rows++;
+        size_t ng = it / j->tiles, pos = it % j->tiles * T_MR, n = ng / io->groups, gi = ng % io->groups;
+        const float *src = io->direct ? io->x + (n * io->c_in + gi * io->cig) * sp : j->col + ng * kt * sp;
+        src += pos;
+        float *dst = j->xt + it * kt * T_MR;
+        size_t rows = sp - pos < T_MR ? sp - pos : T_MR;
+        if (rows == T_MR) {
+            for (size_t p = 0; p < kt; p++) memcpy(dst + p * T_MR, src + p * sp, T_MR * sizeof(float));
+            continue;
         }
-        for (size_t p = 0; p < io->kt; p++) {
-            const float *xc = xg + p * s->in_sp;
-            for (int r = 0; r < T_MR; r++) dst[p * T_MR + (size_t)r] = r < rows ? xc[off[r]] : 0.0f;
-        }
+        for (size_t p = 0; p < kt; p++)
+            for (size_t r = 0; r < T_MR; r++) dst[p * T_MR + r] = r < rows ? src[p * sp + r] : 0.0f;
     }
 }
 
@@ -240,13 +255,19 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
     /* blocks of panels: at least 2 per thread when there are enough */
     j.n_pb = threads > 1 ? 2 * threads : 1;
     if (j.n_pb > j.panels) j.n_pb = j.panels;
-    size_t n_xt;
-    if (!rlx_mul_ok(n_ng * j.tiles * T_MR, io->kt, &n_xt) || n_xt > SIZE_MAX / 8)
+    size_t n_xt, n_col = 0, total;
+    if (!rlx_mul_ok(n_ng * j.tiles * T_MR, io->kt, &n_xt) || (!io->direct && !rlx_mul_ok(n_ng * io->sp, io->kt, &n_col)) ||
+        n_xt > SIZE_MAX / 16 || n_col > SIZE_MAX / 16)
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "gathered input of %zu x %zu too large", io->sp, io->kt);
+    total = n_xt + n_col;
     float *own = NULL;
-    if (!(j.xt = rlx_scratch_get(RLX_SCRATCH_CALL, n_xt * sizeof(float))) &&
-        !(j.xt = own = malloc((n_xt + 1) * sizeof(float))))
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-float gathered input)", n_xt);
+    if (!(j.xt = rlx_scratch_get(RLX_SCRATCH_CALL, total * sizeof(float))) &&
+        !(j.xt = own = malloc((total + 1) * sizeof(float))))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-float gathered input)", total);
+    if (!io->direct) {
+        j.col = j.xt + n_xt;
+        rlx_parallel_for(n_ng * io->cig, 1 + 16384 / (io->s->ksz * io->sp + 1), pwt_im2col, &j);
+    }
     rlx_parallel_for(n_ng * j.tiles, 1 + 4096 / (io->kt * T_MR), pwt_gather, &j);
     rlx_status st = rlx_nn_run_items(k, n_ng * j.n_pb, 0, pwt_item, &j);
     atomic_fetch_add(&g_pwt_runs, 1);
