@@ -11,7 +11,9 @@
  * and ShuffleNet's 1x1 shapes below.
  * Environment: PW_CONV_PWT=1 compares the channels-in-lanes path of 1x1
  * convolutions (cpu_nn_pwt.c, rlx_nn_pwt_force 2, its own packed weights)
- * with im2col + GEMM instead (the first column is then "pwt");
+ * with im2col + GEMM instead (the first column is then "pwt"; with
+ * PW_CONV_PWT_GATHER=1 its stride-1 convolutions gather their positions
+ * from im2col rather than reading them in place);
  * PW_CONV_COLD=1 evicts the caches before every call (writes 64 MiB), as
  * inside a model where each node's weights and input come from memory;
  * PW_CONV_CPU=1 times by the thread's CPU time (steadier under load). */
@@ -95,6 +97,7 @@ static void run_shape(const shape *c, int iters) {
     const rlx_tensor *in[3] = { x, w, b };
     rlx_tensor *out[1] = { y };
     bool pwt = getenv("PW_CONV_PWT") && atoi(getenv("PW_CONV_PWT"));
+    rlx_nn_pwt_in_place(!getenv("PW_CONV_PWT_GATHER"));
     rlx_cpu_sgemm_pack pk, pk2; /* pk2: the channels-in-lanes path's pack (pwt) */
     memset(&pk2, 0, sizeof pk2);
     if (pwt) rlx_nn_pwt_force(1);

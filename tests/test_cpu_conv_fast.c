@@ -629,7 +629,9 @@ static void test_conv_implicit_gemm(void) {
  * and 196 positions and of 25 / 30 (a partial tile of positions), output
  * channels 16, 32 (one narrow panel), 64, 80 and 96 (a full panel and a
  * narrow one), K from 24 to 600 (1, 2 and 3 k panels: the sgemm's cut),
- * strides 2 and 3x1, dilation 2, pads, groups 2, batch 2, 1-D; each with no activation, Relu, Clip, HardSwish, with and
+ * strides 2 and 3x1, dilation 2, pads, groups 2, batch 2, 1-D; stride 1
+ * with the positions read in place from padded planes and gathered from
+ * im2col (rlx_nn_pwt_in_place); each with no activation, Relu, Clip, HardSwish, with and
  * without a residual and a bias. Every run: within run_conv's tolerance
  * of the reference, and the same bits as im2col + GEMM (weights packed
  * for it: rlx_nn_pwt_force(1)) at thread limits 1, 2 and 3, outputs
@@ -710,14 +712,18 @@ static void test_conv_channels_in_lanes(void) {
     for (int kern = (int)top; kern >= (int)RLX_CPU_SGEMM_PORTABLE; kern--) {
         if (!rlx_cpu_sgemm_kernel_set((rlx_cpu_sgemm_kernel)kern)) continue;
         int before = g_pwt_runs;
-        for (size_t i = 0; i < ARRAY_LEN(cases); i++)
-            for (size_t r = 0; r < ARRAY_LEN(runs); r++) {
-                conv_case c = cases[i];
-                c.bias = (int)((i + r) % 2) && c.bias;
-                rlx_nn_pwt_force(2);
-                rlx_nn_pw_force(1);
-                run_conv_ex(&c, runs[r].act, runs[r].res, BITS_PWT);
-            }
+        for (int in_place = 1; in_place >= 0; in_place--) {
+            rlx_nn_pwt_in_place(in_place);
+            for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+                for (size_t r = 0; r < ARRAY_LEN(runs); r++) {
+                    conv_case c = cases[i];
+                    c.bias = (int)((i + r) % 2) && c.bias;
+                    rlx_nn_pwt_force(2);
+                    rlx_nn_pw_force(1);
+                    run_conv_ex(&c, runs[r].act, runs[r].res, BITS_PWT);
+                }
+        }
+        rlx_nn_pwt_in_place(true);
         rlx_nn_pw_force(0);
         rlx_nn_pwt_force(0);
         fprintf(stderr, "channels in lanes, sgemm kernel %d: %d runs\n", kern, g_pwt_runs - before);

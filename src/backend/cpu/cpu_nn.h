@@ -227,6 +227,10 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
  * rlx_nn_pwt_runs: how many convolutions it has run in this process. */
 void rlx_nn_pwt_force(int path);
 size_t rlx_nn_pwt_runs(void);
+/* For tests and measurements: whether stride-1 1-D / 2-D convolutions on
+ * the channels-in-lanes path read their positions in place from
+ * zero-padded planes (the default) or gather them from im2col. */
+void rlx_nn_pwt_in_place(bool on);
 
 /* The implicit-GEMM path (cpu_nn_conv_ig.c): whether it takes the
  * convolution of io with the weights packed as pk (k->pack; NULL: it does

@@ -54,7 +54,11 @@
 static int g_pwt_force; /* rlx_nn_pwt_force: 0 by shape, 1 never, 2 wherever it applies */
 static atomic_size_t g_pwt_runs;
 
+static bool g_pwt_in_place = true; /* rlx_nn_pwt_in_place */
+
 void rlx_nn_pwt_force(int path) { g_pwt_force = path; }
+
+void rlx_nn_pwt_in_place(bool on) { g_pwt_in_place = on; }
 
 size_t rlx_nn_pwt_runs(void) { return atomic_load(&g_pwt_runs); }
 
@@ -79,12 +83,17 @@ bool rlx_nn_pwt_wanted(const rlx_nn_sp3 *s, size_t cog, size_t kt) {
      * 15% more (7x7 maps: 64 columns for 49), as the gathering of the
      * positions and the transposed stores cost a few % (bench/pw_conv,
      * BENCHMARKS.md "channels in lanes": 14x14 maps, 208 columns for 196,
-     * were 2-6% slower here); and strided convolutions with K >= 256 to
-     * at most 256 positions (ResNet-50's 1x1 and 3x3 stride 2 to 14x14:
-     * 5-9% faster here than im2col + GEMM, the same bench) */
+     * were 2-6% slower here; 1x1s with K <= 128 at 28x28 and 56x56 10-20%
+     * slower: the transposed stores); strided convolutions with K >= 256
+     * to at most 256 positions (ResNet-50's 1x1 and 3x3 stride 2 to 14x14:
+     * 5-9% faster here than im2col + GEMM); and 1-D / 2-D kernels of
+     * several taps at stride 1 with K >= 512, read in place (ResNet-50's
+     * 3x3s: 3% faster than the implicit GEMM at 56x56, 6% at 28x28, 17% at
+     * 14x14, 28% at 7x7) */
     double here = (double)(ceil_div(sp, T_MR) * T_MR);
     bool strided = s->s[0] > 1 || s->s[1] > 1 || s->s[2] > 1;
-    return (double)gemm_cols(sp) >= 1.15 * here || (strided && sp <= 256 && kt >= 256);
+    bool in_place = !strided && s->ksz > 1 && s->in[0] == 1 && s->k[0] == 1;
+    return (double)gemm_cols(sp) >= 1.15 * here || (strided && sp <= 256 && kt >= 256) || (in_place && kt >= 512);
 }
 
 rlx_status rlx_nn_pwt_pack(size_t groups, size_t cog, size_t kt, const float *w, float **out) {
@@ -118,16 +127,21 @@ bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack 
 }
 
 #if RLX_HAVE_AVX2_BUILD
-/* One tile: 7 positions x NV vectors of channels over kc steps (ap: kc x
- * 7 positions, bp: kc x T_W channels); the sums stored into (first) or
- * added to t (7 rows of T_W). */
-#define PWT_KERN(NV)                                                                                              \
-    RLX_AVX512 static void pwt_kern##NV(size_t kc, const float *ap, const float *bp, float *t, bool add) {       \
+/* One tile: 7 positions x NV vectors of channels over kc steps (bp: kc x
+ * T_W channels); step p's 7 positions at ap + p * T_MR (pwt_kern<NV>:
+ * gathered tiles) or at ap + off[p] (pwt_kerno<NV>: read in place from
+ * zero-padded planes); the sums stored into (first) or added to t (7
+ * rows of T_W). */
+#define PWT_KERN(NV, SFX, AEXPR, AINC)                                                                            \
+    RLX_AVX512 static void pwt_kern##SFX##NV(size_t kc, const float *ap, const int32_t *off, const float *bp,    \
+                                             float *t, bool add) {                                               \
         __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00, c20 = c00,      \
                c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00, c40 = c00, c41 = c00, c42 = c00,         \
                c50 = c00, c51 = c00, c52 = c00, c60 = c00, c61 = c00, c62 = c00;                                 \
         PWT_UNUSED(NV)                                                                                            \
-        _Pragma("GCC unroll 4") for (size_t p = 0; p < kc; p++, ap += T_MR, bp += T_W) {                        \
+        (void)off;                                                                                                \
+        _Pragma("GCC unroll 4") for (size_t p = 0; p < kc; p++, ap += AINC, bp += T_W) {                        \
+            const float *a_ = AEXPR;                                                                              \
             __m512 b0 = _mm512_loadu_ps(bp), b1 = NV > 1 ? _mm512_loadu_ps(bp + 16) : b0,                         \
                    b2 = NV > 2 ? _mm512_loadu_ps(bp + 32) : b0;                                                   \
             PWT_ROW(NV, 0) PWT_ROW(NV, 1) PWT_ROW(NV, 2) PWT_ROW(NV, 3) PWT_ROW(NV, 4) PWT_ROW(NV, 5)            \
@@ -139,7 +153,7 @@ bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack 
                        (void)c41, (void)c42, (void)c51, (void)c52, (void)c61, (void)c62;
 #define PWT_ROW(NV, i)                                                                                            \
     {                                                                                                             \
-        __m512 a = _mm512_set1_ps(ap[i]);                                                                         \
+        __m512 a = _mm512_set1_ps(a_[i]);                                                                         \
         c##i##0 = _mm512_fmadd_ps(a, b0, c##i##0);                                                               \
         if (NV > 1) c##i##1 = _mm512_fmadd_ps(a, b1, c##i##1);                                                   \
         if (NV > 2) c##i##2 = _mm512_fmadd_ps(a, b2, c##i##2);                                                   \
@@ -151,17 +165,21 @@ bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack 
     PWT_ST(i, 0)                                                                                                  \
     if (NV > 1) PWT_ST(i, 1)                                                                                      \
     if (NV > 2) PWT_ST(i, 2)
-PWT_KERN(1)
-PWT_KERN(2)
-PWT_KERN(3)
+PWT_KERN(1, , ap, T_MR)
+PWT_KERN(2, , ap, T_MR)
+PWT_KERN(3, , ap, T_MR)
+PWT_KERN(1, o, ap + off[p], 0)
+PWT_KERN(2, o, ap + off[p], 0)
+PWT_KERN(3, o, ap + off[p], 0)
 #undef PWT_KERN
 #undef PWT_UNUSED
 #undef PWT_ROW
 #undef PWT_ST
 #undef PWT_OUT
 
-typedef void pwt_kern_fn(size_t kc, const float *ap, const float *bp, float *t, bool add);
-static pwt_kern_fn *const g_pwt_kerns[3] = { pwt_kern1, pwt_kern2, pwt_kern3 };
+typedef void pwt_kern_fn(size_t kc, const float *ap, const int32_t *off, const float *bp, float *t, bool add);
+static pwt_kern_fn *const g_pwt_kerns[2][3] = { { pwt_kern1, pwt_kern2, pwt_kern3 },
+                                                { pwt_kerno1, pwt_kerno2, pwt_kerno3 } };
 #endif
 
 typedef struct pwt_job {
@@ -169,6 +187,12 @@ typedef struct pwt_job {
     const float *wt;  /* the transposed weights (rlx_nn_pwt_pack) */
     float *xt;        /* the gathered positions: per (image, group) tiles x kt x T_MR */
     float *col;       /* !io.direct: the column matrices, [ng][kt][sp] */
+    /* in place (stride 1, 1-D / 2-D, not io.direct): the zero-padded
+     * input planes, [ng][cig][hp][wp], and step p's offset in them */
+    bool in_place;
+    float *planes;
+    int32_t *off;
+    size_t hp, wp, plane, tpr, ow; /* tpr: tiles per output row of ow positions */
     size_t tiles;     /* tiles of positions per (image, group) */
     size_t panels;    /* weight panels per group */
     size_t n_pb;      /* blocks of panels per (image, group) */
@@ -183,6 +207,22 @@ static void pwt_im2col(void *ctx, size_t i0, size_t i1) {
         size_t ng = i / io->cig, c = i % io->cig, n = ng / io->groups, gi = ng % io->groups;
         const float *xg = io->x + (n * io->c_in + gi * io->cig) * io->s->in_sp;
         rlx_nn_im2col_block(xg, io->s, c, c + 1, 0, io->sp, j->col + (ng * io->kt + c * io->s->ksz) * io->sp);
+    }
+}
+
+/* Items (image and group, input channel): the zero-padded planes. */
+static void pwt_pad(void *ctx, size_t i0, size_t i1) {
+    const pwt_job *j = ctx;
+    const rlx_nn_conv_io *io = &j->io;
+    const rlx_nn_sp3 *s = io->s;
+    for (size_t i = i0; i < i1; i++) {
+        size_t ng = i / io->cig, c = i % io->cig, n = ng / io->groups, gi = ng % io->groups;
+        const float *xc = io->x + (n * io->c_in + gi * io->cig + c) * s->in_sp;
+        float *d = j->planes + i * j->plane;
+        memset(d, 0, j->plane * sizeof(float));
+        for (int64_t r = 0; r < s->in[1]; r++)
+            memcpy(d + ((size_t)(r + s->pb[1])) * j->wp + (size_t)s->pb[2], xc + (size_t)r * (size_t)s->in[2],
+                   (size_t)s->in[2] * sizeof(float));
     }
 }
 
@@ -223,16 +263,23 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
     _Alignas(64) float acc[T_MR * T_W];
     for (size_t t = t0; t < t0 + nt; t++) {
         size_t c0 = t * T_W, nc = io->cog - c0 < T_W ? io->cog - c0 : T_W; /* nc a multiple of 16 */
-        pwt_kern_fn *kern = g_pwt_kerns[nc / 16 - 1];
+        pwt_kern_fn *kern = g_pwt_kerns[j->in_place][nc / 16 - 1];
         const float *wp = j->wt + (gi * j->panels + t) * T_W * kt;
         float *y = io->y + (n * io->c_out + gi * io->cog + c0) * sp;
         for (size_t r = 0; r < j->tiles; r++) {
-            const float *ap = xt + r * kt * T_MR;
-            for (size_t p0 = 0; p0 < kt; p0 += T_KC) {
-                size_t kc = kt - p0 < T_KC ? kt - p0 : T_KC;
-                kern(kc, ap + p0 * T_MR, wp + p0 * T_W, acc, p0 > 0);
+            size_t pos, rows;
+            if (j->in_place) {
+                size_t oy = r / j->tpr, ox = r % j->tpr * T_MR, ow = j->ow;
+                const float *ap = j->planes + ng * io->cig * j->plane + oy * j->wp + ox;
+                for (size_t p0 = 0; p0 < kt; p0 += T_KC)
+                    kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap, j->off + p0, wp + p0 * T_W, acc, p0 > 0);
+                pos = oy * ow + ox, rows = ow - ox < T_MR ? ow - ox : T_MR;
+            } else {
+                const float *ap = xt + r * kt * T_MR;
+                for (size_t p0 = 0; p0 < kt; p0 += T_KC)
+                    kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap + p0 * T_MR, NULL, wp + p0 * T_W, acc, p0 > 0);
+                pos = r * T_MR, rows = sp - pos < T_MR ? sp - pos : T_MR;
             }
-            size_t pos = r * T_MR, rows = sp - pos < T_MR ? sp - pos : T_MR;
             for (size_t c = 0; c < nc; c++)
                 for (size_t i = 0; i < rows; i++) y[c * sp + pos + i] = acc[i * T_W + c];
         }
@@ -251,10 +298,62 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
     j.wt = k->pack->wt;
     j.tiles = ceil_div(io->sp, T_MR);
     j.panels = ceil_div(io->cog, T_W);
+    const rlx_nn_sp3 *s = io->s;
+    j.in_place = !io->direct && s->s[0] == 1 && s->s[1] == 1 && s->s[2] == 1 && s->in[0] == 1 && s->k[0] == 1 &&
+                 s->pb[0] == 0 && s->out[0] == 1 && g_pwt_in_place;
+    if (j.in_place) {
+        /* stride 1: the padded plane holds every tap of every output */
+        j.hp = (size_t)(s->in[1] + s->pb[1] + s->pe[1]);
+        j.wp = (size_t)(s->in[2] + s->pb[2] + s->pe[2]);
+        j.plane = j.hp * j.wp;
+        j.ow = (size_t)s->out[2];
+        j.tpr = ceil_div(j.ow, T_MR);
+        j.tiles = (size_t)s->out[1] * j.tpr;
+        if ((double)io->cig * (double)j.plane >= (double)INT32_MAX / 2) j.in_place = false;
+    }
     size_t threads = (size_t)rlx_parallel_threads();
-    /* blocks of panels: at least 2 per thread when there are enough */
+    /* blocks of panels: 2 per thread when there are enough */
     j.n_pb = threads > 1 ? 2 * threads : 1;
     if (j.n_pb > j.panels) j.n_pb = j.panels;
+    if (io->direct && io->sp % T_MR == 0 && g_pwt_in_place && (double)io->cig * (double)io->sp < (double)INT32_MAX / 2) {
+        /* x read in place: one row of sp positions per (image, group),
+         * whole tiles only (no read past x) */
+        j.in_place = true;
+        j.planes = (float *)io->x;
+        j.plane = io->sp, j.wp = io->sp, j.ow = io->sp, j.tpr = io->sp / T_MR, j.tiles = j.tpr;
+        int32_t *own = malloc(io->kt * sizeof(int32_t) + 1);
+        if (!own) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu offsets)", io->kt);
+        for (size_t p = 0; p < io->kt; p++) own[p] = (int32_t)(p * io->sp);
+        j.off = own;
+        rlx_status st = rlx_nn_run_items(k, n_ng * j.n_pb, 0, pwt_item, &j);
+        atomic_fetch_add(&g_pwt_runs, 1);
+        free(own);
+        return st;
+    }
+    if (j.in_place) {
+        /* planes + 16 floats of slack (a row's last tile reads up to 6
+         * positions past it) + the offsets */
+        size_t n_pl;
+        if (!rlx_mul_ok(n_ng * io->cig, j.plane, &n_pl) || n_pl > SIZE_MAX / 16 || io->kt > SIZE_MAX / 16)
+            return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "padded input of %zu planes too large", n_ng * io->cig);
+        size_t total = n_pl + 16 + io->kt;
+        float *own = NULL;
+        if (!(j.planes = rlx_scratch_get(RLX_SCRATCH_CALL, total * sizeof(float))) &&
+            !(j.planes = own = malloc((total + 1) * sizeof(float))))
+            return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-float padded input)", total);
+        memset(j.planes + n_pl, 0, 16 * sizeof(float));
+        j.off = (int32_t *)(j.planes + n_pl + 16);
+        size_t kh = (size_t)s->k[1], kw = (size_t)s->k[2];
+        for (size_t p = 0; p < io->kt; p++) {
+            size_t c = p / s->ksz, tap = p % s->ksz, k1 = tap / kw % kh, k2 = tap % kw;
+            j.off[p] = (int32_t)(c * j.plane + k1 * (size_t)s->d[1] * j.wp + k2 * (size_t)s->d[2]);
+        }
+        rlx_parallel_for(n_ng * io->cig, 1 + 16384 / (j.plane + 1), pwt_pad, &j);
+        rlx_status st = rlx_nn_run_items(k, n_ng * j.n_pb, 0, pwt_item, &j);
+        atomic_fetch_add(&g_pwt_runs, 1);
+        free(own);
+        return st;
+    }
     size_t n_xt, n_col = 0, total;
     if (!rlx_mul_ok(n_ng * j.tiles * T_MR, io->kt, &n_xt) || (!io->direct && !rlx_mul_ok(n_ng * io->sp, io->kt, &n_col)) ||
         n_xt > SIZE_MAX / 16 || n_col > SIZE_MAX / 16)
