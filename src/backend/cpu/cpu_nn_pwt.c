@@ -195,7 +195,7 @@ typedef struct pwt_job {
     size_t hp, wp, plane, tpr, ow; /* tpr: tiles per output row of ow positions */
     size_t tiles;     /* tiles of positions per (image, group) */
     size_t panels;    /* weight panels per group */
-    size_t n_pb;      /* blocks of panels per (image, group) */
+    size_t n_pb, n_tb; /* blocks of panels, of tiles per (image, group) */
 } pwt_job;
 
 /* Items (image and group, input channel): the column matrices of
@@ -249,24 +249,27 @@ static void pwt_gather(void *ctx, size_t i0, size_t i1) {
     }
 }
 
-/* Task: (image and group, block of weight panels). */
+/* Task: (image and group, block of weight panels, block of tiles). */
 static void pwt_item(void *ctx, size_t item, float *scratch) {
     (void)scratch;
 #if RLX_HAVE_AVX2_BUILD
     const pwt_job *j = ctx;
     const rlx_nn_conv_io *io = &j->io;
-    size_t ng = item / j->n_pb, pb = item % j->n_pb, n = ng / io->groups, gi = ng % io->groups;
-    size_t t0, nt;
+    size_t tb = item % j->n_tb, rest = item / j->n_tb;
+    size_t pb = rest % j->n_pb, ng = rest / j->n_pb, n = ng / io->groups, gi = ng % io->groups;
+    size_t t0, nt, r0, nr;
     rlx_cpu_block_range(j->panels, 1, j->n_pb, pb, &t0, &nt);
+    rlx_cpu_block_range(j->tiles, 1, j->n_tb, tb, &r0, &nr);
+    if (!nt || !nr) return;
     size_t kt = io->kt, sp = io->sp;
-    const float *xt = j->xt + ng * j->tiles * kt * T_MR;
     _Alignas(64) float acc[T_MR * T_W];
     for (size_t t = t0; t < t0 + nt; t++) {
         size_t c0 = t * T_W, nc = io->cog - c0 < T_W ? io->cog - c0 : T_W; /* nc a multiple of 16 */
         pwt_kern_fn *kern = g_pwt_kerns[j->in_place][nc / 16 - 1];
         const float *wp = j->wt + (gi * j->panels + t) * T_W * kt;
         float *y = io->y + (n * io->c_out + gi * io->cog + c0) * sp;
-        for (size_t r = 0; r < j->tiles; r++) {
+        size_t lo = sp, hi = 0; /* the block's positions */
+        for (size_t r = r0; r < r0 + nr; r++) {
             size_t pos, rows;
             if (j->in_place) {
                 size_t oy = r / j->tpr, ox = r % j->tpr * T_MR, ow = j->ow;
@@ -275,20 +278,36 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
                     kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap, j->off + p0, wp + p0 * T_W, acc, p0 > 0);
                 pos = oy * ow + ox, rows = ow - ox < T_MR ? ow - ox : T_MR;
             } else {
-                const float *ap = xt + r * kt * T_MR;
+                const float *ap = j->xt + (ng * j->tiles + r) * kt * T_MR;
                 for (size_t p0 = 0; p0 < kt; p0 += T_KC)
                     kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap + p0 * T_MR, NULL, wp + p0 * T_W, acc, p0 > 0);
                 pos = r * T_MR, rows = sp - pos < T_MR ? sp - pos : T_MR;
             }
             for (size_t c = 0; c < nc; c++)
                 for (size_t i = 0; i < rows; i++) y[c * sp + pos + i] = acc[i * T_W + c];
+            if (pos < lo) lo = pos;
+            if (pos + rows > hi) hi = pos + rows;
         }
-        rlx_nn_conv_epilogue_block(y, sp, nc, sp, io->b ? io->b + gi * io->cog + c0 : NULL,
-                                   io->res ? io->res + (y - io->y) : NULL, &io->act);
+        /* tiles in order: the block's positions are [lo, hi) */
+        rlx_nn_conv_epilogue_block(y + lo, sp, nc, hi - lo, io->b ? io->b + gi * io->cog + c0 : NULL,
+                                   io->res ? io->res + (y + lo - io->y) : NULL, &io->act);
     }
 #else
     (void)ctx, (void)item;
 #endif
+}
+
+/* The split over the threads: one block of panels and tiles on one
+ * thread; else a panel per block of panels and enough blocks of tiles for
+ * about 4 items per thread (taken in turn: the load evens out). */
+static void pwt_split(pwt_job *j, size_t n_ng) {
+    size_t threads = (size_t)rlx_parallel_threads();
+    j->n_pb = 1, j->n_tb = 1;
+    if (threads <= 1) return;
+    j->n_pb = j->panels;
+    size_t want = 4 * threads, have = n_ng * j->n_pb;
+    if (have < want) j->n_tb = (want + have - 1) / have;
+    if (j->n_tb > j->tiles) j->n_tb = j->tiles;
 }
 
 rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_ng) {
@@ -311,21 +330,18 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
         j.tiles = (size_t)s->out[1] * j.tpr;
         if ((double)io->cig * (double)j.plane >= (double)INT32_MAX / 2) j.in_place = false;
     }
-    size_t threads = (size_t)rlx_parallel_threads();
-    /* blocks of panels: 2 per thread when there are enough */
-    j.n_pb = threads > 1 ? 2 * threads : 1;
-    if (j.n_pb > j.panels) j.n_pb = j.panels;
     if (io->direct && io->sp % T_MR == 0 && g_pwt_in_place && (double)io->cig * (double)io->sp < (double)INT32_MAX / 2) {
         /* x read in place: one row of sp positions per (image, group),
          * whole tiles only (no read past x) */
         j.in_place = true;
         j.planes = (float *)io->x;
         j.plane = io->sp, j.wp = io->sp, j.ow = io->sp, j.tpr = io->sp / T_MR, j.tiles = j.tpr;
+        pwt_split(&j, n_ng);
         int32_t *own = malloc(io->kt * sizeof(int32_t) + 1);
         if (!own) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu offsets)", io->kt);
         for (size_t p = 0; p < io->kt; p++) own[p] = (int32_t)(p * io->sp);
         j.off = own;
-        rlx_status st = rlx_nn_run_items(k, n_ng * j.n_pb, 0, pwt_item, &j);
+        rlx_status st = rlx_nn_run_items(k, n_ng * j.n_pb * j.n_tb, 0, pwt_item, &j);
         atomic_fetch_add(&g_pwt_runs, 1);
         free(own);
         return st;
@@ -349,7 +365,8 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
             j.off[p] = (int32_t)(c * j.plane + k1 * (size_t)s->d[1] * j.wp + k2 * (size_t)s->d[2]);
         }
         rlx_parallel_for(n_ng * io->cig, 1 + 16384 / (j.plane + 1), pwt_pad, &j);
-        rlx_status st = rlx_nn_run_items(k, n_ng * j.n_pb, 0, pwt_item, &j);
+        pwt_split(&j, n_ng);
+        rlx_status st = rlx_nn_run_items(k, n_ng * j.n_pb * j.n_tb, 0, pwt_item, &j);
         atomic_fetch_add(&g_pwt_runs, 1);
         free(own);
         return st;
@@ -368,7 +385,8 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
         rlx_parallel_for(n_ng * io->cig, 1 + 16384 / (io->s->ksz * io->sp + 1), pwt_im2col, &j);
     }
     rlx_parallel_for(n_ng * j.tiles, 1 + 4096 / (io->kt * T_MR), pwt_gather, &j);
-    rlx_status st = rlx_nn_run_items(k, n_ng * j.n_pb, 0, pwt_item, &j);
+    pwt_split(&j, n_ng);
+    rlx_status st = rlx_nn_run_items(k, n_ng * j.n_pb * j.n_tb, 0, pwt_item, &j);
     atomic_fetch_add(&g_pwt_runs, 1);
     free(own);
     return st;
