@@ -207,9 +207,10 @@ void rlx_nn_pw_force(int path);
  * wherever cog is a multiple of 16 when forced; then its weights are
  * packed with rlx_nn_pwt_pack at compile time).
  * rlx_nn_pwt_pack: groups matrices W_g [cog, kt] (w row-major, group after
- * group) transposed into panels of 48 output channels (zero past cog),
- * each panel's kt steps contiguous; *out owned by the caller (free).
- * errors: RLX_ERR_OUT_OF_MEMORY. rlx_nn_conv_pwt_applies: whether the
+ * group; cog a multiple of 16) transposed into panels of 48 output
+ * channels (the last ones 32 or 16 wide), each panel's kt steps
+ * contiguous; *out owned by the caller (free).
+ * errors: RLX_ERR_OUT_OF_MEMORY (also for cog not a multiple of 16). rlx_nn_conv_pwt_applies: whether the
  * convolution of io runs on it with pk (pk->wt of io's shape, cog a
  * multiple of 16; any kernel, stride, dilation and padding: the positions
  * come from im2col unless x is read in place; AVX-512 sgemm kernel, policy

@@ -14,7 +14,8 @@
  *
  * Layout: the weights W [c_out, K] (per group, K = c_in / group x taps in
  * im2col's order) are packed at compile time transposed, panels of 48
- * output channels, each panel's K steps contiguous (rlx_nn_pwt_pack); per
+ * output channels (the last ones 32 or 16: pwt_panel), each panel's K
+ * steps contiguous (rlx_nn_pwt_pack); per
  * run the positions are gathered into tiles of 7 positions x K steps (the
  * broadcast operand) from x itself (1x1, stride 1, no padding) or from
  * its im2col. A tile of 7 positions x 48 channels sums each 256-step k
@@ -96,24 +97,40 @@ bool rlx_nn_pwt_wanted(const rlx_nn_sp3 *s, size_t cog, size_t kt) {
     return (double)gemm_cols(sp) >= 1.15 * here || (strided && sp <= 256 && kt >= 256) || (in_place && kt >= 512);
 }
 
-rlx_status rlx_nn_pwt_pack(size_t groups, size_t cog, size_t kt, const float *w, float **out) {
+/* The weight panels of cog output channels (a multiple of 16): 48 wide,
+ * the last ones 32 wide where 48 does not divide cog (a remainder of 16
+ * as two panels of 32: 64 = 32 + 32, 256 = 4 x 48 + 2 x 32), or one of 16
+ * (cog 16). Panel t's first channel (*c0) and width (*w); the count. */
+static size_t pwt_panel(size_t cog, size_t t, size_t *c0, size_t *w) {
+    size_t full = cog / T_W, rem = cog % T_W;
+    if (rem == 16 && full) full--, rem += T_W; /* 16 + 48 = 64: two of 32 */
+    size_t n = full + (rem + 31) / 32;
+    if (c0) {
+        *c0 = t < full ? t * T_W : full * T_W + (t - full) * 32;
+        *w = t < full ? T_W : cog - *c0 < 32 ? cog - *c0 : 32;
+    }
+    return n;
+}
+
+rlx_status rlx_nn_pwt_pack(size_t groups, size_t cog, size_t kt, const float *w_, float **out) {
     *out = NULL;
-    size_t panels = ceil_div(cog, T_W), per_group, total;
-    if (!rlx_mul_ok(panels * T_W, kt, &per_group) || !rlx_mul_ok(per_group, groups, &total) ||
+    size_t per_group, total;
+    if (cog % 16 || !rlx_mul_ok(cog, kt, &per_group) || !rlx_mul_ok(per_group, groups, &total) ||
         total > SIZE_MAX / 8)
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "transposed conv weights of %zu x %zu x %zu floats too large", groups,
                         cog, kt);
     float *d = aligned_alloc(64, (total * sizeof(float) + 64) / 64 * 64);
     if (!d) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (transposed conv weights of %zu floats)", total);
-    /* group g, panel t, step p: d[g * per_group + t * T_W * kt + p * T_W + c] = W[g][t * T_W + c][p] */
+    /* group g, panel t (first channel c0, width w), step p:
+     * d[g * cog * kt + c0 * kt + p * w + c] = W[g][c0 + c][p] */
+    size_t panels = pwt_panel(cog, 0, NULL, NULL);
     for (size_t g = 0; g < groups; g++)
         for (size_t t = 0; t < panels; t++) {
-            float *dp = d + g * per_group + t * T_W * kt;
+            size_t c0, w;
+            pwt_panel(cog, t, &c0, &w);
+            float *dp = d + (g * cog + c0) * kt;
             for (size_t p = 0; p < kt; p++)
-                for (size_t c = 0; c < T_W; c++) {
-                    size_t co = t * T_W + c;
-                    dp[p * T_W + c] = co < cog ? w[(g * cog + co) * kt + p] : 0.0f;
-                }
+                for (size_t c = 0; c < w; c++) dp[p * w + c] = w_[(g * cog + c0 + c) * kt + p];
         }
     *out = d;
     return RLX_OK;
@@ -128,7 +145,7 @@ bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack 
 
 #if RLX_HAVE_AVX2_BUILD
 /* One tile: 7 positions x NV vectors of channels over kc steps (bp: kc x
- * T_W channels); step p's 7 positions at ap + p * T_MR (pwt_kern<NV>:
+ * 16 x NV channels: a panel of that width); step p's 7 positions at ap + p * T_MR (pwt_kern<NV>:
  * gathered tiles) or at ap + off[p] (pwt_kerno<NV>: read in place from
  * zero-padded planes); the sums stored into (first) or added to t (7
  * rows of T_W). */
@@ -140,7 +157,7 @@ bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack 
                c50 = c00, c51 = c00, c52 = c00, c60 = c00, c61 = c00, c62 = c00;                                 \
         PWT_UNUSED(NV)                                                                                            \
         (void)off;                                                                                                \
-        _Pragma("GCC unroll 4") for (size_t p = 0; p < kc; p++, ap += AINC, bp += T_W) {                        \
+        _Pragma("GCC unroll 4") for (size_t p = 0; p < kc; p++, ap += AINC, bp += 16 * NV) {                        \
             const float *a_ = AEXPR;                                                                              \
             __m512 b0 = _mm512_loadu_ps(bp), b1 = NV > 1 ? _mm512_loadu_ps(bp + 16) : b0,                         \
                    b2 = NV > 2 ? _mm512_loadu_ps(bp + 32) : b0;                                                   \
@@ -264,9 +281,10 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
     size_t kt = io->kt, sp = io->sp;
     _Alignas(64) float acc[T_MR * T_W];
     for (size_t t = t0; t < t0 + nt; t++) {
-        size_t c0 = t * T_W, nc = io->cog - c0 < T_W ? io->cog - c0 : T_W; /* nc a multiple of 16 */
+        size_t c0, nc; /* nc a multiple of 16 */
+        pwt_panel(io->cog, t, &c0, &nc);
         pwt_kern_fn *kern = g_pwt_kerns[j->in_place][nc / 16 - 1];
-        const float *wp = j->wt + (gi * j->panels + t) * T_W * kt;
+        const float *wp = j->wt + (gi * io->cog + c0) * kt;
         float *y = io->y + (n * io->c_out + gi * io->cog + c0) * sp;
         size_t lo = sp, hi = 0; /* the block's positions */
         for (size_t r = r0; r < r0 + nr; r++) {
@@ -275,12 +293,12 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
                 size_t oy = r / j->tpr, ox = r % j->tpr * T_MR, ow = j->ow;
                 const float *ap = j->planes + ng * io->cig * j->plane + oy * j->wp + ox;
                 for (size_t p0 = 0; p0 < kt; p0 += T_KC)
-                    kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap, j->off + p0, wp + p0 * T_W, acc, p0 > 0);
+                    kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap, j->off + p0, wp + p0 * nc, acc, p0 > 0);
                 pos = oy * ow + ox, rows = ow - ox < T_MR ? ow - ox : T_MR;
             } else {
                 const float *ap = j->xt + (ng * j->tiles + r) * kt * T_MR;
                 for (size_t p0 = 0; p0 < kt; p0 += T_KC)
-                    kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap + p0 * T_MR, NULL, wp + p0 * T_W, acc, p0 > 0);
+                    kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap + p0 * T_MR, NULL, wp + p0 * nc, acc, p0 > 0);
                 pos = r * T_MR, rows = sp - pos < T_MR ? sp - pos : T_MR;
             }
             for (size_t c = 0; c < nc; c++)
@@ -316,7 +334,7 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
     j.io = *io;
     j.wt = k->pack->wt;
     j.tiles = ceil_div(io->sp, T_MR);
-    j.panels = ceil_div(io->cog, T_W);
+    j.panels = pwt_panel(io->cog, 0, NULL, NULL);
     const rlx_nn_sp3 *s = io->s;
     j.in_place = !io->direct && s->s[0] == 1 && s->s[1] == 1 && s->s[2] == 1 && s->in[0] == 1 && s->k[0] == 1 &&
                  s->pb[0] == 0 && s->out[0] == 1 && g_pwt_in_place;
