@@ -50,6 +50,11 @@
 #                                            # onnxruntime at 1 thread, the default tile (8x32) against
 #                                            # RLX_CPU_SGEMM_TILE in $SGEMM_TILES (default 8x48)
 #                                            # in the same rounds; sgemm.txt
+#   bash bench/device_run.sh pwt             # ~3 min: the channels-in-lanes convolutions (cpu_nn_pwt.c)
+#                                            # against the path each shape took before (bin/pw_conv with
+#                                            # PW_CONV_PWT=1) on ResNet-50's shapes, at 1 thread hot and
+#                                            # with caches evicted, and at every core; pwt.txt (then
+#                                            # cpuab with CPUAB_MODELS=resnet50,mobilenet_v2 for models)
 #   bash bench/device_run.sh cpuspread       # ~4 min: rlx's 16-thread CPU spread: short vs long runs,
 #                                            # --shape vs --input, spin 50/5000 us, onnxruntime, in
 #                                            # interleaved rounds; cgroup quota and load (cpuspread.txt)
@@ -548,6 +553,20 @@ print('-- torch $m batch $bt: eager median %.3f ms, CUDA graph median %s ms' % (
         done
         echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
       } 2>&1 | tee "$OUT/sgemm.txt"
+      ;;
+    pwt)
+      {
+        echo "pwt: bundle $(cat .device/REVISION 2>/dev/null || echo '?'), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
+        shapes="512:2048:7 2048:512:7 1024:2048:14:14:1:1:2 512:1024:28:28:1:1:2 512:512:7:7:1:3:1
+          512:512:14:14:1:3:2 256:256:28:28:1:3:2 256:256:14:14:1:3:1 128:128:28:28:1:3:1 64:64:56:56:1:3:1"
+        echo "-- 1 thread, thread CPU time (us, GMAC/s of the minimum); first column the new path"
+        PW_CONV_PWT=1 PW_CONV_CPU=1 RLX_NUM_THREADS=1 timeout 100 "$D/bin/pw_conv" 15 $shapes
+        echo "-- 1 thread, caches evicted before every call"
+        PW_CONV_PWT=1 PW_CONV_CPU=1 PW_CONV_COLD=1 RLX_NUM_THREADS=1 timeout 100 "$D/bin/pw_conv" 15 $shapes
+        echo "-- every core, wall time"
+        PW_CONV_PWT=1 timeout 60 "$D/bin/pw_conv" 30 $shapes
+        echo "load after $(cut -d' ' -f1-3 /proc/loadavg)"
+      } 2>&1 | tee "$OUT/pwt.txt"
       ;;
     cpuspread)
       # ~4 min: why rlx's 16-thread CPU times swing between calls: in one
