@@ -90,11 +90,14 @@ bool rlx_nn_pwt_wanted(const rlx_nn_sp3 *s, size_t cog, size_t kt) {
      * 5-9% faster here than im2col + GEMM); and 1-D / 2-D kernels of
      * several taps at stride 1 with K >= 512, read in place (ResNet-50's
      * 3x3s: 3% faster than the implicit GEMM at 56x56, 6% at 28x28, 17% at
-     * 14x14, 28% at 7x7) */
+     * 14x14, 28% at 7x7); and 1x1s at stride 1 with K >= 512 (x read in
+     * place: 1024->256 and 1024->512 at 14x14 5-15% faster than the GEMM,
+     * hot and with caches evicted, 512->128 and 512->256 at 28x28 1-8%) */
     double here = (double)(ceil_div(sp, T_MR) * T_MR);
     bool strided = s->s[0] > 1 || s->s[1] > 1 || s->s[2] > 1;
-    bool in_place = !strided && s->ksz > 1 && s->in[0] == 1 && s->k[0] == 1;
-    return (double)gemm_cols(sp) >= 1.15 * here || (strided && sp <= 256 && kt >= 256) || (in_place && kt >= 512);
+    bool in_place = !strided && s->in[0] == 1 && s->k[0] == 1;
+    return (double)gemm_cols(sp) >= 1.15 * here || (strided && sp <= 256 && kt >= 256) ||
+           (in_place && s->ksz > 1 && kt >= 512) || (!strided && s->ksz == 1 && kt >= 512);
 }
 
 /* The weight panels of cog output channels (a multiple of 16): 48 wide,
@@ -193,6 +196,35 @@ PWT_KERN(3, o, ap + off[p], 0)
 #undef PWT_ROW
 #undef PWT_ST
 #undef PWT_OUT
+
+/* A whole tile's 7 x nc block t (rows of T_W) stored transposed: channel
+ * c's 7 positions at y + c * sp. Per 16 channels an 8 x 16 transpose in
+ * registers (rows 0-3 and 4-7 of 4 channels per 128-bit lane), then 4 +
+ * 3 floats per channel. */
+RLX_AVX512 static void pwt_store7(const float *t, size_t nc, float *y, size_t sp) {
+    const __m128i m3 = _mm_setr_epi32(-1, -1, -1, 0);
+    for (size_t j = 0; j < nc; j += 16) {
+        __m512 r0 = _mm512_loadu_ps(t + j), r1 = _mm512_loadu_ps(t + T_W + j), r2 = _mm512_loadu_ps(t + 2 * T_W + j),
+               r3 = _mm512_loadu_ps(t + 3 * T_W + j), r4 = _mm512_loadu_ps(t + 4 * T_W + j),
+               r5 = _mm512_loadu_ps(t + 5 * T_W + j), r6 = _mm512_loadu_ps(t + 6 * T_W + j), r7 = _mm512_setzero_ps();
+        __m512 t0 = _mm512_unpacklo_ps(r0, r1), t1 = _mm512_unpackhi_ps(r0, r1), t2 = _mm512_unpacklo_ps(r2, r3),
+               t3 = _mm512_unpackhi_ps(r2, r3), t4 = _mm512_unpacklo_ps(r4, r5), t5 = _mm512_unpackhi_ps(r4, r5),
+               t6 = _mm512_unpacklo_ps(r6, r7), t7 = _mm512_unpackhi_ps(r6, r7);
+        /* u[m], v[m]: lane l holds rows 0-3, 4-7 of channel j + 4 l + m */
+        __m512 u[4] = { _mm512_shuffle_ps(t0, t2, 0x44), _mm512_shuffle_ps(t0, t2, 0xEE),
+                        _mm512_shuffle_ps(t1, t3, 0x44), _mm512_shuffle_ps(t1, t3, 0xEE) };
+        __m512 v[4] = { _mm512_shuffle_ps(t4, t6, 0x44), _mm512_shuffle_ps(t4, t6, 0xEE),
+                        _mm512_shuffle_ps(t5, t7, 0x44), _mm512_shuffle_ps(t5, t7, 0xEE) };
+#define PWT_LANE(l)                                                                                               \
+    for (size_t m = 0; m < 4; m++) {                                                                              \
+        float *d = y + (j + 4 * (l) + m) * sp;                                                                    \
+        _mm_storeu_ps(d, _mm512_extractf32x4_ps(u[m], l));                                                        \
+        _mm_maskstore_ps(d + 4, m3, _mm512_extractf32x4_ps(v[m], l));                                             \
+    }
+        PWT_LANE(0) PWT_LANE(1) PWT_LANE(2) PWT_LANE(3)
+#undef PWT_LANE
+    }
+}
 
 typedef void pwt_kern_fn(size_t kc, const float *ap, const int32_t *off, const float *bp, float *t, bool add);
 static pwt_kern_fn *const g_pwt_kerns[2][3] = { { pwt_kern1, pwt_kern2, pwt_kern3 },
@@ -301,8 +333,10 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
                     kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap + p0 * T_MR, NULL, wp + p0 * nc, acc, p0 > 0);
                 pos = r * T_MR, rows = sp - pos < T_MR ? sp - pos : T_MR;
             }
-            for (size_t c = 0; c < nc; c++)
-                for (size_t i = 0; i < rows; i++) y[c * sp + pos + i] = acc[i * T_W + c];
+            if (rows == T_MR) pwt_store7(acc, nc, y + pos, sp);
+            else
+                for (size_t c = 0; c < nc; c++)
+                    for (size_t i = 0; i < rows; i++) y[c * sp + pos + i] = acc[i * T_W + c];
             if (pos < lo) lo = pos;
             if (pos + rows > hi) hi = pos + rows;
         }
