@@ -384,6 +384,7 @@ static rlx_status emit_reduce(wg_lower *L, const wg_gemm *m, uint64_t nsplit) {
     if (gemm_half(L, m)) r->elem = WG_ELEM_F16;
     wg_spec(L, r, "ACT", (double)m->act.kind);
     if (m->has_res) wg_spec(L, r, "RES", 1);
+    if (total > mn) wg_spec(L, r, "BATCHED", 1);
     wg_bind(L, r, "p_off", WG_SCRATCH, 0, part_n);
     if (m->bias >= 0) wg_bind(L, r, "c_off", m->bias, m->bias_off, m->bias_n);
     else wg_bind(L, r, "c_off", m->y, m->y_off, 1);

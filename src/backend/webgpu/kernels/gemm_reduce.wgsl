@@ -9,8 +9,9 @@
 // bias(b, m, n) = C[cbase(b) + m * bias_sm + n * bias_sn]; y[b, m, n] at
 // Y[ybase(b) + m * y_sm + n]; RES: the residual
 // r(b, m, n) = R[r_off + ybase(b) + m * y_sm + n] (laid out like y; bound
-// last, so r_off is the last Params word). One invocation per output
-// element (1-D grid, folded past 65,535 workgroups).
+// last, so r_off is the last Params word). BATCHED false (one batch
+// item) skips the decomposition: bases 0, the unbatched kernel's cost. One
+// invocation per output element (1-D grid, folded past 65,535 workgroups).
 // Semantics: ONNX MatMul-13 / Gemm-13 / Conv-11 with the act.h epilogue.
 //!elem f32 f16
 //!params p_off: u32, c_off: u32, y_off: u32, M: u32, N: u32, nsplit: u32, has_bias: u32, alpha: f32,
@@ -19,22 +20,26 @@
 //!bind Part: array<f32>, C: array<T>, Y: array<T>, R: array<T>
 override ACT: u32 = 0u;
 override RES: bool = false;
+override BATCHED: bool = false;
 
 //!include act
 
 //!main1d i < P.total {
-    let e = i % P.mn;
-    let m = e / P.N;
-    let n = e % P.N;
-    var b = i / P.mn;
+    var e = i;
     var ybase = 0u;
     var cbase = 0u;
-    for (var d = 3; d >= 0; d = d - 1) {
-        let c = b % P.bdims[d];
-        b = b / P.bdims[d];
-        ybase = ybase + c * P.y_bs[d];
-        cbase = cbase + c * P.bias_bs[d];
+    if (BATCHED) {
+        e = i % P.mn;
+        var b = i / P.mn;
+        for (var d = 3; d >= 0; d = d - 1) {
+            let c = b % P.bdims[d];
+            b = b / P.bdims[d];
+            ybase = ybase + c * P.y_bs[d];
+            cbase = cbase + c * P.bias_bs[d];
+        }
     }
+    let m = e / P.N;
+    let n = e % P.N;
     var s = 0.0;
     for (var k = 0u; k < P.nsplit; k = k + 1u) {
         s = s + Part[P.p_off + k * P.total + i];
