@@ -229,11 +229,16 @@ out:
 }
 
 /* Per-run options (rlx_run_options): a flag stops the runs given it and no
- * other; its time limit replaces the session's. */
+ * other; its time limit replaces the session's. A looper runs the loop
+ * model in its own thread on inputs the main thread made (the test's
+ * random source and CHECK are not thread-safe); the main thread checks
+ * the output after the join. */
 typedef struct looper {
     rlx_session *s;
     const rlx_run_options *ro;
     int64_t m;
+    rlx_tensor *tm, *acc, **out;
+    size_t n_out;
     rlx_status st;
     char msg[512];
     double back;
@@ -241,10 +246,28 @@ typedef struct looper {
 
 static void *loop_thread(void *arg) {
     looper *l = arg;
-    l->st = run_loop_with(l->s, l->m, l->ro);
+    l->st = rlx_session_run_with(l->s, l->ro, 2, (const char *[]){ "M", "acc0" },
+                                 (const rlx_tensor *[]){ l->tm, l->acc }, &l->out, &l->n_out);
     l->back = rlx_now_seconds();
     snprintf(l->msg, sizeof l->msg, "%s", l->st ? rlx_last_error() : "");
     return NULL;
+}
+
+static void looper_start(looper *l, pthread_t *th) {
+    l->tm = test_tensor_i64(0, NULL, &l->m);
+    l->acc = test_tensor_random(RLX_DTYPE_F32, 1, k_d4, -1, 1);
+    CHECK(pthread_create(th, NULL, loop_thread, l) == 0);
+}
+
+/* After the join: y = acc0 + m on success; frees the tensors. */
+static void looper_end(looper *l) {
+    if (!l->st) {
+        const float *a = l->acc->data, *y = l->out[0]->data;
+        for (int j = 0; j < 4; j++) CHECK(y[j] == plus_ones(a[j], l->m));
+        test_free_outputs(l->out, (int)l->n_out);
+    }
+    rlx_tensor_destroy(l->tm);
+    rlx_tensor_destroy(l->acc);
 }
 
 static void sleep_s(double s) {
@@ -268,8 +291,8 @@ static void test_run_options(void) {
     looper a = { .s = s1, .ro = r1, .m = (int64_t)1 << 62 }, b = { .s = s2, .ro = r2, .m = (int64_t)1 << 62 };
     CHECK_OK(rlx_run_options_set_timeout(r2, 0)); /* none, over s2's 50 ms */
     pthread_t ta, tb;
-    CHECK(pthread_create(&ta, NULL, loop_thread, &a) == 0);
-    CHECK(pthread_create(&tb, NULL, loop_thread, &b) == 0);
+    looper_start(&a, &ta);
+    looper_start(&b, &tb);
     sleep_s(0.2);
     double t_a = rlx_now_seconds();
     CHECK_OK(rlx_run_options_set_terminate(r1, true));
@@ -278,6 +301,8 @@ static void test_run_options(void) {
     double t_b = rlx_now_seconds();
     CHECK_OK(rlx_run_options_set_terminate(r2, true));
     pthread_join(tb, NULL);
+    looper_end(&a);
+    looper_end(&b);
     CHECK_MSG(a.st == RLX_ERR_CANCELLED && strstr(a.msg, "run cancelled by its run options"), "%s", a.msg);
     CHECK_MSG(b.st == RLX_ERR_CANCELLED && strstr(b.msg, "run cancelled by its run options"), "%s", b.msg);
     CHECK_MSG(a.back - t_a < STOP_BOUND_S, "stopped %.3f s after its flag", a.back - t_a);
@@ -294,13 +319,15 @@ static void test_run_options(void) {
      * its turn; the flag stops the first, the second completes */
     looper c = { .s = s1, .ro = r1, .m = (int64_t)1 << 62 }, d = { .s = s1, .ro = NULL, .m = 9 };
     pthread_t tc, td;
-    CHECK(pthread_create(&tc, NULL, loop_thread, &c) == 0);
+    looper_start(&c, &tc);
     sleep_s(0.1);
-    CHECK(pthread_create(&td, NULL, loop_thread, &d) == 0);
+    looper_start(&d, &td);
     sleep_s(0.1);
     CHECK_OK(rlx_run_options_set_terminate(r1, true));
     pthread_join(tc, NULL);
     pthread_join(td, NULL);
+    looper_end(&c);
+    looper_end(&d);
     CHECK_MSG(c.st == RLX_ERR_CANCELLED, "%s", c.msg);
     CHECK_MSG(d.st == RLX_OK, "%s", d.msg);
     CHECK_OK(rlx_run_options_set_terminate(r1, false));
