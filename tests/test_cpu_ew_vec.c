@@ -207,13 +207,13 @@ static void check_softmax_widths(void) {
     }
 }
 
-/* Add, Sub, Mul, Div through rlx_cpu_ew_f32 (AVX-512 loops under that
+/* Add, Sub, Mul, Div, Relu (y unused) through rlx_cpu_ew_f32 (AVX-512 loops under that
  * instruction set): each element x op y's bits, poisoned outputs, nothing
  * written past n, lengths around the 16 lanes. */
 static void check_binary(rlx_cpu_isa isa) {
     enum { N = 1031 };
     static float x[N], y[N], d[N + 1];
-    static const rlx_ew_fn fns[] = { RLX_EW_ADD, RLX_EW_SUB, RLX_EW_MUL, RLX_EW_DIV };
+    static const rlx_ew_fn fns[] = { RLX_EW_ADD, RLX_EW_SUB, RLX_EW_MUL, RLX_EW_DIV, RLX_EW_RELU };
     fill_inputs(x, N);
     fill_inputs(y, N);
     for (size_t f = 0; f < sizeof fns / sizeof *fns; f++)

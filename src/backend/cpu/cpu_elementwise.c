@@ -22,9 +22,10 @@
 void rlx_cpu_ew_f32(rlx_ew_fn fn, float *restrict d, const float *x, const float *y, const float *c, float p0,
                     float p1, size_t n) {
     if (rlx_cpu_ew_vec_f32(fn, d, x, p0, p1, n)) return; /* AVX2 / AVX-512 forms, same bits */
-    /* + - * / in AVX-512 (the QDQ models' chains), the rest below; blocks
-     * of 8: simple functions (Relu, Clip, +, *) become vector code, same bits */
-    size_t i = fn == RLX_EW_ADD || fn == RLX_EW_SUB || fn == RLX_EW_MUL || fn == RLX_EW_DIV
+    /* + - * / and Relu in AVX-512 (the QDQ models' chains, fused
+     * BatchNormalization + Relu), the rest below; blocks of 8: simple
+     * functions (Clip, +, *) become vector code, same bits */
+    size_t i = fn == RLX_EW_ADD || fn == RLX_EW_SUB || fn == RLX_EW_MUL || fn == RLX_EW_DIV || fn == RLX_EW_RELU
                    ? rlx_cpu_ew_bin_vec_f32(fn, d, x, y, n)
                    : 0;
     switch (fn) {

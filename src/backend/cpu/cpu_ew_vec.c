@@ -135,6 +135,14 @@ RLX_AVX512 static size_t bin_v16(rlx_ew_fn fn, float *d, const float *x, const f
     case RLX_EW_SUB: BIN_LOOP_(_mm512_sub_ps)
     case RLX_EW_MUL: BIN_LOOP_(_mm512_mul_ps)
     case RLX_EW_DIV: BIN_LOOP_(_mm512_div_ps)
+    case RLX_EW_RELU: { /* x < 0 ? 0 : x: NaN and -0 pass, as the row */
+        __m512 z = _mm512_setzero_ps();
+        for (; i + 16 <= n; i += 16) {
+            __m512 v = _mm512_loadu_ps(x + i);
+            _mm512_storeu_ps(d + i, _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, z, _CMP_LT_OQ), z));
+        }
+        break;
+    }
     default: break;
     }
     return i;

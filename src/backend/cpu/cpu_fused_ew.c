@@ -60,8 +60,10 @@ static void gather(const ew_input *in, const rlx_tensor *out, size_t i0, size_t 
         if ((size_t)run > n - j) run = (int64_t)(n - j);
         if (in->t->dtype == RLX_DTYPE_F32) {
             const float *src = (const float *)in->t->data + off;
-            if (s_in == 0) {
-                for (int64_t t = 0; t < run; t++) dst[j + (size_t)t] = src[0];
+            if (s_in == 0) { /* the value read once: the fill becomes vector stores */
+                float v = src[0];
+                float *restrict dj = dst + j;
+                for (int64_t t = 0; t < run; t++) dj[t] = v;
             } else {
                 for (int64_t t = 0; t < run; t++) dst[j + (size_t)t] = src[t * s_in];
             }
