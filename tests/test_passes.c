@@ -271,6 +271,91 @@ static void test_widen_f16(void) {
     rlx_model_destroy(m);
 }
 
+/* BatchNormalization -> Mul(per channel) -> Add(per channel) -> Relu (the
+ * DenseNet-121 of the ONNX suite after each Concat): fold_conv_affine turns
+ * the BN and the chain into one Mul and one Add, fuse_elementwise joins
+ * them with the Relu (FusedElementwise's rows with per-channel registers,
+ * cpu_fused_ew.c, when a row has >= 16 elements; by blocks for the 3x3
+ * planes). Against the double computation here (rtol 1e-5, atol 1e-6), the
+ * random inputs with NaN, +-inf and -0 mixed in (they must come out as the
+ * unfused ops give them); no BatchNormalization is left. Run at
+ * RLX_NUM_THREADS 1, 2 and 3 (tests/CMakeLists.txt). */
+static void test_fold_bn_chain(void) {
+    const int64_t C = 5;
+    static const int64_t shapes[3][4] = { { 2, 5, 9, 7 }, { 1, 5, 3, 3 }, { 1, 5, 40, 33 } };
+    int64_t cd[3] = { C, 1, 1 }, vd[1] = { C };
+    rlx_tensor *k = test_tensor_random(RLX_DTYPE_F32, 3, cd, -2, 2);
+    rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 3, cd, -1, 1);
+    rlx_tensor *sc = test_tensor_random(RLX_DTYPE_F32, 1, vd, 0.5f, 1.5f);
+    rlx_tensor *bi = test_tensor_random(RLX_DTYPE_F32, 1, vd, -1, 1);
+    rlx_tensor *me = test_tensor_random(RLX_DTYPE_F32, 1, vd, -1, 1);
+    rlx_tensor *va = test_tensor_random(RLX_DTYPE_F32, 1, vd, 0.5f, 2);
+    setenv("RLX_DISABLE_PASSES", "cse", 1); /* the fusions on */
+    for (int si = 0; si < 3; si++) {
+        const int64_t *xd = shapes[si];
+        rlx_model *m = NULL;
+        CHECK_OK(rlx_model_create(13, &m));
+        CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 4, xd, NULL));
+        CHECK_OK(rlx_model_add_initializer(m, "k", k));
+        CHECK_OK(rlx_model_add_initializer(m, "b", b));
+        CHECK_OK(rlx_model_add_initializer(m, "sc", sc));
+        CHECK_OK(rlx_model_add_initializer(m, "bi", bi));
+        CHECK_OK(rlx_model_add_initializer(m, "me", me));
+        CHECK_OK(rlx_model_add_initializer(m, "va", va));
+        CHECK_OK(rlx_model_add_node(m, "BatchNormalization", "bn", 5, (const char *[]){ "x", "sc", "bi", "me", "va" }, 1,
+                                    (const char *[]){ "n" }, 0, NULL));
+        CHECK_OK(rlx_model_add_node(m, "Mul", "mul", 2, (const char *[]){ "k", "n" }, 1, (const char *[]){ "m" }, 0, NULL));
+        CHECK_OK(rlx_model_add_node(m, "Add", "add", 2, (const char *[]){ "m", "b" }, 1, (const char *[]){ "a" }, 0, NULL));
+        CHECK_OK(rlx_model_add_node(m, "Relu", "relu", 1, (const char *[]){ "a" }, 1, (const char *[]){ "y" }, 0, NULL));
+        CHECK_OK(rlx_model_add_output(m, "y"));
+        CHECK_OK(rlx_model_finish(m));
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -3, 3);
+        float *px = x->data;
+        static const float specials[] = { NAN, INFINITY, -INFINITY, -0.0f, 0.0f };
+        size_t total = rlx_tensor_numel(x);
+        for (size_t i = 0; i < 5; i++) px[(i * 7919u) % total] = specials[i];
+        rlx_session *s = NULL;
+        rlx_tensor **out = NULL;
+        size_t n = 0;
+        CHECK_OK(rlx_session_create(m, NULL, &s));
+        CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, &out, &n));
+        const rlx_program *p = rlx_session_last_program(s);
+        if (p) CHECK_MSG(count_op(p, "BatchNormalization") == 0, "%zu BatchNormalization", count_op(p, "BatchNormalization"));
+        if (out && n == 1) {
+            const float *py = out[0]->data;
+            size_t plane = total / (size_t)(xd[0] * C);
+            int bad = 0;
+            for (size_t i = 0; i < total && bad < 3; i++) {
+                size_t c = (i / plane) % (size_t)C;
+                double t = ((double)px[i] - ((float *)me->data)[c]) / sqrt((double)((float *)va->data)[c] + 1e-5) *
+                               ((float *)sc->data)[c] + ((float *)bi->data)[c];
+                t = t * ((float *)k->data)[c] + ((float *)b->data)[c];
+                double want = t < 0 ? 0.0 : t;
+                double got = py[i];
+                bool ok = isnan(want) ? isnan(got)
+                          : isinf(want) ? got == want
+                                        : fabs(got - want) <= 1e-6 + 1e-5 * fabs(want);
+                if (!ok) {
+                    bad++;
+                    CHECK_MSG(0, "shape %d element %zu: %g, want %g (x %g)", si, i, got, want, (double)px[i]);
+                }
+            }
+            rlx_test_checks++;
+        }
+        test_free_outputs(out, (int)n);
+        rlx_tensor_destroy(x);
+        rlx_session_destroy(s);
+        rlx_model_destroy(m);
+    }
+    setenv("RLX_DISABLE_PASSES", FUSIONS, 1);
+    rlx_tensor_destroy(k);
+    rlx_tensor_destroy(b);
+    rlx_tensor_destroy(sc);
+    rlx_tensor_destroy(bi);
+    rlx_tensor_destroy(me);
+    rlx_tensor_destroy(va);
+}
+
 int main(void) {
     test_seed_from_env();
     setenv("RLX_DISABLE_PASSES", FUSIONS, 1);
@@ -278,5 +363,6 @@ int main(void) {
     test_cse_keeps_outputs();
     test_fold_conv_affine();
     test_widen_f16();
+    test_fold_bn_chain(); /* last: the others' random inputs stay as they were */
     TEST_MAIN_END();
 }

@@ -13,6 +13,12 @@
  * [C], [C,1,..], [1,C,1,..]) or scalars; the Conv has no fused activation
  * (passes/fuse_activation.c runs later).
  * Chains (Conv -> Mul -> Add -> BatchNormalization) fold step by step.
+ * A BatchNormalization that no Conv absorbs (DenseNet's, after a Concat) but
+ * whose output is read only by a chain of such Mul / Add nodes (caffe2
+ * exports: a Scale layer after each BN) becomes y = x * A + B, one Mul and
+ * one Add by [C, 1, ..] constants (f32 only), which fuse_elementwise then
+ * joins with what follows (the Relu): one pass over the tensor instead of
+ * four.
  * The folded model differs from the unfolded one by rounding only. */
 #include <math.h>
 #include <stdlib.h>
@@ -108,6 +114,112 @@ static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_r
         else a[i] = 1.0f;
     }
     return true;
+}
+
+/* The chains of one BatchNormalization (see the top of the file): BN at node
+ * `bn` whose output is read, as its only use, by Mul / Add nodes by per-channel
+ * constants, one after another. Rewrites them as x * A + B (a Mul in the BN's
+ * slot, an Add in the chain's last) with A, B shaped [C, 1, ..] (f32); sets
+ * *done when it did. errors: out of memory, those of rlx_fuse_emplace. */
+static rlx_status fold_bn_chain(rlx_graph *g, const rlx_fuse_users *u, int bn, bool *done) {
+    *done = false;
+    rlx_node *n = &g->nodes[bn];
+    if (n->dead || !is_op(n, RLX_OP_BatchNormalization) || n->n_in < 5 || n->n_out < 1 || n->out[0] < 0) return RLX_OK;
+    const rlx_value *x = rlx_node_input(g, n, 0);
+    if (!x || x->dtype != RLX_DTYPE_F32 || x->rank < 3 || x->rank > RLX_MAX_RANK || !rlx_value_is_static(x) ||
+        x->dims[1] < 1)
+        return RLX_OK;
+    int rank = x->rank, x_id = n->in[0];
+    int64_t c = x->dims[1];
+    float *a = malloc((size_t)c * 4 * sizeof(float));
+    if (!a) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    float *b = a + c, *a2 = a + 2 * c, *b2 = a + 3 * c;
+    int chain[64], nc = 0, cur = n->out[0];
+    if (affine_of(g, n, x_id, rank, c, a, b)) {
+        while (nc < 64 && rlx_fuse_n_users(u, cur) == 1 && !rlx_fuse_is_output(g, cur)) {
+            int j = rlx_fuse_user(u, cur, 0);
+            const rlx_node *m = &g->nodes[j];
+            const rlx_value *y = m->n_out == 1 && m->out[0] >= 0 ? &g->values[m->out[0]] : NULL;
+            if (!y || y->dtype != RLX_DTYPE_F32 || !rlx_fuse_same_shape(y, x) ||
+                !affine_of(g, m, cur, rank, c, a2, b2))
+                break;
+            for (int64_t k = 0; k < c; k++) {
+                a[k] *= a2[k];
+                b[k] = b[k] * a2[k] + b2[k];
+            }
+            chain[nc++] = j;
+            cur = m->out[0];
+        }
+    }
+    if (nc == 0) {
+        free(a);
+        return RLX_OK;
+    }
+    int64_t kd[RLX_MAX_RANK];
+    kd[0] = c;
+    for (int d = 1; d < rank - 1; d++) kd[d] = 1;
+    rlx_tensor *ta = NULL, *tb = NULL;
+    rlx_status st = rlx_tensor_create(RLX_DTYPE_F32, kd, rank - 1, &ta);
+    if (!st) st = rlx_tensor_create(RLX_DTYPE_F32, kd, rank - 1, &tb);
+    if (st) {
+        rlx_tensor_destroy(ta);
+        rlx_tensor_destroy(tb);
+        free(a);
+        return st;
+    }
+    memcpy(ta->data, a, (size_t)c * sizeof(float));
+    memcpy(tb->data, b, (size_t)c * sizeof(float));
+    free(a);
+    char what[512] = "";
+    if (rlx_fuse_reporting()) {
+        int ids[65];
+        ids[0] = bn;
+        memcpy(ids + 1, chain, (size_t)nc * sizeof(int));
+        rlx_fuse_describe(g, ids, nc + 1, what, sizeof what);
+    }
+    int aid, bid, tid, last = chain[nc - 1], out = cur;
+    if ((st = rlx_graph_add_konst(g, NULL, ta, &aid))) {
+        rlx_tensor_destroy(tb);
+        return st;
+    }
+    RLX_TRY(rlx_graph_add_konst(g, NULL, tb, &bid));
+    RLX_TRY(rlx_graph_add_value(g, NULL, &tid));
+    /* the BN and the chain go; their outputs lose their producers */
+    int ids[65];
+    ids[0] = bn;
+    memcpy(ids + 1, chain, (size_t)nc * sizeof(int));
+    for (int k = 0; k <= nc; k++) {
+        rlx_node *m = &g->nodes[ids[k]];
+        m->dead = true;
+        for (int o = 0; o < m->n_out; o++)
+            if (m->out[o] >= 0) g->values[m->out[o]].producer = -1;
+    }
+    RLX_TRY(rlx_fuse_emplace(g, bn, "Mul", "", NULL, (const int[]){ x_id, aid }, 2, &tid, 1, NULL, 0));
+    RLX_TRY(rlx_fuse_emplace(g, last, "Add", "", NULL, (const int[]){ tid, bid }, 2, &out, 1, NULL, 0));
+    rlx_fuse_report("fold_conv_affine", what, &g->nodes[last], "BatchNormalization and the chain as x * A + B");
+    *done = true;
+    return RLX_OK;
+}
+
+/* Every BatchNormalization chain of the graph (fold_bn_chain). */
+static rlx_status fold_bn_chains(rlx_graph *g, rlx_pass_stats *stats) {
+    rlx_fuse_users u;
+    RLX_TRY(rlx_fuse_users_build(g, &u));
+    rlx_status st = RLX_OK;
+    bool any = false;
+    size_t n0 = g->n_nodes;
+    for (size_t i = 0; i < n0 && !st; i++) {
+        if (g->nodes[i].dead || !is_op(&g->nodes[i], RLX_OP_BatchNormalization)) continue;
+        bool done = false;
+        st = fold_bn_chain(g, &u, (int)i, &done);
+        if (done) {
+            any = true;
+            if (stats) stats->fused++;
+        }
+    }
+    rlx_fuse_users_free(&u);
+    if (any) rlx_graph_compact(g);
+    return st;
 }
 
 rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
@@ -211,5 +323,6 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
         if (changed) rlx_graph_compact(g);
     }
     free(uses);
+    if (!st) st = fold_bn_chains(g, stats);
     return st;
 }

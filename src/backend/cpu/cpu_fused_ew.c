@@ -60,10 +60,14 @@ static void gather(const ew_input *in, const rlx_tensor *out, size_t i0, size_t 
         if ((size_t)run > n - j) run = (int64_t)(n - j);
         if (in->t->dtype == RLX_DTYPE_F32) {
             const float *src = (const float *)in->t->data + off;
-            if (s_in == 0) { /* the value read once: the fill becomes vector stores */
+            if (s_in == 0) { /* the value read once, blocks of 8 stores: vector stores */
                 float v = src[0];
                 float *restrict dj = dst + j;
-                for (int64_t t = 0; t < run; t++) dj[t] = v;
+                int64_t t = 0;
+                for (; t + 8 <= run; t += 8) {
+                    _Pragma("GCC unroll 8") for (int64_t l = t; l < t + 8; l++) dj[l] = v;
+                }
+                for (; t < run; t++) dj[t] = v;
             } else {
                 for (int64_t t = 0; t < run; t++) dst[j + (size_t)t] = src[t * s_in];
             }
@@ -104,6 +108,7 @@ typedef struct ew_job {
     const ew_input *ins;
     rlx_tensor *out;
     size_t total;
+    size_t inner; /* ew_rows' row length (const_rows), 0: by blocks */
     bool out_f32;
     int n_reg;
     atomic_int oom;
@@ -112,16 +117,42 @@ typedef struct ew_job {
 #define MAX_REG (RLX_EW_MAX_IN + RLX_EW_MAX_CONSTS + RLX_EW_MAX_INSTR)
 #define STACK_REGS 32
 
-static void ew_blocks(void *ctx, size_t b0, size_t b1) {
-    ew_job *j = ctx;
+/* The instructions over output elements [i0, i0 + nb) (nb <= BLOCK): the
+ * in-place inputs pointed at, the gathered ones gathered unless the caller
+ * filled them (`gathered`), the last instruction into the output. */
+static void run_block(const ew_job *j, const float **rp, float *buf, size_t i0, size_t nb, bool gathered) {
     const rlx_ew_prog *p = j->p;
-    float stack[STACK_REGS * BLOCK];
+    for (int i = 0; i < p->n_in; i++) {
+        if (j->ins[i].kind == IN_INPLACE) {
+            rp[i] = (const float *)j->ins[i].t->data + i0;
+        } else if (j->ins[i].kind == IN_GATHER && !gathered) {
+            float *r = buf + (size_t)i * BLOCK;
+            gather(&j->ins[i], j->out, i0, nb, r);
+            rp[i] = r;
+        }
+    }
+    for (int k = 0; k < p->n_instr; k++) {
+        const rlx_ew_instr *in = &p->ins[k];
+        int reg = rlx_ew_reg(p, k);
+        float *d = (k == p->n_instr - 1 && j->out_f32) ? (float *)j->out->data + i0 : buf + (size_t)reg * BLOCK;
+        exec(in, d, rp[in->a], in->b >= 0 ? rp[in->b] : NULL, in->c >= 0 ? rp[in->c] : NULL, nb);
+        rp[reg] = d;
+    }
+    if (!j->out_f32) {
+        const float *r = rp[rlx_ew_reg(p, p->n_instr - 1)];
+        for (size_t t = 0; t < nb; t++) rlx_tensor_set_f64(j->out, i0 + t, r[t]);
+    }
+}
+
+/* A chunk's registers: the scalar inputs and the constants filled. NULL
+ * (and j->oom set) when out of memory; free with regs_free. */
+static float *regs_init(ew_job *j, float *stack, const float **rp) {
+    const rlx_ew_prog *p = j->p;
     float *buf = j->n_reg <= STACK_REGS ? stack : malloc((size_t)j->n_reg * BLOCK * sizeof(float));
     if (!buf) {
         atomic_store(&j->oom, 1);
-        return;
+        return NULL;
     }
-    const float *rp[MAX_REG];
     for (int i = 0; i < p->n_in; i++)
         if (j->ins[i].kind == IN_SCALAR) {
             float v = load_elem(j->ins[i].t, 0);
@@ -133,30 +164,68 @@ static void ew_blocks(void *ctx, size_t b0, size_t b1) {
         for (int t = 0; t < BLOCK; t++) r[t] = p->consts[c];
         rp[p->n_in + c] = r;
     }
+    return buf;
+}
+
+static void ew_blocks(void *ctx, size_t b0, size_t b1) {
+    ew_job *j = ctx;
+    float stack[STACK_REGS * BLOCK];
+    const float *rp[MAX_REG];
+    float *buf = regs_init(j, stack, rp);
+    if (!buf) return;
     for (size_t blk = b0; blk < b1; blk++) {
         size_t i0 = blk * BLOCK, nb = j->total - i0 < BLOCK ? j->total - i0 : BLOCK;
-        for (int i = 0; i < p->n_in; i++) {
-            if (j->ins[i].kind == IN_INPLACE) {
-                rp[i] = (const float *)j->ins[i].t->data + i0;
-            } else if (j->ins[i].kind == IN_GATHER) {
+        run_block(j, rp, buf, i0, nb, false);
+    }
+    if (buf != stack) free(buf);
+}
+
+/* Rows of j->inner output elements along which every gathered input is
+ * constant (a per-channel [C, 1, 1] operand of an [N, C, H, W] output):
+ * each gathered register is filled once per row, then the row runs in
+ * blocks. The same operations on the same values as ew_blocks. */
+static void ew_rows(void *ctx, size_t r0, size_t r1) {
+    ew_job *j = ctx;
+    const rlx_ew_prog *p = j->p;
+    float stack[STACK_REGS * BLOCK];
+    const float *rp[MAX_REG];
+    float *buf = regs_init(j, stack, rp);
+    if (!buf) return;
+    size_t fill = j->inner < BLOCK ? j->inner : BLOCK;
+    for (size_t row = r0; row < r1; row++) {
+        size_t base = row * j->inner;
+        for (int i = 0; i < p->n_in; i++)
+            if (j->ins[i].kind == IN_GATHER) {
                 float *r = buf + (size_t)i * BLOCK;
-                gather(&j->ins[i], j->out, i0, nb, r);
+                gather(&j->ins[i], j->out, base, fill, r);
                 rp[i] = r;
             }
-        }
-        for (int k = 0; k < p->n_instr; k++) {
-            const rlx_ew_instr *in = &p->ins[k];
-            int reg = rlx_ew_reg(p, k);
-            float *d = (k == p->n_instr - 1 && j->out_f32) ? (float *)j->out->data + i0 : buf + (size_t)reg * BLOCK;
-            exec(in, d, rp[in->a], in->b >= 0 ? rp[in->b] : NULL, in->c >= 0 ? rp[in->c] : NULL, nb);
-            rp[reg] = d;
-        }
-        if (!j->out_f32) {
-            const float *r = rp[rlx_ew_reg(p, p->n_instr - 1)];
-            for (size_t t = 0; t < nb; t++) rlx_tensor_set_f64(j->out, i0 + t, r[t]);
+        for (size_t t = 0; t < j->inner; t += BLOCK) {
+            size_t nb = j->inner - t < BLOCK ? j->inner - t : BLOCK;
+            run_block(j, rp, buf, base + t, nb, true);
         }
     }
     if (buf != stack) free(buf);
+}
+
+/* The length of the output's trailing rows along which every gathered
+ * input is constant (broadcast stride 0 over the trailing dims), or 0 when
+ * there is no gathered input or the rows are shorter than 16 elements. */
+static size_t const_rows(const ew_input *ins, int n_in, const rlx_tensor *out) {
+    /* every gathered input has stride 0 on [its d, rank), so all of them on [first, rank), first the largest d */
+    int first = 0;
+    bool any = false;
+    for (int i = 0; i < n_in; i++) {
+        if (ins[i].kind != IN_GATHER) continue;
+        any = true;
+        int d = out->rank;
+        while (d > 0 && ins[i].st[d - 1] == 0) d--;
+        if (d > first) first = d;
+    }
+    if (!any || first >= out->rank) return 0;
+    size_t inner = 1;
+    for (int d = first; d < out->rank; d++) inner *= (size_t)out->dims[d];
+    return inner >= 16 ? inner : 0;
 }
 
 rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k) {
@@ -194,7 +263,11 @@ rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k) {
     j.n_reg = rlx_ew_reg(&p, p.n_instr);
     atomic_init(&j.oom, 0);
     /* elementwise: any split gives the same bits; 64 blocks per chunk */
-    rlx_parallel_for((total + BLOCK - 1) / BLOCK, 64, ew_blocks, &j);
+    j.inner = const_rows(ins, p.n_in, out);
+    if (j.inner)
+        rlx_parallel_for(total / j.inner, (64 * BLOCK + j.inner - 1) / j.inner, ew_rows, &j);
+    else
+        rlx_parallel_for((total + BLOCK - 1) / BLOCK, 64, ew_blocks, &j);
     if (atomic_load(&j.oom))
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%d register blocks)", j.n_reg);
     return RLX_OK;
