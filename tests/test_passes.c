@@ -281,8 +281,11 @@ static void test_widen_f16(void) {
  * unfused ops give them); no BatchNormalization is left. Run at
  * RLX_NUM_THREADS 1, 2 and 3 (tests/CMakeLists.txt). */
 static void test_fold_bn_chain(void) {
-    const int64_t C = 5;
-    static const int64_t shapes[3][4] = { { 2, 5, 9, 7 }, { 1, 5, 3, 3 }, { 1, 5, 40, 33 } };
+    const int64_t C = 48;
+    /* rows of 63 elements; 3x3 planes (by blocks); 144 rows of 340 in
+     * chunks of 49 rows (a chunk starts inside an image: the carried
+     * channel index) */
+    static const int64_t shapes[3][4] = { { 2, 48, 9, 7 }, { 1, 48, 3, 3 }, { 3, 48, 20, 17 } };
     int64_t cd[3] = { C, 1, 1 }, vd[1] = { C };
     rlx_tensor *k = test_tensor_random(RLX_DTYPE_F32, 3, cd, -2, 2);
     rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 3, cd, -1, 1);

@@ -38,6 +38,16 @@ static inline float load_elem(const rlx_tensor *t, size_t i) {
     }
 }
 
+/* The element of input `in` at output element i0. */
+static int64_t elem_offset(const ew_input *in, const rlx_tensor *out, size_t i0) {
+    int64_t off = 0;
+    for (int d = out->rank - 1; d >= 0; d--) {
+        off += (int64_t)(i0 % (size_t)out->dims[d]) * in->st[d];
+        i0 /= (size_t)out->dims[d];
+    }
+    return off;
+}
+
 /* Gathers output elements [i0, i0 + n) of input `in` into dst. */
 static void gather(const ew_input *in, const rlx_tensor *out, size_t i0, size_t n, float *dst) {
     int r = out->rank;
@@ -109,6 +119,7 @@ typedef struct ew_job {
     rlx_tensor *out;
     size_t total;
     size_t inner; /* ew_rows' row length (const_rows), 0: by blocks */
+    int first;    /* the rows span the output dims [first, rank) */
     bool out_f32;
     int n_reg;
     atomic_int oom;
@@ -192,12 +203,38 @@ static void ew_rows(void *ctx, size_t r0, size_t r1) {
     float *buf = regs_init(j, stack, rp);
     if (!buf) return;
     size_t fill = j->inner < BLOCK ? j->inner : BLOCK;
+    /* the row's index over the outer dims [0, first) and each gathered
+     * input's offset, carried from row to row (no division per row) */
+    const rlx_tensor *out = j->out;
+    int first = j->first;
+    int64_t idx[RLX_MAX_RANK] = { 0 }, off[RLX_EW_MAX_IN];
+    size_t rem = r0;
+    for (int d = first - 1; d >= 0; d--) {
+        idx[d] = (int64_t)(rem % (size_t)out->dims[d]);
+        rem /= (size_t)out->dims[d];
+    }
+    for (int i = 0; i < p->n_in; i++)
+        if (j->ins[i].kind == IN_GATHER) off[i] = elem_offset(&j->ins[i], out, r0 * j->inner);
     for (size_t row = r0; row < r1; row++) {
         size_t base = row * j->inner;
+        if (row > r0) /* the next row: increment idx with carry */
+            for (int d = first - 1; d >= 0; d--) {
+                for (int i = 0; i < p->n_in; i++)
+                    if (j->ins[i].kind == IN_GATHER) off[i] += j->ins[i].st[d];
+                if (++idx[d] < out->dims[d]) break;
+                for (int i = 0; i < p->n_in; i++)
+                    if (j->ins[i].kind == IN_GATHER) off[i] -= idx[d] * j->ins[i].st[d];
+                idx[d] = 0;
+            }
         for (int i = 0; i < p->n_in; i++)
             if (j->ins[i].kind == IN_GATHER) {
-                float *r = buf + (size_t)i * BLOCK;
-                gather(&j->ins[i], j->out, base, fill, r);
+                float *restrict r = buf + (size_t)i * BLOCK;
+                float v = load_elem(j->ins[i].t, (size_t)off[i]);
+                size_t t = 0;
+                for (; t + 8 <= fill; t += 8) {
+                    _Pragma("GCC unroll 8") for (size_t l = t; l < t + 8; l++) r[l] = v;
+                }
+                for (; t < fill; t++) r[t] = v;
                 rp[i] = r;
             }
         for (size_t t = 0; t < j->inner; t += BLOCK) {
@@ -209,9 +246,10 @@ static void ew_rows(void *ctx, size_t r0, size_t r1) {
 }
 
 /* The length of the output's trailing rows along which every gathered
- * input is constant (broadcast stride 0 over the trailing dims), or 0 when
+ * input is constant (broadcast stride 0 over the trailing dims [*first_out,
+ * rank)), or 0 when
  * there is no gathered input or the rows are shorter than 16 elements. */
-static size_t const_rows(const ew_input *ins, int n_in, const rlx_tensor *out) {
+static size_t const_rows(const ew_input *ins, int n_in, const rlx_tensor *out, int *first_out) {
     /* every gathered input has stride 0 on [its d, rank), so all of them on [first, rank), first the largest d */
     int first = 0;
     bool any = false;
@@ -223,6 +261,7 @@ static size_t const_rows(const ew_input *ins, int n_in, const rlx_tensor *out) {
         if (d > first) first = d;
     }
     if (!any || first >= out->rank) return 0;
+    *first_out = first;
     size_t inner = 1;
     for (int d = first; d < out->rank; d++) inner *= (size_t)out->dims[d];
     return inner >= 16 ? inner : 0;
@@ -263,7 +302,8 @@ rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k) {
     j.n_reg = rlx_ew_reg(&p, p.n_instr);
     atomic_init(&j.oom, 0);
     /* elementwise: any split gives the same bits; 64 blocks per chunk */
-    j.inner = const_rows(ins, p.n_in, out);
+    j.first = 0;
+    j.inner = const_rows(ins, p.n_in, out, &j.first);
     if (j.inner)
         rlx_parallel_for(total / j.inner, (64 * BLOCK + j.inner - 1) / j.inner, ew_rows, &j);
     else
