@@ -34,7 +34,18 @@
  * taps from one load of 32 floats; AVX2 by two shuffles), each input row
  * once per plane (a ring of rows' hs and hf, the kernel's height rounded
  * up to a power of two). Columns whose windows are clipped (the edges)
- * run in C: masked vector code for them was slower (BENCHMARKS.md). */
+ * run in C: masked vector code for them was slower (BENCHMARKS.md).
+ *
+ * AveragePool by rows (1-D and 2-D, dilation 1, any stride): each input
+ * row is copied between zeros (the pads, and the taps past the end that
+ * ceil mode creates), its taps summed left to right into one horizontal
+ * sum per output column (AVX-512 for strides 1 and 2, 16 columns per
+ * step; C otherwise), kept in the same ring of rows; an output adds its
+ * window's rows' sums in row order and divides by the count as fpool_run
+ * does. The zeros add nothing (a -0 sum becomes +0) and the order of the
+ * additions differs from the reference's (row by row, tap by tap), within
+ * the fast path's 1e-6. Inception v2's 3x3 s1 pools over 14x14 and 28x28
+ * planes went from 4.1 ms to about 1.5 ms per pass (BENCHMARKS.md). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -86,6 +97,7 @@ typedef struct fpool_job {
     int64_t *tlo[3], *thi[3], *cnt[3];
     int64_t clo, chi; /* outputs along the last axis whose windows are inside */
     bool rows;        /* MaxPool by rows (maxrow_plane) */
+    bool avg_rows;    /* AveragePool by rows (avgrow_plane) */
     rlx_cpu_isa isa;  /* its vector width */
 } fpool_job;
 
@@ -375,18 +387,170 @@ static void maxrow_plane(const fpool_job *j, const float *xc, float *yo, float *
     }
 }
 
+/* ------------------------------------------------------------ AveragePool by rows */
+
+/* Floats of an input row between zeros that hold every output column's
+ * whole window (the pads, ceil mode's taps past the end, and 32 more for
+ * the masked vector loads of stride 2). */
+static int64_t avgrow_pad_len(const rlx_nn_sp3 *s) {
+    int64_t need = (s->out[2] - 1) * s->s[2] + s->k[2], have = s->pb[2] + s->in[2];
+    return (need > have ? need : have) + 32;
+}
+
+/* hs[o] = the sum of the taps of output column o in input row xr, for the
+ * columns [o_lo, o_hi) whose windows are inside the row (taps xr[o * st -
+ * pb + t], t < kw, added left to right); portable C. */
+static void sumrow_inside_c(const float *xr, int64_t st, int64_t pb, int64_t kw, int64_t o_lo, int64_t o_hi,
+                            float *hs) {
+    for (int64_t o = o_lo; o < o_hi; o++) {
+        const float *x = xr + o * st - pb;
+        float a = x[0];
+        for (int64_t t = 1; t < kw; t++) a += x[t];
+        hs[o] = a;
+    }
+}
+
+#if RLX_HAVE_AVX2_BUILD
+/* The same with AVX-512F, 16 columns per step (the last ones masked),
+ * strides 1 and 2 (stride 2: the even floats of 32, one permute per tap,
+ * as maxrow_inside_v16_k); the same additions in the same order. */
+RLX_AVX512 static void sumrow_inside_v16(const float *xr, int64_t st, int64_t pb, int64_t kw, int64_t o_lo,
+                                         int64_t o_hi, float *hs) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (int64_t o = o_lo; o < o_hi; o += 16) {
+        int64_t n = o_hi - o < 16 ? o_hi - o : 16;
+        __mmask16 mo = (__mmask16)((1u << n) - 1);
+        const float *x = xr + o * st - pb;
+        __m512 a;
+        if (st == 1) {
+            a = _mm512_maskz_loadu_ps(mo, x);
+            for (int64_t t = 1; t < kw; t++) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(mo, x + t));
+        } else {
+            /* tap t of column o + i: x[t + 2 i], the even floats of the 32
+             * from x + t (2 n - 1 of them are needed) */
+            unsigned c = (unsigned)(2 * n - 1);
+            __mmask16 m0 = (__mmask16)(c >= 16 ? 0xffffu : (1u << c) - 1);
+            __mmask16 m1 = (__mmask16)(c > 16 ? (1u << (c - 16)) - 1 : 0);
+            a = _mm512_setzero_ps();
+            for (int64_t t = 0; t < kw; t++) {
+                __m512 v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m0, x + t), even,
+                                                  _mm512_maskz_loadu_ps(m1, x + t + 16));
+                a = t == 0 ? v : _mm512_add_ps(a, v);
+            }
+        }
+        _mm512_mask_storeu_ps(hs + o, mo, a);
+    }
+}
+
+/* y[o] = (hs0[o] + rows[1][o] + ...) / div[o], o < n (AVX-512F). */
+RLX_AVX512 static void sumrow_fold_v16(float *y, const float *const *rows, int64_t nr, const float *div, int64_t n) {
+    for (int64_t o = 0; o < n; o += 16) {
+        __mmask16 m = (__mmask16)(n - o < 16 ? (1u << (n - o)) - 1 : 0xffffu);
+        __m512 a = _mm512_maskz_loadu_ps(m, rows[0] + o);
+        for (int64_t r = 1; r < nr; r++) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(m, rows[r] + o));
+        _mm512_mask_storeu_ps(y + o, m, _mm512_div_ps(a, _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), m, div + o)));
+    }
+}
+#endif
+
+/* The horizontal sums of every output column of input row xr (windows
+ * clipped to the row by the last axis' tables; no tap: 0). */
+static void sumrow_h(const fpool_job *j, const float *xr, float *hs, float *pad) {
+    const rlx_nn_sp3 *s = j->s;
+    int64_t st = s->s[2], pb = s->pb[2], kw = s->k[2], n = s->out[2];
+#if RLX_HAVE_AVX2_BUILD
+    if (j->isa == RLX_CPU_ISA_AVX512 && st <= 2) {
+        /* the row between zeros (avgrow_pad_len): every column's window
+         * inside it, the zeros adding nothing (but -0 + 0 = +0) */
+        int64_t w = s->in[2], len = avgrow_pad_len(s);
+        memset(pad, 0, (size_t)pb * sizeof *pad);
+        memcpy(pad + pb, xr, (size_t)w * sizeof *pad);
+        memset(pad + pb + w, 0, (size_t)(len - pb - w) * sizeof *pad);
+        sumrow_inside_v16(pad, st, 0, kw, 0, n, hs);
+        return;
+    }
+#endif
+    (void)pad;
+    for (int64_t o = 0; o < n; o++) {
+        if (o == j->clo) o = j->chi;
+        if (o >= n) break;
+        const float *x = xr + o * st - pb;
+        float a = 0.0f;
+        for (int64_t t = j->tlo[2][o]; t < j->thi[2][o]; t++) a = t == j->tlo[2][o] ? x[t] : a + x[t];
+        hs[o] = a;
+    }
+    if (j->chi <= j->clo) return;
+    sumrow_inside_c(xr, st, pb, kw, j->clo, j->chi, hs);
+}
+
+/* One plane by rows (as maxrow_plane): ring holds maxrow_slots rows of
+ * horizontal sums (the first out[2] of each slot's 2 x out[2] floats), the
+ * input row in each slot in at[slot]; divs the divisors of the outputs
+ * (c01 * cnt[2] as fpool_run divides), pad room for avgrow_pad_len
+ * floats. An output is its window's rows' sums added in row order, then
+ * divided. */
+static void avgrow_plane(const fpool_job *j, const float *xc, float *yo, float *ring, int64_t *at,
+                         const float *divs, float *pad) {
+    const rlx_nn_sp3 *s = j->s;
+    int64_t slots = maxrow_slots(s), n = s->out[2];
+    const float *rows[64];
+    for (int64_t i = 0; i < slots; i++) at[i] = -1;
+    for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
+        float *y = yo + o1 * n;
+        const float *div = divs + o1 * n;
+        int64_t t0 = j->tlo[1][o1], t1 = j->thi[1][o1], nr = t1 - t0;
+        if (nr <= 0) { /* no input row: an empty sum (fpool_point's 0 / count) */
+            for (int64_t o = 0; o < n; o++) y[o] = 0.0f / div[o];
+            continue;
+        }
+        for (int64_t t = t0; t < t1; t++) {
+            int64_t r = o1 * s->s[1] - s->pb[1] + t, slot = r & (slots - 1);
+            float *hs = ring + slot * 2 * n;
+            if (at[slot] != r) {
+                sumrow_h(j, xc + r * s->in[2], hs, pad);
+                at[slot] = r;
+            }
+            rows[t - t0] = hs;
+        }
+#if RLX_HAVE_AVX2_BUILD
+        if (j->isa == RLX_CPU_ISA_AVX512) {
+            sumrow_fold_v16(y, rows, nr, div, n);
+            continue;
+        }
+#endif
+        for (int64_t o = 0; o < n; o++) {
+            float a = rows[0][o];
+            for (int64_t r = 1; r < nr; r++) a += rows[r][o];
+            y[o] = a / div[o];
+        }
+    }
+}
+
 static void fpool_planes(void *ctx, size_t p0, size_t p1) {
     const fpool_job *j = ctx;
     const rlx_nn_sp3 *s = j->s;
-    float *ring = NULL;
-    size_t slots = j->rows ? (size_t)maxrow_slots(s) : 0;
-    if (j->rows) /* without scratch: the plane as below */
-        ring = rlx_scratch_get(RLX_SCRATCH_TASK, slots * (2 * (size_t)s->out[2] * sizeof(float) + sizeof(int64_t)));
+    float *ring = NULL, *divs = NULL, *pad = NULL;
+    size_t slots = j->rows || j->avg_rows ? (size_t)maxrow_slots(s) : 0;
+    /* AveragePool: the outputs' divisors and the padded row after the ring */
+    size_t extra = j->avg_rows ? s->out_sp + (size_t)avgrow_pad_len(s) : 0;
+    if (slots) /* without scratch: the plane as below */
+        ring = rlx_scratch_get(RLX_SCRATCH_TASK, (slots * 2 * (size_t)s->out[2] + extra) * sizeof(float) +
+                                                     slots * sizeof(int64_t));
+    if (ring && j->avg_rows) {
+        divs = ring + slots * 2 * (size_t)s->out[2];
+        pad = divs + s->out_sp;
+        for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
+            float c01 = (float)(j->cnt[0][0] * j->cnt[1][o1]);
+            for (int64_t o = 0; o < s->out[2]; o++) divs[o1 * s->out[2] + o] = c01 * (float)j->cnt[2][o];
+        }
+    }
     for (size_t pl = p0; pl < p1; pl++) {
         const float *xc = j->x + pl * s->in_sp;
         float *yo = j->y + pl * s->out_sp;
         if (ring) {
-            maxrow_plane(j, xc, yo, ring, (int64_t *)(ring + 2 * slots * (size_t)s->out[2]));
+            int64_t *at = (int64_t *)(ring + 2 * slots * (size_t)s->out[2] + extra);
+            if (j->rows) maxrow_plane(j, xc, yo, ring, at);
+            else avgrow_plane(j, xc, yo, ring, at, divs, pad);
             continue;
         }
         for (int64_t o0 = 0; o0 < s->out[0]; o0++)
@@ -443,6 +607,8 @@ static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
     /* by rows: 1-D and 2-D, dilation 1, stride 1 or 2 along the last axis
      * (a window's k[1] rows in one ring, at most 64 of them) */
     j.rows = kind == POOL_MAX && s->k[0] == 1 && s->d[1] == 1 && s->d[2] == 1 && s->s[2] <= 2 && s->k[1] <= 64;
+    /* AveragePool by rows: the same shapes, any stride */
+    j.avg_rows = kind == POOL_AVG && s->k[0] == 1 && s->d[1] == 1 && s->d[2] == 1 && s->k[1] <= 64;
     j.isa = rlx_cpu_isa_get();
     size_t planes = (size_t)g->n * (size_t)g->c_in;
     size_t grain = 1 + 16384 / (s->out_sp * s->ksz + 1);
