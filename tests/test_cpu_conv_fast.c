@@ -983,6 +983,9 @@ static void test_pools(void) {
         { "AveragePool", 2, 1, 2, { 9, 40 }, { 3, 3 }, { 1, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 1 },
         { "AveragePool", 1, 2, 3, { 101 }, { 3 }, { 2 }, { 1 }, { 1 }, { 1 }, 0, 1 },
         { "AveragePool", 3, 1, 2, { 5, 9, 20 }, { 2, 3, 3 }, { 1, 2, 2 }, { 1, 1, 1 }, { 0, 1, 1 }, { 1, 1, 1 }, 0, 0 },
+        /* 3-D with a kernel of depth 1: planes of depth > 1 take the other path */
+        { "AveragePool", 3, 2, 4, { 6, 4, 5 }, { 1, 3, 1 }, { 3, 1, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 1, 0 }, 0, 0 },
+        { "MaxPool", 3, 2, 4, { 6, 4, 5 }, { 1, 3, 1 }, { 3, 1, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 1, 0 }, 0, 0 },
     };
     rlx_cpu_isa top = rlx_cpu_isa_get();
     for (int isa = (int)top; isa >= (int)RLX_CPU_ISA_C; isa--) {

@@ -604,11 +604,15 @@ static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
     while (j.clo < s->out[2] && !(j.tlo[2][j.clo] == 0 && j.thi[2][j.clo] == s->k[2])) j.clo++;
     j.chi = j.clo;
     while (j.chi < s->out[2] && j.tlo[2][j.chi] == 0 && j.thi[2][j.chi] == s->k[2]) j.chi++;
-    /* by rows: 1-D and 2-D, dilation 1, stride 1 or 2 along the last axis
-     * (a window's k[1] rows in one ring, at most 64 of them) */
-    j.rows = kind == POOL_MAX && s->k[0] == 1 && s->d[1] == 1 && s->d[2] == 1 && s->s[2] <= 2 && s->k[1] <= 64;
-    /* AveragePool by rows: the same shapes, any stride */
-    j.avg_rows = kind == POOL_AVG && s->k[0] == 1 && s->d[1] == 1 && s->d[2] == 1 && s->k[1] <= 64;
+    /* by rows: 1-D and 2-D (axis 0 of extent 1: a 3-D pool of kernel depth
+     * 1 over deeper planes took this path and read the first depth slice
+     * only), dilation 1, stride 1 or 2 along the last axis (a window's k[1]
+     * rows in one ring, at most 64 of them) */
+    j.rows = kind == POOL_MAX && s->in[0] == 1 && s->k[0] == 1 && s->d[1] == 1 && s->d[2] == 1 && s->s[2] <= 2 &&
+             s->k[1] <= 64;
+    /* AveragePool by rows: planes of one or two spatial axes (axis 0 of
+     * extent 1), any stride */
+    j.avg_rows = kind == POOL_AVG && s->in[0] == 1 && s->k[0] == 1 && s->d[1] == 1 && s->d[2] == 1 && s->k[1] <= 64;
     j.isa = rlx_cpu_isa_get();
     size_t planes = (size_t)g->n * (size_t)g->c_in;
     size_t grain = 1 + 16384 / (s->out_sp * s->ksz + 1);
