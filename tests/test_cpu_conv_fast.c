@@ -983,6 +983,14 @@ static void test_pools(void) {
         { "AveragePool", 2, 1, 2, { 9, 40 }, { 3, 3 }, { 1, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 1 },
         { "AveragePool", 1, 2, 3, { 101 }, { 3 }, { 2 }, { 1 }, { 1 }, { 1 }, 0, 1 },
         { "AveragePool", 3, 1, 2, { 5, 9, 20 }, { 2, 3, 3 }, { 1, 2, 2 }, { 1, 1, 1 }, { 0, 1, 1 }, { 1, 1, 1 }, 0, 0 },
+        /* stride 1 along the last axis in registers (kw <= 17): rows of
+         * several 16-column chunks, the widest kernel, stride 2 down, pads
+         * counted or not, ceil mode; kw 18 goes by rows */
+        { "AveragePool", 2, 1, 3, { 11, 41 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 1 },
+        { "AveragePool", 2, 1, 2, { 9, 40 }, { 5, 17 }, { 2, 1 }, { 1, 1 }, { 2, 8 }, { 1, 8 }, 1, 0 },
+        { "AveragePool", 2, 1, 2, { 9, 40 }, { 5, 17 }, { 2, 1 }, { 1, 1 }, { 2, 8 }, { 1, 8 }, 1, 1 },
+        { "AveragePool", 2, 1, 2, { 6, 35 }, { 2, 18 }, { 1, 1 }, { 1, 1 }, { 0, 3 }, { 1, 3 }, 0, 0 },
+        { "AveragePool", 2, 1, 2, { 28, 28 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
         /* 3-D with a kernel of depth 1: planes of depth > 1 take the other path */
         { "AveragePool", 3, 2, 4, { 6, 4, 5 }, { 1, 3, 1 }, { 3, 1, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 1, 0 }, 0, 0 },
         { "MaxPool", 3, 2, 4, { 6, 4, 5 }, { 1, 3, 1 }, { 3, 1, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 1, 0 }, 0, 0 },

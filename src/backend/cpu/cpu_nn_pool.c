@@ -44,8 +44,12 @@
  * window's rows' sums in row order and divides by the count as fpool_run
  * does. The zeros add nothing (a -0 sum becomes +0) and the order of the
  * additions differs from the reference's (row by row, tap by tap), within
- * the fast path's 1e-6. Inception v2's 3x3 s1 pools over 14x14 and 28x28
- * planes went from 4.1 ms to about 1.5 ms per pass (BENCHMARKS.md). */
+ * the fast path's 1e-6. Stride 1 along the last axis with at most 17
+ * taps (AVX-512) skips the ring: per output row and 16 columns, the
+ * window's rows are added into the two vectors of the 32 columns its taps
+ * read, and the taps are lane shifts of that pair (avgplane_s1_v16).
+ * Inception v2's 3x3 s1 pools over 14x14 and 28x28 planes went from 4.1
+ * ms to about 0.6 ms per pass (BENCHMARKS.md). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -453,6 +457,49 @@ RLX_AVX512 static void sumrow_fold_v16(float *y, const float *const *rows, int64
 }
 #endif
 
+#if RLX_HAVE_AVX2_BUILD
+/* The lanes l < 16 whose column c + l lies in [0, w). */
+static inline __mmask16 cols16(int64_t c, int64_t w) {
+    int64_t lo = c < 0 ? -c : 0, hi = w - c;
+    if (hi > 16) hi = 16;
+    if (lo >= hi) return 0;
+    return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+/* One plane of a stride-1 (along the last axis) AveragePool with kw <= 17,
+ * in registers (AVX-512F): per output row and 16 output columns, the
+ * window's input rows added into two vectors of the 32 columns the taps
+ * read (masked loads: outside the row reads zeros), then the kw taps added
+ * by lane shifts of that pair, divided by divs. Vertical sums first: the
+ * reference's terms in another order (within the fast path's 1e-6). */
+RLX_AVX512 static void avgplane_s1_v16(const fpool_job *j, const float *xc, float *yo, const float *divs) {
+    const rlx_nn_sp3 *s = j->s;
+    int64_t w = s->in[2], n = s->out[2], kw = s->k[2], pb = s->pb[2];
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
+        float *y = yo + o1 * n;
+        const float *div = divs + o1 * n;
+        int64_t t0 = j->tlo[1][o1], t1 = j->thi[1][o1];
+        for (int64_t o = 0; o < n; o += 16) {
+            __mmask16 mo = (__mmask16)(n - o < 16 ? (1u << (n - o)) - 1 : 0xffffu);
+            int64_t c0 = o - pb; /* the input column of lane 0's first tap */
+            __mmask16 m0 = cols16(c0, w), m1 = cols16(c0 + 16, w);
+            __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+            for (int64_t t = t0; t < t1; t++) {
+                const float *xr = xc + (o1 * s->s[1] - s->pb[1] + t) * w;
+                /* masked lanes are not read: the columns before 0 and past w */
+                lo = _mm512_add_ps(lo, _mm512_maskz_loadu_ps(m0, xr + c0));
+                hi = _mm512_add_ps(hi, _mm512_maskz_loadu_ps(m1, xr + c0 + 16));
+            }
+            __m512 a = lo;
+            for (int64_t t = 1; t < kw; t++)
+                a = _mm512_add_ps(a, _mm512_permutex2var_ps(lo, _mm512_add_epi32(lane, _mm512_set1_epi32((int)t)), hi));
+            _mm512_mask_storeu_ps(y + o, mo, _mm512_div_ps(a, _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), mo, div + o)));
+        }
+    }
+}
+#endif
+
 /* The horizontal sums of every output column of input row xr (windows
  * clipped to the row by the last axis' tables; no tap: 0). */
 static void sumrow_h(const fpool_job *j, const float *xr, float *hs, float *pad) {
@@ -550,6 +597,10 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
         if (ring) {
             int64_t *at = (int64_t *)(ring + 2 * slots * (size_t)s->out[2] + extra);
             if (j->rows) maxrow_plane(j, xc, yo, ring, at);
+#if RLX_HAVE_AVX2_BUILD
+            else if (j->isa == RLX_CPU_ISA_AVX512 && s->s[2] == 1 && s->k[2] <= 17)
+                avgplane_s1_v16(j, xc, yo, divs);
+#endif
             else avgrow_plane(j, xc, yo, ring, at, divs, pad);
             continue;
         }
