@@ -45,11 +45,12 @@
  * does. The zeros add nothing (a -0 sum becomes +0) and the order of the
  * additions differs from the reference's (row by row, tap by tap), within
  * the fast path's 1e-6. Stride 1 along the last axis with at most 17
- * taps (AVX-512) skips the ring: per output row and 16 columns, the
+ * taps, or stride 2 with 2 (AVX-512), skips the ring: per output row and 16 columns, the
  * window's rows are added into the two vectors of the 32 columns its taps
  * read, and the taps are lane shifts of that pair (avgplane_s1_v16).
  * Inception v2's 3x3 s1 pools over 14x14 and 28x28 planes went from 4.1
- * ms to about 0.6 ms per pass (BENCHMARKS.md). */
+ * ms to about 0.6 ms per pass, DenseNet-121's 2x2 s2 ones from 0.44 to about
+ * 0.1 ms (BENCHMARKS.md). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -466,23 +467,26 @@ static inline __mmask16 cols16(int64_t c, int64_t w) {
     return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
 }
 
-/* One plane of a stride-1 (along the last axis) AveragePool with kw <= 17,
- * in registers (AVX-512F): per output row and 16 output columns, the
+/* One plane of an AveragePool of stride 1 (along the last axis) with kw <=
+ * 17, or stride 2 with kw <= 2 (the 32 columns of 16 outputs' taps), in
+ * registers (AVX-512F): per output row and 16 output columns, the
  * window's input rows added into two vectors of the 32 columns the taps
  * read (masked loads: outside the row reads zeros), then the kw taps added
  * by lane shifts of that pair, divided by divs. Vertical sums first: the
  * reference's terms in another order (within the fast path's 1e-6). */
 RLX_AVX512 static void avgplane_s1_v16(const fpool_job *j, const float *xc, float *yo, const float *divs) {
     const rlx_nn_sp3 *s = j->s;
-    int64_t w = s->in[2], n = s->out[2], kw = s->k[2], pb = s->pb[2];
-    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    int64_t w = s->in[2], n = s->out[2], kw = s->k[2], pb = s->pb[2], st = s->s[2];
+    /* lane l's first tap: column st * l of the pair */
+    const __m512i lane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32((int)st));
     for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
         float *y = yo + o1 * n;
         const float *div = divs + o1 * n;
         int64_t t0 = j->tlo[1][o1], t1 = j->thi[1][o1];
         for (int64_t o = 0; o < n; o += 16) {
             __mmask16 mo = (__mmask16)(n - o < 16 ? (1u << (n - o)) - 1 : 0xffffu);
-            int64_t c0 = o - pb; /* the input column of lane 0's first tap */
+            int64_t c0 = o * st - pb; /* the input column of lane 0's first tap */
             __mmask16 m0 = cols16(c0, w), m1 = cols16(c0 + 16, w);
             __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
             for (int64_t t = t0; t < t1; t++) {
@@ -491,7 +495,7 @@ RLX_AVX512 static void avgplane_s1_v16(const fpool_job *j, const float *xc, floa
                 lo = _mm512_add_ps(lo, _mm512_maskz_loadu_ps(m0, xr + c0));
                 hi = _mm512_add_ps(hi, _mm512_maskz_loadu_ps(m1, xr + c0 + 16));
             }
-            __m512 a = lo;
+            __m512 a = st == 1 ? lo : _mm512_permutex2var_ps(lo, lane, hi);
             for (int64_t t = 1; t < kw; t++)
                 a = _mm512_add_ps(a, _mm512_permutex2var_ps(lo, _mm512_add_epi32(lane, _mm512_set1_epi32((int)t)), hi));
             _mm512_mask_storeu_ps(y + o, mo, _mm512_div_ps(a, _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), mo, div + o)));
@@ -598,7 +602,7 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
             int64_t *at = (int64_t *)(ring + 2 * slots * (size_t)s->out[2] + extra);
             if (j->rows) maxrow_plane(j, xc, yo, ring, at);
 #if RLX_HAVE_AVX2_BUILD
-            else if (j->isa == RLX_CPU_ISA_AVX512 && s->s[2] == 1 && s->k[2] <= 17)
+            else if (j->isa == RLX_CPU_ISA_AVX512 && s->s[2] <= 2 && s->s[2] * 15 + s->k[2] <= 32)
                 avgplane_s1_v16(j, xc, yo, divs);
 #endif
             else avgrow_plane(j, xc, yo, ring, at, divs, pad);
