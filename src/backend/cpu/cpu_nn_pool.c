@@ -49,8 +49,8 @@
  * window's rows are added into the two vectors of the 32 columns its taps
  * read, and the taps are lane shifts of that pair (avgplane_s1_v16).
  * Inception v2's 3x3 s1 pools over 14x14 and 28x28 planes went from 4.1
- * ms to about 0.6 ms per pass, DenseNet-121's 2x2 s2 ones from 0.44 to about
- * 0.1 ms (BENCHMARKS.md). */
+ * ms to about 0.6 ms per pass, DenseNet-121's 2x2 s2 ones from 0.44 to 0.19
+ * ms (BENCHMARKS.md). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
