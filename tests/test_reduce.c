@@ -893,6 +893,40 @@ static void test_lp_mvn_lrn(void) {
         test_free_outputs(out, 1);
     }
     rlx_tensor_destroy(x);
+
+    /* LRN f32 (the planes-over-threads path): AlexNet's window and
+     * constants on more channels than the window and planes longer than
+     * its 256-position blocks, bit for bit the formula in double with the
+     * window in channel order (what the kernel promises) */
+    int64_t dw[4] = { 2, 13, 17, 19 };
+    x = rnd(RLX_DTYPE_F32, 4, dw, -3, 3);
+    for (int size = 4; size <= 5; size++) {
+        const float fa = 1e-4f * 40, fb = 0.75f, fk = 1.0f;
+        rlx_attr at[4] = { RLX_ATTR_I("size", size), RLX_ATTR_F("alpha", fa), RLX_ATTR_F("beta", fb),
+                           RLX_ATTR_F("bias", fk) };
+        rlx_tensor **out = NULL;
+        CHECK_OK(run("LRN", 13, 1, (const rlx_tensor *[]){ x }, NULL, 1, 4, at, &out));
+        if (!out) continue;
+        const float *px = x->data, *py = out[0]->data;
+        int64_t sp = dw[2] * dw[3], before = (size - 1) / 2, after = size / 2;
+        int bad = 0;
+        for (int64_t n = 0; n < dw[0]; n++)
+            for (int64_t c = 0; c < dw[1]; c++)
+                for (int64_t q = 0; q < sp; q++) {
+                    double sq = 0;
+                    for (int64_t i = c - before; i <= c + after; i++) {
+                        if (i < 0 || i >= dw[1]) continue;
+                        double v = px[(n * dw[1] + i) * sp + q];
+                        sq += v * v;
+                    }
+                    size_t at_i = (size_t)((n * dw[1] + c) * sp + q);
+                    float want = (float)((double)px[at_i] / pow((double)fk + (double)fa / size * sq, (double)fb));
+                    if (memcmp(&want, &py[at_i], sizeof want) != 0) bad++;
+                }
+        CHECK_MSG(bad == 0, "LRN f32 size %d [2,13,17,19]: %d values differ from the formula's bits", size, bad);
+        test_free_outputs(out, 1);
+    }
+    rlx_tensor_destroy(x);
 }
 
 /* ================================================================ fast path */
