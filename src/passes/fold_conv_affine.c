@@ -120,8 +120,9 @@ static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_r
  * `bn` whose output is read, as its only use, by Mul / Add nodes by per-channel
  * constants, one after another. Rewrites them as x * A + B (a Mul in the BN's
  * slot, an Add in the chain's last) with A, B shaped [C, 1, ..] (f32); sets
- * *done when it did. errors: out of memory, those of rlx_fuse_emplace. */
-static rlx_status fold_bn_chain(rlx_graph *g, const rlx_fuse_users *u, int bn, bool *done) {
+ * *done (and counts it in stats->fused) when it did; rlx_fuse_each_anchor
+ * runs it over the graph. errors: out of memory, those of rlx_fuse_emplace. */
+static rlx_status fold_bn_chain(rlx_graph *g, const rlx_fuse_users *u, int bn, rlx_pass_stats *stats, bool *done) {
     *done = false;
     rlx_node *n = &g->nodes[bn];
     if (n->dead || !is_op(n, RLX_OP_BatchNormalization) || n->n_in < 5 || n->n_out < 1 || n->out[0] < 0) return RLX_OK;
@@ -198,28 +199,8 @@ static rlx_status fold_bn_chain(rlx_graph *g, const rlx_fuse_users *u, int bn, b
     RLX_TRY(rlx_fuse_emplace(g, last, "Add", "", NULL, (const int[]){ tid, bid }, 2, &out, 1, NULL, 0));
     rlx_fuse_report("fold_conv_affine", what, &g->nodes[last], "BatchNormalization and the chain as x * A + B");
     *done = true;
+    if (stats) stats->fused++;
     return RLX_OK;
-}
-
-/* Every BatchNormalization chain of the graph (fold_bn_chain). */
-static rlx_status fold_bn_chains(rlx_graph *g, rlx_pass_stats *stats) {
-    rlx_fuse_users u;
-    RLX_TRY(rlx_fuse_users_build(g, &u));
-    rlx_status st = RLX_OK;
-    bool any = false;
-    size_t n0 = g->n_nodes;
-    for (size_t i = 0; i < n0 && !st; i++) {
-        if (g->nodes[i].dead || !is_op(&g->nodes[i], RLX_OP_BatchNormalization)) continue;
-        bool done = false;
-        st = fold_bn_chain(g, &u, (int)i, &done);
-        if (done) {
-            any = true;
-            if (stats) stats->fused++;
-        }
-    }
-    rlx_fuse_users_free(&u);
-    if (any) rlx_graph_compact(g);
-    return st;
 }
 
 rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
@@ -323,6 +304,6 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
         if (changed) rlx_graph_compact(g);
     }
     free(uses);
-    if (!st) st = fold_bn_chains(g, stats);
+    if (!st) st = rlx_fuse_each_anchor(g, RLX_OP_BatchNormalization, fold_bn_chain, stats);
     return st;
 }
