@@ -477,9 +477,11 @@ out:
 
 /* A planned (not eager) run stops between its steps; on a GPU, between
  * its segments (gpu.disable=Relu puts a CPU step after each MatMul; no
- * fusion takes the Relus into the MatMuls). */
+ * fusion takes the Relus into the MatMuls). 40 products of 384^3 (about 2.4
+ * G multiply-adds): well past the 1 ms limit and the coarse clock's tick on
+ * any CPU (192^3 ones finished inside one tick on a fresh clone's run). */
 static void test_planned(const char *device) {
-    rlx_model *m = chain_model(40, 192);
+    rlx_model *m = chain_model(40, 384);
     rlx_options *o = NULL;
     rlx_session *s = NULL;
     CHECK_OK(rlx_options_create(&o));
@@ -488,7 +490,7 @@ static void test_planned(const char *device) {
     if (m) CHECK_OK(rlx_session_create_with_options(m, &(rlx_session_options){ .device = device }, o, &s));
     rlx_options_destroy(o);
     if (!s) goto out;
-    const int64_t d[2] = { 192, 192 };
+    const int64_t d[2] = { 384, 384 };
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, d, -1, 1);
     const char *names[] = { "x" };
     const rlx_tensor *ins[] = { x };
