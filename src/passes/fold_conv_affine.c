@@ -116,6 +116,24 @@ static bool affine_of(const rlx_graph *g, const rlx_node *n, int x_id, int out_r
     return true;
 }
 
+static bool all_finite(const float *v, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) return false;
+    return true;
+}
+
+/* Whether x * a + b followed by * a2 + b2 folds into finite factors: a
+ * non-finite constant (a Mul by inf after a BN whose scale is 0: the chain
+ * gives inf, the fold 0 * inf = NaN) keeps the rest of the chain unfolded
+ * (a tester's finding). */
+static bool composes_finite(const float *a, const float *b, const float *a2, const float *b2, int64_t c) {
+    for (int64_t k = 0; k < c; k++) {
+        float na = a[k] * a2[k], nb = b[k] * a2[k] + b2[k];
+        if (!isfinite(a2[k]) || !isfinite(b2[k]) || !isfinite(na) || !isfinite(nb)) return false;
+    }
+    return true;
+}
+
 /* The chains of one BatchNormalization (see the top of the file): BN at node
  * `bn` whose output is read, as its only use, by Mul / Add nodes by per-channel
  * constants, one after another. Rewrites them as x * A + B (a Mul in the BN's
@@ -136,13 +154,13 @@ static rlx_status fold_bn_chain(rlx_graph *g, const rlx_fuse_users *u, int bn, r
     if (!a) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     float *b = a + c, *a2 = a + 2 * c, *b2 = a + 3 * c;
     int chain[64], nc = 0, cur = n->out[0];
-    if (affine_of(g, n, x_id, rank, c, a, b)) {
+    if (affine_of(g, n, x_id, rank, c, a, b) && all_finite(a, 2 * c)) {
         while (nc < 64 && rlx_fuse_n_users(u, cur) == 1 && !rlx_fuse_is_output(g, cur)) {
             int j = rlx_fuse_user(u, cur, 0);
             const rlx_node *m = &g->nodes[j];
             const rlx_value *y = m->n_out == 1 && m->out[0] >= 0 ? &g->values[m->out[0]] : NULL;
             if (!y || y->dtype != RLX_DTYPE_F32 || !rlx_fuse_same_shape(y, x) ||
-                !affine_of(g, m, cur, rank, c, a2, b2))
+                !affine_of(g, m, cur, rank, c, a2, b2) || !composes_finite(a, b, a2, b2, c))
                 break;
             for (int64_t k = 0; k < c; k++) {
                 a[k] *= a2[k];
