@@ -467,6 +467,50 @@ out:
     rlx_tensor_destroy(x);
 }
 
+/* The same for a Conv's per-channel Mul: x [1, 2, 1, 1] = (1, 1), output
+ * channel 0's weights (1, -0.5), Mul by (inf, 2): unfused 0.5 * inf = inf;
+ * folded weights (inf, -inf) would sum to NaN. */
+static void test_fold_conv_nonfinite(void) {
+    int64_t xd[4] = { 1, 2, 1, 1 }, wd[4] = { 2, 2, 1, 1 }, kd[3] = { 2, 1, 1 };
+    rlx_tensor *x = NULL, *w = NULL, *k = NULL;
+    CHECK_OK(rlx_tensor_create(RLX_DTYPE_F32, xd, 4, &x));
+    CHECK_OK(rlx_tensor_create(RLX_DTYPE_F32, wd, 4, &w));
+    CHECK_OK(rlx_tensor_create(RLX_DTYPE_F32, kd, 3, &k));
+    rlx_model *m = NULL;
+    if (!x || !w || !k) goto out;
+    const float xv[2] = { 1, 1 }, wv[4] = { 1, -0.5f, 0.25f, 0.5f }, kv[2] = { INFINITY, 2 };
+    memcpy(x->data, xv, sizeof xv);
+    memcpy(w->data, wv, sizeof wv);
+    memcpy(k->data, kv, sizeof kv);
+    CHECK_OK(rlx_model_create(13, &m));
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 4, xd, NULL));
+    CHECK_OK(rlx_model_add_initializer(m, "w", w));
+    CHECK_OK(rlx_model_add_initializer(m, "k", k));
+    CHECK_OK(rlx_model_add_node(m, "Conv", "conv", 2, (const char *[]){ "x", "w" }, 1, (const char *[]){ "c" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Mul", "mul", 2, (const char *[]){ "c", "k" }, 1, (const char *[]){ "y" }, 0, NULL));
+    CHECK_OK(rlx_model_add_output(m, "y"));
+    CHECK_OK(rlx_model_finish(m));
+    setenv("RLX_DISABLE_PASSES", "cse", 1); /* the fusions on */
+    rlx_session *s = NULL;
+    rlx_tensor **o = NULL;
+    size_t n = 0;
+    CHECK_OK(rlx_session_create(m, NULL, &s));
+    CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, &o, &n));
+    if (o && n == 1) {
+        const float *py = o[0]->data;
+        CHECK_MSG(py[0] == INFINITY && py[1] == 1.5f, "Conv then Mul by (inf, 2): (%g, %g), want (inf, 1.5)",
+                  (double)py[0], (double)py[1]);
+    }
+    test_free_outputs(o, (int)n);
+    rlx_session_destroy(s);
+    setenv("RLX_DISABLE_PASSES", FUSIONS, 1);
+out:
+    rlx_model_destroy(m);
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(w);
+    rlx_tensor_destroy(k);
+}
+
 int main(void) {
     test_seed_from_env();
     setenv("RLX_DISABLE_PASSES", FUSIONS, 1);
@@ -479,5 +523,6 @@ int main(void) {
     test_fold_bn_chain();
     test_dropout_view();
     test_fold_bn_chain_nonfinite();
+    test_fold_conv_nonfinite();
     TEST_MAIN_END();
 }

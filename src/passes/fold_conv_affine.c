@@ -41,12 +41,15 @@ static float elem(const rlx_tensor *t, size_t i) {
     return ((const float *)t->data)[i];
 }
 
-/* Stores v as element i of an f32 or f16 tensor; false when an f16 store
- * loses v: beyond binary16's range, or a non-zero v that becomes zero. */
+/* Stores v as element i of an f32 or f16 tensor; false when v is not
+ * finite (a factor of inf or NaN: the folded weights would sum infinities
+ * where the unfused Mul scales one finite sum, or give 0 * inf = NaN) or an
+ * f16 store loses v: beyond binary16's range, or a non-zero v that becomes
+ * zero. */
 static bool put(rlx_tensor *t, size_t i, float v) {
     if (t->dtype != RLX_DTYPE_F16) {
         ((float *)t->data)[i] = v;
-        return true;
+        return isfinite(v);
     }
     uint16_t h = rlx_f32_to_f16(v);
     ((uint16_t *)t->data)[i] = h;
@@ -283,7 +286,7 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
                 kept &= put(b2, (size_t)o, b0 * a[o] + b[o]);
             }
             free(a);
-            if (!kept) { /* an f16 weight would overflow or vanish: leave the map unfolded */
+            if (!kept) { /* a folded value not finite, or an f16 weight would overflow or vanish: leave the map unfolded */
                 rlx_tensor_destroy(w2);
                 rlx_tensor_destroy(b2);
                 continue;
