@@ -331,6 +331,27 @@ static void test_run_options(void) {
     CHECK_MSG(c.st == RLX_ERR_CANCELLED, "%s", c.msg);
     CHECK_MSG(d.st == RLX_OK, "%s", d.msg);
     CHECK_OK(rlx_run_options_set_terminate(r1, false));
+    /* one session: a plain run in progress, a run with options waiting for
+     * its turn: the flag stops the waiting one at once (it waited for the
+     * other run's end before: a tester's finding), the first goes on */
+    looper e = { .s = s1, .ro = NULL, .m = (int64_t)1 << 62 }, w = { .s = s1, .ro = r1, .m = 3 };
+    pthread_t te, tw;
+    looper_start(&e, &te);
+    sleep_s(0.1);
+    looper_start(&w, &tw);
+    sleep_s(0.1);
+    double t_w = rlx_now_seconds();
+    CHECK_OK(rlx_run_options_set_terminate(r1, true));
+    pthread_join(tw, NULL);
+    CHECK_OK(rlx_session_terminate(s1)); /* now the long one */
+    pthread_join(te, NULL);
+    looper_end(&e);
+    looper_end(&w);
+    CHECK_MSG(w.st == RLX_ERR_CANCELLED && strstr(w.msg, "while it waited for its turn"), "%s", w.msg);
+    CHECK_MSG(w.back - t_w < STOP_BOUND_S, "the waiting run stopped %.3f s after its flag", w.back - t_w);
+    CHECK_MSG(e.st == RLX_ERR_CANCELLED && strstr(e.msg, "rlx_session_terminate"), "%s", e.msg);
+    CHECK_MSG(e.back > w.back, "the run in progress ended before the waiting one was stopped");
+    CHECK_OK(rlx_run_options_set_terminate(r1, false));
     /* time limits: the options' own, none, or the session's (-1) */
     CHECK_OK(rlx_run_options_set_timeout(r1, 30));
     CHECK_FAILS(run_loop_with(s1, (int64_t)1 << 62, r1), RLX_ERR_CANCELLED, "(its run options' timeout_ms = 30)");

@@ -588,7 +588,9 @@ RLX_API rlx_status rlx_session_set_run_timeout(rlx_session *session, int64_t tim
  * terminate: set true from any thread, every run given these options that
  *   is in progress or waiting for its turn returns RLX_ERR_CANCELLED at its
  *   next check (the points listed at rlx_session_terminate), "...: run
- *   cancelled by its run options (rlx_run_options_set_terminate)", and a
+ *   cancelled by its run options (rlx_run_options_set_terminate)"; one
+ *   waiting for its turn while another run has the session returns within
+ *   about a millisecond ("... while it waited for its turn"), and a
  *   run given them while it is true is refused at its start; the other runs
  *   of the same sessions are not affected. Set it false to use the options
  *   again (onnxruntime's RunOptions.terminate, per run).

@@ -316,8 +316,9 @@ class Session:
 
     def run(self, feeds: Dict[str, np.ndarray], run_options=None) -> List[np.ndarray]:
         """One forward pass; returns the outputs in graph order as numpy arrays.
-        run_options: None or an rlx.RunOptions (its terminate flag and time
-        limit apply to this run; rlx_session_run_with in C)."""
+        run_options: None or an rlx.RunOptions (its terminate flag applies to
+        this run, as onnxruntime's; rlx_session_run_with in C, where
+        rlx_run_options_set_timeout also gives a per-run time limit)."""
         lib = _load()
         if run_options is not None and not hasattr(run_options, "_c_handle"):
             raise TypeError(f"run_options must be an rlx.RunOptions or None, got {type(run_options).__name__}")

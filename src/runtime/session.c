@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_qgemm.h"
@@ -737,12 +738,31 @@ static rlx_status check_timeout(int64_t timeout_ms, int64_t least) {
  * turn_end undoes both and unlocks. */
 static rlx_status turn_begin(rlx_session *s, const rlx_run_options *ro, int *prev) {
     uint64_t seen = rlx_run_ctl_enter(&s->stopper);
-    pthread_mutex_lock(&s->lock);
+    if (ro) {
+        /* a run with options waits in 1 ms slices, so that their terminate
+         * flag stops it while another run has the session (a plain lock
+         * would keep it waiting until that run ends) */
+        for (;;) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 1000000;
+            if (until.tv_nsec >= 1000000000) until.tv_sec++, until.tv_nsec -= 1000000000;
+            if (pthread_mutex_timedlock(&s->lock, &until) == 0) break;
+            if (atomic_load(&((rlx_run_options *)ro)->terminate)) {
+                *prev = -1;
+                return rlx_fail(RLX_ERR_CANCELLED, "run cancelled by its run options (rlx_run_options_set_terminate) "
+                                                   "while it waited for its turn");
+            }
+        }
+    } else {
+        pthread_mutex_lock(&s->lock);
+    }
     *prev = rlx_parallel_set_limit(s->threads);
     return rlx_run_ctl_begin(&s->stopper, seen, atomic_load(&s->timeout_ms), ro);
 }
 
 static void turn_end(rlx_session *s, int prev) {
+    if (prev == -1) return; /* stopped before it had the session (turn_begin) */
     rlx_run_ctl_end(&s->stopper);
     rlx_parallel_set_limit(prev);
     pthread_mutex_unlock(&s->lock);
