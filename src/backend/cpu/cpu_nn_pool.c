@@ -584,9 +584,13 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
     size_t slots = j->rows || j->avg_rows ? (size_t)maxrow_slots(s) : 0;
     /* AveragePool: the outputs' divisors and the padded row after the ring */
     size_t extra = j->avg_rows ? s->out_sp + (size_t)avgrow_pad_len(s) : 0;
-    if (slots) /* without scratch: the plane as below */
-        ring = rlx_scratch_get(RLX_SCRATCH_TASK, (slots * 2 * (size_t)s->out[2] + extra) * sizeof(float) +
-                                                     slots * sizeof(int64_t));
+    int64_t *at = NULL; /* first in the scratch: 8-byte aligned (after the floats it was not: UBSan) */
+    if (slots) { /* without scratch: the plane as below */
+        size_t at_words = (slots + 7) & ~(size_t)7; /* the ring stays on a 64-byte line */
+        at = rlx_scratch_get(RLX_SCRATCH_TASK, at_words * sizeof(int64_t) +
+                                                   (slots * 2 * (size_t)s->out[2] + extra) * sizeof(float));
+        ring = at ? (float *)(at + at_words) : NULL;
+    }
     if (ring && j->avg_rows) {
         divs = ring + slots * 2 * (size_t)s->out[2];
         pad = divs + s->out_sp;
@@ -599,7 +603,6 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
         const float *xc = j->x + pl * s->in_sp;
         float *yo = j->y + pl * s->out_sp;
         if (ring) {
-            int64_t *at = (int64_t *)(ring + 2 * slots * (size_t)s->out[2] + extra);
             if (j->rows) maxrow_plane(j, xc, yo, ring, at);
 #if RLX_HAVE_AVX2_BUILD
             else if (j->isa == RLX_CPU_ISA_AVX512 && s->s[2] <= 2 && s->s[2] * 15 + s->k[2] <= 32)
