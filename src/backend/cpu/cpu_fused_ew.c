@@ -5,13 +5,24 @@
  * instruction is one loop over the block, and the last writes the output
  * (in place when it is f32). Blocks are shared out over the worker pool
  * (base/parallel.h). Every op computes as the unfused f32 kernels do: the
- * vocabulary's f32 computation (rlx_cpu_ew_f32, src/ir/ew.h). */
+ * vocabulary's f32 computation (rlx_cpu_ew_f32, src/ir/ew.h).
+ *
+ * 8-bit operands (qin, qout: passes/fuse_qdq_ew.c) are dequantized into
+ * their registers and the result quantized at the store, with the bits of
+ * the DequantizeLinear and QuantizeLinear kernels (cpu_quant.c). When one
+ * full-size 8-bit input is the only operand that varies along the output
+ * (the others scalars) or along rows of the output (the others constant
+ * on each row: per-channel operands of an NCHW tensor), the program is a
+ * function of that input's byte: it runs once on the 256 bytes into a
+ * table (per call, or per row), and the output is the table's entry at
+ * each byte: the same values, as the program is elementwise. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "base/half.h"
 #include "base/mem.h"
 #include "base/parallel.h"
@@ -19,14 +30,20 @@
 
 #define BLOCK 256
 
-/* How an input reaches its register. */
-enum { IN_INPLACE, IN_SCALAR, IN_GATHER };
+/* How an input reaches its register: read in place, filled once, gathered
+ * at its broadcast positions, or (a full-size 8-bit input) dequantized. */
+enum { IN_INPLACE, IN_SCALAR, IN_GATHER, IN_Q8 };
 
 typedef struct ew_input {
     const rlx_tensor *t;
     int kind;
+    float qs, qz;             /* qs != 0: an 8-bit input, ((float)q - qz) * qs */
     int64_t st[RLX_MAX_RANK]; /* broadcast strides over the output dims */
 } ew_input;
+
+/* Tables below this many output elements (per call, or per row) cost more
+ * than they save: 256 evaluations of the program each. */
+#define LUT_MIN 512
 
 static inline float load_elem(const rlx_tensor *t, size_t i) {
     switch (t->dtype) {
@@ -35,6 +52,93 @@ static inline float load_elem(const rlx_tensor *t, size_t i) {
     case RLX_DTYPE_BF16: return rlx_bf16_to_f32(((const uint16_t *)t->data)[i]);
     case RLX_DTYPE_BOOL: return ((const uint8_t *)t->data)[i] ? 1.0f : 0.0f;
     default: return 0.0f;
+    }
+}
+
+/* Element i of input `in` as its register holds it (8-bit: dequantized as
+ * DequantizeLinear's f32 kernel, the byte exact, less the zero point, times
+ * the scale). */
+static inline float in_elem(const ew_input *in, size_t i) {
+    if (in->qs != 0) {
+        float q = in->t->dtype == RLX_DTYPE_U8 ? (float)((const uint8_t *)in->t->data)[i]
+                                               : (float)((const int8_t *)in->t->data)[i];
+        return (q - in->qz) * in->qs;
+    }
+    return load_elem(in->t, i);
+}
+
+#if RLX_HAVE_AVX2_BUILD
+/* dq8 in AVX-512, 16 at a time, the same f32 operations; returns how many
+ * it did. */
+RLX_AVX512 static size_t dq8_v16(float *d, const void *x, bool u8, size_t n, float s, float z) {
+    __m512 vs = _mm512_set1_ps(s), vz = _mm512_set1_ps(z);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i b = _mm_loadu_si128((const __m128i *)((const uint8_t *)x + i));
+        __m512i v = u8 ? _mm512_cvtepu8_epi32(b) : _mm512_cvtepi8_epi32(b);
+        _mm512_storeu_ps(d + i, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(v), vz), vs));
+    }
+    return i;
+}
+
+/* q8_store in AVX-512, 16 at a time, the same f32 operations (the quotient,
+ * rlx_ew_rint_orf's rounding by 2^23 and its selects, the zero point, the
+ * clamp; the levels, integers in the type's range, converted exactly);
+ * returns how many it did. */
+RLX_AVX512 static size_t q8_store_v16(uint8_t *y, const float *x, size_t n, float s, float z, float lo, float hi) {
+    __m512 vs = _mm512_set1_ps(s), vz = _mm512_set1_ps(z), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    __m512 vnan = _mm512_set1_ps(lo - z), big = _mm512_set1_ps(8388608.0f);
+    __m512i sign = _mm512_set1_epi32((int)0x80000000u);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 q = _mm512_div_ps(_mm512_loadu_ps(x + i), vs);
+        __m512i qi = _mm512_castps_si512(q);
+        __m512 a = _mm512_castsi512_ps(_mm512_andnot_si512(sign, qi));
+        __m512 r = _mm512_sub_ps(_mm512_add_ps(a, big), big);
+        r = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(r), _mm512_and_si512(sign, qi)));
+        __m512 big_or_nan = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q), q, vnan);
+        r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, big, _CMP_LT_OQ), big_or_nan, r);
+        r = _mm512_add_ps(r, vz);
+        r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, vlo, _CMP_LT_OQ), r, vlo);
+        r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, vhi, _CMP_GT_OQ), r, vhi);
+        _mm_storeu_si128((__m128i *)(y + i), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(r)));
+    }
+    return i;
+}
+#endif
+
+/* Bytes x[0, n) of an 8-bit input dequantized into d (in_elem's bits). */
+static void dq8(float *restrict d, const ew_input *in, size_t i0, size_t n) {
+    float s = in->qs, z = in->qz;
+    bool u8 = in->t->dtype == RLX_DTYPE_U8;
+    size_t i = 0;
+#if RLX_HAVE_AVX2_BUILD
+    if (rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX512) i = dq8_v16(d, (const uint8_t *)in->t->data + i0, u8, n, s, z);
+#endif
+    if (u8) {
+        const uint8_t *x = (const uint8_t *)in->t->data + i0;
+        for (; i < n; i++) d[i] = ((float)x[i] - z) * s;
+    } else {
+        const int8_t *x = (const int8_t *)in->t->data + i0;
+        for (; i < n; i++) d[i] = ((float)x[i] - z) * s;
+    }
+}
+
+/* QuantizeLinear's levels of x[0, n) into the u8 or i8 array y (the bits of
+ * its f32 kernel: the f32 quotient rounded half to even, plus the zero
+ * point, saturated; NaN: the type's minimum). */
+static void q8_store(void *y, rlx_dtype dt, const float *x, size_t n, float s, float z) {
+    float lo = dt == RLX_DTYPE_U8 ? 0.0f : -128.0f, hi = lo + 255.0f;
+    size_t i = 0;
+#if RLX_HAVE_AVX2_BUILD
+    if (rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX512) i = q8_store_v16(y, x, n, s, z, lo, hi);
+#endif
+    if (dt == RLX_DTYPE_U8) {
+        uint8_t *restrict o = y;
+        for (; i < n; i++) o[i] = (uint8_t)rlx_ew_clampf(rlx_ew_rint_orf(x[i] / s, lo - z) + z, lo, hi);
+    } else {
+        int8_t *restrict o = y;
+        for (; i < n; i++) o[i] = (int8_t)rlx_ew_clampf(rlx_ew_rint_orf(x[i] / s, lo - z) + z, lo, hi);
     }
 }
 
@@ -52,7 +156,7 @@ static int64_t elem_offset(const ew_input *in, const rlx_tensor *out, size_t i0)
 static void gather(const ew_input *in, const rlx_tensor *out, size_t i0, size_t n, float *dst) {
     int r = out->rank;
     if (r == 0) {
-        dst[0] = load_elem(in->t, 0);
+        dst[0] = in_elem(in, 0);
         return;
     }
     int64_t idx[RLX_MAX_RANK];
@@ -68,7 +172,7 @@ static void gather(const ew_input *in, const rlx_tensor *out, size_t i0, size_t 
     while (j < n) {
         int64_t run = inner - idx[r - 1];
         if ((size_t)run > n - j) run = (int64_t)(n - j);
-        if (in->t->dtype == RLX_DTYPE_F32) {
+        if (in->t->dtype == RLX_DTYPE_F32 && in->qs == 0) {
             const float *src = (const float *)in->t->data + off;
             if (s_in == 0) { /* the value read once, blocks of 8 stores: vector stores */
                 float v = src[0];
@@ -82,7 +186,7 @@ static void gather(const ew_input *in, const rlx_tensor *out, size_t i0, size_t 
                 for (int64_t t = 0; t < run; t++) dst[j + (size_t)t] = src[t * s_in];
             }
         } else {
-            for (int64_t t = 0; t < run; t++) dst[j + (size_t)t] = load_elem(in->t, (size_t)(off + t * s_in));
+            for (int64_t t = 0; t < run; t++) dst[j + (size_t)t] = in_elem(in, (size_t)(off + t * s_in));
         }
         j += (size_t)run;
         off += run * s_in;
@@ -121,6 +225,7 @@ typedef struct ew_job {
     size_t inner; /* ew_rows' row length (const_rows), 0: by blocks */
     int first;    /* the rows span the output dims [first, rank) */
     bool out_f32;
+    int lut; /* >= 0: the input whose byte indexes a table (global when inner is 0, else per row) */
     int n_reg;
     atomic_int oom;
 } ew_job;
@@ -128,31 +233,125 @@ typedef struct ew_job {
 #define MAX_REG (RLX_EW_MAX_IN + RLX_EW_MAX_CONSTS + RLX_EW_MAX_INSTR)
 #define STACK_REGS 32
 
+/* The instructions over nb (<= BLOCK) elements of the registers rp, the
+ * last into `last` (NULL: its register); returns the result. */
+static const float *prog_exec(const rlx_ew_prog *p, const float **rp, float *buf, float *last, size_t nb) {
+    for (int k = 0; k < p->n_instr; k++) {
+        const rlx_ew_instr *in = &p->ins[k];
+        int reg = rlx_ew_reg(p, k);
+        float *d = (k == p->n_instr - 1 && last) ? last : buf + (size_t)reg * BLOCK;
+        exec(in, d, rp[in->a], in->b >= 0 ? rp[in->b] : NULL, in->c >= 0 ? rp[in->c] : NULL, nb);
+        rp[reg] = d;
+    }
+    return rp[rlx_ew_reg(p, p->n_instr - 1)];
+}
+
 /* The instructions over output elements [i0, i0 + nb) (nb <= BLOCK): the
  * in-place inputs pointed at, the gathered ones gathered unless the caller
- * filled them (`gathered`), the last instruction into the output. */
+ * filled them (`gathered`), the 8-bit ones dequantized, the last
+ * instruction into the output. */
 static void run_block(const ew_job *j, const float **rp, float *buf, size_t i0, size_t nb, bool gathered) {
     const rlx_ew_prog *p = j->p;
     for (int i = 0; i < p->n_in; i++) {
         if (j->ins[i].kind == IN_INPLACE) {
             rp[i] = (const float *)j->ins[i].t->data + i0;
-        } else if (j->ins[i].kind == IN_GATHER && !gathered) {
+        } else if (j->ins[i].kind == IN_Q8 || (j->ins[i].kind == IN_GATHER && !gathered)) {
             float *r = buf + (size_t)i * BLOCK;
-            gather(&j->ins[i], j->out, i0, nb, r);
+            if (j->ins[i].kind == IN_Q8) dq8(r, &j->ins[i], i0, nb);
+            else gather(&j->ins[i], j->out, i0, nb, r);
             rp[i] = r;
         }
     }
-    for (int k = 0; k < p->n_instr; k++) {
-        const rlx_ew_instr *in = &p->ins[k];
-        int reg = rlx_ew_reg(p, k);
-        float *d = (k == p->n_instr - 1 && j->out_f32) ? (float *)j->out->data + i0 : buf + (size_t)reg * BLOCK;
-        exec(in, d, rp[in->a], in->b >= 0 ? rp[in->b] : NULL, in->c >= 0 ? rp[in->c] : NULL, nb);
-        rp[reg] = d;
-    }
-    if (!j->out_f32) {
-        const float *r = rp[rlx_ew_reg(p, p->n_instr - 1)];
+    const float *r = prog_exec(p, rp, buf, j->out_f32 ? (float *)j->out->data + i0 : NULL, nb);
+    if (p->out_scale != 0) /* one byte per element */
+        q8_store((uint8_t *)j->out->data + i0, j->out->dtype, r, nb, p->out_scale, p->out_zp);
+    else if (!j->out_f32)
         for (size_t t = 0; t < nb; t++) rlx_tensor_set_f64(j->out, i0 + t, r[t]);
+}
+
+/* ---------------------------------------------------------------- tables */
+
+/* The table of the program over the 256 bytes of input v (registers rp
+ * holding the other inputs and the constants): u8 / i8 levels (qout) or
+ * f32 values, by byte. */
+static void lut_build(const ew_job *j, const float **rp, float *buf, void *tab) {
+    const rlx_ew_prog *p = j->p;
+    const ew_input *in = &j->ins[j->lut];
+    float *r = buf + (size_t)j->lut * BLOCK;
+    bool u8 = in->t->dtype == RLX_DTYPE_U8;
+    for (int b = 0; b < 256; b++) r[b] = ((u8 ? (float)b : (float)(int8_t)(uint8_t)b) - in->qz) * in->qs;
+    rp[j->lut] = r;
+    const float *res = prog_exec(p, rp, buf, NULL, 256);
+    if (p->out_scale != 0) q8_store(tab, j->out->dtype, res, 256, p->out_scale, p->out_zp);
+    else memcpy(tab, res, 256 * sizeof(float));
+}
+
+#if RLX_HAVE_AVX2_BUILD
+/* lut_apply's byte table in AVX-512 VBMI: two 128-entry permutes, the
+ * byte's top bit choosing; returns how many it did. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static size_t lut8_vbmi(uint8_t *o, const uint8_t *x,
+                                                                               const uint8_t *tab, size_t n) {
+    __m512i t0 = _mm512_loadu_si512(tab), t1 = _mm512_loadu_si512(tab + 64);
+    __m512i t2 = _mm512_loadu_si512(tab + 128), t3 = _mm512_loadu_si512(tab + 192);
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i v = _mm512_loadu_si512(x + i);
+        __m512i lo = _mm512_permutex2var_epi8(t0, v, t1), hi = _mm512_permutex2var_epi8(t2, v, t3);
+        _mm512_storeu_si512(o + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
     }
+    return i;
+}
+
+/* lut_apply's f32 table by AVX-512 gathers; returns how many it did. */
+RLX_AVX512 static size_t lutf_avx512(float *o, const uint8_t *x, const float *tab, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(x + i)));
+        _mm512_storeu_ps(o + i, _mm512_i32gather_ps(v, tab, 4));
+    }
+    return i;
+}
+
+static bool have_vbmi(void) {
+    static int v = -1;
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
+    }
+    return v && rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX512;
+}
+#endif
+
+/* Output elements [i0, i0 + n) as the table's entries at the input's bytes. */
+static void lut_apply(const ew_job *j, const void *tab, size_t i0, size_t n) {
+    const uint8_t *x = (const uint8_t *)j->ins[j->lut].t->data + i0;
+    size_t i = 0;
+    if (j->p->out_scale != 0) {
+        uint8_t *o = (uint8_t *)j->out->data + i0;
+        const uint8_t *t = tab;
+#if RLX_HAVE_AVX2_BUILD
+        if (have_vbmi()) i = lut8_vbmi(o, x, t, n);
+#endif
+        for (; i < n; i++) o[i] = t[x[i]];
+    } else {
+        float *o = (float *)j->out->data + i0;
+        const float *t = tab;
+#if RLX_HAVE_AVX2_BUILD
+        if (rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX512) i = lutf_avx512(o, x, t, n);
+#endif
+        for (; i < n; i++) o[i] = t[x[i]];
+    }
+}
+
+typedef struct lut_job {
+    const ew_job *j;
+    const void *tab;
+} lut_job;
+
+static void lut_chunks(void *ctx, size_t c0, size_t c1) {
+    const lut_job *l = ctx;
+    size_t i0 = c0 * BLOCK, i1 = c1 * BLOCK < l->j->total ? c1 * BLOCK : l->j->total;
+    lut_apply(l->j, l->tab, i0, i1 - i0);
 }
 
 /* A chunk's registers: the scalar inputs and the constants filled. NULL
@@ -166,7 +365,7 @@ static float *regs_init(ew_job *j, float *stack, const float **rp) {
     }
     for (int i = 0; i < p->n_in; i++)
         if (j->ins[i].kind == IN_SCALAR) {
-            float v = load_elem(j->ins[i].t, 0);
+            float v = in_elem(&j->ins[i], 0);
             for (int t = 0; t < BLOCK; t++) buf[(size_t)i * BLOCK + (size_t)t] = v;
             rp[i] = buf + (size_t)i * BLOCK;
         }
@@ -229,7 +428,7 @@ static void ew_rows(void *ctx, size_t r0, size_t r1) {
         for (int i = 0; i < p->n_in; i++)
             if (j->ins[i].kind == IN_GATHER) {
                 float *restrict r = buf + (size_t)i * BLOCK;
-                float v = load_elem(j->ins[i].t, (size_t)off[i]);
+                float v = in_elem(&j->ins[i], (size_t)off[i]);
                 size_t t = 0;
                 for (; t + 8 <= fill; t += 8) {
                     _Pragma("GCC unroll 8") for (size_t l = t; l < t + 8; l++) r[l] = v;
@@ -237,6 +436,12 @@ static void ew_rows(void *ctx, size_t r0, size_t r1) {
                 for (; t < fill; t++) r[t] = v;
                 rp[i] = r;
             }
+        if (j->lut >= 0) { /* this row's table, then the row through it */
+            float tab[256];
+            lut_build(j, rp, buf, tab);
+            lut_apply(j, tab, base, j->inner);
+            continue;
+        }
         for (size_t t = 0; t < j->inner; t += BLOCK) {
             size_t nb = j->inner - t < BLOCK ? j->inner - t : BLOCK;
             run_block(j, rp, buf, base + t, nb, true);
@@ -267,6 +472,24 @@ static size_t const_rows(const ew_input *ins, int n_in, const rlx_tensor *out, i
     return inner >= 16 ? inner : 0;
 }
 
+/* The input whose byte the output is a function of, or -1: a full-size
+ * 8-bit input, every other input a scalar (no rows) or constant along the
+ * rows (j->inner); an 8-bit or f32 output (no f32 output rounded by an
+ * instruction to f16 / bf16 needs more than a table of its values either);
+ * enough elements per table; not the reference kernel. */
+static int lut_input(const ew_job *j, bool reference) {
+    const rlx_ew_prog *p = j->p;
+    if (reference || (p->out_scale == 0 && j->out->dtype != RLX_DTYPE_F32)) return -1;
+    if ((j->inner ? j->inner : j->total) < LUT_MIN) return -1;
+    int v = -1;
+    for (int i = 0; i < p->n_in; i++) {
+        int kd = j->ins[i].kind;
+        if (kd == IN_Q8 && v < 0) v = i;
+        else if (kd != IN_SCALAR && !(kd == IN_GATHER && j->inner)) return -1;
+    }
+    return v;
+}
+
 rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k) {
     rlx_ew_prog p;
     RLX_TRY(rlx_ew_prog_read(k->n, &p));
@@ -278,9 +501,12 @@ rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k) {
     for (int i = 0; i < p.n_in; i++) {
         const rlx_tensor *t = k->in[i];
         if (!t) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "input %d is missing", i);
-        if (t->dtype != RLX_DTYPE_F32 && t->dtype != RLX_DTYPE_F16 && t->dtype != RLX_DTYPE_BF16 &&
-            t->dtype != RLX_DTYPE_BOOL)
-            return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "input %d has dtype %s", i, rlx_dtype_name(t->dtype));
+        bool q8 = p.in_scale[i] != 0;
+        if (q8 ? t->dtype != RLX_DTYPE_U8 && t->dtype != RLX_DTYPE_I8
+               : t->dtype != RLX_DTYPE_F32 && t->dtype != RLX_DTYPE_F16 && t->dtype != RLX_DTYPE_BF16 &&
+                     t->dtype != RLX_DTYPE_BOOL)
+            return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "input %d has dtype %s%s", i, rlx_dtype_name(t->dtype),
+                                q8 ? " (qin: expected u8 or i8)" : "");
         bool ok = t->rank <= out->rank;
         for (int d = 0; ok && d < t->rank; d++) {
             int64_t td = t->dims[d], od = out->dims[out->rank - t->rank + d];
@@ -289,7 +515,12 @@ rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k) {
         if (!ok) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "input %d does not broadcast to the output", i);
         ins[i].t = t;
         size_t tn = rlx_tensor_numel(t);
-        ins[i].kind = tn == total && t->dtype == RLX_DTYPE_F32 ? IN_INPLACE : tn == 1 ? IN_SCALAR : IN_GATHER;
+        ins[i].qs = p.in_scale[i];
+        ins[i].qz = p.in_zp[i];
+        ins[i].kind = tn == total && t->dtype == RLX_DTYPE_F32 && !q8 ? IN_INPLACE
+                      : tn == total && q8                              ? IN_Q8
+                      : tn == 1                                        ? IN_SCALAR
+                                                                       : IN_GATHER;
         rlx_broadcast_strides(t->dims, t->rank, out->rank, ins[i].st);
     }
     if (total == 0) return RLX_OK;
@@ -304,6 +535,18 @@ rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k) {
     /* elementwise: any split gives the same bits; 64 blocks per chunk */
     j.first = 0;
     j.inner = const_rows(ins, p.n_in, out, &j.first);
+    j.lut = lut_input(&j, k->reference);
+    if (j.lut >= 0 && !j.inner) { /* one table for the whole call */
+        float stack[STACK_REGS * BLOCK], tab[256];
+        const float *rp[MAX_REG];
+        float *buf = regs_init(&j, stack, rp);
+        if (!buf) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%d register blocks)", j.n_reg);
+        lut_build(&j, rp, buf, tab);
+        if (buf != stack) free(buf);
+        lut_job l = { &j, tab };
+        rlx_parallel_for((total + BLOCK - 1) / BLOCK, 64, lut_chunks, &l);
+        return RLX_OK;
+    }
     if (j.inner)
         rlx_parallel_for(total / j.inner, (64 * BLOCK + j.inner - 1) / j.inner, ew_rows, &j);
     else

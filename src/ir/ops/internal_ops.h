@@ -26,6 +26,16 @@
  *   chain is at least as accurate as its unfused ops; onnxruntime's
  *   policy), and the output rounds once to `dtype`.
  *   Op semantics are those of the vocabulary rows (src/ir/ew_funcs.h).
+ *   qin     FLOATS 2 per input (optional): scale, zero point; an input with
+ *            a scale other than 0 is u8 or i8 and its register holds
+ *            DequantizeLinear-13's f32 value ((float)q - zero point) * scale
+ *   qout    FLOATS 2 (optional): scale (not 0), zero point; the output then
+ *            has dtype u8 or i8 and holds QuantizeLinear-13's level of the
+ *            last register: round_half_even(x / scale) (one f32 division)
+ *            plus the zero point, saturated, NaN -> the type's minimum
+ *   passes/fuse_qdq_ew.c absorbs the DequantizeLinear producers and the
+ *   QuantizeLinear user of a chain into these on CPU plans (the same bits
+ *   as the three nodes apart).
  *
  * rlx.AddLayerNormalization (passes/fuse_add_layernorm.c)
  *   inputs:  A [.., d_axis, ..], B (A's shape, or A's trailing dims: rows of
@@ -113,6 +123,12 @@ typedef struct rlx_ew_prog {
     float consts[RLX_EW_MAX_CONSTS];
     rlx_ew_instr ins[RLX_EW_MAX_INSTR];
     rlx_dtype dtype; /* output dtype */
+    /* 8-bit operands (attributes qin, qout): input i with in_scale[i] != 0
+     * is u8 or i8 and reads as DequantizeLinear's ((float)q - in_zp[i]) *
+     * in_scale[i]; out_scale != 0: the output (dtype u8 or i8) is
+     * QuantizeLinear's of the result with out_scale and out_zp */
+    float in_scale[RLX_EW_MAX_IN], in_zp[RLX_EW_MAX_IN];
+    float out_scale, out_zp;
 } rlx_ew_prog;
 
 /* Reads and validates the program of a FusedElementwise node (counts,

@@ -2,6 +2,7 @@
  * src/ir/ops/internal_ops.h): FusedElementwise, AddLayerNormalization,
  * Attention. Version 1 each; shape inference validates what the kernels
  * rely on. */
+#include <math.h>
 #include <string.h>
 
 #include "base/tensor.h"
@@ -59,10 +60,31 @@ rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p) {
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: instruction %d: a Where condition must be an input",
                             rlx_node_desc(n), k);
     }
+    size_t nqi = 0, nqo = 0;
+    const float *qi = rlx_param_floats(n, "qin", &nqi), *qo = rlx_param_floats(n, "qout", &nqo);
+    if ((qi && nqi != 2 * (size_t)p->n_in) || (qo && nqo != 2))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: qin has %zu floats (expected %d), qout %zu (expected 2)",
+                        rlx_node_desc(n), nqi, 2 * p->n_in, nqo);
+    for (int i = 0; qi && i < p->n_in; i++) {
+        p->in_scale[i] = qi[2 * i];
+        p->in_zp[i] = qi[2 * i + 1];
+        if (!isfinite(p->in_scale[i]) || p->in_zp[i] != nearbyintf(p->in_zp[i]) || fabsf(p->in_zp[i]) > 255)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: qin of input %d: scale %g, zero point %g", rlx_node_desc(n), i,
+                            p->in_scale[i], p->in_zp[i]);
+    }
     int64_t dt = rlx_param_int(n, "dtype");
-    if (dt != RLX_DTYPE_F32 && dt != RLX_DTYPE_F16 && dt != RLX_DTYPE_BF16)
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output dtype %lld is not f32, f16 or bf16", rlx_node_desc(n),
-                        (long long)dt);
+    if (qo) {
+        p->out_scale = qo[0];
+        p->out_zp = qo[1];
+        float lo = dt == RLX_DTYPE_U8 ? 0 : -128;
+        if (p->out_scale == 0 || p->out_scale != p->out_scale || p->out_zp != nearbyintf(p->out_zp) ||
+            p->out_zp < lo || p->out_zp > lo + 255)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: qout: scale %g, zero point %g", rlx_node_desc(n), p->out_scale,
+                            p->out_zp);
+    }
+    if (qo ? dt != RLX_DTYPE_U8 && dt != RLX_DTYPE_I8 : dt != RLX_DTYPE_F32 && dt != RLX_DTYPE_F16 && dt != RLX_DTYPE_BF16)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output dtype %lld is not %s", rlx_node_desc(n), (long long)dt,
+                        qo ? "u8 or i8 (qout)" : "f32, f16 or bf16");
     p->dtype = (rlx_dtype)dt;
     return RLX_OK;
 }
@@ -91,7 +113,13 @@ static rlx_status infer_fused_ew(rlx_infer_ctx *c) {
     for (int i = 0; i < c->n->n_in; i++) {
         const rlx_value *x = rlx_ictx_in(c, i);
         if (!x) return rlx_ictx_fail(c, "input %d is missing", i);
-        if (cond[i] ? x->dtype != RLX_DTYPE_BOOL : !ew_dtype_ok(x->dtype))
+        bool q8 = p.in_scale[i] != 0;
+        if (q8 && (cond[i] || (x->dtype != RLX_DTYPE_U8 && x->dtype != RLX_DTYPE_I8) ||
+                   p.in_zp[i] < (x->dtype == RLX_DTYPE_U8 ? 0 : -128) ||
+                   p.in_zp[i] > (x->dtype == RLX_DTYPE_U8 ? 255 : 127)))
+            return rlx_ictx_fail(c, "input %d has dtype %s and qin zero point %g, expected u8 or i8 in range", i,
+                                 rlx_dtype_name(x->dtype), p.in_zp[i]);
+        if (!q8 && (cond[i] ? x->dtype != RLX_DTYPE_BOOL : !ew_dtype_ok(x->dtype)))
             return rlx_ictx_fail(c, "input %d has dtype %s, expected %s", i, rlx_dtype_name(x->dtype),
                                  cond[i] ? "bool (a Where condition)" : "f32, f16 or bf16");
     }

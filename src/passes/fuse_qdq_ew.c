@@ -1,0 +1,159 @@
+/* passes/fuse_qdq_ew.c — CPU plans only (stats->cpu_target): a
+ * FusedElementwise chain of a QDQ model reads the 8-bit tensors of its
+ * DequantizeLinear producers itself and writes the 8-bit tensor of its
+ * QuantizeLinear users itself (the node's attributes qin and qout,
+ * src/ir/ops/internal_ops.h), so that the f32 tensors between an integer
+ * convolution and the chain, and between the chain and the next one, are
+ * never materialised, and the CPU kernel can run a chain whose only
+ * varying operand is one 8-bit tensor as a table of its 256 bytes
+ * (src/backend/cpu/cpu_fused_ew.c). The same bits as the nodes apart: the
+ * kernel dequantizes and quantizes with the f32 operations of the
+ * DequantizeLinear and QuantizeLinear kernels.
+ *
+ * An input is taken when its producer is a DequantizeLinear per tensor:
+ * x u8 or i8; scale a constant f32 of one element, finite and not 0; zero
+ * point absent or a constant of one element of x's type; block_size 0;
+ * output f32. The DequantizeLinear stays while other nodes read it (dce
+ * removes it otherwise). The output is taken when the chain's output is
+ * f32, not a graph output, and read by QuantizeLinear nodes only, all per
+ * tensor with the same parameters: scale a constant f32 of one element,
+ * finite and not 0, zero point absent or a constant of one element of the
+ * output's type, output u8 or i8, block_size 0, precision (version 23) 0
+ * or f32, and none but the first a graph output. The chain then writes the
+ * first one's output, and the others' users read it. GPU plans keep the nodes apart (the GPU kernel of
+ * FusedElementwise takes float operands). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/op.h"
+#include "ir/ops/internal_ops.h"
+#include "passes/fuse_util.h"
+#include "passes/passes.h"
+
+#define PASS "fuse_qdq_ew"
+
+/* Scale and zero point of per-tensor Q or DQ node n whose 8-bit side has
+ * dtype qdt; false unless as the header says. */
+static bool per_tensor(const rlx_graph *g, const rlx_node *n, rlx_dtype qdt, float *scale, float *zp) {
+    if (n->n_in < 2 || n->n_out != 1 || n->out[0] < 0 || rlx_param_int(n, "block_size") != 0) return false;
+    const rlx_value *s = rlx_node_input(g, n, 1), *z = n->n_in > 2 ? rlx_node_input(g, n, 2) : NULL;
+    double sv, zv = 0;
+    if (!s || !s->konst || s->dtype != RLX_DTYPE_F32 || rlx_value_numel(s) != 1 || !rlx_konst_scalar(s, &sv))
+        return false;
+    if (!isfinite(sv) || sv == 0) return false;
+    if (z && (!z->konst || z->dtype != qdt || rlx_value_numel(z) != 1 || !rlx_konst_scalar(z, &zv))) return false;
+    *scale = (float)sv;
+    *zp = (float)zv;
+    return true;
+}
+
+static bool is_q8(rlx_dtype dt) { return dt == RLX_DTYPE_U8 || dt == RLX_DTYPE_I8; }
+
+/* DequantizeLinear producer of FE input value v: its 8-bit input (-1: none)
+ * and parameters. */
+static int dq_input(const rlx_graph *g, int v, float *scale, float *zp) {
+    const rlx_node *d = rlx_fuse_producer(g, v);
+    if (!d || !rlx_fuse_is(d, RLX_OP_DequantizeLinear) || g->values[v].dtype != RLX_DTYPE_F32) return -1;
+    const rlx_value *x = rlx_node_input(g, d, 0);
+    if (!x || !is_q8(x->dtype) || !per_tensor(g, d, x->dtype, scale, zp)) return -1;
+    return d->in[0];
+}
+
+/* Whether QuantizeLinear node q reads v per tensor as the header says; its
+ * output dtype and parameters. */
+static bool q_user(const rlx_graph *g, const rlx_node *q, int v, rlx_dtype *dt, float *scale, float *zp) {
+    if (!rlx_fuse_is(q, RLX_OP_QuantizeLinear) || q->in[0] != v || q->n_out != 1 || q->out[0] < 0) return false;
+    *dt = g->values[q->out[0]].dtype;
+    if (!is_q8(*dt)) return false;
+    if (q->version >= 23) {
+        int64_t prec = rlx_param_int(q, "precision");
+        if (prec != 0 && prec != RLX_DTYPE_F32) return false;
+    }
+    return per_tensor(g, q, *dt, scale, zp);
+}
+
+static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int fi, rlx_pass_stats *stats, bool *done) {
+    const rlx_node *f = &g->nodes[fi];
+    size_t cnt = 0;
+    if (f->n_out != 1 || f->out[0] < 0 || rlx_param_floats(f, "qin", &cnt) || rlx_param_floats(f, "qout", &cnt))
+        return RLX_OK;
+    int n_in = f->n_in, ins[RLX_EW_MAX_IN], out = f->out[0], n_q = 0;
+    float qin[2 * RLX_EW_MAX_IN] = { 0 }, qout[2] = { 0 };
+    for (int i = 0; i < n_in; i++) {
+        ins[i] = f->in[i];
+        int x = dq_input(g, f->in[i], &qin[2 * i], &qin[2 * i + 1]);
+        if (x >= 0) ins[i] = x, n_q++;
+        else qin[2 * i] = qin[2 * i + 1] = 0;
+    }
+    /* the output: QuantizeLinear users only, all alike */
+    rlx_dtype qdt = RLX_DTYPE_UNDEFINED;
+    int nu = rlx_fuse_n_users(u, out), qnodes[64];
+    bool qo = g->values[out].dtype == RLX_DTYPE_F32 && rlx_param_int(f, "dtype") == RLX_DTYPE_F32 &&
+              !rlx_fuse_is_output(g, out) && nu >= 1 && nu <= (int)RLX_ARRAY_LEN(qnodes);
+    for (int j = 0; qo && j < nu; j++) {
+        rlx_dtype dt;
+        float s, z;
+        qnodes[j] = rlx_fuse_user(u, out, j);
+        qo = q_user(g, &g->nodes[qnodes[j]], out, &dt, &s, &z) &&
+             (j == 0 || !rlx_fuse_is_output(g, g->nodes[qnodes[j]].out[0]));
+        if (qo && j == 0) qdt = dt, qout[0] = s, qout[1] = z;
+        else if (qo) qo = dt == qdt && s == qout[0] && z == qout[1];
+    }
+    if (!n_q && !qo) return RLX_OK;
+
+    size_t nc = 0, nf = 0, nk = 0;
+    const int64_t *code = rlx_param_ints(f, "code", &nc);
+    const float *fp = rlx_param_floats(f, "fparams", &nf);
+    const float *ks = rlx_param_floats(f, "consts", &nk);
+    if (!code || !fp) return RLX_OK;
+    rlx_node_attr attrs[6];
+    memset(attrs, 0, sizeof attrs);
+    int na = 0;
+    rlx_status st = rlx_node_attr_set_ints(&attrs[na++], "code", code, nc);
+    if (!st) st = rlx_node_attr_set_floats(&attrs[na++], "fparams", fp, nf);
+    if (!st && ks && nk) st = rlx_node_attr_set_floats(&attrs[na++], "consts", ks, nk);
+    if (!st) st = rlx_node_attr_set_int(&attrs[na++], "dtype", qo ? (int64_t)qdt : rlx_param_int(f, "dtype"));
+    if (!st && n_q) st = rlx_node_attr_set_floats(&attrs[na++], "qin", qin, 2 * (size_t)n_in);
+    if (!st && qo) st = rlx_node_attr_set_floats(&attrs[na++], "qout", qout, 2);
+    if (st) {
+        for (int i = 0; i < na; i++) rlx_node_attr_free(&attrs[i]);
+        return st;
+    }
+    char what[1024] = "";
+    if (rlx_fuse_reporting()) {
+        int ids[1 + RLX_EW_MAX_IN + 1], n = 0;
+        for (int i = 0; i < n_in; i++)
+            if (qin[2 * i] != 0) ids[n++] = g->values[f->in[i]].producer;
+        ids[n++] = fi;
+        if (qo) ids[n++] = qnodes[0];
+        rlx_fuse_describe(g, ids, n, what, sizeof what);
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%s_q8", f->name ? f->name : "ew");
+    int new_out = out;
+    if (qo) { /* the chain writes the first QuantizeLinear's output; the others' users read it */
+        new_out = g->nodes[qnodes[0]].out[0];
+        for (int j = 0; j < nu; j++) {
+            rlx_node *q = &g->nodes[qnodes[j]];
+            if (q->dead) continue; /* read twice by one node */
+            q->dead = true;
+            g->values[q->out[0]].producer = -1;
+            if (j > 0) rlx_fuse_replace_uses(g, q->out[0], new_out);
+        }
+    }
+    g->nodes[fi].dead = true;
+    g->values[out].producer = -1;
+    RLX_TRY(rlx_fuse_emplace(g, fi, "FusedElementwise", RLX_INTERNAL_DOMAIN, name, ins, n_in, &new_out, 1, attrs, na));
+    char detail[96];
+    snprintf(detail, sizeof detail, "%d 8-bit inputs%s", n_q, qo ? ", 8-bit output" : "");
+    rlx_fuse_report(PASS, what, &g->nodes[fi], detail);
+    if (stats) stats->fused += qo ? nu : 0;
+    *done = true;
+    return RLX_OK;
+}
+
+rlx_status rlx_pass_fuse_qdq_ew(rlx_graph *g, rlx_pass_stats *stats) {
+    if (!stats || !stats->cpu_target) return RLX_OK;
+    return rlx_fuse_each_anchor(g, RLX_OP_rlx_FusedElementwise, fuse_one, stats);
+}
