@@ -1039,6 +1039,23 @@ static void test_resize_nearest(void) {
     rlx_node n = make_node("Resize", 13, 3, 1, &st);
     CHECK_MSG(fast_vs_ref("Resize nearest", &n, in, 4, yd, 0, 0), "Resize nearest");
     rlx_tensor_destroy(x), rlx_tensor_destroy(sc);
+    /* bytes (the 8-bit tensors of QDQ models, passes/fuse_qdq_ew.c), rows
+     * repeated (x2, x3) and skipped (x0.5): the same bytes as the reference */
+    static const float k_sc[3][4] = { { 1, 1, 2, 2 }, { 1, 1, 3, 0.5f }, { 1, 1, 0.5f, 3 } };
+    for (int v = 0; v < 3; v++) {
+        int64_t bd[4] = { 1, 24, 16, 17 }, od[4];
+        for (int d = 0; d < 4; d++) od[d] = (int64_t)floorf((float)bd[d] * k_sc[v][d]);
+        rlx_tensor *xb = test_tensor(RLX_DTYPE_U8, 4, bd), *s8 = test_tensor_f32(1, sd, k_sc[v]);
+        for (size_t i = 0; i < xb->nbytes; i++) ((uint8_t *)xb->data)[i] = (uint8_t)test_rand_u64();
+        rlx_tensor *yf = test_tensor(RLX_DTYPE_U8, 4, od), *yr = test_tensor(RLX_DTYPE_U8, 4, od);
+        memset(yf->data, 0xA5, yf->nbytes), memset(yr->data, 0x5A, yr->nbytes);
+        const rlx_tensor *in8[3] = { xb, NULL, s8 };
+        rlx_tensor *fo[1] = { yf }, *ro[1] = { yr };
+        CHECK_OK(rlx_cpu_run_node(NULL, &n, in8, fo, false));
+        CHECK_OK(rlx_cpu_run_node(NULL, &n, in8, ro, true));
+        CHECK_MSG(memcmp(yf->data, yr->data, yf->nbytes) == 0, "Resize nearest u8, scales %d: fast != reference", v);
+        rlx_tensor_destroy(xb), rlx_tensor_destroy(s8), rlx_tensor_destroy(yf), rlx_tensor_destroy(yr);
+    }
 }
 
 /* ------------------------------------------------------------ Gemm, MatMul */

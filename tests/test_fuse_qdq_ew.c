@@ -5,7 +5,8 @@
  * - QDQ chains as quantize_static writes them (PP-OCRv4's learnable affine
  *   blocks and HardSwish, its SE products and residuals, a sigmoid head):
  *   DequantizeLinear -> ops with QuantizeLinear/DequantizeLinear pairs ->
- *   QuantizeLinear, u8 and i8, fresh random bytes and parameters; the fused
+ *   QuantizeLinear, u8 and i8, fresh random bytes and parameters, a
+ *   nearest Resize of a DequantizeLinear (resized as bytes); the fused
  *   plan against the same plan with fuse_qdq_ew off (the DequantizeLinear,
  *   f32 chain and QuantizeLinear kernels apart): bit for bit, on the
  *   shapes of the model (128x128 .. 8x8 planes) and odd sizes, with the
@@ -82,8 +83,8 @@ static rlx_tensor *bytes(rlx_dtype dt, int rank, const int64_t *dims) {
     return t;
 }
 
-enum { M_LAB_HSWISH, M_SE_RESIDUAL, M_SIGMOID_HEAD, M_DIV, M_COUNT };
-static const char *const k_names[M_COUNT] = { "lab_hardswish", "se_residual", "sigmoid_head", "div" };
+enum { M_LAB_HSWISH, M_SE, M_SE_RESIDUAL, M_SIGMOID_HEAD, M_DIV, M_COUNT };
+static const char *const k_names[M_COUNT] = { "lab_hardswish", "se", "se_residual", "sigmoid_head", "div" };
 
 /* The model of kind `kind` over x [1, C, H, W] of dtype dt (and its other
  * inputs), its inputs in *in / names (n returned). */
@@ -118,21 +119,38 @@ static rlx_model *build(int kind, rlx_dtype dt, int64_t C, int64_t H, int64_t W,
         add(m, "Div", "t8,six", "t9");
         q(m, "t9", "p5", "y");
         break;
-    case M_SE_RESIDUAL: /* x * se (per channel, runtime) + x, + DQ(r): the neck's blocks */
+    case M_SE: /* x * se (per channel, runtime) + x: tables per row */
         input(m, "se", RLX_DTYPE_F32, 4, dc);
-        input(m, "r", dt, 4, d);
         in[1] = test_tensor_random(RLX_DTYPE_F32, 4, dc, 0.0f, 1.0f);
-        in[2] = bytes(dt, 4, d);
+        names[1] = "se";
+        *n_in = 2;
+        add(m, "Mul", "xf,se", "t0");
+        qdq(m, "t0", "p1", "t1");
+        add(m, "Add", "xf,t1", "t2");
+        q(m, "t2", "p2", "y");
+        break;
+    case M_SE_RESIDUAL: { /* x * se (per channel, runtime) + x, + Resize(DQ(r)) (nearest, to x's size): the neck */
+        int64_t dh[4] = { 1, C, (H + 1) / 2, (W + 1) / 2 };
+        input(m, "se", RLX_DTYPE_F32, 4, dc);
+        input(m, "r", dt, 4, dh);
+        in[1] = test_tensor_random(RLX_DTYPE_F32, 4, dc, 0.0f, 1.0f);
+        in[2] = bytes(dt, 4, dh);
         names[1] = "se", names[2] = "r";
         *n_in = 3;
+        int64_t four = 4;
+        konst(m, "sizes", test_tensor_i64(1, &four, d));
         add(m, "Mul", "xf,se", "t0");
         qdq(m, "t0", "p1", "t1");
         add(m, "Add", "xf,t1", "t2");
         qdq(m, "t2", "p2", "t3");
-        dq(m, "r", "p3", "rf");
+        dq(m, "r", "p3", "rh");
+        rlx_attr ra[3] = { RLX_ATTR_S("mode", "nearest"), RLX_ATTR_S("coordinate_transformation_mode", "asymmetric"),
+                           RLX_ATTR_S("nearest_mode", "floor") };
+        add_node(m, "Resize", "rf", "rh,,,sizes", "rf", 3, ra);
         add(m, "Add", "t3,rf", "t4");
         q(m, "t4", "p4", "y");
         break;
+    }
     case M_SIGMOID_HEAD: { /* Add a per-channel constant bias, quantize, Sigmoid: an f32 output */
         rlx_tensor *bias = test_tensor_random(RLX_DTYPE_F32, 4, dc, -1.0f, 1.0f);
         konst(m, "bias", bias);
@@ -184,7 +202,7 @@ static const rlx_node *fused_node(const rlx_program *p) {
 /* The fused node again by its kernel, reference (no tables) and fast, on
  * the run's inputs: the same bytes as the session's output. */
 static void kernel_pair(const char *label, const rlx_program *p, const rlx_tensor *const *in, size_t n_in,
-                        const char *const *names, const rlx_tensor *want) {
+                        const char *const *names, const rlx_tensor *want, bool inputs_only) {
     const rlx_node *n = fused_node(p);
     CHECK_MSG(n != NULL, "%s: no fused node", label);
     if (!n) return;
@@ -194,6 +212,7 @@ static void kernel_pair(const char *label, const rlx_program *p, const rlx_tenso
         for (size_t j = 0; j < n_in; j++)
             if (strcmp(v->name, names[j]) == 0) args[i] = in[j];
         if (!args[i] && v->konst) args[i] = v->konst;
+        if (!args[i] && !inputs_only) return; /* computed by an earlier step (the Resize) */
         CHECK_MSG(args[i] != NULL, "%s: input %d (%s) of the fused node is not a model input", label, i, v->name);
         if (!args[i]) return;
     }
@@ -228,7 +247,7 @@ static void case_run(int kind, rlx_dtype dt, int64_t C, int64_t H, int64_t W) {
             CHECK_MSG(count(a.p, "DequantizeLinear") == 0 && count(a.p, "QuantizeLinear") == 0,
                       "%s: DequantizeLinear / QuantizeLinear left in the fused plan", label);
             CHECK_MSG(count(b.p, "DequantizeLinear") > 0, "%s: the unfused plan has no DequantizeLinear", label);
-            kernel_pair(label, a.p, (const rlx_tensor *const *)in, n_in, names, a.out[0]);
+            kernel_pair(label, a.p, (const rlx_tensor *const *)in, n_in, names, a.out[0], kind != M_SE_RESIDUAL);
         }
         run_free(&a);
         run_free(&b);

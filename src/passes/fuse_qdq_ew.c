@@ -20,8 +20,18 @@
  * finite and not 0, zero point absent or a constant of one element of the
  * output's type, output u8 or i8, block_size 0, precision (version 23) 0
  * or f32, and none but the first a graph output. The chain then writes the
- * first one's output, and the others' users read it. GPU plans keep the nodes apart (the GPU kernel of
- * FusedElementwise takes float operands). */
+ * first one's output, and the others' users read it.
+ *
+ * Before that, a nearest Resize of a DequantizeLinear's output (its only
+ * user; mode nearest, any coordinate transformation but
+ * tf_crop_and_resize, whose extrapolation value would need quantizing;
+ * roi, scales and sizes constants) resizes the 8-bit tensor and the
+ * DequantizeLinear follows it: nearest copies elements, so the values are
+ * the same, a quarter of the bytes move, and a chain reading the Resize
+ * then takes the DequantizeLinear in.
+ *
+ * GPU plans keep the nodes apart (the GPU kernel of FusedElementwise takes
+ * float operands). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -153,7 +163,64 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int fi, rlx_pa
     return RLX_OK;
 }
 
+/* DequantizeLinear -> Resize (nearest) as Resize of the bytes ->
+ * DequantizeLinear (see the header): the Resize takes the
+ * DequantizeLinear's slot, the DequantizeLinear the Resize's. */
+static rlx_status commute_resize(rlx_graph *g, const rlx_fuse_users *u, int ri, rlx_pass_stats *stats, bool *done) {
+    (void)stats;
+    const rlx_node *r = &g->nodes[ri];
+    if (r->n_in < 1 || r->n_out != 1 || r->out[0] < 0 || r->n_in > 4) return RLX_OK;
+    const char *mode = rlx_param_str(r, "mode"), *ctm = rlx_param_str(r, "coordinate_transformation_mode");
+    if (!mode || strcmp(mode, "nearest") != 0 || (ctm && strcmp(ctm, "tf_crop_and_resize") == 0)) return RLX_OK;
+    int v = r->in[0];
+    float sc, zp;
+    int x = dq_input(g, v, &sc, &zp);
+    if (x < 0 || !rlx_fuse_private(g, u, v, 1)) return RLX_OK;
+    for (int i = 1; i < r->n_in; i++)
+        if (r->in[i] >= 0 && !g->values[r->in[i]].konst) return RLX_OK;
+    int di = g->values[v].producer, y = r->out[0], y8 = -1;
+    if (g->nodes[di].n_in > 3) return RLX_OK;
+    RLX_TRY(rlx_graph_add_value(g, NULL, &y8));
+    r = &g->nodes[ri];
+    const rlx_node *d = &g->nodes[di];
+    rlx_node_attr ar[16], ad[16];
+    memset(ar, 0, sizeof ar);
+    memset(ad, 0, sizeof ad);
+    int nar = 0, nad = 0;
+    if (r->n_attrs > 16 || d->n_attrs > 16) return RLX_OK;
+    rlx_status st = RLX_OK;
+    for (; !st && nar < r->n_attrs; nar++) st = rlx_node_attr_copy(&ar[nar], &r->attrs[nar]);
+    for (; !st && nad < d->n_attrs; nad++) st = rlx_node_attr_copy(&ad[nad], &d->attrs[nad]);
+    if (st) {
+        for (int i = 0; i < nar; i++) rlx_node_attr_free(&ar[i]);
+        for (int i = 0; i < nad; i++) rlx_node_attr_free(&ad[i]);
+        return st;
+    }
+    int rin[4], din[3], nrin = r->n_in, ndin = d->n_in;
+    for (int i = 0; i < nrin; i++) rin[i] = r->in[i];
+    for (int i = 0; i < ndin; i++) din[i] = d->in[i];
+    rin[0] = x;
+    din[0] = y8;
+    char rname[256], dname[256], what[512] = "";
+    snprintf(rname, sizeof rname, "%s", r->name ? r->name : "resize");
+    snprintf(dname, sizeof dname, "%s", d->name ? d->name : "dq");
+    if (rlx_fuse_reporting()) {
+        int ids[2] = { di, ri };
+        rlx_fuse_describe(g, ids, 2, what, sizeof what);
+    }
+    g->nodes[di].dead = true;
+    g->nodes[ri].dead = true;
+    g->values[v].producer = -1;
+    g->values[y].producer = -1;
+    RLX_TRY(rlx_fuse_emplace(g, di, "Resize", "", rname, rin, nrin, &y8, 1, ar, nar));
+    RLX_TRY(rlx_fuse_emplace(g, ri, "DequantizeLinear", "", dname, din, ndin, &y, 1, ad, nad));
+    rlx_fuse_report(PASS, what, &g->nodes[ri], "nearest Resize of the bytes, then DequantizeLinear");
+    *done = true;
+    return RLX_OK;
+}
+
 rlx_status rlx_pass_fuse_qdq_ew(rlx_graph *g, rlx_pass_stats *stats) {
     if (!stats || !stats->cpu_target) return RLX_OK;
+    RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_Resize, commute_resize, stats));
     return rlx_fuse_each_anchor(g, RLX_OP_rlx_FusedElementwise, fuse_one, stats);
 }

@@ -34,6 +34,7 @@ typedef struct nearest_job {
     const rlx_resize_taps *taps;
     const rlx_resize_geom *g;
     double extrapolation;
+    bool fast; /* a row whose source row is the row before's: copied from it */
 } nearest_job;
 
 /* Output rows [r0, r1) (rows along the last axis). */
@@ -58,6 +59,8 @@ static void gather_nearest_rows(void *ctx, size_t r0, size_t r1) {
         o[d] = (int64_t)(q % (size_t)g->out[d]);
         q /= (size_t)g->out[d];
     }
+    int64_t prev_base = -1;
+    bool prev_ext = false;
     for (size_t r = r0; r < r1; r++) {
         bool ext = false;
         int64_t base = 0;
@@ -66,15 +69,23 @@ static void gather_nearest_rows(void *ctx, size_t r0, size_t r1) {
             base += taps[d].idx[o[d]] * is[d];
         }
         size_t oi = r * cols;
-        for (size_t c = 0; c < cols; c++, oi++) {
-            if (ext || taps[last].extrap[c]) {
-                rlx_nn_set(yt, oi, extrapolation);
-                continue;
+        if (j->fast && r > r0 && base == prev_base && ext == prev_ext) {
+            /* the same source row as the row before (upsampling): its copy */
+            memcpy(ys + oi * es, ys + (oi - cols) * es, cols * es);
+        } else {
+            for (size_t c = 0; c < cols; c++, oi++) {
+                if (ext || taps[last].extrap[c]) {
+                    rlx_nn_set(yt, oi, extrapolation);
+                    continue;
+                }
+                size_t src = (size_t)(base + taps[last].idx[c]);
+                if (es == 4) ((uint32_t *)ys)[oi] = ((const uint32_t *)xs)[src];
+                else if (es == 1) ((uint8_t *)ys)[oi] = ((const uint8_t *)xs)[src];
+                else memcpy(ys + oi * es, xs + src * es, es);
             }
-            size_t src = (size_t)(base + taps[last].idx[c]);
-            if (es == 4) ((uint32_t *)ys)[oi] = ((const uint32_t *)xs)[src];
-            else memcpy(ys + oi * es, xs + src * es, es);
         }
+        prev_base = base;
+        prev_ext = ext;
         for (int d = last - 1; d >= 0; d--) {
             if (++o[d] < g->out[d]) break;
             o[d] = 0;
@@ -82,11 +93,12 @@ static void gather_nearest_rows(void *ctx, size_t r0, size_t r1) {
     }
 }
 
-/* Nearest: every output row; over the worker pool unless `reference` (a
- * copy per element: the same result on any split). */
+/* Nearest: every output row; over the worker pool, and a row of the same
+ * source row as the row before copied from it, unless `reference` (a copy
+ * per element: the same result on any split). */
 static void gather_nearest(const rlx_tensor *xt, rlx_tensor *yt, const rlx_resize_taps *taps, const rlx_resize_geom *g,
                            double extrapolation, bool reference) {
-    nearest_job j = { xt, yt, taps, g, extrapolation };
+    nearest_job j = { xt, yt, taps, g, extrapolation, !reference };
     size_t rows = 1, cols = (size_t)g->out[g->rank - 1];
     for (int d = 0; d < g->rank - 1; d++) rows *= (size_t)g->out[d];
     if (reference) gather_nearest_rows(&j, 0, rows);
