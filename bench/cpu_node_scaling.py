@@ -17,7 +17,9 @@ optimizations on (its NCHWc convolutions included).
 Nodes are put in classes both runtimes can name alike: a convolution by
 kernel, stride, group kind and output size ("Conv 3x3 s1 56x56 64->64"),
 fused or not (rlx's Conv+Relu and onnxruntime's FusedConv are both
-"Conv"); anything else by op type. Printed per model: a markdown table of
+"Conv"; rlx's QLinearConv alike, "QLinearConv 1x1 s1 64x64 48->96", where
+onnxruntime's NHWC QLinearConv, its weights prepacked, lists no weight
+shape and stays one class); anything else by op type. Printed per model: a markdown table of
 milliseconds per class at each thread count for rlx and onnxruntime, the
 speed-up of each from the first thread count to the last, and the ratio
 rlx / onnxruntime at the last; classes sorted by rlx's time at the last
@@ -76,9 +78,10 @@ def rlx_profile(rlx, model, inputs, threads, iters, warmup):
             continue
         a = e.get("args", {})
         op = a.get("op") or e.get("name", "?")
-        if op == "Conv":
+        if op in ("Conv", "QLinearConv"):
             ins = [parse_shape(s) for s in a.get("inputs", "").split()]
-            key = conv_class(ins[0], ins[1], parse_shape(a.get("shape", ""))) if len(ins) >= 2 else op
+            wi = 3 if op == "QLinearConv" else 1
+            key = conv_class(ins[0], ins[wi], parse_shape(a.get("shape", "")), op) if len(ins) > wi else op
         else:
             key = op
         out[key] += e.get("dur", 0.0)
@@ -116,6 +119,8 @@ def ort_profile(model, feeds, threads, iters, warmup):
             outs = [next(iter(d.values())) for d in a.get("output_type_shape", [])]
             if op in ("Conv", "FusedConv") and len(shapes) >= 2 and outs:
                 cls[e["name"]] = conv_class(shapes[0], shapes[1], outs[0])
+            elif op == "QLinearConv" and len(shapes) >= 4 and outs:
+                cls[e["name"]] = conv_class(shapes[0], shapes[3], outs[0], op)
             else:
                 cls[e["name"]] = op
         per_node[e["name"]].append(e["dur"])
