@@ -191,6 +191,9 @@ static rlx_status emit_ew_block(wg_lower *L, const wg_block *blk, void *vctx) {
 static rlx_status lower_fused_ew(wg_lower *L) {
     rlx_ew_prog p;
     if (rlx_ew_prog_read(L->n, &p) != RLX_OK) return wg_decline(L, "malformed program");
+    bool q8 = p.out_scale != 0;
+    for (int i = 0; i < p.n_in; i++) q8 = q8 || p.in_scale[i] != 0;
+    if (q8) return wg_decline(L, "8-bit operands (qin, qout: CPU plans only)");
     RLX_TRY(wg_check_io(L, WG_F32 | WG_F16 | WG_BOOL, 1));
     const rlx_value *y = wg_out(L, 0);
     if (!y || y->dtype == RLX_DTYPE_BOOL) return wg_decline(L, "output must be f32 or f16");
