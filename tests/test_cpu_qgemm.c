@@ -396,6 +396,11 @@ static void test_conv(void) {
         { 1, 48, 21, 21, 48, 48, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 }, /* dw 3x3 stride 2 */
         { 1, 24, 16, 16, 24, 24, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, true, false, true, 2, false, 0 }, /* dw 5x5 */
         { 1, 20, 8, 8, 20, 20, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, false, 1, false, 0 },  /* dw 5x5 8x8, int8 */
+        /* planes of <= 8 columns: two output rows per vector, an odd last row */
+        { 1, 12, 7, 7, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 2, false, 0 },   /* dw 3x3 7x7 */
+        { 1, 10, 15, 13, 10, 10, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, true, false, true, 2, false, 0 }, /* dw 5x5 s2 -> 8x7 */
+        { 1, 9, 5, 3, 9, 9, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, false, true, false, 1, false, 0 },    /* dw 5x5 5x3, int8 */
+        { 1, 6, 1, 8, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, 0, false, 0 },     /* dw one row */
         { 1, 7, 9, 19, 14, 7, 5, 4, 2, 2, 2, 1, 2, 2, 1, 1, true, false, true, 2, false, 0 },    /* dw x2, 5x4 stride 2 */
         { 2, 6, 5, 33, 6, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, true, false, true, 0, false, 0 },     /* dw 1x1, 2 images */
         /* the requantization at and near ties (the double product, ties to even) */

@@ -494,7 +494,42 @@ typedef struct qdw_job {
     atomic_int failed;
 } qdw_job;
 
-__attribute__((target("avx512f,avx512bw"))) static void qdw_body(void *ctx, size_t m0, size_t m1) {
+/* Planes of at most 8 output columns: two output rows per vector (lanes
+ * [0, 8) row oy, [8, 16) row oy + 1; the odd last row in both halves, its
+ * second copy not stored), the same sums per output as the loop by rows. */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void qdw_rows2(const qdw_job *j, size_t m,
+                                                                           const int16_t *r16, const uint32_t *pr,
+                                                                           const __m512i *wp, __m512i vb) {
+    const rlx_cpu_qconv_args *a = j->a;
+    const size_t kh = (size_t)a->kh, npair = ((size_t)a->kw + 1) / 2, oh = (size_t)a->oh, ow = (size_t)a->ow;
+    const size_t P = oh * ow, step = a->sh == 1 ? 2 : 1;
+    const __mmask8 k8 = (__mmask8)((1u << ow) - 1u);
+    for (size_t oy = 0; oy < oh; oy += 2) {
+        size_t oy2 = oy + 1 < oh ? oy + 1 : oy;
+        __m512i acc = vb;
+        for (size_t ky = 0; ky < kh; ky++) {
+            size_t py0 = oy * (size_t)a->sh + ky, py1 = oy2 * (size_t)a->sh + ky;
+            const uint32_t *row0 = a->sh == 1 ? pr + py0 * j->wpr : (const uint32_t *)(const void *)(r16 + py0 * j->w16);
+            const uint32_t *row1 = a->sh == 1 ? pr + py1 * j->wpr : (const uint32_t *)(const void *)(r16 + py1 * j->w16);
+            for (size_t q = 0; q < npair; q++) {
+                __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(row0 + q * step))),
+                                               _mm256_loadu_si256((const __m256i *)(row1 + q * step)), 1);
+                acc = _mm512_add_epi32(acc, _mm512_madd_epi16(v, wp[ky * npair + q]));
+            }
+        }
+        size_t y0 = m * P + oy * ow, y1 = m * P + oy2 * ow;
+        if (!a->mult) {
+            _mm256_mask_storeu_epi32((int32_t *)a->y + y0, k8, _mm512_castsi512_si256(acc));
+            if (oy2 != oy) _mm256_mask_storeu_epi32((int32_t *)a->y + y1, k8, _mm512_extracti64x4_epi64(acc, 1));
+            continue;
+        }
+        __m128i b = _mm512_cvtepi32_epi8(requant16(acc, a->mult[m], a->zy, j->lo, j->hi));
+        _mm_mask_storeu_epi8((uint8_t *)a->y + y0, (__mmask16)k8, b);
+        if (oy2 != oy) _mm_mask_storeu_epi8((uint8_t *)a->y + y1, (__mmask16)k8, _mm_srli_si128(b, 8));
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void qdw_body(void *ctx, size_t m0, size_t m1) {
     qdw_job *j = ctx;
     const rlx_cpu_qconv_args *a = j->a;
     uint8_t *buf = rlx_scratch_get(RLX_SCRATCH_TASK, j->scratch);
@@ -551,6 +586,10 @@ __attribute__((target("avx512f,avx512bw"))) static void qdw_body(void *ctx, size
                 wp[ky * npair + q] = _mm512_set1_epi32((int)(((uint32_t)w0 & 0xFFFFu) | ((uint32_t)w1 << 16)));
             }
         __m512i vb = _mm512_set1_epi32(a->bias ? a->bias[m] : 0);
+        if (ow <= 8) {
+            qdw_rows2(j, m, r16, pr, wp, vb);
+            continue;
+        }
         for (size_t oy = 0; oy < (size_t)a->oh; oy++)
             for (size_t ox = 0; ox < ow; ox += 16) {
                 __m512i acc = vb;
