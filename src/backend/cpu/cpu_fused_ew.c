@@ -312,13 +312,17 @@ RLX_AVX512 static size_t lutf_avx512(float *o, const uint8_t *x, const float *ta
     return i;
 }
 
+/* AVX-512 VBMI and BW present (checked once per process) and AVX-512 not
+ * capped (rlx_cpu_isa_cap). */
 static bool have_vbmi(void) {
-    static int v = -1;
-    if (v < 0) {
+    static atomic_int v = -1;
+    int h = atomic_load_explicit(&v, memory_order_relaxed);
+    if (h < 0) {
         __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
+        h = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
+        atomic_store_explicit(&v, h, memory_order_relaxed);
     }
-    return v && rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX512;
+    return h && rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX512;
 }
 #endif
 
