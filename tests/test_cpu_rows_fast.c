@@ -35,6 +35,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_ew_vec.h"
+#include "backend/cpu/cpu_sgemm.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "base/parallel.h"
 #include "base/tensor.h"
@@ -207,7 +208,50 @@ typedef struct rnn_case {
     const char *dir;
     int layout, T, N, I, H;
     bool b, seq, h0, c0, p, clip, input_forget, lbr, acts, want_y, want_yh, want_yc;
+    bool split; /* also rnn_split_check */
 } rnn_case;
+
+/* The recurrent fast path splits each direction's hidden units into slices
+ * over the threads (cpu_rnn.c) and packs R per slice (at run time, or once
+ * by rlx_cpu_prepare_node); no split may change a bit. The node runs on
+ * the fast path at 1 thread (the reference bits), then at the pool's
+ * count without packs, with the packs made at that count, and with packs
+ * made for 1 thread (their split differs: R is packed at run time, W's pack
+ * still serves). Every output must equal the 1-thread run's bytes. */
+static void rnn_split_check(const char *what, const rlx_node *n, const rlx_tensor *const *in, int n_out,
+                            const int *ranks, const int64_t *const *dims) {
+    rlx_tensor *one[3] = { 0 }, *all[3] = { 0 };
+    rlx_cpu_sgemm_pack pk_one, pk_all;
+    for (int o = 0; o < n_out; o++)
+        if (dims[o]) one[o] = test_tensor(RLX_DTYPE_F32, ranks[o], dims[o]), all[o] = test_tensor(RLX_DTYPE_F32, ranks[o], dims[o]);
+    int prev = rlx_parallel_set_limit(1);
+    CHECK(rlx_cpu_prepare_node(NULL, n, in, &pk_one) == RLX_OK);
+    for (int o = 0; o < n_out; o++) poison(one[o]);
+    rlx_status st = rlx_cpu_run_node(NULL, n, in, one, false);
+    rlx_parallel_set_limit(prev);
+    CHECK_MSG(st == RLX_OK, "%s: 1 thread: %s", what, rlx_last_error());
+    CHECK(rlx_cpu_prepare_node(NULL, n, in, &pk_all) == RLX_OK);
+    CHECK_MSG(pk_all.rnn_r && pk_all.data, "%s: R and W not packed by rlx_cpu_prepare_node", what);
+    static const char *how[3] = { "no packs", "packs of this count", "packs of 1 thread" };
+    const rlx_cpu_sgemm_pack *pks[3] = { NULL, &pk_all, &pk_one };
+    for (int v = 0; v < 3 && st == RLX_OK; v++) {
+        for (int o = 0; o < n_out; o++) poison(all[o]);
+        st = rlx_cpu_run_node_packed(NULL, n, in, all, pks[v]);
+        CHECK_MSG(st == RLX_OK, "%s, %d threads, %s: %s", what, rlx_parallel_threads(), how[v], rlx_last_error());
+        for (int o = 0; o < n_out && st == RLX_OK; o++) {
+            if (!one[o]) continue;
+            const uint32_t *a = one[o]->data, *b = all[o]->data;
+            size_t numel = rlx_tensor_numel(one[o]), i = 0;
+            while (i < numel && a[i] == b[i]) i++;
+            CHECK_MSG(i == numel, "%s, %d threads, %s: output %d element %zu: %a at 1 thread, %a here", what,
+                      rlx_parallel_threads(), how[v], o, i, i < numel ? (double)((float *)one[o]->data)[i] : 0.0,
+                      i < numel ? (double)((float *)all[o]->data)[i] : 0.0);
+        }
+    }
+    rlx_cpu_sgemm_pack_free(&pk_one);
+    rlx_cpu_sgemm_pack_free(&pk_all);
+    for (int o = 0; o < 3; o++) rlx_tensor_destroy(one[o]), rlx_tensor_destroy(all[o]);
+}
 
 static void run_rnn(const rnn_case *c) {
     int G = !strcmp(c->op, "LSTM") ? 4 : !strcmp(c->op, "GRU") ? 3 : 1;
@@ -264,13 +308,14 @@ static void run_rnn(const rnn_case *c) {
              c->clip ? " clip" : "", c->input_forget ? " input_forget" : "", c->lbr ? " lbr" : "",
              c->acts ? " acts" : "");
     fast_vs_ref(what, &n, in, lstm ? 3 : 2, dts, ranks, dims, 2e-5, 2e-5);
+    if (c->split) rnn_split_check(what, &n, in, lstm ? 3 : 2, ranks, dims);
     for (int i = 0; i < 8; i++) rlx_tensor_destroy((rlx_tensor *)in[i]);
 }
 
 static void test_rnn(void) {
     /* the LSTM, smaller in T */
     rnn_case big = { "LSTM", "bidirectional", 0, 5, 30, 224, 224, true, false, false, false, false, false, false,
-                     false, false, true, true, true };
+                     false, false, true, true, true, false };
     run_rnn(&big);
     static const char *ops[3] = { "RNN", "GRU", "LSTM" };
     static const char *dirs[3] = { "forward", "reverse", "bidirectional" };
@@ -297,6 +342,40 @@ static void test_rnn(void) {
                 cases++;
             }
     printf("  RNN/GRU/LSTM: %d cases\n", cases + 1);
+}
+
+/* The splits of the hidden units over the threads (rnn_split_check), with
+ * slices as small as the thread count allows (rlx_cpu_rnn_min_slice(1)):
+ * hidden sizes that split unevenly (13, 57, 257) and the issue's 224,
+ * batch 1 and 2 (the GEMV) and larger, both directions, both layouts,
+ * sequence_lens from 0 to T, initial states, peepholes, clip,
+ * input_forget, GRU with and without linear_before_reset, other
+ * activations; each case also against the reference (fast_vs_ref). */
+static void test_rnn_split(void) {
+    rlx_cpu_rnn_min_slice(1);
+    static const rnn_case cases[] = {
+        { "LSTM", "bidirectional", 0, 4, 30, 24, 224, true, true, true, true, true, true, false, false, false, true, true,
+          true, true },
+        { "LSTM", "forward", 0, 7, 1, 5, 13, true, false, true, true, true, false, true, false, false, true, true, true,
+          true },
+        { "LSTM", "reverse", 1, 3, 7, 19, 257, true, true, true, false, false, false, false, false, true, true, true, true,
+          true },
+        { "LSTM", "bidirectional", 1, 5, 2, 9, 64, false, true, false, true, true, true, false, false, false, true, false,
+          true, true },
+        { "GRU", "bidirectional", 0, 4, 5, 11, 57, true, true, true, false, false, true, false, false, false, true, true,
+          false, true },
+        { "GRU", "forward", 1, 3, 1, 8, 224, true, false, true, false, false, false, false, true, false, true, true, false,
+          true },
+        { "GRU", "reverse", 0, 5, 13, 7, 40, true, true, false, false, false, false, false, true, true, true, true, false,
+          true },
+        { "RNN", "bidirectional", 1, 6, 13, 6, 40, true, true, true, false, false, true, false, false, true, true, true,
+          false, true },
+        { "RNN", "forward", 0, 3, 3, 4, 257, false, false, true, false, false, false, false, false, false, true, true,
+          false, true },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_rnn(&cases[i]);
+    rlx_cpu_rnn_min_slice(0);
+    printf("  RNN/GRU/LSTM split over %d threads: %zu cases\n", rlx_parallel_threads(), sizeof cases / sizeof cases[0]);
 }
 
 /* ------------------------------------------------------------ row-wise ops */
@@ -426,6 +505,7 @@ int main(void) {
         rlx_cpu_isa_cap((rlx_cpu_isa)isa);
         printf("  instruction set %d of %d:\n", isa, (int)top);
         test_rnn();
+        test_rnn_split();
     }
     rlx_cpu_isa_cap(top);
     test_softmax();

@@ -40,6 +40,7 @@
 #include "base/status.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -241,6 +242,19 @@ int rlx_parallel_threads(void) {
     pthread_once(&g_once, pool_init);
     int n = atomic_load_explicit(&g_pool.n_threads, memory_order_relaxed);
     return t_limit > 0 && t_limit < n ? t_limit : n;
+}
+
+void rlx_parallel_pause(unsigned *spins) {
+    if (*spins < 4096 && atomic_load_explicit(&g_pool.spin_ns, memory_order_relaxed) > 0) {
+        ++*spins;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+        return;
+    }
+    sched_yield();
 }
 
 uint64_t rlx_parallel_jobs(void) { return atomic_load_explicit(&g_jobs, memory_order_relaxed); }

@@ -42,6 +42,15 @@ int rlx_parallel_threads(void);
  * on a pool of that size. */
 int rlx_parallel_set_limit(int threads);
 
+/* One turn of a wait loop inside a parallel region, for a thread that
+ * waits for other threads of the same job (e.g. a barrier between the
+ * steps of a recurrence): a CPU pause while the pool spins
+ * (cpu.pool_spin_us > 0: at most one thread per core) and *spins, the
+ * turns taken so far (start at 0), is below a few thousand; otherwise it
+ * yields the core, so that an oversubscribed pool lets the awaited thread
+ * run. */
+void rlx_parallel_pause(unsigned *spins);
+
 /* Parallel loops handed to the workers since the process started (loops
  * run on the caller alone are not counted); for tests. */
 uint64_t rlx_parallel_jobs(void);

@@ -88,6 +88,21 @@ rlx_status rlx_cpu_prepare_node(const rlx_graph *g, const rlx_node *n, const rlx
 /* rlx_cpu_prepare_node's part for MatMulInteger and QLinearMatMul. */
 rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                                  struct rlx_cpu_sgemm_pack *out);
+/* For tests: the least multiply-adds of one slice's step product in the
+ * recurrent fast path (cpu_rnn.c splits each direction's hidden units into
+ * slices, one per thread, none smaller than this); 0 restores the default
+ * (65536). 1 splits small shapes as finely as the thread count allows.
+ * Process-wide; not while kernels run. */
+void rlx_cpu_rnn_min_slice(int64_t fma);
+/* rlx_cpu_prepare_node's part for RNN, GRU and LSTM (f32): a constant W
+ * [D, G*H, I] packed as the B operand of the input projection
+ * X [T*N, I] x W^T, and a constant R [D, G*H, H] packed slice by slice
+ * for the recurrence as the current thread count splits it (a run on
+ * another count packs R itself; the same bits). out stays empty when
+ * neither applies or the shapes are not valid (the run reports those).
+ * errors: RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_cpu_rnn_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                               struct rlx_cpu_sgemm_pack *out);
 
 /* The host interpreter of values that become constants (cpu_eval.c).
  *

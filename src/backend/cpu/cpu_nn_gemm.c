@@ -404,6 +404,7 @@ rlx_status rlx_cpu_prepare_node(const rlx_graph *g, const rlx_node *n, const rlx
     if (n->op == RLX_OP_MatMulInteger || n->op == RLX_OP_QLinearMatMul || n->op == RLX_OP_QLinearConv ||
         n->op == RLX_OP_ConvInteger)
         return rlx_cpu_quant_prepare(g, n, in, out);
+    if (n->op == RLX_OP_LSTM || n->op == RLX_OP_GRU || n->op == RLX_OP_RNN) return rlx_cpu_rnn_prepare(g, n, in, out);
     return RLX_OK;
 }
 

@@ -36,6 +36,7 @@
  * I and H terms (the reference sums in double) gives differences of about
  * 1e-6 per step, which the recurrence carries. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,7 @@
 #include "backend/cpu/cpu_vmath.h"
 #include "base/mem.h"
 #include "base/parallel.h"
+#include "base/scratch.h"
 #include "ir/ops/rnn_params.h"
 
 /* A gate activation: the vocabulary's double reference. */
@@ -169,40 +171,70 @@ static void run_row(rnn_run *u, int64_t d, int64_t b, int64_t L) {
 
 #define RF_NR 16 /* columns of a packed panel */
 #define RF_MR 6  /* rows of a register tile */
+#define RF_UNIT_GRAIN 4            /* hidden units of a slice: a multiple of this (LSTM: 16 columns, one panel) */
+#define RF_MIN_SLICE_FMA 65536     /* least multiply-adds of one slice's step product (a step barrier costs ~1 us) */
+
+/* One slice of a direction's hidden units: its columns of every gate of
+ * R^T, packed, and its private state. Claimed phase by phase (`next`);
+ * one per participant of the team. */
+typedef struct rnn_slice {
+    _Alignas(64) atomic_long next; /* the first phase not yet claimed */
+    atomic_int joined;             /* its participant has started */
+    int d;                         /* direction */
+    int64_t u0, nu;                /* units [u0, u0 + nu) */
+    size_t pan_a, pan_b, ldg;      /* panels of the two parts (GRU lbr 0: z, r | h), floats per gh row */
+    float *rp;                     /* packed R^T: part a, then part b */
+    float *gh;                     /* [nrp][ldg]: the step's products, gate-major */
+    float *c, *z;                  /* LSTM cell [nrp][nu]; GRU z and r [nrp][2 nu] */
+} rnn_slice;
+
+typedef struct rnn_sync {
+    _Alignas(64) atomic_long done; /* slice phases completed in a direction */
+} rnn_sync;
 
 typedef struct rnn_fast {
     const rlx_rnn_params *p;
     int64_t T, N, I, H, D, G;
     int g1;                /* gates of the first packed part (GRU, linear_before_reset 0: z, r) */
-    size_t pan_a, pan_b;   /* panels of the two parts */
-    size_t ldg;            /* floats per row of gh: (pan_a + pan_b) * 16 */
+    int phases;            /* barriers per step: 2 for GRU with linear_before_reset 0, else 1 */
+    int64_t steps;         /* the longest sequence */
     size_t ldx;            /* floats per row of gx: D * G * H */
-    const float *x, *h0, *c0, *pp;
+    size_t nrp, tiles;     /* batch rows padded to RF_MR, tiles of RF_MR rows */
+    const float *x, *h0, *c0, *pp, *r;
     const int32_t *seq;
     float *gx;             /* [T*N, D*G*H], rows in X's storage order */
-    float *rp;             /* per direction: part a then part b, packed */
-    size_t rp_dir;         /* floats per direction in rp */
     float *bsum;           /* [D][G*H]: Wb + Rb (GRU h gate: Wb only) */
     float *rbh;            /* [D][H]: GRU's Rb of the h gate */
-    int64_t slices, rows;  /* batch slices per direction, rows per slice */
-    size_t nrp;            /* rows per slice padded to RF_MR */
-    float *ws;             /* per unit: h, c, rh [nrp][H], gh [nrp][ldg], z [nrp][2H] */
-    size_t ws_unit;
+    float *hbuf;           /* [D][2][nrp][H]: h before and after a step (alternating) */
+    float *rh;             /* [D][nrp][H]: GRU r . h */
+    int slices[2], first[2];
+    bool prepacked;        /* the slices' rp come from rlx_cpu_rnn_prepare */
+    rnn_slice *sl;         /* [slices[0] + slices[1]] */
+    rnn_sync *sync;        /* [D] */
     float *y, *yh, *yc;
 } rnn_fast;
 
-/* Columns [c0, c0 + nc) of R^T (r is R_d, [G*H rows][K]) as panels of 16
- * columns: panel q, row k at dst[(q * K + k) * 16]; zero past nc. */
-static void pack_rt(const float *r, int64_t K, int64_t c0, int64_t nc, float *dst) {
+/* Packs the columns of gates [g0, g0 + ng) for units [u0, u0 + nu) of
+ * R^T (r = R_d, [G*H rows][K]), gate-major (column x: gate g0 + x / nu,
+ * unit u0 + x % nu), as panels of 16 columns: panel q, row k at
+ * dst[(q * K + k) * 16]; zero past the last column. */
+static void pack_rt(const float *r, int64_t K, int64_t H, int64_t g0, int64_t ng, int64_t u0, int64_t nu, float *dst) {
+    int64_t nc = ng * nu;
     size_t panels = (size_t)(nc + RF_NR - 1) / RF_NR;
-    for (size_t q = 0; q < panels; q++)
-        for (int64_t k = 0; k < K; k++) {
-            float *o = dst + (q * (size_t)K + (size_t)k) * RF_NR;
-            for (int64_t j = 0; j < RF_NR; j++) {
-                int64_t col = (int64_t)q * RF_NR + j;
-                o[j] = col < nc ? r[(c0 + col) * K + k] : 0.0f;
-            }
-        }
+    memset(dst, 0, panels * (size_t)K * RF_NR * sizeof *dst);
+    for (int64_t col = 0; col < nc; col++) { /* column col: R row (g0 + col / nu) * H + u0 + col % nu */
+        const float *src = r + ((g0 + col / nu) * H + u0 + col % nu) * K;
+        float *o = dst + (size_t)(col / RF_NR) * (size_t)K * RF_NR + (size_t)(col % RF_NR);
+        for (int64_t k = 0; k < K; k++) o[(size_t)k * RF_NR] = src[k];
+    }
+}
+
+/* Packs slice s's columns of R^T (R: [D][G*H][H]) at s->rp. */
+static void pack_slice(const rnn_fast *f, const float *r, const rnn_slice *s) {
+    int64_t H = f->H, G = f->G;
+    const float *rd = r + (size_t)(s->d * G * H * H);
+    pack_rt(rd, H, H, 0, f->g1, s->u0, s->nu, s->rp);
+    if (s->pan_b) pack_rt(rd, H, H, f->g1, G - f->g1, s->u0, s->nu, s->rp + s->pan_a * (size_t)H * RF_NR);
 }
 
 /* c[tiles * 6 rows][panels * 16] = a[tiles * 6][K] (row stride lda) times
@@ -254,13 +286,17 @@ static void rec_gemm(rlx_cpu_isa isa, size_t rows, size_t tiles, const float *a,
     rec_gemm_c(tiles, a, lda, bp, K, panels, c, ldc);
 }
 
-/* One batch row's gate inputs and state for a step. */
+/* One batch row's gate inputs and state for a step, for the units of one
+ * slice: gate g of unit j at gx[g * H + j], bs[...], pp[...] (peepholes
+ * i, o, f; NULL: none) and at gh[g * n + j], z[g * n + j] (n: the
+ * slice's units). */
 typedef struct gate_row {
     const float *gx, *bs; /* X W^T row of this direction, Wb + Rb */
     const float *gh;      /* H R^T (GRU lbr 0: the h gate at ghb) */
     const float *ghb;     /* GRU, linear_before_reset 0: (r . H) R_h^T */
     const float *rbh, *pp;
-    float *h, *c, *rh, *z; /* state; GRU scratch: r . h, z (and r) */
+    const float *hp;      /* h before the step */
+    float *hn, *c, *rh, *z; /* h after the step; cell; GRU scratch: r . h, z (and r) */
 } gate_row;
 
 static inline float f_clip(const rlx_rnn_params *p, float v) {
@@ -270,27 +306,27 @@ static inline float f_clip(const rlx_rnn_params *p, float v) {
 
 static inline float f_act(const rlx_rnn_act *a, float x) { return rlx_ew_f32(a->kind, x, x, x, a->alpha, a->beta); }
 
-/* Scalar gate updates of units [j0, H); `phase` 0/1 splits GRU around the
- * second product. */
-static void gates_scalar(const rlx_rnn_params *p, const rlx_rnn_act *act, int64_t H, const gate_row *g, int phase,
-                         int64_t j0) {
+/* Scalar gate updates of units [0, n) (without AVX2); `phase` 0/1 splits
+ * GRU around the second product. */
+static void gates_scalar(const rlx_rnn_params *p, const rlx_rnn_act *act, int64_t H, int64_t n, const gate_row *g,
+                         int phase) {
     const float *gx = g->gx, *bs = g->bs, *gh = g->gh;
-    for (int64_t j = j0; j < H; j++) {
+    for (int64_t j = 0; j < n; j++) {
         switch (p->kind) {
-        case RLX_RNN_SIMPLE: g->h[j] = f_act(&act[0], f_clip(p, gx[j] + gh[j] + bs[j])); break;
+        case RLX_RNN_SIMPLE: g->hn[j] = f_act(&act[0], f_clip(p, gx[j] + gh[j] + bs[j])); break;
         case RLX_RNN_GRU:
             if (phase == 0) {
                 float z = f_act(&act[0], f_clip(p, gx[j] + gh[j] + bs[j]));
-                float r = f_act(&act[0], f_clip(p, gx[H + j] + gh[H + j] + bs[H + j]));
+                float r = f_act(&act[0], f_clip(p, gx[H + j] + gh[n + j] + bs[H + j]));
                 g->z[j] = z;
-                g->z[H + j] = r;
-                g->rh[j] = r * g->h[j];
+                g->z[n + j] = r;
+                g->rh[j] = r * g->hp[j];
             } else {
-                float z = g->z[j], r = g->z[H + j], pre;
-                if (p->linear_before_reset) pre = gx[2 * H + j] + bs[2 * H + j] + r * (gh[2 * H + j] + g->rbh[j]);
+                float z = g->z[j], r = g->z[n + j], pre;
+                if (p->linear_before_reset) pre = gx[2 * H + j] + bs[2 * H + j] + r * (gh[2 * n + j] + g->rbh[j]);
                 else pre = gx[2 * H + j] + bs[2 * H + j] + g->ghb[j] + g->rbh[j];
-                float n = f_act(&act[1], f_clip(p, pre));
-                g->h[j] = (1.0f - z) * n + z * g->h[j];
+                float nn = f_act(&act[1], f_clip(p, pre));
+                g->hn[j] = (1.0f - z) * nn + z * g->hp[j];
             }
             break;
         case RLX_RNN_LSTM: {
@@ -298,12 +334,12 @@ static void gates_scalar(const rlx_rnn_params *p, const rlx_rnn_act *act, int64_
                   pf = g->pp ? g->pp[2 * H + j] : 0.0f;
             float gi = f_act(&act[0], f_clip(p, gx[j] + gh[j] + bs[j] + pi * c));
             float gf = p->input_forget ? 1.0f - gi
-                                       : f_act(&act[0], f_clip(p, gx[2 * H + j] + gh[2 * H + j] + bs[2 * H + j] + pf * c));
-            float gc = f_act(&act[1], f_clip(p, gx[3 * H + j] + gh[3 * H + j] + bs[3 * H + j]));
+                                       : f_act(&act[0], f_clip(p, gx[2 * H + j] + gh[2 * n + j] + bs[2 * H + j] + pf * c));
+            float gc = f_act(&act[1], f_clip(p, gx[3 * H + j] + gh[3 * n + j] + bs[3 * H + j]));
             float cn = gf * c + gi * gc;
-            float go = f_act(&act[0], f_clip(p, gx[H + j] + gh[H + j] + bs[H + j] + po * cn));
+            float go = f_act(&act[0], f_clip(p, gx[H + j] + gh[n + j] + bs[H + j] + po * cn));
             g->c[j] = cn;
-            g->h[j] = go * f_act(&act[2], cn);
+            g->hn[j] = go * f_act(&act[2], cn);
             break;
         }
         }
@@ -311,158 +347,117 @@ static void gates_scalar(const rlx_rnn_params *p, const rlx_rnn_act *act, int64_
 }
 
 #if RLX_HAVE_AVX2_BUILD
-RLX_AVX2_INLINE __m256 v8_act(const rlx_rnn_act *a, __m256 x) {
-    switch (a->kind) {
-    case RLX_EW_SIGMOID: return rlx_ewm_sigmoid_v8(x); /* the vocabulary's vector forms: the scalar gates' bits */
-    case RLX_EW_TANH: return rlx_ewm_tanh_v8(x);
-    case RLX_EW_RELU: return _mm256_max_ps(_mm256_setzero_ps(), x);
-    default: {
-        float t[8];
-        _mm256_storeu_ps(t, x);
-        for (int i = 0; i < 8; i++) t[i] = f_act(a, t[i]);
-        return _mm256_loadu_ps(t);
-    }
-    }
-}
-
-/* The gates of units [0, h8), h8 a multiple of 8; see gates_scalar. */
-RLX_AVX2 static void gates_avx2(const rlx_rnn_params *p, const rlx_rnn_act *act, int64_t H, const gate_row *g,
-                                int phase, int64_t h8) {
-    const float *gx = g->gx, *bs = g->bs, *gh = g->gh;
-    __m256 lo = _mm256_set1_ps(p->has_clip ? -p->clip : -INFINITY), hi = _mm256_set1_ps(p->has_clip ? p->clip : INFINITY);
-    __m256 one = _mm256_set1_ps(1.0f);
-#define V(ptr) _mm256_loadu_ps(ptr)
-#define PRE(o) _mm256_add_ps(_mm256_add_ps(V(gx + (o)), V(gh + (o))), V(bs + (o)))
-#define CLIPV(v) (p->has_clip ? _mm256_min_ps(hi, _mm256_max_ps(lo, v)) : (v))
-    for (int64_t j = 0; j < h8; j += 8) {
-        switch (p->kind) {
-        case RLX_RNN_SIMPLE: _mm256_storeu_ps(g->h + j, v8_act(&act[0], CLIPV(PRE(j)))); break;
-        case RLX_RNN_GRU:
-            if (phase == 0) {
-                __m256 z = v8_act(&act[0], CLIPV(PRE(j))), r = v8_act(&act[0], CLIPV(PRE(H + j)));
-                _mm256_storeu_ps(g->z + j, z);
-                _mm256_storeu_ps(g->z + H + j, r);
-                _mm256_storeu_ps(g->rh + j, _mm256_mul_ps(r, V(g->h + j)));
-            } else {
-                __m256 z = V(g->z + j), r = V(g->z + H + j), pre = _mm256_add_ps(V(gx + 2 * H + j), V(bs + 2 * H + j));
-                if (p->linear_before_reset) pre = _mm256_fmadd_ps(r, _mm256_add_ps(V(gh + 2 * H + j), V(g->rbh + j)), pre);
-                else pre = _mm256_add_ps(pre, _mm256_add_ps(V(g->ghb + j), V(g->rbh + j)));
-                __m256 n = v8_act(&act[1], CLIPV(pre));
-                /* (1 - z) n + z h */
-                _mm256_storeu_ps(g->h + j, _mm256_fmadd_ps(z, V(g->h + j), _mm256_mul_ps(_mm256_sub_ps(one, z), n)));
-            }
-            break;
-        case RLX_RNN_LSTM: {
-            __m256 c = V(g->c + j), xi = PRE(j), xf = PRE(2 * H + j), xo = PRE(H + j);
-            if (g->pp) {
-                xi = _mm256_fmadd_ps(V(g->pp + j), c, xi);
-                xf = _mm256_fmadd_ps(V(g->pp + 2 * H + j), c, xf);
-            }
-            __m256 gi = v8_act(&act[0], CLIPV(xi));
-            __m256 gf = p->input_forget ? _mm256_sub_ps(one, gi) : v8_act(&act[0], CLIPV(xf));
-            __m256 gc = v8_act(&act[1], CLIPV(PRE(3 * H + j)));
-            __m256 cn = _mm256_fmadd_ps(gf, c, _mm256_mul_ps(gi, gc));
-            if (g->pp) xo = _mm256_fmadd_ps(V(g->pp + H + j), cn, xo);
-            __m256 go = v8_act(&act[0], CLIPV(xo));
-            _mm256_storeu_ps(g->c + j, cn);
-            _mm256_storeu_ps(g->h + j, _mm256_mul_ps(go, v8_act(&act[2], cn)));
-            break;
-        }
-        }
-    }
-#undef V
-#undef PRE
-#undef CLIPV
-}
+#define GV_SFX avx2
+#define GV_ATTR RLX_AVX2
+#define GV_W 8
+#include "backend/cpu/cpu_rnn_gates.h"
+#define GV_SFX avx512
+#define GV_ATTR RLX_AVX512
+#define GV_W 16
+#include "backend/cpu/cpu_rnn_gates.h"
 #endif
 
-static void gates(bool avx2, const rlx_rnn_params *p, const rlx_rnn_act *act, int64_t H, const gate_row *g, int phase) {
-    int64_t j0 = 0;
+static void gates(rlx_cpu_isa isa, const rlx_rnn_params *p, const rlx_rnn_act *act, int64_t H, int64_t n,
+                  const gate_row *g, int phase) {
 #if RLX_HAVE_AVX2_BUILD
-    if (avx2) {
-        j0 = H - H % 8;
-        gates_avx2(p, act, H, g, phase, j0);
+    if (isa == RLX_CPU_ISA_AVX512) {
+        gates_avx512(p, act, H, n, g, phase);
+        return;
+    }
+    if (isa == RLX_CPU_ISA_AVX2) {
+        gates_avx2(p, act, H, n, g, phase);
+        return;
     }
 #endif
-    (void)avx2;
-    gates_scalar(p, act, H, g, phase, j0);
+    (void)isa;
+    gates_scalar(p, act, H, n, g, phase);
 }
 
-/* Runs direction d over batch rows [b0, b1) for the whole sequence. */
-static void run_unit(const rnn_fast *f, size_t unit, rlx_cpu_isa isa) {
-    bool avx2 = isa >= RLX_CPU_ISA_AVX2;
+/* Phase k of step s of slice `sl` (k 1: GRU's second product and its h
+ * gate, linear_before_reset 0). Step 0 packs the slice's weights first. */
+static void slice_phase(const rnn_fast *f, rnn_slice *sl, int64_t s, int k, rlx_cpu_isa isa) {
     const rlx_rnn_params *p = f->p;
-    const int64_t T = f->T, N = f->N, H = f->H, D = f->D, G = f->G;
-    int64_t d = (int64_t)unit / f->slices, b0 = ((int64_t)unit % f->slices) * f->rows;
-    int64_t b1 = b0 + f->rows < N ? b0 + f->rows : N;
-    if (b0 >= b1) return;
-    size_t nr = (size_t)(b1 - b0), tiles = f->nrp / RF_MR, hs = (size_t)H;
-    float *h = f->ws + unit * f->ws_unit, *c = h + f->nrp * hs, *rh = c + f->nrp * hs, *gh = rh + f->nrp * hs;
-    float *z = gh + f->nrp * f->ldg; /* GRU: z and r per row */
-    memset(h, 0, f->ws_unit * sizeof *h);
-    const float *rpa = f->rp + (size_t)d * f->rp_dir, *rpb = rpa + f->pan_a * hs * RF_NR;
+    const int64_t T = f->T, N = f->N, H = f->H, D = f->D, G = f->G, d = sl->d, u0 = sl->u0, n = sl->nu;
+    const size_t hs = (size_t)H, nrh = f->nrp * hs;
+    if (s == 0 && k == 0 && !f->prepacked) pack_slice(f, f->r, sl);
+    float *hbuf = f->hbuf + (size_t)d * 2 * nrh, *rh = f->rh + (size_t)d * nrh;
+    const float *hp = hbuf + (size_t)(s & 1) * nrh;
+    float *hn = hbuf + (size_t)((s + 1) & 1) * nrh;
+    if (k == 0) rec_gemm(isa, (size_t)N, f->tiles, hp, hs, sl->rp, hs, sl->pan_a, sl->gh, sl->ldg);
+    else rec_gemm(isa, (size_t)N, f->tiles, rh, hs, sl->rp + sl->pan_a * hs * RF_NR, hs, sl->pan_b,
+                  sl->gh + sl->pan_a * RF_NR, sl->ldg);
     const rlx_rnn_act *act = p->act[d];
-    int64_t maxl = 0;
-    for (size_t i = 0; i < nr; i++) {
-        int64_t b = b0 + (int64_t)i, L = f->seq ? f->seq[b] : T;
-        size_t sidx = p->layout ? (size_t)((b * D + d) * H) : (size_t)((d * N + b) * H);
-        if (f->h0) memcpy(h + i * hs, f->h0 + sidx, hs * sizeof *h);
-        if (f->c0) memcpy(c + i * hs, f->c0 + sidx, hs * sizeof *c);
-        if (L > maxl) maxl = L;
-    }
-    gate_row g = { .bs = f->bsum + (size_t)(d * G * H), .rbh = f->rbh + (size_t)(d * H),
-                   .pp = f->pp ? f->pp + (size_t)(d * 3 * H) : NULL };
-    for (int64_t s = 0; s < maxl; s++) {
-        rec_gemm(isa, nr, tiles, h, hs, rpa, hs, f->pan_a, gh, f->ldg);
-        for (int phase = 0; phase < (p->kind == RLX_RNN_GRU ? 2 : 1); phase++) {
-            if (phase == 1 && f->pan_b) rec_gemm(isa, nr, tiles, rh, hs, rpb, hs, f->pan_b, gh + f->pan_a * RF_NR, f->ldg);
-            for (size_t i = 0; i < nr; i++) {
-                int64_t b = b0 + (int64_t)i, L = f->seq ? f->seq[b] : T;
-                if (s >= L) continue;
-                int64_t t = p->reverse[d] ? L - 1 - s : s;
-                size_t xrow = p->layout ? (size_t)(b * T + t) : (size_t)(t * N + b);
-                g.gx = f->gx + xrow * f->ldx + (size_t)(d * G * H);
-                g.gh = gh + i * f->ldg;
-                g.ghb = g.gh + f->pan_a * RF_NR;
-                g.h = h + i * hs, g.c = c + i * hs, g.rh = rh + i * hs, g.z = z + 2 * i * hs;
-                gates(avx2, p, act, H, &g, phase);
-                if (phase + 1 == (p->kind == RLX_RNN_GRU ? 2 : 1) && f->y) {
-                    size_t yo = p->layout ? (size_t)(((b * T + t) * D + d) * H) : (size_t)(((t * D + d) * N + b) * H);
-                    memcpy(f->y + yo, g.h, hs * sizeof *h);
-                }
-            }
+    bool last = k == f->phases - 1;
+    int ph1 = p->kind == RLX_RNN_GRU && p->linear_before_reset ? 1 : k; /* GRU lbr 1: both gate phases now */
+    gate_row g = { .bs = f->bsum + (size_t)(d * G * H + u0), .rbh = f->rbh + (size_t)(d * H + u0),
+                   .pp = f->pp ? f->pp + (size_t)(d * 3 * H + u0) : NULL };
+    for (int64_t b = 0; b < N; b++) {
+        int64_t L = f->seq ? f->seq[b] : T;
+        size_t hrow = (size_t)b * hs + (size_t)u0;
+        if (s >= L) { /* the row is over: its h stays */
+            if (last) memcpy(hn + hrow, hp + hrow, (size_t)n * sizeof *hn);
+            continue;
+        }
+        int64_t t = p->reverse[d] ? L - 1 - s : s;
+        size_t xrow = p->layout ? (size_t)(b * T + t) : (size_t)(t * N + b);
+        g.gx = f->gx + xrow * f->ldx + (size_t)(d * G * H + u0);
+        g.gh = sl->gh + (size_t)b * sl->ldg;
+        g.ghb = g.gh + sl->pan_a * RF_NR;
+        g.hp = hp + hrow, g.hn = hn + hrow, g.rh = rh + hrow;
+        g.c = sl->c + (size_t)(b * n), g.z = sl->z + (size_t)(2 * b * n);
+        for (int ph = k; ph <= ph1; ph++) gates(isa, p, act, H, n, &g, ph);
+        if (last && f->y) {
+            size_t yo = p->layout ? (size_t)(((b * T + t) * D + d) * H) : (size_t)(((t * D + d) * N + b) * H);
+            memcpy(f->y + yo + u0, g.hn, (size_t)n * sizeof *hn);
         }
     }
-    for (size_t i = 0; i < nr; i++) {
-        int64_t b = b0 + (int64_t)i, L = f->seq ? f->seq[b] : T;
-        size_t sidx = p->layout ? (size_t)((b * D + d) * H) : (size_t)((d * N + b) * H);
-        if (L == 0) continue; /* stays 0 */
-        if (f->yh) memcpy(f->yh + sidx, h + i * hs, hs * sizeof *h);
-        if (f->yc) memcpy(f->yc + sidx, c + i * hs, hs * sizeof *c);
+    if (!last || s + 1 < f->steps) return;
+    for (int64_t b = 0; b < N; b++) { /* the final state; rows of length 0 keep their zeros */
+        if ((f->seq ? f->seq[b] : T) == 0) continue;
+        size_t sidx = (p->layout ? (size_t)((b * D + d) * H) : (size_t)((d * N + b) * H)) + (size_t)u0;
+        if (f->yh) memcpy(f->yh + sidx, hn + (size_t)b * hs + (size_t)u0, (size_t)n * sizeof *hn);
+        if (f->yc) memcpy(f->yc + sidx, sl->c + (size_t)(b * n), (size_t)n * sizeof *hn);
     }
 }
 
-static void units_range(void *ctx, size_t u0, size_t u1) {
+/* Claims phase ph of a slice: true for the one thread that gets it. */
+static bool slice_claim(rnn_slice *sl, long ph) {
+    long want = ph;
+    return atomic_load_explicit(&sl->next, memory_order_relaxed) == ph &&
+           atomic_compare_exchange_strong_explicit(&sl->next, &want, ph + 1, memory_order_acq_rel, memory_order_relaxed);
+}
+
+/* Participant q of its direction's team: every phase, its own slice, then
+ * any slice whose participant has not started (the pool may run the
+ * participants one after another, or join late), then a wait until the
+ * direction's phase is complete (its barrier). Each slice phase is
+ * computed by exactly one thread, the same arithmetic whichever. */
+static void participant(const rnn_fast *f, size_t q, rlx_cpu_isa isa) {
+    rnn_slice *own = &f->sl[q];
+    const int d = own->d, S = f->slices[d];
+    rnn_slice *team = f->sl + f->first[d];
+    atomic_long *done = &f->sync[d].done;
+    const long total = (long)f->steps * f->phases;
+    atomic_store_explicit(&own->joined, 1, memory_order_relaxed);
+    for (long ph = atomic_load_explicit(done, memory_order_acquire) / S; ph < total; ph++) {
+        int64_t s = ph / f->phases;
+        int k = (int)(ph % f->phases);
+        for (int j = -1; j < S; j++) {
+            rnn_slice *o = j < 0 ? own : &team[j];
+            if (j >= 0 && (o == own || atomic_load_explicit(&o->joined, memory_order_relaxed))) continue;
+            if (!slice_claim(o, ph)) continue;
+            slice_phase(f, o, s, k, isa);
+            atomic_fetch_add_explicit(done, 1, memory_order_release);
+        }
+        unsigned spins = 0;
+        while (atomic_load_explicit(done, memory_order_acquire) < (ph + 1) * S) rlx_parallel_pause(&spins);
+    }
+}
+
+static void participants_range(void *ctx, size_t q0, size_t q1) {
     const rnn_fast *f = ctx;
     rlx_cpu_isa isa = rlx_cpu_isa_get();
-    for (size_t u = u0; u < u1; u++) run_unit(f, u, isa);
-}
-
-typedef struct pack_job {
-    const rnn_fast *f;
-    const float *r;
-} pack_job;
-
-static void pack_range(void *ctx, size_t d0, size_t d1) {
-    const pack_job *j = ctx;
-    const rnn_fast *f = j->f;
-    int64_t H = f->H, GH = f->G * f->H;
-    for (size_t d = d0; d < d1; d++) {
-        const float *rd = j->r + d * (size_t)(GH * H);
-        float *dst = f->rp + d * f->rp_dir;
-        pack_rt(rd, H, 0, f->g1 * H, dst);
-        if (f->pan_b) pack_rt(rd, H, f->g1 * H, GH - f->g1 * H, dst + f->pan_a * (size_t)H * RF_NR);
-    }
+    for (size_t q = q0; q < q1; q++) participant(f, q, isa);
 }
 
 static bool all_f32(const rlx_tensor *const *t, int n) {
@@ -471,38 +466,126 @@ static bool all_f32(const rlx_tensor *const *t, int n) {
     return true;
 }
 
+static int64_t g_min_slice_fma = RF_MIN_SLICE_FMA;
+
+void rlx_cpu_rnn_min_slice(int64_t fma) { g_min_slice_fma = fma > 0 ? fma : RF_MIN_SLICE_FMA; }
+
+/* Slices per direction for `threads` threads: the threads split over the
+ * directions, at most one slice per RF_UNIT_GRAIN units, each slice's step
+ * product at least RF_MIN_SLICE_FMA multiply-adds. */
+static int slices_for(int threads, int64_t D, int64_t d, int64_t nrp, int64_t H, int64_t G) {
+    int64_t want = threads >= D ? threads / D + (d < threads % D) : 1;
+    int64_t by_units = (H + RF_UNIT_GRAIN - 1) / RF_UNIT_GRAIN;
+    int64_t by_work = nrp * H * G * H / g_min_slice_fma;
+    if (want > by_units) want = by_units;
+    if (want > by_work) want = by_work;
+    return want < 1 ? 1 : (int)want;
+}
+
+/* The sizes of f (p, T, N, I, H, D, G) and what follows from them. */
+static void fast_init(rnn_fast *f, const rlx_rnn_params *p, const rlx_rnn_sizes *sz) {
+    *f = (rnn_fast){ .p = p, .T = sz->seq, .N = sz->batch, .I = sz->input, .H = sz->hidden, .D = p->num_dirs,
+                     .G = p->gates };
+    f->g1 = p->kind == RLX_RNN_GRU && !p->linear_before_reset ? 2 : (int)f->G;
+    f->phases = f->g1 < f->G ? 2 : 1;
+    f->ldx = (size_t)(f->D * f->G * f->H);
+    f->nrp = (size_t)(f->N + RF_MR - 1) / RF_MR * RF_MR;
+    f->tiles = f->nrp / RF_MR;
+}
+
+/* Splits each direction's units into slices for `threads` threads
+ * (f->slices, f->first) and returns their count; with sl, also each
+ * slice's units (groups of RF_UNIT_GRAIN spread evenly), panels and the
+ * floats of its packed R (the sum of those goes to *rp_floats). */
+static int plan_slices(rnn_fast *f, int threads, rnn_slice *sl, size_t *rp_floats) {
+    int n_sl = 0;
+    int64_t H = f->H, G = f->G, groups = (H + RF_UNIT_GRAIN - 1) / RF_UNIT_GRAIN;
+    if (rp_floats) *rp_floats = 0;
+    for (int64_t d = 0; d < f->D; d++) {
+        f->first[d] = n_sl;
+        f->slices[d] = slices_for(threads, f->D, d, (int64_t)f->nrp, H, G);
+        for (int j = 0; sl && j < f->slices[d]; j++) {
+            rnn_slice *s = &sl[n_sl + j];
+            int64_t a = groups * j / f->slices[d] * RF_UNIT_GRAIN, e = groups * (j + 1) / f->slices[d] * RF_UNIT_GRAIN;
+            s->d = (int)d;
+            s->u0 = a;
+            s->nu = (e < H ? e : H) - a;
+            s->pan_a = (size_t)(f->g1 * s->nu + RF_NR - 1) / RF_NR;
+            s->pan_b = (size_t)((G - f->g1) * s->nu + RF_NR - 1) / RF_NR;
+            s->ldg = (s->pan_a + s->pan_b) * RF_NR;
+            if (rp_floats) *rp_floats += (s->pan_a + s->pan_b) * (size_t)H * RF_NR;
+        }
+        n_sl += f->slices[d];
+    }
+    return n_sl;
+}
+
 /* The fast path; false (nothing written) when the workspace does not fit
- * in memory: the reference then runs (and reports). */
-static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, const rlx_rnn_sizes *sz, rlx_tensor *y,
-                         rlx_tensor *yh, rlx_tensor *yc) {
-    rnn_fast f = { .p = p, .T = sz->seq, .N = sz->batch, .I = sz->input, .H = sz->hidden, .D = p->num_dirs,
-                   .G = p->gates };
+ * in memory: the reference then runs (and reports). pk: the node's packs
+ * (rlx_cpu_rnn_prepare) or NULL. */
+static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, const rlx_rnn_sizes *sz,
+                         const rlx_cpu_sgemm_pack *pk, rlx_tensor *y, rlx_tensor *yh, rlx_tensor *yc) {
+    rnn_fast f;
+    fast_init(&f, p, sz);
     const int64_t T = f.T, N = f.N, I = f.I, H = f.H, D = f.D, G = f.G, GH = G * H;
-    f.g1 = p->kind == RLX_RNN_GRU && !p->linear_before_reset ? 2 : (int)G;
-    f.pan_a = (size_t)(f.g1 * H + RF_NR - 1) / RF_NR;
-    f.pan_b = (size_t)((G - f.g1) * H + RF_NR - 1) / RF_NR;
-    f.ldg = (f.pan_a + f.pan_b) * RF_NR;
-    f.ldx = (size_t)(D * GH);
+    f.seq = in[RLX_RNN_IN_SEQ_LENS] ? in[RLX_RNN_IN_SEQ_LENS]->data : NULL;
+    for (int64_t b = 0; b < N; b++) {
+        int64_t L = f.seq ? f.seq[b] : T;
+        if (L > f.steps) f.steps = L;
+    }
     int threads = rlx_parallel_threads();
-    int64_t want = (threads + D - 1) / D, max_slices = (N + RF_MR - 1) / RF_MR;
-    f.slices = want < max_slices ? want : max_slices;
-    if (f.slices < 1) f.slices = 1;
-    f.rows = (N + f.slices - 1) / f.slices;
-    f.slices = (N + f.rows - 1) / f.rows;
-    f.nrp = (size_t)(f.rows + RF_MR - 1) / RF_MR * RF_MR;
-    f.rp_dir = (f.pan_a + f.pan_b) * (size_t)H * RF_NR;
-    f.ws_unit = f.nrp * (size_t)H * 5 + f.nrp * f.ldg;
-    size_t n_gx, n_units = (size_t)(D * f.slices), n_ws, total;
-    if (!rlx_mul_ok((size_t)(T * N), f.ldx, &n_gx) || !rlx_mul_ok(n_units, f.ws_unit, &n_ws)) return false;
-    total = n_gx + (size_t)D * f.rp_dir + (size_t)(D * GH) + (size_t)(D * H) + n_ws;
-    if (total < n_gx || total > SIZE_MAX / sizeof(float)) return false;
-    float *buf = malloc(total * sizeof(float));
-    if (!buf) return false;
+    int n_sl = plan_slices(&f, threads, NULL, NULL);
+    rnn_slice *sl = rlx_alloc_aligned((size_t)n_sl * sizeof *sl + (size_t)D * sizeof(rnn_sync));
+    if (!sl) return false;
+    f.sl = sl;
+    f.sync = (rnn_sync *)(sl + n_sl);
+    size_t n_rp;
+    plan_slices(&f, threads, sl, &n_rp);
+    /* R packed when the executable was compiled, for this split */
+    const float *rp_pre = pk && pk->rnn_r && pk->rnn_slices[0] == f.slices[0] && (D < 2 || pk->rnn_slices[1] == f.slices[1])
+                              ? pk->rnn_r : NULL;
+    size_t n_ws = rp_pre ? 0 : n_rp; /* floats of the slices' workspaces */
+    for (int i = 0; i < n_sl; i++) {
+        atomic_init(&sl[i].next, 0);
+        atomic_init(&sl[i].joined, 0);
+        n_ws += f.nrp * (sl[i].ldg + 3 * (size_t)sl[i].nu);
+    }
+    for (int64_t d = 0; d < D; d++) atomic_init(&f.sync[d].done, 0);
+    size_t n_gx, n_state, total;
+    if (!rlx_mul_ok((size_t)(T * N), f.ldx, &n_gx) || !rlx_mul_ok(f.nrp * (size_t)H, (size_t)(3 * D), &n_state)) {
+        rlx_free_aligned(sl);
+        return false;
+    }
+    total = n_gx + (size_t)(D * GH) + (size_t)(D * H) + n_state + n_ws;
+    if (total < n_gx || total > SIZE_MAX / sizeof(float)) {
+        rlx_free_aligned(sl);
+        return false;
+    }
+    float *buf = rlx_scratch_get(RLX_SCRATCH_CALL, total * sizeof(float)), *owned = NULL;
+    if (!buf && !(buf = owned = malloc(total * sizeof(float)))) {
+        rlx_free_aligned(sl);
+        return false;
+    }
     f.gx = buf;
-    f.rp = f.gx + n_gx;
-    f.bsum = f.rp + (size_t)D * f.rp_dir;
+    f.bsum = f.gx + n_gx;
     f.rbh = f.bsum + D * GH;
-    f.ws = f.rbh + D * H;
+    f.hbuf = f.rbh + D * H;
+    f.rh = f.hbuf + 2 * (size_t)D * f.nrp * (size_t)H;
+    float *q = f.hbuf;
+    memset(f.hbuf, 0, n_state * sizeof(float)); /* h, r . h: padded rows stay 0 */
+    q += n_state;
+    const float *rq = rp_pre;
+    for (int i = 0; i < n_sl; i++) {
+        rnn_slice *s = &sl[i];
+        size_t nu = (size_t)s->nu, n_r = (s->pan_a + s->pan_b) * (size_t)H * RF_NR;
+        if (rp_pre) s->rp = (float *)rq, rq += n_r; /* read only: prepacked slices are never packed again */
+        else s->rp = q, q += n_r;
+        s->gh = q, q += f.nrp * s->ldg;
+        s->c = q, q += f.nrp * nu;
+        s->z = q, q += 2 * f.nrp * nu;
+        memset(s->c, 0, 3 * f.nrp * nu * sizeof(float));
+    }
+    f.prepacked = rp_pre != NULL;
     const rlx_tensor *bt = in[RLX_RNN_IN_B];
     const float *bb = bt ? bt->data : NULL;
     for (int64_t d = 0; d < D; d++) {
@@ -513,20 +596,31 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
         for (int64_t j = 0; j < H; j++) f.rbh[d * H + j] = bb && p->kind == RLX_RNN_GRU ? bb[d * 2 * GH + GH + 2 * H + j] : 0.0f;
     }
     f.x = in[0]->data;
+    f.r = in[2]->data;
     f.h0 = in[RLX_RNN_IN_H0] ? in[RLX_RNN_IN_H0]->data : NULL;
     f.c0 = in[RLX_RNN_IN_C0] ? in[RLX_RNN_IN_C0]->data : NULL;
     f.pp = in[RLX_RNN_IN_P] ? in[RLX_RNN_IN_P]->data : NULL;
-    f.seq = in[RLX_RNN_IN_SEQ_LENS] ? in[RLX_RNN_IN_SEQ_LENS]->data : NULL;
     f.y = y ? y->data : NULL;
     f.yh = yh ? yh->data : NULL;
     f.yc = yc ? yc->data : NULL;
-    /* every step's X W^T, both directions, in one GEMM */
-    rlx_cpu_sgemm(false, true, (size_t)(T * N), f.ldx, (size_t)I, 1.0f, f.x, (size_t)I, in[1]->data, (size_t)I, 0.0f,
-                  f.gx, f.ldx);
-    pack_job pj = { &f, in[2]->data };
-    rlx_parallel_for((size_t)D, 1, pack_range, &pj);
-    rlx_parallel_for(n_units, 1, units_range, &f);
-    free(buf);
+    /* the initial state: h into the first buffer, c into the slices */
+    for (int64_t d = 0; d < D; d++)
+        for (int64_t b = 0; b < N; b++) {
+            size_t sidx = p->layout ? (size_t)((b * D + d) * H) : (size_t)((d * N + b) * H);
+            if (f.h0) memcpy(f.hbuf + ((size_t)d * 2 * f.nrp + (size_t)b) * (size_t)H, f.h0 + sidx, (size_t)H * sizeof(float));
+            for (int j = 0; f.c0 && j < f.slices[d]; j++) {
+                rnn_slice *s = &sl[f.first[d] + j];
+                memcpy(s->c + (size_t)(b * s->nu), f.c0 + sidx + (size_t)s->u0, (size_t)s->nu * sizeof(float));
+            }
+        }
+    /* every step's X W^T, both directions, in one GEMM (W^T packed once
+     * when the executable was compiled: rlx_cpu_rnn_prepare) */
+    rlx_cpu_sgemm_packref wp = { pk, 0, 0 };
+    rlx_cpu_sgemm_packed(false, true, (size_t)(T * N), f.ldx, (size_t)I, 1.0f, f.x, (size_t)I, in[1]->data, (size_t)I,
+                         0.0f, f.gx, f.ldx, NULL, pk && pk->data ? &wp : NULL);
+    if (f.steps > 0) rlx_parallel_for((size_t)n_sl, 1, participants_range, &f);
+    free(owned);
+    rlx_free_aligned(sl);
     return true;
 }
 
@@ -568,7 +662,7 @@ static rlx_status k_rnn(rlx_cpu_kctx *k) {
     if (!k->reference && all_f32(in, RLX_RNN_MAX_IN) && (!u.y || u.y->dtype == RLX_DTYPE_F32) &&
         (!u.yh || u.yh->dtype == RLX_DTYPE_F32) && (!u.yc || u.yc->dtype == RLX_DTYPE_F32) &&
         u.T * u.N <= RLX_NN_BLAS_MAX && u.D * u.G * u.H <= RLX_NN_BLAS_MAX && u.I <= RLX_NN_BLAS_MAX &&
-        rnn_fast_run(&p, in, &sz, u.y, u.yh, u.yc))
+        rnn_fast_run(&p, in, &sz, k->pack, u.y, u.yh, u.yc))
         return RLX_OK;
 
     /* one block of doubles: inputs, then workspace */
@@ -607,6 +701,60 @@ static rlx_status k_rnn(rlx_cpu_kctx *k) {
     for (int64_t d = 0; d < u.D; d++)
         for (int64_t b = 0; b < u.N; b++) run_row(&u, d, b, sl ? ((const int32_t *)sl->data)[b] : u.T);
     free(buf);
+    return RLX_OK;
+}
+
+rlx_status rlx_cpu_rnn_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                               rlx_cpu_sgemm_pack *out) {
+    memset(out, 0, sizeof *out);
+    rlx_rnn_params p;
+    const int64_t *dims[RLX_RNN_MAX_IN];
+    int ranks[RLX_RNN_MAX_IN];
+    if (n->n_in < 3 || rlx_rnn_params_resolve(n, &p)) return RLX_OK;
+    int max_in = p.kind == RLX_RNN_LSTM ? RLX_RNN_MAX_IN : RLX_RNN_IN_C0;
+    for (int i = 0; i < RLX_RNN_MAX_IN; i++) {
+        const rlx_tensor *t = i < n->n_in && i < max_in ? in[i] : NULL;
+        dims[i] = t ? t->dims : NULL;
+        ranks[i] = t ? t->rank : -1;
+    }
+    const rlx_tensor *w = in[1], *r = in[2];
+    rlx_rnn_sizes sz;
+    if (!in[0] || !w || !r || in[0]->dtype != RLX_DTYPE_F32 || rlx_rnn_check_shapes(n, &p, dims, ranks, &sz)) {
+        rlx_clear_error();
+        return RLX_OK;
+    }
+    bool w_const = w->data && w->dtype == RLX_DTYPE_F32 && (!g || (n->in[1] >= 0 && g->values[n->in[1]].konst));
+    bool r_const = r->data && r->dtype == RLX_DTYPE_F32 && (!g || (n->in[2] >= 0 && g->values[n->in[2]].konst));
+    int64_t rows = sz.seq * sz.batch, cols = p.num_dirs * p.gates * sz.hidden;
+    if (rows < 1 || sz.input < 1 || sz.hidden < 1 || rows > RLX_NN_BLAS_MAX || cols > RLX_NN_BLAS_MAX ||
+        sz.input > RLX_NN_BLAS_MAX)
+        return RLX_OK;
+    if (w_const && rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_POOL)
+        RLX_TRY(rlx_cpu_sgemm_pack_b(true, (size_t)sz.input, (size_t)cols, w->data, (size_t)sz.input, out));
+    if (!r_const) return RLX_OK;
+    rnn_fast f;
+    fast_init(&f, &p, &sz);
+    int threads = rlx_parallel_threads(), n_sl = plan_slices(&f, threads, NULL, NULL);
+    rnn_slice *sl = rlx_alloc_aligned((size_t)n_sl * sizeof *sl);
+    size_t n_rp;
+    if (!sl) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", rlx_node_desc(n));
+    plan_slices(&f, threads, sl, &n_rp);
+    float *rp = n_rp <= SIZE_MAX / sizeof(float) ? malloc(n_rp * sizeof(float)) : NULL;
+    if (!rp) {
+        rlx_free_aligned(sl);
+        rlx_cpu_sgemm_pack_free(out);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory (packed R, %zu floats)", rlx_node_desc(n), n_rp);
+    }
+    float *q = rp;
+    for (int i = 0; i < n_sl; i++) {
+        sl[i].rp = q;
+        pack_slice(&f, r->data, &sl[i]);
+        q += (sl[i].pan_a + sl[i].pan_b) * (size_t)sz.hidden * RF_NR;
+    }
+    rlx_free_aligned(sl);
+    out->rnn_r = rp;
+    out->rnn_slices[0] = f.slices[0];
+    out->rnn_slices[1] = f.D > 1 ? f.slices[1] : 0;
     return RLX_OK;
 }
 

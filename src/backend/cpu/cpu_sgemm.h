@@ -91,6 +91,12 @@ typedef struct rlx_cpu_sgemm_pack {
      * groups of [wt_lanes output channels, wt_k]; data is then NULL */
     float *wt;
     size_t wt_groups, wt_lanes, wt_k;
+    /* owned, or NULL: an RNN / GRU / LSTM's R packed for its recurrence,
+     * slice by slice, rnn_slices[d] slices in direction d (the slices'
+     * bounds follow from their count: cpu_rnn.c, rlx_cpu_rnn_prepare);
+     * data may hold its W. */
+    float *rnn_r;
+    int rnn_slices[2];
 } rlx_cpu_sgemm_pack;
 
 /* Packs `groups` matrices op(A)_g [m, k], A_g at a + g * gstride (row-major,
