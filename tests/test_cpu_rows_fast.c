@@ -9,9 +9,10 @@
  * an element the fast path forgets to write fails. The recurrent ops run
  * once per instruction set this CPU has (portable C, AVX2, AVX-512:
  * rlx_cpu_isa_cap). ctest runs this program
- * with the default thread count and with RLX_NUM_THREADS=1, 2 and 5
- * (tests/CMakeLists.txt): the work splits (directions x batch slices,
- * blocks of rows) change with it.
+ * with the default thread count and with RLX_NUM_THREADS=1, 2, 5 and 16
+ * (tests/CMakeLists.txt): the work splits (directions x slices of hidden
+ * units, blocks of rows) change with it; the recurrent ops' splits must
+ * give the 1-thread run's bytes (rnn_split_check).
  *
  * Tolerances, stated at each comparison:
  *  - vector math (the vocabulary's, about 1 and 2.5 ulps: test_cpu_ew_vec

@@ -15,24 +15,43 @@
  * Fast path (k->reference false; every float input and output f32; any
  * attribute combination): computed in f32.
  *  - The input projection of every step and both directions is one GEMM
- *    (cpu_sgemm.h): Gx[T*N, D*G*H] = X[T*N, I] W[D*G*H, I]^T, X in its
- *    storage order (layout 0 or 1).
- *  - R^T is packed once per call into panels of 16 columns (zero-padded),
- *    and each step's H R^T runs a register-tile kernel over the batch rows
- *    padded to a multiple of 6: 6 x 32 (two panels) with AVX-512F, 6 x 16
- *    with AVX2 + FMA, portable C elsewhere (rlx_cpu_isa_get, cpu_vmath.h);
- *    batches of 1 or 2 rows take a GEMV over 8 (AVX-512) or 4 panels. GRU
- *    with linear_before_reset = 0 packs its h gate apart: that product
- *    takes (r . H) after the z and r gates.
- *  - The gates run 8 units at a time with the vocabulary's vector Sigmoid
- *    and Tanh (cpu_ew_vec.h: the bits of their f32 definitions, which the
- *    scalar gates use), max for Relu, the vocabulary's f32 function lane
- *    by lane for the other activations (and for the H % 8 tail, and
- *    everywhere without AVX2).
- *  - Work units are (direction, slice of batch rows): each runs its whole
- *    sequence on one of the pool's threads, so no step waits for another
- *    thread.
- * Against the reference (tests/test_cpu_rnn_fast.c): f32 accumulation over
+ *    (cpu_sgemm.h, on the pool's threads): Gx[T*N, D*G*H] = X[T*N, I]
+ *    W[D*G*H, I]^T, X in its storage order (layout 0 or 1); a constant W
+ *    is packed once when the executable is compiled (rlx_cpu_rnn_prepare).
+ *  - The recurrence: the threads split over the directions (each runs its
+ *    own team), and each direction's hidden units split into slices, one
+ *    per thread of its team (units in groups of 4, spread evenly; none
+ *    whose step product is below 64K multiply-adds: LSTM hidden 224 at
+ *    batch 30 on 16 threads is 2 x 8 slices of 28 units). A slice owns
+ *    the columns of every gate of its units in R^T, packed gate-major into
+ *    panels of 16 columns (at compile time when R is constant and the
+ *    thread count is the run's, else by the slice's first step), and its
+ *    cell state, so its gate math needs no other slice: a step is one
+ *    product over all batch rows (padded to a multiple of 6: 6 x 32 tiles
+ *    with AVX-512F, 6 x 16 with AVX2 + FMA, portable C elsewhere;
+ *    rlx_cpu_isa_get, cpu_vmath.h; batches of 1 or 2 rows a GEMV), then
+ *    the gates of its units, writing h of the next step (two h buffers
+ *    alternate), then one barrier per step (GRU with
+ *    linear_before_reset = 0: two, as its h gate's product takes r . H of
+ *    every unit; its h part is packed apart).
+ *  - The barrier: each (slice, phase) is claimed once (a compare-and-swap
+ *    on the slice's next phase) and counted done; a thread runs its own
+ *    slice, then any slice whose thread has not started (the pool may run
+ *    participants one after another, or late), then waits for the count
+ *    (rlx_parallel_pause: spins while the pool spins, else yields). So any
+ *    number of threads completes, and a slice's arithmetic is the same
+ *    whichever thread runs it.
+ *  - The gates run 8 (AVX2) or 16 (AVX-512) units at a time, the last
+ *    group under a lane mask (cpu_rnn_gates.h), with the vocabulary's
+ *    vector Sigmoid and Tanh (cpu_ew_vec.h: the bits of their f32
+ *    definitions), max for Relu, the vocabulary's f32 function lane by
+ *    lane for the other activations; scalar without AVX2.
+ *  - The same bits on every thread count: each output of a step product is
+ *    one chain of fused multiply-adds in k order whatever its tile, panel
+ *    or slice, and each unit's gates take the same instructions wherever
+ *    its slice starts (tests/test_cpu_rows_fast.c compares every split with
+ *    the 1-thread run byte for byte).
+ * Against the reference (tests/test_cpu_rows_fast.c): f32 accumulation over
  * I and H terms (the reference sums in double) gives differences of about
  * 1e-6 per step, which the recurrence carries. */
 #include <math.h>
