@@ -14,6 +14,11 @@ weights and inputs in [-1, 1)):
     batched MatMuls, Softmax over rows, MatMul 128 x 256 x 768 and back,
     LayerNormalization, Relu), the shape whose rows alone cannot keep 16
     threads busy;
+  - recurrent: a bidirectional LSTM at the issue's hidden 224 and batch 30
+    (its hidden units split into slices over the threads, R packed per
+    slice when the session compiles), with sequence_lens of 0 to T, initial
+    states and peepholes, then a GRU (linear_before_reset 0: two barriers
+    per step) of hidden 57 (slices of uneven sizes);
   - the ONNX suite's light_squeezenet when present.
 Also checks the one-thread outputs against onnxruntime (relative 1e-4 of
 the output's largest magnitude), so that agreement is not agreement on
@@ -121,6 +126,23 @@ def encoder(path):
     return {"x": (128, d)}
 
 
+def recurrent(path):
+    b = Builder(3)
+    T, N, I, H, H2 = 5, 30, 32, 224, 57
+    lens = b.name("lens")
+    b.inits.append(numpy_helper.from_array(np.array([(n * 7 + 3) % (T + 1) for n in range(N)], np.int32), lens))
+    y = b.op("LSTM", ["x", b.const((2, 4 * H, I), 0.2), b.const((2, 4 * H, H), 0.1), b.const((2, 8 * H), 0.1), lens,
+                      b.const((2, N, H)), b.const((2, N, H)), b.const((2, 3 * H), 0.3)],
+             hidden_size=H, direction="bidirectional")                       # [T, 2, N, H]
+    shape = b.name("shape")
+    b.inits.append(numpy_helper.from_array(np.array([T, N, 2 * H], np.int64), shape))
+    y = b.op("Reshape", [b.op("Transpose", [y], perm=[0, 2, 1, 3]), shape])  # [T, N, 2H]
+    y = b.op("GRU", [y, b.const((1, 3 * H2, 2 * H), 0.1), b.const((1, 3 * H2, H2), 0.2), b.const((1, 6 * H2), 0.1),
+                     lens, b.const((1, N, H2))], hidden_size=H2, linear_before_reset=0)  # [T, 1, N, H2]
+    b.model(path, [("x", [T, N, I])], y, [T, 1, N, H2])
+    return {"x": (T, N, I)}
+
+
 def run_rlx(model, feeds, threads, out_dir):
     env = dict(os.environ, RLX_NUM_THREADS=str(threads))
     cmd = [RLX, "run", model, "--device", "cpu", "--iters", "1", "--warmup", "1", "--output-dir", out_dir]
@@ -169,7 +191,7 @@ def main():
     checks = 0
     with tempfile.TemporaryDirectory() as work:
         models = []
-        for name, make in (("convnet", convnet), ("encoder", encoder)):
+        for name, make in (("convnet", convnet), ("encoder", encoder), ("recurrent", recurrent)):
             path = os.path.join(work, name + ".onnx")
             models.append((name, path, make(path)))
         sq = os.path.join(ROOT, "third_party", "onnx", "backend-test-data", "light", "light_squeezenet.onnx")
