@@ -28,6 +28,8 @@ Models (name: graph):
   gru             bidirectional GRU (linear_before_reset 1), same sizes
   lstm_b1         unidirectional LSTM, hidden 64, input 64, sequence 32,
                   batch 1 (a streaming model's)
+  lstm_fwd        lstm's sizes in one direction (forward): at 2 threads its
+                  hidden units split over both (one barrier per step)
   softmax_short   Softmax over the last axis of [70000, 8]
   logsoftmax_long LogSoftmax over the last axis of [64, 32000]
   softmax_long    Softmax over the last axis of [256, 4096]
@@ -178,6 +180,7 @@ MODELS = {
     "lstm": lambda: rnn("LSTM", 21, 30, 224, 224, "bidirectional"),
     "gru": lambda: rnn("GRU", 21, 30, 224, 224, "bidirectional", {"linear_before_reset": 1}),
     "lstm_b1": lambda: rnn("LSTM", 32, 1, 64, 64, "forward"),
+    "lstm_fwd": lambda: rnn("LSTM", 21, 30, 224, 224, "forward"),
     "softmax_short": lambda: one_op("Softmax", [70000, 8], [70000, 8], {"axis": -1}),
     "logsoftmax_long": lambda: one_op("LogSoftmax", [64, 32000], [64, 32000], {"axis": -1}),
     "softmax_long": lambda: one_op("Softmax", [256, 4096], [256, 4096], {"axis": -1}),
