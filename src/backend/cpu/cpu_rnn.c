@@ -28,7 +28,8 @@
  *    thread count is the run's, else by the slice's first step), and its
  *    cell state, so its gate math needs no other slice: a step is one
  *    product over all batch rows (padded to a multiple of 6: 6 x 32 tiles
- *    with AVX-512F, 6 x 16 with AVX2 + FMA, portable C elsewhere;
+ *    with AVX-512F, an odd last panel 12 x 16, 6 x 16 with AVX2 + FMA,
+ *    portable C elsewhere;
  *    rlx_cpu_isa_get, cpu_vmath.h; batches of 1 or 2 rows a GEMV), then
  *    the gates of its units, writing h of the next step (two h buffers
  *    alternate), then one barrier per step (GRU with
@@ -277,12 +278,53 @@ static void rec_gemm_c(size_t tiles, const float *a, size_t lda, const float *bp
 #define RK_ATTR RLX_AVX2
 #define RK_BITS 256
 #include "backend/cpu/cpu_rnn_kern.h"
-/* AVX-512: a 6 x 32 tile (two adjacent panels, an odd last panel by AVX2's
- * tile), GEMV over 8 panels. */
+/* AVX-512, one panel at a time (the odd last panel of rec_gemm_avx512's
+ * pairs: a slice of 28 LSTM units has 7), two tiles (12 rows) per pass:
+ * twelve 16-lane accumulators, where one tile's six would leave the FMA
+ * units waiting on their latency. Each output the same chain as in the
+ * other kernels. */
+#define RF_P1_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define RF_P1_ROWS12(X) RF_P1_ROWS(X) X(6) X(7) X(8) X(9) X(10) X(11)
+RLX_AVX512 static void rec_gemm_p1_avx512(size_t tiles, const float *a, size_t lda, const float *bp, size_t K,
+                                          size_t panels, float *c, size_t ldc) {
+#define RF_P1_DECL(r) __m512 c##r = _mm512_setzero_ps();
+#define RF_P1_FMA(r) c##r = _mm512_fmadd_ps(_mm512_set1_ps(a0[(r) * lda + k]), bv, c##r);
+#define RF_P1_STORE(r) _mm512_storeu_ps(o + (r) * ldc, c##r);
+    for (size_t q = 0; q < panels; q++) {
+        size_t t = 0;
+        for (; t + 2 <= tiles; t += 2) {
+            const float *a0 = a + t * RF_MR * lda, *b = bp + q * K * RF_NR;
+            RF_P1_ROWS12(RF_P1_DECL)
+            for (size_t k = 0; k < K; k++, b += RF_NR) {
+                __m512 bv = _mm512_loadu_ps(b);
+                RF_P1_ROWS12(RF_P1_FMA)
+            }
+            float *o = c + t * RF_MR * ldc + q * RF_NR;
+            RF_P1_ROWS12(RF_P1_STORE)
+        }
+        for (; t < tiles; t++) {
+            const float *a0 = a + t * RF_MR * lda, *b = bp + q * K * RF_NR;
+            RF_P1_ROWS(RF_P1_DECL)
+            for (size_t k = 0; k < K; k++, b += RF_NR) {
+                __m512 bv = _mm512_loadu_ps(b);
+                RF_P1_ROWS(RF_P1_FMA)
+            }
+            float *o = c + t * RF_MR * ldc + q * RF_NR;
+            RF_P1_ROWS(RF_P1_STORE)
+        }
+    }
+#undef RF_P1_DECL
+#undef RF_P1_FMA
+#undef RF_P1_STORE
+}
+#undef RF_P1_ROWS
+#undef RF_P1_ROWS12
+/* AVX-512: a 6 x 32 tile (two adjacent panels, an odd last panel by
+ * rec_gemm_p1_avx512), GEMV over 8 panels. */
 #define RK_SFX avx512
 #define RK_ATTR RLX_AVX512
 #define RK_BITS 512
-#define RK_TAIL_GEMM rec_gemm_avx2
+#define RK_TAIL_GEMM rec_gemm_p1_avx512
 #include "backend/cpu/cpu_rnn_kern.h"
 #endif
 
