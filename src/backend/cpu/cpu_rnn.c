@@ -203,7 +203,8 @@ typedef struct rnn_slice {
     int d;                         /* direction */
     int64_t u0, nu;                /* units [u0, u0 + nu) */
     size_t pan_a, pan_b, ldg;      /* panels of the two parts (GRU lbr 0: z, r | h), floats per gh row */
-    float *rp;                     /* packed R^T: part a, then part b */
+    const float *rp;               /* packed R^T: part a, then part b */
+    float *rp_ws;                  /* rp when the slice packs it (in its first phase); NULL: packed at compile */
     float *gh;                     /* [nrp][ldg]: the step's products, gate-major */
     float *c, *z;                  /* LSTM cell [nrp][nu]; GRU z and r [nrp][2 nu] */
 } rnn_slice;
@@ -228,7 +229,6 @@ typedef struct rnn_fast {
     float *hbuf;           /* [D][2][nrp][H]: h before and after a step (alternating) */
     float *rh;             /* [D][nrp][H]: GRU r . h */
     int slices[2], first[2];
-    bool prepacked;        /* the slices' rp come from rlx_cpu_rnn_prepare */
     rnn_slice *sl;         /* [slices[0] + slices[1]] */
     rnn_sync *sync;        /* [D] */
     float *y, *yh, *yc;
@@ -249,12 +249,12 @@ static void pack_rt(const float *r, int64_t K, int64_t H, int64_t g0, int64_t ng
     }
 }
 
-/* Packs slice s's columns of R^T (R: [D][G*H][H]) at s->rp. */
-static void pack_slice(const rnn_fast *f, const float *r, const rnn_slice *s) {
+/* Packs slice s's columns of R^T (R: [D][G*H][H]) at dst. */
+static void pack_slice(const rnn_fast *f, const float *r, const rnn_slice *s, float *dst) {
     int64_t H = f->H, G = f->G;
     const float *rd = r + (size_t)(s->d * G * H * H);
-    pack_rt(rd, H, H, 0, f->g1, s->u0, s->nu, s->rp);
-    if (s->pan_b) pack_rt(rd, H, H, f->g1, G - f->g1, s->u0, s->nu, s->rp + s->pan_a * (size_t)H * RF_NR);
+    pack_rt(rd, H, H, 0, f->g1, s->u0, s->nu, dst);
+    if (s->pan_b) pack_rt(rd, H, H, f->g1, G - f->g1, s->u0, s->nu, dst + s->pan_a * (size_t)H * RF_NR);
 }
 
 /* c[tiles * 6 rows][panels * 16] = a[tiles * 6][K] (row stride lda) times
@@ -440,7 +440,7 @@ static void slice_phase(const rnn_fast *f, rnn_slice *sl, int64_t s, int k, rlx_
     const rlx_rnn_params *p = f->p;
     const int64_t T = f->T, N = f->N, H = f->H, D = f->D, G = f->G, d = sl->d, u0 = sl->u0, n = sl->nu;
     const size_t hs = (size_t)H, nrh = f->nrp * hs;
-    if (s == 0 && k == 0 && !f->prepacked) pack_slice(f, f->r, sl);
+    if (s == 0 && k == 0 && sl->rp_ws) pack_slice(f, f->r, sl, sl->rp_ws);
     float *hbuf = f->hbuf + (size_t)d * 2 * nrh, *rh = f->rh + (size_t)d * nrh;
     const float *hp = hbuf + (size_t)(s & 1) * nrh;
     float *hn = hbuf + (size_t)((s + 1) & 1) * nrh;
@@ -639,14 +639,13 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
     for (int i = 0; i < n_sl; i++) {
         rnn_slice *s = &sl[i];
         size_t nu = (size_t)s->nu, n_r = (s->pan_a + s->pan_b) * (size_t)H * RF_NR;
-        if (rp_pre) s->rp = (float *)rq, rq += n_r; /* read only: prepacked slices are never packed again */
-        else s->rp = q, q += n_r;
+        if (rp_pre) s->rp = rq, rq += n_r;
+        else s->rp = s->rp_ws = q, q += n_r;
         s->gh = q, q += f.nrp * s->ldg;
         s->c = q, q += f.nrp * nu;
         s->z = q, q += 2 * f.nrp * nu;
         memset(s->c, 0, 3 * f.nrp * nu * sizeof(float));
     }
-    f.prepacked = rp_pre != NULL;
     const rlx_tensor *bt = in[RLX_RNN_IN_B];
     const float *bb = bt ? bt->data : NULL;
     for (int64_t d = 0; d < D; d++) {
@@ -808,8 +807,7 @@ rlx_status rlx_cpu_rnn_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
     }
     float *q = rp;
     for (int i = 0; i < n_sl; i++) {
-        sl[i].rp = q;
-        pack_slice(&f, r->data, &sl[i]);
+        pack_slice(&f, r->data, &sl[i], q);
         q += (sl[i].pan_a + sl[i].pan_b) * (size_t)sz.hidden * RF_NR;
     }
     rlx_free_aligned(sl);
