@@ -770,7 +770,11 @@ rlx_status rlx_cpu_rnn_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
     rlx_rnn_params p;
     const int64_t *dims[RLX_RNN_MAX_IN];
     int ranks[RLX_RNN_MAX_IN];
-    if (n->n_in < 3 || rlx_rnn_params_resolve(n, &p)) return RLX_OK;
+    if (n->n_in < 3) return RLX_OK;
+    if (rlx_rnn_params_resolve(n, &p)) { /* the run reports it */
+        rlx_clear_error();
+        return RLX_OK;
+    }
     int max_in = p.kind == RLX_RNN_LSTM ? RLX_RNN_MAX_IN : RLX_RNN_IN_C0;
     for (int i = 0; i < RLX_RNN_MAX_IN; i++) {
         const rlx_tensor *t = i < n->n_in && i < max_in ? in[i] : NULL;
