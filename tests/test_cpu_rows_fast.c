@@ -9,7 +9,7 @@
  * an element the fast path forgets to write fails. The recurrent ops run
  * once per instruction set this CPU has (portable C, AVX2, AVX-512:
  * rlx_cpu_isa_cap). ctest runs this program
- * with the default thread count and with RLX_NUM_THREADS=1, 2, 5 and 16
+ * with the default thread count and with RLX_NUM_THREADS=1, 2, 5, 7 and 16
  * (tests/CMakeLists.txt): the work splits (directions x slices of hidden
  * units, blocks of rows) change with it; the recurrent ops' splits must
  * give the 1-thread run's bytes (rnn_split_check).
