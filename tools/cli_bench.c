@@ -589,6 +589,8 @@ int cli_cmd_bench(int argc, char **argv) {
         for (size_t k = 0; k < n_fdt; k++) cli_json_s(j, NULL, rlx_dtype_name(fdt[k]));
         cli_json_end_arr(j);
         cli_json_s(j, "cooperative_matrix", es.gemm_note ? es.gemm_note : "");
+        cli_json_s(j, "runtime_checks", es.runtime_checks_note ? es.runtime_checks_note : "");
+        cli_json_u(j, "pipelines_unchecked", es.n_pipelines_unchecked);
         cli_json_i(j, "warmup", o.m.warmup);
         json_summary(j, "wall_ms", &sw);
         json_summary(j, "gpu_ms", &sg);
@@ -639,6 +641,7 @@ int cli_cmd_bench(int argc, char **argv) {
             printf("gpu.f16 (f16 storage for the weights of f32 models): %s; model inputs/outputs: %s; "
                    "cooperative-matrix GEMM: %s\n", es.f16_mode ? "on" : "off", n_fdt ? dts : "no floats",
                    es.gemm_note && *es.gemm_note ? es.gemm_note : "off");
+            if (es.runtime_checks_note) printf("shader runtime checks: %s\n", es.runtime_checks_note);
         }
         if (have_es)
             printf("plan: %zu dispatch%s in %zu GPU submit%s, %zu CPU step%s; arena %llu bytes, weights %llu bytes, "

@@ -13,7 +13,8 @@ static void print_help(FILE *f) {
             "Lists the GPU adapters that WebGPU (wgpu-native) finds, numbered as\n"
             "'--device gpu:N' counts them, with name, backend (vulkan, metal, ...), type\n"
             "(discrete, integrated, cpu = a software rasteriser such as Mesa lavapipe),\n"
-            "driver, PCI ids, key limits (with units) and optional features; then the\n"
+            "driver, PCI ids, key limits (with units), optional features and whether\n"
+            "shader modules can be created without naga's runtime checks; then the\n"
             "CPU backend, which is always there. Says so when no GPU adapter is found.\n"
             "\n"
             "options:\n"
@@ -53,6 +54,7 @@ static void print_json(const rlx_adapter_info *ad, size_t n, rlx_status st) {
         cli_json_b(&j, "subgroups", a->subgroups);
         cli_json_b(&j, "timestamp_query", a->timestamp_query);
         cli_json_b(&j, "cooperative_matrix", a->cooperative_matrix);
+        cli_json_b(&j, "unchecked_shaders", a->unchecked_shaders);
         cli_json_end_obj(&j);
     }
     cli_json_end_arr(&j);
@@ -119,6 +121,12 @@ int cli_cmd_devices(int argc, char **argv) {
         printf("    features: shader-f16 %s, subgroups %s, timestamp-query %s, cooperative-matrix %s\n",
                yes_no(a->shader_f16), yes_no(a->subgroups), yes_no(a->timestamp_query),
                yes_no(a->cooperative_matrix));
+        printf("    shader modules: %s\n",
+               a->unchecked_shaders
+                   ? "audited kernels without naga's runtime checks (wgpuDeviceCreateShaderModuleTrusted; option "
+                     "gpu.runtime_checks=auto|on|off)"
+                   : "every kernel with naga's runtime checks (the WebGPU library has no "
+                     "wgpuDeviceCreateShaderModuleTrusted)");
     }
     free(ad);
     printf("CPU:\n  cpu    the CPU backend (reference kernels; always available)\n");

@@ -360,6 +360,11 @@ typedef struct rlx_adapter_info {
     uint32_t max_compute_workgroup_storage_size; /* bytes */
     uint32_t max_storage_buffers_per_shader_stage;
     bool shader_f16, subgroups, timestamp_query, cooperative_matrix;
+    /* the WebGPU library can create shader modules without naga's run-time
+     * bounds checks and loop bounding (wgpu-native's
+     * wgpuDeviceCreateShaderModuleTrusted): session option
+     * gpu.runtime_checks then applies; false: every module is checked */
+    bool unchecked_shaders;
 } rlx_adapter_info;
 
 /* Lists GPU adapters, in the order `gpu:N` counts them.

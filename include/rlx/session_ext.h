@@ -113,6 +113,14 @@ typedef struct rlx_session_stats {
      * compiles there, NVIDIA's driver at pipeline creation). Seconds. */
     size_t n_pipelines_reused;
     double pipelines_driver_s;
+    /* Shader runtime checks of the last plan (has_exe_stats; option
+     * gpu.runtime_checks): the distinct pipelines it uses whose shader
+     * modules were created without naga's bounds checks and loop bounding
+     * (wgpu-native's wgpuDeviceCreateShaderModuleTrusted), and a sentence
+     * with the mode and the counts (borrowed, valid until the session's
+     * next compile or its end; NULL on the CPU). */
+    size_t n_pipelines_unchecked;
+    const char *runtime_checks_note;
 } rlx_session_stats;
 
 /* Fills *out_stats (cleared on entry) for the last plan.

@@ -88,7 +88,7 @@ class _AdapterInfo(ctypes.Structure):
                 ("max_compute_workgroup_storage_size", ctypes.c_uint32),
                 ("max_storage_buffers_per_shader_stage", ctypes.c_uint32),
                 ("shader_f16", ctypes.c_bool), ("subgroups", ctypes.c_bool), ("timestamp_query", ctypes.c_bool),
-                ("cooperative_matrix", ctypes.c_bool)]
+                ("cooperative_matrix", ctypes.c_bool), ("unchecked_shaders", ctypes.c_bool)]
 
 
 class _SessionOptions(ctypes.Structure):  # rlx_session_options, field for field

@@ -40,6 +40,12 @@ typedef struct rlx_exe_stats {
      * newline ("node 'g' (Gemm): weight 'W' kept in f32 (...)"), or NULL;
      * borrowed, valid while the executable lives. */
     const char *notes;
+    /* Shader runtime checks (option gpu.runtime_checks): the distinct
+     * pipelines of one forward pass whose modules were created without
+     * naga's checks, and a sentence saying so and why (borrowed, valid
+     * while the executable lives; NULL on the CPU). */
+    size_t n_pipelines_unchecked;
+    const char *checks_note;
 } rlx_exe_stats;
 
 /* One timed slice of a profiled forward pass: the public

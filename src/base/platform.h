@@ -79,4 +79,14 @@ const char *rlx_getenv(const char *name);
 /* True when stderr is a terminal (progress lines are shown only there). */
 bool rlx_stderr_is_tty(void);
 
+/* The address of the function `name` exported by the shared library that
+ * holds `anchor` (the address of another function of that library, passed
+ * as bytes: `&fn` copied into a void *), else by any library the process
+ * has loaded globally; NULL when neither has it or the platform cannot
+ * look symbols up (platform_dl.c: POSIX dladdr / dlopen(RTLD_NOLOAD) /
+ * dlsym). For optional entry points of a library that rlx links against
+ * (wgpu-native's wgpuDeviceCreateShaderModuleTrusted), so that a library
+ * without them still loads. */
+void *rlx_library_symbol(const void *anchor, const char *name);
+
 #endif

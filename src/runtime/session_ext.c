@@ -56,6 +56,8 @@ rlx_status rlx_session_get_stats(const rlx_session *s, rlx_session_stats *out) {
         out->gemm_note = es.gemm_note;
         out->gpu_timing = es.gpu_timing;
         out->timing_inside_passes = es.timing_inside_passes;
+        out->n_pipelines_unchecked = es.n_pipelines_unchecked;
+        out->runtime_checks_note = es.checks_note;
     }
     return RLX_OK;
 }

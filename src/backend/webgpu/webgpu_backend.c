@@ -102,6 +102,7 @@ struct rlx_backend_exe {
     uint64_t *konst_off;   /* per (value, format): byte offset in it */
     rdisp *disp;
     size_t n_disp;
+    char checks_note[192]; /* stats.checks_note */
     segment *seg;          /* per program segment */
     size_t n_seg;
     size_t last_gpu;       /* the last GPU segment */
@@ -714,11 +715,16 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     e->stats.pipelines_s = b->sh->pipelines_s - pipes_s0;
     e->stats.n_pipelines_new = b->sh->pipes_created - pipes_n0;
     e->stats.bind_groups_s = rlx_now_seconds() - t_phase - e->stats.pipelines_s;
+    size_t n_distinct = 0;
     for (size_t i = 0; i < e->n_disp; i++) { /* distinct pipelines used */
         bool seen = false;
         for (size_t j = 0; j < i && !seen; j++) seen = e->disp[j].pipe == e->disp[i].pipe;
         e->stats.n_pipelines_reused += !seen;
+        n_distinct += !seen;
+        e->stats.n_pipelines_unchecked += !seen && wg_pipeline_unchecked(b, e->disp[i].pipe);
     }
+    wg_runtime_checks_note(b, n_distinct, e->stats.n_pipelines_unchecked, e->checks_note, sizeof e->checks_note);
+    e->stats.checks_note = e->checks_note;
     e->stats.n_pipelines_reused -= e->stats.n_pipelines_new < e->stats.n_pipelines_reused ? e->stats.n_pipelines_new
                                                                                           : e->stats.n_pipelines_reused;
     if (b->caps.cfg->gpu_warm_pipelines) {

@@ -122,6 +122,7 @@ static void fill_info(WGPUAdapter a, rlx_adapter_info *o) {
     o->subgroups = wgpuAdapterHasFeature(a, WGPUFeatureName_Subgroups);
     o->timestamp_query = wgpuAdapterHasFeature(a, WGPUFeatureName_TimestampQuery);
     o->cooperative_matrix = wgpuAdapterHasFeature(a, (WGPUFeatureName)WGPUNativeFeature_CooperativeMatrix);
+    o->unchecked_shaders = wg_trusted_available();
 }
 
 /* The backend_rank of an adapter (1 when its info cannot be read). */
@@ -426,7 +427,7 @@ static rlx_status shared_open(wg_shared *b, const char *device) {
     pd.size = 16;
     pd.usage = WGPUBufferUsage_CopyDst;
     b->probe = wgpuDeviceCreateBuffer(b->dev, &pd);
-    b->modules = calloc(rlx_wgsl_source_count * WG_ELEM_COUNT + 1, sizeof *b->modules);
+    b->modules = calloc(rlx_wgsl_source_count * WG_ELEM_COUNT * 2 + 1, sizeof *b->modules);
     if (!b->modules) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     return RLX_OK;
 }
@@ -442,7 +443,7 @@ static void shared_close(wg_shared *b) {
     free(b->pipes);
     b->pipes = NULL;
     if (b->modules) {
-        for (size_t i = 0; i < rlx_wgsl_source_count * WG_ELEM_COUNT; i++)
+        for (size_t i = 0; i < rlx_wgsl_source_count * WG_ELEM_COUNT * 2; i++)
             if (b->modules[i]) wgpuShaderModuleRelease(b->modules[i]);
         free(b->modules);
         b->modules = NULL;
@@ -807,6 +808,70 @@ rlx_status wg_queue_wait(wg_backend *b, const char *what) {
 
 /* ------------------------------------------------------------ pipelines */
 
+/* Shader runtime checks (webgpu_device.h, README.md "Runtime checks"). */
+typedef WGPUShaderModule (*trusted_fn)(WGPUDevice, WGPUShaderModuleDescriptor const *, WGPUShaderRuntimeChecks);
+static trusted_fn g_trusted;
+static atomic_bool g_trusted_hidden;
+static pthread_once_t g_trusted_once = PTHREAD_ONCE_INIT;
+
+static void trusted_lookup(void) {
+    /* the library that exports wgpuDeviceCreateShaderModule, which every
+     * WebGPU implementation rlx links against has */
+    WGPUShaderModule (*anchor)(WGPUDevice, WGPUShaderModuleDescriptor const *) = wgpuDeviceCreateShaderModule;
+    const void *a;
+    memcpy(&a, &anchor, sizeof a);
+    void *f = rlx_library_symbol(a, "wgpuDeviceCreateShaderModuleTrusted");
+    memcpy(&g_trusted, &f, sizeof g_trusted);
+}
+
+static trusted_fn trusted_entry(void) {
+    pthread_once(&g_trusted_once, trusted_lookup);
+    return atomic_load(&g_trusted_hidden) ? NULL : g_trusted;
+}
+
+bool wg_trusted_available(void) { return trusted_entry() != NULL; }
+
+void wg_trusted_hide_for_test(bool hide) { atomic_store(&g_trusted_hidden, hide); }
+
+bool wg_source_audited(const char *src) {
+    static const char tag[] = "//!audited";
+    for (const char *p = src; p && *p; p += strcspn(p, "\n"), p += *p == '\n')
+        if (strncmp(p, tag, sizeof tag - 1) == 0) return true;
+    return false;
+}
+
+/* The mode of gpu.runtime_checks: 0 auto, 1 on (all checked), 2 off. */
+static int checks_mode(const wg_backend *b) {
+    const char *m = b->caps.cfg ? b->caps.cfg->gpu_runtime_checks : NULL;
+    return m && strcmp(m, "on") == 0 ? 1 : m && strcmp(m, "off") == 0 ? 2 : 0;
+}
+
+bool wg_dispatch_unchecked(const wg_backend *b, const wg_dispatch *d) {
+    int mode = checks_mode(b);
+    if (mode == 1 || !wg_trusted_available()) return false;
+    if (mode == 2) return true;
+    if (d->source) return wg_source_audited(d->source);
+    return wg_source_audited(wg_wgsl_source(d->kernel));
+}
+
+bool wg_pipeline_unchecked(const wg_backend *b, WGPUComputePipeline pipe) {
+    for (size_t i = 0; pipe && i < b->sh->n_pipes; i++)
+        if (b->sh->pipes[i].pipe == pipe) return b->sh->pipes[i].unchecked;
+    return false;
+}
+
+void wg_runtime_checks_note(const wg_backend *b, size_t n, size_t n_unchecked, char *out, size_t cap) {
+    static const char *const k_mode[3] = { "auto", "on", "off" };
+    int mode = checks_mode(b);
+    if (!wg_trusted_available())
+        snprintf(out, cap, "all %zu pipeline%s checked (gpu.runtime_checks=%s, but the WebGPU library has no "
+                           "wgpuDeviceCreateShaderModuleTrusted)", n, n == 1 ? "" : "s", k_mode[mode]);
+    else
+        snprintf(out, cap, "%zu of %zu pipeline%s without runtime checks (gpu.runtime_checks=%s%s)", n_unchecked, n,
+                 n == 1 ? "" : "s", k_mode[mode],
+                 mode == 0 ? ": audited kernels" : mode == 2 ? ": every kernel, for measurements only" : "");
+}
+
 static int find_kernel(const char *name) {
     for (size_t i = 0; i < rlx_wgsl_source_count; i++)
         if (rlx_wgsl_sources[i].name && strcmp(rlx_wgsl_sources[i].name, name) == 0) return (int)i;
@@ -829,10 +894,11 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
         return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s' instantiated for an element type the device lacks", what,
                         d->kernel);
     bool bad = wg_fault_take(WG_FAULT_SHADER); /* tests: compile WGSL that does not parse */
+    bool unchecked = wg_dispatch_unchecked(be, d);
     for (size_t i = 0; i < b->n_pipes && !bad; i++) {
         const wg_pipeline *p = &b->pipes[i];
         bool same = d->source ? (p->source && strcmp(p->source, d->source) == 0) : p->kernel == k;
-        if (same && p->elem == d->elem && same_spec(p, d)) {
+        if (same && p->elem == d->elem && p->unchecked == unchecked && same_spec(p, d)) {
             RLX_TRY(wg_params_check(&p->layout, d, what));
             *out = p->pipe;
             return RLX_OK;
@@ -865,8 +931,9 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
     wg_scope_push(be);
     /* embedded kernels share one module per file and element type;
      * generated source gets a module of its own, owned by its pipeline */
-    size_t mk = (size_t)k * WG_ELEM_COUNT + (size_t)d->elem;
+    size_t mk = ((size_t)k * WG_ELEM_COUNT + (size_t)d->elem) * 2 + unchecked;
     WGPUShaderModule module = d->source || bad ? NULL : b->modules[mk];
+    trusted_fn trusted = unchecked ? trusted_entry() : NULL;
     if (!module) {
         WGPUShaderSourceWGSL src;
         memset(&src, 0, sizeof src);
@@ -876,7 +943,9 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
         memset(&sd, 0, sizeof sd);
         sd.nextInChain = &src.chain;
         sd.label = wg_sv(d->kernel);
-        module = wgpuDeviceCreateShaderModule(b->dev, &sd);
+        /* an audited kernel (or gpu.runtime_checks=off): no bounds checks,
+         * no loop bounding (wgpu.h, WGPUShaderRuntimeChecks) */
+        module = trusted ? trusted(b->dev, &sd, WGPUShaderRuntimeChecks_None) : wgpuDeviceCreateShaderModule(b->dev, &sd);
         if (!d->source && !bad) b->modules[mk] = module;
     }
     WGPUConstantEntry ce[WG_MAX_SPEC];
@@ -919,11 +988,17 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
         p->spec_name[i] = d->spec_name[i];
         p->spec_val[i] = d->spec_val[i];
     }
+    p->unchecked = trusted != NULL;
     p->pipe = pipe;
     b->pipes_created++;
+    b->pipes_unchecked += p->unchecked;
     if (be->caps.cfg->gpu_trace) /* which kernels a new shape or model compiles (bench/shape_pipelines) */
-        rlx_log(RLX_LOG_DEBUG, "webgpu: pipeline %zu created: kernel '%s' (%s%s, %d override constants)", b->pipes_created,
-                d->kernel, d->elem == WG_ELEM_F16 ? "f16" : d->elem == WG_ELEM_I32 ? "i32" : d->elem == WG_ELEM_U32 ? "u32" : "f32", d->source ? ", generated" : "", d->n_spec);
+        rlx_log(RLX_LOG_DEBUG, "webgpu: pipeline %zu created: kernel '%s' (%s%s, %d override constants; %s)",
+                b->pipes_created, d->kernel,
+                d->elem == WG_ELEM_F16 ? "f16" : d->elem == WG_ELEM_I32 ? "i32" : d->elem == WG_ELEM_U32 ? "u32" : "f32",
+                d->source ? ", generated" : "", d->n_spec,
+                p->unchecked ? "no runtime checks: wgpuDeviceCreateShaderModuleTrusted"
+                             : "runtime checks: wgpuDeviceCreateShaderModule");
     *out = pipe;
     return RLX_OK;
 }

@@ -42,6 +42,7 @@ typedef struct wg_pipeline {
     int n_spec;
     const char *spec_name[WG_MAX_SPEC];
     double spec_val[WG_MAX_SPEC];
+    bool unchecked; /* its module was created without naga's runtime checks (wg_runtime_checks) */
     WGPUComputePipeline pipe;
 } wg_pipeline;
 
@@ -94,10 +95,14 @@ typedef struct wg_shared {
     char lost_msg[256];
     /* last error outside any error scope (uncaptured-error callback) */
     char uncaptured[512];
-    WGPUShaderModule *modules; /* per rlx_wgsl_sources entry, created on first use */
+    /* per rlx_wgsl_sources entry, element type and checked (0) or
+     * unchecked (1) module, created on first use: index
+     * (kernel * WG_ELEM_COUNT + elem) * 2 + unchecked */
+    WGPUShaderModule *modules;
     wg_pipeline *pipes;        /* the pipeline cache */
     size_t n_pipes, cap_pipes;
     size_t pipes_created;      /* pipelines created since the device opened (tests, reports) */
+    size_t pipes_unchecked;    /* of them, from modules without runtime checks */
     pthread_mutex_t lock;
 } wg_shared;
 
@@ -170,6 +175,39 @@ rlx_status wg_scope_pop(wg_backend *b, const char *what);
  * kernel). Borrowed from the shared device's cache; the caller holds the
  * device lock. */
 rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what, WGPUComputePipeline *out);
+
+/* Shader runtime checks (option gpu.runtime_checks). naga, wgpu's shader
+ * compiler, guards every access to a storage buffer, workgroup or private
+ * array and every vector index (a clamp, or a read of zero) and bounds
+ * every loop, unless the module comes from wgpu-native's
+ * wgpuDeviceCreateShaderModuleTrusted with those checks off. A kernel
+ * whose own text (an embedded kernels/<name>.wgsl, or a generator's
+ * output; not a //!include snippet) has a line starting "//!audited"
+ * claims that every such access stays in range and every loop ends for
+ * every dispatch any lowering emits (README.md, "Runtime checks").
+ * wg_source_audited: whether src has that line. */
+bool wg_source_audited(const char *src);
+
+/* Whether the dispatch's module is created without runtime checks:
+ * gpu.runtime_checks "off", or "auto" and the kernel audited, and the
+ * WebGPU library has the entry point (wg_trusted_available). */
+bool wg_dispatch_unchecked(const wg_backend *b, const wg_dispatch *d);
+
+/* Whether the loaded WebGPU library exports
+ * wgpuDeviceCreateShaderModuleTrusted (looked up once at run time, so that
+ * a library without it, Dawn or an older wgpu-native, still loads); tests
+ * can hide it (wg_trusted_hide_for_test) to run the fallback. */
+bool wg_trusted_available(void);
+void wg_trusted_hide_for_test(bool hide);
+
+/* Whether pipeline `pipe` of b's device cache came from a module without
+ * runtime checks. The caller holds the device lock. */
+bool wg_pipeline_unchecked(const wg_backend *b, WGPUComputePipeline pipe);
+
+/* A sentence for reports: the mode of gpu.runtime_checks and how many of
+ * the `n` pipelines that an executable uses came from unchecked modules
+ * (n_unchecked). */
+void wg_runtime_checks_note(const wg_backend *b, size_t n, size_t n_unchecked, char *out, size_t cap);
 
 /* Processes events until *flag becomes non-zero (callbacks set it), or the
  * device is lost. errors: RLX_ERR_DEVICE_LOST, RLX_ERR_DEVICE (no progress). */

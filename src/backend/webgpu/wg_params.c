@@ -120,6 +120,11 @@ static rlx_status expand(expansion *x, const char *src, int depth) {
             if (!snippet)
                 return rlx_fail(RLX_ERR_INTERNAL, "kernel '%s' includes an unknown snippet '%s'", x->kernel, name);
             RLX_TRY(expand(x, snippet, 1));
+        } else if (depth > 0 && strncmp(t, "//!audited", 10) == 0) {
+            /* an audit covers one kernel's accesses and the lowerings that
+             * emit it; a snippet's claim would spread to every includer */
+            return rlx_fail(RLX_ERR_INTERNAL, "kernel '%s': an included snippet has a //!audited line (only a kernel's "
+                                              "own text may: README.md, \"Runtime checks\")", x->kernel);
         } else if (strncmp(t, k_tag, sizeof k_tag - 1) == 0) {
             const char *fs = t + sizeof k_tag - 1, *fe = e;
             RLX_TRY(parse_fields(x->kernel, fs, fe, x->lay, &x->n_fields));
