@@ -259,7 +259,9 @@ static rlx_status lower_v1(wg_lower *L, const att_geom *g, bool *fits) {
                   "// lane, lane + TPR, ... (dot products over D in ascending order) and, with the row's block\n"
                   "// maximum, their exp(s - max); then the online softmax: running maximum mx, sum l and outputs\n"
                   "// rescaled by exp(mx_old - mx_new); the invocation owns output columns lane + u * TPR.\n"
-                  "// y = acc / l.\n",
+                  "// y = acc / l.\n"
+                  "//!audited rows min(i, SQ - 1), keys min(j, SK - 1) read under j < SK, jj < nk <= BK, output columns\n"
+                  "//!audited under lane + c < DV; Qs, Ks, Vs, Ss indices below their sizes (lower_attention.c)\n",
                   (ull)nb, (ull)sq, (ull)dd, (ull)sk, (ull)dd, (ull)sk, (ull)dv);
     emit_bindings(&b, m, NULL, NULL);
     wg_src_printf(&b,
@@ -542,7 +544,10 @@ static rlx_status lower_tiled(wg_lower *L, const att_geom *g, const att_cfg *c) 
                   "// Generated: rlx.Attention, tiled (lower_attention.c): batches of Q [SQ, %llu], K [SK, %llu],\n"
                   "// V [SK, %llu] (vec4 I/O Q %d K %d V %d Y %d; sizes and strides in Params). One workgroup per\n"
                   "// (batch, %u query rows); invocation (tq, tx) owns rows 4 tq .. 4 tq + 3: scores of keys tx + i TD of\n"
-                  "// each tile of %u keys, online softmax, output column vec4s tx + j TD.\n",
+                  "// each tile of %u keys, online softmax, output column vec4s tx + j TD.\n"
+                  "//!audited loads under row < limit (SQ, SK) and column < head dim (emit_load), mask rows and keys\n"
+                  "//!audited clamped by min, stores under row < SQ and column < DV; workgroup indices below each\n"
+                  "//!audited array's size (tq < BQ / 4, tx < TD, k < RK, v < RV; lower_attention.c)\n",
                   (ull)g->d, (ull)g->d, (ull)g->dv, v4[0], v4[1], v4[2], v4[3], c->bq, c->bk);
     emit_bindings(&b, g->mask, v4, &pv);
     wg_src_printf(&b,

@@ -11,6 +11,8 @@
 // Params: a_off, b_off, y_off, n, rank, then dims, a_str, b_str as
 // array<vec4<u32>, 2> (dim d is [d / 4][d % 4]).
 //!elem f32 i32 u32 f16
+//!audited i < n; rank <= 8 (dims[q], q < 2); A, B indices sum c_d * str_d with c_d < dims_d: inside the
+//!audited block windows of wg_split_strided (non-negative strides, window = extent of the block)
 //!params a_off: u32, b_off: u32, y_off: u32, n: u32, rank: u32, dims: array<vec4<u32>, 2>,
 //!params a_str: array<vec4<u32>, 2>, b_str: array<vec4<u32>, 2>
 //!bind A: array<T>, B: array<T>, Y: array<T>

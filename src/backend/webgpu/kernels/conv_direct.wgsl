@@ -14,6 +14,8 @@
 // Params: x_off, w_off, b_off, y_off (element offsets in each binding),
 // then the geometry; total = n * c_out * out_d * out_h * out_w.
 //!elem f32 f16
+//!audited i < total; x read only under 0 <= iz < in_d, 0 <= ih < in_h, 0 <= iw < in_w, image nb < n and
+//!audited channel < c_in; w at co < c_out, ci < cin_g, taps < k_*; x, w, b, y, r bound whole (lower_nn.c)
 //!include conv_params
 
 override ACT: u32 = 0u;

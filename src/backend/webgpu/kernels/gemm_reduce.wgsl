@@ -14,6 +14,8 @@
 // invocation per output element (1-D grid, folded past 65,535 workgroups).
 // Semantics: ONNX MatMul-13 / Gemm-13 / Conv-11 with the act.h epilogue.
 //!elem f32 f16
+//!audited i < total; Part[k * total + i], k < nsplit (window nsplit * total); C only with has_bias, at
+//!audited m < M, n < N; Y and R at y's index (windows ext_y, lower_gemm.c); bdims[d], d in 0..3
 //!params p_off: u32, c_off: u32, y_off: u32, M: u32, N: u32, nsplit: u32, has_bias: u32, alpha: f32,
 //!params beta: f32, bias_sm: u32, bias_sn: u32, y_sm: u32, act_alpha: f32, act_beta: f32, total: u32,
 //!params mn: u32, bdims: vec4<u32>, y_bs: vec4<u32>, bias_bs: vec4<u32>, r_off: u32

@@ -32,6 +32,8 @@
 // the slices in order and applies the epilogue.
 // Grid: tiles_n * nbatch workgroups, linear index wid.x + wid.y * nwg.x.
 //!elem f32 f16
+//!audited every B, A, C, Y access under n < N, k < k1 <= K, c + j < k1 (VEC: N % 8 == 0, K % 8 == 0 and
+//!audited aligned offsets, checked by emit_gemv); red[] indices below 512 for li < 256
 override A_F16: bool = false;
 override B_F16: bool = false;
 override CKH: u32 = 0u;

@@ -12,6 +12,8 @@
 // Semantics: ONNX Conv-11/22. Params: x_off, col_off, geometry; total =
 // n_cnt * g_cnt * k_total * spatial.
 //!elem f32 f16
+//!audited i < total = col window; x read only under the same tap tests as conv_direct, channel
+//!audited nl * c_in + gl * cin_g + ci inside the chunk's x window (emit_conv_chunk)
 //!params x_off: u32, col_off: u32, n_cnt: u32, g_cnt: u32, c_in: u32, cin_g: u32, in_d: u32, in_h: u32,
 //!params in_w: u32, out_d: u32, out_h: u32, out_w: u32, k_d: u32, k_h: u32, k_w: u32, s_d: u32, s_h: u32,
 //!params s_w: u32, p_d: u32, p_h: u32, p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32, total: u32

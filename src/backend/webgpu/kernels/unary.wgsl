@@ -8,6 +8,7 @@
 // Params: x_off, y_off (element offsets inside each binding), n, alpha,
 // beta, s.
 //!elem f32 f16
+//!audited i < n (main1d); X and Y windows of n elements (lower_elementwise.c, wg_split_1d)
 //!params x_off: u32, y_off: u32, n: u32, alpha: f32, beta: f32, s: f32
 //!bind X: array<T>, Y: array<T>
 override OP: u32 = 0u;
