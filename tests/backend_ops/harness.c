@@ -30,8 +30,9 @@ static const bo_family *const k_families[] = { &bo_family_elementwise, &bo_famil
 struct bo_ctx {
     /* command line */
     const char *prog;
-    const char *op_filter; /* exact name, or a prefix ending in '*' */
+    const char *op_filter; /* names separated by commas, each exact or a prefix ending in '*' */
     long only_case;        /* -1: all */
+    long every;            /* > 1: only the cases whose number is a multiple of it (--every) */
     uint64_t seed;
     uint32_t wg_storage; /* the adapter's workgroup memory in bytes (0: not known) */
     bool full, list, count, verbose, count_mode;
@@ -297,12 +298,18 @@ void bo_single(bo_case *c, const char *op, int n_in, rlx_tensor *const *in, cons
 
 /* ------------------------------------------------------------ selection */
 
+/* --op: names separated by commas, each exact or a prefix ending in '*'. */
 static bool op_selected(const bo_ctx *ctx, const char *name) {
     const char *f = ctx->op_filter;
     if (!f) return true;
-    size_t n = strlen(f);
-    if (n && f[n - 1] == '*') return strncmp(name, f, n - 1) == 0;
-    return strcmp(name, f) == 0;
+    for (const char *p = f; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n && p[n - 1] == '*' ? strncmp(name, p, n - 1) == 0 : n && strlen(name) == n && strncmp(name, p, n) == 0)
+            return true;
+        p += n;
+        if (*p == ',') p++;
+    }
+    return false;
 }
 
 bool bo_full(const bo_ctx *ctx) { return ctx->full; }
@@ -314,6 +321,7 @@ bo_case *bo_next(bo_ctx *ctx, int opset) {
     long k = ctx->case_idx++;
     if (ctx->count_mode) return NULL;
     if (ctx->only_case >= 0 && k != ctx->only_case) return NULL;
+    if (ctx->every > 1 && k % ctx->every) return NULL;
     bo_case *c = &ctx->cur;
     memset(c, 0, sizeof *c);
     c->rtol = ctx->op->rtol;
@@ -430,15 +438,23 @@ static void outs_free(outs_t *o) {
     o->n = 0;
 }
 
+/* --checks MODE: gpu.runtime_checks of the GPU sessions (NULL: the
+ * default or RLX_GPU_RUNTIME_CHECKS); each case then also runs on a GPU
+ * session with every module checked, which must give the same bits. */
+static const char *g_checks;
+
 /* A session on device with the passes in `off` disabled (NULL: all on),
- * the case's GPU options and poison on the GPU. */
-static rlx_status open_model_session(const bo_case *c, rlx_model *m, const char *device, const char *off,
-                                     rlx_session **s) {
+ * the case's GPU options and poison on the GPU; `checks` (NULL: g_checks)
+ * is its gpu.runtime_checks. */
+static rlx_status open_model_session_checks(const bo_case *c, rlx_model *m, const char *device, const char *off,
+                                            const char *checks, rlx_session **s) {
     rlx_options *o = NULL;
     rlx_status st = rlx_options_create(&o);
     if (!st && off) st = rlx_options_set(o, "passes.disable", off);
     bool gpu = strncmp(device, "gpu", 3) == 0;
     if (!st && gpu) st = rlx_options_set(o, "gpu.poison", "1");
+    if (!checks) checks = g_checks;
+    if (!st && gpu && checks) st = rlx_options_set(o, "gpu.runtime_checks", checks);
     for (int i = 0; !st && gpu && i < c->n_opts; i++) st = rlx_options_parse(o, c->opts[i]);
     rlx_session_options so = { .device = device };
     if (!st) st = rlx_session_create_with_options(m, &so, o, s);
@@ -446,9 +462,15 @@ static rlx_status open_model_session(const bo_case *c, rlx_model *m, const char 
     return st;
 }
 
+static rlx_status open_model_session(const bo_case *c, rlx_model *m, const char *device, const char *off,
+                                     rlx_session **s) {
+    return open_model_session_checks(c, m, device, off, NULL, s);
+}
+
 static rlx_status open_session(const bo_case *c, const char *device, const char *off, rlx_session **s) {
     return open_model_session(c, c->m, device, off, s);
 }
+
 
 static rlx_status run_once(const bo_case *c, rlx_session *s, outs_t *o) {
     const char *names[BO_MAX_IO];
@@ -497,8 +519,8 @@ static long work_steps(const rlx_session *s) {
 }
 
 static void print_repro(const bo_ctx *ctx, long k) {
-    fprintf(stderr, "  repro: %s --op %s --case %ld --seed %" PRIu64 "%s -v\n", ctx->prog, ctx->op->name, k, ctx->seed,
-            ctx->full ? " --full" : "");
+    fprintf(stderr, "  repro: %s --op %s --case %ld --seed %" PRIu64 "%s%s%s -v\n", ctx->prog, ctx->op->name, k,
+            ctx->seed, ctx->full ? " --full" : "", g_checks ? " --checks " : "", g_checks ? g_checks : "");
 }
 
 /* Records one problem of the case being run. */
@@ -605,6 +627,33 @@ static void check_nan_flags(verdict *v, const bo_case *c, const outs_t *ref) {
         }
 }
 
+/* --checks: the plan of sg took the shader path its mode asks for (off:
+ * every pipeline unchecked, on: none, where the WebGPU library has the
+ * trusted entry point), and a session with every module checked gives
+ * the bits of g1. */
+static void check_runtime_checks(verdict *v, const bo_case *c, rlx_session *sg, const outs_t *g1, bool unfused) {
+    rlx_session_stats ss;
+    if (rlx_session_get_stats(sg, &ss) == RLX_OK && ss.has_exe_stats && ss.runtime_checks_note &&
+        !strstr(ss.runtime_checks_note, "has no wgpuDeviceCreateShaderModuleTrusted")) {
+        size_t n = ss.n_pipelines_new + ss.n_pipelines_reused;
+        if (strcmp(g_checks, "off") == 0 && ss.n_pipelines_unchecked != n)
+            fail(v, "gpu.runtime_checks=off: %s", ss.runtime_checks_note);
+        if (strcmp(g_checks, "on") == 0 && ss.n_pipelines_unchecked)
+            fail(v, "gpu.runtime_checks=on: %s", ss.runtime_checks_note);
+    }
+    if (c->flags & BO_NO_BITS) return;
+    rlx_session *sc = NULL;
+    outs_t gc = { 0 };
+    rlx_status st = open_model_session_checks(c, c->m, "gpu", unfused ? k_all_passes : NULL, "on", &sc);
+    if (!st) st = run_once(c, sc, &gc);
+    if (st) fail(v, "gpu, gpu.runtime_checks=on: %s", rlx_last_error());
+    for (size_t i = 0; !st && i < g1->n && i < gc.n; i++)
+        if (!same_bits(g1->t[i], gc.t[i]))
+            fail(v, "output %zu: gpu.runtime_checks=%s and =on differ in bits", i, g_checks);
+    outs_free(&gc);
+    rlx_session_destroy(sc);
+}
+
 void bo_run(bo_ctx *ctx, bo_case *c) {
     long k = ctx->case_idx - 1;
     verdict v = { 0, "" };
@@ -657,6 +706,7 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
             else if (!(c->flags & BO_NO_BITS))
                 for (size_t i = 0; i < g1.n && i < g2.n; i++)
                     if (!same_bits(g1.t[i], g2.t[i])) fail(&v, "output %zu: two gpu runs differ in bits", i);
+            if (g_checks) check_runtime_checks(&v, c, sg, &g1, !c->fused);
         }
         if (!v.n && c->fused && !expect_err) {
             rlx_session *su = NULL;
@@ -746,11 +796,16 @@ static int coverage_gaps(bool print) {
 }
 
 static void usage(const char *prog) {
-    printf("usage: %s [--op NAME] [--case K] [--seed S] [--full] [--list [--count]] [-v]\n"
+    printf("usage: %s [--op NAME] [--case K] [--every N] [--seed S] [--full] [--checks MODE] [--list [--count]] [-v]\n"
            "Runs every op with a WebGPU lowering, and every fusion pattern, on the GPU and on the CPU\n"
            "(the oracle) over generated cases, and compares them (docs/backend-ops.md).\n"
-           "  --op NAME   only this op (\"Pad\", \"rlx.Attention\", \"fuse:...\"); NAME* is a prefix\n"
+           "  --op NAME   only this op (\"Pad\", \"rlx.Attention\", \"fuse:...\"); NAME* is a prefix;\n"
+           "              several separated by commas (\"MatMul,Gemm,Conv\")\n"
+           "  --checks M  GPU sessions with gpu.runtime_checks=M (auto, on, off); every case also runs\n"
+           "              with every shader module checked and must give the same bits, and off (on)\n"
+           "              must have created every (no) pipeline without runtime checks\n"
            "  --case K    only case K of the op (the numbers a failure prints)\n"
+           "  --every N   only the cases whose number is a multiple of N (a sample of each op)\n"
            "  --seed S    seed of the inputs (default 1); each case's inputs depend on S, the op and K\n"
            "  --full      the full sweep (thousands of cases) instead of the quick one\n"
            "  --list      list the generators (op, family, tolerance) and exit\n"
@@ -771,6 +826,14 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--case") == 0 && i + 1 < argc) ctx.only_case = strtol(argv[++i], NULL, 10);
         else if (strcmp(a, "--seed") == 0 && i + 1 < argc) ctx.seed = strtoull(argv[++i], NULL, 0);
         else if (strcmp(a, "--full") == 0) ctx.full = true;
+        else if (strcmp(a, "--every") == 0 && i + 1 < argc) ctx.every = strtol(argv[++i], NULL, 10);
+        else if (strcmp(a, "--checks") == 0 && i + 1 < argc) {
+            g_checks = argv[++i];
+            if (strcmp(g_checks, "auto") && strcmp(g_checks, "on") && strcmp(g_checks, "off")) {
+                fprintf(stderr, "%s: --checks takes auto, on or off, not '%s'\n", argv[0], g_checks);
+                return 2;
+            }
+        }
         else if (strcmp(a, "--list") == 0) ctx.list = true;
         else if (strcmp(a, "--count") == 0) ctx.count = true;
         else if (strcmp(a, "-v") == 0) ctx.verbose = true;
