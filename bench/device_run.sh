@@ -338,7 +338,7 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
       # batches $VAR_BATCHES (default 8) under $VAR_VARIANTS (default: base =
       # .device/base.tar.xz's binary if there, default, gpu.gemm_splitk=0,
       # gpu.gemm_target_wg=512 and 1024; a variant is 'base', 'default',
-      # KEY=VALUE[,KEY=VALUE] (options) or env:VAR=VALUE[,VAR=VALUE]), $VAR_ROUNDS
+      # KEY=VALUE[,KEY=VALUE] (options, e.g. gpu.runtime_checks=on) or env:VAR=VALUE[,VAR=VALUE]), $VAR_ROUNDS
       # (default 2) interleaved rounds; VAR_TORCH=1: PyTorch eager and CUDA
       # graph of each model and batch first, the peer in the same call; splitk8.txt
       {
@@ -375,7 +375,7 @@ print('-- torch $m batch $bt: eager median %.3f ms, CUDA graph median %s ms' % (
                 case "$v" in env:*) ev=$(echo "${v#env:}" | tr , ' ') ;; esac
                 echo "-- round $round $m batch $bt: $v"
                 env $ev LD_LIBRARY_PATH=$L timeout 90 "$R" bench "$MODELS/$m.onnx" --device gpu $sh $opt --warmup 10 --iters 50 \
-                  --quiet 2>&1 | grep -E "forward pass|error" | head -4
+                  --quiet 2>&1 | grep -E "forward pass|shader runtime checks|error" | head -5
               done
             done
           done

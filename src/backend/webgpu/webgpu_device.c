@@ -894,7 +894,10 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
         return rlx_fail(RLX_ERR_INTERNAL, "%s: kernel '%s' instantiated for an element type the device lacks", what,
                         d->kernel);
     bool bad = wg_fault_take(WG_FAULT_SHADER); /* tests: compile WGSL that does not parse */
-    bool unchecked = wg_dispatch_unchecked(be, d);
+    /* an audited kernel (or gpu.runtime_checks=off) on a library with the
+     * trusted entry point: a module without naga's runtime checks */
+    trusted_fn trusted = wg_dispatch_unchecked(be, d) ? trusted_entry() : NULL;
+    bool unchecked = trusted != NULL;
     for (size_t i = 0; i < b->n_pipes && !bad; i++) {
         const wg_pipeline *p = &b->pipes[i];
         bool same = d->source ? (p->source && strcmp(p->source, d->source) == 0) : p->kernel == k;
@@ -933,7 +936,6 @@ rlx_status wg_pipeline_get(wg_backend *be, const wg_dispatch *d, const char *wha
      * generated source gets a module of its own, owned by its pipeline */
     size_t mk = ((size_t)k * WG_ELEM_COUNT + (size_t)d->elem) * 2 + unchecked;
     WGPUShaderModule module = d->source || bad ? NULL : b->modules[mk];
-    trusted_fn trusted = unchecked ? trusted_entry() : NULL;
     if (!module) {
         WGPUShaderSourceWGSL src;
         memset(&src, 0, sizeof src);
