@@ -8,7 +8,7 @@
  * One model with the audited kernels of a few paths: a tiled GEMM with a
  * fused Relu (odd M, N, K: edge tiles), a one-row product long enough for
  * split-K (gemv + gemm_reduce), a 3x3 convolution with bias (implicit
- * GEMM), a Sigmoid and a broadcast Add (unary, binary; the Sigmoid an
+ * GEMM), a depthwise 3x3 convolution (generated kernel), a Sigmoid and a broadcast Add (unary, binary; the Sigmoid an
  * output, so that no fusion takes them), and a Gather of
  * the GEMM's rows (an index kernel, not audited). Random inputs; the GPU
  * arena poisoned with NaN; every mode's outputs bit for bit against "on",
@@ -41,6 +41,7 @@ static rlx_model *build(void) {
     rlx_tensor *c = test_tensor_random(RLX_DTYPE_F32, 2, (const int64_t[]){ KR, NR }, -1, 1);
     rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 4, (const int64_t[]){ 16, 8, 3, 3 }, -1, 1);
     rlx_tensor *bias = test_tensor_random(RLX_DTYPE_F32, 1, (const int64_t[]){ 16 }, -1, 1);
+    rlx_tensor *wd = test_tensor_random(RLX_DTYPE_F32, 4, (const int64_t[]){ 8, 1, 3, 3 }, -1, 1);
     rlx_tensor *sb = test_tensor_random(RLX_DTYPE_F32, 3, (const int64_t[]){ 8, 1, 11 }, -1, 1);
     rlx_tensor *idx = test_tensor_i64(1, (const int64_t[]){ 3 }, (const int64_t[]){ 32, 0, 7 });
     st = st ? st : rlx_model_add_initializer(m, "B", b);
@@ -49,6 +50,8 @@ static rlx_model *build(void) {
     st = st ? st : rlx_model_add_initializer(m, "bias", bias);
     st = st ? st : rlx_model_add_initializer(m, "idx", idx);
     st = st ? st : rlx_model_add_initializer(m, "sb", sb);
+    st = st ? st : rlx_model_add_initializer(m, "Wd", wd);
+    rlx_tensor_destroy(wd);
     rlx_tensor_destroy(sb);
     rlx_tensor_destroy(b);
     rlx_tensor_destroy(c);
@@ -61,12 +64,14 @@ static rlx_model *build(void) {
     st = st ? st : rlx_model_add_node(m, "Relu", "relu", 1, (const char *[]){ "p" }, 1, (const char *[]){ "r" }, 0, NULL);
     st = st ? st : rlx_model_add_node(m, "MatMul", "gemv", 2, (const char *[]){ "row", "C" }, 1, (const char *[]){ "g" }, 0, NULL);
     st = st ? st : rlx_model_add_node(m, "Conv", "conv", 3, (const char *[]){ "x", "W", "bias" }, 1, (const char *[]){ "cv" }, 1, ca);
+    rlx_attr da[] = { RLX_ATTR_IS("pads", 4, pads), RLX_ATTR_I("group", 8) };
+    st = st ? st : rlx_model_add_node(m, "Conv", "dw", 2, (const char *[]){ "x", "Wd" }, 1, (const char *[]){ "dwy" }, 2, da);
     st = st ? st : rlx_model_add_node(m, "Sigmoid", "sig", 1, (const char *[]){ "x" }, 1, (const char *[]){ "s" }, 0, NULL);
     st = st ? st : rlx_model_add_node(m, "Add", "add", 2, (const char *[]){ "s", "sb" }, 1, (const char *[]){ "sx" }, 0, NULL);
     rlx_attr ga[] = { RLX_ATTR_I("axis", 0) };
     st = st ? st : rlx_model_add_node(m, "Gather", "gather", 2, (const char *[]){ "r", "idx" }, 1, (const char *[]){ "gt" }, 1, ga);
-    const char *outs[] = { "r", "g", "cv", "s", "sx", "gt" };
-    for (int i = 0; i < 6 && !st; i++) st = rlx_model_add_output(m, outs[i]);
+    const char *outs[] = { "r", "g", "cv", "dwy", "s", "sx", "gt" };
+    for (int i = 0; i < 7 && !st; i++) st = rlx_model_add_output(m, outs[i]);
     st = st ? st : rlx_model_finish(m);
     if (st) {
         fprintf(stderr, "build: %s\n", rlx_last_error());
@@ -76,7 +81,7 @@ static rlx_model *build(void) {
     return m;
 }
 
-#define N_OUT 6
+#define N_OUT 7
 
 typedef struct run_result {
     rlx_tensor **out;
@@ -134,8 +139,8 @@ static void test_option(void) {
 #ifdef RLX_HAVE_WEBGPU
 static void test_markers(void) {
     /* audited kernels (embedded) and kernels left to naga's checks */
-    const char *audited[] = { "unary", "binary", "gemm_reduce", "gemv", "conv_direct", "im2col" };
-    const char *checked[] = { "gemm", "matmul", "gather", "dwconv", "pool2d", "qgemm" };
+    const char *audited[] = { "unary", "binary", "gemm_reduce", "gemv", "conv_direct", "im2col", "dwconv" };
+    const char *checked[] = { "gemm", "matmul", "gather", "conv_transpose", "pool2d", "qgemm" };
     for (size_t i = 0; i < sizeof audited / sizeof audited[0]; i++)
         CHECK_MSG(wg_source_audited(wg_wgsl_source(audited[i])), "%s", audited[i]);
     for (size_t i = 0; i < sizeof checked / sizeof checked[0]; i++)

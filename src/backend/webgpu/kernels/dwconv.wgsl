@@ -15,6 +15,7 @@
 // Params: offsets of x, w, b, y (elements of each binding), the geometry;
 // total = n * c_out * out_h * ceil(out_w / OWB) invocations.
 //!elem f32 f16
+//!audited as dwconv_gen.c's form; acc[j] with j < OWB <= 4 (emit_conv_dw) of 8
 //!include dwconv_params
 override KH: u32 = 3u;
 override KW: u32 = 3u;
