@@ -281,6 +281,12 @@ again:
     wg_src_printf(&b, "// Generated: rlx.FusedElementwise of %d instructions (lower_internal.c)%s.\n", p.n_instr,
                   sz.bake ? ", sizes baked" : "");
     if (any16) wg_src_printf(&b, "//!elem f32 f16\n");
+    /* the audit (README.md, "Runtime checks"): i < n (the block's
+     * outputs, contiguous from P.i0); input k read at its broadcast index
+     * of output g less P.b<k>, inside the block's window of it
+     * (wg_split_strided with the same strides); a bool input's word j / 4
+     * inside the words that hold the window's bytes */
+    wg_src_printf(&b, "//!audited i < n; each input at its broadcast index less the first of its block window\n");
     wg_src_printf(&b, "//!params");
     int words = 0;
     for (int i = 0; i < p.n_in; i++, words++) wg_src_printf(&b, " o%d: u32,", i);

@@ -149,6 +149,7 @@ rlx_status wg_emit_act_epilogue(wg_lower *L, int value, uint64_t off, uint64_t n
                   "// Fused activation epilogue (ir/ops/act.h): y = act(y) in place, one invocation per\n"
                   "// element of type T, computed in f32. Params: y_off, n, act_alpha, act_beta.\n"
                   "//!elem f32 f16\n"
+                  "//!audited i < n, the window of n elements (wg_emit_act_epilogue)\n"
                   "//!params y_off: u32, n: u32, act_alpha: f32, act_beta: f32\n"
                   "//!bind Y: array<T>\n");
     const char *lib = wg_wgsl_source("ew_lib");
