@@ -53,9 +53,9 @@ typedef struct rlx_config {
     int64_t f16_block;                   /* gpu.f16_block: k elements per f16 partial sum */
     bool gemm_vec4, gemm_prefetch, gemm_unroll_k;
     const char *conv_algo, *dwconv_kernel, *pool_kernel;
-    /* gpu.runtime_checks: "auto" (audited kernels' shader modules without
-     * naga's bounds checks and loop bounding), "on" (every module checked)
-     * or "off" (none checked: for measurements only) */
+    /* gpu.runtime_checks: "on" (the default: every module checked), "auto"
+     * (audited kernels' shader modules without naga's bounds checks and
+     * loop bounding) or "off" (none checked: for measurements only) */
     const char *gpu_runtime_checks;
     /* limits.*: bytes, resolved ("auto" is a share of physical memory); 0:
      * no limit. limit_set[i]: the value was given (not auto), in the order
