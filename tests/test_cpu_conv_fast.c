@@ -970,6 +970,25 @@ static void test_pools(void) {
         { "MaxPool", 1, 1, 2, { 64 }, { 4 }, { 1 }, { 1 }, { 3 }, { 0 }, 0, 0 },
         { "MaxPool", 2, 1, 2, { 12, 40 }, { 3, 3 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 0, 0 }, /* dilation */
         { "MaxPool", 3, 1, 2, { 5, 9, 20 }, { 2, 3, 3 }, { 1, 2, 2 }, { 1, 1, 1 }, { 0, 1, 1 }, { 1, 1, 1 }, 0, 0 },
+        /* MaxPool of small planes in registers (in[2] <= 32, out[2] <= 16,
+         * at most 64 rows): Inception v2's 7x7 s1 and 28 / 14 s2 pools,
+         * SqueezeNet's 27 s2, the widest row and output (32 -> 16), one
+         * column, a kernel wider than the row, 64 and 65 rows (65: by
+         * rows), output rows with no input row (stride 3 down, ceil), 1-D;
+         * output columns without an input column and 17 outputs go by rows */
+        { "MaxPool", 2, 1, 5, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 4, { 27, 27 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0, 0 },
+        { "MaxPool", 2, 1, 3, { 28, 28 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 2, 3, { 14, 14 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 3, { 32, 32 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, 0, 0 },
+        { "MaxPool", 2, 1, 3, { 5, 1 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 3, { 6, 3 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 0, 0 },
+        { "MaxPool", 2, 1, 2, { 64, 16 }, { 2, 3 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 2, { 65, 16 }, { 2, 3 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 2, { 8, 9 }, { 3, 3 }, { 3, 2 }, { 1, 1 }, { 1, 1 }, { 2, 1 }, 1, 0 },
+        { "MaxPool", 2, 1, 2, { 9, 31 }, { 4, 7 }, { 2, 2 }, { 1, 1 }, { 1, 3 }, { 2, 3 }, 1, 0 },
+        { "MaxPool", 1, 2, 3, { 30 }, { 4 }, { 2 }, { 1 }, { 1 }, { 2 }, 1, 0 },
+        { "MaxPool", 2, 1, 2, { 5, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
         /* AveragePool by rows (the padded row's sums; within 1e-6 of the
          * reference): Inception v2's 3x3 s1, DenseNet's 2x2 s2, a 7x7 head,
          * ceil mode with the pads counted, stride 3 (portable C), stride
