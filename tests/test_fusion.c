@@ -528,6 +528,81 @@ static void test_ew_chains(void) {
     rlx_tensor_destroy(v);
 }
 
+/* Per-channel chains (DenseNet's BatchNormalization + Mul + Add + Relu
+ * over [1, C, H, W]: the fused kernel's rows, in AVX-512 registers where
+ * the CPU has it): + - * / and Relu with per-channel operands on either
+ * side, a scalar, a second full-size input; rows of 16, 17, 49, 196, 256,
+ * 300 and 3136 elements (blocks of 256 and their tails), values with NaN,
+ * -0, +-inf and a zero divisor. Fused = unfused bit for bit, at 1 and 3
+ * threads; each session runs once on poison (NaN) inputs first, so an
+ * element the second run leaves unwritten shows. */
+static void test_ew_channel_rows(void) {
+    static const int64_t hw[][2] = { { 4, 4 }, { 1, 17 }, { 7, 7 }, { 14, 14 }, { 16, 16 }, { 15, 20 }, { 56, 56 } };
+    static const char *threads[] = { "1", "3" };
+    for (size_t c = 0; c < RLX_ARRAY_LEN(hw); c++) {
+        int64_t xd[4] = { 1, 5, hw[c][0], hw[c][1] }, cd[4] = { 1, 5, 1, 1 };
+        rlx_model *m = NULL;
+        CHECK_OK(rlx_model_create(13, &m));
+        input(m, "x", RLX_DTYPE_F32, 4, xd);
+        input(m, "x2", RLX_DTYPE_F32, 4, xd);
+        rlx_tensor *dv = test_tensor_random(RLX_DTYPE_F32, 4, cd, 0.5f, 2);
+        ((float *)dv->data)[3] = 0.0f; /* a channel divided by zero */
+        konst(m, "s", test_tensor_random(RLX_DTYPE_F32, 4, cd, -2, 2));
+        konst(m, "b", test_tensor_random(RLX_DTYPE_F32, 4, cd, -1, 1));
+        konst(m, "d", dv);
+        scalar(m, "k", 0.375f);
+        add(m, "Mul", "x,s", "m1", 0, NULL);
+        add(m, "Add", "m1,b", "a1", 0, NULL);
+        add(m, "Relu", "a1", "r1", 0, NULL);
+        add(m, "Sub", "b,r1", "s1", 0, NULL);
+        add(m, "Div", "s1,d", "d1", 0, NULL);
+        add(m, "Sub", "d1,k", "s2", 0, NULL);
+        add(m, "Add", "s2,x2", "a2", 0, NULL);
+        add(m, "Div", "s,a2", "d2", 0, NULL);
+        add(m, "Relu", "d2", "y", 0, NULL);
+        CHECK_OK(rlx_model_add_output(m, "y"));
+        CHECK_OK(rlx_model_finish(m));
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -3, 3), *x2 = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+        rlx_tensor *px = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1), *px2 = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+        size_t numel = rlx_tensor_numel(x);
+        static const float special[] = { NAN, -0.0f, 0.0f, INFINITY, -INFINITY };
+        for (size_t i = 0; i < numel; i += 5) ((float *)x->data)[i] = special[(i / 5) % 5];
+        for (size_t i = 0; i < numel; i++) ((float *)px->data)[i] = ((float *)px2->data)[i] = NAN;
+        const char *names[2] = { "x", "x2" };
+        const rlx_tensor *in[2] = { x, x2 }, *poison[2] = { px, px2 };
+        for (size_t t = 0; t < RLX_ARRAY_LEN(threads); t++) {
+            setenv("RLX_NUM_THREADS", threads[t], 1);
+            run_t r[2];
+            for (int fused = 0; fused < 2; fused++) {
+                if (!fused) setenv("RLX_DISABLE_PASSES", ALL_FUSIONS, 1);
+                rlx_session_options o = { .device = "cpu" };
+                memset(&r[fused], 0, sizeof r[fused]);
+                CHECK_OK(rlx_session_create(m, &o, &r[fused].s));
+                unsetenv("RLX_DISABLE_PASSES");
+                if (!r[fused].s) continue;
+                CHECK_OK(rlx_session_run(r[fused].s, 2, names, poison, &r[fused].out, &r[fused].n));
+                test_free_outputs(r[fused].out, (int)r[fused].n);
+                r[fused].out = NULL;
+                CHECK_OK(rlx_session_run(r[fused].s, 2, names, in, &r[fused].out, &r[fused].n));
+                r[fused].p = rlx_session_last_program(r[fused].s);
+            }
+            char what[96];
+            snprintf(what, sizeof what, "channel rows %lldx%lld, %s threads", (long long)hw[c][0], (long long)hw[c][1],
+                     threads[t]);
+            CHECK_MSG(count(r[1].p, "FusedElementwise") == 1 && steps(r[1].p) == 1, "%s: %d steps", what,
+                      steps(r[1].p));
+            CHECK_MSG(r[0].n == 1 && r[1].n == 1 && r[0].out && r[1].out &&
+                          memcmp(r[0].out[0]->data, r[1].out[0]->data, numel * sizeof(float)) == 0,
+                      "%s: fused and unfused differ", what);
+            run_free(&r[0]);
+            run_free(&r[1]);
+        }
+        unsetenv("RLX_NUM_THREADS");
+        rlx_model_destroy(m);
+        rlx_tensor_destroy(x), rlx_tensor_destroy(x2), rlx_tensor_destroy(px), rlx_tensor_destroy(px2);
+    }
+}
+
 /* A fused chain whose operands exceed one storage binding (forced with
  * RLX_MAX_BINDING_BYTES = 4096: 961 f32 per window): the generated kernel
  * runs in blocks of the output (several dispatches, none on the CPU), each
@@ -1072,6 +1147,7 @@ int main(void) {
     test_report();
     fprintf(stderr, "fuse_elementwise\n");
     test_ew_chains();
+    test_ew_channel_rows();
     test_ew_split();
     test_ew_where_cast();
     test_ew_where_bool_gpu();
