@@ -970,12 +970,14 @@ static void test_pools(void) {
         { "MaxPool", 1, 1, 2, { 64 }, { 4 }, { 1 }, { 1 }, { 3 }, { 0 }, 0, 0 },
         { "MaxPool", 2, 1, 2, { 12, 40 }, { 3, 3 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 0, 0 }, /* dilation */
         { "MaxPool", 3, 1, 2, { 5, 9, 20 }, { 2, 3, 3 }, { 1, 2, 2 }, { 1, 1, 1 }, { 0, 1, 1 }, { 1, 1, 1 }, 0, 0 },
-        /* MaxPool of small planes in registers (in[2] <= 32, out[2] <= 16,
+        /* MaxPool of small planes in registers (in[2] <= 32, out[2] <= 32,
          * at most 64 rows): Inception v2's 7x7 s1 and 28 / 14 s2 pools,
-         * SqueezeNet's 27 s2, the widest row and output (32 -> 16), one
+         * SqueezeNet's 27 s2, the widest row at stride 2 (32 -> 16), one
          * column, a kernel wider than the row, 64 and 65 rows (65: by
-         * rows), output rows with no input row (stride 3 down, ceil), 1-D;
-         * output columns without an input column and 17 outputs go by rows */
+         * rows), output rows with no input row (stride 3 down, ceil), 1-D,
+         * 17 outputs, 3x3 s1 over 28x28 and 32 -> 32 (two vectors of
+         * outputs); output columns without an input column and 33 outputs
+         * go by rows */
         { "MaxPool", 2, 1, 5, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
         { "MaxPool", 2, 1, 4, { 27, 27 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0, 0 },
         { "MaxPool", 2, 1, 3, { 28, 28 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 0, 0 },
@@ -989,6 +991,9 @@ static void test_pools(void) {
         { "MaxPool", 2, 1, 2, { 9, 31 }, { 4, 7 }, { 2, 2 }, { 1, 1 }, { 1, 3 }, { 2, 3 }, 1, 0 },
         { "MaxPool", 1, 2, 3, { 30 }, { 4 }, { 2 }, { 1 }, { 1 }, { 2 }, 1, 0 },
         { "MaxPool", 2, 1, 2, { 5, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 3, { 28, 28 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 2, 2, { 6, 32 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 2, { 5, 32 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
         /* AveragePool by rows (the padded row's sums; within 1e-6 of the
          * reference): Inception v2's 3x3 s1, DenseNet's 2x2 s2, a 7x7 head,
          * ceil mode with the pads counted, stride 3 (portable C), stride

@@ -35,7 +35,7 @@
  * once per plane (a ring of rows' hs and hf, the kernel's height rounded
  * up to a power of two). Columns whose windows are clipped (the edges)
  * run in C: masked vector code for them was slower (BENCHMARKS.md).
- * Small planes (rows of at most 32 floats, 16 outputs, 64 rows; every
+ * Small planes (rows of at most 32 floats, 32 outputs, 64 rows; every
  * output column's window holding an input column) run in AVX-512
  * registers instead (maxplane_small_v16): a row is loaded once and its
  * taps are permutes with column indexes clamped to the row, the plane's
@@ -113,7 +113,7 @@ typedef struct fpool_job {
     bool rows;        /* MaxPool by rows (ring_plane) */
     bool avg_rows;    /* AveragePool by rows (ring_plane) */
     /* MaxPool of small planes in registers (maxplane_small_v16): lane o of
-     * tap t reads input column tap[16 t + o], NULL where it does not apply */
+     * tap t reads input column tap[32 t + o], NULL where it does not apply */
     const int32_t *tap;
     rlx_cpu_isa isa;  /* its vector width */
 } fpool_job;
@@ -433,59 +433,74 @@ static void maxrow_emit(const fpool_job *j, float *y, int64_t o1, const float *c
 
 #if RLX_HAVE_AVX2_BUILD
 /* The columns of MaxPool's small planes: j->tap for planes whose rows fit
- * two vectors and whose output rows one (in[2] <= 32, out[2] <= 16, at
+ * two vectors and whose output rows two (in[2] <= 32, out[2] <= 32, at
  * most 64 rows, k[2] <= 32), where every output column's window holds an
  * input column; false elsewhere. Lane o of tap t reads column o * st - pb
- * + t clamped to [0, in[2]): a tap on the pads reads the row's end
- * column, which its window reads too, next to it; a repeated value never
- * changes the fold (v > a is false for an earlier v of the same window,
- * and for a NaN), so the clamped taps give the reference's bits; the
- * first tap read is the window's first input column. */
+ * + t clamped to [0, in[2]) (tap[32 t + o]): a tap on the pads reads the
+ * row's end column, which its window reads too, next to it; a repeated
+ * value never changes the fold (v > a is false for an earlier v of the
+ * same window, and for a NaN), so the clamped taps give the reference's
+ * bits; the first tap read is the window's first input column. */
 static bool maxplane_small_taps(const fpool_job *j, int32_t *tap) {
     const rlx_nn_sp3 *s = j->s;
     int64_t w = s->in[2], n = s->out[2];
-    if (!j->rows || j->isa != RLX_CPU_ISA_AVX512 || w > 32 || n > 16 || s->in[1] > 64 || s->k[2] > 32) return false;
+    if (!j->rows || j->isa != RLX_CPU_ISA_AVX512 || w > 32 || n > 32 || s->in[1] > 64 || s->k[2] > 32) return false;
     for (int64_t o = 0; o < n; o++)
         if (j->tlo[2][o] >= j->thi[2][o]) return false;
     for (int64_t t = 0; t < s->k[2]; t++)
-        for (int64_t o = 0; o < 16; o++) {
+        for (int64_t o = 0; o < 32; o++) {
             int64_t c = o < n ? o * s->s[2] - s->pb[2] + t : 0;
-            tap[16 * t + o] = (int32_t)(c < 0 ? 0 : c >= w ? w - 1 : c);
+            tap[32 * t + o] = (int32_t)(c < 0 ? 0 : c >= w ? w - 1 : c);
         }
     return true;
 }
 
 /* One small plane (maxplane_small_taps) in registers, AVX-512F: each input
- * row loaded once (two masked vectors), its hs and hf from the taps'
- * permutes, then each output row hf of its window's first row folded with
- * hs of the others in row order (maxrow_emit's fold). */
-RLX_AVX512 static void maxplane_small_v16(const fpool_job *j, const float *xc, float *yo) {
+ * row loaded once (two masked vectors), the hs and hf of its one or two
+ * vectors of output columns from the taps' permutes, then each output row
+ * hf of its window's first row folded with hs of the others in row order
+ * (maxrow_emit's fold). */
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
+maxplane_small_k(const fpool_job *j, const float *xc, float *yo, int64_t nv) {
     const rlx_nn_sp3 *s = j->s;
     int64_t w = s->in[2], n = s->out[2], kw = s->k[2];
     __mmask16 m0 = (__mmask16)(w >= 16 ? 0xffffu : (1u << w) - 1);
     __mmask16 m1 = (__mmask16)(w <= 16 ? 0u : (1u << (w - 16)) - 1);
-    __mmask16 mo = (__mmask16)((1u << n) - 1);
+    __mmask16 mo[2] = { (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1),
+                        (__mmask16)(n <= 16 ? 0u : (1u << (n - 16)) - 1) };
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
-    __m512 hs[64], hf[64];
+    __m512 hs[64][2], hf[64][2];
     for (int64_t r = 0; r < s->in[1]; r++) {
         const float *xr = xc + r * w;
         __m512 lo = _mm512_maskz_loadu_ps(m0, xr), hi = _mm512_maskz_loadu_ps(m1, xr + 16);
-        __m512 x0 = _mm512_permutex2var_ps(lo, _mm512_loadu_si512(j->tap), hi);
-        __m512 a = _mm512_max_ps(x0, ninf);
-        for (int64_t t = 1; t < kw; t++)
-            a = _mm512_max_ps(_mm512_permutex2var_ps(lo, _mm512_loadu_si512(j->tap + 16 * t), hi), a);
-        hs[r] = a;
-        hf[r] = _mm512_max_ps(a, x0);
+        for (int64_t v = 0; v < nv; v++) {
+            const int32_t *tv = j->tap + 16 * v;
+            __m512 x0 = _mm512_permutex2var_ps(lo, _mm512_loadu_si512(tv), hi);
+            __m512 a = _mm512_max_ps(x0, ninf);
+            for (int64_t t = 1; t < kw; t++)
+                a = _mm512_max_ps(_mm512_permutex2var_ps(lo, _mm512_loadu_si512(tv + 32 * t), hi), a);
+            hs[r][v] = a;
+            hf[r][v] = _mm512_max_ps(a, x0);
+        }
     }
     for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
         int64_t t0 = j->tlo[1][o1], t1 = j->thi[1][o1], r0 = o1 * s->s[1] - s->pb[1] + t0;
-        __m512 a = _mm512_set1_ps(-FLT_MAX); /* no input row: no tap */
-        if (t1 > t0) {
-            a = hf[r0];
-            for (int64_t r = r0 + 1; r < r0 + (t1 - t0); r++) a = _mm512_max_ps(hs[r], a);
+        for (int64_t v = 0; v < nv; v++) {
+            __m512 a = _mm512_set1_ps(-FLT_MAX); /* no input row: no tap */
+            if (t1 > t0) {
+                a = hf[r0][v];
+                for (int64_t r = r0 + 1; r < r0 + (t1 - t0); r++) a = _mm512_max_ps(hs[r][v], a);
+            }
+            _mm512_mask_storeu_ps(yo + o1 * n + 16 * v, mo[v], a);
         }
-        _mm512_mask_storeu_ps(yo + o1 * n, mo, a);
     }
+}
+
+/* maxplane_small_k with one or two vectors of output columns as a
+ * constant. */
+RLX_AVX512 static void maxplane_small_v16(const fpool_job *j, const float *xc, float *yo) {
+    if (j->s->out[2] <= 16) maxplane_small_k(j, xc, yo, 1);
+    else maxplane_small_k(j, xc, yo, 2);
 }
 #endif
 
@@ -759,7 +774,7 @@ static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
     j.isa = rlx_cpu_isa_get();
     j.tap = NULL;
 #if RLX_HAVE_AVX2_BUILD
-    int32_t tap[32 * 16];
+    int32_t tap[32 * 32];
     if (maxplane_small_taps(&j, tap)) j.tap = tap;
 #endif
     size_t planes = (size_t)g->n * (size_t)g->c_in;
