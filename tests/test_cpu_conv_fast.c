@@ -1019,6 +1019,20 @@ static void test_pools(void) {
         { "AveragePool", 2, 1, 3, { 9, 41 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, 1, 0 },
         { "AveragePool", 2, 1, 3, { 9, 41 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, 1, 1 },
         { "AveragePool", 2, 1, 2, { 7, 37 }, { 3, 1 }, { 1, 2 }, { 1, 1 }, { 1, 0 }, { 1, 0 }, 0, 0 },
+        /* AveragePool of small planes in registers (in[2] <= 32, out[2] <=
+         * 32, at most 64 rows, any stride): Inception v2's 3x3 s1 p1 over
+         * 7x7 (pads counted and not), DenseNet's 2x2 s2 over 28x28,
+         * stride 3 with ceil mode (windows on the end pad), 32 -> 32 (two
+         * vectors of outputs), a window with no input column, 65 rows and
+         * 33 outputs (by rows) */
+        { "AveragePool", 2, 1, 5, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "AveragePool", 2, 1, 5, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 1 },
+        { "AveragePool", 2, 1, 3, { 28, 28 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0, 0 },
+        { "AveragePool", 2, 1, 2, { 11, 29 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1, 1 },
+        { "AveragePool", 2, 2, 2, { 6, 32 }, { 3, 5 }, { 1, 1 }, { 1, 1 }, { 1, 2 }, { 1, 2 }, 0, 0 },
+        { "AveragePool", 2, 1, 2, { 4, 5 }, { 3, 3 }, { 2, 3 }, { 1, 1 }, { 1, 2 }, { 1, 2 }, 1, 0 },
+        { "AveragePool", 2, 1, 2, { 65, 9 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "AveragePool", 2, 1, 2, { 5, 32 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 1 },
         /* 3-D with a kernel of depth 1: planes of depth > 1 take the other path */
         { "AveragePool", 3, 2, 4, { 6, 4, 5 }, { 1, 3, 1 }, { 3, 1, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 1, 0 }, 0, 0 },
         { "MaxPool", 3, 2, 4, { 6, 4, 5 }, { 1, 3, 1 }, { 3, 1, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 1, 0 }, 0, 0 },

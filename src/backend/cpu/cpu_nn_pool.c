@@ -59,7 +59,13 @@
  * read, and the taps are lane shifts of that pair (avgplane_s1_v16).
  * Inception v2's 3x3 s1 pools over 14x14 and 28x28 planes went from 4.1
  * ms to about 0.6 ms per pass, DenseNet-121's 2x2 s2 ones from 0.44 to 0.19
- * ms (BENCHMARKS.md). */
+ * ms (BENCHMARKS.md). Small planes (as MaxPool's: rows of at most 32
+ * floats, 32 outputs, 64 rows; any stride) run in AVX-512 registers
+ * (avgplane_small_v16): each row loaded once, its horizontal sums by
+ * masked permutes (a tap off the row adds nothing), then the window's rows
+ * added and divided: Inception v2's 3x3 s1 pools over 576 x 14x14 0.084 ->
+ * 0.052 ms, 256 x 28x28 0.132 -> 0.077 ms, 1024 x 7x7 0.074 -> 0.050 ms
+ * (1 thread; BENCHMARKS.md, "CPU CNNs"). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -115,6 +121,11 @@ typedef struct fpool_job {
     /* MaxPool of small planes in registers (maxplane_small_v16): lane o of
      * tap t reads input column tap[32 t + o], NULL where it does not apply */
     const int32_t *tap;
+    /* AveragePool of small planes in registers (avgplane_small_v16): as
+     * tap, with lane o of tap t of output vector v inside the row in bit o
+     * of tapm[2 t + v]; NULL where it does not apply */
+    const int32_t *atap;
+    const uint16_t *tapm;
     rlx_cpu_isa isa;  /* its vector width */
 } fpool_job;
 
@@ -671,6 +682,84 @@ static void avgrow_emit(const fpool_job *j, float *y, int64_t o1, const float *c
     }
 }
 
+#if RLX_HAVE_AVX2_BUILD
+/* The columns of AveragePool's small planes (rows of at most 32 floats, 32
+ * outputs, 64 rows, k[2] <= 32; AVX-512, by rows): lane o of tap t reads
+ * column c = o * st - pb + t (tap[32 t + o]) where 0 <= c < in[2] (bit o %
+ * 16 of tapm[2 t + o / 16]), else adds nothing; false where they do not
+ * apply. */
+static bool avgplane_small_taps(const fpool_job *j, int32_t *tap, uint16_t *tapm) {
+    const rlx_nn_sp3 *s = j->s;
+    int64_t w = s->in[2], n = s->out[2];
+    if (!j->avg_rows || j->isa != RLX_CPU_ISA_AVX512 || w > 32 || n > 32 || s->in[1] > 64 || s->k[2] > 32)
+        return false;
+    for (int64_t t = 0; t < s->k[2]; t++) {
+        tapm[2 * t] = tapm[2 * t + 1] = 0;
+        for (int64_t o = 0; o < 32; o++) {
+            int64_t c = o * s->s[2] - s->pb[2] + t;
+            bool in = o < n && c >= 0 && c < w;
+            tap[32 * t + o] = (int32_t)(in ? c : 0);
+            if (in) tapm[2 * t + o / 16] |= (uint16_t)(1u << (o % 16));
+        }
+    }
+    return true;
+}
+
+/* One small plane (avgplane_small_taps) in registers, AVX-512F: each input
+ * row loaded once (two masked vectors), its horizontal sums per output
+ * column by masked permutes, taps left to right; an output is its
+ * window's rows' sums added in row order, divided by c01 * cnt[2] (as
+ * fpool_run divides; no input row: 0 / that). The reference's terms in
+ * another order, as the other AveragePool paths: within the fast path's
+ * 1e-6. nv: the vectors of output columns (1 or 2). */
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
+avgplane_small_k(const fpool_job *j, const float *xc, float *yo, int64_t nv) {
+    const rlx_nn_sp3 *s = j->s;
+    int64_t w = s->in[2], n = s->out[2], kw = s->k[2];
+    __mmask16 m0 = (__mmask16)(w >= 16 ? 0xffffu : (1u << w) - 1);
+    __mmask16 m1 = (__mmask16)(w <= 16 ? 0u : (1u << (w - 16)) - 1);
+    __mmask16 mo[2] = { (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1),
+                        (__mmask16)(n <= 16 ? 0u : (1u << (n - 16)) - 1) };
+    __m512 hs[64][2], c2[2];
+    for (int64_t v = 0; v < nv; v++) {
+        float c[16];
+        for (int64_t l = 0; l < 16; l++) c[l] = 16 * v + l < n ? (float)j->cnt[2][16 * v + l] : 1.0f;
+        c2[v] = _mm512_loadu_ps(c);
+    }
+    for (int64_t r = 0; r < s->in[1]; r++) {
+        const float *xr = xc + r * w;
+        __m512 lo = _mm512_maskz_loadu_ps(m0, xr), hi = _mm512_maskz_loadu_ps(m1, xr + 16);
+        for (int64_t v = 0; v < nv; v++) {
+            const int32_t *tv = j->atap + 16 * v;
+            __m512 a = _mm512_maskz_permutex2var_ps((__mmask16)j->tapm[v], lo, _mm512_loadu_si512(tv), hi);
+            for (int64_t t = 1; t < kw; t++)
+                a = _mm512_add_ps(a, _mm512_maskz_permutex2var_ps((__mmask16)j->tapm[2 * t + v], lo,
+                                                                  _mm512_loadu_si512(tv + 32 * t), hi));
+            hs[r][v] = a;
+        }
+    }
+    for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
+        int64_t t0 = j->tlo[1][o1], t1 = j->thi[1][o1], r0 = o1 * s->s[1] - s->pb[1] + t0;
+        __m512 c01 = _mm512_set1_ps((float)(j->cnt[0][0] * j->cnt[1][o1]));
+        for (int64_t v = 0; v < nv; v++) {
+            __m512 a = _mm512_setzero_ps(); /* no input row: an empty sum */
+            if (t1 > t0) {
+                a = hs[r0][v];
+                for (int64_t r = r0 + 1; r < r0 + (t1 - t0); r++) a = _mm512_add_ps(a, hs[r][v]);
+            }
+            _mm512_mask_storeu_ps(yo + o1 * n + 16 * v, mo[v], _mm512_div_ps(a, _mm512_mul_ps(c01, c2[v])));
+        }
+    }
+}
+
+/* avgplane_small_k with one or two vectors of output columns as a
+ * constant. */
+RLX_AVX512 static void avgplane_small_v16(const fpool_job *j, const float *xc, float *yo) {
+    if (j->s->out[2] <= 16) avgplane_small_k(j, xc, yo, 1);
+    else avgplane_small_k(j, xc, yo, 2);
+}
+#endif
+
 static void fpool_planes(void *ctx, size_t p0, size_t p1) {
     const fpool_job *j = ctx;
     const rlx_nn_sp3 *s = j->s;
@@ -699,6 +788,10 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
 #if RLX_HAVE_AVX2_BUILD
         if (j->tap) {
             maxplane_small_v16(j, xc, yo);
+            continue;
+        }
+        if (j->atap) {
+            avgplane_small_v16(j, xc, yo);
             continue;
         }
 #endif
@@ -772,10 +865,13 @@ static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
      * extent 1), any stride */
     j.avg_rows = kind == POOL_AVG && s->in[0] == 1 && s->k[0] == 1 && s->d[1] == 1 && s->d[2] == 1 && s->k[1] <= 64;
     j.isa = rlx_cpu_isa_get();
-    j.tap = NULL;
+    j.tap = j.atap = NULL;
+    j.tapm = NULL;
 #if RLX_HAVE_AVX2_BUILD
     int32_t tap[32 * 32];
+    uint16_t tapm[2 * 32];
     if (maxplane_small_taps(&j, tap)) j.tap = tap;
+    else if (avgplane_small_taps(&j, tap, tapm)) j.atap = tap, j.tapm = tapm;
 #endif
     size_t planes = (size_t)g->n * (size_t)g->c_in;
     size_t grain = 1 + 16384 / (s->out_sp * s->ksz + 1);
