@@ -466,6 +466,12 @@ static bool maxplane_small_taps(const fpool_job *j, int32_t *tap) {
     return true;
 }
 
+/* The lanes of two vectors that hold the first len <= 32 of 32 floats. */
+static inline void small_masks(int64_t len, __mmask16 *m) {
+    m[0] = (__mmask16)(len >= 16 ? 0xffffu : (1u << len) - 1);
+    m[1] = (__mmask16)(len <= 16 ? 0u : (1u << (len - 16)) - 1);
+}
+
 /* One small plane (maxplane_small_taps) in registers, AVX-512F: each input
  * row loaded once (two masked vectors), the hs and hf of its one or two
  * vectors of output columns from the taps' permutes, then each output row
@@ -475,15 +481,14 @@ __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 maxplane_small_k(const fpool_job *j, const float *xc, float *yo, int64_t nv) {
     const rlx_nn_sp3 *s = j->s;
     int64_t w = s->in[2], n = s->out[2], kw = s->k[2];
-    __mmask16 m0 = (__mmask16)(w >= 16 ? 0xffffu : (1u << w) - 1);
-    __mmask16 m1 = (__mmask16)(w <= 16 ? 0u : (1u << (w - 16)) - 1);
-    __mmask16 mo[2] = { (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1),
-                        (__mmask16)(n <= 16 ? 0u : (1u << (n - 16)) - 1) };
+    __mmask16 m[2], mo[2]; /* the row's floats and the output columns in the two vectors */
+    small_masks(w, m);
+    small_masks(n, mo);
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
     __m512 hs[64][2], hf[64][2];
     for (int64_t r = 0; r < s->in[1]; r++) {
         const float *xr = xc + r * w;
-        __m512 lo = _mm512_maskz_loadu_ps(m0, xr), hi = _mm512_maskz_loadu_ps(m1, xr + 16);
+        __m512 lo = _mm512_maskz_loadu_ps(m[0], xr), hi = _mm512_maskz_loadu_ps(m[1], xr + 16);
         for (int64_t v = 0; v < nv; v++) {
             const int32_t *tv = j->tap + 16 * v;
             __m512 x0 = _mm512_permutex2var_ps(lo, _mm512_loadu_si512(tv), hi);
@@ -716,10 +721,9 @@ __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 avgplane_small_k(const fpool_job *j, const float *xc, float *yo, int64_t nv) {
     const rlx_nn_sp3 *s = j->s;
     int64_t w = s->in[2], n = s->out[2], kw = s->k[2];
-    __mmask16 m0 = (__mmask16)(w >= 16 ? 0xffffu : (1u << w) - 1);
-    __mmask16 m1 = (__mmask16)(w <= 16 ? 0u : (1u << (w - 16)) - 1);
-    __mmask16 mo[2] = { (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1),
-                        (__mmask16)(n <= 16 ? 0u : (1u << (n - 16)) - 1) };
+    __mmask16 m[2], mo[2]; /* the row's floats and the output columns in the two vectors */
+    small_masks(w, m);
+    small_masks(n, mo);
     __m512 hs[64][2], c2[2];
     for (int64_t v = 0; v < nv; v++) {
         float c[16];
@@ -728,7 +732,7 @@ avgplane_small_k(const fpool_job *j, const float *xc, float *yo, int64_t nv) {
     }
     for (int64_t r = 0; r < s->in[1]; r++) {
         const float *xr = xc + r * w;
-        __m512 lo = _mm512_maskz_loadu_ps(m0, xr), hi = _mm512_maskz_loadu_ps(m1, xr + 16);
+        __m512 lo = _mm512_maskz_loadu_ps(m[0], xr), hi = _mm512_maskz_loadu_ps(m[1], xr + 16);
         for (int64_t v = 0; v < nv; v++) {
             const int32_t *tv = j->atap + 16 * v;
             __m512 a = _mm512_maskz_permutex2var_ps((__mmask16)j->tapm[v], lo, _mm512_loadu_si512(tv), hi);
