@@ -475,6 +475,10 @@ static void test_conv_pointwise(void) {
           { 0 }, { 0 }, 1 },
         { "pw K144 C24 10x10", 2, 1, 144, 24, 1, { 10, 10 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
         { "pw K256 C19 6x6", 2, 1, 256, 19, 1, { 6, 6 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        /* ResNet-50's 1x1s at 56x56 and 28x28 on odd maps (rn50b) */
+        { "pw K64 C256 19x17", 2, 1, 64, 256, 1, { 19, 17 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "pw K256 C72 batch 2 9x13", 2, 2, 256, 72, 1, { 9, 13 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "pw K128 C200 11x11", 2, 1, 128, 200, 1, { 11, 11 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
         { "pw 3-D K6 C5 3x4x5", 3, 1, 6, 5, 1, { 3, 4, 5 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0 }, { 0 }, 1 },
         { "im2col K27 3x3 s2 C32 (stem)", 2, 1, 3, 32, 1, { 23, 21 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 },
           { 1, 1 }, 1 },
@@ -511,6 +515,66 @@ static void test_conv_pointwise(void) {
         fprintf(stderr, "pointwise, sgemm kernel %d: %d runs\n", kern, g_pw_runs - before);
     }
     CHECK(rlx_cpu_sgemm_kernel_set(top));
+}
+
+/* The pointwise path's rule on ResNet-50's and MobileNetV2's shapes at
+ * full size, batch 1 and 2 (pw_by_shape, not forced): the 1x1s with K <= 256
+ * at 56x56, and with a residual at 28x28, take it (rlx_nn_pw_runs), others
+ * not; with the weights packed as at compile time, the bits of im2col +
+ * GEMM (rlx_nn_pw_force(1)) at thread limits 1, 2 and 3, outputs poisoned;
+ * one case also within run_conv's tolerance of the reference. */
+static void test_conv_pointwise_rule(void) {
+    static const struct {
+        int64_t n, cin, cout, hw;
+        bool res, pw;
+    } cases[] = {
+        { 1, 64, 256, 56, true, true },   /* ResNet-50 expand, residual */
+        { 2, 64, 256, 56, false, true },  /* its projection branch */
+        { 1, 256, 64, 56, false, true },  { 1, 256, 128, 56, false, true },
+        { 1, 128, 512, 28, true, true },  { 1, 128, 512, 28, false, false },
+        { 1, 144, 24, 56, true, true },   /* MobileNetV2 (K x C_out small: taken before too) */
+        { 1, 192, 192, 40, false, false }, { 1, 256, 1024, 14, true, false },
+    };
+    if (rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_PORTABLE) return;
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        int64_t xd[4] = { cases[i].n, cases[i].cin, cases[i].hw, cases[i].hw },
+                wd[4] = { cases[i].cout, cases[i].cin, 1, 1 }, bd[1] = { cases[i].cout },
+                yd[4] = { cases[i].n, cases[i].cout, cases[i].hw, cases[i].hw };
+        node_attrs st = { .n = 0 };
+        act_attrs(&st, RLX_ACT_RELU);
+        rlx_node n = make_node("Conv", 11, cases[i].res ? 4 : 3, 1, &st);
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1), *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -1, 1),
+                   *b = test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1),
+                   *r = cases[i].res ? test_tensor_random(RLX_DTYPE_F32, 4, yd, -1, 1) : NULL;
+        const rlx_tensor *in[4] = { x, w, b, r };
+        char what[120];
+        snprintf(what, sizeof what, "rule: 1x1 %lld->%lld at %lldx%lld, batch %lld%s", (long long)cases[i].cin,
+                 (long long)cases[i].cout, (long long)cases[i].hw, (long long)cases[i].hw, (long long)cases[i].n,
+                 cases[i].res ? ", residual" : "");
+        if (i == 0) CHECK_MSG(fast_vs_ref(what, &n, in, 4, yd, 1e-5, 2e-6 * (double)(cases[i].cin + 1)), "%s", what);
+        rlx_cpu_sgemm_pack pk;
+        CHECK_OK(rlx_cpu_prepare_node(NULL, &n, in, &pk));
+        rlx_tensor *gemm = test_tensor(RLX_DTYPE_F32, 4, yd), *fast = test_tensor(RLX_DTYPE_F32, 4, yd);
+        rlx_tensor *go[1] = { gemm }, *fo[1] = { fast };
+        poison(gemm);
+        rlx_nn_pw_force(1);
+        CHECK_OK(rlx_cpu_run_node_packed(NULL, &n, in, go, &pk));
+        rlx_nn_pw_force(0);
+        for (int lim = 1; lim <= 3; lim++) {
+            int prev = rlx_parallel_set_limit(lim);
+            poison(fast);
+            size_t before = rlx_nn_pw_runs();
+            CHECK_OK(rlx_cpu_run_node_packed(NULL, &n, in, fo, &pk));
+            bool took = rlx_nn_pw_runs() > before;
+            CHECK_MSG(took == cases[i].pw, "%s: pointwise path %s", what, took ? "taken" : "not taken");
+            CHECK_MSG(memcmp(fast->data, gemm->data, rlx_tensor_numel(gemm) * sizeof(float)) == 0,
+                      "%s, %d threads: not the bits of im2col + GEMM", what, lim);
+            rlx_parallel_set_limit(prev);
+        }
+        rlx_cpu_sgemm_pack_free(&pk);
+        rlx_tensor_destroy(gemm), rlx_tensor_destroy(fast);
+        rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b), rlx_tensor_destroy(r);
+    }
 }
 
 /* The implicit-GEMM path (cpu_nn_conv_ig.c: the input copied once into
@@ -1148,6 +1212,7 @@ int main(void) {
     test_conv_depthwise_blocked();
     test_conv_depthwise_subnormal();
     test_conv_pointwise();
+    test_conv_pointwise_rule();
     test_conv_implicit_gemm();
     test_conv_channels_in_lanes();
     test_conv_transpose();

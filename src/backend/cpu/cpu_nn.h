@@ -198,8 +198,10 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
 
 /* For tests and measurements: whether convolutions take the pointwise
  * path from now on (process-wide; not while kernels run): 0 by shape (the
- * default), 1 never (im2col + GEMM), 2 wherever it applies (K <= 256). */
+ * default), 1 never (im2col + GEMM), 2 wherever it applies (K <= 256).
+ * rlx_nn_pw_runs: how many convolutions it has run in this process. */
 void rlx_nn_pw_force(int path);
+size_t rlx_nn_pw_runs(void);
 
 /* The channels-in-lanes path of convolutions with few output positions
  * (cpu_nn_pwt.c): rlx_nn_pwt_wanted: whether a convolution of geometry

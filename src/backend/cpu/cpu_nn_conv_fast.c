@@ -51,8 +51,10 @@
  *  - Few input channels per group (K = c_in / group x kernel taps up to
  *    32, or up to 192 for 1x1 stride 1 / 256 for the others with at
  *    least twice as many positions as output channels and K x c_out /
- *    group <= 8 Ki): the pointwise path, cpu_nn_pw.c (the input read in
- *    place, the epilogue on the accumulators; the same bits as below).
+ *    group <= 8 Ki; and 1x1s at stride 1 with K <= 256 on maps of
+ *    56x56 or more, or with a residual on 28x28 or more): the pointwise
+ *    path, cpu_nn_pw.c (the input read in place, the epilogue on the
+ *    accumulators; the same bits as below).
  *  - Kernels of more than one tap at stride 1 (larger strides: small
  *    outputs and stems), the weights packed at compile time, the AVX-512
  *    sgemm kernel: the implicit GEMM, cpu_nn_conv_ig.c (the input copied

@@ -32,6 +32,7 @@
  * activations by the GEMM path's epilogue (rlx_nn_conv_epilogue_block)
  * over the run just stored. tests/test_cpu_conv_fast.c compares both
  * paths bit for bit, and with the reference. */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -71,8 +72,18 @@
  * channels and the group's weights within 32 KiB (K x c_out / group <=
  * 8 Ki floats: they stay in L1 over the runs; larger ones lose to the
  * GEMM's packed blocks). */
-static bool pw_by_shape(bool direct, size_t kt, size_t cog, size_t sp) {
-    return kt <= 32 || (kt <= (direct ? 192u : 256u) && sp >= 2 * cog && kt * cog <= 8192);
+static bool pw_by_shape(bool direct, bool res, size_t kt, size_t cog, size_t sp) {
+    if (kt <= 32 || (kt <= (direct ? 192u : 256u) && sp >= 2 * cog && kt * cog <= 8192)) return true;
+    /* and 1x1s at stride 1 with K <= 256 on maps of 56x56 or more, or with
+     * a residual on 28x28 or more, whatever their weights (bench/conv_node,
+     * caches evicted as in a model, 1 thread, 2026-12-04; BENCHMARKS.md
+     * "rn50b"), us GEMM -> pointwise: 64->256 at 56x56 with a residual
+     * 1517 -> 1046 (the GEMM path wrote its 1.6 MiB block, then re-read it
+     * with the residual), without 1244 -> 1103, 256->64 1295 -> 1192,
+     * 256->128 2298 -> 2141, 96->96 at 80x80 1505 -> 1312, 128->512 at
+     * 28x28 with a residual 1124 -> 1072; but without one 128->512 983 ->
+     * 1028, 256->128 547 -> 556 at 28x28 and 192->192 at 40x40 even */
+    return direct && kt <= PW_MAX_K && (sp >= 3136 || (res && sp >= 784));
 }
 
 /* The epilogue of one tile's rows. */
@@ -153,8 +164,11 @@ RLX_AVX2_INLINE __m256i pw_mask8(size_t n) {
 #endif
 
 static int g_pw_force; /* rlx_nn_pw_force: 0 by shape, 1 never, 2 wherever it applies */
+static atomic_size_t g_pw_runs;
 
 void rlx_nn_pw_force(int path) { g_pw_force = path; }
+
+size_t rlx_nn_pw_runs(void) { return atomic_load(&g_pw_runs); }
 
 typedef struct pw_job {
     rlx_nn_conv_io io;          /* io.direct: B is the input itself, else a run's im2col */
@@ -219,7 +233,7 @@ bool rlx_nn_conv_pw_applies(const rlx_nn_conv_io *io) {
     if (g_pw_force == 1 || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL) return false;
     if (io->kt < 1 || io->kt > PW_MAX_K) return false;
     if (g_pw_force == 2) return true;
-    return pw_by_shape(io->direct, io->kt, io->cog, io->sp);
+    return pw_by_shape(io->direct, io->res != NULL, io->kt, io->cog, io->sp);
 }
 
 rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_ng) {
@@ -256,5 +270,6 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "pointwise scratch of %zu x %zu too large", rows_max, j.io.kt);
     if (j.pack) j.w_floats = 0;
     slot = j.w_floats + col;
+    atomic_fetch_add(&g_pw_runs, 1);
     return rlx_nn_run_items(k, n_ng * j.n_cb * j.n_mb, slot, pw_item, &j);
 }

@@ -42,6 +42,17 @@ PW_GLUE(pw_tile, PW_SFX)(size_t kt, const float *ap, const float *x, size_t ldx,
 #define PW_DECL(i) RLX_VT c##i##0 = RLX_VZERO(), c##i##1 = c##i##0;
     PW_ROWS(PW_DECL)
     const float *xp = x + j;
+    /* the residual's lines of a whole tile, fetched while the sums run
+     * (the residual of a stage's first layers comes from memory: 10-15%
+     * of 64->256 at 56x56, BENCHMARKS.md "rn50b") */
+    if (full && e->fused && e->res) {
+#define PW_PF(i)                                                                                     \
+    if ((i) < rows) {                                                                                \
+        __builtin_prefetch(e->res + (size_t)(i) * ldy + j, 0, 3);                                    \
+        __builtin_prefetch(e->res + (size_t)(i) * ldy + j + RLX_VW, 0, 3);                           \
+    }
+        PW_ROWS(PW_PF)
+    }
     if (two) {
 #define PW_ROW(i)                                                                                    \
     {                                                                                                \
@@ -87,6 +98,7 @@ PW_ATTR static void PW_GLUE(pw_strip, PW_SFX)(size_t kt, const float *ap, const 
 }
 
 #undef PW_DECL
+#undef PW_PF
 #undef PW_ROW
 #undef PW_ROW1
 #undef PW_OUT

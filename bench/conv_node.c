@@ -1,0 +1,98 @@
+/* Times one f32 Conv node on the CPU backend's fast paths as a model runs
+ * it: batch N, the fused residual input (Conv's internal fourth input) and
+ * Relu, the weights packed as at compile time (rlx_cpu_prepare_node), the
+ * caches evicted before each call (64 MiB written) unless CONV_NODE_HOT=1;
+ * prints the median and minimum thread CPU time of ITERS calls (us) and
+ * GMAC/s of the minimum. Threads: RLX_NUM_THREADS.
+ *
+ *   build/tests/conv_node ITERS N:CIN:COUT:H:K:S[:RES[:ACT]] ...
+ *
+ * RES 1: a residual input; ACT 0 none, 1 Relu (default), 2 Clip(0, 6).
+ * CONV_NODE_PW=1 / 2: the pointwise path never / wherever it applies
+ * (rlx_nn_pw_force; default: by shape, as in a model). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_nn.h"
+#include "backend/cpu/cpu_sgemm.h"
+#include "base/parallel.h"
+#include "base/tensor.h"
+#include "ir/graph.h"
+#include "ir/ops/act.h"
+#include "test.h"
+#include "test_node.h"
+
+static double cpu_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define FLUSH_BYTES ((size_t)64 << 20)
+
+int main(int argc, char **argv) {
+    int iters = argc > 1 ? atoi(argv[1]) : 20;
+    if (iters < 1) iters = 1;
+    bool hot = getenv("CONV_NODE_HOT") && atoi(getenv("CONV_NODE_HOT"));
+    unsigned char *flush = hot ? NULL : calloc(1, FLUSH_BYTES);
+    if (getenv("CONV_NODE_PW")) rlx_nn_pw_force(atoi(getenv("CONV_NODE_PW")));
+    printf("threads %d\n", rlx_parallel_threads());
+    for (int a = 2; a < argc; a++) {
+        long nb, cin, cout, h, k, s, res = 0, act = 1;
+        if (sscanf(argv[a], "%ld:%ld:%ld:%ld:%ld:%ld:%ld:%ld", &nb, &cin, &cout, &h, &k, &s, &res, &act) < 6) {
+            fprintf(stderr, "bad shape '%s' (N:CIN:COUT:H:K:S[:RES[:ACT]])\n", argv[a]);
+            return 2;
+        }
+        long oh = (h + 2 * (k / 2) - k) / s + 1;
+        int64_t xd[4] = { nb, cin, h, h }, wd[4] = { cout, cin, k, k }, bd[1] = { cout }, yd[4] = { nb, cout, oh, oh };
+        int64_t ks[2] = { k, k }, st[2] = { s, s }, pads[4] = { k / 2, k / 2, k / 2, k / 2 };
+        rlx_node_attr at[6];
+        memset(at, 0, sizeof at);
+        at[0].name = "kernel_shape", at[0].type = RLX_ATTR_INTS, at[0].n = 2, at[0].ints = ks;
+        at[1].name = "strides", at[1].type = RLX_ATTR_INTS, at[1].n = 2, at[1].ints = st;
+        at[2].name = "pads", at[2].type = RLX_ATTR_INTS, at[2].n = 4, at[2].ints = pads;
+        at[3].name = "_rlx_act", at[3].type = RLX_ATTR_INT, at[3].i = act == 2 ? RLX_ACT_CLIP : RLX_ACT_RELU;
+        at[4].name = "_rlx_act_beta", at[4].type = RLX_ATTR_FLOAT, at[4].f = 6.0f;
+        rlx_node n = test_make_node("Conv", 11, res ? 4 : 3, 1, at, act == 2 ? 5 : act ? 4 : 3);
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1.0f, 1.0f),
+                   *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -0.1f, 0.1f),
+                   *b = test_tensor_random(RLX_DTYPE_F32, 1, bd, -1.0f, 1.0f),
+                   *r = test_tensor_random(RLX_DTYPE_F32, 4, yd, -1.0f, 1.0f),
+                   *y = test_tensor_random(RLX_DTYPE_F32, 4, yd, -1.0f, 1.0f);
+        const rlx_tensor *in[4] = { x, w, b, r };
+        rlx_tensor *out[1] = { y };
+        rlx_cpu_sgemm_pack pk;
+        if (rlx_cpu_prepare_node(NULL, &n, in, &pk)) {
+            fprintf(stderr, "prepare: %s\n", rlx_last_error());
+            return 1;
+        }
+        double *t = malloc((size_t)iters * sizeof(double));
+        for (int it = -2; it < iters; it++) {
+            if (flush)
+                for (size_t i = 0; i < FLUSH_BYTES; i += 64) flush[i]++;
+            double t0 = cpu_us();
+            if (rlx_cpu_run_node_packed(NULL, &n, in, out, &pk)) fprintf(stderr, "run: %s\n", rlx_last_error());
+            if (it >= 0) t[it] = cpu_us() - t0;
+        }
+        qsort(t, (size_t)iters, sizeof(double), cmp_d);
+        double macs = (double)nb * (double)cout * (double)(oh * oh) * (double)cin * (double)(k * k);
+        printf("%s  med %8.1f min %8.1f us  %5.1f GMAC/s\n", argv[a], t[iters / 2], t[0], macs / t[0] / 1e3);
+        fflush(stdout);
+        free(t);
+        rlx_cpu_sgemm_pack_free(&pk);
+        rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b), rlx_tensor_destroy(r),
+            rlx_tensor_destroy(y);
+    }
+    free(flush);
+    return 0;
+}
