@@ -9,7 +9,9 @@
  *
  * RES 1: a residual input; ACT 0 none, 1 Relu (default), 2 Clip(0, 6).
  * CONV_NODE_PW=1 / 2: the pointwise path never / wherever it applies
- * (rlx_nn_pw_force; default: by shape, as in a model). */
+ * (rlx_nn_pw_force; default: by shape, as in a model); CONV_NODE_PWT and
+ * CONV_NODE_IG the same for the channels-in-lanes path (rlx_nn_pwt_force)
+ * and the implicit GEMM (rlx_nn_ig_force). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdbool.h>
 #include <stdio.h>
@@ -46,6 +48,8 @@ int main(int argc, char **argv) {
     bool hot = getenv("CONV_NODE_HOT") && atoi(getenv("CONV_NODE_HOT"));
     unsigned char *flush = hot ? NULL : calloc(1, FLUSH_BYTES);
     if (getenv("CONV_NODE_PW")) rlx_nn_pw_force(atoi(getenv("CONV_NODE_PW")));
+    if (getenv("CONV_NODE_PWT")) rlx_nn_pwt_force(atoi(getenv("CONV_NODE_PWT")));
+    if (getenv("CONV_NODE_IG")) rlx_nn_ig_force(atoi(getenv("CONV_NODE_IG")));
     printf("threads %d\n", rlx_parallel_threads());
     for (int a = 2; a < argc; a++) {
         long nb, cin, cout, h, k, s, res = 0, act = 1;
