@@ -738,6 +738,58 @@ static void pwt_bits(const char *what, const rlx_node *n, const rlx_tensor *cons
     rlx_cpu_sgemm_pack_free(&pt);
 }
 
+/* The channels-in-lanes rule on ResNet-50's 3x3 stride-2 convolutions at
+ * full size (rlx_nn_pwt_wanted, not forced): their weights transposed at
+ * compile time, the path taken (read in place from phase planes), the bits
+ * of im2col + GEMM (rlx_nn_pwt_force(1)) at thread limits 1, 2 and 3,
+ * outputs poisoned. */
+static void test_conv_pwt_rule(void) {
+    static const struct {
+        int64_t n, c, hw;
+    } cases[] = { { 1, 128, 56 }, { 2, 256, 28 }, { 1, 512, 14 } };
+    if (rlx_cpu_sgemm_kernel_get() != RLX_CPU_SGEMM_AVX512) return;
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        int64_t c = cases[i].c, hw = cases[i].hw, xd[4] = { cases[i].n, c, hw, hw }, wd[4] = { c, c, 3, 3 },
+                bd[1] = { c }, yd[4] = { cases[i].n, c, hw / 2, hw / 2 }, k[2] = { 3, 3 }, st2[2] = { 2, 2 },
+                pads[4] = { 1, 1, 1, 1 };
+        node_attrs st = { .n = 0 };
+        attr_ints(&st, "kernel_shape", 2, k);
+        attr_ints(&st, "strides", 2, st2);
+        attr_ints(&st, "pads", 4, pads);
+        act_attrs(&st, RLX_ACT_RELU);
+        rlx_node n = make_node("Conv", 11, 3, 1, &st);
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1), *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -1, 1),
+                   *b = test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1);
+        const rlx_tensor *in[3] = { x, w, b };
+        char what[120];
+        snprintf(what, sizeof what, "rule: 3x3 s2 %lld->%lld on %lldx%lld, batch %lld", (long long)c, (long long)c,
+                 (long long)hw, (long long)hw, (long long)cases[i].n);
+        rlx_cpu_sgemm_pack pg, pt;
+        rlx_nn_pwt_force(1);
+        CHECK_OK(rlx_cpu_prepare_node(NULL, &n, in, &pg));
+        rlx_nn_pwt_force(0);
+        CHECK_OK(rlx_cpu_prepare_node(NULL, &n, in, &pt));
+        CHECK_MSG(pt.wt != NULL, "%s: weights not transposed for the channels-in-lanes path", what);
+        rlx_tensor *gemm = test_tensor(RLX_DTYPE_F32, 4, yd), *t = test_tensor(RLX_DTYPE_F32, 4, yd);
+        rlx_tensor *go[1] = { gemm }, *to[1] = { t };
+        poison(gemm);
+        CHECK_OK(rlx_cpu_run_node_packed(NULL, &n, in, go, &pg));
+        for (int lim = 1; lim <= 3; lim++) {
+            int prev = rlx_parallel_set_limit(lim);
+            poison(t);
+            size_t before = rlx_nn_pwt_runs();
+            CHECK_OK(rlx_cpu_run_node_packed(NULL, &n, in, to, &pt));
+            CHECK_MSG(rlx_nn_pwt_runs() == before + 1, "%s: channels in lanes did not run", what);
+            CHECK_MSG(memcmp(t->data, gemm->data, rlx_tensor_numel(gemm) * sizeof(float)) == 0,
+                      "%s, %d threads: not the bits of im2col + GEMM", what, lim);
+            rlx_parallel_set_limit(prev);
+        }
+        rlx_cpu_sgemm_pack_free(&pg), rlx_cpu_sgemm_pack_free(&pt);
+        rlx_tensor_destroy(gemm), rlx_tensor_destroy(t);
+        rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b);
+    }
+}
+
 static void test_conv_channels_in_lanes(void) {
     static const conv_case cases[] = {
         /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
@@ -765,6 +817,22 @@ static void test_conv_channels_in_lanes(void) {
         { "pwt 3x3 group 2 C16->96 on 7x7", 2, 1, 16, 96, 2, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
           { 1, 1 }, 1 },
         { "pwt 1-D k3 C12->48 on 33", 1, 1, 12, 48, 1, { 33 }, { 3 }, { 1 }, { 1 }, { 1 }, { 1 }, 1 },
+        /* strided, several taps: read in place from phase planes (rn50b) */
+        { "pwt 3x3 s2 pad 0 C24->32 on 15x16", 2, 1, 24, 32, 1, { 15, 16 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 },
+          { 0, 0 }, 1 },
+        { "pwt 3x3 s2 pads 1/0 C9->48 on 13x17 batch 2", 2, 2, 9, 48, 1, { 13, 17 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+          { 1, 1 }, { 0, 0 }, 1 },
+        { "pwt 7x7 s2 pad 3 C3->64 on 29x31 (stem)", 2, 1, 3, 64, 1, { 29, 31 }, { 7, 7 }, { 2, 2 }, { 1, 1 },
+          { 3, 3 }, { 3, 3 }, 1 },
+        { "pwt 3x3 s3 dilation 2 pads 2/1 C10->16 on 19x20", 2, 1, 10, 16, 1, { 19, 20 }, { 3, 3 }, { 3, 3 },
+          { 2, 2 }, { 2, 1 }, { 1, 2 }, 0 },
+        { "pwt 5x3 s2x1 C6->32 on 12x9", 2, 1, 6, 32, 1, { 12, 9 }, { 5, 3 }, { 2, 1 }, { 1, 1 }, { 2, 1 }, { 2, 1 },
+          1 },
+        { "pwt 3x3 s2 K 576 C64->48 on 11x9 (3 k panels)", 2, 1, 64, 48, 1, { 11, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, 1 },
+        { "pwt 3x3 s2 group 2 C16->64 on 9x9", 2, 1, 16, 64, 2, { 9, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "pwt 1-D k3 s2 C40->16 on 37", 1, 1, 40, 16, 1, { 37 }, { 3 }, { 2 }, { 1 }, { 1 }, { 1 }, 1 },
     };
     static const struct {
         rlx_act_kind act;
@@ -1213,6 +1281,7 @@ int main(void) {
     test_conv_depthwise_subnormal();
     test_conv_pointwise();
     test_conv_pointwise_rule();
+    test_conv_pwt_rule();
     test_conv_implicit_gemm();
     test_conv_channels_in_lanes();
     test_conv_transpose();

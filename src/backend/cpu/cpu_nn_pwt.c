@@ -18,7 +18,10 @@
  * steps contiguous (rlx_nn_pwt_pack); per
  * run the positions are gathered into tiles of 7 positions x K steps (the
  * broadcast operand) from x itself (1x1, stride 1, no padding) or from
- * its im2col. A tile of 7 positions x 48 channels sums each 256-step k
+ * its im2col, or read in place (an offset per k step) from zero-padded
+ * planes (stride 1, several taps) or from zero-padded planes split by
+ * stride phase (strided, several taps: an output row's positions are
+ * contiguous in each phase plane). A tile of 7 positions x 48 channels sums each 256-step k
  * panel in registers, adds the panel's sum to a 7 x 48 block on the
  * stack, and stores it transposed into the NCHW output; then the GEMM
  * path's epilogue (rlx_nn_conv_epilogue_block) runs over the panel's
@@ -95,9 +98,16 @@ bool rlx_nn_pwt_wanted(const rlx_nn_sp3 *s, size_t cog, size_t kt) {
      * hot and with caches evicted, 512->128 and 512->256 at 28x28 1-8%) */
     double here = (double)(ceil_div(sp, T_MR) * T_MR);
     bool strided = s->s[0] > 1 || s->s[1] > 1 || s->s[2] > 1;
-    bool in_place = !strided && s->in[0] == 1 && s->k[0] == 1;
+    bool planar = s->in[0] == 1 && s->k[0] == 1, in_place = !strided && planar;
+    /* and strided 1-D / 2-D kernels of several taps with K >= 512, read in
+     * place from phase planes (bench/conv_node, caches evicted, 1 thread,
+     * 2026-12-04; BENCHMARKS.md "rn50b"), us before -> here: ResNet-50's
+     * 3x3 stride 2 128->128 to 28x28 2640 (im2col + GEMM) -> 2374, 256->256
+     * to 14x14 2512 -> 2262 and 512->512 to 7x7 2516 -> 2351 (gathered from
+     * im2col before) */
     return (double)gemm_cols(sp) >= 1.15 * here || (strided && sp <= 256 && kt >= 256) ||
-           (in_place && s->ksz > 1 && kt >= 512) || (!strided && s->ksz == 1 && kt >= 512);
+           (in_place && s->ksz > 1 && kt >= 512) || (!strided && s->ksz == 1 && kt >= 512) ||
+           (strided && planar && s->ksz > 1 && kt >= 512);
 }
 
 /* The weight panels of cog output channels (a multiple of 16): 48 wide,
@@ -242,6 +252,10 @@ typedef struct pwt_job {
     float *planes;
     int32_t *off;
     size_t hp, wp, plane, tpr, ow; /* tpr: tiles per output row of ow positions */
+    /* strided (2-D, several taps): each channel's plane is sh x sw phase
+     * planes of hp x wp (padded input row R, column C at phase (R % sh,
+     * C % sw), position (R / sh, C / sw)); 1 x 1 at stride 1 */
+    size_t sh, sw;
     size_t tiles;     /* tiles of positions per (image, group) */
     size_t panels;    /* weight panels per group */
     size_t n_pb, n_tb; /* blocks of panels, of tiles per (image, group) */
@@ -272,6 +286,35 @@ static void pwt_pad(void *ctx, size_t i0, size_t i1) {
         for (int64_t r = 0; r < s->in[1]; r++)
             memcpy(d + ((size_t)(r + s->pb[1])) * j->wp + (size_t)s->pb[2], xc + (size_t)r * (size_t)s->in[2],
                    (size_t)s->in[2] * sizeof(float));
+    }
+}
+
+/* Items (image and group, input channel): the zero-padded planes split by
+ * stride phase (strided convolutions read in place). */
+static void pwt_pad_phases(void *ctx, size_t i0, size_t i1) {
+    const pwt_job *j = ctx;
+    const rlx_nn_conv_io *io = &j->io;
+    const rlx_nn_sp3 *s = io->s;
+    size_t sh = j->sh, sw = j->sw, ph = j->hp * j->wp;
+    size_t w_in = (size_t)s->in[2], pl = (size_t)s->pb[2];
+    for (size_t i = i0; i < i1; i++) {
+        size_t ng = i / io->cig, c = i % io->cig, n = ng / io->groups, gi = ng % io->groups;
+        const float *xc = io->x + (n * io->c_in + gi * io->cig + c) * s->in_sp;
+        float *d = j->planes + i * j->plane;
+        memset(d, 0, j->plane * sizeof(float));
+        for (int64_t r = 0; r < s->in[1]; r++) {
+            size_t pr = (size_t)(r + s->pb[1]); /* the padded row */
+            if (pr >= sh * j->hp) break;
+            const float *src = xc + (size_t)r * w_in;
+            float *drow = d + (pr % sh) * sw * ph + (pr / sh) * j->wp;
+            /* column phase f: input columns q0, q0 + sw, ... (padded q + pl) */
+            size_t q_end = sw * j->wp - pl < w_in ? sw * j->wp - pl : w_in;
+            for (size_t f = 0; f < sw; f++) {
+                size_t q0 = (f + sw - pl % sw) % sw;
+                float *dd = drow + f * ph + (q0 + pl) / sw;
+                for (size_t q = q0, t = 0; q < q_end; q += sw, t++) dd[t] = src[q];
+            }
+        }
     }
 }
 
@@ -382,6 +425,23 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
         j.tiles = (size_t)s->out[1] * j.tpr;
         if ((double)io->cig * (double)j.plane >= (double)INT32_MAX / 2) j.in_place = false;
     }
+    j.sh = 1, j.sw = 1;
+    bool phased = !io->direct && !j.in_place && s->in[0] == 1 && s->k[0] == 1 && s->pb[0] == 0 && s->out[0] == 1 &&
+                  s->ksz > 1 && g_pwt_in_place;
+    if (phased) {
+        /* strided, several taps: the padded rows and columns the taps
+         * read, split by phase; an output row's positions are contiguous
+         * in each phase plane, so tap (a, b) of channel c is one offset */
+        j.sh = (size_t)s->s[1], j.sw = (size_t)s->s[2];
+        j.ow = (size_t)s->out[2];
+        size_t hp = ((size_t)s->out[1] - 1) * j.sh + ((size_t)s->k[1] - 1) * (size_t)s->d[1] + 1,
+               wp = (j.ow - 1) * j.sw + ((size_t)s->k[2] - 1) * (size_t)s->d[2] + 1;
+        j.hp = (hp + j.sh - 1) / j.sh, j.wp = (wp + j.sw - 1) / j.sw;
+        j.plane = j.sh * j.sw * j.hp * j.wp;
+        j.tpr = ceil_div(j.ow, T_MR);
+        j.tiles = (size_t)s->out[1] * j.tpr;
+        j.in_place = (double)io->cig * (double)j.plane < (double)INT32_MAX / 2;
+    }
     if (io->direct && io->sp % T_MR == 0 && g_pwt_in_place && (double)io->cig * (double)io->sp < (double)INT32_MAX / 2) {
         /* x read in place: one row of sp positions per (image, group),
          * whole tiles only (no read past x) */
@@ -411,12 +471,13 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
             return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-float padded input)", total);
         memset(j.planes + n_pl, 0, 16 * sizeof(float));
         j.off = (int32_t *)(j.planes + n_pl + 16);
-        size_t kh = (size_t)s->k[1], kw = (size_t)s->k[2];
+        size_t kh = (size_t)s->k[1], kw = (size_t)s->k[2], ph = j.hp * j.wp;
         for (size_t p = 0; p < io->kt; p++) {
-            size_t c = p / s->ksz, tap = p % s->ksz, k1 = tap / kw % kh, k2 = tap % kw;
-            j.off[p] = (int32_t)(c * j.plane + k1 * (size_t)s->d[1] * j.wp + k2 * (size_t)s->d[2]);
+            size_t c = p / s->ksz, tap = p % s->ksz, r = tap / kw % kh * (size_t)s->d[1],
+                   q = tap % kw * (size_t)s->d[2];
+            j.off[p] = (int32_t)(c * j.plane + ((r % j.sh) * j.sw + q % j.sw) * ph + r / j.sh * j.wp + q / j.sw);
         }
-        rlx_parallel_for(n_ng * io->cig, 1 + 16384 / (j.plane + 1), pwt_pad, &j);
+        rlx_parallel_for(n_ng * io->cig, 1 + 16384 / (j.plane + 1), phased ? pwt_pad_phases : pwt_pad, &j);
         pwt_split(&j, n_ng);
         rlx_status st = rlx_nn_run_items(k, n_ng * j.n_pb * j.n_tb, 0, pwt_item, &j);
         atomic_fetch_add(&g_pwt_runs, 1);
