@@ -487,6 +487,8 @@ static void gen_convt(bo_ctx *ctx, const void *arg) {
 
 /* ------------------------------------------------------------ pools */
 
+static void pool_specials(bo_ctx *ctx);
+
 static void gen_pool(bo_ctx *ctx, const void *arg) {
     bool max = strcmp(bo_op_name(ctx), "MaxPool") == 0;
     int n = bo_full(ctx) ? 120 : 24;
@@ -527,6 +529,118 @@ static void gen_pool(bo_ctx *ctx, const void *arg) {
         bo_single(c, bo_op_name(ctx), 1, &x, NULL, 1, na, a);
         bo_run(ctx, c);
     }
+    if (max) pool_specials(ctx);
+}
+
+/* MaxPool on special values (bo_specials by plane: NaN first and in the
+ * middle of windows, windows of -inf or +inf only, -0 tied with +0, NaN
+ * planes), with windows entirely in the padding (pads beyond the kernel)
+ * and past the end (ceil_mode), on both kernel families (pool2d.wgsl and
+ * pool.wgsl: 1-D, 2-D, 3-D, gpu.pool_kernel=ref), f32 and f16. The CPU
+ * folds a window from its first tap inside the input (cpu_nn_pool.c: a
+ * NaN first tap is the result, a later NaN never wins, of equal values
+ * the first stays; no tap inside: the dtype's lowest finite value),
+ * compared value for value (BO_SAME_VALUE). The full sweep adds random
+ * geometries. */
+static void pool_specials(bo_ctx *ctx) {
+    static const struct {
+        int sr;
+        int64_t k[3], s[3], d[3], p[6], in[3];
+        int ceil_mode;
+        bool ref, half;
+    } k_cases[] = {
+        { 2, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, { 9, 10 }, 0, false, false },
+        { 2, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 }, { 7, 9 }, 1, false, false },
+        { 2, { 3, 2 }, { 1, 2 }, { 2, 1 }, { 2, 0, 1, 1 }, { 8, 11 }, 0, false, false },
+        { 2, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 3, 3, 3, 3 }, { 3, 4 }, 0, false, false }, /* windows in the padding */
+        { 2, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 }, { 9, 10 }, 1, true, false },
+        { 2, { 2, 2 }, { 2, 1 }, { 1, 1 }, { 3, 2, 3, 3 }, { 3, 4 }, 1, true, false },
+        { 1, { 4 }, { 3 }, { 1 }, { 2, 5 }, { 20 }, 1, false, false },
+        { 3, { 2, 3, 2 }, { 2, 1, 2 }, { 1, 1, 1 }, { 1, 1, 0, 2, 0, 1 }, { 5, 6, 7 }, 0, false, false },
+        { 3, { 1, 2, 2 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 3, 0, 0, 3, 0 }, { 2, 3, 4 }, 0, false, false },
+        { 2, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, { 9, 10 }, 0, false, true },
+        { 2, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 3, 3, 3, 3 }, { 3, 4 }, 0, false, true },
+        { 3, { 2, 2, 2 }, { 1, 2, 1 }, { 1, 1, 1 }, { 2, 0, 1, 2, 1, 0 }, { 3, 5, 4 }, 1, false, true },
+    };
+    int n_rand = bo_full(ctx) ? 24 : 0;
+    for (int t = 0; t < (int)BO_LEN(k_cases) + n_rand; t++) {
+        bo_case *c = bo_next(ctx, 22);
+        if (!c) continue;
+        geom g = { 0 };
+        int ceil_mode;
+        bool ref, half;
+        if (t < (int)BO_LEN(k_cases)) {
+            g.sr = k_cases[t].sr;
+            for (int j = 0; j < g.sr; j++) {
+                g.k[j] = k_cases[t].k[j], g.s[j] = k_cases[t].s[j], g.d[j] = k_cases[t].d[j];
+                g.p[j] = k_cases[t].p[j], g.p[g.sr + j] = k_cases[t].p[g.sr + j], g.in[j] = k_cases[t].in[j];
+            }
+            ceil_mode = k_cases[t].ceil_mode, ref = k_cases[t].ref, half = k_cases[t].half;
+        } else {
+            int i = t - (int)BO_LEN(k_cases);
+            rand_geom(&g, i % 7 == 6 ? 3 : i % 5 == 4 ? 1 : 2, false, true);
+            for (int j = 0; j < g.sr && i % 3 == 0; j++) g.p[j] += g.k[j] * g.d[j]; /* pads beyond the kernel */
+            ceil_mode = i % 2, ref = i % 4 == 3, half = i % 5 == 2;
+        }
+        rlx_dtype dt = half ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+        bo_shape xs = { 2 + g.sr, { 1 + t % 2, 8 } };
+        int64_t plane = 1;
+        for (int j = 0; j < g.sr; j++) xs.d[2 + j] = g.in[j], plane *= g.in[j];
+        rlx_tensor *x = bo_rand(dt, xs.rank, xs.d, -4, 4);
+        bo_specials(x, (size_t)plane);
+        c->flags |= BO_SAME_VALUE;
+        if (ref) bo_opt(c, "gpu.pool_kernel=ref");
+        char sx[96];
+        bo_desc(c, "MaxPool%s x%s special values ceil_mode=%d", half ? " f16" : "", bo_shape_str(xs.rank, xs.d, sx, 96),
+                ceil_mode);
+        geom_desc(c, &g);
+        for (int j = 0; j < c->n_opts; j++) bo_desc(c, " %s", c->opts[j]);
+        rlx_attr a[6];
+        size_t na = 0;
+        geom_attrs(&g, a, &na, true, true);
+        a[na++] = RLX_ATTR_I("ceil_mode", ceil_mode);
+        bo_single(c, "MaxPool", 1, &x, NULL, 1, na, a);
+        bo_run(ctx, c);
+    }
+}
+
+/* GlobalMaxPool on special values (bo_specials by plane), short planes
+ * (global_pool.wgsl, one invocation each) and long ones (global_pool_wg.wgsl:
+ * a workgroup's 64 strided partials, then a tree), f32 and f16. The CPU
+ * folds a plane from its first element (cpu_nn_pool.c): a NaN first
+ * element is the result, a later NaN never wins, of equal values the first
+ * stays; compared value for value (BO_SAME_VALUE). Chosen positions on
+ * long planes: NaN as element 0 of plane 0 (which then holds no other
+ * NaN), and in each plane of zeros tied at the maximum (k % 8 == 3) -1 at
+ * 0, -0 at 1 and +0 at 64, where the first zero is not in invocation 0's
+ * share but a zero of the other sign is. */
+static void global_max_specials(bo_ctx *ctx) {
+    static const bo_shape k_shapes[] = {
+        { 4, { 1, 8, 5, 7 } }, { 3, { 2, 8, 700 } }, { 4, { 1, 16, 20, 20 } }, { 3, { 1, 8, 13 } }, { 3, { 1, 8, 300 } },
+    };
+    for (size_t t = 0; t < BO_LEN(k_shapes) + 2; t++) {
+        bo_case *c = bo_next(ctx, 22);
+        if (!c) continue;
+        bool half = t >= BO_LEN(k_shapes);
+        const bo_shape *xs = &k_shapes[half ? (t - BO_LEN(k_shapes)) * 3 + 1 : t];
+        size_t plane = (size_t)(bo_numel(xs) / (xs->d[0] * xs->d[1])), planes = (size_t)(xs->d[0] * xs->d[1]);
+        rlx_tensor *x = bo_rand(half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, xs->rank, xs->d, -4, 4);
+        bo_specials(x, plane);
+        if (plane >= 256) {
+            bo_set(x, 0, NAN);
+            for (size_t i = 1; i < plane; i++) bo_set(x, i, (double)(i % 5) - 2);
+            for (size_t p = 3; p < planes; p += 8) {
+                bo_set(x, p * plane, -1.0);
+                bo_set(x, p * plane + 1, -0.0);
+                bo_set(x, p * plane + 64, 0.0);
+            }
+        }
+        c->flags |= BO_SAME_VALUE;
+        char sx[96];
+        bo_desc(c, "GlobalMaxPool%s x%s special values", half ? " f16" : "", bo_shape_str(xs->rank, xs->d, sx, 96));
+        bo_single(c, "GlobalMaxPool", 1, &x, NULL, 1, 0, NULL);
+        bo_run(ctx, c);
+    }
 }
 
 static void gen_global_pool(bo_ctx *ctx, const void *arg) {
@@ -553,6 +667,7 @@ static void gen_global_pool(bo_ctx *ctx, const void *arg) {
         bo_single(c, bo_op_name(ctx), 1, &x, NULL, 1, 0, NULL);
         bo_run(ctx, c);
     }
+    if (strcmp(bo_op_name(ctx), "GlobalMaxPool") == 0) global_max_specials(ctx);
 }
 
 /* ------------------------------------------------------------ BatchNormalization */

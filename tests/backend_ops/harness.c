@@ -129,6 +129,43 @@ void bo_edges(rlx_tensor *t, int every) {
         for (size_t j = 0; j < BO_LEN(k_edge); j++) v[bo_rand_below(n)] = k_edge[j];
 }
 
+void bo_set(rlx_tensor *t, size_t i, double v) {
+    if (i >= rlx_tensor_numel(t)) return;
+    switch (t->dtype) {
+    case RLX_DTYPE_F32: ((float *)t->data)[i] = (float)v; break;
+    case RLX_DTYPE_F64: ((double *)t->data)[i] = v; break;
+    case RLX_DTYPE_F16: ((uint16_t *)t->data)[i] = rlx_f32_to_f16((float)v); break;
+    default: fprintf(stderr, "bo_set: dtype %s\n", rlx_dtype_name(t->dtype)); exit(2);
+    }
+}
+
+void bo_specials(rlx_tensor *t, size_t block) {
+    static const double k_mix[] = { NAN, -INFINITY, INFINITY, -0.0, 0.0, -1.0, 1.0 };
+    size_t n = rlx_tensor_numel(t);
+    if (block == 0) block = n ? n : 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t r = (size_t)bo_rand_below(8);
+        double v = NAN, z = bo_rand_below(2) ? -0.0 : 0.0;
+        switch ((i / block) % 8) {
+        case 0: /* a mix; the element keeps its value in one of eight */
+            if (r == 7) continue;
+            v = k_mix[r];
+            break;
+        case 1: v = -INFINITY; break;
+        case 2: v = INFINITY; break;
+        case 3: v = r < 4 ? z : r < 7 ? -1.0 : -INFINITY; break; /* the maximum a tie of zeros */
+        case 4: v = r < 4 ? z : r < 7 ? 1.0 : INFINITY; break;   /* the minimum a tie of zeros */
+        case 5: v = r < 2 ? NAN : -INFINITY; break;
+        case 6: /* its values, NaN in four, zeros in eight */
+            if (r >= 3) continue;
+            v = r < 2 ? NAN : z;
+            break;
+        default: v = NAN; break;
+        }
+        bo_set(t, i, v);
+    }
+}
+
 rlx_tensor *bo_tensor(rlx_dtype dt, int rank, const int64_t *dims, const void *values) {
     rlx_tensor *t = test_tensor(dt, rank, dims);
     if (t->nbytes) memcpy(t->data, values, t->nbytes);
@@ -382,13 +419,21 @@ static bool float_ok(double a, double b, double rtol, double atol, double *worst
     return e <= atol + rtol * fabs(b);
 }
 
+/* BO_SAME_VALUE: both NaN (any payload), or equal with the same sign (-0
+ * is not +0). */
+static bool same_value(double a, double b) {
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    return a == b && signbit(a) == signbit(b);
+}
+
 /* got against want; NULL when they agree, else a message in buf. Floats:
  * float_ok against want, or against alt (the oracle on subnormal-flushed
  * inputs; may be NULL); other dtypes: equal bytes to want or alt. WGSL lets
  * an implementation flush f32 subnormals to zero (the NVIDIA driver does,
- * lavapipe does not), so either oracle is a right answer. */
+ * lavapipe does not), so either oracle is a right answer. same (BO_SAME_VALUE):
+ * floats by same_value, the tolerances unused. */
 static const char *compare(const rlx_tensor *g, const rlx_tensor *w, const rlx_tensor *alt, double rtol, double atol,
-                           char *buf, size_t cap) {
+                           bool same, char *buf, size_t cap) {
     char s1[64], s2[64];
     if (g->dtype != w->dtype || g->rank != w->rank || memcmp(g->dims, w->dims, sizeof(int64_t) * (size_t)g->rank)) {
         snprintf(buf, cap, "dtype/shape %s %s vs %s %s", rlx_dtype_name(g->dtype), bo_shape_str(g->rank, g->dims, s1, 64),
@@ -400,7 +445,10 @@ static const char *compare(const rlx_tensor *g, const rlx_tensor *w, const rlx_t
     size_t es = (size_t)rlx_dtype_size(g->dtype);
     for (size_t i = 0; i < n; i++) {
         bool ok;
-        if (is_float(g->dtype)) {
+        if (is_float(g->dtype) && same) {
+            double a = get_f(g, i);
+            ok = same_value(a, get_f(w, i)) || (alt && same_value(a, get_f(alt, i)));
+        } else if (is_float(g->dtype)) {
             double a = get_f(g, i);
             ok = float_ok(a, get_f(w, i), rtol, atol, &worst);
             if (!ok && alt) ok = float_ok(a, get_f(alt, i), rtol, atol, &worst);
@@ -415,8 +463,12 @@ static const char *compare(const rlx_tensor *g, const rlx_tensor *w, const rlx_t
     char gv[48], wv[48], at[64];
     value_str(g, first, gv, sizeof gv);
     value_str(w, first, wv, sizeof wv);
-    snprintf(buf, cap, "%zu of %zu elements differ (first %s: gpu %s vs cpu %s; max abs diff %.3g; rtol %g atol %g)",
-             bad, n, coords(g, first, at, sizeof at), gv, wv, worst, rtol, atol);
+    if (same && is_float(g->dtype))
+        snprintf(buf, cap, "%zu of %zu elements differ (first %s: gpu %s vs cpu %s; the same value, NaN-ness and sign of "
+                 "zero wanted)", bad, n, coords(g, first, at, sizeof at), gv, wv);
+    else
+        snprintf(buf, cap, "%zu of %zu elements differ (first %s: gpu %s vs cpu %s; max abs diff %.3g; rtol %g atol %g)",
+                 bad, n, coords(g, first, at, sizeof at), gv, wv, worst, rtol, atol);
     return buf;
 }
 
@@ -543,9 +595,10 @@ static void fail(verdict *v, const char *fmt, ...) {
 }
 
 /* Compares each output of a run with the oracle's (alt: the oracle on
- * subnormal-flushed inputs, or empty). */
+ * subnormal-flushed inputs, or empty) as case c says (tolerances,
+ * BO_SAME_VALUE). */
 static void compare_all(verdict *v, const char *what, const outs_t *got, const outs_t *want, const outs_t *alt,
-                        double rtol, double atol) {
+                        const bo_case *c) {
     char buf[512];
     if (got->n != want->n) {
         fail(v, "%s: %zu outputs, the oracle %zu", what, got->n, want->n);
@@ -553,7 +606,7 @@ static void compare_all(verdict *v, const char *what, const outs_t *got, const o
     }
     for (size_t i = 0; i < got->n; i++) {
         const rlx_tensor *a = alt && i < alt->n ? alt->t[i] : NULL;
-        const char *m = compare(got->t[i], want->t[i], a, rtol, atol, buf, sizeof buf);
+        const char *m = compare(got->t[i], want->t[i], a, c->rtol, c->atol, c->flags & BO_SAME_VALUE, buf, sizeof buf);
         if (m) fail(v, "%s: output %zu: %s", what, i, m);
     }
 }
@@ -680,7 +733,7 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
             st = open_session(c, "cpu", NULL, &sf);
             if (!st) st = run_once(c, sf, &cf);
             if (st) fail(&v, "cpu fused: %s", rlx_last_error());
-            else compare_all(&v, "cpu fused vs cpu unfused", &cf, &ref, NULL, c->rtol, c->atol);
+            else compare_all(&v, "cpu fused vs cpu unfused", &cf, &ref, NULL, c);
             rlx_session_destroy(sf);
         }
     }
@@ -699,7 +752,7 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
         if (!st && !expect_err) {
             const char *pm = check_plan(sg, want_op, c->flags, buf, sizeof buf);
             if (pm) fail(&v, "gpu plan: %s", pm);
-            compare_all(&v, c->fused ? "gpu fused vs cpu" : "gpu vs cpu", &g1, &ref, &ftz, c->rtol, c->atol);
+            compare_all(&v, c->fused ? "gpu fused vs cpu" : "gpu vs cpu", &g1, &ref, &ftz, c);
             /* determinism: a second run gives the same bits */
             st = run_once(c, sg, &g2);
             if (st) fail(&v, "gpu second run: %s", rlx_last_error());
@@ -713,7 +766,7 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
             st = open_session(c, "gpu", k_all_passes, &su);
             if (!st) st = run_once(c, su, &gu);
             if (st) fail(&v, "gpu unfused: %s", rlx_last_error());
-            else compare_all(&v, "gpu unfused vs cpu", &gu, &ref, &ftz, c->rtol, c->atol);
+            else compare_all(&v, "gpu unfused vs cpu", &gu, &ref, &ftz, c);
             /* the passes fused something: fewer steps than the unfused plan */
             long nf = work_steps(sg), nu = work_steps(su);
             if (!st && !(nf >= 0 && nf < nu)) fail(&v, "the fused plan has %ld steps, the unfused one %ld: nothing fused", nf, nu);

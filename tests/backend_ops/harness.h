@@ -60,6 +60,9 @@ enum {
                                  oracle dropping NaN (max(x, 0)) fails even where the GPU agrees with it */
     BO_SPREADS_NAN = 1u << 6, /* some element of output 0 is NaN when feed 0 holds a NaN (a Conv or Gemm
                                  with a NaN-keeping epilogue): checked on the oracle */
+    BO_SAME_VALUE = 1u << 7,  /* float outputs hold the oracle's values exactly: NaN where it has NaN (any
+                                 payload), zeros of its sign, the same value elsewhere (the tolerances do not
+                                 apply): ops that pick an element (max, min, Clip) fed bo_specials */
 };
 
 /* One case: a model (one node, or a small graph for fusions), its feeds,
@@ -181,6 +184,20 @@ rlx_tensor *bo_rand_any(rlx_dtype dt, const bo_shape *s, double lo, double hi);
  * with a value at the edges: +-inf, NaN, -0, denormals, +-65504 (f16 max),
  * +-3.4e38, +-2^31. */
 void bo_edges(rlx_tensor *t, int every);
+/* Sets element i (flat, row-major) of a float tensor (f32, f64, f16) to
+ * v: a special value at a chosen position (NaN, +-inf and -0 stay so in
+ * every dtype). */
+void bo_set(rlx_tensor *t, size_t i, double v);
+/* Special values for ops that pick an element (max, min, arg max, Clip):
+ * rewrites a float tensor (f32, f64, f16) by blocks of `block` consecutive
+ * elements (a pool's plane, a reduced row; 0: the whole tensor), block k
+ * as k % 8 says: 0 each element NaN, -inf, +inf, -0, +0, -1, 1 or kept;
+ * 1 all -inf; 2 all +inf; 3 -0 and +0 (half), -1 and -inf (the maximum
+ * a tie of zeros); 4 -0 and +0, 1 and +inf (the minimum a tie of zeros);
+ * 5 -inf with NaN in four; 6 its values with NaN in four and zeros in
+ * eight; 7 all NaN. The positions are random (the case's RNG): windows
+ * and rows start with NaN, hold one in the middle, tie -0 with +0. */
+void bo_specials(rlx_tensor *t, size_t block);
 /* A tensor from values (copied). */
 rlx_tensor *bo_tensor(rlx_dtype dt, int rank, const int64_t *dims, const void *values);
 /* A 1-D i64 tensor. */

@@ -11,7 +11,8 @@
  * kind, so a C writer cannot disagree with the declaration in the name,
  * order, kind or count of a field. A prelude defines the element type:
  * `alias T = f32;` (or f16 with `enable f16;`, i32, u32), the accumulator
- * type TACC (f32 for f16), T_INT and t_bits / t_from_bits. A kernel's
+ * type TACC (f32 for f16), T_INT, T_LOWEST (T's lowest finite value) and
+ * t_bits / t_from_bits. A kernel's
  * line `//!elem u32 f32 i32 f16` lists the types it is written for, the
  * first being the T it gets when the lowering names none (the word
  * movers: 4-byte words); without one, a kernel is f32 only. A line
@@ -210,18 +211,18 @@ rlx_status wg_params_expand(const char *kernel, const char *src, wg_elem elem, c
     if ((unsigned)elem >= WG_ELEM_COUNT || !(elem_line(src, &first) & (1u << elem)))
         return rlx_fail(RLX_ERR_INTERNAL, "kernel '%s' is not written for element type %s (its //!elem line)", kernel,
                         (unsigned)elem < WG_ELEM_COUNT ? k_elem_name[elem] : "?");
-    /* the prelude: T, TACC, T_INT and T's bits as a word (t_bits of an
+    /* the prelude: T, TACC, T_INT, T_LOWEST and T's bits as a word (t_bits of an
      * f16 is its binary16 in the low half; movers use them where an
      * element is moved as bits: bool bytes, i64 pairs, of a u32 instance) */
     static const char *const k_prelude[WG_ELEM_COUNT] = {
-        "alias T = f32;\nalias TACC = f32;\nconst T_INT = false;\n"
+        "alias T = f32;\nalias TACC = f32;\nconst T_INT = false;\nconst T_LOWEST: T = -3.40282347e+38;\n"
         "fn t_bits(x: T) -> u32 { return bitcast<u32>(x); }\nfn t_from_bits(w: u32) -> T { return bitcast<T>(w); }\n",
-        "enable f16;\nalias T = f16;\nalias TACC = f32;\nconst T_INT = false;\n"
+        "enable f16;\nalias T = f16;\nalias TACC = f32;\nconst T_INT = false;\nconst T_LOWEST: T = -65504.0h;\n"
         "fn t_bits(x: T) -> u32 { return pack2x16float(vec2<f32>(f32(x), 0.0)); }\n"
         "fn t_from_bits(w: u32) -> T { return T(unpack2x16float(w).x); }\n",
-        "alias T = i32;\nalias TACC = i32;\nconst T_INT = true;\n"
+        "alias T = i32;\nalias TACC = i32;\nconst T_INT = true;\nconst T_LOWEST: T = -2147483647 - 1;\n"
         "fn t_bits(x: T) -> u32 { return bitcast<u32>(x); }\nfn t_from_bits(w: u32) -> T { return bitcast<T>(w); }\n",
-        "alias T = u32;\nalias TACC = u32;\nconst T_INT = true;\n"
+        "alias T = u32;\nalias TACC = u32;\nconst T_INT = true;\nconst T_LOWEST: T = 0u;\n"
         "fn t_bits(x: T) -> u32 { return x; }\nfn t_from_bits(w: u32) -> T { return w; }\n",
     };
     wg_src o = { 0 };

@@ -6,6 +6,14 @@
 // y = mean (or max) of the row. Semantics: ONNX GlobalAveragePool-1,
 // GlobalMaxPool-1. Params: x_off, y_off, nc, spatial. Grid: nc workgroups
 // (linear index wid.x + wid.y * nwg.x).
+// The max gives the bits of the CPU's fold from the row's first element
+// (m = v where v > m: a NaN first element is the result, a later NaN never
+// wins, of equal values the first stays; cpu_nn_pool.c): the partials and
+// the tree take v where v > m from -inf, which is the maximum of the
+// non-NaN elements (-inf when there is none) up to the sign of a zero;
+// then a NaN first element replaces it, and a zero result becomes the
+// row's first zero (the only equal values that differ in bits; the rare
+// case, one invocation scans the row).
 //!elem f32 f16
 //!params x_off: u32, y_off: u32, nc: u32, spatial: u32
 //!bind X: array<T>, Y: array<T>
@@ -20,20 +28,38 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
     if (row >= P.nc) { return; }
     let base = P.x_off + row * P.spatial;
     var acc = 0.0;
-    if (MAX) { acc = -3.4028234663852886e38; }
+    if (MAX) { acc = bitcast<f32>(0xff800000u); } // -inf
     for (var s = li; s < P.spatial; s = s + 64u) {
         let v = f32(X[base + s]);
-        if (MAX) { acc = max(acc, v); } else { acc = acc + v; }
+        if (MAX) { acc = select(acc, v, v > acc); } else { acc = acc + v; }
     }
     part[li] = acc;
     workgroupBarrier();
     for (var w = 32u; w > 0u; w = w >> 1u) {
         if (li < w) {
-            if (MAX) { part[li] = max(part[li], part[li + w]); } else { part[li] = part[li] + part[li + w]; }
+            let b = part[li + w];
+            if (MAX) { part[li] = select(part[li], b, b > part[li]); } else { part[li] = part[li] + b; }
         }
         workgroupBarrier();
     }
     if (li == 0u) {
-        if (MAX) { Y[P.y_off + row] = T(part[0]); } else { Y[P.y_off + row] = T(part[0] / f32(P.spatial)); }
+        if (!MAX) {
+            Y[P.y_off + row] = T(part[0] / f32(P.spatial));
+            return;
+        }
+        var m = part[0];
+        let x0 = f32(X[base]);
+        if ((bitcast<u32>(x0) & 0x7fffffffu) > 0x7f800000u) {
+            m = x0;
+        } else if (m == 0.0) {
+            for (var s = 0u; s < P.spatial; s = s + 1u) {
+                let v = f32(X[base + s]);
+                if (v == 0.0) {
+                    m = v;
+                    break;
+                }
+            }
+        }
+        Y[P.y_off + row] = T(m);
     }
 }

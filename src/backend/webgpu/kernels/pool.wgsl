@@ -2,7 +2,11 @@
 // padding, strides, dilation, ceil_mode (already in out_*): one invocation
 // per output element. Tap (kz, kr, kc) reads input position
 // iz = oz * s_d - p_d + kz * dil_d (likewise ih, iw).
-//   AVG = false: max over taps inside the input (padding never wins).
+//   AVG = false: the CPU's fold over the taps inside the input (padding
+//                never wins; cpu_nn_pool.c): m = the first tap, then
+//                m = v where v > m, so a NaN first tap is the result, a
+//                later NaN never wins, and of equal values (-0, +0) the
+//                first stays; T_LOWEST when no tap is inside.
 //   AVG = true:  sum over taps inside the input / count, where count counts
 //                the taps inside the input, or with count_include_pad the
 //                taps inside the padded input [-p, in + pe).
@@ -22,7 +26,7 @@ override AVG: bool = false;
     t = t / P.out_h;
     let oz = t % P.out_d;
     let c = t / P.out_d;
-    var mx = -3.4028234663852886e38;
+    var mx = f32(T_LOWEST);
     var sum = 0.0;
     var cnt = 0u;
     var cnt_pad = 0u;
@@ -36,7 +40,7 @@ override AVG: bool = false;
                 if (in_pad) { cnt_pad = cnt_pad + 1u; }
                 if (iz >= 0 && iz < i32(P.in_d) && ih >= 0 && ih < i32(P.in_h) && iw >= 0 && iw < i32(P.in_w)) {
                     let v = f32(X[P.x_off + ((c * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)]);
-                    mx = max(mx, v);
+                    mx = select(mx, v, (cnt == 0u) | (v > mx)); // cnt == 0: the first tap
                     sum = sum + v;
                     cnt = cnt + 1u;
                 }

@@ -3,8 +3,11 @@
 // override constants (the loops unroll) and one invocation computes OWB
 // consecutive outputs of one output row. Tap (kr, kc) of output (oh, ow)
 // reads ih = oh * s_h - p_h + kr * d_h, iw = ow * s_w - p_w + kc * d_w.
-//   AVG = false: max over the taps inside the input (padding never wins;
-//                -FLT_MAX when no tap is inside).
+//   AVG = false: the CPU's fold over the taps inside the input (padding
+//                never wins; cpu_nn_pool.c): m = the first tap, then
+//                m = v where v > m, so a NaN first tap is the result, a
+//                later NaN never wins, and of equal values (-0, +0) the
+//                first stays; T_LOWEST when no tap is inside.
 //   AVG = true:  sum over the taps inside the input / count, count = the
 //                taps inside the input, or with count_include_pad the taps
 //                inside the padded input [-p, in + pe).
@@ -32,7 +35,7 @@ override OWB: u32 = 4u;
     var cnt: array<u32, 4>;
     var cnt_pad: array<u32, 4>;
     for (var j = 0u; j < 4u; j = j + 1u) {
-        mx[j] = -3.4028234663852886e38;
+        mx[j] = f32(T_LOWEST);
         sum[j] = 0.0;
         cnt[j] = 0u;
         cnt_pad[j] = 0u;
@@ -49,7 +52,7 @@ override OWB: u32 = 4u;
                 if (row_pad && iw < i32(P.in_w + P.pe_w)) { cnt_pad[j] = cnt_pad[j] + 1u; }
                 if (row_in && iw >= 0 && iw < i32(P.in_w)) {
                     let v = f32(X[P.x_off + xr + u32(iw)]);
-                    mx[j] = max(mx[j], v);
+                    mx[j] = select(mx[j], v, (cnt[j] == 0u) | (v > mx[j])); // cnt 0: the first tap
                     sum[j] = sum[j] + v;
                     cnt[j] = cnt[j] + 1u;
                 }
