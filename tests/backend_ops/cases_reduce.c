@@ -33,6 +33,8 @@ typedef struct reduce_row {
     double lo, hi;     /* input range */
 } reduce_row;
 
+static void reduce_specials(bo_ctx *ctx);
+
 static void gen_reduce(bo_ctx *ctx, const void *arg) {
     const reduce_row *rr = arg;
     const char *op = bo_op_name(ctx);
@@ -72,6 +74,61 @@ static void gen_reduce(bo_ctx *ctx, const void *arg) {
             bo_single(c, op, 2, in, k, 1, 2, a);
             bo_run(ctx, c);
         }
+    if (strcmp(op, "ReduceMax") == 0 || strcmp(op, "ReduceMin") == 0) reduce_specials(ctx);
+}
+
+/* ReduceMax / ReduceMin on special values (bo_specials by reduced row),
+ * f32 and f16, over contiguous rows longer than a workgroup (strided
+ * partials, then a tree), short rows, a strided axis, all axes, and rows
+ * long enough to be split in chunks (STAGE 1 and 2). The CPU returns the
+ * first NaN of a row if it holds one, else the first element equal to
+ * the extreme (so of -0 and +0 the first), compared value for value
+ * (BO_SAME_VALUE). Chosen positions in each row of zeros tied at the
+ * extreme (rows k % 8 == 3 for Max, 4 for Min; row 0 of fewer rows): +-1
+ * elsewhere, -0 at 4 and +0 at 64, 256, 512 and 1024, so that the first
+ * zero is not invocation 0's while invocation 0 holds a +0, in workgroups
+ * of 64, 128 or 256 reading elements or vec4 words (CONTIG). */
+static void reduce_specials(bo_ctx *ctx) {
+    const char *op = bo_op_name(ctx);
+    bool is_max = strcmp(op, "ReduceMax") == 0;
+    static const struct {
+        bo_shape s;
+        int64_t axis; /* 99: all axes */
+        bool half;
+    } k_cases[] = {
+        { { 2, { 16, 300 } }, -1, false }, { { 2, { 16, 13 } }, 1, false }, { { 2, { 300, 8 } }, 0, false },
+        { { 3, { 2, 8, 40 } }, 99, false }, { { 2, { 2, 20000 } }, 1, false }, { { 2, { 16, 300 } }, -1, true },
+        { { 2, { 16, 1100 } }, -1, true },
+    };
+    for (size_t t = 0; t < BO_LEN(k_cases); t++) {
+        bo_case *c = bo_next(ctx, 18);
+        if (!c) continue;
+        const bo_shape *s = &k_cases[t].s;
+        bool all = k_cases[t].axis == 99;
+        int64_t len = s->d[s->rank - 1];
+        rlx_tensor *x = bo_rand(k_cases[t].half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, s->rank, s->d, -4, 4);
+        bo_specials(x, all ? 40 : (size_t)len);
+        size_t rows = (size_t)(bo_numel(s) / len);
+        if (k_cases[t].axis == -1 || k_cases[t].axis == s->rank - 1) {
+            for (size_t r = 0; r < rows && len > 256; r++) {
+                if (r % 8 != (is_max ? 3u : 4u) && !(rows < 8 && r == 0)) continue;
+                double far = is_max ? -1.0 : 1.0;
+                for (int64_t j = 0; j < len; j++) bo_set(x, r * (size_t)len + (size_t)j, far);
+                bo_set(x, r * (size_t)len + 4, -0.0);
+                for (int64_t j = 64; j < len && j <= 1024; j *= 2) bo_set(x, r * (size_t)len + (size_t)j, 0.0);
+            }
+        }
+        c->flags |= BO_SAME_VALUE;
+        char sb[96];
+        bo_desc(c, "%s%s x%s special values axes=", op, k_cases[t].half ? " f16" : "", bo_shape_str(s->rank, s->d, sb, 96));
+        if (all) bo_desc(c, "(all)");
+        else bo_desc(c, "[%lld]", (long long)k_cases[t].axis);
+        rlx_tensor *in[2] = { x, all ? NULL : bo_i64s(1, &k_cases[t].axis) };
+        bool k[2] = { false, true };
+        rlx_attr a = RLX_ATTR_I("keepdims", 0);
+        bo_single(c, op, 2, in, k, 1, 1, &a);
+        bo_run(ctx, c);
+    }
 }
 
 /* ------------------------------------------------------------ ArgMax, ArgMin */
@@ -95,6 +152,26 @@ static void gen_arg(bo_ctx *ctx, const void *arg) {
         bo_desc(c, "%s %s x%s axis=%lld keepdims=%d select_last_index=%d (ties)", op, rlx_dtype_name(dt),
                 bo_shape_str(s.rank, s.d, sb, 96), (long long)ax, keep, last);
         rlx_attr a[3] = { RLX_ATTR_I("axis", ax), RLX_ATTR_I("keepdims", keep), RLX_ATTR_I("select_last_index", last) };
+        bo_single(c, op, 1, &x, NULL, 1, 3, a);
+        bo_run(ctx, c);
+    }
+    /* special values (bo_specials by row along the last axis): NaN ranks
+     * above every number (the first NaN, or the last with
+     * select_last_index), -0 ties with +0, rows of -inf, +inf or NaN only;
+     * f32 and f16, rows shorter and longer than a workgroup */
+    static const bo_shape k_special[] = { { 2, { 16, 13 } }, { 2, { 16, 300 } }, { 3, { 2, 8, 70 } } };
+    for (int t = 0; t < 8; t++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        const bo_shape *s = &k_special[t % 3];
+        bool half = t >= 6;
+        int last = t % 2;
+        rlx_tensor *x = bo_rand(half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, s->rank, s->d, -4, 4);
+        bo_specials(x, (size_t)s->d[s->rank - 1]);
+        char sb[96];
+        bo_desc(c, "%s%s x%s special values axis=-1 select_last_index=%d", op, half ? " f16" : "",
+                bo_shape_str(s->rank, s->d, sb, 96), last);
+        rlx_attr a[3] = { RLX_ATTR_I("axis", -1), RLX_ATTR_I("keepdims", 1), RLX_ATTR_I("select_last_index", last) };
         bo_single(c, op, 1, &x, NULL, 1, 3, a);
         bo_run(ctx, c);
     }

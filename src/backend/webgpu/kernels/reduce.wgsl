@@ -8,8 +8,13 @@
 //   (sqrt of sum x^2), logsum (log of sum), LSE = logsumexp (max m, then
 //   m + log sum exp(x - m); m when m is not finite), sumsquare, argmax,
 //   argmin.
-// Float max/min propagate NaN; ArgMax/ArgMin rank NaN above every number
-// and take the first extreme index (the last with LAST). INT: i32 data with
+// Float max/min propagate NaN and give the row's first element equal to the
+// extreme, as the CPU (cpu_reduce.c): the partials and the tree keep the
+// earlier operand of equal values, which is the first in the row except
+// across invocations, where only -0 and +0 differ in bits: a zero result
+// becomes the row's first zero (finish; one invocation scans the row, in
+// that case only). ArgMax/ArgMin rank NaN above every number and take the
+// first extreme index (the last with LAST). INT: i32 data with
 // wrapping arithmetic (sum, prod, max, min, l1, sumsquare, arg*).
 // Schemes: one workgroup of WG invocations per output (per-invocation
 // partials over j = t, t + WG, ..., then a shared-memory tree; CONTIG: the
@@ -207,6 +212,16 @@ fn finish(o: u32, r: Acc, mx: f32) {
         return;
     }
     var v = bitcast<f32>(r.v);
+    if ((OP == RED_MAX || OP == RED_MIN) && !COLS && v == 0.0) {
+        let base = base_of(o);
+        for (var j = 0u; j < P.count; j = j + 1u) {
+            let e = bitcast<f32>(xload(base + off_of(j)));
+            if (e == 0.0) {
+                v = e;
+                break;
+            }
+        }
+    }
     switch OP {
         case RED_MEAN: { v = v / f32(P.count); }
         case RED_L2: { v = sqrt(v); }
