@@ -208,6 +208,25 @@ static void gen_softmax(bo_ctx *ctx, const void *arg) {
         bo_single(c, op, 1, &x, NULL, 1, 1, &a);
         bo_run(ctx, c);
     }
+    /* special values (bo_specials by row): a NaN first or in the middle,
+     * rows of -inf, +inf or NaN only, -0 tied with +0. Hardmax is the
+     * CPU's fold from the row's first element with ">" (a NaN wins only
+     * as element 0, of equal values the first), compared value for value;
+     * Softmax and LogSoftmax give NaN where the CPU does */
+    static const bo_shape k_special[] = { { 2, { 16, 13 } }, { 2, { 16, 300 } }, { 3, { 2, 8, 70 } } };
+    for (int t = 0; t < 3; t++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        const bo_shape *s = &k_special[t];
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, s->rank, s->d, -4, 4);
+        bo_specials(x, (size_t)s->d[s->rank - 1]);
+        if (!strcmp(op, "Hardmax")) c->flags |= BO_SAME_VALUE;
+        char sb[96];
+        bo_desc(c, "%s-13 x%s special values axis=-1", op, bo_shape_str(s->rank, s->d, sb, 96));
+        rlx_attr a = RLX_ATTR_I("axis", -1);
+        bo_single(c, op, 1, &x, NULL, 1, 1, &a);
+        bo_run(ctx, c);
+    }
 }
 
 /* ------------------------------------------------------------ normalisations */
