@@ -24,9 +24,17 @@
 enum { RLX_EW_OP = 1, RLX_EW_CHAIN = 2, RLX_EW_ACT = 4, RLX_EW_GATE = 8 };
 
 /* min(max(x, lo), hi) by comparisons: hi wins when lo > hi; NaN passes
- * through (Clip-13). */
+ * through, a NaN bound is ignored, a tie keeps x (-0 against a bound +0)
+ * (Clip-13). */
 static inline float rlx_ew_clampf(float x, float lo, float hi) {
     float y = x < lo ? lo : x;
+    return y > hi ? hi : y;
+}
+/* The same in double: the references (F64) of the rows that clamp, so
+ * that every dtype clamps as f32 does (fmax and fmin drop a NaN x, and
+ * order -0 and +0 as they please). */
+static inline double rlx_ew_clamp(double x, double lo, double hi) {
+    double y = x < lo ? lo : x;
     return y > hi ? hi : y;
 }
 

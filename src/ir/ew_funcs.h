@@ -52,13 +52,14 @@
     X(RELU, OP, Relu, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
       x < 0 ? 0.0 : x, x < 0.0f ? 0.0f : x, "select(select($x, 0.0, $x < 0.0), $x, isnan_($x))") \
     /* Clip with constant bounds p0 = min, p1 = max (hi wins when lo > hi, \
-     * NaN passes through); the resolver reads inputs 1, 2 from version 11 */ \
+     * NaN passes through, a tie keeps x); the resolver reads inputs 1, 2 \
+     * from version 11 */ \
     X(CLIP, FN, Clip, 1, RLX_EW_CHAIN | RLX_EW_ACT, 6, "min", -3.402823466e+38f, "max", 3.402823466e+38f, \
-      fmin(fmax(x, p0), p1), rlx_ew_clampf(x, p0, p1), "clamp_($x, $a, $b)") \
+      rlx_ew_clamp(x, p0, p1), rlx_ew_clampf(x, p0, p1), "clamp_($x, $a, $b)") \
     X(HARDSIGMOID, OP, HardSigmoid, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, "alpha", 0, "beta", 0, \
-      fmax(0.0, fmin(1.0, p0 * x + p1)), rlx_ew_clampf(p0 * x + p1, 0.0f, 1.0f), "clamp_($a * $x + $b, 0.0, 1.0)") \
+      rlx_ew_clamp(p0 * x + p1, 0.0, 1.0), rlx_ew_clampf(p0 * x + p1, 0.0f, 1.0f), "clamp_($a * $x + $b, 0.0, 1.0)") \
     X(HARDSWISH, OP, HardSwish, 1, RLX_EW_CHAIN | RLX_EW_ACT, 14, NULL, 0, NULL, 0, \
-      x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5)), x * rlx_ew_clampf(x / 6.0f + 0.5f, 0.0f, 1.0f), \
+      x * rlx_ew_clamp(x / 6.0 + 0.5, 0.0, 1.0), x * rlx_ew_clampf(x / 6.0f + 0.5f, 0.0f, 1.0f), \
       "($x * clamp_($x / 6.0 + 0.5, 0.0, 1.0))") \
     X(SIGMOID, OP, Sigmoid, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
       1.0 / (1.0 + exp(-x)), rlx_ewm_sigmoid_s(x), "(1.0 / (1.0 + exp(-$x)))") \
@@ -94,6 +95,14 @@
       (x != x || y != y) ? NAN : (x > y ? x : y), (x != x || y != y) ? NAN : (x > y ? x : y), "max_($x, $y)") \
     X(MIN, FN, Min, 2, RLX_EW_CHAIN, 8, NULL, 0, NULL, 0, \
       (x != x || y != y) ? NAN : (x < y ? x : y), (x != x || y != y) ? NAN : (x < y ? x : y), "min_($x, $y)") \
+    /* Clip's bounds given at run time, one at a time (the GPU's Clip of \
+     * run-time bounds, two dispatches): CLAMP_HI(CLAMP_LO(x, lo), hi) is \
+     * rlx_ew_clampf(x, lo, hi) (NaN x stays, a NaN bound is ignored, a \
+     * tie keeps x) */ \
+    X(CLAMP_LO, NONE, , 2, 0, 1, NULL, 0, NULL, 0, x < y ? y : x, x < y ? y : x, \
+      "select(select($x, $y, $x < $y), $x, isnan_($x))") \
+    X(CLAMP_HI, NONE, , 2, 0, 1, NULL, 0, NULL, 0, x > y ? y : x, x > y ? y : x, \
+      "select(select($x, $y, $x > $y), $x, isnan_($x))") \
     X(PRELU, FN, PRelu, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, \
       x < 0 ? x * y : x, x < 0.0f ? x * y : x, "select($x, $x * $y, $x < 0.0)") \
     /* c ? x : y, with c a bool register (1.0 / 0.0) */ \
@@ -173,7 +182,7 @@
      * saturated to [p1, p1 + 255], the type's range less the zero point, times \
      * p0; in f32 the bits of the two ONNX ops (one f32 division, one product) */ \
     X(QDQ, OP, rlx_QuantizeDequantize, 1, RLX_EW_CHAIN | RLX_EW_ACT, 1, "scale", 0, "low", 0, \
-      p0 * fmin(fmax(rlx_ew_rint_or(x / p0, p1), p1), p1 + 255.0), \
+      p0 * rlx_ew_clamp(rlx_ew_rint_or(x / p0, p1), p1, p1 + 255.0), \
       p0 * rlx_ew_clampf(rlx_ew_rint_orf(x / p0, p1), p1, p1 + 255.0f), \
       "($a * clamp_(rint_or_(div_rn_($x, $a), $b), $b, $b + 255.0))")
 /* clang-format on */

@@ -110,6 +110,45 @@ static void gen_unary(bo_ctx *ctx, const void *arg) {
 
 /* ------------------------------------------------------------ Clip */
 
+/* Clip on special values (bo_specials), f32 and f16, with bounds from
+ * attributes, constants and run-time inputs: bounds of either zero (x's
+ * -0 and +0 meet lo or hi = +-0), infinite bounds, a NaN bound, lo > hi.
+ * The CPU computes y = x < lo ? lo : x, then y > hi ? hi : y
+ * (rlx_ew_clampf): a NaN x stays, a NaN bound is ignored, a tie keeps x;
+ * compared value for value (BO_SAME_VALUE). */
+static void clip_specials(bo_ctx *ctx) {
+    static const double k_bounds[][2] = { { 0.0, 1.0 }, { -1.0, -0.0 }, { -0.0, 0.0 }, { NAN, 0.5 }, { -0.5, NAN },
+                                          { -INFINITY, INFINITY }, { 1.0, -1.0 }, { 0.0, INFINITY } };
+    int nb = (int)BO_LEN(k_bounds);
+    for (int t = 0; t < 5 * nb; t++) {
+        /* f32 in each form (0: Clip-6 attributes, without NaN; 1: constant
+         * inputs; 2: run-time inputs), f16 in forms 1 and 2 */
+        int form = t / nb % 3;
+        bool half = t >= 3 * nb;
+        const double *b = k_bounds[t % nb];
+        if (half) form = 1 + (t / nb) % 2;
+        if (form == 0 && (b[0] != b[0] || b[1] != b[1])) continue;
+        bo_case *c = bo_next(ctx, form == 0 ? 6 : 13);
+        if (!c) continue;
+        rlx_dtype dt = half ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+        int64_t d[2] = { 8, 37 };
+        rlx_tensor *x = bo_rand(dt, 2, d, -3, 3);
+        bo_specials(x, 37);
+        c->flags |= BO_SAME_VALUE;
+        bo_desc(c, "Clip-%d%s x[8,37] special values min=%g max=%g (%s)", form == 0 ? 6 : 13, half ? " f16" : "", b[0],
+                b[1], form == 0 ? "attributes" : form == 1 ? "constant" : "run-time");
+        if (form == 0) {
+            rlx_attr a[2] = { RLX_ATTR_F("min", (float)b[0]), RLX_ATTR_F("max", (float)b[1]) };
+            bo_single(c, "Clip", 1, &x, NULL, 1, 2, a);
+        } else {
+            rlx_tensor *in[3] = { x, bo_scalar(dt, b[0]), bo_scalar(dt, b[1]) };
+            bool k[3] = { false, form == 1, form == 1 };
+            bo_single(c, "Clip", 3, in, k, 1, 0, NULL);
+        }
+        bo_run(ctx, c);
+    }
+}
+
 static void gen_clip(bo_ctx *ctx, const void *arg) {
     (void)arg;
     const bo_shape *sh;
@@ -152,6 +191,7 @@ static void gen_clip(bo_ctx *ctx, const void *arg) {
             bo_run(ctx, c);
         }
     }
+    clip_specials(ctx);
 }
 
 /* ------------------------------------------------------------ binary */
@@ -290,6 +330,28 @@ static void gen_variadic(bo_ctx *ctx, const void *arg) {
                 bo_single(c, op, n_in, in, k, 1, 0, NULL);
                 bo_run(ctx, c);
             }
+    if (strcmp(op, "Max") && strcmp(op, "Min")) return;
+    /* special values (bo_specials, blocks of 5 of the first operand, 3 of
+     * the others: every pair of specials meets): NaN on either side gives
+     * NaN, -0 against +0 gives the later operand (x > y ? x : y), f32 and
+     * f16, 2 to 4 inputs; compared value for value */
+    for (int t = 0; t < 6; t++) {
+        bo_case *c = bo_next(ctx, r->opset);
+        if (!c) continue;
+        int n_in = 2 + t % 3;
+        rlx_dtype dt = t >= 3 ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+        int64_t d[1] = { 8 * 5 * 8 * 3 };
+        rlx_tensor *in[4];
+        bool k[4] = { false, false, true, false };
+        for (int j = 0; j < n_in; j++) {
+            in[j] = bo_rand(dt, 1, d, -2, 2);
+            bo_specials(in[j], j == 0 ? 5 : 3);
+        }
+        c->flags |= BO_SAME_VALUE;
+        bo_desc(c, "%s %s %d inputs [%lld] special values", op, rlx_dtype_name(dt), n_in, (long long)d[0]);
+        bo_single(c, op, n_in, in, k, 1, 0, NULL);
+        bo_run(ctx, c);
+    }
 }
 
 /* ------------------------------------------------------------ table */

@@ -45,6 +45,19 @@ static void gen_unary16(bo_ctx *ctx, const void *arg) {
         bo_single(c, op, 1, &x, NULL, 1, 0, NULL);
         bo_run(ctx, c);
     }
+    /* the clamps (Relu, HardSigmoid, HardSwish) on special values: NaN
+     * stays NaN as in f32 (the CPU's f16 path, through the double
+     * reference, once gave HardSigmoid(NaN) = 1), -0 stays -0 in Relu */
+    if (strcmp(op, "Relu") && strcmp(op, "HardSigmoid") && strcmp(op, "HardSwish")) return;
+    bo_case *c = bo_next(ctx, 17);
+    if (!c) return;
+    int64_t d[2] = { 8, 37 };
+    rlx_tensor *x = bo_rand(F16, 2, d, -4, 4);
+    bo_specials(x, 37);
+    if (!strcmp(op, "Relu")) c->flags |= BO_SAME_VALUE;
+    bo_desc(c, "%s f16 x[8,37] special values", op);
+    bo_single(c, op, 1, &x, NULL, 1, 0, NULL);
+    bo_run(ctx, c);
 }
 
 /* Binary arithmetic on f16 with broadcasting (Pow on positive bases). */

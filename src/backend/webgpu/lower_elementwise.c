@@ -61,7 +61,8 @@ static rlx_status lower_unary(wg_lower *L) {
  * broadcast copy of the first operand. */
 enum bin_code {
     BIN_ADD = RLX_EW_ADD, BIN_SUB = RLX_EW_SUB, BIN_MUL = RLX_EW_MUL, BIN_DIV = RLX_EW_DIV, BIN_POW = RLX_EW_POW,
-    BIN_MAX = RLX_EW_MAX, BIN_MIN = RLX_EW_MIN, BIN_PRELU = RLX_EW_PRELU, BIN_FIRST = RLX_EW_COPY
+    BIN_MAX = RLX_EW_MAX, BIN_MIN = RLX_EW_MIN, BIN_PRELU = RLX_EW_PRELU, BIN_FIRST = RLX_EW_COPY,
+    BIN_CLAMP_LO = RLX_EW_CLAMP_LO, BIN_CLAMP_HI = RLX_EW_CLAMP_HI
 };
 
 #define BIN_MAX_RANK 8
@@ -170,8 +171,11 @@ static rlx_status lower_variadic(wg_lower *L) {
 }
 
 /* Clip-1/6/11/12/13: constant bounds on f32 go through the unary kernel;
- * run-time scalar bounds (11+), and i32 data (12+), as y = min(max(x, lo),
- * hi) with binary max/min dispatches (the second in place). */
+ * run-time scalar bounds (11+), and i32 data (12+), as two binary
+ * dispatches (the second in place): floats y = CLAMP_HI(CLAMP_LO(x, lo),
+ * hi), the CPU's rlx_ew_clampf (a NaN bound ignored, a tie keeps x: Max
+ * and Min would propagate a NaN bound and give the bound's zero for x's);
+ * i32 y = min(max(x, lo), hi). */
 static rlx_status lower_clip(wg_lower *L) {
     const rlx_node *n = L->n;
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
@@ -188,8 +192,9 @@ static rlx_status lower_clip(wg_lower *L) {
     if (wg_numel(y) == 0) return RLX_OK;
     int xid = wg_in_id(L, 0), yid = wg_out_id(L, 0);
     if (!lo && !hi) return emit_binary(L, BIN_FIRST, xid, xid, yid);
-    if (lo) RLX_TRY(emit_binary(L, BIN_MAX, xid, wg_in_id(L, 1), yid));
-    if (hi) RLX_TRY(emit_binary(L, BIN_MIN, lo ? yid : xid, wg_in_id(L, 2), yid));
+    bool is_int = x->dtype == RLX_DTYPE_I32;
+    if (lo) RLX_TRY(emit_binary(L, is_int ? BIN_MAX : BIN_CLAMP_LO, xid, wg_in_id(L, 1), yid));
+    if (hi) RLX_TRY(emit_binary(L, is_int ? BIN_MIN : BIN_CLAMP_HI, lo ? yid : xid, wg_in_id(L, 2), yid));
     return RLX_OK;
 }
 

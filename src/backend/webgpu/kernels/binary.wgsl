@@ -2,10 +2,11 @@
 // y[i] = f(a[ia], b[ib]) where i runs over the output shape and ia, ib are
 // the broadcast element indices of a and b (stride 0 on broadcast dims).
 // f is the vocabulary function of code OP (an rlx_ew_fn: ADD SUB MUL DIV POW
-// MAX MIN PRELU, or COPY for a broadcast copy of a) on elements of type T:
-// f32 arithmetic for a float T (f16 converts on load and store), i32
-// arithmetic for an integer T (wrapping; ADD SUB MUL MAX MIN PRELU COPY).
-// Semantics: ONNX Add/Sub/Mul/Div/Pow/Max/Min/PRelu.
+// MAX MIN PRELU, CLAMP_LO CLAMP_HI (Clip's run-time bounds), or COPY for a
+// broadcast copy of a) on elements of type T: f32 arithmetic for a float T
+// (f16 converts on load and store), i32 arithmetic for an integer T
+// (wrapping; ADD SUB MUL MAX MIN PRELU COPY).
+// Semantics: ONNX Add/Sub/Mul/Div/Pow/Max/Min/PRelu, Clip-11+.
 // Layout: y contiguous; dims/a_str/b_str hold the output dims and the input
 // strides (elements), rank <= 8 (after merging contiguous dims).
 // Params: a_off, b_off, y_off, n, rank, then dims, a_str, b_str as
