@@ -146,6 +146,33 @@ static void gen_attention(bo_ctx *ctx, const void *arg) {
         bo_run(ctx, c);
     }
     gen_attention_bias_mask(ctx);
+    /* special values in the mask (bo_specials by row of Sk): rows of -inf
+     * only (NaN, as the unfused Softmax), +inf or NaN entries (NaN rows),
+     * -0 and +0; each kernel. The online softmax's running maximum starts
+     * at -FLT_MAX and takes WGSL max: a dropped NaN still makes the row
+     * NaN through exp(NaN - m), and a row of -inf sums to 0 (0 / 0) */
+    for (int t = 0; t < 3; t++) {
+        c = bo_next(ctx, 17);
+        if (!c) continue;
+        c->fused = "rlx.Attention";
+        int64_t qd[3] = { 2, 8, 16 }, kd[3] = { 2, 16, 37 }, vd[3] = { 2, 37, 16 }, md[2] = { 8, 37 };
+        const char *ins[2] = { bo_input(c, bo_rand(RLX_DTYPE_F32, 3, qd, -1, 1)),
+                               bo_input(c, bo_rand(RLX_DTYPE_F32, 3, kd, -1, 1)) };
+        const char *s = bo_node(c, "MatMul", 2, ins, 1, 0, NULL);
+        rlx_tensor *m = bo_rand(RLX_DTYPE_F32, 2, md, -2, 0.5);
+        bo_specials(m, 37);
+        const char *ins2[2] = { s, bo_input(c, m) };
+        s = bo_node(c, "Add", 2, ins2, 1, 0, NULL);
+        rlx_attr ax = RLX_ATTR_I("axis", -1);
+        s = bo_node(c, "Softmax", 1, &s, 1, 1, &ax);
+        const char *ins3[2] = { s, bo_input(c, bo_rand(RLX_DTYPE_F32, 3, vd, -1, 1)) };
+        bo_output(c, bo_node(c, "MatMul", 2, ins3, 1, 0, NULL));
+        const char *o = k_opt[t];
+        if (o) bo_opt(c, o);
+        bo_desc(c, "Attention rank 3 Sq=8 Sk=37 D=16, a mask [Sq,Sk] of special values%s%s", o ? " " : "", o ? o : "");
+        c->atol *= sqrt(37.0);
+        bo_run(ctx, c);
+    }
 }
 
 static const bo_op k_ops[] = {
