@@ -159,6 +159,39 @@ static rlx_tensor *scatter_values(rlx_dtype dt, bool reduce, const bo_shape *s, 
     return data(dt, s);
 }
 
+/* ScatterElements / ScatterND with reduction max and min on special
+ * values (bo_specials) in the data and the updates, duplicate targets:
+ * the CPU's y = a >= b ? a : b (min: a <= b) in update order (a NaN
+ * update wins, a NaN in y is replaced, of equal values y's stays),
+ * compared value for value (BO_SAME_VALUE). f32, 2 cases per reduction. */
+static void scatter_specials(bo_ctx *ctx, bool nd) {
+    static const char *const k_red[] = { "max", "min" };
+    for (int t = 0; t < 4; t++) {
+        bo_case *c = bo_next(ctx, 18);
+        if (!c) continue;
+        const char *red = k_red[t % 2];
+        int64_t xd[2] = { 8, 37 };
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, 2, xd, -2, 2), *idx, *upd;
+        bo_specials(x, t < 2 ? 37 : 3);
+        if (nd) { /* 16 rows of updates into the 8 rows of x */
+            int64_t id[2] = { 16, 1 }, ud[2] = { 16, 37 };
+            idx = bo_rand_int(RLX_DTYPE_I64, 2, id, -8, 7);
+            upd = bo_rand(RLX_DTYPE_F32, 2, ud, -2, 2);
+        } else { /* 37 updates per row into its 37 columns */
+            idx = bo_rand_int(RLX_DTYPE_I64, 2, xd, -37, 36);
+            upd = bo_rand(RLX_DTYPE_F32, 2, xd, -2, 2);
+        }
+        bo_specials(upd, t < 2 ? 5 : 37);
+        c->flags |= BO_SAME_VALUE;
+        bo_desc(c, "%s f32 x[8,37] special values, duplicate targets, reduction=%s", nd ? "ScatterND" : "ScatterElements",
+                red);
+        rlx_tensor *in[3] = { x, idx, upd };
+        rlx_attr a[2] = { RLX_ATTR_S("reduction", red), RLX_ATTR_I("axis", 1) };
+        bo_single(c, nd ? "ScatterND" : "ScatterElements", 3, in, NULL, 1, nd ? 1 : 2, a);
+        bo_run(ctx, c);
+    }
+}
+
 static void gen_scatter_elements(bo_ctx *ctx, const void *arg) {
     static const char *const k_red[] = { "none", "add", "mul", "max", "min" };
     int n = bo_full(ctx) ? 50 : 10;
@@ -207,6 +240,7 @@ static void gen_scatter_elements(bo_ctx *ctx, const void *arg) {
         bo_single(c, "ScatterElements", 3, in, k, 1, 2, a);
         bo_run(ctx, c);
     }
+    scatter_specials(ctx, false);
 }
 
 static void gen_scatter_nd(bo_ctx *ctx, const void *arg) {
@@ -256,6 +290,7 @@ static void gen_scatter_nd(bo_ctx *ctx, const void *arg) {
         bo_single(c, "ScatterND", 3, in, k, 1, 1, &a);
         bo_run(ctx, c);
     }
+    scatter_specials(ctx, true);
 }
 
 /* ------------------------------------------------------------ OneHot, Trilu, EyeLike */
