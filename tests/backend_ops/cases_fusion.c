@@ -288,6 +288,34 @@ static void gen_fused_elementwise(bo_ctx *ctx, const void *arg) {
         bo_output(c, acc);
         bo_run(ctx, c);
     }
+    /* chains of selects on special values (bo_specials): Max, Min, Clip
+     * with bounds +-0, Relu, Neg; fused (the generated chain kernel, the
+     * CPU's chain) and unfused, f32 and f16, compared value for value */
+    for (int t = 0; t < 3; t++) {
+        bo_case *c = bo_next(ctx, 17);
+        if (!c) continue;
+        c->fused = "rlx.FusedElementwise";
+        c->flags |= BO_SAME_VALUE;
+        rlx_dtype dt = t == 2 ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+        int64_t d[2] = { 6, 35 };
+        rlx_tensor *in[3];
+        for (int j = 0; j < 3; j++) {
+            in[j] = bo_rand(dt, 2, d, -2, 2);
+            bo_specials(in[j], j == 0 ? 35 : j == 1 ? 5 : 7);
+        }
+        const char *ins[2] = { bo_input(c, in[0]), bo_input(c, in[1]) };
+        const char *acc = bo_node(c, t == 1 ? "Min" : "Max", 2, ins, 1, 0, NULL);
+        const char *cl[3] = { acc, bo_const(c, bo_scalar(dt, t == 1 ? 0.0 : -0.0)), bo_const(c, bo_scalar(dt, 1.5)) };
+        acc = bo_node(c, "Clip", 3, cl, 1, 0, NULL);
+        const char *ins2[2] = { acc, bo_input(c, in[2]) };
+        acc = bo_node(c, t == 1 ? "Max" : "Min", 2, ins2, 1, 0, NULL);
+        acc = bo_node(c, "Neg", 1, &acc, 1, 0, NULL);
+        acc = bo_node(c, "Relu", 1, &acc, 1, 0, NULL);
+        bo_output(c, acc);
+        bo_desc(c, "chain %s x[6,35] special values: %s(a, b) Clip(%s, 1.5) %s(., c) Neg Relu", rlx_dtype_name(dt),
+                t == 1 ? "Min" : "Max", t == 1 ? "+0" : "-0", t == 1 ? "Max" : "Min");
+        bo_run(ctx, c);
+    }
 }
 
 /* ------------------------------------------------------------ QDQ fake quantization */
