@@ -606,10 +606,11 @@ static void pool_specials(bo_ctx *ctx) {
 
 /* GlobalMaxPool on special values (bo_specials by plane), short planes
  * (global_pool.wgsl, one invocation each) and long ones (global_pool_wg.wgsl:
- * a workgroup's 64 strided partials, then a tree), f32 and f16. The CPU
- * folds a plane from its first element (cpu_nn_pool.c): a NaN first
- * element is the result, a later NaN never wins, of equal values the first
- * stays; compared value for value (BO_SAME_VALUE). Chosen positions on
+ * a workgroup's 64 strided partials, then a tree; global_pool.wgsl with
+ * gpu.pool_kernel=ref), f32 and f16. The CPU folds a plane from its first
+ * element (cpu_nn_pool.c): a NaN first element is the result, a later NaN
+ * never wins, of equal values the first stays; compared value for value
+ * (BO_SAME_VALUE). Chosen positions on
  * long planes: NaN as element 0 of plane 0 (which then holds no other
  * NaN), and in each plane of zeros tied at the maximum (k % 8 == 3) -1 at
  * 0, -0 at 1 and +0 at 64, where the first zero is not in invocation 0's
@@ -618,11 +619,12 @@ static void global_max_specials(bo_ctx *ctx) {
     static const bo_shape k_shapes[] = {
         { 4, { 1, 8, 5, 7 } }, { 3, { 2, 8, 700 } }, { 4, { 1, 16, 20, 20 } }, { 3, { 1, 8, 13 } }, { 3, { 1, 8, 300 } },
     };
-    for (size_t t = 0; t < BO_LEN(k_shapes) + 2; t++) {
+    for (size_t t = 0; t < BO_LEN(k_shapes) + 3; t++) {
         bo_case *c = bo_next(ctx, 22);
         if (!c) continue;
-        bool half = t >= BO_LEN(k_shapes);
-        const bo_shape *xs = &k_shapes[half ? (t - BO_LEN(k_shapes)) * 3 + 1 : t];
+        bool half = t >= BO_LEN(k_shapes) && t < BO_LEN(k_shapes) + 2, ref = t == BO_LEN(k_shapes) + 2;
+        const bo_shape *xs = &k_shapes[t >= BO_LEN(k_shapes) ? (t - BO_LEN(k_shapes)) * 3 % 6 + 1 : t];
+        if (ref) bo_opt(c, "gpu.pool_kernel=ref"); /* long planes on global_pool.wgsl */
         size_t plane = (size_t)(bo_numel(xs) / (xs->d[0] * xs->d[1])), planes = (size_t)(xs->d[0] * xs->d[1]);
         rlx_tensor *x = bo_rand(half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, xs->rank, xs->d, -4, 4);
         bo_specials(x, plane);
@@ -637,7 +639,8 @@ static void global_max_specials(bo_ctx *ctx) {
         }
         c->flags |= BO_SAME_VALUE;
         char sx[96];
-        bo_desc(c, "GlobalMaxPool%s x%s special values", half ? " f16" : "", bo_shape_str(xs->rank, xs->d, sx, 96));
+        bo_desc(c, "GlobalMaxPool%s x%s special values%s", half ? " f16" : "", bo_shape_str(xs->rank, xs->d, sx, 96),
+                ref ? " gpu.pool_kernel=ref" : "");
         bo_single(c, "GlobalMaxPool", 1, &x, NULL, 1, 0, NULL);
         bo_run(ctx, c);
     }

@@ -6,18 +6,15 @@
 // y = mean (or max) of the row. Semantics: ONNX GlobalAveragePool-1,
 // GlobalMaxPool-1. Params: x_off, y_off, nc, spatial. Grid: nc workgroups
 // (linear index wid.x + wid.y * nwg.x).
-// The max gives the bits of the CPU's fold from the row's first element
-// (m = v where v > m: a NaN first element is the result, a later NaN never
-// wins, of equal values the first stays; cpu_nn_pool.c): the partials and
-// the tree take v where v > m from -inf, which is the maximum of the
-// non-NaN elements (-inf when there is none) up to the sign of a zero;
-// then a NaN first element replaces it, and a zero result becomes the
-// row's first zero (the only equal values that differ in bits; the rare
-// case, one invocation scans the row).
+// The max gives the bits of the CPU's fold from the row's first element:
+// the partials and the tree take v where v > m from -inf, and invocation 0
+// finishes (global_max.wgsl).
 //!elem f32 f16
 //!params x_off: u32, y_off: u32, nc: u32, spatial: u32
 //!bind X: array<T>, Y: array<T>
 override MAX: bool = false;
+
+//!include global_max
 
 var<workgroup> part: array<f32, 64>;
 
@@ -43,23 +40,6 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
         workgroupBarrier();
     }
     if (li == 0u) {
-        if (!MAX) {
-            Y[P.y_off + row] = T(part[0] / f32(P.spatial));
-            return;
-        }
-        var m = part[0];
-        let x0 = f32(X[base]);
-        if ((bitcast<u32>(x0) & 0x7fffffffu) > 0x7f800000u) {
-            m = x0;
-        } else if (m == 0.0) {
-            for (var s = 0u; s < P.spatial; s = s + 1u) {
-                let v = f32(X[base + s]);
-                if (v == 0.0) {
-                    m = v;
-                    break;
-                }
-            }
-        }
-        Y[P.y_off + row] = T(m);
+        if (MAX) { Y[P.y_off + row] = T(global_max_finish(base, part[0])); } else { Y[P.y_off + row] = T(part[0] / f32(P.spatial)); }
     }
 }
