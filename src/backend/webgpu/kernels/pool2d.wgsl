@@ -3,11 +3,11 @@
 // override constants (the loops unroll) and one invocation computes OWB
 // consecutive outputs of one output row. Tap (kr, kc) of output (oh, ow)
 // reads ih = oh * s_h - p_h + kr * d_h, iw = ow * s_w - p_w + kc * d_w.
-//   AVG = false: the CPU's fold over the taps inside the input (padding
-//                never wins; cpu_nn_pool.c): m = the first tap, then
-//                m = v where v > m, so a NaN first tap is the result, a
-//                later NaN never wins, and of equal values (-0, +0) the
-//                first stays; T_LOWEST when no tap is inside.
+//   AVG = false: the bits of the CPU's fold over the taps inside the input
+//                (padding never wins; cpu_nn_pool.c): m = the first tap,
+//                then m = v where v > m, so a NaN first tap is the result,
+//                a later NaN never wins, and of equal values (-0, +0) the
+//                first stays; T_LOWEST when no tap is inside (max_finish).
 //   AVG = true:  sum over the taps inside the input / count, count = the
 //                taps inside the input, or with count_include_pad the taps
 //                inside the padded input [-p, in + pe).
@@ -23,6 +23,41 @@ override KH: u32 = 3u;
 override KW: u32 = 3u;
 override OWB: u32 = 4u;
 
+// MaxPool's result for output (c, oh, ow) from m, the maximum of the
+// window's non-NaN taps inside the input taken from -inf (v where v > m:
+// the CPU's fold up to the sign of a zero, also where a compiler makes
+// that select a max(), which skips NaN): T_LOWEST without a tap inside, a
+// NaN first tap (its bits), the window's first zero when m is zero (a
+// scan, in that case only), else m. Taps as in main.
+fn max_finish(c: u32, oh: u32, ow: u32, m: f32) -> f32 {
+    var r0 = KH;
+    var c0 = KW;
+    for (var t = KH; t > 0u; t = t - 1u) {
+        let q = i32(oh * P.s_h + (t - 1u) * P.d_h) - i32(P.p_h);
+        if (q >= 0 && q < i32(P.in_h)) { r0 = t - 1u; }
+    }
+    for (var t = KW; t > 0u; t = t - 1u) {
+        let q = i32(ow * P.s_w + (t - 1u) * P.d_w) - i32(P.p_w);
+        if (q >= 0 && q < i32(P.in_w)) { c0 = t - 1u; }
+    }
+    if (r0 == KH || c0 == KW) { return f32(T_LOWEST); }
+    let xr = P.x_off + (c * P.in_h + oh * P.s_h + r0 * P.d_h - P.p_h) * P.in_w;
+    let x0 = f32(X[xr + ow * P.s_w + c0 * P.d_w - P.p_w]);
+    if ((bitcast<u32>(x0) & 0x7fffffffu) > 0x7f800000u || (m == 0.0 && x0 == 0.0)) { return x0; }
+    if (m != 0.0) { return m; }
+    for (var kr = r0; kr < KH; kr = kr + 1u) {
+        let ih = oh * P.s_h + kr * P.d_h - P.p_h;
+        for (var kc = c0; kc < KW; kc = kc + 1u) {
+            let iw = ow * P.s_w + kc * P.d_w - P.p_w;
+            if (ih < P.in_h && iw < P.in_w) {
+                let v = f32(X[P.x_off + (c * P.in_h + ih) * P.in_w + iw]);
+                if (v == 0.0) { return v; }
+            }
+        }
+    }
+    return m;
+}
+
 //!main1d i < P.total {
     let ngrp = (P.out_w + OWB - 1u) / OWB;
     let og = i % ngrp;
@@ -35,7 +70,7 @@ override OWB: u32 = 4u;
     var cnt: array<u32, 4>;
     var cnt_pad: array<u32, 4>;
     for (var j = 0u; j < 4u; j = j + 1u) {
-        mx[j] = f32(T_LOWEST);
+        mx[j] = bitcast<f32>(0xff800000u); // -inf
         sum[j] = 0.0;
         cnt[j] = 0u;
         cnt_pad[j] = 0u;
@@ -52,7 +87,7 @@ override OWB: u32 = 4u;
                 if (row_pad && iw < i32(P.in_w + P.pe_w)) { cnt_pad[j] = cnt_pad[j] + 1u; }
                 if (row_in && iw >= 0 && iw < i32(P.in_w)) {
                     let v = f32(X[P.x_off + xr + u32(iw)]);
-                    mx[j] = select(mx[j], v, (cnt[j] == 0u) | (v > mx[j])); // cnt 0: the first tap
+                    mx[j] = select(mx[j], v, v > mx[j]);
                     sum[j] = sum[j] + v;
                     cnt[j] = cnt[j] + 1u;
                 }
@@ -66,7 +101,7 @@ override OWB: u32 = 4u;
                 let div = select(cnt[j], cnt_pad[j], P.count_include_pad != 0u);
                 Y[P.y_off + yrow + ow0 + j] = T(sum[j] / f32(max(div, 1u)));
             } else {
-                Y[P.y_off + yrow + ow0 + j] = T(mx[j]);
+                Y[P.y_off + yrow + ow0 + j] = T(max_finish(c, oh, ow0 + j, mx[j]));
             }
         }
     }
