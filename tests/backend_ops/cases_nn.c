@@ -489,6 +489,26 @@ static void gen_convt(bo_ctx *ctx, const void *arg) {
 
 static void pool_specials(bo_ctx *ctx);
 
+/* Describes (op, dtype, x's shape, `what`, the attributes, the options)
+ * and runs pool case c on x: MaxPool (cip < 0, with dilations) or
+ * AveragePool with count_include_pad cip. */
+static void pool_case(bo_ctx *ctx, bo_case *c, const char *op, rlx_tensor *x, const geom *g, int ceil_mode, int cip,
+                      const char *what) {
+    char sx[96];
+    bo_desc(c, "%s%s x%s%s ceil_mode=%d", op, x->dtype == RLX_DTYPE_F16 ? " f16" : "",
+            bo_shape_str(x->rank, x->dims, sx, 96), what, ceil_mode);
+    if (cip >= 0) bo_desc(c, " count_include_pad=%d", cip);
+    geom_desc(c, g);
+    for (int j = 0; j < c->n_opts; j++) bo_desc(c, " %s", c->opts[j]);
+    rlx_attr a[7];
+    size_t na = 0;
+    geom_attrs(g, a, &na, true, cip < 0);
+    a[na++] = RLX_ATTR_I("ceil_mode", ceil_mode);
+    if (cip >= 0) a[na++] = RLX_ATTR_I("count_include_pad", cip);
+    bo_single(c, op, 1, &x, NULL, 1, na, a);
+    bo_run(ctx, c);
+}
+
 static void gen_pool(bo_ctx *ctx, const void *arg) {
     bool max = strcmp(bo_op_name(ctx), "MaxPool") == 0;
     int n = bo_full(ctx) ? 120 : 24;
@@ -516,18 +536,7 @@ static void gen_pool(bo_ctx *ctx, const void *arg) {
         rlx_tensor *x = bo_rand(half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, xs.rank, xs.d, -4, 4);
         if (i % 4 == 3) bo_opt(c, "gpu.pool_kernel=ref");
         if (half) f16_tol(c);
-        char sx[96];
-        bo_desc(c, "%s%s x%s ceil_mode=%d", bo_op_name(ctx), half ? " f16" : "", bo_shape_str(xs.rank, xs.d, sx, 96), ceil_mode);
-        if (!max) bo_desc(c, " count_include_pad=%d", cip);
-        geom_desc(c, &g);
-        for (int j = 0; j < c->n_opts; j++) bo_desc(c, " %s", c->opts[j]);
-        rlx_attr a[7];
-        size_t na = 0;
-        geom_attrs(&g, a, &na, true, max);
-        a[na++] = RLX_ATTR_I("ceil_mode", ceil_mode);
-        if (!max) a[na++] = RLX_ATTR_I("count_include_pad", cip);
-        bo_single(c, bo_op_name(ctx), 1, &x, NULL, 1, na, a);
-        bo_run(ctx, c);
+        pool_case(ctx, c, bo_op_name(ctx), x, &g, ceil_mode, max ? -1 : cip, "");
     }
     if (max) pool_specials(ctx);
 }
@@ -590,17 +599,7 @@ static void pool_specials(bo_ctx *ctx) {
         bo_specials(x, (size_t)plane);
         c->flags |= BO_SAME_VALUE;
         if (ref) bo_opt(c, "gpu.pool_kernel=ref");
-        char sx[96];
-        bo_desc(c, "MaxPool%s x%s special values ceil_mode=%d", half ? " f16" : "", bo_shape_str(xs.rank, xs.d, sx, 96),
-                ceil_mode);
-        geom_desc(c, &g);
-        for (int j = 0; j < c->n_opts; j++) bo_desc(c, " %s", c->opts[j]);
-        rlx_attr a[6];
-        size_t na = 0;
-        geom_attrs(&g, a, &na, true, true);
-        a[na++] = RLX_ATTR_I("ceil_mode", ceil_mode);
-        bo_single(c, "MaxPool", 1, &x, NULL, 1, na, a);
-        bo_run(ctx, c);
+        pool_case(ctx, c, "MaxPool", x, &g, ceil_mode, -1, " special values");
     }
 }
 
