@@ -79,8 +79,9 @@ static void gen_reduce(bo_ctx *ctx, const void *arg) {
 
 /* ReduceMax / ReduceMin on special values (bo_specials by reduced row),
  * f32 and f16, over contiguous rows longer than a workgroup (strided
- * partials, then a tree), short rows, a strided axis, all axes, and rows
- * long enough to be split in chunks (STAGE 1 and 2). The CPU returns the
+ * partials, then a tree), short rows, a strided axis (its columns get
+ * bo_specials' rows; also one invocation per column, COLS), all axes, and
+ * rows long enough to be split in chunks (STAGE 1 and 2). The CPU returns the
  * first NaN of a row if it holds one, else the first element equal to
  * the extreme (so of -0 and +0 the first), compared value for value
  * (BO_SAME_VALUE). Chosen positions in each row of zeros tied at the
@@ -98,7 +99,7 @@ static void reduce_specials(bo_ctx *ctx) {
     } k_cases[] = {
         { { 2, { 16, 300 } }, -1, false }, { { 2, { 16, 13 } }, 1, false }, { { 2, { 300, 8 } }, 0, false },
         { { 3, { 2, 8, 40 } }, 99, false }, { { 2, { 2, 20000 } }, 1, false }, { { 2, { 16, 300 } }, -1, true },
-        { { 2, { 16, 1100 } }, -1, true },
+        { { 2, { 16, 1100 } }, -1, true }, { { 2, { 20, 16 } }, 0, false }, /* one invocation per column (COLS) */
     };
     for (size_t t = 0; t < BO_LEN(k_cases); t++) {
         bo_case *c = bo_next(ctx, 18);
@@ -108,6 +109,15 @@ static void reduce_specials(bo_ctx *ctx) {
         int64_t len = s->d[s->rank - 1];
         rlx_tensor *x = bo_rand(k_cases[t].half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, s->rank, s->d, -4, 4);
         bo_specials(x, all ? 40 : (size_t)len);
+        if (k_cases[t].axis == 0 && s->rank == 2) { /* the columns get bo_specials' rows */
+            int64_t td[2] = { s->d[1], s->d[0] };
+            rlx_tensor *tr = bo_rand(RLX_DTYPE_F32, 2, td, -4, 4);
+            bo_specials(tr, (size_t)s->d[0]);
+            for (int64_t r = 0; r < s->d[0]; r++)
+                for (int64_t q = 0; q < s->d[1]; q++)
+                    bo_set(x, (size_t)(r * s->d[1] + q), ((const float *)tr->data)[q * s->d[0] + r]);
+            rlx_tensor_destroy(tr);
+        }
         size_t rows = (size_t)(bo_numel(s) / len);
         if (k_cases[t].axis == -1 || k_cases[t].axis == s->rank - 1) {
             for (size_t r = 0; r < rows && len > 256; r++) {

@@ -11,9 +11,9 @@
 // Float max/min propagate NaN and give the row's first element equal to the
 // extreme, as the CPU (cpu_reduce.c): the partials and the tree keep the
 // earlier operand of equal values, which is the first in the row except
-// across invocations, where only -0 and +0 differ in bits: a zero result
-// becomes the row's first zero (finish; one invocation scans the row, in
-// that case only). ArgMax/ArgMin rank NaN above every number and take the
+// across invocations (and where a compiler makes the select a max()),
+// where only -0 and +0 differ in bits: a zero result becomes the row's
+// first zero (finish; one invocation scans the row, in that case only). ArgMax/ArgMin rank NaN above every number and take the
 // first extreme index (the last with LAST). HARDMAX: ArgMax as the CPU's
 // Hardmax (cpu_nn_gemm.c) folds a row from element 0 with ">": a NaN
 // ranks above every number as element 0 (the fold keeps it), below every
@@ -218,7 +218,7 @@ fn finish(o: u32, r: Acc, mx: f32) {
         return;
     }
     var v = bitcast<f32>(r.v);
-    if ((OP == RED_MAX || OP == RED_MIN) && !COLS && v == 0.0) {
+    if ((OP == RED_MAX || OP == RED_MIN) && v == 0.0) {
         let base = base_of(o);
         for (var j = 0u; j < P.count; j = j + 1u) {
             let e = bitcast<f32>(xload(base + off_of(j)));
