@@ -9,7 +9,8 @@
  *          (the CPU unary kernel and the GPU's unary.wgsl register
  *          themselves for it); FN: an op with kernels of its own (Clip,
  *          Not, the binary ops, Where; Identity as the chains' copy);
- *          NONE: no op (SiLU, the RNN-only Affine and ScaledTanh)
+ *          NONE: no op (SiLU, the RNN-only Affine and ScaledTanh, the
+ *          halves CLAMP_LO and CLAMP_HI of a run-time Clip)
  *   NAME   the ONNX op (or RNN activation) name, a bare token (RLX_OP_<NAME>
  *          for rows of KIND OP and FN; #NAME is the string); empty when
  *          there is none
