@@ -24,11 +24,11 @@ FUZZ_SEED ?= 1
 # install test (its consumers link librlx.a without the sanitizer runtime)
 ASAN_TESTS_EXCLUDE ?= webgpu|gpu|backend_ops|^py_|conformance|model_check|ops_doc|test_install
 # what test-tsan runs: the tests that share sessions and devices between
-# threads, and the CPU worker pool (the fast paths on 5 threads, sessions of
-# different cpu.threads); the GEMM's
+# threads, and the CPU worker pool (the fast paths and the recurrent split on
+# 5 threads, sessions of different cpu.threads); the GEMM's
 # thread-count tests are left out (over 10 minutes each under TSan here)
-TSAN_TESTS ?= ^(test_hardening|test_webgpu_share|test_cpu_conv_fast_threads5|test_session_threads|test_run_stop)$$
-TSAN_TARGETS ?= test_hardening test_webgpu_share test_cpu_conv_fast test_session_threads test_run_stop
+TSAN_TESTS ?= ^(test_hardening|test_webgpu_share|test_cpu_conv_fast_threads5|test_cpu_rows_fast_threads5|test_session_threads|test_run_stop)$$
+TSAN_TARGETS ?= test_hardening test_webgpu_share test_cpu_conv_fast test_cpu_rows_fast test_session_threads test_run_stop
 
 .PHONY: all setup build test demo clean test-asan test-tsan fuzz-short check-sanitizers
 
