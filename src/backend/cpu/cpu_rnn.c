@@ -8,7 +8,8 @@
  * sequence_lens (ONNX): row b runs its first L = sequence_lens[b] steps
  * (reverse directions run steps L-1 down to 0); Y is 0 at steps >= L, and
  * Y_h / Y_c hold the state after the row's last step, or 0 when L == 0 (as
- * onnxruntime does). clip bounds the input of every gate activation (not the
+ * onnxruntime 1.22's GRU, LSTM and forward RNN do; its reverse RNN gives
+ * initial_h there; the ONNX spec does not say). clip bounds the input of every gate activation (not the
  * cell state passed to LSTM's h). LSTM's input_forget couples the gates as
  * f = 1 - i.
  *
