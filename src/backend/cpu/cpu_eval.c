@@ -117,6 +117,29 @@ static const rlx_value *find_outer(const rlx_graph *g, const char *name) {
     return NULL;
 }
 
+/* The error for graph output `out` left without a value: the model's fault
+ * (a node that inference could not give static output shapes although its
+ * inputs were known, e.g. GatherND with scalar indices), named by walking
+ * back from `out` to the first producer whose inputs all have values. */
+static rlx_status uncomputed(const rlx_graph *b, const rlx_value *out) {
+    const rlx_value *v = out;
+    for (size_t step = 0; step <= b->n_nodes && v->producer >= 0 && (size_t)v->producer < b->n_nodes; step++) {
+        const rlx_node *n = &b->nodes[v->producer];
+        const rlx_value *missing = NULL;
+        for (int i = 0; i < n->n_in && !missing; i++) {
+            const rlx_value *x = rlx_node_input(b, n, i);
+            if (x && !x->konst && !(shape_only_op(n) && i == 0 && rlx_value_is_static(x))) missing = x;
+        }
+        if (!missing)
+            return rlx_fail(RLX_ERR_INVALID_MODEL,
+                            "%s: its output shapes do not follow from its inputs (eager evaluation), so graph output "
+                            "'%s' has no value",
+                            rlx_node_desc(n), out->name);
+        v = missing;
+    }
+    return rlx_fail(RLX_ERR_INVALID_MODEL, "eager evaluation left graph output '%s' without a value", out->name);
+}
+
 /* Binds b's outer-scope references and graph inputs; evaluates every node. */
 static rlx_status eval_all(rlx_graph *b, const struct rlx_config *cfg, const rlx_tensor *const *inputs) {
     for (size_t i = 0; b->parent && i < b->n_values; i++) {
@@ -140,7 +163,7 @@ static rlx_status eval_all(rlx_graph *b, const struct rlx_config *cfg, const rlx
     }
     for (size_t i = 0; i < b->n_outputs; i++) {
         const rlx_value *v = &b->values[b->outputs[i]];
-        if (!v->konst) return rlx_fail(RLX_ERR_INTERNAL, "eager evaluation left output '%s' uncomputed", v->name);
+        if (!v->konst) return uncomputed(b, v);
     }
     return RLX_OK;
 }

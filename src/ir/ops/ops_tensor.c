@@ -514,7 +514,9 @@ static rlx_status infer_gather_nd(rlx_infer_ctx *c) {
     if (idx->dtype != RLX_DTYPE_I64) return rlx_ictx_fail(c, "indices must be i64, got %s", rlx_dtype_name(idx->dtype));
     int64_t b = c->n->version >= 12 ? rlx_param_int(c->n, "batch_dims") : 0;
     shp o;
-    if (x->rank < 0 || idx->rank < 0 || idx->rank == 0 || idx->dims[idx->rank - 1] < 0)
+    if (idx->rank == 0) return rlx_ictx_fail(c, "indices must have rank >= 1, got a scalar");
+    if (x->rank == 0) return rlx_ictx_fail(c, "data must have rank >= 1, got a scalar");
+    if (x->rank < 0 || idx->rank < 0 || idx->dims[idx->rank - 1] < 0)
         return out_dyn(c, x->dtype, -1);
     int64_t m = idx->dims[idx->rank - 1];
     if (b < 0 || b >= x->rank || b >= idx->rank)
