@@ -16,16 +16,16 @@
 
 static bool shape_only_op(const rlx_node *n) { return n->op == RLX_OP_Shape || n->op == RLX_OP_Size; }
 
+/* Whether input i (value v) of n is known enough to run n: a constant, or
+ * a static shape for Shape and Size. */
+static bool input_known(const rlx_node *n, int i, const rlx_value *v) {
+    return i == 0 && shape_only_op(n) ? rlx_value_is_static(v) : v->konst != NULL;
+}
+
 bool rlx_cpu_eval_ready(const rlx_graph *g, const rlx_node *n) {
-    bool shape_only = shape_only_op(n);
     for (int i = 0; i < n->n_in; i++) {
         const rlx_value *v = rlx_node_input(g, n, i);
-        if (!v) continue;
-        if (shape_only && i == 0) {
-            if (!rlx_value_is_static(v)) return false;
-            continue;
-        }
-        if (!v->konst) return false;
+        if (v && !input_known(n, i, v)) return false;
     }
     if (n->def->flags & RLX_OP_DATA_DEPENDENT) return true;
     for (int i = 0; i < n->n_out; i++) {
@@ -128,7 +128,7 @@ static rlx_status uncomputed(const rlx_graph *b, const rlx_value *out) {
         const rlx_value *missing = NULL;
         for (int i = 0; i < n->n_in && !missing; i++) {
             const rlx_value *x = rlx_node_input(b, n, i);
-            if (x && !x->konst && !(shape_only_op(n) && i == 0 && rlx_value_is_static(x))) missing = x;
+            if (x && !input_known(n, i, x)) missing = x;
         }
         if (!missing)
             return rlx_fail(RLX_ERR_INVALID_MODEL,
