@@ -272,6 +272,23 @@ static void test_widen_f16(void) {
     rlx_model_destroy(m);
 }
 
+/* A model of input x (f32, dims xd) into BatchNormalization "bn" (scale sc,
+ * bias bi, mean me, var va) with output "n", and initializer "k" for the
+ * caller's chain; not finished. */
+static rlx_model *bn_model(const int64_t *xd, rlx_tensor *k, rlx_tensor *sc, rlx_tensor *bi, rlx_tensor *me,
+                           rlx_tensor *va) {
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 4, xd, NULL));
+    CHECK_OK(rlx_model_add_initializer(m, "k", k));
+    CHECK_OK(rlx_model_add_initializer(m, "sc", sc));
+    CHECK_OK(rlx_model_add_initializer(m, "bi", bi));
+    CHECK_OK(rlx_model_add_initializer(m, "me", me));
+    CHECK_OK(rlx_model_add_initializer(m, "va", va));
+    CHECK_OK(rlx_model_add_node(m, "BatchNormalization", "bn", 5, (const char *[]){ "x", "sc", "bi", "me", "va" }, 1,
+                                (const char *[]){ "n" }, 0, NULL));
+    return m;
+}
 /* BatchNormalization -> Mul(per channel) -> Add(per channel) -> Relu (the
  * DenseNet-121 of the ONNX suite after each Concat): fold_conv_affine turns
  * the BN and the chain into one Mul and one Add, fuse_elementwise joins
@@ -297,17 +314,8 @@ static void test_fold_bn_chain(void) {
     setenv("RLX_DISABLE_PASSES", "cse", 1); /* the fusions on */
     for (int si = 0; si < 3; si++) {
         const int64_t *xd = shapes[si];
-        rlx_model *m = NULL;
-        CHECK_OK(rlx_model_create(13, &m));
-        CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 4, xd, NULL));
-        CHECK_OK(rlx_model_add_initializer(m, "k", k));
+        rlx_model *m = bn_model(xd, k, sc, bi, me, va);
         CHECK_OK(rlx_model_add_initializer(m, "b", b));
-        CHECK_OK(rlx_model_add_initializer(m, "sc", sc));
-        CHECK_OK(rlx_model_add_initializer(m, "bi", bi));
-        CHECK_OK(rlx_model_add_initializer(m, "me", me));
-        CHECK_OK(rlx_model_add_initializer(m, "va", va));
-        CHECK_OK(rlx_model_add_node(m, "BatchNormalization", "bn", 5, (const char *[]){ "x", "sc", "bi", "me", "va" }, 1,
-                                    (const char *[]){ "n" }, 0, NULL));
         CHECK_OK(rlx_model_add_node(m, "Mul", "mul", 2, (const char *[]){ "k", "n" }, 1, (const char *[]){ "m" }, 0, NULL));
         CHECK_OK(rlx_model_add_node(m, "Add", "add", 2, (const char *[]){ "m", "b" }, 1, (const char *[]){ "a" }, 0, NULL));
         CHECK_OK(rlx_model_add_node(m, "Relu", "relu", 1, (const char *[]){ "a" }, 1, (const char *[]){ "y" }, 0, NULL));
@@ -426,16 +434,7 @@ static void test_fold_bn_chain_nonfinite(void) {
     ((float *)me->data)[0] = 0.0f, ((float *)me->data)[1] = 0.0f;
     ((float *)va->data)[0] = 1.0f, ((float *)va->data)[1] = 1.0f;
     for (int i = 0; i < 6; i++) ((float *)x->data)[i] = (float)i - 2.5f;
-    rlx_model *m = NULL;
-    CHECK_OK(rlx_model_create(13, &m));
-    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 4, xd, NULL));
-    CHECK_OK(rlx_model_add_initializer(m, "k", k));
-    CHECK_OK(rlx_model_add_initializer(m, "sc", sc));
-    CHECK_OK(rlx_model_add_initializer(m, "bi", bi));
-    CHECK_OK(rlx_model_add_initializer(m, "me", me));
-    CHECK_OK(rlx_model_add_initializer(m, "va", va));
-    CHECK_OK(rlx_model_add_node(m, "BatchNormalization", "bn", 5, (const char *[]){ "x", "sc", "bi", "me", "va" }, 1,
-                                (const char *[]){ "n" }, 0, NULL));
+    rlx_model *m = bn_model(xd, k, sc, bi, me, va);
     CHECK_OK(rlx_model_add_node(m, "Mul", "mul", 2, (const char *[]){ "n", "k" }, 1, (const char *[]){ "y" }, 0, NULL));
     CHECK_OK(rlx_model_add_output(m, "y"));
     CHECK_OK(rlx_model_finish(m));
