@@ -9,7 +9,8 @@
  * fused Relu (odd M, N, K: edge tiles), a one-row product long enough for
  * split-K (gemv + gemm_reduce), a 3x3 convolution with bias (implicit
  * GEMM), a depthwise 3x3 convolution (generated kernel), a Sigmoid and a broadcast Add (unary, binary; the Sigmoid an
- * output, so that no fusion takes them), and a Gather of
+ * output, so that no fusion takes them), a Softmax, a MaxPool and a
+ * GlobalAveragePool (norm, pool2d, global_pool), and a Gather of
  * the GEMM's rows (an index kernel, not audited). Random inputs; the GPU
  * arena poisoned with NaN; every mode's outputs bit for bit against "on",
  * and "on" against the CPU within rtol 1e-5 plus atol 2e-6 sqrt(K) (K up
@@ -70,8 +71,17 @@ static rlx_model *build(void) {
     st = st ? st : rlx_model_add_node(m, "Add", "add", 2, (const char *[]){ "s", "sb" }, 1, (const char *[]){ "sx" }, 0, NULL);
     rlx_attr ga[] = { RLX_ATTR_I("axis", 0) };
     st = st ? st : rlx_model_add_node(m, "Gather", "gather", 2, (const char *[]){ "r", "idx" }, 1, (const char *[]){ "gt" }, 1, ga);
-    const char *outs[] = { "r", "g", "cv", "dwy", "s", "sx", "gt" };
-    for (int i = 0; i < 7 && !st; i++) st = rlx_model_add_output(m, outs[i]);
+    /* row kernels and pools: Softmax of the GEMM's rows (norm.wgsl, 47 per
+     * row), a 3x3 MaxPool of the convolution (pool2d.wgsl, 11 columns: a
+     * last group of three), a GlobalAveragePool of the depthwise output */
+    rlx_attr sa[] = { RLX_ATTR_I("axis", -1) };
+    st = st ? st : rlx_model_add_node(m, "Softmax", "softmax", 1, (const char *[]){ "r" }, 1, (const char *[]){ "sm" }, 1, sa);
+    const int64_t k3[2] = { 3, 3 };
+    rlx_attr pa[] = { RLX_ATTR_IS("kernel_shape", 2, k3), RLX_ATTR_IS("pads", 4, pads) };
+    st = st ? st : rlx_model_add_node(m, "MaxPool", "pool", 1, (const char *[]){ "cv" }, 1, (const char *[]){ "mp" }, 2, pa);
+    st = st ? st : rlx_model_add_node(m, "GlobalAveragePool", "gap", 1, (const char *[]){ "dwy" }, 1, (const char *[]){ "ga" }, 0, NULL);
+    const char *outs[] = { "r", "g", "cv", "dwy", "s", "sx", "gt", "sm", "mp", "ga" };
+    for (int i = 0; i < 10 && !st; i++) st = rlx_model_add_output(m, outs[i]);
     st = st ? st : rlx_model_finish(m);
     if (st) {
         fprintf(stderr, "build: %s\n", rlx_last_error());
@@ -81,7 +91,7 @@ static rlx_model *build(void) {
     return m;
 }
 
-#define N_OUT 7
+#define N_OUT 10
 
 typedef struct run_result {
     rlx_tensor **out;
@@ -139,14 +149,17 @@ static void test_option(void) {
 #ifdef RLX_HAVE_WEBGPU
 static void test_markers(void) {
     /* audited kernels (embedded) and kernels left to naga's checks */
-    const char *audited[] = { "unary", "binary", "gemm_reduce", "gemv", "conv_direct", "im2col", "dwconv" };
-    const char *checked[] = { "gemm", "matmul", "gather", "conv_transpose", "pool2d", "qgemm" };
+    const char *audited[] = { "unary", "binary", "gemm_reduce", "gemv", "conv_direct", "im2col", "dwconv",
+                              "norm", "norm_split", "reduce", "pool", "pool2d", "global_pool", "global_pool_wg",
+                              "lrn", "add_layernorm" };
+    const char *checked[] = { "gemm", "matmul", "gather", "conv_transpose", "qgemm", "batchnorm", "cumsum", "onehot" };
     for (size_t i = 0; i < sizeof audited / sizeof audited[0]; i++)
         CHECK_MSG(wg_source_audited(wg_wgsl_source(audited[i])), "%s", audited[i]);
     for (size_t i = 0; i < sizeof checked / sizeof checked[0]; i++)
         CHECK_MSG(!wg_source_audited(wg_wgsl_source(checked[i])), "%s", checked[i]);
     /* snippets never carry the claim (it would spread to their includers) */
-    const char *snippets[] = { "gemm_common", "gemm_tile", "bcast", "conv_params", "act", "index_read" };
+    const char *snippets[] = { "gemm_common", "gemm_tile", "bcast",     "conv_params", "act",
+                               "index_read",  "norm_rows", "reduce_index", "global_max" };
     for (size_t i = 0; i < sizeof snippets / sizeof snippets[0]; i++)
         CHECK_MSG(!wg_source_audited(wg_wgsl_source(snippets[i])), "%s", snippets[i]);
     CHECK(wg_source_audited("// a kernel\n//!audited i < n\nfn f() {}\n"));

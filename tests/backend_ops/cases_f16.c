@@ -251,8 +251,11 @@ static void gen_rows16(bo_ctx *ctx, const void *arg) {
     (void)arg;
     const char *op = bo_op_name(ctx);
     bool ln = strcmp(op, "LayerNormalization") == 0;
-    static const int64_t k_dims[4][3] = { { 2, 3, 7 }, { 1, 5, 300 }, { 4, 1, 33 }, { 3, 17, 9 } };
-    for (int k = 0; k < 4; k++) {
+    /* the last two: a single element, and 3 rows of 16,411 (LayerNormalization: split into chunks,
+     * norm_split.wgsl; softmax: a workgroup of 256 per row reading vec4<f16> words) */
+    static const int64_t k_dims[6][3] = { { 2, 3, 7 }, { 1, 5, 300 }, { 4, 1, 33 }, { 3, 17, 9 }, { 1, 1, 1 },
+                                          { 1, 3, 16411 } };
+    for (int k = 0; k < 6; k++) {
         bo_case *c = bo_next(ctx, 17);
         if (!c) continue;
         rlx_tensor *x = bo_rand(F16, 3, k_dims[k], -6, 6);

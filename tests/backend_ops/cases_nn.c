@@ -509,6 +509,44 @@ static void pool_case(bo_ctx *ctx, bo_case *c, const char *op, rlx_tensor *x, co
     bo_run(ctx, c);
 }
 
+/* Pools on edge shapes (the //!audited claims of pool2d.wgsl and
+ * pool.wgsl): a single element in 1-D, 2-D and 3-D, a 2-D output row of 6
+ * (pool2d's 4 outputs per invocation: the second group half past the row's
+ * end), taps past both ends (pads of k - 1, ceil_mode) on 67 planes (a grid
+ * not a multiple of 64), and a 3-D pool with strides, pads and ceil_mode. */
+static void pool_edges(bo_ctx *ctx) {
+    static const struct {
+        int sr;
+        int64_t nc[2], in[3], k[3], s[3], p[6];
+        int ceil_mode;
+    } k_cases[] = {
+        { 1, { 1, 1 }, { 1 }, { 1 }, { 1 }, { 0, 0 }, 0 },
+        { 2, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 }, 0 },
+        { 3, { 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0, 0, 0, 0 }, 0 },
+        { 2, { 1, 2 }, { 3, 7 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 }, 0 },
+        { 2, { 1, 67 }, { 5, 9 }, { 3, 3 }, { 2, 2 }, { 2, 2, 2, 2 }, 1 },
+        { 3, { 2, 3 }, { 5, 9, 11 }, { 2, 3, 3 }, { 2, 2, 3 }, { 1, 0, 1, 0, 1, 2 }, 1 },
+    };
+    const char *op = bo_op_name(ctx);
+    bool max = strcmp(op, "MaxPool") == 0;
+    for (size_t t = 0; t < BO_LEN(k_cases); t++) {
+        bo_case *c = bo_next(ctx, 22);
+        if (!c) continue;
+        geom g = { .sr = k_cases[t].sr };
+        bo_shape xs = { 2 + g.sr, { k_cases[t].nc[0], k_cases[t].nc[1] } };
+        for (int j = 0; j < g.sr; j++) {
+            g.k[j] = k_cases[t].k[j];
+            g.s[j] = k_cases[t].s[j];
+            g.d[j] = 1;
+            g.in[j] = xs.d[2 + j] = k_cases[t].in[j];
+            g.p[j] = k_cases[t].p[j];
+            g.p[g.sr + j] = k_cases[t].p[g.sr + j];
+        }
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, xs.rank, xs.d, -4, 4);
+        pool_case(ctx, c, op, x, &g, k_cases[t].ceil_mode, max ? -1 : (int)(t % 2), " (edge shape)");
+    }
+}
+
 static void gen_pool(bo_ctx *ctx, const void *arg) {
     bool max = strcmp(bo_op_name(ctx), "MaxPool") == 0;
     int n = bo_full(ctx) ? 120 : 24;
@@ -539,6 +577,7 @@ static void gen_pool(bo_ctx *ctx, const void *arg) {
         pool_case(ctx, c, bo_op_name(ctx), x, &g, ceil_mode, max ? -1 : cip, "");
     }
     if (max) pool_specials(ctx);
+    pool_edges(ctx);
 }
 
 /* MaxPool on special values (bo_specials by plane: NaN first and in the
@@ -670,6 +709,22 @@ static void gen_global_pool(bo_ctx *ctx, const void *arg) {
         bo_run(ctx, c);
     }
     if (strcmp(bo_op_name(ctx), "GlobalMaxPool") == 0) global_max_specials(ctx);
+    /* edge shapes: a single element, 67 rows of 5 (one invocation per row:
+     * a grid not a multiple of 64), 67 rows of 300 and 3 of 70,001 (a
+     * workgroup per row, rows not a multiple of 64 elements) */
+    static const bo_shape k_edges[] = { { 3, { 1, 1, 1 } }, { 3, { 67, 1, 5 } }, { 3, { 1, 67, 300 } },
+                                        { 3, { 1, 3, 70001 } } };
+    for (size_t t = 0; t < BO_LEN(k_edges); t++) {
+        bo_case *c = bo_next(ctx, 22);
+        if (!c) continue;
+        const bo_shape *xs = &k_edges[t];
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, xs->rank, xs->d, -4, 4);
+        char sx[96];
+        bo_desc(c, "%s x%s (edge shape)", bo_op_name(ctx), bo_shape_str(xs->rank, xs->d, sx, 96));
+        c->atol *= sqrt((double)xs->d[2]);
+        bo_single(c, bo_op_name(ctx), 1, &x, NULL, 1, 0, NULL);
+        bo_run(ctx, c);
+    }
 }
 
 /* ------------------------------------------------------------ BatchNormalization */

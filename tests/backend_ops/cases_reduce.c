@@ -35,6 +35,52 @@ typedef struct reduce_row {
 
 static void reduce_specials(bo_ctx *ctx);
 
+/* The edge shapes of the row kernels (reduce.wgsl, norm.wgsl,
+ * norm_split.wgsl; their //!audited claims): a single element (a row of
+ * one, one invocation per row), 70 rows of a strided axis of 3 (one
+ * invocation per row, COLS, rows not a multiple of the workgroup's 64),
+ * 67 contiguous rows of 301 (a workgroup per row, vec4 words masked at
+ * both ends of each row) and 3 rows of 16,411 (split into chunks of 4,096:
+ * the last one partial; with logsumexp and softmax one workgroup of 256 per
+ * row instead). x dims and the reduced axis of each. */
+typedef struct edge_shape {
+    bo_shape s;
+    int64_t axis;
+    const char *what;
+} edge_shape;
+
+static const edge_shape k_edges[] = {
+    { { 1, { 1 } }, 0, "single element" },
+    { { 2, { 3, 70 } }, 0, "70 rows of a strided axis (COLS)" },
+    { { 2, { 67, 301 } }, 1, "67 rows of 301 (vec4 words masked)" },
+    { { 2, { 3, 16411 } }, 1, "3 rows of 16411 (split, last chunk partial)" },
+};
+
+/* The sum's tolerance grows with the reduced length, as gen_reduce's. */
+static void len_tol(bo_case *c, int64_t len) { c->atol = c->atol * (1 + sqrt((double)len)); }
+
+/* Reduce* over k_edges (f32; ReduceProd's product of 16,411 terms would
+ * overflow, so it takes the first three). */
+static void reduce_edges(bo_ctx *ctx, const reduce_row *rr) {
+    const char *op = bo_op_name(ctx);
+    size_t n = strcmp(op, "ReduceProd") == 0 ? 3 : BO_LEN(k_edges);
+    for (size_t t = 0; t < n; t++) {
+        bo_case *c = bo_next(ctx, 18);
+        if (!c) continue;
+        const edge_shape *e = &k_edges[t];
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, e->s.rank, e->s.d, rr->lo, rr->hi);
+        char sb[96];
+        bo_desc(c, "%s f32 x%s axes=[%lld] keepdims=1: %s", op, bo_shape_str(e->s.rank, e->s.d, sb, 96),
+                (long long)e->axis, e->what);
+        len_tol(c, e->s.d[e->axis]);
+        rlx_tensor *in[2] = { x, bo_i64s(1, &e->axis) };
+        bool k[2] = { false, true };
+        rlx_attr a = RLX_ATTR_I("keepdims", 1);
+        bo_single(c, op, 2, in, k, 1, 1, &a);
+        bo_run(ctx, c);
+    }
+}
+
 static void gen_reduce(bo_ctx *ctx, const void *arg) {
     const reduce_row *rr = arg;
     const char *op = bo_op_name(ctx);
@@ -75,6 +121,7 @@ static void gen_reduce(bo_ctx *ctx, const void *arg) {
             bo_run(ctx, c);
         }
     if (strcmp(op, "ReduceMax") == 0 || strcmp(op, "ReduceMin") == 0) reduce_specials(ctx);
+    reduce_edges(ctx, rr);
 }
 
 /* ReduceMax / ReduceMin on special values (bo_specials by reduced row),
@@ -185,6 +232,20 @@ static void gen_arg(bo_ctx *ctx, const void *arg) {
         bo_single(c, op, 1, &x, NULL, 1, 3, a);
         bo_run(ctx, c);
     }
+    /* the edge shapes (k_edges), ties among small integers */
+    for (size_t t = 0; t < BO_LEN(k_edges); t++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        const edge_shape *e = &k_edges[t];
+        rlx_tensor *x = bo_rand_int(RLX_DTYPE_F32, e->s.rank, e->s.d, -50, 50);
+        char sb[96];
+        bo_desc(c, "%s f32 x%s axis=%lld select_last_index=%d: %s", op, bo_shape_str(e->s.rank, e->s.d, sb, 96),
+                (long long)e->axis, (int)(t % 2), e->what);
+        rlx_attr a[3] = { RLX_ATTR_I("axis", e->axis), RLX_ATTR_I("keepdims", 1),
+                          RLX_ATTR_I("select_last_index", (int64_t)(t % 2)) };
+        bo_single(c, op, 1, &x, NULL, 1, 3, a);
+        bo_run(ctx, c);
+    }
 }
 
 /* ------------------------------------------------------------ Softmax family */
@@ -237,6 +298,19 @@ static void gen_softmax(bo_ctx *ctx, const void *arg) {
         bo_single(c, op, 1, &x, NULL, 1, 1, &a);
         bo_run(ctx, c);
     }
+    /* the edge shapes (k_edges; Hardmax: small integers, ties) */
+    for (size_t t = 0; t < BO_LEN(k_edges); t++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        const edge_shape *e = &k_edges[t];
+        rlx_tensor *x = strcmp(op, "Hardmax") == 0 ? bo_rand_int(RLX_DTYPE_F32, e->s.rank, e->s.d, -4, 4)
+                                                   : bo_rand(RLX_DTYPE_F32, e->s.rank, e->s.d, -4, 4);
+        char sb[96];
+        bo_desc(c, "%s-13 x%s axis=%lld: %s", op, bo_shape_str(e->s.rank, e->s.d, sb, 96), (long long)e->axis, e->what);
+        rlx_attr a = RLX_ATTR_I("axis", e->axis);
+        bo_single(c, op, 1, &x, NULL, 1, 1, &a);
+        bo_run(ctx, c);
+    }
 }
 
 /* ------------------------------------------------------------ normalisations */
@@ -270,6 +344,59 @@ static void gen_layernorm(bo_ctx *ctx, const void *arg) {
         bo_single(c, bo_op_name(ctx), rms ? 2 : 3, in, k, n_out, 2, a);
         bo_run(ctx, c);
     }
+    /* edge shapes, normalised over the last axis: a single element, 70
+     * rows of one (COLS), 67 rows of 301 (vec4 words masked), 3 rows of
+     * 16,411 (norm_split.wgsl, the last chunk partial); scale and B over
+     * the row, LayerNormalization's Mean and InvStdDev on the odd ones */
+    static const bo_shape k_ln_edges[] = { { 1, { 1 } }, { 2, { 70, 1 } }, { 2, { 67, 301 } }, { 2, { 3, 16411 } } };
+    for (size_t t = 0; t < BO_LEN(k_ln_edges); t++) {
+        bo_case *c = bo_next(ctx, rms ? 23 : 17);
+        if (!c) continue;
+        const bo_shape *s = &k_ln_edges[t];
+        int64_t len = s->d[s->rank - 1];
+        int n_out = rms || t % 2 == 0 ? 1 : 3;
+        rlx_tensor *in[3] = { bo_rand(RLX_DTYPE_F32, s->rank, s->d, -3, 5), bo_rand(RLX_DTYPE_F32, 1, &len, -2, 2),
+                              rms ? NULL : bo_rand(RLX_DTYPE_F32, 1, &len, -1, 1) };
+        bool k[3] = { false, true, true };
+        char sb[96];
+        bo_desc(c, "%s x%s axis=-1 scale[%lld]%s%s (edge shape)", bo_op_name(ctx), bo_shape_str(s->rank, s->d, sb, 96),
+                (long long)len, in[2] ? " with B" : "", n_out == 3 ? " + Mean, InvStdDev outputs" : "");
+        rlx_attr a[2] = { RLX_ATTR_I("axis", -1), RLX_ATTR_F("epsilon", 1e-5f) };
+        bo_single(c, bo_op_name(ctx), rms ? 2 : 3, in, k, n_out, 2, a);
+        bo_run(ctx, c);
+    }
+}
+
+/* InstanceNormalization and GroupNormalization (-18 and -21 alternating,
+ * 2 groups where the channels allow) on edge shapes: a single element, 70
+ * rows (N x C or N x groups) of one (COLS), 65 rows of 301, and rows of
+ * 16,406 or 16,411 (norm_split.wgsl; GroupNormalization-21's per-channel
+ * scale inside a split row). */
+static void channel_norm_edges(bo_ctx *ctx, bool group) {
+    static const bo_shape k_shapes[] = { { 3, { 1, 1, 1 } }, { 3, { 70, 1, 1 } }, { 3, { 5, 13, 301 } },
+                                         { 3, { 1, 4, 8203 } }, { 3, { 1, 2, 16411 } } };
+    for (size_t t = 0; t < BO_LEN(k_shapes); t++) {
+        bool v21 = t % 2 == 1;
+        bo_case *c = bo_next(ctx, group ? (v21 ? 21 : 18) : 6);
+        if (!c) continue;
+        const bo_shape *s = &k_shapes[t];
+        int64_t g = group && s->d[1] % 2 == 0 ? 2 : 1;
+        int64_t pc = !group || v21 ? s->d[1] : g;
+        rlx_tensor *in[3] = { bo_rand(RLX_DTYPE_F32, s->rank, s->d, -3, 5), bo_rand(RLX_DTYPE_F32, 1, &pc, -2, 2),
+                              bo_rand(RLX_DTYPE_F32, 1, &pc, -1, 1) };
+        bool k[3] = { false, true, true };
+        char sb[96];
+        rlx_attr a[2] = { RLX_ATTR_F("epsilon", 1e-5f), RLX_ATTR_I("num_groups", g) };
+        if (group) {
+            bo_desc(c, "GroupNormalization-%d x%s num_groups=%lld (edge shape)", v21 ? 21 : 18,
+                    bo_shape_str(s->rank, s->d, sb, 96), (long long)g);
+            bo_single(c, "GroupNormalization", 3, in, k, 1, 2, a);
+        } else {
+            bo_desc(c, "InstanceNormalization x%s (edge shape)", bo_shape_str(s->rank, s->d, sb, 96));
+            bo_single(c, "InstanceNormalization", 3, in, k, 1, 1, a);
+        }
+        bo_run(ctx, c);
+    }
 }
 
 static void gen_instnorm(bo_ctx *ctx, const void *arg) {
@@ -290,6 +417,7 @@ static void gen_instnorm(bo_ctx *ctx, const void *arg) {
         bo_single(c, "InstanceNormalization", 3, in, k, 1, 1, &a);
         bo_run(ctx, c);
     }
+    channel_norm_edges(ctx, false);
 }
 
 static void gen_groupnorm(bo_ctx *ctx, const void *arg) {
@@ -314,6 +442,7 @@ static void gen_groupnorm(bo_ctx *ctx, const void *arg) {
         bo_single(c, "GroupNormalization", 3, in, k, 1, 2, a);
         bo_run(ctx, c);
     }
+    channel_norm_edges(ctx, true);
 }
 
 static void gen_lpnorm(bo_ctx *ctx, const void *arg) {
@@ -331,6 +460,19 @@ static void gen_lpnorm(bo_ctx *ctx, const void *arg) {
         char sb[96];
         bo_desc(c, "LpNormalization x%s axis=%lld p=%lld", bo_shape_str(s.rank, s.d, sb, 96), (long long)ax, (long long)p);
         rlx_attr a[2] = { RLX_ATTR_I("axis", ax), RLX_ATTR_I("p", p) };
+        bo_single(c, "LpNormalization", 1, &x, NULL, 1, 2, a);
+        bo_run(ctx, c);
+    }
+    for (size_t t = 0; t < 2 * BO_LEN(k_edges); t++) { /* the edge shapes (k_edges), p = 1 and 2 */
+        bo_case *c = bo_next(ctx, 1);
+        if (!c) continue;
+        const edge_shape *e = &k_edges[t / 2];
+        int64_t p = 1 + (int64_t)(t % 2);
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, e->s.rank, e->s.d, -3, 3);
+        char sb[96];
+        bo_desc(c, "LpNormalization x%s axis=%lld p=%lld: %s", bo_shape_str(e->s.rank, e->s.d, sb, 96),
+                (long long)e->axis, (long long)p, e->what);
+        rlx_attr a[2] = { RLX_ATTR_I("axis", e->axis), RLX_ATTR_I("p", p) };
         bo_single(c, "LpNormalization", 1, &x, NULL, 1, 2, a);
         bo_run(ctx, c);
     }
@@ -354,6 +496,18 @@ static void gen_mvn(bo_ctx *ctx, const void *arg) {
         bo_single(c, "MeanVarianceNormalization", 1, &x, NULL, 1, dflt ? 0 : 1, &a);
         bo_run(ctx, c);
     }
+    for (size_t t = 0; t < BO_LEN(k_edges); t++) { /* the edge shapes (k_edges) */
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        const edge_shape *e = &k_edges[t];
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, e->s.rank, e->s.d, -3, 5);
+        char sb[96];
+        bo_desc(c, "MeanVarianceNormalization x%s axes=[%lld]: %s", bo_shape_str(e->s.rank, e->s.d, sb, 96),
+                (long long)e->axis, e->what);
+        rlx_attr a = RLX_ATTR_IS("axes", 1, &e->axis);
+        bo_single(c, "MeanVarianceNormalization", 1, &x, NULL, 1, 1, &a);
+        bo_run(ctx, c);
+    }
 }
 
 static void gen_lrn(bo_ctx *ctx, const void *arg) {
@@ -372,6 +526,22 @@ static void gen_lrn(bo_ctx *ctx, const void *arg) {
                 beta, bias);
         rlx_attr a[4] = { RLX_ATTR_I("size", size), RLX_ATTR_F("alpha", alpha), RLX_ATTR_F("beta", beta),
                           RLX_ATTR_F("bias", bias) };
+        bo_single(c, "LRN", 1, &x, NULL, 1, 4, a);
+        bo_run(ctx, c);
+    }
+    /* a single element (size 1 and 3: the window clipped to the one
+     * channel), 67 channels (a grid not a multiple of 64) */
+    static const bo_shape k_lrn_edges[] = { { 3, { 1, 1, 1 } }, { 3, { 1, 1, 1 } }, { 3, { 1, 67, 3 } } };
+    for (size_t t = 0; t < BO_LEN(k_lrn_edges); t++) {
+        bo_case *c = bo_next(ctx, 13);
+        if (!c) continue;
+        const bo_shape *s = &k_lrn_edges[t];
+        int64_t size = t == 0 ? 1 : t == 1 ? 3 : 6;
+        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, s->rank, s->d, -3, 3);
+        char sb[96];
+        bo_desc(c, "LRN x%s size=%lld (edge shape)", bo_shape_str(s->rank, s->d, sb, 96), (long long)size);
+        rlx_attr a[4] = { RLX_ATTR_I("size", size), RLX_ATTR_F("alpha", 1e-4f), RLX_ATTR_F("beta", 0.75f),
+                          RLX_ATTR_F("bias", 1.0f) };
         bo_single(c, "LRN", 1, &x, NULL, 1, 4, a);
         bo_run(ctx, c);
     }

@@ -455,6 +455,8 @@ static rlx_status lower_pool(wg_lower *L) {
     uint64_t total = wg_numel(y);
     if (total == 0) return RLX_OK;
     if (total != g.n * g.c_in * sp3(g.out)) return wg_decline(L, "output shape differs from the geometry");
+    if (wg_numel(wg_in(L, 0)) >= ((uint64_t)1 << 31) || total >= ((uint64_t)1 << 31))
+        return wg_decline(L, "more than 2^31 elements (32-bit indexing)");
     const char *kern = L->caps->cfg->pool_kernel;
     bool two_d = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.pe[0] == 0 && g.p[0] == 0;
     if (two_d && g.k[1] * g.k[2] <= 64 && !(kern && strcmp(kern, "ref") == 0)) {
@@ -498,6 +500,8 @@ static rlx_status lower_global_pool(wg_lower *L) {
     uint64_t sp = nc ? wg_numel(x) / nc : 0;
     if (nc == 0) return RLX_OK;
     if (sp == 0) return wg_decline(L, "empty spatial dims");
+    if (wg_numel(x) >= ((uint64_t)1 << 31) || wg_numel(wg_out(L, 0)) != nc)
+        return wg_decline(L, "more than 2^31 elements, or an output of other than N x C elements");
     const char *kern = L->caps->cfg->pool_kernel;
     /* long rows: one workgroup per row, a tree of partial results */
     bool per_wg = sp >= 256 && !(kern && strcmp(kern, "ref") == 0);

@@ -393,6 +393,8 @@ static rlx_status emit_norm_split(wg_lower *L, const norm_desc *nd, const redvie
 }
 
 static rlx_status emit_norm(wg_lower *L, const norm_desc *nd, const redview *rv) {
+    /* y is written at x's indices (norm.wgsl's //!audited claim) */
+    if (wg_numel(wg_out(L, 0)) != wg_numel(wg_in(L, 0))) return wg_decline(L, "output size differs from the input's");
     if (nd->mode <= NM_MVN && rv_split(rv)) return emit_norm_split(L, nd, rv);
     wg_dispatch *d = wg_emit(L, "norm");
     d->elem = nd->elem;
@@ -622,6 +624,7 @@ static rlx_status lower_lrn(wg_lower *L) {
     uint64_t n = wg_numel(x);
     if (n == 0) return RLX_OK;
     if (n >= ((uint64_t)1 << 31)) return wg_decline(L, "too large");
+    if (wg_numel(wg_out(L, 0)) != n) return wg_decline(L, "output size differs from the input's");
     uint64_t sp = 1;
     for (int d = 2; d < x->rank; d++) sp *= (uint64_t)x->dims[d];
     wg_dispatch *d = wg_emit(L, "lrn");

@@ -12,6 +12,8 @@
 // Params: a_off, b_off, s_off, c_off, y_off, rows, len, b_n, s_n, c_n
 // (0: no bias), eps.
 //!elem f32 f16
+//!audited row < rows, e = row len + j < rows len = numel(a) = numel(y); B at e % b_n, S at j % s_n, C at j % c_n
+//!audited only when c_n != 0 (b_n, s_n > 0; each bound whole; lower_add_ln); red[t + s] with t < s <= 32
 //!params a_off: u32, b_off: u32, s_off: u32, c_off: u32, y_off: u32, rows: u32, len: u32, b_n: u32, s_n: u32,
 //!params c_n: u32, eps: f32
 //!bind A: array<T>, B: array<T>, S: array<T>, C: array<T>, Y: array<T>

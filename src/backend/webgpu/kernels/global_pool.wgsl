@@ -5,6 +5,8 @@
 // f16: summed in f32, rounded once). The max gives the bits of the CPU's
 // fold from the first element (global_max.wgsl).
 //!elem f32 f16
+//!audited i < nc; x at i spatial + s, s < spatial (nc spatial = numel(x), spatial >= 1); y at i < nc =
+//!audited numel(y) (lower_global_pool)
 //!params x_off: u32, y_off: u32, nc: u32, spatial: u32
 //!bind X: array<T>, Y: array<T>
 override MAX: bool = false;

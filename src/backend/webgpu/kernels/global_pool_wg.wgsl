@@ -10,6 +10,8 @@
 // the partials and the tree take v where v > m from -inf, and invocation 0
 // finishes (global_max.wgsl).
 //!elem f32 f16
+//!audited row < nc; x at row spatial + s, s < spatial (nc spatial = numel(x)); y at row < nc = numel(y)
+//!audited (lower_global_pool); part[li + w] with li < w <= 32
 //!params x_off: u32, y_off: u32, nc: u32, spatial: u32
 //!bind X: array<T>, Y: array<T>
 override MAX: bool = false;

@@ -6,6 +6,8 @@
 // c (channels), sp (spatial size), before, after, alpha (already divided
 // by size), beta, bias.
 //!elem f32 f16
+//!audited i < n = numel(x) = numel(y) (lower_lrn); channel k in [lo, hi] within [0, c), so first + k sp stays in
+//!audited i's image; hi <= c - 1, so k <= hi ends
 //!params x_off: u32, y_off: u32, n: u32, c: u32, sp: u32, before: u32, after: u32, alpha: f32, beta: f32,
 //!params bias: f32
 //!bind X: array<T>, Y: array<T>

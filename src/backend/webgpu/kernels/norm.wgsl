@@ -22,6 +22,11 @@
 // Bindings (norm_rows.wgsl): X (array<vec4<T>>), S, B, Y, M, V (T; f32
 // arithmetic); absent ones are bound to X and never touched. flags: 1 scale, 2 bias, 4 write M, 8 write V.
 //!elem f32 f16
+//!audited x at base_of(o) + off_of(j), o < rows, j < count (kept and reduced dims of make_redview partition x, < 2^31
+//!audited elements; X bound whole as vec4s, CONTIG words below (x_off + numel + 3) / 4); y at x's index (numel(y) ==
+//!audited numel(x), emit_norm); S, B at (o % rmod) rmul + (j / jdiv) % jmod < numel (row_param, channel_param) only
+//!audited under flags 1, 2; M, V at o < rows under flags 4, 8 (numel rows); sh[t], sh[t + s] below WG <= 256, a power
+//!audited of two (rv_wg); kdim[k], rdim[k] with k < nk, nr <= 4 (lower_reduce.c)
 //!params x_off: u32, s_off: u32, b_off: u32, y_off: u32, m_off: u32, v_off: u32, rows: u32, count: u32,
 //!params nk: u32, nr: u32, flags: u32, eps: f32, s_rmod: u32, s_rmul: u32, s_jdiv: u32, s_jmod: u32,
 //!params b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32, kdim: vec4<u32>, kstr: vec4<u32>,

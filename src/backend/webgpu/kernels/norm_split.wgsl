@@ -17,6 +17,10 @@
 // Bindings: X, S, B, Y, M, V as in norm.wgsl (norm_rows.wgsl), TS (scratch:
 // 3 words per chunk, then from st_off 2 per row).
 //!elem f32 f16
+//!audited stage 0: g < rows nch, row < rows, j0 < j1 <= count (nch = ceil(count / chunk)), words below
+//!audited (x_off + rows count + 3) / 4, TS[3 g + 2] < 3 rows nch; stage 1: i < rows, TS below st_off + 2 rows =
+//!audited the window (emit_norm_split); stage 2: i < rows count = numel(x) = numel(y); S, B, M, V as norm.wgsl;
+//!audited sh[t + s] < 256
 //!params x_off: u32, s_off: u32, b_off: u32, y_off: u32, m_off: u32, v_off: u32, t_off: u32, st_off: u32,
 //!params rows: u32, count: u32, chunk: u32, nch: u32, flags: u32, eps: f32, _p0: u32, _p1: u32, s_rmod: u32,
 //!params s_rmul: u32, s_jdiv: u32, s_jmod: u32, b_rmod: u32, b_rmul: u32, b_jdiv: u32, b_jmod: u32

@@ -13,6 +13,9 @@
 // Semantics: ONNX MaxPool-12/22 (no Indices output), AveragePool-19/22.
 // Params: x_off, y_off, nc = N * C, geometry, total.
 //!elem f32 f16
+//!audited i < total = numel(y) (lower_pool); x read only under 0 <= iz < in_d, 0 <= ih < in_h, 0 <= iw < in_w
+//!audited (the u32 index is the i32 tap's residue, so the tests bound it whatever wraps) and channel c < nc;
+//!audited max_finish's first tap tested by first_in, its scan under the same tests; x bound whole
 //!params x_off: u32, y_off: u32, nc: u32, count_include_pad: u32, in_d: u32, in_h: u32, in_w: u32, out_d: u32,
 //!params out_h: u32, out_w: u32, k_d: u32, k_h: u32, k_w: u32, s_d: u32, s_h: u32, s_w: u32, p_d: u32,
 //!params p_h: u32, p_w: u32, dil_d: u32, dil_h: u32, dil_w: u32, pe_d: u32, pe_h: u32, pe_w: u32, total: u32
@@ -51,7 +54,8 @@ fn max_finish(c: u32, oz: u32, oh: u32, ow: u32, m: f32) -> f32 {
             let ih = i32(oh * P.s_h + kr * P.dil_h) - i32(P.p_h);
             for (var kc = c0; kc < P.k_w; kc = kc + 1u) {
                 let iw = i32(ow * P.s_w + kc * P.dil_w) - i32(P.p_w);
-                if (iz < i32(P.in_d) && ih < i32(P.in_h) && iw < i32(P.in_w)) {
+                // (taps from the first inside one: iz >= 0 already, tested anyway, as main does)
+                if (iz >= 0 && iz < i32(P.in_d) && ih >= 0 && ih < i32(P.in_h) && iw >= 0 && iw < i32(P.in_w)) {
                     let v = f32(X[P.x_off + ((c * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)]);
                     if (v == 0.0) { return v; }
                 }

@@ -15,6 +15,9 @@
 // ceil_mode already in out_h/out_w. Params: x_off, y_off, the geometry;
 // total = nc * out_h * ceil(out_w / OWB) invocations.
 //!elem f32 f16
+//!audited i < total (lower_pool: nc out_h ceil(out_w / OWB)), c < nc; x read only under 0 <= ih < in_h and
+//!audited 0 <= iw < in_w (max_finish: the first taps tested, the scan's in u32 against in_h, in_w); y under
+//!audited ow0 + j < out_w; mx, sum, cnt, cnt_pad at j < OWB <= 4 (lower_pool); x, y bound whole
 //!params x_off: u32, y_off: u32, count_include_pad: u32, total: u32, in_h: u32, in_w: u32, out_h: u32,
 //!params out_w: u32, s_h: u32, s_w: u32, p_h: u32, p_w: u32, d_h: u32, d_w: u32, pe_h: u32, pe_w: u32
 //!bind X: array<T>, Y: array<T>

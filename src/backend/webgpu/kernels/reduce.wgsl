@@ -42,6 +42,10 @@
 //!params x_off: u32, y_off: u32, t_off: u32, rows: u32, count: u32, nk: u32, nr: u32, init: u32, chunk: u32,
 //!params nch: u32, kdim: vec4<u32>, kstr: vec4<u32>, rdim: vec4<u32>, rstr: vec4<u32>
 //!bind X: array<vec4<u32>>, Y: array<u32>, TS: array<u32>
+//!audited x at base_of(o) + off_of(j), o < rows, j < count as norm.wgsl (HALF: word (x_off 2 + e) / 2 < the
+//!audited value's words; CONTIG words below (x_off + e1 + 3) / 4); Y at o (or 2 o + 1 for arg*) with o < rows
+//!audited and a window of rows (2 rows) words (emit_reduce_to); TS only in STAGE 1 and 2, below 2 rows nch = its
+//!audited window (g < rows nch, c < nch); shv, shi below WG <= 256; kdim[k], rdim[k] with k < 4
 override STAGE: u32 = 0u;
 override OP: u32 = 0u;
 override INT: bool = false;
