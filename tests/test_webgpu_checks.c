@@ -10,8 +10,9 @@
  * split-K (gemv + gemm_reduce), a 3x3 convolution with bias (implicit
  * GEMM), a depthwise 3x3 convolution (generated kernel), a Sigmoid and a broadcast Add (unary, binary; the Sigmoid an
  * output, so that no fusion takes them), a Softmax, a MaxPool and a
- * GlobalAveragePool (norm, pool2d, global_pool), and a Gather of
- * the GEMM's rows (an index kernel, not audited). Random inputs; the GPU
+ * GlobalAveragePool (norm, pool2d, global_pool), a Gather of the GEMM's
+ * rows (an index kernel) and a nearest Resize (resize.wgsl, not
+ * audited). Random inputs; the GPU
  * arena poisoned with NaN; every mode's outputs bit for bit against "on",
  * and "on" against the CPU within rtol 1e-5 plus atol 2e-6 sqrt(K) (K up
  * to 300). */
@@ -52,6 +53,9 @@ static rlx_model *build(void) {
     st = st ? st : rlx_model_add_initializer(m, "idx", idx);
     st = st ? st : rlx_model_add_initializer(m, "sb", sb);
     st = st ? st : rlx_model_add_initializer(m, "Wd", wd);
+    rlx_tensor *scales = test_tensor_f32(1, (const int64_t[]){ 4 }, (const float[]){ 1, 1, 2, 2 });
+    st = st ? st : rlx_model_add_initializer(m, "scales", scales);
+    rlx_tensor_destroy(scales);
     rlx_tensor_destroy(wd);
     rlx_tensor_destroy(sb);
     rlx_tensor_destroy(b);
@@ -71,6 +75,9 @@ static rlx_model *build(void) {
     st = st ? st : rlx_model_add_node(m, "Add", "add", 2, (const char *[]){ "s", "sb" }, 1, (const char *[]){ "sx" }, 0, NULL);
     rlx_attr ga[] = { RLX_ATTR_I("axis", 0) };
     st = st ? st : rlx_model_add_node(m, "Gather", "gather", 2, (const char *[]){ "r", "idx" }, 1, (const char *[]){ "gt" }, 1, ga);
+    /* a kernel not audited: a nearest Resize (resize.wgsl) */
+    rlx_attr ra[] = { RLX_ATTR_S("mode", "nearest") };
+    st = st ? st : rlx_model_add_node(m, "Resize", "resize", 3, (const char *[]){ "x", "", "scales" }, 1, (const char *[]){ "rs" }, 1, ra);
     /* row kernels and pools: Softmax of the GEMM's rows (norm.wgsl, 47 per
      * row), a 3x3 MaxPool of the convolution (pool2d.wgsl, 11 columns: a
      * last group of three), a GlobalAveragePool of the depthwise output */
@@ -80,8 +87,8 @@ static rlx_model *build(void) {
     rlx_attr pa[] = { RLX_ATTR_IS("kernel_shape", 2, k3), RLX_ATTR_IS("pads", 4, pads) };
     st = st ? st : rlx_model_add_node(m, "MaxPool", "pool", 1, (const char *[]){ "cv" }, 1, (const char *[]){ "mp" }, 2, pa);
     st = st ? st : rlx_model_add_node(m, "GlobalAveragePool", "gap", 1, (const char *[]){ "dwy" }, 1, (const char *[]){ "ga" }, 0, NULL);
-    const char *outs[] = { "r", "g", "cv", "dwy", "s", "sx", "gt", "sm", "mp", "ga" };
-    for (int i = 0; i < 10 && !st; i++) st = rlx_model_add_output(m, outs[i]);
+    const char *outs[] = { "r", "g", "cv", "dwy", "s", "sx", "gt", "sm", "mp", "ga", "rs" };
+    for (int i = 0; i < 11 && !st; i++) st = rlx_model_add_output(m, outs[i]);
     st = st ? st : rlx_model_finish(m);
     if (st) {
         fprintf(stderr, "build: %s\n", rlx_last_error());
@@ -91,7 +98,7 @@ static rlx_model *build(void) {
     return m;
 }
 
-#define N_OUT 10
+#define N_OUT 11
 
 typedef struct run_result {
     rlx_tensor **out;
@@ -151,8 +158,9 @@ static void test_markers(void) {
     /* audited kernels (embedded) and kernels left to naga's checks */
     const char *audited[] = { "unary", "binary", "gemm_reduce", "gemv", "conv_direct", "im2col", "dwconv",
                               "norm", "norm_split", "reduce", "pool", "pool2d", "global_pool", "global_pool_wg",
-                              "lrn", "add_layernorm" };
-    const char *checked[] = { "gemm", "matmul", "gather", "conv_transpose", "qgemm", "batchnorm", "cumsum", "onehot" };
+                              "lrn", "add_layernorm", "gather", "gather_elements", "gather_nd", "scatter",
+                              "onehot", "trilu", "cumsum" };
+    const char *checked[] = { "gemm", "matmul", "conv_transpose", "qgemm", "batchnorm", "resize", "copy", "cast" };
     for (size_t i = 0; i < sizeof audited / sizeof audited[0]; i++)
         CHECK_MSG(wg_source_audited(wg_wgsl_source(audited[i])), "%s", audited[i]);
     for (size_t i = 0; i < sizeof checked / sizeof checked[0]; i++)
@@ -196,7 +204,7 @@ int main(void) {
     CHECK_MSG(same_bits(&r, &on), "the default differs in bits from on");
     CHECK_MSG(r.n_pipes > 0 && r.n_unchecked == 0, "default: %s", r.note);
     result_free(&r);
-    /* auto: the audited kernels unchecked, the Gather's not; off: all */
+    /* auto: the audited kernels unchecked, the Resize's not; off: all */
     CHECK_OK(run(m, "gpu", "auto", in, &r));
     CHECK_MSG(same_bits(&r, &on), "auto differs in bits from on");
     if (trusted) CHECK_MSG(r.n_unchecked > 0 && r.n_unchecked < r.n_pipes, "auto: %s", r.note);

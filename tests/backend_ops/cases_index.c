@@ -35,6 +35,50 @@ static rlx_dtype pick_dt(int i, bool bool_ok) {
     return dt == RLX_DTYPE_BOOL && !bool_ok ? RLX_DTYPE_F32 : dt;
 }
 
+/* ------------------------------------------------------------ edge cases */
+
+/* The //!audited claims of the index kernels (gather, gather_elements,
+ * gather_nd, scatter) on edge cases of run-time i64 indices, one op each
+ * (ScatterElements and ScatterND with reduction add on i32, exact): 0 a
+ * single element (index -1), 1 x [67, 3] with 67 index rows (a grid not a
+ * multiple of 64), 2 an index of 2^33 (outside i32: the kernels read it as
+ * out of range) and 3 one of -a - 1 (below the wrap); 2 and 3 must be
+ * refused by both backends, the GPU reading nothing outside x. */
+static void index_edges(bo_ctx *ctx, const char *op) {
+    bool gather = strcmp(op, "Gather") == 0, elems = strstr(op, "Elements") != NULL, nd = strstr(op, "ND") != NULL;
+    bool scatter = strncmp(op, "Scatter", 7) == 0;
+    for (int t = 0; t < 4; t++) {
+        bo_case *c = bo_next(ctx, scatter ? 18 : 13);
+        if (!c) continue;
+        int64_t rows = t == 0 ? 1 : 67, cols = t == 0 ? 1 : 3;
+        int64_t xd[2] = { rows, cols };
+        /* indices: Gather [rows] on axis 0; *Elements [rows, cols] on axis 0; *ND [rows, 1] */
+        int64_t id[2] = { rows, elems ? cols : 1 };
+        int irank = gather ? 1 : 2;
+        rlx_tensor *idx = bo_rand_int(RLX_DTYPE_I64, irank, id, -rows, rows - 1);
+        int64_t *iv = idx->data;
+        if (t == 0) iv[0] = -1;
+        if (t >= 2) {
+            iv[rlx_tensor_numel(idx) / 2] = t == 2 ? (int64_t)1 << 33 : -rows - 1;
+            c->flags |= BO_EXPECT_ERROR;
+        }
+        rlx_tensor *x = bo_rand_int(scatter ? RLX_DTYPE_I32 : RLX_DTYPE_F32, 2, xd, -100, 100);
+        char xb[64], ib[64];
+        bo_desc(c, "%s x%s indices i64%s (edge case%s)", op, bo_shape_str(2, xd, xb, 64), bo_shape_str(irank, id, ib, 64),
+                t == 2 ? ": an index of 2^33" : t == 3 ? ": an index below -a" : "");
+        rlx_attr a[2] = { RLX_ATTR_I("axis", 0), RLX_ATTR_S("reduction", "add") };
+        if (!scatter) {
+            rlx_tensor *in[2] = { x, idx };
+            bo_single(c, op, 2, in, NULL, 1, nd ? 0 : 1, a);
+        } else {
+            int64_t ud[2] = { rows, cols };
+            rlx_tensor *in[3] = { x, idx, bo_rand_int(RLX_DTYPE_I32, 2, ud, -9, 9) };
+            bo_single(c, op, 3, in, NULL, 1, nd ? 1 : 2, nd ? a + 1 : a);
+        }
+        bo_run(ctx, c);
+    }
+}
+
 /* ------------------------------------------------------------ Gather */
 
 static void gen_gather(bo_ctx *ctx, const void *arg) {
@@ -85,6 +129,7 @@ static void gen_gather(bo_ctx *ctx, const void *arg) {
         bo_single(c, "Gather", 2, in, k, 1, 1, &a);
         bo_run(ctx, c);
     }
+    index_edges(ctx, "Gather");
 }
 
 static void gen_gather_elements(bo_ctx *ctx, const void *arg) {
@@ -110,6 +155,7 @@ static void gen_gather_elements(bo_ctx *ctx, const void *arg) {
         bo_single(c, "GatherElements", 2, in, k, 1, 1, &a);
         bo_run(ctx, c);
     }
+    index_edges(ctx, "GatherElements");
 }
 
 static void gen_gather_nd(bo_ctx *ctx, const void *arg) {
@@ -147,6 +193,7 @@ static void gen_gather_nd(bo_ctx *ctx, const void *arg) {
         bo_single(c, "GatherND", 2, in, k, 1, 1, &a);
         bo_run(ctx, c);
     }
+    index_edges(ctx, "GatherND");
 }
 
 /* ------------------------------------------------------------ Scatter */
@@ -241,6 +288,7 @@ static void gen_scatter_elements(bo_ctx *ctx, const void *arg) {
         bo_run(ctx, c);
     }
     scatter_specials(ctx, false);
+    index_edges(ctx, "ScatterElements");
 }
 
 static void gen_scatter_nd(bo_ctx *ctx, const void *arg) {
@@ -291,6 +339,7 @@ static void gen_scatter_nd(bo_ctx *ctx, const void *arg) {
         bo_run(ctx, c);
     }
     scatter_specials(ctx, true);
+    index_edges(ctx, "ScatterND");
 }
 
 /* ------------------------------------------------------------ OneHot, Trilu, EyeLike */
@@ -320,6 +369,22 @@ static void gen_onehot(bo_ctx *ctx, const void *arg) {
         bo_single(c, "OneHot", 3, in, k, 1, 1, &a);
         bo_run(ctx, c);
     }
+    /* edge shapes: one index of depth 1 (on, then off: -1 wraps from 11 on), 67 i64 indices of depth 3
+     * with some outside i32 */
+    for (int t = 0; t < 3; t++) {
+        bo_case *c = bo_next(ctx, 11);
+        if (!c) continue;
+        int64_t ni = t < 2 ? 1 : 67, depth = t < 2 ? 1 : 3;
+        rlx_tensor *idx = bo_rand_int(RLX_DTYPE_I64, 1, &ni, -depth, depth - 1);
+        if (t == 1) ((int64_t *)idx->data)[0] = -1;
+        if (t == 2) ((int64_t *)idx->data)[5] = (int64_t)1 << 33, ((int64_t *)idx->data)[9] = -((int64_t)1 << 33) + 1;
+        bo_desc(c, "OneHot indices i64[%lld] depth=%lld values f32 (edge case)", (long long)ni, (long long)depth);
+        rlx_tensor *in[3] = { idx, bo_scalar(RLX_DTYPE_I64, (double)depth),
+                              bo_tensor(RLX_DTYPE_F32, 1, (int64_t[]){ 2 }, (float[]){ -0.5f, 2.5f }) };
+        bool k[3] = { false, true, true };
+        bo_single(c, "OneHot", 3, in, k, 1, 0, NULL);
+        bo_run(ctx, c);
+    }
 }
 
 static void gen_trilu(bo_ctx *ctx, const void *arg) {
@@ -340,6 +405,23 @@ static void gen_trilu(bo_ctx *ctx, const void *arg) {
         rlx_tensor *in[2] = { data(dt, &s), kin ? bo_scalar(i % 4 ? RLX_DTYPE_I64 : RLX_DTYPE_I64, (double)k) : NULL };
         bool kk[2] = { false, i % 5 != 4 };
         rlx_attr a = RLX_ATTR_I("upper", upper);
+        bo_single(c, "Trilu", 2, in, kk, 1, 1, &a);
+        bo_run(ctx, c);
+    }
+    /* edge shapes: a single element (f32; bool: a word of one byte), bool
+     * [3, 3] (the last word a quarter full), k at run time */
+    static const struct { int64_t d[2]; rlx_dtype dt; } k_edges[] = {
+        { { 1, 1 }, RLX_DTYPE_F32 }, { { 1, 1 }, RLX_DTYPE_BOOL }, { { 3, 3 }, RLX_DTYPE_BOOL } };
+    for (size_t t = 0; t < BO_LEN(k_edges); t++) {
+        bo_case *c = bo_next(ctx, 14);
+        if (!c) continue;
+        bo_shape es = { 2, { k_edges[t].d[0], k_edges[t].d[1] } };
+        char sb[96];
+        bo_desc(c, "Trilu %s x%s upper=%d k=0 at run time (edge shape)", rlx_dtype_name(k_edges[t].dt),
+                bo_shape_str(2, es.d, sb, 96), (int)(t % 2));
+        rlx_tensor *in[2] = { data(k_edges[t].dt, &es), bo_scalar(RLX_DTYPE_I64, 0) };
+        bool kk[2] = { false, false };
+        rlx_attr a = RLX_ATTR_I("upper", (int64_t)(t % 2));
         bo_single(c, "Trilu", 2, in, kk, 1, 1, &a);
         bo_run(ctx, c);
     }
@@ -385,6 +467,30 @@ static void gen_cumsum(bo_ctx *ctx, const void *arg) {
                 (long long)ax, excl, rev);
         c->atol *= s.d[axis];
         rlx_tensor *in[2] = { x, bo_scalar(i % 2 ? RLX_DTYPE_I32 : RLX_DTYPE_I64, (double)ax) };
+        bool k[2] = { false, true };
+        rlx_attr a[2] = { RLX_ATTR_I("exclusive", excl), RLX_ATTR_I("reverse", rev) };
+        bo_single(c, "CumSum", 2, in, k, 1, 2, a);
+        bo_run(ctx, c);
+    }
+    /* edge shapes: a single element; lines of 1,031 and 5,000 (a workgroup
+     * scan per line: chunks of 5 and 20, the last ones empty or partial);
+     * 67 lines of a strided axis (one invocation per line) */
+    static const struct { bo_shape s; int64_t axis; rlx_dtype dt; } k_edges[] = {
+        { { 1, { 1 } }, 0, RLX_DTYPE_F32 }, { { 2, { 3, 1031 } }, 1, RLX_DTYPE_I32 },
+        { { 2, { 2, 5000 } }, -1, RLX_DTYPE_F32 }, { { 2, { 5, 67 } }, 0, RLX_DTYPE_U32 },
+    };
+    for (size_t t = 0; t < BO_LEN(k_edges); t++) {
+        bo_case *c = bo_next(ctx, 14);
+        if (!c) continue;
+        const bo_shape *es = &k_edges[t].s;
+        rlx_dtype dt = k_edges[t].dt;
+        int excl = (int)(t % 2), rev = (int)(t / 2 % 2);
+        rlx_tensor *x = dt == RLX_DTYPE_F32 ? bo_rand(dt, es->rank, es->d, -2, 2) : bo_rand_int(dt, es->rank, es->d, 0, 1000);
+        char sb[96];
+        bo_desc(c, "CumSum %s x%s axis=%lld exclusive=%d reverse=%d (edge shape)", rlx_dtype_name(dt),
+                bo_shape_str(es->rank, es->d, sb, 96), (long long)k_edges[t].axis, excl, rev);
+        c->atol *= es->d[(k_edges[t].axis + es->rank) % es->rank];
+        rlx_tensor *in[2] = { x, bo_scalar(RLX_DTYPE_I64, (double)k_edges[t].axis) };
         bool k[2] = { false, true };
         rlx_attr a[2] = { RLX_ATTR_I("exclusive", excl), RLX_ATTR_I("reverse", rev) };
         bo_single(c, "CumSum", 2, in, k, 1, 2, a);

@@ -193,6 +193,8 @@ static rlx_status lower_gather_nd(wg_lower *L) {
     for (int d = b + (int)m; d < x->rank; d++) sl *= (uint64_t)x->dims[d];
     for (int d = b; d < x->rank; d++) bstride *= (uint64_t)x->dims[d];
     if (nb * nt * sl != wg_numel(y)) return wg_decline(L, "output size differs");
+    for (int d = 0; d < b; d++) /* x's batch dims are the indices' (gather_nd.wgsl's //!audited claim) */
+        if (x->dims[d] != idx->dims[d]) return wg_decline(L, "batch dims differ");
     if (wg_numel(y) == 0) return RLX_OK;
     uint64_t sl_w, bs_w;
     if (!run_words(x->dtype, sl, &sl_w) || !run_words(x->dtype, bstride, &bs_w))
@@ -351,6 +353,7 @@ static rlx_status lower_trilu(wg_lower *L) {
     if (k > M + 1) k = M + 1; /* every comparison is decided by then */
     if (k < -N - 1) k = -N - 1;
     uint64_t n = wg_numel(y);
+    if (!eye && wg_numel(x) != n) return wg_decline(L, "output size differs");
     if (n == 0) return RLX_OK;
     if (n >= LIM31 || wg_words(y) >= LIM31) return wg_decline(L, "too large");
     int elem = y->dtype == RLX_DTYPE_I64 ? UNIT_PAIR : y->dtype == RLX_DTYPE_BOOL ? UNIT_BYTE : UNIT_WORD;
@@ -391,6 +394,7 @@ static rlx_status lower_cumsum(wg_lower *L) {
     uint64_t lines = outer * inner;
     if (lines == 0 || a == 0) return RLX_OK;
     if (wg_numel(x) >= LIM31) return wg_decline(L, "too large");
+    if (wg_numel(y) != wg_numel(x)) return wg_decline(L, "output size differs");
     /* contiguous long lines: a workgroup scan per line; else one invocation
      * per line (the CPU's order, and coalesced when inner > 1) */
     bool cols = !(inner == 1 && a >= 1024);

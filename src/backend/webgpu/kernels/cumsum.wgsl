@@ -10,6 +10,8 @@
 // serial order by rounding).
 // Params: x_off, y_off, lines (outer * inner), a, inner.
 //!elem f32 i32 u32 f16
+//!audited line < lines = outer inner; element base + k inner with k < a, below outer a inner = numel(x) =
+//!audited numel(y) (lower_cumsum); the chunk [s0, s1) within [0, a); sh[t - d] for t >= d, t < 256
 //!params x_off: u32, y_off: u32, lines: u32, a: u32, inner: u32
 //!bind X: array<T>, Y: array<T>
 override EXCL: bool = false;

@@ -17,6 +17,10 @@
 // T: the element moved: 4-byte words (u32) unless the lowering names a type;
 // the byte and word-pair layouts are those of the u32 instance.
 //!elem u32 f32 i32 f16
+//!audited w < n = y's units (lower_gather: outer n_idx inner); I at i < n_idx (2 i + 1: IDX64) = the indices'
+//!audited words; an index read only through index_in, which returns -1 outside [0, a) (then no x read), so x at
+//!audited (o a + v) inner + k < outer a inner = x's units; BYTES: bytes e < ne, word (4 x_off + s) / 4; S only
+//!audited with REPORT, words 0..3 of WG_STATUS_WORDS = 4 (bind_report)
 //!params x_off: u32, i_off: u32, y_off: u32, s_off: u32, tag: u32, n: u32, inner: u32, n_idx: u32, a: u32,
 //!params ne: u32
 //!bind X: array<T>, I: array<u32>, Y: array<T>, S: array<atomic<u32>>

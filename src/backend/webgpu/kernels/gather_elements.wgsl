@@ -13,6 +13,9 @@
 // T: the element moved: 4-byte words (u32) unless the lowering names a type;
 // the byte and word-pair layouts are those of the u32 instance.
 //!elem u32 f32 i32 f16
+//!audited e < n = numel(y) = numel(I) (same dims); coordinates below the indices' dims, which are at most x's but
+//!audited on axis (lower_gather_elements), and on axis the index from index_in, in [0, a): x read only when it is
+//!audited valid; P.dims[q], q = d / 4 < 2 for rank <= RLX_MAX_RANK = 8; S as gather.wgsl
 //!params x_off: u32, i_off: u32, y_off: u32, s_off: u32, tag: u32, n: u32, rank: u32, axis: u32, a: u32,
 //!params w: u32, dims: array<vec4<u32>, 2>, xstr: array<vec4<u32>, 2>
 //!bind X: array<T>, I: array<u32>, Y: array<T>, S: array<atomic<u32>>
@@ -35,7 +38,11 @@ override REPORT: bool = false;
         if (u32(d) == P.axis) { c = u32(v); }
         src = src + c * P.xstr[q][r];
     }
+    // x is read only for a valid index (select would read both operands: an
+    // invalid one's u32(-1) coordinate lies far outside x)
     for (var k = 0u; k < P.w; k = k + 1u) {
-        Y[P.y_off + e * P.w + k] = select(T(0), X[P.x_off + src * P.w + k], valid);
+        var y = T(0);
+        if (valid) { y = X[P.x_off + src * P.w + k]; }
+        Y[P.y_off + e * P.w + k] = y;
     }
 }

@@ -16,6 +16,9 @@
 // T: the element moved: 4-byte words (u32) unless the lowering names a type;
 // the byte and word-pair layouts are those of the u32 instance.
 //!elem u32 f32 i32 f16
+//!audited w < n = nb nt sl (y's words); tuple entry j < m <= 8 at I[tt m + j] < the indices' words; an entry
+//!audited outside its dim (index_in: -1) counts as 0 and the word is 0, so off < (bi + 1) bstride <= nb bstride
+//!audited = x's words (batch dims equal, lower_gather_nd); S as gather.wgsl
 //!params x_off: u32, i_off: u32, y_off: u32, s_off: u32, tag: u32, n: u32, nt: u32, m: u32, sl: u32,
 //!params bstride: u32, dims: array<vec4<u32>, 2>, xstr: array<vec4<u32>, 2>
 //!bind X: array<T>, I: array<u32>, Y: array<T>, S: array<atomic<u32>>

@@ -9,6 +9,8 @@
 // T: the element moved: 4-byte words (u32) unless the lowering names a type;
 // the byte and word-pair layouts are those of the u32 instance.
 //!elem u32 f32 i32 f16
+//!audited e < n = numel(I) depth; I at o inner + j < outer inner = numel(I) (two words: I64); the index only
+//!audited compared, never an address; V at src + k < 2 w, its window; Y at e w + k < n w (lower_onehot, Hardmax)
 //!params i_off: u32, v_off: u32, y_off: u32, n: u32, depth: u32, inner: u32, w: u32
 //!bind I: array<u32>, V: array<T>, Y: array<T>
 override ITY: u32 = 1u;

@@ -20,6 +20,10 @@
 // T: the element (u32 by default: words moved as bits, op none); the
 // reductions use T's arithmetic (the lowering instantiates f32 or i32).
 //!elem u32 f32 i32 f16
+//!audited t < threads; ND: t < sl, tuples k < count = nt, entries from index_in (a tuple with one outside its dim
+//!audited is skipped), y word off + t < x's words, u word k sl + t < nt sl; ELEMS: coordinates below the updates'
+//!audited dims (<= x's off axis, lower_scatter), k < count = the updates' extent on axis, the index in [0, a),
+//!audited I and U at ui < numel(u) = numel(I); every at(.., d) with d < rank <= 8; S as gather.wgsl
 // Params: i_off, u_off, y_off, s_off, tag (the status words), threads,
 // count (ND: tuples; ELEMS: the updates' extent along axis), m (ND: index
 // tuple length), sl (ND: words per slice), w (words per element), rank

@@ -13,6 +13,8 @@
 // T: the element moved: 4-byte words (u32) unless the lowering names a type;
 // the byte and word-pair layouts are those of the u32 instance.
 //!elem u32 f32 i32 f16
+//!audited t < threads (n, or ceil(n / 4) bytes' words); X (x, or y itself for EyeLike) and Y at t (2 t + 1:
+//!audited PAIR) within numel(x) = numel(y) (lower_trilu); K read (1 or 2 words) only with KIN, bound to k
 //!params x_off: u32, y_off: u32, k_off: u32, n: u32, threads: u32, nn: u32, m: u32, k: i32, one: u32
 //!bind X: array<T>, Y: array<T>, K: array<u32>
 override MODE: u32 = 0u;
