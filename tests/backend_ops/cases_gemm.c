@@ -334,6 +334,9 @@ static void gen_matmul(bo_ctx *ctx, const void *arg) {
  * (gpu.qgemm_tile) cycles through auto, wg (workgroup tiles), gemv (k split
  * per workgroup), reg and 0 every 5 cases (against the forms), and every
  * 4th case has an M of 1, 2, 3 or 5 or past the 64 x 64 tile. */
+static void qmatmul_rounding(bo_ctx *ctx, bo_case *c);
+static void qmatmul_edges(bo_ctx *ctx, bool ql);
+
 static void gen_qmatmul(bo_ctx *ctx, const void *arg) {
     bool ql = arg != NULL;
     static const int64_t sizes[] = { 1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 31, 67 };
@@ -414,19 +417,58 @@ static void gen_qmatmul(bo_ctx *ctx, const void *arg) {
                * multiplier 2^-26 is 0.5 + r 2^-26; f32(acc) rounds r = 1, 2 to 2^25 (y 0, a tie to even),
                * the rest up (y 1); a double product gives 1 for all */
         bo_case *c = bo_next(ctx, 21);
-        if (!c) return;
-        int64_t ad[2] = { 8, 518 }, bd[2] = { 518, 1 };
-        rlx_tensor *a = bo_rand_int(RLX_DTYPE_U8, 2, ad, 0, 0), *b = bo_rand_int(RLX_DTYPE_U8, 2, bd, 0, 0);
-        for (int64_t r = 0; r < 8; r++)
-            for (int64_t kk = 0; kk < 518; kk++)
-                rlx_tensor_set_i64(a, (size_t)(r * 518 + kk), kk < 516 ? 255 : kk == 516 ? 7 : r);
-        for (int64_t kk = 0; kk < 518; kk++) rlx_tensor_set_i64(b, (size_t)kk, kk < 516 ? 255 : kk == 516 ? 219 : 1);
-        rlx_tensor *in[8] = { a, bo_scalar(RLX_DTYPE_F32, ldexp(1.0, -13)), bo_scalar(RLX_DTYPE_U8, 0), b,
-                              bo_scalar(RLX_DTYPE_F32, ldexp(1.0, -13)), bo_scalar(RLX_DTYPE_U8, 0),
-                              bo_scalar(RLX_DTYPE_F32, 1.0), bo_scalar(RLX_DTYPE_U8, 0) };
-        bool k[8] = { false, true, true, true, true, true, true, true };
-        bo_desc(c, "QLinearMatMul u8[8,518] x u8[518,1] sums 2^25 + 1 .. 8, multiplier 2^-26 (f32(acc) rounds)");
-        bo_single(c, "QLinearMatMul", 8, in, k, 1, 0, NULL);
+        if (c) qmatmul_rounding(ctx, c);
+    }
+    qmatmul_edges(ctx, ql);
+}
+
+/* QLinearMatMul's sums past 2^24 (gen_qmatmul's last case). */
+static void qmatmul_rounding(bo_ctx *ctx, bo_case *c) {
+    int64_t ad[2] = { 8, 518 }, bd[2] = { 518, 1 };
+    rlx_tensor *a = bo_rand_int(RLX_DTYPE_U8, 2, ad, 0, 0), *b = bo_rand_int(RLX_DTYPE_U8, 2, bd, 0, 0);
+    for (int64_t r = 0; r < 8; r++)
+        for (int64_t kk = 0; kk < 518; kk++)
+            rlx_tensor_set_i64(a, (size_t)(r * 518 + kk), kk < 516 ? 255 : kk == 516 ? 7 : r);
+    for (int64_t kk = 0; kk < 518; kk++) rlx_tensor_set_i64(b, (size_t)kk, kk < 516 ? 255 : kk == 516 ? 219 : 1);
+    rlx_tensor *in[8] = { a, bo_scalar(RLX_DTYPE_F32, ldexp(1.0, -13)), bo_scalar(RLX_DTYPE_U8, 0), b,
+                          bo_scalar(RLX_DTYPE_F32, ldexp(1.0, -13)), bo_scalar(RLX_DTYPE_U8, 0),
+                          bo_scalar(RLX_DTYPE_F32, 1.0), bo_scalar(RLX_DTYPE_U8, 0) };
+    bool k[8] = { false, true, true, true, true, true, true, true };
+    bo_desc(c, "QLinearMatMul u8[8,518] x u8[518,1] sums 2^25 + 1 .. 8, multiplier 2^-26 (f32(acc) rounds)");
+    bo_single(c, "QLinearMatMul", 8, in, k, 1, 0, NULL);
+    bo_run(ctx, c);
+}
+
+/* Edge shapes of the integer GEMM's variants (the //!audited claims of
+ * qgemm.wgsl and qgemm_dp4.wgsl): a single element (u8 x i8, zero points
+ * per row and column) on every variant, and [67, 5] x [5, 68] (tiles
+ * partial in m and n, k neither a multiple of 4 nor of a tile step, n % 4
+ * == 0 so that every variant serves an 8-bit y) on the workgroup tiles and
+ * the split-k GEMV. */
+static void qmatmul_edges(bo_ctx *ctx, bool ql) {
+    static const char *const k_variant[] = { NULL, "gpu.qgemm_tile=wg", "gpu.qgemm_tile=gemv", "gpu.qgemm_tile=reg",
+                                             "gpu.qgemm_tile=0", "gpu.qgemm_tile=wg", "gpu.qgemm_tile=gemv" };
+    for (size_t t = 0; t < BO_LEN(k_variant); t++) {
+        bo_case *c = bo_next(ctx, ql ? 21 : 10);
+        if (!c) continue;
+        int64_t M = t < 5 ? 1 : 67, K = t < 5 ? 1 : 5, N = t < 5 ? 1 : 68;
+        int64_t ad[2] = { M, K }, bd[2] = { K, N };
+        rlx_tensor *a = bo_rand_int(RLX_DTYPE_U8, 2, ad, 0, 255), *b = bo_rand_int(RLX_DTYPE_I8, 2, bd, -128, 127);
+        rlx_tensor *za = bo_rand_int(RLX_DTYPE_U8, 1, &M, 100, 150), *zb = bo_rand_int(RLX_DTYPE_I8, 1, &N, -5, 5);
+        if (k_variant[t]) bo_opt(c, k_variant[t]);
+        bo_desc(c, "%s u8[%lld,%lld] x i8[%lld,%lld] zp per row/column %s (edge shape)",
+                ql ? "QLinearMatMul" : "MatMulInteger", (long long)M, (long long)K, (long long)K, (long long)N,
+                k_variant[t] ? k_variant[t] : "auto");
+        if (!ql) {
+            rlx_tensor *in[4] = { a, b, za, zb };
+            bool k[4] = { false, t % 2 == 0, true, true };
+            bo_single(c, "MatMulInteger", 4, in, k, 1, 0, NULL);
+        } else {
+            rlx_tensor *in[8] = { a, bo_scalar(RLX_DTYPE_F32, 0.5), za, b, bo_scalar(RLX_DTYPE_F32, 0.25), zb,
+                                  bo_scalar(RLX_DTYPE_F32, 16.0), bo_scalar(RLX_DTYPE_U8, 128) };
+            bool k[8] = { false, true, true, t % 2 == 0, true, true, true, true };
+            bo_single(c, "QLinearMatMul", 8, in, k, 1, 0, NULL);
+        }
         bo_run(ctx, c);
     }
 }

@@ -66,6 +66,7 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     for (int i = 0; i < q->nb; i++) batch *= q->bd[i];
     uint64_t total = batch * q->m * q->n;
     if (total == 0) return RLX_OK;
+    if (total != wg_numel(&L->g->values[q->y])) return wg_decline(L, "output size differs from the product's");
     if (total >= LIM31 || (uint64_t)q->m * q->k * batch >= LIM31 || (uint64_t)q->k * q->n * batch >= LIM31)
         return wg_decline(L, "too large for 32-bit indexing");
     bool requant = q->mult != NULL;

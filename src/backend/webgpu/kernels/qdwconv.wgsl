@@ -11,6 +11,9 @@
 // Params: offsets in words (X, W, ZX, ZW, Y, TB), c_out, mult, geometry,
 // zw_step (0: one w zero point, 1: per output channel), total (outputs),
 // threads, y_zp.
+//!audited t < threads (total outputs, or its words of four); x read only under 0 <= ih < in_h, 0 <= iw < in_w
+//!audited in channel m / mult < c_out / mult = c_in of image img < n; w at m k_h k_w + taps; zw at m zw_step (1 or
+//!audited c_out elements), zx at its one element; the table at 4 m + 3 < 4 c_out (emit_qdwconv)
 //!include qrequant
 //!params x_off: u32, w_off: u32, zx_off: u32, zw_off: u32, y_off: u32, t_off: u32, c_out: u32, mult: u32
 //!params in_h: u32, in_w: u32, out_h: u32, out_w: u32, k_h: u32, k_w: u32, s_h: u32, s_w: u32, p_h: u32
