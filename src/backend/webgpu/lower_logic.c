@@ -75,6 +75,7 @@ static rlx_status lower_quant(wg_lower *L) {
     if (n == 0) return RLX_OK;
     if (wg_numel(s) < 1 || (z && wg_numel(z) < 1)) return wg_decline(L, "empty scale or zero point");
     if (n >= LIM31) return wg_decline(L, "too large for 32-bit indexing");
+    if (wg_numel(y) != n) return wg_decline(L, "output size differs from the input's");
     uint64_t inner = n, da = 1;
     if (g.mode == RLX_QUANT_PER_AXIS) {
         da = (uint64_t)x->dims[g.axis];

@@ -532,6 +532,8 @@ static rlx_status lower_batchnorm(wg_lower *L) {
     for (int i = 2; i < x->rank; i++) inner *= (uint64_t)x->dims[i];
     uint64_t total = wg_numel(x);
     if (total == 0) return RLX_OK;
+    if (wg_numel(wg_out(L, 0)) != total) return wg_decline(L, "output size differs from the input's");
+    if (total >= ((uint64_t)1 << 31)) return wg_decline(L, "more than 2^31 elements (32-bit indexing)");
     wg_dispatch *d = wg_emit(L, "batchnorm");
     d->elem = out_elem(L);
     static const char *const k_in[5] = { "x_off", "s_off", "b_off", "m_off", "v_off" };

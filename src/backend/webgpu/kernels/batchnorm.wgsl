@@ -6,6 +6,8 @@
 // total, C, inner, epsilon. Element type T (f32; f16: computed in f32,
 // rounded once).
 //!elem f32 f16
+//!audited i < total = numel(x) = numel(y) (lower_batchnorm); S, Bb, M, V at c = (i / inner) % C < C, each of C
+//!audited elements (checked)
 //!params x_off: u32, s_off: u32, b_off: u32, m_off: u32, v_off: u32, y_off: u32, total: u32, c: u32,
 //!params inner: u32, eps: f32
 //!bind X: array<T>, S: array<T>, Bb: array<T>, M: array<T>, V: array<T>, Y: array<T>

@@ -12,6 +12,9 @@
 // the zero points as bytes (absent: HAS_ZP 0, Z is a stand-in).
 // Params: offsets in words (x_off, s_off, z_off, y_off), n elements, inner,
 // da, threads.
+//!audited t < threads (n, or ceil(n / 4) words of four levels), elements e < n; X, Y at t or e within numel(x) =
+//!audited numel(y) (lower_quant); S, Z at p = (e / inner) % da < da, the scale's (and zero point's) elements
+//!audited (rlx_quant_resolve_gran: da = x's dim on the axis or 1)
 //!include act
 //!params x_off: u32, s_off: u32, z_off: u32, y_off: u32, n: u32, inner: u32, da: u32, threads: u32
 //!bind X: array<u32>, S: array<u32>, Z: array<u32>, Y: array<u32>
