@@ -5,9 +5,10 @@
  * prints the median and minimum thread CPU time of ITERS calls (us) and
  * GMAC/s of the minimum. Threads: RLX_NUM_THREADS.
  *
- *   build/tests/conv_node ITERS N:CIN:COUT:H:K:S[:RES[:ACT]] ...
+ *   build/tests/conv_node ITERS N:CIN:COUT:H:K:S[:RES[:ACT[:GROUP]]] ...
  *
- * RES 1: a residual input; ACT 0 none, 1 Relu (default), 2 Clip(0, 6).
+ * RES 1: a residual input; ACT 0 none, 1 Relu (default), 2 Clip(0, 6);
+ * GROUP the group count (default 1; C_IN for depthwise).
  * CONV_NODE_PW=1 / 2: the pointwise path never / wherever it applies
  * (rlx_nn_pw_force; default: by shape, as in a model); CONV_NODE_PWT and
  * CONV_NODE_IG the same for the channels-in-lanes path (rlx_nn_pwt_force)
@@ -55,22 +56,28 @@ int main(int argc, char **argv) {
     if (getenv("CONV_NODE_PWT_GATHER")) rlx_nn_pwt_in_place(!atoi(getenv("CONV_NODE_PWT_GATHER")));
     printf("threads %d\n", rlx_parallel_threads());
     for (int a = 2; a < argc; a++) {
-        long nb, cin, cout, h, k, s, res = 0, act = 1;
-        if (sscanf(argv[a], "%ld:%ld:%ld:%ld:%ld:%ld:%ld:%ld", &nb, &cin, &cout, &h, &k, &s, &res, &act) < 6) {
-            fprintf(stderr, "bad shape '%s' (N:CIN:COUT:H:K:S[:RES[:ACT]])\n", argv[a]);
+        long nb, cin, cout, h, k, s, res = 0, act = 1, grp = 1;
+        if (sscanf(argv[a], "%ld:%ld:%ld:%ld:%ld:%ld:%ld:%ld:%ld", &nb, &cin, &cout, &h, &k, &s, &res, &act, &grp) < 6 ||
+            grp < 1 || cin % grp || cout % grp) {
+            fprintf(stderr, "bad shape '%s' (N:CIN:COUT:H:K:S[:RES[:ACT[:GROUP]]])\n", argv[a]);
             return 2;
         }
         long oh = (h + 2 * (k / 2) - k) / s + 1;
-        int64_t xd[4] = { nb, cin, h, h }, wd[4] = { cout, cin, k, k }, bd[1] = { cout }, yd[4] = { nb, cout, oh, oh };
+        int64_t xd[4] = { nb, cin, h, h }, wd[4] = { cout, cin / grp, k, k }, bd[1] = { cout }, yd[4] = { nb, cout, oh, oh };
         int64_t ks[2] = { k, k }, st[2] = { s, s }, pads[4] = { k / 2, k / 2, k / 2, k / 2 };
-        rlx_node_attr at[6];
+        rlx_node_attr at[7];
         memset(at, 0, sizeof at);
         at[0].name = "kernel_shape", at[0].type = RLX_ATTR_INTS, at[0].n = 2, at[0].ints = ks;
         at[1].name = "strides", at[1].type = RLX_ATTR_INTS, at[1].n = 2, at[1].ints = st;
         at[2].name = "pads", at[2].type = RLX_ATTR_INTS, at[2].n = 4, at[2].ints = pads;
         at[3].name = "_rlx_act", at[3].type = RLX_ATTR_INT, at[3].i = act == 2 ? RLX_ACT_CLIP : RLX_ACT_RELU;
         at[4].name = "_rlx_act_beta", at[4].type = RLX_ATTR_FLOAT, at[4].f = 6.0f;
-        rlx_node n = test_make_node("Conv", 11, res ? 4 : 3, 1, at, act == 2 ? 5 : act ? 4 : 3);
+        size_t n_at = act == 2 ? 5 : act ? 4 : 3;
+        if (grp > 1) {
+            at[n_at].name = "group", at[n_at].type = RLX_ATTR_INT, at[n_at].i = grp;
+            n_at++;
+        }
+        rlx_node n = test_make_node("Conv", 11, res ? 4 : 3, 1, at, n_at);
         rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1.0f, 1.0f),
                    *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -0.1f, 0.1f),
                    *b = test_tensor_random(RLX_DTYPE_F32, 1, bd, -1.0f, 1.0f),

@@ -517,6 +517,55 @@ static void test_conv_pointwise(void) {
     CHECK(rlx_cpu_sgemm_kernel_set(top));
 }
 
+/* Batches whose planes the fast paths prefetch ahead of use (the
+ * pointwise path's input rows one run ahead and its output rows; the
+ * channel-blocked depthwise path's next task's rows: the next row block,
+ * the next channel block, the next image's first block, and none after
+ * the last): MobileNetV2's expansion / projection and depthwise shapes at
+ * a reduced size, batch 2 to 4, several runs of positions, several row
+ * blocks and a partial last channel block. Each within run_conv's
+ * tolerance of the reference (1e-5 relative + 2e-6 per product), the
+ * pointwise ones also the bits of im2col + GEMM at thread limits 1, 2 and
+ * 3 (pw_bits); ctest runs this program at 1, 2 (the default here), 3, 5
+ * and 16 threads. */
+static void test_conv_batch_prefetch(void) {
+    static const conv_case pw_cases[] = {
+        /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
+        { "pw batch 3 K32 C16 40x40 (runs of 512)", 2, 3, 32, 16, 1, { 40, 40 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 },
+          { 0 }, 1 },
+        { "pw batch 2 K144 C24 30x31", 2, 2, 144, 24, 1, { 30, 31 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+        { "pw batch 4 K16 C96 28x29", 2, 4, 16, 96, 1, { 28, 29 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0 }, { 0 }, 1 },
+    };
+    static const conv_case dw_cases[] = {
+        { "dw batch 3 C40 3x3 on 120x60 (row blocks)", 2, 3, 40, 40, 40, { 120, 60 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, 1 },
+        { "dw batch 2 C20 3x3 s2 on 96x90", 2, 2, 20, 20, 20, { 96, 90 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 },
+          { 1, 1 }, 1 },
+        { "dw batch 4 C48 3x3 on 14x14", 2, 4, 48, 48, 48, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+    };
+    static const struct {
+        rlx_act_kind act;
+        bool res;
+    } runs[] = { { RLX_ACT_CLIP, false }, { RLX_ACT_NONE, true }, { RLX_ACT_HARDSWISH, false } };
+    size_t pw_before = rlx_nn_pw_runs();
+    int before = g_conv_cases;
+    for (size_t i = 0; i < ARRAY_LEN(pw_cases); i++)
+        for (size_t r = 0; r < ARRAY_LEN(runs); r++) run_conv_ex(&pw_cases[i], runs[r].act, runs[r].res, BITS_PW);
+    rlx_nn_pw_force(0);
+    CHECK(rlx_nn_pw_runs() > pw_before);
+    rlx_cpu_isa top = rlx_cpu_isa_get();
+    for (int isa = (int)top; isa >= (int)RLX_CPU_ISA_AVX2; isa--) {
+        rlx_cpu_isa_cap((rlx_cpu_isa)isa);
+        rlx_nn_dw_force(2);
+        for (size_t i = 0; i < ARRAY_LEN(dw_cases); i++)
+            for (size_t r = 0; r < ARRAY_LEN(runs); r++) run_conv(&dw_cases[i], runs[r].act, runs[r].res);
+    }
+    rlx_cpu_isa_cap(top);
+    rlx_nn_dw_force(0);
+    fprintf(stderr, "batches with prefetching: %d cases\n", g_conv_cases - before);
+}
+
 /* The pointwise path's rule on ResNet-50's and MobileNetV2's shapes at
  * full size, batch 1 and 2 (pw_by_shape, not forced): the 1x1s with K <= 256
  * at 56x56, and with a residual at 28x28, take it (rlx_nn_pw_runs), others
@@ -1281,6 +1330,7 @@ int main(void) {
     test_conv_depthwise_subnormal();
     test_conv_pointwise();
     test_conv_pointwise_rule();
+    test_conv_batch_prefetch();
     test_conv_pwt_rule();
     test_conv_implicit_gemm();
     test_conv_channels_in_lanes();

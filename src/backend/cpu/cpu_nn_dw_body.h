@@ -58,9 +58,13 @@
 
 /* The tile's nrows rows [tile_w][DWB_CB] from input rows i0 .. i0 +
  * nrows - 1 (zero outside the input; input column c at tile column
- * c + pads-begin), channels [0, nc) of the block whose first plane is x. */
+ * c + pads-begin), channels [0, nc) of the block whose first plane is x.
+ * pf, when not NULL: the first plane of the block the next task reads
+ * (pf_nc channels) and pf_i0 its first row: the lines of its rows pf_i0
+ * + t are fetched into L2 beside row i0 + t (a batch's planes come from
+ * memory, not from the cache the layer before left them in). */
 DWB_ATTR void DWB_FN(dwb_pack)(const dwb_job *j, const float *x, size_t nc, int64_t i0, int64_t nrows,
-                               float *tile) {
+                               const float *pf, size_t pf_nc, int64_t pf_i0, float *tile) {
     const rlx_nn_sp3 *s = j->io.s;
     int64_t ih = s->in[1], iw = s->in[2], pw = s->pb[2];
     size_t row_floats = j->tile_w * DWB_CB;
@@ -75,8 +79,12 @@ DWB_ATTR void DWB_FN(dwb_pack)(const dwb_job *j, const float *x, size_t nc, int6
         memset(tr + (size_t)(pw + iw) * DWB_CB, 0, (j->tile_w - (size_t)(pw + iw)) * DWB_CB * sizeof(float));
         const float *xr = x + (size_t)i * (size_t)iw;
         float *dst = tr + (size_t)pw * DWB_CB;
+        int64_t pi = pf_i0 + t;
+        const float *pr = pf && pi >= 0 && pi < ih ? pf + (size_t)pi * (size_t)iw : NULL;
         for (int64_t c = 0; c < iw; c += DWB_CB) {
             int n = iw - c < DWB_CB ? (int)(iw - c) : DWB_CB;
+            if (pr)
+                for (size_t l = 0; l < pf_nc; l++) __builtin_prefetch(pr + l * s->in_sp + c, 0, 2);
             DWB_V r[DWB_CB];
             DWB_UNROLL for (size_t l = 0; l < DWB_CB; l++)
                 r[l] = l < nc ? DWB_LDN(xr + l * s->in_sp + c, n) : DWB_ZERO();
@@ -157,7 +165,19 @@ DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
     int64_t sh = s->s[1], sw = s->s[2];
     int64_t nrows = (r1 - 1 - r0) * sh + (kh - 1) * s->d[1] + 1;
     const float *xn = j->io.x + (n * j->io.c_out + c0) * s->in_sp;
-    DWB_FN(dwb_pack)(j, xn, nc, r0 * sh - s->pb[1], nrows, tile);
+    /* the next task's block: this one's next rows, or after the last row
+     * block the next channel block (of this image or the next one: the
+     * planes are contiguous) from its first rows */
+    const float *pf = NULL;
+    size_t pf_nc = 0;
+    int64_t pf_i0 = 0;
+    if (rb + 1 < j->n_rb) {
+        pf = xn, pf_nc = nc, pf_i0 = r1 * sh - s->pb[1];
+    } else if (n * j->io.c_out + c0 + nc < j->n_planes) {
+        size_t left = j->n_planes - (n * j->io.c_out + c0 + nc);
+        pf = xn + nc * s->in_sp, pf_nc = left < DWB_CB ? left : DWB_CB, pf_i0 = -s->pb[1];
+    }
+    DWB_FN(dwb_pack)(j, xn, nc, r0 * sh - s->pb[1], nrows, pf, pf_nc, pf_i0, tile);
 
     size_t rstep = (size_t)s->d[1] * j->tile_w * DWB_CB, cstep = (size_t)s->d[2] * DWB_CB;
     size_t orow = (size_t)sh * j->tile_w * DWB_CB, ocol = (size_t)sw * DWB_CB;

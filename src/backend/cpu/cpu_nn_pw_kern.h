@@ -53,16 +53,34 @@ PW_GLUE(pw_tile, PW_SFX)(size_t kt, const float *ap, const float *x, size_t ldx,
     }
         PW_ROWS(PW_PF)
     }
+    /* the output lines a few tiles ahead, for writing (pw_epi.pf_out) */
+    if (full && e->pf_out) {
+#define PW_PFW(i)                                                                                    \
+    if ((i) < rows) {                                                                                \
+        __builtin_prefetch(y + (size_t)(i) * ldy + j + e->pf_out, 1, 2);                            \
+        __builtin_prefetch(y + (size_t)(i) * ldy + j + e->pf_out + RLX_VW, 1, 2);                   \
+    }
+        PW_ROWS(PW_PFW)
+    }
     if (two) {
 #define PW_ROW(i)                                                                                    \
     {                                                                                                \
         RLX_VT a = RLX_VSET1(ap[(i)]);                                                               \
         c##i##0 = RLX_VFMA(a, b0, c##i##0), c##i##1 = RLX_VFMA(a, b1, c##i##1);                      \
     }
-        for (size_t p = 0; p < kt; p++, ap += PW_MR, xp += ldx) {
-            RLX_VT b0 = full ? RLX_VLOADU(xp) : PW_LOADM(xp, m0);
-            RLX_VT b1 = full ? RLX_VLOADU(xp + RLX_VW) : PW_LOADM(xp + RLX_VW, m1);
-            PW_ROWS(PW_ROW)
+        if (full && e->pf) { /* the input rows pw_epi.pf ahead, into L2 */
+            for (size_t p = 0; p < kt; p++, ap += PW_MR, xp += ldx) {
+                __builtin_prefetch(xp + e->pf, 0, 2);
+                __builtin_prefetch(xp + e->pf + RLX_VW, 0, 2);
+                RLX_VT b0 = RLX_VLOADU(xp), b1 = RLX_VLOADU(xp + RLX_VW);
+                PW_ROWS(PW_ROW)
+            }
+        } else {
+            for (size_t p = 0; p < kt; p++, ap += PW_MR, xp += ldx) {
+                RLX_VT b0 = full ? RLX_VLOADU(xp) : PW_LOADM(xp, m0);
+                RLX_VT b1 = full ? RLX_VLOADU(xp + RLX_VW) : PW_LOADM(xp + RLX_VW, m1);
+                PW_ROWS(PW_ROW)
+            }
         }
     } else {
 #define PW_ROW1(i) c##i##0 = RLX_VFMA(RLX_VSET1(ap[(i)]), b0, c##i##0);
@@ -99,6 +117,7 @@ PW_ATTR static void PW_GLUE(pw_strip, PW_SFX)(size_t kt, const float *ap, const 
 
 #undef PW_DECL
 #undef PW_PF
+#undef PW_PFW
 #undef PW_ROW
 #undef PW_ROW1
 #undef PW_OUT
