@@ -565,7 +565,7 @@ typedef struct dwb_job {
     rlx_nn_conv_io io; /* io.c_out: the channels (= groups; multiplier 1) */
     bool act_in_reg; /* no residual and act NONE / RELU / CLIP: applied before the store */
     size_t n_cb, n_rb; /* blocks of channels and of output rows per image */
-    size_t n_planes;   /* images x channels: the input's planes */
+    size_t n_img, ipt, n_ig; /* images, images per task, groups of images (tasks per block) */
     size_t tile_w;   /* tile columns: max(columns the taps read, pad + input width) */
 } dwb_job;
 
@@ -786,22 +786,29 @@ static rlx_status dwb_run(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
     size_t need = (size_t)((ow - 1) * s->s[2] + (s->k[2] - 1) * s->d[2] + 1), have = (size_t)(s->pb[2] + s->in[2]);
     j.tile_w = need > have ? need : have;
     j.n_cb = ceil_div(j.io.c_out, cb);
-    j.n_planes = (size_t)g->n * j.io.c_out;
     size_t halo = (size_t)((s->k[1] - 1) * s->d[1] + 1), taps = s->ksz;
     /* rows per block: tile ((rows - 1) * sh + halo rows) within 32 Ki floats */
     size_t row_f = j.tile_w * cb, max_rows = 1;
     while ((int64_t)max_rows < oh && (max_rows * (size_t)sh + halo) * row_f <= ((size_t)1 << 15)) max_rows++;
     size_t n_rb = ceil_div((size_t)oh, max_rows);
-    /* at least 3 tasks per thread where the rows allow it */
-    size_t threads = (size_t)rlx_parallel_threads(), per_img = (size_t)g->n * j.n_cb;
-    if (threads > 1 && per_img * n_rb < 3 * threads) n_rb = ceil_div(3 * threads, per_img);
+    /* a task takes all images of its block, packing its weights once
+     * (MobileNetV2 at batch 8: 14x14 and 7x7 maps of 384 to 960 channels
+     * packed them once per image); at least 3 tasks per thread where the
+     * images, then the rows allow it */
+    size_t threads = (size_t)rlx_parallel_threads(), blocks = j.n_cb * n_rb, n_ig = 1;
+    j.n_img = (size_t)g->n;
+    if (threads > 1 && blocks < 3 * threads) n_ig = ceil_div(3 * threads, blocks);
+    if (n_ig > j.n_img) n_ig = j.n_img;
+    j.ipt = ceil_div(j.n_img, n_ig);
+    j.n_ig = ceil_div(j.n_img, j.ipt);
+    if (threads > 1 && j.n_ig * blocks < 3 * threads) n_rb = ceil_div(3 * threads, j.n_ig * j.n_cb);
     if (n_rb > (size_t)oh) n_rb = (size_t)oh;
     j.n_rb = n_rb;
     size_t rows = ceil_div((size_t)oh, n_rb), tile_rows = (rows - 1) * (size_t)sh + halo, slot;
     if (!rlx_mul_ok(tile_rows, row_f, &slot) || slot > SIZE_MAX / 2 - (taps + 1) * cb)
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "depthwise tile of %zu rows x %zu too large", tile_rows, row_f);
     slot += (taps + 1) * cb;
-    return rlx_nn_run_items(k, (size_t)g->n * j.n_cb * j.n_rb, slot, fn, &j);
+    return rlx_nn_run_items(k, j.n_cb * j.n_rb * j.n_ig, slot, fn, &j);
 }
 
 rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {

@@ -131,51 +131,32 @@ DWB_ATTR void DWB_FN(dwb_pack)(const dwb_job *j, const float *x, size_t nc, int6
         a[h + 4] = b4, a[h + 5] = b5, a[h + 6] = b6, a[h + 7] = b7;                                 \
     } while (0)
 
-/* Task `item` of job ctx (rlx_nn_item_fn). scratch (dwb_run's slot): the
- * packed weights [taps][DWB_CB] and the bias [DWB_CB], then the tile. */
-DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
-    const dwb_job *j = ctx;
+/* One (image n, channel block, output rows [r0, r1)) of the task below:
+ * wpk the packed weights and the bias, tile its scratch; the rows of the
+ * unit after it are prefetched while the tile is packed (dwb_pack). */
+DWB_ATTR void DWB_FN(dwb_unit)(const dwb_job *j, size_t n, size_t cb, size_t rb, int64_t r0, int64_t r1,
+                               const float *wpk, float *tile) {
     const rlx_nn_sp3 *s = j->io.s;
-    size_t rb = item % j->n_rb, rest = item / j->n_rb, cb = rest % j->n_cb, n = rest / j->n_cb;
-    int64_t oh = s->out[1], ow = s->out[2], kh = s->k[1], kw = s->k[2];
-    int64_t r0 = (int64_t)((size_t)oh * rb / j->n_rb), r1 = (int64_t)((size_t)oh * (rb + 1) / j->n_rb);
-    if (r1 <= r0) return;
+    int64_t ow = s->out[2], kh = s->k[1], kw = s->k[2];
     size_t c0 = cb * DWB_CB, nc = j->io.c_out - c0 < DWB_CB ? j->io.c_out - c0 : DWB_CB;
     size_t taps = (size_t)(kh * kw);
-    float *wpk = scratch, *tile = scratch + (taps + 1) * DWB_CB;
-    /* weights [tap][lane] (the channels' rows of taps transposed) and the
-     * bias, 0 in the lanes past the channels */
-    for (size_t t0 = 0; t0 < taps; t0 += DWB_CB) {
-        int nt = taps - t0 < DWB_CB ? (int)(taps - t0) : DWB_CB;
-        DWB_V r[DWB_CB];
-        DWB_UNROLL for (size_t l = 0; l < DWB_CB; l++)
-            r[l] = l < nc ? DWB_LDN(j->io.w + (c0 + l) * taps + t0, nt) : DWB_ZERO();
-        DWB_TRANSPOSE(r);
-#define DWB_W_ST(q) DWB_ST(wpk + (t0 + (size_t)(q)) * DWB_CB, r[q])
-        DWB_FIRST_N(nt, DWB_W_ST)
-#undef DWB_W_ST
-    }
-    /* weights below FLT_MIN in magnitude count as 0: their products are
-     * under 2^-126 |x|, and one subnormal lane makes every FMA of the block
-     * take a microcode assist (PP-OCRv4 det's p2o.Conv.31: 24 such weights,
-     * 5x the node's time) */
-    for (size_t i = 0; i < taps * DWB_CB; i++) wpk[i] = fabsf(wpk[i]) < FLT_MIN ? 0.0f : wpk[i];
-    float *bias = wpk + taps * DWB_CB;
-    DWB_ST(bias, j->io.b ? DWB_LDN(j->io.b + c0, (int)nc) : DWB_ZERO());
+    const float *bias = wpk + taps * DWB_CB;
     int64_t sh = s->s[1], sw = s->s[2];
     int64_t nrows = (r1 - 1 - r0) * sh + (kh - 1) * s->d[1] + 1;
     const float *xn = j->io.x + (n * j->io.c_out + c0) * s->in_sp;
-    /* the next task's block: this one's next rows, or after the last row
-     * block the next channel block (of this image or the next one: the
-     * planes are contiguous) from its first rows */
+    /* the next unit (images innermost): the next image's same rows, after
+     * the last image image 0's next row block, after the last row block
+     * image 0's next channel block from its first rows */
     const float *pf = NULL;
     size_t pf_nc = 0;
     int64_t pf_i0 = 0;
-    if (rb + 1 < j->n_rb) {
-        pf = xn, pf_nc = nc, pf_i0 = r1 * sh - s->pb[1];
-    } else if (n * j->io.c_out + c0 + nc < j->n_planes) {
-        size_t left = j->n_planes - (n * j->io.c_out + c0 + nc);
-        pf = xn + nc * s->in_sp, pf_nc = left < DWB_CB ? left : DWB_CB, pf_i0 = -s->pb[1];
+    if (n + 1 < j->n_img) {
+        pf = xn + j->io.c_out * s->in_sp, pf_nc = nc, pf_i0 = r0 * sh - s->pb[1];
+    } else if (rb + 1 < j->n_rb) {
+        pf = j->io.x + c0 * s->in_sp, pf_nc = nc, pf_i0 = r1 * sh - s->pb[1];
+    } else if (c0 + nc < j->io.c_out) {
+        size_t left = j->io.c_out - (c0 + nc);
+        pf = j->io.x + (c0 + nc) * s->in_sp, pf_nc = left < DWB_CB ? left : DWB_CB, pf_i0 = -s->pb[1];
     }
     DWB_FN(dwb_pack)(j, xn, nc, r0 * sh - s->pb[1], nrows, pf, pf_nc, pf_i0, tile);
 
@@ -216,6 +197,42 @@ DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
         for (size_t l = 0; l < nc; l++)
             epilogue_row(yc + l * s->out_sp, npts, 0.0f, j->io.res ? j->io.res + (yc - j->io.y) + l * s->out_sp : NULL,
                          &j->io.act);
+}
+
+/* Task `item` of job ctx (rlx_nn_item_fn): one channel block, one block
+ * of output rows, j->ipt images (the weights packed once for them).
+ * scratch (dwb_run's slot): the packed weights [taps][DWB_CB] and the
+ * bias [DWB_CB], then the tile. */
+DWB_ATTR void DWB_FN(dwb_task)(void *ctx, size_t item, float *scratch) {
+    const dwb_job *j = ctx;
+    const rlx_nn_sp3 *s = j->io.s;
+    size_t ig = item % j->n_ig, rest = item / j->n_ig, rb = rest % j->n_rb, cb = rest / j->n_rb;
+    int64_t oh = s->out[1];
+    int64_t r0 = (int64_t)((size_t)oh * rb / j->n_rb), r1 = (int64_t)((size_t)oh * (rb + 1) / j->n_rb);
+    size_t n0 = ig * j->ipt, n1 = n0 + j->ipt < j->n_img ? n0 + j->ipt : j->n_img;
+    if (r1 <= r0 || n0 >= n1) return;
+    size_t c0 = cb * DWB_CB, nc = j->io.c_out - c0 < DWB_CB ? j->io.c_out - c0 : DWB_CB;
+    size_t taps = (size_t)(s->k[1] * s->k[2]);
+    float *wpk = scratch, *tile = scratch + (taps + 1) * DWB_CB;
+    /* weights [tap][lane] (the channels' rows of taps transposed) and the
+     * bias, 0 in the lanes past the channels */
+    for (size_t t0 = 0; t0 < taps; t0 += DWB_CB) {
+        int nt = taps - t0 < DWB_CB ? (int)(taps - t0) : DWB_CB;
+        DWB_V r[DWB_CB];
+        DWB_UNROLL for (size_t l = 0; l < DWB_CB; l++)
+            r[l] = l < nc ? DWB_LDN(j->io.w + (c0 + l) * taps + t0, nt) : DWB_ZERO();
+        DWB_TRANSPOSE(r);
+#define DWB_W_ST(q) DWB_ST(wpk + (t0 + (size_t)(q)) * DWB_CB, r[q])
+        DWB_FIRST_N(nt, DWB_W_ST)
+#undef DWB_W_ST
+    }
+    /* weights below FLT_MIN in magnitude count as 0: their products are
+     * under 2^-126 |x|, and one subnormal lane makes every FMA of the block
+     * take a microcode assist (PP-OCRv4 det's p2o.Conv.31: 24 such weights,
+     * 5x the node's time) */
+    for (size_t i = 0; i < taps * DWB_CB; i++) wpk[i] = fabsf(wpk[i]) < FLT_MIN ? 0.0f : wpk[i];
+    DWB_ST(wpk + taps * DWB_CB, j->io.b ? DWB_LDN(j->io.b + c0, (int)nc) : DWB_ZERO());
+    for (size_t n = n0; n < n1; n++) DWB_FN(dwb_unit)(j, n, cb, rb, r0, r1, wpk, tile);
 }
 
 #undef DWB_ACT
