@@ -10,8 +10,9 @@
  *
  *  - Depthwise, channel-blocked (1-D and 2-D, channel multiplier 1, any
  *    kernel, stride, dilation and pads; cpu_nn_dw_body.h): tasks over
- *    (image, block of CB channels, block of output rows), CB = 16 with
- *    AVX-512, 8 with AVX2 or portable C (rlx_cpu_isa_get). A task packs the
+ *    (block of CB channels, block of output rows, group of images), CB =
+ *    16 with AVX-512, 8 with AVX2 or portable C (rlx_cpu_isa_get); a task
+ *    packs its weights once and then, image by image, packs the
  *    input rows it reads, for its CB channels, into a zero-padded tile
  *    [rows][padded width][CB] in its scratch slot (16 x 16 / 8 x 8
  *    register transposes), then computes CB output points at a time, each
@@ -28,8 +29,10 @@
  *    by epilogue_row over each channel's stored run. Weights below FLT_MIN
  *    in magnitude count as 0 (a subnormal lane made every FMA of its block
  *    take a microcode assist: 5x on one PP-OCRv4 node). Rows per task: the
- *    tile within 32 Ki floats, and at least 3 tasks per thread where the
- *    rows allow (7x7x960: 60 tasks; 112x112x32 at 16 threads: 48).
+ *    tile within 32 Ki floats; all images in one task unless the threads
+ *    need more tasks (at least 3 per thread, by splitting the images, then
+ *    the rows, where they allow: 7x7x960: 60 tasks; 112x112x32 at 16
+ *    threads and batch 1: 48).
  *    Which path runs (dwb_pick), by `/tmp` timing of single Conv nodes
  *    (Clip(0, 6), 1 thread, 2026-12-03 dev VM, load 3-4), plane ms ->
  *    blocked ms: AVX-512: 32x112x112 s1 0.64 -> 0.38, 96x112x112 s2 1.86
