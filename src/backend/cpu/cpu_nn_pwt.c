@@ -79,7 +79,31 @@ bool rlx_nn_pwt_wanted(const rlx_nn_sp3 *s, size_t cog, size_t kt) {
     size_t sp = s->out_sp;
     if (g_pwt_force == 1 || !sp || !cog || !kt || cog % 16) return false;
     if (g_pwt_force == 2) return true;
-    if (cog < T_W || kt <= 32) return false;
+    if (kt <= 32) return false;
+    bool strided = s->s[0] > 1 || s->s[1] > 1 || s->s[2] > 1;
+    bool planar = s->in[0] == 1 && s->k[0] == 1, in_place = !strided && planar;
+    /* read in place with no position past an output row computed (a
+     * row's last tile as wide as what is left of it): 1-D / 2-D kernels
+     * of several taps at stride 1 with K >= 384 or at most 1024 output
+     * positions, any c_out a multiple of 16 (bench/conv_node, caches hot,
+     * 1 thread, 2026-12-05; BENCHMARKS.md "small planes"), us implicit
+     * GEMM -> here: SqueezeNet's 3x3 48->192 at 13x13 311 -> 264, 64->256
+     * 537 -> 459 (kt 576: here before, 487 with 13-wide rows in tiles of
+     * 7 + 7), 32->128 at 27x27 547 -> 517; 48->192 at 14x14 360 -> 304,
+     * 16->64 at 13x13 44 -> 36, 128->32 at 14x14 167 -> 145, at 7x7 55 ->
+     * 47, 5x5 16->32 at 28x28 204 -> 190, 16->128 at 28x28 315 -> 301;
+     * 48->96 at 56x56 2454 -> 2413, but 16->64 (K 144) at 56x56 576 ->
+     * 606 and at 55x55 571 -> 585. And 1x1s at stride 1 with K >= 256
+     * on at most 256 positions, or 1024 with c_out <= 48: SqueezeNet's
+     * 384->48 at 13x13 65.6 -> 58.9, 384->64 84.4 -> 79.8, 256->48 43.7
+     * -> 41.0, 256->32 at 27x27 125 -> 118, Inception's 480->16 at 14x14
+     * 39.5 -> 29.2, 320->128 at 7x7 52 -> 39 (the pointwise path or the
+     * GEMM before; 128->32 at 27x27 54 -> 65, 48->192 at 13x13 34 -> 45:
+     * K too short; 256->128 at 28x28 475 -> 494, 256->1024 at 14x14 a
+     * tie) */
+    if (in_place && s->ksz > 1 && (kt >= 384 || sp <= 1024)) return true;
+    if (!strided && s->ksz == 1 && kt >= 256 && (sp <= 256 || (sp <= 1024 && cog <= 48))) return true;
+    if (cog < T_W) return false;
     /* by the padding each layout computes: positions in tiles of 7 here,
      * output channels in panels of 48 with a narrower last one (none when
      * cog is a multiple of 16); taken where the GEMM (and the implicit
@@ -97,8 +121,6 @@ bool rlx_nn_pwt_wanted(const rlx_nn_sp3 *s, size_t cog, size_t kt) {
      * place: 1024->256 and 1024->512 at 14x14 5-15% faster than the GEMM,
      * hot and with caches evicted, 512->128 and 512->256 at 28x28 1-8%) */
     double here = (double)(ceil_div(sp, T_MR) * T_MR);
-    bool strided = s->s[0] > 1 || s->s[1] > 1 || s->s[2] > 1;
-    bool planar = s->in[0] == 1 && s->k[0] == 1, in_place = !strided && planar;
     /* and strided 1-D / 2-D kernels of several taps with K >= 512, read in
      * place from phase planes (bench/conv_node, caches evicted, 1 thread,
      * 2026-12-04; BENCHMARKS.md "rn50b"), us before -> here: ResNet-50's
@@ -157,32 +179,36 @@ bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack 
 }
 
 #if RLX_HAVE_AVX2_BUILD
-/* One tile: 7 positions x NV vectors of channels over kc steps (bp: kc x
- * 16 x NV channels: a panel of that width); step p's 7 positions at ap + p * T_MR (pwt_kern<NV>:
- * gathered tiles) or at ap + off[p] (pwt_kerno<NV>: read in place from
- * zero-padded planes); the sums stored into (first) or added to t (7
- * rows of T_W). */
-#define PWT_KERN(NV, SFX, AEXPR, AINC)                                                                            \
-    RLX_AVX512 static void pwt_kern##SFX##NV(size_t kc, const float *ap, const int32_t *off, const float *bp,    \
-                                             float *t, bool add) {                                               \
+/* One tile: M <= 7 positions x NV vectors of channels over kc steps (bp:
+ * kc x 16 x NV channels: a panel of that width); step p's positions at
+ * ap + p * T_MR (pwt_kern7_<NV>: gathered tiles of 7) or at ap + off[p]
+ * (pwt_kerno<M>_<NV>: read in place from zero-padded planes, M the
+ * positions left in the output row: no position past the row is
+ * computed); the sums of rows i < M stored into (first) or added to t
+ * (rows of T_W). */
+#define PWT_KERN(M, NV, SFX, AEXPR, AINC)                                                                         \
+    RLX_AVX512 static void pwt_kern##SFX##M##_##NV(size_t kc, const float *ap, const int32_t *off,              \
+                                                   const float *bp, float *t, bool add) {                       \
         __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00, c20 = c00,      \
                c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00, c40 = c00, c41 = c00, c42 = c00,         \
                c50 = c00, c51 = c00, c52 = c00, c60 = c00, c61 = c00, c62 = c00;                                 \
-        PWT_UNUSED(NV)                                                                                            \
+        PWT_UNUSED                                                                                                \
         (void)off;                                                                                                \
         _Pragma("GCC unroll 4") for (size_t p = 0; p < kc; p++, ap += AINC, bp += 16 * NV) {                        \
             const float *a_ = AEXPR;                                                                              \
             __m512 b0 = _mm512_loadu_ps(bp), b1 = NV > 1 ? _mm512_loadu_ps(bp + 16) : b0,                         \
                    b2 = NV > 2 ? _mm512_loadu_ps(bp + 32) : b0;                                                   \
-            PWT_ROW(NV, 0) PWT_ROW(NV, 1) PWT_ROW(NV, 2) PWT_ROW(NV, 3) PWT_ROW(NV, 4) PWT_ROW(NV, 5)            \
-            PWT_ROW(NV, 6)                                                                                        \
+            PWT_ROW(M, NV, 0) PWT_ROW(M, NV, 1) PWT_ROW(M, NV, 2) PWT_ROW(M, NV, 3) PWT_ROW(M, NV, 4)            \
+            PWT_ROW(M, NV, 5) PWT_ROW(M, NV, 6)                                                                  \
         }                                                                                                         \
-        PWT_OUT(NV, 0) PWT_OUT(NV, 1) PWT_OUT(NV, 2) PWT_OUT(NV, 3) PWT_OUT(NV, 4) PWT_OUT(NV, 5) PWT_OUT(NV, 6) \
+        PWT_OUT(M, NV, 0) PWT_OUT(M, NV, 1) PWT_OUT(M, NV, 2) PWT_OUT(M, NV, 3) PWT_OUT(M, NV, 4)                \
+        PWT_OUT(M, NV, 5) PWT_OUT(M, NV, 6)                                                                      \
     }
-#define PWT_UNUSED(NV) (void)c01, (void)c02, (void)c11, (void)c12, (void)c21, (void)c22, (void)c31, (void)c32, \
-                       (void)c41, (void)c42, (void)c51, (void)c52, (void)c61, (void)c62;
-#define PWT_ROW(NV, i)                                                                                            \
-    {                                                                                                             \
+#define PWT_UNUSED (void)c00, (void)c01, (void)c02, (void)c10, (void)c11, (void)c12, (void)c20, (void)c21,     \
+                   (void)c22, (void)c30, (void)c31, (void)c32, (void)c40, (void)c41, (void)c42, (void)c50,     \
+                   (void)c51, (void)c52, (void)c60, (void)c61, (void)c62;
+#define PWT_ROW(M, NV, i)                                                                                         \
+    if ((M) > (i)) {                                                                                              \
         __m512 a = _mm512_set1_ps(a_[i]);                                                                         \
         c##i##0 = _mm512_fmadd_ps(a, b0, c##i##0);                                                               \
         if (NV > 1) c##i##1 = _mm512_fmadd_ps(a, b1, c##i##1);                                                   \
@@ -191,45 +217,57 @@ bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack 
 #define PWT_ST(i, j)                                                                                              \
     _mm512_storeu_ps(t + (i) * T_W + (j) * 16,                                                                    \
                      add ? _mm512_add_ps(c##i##j, _mm512_loadu_ps(t + (i) * T_W + (j) * 16)) : c##i##j);
-#define PWT_OUT(NV, i)                                                                                            \
-    PWT_ST(i, 0)                                                                                                  \
-    if (NV > 1) PWT_ST(i, 1)                                                                                      \
-    if (NV > 2) PWT_ST(i, 2)
-PWT_KERN(1, , ap, T_MR)
-PWT_KERN(2, , ap, T_MR)
-PWT_KERN(3, , ap, T_MR)
-PWT_KERN(1, o, ap + off[p], 0)
-PWT_KERN(2, o, ap + off[p], 0)
-PWT_KERN(3, o, ap + off[p], 0)
+#define PWT_OUT(M, NV, i)                                                                                         \
+    if ((M) > (i)) {                                                                                              \
+        PWT_ST(i, 0)                                                                                              \
+        if (NV > 1) PWT_ST(i, 1)                                                                                  \
+        if (NV > 2) PWT_ST(i, 2)                                                                                  \
+    }
+#define PWT_KERNS_O(M) PWT_KERN(M, 1, o, ap + off[p], 0) PWT_KERN(M, 2, o, ap + off[p], 0) PWT_KERN(M, 3, o, ap + off[p], 0)
+PWT_KERN(7, 1, , ap, T_MR)
+PWT_KERN(7, 2, , ap, T_MR)
+PWT_KERN(7, 3, , ap, T_MR)
+PWT_KERNS_O(1)
+PWT_KERNS_O(2)
+PWT_KERNS_O(3)
+PWT_KERNS_O(4)
+PWT_KERNS_O(5)
+PWT_KERNS_O(6)
+PWT_KERNS_O(7)
+#undef PWT_KERNS_O
 #undef PWT_KERN
 #undef PWT_UNUSED
 #undef PWT_ROW
 #undef PWT_ST
 #undef PWT_OUT
 
-/* A whole tile's 7 x nc block t (rows of T_W) stored transposed: channel
- * c's 7 positions at y + c * sp. Per 16 channels an 8 x 16 transpose in
- * registers (rows 0-3 and 4-7 of 4 channels per 128-bit lane), then 4 +
- * 3 floats per channel. */
-RLX_AVX512 static void pwt_store7(const float *t, size_t nc, float *y, size_t sp) {
-    const __m128i m3 = _mm_setr_epi32(-1, -1, -1, 0);
+/* The first m <= 7 rows of a tile's block t (rows of T_W, nc channels, a
+ * multiple of 16) stored transposed: channel c's m positions at y + c *
+ * sp. Per 16 channels an 8 x 16 transpose in registers (rows 0-3 and 4-7
+ * of 4 channels per 128-bit lane; rows m.. read as zeros), then the
+ * channel's first min(m, 4) and next m - 4 floats by masked stores. */
+RLX_AVX512 static void pwt_store(const float *t, size_t nc, float *y, size_t sp, size_t m) {
+    const __m128i lanes = _mm_setr_epi32(0, 1, 2, 3);
+    const __m128i m_lo = _mm_cmpgt_epi32(_mm_set1_epi32((int)(m < 4 ? m : 4)), lanes),
+                  m_hi = _mm_cmpgt_epi32(_mm_set1_epi32((int)m - 4), lanes);
     for (size_t j = 0; j < nc; j += 16) {
-        __m512 r0 = _mm512_loadu_ps(t + j), r1 = _mm512_loadu_ps(t + T_W + j), r2 = _mm512_loadu_ps(t + 2 * T_W + j),
-               r3 = _mm512_loadu_ps(t + 3 * T_W + j), r4 = _mm512_loadu_ps(t + 4 * T_W + j),
-               r5 = _mm512_loadu_ps(t + 5 * T_W + j), r6 = _mm512_loadu_ps(t + 6 * T_W + j), r7 = _mm512_setzero_ps();
-        __m512 t0 = _mm512_unpacklo_ps(r0, r1), t1 = _mm512_unpackhi_ps(r0, r1), t2 = _mm512_unpacklo_ps(r2, r3),
-               t3 = _mm512_unpackhi_ps(r2, r3), t4 = _mm512_unpacklo_ps(r4, r5), t5 = _mm512_unpackhi_ps(r4, r5),
-               t6 = _mm512_unpacklo_ps(r6, r7), t7 = _mm512_unpackhi_ps(r6, r7);
-        /* u[m], v[m]: lane l holds rows 0-3, 4-7 of channel j + 4 l + m */
+        __m512 r[8];
+        for (size_t i = 0; i < 8; i++) r[i] = i < m ? _mm512_loadu_ps(t + i * T_W + j) : _mm512_setzero_ps();
+        __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]),
+               t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]),
+               t4 = _mm512_unpacklo_ps(r[4], r[5]), t5 = _mm512_unpackhi_ps(r[4], r[5]),
+               t6 = _mm512_unpacklo_ps(r[6], r[7]), t7 = _mm512_unpackhi_ps(r[6], r[7]);
+        /* u[q], v[q]: lane l holds rows 0-3, 4-7 of channel j + 4 l + q */
         __m512 u[4] = { _mm512_shuffle_ps(t0, t2, 0x44), _mm512_shuffle_ps(t0, t2, 0xEE),
                         _mm512_shuffle_ps(t1, t3, 0x44), _mm512_shuffle_ps(t1, t3, 0xEE) };
         __m512 v[4] = { _mm512_shuffle_ps(t4, t6, 0x44), _mm512_shuffle_ps(t4, t6, 0xEE),
                         _mm512_shuffle_ps(t5, t7, 0x44), _mm512_shuffle_ps(t5, t7, 0xEE) };
 #define PWT_LANE(l)                                                                                               \
-    for (size_t m = 0; m < 4; m++) {                                                                              \
-        float *d = y + (j + 4 * (l) + m) * sp;                                                                    \
-        _mm_storeu_ps(d, _mm512_extractf32x4_ps(u[m], l));                                                        \
-        _mm_maskstore_ps(d + 4, m3, _mm512_extractf32x4_ps(v[m], l));                                             \
+    for (size_t q = 0; q < 4; q++) {                                                                              \
+        float *d = y + (j + 4 * (l) + q) * sp;                                                                    \
+        if (m >= 4) _mm_storeu_ps(d, _mm512_extractf32x4_ps(u[q], l));                                            \
+        else _mm_maskstore_ps(d, m_lo, _mm512_extractf32x4_ps(u[q], l));                                          \
+        if (m > 4) _mm_maskstore_ps(d + 4, m_hi, _mm512_extractf32x4_ps(v[q], l));                                \
     }
         PWT_LANE(0) PWT_LANE(1) PWT_LANE(2) PWT_LANE(3)
 #undef PWT_LANE
@@ -237,8 +275,13 @@ RLX_AVX512 static void pwt_store7(const float *t, size_t nc, float *y, size_t sp
 }
 
 typedef void pwt_kern_fn(size_t kc, const float *ap, const int32_t *off, const float *bp, float *t, bool add);
-static pwt_kern_fn *const g_pwt_kerns[2][3] = { { pwt_kern1, pwt_kern2, pwt_kern3 },
-                                                { pwt_kerno1, pwt_kerno2, pwt_kerno3 } };
+/* [0][.]: gathered tiles of 7; [m][.]: read in place, m positions */
+static pwt_kern_fn *const g_pwt_kerns[8][3] = {
+    { pwt_kern7_1, pwt_kern7_2, pwt_kern7_3 },       { pwt_kerno1_1, pwt_kerno1_2, pwt_kerno1_3 },
+    { pwt_kerno2_1, pwt_kerno2_2, pwt_kerno2_3 },    { pwt_kerno3_1, pwt_kerno3_2, pwt_kerno3_3 },
+    { pwt_kerno4_1, pwt_kerno4_2, pwt_kerno4_3 },    { pwt_kerno5_1, pwt_kerno5_2, pwt_kerno5_3 },
+    { pwt_kerno6_1, pwt_kerno6_2, pwt_kerno6_3 },    { pwt_kerno7_1, pwt_kerno7_2, pwt_kerno7_3 }
+};
 #endif
 
 typedef struct pwt_job {
@@ -358,7 +401,6 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
     for (size_t t = t0; t < t0 + nt; t++) {
         size_t c0, nc; /* nc a multiple of 16 */
         pwt_panel(io->cog, t, &c0, &nc);
-        pwt_kern_fn *kern = g_pwt_kerns[j->in_place][nc / 16 - 1];
         const float *wp = j->wt + (gi * io->cog + c0) * kt;
         float *y = io->y + (n * io->c_out + gi * io->cog + c0) * sp;
         size_t lo = sp, hi = 0; /* the block's positions */
@@ -367,19 +409,18 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
             if (j->in_place) {
                 size_t oy = r / j->tpr, ox = r % j->tpr * T_MR, ow = j->ow;
                 const float *ap = j->planes + ng * io->cig * j->plane + oy * j->wp + ox;
+                pos = oy * ow + ox, rows = ow - ox < T_MR ? ow - ox : T_MR;
+                pwt_kern_fn *kern = g_pwt_kerns[rows][nc / 16 - 1];
                 for (size_t p0 = 0; p0 < kt; p0 += T_KC)
                     kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap, j->off + p0, wp + p0 * nc, acc, p0 > 0);
-                pos = oy * ow + ox, rows = ow - ox < T_MR ? ow - ox : T_MR;
             } else {
                 const float *ap = j->xt + (ng * j->tiles + r) * kt * T_MR;
+                pwt_kern_fn *kern = g_pwt_kerns[0][nc / 16 - 1];
                 for (size_t p0 = 0; p0 < kt; p0 += T_KC)
                     kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap + p0 * T_MR, NULL, wp + p0 * nc, acc, p0 > 0);
                 pos = r * T_MR, rows = sp - pos < T_MR ? sp - pos : T_MR;
             }
-            if (rows == T_MR) pwt_store7(acc, nc, y + pos, sp);
-            else
-                for (size_t c = 0; c < nc; c++)
-                    for (size_t i = 0; i < rows; i++) y[c * sp + pos + i] = acc[i * T_W + c];
+            pwt_store(acc, nc, y + pos, sp, rows);
             if (pos < lo) lo = pos;
             if (pos + rows > hi) hi = pos + rows;
         }
@@ -442,12 +483,12 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
         j.tiles = (size_t)s->out[1] * j.tpr;
         j.in_place = (double)io->cig * (double)j.plane < (double)INT32_MAX / 2;
     }
-    if (io->direct && io->sp % T_MR == 0 && g_pwt_in_place && (double)io->cig * (double)io->sp < (double)INT32_MAX / 2) {
-        /* x read in place: one row of sp positions per (image, group),
-         * whole tiles only (no read past x) */
+    if (io->direct && g_pwt_in_place && (double)io->cig * (double)io->sp < (double)INT32_MAX / 2) {
+        /* x read in place: one row of sp positions per (image, group), its
+         * last tile as wide as the positions left (no read past x) */
         j.in_place = true;
         j.planes = (float *)io->x;
-        j.plane = io->sp, j.wp = io->sp, j.ow = io->sp, j.tpr = io->sp / T_MR, j.tiles = j.tpr;
+        j.plane = io->sp, j.wp = io->sp, j.ow = io->sp, j.tpr = ceil_div(io->sp, T_MR), j.tiles = j.tpr;
         pwt_split(&j, n_ng);
         int32_t *own = malloc(io->kt * sizeof(int32_t) + 1);
         if (!own) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu offsets)", io->kt);
@@ -459,8 +500,7 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
         return st;
     }
     if (j.in_place) {
-        /* planes + 16 floats of slack (a row's last tile reads up to 6
-         * positions past it) + the offsets */
+        /* planes + 16 floats of slack + the offsets */
         size_t n_pl;
         if (!rlx_mul_ok(n_ng * io->cig, j.plane, &n_pl) || n_pl > SIZE_MAX / 16 || io->kt > SIZE_MAX / 16)
             return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "padded input of %zu planes too large", n_ng * io->cig);
