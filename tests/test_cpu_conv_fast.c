@@ -438,8 +438,9 @@ static void pw_bits(const char *what, const rlx_node *n, const rlx_tensor *const
     CHECK_OK(rlx_cpu_run_node(NULL, n, in, gemm_o, false));
     rlx_nn_pw_force(2);
     size_t bytes = rlx_tensor_numel(gemm) * sizeof(float);
-    for (int lim = 1; lim <= 3; lim++) {
-        int prev = rlx_parallel_set_limit(lim);
+    static const int lims[] = { 1, 2, 3, 5 };
+    for (size_t li = 0; li < ARRAY_LEN(lims); li++) {
+        int lim = lims[li], prev = rlx_parallel_set_limit(lim);
         rlx_tensor *pw = test_tensor(RLX_DTYPE_F32, rank, yd);
         rlx_tensor *pw_o[1] = { pw };
         poison(pw);
@@ -658,8 +659,9 @@ static void ig_bits(const char *what, const rlx_node *n, const rlx_tensor *const
     rlx_nn_ig_force(2);
     bool avx512 = rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_AVX512;
     size_t bytes = rlx_tensor_numel(gemm) * sizeof(float);
-    for (int lim = 1; lim <= 3; lim++) {
-        int prev = rlx_parallel_set_limit(lim);
+    static const int lims[] = { 1, 2, 3, 5 };
+    for (size_t li = 0; li < ARRAY_LEN(lims); li++) {
+        int lim = lims[li], prev = rlx_parallel_set_limit(lim);
         rlx_tensor *ig = test_tensor(RLX_DTYPE_F32, rank, yd);
         rlx_tensor *ig_o[1] = { ig };
         poison(ig);
@@ -747,7 +749,7 @@ static void test_conv_implicit_gemm(void) {
  * im2col (rlx_nn_pwt_in_place); each with no activation, Relu, Clip, HardSwish, with and
  * without a residual and a bias. Every run: within run_conv's tolerance
  * of the reference, and the same bits as im2col + GEMM (weights packed
- * for it: rlx_nn_pwt_force(1)) at thread limits 1, 2 and 3, outputs
+ * for it: rlx_nn_pwt_force(1)) at thread limits 1, 2, 3 and 5, outputs
  * poisoned with NaN, the plain weights poisoned during the packed runs
  * (fast_vs_ref); with the AVX-512 kernel every forced run must have
  * taken the path (rlx_nn_pwt_runs). */
@@ -768,8 +770,9 @@ static void pwt_bits(const char *what, const rlx_node *n, const rlx_tensor *cons
     bool avx512 = rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_AVX512;
     CHECK_MSG(!avx512 || (pt.wt != NULL && pt.data == NULL), "%s: weights not transposed", what);
     size_t bytes = rlx_tensor_numel(gemm) * sizeof(float);
-    for (int lim = 1; lim <= 3; lim++) {
-        int prev = rlx_parallel_set_limit(lim);
+    static const int lims[] = { 1, 2, 3, 5 };
+    for (size_t li = 0; li < ARRAY_LEN(lims); li++) {
+        int lim = lims[li], prev = rlx_parallel_set_limit(lim);
         rlx_tensor *t = test_tensor(RLX_DTYPE_F32, rank, yd);
         rlx_tensor *t_o[1] = { t };
         poison(t);
@@ -839,6 +842,86 @@ static void test_conv_pwt_rule(void) {
     }
 }
 
+/* The channels-in-lanes rule on small planes (rlx_nn_pwt_wanted, not
+ * forced): SqueezeNet's 3x3s on 13x13 and 27x27 and its 1x1s with K >=
+ * 256 on 13x13 and 27x27, DenseNet's 3x3 128->32 on 14x14 and 7x7,
+ * odd input channel counts, batch 2; with and without a bias, Relu, Clip,
+ * a residual. Each: the path taken (rlx_nn_pwt_runs), within run_conv's
+ * tolerance of the reference and the bits of the unpacked fast path
+ * (implicit GEMM, pointwise or im2col + GEMM; fast_vs_ref) at thread
+ * limits 1, 2 and 5. */
+static void test_conv_pwt_small_planes(void) {
+    static const struct {
+        const char *name;
+        int64_t n, cin, cout, hw, k, bias;
+        rlx_act_kind act;
+        bool res;
+    } cases[] = {
+        { "3x3 48->192 on 13x13", 1, 48, 192, 13, 3, 1, RLX_ACT_RELU, false },
+        { "3x3 64->256 on 13x13, residual", 1, 64, 256, 13, 3, 1, RLX_ACT_RELU, true },
+        { "3x3 32->128 on 27x27", 1, 32, 128, 27, 3, 0, RLX_ACT_RELU, false },
+        { "3x3 128->32 on 14x14", 1, 128, 32, 14, 3, 1, RLX_ACT_NONE, false },
+        { "3x3 128->32 on 7x7 batch 2, residual", 2, 128, 32, 7, 3, 0, RLX_ACT_NONE, true },
+        { "3x3 37->48 on 13x13", 1, 37, 48, 13, 3, 1, RLX_ACT_CLIP, false },
+        { "3x3 19->16 on 7x7 batch 2", 2, 19, 16, 7, 3, 1, RLX_ACT_RELU, false },
+        { "1x1 384->48 on 13x13", 1, 384, 48, 13, 1, 1, RLX_ACT_RELU, false },
+        { "1x1 261->64 on 13x13 batch 2, residual", 2, 261, 64, 13, 1, 1, RLX_ACT_RELU, true },
+        { "1x1 256->32 on 27x27", 1, 256, 32, 27, 1, 0, RLX_ACT_RELU, false },
+    };
+    if (rlx_cpu_sgemm_kernel_get() != RLX_CPU_SGEMM_AVX512) return;
+    static const int lims[] = { 1, 2, 5 };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        int64_t p = cases[i].k / 2;
+        conv_case c = { cases[i].name, 2, cases[i].n, cases[i].cin, cases[i].cout, 1, { cases[i].hw, cases[i].hw },
+                        { cases[i].k, cases[i].k }, { 1, 1 }, { 1, 1 }, { p, p }, { p, p }, (int)cases[i].bias };
+        for (size_t li = 0; li < ARRAY_LEN(lims); li++) {
+            int prev = rlx_parallel_set_limit(lims[li]);
+            size_t before = rlx_nn_pwt_runs();
+            run_conv(&c, cases[i].act, cases[i].res);
+            CHECK_MSG(rlx_nn_pwt_runs() > before, "rule: %s: channels in lanes did not run", cases[i].name);
+            rlx_parallel_set_limit(prev);
+        }
+    }
+}
+
+/* Non-finite weights: the channels-in-lanes path leaves no tap out (0 x
+ * Inf is NaN), as the other fast paths, which multiply the padding's
+ * zeros (the reference skips taps outside the input: a finite result
+ * there). A 3x3 pad 1 convolution on 13x13 by the rule with an infinite
+ * weight on kernel row 0 (which reads padding for output row 0): packed
+ * as not finite, NaN in row 0 of that channel, and the bits of the
+ * unpacked fast path (the implicit GEMM) everywhere. */
+static void test_conv_pwt_nonfinite(void) {
+    if (rlx_cpu_sgemm_kernel_get() != RLX_CPU_SGEMM_AVX512) return;
+    int64_t xd[4] = { 1, 16, 13, 13 }, wd[4] = { 48, 16, 3, 3 }, bd[1] = { 48 }, yd[4] = { 1, 48, 13, 13 },
+            k[2] = { 3, 3 }, pads[4] = { 1, 1, 1, 1 };
+    node_attrs st = { .n = 0 };
+    attr_ints(&st, "kernel_shape", 2, k);
+    attr_ints(&st, "pads", 4, pads);
+    rlx_node n = make_node("Conv", 11, 3, 1, &st);
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1), *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -1, 1),
+               *b = test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1);
+    ((float *)w->data)[5 * 16 * 9 + 3 * 9 + 1] = INFINITY; /* channel 5, input 3, tap (0, 1) */
+    const rlx_tensor *in[3] = { x, w, b };
+    rlx_tensor *fast = test_tensor(RLX_DTYPE_F32, 4, yd), *y = test_tensor(RLX_DTYPE_F32, 4, yd);
+    rlx_tensor *fo[1] = { fast }, *yo[1] = { y };
+    CHECK_OK(rlx_cpu_run_node(NULL, &n, in, fo, false));
+    rlx_cpu_sgemm_pack pk;
+    CHECK_OK(rlx_cpu_prepare_node(NULL, &n, in, &pk));
+    CHECK_MSG(pk.wt != NULL && !pk.wt_finite, "pwt, an infinite weight: not packed for the path, or as finite");
+    size_t before = rlx_nn_pwt_runs();
+    CHECK_OK(rlx_cpu_run_node_packed(NULL, &n, in, yo, &pk));
+    CHECK_MSG(rlx_nn_pwt_runs() == before + 1, "pwt, an infinite weight: channels in lanes did not run");
+    const float *yp = y->data;
+    for (int64_t o = 0; o < 13; o++)
+        CHECK_MSG(isnan(yp[5 * 169 + o]), "pwt, an infinite weight: row 0, column %lld not NaN", (long long)o);
+    CHECK_MSG(memcmp(y->data, fast->data, rlx_tensor_numel(y) * sizeof(float)) == 0,
+              "pwt, an infinite weight: not the bits of the unpacked fast path");
+    rlx_cpu_sgemm_pack_free(&pk);
+    rlx_tensor_destroy(fast), rlx_tensor_destroy(y), rlx_tensor_destroy(x), rlx_tensor_destroy(w),
+        rlx_tensor_destroy(b);
+}
+
 static void test_conv_channels_in_lanes(void) {
     static const conv_case cases[] = {
         /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
@@ -882,6 +965,24 @@ static void test_conv_channels_in_lanes(void) {
         { "pwt 3x3 s2 group 2 C16->64 on 9x9", 2, 1, 16, 64, 2, { 9, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 },
           { 1, 1 }, 1 },
         { "pwt 1-D k3 s2 C40->16 on 37", 1, 1, 40, 16, 1, { 37 }, { 3 }, { 2 }, { 1 }, { 1 }, { 1 }, 1 },
+        /* small planes: rows of 13 (tiles of 7 and 6), 9, 11 and 6
+         * positions, the top and bottom rows' taps in the padding left
+         * out (kernel rows past the input: 1 of 3, 2 of 5, 2 of 3 with
+         * dilation 2, pads 2 / 0), odd channel counts, 2 k panels */
+        { "pwt 3x3 pad 1 C48->192 on 13x13 (2 k panels)", 2, 1, 48, 192, 1, { 13, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, 1 },
+        { "pwt 3x3 pad 1 C21->32 on 13x13 batch 2", 2, 2, 21, 32, 1, { 13, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, 1 },
+        { "pwt 5x5 pad 2 C9->16 on 6x11", 2, 1, 9, 16, 1, { 6, 11 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 },
+          1 },
+        { "pwt 3x3 pads 2/0 C12->64 on 13x9", 2, 1, 12, 64, 1, { 13, 9 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 2, 2 },
+          { 0, 0 }, 1 },
+        { "pwt 3x3 dilation 2 pad 2 C11->48 on 13x13", 2, 1, 11, 48, 1, { 13, 13 }, { 3, 3 }, { 1, 1 }, { 2, 2 },
+          { 2, 2 }, { 2, 2 }, 0 },
+        { "pwt 3x3 pad 1 C5->16 on 1x13 (every row clipped)", 2, 1, 5, 16, 1, { 1, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, 1 },
+        { "pwt 1x1 C300->48 on 13x13 (2 k panels, last tile of 1)", 2, 1, 300, 48, 1, { 13, 13 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
     };
     static const struct {
         rlx_act_kind act;
@@ -1332,6 +1433,8 @@ int main(void) {
     test_conv_pointwise_rule();
     test_conv_batch_prefetch();
     test_conv_pwt_rule();
+    test_conv_pwt_small_planes();
+    test_conv_pwt_nonfinite();
     test_conv_implicit_gemm();
     test_conv_channels_in_lanes();
     test_conv_transpose();

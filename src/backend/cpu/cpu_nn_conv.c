@@ -26,6 +26,7 @@
  * reference, conv_residual runs the plain convolution, then y = act(y + r);
  * an f16 node (fp16 models on GPU plans) runs the reference, which adds r
  * to each sum in f32 and rounds once. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,6 +128,10 @@ rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
             memset(out, 0, sizeof *out);
             RLX_TRY(rlx_nn_pwt_pack((size_t)group, (size_t)cog, (size_t)kt, w->data, &out->wt));
             out->wt_groups = (size_t)group, out->wt_lanes = (size_t)cog, out->wt_k = (size_t)kt;
+            const float *wd = w->data;
+            size_t nw = (size_t)c_out * (size_t)kt;
+            out->wt_finite = true;
+            for (size_t i = 0; i < nw && out->wt_finite; i++) out->wt_finite = isfinite(wd[i]);
             return RLX_OK;
         }
     }

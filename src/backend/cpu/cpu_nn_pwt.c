@@ -25,14 +25,21 @@
  * panel in registers, adds the panel's sum to a 7 x 48 block on the
  * stack, and stores it transposed into the NCHW output; then the GEMM
  * path's epilogue (rlx_nn_conv_epilogue_block) runs over the panel's
- * finished output rows.
+ * finished output rows. Read in place, an output row's last tile is as
+ * wide as what is left of the row (13: 7 + 6; kernels for 1 to 7
+ * positions), so no position is computed past it, and the rows whose
+ * kernel rows partly read padding (a 3x3 pad 1's first and last) leave
+ * those taps' steps out where every weight is finite (pwt_lists).
  *
  * The arithmetic is the sgemm's (cpu_sgemm.h): each element's products
  * in k order from 0 as one chain of fused multiply-adds per 256-step
  * panel (fma(a, b, c) = fma(b, a, c): which operand is broadcast does not
  * matter), the first panel's sum stored, later ones added; then the same
- * epilogue. So the same bits as im2col + GEMM at every thread count
- * (tests/test_cpu_conv_fast.c, test_conv_channels_in_lanes). */
+ * epilogue. A step left out would have added 0 x w = +0 (w finite) to a
+ * sum that is never -0 (it starts at +0, and x + +0 is x, -x + x is +0),
+ * which changes nothing. So the same bits as im2col + GEMM at every
+ * thread count (tests/test_cpu_conv_fast.c, test_conv_channels_in_lanes,
+ * test_conv_pwt_small_planes, test_conv_pwt_nonfinite). */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -179,25 +186,27 @@ bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack 
 }
 
 #if RLX_HAVE_AVX2_BUILD
-/* One tile: M <= 7 positions x NV vectors of channels over kc steps (bp:
- * kc x 16 x NV channels: a panel of that width); step p's positions at
- * ap + p * T_MR (pwt_kern7_<NV>: gathered tiles of 7) or at ap + off[p]
- * (pwt_kerno<M>_<NV>: read in place from zero-padded planes, M the
- * positions left in the output row: no position past the row is
- * computed); the sums of rows i < M stored into (first) or added to t
- * (rows of T_W). */
-#define PWT_KERN(M, NV, SFX, AEXPR, AINC)                                                                         \
-    RLX_AVX512 static void pwt_kern##SFX##M##_##NV(size_t kc, const float *ap, const int32_t *off,              \
-                                                   const float *bp, float *t, bool add) {                       \
+/* One tile: M <= 7 positions x NV vectors of channels over n steps (a
+ * panel of 16 NV channels); step p's positions at ap + p * T_MR and
+ * weights at bp + p * 16 NV (pwt_kern7_<NV>: gathered tiles of 7), or
+ * read in place from zero-padded planes, M the positions left in the
+ * output row (no position past the row is computed), at ap + xo[p] and
+ * bp + p * 16 NV (pwt_kerno<M>_<NV>: every step of a k panel) or bp +
+ * ks[p] * 16 NV (pwt_kernl<M>_<NV>: a list of steps, those of a k panel
+ * whose taps read inside the input, pwt_lists); the sums of rows i < M
+ * stored into (first) or added to t (rows of T_W). */
+#define PWT_KERN(M, NV, SFX, AEXPR, BEXPR)                                                                        \
+    RLX_AVX512 static void pwt_kern##SFX##M##_##NV(size_t n, const float *ap, const int32_t *xo,                 \
+                                                   const int32_t *ks, const float *bp, float *t, bool add) {    \
         __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00, c20 = c00,      \
                c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00, c40 = c00, c41 = c00, c42 = c00,         \
                c50 = c00, c51 = c00, c52 = c00, c60 = c00, c61 = c00, c62 = c00;                                 \
         PWT_UNUSED                                                                                                \
-        (void)off;                                                                                                \
-        _Pragma("GCC unroll 4") for (size_t p = 0; p < kc; p++, ap += AINC, bp += 16 * NV) {                        \
-            const float *a_ = AEXPR;                                                                              \
-            __m512 b0 = _mm512_loadu_ps(bp), b1 = NV > 1 ? _mm512_loadu_ps(bp + 16) : b0,                         \
-                   b2 = NV > 2 ? _mm512_loadu_ps(bp + 32) : b0;                                                   \
+        (void)xo, (void)ks;                                                                                       \
+        _Pragma("GCC unroll 4") for (size_t p = 0; p < n; p++) {                                                    \
+            const float *a_ = AEXPR, *b_ = BEXPR;                                                                 \
+            __m512 b0 = _mm512_loadu_ps(b_), b1 = NV > 1 ? _mm512_loadu_ps(b_ + 16) : b0,                         \
+                   b2 = NV > 2 ? _mm512_loadu_ps(b_ + 32) : b0;                                                   \
             PWT_ROW(M, NV, 0) PWT_ROW(M, NV, 1) PWT_ROW(M, NV, 2) PWT_ROW(M, NV, 3) PWT_ROW(M, NV, 4)            \
             PWT_ROW(M, NV, 5) PWT_ROW(M, NV, 6)                                                                  \
         }                                                                                                         \
@@ -223,10 +232,16 @@ bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack 
         if (NV > 1) PWT_ST(i, 1)                                                                                  \
         if (NV > 2) PWT_ST(i, 2)                                                                                  \
     }
-#define PWT_KERNS_O(M) PWT_KERN(M, 1, o, ap + off[p], 0) PWT_KERN(M, 2, o, ap + off[p], 0) PWT_KERN(M, 3, o, ap + off[p], 0)
-PWT_KERN(7, 1, , ap, T_MR)
-PWT_KERN(7, 2, , ap, T_MR)
-PWT_KERN(7, 3, , ap, T_MR)
+#define PWT_KERNS_O(M)                                                                                            \
+    PWT_KERN(M, 1, o, ap + xo[p], bp + p * 16)                                                                   \
+    PWT_KERN(M, 2, o, ap + xo[p], bp + p * 32)                                                                   \
+    PWT_KERN(M, 3, o, ap + xo[p], bp + p * 48)                                                                   \
+    PWT_KERN(M, 1, l, ap + xo[p], bp + (size_t)ks[p] * 16)                                                       \
+    PWT_KERN(M, 2, l, ap + xo[p], bp + (size_t)ks[p] * 32)                                                       \
+    PWT_KERN(M, 3, l, ap + xo[p], bp + (size_t)ks[p] * 48)
+PWT_KERN(7, 1, , ap + p * T_MR, bp + p * 16)
+PWT_KERN(7, 2, , ap + p * T_MR, bp + p * 32)
+PWT_KERN(7, 3, , ap + p * T_MR, bp + p * 48)
 PWT_KERNS_O(1)
 PWT_KERNS_O(2)
 PWT_KERNS_O(3)
@@ -274,14 +289,19 @@ RLX_AVX512 static void pwt_store(const float *t, size_t nc, float *y, size_t sp,
     }
 }
 
-typedef void pwt_kern_fn(size_t kc, const float *ap, const int32_t *off, const float *bp, float *t, bool add);
-/* [0][.]: gathered tiles of 7; [m][.]: read in place, m positions */
-static pwt_kern_fn *const g_pwt_kerns[8][3] = {
-    { pwt_kern7_1, pwt_kern7_2, pwt_kern7_3 },       { pwt_kerno1_1, pwt_kerno1_2, pwt_kerno1_3 },
-    { pwt_kerno2_1, pwt_kerno2_2, pwt_kerno2_3 },    { pwt_kerno3_1, pwt_kerno3_2, pwt_kerno3_3 },
-    { pwt_kerno4_1, pwt_kerno4_2, pwt_kerno4_3 },    { pwt_kerno5_1, pwt_kerno5_2, pwt_kerno5_3 },
-    { pwt_kerno6_1, pwt_kerno6_2, pwt_kerno6_3 },    { pwt_kerno7_1, pwt_kerno7_2, pwt_kerno7_3 }
+typedef void pwt_kern_fn(size_t n, const float *ap, const int32_t *xo, const int32_t *ks, const float *bp, float *t,
+                         bool add);
+/* [0][0][.]: gathered tiles of 7; [l][m][.]: read in place, m positions,
+ * every step of the panel (l 0: pwt_kerno) or a list of them (l 1:
+ * pwt_kernl) */
+#define PWT_KERNS_M(X, M) { pwt_kern##X##M##_1, pwt_kern##X##M##_2, pwt_kern##X##M##_3 }
+static pwt_kern_fn *const g_pwt_kerns[2][8][3] = {
+    { PWT_KERNS_M(, 7), PWT_KERNS_M(o, 1), PWT_KERNS_M(o, 2), PWT_KERNS_M(o, 3), PWT_KERNS_M(o, 4), PWT_KERNS_M(o, 5),
+      PWT_KERNS_M(o, 6), PWT_KERNS_M(o, 7) },
+    { PWT_KERNS_M(, 7), PWT_KERNS_M(l, 1), PWT_KERNS_M(l, 2), PWT_KERNS_M(l, 3), PWT_KERNS_M(l, 4), PWT_KERNS_M(l, 5),
+      PWT_KERNS_M(l, 6), PWT_KERNS_M(l, 7) }
 };
+#undef PWT_KERNS_M
 #endif
 
 typedef struct pwt_job {
@@ -290,10 +310,16 @@ typedef struct pwt_job {
     float *xt;        /* the gathered positions: per (image, group) tiles x kt x T_MR */
     float *col;       /* !io.direct: the column matrices, [ng][kt][sp] */
     /* in place (stride 1, 1-D / 2-D, not io.direct): the zero-padded
-     * input planes, [ng][cig][hp][wp], and step p's offset in them */
+     * input planes, [ng][cig][hp][wp] (or x itself: io.direct); the steps
+     * of each kind of output row (pwt_lists): kind d's steps of k panel q
+     * are lst[d][q] .. lst[d][q + 1] - 1 of xo[d] (offsets in the planes)
+     * and ks[d] (step numbers); row_kind[oy]: output row oy's kind */
     bool in_place;
     float *planes;
-    int32_t *off;
+    const int32_t *xo0; /* kind 0's offsets: every step's */
+    int32_t *xo, *ks;   /* kinds 1..: [kind - 1][kt] */
+    size_t *lst, n_kp;
+    uint8_t *row_kind;
     size_t hp, wp, plane, tpr, ow; /* tpr: tiles per output row of ow positions */
     /* strided (2-D, several taps): each channel's plane is sh x sw phase
      * planes of hp x wp (padded input row R, column C at phase (R % sh,
@@ -410,14 +436,18 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
                 size_t oy = r / j->tpr, ox = r % j->tpr * T_MR, ow = j->ow;
                 const float *ap = j->planes + ng * io->cig * j->plane + oy * j->wp + ox;
                 pos = oy * ow + ox, rows = ow - ox < T_MR ? ow - ox : T_MR;
-                pwt_kern_fn *kern = g_pwt_kerns[rows][nc / 16 - 1];
-                for (size_t p0 = 0; p0 < kt; p0 += T_KC)
-                    kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap, j->off + p0, wp + p0 * nc, acc, p0 > 0);
+                size_t d = j->row_kind[oy];
+                pwt_kern_fn *kern = g_pwt_kerns[d > 0][rows][nc / 16 - 1];
+                const size_t *ls = j->lst + d * (j->n_kp + 1);
+                const int32_t *xo = d ? j->xo + (d - 1) * kt : j->xo0, *ks = d ? j->ks + (d - 1) * kt : NULL;
+                for (size_t q = 0; q < j->n_kp; q++) /* kind 0: every step, ls[q] = q T_KC */
+                    kern(ls[q + 1] - ls[q], ap, xo + ls[q], d ? ks + ls[q] : NULL, d ? wp : wp + ls[q] * nc, acc,
+                         q > 0);
             } else {
                 const float *ap = j->xt + (ng * j->tiles + r) * kt * T_MR;
-                pwt_kern_fn *kern = g_pwt_kerns[0][nc / 16 - 1];
+                pwt_kern_fn *kern = g_pwt_kerns[0][0][nc / 16 - 1];
                 for (size_t p0 = 0; p0 < kt; p0 += T_KC)
-                    kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap + p0 * T_MR, NULL, wp + p0 * nc, acc, p0 > 0);
+                    kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap + p0 * T_MR, NULL, NULL, wp + p0 * nc, acc, p0 > 0);
                 pos = r * T_MR, rows = sp - pos < T_MR ? sp - pos : T_MR;
             }
             pwt_store(acc, nc, y + pos, sp, rows);
@@ -444,6 +474,89 @@ static void pwt_split(pwt_job *j, size_t n_ng) {
     size_t want = 4 * threads, have = n_ng * j->n_pb;
     if (have < want) j->n_tb = (want + have - 1) / have;
     if (j->n_tb > j->tiles) j->n_tb = j->tiles;
+}
+
+/* most kinds of output rows (pwt_lists) */
+#define PWT_KINDS 8
+
+/* The step lists of an in-place run (pwt_job): off[p], step p's offset in
+ * the planes. Where skip (every weight finite) and the kernel is at most
+ * 32 rows tall, output row oy leaves out the steps whose kernel row reads
+ * padding only (input row oy * sh - pb + a * dh outside the input: 0 x w
+ * is +0, which leaves a sum as it is; a sum that starts at +0 never
+ * becomes -0), so the top and bottom rows of a 3x3 pad 1 convolution take
+ * 2/3 of the steps (13x13: 5% fewer multiply-adds); each k panel of
+ * T_KC steps stays one sum, so the bits are those of every step. At most
+ * PWT_KINDS kinds of rows (by the set of kernel rows they read), else
+ * none skip. One block, *own (free). */
+static rlx_status pwt_lists(rlx_cpu_kctx *k, pwt_job *j, const int32_t *off, bool skip, void **own) {
+    const rlx_nn_conv_io *io = &j->io;
+    const rlx_nn_sp3 *s = io->s;
+    size_t kt = io->kt, oh = j->tiles / j->tpr, kh = (size_t)s->k[1], kw = (size_t)s->k[2];
+    j->n_kp = ceil_div(kt, T_KC);
+    uint32_t masks[PWT_KINDS], full = kh >= 32 ? UINT32_MAX : (1u << kh) - 1;
+    size_t n_kinds = 1;
+    masks[0] = full;
+    uint8_t *kind = malloc(oh + 1);
+    if (!kind) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu row kinds)", oh);
+    memset(kind, 0, oh);
+    if (skip && !io->direct && kh <= 32 && s->k[1] > 1) {
+        for (size_t oy = 0; oy < oh && n_kinds <= PWT_KINDS; oy++) {
+            uint32_t m = 0;
+            for (size_t a = 0; a < kh; a++) {
+                int64_t r = (int64_t)oy * s->s[1] - s->pb[1] + (int64_t)a * s->d[1];
+                if (r >= 0 && r < s->in[1]) m |= 1u << a;
+            }
+            size_t d = 0;
+            while (d < n_kinds && masks[d] != m) d++;
+            if (d == n_kinds && n_kinds < PWT_KINDS) masks[n_kinds++] = m;
+            else if (d == n_kinds) n_kinds = PWT_KINDS + 1; /* too many: none skip */
+            kind[oy] = (uint8_t)d;
+        }
+        if (n_kinds > PWT_KINDS) {
+            n_kinds = 1;
+            memset(kind, 0, oh);
+        }
+    }
+    /* kind 0 (every step): off itself; the others' lists built here */
+    size_t bytes = n_kinds * (j->n_kp + 1) * sizeof(size_t) + (n_kinds - 1) * 2 * kt * sizeof(int32_t);
+    char *blk = malloc(bytes + 1);
+    if (!blk) {
+        free(kind);
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu step lists of %zu)", n_kinds, kt);
+    }
+    j->lst = (size_t *)blk;
+    j->xo = (int32_t *)(blk + n_kinds * (j->n_kp + 1) * sizeof(size_t));
+    j->ks = j->xo + (n_kinds - 1) * kt;
+    j->xo0 = off;
+    for (size_t q = 0; q <= j->n_kp; q++) j->lst[q] = q * T_KC < kt ? q * T_KC : kt;
+    for (size_t d = 1; d < n_kinds; d++) {
+        size_t *ls = j->lst + d * (j->n_kp + 1), n = 0, p = 0, q = 0;
+        int32_t *xo = j->xo + (d - 1) * kt, *ks = j->ks + (d - 1) * kt;
+        ls[0] = 0;
+        for (size_t c = 0; c < io->cig; c++)
+            for (size_t a = 0; a < kh; a++)
+                for (size_t b = 0; b < kw; b++, p++) {
+                    if (p == (q + 1) * T_KC) ls[++q] = n;
+                    if (masks[d] >> a & 1u) xo[n] = off[p], ks[n] = (int32_t)p, n++;
+                }
+        while (q < j->n_kp) ls[++q] = n;
+    }
+    j->row_kind = kind;
+    own[0] = blk, own[1] = kind;
+    return RLX_OK;
+}
+
+/* The in-place run over n_ng (image, group)s, off[p] step p's offset in
+ * j->planes (pwt_lists). */
+static rlx_status pwt_run_in_place(rlx_cpu_kctx *k, pwt_job *j, size_t n_ng, const int32_t *off) {
+    void *own[2] = { NULL, NULL };
+    RLX_TRY(pwt_lists(k, j, off, k->pack->wt_finite, own));
+    pwt_split(j, n_ng);
+    rlx_status st = rlx_nn_run_items(k, n_ng * j->n_pb * j->n_tb, 0, pwt_item, j);
+    atomic_fetch_add(&g_pwt_runs, 1);
+    free(own[0]), free(own[1]);
+    return st;
 }
 
 rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_ng) {
@@ -489,13 +602,10 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
         j.in_place = true;
         j.planes = (float *)io->x;
         j.plane = io->sp, j.wp = io->sp, j.ow = io->sp, j.tpr = ceil_div(io->sp, T_MR), j.tiles = j.tpr;
-        pwt_split(&j, n_ng);
         int32_t *own = malloc(io->kt * sizeof(int32_t) + 1);
         if (!own) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu offsets)", io->kt);
         for (size_t p = 0; p < io->kt; p++) own[p] = (int32_t)(p * io->sp);
-        j.off = own;
-        rlx_status st = rlx_nn_run_items(k, n_ng * j.n_pb * j.n_tb, 0, pwt_item, &j);
-        atomic_fetch_add(&g_pwt_runs, 1);
+        rlx_status st = pwt_run_in_place(k, &j, n_ng, own);
         free(own);
         return st;
     }
@@ -510,17 +620,17 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
             !(j.planes = own = malloc((total + 1) * sizeof(float))))
             return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-float padded input)", total);
         memset(j.planes + n_pl, 0, 16 * sizeof(float));
-        j.off = (int32_t *)(j.planes + n_pl + 16);
-        size_t kh = (size_t)s->k[1], kw = (size_t)s->k[2], ph = j.hp * j.wp;
-        for (size_t p = 0; p < io->kt; p++) {
-            size_t c = p / s->ksz, tap = p % s->ksz, r = tap / kw % kh * (size_t)s->d[1],
-                   q = tap % kw * (size_t)s->d[2];
-            j.off[p] = (int32_t)(c * j.plane + ((r % j.sh) * j.sw + q % j.sw) * ph + r / j.sh * j.wp + q / j.sw);
-        }
+        int32_t *off = (int32_t *)(j.planes + n_pl + 16);
+        size_t kh = (size_t)s->k[1], kw = (size_t)s->k[2], ph = j.hp * j.wp, p = 0;
+        for (size_t c = 0; c < io->cig; c++) /* k = (c kh + a) kw + b, the taps of one channel alike */
+            for (size_t a = 0; a < kh; a++)
+                for (size_t b = 0; b < kw; b++, p++) {
+                    size_t r = a * (size_t)s->d[1], q = b * (size_t)s->d[2];
+                    off[p] = p >= s->ksz ? off[p - s->ksz] + (int32_t)j.plane
+                                         : (int32_t)(((r % j.sh) * j.sw + q % j.sw) * ph + r / j.sh * j.wp + q / j.sw);
+                }
         rlx_parallel_for(n_ng * io->cig, 1 + 16384 / (j.plane + 1), phased ? pwt_pad_phases : pwt_pad, &j);
-        pwt_split(&j, n_ng);
-        rlx_status st = rlx_nn_run_items(k, n_ng * j.n_pb * j.n_tb, 0, pwt_item, &j);
-        atomic_fetch_add(&g_pwt_runs, 1);
+        rlx_status st = pwt_run_in_place(k, &j, n_ng, off);
         free(own);
         return st;
     }

@@ -88,9 +88,12 @@ typedef struct rlx_cpu_sgemm_pack {
     struct rlx_cpu_qconv_pack *q8conv;
     /* owned, or NULL: a 1x1 convolution's weights transposed for the
      * channels-in-lanes path (cpu_nn_pwt.c, rlx_nn_pwt_pack) of wt_groups
-     * groups of [wt_lanes output channels, wt_k]; data is then NULL */
+     * groups of [wt_lanes output channels, wt_k]; data is then NULL;
+     * wt_finite: every weight finite (the path may then skip the taps
+     * that read only padding: 0 x w adds nothing to a sum) */
     float *wt;
     size_t wt_groups, wt_lanes, wt_k;
+    bool wt_finite;
     /* owned, or NULL: an RNN / GRU / LSTM's R packed for its recurrence,
      * slice by slice, rnn_slices[d] slices in direction d (the slices'
      * bounds follow from their count: cpu_rnn.c, rlx_cpu_rnn_prepare);
