@@ -101,15 +101,15 @@ bool rlx_nn_pwt_wanted(const rlx_nn_sp3 *s, size_t cog, size_t kt) {
      * 47, 5x5 16->32 at 28x28 204 -> 190, 16->128 at 28x28 315 -> 301;
      * 48->96 at 56x56 2454 -> 2413, but 16->64 (K 144) at 56x56 576 ->
      * 606 and at 55x55 571 -> 585. And 1x1s at stride 1 with K >= 256
-     * on at most 256 positions, or 1024 with c_out <= 48: SqueezeNet's
-     * 384->48 at 13x13 65.6 -> 58.9, 384->64 84.4 -> 79.8, 256->48 43.7
-     * -> 41.0, 256->32 at 27x27 125 -> 118, Inception's 480->16 at 14x14
-     * 39.5 -> 29.2, 320->128 at 7x7 52 -> 39 (the pointwise path or the
-     * GEMM before; 128->32 at 27x27 54 -> 65, 48->192 at 13x13 34 -> 45:
-     * K too short; 256->128 at 28x28 475 -> 494, 256->1024 at 14x14 a
-     * tie) */
+     * on at most 1024 positions with c_out <= 64: SqueezeNet's 384->48
+     * at 13x13 65.6 -> 58.9, 384->64 84.4 -> 79.8, 256->48 43.7 -> 41.0,
+     * 256->32 at 27x27 125 -> 118, Inception's 480->16 at 14x14 39.5 ->
+     * 29.2 (the pointwise path or the GEMM before; 128->32 at 27x27 54 ->
+     * 65, 48->192 at 13x13 34 -> 45: K too short; 256->128 at 28x28 475
+     * -> 494; ResNet-50's 256->1024 at 14x14 a tie hot, 1000 -> 1120 with
+     * caches evicted) */
     if (in_place && s->ksz > 1 && (kt >= 384 || sp <= 1024)) return true;
-    if (!strided && s->ksz == 1 && kt >= 256 && (sp <= 256 || (sp <= 1024 && cog <= 48))) return true;
+    if (!strided && s->ksz == 1 && kt >= 256 && sp <= 1024 && cog <= 64) return true;
     if (cog < T_W) return false;
     /* by the padding each layout computes: positions in tiles of 7 here,
      * output channels in panels of 48 with a narrower last one (none when
@@ -424,14 +424,22 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
     if (!nt || !nr) return;
     size_t kt = io->kt, sp = io->sp;
     _Alignas(64) float acc[T_MR * T_W];
+    /* in place: the tiles from the first whose row takes every step, so
+     * that the first pass over a weight panel reads all of it in order
+     * (from memory, where rows that leave steps out would skip lines that
+     * the next row then misses on: ResNet-50's 512->512 3x3 on 7x7, caches
+     * evicted, 2.2 -> 2.4 ms without this) */
+    size_t first = 0;
+    if (j->in_place)
+        while (first + 1 < nr && j->row_kind[(r0 + first) / j->tpr]) first++;
     for (size_t t = t0; t < t0 + nt; t++) {
         size_t c0, nc; /* nc a multiple of 16 */
         pwt_panel(io->cog, t, &c0, &nc);
         const float *wp = j->wt + (gi * io->cog + c0) * kt;
         float *y = io->y + (n * io->c_out + gi * io->cog + c0) * sp;
         size_t lo = sp, hi = 0; /* the block's positions */
-        for (size_t r = r0; r < r0 + nr; r++) {
-            size_t pos, rows;
+        for (size_t i = 0; i < nr; i++) {
+            size_t r = r0 + (first + i) % nr, pos, rows;
             if (j->in_place) {
                 size_t oy = r / j->tpr, ox = r % j->tpr * T_MR, ow = j->ow;
                 const float *ap = j->planes + ng * io->cig * j->plane + oy * j->wp + ox;
@@ -454,7 +462,7 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
             if (pos < lo) lo = pos;
             if (pos + rows > hi) hi = pos + rows;
         }
-        /* tiles in order: the block's positions are [lo, hi) */
+        /* the block's tiles: its positions are [lo, hi) */
         rlx_nn_conv_epilogue_block(y + lo, sp, nc, hi - lo, io->b ? io->b + gi * io->cog + c0 : NULL,
                                    io->res ? io->res + (y + lo - io->y) : NULL, &io->act);
     }
