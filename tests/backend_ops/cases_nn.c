@@ -502,7 +502,9 @@ static void pool_case(bo_ctx *ctx, bo_case *c, const char *op, rlx_tensor *x, co
     for (int j = 0; j < c->n_opts; j++) bo_desc(c, " %s", c->opts[j]);
     rlx_attr a[7];
     size_t na = 0;
-    geom_attrs(g, a, &na, true, cip < 0);
+    bool dilated = false;
+    for (int j = 0; j < g->sr; j++) dilated |= g->d[j] != 1;
+    geom_attrs(g, a, &na, true, cip < 0 || dilated);
     a[na++] = RLX_ATTR_I("ceil_mode", ceil_mode);
     if (cip >= 0) a[na++] = RLX_ATTR_I("count_include_pad", cip);
     bo_single(c, op, 1, &x, NULL, 1, na, a);
@@ -513,19 +515,27 @@ static void pool_case(bo_ctx *ctx, bo_case *c, const char *op, rlx_tensor *x, co
  * pool.wgsl): a single element in 1-D, 2-D and 3-D, a 2-D output row of 6
  * (pool2d's 4 outputs per invocation: the second group half past the row's
  * end), taps past both ends (pads of k - 1, ceil_mode) on 67 planes (a grid
- * not a multiple of 64), and a 3-D pool with strides, pads and ceil_mode. */
+ * not a multiple of 64), a 3-D pool with strides, pads and ceil_mode, and
+ * windows with no tap inside the input (dilation 3 over a row of 2 with
+ * pads of 1; pads of 3 around a kernel of 2): AveragePool's average of no
+ * element is 0 on both devices, as onnxruntime gives (the CPU gave NaN). */
 static void pool_edges(bo_ctx *ctx) {
     static const struct {
         int sr;
         int64_t nc[2], in[3], k[3], s[3], p[6];
         int ceil_mode;
+        int64_t d[3]; /* 0: 1 */
     } k_cases[] = {
-        { 1, { 1, 1 }, { 1 }, { 1 }, { 1 }, { 0, 0 }, 0 },
-        { 2, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 }, 0 },
-        { 3, { 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0, 0, 0, 0 }, 0 },
-        { 2, { 1, 2 }, { 3, 7 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 }, 0 },
-        { 2, { 1, 67 }, { 5, 9 }, { 3, 3 }, { 2, 2 }, { 2, 2, 2, 2 }, 1 },
-        { 3, { 2, 3 }, { 5, 9, 11 }, { 2, 3, 3 }, { 2, 2, 3 }, { 1, 0, 1, 0, 1, 2 }, 1 },
+        { 1, { 1, 1 }, { 1 }, { 1 }, { 1 }, { 0, 0 }, 0, { 0 } },
+        { 2, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 }, 0, { 0 } },
+        { 3, { 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 0, 0, 0, 0, 0 }, 0, { 0 } },
+        { 2, { 1, 2 }, { 3, 7 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 }, 0, { 0 } },
+        { 2, { 1, 67 }, { 5, 9 }, { 3, 3 }, { 2, 2 }, { 2, 2, 2, 2 }, 1, { 0 } },
+        { 3, { 2, 3 }, { 5, 9, 11 }, { 2, 3, 3 }, { 2, 2, 3 }, { 1, 0, 1, 0, 1, 2 }, 1, { 0 } },
+        { 2, { 1, 1 }, { 2, 2 }, { 1, 2 }, { 1, 1 }, { 0, 1, 0, 1 }, 0, { 1, 3 } },
+        { 2, { 1, 1 }, { 2, 2 }, { 1, 2 }, { 1, 1 }, { 0, 1, 0, 1 }, 0, { 1, 3 } },
+        { 2, { 2, 3 }, { 4, 5 }, { 2, 2 }, { 1, 1 }, { 3, 3, 3, 3 }, 0, { 0 } },
+        { 2, { 2, 3 }, { 4, 5 }, { 2, 2 }, { 1, 1 }, { 3, 3, 3, 3 }, 0, { 0 } },
     };
     const char *op = bo_op_name(ctx);
     bool max = strcmp(op, "MaxPool") == 0;
@@ -537,7 +547,7 @@ static void pool_edges(bo_ctx *ctx) {
         for (int j = 0; j < g.sr; j++) {
             g.k[j] = k_cases[t].k[j];
             g.s[j] = k_cases[t].s[j];
-            g.d[j] = 1;
+            g.d[j] = k_cases[t].d[j] ? k_cases[t].d[j] : 1;
             g.in[j] = xs.d[2 + j] = k_cases[t].in[j];
             g.p[j] = k_cases[t].p[j];
             g.p[g.sr + j] = k_cases[t].p[g.sr + j];

@@ -105,6 +105,18 @@ static void axis_counts(const rlx_nn_sp3 *s, int ax, int64_t o, int64_t *inside,
     *padded = np;
 }
 
+/* AveragePool's divisor factor along one axis: the taps inside the input
+ * (or inside the padded input with count_include_pad), at least 1: a window
+ * with no tap to count averages no element, and its sum of none, 0, is the
+ * output (onnxruntime's answer and the WebGPU kernels'; ONNX's reference
+ * evaluator divides 0 by 0). */
+static int64_t avg_divisor(const rlx_nn_sp3 *s, int ax, int64_t o, bool count_include_pad) {
+    int64_t ni, np;
+    axis_counts(s, ax, o, &ni, &np);
+    int64_t n = count_include_pad ? np : ni;
+    return n > 0 ? n : 1;
+}
+
 /* ------------------------------------------------------------ f32 fast paths */
 
 typedef struct fpool_job {
@@ -850,9 +862,7 @@ static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
             }
             if (lo > hi) lo = hi;
             j.tlo[ax][o] = lo, j.thi[ax][o] = hi;
-            int64_t ni, np;
-            axis_counts(s, ax, o, &ni, &np);
-            j.cnt[ax][o] = g->count_include_pad ? np : ni;
+            j.cnt[ax][o] = avg_divisor(s, ax, o, g->count_include_pad);
         }
     }
     j.clo = 0;
@@ -945,11 +955,7 @@ static rlx_status pool_run(rlx_cpu_kctx *k, pool_kind kind) {
                     } else if (kind == POOL_AVG) {
                         int64_t cnt = 1;
                         int64_t o[3] = { o0, o1, o2 };
-                        for (int ax = 0; ax < 3; ax++) {
-                            int64_t ni, np;
-                            axis_counts(&s, ax, o[ax], &ni, &np);
-                            cnt *= g.count_include_pad ? np : ni;
-                        }
+                        for (int ax = 0; ax < 3; ax++) cnt *= avg_divisor(&s, ax, o[ax], g.count_include_pad);
                         yo[oi] = acc / (double)cnt;
                     } else {
                         yo[oi] = p == 1.0 ? acc : p == 2.0 ? sqrt(acc) : pow(acc, 1.0 / p);
