@@ -1419,6 +1419,29 @@ static void test_gemm_split(void) {
         CHECK_MSG(fast_vs_ref("MatMul", &n, in, rank, shapes[i][2], 1e-5, 2e-6 * (double)kk), "MatMul %d", i);
         rlx_tensor_destroy(a), rlx_tensor_destroy(b);
     }
+    /* MatMul with the fused bias [N] (the vector rows' add: N past whole
+     * 32- and 8-lane steps, and below 8) and an activation or none, A of
+     * rank 2 and 3 on one 2-D B */
+    static const int64_t bshapes[3][3] = { { 128, 64, 77 }, { 40, 33, 7 }, { 96, 48, 256 } };
+    static const rlx_act_kind bacts[3] = { RLX_ACT_GELU, RLX_ACT_NONE, RLX_ACT_RELU };
+    for (int i = 0; i < 3; i++)
+        for (int rank = 2; rank <= 3; rank++) {
+            int64_t m = bshapes[i][0], kk = bshapes[i][1], nn = bshapes[i][2];
+            int64_t ad[3] = { 2, m / 2, kk }, yd[3] = { 2, m / 2, nn };
+            if (rank == 2) ad[0] = m, ad[1] = kk, yd[0] = m, yd[1] = nn;
+            int64_t bd[2] = { kk, nn }, cd[1] = { nn };
+            rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, rank, ad, -1, 1);
+            rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 2, bd, -1, 1);
+            rlx_tensor *c = test_tensor_random(RLX_DTYPE_F32, 1, cd, -1, 1);
+            node_attrs st = { .n = 0 };
+            act_attrs(&st, bacts[i]);
+            rlx_node n = make_node("MatMul", 13, 3, 1, &st);
+            const rlx_tensor *in[3] = { a, b, c };
+            CHECK_MSG(fast_vs_ref("MatMul + bias", &n, in, rank, yd, 1e-5, 2e-6 * (double)kk),
+                      "MatMul + bias %lld x %lld x %lld rank %d act %d", (long long)m, (long long)kk, (long long)nn,
+                      rank, (int)bacts[i]);
+            rlx_tensor_destroy(a), rlx_tensor_destroy(b), rlx_tensor_destroy(c);
+        }
 }
 
 int main(void) {

@@ -16,7 +16,9 @@
  *    AVX2 and AVX-512 kernels the same bits as each other.
  *  - Each AVX-512 register tile (test_tiles: 8 x 32, 8 x 48, 12 x 32,
  *    14 x 32) on shapes with every kind of edge tile and K across the
- *    256-step panels: bitwise the scalar oracle of one fmaf chain per
+ *    256-step panels, each shape with one of the four transposes (the
+ *    packing's vector transposes of A's rows and a transposed B's rows,
+ *    K both a multiple of 8 and not): bitwise the scalar oracle of one fmaf chain per
  *    element, plain, with packed operands and with packs of another tile,
  *    in both loop orders and blocks of 96 columns (rlx_cpu_sgemm_blocking_set).
  *  - Against a double-precision reference (alpha 0.75, beta 1.5 on a random
@@ -230,11 +232,6 @@ static void fma_oracle_t(bool ta, bool tb, size_t m, size_t n, size_t k, float a
         }
 }
 
-static void fma_oracle(size_t m, size_t n, size_t k, float alpha, const mat *a, const mat *b, float beta, float *c,
-                       size_t ldc) {
-    fma_oracle_t(false, false, m, n, k, alpha, a, b, beta, c, ldc);
-}
-
 /* One-row products (M = 1, cpu_sgemm.c's gemv_row) with each FMA kernel
  * and AVX-512 tile: N around the vector widths (8, 16), the tiles' panels
  * (16, 32, 48) and groups of 8 vectors, K across the 256-step panels, each
@@ -328,24 +325,27 @@ static void test_tiles(void) {
     for (int t = 0; t < RLX_CPU_SGEMM_TILE_COUNT; t++)
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
             size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2], ldc = n + 3;
+            /* each shape with one of the four transposes (the packing's
+             * transposing cases: rows of A, a transposed B's rows) */
+            bool ta = (si + (size_t)t) & 1, tb = (si + (size_t)t) & 2;
             const char *tn = rlx_cpu_sgemm_avx512_tile_name((rlx_cpu_sgemm_avx512_tile)t);
-            mat a = mat_new(false, m, k), b = mat_new(false, k, n);
+            mat a = mat_new(ta, m, k), b = mat_new(tb, k, n);
             size_t bytes = m * ldc * sizeof(float);
             float *c0 = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes), *got1 = malloc(bytes);
             for (size_t i = 0; i < m * ldc; i++) c0[i] = test_rand_uniform(-1.0f, 1.0f);
             /* packs under another tile (t + 1), then under this one */
             CHECK(rlx_cpu_sgemm_avx512_tile_set((rlx_cpu_sgemm_avx512_tile)((t + 1) % RLX_CPU_SGEMM_TILE_COUNT)));
             rlx_cpu_sgemm_pack opa, opb, pa, pb;
-            CHECK_OK(rlx_cpu_sgemm_pack_a(false, 1, m, k, a.v, a.ld, 0, &opa));
-            CHECK_OK(rlx_cpu_sgemm_pack_b(false, k, n, b.v, b.ld, &opb));
+            CHECK_OK(rlx_cpu_sgemm_pack_a(ta, 1, m, k, a.v, a.ld, 0, &opa));
+            CHECK_OK(rlx_cpu_sgemm_pack_b(tb, k, n, b.v, b.ld, &opb));
             CHECK(rlx_cpu_sgemm_avx512_tile_set((rlx_cpu_sgemm_avx512_tile)t));
-            CHECK_OK(rlx_cpu_sgemm_pack_a(false, 1, m, k, a.v, a.ld, 0, &pa));
-            CHECK_OK(rlx_cpu_sgemm_pack_b(false, k, n, b.v, b.ld, &pb));
+            CHECK_OK(rlx_cpu_sgemm_pack_a(ta, 1, m, k, a.v, a.ld, 0, &pa));
+            CHECK_OK(rlx_cpu_sgemm_pack_b(tb, k, n, b.v, b.ld, &pb));
             rlx_cpu_sgemm_packref ra = { &pa, 0, 0 }, rb = { &pb, 0, 0 }, ora = { &opa, 0, 0 }, orb = { &opb, 0, 0 };
             for (int pass = 0; pass < 2; pass++) {
                 float beta = pass ? 1.5f : 0.0f;
                 memcpy(want, c0, bytes);
-                fma_oracle(m, n, k, 0.75f, &a, &b, beta, want, ldc);
+                fma_oracle_t(ta, tb, m, n, k, 0.75f, &a, &b, beta, want, ldc);
                 for (int way = 0; way < 6; way++) {
                     /* ways 4, 5: the other loop order, blocks of 96 columns */
                     CHECK(rlx_cpu_sgemm_blocking_set(way < 4, way < 4 ? 2048 : 100));
@@ -353,14 +353,16 @@ static void test_tiles(void) {
                     memcpy(got1, c0, bytes);
                     const rlx_cpu_sgemm_packref *pra = way == 1 || way == 2 || way == 5 ? &ra : way == 3 ? &ora : NULL;
                     const rlx_cpu_sgemm_packref *prb = way == 2 || way == 5 ? &rb : way == 3 ? &orb : NULL;
-                    rlx_cpu_sgemm_packed(false, false, m, n, k, 0.75f, a.v, a.ld, b.v, b.ld, beta, got, ldc, pra, prb);
-                    rlx_cpu_sgemm_serial_packed(false, false, m, n, k, 0.75f, a.v, a.ld, b.v, b.ld, beta, got1, ldc,
-                                                pra, prb);
+                    rlx_cpu_sgemm_packed(ta, tb, m, n, k, 0.75f, a.v, a.ld, b.v, b.ld, beta, got, ldc, pra, prb);
+                    rlx_cpu_sgemm_serial_packed(ta, tb, m, n, k, 0.75f, a.v, a.ld, b.v, b.ld, beta, got1, ldc, pra,
+                                                prb);
                     size_t bad = 0;
                     for (size_t i = 0; i < m * ldc; i++)
                         bad += memcmp(&got[i], &want[i], sizeof(float)) != 0 || memcmp(&got1[i], &want[i], sizeof(float)) != 0;
-                    CHECK_MSG(bad == 0, "tile %s m %zu n %zu k %zu beta %g packs %d: %zu elements not the FMA oracle's bits",
-                              tn, m, n, k, (double)beta, way, bad);
+                    CHECK_MSG(bad == 0,
+                              "tile %s m %zu n %zu k %zu ta %d tb %d beta %g packs %d: %zu elements not the FMA "
+                              "oracle's bits",
+                              tn, m, n, k, (int)ta, (int)tb, (double)beta, way, bad);
                 }
             }
             rlx_cpu_sgemm_pack_free(&opa), rlx_cpu_sgemm_pack_free(&opb);

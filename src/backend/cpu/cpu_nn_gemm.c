@@ -18,6 +18,7 @@
 
 #include "backend/cpu/cpu_nn.h"
 #include "backend/cpu/cpu_sgemm.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "base/mem.h"
 #include "base/parallel.h"
 #include "base/tensor.h"
@@ -261,11 +262,30 @@ typedef struct mm_epi {
     size_t n;
 } mm_epi;
 
+#if RLX_HAVE_AVX2_BUILD
+/* y[j] += bias[j] for j < n, 32 lanes a step: the scalar loop's f32 adds. */
+RLX_AVX2 static void add_bias_avx2(float *y, const float *bias, size_t n) {
+    size_t j = 0;
+    for (; j + 32 <= n; j += 32)
+        for (size_t v = 0; v < 32; v += 8)
+            _mm256_storeu_ps(y + j + v, _mm256_add_ps(_mm256_loadu_ps(y + j + v), _mm256_loadu_ps(bias + j + v)));
+    for (; j + 8 <= n; j += 8) _mm256_storeu_ps(y + j, _mm256_add_ps(_mm256_loadu_ps(y + j), _mm256_loadu_ps(bias + j)));
+    for (; j < n; j++) y[j] += bias[j];
+}
+#endif
+
 static void mm_epi_rows(void *ctx, size_t r0, size_t r1) {
     const mm_epi *e = ctx;
+#if RLX_HAVE_AVX2_BUILD
+    bool vec = rlx_cpu_has_avx2();
+#endif
     for (size_t r = r0; r < r1; r++) {
         float *yr = e->y + r * e->n;
-        for (size_t j = 0; j < e->n; j++) yr[j] += e->bias[j];
+#if RLX_HAVE_AVX2_BUILD
+        if (vec) add_bias_avx2(yr, e->bias, e->n);
+        else
+#endif
+            for (size_t j = 0; j < e->n; j++) yr[j] += e->bias[j];
         rlx_nn_act_f32(e->act, yr, e->n); /* inside the region: on this thread */
     }
 }

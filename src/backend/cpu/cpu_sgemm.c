@@ -307,11 +307,64 @@ __attribute__((target("avx512f"))) static void pack_rows32_avx512(const float *s
 }
 #endif
 
+#if SGEMM_HAVE_AVX2
+/* pack_panel's transposing case (steps contiguous: ps 1, so the rows of A
+ * or a transposed B's rows) for whole panels of w lanes, w a multiple of 8:
+ * 8 x 8 blocks (8 lanes x 8 steps) transposed in registers, the last kc % 8
+ * steps one by one. Pure data movement: the same panel as the scalar loop. */
+__attribute__((target("avx2"))) static void pack_cols8_avx2(const float *src, size_t ls, size_t w, size_t kc,
+                                                           float *dst) {
+    size_t kc8 = kc / 8 * 8;
+    for (size_t l0 = 0; l0 < w; l0 += 8) {
+        const float *r = src + l0 * ls;
+        for (size_t p = 0; p < kc8; p += 8) {
+            __m256 x0 = _mm256_loadu_ps(r + p), x1 = _mm256_loadu_ps(r + ls + p);
+            __m256 x2 = _mm256_loadu_ps(r + 2 * ls + p), x3 = _mm256_loadu_ps(r + 3 * ls + p);
+            __m256 x4 = _mm256_loadu_ps(r + 4 * ls + p), x5 = _mm256_loadu_ps(r + 5 * ls + p);
+            __m256 x6 = _mm256_loadu_ps(r + 6 * ls + p), x7 = _mm256_loadu_ps(r + 7 * ls + p);
+            __m256 t0 = _mm256_unpacklo_ps(x0, x1), t1 = _mm256_unpackhi_ps(x0, x1);
+            __m256 t2 = _mm256_unpacklo_ps(x2, x3), t3 = _mm256_unpackhi_ps(x2, x3);
+            __m256 t4 = _mm256_unpacklo_ps(x4, x5), t5 = _mm256_unpackhi_ps(x4, x5);
+            __m256 t6 = _mm256_unpacklo_ps(x6, x7), t7 = _mm256_unpackhi_ps(x6, x7);
+            __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+            __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+            __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+            __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+            float *d = dst + p * w + l0;
+            _mm256_storeu_ps(d, _mm256_permute2f128_ps(s0, s4, 0x20));
+            _mm256_storeu_ps(d + w, _mm256_permute2f128_ps(s1, s5, 0x20));
+            _mm256_storeu_ps(d + 2 * w, _mm256_permute2f128_ps(s2, s6, 0x20));
+            _mm256_storeu_ps(d + 3 * w, _mm256_permute2f128_ps(s3, s7, 0x20));
+            _mm256_storeu_ps(d + 4 * w, _mm256_permute2f128_ps(s0, s4, 0x31));
+            _mm256_storeu_ps(d + 5 * w, _mm256_permute2f128_ps(s1, s5, 0x31));
+            _mm256_storeu_ps(d + 6 * w, _mm256_permute2f128_ps(s2, s6, 0x31));
+            _mm256_storeu_ps(d + 7 * w, _mm256_permute2f128_ps(s3, s7, 0x31));
+        }
+        for (size_t p = kc8; p < kc; p++)
+            for (size_t l = 0; l < 8; l++) dst[p * w + l0 + l] = r[l * ls + p];
+    }
+}
+
+static bool has_avx2(void) {
+    static atomic_int known; /* 0: not asked yet; 1: no; 2: yes */
+    int v = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!v) {
+        v = __builtin_cpu_supports("avx2") ? 2 : 1;
+        atomic_store_explicit(&known, v, memory_order_relaxed);
+    }
+    return v == 2;
+}
+#endif
+
 static void pack_panel(const float *src, size_t ls, size_t ps, size_t lanes, size_t w, size_t kc, float *dst) {
 #if SGEMM_HAVE_AVX2
     /* (w 32 only with the AVX-512 kernel, so only on CPUs that run it) */
     if (ls == 1 && lanes == 32 && w == 32) {
         pack_rows32_avx512(src, ps, kc, dst);
+        return;
+    }
+    if (ps == 1 && lanes == w && w % 8 == 0 && kc >= 8 && has_avx2()) {
+        pack_cols8_avx2(src, ls, w, kc, dst);
         return;
     }
 #endif
