@@ -736,6 +736,151 @@ static void test_conv_implicit_gemm(void) {
     if (top == RLX_CPU_SGEMM_AVX512) CHECK_MSG(rlx_nn_ig_runs() > ran, "the implicit GEMM never ran");
 }
 
+/* The Winograd F(2x2, 3x3) path (cpu_nn_conv_wino.c: weights transformed
+ * at compile time, the input into padded even / odd column planes, 16
+ * GEMMs per block of 48 tiles), forced on (rlx_nn_wino_force(2)) at every
+ * sgemm kernel the CPU runs (it runs with the AVX-512 one only; the others
+ * pack no Winograd weights and take the other paths): 3x3 stride 1 with
+ * pads 1, 0, 2 and asymmetric ones, odd and even output rows and columns
+ * (the last tiles' dropped row and column), maps from 1x1 output (one
+ * tile) to 3 tile blocks and tile rows that cross blocks (widths 5, 29,
+ * 35, 100), input channels 2, 3, 17, 64 and 70, output channels 1, 13, 70 and
+ * 136 (partial panels, several blocks of 64), batch 2; each with no
+ * activation, Relu, Clip, HardSwish, with and without a residual and a
+ * bias. Every run: within run_conv's tolerance of the reference (1e-5
+ * relative + 2e-6 per product of the sum, inputs and weights in [-1, 1])
+ * at thread limits 1, 2 and 5 with the same bits at each, outputs
+ * poisoned with NaN, the plain weights poisoned with NaN during the
+ * packed runs; with the AVX-512 kernel every forced run must have taken
+ * the path (rlx_nn_wino_runs). Printed (AVX-512 runs): the largest
+ * error against the reference as a share of the tolerance's absolute
+ * term, and that of im2col + GEMM beside it. */
+static int g_wino_runs;
+static double g_wino_err, g_wino_gemm_err;
+
+static double max_err(const rlx_tensor *a, const rlx_tensor *b) {
+    double m = 0.0;
+    const float *p = a->data, *q = b->data;
+    for (size_t i = 0; i < rlx_tensor_numel(a); i++) {
+        double d = fabs((double)p[i] - (double)q[i]);
+        if (!(d <= m)) m = d;
+    }
+    return m;
+}
+
+static void run_wino(const conv_case *c, rlx_act_kind act, bool with_res) {
+    int64_t xd[4] = { c->n, c->cin, c->in[0], c->in[1] }, wd[4] = { c->cout, c->cin, 3, 3 }, bd[1] = { c->cout };
+    int64_t pads[4] = { c->pb[0], c->pb[1], c->pe[0], c->pe[1] }, ones[2] = { 1, 1 }, k3[2] = { 3, 3 };
+    node_attrs st = { .n = 0 };
+    attr_ints(&st, "kernel_shape", 2, k3);
+    attr_ints(&st, "strides", 2, ones);
+    attr_ints(&st, "pads", 4, pads);
+    act_attrs(&st, act);
+    rlx_node n = make_node("Conv", 11, with_res ? 4 : c->bias ? 3 : 2, 1, &st);
+    rlx_conv_geom g;
+    rlx_status s = rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 4, wd, 4, &g);
+    CHECK_MSG(s == RLX_OK, "%s: geometry: %s", c->name, rlx_last_error());
+    if (s) return;
+    int64_t yd[4] = { c->n, c->cout, g.out[0], g.out[1] };
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+    rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -1, 1);
+    rlx_tensor *b = c->bias ? test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1) : NULL;
+    rlx_tensor *r = with_res ? test_tensor_random(RLX_DTYPE_F32, 4, yd, -1, 1) : NULL;
+    const rlx_tensor *in[4] = { x, w, b, r };
+    double unit = 2e-6 * (double)(c->cin * 9 + 1);
+    char what[200];
+    snprintf(what, sizeof what, "Winograd %s, act %d%s%s", c->name, (int)act, c->bias ? ", bias" : "",
+             with_res ? ", residual" : "");
+    rlx_tensor *ref = test_tensor(RLX_DTYPE_F32, 4, yd), *gemm = test_tensor(RLX_DTYPE_F32, 4, yd);
+    rlx_tensor *ro[1] = { ref }, *go[1] = { gemm };
+    poison(ref), poison(gemm);
+    CHECK_OK(rlx_cpu_run_node(NULL, &n, in, ro, true));
+    CHECK_OK(rlx_cpu_run_node(NULL, &n, in, go, false)); /* unpacked: im2col + GEMM */
+    rlx_nn_wino_force(2);
+    rlx_cpu_sgemm_pack pk;
+    CHECK_OK(rlx_cpu_prepare_node(NULL, &n, in, &pk));
+    bool avx512 = rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_AVX512;
+    CHECK_MSG(!avx512 || pk.wino, "%s: no Winograd weights", what);
+    size_t wn = rlx_tensor_numel(w), bytes = rlx_tensor_numel(ref) * sizeof(float);
+    float *keep = malloc(wn * sizeof(float));
+    memcpy(keep, w->data, wn * sizeof(float));
+    for (size_t i = 0; i < wn; i++) ((float *)w->data)[i] = NAN;
+    rlx_tensor *first = NULL;
+    static const int lims[] = { 1, 2, 5 };
+    for (size_t li = 0; li < ARRAY_LEN(lims); li++) {
+        int prev = rlx_parallel_set_limit(lims[li]);
+        rlx_tensor *out = test_tensor(RLX_DTYPE_F32, 4, yd);
+        rlx_tensor *oo[1] = { out };
+        poison(out);
+        size_t before = rlx_nn_wino_runs();
+        CHECK_OK(rlx_cpu_run_node_packed(NULL, &n, in, oo, &pk));
+        rlx_parallel_set_limit(prev);
+        if (avx512) CHECK_MSG(rlx_nn_wino_runs() == before + 1, "%s: did not run", what);
+        const float *a = out->data, *e = ref->data;
+        for (size_t i = 0; i < rlx_tensor_numel(ref); i++) {
+            double d = fabs((double)a[i] - (double)e[i]);
+            if (!(d <= 1e-5 * fabs((double)e[i]) + unit)) {
+                CHECK_MSG(false, "%s, %d threads: element %zu: %.9g, reference %.9g", what, lims[li], i, a[i], e[i]);
+                break;
+            }
+        }
+        if (!first) first = out;
+        else {
+            CHECK_MSG(memcmp(out->data, first->data, bytes) == 0, "%s: %d threads: not the bits of 1 thread", what,
+                      lims[li]);
+            rlx_tensor_destroy(out);
+        }
+    }
+    memcpy(w->data, keep, wn * sizeof(float));
+    free(keep);
+    rlx_nn_wino_force(0);
+    double ew = max_err(first, ref) / unit * 2e-6, eg = max_err(gemm, ref) / unit * 2e-6;
+    if (avx512 && ew > g_wino_err) g_wino_err = ew;
+    if (avx512 && eg > g_wino_gemm_err) g_wino_gemm_err = eg;
+    g_wino_runs++;
+    rlx_cpu_sgemm_pack_free(&pk);
+    rlx_tensor_destroy(first), rlx_tensor_destroy(ref), rlx_tensor_destroy(gemm);
+    rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b), rlx_tensor_destroy(r);
+}
+
+static void test_conv_winograd(void) {
+    static const conv_case cases[] = {
+        /* name, nsp, n, cin, cout, group, in (h, w), k, s, d, pb, pe, bias */
+        { "pad 1 C17->13 on 9x29", 2, 1, 17, 13, 1, { 9, 29 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "pad 1 C3->70 on 10x100 (3 tile blocks, 2 channel blocks)", 2, 1, 3, 70, 1, { 10, 100 }, { 3, 3 },
+          { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "pad 0 C70->136 on 12x35 batch 2", 2, 2, 70, 136, 1, { 12, 35 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 },
+          { 0, 0 }, 1 },
+        { "pads 0,2 / 1,0 C8->9 on 7x5", 2, 1, 8, 9, 1, { 7, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 1 }, { 2, 0 }, 1 },
+        { "pad 2 C2->1 on 3x3", 2, 1, 2, 1, 1, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 1 },
+        { "pad 0 C5->8 on 3x3 (one output)", 2, 1, 5, 8, 1, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 },
+          { 0, 0 }, 0 },
+        { "pad 1 C64->64 on 28x28", 2, 1, 64, 64, 1, { 28, 28 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    };
+    static const struct {
+        rlx_act_kind act;
+        bool res;
+    } runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_RELU, false }, { RLX_ACT_CLIP, false },
+                 { RLX_ACT_HARDSWISH, false }, { RLX_ACT_RELU, true }, { RLX_ACT_HARDSWISH, true } };
+    rlx_cpu_sgemm_kernel top = rlx_cpu_sgemm_kernel_get();
+    size_t ran = rlx_nn_wino_runs();
+    for (int kern = (int)top; kern >= (int)RLX_CPU_SGEMM_PORTABLE; kern--) {
+        if (!rlx_cpu_sgemm_kernel_set((rlx_cpu_sgemm_kernel)kern)) continue;
+        int before = g_wino_runs;
+        for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+            for (size_t r = 0; r < ARRAY_LEN(runs); r++) {
+                conv_case c = cases[i];
+                c.bias = (int)((i + r) % 2) && c.bias;
+                run_wino(&c, runs[r].act, runs[r].res);
+            }
+        fprintf(stderr, "Winograd, sgemm kernel %d: %d runs\n", kern, g_wino_runs - before);
+    }
+    CHECK(rlx_cpu_sgemm_kernel_set(top));
+    if (top == RLX_CPU_SGEMM_AVX512) CHECK_MSG(rlx_nn_wino_runs() > ran, "the Winograd path never ran");
+    fprintf(stderr, "Winograd: largest error %.3g of the tolerance's absolute term (im2col + GEMM: %.3g)\n",
+            g_wino_err / 2e-6, g_wino_gemm_err / 2e-6);
+}
+
 /* The channels-in-lanes path of 1x1 convolutions (cpu_nn_pwt.c: weights
  * transposed at compile time into panels of 48 output channels, 7
  * positions per tile), forced on (rlx_nn_pwt_force(2)) at every sgemm
@@ -1459,6 +1604,7 @@ int main(void) {
     test_conv_pwt_small_planes();
     test_conv_pwt_nonfinite();
     test_conv_implicit_gemm();
+    test_conv_winograd();
     test_conv_channels_in_lanes();
     test_conv_transpose();
     test_pools();

@@ -252,6 +252,34 @@ rlx_status rlx_nn_conv_ig_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
 void rlx_nn_ig_force(int path);
 size_t rlx_nn_ig_runs(void);
 
+/* The Winograd F(2x2, 3x3) path (cpu_nn_conv_wino.c): 2-D 3x3
+ * convolutions at stride 1, dilation 1, one group; policy "pool", the
+ * AVX-512 sgemm kernel; not when rlx_nn_wino_force(1).
+ * rlx_nn_wino_wanted: whether a convolution of geometry s with cin input
+ * and cout output channels (groups groups) takes it (by shape, or
+ * wherever the geometry allows when forced); then its weights are packed
+ * with rlx_nn_wino_pack at compile time.
+ * rlx_nn_wino_pack: w [cout, cin, 3, 3] (row-major) transformed to
+ * U = G g G^T and laid out [16][ceil(cout / 8)][cin][8] (zeros past
+ * cout); *out owned by the caller (free).
+ * errors: RLX_ERR_OUT_OF_MEMORY.
+ * rlx_nn_conv_wino_applies: whether the convolution of io runs on it with
+ * pk (pk->wino of io's channels); rlx_nn_conv_wino_f32 runs it over n_img
+ * images. Not the bits of im2col + GEMM: the reference's results within
+ * a tolerance (tests/test_cpu_conv_fast.c).
+ * errors: RLX_ERR_OUT_OF_MEMORY (the padded input, scratch). */
+bool rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t groups, size_t cin, size_t cout);
+rlx_status rlx_nn_wino_pack(size_t cout, size_t cin, const float *w, float **out);
+bool rlx_nn_conv_wino_applies(const rlx_nn_conv_io *io, const struct rlx_cpu_sgemm_pack *pk);
+rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_img);
+
+/* For tests and measurements: whether 3x3 convolutions are packed for and
+ * take the Winograd path from now on (process-wide; not while kernels
+ * run): 0 by shape (the default), 1 never, 2 wherever it applies.
+ * rlx_nn_wino_runs: how many convolutions it has run in this process. */
+void rlx_nn_wino_force(int path);
+size_t rlx_nn_wino_runs(void);
+
 /* im2col of output positions [p0, p0 + np) for channels [c0, c1) of one
  * group of one image x: col[((c - c0) * K + kk) * np + j], kk the kernel
  * tap in (k0, k1, k2) order, K = s->ksz; taps in the padding store 0. */

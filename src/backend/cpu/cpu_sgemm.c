@@ -455,6 +455,7 @@ void rlx_cpu_sgemm_pack_free(rlx_cpu_sgemm_pack *pk) {
     free(pk->data);
     free(pk->wt);
     free(pk->rnn_r);
+    free(pk->wino);
     if (pk->q8) rlx_cpu_qgemm_pack_free(pk->q8);
     free(pk->q8);
     if (pk->q8conv) rlx_cpu_qconv_pack_free(pk->q8conv);

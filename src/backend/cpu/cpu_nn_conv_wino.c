@@ -1,0 +1,351 @@
+/* The Winograd path of Conv: F(2x2, 3x3) (Lavin and Gray, "Fast
+ * Algorithms for Convolutional Neural Networks", 2015) for 2-D 3x3
+ * convolutions at stride 1, dilation 1, one group, f32, with the AVX-512
+ * sgemm kernel and policy "pool"; which shapes take it: wino_by_shape.
+ *
+ * Why: VGG-19's and ResNet-50's 3x3 convolutions ran on the implicit GEMM
+ * (cpu_nn_conv_ig.c) at 50-57 GMAC/s per core, 86-97% of this VM's f32
+ * peak (117 GFLOP/s measured with a chain of independent AVX-512 FMAs),
+ * and so did onnxruntime's: no register tile gains more than a few per
+ * cent there. F(2x2, 3x3) computes a 2x2 block of outputs from a 4x4
+ * block of inputs with 16 multiplications per (input, output channel)
+ * pair instead of 36.
+ *
+ * Per output tile (ty, tx) (rows 2ty, 2ty + 1, columns 2tx, 2tx + 1) and
+ * channel pair: V = B^T d B (d the 4x4 padded inputs from row 2ty and
+ * column 2tx), U = G g G^T (g the 3x3 weights; at compile time,
+ * rlx_nn_wino_pack), M = sum over input channels of U (.) V (16
+ * independent GEMMs [c_out, c_in] x [c_in, tiles], one per element e of
+ * the 4x4), Y = A^T M A, with
+ *   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1],
+ *   G   = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1],
+ *   A^T = [1 1 1 0; 0 1 -1 -1].
+ * The transforms only add and halve (exact scalings), so the result is
+ * the convolution up to rounding; it is not the im2col + GEMM path's bits
+ * (DESIGN.md's bit contract is between the direct kernel and im2col +
+ * GEMM; this is a fast path with a tolerance, as the others that change
+ * the order of the sums): tests/test_cpu_conv_fast.c compares it with the
+ * reference at 1e-5 relative + 2e-6 absolute per product of the sum and
+ * reports its error against a double-precision sum beside the GEMM
+ * path's.
+ *
+ * The input of each image is copied once into zero-padded planes whose
+ * rows are split into even and odd columns (E[j] = row[2j], O[j] =
+ * row[2j + 1]), so that the row transform of the tiles of one tile row
+ * is four vector expressions over consecutive tx (E[tx], E[tx + 1],
+ * O[tx], O[tx + 1]). A task (image, block of WN = 48 tiles in row-major
+ * tile order, range of output channels) transforms its tiles' inputs for
+ * all input channels into V[16][c_in][48] (its scratch), then per group
+ * of 64 output channels runs the 16 GEMMs with an 8 x 48 register tile
+ * (24 accumulators; the packed U panel streams from memory, V[e] stays
+ * in L2) into M[16][64][48] and transforms M into the output rows, then
+ * the GEMM path's epilogue (bias, fused residual, activation:
+ * rlx_nn_conv_epilogue_block). Output channels are split between tasks
+ * only when images x tile blocks cannot keep the threads busy. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_nn.h"
+#include "backend/cpu/cpu_sgemm.h"
+#include "backend/cpu/cpu_vmath.h"
+#include "base/mem.h"
+#include "base/parallel.h"
+#include "base/scratch.h"
+
+#define WN 48  /* tiles per task block: the register tile's width */
+#define WMR 8  /* output channels per packed panel: the register tile's height */
+#define WCO 64 /* output channels per M block */
+
+static int g_wino_force; /* rlx_nn_wino_force: 0 by shape, 1 never, 2 wherever it applies */
+static atomic_size_t g_wino_runs;
+
+void rlx_nn_wino_force(int path) { g_wino_force = path; }
+
+size_t rlx_nn_wino_runs(void) { return atomic_load(&g_wino_runs); }
+
+/* 2-D, 3x3, stride 1, dilation 1, one group, policy "pool", AVX-512. */
+static bool wino_geometry(const rlx_nn_sp3 *s, size_t groups) {
+    if (g_wino_force == 1 || groups != 1 || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL ||
+        rlx_cpu_sgemm_kernel_get() != RLX_CPU_SGEMM_AVX512)
+        return false;
+    if (s->in[0] != 1 || s->out[0] != 1 || s->k[0] != 1 || s->pb[0] != 0 || s->k[1] != 3 || s->k[2] != 3)
+        return false;
+    return s->s[1] == 1 && s->s[2] == 1 && s->d[1] == 1 && s->d[2] == 1 && s->out[1] > 0 && s->out[2] > 0;
+}
+
+/* Where F(2x2, 3x3) beats the implicit GEMM (single Conv + Relu nodes,
+ * bench/conv_node, 1 thread, BENCHMARKS.md "Winograd"): enough channels
+ * for the 16 GEMMs to run at the register tile's rate and enough tiles. */
+static bool wino_by_shape(const rlx_nn_sp3 *s, size_t cin, size_t cout) {
+    return cin >= 32 && cout >= 32 && s->out[1] >= 14 && s->out[2] >= 14;
+}
+
+bool rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t groups, size_t cin, size_t cout) {
+#if RLX_HAVE_AVX2_BUILD
+    if (!wino_geometry(s, groups) || !cin || !cout) return false;
+    return g_wino_force == 2 || wino_by_shape(s, cin, cout);
+#else
+    (void)s, (void)groups, (void)cin, (void)cout;
+    return false;
+#endif
+}
+
+rlx_status rlx_nn_wino_pack(size_t cout, size_t cin, const float *w, float **out) {
+    size_t panels = (cout + WMR - 1) / WMR, n;
+    *out = NULL;
+    if (!rlx_mul_ok(16 * panels * WMR, cin, &n) || n > SIZE_MAX / sizeof(float))
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "Winograd weights of %zu x %zu too large", cout, cin);
+    float *u = calloc(n ? n : 1, sizeof(float));
+    if (!u) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (Winograd weights, %zu floats)", n);
+    for (size_t co = 0; co < cout; co++)
+        for (size_t ci = 0; ci < cin; ci++) {
+            const float *g = w + (co * cin + ci) * 9;
+            float t[4][3]; /* G g */
+            for (int c = 0; c < 3; c++) {
+                t[0][c] = g[c];
+                t[1][c] = 0.5f * (g[c] + g[3 + c] + g[6 + c]);
+                t[2][c] = 0.5f * (g[c] - g[3 + c] + g[6 + c]);
+                t[3][c] = g[6 + c];
+            }
+            for (int i = 0; i < 4; i++) {
+                float uu[4] = { t[i][0], 0.5f * (t[i][0] + t[i][1] + t[i][2]), 0.5f * (t[i][0] - t[i][1] + t[i][2]),
+                                t[i][2] };
+                for (int kk = 0; kk < 4; kk++) {
+                    size_t e = (size_t)(i * 4 + kk);
+                    u[((e * panels + co / WMR) * cin + ci) * WMR + co % WMR] = uu[kk];
+                }
+            }
+        }
+    *out = u;
+    return RLX_OK;
+}
+
+bool rlx_nn_conv_wino_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack *pk) {
+    if (!pk || !pk->wino || pk->wino_cout != io->cog || pk->wino_cin != io->cig) return false;
+    return wino_geometry(io->s, io->groups);
+}
+
+typedef struct wino_job {
+    rlx_nn_conv_io io;
+    const float *u; /* [16][panels][c_in][WMR] */
+    float *xs;      /* the image's padded planes: [c_in][hp][2 rw] */
+    size_t n;       /* the image */
+    size_t oh, ow, th, tw, tiles; /* output rows and columns; tile rows, columns and count */
+    size_t hp, rw;  /* padded rows; even (and odd) columns per padded row */
+    size_t n_tb, n_cr, cr_len; /* tile blocks; ranges of output channels and their length */
+} wino_job;
+
+/* Items: input channels of image j->n, each into its padded planes. */
+static void wino_pad_items(void *ctx, size_t c0, size_t c1) {
+    const wino_job *j = ctx;
+    const rlx_nn_sp3 *s = j->io.s;
+    int64_t h = s->in[1], w = s->in[2], pt = s->pb[1], pl = s->pb[2];
+    for (size_t c = c0; c < c1; c++) {
+        const float *xc = j->io.x + (j->n * j->io.c_in + c) * s->in_sp;
+        float *d = j->xs + c * j->hp * 2 * j->rw;
+        for (size_t r = 0; r < j->hp; r++, d += 2 * j->rw) {
+            int64_t ir = (int64_t)r - pt;
+            if (ir < 0 || ir >= h) {
+                memset(d, 0, 2 * j->rw * sizeof(float));
+                continue;
+            }
+            const float *xr = xc + ir * w;
+            for (size_t q = 0; q < 2 * j->rw; q++) {
+                int64_t ic = (int64_t)q - pl;
+                d[(q & 1) * j->rw + q / 2] = ic >= 0 && ic < w ? xr[ic] : 0.0f;
+            }
+        }
+    }
+}
+
+#if RLX_HAVE_AVX2_BUILD
+/* C[8][16 NV] (row stride ldc) = the kc-step sums of ap (kc x 8 packed)
+ * times B[p][0 .. 16 NV - 1] = b[p * ldb + ...]. */
+#define WK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define WK_DECL1(i) __m512 c##i##_0 = _mm512_setzero_ps();
+#define WK_DECL2(i) WK_DECL1(i) __m512 c##i##_1 = _mm512_setzero_ps();
+#define WK_DECL3(i) WK_DECL2(i) __m512 c##i##_2 = _mm512_setzero_ps();
+#define WK_LOAD1 __m512 b0 = _mm512_loadu_ps(b);
+#define WK_LOAD2 WK_LOAD1 __m512 b1 = _mm512_loadu_ps(b + 16);
+#define WK_LOAD3 WK_LOAD2 __m512 b2 = _mm512_loadu_ps(b + 32);
+#define WK_FMA1(i) c##i##_0 = _mm512_fmadd_ps(a, b0, c##i##_0);
+#define WK_FMA2(i) WK_FMA1(i) c##i##_1 = _mm512_fmadd_ps(a, b1, c##i##_1);
+#define WK_FMA3(i) WK_FMA2(i) c##i##_2 = _mm512_fmadd_ps(a, b2, c##i##_2);
+#define WK_ROW1(i) { __m512 a = _mm512_set1_ps(ap[i]); WK_FMA1(i) }
+#define WK_ROW2(i) { __m512 a = _mm512_set1_ps(ap[i]); WK_FMA2(i) }
+#define WK_ROW3(i) { __m512 a = _mm512_set1_ps(ap[i]); WK_FMA3(i) }
+#define WK_ST1(i) _mm512_storeu_ps(c + (size_t)(i) * ldc, c##i##_0);
+#define WK_ST2(i) WK_ST1(i) _mm512_storeu_ps(c + (size_t)(i) * ldc + 16, c##i##_1);
+#define WK_ST3(i) WK_ST2(i) _mm512_storeu_ps(c + (size_t)(i) * ldc + 32, c##i##_2);
+#define WK_KERN(NAME, NV)                                                                                  \
+    __attribute__((target("avx512f"))) static void NAME(size_t kc, const float *ap, const float *b,       \
+                                                        size_t ldb, float *c, size_t ldc) {               \
+        WK_ROWS(WK_DECL##NV)                                                                               \
+        _Pragma("GCC unroll 2") for (size_t p = 0; p < kc; p++, ap += WMR, b += ldb) {                    \
+            WK_LOAD##NV                                                                                    \
+            WK_ROWS(WK_ROW##NV)                                                                            \
+        }                                                                                                  \
+        WK_ROWS(WK_ST##NV)                                                                                 \
+    }
+WK_KERN(wino_kern3, 3)
+WK_KERN(wino_kern2, 2)
+WK_KERN(wino_kern1, 1)
+#undef WK_KERN
+#undef WK_ROWS
+
+/* V[e][c][t - t0] (row stride WN per channel, c_in * WN per e) of tiles
+ * [t0, t0 + nt) for every input channel; zeros for t up to WN. */
+__attribute__((target("avx512f"))) static void wino_in(const wino_job *j, size_t t0, size_t nt, float *v) {
+    size_t cin = j->io.cig, es = cin * WN, ps = j->hp * 2 * j->rw, rs = 2 * j->rw;
+    for (size_t c = 0; c < cin; c++) {
+        float *vc = v + c * WN;
+        for (size_t t = t0; t < t0 + nt;) {
+            size_t ty = t / j->tw, tx0 = t % j->tw, len = j->tw - tx0;
+            if (len > t0 + nt - t) len = t0 + nt - t;
+            const float *r0 = j->xs + c * ps + 2 * ty * rs, *r1 = r0 + rs, *r2 = r1 + rs, *r3 = r2 + rs;
+            const float *e0 = r0 + tx0, *e1 = r1 + tx0, *e2 = r2 + tx0, *e3 = r3 + tx0;
+            const float *o0 = e0 + j->rw, *o1 = e1 + j->rw, *o2 = e2 + j->rw, *o3 = e3 + j->rw;
+            float *d = vc + (t - t0);
+            for (size_t i = 0; i < len; i += 16) {
+                __mmask16 mk = len - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (len - i)) - 1);
+                /* row transforms a<row><k> of rows 2ty .. 2ty + 3 */
+#define WI_ROW(r)                                                                                          \
+    __m512 ea##r = _mm512_maskz_loadu_ps(mk, e##r + i), eb##r = _mm512_maskz_loadu_ps(mk, e##r + i + 1); \
+    __m512 oa##r = _mm512_maskz_loadu_ps(mk, o##r + i), ob##r = _mm512_maskz_loadu_ps(mk, o##r + i + 1); \
+    __m512 a##r##0 = _mm512_sub_ps(ea##r, eb##r), a##r##1 = _mm512_add_ps(oa##r, eb##r);                   \
+    __m512 a##r##2 = _mm512_sub_ps(eb##r, oa##r), a##r##3 = _mm512_sub_ps(oa##r, ob##r);
+                WI_ROW(0) WI_ROW(1) WI_ROW(2) WI_ROW(3)
+#undef WI_ROW
+#define WI_ST(e, x) _mm512_mask_storeu_ps(d + (e) * es + i, mk, x);
+                WI_ST(0, _mm512_sub_ps(a00, a20)) WI_ST(1, _mm512_sub_ps(a01, a21))
+                WI_ST(2, _mm512_sub_ps(a02, a22)) WI_ST(3, _mm512_sub_ps(a03, a23))
+                WI_ST(4, _mm512_add_ps(a10, a20)) WI_ST(5, _mm512_add_ps(a11, a21))
+                WI_ST(6, _mm512_add_ps(a12, a22)) WI_ST(7, _mm512_add_ps(a13, a23))
+                WI_ST(8, _mm512_sub_ps(a20, a10)) WI_ST(9, _mm512_sub_ps(a21, a11))
+                WI_ST(10, _mm512_sub_ps(a22, a12)) WI_ST(11, _mm512_sub_ps(a23, a13))
+                WI_ST(12, _mm512_sub_ps(a10, a30)) WI_ST(13, _mm512_sub_ps(a11, a31))
+                WI_ST(14, _mm512_sub_ps(a12, a32)) WI_ST(15, _mm512_sub_ps(a13, a33))
+#undef WI_ST
+            }
+            t += len;
+        }
+        if (nt < WN)
+            for (size_t e = 0; e < 16; e++) memset(vc + e * es + nt, 0, (WN - nt) * sizeof(float));
+    }
+}
+
+/* Output channels [co0, co0 + nco) of tiles [t0, t0 + nt) from
+ * M[e][co - co0][t - t0] (row stride WN, WCO * WN per e), then the
+ * epilogue over each output row run written. */
+__attribute__((target("avx512f"))) static void wino_out(const wino_job *j, size_t t0, size_t nt, size_t co0,
+                                                        size_t nco, const float *m) {
+    const rlx_nn_conv_io *io = &j->io;
+    size_t es = WCO * WN;
+    float y0[2 * WN], y1[2 * WN];
+    for (size_t co = 0; co < nco; co++) {
+        const float *mc = m + co * WN;
+        size_t ch = j->n * io->c_out + co0 + co;
+        float *yc = io->y + ch * io->sp;
+        const float *bias = io->b ? io->b + co0 + co : NULL;
+        for (size_t t = t0; t < t0 + nt;) {
+            size_t ty = t / j->tw, tx0 = t % j->tw, len = j->tw - tx0;
+            if (len > t0 + nt - t) len = t0 + nt - t;
+            const float *s = mc + (t - t0);
+            const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+            const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+            for (size_t i = 0; i < len; i += 16) {
+                __mmask16 mk = len - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (len - i)) - 1);
+#define WO_LD(e) __m512 m##e = _mm512_maskz_loadu_ps(mk, s + (e) * es + i);
+                WO_LD(0) WO_LD(1) WO_LD(2) WO_LD(3) WO_LD(4) WO_LD(5) WO_LD(6) WO_LD(7)
+                WO_LD(8) WO_LD(9) WO_LD(10) WO_LD(11) WO_LD(12) WO_LD(13) WO_LD(14) WO_LD(15)
+#undef WO_LD
+                /* over the rows of M: p<k> = m0k + m1k + m2k, q<k> = m1k - m2k - m3k */
+                __m512 p0 = _mm512_add_ps(_mm512_add_ps(m0, m4), m8), p1 = _mm512_add_ps(_mm512_add_ps(m1, m5), m9);
+                __m512 p2 = _mm512_add_ps(_mm512_add_ps(m2, m6), m10), p3 = _mm512_add_ps(_mm512_add_ps(m3, m7), m11);
+                __m512 q0 = _mm512_sub_ps(_mm512_sub_ps(m4, m8), m12), q1 = _mm512_sub_ps(_mm512_sub_ps(m5, m9), m13);
+                __m512 q2 = _mm512_sub_ps(_mm512_sub_ps(m6, m10), m14), q3 = _mm512_sub_ps(_mm512_sub_ps(m7, m11), m15);
+                __m512 y00 = _mm512_add_ps(_mm512_add_ps(p0, p1), p2), y01 = _mm512_sub_ps(_mm512_sub_ps(p1, p2), p3);
+                __m512 y10 = _mm512_add_ps(_mm512_add_ps(q0, q1), q2), y11 = _mm512_sub_ps(_mm512_sub_ps(q1, q2), q3);
+                _mm512_storeu_ps(y0 + 2 * i, _mm512_permutex2var_ps(y00, lo, y01));
+                _mm512_storeu_ps(y0 + 2 * i + 16, _mm512_permutex2var_ps(y00, hi, y01));
+                _mm512_storeu_ps(y1 + 2 * i, _mm512_permutex2var_ps(y10, lo, y11));
+                _mm512_storeu_ps(y1 + 2 * i + 16, _mm512_permutex2var_ps(y10, hi, y11));
+            }
+            size_t col = 2 * tx0, cols = 2 * len;
+            if (col + cols > j->ow) cols = j->ow - col;
+            for (size_t r = 0; r < 2 && 2 * ty + r < j->oh; r++) {
+                float *y = yc + (2 * ty + r) * j->ow + col;
+                memcpy(y, r ? y1 : y0, cols * sizeof(float));
+                rlx_nn_conv_epilogue_block(y, cols, 1, cols, bias, io->res ? io->res + (y - io->y) : NULL, &io->act);
+            }
+            t += len;
+        }
+    }
+}
+#endif
+
+/* Task: (tile block, range of output channels) of image j->n. */
+static void wino_item(void *ctx, size_t item, float *scratch) {
+#if RLX_HAVE_AVX2_BUILD
+    const wino_job *j = ctx;
+    size_t tb = item / j->n_cr, cr = item % j->n_cr, cin = j->io.cig;
+    size_t t0 = tb * WN, nt = j->tiles - t0 < WN ? j->tiles - t0 : WN;
+    size_t c_lo = cr * j->cr_len, c_hi = c_lo + j->cr_len < j->io.cog ? c_lo + j->cr_len : j->io.cog;
+    if (c_lo >= c_hi) return;
+    float *v = scratch, *m = scratch + 16 * cin * WN;
+    wino_in(j, t0, nt, v);
+    size_t panels = (j->io.cog + WMR - 1) / WMR;
+    for (size_t co0 = c_lo; co0 < c_hi; co0 += WCO) {
+        size_t nco = c_hi - co0 < WCO ? c_hi - co0 : WCO;
+        for (size_t e = 0; e < 16; e++)
+            for (size_t pr = 0; pr * WMR < nco; pr++) {
+                const float *ap = j->u + ((e * panels + co0 / WMR + pr) * cin) * WMR;
+                const float *b = v + e * cin * WN;
+                float *c = m + (e * WCO + pr * WMR) * WN;
+                if (nt > 32) wino_kern3(cin, ap, b, WN, c, WN);
+                else if (nt > 16) wino_kern2(cin, ap, b, WN, c, WN);
+                else wino_kern1(cin, ap, b, WN, c, WN);
+            }
+        wino_out(j, t0, nt, co0, nco, m);
+    }
+#else
+    (void)ctx, (void)item, (void)scratch;
+#endif
+}
+
+rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_img) {
+    wino_job j;
+    memset(&j, 0, sizeof j);
+    j.io = *io;
+    j.u = k->pack->wino;
+    const rlx_nn_sp3 *s = io->s;
+    j.oh = (size_t)s->out[1], j.ow = (size_t)s->out[2];
+    j.th = (j.oh + 1) / 2, j.tw = (j.ow + 1) / 2, j.tiles = j.th * j.tw;
+    j.hp = 2 * j.th + 2, j.rw = j.tw + 1;
+    j.n_tb = (j.tiles + WN - 1) / WN;
+    /* ranges of output channels (whole panels): split until the items
+     * give each thread about 3, while a range keeps 16 channels */
+    size_t threads = (size_t)rlx_parallel_threads(), panels = (io->cog + WMR - 1) / WMR;
+    j.n_cr = 1;
+    while (n_img * j.n_tb * j.n_cr < 3 * threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
+    j.cr_len = (panels + j.n_cr - 1) / j.n_cr * WMR;
+    size_t plane = j.hp * 2 * j.rw, total;
+    if (!rlx_mul_ok(plane, io->cig, &total) || total > SIZE_MAX / sizeof(float) - 16)
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "padded input of %zu channels too large", io->cig);
+    float *own = NULL;
+    if (!(j.xs = rlx_scratch_get(RLX_SCRATCH_CALL, total * sizeof(float))) &&
+        !(j.xs = own = malloc((total + 16) * sizeof(float))))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", total);
+    size_t slot = 16 * io->cig * WN + 16 * WCO * WN;
+    rlx_status st = RLX_OK;
+    for (j.n = 0; j.n < n_img && st == RLX_OK; j.n++) {
+        rlx_parallel_for(io->cig, 1 + 16384 / (plane + 1), wino_pad_items, &j);
+        st = rlx_nn_run_items(k, j.n_tb * j.n_cr, slot, wino_item, &j);
+    }
+    free(own);
+    atomic_fetch_add(&g_wino_runs, 1);
+    return st;
+}
