@@ -12,7 +12,8 @@
  * CONV_NODE_PW=1 / 2: the pointwise path never / wherever it applies
  * (rlx_nn_pw_force; default: by shape, as in a model); CONV_NODE_PWT and
  * CONV_NODE_IG the same for the channels-in-lanes path (rlx_nn_pwt_force)
- * and the implicit GEMM (rlx_nn_ig_force); CONV_NODE_PWT_GATHER=1: the
+ * and the implicit GEMM (rlx_nn_ig_force), CONV_NODE_WINO for the
+ * Winograd path of 3x3 convolutions (rlx_nn_wino_force); CONV_NODE_PWT_GATHER=1: the
  * channels-in-lanes path gathers its positions from im2col instead of
  * reading them in place (rlx_nn_pwt_in_place). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
@@ -53,6 +54,7 @@ int main(int argc, char **argv) {
     if (getenv("CONV_NODE_PW")) rlx_nn_pw_force(atoi(getenv("CONV_NODE_PW")));
     if (getenv("CONV_NODE_PWT")) rlx_nn_pwt_force(atoi(getenv("CONV_NODE_PWT")));
     if (getenv("CONV_NODE_IG")) rlx_nn_ig_force(atoi(getenv("CONV_NODE_IG")));
+    if (getenv("CONV_NODE_WINO")) rlx_nn_wino_force(atoi(getenv("CONV_NODE_WINO")));
     if (getenv("CONV_NODE_PWT_GATHER")) rlx_nn_pwt_in_place(!atoi(getenv("CONV_NODE_PWT_GATHER")));
     printf("threads %d\n", rlx_parallel_threads());
     for (int a = 2; a < argc; a++) {

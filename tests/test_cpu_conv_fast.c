@@ -743,9 +743,10 @@ static void test_conv_implicit_gemm(void) {
  * pack no Winograd weights and take the other paths): 3x3 stride 1 with
  * pads 1, 0, 2 and asymmetric ones, odd and even output rows and columns
  * (the last tiles' dropped row and column), maps from 1x1 output (one
- * tile) to 3 tile blocks and tile rows that cross blocks (widths 5, 29,
- * 35, 100), input channels 2, 3, 17, 64 and 70, output channels 1, 13, 70 and
- * 136 (partial panels, several blocks of 64), batch 2; each with no
+ * tile) to 6 tile blocks, tasks of 1, 2 and 3 blocks, and tile rows that
+ * cross blocks (widths 5, 28, 29, 35, 100), input channels 2, 3, 9, 17,
+ * 64 and 70, output channels 1, 13, 20, 70 and 136 (partial panels,
+ * several blocks of 64), batch 2; each with no
  * activation, Relu, Clip, HardSwish, with and without a residual and a
  * bias. Every run: within run_conv's tolerance of the reference (1e-5
  * relative + 2e-6 per product of the sum, inputs and weights in [-1, 1])
@@ -856,6 +857,8 @@ static void test_conv_winograd(void) {
         { "pad 0 C5->8 on 3x3 (one output)", 2, 1, 5, 8, 1, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 },
           { 0, 0 }, 0 },
         { "pad 1 C64->64 on 28x28", 2, 1, 64, 64, 1, { 28, 28 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "pad 1 C9->20 on 14x28 (98 tiles: 3 blocks in one task)", 2, 1, 9, 20, 1, { 14, 28 }, { 3, 3 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     };
     static const struct {
         rlx_act_kind act;

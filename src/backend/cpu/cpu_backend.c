@@ -118,8 +118,7 @@ static rlx_status cpu_run_segment(rlx_backend_exe *e, size_t k, void *const *dow
         for (int j = 0; j < n->n_in; j++) in[j] = value_view(e, n->in[j]);
         for (int j = 0; j < n->n_out; j++) out[j] = value_view(e, n->out[j]);
         double t0 = prof ? rlx_now_seconds() : 0.0;
-        RLX_TRY(rlx_cpu_run_node_packed(g, n, in, out, e->packs[s].data || e->packs[s].q8 || e->packs[s].q8conv || e->packs[s].wt || e->packs[s].rnn_r
-                                                    ? &e->packs[s] : NULL));
+        RLX_TRY(rlx_cpu_run_node_packed(g, n, in, out, rlx_cpu_sgemm_pack_holds(&e->packs[s]) ? &e->packs[s] : NULL));
         if (prof) RLX_TRY(rlx_prof_add(prof, (int)s, "cpu", (t0 - prof->t0) * 1e6, (rlx_now_seconds() - t0) * 1e6, false));
         if (e->hook) RLX_TRY(e->hook(e->hook_ctx, s));
     }

@@ -5,9 +5,9 @@
  *
  * Why: VGG-19's and ResNet-50's 3x3 convolutions ran on the implicit GEMM
  * (cpu_nn_conv_ig.c) at 50-57 GMAC/s per core, 86-97% of this VM's f32
- * peak (117 GFLOP/s measured with a chain of independent AVX-512 FMAs),
- * and so did onnxruntime's: no register tile gains more than a few per
- * cent there. F(2x2, 3x3) computes a 2x2 block of outputs from a 4x4
+ * peak (117 GFLOP/s measured with 12 independent chains of AVX-512
+ * FMAs), and onnxruntime's at 50-59: no register tile gains more than a
+ * few per cent there. F(2x2, 3x3) computes a 2x2 block of outputs from a 4x4
  * block of inputs with 16 multiplications per (input, output channel)
  * pair instead of 36.
  *
@@ -26,20 +26,22 @@
  * GEMM; this is a fast path with a tolerance, as the others that change
  * the order of the sums): tests/test_cpu_conv_fast.c compares it with the
  * reference at 1e-5 relative + 2e-6 absolute per product of the sum and
- * reports its error against a double-precision sum beside the GEMM
- * path's.
+ * prints its largest error against the reference beside the GEMM path's
+ * (about the same: 0.026 and 0.034 of that absolute term).
  *
  * The input of each image is copied once into zero-padded planes whose
  * rows are split into even and odd columns (E[j] = row[2j], O[j] =
  * row[2j + 1]), so that the row transform of the tiles of one tile row
  * is four vector expressions over consecutive tx (E[tx], E[tx + 1],
- * O[tx], O[tx + 1]). A task (image, block of WN = 48 tiles in row-major
- * tile order, range of output channels) transforms its tiles' inputs for
- * all input channels into V[16][c_in][48] (its scratch), then per group
- * of 64 output channels runs the 16 GEMMs with an 8 x 48 register tile
- * (24 accumulators; the packed U panel streams from memory, V[e] stays
- * in L2) into M[16][64][48] and transforms M into the output rows, then
- * the GEMM path's epilogue (bias, fused residual, activation:
+ * O[tx], O[tx + 1]). A task (image, group of 1 to 3 blocks of WN = 48
+ * tiles in row-major tile order, range of output channels) transforms
+ * its tiles' inputs for all input channels into V[block][16][c_in][48]
+ * (its scratch), then per group of 64 output channels runs the 16 GEMMs
+ * with an 8 x 48 register tile (24 accumulators; each packed panel of U,
+ * c_in x 8, streams from memory once and serves every block of the task
+ * from L1, V[e] stays in L2) into M[block][16][64][48] and transforms M
+ * into the output rows: bias and Relu (or none) in registers, else the
+ * GEMM path's epilogue (bias, fused residual, activation:
  * rlx_nn_conv_epilogue_block). Output channels are split between tasks
  * only when images x tile blocks cannot keep the threads busy. */
 #include <stdatomic.h>
@@ -58,6 +60,12 @@
 #define WN 48  /* tiles per task block: the register tile's width */
 #define WMR 8  /* output channels per packed panel: the register tile's height */
 #define WCO 64 /* output channels per M block */
+/* tile blocks per task (the last group also takes the remainder: at most
+ * WMAXB): a weight panel streamed from memory serves 96 tiles or more
+ * (48 tiles, or a last block of a few alone, made U's traffic the limit:
+ * 512 -> 512 channels at 14x14, 49 tiles, ran at 71 GMAC/s) */
+#define WGRP 2
+#define WMAXB (2 * WGRP - 1)
 
 static int g_wino_force; /* rlx_nn_wino_force: 0 by shape, 1 never, 2 wherever it applies */
 static atomic_size_t g_wino_runs;
@@ -77,15 +85,33 @@ static bool wino_geometry(const rlx_nn_sp3 *s, size_t groups) {
 }
 
 /* Where F(2x2, 3x3) beats the implicit GEMM (single Conv + Relu nodes,
- * bench/conv_node, 1 thread, BENCHMARKS.md "Winograd"): enough channels
- * for the 16 GEMMs to run at the register tile's rate and enough tiles. */
+ * bench/conv_node with CONV_NODE_HOT=1, 1 thread, 2026-12-05 dev VM at
+ * load 6-8, BENCHMARKS.md "Winograd"), ms implicit GEMM (or the
+ * channels-in-lanes path, which takes 14x14 and smaller by shape) ->
+ * Winograd: 64->64 at 224x224 36.5 -> 22.2, 128->128 at 112x112 34.7 ->
+ * 18.6, 256->256 at 56x56 33.4 -> 17.2, 512->512 at 28x28 33.3 -> 18.3,
+ * 64->64 at 56x56 2.12 -> 1.34, 32->32 at 56x56 0.56 -> 0.39, 128->32 at
+ * 56x56 2.19 -> 1.57, 64->192 at 56x56 6.49 -> 3.50; at 28x28 32->64
+ * 0.29 -> 0.23, 64->64 0.53 -> 0.47, 96->128 1.55 -> 0.97, but 128->32
+ * 0.57 -> 0.63 (few output channels: the input transform's share); on
+ * 14x14 maps (tile rows of 7: the transforms' vectors half empty, 49
+ * tiles computed as 64) with many channels: 512->512 8.5 -> 6.6, 256->512
+ * 4.20 -> 3.32, 144->288 1.30 -> 1.05, 96->208 0.63 -> 0.59, 256->256
+ * 2.10 -> 2.02, 128->256 1.04 -> 1.03, but 128->128 0.52 -> 0.69 and
+ * 128->32 0.17 -> 0.28. So: at least 32 input channels and 32 output
+ * channels on maps of 56 x 56 or more, 64 output channels from 28 x 28,
+ * 96 in and 192 out from 14 x 14; not below. */
 static bool wino_by_shape(const rlx_nn_sp3 *s, size_t cin, size_t cout) {
-    return cin >= 32 && cout >= 32 && s->out[1] >= 14 && s->out[2] >= 14;
+    int64_t side = s->out[1] < s->out[2] ? s->out[1] : s->out[2];
+    if (side >= 56) return cin >= 32 && cout >= 32;
+    if (side >= 28) return cin >= 32 && cout >= 64;
+    return side >= 14 && cin >= 96 && cout >= 192;
 }
 
 bool rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t groups, size_t cin, size_t cout) {
 #if RLX_HAVE_AVX2_BUILD
-    if (!wino_geometry(s, groups) || !cin || !cout) return false;
+    /* a task's scratch, WMAXB x 16 x (c_in + 64) x 48 floats, within 16 MiB */
+    if (!wino_geometry(s, groups) || !cin || !cout || cin > 1024) return false;
     return g_wino_force == 2 || wino_by_shape(s, cin, cout);
 #else
     (void)s, (void)groups, (void)cin, (void)cout;
@@ -135,28 +161,60 @@ typedef struct wino_job {
     size_t n;       /* the image */
     size_t oh, ow, th, tw, tiles; /* output rows and columns; tile rows, columns and count */
     size_t hp, rw;  /* padded rows; even (and odd) columns per padded row */
-    size_t n_tb, n_cr, cr_len; /* tile blocks; ranges of output channels and their length */
+    size_t n_tb, n_grp;        /* tile blocks, and groups of them (WGRP, at most WMAXB - 1 more) */
+    size_t n_cr, cr_len;       /* ranges of output channels and their length */
 } wino_job;
 
-/* Items: input channels of image j->n, each into its padded planes. */
+/* d[0 .. rw) = line[0, 2, ..], d[rw .. 2 rw) = line[1, 3, ..] (line
+ * readable 32 floats past 2 rw). */
+#if RLX_HAVE_AVX2_BUILD
+__attribute__((target("avx512f"))) static void wino_split(const float *line, size_t rw, float *d) {
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    for (size_t i = 0; i < rw; i += 16) {
+        __mmask16 mk = rw - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (rw - i)) - 1);
+        __m512 u = _mm512_loadu_ps(line + 2 * i), v = _mm512_loadu_ps(line + 2 * i + 16);
+        _mm512_mask_storeu_ps(d + i, mk, _mm512_permutex2var_ps(u, ev, v));
+        _mm512_mask_storeu_ps(d + rw + i, mk, _mm512_permutex2var_ps(u, od, v));
+    }
+}
+#else
+static void wino_split(const float *line, size_t rw, float *d) {
+    for (size_t i = 0; i < rw; i++) d[i] = line[2 * i], d[rw + i] = line[2 * i + 1];
+}
+#endif
+
+/* Items: input channels of image j->n, each into its padded planes: a
+ * row through a zero-padded line (its scratch), then split into even and
+ * odd columns. */
 static void wino_pad_items(void *ctx, size_t c0, size_t c1) {
     const wino_job *j = ctx;
     const rlx_nn_sp3 *s = j->io.s;
     int64_t h = s->in[1], w = s->in[2], pt = s->pb[1], pl = s->pb[2];
+    size_t n2 = 2 * j->rw;
+    float *line = rlx_scratch_get(RLX_SCRATCH_TASK, (n2 + 32) * sizeof(float));
+    /* the input columns that land in [0, n2) */
+    int64_t a = pl > 0 ? 0 : -pl, b = w < (int64_t)n2 - pl ? w : (int64_t)n2 - pl;
     for (size_t c = c0; c < c1; c++) {
         const float *xc = j->io.x + (j->n * j->io.c_in + c) * s->in_sp;
-        float *d = j->xs + c * j->hp * 2 * j->rw;
-        for (size_t r = 0; r < j->hp; r++, d += 2 * j->rw) {
+        float *d = j->xs + c * j->hp * n2;
+        for (size_t r = 0; r < j->hp; r++, d += n2) {
             int64_t ir = (int64_t)r - pt;
-            if (ir < 0 || ir >= h) {
-                memset(d, 0, 2 * j->rw * sizeof(float));
+            if (ir < 0 || ir >= h || a >= b) {
+                memset(d, 0, n2 * sizeof(float));
                 continue;
             }
             const float *xr = xc + ir * w;
-            for (size_t q = 0; q < 2 * j->rw; q++) {
-                int64_t ic = (int64_t)q - pl;
-                d[(q & 1) * j->rw + q / 2] = ic >= 0 && ic < w ? xr[ic] : 0.0f;
+            if (!line) { /* no scratch: element by element */
+                for (size_t q = 0; q < n2; q++) {
+                    int64_t ic = (int64_t)q - pl;
+                    d[(q & 1) * j->rw + q / 2] = ic >= 0 && ic < w ? xr[ic] : 0.0f;
+                }
+                continue;
             }
+            memset(line, 0, (n2 + 32) * sizeof(float));
+            memcpy(line + (a + pl), xr + a, (size_t)(b - a) * sizeof(float));
+            wino_split(line, j->rw, d);
         }
     }
 }
@@ -245,11 +303,14 @@ __attribute__((target("avx512f"))) static void wino_out(const wino_job *j, size_
     const rlx_nn_conv_io *io = &j->io;
     size_t es = WCO * WN;
     float y0[2 * WN], y1[2 * WN];
+    /* bias and Relu (or no activation) without a residual: in registers */
+    bool relu = io->act.kind == RLX_ACT_RELU, fused = !io->res && (relu || io->act.kind == RLX_ACT_NONE);
     for (size_t co = 0; co < nco; co++) {
         const float *mc = m + co * WN;
         size_t ch = j->n * io->c_out + co0 + co;
         float *yc = io->y + ch * io->sp;
         const float *bias = io->b ? io->b + co0 + co : NULL;
+        __m512 vb = _mm512_set1_ps(bias ? *bias : 0.0f);
         for (size_t t = t0; t < t0 + nt;) {
             size_t ty = t / j->tw, tx0 = t % j->tw, len = j->tw - tx0;
             if (len > t0 + nt - t) len = t0 + nt - t;
@@ -269,6 +330,15 @@ __attribute__((target("avx512f"))) static void wino_out(const wino_job *j, size_
                 __m512 q2 = _mm512_sub_ps(_mm512_sub_ps(m6, m10), m14), q3 = _mm512_sub_ps(_mm512_sub_ps(m7, m11), m15);
                 __m512 y00 = _mm512_add_ps(_mm512_add_ps(p0, p1), p2), y01 = _mm512_sub_ps(_mm512_sub_ps(p1, p2), p3);
                 __m512 y10 = _mm512_add_ps(_mm512_add_ps(q0, q1), q2), y11 = _mm512_sub_ps(_mm512_sub_ps(q1, q2), q3);
+                if (fused) {
+                    y00 = _mm512_add_ps(y00, vb), y01 = _mm512_add_ps(y01, vb);
+                    y10 = _mm512_add_ps(y10, vb), y11 = _mm512_add_ps(y11, vb);
+                    if (relu) { /* max(0, y): NaN stays NaN */
+                        __m512 z = _mm512_setzero_ps();
+                        y00 = _mm512_max_ps(z, y00), y01 = _mm512_max_ps(z, y01);
+                        y10 = _mm512_max_ps(z, y10), y11 = _mm512_max_ps(z, y11);
+                    }
+                }
                 _mm512_storeu_ps(y0 + 2 * i, _mm512_permutex2var_ps(y00, lo, y01));
                 _mm512_storeu_ps(y0 + 2 * i + 16, _mm512_permutex2var_ps(y00, hi, y01));
                 _mm512_storeu_ps(y1 + 2 * i, _mm512_permutex2var_ps(y10, lo, y11));
@@ -279,7 +349,9 @@ __attribute__((target("avx512f"))) static void wino_out(const wino_job *j, size_
             for (size_t r = 0; r < 2 && 2 * ty + r < j->oh; r++) {
                 float *y = yc + (2 * ty + r) * j->ow + col;
                 memcpy(y, r ? y1 : y0, cols * sizeof(float));
-                rlx_nn_conv_epilogue_block(y, cols, 1, cols, bias, io->res ? io->res + (y - io->y) : NULL, &io->act);
+                if (!fused)
+                    rlx_nn_conv_epilogue_block(y, cols, 1, cols, bias, io->res ? io->res + (y - io->y) : NULL,
+                                               &io->act);
             }
             t += len;
         }
@@ -287,29 +359,38 @@ __attribute__((target("avx512f"))) static void wino_out(const wino_job *j, size_
 }
 #endif
 
-/* Task: (tile block, range of output channels) of image j->n. */
+/* Task: (group of tile blocks, range of output channels) of image j->n.
+ * Each weight panel of U (c_in x 8) is read once per group: for every
+ * block of the group while it is in L1. */
 static void wino_item(void *ctx, size_t item, float *scratch) {
 #if RLX_HAVE_AVX2_BUILD
     const wino_job *j = ctx;
-    size_t tb = item / j->n_cr, cr = item % j->n_cr, cin = j->io.cig;
-    size_t t0 = tb * WN, nt = j->tiles - t0 < WN ? j->tiles - t0 : WN;
+    size_t grp = item / j->n_cr, cr = item % j->n_cr, cin = j->io.cig;
+    size_t b0 = grp * j->n_tb / j->n_grp, b1 = (grp + 1) * j->n_tb / j->n_grp, nb = b1 - b0;
     size_t c_lo = cr * j->cr_len, c_hi = c_lo + j->cr_len < j->io.cog ? c_lo + j->cr_len : j->io.cog;
-    if (c_lo >= c_hi) return;
-    float *v = scratch, *m = scratch + 16 * cin * WN;
-    wino_in(j, t0, nt, v);
+    if (c_lo >= c_hi || !nb) return;
+    size_t vs = 16 * cin * WN, ms = 16 * WCO * WN, nts[WMAXB];
+    float *v = scratch, *m = scratch + nb * vs;
+    for (size_t bi = 0; bi < nb; bi++) {
+        size_t t0 = (b0 + bi) * WN;
+        nts[bi] = j->tiles - t0 < WN ? j->tiles - t0 : WN;
+        wino_in(j, t0, nts[bi], v + bi * vs);
+    }
     size_t panels = (j->io.cog + WMR - 1) / WMR;
     for (size_t co0 = c_lo; co0 < c_hi; co0 += WCO) {
         size_t nco = c_hi - co0 < WCO ? c_hi - co0 : WCO;
         for (size_t e = 0; e < 16; e++)
             for (size_t pr = 0; pr * WMR < nco; pr++) {
                 const float *ap = j->u + ((e * panels + co0 / WMR + pr) * cin) * WMR;
-                const float *b = v + e * cin * WN;
-                float *c = m + (e * WCO + pr * WMR) * WN;
-                if (nt > 32) wino_kern3(cin, ap, b, WN, c, WN);
-                else if (nt > 16) wino_kern2(cin, ap, b, WN, c, WN);
-                else wino_kern1(cin, ap, b, WN, c, WN);
+                for (size_t bi = 0; bi < nb; bi++) {
+                    const float *b = v + bi * vs + e * cin * WN;
+                    float *c = m + bi * ms + (e * WCO + pr * WMR) * WN;
+                    if (nts[bi] > 32) wino_kern3(cin, ap, b, WN, c, WN);
+                    else if (nts[bi] > 16) wino_kern2(cin, ap, b, WN, c, WN);
+                    else wino_kern1(cin, ap, b, WN, c, WN);
+                }
             }
-        wino_out(j, t0, nt, co0, nco, m);
+        for (size_t bi = 0; bi < nb; bi++) wino_out(j, (b0 + bi) * WN, nts[bi], co0, nco, m + bi * ms);
     }
 #else
     (void)ctx, (void)item, (void)scratch;
@@ -326,11 +407,12 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
     j.th = (j.oh + 1) / 2, j.tw = (j.ow + 1) / 2, j.tiles = j.th * j.tw;
     j.hp = 2 * j.th + 2, j.rw = j.tw + 1;
     j.n_tb = (j.tiles + WN - 1) / WN;
+    j.n_grp = j.n_tb / WGRP ? j.n_tb / WGRP : 1;
     /* ranges of output channels (whole panels): split until the items
      * give each thread about 3, while a range keeps 16 channels */
     size_t threads = (size_t)rlx_parallel_threads(), panels = (io->cog + WMR - 1) / WMR;
     j.n_cr = 1;
-    while (n_img * j.n_tb * j.n_cr < 3 * threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
+    while (n_img * j.n_grp * j.n_cr < 3 * threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
     j.cr_len = (panels + j.n_cr - 1) / j.n_cr * WMR;
     size_t plane = j.hp * 2 * j.rw, total;
     if (!rlx_mul_ok(plane, io->cig, &total) || total > SIZE_MAX / sizeof(float) - 16)
@@ -339,11 +421,11 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
     if (!(j.xs = rlx_scratch_get(RLX_SCRATCH_CALL, total * sizeof(float))) &&
         !(j.xs = own = malloc((total + 16) * sizeof(float))))
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", total);
-    size_t slot = 16 * io->cig * WN + 16 * WCO * WN;
+    size_t nbm = (j.n_tb + j.n_grp - 1) / j.n_grp, slot = nbm * (16 * io->cig * WN + 16 * WCO * WN);
     rlx_status st = RLX_OK;
     for (j.n = 0; j.n < n_img && st == RLX_OK; j.n++) {
         rlx_parallel_for(io->cig, 1 + 16384 / (plane + 1), wino_pad_items, &j);
-        st = rlx_nn_run_items(k, j.n_tb * j.n_cr, slot, wino_item, &j);
+        st = rlx_nn_run_items(k, j.n_grp * j.n_cr, slot, wino_item, &j);
     }
     free(own);
     atomic_fetch_add(&g_wino_runs, 1);

@@ -450,6 +450,10 @@ rlx_status rlx_cpu_sgemm_pack_b(bool tb, size_t k, size_t n, const float *b, siz
     return pack_new(true, tb, 1, n, k, b, ldb, 0, out);
 }
 
+bool rlx_cpu_sgemm_pack_holds(const rlx_cpu_sgemm_pack *pk) {
+    return pk->data || pk->q8 || pk->q8conv || pk->wt || pk->rnn_r || pk->wino;
+}
+
 void rlx_cpu_sgemm_pack_free(rlx_cpu_sgemm_pack *pk) {
     if (!pk) return;
     free(pk->data);

@@ -117,6 +117,10 @@ rlx_status rlx_cpu_sgemm_pack_a(bool ta, size_t groups, size_t m, size_t k, cons
  * ldb). errors: RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_cpu_sgemm_pack_b(bool tb, size_t k, size_t n, const float *b, size_t ldb, rlx_cpu_sgemm_pack *out);
 
+/* Whether pk holds any packed operand (data, or one of the other layouts
+ * above): what the CPU backend hands its nodes. */
+bool rlx_cpu_sgemm_pack_holds(const rlx_cpu_sgemm_pack *pk);
+
 /* Frees a pack's data and clears it (NULL or an empty pack: nothing). */
 void rlx_cpu_sgemm_pack_free(rlx_cpu_sgemm_pack *pack);
 
