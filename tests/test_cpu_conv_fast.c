@@ -678,6 +678,13 @@ static void ig_bits(const char *what, const rlx_node *n, const rlx_tensor *const
     rlx_cpu_sgemm_pack_free(&pk);
 }
 
+/* The activations and residuals each path test runs its cases with. */
+static const struct {
+    rlx_act_kind act;
+    bool res;
+} k_path_runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_RELU, false }, { RLX_ACT_CLIP, false },
+                    { RLX_ACT_HARDSWISH, false }, { RLX_ACT_RELU, true }, { RLX_ACT_HARDSWISH, true } };
+
 static void test_conv_implicit_gemm(void) {
     static const conv_case cases[] = {
         /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
@@ -710,11 +717,6 @@ static void test_conv_implicit_gemm(void) {
           { 1, 1 }, 1 },
         { "ig 1x1 s2 C12->9 batch 2", 2, 2, 12, 9, 1, { 9, 10 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
     };
-    static const struct {
-        rlx_act_kind act;
-        bool res;
-    } runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_RELU, false }, { RLX_ACT_CLIP, false },
-                 { RLX_ACT_HARDSWISH, false }, { RLX_ACT_RELU, true }, { RLX_ACT_HARDSWISH, true } };
     rlx_cpu_sgemm_kernel top = rlx_cpu_sgemm_kernel_get();
     size_t ran = rlx_nn_ig_runs();
     for (int kern = (int)top; kern >= (int)RLX_CPU_SGEMM_PORTABLE; kern--) {
@@ -723,10 +725,10 @@ static void test_conv_implicit_gemm(void) {
         rlx_nn_ig_force(2);
         rlx_nn_pw_force(1); /* small K: not the pointwise path */
         for (size_t i = 0; i < ARRAY_LEN(cases); i++)
-            for (size_t r = 0; r < ARRAY_LEN(runs); r++) {
+            for (size_t r = 0; r < ARRAY_LEN(k_path_runs); r++) {
                 conv_case c = cases[i];
                 c.bias = (int)((i + r) % 2) && c.bias;
-                run_conv_ex(&c, runs[r].act, runs[r].res, BITS_IG);
+                run_conv_ex(&c, k_path_runs[r].act, k_path_runs[r].res, BITS_IG);
             }
         rlx_nn_pw_force(0);
         rlx_nn_ig_force(0);
@@ -860,21 +862,16 @@ static void test_conv_winograd(void) {
         { "pad 1 C9->20 on 14x28 (98 tiles: 3 blocks in one task)", 2, 1, 9, 20, 1, { 14, 28 }, { 3, 3 }, { 1, 1 },
           { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     };
-    static const struct {
-        rlx_act_kind act;
-        bool res;
-    } runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_RELU, false }, { RLX_ACT_CLIP, false },
-                 { RLX_ACT_HARDSWISH, false }, { RLX_ACT_RELU, true }, { RLX_ACT_HARDSWISH, true } };
     rlx_cpu_sgemm_kernel top = rlx_cpu_sgemm_kernel_get();
     size_t ran = rlx_nn_wino_runs();
     for (int kern = (int)top; kern >= (int)RLX_CPU_SGEMM_PORTABLE; kern--) {
         if (!rlx_cpu_sgemm_kernel_set((rlx_cpu_sgemm_kernel)kern)) continue;
         int before = g_wino_runs;
         for (size_t i = 0; i < ARRAY_LEN(cases); i++)
-            for (size_t r = 0; r < ARRAY_LEN(runs); r++) {
+            for (size_t r = 0; r < ARRAY_LEN(k_path_runs); r++) {
                 conv_case c = cases[i];
                 c.bias = (int)((i + r) % 2) && c.bias;
-                run_wino(&c, runs[r].act, runs[r].res);
+                run_wino(&c, k_path_runs[r].act, k_path_runs[r].res);
             }
         fprintf(stderr, "Winograd, sgemm kernel %d: %d runs\n", kern, g_wino_runs - before);
     }
