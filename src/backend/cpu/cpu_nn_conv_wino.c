@@ -42,8 +42,9 @@
  * from L1, V[e] stays in L2) into M[block][16][64][48] and transforms M
  * into the output rows: bias and Relu (or none) in registers, else the
  * GEMM path's epilogue (bias, fused residual, activation:
- * rlx_nn_conv_epilogue_block). Output channels are split between tasks
- * only when images x tile blocks cannot keep the threads busy. */
+ * rlx_nn_conv_epilogue_block). Images run one after the other; output
+ * channels are split between tasks only when an image's groups of tile
+ * blocks cannot give each thread two. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -408,11 +409,12 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
     j.hp = 2 * j.th + 2, j.rw = j.tw + 1;
     j.n_tb = (j.tiles + WN - 1) / WN;
     j.n_grp = j.n_tb / WGRP ? j.n_tb / WGRP : 1;
-    /* ranges of output channels (whole panels): split until the items
-     * give each thread about 3, while a range keeps 16 channels */
+    /* ranges of output channels (whole panels): split until one image's
+     * items give each thread 2 (each range transforms its tiles' inputs
+     * again), while a range keeps 16 channels */
     size_t threads = (size_t)rlx_parallel_threads(), panels = (io->cog + WMR - 1) / WMR;
     j.n_cr = 1;
-    while (n_img * j.n_grp * j.n_cr < 3 * threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
+    while (j.n_grp * j.n_cr < 2 * threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
     j.cr_len = (panels + j.n_cr - 1) / j.n_cr * WMR;
     size_t plane = j.hp * 2 * j.rw, total;
     if (!rlx_mul_ok(plane, io->cig, &total) || total > SIZE_MAX / sizeof(float) - 16)
