@@ -11,12 +11,16 @@
  *    dispatch reports and plans differ; on the GPU (when there is one)
  *    gpu.disable=Relu sends a step to the CPU in one session only;
  *  - per-process keys (cpu.pool_spin_us) refuse a value the process does not
- *    use. */
+ *    use;
+ *  - cpu.winograd=0 keeps a 3x3 convolution that would run as Winograd
+ *    (64 -> 64 channels on 56 x 56) on its implicit GEMM, per session, and
+ *    both give the same output within the conv tests' tolerance. */
 #include "test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_nn.h"
 #include "backend/cpu/cpu_qgemm.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/parallel.h"
@@ -208,6 +212,41 @@ static void test_two_sessions(const rlx_model *m) {
     rlx_tensor_destroy(x);
 }
 
+static void test_winograd_option(void) {
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    if (!m) return;
+    const int64_t xd[4] = { 1, 64, 56, 56 };
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 4, xd, NULL));
+    rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 4, (const int64_t[]){ 64, 64, 3, 3 }, -0.1, 0.1);
+    CHECK_OK(rlx_model_add_initializer(m, "w", w));
+    rlx_tensor_destroy(w);
+    rlx_attr pads = RLX_ATTR_IS("pads", 4, ((const int64_t[]){ 1, 1, 1, 1 }));
+    CHECK_OK(rlx_model_add_node(m, "Conv", "conv", 2, (const char *[]){ "x", "w" }, 1, (const char *[]){ "y" }, 1,
+                                &pads));
+    CHECK_OK(rlx_model_add_output(m, "y"));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+    rlx_session *on = session(m, "cpu", NULL, NULL), *off = session(m, "cpu", "cpu.winograd", "0");
+    size_t r0 = rlx_nn_wino_runs();
+    rlx_tensor *y_on = run1(on, x);
+    size_t r1 = rlx_nn_wino_runs();
+    rlx_tensor *y_off = run1(off, x);
+    size_t r2 = rlx_nn_wino_runs();
+    /* Winograd needs rlx's AVX-512 sgemm kernel on its own pool */
+    bool can = rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_AVX512 && rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_POOL;
+    CHECK_MSG(r1 - r0 == (can ? 1u : 0u), "cpu.winograd=1: %zu Winograd runs", r1 - r0);
+    CHECK_MSG(r2 == r1, "cpu.winograd=0: %zu Winograd runs", r2 - r1);
+    /* 576 products per output: the conv tests' 1e-5 relative + 2e-6 K */
+    CHECK(y_on && y_off && test_allclose(y_on, y_off, 1e-5, 2e-6 * 576));
+    rlx_tensor_destroy(y_on);
+    rlx_tensor_destroy(y_off);
+    rlx_tensor_destroy(x);
+    rlx_session_destroy(on);
+    rlx_session_destroy(off);
+    rlx_model_destroy(m);
+}
+
 static void test_environment(const rlx_model *m) {
     rlx_session *s = NULL;
     rlx_session_options so = { .device = "cpu" };
@@ -317,5 +356,6 @@ int main(void) {
         test_environment(m);
     }
     rlx_model_destroy(m);
+    test_winograd_option();
     TEST_MAIN_END();
 }

@@ -81,10 +81,16 @@ rlx_status rlx_cpu_run_node_packed(const rlx_graph *g, const rlx_node *n, const 
  * cpu_quant.c), into *out, which is left empty (data and q8 NULL) for
  * every other node. `in` are the node's inputs as
  * at run time (constants with data; others may have none); g NULL
- * (tests) takes input 1 as constant.
+ * (tests) takes input 1 as constant. A 3x3 convolution whose shape pays
+ * for it is packed as Winograd F(2x2, 3x3) weights instead
+ * (cpu_nn_conv_wino.c).
  * errors: RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_cpu_prepare_node(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                                 struct rlx_cpu_sgemm_pack *out);
+/* The same; winograd false (option cpu.winograd=0) keeps every convolution
+ * on its im2col / implicit-GEMM packing. */
+rlx_status rlx_cpu_prepare_node_with(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+                                     bool winograd, struct rlx_cpu_sgemm_pack *out);
 /* rlx_cpu_prepare_node's part for MatMulInteger and QLinearMatMul. */
 rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                                  struct rlx_cpu_sgemm_pack *out);

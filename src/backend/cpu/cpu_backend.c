@@ -87,7 +87,7 @@ static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend
         const rlx_node *n = &g->nodes[p->steps[s]];
         if (!p->prepack || p->step_on[s] != RLX_STEP_CPU || n->n_in > 64) continue;
         for (int j = 0; j < n->n_in; j++) in[j] = value_view(e, n->in[j]);
-        rlx_status st = rlx_cpu_prepare_node(g, n, in, &e->packs[s]);
+        rlx_status st = rlx_cpu_prepare_node_with(g, n, in, p->winograd, &e->packs[s]);
         if (st) {
             cpu_destroy_exe(e);
             return st;

@@ -334,8 +334,10 @@ bool rlx_nn_const_operand(const rlx_graph *g, const rlx_node *n, const rlx_tenso
 
 /* rlx_cpu_prepare_node for Conv (cpu_nn_conv.c): the constant f32 weights
  * of a convolution that runs as im2col + GEMM (not depthwise), packed as
- * `group` matrices [c_out / group, c_in / group * kernel size]. */
-rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+ * `group` matrices [c_out / group, c_in / group * kernel size]; with
+ * winograd, a 3x3 stride-1 convolution that rlx_nn_wino_wanted picks as
+ * Winograd F(2x2, 3x3) weights instead. */
+rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in, bool winograd,
                                struct rlx_cpu_sgemm_pack *out);
 
 #endif

@@ -99,7 +99,7 @@ static bool conv_fits_blas(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
            cig * (int64_t)s->ksz <= RLX_NN_BLAS_MAX;
 }
 
-rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
+rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in, bool winograd,
                                rlx_cpu_sgemm_pack *out) {
     if (!rlx_nn_const_operand(g, n, in)) return RLX_OK;
     const rlx_tensor *w = in[1];
@@ -124,7 +124,7 @@ rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
     if (pwt) {
         rlx_nn_sp3 s;
         rlx_nn_sp3_init(&cg, &s);
-        if (rlx_nn_wino_wanted(&s, (size_t)group, (size_t)cig, (size_t)cog)) {
+        if (winograd && rlx_nn_wino_wanted(&s, (size_t)group, (size_t)cig, (size_t)cog)) {
             memset(out, 0, sizeof *out);
             RLX_TRY(rlx_nn_wino_pack((size_t)cog, (size_t)cig, w->data, &out->wino));
             out->wino_cout = (size_t)cog, out->wino_cin = (size_t)cig;
