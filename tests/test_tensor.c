@@ -287,6 +287,26 @@ static void test_transpose(void) {
         check1(nm, "Transpose", t % 2 ? 13 : 7, 1, (const rlx_tensor *[]){ x }, 0, dflt ? 0 : 1, &a, want);
         free_all((rlx_tensor *[]){ x, want }, 2);
     }
+    /* channel shuffles and other perms whose last axes stay adjacent (the
+     * kernel merges them into rows copied whole, split over the workers):
+     * ShuffleNet's [1, g, c/g, h, w] -> [1, c/g, g, h, w], a row split
+     * across merged axes, a size-1 axis between merged ones, the identity */
+    static const struct { int r; int64_t d[5]; int perm[5]; } sh[] = {
+        { 5, { 1, 4, 34, 28, 28 }, { 0, 2, 1, 3, 4 } }, { 5, { 1, 3, 80, 7, 7 }, { 0, 2, 1, 3, 4 } },
+        { 4, { 2, 5, 3, 33 }, { 1, 0, 2, 3 } },         { 5, { 3, 1, 4, 5, 6 }, { 2, 0, 1, 3, 4 } },
+        { 4, { 3, 4, 5, 7 }, { 0, 1, 2, 3 } },          { 4, { 6, 5, 4, 3 }, { 3, 1, 2, 0 } },
+    };
+    for (size_t t = 0; t < sizeof sh / sizeof sh[0]; t++) {
+        int64_t p64[MAXR];
+        for (int a = 0; a < sh[t].r; a++) p64[a] = sh[t].perm[a];
+        rlx_dtype dt = t % 2 ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+        rlx_tensor *x = rand_any(dt, sh[t].r, sh[t].d), *want = ref_transpose(x, sh[t].perm);
+        rlx_attr a = RLX_ATTR_IS("perm", (size_t)sh[t].r, p64);
+        char nm[64];
+        snprintf(nm, sizeof nm, "transpose shuffle %zu (%s)", t, rlx_dtype_name(dt));
+        check1(nm, "Transpose", 13, 1, (const rlx_tensor *[]){ x }, 0, 1, &a, want);
+        free_all((rlx_tensor *[]){ x, want }, 2);
+    }
     /* hand case: [[1,2,3],[4,5,6]]^T */
     int64_t d[2] = { 2, 3 }, v[6] = { 1, 2, 3, 4, 5, 6 }, dw[2] = { 3, 2 }, w[6] = { 1, 4, 2, 5, 3, 6 };
     rlx_tensor *x = ints_t(RLX_DTYPE_I32, 2, d, v), *want = ints_t(RLX_DTYPE_I32, 2, dw, w);

@@ -77,6 +77,7 @@ typedef struct tabs {
     int rank;
     int64_t dims[RLX_MAX_RANK]; /* output dims */
     int64_t *t[RLX_MAX_RANK];   /* per axis: dims[a] source offsets (elements) or -1 */
+    bool contig;                /* t[rank - 1] holds only its 0: the last axis is read contiguously */
     int64_t *buf;
     int64_t small[512]; /* buf when the tables fit: no allocation in the run */
 } tabs;
@@ -84,6 +85,7 @@ typedef struct tabs {
 static rlx_status tabs_make(rlx_cpu_kctx *k, tabs *tb, int rank, const int64_t *dims) {
     size_t n = 1;
     tb->rank = rank;
+    tb->contig = false;
     for (int a = 0; a < rank; a++) n += (size_t)dims[a];
     tb->buf = n <= sizeof tb->small / sizeof tb->small[0] ? tb->small : malloc(n * sizeof(int64_t));
     if (!tb->buf) return oom(k);
@@ -106,6 +108,7 @@ typedef struct tab_job {
     char *dst;
     size_t es;
     const void *fill;
+    bool contig; /* the last axis' table is t0, t0 + 1, ...: a row is one memcpy */
 } tab_job;
 
 /* Output rows [r0, r1) (a row: the last axis) of tab_copy. */
@@ -130,7 +133,9 @@ static void tab_rows(void *ctx, size_t r0, size_t r1) {
             base += v;
         }
         char *d = j->dst + row * (size_t)inner * es;
-        if (filled) {
+        if (j->contig && !filled) {
+            memcpy(d, j->src + (size_t)(base + tl[0]) * es, (size_t)inner * es);
+        } else if (filled) {
             for (int64_t x = 0; x < inner; x++, d += es) elem_copy(d, j->fill, es);
         } else if (es == 4) { /* f32, i32: the common case, one word at a time */
             const char *sb = j->src + (size_t)base * 4;
@@ -163,22 +168,52 @@ static void tab_copy(const tabs *tb, const void *src_v, void *dst_v, size_t es, 
         elem_copy(dst_v, src_v, es);
         return;
     }
-    tab_job j = { tb, src_v, dst_v, es, fill };
     size_t inner = (size_t)tb->dims[r - 1], rows = total / inner;
+    const int64_t *tl = tb->t[r - 1];
+    bool contig = tb->contig || tl[0] >= 0;
+    for (size_t x = 1; x < inner && contig && !tb->contig; x++) contig = tl[x] == tl[0] + (int64_t)x;
+    tab_job j = { tb, src_v, dst_v, es, fill, contig };
     rlx_parallel_for(rows, 1 + 32768 / inner, tab_rows, &j);
 }
 
-/* y = x with its axes permuted: y dims[a] = x dims[perm[a]]. */
+/* y = x with its axes permuted: y dims[a] = x dims[perm[a]]. Axes of extent
+ * 1 are dropped and output axes that stay adjacent in x are merged first
+ * (a channel shuffle [1, g, c/g, h, w] -> [1, c/g, g, h, w] is the 3-D
+ * [g, c/g, h*w] -> [c/g, g, h*w]), so that a last axis contiguous in x
+ * becomes rows that tab_copy moves with one memcpy each. */
 static rlx_status permute(rlx_cpu_kctx *k, const void *src, void *dst, size_t es, int rank, const int64_t *xdims,
                           const int *perm) {
-    int64_t st[RLX_MAX_RANK], od[RLX_MAX_RANK] = { 0 };
+    int64_t st[RLX_MAX_RANK], od[RLX_MAX_RANK] = { 0 }, ost[RLX_MAX_RANK] = { 0 };
     rlx_strides(xdims, rank, st);
     for (int a = 0; a < rank; a++) od[a] = xdims[perm[a]];
     if (!rlx_dims_span(od, 0, rank)) return RLX_OK; /* empty: no tables (dims may be huge) */
+    int m = 0; /* merged axes: od[0..m) with source strides ost[0..m) */
+    for (int a = 0; a < rank; a++) {
+        int64_t d = xdims[perm[a]], s = st[perm[a]];
+        if (d == 1) continue;
+        if (m && ost[m - 1] == s * d) {
+            od[m - 1] *= d;
+            ost[m - 1] = s;
+        } else {
+            od[m] = d;
+            ost[m++] = s;
+        }
+    }
+    if (!m) {
+        od[0] = 1;
+        ost[0] = 0;
+        m = 1;
+    }
+    /* a contiguous last axis needs no table (merged, it may be huge) */
+    int64_t last = od[m - 1];
+    bool contig = ost[m - 1] == 1;
+    if (contig) od[m - 1] = 1;
     tabs tb;
-    RLX_TRY(tabs_make(k, &tb, rank, od));
-    for (int a = 0; a < rank; a++)
-        for (int64_t c = 0; c < od[a]; c++) tb.t[a][c] = c * st[perm[a]];
+    RLX_TRY(tabs_make(k, &tb, m, od));
+    for (int a = 0; a < m; a++)
+        for (int64_t c = 0; c < od[a]; c++) tb.t[a][c] = c * ost[a];
+    tb.dims[m - 1] = last;
+    tb.contig = contig;
     tab_copy(&tb, src, dst, es, NULL);
     tabs_free(&tb);
     return RLX_OK;
