@@ -41,20 +41,29 @@ static float elem(const rlx_tensor *t, size_t i) {
     return ((const float *)t->data)[i];
 }
 
-/* Stores v as element i of an f32 or f16 tensor; false when v is not
+/* v as an element of dtype dt keeps its meaning: false when v is not
  * finite (a factor of inf or NaN: the folded weights would sum infinities
  * where the unfused Mul scales one finite sum, or give 0 * inf = NaN) or an
  * f16 store loses v: beyond binary16's range, or a non-zero v that becomes
  * zero. */
-static bool put(rlx_tensor *t, size_t i, float v) {
-    if (t->dtype != RLX_DTYPE_F16) {
-        ((float *)t->data)[i] = v;
-        return isfinite(v);
-    }
-    uint16_t h = rlx_f32_to_f16(v);
-    ((uint16_t *)t->data)[i] = h;
-    float back = rlx_f16_to_f32(h);
+static bool fits(rlx_dtype dt, float v) {
+    if (dt != RLX_DTYPE_F16) return isfinite(v);
+    float back = rlx_f16_to_f32(rlx_f32_to_f16(v));
     return isfinite(back) && (back != 0.0f || v == 0.0f);
+}
+
+/* Stores v as element i of an f32 or f16 tensor. */
+static void put(rlx_tensor *t, size_t i, float v) {
+    if (t->dtype == RLX_DTYPE_F16) ((uint16_t *)t->data)[i] = rlx_f32_to_f16(v);
+    else ((float *)t->data)[i] = v;
+}
+
+/* A constant value this graph owns and nothing but one node reads (uses:
+ * rlx_graph_count_uses): a fold may rewrite its data in place. */
+static bool sole_owned(const rlx_graph *g, int id, const int *uses) {
+    const rlx_value *v = &g->values[id];
+    return v->konst && uses[id] == 1 &&
+           !(v->flags & (RLX_VALUE_KONST_BORROWED | RLX_VALUE_INPUT | RLX_VALUE_OUTPUT | RLX_VALUE_OUTER));
 }
 
 /* Per-channel values of a constant that broadcasts along axis 1 of a rank-r
@@ -268,37 +277,49 @@ rlx_status rlx_pass_fold_conv_affine(rlx_graph *g, rlx_pass_stats *stats) {
                 free(a);
                 continue;
             }
-            /* W' = W * a (per output channel), B' = B * a + b */
-            rlx_tensor *w2 = NULL, *b2 = NULL;
-            if ((st = rlx_tensor_clone(w->konst, &w2)) || (st = rlx_tensor_create(x->dtype, &c, 1, &b2))) {
-                rlx_tensor_destroy(w2);
+            /* W' = W * a (per output channel), B' = B * a + b; a weight or
+             * bias only this Conv reads and the graph owns (the folds before
+             * made it, or a ConstantOfShape) is rewritten in place, so that
+             * a chain BN -> Mul -> Add keeps one copy of the weights, not
+             * four (light Inception v2: 45 MB of weights, 225 -> 108 MB peak
+             * RSS) */
+            int w_id = cv->in[1], b_id = bias ? cv->in[2] : -1;
+            size_t per = rlx_tensor_numel(w->konst) / (size_t)c;
+            bool kept = true; /* every folded f16 value survives binary16 */
+            for (int64_t o = 0; o < c && kept; o++) {
+                for (size_t j = 0; j < per && kept; j++) kept = fits(x->dtype, elem(w->konst, (size_t)o * per + j) * a[o]);
+                float b0 = bias ? elem(bias->konst, (size_t)o) : 0.0f;
+                kept = kept && fits(x->dtype, b0 * a[o] + b[o]);
+            }
+            if (!kept) { /* a folded value not finite, or an f16 weight would overflow or vanish: leave the map unfolded */
+                free(a);
+                continue;
+            }
+            bool w_in_place = sole_owned(g, w_id, uses), b_in_place = bias && sole_owned(g, b_id, uses);
+            rlx_tensor *w2 = w_in_place ? w->konst : NULL, *b2 = b_in_place ? bias->konst : NULL;
+            if ((!w_in_place && (st = rlx_tensor_clone(w->konst, &w2))) ||
+                (!b_in_place && (st = rlx_tensor_create(x->dtype, &c, 1, &b2)))) {
+                if (!w_in_place) rlx_tensor_destroy(w2);
                 free(a);
                 break;
             }
-            size_t per = rlx_tensor_numel(w2) / (size_t)c;
-            bool kept = true; /* every folded f16 value survives binary16 */
             for (int64_t o = 0; o < c; o++) {
                 for (size_t j = 0; j < per; j++) {
                     size_t e = (size_t)o * per + j;
-                    kept &= put(w2, e, elem(w->konst, e) * a[o]);
+                    put(w2, e, elem(w2, e) * a[o]);
                 }
                 float b0 = bias ? elem(bias->konst, (size_t)o) : 0.0f;
-                kept &= put(b2, (size_t)o, b0 * a[o] + b[o]);
+                put(b2, (size_t)o, b0 * a[o] + b[o]);
             }
             free(a);
-            if (!kept) { /* a folded value not finite, or an f16 weight would overflow or vanish: leave the map unfolded */
-                rlx_tensor_destroy(w2);
-                rlx_tensor_destroy(b2);
-                continue;
-            }
-            int wid, bid;
+            int wid = w_id, bid = b_id;
             char what[512] = "";
             if (rlx_fuse_reporting()) rlx_fuse_describe(g, (const int[]){ conv_id, (int)i }, 2, what, sizeof what);
-            if ((st = rlx_graph_add_konst(g, NULL, w2, &wid))) {
-                rlx_tensor_destroy(b2);
+            if (!w_in_place && (st = rlx_graph_add_konst(g, NULL, w2, &wid))) {
+                if (!b_in_place) rlx_tensor_destroy(b2);
                 break;
             }
-            if ((st = rlx_graph_add_konst(g, NULL, b2, &bid))) break;
+            if (!b_in_place && (st = rlx_graph_add_konst(g, NULL, b2, &bid))) break;
             cv = &g->nodes[conv_id]; /* values may have moved, nodes not */
             n = &g->nodes[i];
             if (cv->n_in < 3) {
