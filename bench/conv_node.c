@@ -8,7 +8,9 @@
  *   build/tests/conv_node ITERS N:CIN:COUT:H:K:S[:RES[:ACT[:GROUP]]] ...
  *
  * RES 1: a residual input; ACT 0 none, 1 Relu (default), 2 Clip(0, 6);
- * GROUP the group count (default 1; C_IN for depthwise).
+ * GROUP the group count (default 1; C_IN for depthwise). CONV_NODE_DW=1
+ * / 2: depthwise convolutions on the plane / channel-blocked path
+ * (rlx_nn_dw_force).
  * CONV_NODE_PW=1 / 2: the pointwise path never / wherever it applies
  * (rlx_nn_pw_force; default: by shape, as in a model); CONV_NODE_PWT and
  * CONV_NODE_IG the same for the channels-in-lanes path (rlx_nn_pwt_force)
@@ -55,6 +57,7 @@ int main(int argc, char **argv) {
     if (getenv("CONV_NODE_PWT")) rlx_nn_pwt_force(atoi(getenv("CONV_NODE_PWT")));
     if (getenv("CONV_NODE_IG")) rlx_nn_ig_force(atoi(getenv("CONV_NODE_IG")));
     if (getenv("CONV_NODE_WINO")) rlx_nn_wino_force(atoi(getenv("CONV_NODE_WINO")));
+    if (getenv("CONV_NODE_DW")) rlx_nn_dw_force(atoi(getenv("CONV_NODE_DW")));
     if (getenv("CONV_NODE_PWT_GATHER")) rlx_nn_pwt_in_place(!atoi(getenv("CONV_NODE_PWT_GATHER")));
     printf("threads %d\n", rlx_parallel_threads());
     for (int a = 2; a < argc; a++) {
