@@ -9,8 +9,8 @@
  *
  * RES 1: a residual input; ACT 0 none, 1 Relu (default), 2 Clip(0, 6);
  * GROUP the group count (default 1; C_IN for depthwise). CONV_NODE_DW=1
- * / 2: depthwise convolutions on the plane / channel-blocked path
- * (rlx_nn_dw_force).
+ * / 2 / 3: depthwise convolutions on the plane / channel-blocked / row path
+ * (rlx_nn_dw_force; the row path where it applies).
  * CONV_NODE_PW=1 / 2: the pointwise path never / wherever it applies
  * (rlx_nn_pw_force; default: by shape, as in a model); CONV_NODE_PWT and
  * CONV_NODE_IG the same for the channels-in-lanes path (rlx_nn_pwt_force)

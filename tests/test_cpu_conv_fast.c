@@ -190,9 +190,10 @@ static int g_conv_cases, g_conv_depthwise, g_conv_residual;
 static void pw_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
 static void pwt_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
 static void ig_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
+static void dwr_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
 
 /* Which path's bits run_conv_ex also compares with im2col + GEMM's. */
-enum { BITS_NONE = 0, BITS_PW = 1, BITS_IG = 2, BITS_PWT = 3 };
+enum { BITS_NONE = 0, BITS_PW = 1, BITS_IG = 2, BITS_PWT = 3, BITS_DWR = 4 };
 
 /* with_res: the fused residual (Conv's internal fourth input, src/ir/ops/act.h),
  * random, of the output's shape. bits: also the pointwise path's bits
@@ -235,6 +236,7 @@ static void run_conv_ex(const conv_case *c, rlx_act_kind act, bool with_res, int
     if (bits == BITS_PW) pw_bits(what, &n, in, 2 + c->nsp, yd);
     if (bits == BITS_IG) ig_bits(what, &n, in, 2 + c->nsp, yd);
     if (bits == BITS_PWT) pwt_bits(what, &n, in, 2 + c->nsp, yd);
+    if (bits == BITS_DWR) dwr_bits(what, &n, in, 2 + c->nsp, yd);
     g_conv_cases++;
     g_conv_depthwise += c->cin == c->group;
     g_conv_residual += with_res;
@@ -409,6 +411,109 @@ static void test_conv_depthwise_blocked(void) {
     rlx_cpu_isa_cap(top);
     rlx_nn_dw_force(1);
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_conv(&cases[i], runs[i % ARRAY_LEN(runs)].act, i % 2);
+    rlx_nn_dw_force(0);
+}
+
+/* The depthwise row path's output (rlx_nn_dw_force(3), the force it runs
+ * under) against the channel-blocked path's (force 2) at 1, 2 and 5
+ * threads: the same bits (both start at the bias and take the taps in
+ * order with fused multiply-adds; the weights here are finite). */
+static void dwr_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd) {
+    rlx_tensor *blk = test_tensor(RLX_DTYPE_F32, rank, yd);
+    rlx_tensor *blk_o[1] = { blk };
+    poison(blk);
+    rlx_nn_dw_force(2);
+    CHECK_OK(rlx_cpu_run_node(NULL, n, in, blk_o, false));
+    rlx_nn_dw_force(3);
+    size_t bytes = rlx_tensor_numel(blk) * sizeof(float);
+    static const int lims[3] = { 1, 2, 5 };
+    for (int l = 0; l < 3; l++) {
+        int prev = rlx_parallel_set_limit(lims[l]);
+        rlx_tensor *rows = test_tensor(RLX_DTYPE_F32, rank, yd);
+        rlx_tensor *rows_o[1] = { rows };
+        poison(rows);
+        CHECK_OK(rlx_cpu_run_node(NULL, n, in, rows_o, false));
+        CHECK_MSG(memcmp(rows->data, blk->data, bytes) == 0, "depthwise rows %s, %d threads: not the blocked path's bits",
+                  what, lims[l]);
+        rlx_tensor_destroy(rows);
+        rlx_parallel_set_limit(prev);
+    }
+    rlx_tensor_destroy(blk);
+}
+
+/* The depthwise row path (cpu_nn_dw_rows.c, forced with rlx_nn_dw_force(3);
+ * AVX-512 CPUs only): 3x3, pads 1, stride 1 on rows of 1 to 16 columns and
+ * stride 2 on rows of 2 to 32 (odd and even widths: the right pad read past
+ * the row; a full second vector at 32), heights that are no multiple of
+ * the four rows a task computes at once, odd channel counts (a task's
+ * second plane missing), batch 2, ShuffleNet's 14x14 x 272, 7x7 x 544,
+ * 28x28 -> 14x14 x 136; every activation run of the blocked test; against
+ * the reference at run_conv's tolerance and bit for bit against the blocked
+ * path (dwr_bits: 1, 2 and 5 threads). Geometries outside the path (5x5,
+ * dilation 2, pad 0 or 2, rows of 17 at stride 1 or 33 at stride 2,
+ * stride 2x1) must be refused by rlx_nn_dw_rows_applies. */
+static void test_conv_depthwise_rows(void) {
+    static const conv_case cases[] = {
+        /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
+        { "dw rows C272 14x14", 2, 1, 272, 272, 272, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C544 7x7", 2, 1, 544, 544, 544, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C136 28x28 s2", 2, 1, 136, 136, 136, { 28, 28 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C17 14x14 s2 batch 2", 2, 2, 17, 17, 17, { 14, 14 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          0 },
+        { "dw rows C3 9x16", 2, 1, 3, 3, 3, { 9, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C5 6x1", 2, 1, 5, 5, 5, { 6, 1 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C1 1x1", 2, 1, 1, 1, 1, { 1, 1 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C2 11x13 batch 2", 2, 2, 2, 2, 2, { 11, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C4 10x32 s2", 2, 1, 4, 4, 4, { 10, 32 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C7 13x31 s2", 2, 1, 7, 7, 7, { 13, 31 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C6 5x17 s2", 2, 1, 6, 6, 6, { 5, 17 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+        { "dw rows C3 2x2 s2", 2, 1, 3, 3, 3, { 2, 2 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    };
+    static const struct {
+        rlx_act_kind act;
+        bool res;
+    } runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_RELU, false }, { RLX_ACT_CLIP, false },
+                 { RLX_ACT_RELU, true },  { RLX_ACT_CLIP, true },  { RLX_ACT_HARDSWISH, false },
+                 { RLX_ACT_HARDSWISH, true } };
+    if (rlx_cpu_isa_get() < RLX_CPU_ISA_AVX512) {
+        fprintf(stderr, "depthwise rows: no AVX-512, skipped\n");
+        return;
+    }
+    static const conv_case refused[] = {
+        { "5x5", 2, 1, 8, 8, 8, { 14, 14 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 1 },
+        { "dilation 2", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "pad 2", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 1 },
+        { "pad 0", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+        { "rows of 17", 2, 1, 8, 8, 8, { 14, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "rows of 33 s2", 2, 1, 8, 8, 8, { 14, 33 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "stride 2x1", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 2, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    };
+    for (size_t pass = 0; pass < 2; pass++) {
+        const conv_case *list = pass ? refused : cases;
+        size_t cnt = pass ? ARRAY_LEN(refused) : ARRAY_LEN(cases);
+        for (size_t i = 0; i < cnt; i++) {
+            const conv_case *c = &list[i];
+            int64_t xd[4] = { c->n, c->cin, c->in[0], c->in[1] }, wd[4] = { c->cout, 1, c->k[0], c->k[1] };
+            int64_t pads[4] = { c->pb[0], c->pb[1], c->pe[0], c->pe[1] };
+            node_attrs st = { .n = 0 };
+            attr_ints(&st, "kernel_shape", 2, c->k);
+            attr_ints(&st, "strides", 2, c->s);
+            attr_ints(&st, "dilations", 2, c->d);
+            attr_ints(&st, "pads", 4, pads);
+            attr_int(&st, "group", c->group);
+            rlx_node n = make_node("Conv", 11, 2, 1, &st);
+            rlx_conv_geom g;
+            CHECK_OK(rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 4, wd, 4, &g));
+            rlx_nn_sp3 s3;
+            rlx_nn_sp3_init(&g, &s3);
+            CHECK_MSG(rlx_nn_dw_rows_applies(&g, &s3) == !pass, "%s: rows path applies %d", c->name, !pass);
+        }
+    }
+    rlx_nn_dw_force(3);
+    int before = g_conv_cases;
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+        for (size_t r = 0; r < ARRAY_LEN(runs); r++) run_conv_ex(&cases[i], runs[r].act, runs[r].res, BITS_DWR);
+    fprintf(stderr, "depthwise rows: %d cases\n", g_conv_cases - before);
     rlx_nn_dw_force(0);
 }
 
@@ -1596,6 +1701,7 @@ int main(void) {
     test_conv_listed();
     test_conv_random();
     test_conv_depthwise_blocked();
+    test_conv_depthwise_rows();
     test_conv_depthwise_subnormal();
     test_conv_pointwise();
     test_conv_pointwise_rule();

@@ -120,6 +120,22 @@ static void run_on_off(rlx_model *m, const rlx_tensor *x, const char *pass, rlx_
     *prog_on = rlx_session_last_program(*s_on);
 }
 
+/* Finishes m, runs it on a random x [xd] with fold_conv_affine on and off
+ * and checks that the two agree within rounding (rtol 1e-5); returns the
+ * program with the pass on (its session in *s, for the caller to destroy),
+ * or NULL. */
+static const rlx_program *fold_affine_on_off(rlx_model *m, const int64_t *xd, rlx_session **s) {
+    CHECK_OK(rlx_model_finish(m));
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1), *on = NULL, *off = NULL;
+    const rlx_program *p = NULL;
+    run_on_off(m, x, "fold_conv_affine", &on, &off, &p, s);
+    CHECK(on && off && test_allclose(on, off, 1e-5, 1e-6));
+    rlx_tensor_destroy(on);
+    rlx_tensor_destroy(off);
+    rlx_tensor_destroy(x);
+    return p;
+}
+
 /* Conv -> Mul(per channel) -> Add(per channel) -> BatchNormalization folds
  * into one Conv; a Conv whose output has a second user is left alone.
  * Folded and unfolded results agree within rounding (rtol 1e-5). */
@@ -157,20 +173,13 @@ static void test_fold_conv_affine(void) {
         } else {
             CHECK_OK(rlx_model_add_output(m, "y"));
         }
-        CHECK_OK(rlx_model_finish(m));
-        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1), *on = NULL, *off = NULL;
-        const rlx_program *p = NULL;
         rlx_session *s = NULL;
-        run_on_off(m, x, "fold_conv_affine", &on, &off, &p, &s);
-        CHECK(on && off && test_allclose(on, off, 1e-5, 1e-6));
+        const rlx_program *p = fold_affine_on_off(m, xd, &s);
         if (p) {
             CHECK_MSG(count_op(p, "Conv") == 1, "%zu Conv", count_op(p, "Conv"));
             size_t rest = count_op(p, "Mul") + count_op(p, "Add") + count_op(p, "BatchNormalization");
             CHECK_MSG(rest == (shared ? 4u : 0u), "shared=%d: %zu affine nodes left", shared, rest);
         }
-        rlx_tensor_destroy(on);
-        rlx_tensor_destroy(off);
-        rlx_tensor_destroy(x);
         rlx_session_destroy(s);
         rlx_model_destroy(m);
     }
@@ -231,12 +240,8 @@ static void test_fold_conv_affine_in_place(void) {
     CHECK_OK(rlx_model_add_node(m, "Add", "s0", 2, (const char *[]){ "y0", "y1" }, 1, (const char *[]){ "s0" }, 0, NULL));
     CHECK_OK(rlx_model_add_node(m, "Add", "s1", 2, (const char *[]){ "s0", "y2" }, 1, (const char *[]){ "y" }, 0, NULL));
     CHECK_OK(rlx_model_add_output(m, "y"));
-    CHECK_OK(rlx_model_finish(m));
-    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1), *on = NULL, *off = NULL;
-    const rlx_program *p = NULL;
     rlx_session *s = NULL;
-    run_on_off(m, x, "fold_conv_affine", &on, &off, &p, &s);
-    CHECK(on && off && test_allclose(on, off, 1e-5, 1e-6));
+    const rlx_program *p = fold_affine_on_off(m, xd, &s);
     if (p) {
         CHECK_MSG(count_op(p, "Conv") == 3 && count_op(p, "Mul") == 0, "%zu Conv, %zu Mul", count_op(p, "Conv"),
                   count_op(p, "Mul"));
@@ -245,9 +250,6 @@ static void test_fold_conv_affine_in_place(void) {
         CHECK_MSG(got <= want, "the plan owns %zu bytes of constants, want at most %zu", got, want);
     }
     CHECK(w0 && memcmp(w->data, w0->data, w->nbytes) == 0); /* the model's weights untouched */
-    rlx_tensor_destroy(on);
-    rlx_tensor_destroy(off);
-    rlx_tensor_destroy(x);
     rlx_session_destroy(s);
     rlx_model_destroy(m);
     rlx_tensor_destroy(w);

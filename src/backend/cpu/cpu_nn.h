@@ -312,8 +312,19 @@ void rlx_nn_conv_epilogue_block(float *y, size_t ld, size_t rows, size_t cols, c
 /* For tests and measurements: which path 2-D / 1-D depthwise convolutions
  * with channel multiplier 1 take from now on (process-wide; not while
  * kernels run): 0 by shape (the default), 1 the plane path, 2 the
- * channel-blocked path (cpu_nn_conv_fast.c). */
+ * channel-blocked path (cpu_nn_conv_fast.c), 3 the row path
+ * (cpu_nn_dw_rows.c) where rlx_nn_dw_rows_applies, else by shape. */
 void rlx_nn_dw_force(int path);
+
+/* The depthwise row path (cpu_nn_dw_rows.c): whether it can run the
+ * convolution of g / s (2-D, multiplier 1, 3x3, dilation 1, pads 1, stride
+ * 1 on input rows of at most 16 columns or stride 2 on rows of at most 32,
+ * AVX-512), and the convolution on it (x [n, c, h, w], w [c, 1, 3, 3], bias,
+ * fused residual and activation as rlx_nn_conv_depthwise_f32), on the
+ * worker pool, two channel planes per task; the channel-blocked path's
+ * bits. errors: RLX_ERR_OUT_OF_MEMORY. */
+bool rlx_nn_dw_rows_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s);
+rlx_status rlx_nn_dw_rows_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 
 /* Item `item` of a job, with `scratch` (the slot's buffer) to itself. */
 typedef void (*rlx_nn_item_fn)(void *ctx, size_t item, float *scratch);

@@ -750,7 +750,7 @@ static inline void dwb_pv_tr8(dwb_pv *r) {
 #define DWB_TRANSPOSE(r) dwb_pv_tr8(r)
 #include "backend/cpu/cpu_nn_dw_body.h"
 
-static int g_dw_force; /* rlx_nn_dw_force: 0 by shape, 1 planes, 2 blocked */
+static int g_dw_force; /* rlx_nn_dw_force: 0 by shape, 1 planes, 2 blocked, 3 rows */
 
 void rlx_nn_dw_force(int path) { g_dw_force = path; }
 
@@ -761,7 +761,7 @@ void rlx_nn_dw_force(int path) { g_dw_force = path; }
  * vectorises along the rows, is as fast); never on portable C. */
 static bool dwb_pick(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     if (g->c_out != g->c_in || s->in[0] != 1 || s->out[0] != 1 || s->k[0] != 1) return false;
-    if (g_dw_force) return g_dw_force == 2;
+    if (g_dw_force == 1 || g_dw_force == 2) return g_dw_force == 2;
     rlx_cpu_isa isa = rlx_cpu_isa_get();
     if (isa < RLX_CPU_ISA_AVX2 || g->c_out < 8) return false;
     return isa >= RLX_CPU_ISA_AVX512 || s->s[2] > 1 || s->out[2] < 160;
@@ -815,6 +815,13 @@ static rlx_status dwb_run(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
 }
 
 rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+    /* the row path where its vectors are mostly full: output rows of 12 or
+     * more columns (bench/conv_node, 1 thread, 2026-12-05 dev VM, load 6.4,
+     * blocked -> rows us: 272 x 14x14 s1 25.7 -> 20.3, 136 x 28x28 s2 22.0
+     * -> 13.5; 7-column rows lost: 544 x 7x7 18.0 -> 22.5, 272 x 14x14 s2
+     * 12.4 -> 15.4) */
+    if ((g_dw_force == 3 || (g_dw_force == 0 && s->out[2] >= 12)) && rlx_nn_dw_rows_applies(g, s))
+        return rlx_nn_dw_rows_f32(k, g, s);
     if (dwb_pick(g, s)) return dwb_run(k, g, s);
     dw_job j;
     memset(&j, 0, sizeof j);

@@ -1,0 +1,188 @@
+/* Depthwise 3x3 convolutions on small maps by output rows in AVX-512
+ * vectors (ONNX Conv-11/22; a fast path of rlx_nn_conv_depthwise_f32,
+ * cpu_nn_conv_fast.c; tested against the reference kernel and the
+ * channel-blocked path in tests/test_cpu_conv_fast.c).
+ *
+ * Where it can run (rlx_nn_dw_rows_applies): 2-D, channel multiplier 1, a
+ * 3x3 kernel, dilation 1, pads 1 on every side, stride 1 on input rows of
+ * at most 16 columns or stride 2 on rows of at most 32, f32, a CPU with
+ * AVX-512; where it runs by shape (rlx_nn_conv_depthwise_f32): output rows
+ * of 12 or more columns (ShuffleNet's and MobileNet's 14x14 stage and
+ * 28x28 -> 14x14; on 7-column rows, half a vector, the channel-blocked
+ * path is faster).
+ *
+ * Why: the channel-blocked path (cpu_nn_dw_body.h) puts 16 channels in the
+ * vector lanes with 16 x 16 register transposes, in and out; on a 14 x 14
+ * map those cost about as much as the arithmetic. Here a vector is one
+ * output row (a whole row fits one vector), so nothing is transposed or
+ * copied: an input row is one masked load (lanes past the row read 0, the
+ * right pad); its three taps are that vector and the vector moved one lane
+ * up (lane 0 reads 0, the left pad) or down; at stride 2 the row is two
+ * loads whose even and odd columns two permutes gather (the taps: odd
+ * moved up, even, odd). A task takes two channel planes and four output
+ * rows at a time (eight independent sums, enough to cover the latency of
+ * the fused multiply-adds); each input row those rows read is loaded once
+ * and added into every sum that reads it.
+ *
+ * Arithmetic: each output starts at the bias and takes its taps in (kh, kw)
+ * order as fused multiply-adds, as the channel-blocked path does, so the
+ * two give the same bits (taps in the padding add nothing here and 0 x w
+ * there: the same sum unless w is not finite); weights below FLT_MIN in
+ * magnitude count as 0 as there. Relu and Clip without a residual are
+ * applied in registers (the epilogue's comparison order), other
+ * activations and the residual by rlx_nn_conv_epilogue_block over each
+ * stored plane. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "backend/cpu/cpu_nn.h"
+#include "backend/cpu/cpu_vmath.h"
+
+#if RLX_HAVE_AVX2_BUILD
+
+#define DWR_ATTR __attribute__((target("avx512f,avx2,fma")))
+#define DWR_UNROLL _Pragma("GCC unroll 16")
+#define DWR_R 4 /* output rows at a time */
+
+typedef struct dwr_job {
+    rlx_nn_conv_io io;
+    size_t n_pairs;  /* tasks per image: pairs of channels (the last may be one) */
+    bool act_in_reg; /* no residual and act NONE / RELU / CLIP */
+} dwr_job;
+
+/* The three taps (kw = 0, 1, 2) of input row `row` for output columns
+ * 0 .. 15, stride S, pad 1: t[kw] lane l = row[l * S - 1 + kw], 0 outside
+ * the row (m0 / m1: the columns [0, 16) / [16, 32) inside it). */
+#define DWR_TAPS(S, row, t)                                                                                   \
+    do {                                                                                                      \
+        __m512 v0_ = _mm512_maskz_loadu_ps(m0, (row));                                                        \
+        if ((S) == 1) {                                                                                       \
+            t[0] = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(v0_), zi, 15));                 \
+            t[1] = v0_;                                                                                       \
+            t[2] = _mm512_castsi512_ps(_mm512_alignr_epi32(zi, _mm512_castps_si512(v0_), 1));                  \
+        } else {                                                                                              \
+            __m512 v1_ = _mm512_maskz_loadu_ps(m1, (row) + 16);                                               \
+            t[2] = _mm512_permutex2var_ps(v0_, odd, v1_);                                                     \
+            t[1] = _mm512_permutex2var_ps(v0_, even, v1_);                                                    \
+            t[0] = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(t[2]), zi, 15));                \
+        }                                                                                                     \
+    } while (0)
+
+/* Output rows [o0, o0 + DWR_R) of planes xa / xb (stride S, a constant:
+ * the loops unroll and the tap of each (input row, output row) pair is
+ * known): every input row they read, in order, is turned into its taps
+ * once and added to the sums of the output rows that read it; rows past
+ * oh are computed and not stored. */
+#define DWR_GROUP(S)                                                                                          \
+    do {                                                                                                      \
+        __m512 aa[DWR_R], ab[DWR_R];                                                                          \
+        DWR_UNROLL for (int r = 0; r < DWR_R; r++) aa[r] = vba, ab[r] = vbb;                                  \
+        int64_t i0 = o0 * (S) - 1;                                                                            \
+        DWR_UNROLL for (int i = 0; i < (DWR_R - 1) * (S) + 3; i++) {                                          \
+            if (i0 + i < 0 || i0 + i >= ih) continue;                                                         \
+            __m512 ta[3], tb[3];                                                                              \
+            DWR_TAPS(S, xa + (i0 + i) * iw, ta);                                                              \
+            DWR_TAPS(S, xb + (i0 + i) * iw, tb);                                                              \
+            DWR_UNROLL for (int kx = 0; kx < 3; kx++) {                                                       \
+                DWR_UNROLL for (int r = 0; r < DWR_R; r++) {                                                  \
+                    int ky = i - r * (S);                                                                     \
+                    if (ky < 0 || ky > 2) continue;                                                           \
+                    aa[r] = _mm512_fmadd_ps(ta[kx], wa[ky * 3 + kx], aa[r]);                                  \
+                    ab[r] = _mm512_fmadd_ps(tb[kx], wb[ky * 3 + kx], ab[r]);                                  \
+                }                                                                                             \
+            }                                                                                                 \
+        }                                                                                                     \
+        DWR_UNROLL for (int r = 0; r < DWR_R; r++) {                                                          \
+            if (o0 + r >= oh) break;                                                                          \
+            __m512 va = aa[r], vb = ab[r];                                                                    \
+            if (act == RLX_ACT_RELU) { /* v when NaN: NaN stays */                                            \
+                va = _mm512_max_ps(vzero, va);                                                                \
+                vb = _mm512_max_ps(vzero, vb);                                                                \
+            } else if (act == RLX_ACT_CLIP) {                                                                 \
+                va = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(va, vzero)));                        \
+                vb = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(vb, vzero)));                        \
+            }                                                                                                 \
+            _mm512_mask_storeu_ps(ya + (o0 + r) * ow, om, va);                                                \
+            if (two) _mm512_mask_storeu_ps(yb + (o0 + r) * ow, om, vb);                                       \
+        }                                                                                                     \
+    } while (0)
+
+/* Weights of channel c broadcast, those below FLT_MIN in magnitude as 0. */
+DWR_ATTR static void dwr_weights(const float *w, size_t c, __m512 *wv) {
+    for (int t = 0; t < 9; t++) {
+        float v = w[c * 9 + (size_t)t];
+        wv[t] = _mm512_set1_ps(fabsf(v) < FLT_MIN ? 0.0f : v);
+    }
+}
+
+/* Task `item` (image x pair of channels) of job ctx (rlx_nn_item_fn). */
+DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
+    (void)scratch;
+    const dwr_job *j = ctx;
+    const rlx_nn_sp3 *s = j->io.s;
+    size_t n = item / j->n_pairs, ca = 2 * (item % j->n_pairs);
+    bool two = ca + 1 < j->io.c_out;
+    size_t cb = two ? ca + 1 : ca;
+    int64_t ih = s->in[1], iw = s->in[2], oh = s->out[1], ow = s->out[2], st = s->s[1];
+    const float *xa = j->io.x + (n * j->io.c_out + ca) * s->in_sp, *xb = j->io.x + (n * j->io.c_out + cb) * s->in_sp;
+    float *ya = j->io.y + (n * j->io.c_out + ca) * s->out_sp, *yb = j->io.y + (n * j->io.c_out + cb) * s->out_sp;
+    __m512 wa[9], wb[9];
+    dwr_weights(j->io.w, ca, wa);
+    dwr_weights(j->io.w, cb, wb);
+    __m512 vba = _mm512_set1_ps(j->io.b ? j->io.b[ca] : 0.0f), vbb = _mm512_set1_ps(j->io.b ? j->io.b[cb] : 0.0f);
+    __m512 vzero = _mm512_setzero_ps(), vlo = _mm512_set1_ps(j->io.act.alpha), vhi = _mm512_set1_ps(j->io.act.beta);
+    __m512i zi = _mm512_setzero_si512();
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    rlx_act_kind act = j->act_in_reg ? j->io.act.kind : RLX_ACT_NONE;
+    /* the row's columns [0, 16) and [16, 32), the output row's lanes */
+    __mmask16 m0 = (__mmask16)(iw >= 16 ? 0xffffu : (1u << iw) - 1u);
+    __mmask16 m1 = (__mmask16)(iw >= 32 ? 0xffffu : iw > 16 ? (1u << (iw - 16)) - 1u : 0u);
+    __mmask16 om = (__mmask16)((1u << ow) - 1u);
+    for (int64_t o0 = 0; o0 < oh; o0 += DWR_R) {
+        if (st == 1) DWR_GROUP(1);
+        else DWR_GROUP(2);
+    }
+    if (!j->act_in_reg)
+        for (int p = 0; p < (two ? 2 : 1); p++) {
+            float *y = p ? yb : ya;
+            rlx_nn_conv_epilogue_block(y, s->out_sp, 1, s->out_sp, NULL, j->io.res ? j->io.res + (y - j->io.y) : NULL,
+                                       &j->io.act);
+        }
+}
+
+#endif
+
+bool rlx_nn_dw_rows_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+#if RLX_HAVE_AVX2_BUILD
+    if (rlx_cpu_isa_get() < RLX_CPU_ISA_AVX512) return false;
+    if (g->c_out != g->c_in || s->in[0] != 1 || s->out[0] != 1 || s->k[0] != 1) return false;
+    if (s->k[1] != 3 || s->k[2] != 3 || s->d[1] != 1 || s->d[2] != 1) return false;
+    for (int a = 1; a < 3; a++)
+        if (s->pb[a] != 1 || s->pe[a] != 1) return false;
+    if (s->out[1] < 1 || s->out[2] < 1 || s->out[2] > 16) return false;
+    if (s->s[1] == 1 && s->s[2] == 1) return s->in[2] <= 16;
+    return s->s[1] == 2 && s->s[2] == 2 && s->in[2] <= 32;
+#else
+    (void)g, (void)s;
+    return false;
+#endif
+}
+
+rlx_status rlx_nn_dw_rows_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+#if RLX_HAVE_AVX2_BUILD
+    dwr_job j;
+    memset(&j, 0, sizeof j);
+    rlx_nn_conv_io_init(k, g, s, &j.io);
+    rlx_act_kind ak = j.io.act.kind;
+    j.act_in_reg = !j.io.res && (ak == RLX_ACT_NONE || ak == RLX_ACT_RELU || ak == RLX_ACT_CLIP);
+    if (!g->n || !j.io.c_out) return RLX_OK;
+    j.n_pairs = (j.io.c_out + 1) / 2;
+    return rlx_nn_run_items(k, (size_t)g->n * j.n_pairs, 0, dwr_pair, &j);
+#else
+    (void)g, (void)s;
+    return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "depthwise rows path without AVX-512 code");
+#endif
+}
