@@ -442,15 +442,17 @@ static void dwr_bits(const char *what, const rlx_node *n, const rlx_tensor *cons
 }
 
 /* The depthwise row path (cpu_nn_dw_rows.c, forced with rlx_nn_dw_force(3);
- * AVX-512 CPUs only): 3x3, pads 1, stride 1 on rows of 1 to 16 columns and
- * stride 2 on rows of 2 to 32 (odd and even widths: the right pad read past
- * the row; a full second vector at 32), heights that are no multiple of
+ * AVX-512 CPUs only): 3x3, pads 1, stride 1 on rows of 1 to 32 columns
+ * (one and two vectors: the columns next to a vector's edge from the
+ * vector before or after it) and stride 2 on rows of 2 to 32 (odd and even
+ * widths: the right pad read past the row; a full second vector at 32),
+ * heights that are no multiple of
  * the four rows a task computes at once, odd channel counts (a task's
  * second plane missing), batch 2, ShuffleNet's 14x14 x 272, 7x7 x 544,
- * 28x28 -> 14x14 x 136; every activation run of the blocked test; against
+ * 28x28 x 136, 28x28 -> 14x14 x 136; every activation run of the blocked test; against
  * the reference at run_conv's tolerance and bit for bit against the blocked
  * path (dwr_bits: 1, 2 and 5 threads). Geometries outside the path (5x5,
- * dilation 2, pad 0 or 2, rows of 17 at stride 1 or 33 at stride 2,
+ * dilation 2, pad 0 or 2, rows of 33 at stride 1 or 2,
  * stride 2x1) must be refused by rlx_nn_dw_rows_applies. */
 static void test_conv_depthwise_rows(void) {
     static const conv_case cases[] = {
@@ -468,6 +470,10 @@ static void test_conv_depthwise_rows(void) {
         { "dw rows C7 13x31 s2", 2, 1, 7, 7, 7, { 13, 31 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "dw rows C6 5x17 s2", 2, 1, 6, 6, 6, { 5, 17 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
         { "dw rows C3 2x2 s2", 2, 1, 3, 3, 3, { 2, 2 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C136 28x28", 2, 1, 136, 136, 136, { 28, 28 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C5 9x17", 2, 1, 5, 5, 5, { 9, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C3 5x32 batch 2", 2, 2, 3, 3, 3, { 5, 32 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C4 6x31", 2, 1, 4, 4, 4, { 6, 31 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
     };
     static const struct {
         rlx_act_kind act;
@@ -484,7 +490,7 @@ static void test_conv_depthwise_rows(void) {
         { "dilation 2", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 1 },
         { "pad 2", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 1 },
         { "pad 0", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
-        { "rows of 17", 2, 1, 8, 8, 8, { 14, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "rows of 33", 2, 1, 8, 8, 8, { 14, 33 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "rows of 33 s2", 2, 1, 8, 8, 8, { 14, 33 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "stride 2x1", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 2, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     };

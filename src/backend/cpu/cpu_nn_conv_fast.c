@@ -818,8 +818,8 @@ rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, co
     /* the row path where its vectors are mostly full: output rows of 12 or
      * more columns (bench/conv_node, 1 thread, 2026-12-05 dev VM, load 6.4,
      * blocked -> rows us: 272 x 14x14 s1 25.7 -> 20.3, 136 x 28x28 s2 22.0
-     * -> 13.5; 7-column rows lost: 544 x 7x7 18.0 -> 22.5, 272 x 14x14 s2
-     * 12.4 -> 15.4) */
+     * -> 13.5, 136 x 28x28 s1 49 -> 47 (load 12.7); 7-column rows lost:
+     * 544 x 7x7 18.0 -> 22.5, 272 x 14x14 s2 12.4 -> 15.4) */
     if ((g_dw_force == 3 || (g_dw_force == 0 && s->out[2] >= 12)) && rlx_nn_dw_rows_applies(g, s))
         return rlx_nn_dw_rows_f32(k, g, s);
     if (dwb_pick(g, s)) return dwb_run(k, g, s);

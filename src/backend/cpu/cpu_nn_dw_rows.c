@@ -4,20 +4,21 @@
  * channel-blocked path in tests/test_cpu_conv_fast.c).
  *
  * Where it can run (rlx_nn_dw_rows_applies): 2-D, channel multiplier 1, a
- * 3x3 kernel, dilation 1, pads 1 on every side, stride 1 on input rows of
- * at most 16 columns or stride 2 on rows of at most 32, f32, a CPU with
- * AVX-512; where it runs by shape (rlx_nn_conv_depthwise_f32): output rows
- * of 12 or more columns (ShuffleNet's and MobileNet's 14x14 stage and
- * 28x28 -> 14x14; on 7-column rows, half a vector, the channel-blocked
- * path is faster).
+ * 3x3 kernel, dilation 1, pads 1 on every side, stride 1 or 2 on input rows
+ * of at most 32 columns, f32, a CPU with AVX-512; where it runs by shape
+ * (rlx_nn_conv_depthwise_f32): output rows of 12 or more columns
+ * (ShuffleNet's and MobileNet's 28x28 and 14x14 stages and 28x28 -> 14x14;
+ * on 7-column rows, half a vector, the channel-blocked path is faster).
  *
  * Why: the channel-blocked path (cpu_nn_dw_body.h) puts 16 channels in the
  * vector lanes with 16 x 16 register transposes, in and out; on a 14 x 14
- * map those cost about as much as the arithmetic. Here a vector is one
- * output row (a whole row fits one vector), so nothing is transposed or
- * copied: an input row is one masked load (lanes past the row read 0, the
- * right pad); its three taps are that vector and the vector moved one lane
- * up (lane 0 reads 0, the left pad) or down; at stride 2 the row is two
+ * map those cost about as much as the arithmetic. Here a vector is 16
+ * columns of one output row (a row of up to 16 outputs: one vector), so
+ * nothing is transposed or copied: an input row is one masked load (lanes
+ * past the row read 0, the right pad); its three taps are that vector and
+ * the vector moved one lane up (lane 0 reads 0, the left pad, or the last
+ * column of the vector before) or down (lane 15 the first column of the
+ * vector after, or 0); at stride 2 the row is two
  * loads whose even and odd columns two permutes gather (the taps: odd
  * moved up, even, odd). A task takes two channel planes and four output
  * rows at a time (eight independent sums, enough to cover the latency of
@@ -53,17 +54,26 @@ typedef struct dwr_job {
 } dwr_job;
 
 /* The three taps (kw = 0, 1, 2) of input row `row` for output columns
- * 0 .. 15, stride S, pad 1: t[kw] lane l = row[l * S - 1 + kw], 0 outside
- * the row (m0 / m1: the columns [0, 16) / [16, 32) inside it). */
-#define DWR_TAPS(S, row, t)                                                                                   \
+ * c0 .. c0 + 15, stride S, pad 1: t[kw] lane l = row[(c0 + l) * S - 1 + kw],
+ * 0 outside the row (m0 / m1: the columns [c0 * S, + 16) / [c0 * S + 16,
+ * + 16) inside it). W (stride 1 only): the row has columns before c0 (the
+ * vector before it, a whole one) or past c0 + 16 (mn: those inside the
+ * row), whose edge columns t[0] and t[2] take; else c0 is 0 and the row
+ * fits one vector. */
+#define DWR_TAPS(S, W, row, t)                                                                                \
     do {                                                                                                      \
-        __m512 v0_ = _mm512_maskz_loadu_ps(m0, (row));                                                        \
+        __m512 v0_ = _mm512_maskz_loadu_ps(m0, (row) + c0 * (S));                                             \
         if ((S) == 1) {                                                                                       \
-            t[0] = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(v0_), zi, 15));                 \
+            __m512i lo_ = zi, hi_ = zi;                                                                       \
+            if (W) {                                                                                          \
+                if (c0) lo_ = _mm512_castps_si512(_mm512_loadu_ps((row) + c0 - 16));                          \
+                hi_ = _mm512_castps_si512(_mm512_maskz_loadu_ps(mn, (row) + c0 + 16));                        \
+            }                                                                                                 \
+            t[0] = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(v0_), lo_, 15));               \
             t[1] = v0_;                                                                                       \
-            t[2] = _mm512_castsi512_ps(_mm512_alignr_epi32(zi, _mm512_castps_si512(v0_), 1));                  \
+            t[2] = _mm512_castsi512_ps(_mm512_alignr_epi32(hi_, _mm512_castps_si512(v0_), 1));                \
         } else {                                                                                              \
-            __m512 v1_ = _mm512_maskz_loadu_ps(m1, (row) + 16);                                               \
+            __m512 v1_ = _mm512_maskz_loadu_ps(m1, (row) + c0 * (S) + 16);                                    \
             t[2] = _mm512_permutex2var_ps(v0_, odd, v1_);                                                     \
             t[1] = _mm512_permutex2var_ps(v0_, even, v1_);                                                    \
             t[0] = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(t[2]), zi, 15));                \
@@ -75,7 +85,7 @@ typedef struct dwr_job {
  * known): every input row they read, in order, is turned into its taps
  * once and added to the sums of the output rows that read it; rows past
  * oh are computed and not stored. */
-#define DWR_GROUP(S)                                                                                          \
+#define DWR_GROUP(S, W)                                                                                       \
     do {                                                                                                      \
         __m512 aa[DWR_R], ab[DWR_R];                                                                          \
         DWR_UNROLL for (int r = 0; r < DWR_R; r++) aa[r] = vba, ab[r] = vbb;                                  \
@@ -83,8 +93,8 @@ typedef struct dwr_job {
         DWR_UNROLL for (int i = 0; i < (DWR_R - 1) * (S) + 3; i++) {                                          \
             if (i0 + i < 0 || i0 + i >= ih) continue;                                                         \
             __m512 ta[3], tb[3];                                                                              \
-            DWR_TAPS(S, xa + (i0 + i) * iw, ta);                                                              \
-            DWR_TAPS(S, xb + (i0 + i) * iw, tb);                                                              \
+            DWR_TAPS(S, W, xa + (i0 + i) * iw, ta);                                                           \
+            DWR_TAPS(S, W, xb + (i0 + i) * iw, tb);                                                           \
             DWR_UNROLL for (int kx = 0; kx < 3; kx++) {                                                       \
                 DWR_UNROLL for (int r = 0; r < DWR_R; r++) {                                                  \
                     int ky = i - r * (S);                                                                     \
@@ -104,10 +114,15 @@ typedef struct dwr_job {
                 va = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(va, vzero)));                        \
                 vb = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(vb, vzero)));                        \
             }                                                                                                 \
-            _mm512_mask_storeu_ps(ya + (o0 + r) * ow, om, va);                                                \
-            if (two) _mm512_mask_storeu_ps(yb + (o0 + r) * ow, om, vb);                                       \
+            _mm512_mask_storeu_ps(ya + (o0 + r) * ow + c0, om, va);                                           \
+            if (two) _mm512_mask_storeu_ps(yb + (o0 + r) * ow + c0, om, vb);                                  \
         }                                                                                                     \
     } while (0)
+
+/* Lanes [0, n) of 16 (n clamped to 0 .. 16). */
+static inline __mmask16 dwr_cols(int64_t n) {
+    return (__mmask16)(n >= 16 ? 0xffffu : n <= 0 ? 0u : (1u << n) - 1u);
+}
 
 /* Weights of channel c broadcast, those below FLT_MIN in magnitude as 0. */
 DWR_ATTR static void dwr_weights(const float *w, size_t c, __m512 *wv) {
@@ -137,13 +152,16 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
     const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
     rlx_act_kind act = j->act_in_reg ? j->io.act.kind : RLX_ACT_NONE;
-    /* the row's columns [0, 16) and [16, 32), the output row's lanes */
-    __mmask16 m0 = (__mmask16)(iw >= 16 ? 0xffffu : (1u << iw) - 1u);
-    __mmask16 m1 = (__mmask16)(iw >= 32 ? 0xffffu : iw > 16 ? (1u << (iw - 16)) - 1u : 0u);
-    __mmask16 om = (__mmask16)((1u << ow) - 1u);
-    for (int64_t o0 = 0; o0 < oh; o0 += DWR_R) {
-        if (st == 1) DWR_GROUP(1);
-        else DWR_GROUP(2);
+    for (int64_t c0 = 0; c0 < ow; c0 += 16) {
+        /* the row's columns [c0 * st, + 16), [c0 * st + 16, + 16), past
+         * the block (stride 1), the output row's lanes */
+        __mmask16 m0 = dwr_cols(iw - c0 * st), m1 = dwr_cols(iw - c0 * st - 16), mn = dwr_cols(iw - c0 - 16);
+        __mmask16 om = dwr_cols(ow - c0);
+        for (int64_t o0 = 0; o0 < oh; o0 += DWR_R) {
+            if (st == 2) DWR_GROUP(2, 0);
+            else if (iw <= 16) DWR_GROUP(1, 0);
+            else DWR_GROUP(1, 1);
+        }
     }
     if (!j->act_in_reg)
         for (int p = 0; p < (two ? 2 : 1); p++) {
@@ -162,8 +180,8 @@ bool rlx_nn_dw_rows_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     if (s->k[1] != 3 || s->k[2] != 3 || s->d[1] != 1 || s->d[2] != 1) return false;
     for (int a = 1; a < 3; a++)
         if (s->pb[a] != 1 || s->pe[a] != 1) return false;
-    if (s->out[1] < 1 || s->out[2] < 1 || s->out[2] > 16) return false;
-    if (s->s[1] == 1 && s->s[2] == 1) return s->in[2] <= 16;
+    if (s->out[1] < 1 || s->out[2] < 1) return false;
+    if (s->s[1] == 1 && s->s[2] == 1) return s->in[2] <= 32;
     return s->s[1] == 2 && s->s[2] == 2 && s->in[2] <= 32;
 #else
     (void)g, (void)s;
