@@ -351,6 +351,15 @@ static void test_conv_transpose(void) {
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_convt(&cases[i], k_acts[(i * 3 + 1) % ARRAY_LEN(k_acts)]);
 }
 
+/* The depthwise paths' runs: the in-register activations (none, Relu,
+ * Clip), and with a residual or HardSwish (the epilogue after the store). */
+static const struct {
+    rlx_act_kind act;
+    bool res;
+} k_dw_runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_RELU, false }, { RLX_ACT_CLIP, false },
+                  { RLX_ACT_RELU, true },  { RLX_ACT_CLIP, true },  { RLX_ACT_HARDSWISH, false },
+                  { RLX_ACT_HARDSWISH, true } };
+
 /* The channel-blocked depthwise path (multiplier 1, 1-D / 2-D; forced with
  * rlx_nn_dw_force) at every vector width the CPU runs (rlx_cpu_isa_cap:
  * AVX-512 16 channels, AVX2 8, portable C 8): channel counts below, at and
@@ -392,12 +401,6 @@ static void test_conv_depthwise_blocked(void) {
         { "dw blocked 1-D C19 k5 s2 dilation 2", 1, 1, 19, 19, 19, { 40 }, { 5 }, { 2 }, { 2 }, { 3 }, { 1 }, 1 },
         { "dw blocked 1-D C3 kernel 67", 1, 1, 3, 3, 3, { 90 }, { 67 }, { 1 }, { 1 }, { 5 }, { 3 }, 1 },
     };
-    static const struct {
-        rlx_act_kind act;
-        bool res;
-    } runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_RELU, false }, { RLX_ACT_CLIP, false },
-                 { RLX_ACT_RELU, true },  { RLX_ACT_CLIP, true },  { RLX_ACT_HARDSWISH, false },
-                 { RLX_ACT_HARDSWISH, true } };
     rlx_cpu_isa top = rlx_cpu_isa_get();
     for (int isa = (int)top; isa >= (int)RLX_CPU_ISA_C; isa--) {
         rlx_cpu_isa_cap((rlx_cpu_isa)isa);
@@ -405,40 +408,54 @@ static void test_conv_depthwise_blocked(void) {
         rlx_nn_dw_force(2);
         int before = g_conv_cases;
         for (size_t i = 0; i < ARRAY_LEN(cases); i++)
-            for (size_t r = 0; r < ARRAY_LEN(runs); r++) run_conv(&cases[i], runs[r].act, runs[r].res);
+            for (size_t r = 0; r < ARRAY_LEN(k_dw_runs); r++) run_conv(&cases[i], k_dw_runs[r].act, k_dw_runs[r].res);
         fprintf(stderr, "channel-blocked depthwise, ISA %d: %d cases\n", isa, g_conv_cases - before);
     }
     rlx_cpu_isa_cap(top);
     rlx_nn_dw_force(1);
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_conv(&cases[i], runs[i % ARRAY_LEN(runs)].act, i % 2);
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) run_conv(&cases[i], k_dw_runs[i % ARRAY_LEN(k_dw_runs)].act, i % 2);
     rlx_nn_dw_force(0);
 }
+
+/* Node n's output with set_fast() in force, at thread limits lims[0 ..
+ * nl), must be the bits of its output with set_ref() in force (outputs
+ * poisoned); set_fast() stays in force. `fast` and `ref` name the paths in
+ * the message. */
+static void path_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd,
+                      void (*set_ref)(void), void (*set_fast)(void), const int *lims, int nl, const char *fast,
+                      const char *ref) {
+    rlx_tensor *want = test_tensor(RLX_DTYPE_F32, rank, yd);
+    rlx_tensor *want_o[1] = { want };
+    poison(want);
+    set_ref();
+    CHECK_OK(rlx_cpu_run_node(NULL, n, in, want_o, false));
+    set_fast();
+    size_t bytes = rlx_tensor_numel(want) * sizeof(float);
+    for (int l = 0; l < nl; l++) {
+        int prev = rlx_parallel_set_limit(lims[l]);
+        rlx_tensor *got = test_tensor(RLX_DTYPE_F32, rank, yd);
+        rlx_tensor *got_o[1] = { got };
+        poison(got);
+        CHECK_OK(rlx_cpu_run_node(NULL, n, in, got_o, false));
+        CHECK_MSG(memcmp(got->data, want->data, bytes) == 0, "%s %s, %d threads: not the bits of %s", fast, what,
+                  lims[l], ref);
+        rlx_tensor_destroy(got);
+        rlx_parallel_set_limit(prev);
+    }
+    rlx_tensor_destroy(want);
+}
+
+static void dw_force_blocked(void) { rlx_nn_dw_force(2); }
+static void dw_force_rows(void) { rlx_nn_dw_force(3); }
 
 /* The depthwise row path's output (rlx_nn_dw_force(3), the force it runs
  * under) against the channel-blocked path's (force 2) at 1, 2 and 5
  * threads: the same bits (both start at the bias and take the taps in
  * order with fused multiply-adds; the weights here are finite). */
 static void dwr_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd) {
-    rlx_tensor *blk = test_tensor(RLX_DTYPE_F32, rank, yd);
-    rlx_tensor *blk_o[1] = { blk };
-    poison(blk);
-    rlx_nn_dw_force(2);
-    CHECK_OK(rlx_cpu_run_node(NULL, n, in, blk_o, false));
-    rlx_nn_dw_force(3);
-    size_t bytes = rlx_tensor_numel(blk) * sizeof(float);
     static const int lims[3] = { 1, 2, 5 };
-    for (int l = 0; l < 3; l++) {
-        int prev = rlx_parallel_set_limit(lims[l]);
-        rlx_tensor *rows = test_tensor(RLX_DTYPE_F32, rank, yd);
-        rlx_tensor *rows_o[1] = { rows };
-        poison(rows);
-        CHECK_OK(rlx_cpu_run_node(NULL, n, in, rows_o, false));
-        CHECK_MSG(memcmp(rows->data, blk->data, bytes) == 0, "depthwise rows %s, %d threads: not the blocked path's bits",
-                  what, lims[l]);
-        rlx_tensor_destroy(rows);
-        rlx_parallel_set_limit(prev);
-    }
-    rlx_tensor_destroy(blk);
+    path_bits(what, n, in, rank, yd, dw_force_blocked, dw_force_rows, lims, 3, "depthwise rows",
+              "the channel-blocked path");
 }
 
 /* The depthwise row path (cpu_nn_dw_rows.c, forced with rlx_nn_dw_force(3);
@@ -475,12 +492,6 @@ static void test_conv_depthwise_rows(void) {
         { "dw rows C3 5x32 batch 2", 2, 2, 3, 3, 3, { 5, 32 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "dw rows C4 6x31", 2, 1, 4, 4, 4, { 6, 31 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
     };
-    static const struct {
-        rlx_act_kind act;
-        bool res;
-    } runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_RELU, false }, { RLX_ACT_CLIP, false },
-                 { RLX_ACT_RELU, true },  { RLX_ACT_CLIP, true },  { RLX_ACT_HARDSWISH, false },
-                 { RLX_ACT_HARDSWISH, true } };
     if (rlx_cpu_isa_get() < RLX_CPU_ISA_AVX512) {
         fprintf(stderr, "depthwise rows: no AVX-512, skipped\n");
         return;
@@ -518,7 +529,7 @@ static void test_conv_depthwise_rows(void) {
     rlx_nn_dw_force(3);
     int before = g_conv_cases;
     for (size_t i = 0; i < ARRAY_LEN(cases); i++)
-        for (size_t r = 0; r < ARRAY_LEN(runs); r++) run_conv_ex(&cases[i], runs[r].act, runs[r].res, BITS_DWR);
+        for (size_t r = 0; r < ARRAY_LEN(k_dw_runs); r++) run_conv_ex(&cases[i], k_dw_runs[r].act, k_dw_runs[r].res, BITS_DWR);
     fprintf(stderr, "depthwise rows: %d cases\n", g_conv_cases - before);
     rlx_nn_dw_force(0);
 }
@@ -539,30 +550,17 @@ static void test_conv_depthwise_rows(void) {
  * and 16 threads), outputs poisoned with NaN. */
 static int g_pw_runs;
 
-/* Node n on the pointwise path (forced) at thread limits 1, 2 and 3 must
- * give the bits of im2col + GEMM (rlx_nn_pw_force(1)); outputs poisoned. */
+static void pw_force_gemm(void) { rlx_nn_pw_force(1); }
+static void pw_force_pw(void) { rlx_nn_pw_force(2); }
+
+/* Node n on the pointwise path (forced) at thread limits 1, 2, 3 and 5
+ * must give the bits of im2col + GEMM (rlx_nn_pw_force(1)); outputs
+ * poisoned. */
 static void pw_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd) {
-    rlx_tensor *gemm = test_tensor(RLX_DTYPE_F32, rank, yd);
-    rlx_tensor *gemm_o[1] = { gemm };
-    poison(gemm);
-    rlx_nn_pw_force(1);
-    CHECK_OK(rlx_cpu_run_node(NULL, n, in, gemm_o, false));
-    rlx_nn_pw_force(2);
-    size_t bytes = rlx_tensor_numel(gemm) * sizeof(float);
     static const int lims[] = { 1, 2, 3, 5 };
-    for (size_t li = 0; li < ARRAY_LEN(lims); li++) {
-        int lim = lims[li], prev = rlx_parallel_set_limit(lim);
-        rlx_tensor *pw = test_tensor(RLX_DTYPE_F32, rank, yd);
-        rlx_tensor *pw_o[1] = { pw };
-        poison(pw);
-        CHECK_OK(rlx_cpu_run_node(NULL, n, in, pw_o, false));
-        CHECK_MSG(memcmp(pw->data, gemm->data, bytes) == 0, "pointwise %s, %d threads: not the bits of im2col + GEMM",
-                  what, lim);
-        rlx_tensor_destroy(pw);
-        rlx_parallel_set_limit(prev);
-    }
+    path_bits(what, n, in, rank, yd, pw_force_gemm, pw_force_pw, lims, (int)ARRAY_LEN(lims), "pointwise",
+              "im2col + GEMM");
     g_pw_runs++;
-    rlx_tensor_destroy(gemm);
 }
 
 static void test_conv_pointwise(void) {
