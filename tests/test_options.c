@@ -14,9 +14,13 @@
  *    use;
  *  - cpu.winograd=0 keeps a 3x3 convolution that would run as Winograd
  *    (64 -> 64 channels on 56 x 56) on its implicit GEMM, per session, and
- *    both give the same output within the conv tests' tolerance. */
+ *    both give the same output within the conv tests' tolerance; an input
+ *    with an inf, or with +-3e38 two columns apart, and a weight that is
+ *    inf keep the convolution off Winograd (whose transforms would give
+ *    NaN for inf or overflow): the same infs, no NaN, as cpu.winograd=0. */
 #include "test.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,13 +216,29 @@ static void test_two_sessions(const rlx_model *m) {
     rlx_tensor_destroy(x);
 }
 
-static void test_winograd_option(void) {
+/* Whether a and b have infs of the same signs and NaNs in the same places,
+ * and no NaN where the other is finite, and their finite values agree
+ * within rtol / atol. */
+static bool same_nonfinite(const rlx_tensor *a, const rlx_tensor *b, double rtol, double atol) {
+    if (!a || !b || rlx_tensor_numel(a) != rlx_tensor_numel(b)) return false;
+    const float *x = a->data, *y = b->data;
+    for (size_t i = 0; i < rlx_tensor_numel(a); i++) {
+        if (isnan(x[i]) || isnan(y[i]) || isinf(x[i]) || isinf(y[i])) {
+            if (!(isnan(x[i]) && isnan(y[i])) && x[i] != y[i]) return false;
+        } else if (fabs((double)x[i] - y[i]) > atol + rtol * fabs((double)y[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static rlx_model *conv3x3_model(const int64_t *xd, float w_inf) {
     rlx_model *m = NULL;
     CHECK_OK(rlx_model_create(13, &m));
-    if (!m) return;
-    const int64_t xd[4] = { 1, 64, 56, 56 };
+    if (!m) return NULL;
     CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 4, xd, NULL));
     rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 4, (const int64_t[]){ 64, 64, 3, 3 }, -0.1, 0.1);
+    if (w && w_inf != 0.0f) ((float *)w->data)[(4 * 64 + 3) * 9 + 4] = w_inf; /* channel 4's centre tap */
     CHECK_OK(rlx_model_add_initializer(m, "w", w));
     rlx_tensor_destroy(w);
     rlx_attr pads = RLX_ATTR_IS("pads", 4, ((const int64_t[]){ 1, 1, 1, 1 }));
@@ -226,6 +246,27 @@ static void test_winograd_option(void) {
                                 &pads));
     CHECK_OK(rlx_model_add_output(m, "y"));
     CHECK_OK(rlx_model_finish(m));
+    return m;
+}
+
+/* Runs x through m with cpu.winograd on and off: the Winograd runs the
+ * on-session made, and both outputs. */
+static size_t winograd_on_off(const rlx_model *m, const rlx_tensor *x, rlx_tensor **y_on, rlx_tensor **y_off) {
+    rlx_session *on = session(m, "cpu", NULL, NULL), *off = session(m, "cpu", "cpu.winograd", "0");
+    size_t r0 = rlx_nn_wino_runs();
+    *y_on = run1(on, x);
+    size_t r1 = rlx_nn_wino_runs();
+    *y_off = run1(off, x);
+    CHECK_MSG(rlx_nn_wino_runs() == r1, "cpu.winograd=0: %zu Winograd runs", rlx_nn_wino_runs() - r1);
+    rlx_session_destroy(on);
+    rlx_session_destroy(off);
+    return r1 - r0;
+}
+
+static void test_winograd_option(void) {
+    const int64_t xd[4] = { 1, 64, 56, 56 };
+    rlx_model *m = conv3x3_model(xd, 0.0f);
+    if (!m) return;
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
     rlx_session *on = session(m, "cpu", NULL, NULL), *off = session(m, "cpu", "cpu.winograd", "0");
     size_t r0 = rlx_nn_wino_runs();
@@ -241,10 +282,35 @@ static void test_winograd_option(void) {
     CHECK(y_on && y_off && test_allclose(y_on, y_off, 1e-5, 2e-6 * 576));
     rlx_tensor_destroy(y_on);
     rlx_tensor_destroy(y_off);
-    rlx_tensor_destroy(x);
     rlx_session_destroy(on);
     rlx_session_destroy(off);
+
+    /* inputs Winograd's transforms cannot take: its sessions run the other path */
+    float *xv = x ? x->data : NULL;
+    for (int wild = 0; xv && wild < 2; wild++) {
+        size_t at = (5 * 56 + 20) * 56 + 20; /* channel 5, row 20, column 20 */
+        xv[at] = wild == 0 ? INFINITY : 3e38f;
+        xv[at + 2] = wild == 0 ? 1.0f : -3e38f;
+        size_t runs = winograd_on_off(m, x, &y_on, &y_off);
+        CHECK_MSG(runs == 0, "%s input: %zu Winograd runs", wild == 0 ? "an inf" : "a +-3e38", runs);
+        CHECK_MSG(same_nonfinite(y_on, y_off, 1e-5, 2e-6 * 576), "%s input: not the outputs of cpu.winograd=0",
+                  wild == 0 ? "an inf" : "a +-3e38");
+        rlx_tensor_destroy(y_on);
+        rlx_tensor_destroy(y_off);
+        xv[at] = 0.5f, xv[at + 2] = 0.5f;
+    }
     rlx_model_destroy(m);
+    /* an inf weight: never packed for Winograd */
+    m = conv3x3_model(xd, INFINITY);
+    if (m && x) {
+        size_t runs = winograd_on_off(m, x, &y_on, &y_off);
+        CHECK_MSG(runs == 0, "an inf weight: %zu Winograd runs", runs);
+        CHECK_MSG(same_nonfinite(y_on, y_off, 1e-5, 2e-6 * 576), "an inf weight: not the outputs of cpu.winograd=0");
+        rlx_tensor_destroy(y_on);
+        rlx_tensor_destroy(y_off);
+    }
+    rlx_model_destroy(m);
+    rlx_tensor_destroy(x);
 }
 
 static void test_environment(const rlx_model *m) {

@@ -263,15 +263,21 @@ size_t rlx_nn_ig_runs(void);
  * U = G g G^T and laid out [16][ceil(cout / 8)][cin][8] (zeros past
  * cout); *out owned by the caller (free).
  * errors: RLX_ERR_OUT_OF_MEMORY.
+ * rlx_nn_wino_tame: whether v[0 .. n) are all finite and below 2^64 in
+ * magnitude (weights that are not stay off the path: their transform
+ * would give NaN or overflow where the direct sums do not).
  * rlx_nn_conv_wino_applies: whether the convolution of io runs on it with
  * pk (pk->wino of io's channels); rlx_nn_conv_wino_f32 runs it over n_img
- * images. Not the bits of im2col + GEMM: the reference's results within
- * a tolerance (tests/test_cpu_conv_fast.c).
+ * images, or, when an input value is not tame, writes nothing and sets
+ * *declined (the caller runs another path). Not the bits of im2col +
+ * GEMM: the reference's results within a tolerance
+ * (tests/test_cpu_conv_fast.c).
  * errors: RLX_ERR_OUT_OF_MEMORY (the padded input, scratch). */
 bool rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t groups, size_t cin, size_t cout);
 rlx_status rlx_nn_wino_pack(size_t cout, size_t cin, const float *w, float **out);
+bool rlx_nn_wino_tame(const float *v, size_t n);
 bool rlx_nn_conv_wino_applies(const rlx_nn_conv_io *io, const struct rlx_cpu_sgemm_pack *pk);
-rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_img);
+rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_img, bool *declined);
 
 /* For tests and measurements: whether 3x3 convolutions are packed for and
  * take the Winograd path from now on (process-wide; not while kernels

@@ -1035,7 +1035,14 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
     rlx_nn_conv_io_init(k, g, s, &j.io);
     size_t n_ng = (size_t)g->n * j.io.groups;
     if (!n_ng || !j.io.sp || !j.io.cog) return RLX_OK;
-    if (rlx_nn_conv_wino_applies(&j.io, k->pack)) return rlx_nn_conv_wino_f32(k, &j.io, (size_t)g->n);
+    if (rlx_nn_conv_wino_applies(&j.io, k->pack)) {
+        bool declined = false;
+        rlx_status st = rlx_nn_conv_wino_f32(k, &j.io, (size_t)g->n, &declined);
+        if (!declined) return st;
+        rlx_cpu_kctx plain = *k; /* the weights as loaded (the pack holds only Winograd's) */
+        plain.pack = NULL;
+        return rlx_nn_conv_gemm_f32(&plain, g, s);
+    }
     if (rlx_nn_conv_pwt_applies(&j.io, k->pack)) return rlx_nn_conv_pwt_f32(k, &j.io, n_ng);
     if (rlx_nn_conv_pw_applies(&j.io)) return rlx_nn_conv_pw_f32(k, &j.io, n_ng);
     if (rlx_nn_conv_ig_applies(&j.io, k->pack)) return rlx_nn_conv_ig_f32(k, &j.io, n_ng);

@@ -45,6 +45,7 @@
  * rlx_nn_conv_epilogue_block). Images run one after the other; output
  * channels are split between tasks only when an image's groups of tile
  * blocks cannot give each thread two. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -118,6 +119,19 @@ bool rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t groups, size_t cin, size_t c
     (void)s, (void)groups, (void)cin, (void)cout;
     return false;
 #endif
+}
+
+/* Whether every value of v[0 .. n) is finite and below 2^64 in magnitude.
+ * Winograd's transforms add and subtract up to four inputs or weights
+ * before and after the products: an inf becomes inf - inf = NaN where the
+ * direct sum is inf, a weight's inf meets G's zeros (0 * inf), and values
+ * near FLT_MAX overflow where the direct sum does not. Below 2^64 every
+ * transformed value stays 2^60-fold below FLT_MAX, so the path's results
+ * are the direct sum's within the tolerance. */
+bool rlx_nn_wino_tame(const float *v, size_t n) {
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) bad |= !(fabsf(v[i]) < 0x1p64f);
+    return !bad;
 }
 
 rlx_status rlx_nn_wino_pack(size_t cout, size_t cin, const float *w, float **out) {
@@ -398,7 +412,27 @@ static void wino_item(void *ctx, size_t item, float *scratch) {
 #endif
 }
 
-rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_img) {
+/* Items: runs of input planes, a flag for any value rlx_nn_wino_tame
+ * refuses. */
+typedef struct tame_job {
+    const float *x;
+    size_t plane;
+    atomic_int wild;
+} tame_job;
+
+static void tame_items(void *ctx, size_t i0, size_t i1) {
+    tame_job *t = ctx;
+    if (!rlx_nn_wino_tame(t->x + i0 * t->plane, (i1 - i0) * t->plane)) atomic_store(&t->wild, 1);
+}
+
+rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_img, bool *declined) {
+    /* an input with an inf, a NaN or a value of 2^64 or more: the caller's
+     * other paths, before anything is written */
+    tame_job t = { .x = io->x, .plane = io->s->in_sp };
+    atomic_init(&t.wild, 0);
+    rlx_parallel_for(n_img * io->c_in, 1 + 16384 / (t.plane + 1), tame_items, &t);
+    *declined = atomic_load(&t.wild) != 0;
+    if (*declined) return RLX_OK;
     wino_job j;
     memset(&j, 0, sizeof j);
     j.io = *io;
