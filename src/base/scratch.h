@@ -23,7 +23,9 @@ typedef enum rlx_scratch_slot {
     RLX_SCRATCH_SGEMM = 0, /* the GEMM's packed blocks of A and B (cpu_sgemm.c) */
     RLX_SCRATCH_TASK = 1,  /* a kernel task's own scratch (rlx_nn_run_items) */
     RLX_SCRATCH_CALL = 2,  /* a kernel call's buffer on its calling thread (shared column matrices) */
-    RLX_SCRATCH_SLOTS = 3
+    RLX_SCRATCH_INDEX = 3, /* a kernel call's small tables on its calling thread (tap offsets, step
+                              lists, per-channel constants, RNN slices), beside its CALL buffer */
+    RLX_SCRATCH_SLOTS = 4
 } rlx_scratch_slot;
 
 /* Largest buffer one slot keeps: 32 MiB. */

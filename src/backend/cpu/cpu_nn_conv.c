@@ -34,6 +34,7 @@
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/mem.h"
 #include "base/parallel.h"
+#include "base/scratch.h"
 #include "ir/ops/conv_geom.h"
 
 /* Target size of the im2col / col2im block buffer. */
@@ -306,8 +307,9 @@ static rlx_status convt_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const 
     int64_t cig = g->c_in / g->group, cog = g->c_out / g->group;
     size_t rows = (size_t)cog * s->ksz;
     size_t nb = block_cols(rows, s->in_sp), n_col;
-    float *col;
-    if (!rlx_mul_ok(rows, nb, &n_col) || !(col = malloc((n_col + 1) * sizeof(float))))
+    float *col = NULL, *own = NULL; /* the calling thread's CALL buffer, else one block */
+    if (!rlx_mul_ok(rows, nb, &n_col) || (!(col = rlx_scratch_get(RLX_SCRATCH_CALL, n_col * sizeof(float))) &&
+                                          !(col = own = malloc((n_col + 1) * sizeof(float)))))
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (col2im block of %zu x %zu)", rows, nb);
     for (int64_t n = 0; n < g->n; n++)
         for (int64_t co = 0; co < g->c_out; co++) {
@@ -328,7 +330,7 @@ static rlx_status convt_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const 
         }
     rlx_act act = rlx_node_act(k->n);
     rlx_nn_act_f32(&act, y, (size_t)g->n * (size_t)g->c_out * s->out_sp);
-    free(col);
+    free(own);
     return RLX_OK;
 }
 

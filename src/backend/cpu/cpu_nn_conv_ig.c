@@ -274,8 +274,10 @@ rlx_status rlx_nn_conv_ig_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
     j.cs = sh * sw * j.hq * j.wq;
     j.n_pos = j.oh * j.wq;
     j.tile_run = sh * sw == 1 ? 2 : 1;
-    j.koff = malloc(io->kt * sizeof(int32_t));
-    if (!j.koff) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu tap offsets)", io->kt);
+    int32_t *koff_own = NULL; /* the calling thread's INDEX buffer, else one block */
+    if (!(j.koff = rlx_scratch_get(RLX_SCRATCH_INDEX, io->kt * sizeof(int32_t))) &&
+        !(j.koff = koff_own = malloc(io->kt * sizeof(int32_t))))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu tap offsets)", io->kt);
     size_t max_off = 0, kk = 0;
     for (size_t c = 0; c < io->cig; c++)
         for (size_t a = 0; a < kh; a++)
@@ -307,14 +309,14 @@ rlx_status rlx_nn_conv_ig_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
     if (per < 1 || g_ig_force == 2) per = 1;
     if (per > n_ng) per = n_ng;
     if (!rlx_mul_ok(per, j.xs_len, &total) || total > SIZE_MAX / sizeof(float) - 16) {
-        free(j.koff);
+        free(koff_own);
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "padded input of %zu floats too large", j.xs_len);
     }
     /* the calling thread's scratch when it fits there, else one block for the call */
     float *own = NULL;
     if (!(j.xs = rlx_scratch_get(RLX_SCRATCH_CALL, total * sizeof(float))) &&
         !(j.xs = own = malloc((total + 16) * sizeof(float)))) {
-        free(j.koff);
+        free(koff_own);
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", total);
     }
     rlx_status st = RLX_OK;
@@ -324,7 +326,7 @@ rlx_status rlx_nn_conv_ig_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
         st = rlx_nn_run_items(k, cnt * j.n_cb * j.n_mb, slot, ig_item, &j);
     }
     free(own);
-    free(j.koff);
+    free(koff_own);
     atomic_fetch_add(&g_ig_runs, 1);
     return st;
 }

@@ -496,7 +496,8 @@ static void pwt_split(pwt_job *j, size_t n_ng) {
  * 2/3 of the steps (13x13: 5% fewer multiply-adds); each k panel of
  * T_KC steps stays one sum, so the bits are those of every step. At most
  * PWT_KINDS kinds of rows (by the set of kernel rows they read), else
- * none skip. One block, *own (free). */
+ * none skip. In the calling thread's RLX_SCRATCH_INDEX buffer, or (past
+ * its limit) one block *own (free). */
 static rlx_status pwt_lists(rlx_cpu_kctx *k, pwt_job *j, const int32_t *off, bool skip, void **own) {
     const rlx_nn_conv_io *io = &j->io;
     const rlx_nn_sp3 *s = io->s;
@@ -505,8 +506,12 @@ static rlx_status pwt_lists(rlx_cpu_kctx *k, pwt_job *j, const int32_t *off, boo
     uint32_t masks[PWT_KINDS], full = kh >= 32 ? UINT32_MAX : (1u << kh) - 1;
     size_t n_kinds = 1;
     masks[0] = full;
-    uint8_t *kind = malloc(oh + 1);
-    if (!kind) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu row kinds)", oh);
+    /* the lists' block: at most PWT_KINDS kinds, then the row kinds */
+    size_t list_bytes = PWT_KINDS * (j->n_kp + 1) * sizeof(size_t) + (PWT_KINDS - 1) * 2 * kt * sizeof(int32_t);
+    char *blk = rlx_scratch_get(RLX_SCRATCH_INDEX, list_bytes + oh + 1);
+    if (!blk && !(blk = own[0] = malloc(list_bytes + oh + 1)))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu step lists of %zu)", (size_t)PWT_KINDS, kt);
+    uint8_t *kind = (uint8_t *)blk + list_bytes;
     memset(kind, 0, oh);
     if (skip && !io->direct && kh <= 32 && s->k[1] > 1) {
         for (size_t oy = 0; oy < oh && n_kinds <= PWT_KINDS; oy++) {
@@ -527,12 +532,6 @@ static rlx_status pwt_lists(rlx_cpu_kctx *k, pwt_job *j, const int32_t *off, boo
         }
     }
     /* kind 0 (every step): off itself; the others' lists built here */
-    size_t bytes = n_kinds * (j->n_kp + 1) * sizeof(size_t) + (n_kinds - 1) * 2 * kt * sizeof(int32_t);
-    char *blk = malloc(bytes + 1);
-    if (!blk) {
-        free(kind);
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu step lists of %zu)", n_kinds, kt);
-    }
     j->lst = (size_t *)blk;
     j->xo = (int32_t *)(blk + n_kinds * (j->n_kp + 1) * sizeof(size_t));
     j->ks = j->xo + (n_kinds - 1) * kt;
@@ -551,19 +550,18 @@ static rlx_status pwt_lists(rlx_cpu_kctx *k, pwt_job *j, const int32_t *off, boo
         while (q < j->n_kp) ls[++q] = n;
     }
     j->row_kind = kind;
-    own[0] = blk, own[1] = kind;
     return RLX_OK;
 }
 
 /* The in-place run over n_ng (image, group)s, off[p] step p's offset in
  * j->planes (pwt_lists). */
 static rlx_status pwt_run_in_place(rlx_cpu_kctx *k, pwt_job *j, size_t n_ng, const int32_t *off) {
-    void *own[2] = { NULL, NULL };
+    void *own[1] = { NULL };
     RLX_TRY(pwt_lists(k, j, off, k->pack->wt_finite, own));
     pwt_split(j, n_ng);
     rlx_status st = rlx_nn_run_items(k, n_ng * j->n_pb * j->n_tb, 0, pwt_item, j);
     atomic_fetch_add(&g_pwt_runs, 1);
-    free(own[0]), free(own[1]);
+    free(own[0]);
     return st;
 }
 
@@ -610,10 +608,12 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
         j.in_place = true;
         j.planes = (float *)io->x;
         j.plane = io->sp, j.wp = io->sp, j.ow = io->sp, j.tpr = ceil_div(io->sp, T_MR), j.tiles = j.tpr;
-        int32_t *own = malloc(io->kt * sizeof(int32_t) + 1);
-        if (!own) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu offsets)", io->kt);
-        for (size_t p = 0; p < io->kt; p++) own[p] = (int32_t)(p * io->sp);
-        rlx_status st = pwt_run_in_place(k, &j, n_ng, own);
+        /* the offsets in the calling thread's CALL buffer (unused here: x is read in place) */
+        int32_t *off = rlx_scratch_get(RLX_SCRATCH_CALL, io->kt * sizeof(int32_t)), *own = NULL;
+        if (!off && !(off = own = malloc(io->kt * sizeof(int32_t) + 1)))
+            return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu offsets)", io->kt);
+        for (size_t p = 0; p < io->kt; p++) off[p] = (int32_t)(p * io->sp);
+        rlx_status st = pwt_run_in_place(k, &j, n_ng, off);
         free(own);
         return st;
     }

@@ -22,6 +22,7 @@
 #include "backend/cpu/cpu_nn.h"
 #include "base/mem.h"
 #include "base/parallel.h"
+#include "base/scratch.h"
 #include "base/tensor.h"
 #include "ir/ops/resize_geom.h"
 
@@ -162,7 +163,17 @@ rlx_status rlx_cpu_nn_resize(rlx_cpu_kctx *k) {
     memset(taps, 0, sizeof taps);
     rlx_nn_buf x = { 0 }, y = { 0 };
     rlx_status st = RLX_OK;
-    for (int d = 0; d < rank && !st; d++) st = rlx_resize_taps_build(n, &a, &g, d, &taps[d]);
+    /* the axes' taps in the calling thread's INDEX buffer, else allocated per axis */
+    size_t tap_bytes = 0, tap_off[RLX_MAX_RANK];
+    for (int d = 0; d < rank && tap_bytes != SIZE_MAX; d++) {
+        size_t b = rlx_resize_taps_bytes(&a, &g, d);
+        tap_off[d] = tap_bytes;
+        tap_bytes = b && b <= SIZE_MAX - tap_bytes - 1 ? tap_bytes + b : SIZE_MAX;
+    }
+    char *tap_mem = tap_bytes != SIZE_MAX ? rlx_scratch_get(RLX_SCRATCH_INDEX, tap_bytes + 1) : NULL;
+    for (int d = 0; d < rank && !st; d++)
+        st = tap_mem ? rlx_resize_taps_build_in(n, &a, &g, d, tap_mem + tap_off[d], &taps[d])
+                     : rlx_resize_taps_build(n, &a, &g, d, &taps[d]);
     if (!st && a.mode == RLX_RESIZE_NEAREST && rank > 0) {
         gather_nearest(xt, yt, taps, &g, a.extrapolation_value, k->reference);
         for (int d = 0; d < rank; d++) rlx_resize_taps_free(&taps[d]);

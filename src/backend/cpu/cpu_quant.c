@@ -889,12 +889,12 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
     bool dw_path = cin_g == 1;
     if (dw_path && (kh * kw > 64 || ow > 1024)) return RLX_OK;
     /* per output channel: W's zero point, the multiplier, the bias */
-    int32_t *zw = malloc((size_t)M * sizeof *zw), *b32 = malloc((size_t)M * sizeof *b32);
-    float *mult = malloc((size_t)M * sizeof *mult);
-    if (!zw || !b32 || !mult) {
-        free(zw), free(b32), free(mult);
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");
-    }
+    /* in the calling thread's INDEX buffer, else one block (freed as zw_own) */
+    int32_t *zw = rlx_scratch_get(RLX_SCRATCH_INDEX, (size_t)M * 12), *zw_own = NULL;
+    if (!zw && !(zw = zw_own = malloc((size_t)M * 12)))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%lld channels' constants)", (long long)M);
+    int32_t *b32 = zw + M;
+    float *mult = (float *)(b32 + M);
     double sx = requant ? rlx_tensor_get_f64(xs, 0) : 1, sy = requant ? rlx_tensor_get_f64(ys, 0) : 1;
     size_t nwz = wzp ? rlx_tensor_numel(wzp) : 1, nws = requant ? rlx_tensor_numel(ws) : 1;
     for (int64_t m = 0; m < M; m++) {
@@ -933,7 +933,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
             st = vnni_dw ? rlx_cpu_qdw(&qa) : rlx_cpu_qconv(&qa);
         }
         rlx_cpu_qconv_pack_free(&own);
-        free(zw), free(b32), free(mult);
+        free(zw_own);
         return fast_finish(k, st, done);
     }
     if (dw_path) {
@@ -945,7 +945,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
         j.avx2 = rlx_cpu_qgemm_kernel_get() != RLX_CPU_QGEMM_PORTABLE && __builtin_cpu_supports("avx2");
 #endif
         rlx_parallel_for((size_t)(g.n * M), ceil_div_sz(1u << 15, (size_t)(P * kh * kw)), dw_body, &j);
-        free(zw), free(b32), free(mult);
+        free(zw_own);
         *done = true;
         return RLX_OK;
     }
@@ -958,7 +958,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
         if (!cols) cols = cols_owned = malloc((size_t)(K * P));
     }
     if (!direct && !cols) {
-        free(zw), free(b32), free(mult);
+        free(zw_own);
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory for the int8 im2col (%lld x %lld)",
                             (long long)K, (long long)P);
     }
@@ -985,7 +985,7 @@ static rlx_status conv_fast(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tens
             };
             st = rlx_cpu_qgemm(&a);
         }
-    free(cols_owned), free(zw), free(b32), free(mult);
+    free(cols_owned), free(zw_own);
     return fast_finish(k, st, done);
 }
 

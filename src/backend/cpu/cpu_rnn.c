@@ -597,8 +597,11 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
     }
     int threads = rlx_parallel_threads();
     int n_sl = plan_slices(&f, threads, NULL, NULL);
-    rnn_slice *sl = rlx_alloc_aligned((size_t)n_sl * sizeof *sl + (size_t)D * sizeof(rnn_sync));
-    if (!sl) return false;
+    /* the slices in the calling thread's INDEX buffer (zeroed), else one block */
+    size_t sl_bytes = (size_t)n_sl * sizeof(rnn_slice) + (size_t)D * sizeof(rnn_sync);
+    rnn_slice *sl = rlx_scratch_get(RLX_SCRATCH_INDEX, sl_bytes), *sl_own = NULL;
+    if (sl) memset(sl, 0, sl_bytes);
+    else if (!(sl = sl_own = rlx_alloc_aligned(sl_bytes))) return false;
     f.sl = sl;
     f.sync = (rnn_sync *)(sl + n_sl);
     size_t n_rp;
@@ -615,17 +618,17 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
     for (int64_t d = 0; d < D; d++) atomic_init(&f.sync[d].done, 0);
     size_t n_gx, n_state, total;
     if (!rlx_mul_ok((size_t)(T * N), f.ldx, &n_gx) || !rlx_mul_ok(f.nrp * (size_t)H, (size_t)(3 * D), &n_state)) {
-        rlx_free_aligned(sl);
+        rlx_free_aligned(sl_own);
         return false;
     }
     total = n_gx + (size_t)(D * GH) + (size_t)(D * H) + n_state + n_ws;
     if (total < n_gx || total > SIZE_MAX / sizeof(float)) {
-        rlx_free_aligned(sl);
+        rlx_free_aligned(sl_own);
         return false;
     }
     float *buf = rlx_scratch_get(RLX_SCRATCH_CALL, total * sizeof(float)), *owned = NULL;
     if (!buf && !(buf = owned = malloc(total * sizeof(float)))) {
-        rlx_free_aligned(sl);
+        rlx_free_aligned(sl_own);
         return false;
     }
     f.gx = buf;
@@ -681,7 +684,7 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
                          0.0f, f.gx, f.ldx, NULL, pk && pk->data ? &wp : NULL);
     if (f.steps > 0) rlx_parallel_for((size_t)n_sl, 1, participants_range, &f);
     free(owned);
-    rlx_free_aligned(sl);
+    rlx_free_aligned(sl_own);
     return true;
 }
 

@@ -322,31 +322,59 @@ static void coeffs(const rlx_resize_attrs *a, double ratio, bool integer, double
 }
 
 void rlx_resize_taps_free(rlx_resize_taps *t) {
-    free(t->idx), free(t->w), free(t->extrap);
+    free(t->block);
     memset(t, 0, sizeof *t);
+}
+
+/* Axis d's taps per output element (count: the window, kept: stored) and
+ * its block's layout: idx [total + 1], w [total + 1], cw [count], extrap
+ * [out + 1]; false when too large. */
+static bool taps_layout(const rlx_resize_attrs *a, const rlx_resize_geom *g, int d, int64_t *first, int64_t *count,
+                        int64_t *kept, size_t *total, size_t *bytes) {
+    int64_t out = g->out[d];
+    *first = 0, *count = 1;
+    if (!g->identity[d]) tap_span(a, g->scale[d], first, count);
+    *kept = a->mode == RLX_RESIZE_NEAREST && !g->identity[d] ? 1 : *count; /* nearest keeps the chosen tap */
+    if (*count > (1 << 24) || out < 0 || !rlx_mul_ok((size_t)out, (size_t)*kept, total) || *total > SIZE_MAX / 64 ||
+        (size_t)out > SIZE_MAX / 4)
+        return false;
+    *bytes = ((*total + 1) * 16 + (size_t)*count * 8 + (size_t)out + 1 + 63) / 64 * 64;
+    return true;
+}
+
+size_t rlx_resize_taps_bytes(const rlx_resize_attrs *a, const rlx_resize_geom *g, int d) {
+    int64_t first, count, kept;
+    size_t total, bytes;
+    return taps_layout(a, g, d, &first, &count, &kept, &total, &bytes) ? bytes : 0;
 }
 
 rlx_status rlx_resize_taps_build(const rlx_node *n, const rlx_resize_attrs *a, const rlx_resize_geom *g, int d,
                                  rlx_resize_taps *t) {
     memset(t, 0, sizeof *t);
+    size_t bytes = rlx_resize_taps_bytes(a, g, d);
+    void *mem = bytes ? malloc(bytes) : NULL;
+    if (bytes && !mem) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory (resize taps)", rlx_node_desc(n));
+    rlx_status st = rlx_resize_taps_build_in(n, a, g, d, mem, t);
+    if (st) free(mem);
+    else t->block = mem;
+    return st;
+}
+
+rlx_status rlx_resize_taps_build_in(const rlx_node *n, const rlx_resize_attrs *a, const rlx_resize_geom *g, int d,
+                                    void *mem, rlx_resize_taps *t) {
+    memset(t, 0, sizeof *t);
     int64_t out = g->out[d], in = g->in[d];
-    int64_t first = 0, count = 1;
-    if (!g->identity[d]) tap_span(a, g->scale[d], &first, &count);
-    int64_t kept = a->mode == RLX_RESIZE_NEAREST && !g->identity[d] ? 1 : count; /* nearest keeps the chosen tap */
-    size_t total;
-    if (count > (1 << 24) || out < 0 || !rlx_mul_ok((size_t)out, (size_t)kept, &total))
+    int64_t first, count, kept;
+    size_t total, bytes;
+    if (!taps_layout(a, g, d, &first, &count, &kept, &total, &bytes) || !mem)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: axis %d needs %lld taps per output element", rlx_node_desc(n), d,
                         (long long)count);
     t->n = (int)kept;
-    t->idx = malloc((total + 1) * sizeof *t->idx);
-    t->w = malloc((total + 1) * sizeof *t->w);
-    t->extrap = calloc((size_t)out + 1, 1);
-    double *cw = malloc((size_t)count * sizeof *cw);
-    if (!t->idx || !t->w || !t->extrap || !cw) {
-        free(cw);
-        rlx_resize_taps_free(t);
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory (resize taps)", rlx_node_desc(n));
-    }
+    t->idx = mem;
+    t->w = (double *)(t->idx + total + 1);
+    double *cw = t->w + total + 1;
+    t->extrap = (uint8_t *)(cw + count);
+    memset(t->extrap, 0, (size_t)out + 1);
     int64_t half = count / 2; /* the reference's pad_width (count is even) */
     for (int64_t o = 0; o < out; o++) {
         int64_t *ix = t->idx + o * kept;
@@ -393,6 +421,5 @@ rlx_status rlx_resize_taps_build(const rlx_node *n, const rlx_resize_attrs *a, c
             w[j] = cw[j];
         }
     }
-    free(cw);
     return RLX_OK;
 }

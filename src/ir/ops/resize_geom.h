@@ -107,6 +107,7 @@ typedef struct rlx_resize_taps {
     int64_t *idx;
     double *w;
     uint8_t *extrap;
+    void *block; /* the one allocation rlx_resize_taps_free frees (NULL: the caller's memory) */
 } rlx_resize_taps;
 
 /* Source coordinate (x_original) of output index o along axis d of g;
@@ -122,5 +123,17 @@ double rlx_resize_source_coord(const rlx_resize_attrs *a, const rlx_resize_geom 
 rlx_status rlx_resize_taps_build(const rlx_node *n, const rlx_resize_attrs *a, const rlx_resize_geom *g, int d,
                                  rlx_resize_taps *t);
 void rlx_resize_taps_free(rlx_resize_taps *t);
+
+/* Bytes of axis d's taps and their working space in one block (a multiple
+ * of 64), for rlx_resize_taps_build_in; 0 when the axis needs more than
+ * 2^24 taps per output element or the size overflows. */
+size_t rlx_resize_taps_bytes(const rlx_resize_attrs *a, const rlx_resize_geom *g, int d);
+
+/* rlx_resize_taps_build into mem (64-byte aligned, at least
+ * rlx_resize_taps_bytes(a, g, d) bytes, the caller's: *t points into it
+ * and rlx_resize_taps_free leaves it alone); the same taps, bit for bit.
+ * errors: RLX_ERR_UNSUPPORTED as rlx_resize_taps_build. */
+rlx_status rlx_resize_taps_build_in(const rlx_node *n, const rlx_resize_attrs *a, const rlx_resize_geom *g, int d,
+                                    void *mem, rlx_resize_taps *t);
 
 #endif
