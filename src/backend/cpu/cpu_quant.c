@@ -549,13 +549,13 @@ static rlx_status mm_fast(rlx_cpu_kctx *k, const rlx_tensor *a, const rlx_tensor
     bool zb_col = bzp && rlx_tensor_numel(bzp) != 1, m_col = requant && rlx_tensor_numel(bs) != 1;
     int32_t zb1 = 0;
     float mult1 = 1;
-    int32_t *zb = zb_col ? malloc((size_t)N * sizeof *zb) : &zb1;
-    float *mult = m_col ? malloc((size_t)N * sizeof *mult) : &mult1;
-    if (!zb || !mult) {
-        if (zb_col) free(zb);
-        if (m_col) free(mult);
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");
-    }
+    /* per-column tables in the calling thread's INDEX buffer, else one block */
+    int32_t *tab = NULL, *tab_own = NULL;
+    if ((zb_col || m_col) && !(tab = rlx_scratch_get(RLX_SCRATCH_INDEX, (size_t)N * 8)) &&
+        !(tab = tab_own = malloc((size_t)N * 8)))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%lld columns' constants)", (long long)N);
+    int32_t *zb = zb_col ? tab : &zb1;
+    float *mult = m_col ? (float *)(tab + N) : &mult1;
     for (size_t j = 0; bzp && j < (zb_col ? (size_t)N : 1); j++) zb[j] = (int32_t)rlx_tensor_get_i64(bzp, j);
     double sa = requant ? rlx_tensor_get_f64(as, 0) : 1, sy = requant ? rlx_tensor_get_f64(ys, 0) : 1;
     for (size_t j = 0; requant && j < (m_col ? (size_t)N : 1); j++) mult[j] = rlx_quant_mult(sa, rlx_tensor_get_f64(bs, j), sy);
@@ -571,8 +571,7 @@ static rlx_status mm_fast(rlx_cpu_kctx *k, const rlx_tensor *a, const rlx_tensor
         .ldc = (size_t)N,
     };
     rlx_status st = rlx_cpu_qgemm(&g);
-    if (zb_col) free(zb);
-    if (m_col) free(mult);
+    free(tab_own);
     return fast_finish(k, st, done);
 }
 

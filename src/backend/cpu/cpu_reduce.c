@@ -25,6 +25,7 @@
 #include "backend/cpu/cpu_vmath.h"
 #include "base/parallel.h"
 #include "base/mem.h"
+#include "base/scratch.h"
 #include "ir/ops/ops.h"
 #include "ir/ops/reduce_geom.h"
 
@@ -486,8 +487,9 @@ static bool reduce_fast_f32(rlx_cpu_kctx *k, red_op op, const rlx_reduce_spec *r
         }
         return true;
     }
-    double *acc = malloc(post * sizeof *acc);
-    if (!acc) return false; /* the reference reports it */
+    /* the calling thread's INDEX buffer, else allocated for the call */
+    double *acc = rlx_scratch_get(RLX_SCRATCH_INDEX, post * sizeof *acc), *acc_own = NULL;
+    if (!acc && !(acc = acc_own = malloc(post * sizeof *acc))) return false; /* the reference reports it */
     for (size_t a = 0; a < pre; a++) {
         double init = op == R_MAX ? -INFINITY : op == R_MIN ? INFINITY : 0.0;
         for (size_t c = 0; c < post; c++) acc[c] = init;
@@ -517,7 +519,7 @@ static bool reduce_fast_f32(rlx_cpu_kctx *k, red_op op, const rlx_reduce_spec *r
             py[a * post + c] = (float)v;
         }
     }
-    free(acc);
+    free(acc_own);
     return true;
 }
 
