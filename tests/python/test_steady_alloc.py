@@ -15,7 +15,7 @@ helper, seeded random weights):
   - upsample: a 3x3 pad-1 convolution chain at 40 x 40 and 1x1 (the
     pointwise-tile paths), a strided 3x3, ConvTranspose, Resize (nearest:
     linear and cubic still take the double-precision reference, which
-    allocates its working copies per call), Concat;
+    allocates its working copies per call), Concat, ReduceMean over rows;
   - qconv: QuantizeLinear, QLinearConv (per-channel int8 weights, 3x3 and
     1x1), DequantizeLinear, a QDQ DequantizeLinear -> Conv ->
     QuantizeLinear -> DequantizeLinear group, QLinearMatMul with
@@ -58,6 +58,7 @@ def upsample(path):
     r = b.op("Resize", [y, "", sc], mode="nearest")      # 40
     x = b.op("Concat", [x, t, r], axis=1)                # 16 + 16 + 32
     x = b.conv(x, 64, 8, 3, relu=False)
+    x = b.op("Sub", [x, b.op("ReduceMean", [x], axes=[3])])  # 320 row reductions (partial results)
     b.model(path, [("x", [1, 8, 40, 40])], x, [1, 8, 40, 40])
 
 

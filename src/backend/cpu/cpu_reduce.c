@@ -404,8 +404,13 @@ static bool reduce_vec_f32(red_op op, const float *x, float *y, size_t pre, size
     j.nblk = red == 0 ? 1 : (red + RED_BLOCK - 1) / RED_BLOCK;
     size_t items;
     if (!rlx_mul_ok(pre, j.nblk, &items)) return false;
-    double stack_part[64], *part = items <= 64 ? stack_part : malloc(items * sizeof *part);
-    if (!part) return false;
+    /* the blocks' partial results: on the stack, the calling thread's INDEX
+     * buffer, else allocated for the call */
+    double stack_part[64], *part = stack_part, *part_own = NULL;
+    if (items > 64 && (items > SIZE_MAX / sizeof *part ||
+                       (!(part = rlx_scratch_get(RLX_SCRATCH_INDEX, items * sizeof *part)) &&
+                        !(part = part_own = malloc(items * sizeof *part)))))
+        return false;
     j.part = part;
     rlx_parallel_for(items, 1 + 32768 / (red < RED_BLOCK ? red + 1 : RED_BLOCK), vred_rows, &j);
     for (size_t a = 0; a < pre; a++) {
@@ -423,7 +428,7 @@ static bool reduce_vec_f32(red_op op, const float *x, float *y, size_t pre, size
         else if (op == R_L2) v = sqrt(v);
         y[a] = (float)v;
     }
-    if (part != stack_part) free(part);
+    free(part_own);
     return true;
 }
 #endif
