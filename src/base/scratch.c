@@ -5,6 +5,7 @@
 #include "base/scratch.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 typedef struct scratch_set {
@@ -15,6 +16,10 @@ typedef struct scratch_set {
 static _Thread_local scratch_set t_set;
 static pthread_key_t g_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+
+static atomic_ullong g_growths;
+
+unsigned long long rlx_scratch_growths(void) { return atomic_load(&g_growths); }
 
 static void free_set(void *arg) {
     scratch_set *s = arg;
@@ -41,5 +46,6 @@ void *rlx_scratch_get(rlx_scratch_slot slot, size_t bytes) {
     s->buf[slot] = p;
     s->cap[slot] = cap;
     (void)pthread_setspecific(g_key, s);
+    atomic_fetch_add_explicit(&g_growths, 1, memory_order_relaxed);
     return p;
 }

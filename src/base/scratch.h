@@ -36,4 +36,9 @@ typedef enum rlx_scratch_slot {
  * RLX_SCRATCH_MAX_BYTES or memory runs out. */
 void *rlx_scratch_get(rlx_scratch_slot slot, size_t bytes);
 
+/* How many times a buffer has grown, over all threads and slots since the
+ * process started (tests: a pool thread that first takes a node's largest
+ * task on a later run grows its buffer then, once). */
+unsigned long long rlx_scratch_growths(void);
+
 #endif

@@ -51,6 +51,12 @@ static void trace(void *caller, unsigned long long n) {
     t_in_trace = 0;
 }
 
+/* From now on, every allocation prints its caller as with
+ * RLX_ALLOC_TRACE_AFTER (found with dlsym(RTLD_DEFAULT,
+ * "rlx_alloc_trace_from_now")). */
+void rlx_alloc_trace_from_now(void);
+void rlx_alloc_trace_from_now(void) { g_trace_after = (long long)atomic_load(&g_count); }
+
 #define bump() trace(__builtin_return_address(0), atomic_fetch_add_explicit(&g_count, 1, memory_order_relaxed) + 1)
 
 void *malloc(size_t n) {

@@ -3,7 +3,9 @@
  * Runs MODEL on the CPU device with cpu.threads=THREADS: one first run,
  * WARMUP (default 5) warm-up runs, then RUNS (default 10) steady runs into
  * the same outputs (rlx_session_run_into), and counts the heap allocations
- * of the steady runs with the allocation-counting shim
+ * of the steady runs, less the per-thread scratch's growths (base/scratch.h:
+ * grow-only, so at most a few late ones when a pool thread first takes a
+ * node's largest task on a later run), with the allocation-counting shim
  * (tests/alloc/alloc_count.c, LD_PRELOADed). Every input must be f32 with
  * static dims (filled with values in [-1, 1)); the plan must be compiled
  * (not eager: models with control flow run eagerly and are refused, as
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/scratch.h"
 #include "rlx/rlx.h"
 
 #define MAX_IN 16
@@ -69,11 +72,16 @@ int main(int argc, char **argv) {
     if ((st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)in, &out, &n_out))) return fail("first run", st);
     for (int r = 0; r < warmup; r++)
         if ((st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)in, out))) return fail("warm-up run", st);
-    unsigned long long before = count();
+    /* the steady runs' allocations, if any, print their callers on stderr
+     * ("alloc OBJECT+0xOFFSET": addr2line -f -i -e OBJECT OFFSET) */
+    void (*trace)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "rlx_alloc_trace_from_now");
+    if (trace) trace();
+    unsigned long long before = count(), grown = rlx_scratch_growths();
     for (int r = 0; r < runs; r++)
         if ((st = rlx_session_run_into(s, n_in, names, (const rlx_tensor *const *)in, out))) return fail("steady run", st);
-    unsigned long long n = count() - before;
-    printf("steady_alloc %s threads=%s allocations=%llu runs=%d\n", argv[1], argv[2], n, runs);
+    unsigned long long all = count() - before, growths = rlx_scratch_growths() - grown, n = all - growths;
+    printf("steady_alloc %s threads=%s allocations=%llu runs=%d (scratch growths %llu)\n", argv[1], argv[2], n, runs,
+           growths);
     for (size_t i = 0; i < n_out; i++) rlx_tensor_destroy(out[i]);
     free(out);
     for (size_t i = 0; i < n_in; i++) rlx_tensor_destroy(in[i]);

@@ -6,9 +6,11 @@ the CPU device at 1 and 2 threads (cpu.threads): a first run, 5 warm-up
 runs, then 10 steady runs into the same outputs, counting their heap
 allocations (malloc, calloc, realloc, posix_memalign, aligned_alloc,
 memalign, valloc) with the LD_PRELOAD shim build/librlx_alloc_count.so
-(tests/alloc/alloc_count.c). Any allocation fails the test, naming the
-model and thread count (RLX_ALLOC_TRACE_AFTER=N with the shim prints the
-callers of the allocations after the Nth, for addr2line). Models (onnx's
+(tests/alloc/alloc_count.c), less the per-thread scratch's growths (a
+pool thread that first takes a node's largest task on a later run grows
+its grow-only buffer then, once: counted apart by base/scratch.c). Any
+other allocation fails the test, naming the model and thread count; the
+runner prints the callers ("alloc OBJECT+0xOFFSET", for addr2line). Models (onnx's
 helper, seeded random weights):
   - convnet, encoder, recurrent: test_cpu_threads.py's (convolution splits
     and pooling; a BERT-like layer; bidirectional LSTM and GRU);
