@@ -181,8 +181,11 @@ for m in $modes; do
     bocheck)
       # ~1 min: the quick sweep, then the full sweep of the ops in $BO_OPS
       # (e.g. "Sin Cos Tan"): a short correctness check of changed kernels
-      (RLX_TEST_REQUIRE_GPU=1 timeout 120 "$D/bin/test_backend_ops" 2>&1 | tail -30
-       echo "-- quick exit ${PIPESTATUS[0]}"
+      # (every failure of the quick sweep in bocheck_fails.txt)
+      (RLX_TEST_REQUIRE_GPU=1 timeout 120 "$D/bin/test_backend_ops" > "$OUT/bocheck_quick.txt" 2>&1
+       echo "-- quick exit $?"
+       grep -E "^FAIL|^    " "$OUT/bocheck_quick.txt" > "$OUT/bocheck_fails.txt"
+       tail -30 "$OUT/bocheck_quick.txt"; rm -f "$OUT/bocheck_quick.txt"
        for op in ${BO_OPS:-}; do
          RLX_TEST_REQUIRE_GPU=1 timeout 60 "$D/bin/test_backend_ops" --full --op "$op" 2>&1 | tail -3
          echo "-- full $op exit ${PIPESTATUS[0]}"
@@ -338,7 +341,9 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
       # batches $VAR_BATCHES (default 8) under $VAR_VARIANTS (default: base =
       # .device/base.tar.xz's binary if there, default, gpu.gemm_splitk=0,
       # gpu.gemm_target_wg=512 and 1024; a variant is 'base', 'default',
-      # KEY=VALUE[,KEY=VALUE] (options, e.g. gpu.runtime_checks=on) or env:VAR=VALUE[,VAR=VALUE]), $VAR_ROUNDS
+      # KEY=VALUE[+KEY=VALUE] (options, e.g. gpu.runtime_checks=on; '+' joins
+      # several, since values such as gpu.gemm_tile's hold commas) or
+      # env:VAR=VALUE[+VAR=VALUE]), $VAR_ROUNDS
       # (default 2) interleaved rounds; VAR_TORCH=1: PyTorch eager and CUDA
       # graph of each model and batch first, the peer in the same call; splitk8.txt
       {
@@ -369,10 +374,10 @@ print('-- torch $m batch $bt: eager median %.3f ms, CUDA graph median %s ms' % (
                   base) [ -n "$B" ] || continue; R=$B/bin/rlx L=$B/lib ;;
                   default) ;;
                   env:*) ;;
-                  *) for kv in $(echo "$v" | tr , ' '); do opt="$opt --option $kv"; done ;;
+                  *) for kv in $(echo "$v" | tr + ' '); do opt="$opt --option $kv"; done ;;
                 esac
                 ev=""
-                case "$v" in env:*) ev=$(echo "${v#env:}" | tr , ' ') ;; esac
+                case "$v" in env:*) ev=$(echo "${v#env:}" | tr + ' ') ;; esac
                 echo "-- round $round $m batch $bt: $v"
                 env $ev LD_LIBRARY_PATH=$L timeout 90 "$R" bench "$MODELS/$m.onnx" --device gpu $sh $opt --warmup 10 --iters 50 \
                   --quiet 2>&1 | grep -E "forward pass|shader runtime checks|error" | head -5

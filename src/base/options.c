@@ -208,12 +208,12 @@ static const opt_def k_opts[] = {
          "convolution algorithm (direct = im2col + GEMM bit for bit)"),
     ENUM("gpu.dwconv_kernel", "RLX_DWCONV_KERNEL", W("gen", "loop"), dwconv_kernel, 0,
          "depthwise convolution kernel: generated with unrolled taps, or the loop kernel"),
-    ENUM("gpu.runtime_checks", "RLX_GPU_RUNTIME_CHECKS", W("on", "auto", "off"), gpu_runtime_checks, 0,
+    ENUM("gpu.runtime_checks", "RLX_GPU_RUNTIME_CHECKS", W("auto", "on", "off"), gpu_runtime_checks, 0,
          "naga's run-time checks in the WGSL shader modules (bounds checks on every storage, workgroup and array "
-         "access, a bound on every loop): on (the default until the H200 measures what auto gains) checks every "
-         "kernel; auto creates the kernels audited as in range (//!audited, "
+         "access, a bound on every loop): auto (the default; 9-16% faster models on an H200, BENCHMARKS.md) creates "
+         "the kernels audited as in range (//!audited, "
          "src/backend/webgpu/README.md) without them through wgpu-native's wgpuDeviceCreateShaderModuleTrusted and "
-         "checks the rest; off checks none, for measurements only (a kernel not audited may "
+         "checks the rest; on checks every kernel; off checks none, for measurements only (a kernel not audited may "
          "then read or write outside its operands). A WebGPU library without that entry point (Dawn, older "
          "wgpu-native) checks every kernel whatever this says; gpu.trace and rlx bench say which way each went"),
     INT("limits.max_model_bytes", "RLX_MAX_MODEL_BYTES", "auto", 0, INT64_MAX, max_model_bytes, OPT_AUTO | OPT_BYTES,

@@ -840,11 +840,11 @@ bool wg_source_audited(const char *src) {
     return false;
 }
 
-/* The mode of gpu.runtime_checks: 0 auto, 1 on (all checked; also without
- * options), 2 off. */
+/* The mode of gpu.runtime_checks: 0 auto (the default, also without
+ * options), 1 on (all checked), 2 off. */
 static int checks_mode(const wg_backend *b) {
     const char *m = b->caps.cfg ? b->caps.cfg->gpu_runtime_checks : NULL;
-    return !m || strcmp(m, "on") == 0 ? 1 : strcmp(m, "off") == 0 ? 2 : 0;
+    return m && strcmp(m, "on") == 0 ? 1 : m && strcmp(m, "off") == 0 ? 2 : 0;
 }
 
 bool wg_dispatch_unchecked(const wg_backend *b, const wg_dispatch *d) {
