@@ -290,10 +290,16 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
       } 2>&1 | tee "$OUT/diag.txt"
       ;;
     tiles)
-      timeout 500 "$PY" bench/tile_compare.py --rlx "$RLX" --models-dir "$MODELS" \
-        --variant "t32x64=RLX_GEMM_TILE=4x4,16x8,16" --variant "t32x32=RLX_GEMM_TILE=4x4,8x8,16" \
-        --variant "t64x32=RLX_GEMM_TILE=4x4,8x16,16" ${TILE_MODELS:-mobilenet_v2 resnet50 minilm bert_base} \
-        2>&1 | tee "$OUT/tiles.txt"
+      # $TILE_VARIANTS: space-separated NAME=TILE (gpu.gemm_tile values),
+      # $TILE_BATCHES: the batches (default 1)
+      {
+        set -- ; for v in ${TILE_VARIANTS:-t32x64=4x4,16x8,16 t32x32=4x4,8x8,16 t64x32=4x4,8x16,16}; do
+          set -- "$@" --variant "${v%%=*}=RLX_GEMM_TILE=${v#*=}"; done
+        for bt in ${TILE_BATCHES:-1}; do
+          timeout 500 "$PY" bench/tile_compare.py --rlx "$RLX" --models-dir "$MODELS" --batch "$bt" "$@" \
+            ${TILE_MODELS:-mobilenet_v2 resnet50 minilm bert_base}
+        done
+      } 2>&1 | tee "$OUT/tiles.txt"
       ;;
     residual)
       {

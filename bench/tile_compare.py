@@ -6,10 +6,11 @@ whose GEMM/conv time differs between variants. Meant for choosing tile
 rules on the lent GPU (bench/device_run.sh tiles).
 
   python3 bench/tile_compare.py --rlx PATH/TO/rlx [--models-dir DIR] [--seq 128]
-        [--variant NAME=ENV ...] [MODEL ...]
+        [--batch 1] [--variant NAME=ENV ...] [MODEL ...]
 
 MODEL: as bench/export_models.py names them (resnet50, mobilenet_v2,
-bert_base, minilm, gemm_M_N_K); the BERT models run at batch 1 and --seq.
+bert_base, minilm, gemm_M_N_K); the BERT models run at --batch (default 1) and --seq, the image models at
+--batch x 3 x 224 x 224.
 
 A variant is a name and space-separated VAR=VALUE settings, e.g.
 --variant "t32x64=RLX_GEMM_TILE=4x4,16x8,16". The default variant (no
@@ -53,6 +54,7 @@ def main():
     ap.add_argument("--variant", action="append", default=[], help="NAME=VAR=VALUE[ VAR=VALUE...]")
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--seq", type=int, default=128, help="sequence length of the BERT models (default 128)")
+    ap.add_argument("--batch", type=int, default=1, help="batch of every model (default 1)")
     ap.add_argument("models", nargs="*", default=["mobilenet_v2", "resnet50", "minilm"])
     a = ap.parse_args()
     variants = [("default", {})]
@@ -76,7 +78,9 @@ def main():
                    "--profile", trace]
             if m in export_models.BERTS:
                 for inp in ("input_ids", "attention_mask", "token_type_ids"):
-                    cmd += ["--shape", "%s=1x%d" % (inp, a.seq)]
+                    cmd += ["--shape", "%s=%dx%d" % (inp, a.batch, a.seq)]
+            elif a.batch != 1:
+                cmd += ["--shape", "input=%dx3x224x224" % a.batch]
             p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **env), timeout=300)
             if p.returncode or not os.path.exists(trace):
                 print("%s %s: exit %d %s" % (m, name, p.returncode, p.stderr[-300:]))
