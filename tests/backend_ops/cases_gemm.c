@@ -179,6 +179,11 @@ static const splitk_mm k_splitk_mm[] = {
     { 3, 3, { 3, 40, 512 }, { 3, 512, 24 }, false, true, NULL },                     /* f16, f32 partial sums */
     { 6, 6, { 2, 1, 2, 2, 20, 300 }, { 1, 2, 1, 2, 300, 24 }, false, false, "gpu.gemm_splitk=4" }, /* four batch dims */
     { 3, 3, { 160, 64, 256 }, { 160, 256, 64 }, false, false, NULL },                /* 160 tiles: no split */
+    /* k >= 768 and >= 128 rows: 128 x 64 tiles (lower_gemm.c), whose grid
+     * with its slices reaches 1.5 x gpu.gemm_target_wg */
+    { 2, 2, { 128, 768 }, { 768, 1024 }, true, false, NULL },                        /* 16 tiles x 24 slices */
+    { 3, 3, { 2, 136, 800 }, { 2, 800, 200 }, false, false, NULL },                 /* partial tiles both ways */
+    { 2, 2, { 130, 768 }, { 768, 520 }, false, true, NULL },                         /* f16 */
 };
 
 static void gen_splitk_matmul(bo_ctx *ctx) {

@@ -131,6 +131,9 @@ static const splitk_conv k_splitk_conv[] = {
     { 8, 64, 64, 7, 3, 1, 1, true, false, false, "gpu.gemm_splitk=0" }, /* the split off: one sum per output */
     /* 18 slices' partial sums (1.8 MB) exceed the binding: 5 slices */
     { 8, 64, 64, 7, 3, 1, 1, true, false, false, "gpu.max_binding_bytes=524288" },
+    /* k >= 768, >= 128 output channels: 128 x 64 tiles (lower_gemm.c) */
+    { 4, 96, 128, 16, 3, 1, 1, true, true, false, NULL },    /* 16 tiles x 24 slices, + residual + Relu */
+    { 8, 800, 136, 10, 1, 1, 1, true, false, false, NULL },  /* pointwise, partial tiles: 32 tiles x 12 slices */
 };
 
 static void gen_conv_splitk(bo_ctx *ctx) {

@@ -53,7 +53,10 @@ static bool forced_tile(const wg_caps *caps, tile_cfg *t, bool *bad) {
  * 10%); 128 x 128 tiles (8 x 8 per invocation) win only when even they
  * fill the GPU several times over (4096^3: 7%); 32 x 32 tiles for small
  * problems; 32 x 64 tiles for few rows (GEMV-like shapes, e.g. batch-1
- * transformer decoding). Split-K (emit_one) fills small grids. */
+ * transformer decoding). Split-K (emit_one) fills small grids. 128-wide
+ * tiles only along dimensions of at least 128: a ResNet-50 stem at batch
+ * 8 (M = 64 output channels) took 203 us in 128 x 128 tiles against 132 us
+ * in 64 x 64 ones (H200, BENCHMARKS.md "GEMM tiles by shape"). */
 static tile_cfg choose_tiles(const wg_caps *c, uint64_t M, uint64_t N, uint64_t nbatch) {
     static const tile_cfg large = { 8, 8, 16, 16, 16 }, mid = { 4, 4, 16, 16, 16 }, small = { 4, 4, 8, 8, 16 };
     uint64_t target = (uint64_t)c->cfg->gemm_target_wg;
@@ -64,7 +67,8 @@ static tile_cfg choose_tiles(const wg_caps *c, uint64_t M, uint64_t N, uint64_t 
         static const tile_cfg rows = { 4, 4, 16, 8, 16 };
         if (tile_fits(c, &rows)) return rows;
     }
-    if (tile_fits(c, &large) && wg_cdiv(M, 128) * wg_cdiv(N, 128) * nbatch >= 2 * target) return large;
+    if (tile_fits(c, &large) && M >= 128 && N >= 128 && wg_cdiv(M, 128) * wg_cdiv(N, 128) * nbatch >= 2 * target)
+        return large;
     if (tile_fits(c, &mid) && (M > 32 || N > 32)) return mid;
     return small;
 }
@@ -459,6 +463,54 @@ static rlx_status emit_gemv(wg_lower *L, const wg_gemm *m) {
     return nsplit > 1 ? emit_reduce(L, m, nsplit) : RLX_OK;
 }
 
+/* Split-K of a product in tiles t (nbatch batch items): the slices
+ * (*nsplit, 1 for none) and the k elements of each (*klen). */
+static void split_plan(const wg_lower *L, const wg_gemm *m, const tile_cfg *t, uint64_t nbatch, uint64_t *nsplit,
+                       uint64_t *klen) {
+    /* split-K (products that allow it: MatMul, Gemm, the fast conv paths)
+     * when the grid of tiles x batch items is small and k long: the slices
+     * multiply the grid (tiles x batch items x slices, the slice in batch
+     * slot 0, so at most three batch dims) */
+    uint64_t bm = (uint64_t)t->wgy * t->tm, bn = (uint64_t)t->wgx * t->tn;
+    uint64_t tiles = wg_cdiv(m->M, bm) * wg_cdiv(m->N, bn) * nbatch;
+    *nsplit = 1;
+    *klen = m->K;
+    uint64_t forced = (L->caps->cfg->gemm_splitk < 0 ? UINT64_MAX : (uint64_t)L->caps->cfg->gemm_splitk);
+    if (m->splitk_ok && m->nb <= 3 && m->K > 2 * t->bk) {
+        uint64_t target = (uint64_t)L->caps->cfg->gemm_target_wg;
+        /* GEMV-like shapes are bound by reading B: more, smaller slices keep
+         * more loads in flight (skinny tiles have 32..128 invocations) */
+        if (m->M <= 16) target *= 4;
+        /* automatic for enough work to pay for the second dispatch, or a
+         * grid so small that most of the GPU idles (a classifier head with
+         * one row: 1 x 1000 x 1280 took 190 us in 8 workgroups on an H200),
+         * when the grid is at most `target` tiles x items: slices for about
+         * 1.5 x target workgroups. The H200 sweep of BENCHMARKS.md
+         * ("Split-K with batch dims") chose the pair: against splitting
+         * grids of at most target / 2 into about target workgroups, BERT-base
+         * batch 8 11.3 -> 9.5 ms, batch 1 2.68 -> 2.52, MiniLM batch 8 1.86
+         * -> 1.68, ResNet-50 batch 8 5.60 -> 5.20, nothing slower; 2 x target
+         * workgroups slowed ResNet-50 batch 1 by 4%. ResNet-50 at batch 8,
+         * 64 x 64 tiles: the 7 x 7 stage's 3x3 convolutions are 8 images x 8
+         * x 1 tiles = 64, 6 slices; the 14 x 14 stage's 8 x 4 x 4 = 128, 3
+         * slices; BERT-base batch 8's FFN output product (1024 x 3072 x 768)
+         * 192 tiles, 2 slices */
+        bool worth = m->K >= 256 && (nbatch * m->M * m->N * m->K >= ((uint64_t)1 << 21) || tiles <= 16);
+        uint64_t want = forced != UINT64_MAX ? forced : (worth && tiles <= target ? wg_cdiv(3 * target / 2, tiles) : 1);
+        uint64_t max_split = m->K / (2 * t->bk);
+        if (want > max_split) want = max_split;
+        if (want > 64) want = 64;
+        /* the partial sums [nsplit][nbatch][M][N] must fit one binding:
+         * fewer slices, else none */
+        uint64_t fit = L->caps->max_binding / (4 * nbatch * m->M * m->N);
+        if (want > fit) want = fit;
+        if (want > 1) {
+            *klen = wg_cdiv(wg_cdiv(m->K, want), t->bk) * t->bk;
+            *nsplit = wg_cdiv(m->K, *klen);
+        }
+    }
+}
+
 /* One product as one GEMM (or GEMM + reduce with split-K): its operand
  * windows fit a binding each. */
 static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
@@ -501,48 +553,26 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
                             L->caps->cfg->gemm_tile);
     } else {
         t = choose_tiles(L->caps, m->M, m->N, nbatch);
-    }
-    /* split-K (products that allow it: MatMul, Gemm, the fast conv paths)
-     * when the grid of tiles x batch items is small and k long: the slices
-     * multiply the grid (tiles x batch items x slices, the slice in batch
-     * slot 0, so at most three batch dims) */
-    uint64_t bm = (uint64_t)t.wgy * t.tm, bn = (uint64_t)t.wgx * t.tn;
-    uint64_t tiles = wg_cdiv(m->M, bm) * wg_cdiv(m->N, bn) * nbatch;
-    uint64_t nsplit = 1, klen = m->K;
-    uint64_t forced = (L->caps->cfg->gemm_splitk < 0 ? UINT64_MAX : (uint64_t)L->caps->cfg->gemm_splitk);
-    if (m->splitk_ok && m->nb <= 3 && m->K > 2 * t.bk) {
+        /* long products (k >= 768) with at least 128 rows: 128 x 64 tiles (8
+         * x 4 per invocation: more products per shared-memory read) where
+         * that grid, split-K slices included, still has 1.5 x target
+         * workgroups. From per-node times of the four tiles on the H200
+         * (BENCHMARKS.md "GEMM tiles by shape"): BERT-base batch 8's
+         * products 8.6 -> 7.5 ms, ResNet-50 batch 8's convolutions 5.1 ->
+         * 4.6 ms (with the rule above), batch 1 no slower. Shorter products
+         * lost with these tiles (ResNet-50's k = 128..512 at 28 x 28: 15-50%,
+         * mostly from the extra split-K pass that fewer tiles bring). */
+        static const tile_cfg tall = { 8, 4, 16, 16, 16 };
         uint64_t target = (uint64_t)L->caps->cfg->gemm_target_wg;
-        /* GEMV-like shapes are bound by reading B: more, smaller slices keep
-         * more loads in flight (skinny tiles have 32..128 invocations) */
-        if (m->M <= 16) target *= 4;
-        /* automatic for enough work to pay for the second dispatch, or a
-         * grid so small that most of the GPU idles (a classifier head with
-         * one row: 1 x 1000 x 1280 took 190 us in 8 workgroups on an H200),
-         * when the grid is at most `target` tiles x items: slices for about
-         * 1.5 x target workgroups. The H200 sweep of BENCHMARKS.md
-         * ("Split-K with batch dims") chose the pair: against splitting
-         * grids of at most target / 2 into about target workgroups, BERT-base
-         * batch 8 11.3 -> 9.5 ms, batch 1 2.68 -> 2.52, MiniLM batch 8 1.86
-         * -> 1.68, ResNet-50 batch 8 5.60 -> 5.20, nothing slower; 2 x target
-         * workgroups slowed ResNet-50 batch 1 by 4%. ResNet-50 at batch 8,
-         * 64 x 64 tiles: the 7 x 7 stage's 3x3 convolutions are 8 images x 8
-         * x 1 tiles = 64, 6 slices; the 14 x 14 stage's 8 x 4 x 4 = 128, 3
-         * slices; BERT-base batch 8's FFN output product (1024 x 3072 x 768)
-         * 192 tiles, 2 slices */
-        bool worth = m->K >= 256 && (nbatch * m->M * m->N * m->K >= ((uint64_t)1 << 21) || tiles <= 16);
-        uint64_t want = forced != UINT64_MAX ? forced : (worth && tiles <= target ? wg_cdiv(3 * target / 2, tiles) : 1);
-        uint64_t max_split = m->K / (2 * t.bk);
-        if (want > max_split) want = max_split;
-        if (want > 64) want = 64;
-        /* the partial sums [nsplit][nbatch][M][N] must fit one binding:
-         * fewer slices, else none */
-        uint64_t fit = L->caps->max_binding / (4 * nbatch * m->M * m->N);
-        if (want > fit) want = fit;
-        if (want > 1) {
-            klen = wg_cdiv(wg_cdiv(m->K, want), t.bk) * t.bk;
-            nsplit = wg_cdiv(m->K, klen);
+        if (t.tm == 4 && t.tn == 4 && t.wgx == 16 && t.wgy == 16 && m->M >= 128 && m->K >= 768 &&
+            tile_fits(L->caps, &tall)) {
+            uint64_t ns, kl;
+            split_plan(L, m, &tall, nbatch, &ns, &kl);
+            if (wg_cdiv(m->M, 128) * wg_cdiv(m->N, 64) * nbatch * ns >= 3 * target / 2) t = tall;
         }
     }
+    uint64_t nsplit, klen;
+    split_plan(L, m, &t, nbatch, &nsplit, &klen);
     return emit_tiled(L, m, &t, nsplit, klen);
 }
 
