@@ -26,11 +26,15 @@
  * the fastest call of all rounds, for a machine busy with other work). Clock:
  * at one thread the calling thread's CPU time (both libraries then run on
  * the caller alone: time-sharing with other processes does not count),
- * on more threads wall time (--wall: wall time at one thread too). Both
+ * on more threads wall time (--wall: wall time at one thread too). On more
+ * threads each variant's calls start after a pause (--gap, default 50 ms)
+ * in which the other library's idle workers stop spinning: libgomp's, as
+ * packaged (OMP_WAIT_POLICY unset), spin for milliseconds after a parallel
+ * region and would otherwise hold a core while rlx's next calls run. Both
  * outputs are compared (max |rlx - oneDNN| / max |rlx|, "diff").
  *
- *   build/tests/onednn_bench [--threads N] [--rounds R] [--reps K] [--wall]
- *                            [--min] [--cold] [SHAPE ...]
+ *   build/tests/onednn_bench [--threads N] [--rounds R] [--reps K] [--gap MS]
+ *                            [--wall] [--min] [--cold] [SHAPE ...]
  *
  * SHAPE: c:N:CIN:COUT:H:K:S[:GROUP[:ACT]] (square input H x H, ACT 0 none,
  * 1 Relu (default), 2 Clip(0, 6)) or m:M:K:N; default: the list below
@@ -130,6 +134,7 @@ enum { V_RLX, V_NCHW, V_BLK, V_BLKR, V_WINO, N_VAR };
 
 static bool g_cpu_clock;
 static bool g_min; /* --min: the fastest call of all rounds, not the median of the rounds' minima */
+static int g_gap_ms = -1; /* --gap: pause before each variant's calls, -1: 50 ms on more than one thread */
 
 static double now_us(void) {
     if (!g_cpu_clock) return rlx_now_seconds() * 1e6;
@@ -340,7 +345,7 @@ static double rel_diff(const float *a, const float *b, size_t n) {
 
 static int usage(const char *why) {
     fprintf(stderr,
-            "onednn_bench: %s\nusage: onednn_bench [--threads N] [--rounds R] [--reps K] [--wall] [--min] [--cold] "
+            "onednn_bench: %s\nusage: onednn_bench [--threads N] [--rounds R] [--reps K] [--gap MS] [--wall] [--min] [--cold] "
             "[c:N:CIN:COUT:H:K:S[:GROUP[:ACT]] | m:M:K:N ...]\n",
             why);
     return 2;
@@ -434,6 +439,10 @@ static int bench_shape(dn_ctx *c, const shape *sh, int rounds, int reps, unsigne
     double *best = malloc((size_t)rounds * N_VAR * sizeof(double));
     for (int rd = 0; rd < rounds; rd++) {
         for (int v = 0; v < n_var; v++) {
+            if (g_gap_ms > 0) {
+                struct timespec gap = { g_gap_ms / 1000, (long)(g_gap_ms % 1000) * 1000000L };
+                nanosleep(&gap, NULL);
+            }
             double lo = 1e300;
             for (int it = -1; it < reps; it++) {
                 if (flush && it >= 0)
@@ -518,6 +527,8 @@ int main(int argc, char **argv) {
             rounds = atoi(argv[++i]);
         else if (strcmp(o, "--reps") == 0)
             reps = atoi(argv[++i]);
+        else if (strcmp(o, "--gap") == 0)
+            g_gap_ms = atoi(argv[++i]);
         else
             return usage("unknown option");
     }
@@ -536,6 +547,7 @@ int main(int argc, char **argv) {
     rlx_parallel_set_limit(threads);
     omp_set_num_threads(threads);
     g_cpu_clock = threads == 1 && !wall;
+    if (g_gap_ms < 0) g_gap_ms = threads > 1 ? 50 : 0;
     unsigned char *flush = cold ? calloc(1, FLUSH_BYTES) : NULL;
 
     dn_ctx c;
