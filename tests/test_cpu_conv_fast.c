@@ -857,7 +857,9 @@ static void test_conv_implicit_gemm(void) {
  * tile) to 6 tile blocks, tasks of 1, 2 and 3 blocks, and tile rows that
  * cross blocks (widths 5, 28, 29, 35, 100), input channels 2, 3, 9, 17,
  * 64 and 70, output channels 1, 13, 20, 70 and 136 (partial panels,
- * several blocks of 64), batch 2; each with no
+ * several blocks of 64), batch 2; several images per pass (7x7 batch 8,
+ * 14x14 batch 11 in two passes, 7x5 outputs batch 5, 7x7 batch 3 with 96
+ * input channels: tile blocks that cross images); each with no
  * activation, Relu, Clip, HardSwish, with and without a residual and a
  * bias. Every run: within run_conv's tolerance of the reference (1e-5
  * relative + 2e-6 per product of the sum, inputs and weights in [-1, 1])
@@ -970,6 +972,15 @@ static void test_conv_winograd(void) {
         { "pad 1 C64->64 on 28x28", 2, 1, 64, 64, 1, { 28, 28 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "pad 1 C9->20 on 14x28 (98 tiles: 3 blocks in one task)", 2, 1, 9, 20, 1, { 14, 28 }, { 3, 3 }, { 1, 1 },
           { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        /* several images per pass: blocks that cross images */
+        { "pad 1 C16->24 on 7x7 batch 8 (one pass, 128 tiles)", 2, 8, 16, 24, 1, { 7, 7 }, { 3, 3 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "pad 1 C12->20 on 14x14 batch 11 (passes of 6 and 5 images)", 2, 11, 12, 20, 1, { 14, 14 }, { 3, 3 },
+          { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "pad 0 C10->9 on 9x7 batch 5 (7x5 outputs: dropped rows and columns inside blocks)", 2, 5, 10, 9, 1,
+          { 9, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+        { "pad 1 C96->72 on 7x7 batch 3 (48 tiles, 2 channel blocks)", 2, 3, 96, 72, 1, { 7, 7 }, { 3, 3 },
+          { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     };
     rlx_cpu_sgemm_kernel top = rlx_cpu_sgemm_kernel_get();
     size_t ran = rlx_nn_wino_runs();
@@ -988,6 +999,32 @@ static void test_conv_winograd(void) {
     if (top == RLX_CPU_SGEMM_AVX512) CHECK_MSG(rlx_nn_wino_runs() > ran, "the Winograd path never ran");
     fprintf(stderr, "Winograd: largest error %.3g of the tolerance's absolute term (im2col + GEMM: %.3g)\n",
             g_wino_err / 2e-6, g_wino_gemm_err / 2e-6);
+    /* the shape rule counts the batch's tiles on small maps: 7x7 512->512
+     * from batch 2, 14x14 128->128 from 192 tiles (batch 4) */
+    if (top == RLX_CPU_SGEMM_AVX512 && rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_POOL) {
+        static const struct {
+            int64_t side, c, n;
+            bool want;
+        } rule[] = { { 7, 512, 1, false }, { 7, 512, 2, true }, { 7, 256, 8, false },
+                     { 14, 128, 1, false }, { 14, 128, 4, true }, { 14, 256, 1, true } };
+        for (size_t i = 0; i < ARRAY_LEN(rule); i++) {
+            int64_t xd[4] = { rule[i].n, rule[i].c, rule[i].side, rule[i].side }, wd[4] = { rule[i].c, rule[i].c, 3, 3 };
+            int64_t pads[4] = { 1, 1, 1, 1 }, ones[2] = { 1, 1 }, k3[2] = { 3, 3 };
+            node_attrs st = { .n = 0 };
+            attr_ints(&st, "kernel_shape", 2, k3);
+            attr_ints(&st, "strides", 2, ones);
+            attr_ints(&st, "pads", 4, pads);
+            rlx_node n = make_node("Conv", 11, 2, 1, &st);
+            rlx_conv_geom g;
+            rlx_nn_sp3 sp;
+            CHECK_OK(rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 4, wd, 4, &g));
+            rlx_nn_sp3_init(&g, &sp);
+            CHECK_MSG(rlx_nn_wino_wanted(&sp, (size_t)rule[i].n, 1, (size_t)rule[i].c, (size_t)rule[i].c) ==
+                          rule[i].want,
+                      "Winograd shape rule: %lldx%lld C%lld batch %lld", (long long)rule[i].side,
+                      (long long)rule[i].side, (long long)rule[i].c, (long long)rule[i].n);
+        }
+    }
 }
 
 /* The channels-in-lanes path of 1x1 convolutions (cpu_nn_pwt.c: weights

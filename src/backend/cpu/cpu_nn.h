@@ -256,7 +256,8 @@ size_t rlx_nn_ig_runs(void);
  * convolutions at stride 1, dilation 1, one group; policy "pool", the
  * AVX-512 sgemm kernel; not when rlx_nn_wino_force(1).
  * rlx_nn_wino_wanted: whether a convolution of geometry s with cin input
- * and cout output channels (groups groups) takes it (by shape, or
+ * and cout output channels (groups groups) over n_img images (the batch;
+ * 0 when unknown counts as 1) takes it (by shape, or
  * wherever the geometry allows when forced); then its weights are packed
  * with rlx_nn_wino_pack at compile time.
  * rlx_nn_wino_pack: w [cout, cin, 3, 3] (row-major) transformed to
@@ -273,7 +274,7 @@ size_t rlx_nn_ig_runs(void);
  * GEMM: the reference's results within a tolerance
  * (tests/test_cpu_conv_fast.c).
  * errors: RLX_ERR_OUT_OF_MEMORY (the padded input, scratch). */
-bool rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t groups, size_t cin, size_t cout);
+bool rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t n_img, size_t groups, size_t cin, size_t cout);
 rlx_status rlx_nn_wino_pack(size_t cout, size_t cin, const float *w, float **out);
 bool rlx_nn_wino_tame(const float *v, size_t n);
 bool rlx_nn_conv_wino_applies(const rlx_nn_conv_io *io, const struct rlx_cpu_sgemm_pack *pk);

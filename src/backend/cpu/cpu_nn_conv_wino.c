@@ -33,8 +33,11 @@
  * rows are split into even and odd columns (E[j] = row[2j], O[j] =
  * row[2j + 1]), so that the row transform of the tiles of one tile row
  * is four vector expressions over consecutive tx (E[tx], E[tx + 1],
- * O[tx], O[tx + 1]). A task (image, group of 1 to 3 blocks of WN = 48
- * tiles in row-major tile order, range of output channels) transforms
+ * O[tx], O[tx + 1]). The images run in passes of one or more whole
+ * images (several on small maps: a pass of about 512 tiles); the tiles of
+ * a pass are numbered image by image, row-major within an image. A task
+ * (group of 1 to 3 blocks of WN = 48 consecutive tiles of the pass, range
+ * of output channels) transforms
  * its tiles' inputs for all input channels into V[block][16][c_in][48]
  * (its scratch), then per group of 64 output channels runs the 16 GEMMs
  * with an 8 x 48 register tile (24 accumulators; each packed panel of U,
@@ -42,8 +45,8 @@
  * from L1, V[e] stays in L2) into M[block][16][64][48] and transforms M
  * into the output rows: bias and Relu (or none) in registers, else the
  * GEMM path's epilogue (bias, fused residual, activation:
- * rlx_nn_conv_epilogue_block). Images run one after the other; output
- * channels are split between tasks only when an image's groups of tile
+ * rlx_nn_conv_epilogue_block). Passes run one after the other; output
+ * channels are split between tasks only when a pass's groups of tile
  * blocks cannot give each thread two. */
 #include <math.h>
 #include <stdatomic.h>
@@ -68,6 +71,10 @@
  * 512 -> 512 channels at 14x14, 49 tiles, ran at 71 GMAC/s) */
 #define WGRP 2
 #define WMAXB (2 * WGRP - 1)
+/* tiles per pass (of whole images; see rlx_nn_conv_wino_f32) and the most
+ * floats of padded input a pass holds */
+#define WPASS 512
+#define WPASS_FLOATS ((size_t)1 << 21)
 
 static int g_wino_force; /* rlx_nn_wino_force: 0 by shape, 1 never, 2 wherever it applies */
 static atomic_size_t g_wino_runs;
@@ -102,21 +109,33 @@ static bool wino_geometry(const rlx_nn_sp3 *s, size_t groups) {
  * 2.10 -> 2.02, 128->256 1.04 -> 1.03, but 128->128 0.52 -> 0.69 and
  * 128->32 0.17 -> 0.28. So: at least 32 input channels and 32 output
  * channels on maps of 56 x 56 or more, 64 output channels from 28 x 28,
- * 96 in and 192 out from 14 x 14; not below. */
-static bool wino_by_shape(const rlx_nn_sp3 *s, size_t cin, size_t cout) {
+ * 96 in and 192 out from 14 x 14. Smaller maps of several images share
+ * passes (rlx_nn_conv_wino_f32; same tool, 1 thread, cold caches, load
+ * 15-20, ms implicit GEMM or channels-in-lanes -> Winograd): 7 x 7 maps
+ * 512->512 at batch 2 4.27 -> 3.80, batch 4 8.38 -> 7.09, batch 8
+ * 17.3 -> 13.7 (batch 1, 16 tiles: 2.15 -> 2.19), but 256->256 at batch
+ * 8 3.97 -> 4.20 and 128->128 1.05 -> 1.55; 14 x 14 maps 128->128 at
+ * batch 8 4.33 -> 3.14. So also: 128 in and out from 14 x 14 with 192
+ * tiles or more over the batch, 512 in and out from 7 x 7 with 32 tiles
+ * or more (batch 2). */
+static bool wino_by_shape(const rlx_nn_sp3 *s, size_t n_img, size_t cin, size_t cout) {
     int64_t side = s->out[1] < s->out[2] ? s->out[1] : s->out[2];
+    size_t tiles = (size_t)((s->out[1] + 1) / 2) * (size_t)((s->out[2] + 1) / 2) * (n_img ? n_img : 1);
     if (side >= 56) return cin >= 32 && cout >= 32;
     if (side >= 28) return cin >= 32 && cout >= 64;
-    return side >= 14 && cin >= 96 && cout >= 192;
+    if (side >= 14 && cin >= 96 && cout >= 192) return true;
+    /* several images' tiles in one pass (rlx_nn_conv_wino_f32) */
+    if (side >= 14) return tiles >= 192 && cin >= 128 && cout >= 128;
+    return side >= 7 && tiles >= 32 && cin >= 512 && cout >= 512;
 }
 
-bool rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t groups, size_t cin, size_t cout) {
+bool rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t n_img, size_t groups, size_t cin, size_t cout) {
 #if RLX_HAVE_AVX2_BUILD
     /* a task's scratch, WMAXB x 16 x (c_in + 64) x 48 floats, within 16 MiB */
     if (!wino_geometry(s, groups) || !cin || !cout || cin > 1024) return false;
-    return g_wino_force == 2 || wino_by_shape(s, cin, cout);
+    return g_wino_force == 2 || wino_by_shape(s, n_img, cin, cout);
 #else
-    (void)s, (void)groups, (void)cin, (void)cout;
+    (void)s, (void)n_img, (void)groups, (void)cin, (void)cout;
     return false;
 #endif
 }
@@ -172,9 +191,10 @@ bool rlx_nn_conv_wino_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack
 typedef struct wino_job {
     rlx_nn_conv_io io;
     const float *u; /* [16][panels][c_in][WMR] */
-    float *xs;      /* the image's padded planes: [c_in][hp][2 rw] */
-    size_t n;       /* the image */
-    size_t oh, ow, th, tw, tiles; /* output rows and columns; tile rows, columns and count */
+    float *xs;      /* the pass's padded planes: [image][c_in][hp][2 rw] */
+    size_t n0, ni;  /* the pass: images [n0, n0 + ni) */
+    size_t oh, ow, th, tw, tiles; /* output rows and columns; tile rows, columns and count per image */
+    size_t pt;      /* the pass's tiles (ni x tiles; tile t of the pass: image t / tiles) */
     size_t hp, rw;  /* padded rows; even (and odd) columns per padded row */
     size_t n_tb, n_grp;        /* tile blocks, and groups of them (WGRP, at most WMAXB - 1 more) */
     size_t n_cr, cr_len;       /* ranges of output channels and their length */
@@ -199,9 +219,9 @@ static void wino_split(const float *line, size_t rw, float *d) {
 }
 #endif
 
-/* Items: input channels of image j->n, each into its padded planes: a
- * row through a zero-padded line (its scratch), then split into even and
- * odd columns. */
+/* Items: (image of the pass, input channel) pairs, each into its padded
+ * planes: a row through a zero-padded line (its scratch), then split into
+ * even and odd columns. */
 static void wino_pad_items(void *ctx, size_t c0, size_t c1) {
     const wino_job *j = ctx;
     const rlx_nn_sp3 *s = j->io.s;
@@ -210,8 +230,8 @@ static void wino_pad_items(void *ctx, size_t c0, size_t c1) {
     float *line = rlx_scratch_get(RLX_SCRATCH_TASK, (n2 + 32) * sizeof(float));
     /* the input columns that land in [0, n2) */
     int64_t a = pl > 0 ? 0 : -pl, b = w < (int64_t)n2 - pl ? w : (int64_t)n2 - pl;
-    for (size_t c = c0; c < c1; c++) {
-        const float *xc = j->io.x + (j->n * j->io.c_in + c) * s->in_sp;
+    for (size_t c = c0; c < c1; c++) { /* c: image (c / c_in) and channel of the pass */
+        const float *xc = j->io.x + (j->n0 * j->io.c_in + c) * s->in_sp;
         float *d = j->xs + c * j->hp * n2;
         for (size_t r = 0; r < j->hp; r++, d += n2) {
             int64_t ir = (int64_t)r - pt;
@@ -269,16 +289,18 @@ WK_KERN(wino_kern1, 1)
 #undef WK_KERN
 #undef WK_ROWS
 
-/* V[e][c][t - t0] (row stride WN per channel, c_in * WN per e) of tiles
- * [t0, t0 + nt) for every input channel; zeros for t up to WN. */
+/* V[e][c][t - t0] (row stride WN per channel, c_in * WN per e) of the
+ * pass's tiles [t0, t0 + nt) for every input channel; zeros for t up to
+ * WN. A run of tiles ends at the end of its tile row (of its image). */
 __attribute__((target("avx512f"))) static void wino_in(const wino_job *j, size_t t0, size_t nt, float *v) {
     size_t cin = j->io.cig, es = cin * WN, ps = j->hp * 2 * j->rw, rs = 2 * j->rw;
     for (size_t c = 0; c < cin; c++) {
         float *vc = v + c * WN;
         for (size_t t = t0; t < t0 + nt;) {
-            size_t ty = t / j->tw, tx0 = t % j->tw, len = j->tw - tx0;
+            size_t img = t / j->tiles, lt = t % j->tiles, ty = lt / j->tw, tx0 = lt % j->tw, len = j->tw - tx0;
             if (len > t0 + nt - t) len = t0 + nt - t;
-            const float *r0 = j->xs + c * ps + 2 * ty * rs, *r1 = r0 + rs, *r2 = r1 + rs, *r3 = r2 + rs;
+            const float *r0 = j->xs + (img * cin + c) * ps + 2 * ty * rs, *r1 = r0 + rs, *r2 = r1 + rs,
+                        *r3 = r2 + rs;
             const float *e0 = r0 + tx0, *e1 = r1 + tx0, *e2 = r2 + tx0, *e3 = r3 + tx0;
             const float *o0 = e0 + j->rw, *o1 = e1 + j->rw, *o2 = e2 + j->rw, *o3 = e3 + j->rw;
             float *d = vc + (t - t0);
@@ -310,7 +332,7 @@ __attribute__((target("avx512f"))) static void wino_in(const wino_job *j, size_t
     }
 }
 
-/* Output channels [co0, co0 + nco) of tiles [t0, t0 + nt) from
+/* Output channels [co0, co0 + nco) of the pass's tiles [t0, t0 + nt) from
  * M[e][co - co0][t - t0] (row stride WN, WCO * WN per e), then the
  * epilogue over each output row run written. */
 __attribute__((target("avx512f"))) static void wino_out(const wino_job *j, size_t t0, size_t nt, size_t co0,
@@ -322,12 +344,11 @@ __attribute__((target("avx512f"))) static void wino_out(const wino_job *j, size_
     bool relu = io->act.kind == RLX_ACT_RELU, fused = !io->res && (relu || io->act.kind == RLX_ACT_NONE);
     for (size_t co = 0; co < nco; co++) {
         const float *mc = m + co * WN;
-        size_t ch = j->n * io->c_out + co0 + co;
-        float *yc = io->y + ch * io->sp;
         const float *bias = io->b ? io->b + co0 + co : NULL;
         __m512 vb = _mm512_set1_ps(bias ? *bias : 0.0f);
         for (size_t t = t0; t < t0 + nt;) {
-            size_t ty = t / j->tw, tx0 = t % j->tw, len = j->tw - tx0;
+            size_t img = t / j->tiles, lt = t % j->tiles, ty = lt / j->tw, tx0 = lt % j->tw, len = j->tw - tx0;
+            float *yc = io->y + ((j->n0 + img) * io->c_out + co0 + co) * io->sp;
             if (len > t0 + nt - t) len = t0 + nt - t;
             const float *s = mc + (t - t0);
             const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
@@ -374,7 +395,7 @@ __attribute__((target("avx512f"))) static void wino_out(const wino_job *j, size_
 }
 #endif
 
-/* Task: (group of tile blocks, range of output channels) of image j->n.
+/* Task: (group of tile blocks, range of output channels) of the pass.
  * Each weight panel of U (c_in x 8) is read once per group: for every
  * block of the group while it is in L1. */
 static void wino_item(void *ctx, size_t item, float *scratch) {
@@ -388,7 +409,7 @@ static void wino_item(void *ctx, size_t item, float *scratch) {
     float *v = scratch, *m = scratch + nb * vs;
     for (size_t bi = 0; bi < nb; bi++) {
         size_t t0 = (b0 + bi) * WN;
-        nts[bi] = j->tiles - t0 < WN ? j->tiles - t0 : WN;
+        nts[bi] = j->pt - t0 < WN ? j->pt - t0 : WN;
         wino_in(j, t0, nts[bi], v + bi * vs);
     }
     size_t panels = (j->io.cog + WMR - 1) / WMR;
@@ -441,26 +462,37 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
     j.oh = (size_t)s->out[1], j.ow = (size_t)s->out[2];
     j.th = (j.oh + 1) / 2, j.tw = (j.ow + 1) / 2, j.tiles = j.th * j.tw;
     j.hp = 2 * j.th + 2, j.rw = j.tw + 1;
-    j.n_tb = (j.tiles + WN - 1) / WN;
-    j.n_grp = j.n_tb / WGRP ? j.n_tb / WGRP : 1;
-    /* ranges of output channels (whole panels): split until one image's
-     * items give each thread 2 (each range transforms its tiles' inputs
-     * again), while a range keeps 16 channels */
-    size_t threads = (size_t)rlx_parallel_threads(), panels = (io->cog + WMR - 1) / WMR;
-    j.n_cr = 1;
-    while (j.n_grp * j.n_cr < 2 * threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
-    j.cr_len = (panels + j.n_cr - 1) / j.n_cr * WMR;
     size_t plane = j.hp * 2 * j.rw, total;
     if (!rlx_mul_ok(plane, io->cig, &total) || total > SIZE_MAX / sizeof(float) - 16)
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "padded input of %zu channels too large", io->cig);
+    /* images per pass: on small maps several images' tiles share the tile
+     * blocks (a weight panel streamed from memory serves all of them, and
+     * the last block of each image is not mostly empty: 7 x 7 outputs are
+     * 16 tiles of a 48-tile block); passes of about WPASS tiles, evened
+     * out, within WPASS_FLOATS of padded input. The bits do not depend on
+     * it: each tile's sums run over the input channels in the same order. */
+    size_t passes = (n_img * j.tiles + WPASS - 1) / WPASS, ipp = (n_img + passes - 1) / passes;
+    if (ipp > WPASS_FLOATS / total) ipp = WPASS_FLOATS / total;
+    if (ipp < 1) ipp = 1;
     float *own = NULL;
-    if (!(j.xs = rlx_scratch_get(RLX_SCRATCH_CALL, total * sizeof(float))) &&
-        !(j.xs = own = malloc((total + 16) * sizeof(float))))
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", total);
-    size_t nbm = (j.n_tb + j.n_grp - 1) / j.n_grp, slot = nbm * (16 * io->cig * WN + 16 * WCO * WN);
+    if (!(j.xs = rlx_scratch_get(RLX_SCRATCH_CALL, ipp * total * sizeof(float))) &&
+        !(j.xs = own = malloc((ipp * total + 16) * sizeof(float))))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", ipp * total);
+    size_t threads = (size_t)rlx_parallel_threads(), panels = (io->cog + WMR - 1) / WMR;
     rlx_status st = RLX_OK;
-    for (j.n = 0; j.n < n_img && st == RLX_OK; j.n++) {
-        rlx_parallel_for(io->cig, 1 + 16384 / (plane + 1), wino_pad_items, &j);
+    for (j.n0 = 0; j.n0 < n_img && st == RLX_OK; j.n0 += j.ni) {
+        j.ni = n_img - j.n0 < ipp ? n_img - j.n0 : ipp;
+        j.pt = j.ni * j.tiles;
+        j.n_tb = (j.pt + WN - 1) / WN;
+        j.n_grp = j.n_tb / WGRP ? j.n_tb / WGRP : 1;
+        /* ranges of output channels (whole panels): split until the pass's
+         * items give each thread 2 (each range transforms its tiles'
+         * inputs again), while a range keeps 16 channels */
+        j.n_cr = 1;
+        while (j.n_grp * j.n_cr < 2 * threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
+        j.cr_len = (panels + j.n_cr - 1) / j.n_cr * WMR;
+        size_t nbm = (j.n_tb + j.n_grp - 1) / j.n_grp, slot = nbm * (16 * io->cig * WN + 16 * WCO * WN);
+        rlx_parallel_for(j.ni * io->cig, 1 + 16384 / (plane + 1), wino_pad_items, &j);
         st = rlx_nn_run_items(k, j.n_grp * j.n_cr, slot, wino_item, &j);
     }
     free(own);
