@@ -17,7 +17,9 @@
  *    larger than the limit is refused naming it;
  *  - RLX_NO_REUSE=1 gives disjoint storage and arena == noreuse.
  * Then whole models run with and without RLX_NO_REUSE and must give
- * identical bits (on the CPU and, when there is one, the GPU). */
+ * identical bits (on the CPU and, when there is one, the GPU), and
+ * Concats at batch 1 take their inputs as slices of their output
+ * (test_concat_in_place). */
 #include "test.h"
 
 #include "base/mem.h"
@@ -532,10 +534,107 @@ static void test_no_reuse_equal(void) {
     rlx_model_destroy(m);
 }
 
+/* ------------------------------------------------------------ Concat in place */
+
+/* The value of p's graph named `name` (-1: none). */
+static int value_named(const rlx_program *p, const char *name) {
+    for (size_t i = 0; i < p->g->n_values; i++)
+        if (p->g->values[i].name && strcmp(p->g->values[i].name, name) == 0) return (int)i;
+    return -1;
+}
+
+/* Convolutions into Concats at batch 1 (plan/memory.c, concat_in_place):
+ * a = Conv 1x1(x), b = Conv 3x3(x), c = Concat(a, b), d = Relu(x),
+ * e = Concat(c, d) (a chain), y = Conv 1x1(e); and g = Concat(x, a), whose
+ * input x is a graph input (so g takes no slices), h = Relu(g). The plan
+ * must put a, b, c and d in e's storage at their byte offsets (16 x 16
+ * positions x 4 channels x 4 bytes = 4 KiB per input), g in its own; the
+ * outputs must equal those of a plan without reuse (RLX_NO_REUSE: no
+ * slices, the Concats copy) bit for bit at 1, 2 and 5 threads. */
+static void test_concat_in_place(void) {
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    if (!m) return;
+    int64_t xd[4] = { 1, 4, 16, 16 }, w1d[4] = { 4, 4, 1, 1 }, w2d[4] = { 4, 4, 3, 3 }, w3d[4] = { 6, 12, 1, 1 };
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 4, xd, NULL));
+    const int64_t *wds[3] = { w1d, w2d, w3d };
+    const char *wn[3] = { "w1", "w2", "w3" };
+    for (int i = 0; i < 3; i++) {
+        rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 4, wds[i], -1, 1);
+        CHECK_OK(rlx_model_add_initializer(m, wn[i], w));
+        rlx_tensor_destroy(w);
+    }
+    int64_t pads[4] = { 1, 1, 1, 1 };
+    rlx_attr ax = RLX_ATTR_I("axis", 1), pd = RLX_ATTR_IS("pads", 4, pads);
+    CHECK_OK(rlx_model_add_node(m, "Conv", NULL, 2, (const char *[]){ "x", "w1" }, 1, (const char *[]){ "a" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Conv", NULL, 2, (const char *[]){ "x", "w2" }, 1, (const char *[]){ "b" }, 1, &pd));
+    CHECK_OK(rlx_model_add_node(m, "Concat", NULL, 2, (const char *[]){ "a", "b" }, 1, (const char *[]){ "c" }, 1, &ax));
+    CHECK_OK(rlx_model_add_node(m, "Relu", NULL, 1, (const char *[]){ "x" }, 1, (const char *[]){ "d" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Concat", NULL, 2, (const char *[]){ "c", "d" }, 1, (const char *[]){ "e" }, 1, &ax));
+    CHECK_OK(rlx_model_add_node(m, "Conv", NULL, 2, (const char *[]){ "e", "w3" }, 1, (const char *[]){ "y" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Concat", NULL, 2, (const char *[]){ "x", "a" }, 1, (const char *[]){ "g" }, 1, &ax));
+    CHECK_OK(rlx_model_add_node(m, "Relu", NULL, 1, (const char *[]){ "g" }, 1, (const char *[]){ "h" }, 0, NULL));
+    CHECK_OK(rlx_model_add_output(m, "y"));
+    CHECK_OK(rlx_model_add_output(m, "h"));
+    CHECK_OK(rlx_model_finish(m));
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -2, 2);
+    const char *threads[3] = { "1", "2", "5" };
+    for (int t = 0; t < 3; t++) {
+        rlx_tensor **out[2] = { NULL, NULL };
+        size_t n[2] = { 0, 0 };
+        for (int reuse = 1; reuse >= 0; reuse--) {
+            rlx_options *o = NULL;
+            rlx_session *s = NULL;
+            CHECK_OK(rlx_options_create(&o));
+            CHECK_OK(rlx_options_set(o, "cpu.threads", threads[t]));
+            if (!reuse) setenv("RLX_NO_REUSE", "1", 1);
+            CHECK_OK(rlx_session_create_with_options(m, NULL, o, &s));
+            rlx_options_destroy(o);
+            if (s) CHECK_OK(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ x }, &out[reuse], &n[reuse]));
+            unsetenv("RLX_NO_REUSE");
+            const rlx_program *p = s ? rlx_session_last_program(s) : NULL;
+            CHECK(p != NULL);
+            if (p) {
+                const rlx_mem_plan *mp = &p->mem;
+                int a = value_named(p, "a"), b = value_named(p, "b"), c = value_named(p, "c"), d = value_named(p, "d"),
+                    e = value_named(p, "e"), gv = value_named(p, "g");
+                CHECK(a >= 0 && b >= 0 && c >= 0 && d >= 0 && e >= 0 && gv >= 0);
+                if (a >= 0 && b >= 0 && c >= 0 && d >= 0 && e >= 0 && gv >= 0 && reuse) {
+                    uint64_t base = mp->offset[e];
+                    CHECK_MSG(mp->alias[a] == e && mp->alias[b] == e && mp->alias[c] == e && mp->alias[d] == e,
+                              "slices: alias a %d b %d c %d d %d, e %d", mp->alias[a], mp->alias[b], mp->alias[c],
+                              mp->alias[d], e);
+                    CHECK_MSG(mp->offset[a] == base && mp->offset[b] == base + 4096 && mp->offset[c] == base &&
+                                  mp->offset[d] == base + 8192,
+                              "slice offsets a %llu b %llu c %llu d %llu from e %llu", (unsigned long long)mp->offset[a],
+                              (unsigned long long)mp->offset[b], (unsigned long long)mp->offset[c],
+                              (unsigned long long)mp->offset[d], (unsigned long long)base);
+                    CHECK_MSG(mp->first[e] <= mp->first[a] && mp->first[a] == mp->first[e],
+                              "e's storage lives from a's step");
+                    CHECK_MSG(mp->alias[gv] == gv, "g (a graph input among its inputs) took slices");
+                } else if (a >= 0 && e >= 0 && !reuse) {
+                    CHECK_MSG(mp->alias[a] == a && mp->alias[d] == d, "slices in a plan without reuse");
+                }
+            }
+            rlx_session_destroy(s);
+        }
+        CHECK(n[0] == 2 && n[1] == 2);
+        for (size_t i = 0; i < n[0] && i < n[1]; i++)
+            CHECK_MSG(out[0][i]->nbytes == out[1][i]->nbytes &&
+                          memcmp(out[0][i]->data, out[1][i]->data, out[0][i]->nbytes) == 0,
+                      "threads %s: output %zu differs between the sliced plan and RLX_NO_REUSE", threads[t], i);
+        test_free_outputs(out[0], (int)n[0]);
+        test_free_outputs(out[1], (int)n[1]);
+    }
+    rlx_tensor_destroy(x);
+    rlx_model_destroy(m);
+}
+
 int main(void) {
     test_seed(test_seed_from_env());
     test_random_dags();
     test_known_plans();
     test_no_reuse_equal();
+    test_concat_in_place();
     TEST_MAIN_END();
 }

@@ -10,7 +10,15 @@
  *    (host-only: no device step touches them) are placed once, by size,
  *    after the device's part of the arena (mem.device_bytes), so that a
  *    device's copy of the arena never holds them.
- * 3. The lower bound: the most bytes live at one step. */
+ * 3. The lower bound: the most bytes live at one step.
+ *
+ * Concat in place (CPU-only plans): an input of a CPU Concat whose output
+ * is one contiguous block per input (the dims before the axis are 1, as
+ * NCHW channel concatenations at batch 1) is planned as a slice of the
+ * Concat's output (concat_in_place), so the step that produces it writes
+ * there and the Concat finds its bytes already in place (k_concat skips
+ * them). A chain (DenseNet's concatenations of concatenations) nests the
+ * slices in the last one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +167,63 @@ static uint64_t place(interval **order, size_t n, interval **placed, uint64_t li
 #define MANY_INTERVALS 20000
 #define BREADTH_WORK 50000000ull
 
+/* The Concat inputs planned as slices of the Concat's output (see the top
+ * of this file): par[v] the Concat output whose slice v is, at byte
+ * poff[v] of it (-1: none). An input qualifies when the plan has no
+ * device step, the Concat runs on the CPU with a static output that is no
+ * graph input or output and whose dims before the axis are all 1, and the
+ * input is a static, non-constant value of the output's dtype, produced by
+ * a CPU step (not a view), no graph input or output, appearing once in
+ * this Concat, not yet a slice of another, and its slice starts at a
+ * multiple of CONCAT_SLICE_ALIGN bytes; a Concat takes all of its inputs
+ * or none. */
+/* A slice's alignment in its Concat's output: a cache line (and an AVX-512
+ * vector), so that no two producers write one line; smaller than
+ * RLX_ARENA_ALIGN (256), which would leave out DenseNet's 7x7 slices of 32
+ * channels (6272 bytes). Only CPU-only plans have slices. */
+#define CONCAT_SLICE_ALIGN 64u
+
+static void concat_in_place(const rlx_program *p, const rlx_mem_plan *m, int *par, uint64_t *poff, int *prod,
+                            uint8_t *io) {
+    const rlx_graph *g = p->g;
+    size_t nv = g->n_values;
+    for (size_t i = 0; i < nv; i++) par[i] = prod[i] = -1, poff[i] = 0, io[i] = 0;
+    for (size_t i = 0; i < g->n_inputs; i++) io[g->inputs[i]] = 1;
+    for (size_t i = 0; i < g->n_outputs; i++) io[g->outputs[i]] = 1;
+    for (size_t s = 0; s < p->n_steps; s++) {
+        if (p->step_on[s] == RLX_STEP_GPU) return;
+        const rlx_node *n = &g->nodes[p->steps[s]];
+        for (int k = 0; k < n->n_out; k++)
+            if (n->out[k] >= 0) prod[n->out[k]] = (int)s;
+    }
+    for (size_t s = 0; s < p->n_steps; s++) {
+        const rlx_node *n = &g->nodes[p->steps[s]];
+        int c = n->n_out == 1 ? n->out[0] : -1, ax;
+        if (p->step_on[s] != RLX_STEP_CPU || n->op != RLX_OP_Concat || n->n_in < 1 || c < 0 || io[c] ||
+            !m->bytes[c] || g->values[c].konst)
+            continue;
+        const rlx_value *y = &g->values[c];
+        if (!rlx_norm_axis(rlx_param_int(n, "axis"), y->rank, &ax)) continue;
+        bool ok = true;
+        for (int a = 0; a < ax && ok; a++) ok = y->dims[a] == 1;
+        uint64_t off = 0;
+        for (int k = 0; k < n->n_in && ok; k++) {
+            int v = n->in[k];
+            ok = v >= 0 && !g->values[v].konst && !io[v] && m->bytes[v] && par[v] < 0 && prod[v] >= 0 &&
+                 p->step_on[prod[v]] == RLX_STEP_CPU && g->values[v].dtype == y->dtype && off % CONCAT_SLICE_ALIGN == 0;
+            for (int q = 0; q < k && ok; q++) ok = n->in[q] != v;
+            if (ok) off += m->bytes[v];
+        }
+        if (!ok || off != m->bytes[c]) continue;
+        off = 0;
+        for (int k = 0; k < n->n_in; k++) {
+            par[n->in[k]] = c;
+            poff[n->in[k]] = off;
+            off += m->bytes[n->in[k]];
+        }
+    }
+}
+
 rlx_status rlx_plan_memory(rlx_program *p) {
     rlx_graph *g = p->g;
     size_t nv = g->n_values;
@@ -176,9 +241,14 @@ rlx_status rlx_plan_memory(rlx_program *p) {
     uint64_t *best_off = malloc((nv + 1) * sizeof *best_off);
     uint64_t *diff = NULL;
     uint8_t *on_dev = calloc(nv + 1, 1); /* per storage root: a device step touches it */
+    /* a value's byte offset in its storage root (concat_in_place's slices
+     * and their views) and concat_in_place's working arrays */
+    uint64_t *aoff = calloc(nv + 1, sizeof *aoff), *poff = malloc((nv + 1) * sizeof *poff);
+    int *par = malloc((nv + 1) * sizeof *par), *prod = malloc((nv + 1) * sizeof *prod);
+    uint8_t *io = malloc(nv + 1);
     rlx_status st = RLX_OK;
     if (!m->offset || !m->bytes || !m->alias || !first || !last || !iv || !order || !by_size || !placed || !best_off ||
-        !on_dev) {
+        !on_dev || !aoff || !poff || !par || !prod || !io) {
         st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (memory plan)");
         goto done;
     }
@@ -192,13 +262,25 @@ rlx_status rlx_plan_memory(rlx_program *p) {
         const rlx_value *v = &g->values[i];
         if (!v->konst && rlx_value_is_static(v)) m->bytes[i] = rlx_value_bytes(v);
     }
+    if (!m->no_reuse) {
+        concat_in_place(p, m, par, poff, prod, io);
+        for (size_t i = 0; i < nv; i++) {
+            int r = (int)i;
+            uint64_t o = 0;
+            while (par[r] >= 0) o += poff[r], r = par[r];
+            m->alias[i] = r;
+            aoff[i] = o;
+        }
+    }
     /* 1. lifetimes of storage roots */
     for (size_t i = 0; i < g->n_inputs; i++) first[g->inputs[i]] = last[g->inputs[i]] = -1;
     for (int s = 0; s < n_steps; s++) {
         const rlx_node *n = &g->nodes[p->steps[s]];
         if (p->step_on[s] == RLX_STEP_VIEW && n->n_in > 0 && n->n_out > 0 && n->in[0] >= 0 && n->out[0] >= 0 &&
-            !g->values[n->in[0]].konst)
+            !g->values[n->in[0]].konst) {
             m->alias[n->out[0]] = m->alias[n->in[0]];
+            aoff[n->out[0]] = aoff[n->in[0]];
+        }
         for (int k = 0; k < n->n_out; k++) {
             int v = n->out[k];
             if (v < 0 || g->values[v].konst) continue;
@@ -311,7 +393,7 @@ rlx_status rlx_plan_memory(rlx_program *p) {
     for (size_t j = 0; j < n_iv; j++) m->offset[iv[j].value] = best_off[j];
     for (size_t i = 0; i < nv; i++)
         if (m->alias[i] != (int)i) {
-            m->offset[i] = m->offset[m->alias[i]];
+            m->offset[i] = m->offset[m->alias[i]] + aoff[i];
             first[i] = first[m->alias[i]];
             last[i] = last[m->alias[i]];
         }
@@ -328,5 +410,10 @@ done:
     free(best_off);
     free(diff);
     free(on_dev);
+    free(aoff);
+    free(poff);
+    free(par);
+    free(prod);
+    free(io);
     return st;
 }

@@ -49,8 +49,13 @@ rlx_status rlx_plan_create(rlx_graph *g, rlx_backend *dev, rlx_backend *host, rl
  * share bytes; outputs of view steps (RLX_STEP_VIEW) alias their input.
  * Graph inputs are placed in the arena too (copied in at run time) and
  * live from before the first step; graph outputs live to the end;
- * constants (weights) are never in the arena. Every offset is
- * RLX_ARENA_ALIGN aligned and every size rounded up to it.
+ * constants (weights) are never in the arena. Every storage root's offset
+ * is RLX_ARENA_ALIGN aligned and its size rounded up to it. In a plan
+ * without device steps, the inputs of a CPU Concat whose output is one
+ * block per input (dims before the axis all 1) are planned as slices of
+ * its output (alias: the Concat's output, or the last of a chain of them;
+ * offset: 64-byte aligned), so that their producers write them in place
+ * and the Concat copies nothing (memory.c, concat_in_place).
  *
  * Placement: for each order (by size, by breadth, by time; Pisarchyk and
  * Lee, "Efficient Memory Management for Deep Neural Net Inference", 2020,

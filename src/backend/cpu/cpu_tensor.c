@@ -10,6 +10,7 @@
  * input tensors and resolved by the same code as shape inference
  * (src/ir/ops/tensor_geom.c). */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -271,7 +272,10 @@ static rlx_status k_concat(rlx_cpu_kctx *k) {
             return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "input %d has rank %d, the output %d", i, x->rank, y->rank);
         size_t blk = (size_t)x->dims[ax] * inner * es;
         if (off + blk > row) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "inputs exceed the output along the axis");
-        for (size_t o = 0; o < outer && blk; o++)
+        /* an input planned as its slice of the output (plan/memory.c,
+         * concat_in_place) is already there */
+        bool in_place = outer == 1 && (const char *)x->data == (const char *)y->data + off;
+        for (size_t o = 0; o < outer && blk && !in_place; o++)
             memcpy((char *)y->data + o * row + off, (const char *)x->data + o * blk, blk);
         off += blk;
     }
