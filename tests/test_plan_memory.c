@@ -546,9 +546,11 @@ static int value_named(const rlx_program *p, const char *name) {
 /* Convolutions into Concats at batch 1 (plan/memory.c, concat_in_place):
  * a = Conv 1x1(x), b = Conv 3x3(x), c = Concat(a, b), d = Relu(x),
  * e = Concat(c, d) (a chain), y = Conv 1x1(e); and g = Concat(x, a), whose
- * input x is a graph input (so g takes no slices), h = Relu(g). The plan
- * must put a, b, c and d in e's storage at their byte offsets (16 x 16
- * positions x 4 channels x 4 bytes = 4 KiB per input), g in its own; the
+ * input x is a graph input (so g takes no slices), h = Relu(g); z =
+ * Concat(Sigmoid(x), Tanh(x)) whose first input has a view that is a graph
+ * output (so z takes none). The plan must put a, b, c and d in e's storage
+ * at their byte offsets (16 x 16 positions x 4 channels x 4 bytes = 4 KiB
+ * per input), g and z in their own; the
  * outputs must equal those of a plan without reuse (RLX_NO_REUSE: no
  * slices, the Concats copy) bit for bit at 1, 2 and 5 threads. */
 static void test_concat_in_place(void) {
@@ -574,8 +576,21 @@ static void test_concat_in_place(void) {
     CHECK_OK(rlx_model_add_node(m, "Conv", NULL, 2, (const char *[]){ "e", "w3" }, 1, (const char *[]){ "y" }, 0, NULL));
     CHECK_OK(rlx_model_add_node(m, "Concat", NULL, 2, (const char *[]){ "x", "a" }, 1, (const char *[]){ "g" }, 1, &ax));
     CHECK_OK(rlx_model_add_node(m, "Relu", NULL, 1, (const char *[]){ "g" }, 1, (const char *[]){ "h" }, 0, NULL));
+    /* u, a graph output's view, stays whole: z = Concat(u, w) copies */
+    int64_t shp[2] = { 1, 1024 }, shd[1] = { 2 };
+    rlx_tensor *shape = test_tensor_i64(1, shd, shp);
+    CHECK_OK(rlx_model_add_initializer(m, "shape", shape));
+    rlx_tensor_destroy(shape);
+    CHECK_OK(rlx_model_add_node(m, "Sigmoid", NULL, 1, (const char *[]){ "x" }, 1, (const char *[]){ "u" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Tanh", NULL, 1, (const char *[]){ "x" }, 1, (const char *[]){ "w" }, 0, NULL));
+    CHECK_OK(rlx_model_add_node(m, "Concat", NULL, 2, (const char *[]){ "u", "w" }, 1, (const char *[]){ "z" }, 1, &ax));
+    CHECK_OK(rlx_model_add_node(m, "Reshape", NULL, 2, (const char *[]){ "u", "shape" }, 1, (const char *[]){ "ru" }, 0,
+                                NULL));
+    CHECK_OK(rlx_model_add_node(m, "Relu", NULL, 1, (const char *[]){ "z" }, 1, (const char *[]){ "zz" }, 0, NULL));
     CHECK_OK(rlx_model_add_output(m, "y"));
     CHECK_OK(rlx_model_add_output(m, "h"));
+    CHECK_OK(rlx_model_add_output(m, "ru"));
+    CHECK_OK(rlx_model_add_output(m, "zz"));
     CHECK_OK(rlx_model_finish(m));
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -2, 2);
     const char *threads[3] = { "1", "2", "5" };
@@ -612,13 +627,16 @@ static void test_concat_in_place(void) {
                     CHECK_MSG(mp->first[e] <= mp->first[a] && mp->first[a] == mp->first[e],
                               "e's storage lives from a's step");
                     CHECK_MSG(mp->alias[gv] == gv, "g (a graph input among its inputs) took slices");
+                    int u = value_named(p, "u"), w = value_named(p, "w");
+                    CHECK_MSG(u >= 0 && w >= 0 && mp->alias[u] == u && mp->alias[w] == w,
+                              "z = Concat(u, w) took slices though a graph output is a view of u");
                 } else if (a >= 0 && e >= 0 && !reuse) {
                     CHECK_MSG(mp->alias[a] == a && mp->alias[d] == d, "slices in a plan without reuse");
                 }
             }
             rlx_session_destroy(s);
         }
-        CHECK(n[0] == 2 && n[1] == 2);
+        CHECK(n[0] == 4 && n[1] == 4);
         for (size_t i = 0; i < n[0] && i < n[1]; i++)
             CHECK_MSG(out[0][i]->nbytes == out[1][i]->nbytes &&
                           memcmp(out[0][i]->data, out[1][i]->data, out[0][i]->nbytes) == 0,

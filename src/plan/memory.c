@@ -173,7 +173,8 @@ static uint64_t place(interval **order, size_t n, interval **placed, uint64_t li
  * device step, the Concat runs on the CPU with a static output that is no
  * graph input or output and whose dims before the axis are all 1, and the
  * input is a static, non-constant value of the output's dtype, produced by
- * a CPU step (not a view), no graph input or output, appearing once in
+ * a CPU step (not a view), no graph input or output and read by no view
+ * step, appearing once in
  * this Concat, not yet a slice of another, and its slice starts at a
  * multiple of CONCAT_SLICE_ALIGN bytes; a Concat takes all of its inputs
  * or none. */
@@ -195,11 +196,14 @@ static void concat_in_place(const rlx_program *p, const rlx_mem_plan *m, int *pa
         const rlx_node *n = &g->nodes[p->steps[s]];
         for (int k = 0; k < n->n_out; k++)
             if (n->out[k] >= 0) prod[n->out[k]] = (int)s;
+        /* a viewed value stays whole: a graph output that is its view
+         * binds caller memory of its size to its storage root */
+        if (p->step_on[s] == RLX_STEP_VIEW && n->n_in > 0 && n->in[0] >= 0) io[n->in[0]] |= 2;
     }
     for (size_t s = 0; s < p->n_steps; s++) {
         const rlx_node *n = &g->nodes[p->steps[s]];
         int c = n->n_out == 1 ? n->out[0] : -1, ax;
-        if (p->step_on[s] != RLX_STEP_CPU || n->op != RLX_OP_Concat || n->n_in < 1 || c < 0 || io[c] ||
+        if (p->step_on[s] != RLX_STEP_CPU || n->op != RLX_OP_Concat || n->n_in < 1 || c < 0 || (io[c] & 1) ||
             !m->bytes[c] || g->values[c].konst)
             continue;
         const rlx_value *y = &g->values[c];

@@ -133,7 +133,7 @@ static void cpu_bind_value(rlx_backend_exe *e, int value, void *data) {
     const rlx_mem_plan *m = &e->p->mem;
     for (int v = value; v >= 0; v = e->next_alias[v])
         if (m->offset[v] != RLX_NO_OFFSET && !e->p->g->values[v].konst)
-            e->views[v].data = data ? data : e->arena + m->offset[v];
+            e->views[v].data = data ? (unsigned char *)data + (m->offset[v] - m->offset[value]) : e->arena + m->offset[v];
 }
 
 static void cpu_set_step_hook(rlx_backend_exe *e, rlx_step_hook fn, void *ctx) {
