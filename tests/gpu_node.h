@@ -239,7 +239,9 @@ static inline void set_env(const char *name, const char *v) {
 
 /* Opens the f32 and the f16-mode backends with every variable that selects
  * kernels unset and arenas poisoned; false (after a message) when there is
- * no GPU and it is not required. */
+ * no GPU and it is not required. RLX_GEMM_PIPELINE and
+ * RLX_GEMM_CONV_GEOMETRY are kept: ctest runs the GEMM and conv tests under
+ * their values (variants with the default's bits). */
 static inline bool gpu_open(rlx_backend **be, rlx_backend **be16, const char *prog) {
     test_seed_from_env();
     if (!test_have_gpu()) {

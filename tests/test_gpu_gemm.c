@@ -416,6 +416,113 @@ static void test_gemm_f16_sums_choice(void) {
 #endif
 }
 
+/* gpu.gemm_pipeline and gpu.gemm_conv_geometry reach the generated kernel:
+ * the source of a 64 x 64 x 1000 product and of an implicit 3x3
+ * convolution (pads 1, stride 2, dilation 1, 9 x 11 input) under each
+ * value, lowered without a run (the kernels themselves: the backend-ops
+ * cases gemm:variants, bit for bit against the default). off and params
+ * give the default's source (every value's source differs from every
+ * other's, so pipelines are never shared wrongly: the pipeline cache keys
+ * on the source); double keeps two copies of the tiles only where they
+ * fit the workgroup memory (else prefetch); geometry as constants only
+ * in a convolution. */
+#ifdef RLX_HAVE_WEBGPU
+static char *variant_source(const wg_caps *base, const char *pipe, const char *geo, bool conv, int64_t wg_storage) {
+    rlx_graph *g = NULL;
+    CHECK_OK(rlx_graph_create(13, &g));
+    if (!g) return NULL;
+    int ids[3];
+    const char *names[3] = { "a", "b", "y" };
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(rlx_graph_add_value(g, names[i], &ids[i]));
+        g->values[ids[i]].dtype = RLX_DTYPE_F32;
+    }
+    rlx_config cfg = *base->cfg;
+    cfg.gemm_pipeline = pipe;
+    cfg.gemm_conv_geometry = geo;
+    cfg.gemm_kernel = "tiled";
+    cfg.gemm_splitk = 0;
+    cfg.gemm_tile = NULL;
+    wg_caps caps = *base;
+    caps.cfg = &cfg;
+    caps.coop = caps.coop16 = false;
+    if (wg_storage) caps.max_wg_storage = (uint32_t)wg_storage;
+    wg_lower L;
+    memset(&L, 0, sizeof L);
+    L.g = g;
+    L.caps = &caps;
+    wg_gemm m;
+    if (conv) { /* 16 output channels, 8 input channels, 3x3, 9 x 11 -> 5 x 6 */
+        wg_gemm_init(&m, 16, 30, 72);
+        m.conv = true;
+        m.in_h = 9, m.in_w = 11, m.out_w = 6, m.k_h = 3, m.k_w = 3, m.s_h = 2, m.s_w = 2;
+        m.p_h = 1, m.p_w = 1, m.d_h = 1, m.d_w = 1;
+        m.a_n = 16 * 72, m.b_n = 8 * 9 * 11, m.y_n = 16 * 30;
+    } else {
+        wg_gemm_init(&m, 64, 64, 1000);
+        m.a_n = m.b_n = 64 * 1000;
+        m.y_n = 64 * 64;
+    }
+    m.a = ids[0], m.b = ids[1], m.y = ids[2];
+    rlx_status st = wg_emit_gemm(&L, &m);
+    CHECK_MSG(st == RLX_OK, "%s %s: %s", pipe, geo, rlx_last_error());
+    char *src = L.n_d && L.d[0].source ? rlx_strdup(L.d[0].source) : NULL;
+    CHECK_MSG(src != NULL, "%s %s: no generated source", pipe, geo);
+    wg_lower_free(&L);
+    rlx_graph_destroy(g);
+    return src;
+}
+#endif
+
+static void test_gemm_variant_choice(void) {
+#ifdef RLX_HAVE_WEBGPU
+    const wg_caps *base = &((wg_backend *)g_be)->caps;
+    static const char *const pipes[] = { "off", "prefetch", "double" }, *const geos[] = { "params", "hoist", "constants" };
+    char *src[2][3][3] = { { { NULL } } };
+    for (int c = 0; c < 2; c++)
+        for (int p = 0; p < 3; p++)
+            for (int q = 0; q < 3; q++) src[c][p][q] = variant_source(base, pipes[p], geos[q], c == 1, 0);
+    for (int c = 0; c < 2; c++)
+        for (int p = 0; p < 3; p++)
+            for (int q = 0; q < 3; q++) {
+                const char *s = src[c][p][q];
+                if (!s) continue;
+                bool hoist = c == 1 && q > 0;
+                CHECK_MSG((strstr(s, "var pa0") != NULL) == (p > 0), "conv %d %s %s: prefetch registers", c, pipes[p],
+                          geos[q]);
+                CHECK_MSG((strstr(s, "put_a_at(i, pa0, ea)") != NULL) == (p == 2), "conv %d %s %s: double buffer", c,
+                          pipes[p], geos[q]);
+                CHECK_MSG((strstr(s, "conv_fetch(i, nk") != NULL || strstr(s, "conv_fetch(i, 0u") != NULL) == hoist,
+                          "conv %d %s %s: hoisted pixels", c, pipes[p], geos[q]);
+                CHECK_MSG((strstr(s, "/ 6u) * 2u) - i32(1u)") != NULL) == (hoist && q == 2),
+                          "conv %d %s %s: geometry constants", c, pipes[p], geos[q]);
+                CHECK_MSG((strstr(s, "P.out_w) * P.s_h) - i32(P.p_h)") != NULL) == (hoist && q == 1),
+                          "conv %d %s %s: geometry from Params", c, pipes[p], geos[q]);
+                /* distinct sources where something differs, the same otherwise */
+                for (int p2 = 0; p2 < 3; p2++)
+                    for (int q2 = 0; q2 < 3; q2++) {
+                        const char *s2 = src[c][p2][q2];
+                        bool differ = p != p2 || (c == 1 && q != q2);
+                        if (s2) CHECK_MSG((strcmp(s, s2) != 0) == differ, "conv %d: %s/%s against %s/%s", c, pipes[p],
+                                          geos[q], pipes[p2], geos[q2]);
+                    }
+            }
+    if (getenv("RLX_TEST_PRINT_GEMM")) fputs(src[1][2][2], stderr);
+    for (int c = 0; c < 2; c++)
+        for (int p = 0; p < 3; p++)
+            for (int q = 0; q < 3; q++) free(src[c][p][q]);
+    /* 64 x 64 tiles of k step 16: 8 KiB a copy; double needs 16 KiB */
+    char *s = variant_source(base, "double", "params", false, 16384);
+    CHECK_MSG(s && strstr(s, "put_a_at(i, pa0, ea)") && strstr(s, "array<vec4<TILE_T>, 512>"),
+              "double within 16 KiB: not double-buffered");
+    free(s);
+    s = variant_source(base, "double", "params", false, 16383);
+    CHECK_MSG(s && !strstr(s, "put_a_at(i, pa0, ea)") && strstr(s, "var pa0") && strstr(s, "array<vec4<TILE_T>, 256>"),
+              "double past the workgroup memory: not the prefetch form");
+    free(s);
+#endif
+}
+
 /* With f16 mode off, forcing the self-test (RLX_GPU_COOP=force) still runs
  * it, for f16 tensors: on an adapter without the feature it fails with a
  * reason, caps.coop16 stays off, and an f16 product runs on the tiled
@@ -671,6 +778,7 @@ int main(void) {
     TIMED(test_gemm_coop_choice, t0);
     TIMED(test_gemm_coop_f16_fallback, t0);
     TIMED(test_gemm_f16_sums_choice, t0);
+    TIMED(test_gemm_variant_choice, t0);
     TIMED(test_bench_hooks, t0);
     TIMED(test_gemm_split_limit, t0);
     TIMED(test_gemm_f16_buffer_limit, t0);

@@ -191,7 +191,21 @@ static const opt_def k_opts[] = {
         "auto: chosen per problem, when the grid of tiles x batch items is at most gpu.gemm_target_wg and k is long: "
         "slices for about 1.5 x gpu.gemm_target_wg workgroups)"),
     BOOL("gpu.gemm_vec4", "RLX_GEMM_VEC4", "1", gemm_vec4, "vector loads and stores in the GEMM kernels"),
-    BOOL("gpu.gemm_prefetch", "RLX_GEMM_PREFETCH", "0", gemm_prefetch, "register prefetch of the next k tile"),
+    BOOL("gpu.gemm_prefetch", "RLX_GEMM_PREFETCH", "0", gemm_prefetch,
+         "register prefetch of the next k tile in the loop kernel (gpu.gemm_kernel=loop; the generated kernel: "
+         "gpu.gemm_pipeline)"),
+    ENUM("gpu.gemm_pipeline", "RLX_GEMM_PIPELINE", W("off", "prefetch", "double"), gemm_pipeline, 0,
+         "how the generated tiled GEMM overlaps the next k tile's loads with this tile's products: off (load, "
+         "barrier, products, barrier), prefetch (the next tile's loads into registers before the products, stored "
+         "to workgroup memory after them: two barriers per tile), double (two workgroup buffers, one barrier per "
+         "tile, with the register prefetch; where twice the tiles fit the device's workgroup memory, else "
+         "prefetch); the same sums in the same order: the same bits every way"),
+    ENUM("gpu.gemm_conv_geometry", "RLX_GEMM_CONV_GEOMETRY", W("params", "hoist", "constants"), gemm_conv_geometry, 0,
+         "the implicit convolution's operand in the generated tiled GEMM: geometry (output width, strides, "
+         "dilations, pads, input size) read from the uniform Params and each output pixel's (row, column) divided "
+         "out for every element of every k tile (params); the pixel's (row, column) computed once per invocation, "
+         "before the k loop (hoist); hoist with the geometry as constants in the kernel (constants: cheaper index "
+         "math, one pipeline per geometry); the same bits every way"),
     BOOL("gpu.gemm_unroll_k", "RLX_GEMM_UNROLL_K", "1", gemm_unroll_k, "the generated GEMM kernel unrolls its k step"),
     ENUM("gpu.f16_accumulate", "RLX_F16_ACCUMULATE", W("f32", "f16"), f16_accumulate, 0,
          "sums of f16 GEMMs (MatMul, Gemm, Conv with f16 inputs) on the generated tiled kernel: f32 accumulators fed "

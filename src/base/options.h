@@ -53,6 +53,8 @@ typedef struct rlx_config {
     const char *f16_accumulate;          /* gpu.f16_accumulate: "f32" or "f16" */
     int64_t f16_block;                   /* gpu.f16_block: k elements per f16 partial sum */
     bool gemm_vec4, gemm_prefetch, gemm_unroll_k;
+    const char *gemm_pipeline;      /* gpu.gemm_pipeline: "off", "prefetch" or "double" */
+    const char *gemm_conv_geometry; /* gpu.gemm_conv_geometry: "params", "hoist" or "constants" */
     const char *conv_algo, *dwconv_kernel, *pool_kernel;
     /* gpu.runtime_checks: "on" (the default: every module checked), "auto"
      * (audited kernels' shader modules without naga's bounds checks and

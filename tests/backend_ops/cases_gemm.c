@@ -324,6 +324,180 @@ static void gen_matmul(bo_ctx *ctx, const void *arg) {
     gen_splitk_matmul(ctx);
 }
 
+/* ------------------------------------------------------------ kernel variants */
+
+/* gemm:variants: the generated tiled GEMM's variants (gpu.gemm_pipeline,
+ * gpu.gemm_conv_geometry; gemm_gen.c) give the default kernel's bits: each
+ * case runs on the GPU as usual (against the CPU oracle with GEMM's
+ * tolerance), then once per variant (bo_variant), whose outputs must
+ * equal that run's bit for bit. MatMul and Gemm: partial tiles, scalar
+ * and vec4 loads, transposes, batch dims that broadcast, split-K with the
+ * fused bias + Relu in gemm_reduce, f16 tensors, f16 weights (gpu.f16),
+ * 128 x 128 tiles (two copies: 32 KiB), the k loop not unrolled, f16 sums
+ * (gpu.f16_accumulate=f16, a block inside a tile and one across tiles),
+ * a 16-row product (its tile, split-K). Conv on the implicit GEMM: batch,
+ * pads, strides, dilations, groups, fused bias + Relu and residual + Relu,
+ * split-K, f16 tensors and f16 weights, 1-D, a kernel taller than 16 (its
+ * size from Params), a tile whose invocations hold pixels of two columns
+ * classes (gemm_gen.c pixel_class). */
+static const char *const k_pipe_variants[] = {
+    "gpu.gemm_pipeline=prefetch", "gpu.gemm_pipeline=double",
+    "gpu.gemm_conv_geometry=hoist", "gpu.gemm_conv_geometry=constants",
+    "gpu.gemm_pipeline=double gpu.gemm_conv_geometry=constants",
+    "gpu.gemm_pipeline=prefetch gpu.gemm_conv_geometry=hoist",
+};
+
+typedef struct var_mm {
+    const char *op;          /* MatMul or Gemm (transA, transB, C [N], alpha 0.5, beta -2) */
+    bool half;               /* every tensor f16 */
+    int64_t batch;           /* MatMul: > 0: A [batch, 3, M, K] x B [3, K, N] */
+    int64_t M, K, N;
+    int epi;                 /* MatMul: 1 bias + Relu (fused) */
+    const char *opt;
+    int64_t block;           /* gpu.f16_accumulate=f16 with this block (0: f32 sums) */
+} var_mm;
+
+static const var_mm k_var_mm[] = {
+    { "MatMul", false, 0, 37, 67, 45, 0, NULL, 0 },                 /* scalar loads, partial tiles */
+    { "MatMul", false, 0, 64, 96, 128, 0, NULL, 0 },                /* vec4 loads, 6 k tiles */
+    { "MatMul", false, 2, 20, 40, 36, 0, NULL, 0 },                 /* batch dims: [2,3,..] x [3,..] */
+    { "MatMul", false, 0, 24, 300, 40, 1, "gpu.gemm_splitk=3", 0 }, /* split-K + bias + Relu */
+    { "Gemm", false, 0, 33, 50, 29, 0, NULL, 0 },                   /* transposes, C [N] */
+    { "MatMul", true, 0, 40, 72, 36, 0, NULL, 0 },                  /* f16 tensors */
+    { "MatMul", false, 0, 20, 48, 52, 0, "gpu.f16=1", 0 },          /* f16 weights */
+    { "MatMul", false, 0, 130, 40, 140, 0, "gpu.gemm_tile=8x8,16x16,16", 0 },
+    { "MatMul", false, 0, 70, 100, 66, 0, "gpu.gemm_unroll_k=0", 0 },
+    { "MatMul", true, 0, 40, 200, 24, 0, NULL, 8 },                 /* f16 sums, block 8 */
+    { "MatMul", true, 0, 8, 100, 40, 0, "gpu.gemm_splitk=0", 32 },  /* block of two tiles */
+    { "MatMul", false, 0, 16, 260, 70, 0, NULL, 0 },                /* 16 rows: split-K */
+};
+
+typedef struct var_conv {
+    bool half;
+    int64_t x[4], w[4];      /* 1-D when x[3] == 0 */
+    int64_t group, s[2], d[2], pads[4];
+    int epi;                 /* 0 none, 1 bias + Relu (fused), 2 bias + residual + Relu (fused) */
+    const char *opt;
+} var_conv;
+
+static const var_conv k_var_conv[] = {
+    { false, { 2, 5, 9, 11 }, { 8, 5, 3, 3 }, 1, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, 1, NULL },
+    { false, { 1, 6, 13, 10 }, { 8, 3, 3, 3 }, 2, { 2, 2 }, { 2, 2 }, { 1, 0, 2, 1 }, 0, NULL },
+    { false, { 1, 4, 11, 7 }, { 6, 4, 5, 2 }, 1, { 2, 1 }, { 1, 1 }, { 2, 0, 1, 1 }, 2, NULL },
+    { false, { 2, 40, 7, 7 }, { 36, 40, 3, 3 }, 1, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, 1, "gpu.gemm_splitk=3" },
+    { true, { 2, 8, 9, 9 }, { 12, 8, 3, 3 }, 1, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 }, 0, NULL },
+    { false, { 2, 6, 30, 0 }, { 8, 6, 3, 0 }, 1, { 2, 0 }, { 2, 0 }, { 1, 1, 0, 0 }, 0, NULL },
+    { false, { 1, 4, 20, 6 }, { 4, 4, 17, 1 }, 1, { 1, 1 }, { 1, 1 }, { 8, 0, 8, 0 }, 0, NULL },
+    { false, { 1, 3, 15, 15 }, { 8, 3, 3, 3 }, 1, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 }, 0, "gpu.f16=1" },
+    { false, { 1, 5, 10, 30 }, { 16, 5, 3, 3 }, 1, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, 0, "gpu.gemm_tile=4x8,16x4,16" },
+};
+
+static void variants_all(bo_case *c, bool conv) {
+    for (size_t v = 0; v < BO_LEN(k_pipe_variants); v++)
+        if (conv || !strstr(k_pipe_variants[v], "conv_geometry")) bo_variant(c, k_pipe_variants[v]);
+}
+
+static void gen_variant_mm(bo_ctx *ctx, const var_mm *g) {
+    bo_case *c = bo_next(ctx, 13);
+    if (!c) return;
+    rlx_dtype dt = g->half ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+    const char *y;
+    char sa[64], sb[64];
+    if (strcmp(g->op, "Gemm") == 0) {
+        int64_t ad[2] = { g->K, g->M }, bd[2] = { g->N, g->K }, cd[1] = { g->N };
+        rlx_tensor *in[3] = { bo_rand(dt, 2, ad, -1, 1), bo_rand(dt, 2, bd, -1, 1), bo_rand(dt, 1, cd, -1, 1) };
+        bool k[3] = { false, true, true };
+        rlx_attr a[4] = { RLX_ATTR_I("transA", 1), RLX_ATTR_I("transB", 1), RLX_ATTR_F("alpha", 0.5f),
+                          RLX_ATTR_F("beta", -2.0f) };
+        bo_desc(c, "Gemm A%s B%s C[%lld] transA=1 transB=1 alpha=0.5 beta=-2", bo_shape_str(2, ad, sa, 64),
+                bo_shape_str(2, bd, sb, 64), (long long)g->N);
+        bo_single(c, "Gemm", 3, in, k, 1, 4, a);
+    } else {
+        /* batched: A [batch, 3, M, K] x B [3, K, N] (B an input), else A [M, K] x B [K, N] (B constant) */
+        int64_t ad[4] = { g->batch, 3, g->M, g->K }, bd[3] = { 3, g->K, g->N };
+        bool bat = g->batch > 0;
+        int ra = bat ? 4 : 2, rb = bat ? 3 : 2;
+        const int64_t *pa = bat ? ad : ad + 2, *pb = bat ? bd : bd + 1;
+        const char *ins[2] = { bo_input(c, bo_rand(dt, ra, pa, -1, 1)), bo_value(c, bo_rand(dt, rb, pb, -1, 1), !bat) };
+        y = bo_node(c, "MatMul", 2, ins, 1, 0, NULL);
+        bo_desc(c, "%sMatMul A%s B%s", g->half ? "f16 " : "", bo_shape_str(ra, pa, sa, 64), bo_shape_str(rb, pb, sb, 64));
+        if (g->epi == 1) {
+            int64_t n = g->N;
+            const char *ab[2] = { y, bo_const(c, bo_rand(dt, 1, &n, -1, 1)) };
+            y = bo_node(c, "Add", 2, ab, 1, 0, NULL);
+            y = bo_node(c, "Relu", 1, &y, 1, 0, NULL);
+            c->fused = "MatMul";
+            bo_desc(c, " + bias + Relu (fused)");
+        } else {
+            c->expect_op = "MatMul";
+        }
+        bo_output(c, y);
+    }
+    if (g->opt) bo_opt(c, g->opt), bo_desc(c, " %s", g->opt);
+    c->atol *= sqrt((double)g->K);
+    if (g->half) c->rtol += 2e-3, c->atol += 1e-4;
+    if (g->opt && strcmp(g->opt, "gpu.f16=1") == 0) c->rtol = 1e-2, c->atol = 1e-2;
+    if (g->block) { /* gemm:f16_sums' tolerance */
+        bo_opt(c, "gpu.f16_accumulate=f16");
+        bo_opt(c, g->block == 8 ? "gpu.f16_block=8" : "gpu.f16_block=32");
+        bo_desc(c, " gpu.f16_accumulate=f16 block %lld", (long long)g->block);
+        c->rtol = 1e-3;
+        c->atol = ldexp(1.0, -11) / 3.0 * sqrt(6.0 * (double)g->K * (double)g->block) + 1e-4;
+    }
+    variants_all(c, false);
+    bo_run(ctx, c);
+}
+
+static void gen_variant_conv(bo_ctx *ctx, const var_conv *g) {
+    bo_case *c = bo_next(ctx, 13);
+    if (!c) return;
+    rlx_dtype dt = g->half ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+    bool one_d = g->x[3] == 0;
+    int r = one_d ? 3 : 4, sp = one_d ? 1 : 2;
+    int64_t co = g->w[0];
+    const char *ins[3] = { bo_input(c, bo_rand(dt, r, g->x, -2, 2)), bo_const(c, bo_rand(dt, r, g->w, -0.5, 0.5)),
+                           g->epi ? bo_const(c, bo_rand(dt, 1, &co, -0.5, 0.5)) : "" };
+    int64_t pads[4] = { g->pads[0], g->pads[1], g->pads[2], g->pads[3] };
+    if (one_d) pads[1] = g->pads[1]; /* [begin, end] */
+    rlx_attr a[4] = { RLX_ATTR_IS("strides", sp, g->s), RLX_ATTR_IS("dilations", sp, g->d),
+                      RLX_ATTR_IS("pads", 2 * sp, pads), RLX_ATTR_I("group", g->group) };
+    const char *y = bo_node(c, "Conv", g->epi ? 3 : 2, ins, 1, 4, a);
+    char sx[64], sw[64];
+    bo_desc(c, "%sConv x%s w%s group=%lld strides=[%lld,%lld] dilations=[%lld,%lld] pads=[%lld,%lld,%lld,%lld]",
+            g->half ? "f16 " : "", bo_shape_str(r, g->x, sx, 64), bo_shape_str(r, g->w, sw, 64), (long long)g->group,
+            (long long)g->s[0], (long long)g->s[1], (long long)g->d[0], (long long)g->d[1], (long long)g->pads[0],
+            (long long)g->pads[1], (long long)g->pads[2], (long long)g->pads[3]);
+    if (g->epi == 2) { /* + residual (a graph input of y's shape) */
+        int64_t oh = (g->x[2] + g->pads[0] + g->pads[2] - g->d[0] * (g->w[2] - 1) - 1) / g->s[0] + 1;
+        int64_t ow = (g->x[3] + g->pads[1] + g->pads[3] - g->d[1] * (g->w[3] - 1) - 1) / g->s[1] + 1;
+        int64_t rd[4] = { g->x[0], co, oh, ow };
+        const char *ab[2] = { y, bo_input(c, bo_rand(dt, 4, rd, -1, 1)) };
+        y = bo_node(c, "Add", 2, ab, 1, 0, NULL);
+        bo_desc(c, " + residual");
+    }
+    if (g->epi) {
+        y = bo_node(c, "Relu", 1, &y, 1, 0, NULL);
+        c->fused = "Conv";
+        bo_desc(c, " + bias + Relu (fused)");
+    } else {
+        c->expect_op = "Conv";
+    }
+    bo_output(c, y);
+    bo_opt(c, "gpu.conv_algo=implicit");
+    if (g->opt) bo_opt(c, g->opt), bo_desc(c, " %s", g->opt);
+    c->atol *= sqrt((double)(g->w[1] * g->w[2] * (one_d ? 1 : g->w[3])));
+    if (g->half) c->rtol += 2e-3, c->atol += 1e-4;
+    if (g->opt && strcmp(g->opt, "gpu.f16=1") == 0) c->rtol = 1e-2, c->atol = 1e-2;
+    variants_all(c, true);
+    bo_run(ctx, c);
+}
+
+static void gen_variants(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    for (size_t i = 0; i < BO_LEN(k_var_mm); i++) gen_variant_mm(ctx, &k_var_mm[i]);
+    for (size_t i = 0; i < BO_LEN(k_var_conv); i++) gen_variant_conv(ctx, &k_var_conv[i]);
+}
+
 /* ------------------------------------------------------------ integer GEMM */
 
 /* MatMulInteger (arg NULL) and QLinearMatMul (kernels/qgemm_body.wgsl):
@@ -524,6 +698,8 @@ static const bo_op k_ops[] = {
       "exact: i32 sums, the CPU's f32 requantization reproduced (onnxruntime's; ties to even, saturation)" },
     { "rlx.MatMulNBits", gen_matmul_nbits, NULL, 1e-5, 2e-6,
       "K products summed in another order (lanes, vectors) than the CPU's: relative 1e-5 plus 2e-6; f16 2e-3" },
+    { "gemm:variants", gen_variants, NULL, 1e-5, 2e-6,
+      "as MatMul, Gemm, Conv; each gpu.gemm_pipeline / gpu.gemm_conv_geometry variant: the default's bits" },
 };
 
 const bo_family bo_family_gemm = { "gemm", k_ops, BO_LEN(k_ops) };

@@ -231,6 +231,10 @@ void bo_opt(bo_case *c, const char *kv) {
     if (c->n_opts < BO_MAX_OPTS) c->opts[c->n_opts++] = kv;
 }
 
+void bo_variant(bo_case *c, const char *options) {
+    if (c->n_variants < BO_MAX_VARIANTS) c->variants[c->n_variants++] = options;
+}
+
 void bo_xfail(bo_case *c, const char *why) {
     c->flags |= BO_XFAIL;
     c->xfail_why = why;
@@ -495,11 +499,17 @@ static void outs_free(outs_t *o) {
  * session with every module checked, which must give the same bits. */
 static const char *g_checks;
 
+/* --variant OPTS (repeatable): every case also runs on a GPU session with
+ * these options added (bo_variant), which must give the same bits. */
+static const char *g_variants[BO_MAX_VARIANTS];
+static int g_n_variants;
+
 /* A session on device with the passes in `off` disabled (NULL: all on),
- * the case's GPU options and poison on the GPU; `checks` (NULL: g_checks)
- * is its gpu.runtime_checks. */
-static rlx_status open_model_session_checks(const bo_case *c, rlx_model *m, const char *device, const char *off,
-                                            const char *checks, rlx_session **s) {
+ * the case's GPU options, then `extra` ("key=value" separated by spaces;
+ * NULL: none), and poison on the GPU; `checks` (NULL: g_checks) is its
+ * gpu.runtime_checks. */
+static rlx_status open_model_session_opts(const bo_case *c, rlx_model *m, const char *device, const char *off,
+                                          const char *checks, const char *extra, rlx_session **s) {
     rlx_options *o = NULL;
     rlx_status st = rlx_options_create(&o);
     if (!st && off) st = rlx_options_set(o, "passes.disable", off);
@@ -508,10 +518,25 @@ static rlx_status open_model_session_checks(const bo_case *c, rlx_model *m, cons
     if (!checks) checks = g_checks;
     if (!st && gpu && checks) st = rlx_options_set(o, "gpu.runtime_checks", checks);
     for (int i = 0; !st && gpu && i < c->n_opts; i++) st = rlx_options_parse(o, c->opts[i]);
+    for (const char *p = extra; !st && gpu && p && *p;) {
+        char kv[128];
+        size_t n = strcspn(p, " ");
+        if (n >= sizeof kv) n = sizeof kv - 1;
+        memcpy(kv, p, n);
+        kv[n] = '\0';
+        if (n) st = rlx_options_parse(o, kv);
+        p += strcspn(p, " ");
+        p += strspn(p, " ");
+    }
     rlx_session_options so = { .device = device };
     if (!st) st = rlx_session_create_with_options(m, &so, o, s);
     rlx_options_destroy(o);
     return st;
+}
+
+static rlx_status open_model_session_checks(const bo_case *c, rlx_model *m, const char *device, const char *off,
+                                            const char *checks, rlx_session **s) {
+    return open_model_session_opts(c, m, device, off, checks, NULL, s);
 }
 
 static rlx_status open_model_session(const bo_case *c, rlx_model *m, const char *device, const char *off,
@@ -571,8 +596,10 @@ static long work_steps(const rlx_session *s) {
 }
 
 static void print_repro(const bo_ctx *ctx, long k) {
-    fprintf(stderr, "  repro: %s --op %s --case %ld --seed %" PRIu64 "%s%s%s -v\n", ctx->prog, ctx->op->name, k,
+    fprintf(stderr, "  repro: %s --op %s --case %ld --seed %" PRIu64 "%s%s%s", ctx->prog, ctx->op->name, k,
             ctx->seed, ctx->full ? " --full" : "", g_checks ? " --checks " : "", g_checks ? g_checks : "");
+    for (int i = 0; i < g_n_variants; i++) fprintf(stderr, " --variant '%s'", g_variants[i]);
+    fprintf(stderr, " -v\n");
 }
 
 /* Records one problem of the case being run. */
@@ -707,6 +734,56 @@ static void check_runtime_checks(verdict *v, const bo_case *c, rlx_session *sg, 
     rlx_session_destroy(sc);
 }
 
+/* The first element at which two outputs differ in bits, as text. */
+static void first_difference(const rlx_tensor *a, const rlx_tensor *b, char *buf, size_t cap) {
+    if (a->nbytes != b->nbytes || a->dtype != b->dtype) {
+        snprintf(buf, cap, "%zu bytes against %zu", a->nbytes, b->nbytes);
+        return;
+    }
+    size_t es = rlx_dtype_size(a->dtype), n = es ? a->nbytes / es : 0;
+    for (size_t i = 0; i < n; i++)
+        if (memcmp((const char *)a->data + i * es, (const char *)b->data + i * es, es) != 0) {
+            if (a->dtype == RLX_DTYPE_F32)
+                snprintf(buf, cap, "first at element %zu: %.9g against %.9g", i, (double)((const float *)a->data)[i],
+                         (double)((const float *)b->data)[i]);
+            else if (a->dtype == RLX_DTYPE_F16)
+                snprintf(buf, cap, "first at element %zu: %.5g against %.5g", i,
+                         (double)rlx_f16_to_f32(((const uint16_t *)a->data)[i]),
+                         (double)rlx_f16_to_f32(((const uint16_t *)b->data)[i]));
+            else snprintf(buf, cap, "first at element %zu", i);
+            return;
+        }
+    snprintf(buf, cap, "no element differs");
+}
+
+/* Each variant of the case (bo_variant, then --variant): a GPU session
+ * with its options added runs every step on the GPU and gives the bits of
+ * g1 (the case's GPU run; unfused: with the passes off, as g1 was). */
+static void check_variants(verdict *v, const bo_case *c, const char *want_op, const outs_t *g1, bool unfused) {
+    for (int k = 0; k < c->n_variants + g_n_variants; k++) {
+        const char *var = k < c->n_variants ? c->variants[k] : g_variants[k - c->n_variants];
+        rlx_session *sv = NULL;
+        outs_t gv = { 0 };
+        char buf[512];
+        rlx_status st = open_model_session_opts(c, c->m, "gpu", unfused ? k_all_passes : NULL, NULL, var, &sv);
+        if (!st) st = run_once(c, sv, &gv);
+        if (st) {
+            fail(v, "gpu, variant %s: %s", var, rlx_last_error());
+        } else {
+            const char *pm = check_plan(sv, want_op, c->flags, buf, sizeof buf);
+            if (pm) fail(v, "gpu plan, variant %s: %s", var, pm);
+            if (gv.n != g1->n) fail(v, "variant %s: %zu outputs, the case's GPU run %zu", var, gv.n, g1->n);
+            for (size_t i = 0; i < g1->n && i < gv.n; i++)
+                if (!same_bits(g1->t[i], gv.t[i])) {
+                    first_difference(gv.t[i], g1->t[i], buf, sizeof buf);
+                    fail(v, "output %zu: variant %s and the case's GPU run differ in bits (%s)", i, var, buf);
+                }
+        }
+        outs_free(&gv);
+        rlx_session_destroy(sv);
+    }
+}
+
 void bo_run(bo_ctx *ctx, bo_case *c) {
     long k = ctx->case_idx - 1;
     verdict v = { 0, "" };
@@ -760,6 +837,7 @@ void bo_run(bo_ctx *ctx, bo_case *c) {
                 for (size_t i = 0; i < g1.n && i < g2.n; i++)
                     if (!same_bits(g1.t[i], g2.t[i])) fail(&v, "output %zu: two gpu runs differ in bits", i);
             if (g_checks) check_runtime_checks(&v, c, sg, &g1, !c->fused);
+            if (!(c->flags & BO_NO_BITS)) check_variants(&v, c, want_op, &g1, !c->fused);
         }
         if (!v.n && c->fused && !expect_err) {
             rlx_session *su = NULL;
@@ -849,7 +927,8 @@ static int coverage_gaps(bool print) {
 }
 
 static void usage(const char *prog) {
-    printf("usage: %s [--op NAME] [--case K] [--every N] [--seed S] [--full] [--checks MODE] [--list [--count]] [-v]\n"
+    printf("usage: %s [--op NAME] [--case K] [--every N] [--seed S] [--full] [--checks MODE] [--variant OPTS]...\n"
+           "       [--list [--count]] [-v]\n"
            "Runs every op with a WebGPU lowering, and every fusion pattern, on the GPU and on the CPU\n"
            "(the oracle) over generated cases, and compares them (docs/backend-ops.md).\n"
            "  --op NAME   only this op (\"Pad\", \"rlx.Attention\", \"fuse:...\"); NAME* is a prefix;\n"
@@ -857,6 +936,9 @@ static void usage(const char *prog) {
            "  --checks M  GPU sessions with gpu.runtime_checks=M (auto, on, off); every case also runs\n"
            "              with every shader module checked and must give the same bits, and off (on)\n"
            "              must have created every (no) pipeline without runtime checks\n"
+           "  --variant OPTS  every case also runs on a GPU session with these options added\n"
+           "              (\"key=value\", several separated by spaces; repeatable) and must give the\n"
+           "              same bits as its GPU run (e.g. --variant gpu.gemm_pipeline=double)\n"
            "  --case K    only case K of the op (the numbers a failure prints)\n"
            "  --every N   only the cases whose number is a multiple of N (a sample of each op)\n"
            "  --seed S    seed of the inputs (default 1); each case's inputs depend on S, the op and K\n"
@@ -886,6 +968,13 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "%s: --checks takes auto, on or off, not '%s'\n", argv[0], g_checks);
                 return 2;
             }
+        }
+        else if (strcmp(a, "--variant") == 0 && i + 1 < argc) {
+            if (g_n_variants == BO_MAX_VARIANTS) {
+                fprintf(stderr, "%s: at most %d --variant\n", argv[0], BO_MAX_VARIANTS);
+                return 2;
+            }
+            g_variants[g_n_variants++] = argv[++i];
         }
         else if (strcmp(a, "--list") == 0) ctx.list = true;
         else if (strcmp(a, "--count") == 0) ctx.count = true;

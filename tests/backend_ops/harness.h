@@ -24,7 +24,8 @@
  * session with the arena poisoned with NaN (option gpu.poison) so an
  * element no kernel writes fails; the two GPU runs must agree bit for bit,
  * the plan must run every step on the GPU (no CPU fallback) and the op
- * under test must be one of them (not folded away). Fusion cases also run
+ * under test must be one of them (not folded away); each variant
+ * (bo_variant, --variant) runs once more and gives the same bits. Fusion cases also run
  * the GPU with the passes off and the CPU with them on, all against the
  * oracle. */
 #ifndef RLX_TESTS_BACKEND_OPS_HARNESS_H
@@ -38,6 +39,7 @@
 
 #define BO_MAX_IO 16
 #define BO_MAX_OPTS 8
+#define BO_MAX_VARIANTS 8
 
 typedef struct bo_ctx bo_ctx;
 
@@ -87,6 +89,8 @@ typedef struct bo_case {
     const char *xfail_why;
     int n_opts;
     const char *opts[BO_MAX_OPTS]; /* "key=value" options of the GPU sessions (static strings) */
+    int n_variants;
+    const char *variants[BO_MAX_VARIANTS]; /* bo_variant: "key=value[ key=value]" (static strings) */
     char desc[512];
     rlx_status st;           /* first builder error (reported by bo_run) */
     char *strs[256];         /* names handed out, freed with the case */
@@ -133,6 +137,11 @@ void bo_run(bo_ctx *ctx, bo_case *c);
 void bo_desc(bo_case *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Adds an option (static "key=value") to the case's GPU sessions. */
 void bo_opt(bo_case *c, const char *key_value);
+/* A variant of the case's GPU sessions that must give the same bits as
+ * the case's GPU run: options (static "key=value", several separated by
+ * spaces) added after the case's own; its plan, too, must run every step
+ * on the GPU. Like `--variant`, which adds one to every case. */
+void bo_variant(bo_case *c, const char *options);
 /* Marks the case a known bug (BO_XFAIL) with the reason. */
 void bo_xfail(bo_case *c, const char *why);
 

@@ -23,20 +23,163 @@ static uint32_t items_b(const wg_gemm_kernel *k) {
     return k->wgx * k->tn * k->bk / (k->bmode == GB_VEC_N || k->bmode == GB_VEC_K ? 4 : 1);
 }
 
+/* How gen_loads writes the loads of a k tile: each item fetched and
+ * stored at once (LOAD_NOW), fetched into its register p<a|b><j> (LOAD_FETCH),
+ * or stored from that register (LOAD_PUT). */
+typedef enum load_mode { LOAD_NOW, LOAD_FETCH, LOAD_PUT } load_mode;
+
+/* Whether tile t (0: A, 1: B) is loaded a vec4 per item. */
+static bool vec_items(const wg_gemm_kernel *k, int t) {
+    return t ? k->bmode == GB_VEC_N || k->bmode == GB_VEC_K : k->amode == GA_VEC_K || k->amode == GA_VEC_M;
+}
+
+/* Whether the implicit conv operand's pixels are computed before the k
+ * loop (conv_geo hoist or constants, gen_conv_prologue). */
+static bool hoisted(const wg_gemm_kernel *k) { return k->bmode == GB_CONV && k->conv_geo != WG_GEMM_GEO_PARAMS; }
+
+/* The pixel class of B item li + j * NT of a k tile (hoisted conv): its
+ * column is n0 + (li + (j * NT) % BN) % BN, the same in every k tile; the
+ * classes are the distinct (j * NT) % BN, numbered in order of first j. */
+static uint32_t pixel_class(const wg_gemm_kernel *k, uint32_t j, uint32_t *off) {
+    uint32_t nt = k->wgx * k->wgy, bn = k->wgx * k->tn;
+    *off = (j * nt) % bn;
+    uint32_t first = j, c = 0;
+    for (uint32_t q = 0; q < j && first == j; q++)
+        if ((q * nt) % bn == *off) first = q;
+    for (uint32_t q = 0; q < first; q++) {
+        bool dup = false;
+        for (uint32_t r = 0; r < q && !dup; r++) dup = (r * nt) % bn == (q * nt) % bn;
+        c += !dup;
+    }
+    return c;
+}
+
+/* The fetch of item i of tile t of the k tile at k0 (a WGSL expression of
+ * type vec4<f32>, or f32 for element items). */
+static void fetch_expr(char *e, size_t cap, const wg_gemm_kernel *k, int t, uint32_t j, const char *k0) {
+    bool v = vec_items(k, t);
+    if (t == 0) {
+        snprintf(e, cap, "fetch_a(i, %s, kcount, m0, abase)%s", k0, v ? "" : ".x");
+    } else if (hoisted(k)) {
+        uint32_t off, c = pixel_class(k, j, &off);
+        snprintf(e, cap, "conv_fetch(i, %s, kcount, bbase, kofs, hv%u, hy%u, hx%u)", k0, c, c, c);
+    } else {
+        snprintf(e, cap, "fetch_b(i, %s, kcount, n0, bbase, kofs)%s", k0, v ? "" : ".x");
+    }
+}
+
 /* The loads of one k tile starting at k0 (a WGSL expression): item
  * li + j * NT of each tile for every j, a bound test only on a partial
- * last round. */
-static void gen_loads(wg_src *b, const wg_gemm_kernel *k, const char *k0, const char *ind) {
+ * last round. LOAD_NOW and LOAD_PUT store into the copy of the tiles at
+ * elements `ea` of As and `eb` of Bs (WGSL expressions; NULL: the first). */
+static void gen_loads(wg_src *b, const wg_gemm_kernel *k, const char *k0, const char *ind, load_mode mode,
+                      const char *ea, const char *eb) {
     uint32_t nt = k->wgx * k->wgy;
     uint32_t n[2] = { items_a(k), items_b(k) };
     for (int t = 0; t < 2; t++)
         for (uint32_t j = 0; j < cdiv32(n[t], nt); j++) {
+            char e[160], val[200];
+            const char *x = t ? "b" : "a", *eo = t ? eb : ea;
             wg_src_printf(b, "%s{ let i = li + %uu; ", ind, j * nt);
             if ((j + 1) * nt > n[t]) wg_src_printf(b, "if (i < %uu) { ", n[t]);
-            if (t) wg_src_printf(b, "put_b(i, fetch_b(i, %s, kcount, n0, bbase, kofs));", k0);
-            else wg_src_printf(b, "put_a(i, fetch_a(i, %s, kcount, m0, abase));", k0);
+            if (mode == LOAD_FETCH) {
+                fetch_expr(e, sizeof e, k, t, j, k0);
+                wg_src_printf(b, "p%s%u = %s;", x, j, e);
+            } else {
+                if (mode == LOAD_PUT) snprintf(e, sizeof e, "p%s%u", x, j);
+                else fetch_expr(e, sizeof e, k, t, j, k0);
+                if (vec_items(k, t)) snprintf(val, sizeof val, "%s", e);
+                else snprintf(val, sizeof val, "vec4<f32>(%s, 0.0, 0.0, 0.0)", e);
+                /* today's text where nothing differs from it */
+                if (!eo && mode == LOAD_NOW && !(t && hoisted(k)))
+                    wg_src_printf(b, "put_%s(i, fetch_%s(i, %s, kcount, %s));", x, x, k0,
+                                  t ? "n0, bbase, kofs" : "m0, abase");
+                else if (!eo) wg_src_printf(b, "put_%s(i, %s);", x, val);
+                else wg_src_printf(b, "put_%s_at(i, %s, %s);", x, val, eo);
+            }
             wg_src_printf(b, "%s }\n", (j + 1) * nt > n[t] ? " }" : "");
         }
+}
+
+/* The registers of the prefetched loads (LOAD_FETCH): p<a|b><j>, f32 for
+ * element items, vec4<f32> for vec4 ones (zero unless fetched). */
+static void gen_prefetch_regs(wg_src *b, const wg_gemm_kernel *k, const char *ind) {
+    uint32_t nt = k->wgx * k->wgy;
+    uint32_t n[2] = { items_a(k), items_b(k) };
+    for (int t = 0; t < 2; t++)
+        for (uint32_t j = 0; j < cdiv32(n[t], nt); j++)
+            wg_src_printf(b, "%svar p%s%u: %s;\n", ind, t ? "b" : "a", j, vec_items(k, t) ? "vec4<f32>" : "f32");
+}
+
+/* The hoisted implicit conv operand (conv_geo hoist or constants): per
+ * pixel class q (pixel_class) its column hn<q>, whether it is below N
+ * (hv<q>) and the input row and column of its first tap (hy<q>, hx<q>),
+ * computed once; conv_fetch then reads tap k of such a pixel. The same
+ * element as conv_b (gemm_common.wgsl), or the same 0. */
+typedef struct geo_txt {
+    char ow[24], sh[24], sw[24], ph[24], pw[24], dh[24], dw[24], ih[24], iw[24], ihi[24], iwi[24], kh[24], kw[24];
+} geo_txt;
+
+static void geo_text(const wg_gemm_kernel *k, geo_txt *g) {
+    bool c = k->conv_geo == WG_GEMM_GEO_CONSTANTS;
+#define GEO(f, field, pfield) \
+    if (c) snprintf(g->f, sizeof g->f, "%uu", k->field); \
+    else snprintf(g->f, sizeof g->f, "P.%s", pfield)
+    GEO(ow, out_w, "out_w");
+    GEO(sh, s_h, "s_h");
+    GEO(sw, s_w, "s_w");
+    GEO(ph, p_h, "p_h");
+    GEO(pw, p_w, "p_w");
+    GEO(dh, d_h, "d_h");
+    GEO(dw, d_w, "d_w");
+    GEO(ih, in_h, "in_h");
+    GEO(iw, in_w, "in_w");
+#undef GEO
+    if (c) {
+        snprintf(g->ihi, sizeof g->ihi, "%di", (int)k->in_h);
+        snprintf(g->iwi, sizeof g->iwi, "%di", (int)k->in_w);
+    } else {
+        snprintf(g->ihi, sizeof g->ihi, "i32(P.in_h)");
+        snprintf(g->iwi, sizeof g->iwi, "i32(P.in_w)");
+    }
+    if (k->ckh) snprintf(g->kh, sizeof g->kh, "%uu", k->ckh);
+    else snprintf(g->kh, sizeof g->kh, "P.k_h");
+    if (k->ckw) snprintf(g->kw, sizeof g->kw, "%uu", k->ckw);
+    else snprintf(g->kw, sizeof g->kw, "P.k_w");
+}
+
+static void gen_conv_fetch_fn(wg_src *b, const wg_gemm_kernel *k) {
+    geo_txt g;
+    geo_text(k, &g);
+    wg_src_printf(b,
+                  "// element k0 + i / BN of the implicit conv operand at the pixel whose first tap is input\n"
+                  "// (ih0, iw0), ok: the pixel is below N (conv_b's element, or its 0)\n"
+                  "fn conv_fetch(i: u32, k0: u32, kcount: u32, bbase: u32, kofs: u32, ok: bool, ih0: i32, iw0: i32) -> f32 {\n"
+                  "    let k = k0 + i / %uu;\n"
+                  "    if (!ok || k >= kcount) { return 0.0; }\n"
+                  "    let kk = kofs + k;\n"
+                  "    let kc = kk %% %s;\n    let t = kk / %s;\n    let kr = t %% %s;\n    let ci = t / %s;\n"
+                  "    let ih = ih0 + i32(kr * %s);\n    let iw = iw0 + i32(kc * %s);\n"
+                  "    if (ih < 0 || iw < 0 || ih >= %s || iw >= %s) { return 0.0; }\n"
+                  "    return ldb(bbase + (ci * %s + u32(ih)) * %s + u32(iw));\n}\n\n",
+                  k->wgx * k->tn, g.kw, g.kw, g.kh, g.kh, g.dh, g.dw, g.ihi, g.iwi, g.ih, g.iw);
+}
+
+static void gen_conv_prologue(wg_src *b, const wg_gemm_kernel *k) {
+    geo_txt g;
+    geo_text(k, &g);
+    uint32_t nt = k->wgx * k->wgy, bn = k->wgx * k->tn;
+    uint32_t next = 0;
+    for (uint32_t j = 0; j < cdiv32(items_b(k), nt); j++) {
+        uint32_t off, c = pixel_class(k, j, &off);
+        if (c < next) continue; /* declared with an earlier j */
+        next = c + 1;
+        if (off) wg_src_printf(b, "    let hn%u = n0 + (li + %uu) %% %uu;\n", c, off, bn);
+        else wg_src_printf(b, "    let hn%u = n0 + li %% %uu;\n", c, bn);
+        wg_src_printf(b, "    let hv%u = hn%u < P.N;\n", c, c);
+        wg_src_printf(b, "    let hy%u = i32((hn%u / %s) * %s) - i32(%s);\n", c, c, g.ow, g.sh, g.ph);
+        wg_src_printf(b, "    let hx%u = i32((hn%u %% %s) * %s) - i32(%s);\n", c, c, g.ow, g.sw, g.pw);
+    }
 }
 
 /* The products of one k step (kk: a WGSL expression): the TM x TN block,
@@ -44,10 +187,14 @@ static void gen_loads(wg_src *b, const wg_gemm_kernel *k, const char *k0, const 
  * (hblock) the f16 partial sums h<q> instead. */
 static void gen_step(wg_src *b, const wg_gemm_kernel *k, const char *kk, const char *ind) {
     uint32_t bm = k->wgy * k->tm, bn = k->wgx * k->tn;
+    /* the double buffer: the copy being read starts at vec4 ao of As, bo of Bs */
+    bool dbl = k->pipeline == WG_GEMM_PIPE_DOUBLE;
     for (uint32_t ii = 0; ii < k->tm / 4; ii++)
-        wg_src_printf(b, "%slet a%u = As[(%s) * %uu + %uu + ty];\n", ind, ii, kk, bm / 4, ii * k->wgy);
+        wg_src_printf(b, "%slet a%u = As[%s(%s) * %uu + %uu + ty];\n", ind, ii, dbl ? "ao + " : "", kk, bm / 4,
+                      ii * k->wgy);
     for (uint32_t jj = 0; jj < k->tn / 4; jj++)
-        wg_src_printf(b, "%slet b%u = Bs[(%s) * %uu + %uu + tx];\n", ind, jj, kk, bn / 4, jj * k->wgx);
+        wg_src_printf(b, "%slet b%u = Bs[%s(%s) * %uu + %uu + tx];\n", ind, jj, dbl ? "bo + " : "", kk, bn / 4,
+                      jj * k->wgx);
     static const char comp[4] = { 'x', 'y', 'z', 'w' };
     for (uint32_t ii = 0; ii < k->tm / 4; ii++)
         for (uint32_t r = 0; r < 4; r++)
@@ -96,18 +243,28 @@ char *wg_gen_gemm_source(const wg_gemm_kernel *k) {
     if (!act || !common || !tile || !codes) return NULL;
     if ((k->tm != 4 && k->tm != 8) || (k->tn != 4 && k->tn != 8) || k->bk == 0 || k->bk % 4) return NULL;
     if (k->hblock && (!wg_gemm_hblock_fits(k->hblock, k->bk) || !k->a16 || !k->b16)) return NULL;
+    static const char *const k_pipe[] = { "off", "prefetch", "double" }, *const k_geo[] = { "params", "hoist", "constants" };
+    if (k->pipeline > WG_GEMM_PIPE_DOUBLE || k->conv_geo > WG_GEMM_GEO_CONSTANTS) return NULL;
+    bool dbl = k->pipeline == WG_GEMM_PIPE_DOUBLE;
     wg_src b = { 0 };
     wg_src_printf(&b, "// Generated by gemm_gen.c: the tiled GEMM of gemm.wgsl, written out%s.\n//!elem f32 f16\n",
                   k->hblock ? " with f16 sums" : "");
+    /* the variants (today's text when both are the defaults) */
+    if (k->pipeline != WG_GEMM_PIPE_OFF || hoisted(k))
+        wg_src_printf(&b, "// gpu.gemm_pipeline=%s, gpu.gemm_conv_geometry=%s\n", k_pipe[k->pipeline],
+                      hoisted(k) ? k_geo[k->conv_geo] : "params");
     /* the audit (README.md, "Runtime checks"): operand loads only under
-     * m < M, n < N, k < kcount (fetch_a / fetch_b; conv_b's taps under
-     * their bounds tests), vec4 loads and stores where emit_tiled checked
-     * K, M or N % 4 == 0 and aligned offsets, stores under m < M, n (+ c)
-     * < N; the windows are ext_a / ext_b / ext_y / ext_bias of
-     * lower_gemm.c; the tiles As / Bs indexed below BK * BM and BK * BN
-     * (items under i < items, gen_loads); every loop counts up to a bound
-     * below 2^31 (emit_one declines larger sizes) */
-    wg_src_printf(&b, "//!audited see gemm_gen.c: loads under m < M, n < N, k < kcount; tiles below BK * BM, BK * BN\n");
+     * m < M, n < N, k < kcount (fetch_a / fetch_b / conv_fetch; conv_b's
+     * and conv_fetch's taps under their bounds tests), vec4 loads and
+     * stores where emit_tiled checked K, M or N % 4 == 0 and aligned
+     * offsets, stores under m < M, n (+ c) < N; the windows are ext_a /
+     * ext_b / ext_y / ext_bias of lower_gemm.c; the tiles As / Bs indexed
+     * below BK * BM and BK * BN (items under i < items, gen_loads), or,
+     * double-buffered, twice that (the copy at ao, bo or at the element
+     * offsets ea, eb: 0 or one tile, cur in {0, 1}); every loop counts up
+     * to a bound below 2^31 (emit_one declines larger sizes) */
+    wg_src_printf(&b, "//!audited see gemm_gen.c: loads under m < M, n < N, k < kcount; tiles below BK * BM, BK * BN%s\n",
+                  dbl ? " (two copies of each)" : "");
     /* f16 sums: also in the f32 instance (T = f32: split-K partial sums) */
     if (k->hblock) wg_src_printf(&b, "enable f16;\n");
     wg_src_printf(&b,
@@ -120,10 +277,11 @@ char *wg_gen_gemm_source(const wg_gemm_kernel *k) {
                   k->b16 ? "true" : "false", k->ckh, k->ckw, k->yvec ? "true" : "false", k->splitk ? "true" : "false",
                   k->act, k->ypix ? "true" : "false", k->res ? "true" : "false");
     const char *tt = k->hblock ? "f16" : "f32";
+    uint32_t sa4 = k->bk * k->wgy * k->tm / 4, sb4 = k->bk * k->wgx * k->tn / 4; /* vec4s of one copy */
     wg_src_printf(&b, "alias TILE_T = %s;\nvar<workgroup> As: array<vec4<TILE_T>, %u>;\n"
-                  "var<workgroup> Bs: array<vec4<TILE_T>, %u>;\n\n", tt, k->bk * k->wgy * k->tm / 4,
-                  k->bk * k->wgx * k->tn / 4);
+                  "var<workgroup> Bs: array<vec4<TILE_T>, %u>;\n\n", tt, dbl ? 2 * sa4 : sa4, dbl ? 2 * sb4 : sb4);
     wg_src_printf(&b, "%s\n%s\n%s\n%s\n", act, common, codes, tile);
+    if (hoisted(k)) gen_conv_fetch_fn(&b, k);
     wg_src_printf(&b,
                   "@compute @workgroup_size(%u, %u)\n"
                   "fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u,\n"
@@ -133,13 +291,24 @@ char *wg_gen_gemm_source(const wg_gemm_kernel *k) {
                   "    let m0 = job.m0;\n    let n0 = job.n0;\n    let abase = job.abase;\n    let bbase = job.bbase;\n"
                   "    let kcount = job.kcount;\n    let kofs = job.kofs;\n",
                   k->wgx, k->wgy);
+    if (hoisted(k)) gen_conv_prologue(&b, k);
     uint32_t nq = k->tm * k->tn / 4;
     for (uint32_t q = 0; q < nq; q++) wg_src_printf(&b, "    var c%u = vec4<f32>(0.0);\n", q);
     for (uint32_t q = 0; q < nq && k->hblock; q++) wg_src_printf(&b, "    var h%u = vec4<f16>(0.0);\n", q);
     wg_src_printf(&b, "    if (kcount > 0u) {\n");
-    gen_loads(&b, k, "0u", "        ");
-    wg_src_printf(&b, "    }\n    workgroupBarrier();\n"
-                      "    for (var k0 = 0u; k0 < kcount; k0 = k0 + BK) {\n");
+    gen_loads(&b, k, "0u", "        ", LOAD_NOW, NULL, NULL);
+    wg_src_printf(&b, "    }\n    workgroupBarrier();\n");
+    if (dbl) wg_src_printf(&b, "    var cur = 0u; // the copy of the tiles that this k tile reads\n");
+    wg_src_printf(&b, "    for (var k0 = 0u; k0 < kcount; k0 = k0 + BK) {\n");
+    if (k->pipeline != WG_GEMM_PIPE_OFF) {
+        /* the next tile's loads in flight during this tile's products */
+        wg_src_printf(&b, "        let nk = k0 + BK;\n        let more = nk < kcount;\n");
+        gen_prefetch_regs(&b, k, "        ");
+        wg_src_printf(&b, "        if (more) {\n");
+        gen_loads(&b, k, "nk", "            ", LOAD_FETCH, NULL, NULL);
+        wg_src_printf(&b, "        }\n");
+    }
+    if (dbl) wg_src_printf(&b, "        let ao = cur * %uu;\n        let bo = cur * %uu;\n", sa4, sb4);
     gen_tile_steps(&b, k);
     if (k->hblock > k->bk) { /* a block of several tiles */
         wg_src_printf(&b, "        if ((k0 / BK + 1u) %% %uu == 0u) {\n", k->hblock / k->bk);
@@ -148,9 +317,24 @@ char *wg_gen_gemm_source(const wg_gemm_kernel *k) {
     } else if (k->hblock == k->bk) {
         gen_flush(&b, k, "        ");
     }
-    wg_src_printf(&b, "        workgroupBarrier();\n        let nk = k0 + BK;\n        if (nk < kcount) {\n");
-    gen_loads(&b, k, "nk", "            ");
-    wg_src_printf(&b, "            workgroupBarrier();\n        }\n    }\n");
+    if (k->pipeline == WG_GEMM_PIPE_OFF) {
+        wg_src_printf(&b, "        workgroupBarrier();\n        let nk = k0 + BK;\n        if (nk < kcount) {\n");
+        gen_loads(&b, k, "nk", "            ", LOAD_NOW, NULL, NULL);
+        wg_src_printf(&b, "            workgroupBarrier();\n        }\n    }\n");
+    } else if (k->pipeline == WG_GEMM_PIPE_PREFETCH) {
+        /* every invocation past this tile's products before the stores */
+        wg_src_printf(&b, "        workgroupBarrier();\n        if (more) {\n");
+        gen_loads(&b, k, "nk", "            ", LOAD_PUT, NULL, NULL);
+        wg_src_printf(&b, "            workgroupBarrier();\n        }\n    }\n");
+    } else {
+        /* into the other copy, which nobody reads: its last readers (the
+         * k tile before this one) all passed the barrier that ended it;
+         * the barrier after the stores makes them visible to the next */
+        wg_src_printf(&b, "        if (more) {\n            let ea = (cur ^ 1u) * %uu;\n            let eb = (cur ^ 1u) * %uu;\n",
+                      4 * sa4, 4 * sb4);
+        gen_loads(&b, k, "nk", "            ", LOAD_PUT, "ea", "eb");
+        wg_src_printf(&b, "            workgroupBarrier();\n        }\n        cur = cur ^ 1u;\n    }\n");
+    }
     if (k->hblock > k->bk) gen_flush(&b, k, "    "); /* the last, partial block */
     for (uint32_t ii = 0; ii < k->tm / 4; ii++)
         for (uint32_t r = 0; r < 4; r++)

@@ -19,17 +19,45 @@ bool wg_act_ok(const rlx_act *a) {
     return r && r->arity == 1 && r->wgsl && ((r->flags & RLX_EW_ACT) || a->kind == RLX_ACT_NONE);
 }
 
+/* The device's workgroup memory in bytes (16 KiB where it says nothing). */
+static uint64_t wg_storage(const wg_caps *c) { return c->max_wg_storage ? c->max_wg_storage : 16384; }
+
+/* Bytes of one copy of a tile shape's As and Bs of esize-byte elements. */
+static uint64_t tile_bytes(const tile_cfg *t, uint64_t esize) {
+    return (uint64_t)t->bk * ((uint64_t)t->wgy * t->tm + (uint64_t)t->wgx * t->tn) * esize;
+}
+
 /* Whether the device can run a tile shape. */
 static bool tile_fits(const wg_caps *c, const tile_cfg *t) {
     if ((t->tm != 4 && t->tm != 8) || (t->tn != 4 && t->tn != 8)) return false;
     if (t->bk < 4 || t->bk % 4 || t->wgx == 0 || t->wgy == 0) return false;
     uint64_t nt = (uint64_t)t->wgx * t->wgy;
-    uint64_t shared = (uint64_t)t->bk * ((uint64_t)t->wgy * t->tm + (uint64_t)t->wgx * t->tn) * 4;
     if (c->max_wg_invocations && nt > c->max_wg_invocations) return false;
     if (c->max_wg_size_x && t->wgx > c->max_wg_size_x) return false;
     if (c->max_wg_size_y && t->wgy > c->max_wg_size_y) return false;
-    uint32_t lim = c->max_wg_storage ? c->max_wg_storage : 16384;
-    return shared <= lim;
+    return tile_bytes(t, 4) <= wg_storage(c);
+}
+
+/* The generated kernel's pipeline (gpu.gemm_pipeline, wg_gemm_kernel):
+ * double only where two copies of the tiles (elements of esize bytes) fit
+ * the workgroup memory, else prefetch. */
+static uint32_t gemm_pipeline(const wg_caps *c, const tile_cfg *t, uint64_t esize) {
+    const char *v = c->cfg->gemm_pipeline;
+    if (!v || strcmp(v, "off") == 0) return WG_GEMM_PIPE_OFF;
+    if (strcmp(v, "prefetch") == 0) return WG_GEMM_PIPE_PREFETCH;
+    return 2 * tile_bytes(t, esize) <= wg_storage(c) ? WG_GEMM_PIPE_DOUBLE : WG_GEMM_PIPE_PREFETCH;
+}
+
+/* The implicit conv operand's form (gpu.gemm_conv_geometry): the geometry
+ * of m copied into k for constants. */
+static void gemm_conv_geometry(const wg_caps *c, const wg_gemm *m, wg_gemm_kernel *k) {
+    const char *v = c->cfg->gemm_conv_geometry;
+    k->conv_geo = WG_GEMM_GEO_PARAMS;
+    if (!m->conv || !v || strcmp(v, "params") == 0) return;
+    k->conv_geo = strcmp(v, "hoist") == 0 ? WG_GEMM_GEO_HOIST : WG_GEMM_GEO_CONSTANTS;
+    if (k->conv_geo != WG_GEMM_GEO_CONSTANTS) return;
+    k->in_h = m->in_h, k->in_w = m->in_w, k->out_w = m->out_w;
+    k->s_h = m->s_h, k->s_w = m->s_w, k->p_h = m->p_h, k->p_w = m->p_w, k->d_h = m->d_h, k->d_w = m->d_w;
 }
 
 /* gpu.gemm_tile=TMxTN,WGXxWGY,BK; false when unset. */
@@ -350,6 +378,9 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
                                   "%u or is a multiple of it", (unsigned long long)hb, t->bk);
             kc.hblock = (uint32_t)hb;
         }
+        /* gpu.gemm_pipeline and gpu.gemm_conv_geometry: the same bits */
+        kc.pipeline = gemm_pipeline(L->caps, t, kc.hblock ? 2 : 4);
+        gemm_conv_geometry(L->caps, m, &kc);
         char *src = wg_gen_gemm_source(&kc);
         if (!src) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory generating the GEMM kernel", rlx_node_desc(L->n));
         d = wg_emit_source(L, "gemm", src);

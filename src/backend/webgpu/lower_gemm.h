@@ -28,6 +28,10 @@
  *   RLX_GEMM_VEC4=0                 scalar loads and stores only
  *   RLX_GEMM_PREFETCH=1             register prefetch of the next k tile
  *                                   (loop kernel only)
+ *   RLX_GEMM_PIPELINE=off|prefetch|double  the generated kernel's overlap
+ *                                   of loads and products (wg_gemm_kernel)
+ *   RLX_GEMM_CONV_GEOMETRY=params|hoist|constants  the implicit conv
+ *                                   operand's index math (wg_gemm_kernel)
  *   RLX_GEMM_UNROLL_K=0             the generated kernel keeps its loop
  *                                   over the BK steps of a tile
  *   RLX_GEMM_TARGET_WG=N            workgroups the automatic choice aims
@@ -115,7 +119,27 @@ rlx_status wg_emit_gemm_coop(wg_lower *L, const wg_gemm *g);
 typedef struct wg_gemm_kernel {
     uint32_t tm, tn, wgx, wgy, bk, amode, bmode, ckh, ckw, act, hblock;
     bool a16, b16, yvec, splitk, ypix, unroll_k, res;
+    /* pipeline (generated kernel only; option gpu.gemm_pipeline): how the
+     * next k tile's loads overlap this tile's products (WG_GEMM_PIPE_*) */
+    uint32_t pipeline;
+    /* conv_geo (bmode GB_CONV only; option gpu.gemm_conv_geometry): the
+     * implicit operand's pixel (row, column) per invocation before the k
+     * loop (WG_GEMM_GEO_HOIST), and with the geometry below as constants
+     * (WG_GEMM_GEO_CONSTANTS; the fields are unused otherwise) */
+    uint32_t conv_geo;
+    uint32_t in_h, in_w, out_w, s_h, s_w, p_h, p_w, d_h, d_w;
 } wg_gemm_kernel;
+
+/* wg_gemm_kernel.pipeline: OFF loads a k tile into workgroup memory
+ * between two barriers after the products of the one before; PREFETCH
+ * issues the next tile's loads into registers before this tile's products
+ * and stores them after (two barriers per tile); DOUBLE keeps two copies of
+ * the tiles (twice the workgroup memory) and stores the prefetched loads
+ * into the one not being read (one barrier per tile). The products are
+ * the same in every form: the same bits. */
+enum { WG_GEMM_PIPE_OFF, WG_GEMM_PIPE_PREFETCH, WG_GEMM_PIPE_DOUBLE };
+/* wg_gemm_kernel.conv_geo (the same bits every way). */
+enum { WG_GEMM_GEO_PARAMS, WG_GEMM_GEO_HOIST, WG_GEMM_GEO_CONSTANTS };
 
 /* Whether hblock f16 sums fit a tile's k step bk: a multiple of 4 that
  * divides bk or is a multiple of it (gpu.f16_block). */

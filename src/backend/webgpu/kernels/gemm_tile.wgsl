@@ -46,23 +46,28 @@ fn fetch_a(i: u32, k0: u32, kcount: u32, m0: u32, abase: u32) -> vec4<f32> {
     return vec4<f32>(0.0);
 }
 
-fn put_a(i: u32, v: vec4<f32>) {
+// put_a_at / put_b_at: the same into the copy of the tile that starts at
+// element e0 of As / Bs (a multiple of 4; the generated kernel's double
+// buffer, gemm_gen.c); put_a / put_b: the first copy.
+fn put_a_at(i: u32, v: vec4<f32>, e0: u32) {
     let BM = WGY * TM;
     if (A_MODE == GA_VEC_K) {
         let kq = i % (BK / 4u);
         let ml = i / (BK / 4u);
-        set_as((4u * kq) * BM + ml, v.x);
-        set_as((4u * kq + 1u) * BM + ml, v.y);
-        set_as((4u * kq + 2u) * BM + ml, v.z);
-        set_as((4u * kq + 3u) * BM + ml, v.w);
+        set_as(e0 + (4u * kq) * BM + ml, v.x);
+        set_as(e0 + (4u * kq + 1u) * BM + ml, v.y);
+        set_as(e0 + (4u * kq + 2u) * BM + ml, v.z);
+        set_as(e0 + (4u * kq + 3u) * BM + ml, v.w);
     } else if (A_MODE == GA_VEC_M) {
-        As[((i / (BM / 4u)) * BM) / 4u + i % (BM / 4u)] = vec4<TILE_T>(v);
+        As[e0 / 4u + ((i / (BM / 4u)) * BM) / 4u + i % (BM / 4u)] = vec4<TILE_T>(v);
     } else if (A_MODE == GA_SCALAR_M) {
-        set_as((i / BM) * BM + i % BM, v.x);
+        set_as(e0 + (i / BM) * BM + i % BM, v.x);
     } else {
-        set_as((i % BK) * BM + i / BK, v.x);
+        set_as(e0 + (i % BK) * BM + i / BK, v.x);
     }
 }
+
+fn put_a(i: u32, v: vec4<f32>) { put_a_at(i, v, 0u); }
 
 fn fetch_b(i: u32, k0: u32, kcount: u32, n0: u32, bbase: u32, kofs: u32) -> vec4<f32> {
     let BN = WGX * TN;
@@ -93,23 +98,25 @@ fn fetch_b(i: u32, k0: u32, kcount: u32, n0: u32, bbase: u32, kofs: u32) -> vec4
     return vec4<f32>(0.0);
 }
 
-fn put_b(i: u32, v: vec4<f32>) {
+fn put_b_at(i: u32, v: vec4<f32>, e0: u32) {
     let BN = WGX * TN;
     if (B_MODE == GB_VEC_N) {
-        Bs[((i / (BN / 4u)) * BN) / 4u + i % (BN / 4u)] = vec4<TILE_T>(v);
+        Bs[e0 / 4u + ((i / (BN / 4u)) * BN) / 4u + i % (BN / 4u)] = vec4<TILE_T>(v);
     } else if (B_MODE == GB_VEC_K) {
         let kq = i % (BK / 4u);
         let nl = i / (BK / 4u);
-        set_bs((4u * kq) * BN + nl, v.x);
-        set_bs((4u * kq + 1u) * BN + nl, v.y);
-        set_bs((4u * kq + 2u) * BN + nl, v.z);
-        set_bs((4u * kq + 3u) * BN + nl, v.w);
+        set_bs(e0 + (4u * kq) * BN + nl, v.x);
+        set_bs(e0 + (4u * kq + 1u) * BN + nl, v.y);
+        set_bs(e0 + (4u * kq + 2u) * BN + nl, v.z);
+        set_bs(e0 + (4u * kq + 3u) * BN + nl, v.w);
     } else if (B_MODE == GB_SCALAR_K) {
-        set_bs((i % BK) * BN + i / BK, v.x);
+        set_bs(e0 + (i % BK) * BN + i / BK, v.x);
     } else {
-        set_bs((i / BN) * BN + i % BN, v.x);
+        set_bs(e0 + (i / BN) * BN + i % BN, v.x);
     }
 }
+
+fn put_b(i: u32, v: vec4<f32>) { put_b_at(i, v, 0u); }
 
 // The work of linear workgroup wl: its tile origin (m0, n0), the batch
 // bases of the operands, and the k range (SPLITK: slice kofs .. kofs +
