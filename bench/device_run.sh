@@ -61,6 +61,11 @@
 #   bash bench/device_run.sh gemmkinds       # ~3 min: f32 / f16 / int8 / 4-bit products at 4096^3 and
 #                                            # the GEMV shapes, PyTorch CUDA as the peer; int8 again with
 #                                            # gpu.dot4=0 and gpu.qgemm_tile=reg (gemmkinds.txt)
+#   bash bench/device_run.sh gemmvar         # ~2 min: the generated GEMM's variants (gpu.gemm_pipeline,
+#                                            # gpu.gemm_conv_geometry): backend-ops gemm:variants and a sweep
+#                                            # with --variant (each variant's bits against the default's on
+#                                            # the GPU), then MatMul TFLOP/s ($GV_KINDS, default f32, at
+#                                            # $GV_SHAPES, default 4096^3) under each of $GV_VARIANTS; gemmvar.txt
 #   bash bench/device_run.sh f16math         # ~2 min: f16 GEMM TFLOP/s at 4096^3, 1024x768x3072, 128x768x768
 #                                            # with f32 sums vs gpu.f16_accumulate=f16 (blocks 16/32/64),
 #                                            # then their max error against float64 (f16math.txt)
@@ -633,6 +638,32 @@ np.save('$W/mask.npy', np.ones((1,128),np.int64)); np.save('$W/tt.npy', np.zeros
         echo "-- int8 with gpu.qgemm_tile=reg (no workgroup tiles or split k: the kernels before them)"
         timeout 200 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --option gpu.qgemm_tile=reg --iters "${GK_ITERS:-30}"
       } 2>&1 | tee "$OUT/gemmkinds.txt"
+      ;;
+    gemmvar)
+      # ~2 min: the generated tiled GEMM's variants (lower_gemm.h
+      # wg_gemm_kernel: gpu.gemm_pipeline=off|prefetch|double,
+      # gpu.gemm_conv_geometry=params|hoist|constants). First the
+      # backend-ops cases gemm:variants (each variant bit for bit against
+      # the default kernel, on this GPU: a race that lavapipe's lockstep
+      # invocations hide would show here) and every 3rd MatMul, Gemm, Conv
+      # and conv-residual case with the double buffer and constant geometry;
+      # then bench/gpu_gemm_kinds.py's MatMul TFLOP/s ($GV_KINDS, default
+      # f32; $GV_SHAPES, default 4096x4096x4096) under each of $GV_VARIANTS
+      # (default, or KEY=VALUE[,KEY=VALUE]); gemmvar.txt
+      {
+        RLX_TEST_REQUIRE_GPU=1 timeout 120 "$D/bin/test_backend_ops" --op gemm:variants 2>&1 | tail -12
+        echo "-- gemm:variants exit ${PIPESTATUS[0]}"
+        RLX_TEST_REQUIRE_GPU=1 timeout 150 "$D/bin/test_backend_ops" --op MatMul,Gemm,Conv,fuse:conv_residual --every 3 \
+          --variant "gpu.gemm_pipeline=double gpu.gemm_conv_geometry=constants" 2>&1 | tail -12
+        echo "-- --variant sweep exit ${PIPESTATUS[0]}"
+        for v in ${GV_VARIANTS:-default gpu.gemm_pipeline=prefetch gpu.gemm_pipeline=double}; do
+          opt=""
+          [ "$v" = default ] || for kv in $(echo "$v" | tr , ' '); do opt="$opt --option $kv"; done
+          echo "-- MatMul under $v"
+          timeout 120 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds "${GV_KINDS:-f32}" \
+            --shapes "${GV_SHAPES:-4096x4096x4096}" --iters "${GV_ITERS:-30}" $opt 2>&1 | tail -n +3
+        done
+      } 2>&1 | tee "$OUT/gemmvar.txt"
       ;;
     f16math)
       # ~2 min: issue 12's f16 GEMM (f16 tensors) at 4096^3, 1024 x 768 x 3072
