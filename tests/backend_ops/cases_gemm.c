@@ -335,6 +335,7 @@ static void gen_matmul(bo_ctx *ctx, const void *arg) {
  * fused bias + Relu in gemm_reduce, f16 tensors, f16 weights (gpu.f16),
  * 128 x 128 tiles (two copies: 32 KiB), the k loop not unrolled, f16 sums
  * (gpu.f16_accumulate=f16, a block inside a tile and one across tiles),
+ * 128 x 64 tiles,
  * a 16-row product (its tile, split-K). Conv on the implicit GEMM: batch,
  * pads, strides, dilations, groups, fused bias + Relu and residual + Relu,
  * split-K, f16 tensors and f16 weights, 1-D, a kernel taller than 16 (its
@@ -366,6 +367,7 @@ static const var_mm k_var_mm[] = {
     { "MatMul", true, 0, 40, 72, 36, 0, NULL, 0 },                  /* f16 tensors */
     { "MatMul", false, 0, 20, 48, 52, 0, "gpu.f16=1", 0 },          /* f16 weights */
     { "MatMul", false, 0, 130, 40, 140, 0, "gpu.gemm_tile=8x8,16x16,16", 0 },
+    { "MatMul", false, 0, 70, 50, 70, 0, "gpu.gemm_tile=8x4,16x16,16", 0 }, /* 128 x 64 tiles */
     { "MatMul", false, 0, 70, 100, 66, 0, "gpu.gemm_unroll_k=0", 0 },
     { "MatMul", true, 0, 40, 200, 24, 0, NULL, 8 },                 /* f16 sums, block 8 */
     { "MatMul", true, 0, 8, 100, 40, 0, "gpu.gemm_splitk=0", 32 },  /* block of two tiles */
