@@ -414,6 +414,7 @@ static void gen_variant_mm(bo_ctx *ctx, const var_mm *g) {
         bo_desc(c, "Gemm A%s B%s C[%lld] transA=1 transB=1 alpha=0.5 beta=-2", bo_shape_str(2, ad, sa, 64),
                 bo_shape_str(2, bd, sb, 64), (long long)g->N);
         bo_single(c, "Gemm", 3, in, k, 1, 4, a);
+        c->expect_op = "Gemm";
     } else {
         /* batched: A [batch, 3, M, K] x B [3, K, N] (B an input), else A [M, K] x B [K, N] (B constant) */
         int64_t ad[4] = { g->batch, 3, g->M, g->K }, bd[3] = { 3, g->K, g->N };
@@ -459,16 +460,15 @@ static void gen_variant_conv(bo_ctx *ctx, const var_conv *g) {
     int64_t co = g->w[0];
     const char *ins[3] = { bo_input(c, bo_rand(dt, r, g->x, -2, 2)), bo_const(c, bo_rand(dt, r, g->w, -0.5, 0.5)),
                            g->epi ? bo_const(c, bo_rand(dt, 1, &co, -0.5, 0.5)) : "" };
-    int64_t pads[4] = { g->pads[0], g->pads[1], g->pads[2], g->pads[3] };
-    if (one_d) pads[1] = g->pads[1]; /* [begin, end] */
+    int64_t pads[4] = { g->pads[0], g->pads[1], g->pads[2], g->pads[3] }; /* 1-D: [begin, end] */
     rlx_attr a[4] = { RLX_ATTR_IS("strides", sp, g->s), RLX_ATTR_IS("dilations", sp, g->d),
                       RLX_ATTR_IS("pads", 2 * sp, pads), RLX_ATTR_I("group", g->group) };
     const char *y = bo_node(c, "Conv", g->epi ? 3 : 2, ins, 1, 4, a);
     char sx[64], sw[64];
-    bo_desc(c, "%sConv x%s w%s group=%lld strides=[%lld,%lld] dilations=[%lld,%lld] pads=[%lld,%lld,%lld,%lld]",
-            g->half ? "f16 " : "", bo_shape_str(r, g->x, sx, 64), bo_shape_str(r, g->w, sw, 64), (long long)g->group,
-            (long long)g->s[0], (long long)g->s[1], (long long)g->d[0], (long long)g->d[1], (long long)g->pads[0],
-            (long long)g->pads[1], (long long)g->pads[2], (long long)g->pads[3]);
+    char ss[32], sd[32], spd[48];
+    bo_desc(c, "%sConv x%s w%s group=%lld strides=%s dilations=%s pads=%s", g->half ? "f16 " : "",
+            bo_shape_str(r, g->x, sx, 64), bo_shape_str(r, g->w, sw, 64), (long long)g->group,
+            bo_shape_str(sp, g->s, ss, 32), bo_shape_str(sp, g->d, sd, 32), bo_shape_str(2 * sp, pads, spd, 48));
     if (g->epi == 2) { /* + residual (a graph input of y's shape) */
         int64_t oh = (g->x[2] + g->pads[0] + g->pads[2] - g->d[0] * (g->w[2] - 1) - 1) / g->s[0] + 1;
         int64_t ow = (g->x[3] + g->pads[1] + g->pads[3] - g->d[1] * (g->w[3] - 1) - 1) / g->s[1] + 1;
