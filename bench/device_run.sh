@@ -649,7 +649,7 @@ np.save('$W/mask.npy', np.ones((1,128),np.int64)); np.save('$W/tt.npy', np.zeros
       # and conv-residual case with the double buffer and constant geometry;
       # then bench/gpu_gemm_kinds.py's MatMul TFLOP/s ($GV_KINDS, default
       # f32; $GV_SHAPES, default 4096x4096x4096) under each of $GV_VARIANTS
-      # (default, or KEY=VALUE[,KEY=VALUE]); gemmvar.txt
+      # (default, or KEY=VALUE[+KEY=VALUE]); gemmvar.txt
       {
         RLX_TEST_REQUIRE_GPU=1 timeout 120 "$D/bin/test_backend_ops" --op gemm:variants 2>&1 | tail -12
         echo "-- gemm:variants exit ${PIPESTATUS[0]}"
@@ -658,7 +658,7 @@ np.save('$W/mask.npy', np.ones((1,128),np.int64)); np.save('$W/tt.npy', np.zeros
         echo "-- --variant sweep exit ${PIPESTATUS[0]}"
         for v in ${GV_VARIANTS:-default gpu.gemm_pipeline=prefetch gpu.gemm_pipeline=double}; do
           opt=""
-          [ "$v" = default ] || for kv in $(echo "$v" | tr , ' '); do opt="$opt --option $kv"; done
+          [ "$v" = default ] || for kv in $(echo "$v" | tr + ' '); do opt="$opt --option $kv"; done
           echo "-- MatMul under $v"
           timeout 120 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds "${GV_KINDS:-f32}" \
             --shapes "${GV_SHAPES:-4096x4096x4096}" --iters "${GV_ITERS:-30}" $opt 2>&1 | tail -n +3
