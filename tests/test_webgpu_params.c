@@ -13,7 +13,16 @@
  *    and global_pool for f32, f16; f16 where the adapter has shader-f16)
  *    compile, one pipeline per type; the results of cumsum's f32, i32
  *    and u32 instances are checked against the CPU in test_webgpu_index.c
- *    (CumSum). */
+ *    (CumSum);
+ *  - float selections (README.md, "Signed zeros"): the elementwise
+ *    vocabulary's WGSL and ew_lib.wgsl choose between float values only
+ *    through pick_ (a select of the bits), never a float select, min,
+ *    max, clamp or sign, which a Vulkan driver may make a hardware
+ *    min/max that orders -0 and +0 and NaN its own way (the H200 did),
+ *    and no pick_ on a float comparison of its own values (lt_ compares
+ *    on the bits); no embedded kernel but the listed tolerant ones has a
+ *    select of min/max shape, select(a, b, a < b) and the like (no GPU
+ *    needed). */
 #include "test.h"
 
 #include <string.h>
@@ -74,6 +83,162 @@ static void test_expand(void) {
     CHECK(out == NULL && strstr(rlx_last_error(), "f32_only") && strstr(rlx_last_error(), "f16"));
     CHECK(wg_params_expand("k", "// x\n//!elem f32 i32\n", WG_ELEM_U32, &out, &lay) == RLX_ERR_INTERNAL);
     CHECK(wg_kernel_elem("copy") == WG_ELEM_U32 && wg_kernel_elem("unary") == WG_ELEM_F32);
+}
+
+/* ------------------------------------------------------------ float selections */
+
+static bool ident_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+
+/* The arguments of the call whose '(' is at p: up to 3, trimmed, into
+ * arg[i] (cap bytes each); the count, or -1 if the parentheses do not
+ * close. */
+static int call_args(const char *p, char arg[3][96], size_t cap) {
+    int n = 0, depth = 0;
+    const char *a0 = p + 1;
+    for (const char *q = p; *q; q++) {
+        depth += *q == '(' ? 1 : *q == ')' ? -1 : 0;
+        bool end = depth == 0 && *q == ')';
+        if ((depth == 1 && *q == ',') || end) {
+            if (n < 3) {
+                while (*a0 == ' ' || *a0 == '\n') a0++;
+                size_t len = (size_t)(q - a0);
+                while (len && (a0[len - 1] == ' ' || a0[len - 1] == '\n')) len--;
+                snprintf(arg[n], cap, "%.*s", (int)len, a0);
+            }
+            n++;
+            a0 = q + 1;
+        }
+        if (end) return n;
+    }
+    return -1;
+}
+
+/* 1 when the expression `s` is a u32: it starts with a bitcast to u32 or
+ * holds an unsigned integer literal ("0u", "0x80000000u"). */
+static bool u32_operand(const char *s) {
+    if (strncmp(s, "bitcast<u32>", 12) == 0) return true;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9' || (p > s && ident_char(p[-1]))) continue;
+        const char *q = p + (p[0] == '0' && p[1] == 'x' ? 2 : 0);
+        while ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f')) q++;
+        if (q[-1] == 'u' || (*q == 'u' && !ident_char(q[1]))) return true;
+    }
+    return false;
+}
+
+/* The first float selection of `src` that is not pick_: a call of min,
+ * max, clamp or sign, or a select none of whose two values is a u32;
+ * NULL when none (the text, with "$x"-style operands, of a vocabulary
+ * row or of ew_lib.wgsl, which works on f32). */
+static const char *float_select(const char *src, char *what, size_t cap) {
+    static const char *const k_calls[] = { "min(", "max(", "clamp(", "sign(", "select(" };
+    for (const char *p = src; *p; p++) {
+        if (p > src && (ident_char(p[-1]) || p[-1] == '$')) continue;
+        for (size_t k = 0; k < sizeof k_calls / sizeof k_calls[0]; k++) {
+            size_t n = strlen(k_calls[k]);
+            if (strncmp(p, k_calls[k], n) != 0) continue;
+            char arg[3][96];
+            if (k == 4 && call_args(p + n - 1, arg, sizeof arg[0]) == 3 && (u32_operand(arg[0]) || u32_operand(arg[1])))
+                continue;
+            snprintf(what, cap, "%.60s", p);
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* A choice of min/max shape in `src`: fn(a, b, c) (fn "select" or
+ * "pick_") with c comparing a and b by <, >, <= or >=, which a driver may
+ * make a hardware min or max when they are floats; NULL when none. */
+static const char *minmax_select(const char *src, const char *fn, char *what, size_t cap) {
+    static const char *const k_ops[] = { " <= ", " >= ", " < ", " > " };
+    size_t fl = strlen(fn);
+    for (const char *p = strstr(src, fn); p; p = strstr(p + 1, fn)) {
+        if ((p > src && ident_char(p[-1])) || p[fl] != '(') continue;
+        char arg[3][96];
+        if (call_args(p + fl, arg, sizeof arg[0]) != 3) continue;
+        for (size_t k = 0; k < sizeof k_ops / sizeof k_ops[0]; k++) {
+            const char *op = strstr(arg[2], k_ops[k]);
+            if (!op) continue;
+            char l[96], r[96];
+            snprintf(l, sizeof l, "%.*s", (int)(op - arg[2]), arg[2]);
+            snprintf(r, sizeof r, "%s", op + strlen(k_ops[k]));
+            if ((strcmp(l, arg[0]) == 0 && strcmp(r, arg[1]) == 0) || (strcmp(l, arg[1]) == 0 && strcmp(r, arg[0]) == 0)) {
+                snprintf(what, cap, "%.80s", p);
+                return p;
+            }
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* src without its // comments (free() it); NULL on OOM. */
+static char *code_only(const char *src) {
+    wg_src b = { 0 };
+    for (const char *p = src; *p;) {
+        size_t n = strcspn(p, "\n");
+        const char *c = strstr(p, "//");
+        wg_src_printf(&b, "%.*s\n", (int)(c && c < p + n ? (size_t)(c - p) : n), p);
+        p += n;
+        p += *p == '\n';
+    }
+    if (b.oom) wg_src_free(&b);
+    return b.s;
+}
+
+static void test_float_selects(void) {
+    char what[128];
+    /* the checks can fail: each flags what it is for */
+    CHECK(float_select("fn f(x: f32) -> f32 { return select(x, 0.0, x < 0.0); }", what, sizeof what));
+    CHECK(float_select("($x * clamp($x / 6.0 + 0.5, 0.0, 1.0))", what, sizeof what));
+    CHECK(float_select("sign($x)", what, sizeof what) && float_select("max(0.0, $x)", what, sizeof what));
+    CHECK(!float_select("pick_(pick_($x, 0.0, $x < 0.0), $x, isnan_($x)) + max_($x, $y) + clamp_($x, $a, $b)", what,
+                        sizeof what));
+    CHECK(!float_select("q = (q << 1u) | select(0u, 1u, ge); bitcast<f32>(select(bitcast<u32>(f), bitcast<u32>(t), c))",
+                        what, sizeof what));
+    CHECK(minmax_select("mx = select(mx, v, v > mx);", "select", what, sizeof what));
+    CHECK(minmax_select("return select(y, x, x >= y);", "select", what, sizeof what));
+    CHECK(minmax_select("pick_(pick_($x, 0.0, $x < 0.0), $x, isnan_($x))", "pick_", what, sizeof what));
+    CHECK(!minmax_select("let lo = select(c - P.before, 0u, c < P.before); select(t, -t, x < 0.0)", "select", what,
+                         sizeof what));
+    CHECK(!minmax_select("pick_(pick_($x, 0.0, lt_($x, 0.0)), $x, isnan_($x))", "pick_", what, sizeof what));
+
+    /* the vocabulary's WGSL (every unary, binary and chain kernel, the
+     * GEMM, conv and RNN epilogues) and ew_lib.wgsl */
+    for (int f = 0; f < RLX_EW_COUNT; f++) {
+        const rlx_ew_info *r = rlx_ew_info_of(f);
+        if (!r->wgsl) continue;
+        CHECK_MSG(!float_select(r->wgsl, what, sizeof what), "vocabulary %s: a float choice not through pick_: %s", r->id,
+                  what);
+        CHECK_MSG(!minmax_select(r->wgsl, "pick_", what, sizeof what),
+                  "vocabulary %s: pick_ on a float comparison of its values (use lt_): %s", r->id, what);
+    }
+    const char *lib = wg_wgsl_source("ew_lib");
+    CHECK(lib != NULL);
+    char *code = lib ? code_only(lib) : NULL; /* (pick_'s own select is on u32 bits) */
+    CHECK(code != NULL);
+    CHECK_MSG(code && !float_select(code, what, sizeof what), "ew_lib.wgsl: a float choice not through pick_: %s", what);
+    CHECK_MSG(code && !minmax_select(code, "pick_", what, sizeof what),
+              "ew_lib.wgsl: pick_ on a float comparison of its values (use lt_): %s", what);
+    free(code);
+
+    /* the embedded kernels: a select of min/max shape only in the kernels
+     * whose results do not depend on how it orders zeros and NaN (their
+     * finish steps take the CPU's bits: pool.wgsl's max_finish,
+     * global_max.wgsl, reduce.wgsl's finish) */
+    static const char *const k_tolerant[] = { "pool", "pool2d", "global_pool", "global_pool_wg", "reduce" };
+    for (size_t k = 0; k < rlx_wgsl_source_count; k++) {
+        const char *name = rlx_wgsl_sources[k].name;
+        bool tolerant = false;
+        for (size_t t = 0; t < sizeof k_tolerant / sizeof k_tolerant[0]; t++) tolerant |= strcmp(name, k_tolerant[t]) == 0;
+        if (tolerant) continue;
+        code = code_only(rlx_wgsl_sources[k].source);
+        CHECK_MSG(code && !minmax_select(code, "select", what, sizeof what),
+                  "kernel %s: a select of min/max shape (floats: t_pick on t_lt; integers: min, max): %s",
+                  name, what);
+        free(code);
+    }
 }
 
 /* fill.wgsl declares y_off, n, value, value_hi (four integer words). */
@@ -349,6 +514,7 @@ static void test_f16_runs(wg_backend *b) {
 int main(void) {
 #ifdef RLX_HAVE_WEBGPU
     test_expand();
+    test_float_selects();
     if (!test_have_gpu()) {
         fprintf(stderr, "test_webgpu_params: no GPU adapter: pipeline checks skipped; set RLX_TEST_REQUIRE_GPU=1 to make "
                         "this a failure\n");

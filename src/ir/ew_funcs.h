@@ -40,7 +40,13 @@
  *          For NaN and +-inf operands it gives what F32 gives (IEEE, as
  *          numpy and onnxruntime): where a WGSL built-in may differ there
  *          (min, max, clamp, tanh, inf / inf, ...), the expression decides
- *          by the bit tests of ew_lib.wgsl (isnan_, isinf_, clamp_, ...)
+ *          by the bit tests of ew_lib.wgsl (isnan_, isinf_, clamp_, ...).
+ *          Every choice between float values is pick_(f, t, c) on a
+ *          condition of integer comparisons of the bits (lt_, isnan_),
+ *          which no driver may turn into a min or max that orders -0 and
+ *          +0 its own way: never select, min, max, clamp, sign or a float
+ *          comparison of the chosen values (tests/test_webgpu_params.c
+ *          checks the text)
  *
  * Semantics follow the ONNX operator of NAME at SINCE and later. */
 /* clang-format off */
@@ -51,7 +57,7 @@
      * never max(x, 0), which drops NaN on x86 and in WGSL (the GPU tests \
      * the bits: a driver may take NaN < 0 as true, as it did for clamp_) */ \
     X(RELU, OP, Relu, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
-      x < 0 ? 0.0 : x, x < 0.0f ? 0.0f : x, "select(select($x, 0.0, $x < 0.0), $x, isnan_($x))") \
+      x < 0 ? 0.0 : x, x < 0.0f ? 0.0f : x, "pick_(pick_($x, 0.0, lt_($x, 0.0)), $x, isnan_($x))") \
     /* Clip with constant bounds p0 = min, p1 = max (hi wins when lo > hi, \
      * NaN passes through, a tie keeps x); the resolver reads inputs 1, 2 \
      * from version 11 */ \
@@ -75,7 +81,7 @@
       x / (1.0 + exp(-1.5957691216057308 * (x + 0.044715 * x * x * x))), rlx_ewm_gelu_tanh_s(x), \
       "($x / (1.0 + exp(-1.5957691216057308 * ($x + 0.044715 * $x * $x * $x))))") \
     X(LEAKYRELU, OP, LeakyRelu, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, "alpha", 0, NULL, 0, \
-      x >= 0 ? x : p0 * x, F64(LEAKYRELU), "select($a * $x, $x, $x >= 0.0)") \
+      x >= 0 ? x : p0 * x, F64(LEAKYRELU), "pick_($a * $x, $x, !lt_($x, 0.0))") \
     X(TANH, OP, Tanh, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
       tanh(x), rlx_ewm_tanh_s(x), "tanh_($x)") \
     X(NOT, FN, Not, 1, 0, 1, NULL, 0, NULL, 0, \
@@ -101,20 +107,21 @@
      * rlx_ew_clampf(x, lo, hi) (NaN x stays, a NaN bound is ignored, a \
      * tie keeps x) */ \
     X(CLAMP_LO, NONE, , 2, 0, 1, NULL, 0, NULL, 0, x < y ? y : x, x < y ? y : x, \
-      "select(select($x, $y, $x < $y), $x, isnan_($x))") \
+      "pick_(pick_($x, $y, lt_($x, $y) && !isnan_($y)), $x, isnan_($x))") \
     X(CLAMP_HI, NONE, , 2, 0, 1, NULL, 0, NULL, 0, x > y ? y : x, x > y ? y : x, \
-      "select(select($x, $y, $x > $y), $x, isnan_($x))") \
+      "pick_(pick_($x, $y, lt_($y, $x) && !isnan_($y)), $x, isnan_($x))") \
     X(PRELU, FN, PRelu, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, \
-      x < 0 ? x * y : x, x < 0.0f ? x * y : x, "select($x, $x * $y, $x < 0.0)") \
+      x < 0 ? x * y : x, x < 0.0f ? x * y : x, "pick_($x, $x * $y, lt_($x, 0.0))") \
     /* c ? x : y, with c a bool register (1.0 / 0.0) */ \
     X(WHERE, FN, Where, 3, RLX_EW_CHAIN, 9, NULL, 0, NULL, 0, \
-      c != 0 ? x : y, c != 0.0f ? x : y, "select($y, $x, $c != 0.0)") \
+      c != 0 ? x : y, c != 0.0f ? x : y, "pick_($y, $x, $c != 0.0)") \
     X(NEG, OP, Neg, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
       -x, -x, "(-$x)") \
     X(ABS, OP, Abs, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
       fabs(x), fabsf(x), "abs($x)") \
     X(SIGN, OP, Sign, 1, RLX_EW_CHAIN, 9, NULL, 0, NULL, 0, \
-      x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f, "sign($x)") \
+      x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f, \
+      "sign_($x)") \
     X(EXP, OP, Exp, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
       exp(x), rlx_ewm_exp_s(x), "exp($x)") \
     X(LOG, OP, Log, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
@@ -156,15 +163,17 @@
     X(ATANH, OP, Atanh, 1, 0, 9, NULL, 0, NULL, 0, \
       atanh(x), F64(ATANH), "atanh_($x)") \
     X(ELU, OP, Elu, 1, RLX_EW_CHAIN | RLX_EW_GATE, 6, "alpha", 0, NULL, 0, \
-      x >= 0 ? x : p0 * expm1(x), rlx_ewm_elu_s(x, p0), "select($a * expm1_($x), $x, $x >= 0.0)") \
+      x >= 0 ? x : p0 * expm1(x), rlx_ewm_elu_s(x, p0), "pick_(pick_($a * expm1_($x), $x, !lt_($x, 0.0)), $x, isnan_($x))") \
     X(SELU, OP, Selu, 1, 0, 6, "alpha", 0, "gamma", 0, \
-      x > 0 ? p1 * x : p1 * (p0 * expm1(x)), rlx_ewm_selu_s(x, p0, p1), "select($b * $a * expm1_($x), $b * $x, $x > 0.0)") \
-    /* NaN passes through (fmax, fmin and WGSL max, min drop it) */ \
+      x > 0 ? p1 * x : p1 * (p0 * expm1(x)), rlx_ewm_selu_s(x, p0, p1), "pick_(pick_($b * $a * expm1_($x), $b * $x, lt_(0.0, $x)), $x, isnan_($x))") \
+    /* NaN passes through (fmax, fmin and WGSL max, min drop it); on the \
+     * GPU x > 0 ? x : (e < 0 ? e : +0) with e = p0 (exp(x / p0) - 1), the \
+     * CPU's sum for p0 > 0 with its zero +0 */ \
     X(CELU, OP, Celu, 1, 0, 12, "alpha", 0, NULL, 0, \
       x != x ? x : fmax(0.0, x) + fmin(0.0, p0 * (exp(x / p0) - 1.0)), F64(CELU), \
-      "select(max(0.0, $x) + min(0.0, $a * expm1_($x / $a)), $x, isnan_($x))") \
+      "pick_(pick_(pick_(0.0, $a * expm1_($x / $a), lt_($a * expm1_($x / $a), 0.0)), $x, lt_(0.0, $x)), $x, isnan_($x))") \
     X(THRESHOLDEDRELU, OP, ThresholdedRelu, 1, RLX_EW_GATE, 10, "alpha", 0, NULL, 0, \
-      x > p0 ? x : 0.0, F64(THRESHOLDEDRELU), "select(0.0, $x, $x > $a)") \
+      x > p0 ? x : 0.0, F64(THRESHOLDEDRELU), "pick_(0.0, $x, lt_($a, $x) && !isnan_($x) && !isnan_($a))") \
     X(SOFTPLUS, OP, Softplus, 1, RLX_EW_CHAIN | RLX_EW_GATE, 1, NULL, 0, NULL, 0, \
       x > 30 ? x : log1p(exp(x)), rlx_ewm_softplus_s(x), "softplus_($x)") \
     X(SOFTSIGN, OP, Softsign, 1, RLX_EW_CHAIN | RLX_EW_GATE, 1, NULL, 0, NULL, 0, \
@@ -174,7 +183,7 @@
     /* Gelu with approximate "none"; the resolver picks GELU_TANH for "tanh" */ \
     X(SHRINK, OP, Shrink, 1, 0, 9, "lambd", 0, "bias", 0, \
       x < -p0 ? x + p1 : x > p0 ? x - p1 : 0.0, F64(SHRINK), \
-      "select(select(0.0, $x - $b, $x > $a), $x + $b, $x < -$a)") \
+      "pick_(pick_(pick_(0.0, $x - $b, lt_($a, $x)), $x + $b, lt_($x, -$a)), 0.0, isnan_($x))") \
     X(SWISH, OP, Swish, 1, 0, 24, "alpha", 0, NULL, 0, \
       x / (1.0 + exp(-p0 * x)), rlx_ewm_swish_s(x, p0), "($x / (1.0 + exp(-$a * $x)))") \
     /* QuantizeLinear then DequantizeLinear with one per-tensor scale p0 and \

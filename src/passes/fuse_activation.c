@@ -212,8 +212,8 @@ static rlx_status try_act(rlx_graph *g, const rlx_fuse_users *u, int p, rlx_pass
     if (rlx_fuse_reporting()) rlx_fuse_describe(g, nodes, nn, what, sizeof what);
     rlx_node *P = &g->nodes[p];
     RLX_TRY(rlx_fuse_set_int(P, "_rlx_act", act.kind));
-    if (act.alpha != 0.0f) RLX_TRY(rlx_fuse_set_float(P, "_rlx_act_alpha", act.alpha));
-    if (act.beta != 0.0f) RLX_TRY(rlx_fuse_set_float(P, "_rlx_act_beta", act.beta));
+    if (act.alpha != 0.0f || signbit(act.alpha)) RLX_TRY(rlx_fuse_set_float(P, "_rlx_act_alpha", act.alpha));
+    if (act.beta != 0.0f || signbit(act.beta)) RLX_TRY(rlx_fuse_set_float(P, "_rlx_act_beta", act.beta));
     rewire(g, p, nodes, nn, out);
     char detail[64];
     snprintf(detail, sizeof detail, "act %s", rlx_fuse_act_name(act.kind));

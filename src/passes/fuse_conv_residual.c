@@ -37,6 +37,7 @@
  * Conv, Add and activation round after each (README, "f16 models"): the
  * fused result is the f32 sum rounded once, within one f16 ulp of the
  * unfused one. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,8 +88,8 @@ static rlx_status try_residual(rlx_graph *g, const rlx_fuse_users *u, int p, rlx
     P->n_in = 4;
     if (act.kind != RLX_ACT_NONE) {
         RLX_TRY(rlx_fuse_set_int(P, "_rlx_act", act.kind));
-        if (act.alpha != 0.0f) RLX_TRY(rlx_fuse_set_float(P, "_rlx_act_alpha", act.alpha));
-        if (act.beta != 0.0f) RLX_TRY(rlx_fuse_set_float(P, "_rlx_act_beta", act.beta));
+        if (act.alpha != 0.0f || signbit(act.alpha)) RLX_TRY(rlx_fuse_set_float(P, "_rlx_act_alpha", act.alpha));
+        if (act.beta != 0.0f || signbit(act.beta)) RLX_TRY(rlx_fuse_set_float(P, "_rlx_act_beta", act.beta));
     }
     g->values[x].producer = -1;
     P->out[0] = out;

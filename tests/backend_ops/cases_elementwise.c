@@ -20,6 +20,8 @@ typedef struct unary_row {
     const char *sattr, *sval; /* a string attribute (Gelu approximate) */
     double mlo, mhi;          /* mhi > 0: a case of magnitudes in [mlo, mhi), either sign (log-uniform when mhi /
                                  mlo > 1e3), where the GPU's formula is hardest (a finding's inputs) */
+    bool specials;            /* a selecting function, exact in f32: a case on bo_specials (-0 and +0 among
+                                 them) compared value for value (BO_SAME_VALUE; README.md, "Signed zeros") */
 } unary_row;
 
 /* Sin, Cos, Tan of large arguments (WGSL's built-ins lost them: Sin(2^31)
@@ -93,6 +95,24 @@ static void gen_unary(bo_ctx *ctx, const void *arg) {
     if (r->edges) {
         bo_shape s = { 1, { 97 } };
         for (int p = 0; p < n_par; p++) unary_case(ctx, op, r, &s, true, p);
+    }
+    if (r->specials) {
+        for (int p = 0; p < n_par; p++) {
+            bo_case *c = bo_next(ctx, r->opset);
+            if (!c) continue;
+            int64_t d[2] = { 8, 37 };
+            rlx_tensor *x = bo_rand(RLX_DTYPE_F32, 2, d, r->lo, r->hi);
+            bo_specials(x, 37);
+            c->flags |= BO_SAME_VALUE;
+            rlx_attr a[2];
+            size_t na = 0;
+            if (r->pa) a[na++] = RLX_ATTR_F(r->pa, r->va[p]);
+            if (r->pb) a[na++] = RLX_ATTR_F(r->pb, r->vb[p]);
+            bo_desc(c, "%s x[8,37] special values", op);
+            for (size_t i = 0; i < na; i++) bo_desc(c, " %s=%g", a[i].name, a[i].f);
+            bo_single(c, op, 1, &x, NULL, 1, na, a);
+            bo_run(ctx, c);
+        }
     }
     if (r->mhi > 0) {
         bo_shape s = { 1, { bo_full(ctx) ? 4099 : 257 } };
@@ -234,6 +254,10 @@ static void binary_case(bo_ctx *ctx, const char *op, const binary_row *r, rlx_dt
             bo_edges(y, 6);
             /* Pow of a subnormal base (bo_edges' 1e-40) once took log2 of a flushed operand
              * (lavapipe: 2.2e8 for 5.4e8); ew_lib.wgsl's log2_ reads its bits */
+        } else if (special == 4) { /* special values (-0 and +0 among them), value for value */
+            bo_specials(x, 13);
+            bo_specials(y, 7);
+            c->flags |= BO_SAME_VALUE;
         } else if (special == 2) { /* Pow: negative bases with integer exponents (x^2 of any x is common) */
             float *yv = y->data;
             for (size_t i = 0; i < rlx_tensor_numel(y); i++) yv[i] = (float)floor(yv[i]);
@@ -241,7 +265,11 @@ static void binary_case(bo_ctx *ctx, const char *op, const binary_row *r, rlx_dt
     }
     bo_desc(c, "%s %s a%s b%s%s%s", op, rlx_dtype_name(dt), bo_shape_str(a->rank, a->d, sa, sizeof sa),
             bo_shape_str(b->rank, b->d, sb, sizeof sb), konst_b ? " (b constant)" : "",
-            special == 1 ? " edges" : special == 2 ? " integer exponents" : special == 3 ? " i32 limits" : "");
+            special == 1   ? " edges"
+            : special == 2 ? " integer exponents"
+            : special == 3 ? " i32 limits"
+            : special == 4 ? " special values"
+                           : "");
     if (bo_numel(a) == 0 || bo_numel(b) == 0) c->expect_op = "";
     rlx_tensor *in[2] = { x, y };
     bool k[2] = { false, konst_b };
@@ -291,6 +319,7 @@ static void gen_binary(bo_ctx *ctx, const void *arg) {
         if (dt == RLX_DTYPE_F32) binary_case(ctx, op, r, dt, &e, &e, 1, false, 0);
         if (dt == RLX_DTYPE_I32 && strcmp(op, "Div") != 0) binary_case(ctx, op, r, dt, &e, &e, 3, false, 0);
         if (strcmp(op, "Pow") == 0) binary_case(ctx, op, r, dt, &e, &e, 2, false, 0);
+        if (prelu && dt == RLX_DTYPE_F32) binary_case(ctx, op, r, dt, &e, &e, 4, false, 0);
     }
 }
 
@@ -357,7 +386,7 @@ static void gen_variadic(bo_ctx *ctx, const void *arg) {
 /* ------------------------------------------------------------ table */
 
 static const bo_op k_ops[] = {
-    { "Abs", gen_unary, &(const unary_row){ .opset = 13, .lo = -4, .hi = 4, .edges = true }, EXACT },
+    { "Abs", gen_unary, &(const unary_row){ .opset = 13, .lo = -4, .hi = 4, .edges = true , .specials = true }, EXACT },
     { "Acos", gen_unary, &(const unary_row){ .opset = 7, .lo = -0.999, .hi = 0.999, .edges = true }, TRANS },
     { "Acosh", gen_unary, &(const unary_row){ .opset = 9, .lo = 1.001, .hi = 8, .edges = true }, TRANS },
     { "Asin", gen_unary, &(const unary_row){ .opset = 7, .lo = -0.999, .hi = 0.999, .edges = true }, TRANS },
@@ -375,17 +404,17 @@ static const bo_op k_ops[] = {
     { "Gelu", gen_unary, &(const unary_row){ .opset = 20, .lo = -6, .hi = 6, .edges = true, .sattr = "approximate", .sval = "tanh" }, TRANS },
     { "HardSigmoid", gen_unary, &(const unary_row){ .opset = 6, .lo = -6, .hi = 6, .edges = true, .keeps_nan = true, .pa = "alpha", .pb = "beta", .va = { 0.2f, 0.3f }, .vb = { 0.5f, 0.4f } }, ULP },
     { "HardSwish", gen_unary, &(const unary_row){ .opset = 14, .lo = -6, .hi = 6, .edges = true, .keeps_nan = true }, ULP },
-    { "LeakyRelu", gen_unary, &(const unary_row){ .opset = 16, .lo = -4, .hi = 4, .edges = true, .keeps_nan = true, .pa = "alpha", .va = { 0.01f, 0.125f } }, EXACT },
+    { "LeakyRelu", gen_unary, &(const unary_row){ .opset = 16, .lo = -4, .hi = 4, .edges = true, .keeps_nan = true, .pa = "alpha", .va = { 0.01f, 0.125f } , .specials = true }, EXACT },
     { "Log", gen_unary, &(const unary_row){ .opset = 13, .lo = 0.001, .hi = 100, .edges = true }, TRANS },
     { "Mish", gen_unary, &(const unary_row){ .opset = 18, .lo = -8, .hi = 8, .edges = true }, TRANS },
-    { "Neg", gen_unary, &(const unary_row){ .opset = 13, .lo = -4, .hi = 4, .edges = true }, EXACT },
+    { "Neg", gen_unary, &(const unary_row){ .opset = 13, .lo = -4, .hi = 4, .edges = true , .specials = true }, EXACT },
     { "Reciprocal", gen_unary, &(const unary_row){ .opset = 13, .lo = 0.01, .hi = 10, .edges = true }, ULP },
-    { "Relu", gen_unary, &(const unary_row){ .opset = 14, .lo = -4, .hi = 4, .edges = true, .keeps_nan = true }, EXACT },
+    { "Relu", gen_unary, &(const unary_row){ .opset = 14, .lo = -4, .hi = 4, .edges = true, .keeps_nan = true , .specials = true }, EXACT },
     { "Round", gen_unary, &(const unary_row){ .opset = 11, .lo = -10, .hi = 10, .edges = true }, EXACT },
     { "Selu", gen_unary, &(const unary_row){ .opset = 6, .lo = -4, .hi = 4, .edges = true, .keeps_nan = true, .pa = "alpha", .pb = "gamma", .va = { 1.67326f, 2.0f }, .vb = { 1.0507f, 0.5f } }, TRANS },
-    { "Shrink", gen_unary, &(const unary_row){ .opset = 9, .lo = -4, .hi = 4, .edges = true, .pa = "bias", .pb = "lambd", .va = { 0.0f, 0.25f }, .vb = { 0.5f, 1.5f } }, EXACT },
+    { "Shrink", gen_unary, &(const unary_row){ .opset = 9, .lo = -4, .hi = 4, .edges = true, .pa = "bias", .pb = "lambd", .va = { 0.0f, 0.25f }, .vb = { 0.5f, 1.5f }, .specials = true }, EXACT },
     { "Sigmoid", gen_unary, &(const unary_row){ .opset = 13, .lo = -12, .hi = 12, .edges = true }, TRANS },
-    { "Sign", gen_unary, &(const unary_row){ .opset = 13, .lo = -4, .hi = 4, .edges = true }, EXACT },
+    { "Sign", gen_unary, &(const unary_row){ .opset = 13, .lo = -4, .hi = 4, .edges = true , .specials = true }, EXACT },
     { "Sin", gen_unary, &(const unary_row){ .opset = 7, .lo = -6, .hi = 6, .edges = true, TRIG_HARD }, TRANS },
     { "Sinh", gen_unary, &(const unary_row){ .opset = 9, .lo = -8, .hi = 8, .edges = true, EXP_HARD }, TRANS },
     { "Softplus", gen_unary, &(const unary_row){ .opset = 1, .lo = -12, .hi = 12, .edges = true, .keeps_nan = true }, TRANS },
@@ -394,7 +423,7 @@ static const bo_op k_ops[] = {
     { "Swish", gen_unary, &(const unary_row){ .opset = 24, .lo = -8, .hi = 8, .edges = true, .pa = "alpha", .va = { 1.0f, 1.702f } }, TRANS },
     { "Tan", gen_unary, &(const unary_row){ .opset = 7, .lo = -1.5, .hi = 1.5, .edges = true, TRIG_HARD }, TRANS },
     { "Tanh", gen_unary, &(const unary_row){ .opset = 13, .lo = -8, .hi = 8, .edges = true }, TRANS },
-    { "ThresholdedRelu", gen_unary, &(const unary_row){ .opset = 10, .lo = -4, .hi = 4, .edges = true, .pa = "alpha", .va = { 1.0f, 0.25f } }, EXACT },
+    { "ThresholdedRelu", gen_unary, &(const unary_row){ .opset = 10, .lo = -4, .hi = 4, .edges = true, .pa = "alpha", .va = { 1.0f, 0.25f } , .specials = true }, EXACT },
     { "Clip", gen_clip, NULL, 0, 0, "selects only: exact" },
     { "Add", gen_binary, &(const binary_row){ 14, true, -4, 4, -4, 4 }, 0, 0, "one f32 operation: exact" },
     { "Sub", gen_binary, &(const binary_row){ 14, true, -4, 4, -4, 4 }, 0, 0, "one f32 operation: exact" },

@@ -70,6 +70,68 @@ static rlx_tensor *nan_one(bo_case *c, rlx_tensor *t) {
     return t;
 }
 
+/* A tensor of +-1 (exact sums: a zero output is a cancellation, +0 in
+ * any order of the sums, on either device). */
+static rlx_tensor *ones(int rank, const int64_t *d) {
+    rlx_tensor *t = bo_rand(RLX_DTYPE_F32, rank, d, -1, 1);
+    float *v = t->data;
+    for (size_t i = 0; i < rlx_tensor_numel(t); i++) v[i] = v[i] < 0 ? -1.0f : 1.0f;
+    return t;
+}
+
+/* Epilogues that select (Clip with a bound -0 or +0, Relu, LeakyRelu) on
+ * products of +-1 operands: exact integer sums, many of them +0, so the
+ * outputs must be the CPU's value for value (BO_SAME_VALUE): Clip(+0,
+ * lo = -0) is +0 and Clip(+0, hi = -0) is +0 (x < lo, x > hi are false:
+ * x stays), which a driver's min/max of -0 and +0 may get wrong (the H200
+ * did, for the elementwise kernels: README.md, "Signed zeros"; and
+ * fuse_activation once dropped a bound of -0, taking it for the default
+ * 0). Conv
+ * (2x2 taps, the direct, im2col and implicit paths by size), Gemm with
+ * a bias (an even count of terms), MatMul. */
+static void fuse_activation_zeros(bo_ctx *ctx) {
+    static const struct { const char *op; double lo, hi; float alpha; } k_sel[] = {
+        { "Clip", -0.0, 1.0, 0 }, { "Clip", -1.0, -0.0, 0 }, { "Relu", 0, 0, 0 }, { "LeakyRelu", 0, 0, 0.125f },
+    };
+    for (size_t ai = 0; ai < BO_LEN(k_sel); ai++)
+        for (int prod = 0; prod < 3; prod++) { /* Conv, Gemm (+ bias), MatMul */
+            bo_case *c = bo_next(ctx, 20);
+            if (!c) continue;
+            c->fused = prod == 0 ? "Conv" : prod == 1 ? "Gemm" : "MatMul";
+            c->flags |= BO_SAME_VALUE;
+            const char *y;
+            if (prod == 0) {
+                int64_t cin = 2, hw = 6, cout = 3; /* one shape: pipelines shared across the cases */
+                int64_t xd[4] = { 1, cin, hw, hw + 1 }, wd[4] = { cout, cin, 2, 2 };
+                const char *ins[2] = { bo_input(c, ones(4, xd)), bo_const(c, ones(4, wd)) };
+                y = bo_node(c, "Conv", 2, ins, 1, 0, NULL);
+                bo_desc(c, "Conv of +-1 x[1,%lld,%lld,%lld] w[3,%lld,2,2]", (long long)cin, (long long)hw,
+                        (long long)hw + 1, (long long)cin);
+            } else {
+                bool gemm = prod == 1;
+                int64_t M = 8, K = gemm ? 5 : 4, N = 9;
+                int64_t ad[2] = { M, K }, bd[2] = { K, N };
+                const char *ins[3] = { bo_input(c, ones(2, ad)), bo_const(c, ones(2, bd)), gemm ? bo_const(c, ones(1, &N)) : "" };
+                y = bo_node(c, gemm ? "Gemm" : "MatMul", gemm ? 3 : 2, ins, 1, 0, NULL);
+                bo_desc(c, "%s of +-1 M=%lld K=%lld N=%lld%s", c->fused, (long long)M, (long long)K, (long long)N,
+                        gemm ? " + bias" : "");
+            }
+            if (!strcmp(k_sel[ai].op, "Clip")) {
+                const char *ins[3] = { y, bo_const(c, bo_scalar(RLX_DTYPE_F32, k_sel[ai].lo)),
+                                       bo_const(c, bo_scalar(RLX_DTYPE_F32, k_sel[ai].hi)) };
+                y = bo_node(c, "Clip", 3, ins, 1, 0, NULL);
+                bo_desc(c, " act=Clip(%s, %s)", signbit(k_sel[ai].lo) && k_sel[ai].lo == 0 ? "-0" : k_sel[ai].lo == 0 ? "+0" : "-1",
+                        signbit(k_sel[ai].hi) && k_sel[ai].hi == 0 ? "-0" : k_sel[ai].hi == 1 ? "1" : "0.5");
+            } else {
+                rlx_attr at = RLX_ATTR_F("alpha", k_sel[ai].alpha);
+                y = bo_node(c, k_sel[ai].op, 1, &y, 1, k_sel[ai].alpha ? 1 : 0, &at);
+                bo_desc(c, " act=%s", k_sel[ai].op);
+            }
+            bo_output(c, y);
+            bo_run(ctx, c);
+        }
+}
+
 static void gen_fuse_activation(bo_ctx *ctx, const void *arg) {
     int reps = bo_full(ctx) ? 4 : 1;
     for (int rep = 0; rep < reps; rep++)
@@ -114,6 +176,7 @@ static void gen_fuse_activation(bo_ctx *ctx, const void *arg) {
                 bo_output(c, act(c, &k_acts[ai], y));
                 bo_run(ctx, c);
             }
+    fuse_activation_zeros(ctx);
 }
 
 /* ------------------------------------------------------------ Conv + residual */

@@ -11,8 +11,8 @@
  * kind, so a C writer cannot disagree with the declaration in the name,
  * order, kind or count of a field. A prelude defines the element type:
  * `alias T = f32;` (or f16 with `enable f16;`, i32, u32), the accumulator
- * type TACC (f32 for f16), T_INT, T_LOWEST (T's lowest finite value) and
- * t_bits / t_from_bits. A kernel's
+ * type TACC (f32 for f16), T_INT, T_LOWEST (T's lowest finite value),
+ * t_bits / t_from_bits, t_pick (a select on the bits), t_lt and t_isnan. A kernel's
  * line `//!elem u32 f32 i32 f16` lists the types it is written for, the
  * first being the T it gets when the lowering names none (the word
  * movers: 4-byte words); without one, a kernel is f32 only. A line
@@ -204,6 +204,14 @@ unsigned wg_kernel_types(const char *kernel) {
     return out;
 }
 
+#define PICK_T "fn t_pick(f: T, t: T, c: bool) -> T { return t_from_bits(select(t_bits(f), t_bits(t), c)); }\n"
+/* x < y of non-NaN floats by integer comparison (ew_lib.wgsl's lt_): the
+ * bits mapped to an i32 of the same order, -0 and +0 both 0 */
+#define LT_F32(CONV) \
+    "fn t_key(x: T) -> i32 { let i = bitcast<i32>(" CONV "); return select(i, (-2147483647 - 1) - i, i < 0); }\n" \
+    "fn t_lt(x: T, y: T) -> bool { return t_key(x) < t_key(y); }\n"
+#define LT_INT "fn t_lt(x: T, y: T) -> bool { return x < y; }\n"
+
 rlx_status wg_params_expand(const char *kernel, const char *src, wg_elem elem, char **out, wg_layout *lay) {
     *out = NULL;
     memset(lay, 0, sizeof *lay);
@@ -213,17 +221,25 @@ rlx_status wg_params_expand(const char *kernel, const char *src, wg_elem elem, c
                         (unsigned)elem < WG_ELEM_COUNT ? k_elem_name[elem] : "?");
     /* the prelude: T, TACC, T_INT, T_LOWEST and T's bits as a word (t_bits of an
      * f16 is its binary16 in the low half; movers use them where an
-     * element is moved as bits: bool bytes, i64 pairs, of a u32 instance) */
+     * element is moved as bits: bool bytes, i64 pairs, of a u32 instance);
+     * t_pick(f, t, c), c ? t : f chosen on the bits, t_lt(x, y), x < y (for
+     * a float T by integer comparisons of the bits, for non-NaN x, y: with
+     * t_pick a choice no driver may turn into a min or max, as ew_lib.wgsl's
+     * lt_ and pick_), and t_isnan (false for an integer T) */
     static const char *const k_prelude[WG_ELEM_COUNT] = {
         "alias T = f32;\nalias TACC = f32;\nconst T_INT = false;\nconst T_LOWEST: T = -3.40282347e+38;\n"
-        "fn t_bits(x: T) -> u32 { return bitcast<u32>(x); }\nfn t_from_bits(w: u32) -> T { return bitcast<T>(w); }\n",
+        "fn t_bits(x: T) -> u32 { return bitcast<u32>(x); }\nfn t_from_bits(w: u32) -> T { return bitcast<T>(w); }\n"
+        "fn t_isnan(x: T) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n" PICK_T LT_F32("x"),
         "enable f16;\nalias T = f16;\nalias TACC = f32;\nconst T_INT = false;\nconst T_LOWEST: T = -65504.0h;\n"
         "fn t_bits(x: T) -> u32 { return pack2x16float(vec2<f32>(f32(x), 0.0)); }\n"
-        "fn t_from_bits(w: u32) -> T { return T(unpack2x16float(w).x); }\n",
+        "fn t_from_bits(w: u32) -> T { return T(unpack2x16float(w).x); }\n"
+        "fn t_isnan(x: T) -> bool { return (t_bits(x) & 0x7fffu) > 0x7c00u; }\n" PICK_T LT_F32("f32(x)"),
         "alias T = i32;\nalias TACC = i32;\nconst T_INT = true;\nconst T_LOWEST: T = -2147483647 - 1;\n"
-        "fn t_bits(x: T) -> u32 { return bitcast<u32>(x); }\nfn t_from_bits(w: u32) -> T { return bitcast<T>(w); }\n",
+        "fn t_bits(x: T) -> u32 { return bitcast<u32>(x); }\nfn t_from_bits(w: u32) -> T { return bitcast<T>(w); }\n"
+        "fn t_isnan(x: T) -> bool { return false; }\n" PICK_T LT_INT,
         "alias T = u32;\nalias TACC = u32;\nconst T_INT = true;\nconst T_LOWEST: T = 0u;\n"
-        "fn t_bits(x: T) -> u32 { return x; }\nfn t_from_bits(w: u32) -> T { return w; }\n",
+        "fn t_bits(x: T) -> u32 { return x; }\nfn t_from_bits(w: u32) -> T { return w; }\n"
+        "fn t_isnan(x: T) -> bool { return false; }\n" PICK_T LT_INT,
     };
     wg_src o = { 0 };
     /* the source's `enable` directives come first (WGSL wants them before

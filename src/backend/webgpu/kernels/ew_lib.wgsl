@@ -21,11 +21,43 @@ fn isnan_(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u
 fn isinf_(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
 fn nonfinite_(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) >= 0x7f800000u; }
 fn nan_(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | 0x7fc00000u); }
+// Signed zeros: wgpu's SPIR-V declares no SignedZeroInfNanPreserve, so a
+// Vulkan driver may ignore the sign of a zero in float instructions: it
+// may make a float select on a comparison of its own operands a hardware
+// min or max (seen on the H200: Max, Min, Clip, Relu and Scatter's max/min
+// gave +0 for the CPU's -0 and back, and NaN where the CPU had a number),
+// and a typeless IR such as Mesa's NIR applies such rules to a select of
+// u32 bits too (seen on lavapipe: select(0.0, -1.0, x < 0.0) on the bits
+// gave -0). So every choice between float values here decides by integer
+// comparisons of the bits (lt_) and takes the bits of the operand it names
+// (pick_): no float instruction is left for such a rule, and the result is
+// the CPU's `c ? t : f`, ties of -0 and +0 included. NaN operands are
+// decided apart by isnan_, as the CPU's comparisons are false for them.
+// About four integer instructions per comparison.
+fn pick_(f: f32, t: f32, c: bool) -> f32 { return bitcast<f32>(select(bitcast<u32>(f), bitcast<u32>(t), c)); }
+// An i32 with the order of f32 for non-NaN x, -0 and +0 both 0 (a negative
+// x, sign-magnitude, becomes 2^31 - its bits, wrapping: INT32_MIN - them).
+fn key_(x: f32) -> i32 {
+    let u = bitcast<u32>(x);
+    return bitcast<i32>(select(u, 0x80000000u - u, u >= 0x80000000u));
+}
+// x < y for non-NaN x, y (a NaN counts beyond an infinity of its sign).
+fn lt_(x: f32, y: f32) -> bool { return key_(x) < key_(y); }
+// |m| with the sign bit of s (copysign on the bits: -0 keeps its sign).
+fn with_sign_(m: f32, s: f32) -> f32 {
+    return bitcast<f32>((bitcast<u32>(m) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
+}
+// Sign as the CPU: 1 or -1, +0 for -0, +0 and NaN (on the bits).
+fn sign_(x: f32) -> f32 {
+    let u = bitcast<u32>(x);
+    return bitcast<f32>(select(0u, 0x3f800000u | (u & 0x80000000u), (u & 0x7fffffffu) - 1u < 0x7f800000u));
+}
 // x clamped to [lo, hi] as the CPU's rlx_ew_clampf: hi wins when lo > hi,
-// a NaN x passes through, a NaN bound is ignored.
+// a NaN x passes through, a NaN bound is ignored, a tie keeps x (-0 and
+// +0 included).
 fn clamp_(x: f32, lo: f32, hi: f32) -> f32 {
-    let y = select(x, lo, x < lo);
-    return select(select(y, hi, y > hi), x, isnan_(x));
+    let y = pick_(x, lo, lt_(x, lo) && !isnan_(lo));
+    return pick_(pick_(y, hi, lt_(hi, y) && !isnan_(hi)), x, isnan_(x));
 }
 // a / b correctly rounded (round to nearest even), as the CPU's f32 division,
 // by integer long division of the significands: WGSL's `/` may be 2.5 ulp
@@ -58,10 +90,11 @@ fn div_rn_(a: f32, b: f32) -> f32 {
 }
 // Round half to even (WGSL's round), NaN to v: QuantizeLinear's level less
 // the zero point (NaN: v, the type's minimum less the zero point).
-fn rint_or_(x: f32, v: f32) -> f32 { return select(round(x), v, isnan_(x)); }
-// Max and Min of ONNX: NaN if either operand is NaN.
-fn max_(x: f32, y: f32) -> f32 { return select(select(y, x, x > y), x + y, isnan_(x) || isnan_(y)); }
-fn min_(x: f32, y: f32) -> f32 { return select(select(y, x, x < y), x + y, isnan_(x) || isnan_(y)); }
+fn rint_or_(x: f32, v: f32) -> f32 { return pick_(round(x), v, isnan_(x)); }
+// Max and Min of ONNX as the CPU: NaN if either operand is NaN, else
+// x > y ? x : y (x < y ? x : y), so of -0 and +0 the second operand.
+fn max_(x: f32, y: f32) -> f32 { return pick_(pick_(y, x, lt_(y, x)), nan_(x), isnan_(x) || isnan_(y)); }
+fn min_(x: f32, y: f32) -> f32 { return pick_(pick_(y, x, lt_(x, y)), nan_(x), isnan_(x) || isnan_(y)); }
 
 // 2 atanh(t) = log((1 + t) / (1 - t)) for |t| <= 1/3, to 5e-10.
 fn atanh2_(t: f32) -> f32 {
@@ -158,7 +191,7 @@ fn trig_reduce_(a: f32) -> trig_red_ {
     if (neg) { q = q + 1u; fl = ~fl + 1u; fh = ~fh + u32(fl == 0u); }
     let f = (f32(fh) + f32(fl) * 2.3283064365386963e-10) * 2.3283064365386963e-10;
     let r = f * 1.5707963267948966;
-    return trig_red_(select(r, -r, neg), q & 3u);
+    return trig_red_(pick_(r, -r, neg), q & 3u);
 }
 // sin and cos on [-pi / 4, pi / 4]: Taylor series to r^11 / 11! and
 // r^12 / 12! (next terms below 2^-30 relative), relative accuracy near 0.
@@ -175,16 +208,16 @@ fn cos_poly_(r: f32) -> f32 {
 // sin, odd: NaN for NaN and +-inf.
 fn sin_(x: f32) -> f32 {
     let t = trig_reduce_(abs(x));
-    var v = select(sin_poly_(t.r), cos_poly_(t.r), (t.q & 1u) == 1u);
-    v = select(v, -v, (t.q & 2u) == 2u);
-    v = select(v, -v, x < 0.0);
-    return select(select(v, x, x == 0.0), nan_(x), nonfinite_(x));
+    var v = pick_(sin_poly_(t.r), cos_poly_(t.r), (t.q & 1u) == 1u);
+    v = pick_(v, -v, (t.q & 2u) == 2u);
+    v = pick_(v, -v, x < 0.0);
+    return pick_(pick_(v, x, x == 0.0), nan_(x), nonfinite_(x));
 }
 // cos, even: NaN for NaN and +-inf.
 fn cos_(x: f32) -> f32 {
     let t = trig_reduce_(abs(x));
-    let v = select(cos_poly_(t.r), sin_poly_(t.r), (t.q & 1u) == 1u);
-    return select(select(v, -v, ((t.q + 1u) & 2u) == 2u), nan_(x), nonfinite_(x));
+    let v = pick_(cos_poly_(t.r), sin_poly_(t.r), (t.q & 1u) == 1u);
+    return pick_(pick_(v, -v, ((t.q + 1u) & 2u) == 2u), nan_(x), nonfinite_(x));
 }
 // tan = sin / cos of the reduced argument (-cos / sin in odd quadrants), odd:
 // NaN for NaN and +-inf.
@@ -192,16 +225,17 @@ fn tan_(x: f32) -> f32 {
     let t = trig_reduce_(abs(x));
     let s = sin_poly_(t.r);
     let c = cos_poly_(t.r);
-    var v = select(s / c, -c / s, (t.q & 1u) == 1u);
-    v = select(v, -v, x < 0.0);
-    return select(select(v, x, x == 0.0), nan_(x), nonfinite_(x));
+    var v = pick_(s / c, -c / s, (t.q & 1u) == 1u);
+    v = pick_(v, -v, x < 0.0);
+    return pick_(pick_(v, x, x == 0.0), nan_(x), nonfinite_(x));
 }
 
 // tanh(x) = e / (e + 2) with e = expm1(2|x|).
 fn tanh_(x: f32) -> f32 {
-    let e = expm1_(2.0 * min(abs(x), 15.0));
+    let a = abs(x);
+    let e = expm1_(2.0 * pick_(a, 15.0, lt_(15.0, a)));
     let t = e / (e + 2.0);
-    return select(select(t, -t, x < 0.0), x, isnan_(x));
+    return pick_(with_sign_(t, x), x, isnan_(x));
 }
 // erfc(z) for z >= 0, relative error below 1.2e-7 (Numerical Recipes 6.2).
 fn erfc_pos(z: f32) -> f32 {
@@ -226,7 +260,7 @@ fn erf_(x: f32) -> f32 {
     } else {
         r = 1.0 - erfc_pos(a);
     }
-    return select(r, -r, x < 0.0);
+    return with_sign_(r, x);
 }
 // Gelu = 0.5 x (1 + erf(x / sqrt 2)); for x < 0 the bracket is erfc(|x| / sqrt 2).
 fn gelu_(x: f32) -> f32 {
@@ -248,22 +282,22 @@ fn pow_(a: f32, b: f32) -> f32 {
     let ia = abs(a);
     if (isinf_(b)) {
         if (ia == 1.0) { return 1.0; }
-        return select(0.0, b * b, (ia > 1.0) == (b > 0.0));
+        return pick_(0.0, b * b, (ia > 1.0) == (b > 0.0));
     }
     let odd = b == floor(b) && (b * 0.5) != floor(b * 0.5);
     let neg = bitcast<u32>(a) >= 0x80000000u;
     if (isinf_(a)) { /* inf^b: 0 or inf, odd powers keep the sign */
-        let m = select(0.0, ia, b > 0.0);
-        return select(m, -m, neg && odd);
+        let m = pick_(0.0, ia, b > 0.0);
+        return pick_(m, -m, neg && odd);
     }
     if (a == 0.0) { /* 0^b: 0 or 1 / 0 = inf, odd powers keep the sign */
-        let m = select(0.0, 1.0 / ia, b < 0.0);
-        return select(m, -m, neg && odd);
+        let m = pick_(0.0, 1.0 / ia, b < 0.0);
+        return pick_(m, -m, neg && odd);
     }
     if (a > 0.0) { return exp2(b * log2_(a)); }
     if (b != floor(b)) { return nan_(a); }
     let m = exp2(b * log2_(-a));
-    return select(m, -m, odd);
+    return pick_(m, -m, odd);
 }
 // sinh(x) = (m + m / (m + 1)) / 2 with m = expm1(|x|), odd; past |x| = 16
 // (where e^-|x| is below 2^-46 of e^|x|) e^|x| / 2 = half_exp_(|x|), which
@@ -278,16 +312,16 @@ fn half_exp_(a: f32) -> f32 { return exp(a - 0.693145751953125) * 0.99999857139;
 fn sinh_(x: f32) -> f32 {
     let a = abs(x);
     let m = expm1_(a);
-    let r = select(0.5 * (m + m / (m + 1.0)), half_exp_(a), a > 16.0);
-    return select(select(r, -r, x < 0.0), x, nonfinite_(x));
+    let r = pick_(0.5 * (m + m / (m + 1.0)), half_exp_(a), a > 16.0);
+    return pick_(with_sign_(r, x), x, nonfinite_(x));
 }
 // cosh(x) = (e + 1 / e) / 2 with e = e^|x|, even; past |x| = 16
 // half_exp_(|x|) as sinh_; cosh(+-inf) = +inf, cosh(NaN) = NaN.
 fn cosh_(x: f32) -> f32 {
     let a = abs(x);
     let e = exp(a);
-    let r = select(0.5 * (e + 1.0 / e), half_exp_(a), a > 16.0);
-    return select(r, bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu), nonfinite_(x));
+    let r = pick_(0.5 * (e + 1.0 / e), half_exp_(a), a > 16.0);
+    return pick_(r, bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu), nonfinite_(x));
 }
 // asinh(x) = log1p(a + a^2 / (1 + sqrt(1 + a^2))) with a = |x|, odd; for
 // a > 2^26, where a^2 would overflow and 1 / (4 a^2) is below an ULP,
@@ -296,14 +330,14 @@ fn asinh_(x: f32) -> f32 {
     let a = abs(x);
     var r = log1p_(a + a * a / (1.0 + sqrt(1.0 + a * a)));
     if (a > 67108864.0) { r = log(a) + 0.6931471805599453; }
-    return select(select(r, -r, x < 0.0), x, nonfinite_(x));
+    return pick_(with_sign_(r, x), x, nonfinite_(x));
 }
 // acosh(x): NaN below 1 (and for NaN), log(x) + log(2) past 2^26, +inf
 // for +inf.
 fn acosh_(x: f32) -> f32 {
     var r = acosh(x);
     if (x > 67108864.0) { r = log(x) + 0.6931471805599453; }
-    return select(select(r, x, isinf_(x)), nan_(x), isnan_(x) || x < 1.0);
+    return pick_(pick_(r, x, isinf_(x)), nan_(x), isnan_(x) || x < 1.0);
 }
 // x / (1 + |x|); NaN for +-inf as the CPU computes it (inf / inf), where
 // the NVIDIA driver's division gave -0 for -inf.
@@ -311,12 +345,12 @@ fn acosh_(x: f32) -> f32 {
 // NVIDIA driver divides through a reciprocal that flushes to 0 for huge
 // divisors, giving -0 for -3.4e38); NaN for NaN and +-inf, as the CPU.
 fn softsign_(x: f32) -> f32 {
-    let r = select(x / (1.0 + abs(x)), sign(x), abs(x) >= 33554432.0);
-    return select(r, nan_(x), nonfinite_(x));
+    let r = pick_(x / (1.0 + abs(x)), with_sign_(1.0, x), abs(x) >= 33554432.0);
+    return pick_(r, nan_(x), nonfinite_(x));
 }
 // atanh(x) = log1p(2x / (1 - x)) / 2: NaN beyond [-1, 1] and for NaN
 // (WGSL leaves atanh there to the implementation), +-inf at +-1.
 fn atanh_(x: f32) -> f32 {
     let r = 0.5 * log1p_(2.0 * x / (1.0 - x));
-    return select(r, nan_(x), !(abs(x) <= 1.0));
+    return pick_(r, nan_(x), !(abs(x) <= 1.0));
 }

@@ -57,8 +57,11 @@ fn apply(yi: u32, ui: u32) {
     switch RED {
         case SR_ADD: { r = a + b; }
         case SR_MUL: { r = a * b; }
-        case SR_MAX: { r = select(b, a, a >= b); }
-        default: { r = select(b, a, a <= b); }
+        // the CPU's a >= b ? a : b (a <= b): b when either is NaN, a of
+        // equal values (-0, +0); t_lt and t_pick: integer comparisons and
+        // a select of the bits (README.md, "Signed zeros")
+        case SR_MAX: { r = t_pick(b, a, !t_lt(a, b) && !t_isnan(a) && !t_isnan(b)); }
+        default: { r = t_pick(b, a, !t_lt(b, a) && !t_isnan(a) && !t_isnan(b)); }
     }
     Y[P.y_off + yi] = r;
 }
