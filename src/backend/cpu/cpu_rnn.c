@@ -227,7 +227,8 @@ typedef struct rnn_slice {
 } rnn_slice;
 
 typedef struct rnn_sync {
-    _Alignas(64) atomic_long done; /* slice phases completed in a direction */
+    _Alignas(64) atomic_long done;  /* slice phases completed in a direction */
+    _Alignas(64) atomic_int joined; /* its participants that have started (a line apart: read every phase) */
 } rnn_sync;
 
 typedef struct rnn_fast {
@@ -550,18 +551,23 @@ static bool slice_claim(rnn_slice *sl, long ph) {
  * any slice whose participant has not started (the pool may run the
  * participants one after another, or join late), then a wait until the
  * direction's phase is complete (its barrier). Each slice phase is
- * computed by exactly one thread, the same arithmetic whichever. */
+ * computed by exactly one thread, the same arithmetic whichever. Once the
+ * whole team has started, the others' slices are left alone: their
+ * cache lines (the owner's compare-and-swap every phase) are not read. */
 static void participant(const rnn_fast *f, size_t q, rlx_cpu_isa isa) {
     rnn_slice *own = &f->sl[q];
     const int d = own->d, S = f->slices[d];
     rnn_slice *team = f->sl + f->first[d];
     atomic_long *done = &f->sync[d].done;
     const long total = (long)f->steps * f->phases;
+    atomic_int *joined = &f->sync[d].joined;
     atomic_store_explicit(&own->joined, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(joined, 1, memory_order_relaxed);
     for (long ph = atomic_load_explicit(done, memory_order_acquire) / S; ph < total; ph++) {
         int64_t s = ph / f->phases;
         int k = (int)(ph % f->phases);
-        for (int j = -1; j < S; j++) {
+        int last = atomic_load_explicit(joined, memory_order_relaxed) < S ? S : 0; /* 0: all started */
+        for (int j = -1; j < last; j++) {
             rnn_slice *o = j < 0 ? own : &team[j];
             if (j >= 0 && (o == own || atomic_load_explicit(&o->joined, memory_order_relaxed))) continue;
             if (!slice_claim(o, ph)) continue;
@@ -682,7 +688,7 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
         atomic_init(&sl[i].joined, 0);
         n_ws += f.nrp * ((f.step_x ? 2 : 1) * sl[i].ldg + 3 * (size_t)sl[i].nu);
     }
-    for (int64_t d = 0; d < D; d++) atomic_init(&f.sync[d].done, 0);
+    for (int64_t d = 0; d < D; d++) atomic_init(&f.sync[d].done, 0), atomic_init(&f.sync[d].joined, 0);
     size_t n_gx = 0, n_xs = 0, n_state, total;
     if ((f.step_x ? !rlx_mul_ok(f.nrp * (size_t)I, (size_t)(2 * D), &n_xs) : !rlx_mul_ok((size_t)(T * N), f.ldx, &n_gx)) ||
         !rlx_mul_ok(f.nrp * (size_t)H, (size_t)(3 * D), &n_state)) {
