@@ -232,7 +232,7 @@ static void rnn_split_check(const char *what, const rlx_node *n, const rlx_tenso
     rlx_parallel_set_limit(prev);
     CHECK_MSG(st == RLX_OK, "%s: 1 thread: %s", what, rlx_last_error());
     CHECK(rlx_cpu_prepare_node(NULL, n, in, &pk_all) == RLX_OK);
-    CHECK_MSG(pk_all.rnn_r && pk_all.data, "%s: R and W not packed by rlx_cpu_prepare_node", what);
+    CHECK_MSG(pk_all.rnn_r && (pk_all.data || pk_all.rnn_w), "%s: R and W not packed by rlx_cpu_prepare_node", what);
     static const char *how[3] = { "no packs", "packs of this count", "packs of 1 thread" };
     const rlx_cpu_sgemm_pack *pks[3] = { NULL, &pk_all, &pk_one };
     for (int v = 0; v < 3 && st == RLX_OK; v++) {
@@ -351,7 +351,9 @@ static void test_rnn(void) {
  * batch 1 and 2 (the GEMV) and larger, both directions, both layouts,
  * sequence_lens from 0 to T, initial states, peepholes, clip,
  * input_forget, GRU with and without linear_before_reset, other
- * activations; each case also against the reference (fast_vs_ref). */
+ * activations, batches below 12 rows (one GEMM projects every step's X)
+ * and of 12 or more (step by step); each case also against the reference
+ * (fast_vs_ref). */
 static void test_rnn_split(void) {
     rlx_cpu_rnn_min_slice(1);
     static const rnn_case cases[] = {
@@ -372,6 +374,16 @@ static void test_rnn_split(void) {
         { "RNN", "bidirectional", 1, 6, 13, 6, 40, true, true, true, false, false, true, false, false, true, true, true,
           false, true },
         { "RNN", "forward", 0, 3, 3, 4, 257, false, false, true, false, false, false, false, false, false, true, true,
+          false, true },
+        /* 12 rows and more: the input projection step by step, each slice
+         * its columns of W^T, the X rows staged by the slices in turn */
+        { "GRU", "bidirectional", 1, 5, 14, 9, 37, true, true, true, false, false, true, false, false, false, true, true,
+          false, true },
+        { "LSTM", "reverse", 0, 6, 13, 11, 29, true, true, true, true, true, false, true, false, true, true, true, true,
+          true },
+        { "LSTM", "bidirectional", 1, 3, 12, 40, 70, true, true, false, true, false, true, false, false, false, false,
+          true, true, true },
+        { "RNN", "reverse", 1, 4, 19, 5, 21, true, true, false, false, false, false, false, false, false, true, false,
           false, true },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_rnn(&cases[i]);

@@ -15,14 +15,23 @@
  *
  * Fast path (k->reference false; every float input and output f32; any
  * attribute combination): computed in f32.
- *  - The input projection of every step and both directions is one GEMM
- *    (cpu_sgemm.h, on the pool's threads): Gx[T*N, D*G*H] = X[T*N, I]
- *    W[D*G*H, I]^T, X in its storage order (layout 0 or 1); a constant W
- *    is packed once when the executable is compiled (rlx_cpu_rnn_prepare).
+ *  - The input projection X W^T: with 12 batch rows or more, step by
+ *    step inside the recurrence: each slice (below) multiplies the step's
+ *    X rows by its own columns of W^T (packed like R's, at compile time
+ *    when W is constant), so the projection stays in the cache (one GEMM
+ *    for every step wrote T*N*D*G*H floats, 4.5 MB at the issue's LSTM,
+ *    that the gates then read back from memory: 5% of the 1-thread time),
+ *    and the slices stage the next step's X rows (a share each) before
+ *    the step's barrier. Fewer rows reuse each W value too few times per
+ *    step: then every step's projection, both directions, is one GEMM
+ *    first (cpu_sgemm.h, on the pool's threads): Gx[T*N, D*G*H] = X[T*N,
+ *    I] W[D*G*H, I]^T, X in its storage order (layout 0 or 1); a constant
+ *    W is packed once when the executable is compiled
+ *    (rlx_cpu_rnn_prepare).
  *  - The recurrence: the threads split over the directions (each runs its
  *    own team), and each direction's hidden units split into slices, one
  *    per thread of its team (units in groups of 4, spread evenly; none
- *    whose step product is below 64K multiply-adds: LSTM hidden 224 at
+ *    whose step products are below 64K multiply-adds: LSTM hidden 224 at
  *    batch 30 on 16 threads is 2 x 8 slices of 28 units). A slice owns
  *    the columns of every gate of its units in R^T, packed gate-major into
  *    panels of 16 columns (at compile time when R is constant and the
@@ -33,7 +42,9 @@
  *    portable C elsewhere;
  *    rlx_cpu_isa_get, cpu_vmath.h; batches of 1 or 2 rows a GEMV), then
  *    the gates of its units, writing h of the next step (two h buffers
- *    alternate), then one barrier per step (GRU with
+ *    alternate; LSTM's in chunks of 4 vectors, the gates that do not need
+ *    the new cell state first, so that their chains overlap), then one
+ *    barrier per step (GRU with
  *    linear_before_reset = 0: two, as its h gate's product takes r . H of
  *    every unit; its h part is packed apart).
  *  - The barrier: each (slice, phase) is claimed once (a compare-and-swap
@@ -194,6 +205,7 @@ static void run_row(rnn_run *u, int64_t d, int64_t b, int64_t L) {
 #define RF_MR 6  /* rows of a register tile */
 #define RF_UNIT_GRAIN 4            /* hidden units of a slice: a multiple of this (LSTM: 16 columns, one panel) */
 #define RF_MIN_SLICE_FMA 65536     /* least multiply-adds of one slice's step product (a step barrier costs ~1 us) */
+#define RF_STEP_X_ROWS 12          /* least batch rows whose input projection runs step by step (rnn_fast.step_x) */
 
 /* One slice of a direction's hidden units: its columns of every gate of
  * R^T, packed, and its private state. Claimed phase by phase (`next`);
@@ -204,14 +216,19 @@ typedef struct rnn_slice {
     int d;                         /* direction */
     int64_t u0, nu;                /* units [u0, u0 + nu) */
     size_t pan_a, pan_b, ldg;      /* panels of the two parts (GRU lbr 0: z, r | h), floats per gh row */
+    int idx;                       /* its place in the direction's team */
     const float *rp;               /* packed R^T: part a, then part b */
     float *rp_ws;                  /* rp when the slice packs it (in its first phase); NULL: packed at compile */
-    float *gh;                     /* [nrp][ldg]: the step's products, gate-major */
+    const float *wp;               /* step_x: packed W^T (K = I), the columns of rp */
+    float *wp_ws;                  /* wp when the slice packs it (in its first phase); NULL: packed at compile */
+    float *gh;                     /* [nrp][ldg]: the step's products H R^T, gate-major */
+    float *gxs;                    /* step_x: [nrp][ldg], the step's X W^T, as gh */
     float *c, *z;                  /* LSTM cell [nrp][nu]; GRU z and r [nrp][2 nu] */
 } rnn_slice;
 
 typedef struct rnn_sync {
-    _Alignas(64) atomic_long done; /* slice phases completed in a direction */
+    _Alignas(64) atomic_long done;  /* slice phases completed in a direction */
+    _Alignas(64) atomic_int joined; /* its participants that have started (a line apart: read every phase) */
 } rnn_sync;
 
 typedef struct rnn_fast {
@@ -222,9 +239,11 @@ typedef struct rnn_fast {
     int64_t steps;         /* the longest sequence */
     size_t ldx;            /* floats per row of gx: D * G * H */
     size_t nrp, tiles;     /* batch rows padded to RF_MR, tiles of RF_MR rows */
-    const float *x, *h0, *c0, *pp, *r;
+    bool step_x;           /* the input projection step by step, slice by slice (else one GEMM first: gx) */
+    const float *x, *h0, *c0, *pp, *r, *w;
     const int32_t *seq;
-    float *gx;             /* [T*N, D*G*H], rows in X's storage order */
+    float *gx;             /* !step_x: [T*N, D*G*H], rows in X's storage order */
+    float *xs;             /* step_x: [D][2][nrp][I], the X rows of a step (alternating) */
     float *bsum;           /* [D][G*H]: Wb + Rb (GRU h gate: Wb only) */
     float *rbh;            /* [D][H]: GRU's Rb of the h gate */
     float *hbuf;           /* [D][2][nrp][H]: h before and after a step (alternating) */
@@ -250,12 +269,13 @@ static void pack_rt(const float *r, int64_t K, int64_t H, int64_t g0, int64_t ng
     }
 }
 
-/* Packs slice s's columns of R^T (R: [D][G*H][H]) at dst. */
-static void pack_slice(const rnn_fast *f, const float *r, const rnn_slice *s, float *dst) {
+/* Packs slice s's columns of R^T (m = R: [D][G*H][H], K = H) or of W^T
+ * (m = W: [D][G*H][I], K = I) at dst. */
+static void pack_slice(const rnn_fast *f, const float *m, int64_t K, const rnn_slice *s, float *dst) {
     int64_t H = f->H, G = f->G;
-    const float *rd = r + (size_t)(s->d * G * H * H);
-    pack_rt(rd, H, H, 0, f->g1, s->u0, s->nu, dst);
-    if (s->pan_b) pack_rt(rd, H, H, f->g1, G - f->g1, s->u0, s->nu, dst + s->pan_a * (size_t)H * RF_NR);
+    const float *md = m + (size_t)(s->d * G * H * K);
+    pack_rt(md, K, H, 0, f->g1, s->u0, s->nu, dst);
+    if (s->pan_b) pack_rt(md, K, H, f->g1, G - f->g1, s->u0, s->nu, dst + s->pan_a * (size_t)K * RF_NR);
 }
 
 /* c[tiles * 6 rows][panels * 16] = a[tiles * 6][K] (row stride lda) times
@@ -349,11 +369,13 @@ static void rec_gemm(rlx_cpu_isa isa, size_t rows, size_t tiles, const float *a,
 }
 
 /* One batch row's gate inputs and state for a step, for the units of one
- * slice: gate g of unit j at gx[g * H + j], bs[...], pp[...] (peepholes
- * i, o, f; NULL: none) and at gh[g * n + j], z[g * n + j] (n: the
- * slice's units). */
+ * slice: gate g of unit j at gx[g * xs + j] (GRU's h gate, g = 2, at
+ * gxh[j]), bs[g * H + j], pp[g * H + j] (peepholes i, o, f; NULL: none)
+ * and at gh[g * n + j], z[g * n + j] (n: the slice's units). */
 typedef struct gate_row {
-    const float *gx, *bs; /* X W^T row of this direction, Wb + Rb */
+    const float *gx, *gxh; /* X W^T of this row and direction (the slice's gxs or a row of gx) */
+    int64_t xs;            /* floats between gx's gates: n (gxs) or H (gx) */
+    const float *bs;       /* Wb + Rb (GRU's h gate: Wb) */
     const float *gh;      /* H R^T (GRU lbr 0: the h gate at ghb) */
     const float *ghb;     /* GRU, linear_before_reset 0: (r . H) R_h^T */
     const float *rbh, *pp;
@@ -373,20 +395,21 @@ static inline float f_act(const rlx_rnn_act *a, float x) { return rlx_ew_f32(a->
 static void gates_scalar(const rlx_rnn_params *p, const rlx_rnn_act *act, int64_t H, int64_t n, const gate_row *g,
                          int phase) {
     const float *gx = g->gx, *bs = g->bs, *gh = g->gh;
+    const int64_t xs = g->xs;
     for (int64_t j = 0; j < n; j++) {
         switch (p->kind) {
         case RLX_RNN_SIMPLE: g->hn[j] = f_act(&act[0], f_clip(p, gx[j] + gh[j] + bs[j])); break;
         case RLX_RNN_GRU:
             if (phase == 0) {
                 float z = f_act(&act[0], f_clip(p, gx[j] + gh[j] + bs[j]));
-                float r = f_act(&act[0], f_clip(p, gx[H + j] + gh[n + j] + bs[H + j]));
+                float r = f_act(&act[0], f_clip(p, gx[xs + j] + gh[n + j] + bs[H + j]));
                 g->z[j] = z;
                 g->z[n + j] = r;
                 g->rh[j] = r * g->hp[j];
             } else {
                 float z = g->z[j], r = g->z[n + j], pre;
-                if (p->linear_before_reset) pre = gx[2 * H + j] + bs[2 * H + j] + r * (gh[2 * n + j] + g->rbh[j]);
-                else pre = gx[2 * H + j] + bs[2 * H + j] + g->ghb[j] + g->rbh[j];
+                if (p->linear_before_reset) pre = g->gxh[j] + bs[2 * H + j] + r * (gh[2 * n + j] + g->rbh[j]);
+                else pre = g->gxh[j] + bs[2 * H + j] + g->ghb[j] + g->rbh[j];
                 float nn = f_act(&act[1], f_clip(p, pre));
                 g->hn[j] = (1.0f - z) * nn + z * g->hp[j];
             }
@@ -396,10 +419,10 @@ static void gates_scalar(const rlx_rnn_params *p, const rlx_rnn_act *act, int64_
                   pf = g->pp ? g->pp[2 * H + j] : 0.0f;
             float gi = f_act(&act[0], f_clip(p, gx[j] + gh[j] + bs[j] + pi * c));
             float gf = p->input_forget ? 1.0f - gi
-                                       : f_act(&act[0], f_clip(p, gx[2 * H + j] + gh[2 * n + j] + bs[2 * H + j] + pf * c));
-            float gc = f_act(&act[1], f_clip(p, gx[3 * H + j] + gh[3 * n + j] + bs[3 * H + j]));
+                                       : f_act(&act[0], f_clip(p, gx[2 * xs + j] + gh[2 * n + j] + bs[2 * H + j] + pf * c));
+            float gc = f_act(&act[1], f_clip(p, gx[3 * xs + j] + gh[3 * n + j] + bs[3 * H + j]));
             float cn = gf * c + gi * gc;
-            float go = f_act(&act[0], f_clip(p, gx[H + j] + gh[n + j] + bs[H + j] + po * cn));
+            float go = f_act(&act[0], f_clip(p, gx[xs + j] + gh[n + j] + bs[H + j] + po * cn));
             g->c[j] = cn;
             g->hn[j] = go * f_act(&act[2], cn);
             break;
@@ -435,16 +458,44 @@ static void gates(rlx_cpu_isa isa, const rlx_rnn_params *p, const rlx_rnn_act *a
     gates_scalar(p, act, H, n, g, phase);
 }
 
+/* The row of X (and of gx) that batch row b reads at step s of direction
+ * d (s < L, the row's length). */
+static size_t x_row(const rnn_fast *f, int64_t d, int64_t s, int64_t b, int64_t L) {
+    int64_t t = f->p->reverse[d] ? L - 1 - s : s;
+    return f->p->layout ? (size_t)(b * f->T + t) : (size_t)(t * f->N + b);
+}
+
+/* step_x: copies the X rows of step s of direction d for batch rows b0,
+ * b0 + stride, ... into dst ([nrp][I]); rows whose sequence is over by
+ * then keep what they held (their products are not used). */
+static void stage_x(const rnn_fast *f, int64_t d, int64_t s, int64_t b0, int64_t stride, float *dst) {
+    for (int64_t b = b0; b < f->N; b += stride) {
+        int64_t L = f->seq ? f->seq[b] : f->T;
+        if (s < L)
+            memcpy(dst + (size_t)(b * f->I), f->x + x_row(f, d, s, b, L) * (size_t)f->I, (size_t)f->I * sizeof *dst);
+    }
+}
+
 /* Phase k of step s of slice `sl` (k 1: GRU's second product and its h
- * gate, linear_before_reset 0). Step 0 packs the slice's weights first. */
+ * gate, linear_before_reset 0). Step 0 packs the slice's weights first.
+ * With step_x, phase 0 first multiplies the step's X rows (staged in the
+ * step before) by the slice's W^T, and the last phase stages the slice's
+ * share of the next step's X rows (the barrier then publishes them). */
 static void slice_phase(const rnn_fast *f, rnn_slice *sl, int64_t s, int k, rlx_cpu_isa isa) {
     const rlx_rnn_params *p = f->p;
-    const int64_t T = f->T, N = f->N, H = f->H, D = f->D, G = f->G, d = sl->d, u0 = sl->u0, n = sl->nu;
-    const size_t hs = (size_t)H, nrh = f->nrp * hs;
-    if (s == 0 && k == 0 && sl->rp_ws) pack_slice(f, f->r, sl, sl->rp_ws);
+    const int64_t T = f->T, N = f->N, H = f->H, I = f->I, D = f->D, G = f->G, d = sl->d, u0 = sl->u0, n = sl->nu;
+    const size_t hs = (size_t)H, nrh = f->nrp * hs, nri = f->nrp * (size_t)I;
+    if (s == 0 && k == 0) {
+        if (sl->rp_ws) pack_slice(f, f->r, H, sl, sl->rp_ws);
+        if (sl->wp_ws) pack_slice(f, f->w, I, sl, sl->wp_ws);
+    }
     float *hbuf = f->hbuf + (size_t)d * 2 * nrh, *rh = f->rh + (size_t)d * nrh;
     const float *hp = hbuf + (size_t)(s & 1) * nrh;
     float *hn = hbuf + (size_t)((s + 1) & 1) * nrh;
+    float *xsd = f->step_x ? f->xs + (size_t)d * 2 * nri : NULL;
+    if (k == 0 && xsd)
+        rec_gemm(isa, (size_t)N, f->tiles, xsd + (size_t)(s & 1) * nri, (size_t)I, sl->wp, (size_t)I,
+                 sl->pan_a + sl->pan_b, sl->gxs, sl->ldg);
     if (k == 0) rec_gemm(isa, (size_t)N, f->tiles, hp, hs, sl->rp, hs, sl->pan_a, sl->gh, sl->ldg);
     else rec_gemm(isa, (size_t)N, f->tiles, rh, hs, sl->rp + sl->pan_a * hs * RF_NR, hs, sl->pan_b,
                   sl->gh + sl->pan_a * RF_NR, sl->ldg);
@@ -452,7 +503,7 @@ static void slice_phase(const rnn_fast *f, rnn_slice *sl, int64_t s, int k, rlx_
     bool last = k == f->phases - 1;
     int ph1 = p->kind == RLX_RNN_GRU && p->linear_before_reset ? 1 : k; /* GRU lbr 1: both gate phases now */
     gate_row g = { .bs = f->bsum + (size_t)(d * G * H + u0), .rbh = f->rbh + (size_t)(d * H + u0),
-                   .pp = f->pp ? f->pp + (size_t)(d * 3 * H + u0) : NULL };
+                   .pp = f->pp ? f->pp + (size_t)(d * 3 * H + u0) : NULL, .xs = xsd ? n : H };
     for (int64_t b = 0; b < N; b++) {
         int64_t L = f->seq ? f->seq[b] : T;
         size_t hrow = (size_t)b * hs + (size_t)u0;
@@ -461,10 +512,15 @@ static void slice_phase(const rnn_fast *f, rnn_slice *sl, int64_t s, int k, rlx_
             continue;
         }
         int64_t t = p->reverse[d] ? L - 1 - s : s;
-        size_t xrow = p->layout ? (size_t)(b * T + t) : (size_t)(t * N + b);
-        g.gx = f->gx + xrow * f->ldx + (size_t)(d * G * H + u0);
         g.gh = sl->gh + (size_t)b * sl->ldg;
         g.ghb = g.gh + sl->pan_a * RF_NR;
+        if (xsd) {
+            g.gx = sl->gxs + (size_t)b * sl->ldg;
+            g.gxh = f->g1 < G ? g.gx + sl->pan_a * RF_NR : g.gx + 2 * n;
+        } else {
+            g.gx = f->gx + x_row(f, d, s, b, L) * f->ldx + (size_t)(d * G * H + u0);
+            g.gxh = g.gx + 2 * H;
+        }
         g.hp = hp + hrow, g.hn = hn + hrow, g.rh = rh + hrow;
         g.c = sl->c + (size_t)(b * n), g.z = sl->z + (size_t)(2 * b * n);
         for (int ph = k; ph <= ph1; ph++) gates(isa, p, act, H, n, &g, ph);
@@ -473,6 +529,8 @@ static void slice_phase(const rnn_fast *f, rnn_slice *sl, int64_t s, int k, rlx_
             memcpy(f->y + yo + u0, g.hn, (size_t)n * sizeof *hn);
         }
     }
+    if (last && xsd && s + 1 < f->steps)
+        stage_x(f, d, s + 1, sl->idx, f->slices[d], xsd + (size_t)((s + 1) & 1) * nri);
     if (!last || s + 1 < f->steps) return;
     for (int64_t b = 0; b < N; b++) { /* the final state; rows of length 0 keep their zeros */
         if ((f->seq ? f->seq[b] : T) == 0) continue;
@@ -493,18 +551,23 @@ static bool slice_claim(rnn_slice *sl, long ph) {
  * any slice whose participant has not started (the pool may run the
  * participants one after another, or join late), then a wait until the
  * direction's phase is complete (its barrier). Each slice phase is
- * computed by exactly one thread, the same arithmetic whichever. */
+ * computed by exactly one thread, the same arithmetic whichever. Once the
+ * whole team has started, the others' slices are left alone: their
+ * cache lines (the owner's compare-and-swap every phase) are not read. */
 static void participant(const rnn_fast *f, size_t q, rlx_cpu_isa isa) {
     rnn_slice *own = &f->sl[q];
     const int d = own->d, S = f->slices[d];
     rnn_slice *team = f->sl + f->first[d];
     atomic_long *done = &f->sync[d].done;
     const long total = (long)f->steps * f->phases;
+    atomic_int *joined = &f->sync[d].joined;
     atomic_store_explicit(&own->joined, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(joined, 1, memory_order_relaxed);
     for (long ph = atomic_load_explicit(done, memory_order_acquire) / S; ph < total; ph++) {
         int64_t s = ph / f->phases;
         int k = (int)(ph % f->phases);
-        for (int j = -1; j < S; j++) {
+        int last = atomic_load_explicit(joined, memory_order_relaxed) < S ? S : 0; /* 0: all started */
+        for (int j = -1; j < last; j++) {
             rnn_slice *o = j < 0 ? own : &team[j];
             if (j >= 0 && (o == own || atomic_load_explicit(&o->joined, memory_order_relaxed))) continue;
             if (!slice_claim(o, ph)) continue;
@@ -534,11 +597,12 @@ void rlx_cpu_rnn_min_slice(int64_t fma) { g_min_slice_fma = fma > 0 ? fma : RF_M
 
 /* Slices per direction for `threads` threads: the threads split over the
  * directions, at most one slice per RF_UNIT_GRAIN units, each slice's step
- * product at least RF_MIN_SLICE_FMA multiply-adds. */
-static int slices_for(int threads, int64_t D, int64_t d, int64_t nrp, int64_t H, int64_t G) {
+ * products (K: H, or H + I with step_x) at least RF_MIN_SLICE_FMA
+ * multiply-adds. */
+static int slices_for(int threads, int64_t D, int64_t d, int64_t nrp, int64_t K, int64_t H, int64_t G) {
     int64_t want = threads >= D ? threads / D + (d < threads % D) : 1;
     int64_t by_units = (H + RF_UNIT_GRAIN - 1) / RF_UNIT_GRAIN;
-    int64_t by_work = nrp * H * G * H / g_min_slice_fma;
+    int64_t by_work = nrp * K * G * H / g_min_slice_fma;
     if (want > by_units) want = by_units;
     if (want > by_work) want = by_work;
     return want < 1 ? 1 : (int)want;
@@ -553,29 +617,34 @@ static void fast_init(rnn_fast *f, const rlx_rnn_params *p, const rlx_rnn_sizes 
     f->ldx = (size_t)(f->D * f->G * f->H);
     f->nrp = (size_t)(f->N + RF_MR - 1) / RF_MR * RF_MR;
     f->tiles = f->nrp / RF_MR;
+    /* a step's rows reuse each packed W value N times; fewer rows and the
+     * product would wait on W (the whole of it every step) */
+    f->step_x = f->N >= RF_STEP_X_ROWS;
 }
 
 /* Splits each direction's units into slices for `threads` threads
  * (f->slices, f->first) and returns their count; with sl, also each
- * slice's units (groups of RF_UNIT_GRAIN spread evenly), panels and the
- * floats of its packed R (the sum of those goes to *rp_floats). */
-static int plan_slices(rnn_fast *f, int threads, rnn_slice *sl, size_t *rp_floats) {
+ * slice's units (groups of RF_UNIT_GRAIN spread evenly) and panels (the
+ * sum of those goes to *panels: packed R has panels * H * RF_NR floats,
+ * packed W panels * I * RF_NR). */
+static int plan_slices(rnn_fast *f, int threads, rnn_slice *sl, size_t *panels) {
     int n_sl = 0;
     int64_t H = f->H, G = f->G, groups = (H + RF_UNIT_GRAIN - 1) / RF_UNIT_GRAIN;
-    if (rp_floats) *rp_floats = 0;
+    if (panels) *panels = 0;
     for (int64_t d = 0; d < f->D; d++) {
         f->first[d] = n_sl;
-        f->slices[d] = slices_for(threads, f->D, d, (int64_t)f->nrp, H, G);
+        f->slices[d] = slices_for(threads, f->D, d, (int64_t)f->nrp, f->step_x ? H + f->I : H, H, G);
         for (int j = 0; sl && j < f->slices[d]; j++) {
             rnn_slice *s = &sl[n_sl + j];
             int64_t a = groups * j / f->slices[d] * RF_UNIT_GRAIN, e = groups * (j + 1) / f->slices[d] * RF_UNIT_GRAIN;
             s->d = (int)d;
+            s->idx = j;
             s->u0 = a;
             s->nu = (e < H ? e : H) - a;
             s->pan_a = (size_t)(f->g1 * s->nu + RF_NR - 1) / RF_NR;
             s->pan_b = (size_t)((G - f->g1) * s->nu + RF_NR - 1) / RF_NR;
             s->ldg = (s->pan_a + s->pan_b) * RF_NR;
-            if (rp_floats) *rp_floats += (s->pan_a + s->pan_b) * (size_t)H * RF_NR;
+            if (panels) *panels += s->pan_a + s->pan_b;
         }
         n_sl += f->slices[d];
     }
@@ -604,25 +673,30 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
     else if (!(sl = sl_own = rlx_alloc_aligned(sl_bytes))) return false;
     f.sl = sl;
     f.sync = (rnn_sync *)(sl + n_sl);
-    size_t n_rp;
-    plan_slices(&f, threads, sl, &n_rp);
-    /* R packed when the executable was compiled, for this split */
-    const float *rp_pre = pk && pk->rnn_r && pk->rnn_slices[0] == f.slices[0] && (D < 2 || pk->rnn_slices[1] == f.slices[1])
-                              ? pk->rnn_r : NULL;
-    size_t n_ws = rp_pre ? 0 : n_rp; /* floats of the slices' workspaces */
-    for (int i = 0; i < n_sl; i++) {
-        atomic_init(&sl[i].next, 0);
-        atomic_init(&sl[i].joined, 0);
-        n_ws += f.nrp * (sl[i].ldg + 3 * (size_t)sl[i].nu);
-    }
-    for (int64_t d = 0; d < D; d++) atomic_init(&f.sync[d].done, 0);
-    size_t n_gx, n_state, total;
-    if (!rlx_mul_ok((size_t)(T * N), f.ldx, &n_gx) || !rlx_mul_ok(f.nrp * (size_t)H, (size_t)(3 * D), &n_state)) {
+    size_t n_pan, n_rp, n_wp = 0;
+    plan_slices(&f, threads, sl, &n_pan);
+    /* R (and with step_x W) packed when the executable was compiled, for this split */
+    bool pre = pk && pk->rnn_r && pk->rnn_slices[0] == f.slices[0] && (D < 2 || pk->rnn_slices[1] == f.slices[1]);
+    const float *rp_pre = pre ? pk->rnn_r : NULL, *wp_pre = pre && f.step_x ? pk->rnn_w : NULL;
+    if (!rlx_mul_ok(n_pan, (size_t)H * RF_NR, &n_rp) || (f.step_x && !rlx_mul_ok(n_pan, (size_t)I * RF_NR, &n_wp))) {
         rlx_free_aligned(sl_own);
         return false;
     }
-    total = n_gx + (size_t)(D * GH) + (size_t)(D * H) + n_state + n_ws;
-    if (total < n_gx || total > SIZE_MAX / sizeof(float)) {
+    size_t n_ws = (rp_pre ? 0 : n_rp) + (wp_pre ? 0 : n_wp); /* floats of the slices' workspaces */
+    for (int i = 0; i < n_sl; i++) {
+        atomic_init(&sl[i].next, 0);
+        atomic_init(&sl[i].joined, 0);
+        n_ws += f.nrp * ((f.step_x ? 2 : 1) * sl[i].ldg + 3 * (size_t)sl[i].nu);
+    }
+    for (int64_t d = 0; d < D; d++) atomic_init(&f.sync[d].done, 0), atomic_init(&f.sync[d].joined, 0);
+    size_t n_gx = 0, n_xs = 0, n_state, total;
+    if ((f.step_x ? !rlx_mul_ok(f.nrp * (size_t)I, (size_t)(2 * D), &n_xs) : !rlx_mul_ok((size_t)(T * N), f.ldx, &n_gx)) ||
+        !rlx_mul_ok(f.nrp * (size_t)H, (size_t)(3 * D), &n_state)) {
+        rlx_free_aligned(sl_own);
+        return false;
+    }
+    total = n_gx + n_xs + (size_t)(D * GH) + (size_t)(D * H) + n_state + n_ws;
+    if (total < n_gx + n_xs || total < n_ws || total > SIZE_MAX / sizeof(float)) {
         rlx_free_aligned(sl_own);
         return false;
     }
@@ -631,21 +705,26 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
         rlx_free_aligned(sl_own);
         return false;
     }
-    f.gx = buf;
-    f.bsum = f.gx + n_gx;
+    f.gx = f.step_x ? NULL : buf;
+    f.xs = f.step_x ? buf : NULL;
+    f.bsum = buf + n_gx + n_xs;
     f.rbh = f.bsum + D * GH;
     f.hbuf = f.rbh + D * H;
     f.rh = f.hbuf + 2 * (size_t)D * f.nrp * (size_t)H;
     float *q = f.hbuf;
     memset(f.hbuf, 0, n_state * sizeof(float)); /* h, r . h: padded rows stay 0 */
+    if (f.xs) memset(f.xs, 0, n_xs * sizeof(float)); /* X rows never staged: read, their products unused */
     q += n_state;
-    const float *rq = rp_pre;
+    const float *rq = rp_pre, *wq = wp_pre;
     for (int i = 0; i < n_sl; i++) {
         rnn_slice *s = &sl[i];
-        size_t nu = (size_t)s->nu, n_r = (s->pan_a + s->pan_b) * (size_t)H * RF_NR;
-        if (rp_pre) s->rp = rq, rq += n_r;
-        else s->rp = s->rp_ws = q, q += n_r;
+        size_t nu = (size_t)s->nu, pans = s->pan_a + s->pan_b;
+        if (rp_pre) s->rp = rq, rq += pans * (size_t)H * RF_NR;
+        else s->rp = s->rp_ws = q, q += pans * (size_t)H * RF_NR;
+        if (wp_pre) s->wp = wq, wq += pans * (size_t)I * RF_NR;
+        else if (f.step_x) s->wp = s->wp_ws = q, q += pans * (size_t)I * RF_NR;
         s->gh = q, q += f.nrp * s->ldg;
+        if (f.step_x) s->gxs = q, q += f.nrp * s->ldg;
         s->c = q, q += f.nrp * nu;
         s->z = q, q += 2 * f.nrp * nu;
         memset(s->c, 0, 3 * f.nrp * nu * sizeof(float));
@@ -660,6 +739,7 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
         for (int64_t j = 0; j < H; j++) f.rbh[d * H + j] = bb && p->kind == RLX_RNN_GRU ? bb[d * 2 * GH + GH + 2 * H + j] : 0.0f;
     }
     f.x = in[0]->data;
+    f.w = in[1]->data;
     f.r = in[2]->data;
     f.h0 = in[RLX_RNN_IN_H0] ? in[RLX_RNN_IN_H0]->data : NULL;
     f.c0 = in[RLX_RNN_IN_C0] ? in[RLX_RNN_IN_C0]->data : NULL;
@@ -677,11 +757,14 @@ static bool rnn_fast_run(const rlx_rnn_params *p, const rlx_tensor *const *in, c
                 memcpy(s->c + (size_t)(b * s->nu), f.c0 + sidx + (size_t)s->u0, (size_t)s->nu * sizeof(float));
             }
         }
-    /* every step's X W^T, both directions, in one GEMM (W^T packed once
-     * when the executable was compiled: rlx_cpu_rnn_prepare) */
-    rlx_cpu_sgemm_packref wp = { pk, 0, 0 };
-    rlx_cpu_sgemm_packed(false, true, (size_t)(T * N), f.ldx, (size_t)I, 1.0f, f.x, (size_t)I, in[1]->data, (size_t)I,
-                         0.0f, f.gx, f.ldx, NULL, pk && pk->data ? &wp : NULL);
+    if (f.step_x) { /* step 0's X rows; the slices stage the later ones */
+        for (int64_t d = 0; d < D; d++) stage_x(&f, d, 0, 0, 1, f.xs + (size_t)d * 2 * f.nrp * (size_t)I);
+    } else { /* every step's X W^T, both directions, in one GEMM (W^T packed
+              * once when the executable was compiled: rlx_cpu_rnn_prepare) */
+        rlx_cpu_sgemm_packref wp = { pk, 0, 0 };
+        rlx_cpu_sgemm_packed(false, true, (size_t)(T * N), f.ldx, (size_t)I, 1.0f, f.x, (size_t)I, f.w, (size_t)I, 0.0f,
+                             f.gx, f.ldx, NULL, pk && pk->data ? &wp : NULL);
+    }
     if (f.steps > 0) rlx_parallel_for((size_t)n_sl, 1, participants_range, &f);
     free(owned);
     rlx_free_aligned(sl_own);
@@ -797,29 +880,44 @@ rlx_status rlx_cpu_rnn_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
     if (rows < 1 || sz.input < 1 || sz.hidden < 1 || rows > RLX_NN_BLAS_MAX || cols > RLX_NN_BLAS_MAX ||
         sz.input > RLX_NN_BLAS_MAX)
         return RLX_OK;
-    if (w_const && rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_POOL)
-        RLX_TRY(rlx_cpu_sgemm_pack_b(true, (size_t)sz.input, (size_t)cols, w->data, (size_t)sz.input, out));
-    if (!r_const) return RLX_OK;
     rnn_fast f;
     fast_init(&f, &p, &sz);
+    /* W: for the one GEMM (policy pool), or per slice with step_x (below) */
+    if (w_const && !f.step_x && rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_POOL)
+        RLX_TRY(rlx_cpu_sgemm_pack_b(true, (size_t)sz.input, (size_t)cols, w->data, (size_t)sz.input, out));
+    if (!r_const) return RLX_OK;
     int threads = rlx_parallel_threads(), n_sl = plan_slices(&f, threads, NULL, NULL);
     rnn_slice *sl = rlx_alloc_aligned((size_t)n_sl * sizeof *sl);
-    size_t n_rp;
+    size_t n_pan, n_rp = 0, n_wp = 0;
     if (!sl) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", rlx_node_desc(n));
-    plan_slices(&f, threads, sl, &n_rp);
-    float *rp = n_rp <= SIZE_MAX / sizeof(float) ? malloc(n_rp * sizeof(float)) : NULL;
-    if (!rp) {
+    plan_slices(&f, threads, sl, &n_pan);
+    bool pack_w = f.step_x && w_const;
+    float *rp = NULL, *wp = NULL;
+    if (rlx_mul_ok(n_pan, (size_t)sz.hidden * RF_NR * sizeof(float), &n_rp) &&
+        (!pack_w || rlx_mul_ok(n_pan, (size_t)sz.input * RF_NR * sizeof(float), &n_wp))) {
+        rp = malloc(n_rp);
+        wp = pack_w ? malloc(n_wp) : NULL;
+    }
+    if (!rp || (pack_w && !wp)) {
+        free(rp);
+        free(wp);
         rlx_free_aligned(sl);
         rlx_cpu_sgemm_pack_free(out);
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory (packed R, %zu floats)", rlx_node_desc(n), n_rp);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory (packed R and W, %zu + %zu bytes)", rlx_node_desc(n),
+                        n_rp, n_wp);
     }
-    float *q = rp;
+    float *q = rp, *qw = wp;
     for (int i = 0; i < n_sl; i++) {
-        pack_slice(&f, r->data, &sl[i], q);
-        q += (sl[i].pan_a + sl[i].pan_b) * (size_t)sz.hidden * RF_NR;
+        size_t pans = sl[i].pan_a + sl[i].pan_b;
+        pack_slice(&f, r->data, sz.hidden, &sl[i], q);
+        q += pans * (size_t)sz.hidden * RF_NR;
+        if (!wp) continue;
+        pack_slice(&f, w->data, sz.input, &sl[i], qw);
+        qw += pans * (size_t)sz.input * RF_NR;
     }
     rlx_free_aligned(sl);
     out->rnn_r = rp;
+    out->rnn_w = wp;
     out->rnn_slices[0] = f.slices[0];
     out->rnn_slices[1] = f.D > 1 ? f.slices[1] : 0;
     return RLX_OK;

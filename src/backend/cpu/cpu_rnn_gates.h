@@ -66,11 +66,46 @@ GV_ATTR __attribute__((always_inline)) static inline GV_V GV_GLUE(gate_act, GV_S
 GV_ATTR static void GV_GLUE(gates, GV_SFX)(const rlx_rnn_params *p, const rlx_rnn_act *act, int64_t H, int64_t n,
                                            const gate_row *g, int phase) {
     const float *gx = g->gx, *bs = g->bs, *gh = g->gh;
+    const int64_t xs = g->xs;
     GV_V lo = GV_SET1(p->has_clip ? -p->clip : -INFINITY), hi = GV_SET1(p->has_clip ? p->clip : INFINITY);
     GV_V one = GV_SET1(1.0f);
 #define V(ptr) GV_LD(m, ptr)
-#define PRE(o, j) GV_ADD(GV_ADD(V(gx + (o) * H + (j)), V(gh + (o) * n + (j))), V(bs + (o) * H + (j)))
+#define PRE(o, j) GV_ADD(GV_ADD(V(gx + (o) * xs + (j)), V(gh + (o) * n + (j))), V(bs + (o) * H + (j)))
 #define CLIPV(v) (p->has_clip ? GV_MIN(hi, GV_MAX(lo, v)) : (v))
+    if (p->kind == RLX_RNN_LSTM) {
+        /* chunks of 4 groups in two passes: first the gates that need no
+         * new cell state (independent chains: the core overlaps them),
+         * then the cell state, o under peepholes and h. The same
+         * operations per unit as one pass: the chunks change no bit. */
+        enum { CH = 4 * GV_W };
+        _Alignas(64) float tg[4][CH]; /* i, f, c; o (with peepholes its input before the cell term) */
+        for (int64_t j0 = 0; j0 < n; j0 += CH) {
+            int64_t e = n - j0 < CH ? n : j0 + CH;
+            for (int64_t j = j0; j < e; j += GV_W) {
+                GV_MASK m = GV_MASK_N(n - j);
+                GV_V c = V(g->c + j), xi = PRE(0, j), xf = PRE(2, j), xo = PRE(1, j);
+                if (g->pp) {
+                    xi = GV_FMA(V(g->pp + j), c, xi);
+                    xf = GV_FMA(V(g->pp + 2 * H + j), c, xf);
+                }
+                GV_V gi = GV_GLUE(gate_act, GV_SFX)(&act[0], CLIPV(xi));
+                GV_STOREU(tg[0] + (j - j0), gi);
+                GV_STOREU(tg[1] + (j - j0), p->input_forget ? GV_SUB(one, gi)
+                                                            : GV_GLUE(gate_act, GV_SFX)(&act[0], CLIPV(xf)));
+                GV_STOREU(tg[2] + (j - j0), GV_GLUE(gate_act, GV_SFX)(&act[1], CLIPV(PRE(3, j))));
+                GV_STOREU(tg[3] + (j - j0), g->pp ? xo : GV_GLUE(gate_act, GV_SFX)(&act[0], CLIPV(xo)));
+            }
+            for (int64_t j = j0; j < e; j += GV_W) {
+                GV_MASK m = GV_MASK_N(n - j);
+                GV_V c = V(g->c + j), gi = GV_LOADU(tg[0] + (j - j0)), gf = GV_LOADU(tg[1] + (j - j0));
+                GV_V cn = GV_FMA(gf, c, GV_MUL(gi, GV_LOADU(tg[2] + (j - j0)))), go = GV_LOADU(tg[3] + (j - j0));
+                if (g->pp) go = GV_GLUE(gate_act, GV_SFX)(&act[0], CLIPV(GV_FMA(V(g->pp + H + j), cn, go)));
+                GV_ST(m, g->c + j, cn);
+                GV_ST(m, g->hn + j, GV_MUL(go, GV_GLUE(gate_act, GV_SFX)(&act[2], cn)));
+            }
+        }
+        return;
+    }
     for (int64_t j = 0; j < n; j += GV_W) {
         GV_MASK m = GV_MASK_N(n - j);
         switch (p->kind) {
@@ -83,7 +118,7 @@ GV_ATTR static void GV_GLUE(gates, GV_SFX)(const rlx_rnn_params *p, const rlx_rn
                 GV_ST(m, g->z + n + j, r);
                 GV_ST(m, g->rh + j, GV_MUL(r, V(g->hp + j)));
             } else {
-                GV_V z = V(g->z + j), r = V(g->z + n + j), pre = GV_ADD(V(gx + 2 * H + j), V(bs + 2 * H + j));
+                GV_V z = V(g->z + j), r = V(g->z + n + j), pre = GV_ADD(V(g->gxh + j), V(bs + 2 * H + j));
                 if (p->linear_before_reset) pre = GV_FMA(r, GV_ADD(V(gh + 2 * n + j), V(g->rbh + j)), pre);
                 else pre = GV_ADD(pre, GV_ADD(V(g->ghb + j), V(g->rbh + j)));
                 GV_V nn = GV_GLUE(gate_act, GV_SFX)(&act[1], CLIPV(pre));
@@ -91,22 +126,7 @@ GV_ATTR static void GV_GLUE(gates, GV_SFX)(const rlx_rnn_params *p, const rlx_rn
                 GV_ST(m, g->hn + j, GV_FMA(z, V(g->hp + j), GV_MUL(GV_SUB(one, z), nn)));
             }
             break;
-        case RLX_RNN_LSTM: {
-            GV_V c = V(g->c + j), xi = PRE(0, j), xf = PRE(2, j), xo = PRE(1, j);
-            if (g->pp) {
-                xi = GV_FMA(V(g->pp + j), c, xi);
-                xf = GV_FMA(V(g->pp + 2 * H + j), c, xf);
-            }
-            GV_V gi = GV_GLUE(gate_act, GV_SFX)(&act[0], CLIPV(xi));
-            GV_V gf = p->input_forget ? GV_SUB(one, gi) : GV_GLUE(gate_act, GV_SFX)(&act[0], CLIPV(xf));
-            GV_V gc = GV_GLUE(gate_act, GV_SFX)(&act[1], CLIPV(PRE(3, j)));
-            GV_V cn = GV_FMA(gf, c, GV_MUL(gi, gc));
-            if (g->pp) xo = GV_FMA(V(g->pp + H + j), cn, xo);
-            GV_V go = GV_GLUE(gate_act, GV_SFX)(&act[0], CLIPV(xo));
-            GV_ST(m, g->c + j, cn);
-            GV_ST(m, g->hn + j, GV_MUL(go, GV_GLUE(gate_act, GV_SFX)(&act[2], cn)));
-            break;
-        }
+        case RLX_RNN_LSTM: break; /* above */
         }
     }
 #undef V

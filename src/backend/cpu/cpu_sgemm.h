@@ -97,8 +97,10 @@ typedef struct rlx_cpu_sgemm_pack {
     /* owned, or NULL: an RNN / GRU / LSTM's R packed for its recurrence,
      * slice by slice, rnn_slices[d] slices in direction d (the slices'
      * bounds follow from their count: cpu_rnn.c, rlx_cpu_rnn_prepare);
-     * data may hold its W. */
-    float *rnn_r;
+     * rnn_w (owned, or NULL) its W packed the same way, for batches whose
+     * input projection runs step by step; else data may hold W for the
+     * one GEMM of every step's input projection. */
+    float *rnn_r, *rnn_w;
     int rnn_slices[2];
     /* owned, or NULL: a 3x3 convolution's weights transformed for the
      * Winograd path (cpu_nn_conv_wino.c, rlx_nn_wino_pack), wino_cout x
