@@ -173,6 +173,13 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
         }
 }
 
+/* Whether the activation is applied in registers: no residual and act
+ * NONE / RELU / CLIP (else by rlx_nn_conv_epilogue_block after the store). */
+static bool dw_act_in_reg(const rlx_nn_conv_io *io) {
+    rlx_act_kind ak = io->act.kind;
+    return !io->res && (ak == RLX_ACT_NONE || ak == RLX_ACT_RELU || ak == RLX_ACT_CLIP);
+}
+
 #endif
 
 bool rlx_nn_dw_rows_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
@@ -196,8 +203,7 @@ rlx_status rlx_nn_dw_rows_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx
     dwr_job j;
     memset(&j, 0, sizeof j);
     rlx_nn_conv_io_init(k, g, s, &j.io);
-    rlx_act_kind ak = j.io.act.kind;
-    j.act_in_reg = !j.io.res && (ak == RLX_ACT_NONE || ak == RLX_ACT_RELU || ak == RLX_ACT_CLIP);
+    j.act_in_reg = dw_act_in_reg(&j.io);
     if (!g->n || !j.io.c_out) return RLX_OK;
     j.n_pairs = (j.io.c_out + 1) / 2;
     return rlx_nn_run_items(k, (size_t)g->n * j.n_pairs, 0, dwr_pair, &j);
@@ -381,8 +387,7 @@ rlx_status rlx_nn_dw_flat_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx
     dwf_job j;
     memset(&j, 0, sizeof j);
     rlx_nn_conv_io_init(k, g, s, &j.io);
-    rlx_act_kind ak = j.io.act.kind;
-    j.act_in_reg = !j.io.res && (ak == RLX_ACT_NONE || ak == RLX_ACT_RELU || ak == RLX_ACT_CLIP);
+    j.act_in_reg = dw_act_in_reg(&j.io);
     if (!g->n || !j.io.c_out) return RLX_OK;
     dwf_table(&j);
     for (int t = 0; t < 9; t++) j.off[t] = (t / 3 - 1) * s->in[2] + (t % 3 - 1);
