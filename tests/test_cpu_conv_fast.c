@@ -191,9 +191,10 @@ static void pw_bits(const char *what, const rlx_node *n, const rlx_tensor *const
 static void pwt_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
 static void ig_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
 static void dwr_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
+static void dwf_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd);
 
 /* Which path's bits run_conv_ex also compares with im2col + GEMM's. */
-enum { BITS_NONE = 0, BITS_PW = 1, BITS_IG = 2, BITS_PWT = 3, BITS_DWR = 4 };
+enum { BITS_NONE = 0, BITS_PW = 1, BITS_IG = 2, BITS_PWT = 3, BITS_DWR = 4, BITS_DWF = 5 };
 
 /* with_res: the fused residual (Conv's internal fourth input, src/ir/ops/act.h),
  * random, of the output's shape. bits: also the pointwise path's bits
@@ -237,6 +238,7 @@ static void run_conv_ex(const conv_case *c, rlx_act_kind act, bool with_res, int
     if (bits == BITS_IG) ig_bits(what, &n, in, 2 + c->nsp, yd);
     if (bits == BITS_PWT) pwt_bits(what, &n, in, 2 + c->nsp, yd);
     if (bits == BITS_DWR) dwr_bits(what, &n, in, 2 + c->nsp, yd);
+    if (bits == BITS_DWF) dwf_bits(what, &n, in, 2 + c->nsp, yd);
     g_conv_cases++;
     g_conv_depthwise += c->cin == c->group;
     g_conv_residual += with_res;
@@ -447,6 +449,7 @@ static void path_bits(const char *what, const rlx_node *n, const rlx_tensor *con
 
 static void dw_force_blocked(void) { rlx_nn_dw_force(2); }
 static void dw_force_rows(void) { rlx_nn_dw_force(3); }
+static void dw_force_flat(void) { rlx_nn_dw_force(4); }
 
 /* The depthwise row path's output (rlx_nn_dw_force(3), the force it runs
  * under) against the channel-blocked path's (force 2) at 1, 2 and 5
@@ -456,6 +459,33 @@ static void dwr_bits(const char *what, const rlx_node *n, const rlx_tensor *cons
     static const int lims[3] = { 1, 2, 5 };
     path_bits(what, n, in, rank, yd, dw_force_blocked, dw_force_rows, lims, 3, "depthwise rows",
               "the channel-blocked path");
+}
+
+/* The flattened-planes path's output (rlx_nn_dw_force(4)) against the
+ * channel-blocked path's at 1, 2 and 5 threads: the same bits, as
+ * dwr_bits. */
+static void dwf_bits(const char *what, const rlx_node *n, const rlx_tensor *const *in, int rank, const int64_t *yd) {
+    static const int lims[3] = { 1, 2, 5 };
+    path_bits(what, n, in, rank, yd, dw_force_blocked, dw_force_flat, lims, 3, "depthwise flat",
+              "the channel-blocked path");
+}
+
+/* Whether applies() takes the 2-D depthwise convolution of case c. */
+static bool dw_applies(const conv_case *c, bool (*applies)(const rlx_conv_geom *, const rlx_nn_sp3 *)) {
+    int64_t xd[4] = { c->n, c->cin, c->in[0], c->in[1] }, wd[4] = { c->cout, 1, c->k[0], c->k[1] };
+    int64_t pads[4] = { c->pb[0], c->pb[1], c->pe[0], c->pe[1] };
+    node_attrs st = { .n = 0 };
+    attr_ints(&st, "kernel_shape", 2, c->k);
+    attr_ints(&st, "strides", 2, c->s);
+    attr_ints(&st, "dilations", 2, c->d);
+    attr_ints(&st, "pads", 4, pads);
+    attr_int(&st, "group", c->group);
+    rlx_node n = make_node("Conv", 11, 2, 1, &st);
+    rlx_conv_geom g;
+    CHECK_OK(rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 4, wd, 4, &g));
+    rlx_nn_sp3 s3;
+    rlx_nn_sp3_init(&g, &s3);
+    return applies(&g, &s3);
 }
 
 /* The depthwise row path (cpu_nn_dw_rows.c, forced with rlx_nn_dw_force(3);
@@ -505,32 +535,62 @@ static void test_conv_depthwise_rows(void) {
         { "rows of 33 s2", 2, 1, 8, 8, 8, { 14, 33 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "stride 2x1", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 2, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     };
-    for (size_t pass = 0; pass < 2; pass++) {
-        const conv_case *list = pass ? refused : cases;
-        size_t cnt = pass ? ARRAY_LEN(refused) : ARRAY_LEN(cases);
-        for (size_t i = 0; i < cnt; i++) {
-            const conv_case *c = &list[i];
-            int64_t xd[4] = { c->n, c->cin, c->in[0], c->in[1] }, wd[4] = { c->cout, 1, c->k[0], c->k[1] };
-            int64_t pads[4] = { c->pb[0], c->pb[1], c->pe[0], c->pe[1] };
-            node_attrs st = { .n = 0 };
-            attr_ints(&st, "kernel_shape", 2, c->k);
-            attr_ints(&st, "strides", 2, c->s);
-            attr_ints(&st, "dilations", 2, c->d);
-            attr_ints(&st, "pads", 4, pads);
-            attr_int(&st, "group", c->group);
-            rlx_node n = make_node("Conv", 11, 2, 1, &st);
-            rlx_conv_geom g;
-            CHECK_OK(rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 4, wd, 4, &g));
-            rlx_nn_sp3 s3;
-            rlx_nn_sp3_init(&g, &s3);
-            CHECK_MSG(rlx_nn_dw_rows_applies(&g, &s3) == !pass, "%s: rows path applies %d", c->name, !pass);
-        }
-    }
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+        CHECK_MSG(dw_applies(&cases[i], rlx_nn_dw_rows_applies), "%s: rows path refused", cases[i].name);
+    for (size_t i = 0; i < ARRAY_LEN(refused); i++)
+        CHECK_MSG(!dw_applies(&refused[i], rlx_nn_dw_rows_applies), "%s: rows path applies", refused[i].name);
     rlx_nn_dw_force(3);
     int before = g_conv_cases;
     for (size_t i = 0; i < ARRAY_LEN(cases); i++)
         for (size_t r = 0; r < ARRAY_LEN(k_dw_runs); r++) run_conv_ex(&cases[i], k_dw_runs[r].act, k_dw_runs[r].res, BITS_DWR);
     fprintf(stderr, "depthwise rows: %d cases\n", g_conv_cases - before);
+    rlx_nn_dw_force(0);
+}
+
+/* The depthwise flattened-planes path (cpu_nn_dw_rows.c, forced with
+ * rlx_nn_dw_force(4); AVX-512 CPUs only): 3x3, pads 1, stride 1 on planes
+ * of 16 to 256 points: MobileNetV2's 960 x 7x7 and ShuffleNet's 544 x
+ * 7x7, channel counts that are no multiple of 16 (a block's run ending
+ * inside a vector: 1, 5, 17, 33, 47), batch 2 and 3 (images split over
+ * tasks at 5 threads), planes of 16 points (4x4, 1x16, 16x1: every lane an
+ * edge), 256 (16x16), odd ones (5x13, 9x7) and rows wider than a vector
+ * (2x20); every activation run of the blocked test; against the reference
+ * at run_conv's tolerance and bit for bit against the blocked path
+ * (dwf_bits: 1, 2 and 5 threads). Refused: stride 2, planes of 15 and 272
+ * points, 5x5, pad 0. */
+static void test_conv_depthwise_flat(void) {
+    static const conv_case cases[] = {
+        /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
+        { "dw flat C960 7x7", 2, 1, 960, 960, 960, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw flat C47 7x7 batch 3", 2, 3, 47, 47, 47, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw flat C17 4x4 batch 2", 2, 2, 17, 17, 17, { 4, 4 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+        { "dw flat C5 1x16", 2, 1, 5, 5, 5, { 1, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw flat C3 16x1", 2, 1, 3, 3, 3, { 16, 1 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw flat C33 16x16", 2, 1, 33, 33, 33, { 16, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw flat C1 5x13", 2, 1, 1, 1, 1, { 5, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw flat C20 9x7 batch 2", 2, 2, 20, 20, 20, { 9, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw flat C7 2x20", 2, 1, 7, 7, 7, { 2, 20 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+    };
+    static const conv_case refused[] = {
+        { "stride 2", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "15 points", 2, 1, 8, 8, 8, { 3, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "272 points", 2, 1, 8, 8, 8, { 16, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "5x5", 2, 1, 8, 8, 8, { 7, 7 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 1 },
+        { "pad 0", 2, 1, 8, 8, 8, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+    };
+    if (rlx_cpu_isa_get() < RLX_CPU_ISA_AVX512) {
+        fprintf(stderr, "depthwise flat: no AVX-512, skipped\n");
+        return;
+    }
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+        CHECK_MSG(dw_applies(&cases[i], rlx_nn_dw_flat_applies), "%s: flat path refused", cases[i].name);
+    for (size_t i = 0; i < ARRAY_LEN(refused); i++)
+        CHECK_MSG(!dw_applies(&refused[i], rlx_nn_dw_flat_applies), "%s: flat path applies", refused[i].name);
+    rlx_nn_dw_force(4);
+    int before = g_conv_cases;
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+        for (size_t r = 0; r < ARRAY_LEN(k_dw_runs); r++) run_conv_ex(&cases[i], k_dw_runs[r].act, k_dw_runs[r].res, BITS_DWF);
+    fprintf(stderr, "depthwise flat: %d cases\n", g_conv_cases - before);
     rlx_nn_dw_force(0);
 }
 
@@ -1743,6 +1803,7 @@ int main(void) {
     test_conv_random();
     test_conv_depthwise_blocked();
     test_conv_depthwise_rows();
+    test_conv_depthwise_flat();
     test_conv_depthwise_subnormal();
     test_conv_pointwise();
     test_conv_pointwise_rule();

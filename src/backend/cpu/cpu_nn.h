@@ -320,7 +320,8 @@ void rlx_nn_conv_epilogue_block(float *y, size_t ld, size_t rows, size_t cols, c
  * with channel multiplier 1 take from now on (process-wide; not while
  * kernels run): 0 by shape (the default), 1 the plane path, 2 the
  * channel-blocked path (cpu_nn_conv_fast.c), 3 the row path
- * (cpu_nn_dw_rows.c) where rlx_nn_dw_rows_applies, else by shape. */
+ * (cpu_nn_dw_rows.c) where rlx_nn_dw_rows_applies, 4 the flattened-planes
+ * path (the same file) where rlx_nn_dw_flat_applies, else by shape. */
 void rlx_nn_dw_force(int path);
 
 /* The depthwise row path (cpu_nn_dw_rows.c): whether it can run the
@@ -331,6 +332,14 @@ void rlx_nn_dw_force(int path);
  * bits. errors: RLX_ERR_OUT_OF_MEMORY. */
 bool rlx_nn_dw_rows_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 rlx_status rlx_nn_dw_rows_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
+
+/* The depthwise flattened-planes path (cpu_nn_dw_rows.c): whether it can
+ * run the convolution of g / s (where the row path can, at stride 1, on
+ * output planes of 16 to 256 points), and the convolution on it (the
+ * operands of rlx_nn_dw_rows_f32, 16 channel planes a task; the
+ * channel-blocked path's bits). errors: RLX_ERR_OUT_OF_MEMORY. */
+bool rlx_nn_dw_flat_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s);
+rlx_status rlx_nn_dw_flat_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 
 /* Item `item` of a job, with `scratch` (the slot's buffer) to itself. */
 typedef void (*rlx_nn_item_fn)(void *ctx, size_t item, float *scratch);

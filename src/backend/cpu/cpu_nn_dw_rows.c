@@ -8,7 +8,8 @@
  * of at most 32 columns, f32, a CPU with AVX-512; where it runs by shape
  * (rlx_nn_conv_depthwise_f32): output rows of 12 or more columns
  * (ShuffleNet's and MobileNet's 28x28 and 14x14 stages and 28x28 -> 14x14;
- * on 7-column rows, half a vector, the channel-blocked path is faster).
+ * on 7-column rows, half a vector, the flattened-planes path at the end of
+ * this file (stride 1) or the channel-blocked path (stride 2) is faster).
  *
  * Why: the channel-blocked path (cpu_nn_dw_body.h) puts 16 channels in the
  * vector lanes with 16 x 16 register transposes, in and out; on a 14 x 14
@@ -40,6 +41,7 @@
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_nn.h"
 #include "backend/cpu/cpu_vmath.h"
+#include "base/parallel.h"
 
 #if RLX_HAVE_AVX2_BUILD
 
@@ -171,6 +173,13 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
         }
 }
 
+/* Whether the activation is applied in registers: no residual and act
+ * NONE / RELU / CLIP (else by rlx_nn_conv_epilogue_block after the store). */
+static bool dw_act_in_reg(const rlx_nn_conv_io *io) {
+    rlx_act_kind ak = io->act.kind;
+    return !io->res && (ak == RLX_ACT_NONE || ak == RLX_ACT_RELU || ak == RLX_ACT_CLIP);
+}
+
 #endif
 
 bool rlx_nn_dw_rows_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
@@ -194,13 +203,206 @@ rlx_status rlx_nn_dw_rows_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx
     dwr_job j;
     memset(&j, 0, sizeof j);
     rlx_nn_conv_io_init(k, g, s, &j.io);
-    rlx_act_kind ak = j.io.act.kind;
-    j.act_in_reg = !j.io.res && (ak == RLX_ACT_NONE || ak == RLX_ACT_RELU || ak == RLX_ACT_CLIP);
+    j.act_in_reg = dw_act_in_reg(&j.io);
     if (!g->n || !j.io.c_out) return RLX_OK;
     j.n_pairs = (j.io.c_out + 1) / 2;
     return rlx_nn_run_items(k, (size_t)g->n * j.n_pairs, 0, dwr_pair, &j);
 #else
     (void)g, (void)s;
     return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "depthwise rows path without AVX-512 code");
+#endif
+}
+
+/* ------------------------------------------------------------ planes flattened */
+
+/* Depthwise 3x3 pad 1 stride 1 convolutions on small maps (output planes
+ * of 16 to DWF_MAX_SP points; by shape those of rows under 12 columns:
+ * 7x7) with 16 channel planes flattened into one run
+ * (rlx_nn_dw_flat_applies; a fast path of rlx_nn_conv_depthwise_f32,
+ * tested against the reference kernel and the channel-blocked path in
+ * tests/test_cpu_conv_fast.c).
+ *
+ * Why: on a 7 x 7 map the row path above fills 7 of 16 lanes, and the
+ * channel-blocked path (cpu_nn_dw_body.h) computes 64 points for 49 and
+ * spends about as long on its 16 x 16 transposes (in and out) as on the
+ * arithmetic (MobileNetV2's 960 x 7 x 7: 36 us, onnxruntime's NCHWc
+ * kernel, which needs no transposes, 26). In NCHW the planes of channels
+ * c0 .. c0 + 15 are one run of 16 x sp floats, in and out: a vector is 16
+ * consecutive points of that run, whatever plane and row each lane is in,
+ * so every lane is used and nothing is transposed. Tap (ky, kx) of output
+ * point q is input point q + (ky - 1) x W + kx - 1 of the input's run,
+ * one masked load whose mask (a table per call: the run's pattern repeats
+ * every sp vectors) leaves out the lanes whose tap falls in the padding
+ * (they would read the neighbouring row or plane); a lane's weights are
+ * its channel's, a permute of the 16 channels' weights of the tap (in
+ * registers) by the lanes' channel numbers. DWF_V vectors are computed
+ * together (independent sums in flight).
+ *
+ * Measured (bench/conv_node, 1 thread, hot caches, 2026-12-05 dev VM,
+ * load 9-10; blocked / rows -> flat us): 960 x 7x7 35.6 / 42.1 -> 24.9;
+ * 576 x 14x14 59.8 / 45.9 -> 52.0 and 384 x 14x14 40 / 31 -> 35 (the row
+ * path keeps rows of 12 or more). Stride 2 onto 7x7 (split into four
+ * phase planes first, or two output rows per vector) was tried: 31 and
+ * 27 us against the blocked path's 29; it stays there.
+ *
+ * Arithmetic: each output starts at the bias and takes its taps in (kh, kw)
+ * order as fused multiply-adds, taps in the padding as 0 x w, as the
+ * channel-blocked path does: the same bits; weights below FLT_MIN in
+ * magnitude count as 0 as there. Tasks are (block of 16 channels, group
+ * of images): every output is computed the same way at every thread count. */
+
+#define DWF_MAX_SP 256 /* output points per plane the mask table covers */
+
+#if RLX_HAVE_AVX2_BUILD
+
+#define DWF_V 4 /* vectors of a run computed together */
+
+/* The in-register activation (none, Relu, Clip: the epilogue's comparison
+ * order) of a finished vector. */
+#define DWF_ACT(a)                                                                                            \
+    do {                                                                                                      \
+        if (act == RLX_ACT_RELU) a = _mm512_max_ps(vzero, a); /* a when NaN: NaN stays */                      \
+        else if (act == RLX_ACT_CLIP) a = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(a, vzero)));     \
+    } while (0)
+
+/* Vector v of a block's run: its lanes' channels (0 .. 15) and, per tap
+ * (ky * 3 + kx), the lanes whose tap is inside the input. */
+typedef struct dwf_vec {
+    uint8_t ch[16];
+    uint16_t m[9];
+} dwf_vec;
+
+typedef struct dwf_job {
+    rlx_nn_conv_io io;
+    bool act_in_reg;               /* no residual and act NONE / RELU / CLIP */
+    size_t n_cb, n_img, ipt, n_ig; /* channel blocks, images, images per task, tasks per block */
+    int64_t off[9];                /* tap (ky, kx)'s offset in the run: (ky - 1) W + kx - 1 */
+    dwf_vec tab[DWF_MAX_SP];
+} dwf_job;
+
+/* Task `item` (channel block, group of images) of job ctx (rlx_nn_item_fn). */
+DWR_ATTR static void dwf_task(void *ctx, size_t item, float *scratch) {
+    (void)scratch;
+    const dwf_job *j = ctx;
+    const rlx_nn_sp3 *s = j->io.s;
+    size_t ig = item % j->n_ig, cb = item / j->n_ig;
+    size_t n0 = ig * j->ipt, n1 = n0 + j->ipt < j->n_img ? n0 + j->ipt : j->n_img;
+    size_t c0 = cb * 16, nc = j->io.c_out - c0 < 16 ? j->io.c_out - c0 : 16;
+    size_t sp = (size_t)s->out_sp, nf = nc * sp, nv = (nf + 15) / 16;
+    float wt[10][16]; /* [tap or bias][channel], 0 past the block's channels */
+    memset(wt, 0, sizeof wt);
+    for (size_t l = 0; l < nc; l++) {
+        for (int t = 0; t < 9; t++) {
+            float v = j->io.w[(c0 + l) * 9 + (size_t)t];
+            wt[t][l] = fabsf(v) < FLT_MIN ? 0.0f : v;
+        }
+        wt[9][l] = j->io.b ? j->io.b[c0 + l] : 0.0f;
+    }
+    __m512 wv[10];
+    DWR_UNROLL for (int t = 0; t < 10; t++) wv[t] = _mm512_loadu_ps(wt[t]);
+    __m512 vzero = _mm512_setzero_ps(), vlo = _mm512_set1_ps(j->io.act.alpha), vhi = _mm512_set1_ps(j->io.act.beta);
+    rlx_act_kind act = j->act_in_reg ? j->io.act.kind : RLX_ACT_NONE;
+    for (size_t n = n0; n < n1; n++) {
+        const float *xb = j->io.x + (n * j->io.c_out + c0) * s->in_sp;
+        float *yb = j->io.y + (n * j->io.c_out + c0) * sp;
+        /* tap t of vector v reads base[t] + 16 v (masked lanes read nothing) */
+        const float *base[9];
+        for (int t = 0; t < 9; t++) base[t] = xb + j->off[t];
+        /* DWF_V vectors at a time, the last vector (lanes past the block's
+         * run: tail) alone */
+        size_t v = 0;
+        for (; v + DWF_V < nv; v += DWF_V) {
+            __m512i idx[DWF_V];
+            __m512 acc[DWF_V];
+            DWR_UNROLL for (int u = 0; u < DWF_V; u++) {
+                idx[u] = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)j->tab[v + (size_t)u].ch));
+                acc[u] = _mm512_permutexvar_ps(idx[u], wv[9]);
+            }
+            DWR_UNROLL for (int t = 0; t < 9; t++) {
+                DWR_UNROLL for (int u = 0; u < DWF_V; u++) {
+                    __m512 xv = _mm512_maskz_loadu_ps(j->tab[v + (size_t)u].m[t], base[t] + 16 * (v + (size_t)u));
+                    acc[u] = _mm512_fmadd_ps(xv, _mm512_permutexvar_ps(idx[u], wv[t]), acc[u]);
+                }
+            }
+            DWR_UNROLL for (int u = 0; u < DWF_V; u++) {
+                DWF_ACT(acc[u]);
+                _mm512_storeu_ps(yb + 16 * (v + (size_t)u), acc[u]);
+            }
+        }
+        for (; v < nv; v++) {
+            const dwf_vec *e = &j->tab[v];
+            __m512i idx = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)e->ch));
+            __mmask16 tail = v + 1 < nv ? (__mmask16)0xffffu : dwr_cols((int64_t)(nf - 16 * v));
+            __m512 acc = _mm512_permutexvar_ps(idx, wv[9]);
+            DWR_UNROLL for (int t = 0; t < 9; t++) {
+                __m512 xv = _mm512_maskz_loadu_ps((__mmask16)(e->m[t] & tail), base[t] + 16 * v);
+                acc = _mm512_fmadd_ps(xv, _mm512_permutexvar_ps(idx, wv[t]), acc);
+            }
+            DWF_ACT(acc);
+            _mm512_mask_storeu_ps(yb + 16 * v, tail, acc);
+        }
+        if (!j->act_in_reg)
+            rlx_nn_conv_epilogue_block(yb, nf, 1, nf, NULL, j->io.res ? j->io.res + (yb - j->io.y) : NULL,
+                                       &j->io.act);
+    }
+}
+
+/* The job's mask table: lane l of vector v is point p = (16 v + l) % sp of
+ * channel (16 v + l) / sp (computed in floats: exact, q < 2^12); its tap
+ * (ky, kx) reads input (r + ky - 1, c + kx - 1), inside unless r + ky - 1
+ * or c + kx - 1 is -1 or the height / width. */
+DWR_ATTR static void dwf_table(dwf_job *j) {
+    const rlx_nn_sp3 *s = j->io.s;
+    int64_t sp = s->out_sp, ow = s->out[2];
+    __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    __m512i vsp = _mm512_set1_epi32((int)sp), vow = _mm512_set1_epi32((int)ow), zero = _mm512_setzero_si512();
+    __m512i hi_r = _mm512_set1_epi32((int)s->in[1] - 1), hi_c = _mm512_set1_epi32((int)s->in[2] - 1);
+    __m512 fsp = _mm512_set1_ps((float)sp), fow = _mm512_set1_ps((float)ow), half = _mm512_set1_ps(0.5f);
+    for (int64_t v = 0; v < sp; v++) {
+        __m512i q = _mm512_add_epi32(_mm512_set1_epi32((int)(16 * v)), iota);
+        __m512i ch = _mm512_cvttps_epi32(_mm512_div_ps(_mm512_add_ps(_mm512_cvtepi32_ps(q), half), fsp));
+        __m512i p = _mm512_sub_epi32(q, _mm512_mullo_epi32(ch, vsp));
+        __m512i r = _mm512_cvttps_epi32(_mm512_div_ps(_mm512_add_ps(_mm512_cvtepi32_ps(p), half), fow));
+        __m512i c = _mm512_sub_epi32(p, _mm512_mullo_epi32(r, vow));
+        __mmask16 rm[3], cm[3];
+        rm[0] = _mm512_cmpgt_epi32_mask(r, zero), cm[0] = _mm512_cmpgt_epi32_mask(c, zero);
+        rm[1] = cm[1] = 0xffffu;
+        rm[2] = _mm512_cmplt_epi32_mask(r, hi_r), cm[2] = _mm512_cmplt_epi32_mask(c, hi_c);
+        dwf_vec *e = &j->tab[v];
+        _mm_storeu_si128((__m128i *)e->ch, _mm512_cvtepi32_epi8(ch));
+        for (int t = 0; t < 9; t++) e->m[t] = (uint16_t)(rm[t / 3] & cm[t % 3]);
+    }
+}
+
+#endif
+
+bool rlx_nn_dw_flat_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+    /* 3x3, pads 1, dilation 1, rows of at most 32, AVX-512 */
+    if (!rlx_nn_dw_rows_applies(g, s) || s->s[1] != 1 || s->s[2] != 1) return false;
+    return s->out_sp >= 16 && s->out_sp <= DWF_MAX_SP; /* a vector in at most 16 planes; the table */
+}
+
+rlx_status rlx_nn_dw_flat_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+#if RLX_HAVE_AVX2_BUILD
+    dwf_job j;
+    memset(&j, 0, sizeof j);
+    rlx_nn_conv_io_init(k, g, s, &j.io);
+    j.act_in_reg = dw_act_in_reg(&j.io);
+    if (!g->n || !j.io.c_out) return RLX_OK;
+    dwf_table(&j);
+    for (int t = 0; t < 9; t++) j.off[t] = (t / 3 - 1) * s->in[2] + (t % 3 - 1);
+    j.n_cb = (j.io.c_out + 15) / 16;
+    j.n_img = (size_t)g->n;
+    /* all images of a block in one task (its weights gathered once) unless
+     * the threads need more tasks: at least 3 per thread */
+    size_t threads = (size_t)rlx_parallel_threads(), n_ig = 1;
+    if (threads > 1 && j.n_cb < 3 * threads) n_ig = (3 * threads + j.n_cb - 1) / j.n_cb;
+    if (n_ig > j.n_img) n_ig = j.n_img;
+    j.ipt = (j.n_img + n_ig - 1) / n_ig;
+    j.n_ig = (j.n_img + j.ipt - 1) / j.ipt;
+    return rlx_nn_run_items(k, j.n_cb * j.n_ig, 0, dwf_task, &j);
+#else
+    (void)g, (void)s;
+    return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "depthwise flat path without AVX-512 code");
 #endif
 }
