@@ -141,6 +141,7 @@ typedef struct fpool_job {
     /* MaxPool by column blocks (mcol_plane): the blocks, NULL where it does
      * not apply */
     const struct mcol_blk *mcol;
+    int64_t mrlo, mrhi; /* mcol_plane: the output rows whose windows hold 3 input rows (stride 1 or 2 down) */
     /* AveragePool whose one output's window holds the whole plane (the 7x7
      * heads of Inception and ResNet): the plane's sum in double / div */
     bool whole;
@@ -820,6 +821,10 @@ typedef struct mcol_blk {
      * vector that plane's row (d1 = in_sp floats on, else 16) */
     bool two;
     int64_t d1;
+    /* AveragePool with stride 1 along the row (not two): tap t a masked
+     * load of lanes tm[t] at column c0 + t, no permute */
+    bool ld;
+    int64_t c0;
 } mcol_blk;
 
 /* The blocks of a by-rows pool, false where the path does not apply. */
@@ -834,7 +839,7 @@ static bool mcol_setup(const fpool_job *j, mcol_blk *blk) {
         if (j->tlo[2][o] >= j->thi[2][o]) return false;
     if (w <= 16 && n <= 8) { /* two planes per vector: one block, one pair (a plane's row and the next's) */
         mcol_blk *k = &blk[0];
-        k->two = true, k->d1 = (int64_t)s->in_sp, k->b0 = k->b1 = 0, k->sel = 0;
+        k->two = true, k->d1 = (int64_t)s->in_sp, k->b0 = k->b1 = 0, k->sel = 0, k->ld = false, k->c0 = 0;
         k->m[0] = k->m[1] = k->m[2] = k->m[3] = cols16(0, w);
         k->mo = (__mmask16)(((1u << n) - 1) * 0x101u);
         for (int64_t l = 0; l < 16; l++) k->c2[l] = l % 8 < n ? (float)j->cnt[2][l % 8] : 1.0f;
@@ -859,7 +864,7 @@ static bool mcol_setup(const fpool_job *j, mcol_blk *blk) {
                 c = c < 0 ? 0 : c >= w ? w - 1 : c;
                 cmin = c < cmin ? c : cmin, cmax = c > cmax ? c : cmax;
             }
-        k->two = false, k->d1 = 16;
+        k->two = false, k->d1 = 16, k->ld = !maxp && st == 1, k->c0 = o0 - pb;
         k->b0 = (int32_t)cmin, k->b1 = (int32_t)(cmax - 31);
         k->m[0] = cols16(k->b0, w), k->m[1] = cols16(k->b0 + 16, w);
         k->m[2] = cols16(k->b1, w), k->m[3] = cols16(k->b1 + 16, w);
@@ -890,6 +895,7 @@ static bool mcol_setup(const fpool_job *j, mcol_blk *blk) {
  * again after each store: a char type may alias the outputs). */
 typedef struct mcol_regs {
     const float *x0, *x1; /* the pairs' first floats in input row 0 */
+    const float *xl;      /* ld: tap 0's column of lane 0 in input row 0 */
     int64_t d1;           /* the pairs' second vectors: floats on from the first */
     __mmask16 m0, m1, m2, m3;
     __mmask16 tm[MCOL_KW];
@@ -906,7 +912,13 @@ typedef struct mcol_regs {
  * AveragePool's sum in hs (kw taps; tap t from pair 1 when bit t of sel is
  * set). */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
-mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, __m512 *hs, __m512 *hf) {
+mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, bool ld, __m512 *hs, __m512 *hf) {
+    if (ld) { /* AveragePool, stride 1: masked loads (a lane off the row is not read and adds nothing) */
+        __m512 a = _mm512_maskz_loadu_ps(k->tm[0], k->xl + off);
+        for (int64_t t = 1; t < kw; t++) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(k->tm[t], k->xl + off + t));
+        *hs = *hf = a;
+        return;
+    }
     __m512 a0 = _mm512_maskz_loadu_ps(k->m0, k->x0 + off), a1 = _mm512_maskz_loadu_ps(k->m1, k->x0 + off + k->d1);
     __m512 c0 = a0, c1 = a1;
     if (sel) c0 = _mm512_maskz_loadu_ps(k->m2, k->x1 + off), c1 = _mm512_maskz_loadu_ps(k->m3, k->x1 + off + 16);
@@ -927,15 +939,15 @@ mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, __m
  * (the edge rows, and windows of other heights or strides); AveragePool's
  * before the division. */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512
-mcol_out(const fpool_job *j, const mcol_regs *k, int64_t kw, unsigned sel, bool maxp, int64_t o1) {
+mcol_out(const fpool_job *j, const mcol_regs *k, int64_t kw, unsigned sel, bool maxp, bool ld, int64_t o1) {
     const rlx_nn_sp3 *s = j->s;
     int64_t t0 = j->tlo[1][o1], t1 = j->thi[1][o1], r0 = o1 * s->s[1] - s->pb[1] + t0, w = s->in[2];
     /* no input row: MaxPool no tap (the reference's lowest value), AveragePool an empty sum */
     if (t1 <= t0) return maxp ? _mm512_set1_ps(-FLT_MAX) : _mm512_setzero_ps();
     __m512 hs, hf, a;
-    mcol_h(k, r0 * w, kw, sel, maxp, &hs, &a);
+    mcol_h(k, r0 * w, kw, sel, maxp, ld, &hs, &a);
     for (int64_t r = r0 + 1; r < r0 + (t1 - t0); r++) {
-        mcol_h(k, r * w, kw, sel, maxp, &hs, &hf);
+        mcol_h(k, r * w, kw, sel, maxp, ld, &hs, &hf);
         a = maxp ? _mm512_max_ps(hs, a) : _mm512_add_ps(a, hs);
     }
     return a;
@@ -958,11 +970,11 @@ mcol_store(const fpool_job *j, float *y, __mmask16 mo, float *y2, __mmask16 mo2,
  * input rows. */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, int64_t rlo, int64_t rhi, int64_t kw,
-             int64_t sh, unsigned sel, bool maxp, bool pair) {
+             int64_t sh, unsigned sel, bool maxp, bool pair, bool ld) {
     const rlx_nn_sp3 *s = j->s;
     int64_t w = s->in[2], n = s->out[2], h = s->out[1];
     mcol_regs k;
-    k.x0 = xc + b->b0, k.x1 = xc + b->b1, k.d1 = b->d1;
+    k.x0 = xc + b->b0, k.x1 = xc + b->b1, k.d1 = b->d1, k.xl = xc + b->c0;
     k.m0 = b->m[0], k.m1 = pair || !b->two ? b->m[1] : 0, k.m2 = b->m[2], k.m3 = b->m[3];
     /* two planes: lanes 8.. to the next plane's row, 8 floats before it (a lone plane: none) */
     __mmask16 mo = b->two ? (__mmask16)(b->mo & 0xffu) : b->mo, mo2 = pair ? (__mmask16)(b->mo & 0xff00u) : 0;
@@ -970,15 +982,15 @@ mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, i
     __m512 c2 = _mm512_loadu_ps(b->c2);
     for (int64_t t = 0; t < kw; t++) k.idx[t] = _mm512_loadu_si512(b->idx[t]), k.tm[t] = b->tm[t];
     for (int64_t o1 = 0; o1 < rlo; o1++)
-        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, o1), maxp, c2, o1);
+        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, ld, o1), maxp, c2, o1);
     if (rhi > rlo) {
         int64_t off = (rlo * sh - s->pb[1]) * w;
         __m512 hsa, hfa, hsb = _mm512_setzero_ps(), hfb = hsb, hsc, hfc;
-        mcol_h(&k, off, kw, sel, maxp, &hsa, &hfa);
-        if (sh == 1) mcol_h(&k, off + w, kw, sel, maxp, &hsb, &hfb);
+        mcol_h(&k, off, kw, sel, maxp, ld, &hsa, &hfa);
+        if (sh == 1) mcol_h(&k, off + w, kw, sel, maxp, ld, &hsb, &hfb);
         for (int64_t o1 = rlo; o1 < rhi; o1++, off += sh * w) {
-            if (sh == 2) mcol_h(&k, off + w, kw, sel, maxp, &hsb, &hfb);
-            mcol_h(&k, off + 2 * w, kw, sel, maxp, &hsc, &hfc);
+            if (sh == 2) mcol_h(&k, off + w, kw, sel, maxp, ld, &hsb, &hfb);
+            mcol_h(&k, off + 2 * w, kw, sel, maxp, ld, &hsc, &hfc);
             /* MaxPool: hf of the first row, hs of the others; AveragePool: the sums in row order */
             __m512 a = maxp ? _mm512_max_ps(hsc, _mm512_max_ps(hsb, hfa)) : _mm512_add_ps(_mm512_add_ps(hsa, hsb), hsc);
             mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, a, maxp, c2, o1);
@@ -987,7 +999,7 @@ mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, i
         }
     }
     for (int64_t o1 = rhi > rlo ? rhi : rlo; o1 < h; o1++)
-        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, o1), maxp, c2, o1);
+        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, ld, o1), maxp, c2, o1);
 }
 
 /* One plane (pair false) or two (pair true: blk[0].two, planes xc and xc
@@ -995,35 +1007,31 @@ mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, i
  * spelled out. */
 RLX_AVX512 static void mcol_plane(const fpool_job *j, const mcol_blk *blk, const float *xc, float *yo, bool pair) {
     const rlx_nn_sp3 *s = j->s;
-    int64_t kw = s->k[2], sh = s->s[1], h = s->out[1], n = s->out[2];
+    int64_t kw = s->k[2], sh = s->s[1], n = s->out[2];
     bool maxp = j->kind == POOL_MAX;
-    /* the output rows whose windows hold 3 input rows: [rlo, rhi) */
-    int64_t rlo = 0, rhi = 0;
-    if (s->k[1] == 3 && (sh == 1 || sh == 2)) {
-        while (rlo < h && !(j->tlo[1][rlo] == 0 && j->thi[1][rlo] == 3)) rlo++;
-        rhi = rlo;
-        while (rhi < h && j->tlo[1][rhi] == 0 && j->thi[1][rhi] == 3) rhi++;
-    }
+    int64_t rlo = j->mrlo, rhi = j->mrhi;
     for (int64_t bi = 0; bi * 16 < n; bi++) {
         const mcol_blk *b = &blk[bi];
         float *y = yo + 16 * bi;
         unsigned sel = b->sel;
         if (b->two) {
-            if (maxp && kw == 3 && sh == 1) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 1, 0u, true, pair);
-            else if (maxp && kw == 3 && sh == 2) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 2, 0u, true, pair);
-            else if (maxp) mcol_block_k(j, b, xc, y, rlo, rhi, kw, sh, 0u, true, pair);
-            else if (kw == 3 && sh == 1) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 1, 0u, false, pair);
-            else mcol_block_k(j, b, xc, y, rlo, rhi, kw, sh, 0u, false, pair);
+            if (maxp && kw == 3 && sh == 1) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 1, 0u, true, pair, false);
+            else if (maxp && kw == 3 && sh == 2) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 2, 0u, true, pair, false);
+            else if (maxp) mcol_block_k(j, b, xc, y, rlo, rhi, kw, sh, 0u, true, pair, false);
+            else if (kw == 3 && sh == 1) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 1, 0u, false, pair, false);
+            else mcol_block_k(j, b, xc, y, rlo, rhi, kw, sh, 0u, false, pair, false);
             return;
         }
-        if (maxp && kw == 3 && sh == 2 && sel == 4u) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 2, 4u, true, false);
-        else if (maxp && kw == 3 && sh == 2 && sel == 0u) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 2, 0u, true, false);
-        else if (maxp && kw == 3 && sh == 1 && sel == 0u) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 1, 0u, true, false);
-        else if (maxp && kw == 2 && sh == 2 && sel == 0u) mcol_block_k(j, b, xc, y, rlo, rhi, 2, 2, 0u, true, false);
-        else if (maxp) mcol_block_k(j, b, xc, y, rlo, rhi, kw, sh, sel, true, false);
-        else if (kw == 3 && sh == 1 && sel == 0u) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 1, 0u, false, false);
-        else if (kw == 2 && sh == 2 && sel == 0u) mcol_block_k(j, b, xc, y, rlo, rhi, 2, 2, 0u, false, false);
-        else mcol_block_k(j, b, xc, y, rlo, rhi, kw, sh, sel, false, false);
+        if (maxp && kw == 3 && sh == 2 && sel == 4u) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 2, 4u, true, false, false);
+        else if (maxp && kw == 3 && sh == 2 && sel == 0u) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 2, 0u, true, false, false);
+        else if (maxp && kw == 3 && sh == 1 && sel == 0u) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 1, 0u, true, false, false);
+        else if (maxp && kw == 2 && sh == 2 && sel == 0u) mcol_block_k(j, b, xc, y, rlo, rhi, 2, 2, 0u, true, false, false);
+        else if (maxp) mcol_block_k(j, b, xc, y, rlo, rhi, kw, sh, sel, true, false, false);
+        else if (b->ld && kw == 3 && sh == 1) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 1, 0u, false, false, true);
+        else if (b->ld) mcol_block_k(j, b, xc, y, rlo, rhi, kw, sh, 0u, false, false, true);
+        else if (kw == 3 && sh == 1 && sel == 0u) mcol_block_k(j, b, xc, y, rlo, rhi, 3, 1, 0u, false, false, false);
+        else if (kw == 2 && sh == 2 && sel == 0u) mcol_block_k(j, b, xc, y, rlo, rhi, 2, 2, 0u, false, false, false);
+        else mcol_block_k(j, b, xc, y, rlo, rhi, kw, sh, sel, false, false, false);
     }
 }
 #endif
@@ -1185,7 +1193,17 @@ static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
     uint16_t tapm[2 * 32];
     mcol_blk blk[MCOL_BLKS];
     j.mcol = NULL;
-    if (mcol_setup(&j, blk)) j.mcol = blk;
+    if (mcol_setup(&j, blk)) {
+        j.mcol = blk;
+        /* the output rows whose windows hold 3 input rows: [mrlo, mrhi) */
+        int64_t h = s->out[1], rlo = 0, rhi = 0;
+        if (s->k[1] == 3 && (s->s[1] == 1 || s->s[1] == 2)) {
+            while (rlo < h && !(j.tlo[1][rlo] == 0 && j.thi[1][rlo] == 3)) rlo++;
+            rhi = rlo;
+            while (rhi < h && j.tlo[1][rhi] == 0 && j.thi[1][rhi] == 3) rhi++;
+        }
+        j.mrlo = rlo, j.mrhi = rhi;
+    }
     else if (maxplane_small_taps(&j, tap)) j.tap = tap;
     else if (avgplane_small_taps(&j, tap, tapm)) j.atap = tap, j.tapm = tapm;
 #endif
