@@ -65,7 +65,19 @@
  * masked permutes (a tap off the row adds nothing), then the window's rows
  * added and divided: Inception v2's 3x3 s1 pools over 576 x 14x14 0.084 ->
  * 0.052 ms, 256 x 28x28 0.132 -> 0.077 ms, 1024 x 7x7 0.074 -> 0.050 ms
- * (1 thread; BENCHMARKS.md, "CPU CNNs"). */
+ * (1 thread; BENCHMARKS.md, "CPU CNNs").
+ *
+ * Both by-rows pools go by column blocks first where they can (AVX-512,
+ * strides 1 and 2 along the row, at most 8 taps along it and 256 output
+ * columns; mcol_plane): blocks of 16 output columns run down the whole
+ * plane, each input row's taps permuted out of two pairs of vectors (the
+ * same folds and sums as the paths above, in the same order: MaxPool's
+ * bits, AveragePool's values of avgplane_small_k), the rows that 3-row
+ * windows share kept in registers; planes of rows of at most 16 floats and
+ * 8 outputs go two to a vector. This replaced the ring and the small-plane
+ * paths on the models' shapes (they stay for the rest). An AveragePool
+ * whose one output's window holds the whole plane (the 7x7 heads) sums the
+ * plane in double, as the reference does, in another order. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -1048,7 +1060,7 @@ RLX_AVX512 static double sum_f64_v16(const float *x, size_t n) {
         a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
         a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
     }
-    if (i < n) { /* the tail: masked lanes add +0, which changes no sum but -0's sign (the reference's starts at +0) */
+    if (i < n) { /* the tail: masked lanes add +0 (the reference's sum starts at +0 too) */
         __m512 v = _mm512_maskz_loadu_ps((__mmask16)((1u << (n - i)) - 1), x + i);
         a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
         a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
