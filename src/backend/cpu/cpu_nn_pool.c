@@ -815,8 +815,8 @@ RLX_AVX512 static void avgplane_small_v16(const fpool_job *j, const float *xc, f
  * bits as that path, within the fast path's 1e-6 of the reference). With
  * 3 rows per window and stride 1 or 2 down, the rows that the next output
  * row shares stay in registers: no ring, no stores but the outputs.
- * SqueezeNet's 3x3 s2 MaxPool over 128 x 55x55 went from 0.138 to 0.040
- * ms, Inception v2's 3x3 s2 over 192 x 56x56 from 0.209 to 0.059 (1
+ * SqueezeNet's 3x3 s2 MaxPool over 128 x 55x55 went from 0.139 to 0.039
+ * ms, Inception v2's 3x3 s2 over 192 x 56x56 from 0.210 to 0.060 (1
  * thread, BENCHMARKS.md "CPU pools by column blocks"). */
 /* MCOL_BAND_BYTES: the input rows of a band of output rows that all the
  * blocks run through before the next band (the band's rows stay in L1;
@@ -1212,11 +1212,12 @@ static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
     }
     j.tap = j.atap = NULL;
     j.tapm = NULL;
+    j.mcol = NULL;
+    j.mrlo = j.mrhi = 0;
 #if RLX_HAVE_AVX2_BUILD
     int32_t tap[32 * 32];
     uint16_t tapm[2 * 32];
     mcol_blk blk[MCOL_BLKS];
-    j.mcol = NULL;
     if (mcol_setup(&j, blk)) {
         j.mcol = blk;
         /* the output rows whose windows hold 3 input rows: [mrlo, mrhi) */
@@ -1227,8 +1228,7 @@ static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
             while (rhi < h && j.tlo[1][rhi] == 0 && j.thi[1][rhi] == 3) rhi++;
         }
         j.mrlo = rlo, j.mrhi = rhi;
-    }
-    else if (maxplane_small_taps(&j, tap)) j.tap = tap;
+    } else if (maxplane_small_taps(&j, tap)) j.tap = tap;
     else if (avgplane_small_taps(&j, tap, tapm)) j.atap = tap, j.tapm = tapm;
 #endif
     size_t planes = (size_t)g->n * (size_t)g->c_in;
