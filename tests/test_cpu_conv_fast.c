@@ -1666,6 +1666,53 @@ static void test_pools(void) {
         { "AveragePool", 2, 1, 2, { 4, 5 }, { 3, 3 }, { 2, 3 }, { 1, 1 }, { 1, 2 }, { 1, 2 }, 1, 0 },
         { "AveragePool", 2, 1, 2, { 65, 9 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
         { "AveragePool", 2, 1, 2, { 5, 32 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 1 },
+        /* by column blocks (cpu_nn_pool.c mcol_plane): SqueezeNet's and
+         * Inception's 3x3 s2 over 111, 55 (ceil mode), 112 / 56 (end pad),
+         * 3x3 s1 p1 over 27 and 13 (registers shared down the plane), the
+         * blocks' pairs (a tap from the second pair: stride 2, 3 taps), 2x2 s2,
+         * a wide kernel (kw 8) and kw 9 (by rows), stride 3 down (each row
+         * folded anew), windows on pads only (ceil mode, AveragePool) */
+        { "MaxPool", 2, 1, 3, { 23, 111 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1, 0 },
+        { "MaxPool", 2, 1, 3, { 55, 55 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1, 0 },
+        { "MaxPool", 2, 1, 3, { 56, 54 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1, 0 },
+        { "MaxPool", 2, 1, 3, { 16, 112 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 3, { 27, 27 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 5, { 13, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 3, { 12, 70 }, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 1, 0 },
+        { "MaxPool", 2, 1, 2, { 12, 70 }, { 4, 8 }, { 3, 2 }, { 1, 1 }, { 1, 3 }, { 2, 3 }, 1, 0 },
+        { "MaxPool", 2, 1, 2, { 12, 70 }, { 3, 9 }, { 2, 1 }, { 1, 1 }, { 1, 4 }, { 1, 4 }, 0, 0 },
+        { "MaxPool", 2, 1, 2, { 10, 300 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1, 0 },
+        { "MaxPool", 2, 1, 2, { 12, 70 }, { 3, 8 }, { 1, 1 }, { 1, 1 }, { 1, 3 }, { 1, 4 }, 0, 0 },
+        /* bands of output rows (16 KiB of input rows each): 4 and 2 of them */
+        { "MaxPool", 2, 1, 2, { 41, 300 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1, 0 },
+        { "MaxPool", 2, 1, 2, { 30, 200 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "AveragePool", 2, 1, 2, { 30, 200 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "AveragePool", 2, 1, 2, { 9, 40 }, { 3, 5 }, { 1, 1 }, { 1, 1 }, { 1, 2 }, { 1, 2 }, 0, 1 },
+        { "AveragePool", 2, 1, 3, { 9, 40 }, { 4, 8 }, { 2, 1 }, { 1, 1 }, { 1, 3 }, { 2, 4 }, 1, 0 },
+        { "AveragePool", 2, 1, 3, { 27, 27 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 1 },
+        { "AveragePool", 2, 1, 3, { 28, 28 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "AveragePool", 2, 1, 3, { 19, 41 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1, 0 },
+        { "AveragePool", 2, 1, 3, { 19, 41 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1, 1 },
+        { "AveragePool", 2, 1, 2, { 12, 37 }, { 3, 3 }, { 3, 2 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 1, 0 },
+        /* two planes per vector (rows of at most 16 floats, at most 8
+         * outputs): odd plane counts (a lone plane at a task's end), 7x7 and
+         * 6x6 s1 p1, 14 -> 7 s2 with the end pad, pads counted or not */
+        { "MaxPool", 2, 1, 5, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 7, { 6, 6 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 2, 3, { 14, 14 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 0, 0 },
+        { "MaxPool", 2, 1, 3, { 5, 16 }, { 2, 4 }, { 1, 2 }, { 1, 1 }, { 0, 1 }, { 1, 1 }, 1, 0 },
+        { "AveragePool", 2, 1, 7, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 0 },
+        { "AveragePool", 2, 1, 5, { 6, 6 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0, 1 },
+        { "AveragePool", 2, 1, 3, { 9, 16 }, { 3, 5 }, { 2, 3 }, { 1, 1 }, { 1, 2 }, { 2, 2 }, 1, 1 },
+        /* AveragePool whose one output's window holds the plane (a double
+         * sum): the 7x7 heads of ResNet-50 and Inception v2, Inception v1's
+         * 7x7 over 6x6 with an end pad (counted and not), a 1-D one, 33
+         * floats (a masked tail) */
+        { "AveragePool", 2, 1, 5, { 7, 7 }, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0, 0 },
+        { "AveragePool", 2, 1, 5, { 6, 6 }, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 0, 0 },
+        { "AveragePool", 2, 1, 5, { 6, 6 }, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 }, 0, 1 },
+        { "AveragePool", 1, 2, 3, { 33 }, { 33 }, { 1 }, { 1 }, { 0 }, { 0 }, 0, 0 },
+        { "AveragePool", 2, 1, 3, { 3, 11 }, { 3, 11 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0, 1 },
         /* 3-D with a kernel of depth 1: planes of depth > 1 take the other path */
         { "AveragePool", 3, 2, 4, { 6, 4, 5 }, { 1, 3, 1 }, { 3, 1, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 1, 0 }, 0, 0 },
         { "MaxPool", 3, 2, 4, { 6, 4, 5 }, { 1, 3, 1 }, { 3, 1, 1 }, { 1, 1, 1 }, { 0, 1, 0 }, { 0, 1, 0 }, 0, 0 },

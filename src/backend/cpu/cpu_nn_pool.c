@@ -65,7 +65,19 @@
  * masked permutes (a tap off the row adds nothing), then the window's rows
  * added and divided: Inception v2's 3x3 s1 pools over 576 x 14x14 0.084 ->
  * 0.052 ms, 256 x 28x28 0.132 -> 0.077 ms, 1024 x 7x7 0.074 -> 0.050 ms
- * (1 thread; BENCHMARKS.md, "CPU CNNs"). */
+ * (1 thread; BENCHMARKS.md, "CPU CNNs").
+ *
+ * Both by-rows pools go by column blocks first where they can (AVX-512,
+ * strides 1 and 2 along the row, at most 8 taps along it and 256 output
+ * columns; mcol_plane): blocks of 16 output columns run down the whole
+ * plane, each input row's taps permuted out of two pairs of vectors (the
+ * same folds and sums as the paths above, in the same order: MaxPool's
+ * bits, AveragePool's values of avgplane_small_k), the rows that 3-row
+ * windows share kept in registers; planes of rows of at most 16 floats and
+ * 8 outputs go two to a vector. This replaced the ring and the small-plane
+ * paths on the models' shapes (they stay for the rest). An AveragePool
+ * whose one output's window holds the whole plane (the 7x7 heads) sums the
+ * plane in double, as the reference does, in another order. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -138,6 +150,14 @@ typedef struct fpool_job {
      * of tapm[2 t + v]; NULL where it does not apply */
     const int32_t *atap;
     const uint16_t *tapm;
+    /* MaxPool by column blocks (mcol_plane): the blocks, NULL where it does
+     * not apply */
+    const struct mcol_blk *mcol;
+    int64_t mrlo, mrhi; /* mcol_plane: the output rows whose windows hold 3 input rows (stride 1 or 2 down) */
+    /* AveragePool whose one output's window holds the whole plane (the 7x7
+     * heads of Inception and ResNet): the plane's sum in double / div */
+    bool whole;
+    double div;
     rlx_cpu_isa isa;  /* its vector width */
 } fpool_job;
 
@@ -776,6 +796,301 @@ RLX_AVX512 static void avgplane_small_v16(const fpool_job *j, const float *xc, f
 }
 #endif
 
+/* ------------------------------------------------------------ pools by column blocks */
+
+#if RLX_HAVE_AVX2_BUILD
+/* MaxPool's and AveragePool's planes by blocks of 16 output columns
+ * (AVX-512F; the by-rows planes, k[2] <= MCOL_KW, out[2] <= 16 MCOL_BLKS,
+ * strides 1 and 2 along the last axis). A block runs down the whole
+ * plane: an input row's 16 horizontal folds come from two pairs of
+ * vectors loaded at columns b0 and b1 (masked to the row) by one
+ * vpermt2ps per tap. MaxPool: hs and hf (the top of the file), with the
+ * column indexes clamped to the row as maxplane_small_taps does (a tap on
+ * the pads repeats the window's end column next to it: the same bits;
+ * every output column's window must hold an input column), an output row
+ * hf of its first input row folded with hs of the others. AveragePool: a
+ * tap off the row is a masked-off lane (adds nothing), the row's sum of
+ * taps left to right, an output row its rows' sums in row order divided
+ * by c01 * cnt[2] (avgplane_small_k's terms, order and division: the same
+ * bits as that path, within the fast path's 1e-6 of the reference). With
+ * 3 rows per window and stride 1 or 2 down, the rows that the next output
+ * row shares stay in registers: no ring, no stores but the outputs.
+ * SqueezeNet's 3x3 s2 MaxPool over 128 x 55x55 went from 0.139 to 0.039
+ * ms, Inception v2's 3x3 s2 over 192 x 56x56 from 0.210 to 0.060 (1
+ * thread, BENCHMARKS.md "CPU pools by column blocks"). */
+/* MCOL_BAND_BYTES: the input rows of a band of output rows that all the
+ * blocks run through before the next band (the band's rows stay in L1;
+ * 16 KiB was 4% faster than whole planes on 64 x 111x111) */
+enum { MCOL_KW = 8, MCOL_BLKS = 16, MCOL_BAND_BYTES = 16384 };
+
+typedef struct mcol_blk {
+    int32_t b0, b1;    /* the input columns of the two pairs' first floats */
+    __mmask16 m[4];    /* the lanes of the pairs' vectors inside the row */
+    unsigned sel;      /* tap t from pair 1 when bit t is set, else pair 0 */
+    __mmask16 mo;      /* the block's output columns */
+    __mmask16 tm[MCOL_KW]; /* AveragePool: the lanes whose tap t is on the row (MaxPool: all) */
+    int32_t idx[MCOL_KW][16]; /* lane l of tap t: index into its pair */
+    float c2[16];      /* AveragePool: (float)cnt[2] of the block's columns */
+    /* two planes in one vector (rows of at most 16 floats, at most 8
+     * outputs): lanes 8 + l the next plane's column l, its pair's second
+     * vector that plane's row (d1 = in_sp floats on, else 16) */
+    bool two;
+    int64_t d1;
+    /* AveragePool with stride 1 along the row (not two): tap t a masked
+     * load of lanes tm[t] at column c0 + t, no permute */
+    bool ld;
+    int64_t c0;
+} mcol_blk;
+
+/* The blocks of a by-rows pool, false where the path does not apply. */
+static bool mcol_setup(const fpool_job *j, mcol_blk *blk) {
+    const rlx_nn_sp3 *s = j->s;
+    int64_t w = s->in[2], n = s->out[2], kw = s->k[2], st = s->s[2], pb = s->pb[2];
+    bool maxp = j->kind == POOL_MAX;
+    if (!(maxp ? j->rows : j->avg_rows) || j->isa != RLX_CPU_ISA_AVX512 || kw > MCOL_KW || n > 16 * MCOL_BLKS ||
+        n < 1 || st > 2 || w < 1)
+        return false;
+    for (int64_t o = 0; maxp && o < n; o++)
+        if (j->tlo[2][o] >= j->thi[2][o]) return false;
+    if (w <= 16 && n <= 8) { /* two planes per vector: one block, one pair (a plane's row and the next's) */
+        mcol_blk *k = &blk[0];
+        k->two = true, k->d1 = (int64_t)s->in_sp, k->b0 = k->b1 = 0, k->sel = 0, k->ld = false, k->c0 = 0;
+        k->m[0] = k->m[1] = k->m[2] = k->m[3] = cols16(0, w);
+        k->mo = (__mmask16)(((1u << n) - 1) * 0x101u);
+        for (int64_t l = 0; l < 16; l++) k->c2[l] = l % 8 < n ? (float)j->cnt[2][l % 8] : 1.0f;
+        for (int64_t t = 0; t < kw; t++) {
+            unsigned tm = 0;
+            for (int64_t l = 0; l < 16; l++) {
+                int64_t o = l % 8 < n ? l % 8 : n - 1, c = o * st - pb + t;
+                if (l % 8 < n && c >= 0 && c < w) tm |= 1u << l;
+                k->idx[t][l] = (int32_t)((c < 0 ? 0 : c >= w ? w - 1 : c) + (l < 8 ? 0 : 16));
+            }
+            k->tm[t] = (__mmask16)(maxp ? 0xffffu : tm);
+        }
+        return true;
+    }
+    for (int64_t b = 0; b * 16 < n; b++) {
+        mcol_blk *k = &blk[b];
+        int64_t o0 = 16 * b, nl = n - o0 < 16 ? n - o0 : 16;
+        int64_t cmin = w, cmax = -1;
+        for (int64_t l = 0; l < nl; l++)
+            for (int64_t t = 0; t < kw; t++) {
+                int64_t c = (o0 + l) * st - pb + t;
+                c = c < 0 ? 0 : c >= w ? w - 1 : c;
+                cmin = c < cmin ? c : cmin, cmax = c > cmax ? c : cmax;
+            }
+        k->two = false, k->d1 = 16, k->ld = !maxp && st == 1, k->c0 = o0 - pb;
+        k->b0 = (int32_t)cmin, k->b1 = (int32_t)(cmax - 31);
+        k->m[0] = cols16(k->b0, w), k->m[1] = cols16(k->b0 + 16, w);
+        k->m[2] = cols16(k->b1, w), k->m[3] = cols16(k->b1 + 16, w);
+        k->mo = (__mmask16)(nl == 16 ? 0xffffu : (1u << nl) - 1);
+        k->sel = 0;
+        for (int64_t l = 0; l < 16; l++) k->c2[l] = l < nl ? (float)j->cnt[2][o0 + l] : 1.0f;
+        for (int64_t t = 0; t < kw; t++) {
+            int64_t cl[16], lo = w, hi = -1;
+            unsigned tm = 0;
+            for (int64_t l = 0; l < 16; l++) {
+                int64_t c = (o0 + (l < nl ? l : nl - 1)) * st - pb + t;
+                if (l < nl && c >= 0 && c < w) tm |= 1u << l;
+                cl[l] = c < 0 ? 0 : c >= w ? w - 1 : c;
+                lo = cl[l] < lo ? cl[l] : lo, hi = cl[l] > hi ? cl[l] : hi;
+            }
+            k->tm[t] = (__mmask16)(maxp ? 0xffffu : tm);
+            int64_t base;
+            if (lo >= k->b0 && hi < k->b0 + 32) base = k->b0;
+            else if (lo >= k->b1 && hi < k->b1 + 32) base = k->b1, k->sel |= 1u << t;
+            else return false;
+            for (int64_t l = 0; l < 16; l++) k->idx[t][l] = (int32_t)(cl[l] - base);
+        }
+    }
+    return true;
+}
+
+/* One block's constants in registers (the struct's fields would be read
+ * again after each store: a char type may alias the outputs). */
+typedef struct mcol_regs {
+    const float *x0, *x1; /* the pairs' first floats in input row 0 */
+    const float *xl;      /* ld: tap 0's column of lane 0 in input row 0 */
+    int64_t d1;           /* the pairs' second vectors: floats on from the first */
+    __mmask16 m0, m1, m2, m3;
+    __mmask16 tm[MCOL_KW];
+    __m512i idx[MCOL_KW];
+} mcol_regs;
+
+/* Tap t of one block of the row whose pairs are (a0, a1) and (c0, c1). */
+#define MCOL_TAP(t)                                                                                                \
+    (maxp ? (sel >> (t) & 1u ? _mm512_permutex2var_ps(c0, k->idx[t], c1) : _mm512_permutex2var_ps(a0, k->idx[t], a1)) \
+          : (sel >> (t) & 1u ? _mm512_maskz_permutex2var_ps(k->tm[t], c0, k->idx[t], c1)                        \
+                             : _mm512_maskz_permutex2var_ps(k->tm[t], a0, k->idx[t], a1)))
+
+/* One block of the input row at offset off: MaxPool's hs and hf, or
+ * AveragePool's sum in hs (kw taps; tap t from pair 1 when bit t of sel is
+ * set). */
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
+mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, bool ld, __m512 *hs, __m512 *hf) {
+    if (ld) { /* AveragePool, stride 1: masked loads (a lane off the row is not read and adds nothing) */
+        __m512 a = _mm512_maskz_loadu_ps(k->tm[0], k->xl + off);
+        for (int64_t t = 1; t < kw; t++) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(k->tm[t], k->xl + off + t));
+        *hs = *hf = a;
+        return;
+    }
+    __m512 a0 = _mm512_maskz_loadu_ps(k->m0, k->x0 + off), a1 = _mm512_maskz_loadu_ps(k->m1, k->x0 + off + k->d1);
+    __m512 c0 = a0, c1 = a1;
+    if (sel) c0 = _mm512_maskz_loadu_ps(k->m2, k->x1 + off), c1 = _mm512_maskz_loadu_ps(k->m3, k->x1 + off + 16);
+    __m512 x0 = MCOL_TAP(0);
+    if (!maxp) {
+        for (int64_t t = 1; t < kw; t++) x0 = _mm512_add_ps(x0, MCOL_TAP(t));
+        *hs = *hf = x0;
+        return;
+    }
+    __m512 a = _mm512_max_ps(x0, _mm512_set1_ps(-INFINITY));
+    for (int64_t t = 1; t < kw; t++) a = _mm512_max_ps(MCOL_TAP(t), a);
+    *hs = a;
+    *hf = _mm512_max_ps(a, x0);
+}
+#undef MCOL_TAP
+
+/* Output row o1 of one block from its window's rows, each computed here
+ * (the edge rows, and windows of other heights or strides); AveragePool's
+ * before the division. */
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512
+mcol_out(const fpool_job *j, const mcol_regs *k, int64_t kw, unsigned sel, bool maxp, bool ld, int64_t o1) {
+    const rlx_nn_sp3 *s = j->s;
+    int64_t t0 = j->tlo[1][o1], t1 = j->thi[1][o1], r0 = o1 * s->s[1] - s->pb[1] + t0, w = s->in[2];
+    /* no input row: MaxPool no tap (the reference's lowest value), AveragePool an empty sum */
+    if (t1 <= t0) return maxp ? _mm512_set1_ps(-FLT_MAX) : _mm512_setzero_ps();
+    __m512 hs, hf, a;
+    mcol_h(k, r0 * w, kw, sel, maxp, ld, &hs, &a);
+    for (int64_t r = r0 + 1; r < r0 + (t1 - t0); r++) {
+        mcol_h(k, r * w, kw, sel, maxp, ld, &hs, &hf);
+        a = maxp ? _mm512_max_ps(hs, a) : _mm512_add_ps(a, hs);
+    }
+    return a;
+}
+
+/* An output row's vector of one block at y: MaxPool's fold as it is,
+ * AveragePool's sums divided by c01 * c2; lanes mo2 (two planes: the next
+ * plane's, lanes 8 on) at y2 + 8. */
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
+mcol_store(const fpool_job *j, float *y, __mmask16 mo, float *y2, __mmask16 mo2, __m512 a, bool maxp, __m512 c2,
+           int64_t o1) {
+    if (!maxp) a = _mm512_div_ps(a, _mm512_mul_ps(_mm512_set1_ps((float)(j->cnt[0][0] * j->cnt[1][o1])), c2));
+    _mm512_mask_storeu_ps(y, mo, a);
+    if (mo2) _mm512_mask_storeu_ps(y2, mo2, a); /* masked lanes 0..7 are not written */
+}
+
+/* One block of one plane, kw taps, sh (the stride down, when the window
+ * has 3 rows), sel (the block's pairs of the taps) and the kind constants
+ * where the callers pass them; output rows [rlo, rhi) have windows of 3
+ * input rows. */
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
+mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, int64_t rlo, int64_t rhi, int64_t kw,
+             int64_t sh, unsigned sel, bool maxp, bool pair, bool ld, int64_t ra, int64_t rb) {
+    const rlx_nn_sp3 *s = j->s;
+    int64_t w = s->in[2], n = s->out[2];
+    mcol_regs k;
+    k.x0 = xc + b->b0, k.x1 = xc + b->b1, k.d1 = b->d1, k.xl = xc + b->c0;
+    k.m0 = b->m[0], k.m1 = pair || !b->two ? b->m[1] : 0, k.m2 = b->m[2], k.m3 = b->m[3];
+    /* two planes: lanes 8.. to the next plane's row, 8 floats before it (a lone plane: none) */
+    __mmask16 mo = b->two ? (__mmask16)(b->mo & 0xffu) : b->mo, mo2 = pair ? (__mmask16)(b->mo & 0xff00u) : 0;
+    float *y2 = y + s->out_sp - 8;
+    __m512 c2 = _mm512_loadu_ps(b->c2);
+    for (int64_t t = 0; t < kw; t++) k.idx[t] = _mm512_loadu_si512(b->idx[t]), k.tm[t] = b->tm[t];
+    for (int64_t o1 = ra; o1 < rlo && o1 < rb; o1++)
+        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, ld, o1), maxp, c2, o1);
+    int64_t ca = ra > rlo ? ra : rlo, cb = rb < rhi ? rb : rhi;
+    if (cb > ca) {
+        int64_t off = (ca * sh - s->pb[1]) * w;
+        __m512 hsa, hfa, hsb = _mm512_setzero_ps(), hfb = hsb, hsc, hfc;
+        mcol_h(&k, off, kw, sel, maxp, ld, &hsa, &hfa);
+        if (sh == 1) mcol_h(&k, off + w, kw, sel, maxp, ld, &hsb, &hfb);
+        for (int64_t o1 = ca; o1 < cb; o1++, off += sh * w) {
+            if (sh == 2) mcol_h(&k, off + w, kw, sel, maxp, ld, &hsb, &hfb);
+            mcol_h(&k, off + 2 * w, kw, sel, maxp, ld, &hsc, &hfc);
+            /* MaxPool: hf of the first row, hs of the others; AveragePool: the sums in row order */
+            __m512 a = maxp ? _mm512_max_ps(hsc, _mm512_max_ps(hsb, hfa)) : _mm512_add_ps(_mm512_add_ps(hsa, hsb), hsc);
+            mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, a, maxp, c2, o1);
+            if (sh == 1) hsa = hsb, hfa = hfb, hsb = hsc, hfb = hfc;
+            else hsa = hsc, hfa = hfc;
+        }
+    }
+    for (int64_t o1 = ra > rhi ? ra : rhi; o1 < rb; o1++)
+        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, ld, o1), maxp, c2, o1);
+}
+
+/* One plane (pair false) or two (pair true: blk[0].two, planes xc and xc
+ * + in_sp): each block by mcol_block_k, the common shapes' constants
+ * spelled out. */
+RLX_AVX512 static void mcol_plane(const fpool_job *j, const mcol_blk *blk, const float *xc, float *yo, bool pair) {
+    const rlx_nn_sp3 *s = j->s;
+    int64_t kw = s->k[2], sh = s->s[1], n = s->out[2];
+    bool maxp = j->kind == POOL_MAX;
+    int64_t rlo = j->mrlo, rhi = j->mrhi, h = s->out[1];
+    int64_t band = MCOL_BAND_BYTES / (4 * s->in[2] * sh + 1);
+    band = band < 2 ? 2 : band;
+#define MCOL_B(kw_, sh_, sel_, maxp_, pair_, ld_) \
+    mcol_block_k(j, b, xc, y, rlo, rhi, kw_, sh_, sel_, maxp_, pair_, ld_, ra, rb)
+    for (int64_t ra = 0, rb; ra < h; ra = rb) { /* bands of output rows [ra, rb) */
+        rb = ra + band < h ? ra + band : h;
+        for (int64_t bi = 0; bi * 16 < n; bi++) {
+            const mcol_blk *b = &blk[bi];
+            float *y = yo + 16 * bi;
+            unsigned sel = b->sel;
+            if (b->two) { /* one block */
+                if (maxp && kw == 3 && sh == 1) MCOL_B(3, 1, 0u, true, pair, false);
+                else if (maxp && kw == 3 && sh == 2) MCOL_B(3, 2, 0u, true, pair, false);
+                else if (maxp) MCOL_B(kw, sh, 0u, true, pair, false);
+                else if (kw == 3 && sh == 1) MCOL_B(3, 1, 0u, false, pair, false);
+                else MCOL_B(kw, sh, 0u, false, pair, false);
+            } else if (maxp) {
+                if (kw == 3 && sh == 2 && sel == 4u) MCOL_B(3, 2, 4u, true, false, false);
+                else if (kw == 3 && sh == 2 && sel == 0u) MCOL_B(3, 2, 0u, true, false, false);
+                else if (kw == 3 && sh == 1 && sel == 0u) MCOL_B(3, 1, 0u, true, false, false);
+                else if (kw == 2 && sh == 2 && sel == 0u) MCOL_B(2, 2, 0u, true, false, false);
+                else MCOL_B(kw, sh, sel, true, false, false);
+            } else {
+                if (b->ld && kw == 3 && sh == 1) MCOL_B(3, 1, 0u, false, false, true);
+                else if (b->ld) MCOL_B(kw, sh, 0u, false, false, true);
+                else if (kw == 2 && sh == 2 && sel == 0u) MCOL_B(2, 2, 0u, false, false, false);
+                else MCOL_B(kw, sh, sel, false, false, false);
+            }
+        }
+    }
+#undef MCOL_B
+}
+#endif
+
+/* The sum of x[0..n) in double: the reference's terms (it sums the f32
+ * inputs as doubles) in another order, 16 per step with AVX-512F (two
+ * accumulators of 8), in order in C. */
+#if RLX_HAVE_AVX2_BUILD
+RLX_AVX512 static double sum_f64_v16(const float *x, size_t n) {
+    __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+        a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+    }
+    if (i < n) { /* the tail: masked lanes add +0 (the reference's sum starts at +0 too) */
+        __m512 v = _mm512_maskz_loadu_ps((__mmask16)((1u << (n - i)) - 1), x + i);
+        a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+        a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+    }
+    return _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
+}
+#endif
+
+static double sum_f64(const fpool_job *j, const float *x, size_t n) {
+#if RLX_HAVE_AVX2_BUILD
+    if (j->isa == RLX_CPU_ISA_AVX512) return sum_f64_v16(x, n);
+#endif
+    (void)j;
+    double a = 0.0;
+    for (size_t i = 0; i < n; i++) a += x[i];
+    return a;
+}
+
 static void fpool_planes(void *ctx, size_t p0, size_t p1) {
     const fpool_job *j = ctx;
     const rlx_nn_sp3 *s = j->s;
@@ -801,7 +1116,17 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
     for (size_t pl = p0; pl < p1; pl++) {
         const float *xc = j->x + pl * s->in_sp;
         float *yo = j->y + pl * s->out_sp;
+        if (j->whole) {
+            yo[0] = (float)(sum_f64(j, xc, s->in_sp) / j->div);
+            continue;
+        }
 #if RLX_HAVE_AVX2_BUILD
+        if (j->mcol) {
+            bool pair = j->mcol[0].two && pl + 1 < p1; /* two planes per vector */
+            mcol_plane(j, j->mcol, xc, yo, pair);
+            pl += pair;
+            continue;
+        }
         if (j->tap) {
             maxplane_small_v16(j, xc, yo);
             continue;
@@ -879,12 +1204,31 @@ static bool pool_fast_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_
      * extent 1), any stride */
     j.avg_rows = kind == POOL_AVG && s->in[0] == 1 && s->k[0] == 1 && s->d[1] == 1 && s->d[2] == 1 && s->k[1] <= 64;
     j.isa = rlx_cpu_isa_get();
+    j.whole = kind == POOL_AVG && s->out_sp == 1;
+    j.div = 1.0;
+    for (int ax = 0; ax < 3 && j.whole; ax++) {
+        j.whole = j.thi[ax][0] - j.tlo[ax][0] == s->in[ax]; /* every input element once */
+        j.div *= (double)j.cnt[ax][0];
+    }
     j.tap = j.atap = NULL;
     j.tapm = NULL;
+    j.mcol = NULL;
+    j.mrlo = j.mrhi = 0;
 #if RLX_HAVE_AVX2_BUILD
     int32_t tap[32 * 32];
     uint16_t tapm[2 * 32];
-    if (maxplane_small_taps(&j, tap)) j.tap = tap;
+    mcol_blk blk[MCOL_BLKS];
+    if (mcol_setup(&j, blk)) {
+        j.mcol = blk;
+        /* the output rows whose windows hold 3 input rows: [mrlo, mrhi) */
+        int64_t h = s->out[1], rlo = 0, rhi = 0;
+        if (s->k[1] == 3 && (s->s[1] == 1 || s->s[1] == 2)) {
+            while (rlo < h && !(j.tlo[1][rlo] == 0 && j.thi[1][rlo] == 3)) rlo++;
+            rhi = rlo;
+            while (rhi < h && j.tlo[1][rhi] == 0 && j.thi[1][rhi] == 3) rhi++;
+        }
+        j.mrlo = rlo, j.mrhi = rhi;
+    } else if (maxplane_small_taps(&j, tap)) j.tap = tap;
     else if (avgplane_small_taps(&j, tap, tapm)) j.atap = tap, j.tapm = tapm;
 #endif
     size_t planes = (size_t)g->n * (size_t)g->c_in;
