@@ -185,7 +185,7 @@ static const opt_def k_opts[] = {
     ENUM("gpu.gemm_kernel", "RLX_GEMM_KERNEL", W("auto", "tiled", "loop", "ref", "coop"), gemm_kernel, 0,
          "GEMM kernel family (src/backend/webgpu/lower_gemm.h)"),
     STR("gpu.gemm_tile", "RLX_GEMM_TILE", "TMxTN,WGXxWGY,BK", check_gemm_tile, gemm_tile,
-        "force the GEMM tile: register block, workgroup, k step (checked against the device when lowering)"),
+        "force the GEMM tile: register block, workgroup, k step (checked against the device when lowering: a product whose tile does not fit runs on the CPU, counted as a fallback; gpu.trace says why)"),
     INT("gpu.gemm_splitk", "RLX_GEMM_SPLITK", "auto", 0, 65536, gemm_splitk, OPT_AUTO,
         "k slices of the GEMMs of MatMul, Gemm and the implicit and pointwise convolutions, batched or not (0: never; "
         "auto: chosen per problem, when the grid of tiles x batch items is at most gpu.gemm_target_wg and k is long: "

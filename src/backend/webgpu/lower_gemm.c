@@ -579,9 +579,10 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
         return emit_gemv(L, m);
     if (forced_tile(L->caps, &t, &bad)) {
         if (bad || !tile_fits(L->caps, &t))
-            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: RLX_GEMM_TILE='%s': expected TMxTN,WGXxWGY,BK with TM, TN in {4, 8}, "
-                            "BK a multiple of 4, within the device's workgroup limits", rlx_node_desc(L->n),
-                            L->caps->cfg->gemm_tile);
+            return wg_decline(L, "gpu.gemm_tile=%s does not fit the device (TM, TN 4 or 8; at most %u invocations, "
+                              "%u bytes of workgroup memory)",
+                              L->caps->cfg->gemm_tile, L->caps->max_wg_invocations,
+                              L->caps->max_wg_storage ? L->caps->max_wg_storage : 16384);
     } else {
         t = choose_tiles(L->caps, m->M, m->N, nbatch);
         /* long products (k >= 768) with at least 128 rows: 128 x 64 tiles (8

@@ -155,7 +155,8 @@ static bool wg_supports(rlx_backend *be, const rlx_graph *g, const rlx_node *n) 
     wg_lower L;
     rlx_status st = wg_lower_node(g, n, &b->caps, &L);
     if (st && b->caps.cfg->gpu_trace)
-        rlx_log(RLX_LOG_DEBUG, "webgpu: %s runs on the CPU: %s", rlx_node_desc(n), st == RLX_ERR_UNSUPPORTED ? L.why : rlx_last_error());
+        rlx_log(RLX_LOG_DEBUG, "webgpu: %s runs on the CPU: %s", rlx_node_desc(n),
+                st == RLX_ERR_UNSUPPORTED && L.why[0] ? L.why : rlx_last_error());
     wg_lower_free(&L);
     return st == RLX_OK;
 }
