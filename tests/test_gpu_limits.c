@@ -282,6 +282,42 @@ static void test_big_input(void) {
     rlx_model_destroy(m);
 }
 
+/* gpu.trace's lines, kept by the log callback. */
+static char g_trace[4096];
+static void keep_trace(rlx_log_level level, const char *message, void *user) {
+    (void)level, (void)user;
+    size_t n = strlen(g_trace);
+    snprintf(g_trace + n, sizeof g_trace - n, "%s\n", message);
+}
+
+/* A forced GEMM tile larger than the device allows (gpu.gemm_tile
+ * 8x8,64x64,64: 4096 invocations, 64 KiB of tiles): the MatMul runs on the
+ * CPU (exact), counted as a fallback, and gpu.trace says why, naming the
+ * option (the reason was empty before). */
+static void test_tile_too_big(void) {
+    int64_t xd[2] = { 128, 96 }, wd[2] = { 96, 65 };
+    rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 2, wd, -1, 1);
+    rlx_model *m = one_node("MatMul", "mm", 2, xd, 1, (const char *[]){ "W" }, (rlx_tensor *[]){ w }, 0, NULL);
+    rlx_tensor_destroy(w);
+    CHECK(m != NULL);
+    if (!m) return;
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, xd, -1, 1);
+    kv opts[2] = { { "gpu.gemm_tile", "8x8,64x64,64" }, { "gpu.trace", "1" } };
+    int on_gpu = -1;
+    g_trace[0] = 0;
+    rlx_set_log_callback(keep_trace, NULL, RLX_LOG_DEBUG);
+    char *r = gpu_vs_cpu("MatMul under a tile too large for the device", m, opts, 2, 1, (const char *[]){ "x" },
+                         (const rlx_tensor *[]){ x }, 0, 0, &on_gpu);
+    rlx_set_log_callback(NULL, NULL, RLX_LOG_DEBUG);
+    CHECK_MSG(on_gpu == 0, "MatMul: %d steps on the GPU, expected 0", on_gpu);
+    CHECK_MSG(r && strstr(r, "MatMul                         1       0         1"), "report: %s", r ? r : "(none)");
+    CHECK_MSG(strstr(g_trace, "node 'mm' (MatMul) runs on the CPU: gpu.gemm_tile=8x8,64x64,64 does not fit the device"),
+              "trace: %s", g_trace);
+    free(r);
+    rlx_tensor_destroy(x);
+    rlx_model_destroy(m);
+}
+
 /* x [1,1,192,256] (192 KiB) -> Sigmoid s -> Conv 1->8 c [1,8,192,256]
  * (1.5 MiB) -> Relu h (1.5 MiB) -> Conv 8->1 d -> Add(d, x) = y; outputs
  * y and, with big_out, h too. The nodes touching c or h run on the CPU, the
@@ -343,6 +379,7 @@ int main(void) {
     test_f16_largest_half();
     test_f16_split_blocks();
     test_big_input();
+    test_tile_too_big();
     test_big_activation(false, false);
     test_big_activation(true, false);
     test_big_activation(false, true);
