@@ -18,7 +18,7 @@
  * Winograd path of 3x3 convolutions (rlx_nn_wino_force); CONV_NODE_PWT_GATHER=1: the
  * channels-in-lanes path gathers its positions from im2col instead of
  * reading them in place (rlx_nn_pwt_in_place). */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,14 +36,7 @@
 #include "test_node.h"
 
 static double cpu_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    return test_thread_cpu_seconds() * 1e6;
 }
 
 #define FLUSH_BYTES ((size_t)64 << 20)
@@ -103,7 +96,7 @@ int main(int argc, char **argv) {
             if (rlx_cpu_run_node_packed(NULL, &n, in, out, &pk)) fprintf(stderr, "run: %s\n", rlx_last_error());
             if (it >= 0) t[it] = cpu_us() - t0;
         }
-        qsort(t, (size_t)iters, sizeof(double), cmp_d);
+        qsort(t, (size_t)iters, sizeof(double), test_cmp_double);
         double macs = (double)nb * (double)cout * (double)(oh * oh) * (double)cin * (double)(k * k);
         printf("%s  med %8.1f min %8.1f us  %5.1f GMAC/s\n", argv[a], t[iters / 2], t[0], macs / t[0] / 1e3);
         fflush(stdout);

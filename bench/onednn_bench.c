@@ -52,7 +52,7 @@
  * tests/ when it finds dnnl.h, libdnnl and OpenMP: rebuild with
  * `cmake -S . -B build && cmake --build build --target onednn_bench`);
  * nothing else links oneDNN, and neither the library nor CI needs it. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L
 #include <dnnl.h>
 #include <math.h>
 #include <omp.h>
@@ -138,14 +138,7 @@ static int g_gap_ms = -1; /* --gap: pause before each variant's calls, -1: 50 ms
 
 static double now_us(void) {
     if (!g_cpu_clock) return rlx_now_seconds() * 1e6;
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    return test_thread_cpu_seconds() * 1e6;
 }
 
 #define FLUSH_BYTES ((size_t)64 << 20)
@@ -464,7 +457,7 @@ static int bench_shape(dn_ctx *c, const shape *sh, int rounds, int reps, unsigne
     }
     double med[N_VAR] = { 0 }, fast = 1e300;
     for (int v = 0; v < n_var; v++) {
-        qsort(best + v * rounds, (size_t)rounds, sizeof(double), cmp_d);
+        qsort(best + v * rounds, (size_t)rounds, sizeof(double), test_cmp_double);
         med[v] = best[v * rounds + (g_min ? 0 : rounds / 2)];
         if (v != V_RLX && (!conv || v != V_BLK) && med[v] < fast) fast = med[v];
     }

@@ -17,7 +17,7 @@
  * PW_CONV_COLD=1 evicts the caches before every call (writes 64 MiB), as
  * inside a model where each node's weights and input come from memory;
  * PW_CONV_CPU=1 times by the thread's CPU time (steadier under load). */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdbool.h>
@@ -57,9 +57,7 @@ static int g_cpu_time;
 
 static double now_us(void) {
     if (!g_cpu_time) return rlx_now_seconds() * 1e6;
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+    return test_thread_cpu_seconds() * 1e6;
 }
 
 static unsigned char *g_flush; /* PW_CONV_COLD: written before every call */
@@ -68,11 +66,6 @@ static unsigned char *g_flush; /* PW_CONV_COLD: written before every call */
 static void evict(void) {
     if (!g_flush) return;
     for (size_t i = 0; i < FLUSH_BYTES; i += 64) g_flush[i]++;
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 static rlx_tensor *rnd_tensor(int rank, const int64_t *dims) {
@@ -131,7 +124,7 @@ static void run_shape(const shape *c, int iters) {
     printf("%4ld->%-4ld %3ldx%-3ld g%ld k%ld s%ld K=%-4ld %s", c->cin, c->cout, c->h, c->w, c->group, c->k, c->s,
            c->cin / c->group * c->k * c->k, c->act == 2 ? "hswish" : c->act ? "clip" : "none");
     for (int p = 0; p < 2; p++) {
-        qsort(t[p], (size_t)iters, sizeof(double), cmp_d);
+        qsort(t[p], (size_t)iters, sizeof(double), test_cmp_double);
         printf("  %s med %7.1f min %7.1f us %5.1f GMAC/s", p == 0 ? (pwt ? "pwt" : "pw") : "gemm", t[p][iters / 2], t[p][0],
                macs / t[p][0] / 1e3);
     }

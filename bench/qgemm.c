@@ -14,13 +14,9 @@
 
 #include "backend/cpu/cpu_qgemm.h"
 #include "rlx/inspect.h"
+#include "test.h"
 
 static double now_us(void) { return rlx_now_seconds() * 1e6; }
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv) {
     static const char *defaults[] = { "3072:64:576", "768:128:1152", "12288:32:288", "256:256:256", "1024:1024:1024",
@@ -57,7 +53,7 @@ int main(int argc, char **argv) {
                 if (it >= 0) t[q * iters + it] = now_us() - t0;
             }
         for (int q = 0; q < nk; q++) {
-            qsort(t + q * iters, (size_t)iters, sizeof *t, cmp_d);
+            qsort(t + q * iters, (size_t)iters, sizeof *t, test_cmp_double);
             double med = t[q * iters + iters / 2], mn = t[q * iters];
             printf("%-16s %-8s %10.1f %10.1f %8.1f\n", argc > 2 ? argv[s + 2] : defaults[s], names[kern[q]], med, mn,
                    2.0 * (double)m * (double)n * (double)k / mn / 1e3);

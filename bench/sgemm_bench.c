@@ -28,7 +28,7 @@
  * thread the thread's CPU time (CLOCK_THREAD_CPUTIME_ID: time-sharing
  * with other processes on a busy machine does not count; --wall for wall
  * time), on more threads wall time. Also printed: the fastest rep. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,23 +37,17 @@
 #include "backend/cpu/cpu_sgemm.h"
 #include "base/parallel.h"
 #include "rlx/inspect.h"
+#include "test.h"
 
 static bool g_cpu_clock;
 
 static double now_s(void) {
     if (!g_cpu_clock) return rlx_now_seconds();
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    return test_thread_cpu_seconds();
 }
 
 static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    qsort(v, (size_t)n, sizeof *v, test_cmp_double);
     return v[n / 2];
 }
 

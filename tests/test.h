@@ -82,6 +82,14 @@ rlx_tensor *test_tensor_i64(int rank, const int64_t *dims, const int64_t *values
  * of two float tensors of equal shape; NaN where one side is NaN and the
  * other is not. Returns -1 if shapes or dtypes differ. */
 double test_max_abs_diff(const rlx_tensor *a, const rlx_tensor *b);
+
+/* The calling thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID: what
+ * the benchmarks time on a shared machine, where wall time counts other
+ * jobs' slices). */
+double test_thread_cpu_seconds(void);
+
+/* qsort comparator of doubles, ascending (the benchmarks' medians). */
+int test_cmp_double(const void *a, const void *b);
 /* True when every element satisfies |a-b| <= atol + rtol*|b| (NaN==NaN). */
 int test_allclose(const rlx_tensor *a, const rlx_tensor *b, double rtol, double atol);
 

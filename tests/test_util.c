@@ -1,3 +1,6 @@
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <time.h>
+
 #include "test.h"
 #include "test_node.h"
 
@@ -87,6 +90,17 @@ static int same_shape(const rlx_tensor *a, const rlx_tensor *b) {
     for (int i = 0; i < a->rank; i++)
         if (a->dims[i] != b->dims[i]) return 0;
     return 1;
+}
+
+double test_thread_cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int test_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
 double test_max_abs_diff(const rlx_tensor *a, const rlx_tensor *b) {
