@@ -74,6 +74,10 @@ static bool forced_tile(const wg_caps *caps, tile_cfg *t, bool *bad) {
     return true;
 }
 
+/* The 64 x 64 tile (4 x 4 per invocation, 16 x 16 invocations, k steps of
+ * 16): the automatic choice's default, which emit_one may widen. */
+static const tile_cfg k_tile_mid = { 4, 4, 16, 16, 16 };
+
 /* The automatic choice, from sweeps of the generated kernel on an H200
  * (BENCHMARKS.md): 64 x 64 tiles (4 x 4 per invocation, 16 x 16
  * invocations, k steps of 16) are the best or within a few percent on
@@ -86,7 +90,7 @@ static bool forced_tile(const wg_caps *caps, tile_cfg *t, bool *bad) {
  * 8 (M = 64 output channels) took 203 us in 128 x 128 tiles against 132 us
  * in 64 x 64 ones (H200, BENCHMARKS.md "GEMM tiles by shape"). */
 static tile_cfg choose_tiles(const wg_caps *c, uint64_t M, uint64_t N, uint64_t nbatch) {
-    static const tile_cfg large = { 8, 8, 16, 16, 16 }, mid = { 4, 4, 16, 16, 16 }, small = { 4, 4, 8, 8, 16 };
+    static const tile_cfg large = { 8, 8, 16, 16, 16 }, small = { 4, 4, 8, 8, 16 };
     uint64_t target = (uint64_t)c->cfg->gemm_target_wg;
     /* a few rows (GEMV-like, classifier heads, batch-8 decoding): 32 x 64
      * tiles with split-K beat 4-row tiles 128 wide on the H200, 2.3x at
@@ -97,7 +101,7 @@ static tile_cfg choose_tiles(const wg_caps *c, uint64_t M, uint64_t N, uint64_t 
     }
     if (tile_fits(c, &large) && M >= 128 && N >= 128 && wg_cdiv(M, 128) * wg_cdiv(N, 128) * nbatch >= 2 * target)
         return large;
-    if (tile_fits(c, &mid) && (M > 32 || N > 32)) return mid;
+    if (tile_fits(c, &k_tile_mid) && (M > 32 || N > 32)) return k_tile_mid;
     return small;
 }
 
@@ -596,7 +600,7 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
          * mostly from the extra split-K pass that fewer tiles bring). */
         static const tile_cfg tall = { 8, 4, 16, 16, 16 };
         uint64_t target = (uint64_t)L->caps->cfg->gemm_target_wg;
-        if (t.tm == 4 && t.tn == 4 && t.wgx == 16 && t.wgy == 16 && m->M >= 128 && m->K >= 768 &&
+        if (memcmp(&t, &k_tile_mid, sizeof t) == 0 && m->M >= 128 && m->K >= 768 &&
             tile_fits(L->caps, &tall)) {
             uint64_t ns, kl;
             split_plan(L, m, &tall, nbatch, &ns, &kl);
