@@ -98,17 +98,44 @@
 
 /* ------------------------------------------------------------ tasks with scratch */
 
+/* Each slot owns a contiguous range of the items, (lo << 32) | hi: it
+ * takes them from the front; a slot whose range is empty takes from the
+ * back of the others'. So a thread computes the same neighbouring blocks
+ * (output positions, then channels) in every run and the next node's
+ * block reads what the same thread wrote, where a shared counter handed
+ * the items out alternately (on this VM's slow 2-thread state a line
+ * another core wrote costs several times one of its own L2). The
+ * boundaries never change the results: items are independent. */
+#define SLOT_LO(r) ((size_t)((r) >> 32))
+#define SLOT_HI(r) ((size_t)((r) & 0xffffffffu))
+
 typedef struct slot_job {
     rlx_nn_item_fn fn;
     void *ctx;
-    size_t n_items, slot_floats;
+    size_t n_items, slot_floats, slots;
     float *scratch; /* slots x slot_floats floats, or NULL: each thread's own scratch */
-    atomic_size_t next, done;
+    atomic_size_t done;
+    atomic_ullong range[RLX_PARALLEL_MAX_THREADS]; /* per slot, see SLOT_LO */
 } slot_job;
 
-/* Takes items until none are left; a task's scratch is its slot of
+/* Takes one item of slot v's range, from the front (own) or the back;
+ * false when it is empty. */
+static bool slot_take(slot_job *j, size_t v, bool own, size_t *item) {
+    unsigned long long r = atomic_load_explicit(&j->range[v], memory_order_relaxed);
+    for (;;) {
+        size_t lo = SLOT_LO(r), hi = SLOT_HI(r);
+        if (lo >= hi) return false;
+        unsigned long long nr = own ? r + (1ull << 32) : r - 1;
+        if (atomic_compare_exchange_weak_explicit(&j->range[v], &r, nr, memory_order_relaxed, memory_order_relaxed)) {
+            *item = own ? lo : hi - 1;
+            return true;
+        }
+    }
+}
+
+/* Runs slot s's items, then the others' (a task's scratch is its slot of
  * j->scratch or, without one, the running thread's RLX_SCRATCH_TASK
- * buffer (a thread that cannot have it takes no items: the others do
+ * buffer; a thread that cannot have it takes no items: the others do
  * them, and the caller reports the shortfall). */
 static void run_slots(void *ctx, size_t s0, size_t s1) {
     slot_job *j = ctx;
@@ -117,11 +144,12 @@ static void run_slots(void *ctx, size_t s0, size_t s1) {
         if (j->scratch) scratch = j->scratch + s * j->slot_floats;
         else if (j->slot_floats && !(scratch = rlx_scratch_get(RLX_SCRATCH_TASK, j->slot_floats * sizeof(float))))
             continue;
-        for (;;) {
-            size_t it = atomic_fetch_add(&j->next, 1);
-            if (it >= j->n_items) break;
-            j->fn(j->ctx, it, scratch);
-            atomic_fetch_add_explicit(&j->done, 1, memory_order_relaxed);
+        for (size_t d = 0; d < j->slots; d++) {
+            size_t v = (s + d) % j->slots, it;
+            while (slot_take(j, v, d == 0, &it)) {
+                j->fn(j->ctx, it, scratch);
+                atomic_fetch_add_explicit(&j->done, 1, memory_order_relaxed);
+            }
         }
     }
 }
@@ -129,16 +157,23 @@ static void run_slots(void *ctx, size_t s0, size_t s1) {
 rlx_status rlx_nn_run_items(const rlx_cpu_kctx *k, size_t n_items, size_t slot_floats, rlx_nn_item_fn fn,
                             void *ctx) {
     if (!n_items) return RLX_OK;
+    if (n_items > 0xffffffffu)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "%zu tasks: more than 2^32 - 1", n_items);
     size_t slots = (size_t)rlx_parallel_threads();
     if (slots > n_items) slots = n_items;
+    if (slots > RLX_PARALLEL_MAX_THREADS) slots = RLX_PARALLEL_MAX_THREADS;
     slot_job j;
     j.fn = fn;
     j.ctx = ctx;
     j.n_items = n_items;
     j.slot_floats = slot_floats;
+    j.slots = slots;
     j.scratch = NULL;
-    atomic_init(&j.next, 0);
     atomic_init(&j.done, 0);
+    for (size_t v = 0; v < slots; v++) { /* contiguous shares, sizes within one item */
+        unsigned long long lo = n_items * v / slots, hi = n_items * (v + 1) / slots;
+        atomic_init(&j.range[v], lo << 32 | hi);
+    }
     /* a slot larger than the per-thread scratch keeps: one block for the call */
     if (slot_floats > RLX_SCRATCH_MAX_BYTES / sizeof(float)) {
         size_t total;
