@@ -38,8 +38,12 @@
  * Thread counts: ctest runs this program with the default thread count (one
  * per core), RLX_NUM_THREADS=1, 3, 5 and 16 (more than this machine's
  * cores; tests/CMakeLists.txt). */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "test.h"
 #include "test_node.h"
+
+#include <stdatomic.h>
+#include <time.h>
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_nn.h"
@@ -1779,6 +1783,57 @@ static void test_resize_nearest(void) {
 /* ------------------------------------------------------------ Gemm, MatMul */
 
 /* Big enough to be split over the pool (more than 2^18 multiply-adds). */
+/* rlx_nn_run_items (the tasks of the conv paths): every item runs exactly
+ * once for counts around the slots' shares (0, 1, 2, 3, 7, 64, 1001) at
+ * thread limits 1, 2, 3, 5 and the pool's; each slot owns a contiguous
+ * share, and a thread whose share is done takes items from the back of
+ * the others': with two or more threads, item 0 (the first slot's first)
+ * waits until item 1 (of the same share) has run, which only another
+ * slot's thread taking it can do (bounded: 5 s, then it fails). */
+typedef struct items_rec {
+    atomic_int runs[1001];
+    atomic_int item1_done;
+    bool wait_in_0;
+    atomic_int timed_out;
+} items_rec;
+
+static void items_fn(void *ctx, size_t item, float *scratch) {
+    items_rec *r = ctx;
+    (void)scratch;
+    if (item == 0 && r->wait_in_0)
+        for (int i = 0; i < 5000 && !atomic_load(&r->item1_done); i++) {
+            struct timespec t = { 0, 1000000 };
+            nanosleep(&t, NULL);
+        }
+    if (item == 0 && r->wait_in_0 && !atomic_load(&r->item1_done)) atomic_store(&r->timed_out, 1);
+    if (item == 1) atomic_store(&r->item1_done, 1);
+    atomic_fetch_add(&r->runs[item], 1);
+}
+
+static void test_run_items(void) {
+    static items_rec r;
+    const size_t counts[] = { 0, 1, 2, 3, 7, 64, 1001 };
+    const int limits[] = { 1, 2, 3, 5, 0 };
+    for (size_t li = 0; li < sizeof limits / sizeof limits[0]; li++) {
+        int prev = rlx_parallel_set_limit(limits[li]), threads = rlx_parallel_threads();
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
+            for (int wait = 0; wait < 2; wait++) {
+                size_t n = counts[ci];
+                if (wait && (threads < 2 || n < 64)) continue;
+                memset(&r, 0, sizeof r);
+                r.wait_in_0 = wait;
+                CHECK_OK(rlx_nn_run_items(NULL, n, 0, items_fn, &r));
+                int bad = 0;
+                for (size_t i = 0; i < n; i++) bad += atomic_load(&r.runs[i]) != 1;
+                CHECK_MSG(bad == 0, "run_items: %zu items at %d threads: %d not run exactly once", n, threads, bad);
+                CHECK_MSG(!atomic_load(&r.timed_out),
+                          "run_items: %zu items at %d threads: no other thread took item 1 while item 0 waited", n,
+                          threads);
+            }
+        rlx_parallel_set_limit(prev);
+    }
+}
+
 static void test_gemm_split(void) {
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++) {
@@ -1865,6 +1920,7 @@ int main(void) {
     test_pools();
     test_resize_nearest();
     test_gemm_split();
+    test_run_items();
     fprintf(stderr, "conv cases: %d (%d depthwise, %d with a residual); %d runs with packed weights\n", g_conv_cases,
             g_conv_depthwise, g_conv_residual, g_packed_runs);
     CHECK(g_packed_runs > 0);
