@@ -345,11 +345,13 @@ rlx_status rlx_nn_dw_flat_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx
 typedef void (*rlx_nn_item_fn)(void *ctx, size_t item, float *scratch);
 
 /* Runs fn over items [0, n_items) on the worker pool, each slot (one per
- * thread) taking items from a shared counter with its own slot_floats of
+ * thread) taking the items of its contiguous share in order, then those
+ * left in the others' shares from their ends, with its own slot_floats of
  * scratch (cpu_nn_conv_fast.c): the running thread's RLX_SCRATCH_TASK
  * buffer (base/scratch.h: no allocation in steady runs), so fn must not
  * call rlx_nn_run_items itself (its items would share that buffer).
- * errors: RLX_ERR_OUT_OF_MEMORY (scratch) naming the node. */
+ * errors: RLX_ERR_OUT_OF_MEMORY (scratch) naming the node,
+ * RLX_ERR_INVALID_ARGUMENT for more than 2^32 - 1 items. */
 rlx_status rlx_nn_run_items(const rlx_cpu_kctx *k, size_t n_items, size_t slot_floats, rlx_nn_item_fn fn,
                             void *ctx);
 
