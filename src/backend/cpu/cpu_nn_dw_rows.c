@@ -47,7 +47,8 @@
 
 #define DWR_ATTR __attribute__((target("avx512f,avx2,fma")))
 #define DWR_UNROLL _Pragma("GCC unroll 16")
-#define DWR_R 4 /* output rows at a time */
+#define DWR_R 4  /* output rows at a time */
+#define DWR_PF 4 /* groups of DWR_R output rows ahead whose input rows are prefetched */
 
 typedef struct dwr_job {
     rlx_nn_conv_io io;
@@ -78,7 +79,9 @@ typedef struct dwr_job {
             __m512 v1_ = _mm512_maskz_loadu_ps(m1, (row) + c0 * (S) + 16);                                    \
             t[2] = _mm512_permutex2var_ps(v0_, odd, v1_);                                                     \
             t[1] = _mm512_permutex2var_ps(v0_, even, v1_);                                                    \
-            t[0] = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(t[2]), zi, 15));                \
+            __m512i lo_ = zi; /* lane 15: column c0 * 2 - 1 (the left pad at c0 = 0) */                      \
+            if (W && c0) lo_ = _mm512_castps_si512(_mm512_loadu_ps((row) + c0 * 2 - 16));                      \
+            t[0] = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(t[2]), lo_, 15));               \
         }                                                                                                     \
     } while (0)
 
@@ -154,13 +157,31 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
     const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
     rlx_act_kind act = j->act_in_reg ? j->io.act.kind : RLX_ACT_NONE;
-    for (int64_t c0 = 0; c0 < ow; c0 += 16) {
-        /* the row's columns [c0 * st, + 16), [c0 * st + 16, + 16), past
-         * the block (stride 1), the output row's lanes */
-        __mmask16 m0 = dwr_cols(iw - c0 * st), m1 = dwr_cols(iw - c0 * st - 16), mn = dwr_cols(iw - c0 - 16);
-        __mmask16 om = dwr_cols(ow - c0);
-        for (int64_t o0 = 0; o0 < oh; o0 += DWR_R) {
-            if (st == 2) DWR_GROUP(2, 0);
+    /* input rows a group of output rows reads past the previous group's */
+    int64_t fresh = DWR_R * st, pf_lines = (iw * (int64_t)sizeof(float) + 63) / 64;
+    size_t next = two ? 2 * s->in_sp : s->in_sp; /* the next task's first plane, from xa */
+    for (int64_t o0 = 0; o0 < oh; o0 += DWR_R) {
+        /* the input rows of the group DWR_PF groups on (of the next task's
+         * planes past the last row): on wide maps whose planes come from
+         * memory (batch 8) the rows' streams are too short for the
+         * hardware prefetchers */
+        int64_t r0 = (o0 + DWR_PF * DWR_R - DWR_R) * st + (DWR_R - 1) * st + 2; /* that group's first new row */
+        if (iw > 32)
+            for (int64_t r = r0; r < r0 + fresh; r++) {
+                const float *pa = r < ih ? xa + r * iw : xa + next + (r - ih) * iw, *pb = pa + (xb - xa);
+                if (r - ih >= ih) break;
+                for (int64_t l = 0; l < pf_lines; l++) {
+                    __builtin_prefetch(pa + l * 16, 0, 2);
+                    __builtin_prefetch(pb + l * 16, 0, 2);
+                }
+            }
+        for (int64_t c0 = 0; c0 < ow; c0 += 16) {
+            /* the row's columns [c0 * st, + 16), [c0 * st + 16, + 16), past
+             * the block (stride 1), the output row's lanes */
+            __mmask16 m0 = dwr_cols(iw - c0 * st), m1 = dwr_cols(iw - c0 * st - 16), mn = dwr_cols(iw - c0 - 16);
+            __mmask16 om = dwr_cols(ow - c0);
+            if (st == 2 && iw <= 32) DWR_GROUP(2, 0);
+            else if (st == 2) DWR_GROUP(2, 1);
             else if (iw <= 16) DWR_GROUP(1, 0);
             else DWR_GROUP(1, 1);
         }
@@ -190,8 +211,8 @@ bool rlx_nn_dw_rows_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     for (int a = 1; a < 3; a++)
         if (s->pb[a] != 1 || s->pe[a] != 1) return false;
     if (s->out[1] < 1 || s->out[2] < 1) return false;
-    if (s->s[1] == 1 && s->s[2] == 1) return s->in[2] <= 32;
-    return s->s[1] == 2 && s->s[2] == 2 && s->in[2] <= 32;
+    if (s->s[1] == 1 && s->s[2] == 1) return true;
+    return s->s[1] == 2 && s->s[2] == 2;
 #else
     (void)g, (void)s;
     return false;
@@ -378,7 +399,7 @@ DWR_ATTR static void dwf_table(dwf_job *j) {
 
 bool rlx_nn_dw_flat_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     /* 3x3, pads 1, dilation 1, rows of at most 32, AVX-512 */
-    if (!rlx_nn_dw_rows_applies(g, s) || s->s[1] != 1 || s->s[2] != 1) return false;
+    if (!rlx_nn_dw_rows_applies(g, s) || s->s[1] != 1 || s->s[2] != 1 || s->in[2] > 32) return false;
     return s->out_sp >= 16 && s->out_sp <= DWF_MAX_SP; /* a vector in at most 16 planes; the table */
 }
 
