@@ -4,12 +4,14 @@
  * channel-blocked path in tests/test_cpu_conv_fast.c).
  *
  * Where it can run (rlx_nn_dw_rows_applies): 2-D, channel multiplier 1, a
- * 3x3 kernel, dilation 1, pads 1 on every side, stride 1 or 2 on input rows
- * of at most 32 columns, f32, a CPU with AVX-512; where it runs by shape
- * (rlx_nn_conv_depthwise_f32): output rows of 12 or more columns
- * (ShuffleNet's and MobileNet's 28x28 and 14x14 stages and 28x28 -> 14x14;
- * on 7-column rows, half a vector, the flattened-planes path at the end of
- * this file (stride 1) or the channel-blocked path (stride 2) is faster).
+ * 3x3 kernel, dilation 1, pads 1 on every side, stride 1 or 2, f32, a CPU
+ * with AVX-512; where it runs by shape (rlx_nn_conv_depthwise_f32): output
+ * rows of 12 or more columns (ShuffleNet's and MobileNet's 28x28 and 14x14
+ * stages and 28x28 -> 14x14; on 7-column rows, half a vector, the
+ * flattened-planes path at the end of this file (stride 1) or the
+ * channel-blocked path (stride 2) is faster), on input rows of more than
+ * 32 columns (MobileNetV2's 112x112 and 56x56, s1 and s2) only where the
+ * input fits the caches (batch 1; the numbers are at that rule).
  *
  * Why: the channel-blocked path (cpu_nn_dw_body.h) puts 16 channels in the
  * vector lanes with 16 x 16 register transposes, in and out; on a 14 x 14
@@ -21,7 +23,11 @@
  * column of the vector before) or down (lane 15 the first column of the
  * vector after, or 0); at stride 2 the row is two
  * loads whose even and odd columns two permutes gather (the taps: odd
- * moved up, even, odd). A task takes two channel planes and four output
+ * moved up, lane 0 the last column of the 32 before or the left pad; even,
+ * odd). On rows wider than 32 columns a task prefetches the input rows
+ * DWR_PF groups of output rows ahead (the next task's first ones at its
+ * end): their planes' streams are short for the hardware prefetchers. A
+ * task takes two channel planes and four output
  * rows at a time (eight independent sums, enough to cover the latency of
  * the fused multiply-adds); each input row those rows read is loaded once
  * and added into every sum that reads it.
@@ -161,11 +167,11 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
     int64_t fresh = DWR_R * st, pf_lines = (iw * (int64_t)sizeof(float) + 63) / 64;
     size_t next = two ? 2 * s->in_sp : s->in_sp; /* the next task's first plane, from xa */
     for (int64_t o0 = 0; o0 < oh; o0 += DWR_R) {
-        /* the input rows of the group DWR_PF groups on (of the next task's
-         * planes past the last row): on wide maps whose planes come from
-         * memory (batch 8) the rows' streams are too short for the
-         * hardware prefetchers */
-        int64_t r0 = (o0 + DWR_PF * DWR_R - DWR_R) * st + (DWR_R - 1) * st + 2; /* that group's first new row */
+        /* the input rows new to the group DWR_PF groups on (rows past the
+         * last: the next task's planes' first rows); caches evicted, 8x 96
+         * x 112 -> 56 s2 took 5.6 ms without, 3.8 with (DWR_PF 2: 4.2 ms,
+         * 8 or 16: 3.9 - 4.2) */
+        int64_t r0 = (o0 + DWR_PF * DWR_R) * st - st + 2;
         if (iw > 32)
             for (int64_t r = r0; r < r0 + fresh; r++) {
                 const float *pa = r < ih ? xa + r * iw : xa + next + (r - ih) * iw, *pb = pa + (xb - xa);
