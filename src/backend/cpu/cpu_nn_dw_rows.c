@@ -163,33 +163,41 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
     const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
     rlx_act_kind act = j->act_in_reg ? j->io.act.kind : RLX_ACT_NONE;
-    /* input rows a group of output rows reads past the previous group's */
-    int64_t fresh = DWR_R * st, pf_lines = (iw * (int64_t)sizeof(float) + 63) / 64;
-    size_t next = two ? 2 * s->in_sp : s->in_sp; /* the next task's first plane, from xa */
-    for (int64_t o0 = 0; o0 < oh; o0 += DWR_R) {
-        /* the input rows new to the group DWR_PF groups on (rows past the
-         * last: the next task's planes' first rows); caches evicted, 8x 96
-         * x 112 -> 56 s2 took 5.6 ms without, 3.8 with (DWR_PF 2: 4.2 ms,
-         * 8 or 16: 3.9 - 4.2) */
-        int64_t r0 = (o0 + DWR_PF * DWR_R) * st - st + 2;
-        if (iw > 32)
-            for (int64_t r = r0; r < r0 + fresh; r++) {
-                const float *pa = r < ih ? xa + r * iw : xa + next + (r - ih) * iw, *pb = pa + (xb - xa);
-                if (r - ih >= ih) break;
-                for (int64_t l = 0; l < pf_lines; l++) {
-                    __builtin_prefetch(pa + l * 16, 0, 2);
-                    __builtin_prefetch(pb + l * 16, 0, 2);
-                }
-            }
+    if (iw <= 32) {
         for (int64_t c0 = 0; c0 < ow; c0 += 16) {
             /* the row's columns [c0 * st, + 16), [c0 * st + 16, + 16), past
              * the block (stride 1), the output row's lanes */
             __mmask16 m0 = dwr_cols(iw - c0 * st), m1 = dwr_cols(iw - c0 * st - 16), mn = dwr_cols(iw - c0 - 16);
             __mmask16 om = dwr_cols(ow - c0);
-            if (st == 2 && iw <= 32) DWR_GROUP(2, 0);
-            else if (st == 2) DWR_GROUP(2, 1);
-            else if (iw <= 16) DWR_GROUP(1, 0);
-            else DWR_GROUP(1, 1);
+            for (int64_t o0 = 0; o0 < oh; o0 += DWR_R) {
+                if (st == 2) DWR_GROUP(2, 0);
+                else if (iw <= 16) DWR_GROUP(1, 0);
+                else DWR_GROUP(1, 1);
+            }
+        }
+    } else {
+        /* wider rows: by groups of output rows, each across the row */
+        int64_t fresh = DWR_R * st, pf_lines = (iw * (int64_t)sizeof(float) + 63) / 64;
+        size_t next = two ? 2 * s->in_sp : s->in_sp; /* the next task's first plane, from xa */
+        for (int64_t o0 = 0; o0 < oh; o0 += DWR_R) {
+            /* the input rows new to the group DWR_PF groups on (rows past
+             * the last: the next task's planes' first rows); caches
+             * evicted, 8x 96 x 112 -> 56 s2 took 5.6 ms without, 3.8 with
+             * (DWR_PF 2: 4.2 ms, 8 or 16: 3.9 - 4.2) */
+            int64_t r0 = (o0 + DWR_PF * DWR_R) * st - st + 2;
+            for (int64_t r = r0; r < r0 + fresh && r - ih < ih; r++) {
+                const float *pa = r < ih ? xa + r * iw : xa + next + (r - ih) * iw, *pb = pa + (xb - xa);
+                for (int64_t l = 0; l < pf_lines; l++) {
+                    __builtin_prefetch(pa + l * 16, 0, 2);
+                    __builtin_prefetch(pb + l * 16, 0, 2);
+                }
+            }
+            for (int64_t c0 = 0; c0 < ow; c0 += 16) {
+                __mmask16 m0 = dwr_cols(iw - c0 * st), m1 = dwr_cols(iw - c0 * st - 16), mn = dwr_cols(iw - c0 - 16);
+                __mmask16 om = dwr_cols(ow - c0);
+                if (st == 2) DWR_GROUP(2, 1);
+                else DWR_GROUP(1, 1);
+            }
         }
     }
     if (!j->act_in_reg)
