@@ -59,6 +59,7 @@
 typedef struct dwr_job {
     rlx_nn_conv_io io;
     size_t n_pairs;  /* tasks per image: pairs of channels (the last may be one) */
+    size_t n_img;    /* images */
     bool act_in_reg; /* no residual and act NONE / RELU / CLIP */
 } dwr_job;
 
@@ -179,13 +180,14 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
         /* wider rows: by groups of output rows, each across the row */
         int64_t fresh = DWR_R * st, pf_lines = (iw * (int64_t)sizeof(float) + 63) / 64;
         size_t next = two ? 2 * s->in_sp : s->in_sp; /* the next task's first plane, from xa */
+        int64_t r_end = item + 1 < j->n_img * j->n_pairs ? 2 * ih : ih; /* the next task's rows, if any */
         for (int64_t o0 = 0; o0 < oh; o0 += DWR_R) {
             /* the input rows new to the group DWR_PF groups on (rows past
              * the last: the next task's planes' first rows); caches
              * evicted, 8x 96 x 112 -> 56 s2 took 5.6 ms without, 3.8 with
-             * (DWR_PF 2: 4.2 ms, 8 or 16: 3.9 - 4.2) */
+             * (DWR_PF 2 into L1: 5.8 ms; 8: 3.9, 16: 4.2) */
             int64_t r0 = (o0 + DWR_PF * DWR_R) * st - st + 2;
-            for (int64_t r = r0; r < r0 + fresh && r - ih < ih; r++) {
+            for (int64_t r = r0; r < r0 + fresh && r < r_end; r++) {
                 const float *pa = r < ih ? xa + r * iw : xa + next + (r - ih) * iw, *pb = pa + (xb - xa);
                 for (int64_t l = 0; l < pf_lines; l++) {
                     __builtin_prefetch(pa + l * 16, 0, 2);
@@ -241,6 +243,7 @@ rlx_status rlx_nn_dw_rows_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx
     j.act_in_reg = dw_act_in_reg(&j.io);
     if (!g->n || !j.io.c_out) return RLX_OK;
     j.n_pairs = (j.io.c_out + 1) / 2;
+    j.n_img = (size_t)g->n;
     return rlx_nn_run_items(k, (size_t)g->n * j.n_pairs, 0, dwr_pair, &j);
 #else
     (void)g, (void)s;
