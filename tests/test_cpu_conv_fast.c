@@ -502,9 +502,11 @@ static bool dw_applies(const conv_case *c, bool (*applies)(const rlx_conv_geom *
  * second plane missing), batch 2, ShuffleNet's 14x14 x 272, 7x7 x 544,
  * 28x28 x 136, 28x28 -> 14x14 x 136; every activation run of the blocked test; against
  * the reference at run_conv's tolerance and bit for bit against the blocked
- * path (dwr_bits: 1, 2 and 5 threads). Geometries outside the path (5x5,
- * dilation 2, pad 0 or 2, rows of 33 at stride 1 or 2,
- * stride 2x1) must be refused by rlx_nn_dw_rows_applies. */
+ * path (dwr_bits: 1, 2 and 5 threads); rows wider than two vectors at
+ * stride 1 and 2 (MobileNetV2's 56- and 112-wide maps, widths next to the
+ * vector edges: a stride-2 vector's left tap from the vector before it).
+ * Geometries outside the path (5x5, dilation 2, pad 0 or 2, stride 2x1)
+ * must be refused by rlx_nn_dw_rows_applies. */
 static void test_conv_depthwise_rows(void) {
     static const conv_case cases[] = {
         /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
@@ -525,6 +527,25 @@ static void test_conv_depthwise_rows(void) {
         { "dw rows C5 9x17", 2, 1, 5, 5, 5, { 9, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "dw rows C3 5x32 batch 2", 2, 2, 3, 3, 3, { 5, 32 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "dw rows C4 6x31", 2, 1, 4, 4, 4, { 6, 31 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+        /* rows wider than two vectors: MobileNetV2's 56x56 x 144 and 32 x
+         * 112x112, 112x112 -> 56x56 x 96 and 56x56 -> 28x28 x 144; widths
+         * around the vector edges (33, 47, 48, 49, 63, 64, 65, 113) */
+        { "dw rows C144 56x56", 2, 1, 144, 144, 144, { 56, 56 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C32 112x112", 2, 1, 32, 32, 32, { 112, 112 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C96 112x112 s2", 2, 1, 96, 96, 96, { 112, 112 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          1 },
+        { "dw rows C144 56x56 s2", 2, 1, 144, 144, 144, { 56, 56 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C3 7x33 batch 2", 2, 2, 3, 3, 3, { 7, 33 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C5 9x49", 2, 1, 5, 5, 5, { 9, 49 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+        { "dw rows C2 5x64", 2, 1, 2, 2, 2, { 5, 64 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C3 6x113", 2, 1, 3, 3, 3, { 6, 113 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C3 9x33 s2 batch 2", 2, 2, 3, 3, 3, { 9, 33 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          1 },
+        { "dw rows C5 7x47 s2", 2, 1, 5, 5, 5, { 7, 47 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C4 6x48 s2", 2, 1, 4, 4, 4, { 6, 48 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
+        { "dw rows C3 5x63 s2", 2, 1, 3, 3, 3, { 5, 63 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C3 8x65 s2", 2, 1, 3, 3, 3, { 8, 65 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C2 11x113 s2", 2, 1, 2, 2, 2, { 11, 113 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     };
     if (rlx_cpu_isa_get() < RLX_CPU_ISA_AVX512) {
         fprintf(stderr, "depthwise rows: no AVX-512, skipped\n");
@@ -535,8 +556,6 @@ static void test_conv_depthwise_rows(void) {
         { "dilation 2", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, 1 },
         { "pad 2", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 1 },
         { "pad 0", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
-        { "rows of 33", 2, 1, 8, 8, 8, { 14, 33 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
-        { "rows of 33 s2", 2, 1, 8, 8, 8, { 14, 33 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "stride 2x1", 2, 1, 8, 8, 8, { 14, 14 }, { 3, 3 }, { 2, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++)
@@ -581,6 +600,7 @@ static void test_conv_depthwise_flat(void) {
         { "272 points", 2, 1, 8, 8, 8, { 16, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "5x5", 2, 1, 8, 8, 8, { 7, 7 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, 2 }, 1 },
         { "pad 0", 2, 1, 8, 8, 8, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+        { "rows of 33", 2, 1, 8, 8, 8, { 2, 33 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     };
     if (rlx_cpu_isa_get() < RLX_CPU_ISA_AVX512) {
         fprintf(stderr, "depthwise flat: no AVX-512, skipped\n");

@@ -326,7 +326,7 @@ void rlx_nn_dw_force(int path);
 
 /* The depthwise row path (cpu_nn_dw_rows.c): whether it can run the
  * convolution of g / s (2-D, multiplier 1, 3x3, dilation 1, pads 1, stride
- * 1 or 2 on input rows of at most 32 columns, AVX-512), and the convolution on it (x [n, c, h, w], w [c, 1, 3, 3], bias,
+ * 1 or 2, AVX-512), and the convolution on it (x [n, c, h, w], w [c, 1, 3, 3], bias,
  * fused residual and activation as rlx_nn_conv_depthwise_f32), on the
  * worker pool, two channel planes per task; the channel-blocked path's
  * bits. errors: RLX_ERR_OUT_OF_MEMORY. */

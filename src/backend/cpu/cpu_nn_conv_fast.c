@@ -859,7 +859,16 @@ rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, co
      * (cpu_nn_dw_rows.c: 960 x 7x7 blocked 35.6 -> 24.9 us) */
     if ((g_dw_force == 4 || (g_dw_force == 0 && s->out[2] < 12)) && rlx_nn_dw_flat_applies(g, s))
         return rlx_nn_dw_flat_f32(k, g, s);
-    if ((g_dw_force == 3 || (g_dw_force == 0 && s->out[2] >= 12)) && rlx_nn_dw_rows_applies(g, s))
+    /* rows of more than 32 input columns (MobileNetV2's 112- and 56-wide
+     * maps) where the input stays in the caches (at most 8 MiB: batch 1, as
+     * the layer before wrote it); from memory (batch 8) the channel-blocked
+     * path reads faster (bench/conv_node, 1 thread, 2026-12-05 dev VM, load
+     * 11-18, blocked -> rows us: hot 1x 96 x 112 -> 56 s2 244 -> 162, 144 x
+     * 56 -> 28 s2 94 -> 64, 144 x 56x56 s1 213 -> 184, 32 x 112x112 s1 191
+     * -> 141; caches evicted, 8x the same 3210 -> 3782, 1288 -> 1095, 2440
+     * -> 2691, 2059 -> 2406; BENCHMARKS.md "112- and 56-wide maps") */
+    bool rows_fit = s->in[2] <= 32 || (size_t)g->n * (size_t)g->c_in * s->in_sp <= ((size_t)2 << 20); /* floats */
+    if ((g_dw_force == 3 || (g_dw_force == 0 && s->out[2] >= 12 && rows_fit)) && rlx_nn_dw_rows_applies(g, s))
         return rlx_nn_dw_rows_f32(k, g, s);
     if (dwb_pick(g, s)) return dwb_run(k, g, s);
     dw_job j;
