@@ -1,7 +1,7 @@
-#include "base/half.h"
 #include "base/mem.h"
 #include "base/status.h"
 #include "base/tensor.h"
+#include "rlx/half.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -13,8 +13,8 @@
 
 #include "backend/webgpu/webgpu.h"
 #include "backend/webgpu/wg_split.h"
-#include "base/half.h"
 #include "ir/op.h"
+#include "rlx/half.h"
 
 #define CP_MAX_RANK 8
 
