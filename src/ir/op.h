@@ -147,8 +147,9 @@ rlx_status rlx_ictx_axis(const rlx_infer_ctx *c, int64_t axis, int rank, int *ou
  * into numpy broadcasting. */
 bool rlx_legacy_bcast(const rlx_node *n);
 
-/* For such a node (rlx_legacy_bcast): sets *axis to where B's dims line up with A's and
- * returns whether B fits there (each dim equal to A's or 1). */
+/* For such a node (rlx_legacy_bcast): sets *axis to where B's dims line
+ * up with A's and returns whether B fits there (each dim equal to A's or
+ * 1). */
 bool rlx_legacy_bcast_axis(const rlx_node *n, const rlx_value *a, const rlx_value *b, int64_t *axis);
 
 /* Multidirectional (numpy) broadcast of two shapes (ONNX "Broadcasting").
