@@ -11,7 +11,6 @@
 #ifdef RLX_HAVE_WEBGPU
 #include "backend/webgpu/webgpu_device.h"
 #endif
-#include "base/half.h"
 #include "base/mem.h"
 #include "base/options.h"
 #include "base/platform.h"
@@ -21,6 +20,7 @@
 #include "ir/op.h"
 #include "ir/ops/act.h"
 #include "plan/plan.h"
+#include "rlx/half.h"
 #include "runtime/session.h"
 
 /* ------------------------------------------------------------ one-node programs */

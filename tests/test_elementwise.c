@@ -26,6 +26,52 @@ static void test_add_broadcast(void) {
     rlx_tensor_destroy(b);
 }
 
+/* Pre-opset-7 broadcasting (rlx_legacy_bcast: shape inference gives A's
+ * shape, passes/legacy.c unsqueezes B): Sub-6 with broadcast=1, axis=1
+ * lines B [3, 4] up with A [2, 3, 4, 5] from axis 1; PRelu-6's slope [3]
+ * applies per channel of [2, 3, 4]; without broadcast=1, Mul-6 of
+ * different shapes is refused. Results against values computed here. */
+static void test_legacy_broadcast(void) {
+    int64_t da[4] = { 2, 3, 4, 5 }, db[2] = { 3, 4 }, dx[3] = { 2, 3, 4 }, ds[1] = { 3 };
+    rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, 4, da, -2, 2);
+    rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 2, db, -2, 2);
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 3, dx, -2, 2);
+    rlx_tensor *sl = test_tensor_random(RLX_DTYPE_F32, 1, ds, -1, 1);
+    const rlx_attr bc[2] = { RLX_ATTR_I("broadcast", 1), RLX_ATTR_I("axis", 1) };
+    rlx_tensor **out = NULL;
+    CHECK_OK(test_run_op("Sub", 6, "cpu", 2, (const rlx_tensor *[]){ a, b }, NULL, 1, 2, bc, &out));
+    if (out) {
+        CHECK(out[0]->rank == 4 && out[0]->dims[0] == 2 && out[0]->dims[3] == 5);
+        const float *pa = a->data, *pb = b->data, *po = out[0]->data;
+        int bad = 0;
+        for (int i = 0; i < 2 * 3 * 4 * 5; i++)
+            if (po[i] != pa[i] - pb[(i / 5) % 12]) bad++;
+        CHECK_MSG(bad == 0, "Sub-6 broadcast=1 axis=1: %d elements differ", bad);
+    }
+    test_free_outputs(out, 1);
+    out = NULL;
+    CHECK_OK(test_run_op("PRelu", 6, "cpu", 2, (const rlx_tensor *[]){ x, sl }, NULL, 1, 0, NULL, &out));
+    if (out) {
+        CHECK(out[0]->rank == 3 && out[0]->dims[1] == 3);
+        const float *px = x->data, *ps = sl->data, *po = out[0]->data;
+        int bad = 0;
+        for (int i = 0; i < 2 * 3 * 4; i++) {
+            float want = px[i] < 0 ? ps[(i / 4) % 3] * px[i] : px[i];
+            if (po[i] != want) bad++;
+        }
+        CHECK_MSG(bad == 0, "PRelu-6 per-channel slope: %d elements differ", bad);
+    }
+    test_free_outputs(out, 1);
+    out = NULL;
+    CHECK_FAILS(test_run_op("Mul", 6, "cpu", 2, (const rlx_tensor *[]){ a, b }, NULL, 1, 0, NULL, &out),
+                RLX_ERR_INVALID_MODEL, "broadcast");
+    CHECK(out == NULL);
+    rlx_tensor_destroy(a);
+    rlx_tensor_destroy(b);
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(sl);
+}
+
 static void test_shape_mismatch(void) {
     int64_t da[2] = { 2, 3 }, db[2] = { 2, 4 };
     rlx_tensor *a = test_tensor_random(RLX_DTYPE_F32, 2, da, -1, 1);
@@ -209,6 +255,7 @@ static void test_relu_nan_split(void) {
 int main(void) {
     test_seed_from_env();
     test_add_broadcast();
+    test_legacy_broadcast();
     test_shape_mismatch();
     test_unknown_op();
     test_clip_versions();

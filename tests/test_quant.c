@@ -6,7 +6,7 @@
  * that name the node and the type. Integer results must match exactly. */
 #include "test.h"
 
-#include "base/half.h"
+#include "rlx/half.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -33,8 +33,8 @@
 #include "backend/webgpu/wg_codes.h"
 #include "backend/webgpu/wgsl_gen.h"
 #include "backend/webgpu/wgsl_sources.h"
-#include "base/half.h"
 #include "ir/ew.h"
+#include "rlx/half.h"
 
 static void test_expand(void) {
     static const char src[] = "// a kernel\n"

@@ -1,7 +1,7 @@
-#include "base/half.h"
 #include "base/mem.h"
 #include "base/status.h"
 #include "base/tensor.h"
+#include "rlx/half.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +82,27 @@ size_t rlx_dims_span(const int64_t *dims, int from, int to) {
 }
 
 size_t rlx_tensor_numel(const rlx_tensor *t) { return rlx_dims_span(t->dims, 0, t->rank); }
+
+void rlx_strides(const int64_t *dims, int rank, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= dims[i];
+    }
+}
+
+void rlx_broadcast_strides(const int64_t *in_dims, int in_rank, int rank, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        int j = i - (rank - in_rank);
+        if (j < 0) {
+            strides[i] = 0;
+            continue;
+        }
+        strides[i] = in_dims[j] == 1 ? 0 : s;
+        s *= in_dims[j];
+    }
+}
 
 rlx_status rlx_tensor_clone(const rlx_tensor *src, rlx_tensor **out) {
     if (src->dtype == RLX_DTYPE_STRING)

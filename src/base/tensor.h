@@ -8,6 +8,13 @@
 /* Product of dims[from..to) (unchecked: for shapes already validated). */
 size_t rlx_dims_span(const int64_t *dims, int from, int to);
 
+/* Row-major strides (in elements) of a shape. */
+void rlx_strides(const int64_t *dims, int rank, int64_t *strides);
+
+/* Broadcast iteration: for output shape (rank, dims), strides of an input
+ * of shape (in_rank, in_dims) aligned to the right, 0 where broadcast. */
+void rlx_broadcast_strides(const int64_t *in_dims, int in_rank, int rank, int64_t *strides);
+
 /* Whether the product of the non-zero entries of dims[0..rank) fits in
  * int64 (negative entries, i.e. dynamic dims, are skipped). A shape that
  * passes has every partial product of its dims in range too (Flatten's

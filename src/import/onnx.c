@@ -79,7 +79,12 @@ static const char *proto_dims_str(const Onnx__TensorProto *tp, char *buf, size_t
 /* ------------------------------------------------------------ dtypes */
 
 
-rlx_status rlx_onnx_dtype(int32_t t, const char *what, rlx_dtype *out) {
+/* Maps a TensorProto.DataType number to an rlx dtype (the numbers agree).
+ * what: names the thing in messages ("tensor 'w'", "graph input 'x'").
+ * errors: RLX_ERR_INVALID_MODEL (UNDEFINED / 0), RLX_ERR_UNSUPPORTED
+ *         (string, complex, float8, 4-bit and 2-bit types, unknown numbers),
+ *         naming `what` and the ONNX type. */
+static rlx_status rlx_onnx_dtype(int32_t t, const char *what, rlx_dtype *out) {
     *out = RLX_DTYPE_UNDEFINED;
     switch (t) {
     case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 8: case 9: case 10: case 11: case 12: case 13:

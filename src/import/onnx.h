@@ -23,13 +23,6 @@
 #define RLX_ONNX_MAX_NESTING 100
 
 
-/* Maps a TensorProto.DataType number to an rlx dtype (the numbers agree).
- * what: names the thing in messages ("tensor 'w'", "graph input 'x'").
- * errors: RLX_ERR_INVALID_MODEL (UNDEFINED / 0), RLX_ERR_UNSUPPORTED
- *         (string, complex, float8, 4-bit and 2-bit types, unknown numbers),
- *         naming `what` and the ONNX type. */
-rlx_status rlx_onnx_dtype(int32_t onnx_type, const char *what, rlx_dtype *out);
-
 /* Converts a TensorProto to a new dense tensor (caller destroys it).
  * Data comes from, in this order: external data (data_location EXTERNAL;
  * keys location, offset, length; read from base_dir and only from inside

@@ -1365,6 +1365,16 @@ static rlx_status scaled_scores(cx *c, int q, int k, rlx_dtype dt, double scale,
     return RLX_OK;
 }
 
+/* Output 0: the attention output p v of probabilities p [B, N, S, T] and
+ * values v [B, N, T, H], heads merged back: [B, S, N H]. */
+static rlx_status attn_out(cx *c, int p, int v) {
+    static const int64_t bnsh[4] = { 0, 2, 1, 3 }, flat[3] = { 0, 0, -1 };
+    int o;
+    RLX_TRY(op2(c, "MatMul", p, v, -1, &o));
+    RLX_TRY(transpose(c, o, bnsh, 4, -1, &o));
+    return reshape(c, o, flat, 3, out_id(c, 0), &o);
+}
+
 /* GroupQueryAttention: see the row's text. */
 static rlx_status x_gqa(cx *c) {
     int64_t nh = attr_i(c, "num_heads"), kvh = attr_i(c, "kv_num_heads");
@@ -1484,11 +1494,7 @@ static rlx_status x_gqa(cx *c) {
         RLX_TRY(op2(c, "Div", e, sum, -1, &p));
     } else
         RLX_TRY(op_i(c, "Softmax", &sc, 1, "axis", -1, -1, &p));
-    int o;
-    static const int64_t flat[3] = { 0, 0, -1 };
-    RLX_TRY(op2(c, "MatMul", p, v, -1, &o));
-    RLX_TRY(transpose(c, o, bnsh, 4, -1, &o));
-    return reshape(c, o, flat, 3, out_id(c, 0), &o);
+    return attn_out(c, p, v);
 }
 
 /* ------------------------------------------------------------ Attention-23 (ai.onnx) */
@@ -1631,10 +1637,7 @@ static rlx_status x_onnx_attention(cx *c) {
     RLX_TRY(op_i(c, "Softmax", &s, 1, "axis", -1, -1, &p));
     if (out_id(c, 3) >= 0) RLX_TRY(op1(c, "Identity", mode == 3 ? p : mode == 2 ? s : qk, out_id(c, 3), &rr));
     if (r == 4) return op2(c, "MatMul", p, v, out_id(c, 0), &y);
-    static const int64_t flat[3] = { 0, 0, -1 };
-    RLX_TRY(op2(c, "MatMul", p, v, -1, &y));
-    RLX_TRY(transpose(c, y, bnsh, 4, -1, &y));
-    return reshape(c, y, flat, 3, out_id(c, 0), &y);
+    return attn_out(c, p, v);
 }
 
 /* ------------------------------------------------------------ Attention (BERT, GPT-2) */
@@ -1771,12 +1774,9 @@ static rlx_status attention(cx *c, const attn_io *io) {
     }
     int ab = io->attn_bias >= 0 ? in_id(c, io->attn_bias) : -1;
     if (ab >= 0) RLX_TRY(op2(c, "Add", sc, ab, -1, &sc));
-    int p, o;
-    static const int64_t flat[3] = { 0, 0, -1 };
+    int p;
     RLX_TRY(op_i(c, "Softmax", &sc, 1, "axis", -1, -1, &p));
-    RLX_TRY(op2(c, "MatMul", p, v, -1, &o));
-    RLX_TRY(transpose(c, o, bnsh, 4, -1, &o));
-    return reshape(c, o, flat, 3, out_id(c, 0), &o);
+    return attn_out(c, p, v);
 }
 
 static rlx_status x_attention(cx *c) {

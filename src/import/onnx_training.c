@@ -32,12 +32,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/half.h"
 #include "base/mem.h"
 #include "base/status.h"
 #include "ir/op.h"
 #include "ir/ops/ops.h"
 #include "ir/ops/reduce_geom.h"
+#include "rlx/half.h"
 
 #define GRAD_DOMAIN "ai.onnx.preview.training"
 

@@ -139,9 +139,17 @@ rlx_status rlx_ictx_fail(const rlx_infer_ctx *c, const char *fmt, ...) RLX_PRINT
  * out of range for rank R". */
 rlx_status rlx_ictx_axis(const rlx_infer_ctx *c, int64_t axis, int rank, int *out);
 
-/* Pre-opset-7 broadcasting of binary node n (broadcast=1 with `axis`, or
- * PRelu-6's slope): sets *axis to where B's dims line up with A's and
- * returns whether B fits there (each dim equal to A's or 1). */
+/* Whether binary node n broadcasts the pre-opset-7 way: version < 7 and
+ * either one of the ops with a `broadcast` attribute (Add Sub Mul Div Pow
+ * And Or Xor Equal Greater Less) with broadcast=1, B lining up with A from
+ * `axis`, or PRelu-6, whose slope may apply per channel. The output then
+ * has A's shape (shape inference), and passes/legacy.c rewrites the node
+ * into numpy broadcasting. */
+bool rlx_legacy_bcast(const rlx_node *n);
+
+/* For such a node (rlx_legacy_bcast): sets *axis to where B's dims line
+ * up with A's and returns whether B fits there (each dim equal to A's or
+ * 1). */
 bool rlx_legacy_bcast_axis(const rlx_node *n, const rlx_value *a, const rlx_value *b, int64_t *axis);
 
 /* Multidirectional (numpy) broadcast of two shapes (ONNX "Broadcasting").

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/half.h"
 #include "base/mem.h"
 #include "base/status.h"
 #include "base/tensor.h"
@@ -32,6 +31,7 @@
 #include "ir/ops/act.h"
 #include "passes/fuse_util.h"
 #include "passes/passes.h"
+#include "rlx/half.h"
 
 static bool is_op(const rlx_node *n, rlx_op_id op) { return n->op == op; }
 

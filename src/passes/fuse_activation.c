@@ -37,13 +37,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/half.h"
 #include "base/mem.h"
 #include "base/tensor.h"
 #include "ir/op.h"
 #include "ir/ops/act.h"
 #include "passes/fuse_util.h"
 #include "passes/passes.h"
+#include "rlx/half.h"
 
 #define PASS "fuse_activation"
 

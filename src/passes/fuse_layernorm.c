@@ -18,13 +18,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/half.h"
 #include "base/tensor.h"
 #include "ir/op.h"
 #include "ir/ops/ops.h"
 #include "ir/ops/reduce_geom.h"
 #include "passes/fuse_util.h"
 #include "passes/passes.h"
+#include "rlx/half.h"
 
 #define PASS "fuse_layernorm"
 

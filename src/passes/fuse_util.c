@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/half.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/platform.h"
 #include "base/tensor.h"
 #include "ir/op.h"
+#include "rlx/half.h"
 
 rlx_status rlx_fuse_users_build(const rlx_graph *g, rlx_fuse_users *u) {
     memset(u, 0, sizeof *u);

@@ -12,25 +12,14 @@
 #include "ir/op.h"
 #include "passes/passes.h"
 
-static bool is_legacy_binary(const rlx_node *n) {
-    static const rlx_op_id ops[] = { RLX_OP_Add, RLX_OP_Sub, RLX_OP_Mul, RLX_OP_Div, RLX_OP_Pow, RLX_OP_And,
-                                     RLX_OP_Or, RLX_OP_Xor, RLX_OP_Equal, RLX_OP_Greater, RLX_OP_Less };
-    if (n->version >= 7 || n->n_in != 2) return false;
-    for (size_t i = 0; i < RLX_ARRAY_LEN(ops); i++)
-        if (n->op == ops[i]) return true;
-    return false;
-}
-
 rlx_status rlx_pass_legacy(rlx_graph *g, int *changed) {
     *changed = 0;
     size_t n_nodes = g->n_nodes;
     for (size_t i = 0; i < n_nodes; i++) {
         rlx_node *n = &g->nodes[i];
+        if (!rlx_legacy_bcast(n)) continue;
         const rlx_value *a = rlx_node_input(g, n, 0), *b = rlx_node_input(g, n, 1);
         if (!a || !b || a->rank < 0 || b->rank < 0) continue;
-        bool legacy_bin = is_legacy_binary(n) && rlx_attr_int(n, "broadcast", 0) != 0;
-        bool prelu6 = n->op == RLX_OP_PRelu && n->version < 7;
-        if (!legacy_bin && !prelu6) continue;
         int64_t axis;
         if (!rlx_legacy_bcast_axis(n, a, b, &axis)) /* shape inference refuses these already */
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input B does not broadcast onto A from axis %lld",

@@ -43,13 +43,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/half.h"
 #include "base/log.h"
 #include "base/tensor.h"
 #include "ir/op.h"
 #include "ir/ops/ops.h"
 #include "passes/fuse_util.h"
 #include "passes/passes.h"
+#include "rlx/half.h"
 
 #define PASS "widen_f16"
 

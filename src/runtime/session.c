@@ -585,7 +585,9 @@ static bool sig_match(const rlx_session *s, const plan_entry *e, const rlx_tenso
     return true;
 }
 
-rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered, bool *compiled_now) {
+/* Finds or compiles the plan for inputs already ordered as the graph's
+ * inputs (and checked). Sets *compiled_now when it compiled. */
+static rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered, bool *compiled_now) {
     *compiled_now = false;
     for (size_t i = 0; i < s->n_plans; i++)
         if (sig_match(s, &s->plans[i], ordered)) {

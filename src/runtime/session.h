@@ -12,10 +12,6 @@ typedef struct rlx_compile_stats {
     int nodes_folded, nodes_removed, nodes_fused; /* by the passes */
 } rlx_compile_stats;
 
-/* Finds or compiles the plan for inputs already ordered as the graph's
- * inputs (and checked). Sets *compiled_now when it compiled. */
-rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *ordered, bool *compiled_now);
-
 /* Stats and program of the plan used last (NULL before the first run, or
  * program NULL for an eager plan). */
 const rlx_compile_stats *rlx_session_last_stats(const rlx_session *s);

@@ -85,23 +85,3 @@ rlx_status rlx_cpu_fail(const rlx_cpu_kctx *k, rlx_status st, const char *fmt, .
     return st;
 }
 
-void rlx_strides(const int64_t *dims, int rank, int64_t *strides) {
-    int64_t s = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-        strides[i] = s;
-        s *= dims[i];
-    }
-}
-
-void rlx_broadcast_strides(const int64_t *in_dims, int in_rank, int rank, int64_t *strides) {
-    int64_t s = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-        int j = i - (rank - in_rank);
-        if (j < 0) {
-            strides[i] = 0;
-            continue;
-        }
-        strides[i] = in_dims[j] == 1 ? 0 : s;
-        s *= in_dims[j];
-    }
-}

@@ -154,13 +154,4 @@ rlx_status rlx_cpu_out_limit(const rlx_cpu_kctx *k, int i, rlx_dtype dtype, int 
 /* Fails naming the node: "node 'x' (Op): <message>". */
 rlx_status rlx_cpu_fail(const rlx_cpu_kctx *k, rlx_status st, const char *fmt, ...) RLX_PRINTF(3, 4);
 
-/* ---------------------------------------------------- shared helpers */
-
-/* Row-major strides (in elements) of a shape. */
-void rlx_strides(const int64_t *dims, int rank, int64_t *strides);
-
-/* Broadcast iteration: for output shape (rank, dims), strides of an input
- * of shape (in_rank, in_dims) aligned to the right, 0 where broadcast. */
-void rlx_broadcast_strides(const int64_t *in_dims, int in_rank, int rank, int64_t *strides);
-
 #endif

@@ -7,12 +7,12 @@
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
-#include "base/half.h"
 #include "base/parallel.h"
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_nn.h"
 #include "ir/ew.h"
 #include "ir/ops/ops.h"
+#include "rlx/half.h"
 
 /* ------------------------------------------------------------ unary */
 

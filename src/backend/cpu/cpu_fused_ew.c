@@ -32,10 +32,10 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_vmath.h"
-#include "base/half.h"
 #include "base/mem.h"
 #include "base/parallel.h"
 #include "ir/ops/internal_ops.h"
+#include "rlx/half.h"
 
 #define BLOCK 256
 

@@ -28,12 +28,12 @@
 #include "backend/cpu/cpu_qgemm.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "backend/cpu/cpu_vmath.h"
-#include "base/half.h"
 #include "base/mem.h"
 #include "base/parallel.h"
 #include "base/scratch.h"
 #include "ir/ops/conv_geom.h"
 #include "ir/ops/quant_params.h"
+#include "rlx/half.h"
 
 static void q_range(rlx_dtype dt, double *lo, double *hi) {
     switch (dt) {

@@ -664,44 +664,41 @@ static rlx_status k_pad(rlx_cpu_kctx *k) {
     return st;
 }
 
-/* Expand-8/13: broadcast of x to the output shape. */
-static rlx_status k_expand(rlx_cpu_kctx *k) {
-    const rlx_tensor *x = k->in[0];
-    rlx_tensor *y = k->out[0];
+/* y = x repeated along every axis: y[c] = x[c mod x's dims], x's dims
+ * lined up with y's last ones (missing leading dims read index 0). */
+static rlx_status repeat_copy(rlx_cpu_kctx *k, const rlx_tensor *x, rlx_tensor *y) {
     int r = y->rank, off = y->rank - x->rank;
-    if (off < 0) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output rank below input rank");
     int64_t xs[RLX_MAX_RANK];
     rlx_strides(x->dims, x->rank, xs);
-    for (int a = 0; a < x->rank; a++)
-        if (x->dims[a] != 1 && x->dims[a] != y->dims[a + off])
-            return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "input does not broadcast to the output");
     if (!rlx_dims_span(y->dims, 0, r)) return RLX_OK;
     tabs tb;
     RLX_TRY(tabs_make(k, &tb, r, y->dims));
     for (int a = 0; a < r; a++) {
         int ia = a - off;
-        for (int64_t c = 0; c < y->dims[a]; c++) tb.t[a][c] = (ia < 0 || x->dims[ia] == 1) ? 0 : c * xs[ia];
+        for (int64_t c = 0; c < y->dims[a]; c++) tb.t[a][c] = ia < 0 ? 0 : c % x->dims[ia] * xs[ia];
     }
     tab_copy(&tb, x->data, y->data, rlx_dtype_size(x->dtype), NULL);
     tabs_free(&tb);
     return RLX_OK;
 }
 
-/* Tile-6/13: y[c] = x[c mod dims]. */
-static rlx_status k_tile(rlx_cpu_kctx *k) {
+/* Expand-8/13: broadcast of x to the output shape (each dim of x is 1 or
+ * the output's: repeating it is broadcasting). */
+static rlx_status k_expand(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
-    if (y->rank != x->rank) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "rank mismatch");
-    int64_t xs[RLX_MAX_RANK];
-    rlx_strides(x->dims, x->rank, xs);
-    if (!rlx_dims_span(y->dims, 0, y->rank)) return RLX_OK;
-    tabs tb;
-    RLX_TRY(tabs_make(k, &tb, y->rank, y->dims));
-    for (int a = 0; a < y->rank; a++)
-        for (int64_t c = 0; c < y->dims[a]; c++) tb.t[a][c] = (c % x->dims[a]) * xs[a];
-    tab_copy(&tb, x->data, y->data, rlx_dtype_size(x->dtype), NULL);
-    tabs_free(&tb);
-    return RLX_OK;
+    int off = y->rank - x->rank;
+    if (off < 0) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "output rank below input rank");
+    for (int a = 0; a < x->rank; a++)
+        if (x->dims[a] != 1 && x->dims[a] != y->dims[a + off])
+            return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "input does not broadcast to the output");
+    return repeat_copy(k, x, y);
+}
+
+/* Tile-6/13: y[c] = x[c mod dims]. */
+static rlx_status k_tile(rlx_cpu_kctx *k) {
+    if (k->out[0]->rank != k->in[0]->rank) return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "rank mismatch");
+    return repeat_copy(k, k->in[0], k->out[0]);
 }
 
 /* Compress-9/11: keeps the entries whose condition is true. */

@@ -71,9 +71,5 @@ char *wg_gen_dwconv_source(uint32_t kh, uint32_t kw, uint32_t owb, uint32_t act,
                       "Y[yrow + ow0 + %uu] = T(act_apply(ACT, v, P.act_alpha, P.act_beta)); }\n",
                       j, j, j, j);
     wg_src_printf(&b, "}\n");
-    if (b.oom) {
-        wg_src_free(&b);
-        return NULL;
-    }
-    return b.s;
+    return wg_src_take(&b);
 }

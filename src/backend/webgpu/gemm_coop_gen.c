@@ -160,9 +160,5 @@ char *wg_gen_coop_source(const wg_coop_form *f) {
                   "    }\n"
                   "}\n",
                   cm ? "nl * BM + ml" : "ml * BN + nl");
-    if (b.oom) {
-        wg_src_free(&b);
-        return NULL;
-    }
-    return b.s;
+    return wg_src_take(&b);
 }

@@ -342,9 +342,5 @@ char *wg_gen_gemm_source(const wg_gemm_kernel *k) {
                 wg_src_printf(&b, "    store4(m0 + %uu + ty * 4u, n0 + %uu + tx * 4u, c%u, job.ybase, job.cbase);\n",
                               ii * k->wgy * 4 + r, jj * k->wgx * 4, (ii * 4 + r) * (k->tn / 4) + jj);
     wg_src_printf(&b, "}\n");
-    if (b.oom) {
-        wg_src_free(&b);
-        return NULL;
-    }
-    return b.s;
+    return wg_src_take(&b);
 }

@@ -323,12 +323,7 @@ again:
     sp.n_ops = p.n_in + 1;
     for (int i = 0; i <= p.n_in; i++) {
         const rlx_value *x = i < p.n_in ? wg_in(L, i) : y;
-        int64_t st = 1;
-        for (int dd = y->rank - 1; dd >= 0; dd--) {
-            int j = dd - (y->rank - x->rank);
-            sp.str[i][dd] = (j < 0 || (x->dims[j] == 1 && y->dims[dd] != 1)) ? 0 : st;
-            if (j >= 0) st *= x->dims[j];
-        }
+        rlx_broadcast_strides(x->dims, x->rank, y->rank, sp.str[i]);
     }
     for (int dd = 0; dd < y->rank; dd++) sp.dims[dd] = (uint64_t)y->dims[dd];
     ew_emit_ctx ec = { b.s, p.n_in, &ks, &sz, any16 ? WG_ELEM_F16 : WG_ELEM_F32, is_bool };

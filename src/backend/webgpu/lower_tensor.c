@@ -13,8 +13,9 @@
 
 #include "backend/webgpu/webgpu.h"
 #include "backend/webgpu/wg_split.h"
-#include "base/half.h"
+#include "base/tensor.h"
 #include "ir/op.h"
+#include "rlx/half.h"
 
 #define CP_MAX_RANK 8
 
@@ -26,19 +27,11 @@ typedef struct cpy {
     int64_t src_base, dst_base;
 } cpy;
 
-static void contiguous(const int64_t *dims, int rank, int64_t *str) {
-    int64_t s = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-        str[i] = s;
-        s *= dims[i];
-    }
-}
-
 /* *c zeroed with `rank` dims; xs and ys receive the contiguous strides of
  * values x and y. */
 static void copy_setup(cpy *c, int rank, const rlx_value *x, int64_t *xs, const rlx_value *y, int64_t *ys) {
-    contiguous(x->dims, x->rank, xs);
-    contiguous(y->dims, y->rank, ys);
+    rlx_strides(x->dims, x->rank, xs);
+    rlx_strides(y->dims, y->rank, ys);
     memset(c, 0, sizeof *c);
     c->rank = rank;
 }
@@ -363,7 +356,7 @@ static rlx_status emit_pad_mode(wg_lower *L, const int64_t *pads, int mode) {
     int r = x->rank;
     uint64_t ydims[CP_MAX_RANK], xs[CP_MAX_RANK], pb[CP_MAX_RANK], lo[CP_MAX_RANK], len[CP_MAX_RANK];
     int64_t xst[CP_MAX_RANK];
-    contiguous(x->dims, r, xst);
+    rlx_strides(x->dims, r, xst);
     for (int i = 0; i < r; i++) {
         int64_t b = pads[i], e = pads[r + i];
         if (x->dims[i] + b + e != y->dims[i]) return wg_decline(L, "output shape differs from the pads");
@@ -456,8 +449,8 @@ static rlx_status lower_pad(wg_lower *L) {
     if (!i64) hi = bits;
     if (pmode >= 0) return emit_pad_mode(L, pads, pmode);
     int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
-    contiguous(x->dims, r, xs);
-    contiguous(y->dims, r, ys);
+    rlx_strides(x->dims, r, xs);
+    rlx_strides(y->dims, r, ys);
     uint64_t total = wg_numel(y);
     if (total == 0) return RLX_OK;
     RLX_TRY(wg_emit_fill(L, wg_out_id(L, 0), wg_words(y), bits, hi));
@@ -507,8 +500,8 @@ static rlx_status lower_tile(wg_lower *L) {
     const rlx_value *x = wg_in(L, 0), *y = wg_out(L, 0);
     if (x->rank != y->rank) return wg_decline(L, "rank");
     int64_t xs[CP_MAX_RANK], ys[CP_MAX_RANK];
-    contiguous(x->dims, x->rank, xs);
-    contiguous(y->dims, y->rank, ys);
+    rlx_strides(x->dims, x->rank, xs);
+    rlx_strides(y->dims, y->rank, ys);
     /* merge-friendly order: for each dim, the repeat index then the extent */
     uint64_t dims[2 * CP_MAX_RANK];
     int64_t ss[2 * CP_MAX_RANK], ds[2 * CP_MAX_RANK];
@@ -589,7 +582,7 @@ static rlx_status lower_depth_space(wg_lower *L) {
         int64_t hw = H * W;
         int64_t ss[6] = { C * hw, crd ? b * b * hw : hw, W, crd ? b * hw : b * Cp * hw, 1, crd ? hw : Cp * hw };
         for (int i = 0; i < 6; i++) c.dims[i] = (uint64_t)dims[i], c.ss[i] = ss[i];
-        contiguous(dims, 6, c.ds);
+        rlx_strides(dims, 6, c.ds);
     } else {
         if (H % b || W % b) return wg_decline(L, "spatial dims");
         int64_t Ho = H / b, Wo = W / b;
@@ -598,7 +591,7 @@ static rlx_status lower_depth_space(wg_lower *L) {
         int64_t dims[6] = { N, b, b, C, Ho, Wo };
         int64_t ss[6] = { C * H * W, W, 1, H * W, b * W, b };
         for (int i = 0; i < 6; i++) c.dims[i] = (uint64_t)dims[i], c.ss[i] = ss[i];
-        contiguous(dims, 6, c.ds);
+        rlx_strides(dims, 6, c.ds);
     }
     return emit_copy(L, wg_in_id(L, 0), wg_out_id(L, 0), &c);
 }

@@ -33,12 +33,12 @@
 #include "backend/backend.h"
 #include "backend/webgpu/webgpu_device.h"
 #include "backend/webgpu/wgsl_gen.h"
-#include "base/half.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/options.h"
 #include "base/platform.h"
 #include "base/tensor.h"
+#include "rlx/half.h"
 
 /* ------------------------------------------------------------ types */
 

@@ -750,7 +750,9 @@ bool wg_device_destroy_for_test(const char *device) {
     return sh != NULL;
 }
 
-rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what) {
+/* Processes events until *flag becomes non-zero (callbacks set it), or the
+ * device is lost. errors: RLX_ERR_DEVICE_LOST, RLX_ERR_DEVICE (no progress). */
+static rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what) {
     pump(b->inst, b->dev, (double)b->caps.cfg->gpu_spin_us * 1e-6, flag, &b->sh->lost);
     if (b->sh->lost) return wg_lost_error(b, what);
     if (!*flag) return rlx_fail(RLX_ERR_DEVICE, "%s: the GPU made no progress", what);
@@ -847,7 +849,10 @@ static int checks_mode(const wg_backend *b) {
     return m && strcmp(m, "on") == 0 ? 1 : m && strcmp(m, "off") == 0 ? 2 : 0;
 }
 
-bool wg_dispatch_unchecked(const wg_backend *b, const wg_dispatch *d) {
+/* Whether the dispatch's module is created without runtime checks:
+ * gpu.runtime_checks "off", or "auto" and the kernel audited, and the
+ * WebGPU library has the entry point (wg_trusted_available). */
+static bool wg_dispatch_unchecked(const wg_backend *b, const wg_dispatch *d) {
     int mode = checks_mode(b);
     if (mode == 1 || !wg_trusted_available()) return false;
     if (mode == 2) return true;

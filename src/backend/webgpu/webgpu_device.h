@@ -188,11 +188,6 @@ rlx_status wg_pipeline_get(wg_backend *b, const wg_dispatch *d, const char *what
  * wg_source_audited: whether src has that line. */
 bool wg_source_audited(const char *src);
 
-/* Whether the dispatch's module is created without runtime checks:
- * gpu.runtime_checks "off", or "auto" and the kernel audited, and the
- * WebGPU library has the entry point (wg_trusted_available). */
-bool wg_dispatch_unchecked(const wg_backend *b, const wg_dispatch *d);
-
 /* Whether the loaded WebGPU library exports
  * wgpuDeviceCreateShaderModuleTrusted (looked up once at run time, so that
  * a library without it, Dawn or an older wgpu-native, still loads); tests
@@ -208,10 +203,6 @@ bool wg_pipeline_unchecked(const wg_backend *b, WGPUComputePipeline pipe);
  * the `n` pipelines that an executable uses came from unchecked modules
  * (n_unchecked). */
 void wg_runtime_checks_note(const wg_backend *b, size_t n, size_t n_unchecked, char *out, size_t cap);
-
-/* Processes events until *flag becomes non-zero (callbacks set it), or the
- * device is lost. errors: RLX_ERR_DEVICE_LOST, RLX_ERR_DEVICE (no progress). */
-rlx_status wg_wait(wg_backend *b, volatile int *flag, const char *what);
 
 /* Runs dispatch d once on b's device, outside any executable (the
  * cooperative-matrix self-test, tests): binding i + 1 is a fresh storage

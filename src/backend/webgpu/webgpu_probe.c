@@ -21,10 +21,10 @@
 #include "backend/webgpu/lower_gemm.h"
 #include "backend/webgpu/lower_qgemm.h"
 #include "backend/webgpu/webgpu_device.h"
-#include "base/half.h"
 #include "base/log.h"
 #include "base/options.h"
 #include "base/platform.h"
+#include "rlx/half.h"
 
 enum { PM = 70, PN = 50, PK = 40 };
 

@@ -20,7 +20,9 @@ uint64_t wg_window_room(const wg_caps *caps) {
     return (caps->max_binding - align + 4) / 4;
 }
 
-void wg_strided_window(const wg_strided *s, int o, const uint64_t *dims, int64_t base, int64_t *lo, uint64_t *n) {
+/* The window [lo, lo+n) operand o of space s touches over block dims
+ * `dims` starting at offset `base`. */
+static void wg_strided_window(const wg_strided *s, int o, const uint64_t *dims, int64_t base, int64_t *lo, uint64_t *n) {
     int64_t a = base, b = base;
     for (int d = 0; d < s->rank; d++) {
         if (dims[d] == 0) { /* an empty block touches nothing; keep one element */

@@ -63,10 +63,6 @@ rlx_status wg_split_1d(wg_lower *L, uint64_t n, int n_ops, wg_block_fn emit, voi
  * many elements always fit one binding. */
 uint64_t wg_window_room(const wg_caps *caps);
 
-/* The window [lo, lo+n) operand o of space s touches over block dims
- * `dims` starting at offset `base`. */
-void wg_strided_window(const wg_strided *s, int o, const uint64_t *dims, int64_t base, int64_t *lo, uint64_t *n);
-
 /* Words y[0, n) = lo, hi, lo, hi, ... (kernels/fill.wgsl: a 4-byte value
  * repeated when lo == hi, an i64 as word pairs, four bool bytes a word), in
  * blocks that fit one binding; nothing when n is 0. (lower_tensor.c) */

@@ -29,6 +29,10 @@ typedef struct wg_src {
 void wg_src_printf(wg_src *b, const char *fmt, ...) RLX_PRINTF(2, 3);
 void wg_src_free(wg_src *b);
 
+/* The finished text, which the caller frees; NULL (b freed) when an
+ * allocation failed. */
+char *wg_src_take(wg_src *b);
+
 /* The embedded WGSL of kernels/<name>.wgsl, or NULL; "act" is generated
  * (once per process) from the elementwise vocabulary: ew_lib.wgsl, a
  * constant EW_<ID> per function, ew_apply(op: u32, x, y, alpha, beta) over

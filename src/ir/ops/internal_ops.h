@@ -105,13 +105,9 @@
 #define RLX_EW_MAX_CONSTS 32
 #define RLX_EW_MAX_INSTR 64
 
-/* Instruction op codes: the functions of the elementwise vocabulary
- * (src/ir/ew.h; COPY with rnd is Identity or a Cast between float types). */
-typedef rlx_ew_fn rlx_ew_op;
-
-/* Number of register operands of an op (1, 2 or 3); 0 for an unknown op. */
-int rlx_ew_arity(int op);
-
+/* An instruction: op is a function of the elementwise vocabulary (an
+ * rlx_ew_fn, src/ir/ew.h; COPY with rnd is Identity or a Cast between
+ * float types) of register operands a, b, c (as many as its arity). */
 typedef struct rlx_ew_instr {
     int op, a, b, c; /* c is Where's condition; unused operands are -1 */
     int rnd;         /* 0, RLX_DTYPE_F16 or RLX_DTYPE_BF16 */

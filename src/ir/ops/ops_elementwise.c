@@ -65,12 +65,15 @@ static rlx_status broadcast_all(rlx_infer_ctx *c, rlx_dtype dt, int first, int c
     return rlx_ictx_set_out(c, 0, dt, rank, dims, syms);
 }
 
-/* Before version 7, binary ops broadcast only with broadcast=1, B lining
- * up with A from `axis` (passes/legacy.c rewrites that into numpy form);
- * PRelu-6's slope applies per channel. The output has A's shape. */
-static bool legacy_same_as_a(const rlx_infer_ctx *c) {
-    if (c->n->version >= 7 || c->n->n_in != 2) return false;
-    return rlx_attr_int(c->n, "broadcast", 0) != 0 || c->n->op == RLX_OP_PRelu;
+bool rlx_legacy_bcast(const rlx_node *n) {
+    static const rlx_op_id with_attr[] = { RLX_OP_Add, RLX_OP_Sub, RLX_OP_Mul, RLX_OP_Div, RLX_OP_Pow, RLX_OP_And,
+                                           RLX_OP_Or, RLX_OP_Xor, RLX_OP_Equal, RLX_OP_Greater, RLX_OP_Less };
+    if (n->version >= 7 || n->n_in != 2) return false;
+    if (n->op == RLX_OP_PRelu) return true;
+    if (rlx_attr_int(n, "broadcast", 0) == 0) return false;
+    for (size_t i = 0; i < RLX_ARRAY_LEN(with_attr); i++)
+        if (n->op == with_attr[i]) return true;
+    return false;
 }
 
 bool rlx_legacy_bcast_axis(const rlx_node *n, const rlx_value *a, const rlx_value *b, int64_t *axis) {
@@ -105,18 +108,18 @@ static rlx_status legacy_out(rlx_infer_ctx *c, rlx_dtype dt) {
 }
 
 rlx_status rlx_infer_broadcast(rlx_infer_ctx *c) {
-    if (legacy_same_as_a(c)) return legacy_out(c, rlx_ictx_in(c, 0)->dtype);
+    if (rlx_legacy_bcast(c->n)) return legacy_out(c, rlx_ictx_in(c, 0)->dtype);
     return broadcast_all(c, rlx_ictx_in(c, 0)->dtype, 0, 1);
 }
 
 rlx_status rlx_infer_broadcast_bool(rlx_infer_ctx *c) {
-    if (legacy_same_as_a(c)) return legacy_out(c, RLX_DTYPE_BOOL);
+    if (rlx_legacy_bcast(c->n)) return legacy_out(c, RLX_DTYPE_BOOL);
     return broadcast_all(c, RLX_DTYPE_BOOL, 0, 1);
 }
 
 /* Pow and PRelu allow different dtypes for the exponent / slope. */
 static rlx_status infer_broadcast_lhs(rlx_infer_ctx *c) {
-    if (legacy_same_as_a(c)) return legacy_out(c, rlx_ictx_in(c, 0)->dtype);
+    if (rlx_legacy_bcast(c->n)) return legacy_out(c, rlx_ictx_in(c, 0)->dtype);
     return broadcast_all(c, rlx_ictx_in(c, 0)->dtype, 0, 0);
 }
 

@@ -11,7 +11,8 @@
 
 /* ------------------------------------------------------------ FusedElementwise */
 
-int rlx_ew_arity(int op) {
+/* Number of register operands of op (1, 2 or 3); 0 for an unknown op. */
+static int ew_arity(int op) {
     const rlx_ew_info *r = rlx_ew_info_of(op);
     return r ? r->arity : 0;
 }
@@ -38,7 +39,7 @@ rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p) {
         rlx_ew_instr *in = &p->ins[k];
         const int64_t *c = code + 5 * k;
         int lim = rlx_ew_reg(p, k);
-        int ar = c[0] >= 0 && c[0] < RLX_EW_COUNT ? rlx_ew_arity((int)c[0]) : 0;
+        int ar = c[0] >= 0 && c[0] < RLX_EW_COUNT ? ew_arity((int)c[0]) : 0;
         if (ar == 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: instruction %d: unknown op %lld", rlx_node_desc(n), k, (long long)c[0]);
         for (int j = 1; j <= 3; j++) {
             bool used = j <= ar;
@@ -105,7 +106,7 @@ static rlx_status infer_fused_ew(rlx_infer_ctx *c) {
     for (int k = 0; k < p.n_instr; k++) {
         const rlx_ew_instr *in = &p.ins[k];
         int ops[3] = { in->a, in->op == RLX_EW_WHERE ? in->b : -1, -1 };
-        if (rlx_ew_arity(in->op) == 2) ops[1] = in->b;
+        if (ew_arity(in->op) == 2) ops[1] = in->b;
         for (int j = 0; j < 2; j++)
             if (ops[j] >= 0 && ops[j] < p.n_in && cond[ops[j]])
                 return rlx_ictx_fail(c, "input %d is a Where condition and an operand of instruction %d", ops[j], k);

@@ -212,14 +212,16 @@ rlx_status rlx_resize_geom_resolve(const rlx_node *n, const rlx_resize_attrs *a,
 
 /* ------------------------------------------------------------ taps */
 
-/* The ONNX reference (onnx/reference/ops/op_resize.py, _compute_x_ori),
+/* Source coordinate (x_original) of output index o along axis d of g;
+ * *outside is set for tf_crop_and_resize when it falls outside [0, in - 1].
+ * The ONNX reference (onnx/reference/ops/op_resize.py, _compute_x_ori),
  * formula for formula: the same double operations in the same order, so
  * that an exact tie (7 -> 4 rows, asymmetric: row 2 maps to 3.5) lands
  * where the reference puts it. out_f is the unfloored output length
  * scale * in ("output_width"). With an f32 roi the reference (NumPy 2
  * promotion rules) subtracts roi_end - roi_start and multiplies
  * roi_start * (in - 1) in f32; so does this when g->roi_f32. */
-double rlx_resize_source_coord(const rlx_resize_attrs *a, const rlx_resize_geom *g, int d, int64_t o, bool *outside) {
+static double rlx_resize_source_coord(const rlx_resize_attrs *a, const rlx_resize_geom *g, int d, int64_t o, bool *outside) {
     double in = (double)g->in[d], s = g->scale[d], x = (double)o;
     double out_f = s * in;
     *outside = false;

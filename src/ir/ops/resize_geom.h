@@ -75,7 +75,7 @@ typedef struct rlx_resize_geom {
     bool identity[RLX_MAX_RANK];
     /* the roi input is f32: set by the caller after resolving (the
      * reference then does part of tf_crop_and_resize's arithmetic in f32,
-     * see rlx_resize_source_coord) */
+     * see rlx_resize_source_coord in resize_geom.c) */
     bool roi_f32;
 } rlx_resize_geom;
 
@@ -109,11 +109,6 @@ typedef struct rlx_resize_taps {
     uint8_t *extrap;
     void *block; /* the one allocation rlx_resize_taps_free frees (NULL: the caller's memory) */
 } rlx_resize_taps;
-
-/* Source coordinate (x_original) of output index o along axis d of g;
- * *outside is set for tf_crop_and_resize when it falls outside
- * [0, in - 1]. Formulas and their order as in the ONNX reference. */
-double rlx_resize_source_coord(const rlx_resize_attrs *a, const rlx_resize_geom *g, int d, int64_t o, bool *outside);
 
 /* Builds the taps of axis d (free with rlx_resize_taps_free; *t is cleared
  * on entry and on error).
