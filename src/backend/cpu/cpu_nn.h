@@ -252,16 +252,17 @@ rlx_status rlx_nn_conv_ig_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
 void rlx_nn_ig_force(int path);
 size_t rlx_nn_ig_runs(void);
 
-/* The Winograd F(2x2, 3x3) path (cpu_nn_conv_wino.c): 2-D 3x3
- * convolutions at stride 1, dilation 1, one group; policy "pool", the
- * AVX-512 sgemm kernel; not when rlx_nn_wino_force(1).
+/* The Winograd F(2x2, 3x3) and F(4x4, 3x3) paths (cpu_nn_conv_wino.c):
+ * 2-D 3x3 convolutions at stride 1, dilation 1, one group; policy "pool",
+ * the AVX-512 sgemm kernel; not when rlx_nn_wino_force(1).
  * rlx_nn_wino_wanted: whether a convolution of geometry s with cin input
  * and cout output channels (groups groups) over n_img images (the batch;
- * 0 when unknown counts as 1) takes it (by shape, or
- * wherever the geometry allows when forced); then its weights are packed
- * with rlx_nn_wino_pack at compile time.
- * rlx_nn_wino_pack: w [cout, cin, 3, 3] (row-major) transformed to
- * U = G g G^T and laid out [16][ceil(cout / 8)][cin][8] (zeros past
+ * 0 when unknown counts as 1) takes it, and as which: 0 no, 2 F(2x2), 4
+ * F(4x4) (by shape, or wherever the geometry allows when forced); then
+ * its weights are packed with rlx_nn_wino_pack at compile time.
+ * rlx_nn_wino_pack: w [cout, cin, 3, 3] (row-major) transformed for
+ * F(m x m, 3x3), m 2 or 4, to U = G g G^T (computed in double, rounded
+ * once) and laid out [(m + 2)^2][ceil(cout / 8)][cin][8] (zeros past
  * cout); *out owned by the caller (free).
  * errors: RLX_ERR_OUT_OF_MEMORY.
  * rlx_nn_wino_tame: whether v[0 .. n) are all finite and below 2^64 in
@@ -274,16 +275,17 @@ size_t rlx_nn_ig_runs(void);
  * GEMM: the reference's results within a tolerance
  * (tests/test_cpu_conv_fast.c).
  * errors: RLX_ERR_OUT_OF_MEMORY (the padded input, scratch). */
-bool rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t n_img, size_t groups, size_t cin, size_t cout);
-rlx_status rlx_nn_wino_pack(size_t cout, size_t cin, const float *w, float **out);
+int rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t n_img, size_t groups, size_t cin, size_t cout);
+rlx_status rlx_nn_wino_pack(int m, size_t cout, size_t cin, const float *w, float **out);
 bool rlx_nn_wino_tame(const float *v, size_t n);
 bool rlx_nn_conv_wino_applies(const rlx_nn_conv_io *io, const struct rlx_cpu_sgemm_pack *pk);
 rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_img, bool *declined);
 
 /* For tests and measurements: whether 3x3 convolutions are packed for and
  * take the Winograd path from now on (process-wide; not while kernels
- * run): 0 by shape (the default), 1 never, 2 wherever it applies.
- * rlx_nn_wino_runs: how many convolutions it has run in this process. */
+ * run): 0 by shape (the default), 1 never, 2 as F(2x2) wherever it
+ * applies, 4 as F(4x4) wherever it applies (F(2x2) past 512 input
+ * channels). rlx_nn_wino_runs: how many convolutions it has run in this process. */
 void rlx_nn_wino_force(int path);
 size_t rlx_nn_wino_runs(void);
 
@@ -364,7 +366,7 @@ bool rlx_nn_const_operand(const rlx_graph *g, const rlx_node *n, const rlx_tenso
  * of a convolution that runs as im2col + GEMM (not depthwise), packed as
  * `group` matrices [c_out / group, c_in / group * kernel size]; with
  * winograd, a 3x3 stride-1 convolution that rlx_nn_wino_wanted picks as
- * Winograd F(2x2, 3x3) weights instead. */
+ * Winograd F(2x2, 3x3) or F(4x4, 3x3) weights instead. */
 rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in, bool winograd,
                                struct rlx_cpu_sgemm_pack *out);
 

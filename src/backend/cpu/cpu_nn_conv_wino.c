@@ -76,7 +76,10 @@
 #define WPASS 512
 #define WPASS_FLOATS ((size_t)1 << 21)
 
-static int g_wino_force; /* rlx_nn_wino_force: 0 by shape, 1 never, 2 wherever it applies */
+#define WMAXE 36 /* elements of the largest tile: F(4x4)'s 6 x 6 */
+
+/* rlx_nn_wino_force: 0 by shape, 1 never, 2 F(2x2) and 4 F(4x4) wherever it applies */
+static int g_wino_force;
 static atomic_size_t g_wino_runs;
 
 void rlx_nn_wino_force(int path) { g_wino_force = path; }
@@ -129,14 +132,16 @@ static bool wino_by_shape(const rlx_nn_sp3 *s, size_t n_img, size_t cin, size_t 
     return side >= 7 && tiles >= 32 && cin >= 512 && cout >= 512;
 }
 
-bool rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t n_img, size_t groups, size_t cin, size_t cout) {
+int rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t n_img, size_t groups, size_t cin, size_t cout) {
 #if RLX_HAVE_AVX2_BUILD
-    /* a task's scratch, WMAXB x 16 x (c_in + 64) x 48 floats, within 16 MiB */
-    if (!wino_geometry(s, groups) || !cin || !cout || cin > 1024) return false;
-    return g_wino_force == 2 || wino_by_shape(s, n_img, cin, cout);
+    /* a task's scratch, WMAXB x (m + 2)^2 x (c_in + 64) x 48 floats, within
+     * 16 MiB: F(2x2) to 1024 input channels, F(4x4) to 512 */
+    if (!wino_geometry(s, groups) || !cin || !cout || cin > 1024) return 0;
+    if (g_wino_force == 2 || g_wino_force == 4) return g_wino_force == 4 && cin <= 512 ? 4 : 2;
+    return wino_by_shape(s, n_img, cin, cout) ? 2 : 0;
 #else
     (void)s, (void)n_img, (void)groups, (void)cin, (void)cout;
-    return false;
+    return 0;
 #endif
 }
 
@@ -153,49 +158,57 @@ bool rlx_nn_wino_tame(const float *v, size_t n) {
     return !bad;
 }
 
-rlx_status rlx_nn_wino_pack(size_t cout, size_t cin, const float *w, float **out) {
-    size_t panels = (cout + WMR - 1) / WMR, n;
+/* G of F(2x2, 3x3) and of F(4x4, 3x3) (see the file's comment). */
+static const double k_g2[4][3] = { { 1, 0, 0 }, { 0.5, 0.5, 0.5 }, { 0.5, -0.5, 0.5 }, { 0, 0, 1 } };
+static const double k_g4[6][3] = { { 0.25, 0, 0 },
+                                   { -1.0 / 6, -1.0 / 6, -1.0 / 6 },
+                                   { -1.0 / 6, 1.0 / 6, -1.0 / 6 },
+                                   { 1.0 / 24, 1.0 / 12, 1.0 / 6 },
+                                   { 1.0 / 24, -1.0 / 12, 1.0 / 6 },
+                                   { 0, 0, 1 } };
+
+rlx_status rlx_nn_wino_pack(int m, size_t cout, size_t cin, const float *w, float **out) {
+    size_t panels = (cout + WMR - 1) / WMR, n, a = (size_t)m + 2, ne = a * a;
+    const double(*gm)[3] = m == 4 ? k_g4 : k_g2;
     *out = NULL;
-    if (!rlx_mul_ok(16 * panels * WMR, cin, &n) || n > SIZE_MAX / sizeof(float))
-        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "Winograd weights of %zu x %zu too large", cout, cin);
+    if ((m != 2 && m != 4) || !rlx_mul_ok(ne * panels * WMR, cin, &n) || n > SIZE_MAX / sizeof(float))
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "Winograd F(%dx%d) weights of %zu x %zu too large", m, m, cout, cin);
     float *u = calloc(n ? n : 1, sizeof(float));
     if (!u) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (Winograd weights, %zu floats)", n);
     for (size_t co = 0; co < cout; co++)
         for (size_t ci = 0; ci < cin; ci++) {
             const float *g = w + (co * cin + ci) * 9;
-            float t[4][3]; /* G g */
-            for (int c = 0; c < 3; c++) {
-                t[0][c] = g[c];
-                t[1][c] = 0.5f * (g[c] + g[3 + c] + g[6 + c]);
-                t[2][c] = 0.5f * (g[c] - g[3 + c] + g[6 + c]);
-                t[3][c] = g[6 + c];
-            }
-            for (int i = 0; i < 4; i++) {
-                float uu[4] = { t[i][0], 0.5f * (t[i][0] + t[i][1] + t[i][2]), 0.5f * (t[i][0] - t[i][1] + t[i][2]),
-                                t[i][2] };
-                for (int kk = 0; kk < 4; kk++) {
-                    size_t e = (size_t)(i * 4 + kk);
-                    u[((e * panels + co / WMR) * cin + ci) * WMR + co % WMR] = uu[kk];
+            double t[6][3]; /* G g, in double: U rounds once */
+            for (size_t i = 0; i < a; i++)
+                for (int c = 0; c < 3; c++) t[i][c] = gm[i][0] * g[c] + gm[i][1] * g[3 + c] + gm[i][2] * g[6 + c];
+            for (size_t i = 0; i < a; i++)
+                for (size_t kk = 0; kk < a; kk++) {
+                    size_t e = i * a + kk;
+                    double v = t[i][0] * gm[kk][0] + t[i][1] * gm[kk][1] + t[i][2] * gm[kk][2];
+                    u[((e * panels + co / WMR) * cin + ci) * WMR + co % WMR] = (float)v;
                 }
-            }
         }
     *out = u;
     return RLX_OK;
 }
 
 bool rlx_nn_conv_wino_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack *pk) {
-    if (!pk || !pk->wino || pk->wino_cout != io->cog || pk->wino_cin != io->cig) return false;
+    if (!pk || !pk->wino || pk->wino_cout != io->cog || pk->wino_cin != io->cig ||
+        (pk->wino_m != 2 && pk->wino_m != 4))
+        return false;
     return wino_geometry(io->s, io->groups);
 }
 
 typedef struct wino_job {
     rlx_nn_conv_io io;
-    const float *u; /* [16][panels][c_in][WMR] */
-    float *xs;      /* the pass's padded planes: [image][c_in][hp][2 rw] */
+    size_t m, ne;   /* outputs per tile side (2 or 4); elements per tile, (m + 2)^2 */
+    const float *u; /* [ne][panels][c_in][WMR] */
+    float *xs;      /* the pass's padded planes: [image][c_in][hp][m rw] */
     size_t n0, ni;  /* the pass: images [n0, n0 + ni) */
     size_t oh, ow, th, tw, tiles; /* output rows and columns; tile rows, columns and count per image */
     size_t pt;      /* the pass's tiles (ni x tiles; tile t of the pass: image t / tiles) */
-    size_t hp, rw;  /* padded rows; even (and odd) columns per padded row */
+    size_t hp, rw;  /* padded rows; columns of each phase (column mod m) per padded row */
+    size_t ph[4];   /* where phase k of a padded row starts in it (F(4x4): 0, 2 rw, rw, 3 rw) */
     size_t n_tb, n_grp;        /* tile blocks, and groups of them (WGRP, at most WMAXB - 1 more) */
     size_t n_cr, cr_len;       /* ranges of output channels and their length */
 } wino_job;
@@ -221,13 +234,14 @@ static void wino_split(const float *line, size_t rw, float *d) {
 
 /* Items: (image of the pass, input channel) pairs, each into its padded
  * planes: a row through a zero-padded line (its scratch), then split into
- * even and odd columns. */
+ * even and odd columns; for F(4x4) each of those again (phases 0, 2, then
+ * 1, 3: j->ph). */
 static void wino_pad_items(void *ctx, size_t c0, size_t c1) {
     const wino_job *j = ctx;
     const rlx_nn_sp3 *s = j->io.s;
     int64_t h = s->in[1], w = s->in[2], pt = s->pb[1], pl = s->pb[2];
-    size_t n2 = 2 * j->rw;
-    float *line = rlx_scratch_get(RLX_SCRATCH_TASK, (n2 + 32) * sizeof(float));
+    size_t n2 = j->m * j->rw;
+    float *line = rlx_scratch_get(RLX_SCRATCH_TASK, (2 * n2 + 64) * sizeof(float));
     /* the input columns that land in [0, n2) */
     int64_t a = pl > 0 ? 0 : -pl, b = w < (int64_t)n2 - pl ? w : (int64_t)n2 - pl;
     for (size_t c = c0; c < c1; c++) { /* c: image (c / c_in) and channel of the pass */
@@ -243,13 +257,20 @@ static void wino_pad_items(void *ctx, size_t c0, size_t c1) {
             if (!line) { /* no scratch: element by element */
                 for (size_t q = 0; q < n2; q++) {
                     int64_t ic = (int64_t)q - pl;
-                    d[(q & 1) * j->rw + q / 2] = ic >= 0 && ic < w ? xr[ic] : 0.0f;
+                    d[j->ph[q % j->m] + q / j->m] = ic >= 0 && ic < w ? xr[ic] : 0.0f;
                 }
                 continue;
             }
-            memset(line, 0, (n2 + 32) * sizeof(float));
+            memset(line, 0, (2 * n2 + 64) * sizeof(float));
             memcpy(line + (a + pl), xr + a, (size_t)(b - a) * sizeof(float));
-            wino_split(line, j->rw, d);
+            if (j->m == 2) {
+                wino_split(line, j->rw, d);
+                continue;
+            }
+            float *eo = line + n2 + 32; /* even columns, then odd ones */
+            wino_split(line, 2 * j->rw, eo);
+            wino_split(eo, j->rw, d);
+            wino_split(eo + 2 * j->rw, j->rw, d + 2 * j->rw);
         }
     }
 }
@@ -291,8 +312,9 @@ WK_KERN(wino_kern1, 1)
 
 /* V[e][c][t - t0] (row stride WN per channel, c_in * WN per e) of the
  * pass's tiles [t0, t0 + nt) for every input channel; zeros for t up to
- * WN. A run of tiles ends at the end of its tile row (of its image). */
-__attribute__((target("avx512f"))) static void wino_in(const wino_job *j, size_t t0, size_t nt, float *v) {
+ * WN. A run of tiles ends at the end of its tile row (of its image).
+ * F(2x2): rows 2ty .. 2ty + 3 of the even and odd planes. */
+__attribute__((target("avx512f"))) static void wino_in2(const wino_job *j, size_t t0, size_t nt, float *v) {
     size_t cin = j->io.cig, es = cin * WN, ps = j->hp * 2 * j->rw, rs = 2 * j->rw;
     for (size_t c = 0; c < cin; c++) {
         float *vc = v + c * WN;
@@ -328,20 +350,97 @@ __attribute__((target("avx512f"))) static void wino_in(const wino_job *j, size_t
             t += len;
         }
         if (nt < WN)
-            for (size_t e = 0; e < 16; e++) memset(vc + e * es + nt, 0, (WN - nt) * sizeof(float));
+            for (size_t e = 0; e < j->ne; e++) memset(vc + e * es + nt, 0, (WN - nt) * sizeof(float));
+    }
+}
+
+/* o = B^T d of F(4x4, 3x3) over six vectors (the file's comment). */
+__attribute__((target("avx512f"), always_inline)) static inline void wino_bt6(const __m512 *d, __m512 *o) {
+    const __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f);
+    __m512 t0 = _mm512_fnmadd_ps(four, d[2], d[4]), t1 = _mm512_fnmadd_ps(four, d[1], d[3]);
+    __m512 t2 = _mm512_sub_ps(d[4], d[2]), t3 = _mm512_sub_ps(d[3], d[1]);
+    t3 = _mm512_add_ps(t3, t3);
+    o[0] = _mm512_fmadd_ps(four, d[0], _mm512_fnmadd_ps(five, d[2], d[4]));
+    o[1] = _mm512_add_ps(t0, t1), o[2] = _mm512_sub_ps(t0, t1);
+    o[3] = _mm512_add_ps(t2, t3), o[4] = _mm512_sub_ps(t2, t3);
+    o[5] = _mm512_fmadd_ps(four, d[1], _mm512_fnmadd_ps(five, d[3], d[5]));
+}
+
+/* wino_in2's V for F(4x4): rows 4ty .. 4ty + 5, columns 4tx .. 4tx + 5 of
+ * tile tx from the four phase planes (P0[tx], P1[tx], P2[tx], P3[tx],
+ * P0[tx + 1], P1[tx + 1]); B^T over each row, then over each column. */
+__attribute__((target("avx512f"))) static void wino_in4(const wino_job *j, size_t t0, size_t nt, float *v) {
+    size_t cin = j->io.cig, es = cin * WN, rs = 4 * j->rw, ps = j->hp * rs;
+    const size_t p0 = j->ph[0], p1 = j->ph[1], p2 = j->ph[2], p3 = j->ph[3];
+    for (size_t c = 0; c < cin; c++) {
+        float *vc = v + c * WN;
+        for (size_t t = t0; t < t0 + nt;) {
+            size_t img = t / j->tiles, lt = t % j->tiles, ty = lt / j->tw, tx0 = lt % j->tw, len = j->tw - tx0;
+            if (len > t0 + nt - t) len = t0 + nt - t;
+            const float *r0 = j->xs + (img * cin + c) * ps + 4 * ty * rs + tx0;
+            float *d = vc + (t - t0);
+            for (size_t i = 0; i < len; i += 16) {
+                __mmask16 mk = len - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (len - i)) - 1);
+                __m512 w[36], x[6], o[6];
+                for (size_t r = 0; r < 6; r++) { /* w[r][k]: B^T over row r */
+                    const float *q = r0 + r * rs + i;
+                    x[0] = _mm512_maskz_loadu_ps(mk, q + p0), x[1] = _mm512_maskz_loadu_ps(mk, q + p1);
+                    x[2] = _mm512_maskz_loadu_ps(mk, q + p2), x[3] = _mm512_maskz_loadu_ps(mk, q + p3);
+                    x[4] = _mm512_maskz_loadu_ps(mk, q + p0 + 1), x[5] = _mm512_maskz_loadu_ps(mk, q + p1 + 1);
+                    wino_bt6(x, w + 6 * r);
+                }
+                for (size_t k = 0; k < 6; k++) { /* V[i][k]: B^T over column k */
+                    for (size_t r = 0; r < 6; r++) x[r] = w[6 * r + k];
+                    wino_bt6(x, o);
+                    for (size_t r = 0; r < 6; r++) _mm512_mask_storeu_ps(d + (6 * r + k) * es + i, mk, o[r]);
+                }
+            }
+            t += len;
+        }
+        if (nt < WN)
+            for (size_t e = 0; e < j->ne; e++) memset(vc + e * es + nt, 0, (WN - nt) * sizeof(float));
+    }
+}
+
+/* y[0 .. n) += bias, then max(0, y) with relu (NaN stays NaN). */
+__attribute__((target("avx512f"), always_inline)) static inline void wino_bias_relu(__m512 *y, int n, __m512 vb,
+                                                                                    bool relu) {
+    for (int i = 0; i < n; i++) {
+        y[i] = _mm512_add_ps(y[i], vb);
+        if (relu) y[i] = _mm512_max_ps(_mm512_setzero_ps(), y[i]);
+    }
+}
+
+/* Output rows m ty .. m ty + m - 1 (those inside the map), columns
+ * m tx0 .. m (tx0 + len) - 1 (those inside), of output channel plane yc
+ * from rows (rows[r * WMAXR + ...]); without fused, the epilogue over
+ * each row run written. */
+#define WMAXR (4 * WN)
+static void wino_put(const wino_job *j, float *yc, size_t ty, size_t tx0, size_t len, const float *rows, bool fused,
+                     const float *bias) {
+    const rlx_nn_conv_io *io = &j->io;
+    size_t col = j->m * tx0, cols = j->m * len;
+    if (col + cols > j->ow) cols = j->ow - col;
+    for (size_t r = 0; r < j->m && j->m * ty + r < j->oh; r++) {
+        float *y = yc + (j->m * ty + r) * j->ow + col;
+        memcpy(y, rows + r * WMAXR, cols * sizeof(float));
+        if (!fused)
+            rlx_nn_conv_epilogue_block(y, cols, 1, cols, bias, io->res ? io->res + (y - io->y) : NULL, &io->act);
     }
 }
 
 /* Output channels [co0, co0 + nco) of the pass's tiles [t0, t0 + nt) from
  * M[e][co - co0][t - t0] (row stride WN, WCO * WN per e), then the
- * epilogue over each output row run written. */
-__attribute__((target("avx512f"))) static void wino_out(const wino_job *j, size_t t0, size_t nt, size_t co0,
-                                                        size_t nco, const float *m) {
+ * epilogue: bias and Relu (or no activation) without a residual in
+ * registers, else wino_put's. F(2x2): Y = A^T M A over 4 x 4. */
+__attribute__((target("avx512f"))) static void wino_out2(const wino_job *j, size_t t0, size_t nt, size_t co0,
+                                                         size_t nco, const float *m) {
     const rlx_nn_conv_io *io = &j->io;
     size_t es = WCO * WN;
-    float y0[2 * WN], y1[2 * WN];
-    /* bias and Relu (or no activation) without a residual: in registers */
+    float rows[2 * WMAXR];
     bool relu = io->act.kind == RLX_ACT_RELU, fused = !io->res && (relu || io->act.kind == RLX_ACT_NONE);
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
     for (size_t co = 0; co < nco; co++) {
         const float *mc = m + co * WN;
         const float *bias = io->b ? io->b + co0 + co : NULL;
@@ -351,8 +450,6 @@ __attribute__((target("avx512f"))) static void wino_out(const wino_job *j, size_
             float *yc = io->y + ((j->n0 + img) * io->c_out + co0 + co) * io->sp;
             if (len > t0 + nt - t) len = t0 + nt - t;
             const float *s = mc + (t - t0);
-            const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-            const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
             for (size_t i = 0; i < len; i += 16) {
                 __mmask16 mk = len - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (len - i)) - 1);
 #define WO_LD(e) __m512 m##e = _mm512_maskz_loadu_ps(mk, s + (e) * es + i);
@@ -364,31 +461,72 @@ __attribute__((target("avx512f"))) static void wino_out(const wino_job *j, size_
                 __m512 p2 = _mm512_add_ps(_mm512_add_ps(m2, m6), m10), p3 = _mm512_add_ps(_mm512_add_ps(m3, m7), m11);
                 __m512 q0 = _mm512_sub_ps(_mm512_sub_ps(m4, m8), m12), q1 = _mm512_sub_ps(_mm512_sub_ps(m5, m9), m13);
                 __m512 q2 = _mm512_sub_ps(_mm512_sub_ps(m6, m10), m14), q3 = _mm512_sub_ps(_mm512_sub_ps(m7, m11), m15);
-                __m512 y00 = _mm512_add_ps(_mm512_add_ps(p0, p1), p2), y01 = _mm512_sub_ps(_mm512_sub_ps(p1, p2), p3);
-                __m512 y10 = _mm512_add_ps(_mm512_add_ps(q0, q1), q2), y11 = _mm512_sub_ps(_mm512_sub_ps(q1, q2), q3);
-                if (fused) {
-                    y00 = _mm512_add_ps(y00, vb), y01 = _mm512_add_ps(y01, vb);
-                    y10 = _mm512_add_ps(y10, vb), y11 = _mm512_add_ps(y11, vb);
-                    if (relu) { /* max(0, y): NaN stays NaN */
-                        __m512 z = _mm512_setzero_ps();
-                        y00 = _mm512_max_ps(z, y00), y01 = _mm512_max_ps(z, y01);
-                        y10 = _mm512_max_ps(z, y10), y11 = _mm512_max_ps(z, y11);
-                    }
+                __m512 y[4] = { _mm512_add_ps(_mm512_add_ps(p0, p1), p2), _mm512_sub_ps(_mm512_sub_ps(p1, p2), p3),
+                                _mm512_add_ps(_mm512_add_ps(q0, q1), q2), _mm512_sub_ps(_mm512_sub_ps(q1, q2), q3) };
+                if (fused) wino_bias_relu(y, 4, vb, relu);
+                for (size_t r = 0; r < 2; r++) { /* row r: columns 2 tx (y[2r]) and 2 tx + 1 (y[2r + 1]) */
+                    _mm512_storeu_ps(rows + r * WMAXR + 2 * i, _mm512_permutex2var_ps(y[2 * r], lo, y[2 * r + 1]));
+                    _mm512_storeu_ps(rows + r * WMAXR + 2 * i + 16,
+                                     _mm512_permutex2var_ps(y[2 * r], hi, y[2 * r + 1]));
                 }
-                _mm512_storeu_ps(y0 + 2 * i, _mm512_permutex2var_ps(y00, lo, y01));
-                _mm512_storeu_ps(y0 + 2 * i + 16, _mm512_permutex2var_ps(y00, hi, y01));
-                _mm512_storeu_ps(y1 + 2 * i, _mm512_permutex2var_ps(y10, lo, y11));
-                _mm512_storeu_ps(y1 + 2 * i + 16, _mm512_permutex2var_ps(y10, hi, y11));
             }
-            size_t col = 2 * tx0, cols = 2 * len;
-            if (col + cols > j->ow) cols = j->ow - col;
-            for (size_t r = 0; r < 2 && 2 * ty + r < j->oh; r++) {
-                float *y = yc + (2 * ty + r) * j->ow + col;
-                memcpy(y, r ? y1 : y0, cols * sizeof(float));
-                if (!fused)
-                    rlx_nn_conv_epilogue_block(y, cols, 1, cols, bias, io->res ? io->res + (y - io->y) : NULL,
-                                               &io->act);
+            wino_put(j, yc, ty, tx0, len, rows, fused, bias);
+            t += len;
+        }
+    }
+}
+
+/* o[0 .. 4) = A^T m of F(4x4, 3x3) over six vectors (the file's comment). */
+__attribute__((target("avx512f"), always_inline)) static inline void wino_at6(const __m512 *m, __m512 *o) {
+    __m512 a = _mm512_add_ps(m[1], m[2]), b = _mm512_sub_ps(m[1], m[2]);
+    __m512 c = _mm512_add_ps(m[3], m[4]), d = _mm512_sub_ps(m[3], m[4]);
+    o[0] = _mm512_add_ps(_mm512_add_ps(m[0], a), c);
+    o[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), d, b);
+    o[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), c, a);
+    o[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d, b), m[5]);
+}
+
+/* wino_out2 for F(4x4): Y = A^T M A over 6 x 6, four rows of four
+ * columns per tile. */
+__attribute__((target("avx512f"))) static void wino_out4(const wino_job *j, size_t t0, size_t nt, size_t co0,
+                                                         size_t nco, const float *m) {
+    const rlx_nn_conv_io *io = &j->io;
+    size_t es = WCO * WN;
+    float rows[4 * WMAXR];
+    bool relu = io->act.kind == RLX_ACT_RELU, fused = !io->res && (relu || io->act.kind == RLX_ACT_NONE);
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    for (size_t co = 0; co < nco; co++) {
+        const float *mc = m + co * WN;
+        const float *bias = io->b ? io->b + co0 + co : NULL;
+        __m512 vb = _mm512_set1_ps(bias ? *bias : 0.0f);
+        for (size_t t = t0; t < t0 + nt;) {
+            size_t img = t / j->tiles, lt = t % j->tiles, ty = lt / j->tw, tx0 = lt % j->tw, len = j->tw - tx0;
+            float *yc = io->y + ((j->n0 + img) * io->c_out + co0 + co) * io->sp;
+            if (len > t0 + nt - t) len = t0 + nt - t;
+            const float *s = mc + (t - t0);
+            for (size_t i = 0; i < len; i += 16) {
+                __mmask16 mk = len - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (len - i)) - 1);
+                __m512 z[24], x[6], y[4];
+                for (size_t k = 0; k < 6; k++) { /* z[p][k]: A^T over column k of M */
+                    for (size_t r = 0; r < 6; r++) x[r] = _mm512_maskz_loadu_ps(mk, s + (6 * r + k) * es + i);
+                    wino_at6(x, y);
+                    for (size_t p = 0; p < 4; p++) z[6 * p + k] = y[p];
+                }
+                for (size_t p = 0; p < 4; p++) { /* output row 4 ty + p: A^T over row p of z */
+                    wino_at6(z + 6 * p, y);
+                    if (fused) wino_bias_relu(y, 4, vb, relu);
+                    /* columns 4 tx + q from y[q]: two rounds of interleaving */
+                    __m512 a0 = _mm512_permutex2var_ps(y[0], lo, y[2]), a1 = _mm512_permutex2var_ps(y[0], hi, y[2]);
+                    __m512 b0 = _mm512_permutex2var_ps(y[1], lo, y[3]), b1 = _mm512_permutex2var_ps(y[1], hi, y[3]);
+                    float *dst = rows + p * WMAXR + 4 * i;
+                    _mm512_storeu_ps(dst, _mm512_permutex2var_ps(a0, lo, b0));
+                    _mm512_storeu_ps(dst + 16, _mm512_permutex2var_ps(a0, hi, b0));
+                    _mm512_storeu_ps(dst + 32, _mm512_permutex2var_ps(a1, lo, b1));
+                    _mm512_storeu_ps(dst + 48, _mm512_permutex2var_ps(a1, hi, b1));
+                }
             }
+            wino_put(j, yc, ty, tx0, len, rows, fused, bias);
             t += len;
         }
     }
@@ -405,17 +543,18 @@ static void wino_item(void *ctx, size_t item, float *scratch) {
     size_t b0 = grp * j->n_tb / j->n_grp, b1 = (grp + 1) * j->n_tb / j->n_grp, nb = b1 - b0;
     size_t c_lo = cr * j->cr_len, c_hi = c_lo + j->cr_len < j->io.cog ? c_lo + j->cr_len : j->io.cog;
     if (c_lo >= c_hi || !nb) return;
-    size_t vs = 16 * cin * WN, ms = 16 * WCO * WN, nts[WMAXB];
+    size_t ne = j->ne, vs = ne * cin * WN, ms = ne * WCO * WN, nts[WMAXB];
     float *v = scratch, *m = scratch + nb * vs;
     for (size_t bi = 0; bi < nb; bi++) {
         size_t t0 = (b0 + bi) * WN;
         nts[bi] = j->pt - t0 < WN ? j->pt - t0 : WN;
-        wino_in(j, t0, nts[bi], v + bi * vs);
+        if (j->m == 4) wino_in4(j, t0, nts[bi], v + bi * vs);
+        else wino_in2(j, t0, nts[bi], v + bi * vs);
     }
     size_t panels = (j->io.cog + WMR - 1) / WMR;
     for (size_t co0 = c_lo; co0 < c_hi; co0 += WCO) {
         size_t nco = c_hi - co0 < WCO ? c_hi - co0 : WCO;
-        for (size_t e = 0; e < 16; e++)
+        for (size_t e = 0; e < ne; e++)
             for (size_t pr = 0; pr * WMR < nco; pr++) {
                 const float *ap = j->u + ((e * panels + co0 / WMR + pr) * cin) * WMR;
                 for (size_t bi = 0; bi < nb; bi++) {
@@ -426,7 +565,10 @@ static void wino_item(void *ctx, size_t item, float *scratch) {
                     else wino_kern1(cin, ap, b, WN, c, WN);
                 }
             }
-        for (size_t bi = 0; bi < nb; bi++) wino_out(j, (b0 + bi) * WN, nts[bi], co0, nco, m + bi * ms);
+        for (size_t bi = 0; bi < nb; bi++) {
+            if (j->m == 4) wino_out4(j, (b0 + bi) * WN, nts[bi], co0, nco, m + bi * ms);
+            else wino_out2(j, (b0 + bi) * WN, nts[bi], co0, nco, m + bi * ms);
+        }
     }
 #else
     (void)ctx, (void)item, (void)scratch;
@@ -459,10 +601,14 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
     j.io = *io;
     j.u = k->pack->wino;
     const rlx_nn_sp3 *s = io->s;
+    j.m = (size_t)k->pack->wino_m, j.ne = (j.m + 2) * (j.m + 2);
     j.oh = (size_t)s->out[1], j.ow = (size_t)s->out[2];
-    j.th = (j.oh + 1) / 2, j.tw = (j.ow + 1) / 2, j.tiles = j.th * j.tw;
-    j.hp = 2 * j.th + 2, j.rw = j.tw + 1;
-    size_t plane = j.hp * 2 * j.rw, total;
+    j.th = (j.oh + j.m - 1) / j.m, j.tw = (j.ow + j.m - 1) / j.m, j.tiles = j.th * j.tw;
+    j.hp = j.m * j.th + 2, j.rw = j.tw + 1;
+    /* phase k (columns k, k + m, ..) of a padded row: wino_pad_items' order */
+    j.ph[1] = j.rw;
+    if (j.m == 4) j.ph[1] = 2 * j.rw, j.ph[2] = j.rw, j.ph[3] = 3 * j.rw;
+    size_t plane = j.hp * j.m * j.rw, total;
     if (!rlx_mul_ok(plane, io->cig, &total) || total > SIZE_MAX / sizeof(float) - 16)
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "padded input of %zu channels too large", io->cig);
     /* images per pass: on small maps several images' tiles share the tile
@@ -491,7 +637,7 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
         j.n_cr = 1;
         while (j.n_grp * j.n_cr < 2 * threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
         j.cr_len = (panels + j.n_cr - 1) / j.n_cr * WMR;
-        size_t nbm = (j.n_tb + j.n_grp - 1) / j.n_grp, slot = nbm * (16 * io->cig * WN + 16 * WCO * WN);
+        size_t nbm = (j.n_tb + j.n_grp - 1) / j.n_grp, slot = nbm * (j.ne * io->cig * WN + j.ne * WCO * WN);
         rlx_parallel_for(j.ni * io->cig, 1 + 16384 / (plane + 1), wino_pad_items, &j);
         st = rlx_nn_run_items(k, j.n_grp * j.n_cr, slot, wino_item, &j);
     }

@@ -103,10 +103,12 @@ typedef struct rlx_cpu_sgemm_pack {
     float *rnn_r, *rnn_w;
     int rnn_slices[2];
     /* owned, or NULL: a 3x3 convolution's weights transformed for the
-     * Winograd path (cpu_nn_conv_wino.c, rlx_nn_wino_pack), wino_cout x
-     * wino_cin channel pairs; data is then NULL */
+     * Winograd path (cpu_nn_conv_wino.c, rlx_nn_wino_pack) of F(wino_m x
+     * wino_m, 3x3) (2 or 4), wino_cout x wino_cin channel pairs; data is
+     * then NULL */
     float *wino;
     size_t wino_cout, wino_cin;
+    int wino_m;
 } rlx_cpu_sgemm_pack;
 
 /* Packs `groups` matrices op(A)_g [m, k], A_g at a + g * gstride (row-major,
