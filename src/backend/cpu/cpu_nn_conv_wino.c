@@ -366,36 +366,69 @@ __attribute__((target("avx512f"), always_inline)) static inline void wino_bt6(co
     o[5] = _mm512_fmadd_ps(four, d[1], _mm512_fnmadd_ps(five, d[3], d[5]));
 }
 
+/* The runs of tiles (each inside one tile row of one image) that vectors
+ * of 16 consecutive tiles of the pass's [t0, t0 + nt) cover: run r of
+ * vector vi = seg[r].vi lies in lanes seg[r].mk, its first tile at
+ * (image seg[r].img, tile row seg[r].ty, column seg[r].tx). F(4x4) on
+ * small maps (tile rows of 7 on 28 x 28 outputs, 4 on 14 x 14) transforms
+ * whole vectors of tiles of several rows, not one row's at a time. */
+typedef struct wino_seg {
+    size_t vi, lane, len, img, ty, tx;
+    __mmask16 mk;
+} wino_seg;
+
+static size_t wino_segs(const wino_job *j, size_t t0, size_t nt, wino_seg *seg) {
+    size_t ns = 0;
+    for (size_t t = t0; t < t0 + nt;) {
+        size_t vi = (t - t0) / 16, vend = t0 + 16 * (vi + 1) < t0 + nt ? t0 + 16 * (vi + 1) : t0 + nt;
+        size_t img = t / j->tiles, lt = t % j->tiles, ty = lt / j->tw, tx = lt % j->tw, len = j->tw - tx;
+        if (len > vend - t) len = vend - t;
+        size_t lane = (t - t0) % 16;
+        seg[ns++] = (wino_seg){ vi, lane, len, img, ty, tx, (__mmask16)(((1u << len) - 1) << lane) };
+        t += len;
+    }
+    return ns;
+}
+
+/* lanes mk of x from p[0 ..] in lane order (lane L of mk from
+ * p[L - lane]): a masked load from lane floats before p (an address
+ * only: the masked-off lanes are not read, and fault suppression keeps
+ * them from faulting) */
+#define WSEG_LD(x, sg, p) \
+    x = _mm512_mask_loadu_ps(x, (sg)->mk, (const void *)((uintptr_t)(p) - (sg)->lane * sizeof(float)))
+
 /* wino_in2's V for F(4x4): rows 4ty .. 4ty + 5, columns 4tx .. 4tx + 5 of
  * tile tx from the four phase planes (P0[tx], P1[tx], P2[tx], P3[tx],
- * P0[tx + 1], P1[tx + 1]); B^T over each row, then over each column. */
+ * P0[tx + 1], P1[tx + 1]); B^T over each row, then over each column;
+ * vectors of 16 consecutive tiles (wino_segs). */
 __attribute__((target("avx512f"))) static void wino_in4(const wino_job *j, size_t t0, size_t nt, float *v) {
     size_t cin = j->io.cig, es = cin * WN, rs = 4 * j->rw, ps = j->hp * rs;
-    const size_t p0 = j->ph[0], p1 = j->ph[1], p2 = j->ph[2], p3 = j->ph[3];
+    const size_t off[6] = { j->ph[0], j->ph[1], j->ph[2], j->ph[3], j->ph[0] + 1, j->ph[1] + 1 };
+    wino_seg seg[WN + 3 * 16];
+    size_t ns = wino_segs(j, t0, nt, seg), nv = (nt + 15) / 16;
     for (size_t c = 0; c < cin; c++) {
         float *vc = v + c * WN;
-        for (size_t t = t0; t < t0 + nt;) {
-            size_t img = t / j->tiles, lt = t % j->tiles, ty = lt / j->tw, tx0 = lt % j->tw, len = j->tw - tx0;
-            if (len > t0 + nt - t) len = t0 + nt - t;
-            const float *r0 = j->xs + (img * cin + c) * ps + 4 * ty * rs + tx0;
-            float *d = vc + (t - t0);
-            for (size_t i = 0; i < len; i += 16) {
-                __mmask16 mk = len - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (len - i)) - 1);
-                __m512 w[36], x[6], o[6];
-                for (size_t r = 0; r < 6; r++) { /* w[r][k]: B^T over row r */
-                    const float *q = r0 + r * rs + i;
-                    x[0] = _mm512_maskz_loadu_ps(mk, q + p0), x[1] = _mm512_maskz_loadu_ps(mk, q + p1);
-                    x[2] = _mm512_maskz_loadu_ps(mk, q + p2), x[3] = _mm512_maskz_loadu_ps(mk, q + p3);
-                    x[4] = _mm512_maskz_loadu_ps(mk, q + p0 + 1), x[5] = _mm512_maskz_loadu_ps(mk, q + p1 + 1);
-                    wino_bt6(x, w + 6 * r);
+        for (size_t vi = 0, s0 = 0; vi < nv; vi++) {
+            size_t s1 = s0;
+            while (s1 < ns && seg[s1].vi == vi) s1++;
+            __m512 w[36], x[6], o[6];
+            for (size_t r = 0; r < 6; r++) { /* w[r][k]: B^T over row r */
+                for (size_t q = 0; q < 6; q++) x[q] = _mm512_setzero_ps();
+                for (size_t si = s0; si < s1; si++) {
+                    const wino_seg *sg = &seg[si];
+                    const float *p = j->xs + (sg->img * cin + c) * ps + (4 * sg->ty + r) * rs + sg->tx;
+                    for (size_t q = 0; q < 6; q++) WSEG_LD(x[q], sg, p + off[q]);
                 }
-                for (size_t k = 0; k < 6; k++) { /* V[i][k]: B^T over column k */
-                    for (size_t r = 0; r < 6; r++) x[r] = w[6 * r + k];
-                    wino_bt6(x, o);
-                    for (size_t r = 0; r < 6; r++) _mm512_mask_storeu_ps(d + (6 * r + k) * es + i, mk, o[r]);
-                }
+                wino_bt6(x, w + 6 * r);
             }
-            t += len;
+            float *d = vc + 16 * vi;
+            __mmask16 mk = nt - 16 * vi >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (nt - 16 * vi)) - 1);
+            for (size_t k = 0; k < 6; k++) { /* V[i][k]: B^T over column k */
+                for (size_t r = 0; r < 6; r++) x[r] = w[6 * r + k];
+                wino_bt6(x, o);
+                for (size_t r = 0; r < 6; r++) _mm512_mask_storeu_ps(d + (6 * r + k) * es, mk, o[r]);
+            }
+            s0 = s1;
         }
         if (nt < WN)
             for (size_t e = 0; e < j->ne; e++) memset(vc + e * es + nt, 0, (WN - nt) * sizeof(float));
@@ -487,7 +520,8 @@ __attribute__((target("avx512f"), always_inline)) static inline void wino_at6(co
 }
 
 /* wino_out2 for F(4x4): Y = A^T M A over 6 x 6, four rows of four
- * columns per tile. */
+ * columns per tile; vectors of 16 consecutive tiles (wino_segs), each
+ * run written by wino_put. */
 __attribute__((target("avx512f"))) static void wino_out4(const wino_job *j, size_t t0, size_t nt, size_t co0,
                                                          size_t nco, const float *m) {
     const rlx_nn_conv_io *io = &j->io;
@@ -496,38 +530,37 @@ __attribute__((target("avx512f"))) static void wino_out4(const wino_job *j, size
     bool relu = io->act.kind == RLX_ACT_RELU, fused = !io->res && (relu || io->act.kind == RLX_ACT_NONE);
     const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    wino_seg seg[WN + 3 * 16];
+    size_t ns = wino_segs(j, t0, nt, seg), nv = (nt + 15) / 16;
     for (size_t co = 0; co < nco; co++) {
         const float *mc = m + co * WN;
         const float *bias = io->b ? io->b + co0 + co : NULL;
         __m512 vb = _mm512_set1_ps(bias ? *bias : 0.0f);
-        for (size_t t = t0; t < t0 + nt;) {
-            size_t img = t / j->tiles, lt = t % j->tiles, ty = lt / j->tw, tx0 = lt % j->tw, len = j->tw - tx0;
-            float *yc = io->y + ((j->n0 + img) * io->c_out + co0 + co) * io->sp;
-            if (len > t0 + nt - t) len = t0 + nt - t;
-            const float *s = mc + (t - t0);
-            for (size_t i = 0; i < len; i += 16) {
-                __mmask16 mk = len - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (len - i)) - 1);
-                __m512 z[24], x[6], y[4];
-                for (size_t k = 0; k < 6; k++) { /* z[p][k]: A^T over column k of M */
-                    for (size_t r = 0; r < 6; r++) x[r] = _mm512_maskz_loadu_ps(mk, s + (6 * r + k) * es + i);
-                    wino_at6(x, y);
-                    for (size_t p = 0; p < 4; p++) z[6 * p + k] = y[p];
-                }
-                for (size_t p = 0; p < 4; p++) { /* output row 4 ty + p: A^T over row p of z */
-                    wino_at6(z + 6 * p, y);
-                    if (fused) wino_bias_relu(y, 4, vb, relu);
-                    /* columns 4 tx + q from y[q]: two rounds of interleaving */
-                    __m512 a0 = _mm512_permutex2var_ps(y[0], lo, y[2]), a1 = _mm512_permutex2var_ps(y[0], hi, y[2]);
-                    __m512 b0 = _mm512_permutex2var_ps(y[1], lo, y[3]), b1 = _mm512_permutex2var_ps(y[1], hi, y[3]);
-                    float *dst = rows + p * WMAXR + 4 * i;
-                    _mm512_storeu_ps(dst, _mm512_permutex2var_ps(a0, lo, b0));
-                    _mm512_storeu_ps(dst + 16, _mm512_permutex2var_ps(a0, hi, b0));
-                    _mm512_storeu_ps(dst + 32, _mm512_permutex2var_ps(a1, lo, b1));
-                    _mm512_storeu_ps(dst + 48, _mm512_permutex2var_ps(a1, hi, b1));
-                }
+        for (size_t vi = 0, s0 = 0; vi < nv; vi++) {
+            const float *s = mc + 16 * vi;
+            __m512 z[24], x[6], y[4];
+            for (size_t k = 0; k < 6; k++) { /* z[p][k]: A^T over column k of M */
+                for (size_t r = 0; r < 6; r++) x[r] = _mm512_loadu_ps(s + (6 * r + k) * es);
+                wino_at6(x, y);
+                for (size_t p = 0; p < 4; p++) z[6 * p + k] = y[p];
             }
-            wino_put(j, yc, ty, tx0, len, rows, fused, bias);
-            t += len;
+            for (size_t p = 0; p < 4; p++) { /* output row 4 ty + p: A^T over row p of z */
+                wino_at6(z + 6 * p, y);
+                if (fused) wino_bias_relu(y, 4, vb, relu);
+                /* columns 4 tx + q from y[q]: two rounds of interleaving */
+                __m512 a0 = _mm512_permutex2var_ps(y[0], lo, y[2]), a1 = _mm512_permutex2var_ps(y[0], hi, y[2]);
+                __m512 b0 = _mm512_permutex2var_ps(y[1], lo, y[3]), b1 = _mm512_permutex2var_ps(y[1], hi, y[3]);
+                float *dst = rows + p * WMAXR;
+                _mm512_storeu_ps(dst, _mm512_permutex2var_ps(a0, lo, b0));
+                _mm512_storeu_ps(dst + 16, _mm512_permutex2var_ps(a0, hi, b0));
+                _mm512_storeu_ps(dst + 32, _mm512_permutex2var_ps(a1, lo, b1));
+                _mm512_storeu_ps(dst + 48, _mm512_permutex2var_ps(a1, hi, b1));
+            }
+            for (; s0 < ns && seg[s0].vi == vi; s0++) {
+                const wino_seg *sg = &seg[s0];
+                float *yc = io->y + ((j->n0 + sg->img) * io->c_out + co0 + co) * io->sp;
+                wino_put(j, yc, sg->ty, sg->tx, sg->len, rows + 4 * sg->lane, fused, bias);
+            }
         }
     }
 }
@@ -635,7 +668,7 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
          * items give each thread 2 (each range transforms its tiles'
          * inputs again), while a range keeps 16 channels */
         j.n_cr = 1;
-        while (j.n_grp * j.n_cr < 2 * threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
+        while (threads > 1 && j.n_grp * j.n_cr < 2 * threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
         j.cr_len = (panels + j.n_cr - 1) / j.n_cr * WMR;
         size_t nbm = (j.n_tb + j.n_grp - 1) / j.n_grp, slot = nbm * (j.ne * io->cig * WN + j.ne * WCO * WN);
         rlx_parallel_for(j.ni * io->cig, 1 + 16384 / (plane + 1), wino_pad_items, &j);
