@@ -2,8 +2,9 @@
  * it: batch N, the fused residual input (Conv's internal fourth input) and
  * Relu, the weights packed as at compile time (rlx_cpu_prepare_node), the
  * caches evicted before each call (64 MiB written) unless CONV_NODE_HOT=1;
- * prints the median and minimum thread CPU time of ITERS calls (us) and
- * GMAC/s of the minimum. Threads: RLX_NUM_THREADS.
+ * prints the median and minimum thread CPU time (CONV_NODE_WALL=1: wall
+ * time, for several threads) of ITERS calls (us) and GMAC/s of the
+ * minimum. Threads: RLX_NUM_THREADS.
  *
  *   build/tests/conv_node ITERS N:CIN:COUT:H:K:S[:RES[:ACT[:GROUP]]] ...
  *
@@ -35,7 +36,14 @@
 #include "test.h"
 #include "test_node.h"
 
+static bool g_wall; /* CONV_NODE_WALL=1: wall-clock time instead (several threads) */
+
 static double cpu_us(void) {
+    if (g_wall) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+    }
     return test_thread_cpu_seconds() * 1e6;
 }
 
@@ -45,6 +53,7 @@ int main(int argc, char **argv) {
     int iters = argc > 1 ? atoi(argv[1]) : 20;
     if (iters < 1) iters = 1;
     bool hot = getenv("CONV_NODE_HOT") && atoi(getenv("CONV_NODE_HOT"));
+    g_wall = getenv("CONV_NODE_WALL") && atoi(getenv("CONV_NODE_WALL"));
     unsigned char *flush = hot ? NULL : calloc(1, FLUSH_BYTES);
     if (getenv("CONV_NODE_PW")) rlx_nn_pw_force(atoi(getenv("CONV_NODE_PW")));
     if (getenv("CONV_NODE_PWT")) rlx_nn_pwt_force(atoi(getenv("CONV_NODE_PWT")));

@@ -121,7 +121,7 @@ static bool wino_geometry(const rlx_nn_sp3 *s, size_t groups) {
  * batch 8 4.33 -> 3.14. So also: 128 in and out from 14 x 14 with 192
  * tiles or more over the batch, 512 in and out from 7 x 7 with 32 tiles
  * or more (batch 2). */
-static bool wino_by_shape(const rlx_nn_sp3 *s, size_t n_img, size_t cin, size_t cout) {
+static bool wino2_by_shape(const rlx_nn_sp3 *s, size_t n_img, size_t cin, size_t cout) {
     int64_t side = s->out[1] < s->out[2] ? s->out[1] : s->out[2];
     size_t tiles = (size_t)((s->out[1] + 1) / 2) * (size_t)((s->out[2] + 1) / 2) * (n_img ? n_img : 1);
     if (side >= 56) return cin >= 32 && cout >= 32;
@@ -132,13 +132,49 @@ static bool wino_by_shape(const rlx_nn_sp3 *s, size_t n_img, size_t cin, size_t 
     return side >= 7 && tiles >= 32 && cin >= 512 && cout >= 512;
 }
 
+/* Where F(4x4, 3x3) beats F(2x2) and the implicit GEMM (or the
+ * channels-in-lanes path): bench/conv_node, CONV_NODE_HOT=1, 1 thread,
+ * median of 3 rounds of 7 calls, thread CPU us, 2026-12-05 dev VM at load
+ * 9-13, BENCHMARKS.md "Winograd F(4x4, 3x3)"; GEMM -> F(2x2) -> F(4x4):
+ * 64->64 at 56x56 2243 -> 1488 -> 1317, 16->64 at 55x55 579 -> 531 ->
+ * 477 (F(2x2) not taken: 16 inputs), 64->32 at 56x56 1099 -> 1093 ->
+ * 1001, 16->16 at 56x56 221 -> 169 -> 180; at 28x28 128->128 2087 ->
+ * 1320 -> 1291, 32->128 at 27x27 510 -> 439 -> 350, 32->64 278 -> 245 ->
+ * 220, 128->64 1055 -> 787 -> 773, but 256->64 2153 -> 1571 -> 1717,
+ * 128->32 533 -> 528 -> 584, 32->32 141 -> 136 -> 155, 16->32 78 -> 81 ->
+ * 89; at 14x14 and 13x13 (4 x 4 tiles: 16 per image) 256->256 1993 ->
+ * 1546 -> 1117, 128->128 509 -> 463 -> 339, 96->208 611 -> 509 -> 344,
+ * 48->192 252 -> 267 -> 174, 64->256 438 -> 452 -> 278, but 64->64 131
+ * -> 160 -> 132, 32->64 61 -> 84 -> 66; at 7x7 (4 tiles per image)
+ * batch 4 256->256 1926 -> 1899 -> 1346, 512->512 8692 -> 6600 -> 5330,
+ * but batch 1 512->512 2075 -> 1912 -> 4285 and batch 2 4267 -> 3644 ->
+ * 4951. So F(4x4) from 16 input channels with at least half as many
+ * outputs: on maps of 48 or more from 16 outputs, from 24 with 32 inputs
+ * and 64 outputs, from 13 with c_in x c_out >= 8192, from 7 with 16 tiles
+ * over the batch and 256 channels in and out; else F(2x2)'s rule. Its
+ * tiles of 16 outputs do 36 products where F(2x2)'s four tiles do 64
+ * (0.56 of the multiplications); small maps lose on the tiles past the
+ * map's edge (7x7: 8x8 computed). */
+static int wino_by_shape(const rlx_nn_sp3 *s, size_t n_img, size_t cin, size_t cout) {
+    int64_t side = s->out[1] < s->out[2] ? s->out[1] : s->out[2];
+    size_t tiles4 = (size_t)((s->out[1] + 3) / 4) * (size_t)((s->out[2] + 3) / 4) * (n_img ? n_img : 1);
+    if (cin >= 16 && 2 * cout >= cin) {
+        if (side >= 48 && cout >= 16) return 4;
+        if (side >= 24 && cin >= 32 && cout >= 64) return 4;
+        if (side >= 13 && cin * cout >= 8192) return 4;
+        if (side >= 7 && tiles4 >= 16 && cin >= 256 && cout >= 256) return 4;
+    }
+    return wino2_by_shape(s, n_img, cin, cout) ? 2 : 0;
+}
+
 int rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t n_img, size_t groups, size_t cin, size_t cout) {
 #if RLX_HAVE_AVX2_BUILD
     /* a task's scratch, WMAXB x (m + 2)^2 x (c_in + 64) x 48 floats, within
      * 16 MiB: F(2x2) to 1024 input channels, F(4x4) to 512 */
     if (!wino_geometry(s, groups) || !cin || !cout || cin > 1024) return 0;
     if (g_wino_force == 2 || g_wino_force == 4) return g_wino_force == 4 && cin <= 512 ? 4 : 2;
-    return wino_by_shape(s, n_img, cin, cout) ? 2 : 0;
+    int wm = wino_by_shape(s, n_img, cin, cout);
+    return wm == 4 && cin > 512 ? 2 : wm;
 #else
     (void)s, (void)n_img, (void)groups, (void)cin, (void)cout;
     return 0;
@@ -566,6 +602,11 @@ __attribute__((target("avx512f"))) static void wino_out4(const wino_job *j, size
 }
 #endif
 
+/* The first tile of block b of the pass (blocks of WN; evening them out,
+ * 49 tiles as 25 + 24 rather than 48 + 1, computed as many columns and
+ * measured slower on 56 x 56 maps: 196 tiles as 5 x 40) */
+#define WBLK(j, b) ((b) * WN < (j)->pt ? (b) * WN : (j)->pt)
+
 /* Task: (group of tile blocks, range of output channels) of the pass.
  * Each weight panel of U (c_in x 8) is read once per group: for every
  * block of the group while it is in L1. */
@@ -579,8 +620,8 @@ static void wino_item(void *ctx, size_t item, float *scratch) {
     size_t ne = j->ne, vs = ne * cin * WN, ms = ne * WCO * WN, nts[WMAXB];
     float *v = scratch, *m = scratch + nb * vs;
     for (size_t bi = 0; bi < nb; bi++) {
-        size_t t0 = (b0 + bi) * WN;
-        nts[bi] = j->pt - t0 < WN ? j->pt - t0 : WN;
+        size_t t0 = WBLK(j, b0 + bi);
+        nts[bi] = WBLK(j, b0 + bi + 1) - t0;
         if (j->m == 4) wino_in4(j, t0, nts[bi], v + bi * vs);
         else wino_in2(j, t0, nts[bi], v + bi * vs);
     }
@@ -599,8 +640,8 @@ static void wino_item(void *ctx, size_t item, float *scratch) {
                 }
             }
         for (size_t bi = 0; bi < nb; bi++) {
-            if (j->m == 4) wino_out4(j, (b0 + bi) * WN, nts[bi], co0, nco, m + bi * ms);
-            else wino_out2(j, (b0 + bi) * WN, nts[bi], co0, nco, m + bi * ms);
+            if (j->m == 4) wino_out4(j, WBLK(j, b0 + bi), nts[bi], co0, nco, m + bi * ms);
+            else wino_out2(j, WBLK(j, b0 + bi), nts[bi], co0, nco, m + bi * ms);
         }
     }
 #else
@@ -664,6 +705,9 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
         j.pt = j.ni * j.tiles;
         j.n_tb = (j.pt + WN - 1) / WN;
         j.n_grp = j.n_tb / WGRP ? j.n_tb / WGRP : 1;
+        /* F(4x4) (a tile of 16 outputs: a panel read per 48 tiles serves
+         * 768 outputs) on fewer groups than threads: a block per group */
+        if (j.m == 4 && j.n_grp < threads) j.n_grp = j.n_tb < threads ? j.n_tb : threads;
         /* ranges of output channels (whole panels): split until the pass's
          * items give each thread 2 (each range transforms its tiles'
          * inputs again), while a range keeps 16 channels */
