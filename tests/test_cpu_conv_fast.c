@@ -931,9 +931,10 @@ static void test_conv_implicit_gemm(void) {
     if (top == RLX_CPU_SGEMM_AVX512) CHECK_MSG(rlx_nn_ig_runs() > ran, "the implicit GEMM never ran");
 }
 
-/* The Winograd F(2x2, 3x3) path (cpu_nn_conv_wino.c: weights transformed
- * at compile time, the input into padded even / odd column planes, 16
- * GEMMs per block of 48 tiles), forced on (rlx_nn_wino_force(2)) at every
+/* The Winograd F(2x2, 3x3) and F(4x4, 3x3) paths (cpu_nn_conv_wino.c:
+ * weights transformed at compile time, the input into padded planes of
+ * 2 or 4 column phases, 16 or 36 GEMMs per block of 48 tiles), each case
+ * run as both, forced on (rlx_nn_wino_force(2), (4)) at every
  * sgemm kernel the CPU runs (it runs with the AVX-512 one only; the others
  * pack no Winograd weights and take the other paths): 3x3 stride 1 with
  * pads 1, 0, 2 and asymmetric ones, odd and even output rows and columns
@@ -945,8 +946,11 @@ static void test_conv_implicit_gemm(void) {
  * 14x14 batch 11 in two passes, 7x5 outputs batch 5, 7x7 batch 3 with 96
  * input channels: tile blocks that cross images); each with no
  * activation, Relu, Clip, HardSwish, with and without a residual and a
- * bias. Every run: within run_conv's tolerance of the reference (1e-5
- * relative + 2e-6 per product of the sum, inputs and weights in [-1, 1])
+ * bias; F(4x4)'s shapes of SqueezeNet (55x55, 27x27 at batch 2, 13x13
+ * at batch 3), one whole tile, a map smaller than a tile, 33 input
+ * channels. Every run: within run_conv's tolerance of the reference (1e-5
+ * relative + 2e-6 per product of the sum for F(2x2), 8e-6 for F(4x4),
+ * inputs and weights in [-1, 1])
  * at thread limits 1, 2 and 5 with the same bits at each, outputs
  * poisoned with NaN, the plain weights poisoned with NaN during the
  * packed runs; with the AVX-512 kernel every forced run must have taken
@@ -1069,6 +1073,19 @@ static void test_conv_winograd(void) {
           { 9, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
         { "pad 1 C96->72 on 7x7 batch 3 (48 tiles, 2 channel blocks)", 2, 3, 96, 72, 1, { 7, 7 }, { 3, 3 },
           { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        /* the shapes F(4x4) takes in models, and its partial tiles */
+        { "pad 1 C16->64 on 55x55 (SqueezeNet's first expand: 196 F(4x4) tiles, the last column dropped)", 2, 1,
+          16, 64, 1, { 55, 55 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "pad 1 C32->20 on 27x27 batch 2 (tile rows of 7 across vectors and images)", 2, 2, 32, 20, 1, { 27, 27 },
+          { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "pad 1 C48->40 on 13x13 batch 3", 2, 3, 48, 40, 1, { 13, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "pad 0 C7->5 on 6x6 (one F(4x4) tile exactly)", 2, 1, 7, 5, 1, { 6, 6 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+          { 0, 0 }, { 0, 0 }, 1 },
+        { "pad 1 C5->9 on 2x2 batch 2 (a map smaller than a tile)", 2, 2, 5, 9, 1, { 2, 2 }, { 3, 3 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "pad 0 C33->17 on 11x9 (9x7 outputs)", 2, 1, 33, 17, 1, { 11, 9 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0 },
+          { 0, 0 }, 1 },
     };
     rlx_cpu_sgemm_kernel top = rlx_cpu_sgemm_kernel_get();
     size_t ran = rlx_nn_wino_runs();
@@ -1087,18 +1104,24 @@ static void test_conv_winograd(void) {
     CHECK(rlx_cpu_sgemm_kernel_set(top));
     if (top == RLX_CPU_SGEMM_AVX512) CHECK_MSG(rlx_nn_wino_runs() > ran, "the Winograd path never ran");
     fprintf(stderr,
-            "Winograd: largest error F(2x2) %.3g, F(4x4) %.3g of the tolerance's absolute term (im2col + GEMM: %.3g)\n",
+            "Winograd: largest error F(2x2) %.3g, F(4x4) %.3g of F(2x2)'s absolute term, 2e-6 K (im2col + GEMM: %.3g)\n",
             g_wino_err[0] / 2e-6, g_wino_err[1] / 2e-6, g_wino_gemm_err / 2e-6);
-    /* the shape rule counts the batch's tiles on small maps: 7x7 512->512
-     * from batch 2, 14x14 128->128 from 192 tiles (batch 4) */
+    /* the shape rule (which path: 0 none, 2 F(2x2), 4 F(4x4)) counts the
+     * batch's tiles on small maps: 7x7 512->512 F(2x2) at batch 2,
+     * F(4x4) from 16 of its tiles (batch 4), also for 256->256; F(4x4) on
+     * 13x13 and 14x14 with c_in x c_out >= 8192, from 16 input channels
+     * on large maps; few outputs for the inputs stay off F(4x4) */
     if (top == RLX_CPU_SGEMM_AVX512 && rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_POOL) {
         static const struct {
-            int64_t side, c, n;
-            bool want;
-        } rule[] = { { 7, 512, 1, false }, { 7, 512, 2, true }, { 7, 256, 8, false },
-                     { 14, 128, 1, false }, { 14, 128, 4, true }, { 14, 256, 1, true } };
+            int64_t side, c, co, n;
+            int want;
+        } rule[] = { { 7, 512, 512, 1, 0 },  { 7, 512, 512, 2, 2 },  { 7, 256, 256, 8, 4 },  { 7, 512, 512, 4, 4 },
+                     { 7, 256, 256, 2, 0 },  { 14, 128, 128, 1, 4 }, { 14, 64, 64, 1, 0 },   { 13, 48, 192, 1, 4 },
+                     { 14, 256, 256, 1, 4 }, { 28, 128, 128, 1, 4 }, { 28, 256, 64, 1, 2 },  { 28, 128, 32, 1, 0 },
+                     { 28, 32, 32, 1, 0 },   { 56, 64, 64, 1, 4 },   { 55, 16, 64, 1, 4 },   { 56, 3, 64, 1, 0 },
+                     { 56, 128, 32, 1, 2 },  { 27, 32, 128, 1, 4 },  { 28, 1024, 1024, 1, 2 } };
         for (size_t i = 0; i < ARRAY_LEN(rule); i++) {
-            int64_t xd[4] = { rule[i].n, rule[i].c, rule[i].side, rule[i].side }, wd[4] = { rule[i].c, rule[i].c, 3, 3 };
+            int64_t xd[4] = { rule[i].n, rule[i].c, rule[i].side, rule[i].side }, wd[4] = { rule[i].co, rule[i].c, 3, 3 };
             int64_t pads[4] = { 1, 1, 1, 1 }, ones[2] = { 1, 1 }, k3[2] = { 3, 3 };
             node_attrs st = { .n = 0 };
             attr_ints(&st, "kernel_shape", 2, k3);
@@ -1109,10 +1132,10 @@ static void test_conv_winograd(void) {
             rlx_nn_sp3 sp;
             CHECK_OK(rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 4, wd, 4, &g));
             rlx_nn_sp3_init(&g, &sp);
-            CHECK_MSG((rlx_nn_wino_wanted(&sp, (size_t)rule[i].n, 1, (size_t)rule[i].c, (size_t)rule[i].c) != 0) ==
-                          rule[i].want,
-                      "Winograd shape rule: %lldx%lld C%lld batch %lld", (long long)rule[i].side,
-                      (long long)rule[i].side, (long long)rule[i].c, (long long)rule[i].n);
+            int got = rlx_nn_wino_wanted(&sp, (size_t)rule[i].n, 1, (size_t)rule[i].c, (size_t)rule[i].co);
+            CHECK_MSG(got == rule[i].want, "Winograd shape rule: %lldx%lld C%lld->%lld batch %lld: %d, not %d",
+                      (long long)rule[i].side, (long long)rule[i].side, (long long)rule[i].c, (long long)rule[i].co,
+                      (long long)rule[i].n, got, rule[i].want);
         }
     }
 }
@@ -1250,6 +1273,9 @@ static void test_conv_pwt_small_planes(void) {
         { "1x1 256->32 on 27x27", 1, 256, 32, 27, 1, 0, RLX_ACT_RELU, false },
     };
     if (rlx_cpu_sgemm_kernel_get() != RLX_CPU_SGEMM_AVX512) return;
+    /* with Winograd off (cpu.winograd=0): SqueezeNet's 3x3s on 13x13 and
+     * 27x27 take F(4x4) by shape before this rule */
+    rlx_nn_wino_force(1);
     static const int lims[] = { 1, 2, 5 };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         int64_t p = cases[i].k / 2;
@@ -1263,6 +1289,7 @@ static void test_conv_pwt_small_planes(void) {
             rlx_parallel_set_limit(prev);
         }
     }
+    rlx_nn_wino_force(0);
 }
 
 /* Non-finite weights: the channels-in-lanes path leaves no tap out (0 x
@@ -1370,6 +1397,8 @@ static void test_conv_channels_in_lanes(void) {
         bool res;
     } runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_RELU, false }, { RLX_ACT_CLIP, false },
                  { RLX_ACT_HARDSWISH, false }, { RLX_ACT_RELU, true }, { RLX_ACT_NONE, true } };
+    /* its 3x3 cases (13x13 48->192) would take F(4x4) by shape */
+    rlx_nn_wino_force(1);
     rlx_cpu_sgemm_kernel top = rlx_cpu_sgemm_kernel_get();
     size_t ran = rlx_nn_pwt_runs();
     for (int kern = (int)top; kern >= (int)RLX_CPU_SGEMM_PORTABLE; kern--) {
@@ -1392,6 +1421,7 @@ static void test_conv_channels_in_lanes(void) {
         fprintf(stderr, "channels in lanes, sgemm kernel %d: %d runs\n", kern, g_pwt_runs - before);
     }
     CHECK(rlx_cpu_sgemm_kernel_set(top));
+    rlx_nn_wino_force(0);
     if (top == RLX_CPU_SGEMM_AVX512) CHECK_MSG(rlx_nn_pwt_runs() > ran, "the channels-in-lanes path never ran");
 }
 

@@ -113,10 +113,10 @@ static const opt_def k_opts[] = {
          "faster runs for a second copy of those weights in memory (0: use the weights as loaded; like "
          "onnxruntime's session.disable_prepacking)"),
     BOOL("cpu.winograd", "RLX_CPU_WINOGRAD", "1", cpu_winograd,
-         "3x3 stride-1 convolutions with many channels as Winograd F(2x2, 3x3) (weights transformed when a plan is "
-         "compiled; needs cpu.prepack): 16 multiplies for 36, results within the reference's tolerance but not "
-         "the bits of im2col + GEMM (0: every convolution on its im2col/implicit-GEMM path; like ncnn's "
-         "use_winograd_convolution)"),
+         "3x3 stride-1 convolutions with many channels as Winograd F(4x4, 3x3) or F(2x2, 3x3), by shape (weights "
+         "transformed when a plan is compiled; needs cpu.prepack): 36 multiplies for 144 or 16 for 36, results "
+         "within the reference's tolerance but not the bits of im2col + GEMM (0: every convolution on its "
+         "im2col/implicit-GEMM path; like ncnn's use_winograd_convolution)"),
     INT("cpu.threads", "RLX_NUM_THREADS", "0", 0, 1 << 20, cpu_threads, 0,
         "CPU threads this session's runs use (0: one per online core; the worker pool has at most 256, so, as onnxruntime "
         "accepts any count, larger values run on 256 with an info note): sessions share one "

@@ -1,7 +1,8 @@
-/* The Winograd path of Conv: F(2x2, 3x3) (Lavin and Gray, "Fast
- * Algorithms for Convolutional Neural Networks", 2015) for 2-D 3x3
- * convolutions at stride 1, dilation 1, one group, f32, with the AVX-512
- * sgemm kernel and policy "pool"; which shapes take it: wino_by_shape.
+/* The Winograd path of Conv: F(2x2, 3x3) and F(4x4, 3x3) (Lavin and
+ * Gray, "Fast Algorithms for Convolutional Neural Networks", 2015) for
+ * 2-D 3x3 convolutions at stride 1, dilation 1, one group, f32, with the
+ * AVX-512 sgemm kernel and policy "pool"; which shapes take it and which
+ * of the two: wino_by_shape (F(4x4)) and wino2_by_shape (F(2x2)).
  *
  * Why: VGG-19's and ResNet-50's 3x3 convolutions ran on the implicit GEMM
  * (cpu_nn_conv_ig.c) at 50-57 GMAC/s per core, 86-97% of this VM's f32
@@ -28,6 +29,41 @@
  * reference at 1e-5 relative + 2e-6 absolute per product of the sum and
  * prints its largest error against the reference beside the GEMM path's
  * (about the same: 0.026 and 0.034 of that absolute term).
+ *
+ * F(4x4, 3x3) computes a 4x4 block of outputs from a 6x6 block of inputs
+ * (rows 4ty .., columns 4tx ..) with 36 multiplications per channel pair
+ * for 144 (0.56 of F(2x2)'s 64 for the same 16 outputs), with the points
+ * 0, 1, -1, 2, -2 and infinity (the Toom-Cook matrices of Lavin and Gray):
+ *   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
+ *          0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1],
+ *   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6;
+ *          1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1],
+ *   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1].
+ * Why these points: pairs +-a let B^T and A^T share sums (rows 1 and 2,
+ * 3 and 4 of B^T from two sums each; A^T from m1 +- m2 and m3 +- m4), and
+ * their entries stay at most 5 and 8. A float32 simulation of 64-channel
+ * sums of products of values in [-1, 1] (numpy, Toom-Cook matrices
+ * built for each set, 150 tiles) gave largest / mean errors of 1.4e-4 /
+ * 4.0e-5 for these points, 1.9e-4 / 3.8e-5 for 0, +-1, +-1/2, and
+ * 3.9e-5 / 2.0e-5 for 0, +-1, 1/2, -2 (not symmetric: more transform
+ * operations; not taken, a possible refinement). U (G's sixths and
+ * twenty-fourths, not exact in binary) is computed in double and rounded
+ * once. The transforms scale by up to
+ * 10 per dimension with cancellation, so the rounding error is larger
+ * than F(2x2)'s: tests/test_cpu_conv_fast.c holds it to 1e-5 relative +
+ * 8e-6 absolute per product of the sum (4 times F(2x2)'s term; its
+ * largest error there, 0.48 of F(2x2)'s term, is 0.12 of its own, 16 times
+ * F(2x2)'s and 14 times the GEMM path's), and whole models stay as close
+ * to onnxruntime as before (BENCHMARKS.md: normwise 4.0e-7 on ResNet-50
+ * with random weights against 3.7e-7 with F(2x2) and 3.9e-7 without
+ * Winograd). Its input is split into four phase planes per row (columns
+ * 4j + k, k = 0 .. 3: two rounds of the even / odd split), so tile tx
+ * reads P0[tx], P1[tx], P2[tx], P3[tx], P0[tx + 1], P1[tx + 1]; its
+ * transforms run on vectors of 16 consecutive tiles of the pass, which
+ * may span tile rows and images (wino_segs: tile rows of 7 on 28 x 28
+ * maps, 4 on 14 x 14), and its tasks take a block of tiles each when the
+ * pass has fewer groups than threads. The rest (passes, tasks, the GEMMs'
+ * register tile, the epilogue) is F(2x2)'s with 36 GEMMs for 16.
  *
  * The input of each image is copied once into zero-padded planes whose
  * rows are split into even and odd columns (E[j] = row[2j], O[j] =
@@ -498,6 +534,20 @@ static void wino_put(const wino_job *j, float *yc, size_t ty, size_t tx0, size_t
     }
 }
 
+/* a[0], b[0], a[1], b[1], .. a[7], b[7] (hi: from a[8] and b[8]) */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 wino_zip(__m512 a, __m512 b, bool hi) {
+    const __m512i l = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i h = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    return _mm512_permutex2var_ps(a, hi ? h : l, b);
+}
+
+/* Whether io's epilogue runs in registers: bias and Relu (*relu) or no
+ * activation, without a residual. */
+static bool wino_fused(const rlx_nn_conv_io *io, bool *relu) {
+    *relu = io->act.kind == RLX_ACT_RELU;
+    return !io->res && (*relu || io->act.kind == RLX_ACT_NONE);
+}
+
 /* Output channels [co0, co0 + nco) of the pass's tiles [t0, t0 + nt) from
  * M[e][co - co0][t - t0] (row stride WN, WCO * WN per e), then the
  * epilogue: bias and Relu (or no activation) without a residual in
@@ -505,11 +555,8 @@ static void wino_put(const wino_job *j, float *yc, size_t ty, size_t tx0, size_t
 __attribute__((target("avx512f"))) static void wino_out2(const wino_job *j, size_t t0, size_t nt, size_t co0,
                                                          size_t nco, const float *m) {
     const rlx_nn_conv_io *io = &j->io;
-    size_t es = WCO * WN;
     float rows[2 * WMAXR];
-    bool relu = io->act.kind == RLX_ACT_RELU, fused = !io->res && (relu || io->act.kind == RLX_ACT_NONE);
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    bool relu, fused = wino_fused(io, &relu);
     for (size_t co = 0; co < nco; co++) {
         const float *mc = m + co * WN;
         const float *bias = io->b ? io->b + co0 + co : NULL;
@@ -521,7 +568,7 @@ __attribute__((target("avx512f"))) static void wino_out2(const wino_job *j, size
             const float *s = mc + (t - t0);
             for (size_t i = 0; i < len; i += 16) {
                 __mmask16 mk = len - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (len - i)) - 1);
-#define WO_LD(e) __m512 m##e = _mm512_maskz_loadu_ps(mk, s + (e) * es + i);
+#define WO_LD(e) __m512 m##e = _mm512_maskz_loadu_ps(mk, s + (e) * WCO * WN + i);
                 WO_LD(0) WO_LD(1) WO_LD(2) WO_LD(3) WO_LD(4) WO_LD(5) WO_LD(6) WO_LD(7)
                 WO_LD(8) WO_LD(9) WO_LD(10) WO_LD(11) WO_LD(12) WO_LD(13) WO_LD(14) WO_LD(15)
 #undef WO_LD
@@ -534,9 +581,8 @@ __attribute__((target("avx512f"))) static void wino_out2(const wino_job *j, size
                                 _mm512_add_ps(_mm512_add_ps(q0, q1), q2), _mm512_sub_ps(_mm512_sub_ps(q1, q2), q3) };
                 if (fused) wino_bias_relu(y, 4, vb, relu);
                 for (size_t r = 0; r < 2; r++) { /* row r: columns 2 tx (y[2r]) and 2 tx + 1 (y[2r + 1]) */
-                    _mm512_storeu_ps(rows + r * WMAXR + 2 * i, _mm512_permutex2var_ps(y[2 * r], lo, y[2 * r + 1]));
-                    _mm512_storeu_ps(rows + r * WMAXR + 2 * i + 16,
-                                     _mm512_permutex2var_ps(y[2 * r], hi, y[2 * r + 1]));
+                    _mm512_storeu_ps(rows + r * WMAXR + 2 * i, wino_zip(y[2 * r], y[2 * r + 1], false));
+                    _mm512_storeu_ps(rows + r * WMAXR + 2 * i + 16, wino_zip(y[2 * r], y[2 * r + 1], true));
                 }
             }
             wino_put(j, yc, ty, tx0, len, rows, fused, bias);
@@ -561,11 +607,8 @@ __attribute__((target("avx512f"), always_inline)) static inline void wino_at6(co
 __attribute__((target("avx512f"))) static void wino_out4(const wino_job *j, size_t t0, size_t nt, size_t co0,
                                                          size_t nco, const float *m) {
     const rlx_nn_conv_io *io = &j->io;
-    size_t es = WCO * WN;
     float rows[4 * WMAXR];
-    bool relu = io->act.kind == RLX_ACT_RELU, fused = !io->res && (relu || io->act.kind == RLX_ACT_NONE);
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    bool relu, fused = wino_fused(io, &relu);
     wino_seg seg[WN + 3 * 16];
     size_t ns = wino_segs(j, t0, nt, seg), nv = (nt + 15) / 16;
     for (size_t co = 0; co < nco; co++) {
@@ -576,7 +619,7 @@ __attribute__((target("avx512f"))) static void wino_out4(const wino_job *j, size
             const float *s = mc + 16 * vi;
             __m512 z[24], x[6], y[4];
             for (size_t k = 0; k < 6; k++) { /* z[p][k]: A^T over column k of M */
-                for (size_t r = 0; r < 6; r++) x[r] = _mm512_loadu_ps(s + (6 * r + k) * es);
+                for (size_t r = 0; r < 6; r++) x[r] = _mm512_loadu_ps(s + (6 * r + k) * WCO * WN);
                 wino_at6(x, y);
                 for (size_t p = 0; p < 4; p++) z[6 * p + k] = y[p];
             }
@@ -584,13 +627,11 @@ __attribute__((target("avx512f"))) static void wino_out4(const wino_job *j, size
                 wino_at6(z + 6 * p, y);
                 if (fused) wino_bias_relu(y, 4, vb, relu);
                 /* columns 4 tx + q from y[q]: two rounds of interleaving */
-                __m512 a0 = _mm512_permutex2var_ps(y[0], lo, y[2]), a1 = _mm512_permutex2var_ps(y[0], hi, y[2]);
-                __m512 b0 = _mm512_permutex2var_ps(y[1], lo, y[3]), b1 = _mm512_permutex2var_ps(y[1], hi, y[3]);
+                __m512 a0 = wino_zip(y[0], y[2], false), a1 = wino_zip(y[0], y[2], true);
+                __m512 b0 = wino_zip(y[1], y[3], false), b1 = wino_zip(y[1], y[3], true);
                 float *dst = rows + p * WMAXR;
-                _mm512_storeu_ps(dst, _mm512_permutex2var_ps(a0, lo, b0));
-                _mm512_storeu_ps(dst + 16, _mm512_permutex2var_ps(a0, hi, b0));
-                _mm512_storeu_ps(dst + 32, _mm512_permutex2var_ps(a1, lo, b1));
-                _mm512_storeu_ps(dst + 48, _mm512_permutex2var_ps(a1, hi, b1));
+                _mm512_storeu_ps(dst, wino_zip(a0, b0, false)), _mm512_storeu_ps(dst + 16, wino_zip(a0, b0, true));
+                _mm512_storeu_ps(dst + 32, wino_zip(a1, b1, false)), _mm512_storeu_ps(dst + 48, wino_zip(a1, b1, true));
             }
             for (; s0 < ns && seg[s0].vi == vi; s0++) {
                 const wino_seg *sg = &seg[s0];
