@@ -169,28 +169,30 @@ static bool wino2_by_shape(const rlx_nn_sp3 *s, size_t n_img, size_t cin, size_t
 }
 
 /* Where F(4x4, 3x3) beats F(2x2) and the implicit GEMM (or the
- * channels-in-lanes path): bench/conv_node, CONV_NODE_HOT=1, 1 thread,
- * median of 3 rounds of 7 calls, thread CPU us, 2026-12-05 dev VM at load
- * 9-13, BENCHMARKS.md "Winograd F(4x4, 3x3)"; GEMM -> F(2x2) -> F(4x4):
- * 64->64 at 56x56 2243 -> 1488 -> 1317, 16->64 at 55x55 579 -> 531 ->
- * 477 (F(2x2) not taken: 16 inputs), 64->32 at 56x56 1099 -> 1093 ->
- * 1001, 16->16 at 56x56 221 -> 169 -> 180; at 28x28 128->128 2087 ->
- * 1320 -> 1291, 32->128 at 27x27 510 -> 439 -> 350, 32->64 278 -> 245 ->
- * 220, 128->64 1055 -> 787 -> 773, but 256->64 2153 -> 1571 -> 1717,
- * 128->32 533 -> 528 -> 584, 32->32 141 -> 136 -> 155, 16->32 78 -> 81 ->
- * 89; at 14x14 and 13x13 (4 x 4 tiles: 16 per image) 256->256 1993 ->
- * 1546 -> 1117, 128->128 509 -> 463 -> 339, 96->208 611 -> 509 -> 344,
- * 48->192 252 -> 267 -> 174, 64->256 438 -> 452 -> 278, but 64->64 131
- * -> 160 -> 132, 32->64 61 -> 84 -> 66; at 7x7 (4 tiles per image)
- * batch 4 256->256 1926 -> 1899 -> 1346, 512->512 8692 -> 6600 -> 5330,
- * but batch 1 512->512 2075 -> 1912 -> 4285 and batch 2 4267 -> 3644 ->
- * 4951. So F(4x4) from 16 input channels with at least half as many
- * outputs: on maps of 48 or more from 16 outputs, from 24 with 32 inputs
- * and 64 outputs, from 13 with c_in x c_out >= 8192, from 7 with 16 tiles
- * over the batch and 256 channels in and out; else F(2x2)'s rule. Its
- * tiles of 16 outputs do 36 products where F(2x2)'s four tiles do 64
- * (0.56 of the multiplications); small maps lose on the tiles past the
- * map's edge (7x7: 8x8 computed). */
+ * channels-in-lanes path, which takes 13x13 and 14x14 by shape):
+ * bench/conv_node, CONV_NODE_HOT=1, 1 thread, median of 3 rounds of 7
+ * calls, thread CPU us, 2026-12-05 dev VM at load 9-13, BENCHMARKS.md
+ * "Winograd F(4x4, 3x3)"; GEMM -> F(2x2) -> F(4x4): 64->64 at 56x56 2233
+ * -> 1523 -> 1266, 16->64 at 55x55 598 -> 508 -> 405 (F(2x2) not taken:
+ * 16 inputs), 64->32 at 56x56 1111 -> 950 -> 831, 16->16 at 56x56 221 ->
+ * 169 -> 180; at 28x28 128->128 2072 -> 1404 -> 1301, 32->128 at 27x27
+ * 512 -> 397 -> 346, 32->64 278 -> 223 -> 223, 128->64 1055 -> 787 ->
+ * 773, but 256->64 2153 -> 1571 -> 1717, 128->32 533 -> 528 -> 584,
+ * 32->32 141 -> 136 -> 155, 16->32 78 -> 81 -> 89; at 14x14 and 13x13
+ * (4 x 4 tiles: 16 per image) 256->256 2041 -> 1616 -> 1218, 128->128
+ * 496 -> 464 -> 345, 96->208 607 -> 501 -> 348, 48->192 252 -> 270 ->
+ * 175, 64->256 439 -> 450 -> 285, but 64->64 131 -> 160 -> 132, 32->64 61
+ * -> 84 -> 66; at 7x7 (4 tiles per image) batch 4 256->256 2010 -> 1878
+ * -> 1490, 512->512 8692 -> 6600 -> 5330, but batch 1 512->512 2186 ->
+ * 2026 -> 4455 and batch 2 4267 -> 3644 -> 4951. So F(4x4) from 16 input
+ * channels with at least half as many outputs: on maps of 48 or more from
+ * 16 outputs, from 24 with 32 inputs and 64 outputs, from 13 with c_in x
+ * c_out >= 8192, from 7 with 16 tiles over the batch and 256 channels in
+ * and out; else F(2x2)'s rule. Its tiles of 16 outputs do 36 products
+ * where F(2x2)'s four tiles do 64 (0.56 of the multiplications); small
+ * maps lose on the tiles past the map's edge (7x7: 8x8 computed). At 2
+ * threads the VM's measurements (wall time under chrt) varied too much
+ * to move the rule (BENCHMARKS.md). */
 static int wino_by_shape(const rlx_nn_sp3 *s, size_t n_img, size_t cin, size_t cout) {
     int64_t side = s->out[1] < s->out[2] ? s->out[1] : s->out[2];
     size_t tiles4 = (size_t)((s->out[1] + 3) / 4) * (size_t)((s->out[2] + 3) / 4) * (n_img ? n_img : 1);
