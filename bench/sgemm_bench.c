@@ -18,8 +18,8 @@
  * time, B, the columns, packed per call), :b that B is (a MatMul's
  * weights; A, the activations, packed per call). --order and --nc
  * (rlx_cpu_sgemm_blocking_set) add the blocking to the variants (every
- * tile x order x nc): "rows" (default) runs A's row panels inside B's
- * column panels, "cols" the reverse; nc the columns of B per packed block
+ * tile x order x nc): "cols" (default) runs B's column panels inside
+ * A's row panels, "rows" the reverse; nc the columns of B per packed block
  * (default 2048). Default shapes: the
  * list below. --threads N runs on N worker threads (default 1: the
  * per-core rate); --peak is the machine's f32 peak in GFLOP/s for the
@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
         "256:2304:196:a", "64:576:3136:a", "1024:256:196:a", "2048:512:49:a", "512:4608:49:a", "128:1152:784:a",
         "128:768:768:b",  "128:768:3072:b", "128:3072:768:b", "1024:1024:1024:b",
     };
-    const char *tiles_arg = "all", *kernel_arg = NULL, *order_arg = "rows", *nc_arg = "2048";
+    const char *tiles_arg = "all", *kernel_arg = NULL, *order_arg = "cols", *nc_arg = "2048";
     int threads = 1, reps = 15;
     double peak = 0.0;
     int first_shape = argc;

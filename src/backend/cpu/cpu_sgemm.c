@@ -530,11 +530,11 @@ typedef struct sgemm_args {
  * n, k need of them), 64-byte aligned (unused where the operand is
  * packed already). */
 /* The blocking of sgemm_packed (rlx_cpu_sgemm_blocking_set): the order
- * of its two inner loops (rows_inner: for each column panel of B, the
- * row panels of A, so B's micro-panel is reused from L1 and A's stream
- * from L2; else the reverse) and the columns of B per packed block (at
- * most NC, the scratch's size). */
-static atomic_bool g_rows_inner = true;
+ * of its two inner loops (default: for each row panel of A, the column
+ * panels of B, so A's micro-panel is reused from L1, B's stream from L2
+ * and C's tiles are visited along its rows; rows_inner: the reverse) and
+ * the columns of B per packed block (at most NC, the scratch's size). */
+static atomic_bool g_rows_inner = false;
 static atomic_size_t g_nc = NC;
 
 bool rlx_cpu_sgemm_blocking_set(bool rows_inner, size_t nc) {
