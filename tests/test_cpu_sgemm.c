@@ -21,6 +21,8 @@
  *    K both a multiple of 8 and not): bitwise the scalar oracle of one fmaf chain per
  *    element, plain, with packed operands and with packs of another tile,
  *    in both loop orders and blocks of 96 columns (rlx_cpu_sgemm_blocking_set).
+ *  - The 2-D split of BERT's and MiniLM's MatMuls over 16 threads
+ *    (test_bert_splits: block counts and balance, no timing).
  *  - Against a double-precision reference (alpha 0.75, beta 1.5 on a random
  *    C; alpha 1, beta 0 on a C of NaNs, which must not leak): inputs in
  *    [-1, 1), float accumulation of K products is off by about K * 6e-8 in
@@ -386,12 +388,39 @@ static void test_tiles(void) {
     CHECK(strcmp(rlx_cpu_sgemm_avx512_tile_name(RLX_CPU_SGEMM_TILE_12X32), "12x32") == 0);
 }
 
+/* How rlx_cpu_sgemm splits BERT-base's and MiniLM's MatMuls (B packed
+ * beforehand) at batch 1 (M = 128) and 8 (M = 1024) over 16 threads (the
+ * 16-core host's count; counts, no timing): at least one block per thread,
+ * and the largest block's multiply-adds within 10% of an even share of the
+ * product (a split whose blocks cannot feed every thread, or that leaves
+ * one thread twice the work of the others, fails). */
+static void test_bert_splits(void) {
+    static const size_t shapes[][3] = { { 128, 768, 768 },  { 128, 768, 3072 },  { 128, 3072, 768 },
+                                        { 1024, 768, 768 }, { 1024, 768, 3072 }, { 1024, 3072, 768 },
+                                        { 128, 384, 384 },  { 128, 384, 1536 },  { 128, 1536, 384 },
+                                        { 1024, 384, 384 }, { 1024, 384, 1536 }, { 1024, 1536, 384 } };
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        size_t m = shapes[si][0], k = shapes[si][1], n = shapes[si][2], t = 16;
+        rlx_cpu_split2d_req q = { 1, m, n, k, 8, 32, 0, 8.0 * (double)k, 6.0 * (double)k, t, (double)(1 << 18) };
+        rlx_cpu_split2d sp = rlx_cpu_split2d_choose(&q);
+        size_t blocks = sp.m_blocks * sp.n_blocks, r0, rows, c0, cols;
+        rlx_cpu_block_range(m, 8, sp.m_blocks, 0, &r0, &rows); /* block 0 is the largest */
+        rlx_cpu_block_range(n, 32, sp.n_blocks, 0, &c0, &cols);
+        size_t waves = (blocks + t - 1) / t;
+        double over = (double)waves * (double)rows * (double)cols / ((double)m * (double)n / (double)t);
+        CHECK_MSG(blocks >= t && over <= 1.1,
+                  "MatMul %zu x %zu x %zu on %zu threads: %zu x %zu blocks, the slowest thread %.2f of an even share",
+                  m, k, n, t, sp.m_blocks, sp.n_blocks, over);
+    }
+}
+
 int main(void) {
     test_seed(test_seed_from_env());
     fprintf(stderr, "worker threads: %d, default kernel: %s\n", rlx_parallel_threads(),
             kernel_name(rlx_cpu_sgemm_kernel_get()));
     rlx_cpu_sgemm_kernel kernels[3] = { RLX_CPU_SGEMM_PORTABLE, RLX_CPU_SGEMM_AVX2, RLX_CPU_SGEMM_AVX512 };
     rlx_cpu_sgemm_kernel def = rlx_cpu_sgemm_kernel_get();
+    test_bert_splits();
     int shapes = 0;
     for (int kk = 0; kk < 3; kk++) {
         if (!rlx_cpu_sgemm_kernel_set(kernels[kk])) {
