@@ -7,9 +7,11 @@
  * each panel's sum s added as c = alpha * s (first panel, beta 0),
  * beta * c + alpha * s (first panel) or c + alpha * s (later panels).
  * rlx therefore multiplies with its own packed GEMM (cpu_sgemm.c): A and B
- * packed into panels of mr rows / nr columns (zero-padded at the edges), an
- * mr x nr register-tile micro-kernel, edge tiles computed whole on a tile
- * on the stack and stored partially. Three kernels, picked once at run
+ * packed into panels of mr rows / nr columns (zero-padded at the edges; a
+ * row-major A of a product with few columns, n <= 4 nr, is read in place,
+ * only a last panel of fewer than mr rows packed), an mr x nr
+ * register-tile micro-kernel, edge tiles computed whole on a tile on the
+ * stack and stored partially. Three kernels, picked once at run
  * time by what the CPU runs (__builtin_cpu_supports, which also checks that
  * the OS saves the registers; target attributes: no illegal instruction
  * elsewhere): AVX-512F (8 x 32; or 8 x 48 by option cpu.sgemm_tile; 12 x
