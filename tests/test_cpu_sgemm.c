@@ -348,12 +348,15 @@ static void test_tiles(void) {
                 float beta = pass ? 1.5f : 0.0f;
                 memcpy(want, c0, bytes);
                 fma_oracle_t(ta, tb, m, n, k, 0.75f, &a, &b, beta, want, ldc);
-                for (int way = 0; way < 6; way++) {
-                    /* ways 4, 5: the other loop order (B's panels outside A's), blocks of 96 columns */
-                    CHECK(rlx_cpu_sgemm_blocking_set(way >= 4, way < 4 ? 2048 : 100));
+                for (int way = 0; way < 7; way++) {
+                    /* ways 4, 5: the other loop order (B's panels outside A's), blocks of 96 columns;
+                     * way 6: the default blocking */
+                    if (way == 6) rlx_cpu_sgemm_blocking_reset();
+                    else CHECK(rlx_cpu_sgemm_blocking_set(way >= 4, way < 4 ? 2048 : 100));
                     memcpy(got, c0, bytes);
                     memcpy(got1, c0, bytes);
-                    const rlx_cpu_sgemm_packref *pra = way == 1 || way == 2 || way == 5 ? &ra : way == 3 ? &ora : NULL;
+                    const rlx_cpu_sgemm_packref *pra =
+                        way == 1 || way == 2 || way == 5 || way == 6 ? &ra : way == 3 ? &ora : NULL;
                     const rlx_cpu_sgemm_packref *prb = way == 2 || way == 5 ? &rb : way == 3 ? &orb : NULL;
                     rlx_cpu_sgemm_packed(ta, tb, m, n, k, 0.75f, a.v, a.ld, b.v, b.ld, beta, got, ldc, pra, prb);
                     rlx_cpu_sgemm_serial_packed(ta, tb, m, n, k, 0.75f, a.v, a.ld, b.v, b.ld, beta, got1, ldc, pra,
@@ -372,7 +375,7 @@ static void test_tiles(void) {
             free(a.v), free(b.v), free(c0), free(want), free(got), free(got1);
         }
     CHECK(rlx_cpu_sgemm_avx512_tile_set(keep));
-    CHECK(rlx_cpu_sgemm_blocking_set(false, 2048));
+    rlx_cpu_sgemm_blocking_reset();
     /* names and bad input */
     CHECK(!rlx_cpu_sgemm_blocking_set(true, 4096) && !rlx_cpu_sgemm_blocking_set(true, 8));
     CHECK(!rlx_cpu_sgemm_avx512_tile_set(RLX_CPU_SGEMM_TILE_COUNT));

@@ -553,22 +553,31 @@ static bool a_rows_ok(const sgemm_kernel *kd, const sgemm_args *g) {
  * n, k need of them), 64-byte aligned (unused where the operand is
  * packed already). */
 /* The blocking of sgemm_packed (rlx_cpu_sgemm_blocking_set): the order
- * of its two inner loops (default: for each row panel of A, the column
- * panels of B, so A's micro-panel is reused from L1, B's stream from L2
- * and C's tiles are visited along its rows; rows_inner: the reverse) and
- * the columns of B per packed block (at most NC, the scratch's size). */
-static atomic_bool g_rows_inner = false;
+ * of its two inner loops (cols: for each row panel of A, the column panels
+ * of B, so A's micro-panel is reused from L1, B's stream from L2 and C's
+ * tiles are visited along its rows; rows: the reverse; by default cols
+ * for products of more than MC rows, where rows order missed the cache on
+ * C, and rows for the others, which read B once where cols reads it per
+ * panel of A) and the columns of B per packed block (at most NC, the
+ * scratch's size). g_order: -1 the default, 0 cols, 1 rows. */
+static atomic_int g_order = -1;
 static atomic_size_t g_nc = NC;
 
 bool rlx_cpu_sgemm_blocking_set(bool rows_inner, size_t nc) {
     if (nc < 64 || nc > NC) return false;
-    atomic_store_explicit(&g_rows_inner, rows_inner, memory_order_relaxed);
+    atomic_store_explicit(&g_order, rows_inner ? 1 : 0, memory_order_relaxed);
     atomic_store_explicit(&g_nc, nc, memory_order_relaxed);
     return true;
 }
 
+void rlx_cpu_sgemm_blocking_reset(void) {
+    atomic_store_explicit(&g_order, -1, memory_order_relaxed);
+    atomic_store_explicit(&g_nc, NC, memory_order_relaxed);
+}
+
 static void sgemm_packed(const sgemm_kernel *kd, const sgemm_args *g, float *apack, float *bpack) {
-    bool rows_inner = atomic_load_explicit(&g_rows_inner, memory_order_relaxed);
+    int order = atomic_load_explicit(&g_order, memory_order_relaxed);
+    bool rows_inner = order < 0 ? g->m <= MC : order == 1;
     /* (a whole number of B's panels: a packed B is addressed by panel) */
     size_t mr = kd->mr, nr = kd->nr, mcb = MC / mr * mr;
     size_t ncb = atomic_load_explicit(&g_nc, memory_order_relaxed) / nr * nr;

@@ -225,16 +225,20 @@ bool rlx_cpu_sgemm_avx512_tile_set(rlx_cpu_sgemm_avx512_tile tile);
 rlx_status rlx_cpu_sgemm_avx512_tile_choose(const char *name);
 
 /* The blocking of the packed product (for benchmarks and tests, not while
- * GEMMs run; it never changes the results): rows_inner false (default)
- * runs a block's column panels of B inside its row panels of A (A's
- * micro-panel of 256 x mr floats, 8 KiB, reused from L1; B's streamed from
- * L2; C's tiles visited along its rows), true the reverse (B's 256 x nr,
- * 32 KiB at 8 x 32: the whole L1 of a Zen 4 core, so A's panels evict it;
- * C's tiles down a column strip, which misses the cache when C is larger
- * than L2: 7-9% slower at M = 1024, BENCHMARKS.md "BERT encoders at batch
- * 8"); nc: columns of B per packed block (default and most 2048; at least
- * 64). False, and no change, for an nc out of range. */
+ * GEMMs run; it never changes the results): rows_inner false runs a
+ * block's column panels of B inside its row panels of A (A's micro-panel
+ * of 256 x mr floats, 8 KiB, reused from L1; B's streamed from L2; C's
+ * tiles visited along its rows), true the reverse (B's 256 x nr, 32 KiB
+ * at 8 x 32: the whole L1 of a Zen 4 core, so A's panels evict it; C's
+ * tiles down a column strip, which misses the cache when C is larger than
+ * L2); nc: columns of B per packed block (at most 2048; at least 64).
+ * False, and no change, for an nc out of range. Default (and after
+ * rlx_cpu_sgemm_blocking_reset): nc 2048, B's panels inside A's for
+ * products (blocks of a split) of more than 128 rows (7-9% faster at M =
+ * 1024), A's inside B's for the others (which then read B once; BERT at
+ * batch 1), BENCHMARKS.md "BERT encoders at batch 8". */
 bool rlx_cpu_sgemm_blocking_set(bool rows_inner, size_t nc);
+void rlx_cpu_sgemm_blocking_reset(void);
 
 /* A 2-D split of `outer` independent products of one shape (images x
  * groups of a convolution; 1 for a plain product) over the threads: rows
