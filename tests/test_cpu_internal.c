@@ -183,7 +183,8 @@ static void run_aln(const aln_case *c) {
 
 /* The attention's tasks over the threads (rlx_cpu_attention_rows): the
  * tasks (batch x block of query rows) taken one by one by the first free
- * thread, simulated with a task's time its rows; the slowest thread's rows
+ * thread (what rlx_nn_run_items' shares with stealing come to for tasks of
+ * equal rows), simulated with a task's time its rows; the slowest thread's rows
  * against an even share. BERT's and MiniLM's attention at batch 1 (12
  * heads) and 8 (96) on 16 threads must come within 10% of it (thirds of 43
  * rows, the earlier split, were 34% over at batch 1); every split within

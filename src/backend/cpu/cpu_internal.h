@@ -30,8 +30,9 @@ rlx_status rlx_cpu_matmul_nbits(rlx_cpu_kctx *k);
 
 /* Query rows per task of rlx.Attention's f32 fast path: nb batches (x
  * heads) of sq query rows against sk keys, depth d, value depth dv, on
- * `threads` threads; the tasks (nb x ceil(sq / rows), taken one by one by
- * the threads) are balanced with rlx_cpu_split2d_choose (cpu_sgemm.h): a
+ * `threads` threads; the tasks (nb x ceil(sq / rows), shared out by
+ * rlx_nn_run_items, idle threads taking others' tasks) are balanced with
+ * rlx_cpu_split2d_choose (cpu_sgemm.h): a
  * query row costs its products (sk x (d + dv) multiply-adds) and its
  * softmax (about 4 sk), a block packs K^T and V again (about 8 (d + dv) per
  * key). Rows come in whole register tiles of the GEMM, at most those whose
