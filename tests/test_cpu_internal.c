@@ -187,7 +187,7 @@ static void run_aln(const aln_case *c) {
  * equal rows), simulated with a task's time its rows; the slowest thread's rows
  * against an even share. BERT's and MiniLM's attention at batch 1 (12
  * heads) and 8 (96) on 16 threads must come within 10% of it (thirds of 43
- * rows, the earlier split, were 34% over at batch 1); every split within
+ * rows, the earlier split, were 33% over at batch 1); every split within
  * 30% of it. */
 static void test_attention_split(void) {
     static const size_t shapes[][4] = { { 12, 128, 128, 64 }, { 96, 128, 128, 64 }, { 12, 128, 128, 32 },
