@@ -18,8 +18,9 @@
  * time, B, the columns, packed per call), :b that B is (a MatMul's
  * weights; A, the activations, packed per call). --order and --nc
  * (rlx_cpu_sgemm_blocking_set) add the blocking to the variants (every
- * tile x order x nc): "rows" (default) runs A's row panels inside B's
- * column panels, "cols" the reverse; nc the columns of B per packed block
+ * tile x order x nc): "cols" runs B's column panels inside A's row
+ * panels, "rows" the reverse, "auto" (default) the library's choice
+ * (cols above 128 rows); nc the columns of B per packed block
  * (default 2048). Default shapes: the
  * list below. --threads N runs on N worker threads (default 1: the
  * per-core rate); --peak is the machine's f32 peak in GFLOP/s for the
@@ -62,14 +63,15 @@ static int usage(const char *why) {
 
 typedef struct variant {
     int tile; /* rlx_cpu_sgemm_avx512_tile, -1: the kernel in use */
-    bool rows_inner;
+    int order; /* -1: the library's default (auto), 0: cols, 1: rows */
     size_t nc;
 } variant;
 
 /* Selects variant v (tile and blocking). */
 static void use(const variant *v) {
     if (v->tile >= 0) rlx_cpu_sgemm_avx512_tile_set((rlx_cpu_sgemm_avx512_tile)v->tile);
-    rlx_cpu_sgemm_blocking_set(v->rows_inner, v->nc);
+    if (v->order < 0) rlx_cpu_sgemm_blocking_reset();
+    if (v->order >= 0 || v->nc != 2048) rlx_cpu_sgemm_blocking_set(v->order == 1, v->nc);
 }
 
 typedef struct shape {
@@ -92,7 +94,7 @@ int main(int argc, char **argv) {
         "256:2304:196:a", "64:576:3136:a", "1024:256:196:a", "2048:512:49:a", "512:4608:49:a", "128:1152:784:a",
         "128:768:768:b",  "128:768:3072:b", "128:3072:768:b", "1024:1024:1024:b",
     };
-    const char *tiles_arg = "all", *kernel_arg = NULL, *order_arg = "rows", *nc_arg = "2048";
+    const char *tiles_arg = "all", *kernel_arg = NULL, *order_arg = "auto", *nc_arg = "2048";
     int threads = 1, reps = 15;
     double peak = 0.0;
     int first_shape = argc;
@@ -147,16 +149,16 @@ int main(int argc, char **argv) {
             tiles[ntile++] = t;
         }
     }
-    int orders[2], norder = 0;
+    int orders[3], norder = 0;
     size_t ncs[4];
     int nnc = 0;
     {
         char buf[128];
         snprintf(buf, sizeof buf, "%s", order_arg);
         for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-            if (norder == 2 || (strcmp(tok, "rows") != 0 && strcmp(tok, "cols") != 0))
-                return usage("--order takes rows, cols or both");
-            orders[norder++] = strcmp(tok, "rows") == 0;
+            if (norder == 3 || (strcmp(tok, "rows") != 0 && strcmp(tok, "cols") != 0 && strcmp(tok, "auto") != 0))
+                return usage("--order takes rows, cols, auto");
+            orders[norder++] = strcmp(tok, "auto") == 0 ? -1 : strcmp(tok, "rows") == 0;
         }
         snprintf(buf, sizeof buf, "%s", nc_arg);
         for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
@@ -166,11 +168,11 @@ int main(int argc, char **argv) {
         }
         if (!norder || !nnc) return usage("empty --order or --nc");
     }
-    variant var[RLX_CPU_SGEMM_TILE_COUNT * 2 * 4];
+    variant var[RLX_CPU_SGEMM_TILE_COUNT * 3 * 4];
     int nvar = 0;
     for (int a = 0; a < ntile; a++)
         for (int b = 0; b < norder; b++)
-            for (int c = 0; c < nnc; c++) var[nvar++] = (variant){ tiles[a], orders[b] != 0, ncs[c] };
+            for (int c = 0; c < nnc; c++) var[nvar++] = (variant){ tiles[a], orders[b], ncs[c] };
     const char *kname = avx512 ? "avx512" : rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_AVX2 ? "avx2" : "portable";
     printf("sgemm_bench: kernel %s, %d thread(s), median of %d reps, %s time%s\n", kname, threads, reps,
            g_cpu_clock ? "thread CPU" : "wall", peak > 0 ? "" : " (no --peak: no share of peak)");
@@ -220,7 +222,7 @@ int main(int argc, char **argv) {
             char vn[48];
             snprintf(vn, sizeof vn, "%s/%s/%zu",
                      var[q].tile >= 0 ? rlx_cpu_sgemm_avx512_tile_name((rlx_cpu_sgemm_avx512_tile)var[q].tile) : kname,
-                     var[q].rows_inner ? "rows" : "cols", var[q].nc);
+                     var[q].order < 0 ? "auto" : var[q].order ? "rows" : "cols", var[q].nc);
             printf("%-20s %-16s %10.1f %9.1f %7s %9.1f %10.1f %7.1f\n", spec, vn, med, gf, pk, flop / best / 1e3, kern,
                    100.0 * (1.0 - kern / med));
             rlx_cpu_sgemm_pack_free(&pa[q]);

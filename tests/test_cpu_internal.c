@@ -21,8 +21,10 @@
  * fast path sums both products in f32, rounds the scale, and takes exp
  * within 2^-22 relative; the worst seen here is 1.8e-7 max |V|).
  * ctest runs this program with the default thread count and with
- * RLX_NUM_THREADS = 1, 2 and 3 (tests/CMakeLists.txt): the blocks of query
- * rows change with it.
+ * RLX_NUM_THREADS = 1, 2, 3, 5 and 16 (tests/CMakeLists.txt): the blocks
+ * of query rows change with it. test_attention_split checks how those
+ * blocks share BERT's heads out over 2, 5 and 16 threads (counts, no
+ * timing).
  *
  * rlx.AddLayerNormalization: the fast path (the sum in f32 with B read in
  * runs, then cpu_rows.c's LayerNormalization rows) against the reference
@@ -38,6 +40,7 @@
 #include "test_node.h"
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_internal.h"
 #include "base/tensor.h"
 #include "ir/graph.h"
 
@@ -178,6 +181,46 @@ static void run_aln(const aln_case *c) {
     rlx_tensor_destroy(yf), rlx_tensor_destroy(yr);
 }
 
+/* The attention's tasks over the threads (rlx_cpu_attention_rows): the
+ * tasks (batch x block of query rows) taken one by one by the first free
+ * thread (what rlx_nn_run_items' shares with stealing come to for tasks of
+ * equal rows), simulated with a task's time its rows; the slowest thread's rows
+ * against an even share. BERT's and MiniLM's attention at batch 1 (12
+ * heads) and 8 (96) on 16 threads must come within 10% of it (thirds of 43
+ * rows, the earlier split, were 33% over at batch 1); every split within
+ * 30% of it. */
+static void test_attention_split(void) {
+    static const size_t shapes[][4] = { { 12, 128, 128, 64 }, { 96, 128, 128, 64 }, { 12, 128, 128, 32 },
+                                        { 96, 128, 128, 32 }, { 12, 384, 384, 64 }, { 1, 128, 128, 64 } };
+    static const size_t threads[] = { 2, 5, 16 };
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (size_t ti = 0; ti < sizeof threads / sizeof threads[0]; ti++) {
+            size_t nb = shapes[si][0], sq = shapes[si][1], sk = shapes[si][2], d = shapes[si][3], t = threads[ti];
+            size_t rows = rlx_cpu_attention_rows(nb, sq, sk, d, d, t);
+            CHECK_MSG(rows >= 1 && rows <= sq, "attention rows %zu of %zu", rows, sq);
+            if (!rows) continue;
+            size_t blocks = (sq + rows - 1) / rows, tasks = nb * blocks, busy[16] = { 0 };
+            for (size_t i = 0; i < tasks; i++) { /* the next task to the thread that is free first */
+                size_t first = 0;
+                for (size_t w = 1; w < t; w++)
+                    if (busy[w] < busy[first]) first = w;
+                size_t r0 = i % blocks * rows;
+                busy[first] += sq - r0 < rows ? sq - r0 : rows;
+            }
+            size_t slowest = 0;
+            for (size_t w = 0; w < t; w++) slowest = busy[w] > slowest ? busy[w] : slowest;
+            double even = (double)(nb * sq) / (double)t, over = (double)slowest / even;
+            printf("  attention %zu x %zu rows, %zu keys, depth %zu on %zu threads: blocks of %zu rows, %zu tasks, "
+                   "slowest thread %.2f of an even share\n",
+                   nb, sq, sk, d, t, rows, tasks, over);
+            CHECK_MSG(over <= 1.3, "attention %zu x %zu on %zu threads: the slowest thread has %.2f of an even share",
+                      nb, sq, t, over);
+            if (t == 16 && sq == 128 && nb >= 12)
+                CHECK_MSG(over <= 1.1, "attention %zu x %zu on 16 threads: the slowest thread has %.2f of an even share",
+                          nb, sq, over);
+        }
+}
+
 int main(void) {
     static const aln_case alns[] = {
         { 3, { 1, 128, 768 }, 3, { 1, 128, 768 }, true, false, -1 },
@@ -190,6 +233,7 @@ int main(void) {
         { 2, { 4, 1000 }, 1, { 1000 }, true, true, -1 },
     };
     for (size_t i = 0; i < sizeof alns / sizeof alns[0]; i++) run_aln(&alns[i]);
+    test_attention_split();
 
     static const int64_t seqs[] = { 1, 7, 128, 384 }, depths[] = { 32, 64, 80, 128 }, heads[] = { 1, 12 };
     double worst = 0;

@@ -21,6 +21,8 @@
  *    K both a multiple of 8 and not): bitwise the scalar oracle of one fmaf chain per
  *    element, plain, with packed operands and with packs of another tile,
  *    in both loop orders and blocks of 96 columns (rlx_cpu_sgemm_blocking_set).
+ *  - The 2-D split of BERT's and MiniLM's MatMuls over 16 threads
+ *    (test_bert_splits: block counts and balance, no timing).
  *  - Against a double-precision reference (alpha 0.75, beta 1.5 on a random
  *    C; alpha 1, beta 0 on a C of NaNs, which must not leak): inputs in
  *    [-1, 1), float accumulation of K products is off by about K * 6e-8 in
@@ -346,12 +348,15 @@ static void test_tiles(void) {
                 float beta = pass ? 1.5f : 0.0f;
                 memcpy(want, c0, bytes);
                 fma_oracle_t(ta, tb, m, n, k, 0.75f, &a, &b, beta, want, ldc);
-                for (int way = 0; way < 6; way++) {
-                    /* ways 4, 5: the other loop order, blocks of 96 columns */
-                    CHECK(rlx_cpu_sgemm_blocking_set(way < 4, way < 4 ? 2048 : 100));
+                for (int way = 0; way < 7; way++) {
+                    /* ways 4, 5: the other loop order (B's panels outside A's), blocks of 96 columns;
+                     * way 6: the default blocking */
+                    if (way == 6) rlx_cpu_sgemm_blocking_reset();
+                    else CHECK(rlx_cpu_sgemm_blocking_set(way >= 4, way < 4 ? 2048 : 100));
                     memcpy(got, c0, bytes);
                     memcpy(got1, c0, bytes);
-                    const rlx_cpu_sgemm_packref *pra = way == 1 || way == 2 || way == 5 ? &ra : way == 3 ? &ora : NULL;
+                    const rlx_cpu_sgemm_packref *pra =
+                        way == 1 || way == 2 || way == 5 || way == 6 ? &ra : way == 3 ? &ora : NULL;
                     const rlx_cpu_sgemm_packref *prb = way == 2 || way == 5 ? &rb : way == 3 ? &orb : NULL;
                     rlx_cpu_sgemm_packed(ta, tb, m, n, k, 0.75f, a.v, a.ld, b.v, b.ld, beta, got, ldc, pra, prb);
                     rlx_cpu_sgemm_serial_packed(ta, tb, m, n, k, 0.75f, a.v, a.ld, b.v, b.ld, beta, got1, ldc, pra,
@@ -370,7 +375,7 @@ static void test_tiles(void) {
             free(a.v), free(b.v), free(c0), free(want), free(got), free(got1);
         }
     CHECK(rlx_cpu_sgemm_avx512_tile_set(keep));
-    CHECK(rlx_cpu_sgemm_blocking_set(true, 2048));
+    rlx_cpu_sgemm_blocking_reset();
     /* names and bad input */
     CHECK(!rlx_cpu_sgemm_blocking_set(true, 4096) && !rlx_cpu_sgemm_blocking_set(true, 8));
     CHECK(!rlx_cpu_sgemm_avx512_tile_set(RLX_CPU_SGEMM_TILE_COUNT));
@@ -386,12 +391,39 @@ static void test_tiles(void) {
     CHECK(strcmp(rlx_cpu_sgemm_avx512_tile_name(RLX_CPU_SGEMM_TILE_12X32), "12x32") == 0);
 }
 
+/* How rlx_cpu_sgemm splits BERT-base's and MiniLM's MatMuls (B packed
+ * beforehand) at batch 1 (M = 128) and 8 (M = 1024) over 16 threads (the
+ * 16-core host's count; counts, no timing): at least one block per thread,
+ * and the largest block's multiply-adds within 10% of an even share of the
+ * product (a split whose blocks cannot feed every thread, or that leaves
+ * one thread twice the work of the others, fails). */
+static void test_bert_splits(void) {
+    static const size_t shapes[][3] = { { 128, 768, 768 },  { 128, 768, 3072 },  { 128, 3072, 768 },
+                                        { 1024, 768, 768 }, { 1024, 768, 3072 }, { 1024, 3072, 768 },
+                                        { 128, 384, 384 },  { 128, 384, 1536 },  { 128, 1536, 384 },
+                                        { 1024, 384, 384 }, { 1024, 384, 1536 }, { 1024, 1536, 384 } };
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        size_t m = shapes[si][0], k = shapes[si][1], n = shapes[si][2], t = 16;
+        rlx_cpu_split2d_req q = { 1, m, n, k, 8, 32, 0, 8.0 * (double)k, 6.0 * (double)k, t, (double)(1 << 18) };
+        rlx_cpu_split2d sp = rlx_cpu_split2d_choose(&q);
+        size_t blocks = sp.m_blocks * sp.n_blocks, r0, rows, c0, cols;
+        rlx_cpu_block_range(m, 8, sp.m_blocks, 0, &r0, &rows); /* block 0 is the largest */
+        rlx_cpu_block_range(n, 32, sp.n_blocks, 0, &c0, &cols);
+        size_t waves = (blocks + t - 1) / t;
+        double over = (double)waves * (double)rows * (double)cols / ((double)m * (double)n / (double)t);
+        CHECK_MSG(blocks >= t && over <= 1.1,
+                  "MatMul %zu x %zu x %zu on %zu threads: %zu x %zu blocks, the slowest thread %.2f of an even share",
+                  m, k, n, t, sp.m_blocks, sp.n_blocks, over);
+    }
+}
+
 int main(void) {
     test_seed(test_seed_from_env());
     fprintf(stderr, "worker threads: %d, default kernel: %s\n", rlx_parallel_threads(),
             kernel_name(rlx_cpu_sgemm_kernel_get()));
     rlx_cpu_sgemm_kernel kernels[3] = { RLX_CPU_SGEMM_PORTABLE, RLX_CPU_SGEMM_AVX2, RLX_CPU_SGEMM_AVX512 };
     rlx_cpu_sgemm_kernel def = rlx_cpu_sgemm_kernel_get();
+    test_bert_splits();
     int shapes = 0;
     for (int kk = 0; kk < 3; kk++) {
         if (!rlx_cpu_sgemm_kernel_set(kernels[kk])) {

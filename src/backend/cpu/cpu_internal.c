@@ -289,10 +289,18 @@ static bool blas_operand(int64_t rs, int64_t cs, size_t rows, size_t cols, bool 
     return false;
 }
 
-/* Query rows per block of the fast path: the scores block stays near 1 MiB. */
-static size_t attn_block_rows(size_t sk) {
-    size_t rows = ((size_t)1 << 18) / (sk ? sk : 1);
-    return rows < 16 ? 16 : rows;
+size_t rlx_cpu_attention_rows(size_t nb, size_t sq, size_t sk, size_t d, size_t dv, size_t threads) {
+    size_t mr, nr;
+    rlx_cpu_sgemm_tile(&mr, &nr);
+    if (!sq || !sk) return sq;
+    rlx_cpu_split2d_req q = { nb, sq, sk, d + dv, mr, sk, 0, 4.0 * (double)sk, 8.0 * (double)(d + dv), threads,
+                              (double)(1 << 18) };
+    rlx_cpu_split2d sp = rlx_cpu_split2d_choose(&q);
+    size_t br = (sq + sp.m_blocks - 1) / sp.m_blocks, cap = ((size_t)1 << 18) / sk;
+    br = (br + mr - 1) / mr * mr; /* whole tiles, every block but the last of one size */
+    if (cap < 16) cap = 16;
+    if (br > cap) br = cap;
+    return br > sq ? sq : br;
 }
 
 /* true when the fast path can take this layout */
@@ -385,15 +393,7 @@ static rlx_status attn_fast(rlx_cpu_kctx *k, const attn_geom *g) {
     j.y = k->out[0]->data;
     j.alpha = g->div ? 1.0f / g->scale : g->scale;
     attn_fast_ok(g, &j.qt, &j.qld, &j.bt, &j.bld, &j.vt, &j.vld, &j.yld);
-    /* blocks of query rows: the scores block near 1 MiB, and at least two
-     * tasks per thread when the batches alone are fewer (blocks of >= 16) */
-    size_t br = attn_block_rows(g->sk), want = 2 * (size_t)rlx_parallel_threads();
-    if (g->nb < want) {
-        size_t per = (want + g->nb - 1) / g->nb, rows = (g->sq + per - 1) / per;
-        if (rows < 16) rows = 16;
-        if (rows < br) br = rows;
-    }
-    if (br > g->sq) br = g->sq;
+    size_t br = rlx_cpu_attention_rows(g->nb, g->sq, g->sk, g->d, g->dv, (size_t)rlx_parallel_threads());
     j.br = br;
     j.n_blocks = (g->sq + br - 1) / br;
     size_t n_s, slot;

@@ -28,6 +28,19 @@ void rlx_cpu_ew_f32(rlx_ew_fn fn, float *restrict d, const float *x, const float
  * fit K, N, block_size), RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_cpu_matmul_nbits(rlx_cpu_kctx *k);
 
+/* Query rows per task of rlx.Attention's f32 fast path: nb batches (x
+ * heads) of sq query rows against sk keys, depth d, value depth dv, on
+ * `threads` threads; the tasks (nb x ceil(sq / rows), shared out by
+ * rlx_nn_run_items, idle threads taking others' tasks) are balanced with
+ * rlx_cpu_split2d_choose (cpu_sgemm.h): a
+ * query row costs its products (sk x (d + dv) multiply-adds) and its
+ * softmax (about 4 sk), a block packs K^T and V again (about 8 (d + dv) per
+ * key). Rows come in whole register tiles of the GEMM, at most those whose
+ * scores fill about 1 MiB (at least 16). BERT's 12 heads of 128 rows on 16
+ * threads: 32 rows, 48 tasks, 3 per thread (thirds of 43 rows gave 36
+ * tasks: 3 on some threads, 2 on the others). sq when sq or sk is 0. */
+size_t rlx_cpu_attention_rows(size_t nb, size_t sq, size_t sk, size_t d, size_t dv, size_t threads);
+
 /* The unary rows with a vector form (Exp, Log, Sigmoid, SiLU, Swish, Tanh,
  * Gelu, Erf, Elu, Selu, Softplus, Mish): cpu_ew_vec.c. */
 bool rlx_cpu_ew_has_vec(rlx_ew_fn fn);

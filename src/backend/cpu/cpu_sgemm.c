@@ -83,12 +83,20 @@ enum {
 typedef void sgemm_kernel_fn(size_t kc, const float *ap, const float *bp, float *c, size_t ldc, float alpha,
                              float beta, int upd);
 
+/* The same with A's rows in place (row i at a + i * lda, k steps
+ * contiguous) instead of a packed micro-panel: the same operations, so the
+ * same bits. */
+typedef void sgemm_rows_fn(size_t kc, const float *a, size_t lda, const float *bp, float *c, size_t ldc, float alpha,
+                           float beta, int upd);
+
 /* A kernel: its full tile (mr x nr), and a narrow one (mr x nr_narrow, the
  * same operations lane for lane, so the same bits) for edge tiles of at
- * most nr_narrow columns, or NULL. */
+ * most nr_narrow columns, or NULL; rows / rows_narrow: the same reading A
+ * in place, or NULL. */
 typedef struct sgemm_kernel {
     sgemm_kernel_fn *full, *narrow;
     size_t mr, nr, nr_narrow;
+    sgemm_rows_fn *rows, *rows_narrow;
 } sgemm_kernel;
 
 /* The portable kernel: multiply then add (no fused multiply-add). */
@@ -163,13 +171,13 @@ static void kern_portable(size_t kc, const float *ap, const float *bp, float *c,
 /* The kernels, indexed by rlx_cpu_sgemm_kernel; the one of this process is
  * chosen once from what the CPU runs. */
 static const sgemm_kernel g_kernels[3] = {
-    { kern_portable, NULL, MR6, NR16, 0 },
+    { kern_portable, NULL, MR6, NR16, 0, NULL, NULL },
 #if SGEMM_HAVE_AVX2
-    { kern_avx2, kern_half_avx2, MR6, NR16, 8 },
-    { kern_avx512, kern_half_avx512, MR8, NR32, 16 },
+    { kern_avx2, kern_half_avx2, MR6, NR16, 8, kern_rows_avx2, kern_rows_half_avx2 },
+    { kern_avx512, kern_half_avx512, MR8, NR32, 16, kern_rows_avx512, kern_rows_half_avx512 },
 #else
-    { NULL, NULL, MR6, NR16, 0 },
-    { NULL, NULL, MR8, NR32, 0 },
+    { NULL, NULL, MR6, NR16, 0, NULL, NULL },
+    { NULL, NULL, MR8, NR32, 0, NULL, NULL },
 #endif
 };
 static atomic_int g_kernel = -1;
@@ -184,10 +192,10 @@ static const char *const g_tile_names[RLX_CPU_SGEMM_TILE_COUNT] = { "8x32", "8x4
 #define TILE_OPTIONS 2
 #if SGEMM_HAVE_AVX2
 static const sgemm_kernel g_avx512_tiles[RLX_CPU_SGEMM_TILE_COUNT] = {
-    { kern_avx512, kern_half_avx512, MR8, NR32, 16 },
-    { kern_avx512_8x48, kern_half_avx512_8x48, MR8, 48, 16 },
-    { kern_avx512_12x32, kern_half_avx512_12x32, 12, NR32, 16 },
-    { kern_avx512_14x32, kern_half_avx512_14x32, 14, NR32, 16 },
+    { kern_avx512, kern_half_avx512, MR8, NR32, 16, kern_rows_avx512, kern_rows_half_avx512 },
+    { kern_avx512_8x48, kern_half_avx512_8x48, MR8, 48, 16, kern_rows_avx512_8x48, kern_rows_half_avx512_8x48 },
+    { kern_avx512_12x32, kern_half_avx512_12x32, 12, NR32, 16, kern_rows_avx512_12x32, kern_rows_half_avx512_12x32 },
+    { kern_avx512_14x32, kern_half_avx512_14x32, 14, NR32, 16, kern_rows_avx512_14x32, kern_rows_half_avx512_14x32 },
 };
 #endif
 /* -1: not read yet (RLX_CPU_SGEMM_TILE at the first use) */
@@ -498,21 +506,24 @@ static const rlx_cpu_sgemm_packref *ref_usable(const rlx_cpu_sgemm_packref *r, c
 /* One tile of mr x nr (at most the kernel's) of C: in place when whole,
  * else through a whole tile on the stack, so that edge elements take the
  * same arithmetic as the others (the narrow kernel when it is wide
- * enough: the same operations lane for lane). */
-static void tile(const sgemm_kernel *kd, size_t kc, const float *ap, const float *bp, float *c, size_t ldc, size_t mr,
-                 size_t nr, float alpha, float beta, int upd) {
+ * enough: the same operations lane for lane). A is the packed micro-panel
+ * ap, or, where ar is not NULL, its kd->mr rows in place (ar, row stride
+ * lda: every row inside A, also when fewer than kd->mr are stored). */
+static void tile(const sgemm_kernel *kd, size_t kc, const float *ap, const float *ar, size_t lda, const float *bp,
+                 float *c, size_t ldc, size_t mr, size_t nr, float alpha, float beta, int upd) {
     if (mr == kd->mr && nr == kd->nr) {
-        kd->full(kc, ap, bp, c, ldc, alpha, beta, upd);
+        if (ar) kd->rows(kc, ar, lda, bp, c, ldc, alpha, beta, upd);
+        else kd->full(kc, ap, bp, c, ldc, alpha, beta, upd);
         return;
     }
-    sgemm_kernel_fn *kern = kd->full;
-    size_t tw = kd->nr; /* the kernel's width */
-    if (kd->narrow && nr <= kd->nr_narrow) kern = kd->narrow, tw = kd->nr_narrow;
+    bool narrow = kd->narrow && nr <= kd->nr_narrow;
+    size_t tw = narrow ? kd->nr_narrow : kd->nr; /* the kernel's width */
     _Alignas(64) float t[MR_MAX * NR_MAX]; /* rows of tw, written whole by the kernel; read first unless UPD_SET */
     if (upd != UPD_SET)
         for (size_t i = 0; i < kd->mr; i++)
             for (size_t j = 0; j < tw; j++) t[i * tw + j] = i < mr && j < nr ? c[i * ldc + j] : 0.0f;
-    kern(kc, ap, bp, t, tw, alpha, beta, upd);
+    if (ar) (narrow ? kd->rows_narrow : kd->rows)(kc, ar, lda, bp, t, tw, alpha, beta, upd);
+    else (narrow ? kd->narrow : kd->full)(kc, ap, bp, t, tw, alpha, beta, upd);
     for (size_t i = 0; i < mr; i++) memcpy(c + i * ldc, t + i * tw, nr * sizeof *c);
 }
 
@@ -526,29 +537,54 @@ typedef struct sgemm_args {
     const rlx_cpu_sgemm_packref *pa, *pb; /* usable packs, or NULL */
 } sgemm_args;
 
+/* Whether the product reads A's rows in place instead of packing them:
+ * A row-major and not packed beforehand, a kernel with the in-place form,
+ * and few column panels of B (n at most 4 nr) to reuse a packed panel
+ * over: attention's products (scores against 128 keys, P V at depth 32 or
+ * 64), where packing A cost 3-5% of the node; a wide product amortises
+ * the packing, and its in-place reads ran no faster (BENCHMARKS.md "BERT
+ * encoders at batch 8"). The same bits either way (the same kernel
+ * operations). */
+static bool a_rows_ok(const sgemm_kernel *kd, const sgemm_args *g) {
+    return kd->rows && !g->pa && !g->ta && g->n <= 4 * kd->nr;
+}
+
 /* The packed product; apack holds MC x KC floats, bpack KC x NC (or what m,
  * n, k need of them), 64-byte aligned (unused where the operand is
  * packed already). */
 /* The blocking of sgemm_packed (rlx_cpu_sgemm_blocking_set): the order
- * of its two inner loops (rows_inner: for each column panel of B, the
- * row panels of A, so B's micro-panel is reused from L1 and A's stream
- * from L2; else the reverse) and the columns of B per packed block (at
- * most NC, the scratch's size). */
-static atomic_bool g_rows_inner = true;
+ * of its two inner loops (cols: for each row panel of A, the column panels
+ * of B, so A's micro-panel is reused from L1, B's stream from L2 and C's
+ * tiles are visited along its rows; rows: the reverse; by default cols
+ * for products of more than MC rows, where rows order missed the cache on
+ * C, and rows for the others, which read B once where cols reads it per
+ * panel of A) and the columns of B per packed block (at most NC, the
+ * scratch's size). g_order: -1 the default, 0 cols, 1 rows. */
+static atomic_int g_order = -1;
 static atomic_size_t g_nc = NC;
 
 bool rlx_cpu_sgemm_blocking_set(bool rows_inner, size_t nc) {
     if (nc < 64 || nc > NC) return false;
-    atomic_store_explicit(&g_rows_inner, rows_inner, memory_order_relaxed);
+    atomic_store_explicit(&g_order, rows_inner ? 1 : 0, memory_order_relaxed);
     atomic_store_explicit(&g_nc, nc, memory_order_relaxed);
     return true;
 }
 
+void rlx_cpu_sgemm_blocking_reset(void) {
+    atomic_store_explicit(&g_order, -1, memory_order_relaxed);
+    atomic_store_explicit(&g_nc, NC, memory_order_relaxed);
+}
+
 static void sgemm_packed(const sgemm_kernel *kd, const sgemm_args *g, float *apack, float *bpack) {
-    bool rows_inner = atomic_load_explicit(&g_rows_inner, memory_order_relaxed);
+    int order = atomic_load_explicit(&g_order, memory_order_relaxed);
+    bool rows_inner = order < 0 ? g->m <= MC : order == 1;
     /* (a whole number of B's panels: a packed B is addressed by panel) */
     size_t mr = kd->mr, nr = kd->nr, mcb = MC / mr * mr;
     size_t ncb = atomic_load_explicit(&g_nc, memory_order_relaxed) / nr * nr;
+    /* A's whole panels of mr rows read in place (a_rows_ok), only a last
+     * panel of fewer rows packed */
+    bool in_place = a_rows_ok(kd, g);
+    size_t m_full = in_place ? g->m / mr * mr : 0;
     for (size_t jc = 0; jc < g->n; jc += ncb) {
         size_t nc = min_sz(ncb, g->n - jc);
         for (size_t pc = 0; pc < g->k; pc += KC) {
@@ -561,10 +597,13 @@ static void sgemm_packed(const sgemm_kernel *kd, const sgemm_args *g, float *apa
                 size_t mc = min_sz(mcb, g->m - ic);
                 const float *ap = apack;
                 if (g->pa) ap = pack_at(g->pa->pack, g->pa->group, pc, g->pa->first + ic);
-                else pack_a(g->ta, g->a, g->lda, g->m, ic, round_up(mc, mr), pc, kc, mr, apack);
+                else if (!in_place) pack_a(g->ta, g->a, g->lda, g->m, ic, round_up(mc, mr), pc, kc, mr, apack);
+                else if (ic + mc > m_full) /* the short last panel, where the others would be */
+                    pack_a(false, g->a, g->lda, g->m, m_full, mr, pc, kc, mr, apack + (m_full - ic) / mr * kc * mr);
 #define SGEMM_TILE_AT(ir, jr)                                                                                  \
-    tile(kd, kc, ap + (ir) * kc, bp + (jr) * kc, g->c + (ic + (ir)) * g->ldc + jc + (jr), g->ldc,              \
-         min_sz(mr, mc - (ir)), min_sz(nr, nc - (jr)), g->alpha, g->beta, upd)
+    tile(kd, kc, ap + (ir) * kc, ic + (ir) < m_full ? g->a + (ic + (ir)) * g->lda + pc : NULL, g->lda,          \
+         bp + (jr) * kc, g->c + (ic + (ir)) * g->ldc + jc + (jr), g->ldc, min_sz(mr, mc - (ir)),               \
+         min_sz(nr, nc - (jr)), g->alpha, g->beta, upd)
                 if (rows_inner)
                     for (size_t jr = 0; jr < nc; jr += nr)
                         for (size_t ir = 0; ir < mc; ir += mr) SGEMM_TILE_AT(ir, jr);
@@ -591,8 +630,8 @@ static __attribute__((noinline)) void sgemm_tiles_on_stack(const sgemm_kernel *k
             pack_b(g->tb, g->b, g->ldb, g->n, jr, nr, pc, kcc, nr, bp);
             for (size_t ir = 0; ir < g->m; ir += mr) {
                 pack_a(g->ta, g->a, g->lda, g->m, ir, mr, pc, kcc, mr, ap);
-                tile(kd, kcc, ap, bp, g->c + ir * g->ldc + jr, g->ldc, min_sz(mr, g->m - ir), min_sz(nr, g->n - jr),
-                     g->alpha, g->beta, upd);
+                tile(kd, kcc, ap, NULL, 0, bp, g->c + ir * g->ldc + jr, g->ldc, min_sz(mr, g->m - ir),
+                     min_sz(nr, g->n - jr), g->alpha, g->beta, upd);
             }
         }
     }

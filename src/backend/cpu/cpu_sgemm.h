@@ -7,9 +7,11 @@
  * each panel's sum s added as c = alpha * s (first panel, beta 0),
  * beta * c + alpha * s (first panel) or c + alpha * s (later panels).
  * rlx therefore multiplies with its own packed GEMM (cpu_sgemm.c): A and B
- * packed into panels of mr rows / nr columns (zero-padded at the edges), an
- * mr x nr register-tile micro-kernel, edge tiles computed whole on a tile
- * on the stack and stored partially. Three kernels, picked once at run
+ * packed into panels of mr rows / nr columns (zero-padded at the edges; a
+ * row-major A of a product with few columns, n <= 4 nr, is read in place,
+ * only a last panel of fewer than mr rows packed), an mr x nr
+ * register-tile micro-kernel, edge tiles computed whole on a tile on the
+ * stack and stored partially. Three kernels, picked once at run
  * time by what the CPU runs (__builtin_cpu_supports, which also checks that
  * the OS saves the registers; target attributes: no illegal instruction
  * elsewhere): AVX-512F (8 x 32; or 8 x 48 by option cpu.sgemm_tile; 12 x
@@ -225,13 +227,20 @@ bool rlx_cpu_sgemm_avx512_tile_set(rlx_cpu_sgemm_avx512_tile tile);
 rlx_status rlx_cpu_sgemm_avx512_tile_choose(const char *name);
 
 /* The blocking of the packed product (for benchmarks and tests, not while
- * GEMMs run; it never changes the results): rows_inner true (default) runs
- * a block's row panels of A inside its column panels of B (B's micro-panel
- * of 256 x nr floats reused from L1, A's streamed from L2), false the
- * reverse (A's 256 x mr reused, B's streamed); nc: columns of B per packed
- * block (default and most 2048; at least 64). False, and no change, for
- * an nc out of range. */
+ * GEMMs run; it never changes the results): rows_inner false runs a
+ * block's column panels of B inside its row panels of A (A's micro-panel
+ * of 256 x mr floats, 8 KiB, reused from L1; B's streamed from L2; C's
+ * tiles visited along its rows), true the reverse (B's 256 x nr, 32 KiB
+ * at 8 x 32: the whole L1 of a Zen 4 core, so A's panels evict it; C's
+ * tiles down a column strip, which misses the cache when C is larger than
+ * L2); nc: columns of B per packed block (at most 2048; at least 64).
+ * False, and no change, for an nc out of range. Default (and after
+ * rlx_cpu_sgemm_blocking_reset): nc 2048, B's panels inside A's for
+ * products (blocks of a split) of more than 128 rows (7-9% faster at M =
+ * 1024), A's inside B's for the others (which then read B once; BERT at
+ * batch 1), BENCHMARKS.md "BERT encoders at batch 8". */
 bool rlx_cpu_sgemm_blocking_set(bool rows_inner, size_t nc);
+void rlx_cpu_sgemm_blocking_reset(void);
 
 /* A 2-D split of `outer` independent products of one shape (images x
  * groups of a convolution; 1 for a plain product) over the threads: rows

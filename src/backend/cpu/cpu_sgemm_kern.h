@@ -37,22 +37,26 @@ SK_ATTR static inline void SK_GLUE(upd, SK_SFX)(float *dst, RLX_VT acc, RLX_VT v
 
 /* SK_NV * SK_MR accumulators in registers (named, so that the compiler
  * keeps them there), one fused multiply-add per product; A's value is
- * broadcast once per row and step (a load on x86, no shuffle port). */
-SK_ATTR static void SK_GLUE(kern, SK_SFX)(size_t kc, const float *ap, const float *bp, float *c, size_t ldc,
-                                          float alpha, float beta, int upd) {
+ * broadcast once per row and step (a load on x86, no shuffle port). A's
+ * value of row i at step p is a[i * rs + p * ps]: a packed micro-panel (rs
+ * 1, ps SK_MR) or A's rows where they lie (rs lda, ps 1: no packing); the
+ * wrappers below pass constants, so each compiles to its own addressing. */
+SK_ATTR static inline __attribute__((always_inline)) void SK_GLUE(kern_body, SK_SFX)(
+    size_t kc, const float *a, size_t rs, size_t ps, const float *bp, float *c, size_t ldc, float alpha, float beta,
+    int upd) {
 #define SK_DECL_J(i, j) RLX_VT c##i##j = RLX_VZERO();
 #define SK_DECL(i) SK_COLS(SK_DECL_J, i)
-#define SK_FMA_J(i, j) c##i##j = RLX_VFMA(a, b##j, c##i##j);
+#define SK_FMA_J(i, j) c##i##j = RLX_VFMA(av, b##j, c##i##j);
 #define SK_ROW(i)                                                                                    \
     {                                                                                                \
-        RLX_VT a = RLX_VSET1(ap[i]);                                                                 \
+        RLX_VT av = RLX_VSET1(a[(size_t)(i) * rs]);                                                  \
         SK_COLS(SK_FMA_J, i)                                                                         \
     }
 #define SK_UPD_J(i, j) SK_GLUE(upd, SK_SFX)(c + (size_t)(i) * ldc + (j) * RLX_VW, c##i##j, va, vb, upd);
 #define SK_UPD(i) SK_COLS(SK_UPD_J, i)
     SK_ROWS(SK_DECL)
 #pragma GCC unroll 4
-    for (size_t p = 0; p < kc; p++, ap += SK_MR, bp += SK_NV * RLX_VW) {
+    for (size_t p = 0; p < kc; p++, a += ps, bp += SK_NV * RLX_VW) {
         SK_LOADB
         SK_ROWS(SK_ROW)
     }
@@ -61,19 +65,41 @@ SK_ATTR static void SK_GLUE(kern, SK_SFX)(size_t kc, const float *ap, const floa
 }
 
 /* The left half (columns 0 to W - 1 of the tile, the same operations lane
- * for lane), for edge tiles of at most W columns. */
-SK_ATTR static void SK_GLUE(kern_half, SK_SFX)(size_t kc, const float *ap, const float *bp, float *c, size_t ldc,
-                                               float alpha, float beta, int upd) {
+ * for lane), for edge tiles of at most W columns; A as above. */
+SK_ATTR static inline __attribute__((always_inline)) void SK_GLUE(kern_half_body, SK_SFX)(
+    size_t kc, const float *a, size_t rs, size_t ps, const float *bp, float *c, size_t ldc, float alpha, float beta,
+    int upd) {
 #define SK_DECL1(i) RLX_VT c##i = RLX_VZERO();
-#define SK_ROW1(i) c##i = RLX_VFMA(RLX_VSET1(ap[i]), b0, c##i);
+#define SK_ROW1(i) c##i = RLX_VFMA(RLX_VSET1(a[(size_t)(i) * rs]), b0, c##i);
 #define SK_UPD1(i) SK_GLUE(upd, SK_SFX)(c + (size_t)(i) * ldc, c##i, va, vb, upd);
     SK_ROWS(SK_DECL1)
-    for (size_t p = 0; p < kc; p++, ap += SK_MR, bp += SK_NV * RLX_VW) {
+    for (size_t p = 0; p < kc; p++, a += ps, bp += SK_NV * RLX_VW) {
         RLX_VT b0 = RLX_VLOADU(bp);
         SK_ROWS(SK_ROW1)
     }
     RLX_VT va = RLX_VSET1(alpha), vb = RLX_VSET1(beta);
     SK_ROWS(SK_UPD1)
+}
+
+/* The full tile and its half from a packed micro-panel ap of A. */
+SK_ATTR static void SK_GLUE(kern, SK_SFX)(size_t kc, const float *ap, const float *bp, float *c, size_t ldc,
+                                          float alpha, float beta, int upd) {
+    SK_GLUE(kern_body, SK_SFX)(kc, ap, 1, SK_MR, bp, c, ldc, alpha, beta, upd);
+}
+SK_ATTR static void SK_GLUE(kern_half, SK_SFX)(size_t kc, const float *ap, const float *bp, float *c, size_t ldc,
+                                               float alpha, float beta, int upd) {
+    SK_GLUE(kern_half_body, SK_SFX)(kc, ap, 1, SK_MR, bp, c, ldc, alpha, beta, upd);
+}
+
+/* The same from A's rows in place: row i at a + i * lda, its k steps
+ * contiguous (a row-major A, not packed). */
+SK_ATTR static void SK_GLUE(kern_rows, SK_SFX)(size_t kc, const float *a, size_t lda, const float *bp, float *c,
+                                               size_t ldc, float alpha, float beta, int upd) {
+    SK_GLUE(kern_body, SK_SFX)(kc, a, lda, 1, bp, c, ldc, alpha, beta, upd);
+}
+SK_ATTR static void SK_GLUE(kern_rows_half, SK_SFX)(size_t kc, const float *a, size_t lda, const float *bp, float *c,
+                                                    size_t ldc, float alpha, float beta, int upd) {
+    SK_GLUE(kern_half_body, SK_SFX)(kc, a, lda, 1, bp, c, ldc, alpha, beta, upd);
 }
 
 #undef SK_DECL_J
