@@ -515,6 +515,11 @@ static rlx_status open_model_session_opts(const bo_case *c, rlx_model *m, const 
     if (!st && off) st = rlx_options_set(o, "passes.disable", off);
     bool gpu = strncmp(device, "gpu", 3) == 0;
     if (!st && gpu) st = rlx_options_set(o, "gpu.poison", "1");
+    /* the CPU sessions (the oracle, the fused CPU plan) keep 3x3 convolutions
+     * off Winograd: its transforms round differently (F(4x4) up to ~2e-6 of
+     * the sum of |products|, more than a GEMM's order) and have their own
+     * tolerance tests (tests/test_cpu_conv_fast.c) */
+    if (!st && !gpu) st = rlx_options_set(o, "cpu.winograd", "0");
     if (!checks) checks = g_checks;
     if (!st && gpu && checks) st = rlx_options_set(o, "gpu.runtime_checks", checks);
     for (int i = 0; !st && gpu && i < c->n_opts; i++) st = rlx_options_parse(o, c->opts[i]);
