@@ -1132,7 +1132,12 @@ static void test_conv_winograd(void) {
             rlx_nn_sp3 sp;
             CHECK_OK(rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 4, wd, 4, &g));
             rlx_nn_sp3_init(&g, &sp);
-            int got = rlx_nn_wino_wanted(&sp, (size_t)rule[i].n, 1, (size_t)rule[i].c, (size_t)rule[i].co);
+            int got = rlx_nn_wino_wanted(&sp, (size_t)rule[i].n, 1, (size_t)rule[i].c, (size_t)rule[i].co, 4);
+            /* without cpu.winograd_f4x4 (the default): F(2x2)'s rule alone */
+            int got2 = rlx_nn_wino_wanted(&sp, (size_t)rule[i].n, 1, (size_t)rule[i].c, (size_t)rule[i].co, 2);
+            CHECK_MSG(got2 != 4 && (got == 2 ? got2 == 2 : 1),
+                      "Winograd shape rule without F(4x4): %lldx%lld C%lld->%lld batch %lld: %d", (long long)rule[i].side,
+                      (long long)rule[i].side, (long long)rule[i].c, (long long)rule[i].co, (long long)rule[i].n, got2);
             CHECK_MSG(got == rule[i].want, "Winograd shape rule: %lldx%lld C%lld->%lld batch %lld: %d, not %d",
                       (long long)rule[i].side, (long long)rule[i].side, (long long)rule[i].c, (long long)rule[i].co,
                       (long long)rule[i].n, got, rule[i].want);

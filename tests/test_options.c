@@ -13,9 +13,10 @@
  *  - per-process keys (cpu.pool_spin_us) refuse a value the process does not
  *    use;
  *  - cpu.winograd=0 keeps a 3x3 convolution that would run as Winograd
- *    (64 -> 64 channels on 56 x 56: F(4x4, 3x3) by shape) on its implicit
- *    GEMM, per session, and both give the same output within the conv
- *    tests' F(4x4) tolerance; an input
+ *    (64 -> 64 channels on 56 x 56: F(2x2, 3x3) by default, F(4x4, 3x3)
+ *    by shape with cpu.winograd_f4x4=1, which gives other bits) on its
+ *    implicit GEMM, per session, and both give the same output within the
+ *    conv tests' F(4x4) tolerance; an input
  *    with an inf, or with +-3e38 two columns apart, and a weight that is
  *    inf keep the convolution off Winograd (whose transforms would give
  *    NaN for inf or overflow): the same infs, no NaN, as cpu.winograd=0. */
@@ -250,10 +251,14 @@ static rlx_model *conv3x3_model(const int64_t *xd, float w_inf) {
     return m;
 }
 
+/* The option of the "on" sessions below: NULL (the default, F(2x2)) or
+ * cpu.winograd_f4x4 (F(4x4) where it pays). */
+static const char *g_wino_key;
+
 /* Runs x through m with cpu.winograd on and off: the Winograd runs the
  * on-session made, and both outputs. */
 static size_t winograd_on_off(const rlx_model *m, const rlx_tensor *x, rlx_tensor **y_on, rlx_tensor **y_off) {
-    rlx_session *on = session(m, "cpu", NULL, NULL), *off = session(m, "cpu", "cpu.winograd", "0");
+    rlx_session *on = session(m, "cpu", g_wino_key, "1"), *off = session(m, "cpu", "cpu.winograd", "0");
     size_t r0 = rlx_nn_wino_runs();
     *y_on = run1(on, x);
     size_t r1 = rlx_nn_wino_runs();
@@ -264,12 +269,13 @@ static size_t winograd_on_off(const rlx_model *m, const rlx_tensor *x, rlx_tenso
     return r1 - r0;
 }
 
-static void test_winograd_option(void) {
+static void test_winograd_option(const char *key) {
+    g_wino_key = key;
     const int64_t xd[4] = { 1, 64, 56, 56 };
     rlx_model *m = conv3x3_model(xd, 0.0f);
     if (!m) return;
     rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
-    rlx_session *on = session(m, "cpu", NULL, NULL), *off = session(m, "cpu", "cpu.winograd", "0");
+    rlx_session *on = session(m, "cpu", key, "1"), *off = session(m, "cpu", "cpu.winograd", "0");
     size_t r0 = rlx_nn_wino_runs();
     rlx_tensor *y_on = run1(on, x);
     size_t r1 = rlx_nn_wino_runs();
@@ -313,6 +319,26 @@ static void test_winograd_option(void) {
     }
     rlx_model_destroy(m);
     rlx_tensor_destroy(x);
+}
+
+/* cpu.winograd_f4x4=1 changes the path (F(4x4): other bits than the
+ * default's F(2x2)) and the default does not take it. */
+static void test_winograd_f4x4_bits(void) {
+    if (rlx_cpu_sgemm_kernel_get() != RLX_CPU_SGEMM_AVX512 || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL) return;
+    const int64_t xd[4] = { 1, 64, 56, 56 };
+    rlx_model *m = conv3x3_model(xd, 0.0f);
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+    rlx_session *d = m ? session(m, "cpu", NULL, NULL) : NULL, *f4 = m ? session(m, "cpu", "cpu.winograd_f4x4", "1") : NULL;
+    rlx_tensor *yd = d && x ? run1(d, x) : NULL, *y4 = f4 && x ? run1(f4, x) : NULL;
+    CHECK(yd && y4);
+    if (yd && y4) CHECK_MSG(memcmp(yd->data, y4->data, yd->nbytes) != 0,
+                            "cpu.winograd_f4x4=1 gave the default's bits: F(4x4) not taken");
+    rlx_tensor_destroy(yd);
+    rlx_tensor_destroy(y4);
+    rlx_session_destroy(d);
+    rlx_session_destroy(f4);
+    rlx_tensor_destroy(x);
+    rlx_model_destroy(m);
 }
 
 static void test_environment(const rlx_model *m) {
@@ -424,6 +450,8 @@ int main(void) {
         test_environment(m);
     }
     rlx_model_destroy(m);
-    test_winograd_option();
+    test_winograd_option(NULL);
+    test_winograd_option("cpu.winograd_f4x4");
+    test_winograd_f4x4_bits();
     TEST_MAIN_END();
 }

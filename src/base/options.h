@@ -32,7 +32,8 @@ typedef struct rlx_config {
     /* debugging and passes */
     bool dump_ir, fusion_report, dispatch_report, no_reuse;
     bool cpu_prepack;           /* cpu.prepack: constant GEMM operands packed at compile */
-    bool cpu_winograd;          /* cpu.winograd: 3x3 convolutions as Winograd F(4x4) / F(2x2) where it pays */
+    bool cpu_winograd;          /* cpu.winograd: 3x3 convolutions as Winograd F(2x2) where it pays */
+    bool cpu_winograd_f4x4;     /* cpu.winograd_f4x4: ... and as F(4x4) where that pays more */
     const char *disable_passes; /* passes.disable: comma-separated pass names */
     /* CPU (per process) */
     int64_t cpu_threads, cpu_pool_spin_us;

@@ -534,7 +534,7 @@ static rlx_status compile_plan_steps(rlx_session *s, const rlx_tensor *const *or
     RLX_TRY(rlx_plan_create(g, s->be, s->host ? s->host : s->be, &e->p));
     e->p->mem.no_reuse = s->cfg->no_reuse;
     e->p->prepack = s->cfg->cpu_prepack;
-    e->p->winograd = s->cfg->cpu_winograd;
+    e->p->winograd = s->cfg->cpu_winograd ? (s->cfg->cpu_winograd_f4x4 ? 4 : 2) : 0;
     RLX_TRY(rlx_plan_memory(e->p));
     RLX_TRY(rlx_limit_check(s->cfg, "limits.max_arena_bytes", e->p->mem.arena_bytes,
                             "the activation arena of this plan"));

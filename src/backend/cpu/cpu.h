@@ -87,10 +87,12 @@ rlx_status rlx_cpu_run_node_packed(const rlx_graph *g, const rlx_node *n, const 
  * errors: RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_cpu_prepare_node(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                                 struct rlx_cpu_sgemm_pack *out);
-/* The same; winograd false (option cpu.winograd=0) keeps every convolution
- * on its im2col / implicit-GEMM packing. */
+/* The same with the largest Winograd variant allowed: winograd 0 (option
+ * cpu.winograd=0) keeps every convolution on its im2col / implicit-GEMM
+ * packing, 2 allows F(2x2, 3x3) (the default), 4 F(4x4, 3x3) too
+ * (cpu.winograd_f4x4). */
 rlx_status rlx_cpu_prepare_node_with(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
-                                     bool winograd, struct rlx_cpu_sgemm_pack *out);
+                                     int winograd, struct rlx_cpu_sgemm_pack *out);
 /* rlx_cpu_prepare_node's part for MatMulInteger and QLinearMatMul. */
 rlx_status rlx_cpu_quant_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                                  struct rlx_cpu_sgemm_pack *out);

@@ -258,7 +258,8 @@ size_t rlx_nn_ig_runs(void);
  * rlx_nn_wino_wanted: whether a convolution of geometry s with cin input
  * and cout output channels (groups groups) over n_img images (the batch;
  * 0 when unknown counts as 1) takes it, and as which: 0 no, 2 F(2x2), 4
- * F(4x4) (by shape, or wherever the geometry allows when forced); then
+ * F(4x4) (by shape, F(4x4) only when max_m is 4; or wherever the geometry
+ * allows when forced); then
  * its weights are packed with rlx_nn_wino_pack at compile time.
  * rlx_nn_wino_pack: w [cout, cin, 3, 3] (row-major) transformed for
  * F(m x m, 3x3), m 2 or 4, to U = G g G^T (computed in double, rounded
@@ -275,7 +276,7 @@ size_t rlx_nn_ig_runs(void);
  * GEMM: the reference's results within a tolerance
  * (tests/test_cpu_conv_fast.c).
  * errors: RLX_ERR_OUT_OF_MEMORY (the padded input, scratch). */
-int rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t n_img, size_t groups, size_t cin, size_t cout);
+int rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t n_img, size_t groups, size_t cin, size_t cout, int max_m);
 rlx_status rlx_nn_wino_pack(int m, size_t cout, size_t cin, const float *w, float **out);
 bool rlx_nn_wino_tame(const float *v, size_t n);
 bool rlx_nn_conv_wino_applies(const rlx_nn_conv_io *io, const struct rlx_cpu_sgemm_pack *pk);
@@ -365,9 +366,10 @@ bool rlx_nn_const_operand(const rlx_graph *g, const rlx_node *n, const rlx_tenso
 /* rlx_cpu_prepare_node for Conv (cpu_nn_conv.c): the constant f32 weights
  * of a convolution that runs as im2col + GEMM (not depthwise), packed as
  * `group` matrices [c_out / group, c_in / group * kernel size]; with
- * winograd, a 3x3 stride-1 convolution that rlx_nn_wino_wanted picks as
- * Winograd F(2x2, 3x3) or F(4x4, 3x3) weights instead. */
-rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in, bool winograd,
+ * winograd (the largest variant allowed: 0, 2 or 4), a 3x3 stride-1
+ * convolution that rlx_nn_wino_wanted picks as Winograd F(2x2, 3x3) or
+ * F(4x4, 3x3) weights instead. */
+rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in, int winograd,
                                struct rlx_cpu_sgemm_pack *out);
 
 #endif

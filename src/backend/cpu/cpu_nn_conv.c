@@ -100,7 +100,7 @@ static bool conv_fits_blas(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
            cig * (int64_t)s->ksz <= RLX_NN_BLAS_MAX;
 }
 
-rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in, bool winograd,
+rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in, int winograd,
                                rlx_cpu_sgemm_pack *out) {
     if (!rlx_nn_const_operand(g, n, in)) return RLX_OK;
     const rlx_tensor *w = in[1];
@@ -126,7 +126,7 @@ rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
         rlx_nn_sp3 s;
         rlx_nn_sp3_init(&cg, &s);
         size_t n_img = cg.n > 0 ? (size_t)cg.n : 1;
-        int wm = winograd ? rlx_nn_wino_wanted(&s, n_img, (size_t)group, (size_t)cig, (size_t)cog) : 0;
+        int wm = winograd ? rlx_nn_wino_wanted(&s, n_img, (size_t)group, (size_t)cig, (size_t)cog, winograd) : 0;
         if (wm && rlx_nn_wino_tame(w->data, (size_t)c_out * (size_t)kt)) {
             memset(out, 0, sizeof *out);
             RLX_TRY(rlx_nn_wino_pack(wm, (size_t)cog, (size_t)cig, w->data, &out->wino));

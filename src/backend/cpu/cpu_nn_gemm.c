@@ -417,11 +417,11 @@ bool rlx_nn_const_operand(const rlx_graph *g, const rlx_node *n, const rlx_tenso
 
 rlx_status rlx_cpu_prepare_node(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
                                 rlx_cpu_sgemm_pack *out) {
-    return rlx_cpu_prepare_node_with(g, n, in, true, out);
+    return rlx_cpu_prepare_node_with(g, n, in, 2, out);
 }
 
 rlx_status rlx_cpu_prepare_node_with(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in,
-                                     bool winograd, rlx_cpu_sgemm_pack *out) {
+                                     int winograd, rlx_cpu_sgemm_pack *out) {
     memset(out, 0, sizeof *out);
     if (n->op == RLX_OP_Conv) return rlx_nn_conv_prepare(g, n, in, winograd, out);
     if (n->op == RLX_OP_Gemm) return gemm_prepare(g, n, in, rlx_param_int(n, "transB") != 0, out);
