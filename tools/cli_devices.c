@@ -129,6 +129,6 @@ int cli_cmd_devices(int argc, char **argv) {
                      "wgpuDeviceCreateShaderModuleTrusted)");
     }
     free(ad);
-    printf("CPU:\n  cpu    the CPU backend (reference kernels; always available)\n");
+    printf("CPU:\n  cpu    the CPU backend (reference kernels and f32/int8 fast paths on its thread pool; always available)\n");
     return rc;
 }
