@@ -110,8 +110,14 @@
       "pick_(pick_($x, $y, lt_($x, $y) && !isnan_($y)), $x, isnan_($x))") \
     X(CLAMP_HI, NONE, , 2, 0, 1, NULL, 0, NULL, 0, x > y ? y : x, x > y ? y : x, \
       "pick_(pick_($x, $y, lt_($y, $x) && !isnan_($y)), $x, isnan_($x))") \
+    /* PRelu. The GPU's lt_ compares bits, while a driver may flush a \
+     * subnormal x to -0 in the product (WGSL allows it; NVIDIA does): \
+     * x = -1e-42 and y = inf then gave NaN (-0 * inf) where the CPU has \
+     * -inf and the flushed x (not < 0) -0. A NaN product of a finite x \
+     * and a non-NaN y comes only from that flush: x (a zero) then. */ \
     X(PRELU, FN, PRelu, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, \
-      x < 0 ? x * y : x, x < 0.0f ? x * y : x, "pick_($x, $x * $y, lt_($x, 0.0))") \
+      x < 0 ? x * y : x, x < 0.0f ? x * y : x, \
+      "pick_($x, $x * $y, lt_($x, 0.0) && (!isnan_($x * $y) || isnan_($y) || isinf_($x)))") \
     /* c ? x : y, with c a bool register (1.0 / 0.0) */ \
     X(WHERE, FN, Where, 3, RLX_EW_CHAIN, 9, NULL, 0, NULL, 0, \
       c != 0 ? x : y, c != 0.0f ? x : y, "pick_($y, $x, $c != 0.0)") \
