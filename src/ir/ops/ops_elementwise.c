@@ -76,20 +76,50 @@ bool rlx_legacy_bcast(const rlx_node *n) {
     return false;
 }
 
-bool rlx_legacy_bcast_axis(const rlx_node *n, const rlx_value *a, const rlx_value *b, int64_t *axis) {
-    if (rlx_attr_int(n, "broadcast", 0) != 0)
-        *axis = rlx_attr_int(n, "axis", a->rank - b->rank);
-    else if (n->op == RLX_OP_PRelu && b->rank == 1 && a->rank > 2 && b->dims[0] != 1)
-        *axis = 1; /* PRelu-6: a slope of C values applies along the channel axis */
-    else
-        *axis = a->rank - b->rank; /* B's dims line up with A's last ones */
+/* PRelu-1/6 name no broadcasting rule (the slope is "shared across
+ * channels" when it has one element); the ONNX reference implementation
+ * (onnx.reference PRelu, used for every version) and the ONNX version
+ * converter (PRelu 6 -> 7 "compatible") give it PRelu-7's: the slope lines
+ * up with X's last dims (numpy), and where that fails, a 1-D slope of d
+ * values applies along the one axis of X of size d. A dim unknown at load
+ * makes the choice wait for the plan (RLX_LEGACY_LATER). */
+static rlx_legacy_fit prelu6_axis(const rlx_value *a, const rlx_value *b, int64_t *axis) {
+    rlx_legacy_fit numpy = RLX_LEGACY_FITS;
+    *axis = a->rank - b->rank;
+    if (b->rank > a->rank) numpy = RLX_LEGACY_NO;
+    for (int k = 0; k < b->rank && numpy != RLX_LEGACY_NO; k++) {
+        int64_t da = a->dims[*axis + k], db = b->dims[k];
+        if (db == 1) continue;
+        if (da < 0 || db < 0) numpy = RLX_LEGACY_LATER;
+        else if (da != db) numpy = RLX_LEGACY_NO;
+    }
+    if (numpy != RLX_LEGACY_NO) return numpy;
+    if (b->rank != 1) return RLX_LEGACY_NO;
+    int64_t d = b->dims[0];
+    int same = 0, unknown = 0, at = -1;
+    for (int k = 0; k < a->rank; k++) {
+        if (a->dims[k] < 0 || d < 0) unknown++;
+        else if (a->dims[k] == d) {
+            same++;
+            at = k;
+        }
+    }
+    if (same >= 2 || same + unknown == 0) return RLX_LEGACY_NO;
+    if (unknown) return RLX_LEGACY_LATER;
+    *axis = at;
+    return RLX_LEGACY_FITS;
+}
+
+rlx_legacy_fit rlx_legacy_bcast_axis(const rlx_node *n, const rlx_value *a, const rlx_value *b, int64_t *axis) {
+    if (n->op == RLX_OP_PRelu && rlx_attr_int(n, "broadcast", 0) == 0) return prelu6_axis(a, b, axis);
+    *axis = rlx_attr_int(n, "axis", a->rank - b->rank);
     if (*axis < 0 && *axis >= -(int64_t)a->rank) *axis += a->rank;
-    if (*axis < 0 || *axis + b->rank > a->rank) return false;
+    if (*axis < 0 || *axis + b->rank > a->rank) return RLX_LEGACY_NO;
     for (int k = 0; k < b->rank; k++) { /* B's dims must equal A's from axis on, or be 1 */
         int64_t da = a->dims[*axis + k], db = b->dims[k];
-        if (da >= 0 && db >= 0 && db != 1 && db != da) return false;
+        if (da >= 0 && db >= 0 && db != 1 && db != da) return RLX_LEGACY_NO;
     }
-    return true;
+    return RLX_LEGACY_FITS;
 }
 
 /* The output has A's shape: B must fit inside it (a B that does not would
@@ -97,8 +127,14 @@ bool rlx_legacy_bcast_axis(const rlx_node *n, const rlx_value *a, const rlx_valu
 static rlx_status legacy_out(rlx_infer_ctx *c, rlx_dtype dt) {
     const rlx_value *a = rlx_ictx_in(c, 0), *b = rlx_ictx_in(c, 1);
     int64_t axis;
-    if (b->rank >= 0 && a->rank >= 0 && !rlx_legacy_bcast_axis(c->n, a, b, &axis)) {
+    if (b->rank >= 0 && a->rank >= 0 && rlx_legacy_bcast_axis(c->n, a, b, &axis) == RLX_LEGACY_NO) {
         char sa[96], sb[96];
+        if (c->n->op == RLX_OP_PRelu && rlx_attr_int(c->n, "broadcast", 0) == 0)
+            return rlx_ictx_fail(c, "slope '%s' of shape %s fits neither the last dims of input '%s' of shape %s "
+                                    "nor (a 1-D slope) exactly one of its axes (PRelu before opset 7, as the ONNX "
+                                    "reference)",
+                                 b->name, rlx_shape_str(b->dims, b->rank, sb, sizeof sb), a->name,
+                                 rlx_shape_str(a->dims, a->rank, sa, sizeof sa));
         return rlx_ictx_fail(c, "input '%s' of shape %s does not broadcast onto input '%s' of shape %s "
                                 "(opset < 7 broadcasting, axis %lld)",
                              b->name, rlx_shape_str(b->dims, b->rank, sb, sizeof sb), a->name,
