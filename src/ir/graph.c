@@ -400,6 +400,46 @@ rlx_status rlx_node_vfail(const rlx_node *n, rlx_status status, const char *fmt,
     return rlx_fail(status, "%s: %s", rlx_node_desc(n), msg);
 }
 
+bool rlx_value_from_caller(const rlx_graph *g, int id) {
+    if (id < 0) return false;
+    char *seen = calloc(g->n_values + 1, 1);
+    int *stack = malloc((g->n_values + 1) * sizeof *stack);
+    bool from = false;
+    if (!seen || !stack) {
+        from = true; /* unknown: the caller's, as a bound graph was before */
+        goto done;
+    }
+    size_t top = 0;
+    stack[top++] = id;
+    seen[id] = 1;
+    while (top && !from) {
+        const rlx_value *v = &g->values[stack[--top]];
+        if (v->flags & (RLX_VALUE_INPUT | RLX_VALUE_FED | RLX_VALUE_OUTER)) from = true;
+        if (from || v->producer < 0 || (size_t)v->producer >= g->n_nodes) continue;
+        const rlx_node *p = &g->nodes[v->producer];
+        for (int k = 0; k < p->n_in; k++) {
+            int in = p->in[k];
+            if (in >= 0 && !seen[in]) {
+                seen[in] = 1;
+                stack[top++] = in;
+            }
+        }
+    }
+done:
+    free(seen);
+    free(stack);
+    return from;
+}
+
+rlx_status rlx_node_fault(const rlx_graph *g, const rlx_node *n, unsigned inputs, rlx_status st) {
+    if (st != RLX_ERR_INVALID_MODEL || !g->shapes_bound) return st;
+    for (int k = 0; k < n->n_in; k++) {
+        bool read = k < 32 ? (inputs >> k & 1u) != 0 : inputs == ~0u;
+        if (read && rlx_value_from_caller(g, n->in[k])) return rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "%s", "");
+    }
+    return st;
+}
+
 /* Attributes of op versions before opset 9 that the schemas leave out on
  * purpose: the binary ops' broadcast and axis (read by passes/legacy.c),
  * and flags whose old meaning is what rlx does anyway (Gemm's broadcast,

@@ -16,6 +16,7 @@
 typedef struct rlx_infer_ctx {
     rlx_graph *g;
     rlx_node *n;
+    unsigned *blame; /* the inputs a failed check read (rlx_ictx_fail_from); ~0u: all */
 } rlx_infer_ctx;
 
 /* Shape inference: sets dtype and shape of every present output from the
@@ -132,8 +133,21 @@ rlx_status rlx_ictx_set_out_like(rlx_infer_ctx *c, int i, const rlx_value *v);
 /* Output i gets dtype and unknown rank. */
 rlx_status rlx_ictx_set_out_unknown(rlx_infer_ctx *c, int i, rlx_dtype dtype);
 
-/* Fails with a message that names the node: "node 'x' (Conv): <fmt>". */
+/* Fails with a message that names the node: "node 'x' (Conv): <fmt>".
+ * RLX_ERR_INVALID_MODEL, or RLX_ERR_INVALID_ARGUMENT where the graph's
+ * input shapes are bound and an input comes from the caller
+ * (rlx_node_fault, applied by rlx_infer_node). */
 rlx_status rlx_ictx_fail(const rlx_infer_ctx *c, const char *fmt, ...) RLX_PRINTF(2, 3);
+
+/* As rlx_ictx_fail, for a check that read only the inputs in `inputs`
+ * (bit k: input k), e.g. the values of Expand's shape (not x's shape, whose
+ * rank the model fixes): where those come from the model it is the
+ * model's fault even if x comes from the caller. */
+rlx_status rlx_ictx_fail_from(const rlx_infer_ctx *c, unsigned inputs, const char *fmt, ...) RLX_PRINTF(3, 4);
+
+/* The failure st of a helper that read only the inputs in `inputs` (as
+ * rlx_ictx_fail_from); returns st. */
+rlx_status rlx_ictx_blame(const rlx_infer_ctx *c, unsigned inputs, rlx_status st);
 
 /* rlx_norm_axis of axis against rank into *out, or rlx_ictx_fail "axis A is
  * out of range for rank R". */

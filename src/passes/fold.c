@@ -134,7 +134,7 @@ rlx_status rlx_pass_fold(rlx_graph *g, rlx_pass_stats *stats) {
         if ((n->def->flags & (RLX_OP_NO_FOLD | RLX_OP_CONTROL_FLOW | RLX_OP_DATA_DEPENDENT)) ||
             !rlx_cpu_eval_ready(g, n))
             continue;
-        RLX_TRY(rlx_cpu_eval_node(g, n, stats ? stats->cfg : NULL));
+        RLX_TRY(rlx_node_fault(g, n, ~0u, rlx_cpu_eval_node(g, n, stats ? stats->cfg : NULL)));
         if (stats) stats->folded++;
     }
     rlx_graph_compact(g);
