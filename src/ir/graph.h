@@ -237,6 +237,9 @@ rlx_status rlx_node_fault(const rlx_graph *g, const rlx_node *n, unsigned inputs
 
 /* ------------------------------------------------------------ attributes */
 
+/* "FLOAT", "INTS", ... (ONNX's names), for messages. Static. */
+const char *rlx_attr_type_name(rlx_attr_type t);
+
 const rlx_node_attr *rlx_node_attr_find(const rlx_node *n, const char *name);
 int64_t rlx_attr_int(const rlx_node *n, const char *name, int64_t def);
 float rlx_attr_float(const rlx_node *n, const char *name, float def);
