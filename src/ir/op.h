@@ -173,6 +173,14 @@ typedef enum rlx_legacy_fit {
  * up with A's and says whether B fits there. */
 rlx_legacy_fit rlx_legacy_bcast_axis(const rlx_node *n, const rlx_value *a, const rlx_value *b, int64_t *axis);
 
+/* Rewrites node i of g (after its shape inference) if it broadcasts the
+ * legacy way and B needs trailing dims: B' = Unsqueeze(B) is inserted as
+ * node i, the node moves to i + 1, *changed = 1 (else 0). With
+ * shapes_bound (a plan's graph, or one evaluated eagerly), a PRelu-6 whose
+ * axis still depends on unknown dims fails with RLX_ERR_UNSUPPORTED naming
+ * the node; otherwise such a node is left as it is. */
+rlx_status rlx_legacy_rewrite_node(rlx_graph *g, size_t i, bool shapes_bound, int *changed);
+
 /* Multidirectional (numpy) broadcast of two shapes (ONNX "Broadcasting").
  * Symbolic dims combine: equal symbols stay, 1 and s gives s, static n > 1
  * and a symbol gives n. Returns false if the static dims conflict. */

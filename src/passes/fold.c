@@ -121,7 +121,7 @@ rlx_status rlx_pass_fold(rlx_graph *g, rlx_pass_stats *stats) {
         if (n->dead) continue;
         RLX_TRY(rlx_infer_node(g, (int)i));
         int moved = 0; /* a PRelu-6 slope that the bound shapes put on an inner axis */
-        RLX_TRY(rlx_pass_legacy_node(g, i, true, &moved));
+        RLX_TRY(rlx_legacy_rewrite_node(g, i, true, &moved));
         if (moved) RLX_TRY(rlx_infer_node(g, (int)i)); /* its Unsqueeze, now node i */
         n = &g->nodes[i];
         const rlx_graph *b = n->op == RLX_OP_If ? chosen_branch(g, n) : NULL;

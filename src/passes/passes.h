@@ -42,15 +42,10 @@ rlx_status rlx_pass_cse(rlx_graph *g, rlx_pass_stats *stats);
 /* Rewrites pre-opset-7 forms (legacy broadcast of binary ops, PRelu-6's
  * slope) into current ones; sets *changed to the number of rewrites (then
  * infer the graph again). A PRelu-6 whose axis depends on dims unknown
- * here is left to the fold (rlx_pass_legacy_node with the shapes bound). */
+ * here is left to the fold and eager evaluation (rlx_legacy_rewrite_node
+ * with the shapes bound). */
 rlx_status rlx_pass_legacy(rlx_graph *g, int *changed);
 
-/* The rewrite of rlx_pass_legacy for node i alone (after its shape
- * inference): B' = Unsqueeze(B) is inserted as node i, the node moves to
- * i + 1, *changed = 1. With shapes_bound (a plan's graph), a PRelu-6 whose
- * axis still depends on unknown dims fails with RLX_ERR_UNSUPPORTED naming
- * the node; otherwise such a node is left as it is. */
-rlx_status rlx_pass_legacy_node(rlx_graph *g, size_t i, bool shapes_bound, int *changed);
 
 /* Folds per-channel affine maps after a Conv (BatchNormalization, Mul or
  * Add by per-channel constants) into its weights and bias. */

@@ -12,7 +12,8 @@ values applies along the one axis of X of size d. The tester's finding
 
 Cases: slope as an initializer and as a graph input; X with static dims and
 with symbolic ones (the axis is then chosen when the plan binds the shapes:
-the same model fed W = 3 and W = 5 takes the last axis, then axis 1);
+the same model fed W = 3 and W = 5 takes the last axis, then axis 1; also
+in a plan that runs eagerly, a Loop beside it);
 refusals where the reference raises (a 1-D slope whose size matches two
 axes and not the last, a slope that fits nowhere). Values are copied or
 multiplied once, so the comparison is exact (0 ulp) on both devices.
@@ -123,6 +124,41 @@ for opset in (1, 6):
     refused(opset, (2, 3, 3, 5), (3,), "fits neither")  # two axes of size 3, neither the last
     refused(opset, (2, 3, 4, 5), (6,), "fits neither")
     refused(opset, (2, 3, 4, 5), (3, 4), "fits neither")
+
+# an eager plan (a Loop beside it): the host interpreter chooses the axis per run
+body = H.make_graph([H.make_node("Identity", ["cond"], ["cond_out"]), H.make_node("Identity", ["v"], ["v_out"])],
+                    "body", [H.make_tensor_value_info("i", T.INT64, []), H.make_tensor_value_info("cond", T.BOOL, []),
+                             H.make_tensor_value_info("v", T.FLOAT, [])],
+                    [H.make_tensor_value_info("cond_out", T.BOOL, []), H.make_tensor_value_info("v_out", T.FLOAT, [])])
+for const in (False, True):
+    slope = rng.standard_normal(3).astype(np.float32)
+    ins = [H.make_tensor_value_info("x", T.FLOAT, ["n", 3, "h", "w"])]
+    inits = [NH.from_array(np.int64(2), "trips"), NH.from_array(np.float32(7), "v0")]
+    if const:
+        inits.append(NH.from_array(slope, "s"))
+    else:
+        ins.append(H.make_tensor_value_info("s", T.FLOAT, [3]))
+    g = H.make_graph([H.make_node("PRelu", ["x", "s"], ["y"], name="prelu"),
+                      H.make_node("Loop", ["trips", "", "v0"], ["z"], name="loop", body=body)],
+                     "g", ins, [H.make_tensor_value_info("y", T.FLOAT, None), H.make_tensor_value_info("z", T.FLOAT, None)],
+                     inits)
+    m = H.make_model(g, opset_imports=[H.make_opsetid("", 6)])
+    m.ir_version = 3
+    for d in DEVICES:
+        sess = rlx.Session(rlx.Model(m.SerializeToString()), device=d)
+        for xs in ((1, 3, 4, 3), (2, 3, 4, 5)):
+            feeds = {"x": rng.standard_normal(xs).astype(np.float32)}
+            if not const:
+                feeds["s"] = slope
+            want = ReferenceEvaluator(m).run(None, feeds)
+            what = "PRelu-6 in an eager plan, x fed %s const=%s %s" % (list(xs), const, d)
+            try:
+                got = sess.run(feeds)
+                C.check(np.array_equal(got[0], want[0]) and float(got[1]) == float(want[1]),
+                        "%s: max diff %s" % (what, float(np.abs(got[0] - want[0]).max())
+                                             if got[0].shape == want[0].shape else "shape %s" % (got[0].shape,)))
+            except rlx.Error as e:
+                C.check(False, "%s: %s" % (what, e))
 
 # symbolic dims fed two axes of the slope's size (neither the last): refused at run time,
 # as an input the model does not accept

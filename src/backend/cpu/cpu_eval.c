@@ -159,6 +159,9 @@ static rlx_status eval_all(rlx_graph *b, const struct rlx_config *cfg, const rlx
     for (size_t i = 0; i < b->n_nodes; i++) {
         if (b->nodes[i].dead) continue;
         RLX_TRY(rlx_infer_node(b, (int)i));
+        int moved = 0; /* a PRelu-6 slope that the bound shapes put on an inner axis */
+        RLX_TRY(rlx_legacy_rewrite_node(b, i, true, &moved));
+        if (moved) RLX_TRY(rlx_infer_node(b, (int)i)); /* its Unsqueeze, now node i */
         if (rlx_cpu_eval_ready(b, &b->nodes[i]))
             RLX_TRY(rlx_node_fault(b, &b->nodes[i], ~0u, rlx_cpu_eval_node(b, &b->nodes[i], cfg)));
     }

@@ -65,63 +65,6 @@ static rlx_status broadcast_all(rlx_infer_ctx *c, rlx_dtype dt, int first, int c
     return rlx_ictx_set_out(c, 0, dt, rank, dims, syms);
 }
 
-bool rlx_legacy_bcast(const rlx_node *n) {
-    static const rlx_op_id with_attr[] = { RLX_OP_Add, RLX_OP_Sub, RLX_OP_Mul, RLX_OP_Div, RLX_OP_Pow, RLX_OP_And,
-                                           RLX_OP_Or, RLX_OP_Xor, RLX_OP_Equal, RLX_OP_Greater, RLX_OP_Less };
-    if (n->version >= 7 || n->n_in != 2) return false;
-    if (n->op == RLX_OP_PRelu) return true;
-    if (rlx_attr_int(n, "broadcast", 0) == 0) return false;
-    for (size_t i = 0; i < RLX_ARRAY_LEN(with_attr); i++)
-        if (n->op == with_attr[i]) return true;
-    return false;
-}
-
-/* PRelu-1/6 name no broadcasting rule (the slope is "shared across
- * channels" when it has one element); the ONNX reference implementation
- * (onnx.reference PRelu, used for every version) and the ONNX version
- * converter (PRelu 6 -> 7 "compatible") give it PRelu-7's: the slope lines
- * up with X's last dims (numpy), and where that fails, a 1-D slope of d
- * values applies along the one axis of X of size d. A dim unknown at load
- * makes the choice wait for the plan (RLX_LEGACY_LATER). */
-static rlx_legacy_fit prelu6_axis(const rlx_value *a, const rlx_value *b, int64_t *axis) {
-    rlx_legacy_fit numpy = RLX_LEGACY_FITS;
-    *axis = a->rank - b->rank;
-    if (b->rank > a->rank) numpy = RLX_LEGACY_NO;
-    for (int k = 0; k < b->rank && numpy != RLX_LEGACY_NO; k++) {
-        int64_t da = a->dims[*axis + k], db = b->dims[k];
-        if (db == 1) continue;
-        if (da < 0 || db < 0) numpy = RLX_LEGACY_LATER;
-        else if (da != db) numpy = RLX_LEGACY_NO;
-    }
-    if (numpy != RLX_LEGACY_NO) return numpy;
-    if (b->rank != 1) return RLX_LEGACY_NO;
-    int64_t d = b->dims[0];
-    int same = 0, unknown = 0, at = -1;
-    for (int k = 0; k < a->rank; k++) {
-        if (a->dims[k] < 0 || d < 0) unknown++;
-        else if (a->dims[k] == d) {
-            same++;
-            at = k;
-        }
-    }
-    if (same >= 2 || same + unknown == 0) return RLX_LEGACY_NO;
-    if (unknown) return RLX_LEGACY_LATER;
-    *axis = at;
-    return RLX_LEGACY_FITS;
-}
-
-rlx_legacy_fit rlx_legacy_bcast_axis(const rlx_node *n, const rlx_value *a, const rlx_value *b, int64_t *axis) {
-    if (n->op == RLX_OP_PRelu && rlx_attr_int(n, "broadcast", 0) == 0) return prelu6_axis(a, b, axis);
-    *axis = rlx_attr_int(n, "axis", a->rank - b->rank);
-    if (*axis < 0 && *axis >= -(int64_t)a->rank) *axis += a->rank;
-    if (*axis < 0 || *axis + b->rank > a->rank) return RLX_LEGACY_NO;
-    for (int k = 0; k < b->rank; k++) { /* B's dims must equal A's from axis on, or be 1 */
-        int64_t da = a->dims[*axis + k], db = b->dims[k];
-        if (da >= 0 && db >= 0 && db != 1 && db != da) return RLX_LEGACY_NO;
-    }
-    return RLX_LEGACY_FITS;
-}
-
 /* The output has A's shape: B must fit inside it (a B that does not would
  * make the kernels read past it). */
 static rlx_status legacy_out(rlx_infer_ctx *c, rlx_dtype dt) {
