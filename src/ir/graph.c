@@ -212,6 +212,7 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph **out) {
     g->name_counter = src->name_counter;
     g->parent = src->parent;
     g->syms_equal_assumed = src->syms_equal_assumed;
+    g->shapes_bound = src->shapes_bound;
     for (size_t i = 0; i < src->n_syms; i++)
         if (rlx_graph_sym(g, src->syms[i]) < 0) { st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory"); goto fail; }
     for (size_t i = 0; i < src->n_values; i++) {
