@@ -29,7 +29,9 @@ static void test_add_broadcast(void) {
 /* Pre-opset-7 broadcasting (rlx_legacy_bcast: shape inference gives A's
  * shape, passes/legacy.c unsqueezes B): Sub-6 with broadcast=1, axis=1
  * lines B [3, 4] up with A [2, 3, 4, 5] from axis 1; PRelu-6's slope [3]
- * applies per channel of [2, 3, 4]; without broadcast=1, Mul-6 of
+ * applies per channel of [2, 3, 4] (numpy on the last axis fails; the one
+ * axis of size 3, as the ONNX reference: tests/python/test_prelu_legacy_ref.py
+ * has the rest); without broadcast=1, Mul-6 of
  * different shapes is refused. Results against values computed here. */
 static void test_legacy_broadcast(void) {
     int64_t da[4] = { 2, 3, 4, 5 }, db[2] = { 3, 4 }, dx[3] = { 2, 3, 4 }, ds[1] = { 3 };

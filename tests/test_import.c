@@ -388,6 +388,62 @@ static void test_bad_ops_and_opsets(void) {
     CHECK_ERROR_HAS("FancyOp", "fancy1", path);
 }
 
+/* An attribute of the wrong type is refused when the model loads, naming
+ * node, op and attribute, for every op (rlx_graph_add_node's check_attrs):
+ * the tester's Add-6 with broadcast=1 and axis=1.5 (a FLOAT where the
+ * legacy broadcast's axis is an INT) was truncated to axis 1 without a
+ * word; so is a schema attribute (Softmax's axis 0.5, Concat's axis 1.0,
+ * Gemm's alpha given as an INT). The same models with the right types load. */
+static void test_attr_types(void) {
+    static const struct {
+        int64_t opset;
+        const char *op, *ins;
+        const char *attr;
+        int as_float; /* 1: the attribute as a FLOAT, 0: as an INT */
+        double v;
+        const char *want;
+    } cases[] = {
+        { 6, "Add", "x,b", "axis", 1, 1.5, "attribute 'axis' is a FLOAT (1.5), expected INT" },
+        { 6, "Add", "x,b", "axis", 1, 1.0, "attribute 'axis' is a FLOAT (1), expected INT" },
+        { 6, "Mul", "x,b", "broadcast", 1, 1.0, "attribute 'broadcast' is a FLOAT (1), expected INT" },
+        { 13, "Softmax", "x", "axis", 1, 0.5, "attribute 'axis' is a FLOAT (0.5), expected INT" },
+        { 13, "Concat", "x,x", "axis", 1, 1.0, "attribute 'axis' is a FLOAT (1), expected INT" },
+        { 13, "Gemm", "x,w", "alpha", 0, 2, "attribute 'alpha' is INT, expected FLOAT" },
+    };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++) {
+        for (int right = 0; right < 2; right++) {
+            Onnx__GraphProto *g = graph_new("attrs");
+            int64_t dx[2] = { 2, 3 }, db[1] = { 3 }, dw[2] = { 3, 3 };
+            float ones[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+            graph_input(g, vi_new("x", 1, 2, dx, NULL));
+            graph_init(g, tensor_floats("b", 1, db, ones, 3));
+            graph_init(g, tensor_floats("w", 2, dw, ones, 9));
+            Onnx__NodeProto *n = node_new(cases[i].op, "the_node", cases[i].ins, "y");
+            if (strcmp(cases[i].op, "Add") == 0 || strcmp(cases[i].op, "Mul") == 0) {
+                if (strcmp(cases[i].attr, "broadcast") != 0) node_attr(n, attr_i("broadcast", 1));
+                else node_attr(n, attr_i("axis", 1));
+            }
+            bool as_float = cases[i].as_float ? !right : right;
+            node_attr(n, as_float ? attr_f(cases[i].attr, (float)(right ? 1.0 : cases[i].v))
+                                  : attr_i(cases[i].attr, right ? 1 : (int64_t)cases[i].v));
+            graph_node(g, n);
+            graph_output(g, vi_new("y", 1, -1, NULL, NULL));
+            rlx_model *m = NULL;
+            const char *path;
+            char what[96];
+            snprintf(what, sizeof what, "%s-%lld %s", cases[i].op, (long long)cases[i].opset, cases[i].attr);
+            rlx_status st = load_built(model_new(cases[i].opset, g), "attrs.onnx", &m, &path);
+            if (right) {
+                CHECK_MSG(st == RLX_OK, "%s of the right type: %s", what, rlx_last_error());
+            } else {
+                CHECK_MSG(st == RLX_ERR_INVALID_MODEL, "%s: status %d: %s", what, (int)st, rlx_last_error());
+                CHECK_ERROR_HAS("node 'the_node'", cases[i].op, cases[i].want);
+            }
+            rlx_model_destroy(m);
+        }
+    }
+}
+
 static void test_bad_files(void) {
     rlx_model *m = (rlx_model *)&m; /* must be cleared */
     CHECK_FAILS(rlx_model_load_onnx("/nonexistent/rlx/model.onnx", &m), RLX_ERR_IO, "/nonexistent/rlx/model.onnx");
@@ -994,6 +1050,7 @@ int main(void) {
     test_constant_forms();
     test_tensor_dtypes();
     test_bad_ops_and_opsets();
+    test_attr_types();
     test_bad_files();
     test_bad_initializers();
     test_bad_values();

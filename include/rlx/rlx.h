@@ -534,7 +534,14 @@ RLX_API void rlx_session_destroy(rlx_session *session);
  *         rlx_session_set_run_timeout); see rlx_session_terminate.
  * errors: RLX_ERR_INVALID_ARGUMENT (unknown or missing input, wrong dtype or
  *         shape, nbytes below the shape's bytes, NULL data for a tensor of
- *         more than 0 bytes: the message names the input and says which),
+ *         more than 0 bytes: the message names the input and says which;
+ *         or a node that cannot take what came from the inputs: input
+ *         shapes the model does not accept, a shape-like value such as
+ *         Expand's shape, Reshape's shape or Range's delta computed from
+ *         or fed as an input: the message names the node and op),
+ *         RLX_ERR_INVALID_MODEL (a node that cannot take a value of the
+ *         model alone, found when a plan folds constants: e.g. a negative
+ *         dim in a shape computed from initializers),
  *         RLX_ERR_UNSUPPORTED, RLX_ERR_DEVICE, RLX_ERR_DEVICE_LOST,
  *         RLX_ERR_OUT_OF_MEMORY, RLX_ERR_CANCELLED; rlx_last_error() names
  *         the input or the step (node, op, kernel) that failed. */

@@ -97,12 +97,6 @@ static float attr_f(const cx *c, const char *name) {
     return s ? (float)s->def_f : 0.0f;
 }
 
-static const char *attr_type_name(rlx_attr_type t) {
-    static const char *const names[] = { "undefined", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH", "FLOATS", "INTS",
-                                         "STRINGS" };
-    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "unknown";
-}
-
 /* Every given attribute is in the schema with its type; required ones are
  * given. */
 static rlx_status check_attrs(const cx *c) {
@@ -114,7 +108,7 @@ static rlx_status check_attrs(const cx *c) {
                             a->name, c->def->domain[0] ? c->def->domain : "ai.onnx", c->def->name);
         if (a->type != s->type)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has type %s, expected %s", c->label, a->name,
-                            attr_type_name(a->type), attr_type_name(s->type));
+                            rlx_attr_type_name(a->type), rlx_attr_type_name(s->type));
     }
     for (int i = 0; i < MAX_CATTRS && c->def->attrs[i].name; i++)
         if (c->def->attrs[i].required && !given(c, c->def->attrs[i].name))

@@ -212,6 +212,7 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph **out) {
     g->name_counter = src->name_counter;
     g->parent = src->parent;
     g->syms_equal_assumed = src->syms_equal_assumed;
+    g->shapes_bound = src->shapes_bound;
     for (size_t i = 0; i < src->n_syms; i++)
         if (rlx_graph_sym(g, src->syms[i]) < 0) { st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory"); goto fail; }
     for (size_t i = 0; i < src->n_values; i++) {
@@ -400,11 +401,72 @@ rlx_status rlx_node_vfail(const rlx_node *n, rlx_status status, const char *fmt,
     return rlx_fail(status, "%s: %s", rlx_node_desc(n), msg);
 }
 
+bool rlx_value_from_caller(const rlx_graph *g, int id) {
+    if (id < 0) return false;
+    char *seen = calloc(g->n_values + 1, 1);
+    int *stack = malloc((g->n_values + 1) * sizeof *stack);
+    bool from = false;
+    if (!seen || !stack) {
+        from = true; /* unknown: the caller's, as a bound graph was before */
+        goto done;
+    }
+    size_t top = 0;
+    stack[top++] = id;
+    seen[id] = 1;
+    while (top && !from) {
+        const rlx_value *v = &g->values[stack[--top]];
+        if (v->flags & (RLX_VALUE_INPUT | RLX_VALUE_FED | RLX_VALUE_OUTER)) from = true;
+        if (from || v->producer < 0 || (size_t)v->producer >= g->n_nodes) continue;
+        const rlx_node *p = &g->nodes[v->producer];
+        for (int k = 0; k < p->n_in; k++) {
+            int in = p->in[k];
+            if (in >= 0 && !seen[in]) {
+                seen[in] = 1;
+                stack[top++] = in;
+            }
+        }
+    }
+done:
+    free(seen);
+    free(stack);
+    return from;
+}
+
+rlx_status rlx_node_fault(const rlx_graph *g, const rlx_node *n, unsigned inputs, rlx_status st) {
+    if (st != RLX_ERR_INVALID_MODEL || !g->shapes_bound) return st;
+    for (int k = 0; k < n->n_in; k++) {
+        bool read = k < 32 ? (inputs >> k & 1u) != 0 : inputs == ~0u;
+        if (read && rlx_value_from_caller(g, n->in[k])) return rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "%s", "");
+    }
+    return st;
+}
+
 /* Attributes of op versions before opset 9 that the schemas leave out on
- * purpose: the binary ops' broadcast and axis (read by passes/legacy.c),
- * and flags whose old meaning is what rlx does anyway (Gemm's broadcast,
- * BatchNormalization's is_test and spatial, consumed_inputs). */
-static const char *const k_legacy_attrs[] = { "broadcast", "axis", "is_test", "spatial", "consumed_inputs" };
+ * purpose, with the type ONNX gave them: the binary ops' broadcast and axis
+ * (read by passes/legacy.c), and flags whose old meaning is what rlx does
+ * anyway (Gemm's broadcast, BatchNormalization's is_test and spatial,
+ * consumed_inputs). */
+static const struct {
+    const char *name;
+    rlx_attr_type type;
+} k_legacy_attrs[] = { { "broadcast", RLX_ATTR_INT }, { "axis", RLX_ATTR_INT }, { "is_test", RLX_ATTR_INT },
+                       { "spatial", RLX_ATTR_INT }, { "consumed_inputs", RLX_ATTR_INTS } };
+
+const char *rlx_attr_type_name(rlx_attr_type t) {
+    static const char *const names[] = { "UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH", "FLOATS", "INTS",
+                                         "STRINGS" };
+    return (unsigned)t < RLX_ARRAY_LEN(names) ? names[t] : "an unknown type";
+}
+
+/* The schema's (or a legacy attribute's) type for the node's attribute
+ * `name`, or RLX_ATTR_UNDEFINED when the op has no such attribute. */
+static rlx_attr_type expected_attr_type(const rlx_node *n, const char *name) {
+    for (int k = 0; k < RLX_MAX_OP_ATTRS && n->def->attrs[k].name; k++)
+        if (strcmp(n->def->attrs[k].name, name) == 0) return n->def->attrs[k].type;
+    for (size_t k = 0; k < RLX_ARRAY_LEN(k_legacy_attrs) && n->version < 9; k++)
+        if (strcmp(k_legacy_attrs[k].name, name) == 0) return k_legacy_attrs[k].type;
+    return RLX_ATTR_UNDEFINED;
+}
 
 /* An attribute the op's schema does not have is ignored, with a warning
  * (a misspelt name, or one from a newer ONNX version). Internal ones
@@ -414,36 +476,35 @@ static void warn_unknown_attrs(const rlx_node *n) {
     for (int i = 0; i < n->n_attrs; i++) {
         const char *name = n->attrs[i].name;
         if (!name || strncmp(name, "_rlx", 4) == 0) continue;
-        bool known = false;
-        for (size_t k = 0; k < RLX_ARRAY_LEN(k_legacy_attrs) && n->version < 9 && !known; k++)
-            known = strcmp(k_legacy_attrs[k], name) == 0;
-        for (int k = 0; k < RLX_MAX_OP_ATTRS && n->def->attrs[k].name && !known; k++)
-            known = strcmp(n->def->attrs[k].name, name) == 0;
-        if (!known) rlx_log(RLX_LOG_WARNING, "%s: attribute '%s' is not one rlx knows for this op; ignored", rlx_node_desc(n), name);
+        if (expected_attr_type(n, name) == RLX_ATTR_UNDEFINED)
+            rlx_log(RLX_LOG_WARNING, "%s: attribute '%s' is not one rlx knows for this op; ignored", rlx_node_desc(n), name);
     }
 }
 
+/* Every attribute the op knows (its schema's, and the legacy ones of
+ * versions before 9) has the type ONNX gives it: a FLOAT where an INT is
+ * expected (axis=1.5) is refused, never truncated. The scalar form of a
+ * list type is accepted (exporters write one int for an ints attribute).
+ * Required attributes are given. */
 static rlx_status check_attrs(const rlx_node *n) {
-    const rlx_op_def *d = n->def;
-    for (int k = 0; k < RLX_MAX_OP_ATTRS && d->attrs[k].name; k++) {
-        const rlx_attr_def *ad = &d->attrs[k];
-        const rlx_node_attr *a = rlx_node_attr_find(n, ad->name);
-        if (!a) {
-            if (ad->required)
-                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required attribute '%s' is missing",
-                                rlx_node_desc(n), ad->name);
+    for (int i = 0; i < n->n_attrs; i++) {
+        const rlx_node_attr *a = &n->attrs[i];
+        if (!a->name) continue;
+        rlx_attr_type want = expected_attr_type(n, a->name);
+        if (want == RLX_ATTR_UNDEFINED || a->type == want) continue;
+        if ((want == RLX_ATTR_INTS && a->type == RLX_ATTR_INT) || (want == RLX_ATTR_FLOATS && a->type == RLX_ATTR_FLOAT))
             continue;
-        }
-        if (a->type != ad->type) {
-            /* Exporters write a single int for an ints attribute and so on:
-             * accept the scalar form of a list type. */
-            bool ok = (ad->type == RLX_ATTR_INTS && a->type == RLX_ATTR_INT) ||
-                      (ad->type == RLX_ATTR_FLOATS && a->type == RLX_ATTR_FLOAT);
-            if (!ok)
-                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has type %d, expected %d",
-                                rlx_node_desc(n), ad->name, (int)a->type, (int)ad->type);
-        }
+        if (a->type == RLX_ATTR_FLOAT)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' is a FLOAT (%g), expected %s",
+                            rlx_node_desc(n), a->name, (double)a->f, rlx_attr_type_name(want));
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' is %s, expected %s", rlx_node_desc(n), a->name,
+                        rlx_attr_type_name(a->type), rlx_attr_type_name(want));
     }
+    const rlx_op_def *d = n->def;
+    for (int k = 0; k < RLX_MAX_OP_ATTRS && d->attrs[k].name; k++)
+        if (d->attrs[k].required && !rlx_node_attr_find(n, d->attrs[k].name))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required attribute '%s' is missing", rlx_node_desc(n),
+                            d->attrs[k].name);
     return RLX_OK;
 }
 

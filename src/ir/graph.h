@@ -31,7 +31,8 @@ enum {
     RLX_VALUE_OUTPUT = 1u << 1,      /* graph output */
     RLX_VALUE_INITIALIZER = 1u << 2, /* came from an initializer (weights) */
     RLX_VALUE_OUTER = 1u << 3,       /* subgraph: refers to an outer-scope value by name */
-    RLX_VALUE_KONST_BORROWED = 1u << 4 /* konst is owned by another graph */
+    RLX_VALUE_KONST_BORROWED = 1u << 4, /* konst is owned by another graph */
+    RLX_VALUE_FED = 1u << 5             /* a constant of what the caller fed (a control input bound into a plan) */
 };
 
 typedef struct rlx_value {
@@ -108,6 +109,11 @@ typedef struct rlx_graph {
      * of one name being equal (the Gradient lowering's broadcast axes):
      * each name must then take one size over all inputs. */
     bool syms_equal_assumed;
+    /* Set on a plan's graph (the caller's input shapes bound) and on one
+     * evaluated eagerly (their values bound): a node that fails there on
+     * what came from the graph inputs fails with RLX_ERR_INVALID_ARGUMENT
+     * (rlx_node_fault). */
+    bool shapes_bound;
     int64_t opset; /* default-domain opset the graph imports */
     struct rlx_graph *parent; /* enclosing graph of a subgraph, or NULL */
     /* name -> value index hash (open addressing, -1 empty) */
@@ -212,7 +218,27 @@ const char *rlx_node_desc(const rlx_node *n);
  * formatted part is cut at 1023 bytes; returns status. */
 rlx_status rlx_node_vfail(const rlx_node *n, rlx_status status, const char *fmt, va_list ap);
 
+/* Whether value id of g is computed (through any chain of nodes, folded
+ * ones included until the graph is compacted) from what the caller feeds:
+ * a graph input's data or shape, a bound control input (RLX_VALUE_FED), a
+ * subgraph's inputs or outer-scope values. Initializers and constants made
+ * from them alone are the model's. */
+bool rlx_value_from_caller(const rlx_graph *g, int id);
+
+/* The status of a failure `st` of node n of g, whose check read the inputs
+ * in `inputs` (bit k: input k; ~0u: every input): a value that comes from
+ * the model file is the model's fault (RLX_ERR_INVALID_MODEL), one that
+ * comes from the caller's inputs the caller's (RLX_ERR_INVALID_ARGUMENT,
+ * include/rlx/rlx.h). So RLX_ERR_INVALID_MODEL becomes
+ * RLX_ERR_INVALID_ARGUMENT, with the same message, where g->shapes_bound
+ * and one of those inputs comes from the caller (rlx_value_from_caller);
+ * any other st is returned as it is. */
+rlx_status rlx_node_fault(const rlx_graph *g, const rlx_node *n, unsigned inputs, rlx_status st);
+
 /* ------------------------------------------------------------ attributes */
+
+/* "FLOAT", "INTS", ... (ONNX's names), for messages. Static. */
+const char *rlx_attr_type_name(rlx_attr_type t);
 
 const rlx_node_attr *rlx_node_attr_find(const rlx_node *n, const char *name);
 int64_t rlx_attr_int(const rlx_node *n, const char *name, int64_t def);

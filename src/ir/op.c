@@ -182,6 +182,20 @@ rlx_status rlx_ictx_fail(const rlx_infer_ctx *c, const char *fmt, ...) {
     return st;
 }
 
+rlx_status rlx_ictx_blame(const rlx_infer_ctx *c, unsigned inputs, rlx_status st) {
+    if (st && c->blame) *c->blame = inputs;
+    return st;
+}
+
+rlx_status rlx_ictx_fail_from(const rlx_infer_ctx *c, unsigned inputs, const char *fmt, ...) {
+    if (c->blame) *c->blame = inputs;
+    va_list ap;
+    va_start(ap, fmt);
+    rlx_status st = rlx_node_vfail(c->n, RLX_ERR_INVALID_MODEL, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
 rlx_status rlx_ictx_axis(const rlx_infer_ctx *c, int64_t axis, int rank, int *out) {
     if (rlx_norm_axis(axis, rank, out)) return RLX_OK;
     return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, rank);
@@ -210,8 +224,10 @@ rlx_status rlx_infer_node(rlx_graph *g, int node_id) {
         if (v && v->rank > 0) memcpy(prev_syms[i], v->syms, sizeof prev_syms[i]);
     }
     RLX_TRY(check_strings(g, n, false));
-    rlx_infer_ctx c = { g, n };
-    RLX_TRY(n->def->infer(&c));
+    unsigned blame = ~0u;
+    rlx_infer_ctx c = { g, n, &blame };
+    rlx_status st = n->def->infer(&c);
+    if (st) return rlx_node_fault(g, &g->nodes[node_id], blame, st);
     RLX_TRY(check_strings(g, n, true));
     for (int i = 0; i < n->n_out; i++) {
         rlx_value *v = rlx_node_output(g, n, i);

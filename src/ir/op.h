@@ -16,6 +16,7 @@
 typedef struct rlx_infer_ctx {
     rlx_graph *g;
     rlx_node *n;
+    unsigned *blame; /* the inputs a failed check read (rlx_ictx_fail_from); ~0u: all */
 } rlx_infer_ctx;
 
 /* Shape inference: sets dtype and shape of every present output from the
@@ -132,8 +133,21 @@ rlx_status rlx_ictx_set_out_like(rlx_infer_ctx *c, int i, const rlx_value *v);
 /* Output i gets dtype and unknown rank. */
 rlx_status rlx_ictx_set_out_unknown(rlx_infer_ctx *c, int i, rlx_dtype dtype);
 
-/* Fails with a message that names the node: "node 'x' (Conv): <fmt>". */
+/* Fails with a message that names the node: "node 'x' (Conv): <fmt>".
+ * RLX_ERR_INVALID_MODEL, or RLX_ERR_INVALID_ARGUMENT where the graph's
+ * input shapes are bound and an input comes from the caller
+ * (rlx_node_fault, applied by rlx_infer_node). */
 rlx_status rlx_ictx_fail(const rlx_infer_ctx *c, const char *fmt, ...) RLX_PRINTF(2, 3);
+
+/* As rlx_ictx_fail, for a check that read only the inputs in `inputs`
+ * (bit k: input k), e.g. the values of Expand's shape (not x's shape, whose
+ * rank the model fixes): where those come from the model it is the
+ * model's fault even if x comes from the caller. */
+rlx_status rlx_ictx_fail_from(const rlx_infer_ctx *c, unsigned inputs, const char *fmt, ...) RLX_PRINTF(3, 4);
+
+/* The failure st of a helper that read only the inputs in `inputs` (as
+ * rlx_ictx_fail_from); returns st. */
+rlx_status rlx_ictx_blame(const rlx_infer_ctx *c, unsigned inputs, rlx_status st);
 
 /* rlx_norm_axis of axis against rank into *out, or rlx_ictx_fail "axis A is
  * out of range for rank R". */
@@ -142,15 +156,30 @@ rlx_status rlx_ictx_axis(const rlx_infer_ctx *c, int64_t axis, int rank, int *ou
 /* Whether binary node n broadcasts the pre-opset-7 way: version < 7 and
  * either one of the ops with a `broadcast` attribute (Add Sub Mul Div Pow
  * And Or Xor Equal Greater Less) with broadcast=1, B lining up with A from
- * `axis`, or PRelu-6, whose slope may apply per channel. The output then
- * has A's shape (shape inference), and passes/legacy.c rewrites the node
- * into numpy broadcasting. */
+ * `axis`, or PRelu before opset 7, whose slope lines up with X's last dims
+ * or, failing that, a 1-D slope with the one axis of X of its size (the
+ * ONNX reference). The output then has A's shape (shape inference), and
+ * passes/legacy.c rewrites the node into numpy broadcasting. */
 bool rlx_legacy_bcast(const rlx_node *n);
 
+/* Whether B fits such a node (rlx_legacy_bcast), and where. */
+typedef enum rlx_legacy_fit {
+    RLX_LEGACY_FITS, /* B's dims line up with A's from *axis (each equal to A's or 1) */
+    RLX_LEGACY_NO,   /* B fits nowhere (*axis: where it was tried) */
+    RLX_LEGACY_LATER /* PRelu only: the axis depends on dims unknown until the plan binds them */
+} rlx_legacy_fit;
+
 /* For such a node (rlx_legacy_bcast): sets *axis to where B's dims line
- * up with A's and returns whether B fits there (each dim equal to A's or
- * 1). */
-bool rlx_legacy_bcast_axis(const rlx_node *n, const rlx_value *a, const rlx_value *b, int64_t *axis);
+ * up with A's and says whether B fits there. */
+rlx_legacy_fit rlx_legacy_bcast_axis(const rlx_node *n, const rlx_value *a, const rlx_value *b, int64_t *axis);
+
+/* Rewrites node i of g (after its shape inference) if it broadcasts the
+ * legacy way and B needs trailing dims: B' = Unsqueeze(B) is inserted as
+ * node i, the node moves to i + 1, *changed = 1 (else 0). With
+ * shapes_bound (a plan's graph, or one evaluated eagerly), a PRelu-6 whose
+ * axis still depends on unknown dims fails with RLX_ERR_UNSUPPORTED naming
+ * the node; otherwise such a node is left as it is. */
+rlx_status rlx_legacy_rewrite_node(rlx_graph *g, size_t i, bool shapes_bound, int *changed);
 
 /* Multidirectional (numpy) broadcast of two shapes (ONNX "Broadcasting").
  * Symbolic dims combine: equal symbols stay, 1 and s gives s, static n > 1

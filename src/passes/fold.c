@@ -120,6 +120,9 @@ rlx_status rlx_pass_fold(rlx_graph *g, rlx_pass_stats *stats) {
         rlx_node *n = &g->nodes[i];
         if (n->dead) continue;
         RLX_TRY(rlx_infer_node(g, (int)i));
+        int moved = 0; /* a PRelu-6 slope that the bound shapes put on an inner axis */
+        RLX_TRY(rlx_legacy_rewrite_node(g, i, true, &moved));
+        if (moved) RLX_TRY(rlx_infer_node(g, (int)i)); /* its Unsqueeze, now node i */
         n = &g->nodes[i];
         const rlx_graph *b = n->op == RLX_OP_If ? chosen_branch(g, n) : NULL;
         if (b) { /* the branch's nodes follow and are folded in turn */
@@ -131,7 +134,7 @@ rlx_status rlx_pass_fold(rlx_graph *g, rlx_pass_stats *stats) {
         if ((n->def->flags & (RLX_OP_NO_FOLD | RLX_OP_CONTROL_FLOW | RLX_OP_DATA_DEPENDENT)) ||
             !rlx_cpu_eval_ready(g, n))
             continue;
-        RLX_TRY(rlx_cpu_eval_node(g, n, stats ? stats->cfg : NULL));
+        RLX_TRY(rlx_node_fault(g, n, ~0u, rlx_cpu_eval_node(g, n, stats ? stats->cfg : NULL)));
         if (stats) stats->folded++;
     }
     rlx_graph_compact(g);

@@ -39,10 +39,13 @@ rlx_status rlx_pass_dce(rlx_graph *g, rlx_pass_stats *stats);
  * node (same op, inputs, attributes) and merges equal small constants. */
 rlx_status rlx_pass_cse(rlx_graph *g, rlx_pass_stats *stats);
 
-/* Rewrites pre-opset-7 forms (legacy broadcast of binary ops) into current
- * ones; sets *changed to the number of rewrites (then verify and infer the
- * graph again: new nodes are appended, out of order). */
+/* Rewrites pre-opset-7 forms (legacy broadcast of binary ops, PRelu-6's
+ * slope) into current ones; sets *changed to the number of rewrites (then
+ * infer the graph again). A PRelu-6 whose axis depends on dims unknown
+ * here is left to the fold and eager evaluation (rlx_legacy_rewrite_node
+ * with the shapes bound). */
 rlx_status rlx_pass_legacy(rlx_graph *g, int *changed);
+
 
 /* Folds per-channel affine maps after a Conv (BatchNormalization, Mul or
  * Add by per-channel constants) into its weights and bias. */

@@ -470,6 +470,7 @@ static rlx_status specialise(const rlx_session *s, const rlx_tensor *const *orde
     *out = NULL;
     rlx_graph *g = NULL;
     RLX_TRY(rlx_graph_clone(s->g, &g));
+    g->shapes_bound = true;
     for (size_t j = 0; j < g->n_inputs; j++) {
         rlx_value *v = &g->values[g->inputs[j]];
         rlx_value_set_shape(v, ordered[j]->rank, ordered[j]->dims, NULL);
@@ -483,15 +484,17 @@ static rlx_status specialise(const rlx_session *s, const rlx_tensor *const *orde
         int kid = -1, in = g->inputs[j];
         st = rlx_tensor_clone(ordered[j], &t);
         if (!st) st = rlx_graph_add_konst(g, NULL, t, &kid);
+        if (!st) g->values[kid].flags |= RLX_VALUE_FED;
         for (size_t i = 0; i < g->n_nodes && !st; i++)
             for (int k = 0; k < g->nodes[i].n_in; k++)
                 if (g->nodes[i].in[k] == in) g->nodes[i].in[k] = kid;
     }
     if (!st) st = rlx_plan_passes(g, ps);
-    if (st == RLX_ERR_INVALID_MODEL) {
-        /* the model imported and verified: what fails now is these input
-         * shapes (a Reshape that cannot take them, symbols that do not
-         * broadcast); say which shapes, keep the node the passes named */
+    if (st == RLX_ERR_INVALID_ARGUMENT) {
+        /* a node failed on what came from these input shapes (a Reshape
+         * that cannot take them, symbols that do not broadcast:
+         * rlx_node_fault); say which shapes, keep the node the passes
+         * named. A value of the model alone stays RLX_ERR_INVALID_MODEL. */
         char sig[512] = "", sh[128];
         size_t o = 0;
         for (size_t j = 0; j < g->n_inputs && o < sizeof sig; j++)

@@ -159,7 +159,11 @@ static rlx_status eval_all(rlx_graph *b, const struct rlx_config *cfg, const rlx
     for (size_t i = 0; i < b->n_nodes; i++) {
         if (b->nodes[i].dead) continue;
         RLX_TRY(rlx_infer_node(b, (int)i));
-        if (rlx_cpu_eval_ready(b, &b->nodes[i])) RLX_TRY(rlx_cpu_eval_node(b, &b->nodes[i], cfg));
+        int moved = 0; /* a PRelu-6 slope that the bound shapes put on an inner axis */
+        RLX_TRY(rlx_legacy_rewrite_node(b, i, true, &moved));
+        if (moved) RLX_TRY(rlx_infer_node(b, (int)i)); /* its Unsqueeze, now node i */
+        if (rlx_cpu_eval_ready(b, &b->nodes[i]))
+            RLX_TRY(rlx_node_fault(b, &b->nodes[i], ~0u, rlx_cpu_eval_node(b, &b->nodes[i], cfg)));
     }
     for (size_t i = 0; i < b->n_outputs; i++) {
         const rlx_value *v = &b->values[b->outputs[i]];
@@ -173,6 +177,7 @@ rlx_status rlx_cpu_eval_graph(const rlx_graph *g, const rlx_graph *parent, const
     rlx_graph *b;
     RLX_TRY(rlx_graph_clone(g, &b));
     b->parent = (rlx_graph *)parent;
+    b->shapes_bound = true; /* its inputs' values are the caller's (or an enclosing node's) */
     rlx_status st = eval_all(b, cfg, inputs);
     for (size_t i = 0; i < b->n_outputs && !st; i++) st = rlx_tensor_clone(b->values[b->outputs[i]].konst, &outputs[i]);
     if (st)

@@ -65,40 +65,19 @@ static rlx_status broadcast_all(rlx_infer_ctx *c, rlx_dtype dt, int first, int c
     return rlx_ictx_set_out(c, 0, dt, rank, dims, syms);
 }
 
-bool rlx_legacy_bcast(const rlx_node *n) {
-    static const rlx_op_id with_attr[] = { RLX_OP_Add, RLX_OP_Sub, RLX_OP_Mul, RLX_OP_Div, RLX_OP_Pow, RLX_OP_And,
-                                           RLX_OP_Or, RLX_OP_Xor, RLX_OP_Equal, RLX_OP_Greater, RLX_OP_Less };
-    if (n->version >= 7 || n->n_in != 2) return false;
-    if (n->op == RLX_OP_PRelu) return true;
-    if (rlx_attr_int(n, "broadcast", 0) == 0) return false;
-    for (size_t i = 0; i < RLX_ARRAY_LEN(with_attr); i++)
-        if (n->op == with_attr[i]) return true;
-    return false;
-}
-
-bool rlx_legacy_bcast_axis(const rlx_node *n, const rlx_value *a, const rlx_value *b, int64_t *axis) {
-    if (rlx_attr_int(n, "broadcast", 0) != 0)
-        *axis = rlx_attr_int(n, "axis", a->rank - b->rank);
-    else if (n->op == RLX_OP_PRelu && b->rank == 1 && a->rank > 2 && b->dims[0] != 1)
-        *axis = 1; /* PRelu-6: a slope of C values applies along the channel axis */
-    else
-        *axis = a->rank - b->rank; /* B's dims line up with A's last ones */
-    if (*axis < 0 && *axis >= -(int64_t)a->rank) *axis += a->rank;
-    if (*axis < 0 || *axis + b->rank > a->rank) return false;
-    for (int k = 0; k < b->rank; k++) { /* B's dims must equal A's from axis on, or be 1 */
-        int64_t da = a->dims[*axis + k], db = b->dims[k];
-        if (da >= 0 && db >= 0 && db != 1 && db != da) return false;
-    }
-    return true;
-}
-
 /* The output has A's shape: B must fit inside it (a B that does not would
  * make the kernels read past it). */
 static rlx_status legacy_out(rlx_infer_ctx *c, rlx_dtype dt) {
     const rlx_value *a = rlx_ictx_in(c, 0), *b = rlx_ictx_in(c, 1);
     int64_t axis;
-    if (b->rank >= 0 && a->rank >= 0 && !rlx_legacy_bcast_axis(c->n, a, b, &axis)) {
+    if (b->rank >= 0 && a->rank >= 0 && rlx_legacy_bcast_axis(c->n, a, b, &axis) == RLX_LEGACY_NO) {
         char sa[96], sb[96];
+        if (c->n->op == RLX_OP_PRelu && rlx_attr_int(c->n, "broadcast", 0) == 0)
+            return rlx_ictx_fail(c, "slope '%s' of shape %s fits neither the last dims of input '%s' of shape %s "
+                                    "nor (a 1-D slope) exactly one of its axes (PRelu before opset 7, as the ONNX "
+                                    "reference)",
+                                 b->name, rlx_shape_str(b->dims, b->rank, sb, sizeof sb), a->name,
+                                 rlx_shape_str(a->dims, a->rank, sa, sizeof sa));
         return rlx_ictx_fail(c, "input '%s' of shape %s does not broadcast onto input '%s' of shape %s "
                                 "(opset < 7 broadcasting, axis %lld)",
                              b->name, rlx_shape_str(b->dims, b->rank, sb, sizeof sb), a->name,

@@ -164,10 +164,10 @@ static rlx_status infer_reshape(rlx_infer_ctx *c) {
     for (int i = 0; i < (int)r; i++) {
         src[i] = -1;
         if (sh[i] == -1) {
-            if (neg >= 0) return rlx_ictx_fail(c, "shape has more than one -1");
+            if (neg >= 0) return rlx_ictx_fail_from(c, 1u << 1, "shape has more than one -1");
             neg = i;
         } else if (sh[i] < -1) {
-            return rlx_ictx_fail(c, "shape[%d] = %lld is negative", i, (long long)sh[i]);
+            return rlx_ictx_fail_from(c, 1u << 1, "shape[%d] = %lld is negative", i, (long long)sh[i]);
         } else if (sh[i] == 0 && !allowzero) {
             if (x->rank < 0) {
                 unknown = true;
@@ -307,7 +307,7 @@ static rlx_status infer_squeeze(rlx_infer_ctx *c) {
         for (size_t i = 0; i < na; i++) {
             int a;
             RLX_TRY(rlx_ictx_axis(c, axes[i], x->rank, &a));
-            if (drop[a]) return rlx_ictx_fail(c, "axis %d is listed twice", a);
+            if (drop[a]) return rlx_ictx_fail_from(c, 1u << 1, "axis %d is listed twice", a);
             if (x->dims[a] >= 0 && x->dims[a] != 1)
                 return rlx_ictx_fail(c, "cannot squeeze axis %d of size %lld", a, (long long)x->dims[a]);
             drop[a] = true;
@@ -346,8 +346,9 @@ static rlx_status infer_unsqueeze(rlx_infer_ctx *c) {
     for (size_t i = 0; i < na; i++) {
         int a;
         if (!rlx_norm_axis(axes[i], (int)r, &a))
-            return rlx_ictx_fail(c, "axis %lld is out of range for output rank %lld", (long long)axes[i], (long long)r);
-        if (ins[a]) return rlx_ictx_fail(c, "axis %d is listed twice", a);
+            return rlx_ictx_fail_from(c, 1u << 1, "axis %lld is out of range for output rank %lld", (long long)axes[i],
+                                      (long long)r);
+        if (ins[a]) return rlx_ictx_fail_from(c, 1u << 1, "axis %d is listed twice", a);
         ins[a] = true;
     }
     o.rank = (int)r;
@@ -646,10 +647,13 @@ static rlx_status infer_slice(rlx_infer_ctx *c) {
         }
         return set_out_shp(c, 0, x->dtype, &o);
     }
-    if (have_axes && na != ns) return rlx_ictx_fail(c, "axes has %zu values, starts %zu", na, ns);
-    if (have_steps && nsp != ns) return rlx_ictx_fail(c, "steps has %zu values, starts %zu", nsp, ns);
+    /* checks of starts, ends, axes and steps (inputs 1-4, or attributes) against x's rank, which the model fixes */
+    const unsigned vals = 0xfu << 1;
+    if (have_axes && na != ns) return rlx_ictx_fail_from(c, vals, "axes has %zu values, starts %zu", na, ns);
+    if (have_steps && nsp != ns) return rlx_ictx_fail_from(c, vals, "steps has %zu values, starts %zu", nsp, ns);
     rlx_slice_geom g;
-    RLX_TRY(rlx_slice_resolve(c->n, x->rank, x->dims, st, en, have_axes ? ax : NULL, have_steps ? sp : NULL, ns, &g));
+    RLX_TRY(rlx_ictx_blame(c, vals, rlx_slice_resolve(c->n, x->rank, x->dims, st, en, have_axes ? ax : NULL,
+                                                      have_steps ? sp : NULL, ns, &g)));
     shp_from(&o, x);
     for (int a = 0; a < x->rank; a++) {
         o.d[a] = g.count[a];
@@ -700,7 +704,8 @@ static rlx_status infer_pad(rlx_infer_ctx *c) {
         return set_out_shp(c, 0, x->dtype, &o);
     }
     int64_t b[RLX_MAX_RANK], e[RLX_MAX_RANK];
-    RLX_TRY(rlx_pad_resolve(c->n, x->rank, pads, np, have_axes ? axes : NULL, na, b, e));
+    /* pads and axes (inputs 1 and 3) against x's rank, which the model fixes */
+    RLX_TRY(rlx_ictx_blame(c, 1u << 1 | 1u << 3, rlx_pad_resolve(c->n, x->rank, pads, np, have_axes ? axes : NULL, na, b, e)));
     shp_from(&o, x);
     for (int a = 0; a < x->rank; a++) {
         if (b[a] == 0 && e[a] == 0) continue;
@@ -781,7 +786,7 @@ static rlx_status infer_constant_of_shape(rlx_infer_ctx *c) {
     } else {
         shp_dyn(&o, (int)r);
         for (size_t i = 0; i < r; i++) {
-            if (sh[i] < 0) return rlx_ictx_fail(c, "shape[%zu] = %lld is negative", i, (long long)sh[i]);
+            if (sh[i] < 0) return rlx_ictx_fail_from(c, 1u << 0, "shape[%zu] = %lld is negative", i, (long long)sh[i]);
             o.d[i] = sh[i];
         }
     }
@@ -806,7 +811,7 @@ static rlx_status infer_expand(rlx_infer_ctx *c) {
         return out_dyn(c, x->dtype, (len >= 0 && x->rank >= 0) ? (int)(len > x->rank ? len : x->rank) : -1);
     }
     for (size_t i = 0; i < r; i++)
-        if (sh[i] < 0) return rlx_ictx_fail(c, "shape[%zu] = %lld is negative", i, (long long)sh[i]);
+        if (sh[i] < 0) return rlx_ictx_fail_from(c, 1u << 1, "shape[%zu] = %lld is negative", i, (long long)sh[i]);
     if (!rlx_broadcast_shapes(x->rank, x->dims, x->syms, (int)r, sh, NULL, &o.rank, o.d, o.s)) {
         char a[128], b[128];
         return rlx_ictx_fail(c, "input shape %s does not broadcast to %s", rlx_shape_str(x->dims, x->rank, a, sizeof a),
@@ -827,9 +832,9 @@ static rlx_status infer_tile(rlx_infer_ctx *c) {
     RLX_TRY(in_ints(c, 1, "repeats", rep, RLX_MAX_RANK, &n, &known));
     shp_from(&o, x);
     if (!known) return out_dyn(c, x->dtype, x->rank);
-    if (n != (size_t)x->rank) return rlx_ictx_fail(c, "repeats has %zu values for rank %d", n, x->rank);
+    if (n != (size_t)x->rank) return rlx_ictx_fail_from(c, 1u << 1, "repeats has %zu values for rank %d", n, x->rank);
     for (int a = 0; a < x->rank; a++) {
-        if (rep[a] < 0) return rlx_ictx_fail(c, "repeats[%d] = %lld is negative", a, (long long)rep[a]);
+        if (rep[a] < 0) return rlx_ictx_fail_from(c, 1u << 1, "repeats[%d] = %lld is negative", a, (long long)rep[a]);
         if (rep[a] == 1) continue;
         o.s[a] = -1;
         if (x->dims[a] >= 0 && !rlx_dim_mul(x->dims[a], rep[a], &o.d[a])) return rlx_ictx_fail(c, "output is too large");
@@ -1081,10 +1086,10 @@ static rlx_status infer_topk(rlx_infer_ctx *c) {
         int64_t kv[1];
         size_t n;
         RLX_TRY(in_ints(c, 1, "k", kv, 1, &n, &known));
-        if (known && n != 1) return rlx_ictx_fail(c, "k must hold one value");
+        if (known && n != 1) return rlx_ictx_fail_from(c, 1u << 1, "k must hold one value");
         if (known) k = kv[0];
     }
-    if (known && k < 0) return rlx_ictx_fail(c, "k = %lld is negative", (long long)k);
+    if (known && k < 0) return rlx_ictx_fail_from(c, 1u << 1, "k = %lld is negative", (long long)k);
     shp o;
     if (x->rank < 0) {
         shp_dyn(&o, -1);
