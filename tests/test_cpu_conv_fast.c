@@ -1199,6 +1199,60 @@ static void pwt_bits(const char *what, const rlx_node *n, const rlx_tensor *cons
     rlx_cpu_sgemm_pack_free(&pt);
 }
 
+/* Every convolution shape of MobileNetV2 (bench/make_mobilenet_v2.py) by
+ * the paths the rules pick (not forced): the stem 3x3 s2 3->32, the
+ * depthwise 3x3s at strides 1 and 2 on 112- to 7-wide maps, the 1x1
+ * expansions (Clip) and projections (no activation, a residual where the
+ * model has one); at batch 1, the 14x14 and 7x7 ones also at batch 8.
+ * Each within run_conv's tolerance of the reference (1e-5 relative + 2e-6
+ * per product), and with the weights packed as at compile time the bits
+ * of the unpacked fast path (fast_vs_ref: the channels-in-lanes path of
+ * the 7x7 1x1s, its stores and fused epilogue, against im2col + GEMM);
+ * ctest runs this program at 1, 2, 3, 5 and 16 threads. With the AVX-512
+ * kernel the 7x7 1x1s must have taken the channels-in-lanes path. */
+static void test_conv_mobilenet_v2(void) {
+    static const struct {
+        int64_t cin, cout, hw, k, s;
+        bool dw, res;
+        rlx_act_kind act;
+        bool b8; /* also at batch 8 */
+    } m[] = {
+        { 3, 32, 224, 3, 2, false, false, RLX_ACT_CLIP, false },   { 32, 32, 112, 3, 1, true, false, RLX_ACT_CLIP, false },
+        { 32, 16, 112, 1, 1, false, false, RLX_ACT_NONE, false },  { 16, 96, 112, 1, 1, false, false, RLX_ACT_CLIP, false },
+        { 96, 96, 112, 3, 2, true, false, RLX_ACT_CLIP, false },   { 96, 24, 56, 1, 1, false, false, RLX_ACT_NONE, false },
+        { 24, 144, 56, 1, 1, false, false, RLX_ACT_CLIP, false },  { 144, 144, 56, 3, 1, true, false, RLX_ACT_CLIP, false },
+        { 144, 24, 56, 1, 1, false, true, RLX_ACT_NONE, false },   { 144, 144, 56, 3, 2, true, false, RLX_ACT_CLIP, false },
+        { 144, 32, 28, 1, 1, false, false, RLX_ACT_NONE, false },  { 32, 192, 28, 1, 1, false, false, RLX_ACT_CLIP, false },
+        { 192, 192, 28, 3, 1, true, false, RLX_ACT_CLIP, false },  { 192, 32, 28, 1, 1, false, true, RLX_ACT_NONE, false },
+        { 192, 192, 28, 3, 2, true, false, RLX_ACT_CLIP, true },   { 192, 64, 14, 1, 1, false, false, RLX_ACT_NONE, true },
+        { 64, 384, 14, 1, 1, false, false, RLX_ACT_CLIP, true },   { 384, 384, 14, 3, 1, true, false, RLX_ACT_CLIP, true },
+        { 384, 64, 14, 1, 1, false, true, RLX_ACT_NONE, true },    { 384, 96, 14, 1, 1, false, false, RLX_ACT_NONE, true },
+        { 96, 576, 14, 1, 1, false, false, RLX_ACT_CLIP, true },   { 576, 576, 14, 3, 1, true, false, RLX_ACT_CLIP, true },
+        { 576, 96, 14, 1, 1, false, true, RLX_ACT_NONE, true },    { 576, 576, 14, 3, 2, true, false, RLX_ACT_CLIP, true },
+        { 576, 160, 7, 1, 1, false, false, RLX_ACT_NONE, true },   { 160, 960, 7, 1, 1, false, false, RLX_ACT_CLIP, true },
+        { 960, 960, 7, 3, 1, true, false, RLX_ACT_CLIP, true },    { 960, 160, 7, 1, 1, false, true, RLX_ACT_NONE, true },
+        { 960, 320, 7, 1, 1, false, false, RLX_ACT_NONE, true },   { 320, 1280, 7, 1, 1, false, false, RLX_ACT_CLIP, true },
+    };
+    bool avx512 = rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_AVX512;
+    int before = g_conv_cases;
+    for (size_t i = 0; i < ARRAY_LEN(m); i++)
+        for (int64_t n = 1; n <= 8; n += 7) {
+            if (n == 8 && !m[i].b8) continue;
+            int64_t p = m[i].k / 2;
+            char name[96];
+            snprintf(name, sizeof name, "MobileNetV2 %s%lldx%lld s%lld %lld->%lld on %lldx%lld, batch %lld",
+                     m[i].dw ? "dw " : "", (long long)m[i].k, (long long)m[i].k, (long long)m[i].s, (long long)m[i].cin,
+                     (long long)m[i].cout, (long long)m[i].hw, (long long)m[i].hw, (long long)n);
+            conv_case c = { name, 2, n, m[i].cin, m[i].cout, m[i].dw ? m[i].cin : 1, { m[i].hw, m[i].hw },
+                            { m[i].k, m[i].k }, { m[i].s, m[i].s }, { 1, 1 }, { p, p }, { p, p }, 1 };
+            size_t pwt_before = rlx_nn_pwt_runs();
+            run_conv(&c, m[i].act, m[i].res);
+            if (avx512 && m[i].hw == 7 && m[i].k == 1)
+                CHECK_MSG(rlx_nn_pwt_runs() > pwt_before, "%s: channels in lanes did not run", name);
+        }
+    fprintf(stderr, "MobileNetV2 shapes: %d cases\n", g_conv_cases - before);
+}
+
 /* The channels-in-lanes rule on ResNet-50's 3x3 stride-2 convolutions at
  * full size (rlx_nn_pwt_wanted, not forced): their weights transposed at
  * compile time, the path taken (read in place from phase planes), the bits
@@ -1977,6 +2031,7 @@ int main(void) {
     test_conv_implicit_gemm();
     test_conv_winograd();
     test_conv_channels_in_lanes();
+    test_conv_mobilenet_v2();
     test_conv_transpose();
     test_pools();
     test_resize_nearest();
