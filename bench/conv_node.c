@@ -21,7 +21,10 @@
  * reading them in place (rlx_nn_pwt_in_place). CONV_NODE_WFLUSH=BITS
  * (with CONV_NODE_HOT=1): before each call, clflush only the transposed
  * weights of the channels-in-lanes path (1), the output (2), the input
- * (4), so that one operand comes from memory and the rest stays hot. */
+ * (4), so that one operand comes from memory and the rest stays hot.
+ * CONV_NODE_PW_PHASE=0 / 2: the pointwise path takes the positions of
+ * strided convolutions from an im2col per run / always from phase rows
+ * (rlx_nn_pw_phase_rows; default: by its rule). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdio.h>
@@ -63,6 +66,7 @@ int main(int argc, char **argv) {
     if (getenv("CONV_NODE_IG")) rlx_nn_ig_force(atoi(getenv("CONV_NODE_IG")));
     if (getenv("CONV_NODE_WINO")) rlx_nn_wino_force(atoi(getenv("CONV_NODE_WINO")));
     if (getenv("CONV_NODE_DW")) rlx_nn_dw_force(atoi(getenv("CONV_NODE_DW")));
+    if (getenv("CONV_NODE_PW_PHASE")) rlx_nn_pw_phase_rows(atoi(getenv("CONV_NODE_PW_PHASE")));
     if (getenv("CONV_NODE_PWT_GATHER")) rlx_nn_pwt_in_place(!atoi(getenv("CONV_NODE_PWT_GATHER")));
     printf("threads %d\n", rlx_parallel_threads());
     for (int a = 2; a < argc; a++) {

@@ -711,6 +711,60 @@ static void test_conv_pointwise(void) {
     CHECK(rlx_cpu_sgemm_kernel_set(top));
 }
 
+/* The pointwise path on strided 2-D convolutions, its positions read in
+ * place from phase rows of the padded input (cpu_nn_pw.c, pw_job; the
+ * default): strides 2 and 3 along the rows with 1 or 2 down the columns,
+ * dilation 2, asymmetric and zero pads, kernels 1x1 to 7x7, groups 2,
+ * batch 2, maps whose rows split the runs of positions (and the runs of
+ * the thread blocks); at every sgemm kernel, forced on (rlx_nn_pw_force(2)),
+ * with no activation, Clip, HardSwish and a residual, the phase rows at
+ * every thread count (rlx_nn_pw_phase_rows(2)): within run_conv's
+ * tolerance of the reference and the bits of im2col + GEMM at thread
+ * limits 1, 2, 3 and 5 (pw_bits); every run must have read phase rows
+ * (rlx_nn_pw_phase_runs). */
+static void test_conv_pw_phase_rows(void) {
+    static const conv_case cases[] = {
+        /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
+        { "phase 3x3 s2 C3->32 on 224x224 (MobileNetV2's stem)", 2, 1, 3, 32, 1, { 224, 224 }, { 3, 3 }, { 2, 2 },
+          { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "phase 3x3 s2 pads 0/1 C3->16 on 33x30", 2, 2, 3, 16, 1, { 33, 30 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+          { 0, 0 }, { 1, 1 }, 1 },
+        { "phase 3x3 s(1,2) C4->9 on 17x40", 2, 1, 4, 9, 1, { 17, 40 }, { 3, 3 }, { 1, 2 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "phase 5x5 s3 dilation 2 C2->7 on 31x29", 2, 1, 2, 7, 1, { 31, 29 }, { 5, 5 }, { 3, 3 }, { 2, 2 },
+          { 2, 3 }, { 1, 0 }, 0 },
+        { "phase 7x7 s2 pad 3 C3->24 on 70x66 (ResNet's stem)", 2, 1, 3, 24, 1, { 70, 66 }, { 7, 7 }, { 2, 2 },
+          { 1, 1 }, { 3, 3 }, { 3, 3 }, 1 },
+        { "phase 1x1 s2 C12->9 on 9x10", 2, 2, 12, 9, 1, { 9, 10 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+        { "phase 3x3 s2 group 2 C4->6 on 15x19", 2, 2, 4, 6, 2, { 15, 19 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "phase 3x1 s2 C5->8 on 12x9", 2, 1, 5, 8, 1, { 12, 9 }, { 3, 1 }, { 2, 2 }, { 1, 1 }, { 1, 0 }, { 1, 0 }, 1 },
+    };
+    static const struct {
+        rlx_act_kind act;
+        bool res;
+    } runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_CLIP, false }, { RLX_ACT_HARDSWISH, false },
+                 { RLX_ACT_NONE, true } };
+    rlx_cpu_sgemm_kernel top = rlx_cpu_sgemm_kernel_get();
+    int before = g_conv_cases;
+    for (int kern = (int)top; kern >= (int)RLX_CPU_SGEMM_PORTABLE; kern--) {
+        if (!rlx_cpu_sgemm_kernel_set((rlx_cpu_sgemm_kernel)kern)) continue;
+        rlx_nn_pw_force(2);
+        rlx_nn_pw_phase_rows(2);
+        for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+            for (size_t r = 0; r < ARRAY_LEN(runs); r++) {
+                if (i == 0 && (r > 1 || kern != (int)top)) continue; /* the full-size stem: twice */
+                size_t ph = rlx_nn_pw_phase_runs();
+                run_conv_ex(&cases[i], runs[r].act, runs[r].res, BITS_PW);
+                CHECK_MSG(rlx_nn_pw_phase_runs() > ph, "%s, sgemm kernel %d: no phase rows", cases[i].name, kern);
+            }
+        rlx_nn_pw_force(0);
+        rlx_nn_pw_phase_rows(1);
+    }
+    CHECK(rlx_cpu_sgemm_kernel_set(top));
+    fprintf(stderr, "pointwise on phase rows: %d cases\n", g_conv_cases - before);
+}
+
 /* Batches whose planes the fast paths prefetch ahead of use (the
  * pointwise path's input rows one run ahead and its output rows; the
  * channel-blocked depthwise path's next task's rows: the next row block,
@@ -2023,6 +2077,7 @@ int main(void) {
     test_conv_depthwise_flat();
     test_conv_depthwise_subnormal();
     test_conv_pointwise();
+    test_conv_pw_phase_rows();
     test_conv_pointwise_rule();
     test_conv_batch_prefetch();
     test_conv_pwt_rule();
