@@ -166,18 +166,6 @@ static void pw_strip_c(size_t kt, const float *ap, const float *x, size_t ldx, c
 #define PW_MASK(n) ((__mmask16)((1u << (n)) - 1u))
 #define PW_LOADM(p, m) _mm512_maskz_loadu_ps(m, p)
 #define PW_STOREM(p, m, v) _mm512_mask_storeu_ps(p, m, v)
-#define PW_OFFS 0
-#include "backend/cpu/cpu_nn_pw_kern.h"
-#define PW_SFX avx512o
-#define PW_ATTR RLX_AVX512
-#define RLX_VBITS 512
-#define PW_MR 8
-#define PW_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define PW_M __mmask16
-#define PW_MASK(n) ((__mmask16)((1u << (n)) - 1u))
-#define PW_LOADM(p, m) _mm512_maskz_loadu_ps(m, p)
-#define PW_STOREM(p, m, v) _mm512_mask_storeu_ps(p, m, v)
-#define PW_OFFS 1
 #include "backend/cpu/cpu_nn_pw_kern.h"
 
 /* AVX2 + FMA: 6 x 16 (the sgemm kernel's tile). */
@@ -193,18 +181,6 @@ RLX_AVX2_INLINE __m256i pw_mask8(size_t n) {
 #define PW_MASK(n) pw_mask8(n)
 #define PW_LOADM(p, m) _mm256_maskload_ps(p, m)
 #define PW_STOREM(p, m, v) _mm256_maskstore_ps(p, m, v)
-#define PW_OFFS 0
-#include "backend/cpu/cpu_nn_pw_kern.h"
-#define PW_SFX avx2o
-#define PW_ATTR RLX_AVX2
-#define RLX_VBITS 256
-#define PW_MR 6
-#define PW_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define PW_M __m256i
-#define PW_MASK(n) pw_mask8(n)
-#define PW_LOADM(p, m) _mm256_maskload_ps(p, m)
-#define PW_STOREM(p, m, v) _mm256_maskstore_ps(p, m, v)
-#define PW_OFFS 1
 #include "backend/cpu/cpu_nn_pw_kern.h"
 #endif
 
@@ -345,8 +321,8 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
     j.strip = pw_strip_c, j.strip_o = pw_strip_c, j.mr = 6, j.vec = 16;
 #if RLX_HAVE_AVX2_BUILD
     rlx_cpu_sgemm_kernel kern = rlx_cpu_sgemm_kernel_get();
-    if (kern == RLX_CPU_SGEMM_AVX512) j.strip = pw_strip_avx512, j.strip_o = pw_strip_avx512o, j.mr = 8, j.vec = 32;
-    else if (kern == RLX_CPU_SGEMM_AVX2) j.strip = pw_strip_avx2, j.strip_o = pw_strip_avx2o, j.mr = 6, j.vec = 16;
+    if (kern == RLX_CPU_SGEMM_AVX512) j.strip = pw_strip_avx512, j.strip_o = pw_strip_avx512_o, j.mr = 8, j.vec = 32;
+    else if (kern == RLX_CPU_SGEMM_AVX2) j.strip = pw_strip_avx2, j.strip_o = pw_strip_avx2_o, j.mr = 6, j.vec = 16;
 #endif
     /* strided 2-D convolutions read their positions from phase rows built
      * once per call (pw_job), not from an im2col per run (about a fifth of
