@@ -18,7 +18,13 @@
  * and the implicit GEMM (rlx_nn_ig_force), CONV_NODE_WINO for the
  * Winograd path of 3x3 convolutions (rlx_nn_wino_force); CONV_NODE_PWT_GATHER=1: the
  * channels-in-lanes path gathers its positions from im2col instead of
- * reading them in place (rlx_nn_pwt_in_place). */
+ * reading them in place (rlx_nn_pwt_in_place). CONV_NODE_WFLUSH=BITS
+ * (with CONV_NODE_HOT=1): before each call, clflush only the transposed
+ * weights of the channels-in-lanes path (1), the output (2), the input
+ * (4), so that one operand comes from memory and the rest stays hot.
+ * CONV_NODE_PW_PHASE=0 / 2: the pointwise path takes the positions of
+ * strided convolutions from an im2col per run / always from phase rows
+ * (rlx_nn_pw_phase_rows; default: by its rule). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdio.h>
@@ -60,6 +66,7 @@ int main(int argc, char **argv) {
     if (getenv("CONV_NODE_IG")) rlx_nn_ig_force(atoi(getenv("CONV_NODE_IG")));
     if (getenv("CONV_NODE_WINO")) rlx_nn_wino_force(atoi(getenv("CONV_NODE_WINO")));
     if (getenv("CONV_NODE_DW")) rlx_nn_dw_force(atoi(getenv("CONV_NODE_DW")));
+    if (getenv("CONV_NODE_PW_PHASE")) rlx_nn_pw_phase_rows(atoi(getenv("CONV_NODE_PW_PHASE")));
     if (getenv("CONV_NODE_PWT_GATHER")) rlx_nn_pwt_in_place(!atoi(getenv("CONV_NODE_PWT_GATHER")));
     printf("threads %d\n", rlx_parallel_threads());
     for (int a = 2; a < argc; a++) {
@@ -101,6 +108,19 @@ int main(int argc, char **argv) {
         for (int it = -2; it < iters; it++) {
             if (flush)
                 for (size_t i = 0; i < FLUSH_BYTES; i += 64) flush[i]++;
+            int wf = getenv("CONV_NODE_WFLUSH") ? atoi(getenv("CONV_NODE_WFLUSH")) : 0;
+            if ((wf & 1) && pk.wt) {
+                const char *wb = (const char *)pk.wt;
+                for (size_t i = 0; i < pk.wt_groups * pk.wt_lanes * pk.wt_k * sizeof(float); i += 64)
+                    __builtin_ia32_clflush(wb + i);
+            }
+            if (wf & 2)
+                for (size_t i = 0; i < rlx_tensor_numel(y) * sizeof(float); i += 64)
+                    __builtin_ia32_clflush((const char *)y->data + i);
+            if (wf & 4)
+                for (size_t i = 0; i < rlx_tensor_numel(x) * sizeof(float); i += 64)
+                    __builtin_ia32_clflush((const char *)x->data + i);
+            __builtin_ia32_mfence();
             double t0 = cpu_us();
             if (rlx_cpu_run_node_packed(NULL, &n, in, out, &pk)) fprintf(stderr, "run: %s\n", rlx_last_error());
             if (it >= 0) t[it] = cpu_us() - t0;

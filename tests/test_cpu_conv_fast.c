@@ -711,6 +711,60 @@ static void test_conv_pointwise(void) {
     CHECK(rlx_cpu_sgemm_kernel_set(top));
 }
 
+/* The pointwise path on strided 2-D convolutions, its positions read in
+ * place from phase rows of the padded input (cpu_nn_pw.c, pw_job; the
+ * default): strides 2 and 3 along the rows with 1 or 2 down the columns,
+ * dilation 2, asymmetric and zero pads, kernels 1x1 to 7x7, groups 2,
+ * batch 2, maps whose rows split the runs of positions (and the runs of
+ * the thread blocks); at every sgemm kernel, forced on (rlx_nn_pw_force(2)),
+ * with no activation, Clip, HardSwish and a residual, the phase rows at
+ * every thread count (rlx_nn_pw_phase_rows(2)): within run_conv's
+ * tolerance of the reference and the bits of im2col + GEMM at thread
+ * limits 1, 2, 3 and 5 (pw_bits); every run must have read phase rows
+ * (rlx_nn_pw_phase_runs). */
+static void test_conv_pw_phase_rows(void) {
+    static const conv_case cases[] = {
+        /* name, nsp, n, cin, cout, group, in, k, s, d, pb, pe, bias */
+        { "phase 3x3 s2 C3->32 on 224x224 (MobileNetV2's stem)", 2, 1, 3, 32, 1, { 224, 224 }, { 3, 3 }, { 2, 2 },
+          { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "phase 3x3 s2 pads 0/1 C3->16 on 33x30", 2, 2, 3, 16, 1, { 33, 30 }, { 3, 3 }, { 2, 2 }, { 1, 1 },
+          { 0, 0 }, { 1, 1 }, 1 },
+        { "phase 3x3 s(1,2) C4->9 on 17x40", 2, 1, 4, 9, 1, { 17, 40 }, { 3, 3 }, { 1, 2 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "phase 5x5 s3 dilation 2 C2->7 on 31x29", 2, 1, 2, 7, 1, { 31, 29 }, { 5, 5 }, { 3, 3 }, { 2, 2 },
+          { 2, 3 }, { 1, 0 }, 0 },
+        { "phase 7x7 s2 pad 3 C3->24 on 70x66 (ResNet's stem)", 2, 1, 3, 24, 1, { 70, 66 }, { 7, 7 }, { 2, 2 },
+          { 1, 1 }, { 3, 3 }, { 3, 3 }, 1 },
+        { "phase 1x1 s2 C12->9 on 9x10", 2, 2, 12, 9, 1, { 9, 10 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+        { "phase 3x3 s2 group 2 C4->6 on 15x19", 2, 2, 4, 6, 2, { 15, 19 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "phase 3x1 s2 C5->8 on 12x9", 2, 1, 5, 8, 1, { 12, 9 }, { 3, 1 }, { 2, 2 }, { 1, 1 }, { 1, 0 }, { 1, 0 }, 1 },
+    };
+    static const struct {
+        rlx_act_kind act;
+        bool res;
+    } runs[] = { { RLX_ACT_NONE, false }, { RLX_ACT_CLIP, false }, { RLX_ACT_HARDSWISH, false },
+                 { RLX_ACT_NONE, true } };
+    rlx_cpu_sgemm_kernel top = rlx_cpu_sgemm_kernel_get();
+    int before = g_conv_cases;
+    for (int kern = (int)top; kern >= (int)RLX_CPU_SGEMM_PORTABLE; kern--) {
+        if (!rlx_cpu_sgemm_kernel_set((rlx_cpu_sgemm_kernel)kern)) continue;
+        rlx_nn_pw_force(2);
+        rlx_nn_pw_phase_rows(2);
+        for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+            for (size_t r = 0; r < ARRAY_LEN(runs); r++) {
+                if (i == 0 && (r > 1 || kern != (int)top)) continue; /* the full-size stem: twice */
+                size_t ph = rlx_nn_pw_phase_runs();
+                run_conv_ex(&cases[i], runs[r].act, runs[r].res, BITS_PW);
+                CHECK_MSG(rlx_nn_pw_phase_runs() > ph, "%s, sgemm kernel %d: no phase rows", cases[i].name, kern);
+            }
+        rlx_nn_pw_force(0);
+        rlx_nn_pw_phase_rows(1);
+    }
+    CHECK(rlx_cpu_sgemm_kernel_set(top));
+    fprintf(stderr, "pointwise on phase rows: %d cases\n", g_conv_cases - before);
+}
+
 /* Batches whose planes the fast paths prefetch ahead of use (the
  * pointwise path's input rows one run ahead and its output rows; the
  * channel-blocked depthwise path's next task's rows: the next row block,
@@ -1197,6 +1251,60 @@ static void pwt_bits(const char *what, const rlx_node *n, const rlx_tensor *cons
     rlx_tensor_destroy(gemm);
     rlx_cpu_sgemm_pack_free(&pg);
     rlx_cpu_sgemm_pack_free(&pt);
+}
+
+/* Every convolution shape of MobileNetV2 (bench/make_mobilenet_v2.py) by
+ * the paths the rules pick (not forced): the stem 3x3 s2 3->32, the
+ * depthwise 3x3s at strides 1 and 2 on 112- to 7-wide maps, the 1x1
+ * expansions (Clip) and projections (no activation, a residual where the
+ * model has one); at batch 1, the 14x14 and 7x7 ones also at batch 8.
+ * Each within run_conv's tolerance of the reference (1e-5 relative + 2e-6
+ * per product), and with the weights packed as at compile time the bits
+ * of the unpacked fast path (fast_vs_ref: the channels-in-lanes path of
+ * the 7x7 1x1s, its stores and fused epilogue, against im2col + GEMM);
+ * ctest runs this program at 1, 2, 3, 5 and 16 threads. With the AVX-512
+ * kernel the 7x7 1x1s must have taken the channels-in-lanes path. */
+static void test_conv_mobilenet_v2(void) {
+    static const struct {
+        int64_t cin, cout, hw, k, s;
+        bool dw, res;
+        rlx_act_kind act;
+        bool b8; /* also at batch 8 */
+    } m[] = {
+        { 3, 32, 224, 3, 2, false, false, RLX_ACT_CLIP, false },   { 32, 32, 112, 3, 1, true, false, RLX_ACT_CLIP, false },
+        { 32, 16, 112, 1, 1, false, false, RLX_ACT_NONE, false },  { 16, 96, 112, 1, 1, false, false, RLX_ACT_CLIP, false },
+        { 96, 96, 112, 3, 2, true, false, RLX_ACT_CLIP, false },   { 96, 24, 56, 1, 1, false, false, RLX_ACT_NONE, false },
+        { 24, 144, 56, 1, 1, false, false, RLX_ACT_CLIP, false },  { 144, 144, 56, 3, 1, true, false, RLX_ACT_CLIP, false },
+        { 144, 24, 56, 1, 1, false, true, RLX_ACT_NONE, false },   { 144, 144, 56, 3, 2, true, false, RLX_ACT_CLIP, false },
+        { 144, 32, 28, 1, 1, false, false, RLX_ACT_NONE, false },  { 32, 192, 28, 1, 1, false, false, RLX_ACT_CLIP, false },
+        { 192, 192, 28, 3, 1, true, false, RLX_ACT_CLIP, false },  { 192, 32, 28, 1, 1, false, true, RLX_ACT_NONE, false },
+        { 192, 192, 28, 3, 2, true, false, RLX_ACT_CLIP, true },   { 192, 64, 14, 1, 1, false, false, RLX_ACT_NONE, true },
+        { 64, 384, 14, 1, 1, false, false, RLX_ACT_CLIP, true },   { 384, 384, 14, 3, 1, true, false, RLX_ACT_CLIP, true },
+        { 384, 64, 14, 1, 1, false, true, RLX_ACT_NONE, true },    { 384, 96, 14, 1, 1, false, false, RLX_ACT_NONE, true },
+        { 96, 576, 14, 1, 1, false, false, RLX_ACT_CLIP, true },   { 576, 576, 14, 3, 1, true, false, RLX_ACT_CLIP, true },
+        { 576, 96, 14, 1, 1, false, true, RLX_ACT_NONE, true },    { 576, 576, 14, 3, 2, true, false, RLX_ACT_CLIP, true },
+        { 576, 160, 7, 1, 1, false, false, RLX_ACT_NONE, true },   { 160, 960, 7, 1, 1, false, false, RLX_ACT_CLIP, true },
+        { 960, 960, 7, 3, 1, true, false, RLX_ACT_CLIP, true },    { 960, 160, 7, 1, 1, false, true, RLX_ACT_NONE, true },
+        { 960, 320, 7, 1, 1, false, false, RLX_ACT_NONE, true },   { 320, 1280, 7, 1, 1, false, false, RLX_ACT_CLIP, true },
+    };
+    bool avx512 = rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_AVX512;
+    int before = g_conv_cases;
+    for (size_t i = 0; i < ARRAY_LEN(m); i++)
+        for (int64_t n = 1; n <= 8; n += 7) {
+            if (n == 8 && !m[i].b8) continue;
+            int64_t p = m[i].k / 2;
+            char name[96];
+            snprintf(name, sizeof name, "MobileNetV2 %s%lldx%lld s%lld %lld->%lld on %lldx%lld, batch %lld",
+                     m[i].dw ? "dw " : "", (long long)m[i].k, (long long)m[i].k, (long long)m[i].s, (long long)m[i].cin,
+                     (long long)m[i].cout, (long long)m[i].hw, (long long)m[i].hw, (long long)n);
+            conv_case c = { name, 2, n, m[i].cin, m[i].cout, m[i].dw ? m[i].cin : 1, { m[i].hw, m[i].hw },
+                            { m[i].k, m[i].k }, { m[i].s, m[i].s }, { 1, 1 }, { p, p }, { p, p }, 1 };
+            size_t pwt_before = rlx_nn_pwt_runs();
+            run_conv(&c, m[i].act, m[i].res);
+            if (avx512 && m[i].hw == 7 && m[i].k == 1)
+                CHECK_MSG(rlx_nn_pwt_runs() > pwt_before, "%s: channels in lanes did not run", name);
+        }
+    fprintf(stderr, "MobileNetV2 shapes: %d cases\n", g_conv_cases - before);
 }
 
 /* The channels-in-lanes rule on ResNet-50's 3x3 stride-2 convolutions at
@@ -1969,6 +2077,7 @@ int main(void) {
     test_conv_depthwise_flat();
     test_conv_depthwise_subnormal();
     test_conv_pointwise();
+    test_conv_pw_phase_rows();
     test_conv_pointwise_rule();
     test_conv_batch_prefetch();
     test_conv_pwt_rule();
@@ -1977,6 +2086,7 @@ int main(void) {
     test_conv_implicit_gemm();
     test_conv_winograd();
     test_conv_channels_in_lanes();
+    test_conv_mobilenet_v2();
     test_conv_transpose();
     test_pools();
     test_resize_nearest();

@@ -202,6 +202,15 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
  * rlx_nn_pw_runs: how many convolutions it has run in this process. */
 void rlx_nn_pw_force(int path);
 size_t rlx_nn_pw_runs(void);
+/* For tests and measurements: whether the pointwise path reads the
+ * positions of strided 2-D convolutions from phase rows of the padded
+ * input built once per call or from an im2col per run of positions: 0
+ * never, 1 by its rule (the default: at one thread, or with at least 2
+ * images x groups per thread), 2 always; the same bits either way
+ * (process-wide; not while kernels run). rlx_nn_pw_phase_runs: how many
+ * convolutions have run so. */
+void rlx_nn_pw_phase_rows(int mode);
+size_t rlx_nn_pw_phase_runs(void);
 
 /* The channels-in-lanes path of convolutions with few output positions
  * (cpu_nn_pwt.c): rlx_nn_pwt_wanted: whether a convolution of geometry

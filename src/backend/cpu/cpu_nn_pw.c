@@ -4,7 +4,9 @@
  * expansion and projection layers of mobile networks (MobileNetV2's
  * 16 -> 96 at 112 x 112, 24 -> 144 at 56 x 56) and for stems (3x3 or 7x7
  * on 3 channels). 1x1 stride 1 without padding reads the input in place;
- * the others take the im2col of one run of positions at a time.
+ * strided 2-D ones read it in place from phase rows of the padded input
+ * built once per call (pw_job); the others take the im2col of one run of
+ * positions at a time.
  *
  * Why not the GEMM: with K this small a GEMM block does little arithmetic
  * per byte it moves: it packs B (the input rows), writes its output block,
@@ -35,6 +37,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu_internal.h"
@@ -43,6 +46,7 @@
 #include "backend/cpu/cpu_vmath.h"
 #include "base/mem.h"
 #include "base/parallel.h"
+#include "base/scratch.h"
 
 #define PW_MR_MAX 8
 /* input floats of one run of positions (K x run: 64 KiB, in L2; runs of
@@ -111,24 +115,26 @@ typedef struct pw_epi {
     size_t pf_out;             /* the same along the output rows, for writing (full tiles) */
 } pw_epi;
 
-typedef void pw_strip_fn(size_t kt, const float *ap, const float *x, size_t ldx, float *y, size_t ldy, size_t n,
-                         size_t rows, const pw_epi *e);
+typedef void pw_strip_fn(size_t kt, const float *ap, const float *x, size_t ldx, const int32_t *xo, float *y,
+                         size_t ldy, size_t n, size_t rows, const pw_epi *e);
 
 /* Portable: a 6 x 16 tile, multiply then add (the portable sgemm kernel's
  * operations: the same bits). */
-static void pw_strip_c(size_t kt, const float *ap, const float *x, size_t ldx, float *y, size_t ldy, size_t n,
-                       size_t rows, const pw_epi *e) {
+static void pw_strip_c(size_t kt, const float *ap, const float *x, size_t ldx, const int32_t *xo, float *y,
+                       size_t ldy, size_t n, size_t rows, const pw_epi *e) {
     enum { MR = 6, NR = 16 };
     for (size_t j = 0; j < n; j += NR) {
         size_t w = n - j < NR ? n - j : NR;
         float acc[MR][NR];
         memset(acc, 0, sizeof acc);
-        const float *a = ap, *xp = x + j;
-        for (size_t p = 0; p < kt; p++, a += MR, xp += ldx)
+        const float *a = ap;
+        for (size_t p = 0; p < kt; p++, a += MR) {
+            const float *xp = xo ? x + j + xo[p] : x + j + p * ldx;
             for (int i = 0; i < MR; i++) {
                 float ai = a[i];
                 for (size_t c = 0; c < w; c++) acc[i][c] += ai * xp[c];
             }
+        }
         for (size_t i = 0; i < rows; i++) {
             float *yr = y + i * ldy + j;
             const float *rr = e->res ? e->res + i * ldy + j : NULL;
@@ -180,8 +186,14 @@ RLX_AVX2_INLINE __m256i pw_mask8(size_t n) {
 
 static int g_pw_force; /* rlx_nn_pw_force: 0 by shape, 1 never, 2 wherever it applies */
 static atomic_size_t g_pw_runs;
+static int g_pw_phase = 1; /* rlx_nn_pw_phase_rows: 0 never, 1 by the rule, 2 always */
+static atomic_size_t g_pw_phase_runs;
 
 void rlx_nn_pw_force(int path) { g_pw_force = path; }
+
+void rlx_nn_pw_phase_rows(int mode) { g_pw_phase = mode; }
+
+size_t rlx_nn_pw_phase_runs(void) { return atomic_load(&g_pw_phase_runs); }
 
 size_t rlx_nn_pw_runs(void) { return atomic_load(&g_pw_runs); }
 
@@ -194,7 +206,44 @@ typedef struct pw_job {
     size_t run;                 /* positions per run (a multiple of vec) */
     const rlx_cpu_sgemm_pack *pack; /* the weights packed at compile time, or NULL */
     pw_strip_fn *strip;
+    /* strided 2-D convolutions: the positions read in place from phase
+     * rows instead of an im2col (pw_phase_fill): per (image, group) and
+     * input channel, rows R = (oh - 1) sh + (kh - 1) dh + 1 of the
+     * zero-padded input, each split into its sw column phases of J
+     * floats: [c][r][f][q] = padded x[c][r][q sw + f]; output row oy's
+     * positions ox.. of step k = (c kh + a) kw + b at oy sh sw J + ox +
+     * xo[k], contiguous */
+    bool phased;
+    pw_strip_fn *strip_o;   /* the strip reading step p at x + xo[p] */
+    float *rows;            /* [n_ng][cig][R][sw][J] */
+    const int32_t *xo;      /* kt offsets */
+    size_t R, J, sw, sh, ow, ng_floats;
 } pw_job;
+
+/* Items (image and group, input channel): the phase rows (pw_job). */
+static void pw_phase_fill(void *ctx, size_t i0, size_t i1) {
+    const pw_job *j = ctx;
+    const rlx_nn_conv_io *io = &j->io;
+    const rlx_nn_sp3 *s = io->s;
+    size_t w_in = (size_t)s->in[2], pl = (size_t)s->pb[2], sw = j->sw, row = sw * j->J;
+    for (size_t i = i0; i < i1; i++) {
+        size_t ng = i / io->cig, c = i % io->cig, n = ng / io->groups, gi = ng % io->groups;
+        const float *xc = io->x + (n * io->c_in + gi * io->cig + c) * s->in_sp;
+        float *d = j->rows + i * j->R * row;
+        for (size_t r = 0; r < j->R; r++, d += row) {
+            int64_t ir = (int64_t)r - s->pb[1];
+            if (ir < 0 || ir >= s->in[1]) {
+                memset(d, 0, row * sizeof(float));
+                continue;
+            }
+            /* padded column q sw + f is input column q sw + f - pl */
+            for (size_t f = 0; f < sw; f++)
+                rlx_nn_gather_run(d + f * j->J, xc + (size_t)ir * w_in, (int64_t)w_in, (int64_t)f - (int64_t)pl,
+                                  (int64_t)sw, (int64_t)j->J);
+        }
+    }
+}
+
 
 /* Task: (image and group, block of positions, block of output channels).
  * scratch: the block's weight panels when they are not packed already. */
@@ -228,9 +277,15 @@ static void pw_item(void *ctx, size_t item, float *scratch) {
      * floats ahead (every tile writes its own rows) */
     size_t pf_in = j->run < PW_PF_MIN ? PW_PF_MIN : j->run > PW_PF_MAX ? PW_PF_MAX : j->run;
     e.pf_out = PW_PF_MIN;
-    for (size_t c0 = p0; c0 < p0 + np; c0 += j->run) {
-        size_t len = p0 + np - c0 < j->run ? p0 + np - c0 : j->run;
-        if (!j->io.direct) rlx_nn_im2col_block(xg, j->io.s, 0, j->io.cig, c0, len, col);
+    for (size_t c0 = p0, len; c0 < p0 + np; c0 += len) {
+        len = p0 + np - c0 < j->run ? p0 + np - c0 : j->run;
+        const float *xr = NULL; /* phased: the run's first position in the phase rows */
+        if (j->phased) { /* runs within one output row */
+            size_t oy = c0 / j->ow, ox = c0 % j->ow;
+            if (len > j->ow - ox) len = j->ow - ox;
+            xr = j->rows + (n * j->io.groups + gi) * j->ng_floats + oy * j->sh * j->sw * j->J + ox;
+        } else if (!j->io.direct)
+            rlx_nn_im2col_block(xg, j->io.s, 0, j->io.cig, c0, len, col);
         for (size_t t = 0; t < tiles; t++) {
             size_t rows = mi - t * mr < mr ? mi - t * mr : mr;
             const float *ap = packed ? rlx_cpu_sgemm_pack_a_panel(j->pack, gi, m0 + t * mr) : scratch + t * kt * mr;
@@ -241,8 +296,9 @@ static void pw_item(void *ctx, size_t item, float *scratch) {
                 e.bias[i] = bias ? bias[t * mr + i] : 0.0f;
                 e.add_b[i] = e.bias[i] != 0.0f || bias_always;
             }
-            if (j->io.direct) j->strip(kt, ap, xg + c0, j->io.sp, y, j->io.sp, len, rows, &e);
-            else j->strip(kt, ap, col, len, y, j->io.sp, len, rows, &e);
+            if (j->phased) j->strip_o(kt, ap, xr, 0, j->xo, y, j->io.sp, len, rows, &e);
+            else if (j->io.direct) j->strip(kt, ap, xg + c0, j->io.sp, NULL, y, j->io.sp, len, rows, &e);
+            else j->strip(kt, ap, col, len, NULL, y, j->io.sp, len, rows, &e);
             if (!j->fused)
                 rlx_nn_conv_epilogue_block(y, j->io.sp, rows, len, bias ? bias + t * mr : NULL,
                                            j->io.res ? j->io.res + (y - j->io.y) : NULL, &j->io.act);
@@ -262,12 +318,33 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
     memset(&j, 0, sizeof j);
     j.io = *io;
     j.fused = io->act.kind == RLX_ACT_NONE || io->act.kind == RLX_ACT_RELU || io->act.kind == RLX_ACT_CLIP;
-    j.strip = pw_strip_c, j.mr = 6, j.vec = 16;
+    j.strip = pw_strip_c, j.strip_o = pw_strip_c, j.mr = 6, j.vec = 16;
 #if RLX_HAVE_AVX2_BUILD
     rlx_cpu_sgemm_kernel kern = rlx_cpu_sgemm_kernel_get();
-    if (kern == RLX_CPU_SGEMM_AVX512) j.strip = pw_strip_avx512, j.mr = 8, j.vec = 32;
-    else if (kern == RLX_CPU_SGEMM_AVX2) j.strip = pw_strip_avx2, j.mr = 6, j.vec = 16;
+    if (kern == RLX_CPU_SGEMM_AVX512) j.strip = pw_strip_avx512, j.strip_o = pw_strip_avx512_o, j.mr = 8, j.vec = 32;
+    else if (kern == RLX_CPU_SGEMM_AVX2) j.strip = pw_strip_avx2, j.strip_o = pw_strip_avx2_o, j.mr = 6, j.vec = 16;
 #endif
+    /* strided 2-D convolutions read their positions from phase rows built
+     * once per call (pw_job), not from an im2col per run (about a fifth of
+     * the time of MobileNetV2's stem, 3x3 s2 3->32 on 224x224): the stem
+     * 269 -> 243.5 us, at batch 8 2220 -> 2042; ResNet-50's 7x7 s2 stem
+     * 2306 -> 2303 (bench/conv_node, caches hot, 1 thread, min of 30, two
+     * interleaved rounds); at 2 threads the stem at batch 8 2688 -> 2466
+     * us wall (medians; minima 1198 -> 1047), but at batch 1 377 -> 461
+     * (the rows' fill is one more hand-over between the threads, over 3
+     * channels): with several threads only from 2 (image, group)s per
+     * thread (rlx_nn_pw_phase_rows(2): always) */
+    const rlx_nn_sp3 *s = io->s;
+    size_t threads = (size_t)rlx_parallel_threads();
+    if (g_pw_phase && !io->direct && s->in[0] == 1 && s->k[0] == 1 && s->out[0] == 1 && s->pb[0] == 0 &&
+        s->s[2] > 1 && (threads == 1 || n_ng >= 2 * threads || g_pw_phase == 2)) {
+        j.sw = (size_t)s->s[2], j.sh = (size_t)s->s[1], j.ow = (size_t)s->out[2];
+        j.R = ((size_t)s->out[1] - 1) * j.sh + ((size_t)s->k[1] - 1) * (size_t)s->d[1] + 1;
+        j.J = j.ow + ((size_t)s->k[2] - 1) * (size_t)s->d[2] / j.sw;
+        size_t per_c = j.R * j.sw * j.J, total;
+        j.phased = rlx_mul_ok(per_c, io->cig, &j.ng_floats) && j.ng_floats < (size_t)INT32_MAX / 2 &&
+                   rlx_mul_ok(j.ng_floats, n_ng, &total) && total <= ((size_t)1 << 26);
+    }
     /* the weights packed at compile time when they have this kernel's
      * panels (else each block packs its rows into its scratch) */
     const rlx_cpu_sgemm_pack *pk = k->pack;
@@ -280,17 +357,36 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
      * block packs (none when packed at compile time), b_cost its im2col
      * (none when B is the input itself) */
     rlx_cpu_split2d_req q = { n_ng, j.io.cog, j.io.sp, j.io.kt, j.mr, j.vec, 0, j.pack ? 0.0 : 2.0 * (double)j.io.kt,
-                              j.io.direct ? 0.0 : 4.0 * (double)j.io.kt,
+                              j.io.direct || j.phased ? 0.0 : 4.0 * (double)j.io.kt,
                               (size_t)rlx_parallel_threads(), 0.0 };
     rlx_cpu_split2d sp2 = rlx_cpu_split2d_choose(&q);
     j.n_cb = sp2.n_blocks;
     j.n_mb = sp2.m_blocks;
     size_t rows_max = ((j.io.cog + j.n_mb - 1) / j.n_mb + j.mr - 1) / j.mr * j.mr + j.mr, slot = 0, col = 0;
-    if (!rlx_mul_ok(rows_max, j.io.kt, &j.w_floats) || (!j.io.direct && !rlx_mul_ok(j.run, j.io.kt, &col)) ||
+    if (!rlx_mul_ok(rows_max, j.io.kt, &j.w_floats) ||
+        (!j.io.direct && !j.phased && !rlx_mul_ok(j.run, j.io.kt, &col)) ||
         j.w_floats > SIZE_MAX / 8 || col > SIZE_MAX / 8)
         return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "pointwise scratch of %zu x %zu too large", rows_max, j.io.kt);
     if (j.pack) j.w_floats = 0;
     slot = j.w_floats + col;
     atomic_fetch_add(&g_pw_runs, 1);
-    return rlx_nn_run_items(k, n_ng * j.n_cb * j.n_mb, slot, pw_item, &j);
+    if (!j.phased) return rlx_nn_run_items(k, n_ng * j.n_cb * j.n_mb, slot, pw_item, &j);
+    /* the phase rows and the offsets, in the calling thread's CALL buffer
+     * (or one block for the call) */
+    size_t n_rows = j.ng_floats * n_ng, bytes = n_rows * sizeof(float) + j.io.kt * sizeof(int32_t);
+    float *own = NULL;
+    if (!(j.rows = rlx_scratch_get(RLX_SCRATCH_CALL, bytes)) && !(j.rows = own = malloc(bytes)))
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (%zu-float phase rows)", n_rows);
+    int32_t *xo = (int32_t *)(j.rows + n_rows);
+    size_t kh = (size_t)s->k[1], kw = (size_t)s->k[2], dh = (size_t)s->d[1], dw = (size_t)s->d[2], p = 0;
+    for (size_t c = 0; c < j.io.cig; c++) /* k = (c kh + a) kw + b: im2col's order */
+        for (size_t a = 0; a < kh; a++)
+            for (size_t b = 0; b < kw; b++, p++)
+                xo[p] = (int32_t)(((c * j.R + a * dh) * j.sw + b * dw % j.sw) * j.J + b * dw / j.sw);
+    j.xo = xo;
+    rlx_parallel_for(n_ng * j.io.cig, 1 + 16384 / (j.R * j.sw * j.J + 1), pw_phase_fill, &j);
+    rlx_status st = rlx_nn_run_items(k, n_ng * j.n_cb * j.n_mb, slot, pw_item, &j);
+    atomic_fetch_add(&g_pw_phase_runs, 1);
+    free(own);
+    return st;
 }

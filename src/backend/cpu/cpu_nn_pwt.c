@@ -23,9 +23,11 @@
  * stride phase (strided, several taps: an output row's positions are
  * contiguous in each phase plane). A tile of 7 positions x 48 channels sums each 256-step k
  * panel in registers, adds the panel's sum to a 7 x 48 block on the
- * stack, and stores it transposed into the NCHW output; then the GEMM
- * path's epilogue (rlx_nn_conv_epilogue_block) runs over the panel's
- * finished output rows. Read in place, an output row's last tile is as
+ * stack, and stores it transposed into the NCHW output, with the bias and
+ * a Relu or Clip applied on the way (pwt_store); other activations and a
+ * residual by the GEMM path's epilogue (rlx_nn_conv_epilogue_block) over
+ * the panel's finished output rows. At one thread the next weight panel
+ * is prefetched while a panel's tiles run (pwt_item). Read in place, an output row's last tile is as
  * wide as what is left of the row (13: 7 + 6; kernels for 1 to 7
  * positions), so no position is computed past it, and the rows whose
  * kernel rows partly read padding (a 3x3 pad 1's first and last) leave
@@ -61,6 +63,7 @@
 #define T_MR 7                   /* positions per tile */
 #define T_W 48                   /* output channels per weight panel */
 #define T_KC RLX_CPU_SGEMM_KC     /* k steps per sum (the sgemm's cut) */
+#define T_GROUP 4                /* tiles whose sums are stored together */
 
 static int g_pwt_force; /* rlx_nn_pwt_force: 0 by shape, 1 never, 2 wherever it applies */
 static atomic_size_t g_pwt_runs;
@@ -197,7 +200,8 @@ bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack 
  * stored into (first) or added to t (rows of T_W). */
 #define PWT_KERN(M, NV, SFX, AEXPR, BEXPR)                                                                        \
     RLX_AVX512 static void pwt_kern##SFX##M##_##NV(size_t n, const float *ap, const int32_t *xo,                 \
-                                                   const int32_t *ks, const float *bp, float *t, bool add) {    \
+                                                   const int32_t *ks, const float *bp, float *t, bool add,      \
+                                                   const char *pf, size_t pfs) {                                \
         __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00, c20 = c00,      \
                c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00, c40 = c00, c41 = c00, c42 = c00,         \
                c50 = c00, c51 = c00, c52 = c00, c60 = c00, c61 = c00, c62 = c00;                                 \
@@ -205,6 +209,7 @@ bool rlx_nn_conv_pwt_applies(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack 
         (void)xo, (void)ks;                                                                                       \
         _Pragma("GCC unroll 4") for (size_t p = 0; p < n; p++) {                                                    \
             const float *a_ = AEXPR, *b_ = BEXPR;                                                                 \
+            if (pf) __builtin_prefetch(pf + p * pfs, 0, 2);                                                       \
             __m512 b0 = _mm512_loadu_ps(b_), b1 = NV > 1 ? _mm512_loadu_ps(b_ + 16) : b0,                         \
                    b2 = NV > 2 ? _mm512_loadu_ps(b_ + 32) : b0;                                                   \
             PWT_ROW(M, NV, 0) PWT_ROW(M, NV, 1) PWT_ROW(M, NV, 2) PWT_ROW(M, NV, 3) PWT_ROW(M, NV, 4)            \
@@ -256,18 +261,46 @@ PWT_KERNS_O(7)
 #undef PWT_ST
 #undef PWT_OUT
 
+/* The epilogue pwt_store applies (fused: no residual; act none, Relu or
+ * Clip), per output channel in the lanes; else the GEMM path's epilogue
+ * runs over the finished rows (rlx_nn_conv_epilogue_block). */
+typedef struct pwt_epi {
+    bool fused;
+    const float *bias; /* the group's bias (NULL: none) */
+    bool always;       /* add the bias even where it is 0 (under an activation) */
+    rlx_act_kind act;
+    float lo, hi;      /* Clip's bounds */
+} pwt_epi;
+
 /* The first m <= 7 rows of a tile's block t (rows of T_W, nc channels, a
- * multiple of 16) stored transposed: channel c's m positions at y + c *
- * sp. Per 16 channels an 8 x 16 transpose in registers (rows 0-3 and 4-7
- * of 4 channels per 128-bit lane; rows m.. read as zeros), then the
- * channel's first min(m, 4) and next m - 4 floats by masked stores. */
-RLX_AVX512 static void pwt_store(const float *t, size_t nc, float *y, size_t sp, size_t m) {
-    const __m128i lanes = _mm_setr_epi32(0, 1, 2, 3);
-    const __m128i m_lo = _mm_cmpgt_epi32(_mm_set1_epi32((int)(m < 4 ? m : 4)), lanes),
-                  m_hi = _mm_cmpgt_epi32(_mm_set1_epi32((int)m - 4), lanes);
+ * multiple of 16, the first c0 of the group) stored transposed: channel
+ * c's m positions at y + c * sp. Where e->fused, first act(v + b) per
+ * row, with the rules of the GEMM path's epilogue (bias_act_row: the
+ * bias added where non-zero, or always under an activation; Relu and
+ * Clip by comparisons: max(0, v), min(hi, max(lo, v)) return v where it
+ * is NaN): the same bits. Per 16 channels an 8 x 16 transpose in
+ * registers (rows 0-3 and 4-7 of 4 channels per 128-bit lane; rows m..
+ * read as zeros), then each channel's two halves side by side and its
+ * first m floats stored under a mask (AVX-512 masked stores; the AVX
+ * masked stores of 128 bits were slow here: 160->960 at 7x7 159.6 ->
+ * 154.5 us hot, bench/conv_node). */
+RLX_AVX512 static void pwt_store(const float *t, size_t nc, float *y, size_t sp, size_t m, const pwt_epi *e,
+                                 size_t c0) {
+    const __mmask16 mk = (__mmask16)((1u << m) - 1u);
     for (size_t j = 0; j < nc; j += 16) {
         __m512 r[8];
         for (size_t i = 0; i < 8; i++) r[i] = i < m ? _mm512_loadu_ps(t + i * T_W + j) : _mm512_setzero_ps();
+        if (e->fused) {
+            __m512 b = e->bias ? _mm512_loadu_ps(e->bias + c0 + j) : _mm512_setzero_ps();
+            __mmask16 add = e->always ? (__mmask16)0xFFFF : _mm512_cmp_ps_mask(b, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+            __m512 lo = _mm512_set1_ps(e->act == RLX_ACT_RELU ? 0.0f : e->lo), hi = _mm512_set1_ps(e->hi);
+            for (size_t i = 0; i < m; i++) {
+                __m512 v = _mm512_mask_add_ps(r[i], add, r[i], b);
+                if (e->act != RLX_ACT_NONE) v = _mm512_max_ps(lo, v);
+                if (e->act == RLX_ACT_CLIP) v = _mm512_min_ps(hi, v);
+                r[i] = v;
+            }
+        }
         __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]),
                t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]),
                t4 = _mm512_unpacklo_ps(r[4], r[5]), t5 = _mm512_unpackhi_ps(r[4], r[5]),
@@ -277,12 +310,14 @@ RLX_AVX512 static void pwt_store(const float *t, size_t nc, float *y, size_t sp,
                         _mm512_shuffle_ps(t1, t3, 0x44), _mm512_shuffle_ps(t1, t3, 0xEE) };
         __m512 v[4] = { _mm512_shuffle_ps(t4, t6, 0x44), _mm512_shuffle_ps(t4, t6, 0xEE),
                         _mm512_shuffle_ps(t5, t7, 0x44), _mm512_shuffle_ps(t5, t7, 0xEE) };
+        /* channel j + 4 l + q: lane l of u[q] and of v[q] side by side, its
+         * first m floats stored */
 #define PWT_LANE(l)                                                                                               \
-    for (size_t q = 0; q < 4; q++) {                                                                              \
-        float *d = y + (j + 4 * (l) + q) * sp;                                                                    \
-        if (m >= 4) _mm_storeu_ps(d, _mm512_extractf32x4_ps(u[q], l));                                            \
-        else _mm_maskstore_ps(d, m_lo, _mm512_extractf32x4_ps(u[q], l));                                          \
-        if (m > 4) _mm_maskstore_ps(d + 4, m_hi, _mm512_extractf32x4_ps(v[q], l));                                \
+    {                                                                                                             \
+        const __m512i ix = _mm512_setr_epi32(4 * (l), 4 * (l) + 1, 4 * (l) + 2, 4 * (l) + 3, 16 + 4 * (l),      \
+                                             17 + 4 * (l), 18 + 4 * (l), 19 + 4 * (l), 0, 0, 0, 0, 0, 0, 0, 0);   \
+        for (size_t q = 0; q < 4; q++)                                                                            \
+            _mm512_mask_storeu_ps(y + (j + 4 * (l) + q) * sp, mk, _mm512_permutex2var_ps(u[q], ix, v[q]));        \
     }
         PWT_LANE(0) PWT_LANE(1) PWT_LANE(2) PWT_LANE(3)
 #undef PWT_LANE
@@ -290,7 +325,7 @@ RLX_AVX512 static void pwt_store(const float *t, size_t nc, float *y, size_t sp,
 }
 
 typedef void pwt_kern_fn(size_t n, const float *ap, const int32_t *xo, const int32_t *ks, const float *bp, float *t,
-                         bool add);
+                         bool add, const char *pf, size_t pfs);
 /* [0][0][.]: gathered tiles of 7; [l][m][.]: read in place, m positions,
  * every step of the panel (l 0: pwt_kerno) or a list of them (l 1:
  * pwt_kernl) */
@@ -328,6 +363,7 @@ typedef struct pwt_job {
     size_t tiles;     /* tiles of positions per (image, group) */
     size_t panels;    /* weight panels per group */
     size_t n_pb, n_tb; /* blocks of panels, of tiles per (image, group) */
+    bool pf;           /* prefetch the next panel's weights (pwt_item) */
 } pwt_job;
 
 /* Items (image and group, input channel): the column matrices of
@@ -423,7 +459,16 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
     rlx_cpu_block_range(j->tiles, 1, j->n_tb, tb, &r0, &nr);
     if (!nt || !nr) return;
     size_t kt = io->kt, sp = io->sp;
-    _Alignas(64) float acc[T_MR * T_W];
+    /* the sums of up to T_GROUP tiles, stored (transposed) together: 1-3%
+     * faster than tile by tile (bench/conv_node, caches hot, 1 thread, min
+     * us of 100, 3 interleaved rounds: 160->960 at 7x7 152.1-152.7 ->
+     * 149.6-151.6, 320->1280 376.0-376.5 -> 371.0-374.7) */
+    _Alignas(64) float accs[T_GROUP][T_MR * T_W];
+    size_t pend_pos[T_GROUP], pend_rows[T_GROUP], n_pend = 0;
+    rlx_act_kind ak = io->act.kind;
+    pwt_epi epi = { .fused = !io->res && (ak == RLX_ACT_NONE || ak == RLX_ACT_RELU || ak == RLX_ACT_CLIP),
+                    .bias = io->b ? io->b + gi * io->cog : NULL, .always = ak != RLX_ACT_NONE, .act = ak,
+                    .lo = io->act.alpha, .hi = io->act.beta };
     /* in place: the tiles from the first whose row takes every step, so
      * that the first pass over a weight panel reads all of it in order
      * (from memory, where rows that leave steps out would skip lines that
@@ -438,8 +483,19 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
         const float *wp = j->wt + (gi * io->cog + c0) * kt;
         float *y = io->y + (n * io->c_out + gi * io->cog + c0) * sp;
         size_t lo = sp, hi = 0; /* the block's positions */
+        /* the next panel's weights, fetched into L2 while the tiles of
+         * this one run, a few bytes per step (nc x 4 / nr: at most a line
+         * with 3 tiles or more; pwt_job.pf) */
+        const char *nx = NULL;
+        size_t nx_bytes = 0, all_steps = nr * kt;
+        if (t + 1 < t0 + nt && nr >= 3 && j->pf) {
+            size_t c1, n1;
+            pwt_panel(io->cog, t + 1, &c1, &n1);
+            nx = (const char *)(j->wt + (gi * io->cog + c1) * kt), nx_bytes = kt * n1 * sizeof(float);
+        }
         for (size_t i = 0; i < nr; i++) {
             size_t r = r0 + (first + i) % nr, pos, rows;
+            float *acc = accs[n_pend];
             if (j->in_place) {
                 size_t oy = r / j->tpr, ox = r % j->tpr * T_MR, ow = j->ow;
                 const float *ap = j->planes + ng * io->cig * j->plane + oy * j->wp + ox;
@@ -448,23 +504,32 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
                 pwt_kern_fn *kern = g_pwt_kerns[d > 0][rows][nc / 16 - 1];
                 const size_t *ls = j->lst + d * (j->n_kp + 1);
                 const int32_t *xo = d ? j->xo + (d - 1) * kt : j->xo0, *ks = d ? j->ks + (d - 1) * kt : NULL;
-                for (size_t q = 0; q < j->n_kp; q++) /* kind 0: every step, ls[q] = q T_KC */
-                    kern(ls[q + 1] - ls[q], ap, xo + ls[q], d ? ks + ls[q] : NULL, d ? wp : wp + ls[q] * nc, acc,
-                         q > 0);
+                for (size_t q = 0; q < j->n_kp; q++) { /* kind 0: every step, ls[q] = q T_KC */
+                    size_t steps = ls[q + 1] - ls[q], s0 = i * kt + ls[q], b0 = nx_bytes * s0 / all_steps;
+                    size_t pfs = steps ? (nx_bytes * (s0 + steps) / all_steps - b0 + steps - 1) / steps : 0;
+                    kern(steps, ap, xo + ls[q], d ? ks + ls[q] : NULL, d ? wp : wp + ls[q] * nc, acc, q > 0,
+                         nx && steps ? nx + b0 : NULL, pfs);
+                }
             } else {
                 const float *ap = j->xt + (ng * j->tiles + r) * kt * T_MR;
                 pwt_kern_fn *kern = g_pwt_kerns[0][0][nc / 16 - 1];
                 for (size_t p0 = 0; p0 < kt; p0 += T_KC)
-                    kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap + p0 * T_MR, NULL, NULL, wp + p0 * nc, acc, p0 > 0);
+                    kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap + p0 * T_MR, NULL, NULL, wp + p0 * nc, acc, p0 > 0, NULL,
+                         0);
                 pos = r * T_MR, rows = sp - pos < T_MR ? sp - pos : T_MR;
             }
-            pwt_store(acc, nc, y + pos, sp, rows);
+            pend_pos[n_pend] = pos, pend_rows[n_pend] = rows, n_pend++;
+            if (n_pend == T_GROUP || i + 1 == nr) {
+                for (size_t g = 0; g < n_pend; g++) pwt_store(accs[g], nc, y + pend_pos[g], sp, pend_rows[g], &epi, c0);
+                n_pend = 0;
+            }
             if (pos < lo) lo = pos;
             if (pos + rows > hi) hi = pos + rows;
         }
         /* the block's tiles: its positions are [lo, hi) */
-        rlx_nn_conv_epilogue_block(y + lo, sp, nc, hi - lo, io->b ? io->b + gi * io->cog + c0 : NULL,
-                                   io->res ? io->res + (y + lo - io->y) : NULL, &io->act);
+        if (!epi.fused)
+            rlx_nn_conv_epilogue_block(y + lo, sp, nc, hi - lo, io->b ? io->b + gi * io->cog + c0 : NULL,
+                                       io->res ? io->res + (y + lo - io->y) : NULL, &io->act);
     }
 #else
     (void)ctx, (void)item;
@@ -570,6 +635,11 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
     memset(&j, 0, sizeof j);
     j.io = *io;
     j.wt = k->pack->wt;
+    /* the next weight panel prefetched (pwt_item) where K is one k panel:
+     * in the model (bench/cpu_node_min.py, MobileNetV2, 1 thread, sum of
+     * per-node minima of 10 processes, us) 160->960 at 7x7 x 3 534 -> 515
+     * and 521 -> 503; with K 320 and 960 it measured 2-4% slower */
+    j.pf = io->kt <= T_KC;
     j.tiles = ceil_div(io->sp, T_MR);
     j.panels = pwt_panel(io->cog, 0, NULL, NULL);
     const rlx_nn_sp3 *s = io->s;
