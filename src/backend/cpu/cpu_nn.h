@@ -10,6 +10,7 @@
 #define RLX_BACKEND_CPU_CPU_NN_H
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_sgemm.h"
 #include "ir/ops/act.h"
 #include "ir/ops/conv_geom.h"
 
@@ -309,6 +310,25 @@ void rlx_nn_im2col_block(const float *x, const rlx_nn_sp3 *s, size_t c0, size_t 
  * row[i2 + t * st] for t < len where 0 <= i2 + t * st < w (inside the
  * row), else 0 (padding); st >= 1. */
 void rlx_nn_gather_run(float *d, const float *row, int64_t w, int64_t i2, int64_t st, int64_t len);
+
+/* The fewest tasks (rlx_cpu_split2d_req.min_tasks) a convolution of `macs`
+ * multiply-adds asks of its 2-D split on `threads` threads (the GEMM,
+ * pointwise and implicit-GEMM paths): 2 a thread on more than 2 threads
+ * where each task keeps at least 2^17 multiply-adds (a few us), so that a
+ * thread that starts late or is descheduled holds the node up by half its
+ * share, its other task taken from the back by the others (the 16-core
+ * host's rounds swing 2-3x, BENCHMARKS.md "Issue 13's CPU table at 16
+ * threads on the H100 machine's host"; Inception v2's 1x1 192->64 at 28x28
+ * was 13 tasks on 16 threads); else 0 (the split as before: 1 and 2
+ * threads unchanged). */
+size_t rlx_nn_conv_min_tasks(double macs, size_t threads);
+
+/* The 2-D split request of the GEMM path (policy "pool") for convolution
+ * io over n_ng images x groups on `threads` threads, with the weights
+ * packed as pk (NULL: packed by each block): what rlx_nn_conv_gemm_f32
+ * hands rlx_cpu_split2d_choose (for tests: the split it makes). */
+rlx_cpu_split2d_req rlx_nn_conv_gemm_req(const rlx_nn_conv_io *io, const struct rlx_cpu_sgemm_pack *pk, size_t n_ng,
+                                         size_t threads);
 
 /* The block of task `item` of a convolution split into (image and group) x
  * n_cb blocks of positions (units of n_unit of sp) x n_mb blocks of a

@@ -805,7 +805,8 @@ static bool dwb_pick(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
 /* Tile columns of the channel-blocked path: max(columns the taps read,
  * (ow - 1) * sw + (kw - 1) * dw + 1, and pad + input width). */
 static size_t dwb_tile_w(const rlx_nn_sp3 *s) {
-    size_t need = (size_t)((s->out[2] - 1) * s->s[2] + (s->k[2] - 1) * s->d[2] + 1), have = (size_t)(s->pb[2] + s->in[2]);
+    size_t need = (size_t)((s->out[2] - 1) * s->s[2] + (s->k[2] - 1) * s->d[2] + 1);
+    size_t have = (size_t)(s->pb[2] + s->in[2]);
     return need > have ? need : have;
 }
 
@@ -1175,8 +1176,26 @@ static void cg_epilogue_rows(void *ctx, size_t r0, size_t r1) {
                    j->io.res ? j->io.res + (yb - j->io.y) : NULL, &j->io.act);
 }
 
+size_t rlx_nn_conv_min_tasks(double macs, size_t threads) {
+    if (threads <= 2 || macs < 2.0 * (double)threads * (double)(1 << 17)) return 0;
+    return 2 * threads;
+}
+
 /* Column block target: 512 KiB of floats. */
 #define CG_COL_FLOATS ((size_t)1 << 17)
+
+rlx_cpu_split2d_req rlx_nn_conv_gemm_req(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack *pk, size_t n_ng,
+                                         size_t threads) {
+    size_t mr, nr;
+    rlx_cpu_sgemm_tile(&mr, &nr);
+    size_t max_np = CG_COL_FLOATS / (io->kt ? io->kt : 1) / nr * nr;
+    if (max_np < 2 * nr) max_np = 2 * nr;
+    rlx_cpu_split2d_req q = { n_ng, io->cog, io->sp, io->kt, pk ? pk->w : mr, nr, max_np,
+                              pk ? 0.0 : 8.0 * (double)io->kt, (io->direct ? 8.0 : 12.0) * (double)io->kt,
+                              threads, 0.0, 0 };
+    q.min_tasks = rlx_nn_conv_min_tasks((double)n_ng * (double)io->cog * (double)io->sp * (double)io->kt, threads);
+    return q;
+}
 
 rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     cg_job j;
@@ -1228,14 +1247,10 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
      * channel blocks, reads columns built once) and the packing of its
      * columns, and the packing of its weight rows unless packed at compile
      * time */
-    size_t threads = (size_t)rlx_parallel_threads(), mr, nr;
+    size_t mr, nr;
     rlx_cpu_sgemm_tile(&mr, &nr);
     j.pack = k->pack;
-    size_t max_np = CG_COL_FLOATS / (j.io.kt ? j.io.kt : 1) / nr * nr;
-    if (max_np < 2 * nr) max_np = 2 * nr;
-    rlx_cpu_split2d_req q = { n_ng, j.io.cog, j.io.sp, j.io.kt, j.pack ? j.pack->w : mr, nr, max_np,
-                              j.pack ? 0.0 : 8.0 * (double)j.io.kt, (j.io.direct ? 8.0 : 12.0) * (double)j.io.kt,
-                              threads, 0.0 };
+    rlx_cpu_split2d_req q = rlx_nn_conv_gemm_req(&j.io, j.pack, n_ng, (size_t)rlx_parallel_threads());
     rlx_cpu_split2d sp2 = rlx_cpu_split2d_choose(&q);
     j.n_cb = sp2.n_blocks;
     j.n_mb = sp2.m_blocks;
