@@ -402,7 +402,8 @@ size_t rlx_nn_dw_task_points(const rlx_nn_dw_split *sp, size_t ow, size_t item);
  * convolution of g / s (2-D, multiplier 1, 3x3, dilation 1, pads 1, stride
  * 1 or 2, AVX-512), and the convolution on it (x [n, c, h, w], w [c, 1, 3, 3], bias,
  * fused residual and activation as rlx_nn_conv_depthwise_f32), on the
- * worker pool, two channel planes per task; the channel-blocked path's
+ * worker pool, two channel planes (or a block of their rows) per task
+ * (rlx_nn_dw_split_of); the channel-blocked path's
  * bits. errors: RLX_ERR_OUT_OF_MEMORY. */
 bool rlx_nn_dw_rows_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 rlx_status rlx_nn_dw_rows_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);

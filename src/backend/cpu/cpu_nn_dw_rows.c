@@ -27,7 +27,9 @@
  * odd). On rows wider than 32 columns a task prefetches the input rows
  * DWR_PF groups of output rows ahead (the next task's first ones at its
  * end): their planes' streams are short for the hardware prefetchers. A
- * task takes two channel planes and four output
+ * task takes two channel planes (all their rows, or a block of whole
+ * groups of four rows where pairs of planes give the threads fewer than 4
+ * tasks each: rlx_nn_dw_split_of), four output
  * rows at a time (eight independent sums, enough to cover the latency of
  * the fused multiply-adds); each input row those rows read is loaded once
  * and added into every sum that reads it.
