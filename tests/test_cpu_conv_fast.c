@@ -546,6 +546,16 @@ static void test_conv_depthwise_rows(void) {
         { "dw rows C3 5x63 s2", 2, 1, 3, 3, 3, { 5, 63 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "dw rows C3 8x65 s2", 2, 1, 3, 3, 3, { 8, 65 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "dw rows C2 11x113 s2", 2, 1, 2, 2, 2, { 11, 113 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        /* blocks of rows (rlx_nn_dw_split_of: fewer than 4 pairs of planes
+         * a thread on more than 2 threads): at 5 threads 7 blocks of 61
+         * rows (whole groups of 4, the last short), 8 of 65 at stride 2
+         * (odd widths), 2 of MobileNetV2's 112 with batch 2 */
+        { "dw rows C5 61x96 (row blocks)", 2, 1, 5, 5, 5, { 61, 96 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          1 },
+        { "dw rows C3 130x129 s2 (row blocks)", 2, 1, 3, 3, 3, { 130, 129 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "dw rows C8 112x112 batch 2 (row blocks)", 2, 2, 8, 8, 8, { 112, 112 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 0 },
     };
     if (rlx_cpu_isa_get() < RLX_CPU_ISA_AVX512) {
         fprintf(stderr, "depthwise rows: no AVX-512, skipped\n");
@@ -2003,6 +2013,201 @@ static void test_run_items(void) {
     }
 }
 
+/* ------------------------------------------------------------ task splits at 8, 16 and 32 threads */
+
+/* The slowest thread's work when rlx_nn_run_items runs tasks of works
+ * w[0 .. n) on t threads, all starting at once: slot v owns the contiguous
+ * share [n v / s, n (v + 1) / s) (s = min(t, n) slots) and takes it from
+ * the front; a thread whose share is empty takes from the back of the
+ * next slots' (v + 1, v + 2, ...), as run_slots does; the thread that is
+ * free first moves next. */
+static double split_slowest(const double *w, size_t n, size_t t) {
+    enum { MAXT = 64 };
+    size_t slots = t < n ? t : n, lo[MAXT], hi[MAXT];
+    double busy[MAXT] = { 0 };
+    if (!slots) return 0.0;
+    for (size_t v = 0; v < slots; v++) lo[v] = n * v / slots, hi[v] = n * (v + 1) / slots;
+    for (size_t done = 0; done < n; done++) {
+        size_t s = 0;
+        for (size_t v = 1; v < slots; v++)
+            if (busy[v] < busy[s]) s = v;
+        size_t item = n;
+        for (size_t d = 0; d < slots && item == n; d++) {
+            size_t v = (s + d) % slots;
+            if (lo[v] < hi[v]) item = d == 0 ? lo[v]++ : --hi[v];
+        }
+        busy[s] += w[item];
+    }
+    double slowest = 0.0;
+    for (size_t v = 0; v < slots; v++) slowest = busy[v] > slowest ? busy[v] : slowest;
+    return slowest;
+}
+
+/* One node of a model for the split test: a Conv (depthwise when group
+ * == cin) or a pool, 2-D, square kernel, pads p on every side. */
+typedef struct split_node {
+    const char *model;
+    int64_t n, c, hw, k, s, p;
+} split_node;
+
+/* The rule of the split test, for nodes of at least 4 Ki output points
+ * per thread (smaller ones cannot feed the threads with tasks worth their
+ * cost: printed, not checked): at least 2 tasks per thread (one task per
+ * thread leaves a thread that starts late, or runs on a busy core, holding
+ * up the node by a whole task, where with two or more the others take
+ * its second from the back), and the slowest thread of rlx_nn_run_items'
+ * schedule (split_slowest) within 1.25x an even share of the work. */
+#define SPLIT_MIN_POINTS 4096.0
+#define SPLIT_OVER 1.25
+/* The GEMM path's blocks are whole tiles (8 rows x 32 columns): 64 x 784
+ * outputs (Inception's 1x1s at 28x28) over 16 threads come to 1.31 of an
+ * even share at 2 or 3 blocks a thread, unless B's columns are packed 8
+ * times (8 x 4 blocks, 1.14), which rlx_cpu_split2d_choose's costs rank
+ * slower; so 1.35 there. */
+#define SPLIT_OVER_GEMM 1.35
+
+/* Checks one split (tasks of works w) at t threads, the slowest thread
+ * within max_over of an even share; returns whether it met the rule (or
+ * was exempt). */
+static bool split_check(const char *what, const double *w, size_t n, size_t t, double min_total, double max_over) {
+    double total = 0.0, largest = 0.0;
+    for (size_t i = 0; i < n; i++) total += w[i], largest = w[i] > largest ? w[i] : largest;
+    double over = total > 0.0 ? split_slowest(w, n, t) / (total / (double)t) : 0.0;
+    bool checked = total >= min_total, ok = !checked || (n >= 2 * t && over <= max_over);
+    fprintf(stderr, "  split %s, %zu threads: %zu tasks (%.1f a thread), slowest thread %.2f of an even share%s\n", what, t, n,
+           (double)n / (double)t, over, !checked ? " (small: not checked)" : ok ? "" : "  <-- FAILS");
+    CHECK_MSG(ok, "%s on %zu threads: %zu tasks, the slowest thread %.2f of an even share (rule: >= %zu tasks, <= %.2f)",
+              what, t, n, over, 2 * t, max_over);
+    return ok;
+}
+
+/* The depthwise convolutions of MobileNetV2 (batch 1 and 8) and PP-OCRv4
+ * (640 x 640) at 8, 16 and 32 threads, each on the path and with the split
+ * rlx_nn_dw_split_of gives it (this CPU's paths: the row and flat paths
+ * need AVX-512), a task's work its output points (rlx_nn_dw_task_points;
+ * every point of a node costs the same taps). On main before row blocks
+ * 13 of these splits failed the rule: MobileNetV2's 32 x 112x112 at batch
+ * 1 (16 tasks on 16 and 32 threads), PP-OCRv4's 16 x 320x320 (8 tasks on
+ * 8, 16 and 32) and 48 x 160x160 (24 tasks on 16 and 32). */
+static void test_dw_splits(void) {
+    static const split_node nodes[] = {
+        { "mnv2", 1, 32, 112, 3, 1, 1 },   { "mnv2", 1, 96, 112, 3, 2, 1 },   { "mnv2", 1, 144, 56, 3, 1, 1 },
+        { "mnv2", 1, 144, 56, 3, 2, 1 },   { "mnv2", 1, 192, 28, 3, 1, 1 },   { "mnv2", 1, 192, 28, 3, 2, 1 },
+        { "mnv2", 1, 384, 14, 3, 1, 1 },   { "mnv2", 1, 576, 14, 3, 1, 1 },   { "mnv2", 1, 576, 14, 3, 2, 1 },
+        { "mnv2", 1, 960, 7, 3, 1, 1 },    { "mnv2", 8, 32, 112, 3, 1, 1 },   { "mnv2", 8, 96, 112, 3, 2, 1 },
+        { "mnv2", 8, 144, 56, 3, 1, 1 },   { "mnv2", 8, 144, 56, 3, 2, 1 },   { "mnv2", 8, 192, 28, 3, 1, 1 },
+        { "mnv2", 8, 192, 28, 3, 2, 1 },   { "mnv2", 8, 384, 14, 3, 1, 1 },   { "mnv2", 8, 576, 14, 3, 1, 1 },
+        { "mnv2", 8, 576, 14, 3, 2, 1 },   { "mnv2", 8, 960, 7, 3, 1, 1 },    { "ppocr", 1, 16, 320, 3, 1, 1 },
+        { "ppocr", 1, 32, 320, 3, 2, 1 },  { "ppocr", 1, 48, 160, 3, 1, 1 },  { "ppocr", 1, 48, 160, 3, 2, 1 },
+        { "ppocr", 1, 96, 80, 3, 1, 1 },   { "ppocr", 1, 96, 80, 3, 2, 1 },   { "ppocr", 1, 192, 40, 5, 1, 2 },
+        { "ppocr", 1, 192, 40, 5, 2, 2 },  { "ppocr", 1, 384, 20, 5, 1, 2 },
+    };
+    static const size_t threads[] = { 8, 16, 32 };
+    int failed = 0;
+    for (size_t i = 0; i < ARRAY_LEN(nodes); i++) {
+        const split_node *d = &nodes[i];
+        conv_case c = { "split", 2, d->n, d->c, d->c, d->c, { d->hw, d->hw }, { d->k, d->k }, { d->s, d->s },
+                        { 1, 1 }, { d->p, d->p }, { d->p, d->p }, 1 };
+        int64_t xd[4] = { c.n, c.cin, c.in[0], c.in[1] }, wd[4] = { c.cout, 1, c.k[0], c.k[1] };
+        int64_t pads[4] = { d->p, d->p, d->p, d->p };
+        node_attrs st = { .n = 0 };
+        attr_ints(&st, "kernel_shape", 2, c.k);
+        attr_ints(&st, "strides", 2, c.s);
+        attr_ints(&st, "pads", 4, pads);
+        attr_int(&st, "group", c.group);
+        rlx_node n = make_node("Conv", 11, 2, 1, &st);
+        rlx_conv_geom g;
+        CHECK_OK(rlx_conv_geom_resolve(&n, RLX_GEOM_CONV, xd, 4, wd, 4, &g));
+        rlx_nn_sp3 s3;
+        rlx_nn_sp3_init(&g, &s3);
+        /* at 1 and 2 threads the split is the one before row blocks */
+        for (size_t t = 1; t <= 2; t++) {
+            rlx_nn_dw_split sp = rlx_nn_dw_split_of(&g, &s3, t);
+            size_t pairs = (size_t)g.n * (((size_t)g.c_out + 1) / 2);
+            CHECK_MSG(sp.path != RLX_NN_DW_ROWS || (sp.n_rb == 1 && sp.tasks == pairs),
+                      "%s dw %lld x %lldx%lld at %zu threads: %zu blocks of rows", d->model, (long long)d->c,
+                      (long long)d->hw, (long long)d->hw, t, sp.n_rb);
+        }
+        for (size_t ti = 0; ti < ARRAY_LEN(threads); ti++) {
+            size_t t = threads[ti];
+            rlx_nn_dw_split sp = rlx_nn_dw_split_of(&g, &s3, t);
+            double *w = malloc((sp.tasks + 1) * sizeof *w), total = 0.0;
+            CHECK(w != NULL);
+            if (!w) return;
+            for (size_t it = 0; it < sp.tasks; it++) {
+                w[it] = (double)rlx_nn_dw_task_points(&sp, (size_t)s3.out[2], it);
+                total += w[it];
+            }
+            CHECK_MSG(total == (double)(g.n * g.c_out) * (double)s3.out_sp, "dw split: tasks cover %.0f of %lld points",
+                      total, (long long)(g.n * g.c_out * (int64_t)s3.out_sp));
+            char what[128];
+            static const char *paths[] = { "?", "planes", "blocked", "rows", "flat" };
+            snprintf(what, sizeof what, "%s dw %lldx %lld x %lldx%lld k%lld s%lld (%s)", d->model, (long long)d->n,
+                     (long long)d->c, (long long)d->hw, (long long)d->hw, (long long)d->k, (long long)d->s,
+                     paths[sp.path]);
+            failed += !split_check(what, w, sp.tasks, t, SPLIT_MIN_POINTS * (double)t, SPLIT_OVER);
+            free(w);
+        }
+    }
+    fprintf(stderr, "depthwise splits: %d failing the rule\n", failed);
+}
+
+/* The GEMM path's 2-D splits (rlx_nn_conv_gemm_req, rlx_cpu_split2d_choose,
+ * weights packed at compile time) of convolutions that take it in
+ * ResNet-50 and Inception v2 (the 7x7 stride-2 stems, 3 -> 64 to 112x112,
+ * K 147; Inception's 1x1s to 64 channels at 28x28, K 192 and 256, B the
+ * input itself) at 8, 16 and 32 threads, by split_check's rule (task work:
+ * its multiply-adds; checked from 2^17 a task at 2 a thread); at 1 and 2
+ * threads min_tasks stays 0 (the split as before). Before min_tasks
+ * Inception's 1x1 192->64 was 13 tasks on 16 threads (3 idle). */
+static void test_gemm_conv_splits(void) {
+    static const struct {
+        const char *what;
+        size_t cog, sp, kt;
+        bool direct;
+    } nodes[] = {
+        { "stem 7x7 s2 3->64 to 112x112", 64, 12544, 147, false },
+        { "inception 1x1 192->64 at 28x28", 64, 784, 192, true },
+        { "inception 1x1 256->64 at 28x28", 64, 784, 256, true },
+    };
+    static const size_t threads[] = { 8, 16, 32 };
+    rlx_cpu_sgemm_pack pk;
+    memset(&pk, 0, sizeof pk);
+    size_t mr, nr;
+    rlx_cpu_sgemm_tile(&mr, &nr);
+    pk.w = mr;
+    int failed = 0;
+    for (size_t i = 0; i < ARRAY_LEN(nodes); i++) {
+        rlx_nn_conv_io io;
+        memset(&io, 0, sizeof io);
+        io.groups = 1, io.cog = io.c_out = nodes[i].cog, io.sp = nodes[i].sp, io.kt = nodes[i].kt;
+        io.direct = nodes[i].direct;
+        for (size_t t = 1; t <= 2; t++)
+            CHECK_MSG(rlx_nn_conv_gemm_req(&io, &pk, 1, t).min_tasks == 0, "%s: min_tasks at %zu threads",
+                      nodes[i].what, t);
+        for (size_t ti = 0; ti < ARRAY_LEN(threads); ti++) {
+            size_t t = threads[ti];
+            rlx_cpu_split2d_req q = rlx_nn_conv_gemm_req(&io, &pk, 1, t);
+            rlx_cpu_split2d sp = rlx_cpu_split2d_choose(&q);
+            size_t n = sp.m_blocks * sp.n_blocks;
+            double *w = malloc(n * sizeof *w);
+            CHECK(w != NULL);
+            if (!w) return;
+            for (size_t b = 0; b < n; b++) { /* rlx_nn_conv_block_of's order: channel blocks fastest */
+                size_t r0, rows, c0, cols;
+                rlx_cpu_block_range(q.m, q.m_unit, sp.m_blocks, b % sp.m_blocks, &r0, &rows);
+                rlx_cpu_block_range(q.n, q.n_unit, sp.n_blocks, b / sp.m_blocks, &c0, &cols);
+                w[b] = (double)rows * (double)cols * (double)q.k;
+            }
+            char what[96];
+            snprintf(what, sizeof what, "GEMM path %s (%zu x %zu blocks)", nodes[i].what, sp.m_blocks, sp.n_blocks);
+            failed += !split_check(what, w, n, t, 2.0 * (double)t * (double)(1 << 17), SPLIT_OVER_GEMM);
+            free(w);
+        }
+    }
+    fprintf(stderr, "GEMM-path conv splits: %d failing the rule\n", failed);
+}
+
 static void test_gemm_split(void) {
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++) {
@@ -2092,6 +2297,8 @@ int main(void) {
     test_resize_nearest();
     test_gemm_split();
     test_run_items();
+    test_dw_splits();
+    test_gemm_conv_splits();
     fprintf(stderr, "conv cases: %d (%d depthwise, %d with a residual); %d runs with packed weights\n", g_conv_cases,
             g_conv_depthwise, g_conv_residual, g_packed_runs);
     CHECK(g_packed_runs > 0);

@@ -404,7 +404,7 @@ static void test_bert_splits(void) {
                                         { 1024, 384, 384 }, { 1024, 384, 1536 }, { 1024, 1536, 384 } };
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         size_t m = shapes[si][0], k = shapes[si][1], n = shapes[si][2], t = 16;
-        rlx_cpu_split2d_req q = { 1, m, n, k, 8, 32, 0, 8.0 * (double)k, 6.0 * (double)k, t, (double)(1 << 18) };
+        rlx_cpu_split2d_req q = { 1, m, n, k, 8, 32, 0, 8.0 * (double)k, 6.0 * (double)k, t, (double)(1 << 18), 0 };
         rlx_cpu_split2d sp = rlx_cpu_split2d_choose(&q);
         size_t blocks = sp.m_blocks * sp.n_blocks, r0, rows, c0, cols;
         rlx_cpu_block_range(m, 8, sp.m_blocks, 0, &r0, &rows); /* block 0 is the largest */

@@ -294,7 +294,7 @@ size_t rlx_cpu_attention_rows(size_t nb, size_t sq, size_t sk, size_t d, size_t 
     rlx_cpu_sgemm_tile(&mr, &nr);
     if (!sq || !sk) return sq;
     rlx_cpu_split2d_req q = { nb, sq, sk, d + dv, mr, sk, 0, 4.0 * (double)sk, 8.0 * (double)(d + dv), threads,
-                              (double)(1 << 18) };
+                              (double)(1 << 18), 0 };
     rlx_cpu_split2d sp = rlx_cpu_split2d_choose(&q);
     size_t br = (sq + sp.m_blocks - 1) / sp.m_blocks, cap = ((size_t)1 << 18) / sk;
     br = (br + mr - 1) / mr * mr; /* whole tiles, every block but the last of one size */

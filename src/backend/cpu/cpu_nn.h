@@ -10,6 +10,7 @@
 #define RLX_BACKEND_CPU_CPU_NN_H
 
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/cpu_sgemm.h"
 #include "ir/ops/act.h"
 #include "ir/ops/conv_geom.h"
 
@@ -310,6 +311,25 @@ void rlx_nn_im2col_block(const float *x, const rlx_nn_sp3 *s, size_t c0, size_t 
  * row), else 0 (padding); st >= 1. */
 void rlx_nn_gather_run(float *d, const float *row, int64_t w, int64_t i2, int64_t st, int64_t len);
 
+/* The fewest tasks (rlx_cpu_split2d_req.min_tasks) a convolution of `macs`
+ * multiply-adds asks of its 2-D split on `threads` threads (the GEMM,
+ * pointwise and implicit-GEMM paths): 2 a thread on more than 2 threads
+ * where each task keeps at least 2^17 multiply-adds (a few us), so that a
+ * thread that starts late or is descheduled holds the node up by half its
+ * share, its other task taken from the back by the others (the 16-core
+ * host's rounds swing 2-3x, BENCHMARKS.md "Issue 13's CPU table at 16
+ * threads on the H100 machine's host"; Inception v2's 1x1 192->64 at 28x28
+ * was 13 tasks on 16 threads); else 0 (the split as before: 1 and 2
+ * threads unchanged). */
+size_t rlx_nn_conv_min_tasks(double macs, size_t threads);
+
+/* The 2-D split request of the GEMM path (policy "pool") for convolution
+ * io over n_ng images x groups on `threads` threads, with the weights
+ * packed as pk (NULL: packed by each block): what rlx_nn_conv_gemm_f32
+ * hands rlx_cpu_split2d_choose (for tests: the split it makes). */
+rlx_cpu_split2d_req rlx_nn_conv_gemm_req(const rlx_nn_conv_io *io, const struct rlx_cpu_sgemm_pack *pk, size_t n_ng,
+                                         size_t threads);
+
 /* The block of task `item` of a convolution split into (image and group) x
  * n_cb blocks of positions (units of n_unit of sp) x n_mb blocks of a
  * group's output channels (units of m_unit of cog), the last fastest
@@ -336,11 +356,54 @@ void rlx_nn_conv_epilogue_block(float *y, size_t ld, size_t rows, size_t cols, c
  * path (the same file) where rlx_nn_dw_flat_applies, else by shape. */
 void rlx_nn_dw_force(int path);
 
+/* Output rows the depthwise row path computes at a time (its blocks of
+ * rows are whole multiples of it). */
+#define RLX_NN_DWR_ROWS 4
+
+/* Which path runs a depthwise convolution (rlx_nn_conv_depthwise_f32, by
+ * shape and rlx_nn_dw_force) and how it splits into tasks on `threads`
+ * threads (for tests and measurements; the paths take their split from
+ * here). A task is (group of images, block of channels, block of output
+ * rows): images in groups of ipt (n_ig groups, the last may hold fewer),
+ * channels in blocks of cb (n_cb, the last may hold fewer), output rows
+ * in n_rb blocks (the channel-blocked path: rows [oh rb / n_rb, oh (rb +
+ * 1) / n_rb); the row path: whole groups of RLX_NN_DWR_ROWS rows,
+ * rlx_cpu_block_range). tasks = n_ig x n_cb x n_rb.
+ * Rules: planes: one (image, channel) plane a task; channel-blocked: at
+ * least 3 tasks per thread by the images, then the rows; flat: at least 3
+ * per thread by the images; rows: pairs of channel planes, and where
+ * those give fewer than 4 tasks per thread on more than 2 threads, blocks
+ * of rows until they do (each at least about 1 Ki output points:
+ * MobileNetV2's 32 x 112x112 at batch 1 was 16 tasks on 16 threads, now
+ * 64). */
+typedef enum rlx_nn_dw_path {
+    RLX_NN_DW_PLANES = 1,
+    RLX_NN_DW_BLOCKED = 2,
+    RLX_NN_DW_ROWS = 3,
+    RLX_NN_DW_FLAT = 4,
+} rlx_nn_dw_path;
+
+typedef struct rlx_nn_dw_split {
+    rlx_nn_dw_path path;
+    size_t n_img, ipt, n_ig;
+    size_t c, cb, n_cb;
+    size_t oh, n_rb;
+    size_t tasks;
+} rlx_nn_dw_split;
+
+rlx_nn_dw_path rlx_nn_dw_path_of(const rlx_conv_geom *g, const rlx_nn_sp3 *s);
+rlx_nn_dw_split rlx_nn_dw_split_of(const rlx_conv_geom *g, const rlx_nn_sp3 *s, size_t threads);
+
+/* Output points (images x channels x rows x output columns ow) of task
+ * `item` of split sp, in the order the path numbers its tasks. */
+size_t rlx_nn_dw_task_points(const rlx_nn_dw_split *sp, size_t ow, size_t item);
+
 /* The depthwise row path (cpu_nn_dw_rows.c): whether it can run the
  * convolution of g / s (2-D, multiplier 1, 3x3, dilation 1, pads 1, stride
  * 1 or 2, AVX-512), and the convolution on it (x [n, c, h, w], w [c, 1, 3, 3], bias,
  * fused residual and activation as rlx_nn_conv_depthwise_f32), on the
- * worker pool, two channel planes per task; the channel-blocked path's
+ * worker pool, two channel planes (or a block of their rows) per task
+ * (rlx_nn_dw_split_of); the channel-blocked path's
  * bits. errors: RLX_ERR_OUT_OF_MEMORY. */
 bool rlx_nn_dw_rows_applies(const rlx_conv_geom *g, const rlx_nn_sp3 *s);
 rlx_status rlx_nn_dw_rows_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s);

@@ -802,54 +802,23 @@ static bool dwb_pick(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     return isa >= RLX_CPU_ISA_AVX512 || s->s[2] > 1 || s->out[2] < 160;
 }
 
-/* The channel-blocked depthwise convolution (cpu_nn_dw_body.h): blocks of
- * `cb` channels by the CPU's widest vector, blocks of output rows so that
- * the tasks keep the pool busy and a tile stays near 128 KiB. */
-static rlx_status dwb_run(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
-    dwb_job j;
-    memset(&j, 0, sizeof j);
-    rlx_nn_conv_io_init(k, g, s, &j.io);
-    rlx_act_kind ak = j.io.act.kind;
-    j.act_in_reg = !j.io.res && (ak == RLX_ACT_NONE || ak == RLX_ACT_RELU || ak == RLX_ACT_CLIP);
-    rlx_nn_item_fn fn = dwb_task_c;
-    size_t cb = 8;
-#if RLX_HAVE_AVX2_BUILD
-    rlx_cpu_isa isa = rlx_cpu_isa_get();
-    if (isa >= RLX_CPU_ISA_AVX512) fn = dwb_task_avx512, cb = 16;
-    else if (isa >= RLX_CPU_ISA_AVX2) fn = dwb_task_avx2;
-#endif
-    int64_t oh = s->out[1], ow = s->out[2], sh = s->s[1];
-    if (!g->n || !j.io.c_out || oh <= 0 || ow <= 0) return RLX_OK;
-    /* tile columns the taps read: (ow - 1) * sw + (kw - 1) * dw + 1 */
-    size_t need = (size_t)((ow - 1) * s->s[2] + (s->k[2] - 1) * s->d[2] + 1), have = (size_t)(s->pb[2] + s->in[2]);
-    j.tile_w = need > have ? need : have;
-    j.n_cb = ceil_div(j.io.c_out, cb);
-    size_t halo = (size_t)((s->k[1] - 1) * s->d[1] + 1), taps = s->ksz;
-    /* rows per block: tile ((rows - 1) * sh + halo rows) within 32 Ki floats */
-    size_t row_f = j.tile_w * cb, max_rows = 1;
-    while ((int64_t)max_rows < oh && (max_rows * (size_t)sh + halo) * row_f <= ((size_t)1 << 15)) max_rows++;
-    size_t n_rb = ceil_div((size_t)oh, max_rows);
-    /* a task takes all images of its block, packing its weights once
-     * (MobileNetV2 at batch 8: 14x14 and 7x7 maps of 384 to 960 channels
-     * packed them once per image); at least 3 tasks per thread where the
-     * images, then the rows allow it */
-    size_t threads = (size_t)rlx_parallel_threads(), blocks = j.n_cb * n_rb, n_ig = 1;
-    j.n_img = (size_t)g->n;
-    if (threads > 1 && blocks < 3 * threads) n_ig = ceil_div(3 * threads, blocks);
-    if (n_ig > j.n_img) n_ig = j.n_img;
-    j.ipt = ceil_div(j.n_img, n_ig);
-    j.n_ig = ceil_div(j.n_img, j.ipt);
-    if (threads > 1 && j.n_ig * blocks < 3 * threads) n_rb = ceil_div(3 * threads, j.n_ig * j.n_cb);
-    if (n_rb > (size_t)oh) n_rb = (size_t)oh;
-    j.n_rb = n_rb;
-    size_t rows = ceil_div((size_t)oh, n_rb), tile_rows = (rows - 1) * (size_t)sh + halo, slot;
-    if (!rlx_mul_ok(tile_rows, row_f, &slot) || slot > SIZE_MAX / 2 - (taps + 1) * cb)
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "depthwise tile of %zu rows x %zu too large", tile_rows, row_f);
-    slot += (taps + 1) * cb;
-    return rlx_nn_run_items(k, j.n_cb * j.n_rb * j.n_ig, slot, fn, &j);
+/* Tile columns of the channel-blocked path: max(columns the taps read,
+ * (ow - 1) * sw + (kw - 1) * dw + 1, and pad + input width). */
+static size_t dwb_tile_w(const rlx_nn_sp3 *s) {
+    size_t need = (size_t)((s->out[2] - 1) * s->s[2] + (s->k[2] - 1) * s->d[2] + 1);
+    size_t have = (size_t)(s->pb[2] + s->in[2]);
+    return need > have ? need : have;
 }
 
-rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+/* Channels per block of the channel-blocked path: the CPU's widest vector. */
+static size_t dwb_cb(void) {
+#if RLX_HAVE_AVX2_BUILD
+    if (rlx_cpu_isa_get() >= RLX_CPU_ISA_AVX512) return 16;
+#endif
+    return 8;
+}
+
+rlx_nn_dw_path rlx_nn_dw_path_of(const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     /* the row path where its vectors are mostly full: output rows of 12 or
      * more columns (bench/conv_node, 1 thread, 2026-12-05 dev VM, load 6.4,
      * blocked -> rows us: 272 x 14x14 s1 25.7 -> 20.3, 136 x 28x28 s2 22.0
@@ -857,8 +826,7 @@ rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, co
      * 544 x 7x7 18.0 -> 22.5, 272 x 14x14 s2 12.4 -> 15.4) */
     /* 16 channel planes flattened into one run where the rows are shorter
      * (cpu_nn_dw_rows.c: 960 x 7x7 blocked 35.6 -> 24.9 us) */
-    if ((g_dw_force == 4 || (g_dw_force == 0 && s->out[2] < 12)) && rlx_nn_dw_flat_applies(g, s))
-        return rlx_nn_dw_flat_f32(k, g, s);
+    if ((g_dw_force == 4 || (g_dw_force == 0 && s->out[2] < 12)) && rlx_nn_dw_flat_applies(g, s)) return RLX_NN_DW_FLAT;
     /* rows of more than 32 input columns (MobileNetV2's 112- and 56-wide
      * maps) where the input stays in the caches (at most 8 MiB: batch 1, as
      * the layer before wrote it); from memory (batch 8) the channel-blocked
@@ -869,8 +837,142 @@ rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, co
      * -> 2691, 2059 -> 2406; BENCHMARKS.md "112- and 56-wide maps") */
     bool rows_fit = s->in[2] <= 32 || (size_t)g->n * (size_t)g->c_in * s->in_sp <= ((size_t)2 << 20); /* floats */
     if ((g_dw_force == 3 || (g_dw_force == 0 && s->out[2] >= 12 && rows_fit)) && rlx_nn_dw_rows_applies(g, s))
-        return rlx_nn_dw_rows_f32(k, g, s);
-    if (dwb_pick(g, s)) return dwb_run(k, g, s);
+        return RLX_NN_DW_ROWS;
+    if (dwb_pick(g, s)) return RLX_NN_DW_BLOCKED;
+    return RLX_NN_DW_PLANES;
+}
+
+rlx_nn_dw_split rlx_nn_dw_split_of(const rlx_conv_geom *g, const rlx_nn_sp3 *s, size_t threads) {
+    rlx_nn_dw_split sp;
+    memset(&sp, 0, sizeof sp);
+    sp.path = rlx_nn_dw_path_of(g, s);
+    sp.n_img = g->n > 0 ? (size_t)g->n : 0;
+    sp.c = g->c_out > 0 ? (size_t)g->c_out : 0;
+    sp.oh = s->out[1] > 0 ? (size_t)s->out[1] : 0;
+    sp.ipt = 1, sp.n_ig = sp.n_img, sp.cb = 1, sp.n_cb = sp.c, sp.n_rb = 1;
+    size_t ow = s->out[2] > 0 ? (size_t)s->out[2] : 0;
+    if (!sp.n_img || !sp.c || !sp.oh || !ow) return sp;
+    if (threads < 1) threads = 1;
+    switch (sp.path) {
+    case RLX_NN_DW_PLANES: /* one (image, channel) plane a task */
+        break;
+    case RLX_NN_DW_ROWS: {
+        /* pairs of channel planes; where they give fewer than 4 tasks per
+         * thread on more than 2 threads, blocks of rows (whole groups of
+         * RLX_NN_DWR_ROWS, each of at least about 1 Ki output points, 9 Ki
+         * multiply-adds: a few times a task's cost in rlx_nn_run_items) */
+        sp.cb = 2, sp.n_cb = (sp.c + 1) / 2;
+        size_t have = sp.n_img * sp.n_cb;
+        if (threads > 2 && have < 4 * threads) {
+            size_t want = ceil_div(4 * threads, have), units = ceil_div(sp.oh, RLX_NN_DWR_ROWS);
+            size_t by_work = sp.oh * ow * (sp.c < 2 ? 1 : 2) / 1024;
+            if (want > units) want = units;
+            if (want > by_work) want = by_work;
+            sp.n_rb = want ? want : 1;
+        }
+        break;
+    }
+    case RLX_NN_DW_FLAT:
+    case RLX_NN_DW_BLOCKED: {
+        size_t n_ig = 1, blocks;
+        sp.cb = sp.path == RLX_NN_DW_FLAT ? 16 : dwb_cb();
+        sp.n_cb = ceil_div(sp.c, sp.cb);
+        if (sp.path == RLX_NN_DW_BLOCKED) {
+            /* rows per block: tile ((rows - 1) * sh + halo rows) within 32 Ki floats */
+            size_t halo = (size_t)((s->k[1] - 1) * s->d[1] + 1), row_f = dwb_tile_w(s) * sp.cb, max_rows = 1;
+            size_t sh = (size_t)s->s[1];
+            while (max_rows < sp.oh && (max_rows * sh + halo) * row_f <= ((size_t)1 << 15)) max_rows++;
+            sp.n_rb = ceil_div(sp.oh, max_rows);
+        }
+        /* a task takes all images of its block, packing its weights once
+         * (MobileNetV2 at batch 8: 14x14 and 7x7 maps of 384 to 960 channels
+         * packed them once per image); at least 3 tasks per thread where the
+         * images (then, channel-blocked, the rows) allow it */
+        blocks = sp.n_cb * sp.n_rb;
+        if (threads > 1 && blocks < 3 * threads) n_ig = ceil_div(3 * threads, blocks);
+        if (n_ig > sp.n_img) n_ig = sp.n_img;
+        sp.ipt = ceil_div(sp.n_img, n_ig);
+        sp.n_ig = ceil_div(sp.n_img, sp.ipt);
+        if (sp.path == RLX_NN_DW_BLOCKED) {
+            if (threads > 1 && sp.n_ig * blocks < 3 * threads) sp.n_rb = ceil_div(3 * threads, sp.n_ig * sp.n_cb);
+            if (sp.n_rb > sp.oh) sp.n_rb = sp.oh;
+        }
+        break;
+    }
+    }
+    sp.tasks = sp.n_ig * sp.n_cb * sp.n_rb;
+    return sp;
+}
+
+size_t rlx_nn_dw_task_points(const rlx_nn_dw_split *sp, size_t ow, size_t item) {
+    size_t ig, cb, rb, rows = 0;
+    if (item >= sp->tasks) return 0;
+    switch (sp->path) {
+    case RLX_NN_DW_ROWS: /* (image, pair, rows), the last fastest */
+        rb = item % sp->n_rb, cb = item / sp->n_rb % sp->n_cb, ig = item / sp->n_rb / sp->n_cb;
+        break;
+    case RLX_NN_DW_FLAT: /* (channel block, images), the last fastest */
+        ig = item % sp->n_ig, cb = item / sp->n_ig, rb = 0;
+        break;
+    case RLX_NN_DW_BLOCKED: /* (channel block, rows, images), the last fastest */
+        ig = item % sp->n_ig, rb = item / sp->n_ig % sp->n_rb, cb = item / sp->n_ig / sp->n_rb;
+        break;
+    default: /* (image, channel) planes */
+        ig = item / sp->n_cb, cb = item % sp->n_cb, rb = 0;
+        break;
+    }
+    size_t n0 = ig * sp->ipt, ni = sp->n_img - n0 < sp->ipt ? sp->n_img - n0 : sp->ipt;
+    size_t c0 = cb * sp->cb, nc = sp->c - c0 < sp->cb ? sp->c - c0 : sp->cb;
+    if (sp->path == RLX_NN_DW_ROWS) {
+        size_t r0;
+        rlx_cpu_block_range(sp->oh, RLX_NN_DWR_ROWS, sp->n_rb, rb, &r0, &rows);
+    } else {
+        rows = sp->oh * (rb + 1) / sp->n_rb - sp->oh * rb / sp->n_rb;
+    }
+    return ni * nc * rows * ow;
+}
+
+/* The channel-blocked depthwise convolution (cpu_nn_dw_body.h): blocks of
+ * `cb` channels by the CPU's widest vector, blocks of output rows so that
+ * the tasks keep the pool busy and a tile stays near 128 KiB
+ * (rlx_nn_dw_split_of). */
+static rlx_status dwb_run(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+    dwb_job j;
+    memset(&j, 0, sizeof j);
+    rlx_nn_conv_io_init(k, g, s, &j.io);
+    rlx_act_kind ak = j.io.act.kind;
+    j.act_in_reg = !j.io.res && (ak == RLX_ACT_NONE || ak == RLX_ACT_RELU || ak == RLX_ACT_CLIP);
+    rlx_nn_item_fn fn = dwb_task_c;
+    size_t cb = dwb_cb();
+#if RLX_HAVE_AVX2_BUILD
+    rlx_cpu_isa isa = rlx_cpu_isa_get();
+    if (isa >= RLX_CPU_ISA_AVX512) fn = dwb_task_avx512;
+    else if (isa >= RLX_CPU_ISA_AVX2) fn = dwb_task_avx2;
+#endif
+    int64_t oh = s->out[1], ow = s->out[2], sh = s->s[1];
+    if (!g->n || !j.io.c_out || oh <= 0 || ow <= 0) return RLX_OK;
+    j.tile_w = dwb_tile_w(s);
+    rlx_nn_dw_split sp = rlx_nn_dw_split_of(g, s, (size_t)rlx_parallel_threads());
+    j.n_cb = sp.n_cb;
+    j.n_rb = sp.n_rb;
+    j.n_img = (size_t)g->n;
+    j.ipt = sp.ipt;
+    j.n_ig = sp.n_ig;
+    size_t halo = (size_t)((s->k[1] - 1) * s->d[1] + 1), taps = s->ksz, row_f = j.tile_w * cb;
+    size_t rows = ceil_div((size_t)oh, j.n_rb), tile_rows = (rows - 1) * (size_t)sh + halo, slot;
+    if (!rlx_mul_ok(tile_rows, row_f, &slot) || slot > SIZE_MAX / 2 - (taps + 1) * cb)
+        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "depthwise tile of %zu rows x %zu too large", tile_rows, row_f);
+    slot += (taps + 1) * cb;
+    return rlx_nn_run_items(k, sp.tasks, slot, fn, &j);
+}
+
+rlx_status rlx_nn_conv_depthwise_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
+    switch (rlx_nn_dw_path_of(g, s)) { /* the rules: rlx_nn_dw_path_of */
+    case RLX_NN_DW_FLAT: return rlx_nn_dw_flat_f32(k, g, s);
+    case RLX_NN_DW_ROWS: return rlx_nn_dw_rows_f32(k, g, s);
+    case RLX_NN_DW_BLOCKED: return dwb_run(k, g, s);
+    default: break;
+    }
     dw_job j;
     memset(&j, 0, sizeof j);
     rlx_nn_conv_io_init(k, g, s, &j.io);
@@ -1074,8 +1176,26 @@ static void cg_epilogue_rows(void *ctx, size_t r0, size_t r1) {
                    j->io.res ? j->io.res + (yb - j->io.y) : NULL, &j->io.act);
 }
 
+size_t rlx_nn_conv_min_tasks(double macs, size_t threads) {
+    if (threads <= 2 || macs < 2.0 * (double)threads * (double)(1 << 17)) return 0;
+    return 2 * threads;
+}
+
 /* Column block target: 512 KiB of floats. */
 #define CG_COL_FLOATS ((size_t)1 << 17)
+
+rlx_cpu_split2d_req rlx_nn_conv_gemm_req(const rlx_nn_conv_io *io, const rlx_cpu_sgemm_pack *pk, size_t n_ng,
+                                         size_t threads) {
+    size_t mr, nr;
+    rlx_cpu_sgemm_tile(&mr, &nr);
+    size_t max_np = CG_COL_FLOATS / (io->kt ? io->kt : 1) / nr * nr;
+    if (max_np < 2 * nr) max_np = 2 * nr;
+    rlx_cpu_split2d_req q = { n_ng, io->cog, io->sp, io->kt, pk ? pk->w : mr, nr, max_np,
+                              pk ? 0.0 : 8.0 * (double)io->kt, (io->direct ? 8.0 : 12.0) * (double)io->kt,
+                              threads, 0.0, 0 };
+    q.min_tasks = rlx_nn_conv_min_tasks((double)n_ng * (double)io->cog * (double)io->sp * (double)io->kt, threads);
+    return q;
+}
 
 rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx_nn_sp3 *s) {
     cg_job j;
@@ -1127,14 +1247,10 @@ rlx_status rlx_nn_conv_gemm_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const r
      * channel blocks, reads columns built once) and the packing of its
      * columns, and the packing of its weight rows unless packed at compile
      * time */
-    size_t threads = (size_t)rlx_parallel_threads(), mr, nr;
+    size_t mr, nr;
     rlx_cpu_sgemm_tile(&mr, &nr);
     j.pack = k->pack;
-    size_t max_np = CG_COL_FLOATS / (j.io.kt ? j.io.kt : 1) / nr * nr;
-    if (max_np < 2 * nr) max_np = 2 * nr;
-    rlx_cpu_split2d_req q = { n_ng, j.io.cog, j.io.sp, j.io.kt, j.pack ? j.pack->w : mr, nr, max_np,
-                              j.pack ? 0.0 : 8.0 * (double)j.io.kt, (j.io.direct ? 8.0 : 12.0) * (double)j.io.kt,
-                              threads, 0.0 };
+    rlx_cpu_split2d_req q = rlx_nn_conv_gemm_req(&j.io, j.pack, n_ng, (size_t)rlx_parallel_threads());
     rlx_cpu_split2d sp2 = rlx_cpu_split2d_choose(&q);
     j.n_cb = sp2.n_blocks;
     j.n_mb = sp2.m_blocks;

@@ -296,7 +296,8 @@ rlx_status rlx_nn_conv_ig_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
     size_t cog8 = (io->cog + IG_MR - 1) / IG_MR * IG_MR, max_n = IG_C_FLOATS / cog8 / IG_NR * IG_NR;
     if (max_n < 4 * IG_NR) max_n = 4 * IG_NR;
     rlx_cpu_split2d_req q = { n_ng, io->cog, j.n_pos, io->kt, IG_MR, IG_NR, max_n, 6.0 * (double)io->kt,
-                              2.0 * (double)io->kt, (size_t)rlx_parallel_threads(), 0.0 };
+                              2.0 * (double)io->kt, (size_t)rlx_parallel_threads(), 0.0, 0 };
+    q.min_tasks = rlx_nn_conv_min_tasks((double)n_ng * (double)io->cog * (double)io->sp * (double)io->kt, q.threads);
     rlx_cpu_split2d sp2 = rlx_cpu_split2d_choose(&q);
     j.n_cb = sp2.n_blocks, j.n_mb = sp2.m_blocks;
     size_t b0, np, m_len;

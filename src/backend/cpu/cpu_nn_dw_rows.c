@@ -27,7 +27,9 @@
  * odd). On rows wider than 32 columns a task prefetches the input rows
  * DWR_PF groups of output rows ahead (the next task's first ones at its
  * end): their planes' streams are short for the hardware prefetchers. A
- * task takes two channel planes and four output
+ * task takes two channel planes (all their rows, or a block of whole
+ * groups of four rows where pairs of planes give the threads fewer than 4
+ * tasks each: rlx_nn_dw_split_of), four output
  * rows at a time (eight independent sums, enough to cover the latency of
  * the fused multiply-adds); each input row those rows read is loaded once
  * and added into every sum that reads it.
@@ -46,6 +48,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_nn.h"
+#include "backend/cpu/cpu_sgemm.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "base/parallel.h"
 
@@ -53,12 +56,13 @@
 
 #define DWR_ATTR __attribute__((target("avx512f,avx2,fma")))
 #define DWR_UNROLL _Pragma("GCC unroll 16")
-#define DWR_R 4  /* output rows at a time */
+#define DWR_R RLX_NN_DWR_ROWS /* output rows at a time */
 #define DWR_PF 4 /* groups of DWR_R output rows ahead whose input rows are prefetched */
 
 typedef struct dwr_job {
     rlx_nn_conv_io io;
-    size_t n_pairs;  /* tasks per image: pairs of channels (the last may be one) */
+    size_t n_pairs;  /* pairs of channels per image (the last may be one) */
+    size_t n_rb;     /* blocks of output rows per pair (whole groups of DWR_R; rlx_cpu_block_range) */
     size_t n_img;    /* images */
     bool act_in_reg; /* no residual and act NONE / RELU / CLIP */
 } dwr_job;
@@ -96,7 +100,7 @@ typedef struct dwr_job {
  * the loops unroll and the tap of each (input row, output row) pair is
  * known): every input row they read, in order, is turned into its taps
  * once and added to the sums of the output rows that read it; rows past
- * oh are computed and not stored. */
+ * oe (the end of the task's block of rows) are computed and not stored. */
 #define DWR_GROUP(S, W)                                                                                       \
     do {                                                                                                      \
         __m512 aa[DWR_R], ab[DWR_R];                                                                          \
@@ -117,7 +121,7 @@ typedef struct dwr_job {
             }                                                                                                 \
         }                                                                                                     \
         DWR_UNROLL for (int r = 0; r < DWR_R; r++) {                                                          \
-            if (o0 + r >= oh) break;                                                                          \
+            if (o0 + r >= oe) break;                                                                          \
             __m512 va = aa[r], vb = ab[r];                                                                    \
             if (act == RLX_ACT_RELU) { /* v when NaN: NaN stays */                                            \
                 va = _mm512_max_ps(vzero, va);                                                                \
@@ -144,15 +148,21 @@ DWR_ATTR static void dwr_weights(const float *w, size_t c, __m512 *wv) {
     }
 }
 
-/* Task `item` (image x pair of channels) of job ctx (rlx_nn_item_fn). */
+/* Task `item` (image x pair of channels x block of output rows, the last
+ * fastest) of job ctx (rlx_nn_item_fn). */
 DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
     (void)scratch;
     const dwr_job *j = ctx;
     const rlx_nn_sp3 *s = j->io.s;
-    size_t n = item / j->n_pairs, ca = 2 * (item % j->n_pairs);
+    size_t rb = item % j->n_rb, pi = item / j->n_rb;
+    size_t n = pi / j->n_pairs, ca = 2 * (pi % j->n_pairs);
     bool two = ca + 1 < j->io.c_out;
     size_t cb = two ? ca + 1 : ca;
-    int64_t ih = s->in[1], iw = s->in[2], oh = s->out[1], ow = s->out[2], st = s->s[1];
+    int64_t ih = s->in[1], iw = s->in[2], ow = s->out[2], st = s->s[1];
+    size_t r_0, r_n;
+    rlx_cpu_block_range((size_t)s->out[1], DWR_R, j->n_rb, rb, &r_0, &r_n);
+    if (!r_n) return;
+    int64_t ob = (int64_t)r_0, oe = (int64_t)(r_0 + r_n); /* output rows [ob, oe) */
     const float *xa = j->io.x + (n * j->io.c_out + ca) * s->in_sp, *xb = j->io.x + (n * j->io.c_out + cb) * s->in_sp;
     float *ya = j->io.y + (n * j->io.c_out + ca) * s->out_sp, *yb = j->io.y + (n * j->io.c_out + cb) * s->out_sp;
     __m512 wa[9], wb[9];
@@ -170,7 +180,7 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
              * the block (stride 1), the output row's lanes */
             __mmask16 m0 = dwr_cols(iw - c0 * st), m1 = dwr_cols(iw - c0 * st - 16), mn = dwr_cols(iw - c0 - 16);
             __mmask16 om = dwr_cols(ow - c0);
-            for (int64_t o0 = 0; o0 < oh; o0 += DWR_R) {
+            for (int64_t o0 = ob; o0 < oe; o0 += DWR_R) {
                 if (st == 2) DWR_GROUP(2, 0);
                 else if (iw <= 16) DWR_GROUP(1, 0);
                 else DWR_GROUP(1, 1);
@@ -180,8 +190,10 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
         /* wider rows: by groups of output rows, each across the row */
         int64_t fresh = DWR_R * st, pf_lines = (iw * (int64_t)sizeof(float) + 63) / 64;
         size_t next = two ? 2 * s->in_sp : s->in_sp; /* the next task's first plane, from xa */
-        int64_t r_end = item + 1 < j->n_img * j->n_pairs ? 2 * ih : ih; /* the next task's rows, if any */
-        for (int64_t o0 = 0; o0 < oh; o0 += DWR_R) {
+        /* the next task's rows, if any: the next block's in these planes, or
+         * the next planes' first rows */
+        int64_t r_end = rb + 1 < j->n_rb || pi + 1 >= j->n_img * j->n_pairs ? ih : 2 * ih;
+        for (int64_t o0 = ob; o0 < oe; o0 += DWR_R) {
             /* the input rows new to the group DWR_PF groups on (rows past
              * the last: the next task's planes' first rows); caches
              * evicted, 8x 96 x 112 -> 56 s2 took 5.6 ms without, 3.8 with
@@ -204,9 +216,9 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
     }
     if (!j->act_in_reg)
         for (int p = 0; p < (two ? 2 : 1); p++) {
-            float *y = p ? yb : ya;
-            rlx_nn_conv_epilogue_block(y, s->out_sp, 1, s->out_sp, NULL, j->io.res ? j->io.res + (y - j->io.y) : NULL,
-                                       &j->io.act);
+            float *y = (p ? yb : ya) + ob * ow; /* the block's rows */
+            rlx_nn_conv_epilogue_block(y, s->out_sp, 1, r_n * (size_t)ow, NULL,
+                                       j->io.res ? j->io.res + (y - j->io.y) : NULL, &j->io.act);
         }
 }
 
@@ -242,9 +254,11 @@ rlx_status rlx_nn_dw_rows_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx
     rlx_nn_conv_io_init(k, g, s, &j.io);
     j.act_in_reg = dw_act_in_reg(&j.io);
     if (!g->n || !j.io.c_out) return RLX_OK;
-    j.n_pairs = (j.io.c_out + 1) / 2;
+    rlx_nn_dw_split sp = rlx_nn_dw_split_of(g, s, (size_t)rlx_parallel_threads());
+    j.n_pairs = sp.n_cb;
+    j.n_rb = sp.n_rb;
     j.n_img = (size_t)g->n;
-    return rlx_nn_run_items(k, (size_t)g->n * j.n_pairs, 0, dwr_pair, &j);
+    return rlx_nn_run_items(k, sp.tasks, 0, dwr_pair, &j);
 #else
     (void)g, (void)s;
     return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "depthwise rows path without AVX-512 code");
@@ -429,16 +443,14 @@ rlx_status rlx_nn_dw_flat_f32(rlx_cpu_kctx *k, const rlx_conv_geom *g, const rlx
     if (!g->n || !j.io.c_out) return RLX_OK;
     dwf_table(&j);
     for (int t = 0; t < 9; t++) j.off[t] = (t / 3 - 1) * s->in[2] + (t % 3 - 1);
-    j.n_cb = (j.io.c_out + 15) / 16;
+    /* rlx_nn_dw_split_of: all images of a block in one task (its weights
+     * gathered once) unless the threads need more tasks */
+    rlx_nn_dw_split sp = rlx_nn_dw_split_of(g, s, (size_t)rlx_parallel_threads());
+    j.n_cb = sp.n_cb;
     j.n_img = (size_t)g->n;
-    /* all images of a block in one task (its weights gathered once) unless
-     * the threads need more tasks: at least 3 per thread */
-    size_t threads = (size_t)rlx_parallel_threads(), n_ig = 1;
-    if (threads > 1 && j.n_cb < 3 * threads) n_ig = (3 * threads + j.n_cb - 1) / j.n_cb;
-    if (n_ig > j.n_img) n_ig = j.n_img;
-    j.ipt = (j.n_img + n_ig - 1) / n_ig;
-    j.n_ig = (j.n_img + j.ipt - 1) / j.ipt;
-    return rlx_nn_run_items(k, j.n_cb * j.n_ig, 0, dwf_task, &j);
+    j.ipt = sp.ipt;
+    j.n_ig = sp.n_ig;
+    return rlx_nn_run_items(k, sp.tasks, 0, dwf_task, &j);
 #else
     (void)g, (void)s;
     return rlx_cpu_fail(k, RLX_ERR_INTERNAL, "depthwise flat path without AVX-512 code");

@@ -353,7 +353,7 @@ static void matmul_f32_blas(rlx_cpu_kctx *k, const matmul_dims *d) {
         rlx_cpu_sgemm_tile(&j.mr, &j.nr);
         rlx_cpu_split2d_req q = { d->nb, (size_t)d->m, (size_t)d->n, (size_t)d->kk, j.mr, j.nr, 0,
                                   8.0 * (double)d->kk, 8.0 * (double)d->kk, (size_t)rlx_parallel_threads(),
-                                  (double)(1 << 18) };
+                                  (double)(1 << 18), 0 };
         rlx_cpu_split2d sp = rlx_cpu_split2d_choose(&q);
         j.m_blocks = sp.m_blocks, j.n_blocks = sp.n_blocks;
         size_t tasks = d->nb * sp.m_blocks * sp.n_blocks;

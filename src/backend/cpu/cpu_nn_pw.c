@@ -358,7 +358,8 @@ rlx_status rlx_nn_conv_pw_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t 
      * (none when B is the input itself) */
     rlx_cpu_split2d_req q = { n_ng, j.io.cog, j.io.sp, j.io.kt, j.mr, j.vec, 0, j.pack ? 0.0 : 2.0 * (double)j.io.kt,
                               j.io.direct || j.phased ? 0.0 : 4.0 * (double)j.io.kt,
-                              (size_t)rlx_parallel_threads(), 0.0 };
+                              (size_t)rlx_parallel_threads(), 0.0, 0 };
+    q.min_tasks = rlx_nn_conv_min_tasks((double)n_ng * (double)j.io.cog * (double)j.io.sp * (double)j.io.kt, q.threads);
     rlx_cpu_split2d sp2 = rlx_cpu_split2d_choose(&q);
     j.n_cb = sp2.n_blocks;
     j.n_mb = sp2.m_blocks;

@@ -812,7 +812,8 @@ rlx_cpu_split2d rlx_cpu_split2d_choose(const rlx_cpu_split2d_req *q) {
     size_t max_mb = mu < 2 * threads ? mu : 2 * threads, max_nb = min_nb + 2 * threads;
     if (max_nb > nu) max_nb = nu;
     if (min_nb > max_nb) min_nb = max_nb;
-    double best_t = -1.0;
+    double best_t = -1.0, many_t = -1.0; /* many: the best of at least min_tasks blocks */
+    rlx_cpu_split2d many = best;
     for (size_t bm = 1; bm <= max_mb; bm++) {
         size_t rows = (mu + bm - 1) / bm;
         if (bm > 1 && (mu + bm - 2) / (bm - 1) == rows) continue; /* same largest block as bm - 1, more blocks */
@@ -824,9 +825,11 @@ rlx_cpu_split2d rlx_cpu_split2d_choose(const rlx_cpu_split2d_req *q) {
             size_t blocks = outer * bm * bn, waves = (blocks + threads - 1) / threads;
             double t = (double)waves * (r * c * (double)q->k + q->a_cost * r + q->b_cost * c + SPLIT_BLOCK_COST);
             if (best_t < 0.0 || t < best_t) best_t = t, best.m_blocks = bm, best.n_blocks = bn;
+            if (q->min_tasks && blocks >= q->min_tasks && (many_t < 0.0 || t < many_t))
+                many_t = t, many.m_blocks = bm, many.n_blocks = bn;
         }
     }
-    return best;
+    return many_t >= 0.0 ? many : best;
 }
 
 static void sgemm_blocks(void *ctx, size_t t0, size_t t1) {
@@ -878,7 +881,7 @@ void rlx_cpu_sgemm_packed(bool ta, bool tb, size_t m, size_t n, size_t k, float 
      * each took 8 rows of BERT's M = 128 and every thread read all of
      * the weights, which left the GEMM bound by memory at 16 threads) */
     rlx_cpu_split2d_req q = { 1, m, n, k, kd->mr, kd->nr, 0, (g.pa ? 6.0 : 8.0) * (double)k,
-                              (g.pb ? 6.0 : 8.0) * (double)k, threads, (double)SGEMM_SPLIT_MIN };
+                              (g.pb ? 6.0 : 8.0) * (double)k, threads, (double)SGEMM_SPLIT_MIN, 0 };
     rlx_cpu_split2d sp = rlx_cpu_split2d_choose(&q);
     if (sp.m_blocks * sp.n_blocks == 1) {
         sgemm_serial(&g);

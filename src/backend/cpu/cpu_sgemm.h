@@ -256,13 +256,18 @@ void rlx_cpu_sgemm_blocking_reset(void);
  * there is enough: batch-1 products with few rows (BERT's M = 128) split
  * their columns too, late-stage convolutions with few positions split
  * their output channels. Work below min_work multiply-adds in all stays
- * in one block. The split never changes the results (each element's
- * arithmetic depends on k alone). */
+ * in one block. min_tasks (0: none): the split with the least time among
+ * those of at least min_tasks blocks (outer x blocks), where the search
+ * (up to two blocks per thread along each side) has one; else the least
+ * time of all (convolutions on more than 2 threads ask for 2 a thread:
+ * rlx_nn_conv_min_tasks). The split never changes the results (each
+ * element's arithmetic depends on k alone). */
 typedef struct rlx_cpu_split2d_req {
     size_t outer, m, n, k, m_unit, n_unit, max_n;
     double a_cost, b_cost;
     size_t threads;
     double min_work;
+    size_t min_tasks;
 } rlx_cpu_split2d_req;
 
 typedef struct rlx_cpu_split2d {
