@@ -834,14 +834,14 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
      * that another core wrote, and the pass is one region. Its tasks check
      * what they copy, so a declined call may have written some outputs:
      * only where y overlaps neither x nor the residual (the caller's other
-     * path then writes all of y again). */
+     * path then writes all of y again). And only while at most 2 tasks
+     * share a group of tile blocks (ranges of output channels, below):
+     * each of them pads the group's rows (16 threads on a 14x14 map: 16
+     * ranges of one group; not measured, the planes stay shared there). */
     size_t ny = io->c_out * io->sp * n_img;
-    j.priv = j.check && threads > 1 && !wino_overlap(io->y, ny, io->x, io->c_in * s->in_sp * n_img) &&
-             !(io->res && wino_overlap(io->y, ny, io->res, ny));
+    bool priv = j.check && threads > 1 && !wino_overlap(io->y, ny, io->x, io->c_in * s->in_sp * n_img) &&
+                !(io->res && wino_overlap(io->y, ny, io->res, ny));
     float *own = NULL;
-    if (!j.priv && !(j.xs = rlx_scratch_get(RLX_SCRATCH_CALL, ipp * total * sizeof(float))) &&
-        !(j.xs = own = malloc((ipp * total + 16) * sizeof(float))))
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", ipp * total);
     rlx_status st = RLX_OK;
     for (j.n0 = 0; j.n0 < n_img && st == RLX_OK; j.n0 += j.ni) {
         j.ni = n_img - j.n0 < ipp ? n_img - j.n0 : ipp;
@@ -862,6 +862,12 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
         while (threads > 1 && j.n_grp * j.n_cr < threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
         j.cr_len = (panels + j.n_cr - 1) / j.n_cr * WMR;
         size_t nbm = (j.n_tb + j.n_grp - 1) / j.n_grp, slot = nbm * (j.ne * io->cig * WN + j.ne * WCO * WN);
+        j.priv = priv && j.n_cr <= 2;
+        if (!j.priv && !j.xs && !(j.xs = rlx_scratch_get(RLX_SCRATCH_CALL, ipp * total * sizeof(float))) &&
+            !(j.xs = own = malloc((ipp * total + 16) * sizeof(float)))) {
+            st = rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", ipp * total);
+            break;
+        }
         if (j.priv) { /* the images a task's tiles touch, their planes, and a line */
             size_t imgs = (nbm * WN + j.tiles - 1) / j.tiles + 1;
             if (imgs > j.ni) imgs = j.ni;
