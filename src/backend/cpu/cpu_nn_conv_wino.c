@@ -834,10 +834,19 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
      * that another core wrote, and the pass is one region. Its tasks check
      * what they copy, so a declined call may have written some outputs:
      * only where y overlaps neither x nor the residual (the caller's other
-     * path then writes all of y again). And only while at most 2 tasks
-     * share a group of tile blocks (ranges of output channels, below):
-     * each of them pads the group's rows (16 threads on a 14x14 map: 16
-     * ranges of one group; not measured, the planes stay shared there). */
+     * path then writes all of y again). Only on passes of at most 2
+     * groups of tile blocks, each in at most 2 ranges of output channels
+     * (below): the rows that neighbouring groups share are padded by both,
+     * and each range pads its group's rows again. 2 threads, wall us,
+     * bench/conv_node hot, shared planes -> own rows, in the VM's fast
+     * 2-thread state: 128->128 at 28x28 742 -> 735, 256->256 at 14x14 847
+     * -> 851, 32->128 at 27x27 227 -> 223, but with 8 or more groups
+     * 64->64 at 56x56 759 -> 793 and 96->24 at 80x80 1024 -> 1206 (few
+     * outputs per padded input); in its slow state (a process's first
+     * 0.1 s, and at times for minutes: 2 threads then slower than 1)
+     * 128->128 at 28x28 1517 -> 1413, 512->512 at 14x14 3367 -> 3094. 16
+     * threads on a 14x14 map (16 ranges of one group) keep the shared
+     * planes: not measured. */
     size_t ny = io->c_out * io->sp * n_img;
     bool priv = j.check && threads > 1 && !wino_overlap(io->y, ny, io->x, io->c_in * s->in_sp * n_img) &&
                 !(io->res && wino_overlap(io->y, ny, io->res, ny));
@@ -862,7 +871,7 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
         while (threads > 1 && j.n_grp * j.n_cr < threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
         j.cr_len = (panels + j.n_cr - 1) / j.n_cr * WMR;
         size_t nbm = (j.n_tb + j.n_grp - 1) / j.n_grp, slot = nbm * (j.ne * io->cig * WN + j.ne * WCO * WN);
-        j.priv = priv && j.n_cr <= 2;
+        j.priv = priv && j.n_cr <= 2 && j.n_grp <= 2;
         if (!j.priv && !j.xs && !(j.xs = rlx_scratch_get(RLX_SCRATCH_CALL, ipp * total * sizeof(float))) &&
             !(j.xs = own = malloc((ipp * total + 16) * sizeof(float)))) {
             st = rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", ipp * total);
