@@ -1034,6 +1034,21 @@ static double max_err(const rlx_tensor *a, const rlx_tensor *b) {
     return m;
 }
 
+/* n with the packed weights pk at thread limit lim into a new output of
+ * shape yd (poisoned first); *runs: the Winograd runs it made. */
+static rlx_tensor *run_packed_at(const rlx_node *n, const rlx_tensor *const *in, const rlx_cpu_sgemm_pack *pk,
+                                 const int64_t *yd, int lim, size_t *runs) {
+    int prev = rlx_parallel_set_limit(lim);
+    rlx_tensor *out = test_tensor(RLX_DTYPE_F32, 4, yd);
+    rlx_tensor *oo[1] = { out };
+    poison(out);
+    size_t before = rlx_nn_wino_runs();
+    CHECK_OK(rlx_cpu_run_node_packed(NULL, n, in, oo, pk));
+    rlx_parallel_set_limit(prev);
+    *runs = rlx_nn_wino_runs() - before;
+    return out;
+}
+
 static void run_wino(const conv_case *c, int wm, rlx_act_kind act, bool with_res) {
     int64_t xd[4] = { c->n, c->cin, c->in[0], c->in[1] }, wd[4] = { c->cout, c->cin, 3, 3 }, bd[1] = { c->cout };
     int64_t pads[4] = { c->pb[0], c->pb[1], c->pe[0], c->pe[1] }, ones[2] = { 1, 1 }, k3[2] = { 3, 3 };
@@ -1077,14 +1092,9 @@ static void run_wino(const conv_case *c, int wm, rlx_act_kind act, bool with_res
     rlx_tensor *first = NULL;
     static const int lims[] = { 1, 2, 5 };
     for (size_t li = 0; li < ARRAY_LEN(lims); li++) {
-        int prev = rlx_parallel_set_limit(lims[li]);
-        rlx_tensor *out = test_tensor(RLX_DTYPE_F32, 4, yd);
-        rlx_tensor *oo[1] = { out };
-        poison(out);
-        size_t before = rlx_nn_wino_runs();
-        CHECK_OK(rlx_cpu_run_node_packed(NULL, &n, in, oo, &pk));
-        rlx_parallel_set_limit(prev);
-        if (avx512) CHECK_MSG(rlx_nn_wino_runs() == before + 1, "%s: did not run", what);
+        size_t runs;
+        rlx_tensor *out = run_packed_at(&n, in, &pk, yd, lims[li], &runs);
+        if (avx512) CHECK_MSG(runs == 1, "%s: did not run", what);
         const float *a = out->data, *e = ref->data;
         for (size_t i = 0; i < rlx_tensor_numel(ref); i++) {
             double d = fabs((double)a[i] - (double)e[i]);
@@ -1162,14 +1172,9 @@ static void test_conv_winograd_wild(void) {
                 CHECK_OK(rlx_cpu_run_node(NULL, &n, in, wo, false));
                 static const int lims[] = { 1, 2, 5 };
                 for (size_t li = 0; li < ARRAY_LEN(lims); li++) {
-                    int prev = rlx_parallel_set_limit(lims[li]);
-                    rlx_tensor *out = test_tensor(RLX_DTYPE_F32, 4, yd);
-                    rlx_tensor *oo[1] = { out };
-                    poison(out);
-                    size_t before = rlx_nn_wino_runs();
-                    CHECK_OK(rlx_cpu_run_node_packed(NULL, &n, in, oo, &pk));
-                    rlx_parallel_set_limit(prev);
-                    CHECK_MSG(rlx_nn_wino_runs() == before, "C%lld->%lld batch %lld, %g at %zu, %d threads: ran Winograd",
+                    size_t runs;
+                    rlx_tensor *out = run_packed_at(&n, in, &pk, yd, lims[li], &runs);
+                    CHECK_MSG(runs == 0, "C%lld->%lld batch %lld, %g at %zu, %d threads: ran Winograd",
                               (long long)ci, (long long)co, (long long)n0, (double)wild[k], at[a], lims[li]);
                     CHECK_MSG(memcmp(out->data, want->data, rlx_tensor_numel(want) * sizeof(float)) == 0,
                               "C%lld->%lld batch %lld, %g at %zu, %d threads: not the bits of the unpacked run",
