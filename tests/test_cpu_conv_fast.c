@@ -1034,6 +1034,21 @@ static double max_err(const rlx_tensor *a, const rlx_tensor *b) {
     return m;
 }
 
+/* n with the packed weights pk at thread limit lim into a new output of
+ * shape yd (poisoned first); *runs: the Winograd runs it made. */
+static rlx_tensor *run_packed_at(const rlx_node *n, const rlx_tensor *const *in, const rlx_cpu_sgemm_pack *pk,
+                                 const int64_t *yd, int lim, size_t *runs) {
+    int prev = rlx_parallel_set_limit(lim);
+    rlx_tensor *out = test_tensor(RLX_DTYPE_F32, 4, yd);
+    rlx_tensor *oo[1] = { out };
+    poison(out);
+    size_t before = rlx_nn_wino_runs();
+    CHECK_OK(rlx_cpu_run_node_packed(NULL, n, in, oo, pk));
+    rlx_parallel_set_limit(prev);
+    *runs = rlx_nn_wino_runs() - before;
+    return out;
+}
+
 static void run_wino(const conv_case *c, int wm, rlx_act_kind act, bool with_res) {
     int64_t xd[4] = { c->n, c->cin, c->in[0], c->in[1] }, wd[4] = { c->cout, c->cin, 3, 3 }, bd[1] = { c->cout };
     int64_t pads[4] = { c->pb[0], c->pb[1], c->pe[0], c->pe[1] }, ones[2] = { 1, 1 }, k3[2] = { 3, 3 };
@@ -1077,14 +1092,9 @@ static void run_wino(const conv_case *c, int wm, rlx_act_kind act, bool with_res
     rlx_tensor *first = NULL;
     static const int lims[] = { 1, 2, 5 };
     for (size_t li = 0; li < ARRAY_LEN(lims); li++) {
-        int prev = rlx_parallel_set_limit(lims[li]);
-        rlx_tensor *out = test_tensor(RLX_DTYPE_F32, 4, yd);
-        rlx_tensor *oo[1] = { out };
-        poison(out);
-        size_t before = rlx_nn_wino_runs();
-        CHECK_OK(rlx_cpu_run_node_packed(NULL, &n, in, oo, &pk));
-        rlx_parallel_set_limit(prev);
-        if (avx512) CHECK_MSG(rlx_nn_wino_runs() == before + 1, "%s: did not run", what);
+        size_t runs;
+        rlx_tensor *out = run_packed_at(&n, in, &pk, yd, lims[li], &runs);
+        if (avx512) CHECK_MSG(runs == 1, "%s: did not run", what);
         const float *a = out->data, *e = ref->data;
         for (size_t i = 0; i < rlx_tensor_numel(ref); i++) {
             double d = fabs((double)a[i] - (double)e[i]);
@@ -1111,6 +1121,73 @@ static void run_wino(const conv_case *c, int wm, rlx_act_kind act, bool with_res
     rlx_cpu_sgemm_pack_free(&pk);
     rlx_tensor_destroy(first), rlx_tensor_destroy(ref), rlx_tensor_destroy(gemm);
     rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b), rlx_tensor_destroy(r);
+}
+
+/* Inputs the Winograd path declines (an inf, a NaN, a value of 2^64 or
+ * more: rlx_nn_wino_tame), in the rows of the first, a middle or the last
+ * task's tiles (so that at 2 and 5 threads, where each task checks the
+ * rows it pads, other tasks may have written their outputs first): the
+ * path is forced on, yet does not count a run, and the outputs (poisoned
+ * before) are the bits of the unpacked run (the same fallback path), at
+ * thread limits 1, 2 and 5; batch 1 (one pass) and batch 3 on 7x7 (one
+ * pass of 3 images, tasks across images), and batch 11 on 14x14 (two
+ * passes: every input is checked before the first). */
+static void test_conv_winograd_wild(void) {
+    if (rlx_cpu_sgemm_kernel_get() != RLX_CPU_SGEMM_AVX512 || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL) return;
+    static const struct {
+        int64_t n, cin, cout, h;
+    } shapes[] = { { 1, 64, 64, 56 }, { 3, 96, 72, 7 }, { 11, 12, 20, 14 } };
+    static const float wild[] = { INFINITY, NAN, 0x1p64f };
+    for (size_t si = 0; si < ARRAY_LEN(shapes); si++) {
+        int64_t n0 = shapes[si].n, ci = shapes[si].cin, co = shapes[si].cout, h = shapes[si].h;
+        int64_t xd[4] = { n0, ci, h, h }, wd[4] = { co, ci, 3, 3 }, bd[1] = { co }, yd[4] = { n0, co, h, h };
+        int64_t pads[4] = { 1, 1, 1, 1 }, ones[2] = { 1, 1 }, k3[2] = { 3, 3 };
+        node_attrs st = { .n = 0 };
+        attr_ints(&st, "kernel_shape", 2, k3);
+        attr_ints(&st, "strides", 2, ones);
+        attr_ints(&st, "pads", 4, pads);
+        act_attrs(&st, RLX_ACT_RELU);
+        rlx_node n = make_node("Conv", 11, 3, 1, &st);
+        rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+        rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -1, 1);
+        rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1);
+        const rlx_tensor *in[3] = { x, w, b };
+        rlx_nn_wino_force(2);
+        rlx_cpu_sgemm_pack pk;
+        CHECK_OK(rlx_cpu_prepare_node(NULL, &n, in, &pk));
+        CHECK_MSG(pk.wino && pk.wino_m == 2, "wild inputs, C%lld->%lld: no Winograd weights", (long long)ci,
+                  (long long)co);
+        float *xv = x->data;
+        size_t plane = (size_t)(h * h), np = (size_t)(n0 * ci) * plane;
+        /* the first row of the first plane, a middle row of a middle
+         * plane, the last row of the last plane */
+        const size_t at[3] = { 3, np / 2 + plane / 2, np - 2 };
+        for (size_t a = 0; a < ARRAY_LEN(at); a++)
+            for (size_t k = 0; k < ARRAY_LEN(wild); k++) {
+                float keep = xv[at[a]];
+                xv[at[a]] = wild[k];
+                rlx_tensor *want = test_tensor(RLX_DTYPE_F32, 4, yd);
+                rlx_tensor *wo[1] = { want };
+                poison(want);
+                CHECK_OK(rlx_cpu_run_node(NULL, &n, in, wo, false));
+                static const int lims[] = { 1, 2, 5 };
+                for (size_t li = 0; li < ARRAY_LEN(lims); li++) {
+                    size_t runs;
+                    rlx_tensor *out = run_packed_at(&n, in, &pk, yd, lims[li], &runs);
+                    CHECK_MSG(runs == 0, "C%lld->%lld batch %lld, %g at %zu, %d threads: ran Winograd",
+                              (long long)ci, (long long)co, (long long)n0, (double)wild[k], at[a], lims[li]);
+                    CHECK_MSG(memcmp(out->data, want->data, rlx_tensor_numel(want) * sizeof(float)) == 0,
+                              "C%lld->%lld batch %lld, %g at %zu, %d threads: not the bits of the unpacked run",
+                              (long long)ci, (long long)co, (long long)n0, (double)wild[k], at[a], lims[li]);
+                    rlx_tensor_destroy(out);
+                }
+                rlx_tensor_destroy(want);
+                xv[at[a]] = keep;
+            }
+        rlx_nn_wino_force(0);
+        rlx_cpu_sgemm_pack_free(&pk);
+        rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b);
+    }
 }
 
 static void test_conv_winograd(void) {
@@ -1165,6 +1242,31 @@ static void test_conv_winograd(void) {
             }
         fprintf(stderr, "Winograd, sgemm kernel %d: %d runs\n", kern, g_wino_runs - before);
     }
+    /* the models' shapes, bias and Relu as there, F(2x2) (the default):
+     * SqueezeNet's 3x3s that take it (16->64 at 55x55, 32->128 at 27x27),
+     * ResNet-50's on 56x56, 28x28 and 14x14 maps, and batch 8 (one pass
+     * of 8 images on 14x14: tasks whose tiles span images; 27x27 in
+     * passes of 2 images). At 2 and 5 threads one pass runs as tasks that
+     * pad their own rows (wino_pad_task), several as padded planes. */
+    static const conv_case models[] = {
+        { "SqueezeNet C16->64 on 55x55", 2, 1, 16, 64, 1, { 55, 55 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "SqueezeNet C32->128 on 27x27", 2, 1, 32, 128, 1, { 27, 27 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "ResNet-50 C64->64 on 56x56", 2, 1, 64, 64, 1, { 56, 56 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "ResNet-50 C128->128 on 28x28", 2, 1, 128, 128, 1, { 28, 28 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "ResNet-50 C256->256 on 14x14", 2, 1, 256, 256, 1, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, 1 },
+        { "C64->96 on 14x14 batch 8 (one pass)", 2, 8, 64, 96, 1, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, 1 },
+        { "SqueezeNet C32->128 on 27x27 batch 8 (4 passes)", 2, 8, 32, 128, 1, { 27, 27 }, { 3, 3 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+    };
+    if (rlx_cpu_sgemm_kernel_set(top) && top == RLX_CPU_SGEMM_AVX512)
+        for (size_t i = 0; i < ARRAY_LEN(models); i++) run_wino(&models[i], 2, RLX_ACT_RELU, false);
+    test_conv_winograd_wild();
     CHECK(rlx_cpu_sgemm_kernel_set(top));
     if (top == RLX_CPU_SGEMM_AVX512) CHECK_MSG(rlx_nn_wino_runs() > ran, "the Winograd path never ran");
     fprintf(stderr,
@@ -1176,14 +1278,20 @@ static void test_conv_winograd(void) {
      * 13x13 and 14x14 with c_in x c_out >= 8192, from 16 input channels
      * on large maps; few outputs for the inputs stay off F(4x4) */
     if (top == RLX_CPU_SGEMM_AVX512 && rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_POOL) {
+        /* want: with cpu.winograd_f4x4=1; want2: the default (F(2x2)'s
+         * rule: by tiles per side, so 55x55 as 56x56 and 27x27 as 28x28,
+         * from 16 input channels on maps of 28 x 28 tiles) */
         static const struct {
             int64_t side, c, co, n;
-            int want;
-        } rule[] = { { 7, 512, 512, 1, 0 },  { 7, 512, 512, 2, 2 },  { 7, 256, 256, 8, 4 },  { 7, 512, 512, 4, 4 },
-                     { 7, 256, 256, 2, 0 },  { 14, 128, 128, 1, 4 }, { 14, 64, 64, 1, 0 },   { 13, 48, 192, 1, 4 },
-                     { 14, 256, 256, 1, 4 }, { 28, 128, 128, 1, 4 }, { 28, 256, 64, 1, 2 },  { 28, 128, 32, 1, 0 },
-                     { 28, 32, 32, 1, 0 },   { 56, 64, 64, 1, 4 },   { 55, 16, 64, 1, 4 },   { 56, 3, 64, 1, 0 },
-                     { 56, 128, 32, 1, 2 },  { 27, 32, 128, 1, 4 },  { 28, 1024, 1024, 1, 2 } };
+            int want, want2;
+        } rule[] = { { 7, 512, 512, 1, 0, 0 },    { 7, 512, 512, 2, 2, 2 },  { 7, 256, 256, 8, 4, 0 },
+                     { 7, 512, 512, 4, 4, 2 },    { 7, 256, 256, 2, 0, 0 },  { 14, 128, 128, 1, 4, 0 },
+                     { 14, 64, 64, 1, 0, 0 },     { 13, 48, 192, 1, 4, 0 },  { 14, 256, 256, 1, 4, 2 },
+                     { 28, 128, 128, 1, 4, 2 },   { 28, 256, 64, 1, 2, 2 },  { 28, 128, 32, 1, 0, 0 },
+                     { 28, 32, 32, 1, 0, 0 },     { 56, 64, 64, 1, 4, 2 },   { 55, 16, 64, 1, 4, 2 },
+                     { 56, 3, 64, 1, 0, 0 },      { 56, 128, 32, 1, 2, 2 },  { 27, 32, 128, 1, 4, 2 },
+                     { 28, 1024, 1024, 1, 2, 2 }, { 56, 16, 16, 1, 4, 2 },   { 112, 8, 16, 1, 0, 0 },
+                     { 28, 16, 32, 1, 0, 0 },     { 27, 32, 32, 1, 0, 0 },   { 13, 64, 256, 1, 4, 0 } };
         for (size_t i = 0; i < ARRAY_LEN(rule); i++) {
             int64_t xd[4] = { rule[i].n, rule[i].c, rule[i].side, rule[i].side }, wd[4] = { rule[i].co, rule[i].c, 3, 3 };
             int64_t pads[4] = { 1, 1, 1, 1 }, ones[2] = { 1, 1 }, k3[2] = { 3, 3 };
@@ -1199,9 +1307,10 @@ static void test_conv_winograd(void) {
             int got = rlx_nn_wino_wanted(&sp, (size_t)rule[i].n, 1, (size_t)rule[i].c, (size_t)rule[i].co, 4);
             /* without cpu.winograd_f4x4 (the default): F(2x2)'s rule alone */
             int got2 = rlx_nn_wino_wanted(&sp, (size_t)rule[i].n, 1, (size_t)rule[i].c, (size_t)rule[i].co, 2);
-            CHECK_MSG(got2 != 4 && (got == 2 ? got2 == 2 : 1),
-                      "Winograd shape rule without F(4x4): %lldx%lld C%lld->%lld batch %lld: %d", (long long)rule[i].side,
-                      (long long)rule[i].side, (long long)rule[i].c, (long long)rule[i].co, (long long)rule[i].n, got2);
+            CHECK_MSG(got2 == rule[i].want2 && (got == 2 ? got2 == 2 : 1),
+                      "Winograd shape rule without F(4x4): %lldx%lld C%lld->%lld batch %lld: %d, not %d",
+                      (long long)rule[i].side, (long long)rule[i].side, (long long)rule[i].c, (long long)rule[i].co,
+                      (long long)rule[i].n, got2, rule[i].want2);
             CHECK_MSG(got == rule[i].want, "Winograd shape rule: %lldx%lld C%lld->%lld batch %lld: %d, not %d",
                       (long long)rule[i].side, (long long)rule[i].side, (long long)rule[i].c, (long long)rule[i].co,
                       (long long)rule[i].n, got, rule[i].want);

@@ -281,8 +281,11 @@ size_t rlx_nn_ig_runs(void);
  * would give NaN or overflow where the direct sums do not).
  * rlx_nn_conv_wino_applies: whether the convolution of io runs on it with
  * pk (pk->wino of io's channels); rlx_nn_conv_wino_f32 runs it over n_img
- * images, or, when an input value is not tame, writes nothing and sets
- * *declined (the caller runs another path). Not the bits of im2col +
+ * images, or, when an input value that it reads is not tame, sets
+ * *declined (the caller runs another path, which writes all of y): before
+ * writing anything, except at several threads on one pass where y
+ * overlaps neither x nor the residual (its tasks check the rows they pad,
+ * and some may have written their outputs). Not the bits of im2col +
  * GEMM: the reference's results within a tolerance
  * (tests/test_cpu_conv_fast.c).
  * errors: RLX_ERR_OUT_OF_MEMORY (the padded input, scratch). */

@@ -90,7 +90,17 @@
  * GEMM path's epilogue (bias, fused residual, activation:
  * rlx_nn_conv_epilogue_block). Passes run one after the other; output
  * channels are split between tasks only when a pass's groups of tile
- * blocks cannot give each thread two. */
+ * blocks cannot give each thread one.
+ *
+ * At several threads a call of one pass (batch 1; small batches of small
+ * maps) pads nothing up front: each task copies the padded rows its tiles
+ * read (the rows of its tile rows, or the whole planes of the images its
+ * tiles span) into its own scratch first (wino_pad_task), so the call is
+ * one region and no thread reads padded rows another core wrote; the rows
+ * shared by neighbouring tasks are copied twice. With the shared planes a
+ * thread's tiles read half their padded rows from the other core's cache
+ * (the planes were split by channel), which on this VM made the 2-thread
+ * speed-up 1.2-1.5x on ResNet-50's 3x3s (BENCHMARKS.md "conv3"). */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -163,12 +173,23 @@ static bool wino_geometry(const rlx_nn_sp3 *s, size_t groups) {
  * 8 3.97 -> 4.20 and 128->128 1.05 -> 1.55; 14 x 14 maps 128->128 at
  * batch 8 4.33 -> 3.14. So also: 128 in and out from 14 x 14 with 192
  * tiles or more over the batch, 512 in and out from 7 x 7 with 32 tiles
- * or more (batch 2). */
+ * or more (batch 2).
+ * By tiles per side (the work is per tile: 55x55 and 56x56 maps are both
+ * 28 x 28 tiles, 27x27 and 28x28 both 14 x 14), and from 16 input
+ * channels on the large maps (bench/conv_node, caches evicted, 1 thread,
+ * thread CPU us, median of 3 rounds, 2026-12-05, BENCHMARKS.md "conv3";
+ * implicit GEMM or channels-in-lanes -> F(2x2)): SqueezeNet's 16->64 at
+ * 55x55 655 -> 522 and 32->128 at 27x27 593 -> 426, 32->64 at 27x27 312
+ * -> 250, 16->16 at 56x56 232 -> 195, 16->32 362 -> 320, 24->24 446 ->
+ * 345, 16->64 at 112x112 2575 -> 2056; but 8->16 at 112x112 404 -> 463,
+ * 16->32 at 28x28 102 -> 104, 32->32 at 27x27 166 -> 160 (left as they
+ * were); at 2 threads (wall, hot) 16->64 at 55x55 314 -> 257, 32->64 at
+ * 27x27 141 -> 123. */
 static bool wino2_by_shape(const rlx_nn_sp3 *s, size_t n_img, size_t cin, size_t cout) {
-    int64_t side = s->out[1] < s->out[2] ? s->out[1] : s->out[2];
+    int64_t side = s->out[1] < s->out[2] ? s->out[1] : s->out[2], ts = (side + 1) / 2;
     size_t tiles = (size_t)((s->out[1] + 1) / 2) * (size_t)((s->out[2] + 1) / 2) * (n_img ? n_img : 1);
-    if (side >= 56) return cin >= 32 && cout >= 32;
-    if (side >= 28) return cin >= 32 && cout >= 64;
+    if (ts >= 28) return cin >= 16 && cout >= 16;
+    if (ts >= 14) return cin >= 32 && cout >= 64;
     if (side >= 14 && cin >= 96 && cout >= 192) return true;
     /* several images' tiles in one pass (rlx_nn_conv_wino_f32) */
     if (side >= 14) return tiles >= 192 && cin >= 128 && cout >= 128;
@@ -180,10 +201,10 @@ static bool wino2_by_shape(const rlx_nn_sp3 *s, size_t n_img, size_t cin, size_t
  * bench/conv_node, CONV_NODE_HOT=1, 1 thread, median of 3 rounds of 7
  * calls, thread CPU us, 2026-12-05 dev VM at load 9-13, BENCHMARKS.md
  * "Winograd F(4x4, 3x3)"; GEMM -> F(2x2) -> F(4x4): 64->64 at 56x56 2233
- * -> 1523 -> 1266, 16->64 at 55x55 598 -> 508 -> 405 (F(2x2) not taken:
- * 16 inputs), 64->32 at 56x56 1111 -> 950 -> 831, 16->16 at 56x56 221 ->
- * 169 -> 180; at 28x28 128->128 2072 -> 1404 -> 1301, 32->128 at 27x27
- * 512 -> 397 -> 346, 32->64 278 -> 223 -> 223, 128->64 1055 -> 787 ->
+ * -> 1523 -> 1266, 16->64 at 55x55 598 -> 508 -> 405, 64->32 at 56x56
+ * 1111 -> 950 -> 831, 16->16 at 56x56 221 -> 169 -> 180; at 28x28
+ * 128->128 2072 -> 1404 -> 1301, 32->128 at 27x27 512 -> 397 -> 346,
+ * 32->64 278 -> 223 -> 223, 128->64 1055 -> 787 ->
  * 773, but 256->64 2153 -> 1571 -> 1717, 128->32 533 -> 528 -> 584,
  * 32->32 141 -> 136 -> 155, 16->32 78 -> 81 -> 89; at 14x14 and 13x13
  * (4 x 4 tiles: 16 per image) 256->256 2041 -> 1616 -> 1218, 128->128
@@ -292,7 +313,19 @@ typedef struct wino_job {
     size_t ph[4];   /* where phase k of a padded row starts in it (F(4x4): 0, 2 rw, rw, 3 rw) */
     size_t n_tb, n_grp;        /* tile blocks, and groups of them (WGRP, at most WMAXB - 1 more) */
     size_t n_cr, cr_len;       /* ranges of output channels and their length */
+    bool check;                /* the padding checks what it copies (rlx_nn_wino_tame) */
+    atomic_int wild;           /* with check: a value it refuses was seen */
+    bool priv;                 /* each task pads the rows its tiles read into its scratch (no xs) */
+    size_t xp_floats;          /* with priv: the most floats of padded rows a task holds */
 } wino_job;
+
+/* Where a task reads its padded rows: images [ilo, ..) of the pass, each
+ * c_in planes of ps floats that start at padded row rlo (the pass's xs:
+ * ilo = rlo = 0, ps = hp x m x rw). */
+typedef struct wino_view {
+    const float *xs;
+    size_t ilo, rlo, ps;
+} wino_view;
 
 /* d[0 .. rw) = line[0, 2, ..], d[rw .. 2 rw) = line[1, 3, ..] (line
  * readable 32 floats past 2 rw). */
@@ -313,47 +346,54 @@ static void wino_split(const float *line, size_t rw, float *d) {
 }
 #endif
 
-/* Items: (image of the pass, input channel) pairs, each into its padded
- * planes: a row through a zero-padded line (its scratch), then split into
- * even and odd columns; for F(4x4) each of those again (phases 0, 2, then
- * 1, 3: j->ph). */
-static void wino_pad_items(void *ctx, size_t c0, size_t c1) {
-    const wino_job *j = ctx;
+/* Padded rows [r0, r1) of plane c of the pass (image c / c_in, channel
+ * c % c_in) into d[0 .. (r1 - r0) m rw): each row through a zero-padded line (line: 2 n2 + 64 floats,
+ * or NULL: element by element), then split into even and odd columns; for
+ * F(4x4) each of those again (phases 0, 2, then 1, 3: j->ph). With
+ * j->check, the input values copied are checked (rlx_nn_wino_tame). */
+static void wino_pad_rows(wino_job *j, size_t c, size_t r0, size_t r1, float *d, float *line) {
     const rlx_nn_sp3 *s = j->io.s;
     int64_t h = s->in[1], w = s->in[2], pt = s->pb[1], pl = s->pb[2];
     size_t n2 = j->m * j->rw;
-    float *line = rlx_scratch_get(RLX_SCRATCH_TASK, (2 * n2 + 64) * sizeof(float));
     /* the input columns that land in [0, n2) */
     int64_t a = pl > 0 ? 0 : -pl, b = w < (int64_t)n2 - pl ? w : (int64_t)n2 - pl;
-    for (size_t c = c0; c < c1; c++) { /* c: image (c / c_in) and channel of the pass */
-        const float *xc = j->io.x + (j->n0 * j->io.c_in + c) * s->in_sp;
-        float *d = j->xs + c * j->hp * n2;
-        for (size_t r = 0; r < j->hp; r++, d += n2) {
-            int64_t ir = (int64_t)r - pt;
-            if (ir < 0 || ir >= h || a >= b) {
-                memset(d, 0, n2 * sizeof(float));
-                continue;
-            }
-            const float *xr = xc + ir * w;
-            if (!line) { /* no scratch: element by element */
-                for (size_t q = 0; q < n2; q++) {
-                    int64_t ic = (int64_t)q - pl;
-                    d[j->ph[q % j->m] + q / j->m] = ic >= 0 && ic < w ? xr[ic] : 0.0f;
-                }
-                continue;
-            }
-            memset(line, 0, (2 * n2 + 64) * sizeof(float));
-            memcpy(line + (a + pl), xr + a, (size_t)(b - a) * sizeof(float));
-            if (j->m == 2) {
-                wino_split(line, j->rw, d);
-                continue;
-            }
-            float *eo = line + n2 + 32; /* even columns, then odd ones */
-            wino_split(line, 2 * j->rw, eo);
-            wino_split(eo, j->rw, d);
-            wino_split(eo + 2 * j->rw, j->rw, d + 2 * j->rw);
+    const float *xc = j->io.x + (j->n0 * j->io.c_in + c) * s->in_sp;
+    bool wild = false;
+    for (size_t r = r0; r < r1; r++, d += n2) {
+        int64_t ir = (int64_t)r - pt;
+        if (ir < 0 || ir >= h || a >= b) {
+            memset(d, 0, n2 * sizeof(float));
+            continue;
         }
+        const float *xr = xc + ir * w;
+        if (j->check) wild |= !rlx_nn_wino_tame(xr + a, (size_t)(b - a));
+        if (!line) { /* no scratch: element by element */
+            for (size_t q = 0; q < n2; q++) {
+                int64_t ic = (int64_t)q - pl;
+                d[j->ph[q % j->m] + q / j->m] = ic >= 0 && ic < w ? xr[ic] : 0.0f;
+            }
+            continue;
+        }
+        memset(line, 0, (2 * n2 + 64) * sizeof(float));
+        memcpy(line + (a + pl), xr + a, (size_t)(b - a) * sizeof(float));
+        if (j->m == 2) {
+            wino_split(line, j->rw, d);
+            continue;
+        }
+        float *eo = line + n2 + 32; /* even columns, then odd ones */
+        wino_split(line, 2 * j->rw, eo);
+        wino_split(eo, j->rw, d);
+        wino_split(eo + 2 * j->rw, j->rw, d + 2 * j->rw);
     }
+    if (wild) atomic_store(&j->wild, 1);
+}
+
+/* Items: (image of the pass, input channel) pairs, each into its padded
+ * planes (wino_pad_rows). */
+static void wino_pad_items(void *ctx, size_t c0, size_t c1) {
+    wino_job *j = ctx;
+    float *line = rlx_scratch_get(RLX_SCRATCH_TASK, (2 * j->m * j->rw + 64) * sizeof(float));
+    for (size_t c = c0; c < c1; c++) wino_pad_rows(j, c, 0, j->hp, j->xs + c * j->hp * j->m * j->rw, line);
 }
 
 #if RLX_HAVE_AVX2_BUILD
@@ -395,14 +435,16 @@ WK_KERN(wino_kern1, 1)
  * pass's tiles [t0, t0 + nt) for every input channel; zeros for t up to
  * WN. A run of tiles ends at the end of its tile row (of its image).
  * F(2x2): rows 2ty .. 2ty + 3 of the even and odd planes. */
-__attribute__((target("avx512f"))) static void wino_in2(const wino_job *j, size_t t0, size_t nt, float *v) {
-    size_t cin = j->io.cig, es = cin * WN, ps = j->hp * 2 * j->rw, rs = 2 * j->rw;
+__attribute__((target("avx512f"))) static void wino_in2(const wino_job *j, const wino_view *xv, size_t t0, size_t nt,
+                                                        float *v) {
+    size_t cin = j->io.cig, es = cin * WN, ps = xv->ps, rs = 2 * j->rw;
     for (size_t c = 0; c < cin; c++) {
         float *vc = v + c * WN;
         for (size_t t = t0; t < t0 + nt;) {
             size_t img = t / j->tiles, lt = t % j->tiles, ty = lt / j->tw, tx0 = lt % j->tw, len = j->tw - tx0;
             if (len > t0 + nt - t) len = t0 + nt - t;
-            const float *r0 = j->xs + (img * cin + c) * ps + 2 * ty * rs, *r1 = r0 + rs, *r2 = r1 + rs,
+            const float *r0 = xv->xs + ((img - xv->ilo) * cin + c) * ps + (2 * ty - xv->rlo) * rs, *r1 = r0 + rs,
+                        *r2 = r1 + rs,
                         *r3 = r2 + rs;
             const float *e0 = r0 + tx0, *e1 = r1 + tx0, *e2 = r2 + tx0, *e3 = r3 + tx0;
             const float *o0 = e0 + j->rw, *o1 = e1 + j->rw, *o2 = e2 + j->rw, *o3 = e3 + j->rw;
@@ -482,8 +524,9 @@ static size_t wino_segs(const wino_job *j, size_t t0, size_t nt, wino_seg *seg) 
  * tile tx from the four phase planes (P0[tx], P1[tx], P2[tx], P3[tx],
  * P0[tx + 1], P1[tx + 1]); B^T over each row, then over each column;
  * vectors of 16 consecutive tiles (wino_segs). */
-__attribute__((target("avx512f"))) static void wino_in4(const wino_job *j, size_t t0, size_t nt, float *v) {
-    size_t cin = j->io.cig, es = cin * WN, rs = 4 * j->rw, ps = j->hp * rs;
+__attribute__((target("avx512f"))) static void wino_in4(const wino_job *j, const wino_view *xv, size_t t0, size_t nt,
+                                                        float *v) {
+    size_t cin = j->io.cig, es = cin * WN, rs = 4 * j->rw, ps = xv->ps;
     const size_t off[6] = { j->ph[0], j->ph[1], j->ph[2], j->ph[3], j->ph[0] + 1, j->ph[1] + 1 };
     wino_seg seg[WN + 3 * 16];
     size_t ns = wino_segs(j, t0, nt, seg), nv = (nt + 15) / 16;
@@ -497,7 +540,8 @@ __attribute__((target("avx512f"))) static void wino_in4(const wino_job *j, size_
                 for (size_t q = 0; q < 6; q++) x[q] = _mm512_setzero_ps();
                 for (size_t si = s0; si < s1; si++) {
                     const wino_seg *sg = &seg[si];
-                    const float *p = j->xs + (sg->img * cin + c) * ps + (4 * sg->ty + r) * rs + sg->tx;
+                    const float *p =
+                        xv->xs + ((sg->img - xv->ilo) * cin + c) * ps + (4 * sg->ty + r - xv->rlo) * rs + sg->tx;
                     for (size_t q = 0; q < 6; q++) WSEG_LD(x[q], sg, p + off[q]);
                 }
                 wino_bt6(x, w + 6 * r);
@@ -657,6 +701,27 @@ __attribute__((target("avx512f"))) static void wino_out4(const wino_job *j, size
  * measured slower on 56 x 56 maps: 196 tiles as 5 x 40) */
 #define WBLK(j, b) ((b) * WN < (j)->pt ? (b) * WN : (j)->pt)
 
+/* The padded rows that the pass's tiles [t0, t1) read (j->priv), into
+ * xp (j->xp_floats: the rows, then a line for wino_pad_rows), *xv their
+ * view: tiles of one image, the rows from their first tile row to their
+ * last one's + m + 2; tiles of several images, their whole planes. False
+ * when a value copied is not tame (j->wild is set: the caller declines). */
+static bool wino_pad_task(wino_job *j, size_t t0, size_t t1, float *xp, wino_view *xv) {
+    size_t ilo = t0 / j->tiles, ihi = (t1 - 1) / j->tiles, rlo = 0, rhi = j->hp, n2 = j->m * j->rw;
+    if (ilo == ihi) {
+        rlo = j->m * (t0 % j->tiles / j->tw);
+        rhi = j->m * ((t1 - 1) % j->tiles / j->tw) + j->m + 2;
+        if (rhi > j->hp) rhi = j->hp;
+    }
+    size_t ps = (rhi - rlo) * n2, cin = j->io.cig;
+    float *line = xp + (ihi - ilo + 1) * cin * ps;
+    for (size_t i = ilo; i <= ihi; i++)
+        for (size_t c = 0; c < cin; c++)
+            wino_pad_rows(j, i * cin + c, rlo, rhi, xp + ((i - ilo) * cin + c) * ps, line);
+    *xv = (wino_view){ xp, ilo, rlo, ps };
+    return !atomic_load_explicit(&j->wild, memory_order_relaxed);
+}
+
 /* Task: (group of tile blocks, range of output channels) of the pass.
  * Each weight panel of U (c_in x 8) is read once per group: for every
  * block of the group while it is in L1. */
@@ -668,12 +733,17 @@ static void wino_item(void *ctx, size_t item, float *scratch) {
     size_t c_lo = cr * j->cr_len, c_hi = c_lo + j->cr_len < j->io.cog ? c_lo + j->cr_len : j->io.cog;
     if (c_lo >= c_hi || !nb) return;
     size_t ne = j->ne, vs = ne * cin * WN, ms = ne * WCO * WN, nts[WMAXB];
+    wino_view xv = { j->xs, 0, 0, j->hp * j->m * j->rw };
+    if (j->priv) { /* the padded rows of this task's tiles, into its scratch */
+        if (!wino_pad_task(ctx, WBLK(j, b0), WBLK(j, b1), scratch, &xv)) return;
+        scratch += j->xp_floats;
+    }
     float *v = scratch, *m = scratch + nb * vs;
     for (size_t bi = 0; bi < nb; bi++) {
         size_t t0 = WBLK(j, b0 + bi);
         nts[bi] = WBLK(j, b0 + bi + 1) - t0;
-        if (j->m == 4) wino_in4(j, t0, nts[bi], v + bi * vs);
-        else wino_in2(j, t0, nts[bi], v + bi * vs);
+        if (j->m == 4) wino_in4(j, &xv, t0, nts[bi], v + bi * vs);
+        else wino_in2(j, &xv, t0, nts[bi], v + bi * vs);
     }
     size_t panels = (j->io.cog + WMR - 1) / WMR;
     for (size_t co0 = c_lo; co0 < c_hi; co0 += WCO) {
@@ -707,21 +777,22 @@ typedef struct tame_job {
     atomic_int wild;
 } tame_job;
 
+/* Whether the floats [a, a + na) and [b, b + nb) overlap. */
+static bool wino_overlap(const float *a, size_t na, const float *b, size_t nb) {
+    uintptr_t a0 = (uintptr_t)a, a1 = a0 + na * sizeof(float), b0 = (uintptr_t)b, b1 = b0 + nb * sizeof(float);
+    return a0 < b1 && b0 < a1;
+}
+
 static void tame_items(void *ctx, size_t i0, size_t i1) {
     tame_job *t = ctx;
     if (!rlx_nn_wino_tame(t->x + i0 * t->plane, (i1 - i0) * t->plane)) atomic_store(&t->wild, 1);
 }
 
 rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_img, bool *declined) {
-    /* an input with an inf, a NaN or a value of 2^64 or more: the caller's
-     * other paths, before anything is written */
-    tame_job t = { .x = io->x, .plane = io->s->in_sp };
-    atomic_init(&t.wild, 0);
-    rlx_parallel_for(n_img * io->c_in, 1 + 16384 / (t.plane + 1), tame_items, &t);
-    *declined = atomic_load(&t.wild) != 0;
-    if (*declined) return RLX_OK;
+    *declined = false;
     wino_job j;
     memset(&j, 0, sizeof j);
+    atomic_init(&j.wild, 0);
     j.io = *io;
     j.u = k->pack->wino;
     const rlx_nn_sp3 *s = io->s;
@@ -744,11 +815,42 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
     size_t passes = (n_img * j.tiles + WPASS - 1) / WPASS, ipp = (n_img + passes - 1) / passes;
     if (ipp > WPASS_FLOATS / total) ipp = WPASS_FLOATS / total;
     if (ipp < 1) ipp = 1;
-    float *own = NULL;
-    if (!(j.xs = rlx_scratch_get(RLX_SCRATCH_CALL, ipp * total * sizeof(float))) &&
-        !(j.xs = own = malloc((ipp * total + 16) * sizeof(float))))
-        return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", ipp * total);
+    /* an input with an inf, a NaN or a value of 2^64 or more: the caller's
+     * other paths, before anything is written. One pass (batch 1, small
+     * batches of small maps): the padding checks the values it copies
+     * (the only ones the path reads), and the path declines before its
+     * tasks; else every input first, in a region of its own. */
+    j.check = ipp >= n_img;
+    if (!j.check) {
+        tame_job t = { .x = io->x, .plane = io->s->in_sp };
+        atomic_init(&t.wild, 0);
+        rlx_parallel_for(n_img * io->c_in, 1 + 16384 / (t.plane + 1), tame_items, &t);
+        *declined = atomic_load(&t.wild) != 0;
+        if (*declined) return RLX_OK;
+    }
     size_t threads = (size_t)rlx_parallel_threads(), panels = (io->cog + WMR - 1) / WMR;
+    /* several threads, one pass: each task pads the rows its tiles read
+     * into its own scratch (wino_pad_task), so no thread reads padded rows
+     * that another core wrote, and the pass is one region. Its tasks check
+     * what they copy, so a declined call may have written some outputs:
+     * only where y overlaps neither x nor the residual (the caller's other
+     * path then writes all of y again). Only on passes of at most 2
+     * groups of tile blocks, each in at most 2 ranges of output channels
+     * (below): the rows that neighbouring groups share are padded by both,
+     * and each range pads its group's rows again. 2 threads, wall us,
+     * bench/conv_node hot, shared planes -> own rows, in the VM's fast
+     * 2-thread state: 128->128 at 28x28 742 -> 735, 256->256 at 14x14 847
+     * -> 851, 32->128 at 27x27 227 -> 223, but with 8 or more groups
+     * 64->64 at 56x56 759 -> 793 and 96->24 at 80x80 1024 -> 1206 (few
+     * outputs per padded input); in its slow state (a process's first
+     * 0.1 s, and at times for minutes: 2 threads then slower than 1)
+     * 128->128 at 28x28 1517 -> 1413, 512->512 at 14x14 3367 -> 3094. 16
+     * threads on a 14x14 map (16 ranges of one group) keep the shared
+     * planes: not measured. */
+    size_t ny = io->c_out * io->sp * n_img;
+    bool priv = j.check && threads > 1 && !wino_overlap(io->y, ny, io->x, io->c_in * s->in_sp * n_img) &&
+                !(io->res && wino_overlap(io->y, ny, io->res, ny));
+    float *own = NULL;
     rlx_status st = RLX_OK;
     for (j.n0 = 0; j.n0 < n_img && st == RLX_OK; j.n0 += j.ni) {
         j.ni = n_img - j.n0 < ipp ? n_img - j.n0 : ipp;
@@ -758,17 +860,39 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
         /* F(4x4) (a tile of 16 outputs: a panel read per 48 tiles serves
          * 768 outputs) on fewer groups than threads: a block per group */
         if (j.m == 4 && j.n_grp < threads) j.n_grp = j.n_tb < threads ? j.n_tb : threads;
-        /* ranges of output channels (whole panels): split until the pass's
-         * items give each thread 2 (each range transforms its tiles'
-         * inputs again), while a range keeps 16 channels */
+        /* ranges of output channels (whole panels): split until the pass
+         * has an item per thread (each range transforms its tiles' inputs
+         * again), while a range keeps 16 channels. Not 2 per thread: with
+         * rlx_nn_run_items' contiguous shares a thread took both ranges of
+         * one group and transformed its inputs twice (2 threads, wall us,
+         * bench/conv_node hot: 128->128 at 28x28 1163 -> 1021, 256->256 at
+         * 14x14 1257 -> 1070; BENCHMARKS.md "conv3") */
         j.n_cr = 1;
-        while (threads > 1 && j.n_grp * j.n_cr < 2 * threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
+        while (threads > 1 && j.n_grp * j.n_cr < threads && panels / (j.n_cr * 2) >= 2) j.n_cr *= 2;
         j.cr_len = (panels + j.n_cr - 1) / j.n_cr * WMR;
         size_t nbm = (j.n_tb + j.n_grp - 1) / j.n_grp, slot = nbm * (j.ne * io->cig * WN + j.ne * WCO * WN);
-        rlx_parallel_for(j.ni * io->cig, 1 + 16384 / (plane + 1), wino_pad_items, &j);
+        j.priv = priv && j.n_cr <= 2 && j.n_grp <= 2;
+        if (!j.priv && !j.xs && !(j.xs = rlx_scratch_get(RLX_SCRATCH_CALL, ipp * total * sizeof(float))) &&
+            !(j.xs = own = malloc((ipp * total + 16) * sizeof(float)))) {
+            st = rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory (padded input of %zu floats)", ipp * total);
+            break;
+        }
+        if (j.priv) { /* the images a task's tiles touch, their planes, and a line */
+            size_t imgs = (nbm * WN + j.tiles - 1) / j.tiles + 1;
+            if (imgs > j.ni) imgs = j.ni;
+            j.xp_floats = (imgs * total + 2 * j.m * j.rw + 64 + 15) / 16 * 16;
+            slot += j.xp_floats;
+        }
+        if (!j.priv) rlx_parallel_for(j.ni * io->cig, 1 + 16384 / (plane + 1), wino_pad_items, &j);
+        if (j.check && atomic_load(&j.wild)) {
+            *declined = true;
+            break;
+        }
         st = rlx_nn_run_items(k, j.n_grp * j.n_cr, slot, wino_item, &j);
+        if (j.priv && atomic_load(&j.wild)) *declined = true;
     }
     free(own);
+    if (*declined) return st;
     atomic_fetch_add(&g_wino_runs, 1);
     return st;
 }
