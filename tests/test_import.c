@@ -444,6 +444,51 @@ static void test_attr_types(void) {
     }
 }
 
+/* Constant's value attributes each have one type: a value_int given as a
+ * FLOAT once read as 0, a value_ints given as a FLOAT as an empty list. */
+static void test_constant_attr_types(void) {
+    static const int64_t two_ints[2] = { 3, 4 };
+    static const float two_floats[2] = { 1.5f, 2.5f };
+    static const struct {
+        const char *attr, *want;
+        int given; /* 0 INT, 1 FLOAT, 2 INTS, 3 FLOATS, 4 STRING */
+        int right;
+    } cases[] = {
+        { "value_int", "attribute 'value_int' is FLOAT, expected INT", 1, 0 },
+        { "value_int", "attribute 'value_int' is INTS, expected INT", 2, 0 },
+        { "value_float", "attribute 'value_float' is INTS, expected FLOAT", 2, 1 },
+        { "value_ints", "attribute 'value_ints' is FLOAT, expected INTS", 1, 2 },
+        { "value_floats", "attribute 'value_floats' is INTS, expected FLOATS", 2, 3 },
+        { "value_string", "attribute 'value_string' is INT, expected STRING", 0, 4 },
+    };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++) {
+        for (int right = 0; right < 2; right++) {
+            int kind = right ? cases[i].right : cases[i].given;
+            const char *an = cases[i].attr;
+            Onnx__AttributeProto *a = kind == 0   ? attr_i(an, 2)
+                                      : kind == 1 ? attr_f(an, 2.5f)
+                                      : kind == 2 ? attr_is(an, 2, two_ints)
+                                      : kind == 3 ? attr_fs(an, 2, two_floats)
+                                                  : attr_s(an, "abc");
+            Onnx__GraphProto *g = graph_new("konst");
+            Onnx__NodeProto *n = node_new("Constant", "the_const", NULL, "y");
+            node_attr(n, a);
+            graph_node(g, n);
+            graph_output(g, vi_new("y", 1, -1, NULL, NULL));
+            rlx_model *m = NULL;
+            const char *path;
+            rlx_status st = load_built(model_new(13, g), "konst.onnx", &m, &path);
+            if (right) {
+                CHECK_MSG(st == RLX_OK, "Constant %s of the right type: %s", an, rlx_last_error());
+            } else {
+                CHECK_MSG(st == RLX_ERR_INVALID_MODEL, "Constant %s: status %d: %s", an, (int)st, rlx_last_error());
+                CHECK_ERROR_HAS("node 'the_const'", "Constant", cases[i].want);
+            }
+            rlx_model_destroy(m);
+        }
+    }
+}
+
 static void test_bad_files(void) {
     rlx_model *m = (rlx_model *)&m; /* must be cleared */
     CHECK_FAILS(rlx_model_load_onnx("/nonexistent/rlx/model.onnx", &m), RLX_ERR_IO, "/nonexistent/rlx/model.onnx");
@@ -1051,6 +1096,7 @@ int main(void) {
     test_tensor_dtypes();
     test_bad_ops_and_opsets();
     test_attr_types();
+    test_constant_attr_types();
     test_bad_files();
     test_bad_initializers();
     test_bad_values();

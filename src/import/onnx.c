@@ -635,6 +635,22 @@ static rlx_status resolve_name(rlx_graph *g, const char *name, int *id) {
     return RLX_OK;
 }
 
+/* The attribute's ONNX type (ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__*),
+ * taken from the field that is set where the file omits it (IR version 1
+ * files may); 0 when neither says. */
+static int attr_proto_type(const Onnx__AttributeProto *ap) {
+    if (ap->has_type && ap->type) return (int)ap->type;
+    if (ap->has_f) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    if (ap->has_i) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    if (ap->has_s) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    if (ap->t) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    if (ap->g) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    if (ap->n_floats) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+    if (ap->n_ints) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    if (ap->n_strings) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+    return 0;
+}
+
 /* Converts one attribute; on error *a holds nothing. */
 static rlx_status import_attr(const onnx_ctx *c, rlx_graph *g, const Onnx__AttributeProto *ap, const char *label,
                               rlx_node_attr *a) {
@@ -646,19 +662,8 @@ static rlx_status import_attr(const onnx_ctx *c, rlx_graph *g, const Onnx__Attri
         return rlx_fail(RLX_ERR_UNSUPPORTED,
                         "%s: attribute '%s' refers to '%s' (ref_attr_name), which is only meaningful in functions",
                         label, an, ap->ref_attr_name);
-    int type = ap->has_type ? (int)ap->type : 0;
-    if (type == 0) { /* IR version 1 files may omit the type: take it from the field that is set */
-        if (ap->has_f) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-        else if (ap->has_i) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-        else if (ap->has_s) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
-        else if (ap->t) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
-        else if (ap->g) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
-        else if (ap->n_floats) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
-        else if (ap->n_ints) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-        else if (ap->n_strings) type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
-        else
-            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has neither a type nor a value", label, an);
-    }
+    int type = attr_proto_type(ap);
+    if (type == 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' has neither a type nor a value", label, an);
     rlx_status st = RLX_OK;
     if (!(a->name = rlx_strdup(an))) goto oom;
     switch (type) {
@@ -756,6 +761,28 @@ static rlx_status import_constant(const onnx_ctx *c, rlx_graph *g, const Onnx__N
         }
     }
     if (!val) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: Constant has no value attribute", label);
+    /* each value attribute has one type (the Constant schema): a value_int
+     * given as a FLOAT would otherwise read as 0 */
+    static const struct { const char *name; int type; } k_value_types[] = {
+        { "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR },
+        { "value_float", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT },
+        { "value_floats", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS },
+        { "value_int", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT },
+        { "value_ints", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS },
+        { "value_string", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING },
+        { "value_strings", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS },
+    };
+    for (size_t k = 0; k < RLX_ARRAY_LEN(k_value_types); k++) {
+        int got = attr_proto_type(val);
+        if (strcmp(val->name, k_value_types[k].name) || got == k_value_types[k].type) continue;
+        /* an empty list has no field to tell FLOATS from INTS by */
+        if (got == 0 && (k_value_types[k].type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS ||
+                         k_value_types[k].type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS ||
+                         k_value_types[k].type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS))
+            continue;
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' is %s, expected %s", label, val->name,
+                        rlx_attr_type_name((rlx_attr_type)got), rlx_attr_type_name((rlx_attr_type)k_value_types[k].type));
+    }
     rlx_tensor *t = NULL;
     rlx_status st = RLX_OK;
     const char *an = val->name;
