@@ -114,15 +114,17 @@ static const opt_def k_opts[] = {
          "onnxruntime's session.disable_prepacking)"),
     BOOL("cpu.winograd", "RLX_CPU_WINOGRAD", "1", cpu_winograd,
          "3x3 stride-1 convolutions with many channels as Winograd F(2x2, 3x3), by shape (weights "
-         "transformed when a plan is compiled; needs cpu.prepack): 16 multiplies for 36, results "
-         "within the reference's tolerance but not the bits of im2col + GEMM (0: every convolution on its "
-         "im2col/implicit-GEMM path; like ncnn's use_winograd_convolution)"),
+         "transformed when a plan is compiled; needs cpu.prepack): 16 multiplies for 36, not the bits of "
+         "im2col + GEMM; rounding error about 1e-6 of the sum of |products| on ordinary activations, but it "
+         "follows the largest input of each 4x4 tile: an outlier 1e5x its neighbours gives up to 3e-4 on the "
+         "tile's other outputs, heavy-tailed (Cauchy) inputs up to 1.4e-4 (0: every convolution on its "
+         "im2col/implicit-GEMM path, about 1.5e-6 on the same inputs; like ncnn's use_winograd_convolution)"),
     BOOL("cpu.winograd_f4x4", "RLX_CPU_WINOGRAD_F4X4", "0", cpu_winograd_f4x4,
          "with cpu.winograd, 3x3 stride-1 convolutions as Winograd F(4x4, 3x3) where it measured faster than "
          "F(2x2) (36 multiplies for 144; ResNet-50 at 1 thread about 3% faster): off by default because its "
          "rounding error follows the largest input of each 6x6 tile, not of the output's own 3x3 window, so "
          "one outlier activation (100x its neighbours) puts errors of 1e-4 of the sum of |products| on up to "
-         "16 outputs that never read it (F(2x2): 1e-5, on its own window)"),
+         "16 outputs that never read it (F(2x2): about 1e-5 there, on the 4 outputs of its 4x4 tile)"),
     INT("cpu.threads", "RLX_NUM_THREADS", "0", 0, 1 << 20, cpu_threads, 0,
         "CPU threads this session's runs use (0: one per online core; the worker pool has at most 256, so, as onnxruntime "
         "accepts any count, larger values run on 256 with an info note): sessions share one "
