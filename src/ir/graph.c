@@ -415,7 +415,16 @@ bool rlx_value_from_caller(const rlx_graph *g, int id) {
     seen[id] = 1;
     while (top && !from) {
         const rlx_value *v = &g->values[stack[--top]];
-        if (v->flags & (RLX_VALUE_INPUT | RLX_VALUE_FED | RLX_VALUE_OUTER)) from = true;
+        if (v->flags & RLX_VALUE_OUTER) {
+            /* an enclosing graph's value: whatever it comes from there (the
+             * caller's when no enclosing graph defines it) */
+            const rlx_graph *p = g->parent;
+            int pid = -1;
+            while (p && (pid = rlx_graph_find(p, v->name)) < 0) p = p->parent;
+            from = !p || rlx_value_from_caller(p, pid);
+            continue;
+        }
+        if (v->flags & (RLX_VALUE_INPUT | RLX_VALUE_FED)) from = true;
         if (from || v->producer < 0 || (size_t)v->producer >= g->n_nodes) continue;
         const rlx_node *p = &g->nodes[v->producer];
         for (int k = 0; k < p->n_in; k++) {
@@ -434,6 +443,9 @@ done:
 
 rlx_status rlx_node_fault(const rlx_graph *g, const rlx_node *n, unsigned inputs, rlx_status st) {
     if (st != RLX_ERR_INVALID_MODEL || !g->shapes_bound) return st;
+    /* a Loop, If or Scan fails on what its subgraph's node failed on, and
+     * that node's own check already said whose fault it was */
+    if (n->def && (n->def->flags & RLX_OP_CONTROL_FLOW)) return st;
     for (int k = 0; k < n->n_in; k++) {
         bool read = k < 32 ? (inputs >> k & 1u) != 0 : inputs == ~0u;
         if (read && rlx_value_from_caller(g, n->in[k])) return rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "%s", "");

@@ -138,4 +138,55 @@ for op, v in (("Expand", np.array([4, 3], I64)), ("Reshape", np.array([7, 5], I6
     C.check(st == MODEL and stage == "load" and "'node_%s'" % op.lower() in msg,
             "%s value %s for a static x [2, 3]: %s at %s: %s" % (op, v.tolist(), st, stage, msg))
 
+# Inside a Loop body or an If branch (eager plans): the subgraph's node decides, as at top level, and the
+# Loop / If does not make the model's value the caller's (tester14 f6: a body's or the outer graph's
+# initializer [-4, 3] gave INVALID_ARGUMENT). Expand(acc, v), acc carried from the fed x [2, 3].
+XS = H.make_tensor_value_info("x", T.FLOAT, ["a", "b"])
+
+
+def loop_model(v_where, v):
+    body_nodes = [H.make_node("Identity", ["cin"], ["cout"]),
+                  H.make_node("Expand", ["acc", "v"], ["acc_o"], name="node_expand")]
+    body_ins = [H.make_tensor_value_info("i", T.INT64, []), H.make_tensor_value_info("cin", T.BOOL, []),
+                H.make_tensor_value_info("acc", T.FLOAT, None)]
+    body = H.make_graph(body_nodes, "body", body_ins,
+                        [H.make_tensor_value_info("cout", T.BOOL, []), H.make_tensor_value_info("acc_o", T.FLOAT, None)],
+                        [NH.from_array(v, "v")] if v_where == "body" else [])
+    inits = [NH.from_array(np.array(2, I64), "trip"), NH.from_array(np.array(True), "cond")]
+    ins, feeds = [XS], {"x": X23}
+    if v_where == "outer":
+        inits.append(NH.from_array(v, "v"))
+    elif v_where == "input":
+        ins.append(H.make_tensor_value_info("v", T.INT64, [2]))
+        feeds["v"] = v
+    g = H.make_graph([H.make_node("Loop", ["trip", "cond", "x"], ["y"], body=body, name="loop")], "g", ins,
+                     [H.make_empty_tensor_value_info("y")], inits)
+    m = H.make_model(g, opset_imports=[H.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m.SerializeToString(), feeds
+
+
+for v_where in ("body", "outer", "input"):
+    for v, bad in ((np.array([2, 3], I64), False), (np.array([-4, 3], I64), True)):
+        m, feeds = loop_model(v_where, v)
+        st, msg, stage = outcome(m, feeds)
+        want = ("OK" if not bad else ARG if v_where == "input" else MODEL)
+        what = "Loop body's Expand, value %s from the %s: %s at %s: %s" % (v.tolist(), v_where, st, stage, msg)
+        print(what)
+        C.check(st == want, what + " (want %s)" % want)
+        if bad:
+            C.check("'node_expand' (Expand)" in msg, what + " (the message names the body's node and op)")
+
+then_g = H.make_graph([H.make_node("Expand", ["x", "v"], ["t"], name="node_expand")], "then", [],
+                      [H.make_tensor_value_info("t", T.FLOAT, None)], [NH.from_array(np.array([-4, 3], I64), "v")])
+else_g = H.make_graph([H.make_node("Identity", ["x"], ["e"])], "else", [], [H.make_tensor_value_info("e", T.FLOAT, None)])
+g = H.make_graph([H.make_node("ReduceSum", ["x"], ["s"], keepdims=0), H.make_node("Greater", ["s", "zero"], ["c"]),
+                  H.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g, name="if")],
+                 "g", [XS], [H.make_empty_tensor_value_info("y")], [NH.from_array(np.float32(-1), "zero")])
+m = H.make_model(g, opset_imports=[H.make_opsetid("", 13)])
+m.ir_version = 8
+st, msg, stage = outcome(m.SerializeToString(), {"x": X23})
+C.check(st == MODEL and "'node_expand' (Expand)" in msg,
+        "If branch's Expand, value [-4, 3] from the branch: %s at %s: %s (want %s)" % (st, stage, msg, MODEL))
+
 C.done()
