@@ -254,7 +254,8 @@ static void pw_item(void *ctx, size_t item, float *scratch) {
     size_t n = bk.n, gi = bk.gi, p0 = bk.p0, np = bk.np, m0 = bk.m0, mi = bk.mi;
     size_t kt = j->io.kt, mr = j->mr, tiles = (mi + mr - 1) / mr;
     const float *xg = j->io.x + (n * j->io.c_in + gi * j->io.cig) * j->io.s->in_sp;
-    float *col = scratch + j->w_floats; /* !direct: the run's columns, [kt][len] */
+    /* !direct: the run's columns, [kt][len] (no scratch at all when direct with packed weights) */
+    float *col = scratch ? scratch + j->w_floats : NULL;
     size_t row0 = n * j->io.c_out + gi * j->io.cog + m0; /* the block's first output row */
     const float *wg = j->io.w + (gi * j->io.cog + m0) * kt;
     bool packed = j->pack != NULL; /* else the panels are the scratch's first w_floats */
