@@ -1124,7 +1124,7 @@ static void run_wino(const conv_case *c, int wm, rlx_act_kind act, bool with_res
 }
 
 /* Inputs the Winograd path declines (an inf, a NaN, a value of 2^64 or
- * more: rlx_nn_wino_tame), in the rows of the first, a middle or the last
+ * more: rlx_nn_wino_tame against the pack's bound, at most 2^64), in the rows of the first, a middle or the last
  * task's tiles (so that at 2 and 5 threads, where each task checks the
  * rows it pads, other tasks may have written their outputs first): the
  * path is forced on, yet does not count a run, and the outputs (poisoned
@@ -1188,6 +1188,81 @@ static void test_conv_winograd_wild(void) {
         rlx_cpu_sgemm_pack_free(&pk);
         rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b);
     }
+}
+
+/* Inputs and weights whose products are finite in the direct sums but
+ * overflow through Winograd's transforms (a tester's repro, 2026-12-05:
+ * both near 1.5e19, each below the 2^64 that the path held inputs and
+ * weights to apart; products of 2.25e38, and F(2x2)'s M took four times
+ * that: inf where the direct path is finite). One tile: a 4x4 map of 2
+ * input channels at pad 0 (2x2 outputs), channel 0 of the input and of
+ * output channel 0's weights in a pattern scaled by c where F(2x2)'s M
+ * holds 4 c^2 while each output meets one product of c^2 (a search over
+ * patterns of -1, 0, 1), the rest small random; 3 output channels, a
+ * bias. Forced on as F(2x2) and F(4x4), at thread limits 1, 2 and 5:
+ * every output finite and within 1e-5 relative + 2e-6 x c^2 per product
+ * of the reference's; with c = 1.5e19 the path declines (its bound on
+ * inputs follows from the largest weight: rlx_nn_wino_xlim), with c =
+ * 2^20 (products of 2^40) it runs. */
+static void test_conv_winograd_overflow(void) {
+    if (rlx_cpu_sgemm_kernel_get() != RLX_CPU_SGEMM_AVX512 || rlx_cpu_gemm_policy_get() != RLX_CPU_GEMM_POOL) return;
+    static const float pd[4][4] = { { -1, -1, 0, 1 }, { 0, 0, 0, 0 }, { 1, 1, 0, -1 }, { 1, 0, 0, 0 } };
+    static const float pg[3][3] = { { 0, 1, -1 }, { 0, 0, 1 }, { 0, 0, 0 } };
+    static const float scales[] = { 1.5e19f, 0x1p20f };
+    int64_t xd[4] = { 1, 2, 4, 4 }, wd[4] = { 3, 2, 3, 3 }, bd[1] = { 3 }, yd[4] = { 1, 3, 2, 2 };
+    int64_t pads[4] = { 0, 0, 0, 0 }, ones[2] = { 1, 1 }, k3[2] = { 3, 3 };
+    node_attrs st = { .n = 0 };
+    attr_ints(&st, "kernel_shape", 2, k3);
+    attr_ints(&st, "strides", 2, ones);
+    attr_ints(&st, "pads", 4, pads);
+    rlx_node n = make_node("Conv", 11, 3, 1, &st);
+    for (size_t si = 0; si < ARRAY_LEN(scales); si++)
+        for (int wm = 2; wm <= 4; wm += 2) {
+            float c = scales[si];
+            rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 4, xd, -1, 1);
+            rlx_tensor *w = test_tensor_random(RLX_DTYPE_F32, 4, wd, -1, 1);
+            rlx_tensor *b = test_tensor_random(RLX_DTYPE_F32, 1, bd, -1, 1);
+            float *xv = x->data, *wv = w->data;
+            for (int i = 0; i < 16; i++)
+                if (pd[i / 4][i % 4] != 0.0f) xv[i] = pd[i / 4][i % 4] * c;
+            for (int i = 0; i < 9; i++)
+                if (pg[i / 3][i % 3] != 0.0f) wv[i] = pg[i / 3][i % 3] * c;
+            const rlx_tensor *in[3] = { x, w, b };
+            rlx_tensor *ref = test_tensor(RLX_DTYPE_F32, 4, yd);
+            rlx_tensor *ro[1] = { ref };
+            poison(ref);
+            CHECK_OK(rlx_cpu_run_node(NULL, &n, in, ro, true));
+            const float *e = ref->data;
+            for (size_t i = 0; i < rlx_tensor_numel(ref); i++)
+                CHECK_MSG(isfinite(e[i]), "large values, c %g: reference element %zu not finite (%g)", (double)c, i,
+                          (double)e[i]);
+            rlx_nn_wino_force(wm);
+            rlx_cpu_sgemm_pack pk;
+            CHECK_OK(rlx_cpu_prepare_node(NULL, &n, in, &pk));
+            CHECK_MSG(pk.wino && pk.wino_m == wm, "large values, c %g, F(%dx%d): no Winograd weights", (double)c, wm,
+                      wm);
+            double unit = 2e-6 * (double)c * (double)c * (double)(2 * 9 + 1);
+            static const int lims[] = { 1, 2, 5 };
+            for (size_t li = 0; li < ARRAY_LEN(lims); li++) {
+                size_t runs;
+                rlx_tensor *out = run_packed_at(&n, in, &pk, yd, lims[li], &runs);
+                CHECK_MSG(runs == (si == 0 ? 0u : 1u), "large values, c %g, F(%dx%d), %d threads: %zu Winograd runs",
+                          (double)c, wm, wm, lims[li], runs);
+                const float *a = out->data;
+                for (size_t i = 0; i < rlx_tensor_numel(ref); i++) {
+                    double d = fabs((double)a[i] - (double)e[i]);
+                    if (!(d <= 1e-5 * fabs((double)e[i]) + unit)) {
+                        CHECK_MSG(false, "large values, c %g, F(%dx%d), %d threads: element %zu: %.9g, reference %.9g",
+                                  (double)c, wm, wm, lims[li], i, (double)a[i], (double)e[i]);
+                        break;
+                    }
+                }
+                rlx_tensor_destroy(out);
+            }
+            rlx_nn_wino_force(0);
+            rlx_cpu_sgemm_pack_free(&pk);
+            rlx_tensor_destroy(ref), rlx_tensor_destroy(x), rlx_tensor_destroy(w), rlx_tensor_destroy(b);
+        }
 }
 
 static void test_conv_winograd(void) {
@@ -1267,6 +1342,7 @@ static void test_conv_winograd(void) {
     if (rlx_cpu_sgemm_kernel_set(top) && top == RLX_CPU_SGEMM_AVX512)
         for (size_t i = 0; i < ARRAY_LEN(models); i++) run_wino(&models[i], 2, RLX_ACT_RELU, false);
     test_conv_winograd_wild();
+    test_conv_winograd_overflow();
     CHECK(rlx_cpu_sgemm_kernel_set(top));
     if (top == RLX_CPU_SGEMM_AVX512) CHECK_MSG(rlx_nn_wino_runs() > ran, "the Winograd path never ran");
     fprintf(stderr,

@@ -18,7 +18,10 @@ static void print_help(FILE *f) {
             "\n"
             "Loads an ONNX model (shapes inferred, graph verified) and prints: the opset\n"
             "of the default domain; each graph input and output with dtype and shape\n"
-            "(symbolic dims by name, '?' for an unnamed dynamic dim); the node count per\n"
+            "(symbolic dims by name, '?' for an unnamed dynamic dim; an output's shape as\n"
+            "the file declares it, as onnxruntime shows it, with the shape rlx infers\n"
+            "from the inputs beside it where that differs: \"(inferred [batch,4])\"\n"
+            "for a dim declared \"out_len\"); the node count per\n"
             "op type as the file writes them (a com.microsoft contrib op under its own\n"
             "name, with the nodes the import expanded it into beside it); the\n"
             "initializer count and bytes; and the other constant values\n"
@@ -48,7 +51,9 @@ static void print_help(FILE *f) {
             "               a larger activation arena\n"
             "  --json       print one JSON object instead (model, opset, inputs, outputs with\n"
             "               shapes as arrays: a name for a symbolic dim, null for an unnamed\n"
-            "               one; ops; initializers; with --plan a \"plan\" object); not with\n"
+            "               one; an output's \"inferred_shape\" where it differs from its\n"
+            "               declared \"shape\"; ops; initializers; with --plan a \"plan\"\n"
+            "               object); not with\n"
             "               --dump-ir\n"
             "               on an error {\"error\": {\"status\": S, \"message\": M}}\n"
             "               (inside the result object if it had begun):\n"
@@ -70,31 +75,49 @@ static int cmp_count(const void *a, const void *b) {
     return c ? c : strcmp(x->op, y->op);
 }
 
+/* Whether two value descriptions have the same shape (rank, static dims,
+ * symbols by name). */
+static bool same_shape(const rlx_value_info *a, const rlx_value_info *b) {
+    if (a->rank != b->rank) return false;
+    for (int d = 0; d < a->rank && d < RLX_MAX_RANK; d++) {
+        if (a->dims[d] != b->dims[d]) return false;
+        const char *x = a->dims[d] < 0 ? a->dim_names[d] : NULL, *y = b->dims[d] < 0 ? b->dim_names[d] : NULL;
+        if ((x == NULL) != (y == NULL) || (x && strcmp(x, y) != 0)) return false;
+    }
+    return true;
+}
+
+/* Inputs as they are; outputs as the file declares them (what onnxruntime
+ * shows), the inferred shape beside where it differs (a symbol that
+ * inference carried from an input, a declared dim it finds dynamic), and
+ * the inferred one alone where the file declares none. A tester found
+ * an output declared [out_len, 4] printed as the input's [batch, 4]. */
 static void print_values(const rlx_model *m, bool inputs, cli_json *j) {
     size_t n = inputs ? rlx_model_num_inputs(m) : rlx_model_num_outputs(m);
-    if (j) {
-        cli_json_arr(j, inputs ? "inputs" : "outputs");
-        for (size_t i = 0; i < n; i++) {
-            rlx_value_info vi;
-            if (inputs ? rlx_model_input_info(m, i, &vi) : rlx_model_output_info(m, i, &vi)) continue;
+    if (j) cli_json_arr(j, inputs ? "inputs" : "outputs");
+    else printf("%s: %zu\n", inputs ? "inputs" : "outputs", n);
+    for (size_t i = 0; i < n; i++) {
+        rlx_value_info vi, dv;
+        if (inputs ? rlx_model_input_info(m, i, &vi) : rlx_model_output_info(m, i, &vi)) continue;
+        bool declared = !inputs && rlx_model_output_declared_info(m, i, &dv) == RLX_OK && dv.rank >= 0;
+        bool differs = declared && !same_shape(&dv, &vi);
+        const rlx_value_info *shown = declared ? &dv : &vi;
+        if (j) {
             cli_json_obj(j, NULL);
             cli_json_s(j, "name", vi.name);
             cli_json_s(j, "dtype", vi.dtype ? rlx_dtype_name(vi.dtype) : NULL);
-            cli_json_info_dims(j, "shape", &vi);
+            cli_json_info_dims(j, "shape", shown);
+            if (differs) cli_json_info_dims(j, "inferred_shape", &vi);
             cli_json_end_obj(j);
+            continue;
         }
-        cli_json_end_arr(j);
-        return;
+        char sh[512], inf[512];
+        printf("  %-24s %-5s %s", cli_esc(vi.name), vi.dtype ? rlx_dtype_name(vi.dtype) : "?",
+               cli_info_shape_str(shown, sh, sizeof sh));
+        if (differs) printf("  (inferred %s)", cli_info_shape_str(&vi, inf, sizeof inf));
+        printf("\n");
     }
-    printf("%s: %zu\n", inputs ? "inputs" : "outputs", n);
-    for (size_t i = 0; i < n; i++) {
-        rlx_value_info vi;
-        rlx_status st = inputs ? rlx_model_input_info(m, i, &vi) : rlx_model_output_info(m, i, &vi);
-        if (st) continue;
-        char sh[512];
-        printf("  %-24s %-5s %s\n", cli_esc(vi.name), vi.dtype ? rlx_dtype_name(vi.dtype) : "?",
-               cli_info_shape_str(&vi, sh, sizeof sh));
-    }
+    if (j) cli_json_end_arr(j);
 }
 
 /* ------------------------------------------------------------ --plan */

@@ -258,6 +258,14 @@ RLX_API size_t rlx_model_num_outputs(const rlx_model *model);
 /* index < num_inputs / num_outputs, else RLX_ERR_INVALID_ARGUMENT. */
 RLX_API rlx_status rlx_model_input_info(const rlx_model *model, size_t index, rlx_value_info *out_info);
 RLX_API rlx_status rlx_model_output_info(const rlx_model *model, size_t index, rlx_value_info *out_info);
+/* Outputs come in two shapes. rlx_model_output_info: as rlx's shape
+ * inference finds it from the inputs (a dim the file declares "out_len"
+ * may be the input's "batch", a declared 8 may be dynamic). This one: as
+ * the file declares it (ONNX graph.output), which onnxruntime's
+ * get_outputs() shows; rank -1 where none is declared (a model built with
+ * the builder API, an output declared without a shape). dtype is the
+ * output's. errors: RLX_ERR_INVALID_ARGUMENT (index out of range). */
+RLX_API rlx_status rlx_model_output_declared_info(const rlx_model *model, size_t index, rlx_value_info *out_info);
 
 /* ---------------------------------------------------------- graph builder */
 

@@ -91,6 +91,12 @@ class _AdapterInfo(ctypes.Structure):
                 ("cooperative_matrix", ctypes.c_bool), ("unchecked_shaders", ctypes.c_bool)]
 
 
+class _OptionInfo(ctypes.Structure):  # rlx_option_info, field for field
+    _fields_ = [("key", ctypes.c_char_p), ("type", ctypes.c_char_p), ("values", ctypes.c_char_p),
+                ("default_value", ctypes.c_char_p), ("env", ctypes.c_char_p), ("doc", ctypes.c_char_p),
+                ("per_process", ctypes.c_bool)]
+
+
 class _SessionOptions(ctypes.Structure):  # rlx_session_options, field for field
     _fields_ = [("device", ctypes.c_char_p), ("gpu_conv_direct", ctypes.c_bool), ("gpu_f16", ctypes.c_bool)]
 
@@ -149,6 +155,7 @@ def _load():
         "rlx_session_create_with_options": ([P, ctypes.POINTER(_SessionOptions), P, ctypes.POINTER(P)], I),
         "rlx_options_create": ([ctypes.POINTER(P)], I), "rlx_options_destroy": ([P], None),
         "rlx_options_set": ([P, S, S], I),
+        "rlx_option_count": ([], SZ), "rlx_option_info_get": ([SZ, ctypes.POINTER(_OptionInfo)], I),
         "rlx_session_destroy": ([P], None),
         "rlx_session_run_with": ([P, P, SZ, ctypes.POINTER(S), ctypes.POINTER(ctypes.POINTER(_Tensor)),
                                   ctypes.POINTER(ctypes.POINTER(ctypes.POINTER(_Tensor))), ctypes.POINTER(SZ)], I),
@@ -172,6 +179,34 @@ def _load():
     lib._free = libc.free
     _lib = lib
     return lib
+
+
+_option_kinds: Optional[Dict[str, tuple]] = None
+
+
+def _option_text(key: str, value) -> str:
+    """The text rlx_options_set takes for a Python option value: a str as
+    it is, an int in decimal, a bool as 1/0 for a bool option only. bool
+    is a subclass of int, but True for cpu.threads is not a count (it used
+    to pass as 1), nor a word of an enum or a string option's value: a
+    TypeError naming the key, its type and its values, as for a float or
+    None. An unknown key is left to rlx_options_set (rlx.Error naming it)."""
+    global _option_kinds
+    if not isinstance(value, (str, bool, int)):
+        raise TypeError(f"option {key}={value!r}: expected str, bool or int, got {type(value).__name__}")
+    if not isinstance(value, bool):
+        return str(value)
+    if _option_kinds is None:
+        lib, kinds, info = _load(), {}, _OptionInfo()
+        for i in range(lib.rlx_option_count()):
+            _check(lib.rlx_option_info_get(i, ctypes.byref(info)))
+            kinds[info.key.decode()] = (info.type.decode(), (info.values or b"").decode())
+        _option_kinds = kinds
+    kind, values = _option_kinds.get(key, ("bool", ""))
+    if kind != "bool":
+        want = "an int" if kind == "int" else "a str"
+        raise TypeError(f"option {key}={value!r}: expected {want} ({kind} option, {values}), got bool")
+    return "1" if value else "0"
 
 
 def _check(status: int) -> None:
@@ -250,7 +285,9 @@ class Session:
                  options: Optional[Dict[str, object]] = None):
         """options: session options by key (`rlx options` lists them), e.g.
         {"gpu.f16": True, "passes.disable": "fuse_elementwise"}; values may be
-        str, bool (1/0) or int (other types raise TypeError). A key left out
+        str, bool (1/0; for bool options only) or int (other types, and a
+        bool for an int, enum or string option, raise TypeError naming the
+        key). A key left out
         takes its RLX_* environment variable, else its default. A bad key or value raises rlx.Error
         (RLX_ERR_INVALID_ARGUMENT) naming the key and the accepted values."""
         lib = _load()
@@ -267,11 +304,8 @@ class Session:
                 if not isinstance(key, str):
                     raise TypeError(f"option key {key!r}: expected str, got {type(key).__name__}")
                 # str() of anything else would pass its repr ('None', "['Conv']", '1.0') as the value
-                if not isinstance(value, (str, bool, int)):
-                    raise TypeError(f"option {key}={value!r}: expected str, bool or int, got {type(value).__name__}")
-                if isinstance(value, bool):
-                    value = "1" if value else "0"
-                _check(lib.rlx_options_set(opts, _c_string(str(key), "option key"), _c_string(str(value), "option value")))
+                value = _option_text(key, value)
+                _check(lib.rlx_options_set(opts, _c_string(key, "option key"), _c_string(value, "option value")))
             _check(lib.rlx_session_create_with_options(model._h, ctypes.byref(so), opts, ctypes.byref(self._h)))
         finally:
             lib.rlx_options_destroy(opts)

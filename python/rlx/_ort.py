@@ -313,7 +313,9 @@ def _provider_list(providers, provider_options) -> List[tuple]:
         if p not in (CPU, WEBGPU):
             raise ValueError(f"provider {p!r} is not available in rlx; rlx offers {WEBGPU!r} (any GPU through "
                              f"WebGPU) and {CPU!r}")
-        out.append((p, {str(k): (("1" if v else "0") if isinstance(v, bool) else str(v)) for k, v in opts.items()}))
+        # a bool stays a bool: Session takes it for bool options only (True
+        # for cpu.threads is a TypeError, not 1)
+        out.append((p, {str(k): (v if isinstance(v, bool) else str(v)) for k, v in opts.items()}))
     if not out:
         out.append((CPU, {}))
     return out
@@ -432,6 +434,8 @@ class InferenceSession:
             rlx_opts = dict(base)
             for key, value in opts.items():
                 if key == "device_id" and name == WEBGPU:
+                    if isinstance(value, bool):
+                        raise TypeError(f"provider {name}: device_id={value!r}: expected an int, got bool")
                     device = "gpu:" + value
                 elif "." in key:
                     rlx_opts[key] = value
@@ -448,7 +452,8 @@ class InferenceSession:
                     continue
                 raise
             self._providers = [name] + ([CPU] if name == WEBGPU else [])
-            self._provider_options = {name: dict(opts)}
+            self._provider_options = {name: {k: (("1" if v else "0") if isinstance(v, bool) else v)
+                                             for k, v in opts.items()}}
             if name == WEBGPU:
                 self._provider_options[CPU] = {}
             return

@@ -1143,6 +1143,11 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
         RLX_TRY(resolve_name(g, vi->name, &id));
         if (id < 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s is not defined by any node, input or initializer", what);
         RLX_TRY(RLX_GROW(g->outputs, g->cap_outputs, g->n_outputs + 1));
+        RLX_TRY(RLX_GROW(g->out_decl, g->cap_out_decl, g->n_outputs + 1));
+        g->out_decl[g->n_outputs].rank = d.rank;
+        memcpy(g->out_decl[g->n_outputs].dims, d.dims, sizeof d.dims);
+        memcpy(g->out_decl[g->n_outputs].syms, d.syms, sizeof d.syms);
+        g->n_out_decl = g->n_outputs + 1;
         g->outputs[g->n_outputs++] = id;
         rlx_value *v = &g->values[id];
         v->flags |= RLX_VALUE_OUTPUT;

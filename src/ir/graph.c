@@ -112,6 +112,7 @@ void rlx_graph_destroy(rlx_graph *g) {
     free(g->nodes);
     free(g->inputs);
     free(g->outputs);
+    free(g->out_decl);
     free(g->syms);
     free(g->hash);
     free(g);

@@ -92,6 +92,14 @@ typedef struct rlx_node_source {
     char *domain, *op, *name;
 } rlx_node_source;
 
+/* A shape as a file declares it (rank -1: none declared; dims[i] ==
+ * RLX_DIM_DYN with syms[i] a symbol or -1). */
+typedef struct rlx_decl_shape {
+    int rank;
+    int64_t dims[RLX_MAX_RANK];
+    int32_t syms[RLX_MAX_RANK];
+} rlx_decl_shape;
+
 typedef struct rlx_graph {
     rlx_value *values;
     size_t n_values, cap_values;
@@ -101,6 +109,14 @@ typedef struct rlx_graph {
     size_t n_inputs, cap_inputs;
     int *outputs;
     size_t n_outputs, cap_outputs;
+    /* What the file declares for outputs[0 .. n_out_decl) (the ONNX
+     * importer; NULL for built graphs), apart from the values' shapes,
+     * which shape inference refines and may rename (an output declared
+     * [out_len, 4] that inference finds is the input's [batch, 4]): what
+     * onnxruntime shows as the output's shape (rlx_model_output_declared_info).
+     * Clones do not carry it. */
+    rlx_decl_shape *out_decl;
+    size_t n_out_decl, cap_out_decl;
     char **syms; /* symbolic dim names */
     size_t n_syms, cap_syms;
     /* A dim name is a hint (as for onnxruntime): inputs may bind one name

@@ -87,6 +87,21 @@ rlx_status rlx_model_output_info(const rlx_model *m, size_t i, rlx_value_info *i
     return RLX_OK;
 }
 
+rlx_status rlx_model_output_declared_info(const rlx_model *m, size_t i, rlx_value_info *info) {
+    RLX_TRY(rlx_model_output_info(m, i, info));
+    const rlx_graph *g = m->g;
+    const rlx_decl_shape *d = i < g->n_out_decl ? &g->out_decl[i] : NULL;
+    info->rank = d ? d->rank : -1;
+    for (int k = 0; k < RLX_MAX_RANK; k++) {
+        bool in = d && k < d->rank;
+        info->dims[k] = in && d->dims[k] >= 0 ? d->dims[k] : in ? -1 : 0;
+        info->dim_names[k] = in && d->dims[k] < 0 && d->syms[k] >= 0 && (size_t)d->syms[k] < g->n_syms
+                                 ? g->syms[d->syms[k]]
+                                 : NULL;
+    }
+    return RLX_OK;
+}
+
 /* ------------------------------------------------------------ builder */
 
 rlx_status rlx_model_create(int64_t opset, rlx_model **out) {

@@ -323,4 +323,36 @@ for dev in ("cpu", "gpu"):
     C.check(p.returncode == 2 and "node 'add_ab' (Add)" in p.stderr and "a=[2,4], b=[3,4]" in p.stderr,
             "Add of N=2 and N=3 on %s: exit %d: %s" % (dev, p.returncode, p.stderr.strip()))
 
+# ---------------------------------------------------------------- declared output shapes
+# rlx info printed an output declared [out_len, 4] as the input's [batch, 4]
+# (what inference carried through Relu) and a declared [8, 4] as [?, 4]:
+# now the declaration, as onnxruntime's get_outputs() shows it, with the
+# inferred shape beside where it differs; as inferred where the file
+# declares no shape or the two agree. Checked against onnxruntime when
+# it is installed.
+decl_cases = (("out_len", ["out_len", 4], "Relu", ["out_len", 4], ["batch", 4]),
+              ("static8", [8, 4], "Concat", [8, 4], [None, 4]),
+              ("named_total", ["total", 4], "Concat", ["total", 4], None),
+              ("undeclared", None, "Concat", [None, 4], None),
+              ("same", ["batch", 4], "Relu", ["batch", 4], None))
+for name, decl, op, want, inferred in decl_cases:
+    node = h.make_node(op, ["x", "x"] if op == "Concat" else ["x"], ["y"], **({"axis": 0} if op == "Concat" else {}))
+    path = save_graph("decl_" + name, h.make_graph([node], name, [vi("x", ["batch", 4])], [vi("y", decl)]))
+    p = rlx("info", path, "--json", "--quiet")
+    out = json.loads(p.stdout)["outputs"][0] if p.returncode == 0 else {}
+    C.check(out.get("shape") == want and out.get("inferred_shape") == inferred,
+            "declared %s: --json outputs %r, want shape %r, inferred %r (%s)" % (name, out, want, inferred, p.stderr))
+    p = rlx("info", path, "--quiet")
+    line = next((ln for ln in p.stdout.splitlines() if ln.strip().startswith("y ")), "")
+    text = "[" + ",".join("?" if d is None else str(d) for d in want) + "]"
+    note = "(inferred [" + ",".join("?" if d is None else str(d) for d in inferred) + "])" if inferred else None
+    rest = line.split(None, 2)[2] if len(line.split()) > 2 else ""
+    C.check(rest == text + ("  " + note if note else ""), "declared %s: text line %r" % (name, line))
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        continue
+    got = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).get_outputs()[0].shape
+    C.check(got == want, "declared %s: onnxruntime shows %r, rlx info %r" % (name, got, want))
+
 C.done()

@@ -7,6 +7,7 @@ and a GPU adapter; that part is skipped without them).
 
 Skips (exit 77) while librlx.so is not built, or is built with the
 sanitizers (ASan cannot be loaded into an uninstrumented Python)."""
+import ctypes
 import os
 import re
 import subprocess
@@ -119,6 +120,37 @@ for bad in ({"gpu.disable": None}, {"gpu.disable": ["Conv"]}, {"gpu.f16": 1.0}, 
         C.check(False, "options %r did not raise" % (bad,))
     except TypeError as e:
         C.check("option" in str(e), "options %r: %s" % (bad, e))
+# a bool is an int in Python, yet True for cpu.threads is not a count (it
+# passed as 1, a tester's find): every option of type int, enum or string
+# refuses a bool with a TypeError naming the key, through Session's options
+# and InferenceSession's provider options; bool options still take one
+class OptionInfo(ctypes.Structure):  # rlx_option_info
+    _fields_ = [(f, ctypes.c_char_p) for f in ("key", "type", "values", "default_value", "env", "doc")] + \
+               [("per_process", ctypes.c_bool)]
+
+
+lib, info, kinds = ctypes.CDLL(rlx.library_path()), OptionInfo(), {}
+lib.rlx_option_count.restype = ctypes.c_size_t
+lib.rlx_option_info_get.argtypes = [ctypes.c_size_t, ctypes.POINTER(OptionInfo)]
+for i in range(lib.rlx_option_count()):
+    C.check(lib.rlx_option_info_get(i, ctypes.byref(info)) == 0, "rlx_option_info_get(%d)" % i)
+    kinds[info.key.decode()] = info.type.decode()
+C.check(kinds.get("cpu.threads") == "int" and "bool" in kinds.values(), "option kinds: %r" % kinds)
+for key, kind in sorted(kinds.items()):
+    for value in ((True, False) if kind != "bool" else ()):
+        try:
+            rlx.Session(model, device="cpu", options={key: value})
+            C.check(False, "%s option %s=%r did not raise" % (kind, key, value))
+        except TypeError as e:
+            C.check(key in str(e) and "bool" in str(e), "%s=%r: %s" % (key, value, e))
+for opts in ({"cpu.threads": True}, {"gpu.conv_algo": False}):
+    try:
+        rlx.InferenceSession(path, providers=["CPUExecutionProvider"], provider_options=[opts])
+        C.check(False, "provider options %r did not raise" % opts)
+    except TypeError as e:
+        C.check(list(opts)[0] in str(e), "provider options %r: %s" % (opts, e))
+one = rlx.Session(model, device="cpu", options={"cpu.threads": 1, "debug.dump_ir": False})
+C.check(float(np.abs(one.run({"x": xo, "ids": ido})[0] - ref).max()) <= 1e-5, "cpu.threads=1: outputs differ from numpy")
 
 adapters = rlx.adapters()
 print("adapters:", [a["name"] for a in adapters])

@@ -276,9 +276,16 @@ size_t rlx_nn_ig_runs(void);
  * once) and laid out [(m + 2)^2][ceil(cout / 8)][cin][8] (zeros past
  * cout); *out owned by the caller (free).
  * errors: RLX_ERR_OUT_OF_MEMORY.
- * rlx_nn_wino_tame: whether v[0 .. n) are all finite and below 2^64 in
- * magnitude (weights that are not stay off the path: their transform
- * would give NaN or overflow where the direct sums do not).
+ * rlx_nn_wino_xlim: for weights w[0 .. n) of a convolution with cin
+ * input channels (per group) on F(m x m, 3x3), the bound on input
+ * magnitudes below which no transformed value, product or sum of the
+ * path can overflow (the largest transformed input times the largest
+ * transformed weight, times cin terms, through the output transform,
+ * with a margin of 2^8; at most 2^64); 0 when the weights are not all
+ * finite and below 2^64 (they stay off the path).
+ * rlx_nn_wino_tame: whether v[0 .. n) are all finite and below lim in
+ * magnitude (an input that is not declines: the transforms would give
+ * NaN or overflow where the direct sums do not).
  * rlx_nn_conv_wino_applies: whether the convolution of io runs on it with
  * pk (pk->wino of io's channels); rlx_nn_conv_wino_f32 runs it over n_img
  * images, or, when an input value that it reads is not tame, sets
@@ -291,7 +298,8 @@ size_t rlx_nn_ig_runs(void);
  * errors: RLX_ERR_OUT_OF_MEMORY (the padded input, scratch). */
 int rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t n_img, size_t groups, size_t cin, size_t cout, int max_m);
 rlx_status rlx_nn_wino_pack(int m, size_t cout, size_t cin, const float *w, float **out);
-bool rlx_nn_wino_tame(const float *v, size_t n);
+float rlx_nn_wino_xlim(int m, size_t cin, const float *w, size_t n);
+bool rlx_nn_wino_tame(const float *v, size_t n, float lim);
 bool rlx_nn_conv_wino_applies(const rlx_nn_conv_io *io, const struct rlx_cpu_sgemm_pack *pk);
 rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_img, bool *declined);
 

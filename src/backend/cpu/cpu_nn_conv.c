@@ -127,10 +127,11 @@ rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
         rlx_nn_sp3_init(&cg, &s);
         size_t n_img = cg.n > 0 ? (size_t)cg.n : 1;
         int wm = winograd ? rlx_nn_wino_wanted(&s, n_img, (size_t)group, (size_t)cig, (size_t)cog, winograd) : 0;
-        if (wm && rlx_nn_wino_tame(w->data, (size_t)c_out * (size_t)kt)) {
+        float xlim = wm ? rlx_nn_wino_xlim(wm, (size_t)cig, w->data, (size_t)c_out * (size_t)kt) : 0.0f;
+        if (xlim > 0.0f) {
             memset(out, 0, sizeof *out);
             RLX_TRY(rlx_nn_wino_pack(wm, (size_t)cog, (size_t)cig, w->data, &out->wino));
-            out->wino_cout = (size_t)cog, out->wino_cin = (size_t)cig, out->wino_m = wm;
+            out->wino_cout = (size_t)cog, out->wino_cin = (size_t)cig, out->wino_m = wm, out->wino_xlim = xlim;
             return RLX_OK;
         }
         if (rlx_nn_pwt_wanted(&s, (size_t)cog, (size_t)kt)) {

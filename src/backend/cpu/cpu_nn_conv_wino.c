@@ -101,6 +101,7 @@
  * thread's tiles read half their padded rows from the other core's cache
  * (the planes were split by channel), which on this VM made the 2-thread
  * speed-up 1.2-1.5x on ResNet-50's 3x3s (BENCHMARKS.md "conv3"). */
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -247,17 +248,45 @@ int rlx_nn_wino_wanted(const rlx_nn_sp3 *s, size_t n_img, size_t groups, size_t 
 #endif
 }
 
-/* Whether every value of v[0 .. n) is finite and below 2^64 in magnitude.
+/* Whether every value of v[0 .. n) is finite and below lim in magnitude.
  * Winograd's transforms add and subtract up to four inputs or weights
  * before and after the products: an inf becomes inf - inf = NaN where the
- * direct sum is inf, a weight's inf meets G's zeros (0 * inf), and values
- * near FLT_MAX overflow where the direct sum does not. Below 2^64 every
- * transformed value stays 2^60-fold below FLT_MAX, so the path's results
- * are the direct sum's within the tolerance. */
-bool rlx_nn_wino_tame(const float *v, size_t n) {
+ * direct sum is inf, a weight's inf meets G's zeros (0 * inf), and large
+ * values overflow where the direct sum does not (rlx_nn_wino_xlim). */
+bool rlx_nn_wino_tame(const float *v, size_t n, float lim) {
     int bad = 0;
-    for (size_t i = 0; i < n; i++) bad |= !(fabsf(v[i]) < 0x1p64f);
+    for (size_t i = 0; i < n; i++) bad |= !(fabsf(v[i]) < lim);
     return !bad;
+}
+
+/* The bound on inputs for weights w[0 .. n) (see cpu_nn.h). What can
+ * overflow is a product and the sums after it, not an input or a weight
+ * alone: inputs and weights of 1.5e19 (both below the 2^64 that each was
+ * held to before) have products of 2.25e38, finite in a direct sum that
+ * meets one of them, while F(2x2)'s M took four times that (inf; a
+ * tester's repro, tests/test_cpu_conv_fast.c). With X and W the largest
+ * input and weight: B^T's rows add at most 2 (F(2x2)) or 10 (F(4x4))
+ * times the largest value, so |V| <= 4 X or 100 X; G's rows 1.5 or 1,
+ * so |U| <= 2.25 W or W; M sums cin products; A^T's rows add at most 3
+ * or 19 times the largest M, so every value and partial sum of the path
+ * stays below 81 or 36100 cin X W (a partial sum is bounded by the sum of
+ * its terms' magnitudes). Inputs below FLT_MAX / (2^8 x that factor x cin
+ * x W) leave 2^8 for rounding and the bias and residual added after; the
+ * bound is also at most 2^64, so that V stays finite whatever W is.
+ * Normal data is far inside it: weights of 10 at 512 input channels on
+ * F(4x4) give 7e24, so inputs up to the 2^64 cap. */
+float rlx_nn_wino_xlim(int m, size_t cin, const float *w, size_t n) {
+    float wmax = 0.0f;
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        float a = fabsf(w[i]);
+        bad |= !(a < 0x1p64f);
+        wmax = a > wmax ? a : wmax;
+    }
+    if (bad) return 0.0f;
+    double f = (m == 4 ? 36100.0 : 81.0) * (double)(cin ? cin : 1) * 256.0, lim = 0x1p64;
+    if (wmax > 0.0f && (double)FLT_MAX / (f * (double)wmax) < lim) lim = (double)FLT_MAX / (f * (double)wmax);
+    return (float)lim;
 }
 
 /* G of F(2x2, 3x3) and of F(4x4, 3x3) (see the file's comment). */
@@ -314,6 +343,7 @@ typedef struct wino_job {
     size_t n_tb, n_grp;        /* tile blocks, and groups of them (WGRP, at most WMAXB - 1 more) */
     size_t n_cr, cr_len;       /* ranges of output channels and their length */
     bool check;                /* the padding checks what it copies (rlx_nn_wino_tame) */
+    float xlim;                /* with check: the bound it checks against (the pack's wino_xlim) */
     atomic_int wild;           /* with check: a value it refuses was seen */
     bool priv;                 /* each task pads the rows its tiles read into its scratch (no xs) */
     size_t xp_floats;          /* with priv: the most floats of padded rows a task holds */
@@ -366,7 +396,7 @@ static void wino_pad_rows(wino_job *j, size_t c, size_t r0, size_t r1, float *d,
             continue;
         }
         const float *xr = xc + ir * w;
-        if (j->check) wild |= !rlx_nn_wino_tame(xr + a, (size_t)(b - a));
+        if (j->check) wild |= !rlx_nn_wino_tame(xr + a, (size_t)(b - a), j->xlim);
         if (!line) { /* no scratch: element by element */
             for (size_t q = 0; q < n2; q++) {
                 int64_t ic = (int64_t)q - pl;
@@ -774,6 +804,7 @@ static void wino_item(void *ctx, size_t item, float *scratch) {
 typedef struct tame_job {
     const float *x;
     size_t plane;
+    float xlim;
     atomic_int wild;
 } tame_job;
 
@@ -785,7 +816,7 @@ static bool wino_overlap(const float *a, size_t na, const float *b, size_t nb) {
 
 static void tame_items(void *ctx, size_t i0, size_t i1) {
     tame_job *t = ctx;
-    if (!rlx_nn_wino_tame(t->x + i0 * t->plane, (i1 - i0) * t->plane)) atomic_store(&t->wild, 1);
+    if (!rlx_nn_wino_tame(t->x + i0 * t->plane, (i1 - i0) * t->plane, t->xlim)) atomic_store(&t->wild, 1);
 }
 
 rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t n_img, bool *declined) {
@@ -797,6 +828,7 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
     j.u = k->pack->wino;
     const rlx_nn_sp3 *s = io->s;
     j.m = (size_t)k->pack->wino_m, j.ne = (j.m + 2) * (j.m + 2);
+    j.xlim = k->pack->wino_xlim;
     j.oh = (size_t)s->out[1], j.ow = (size_t)s->out[2];
     j.th = (j.oh + j.m - 1) / j.m, j.tw = (j.ow + j.m - 1) / j.m, j.tiles = j.th * j.tw;
     j.hp = j.m * j.th + 2, j.rw = j.tw + 1;
@@ -815,14 +847,15 @@ rlx_status rlx_nn_conv_wino_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_
     size_t passes = (n_img * j.tiles + WPASS - 1) / WPASS, ipp = (n_img + passes - 1) / passes;
     if (ipp > WPASS_FLOATS / total) ipp = WPASS_FLOATS / total;
     if (ipp < 1) ipp = 1;
-    /* an input with an inf, a NaN or a value of 2^64 or more: the caller's
+    /* an input with an inf, a NaN or a value of j.xlim or more (which
+     * could overflow with these weights, rlx_nn_wino_xlim): the caller's
      * other paths, before anything is written. One pass (batch 1, small
      * batches of small maps): the padding checks the values it copies
      * (the only ones the path reads), and the path declines before its
      * tasks; else every input first, in a region of its own. */
     j.check = ipp >= n_img;
     if (!j.check) {
-        tame_job t = { .x = io->x, .plane = io->s->in_sp };
+        tame_job t = { .x = io->x, .plane = io->s->in_sp, .xlim = j.xlim };
         atomic_init(&t.wild, 0);
         rlx_parallel_for(n_img * io->c_in, 1 + 16384 / (t.plane + 1), tame_items, &t);
         *declined = atomic_load(&t.wild) != 0;

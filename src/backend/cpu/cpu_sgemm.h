@@ -107,10 +107,12 @@ typedef struct rlx_cpu_sgemm_pack {
     /* owned, or NULL: a 3x3 convolution's weights transformed for the
      * Winograd path (cpu_nn_conv_wino.c, rlx_nn_wino_pack) of F(wino_m x
      * wino_m, 3x3) (2 or 4), wino_cout x wino_cin channel pairs; data is
-     * then NULL */
+     * then NULL. wino_xlim: the path declines inputs with a value of this
+     * magnitude or more (or not finite): rlx_nn_wino_xlim of the weights */
     float *wino;
     size_t wino_cout, wino_cin;
     int wino_m;
+    float wino_xlim;
 } rlx_cpu_sgemm_pack;
 
 /* Packs `groups` matrices op(A)_g [m, k], A_g at a + g * gstride (row-major,
