@@ -590,6 +590,10 @@ typedef struct onnx_ctx {
     rlx_onnx_seq_scope *seqs; /* sequences of the graph being imported (onnx_sequence.h) */
     const tensor_load *ld;    /* limits for initializers; NULL: none */
     const init_ranges *top_inits; /* NULL: the top graph's initializers are in its GraphProto */
+    /* the top graph's initializers that are also graph inputs may be fed
+     * (IR version >= 4; before, every initializer was listed as an input
+     * and is a constant, as onnxruntime takes it) */
+    bool overridable;
 } onnx_ctx;
 
 static rlx_status import_graph(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *parent, rlx_graph **out);
@@ -1091,14 +1095,21 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
     }
 
     /* 2. inputs; those with an initializer of the same name are constants
-     * (exporters before IR version 4 list every initializer as an input) */
+     * (exporters before IR version 4 list every initializer as an input);
+     * from IR version 4 on, the top graph's are overridable initializers
+     * (g->overridable): constants unless a run feeds them */
     for (size_t i = 0; i < gp->n_input; i++) {
         const Onnx__ValueInfoProto *vi = gp->input[i];
         if (!vi || !vi->name || !*vi->name) return rlx_fail(RLX_ERR_INVALID_MODEL, "graph input #%zu has no name", i);
         int id = rlx_graph_find(g, vi->name);
         if (id >= 0) {
-            if (g->values[id].flags & RLX_VALUE_INPUT)
-                return rlx_fail(RLX_ERR_INVALID_MODEL, "graph input '%s' is listed twice", vi->name);
+            bool twice = g->values[id].flags & RLX_VALUE_INPUT;
+            for (size_t k = 0; k < g->n_overridable; k++) twice |= g->overridable[k] == id;
+            if (twice) return rlx_fail(RLX_ERR_INVALID_MODEL, "graph input '%s' is listed twice", vi->name);
+            if (c->overridable && !g->parent && (g->values[id].flags & RLX_VALUE_INITIALIZER)) {
+                RLX_TRY(RLX_GROW(g->overridable, g->cap_overridable, g->n_overridable + 1));
+                g->overridable[g->n_overridable++] = id;
+            }
             continue;
         }
         RLX_TRY(import_input(g, vi));
@@ -1209,7 +1220,7 @@ rlx_status rlx_onnx_graph_from_proto(const Onnx__GraphProto *gp, int64_t opset, 
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph output pointer is NULL");
     *out = NULL;
     if (!gp) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph proto is NULL");
-    onnx_ctx c = { base_dir, opset, NULL, NULL, NULL };
+    onnx_ctx c = { base_dir, opset, NULL, NULL, NULL, false };
     return import_graph(&c, gp, parent, out);
 }
 
@@ -1425,7 +1436,7 @@ static rlx_status load_model(const void *data, size_t size, rlx_file_map *map, c
     tensor_load ld = { cfg, &external_sum, false, map ? label : NULL };
     init_ranges r = { data, sp.off, sp.len, sp.n, map ? release_map : NULL, map };
     rlx_graph *g = NULL;
-    onnx_ctx c = { base_dir, 0, NULL, &ld, split ? &r : NULL };
+    onnx_ctx c = { base_dir, 0, NULL, &ld, split ? &r : NULL, !(mp->has_ir_version && mp->ir_version < 4) };
     rlx_status st = model_opset(mp, &c.opset);
     if (!st && !mp->graph) st = rlx_fail(RLX_ERR_INVALID_MODEL, "the model has no graph");
     if (!st) st = import_graph(&c, mp->graph, NULL, &g);

@@ -79,6 +79,16 @@ rlx_status rlx_model_input_info(const rlx_model *m, size_t i, rlx_value_info *in
     return RLX_OK;
 }
 
+size_t rlx_model_num_overridable_initializers(const rlx_model *m) { return m ? m->g->n_overridable : 0; }
+
+rlx_status rlx_model_overridable_initializer_info(const rlx_model *m, size_t i, rlx_value_info *info) {
+    memset(info, 0, sizeof *info);
+    if (!m || i >= m->g->n_overridable)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "overridable initializer index %zu out of range", i);
+    rlx_value_info_fill(m->g, m->g->overridable[i], info);
+    return RLX_OK;
+}
+
 rlx_status rlx_model_output_info(const rlx_model *m, size_t i, rlx_value_info *info) {
     memset(info, 0, sizeof *info);
     if (!m || i >= m->g->n_outputs)
