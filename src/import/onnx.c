@@ -1108,6 +1108,22 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
             if (twice) return rlx_fail(RLX_ERR_INVALID_MODEL, "graph input '%s' is listed twice", vi->name);
             if (c->overridable && !g->parent && (g->values[id].flags & RLX_VALUE_INITIALIZER)) {
                 RLX_TRY(RLX_GROW(g->overridable, g->cap_overridable, g->n_overridable + 1));
+                RLX_TRY(RLX_GROW(g->overridable_decl, g->cap_overridable_decl, g->n_overridable + 1));
+                char what[300];
+                snprintf(what, sizeof what, "graph input '%s'", vi->name);
+                decl_type d;
+                RLX_TRY(decl_type_read(g, vi->type, what, &d));
+                const rlx_value *v = &g->values[id];
+                rlx_decl_shape *ds = &g->overridable_decl[g->n_overridable];
+                /* the declared shape where it agrees with the initializer's
+                 * (dtype, rank, static dims), else the initializer's */
+                bool agree = d.dtype == v->dtype && d.rank == v->rank;
+                for (int k = 0; agree && k < d.rank; k++) agree = d.dims[k] < 0 || d.dims[k] == v->dims[k];
+                ds->rank = v->rank;
+                for (int k = 0; k < RLX_MAX_RANK; k++) {
+                    ds->dims[k] = agree && k < d.rank ? d.dims[k] : v->dims[k];
+                    ds->syms[k] = agree && k < d.rank ? d.syms[k] : -1;
+                }
                 g->overridable[g->n_overridable++] = id;
             }
             continue;

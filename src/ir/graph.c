@@ -112,6 +112,7 @@ void rlx_graph_destroy(rlx_graph *g) {
     free(g->nodes);
     free(g->inputs);
     free(g->overridable);
+    free(g->overridable_decl);
     free(g->outputs);
     free(g->out_decl);
     free(g->syms);

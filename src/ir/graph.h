@@ -114,6 +114,10 @@ typedef struct rlx_graph {
      * rlx_graph_clone: a pass may renumber the copy's values. */
     int *overridable;
     size_t n_overridable, cap_overridable;
+    /* the shape each declares as a graph input (what a fed value may have;
+     * the initializer's own where the declaration contradicts it) */
+    rlx_decl_shape *overridable_decl;
+    size_t cap_overridable_decl;
     int *outputs;
     size_t n_outputs, cap_outputs;
     /* What the file declares for outputs[0 .. n_out_decl) (the ONNX

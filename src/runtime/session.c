@@ -783,6 +783,8 @@ static rlx_status ov_create(rlx_session *s, uint64_t mask, rlx_session **out) {
         v->konst = NULL; /* borrowed from the model's graph */
         v->flags &= ~(unsigned)(RLX_VALUE_INITIALIZER | RLX_VALUE_KONST_BORROWED);
         v->flags |= RLX_VALUE_INPUT;
+        const rlx_decl_shape *d = &mg->overridable_decl[k]; /* what a fed value may have */
+        rlx_value_set_shape(v, d->rank, d->dims, d->syms);
         st = RLX_GROW(g->inputs, g->cap_inputs, g->n_inputs + 1);
         if (!st) g->inputs[g->n_inputs++] = id;
     }

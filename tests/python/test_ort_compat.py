@@ -283,6 +283,20 @@ for ir in (3, 8):
     if ir >= 4:
         C.check([i["name"] for i in rlx.Model(po).overridable_initializers] == ["w", "v"],
                 "Model.overridable_initializers %r" % rlx.Model(po).overridable_initializers)
+# the shape a fed value may have is the one the graph input declares (['M', 3]),
+# not the initializer's ([1, 3]): onnxruntime lists it and takes a [2, 3]
+gd = H.make_graph([H.make_node("Add", ["x", "w"], ["y"], name="add")], "overridable_dyn",
+                  [H.make_tensor_value_info("x", T.FLOAT, ["N", 3]), H.make_tensor_value_info("w", T.FLOAT, ["M", 3])],
+                  [H.make_tensor_value_info("y", T.FLOAT, None)], initializer=[NH.from_array(Wo[:1], "w")])
+pd = save(H.make_model(gd, opset_imports=[H.make_opsetid("", 13)], ir_version=8), "overridable_dyn.onnx")
+ref_s = onnxruntime.InferenceSession(pd, providers=["CPUExecutionProvider"])
+s = rlx.InferenceSession(pd)
+ov, ref_ov = ([(i.name, list(i.shape), i.type) for i in x.get_overridable_initializers()] for x in (s, ref_s))
+C.check(ov == ref_ov, "overridable (declared ['M', 3]): get_overridable_initializers rlx %r, ort %r" % (ov, ref_ov))
+for what, f in (("none", fo), ("w [2, 3]", dict(fo, w=w_fed)), ("none again", fo)):
+    ref, got = ref_s.run(None, f)[0], s.run(None, f)[0]  # one f32 add: exact
+    C.check(ref.shape == got.shape and np.array_equal(ref, got), "overridable (declared ['M', 3]) fed %s: rlx %r, ort %r"
+            % (what, got, ref))
 
 # rlx's own API takes bytes too
 mb = rlx.Model(m1.SerializeToString())
