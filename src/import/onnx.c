@@ -1112,7 +1112,13 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
                 char what[300];
                 snprintf(what, sizeof what, "graph input '%s'", vi->name);
                 decl_type d;
-                RLX_TRY(decl_type_read(g, vi->type, what, &d));
+                rlx_status dst = decl_type_read(g, vi->type, what, &d);
+                if (dst == RLX_ERR_OUT_OF_MEMORY) return dst;
+                if (dst) { /* a type rlx does not read: the initializer's shape (loads as before) */
+                    rlx_clear_error();
+                    d.dtype = RLX_DTYPE_UNDEFINED;
+                    d.rank = -1;
+                }
                 const rlx_value *v = &g->values[id];
                 rlx_decl_shape *ds = &g->overridable_decl[g->n_overridable];
                 /* the declared shape where it agrees with the initializer's
