@@ -149,6 +149,19 @@ rlx_status rlx_ictx_fail_from(const rlx_infer_ctx *c, unsigned inputs, const cha
  * rlx_ictx_fail_from); returns st. */
 rlx_status rlx_ictx_blame(const rlx_infer_ctx *c, unsigned inputs, rlx_status st);
 
+/* Ranks an operand may have (bit r: rank r), for rlx_ictx_operand_rank. */
+#define RLX_RANK_0D 1u
+#define RLX_RANK_1D 2u
+#define RLX_RANK_0D_1D 3u
+
+/* Checks the rank of input i of a value operand (a shape, repeats, axes,
+ * pads, K, sizes, scales ...) against the ranks its ONNX spec allows
+ * (`ranks`: RLX_RANK_* bits); absent inputs and unknown ranks pass. Fails
+ * as rlx_ictx_fail_from(c, 1u << i, ...): "<what> '<name>' must be a 1-D
+ * tensor, got rank 2 (shape [1,2])" (INVALID_MODEL where the model fixes
+ * the rank, INVALID_ARGUMENT where a caller's feed does). */
+rlx_status rlx_ictx_operand_rank(const rlx_infer_ctx *c, int i, const char *what, unsigned ranks);
+
 /* rlx_norm_axis of axis against rank into *out, or rlx_ictx_fail "axis A is
  * out of range for rank R". */
 rlx_status rlx_ictx_axis(const rlx_infer_ctx *c, int64_t axis, int rank, int *out);
