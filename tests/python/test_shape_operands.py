@@ -1,5 +1,6 @@
-"""Value operands of the wrong rank against the ONNX spec and onnxruntime
-1.22 (tester14's finding, rebuilt: their files were lost).
+"""Value operands of the wrong rank, and pools whose pads reach past the
+kernel, against the ONNX spec and onnxruntime 1.22 (tester14's findings,
+rebuilt: their files were lost).
 
 Operand ranks. An operand that holds a shape, repeats, axes, pads, K,
 sizes or scales has the rank its spec gives: 1-D for Reshape, Expand,
@@ -20,6 +21,13 @@ scales of [1, n], Resize sizes of [1, n] as an initializer); rlx follows
 the spec there. The same models with a good operand run and match
 onnxruntime (the ONNX reference where onnxruntime's shape inference cannot
 take a fed operand), exactly but for ReduceSum's order (1e-6 relative).
+
+Pool pads. MaxPool / AveragePool / LpPool with a pad >= the kernel extent
+((k - 1) * dilation + 1) have a window of padding only (-inf, 0 / 0). rlx
+ran them; onnxruntime refuses pads >= kernel_shape. rlx refuses at load;
+with dilations, a pad in [kernel_shape, extent) leaves no window of
+padding only, so rlx runs it and matches the ONNX reference (onnxruntime
+refuses it).
 
 Skips (exit 77) while librlx.so is not built."""
 import os
@@ -211,5 +219,61 @@ for eager in (False, True):
         C.check(st == want_st and (st == "OK" or "'node_reshape' (Reshape)" in msg), what_ + " (want %s)" % want_st)
         if st == "OK":
             C.check(np.array_equal(got[0], X23.reshape(3, 2)), what_ + ": values")
+
+# ---------------------------------------------------------------- pools
+XP = rand((1, 2, 6, 7))
+
+
+def pool(op, opset, **kw):
+    g = H.make_graph([H.make_node(op, ["x"], ["y"], name="node_pool", **kw)], "g",
+                     [H.make_tensor_value_info("x", T.FLOAT, list(XP.shape))], [H.make_empty_tensor_value_info("y")])
+    m = H.make_model(g, opset_imports=[H.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+POOLS = [("MaxPool", 12), ("MaxPool", 22), ("AveragePool", 11), ("AveragePool", 19), ("LpPool", 11),
+         ("LpPool", 18)]
+for op, opset in POOLS:
+    # refused: a pad (begin or end, either spatial dim) at or above kernel_shape, no dilation
+    for k, pads in (((2, 2), [2, 0, 0, 0]), ((2, 2), [0, 0, 0, 2]), ((3, 2), [0, 0, 3, 1]), ((1, 1), [0, 1, 0, 0])):
+        m = pool(op, opset, kernel_shape=list(k), pads=pads)
+        got, st, msg, stage = rlx_run(m, {"x": XP})
+        what_ = "%s-%d kernel %s pads %s: %s at %s: %s" % (op, opset, list(k), pads, st, stage, msg)
+        print(what_)
+        C.check(st == MODEL and stage == "load" and "node 'node_pool' (%s)" % op in msg and
+                "must be smaller than the kernel extent" in msg, what_ + " (want %s at load)" % MODEL)
+        C.check(ort_run(m, {"x": XP}) is None, what_ + ": onnxruntime accepts it")
+    # run: pads below the kernel, against onnxruntime
+    for k, pads, extra in (((2, 2), [1, 1, 1, 1], {}), ((3, 3), [2, 0, 1, 2], {}), ((3, 2), [2, 1, 2, 1],
+                                                                                      {"strides": [2, 2]})):
+        m = pool(op, opset, kernel_shape=list(k), pads=pads, **extra)
+        got, st, msg, stage = rlx_run(m, {"x": XP})
+        want = ort_run(m, {"x": XP})
+        what_ = "%s-%d kernel %s pads %s %s" % (op, opset, list(k), pads, extra)
+        if C.check(got is not None and want is not None, "%s: %s %s" % (what_, st, msg)):
+            C.check(got[0].shape == want[0].shape and np.allclose(got[0], want[0], rtol=1e-5, atol=1e-6),
+                    "%s: %s, onnxruntime %s" % (what_, got[0].shape, want[0].shape))
+    # dilations (MaxPool from 10, AveragePool from 19, LpPool from 18): the extent decides
+    if (op, opset) in (("MaxPool", 12), ("MaxPool", 22), ("AveragePool", 19), ("LpPool", 18)):
+        m = pool(op, opset, kernel_shape=[2, 2], pads=[2, 2, 2, 2], dilations=[2, 2])  # extent 3: runs
+        got, st, msg, stage = rlx_run(m, {"x": XP})
+        want = ReferenceEvaluator(m).run(None, {"x": XP})[0]
+        what_ = "%s-%d kernel [2, 2] dilations [2, 2] pads 2" % (op, opset)
+        if C.check(got is not None, "%s: %s %s" % (what_, st, msg)):
+            C.check(got[0].shape == want.shape and np.allclose(got[0], want, rtol=1e-5, atol=1e-6),
+                    "%s: %s, the ONNX reference %s" % (what_, got[0].shape, want.shape))
+        C.check(ort_run(m, {"x": XP}) is None, what_ + ": onnxruntime accepts it (it compares with kernel_shape)")
+        m = pool(op, opset, kernel_shape=[2, 2], pads=[0, 3, 0, 0], dilations=[2, 2])  # extent 3: refused
+        got, st, msg, stage = rlx_run(m, {"x": XP})
+        C.check(st == MODEL and "kernel extent 3 (kernel_shape 2, dilation 2)" in msg,
+                "%s-%d kernel [2, 2] dilations [2, 2] pads 3: %s at %s: %s" % (op, opset, st, stage, msg))
+# auto_pad SAME_* computes pads below the extent, VALID has none: unaffected
+for ap in ("SAME_UPPER", "SAME_LOWER", "VALID"):
+    m = pool("MaxPool", 12, kernel_shape=[3, 3], strides=[3, 3], auto_pad=ap)
+    got, st, msg, stage = rlx_run(m, {"x": XP})
+    want = ort_run(m, {"x": XP})
+    if C.check(got is not None and want is not None, "MaxPool auto_pad %s: %s %s" % (ap, st, msg)):
+        C.check(np.array_equal(got[0], want[0]), "MaxPool auto_pad %s: values" % ap)
 
 C.done()

@@ -150,6 +150,19 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
         /* from here on in <= 2^62 and every attribute < 2^31: sums of a few
          * such terms and (k - 1) * d cannot overflow int64 */
         int64_t ek = (k - 1) * d + 1; /* effective kernel extent */
+        /* a pool's explicit pad must be smaller than the kernel's extent, else
+         * the first or last window holds padding only (no value to take the
+         * max of, a 0 / 0 average). onnxruntime refuses pads >= kernel_shape
+         * ("Pad should be smaller than kernel"), dilation or not; with
+         * dilations the extent is what makes a window all padding, and the
+         * ONNX reference computes pads from kernel_shape up to it. */
+        if (kind == RLX_GEOM_POOL && !same_upper && !same_lower && !valid &&
+            (g->pad_begin[i] >= ek || g->pad_end[i] >= ek))
+            return rlx_fail(RLX_ERR_INVALID_MODEL,
+                            "%s: pads %lld (begin) and %lld (end) along spatial dim %d must be smaller than the "
+                            "kernel extent %lld (kernel_shape %lld, dilation %lld): a window would hold padding only",
+                            desc, (long long)g->pad_begin[i], (long long)g->pad_end[i], i, (long long)ek,
+                            (long long)k, (long long)d);
         if (kind == RLX_GEOM_CONV_TRANSPOSE) {
             size_t oc;
             const int64_t *os = rlx_param_ints(n, "output_shape", &oc);
