@@ -7,8 +7,9 @@ sizes or scales has the rank its spec gives: 1-D for Reshape, Expand,
 ConstantOfShape (not a scalar either), Tile, Slice's four, Pad's pads and
 axes, Split, Squeeze-13, Reduce* axes (not a scalar either), Resize's
 scales and sizes, Upsample-9 scales, TopK's K (of one value); a scalar or
-1-D for Unsqueeze-13 axes, OneHot's depth and Range's three (scalars by
-the spec; a 1-D tensor of one value as onnxruntime's kernel takes it). rlx
+1-D for Unsqueeze-13 axes, OneHot's depth, Range's three, Trilu's k and
+Clip's min and max (scalars by the spec except Unsqueeze's and OneHot's; a
+1-D tensor of one value as onnxruntime's kernels take it). rlx
 took a 2-D shape [[2, 3]] as the list [2, 3]. Now each wrong rank fails
 naming the node, the op and the operand: RLX_ERR_INVALID_MODEL when the
 model fixes the rank (an initializer, a graph input declared so), at load;
@@ -148,6 +149,10 @@ CASES = [
      1, {0: {"init"}}),
     ("Upsample", X4, [a(1, 1, 2, 2, dt=F32)], 0, "scales", a(1, 1, 2, 2, dt=F32),
      [a(1, 1, 2, 2, dt=F32).reshape(1, 4)], {}, 9, 1, {0: {"init", "decl", "fed"}}),
+    # scalar operands beside them (scalars by the spec; 1-D of one value taken, as onnxruntime does)
+    ("Trilu", X23, [a(1).reshape(())], 0, "k", a(1).reshape(()), [a(1).reshape(1, 1)], {}, 14, 1, {}),
+    ("Clip", X23, [a(0.2, dt=F32).reshape(()), a(0.9, dt=F32).reshape(())], 1, "max", a(0.9, dt=F32).reshape(1),
+     [a(0.9, dt=F32).reshape(1, 1)], {}, 13, 1, {}),
 ]
 
 for op, x, operands, vi, what, good, bads, attrs, opset, n_out, lax in CASES:

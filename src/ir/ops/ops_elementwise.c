@@ -130,6 +130,21 @@ static rlx_status infer_broadcast_lhs(rlx_infer_ctx *c) {
     return broadcast_all(c, rlx_ictx_in(c, 0)->dtype, 0, 0);
 }
 
+/* Clip-11/12/13: min and max (inputs 1 and 2) are scalars; a 1-D tensor of
+ * one value is taken too, as onnxruntime does. */
+static rlx_status infer_clip(rlx_infer_ctx *c) {
+    static const char *const what[3] = { "input", "min", "max" };
+    for (int i = 1; i < 3 && i < c->n->n_in; i++) {
+        const rlx_value *v = rlx_ictx_in(c, i);
+        if (!v) continue;
+        RLX_TRY(rlx_ictx_operand_rank(c, i, what[i], RLX_RANK_0D_1D));
+        if (v->rank == 1 && v->dims[0] >= 0 && v->dims[0] != 1)
+            return rlx_ictx_fail_from(c, 1u << i, "%s '%s' must be a scalar, got %lld values", what[i], v->name,
+                                      (long long)v->dims[0]);
+    }
+    return rlx_ictx_set_out_like(c, 0, rlx_ictx_in(c, 0));
+}
+
 /* Where(cond, x, y): broadcast of three, dtype of x. */
 static rlx_status infer_where(rlx_infer_ctx *c) {
     if (rlx_ictx_in(c, 0)->dtype != RLX_DTYPE_BOOL)

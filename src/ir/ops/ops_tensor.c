@@ -928,6 +928,12 @@ static rlx_status infer_trilu(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     if (x->rank >= 0 && x->rank < 2) return rlx_ictx_fail(c, "input must have rank >= 2, got %d", x->rank);
     RLX_TRY(need_index(c, 1, "k"));
+    /* k: a scalar (a 1-D tensor of one value taken too, as onnxruntime does) */
+    RLX_TRY(rlx_ictx_operand_rank(c, 1, "k", RLX_RANK_0D_1D));
+    const rlx_value *k = rlx_ictx_in(c, 1);
+    if (k && k->rank == 1 && k->dims[0] >= 0 && k->dims[0] != 1)
+        return rlx_ictx_fail_from(c, 1u << 1, "k '%s' must be a scalar, got %lld values", k->name,
+                                  (long long)k->dims[0]);
     return rlx_ictx_set_out_like(c, 0, x);
 }
 
