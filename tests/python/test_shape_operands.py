@@ -24,10 +24,10 @@ onnxruntime (the ONNX reference where onnxruntime's shape inference cannot
 take a fed operand), exactly but for ReduceSum's order (1e-6 relative).
 
 Pool pads. MaxPool / AveragePool / LpPool with a pad >= the kernel extent
-((k - 1) * dilation + 1) have a window of padding only (-inf, 0 / 0). rlx
-ran them; onnxruntime refuses pads >= kernel_shape. rlx refuses at load;
-with dilations, a pad in [kernel_shape, extent) leaves no window of
-padding only, so rlx runs it and matches the ONNX reference (onnxruntime
+((k - 1) * dilation + 1) have a first or last window wholly in the padding
+(-inf, 0 / 0). rlx ran them; onnxruntime refuses pads >= kernel_shape. rlx
+refuses at load; with dilations, a pad in [kernel_shape, extent) reaches
+the input, so rlx runs it and matches the ONNX reference (onnxruntime
 refuses it).
 
 Skips (exit 77) while librlx.so is not built."""
