@@ -6,22 +6,24 @@ Operand ranks. An operand that holds a shape, repeats, axes, pads, K,
 sizes or scales has the rank its spec gives: 1-D for Reshape, Expand,
 ConstantOfShape (not a scalar either), Tile, Slice's four, Pad's pads and
 axes, Split, Squeeze-13, Reduce* axes (not a scalar either), Resize's
-scales and sizes, Upsample-9 scales, TopK's K (of one value); a scalar or
-1-D for Unsqueeze-13 axes, OneHot's depth, Range's three, Trilu's k and
-Clip's min and max (scalars by the spec except Unsqueeze's and OneHot's; a
-1-D tensor of one value as onnxruntime's kernels take it). rlx
-took a 2-D shape [[2, 3]] as the list [2, 3]. Now each wrong rank fails
-naming the node, the op and the operand: RLX_ERR_INVALID_MODEL when the
-model fixes the rank (an initializer, a graph input declared so), at load;
-RLX_ERR_INVALID_ARGUMENT when the caller's feed does (a graph input of
-undeclared shape), at run, also in an eager plan. onnxruntime refuses each
-too, except where its check is laxer than the spec (the table's LAX
-origins: Expand and ConstantOfShape with a 2-D shape whose rank its shape
-inference does not see, Pad with a [1, 2n] likewise, Resize / Upsample
-scales of [1, n], Resize sizes of [1, n] as an initializer); rlx follows
-the spec there. The same models with a good operand run and match
-onnxruntime (the ONNX reference where onnxruntime's shape inference cannot
-take a fed operand), exactly but for ReduceSum's order (1e-6 relative).
+scales and sizes (and roi with tf_crop_and_resize, the one mode that reads
+it: onnxruntime ignores a roi of any shape otherwise), Upsample-9 scales,
+TopK's K (of one value); a scalar or 1-D for Unsqueeze-13 axes, OneHot's
+depth, Range's three, Trilu's k and Clip's min and max (scalars by the
+spec except Unsqueeze's and OneHot's; a 1-D tensor of one value as
+onnxruntime's kernels take it). rlx took a 2-D shape [[2, 3]] as the list
+[2, 3]. Now each wrong rank fails naming the node, the op and the operand:
+RLX_ERR_INVALID_MODEL when the model fixes the rank (an initializer, a
+graph input declared so), at load; RLX_ERR_INVALID_ARGUMENT when the
+caller's feed does (a graph input of undeclared shape), at run, also in an
+eager plan. onnxruntime refuses each too, except where its check is laxer
+than the spec (the table's LAX origins: Expand and ConstantOfShape with a
+2-D shape whose rank its shape inference does not see, Pad with a [1, 2n]
+likewise, Resize / Upsample scales and Resize's roi of [1, n], Resize
+sizes of [1, n] as an initializer); rlx follows the spec there. The same
+models with a good operand run and match onnxruntime (the ONNX reference
+where onnxruntime's shape inference cannot take a fed operand), exactly
+but for ReduceSum's order (1e-6 relative).
 
 Pool pads. MaxPool / AveragePool / LpPool with a pad >= the kernel extent
 ((k - 1) * dilation + 1) have a first or last window wholly in the padding
@@ -145,6 +147,9 @@ CASES = [
      {}),
     ("Resize", X4, [None, a(1, 1, 2, 2, dt=F32)], 1, "scales", a(1, 1, 2, 2, dt=F32),
      [a(1, 1, 2, 2, dt=F32).reshape(1, 4)], {}, 13, 1, {0: {"init", "decl", "fed"}}),
+    ("Resize", X4, [a(0, 0, 0, 0, 1, 1, 1, 1, dt=F32), a(1, 1, 2, 2, dt=F32)], 0, "roi",
+     a(0, 0, 0, 0, 1, 1, 1, 1, dt=F32), [a(0, 0, 0, 0, 1, 1, 1, 1, dt=F32).reshape(1, 8)],
+     {"coordinate_transformation_mode": "tf_crop_and_resize", "mode": "linear"}, 13, 1, {0: {"init", "decl", "fed"}}),
     ("Resize", X4, [None, None, a(1, 1, 4, 6)], 2, "sizes", a(1, 1, 4, 6), [a(1, 1, 4, 6).reshape(1, 4)], {}, 13,
      1, {0: {"init"}}),
     ("Upsample", X4, [a(1, 1, 2, 2, dt=F32)], 0, "scales", a(1, 1, 2, 2, dt=F32),
