@@ -1,0 +1,91 @@
+"""Findings of the fifteenth session's tester.
+
+- An unknown passes.disable value listed the passes that can be turned off
+  cut mid-word ("... fuse_elemen") by a 200-byte buffer; every option error
+  that lists choices (passes.disable, each enum option; `rlx options`'
+  value column) now shows them all.
+- rlx run --output-dir with a string output wrote nothing ("dtype string
+  has no .npy code", exit 1), not even the other outputs. Strings are now
+  written as NumPy unicode ('<U<n>'), bytes ('|S<n>') where one is not
+  UTF-8, and np.load reads them back; an output that cannot be written no
+  longer stops the others. --check compares string outputs as strings.
+- --timeout on a GPU plan stopped only after the whole backend compile
+  (40 s of pipelines with a cold shader cache): the limit is now checked
+  between pipeline creations.
+- Minor: --seed's error gives the range; usage errors found while parsing
+  the arguments print the JSON error object under --json like the later
+  ones; a bad unrelated RLX_* variable (RLX_GPU_F16=maybe) no longer stops
+  `rlx info` without --plan (loading reads only the limits.* options)."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ocr_ref as R  # noqa: E402
+
+try:
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+except ImportError:
+    R.skip("the onnx package is not installed (run scripts/setup.sh)")
+
+RLX = R.built("rlx")
+C = R.Checker("test_cli_tester15")
+TMP = tempfile.mkdtemp(prefix="rlx_tester15_")
+
+
+def rlx(*args, env=None):
+    e = dict(os.environ)
+    for k in list(e):
+        if k.startswith("RLX_") and k != "RLX_LIBRARY":
+            del e[k]
+    e.update(env or {})
+    return subprocess.run([RLX, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+                          timeout=300, env=e)
+
+
+def save(name, nodes, inputs, outputs, inits=()):
+    m = h.make_model(h.make_graph(nodes, name, inputs, outputs, list(inits)), opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = os.path.join(TMP, name + ".onnx")
+    onnx.save(m, path)
+    return path
+
+
+vi = h.make_tensor_value_info
+add = save("add", [h.make_node("Add", ["a", "b"], ["y"])], [vi("a", T.FLOAT, [2, 3]), vi("b", T.FLOAT, [2, 3])],
+           [vi("y", T.FLOAT, [2, 3])])
+
+# ---------------------------------------------------------------- a: option errors list every choice
+PASSES = ["cse", "fuse_qdq", "fuse_qdq_conv", "fold_conv_affine", "fuse_activation", "fuse_conv_residual",
+          "fuse_attention", "fuse_layernorm", "fuse_add_layernorm", "fuse_elementwise", "fuse_qdq_ew", "widen_f16"]
+for how, args, env in (("--option", ["--option", "passes.disable=nosuchpass"], None),
+                       ("RLX_DISABLE_PASSES", [], {"RLX_DISABLE_PASSES": "bogus"}),
+                       ("a 64-character name", ["--option", "passes.disable=" + "q" * 64], None)):
+    p = rlx("run", add, "--iters", "0", "--quiet", *args, env=env)
+    line = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+    listed = line[line.find("turned off (") + len("turned off ("):line.find(")", line.find("turned off ("))]
+    C.check(p.returncode == 2 and [w.strip() for w in listed.split(",")] == PASSES,
+            "passes.disable by %s: rc %d, the list %r (%r)" % (how, p.returncode, listed, line))
+
+p = rlx("options", "--json")
+opts = json.loads(p.stdout) if p.returncode == 0 else []
+opts = opts.get("options", opts) if isinstance(opts, dict) else opts
+enums = [o for o in opts if o.get("type") == "enum"]
+C.check(len(enums) >= 3, "rlx options --json: %d enum options (%r)" % (len(enums), p.stderr))
+for o in enums:
+    words = o["values"].split("|")
+    p = rlx("run", add, "--iters", "0", "--quiet", "--option", o["key"] + "=nosuchword")
+    msg = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+    tail = msg[msg.find("expected one of ") + len("expected one of "):].split(" ")[0]
+    C.check(p.returncode == 2 and tail.split("|") == words and len(words) >= 2,
+            "%s=nosuchword: rc %d, choices %r, want %r" % (o["key"], p.returncode, tail, words))
+
+C.done()
