@@ -88,4 +88,52 @@ for o in enums:
     C.check(p.returncode == 2 and tail.split("|") == words and len(words) >= 2,
             "%s=nosuchword: rc %d, choices %r, want %r" % (o["key"], p.returncode, tail, words))
 
+# ---------------------------------------------------------------- b: string outputs as .npy
+STRS = ["abc", "h\u00e9llo w\u00f6rld", "", "\u65e5\u672c\U0001f600x"]
+spath = save("strout", [h.make_node("Identity", ["s"], ["y"]), h.make_node("Relu", ["x"], ["z"])],
+             [vi("x", T.FLOAT, [2, 3])], [vi("y", T.STRING, [2, 2]), vi("z", T.FLOAT, [2, 3])],
+             [h.make_tensor("s", T.STRING, [2, 2], [s.encode() for s in STRS])])
+rng = R.seeded_rng(1515)
+x = (rng.uniform(0.5, 2.0, (2, 3)) * np.where(rng.uniform(size=(2, 3)) < 0.5, -1, 1)).astype(np.float32)
+np.save(os.path.join(TMP, "x.npy"), x)
+out = os.path.join(TMP, "out")
+p = rlx("run", spath, "--iters", "0", "--quiet", "--input", "x=" + os.path.join(TMP, "x.npy"), "--output-dir", out)
+C.check(p.returncode == 0, "string output --output-dir: rc %d (%s)" % (p.returncode, p.stderr.strip()))
+try:
+    y = np.load(os.path.join(out, "y.npy"))
+    C.check(y.dtype == np.dtype("<U%d" % max(len(s) for s in STRS)) and y.shape == (2, 2)
+            and y.reshape(-1).tolist() == STRS, "y.npy: %r %r" % (y.dtype, y))
+except Exception as ex:  # noqa: BLE001
+    C.check(False, "y.npy cannot be read: %r" % ex)
+try:
+    z = np.load(os.path.join(out, "z.npy"))
+    C.check(np.array_equal(z, np.maximum(x, 0)), "z.npy: %r" % z)
+except Exception as ex:  # noqa: BLE001
+    C.check(False, "z.npy cannot be read: %r" % ex)
+
+# bytes that are not UTF-8: '|S' (np.save's form for bytes)
+RAW = [b"\xff\xfeab", b"ok", b"", b"\xc3"]
+bpath = save("bytesout", [h.make_node("Identity", ["s"], ["y"])], [], [vi("y", T.STRING, [4])],
+             [h.make_tensor("s", T.STRING, [4], RAW)])
+out2 = os.path.join(TMP, "out2")
+p = rlx("run", bpath, "--iters", "0", "--quiet", "--output-dir", out2)
+try:
+    y = np.load(os.path.join(out2, "y.npy"))
+    C.check(p.returncode == 0 and y.dtype == np.dtype("S4") and y.tolist() == RAW, "bytes y.npy: %r %r" % (y.dtype, y))
+except Exception as ex:  # noqa: BLE001
+    C.check(False, "bytes y.npy cannot be read: %r (rc %d, %s)" % (ex, p.returncode, p.stderr.strip()))
+
+# --check: strings are equal or not, no numeric differences
+p = rlx("run", spath, "--iters", "0", "--quiet", "--check")
+check_part = p.stdout[p.stdout.find("check against"):]
+line = next((ln for ln in check_part.splitlines() if ln.strip().startswith("y ")), "")
+C.check(p.returncode == 0 and "strings equal (4)" in line and "diff" not in line, "--check on strings: %r" % line)
+p = rlx("run", spath, "--iters", "0", "--quiet", "--check", "--json")
+try:
+    chk = {c["name"]: c for c in json.loads(p.stdout)["check"]}
+    C.check(chk["y"].get("strings_differ") == 0 and chk["y"].get("close") is True and "max_abs" not in chk["y"]
+            and "max_abs" in chk["z"], "--check --json on strings: %r" % chk)
+except Exception as ex:  # noqa: BLE001
+    C.check(False, "--check --json: %r (%s)" % (ex, p.stdout[-400:]))
+
 C.done()
