@@ -590,6 +590,7 @@ typedef struct onnx_ctx {
     rlx_onnx_seq_scope *seqs; /* sequences of the graph being imported (onnx_sequence.h) */
     const tensor_load *ld;    /* limits for initializers; NULL: none */
     const init_ranges *top_inits; /* NULL: the top graph's initializers are in its GraphProto */
+    const Onnx__ModelProto *mp;   /* for its functions (messages); NULL: a graph alone */
 } onnx_ctx;
 
 static rlx_status import_graph(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *parent, rlx_graph **out);
@@ -843,6 +844,15 @@ static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeP
     /* onnxruntime's contrib ops become default-domain nodes (onnx_contrib.h) */
     const rlx_contrib_def *contrib = rlx_op_find(domain, op) ? NULL : rlx_onnx_contrib_find(domain, op);
     /* domain "rlx" holds internal ops that only the passes create */
+    for (size_t i = 0; c->mp && i < c->mp->n_functions; i++) {
+        const Onnx__FunctionProto *f = c->mp->functions[i];
+        if (f && f->name && strcmp(f->name, op) == 0 && strcmp(str_or(f->domain, ""), domain) == 0 &&
+            !rlx_op_find(domain, op) && !contrib)
+            return rlx_fail(RLX_ERR_UNSUPPORTED,
+                            "%s: '%s' of domain '%s' is a model-local function (ModelProto.functions), and rlx does not "
+                            "inline model-local functions yet (onnx.inliner.inline_local_functions writes the model "
+                            "with them expanded)", label, op, domain);
+    }
     if (*domain && !contrib && (!rlx_op_find(domain, op) || strcmp(domain, "rlx") == 0))
         return rlx_fail(RLX_ERR_UNSUPPORTED,
                         "%s: op '%s' of domain '%s' is not supported (rlx implements the default ONNX domain and the "
@@ -1209,7 +1219,7 @@ rlx_status rlx_onnx_graph_from_proto(const Onnx__GraphProto *gp, int64_t opset, 
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph output pointer is NULL");
     *out = NULL;
     if (!gp) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph proto is NULL");
-    onnx_ctx c = { base_dir, opset, NULL, NULL, NULL };
+    onnx_ctx c = { base_dir, opset, NULL, NULL, NULL, NULL };
     return import_graph(&c, gp, parent, out);
 }
 
@@ -1425,7 +1435,7 @@ static rlx_status load_model(const void *data, size_t size, rlx_file_map *map, c
     tensor_load ld = { cfg, &external_sum, false, map ? label : NULL };
     init_ranges r = { data, sp.off, sp.len, sp.n, map ? release_map : NULL, map };
     rlx_graph *g = NULL;
-    onnx_ctx c = { base_dir, 0, NULL, &ld, split ? &r : NULL };
+    onnx_ctx c = { base_dir, 0, NULL, &ld, split ? &r : NULL, mp };
     rlx_status st = model_opset(mp, &c.opset);
     if (!st && !mp->graph) st = rlx_fail(RLX_ERR_INVALID_MODEL, "the model has no graph");
     if (!st) st = import_graph(&c, mp->graph, NULL, &g);

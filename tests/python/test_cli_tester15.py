@@ -136,4 +136,25 @@ try:
 except Exception as ex:  # noqa: BLE001
     C.check(False, "--check --json: %r (%s)" % (ex, p.stdout[-400:]))
 
+# ---------------------------------------------------------------- c: model-local functions are named as such
+fn = h.make_function("local", "MyRelu", ["a"], ["b"], [h.make_node("Relu", ["a"], ["b"])],
+                     [h.make_opsetid("", 17)])
+fm = h.make_model(h.make_graph([h.make_node("MyRelu", ["x"], ["y"], domain="local", name="call")], "fn",
+                               [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 3])]),
+                  opset_imports=[h.make_opsetid("", 17), h.make_opsetid("local", 1)], functions=[fn])
+fm.ir_version = 8
+fpath = os.path.join(TMP, "local_fn.onnx")
+onnx.save(fm, fpath)
+p = rlx("run", fpath, "--iters", "0", "--quiet")
+C.check(p.returncode == 2 and "model-local function" in p.stderr and "node 'call'" in p.stderr
+        and "inline_local_functions" in p.stderr, "model-local function: rc %d %r" % (p.returncode, p.stderr))
+try:
+    import onnx.inliner
+    ipath = os.path.join(TMP, "local_fn_inlined.onnx")
+    onnx.save(onnx.inliner.inline_local_functions(fm), ipath)
+    p = rlx("run", ipath, "--iters", "0", "--quiet")
+    C.check(p.returncode == 0, "the model inlined by onnx.inliner: %r" % p.stderr)
+except ImportError:
+    pass
+
 C.done()
