@@ -252,7 +252,8 @@ static const opt_def k_opts[] = {
         "quarter of physical memory; 0: no limit)"),
     INT("run.timeout_ms", "RLX_RUN_TIMEOUT_MS", "0", 0, INT64_MAX / 1000000, run_timeout_ms, 0,
         "time limit of each run in milliseconds, compiling a new plan included (0: none): a run still going "
-        "then returns RLX_ERR_CANCELLED, checked between nodes, Loop and Scan iterations and GPU segments; like "
+        "then returns RLX_ERR_CANCELLED, checked between nodes, Loop and Scan iterations, GPU segments and, while "
+        "a GPU plan compiles, GPU pipeline creations (one creation, one submit, is not interrupted); like "
         "rlx_session_terminate from another thread"),
     ENUM("gpu.pool_kernel", "RLX_POOL_KERNEL", W("auto", "ref"), pool_kernel, 0,
          "pooling kernels: the fast ones where they apply, or the reference kernels"),

@@ -157,4 +157,28 @@ try:
 except ImportError:
     pass
 
+# ---------------------------------------------------------------- d: the time limit while GPU pipelines compile
+if rlx("run", add, "--device", "gpu", "--iters", "0", "--quiet").returncode == 0:
+    # many distinct kernels, shader cache off: the pipelines take far longer than the limit
+    nodes, prev = [], "x"
+    for i, op in enumerate(["Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Sqrt", "Erf", "Softplus", "Sin",
+                            "Cos", "Floor", "Ceil", "Round", "Reciprocal", "Softsign", "Atan", "Sinh", "Log"] * 2):
+        nodes.append(h.make_node(op, [prev], ["t%d" % i]))
+        nodes.append(h.make_node("Add" if i % 2 else "Mul", ["t%d" % i, "x"], ["u%d" % i]))
+        prev = "u%d" % i
+    nodes.append(h.make_node("Identity", [prev], ["y"]))
+    gpath = save("many_kernels", nodes, [vi("x", T.FLOAT, [4, 8])], [vi("y", T.FLOAT, [4, 8])])
+    env = {"MESA_SHADER_CACHE_DISABLE": "true"}
+    t0 = time.monotonic()
+    p = rlx("run", gpath, "--device", "gpu", "--timeout", "30", "--iters", "0", "--quiet",
+            "--option", "passes.disable=fuse_elementwise", env=env)
+    dt = time.monotonic() - t0
+    C.check(p.returncode != 0 and "RLX_ERR_CANCELLED" in p.stderr and "compiling a plan (GPU pipelines, before kernel"
+            in p.stderr and "constant folding" not in p.stderr, "GPU compile past --timeout 30: rc %d in %.1f s: %r" % (p.returncode, dt, p.stderr.strip()))
+    p = rlx("run", gpath, "--device", "gpu", "--iters", "0", "--quiet", "--option",
+            "passes.disable=fuse_elementwise", "--check")
+    C.check(p.returncode == 0 and "close" in p.stdout, "the same model without a limit: %r" % p.stderr)
+else:
+    print("no GPU: the compile time limit is not tested")
+
 C.done()
