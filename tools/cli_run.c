@@ -29,7 +29,7 @@ static void print_help(FILE *f) {
             "                         its dtype must be the one the model declares\n"
             "  --shape NAME=DIMS      shape of a generated input, e.g. x=1x3x224x224\n"
             "                         (repeatable); needed for symbolic dims other than 1\n"
-            "  --seed S               seed of the generated inputs (default 0)\n"
+            "  --seed S               seed of the generated inputs (0 to 2^63-1, default 0)\n"
             "  --output-dir DIR       write each output as DIR/<name>.npy (created if\n"
             "                         missing); characters of the name other than\n"
             "                         A-Z a-z 0-9 . _ - become '_', a leading '.' too,\n"

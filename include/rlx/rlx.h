@@ -323,7 +323,9 @@ typedef struct rlx_attr {
 RLX_API rlx_status rlx_model_create(int64_t opset, rlx_model **out_model);
 
 /* Declares a graph input. dims[i] == -1 makes dim i symbolic, named by
- * dim_names[i] (dim_names may be NULL; equal names bind to one value). */
+ * dim_names[i] (dim_names may be NULL; equal names bind to one value).
+ * errors: RLX_ERR_INVALID_ARGUMENT (empty name, rank outside
+ * [0, RLX_MAX_RANK], bad dtype, a dim below -1, a finished model). */
 RLX_API rlx_status rlx_model_add_input(rlx_model *model, const char *name, rlx_dtype dtype,
                                int rank, const int64_t *dims,
                                const char *const *dim_names);

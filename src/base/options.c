@@ -525,15 +525,18 @@ void rlx_config_destroy(rlx_config *c) {
     free(c);
 }
 
-rlx_status rlx_config_resolve(const rlx_options *o, const rlx_session_options *legacy, rlx_config **out) {
+/* only: resolve the keys that start with it, the others take their
+ * defaults (their variables are not read); NULL: every key. */
+static rlx_status resolve(const rlx_options *o, const rlx_session_options *legacy, const char *only, rlx_config **out) {
     *out = NULL;
     rlx_config *c = calloc(1, sizeof *c);
     if (!c) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     size_t n_owned = 0;
     for (size_t i = 0; i < N_OPTS; i++) {
         const opt_def *d = &k_opts[i];
-        const char *v = o ? o->val[i] : NULL, *who = d->key;
-        if (!v) {
+        bool used = !only || strncmp(d->key, only, strlen(only)) == 0;
+        const char *v = o && used ? o->val[i] : NULL, *who = d->key;
+        if (!v && used) {
             const char *e = rlx_getenv(d->env);
             if (e && *e) v = e, who = d->env;
         }
@@ -556,6 +559,12 @@ rlx_status rlx_config_resolve(const rlx_options *o, const rlx_session_options *l
     *out = c;
     return RLX_OK;
 }
+
+rlx_status rlx_config_resolve(const rlx_options *o, const rlx_session_options *legacy, rlx_config **out) {
+    return resolve(o, legacy, NULL, out);
+}
+
+rlx_status rlx_config_resolve_limits(const rlx_options *o, rlx_config **out) { return resolve(o, NULL, "limits.", out); }
 
 _Static_assert(N_OPTS <= 128, "rlx_config.given holds 128 bits");
 

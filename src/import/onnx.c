@@ -1455,7 +1455,7 @@ rlx_status rlx_model_load_onnx_with_options(const char *path, const rlx_options 
     *out_model = NULL;
     if (!path || !*path) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model path is empty");
     rlx_config *cfg;
-    rlx_status st = rlx_config_resolve(options, NULL, &cfg);
+    rlx_status st = rlx_config_resolve_limits(options, &cfg); /* the limits are all loading uses */
     if (st) return rlx_fail_prefix(st, "%s: ", path);
     uint64_t fsize;
     st = rlx_file_size(path, &fsize);
@@ -1480,7 +1480,7 @@ rlx_status rlx_model_load_onnx_memory(const void *data, size_t size, const char 
     *out_model = NULL;
     if (!data && size) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model data is NULL");
     rlx_config *cfg;
-    RLX_TRY(rlx_config_resolve(NULL, NULL, &cfg));
+    RLX_TRY(rlx_config_resolve_limits(NULL, &cfg));
     rlx_status st = load_model(data, size, NULL, base_dir, cfg, "<memory>", out_model);
     rlx_config_destroy(cfg);
     return st;

@@ -157,6 +157,31 @@ try:
 except ImportError:
     pass
 
+# ---------------------------------------------------------------- e-g: minor
+p = rlx("run", add, "--seed", "18446744073709551615")
+C.check(p.returncode == 2 and "from 0 to 9223372036854775807" in p.stderr, "--seed 2^64-1: %r" % p.stderr)
+p = rlx("run", add, "--seed", "9223372036854775807", "--iters", "0", "--quiet")
+C.check(p.returncode == 0, "--seed 2^63-1 refused: %r" % p.stderr)
+
+for args in (["run", add, "--json", "--option", "cpu.threads=-1"], ["run", add, "--json", "--bogus"],
+             ["run", add, "--iters", "-1", "--json"], ["run", add, "--json", "--device", "tpu"],
+             ["bench", add, "--json", "--warmup", "x"], ["info", add, "--json", "--bogus"],
+             ["run", add, "--json", "--shape", "q=1x2"], ["run", "--json"]):
+    p = rlx(*args)
+    try:
+        err = json.loads(p.stdout)["error"]
+        ok = err["status"] == "RLX_ERR_USAGE" and err["message"] in p.stderr
+    except Exception:  # noqa: BLE001
+        ok = False
+    C.check(p.returncode == 2 and ok, "%s: rc %d, stdout %r" % (" ".join(args[:1] + args[2:]), p.returncode, p.stdout))
+
+p = rlx("info", add, env={"RLX_GPU_F16": "maybe"})
+C.check(p.returncode == 0 and "model:" in p.stdout, "RLX_GPU_F16=maybe broke rlx info: %r" % p.stderr)
+p = rlx("info", add, "--plan", env={"RLX_GPU_F16": "maybe"})
+C.check(p.returncode == 2 and "RLX_GPU_F16" in p.stderr, "rlx info --plan with RLX_GPU_F16=maybe: %r" % p.stderr)
+p = rlx("info", add, env={"RLX_MAX_MODEL_BYTES": "10"})
+C.check(p.returncode != 0 and "max_model_bytes" in p.stderr, "RLX_MAX_MODEL_BYTES=10 ignored by info: %r" % p.stderr)
+
 # ---------------------------------------------------------------- d: the time limit while GPU pipelines compile
 if rlx("run", add, "--device", "gpu", "--iters", "0", "--quiet").returncode == 0:
     # many distinct kernels, shader cache off: the pipelines take far longer than the limit
