@@ -11,7 +11,8 @@
   longer stops the others. --check compares string outputs as strings.
 - A node calling a model-local function (ModelProto.functions) was "not
   supported": the importer now inlines them (nested calls, ref_attr_name
-  from the call or the function's defaults), checked against onnxruntime.
+  from the call or the function's defaults, calls in Loop bodies),
+  checked against onnxruntime.
 - --timeout on a GPU plan stopped only after the whole backend compile
   (40 s of pipelines with a cold shader cache): the limit is now checked
   between pipeline creations.
@@ -185,22 +186,48 @@ if p.returncode == 0:
     gw, gm = np.load(os.path.join(outf, "w.npy")), np.load(os.path.join(outf, "m.npy"))
     C.check(np.allclose(gw, want, rtol=1e-6, atol=1e-6) and np.allclose(gm, want_m, rtol=1e-6, atol=1e-6),
             "model-local functions: w %r vs %r, m %r vs %r" % (gw, want, gm, want_m))
-# a function called inside a Loop body is not inlined: the message says so
+# a function called inside a Loop body is inlined there too
 body = h.make_graph([h.make_node("Identity", ["c"], ["c_out"]),
                      h.make_node("ScaledLeaky", ["acc"], ["acc_out"], domain="local", name="inner", alpha=0.5)],
                     "body", [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("acc", T.FLOAT, [2, 3])],
                     [vi("c_out", T.BOOL, []), vi("acc_out", T.FLOAT, [2, 3])])
 lm = h.make_model(h.make_graph(
     [h.make_node("Constant", [], ["M"], value=h.make_tensor("M", T.INT64, [], [2])),
-     h.make_node("Loop", ["M", "", "x"], ["y"], body=body)], "loopfn",
+     h.make_node("Loop", ["M", "", "x"], ["y"], body=body, name="loop")], "loopfn",
     [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 3])]),
     opset_imports=[h.make_opsetid("", 17), h.make_opsetid("local", 1)], functions=[sl])
 lm.ir_version = 8
 lpath = os.path.join(TMP, "loop_fn.onnx")
 onnx.save(lm, lpath)
-p = rlx("run", lpath, "--iters", "0", "--quiet")
-C.check(p.returncode == 2 and "model-local function" in p.stderr and "node 'inner'" in p.stderr,
+outl = os.path.join(TMP, "outl")
+p = rlx("run", lpath, "--iters", "0", "--quiet", "--input", "x=" + os.path.join(TMP, "x.npy"), "--output-dir", outl)
+want_l = x.copy()
+for _ in range(2):
+    want_l = np.where(want_l > 0, want_l, 0.5 * want_l) * 2.0
+try:
+    import onnxruntime as ort
+    want_l = ort.InferenceSession(lpath, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+except ImportError:
+    pass
+C.check(p.returncode == 0 and np.allclose(np.load(os.path.join(outl, "y.npy")), want_l, rtol=1e-6, atol=1e-6),
         "a function in a Loop body: rc %d %r" % (p.returncode, p.stderr))
+# a function whose body holds a Loop is refused, saying why
+fl = h.make_function("local", "Looped", ["a"], ["b"],
+                     [h.make_node("Constant", [], ["M"], value=h.make_tensor("M", T.INT64, [], [1])),
+                      h.make_node("Loop", ["M", "", "a"], ["b"], body=h.make_graph(
+                          [h.make_node("Identity", ["c"], ["c_out"]), h.make_node("Relu", ["acc"], ["acc_out"])],
+                          "b2", [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("acc", T.FLOAT, [2, 3])],
+                          [vi("c_out", T.BOOL, []), vi("acc_out", T.FLOAT, [2, 3])]))],
+                     [h.make_opsetid("", 17)])
+flm = h.make_model(h.make_graph([h.make_node("Looped", ["x"], ["y"], domain="local", name="callloop")], "fl",
+                                [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 3])]),
+                   opset_imports=[h.make_opsetid("", 17), h.make_opsetid("local", 1)], functions=[fl])
+flm.ir_version = 8
+flpath = os.path.join(TMP, "fn_loop.onnx")
+onnx.save(flm, flpath)
+p = rlx("run", flpath, "--iters", "0", "--quiet")
+C.check(p.returncode == 2 and "node 'callloop'" in p.stderr and "subgraph attribute 'body'" in p.stderr,
+        "a function with a Loop inside: rc %d %r" % (p.returncode, p.stderr))
 
 # ---------------------------------------------------------------- e-g: minor
 p = rlx("run", add, "--seed", "18446744073709551615")
