@@ -222,6 +222,21 @@ static inline __mmask16 dwr_cols(int64_t n) {
     return (__mmask16)(n >= 16 ? 0xffffu : n <= 0 ? 0u : (1u << n) - 1u);
 }
 
+/* Prefetch into L2 input rows [r0, r0 + n) (below r_end) of planes xa and
+ * xb; rows past the planes' ih: the next task's planes' (next floats on
+ * from xa). */
+static inline void dwr_prefetch(const float *xa, const float *xb, size_t next, int64_t ih, int64_t iw, int64_t r0,
+                                int64_t n, int64_t r_end) {
+    int64_t lines = (iw * (int64_t)sizeof(float) + 63) / 64;
+    for (int64_t r = r0; r < r0 + n && r < r_end; r++) {
+        const float *pa = r < ih ? xa + r * iw : xa + next + (r - ih) * iw, *pb = pa + (xb - xa);
+        for (int64_t l = 0; l < lines; l++) {
+            __builtin_prefetch(pa + l * 16, 0, 2);
+            __builtin_prefetch(pb + l * 16, 0, 2);
+        }
+    }
+}
+
 /* Weights of channel c broadcast, those below FLT_MIN in magnitude as 0. */
 DWR_ATTR static void dwr_weights(const float *w, size_t c, __m512 *wv) {
     for (int t = 0; t < 9; t++) {
@@ -270,56 +285,55 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
         }
     } else {
         /* wider rows: by groups of output rows, each across the row */
-        int64_t pf_lines = (iw * (int64_t)sizeof(float) + 63) / 64;
         size_t next = two ? 2 * s->in_sp : s->in_sp; /* the next task's first plane, from xa */
         /* the next task's rows, if any: the next block's in these planes, or
          * the next planes' first rows */
         int64_t r_end = rb + 1 < j->n_rb || pi + 1 >= j->n_img * j->n_pairs ? ih : 2 * ih;
         /* stride 1 and a last vector of at most 8 columns (56: 3.5 vectors):
          * that vector of both planes in one (DWR_TAIL2), the others plane by
-         * plane, 8 output rows at a time (DWR_GROUP1); 144 x 56x56, 1 thread,
-         * in the model: 188 -> 170 us (BENCHMARKS.md, "56-wide depthwise") */
+         * plane, 8 output rows at a time (DWR_GROUP1); 144 x 56x56, 1 thread:
+         * 182 -> 172 us (BENCHMARKS.md, "56-wide depthwise"). A loop of its
+         * own: its combined weights live there only. */
         bool tail2 = st == 1 && (ow & 15) && (ow & 15) <= 8;
-        int64_t c_end = tail2 ? ow & ~(int64_t)15 : ow; /* the full vectors' columns */
-        __m512 wab[9], vbab = _mm512_mask_blend_ps(0xff00u, vba, vbb);
-        __mmask16 mt1 = dwr_cols(ow - c_end), mt2 = dwr_cols(ow - c_end - 1); /* at most 8 lanes */
-        for (int t = 0; t < 9; t++) wab[t] = _mm512_mask_blend_ps(0xff00u, wa[t], wb[t]);
-        for (int64_t o0 = ob; o0 < oe;) {
-            /* rows at a time: DWR_R, or twice that plane by plane where the
-             * block has them (else the rows past oe are computed, not stored) */
-            int64_t rr = tail2 && oe - o0 > DWR_R ? 2 * DWR_R : DWR_R;
-            /* the input rows new to the rows DWR_PF groups on (rows past
-             * the last: the next task's planes' first rows); caches
-             * evicted, 8x 96 x 112 -> 56 s2 took 5.6 ms without, 3.8 with
-             * (DWR_PF 2 into L1: 5.8 ms; 8: 3.9, 16: 4.2) */
-            int64_t r0 = (o0 + DWR_PF * DWR_R) * st - st + 2;
-            for (int64_t r = r0; r < r0 + rr * st && r < r_end; r++) {
-                const float *pa = r < ih ? xa + r * iw : xa + next + (r - ih) * iw, *pb = pa + (xb - xa);
-                for (int64_t l = 0; l < pf_lines; l++) {
-                    __builtin_prefetch(pa + l * 16, 0, 2);
-                    __builtin_prefetch(pb + l * 16, 0, 2);
+        if (tail2) {
+            int64_t c_end = ow & ~(int64_t)15; /* the full vectors' columns */
+            __m512 wab[9], vbab = _mm512_mask_blend_ps(0xff00u, vba, vbb);
+            __mmask16 mt1 = dwr_cols(ow - c_end), mt2 = dwr_cols(ow - c_end - 1); /* at most 8 lanes */
+            for (int t = 0; t < 9; t++) wab[t] = _mm512_mask_blend_ps(0xff00u, wa[t], wb[t]);
+            for (int64_t o0 = ob; o0 < oe;) {
+                /* 2 DWR_R rows where the block has more than DWR_R left (else
+                 * the rows past oe are computed, not stored) */
+                int64_t rr = oe - o0 > DWR_R ? 2 * DWR_R : DWR_R;
+                dwr_prefetch(xa, xb, next, ih, iw, o0 + DWR_PF * DWR_R + 1, rr, r_end);
+                for (int64_t c0 = 0; c0 < c_end; c0 += 16) {
+                    __mmask16 m0 = dwr_cols(iw - c0), m1 = 0, mn = dwr_cols(iw - c0 - 16), om = dwr_cols(ow - c0);
+                    if (rr == 2 * DWR_R) {
+                        DWR_GROUP1(2 * DWR_R, xa, ya, wa, vba);
+                        if (two) DWR_GROUP1(2 * DWR_R, xb, yb, wb, vbb);
+                    } else {
+                        DWR_GROUP1(DWR_R, xa, ya, wa, vba);
+                        if (two) DWR_GROUP1(DWR_R, xb, yb, wb, vbb);
+                    }
                 }
-            }
-            for (int64_t c0 = 0; c0 < c_end; c0 += 16) {
-                __mmask16 m0 = dwr_cols(iw - c0 * st), m1 = dwr_cols(iw - c0 * st - 16), mn = dwr_cols(iw - c0 - 16);
-                __mmask16 om = dwr_cols(ow - c0);
-                if (st == 2) DWR_GROUP(2, 1);
-                else if (!tail2) DWR_GROUP(1, 1);
-                else if (rr == 2 * DWR_R) {
-                    DWR_GROUP1(2 * DWR_R, xa, ya, wa, vba);
-                    if (two) DWR_GROUP1(2 * DWR_R, xb, yb, wb, vbb);
-                } else {
-                    DWR_GROUP1(DWR_R, xa, ya, wa, vba);
-                    if (two) DWR_GROUP1(DWR_R, xb, yb, wb, vbb);
-                }
-            }
-            if (tail2) {
                 int64_t c0 = c_end;
                 if (rr == 2 * DWR_R) DWR_TAIL2(2 * DWR_R);
                 else DWR_TAIL2(DWR_R);
+                o0 += rr;
             }
-            o0 += rr;
-        }
+        } else
+            for (int64_t o0 = ob; o0 < oe; o0 += DWR_R) {
+                /* the input rows new to the group DWR_PF groups on (rows past
+                 * the last: the next task's planes' first rows); caches
+                 * evicted, 8x 96 x 112 -> 56 s2 took 5.6 ms without, 3.8 with
+                 * (DWR_PF 2 into L1: 5.8 ms; 8: 3.9, 16: 4.2) */
+                dwr_prefetch(xa, xb, next, ih, iw, (o0 + DWR_PF * DWR_R) * st - st + 2, DWR_R * st, r_end);
+                for (int64_t c0 = 0; c0 < ow; c0 += 16) {
+                    __mmask16 m0 = dwr_cols(iw - c0 * st), m1 = dwr_cols(iw - c0 * st - 16), mn = dwr_cols(iw - c0 - 16);
+                    __mmask16 om = dwr_cols(ow - c0);
+                    if (st == 2) DWR_GROUP(2, 1);
+                    else DWR_GROUP(1, 1);
+                }
+            }
     }
     if (!j->act_in_reg)
         for (int p = 0; p < (two ? 2 : 1); p++) {
