@@ -291,9 +291,10 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
         int64_t r_end = rb + 1 < j->n_rb || pi + 1 >= j->n_img * j->n_pairs ? ih : 2 * ih;
         /* stride 1 and a last vector of at most 8 columns (56: 3.5 vectors):
          * that vector of both planes in one (DWR_TAIL2), the others plane by
-         * plane, 8 output rows at a time (DWR_GROUP1); 144 x 56x56, 1 thread:
-         * 182 -> 172 us (BENCHMARKS.md, "56-wide depthwise"). A loop of its
-         * own: its combined weights live there only. */
+         * plane, 8 output rows at a time (DWR_GROUP1); 144 x 56x56, 1 thread,
+         * hot: 182 -> 161 us (BENCHMARKS.md, "CPU depthwise 3x3 on 56-wide
+         * rows"). A loop of its own: its combined weights live there only
+         * (the other wide loops also measured 9-14% faster so). */
         bool tail2 = st == 1 && (ow & 15) && (ow & 15) <= 8;
         if (tail2) {
             int64_t c_end = ow & ~(int64_t)15; /* the full vectors' columns */
