@@ -29,13 +29,16 @@
  * end): their planes' streams are short for the hardware prefetchers. A
  * task takes two channel planes (all their rows, or a block of whole
  * groups of four rows where pairs of planes give the threads fewer than 4
- * tasks each: rlx_nn_dw_split_of), four output
- * rows at a time (eight independent sums, enough to cover the latency of
- * the fused multiply-adds); each input row those rows read is loaded once
- * and added into every sum that reads it. At stride 1 on rows whose last
- * vector has 8 columns or fewer (MobileNetV2's 56: 3.5 vectors) that
- * vector of both planes is one (DWR_TAIL2) and the full vectors go plane
- * by plane, 8 rows at a time, their weights in registers (DWR_GROUP1).
+ * tasks each: rlx_nn_dw_split_of); at stride 2, and on stride-1 rows
+ * of whole vectors wider than 32, both planes four output rows at a time
+ * (DWR_GROUP: eight independent sums, enough to cover the latency of the
+ * fused multiply-adds); each input row those rows read is loaded once
+ * and added into every sum that reads it. On the other stride-1 rows plane
+ * by plane (DWR_GROUP1: the plane's weights stay in registers, which the
+ * two planes' 18 do not), four rows at a time on rows of up to 32
+ * columns; on wider rows whose last vector has 8 columns or fewer
+ * (MobileNetV2's 56: 3.5 vectors) eight rows at a time, and that last
+ * vector of both planes is one (DWR_TAIL2).
  *
  * Arithmetic: each output starts at the bias and takes its taps in (kh, kw)
  * order as fused multiply-adds, as the channel-blocked path does, so the
@@ -139,11 +142,11 @@ typedef struct dwr_job {
     } while (0)
 
 /* DWR_GROUP for one plane (xp, yp, its weights wp and bias vbp) and RR
- * output rows (stride 1): RR sums, the plane's 9 weights and 3 taps stay in
- * registers (DWR_GROUP's two planes spill their 18 weights to the stack:
- * its multiply-adds read them from memory). The same taps in the same
- * order: the same bits. */
-#define DWR_GROUP1(RR, xp, yp, wp, vbp)                                                                       \
+ * output rows (stride 1; W as DWR_TAPS'): RR sums, the plane's 9 weights
+ * and 3 taps stay in registers (DWR_GROUP's two planes spill their 18
+ * weights to the stack: its multiply-adds read them from memory). The
+ * same taps in the same order: the same bits. */
+#define DWR_GROUP1(W, RR, xp, yp, wp, vbp)                                                                    \
     do {                                                                                                      \
         __m512 ac[RR];                                                                                        \
         DWR_UNROLL for (int r = 0; r < (RR); r++) ac[r] = vbp;                                                \
@@ -151,7 +154,7 @@ typedef struct dwr_job {
         DWR_UNROLL for (int i = 0; i < (RR) + 2; i++) {                                                       \
             if (i0 + i < 0 || i0 + i >= ih) continue;                                                         \
             __m512 t[3];                                                                                      \
-            DWR_TAPS(1, 1, (xp) + (i0 + i) * iw, t);                                                          \
+            DWR_TAPS(1, W, (xp) + (i0 + i) * iw, t);                                                          \
             DWR_UNROLL for (int kx = 0; kx < 3; kx++) {                                                       \
                 DWR_UNROLL for (int r = 0; r < (RR); r++) {                                                   \
                     int ky = i - r;                                                                           \
@@ -277,11 +280,22 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
              * the block (stride 1), the output row's lanes */
             __mmask16 m0 = dwr_cols(iw - c0 * st), m1 = dwr_cols(iw - c0 * st - 16), mn = dwr_cols(iw - c0 - 16);
             __mmask16 om = dwr_cols(ow - c0);
-            for (int64_t o0 = ob; o0 < oe; o0 += DWR_R) {
-                if (st == 2) DWR_GROUP(2, 0);
-                else if (iw <= 16) DWR_GROUP(1, 0);
-                else DWR_GROUP(1, 1);
-            }
+            /* stride 1 plane by plane (DWR_GROUP1: the weights in registers;
+             * 1 thread, hot, 192 x 28x28 57.5 -> 50.3 us, 384 x 14x14 34.3 ->
+             * 29.7, ShuffleNet's 136 x 28x28 41.4 -> 36.1; 8 rows at a time
+             * measured the same) */
+            if (st == 2)
+                for (int64_t o0 = ob; o0 < oe; o0 += DWR_R) DWR_GROUP(2, 0);
+            else
+                for (int64_t o0 = ob; o0 < oe; o0 += DWR_R) {
+                    if (iw <= 16) {
+                        DWR_GROUP1(0, DWR_R, xa, ya, wa, vba);
+                        if (two) DWR_GROUP1(0, DWR_R, xb, yb, wb, vbb);
+                    } else {
+                        DWR_GROUP1(1, DWR_R, xa, ya, wa, vba);
+                        if (two) DWR_GROUP1(1, DWR_R, xb, yb, wb, vbb);
+                    }
+                }
         }
     } else {
         /* wider rows: by groups of output rows, each across the row */
@@ -309,11 +323,11 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
                 for (int64_t c0 = 0; c0 < c_end; c0 += 16) {
                     __mmask16 m0 = dwr_cols(iw - c0), m1 = 0, mn = dwr_cols(iw - c0 - 16), om = dwr_cols(ow - c0);
                     if (rr == 2 * DWR_R) {
-                        DWR_GROUP1(2 * DWR_R, xa, ya, wa, vba);
-                        if (two) DWR_GROUP1(2 * DWR_R, xb, yb, wb, vbb);
+                        DWR_GROUP1(1, 2 * DWR_R, xa, ya, wa, vba);
+                        if (two) DWR_GROUP1(1, 2 * DWR_R, xb, yb, wb, vbb);
                     } else {
-                        DWR_GROUP1(DWR_R, xa, ya, wa, vba);
-                        if (two) DWR_GROUP1(DWR_R, xb, yb, wb, vbb);
+                        DWR_GROUP1(1, DWR_R, xa, ya, wa, vba);
+                        if (two) DWR_GROUP1(1, DWR_R, xb, yb, wb, vbb);
                     }
                 }
                 int64_t c0 = c_end;
