@@ -546,6 +546,16 @@ static void test_conv_depthwise_rows(void) {
         { "dw rows C3 5x63 s2", 2, 1, 3, 3, 3, { 5, 63 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "dw rows C3 8x65 s2", 2, 1, 3, 3, 3, { 8, 65 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         { "dw rows C2 11x113 s2", 2, 1, 2, 2, 2, { 11, 113 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        /* stride 1, the last vector of 1 to 8 columns (both planes' in one
+         * vector, the other vectors plane by plane 8 rows at a time):
+         * tails of 2, 5, 7 and 8 columns, heights of 1, 2, 5 (4 + 1: 8
+         * rows computed, 5 stored) and 6, odd channel counts and batch 2 */
+        { "dw rows C7 6x40", 2, 1, 7, 7, 7, { 6, 40 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C3 5x37", 2, 1, 3, 3, 3, { 5, 37 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C5 13x55 batch 2", 2, 2, 5, 5, 5, { 13, 55 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
+          1 },
+        { "dw rows C1 1x50", 2, 1, 1, 1, 1, { 1, 50 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
+        { "dw rows C4 2x34", 2, 1, 4, 4, 4, { 2, 34 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 0 },
         /* blocks of rows (rlx_nn_dw_split_of: fewer than 4 pairs of planes
          * a thread on more than 2 threads): at 5 threads 7 blocks of 61
          * rows (whole groups of 4, the last short), 8 of 65 at stride 2
@@ -556,6 +566,8 @@ static void test_conv_depthwise_rows(void) {
           { 1, 1 }, 1 },
         { "dw rows C8 112x112 batch 2 (row blocks)", 2, 2, 8, 8, 8, { 112, 112 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1 },
           { 1, 1 }, 0 },
+        { "dw rows C5 61x71 (row blocks, 7-column tails)", 2, 1, 5, 5, 5, { 61, 71 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, 1 },
     };
     if (rlx_cpu_isa_get() < RLX_CPU_ISA_AVX512) {
         fprintf(stderr, "depthwise rows: no AVX-512, skipped\n");

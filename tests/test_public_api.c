@@ -356,8 +356,24 @@ static void test_half_and_clock(void) {
     CHECK(t1 >= t0 && t0 > 0);
 }
 
+/* Only -1 (symbolic) is documented below 0: other negative dims are refused,
+ * naming the dim. */
+static void test_add_input_dims(void) {
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_create(13, &m));
+    CHECK_FAILS(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 2, (const int64_t[]){ 4, -7 }, NULL),
+                RLX_ERR_INVALID_ARGUMENT, "dim 1 is -7");
+    CHECK_FAILS(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 1, (const int64_t[]){ INT64_MIN }, NULL),
+                RLX_ERR_INVALID_ARGUMENT, "dim 0");
+    CHECK_FAILS(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 2, NULL, NULL), RLX_ERR_INVALID_ARGUMENT, "dims is NULL");
+    /* a refused input is not declared: the name stays free */
+    CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 2, (const int64_t[]){ -1, 0 }, NULL));
+    rlx_model_destroy(m);
+}
+
 int main(void) {
     test_seed_from_env();
+    test_add_input_dims();
     test_half_and_clock();
     test_catalogue();
     test_model_inspection();

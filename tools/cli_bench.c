@@ -29,7 +29,7 @@ static void print_help(FILE *f) {
             "  --shape NAME=DIMS     shape of a generated input, e.g. x=1x3x224x224 (repeatable);\n"
             "                        symbolic dims not given are 1\n"
             "  --input NAME=FILE.npy feed input NAME from a .npy file (repeatable)\n"
-            "  --seed S              seed of the generated inputs (default 0)\n"
+            "  --seed S              seed of the generated inputs (0 to 2^63-1, default 0)\n"
             "  --warmup N            untimed runs after the first (default 5)\n"
             "  --iters N             timed runs (default 20)\n"
             "  --gpu-iters N         runs timed with GPU timestamps (default --iters; 0 skips);\n"

@@ -79,7 +79,7 @@ int cli_model_arg(int argc, char **argv, int *i, const char *command, int64_t it
     } else if (cli_opt_value(argc, argv, i, "--seed", &v, command, &err)) {
         if (err) return CLI_EXIT_USAGE;
         if (!cli_parse_i64(v, 0, INT64_MAX, &n))
-            return cli_usage_error(command, "bad --seed '%s' (expected a whole number >= 0)", v);
+            return cli_usage_error(command, "bad --seed '%s' (expected a whole number from 0 to 9223372036854775807)", v);
         m->seed = (uint64_t)n;
     } else if (strcmp(a, "--json") == 0) {
         m->json = true;

@@ -29,7 +29,7 @@ static void print_help(FILE *f) {
             "                         its dtype must be the one the model declares\n"
             "  --shape NAME=DIMS      shape of a generated input, e.g. x=1x3x224x224\n"
             "                         (repeatable); needed for symbolic dims other than 1\n"
-            "  --seed S               seed of the generated inputs (default 0)\n"
+            "  --seed S               seed of the generated inputs (0 to 2^63-1, default 0)\n"
             "  --output-dir DIR       write each output as DIR/<name>.npy (created if\n"
             "                         missing); characters of the name other than\n"
             "                         A-Z a-z 0-9 . _ - become '_', a leading '.' too,\n"
@@ -39,7 +39,11 @@ static void print_help(FILE *f) {
             "                         suffix _<i>, i the output's index (then _<i>_2,\n"
             "                         ...): no output overwrites another; each\n"
             "                         'wrote NAME -> FILE' line (JSON \"written\": the\n"
-            "                         files in output order) says where it went\n"
+            "                         files in output order) says where it went;\n"
+            "                         string outputs as NumPy unicode ('<U<n>'; bytes\n"
+            "                         '|S<n>' where one is not UTF-8); an output that\n"
+            "                         cannot be written fails the run (exit 1) after\n"
+            "                         the others are written\n"
             "  --check                also run on the CPU backend and print, per output (a\n"
             "                         here, b on the CPU), the max abs difference, the max\n"
             "                         rel difference |a-b|/|b| over the elements with |b| >=\n"
@@ -50,7 +54,9 @@ static void print_help(FILE *f) {
             "                         is close; else NOT CLOSE with the count,\n"
             "                         JSON \"close\", \"not_close\"); an output whose dtype or\n"
             "                         shape differs, or with an element NaN on one side only,\n"
-            "                         is a MISMATCH (JSON \"mismatch\": true); --check\n"
+            "                         is a MISMATCH (JSON \"mismatch\": true); string\n"
+            "                         outputs are equal or a MISMATCH with the count of\n"
+            "                         strings that differ (JSON \"strings_differ\"); --check\n"
             "                         reports, it does not change the exit status\n"
             "  --atol A, --rtol R     --check's closeness tolerances (default 1e-4, 1e-3)\n"
             "  --warmup N             untimed runs before the timed ones (default 2)\n"
@@ -253,7 +259,8 @@ static int write_outputs(const char *dir, rlx_session *s, rlx_tensor **outs, siz
         return CLI_EXIT_FAILURE;
     }
     int rc = -1;
-    for (size_t i = 0; i < n && rc < 0; i++) {
+    /* an output that cannot be written does not stop the others */
+    for (size_t i = 0; i < n; i++) {
         const char *name = rlx_session_output_name(s, i);
         sanitise(name ? name : "", i, names[i], 160);
         /* a name that sanitises like an earlier output's file (compared
@@ -353,6 +360,29 @@ static int check_against_cpu(const run_opts *o, const rlx_model *m, size_t n_in,
             printf("  %-24s MISMATCH: %s %s here, %s %s on the CPU\n", cli_esc(name), rlx_dtype_name(a->dtype),
                    cli_shape_str(a->dims, a->rank, s1, sizeof s1), rlx_dtype_name(b->dtype),
                    cli_shape_str(b->dims, b->rank, s2, sizeof s2));
+            continue;
+        }
+        if (a->dtype == RLX_DTYPE_STRING) { /* strings are equal or not: no numeric differences */
+            size_t n = rlx_tensor_numel(a), n_diff = 0, first = 0;
+            const char *const *x = a->data, *const *y = b->data;
+            for (size_t k = 0; k < n; k++)
+                if (strcmp(x[k] ? x[k] : "", y[k] ? y[k] : "") != 0 && n_diff++ == 0) first = k;
+            if (j) {
+                cli_json_obj(j, NULL);
+                cli_json_s(j, "name", name);
+                cli_json_b(j, "mismatch", n_diff > 0);
+                cli_json_s(j, "dtype", "string");
+                cli_json_u(j, "strings_differ", n_diff);
+                if (n_diff) cli_json_u(j, "first_diff_index", first);
+                cli_json_b(j, "close", n_diff == 0);
+                cli_json_end_obj(j);
+                continue;
+            }
+            if (n_diff)
+                printf("  %-24s MISMATCH: %zu of %zu strings differ (the first at flat index %zu)\n", cli_esc(name), n_diff,
+                       n, first);
+            else
+                printf("  %-24s strings equal (%zu)\n", cli_esc(name), n);
             continue;
         }
         size_t n = rlx_tensor_numel(a), n_nan = 0, worst = 0, n_far = 0;

@@ -73,6 +73,10 @@ static int dispatch(int argc, char **argv) {
         printf("rlx %s\n", RLX_VERSION_STRING);
         return CLI_EXIT_OK;
     }
+    /* --json anywhere on the line: usage errors found while the arguments
+     * are parsed print the JSON error object too, like the later ones */
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--json") == 0) cli_json_errors(true);
     if (strcmp(cmd, "run") == 0) return cli_cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0) return cli_cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "info") == 0) return cli_cmd_info(argc - 1, argv + 1);

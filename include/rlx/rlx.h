@@ -192,9 +192,13 @@ RLX_API size_t rlx_tensor_numel(const rlx_tensor *tensor);
  *         (rank above RLX_MAX_RANK); the message names the file. */
 RLX_API rlx_status rlx_tensor_load_npy(const char *path, rlx_tensor **out_tensor);
 
-/* Writes a tensor as a NumPy .npy file (format 1.0).
+/* Writes a tensor as a NumPy .npy file (format 1.0). A string tensor is
+ * written as NumPy's fixed-width unicode ('<U<n>', n the longest element
+ * in code points; what np.save writes for an array of str), or, where an
+ * element is not UTF-8, as fixed-width bytes ('|S<n>').
  * errors: RLX_ERR_IO (with the system's reason), RLX_ERR_UNSUPPORTED (dtype
- *         without an .npy code, strings included). */
+ *         without an .npy code), RLX_ERR_INVALID_ARGUMENT (a NULL string
+ *         element). */
 RLX_API rlx_status rlx_tensor_save_npy(const rlx_tensor *tensor, const char *path);
 
 /* ------------------------------------------------------------------- model */
@@ -331,7 +335,9 @@ typedef struct rlx_attr {
 RLX_API rlx_status rlx_model_create(int64_t opset, rlx_model **out_model);
 
 /* Declares a graph input. dims[i] == -1 makes dim i symbolic, named by
- * dim_names[i] (dim_names may be NULL; equal names bind to one value). */
+ * dim_names[i] (dim_names may be NULL; equal names bind to one value).
+ * errors: RLX_ERR_INVALID_ARGUMENT (empty name, rank outside
+ * [0, RLX_MAX_RANK], bad dtype, a dim below -1, a finished model). */
 RLX_API rlx_status rlx_model_add_input(rlx_model *model, const char *name, rlx_dtype dtype,
                                int rank, const int64_t *dims,
                                const char *const *dim_names);

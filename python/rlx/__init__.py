@@ -285,7 +285,7 @@ class Model:
 
 
 class Session:
-    """Runs a Model on a device ("cpu", "gpu", "gpu:N"). A session may be
+    """Runs a Model on a device ("cpu", "gpu", "gpu:N"; None is "cpu"). A session may be
     used from several threads: its runs take turns.
 
     Stopping runs: terminate() (from another thread) makes the runs in
@@ -293,7 +293,7 @@ class Session:
     the option run.timeout_ms (or set_run_timeout) limits each run's time
     the same way. The message names where the run stopped."""
 
-    def __init__(self, model: Model, device: str = "cpu", gpu_conv_direct: bool = False, gpu_f16: bool = False,
+    def __init__(self, model: Model, device: Optional[str] = "cpu", gpu_conv_direct: bool = False, gpu_f16: bool = False,
                  options: Optional[Dict[str, object]] = None):
         """options: session options by key (`rlx options` lists them), e.g.
         {"gpu.f16": True, "passes.disable": "fuse_elementwise"}; values may be
@@ -305,7 +305,9 @@ class Session:
         lib = _load()
         if not isinstance(model, Model):
             raise TypeError(f"model must be an rlx.Model, got {type(model).__name__}")
-        so = _SessionOptions(_c_string(device, "device"), bool(gpu_conv_direct), bool(gpu_f16))
+        # device None is "cpu", as the C API's NULL
+        so = _SessionOptions(_c_string("cpu" if device is None else device, "device"), bool(gpu_conv_direct),
+                             bool(gpu_f16))
         self._h = ctypes.c_void_p()
         opts = ctypes.c_void_p()
         _check(lib.rlx_options_create(ctypes.byref(opts)))

@@ -43,6 +43,7 @@ from . import Error, Model, Session, _check, _load, adapters
 CPU = "CPUExecutionProvider"
 WEBGPU = "WebGpuExecutionProvider"
 MAX_CPU_THREADS = 256  # the CPU worker pool's maximum (option cpu.threads)
+MAX_THREADS_OPTION = 1 << 20  # the largest value the option cpu.threads takes
 
 # onnxruntime's type strings, by rlx dtype (ONNX TensorProto numbering)
 _TYPE_NAMES = {1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
@@ -76,7 +77,8 @@ class SessionOptions:
                                    str or bool, as onnxruntime refuses floats
                                    and str); counts above the pool's maximum
                                    (256) run on 256 threads, as onnxruntime
-                                   accepts any count
+                                   accepts any count; outside 0 to 2^20
+                                   (cpu.threads' range) a ValueError
       add_session_config_entry(key, value) -> the rlx option key (e.g.
                                    "gpu.f16", "1"); rlx validates keys and values
                                    when the session is created
@@ -109,6 +111,9 @@ class SessionOptions:
     def intra_op_num_threads(self, value) -> None:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise TypeError(f"SessionOptions.intra_op_num_threads must be an int, got {type(value).__name__} {value!r}")
+        if not 0 <= value <= MAX_THREADS_OPTION:
+            raise ValueError(f"SessionOptions.intra_op_num_threads = {value}: expected 0 to {MAX_THREADS_OPTION} "
+                             "(the range of the option cpu.threads; 0: one per core)")
         self._intra_op_num_threads = int(value)
 
     def add_session_config_entry(self, key: str, value: str) -> None:

@@ -8,6 +8,8 @@
 #include "base/tensor.h"
 
 #include <ctype.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,26 +177,105 @@ done:
     return st;
 }
 
-rlx_status rlx_tensor_save_npy(const rlx_tensor *t, const char *path) {
-    const char *descr = NULL;
-    for (size_t i = 0; i < RLX_ARRAY_LEN(k_npy_types); i++)
-        if (k_npy_types[i].dtype == t->dtype) descr = k_npy_types[i].descr;
-    if (!descr) return rlx_fail(RLX_ERR_UNSUPPORTED, "dtype %s has no .npy code", rlx_dtype_name(t->dtype));
-    char hdr[512];
-    int o = snprintf(hdr, sizeof hdr, "{'descr': '%c%s', 'fortran_order': False, 'shape': (",
-                     (descr[1] == '1') ? '|' : '<', descr);
+/* Decodes UTF-8 s into code points (out NULL: count only); the count in
+ * *n. false for bytes that are not UTF-8 (bad lead or continuation byte,
+ * overlong form, surrogate, above U+10FFFF). */
+static bool utf8_decode(const char *s, uint32_t *out, size_t *n) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t k = 0;
+    while (*p) {
+        uint32_t c = *p++, min;
+        int more;
+        if (c < 0x80) more = 0, min = 0;
+        else if ((c & 0xe0) == 0xc0) more = 1, c &= 0x1f, min = 0x80;
+        else if ((c & 0xf0) == 0xe0) more = 2, c &= 0x0f, min = 0x800;
+        else if ((c & 0xf8) == 0xf0) more = 3, c &= 0x07, min = 0x10000;
+        else return false;
+        for (int m = 0; m < more; m++, p++) {
+            if ((*p & 0xc0) != 0x80) return false;
+            c = (c << 6) | (*p & 0x3f);
+        }
+        if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return false;
+        if (out) out[k] = c;
+        k++;
+    }
+    *n = k;
+    return true;
+}
+
+/* The header (dict, space padding, newline) for descr and t's shape into
+ * hdr; its length. */
+static int npy_header(const rlx_tensor *t, const char *descr, char *hdr, size_t cap) {
+    int o = snprintf(hdr, cap, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     for (int i = 0; i < t->rank; i++)
-        o += snprintf(hdr + o, sizeof hdr - (size_t)o, i ? ", %lld" : "%lld", (long long)t->dims[i]);
-    if (t->rank == 1) o += snprintf(hdr + o, sizeof hdr - (size_t)o, ",");
-    o += snprintf(hdr + o, sizeof hdr - (size_t)o, "), }");
+        o += snprintf(hdr + o, cap - (size_t)o, i ? ", %lld" : "%lld", (long long)t->dims[i]);
+    if (t->rank == 1) o += snprintf(hdr + o, cap - (size_t)o, ",");
+    o += snprintf(hdr + o, cap - (size_t)o, "), }");
     /* pad with spaces so that 10 + len is a multiple of 64, end with \n */
     int total = 10 + o + 1;
     int pad = (64 - total % 64) % 64;
     memset(hdr + o, ' ', (size_t)pad);
     o += pad;
     hdr[o++] = '\n';
+    return o;
+}
+
+/* A string tensor's elements as NumPy's fixed-width unicode ('<U<width>':
+ * UTF-32 code points, NUL-padded, width the longest element's, at least 1)
+ * or, where an element is not UTF-8, as bytes ('|S<width>'), the form
+ * np.save gives str and bytes arrays. */
+static rlx_status save_strings(const rlx_tensor *t, const char *path, FILE *f) {
+    size_t numel = rlx_tensor_numel(t), width = 1, n;
+    const char *const *e = t->data;
+    bool utf8 = true;
+    for (size_t i = 0; i < numel; i++) {
+        if (!e[i]) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "string element %zu is NULL", i);
+        if (utf8 && !utf8_decode(e[i], NULL, &n)) utf8 = false;
+    }
+    for (size_t i = 0; i < numel; i++) {
+        if (utf8) utf8_decode(e[i], NULL, &n);
+        else n = strlen(e[i]);
+        if (n > width) width = n;
+    }
+    size_t unit = utf8 ? 4 : 1, row;
+    if (!rlx_mul_ok(width, unit, &row)) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "'%s': a string is too long", path);
+    char descr[48], hdr[512];
+    snprintf(descr, sizeof descr, utf8 ? "<U%zu" : "|S%zu", width);
+    int o = npy_header(t, descr, hdr, sizeof hdr);
+    unsigned char pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(o & 0xff), (unsigned char)(o >> 8) };
+    unsigned char *buf = calloc(1, row);
+    if (!buf) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    bool ok = fwrite(pre, 1, 10, f) == 10 && fwrite(hdr, 1, (size_t)o, f) == (size_t)o;
+    for (size_t i = 0; i < numel && ok; i++) {
+        memset(buf, 0, row);
+        if (utf8) {
+            uint32_t *cp = (uint32_t *)buf; /* the host is little-endian (as the f32 data written above) */
+            utf8_decode(e[i], cp, &n);
+        } else {
+            memcpy(buf, e[i], strlen(e[i]));
+        }
+        ok = fwrite(buf, 1, row, f) == row;
+    }
+    free(buf);
+    return ok ? RLX_OK : rlx_fail(RLX_ERR_IO, "short write to '%s': %s", path, strerror(errno));
+}
+
+rlx_status rlx_tensor_save_npy(const rlx_tensor *t, const char *path) {
+    const char *descr = NULL;
+    for (size_t i = 0; i < RLX_ARRAY_LEN(k_npy_types); i++)
+        if (k_npy_types[i].dtype == t->dtype) descr = k_npy_types[i].descr;
+    if (!descr && t->dtype != RLX_DTYPE_STRING)
+        return rlx_fail(RLX_ERR_UNSUPPORTED, "dtype %s has no .npy code", rlx_dtype_name(t->dtype));
     FILE *f = fopen(path, "wb");
     if (!f) return rlx_fail(RLX_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    if (t->dtype == RLX_DTYPE_STRING) {
+        rlx_status st = save_strings(t, path, f);
+        if (fclose(f) != 0 && !st) st = rlx_fail(RLX_ERR_IO, "short write to '%s': %s", path, strerror(errno));
+        return st;
+    }
+    char full[8], hdr[512];
+    snprintf(full, sizeof full, "%c%s", (descr[1] == '1') ? '|' : '<', descr);
+    int o = npy_header(t, full, hdr, sizeof hdr);
     unsigned char pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(o & 0xff), (unsigned char)(o >> 8) };
     int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(hdr, 1, (size_t)o, f) == (size_t)o &&
              fwrite(t->data, 1, t->nbytes, f) == t->nbytes;

@@ -48,10 +48,11 @@ static const char *check_passes(const char *v, char *buf, size_t cap) {
         for (size_t i = 0; i < RLX_ARRAY_LEN(k_optional_passes) && !known; i++)
             known = strlen(k_optional_passes[i]) == n && strncmp(k_optional_passes[i], p, n) == 0;
         if (!known) {
-            snprintf(buf, cap,
-                     "'%.*s' is not a pass that can be turned off (cse, fuse_qdq, fuse_qdq_conv, fold_conv_affine, fuse_activation, "
-                     "fuse_conv_residual, fuse_attention, fuse_layernorm, fuse_add_layernorm, fuse_elementwise, fuse_qdq_ew, widen_f16)",
-                     (int)(n > 64 ? 64 : n), p);
+            /* The list comes from the table, so it cannot drift from what is accepted. */
+            int at = snprintf(buf, cap, "'%.*s' is not a pass that can be turned off (", (int)(n > 64 ? 64 : n), p);
+            for (size_t i = 0; i < RLX_ARRAY_LEN(k_optional_passes) && at >= 0 && (size_t)at < cap; i++)
+                at += snprintf(buf + at, cap - (size_t)at, "%s%s", i ? ", " : "", k_optional_passes[i]);
+            if (at >= 0 && (size_t)at < cap) snprintf(buf + at, cap - (size_t)at, ")");
             return buf;
         }
         p += n;
@@ -251,7 +252,8 @@ static const opt_def k_opts[] = {
         "quarter of physical memory; 0: no limit)"),
     INT("run.timeout_ms", "RLX_RUN_TIMEOUT_MS", "0", 0, INT64_MAX / 1000000, run_timeout_ms, 0,
         "time limit of each run in milliseconds, compiling a new plan included (0: none): a run still going "
-        "then returns RLX_ERR_CANCELLED, checked between nodes, Loop and Scan iterations and GPU segments; like "
+        "then returns RLX_ERR_CANCELLED, checked between nodes, Loop and Scan iterations, GPU segments and, while "
+        "a GPU plan compiles, GPU pipeline creations (one creation, one submit, is not interrupted); like "
         "rlx_session_terminate from another thread"),
     ENUM("gpu.pool_kernel", "RLX_POOL_KERNEL", W("auto", "ref"), pool_kernel, 0,
          "pooling kernels: the fast ones where they apply, or the reference kernels"),
@@ -324,7 +326,7 @@ static bool parse_int(const opt_def *d, const char *v, int64_t *out) {
 /* Parses v for d into *field (NULL: check only). `who` names the source in
  * messages ("gpu.f16" or "RLX_GPU_F16"). */
 static rlx_status parse(const opt_def *d, const char *who, const char *v, void *field) {
-    char buf[200];
+    char buf[1024]; /* room for the longest list of choices (passes.disable's) */
     const char *why = NULL;
     bool b;
     int64_t i;
@@ -344,7 +346,7 @@ static rlx_status parse(const opt_def *d, const char *who, const char *v, void *
         break;
     case OPT_ENUM:
         if (!(w = enum_word(d, v))) {
-            char list[96];
+            char list[512];
             snprintf(buf, sizeof buf, "expected one of %s", enum_list(d, list, sizeof list));
             why = buf;
         } else if (field) *(const char **)field = w;
@@ -426,7 +428,7 @@ rlx_status rlx_option_info_get(size_t index, rlx_option_info *out) {
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_info is NULL");
     memset(out, 0, sizeof *out);
     if (index >= N_OPTS) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "option index %zu (there are %zu)", index, N_OPTS);
-    static char ranges[N_OPTS][48];
+    static char ranges[N_OPTS][256]; /* the longest enum list fits */
     static const char *const k_type[] = { "bool", "int", "enum", "string" };
     const opt_def *d = &k_opts[index];
     out->key = d->key;
@@ -523,15 +525,18 @@ void rlx_config_destroy(rlx_config *c) {
     free(c);
 }
 
-rlx_status rlx_config_resolve(const rlx_options *o, const rlx_session_options *legacy, rlx_config **out) {
+/* only: resolve the keys that start with it, the others take their
+ * defaults (their variables are not read); NULL: every key. */
+static rlx_status resolve(const rlx_options *o, const rlx_session_options *legacy, const char *only, rlx_config **out) {
     *out = NULL;
     rlx_config *c = calloc(1, sizeof *c);
     if (!c) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     size_t n_owned = 0;
     for (size_t i = 0; i < N_OPTS; i++) {
         const opt_def *d = &k_opts[i];
-        const char *v = o ? o->val[i] : NULL, *who = d->key;
-        if (!v) {
+        bool used = !only || strncmp(d->key, only, strlen(only)) == 0;
+        const char *v = o && used ? o->val[i] : NULL, *who = d->key;
+        if (!v && used) {
             const char *e = rlx_getenv(d->env);
             if (e && *e) v = e, who = d->env;
         }
@@ -554,6 +559,12 @@ rlx_status rlx_config_resolve(const rlx_options *o, const rlx_session_options *l
     *out = c;
     return RLX_OK;
 }
+
+rlx_status rlx_config_resolve(const rlx_options *o, const rlx_session_options *legacy, rlx_config **out) {
+    return resolve(o, legacy, NULL, out);
+}
+
+rlx_status rlx_config_resolve_limits(const rlx_options *o, rlx_config **out) { return resolve(o, NULL, "limits.", out); }
 
 _Static_assert(N_OPTS <= 128, "rlx_config.given holds 128 bits");
 

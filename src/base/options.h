@@ -89,6 +89,10 @@ typedef struct rlx_config {
  * RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_config_resolve(const rlx_options *explicit_opts, const rlx_session_options *legacy,
                               rlx_config **out);
+/* As rlx_config_resolve for the limits.* keys only (what loading a model
+ * uses); every other key takes its default, its variable unread, so that
+ * a bad RLX_GPU_F16 does not stop a model from loading. */
+rlx_status rlx_config_resolve_limits(const rlx_options *explicit_opts, rlx_config **out);
 void rlx_config_destroy(rlx_config *cfg);
 
 /* Sets one key of a resolved config, validated as rlx_options_set does;

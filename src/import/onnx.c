@@ -590,6 +590,8 @@ typedef struct onnx_ctx {
     rlx_onnx_seq_scope *seqs; /* sequences of the graph being imported (onnx_sequence.h) */
     const tensor_load *ld;    /* limits for initializers; NULL: none */
     const init_ranges *top_inits; /* NULL: the top graph's initializers are in its GraphProto */
+    const Onnx__ModelProto *mp;   /* for its functions; NULL: a graph alone */
+    struct fn_arena *fa;          /* where the expanded calls of model-local functions live; NULL without mp */
     /* the top graph's initializers that are also graph inputs may be fed
      * (IR version >= 4; before, every initializer was listed as an input
      * and is a constant, as onnxruntime takes it) */
@@ -847,6 +849,15 @@ static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeP
     /* onnxruntime's contrib ops become default-domain nodes (onnx_contrib.h) */
     const rlx_contrib_def *contrib = rlx_op_find(domain, op) ? NULL : rlx_onnx_contrib_find(domain, op);
     /* domain "rlx" holds internal ops that only the passes create */
+    for (size_t i = 0; c->mp && i < c->mp->n_functions; i++) {
+        const Onnx__FunctionProto *f = c->mp->functions[i];
+        if (f && f->name && strcmp(f->name, op) == 0 && strcmp(str_or(f->domain, ""), domain) == 0 &&
+            !rlx_op_find(domain, op) && !contrib)
+            return rlx_fail(RLX_ERR_UNSUPPORTED,
+                            "%s: '%s' of domain '%s' is a model-local function (ModelProto.functions), which rlx "
+                            "inlines only when it loads a whole model (onnx.inliner.inline_local_functions writes "
+                            "the model with them expanded)", label, op, domain);
+    }
     if (*domain && !contrib && (!rlx_op_find(domain, op) || strcmp(domain, "rlx") == 0))
         return rlx_fail(RLX_ERR_UNSUPPORTED,
                         "%s: op '%s' of domain '%s' is not supported (rlx implements the default ONNX domain and the "
@@ -1074,6 +1085,169 @@ static rlx_status import_nodes(const onnx_ctx *c, const Onnx__GraphProto *gp, rl
     return st;
 }
 
+/* ------------------------------------------------------------ model-local functions */
+
+/* A call to a model-local function (ModelProto.functions) is replaced by the
+ * function's nodes, as onnx.inliner does: the function's inputs and outputs
+ * become the call's, its other values get fresh names ("<call>/<fn>#k/<name>"),
+ * an attribute that refers to one of the function's (ref_attr_name) takes the
+ * call's attribute of that name, else the function's default
+ * (attribute_proto), else it is left out; calls inside the body expand in
+ * turn, in every graph (If, Loop and Scan bodies too). Everything made here
+ * lives in an arena freed after the import; the protobuf strings and
+ * attributes it points at stay the model's. A function whose body holds a
+ * subgraph (If, Loop, Scan) is refused: its outer names would need renaming. */
+typedef struct fn_arena {
+    void **p;
+    size_t n, cap;
+    size_t calls; /* calls expanded so far (fresh names) */
+} fn_arena;
+
+static void *fa_alloc(fn_arena *a, size_t bytes) {
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 64;
+        void **p = realloc(a->p, cap * sizeof *p);
+        if (!p) return NULL;
+        a->p = p, a->cap = cap;
+    }
+    void *m = calloc(1, bytes ? bytes : 1);
+    if (m) a->p[a->n++] = m;
+    return m;
+}
+
+static void fa_free(fn_arena *a) {
+    for (size_t i = 0; i < a->n; i++) free(a->p[i]);
+    free(a->p);
+}
+
+static const Onnx__FunctionProto *local_function(const Onnx__ModelProto *mp, const Onnx__NodeProto *np) {
+    const char *domain = is_default_domain(np->domain) ? "" : np->domain;
+    if (!np->op_type) return NULL;
+    for (size_t i = 0; mp && i < mp->n_functions; i++) {
+        const Onnx__FunctionProto *f = mp->functions[i];
+        const char *fd = f && f->domain && !is_default_domain(f->domain) ? f->domain : "";
+        if (f && f->name && strcmp(f->name, np->op_type) == 0 && strcmp(fd, domain) == 0) return f;
+    }
+    return NULL;
+}
+
+typedef struct fn_nodes {
+    Onnx__NodeProto **v;
+    size_t n, cap;
+} fn_nodes;
+
+static rlx_status fn_push(fn_arena *a, fn_nodes *out, Onnx__NodeProto *np) {
+    if (out->n == out->cap) {
+        size_t cap = out->cap ? out->cap * 2 : 64;
+        Onnx__NodeProto **v = fa_alloc(a, cap * sizeof *v);
+        if (!v) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        if (out->n) memcpy(v, out->v, out->n * sizeof *v);
+        out->v = v, out->cap = cap;
+    }
+    out->v[out->n++] = np;
+    return RLX_OK;
+}
+
+/* The name a function's value `name` takes in the call (see above). */
+static char *fn_rename(fn_arena *a, const Onnx__FunctionProto *f, const Onnx__NodeProto *call, const char *prefix,
+                       const char *name) {
+    if (!name || !*name) return (char *)"";
+    for (size_t i = 0; i < f->n_input; i++)
+        if (f->input[i] && strcmp(f->input[i], name) == 0) return i < call->n_input ? call->input[i] : (char *)"";
+    for (size_t i = 0; i < f->n_output; i++)
+        if (f->output[i] && strcmp(f->output[i], name) == 0 && i < call->n_output && call->output[i] &&
+            *call->output[i])
+            return call->output[i];
+    size_t len = strlen(prefix) + strlen(name) + 2;
+    char *r = fa_alloc(a, len);
+    if (r) snprintf(r, len, "%s/%s", prefix, name);
+    return r;
+}
+
+static rlx_status expand_calls(const Onnx__ModelProto *mp, Onnx__NodeProto *const *nodes, size_t n, fn_arena *a,
+                               fn_nodes *out, int depth);
+
+static rlx_status expand_call(const Onnx__ModelProto *mp, const Onnx__FunctionProto *f, const Onnx__NodeProto *call,
+                              size_t index, fn_arena *a, fn_nodes *out, int depth) {
+    char label[400];
+    node_label(call, index, label, sizeof label);
+    if (depth >= 32)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: model-local functions nest more than 32 deep (a function that calls "
+                        "itself?)", label);
+    if (call->n_input > f->n_input || call->n_output > f->n_output)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %zu inputs and %zu outputs for function '%s', which has %zu and %zu",
+                        label, call->n_input, call->n_output, f->name, f->n_input, f->n_output);
+    char prefix[300];
+    snprintf(prefix, sizeof prefix, "%s/%s#%zu", call->name && *call->name ? call->name : "call", f->name, a->calls++);
+    fn_nodes body = { 0 };
+    for (size_t k = 0; k < f->n_node; k++) {
+        const Onnx__NodeProto *fn = f->node[k];
+        if (!fn) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: function '%s' node %zu is empty", label, f->name, k);
+        Onnx__NodeProto *nn = fa_alloc(a, sizeof *nn);
+        char **in = fa_alloc(a, (fn->n_input + 1) * sizeof *in), **outs = fa_alloc(a, (fn->n_output + 1) * sizeof *outs);
+        Onnx__AttributeProto **at = fa_alloc(a, (fn->n_attribute + 1) * sizeof *at);
+        size_t nlen = strlen(prefix) + strlen(fn->name ? fn->name : "") + 16;
+        char *name = fa_alloc(a, nlen);
+        if (!nn || !in || !outs || !at || !name) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        *nn = *fn;
+        snprintf(name, nlen, "%s/%s", prefix, fn->name && *fn->name ? fn->name : "");
+        if (!fn->name || !*fn->name) snprintf(name, nlen, "%s/#%zu", prefix, k);
+        nn->name = name;
+        for (size_t i = 0; i < fn->n_input; i++)
+            if (!(in[i] = fn_rename(a, f, call, prefix, fn->input[i]))) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        for (size_t i = 0; i < fn->n_output; i++)
+            if (!(outs[i] = fn_rename(a, f, call, prefix, fn->output[i]))) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        nn->input = in, nn->output = outs;
+        size_t na = 0;
+        for (size_t i = 0; i < fn->n_attribute; i++) {
+            const Onnx__AttributeProto *fa = fn->attribute[i];
+            if (!fa) continue;
+            if (fa->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH ||
+                fa->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS || fa->g || fa->n_graphs)
+                return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: function '%s' node %zu has a subgraph attribute '%s': rlx does not "
+                                "inline functions with control flow inside", label, f->name, k, str_or(fa->name, ""));
+            if (!fa->ref_attr_name || !*fa->ref_attr_name) {
+                at[na++] = (Onnx__AttributeProto *)fa;
+                continue;
+            }
+            const Onnx__AttributeProto *src = NULL;
+            for (size_t j = 0; j < call->n_attribute && !src; j++)
+                if (call->attribute[j] && call->attribute[j]->name && strcmp(call->attribute[j]->name, fa->ref_attr_name) == 0)
+                    src = call->attribute[j];
+            for (size_t j = 0; j < f->n_attribute_proto && !src; j++)
+                if (f->attribute_proto[j] && f->attribute_proto[j]->name &&
+                    strcmp(f->attribute_proto[j]->name, fa->ref_attr_name) == 0)
+                    src = f->attribute_proto[j];
+            if (!src) continue; /* not given, no default: the op's own default */
+            Onnx__AttributeProto *c = fa_alloc(a, sizeof *c);
+            if (!c) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+            *c = *src;
+            c->name = fa->name;
+            c->ref_attr_name = NULL;
+            at[na++] = c;
+        }
+        nn->attribute = at, nn->n_attribute = na;
+        RLX_TRY(fn_push(a, &body, nn));
+    }
+    rlx_status st = expand_calls(mp, body.v, body.n, a, out, depth + 1);
+    if (st) return rlx_fail_prefix(st, "in function '%s' called by %s: ", f->name, label);
+    return RLX_OK;
+}
+
+static rlx_status expand_calls(const Onnx__ModelProto *mp, Onnx__NodeProto *const *nodes, size_t n, fn_arena *a,
+                               fn_nodes *out, int depth) {
+    for (size_t i = 0; i < n; i++) {
+        const Onnx__FunctionProto *f = nodes[i] ? local_function(mp, nodes[i]) : NULL;
+        const char *domain = f && !is_default_domain(nodes[i]->domain) ? nodes[i]->domain : "";
+        /* an op rlx implements stays the op (a function named like one is its expansion) */
+        if (f && !rlx_op_find(domain, nodes[i]->op_type) && !rlx_onnx_contrib_find(domain, nodes[i]->op_type))
+            RLX_TRY(expand_call(mp, f, nodes[i], i, a, out, depth));
+        else
+            RLX_TRY(fn_push(a, out, nodes[i]));
+    }
+    return RLX_OK;
+}
+
 /* The body of import_graph, filling the fresh graph g. */
 static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *g) {
     char label[400];
@@ -1225,6 +1399,16 @@ static rlx_status import_graph(const onnx_ctx *c, const Onnx__GraphProto *gp, rl
     onnx_ctx sub = *c;
     const rlx_onnx_importer imp = { &sub, seq_import_node, resolve_name, c->base_dir };
     rlx_status st = rlx_onnx_seq_scope_create(c->seqs, &imp, &sub.seqs);
+    /* calls of model-local functions expanded (expand_calls): a shallow
+     * copy of the graph holds the new node list */
+    Onnx__GraphProto expanded_gp;
+    if (!st && c->mp && c->mp->n_functions && c->fa && gp->node) {
+        fn_nodes nodes = { 0 };
+        st = expand_calls(c->mp, gp->node, gp->n_node, c->fa, &nodes, 0);
+        expanded_gp = *gp;
+        expanded_gp.node = nodes.v, expanded_gp.n_node = nodes.n;
+        gp = &expanded_gp;
+    }
     if (!st) st = import_graph_body(&sub, gp, g);
     if (!st) st = rlx_onnx_seq_finish(sub.seqs, g);
     rlx_onnx_seq_scope_destroy(sub.seqs);
@@ -1242,7 +1426,7 @@ rlx_status rlx_onnx_graph_from_proto(const Onnx__GraphProto *gp, int64_t opset, 
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph output pointer is NULL");
     *out = NULL;
     if (!gp) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph proto is NULL");
-    onnx_ctx c = { base_dir, opset, NULL, NULL, NULL, false };
+    onnx_ctx c = { base_dir, opset, NULL, NULL, NULL, NULL, NULL, false };
     return import_graph(&c, gp, parent, out);
 }
 
@@ -1458,10 +1642,12 @@ static rlx_status load_model(const void *data, size_t size, rlx_file_map *map, c
     tensor_load ld = { cfg, &external_sum, false, map ? label : NULL };
     init_ranges r = { data, sp.off, sp.len, sp.n, map ? release_map : NULL, map };
     rlx_graph *g = NULL;
-    onnx_ctx c = { base_dir, 0, NULL, &ld, split ? &r : NULL, !(mp->has_ir_version && mp->ir_version < 4) };
+    fn_arena fa = { 0 }; /* model-local functions' expansions (expand_calls) */
+    onnx_ctx c = { base_dir, 0, NULL, &ld, split ? &r : NULL, mp, &fa, !(mp->has_ir_version && mp->ir_version < 4) };
     rlx_status st = model_opset(mp, &c.opset);
     if (!st && !mp->graph) st = rlx_fail(RLX_ERR_INVALID_MODEL, "the model has no graph");
     if (!st) st = import_graph(&c, mp->graph, NULL, &g);
+    fa_free(&fa);
     onnx__model_proto__free_unpacked(mp, NULL);
     split_free(&sp);
     if (!st) st = rlx_model_from_graph(g, out); /* takes g, also on error */
@@ -1478,7 +1664,7 @@ rlx_status rlx_model_load_onnx_with_options(const char *path, const rlx_options 
     *out_model = NULL;
     if (!path || !*path) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model path is empty");
     rlx_config *cfg;
-    rlx_status st = rlx_config_resolve(options, NULL, &cfg);
+    rlx_status st = rlx_config_resolve_limits(options, &cfg); /* the limits are all loading uses */
     if (st) return rlx_fail_prefix(st, "%s: ", path);
     uint64_t fsize;
     st = rlx_file_size(path, &fsize);
@@ -1503,7 +1689,7 @@ rlx_status rlx_model_load_onnx_memory(const void *data, size_t size, const char 
     *out_model = NULL;
     if (!data && size) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model data is NULL");
     rlx_config *cfg;
-    RLX_TRY(rlx_config_resolve(NULL, NULL, &cfg));
+    RLX_TRY(rlx_config_resolve_limits(NULL, &cfg));
     rlx_status st = load_model(data, size, NULL, base_dir, cfg, "<memory>", out_model);
     rlx_config_destroy(cfg);
     return st;

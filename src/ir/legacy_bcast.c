@@ -26,17 +26,18 @@ bool rlx_legacy_bcast(const rlx_node *n) {
 /* PRelu-1/6 name no broadcasting rule (the slope is "shared across
  * channels" when it has one element); the ONNX reference implementation
  * (onnx.reference PRelu, used for every version) and the ONNX version
- * converter (PRelu 6 -> 7 "compatible") give it PRelu-7's: the slope lines
- * up with X's last dims (numpy), and where that fails, a 1-D slope of d
- * values applies along the one axis of X of size d. A dim unknown at load
- * makes the choice wait for the plan (RLX_LEGACY_LATER). */
+ * converter (PRelu 6 -> 7 "compatible") give it PRelu-7's: X and the slope
+ * broadcast as numpy does (the reference's x * slope: both ways, so X
+ * [3, 1] with a slope [3] gives [3, 3], as PRelu-7 does in rlx and in
+ * onnxruntime), and where that fails, a 1-D slope of d values applies along
+ * the one axis of X of size d. A dim unknown at load makes the choice wait
+ * for the plan (RLX_LEGACY_LATER). */
 static rlx_legacy_fit prelu6_axis(const rlx_value *a, const rlx_value *b, int64_t *axis) {
     rlx_legacy_fit numpy = RLX_LEGACY_FITS;
     *axis = a->rank - b->rank;
-    if (b->rank > a->rank) numpy = RLX_LEGACY_NO;
-    for (int k = 0; k < b->rank && numpy != RLX_LEGACY_NO; k++) {
-        int64_t da = a->dims[*axis + k], db = b->dims[k];
-        if (db == 1) continue;
+    for (int j = 1; j <= a->rank && j <= b->rank && numpy != RLX_LEGACY_NO; j++) {
+        int64_t da = a->dims[a->rank - j], db = b->dims[b->rank - j];
+        if (da == 1 || db == 1) continue;
         if (da < 0 || db < 0) numpy = RLX_LEGACY_LATER;
         else if (da != db) numpy = RLX_LEGACY_NO;
     }
@@ -122,7 +123,7 @@ rlx_status rlx_legacy_rewrite_node(rlx_graph *g, size_t i, bool shapes_bound, in
                         rlx_node_desc(n), b->name, a->name);
     }
     int64_t trailing = a->rank - axis - b->rank;
-    if (trailing == 0) return RLX_OK;
+    if (trailing <= 0) return RLX_OK; /* numpy broadcasting already (a PRelu-6 slope of higher rank: < 0) */
     RLX_TRY(unsqueeze_b(g, i, trailing));
     *changed = 1;
     return RLX_OK;

@@ -196,6 +196,16 @@ rlx_status rlx_ictx_fail_from(const rlx_infer_ctx *c, unsigned inputs, const cha
     return st;
 }
 
+rlx_status rlx_ictx_operand_rank(const rlx_infer_ctx *c, int i, const char *what, unsigned ranks) {
+    const rlx_value *v = rlx_ictx_in(c, i);
+    if (!v || v->rank < 0 || (v->rank < 32 && (ranks >> v->rank & 1u))) return RLX_OK;
+    const char *want = ranks == RLX_RANK_0D ? "a scalar (0-D)" : ranks == RLX_RANK_1D ? "a 1-D tensor"
+                                                                                     : "a scalar or a 1-D tensor";
+    char sh[128];
+    return rlx_ictx_fail_from(c, i < 32 ? 1u << i : ~0u, "%s '%s' must be %s, got rank %d (shape %s)", what, v->name,
+                              want, v->rank, rlx_shape_str(v->dims, v->rank, sh, sizeof sh));
+}
+
 rlx_status rlx_ictx_axis(const rlx_infer_ctx *c, int64_t axis, int rank, int *out) {
     if (rlx_norm_axis(axis, rank, out)) return RLX_OK;
     return rlx_ictx_fail(c, "axis %lld is out of range for rank %d", (long long)axis, rank);

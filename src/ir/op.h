@@ -149,6 +149,19 @@ rlx_status rlx_ictx_fail_from(const rlx_infer_ctx *c, unsigned inputs, const cha
  * rlx_ictx_fail_from); returns st. */
 rlx_status rlx_ictx_blame(const rlx_infer_ctx *c, unsigned inputs, rlx_status st);
 
+/* Ranks an operand may have (bit r: rank r), for rlx_ictx_operand_rank. */
+#define RLX_RANK_0D 1u
+#define RLX_RANK_1D 2u
+#define RLX_RANK_0D_1D 3u
+
+/* Checks the rank of input i of a value operand (a shape, repeats, axes,
+ * pads, K, sizes, scales ...) against the ranks its ONNX spec allows
+ * (`ranks`: RLX_RANK_* bits); absent inputs and unknown ranks pass. Fails
+ * as rlx_ictx_fail_from(c, 1u << i, ...): "<what> '<name>' must be a 1-D
+ * tensor, got rank 2 (shape [1,2])" (INVALID_MODEL where the model fixes
+ * the rank, INVALID_ARGUMENT where a caller's feed does). */
+rlx_status rlx_ictx_operand_rank(const rlx_infer_ctx *c, int i, const char *what, unsigned ranks);
+
 /* rlx_norm_axis of axis against rank into *out, or rlx_ictx_fail "axis A is
  * out of range for rank R". */
 rlx_status rlx_ictx_axis(const rlx_infer_ctx *c, int64_t axis, int rank, int *out);
@@ -156,15 +169,17 @@ rlx_status rlx_ictx_axis(const rlx_infer_ctx *c, int64_t axis, int rank, int *ou
 /* Whether binary node n broadcasts the pre-opset-7 way: version < 7 and
  * either one of the ops with a `broadcast` attribute (Add Sub Mul Div Pow
  * And Or Xor Equal Greater Less) with broadcast=1, B lining up with A from
- * `axis`, or PRelu before opset 7, whose slope lines up with X's last dims
- * or, failing that, a 1-D slope with the one axis of X of its size (the
- * ONNX reference). The output then has A's shape (shape inference), and
- * passes/legacy.c rewrites the node into numpy broadcasting. */
+ * `axis`, or PRelu before opset 7, whose slope broadcasts with X as numpy
+ * does or, failing that, a 1-D slope goes with the one axis of X of its
+ * size (the ONNX reference). The output then has A's shape (the numpy
+ * broadcast shape for such a PRelu; shape inference), and passes/legacy.c
+ * rewrites the node into numpy broadcasting. */
 bool rlx_legacy_bcast(const rlx_node *n);
 
 /* Whether B fits such a node (rlx_legacy_bcast), and where. */
 typedef enum rlx_legacy_fit {
-    RLX_LEGACY_FITS, /* B's dims line up with A's from *axis (each equal to A's or 1) */
+    RLX_LEGACY_FITS, /* B's dims line up with A's from *axis (each equal to A's or 1; a PRelu-6 slope
+                        that broadcasts with X as numpy does: *axis = rank(A) - rank(B), maybe < 0) */
     RLX_LEGACY_NO,   /* B fits nowhere (*axis: where it was tried) */
     RLX_LEGACY_LATER /* PRelu only: the axis depends on dims unknown until the plan binds them */
 } rlx_legacy_fit;

@@ -149,6 +149,11 @@ rlx_status rlx_model_add_input(rlx_model *m, const char *name, rlx_dtype dtype, 
     if (!name || !*name) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input name is empty");
     if (rank < 0 || rank > RLX_MAX_RANK) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': rank %d", name, rank);
     if (!rlx_dtype_size(dtype)) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': dtype %d", name, (int)dtype);
+    if (rank > 0 && !dims) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': dims is NULL", name);
+    for (int i = 0; i < rank; i++)
+        if (dims[i] < -1)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': dim %d is %lld (a size >= 0, or -1 for a symbolic dim)",
+                            name, i, (long long)dims[i]);
     int id;
     RLX_TRY(rlx_graph_add_value(m->g, name, &id));
     RLX_TRY(RLX_GROW(m->g->inputs, m->g->cap_inputs, m->g->n_inputs + 1));

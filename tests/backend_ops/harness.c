@@ -476,8 +476,36 @@ static const char *compare(const rlx_tensor *g, const rlx_tensor *w, const rlx_t
     return buf;
 }
 
+/* Two elements of dtype dt (es bytes each) are the same: equal bits, or
+ * both NaN. IEEE 754 leaves the sign and payload of a NaN that an
+ * operation makes open, and compilers keep or flip them: llvmpipe on an
+ * Intel host gives nan and -nan for one kernel compiled with and without
+ * runtime checks. Every other bit, -0 against +0 too, must match. */
+static bool same_elem(rlx_dtype dt, size_t es, const void *pa, const void *pb) {
+    if (memcmp(pa, pb, es) == 0) return true;
+    if (dt == RLX_DTYPE_F32) {
+        float x, y;
+        memcpy(&x, pa, 4);
+        memcpy(&y, pb, 4);
+        return isnan(x) && isnan(y);
+    }
+    if (dt == RLX_DTYPE_F16 || dt == RLX_DTYPE_BF16) {
+        uint16_t x, y, e = dt == RLX_DTYPE_F16 ? 0x7c00 : 0x7f80;
+        memcpy(&x, pa, 2);
+        memcpy(&y, pb, 2);
+        return (x & e) == e && (x & (uint16_t)~e & 0x7fff) && (y & e) == e && (y & (uint16_t)~e & 0x7fff);
+    }
+    return false;
+}
+
+/* The outputs match element by element (same_elem). */
 static bool same_bits(const rlx_tensor *a, const rlx_tensor *b) {
-    return a->nbytes == b->nbytes && (a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0);
+    if (a->nbytes != b->nbytes || a->dtype != b->dtype) return false;
+    if (a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0) return true;
+    size_t es = rlx_dtype_size(a->dtype), n = es ? a->nbytes / es : 0;
+    for (size_t i = 0; i < n; i++)
+        if (!same_elem(a->dtype, es, (const char *)a->data + i * es, (const char *)b->data + i * es)) return false;
+    return true;
 }
 
 /* ------------------------------------------------------------ running */
@@ -712,6 +740,28 @@ static void check_nan_flags(verdict *v, const bo_case *c, const outs_t *ref) {
         }
 }
 
+/* The first element at which two outputs differ in bits, as text. */
+static void first_difference(const rlx_tensor *a, const rlx_tensor *b, char *buf, size_t cap) {
+    if (a->nbytes != b->nbytes || a->dtype != b->dtype) {
+        snprintf(buf, cap, "%zu bytes against %zu", a->nbytes, b->nbytes);
+        return;
+    }
+    size_t es = rlx_dtype_size(a->dtype), n = es ? a->nbytes / es : 0;
+    for (size_t i = 0; i < n; i++)
+        if (!same_elem(a->dtype, es, (const char *)a->data + i * es, (const char *)b->data + i * es)) {
+            if (a->dtype == RLX_DTYPE_F32)
+                snprintf(buf, cap, "first at element %zu: %.9g against %.9g", i, (double)((const float *)a->data)[i],
+                         (double)((const float *)b->data)[i]);
+            else if (a->dtype == RLX_DTYPE_F16)
+                snprintf(buf, cap, "first at element %zu: %.5g against %.5g", i,
+                         (double)rlx_f16_to_f32(((const uint16_t *)a->data)[i]),
+                         (double)rlx_f16_to_f32(((const uint16_t *)b->data)[i]));
+            else snprintf(buf, cap, "first at element %zu", i);
+            return;
+        }
+    snprintf(buf, cap, "no element differs");
+}
+
 /* --checks: the plan of sg took the shader path its mode asks for (off:
  * every pipeline unchecked, on: none, where the WebGPU library has the
  * trusted entry point), and a session with every module checked gives
@@ -733,32 +783,13 @@ static void check_runtime_checks(verdict *v, const bo_case *c, rlx_session *sg, 
     if (!st) st = run_once(c, sc, &gc);
     if (st) fail(v, "gpu, gpu.runtime_checks=on: %s", rlx_last_error());
     for (size_t i = 0; !st && i < g1->n && i < gc.n; i++)
-        if (!same_bits(g1->t[i], gc.t[i]))
-            fail(v, "output %zu: gpu.runtime_checks=%s and =on differ in bits", i, g_checks);
+        if (!same_bits(g1->t[i], gc.t[i])) {
+            char buf[256];
+            first_difference(g1->t[i], gc.t[i], buf, sizeof buf);
+            fail(v, "output %zu: gpu.runtime_checks=%s and =on differ in bits (%s)", i, g_checks, buf);
+        }
     outs_free(&gc);
     rlx_session_destroy(sc);
-}
-
-/* The first element at which two outputs differ in bits, as text. */
-static void first_difference(const rlx_tensor *a, const rlx_tensor *b, char *buf, size_t cap) {
-    if (a->nbytes != b->nbytes || a->dtype != b->dtype) {
-        snprintf(buf, cap, "%zu bytes against %zu", a->nbytes, b->nbytes);
-        return;
-    }
-    size_t es = rlx_dtype_size(a->dtype), n = es ? a->nbytes / es : 0;
-    for (size_t i = 0; i < n; i++)
-        if (memcmp((const char *)a->data + i * es, (const char *)b->data + i * es, es) != 0) {
-            if (a->dtype == RLX_DTYPE_F32)
-                snprintf(buf, cap, "first at element %zu: %.9g against %.9g", i, (double)((const float *)a->data)[i],
-                         (double)((const float *)b->data)[i]);
-            else if (a->dtype == RLX_DTYPE_F16)
-                snprintf(buf, cap, "first at element %zu: %.5g against %.5g", i,
-                         (double)rlx_f16_to_f32(((const uint16_t *)a->data)[i]),
-                         (double)rlx_f16_to_f32(((const uint16_t *)b->data)[i]));
-            else snprintf(buf, cap, "first at element %zu", i);
-            return;
-        }
-    snprintf(buf, cap, "no element differs");
 }
 
 /* Each variant of the case (bo_variant, then --variant): a GPU session

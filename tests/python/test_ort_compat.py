@@ -202,6 +202,11 @@ for bad in (2.5, "2", True):
     def set_threads(v=bad):
         rlx.SessionOptions().intra_op_num_threads = v
     raises(set_threads, TypeError, "intra_op_num_threads", "intra_op_num_threads = %r" % (bad,))
+# outside cpu.threads' range (0 to 2^20): a ValueError naming it (2^70 ran on 256)
+for bad in (2**70, (1 << 20) + 1, -1):
+    def set_threads(v=bad):
+        rlx.SessionOptions().intra_op_num_threads = v
+    raises(set_threads, ValueError, "expected 0 to 1048576", "intra_op_num_threads = %r" % (bad,))
 so = rlx.SessionOptions()
 so.intra_op_num_threads = 1 << 20
 C.check(so.rlx_options().get("cpu.threads") == 256, "intra_op_num_threads 2^20: %r" % so.rlx_options())

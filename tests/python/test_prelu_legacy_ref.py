@@ -3,12 +3,17 @@ implementation (onnx.reference.ReferenceEvaluator), on the CPU and the GPU.
 
 The spec of PRelu-1/6 names no broadcasting rule (a slope of one element
 is shared); the reference (one implementation for every version) and the
-version converter (PRelu 6 -> 7 "compatible") give PRelu-7's: the slope
-lines up with X's last dims (numpy), and where that fails a 1-D slope of d
+version converter (PRelu 6 -> 7 "compatible") give PRelu-7's: X and the
+slope broadcast as numpy does, and where that fails a 1-D slope of d
 values applies along the one axis of X of size d. The tester's finding
 (tester13 f1): X [1, 3, 4, 3] with a slope [3] was applied per channel
 (axis 1) where the reference takes the last axis (max diff 0.70), and X
-[2, 3, 4, 5] with a slope [5] was refused.
+[2, 3, 4, 5] with a slope [5] was refused. tester14: X [3, 1] with a slope
+[3] gave X's shape [3, 1] (the slope along axis 0) where the reference's
+numpy broadcast gives [3, 3], as PRelu-7+ does in rlx and in onnxruntime
+1.22 (which has no PRelu-6 kernel); so the output may be larger than X
+(X [3], slope [2, 3] -> [2, 3]), and the PRelu-6 results of those shapes
+equal onnxruntime's PRelu-9.
 
 Cases: slope as an initializer and as a graph input; X with static dims and
 with symbolic ones (the axis is then chosen when the plan binds the shapes:
@@ -114,6 +119,12 @@ for opset in (1, 6):
         case(opset, (2, 3, 4, 5), (), const=const)
         case(opset, (6, 7), (6,), const=const)
         case(opset, (3, 5, 17), (5,), const=const)
+        # numpy broadcasting both ways (tester14): the output is larger than X
+        case(opset, (3, 1), (3,), const=const)
+        case(opset, (2, 3, 1), (3,), const=const)
+        case(opset, (1, 3, 1, 1), (3, 1, 5), const=const)
+        case(opset, (3,), (2, 3), const=const)
+        case(opset, (3, 1), (3,), x_dims=["a", "b"], const=const, feeds_shapes=[(3, 1), (3, 5), (4, 3), (4, 1)])
         # symbolic dims: the plan's shapes choose the axis
         case(opset, (1, 3, 4, 3), (3,), x_dims=["n", 3, "h", "w"], const=const,
              feeds_shapes=[(1, 3, 4, 3), (2, 3, 4, 5), (1, 3, 3, 3)])
@@ -146,7 +157,7 @@ for const in (False, True):
     m.ir_version = 3
     for d in DEVICES:
         sess = rlx.Session(rlx.Model(m.SerializeToString()), device=d)
-        for xs in ((1, 3, 4, 3), (2, 3, 4, 5)):
+        for xs in ((1, 3, 4, 3), (2, 3, 4, 5), (1, 3, 4, 1)):
             feeds = {"x": rng.standard_normal(xs).astype(np.float32)}
             if not const:
                 feeds["s"] = slope
@@ -159,6 +170,28 @@ for const in (False, True):
                                              if got[0].shape == want[0].shape else "shape %s" % (got[0].shape,)))
             except rlx.Error as e:
                 C.check(False, "%s: %s" % (what, e))
+
+# where numpy broadcasting decides, PRelu-6 is PRelu-9: the same as onnxruntime's PRelu-9 (exact)
+try:
+    import onnxruntime as ort
+    ort.set_default_logger_severity(4)
+except ImportError:
+    ort = None
+for xs, ss in (((3, 1), (3,)), ((2, 3, 1), (3,)), ((1, 3, 1, 1), (3, 1, 5)), ((3,), (2, 3)), ((2, 3, 4, 5), (5,))):
+    if ort is None:
+        break
+    x = rng.standard_normal(xs).astype(np.float32)
+    slope = rng.standard_normal(ss).astype(np.float32)
+    want = ort.InferenceSession(model(9, list(xs), list(ss)).SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x, "s": slope})[0]
+    for d in DEVICES:
+        try:
+            y = rlx.Session(rlx.Model(model(6, list(xs), list(ss)).SerializeToString()), device=d).run(
+                {"x": x, "s": slope})[0]
+            C.check(y.shape == want.shape and np.array_equal(y, want),
+                    "PRelu-6 x%s s%s %s: %s, onnxruntime's PRelu-9 %s" % (xs, ss, d, y.shape, want.shape))
+        except rlx.Error as e:
+            C.check(False, "PRelu-6 x%s s%s %s: %s" % (xs, ss, d, e))
 
 # symbolic dims fed two axes of the slope's size (neither the last): refused at run time,
 # as an input the model does not accept

@@ -151,6 +151,13 @@ for opts in ({"cpu.threads": True}, {"gpu.conv_algo": False}):
         C.check(list(opts)[0] in str(e), "provider options %r: %s" % (opts, e))
 one = rlx.Session(model, device="cpu", options={"cpu.threads": 1, "debug.dump_ir": False})
 C.check(float(np.abs(one.run({"x": xo, "ids": ido})[0] - ref).max()) <= 1e-5, "cpu.threads=1: outputs differ from numpy")
+# device None is "cpu", as the C API's NULL (it raised TypeError)
+try:
+    dflt = rlx.Session(model, device=None)
+    C.check(dflt.device_name == one.device_name and float(np.abs(dflt.run({"x": xo, "ids": ido})[0] - ref).max()) <= 1e-5,
+            "device=None: %r" % dflt.device_name)
+except Exception as e:  # noqa: BLE001
+    C.check(False, "device=None raised %s: %s" % (type(e).__name__, e))
 
 adapters = rlx.adapters()
 print("adapters:", [a["name"] for a in adapters])

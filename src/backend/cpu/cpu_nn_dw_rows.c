@@ -29,10 +29,16 @@
  * end): their planes' streams are short for the hardware prefetchers. A
  * task takes two channel planes (all their rows, or a block of whole
  * groups of four rows where pairs of planes give the threads fewer than 4
- * tasks each: rlx_nn_dw_split_of), four output
- * rows at a time (eight independent sums, enough to cover the latency of
- * the fused multiply-adds); each input row those rows read is loaded once
- * and added into every sum that reads it.
+ * tasks each: rlx_nn_dw_split_of); at stride 2, and on stride-1 rows
+ * of whole vectors wider than 32, both planes four output rows at a time
+ * (DWR_GROUP: eight independent sums, enough to cover the latency of the
+ * fused multiply-adds); each input row those rows read is loaded once
+ * and added into every sum that reads it. On the other stride-1 rows plane
+ * by plane (DWR_GROUP1: the plane's weights stay in registers, which the
+ * two planes' 18 do not), four rows at a time on rows of up to 32
+ * columns; on wider rows whose last vector has 8 columns or fewer
+ * (MobileNetV2's 56: 3.5 vectors) eight rows at a time, and that last
+ * vector of both planes is one (DWR_TAIL2).
  *
  * Arithmetic: each output starts at the bias and takes its taps in (kh, kw)
  * order as fused multiply-adds, as the channel-blocked path does, so the
@@ -135,9 +141,103 @@ typedef struct dwr_job {
         }                                                                                                     \
     } while (0)
 
+/* DWR_GROUP for one plane (xp, yp, its weights wp and bias vbp) and RR
+ * output rows (stride 1; W as DWR_TAPS'): RR sums, the plane's 9 weights
+ * and 3 taps stay in registers (DWR_GROUP's two planes spill their 18
+ * weights to the stack: its multiply-adds read them from memory). The
+ * same taps in the same order: the same bits. */
+#define DWR_GROUP1(W, RR, xp, yp, wp, vbp)                                                                    \
+    do {                                                                                                      \
+        __m512 ac[RR];                                                                                        \
+        DWR_UNROLL for (int r = 0; r < (RR); r++) ac[r] = vbp;                                                \
+        int64_t i0 = o0 - 1;                                                                                  \
+        DWR_UNROLL for (int i = 0; i < (RR) + 2; i++) {                                                       \
+            if (i0 + i < 0 || i0 + i >= ih) continue;                                                         \
+            __m512 t[3];                                                                                      \
+            DWR_TAPS(1, W, (xp) + (i0 + i) * iw, t);                                                          \
+            DWR_UNROLL for (int kx = 0; kx < 3; kx++) {                                                       \
+                DWR_UNROLL for (int r = 0; r < (RR); r++) {                                                   \
+                    int ky = i - r;                                                                           \
+                    if (ky < 0 || ky > 2) continue;                                                           \
+                    ac[r] = _mm512_fmadd_ps(t[kx], (wp)[ky * 3 + kx], ac[r]);                                 \
+                }                                                                                             \
+            }                                                                                                 \
+        }                                                                                                     \
+        DWR_UNROLL for (int r = 0; r < (RR); r++) {                                                           \
+            if (o0 + r >= oe) break;                                                                          \
+            __m512 v = ac[r];                                                                                 \
+            DWR_ACT(v);                                                                                       \
+            _mm512_mask_storeu_ps((yp) + (o0 + r) * ow + c0, om, v);                                          \
+        }                                                                                                     \
+    } while (0)
+
+/* Lanes 0 - 7 from a (mask ma), lanes 8 - 15 from b (mask mb, bits 0 -
+ * 7; b - 8: b's columns land in lanes 8 - 15), 0 elsewhere. */
+#define DWR_LD2(ma, a, mb, b)                                                                                 \
+    _mm512_mask_loadu_ps(_mm512_maskz_loadu_ps((__mmask16)(ma), (a)), (__mmask16)((unsigned)(mb) << 8), (b) - 8)
+
+/* The last vector of a row of 1 to 8 columns (c0 .. c0 + 7, stride 1; a
+ * row of 56: 3.5 vectors) of both planes in one: plane a's columns in lanes
+ * 0 - 7, plane b's in lanes 8 - 15, each half with its plane's weights
+ * (wab) and bias (vbab), RR output rows: half the multiply-adds of two
+ * half-empty vectors. The same taps in the same order as DWR_GROUP: the
+ * same bits. mt1 / mt2: the lanes whose column (c0 + lane) / column + 1 is
+ * inside the row (at most 8; c0 >= 16: the columns before it are the row's). */
+#define DWR_TAIL2(RR)                                                                                         \
+    do {                                                                                                      \
+        __m512 ac[RR];                                                                                        \
+        DWR_UNROLL for (int r = 0; r < (RR); r++) ac[r] = vbab;                                               \
+        int64_t i0 = o0 - 1;                                                                                  \
+        DWR_UNROLL for (int i = 0; i < (RR) + 2; i++) {                                                       \
+            if (i0 + i < 0 || i0 + i >= ih) continue;                                                         \
+            const float *ra_ = xa + (i0 + i) * iw + c0, *rb_ = xb + (i0 + i) * iw + c0;                       \
+            __m512 t[3];                                                                                      \
+            t[0] = DWR_LD2(mt1, ra_ - 1, mt1, rb_ - 1);                                                       \
+            t[1] = DWR_LD2(mt1, ra_, mt1, rb_);                                                               \
+            t[2] = DWR_LD2(mt2, ra_ + 1, mt2, rb_ + 1);                                                       \
+            DWR_UNROLL for (int kx = 0; kx < 3; kx++) {                                                       \
+                DWR_UNROLL for (int r = 0; r < (RR); r++) {                                                   \
+                    int ky = i - r;                                                                           \
+                    if (ky < 0 || ky > 2) continue;                                                           \
+                    ac[r] = _mm512_fmadd_ps(t[kx], wab[ky * 3 + kx], ac[r]);                                  \
+                }                                                                                             \
+            }                                                                                                 \
+        }                                                                                                     \
+        DWR_UNROLL for (int r = 0; r < (RR); r++) {                                                           \
+            if (o0 + r >= oe) break;                                                                          \
+            __m512 v = ac[r];                                                                                 \
+            DWR_ACT(v);                                                                                       \
+            _mm512_mask_storeu_ps(ya + (o0 + r) * ow + c0, mt1, v);                                           \
+            if (two) _mm512_mask_storeu_ps(yb + (o0 + r) * ow + c0 - 8, (__mmask16)((unsigned)mt1 << 8), v);  \
+        }                                                                                                     \
+    } while (0)
+
+/* The in-register activation (none, Relu, Clip: the epilogue's comparison
+ * order) of a finished vector. */
+#define DWR_ACT(a)                                                                                            \
+    do {                                                                                                      \
+        if (act == RLX_ACT_RELU) a = _mm512_max_ps(vzero, a); /* a when NaN: NaN stays */                      \
+        else if (act == RLX_ACT_CLIP) a = _mm512_min_ps(vhi, _mm512_max_ps(vlo, _mm512_add_ps(a, vzero)));     \
+    } while (0)
+
 /* Lanes [0, n) of 16 (n clamped to 0 .. 16). */
 static inline __mmask16 dwr_cols(int64_t n) {
     return (__mmask16)(n >= 16 ? 0xffffu : n <= 0 ? 0u : (1u << n) - 1u);
+}
+
+/* Prefetch into L2 input rows [r0, r0 + n) (below r_end) of planes xa and
+ * xb; rows past the planes' ih: the next task's planes' (next floats on
+ * from xa). */
+static inline void dwr_prefetch(const float *xa, const float *xb, size_t next, int64_t ih, int64_t iw, int64_t r0,
+                                int64_t n, int64_t r_end) {
+    int64_t lines = (iw * (int64_t)sizeof(float) + 63) / 64;
+    for (int64_t r = r0; r < r0 + n && r < r_end; r++) {
+        const float *pa = r < ih ? xa + r * iw : xa + next + (r - ih) * iw, *pb = pa + (xb - xa);
+        for (int64_t l = 0; l < lines; l++) {
+            __builtin_prefetch(pa + l * 16, 0, 2);
+            __builtin_prefetch(pb + l * 16, 0, 2);
+        }
+    }
 }
 
 /* Weights of channel c broadcast, those below FLT_MIN in magnitude as 0. */
@@ -180,39 +280,75 @@ DWR_ATTR static void dwr_pair(void *ctx, size_t item, float *scratch) {
              * the block (stride 1), the output row's lanes */
             __mmask16 m0 = dwr_cols(iw - c0 * st), m1 = dwr_cols(iw - c0 * st - 16), mn = dwr_cols(iw - c0 - 16);
             __mmask16 om = dwr_cols(ow - c0);
-            for (int64_t o0 = ob; o0 < oe; o0 += DWR_R) {
-                if (st == 2) DWR_GROUP(2, 0);
-                else if (iw <= 16) DWR_GROUP(1, 0);
-                else DWR_GROUP(1, 1);
-            }
+            /* stride 1 plane by plane (DWR_GROUP1: the weights in registers;
+             * 1 thread, hot, 192 x 28x28 57.5 -> 50.3 us, 384 x 14x14 34.3 ->
+             * 29.7, ShuffleNet's 136 x 28x28 41.4 -> 36.1; 8 rows at a time
+             * measured the same) */
+            if (st == 2)
+                for (int64_t o0 = ob; o0 < oe; o0 += DWR_R) DWR_GROUP(2, 0);
+            else
+                for (int64_t o0 = ob; o0 < oe; o0 += DWR_R) {
+                    if (iw <= 16) {
+                        DWR_GROUP1(0, DWR_R, xa, ya, wa, vba);
+                        if (two) DWR_GROUP1(0, DWR_R, xb, yb, wb, vbb);
+                    } else {
+                        DWR_GROUP1(1, DWR_R, xa, ya, wa, vba);
+                        if (two) DWR_GROUP1(1, DWR_R, xb, yb, wb, vbb);
+                    }
+                }
         }
     } else {
         /* wider rows: by groups of output rows, each across the row */
-        int64_t fresh = DWR_R * st, pf_lines = (iw * (int64_t)sizeof(float) + 63) / 64;
         size_t next = two ? 2 * s->in_sp : s->in_sp; /* the next task's first plane, from xa */
         /* the next task's rows, if any: the next block's in these planes, or
          * the next planes' first rows */
         int64_t r_end = rb + 1 < j->n_rb || pi + 1 >= j->n_img * j->n_pairs ? ih : 2 * ih;
-        for (int64_t o0 = ob; o0 < oe; o0 += DWR_R) {
-            /* the input rows new to the group DWR_PF groups on (rows past
-             * the last: the next task's planes' first rows); caches
-             * evicted, 8x 96 x 112 -> 56 s2 took 5.6 ms without, 3.8 with
-             * (DWR_PF 2 into L1: 5.8 ms; 8: 3.9, 16: 4.2) */
-            int64_t r0 = (o0 + DWR_PF * DWR_R) * st - st + 2;
-            for (int64_t r = r0; r < r0 + fresh && r < r_end; r++) {
-                const float *pa = r < ih ? xa + r * iw : xa + next + (r - ih) * iw, *pb = pa + (xb - xa);
-                for (int64_t l = 0; l < pf_lines; l++) {
-                    __builtin_prefetch(pa + l * 16, 0, 2);
-                    __builtin_prefetch(pb + l * 16, 0, 2);
+        /* stride 1 and a last vector of at most 8 columns (56: 3.5 vectors):
+         * that vector of both planes in one (DWR_TAIL2), the others plane by
+         * plane, 8 output rows at a time (DWR_GROUP1); 144 x 56x56, 1 thread,
+         * hot: 182 -> 161 us (BENCHMARKS.md, "CPU depthwise 3x3 on 56-wide
+         * rows"). A loop of its own: its combined weights live there only
+         * (the other wide loops also measured 9-14% faster so). */
+        bool tail2 = st == 1 && (ow & 15) && (ow & 15) <= 8;
+        if (tail2) {
+            int64_t c_end = ow & ~(int64_t)15; /* the full vectors' columns */
+            __m512 wab[9], vbab = _mm512_mask_blend_ps(0xff00u, vba, vbb);
+            __mmask16 mt1 = dwr_cols(ow - c_end), mt2 = dwr_cols(ow - c_end - 1); /* at most 8 lanes */
+            for (int t = 0; t < 9; t++) wab[t] = _mm512_mask_blend_ps(0xff00u, wa[t], wb[t]);
+            for (int64_t o0 = ob; o0 < oe;) {
+                /* 2 DWR_R rows where the block has more than DWR_R left (else
+                 * the rows past oe are computed, not stored) */
+                int64_t rr = oe - o0 > DWR_R ? 2 * DWR_R : DWR_R;
+                dwr_prefetch(xa, xb, next, ih, iw, o0 + DWR_PF * DWR_R + 1, rr, r_end);
+                for (int64_t c0 = 0; c0 < c_end; c0 += 16) {
+                    __mmask16 m0 = dwr_cols(iw - c0), m1 = 0, mn = dwr_cols(iw - c0 - 16), om = dwr_cols(ow - c0);
+                    if (rr == 2 * DWR_R) {
+                        DWR_GROUP1(1, 2 * DWR_R, xa, ya, wa, vba);
+                        if (two) DWR_GROUP1(1, 2 * DWR_R, xb, yb, wb, vbb);
+                    } else {
+                        DWR_GROUP1(1, DWR_R, xa, ya, wa, vba);
+                        if (two) DWR_GROUP1(1, DWR_R, xb, yb, wb, vbb);
+                    }
+                }
+                int64_t c0 = c_end;
+                if (rr == 2 * DWR_R) DWR_TAIL2(2 * DWR_R);
+                else DWR_TAIL2(DWR_R);
+                o0 += rr;
+            }
+        } else
+            for (int64_t o0 = ob; o0 < oe; o0 += DWR_R) {
+                /* the input rows new to the group DWR_PF groups on (rows past
+                 * the last: the next task's planes' first rows); caches
+                 * evicted, 8x 96 x 112 -> 56 s2 took 5.6 ms without, 3.8 with
+                 * (DWR_PF 2 into L1: 5.8 ms; 8: 3.9, 16: 4.2) */
+                dwr_prefetch(xa, xb, next, ih, iw, (o0 + DWR_PF * DWR_R) * st - st + 2, DWR_R * st, r_end);
+                for (int64_t c0 = 0; c0 < ow; c0 += 16) {
+                    __mmask16 m0 = dwr_cols(iw - c0 * st), m1 = dwr_cols(iw - c0 * st - 16), mn = dwr_cols(iw - c0 - 16);
+                    __mmask16 om = dwr_cols(ow - c0);
+                    if (st == 2) DWR_GROUP(2, 1);
+                    else DWR_GROUP(1, 1);
                 }
             }
-            for (int64_t c0 = 0; c0 < ow; c0 += 16) {
-                __mmask16 m0 = dwr_cols(iw - c0 * st), m1 = dwr_cols(iw - c0 * st - 16), mn = dwr_cols(iw - c0 - 16);
-                __mmask16 om = dwr_cols(ow - c0);
-                if (st == 2) DWR_GROUP(2, 1);
-                else DWR_GROUP(1, 1);
-            }
-        }
     }
     if (!j->act_in_reg)
         for (int p = 0; p < (two ? 2 : 1); p++) {

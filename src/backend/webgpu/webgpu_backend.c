@@ -37,6 +37,7 @@
 #include "base/mem.h"
 #include "base/options.h"
 #include "base/platform.h"
+#include "base/runctl.h"
 #include "base/tensor.h"
 #include "rlx/half.h"
 
@@ -694,6 +695,14 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
             ent[0].offset = poff;
             ent[0].size = psz;
             poff += psz;
+            /* a stop (time limit, terminate) between pipeline creations;
+             * one creation (the driver's shader compile) is not interrupted */
+            if (rlx_run_stopped(b->caps.cfg->run)) {
+                st = rlx_fail_prefix(rlx_run_stop_error(b->caps.cfg->run),
+                                     "compiling a plan (GPU pipelines, before kernel %zu of %zu, %s): ", d0[s] + k + 1,
+                                     e->n_disp, step_desc(p, (int)s));
+                break;
+            }
             st = wg_pipeline_get(b, d, step_desc(p, (int)s), &r->pipe);
             if (st) break;
             char what[400];
@@ -728,7 +737,11 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     e->stats.checks_note = e->checks_note;
     e->stats.n_pipelines_reused -= e->stats.n_pipelines_new < e->stats.n_pipelines_reused ? e->stats.n_pipelines_new
                                                                                           : e->stats.n_pipelines_reused;
-    if (b->caps.cfg->gpu_warm_pipelines) {
+    if (b->caps.cfg->gpu_warm_pipelines && rlx_run_stopped(b->caps.cfg->run)) {
+        st = rlx_fail_prefix(rlx_run_stop_error(b->caps.cfg->run), "compiling a plan (before the first dispatch of each GPU kernel): ");
+        goto done;
+    }
+    if (b->caps.cfg->gpu_warm_pipelines) { /* one submit: not interrupted */
         t_phase = rlx_now_seconds();
         st = warm_pipelines(e);
         if (st) goto done;

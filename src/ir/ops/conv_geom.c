@@ -150,6 +150,21 @@ rlx_status rlx_conv_geom_resolve(const rlx_node *n, rlx_conv_kind kind, const in
         /* from here on in <= 2^62 and every attribute < 2^31: sums of a few
          * such terms and (k - 1) * d cannot overflow int64 */
         int64_t ek = (k - 1) * d + 1; /* effective kernel extent */
+        /* a pool's explicit pad must be smaller than the kernel's extent: a
+         * pad at or above it makes the first or last window lie wholly in the
+         * padding whatever the input (a max of nothing, a 0 / 0 average).
+         * onnxruntime refuses pads >= kernel_shape ("Pad should be smaller
+         * than kernel"), dilation or not; a dilated pad in [kernel_shape,
+         * extent) reaches the input, and the ONNX reference computes it, so
+         * it runs here. (A dilated window can still skip a short input: those
+         * keep the kernels' no-tap values.) */
+        if (kind == RLX_GEOM_POOL && !same_upper && !same_lower && !valid &&
+            (g->pad_begin[i] >= ek || g->pad_end[i] >= ek))
+            return rlx_fail(RLX_ERR_INVALID_MODEL,
+                            "%s: pads %lld (begin) and %lld (end) along spatial dim %d must be smaller than the "
+                            "kernel extent %lld (kernel_shape %lld, dilation %lld): a window would hold padding only",
+                            desc, (long long)g->pad_begin[i], (long long)g->pad_end[i], i, (long long)ek,
+                            (long long)k, (long long)d);
         if (kind == RLX_GEOM_CONV_TRANSPOSE) {
             size_t oc;
             const int64_t *os = rlx_param_ints(n, "output_shape", &oc);

@@ -65,17 +65,44 @@ static rlx_status broadcast_all(rlx_infer_ctx *c, rlx_dtype dt, int first, int c
     return rlx_ictx_set_out(c, 0, dt, rank, dims, syms);
 }
 
+/* PRelu before opset 7 (rlx_legacy_bcast_axis): numpy broadcasting where
+ * X and the slope broadcast (the output may be larger than X: X [3, 1],
+ * slope [3] -> [3, 3]), X's shape where a 1-D slope goes along one axis of
+ * X; while that choice waits for the plan's dims, the dims both choices
+ * agree on. */
+static rlx_status prelu6_out(rlx_infer_ctx *c, rlx_dtype dt, rlx_legacy_fit fit, int64_t axis) {
+    const rlx_value *a = rlx_ictx_in(c, 0), *b = rlx_ictx_in(c, 1);
+    if (a->rank < 0 || b->rank < 0) return rlx_ictx_set_out_unknown(c, 0, dt);
+    if (fit == RLX_LEGACY_FITS && axis == a->rank - b->rank) return broadcast_all(c, dt, 0, 0);
+    if (fit == RLX_LEGACY_FITS) return rlx_ictx_set_out(c, 0, dt, a->rank, a->dims, a->syms);
+    /* later: only a 1-D slope can go along an axis, and then X's rank is the output's */
+    int rank = a->rank >= b->rank ? a->rank : b->rank;
+    int64_t dims[RLX_MAX_RANK];
+    int32_t syms[RLX_MAX_RANK];
+    for (int i = 0; i < rank; i++) {
+        int ia = i - (rank - a->rank), ib = i - (rank - b->rank);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        dims[i] = RLX_DIM_DYN, syms[i] = -1;
+        if (ia >= 0 && (db == 1 || (da >= 0 && da != 1))) dims[i] = da, syms[i] = a->syms[ia];
+        else if (ia < 0) dims[i] = db, syms[i] = b->syms[ib];
+    }
+    return rlx_ictx_set_out(c, 0, dt, rank, dims, syms);
+}
+
 /* The output has A's shape: B must fit inside it (a B that does not would
- * make the kernels read past it). */
+ * make the kernels read past it). PRelu before opset 7: prelu6_out. */
 static rlx_status legacy_out(rlx_infer_ctx *c, rlx_dtype dt) {
     const rlx_value *a = rlx_ictx_in(c, 0), *b = rlx_ictx_in(c, 1);
-    int64_t axis;
-    if (b->rank >= 0 && a->rank >= 0 && rlx_legacy_bcast_axis(c->n, a, b, &axis) == RLX_LEGACY_NO) {
+    int64_t axis = 0;
+    bool prelu6 = c->n->op == RLX_OP_PRelu && rlx_attr_int(c->n, "broadcast", 0) == 0;
+    rlx_legacy_fit fit = RLX_LEGACY_LATER;
+    if (b->rank >= 0 && a->rank >= 0) fit = rlx_legacy_bcast_axis(c->n, a, b, &axis);
+    if (fit == RLX_LEGACY_NO) {
         char sa[96], sb[96];
-        if (c->n->op == RLX_OP_PRelu && rlx_attr_int(c->n, "broadcast", 0) == 0)
-            return rlx_ictx_fail(c, "slope '%s' of shape %s fits neither the last dims of input '%s' of shape %s "
-                                    "nor (a 1-D slope) exactly one of its axes (PRelu before opset 7, as the ONNX "
-                                    "reference)",
+        if (prelu6)
+            return rlx_ictx_fail(c, "slope '%s' of shape %s fits neither input '%s' of shape %s by numpy "
+                                    "broadcasting nor (a 1-D slope) exactly one of its axes (PRelu before opset 7, "
+                                    "as the ONNX reference)",
                                  b->name, rlx_shape_str(b->dims, b->rank, sb, sizeof sb), a->name,
                                  rlx_shape_str(a->dims, a->rank, sa, sizeof sa));
         return rlx_ictx_fail(c, "input '%s' of shape %s does not broadcast onto input '%s' of shape %s "
@@ -83,6 +110,7 @@ static rlx_status legacy_out(rlx_infer_ctx *c, rlx_dtype dt) {
                              b->name, rlx_shape_str(b->dims, b->rank, sb, sizeof sb), a->name,
                              rlx_shape_str(a->dims, a->rank, sa, sizeof sa), (long long)axis);
     }
+    if (prelu6) return prelu6_out(c, dt, fit, axis);
     return rlx_ictx_set_out(c, 0, dt, a->rank, a->dims, a->syms);
 }
 
@@ -100,6 +128,21 @@ rlx_status rlx_infer_broadcast_bool(rlx_infer_ctx *c) {
 static rlx_status infer_broadcast_lhs(rlx_infer_ctx *c) {
     if (rlx_legacy_bcast(c->n)) return legacy_out(c, rlx_ictx_in(c, 0)->dtype);
     return broadcast_all(c, rlx_ictx_in(c, 0)->dtype, 0, 0);
+}
+
+/* Clip-11/12/13: min and max (inputs 1 and 2) are scalars; a 1-D tensor of
+ * one value is taken too, as onnxruntime does. */
+static rlx_status infer_clip(rlx_infer_ctx *c) {
+    static const char *const what[3] = { "input", "min", "max" };
+    for (int i = 1; i < 3 && i < c->n->n_in; i++) {
+        const rlx_value *v = rlx_ictx_in(c, i);
+        if (!v) continue;
+        RLX_TRY(rlx_ictx_operand_rank(c, i, what[i], RLX_RANK_0D_1D));
+        if (v->rank == 1 && v->dims[0] >= 0 && v->dims[0] != 1)
+            return rlx_ictx_fail_from(c, 1u << i, "%s '%s' must be a scalar, got %lld values", what[i], v->name,
+                                      (long long)v->dims[0]);
+    }
+    return rlx_ictx_set_out_like(c, 0, rlx_ictx_in(c, 0));
 }
 
 /* Where(cond, x, y): broadcast of three, dtype of x. */

@@ -301,6 +301,12 @@ static rlx_status infer_resize(rlx_infer_ctx *c) {
     const rlx_value *vz = i_sizes >= 0 ? rlx_ictx_in(c, i_sizes) : NULL;
     if (vs && vs->dtype != RLX_DTYPE_F32) return rlx_ictx_fail(c, "scales must be f32, got %s", rlx_dtype_name(vs->dtype));
     if (vz && vz->dtype != RLX_DTYPE_I64) return rlx_ictx_fail(c, "sizes must be i64, got %s", rlx_dtype_name(vz->dtype));
+    /* roi, scales and sizes are 1-D tensors (Resize-10/11/13/18/19, Upsample-9); roi only where
+     * it is read (tf_crop_and_resize: onnxruntime ignores it otherwise, whatever its shape) */
+    if (!upsample && v >= 11 && ra.coord == RLX_COORD_TF_CROP_AND_RESIZE)
+        RLX_TRY(rlx_ictx_operand_rank(c, 1, "roi", RLX_RANK_1D));
+    if (vs) RLX_TRY(rlx_ictx_operand_rank(c, i_scales, "scales", RLX_RANK_1D));
+    if (vz) RLX_TRY(rlx_ictx_operand_rank(c, i_sizes, "sizes", RLX_RANK_1D));
     if (upsample && v < 9) {
         size_t cnt;
         const float *f = rlx_param_floats(n, "scales", &cnt);

@@ -40,7 +40,8 @@ static rlx_status infer_reduce(rlx_infer_ctx *c) {
             if (!rlx_dtype_is_int(a->dtype))
                 return rlx_ictx_fail(c, "axes input '%s' has dtype %s, expected int64", a->name,
                                      rlx_dtype_name(a->dtype));
-            if (a->rank > 1) return rlx_ictx_fail(c, "axes input '%s' has rank %d, expected 1", a->name, a->rank);
+            /* a 1-D list (onnxruntime refuses a scalar too: "An axes tensor must be a vector tensor") */
+            RLX_TRY(rlx_ictx_operand_rank(c, 1, "axes", RLX_RANK_1D));
             if (a->konst) {
                 if (!rlx_konst_ints(a, axes, RLX_ARRAY_LEN(axes), &na))
                     return rlx_ictx_fail(c, "axes input '%s' has more than %zu values", a->name, RLX_ARRAY_LEN(axes));

@@ -74,11 +74,14 @@ static rlx_status need_index(rlx_infer_ctx *c, int i, const char *what) {
 
 /* Values of integer input i when it is constant. *known is false when the
  * input is absent or not constant (and *cnt then 0).
- * errors: not an integer tensor, or more than cap values. */
-static rlx_status in_ints(rlx_infer_ctx *c, int i, const char *what, int64_t *buf, size_t cap, size_t *cnt,
-                          bool *known) {
+ * errors: a rank that `ranks` (RLX_RANK_* bits: what the op's spec allows,
+ * checked whether or not the values are known), not an integer tensor, or
+ * more than cap values. */
+static rlx_status in_ints(rlx_infer_ctx *c, int i, const char *what, unsigned ranks, int64_t *buf, size_t cap,
+                          size_t *cnt, bool *known) {
     *cnt = 0;
     *known = false;
+    RLX_TRY(rlx_ictx_operand_rank(c, i, what, ranks));
     const rlx_value *v = rlx_ictx_in(c, i);
     if (!v || !v->konst) return RLX_OK;
     if (!rlx_dtype_is_int(v->konst->dtype))
@@ -148,8 +151,9 @@ static rlx_status infer_reshape(rlx_infer_ctx *c) {
     size_t r = 0;
     bool known;
     RLX_TRY(need_index(c, 1, "shape"));
+    RLX_TRY(rlx_ictx_operand_rank(c, 1, "shape", RLX_RANK_1D));
     if (sv->konst && rlx_tensor_numel(sv->konst) > RLX_MAX_RANK) return fail_rank(c, (int64_t)rlx_tensor_numel(sv->konst));
-    RLX_TRY(in_ints(c, 1, "shape", sh, RLX_MAX_RANK, &r, &known));
+    RLX_TRY(in_ints(c, 1, "shape", RLX_RANK_1D, sh, RLX_MAX_RANK, &r, &known));
     /* an empty shape tensor is known without its values: a scalar */
     if (!known && in_len(c, 1) == 0 && sv->rank == 1) known = true, r = 0;
     shp o;
@@ -285,7 +289,9 @@ static rlx_status squeeze_axes(rlx_infer_ctx *c, int64_t *axes, size_t *n, bool 
     }
     *have = rlx_ictx_in(c, 1) != NULL;
     RLX_TRY(need_index(c, 1, "axes"));
-    return in_ints(c, 1, "axes", axes, 2 * RLX_MAX_RANK, n, known);
+    /* Squeeze-13: a 1-D list; Unsqueeze-13 also takes a scalar (as onnxruntime does) */
+    unsigned ranks = c->n->op == RLX_OP_Unsqueeze ? RLX_RANK_0D_1D : RLX_RANK_1D;
+    return in_ints(c, 1, "axes", ranks, axes, 2 * RLX_MAX_RANK, n, known);
 }
 
 /* Squeeze-1/11/13/21: removes the listed axes (which must be 1), or every
@@ -432,7 +438,7 @@ static rlx_status infer_split(rlx_infer_ctx *c) {
     } else if (rlx_ictx_in(c, 1)) {
         bool known;
         RLX_TRY(need_index(c, 1, "split"));
-        RLX_TRY(in_ints(c, 1, "split", split_buf, 256, &ns, &known));
+        RLX_TRY(in_ints(c, 1, "split", RLX_RANK_1D, split_buf, 256, &ns, &known));
         if (known) split = split_buf;
         else split_dyn = true;
     }
@@ -622,12 +628,12 @@ static rlx_status infer_slice(rlx_infer_ctx *c) {
         if (p) memcpy(ax, p, na * sizeof *p);
     } else {
         for (int i = 1; i <= 4; i++) RLX_TRY(need_index(c, i, i == 1 ? "starts" : i == 2 ? "ends" : i == 3 ? "axes" : "steps"));
-        RLX_TRY(in_ints(c, 1, "starts", st, cap, &ns, &ks));
-        RLX_TRY(in_ints(c, 2, "ends", en, cap, &ne, &ke));
+        RLX_TRY(in_ints(c, 1, "starts", RLX_RANK_1D, st, cap, &ns, &ks));
+        RLX_TRY(in_ints(c, 2, "ends", RLX_RANK_1D, en, cap, &ne, &ke));
         have_axes = rlx_ictx_in(c, 3) != NULL;
         have_steps = rlx_ictx_in(c, 4) != NULL;
-        if (have_axes) RLX_TRY(in_ints(c, 3, "axes", ax, cap, &na, &ka));
-        if (have_steps) RLX_TRY(in_ints(c, 4, "steps", sp, cap, &nsp, &ksp));
+        if (have_axes) RLX_TRY(in_ints(c, 3, "axes", RLX_RANK_1D, ax, cap, &na, &ka));
+        if (have_steps) RLX_TRY(in_ints(c, 4, "steps", RLX_RANK_1D, sp, cap, &nsp, &ksp));
     }
     if (!ka) return out_dyn(c, x->dtype, x->rank); /* which axes are sliced is unknown */
     if (ks && ke && ns != ne) return rlx_ictx_fail(c, "starts has %zu values, ends %zu", ns, ne);
@@ -680,7 +686,7 @@ static rlx_status infer_pad(rlx_infer_ctx *c) {
         memcpy(pads, p, np * sizeof *p);
     } else {
         RLX_TRY(need_index(c, 1, "pads"));
-        RLX_TRY(in_ints(c, 1, "pads", pads, 4 * RLX_MAX_RANK, &np, &kp));
+        RLX_TRY(in_ints(c, 1, "pads", RLX_RANK_1D, pads, 4 * RLX_MAX_RANK, &np, &kp));
         const rlx_value *cv = rlx_ictx_in(c, 2);
         if (cv && cv->dtype != x->dtype)
             return rlx_ictx_fail(c, "constant_value has dtype %s, data has %s", rlx_dtype_name(cv->dtype),
@@ -688,7 +694,7 @@ static rlx_status infer_pad(rlx_infer_ctx *c) {
         if (c->n->version >= 18 && rlx_ictx_in(c, 3)) {
             have_axes = true;
             RLX_TRY(need_index(c, 3, "axes"));
-            RLX_TRY(in_ints(c, 3, "axes", axes, 2 * RLX_MAX_RANK, &na, &ka));
+            RLX_TRY(in_ints(c, 3, "axes", RLX_RANK_1D, axes, 2 * RLX_MAX_RANK, &na, &ka));
         }
     }
     if (!kp || !ka) {
@@ -772,12 +778,13 @@ static rlx_status infer_constant_of_shape(rlx_infer_ctx *c) {
     }
     RLX_TRY(need_index(c, 0, "shape"));
     const rlx_value *sv = rlx_ictx_in(c, 0);
-    if (sv->rank > 1) return rlx_ictx_fail(c, "shape input must be 1-D");
     int64_t sh[RLX_MAX_RANK];
     size_t r;
     bool known;
+    /* 1-D, as the spec has it: onnxruntime refuses a scalar too ("Must have a valid input shape") */
+    RLX_TRY(rlx_ictx_operand_rank(c, 0, "shape", RLX_RANK_1D));
     if (sv->konst && rlx_tensor_numel(sv->konst) > RLX_MAX_RANK) return fail_rank(c, (int64_t)rlx_tensor_numel(sv->konst));
-    RLX_TRY(in_ints(c, 0, "shape", sh, RLX_MAX_RANK, &r, &known));
+    RLX_TRY(in_ints(c, 0, "shape", RLX_RANK_1D, sh, RLX_MAX_RANK, &r, &known));
     shp o;
     if (!known) {
         int64_t len = in_len(c, 0);
@@ -802,8 +809,9 @@ static rlx_status infer_expand(rlx_infer_ctx *c) {
     int64_t sh[RLX_MAX_RANK];
     size_t r;
     bool known;
+    RLX_TRY(rlx_ictx_operand_rank(c, 1, "shape", RLX_RANK_1D));
     if (sv->konst && rlx_tensor_numel(sv->konst) > RLX_MAX_RANK) return fail_rank(c, (int64_t)rlx_tensor_numel(sv->konst));
-    RLX_TRY(in_ints(c, 1, "shape", sh, RLX_MAX_RANK, &r, &known));
+    RLX_TRY(in_ints(c, 1, "shape", RLX_RANK_1D, sh, RLX_MAX_RANK, &r, &known));
     shp o;
     if (!known || x->rank < 0) {
         int64_t len = known ? (int64_t)r : in_len(c, 1);
@@ -829,7 +837,7 @@ static rlx_status infer_tile(rlx_infer_ctx *c) {
     bool known;
     shp o;
     if (x->rank < 0) return out_dyn(c, x->dtype, -1);
-    RLX_TRY(in_ints(c, 1, "repeats", rep, RLX_MAX_RANK, &n, &known));
+    RLX_TRY(in_ints(c, 1, "repeats", RLX_RANK_1D, rep, RLX_MAX_RANK, &n, &known));
     shp_from(&o, x);
     if (!known) return out_dyn(c, x->dtype, x->rank);
     if (n != (size_t)x->rank) return rlx_ictx_fail_from(c, 1u << 1, "repeats has %zu values for rank %d", n, x->rank);
@@ -854,10 +862,14 @@ static rlx_status infer_range(rlx_infer_ctx *c) {
                              rlx_dtype_name(l->dtype), rlx_dtype_name(d->dtype));
     bool fl = rlx_dtype_is_float(s->dtype);
     if (!fl && !rlx_dtype_is_int(s->dtype)) return rlx_ictx_fail(c, "dtype %s is not numeric", rlx_dtype_name(s->dtype));
+    /* scalars; a 1-D tensor of one value is taken too, as onnxruntime's kernel does */
+    static const char *const what[3] = { "start", "limit", "delta" };
     for (int i = 0; i < 3; i++) {
         const rlx_value *v = rlx_ictx_in(c, i);
-        if (v->rank > 1 || (v->rank == 1 && v->dims[0] >= 0 && v->dims[0] != 1))
-            return rlx_ictx_fail(c, "input %d must be a scalar", i);
+        RLX_TRY(rlx_ictx_operand_rank(c, i, what[i], RLX_RANK_0D_1D));
+        if (v->rank == 1 && v->dims[0] >= 0 && v->dims[0] != 1)
+            return rlx_ictx_fail_from(c, 1u << i, "%s '%s' must be a scalar, got %lld values", what[i], v->name,
+                                      (long long)v->dims[0]);
     }
     int64_t len = RLX_DIM_DYN;
     if (s->konst && l->konst && d->konst) {
@@ -890,6 +902,11 @@ static rlx_status infer_onehot(rlx_infer_ctx *c) {
     int ax;
     int64_t axis = rlx_param_int(c->n, "axis");
     RLX_TRY(rlx_ictx_axis(c, axis, r, &ax));
+    /* depth: a scalar or a 1-D tensor of one value */
+    RLX_TRY(rlx_ictx_operand_rank(c, 1, "depth", RLX_RANK_0D_1D));
+    if (dep->rank == 1 && dep->dims[0] >= 0 && dep->dims[0] != 1)
+        return rlx_ictx_fail_from(c, 1u << 1, "depth '%s' must hold one value, got %lld", dep->name,
+                                  (long long)dep->dims[0]);
     int64_t depth = RLX_DIM_DYN;
     double dv;
     if (dep->konst) {
@@ -911,6 +928,12 @@ static rlx_status infer_trilu(rlx_infer_ctx *c) {
     const rlx_value *x = rlx_ictx_in(c, 0);
     if (x->rank >= 0 && x->rank < 2) return rlx_ictx_fail(c, "input must have rank >= 2, got %d", x->rank);
     RLX_TRY(need_index(c, 1, "k"));
+    /* k: a scalar (a 1-D tensor of one value taken too, as onnxruntime does) */
+    RLX_TRY(rlx_ictx_operand_rank(c, 1, "k", RLX_RANK_0D_1D));
+    const rlx_value *k = rlx_ictx_in(c, 1);
+    if (k && k->rank == 1 && k->dims[0] >= 0 && k->dims[0] != 1)
+        return rlx_ictx_fail_from(c, 1u << 1, "k '%s' must be a scalar, got %lld values", k->name,
+                                  (long long)k->dims[0]);
     return rlx_ictx_set_out_like(c, 0, x);
 }
 
@@ -1085,8 +1108,10 @@ static rlx_status infer_topk(rlx_infer_ctx *c) {
         RLX_TRY(need_index(c, 1, "k"));
         int64_t kv[1];
         size_t n;
-        RLX_TRY(in_ints(c, 1, "k", kv, 1, &n, &known));
-        if (known && n != 1) return rlx_ictx_fail_from(c, 1u << 1, "k must hold one value");
+        RLX_TRY(in_ints(c, 1, "k", RLX_RANK_1D, kv, 1, &n, &known));
+        const rlx_value *kin = rlx_ictx_in(c, 1);
+        if ((known && n != 1) || (kin->rank == 1 && kin->dims[0] >= 0 && kin->dims[0] != 1))
+            return rlx_ictx_fail_from(c, 1u << 1, "k must be a 1-D tensor of one value");
         if (known) k = kv[0];
     }
     if (known && k < 0) return rlx_ictx_fail_from(c, 1u << 1, "k = %lld is negative", (long long)k);
