@@ -9,6 +9,7 @@
 
 #include "ir/op.h"
 
+#include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #define RLX_ARRAY_LEN_T(a) (sizeof(a) / sizeof((a)[0]))
 #include "ir/graph.h"
 #include "runtime/model.h"
+#include "runtime/session.h"
 
 /* ================================================================ files */
 
@@ -165,6 +167,144 @@ static void test_end_to_end(void) {
     rlx_tensor_destroy(x);
     rlx_session_destroy(sess);
     rlx_model_destroy(m);
+}
+
+/* ================================================================ overridable initializers */
+
+/* y = x * Relu(w) (Relu(w) folds) and z = MatMul(x, v) (v is packed), where
+ * w and v are initializers that the graph also lists as inputs, and k a
+ * plain initializer: z2 = x * k. ir: the model's IR version. */
+static rlx_model *overridable_model(int64_t ir, float *w0, float *v0, float *k0) {
+    Onnx__GraphProto *g = graph_new("ov");
+    int64_t dx[2] = { 2, 3 }, dv[2] = { 3, 4 }, dz[2] = { 2, 4 };
+    for (int i = 0; i < 6; i++) w0[i] = test_rand_uniform(-1, 1), k0[i] = test_rand_uniform(-1, 1);
+    for (int i = 0; i < 12; i++) v0[i] = test_rand_uniform(-1, 1);
+    graph_input(g, vi_new("x", 1, 2, dx, NULL));
+    graph_input(g, vi_new("w", 1, 2, dx, NULL));
+    graph_input(g, vi_new("v", 1, 2, dv, NULL));
+    graph_init(g, tensor_raw("w", 1, 2, dx, w0, 6 * sizeof(float)));
+    graph_init(g, tensor_raw("v", 1, 2, dv, v0, 12 * sizeof(float)));
+    graph_init(g, tensor_raw("k", 1, 2, dx, k0, 6 * sizeof(float)));
+    graph_node(g, node_new("Relu", "relu", "w", "rw"));
+    graph_node(g, node_new("Mul", "mul", "x,rw", "y"));
+    graph_node(g, node_new("MatMul", "mm", "x,v", "z"));
+    graph_node(g, node_new("Mul", "mul_k", "x,k", "z2"));
+    graph_output(g, vi_new("y", 1, 2, dx, NULL));
+    graph_output(g, vi_new("z", 1, 2, dz, NULL));
+    graph_output(g, vi_new("z2", 1, 2, dx, NULL));
+    Onnx__ModelProto *mp = model_new(13, g);
+    mp->ir_version = ir;
+    rlx_model *m = NULL;
+    CHECK_OK(load_built(mp, ir < 4 ? "ov_ir3.onnx" : "ov_ir8.onnx", &m, NULL));
+    return m;
+}
+
+/* Runs s with x and, where not NULL, w and v; checks y, z and z2 against
+ * the same arithmetic done here with w, v (the values the run must use). */
+static void ov_check(rlx_session *s, const rlx_tensor *x, const rlx_tensor *wf, const rlx_tensor *vf, const float *w,
+                     const float *v, const float *k, const char *what) {
+    const char *names[3] = { "x" };
+    const rlx_tensor *ins[3] = { x };
+    size_t n = 1;
+    if (wf) names[n] = "w", ins[n++] = wf;
+    if (vf) names[n] = "v", ins[n++] = vf;
+    rlx_tensor **outs = NULL;
+    size_t n_out = 0;
+    CHECK_OK(rlx_session_run(s, n, names, ins, &outs, &n_out));
+    if (!outs || n_out != 3) return;
+    const float *px = x->data, *py = outs[0]->data, *pz = outs[1]->data, *pz2 = outs[2]->data;
+    int bad = 0;
+    for (int i = 0; i < 6; i++) {
+        if (py[i] != px[i] * (w[i] > 0 ? w[i] : 0)) bad++;
+        if (pz2[i] != px[i] * k[i]) bad++;
+    }
+    for (int r = 0; r < 2; r++)
+        for (int c = 0; c < 4; c++) {
+            float want = 0;
+            for (int j = 0; j < 3; j++) want += px[r * 3 + j] * v[j * 4 + c];
+            if (fabsf(pz[r * 4 + c] - want) > 1e-5f) bad++;
+        }
+    CHECK_MSG(bad == 0, "%s: %d of 20 outputs differ", what, bad);
+    for (size_t i = 0; i < n_out; i++) rlx_tensor_destroy(outs[i]);
+    free(outs);
+}
+
+/* IR >= 4: the initializers listed as inputs are overridable: not inputs,
+ * listed apart, a run may feed them (the fed value is used, not a folded or
+ * packed initializer) or not (the initializer is used). IR 3: they are
+ * constants and feeding one is refused, naming it. */
+static void test_overridable_initializers(void) {
+    float w0[6], v0[12], k0[6];
+    int64_t dx[2] = { 2, 3 }, dv[2] = { 3, 4 };
+    rlx_model *m = overridable_model(8, w0, v0, k0);
+    if (!m) return;
+    CHECK(rlx_model_num_inputs(m) == 1);
+    CHECK(rlx_model_num_overridable_initializers(m) == 2);
+    rlx_value_info vi;
+    CHECK_OK(rlx_model_overridable_initializer_info(m, 0, &vi));
+    CHECK(strcmp(vi.name, "w") == 0 && vi.dtype == RLX_DTYPE_F32 && vi.rank == 2 && vi.dims[0] == 2 && vi.dims[1] == 3);
+    CHECK_OK(rlx_model_overridable_initializer_info(m, 1, &vi));
+    CHECK(strcmp(vi.name, "v") == 0 && vi.rank == 2 && vi.dims[1] == 4);
+    CHECK_FAILS(rlx_model_overridable_initializer_info(m, 2, &vi), RLX_ERR_INVALID_ARGUMENT, "out of range");
+
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(m, NULL, &s));
+    rlx_tensor *x = test_tensor_random(RLX_DTYPE_F32, 2, dx, -2, 2);
+    rlx_tensor *w1 = test_tensor_random(RLX_DTYPE_F32, 2, dx, -1, 1);
+    rlx_tensor *v1 = test_tensor_random(RLX_DTYPE_F32, 2, dv, -1, 1);
+    if (s && x && w1 && v1) {
+        const float *pw1 = w1->data, *pv1 = v1->data;
+        ov_check(s, x, NULL, NULL, w0, v0, k0, "not fed");
+        ov_check(s, x, w1, NULL, pw1, v0, k0, "w fed");
+        ov_check(s, x, NULL, v1, w0, pv1, k0, "v fed");
+        ov_check(s, x, w1, v1, pw1, pv1, k0, "w and v fed");
+        ov_check(s, x, NULL, NULL, w0, v0, k0, "not fed again");
+        ov_check(s, x, w1, NULL, pw1, v0, k0, "w fed again");
+        CHECK_MSG(rlx_session_compile_count(s) == 4, "compiled %llu plans, expected 4 (one per set fed)",
+                  (unsigned long long)rlx_session_compile_count(s));
+        /* a fed value is checked as an input's */
+        int64_t bad_d[2] = { 3, 2 };
+        rlx_tensor *wb = test_tensor_random(RLX_DTYPE_F32, 2, bad_d, -1, 1);
+        const char *names[2] = { "x", "w" };
+        const rlx_tensor *ins[2] = { x, wb };
+        rlx_tensor **outs = NULL;
+        size_t n_out = 0;
+        CHECK_FAILS(rlx_session_run(s, 2, names, ins, &outs, &n_out), RLX_ERR_INVALID_ARGUMENT, "input 'w' has shape");
+        /* the initializer feeds nothing but itself: x is still required */
+        CHECK_FAILS(rlx_session_run(s, 1, names + 1, ins + 1, &outs, &n_out), RLX_ERR_INVALID_ARGUMENT,
+                    "input 'x' is missing");
+        rlx_tensor_destroy(wb);
+        /* k is a plain initializer: not overridable */
+        const char *kn[2] = { "x", "k" };
+        const rlx_tensor *kin[2] = { x, w1 };
+        CHECK_FAILS(rlx_session_run(s, 2, kn, kin, &outs, &n_out), RLX_ERR_INVALID_ARGUMENT,
+                    "'k' is an initializer of the model");
+    }
+    rlx_session_destroy(s);
+    rlx_model_destroy(m);
+
+    /* IR 3: constants, as onnxruntime takes them */
+    m = overridable_model(3, w0, v0, k0);
+    if (m) {
+        CHECK(rlx_model_num_inputs(m) == 1);
+        CHECK(rlx_model_num_overridable_initializers(m) == 0);
+        s = NULL;
+        CHECK_OK(rlx_session_create(m, NULL, &s));
+        if (s && x && w1) {
+            ov_check(s, x, NULL, NULL, w0, v0, k0, "IR 3");
+            const char *names[2] = { "x", "w" };
+            const rlx_tensor *ins[2] = { x, w1 };
+            rlx_tensor **outs = NULL;
+            size_t n_out = 0;
+            CHECK_FAILS(rlx_session_run(s, 2, names, ins, &outs, &n_out), RLX_ERR_INVALID_ARGUMENT,
+                        "'w' is an initializer of the model, not an input");
+        }
+        rlx_session_destroy(s);
+        rlx_model_destroy(m);
+    }
+    rlx_tensor_destroy(x);
+    rlx_tensor_destroy(w1);
+    rlx_tensor_destroy(v1);
 }
 
 /* dim_value, dim_param, unset dims, -1, empty dim_param, unknown shape. */
@@ -1099,6 +1239,7 @@ int main(void) {
     test_constant_attr_types();
     test_bad_files();
     test_bad_initializers();
+    test_overridable_initializers();
     test_bad_values();
     test_external_data();
     test_subgraph_outer();

@@ -120,6 +120,31 @@ static void print_values(const rlx_model *m, bool inputs, cli_json *j) {
     if (j) cli_json_end_arr(j);
 }
 
+/* Overridable initializers (rlx.h), when the model has any: initializers
+ * that `rlx run --input NAME=FILE` may replace. */
+static void print_overridable(const rlx_model *m, cli_json *j) {
+    size_t n = rlx_model_num_overridable_initializers(m);
+    if (!n) return;
+    if (j) cli_json_arr(j, "overridable_initializers");
+    else printf("overridable initializers: %zu (used unless fed with --input NAME=FILE.npy)\n", n);
+    for (size_t i = 0; i < n; i++) {
+        rlx_value_info vi;
+        if (rlx_model_overridable_initializer_info(m, i, &vi)) continue;
+        if (j) {
+            cli_json_obj(j, NULL);
+            cli_json_s(j, "name", vi.name);
+            cli_json_s(j, "dtype", vi.dtype ? rlx_dtype_name(vi.dtype) : NULL);
+            cli_json_info_dims(j, "shape", &vi);
+            cli_json_end_obj(j);
+            continue;
+        }
+        char sh[512];
+        printf("  %-24s %-5s %s\n", cli_esc(vi.name), vi.dtype ? rlx_dtype_name(vi.dtype) : "?",
+               cli_info_shape_str(&vi, sh, sizeof sh));
+    }
+    if (j) cli_json_end_arr(j);
+}
+
 /* ------------------------------------------------------------ --plan */
 
 #define RLX_PLAN_MAX_SHAPES 64
@@ -460,6 +485,7 @@ int cli_cmd_info(int argc, char **argv) {
         printf("opset: %lld (default ONNX domain)\n", (long long)ms.opset);
     }
     print_values(m, true, j);
+    print_overridable(m, j);
     print_values(m, false, j);
 
     /* the nodes as the file writes them: a node that the import expanded

@@ -135,6 +135,23 @@ int cli_model_inputs(const cli_input_opts *io, const rlx_model *m, const char *p
         rc = cli_make_input(io, &vi, &r, &inputs[i]);
         if (rc >= 0) return rc;
     }
+    /* overridable initializers: fed only when --input names them (else the
+     * model's initializer is used) */
+    for (size_t i = 0; i < rlx_model_num_overridable_initializers(m); i++) {
+        rlx_value_info vi;
+        rlx_status st = rlx_model_overridable_initializer_info(m, i, &vi);
+        if (st) return cli_fail(st, "cannot describe the model's overridable initializers");
+        if (!cli_named_find(io->inputs, vi.name)) continue;
+        if (*n_in >= CLI_MAX_INPUTS) {
+            cli_error("the model has %zu inputs and overridable initializers fed; rlx %s handles at most %d", *n_in + 1,
+                      io->command, CLI_MAX_INPUTS);
+            return CLI_EXIT_USAGE;
+        }
+        names[*n_in] = vi.name;
+        rc = cli_make_input(io, &vi, &r, &inputs[*n_in]);
+        (*n_in)++;
+        if (rc >= 0) return rc;
+    }
     fflush(stdout);
     return -1;
 }
@@ -325,6 +342,16 @@ int cli_check_input_names(const cli_input_opts *io, const rlx_model *m) {
             rlx_value_info vi;
             found = rlx_model_input_info(m, i, &vi) == RLX_OK && strcmp(vi.name, na->name) == 0;
         }
+        bool overridable = false;
+        for (size_t i = 0; i < rlx_model_num_overridable_initializers(m) && !found; i++) {
+            rlx_value_info vi;
+            overridable = rlx_model_overridable_initializer_info(m, i, &vi) == RLX_OK && strcmp(vi.name, na->name) == 0;
+            found = overridable && k < io->inputs->n; /* fed from a file; --shape would make up a weight */
+        }
+        if (overridable && !found)
+            return cli_usage_error(io->command,
+                                   "'%s' is an overridable initializer: feed it with --input %s=FILE.npy or leave it "
+                                   "out (the model's initializer is used); --shape does not apply", na->name, na->name);
         if (!found) {
             char list[1024];
             return cli_usage_error(io->command, "the model has no input '%s' (its inputs: %s)", na->name,

@@ -262,6 +262,18 @@ RLX_API size_t rlx_model_num_outputs(const rlx_model *model);
 /* index < num_inputs / num_outputs, else RLX_ERR_INVALID_ARGUMENT. */
 RLX_API rlx_status rlx_model_input_info(const rlx_model *model, size_t index, rlx_value_info *out_info);
 RLX_API rlx_status rlx_model_output_info(const rlx_model *model, size_t index, rlx_value_info *out_info);
+/* Overridable initializers (onnxruntime's get_overridable_initializers):
+ * initializers that an ONNX model of IR version >= 4 also lists as graph
+ * inputs. They are not among rlx_model_input_info's inputs: a run need not
+ * feed them (the initializer is used, folded and packed like any weight),
+ * and may feed them by name to replace the initializer for that run (the
+ * session then runs a plan compiled with them as inputs). Before IR
+ * version 4 every initializer was listed as an input: such models have
+ * none, their initializers are constants (as onnxruntime takes them).
+ * index < num_overridable_initializers, else RLX_ERR_INVALID_ARGUMENT. */
+RLX_API size_t rlx_model_num_overridable_initializers(const rlx_model *model);
+RLX_API rlx_status rlx_model_overridable_initializer_info(const rlx_model *model, size_t index,
+                                                          rlx_value_info *out_info);
 /* Outputs come in two shapes. rlx_model_output_info: as rlx's shape
  * inference finds it from the inputs (a dim the file declares "out_len"
  * may be the input's "batch", a declared 8 may be dynamic). This one: as

@@ -151,6 +151,8 @@ def _load():
         "rlx_model_num_inputs": ([P], SZ), "rlx_model_num_outputs": ([P], SZ),
         "rlx_model_input_info": ([P, SZ, ctypes.POINTER(_ValueInfo)], I),
         "rlx_model_output_info": ([P, SZ, ctypes.POINTER(_ValueInfo)], I),
+        "rlx_model_num_overridable_initializers": ([P], SZ),
+        "rlx_model_overridable_initializer_info": ([P, SZ, ctypes.POINTER(_ValueInfo)], I),
         "rlx_session_create": ([P, ctypes.POINTER(_SessionOptions), ctypes.POINTER(P)], I),
         "rlx_session_create_with_options": ([P, ctypes.POINTER(_SessionOptions), P, ctypes.POINTER(P)], I),
         "rlx_options_create": ([ctypes.POINTER(P)], I), "rlx_options_destroy": ([P], None),
@@ -265,6 +267,16 @@ class Model:
     def outputs(self) -> List[dict]:
         lib = _load()
         return self._infos(lib.rlx_model_num_outputs, lib.rlx_model_output_info)
+
+    @property
+    def overridable_initializers(self) -> List[dict]:
+        """Initializers that the model (ONNX IR version >= 4) also lists as
+        graph inputs, as onnxruntime's get_overridable_initializers: not in
+        `inputs`; a run may feed them by name (the fed value replaces the
+        initializer for that run) or leave them out (the initializer is
+        used)."""
+        lib = _load()
+        return self._infos(lib.rlx_model_num_overridable_initializers, lib.rlx_model_overridable_initializer_info)
 
     def __del__(self):
         if getattr(self, "_h", None):

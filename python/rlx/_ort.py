@@ -428,6 +428,7 @@ class InferenceSession:
         self._meta, declared = self._read_fields()
         self._inputs = _node_args(self.rlx_model.inputs, declared)
         self._outputs = _node_args(self.rlx_model.outputs, declared)
+        self._overridable = _node_args(self.rlx_model.overridable_initializers, declared)
         self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
 
     def _create(self, providers, provider_options) -> None:
@@ -473,7 +474,8 @@ class InferenceSession:
         return list(self._outputs)
 
     def get_overridable_initializers(self) -> List[NodeArg]:
-        return []  # rlx folds initializers into the plan; none can be fed
+        # initializers an IR >= 4 model also lists as inputs: a run may feed them
+        return list(self._overridable)
 
     def get_providers(self) -> List[str]:
         return list(self._providers)

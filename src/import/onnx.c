@@ -592,6 +592,10 @@ typedef struct onnx_ctx {
     const init_ranges *top_inits; /* NULL: the top graph's initializers are in its GraphProto */
     const Onnx__ModelProto *mp;   /* for its functions; NULL: a graph alone */
     struct fn_arena *fa;          /* where the expanded calls of model-local functions live; NULL without mp */
+    /* the top graph's initializers that are also graph inputs may be fed
+     * (IR version >= 4; before, every initializer was listed as an input
+     * and is a constant, as onnxruntime takes it) */
+    bool overridable;
 } onnx_ctx;
 
 static rlx_status import_graph(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *parent, rlx_graph **out);
@@ -1265,14 +1269,43 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
     }
 
     /* 2. inputs; those with an initializer of the same name are constants
-     * (exporters before IR version 4 list every initializer as an input) */
+     * (exporters before IR version 4 list every initializer as an input);
+     * from IR version 4 on, the top graph's are overridable initializers
+     * (g->overridable): constants unless a run feeds them */
     for (size_t i = 0; i < gp->n_input; i++) {
         const Onnx__ValueInfoProto *vi = gp->input[i];
         if (!vi || !vi->name || !*vi->name) return rlx_fail(RLX_ERR_INVALID_MODEL, "graph input #%zu has no name", i);
         int id = rlx_graph_find(g, vi->name);
         if (id >= 0) {
-            if (g->values[id].flags & RLX_VALUE_INPUT)
-                return rlx_fail(RLX_ERR_INVALID_MODEL, "graph input '%s' is listed twice", vi->name);
+            bool twice = g->values[id].flags & RLX_VALUE_INPUT;
+            for (size_t k = 0; k < g->n_overridable; k++) twice |= g->overridable[k] == id;
+            if (twice) return rlx_fail(RLX_ERR_INVALID_MODEL, "graph input '%s' is listed twice", vi->name);
+            if (c->overridable && !g->parent && (g->values[id].flags & RLX_VALUE_INITIALIZER)) {
+                RLX_TRY(RLX_GROW(g->overridable, g->cap_overridable, g->n_overridable + 1));
+                RLX_TRY(RLX_GROW(g->overridable_decl, g->cap_overridable_decl, g->n_overridable + 1));
+                char what[300];
+                snprintf(what, sizeof what, "graph input '%s'", vi->name);
+                decl_type d;
+                rlx_status dst = decl_type_read(g, vi->type, what, &d);
+                if (dst == RLX_ERR_OUT_OF_MEMORY) return dst;
+                if (dst) { /* a type rlx does not read: the initializer's shape (loads as before) */
+                    rlx_clear_error();
+                    d.dtype = RLX_DTYPE_UNDEFINED;
+                    d.rank = -1;
+                }
+                const rlx_value *v = &g->values[id];
+                rlx_decl_shape *ds = &g->overridable_decl[g->n_overridable];
+                /* the declared shape where it agrees with the initializer's
+                 * (dtype, rank, static dims), else the initializer's */
+                bool agree = d.dtype == v->dtype && d.rank == v->rank;
+                for (int k = 0; agree && k < d.rank; k++) agree = d.dims[k] < 0 || d.dims[k] == v->dims[k];
+                ds->rank = v->rank;
+                for (int k = 0; k < RLX_MAX_RANK; k++) {
+                    ds->dims[k] = agree && k < d.rank ? d.dims[k] : v->dims[k];
+                    ds->syms[k] = agree && k < d.rank ? d.syms[k] : -1;
+                }
+                g->overridable[g->n_overridable++] = id;
+            }
             continue;
         }
         RLX_TRY(import_input(g, vi));
@@ -1393,7 +1426,7 @@ rlx_status rlx_onnx_graph_from_proto(const Onnx__GraphProto *gp, int64_t opset, 
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph output pointer is NULL");
     *out = NULL;
     if (!gp) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph proto is NULL");
-    onnx_ctx c = { base_dir, opset, NULL, NULL, NULL, NULL, NULL };
+    onnx_ctx c = { base_dir, opset, NULL, NULL, NULL, NULL, NULL, false };
     return import_graph(&c, gp, parent, out);
 }
 
@@ -1610,7 +1643,7 @@ static rlx_status load_model(const void *data, size_t size, rlx_file_map *map, c
     init_ranges r = { data, sp.off, sp.len, sp.n, map ? release_map : NULL, map };
     rlx_graph *g = NULL;
     fn_arena fa = { 0 }; /* model-local functions' expansions (expand_calls) */
-    onnx_ctx c = { base_dir, 0, NULL, &ld, split ? &r : NULL, mp, &fa };
+    onnx_ctx c = { base_dir, 0, NULL, &ld, split ? &r : NULL, mp, &fa, !(mp->has_ir_version && mp->ir_version < 4) };
     rlx_status st = model_opset(mp, &c.opset);
     if (!st && !mp->graph) st = rlx_fail(RLX_ERR_INVALID_MODEL, "the model has no graph");
     if (!st) st = import_graph(&c, mp->graph, NULL, &g);

@@ -111,6 +111,8 @@ void rlx_graph_destroy(rlx_graph *g) {
     free(g->values);
     free(g->nodes);
     free(g->inputs);
+    free(g->overridable);
+    free(g->overridable_decl);
     free(g->outputs);
     free(g->out_decl);
     free(g->syms);

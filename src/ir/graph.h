@@ -107,6 +107,17 @@ typedef struct rlx_graph {
     size_t n_nodes, cap_nodes;
     int *inputs; /* graph inputs fed at run time (no initializers) */
     size_t n_inputs, cap_inputs;
+    /* Overridable initializers: initializers the file also lists as graph
+     * inputs (ONNX IR >= 4, top graph only), in the file's input order.
+     * They are constants here; a session that is fed one runs a copy of
+     * the graph in which it is an input (runtime/session.c). Not copied by
+     * rlx_graph_clone: a pass may renumber the copy's values. */
+    int *overridable;
+    size_t n_overridable, cap_overridable;
+    /* the shape each declares as a graph input (what a fed value may have;
+     * the initializer's own where the declaration contradicts it) */
+    rlx_decl_shape *overridable_decl;
+    size_t cap_overridable_decl;
     int *outputs;
     size_t n_outputs, cap_outputs;
     /* What the file declares for outputs[0 .. n_out_decl) (the ONNX

@@ -79,6 +79,22 @@ rlx_status rlx_model_input_info(const rlx_model *m, size_t i, rlx_value_info *in
     return RLX_OK;
 }
 
+size_t rlx_model_num_overridable_initializers(const rlx_model *m) { return m ? m->g->n_overridable : 0; }
+
+rlx_status rlx_model_overridable_initializer_info(const rlx_model *m, size_t i, rlx_value_info *info) {
+    memset(info, 0, sizeof *info);
+    if (!m || i >= m->g->n_overridable)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "overridable initializer index %zu out of range", i);
+    const rlx_graph *g = m->g;
+    rlx_value_info_fill(g, g->overridable[i], info);
+    const rlx_decl_shape *d = &g->overridable_decl[i];
+    for (int k = 0; k < d->rank && k < RLX_MAX_RANK; k++) {
+        info->dims[k] = d->dims[k] >= 0 ? d->dims[k] : -1;
+        info->dim_names[k] = d->dims[k] < 0 && d->syms[k] >= 0 && (size_t)d->syms[k] < g->n_syms ? g->syms[d->syms[k]] : NULL;
+    }
+    return RLX_OK;
+}
+
 rlx_status rlx_model_output_info(const rlx_model *m, size_t i, rlx_value_info *info) {
     memset(info, 0, sizeof *info);
     if (!m || i >= m->g->n_outputs)

@@ -32,6 +32,7 @@
 #include "runtime/session.h"
 
 #define PLAN_CACHE 8
+#define OV_CACHE 4 /* sub-sessions for sets of fed overridable initializers */
 #define CTL_VALUES_MAX 4
 
 typedef struct plan_entry {
@@ -67,6 +68,17 @@ struct rlx_session {
     /* stopping runs (base/runctl.h): s->cfg->run points here (s->ctl is about control inputs) */
     rlx_run_ctl stopper;
     _Atomic int64_t timeout_ms; /* run.timeout_ms, or rlx_session_set_run_timeout */
+    /* Overridable initializers (rlx.h): s->g has them as constants, so the
+     * plans of runs that do not feed them fold and pack them. A run that
+     * feeds some runs a sub-session, one per set fed (bit k: the model's
+     * overridable initializer k), whose graph has them as inputs; it
+     * borrows this session's device, config (and so its stop control) and
+     * takes this session's turn. */
+    struct rlx_session *ov[OV_CACHE];
+    uint64_t ov_mask[OV_CACHE];
+    size_t n_ov;
+    bool borrowed;                /* a sub-session: be, host and cfg are its owner's */
+    struct rlx_session *last_run; /* the sub-session whose plan ran last; NULL: this one's */
 };
 
 /* ------------------------------------------------------------ lifetime */
@@ -223,12 +235,13 @@ static void plan_free(rlx_session *s, plan_entry *e) {
 
 void rlx_session_destroy(rlx_session *s) {
     if (!s) return;
+    for (size_t i = 0; i < s->n_ov; i++) rlx_session_destroy(s->ov[i]); /* before the device they borrow */
     for (size_t i = 0; i < s->n_plans; i++) plan_free(s, &s->plans[i]);
-    if (s->be) s->be->destroy(s->be);
-    if (s->host) s->host->destroy(s->host);
+    if (!s->borrowed && s->be) s->be->destroy(s->be);
+    if (!s->borrowed && s->host) s->host->destroy(s->host);
     rlx_graph_destroy(s->g);
     rlx_model_destroy(s->model); /* the session's reference */
-    rlx_config_destroy(s->cfg);
+    if (!s->borrowed) rlx_config_destroy(s->cfg);
     if (s->lock_ok) pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -243,24 +256,42 @@ const char *rlx_session_output_name(const rlx_session *s, size_t i) {
 const char *rlx_session_device_name(const rlx_session *s) { return s ? s->be->device_name : ""; }
 rlx_device_kind rlx_session_device_kind(const rlx_session *s) { return s ? s->be->kind : RLX_DEVICE_CPU; }
 
+/* The session whose plan ran last: s or one of its sub-sessions. */
+static const rlx_session *ran(const rlx_session *s) { return s->last_run ? s->last_run : s; }
+
 const char *rlx_session_dispatch_report(rlx_session *s) {
+    if (s) s = (rlx_session *)ran(s);
     return (s && s->last && s->last->report) ? s->last->report : "no plan compiled yet\n";
 }
 
 const rlx_compile_stats *rlx_session_last_stats(const rlx_session *s) {
+    if (s) s = ran(s);
     return (s && s->last) ? &s->last->stats : NULL;
 }
 
-size_t rlx_session_plan_count(const rlx_session *s) { return s ? s->n_plans : 0; }
-uint64_t rlx_session_compile_count(const rlx_session *s) { return s ? s->compiles : 0; }
+size_t rlx_session_plan_count(const rlx_session *s) {
+    size_t n = s ? s->n_plans : 0;
+    for (size_t i = 0; s && i < s->n_ov; i++) n += s->ov[i]->n_plans;
+    return n;
+}
+
+uint64_t rlx_session_compile_count(const rlx_session *s) {
+    uint64_t n = s ? s->compiles : 0;
+    for (size_t i = 0; s && i < s->n_ov; i++) n += s->ov[i]->compiles;
+    return n;
+}
 
 const rlx_program *rlx_session_last_program(const rlx_session *s) {
+    if (s) s = ran(s);
     return (s && s->last) ? s->last->p : NULL;
 }
 
 rlx_backend *rlx_session_backend(const rlx_session *s) { return s ? s->be : NULL; }
 
-rlx_exec *rlx_session_last_exec(const rlx_session *s) { return (s && s->last) ? s->last->x : NULL; }
+rlx_exec *rlx_session_last_exec(const rlx_session *s) {
+    if (s) s = ran(s);
+    return (s && s->last) ? s->last->x : NULL;
+}
 
 /* ------------------------------------------------------------ inputs */
 
@@ -289,6 +320,13 @@ static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const
             size_t o = 0;
             for (size_t j = 0; j < g->n_inputs && o < sizeof list; j++)
                 o += (size_t)snprintf(list + o, sizeof list - o, "%s'%s'", j ? ", " : "", g->values[g->inputs[j]].name);
+            int id = rlx_graph_find(g, names[i]);
+            if (id >= 0 && (g->values[id].flags & RLX_VALUE_INITIALIZER))
+                return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
+                                "'%s' is an initializer of the model, not an input, and cannot be fed: only an "
+                                "initializer that a model of ONNX IR version >= 4 also lists as a graph input is "
+                                "overridable (before IR version 4 every initializer is listed as an input and is a "
+                                "constant, as onnxruntime takes it) (inputs: %s)", names[i], list);
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "the model has no input '%s' (inputs: %s)", names[i], list);
         }
     }
@@ -729,6 +767,97 @@ static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *c
     return RLX_OK;
 }
 
+/* ------------------------------------------------------------ overridable initializers */
+
+/* A sub-session of s for the overridable initializers in `mask` fed: its
+ * model is a copy of s's in which they are inputs (the copy borrows the
+ * other weights; the model's reference held by s keeps them). */
+static rlx_status ov_create(rlx_session *s, uint64_t mask, rlx_session **out) {
+    *out = NULL;
+    const rlx_graph *mg = s->model->g;
+    rlx_graph *g;
+    RLX_TRY(rlx_graph_clone(mg, &g));
+    rlx_status st = RLX_OK;
+    for (size_t k = 0; k < mg->n_overridable && k < 64 && !st; k++) {
+        if (!(mask >> k & 1)) continue;
+        int id = mg->overridable[k];
+        rlx_value *v = &g->values[id];
+        v->konst = NULL; /* borrowed from the model's graph */
+        v->flags &= ~(unsigned)(RLX_VALUE_INITIALIZER | RLX_VALUE_KONST_BORROWED);
+        v->flags |= RLX_VALUE_INPUT;
+        const rlx_decl_shape *d = &mg->overridable_decl[k]; /* what a fed value may have */
+        rlx_value_set_shape(v, d->rank, d->dims, d->syms);
+        st = RLX_GROW(g->inputs, g->cap_inputs, g->n_inputs + 1);
+        if (!st) g->inputs[g->n_inputs++] = id;
+    }
+    rlx_model *m = NULL;
+    if (st) rlx_graph_destroy(g);
+    else st = rlx_model_from_graph(g, &m); /* takes g */
+    rlx_session *sub = st ? NULL : calloc(1, sizeof *sub);
+    if (!st && !sub) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    if (st) {
+        rlx_model_destroy(m);
+        return rlx_fail_prefix(st, "preparing a run that feeds overridable initializers: ");
+    }
+    sub->model = m; /* the creator's reference, now the sub-session's */
+    sub->borrowed = true;
+    sub->be = s->be;
+    sub->host = s->host;
+    sub->cfg = s->cfg;
+    sub->threads = s->threads;
+    st = rlx_graph_clone(m->g, &sub->g);
+    if (st) {
+        rlx_session_destroy(sub);
+        return st;
+    }
+    sub->ctl = find_control_inputs(sub->g);
+    *out = sub;
+    return RLX_OK;
+}
+
+/* The session that runs inputs `names`: s, or where they name overridable
+ * initializers of the model, the sub-session for that set (made on first
+ * use; the least recently used of OV_CACHE goes). */
+static rlx_status route(rlx_session *s, size_t n, const char *const *names, rlx_session **out) {
+    *out = s;
+    const rlx_graph *mg = s->model->g;
+    if (!mg->n_overridable || !names) return RLX_OK;
+    uint64_t mask = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; names[i] && k < mg->n_overridable; k++)
+            if (strcmp(mg->values[mg->overridable[k]].name, names[i]) == 0) {
+                if (k >= 64)
+                    return rlx_fail(RLX_ERR_UNSUPPORTED,
+                                    "input '%s' is overridable initializer #%zu of the model: feeding one past the "
+                                    "64th is not supported", names[i], k + 1);
+                mask |= 1ull << k;
+            }
+    if (!mask) return RLX_OK;
+    for (size_t i = 0; i < s->n_ov; i++)
+        if (s->ov_mask[i] == mask) {
+            rlx_session *hit = s->ov[i]; /* most recent last */
+            memmove(&s->ov[i], &s->ov[i + 1], (s->n_ov - i - 1) * sizeof s->ov[0]);
+            memmove(&s->ov_mask[i], &s->ov_mask[i + 1], (s->n_ov - i - 1) * sizeof s->ov_mask[0]);
+            s->ov[s->n_ov - 1] = hit;
+            s->ov_mask[s->n_ov - 1] = mask;
+            *out = hit;
+            return RLX_OK;
+        }
+    rlx_session *sub;
+    RLX_TRY(ov_create(s, mask, &sub));
+    if (s->n_ov == OV_CACHE) {
+        if (s->last_run == s->ov[0]) s->last_run = NULL;
+        rlx_session_destroy(s->ov[0]);
+        memmove(&s->ov[0], &s->ov[1], (OV_CACHE - 1) * sizeof s->ov[0]);
+        memmove(&s->ov_mask[0], &s->ov_mask[1], (OV_CACHE - 1) * sizeof s->ov_mask[0]);
+        s->n_ov--;
+    }
+    s->ov[s->n_ov] = sub;
+    s->ov_mask[s->n_ov++] = mask;
+    *out = sub;
+    return RLX_OK;
+}
+
 /* ------------------------------------------------------------ entry points */
 
 /* A run time limit in milliseconds: `least` (0: none; -1 also: the
@@ -781,7 +910,9 @@ rlx_status rlx_session_prepare(rlx_session *s, size_t n_inputs, const char *cons
     if (!s) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session is NULL");
     int prev;
     rlx_status st = turn_begin(s, NULL, &prev);
-    if (!st) st = prepare_locked(s, n_inputs, input_names, inputs);
+    rlx_session *r = s;
+    if (!st) st = route(s, n_inputs, input_names, &r);
+    if (!st) st = prepare_locked(r, n_inputs, input_names, inputs);
     turn_end(s, prev);
     return st;
 }
@@ -794,7 +925,10 @@ rlx_status rlx_session_run_with(rlx_session *s, const rlx_run_options *ro, size_
     if (!s || !out_outputs || !out_n_outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
     int prev;
     rlx_status st = turn_begin(s, ro, &prev);
-    if (!st) st = run_locked(s, n_inputs, input_names, inputs, out_outputs, out_n_outputs);
+    rlx_session *r = s;
+    if (!st) st = route(s, n_inputs, input_names, &r);
+    if (!st) st = run_locked(r, n_inputs, input_names, inputs, out_outputs, out_n_outputs);
+    if (!st) s->last_run = r == s ? NULL : r;
     turn_end(s, prev);
     return st;
 }
@@ -810,7 +944,10 @@ rlx_status rlx_session_run_into_with(rlx_session *s, const rlx_run_options *ro, 
     if (!s || !outputs) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "session or output pointer is NULL");
     int prev;
     rlx_status st = turn_begin(s, ro, &prev);
-    if (!st) st = run_into_locked(s, n_inputs, input_names, inputs, outputs);
+    rlx_session *r = s;
+    if (!st) st = route(s, n_inputs, input_names, &r);
+    if (!st) st = run_into_locked(r, n_inputs, input_names, inputs, outputs);
+    if (!st) s->last_run = r == s ? NULL : r;
     turn_end(s, prev);
     return st;
 }

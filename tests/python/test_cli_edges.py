@@ -355,4 +355,28 @@ for name, decl, op, want, inferred in decl_cases:
     got = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).get_outputs()[0].shape
     C.check(got == want, "declared %s: onnxruntime shows %r, rlx info %r" % (name, got, want))
 
+# ---------------------------------------------------------------- overridable initializers on the command line
+# An IR 8 model whose initializer w is also a graph input: `--input w=FILE`
+# feeds it (was: "the model has no input 'w'"); left out, the initializer is
+# used; --shape w=... is refused (it would make up a weight).
+w0 = np.array([0.5, -2.0, 3.0], np.float32)
+from onnx import numpy_helper  # noqa: E402
+ovm = save_graph("ov_init", h.make_graph([h.make_node("Mul", ["x", "w"], ["y"])], "ov_init",
+                                         [vi("x", [3]), vi("w", [3])], [vi("y", [3])],
+                                         initializer=[numpy_helper.from_array(w0, "w")]))
+w1 = np.array([-1.25, 4.0, 0.75], np.float32)
+np.save(os.path.join(TMP, "w1.npy"), w1)
+for fed, want_w in (([], w0), (["--input", "w=" + os.path.join(TMP, "w1.npy")], w1)):
+    od = os.path.join(TMP, "ov_out_%d" % len(fed))
+    p = rlx("run", ovm, "--input", "x=" + os.path.join(TMP, "x3.npy"), *fed, "--output-dir", od, "--iters", "0",
+            "--quiet")
+    ok = p.returncode == 0 and os.path.exists(os.path.join(od, "y.npy"))
+    C.check(ok, "overridable w %s: exit %d: %s" % ("fed" if fed else "not fed", p.returncode, p.stderr.strip()))
+    if ok:  # one f32 multiply: exact
+        got = np.load(os.path.join(od, "y.npy"))
+        C.check(np.array_equal(got, xin * want_w), "overridable w %s: y %r, want %r" % (fed, got, xin * want_w))
+p = rlx("run", ovm, "--input", "x=" + os.path.join(TMP, "x3.npy"), "--shape", "w=3", "--iters", "0", "--quiet")
+C.check(p.returncode == 2 and "overridable initializer" in p.stderr, "--shape w: exit %d: %s" % (p.returncode,
+                                                                                                p.stderr.strip()))
+
 C.done()

@@ -239,6 +239,70 @@ else:
     raises(lambda: rlx.InferenceSession(p1, providers=["WebGpuExecutionProvider"]), rlx.Error, "", "no adapter")
 C.check(rlx.get_available_providers()[-1] == "CPUExecutionProvider", "providers %r" % rlx.get_available_providers())
 
+# ---------------------------------------------------------------- overridable initializers (IR 3 and IR 8)
+# Initializers that the graph also lists as inputs. IR >= 4: onnxruntime
+# lists them in get_overridable_initializers (not get_inputs), takes a fed
+# value for them and uses the initializer when none is fed. IR 3: they are
+# constants; feeding one is refused. y = x * Relu(w) (Relu(w) folds),
+# z = MatMul(x, v) (v is packed), u = x + k (k a plain initializer).
+Wo = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+Vo = rng.uniform(-1, 1, (3, 4)).astype(np.float32)
+Ko = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+go = H.make_graph(
+    [H.make_node("Relu", ["w"], ["rw"], name="relu"), H.make_node("Mul", ["x", "rw"], ["y"], name="mul"),
+     H.make_node("MatMul", ["x", "v"], ["z"], name="mm"), H.make_node("Add", ["x", "k"], ["u"], name="add")],
+    "overridable",
+    [H.make_tensor_value_info("x", T.FLOAT, [2, 3]), H.make_tensor_value_info("w", T.FLOAT, [2, 3]),
+     H.make_tensor_value_info("v", T.FLOAT, [3, 4])],
+    [H.make_tensor_value_info("y", T.FLOAT, [2, 3]), H.make_tensor_value_info("z", T.FLOAT, [2, 4]),
+     H.make_tensor_value_info("u", T.FLOAT, [2, 3])],
+    initializer=[NH.from_array(Wo, "w"), NH.from_array(Vo, "v"), NH.from_array(Ko, "k")])
+fo = {"x": rng.uniform(-2, 2, (2, 3)).astype(np.float32)}
+w_fed = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+v_fed = rng.uniform(-1, 1, (3, 4)).astype(np.float32)
+provs = [["CPUExecutionProvider"]] + ([["WebGpuExecutionProvider", "CPUExecutionProvider"]] if GPU else [])
+for ir in (3, 8):
+    mo = H.make_model(go, opset_imports=[H.make_opsetid("", 13)], ir_version=ir)
+    po = save(mo, "overridable_ir%d.onnx" % ir)
+    ref_s = onnxruntime.InferenceSession(po, providers=["CPUExecutionProvider"])
+    ref_ov = [(i.name, list(i.shape), i.type) for i in ref_s.get_overridable_initializers()]
+    for p in provs:
+        tag = "overridable IR %d [%s]" % (ir, p[0])
+        s = rlx.InferenceSession(po, providers=p)
+        C.check([i.name for i in s.get_inputs()] == [i.name for i in ref_s.get_inputs()],
+                "%s: get_inputs %r" % (tag, [i.name for i in s.get_inputs()]))
+        ov = [(i.name, list(i.shape), i.type) for i in s.get_overridable_initializers()]
+        C.check(ov == ref_ov, "%s: get_overridable_initializers\n  rlx %r\n  ort %r" % (tag, ov, ref_ov))
+        feeds = [("none", {})] + ([("w", {"w": w_fed}), ("v", {"v": v_fed}), ("w, v", {"w": w_fed, "v": v_fed}),
+                                  ("none again", {})] if ir >= 4 else [])
+        for what, extra in feeds:
+            f = dict(fo, **extra)
+            ref = ref_s.run(None, f)
+            got = s.run(None, f)
+            # y and u: one f32 operation each (exact on the CPU); z: 3-term sums
+            C.check(all(np.allclose(a, b, atol=1e-5, rtol=1e-5) for a, b in zip(got, ref)),
+                    "%s: fed %s: max abs diff %s" % (tag, what, [float(np.abs(a - b).max()) for a, b in zip(got, ref)]))
+        if ir < 4:  # onnxruntime: "Invalid input name: w"; rlx names it an initializer
+            raises(lambda: s.run(None, dict(fo, w=w_fed)), rlx.Error, "'w' is an initializer", tag + ": feeding w")
+        raises(lambda: s.run(None, dict(fo, k=Ko)), rlx.Error, "'k' is an initializer", tag + ": feeding k")
+    if ir >= 4:
+        C.check([i["name"] for i in rlx.Model(po).overridable_initializers] == ["w", "v"],
+                "Model.overridable_initializers %r" % rlx.Model(po).overridable_initializers)
+# the shape a fed value may have is the one the graph input declares (['M', 3]),
+# not the initializer's ([1, 3]): onnxruntime lists it and takes a [2, 3]
+gd = H.make_graph([H.make_node("Add", ["x", "w"], ["y"], name="add")], "overridable_dyn",
+                  [H.make_tensor_value_info("x", T.FLOAT, ["N", 3]), H.make_tensor_value_info("w", T.FLOAT, ["M", 3])],
+                  [H.make_tensor_value_info("y", T.FLOAT, None)], initializer=[NH.from_array(Wo[:1], "w")])
+pd = save(H.make_model(gd, opset_imports=[H.make_opsetid("", 13)], ir_version=8), "overridable_dyn.onnx")
+ref_s = onnxruntime.InferenceSession(pd, providers=["CPUExecutionProvider"])
+s = rlx.InferenceSession(pd)
+ov, ref_ov = ([(i.name, list(i.shape), i.type) for i in x.get_overridable_initializers()] for x in (s, ref_s))
+C.check(ov == ref_ov, "overridable (declared ['M', 3]): get_overridable_initializers rlx %r, ort %r" % (ov, ref_ov))
+for what, f in (("none", fo), ("w [2, 3]", dict(fo, w=w_fed)), ("none again", fo)):
+    ref, got = ref_s.run(None, f)[0], s.run(None, f)[0]  # one f32 add: exact
+    C.check(ref.shape == got.shape and np.array_equal(ref, got), "overridable (declared ['M', 3]) fed %s: rlx %r, ort %r"
+            % (what, got, ref))
+
 # rlx's own API takes bytes too
 mb = rlx.Model(m1.SerializeToString())
 C.check([i["name"] for i in mb.inputs] == ["x", "ids"] and mb.inputs[0]["shape"] == ["batch", "seq", 6],
