@@ -298,6 +298,10 @@ static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const
     for (size_t i = 0; i < n; i++) {
         if (!names || !names[i] || !in || !in[i])
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input %zu: name or tensor is NULL", i);
+        /* the rank first: every message below prints the dims */
+        if (in[i]->rank < 0 || in[i]->rank > RLX_MAX_RANK)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': rank %d is outside [0, %d]", names[i], in[i]->rank,
+                            RLX_MAX_RANK);
         bool found = false;
         for (size_t j = 0; j < g->n_inputs; j++)
             if (strcmp(g->values[g->inputs[j]].name, names[i]) == 0) {
