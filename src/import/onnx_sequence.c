@@ -38,8 +38,9 @@
 /* Most elements of one sequence (each is a value, most also a node). */
 #define MAX_SEQ_LEN 65536
 /* Splits and Concats of constant sizes into more pieces than this become
- * trees of nodes of at most this many (the backends run nodes of any arity;
- * the trees keep each GPU dispatch's bindings few). */
+ * trees of nodes of at most this many: a shape kept from when the CPU
+ * executor took at most 64 inputs or outputs a node; the backends now run
+ * nodes of any arity (one with run-time sizes is one Split of n outputs). */
 #define NODE_MAX_IO 64
 
 typedef struct seq_val {
