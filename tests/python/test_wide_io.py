@@ -4,7 +4,9 @@ run`: "handles at most 64"), and the CPU executor refused any node with more
 than 64 inputs or outputs (Concat of 65, Split into 65, Sum of 65, which the
 GPU handed to the CPU (it now runs Sum / Max / Min / Mean of any count), Loop with 70 carried values, Scan with 70 scan
 inputs). onnxruntime runs them. The wide-node models have at most 4 graph
-inputs, so that they test the nodes, not the graph's inputs.
+inputs, so that they test the nodes, not the graph's inputs. A control
+input (an If's scalar condition input) at index 66 specialises the plan on
+its value as one below 64 does (the report shows no eager run).
 
 Each model runs on the CPU and on the GPU (when an adapter exists) through
 the Python bindings, against onnxruntime, with fresh random non-zero inputs
@@ -192,5 +194,27 @@ nodes.append(H.make_node("Scan", ["acc0"] + ["s%d" % i for i in range(NS)], ["ac
                          num_scan_inputs=NS))
 scan = model_k("scan70", nodes, [fvi("acc0", [2]), fvi("x", [3, 2])], [fvi("acc", None), fvi("cols", None)], inits)
 compare("Scan with 70 scan inputs", scan, lambda: {"acc0": nonzero((2,)), "x": nonzero((3, 2))})
+
+# ------------------------------------------------ a control input past the 64th
+# y = If(sr == 16000, x0 + x1, x0 * x1) with sr graph input 66 of 67: the
+# plan is specialised on sr's value (static, not eager; the session's
+# control inputs were a 64-bit mask, so input 66 ran the whole graph
+# eagerly)
+KC = 67
+then_g = H.make_graph([H.make_node("Add", ["x0", "x1"], ["t"], name="t_add")], "then", [], [fvi("t", [2, 3])])
+else_g = H.make_graph([H.make_node("Mul", ["x0", "x1"], ["e"], name="e_mul")], "else", [], [fvi("e", [2, 3])])
+nodes = [H.make_node("Equal", ["sr", "k16000"], ["is16k"], name="eq"),
+         H.make_node("If", ["is16k"], ["y"], name="branch", then_branch=then_g, else_branch=else_g)]
+nodes += [H.make_node("Neg", ["x%d" % i], ["n%d" % i], name="neg%d" % i) for i in range(2, KC - 1)]
+inputs = [fvi("x%d" % i, [2, 3]) for i in range(KC - 1)] + [H.make_tensor_value_info("sr", T.INT64, [])]
+ctl = model_k("ctl66", nodes, inputs, [fvi("y", None)] + [fvi("n%d" % i, None) for i in range(2, KC - 1)],
+              [H.make_tensor("k16000", T.INT64, [], [16000])])
+for sr in (16000, 8000):
+    compare("control input 66 = %d" % sr, ctl,
+            lambda sr=sr: dict({"x%d" % i: nonzero((2, 3)) for i in range(KC - 1)}, sr=np.array(sr, np.int64)))
+s_ctl = rlx.Session(rlx.Model(ctl), "cpu")
+s_ctl.run(dict({"x%d" % i: nonzero((2, 3)) for i in range(KC - 1)}, sr=np.array(16000, np.int64)))
+C.check("runs eagerly" not in s_ctl.dispatch_report,
+        "control input 66: the plan is specialised on its value, not eager: %s" % s_ctl.dispatch_report[:600])
 
 C.done()
