@@ -12,6 +12,11 @@
  *  - Reshape to the empty shape given as a graph input (a scalar): checked
  *    like a constant shape, not RLX_ERR_INTERNAL from the kernel;
  *  - caller tensors whose byte size overflows size_t;
+ *  - caller tensors whose rank is outside [0, RLX_MAX_RANK] (9, 10^8, -1)
+ *    as inputs, outputs of rlx_session_run_into, initializers and to the
+ *    rlx_tensor helpers: RLX_ERR_INVALID_ARGUMENT naming the rank, no dims
+ *    read past the array (the message once printed the data pointer and,
+ *    for 10^8, stack words);
  *  - Cast and DynamicQuantizeLinear of NaN, infinities and values beyond
  *    the target type (C casts of those are undefined behaviour);
  *  - one session run from several threads at once (CPU and GPU): results
@@ -327,6 +332,72 @@ static void test_bad_tensors(rlx_model *m) {
     rlx_session_destroy(s);
 }
 
+/* Whether the message holds the decimal digits of v (a word read past the
+ * dims array would be printed so). */
+static bool msg_has_word(const char *msg, uint64_t v) {
+    char d[32];
+    snprintf(d, sizeof d, "%llu", (unsigned long long)v);
+    return strstr(msg, d) != NULL;
+}
+
+static void test_bad_rank(rlx_model *m) {
+    rlx_session *s = NULL;
+    CHECK_OK(rlx_session_create(m, &(rlx_session_options){ .device = "cpu" }, &s));
+    if (!s) return;
+    float data[12];
+    for (int i = 0; i < 12; i++) data[i] = (float)(i + 1);
+    rlx_tensor **out = NULL;
+    size_t n = 0;
+    /* the tester's case: rank 9 of an input of rank 2; the word after dims
+     * is the data pointer, nbytes after it */
+    rlx_tensor t = { .dtype = RLX_DTYPE_F32, .rank = 9, .dims = { 4, 3 }, .data = data, .nbytes = 987654321 };
+    const int ranks[3] = { 9, 100000000, -1 };
+    for (int k = 0; k < 3; k++) {
+        t.rank = ranks[k];
+        char want[64];
+        snprintf(want, sizeof want, "rank %d is outside [0, %d]", ranks[k], RLX_MAX_RANK);
+        CHECK_FAILS(rlx_session_run(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ &t }, &out, &n),
+                    RLX_ERR_INVALID_ARGUMENT, want);
+        CHECK(out == NULL && n == 0);
+        CHECK_MSG(strstr(rlx_last_error(), "input 'x'") && strlen(rlx_last_error()) < 120 &&
+                      !msg_has_word(rlx_last_error(), (uint64_t)(uintptr_t)data) &&
+                      !strstr(rlx_last_error(), "987654321"),
+                  "rank %d: a message naming the input, no words past dims: %s", ranks[k], rlx_last_error());
+        CHECK_FAILS(rlx_session_prepare(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ &t }),
+                    RLX_ERR_INVALID_ARGUMENT, want);
+        CHECK_FAILS(rlx_session_run_into(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ &t },
+                                         (rlx_tensor *[]){ &t }),
+                    RLX_ERR_INVALID_ARGUMENT, want);
+        /* the helpers of the public API */
+        CHECK(rlx_tensor_numel(&t) == 0);
+        CHECK_FAILS(rlx_tensor_save_npy(&t, tmp_path("bad_rank.npy")), RLX_ERR_INVALID_ARGUMENT, want);
+        rlx_model *b = NULL;
+        CHECK_OK(rlx_model_create(13, &b));
+        if (b) {
+            CHECK_FAILS(rlx_model_add_initializer(b, "w", &t), RLX_ERR_INVALID_ARGUMENT, want);
+            rlx_attr a = RLX_ATTR_T("value", &t);
+            CHECK_FAILS(rlx_model_add_node(b, "Constant", "c", 0, NULL, 1, (const char *[]){ "c" }, 1, &a),
+                        RLX_ERR_INVALID_ARGUMENT, want);
+            rlx_model_destroy(b);
+        }
+    }
+    /* an output of rlx_session_run_into of rank 9: the input right */
+    rlx_tensor x = { .dtype = RLX_DTYPE_F32, .rank = 2, .dims = { 4, 3 }, .data = data, .nbytes = sizeof data };
+    float ybuf[12];
+    rlx_tensor y = { .dtype = RLX_DTYPE_F32, .rank = 9, .dims = { 4, 3 }, .data = ybuf, .nbytes = 987654321 };
+    CHECK_FAILS(rlx_session_run_into(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ &x },
+                                     (rlx_tensor *[]){ &y }),
+                RLX_ERR_INVALID_ARGUMENT, "output 0 ('y')");
+    CHECK_MSG(!msg_has_word(rlx_last_error(), (uint64_t)(uintptr_t)ybuf), "no data pointer in: %s", rlx_last_error());
+    /* and the same tensors right still run */
+    y.rank = 2;
+    y.nbytes = sizeof ybuf;
+    CHECK_OK(rlx_session_run_into(s, 1, (const char *[]){ "x" }, (const rlx_tensor *[]){ &x }, (rlx_tensor *[]){ &y }));
+    CHECK(ybuf[0] == 1.0f && ybuf[11] == 12.0f);
+    CHECK(rlx_tensor_numel(&x) == 12);
+    rlx_session_destroy(s);
+}
+
 /* ============================================================ threads */
 
 typedef struct runner {
@@ -408,6 +479,7 @@ int main(void) {
     CHECK(m != NULL);
     if (m) {
         test_bad_tensors(m);
+        test_bad_rank(m);
         test_shared_session(m, "cpu");
         if (test_have_gpu()) test_shared_session(m, "gpu");
         rlx_model_destroy(m);

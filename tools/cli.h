@@ -287,21 +287,19 @@ int cli_make_input(const cli_input_opts *io, const rlx_value_info *vi, cli_rng *
  * usage error (listing the model's inputs) after printing it. */
 int cli_check_input_names(const cli_input_opts *io, const rlx_model *m);
 
-/* The most inputs run and bench give a model. */
-#define CLI_MAX_INPUTS 64
-
 /* Loads a->model with a->opts (a progress line while it loads when
  * `progress`); *t_import its seconds. -1 on success, else the exit code
  * after printing the error. */
 int cli_model_load(const cli_model_args *a, bool progress, rlx_model **m, double *t_import);
 
-/* The inputs of m, after cli_check_input_names: names[i] and inputs[i]
- * (owned by the caller; inputs[] must start NULL) for i < *n_in, at most
- * CLI_MAX_INPUTS, made by cli_make_input from io->seed; with io->verbose
- * a "model: PATH" and an "inputs:" line first. -1 on success, else the
- * exit code after printing the error. */
-int cli_model_inputs(const cli_input_opts *io, const rlx_model *m, const char *path, const char **names,
-                     rlx_tensor **inputs, size_t *n_in);
+/* The inputs of m, after cli_check_input_names: arrays *names and *inputs
+ * of *n_in entries each (any number), made by cli_make_input from io->seed;
+ * with io->verbose a "model: PATH" and an "inputs:" line first. The caller
+ * frees them with cli_model_inputs_free, also after a failure. -1 on
+ * success, else the exit code after printing the error. */
+int cli_model_inputs(const cli_input_opts *io, const rlx_model *m, const char *path, const char ***names,
+                     rlx_tensor ***inputs, size_t *n_in);
+void cli_model_inputs_free(const char **names, rlx_tensor **inputs, size_t n_in);
 
 /* A session of m on a->device with a->opts; *t_session its seconds. -1 on
  * success, else the exit code after printing the error. */

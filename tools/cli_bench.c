@@ -397,8 +397,8 @@ int cli_cmd_bench(int argc, char **argv) {
     cli_json_errors(o.m.json);
     rlx_model *m = NULL;
     rlx_session *s = NULL;
-    rlx_tensor *inputs[CLI_MAX_INPUTS] = { 0 };
-    const char *names[CLI_MAX_INPUTS] = { 0 };
+    rlx_tensor **inputs = NULL;
+    const char **names = NULL;
     rlx_tensor **outs = NULL;
     size_t n_out = 0, n_in = 0;
     double *wall = NULL, *gpu = NULL;
@@ -415,7 +415,7 @@ int cli_cmd_bench(int argc, char **argv) {
     double t_import, t_session;
     if ((rc = cli_model_load(&o.m, progress, &m, &t_import)) >= 0) goto done;
     const cli_input_opts io = { "bench", &o.m.inputs, &o.m.shapes, o.m.seed, false, true, o.m.opts };
-    if ((rc = cli_model_inputs(&io, m, o.m.model, names, inputs, &n_in)) >= 0) goto done;
+    if ((rc = cli_model_inputs(&io, m, o.m.model, &names, &inputs, &n_in)) >= 0) goto done;
     if ((rc = cli_model_session(&o.m, m, &s, &t_session)) >= 0) goto done;
     double t0 = rlx_now_seconds();
     rlx_status st = rlx_session_run(s, n_in, names, (const rlx_tensor *const *)inputs, &outs, &n_out);
@@ -672,7 +672,7 @@ done:
         for (size_t i = 0; i < n_out; i++) rlx_tensor_destroy(outs[i]);
         free(outs);
     }
-    for (size_t i = 0; i < CLI_MAX_INPUTS; i++) rlx_tensor_destroy(inputs[i]);
+    cli_model_inputs_free(names, inputs, n_in);
     rlx_session_destroy(s);
     rlx_model_destroy(m);
     cli_model_args_free(&o.m);

@@ -112,15 +112,29 @@ int cli_model_load(const cli_model_args *a, bool progress, rlx_model **m, double
     return st ? cli_fail_model(st, a->model) : -1;
 }
 
-int cli_model_inputs(const cli_input_opts *io, const rlx_model *m, const char *path, const char **names,
-                     rlx_tensor **inputs, size_t *n_in) {
+void cli_model_inputs_free(const char **names, rlx_tensor **inputs, size_t n_in) {
+    for (size_t i = 0; inputs && i < n_in; i++) rlx_tensor_destroy(inputs[i]);
+    free(inputs);
+    free((void *)names);
+}
+
+int cli_model_inputs(const cli_input_opts *io, const rlx_model *m, const char *path, const char ***names_out,
+                     rlx_tensor ***inputs_out, size_t *n_in) {
+    *names_out = NULL;
+    *inputs_out = NULL;
+    *n_in = 0;
     int rc = cli_check_input_names(io, m);
     if (rc >= 0) return rc;
-    *n_in = rlx_model_num_inputs(m);
-    if (*n_in > CLI_MAX_INPUTS) {
-        cli_error("the model has %zu inputs; rlx %s handles at most %d", *n_in, io->command, CLI_MAX_INPUTS);
-        return CLI_EXIT_USAGE;
+    size_t n = rlx_model_num_inputs(m);
+    const char **names = calloc(n + 1, sizeof *names);
+    rlx_tensor **inputs = calloc(n + 1, sizeof *inputs);
+    *names_out = names;
+    *inputs_out = inputs;
+    if (!names || !inputs) {
+        cli_error("out of memory holding the model's %zu inputs", n);
+        return CLI_EXIT_FAILURE;
     }
+    *n_in = n;
     if (io->verbose) {
         printf("model: %s\n", cli_esc(path));
         printf("inputs:%s\n", *n_in ? "" : " none");

@@ -454,8 +454,8 @@ int cli_cmd_run(int argc, char **argv) {
     cli_json_errors(o.m.json);
     rlx_model *m = NULL;
     rlx_session *s = NULL;
-    rlx_tensor *inputs[CLI_MAX_INPUTS] = { 0 };
-    const char *names[CLI_MAX_INPUTS] = { 0 };
+    rlx_tensor **inputs = NULL;
+    const char **names = NULL;
     rlx_tensor **outs = NULL;
     size_t n_out = 0, n_in = 0;
     double *times = NULL;
@@ -474,7 +474,7 @@ int cli_cmd_run(int argc, char **argv) {
     }
     /* every --input / --shape must name a graph input */
     const cli_input_opts io = { "run", &o.m.inputs, &o.m.shapes, o.m.seed, !o.m.json, true, o.m.opts };
-    if ((rc = cli_model_inputs(&io, m, o.m.model, names, inputs, &n_in)) >= 0) goto done;
+    if ((rc = cli_model_inputs(&io, m, o.m.model, &names, &inputs, &n_in)) >= 0) goto done;
     if ((rc = cli_model_session(&o.m, m, &s, &t_session)) >= 0) goto done;
     if (!j) printf("device: %s (--device %s)\n", rlx_session_device_name(s), o.m.device);
     fflush(stdout);
@@ -627,7 +627,7 @@ done:
     fflush(stdout);
     free(times);
     free_outputs(outs, n_out);
-    for (size_t i = 0; i < CLI_MAX_INPUTS; i++) rlx_tensor_destroy(inputs[i]);
+    cli_model_inputs_free(names, inputs, n_in);
     rlx_session_destroy(s);
     rlx_model_destroy(m);
     cli_model_args_free(&o.m);

@@ -261,6 +261,9 @@ static rlx_status save_strings(const rlx_tensor *t, const char *path, FILE *f) {
 }
 
 rlx_status rlx_tensor_save_npy(const rlx_tensor *t, const char *path) {
+    if (!path) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "path is NULL");
+    size_t need; /* the shape's bytes (a caller's tensor: rank checked first) */
+    RLX_TRY(rlx_tensor_check(t, "the tensor to save", &need));
     const char *descr = NULL;
     for (size_t i = 0; i < RLX_ARRAY_LEN(k_npy_types); i++)
         if (k_npy_types[i].dtype == t->dtype) descr = k_npy_types[i].descr;
@@ -278,7 +281,7 @@ rlx_status rlx_tensor_save_npy(const rlx_tensor *t, const char *path) {
     int o = npy_header(t, full, hdr, sizeof hdr);
     unsigned char pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(o & 0xff), (unsigned char)(o >> 8) };
     int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(hdr, 1, (size_t)o, f) == (size_t)o &&
-             fwrite(t->data, 1, t->nbytes, f) == t->nbytes;
+             fwrite(t->data, 1, need, f) == need;
     int err = ok ? 0 : errno;
     if (fclose(f) != 0 && ok) ok = 0, err = errno;
     if (!ok) return rlx_fail(RLX_ERR_IO, "short write to '%s': %s", path, err ? strerror(err) : "unknown error");

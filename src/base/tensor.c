@@ -81,7 +81,12 @@ size_t rlx_dims_span(const int64_t *dims, int from, int to) {
     return n;
 }
 
-size_t rlx_tensor_numel(const rlx_tensor *t) { return rlx_dims_span(t->dims, 0, t->rank); }
+/* the public one: 0 for a tensor whose rank is outside [0, RLX_MAX_RANK]
+ * (a caller's struct; no dims beyond the array are read) */
+size_t rlx_tensor_numel(const rlx_tensor *t) {
+    if (!t || t->rank < 0 || t->rank > RLX_MAX_RANK) return 0;
+    return rlx_dims_span(t->dims, 0, t->rank);
+}
 
 void rlx_strides(const int64_t *dims, int rank, int64_t *strides) {
     int64_t s = 1;
@@ -108,7 +113,9 @@ rlx_status rlx_tensor_clone(const rlx_tensor *src, rlx_tensor **out) {
     if (src->dtype == RLX_DTYPE_STRING)
         return rlx_tensor_strings_from(src->dims, src->rank, (const char *const *)src->data, NULL, out);
     RLX_TRY(rlx_tensor_create(src->dtype, src->dims, src->rank, out));
-    if (src->nbytes) memcpy((*out)->data, src->data, src->nbytes);
+    /* the bytes of the shape: never more than the copy holds */
+    size_t nb = src->nbytes < (*out)->nbytes ? src->nbytes : (*out)->nbytes;
+    if (nb) memcpy((*out)->data, src->data, nb);
     return RLX_OK;
 }
 
@@ -119,9 +126,33 @@ int rlx_shape_equal(const int64_t *a, int ra, const int64_t *b, int rb) {
     return 1;
 }
 
+rlx_status rlx_tensor_check(const rlx_tensor *t, const char *what, size_t *out_bytes) {
+    if (!t) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "%s: the tensor is NULL", what);
+    if (t->rank < 0 || t->rank > RLX_MAX_RANK)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "%s: rank %d is outside [0, %d]", what, t->rank, RLX_MAX_RANK);
+    size_t es = rlx_dtype_size(t->dtype), numel, bytes;
+    char sb[200];
+    if (!es) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "%s: dtype %d is not one rlx knows", what, (int)t->dtype);
+    if (rlx_shape_numel(t->dims, t->rank, &numel)) return rlx_fail_prefix(RLX_ERR_INVALID_ARGUMENT, "%s: ", what);
+    if (!rlx_mul_ok(numel, es, &bytes) || bytes > t->nbytes)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "%s: nbytes %zu is smaller than its %s shape %s needs", what,
+                        t->nbytes, rlx_dtype_name(t->dtype), rlx_shape_str(t->dims, t->rank, sb, sizeof sb));
+    if (bytes && !t->data)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "%s: data is NULL (its shape %s holds %zu bytes)", what,
+                        rlx_shape_str(t->dims, t->rank, sb, sizeof sb), bytes);
+    if (out_bytes) *out_bytes = bytes;
+    return RLX_OK;
+}
+
 char *rlx_shape_str(const int64_t *dims, int rank, char *buf, size_t cap) {
     size_t o = 0;
     if (cap == 0) return buf;
+    /* a rank outside the dims array (a caller's tensor not yet checked):
+     * no dims read */
+    if (rank < 0 || rank > RLX_MAX_RANK) {
+        snprintf(buf, cap, "[rank %d]", rank);
+        return buf;
+    }
     o += (size_t)snprintf(buf + o, cap - o, "[");
     for (int i = 0; i < rank && o < cap; i++)
         o += (size_t)snprintf(buf + o, cap - o, i ? ",%lld" : "%lld", (long long)dims[i]);

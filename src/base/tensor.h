@@ -56,6 +56,13 @@ rlx_status rlx_tensor_own_strings(rlx_tensor *t);
 
 int rlx_shape_equal(const int64_t *a, int ra, const int64_t *b, int rb);
 
+/* Checks a tensor a caller built: rank in [0, RLX_MAX_RANK] first (before
+ * anything reads dims), a known dtype, dims >= 0 whose product fits,
+ * nbytes at least what the shape needs (*out_bytes, may be NULL) and data
+ * non-NULL when that is not 0. The message starts with `what` ("input
+ * 'x'"). errors: RLX_ERR_INVALID_ARGUMENT. */
+rlx_status rlx_tensor_check(const rlx_tensor *t, const char *what, size_t *out_bytes);
+
 /* Formats "[1,3,224,224]" into buf; returns buf. */
 char *rlx_shape_str(const int64_t *dims, int rank, char *buf, size_t cap);
 

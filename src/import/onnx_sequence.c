@@ -37,8 +37,10 @@
 
 /* Most elements of one sequence (each is a value, most also a node). */
 #define MAX_SEQ_LEN 65536
-/* Most inputs or outputs of one node that the backends run (cpu_backend.c,
- * webgpu_backend.c): longer Splits and Concats become trees of nodes. */
+/* Splits and Concats of constant sizes into more pieces than this become
+ * trees of nodes of at most this many: a shape kept from when the CPU
+ * executor took at most 64 inputs or outputs a node; the backends now run
+ * nodes of any arity (one with run-time sizes is one Split of n outputs). */
 #define NODE_MAX_IO 64
 
 typedef struct seq_val {
@@ -682,11 +684,9 @@ static rlx_status op_split(rlx_onnx_seq_scope *s, rlx_graph *g, const Onnx__Node
     bool squeeze = !sv && keepdims == 0;
     if (n == 0) {
         /* an empty axis: an empty sequence */
-    } else if (runtime_sizes && (op_version(g, "Split") < 13 || n > NODE_MAX_IO)) {
+    } else if (runtime_sizes && op_version(g, "Split") < 13) {
         /* no node can compute the pieces; SequenceLength still can */
-        why = op_version(g, "Split") < 13
-                  ? "its sizes are computed at run time, and Split before opset 13 takes sizes only as an attribute"
-                  : "its sizes are computed at run time, and rlx splits at most 64 pieces with run-time sizes";
+        why = "its sizes are computed at run time, and Split before opset 13 takes sizes only as an attribute";
     } else {
         int *pieces = malloc((n + 1) * sizeof *pieces);
         if (!pieces) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", label);

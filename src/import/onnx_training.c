@@ -1099,6 +1099,9 @@ static rlx_status if_t_positive(gctx *c, int T, int a, int b, int *out) {
  * (learning rate), T (update count), then per optimized tensor groups of
  * X..., G..., and the state tensors; outputs X_new..., then the new states.
  * Each formula below is the operator's pseudo code, written with ops. */
+static rlx_status expand_optimizer_ids(const gctx *cp, rlx_graph *g, const Onnx__NodeProto *np, const char **blocked,
+                                       const char *op, int groups, size_t n_in, size_t n_out, size_t n, int *ids);
+
 static rlx_status expand_optimizer(rlx_graph *g, const Onnx__NodeProto *np, size_t index, const char **blocked) {
     gctx c = { .g = g };
     const char *op = np->op_type;
@@ -1118,8 +1121,17 @@ static rlx_status expand_optimizer(rlx_graph *g, const Onnx__NodeProto *np, size
                         "%d groups as outputs",
                         c.label, n_in, n_out, groups, groups - 1);
     size_t n = (n_in - 2) / (size_t)groups;
-    int ids[2 + 4 * 64];
-    if (n > 64) return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: more than 64 optimized tensors", c.label);
+    /* any number of optimized tensors (import time) */
+    int *ids = malloc((n_in + 1) * sizeof *ids);
+    if (!ids) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", c.label);
+    rlx_status st = expand_optimizer_ids(&c, g, np, blocked, op, groups, n_in, n_out, n, ids);
+    free(ids);
+    return st;
+}
+
+static rlx_status expand_optimizer_ids(const gctx *cp, rlx_graph *g, const Onnx__NodeProto *np, const char **blocked,
+                                       const char *op, int groups, size_t n_in, size_t n_out, size_t n, int *ids) {
+    gctx c = *cp;
     for (size_t i = 0; i < n_in; i++) {
         const char *nm = np->input[i];
         ids[i] = (nm && *nm) ? rlx_graph_find(g, nm) : -1;

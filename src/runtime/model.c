@@ -2,6 +2,7 @@
  * holds the model object, its description and the graph builder. */
 #include "runtime/model.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,9 @@ rlx_status rlx_model_add_input(rlx_model *m, const char *name, rlx_dtype dtype, 
 rlx_status rlx_model_add_initializer(rlx_model *m, const char *name, const rlx_tensor *value) {
     RLX_TRY(check_open(m));
     if (!value) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "initializer '%s' is NULL", name ? name : "");
+    char what[300];
+    snprintf(what, sizeof what, "initializer '%.256s'", name ? name : "");
+    RLX_TRY(rlx_tensor_check(value, what, NULL));
     rlx_tensor *t;
     RLX_TRY(rlx_tensor_clone(value, &t));
     int id;
@@ -202,18 +206,19 @@ static rlx_status convert_attr(const rlx_attr *a, rlx_node_attr *d) {
     }
     if ((a->type == RLX_ATTR_STRING && !a->s) || (a->type == RLX_ATTR_TENSOR && !a->t))
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "attribute '%s' has no value", a->name);
+    if (a->type == RLX_ATTR_TENSOR) {
+        char what[300];
+        snprintf(what, sizeof what, "attribute '%.256s'", a->name);
+        RLX_TRY(rlx_tensor_check(a->t, what, NULL));
+    }
     return rlx_node_attr_copy(d, &tmp);
 }
 
-rlx_status rlx_model_add_node(rlx_model *m, const char *op_type, const char *node_name, size_t n_inputs,
+/* rlx_model_add_node with in[] and out[] to fill (n_inputs, n_outputs). */
+static rlx_status add_node_io(rlx_model *m, const char *op_type, const char *node_name, size_t n_inputs,
                               const char *const *inputs, size_t n_outputs, const char *const *outputs,
-                              size_t n_attrs, const rlx_attr *attrs) {
-    RLX_TRY(check_open(m));
-    if (!op_type) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "op_type is NULL");
-    if (n_inputs > 4096 || n_outputs > 4096 || n_attrs > 4096)
-        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "too many inputs, outputs or attributes");
+                              size_t n_attrs, const rlx_attr *attrs, int *in, int *out) {
     rlx_graph *g = m->g;
-    int in[4096 + 1], out[4096 + 1];
     for (size_t i = 0; i < n_inputs; i++) {
         if (!inputs[i] || !*inputs[i]) {
             in[i] = -1;
@@ -272,6 +277,26 @@ rlx_status rlx_model_add_node(rlx_model *m, const char *op_type, const char *nod
                                 NULL);
     }
     free(na);
+    return st;
+}
+
+rlx_status rlx_model_add_node(rlx_model *m, const char *op_type, const char *node_name, size_t n_inputs,
+                              const char *const *inputs, size_t n_outputs, const char *const *outputs,
+                              size_t n_attrs, const rlx_attr *attrs) {
+    RLX_TRY(check_open(m));
+    if (!op_type) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "op_type is NULL");
+    /* any arity a node's int counts hold (the ONNX importer's bound) */
+    if (n_inputs > INT_MAX / 2 || n_outputs > INT_MAX / 2 || n_attrs > INT_MAX / 2)
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "node '%s' (%s): too many inputs, outputs or attributes",
+                        node_name ? node_name : "", op_type);
+    if ((n_inputs && !inputs) || (n_outputs && !outputs) || (n_attrs && !attrs))
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "node '%s' (%s): an input, output or attribute array is NULL",
+                        node_name ? node_name : "", op_type);
+    int *io = malloc((n_inputs + n_outputs + 2) * sizeof *io);
+    if (!io) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    rlx_status st = add_node_io(m, op_type, node_name, n_inputs, inputs, n_outputs, outputs, n_attrs, attrs, io,
+                                io + n_inputs + 1);
+    free(io);
     return st;
 }
 

@@ -36,8 +36,8 @@
 #define CTL_VALUES_MAX 4
 
 typedef struct plan_entry {
-    rlx_dtype dtypes[64];
-    uint64_t ctl_val[64]; /* the bytes of each control input (rlx_session.ctl) the plan was specialised on */
+    rlx_dtype *dtypes; /* n_inputs: each input's dtype */
+    uint64_t *ctl_val; /* n_inputs: the bytes of each control input (rlx_session.ctl_in) the plan was specialised on */
     int64_t *sig; /* n_inputs * RLX_MAX_RANK dims */
     rlx_program *p;
     rlx_exec *x;
@@ -55,7 +55,11 @@ struct rlx_session {
     rlx_config *cfg;   /* the options, resolved once at creation (base/options.h) */
     plan_entry plans[PLAN_CACHE];
     size_t n_plans;
-    uint64_t ctl; /* control inputs (bit j: graph input j < 64): see find_control_inputs */
+    bool ctl; /* whether plans are specialised on control inputs (any of ctl_in): see find_control_inputs */
+    bool *ctl_in; /* n_inputs: whether graph input j is a control input */
+    /* n_inputs + 1: the caller's inputs in the graph's order, filled by each
+     * run (runs take turns: one array per session, allocated at creation) */
+    const rlx_tensor **ordered;
     int ctl_values; /* plans compiled for a new value of a control input (shapes seen before) */
     uint64_t tick;
     uint64_t compiles; /* plans compiled so far (each miss of the cache) */
@@ -122,15 +126,15 @@ static bool scalar_int_input(const rlx_value *v) {
  * depends on one that is no scalar_int_input (data: the value varies
  * freely) or the walk exceeds *budget values. Shape and Size stop it
  * (static once specialised). */
-static bool cone_of_scalars(const rlx_graph *g, int v, uint64_t *ins, int *budget) {
+static bool cone_of_scalars(const rlx_graph *g, int v, bool *ins, int *budget) {
     if (v < 0 || g->values[v].konst) return true;
     if (--*budget < 0) return false; /* a large cone: not a flag's */
     const rlx_value *val = &g->values[v];
     if (val->producer < 0) {
-        for (size_t j = 0; j < g->n_inputs && j < 64; j++)
+        for (size_t j = 0; j < g->n_inputs; j++)
             if (g->inputs[j] == v) {
                 if (!scalar_int_input(val)) return false;
-                *ins |= 1ull << j;
+                ins[j] = true;
                 return true;
             }
         return false;
@@ -150,15 +154,21 @@ static bool cone_of_scalars(const rlx_graph *g, int v, uint64_t *ins, int *budge
  * input shapes: the condition folds, the fold pass inlines the branch and
  * the graph gets a static plan instead of running eagerly; another value
  * is another plan of the cache. */
-static uint64_t find_control_inputs(const rlx_graph *g) {
-    uint64_t ctl = 0;
+static rlx_status find_control_inputs(const rlx_graph *g, bool *ctl_in, bool *any) {
+    *any = false;
+    bool *ins = calloc(g->n_inputs + 1, sizeof *ins);
+    if (!ins) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     for (size_t i = 0; i < g->n_nodes; i++) {
         const rlx_node *n = &g->nodes[i];
-        uint64_t ins = 0;
         int budget = 256;
-        if (n->op == RLX_OP_If && n->n_in > 0 && cone_of_scalars(g, n->in[0], &ins, &budget)) ctl |= ins;
+        if (n->op != RLX_OP_If || n->n_in < 1) continue;
+        memset(ins, 0, (g->n_inputs + 1) * sizeof *ins);
+        if (!cone_of_scalars(g, n->in[0], ins, &budget)) continue;
+        for (size_t j = 0; j < g->n_inputs; j++)
+            if (ins[j]) ctl_in[j] = *any = true;
     }
-    return ctl;
+    free(ins);
+    return RLX_OK;
 }
 
 rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_session_options *opt,
@@ -216,7 +226,13 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
     RLX_TRY_GOTO(st, rlx_graph_clone(model->g, &s->g), fail);
     s->model = (rlx_model *)model;
     rlx_model_retain(s->model);
-    s->ctl = find_control_inputs(s->g);
+    s->ctl_in = calloc(s->g->n_inputs + 1, sizeof *s->ctl_in);
+    s->ordered = calloc(s->g->n_inputs + 1, sizeof *s->ordered);
+    if (!s->ctl_in || !s->ordered) {
+        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        goto fail;
+    }
+    RLX_TRY_GOTO(st, find_control_inputs(s->g, s->ctl_in, &s->ctl), fail);
     *out = s;
     rlx_clear_error();
     return RLX_OK;
@@ -229,6 +245,8 @@ static void plan_free(rlx_session *s, plan_entry *e) {
     rlx_exec_destroy(e->x);
     rlx_program_destroy(e->p);
     free(e->sig);
+    free(e->dtypes);
+    free(e->ctl_val);
     free(e->report);
     memset(e, 0, sizeof *e);
 }
@@ -243,6 +261,8 @@ void rlx_session_destroy(rlx_session *s) {
     rlx_model_destroy(s->model); /* the session's reference */
     if (!s->borrowed) rlx_config_destroy(s->cfg);
     if (s->lock_ok) pthread_mutex_destroy(&s->lock);
+    free(s->ctl_in);
+    free(s->ordered);
     free(s);
 }
 
@@ -305,9 +325,14 @@ static rlx_status match_inputs(const rlx_session *s, size_t n, const char *const
     int64_t sym_val[256];
     size_t sym_from[256];
     for (size_t i = 0; i < 256; i++) sym_val[i] = -1, sym_from[i] = 0;
+    for (size_t j = 0; j <= g->n_inputs; j++) ordered[j] = NULL;
     for (size_t i = 0; i < n; i++) {
         if (!names || !names[i] || !in || !in[i])
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input %zu: name or tensor is NULL", i);
+        /* the rank first: every message below prints the dims */
+        if (in[i]->rank < 0 || in[i]->rank > RLX_MAX_RANK)
+            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input '%s': rank %d is outside [0, %d]", names[i], in[i]->rank,
+                            RLX_MAX_RANK);
         bool found = false;
         for (size_t j = 0; j < g->n_inputs; j++)
             if (strcmp(g->values[g->inputs[j]].name, names[i]) == 0) {
@@ -516,8 +541,8 @@ static rlx_status specialise(const rlx_session *s, const rlx_tensor *const *orde
     rlx_status st = RLX_OK;
     /* control inputs: their uses read a constant of the fed value (the
      * input itself stays, unused, so that the plan's inputs are the model's) */
-    for (size_t j = 0; j < g->n_inputs && j < 64 && !st; j++) {
-        if (!(s->ctl >> j & 1)) continue;
+    for (size_t j = 0; j < g->n_inputs && s->ctl && !st; j++) {
+        if (!s->ctl_in[j]) continue;
         rlx_tensor *t = NULL;
         int kid = -1, in = g->inputs[j];
         st = rlx_tensor_clone(ordered[j], &t);
@@ -618,8 +643,8 @@ static uint64_t ctl_bits(const rlx_tensor *t) {
 static bool sig_match(const rlx_session *s, const plan_entry *e, const rlx_tensor *const *ordered) {
     for (size_t j = 0; j < s->g->n_inputs; j++) {
         const int64_t *sg = e->sig + j * RLX_MAX_RANK;
-        if (e->dtypes[j % 64] != ordered[j]->dtype) return false;
-        if (j < 64 && (s->ctl >> j & 1) && e->ctl_val[j] != ctl_bits(ordered[j])) return false;
+        if (e->dtypes[j] != ordered[j]->dtype) return false;
+        if (s->ctl && s->ctl_in[j] && e->ctl_val[j] != ctl_bits(ordered[j])) return false;
         for (int d = 0; d < RLX_MAX_RANK; d++) {
             int64_t want = d < ordered[j]->rank ? ordered[j]->dims[d] : -1;
             if (sg[d] != want) return false;
@@ -644,17 +669,16 @@ static rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *
      * assumed their values: dropped) and such graphs run eagerly */
     if (s->ctl) {
         bool same_shapes = false;
-        uint64_t ctl = s->ctl;
-        s->ctl = 0;
+        s->ctl = false;
         for (size_t i = 0; i < s->n_plans && !same_shapes; i++) same_shapes = sig_match(s, &s->plans[i], ordered);
-        s->ctl = ctl;
+        s->ctl = true;
         if (same_shapes && ++s->ctl_values > CTL_VALUES_MAX) {
             rlx_log(RLX_LOG_DEBUG, "rlx: control inputs took more than %d values: no longer specialising plans on them",
                     CTL_VALUES_MAX);
             for (size_t i = 0; i < s->n_plans; i++) plan_free(s, &s->plans[i]);
             s->n_plans = 0;
             s->last = NULL;
-            s->ctl = 0;
+            s->ctl = false;
         }
     }
     plan_entry *e;
@@ -669,13 +693,16 @@ static rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *
     memset(e, 0, sizeof *e);
     size_t ni = s->g->n_inputs;
     e->sig = malloc((ni + 1) * RLX_MAX_RANK * sizeof(int64_t));
-    if (!e->sig) {
+    e->dtypes = calloc(ni + 1, sizeof *e->dtypes);
+    e->ctl_val = calloc(ni + 1, sizeof *e->ctl_val);
+    if (!e->sig || !e->dtypes || !e->ctl_val) {
+        plan_free(s, e);
         s->n_plans--;
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     }
     for (size_t j = 0; j < ni; j++) {
-        e->dtypes[j % 64] = ordered[j]->dtype;
-        if (j < 64 && (s->ctl >> j & 1)) e->ctl_val[j] = ctl_bits(ordered[j]);
+        e->dtypes[j] = ordered[j]->dtype;
+        if (s->ctl && s->ctl_in[j]) e->ctl_val[j] = ctl_bits(ordered[j]);
         for (int d = 0; d < RLX_MAX_RANK; d++)
             e->sig[j * RLX_MAX_RANK + d] = d < ordered[j]->rank ? ordered[j]->dims[d] : -1;
     }
@@ -699,8 +726,7 @@ static rlx_status rlx_session_get_plan(rlx_session *s, const rlx_tensor *const *
 
 static rlx_status prepare_locked(rlx_session *s, size_t n_inputs, const char *const *input_names,
                                  const rlx_tensor *const *inputs) {
-    if (s->g->n_inputs > 64 || n_inputs > 64) return rlx_fail(RLX_ERR_UNSUPPORTED, "more than 64 graph inputs");
-    const rlx_tensor *ordered[65] = { 0 };
+    const rlx_tensor **ordered = s->ordered;
     RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
     bool fresh;
     return rlx_session_get_plan(s, ordered, &fresh);
@@ -708,9 +734,7 @@ static rlx_status prepare_locked(rlx_session *s, size_t n_inputs, const char *co
 
 static rlx_status run_locked(rlx_session *s, size_t n_inputs, const char *const *input_names,
                              const rlx_tensor *const *inputs, rlx_tensor ***out_outputs, size_t *out_n_outputs) {
-    if (s->g->n_inputs > 64 || n_inputs > 64)
-        return rlx_fail(RLX_ERR_UNSUPPORTED, "more than 64 graph inputs");
-    const rlx_tensor *ordered[65] = { 0 };
+    const rlx_tensor **ordered = s->ordered;
     RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
     bool fresh;
     RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));
@@ -734,8 +758,7 @@ static rlx_status run_locked(rlx_session *s, size_t n_inputs, const char *const 
 
 static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *const *input_names,
                                   const rlx_tensor *const *inputs, rlx_tensor **outputs) {
-    if (s->g->n_inputs > 64 || n_inputs > 64) return rlx_fail(RLX_ERR_UNSUPPORTED, "more than 64 graph inputs");
-    const rlx_tensor *ordered[65] = { 0 };
+    const rlx_tensor **ordered = s->ordered;
     RLX_TRY(match_inputs(s, n_inputs, input_names, inputs, ordered));
     bool fresh;
     RLX_TRY(rlx_session_get_plan(s, ordered, &fresh));

@@ -22,8 +22,6 @@
 #include "base/scratch.h"
 #include "rlx/rlx.h"
 
-#define MAX_IN 16
-
 static int fail(const char *what, rlx_status st) {
     fprintf(stderr, "steady_alloc: %s: %s\n", what, st ? rlx_last_error() : "bad input");
     return 2;
@@ -49,9 +47,9 @@ int main(int argc, char **argv) {
         (st = rlx_session_create_with_options(m, &(rlx_session_options){ .device = "cpu" }, o, &s)))
         return fail("session", st);
     size_t n_in = rlx_model_num_inputs(m);
-    if (n_in > MAX_IN) return fail("too many inputs", RLX_OK);
-    const char *names[MAX_IN];
-    rlx_tensor *in[MAX_IN];
+    const char **names = calloc(n_in + 1, sizeof *names);
+    rlx_tensor **in = calloc(n_in + 1, sizeof *in);
+    if (!names || !in) return fail("out of memory", RLX_OK);
     uint32_t seed = 12345;
     for (size_t i = 0; i < n_in; i++) {
         rlx_value_info vi;
@@ -85,6 +83,8 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n_out; i++) rlx_tensor_destroy(out[i]);
     free(out);
     for (size_t i = 0; i < n_in; i++) rlx_tensor_destroy(in[i]);
+    free(in);
+    free(names);
     rlx_session_destroy(s);
     rlx_options_destroy(o);
     rlx_model_destroy(m);

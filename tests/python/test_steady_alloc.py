@@ -22,6 +22,9 @@ helper, seeded random weights):
     1x1), DequantizeLinear, a QDQ DequantizeLinear -> Conv ->
     QuantizeLinear -> DequantizeLinear group, QLinearMatMul with
     per-column weight scales;
+  - wide: 67 graph inputs (a 32-layer decoder's count with a KV cache),
+    a Concat of 65, a Split into 65 and a Sum of 100 (the arrays of wide
+    nodes and graphs are sized at compile time);
   - the ONNX suite's light_squeezenet when present.
 Also checks that the shim counts at all (a run whose first run allocates).
 Exits 77 when the shim, the runner or onnx is missing.
@@ -100,6 +103,22 @@ def qconv(path):
     b.model(path, [("x", [1, 8, 32, 32])], y, [1, 16, 32, 24])
 
 
+def wide(path):
+    from onnx import helper as H, TensorProto as TP
+    k, n = 67, 65
+    fvi = lambda name, dims: H.make_tensor_value_info(name, TP.FLOAT, dims)  # noqa: E731
+    nodes = [H.make_node("Neg", ["x%d" % i], ["n%d" % i]) for i in range(k)]
+    nodes.append(H.make_node("Concat", ["n%d" % i for i in range(n)], ["cat"], axis=1))
+    nodes.append(H.make_node("Split", ["cat"], ["s%d" % i for i in range(n)], axis=1))
+    nodes.append(H.make_node("Sum", ["s%d" % (i % n) for i in range(100)] + ["n65", "n66"], ["sum"]))
+    g = H.make_graph(nodes, "wide", [fvi("x%d" % i, [4, 8]) for i in range(k)],
+                     [fvi("sum", None), fvi("cat", None)])
+    m = H.make_model(g, opset_imports=[H.make_opsetid("", 17)])
+    m.ir_version = 8
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+
+
 def linear_resize(path):
     """Resize (linear, x2) alone: the double-precision reference path, which
     allocates its working copies on every call (the shim's positive control)."""
@@ -123,7 +142,7 @@ def main():
     work = tempfile.mkdtemp(prefix="rlx_steady_alloc_")
     models = {}
     for name, make in (("convnet", T.convnet), ("encoder", T.encoder), ("recurrent", T.recurrent),
-                       ("upsample", upsample), ("qconv", qconv)):
+                       ("upsample", upsample), ("qconv", qconv), ("wide", wide)):
         models[name] = os.path.join(work, name + ".onnx")
         make(models[name])
     if os.path.exists(SQUEEZE):

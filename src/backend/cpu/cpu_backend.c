@@ -21,6 +21,10 @@ struct rlx_backend_exe {
     rlx_step_hook hook; /* called after each step, when set */
     void *hook_ctx;
     rlx_cpu_sgemm_pack *packs; /* per step: its constant GEMM operand, packed (rlx_cpu_prepare_node) */
+    /* a step's input and output views, as many as the widest node has
+     * (sized at compile: runs allocate nothing) */
+    const rlx_tensor **io_in;
+    rlx_tensor **io_out;
 };
 
 static rlx_tensor *value_view(struct rlx_backend_exe *e, int v) { return v < 0 ? NULL : &e->views[v]; }
@@ -78,14 +82,21 @@ static rlx_status cpu_compile(rlx_backend *be, const rlx_program *p, rlx_backend
     }
     /* the CPU steps' constant GEMM operands, packed once for every run */
     e->packs = calloc(p->n_steps + 1, sizeof *e->packs);
-    if (!e->packs) {
+    size_t max_in = 1, max_out = 1;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].n_in > 0 && (size_t)g->nodes[i].n_in > max_in) max_in = (size_t)g->nodes[i].n_in;
+        if (g->nodes[i].n_out > 0 && (size_t)g->nodes[i].n_out > max_out) max_out = (size_t)g->nodes[i].n_out;
+    }
+    e->io_in = calloc(max_in, sizeof *e->io_in);
+    e->io_out = calloc(max_out, sizeof *e->io_out);
+    if (!e->packs || !e->io_in || !e->io_out) {
         cpu_destroy_exe(e);
         return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    const rlx_tensor *in[64];
+    const rlx_tensor **in = e->io_in;
     for (size_t s = 0; s < p->n_steps; s++) {
         const rlx_node *n = &g->nodes[p->steps[s]];
-        if (!p->prepack || p->step_on[s] != RLX_STEP_CPU || n->n_in > 64) continue;
+        if (!p->prepack || p->step_on[s] != RLX_STEP_CPU) continue;
         for (int j = 0; j < n->n_in; j++) in[j] = value_view(e, n->in[j]);
         rlx_status st = rlx_cpu_prepare_node_with(g, n, in, p->winograd, &e->packs[s]);
         if (st) {
@@ -108,13 +119,11 @@ static rlx_status cpu_run_segment(rlx_backend_exe *e, size_t k, void *const *dow
     const rlx_program *p = e->p;
     const rlx_graph *g = p->g;
     const rlx_segment *sg = &p->segs[k];
-    const rlx_tensor *in[64];
-    rlx_tensor *out[64];
+    const rlx_tensor **in = e->io_in;
+    rlx_tensor **out = e->io_out;
     for (size_t s = sg->s0; s < sg->s1; s++) {
         if (p->step_on[s] == RLX_STEP_VIEW) continue;
         const rlx_node *n = &g->nodes[p->steps[s]];
-        if (n->n_in > 64 || n->n_out > 64)
-            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: more than 64 inputs or outputs", rlx_node_desc(n));
         for (int j = 0; j < n->n_in; j++) in[j] = value_view(e, n->in[j]);
         for (int j = 0; j < n->n_out; j++) out[j] = value_view(e, n->out[j]);
         double t0 = prof ? rlx_now_seconds() : 0.0;
@@ -145,6 +154,8 @@ static void cpu_destroy_exe(rlx_backend_exe *e) {
     if (!e) return;
     for (size_t s = 0; e->packs && s < e->p->n_steps; s++) rlx_cpu_sgemm_pack_free(&e->packs[s]);
     free(e->packs);
+    free(e->io_in);
+    free(e->io_out);
     free(e->next_alias);
     rlx_free_aligned(e->arena);
     free(e->views);

@@ -246,20 +246,24 @@ static rlx_status k_scan(rlx_cpu_kctx *k) {
     const int64_t *out_axes = rlx_param_ints(k->n, "scan_output_axes", &noa);
     const int64_t *out_dirs = rlx_param_ints(k->n, "scan_output_directions", &nod);
     int64_t seq = -1;
-    int axes[64];
-    if (m > 64) return rlx_cpu_fail(k, RLX_ERR_UNSUPPORTED, "more than 64 scan inputs");
-    for (int j = 0; j < m; j++) {
-        const rlx_tensor *x = k->in[n_state + j];
-        if (!x) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "scan input %d is missing", j);
-        int64_t a = (in_axes && (size_t)j < na) ? in_axes[j] : 0;
-        if (!rlx_norm_axis(a, x->rank, &axes[j]))
-            return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "scan_input_axes[%d] = %lld is out of range", j, (long long)a);
-        int64_t len = x->dims[axes[j]];
-        if (seq >= 0 && len != seq)
-            return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "scan inputs have different sequence lengths");
-        seq = len;
-    }
     rlx_status st = RLX_OK;
+    /* Scan allocates its slices and state each run anyway: the axes too */
+    int *axes = calloc((size_t)m, sizeof *axes);
+    if (!axes) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    for (int j = 0; j < m && !st; j++) {
+        const rlx_tensor *x = k->in[n_state + j];
+        int64_t a = (in_axes && (size_t)j < na) ? in_axes[j] : 0;
+        if (!x) st = rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "scan input %d is missing", j);
+        else if (!rlx_norm_axis(a, x->rank, &axes[j]))
+            st = rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "scan_input_axes[%d] = %lld is out of range", j, (long long)a);
+        else if (seq >= 0 && x->dims[axes[j]] != seq)
+            st = rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "scan inputs have different sequence lengths");
+        else seq = x->dims[axes[j]];
+    }
+    if (st) {
+        free(axes);
+        return st;
+    }
     const rlx_tensor **bin = calloc((size_t)k->n->n_in + 1, sizeof *bin);
     rlx_tensor **state = calloc((size_t)n_state + 1, sizeof *state);
     rlx_tensor **slices = calloc((size_t)m + 1, sizeof *slices);
@@ -313,6 +317,7 @@ done:
     free(slices);
     free(bout);
     free(items);
+    free(axes);
     return st;
 }
 

@@ -37,16 +37,26 @@ bool rlx_cpu_eval_ready(const rlx_graph *g, const rlx_node *n) {
 }
 
 rlx_status rlx_cpu_eval_node(rlx_graph *g, rlx_node *n, const struct rlx_config *cfg) {
-    const rlx_tensor *in[64];
-    rlx_tensor shape_only = { 0 };
-    rlx_tensor *out[64] = { 0 };
-    if (n->n_in > 64 || n->n_out > 64)
-        return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: more than 64 inputs or outputs", rlx_node_desc(n));
     /* a stop of the session's run: before each node folded or evaluated eagerly */
     const rlx_run_ctl *run = cfg ? cfg->run : NULL;
     if (rlx_run_stopped(run)) {
         rlx_run_stop_error(run);
         return rlx_fail_prefix(RLX_ERR_CANCELLED, "before %s: ", rlx_node_desc(n));
+    }
+    /* the input and output arrays: on the stack for up to 64 (every node
+     * but a wide Concat, Split, Sum or Loop), else on the heap (folding
+     * and eager runs allocate each output anyway) */
+    const rlx_tensor *in_stack[64], **in = in_stack;
+    rlx_tensor *out_stack[64] = { 0 }, **out = out_stack;
+    rlx_tensor shape_only = { 0 };
+    if (n->n_in > 64 || n->n_out > 64) {
+        in = calloc((size_t)(n->n_in > 0 ? n->n_in : 1), sizeof *in);
+        out = calloc((size_t)(n->n_out > 0 ? n->n_out : 1), sizeof *out);
+        if (!in || !out) {
+            free(in);
+            free(out);
+            return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", rlx_node_desc(n));
+        }
     }
     bool dd = (n->def->flags & RLX_OP_DATA_DEPENDENT) != 0;
     for (int i = 0; i < n->n_in; i++) {
@@ -59,11 +69,11 @@ rlx_status rlx_cpu_eval_node(rlx_graph *g, rlx_node *n, const struct rlx_config 
             in[i] = &shape_only;
         }
     }
+    rlx_status st = RLX_OK;
     for (int i = 0; i < n->n_out && !dd; i++) {
         const rlx_value *v = rlx_node_output(g, n, i);
-        if (v) RLX_TRY(rlx_value_limit_check(cfg, g, v));
+        if (v && (st = rlx_value_limit_check(cfg, g, v))) goto fail;
     }
-    rlx_status st = RLX_OK;
     for (int i = 0; i < n->n_out; i++) {
         rlx_value *v = rlx_node_output(g, n, i);
         if (!v) continue;
@@ -94,9 +104,11 @@ rlx_status rlx_cpu_eval_node(rlx_graph *g, rlx_node *n, const struct rlx_config 
         out[i] = NULL;
     }
     n->dead = true;
-    return RLX_OK;
 fail:
-    for (int i = 0; i < n->n_out; i++) rlx_tensor_destroy(out[i]);
+    if (st)
+        for (int i = 0; i < n->n_out; i++) rlx_tensor_destroy(out[i]);
+    if (in != in_stack) free(in);
+    if (out != out_stack) free(out);
     return st;
 }
 

@@ -17,6 +17,7 @@
 #include "backend/cpu/cpu.h"
 #include "base/mem.h"
 #include "base/parallel.h"
+#include "base/scratch.h"
 #include "base/tensor.h"
 #include "ir/ops/ops.h"
 #include "ir/ops/tensor_geom.h"
@@ -289,8 +290,11 @@ static rlx_status k_split(rlx_cpu_kctx *k) {
     int ax, n_out = k->n->n_out;
     if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
-    int64_t buf[256], stack_sizes[64]; /* up to 64 outputs: no allocation in the run */
-    int64_t *sizes = n_out <= 64 ? stack_sizes : malloc(((size_t)n_out + 1) * sizeof *sizes);
+    /* up to 64 outputs on the stack, more in the thread's grow-only scratch:
+     * no allocation in a steady run */
+    int64_t buf[256], stack_sizes[64];
+    int64_t *sizes =
+        n_out <= 64 ? stack_sizes : rlx_scratch_get(RLX_SCRATCH_INDEX, ((size_t)n_out + 1) * sizeof *sizes);
     if (!sizes) return oom(k);
     const int64_t *split = NULL;
     size_t ns = 0;
@@ -318,7 +322,6 @@ static rlx_status k_split(rlx_cpu_kctx *k) {
         }
         off += blk;
     }
-    if (sizes != stack_sizes) free(sizes);
     return st;
 }
 

@@ -152,19 +152,24 @@ static rlx_status lower_variadic(wg_lower *L) {
     bool mean = op == RLX_OP_Mean;
     RLX_TRY(wg_check_io(L, mean ? (WG_F32 | WG_F16) : (WG_F32 | WG_F16 | WG_I32), 1));
     const rlx_value *y = wg_out(L, 0);
-    int ins[64], n = 0;
+    /* any number of inputs: one dispatch each (first: the first present
+     * input, after it each present one folded into y in place) */
+    int n = 0, first = -1;
     for (int i = 0; i < L->n->n_in; i++) {
         if (!wg_in(L, i)) continue;
-        if (n == 64) return wg_decline(L, "more than 64 inputs");
         if (wg_in(L, i)->dtype != y->dtype) return wg_decline(L, "mixed dtypes");
-        ins[n++] = wg_in_id(L, i);
+        if (first < 0) first = i;
+        n++;
     }
     if (n == 0) return wg_decline(L, "no inputs");
     if (wg_numel(y) == 0) return RLX_OK;
-    int yid = wg_out_id(L, 0);
-    if (n == 1) RLX_TRY(emit_binary(L, BIN_FIRST, ins[0], ins[0], yid));
-    else RLX_TRY(emit_binary(L, code, ins[0], ins[1], yid));
-    for (int k = 2; k < n; k++) RLX_TRY(emit_binary(L, code, yid, ins[k], yid));
+    int yid = wg_out_id(L, 0), x0 = wg_in_id(L, first), k = 0;
+    for (int i = first + 1; i < L->n->n_in; i++) {
+        if (!wg_in(L, i)) continue;
+        RLX_TRY(emit_binary(L, code, k ? yid : x0, wg_in_id(L, i), yid));
+        k++;
+    }
+    if (n == 1) RLX_TRY(emit_binary(L, BIN_FIRST, x0, x0, yid));
     rlx_ew_call div = { RLX_EW_DIV, 0, 0 };
     if (mean && n > 1) RLX_TRY(emit_unary(L, div, yid, yid, wg_numel(y), (float)n));
     return RLX_OK;

@@ -36,8 +36,8 @@ static const gpu_note k_gpu_notes[] = {
       "input's dtype (Clip-11 and later, also computed at run time)." },
     { "Add Sub Mul", "f32, f16 or i32, all operands of one dtype; at most 8 broadcast dims after merging." },
     { "Div Pow PRelu", "f32 or f16, all operands of one dtype; at most 8 broadcast dims after merging." },
-    { "Sum Max Min", "f32, f16 or i32, every input of the output's dtype; at most 64 inputs." },
-    { "Mean", "f32 or f16; at most 64 inputs." },
+    { "Sum Max Min", "f32, f16 or i32, every input of the output's dtype." },
+    { "Mean", "f32 or f16." },
     /* lower_nn.c */
     { "Conv",
       "f32 or f16 (f16: computed in f32, accumulating in f32, the result rounded once; needs shader-f16). Direct, depthwise, 1x1, implicit-GEMM and im2col paths; operands larger than one binding are "

@@ -3,6 +3,7 @@
  * them run eagerly on the CPU (the session says so in its report).
  * Versions are the ONNX since-versions of each operator; Scan-8 (with a
  * batch axis and sequence_lens) is not implemented. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/ops/ops.h"
@@ -78,10 +79,14 @@ static rlx_status infer_loop(rlx_infer_ctx *c) {
     if (!b) return rlx_ictx_fail(c, "attribute 'body' must be a graph");
     int n_carried = c->n->n_in - 2;
     rlx_value iter = { .dtype = RLX_DTYPE_I64, .rank = 0 }, cond = { .dtype = RLX_DTYPE_BOOL, .rank = 0 };
-    const rlx_value *types[66] = { &iter, &cond };
-    for (int i = 0; i < n_carried && i < 64; i++) types[2 + i] = rlx_ictx_in(c, 2 + i);
-    rlx_graph *typed = (n_carried >= 0 && n_carried <= 64 && (int)b->n_inputs == n_carried + 2)
-                           ? infer_body(c, b, types) : NULL;
+    /* shape inference runs at load and compile time, not per run */
+    const rlx_value **types = calloc((size_t)(n_carried > 0 ? n_carried : 0) + 3, sizeof *types);
+    if (!types) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", rlx_node_desc(c->n));
+    types[0] = &iter;
+    types[1] = &cond;
+    for (int i = 0; i < n_carried; i++) types[2 + i] = rlx_ictx_in(c, 2 + i);
+    rlx_graph *typed = (n_carried >= 0 && (int)b->n_inputs == n_carried + 2) ? infer_body(c, b, types) : NULL;
+    free(types);
     rlx_status st = RLX_OK;
     if (typed) b = typed;
     if (n_carried < 0 || (int)b->n_inputs != n_carried + 2 || (int)b->n_outputs < n_carried + 1 ||
@@ -127,10 +132,16 @@ static rlx_status infer_scan(rlx_infer_ctx *c) {
     /* type the body: states as given, scan inputs with their scan axis removed */
     size_t n_in_axes;
     const int64_t *in_axes = rlx_param_ints(c->n, "scan_input_axes", &n_in_axes);
-    rlx_value slices[64];
-    const rlx_value *types[64];
+    /* shape inference runs at load and compile time, not per run */
+    rlx_value *slices = calloc((size_t)c->n->n_in + 1, sizeof *slices);
+    const rlx_value **types = calloc((size_t)c->n->n_in + 1, sizeof *types);
     rlx_graph *typed = NULL;
-    if (c->n->n_in <= 64) {
+    if (!slices || !types) {
+        free(slices);
+        free(types);
+        return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory", rlx_node_desc(c->n));
+    }
+    {
         for (int i = 0; i < c->n->n_in; i++) {
             const rlx_value *x = rlx_ictx_in(c, i);
             types[i] = x;
@@ -146,6 +157,8 @@ static rlx_status infer_scan(rlx_infer_ctx *c) {
         typed = infer_body(c, b, types);
         if (typed) b = typed;
     }
+    free(slices);
+    free(types);
     size_t n_axes;
     const int64_t *axes = rlx_param_ints(c->n, "scan_output_axes", &n_axes);
     for (int i = 0; i < c->n->n_out; i++) {
