@@ -17,11 +17,23 @@
  * global pools run the reference's own f32 loop per plane (the same
  * bits).
  *
+ * NaN propagates through MaxPool and GlobalMaxPool (as through ReduceMax
+ * and PyTorch's max_pool2d): a window holding a NaN gives its first NaN in
+ * tap order (the Indices output points at it). onnxruntime 1.22's CPU
+ * MaxPool and GlobalMaxPool give NaN only where the window's last tap is
+ * NaN ({nan, 3, -inf, 0} -> 3, {3, -2, 0, nan} -> nan: its fold keeps the
+ * tap when a comparison with NaN is false; tests/python/
+ * test_nan_semantics.py records it). The fast paths
+ * below fold with the x86 max instructions, which skip NaN taps, so they
+ * run only on planes without NaN (plane_has_nan, one vector pass over the
+ * plane); a plane with a NaN runs output by output (fpool_point). The
+ * folds described below are the ones of a NaN-free plane.
+ *
  * MaxPool by rows (1-D and 2-D, dilation 1, stride 1 or 2 along the last
  * axis): the reference folds a window's taps row by row, left to right,
- * best = v > best ? v : best from the first tap (so a NaN first tap is the
- * result, later NaNs never win, and of equal values, -0 and +0 included,
- * the first stays). That fold splits by rows exactly: each input row's
+ * best = v > best ? v : best from the first tap (of equal values, -0 and
+ * +0 included, the first stays; what it does with NaN no longer matters:
+ * planes with NaN do not come here). That fold splits by rows exactly: each input row's
  * taps are folded once per output column into hs (the fold that skips
  * NaNs: it starts from max(first, -inf), which is -inf for a NaN, and
  * takes the earliest of equal maxima) and hf = hs > first ? hs : first
@@ -175,7 +187,7 @@ static float fpool_point(const fpool_job *j, const float *xc, int64_t o0, int64_
             if (j->kind == POOL_MAX) {
                 for (int64_t k2 = t0; k2 < t1; k2++) {
                     float v = xr[k2 * d2];
-                    if (!any || v > best) best = v, any = true;
+                    if (!any || v > best || (v != v && best == best)) best = v, any = true;
                 }
             } else {
                 for (int64_t k2 = t0; k2 < t1; k2++) acc += xr[k2 * d2];
@@ -1091,6 +1103,49 @@ static double sum_f64(const fpool_job *j, const float *x, size_t n) {
     return a;
 }
 
+#if RLX_HAVE_AVX2_BUILD
+RLX_AVX512 static bool has_nan_v16(const float *x, size_t n) {
+    __mmask16 m = 0;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        m |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    }
+    if (i < n) {
+        __mmask16 t = (__mmask16)((1u << (n - i)) - 1u);
+        __m512 v = _mm512_maskz_loadu_ps(t, x + i);
+        m |= _mm512_mask_cmp_ps_mask(t, v, v, _CMP_UNORD_Q);
+    }
+    return m != 0;
+}
+RLX_AVX2 static bool has_nan_v8(const float *x, size_t n) {
+    __m256 acc = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        acc = _mm256_or_ps(acc, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    }
+    bool any = _mm256_movemask_ps(acc) != 0;
+    for (; i < n; i++) any |= x[i] != x[i];
+    return any;
+}
+#endif
+
+/* Whether plane x of n floats holds a NaN: MaxPool's fast paths (the
+ * folds by rows and column blocks, the small planes in registers) skip
+ * NaN taps as the x86 max instructions do, so a plane with a NaN runs
+ * output by output (fpool_point: NaN propagates, the window's first NaN).
+ * One read of the plane, which the pool then finds in the cache. */
+static bool plane_has_nan(const fpool_job *j, const float *x, size_t n) {
+#if RLX_HAVE_AVX2_BUILD
+    if (j->isa == RLX_CPU_ISA_AVX512) return has_nan_v16(x, n);
+    if (j->isa == RLX_CPU_ISA_AVX2) return has_nan_v8(x, n);
+#endif
+    bool any = false;
+    for (size_t i = 0; i < n; i++) any |= x[i] != x[i];
+    return any;
+}
+
 static void fpool_planes(void *ctx, size_t p0, size_t p1) {
     const fpool_job *j = ctx;
     const rlx_nn_sp3 *s = j->s;
@@ -1113,16 +1168,24 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
             for (int64_t o = 0; o < s->out[2]; o++) divs[o1 * s->out[2] + o] = c01 * (float)j->cnt[2][o];
         }
     }
+    bool maxp = j->kind == POOL_MAX;
     for (size_t pl = p0; pl < p1; pl++) {
         const float *xc = j->x + pl * s->in_sp;
         float *yo = j->y + pl * s->out_sp;
+        if (maxp && plane_has_nan(j, xc, (size_t)s->in_sp)) { /* the fast paths drop NaN: output by output */
+            for (int64_t o0 = 0, oi = 0; o0 < s->out[0]; o0++)
+                for (int64_t o1 = 0; o1 < s->out[1]; o1++)
+                    for (int64_t o2 = 0; o2 < s->out[2]; o2++, oi++) yo[oi] = fpool_point(j, xc, o0, o1, o2);
+            continue;
+        }
         if (j->whole) {
             yo[0] = (float)(sum_f64(j, xc, s->in_sp) / j->div);
             continue;
         }
 #if RLX_HAVE_AVX2_BUILD
         if (j->mcol) {
-            bool pair = j->mcol[0].two && pl + 1 < p1; /* two planes per vector */
+            bool pair = j->mcol[0].two && pl + 1 < p1 && /* two planes per vector */
+                        !(maxp && plane_has_nan(j, xc + s->in_sp, (size_t)s->in_sp));
             mcol_plane(j, j->mcol, xc, yo, pair);
             pl += pair;
             continue;
@@ -1283,7 +1346,8 @@ static rlx_status pool_run(rlx_cpu_kctx *k, pool_kind kind) {
                     RLX_NN_TAPS(s, o0, o1, o2, s.in, i0, i1, i2, {
                         double v = xc[(i0 * s.in[1] + i1) * s.in[2] + i2];
                         if (kind == POOL_MAX) {
-                            if (best_at < 0 || v > best) {
+                            /* the first NaN wins and stays (NaN propagates) */
+                            if (best_at < 0 || v > best || (v != v && best == best)) {
                                 best = v;
                                 best_at = i0 * st[0] + i1 * st[1] + i2 * st[2];
                             }
@@ -1348,7 +1412,13 @@ static void global_planes(void *ctx, size_t p0, size_t p1) {
         }
         for (size_t i = 0; i < sp; i++) {
             double v = f32 ? xf[i] : xc[i];
-            if (kind == POOL_MAX) acc = v > acc ? v : acc;
+            if (kind == POOL_MAX) {
+                if (v != v) { /* NaN propagates: the first NaN (ReduceMax's answer) */
+                    acc = v;
+                    break;
+                }
+                acc = v > acc ? v : acc;
+            }
             else if (kind == POOL_AVG) acc += v;
             else acc += p == 1.0 ? fabs(v) : p == 2.0 ? v * v : pow(fabs(v), p);
         }
