@@ -265,9 +265,10 @@ static size_t typed_count(const Onnx__TensorProto *tp, rlx_dtype dt, const char 
 }
 
 /* A narrow type's values in a wider typed field (int32_data for 8- and
- * 16-bit types, bool, f16 and bf16 bit patterns; uint64_data for uint32)
- * must fit the type: onnxruntime refuses the rest ("data overflow"), and
- * a truncation would load other values silently. */
+ * 16-bit integers and the f16 and bf16 bit patterns; uint64_data for
+ * uint32) must fit the type: a truncation would load other values
+ * silently. onnxruntime 1.22 refuses f16 and bf16 ("data overflow") and
+ * truncates the integers; bool is any nonzero value (both agree). */
 static rlx_status check_typed_range(const Onnx__TensorProto *tp, rlx_dtype dt, const char *name, size_t n) {
     int64_t lo, hi;
     switch (dt) {
@@ -275,7 +276,6 @@ static rlx_status check_typed_range(const Onnx__TensorProto *tp, rlx_dtype dt, c
     case RLX_DTYPE_U8: lo = 0, hi = UINT8_MAX; break;
     case RLX_DTYPE_I16: lo = INT16_MIN, hi = INT16_MAX; break;
     case RLX_DTYPE_U16: case RLX_DTYPE_F16: case RLX_DTYPE_BF16: lo = 0, hi = UINT16_MAX; break;
-    case RLX_DTYPE_BOOL: lo = 0, hi = 1; break;
     case RLX_DTYPE_U32:
         for (size_t i = 0; i < n; i++)
             if (tp->uint64_data[i] > UINT32_MAX)

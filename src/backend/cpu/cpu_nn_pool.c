@@ -937,9 +937,12 @@ typedef struct mcol_regs {
 
 /* One block of the input row at offset off: MaxPool's hs and hf, or
  * AveragePool's sum in hs (kw taps; tap t from pair 1 when bit t of sel is
- * set). */
+ * set). MaxPool ORs into *nm the lanes where a loaded pair holds a NaN
+ * (one unordered compare per pair: the fold skips NaN, so the caller
+ * redoes a plane that had one). */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
-mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, bool ld, __m512 *hs, __m512 *hf) {
+mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, bool ld, __m512 *hs, __m512 *hf,
+       __mmask16 *nm) {
     if (ld) { /* AveragePool, stride 1: masked loads (a lane off the row is not read and adds nothing) */
         __m512 a = _mm512_maskz_loadu_ps(k->tm[0], k->xl + off);
         for (int64_t t = 1; t < kw; t++) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(k->tm[t], k->xl + off + t));
@@ -950,6 +953,10 @@ mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, boo
     __m512 c0 = a0, c1 = a1;
     if (sel) c0 = _mm512_maskz_loadu_ps(k->m2, k->x1 + off), c1 = _mm512_maskz_loadu_ps(k->m3, k->x1 + off + 16);
     __m512 x0 = MCOL_TAP(0);
+    if (maxp) {
+        *nm |= _mm512_cmp_ps_mask(a0, a1, _CMP_UNORD_Q);
+        if (sel) *nm |= _mm512_cmp_ps_mask(c0, c1, _CMP_UNORD_Q);
+    }
     if (!maxp) {
         for (int64_t t = 1; t < kw; t++) x0 = _mm512_add_ps(x0, MCOL_TAP(t));
         *hs = *hf = x0;
@@ -966,15 +973,16 @@ mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, boo
  * (the edge rows, and windows of other heights or strides); AveragePool's
  * before the division. */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512
-mcol_out(const fpool_job *j, const mcol_regs *k, int64_t kw, unsigned sel, bool maxp, bool ld, int64_t o1) {
+mcol_out(const fpool_job *j, const mcol_regs *k, int64_t kw, unsigned sel, bool maxp, bool ld, int64_t o1,
+         __mmask16 *nm) {
     const rlx_nn_sp3 *s = j->s;
     int64_t t0 = j->tlo[1][o1], t1 = j->thi[1][o1], r0 = o1 * s->s[1] - s->pb[1] + t0, w = s->in[2];
     /* no input row: MaxPool no tap (the reference's lowest value), AveragePool an empty sum */
     if (t1 <= t0) return maxp ? _mm512_set1_ps(-FLT_MAX) : _mm512_setzero_ps();
     __m512 hs, hf, a;
-    mcol_h(k, r0 * w, kw, sel, maxp, ld, &hs, &a);
+    mcol_h(k, r0 * w, kw, sel, maxp, ld, &hs, &a, nm);
     for (int64_t r = r0 + 1; r < r0 + (t1 - t0); r++) {
-        mcol_h(k, r * w, kw, sel, maxp, ld, &hs, &hf);
+        mcol_h(k, r * w, kw, sel, maxp, ld, &hs, &hf, nm);
         a = maxp ? _mm512_max_ps(hs, a) : _mm512_add_ps(a, hs);
     }
     return a;
@@ -997,7 +1005,7 @@ mcol_store(const fpool_job *j, float *y, __mmask16 mo, float *y2, __mmask16 mo2,
  * input rows. */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, int64_t rlo, int64_t rhi, int64_t kw,
-             int64_t sh, unsigned sel, bool maxp, bool pair, bool ld, int64_t ra, int64_t rb) {
+             int64_t sh, unsigned sel, bool maxp, bool pair, bool ld, int64_t ra, int64_t rb, __mmask16 *nm) {
     const rlx_nn_sp3 *s = j->s;
     int64_t w = s->in[2], n = s->out[2];
     mcol_regs k;
@@ -1009,16 +1017,16 @@ mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, i
     __m512 c2 = _mm512_loadu_ps(b->c2);
     for (int64_t t = 0; t < kw; t++) k.idx[t] = _mm512_loadu_si512(b->idx[t]), k.tm[t] = b->tm[t];
     for (int64_t o1 = ra; o1 < rlo && o1 < rb; o1++)
-        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, ld, o1), maxp, c2, o1);
+        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, ld, o1, nm), maxp, c2, o1);
     int64_t ca = ra > rlo ? ra : rlo, cb = rb < rhi ? rb : rhi;
     if (cb > ca) {
         int64_t off = (ca * sh - s->pb[1]) * w;
         __m512 hsa, hfa, hsb = _mm512_setzero_ps(), hfb = hsb, hsc, hfc;
-        mcol_h(&k, off, kw, sel, maxp, ld, &hsa, &hfa);
-        if (sh == 1) mcol_h(&k, off + w, kw, sel, maxp, ld, &hsb, &hfb);
+        mcol_h(&k, off, kw, sel, maxp, ld, &hsa, &hfa, nm);
+        if (sh == 1) mcol_h(&k, off + w, kw, sel, maxp, ld, &hsb, &hfb, nm);
         for (int64_t o1 = ca; o1 < cb; o1++, off += sh * w) {
-            if (sh == 2) mcol_h(&k, off + w, kw, sel, maxp, ld, &hsb, &hfb);
-            mcol_h(&k, off + 2 * w, kw, sel, maxp, ld, &hsc, &hfc);
+            if (sh == 2) mcol_h(&k, off + w, kw, sel, maxp, ld, &hsb, &hfb, nm);
+            mcol_h(&k, off + 2 * w, kw, sel, maxp, ld, &hsc, &hfc, nm);
             /* MaxPool: hf of the first row, hs of the others; AveragePool: the sums in row order */
             __m512 a = maxp ? _mm512_max_ps(hsc, _mm512_max_ps(hsb, hfa)) : _mm512_add_ps(_mm512_add_ps(hsa, hsb), hsc);
             mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, a, maxp, c2, o1);
@@ -1027,21 +1035,23 @@ mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, i
         }
     }
     for (int64_t o1 = ra > rhi ? ra : rhi; o1 < rb; o1++)
-        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, ld, o1), maxp, c2, o1);
+        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, ld, o1, nm), maxp, c2, o1);
 }
 
 /* One plane (pair false) or two (pair true: blk[0].two, planes xc and xc
  * + in_sp): each block by mcol_block_k, the common shapes' constants
- * spelled out. */
-RLX_AVX512 static void mcol_plane(const fpool_job *j, const mcol_blk *blk, const float *xc, float *yo, bool pair) {
+ * spelled out. MaxPool: whether a NaN was read (the plane, or either of
+ * the two, is then to be redone output by output). */
+RLX_AVX512 static bool mcol_plane(const fpool_job *j, const mcol_blk *blk, const float *xc, float *yo, bool pair) {
     const rlx_nn_sp3 *s = j->s;
     int64_t kw = s->k[2], sh = s->s[1], n = s->out[2];
     bool maxp = j->kind == POOL_MAX;
     int64_t rlo = j->mrlo, rhi = j->mrhi, h = s->out[1];
     int64_t band = MCOL_BAND_BYTES / (4 * s->in[2] * sh + 1);
     band = band < 2 ? 2 : band;
+    __mmask16 nm = 0;
 #define MCOL_B(kw_, sh_, sel_, maxp_, pair_, ld_) \
-    mcol_block_k(j, b, xc, y, rlo, rhi, kw_, sh_, sel_, maxp_, pair_, ld_, ra, rb)
+    mcol_block_k(j, b, xc, y, rlo, rhi, kw_, sh_, sel_, maxp_, pair_, ld_, ra, rb, &nm)
     for (int64_t ra = 0, rb; ra < h; ra = rb) { /* bands of output rows [ra, rb) */
         rb = ra + band < h ? ra + band : h;
         for (int64_t bi = 0; bi * 16 < n; bi++) {
@@ -1069,6 +1079,7 @@ RLX_AVX512 static void mcol_plane(const fpool_job *j, const mcol_blk *blk, const
         }
     }
 #undef MCOL_B
+    return nm != 0;
 }
 #endif
 
@@ -1107,6 +1118,8 @@ static double sum_f64(const fpool_job *j, const float *x, size_t n) {
 RLX_AVX512 static bool has_nan_v16(const float *x, size_t n) {
     __mmask16 m = 0;
     size_t i = 0;
+    for (; i + 32 <= n; i += 32) /* unordered: either is NaN */
+        m |= _mm512_cmp_ps_mask(_mm512_loadu_ps(x + i), _mm512_loadu_ps(x + i + 16), _CMP_UNORD_Q);
     for (; i + 16 <= n; i += 16) {
         __m512 v = _mm512_loadu_ps(x + i);
         m |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
@@ -1131,11 +1144,21 @@ RLX_AVX2 static bool has_nan_v8(const float *x, size_t n) {
 }
 #endif
 
+/* Every output of one plane by fpool_point (NaN propagates: the window's
+ * first NaN). */
+static void fpool_plane_points(const fpool_job *j, const float *xc, float *yo) {
+    const rlx_nn_sp3 *s = j->s;
+    for (int64_t o0 = 0, oi = 0; o0 < s->out[0]; o0++)
+        for (int64_t o1 = 0; o1 < s->out[1]; o1++)
+            for (int64_t o2 = 0; o2 < s->out[2]; o2++, oi++) yo[oi] = fpool_point(j, xc, o0, o1, o2);
+}
+
 /* Whether plane x of n floats holds a NaN: MaxPool's fast paths (the
- * folds by rows and column blocks, the small planes in registers) skip
- * NaN taps as the x86 max instructions do, so a plane with a NaN runs
- * output by output (fpool_point: NaN propagates, the window's first NaN).
- * One read of the plane, which the pool then finds in the cache. */
+ * folds by rows, the small planes in registers, fpool_run) skip NaN taps
+ * as the x86 max instructions do, so a plane with a NaN runs output by
+ * output (fpool_plane_points). One read of the plane, which the pool then
+ * finds in the cache. The column blocks (mcol_plane), the models' usual
+ * path, find NaN in the rows they load instead. */
 static bool plane_has_nan(const fpool_job *j, const float *x, size_t n) {
 #if RLX_HAVE_AVX2_BUILD
     if (j->isa == RLX_CPU_ISA_AVX512) return has_nan_v16(x, n);
@@ -1172,10 +1195,17 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
     for (size_t pl = p0; pl < p1; pl++) {
         const float *xc = j->x + pl * s->in_sp;
         float *yo = j->y + pl * s->out_sp;
+#if RLX_HAVE_AVX2_BUILD
+        if (j->mcol && !j->whole) { /* MaxPool: NaN found on the way (a plane with one is redone) */
+            bool pair = j->mcol[0].two && pl + 1 < p1; /* two planes per vector */
+            if (mcol_plane(j, j->mcol, xc, yo, pair) && maxp)
+                for (size_t q = 0; q <= (size_t)pair; q++) fpool_plane_points(j, xc + q * s->in_sp, yo + q * s->out_sp);
+            pl += pair;
+            continue;
+        }
+#endif
         if (maxp && plane_has_nan(j, xc, (size_t)s->in_sp)) { /* the fast paths drop NaN: output by output */
-            for (int64_t o0 = 0, oi = 0; o0 < s->out[0]; o0++)
-                for (int64_t o1 = 0; o1 < s->out[1]; o1++)
-                    for (int64_t o2 = 0; o2 < s->out[2]; o2++, oi++) yo[oi] = fpool_point(j, xc, o0, o1, o2);
+            fpool_plane_points(j, xc, yo);
             continue;
         }
         if (j->whole) {
@@ -1183,13 +1213,6 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
             continue;
         }
 #if RLX_HAVE_AVX2_BUILD
-        if (j->mcol) {
-            bool pair = j->mcol[0].two && pl + 1 < p1 && /* two planes per vector */
-                        !(maxp && plane_has_nan(j, xc + s->in_sp, (size_t)s->in_sp));
-            mcol_plane(j, j->mcol, xc, yo, pair);
-            pl += pair;
-            continue;
-        }
         if (j->tap) {
             maxplane_small_v16(j, xc, yo);
             continue;

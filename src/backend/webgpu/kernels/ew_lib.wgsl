@@ -51,7 +51,7 @@ fn with_sign_(m: f32, s: f32) -> f32 {
 fn sign_(x: f32) -> f32 {
     let u = bitcast<u32>(x);
     let s = select(0u, 0x3f800000u | (u & 0x80000000u), (u & 0x7fffffffu) - 1u < 0x7f800000u);
-    return bitcast<f32>(select(s, u, isnan_(x)));
+    return pick_(bitcast<f32>(s), x, isnan_(x));
 }
 // x clamped to [lo, hi] as the CPU's rlx_ew_clampf: hi wins when lo > hi,
 // a NaN x passes through, a NaN bound is ignored, a tie keeps x (-0 and
