@@ -25,9 +25,12 @@
  * tap when a comparison with NaN is false; tests/python/
  * test_nan_semantics.py records it). The fast paths
  * below fold with the x86 max instructions, which skip NaN taps, so they
- * run only on planes without NaN (plane_has_nan, one vector pass over the
- * plane); a plane with a NaN runs output by output (fpool_point). The
- * folds described below are the ones of a NaN-free plane.
+ * run only on planes without NaN: the column blocks (mcol_plane) watch
+ * the rows they load and redo a plane that held a NaN or an infinity
+ * output by output (fpool_point); the other fast paths look for NaN in
+ * the plane first (plane_has_nan, one vector pass). That costs the clean
+ * planes 3-12% (BENCHMARKS.md, "MaxPool and NaN"). The folds described
+ * below are the ones of a NaN-free plane.
  *
  * MaxPool by rows (1-D and 2-D, dilation 1, stride 1 or 2 along the last
  * axis): the reference folds a window's taps row by row, left to right,
@@ -937,12 +940,14 @@ typedef struct mcol_regs {
 
 /* One block of the input row at offset off: MaxPool's hs and hf, or
  * AveragePool's sum in hs (kw taps; tap t from pair 1 when bit t of sel is
- * set). MaxPool ORs into *nm the lanes where a loaded pair holds a NaN
- * (one unordered compare per pair: the fold skips NaN, so the caller
- * redoes a plane that had one). */
+ * set). MaxPool accumulates into *nm a lane that turns NaN where a loaded
+ * pair holds a NaN (or an infinity): *nm += (a0 + a1) * 0, one add and
+ * one FMA per pair (an unordered compare into a mask cost more: the mask
+ * went through a general register). The fold skips NaN, so the caller
+ * redoes a plane that had one. */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, bool ld, __m512 *hs, __m512 *hf,
-       __mmask16 *nm) {
+       __m512 *nm) {
     if (ld) { /* AveragePool, stride 1: masked loads (a lane off the row is not read and adds nothing) */
         __m512 a = _mm512_maskz_loadu_ps(k->tm[0], k->xl + off);
         for (int64_t t = 1; t < kw; t++) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(k->tm[t], k->xl + off + t));
@@ -953,9 +958,9 @@ mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, boo
     __m512 c0 = a0, c1 = a1;
     if (sel) c0 = _mm512_maskz_loadu_ps(k->m2, k->x1 + off), c1 = _mm512_maskz_loadu_ps(k->m3, k->x1 + off + 16);
     __m512 x0 = MCOL_TAP(0);
-    if (maxp) {
-        *nm |= _mm512_cmp_ps_mask(a0, a1, _CMP_UNORD_Q);
-        if (sel) *nm |= _mm512_cmp_ps_mask(c0, c1, _CMP_UNORD_Q);
+    if (maxp) { /* (a0 + a1) * 0 is NaN where either is NaN (or inf: a plane redone for nothing) */
+        *nm = _mm512_fmadd_ps(_mm512_add_ps(a0, a1), _mm512_setzero_ps(), *nm);
+        if (sel) *nm = _mm512_fmadd_ps(_mm512_add_ps(c0, c1), _mm512_setzero_ps(), *nm);
     }
     if (!maxp) {
         for (int64_t t = 1; t < kw; t++) x0 = _mm512_add_ps(x0, MCOL_TAP(t));
@@ -974,7 +979,7 @@ mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, boo
  * before the division. */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512
 mcol_out(const fpool_job *j, const mcol_regs *k, int64_t kw, unsigned sel, bool maxp, bool ld, int64_t o1,
-         __mmask16 *nm) {
+         __m512 *nm) {
     const rlx_nn_sp3 *s = j->s;
     int64_t t0 = j->tlo[1][o1], t1 = j->thi[1][o1], r0 = o1 * s->s[1] - s->pb[1] + t0, w = s->in[2];
     /* no input row: MaxPool no tap (the reference's lowest value), AveragePool an empty sum */
@@ -1005,7 +1010,7 @@ mcol_store(const fpool_job *j, float *y, __mmask16 mo, float *y2, __mmask16 mo2,
  * input rows. */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, int64_t rlo, int64_t rhi, int64_t kw,
-             int64_t sh, unsigned sel, bool maxp, bool pair, bool ld, int64_t ra, int64_t rb, __mmask16 *nm) {
+             int64_t sh, unsigned sel, bool maxp, bool pair, bool ld, int64_t ra, int64_t rb, __m512 *nm) {
     const rlx_nn_sp3 *s = j->s;
     int64_t w = s->in[2], n = s->out[2];
     mcol_regs k;
@@ -1040,8 +1045,8 @@ mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, i
 
 /* One plane (pair false) or two (pair true: blk[0].two, planes xc and xc
  * + in_sp): each block by mcol_block_k, the common shapes' constants
- * spelled out. MaxPool: whether a NaN was read (the plane, or either of
- * the two, is then to be redone output by output). */
+ * spelled out. MaxPool: whether a NaN (or an infinity) was read (the
+ * plane, or the two, is then to be redone output by output). */
 RLX_AVX512 static bool mcol_plane(const fpool_job *j, const mcol_blk *blk, const float *xc, float *yo, bool pair) {
     const rlx_nn_sp3 *s = j->s;
     int64_t kw = s->k[2], sh = s->s[1], n = s->out[2];
@@ -1049,7 +1054,7 @@ RLX_AVX512 static bool mcol_plane(const fpool_job *j, const mcol_blk *blk, const
     int64_t rlo = j->mrlo, rhi = j->mrhi, h = s->out[1];
     int64_t band = MCOL_BAND_BYTES / (4 * s->in[2] * sh + 1);
     band = band < 2 ? 2 : band;
-    __mmask16 nm = 0;
+    __m512 nm = _mm512_setzero_ps();
 #define MCOL_B(kw_, sh_, sel_, maxp_, pair_, ld_) \
     mcol_block_k(j, b, xc, y, rlo, rhi, kw_, sh_, sel_, maxp_, pair_, ld_, ra, rb, &nm)
     for (int64_t ra = 0, rb; ra < h; ra = rb) { /* bands of output rows [ra, rb) */
@@ -1079,7 +1084,7 @@ RLX_AVX512 static bool mcol_plane(const fpool_job *j, const mcol_blk *blk, const
         }
     }
 #undef MCOL_B
-    return nm != 0;
+    return _mm512_cmp_ps_mask(nm, nm, _CMP_UNORD_Q) != 0;
 }
 #endif
 
