@@ -26,11 +26,12 @@
  * test_nan_semantics.py records it). The fast paths
  * below fold with the x86 max instructions, which skip NaN taps, so they
  * run only on planes without NaN: the column blocks (mcol_plane) watch
- * the rows they load and redo a plane that held a NaN or an infinity
- * output by output (fpool_point); the other fast paths look for NaN in
- * the plane first (plane_has_nan, one vector pass). That costs the clean
- * planes 3-12% (BENCHMARKS.md, "MaxPool and NaN"). The folds described
- * below are the ones of a NaN-free plane.
+ * the rows they load, the other fast paths look for NaN in the plane
+ * first (plane_has_nan, one vector pass); a plane with a NaN is fixed up
+ * after the fast path (fpool_nan_fix: each NaN written to the outputs
+ * whose windows take it). That costs the clean planes 4-11%
+ * (BENCHMARKS.md, "MaxPool and NaN"). The folds described below are the
+ * ones of a NaN-free plane.
  *
  * MaxPool by rows (1-D and 2-D, dilation 1, stride 1 or 2 along the last
  * axis): the reference folds a window's taps row by row, left to right,
@@ -1046,7 +1047,7 @@ mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, i
 /* One plane (pair false) or two (pair true: blk[0].two, planes xc and xc
  * + in_sp): each block by mcol_block_k, the common shapes' constants
  * spelled out. MaxPool: whether a NaN (or an infinity) was read (the
- * plane, or the two, is then to be redone output by output). */
+ * plane, or the two, is then fixed up: fpool_nan_fix). */
 RLX_AVX512 static bool mcol_plane(const fpool_job *j, const mcol_blk *blk, const float *xc, float *yo, bool pair) {
     const rlx_nn_sp3 *s = j->s;
     int64_t kw = s->k[2], sh = s->s[1], n = s->out[2];
@@ -1149,19 +1150,38 @@ RLX_AVX2 static bool has_nan_v8(const float *x, size_t n) {
 }
 #endif
 
-/* Every output of one plane by fpool_point (NaN propagates: the window's
- * first NaN). */
-static void fpool_plane_points(const fpool_job *j, const float *xc, float *yo) {
+/* MaxPool's outputs of one plane whose windows hold a NaN of xc, set to
+ * the window's first NaN (NaN propagates), after a fast path that skipped
+ * NaN taps: each NaN is written to every output whose window takes it, the
+ * NaNs from the plane's end back, so the last written, an output's first
+ * NaN in memory order, is its first in tap order. The other outputs keep
+ * the fast path's values (their windows hold no NaN). */
+static void fpool_nan_fix(const fpool_job *j, const float *xc, float *yo) {
     const rlx_nn_sp3 *s = j->s;
-    for (int64_t o0 = 0, oi = 0; o0 < s->out[0]; o0++)
-        for (int64_t o1 = 0; o1 < s->out[1]; o1++)
-            for (int64_t o2 = 0; o2 < s->out[2]; o2++, oi++) yo[oi] = fpool_point(j, xc, o0, o1, o2);
+    for (int64_t i = s->in_sp; i-- > 0;) {
+        float v = xc[i];
+        if (v == v) continue;
+        int64_t q[3] = { i / (s->in[1] * s->in[2]), i / s->in[2] % s->in[1], i % s->in[2] };
+        for (int64_t t0 = 0; t0 < s->k[0]; t0++) {
+            int64_t a0 = q[0] + s->pb[0] - t0 * s->d[0];
+            if (a0 < 0 || a0 % s->s[0] || a0 / s->s[0] >= s->out[0]) continue;
+            for (int64_t t1 = 0; t1 < s->k[1]; t1++) {
+                int64_t a1 = q[1] + s->pb[1] - t1 * s->d[1];
+                if (a1 < 0 || a1 % s->s[1] || a1 / s->s[1] >= s->out[1]) continue;
+                for (int64_t t2 = 0; t2 < s->k[2]; t2++) {
+                    int64_t a2 = q[2] + s->pb[2] - t2 * s->d[2];
+                    if (a2 < 0 || a2 % s->s[2] || a2 / s->s[2] >= s->out[2]) continue;
+                    yo[(a0 / s->s[0] * s->out[1] + a1 / s->s[1]) * s->out[2] + a2 / s->s[2]] = v;
+                }
+            }
+        }
+    }
 }
 
 /* Whether plane x of n floats holds a NaN: MaxPool's fast paths (the
  * folds by rows, the small planes in registers, fpool_run) skip NaN taps
- * as the x86 max instructions do, so a plane with a NaN runs output by
- * output (fpool_plane_points). One read of the plane, which the pool then
+ * as the x86 max instructions do, so a plane with a NaN is fixed up after
+ * them (fpool_nan_fix). One read of the plane, which the pool then
  * finds in the cache. The column blocks (mcol_plane), the models' usual
  * path, find NaN in the rows they load instead. */
 static bool plane_has_nan(const fpool_job *j, const float *x, size_t n) {
@@ -1173,6 +1193,9 @@ static bool plane_has_nan(const fpool_job *j, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) any |= x[i] != x[i];
     return any;
 }
+
+static void fpool_plane_fast(const fpool_job *j, const float *xc, float *yo, float *ring, int64_t *at, float *divs,
+                             float *pad);
 
 static void fpool_planes(void *ctx, size_t p0, size_t p1) {
     const fpool_job *j = ctx;
@@ -1201,53 +1224,59 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
         const float *xc = j->x + pl * s->in_sp;
         float *yo = j->y + pl * s->out_sp;
 #if RLX_HAVE_AVX2_BUILD
-        if (j->mcol && !j->whole) { /* MaxPool: NaN found on the way (a plane with one is redone) */
+        if (j->mcol && !j->whole) { /* MaxPool: NaN found on the way (such a plane is fixed up) */
             bool pair = j->mcol[0].two && pl + 1 < p1; /* two planes per vector */
             if (mcol_plane(j, j->mcol, xc, yo, pair) && maxp)
-                for (size_t q = 0; q <= (size_t)pair; q++) fpool_plane_points(j, xc + q * s->in_sp, yo + q * s->out_sp);
+                for (size_t q = 0; q <= (size_t)pair; q++) fpool_nan_fix(j, xc + q * s->in_sp, yo + q * s->out_sp);
             pl += pair;
             continue;
         }
 #endif
-        if (maxp && plane_has_nan(j, xc, (size_t)s->in_sp)) { /* the fast paths drop NaN: output by output */
-            fpool_plane_points(j, xc, yo);
-            continue;
-        }
-        if (j->whole) {
-            yo[0] = (float)(sum_f64(j, xc, s->in_sp) / j->div);
-            continue;
-        }
-#if RLX_HAVE_AVX2_BUILD
-        if (j->tap) {
-            maxplane_small_v16(j, xc, yo);
-            continue;
-        }
-        if (j->atap) {
-            avgplane_small_v16(j, xc, yo);
-            continue;
-        }
-#endif
-        if (ring) {
-            if (j->rows) ring_plane(j, xc, yo, ring, at, maxrow_fill, NULL, maxrow_emit, NULL);
-#if RLX_HAVE_AVX2_BUILD
-            else if (j->isa == RLX_CPU_ISA_AVX512 && s->s[2] <= 2 && s->s[2] * 15 + s->k[2] <= 32)
-                avgplane_s1_v16(j, xc, yo, divs);
-#endif
-            else ring_plane(j, xc, yo, ring, at, sumrow_h, pad, avgrow_emit, divs);
-            continue;
-        }
-        for (int64_t o0 = 0; o0 < s->out[0]; o0++)
-            for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
-                float *yr = yo + (o0 * s->out[1] + o1) * s->out[2];
-                int64_t a = s->out[2], b = s->out[2]; /* no run: every output one by one */
-                if (j->chi > j->clo && j->thi[0][o0] > j->tlo[0][o0] && j->thi[1][o1] > j->tlo[1][o1]) {
-                    fpool_run(j, xc, yr, o0, o1);
-                    a = j->clo, b = j->chi;
-                }
-                for (int64_t o2 = 0; o2 < a; o2++) yr[o2] = fpool_point(j, xc, o0, o1, o2);
-                for (int64_t o2 = b; o2 < s->out[2]; o2++) yr[o2] = fpool_point(j, xc, o0, o1, o2);
-            }
+        /* the fast paths below skip NaN taps: fpool_nan_fix after them */
+        bool fix = maxp && plane_has_nan(j, xc, (size_t)s->in_sp);
+        fpool_plane_fast(j, xc, yo, ring, at, divs, pad);
+        if (fix) fpool_nan_fix(j, xc, yo);
     }
+}
+
+/* One plane by the fast paths other than the column blocks. */
+static void fpool_plane_fast(const fpool_job *j, const float *xc, float *yo, float *ring, int64_t *at, float *divs,
+                             float *pad) {
+    const rlx_nn_sp3 *s = j->s;
+    if (j->whole) {
+        yo[0] = (float)(sum_f64(j, xc, s->in_sp) / j->div);
+        return;
+    }
+#if RLX_HAVE_AVX2_BUILD
+    if (j->tap) {
+        maxplane_small_v16(j, xc, yo);
+        return;
+    }
+    if (j->atap) {
+        avgplane_small_v16(j, xc, yo);
+        return;
+    }
+#endif
+    if (ring) {
+        if (j->rows) ring_plane(j, xc, yo, ring, at, maxrow_fill, NULL, maxrow_emit, NULL);
+#if RLX_HAVE_AVX2_BUILD
+        else if (j->isa == RLX_CPU_ISA_AVX512 && s->s[2] <= 2 && s->s[2] * 15 + s->k[2] <= 32)
+            avgplane_s1_v16(j, xc, yo, divs);
+#endif
+        else ring_plane(j, xc, yo, ring, at, sumrow_h, pad, avgrow_emit, divs);
+        return;
+    }
+    for (int64_t o0 = 0; o0 < s->out[0]; o0++)
+        for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
+            float *yr = yo + (o0 * s->out[1] + o1) * s->out[2];
+            int64_t a = s->out[2], b = s->out[2]; /* no run: every output one by one */
+            if (j->chi > j->clo && j->thi[0][o0] > j->tlo[0][o0] && j->thi[1][o1] > j->tlo[1][o1]) {
+                fpool_run(j, xc, yr, o0, o1);
+                a = j->clo, b = j->chi;
+            }
+            for (int64_t o2 = 0; o2 < a; o2++) yr[o2] = fpool_point(j, xc, o0, o1, o2);
+            for (int64_t o2 = b; o2 < s->out[2]; o2++) yr[o2] = fpool_point(j, xc, o0, o1, o2);
+        }
 }
 
 /* MaxPool (no Indices) / AveragePool in f32 over the pool. false when out
