@@ -1957,7 +1957,7 @@ static void test_pools(void) {
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         run_pool(&cases[i], POOL_RANDOM);
-        run_pool(&cases[i], POOL_NANS); /* MaxPool: a NaN first in its window wins, later ones lose */
+        run_pool(&cases[i], POOL_NANS); /* MaxPool: NaN propagates (such planes run output by output) */
     }
     /* MaxPool and AveragePool by rows (cpu_nn_pool.c): the shapes of real models, odd
      * sizes around the vector widths (8, 16 columns; stride 2 reads 2 x

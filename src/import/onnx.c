@@ -264,6 +264,34 @@ static size_t typed_count(const Onnx__TensorProto *tp, rlx_dtype dt, const char 
     }
 }
 
+/* A narrow type's values in a wider typed field (int32_data for 8- and
+ * 16-bit integers and the f16 and bf16 bit patterns; uint64_data for
+ * uint32) must fit the type: a truncation would load other values
+ * silently. onnxruntime 1.22 refuses f16 and bf16 ("data overflow") and
+ * truncates the integers; bool is any nonzero value (both agree). */
+static rlx_status check_typed_range(const Onnx__TensorProto *tp, rlx_dtype dt, const char *name, size_t n) {
+    int64_t lo, hi;
+    switch (dt) {
+    case RLX_DTYPE_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case RLX_DTYPE_U8: lo = 0, hi = UINT8_MAX; break;
+    case RLX_DTYPE_I16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case RLX_DTYPE_U16: case RLX_DTYPE_F16: case RLX_DTYPE_BF16: lo = 0, hi = UINT16_MAX; break;
+    case RLX_DTYPE_U32:
+        for (size_t i = 0; i < n; i++)
+            if (tp->uint64_data[i] > UINT32_MAX)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s' (uint32): uint64_data[%zu] = %llu does not fit",
+                                name, i, (unsigned long long)tp->uint64_data[i]);
+        return RLX_OK;
+    default: return RLX_OK;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (tp->int32_data[i] < lo || tp->int32_data[i] > hi)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "tensor '%s' (%s): int32_data[%zu] = %d is outside [%lld, %lld]",
+                            name, rlx_onnx_type_name(tp->data_type), i, (int)tp->int32_data[i], (long long)lo,
+                            (long long)hi);
+    return RLX_OK;
+}
+
 /* Copies the typed field into t (count == numel checked by the caller). */
 static void copy_typed(const Onnx__TensorProto *tp, rlx_tensor *t, size_t n) {
     void *d = t->data;
@@ -408,6 +436,7 @@ static rlx_status tensor_from_proto(Onnx__TensorProto *tp, const char *base_dir,
                                 "tensor '%s' (%s %s) needs %zu values, but %s has %zu%s", name,
                                 rlx_onnx_type_name(tp->data_type), proto_dims_str(tp, dbuf, sizeof dbuf), numel,
                                 field, count, count < numel ? " (data shorter than the shape)" : "");
+            RLX_TRY(check_typed_range(tp, dt, name, count));
         }
     }
     char *ext_path = NULL;

@@ -125,8 +125,9 @@
       -x, -x, "(-$x)") \
     X(ABS, OP, Abs, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
       fabs(x), fabsf(x), "abs($x)") \
+    /* 1, -1, +0 for either zero, NaN for NaN (numpy, onnxruntime) */ \
     X(SIGN, OP, Sign, 1, RLX_EW_CHAIN, 9, NULL, 0, NULL, 0, \
-      x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f, \
+      x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? 0.0f : x, \
       "sign_($x)") \
     X(EXP, OP, Exp, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
       exp(x), rlx_ewm_exp_s(x), "exp($x)") \

@@ -595,17 +595,73 @@ static void gen_pool(bo_ctx *ctx, const void *arg) {
     pool_edges(ctx);
 }
 
+/* MaxPool with a few NaNs among random values (and -inf), at chosen
+ * places of the windows: a plane's first and last element, a row's first
+ * and last, the middle, two side by side, and random ones; planes without
+ * NaN beside them (the CPU's fast paths run those; a plane with a NaN runs
+ * output by output). Each window holding a NaN must give NaN, wherever the
+ * NaN sits in it (bo_nan_windows): the CPU and both GPU kernel families
+ * dropped a NaN that was not the window's first tap. */
+static void pool_nan_places(bo_ctx *ctx) {
+    static const struct {
+        int sr;
+        int64_t k[3], s[3], d[3], p[6], in[3];
+        int ceil_mode;
+        bool ref, half;
+    } k_cases[] = {
+        { 2, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, { 9, 10 }, 0, false, false },
+        { 2, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 }, { 13, 13 }, 1, false, false },
+        { 2, { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 }, { 8, 8 }, 0, false, false },
+        { 2, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 }, { 4, 4 }, 0, false, false },
+        { 2, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, { 6, 40 }, 0, true, false },
+        { 2, { 3, 2 }, { 1, 2 }, { 2, 1 }, { 2, 0, 1, 1 }, { 8, 11 }, 0, false, false },
+        { 1, { 4 }, { 3 }, { 1 }, { 2, 1 }, { 20 }, 1, false, false },
+        { 3, { 2, 3, 2 }, { 2, 1, 2 }, { 1, 1, 1 }, { 1, 1, 0, 1, 0, 1 }, { 4, 6, 7 }, 0, false, false },
+        { 2, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, { 9, 10 }, 0, false, true },
+    };
+    for (size_t t = 0; t < BO_LEN(k_cases); t++) {
+        bo_case *c = bo_next(ctx, 22);
+        if (!c) continue;
+        geom g = { .sr = k_cases[t].sr };
+        int64_t plane = 1;
+        for (int j = 0; j < g.sr; j++) {
+            g.k[j] = k_cases[t].k[j], g.s[j] = k_cases[t].s[j], g.d[j] = k_cases[t].d[j];
+            g.p[j] = k_cases[t].p[j], g.p[g.sr + j] = k_cases[t].p[g.sr + j], g.in[j] = k_cases[t].in[j];
+            plane *= g.in[j];
+        }
+        int64_t w = g.in[g.sr - 1];
+        bo_shape xs = { 2 + g.sr, { 1, 6 } };
+        for (int j = 0; j < g.sr; j++) xs.d[2 + j] = g.in[j];
+        rlx_tensor *x = bo_rand(k_cases[t].half ? RLX_DTYPE_F16 : RLX_DTYPE_F32, xs.rank, xs.d, -4, 4);
+        /* plane 0 none; 1: first and last; 2: a row's ends; 3: the middle and
+         * two side by side; 4: three at random among -inf; 5: none */
+        bo_set(x, (size_t)plane, NAN);
+        bo_set(x, (size_t)(2 * plane - 1), NAN);
+        bo_set(x, (size_t)(2 * plane + w), NAN);
+        bo_set(x, (size_t)(2 * plane + 2 * w - 1), NAN);
+        bo_set(x, (size_t)(3 * plane + plane / 2), NAN);
+        bo_set(x, (size_t)(3 * plane + plane / 3), NAN);
+        bo_set(x, (size_t)(3 * plane + plane / 3 + 1), NAN);
+        for (int64_t i = 0; i < plane; i += 3) bo_set(x, (size_t)(4 * plane + i), -INFINITY);
+        for (int r = 0; r < 3; r++) bo_set(x, (size_t)(4 * plane) + bo_rand_below((size_t)plane), NAN);
+        c->flags |= BO_SAME_VALUE;
+        bo_nan_windows(c, g.sr, g.k, g.s, g.d, g.p);
+        if (k_cases[t].ref) bo_opt(c, "gpu.pool_kernel=ref");
+        pool_case(ctx, c, "MaxPool", x, &g, k_cases[t].ceil_mode, -1, " NaN places");
+    }
+}
+
 /* MaxPool on special values (bo_specials by plane: NaN first and in the
  * middle of windows, windows of -inf or +inf only, -0 tied with +0, NaN
  * planes), with windows entirely in the padding (dilation 3 over a row of 2:
  * the taps skip the input; pads at or above the kernel extent are refused
  * when the model loads) and past the end (ceil_mode), on both kernel families (pool2d.wgsl and
  * pool.wgsl: 1-D, 2-D, 3-D, gpu.pool_kernel=ref), f32 and f16. The CPU
- * folds a window from its first tap inside the input (cpu_nn_pool.c: a
- * NaN first tap is the result, a later NaN never wins, of equal values
- * the first stays; no tap inside: the dtype's lowest finite value),
- * compared value for value (BO_SAME_VALUE). The full sweep adds random
- * geometries. */
+ * folds a window from its first tap inside the input (cpu_nn_pool.c: NaN
+ * propagates, the window's first NaN; of equal values the first stays; no
+ * tap inside: the dtype's lowest finite value), compared value for value
+ * (BO_SAME_VALUE), and NaN exactly where a window holds one
+ * (bo_nan_windows). The full sweep adds random geometries. */
 static void pool_specials(bo_ctx *ctx) {
     static const struct {
         int sr;
@@ -656,22 +712,25 @@ static void pool_specials(bo_ctx *ctx) {
         rlx_tensor *x = bo_rand(dt, xs.rank, xs.d, -4, 4);
         bo_specials(x, (size_t)plane);
         c->flags |= BO_SAME_VALUE;
+        bo_nan_windows(c, g.sr, g.k, g.s, g.d, g.p);
         if (ref) bo_opt(c, "gpu.pool_kernel=ref");
         pool_case(ctx, c, "MaxPool", x, &g, ceil_mode, -1, " special values");
     }
+    pool_nan_places(ctx);
 }
 
 /* GlobalMaxPool on special values (bo_specials by plane), short planes
  * (global_pool.wgsl, one invocation each) and long ones (global_pool_wg.wgsl:
  * a workgroup's 64 strided partials, then a tree; global_pool.wgsl with
  * gpu.pool_kernel=ref), f32 and f16. The CPU folds a plane from its first
- * element (cpu_nn_pool.c): a NaN first element is the result, a later NaN
- * never wins, of equal values the first stays; compared value for value
- * (BO_SAME_VALUE). Chosen positions on
- * long planes: NaN as element 0 of plane 0 (which then holds no other
- * NaN), and in each plane of zeros tied at the maximum (k % 8 == 3) -1 at
- * 0, -0 at 1 and +0 at 64, where the first zero is not in invocation 0's
- * share but a zero of the other sign is. */
+ * element (cpu_nn_pool.c): NaN propagates (the plane's first NaN), of
+ * equal values the first stays; compared value for value (BO_SAME_VALUE),
+ * NaN exactly in the planes that hold one (bo_nan_windows). Chosen
+ * positions on long planes: NaN as element 0 of plane 0 (which then holds
+ * no other NaN), NaN as the last element of plane 1 (outside invocation
+ * 0's share), and in each plane of zeros tied at the maximum (k % 8 == 3)
+ * -1 at 0, -0 at 1 and +0 at 64, where the first zero is not in
+ * invocation 0's share but a zero of the other sign is. */
 static void global_max_specials(bo_ctx *ctx) {
     static const bo_shape k_shapes[] = {
         { 4, { 1, 8, 5, 7 } }, { 3, { 2, 8, 700 } }, { 4, { 1, 16, 20, 20 } }, { 3, { 1, 8, 13 } }, { 3, { 1, 8, 300 } },
@@ -688,6 +747,10 @@ static void global_max_specials(bo_ctx *ctx) {
         if (plane >= 256) {
             bo_set(x, 0, NAN);
             for (size_t i = 1; i < plane; i++) bo_set(x, i, (double)(i % 5) - 2);
+            if (planes > 1) {
+                for (size_t i = 0; i < plane; i++) bo_set(x, plane + i, (double)(i % 7) - 3);
+                bo_set(x, 2 * plane - 1, NAN);
+            }
             for (size_t p = 3; p < planes; p += 8) {
                 bo_set(x, p * plane, -1.0);
                 bo_set(x, p * plane + 1, -0.0);
@@ -695,6 +758,9 @@ static void global_max_specials(bo_ctx *ctx) {
             }
         }
         c->flags |= BO_SAME_VALUE;
+        int64_t k[3] = { 1, 1, 1 }, one[3] = { 1, 1, 1 }, zero[3] = { 0, 0, 0 };
+        for (int j = 2; j < xs->rank; j++) k[j - 2] = xs->d[j];
+        bo_nan_windows(c, xs->rank - 2, k, one, one, zero);
         char sx[96];
         bo_desc(c, "GlobalMaxPool%s x%s special values%s", half ? " f16" : "", bo_shape_str(xs->rank, xs->d, sx, 96),
                 ref ? " gpu.pool_kernel=ref" : "");

@@ -717,9 +717,60 @@ static size_t count_nan(const rlx_tensor *t) {
     return k;
 }
 
+void bo_nan_windows(bo_case *c, int sr, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *pb) {
+    c->nan_windows = true;
+    c->nan_sr = sr;
+    for (int j = 0; j < sr; j++)
+        c->nan_k[j] = k[j], c->nan_s[j] = s[j], c->nan_d[j] = d ? d[j] : 1, c->nan_pb[j] = pb[j];
+}
+
+static bool elem_is_nan(const rlx_tensor *t, size_t i) {
+    if (t->dtype == RLX_DTYPE_F16) return isnan(rlx_f16_to_f32(((const uint16_t *)t->data)[i]));
+    return isnan(((const float *)t->data)[i]);
+}
+
+/* bo_nan_windows: the oracle's output 0 against its windows' NaNs. */
+static void check_nan_windows(verdict *v, const bo_case *c, const outs_t *ref) {
+    const rlx_tensor *x = c->feed[0], *y = ref->t[0];
+    int sr = c->nan_sr;
+    if (x->rank != 2 + sr || y->rank != 2 + sr || (y->dtype != RLX_DTYPE_F32 && y->dtype != RLX_DTYPE_F16)) {
+        fail(v, "bo_nan_windows: ranks %d and %d for %d spatial axes (a generator bug)", x->rank, y->rank, sr);
+        return;
+    }
+    int64_t in[3] = { 1, 1, 1 }, out[3] = { 1, 1, 1 }, k[3] = { 1, 1, 1 }, s[3] = { 1, 1, 1 }, d[3] = { 1, 1, 1 },
+            pb[3] = { 0, 0, 0 };
+    for (int j = 0; j < sr; j++) { /* the leading axes of a 1-D or 2-D pool of extent 1 */
+        int a = 3 - sr + j;
+        in[a] = x->dims[2 + j], out[a] = y->dims[2 + j];
+        k[a] = c->nan_k[j], s[a] = c->nan_s[j], d[a] = c->nan_d[j], pb[a] = c->nan_pb[j];
+    }
+    int64_t planes = y->dims[0] * y->dims[1], isp = in[0] * in[1] * in[2], osp = out[0] * out[1] * out[2];
+    for (int64_t pl = 0; pl < planes; pl++)
+        for (int64_t o = 0; o < osp; o++) {
+            int64_t oc[3] = { o / (out[1] * out[2]), o / out[2] % out[1], o % out[2] };
+            bool want = false;
+            for (int64_t t = 0; t < k[0] * k[1] * k[2] && !want; t++) {
+                int64_t tc[3] = { t / (k[1] * k[2]), t / k[2] % k[1], t % k[2] }, at = 0;
+                bool inside = true;
+                for (int a = 0; a < 3; a++) {
+                    int64_t q = oc[a] * s[a] - pb[a] + tc[a] * d[a];
+                    inside &= q >= 0 && q < in[a];
+                    at = at * in[a] + q;
+                }
+                want = inside && elem_is_nan(x, (size_t)(pl * isp + at));
+            }
+            if (want != elem_is_nan(y, (size_t)(pl * osp + o))) {
+                fail(v, "cpu: plane %" PRId64 ", output %" PRId64 ": %s (NaN propagates: NaN exactly where the window "
+                     "holds one)", pl, o, want ? "the window holds a NaN, the output is not NaN" : "NaN without a NaN in the window");
+                return;
+            }
+        }
+}
+
 /* The oracle's NaN positions against the case's BO_KEEPS_NAN and
  * BO_SPREADS_NAN (the GPU is compared with the oracle afterwards). */
 static void check_nan_flags(verdict *v, const bo_case *c, const outs_t *ref) {
+    if (c->nan_windows && c->n_feed >= 1 && ref->n >= 1) check_nan_windows(v, c, ref);
     if (!(c->flags & (BO_KEEPS_NAN | BO_SPREADS_NAN)) || c->n_feed < 1 || ref->n < 1) return;
     const rlx_tensor *x = c->feed[0], *y = ref->t[0];
     if (x->dtype != RLX_DTYPE_F32 || y->dtype != RLX_DTYPE_F32 || !count_nan(x)) return;

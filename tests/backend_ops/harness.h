@@ -95,6 +95,13 @@ typedef struct bo_case {
     rlx_status st;           /* first builder error (reported by bo_run) */
     char *strs[256];         /* names handed out, freed with the case */
     int n_strs;
+    /* bo_nan_windows: output 0 (f32 or f16, [N, C, spatial...] of feed 0's
+     * [N, C, spatial...]) must be NaN exactly where its window holds a NaN
+     * of feed 0; checked on the oracle (so an oracle that drops NaN fails
+     * where the GPU agrees with it) */
+    bool nan_windows;
+    int nan_sr;              /* spatial axes */
+    int64_t nan_k[3], nan_s[3], nan_d[3], nan_pb[3]; /* kernel, strides, dilations, begin pads */
 } bo_case;
 
 /* A generator registered under an op type (or a pattern name). */
@@ -197,6 +204,11 @@ void bo_edges(rlx_tensor *t, int every);
  * v: a special value at a chosen position (NaN, +-inf and -0 stay so in
  * every dtype). */
 void bo_set(rlx_tensor *t, size_t i, double v);
+
+/* Asks that output 0 of c be NaN exactly where its pooling window (sr
+ * spatial axes: kernel k, strides s, dilations d, begin pads pb; NULL d:
+ * 1) holds a NaN of feed 0 (MaxPool, GlobalMaxPool: NaN propagates). */
+void bo_nan_windows(bo_case *c, int sr, const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *pb);
 /* Special values for ops that pick an element (max, min, arg max, Clip):
  * rewrites a float tensor (f32, f64, f16) by blocks of `block` consecutive
  * elements (a pool's plane, a reduced row; 0: the whole tensor), block k

@@ -545,8 +545,26 @@ static rlx_status k_where(rlx_cpu_kctx *k) {
     return RLX_OK;
 }
 
+/* The range of an integer dtype; false for int64 (rlx_tensor_set_f64
+ * saturates to it). */
+static bool int_range(rlx_dtype dt, double *lo, double *hi) {
+    switch (dt) {
+    case RLX_DTYPE_I8: *lo = -128.0, *hi = 127.0; return true;
+    case RLX_DTYPE_U8: *lo = 0.0, *hi = 255.0; return true;
+    case RLX_DTYPE_I16: *lo = -32768.0, *hi = 32767.0; return true;
+    case RLX_DTYPE_U16: *lo = 0.0, *hi = 65535.0; return true;
+    case RLX_DTYPE_I32: *lo = -2147483648.0, *hi = 2147483647.0; return true;
+    case RLX_DTYPE_U32: *lo = 0.0, *hi = 4294967295.0; return true;
+    case RLX_DTYPE_U64: *lo = 0.0, *hi = 18446744073709551616.0; return true; /* set_f64: 2^64 saturates */
+    default: return false;
+    }
+}
+
 /* Cast: numeric conversions with C semantics (float to int truncates toward
- * zero), bool is x != 0; f16/bf16 round to nearest even. */
+ * zero), bool is x != 0; f16/bf16 round to nearest even. Float to integer
+ * out of the target's range (undefined in ONNX) saturates to the range,
+ * +-inf included, and NaN gives 0 (docs/ops.md; the GPU's cast.wgsl does
+ * the same). Integer to integer keeps the low bits (wraps). */
 static rlx_status cast_run(rlx_cpu_kctx *k) {
     const rlx_tensor *x = k->in[0];
     rlx_tensor *y = k->out[0];
@@ -572,7 +590,12 @@ static rlx_status cast_run(rlx_cpu_kctx *k) {
             double v = rlx_tensor_get_f64(x, i);
             if (y->dtype == RLX_DTYPE_BOOL) rlx_tensor_set_i64(y, i, v != 0);
             else if (dst_float) rlx_tensor_set_f64(y, i, v);
-            else rlx_tensor_set_f64(y, i, v); /* NaN -> 0, out of range saturates (no UB) */
+            else {
+                double lo, hi;
+                if (v != v) v = 0.0;
+                else if (int_range(y->dtype, &lo, &hi)) v = v < lo ? lo : v > hi ? hi : v;
+                rlx_tensor_set_f64(y, i, v); /* truncates; int64: out of range saturates (no UB) */
+            }
         }
     }
     return RLX_OK;

@@ -17,11 +17,27 @@
  * global pools run the reference's own f32 loop per plane (the same
  * bits).
  *
+ * NaN propagates through MaxPool and GlobalMaxPool (as through ReduceMax
+ * and PyTorch's max_pool2d): a window holding a NaN gives its first NaN in
+ * tap order (the Indices output points at it). onnxruntime 1.22's CPU
+ * MaxPool and GlobalMaxPool give NaN only where the window's last tap is
+ * NaN ({nan, 3, -inf, 0} -> 3, {3, -2, 0, nan} -> nan: its fold keeps the
+ * tap when a comparison with NaN is false; tests/python/
+ * test_nan_semantics.py records it). The fast paths
+ * below fold with the x86 max instructions, which skip NaN taps, so they
+ * run only on planes without NaN: the column blocks (mcol_plane) watch
+ * the rows they load, the other fast paths look for NaN in the plane
+ * first (plane_has_nan, one vector pass); a plane with a NaN is fixed up
+ * after the fast path (fpool_nan_fix: each NaN written to the outputs
+ * whose windows take it). That costs the clean planes 4-11%
+ * (BENCHMARKS.md, "MaxPool and NaN"). The folds described below are the
+ * ones of a NaN-free plane.
+ *
  * MaxPool by rows (1-D and 2-D, dilation 1, stride 1 or 2 along the last
  * axis): the reference folds a window's taps row by row, left to right,
- * best = v > best ? v : best from the first tap (so a NaN first tap is the
- * result, later NaNs never win, and of equal values, -0 and +0 included,
- * the first stays). That fold splits by rows exactly: each input row's
+ * best = v > best ? v : best from the first tap (of equal values, -0 and
+ * +0 included, the first stays; what it does with NaN no longer matters:
+ * planes with NaN do not come here). That fold splits by rows exactly: each input row's
  * taps are folded once per output column into hs (the fold that skips
  * NaNs: it starts from max(first, -inf), which is -inf for a NaN, and
  * takes the earliest of equal maxima) and hf = hs > first ? hs : first
@@ -175,7 +191,7 @@ static float fpool_point(const fpool_job *j, const float *xc, int64_t o0, int64_
             if (j->kind == POOL_MAX) {
                 for (int64_t k2 = t0; k2 < t1; k2++) {
                     float v = xr[k2 * d2];
-                    if (!any || v > best) best = v, any = true;
+                    if (!any || v > best || (v != v && best == best)) best = v, any = true;
                 }
             } else {
                 for (int64_t k2 = t0; k2 < t1; k2++) acc += xr[k2 * d2];
@@ -925,9 +941,14 @@ typedef struct mcol_regs {
 
 /* One block of the input row at offset off: MaxPool's hs and hf, or
  * AveragePool's sum in hs (kw taps; tap t from pair 1 when bit t of sel is
- * set). */
+ * set). MaxPool accumulates into *nm a lane that turns NaN where a loaded
+ * pair holds a NaN (or an infinity): *nm += (a0 + a1) * 0, one add and
+ * one FMA per pair (an unordered compare into a mask cost more: the mask
+ * went through a general register). The fold skips NaN, so the caller
+ * redoes a plane that had one. */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
-mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, bool ld, __m512 *hs, __m512 *hf) {
+mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, bool ld, __m512 *hs, __m512 *hf,
+       __m512 *nm) {
     if (ld) { /* AveragePool, stride 1: masked loads (a lane off the row is not read and adds nothing) */
         __m512 a = _mm512_maskz_loadu_ps(k->tm[0], k->xl + off);
         for (int64_t t = 1; t < kw; t++) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(k->tm[t], k->xl + off + t));
@@ -938,6 +959,10 @@ mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, boo
     __m512 c0 = a0, c1 = a1;
     if (sel) c0 = _mm512_maskz_loadu_ps(k->m2, k->x1 + off), c1 = _mm512_maskz_loadu_ps(k->m3, k->x1 + off + 16);
     __m512 x0 = MCOL_TAP(0);
+    if (maxp) { /* (a0 + a1) * 0 is NaN where either is NaN (or inf: a plane redone for nothing) */
+        *nm = _mm512_fmadd_ps(_mm512_add_ps(a0, a1), _mm512_setzero_ps(), *nm);
+        if (sel) *nm = _mm512_fmadd_ps(_mm512_add_ps(c0, c1), _mm512_setzero_ps(), *nm);
+    }
     if (!maxp) {
         for (int64_t t = 1; t < kw; t++) x0 = _mm512_add_ps(x0, MCOL_TAP(t));
         *hs = *hf = x0;
@@ -954,15 +979,16 @@ mcol_h(const mcol_regs *k, int64_t off, int64_t kw, unsigned sel, bool maxp, boo
  * (the edge rows, and windows of other heights or strides); AveragePool's
  * before the division. */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512
-mcol_out(const fpool_job *j, const mcol_regs *k, int64_t kw, unsigned sel, bool maxp, bool ld, int64_t o1) {
+mcol_out(const fpool_job *j, const mcol_regs *k, int64_t kw, unsigned sel, bool maxp, bool ld, int64_t o1,
+         __m512 *nm) {
     const rlx_nn_sp3 *s = j->s;
     int64_t t0 = j->tlo[1][o1], t1 = j->thi[1][o1], r0 = o1 * s->s[1] - s->pb[1] + t0, w = s->in[2];
     /* no input row: MaxPool no tap (the reference's lowest value), AveragePool an empty sum */
     if (t1 <= t0) return maxp ? _mm512_set1_ps(-FLT_MAX) : _mm512_setzero_ps();
     __m512 hs, hf, a;
-    mcol_h(k, r0 * w, kw, sel, maxp, ld, &hs, &a);
+    mcol_h(k, r0 * w, kw, sel, maxp, ld, &hs, &a, nm);
     for (int64_t r = r0 + 1; r < r0 + (t1 - t0); r++) {
-        mcol_h(k, r * w, kw, sel, maxp, ld, &hs, &hf);
+        mcol_h(k, r * w, kw, sel, maxp, ld, &hs, &hf, nm);
         a = maxp ? _mm512_max_ps(hs, a) : _mm512_add_ps(a, hs);
     }
     return a;
@@ -985,7 +1011,7 @@ mcol_store(const fpool_job *j, float *y, __mmask16 mo, float *y2, __mmask16 mo2,
  * input rows. */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, int64_t rlo, int64_t rhi, int64_t kw,
-             int64_t sh, unsigned sel, bool maxp, bool pair, bool ld, int64_t ra, int64_t rb) {
+             int64_t sh, unsigned sel, bool maxp, bool pair, bool ld, int64_t ra, int64_t rb, __m512 *nm) {
     const rlx_nn_sp3 *s = j->s;
     int64_t w = s->in[2], n = s->out[2];
     mcol_regs k;
@@ -997,16 +1023,16 @@ mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, i
     __m512 c2 = _mm512_loadu_ps(b->c2);
     for (int64_t t = 0; t < kw; t++) k.idx[t] = _mm512_loadu_si512(b->idx[t]), k.tm[t] = b->tm[t];
     for (int64_t o1 = ra; o1 < rlo && o1 < rb; o1++)
-        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, ld, o1), maxp, c2, o1);
+        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, ld, o1, nm), maxp, c2, o1);
     int64_t ca = ra > rlo ? ra : rlo, cb = rb < rhi ? rb : rhi;
     if (cb > ca) {
         int64_t off = (ca * sh - s->pb[1]) * w;
         __m512 hsa, hfa, hsb = _mm512_setzero_ps(), hfb = hsb, hsc, hfc;
-        mcol_h(&k, off, kw, sel, maxp, ld, &hsa, &hfa);
-        if (sh == 1) mcol_h(&k, off + w, kw, sel, maxp, ld, &hsb, &hfb);
+        mcol_h(&k, off, kw, sel, maxp, ld, &hsa, &hfa, nm);
+        if (sh == 1) mcol_h(&k, off + w, kw, sel, maxp, ld, &hsb, &hfb, nm);
         for (int64_t o1 = ca; o1 < cb; o1++, off += sh * w) {
-            if (sh == 2) mcol_h(&k, off + w, kw, sel, maxp, ld, &hsb, &hfb);
-            mcol_h(&k, off + 2 * w, kw, sel, maxp, ld, &hsc, &hfc);
+            if (sh == 2) mcol_h(&k, off + w, kw, sel, maxp, ld, &hsb, &hfb, nm);
+            mcol_h(&k, off + 2 * w, kw, sel, maxp, ld, &hsc, &hfc, nm);
             /* MaxPool: hf of the first row, hs of the others; AveragePool: the sums in row order */
             __m512 a = maxp ? _mm512_max_ps(hsc, _mm512_max_ps(hsb, hfa)) : _mm512_add_ps(_mm512_add_ps(hsa, hsb), hsc);
             mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, a, maxp, c2, o1);
@@ -1015,21 +1041,23 @@ mcol_block_k(const fpool_job *j, const mcol_blk *b, const float *xc, float *y, i
         }
     }
     for (int64_t o1 = ra > rhi ? ra : rhi; o1 < rb; o1++)
-        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, ld, o1), maxp, c2, o1);
+        mcol_store(j, y + o1 * n, mo, y2 + o1 * n, mo2, mcol_out(j, &k, kw, sel, maxp, ld, o1, nm), maxp, c2, o1);
 }
 
 /* One plane (pair false) or two (pair true: blk[0].two, planes xc and xc
  * + in_sp): each block by mcol_block_k, the common shapes' constants
- * spelled out. */
-RLX_AVX512 static void mcol_plane(const fpool_job *j, const mcol_blk *blk, const float *xc, float *yo, bool pair) {
+ * spelled out. MaxPool: whether a NaN (or an infinity) was read (the
+ * plane, or the two, is then fixed up: fpool_nan_fix). */
+RLX_AVX512 static bool mcol_plane(const fpool_job *j, const mcol_blk *blk, const float *xc, float *yo, bool pair) {
     const rlx_nn_sp3 *s = j->s;
     int64_t kw = s->k[2], sh = s->s[1], n = s->out[2];
     bool maxp = j->kind == POOL_MAX;
     int64_t rlo = j->mrlo, rhi = j->mrhi, h = s->out[1];
     int64_t band = MCOL_BAND_BYTES / (4 * s->in[2] * sh + 1);
     band = band < 2 ? 2 : band;
+    __m512 nm = _mm512_setzero_ps();
 #define MCOL_B(kw_, sh_, sel_, maxp_, pair_, ld_) \
-    mcol_block_k(j, b, xc, y, rlo, rhi, kw_, sh_, sel_, maxp_, pair_, ld_, ra, rb)
+    mcol_block_k(j, b, xc, y, rlo, rhi, kw_, sh_, sel_, maxp_, pair_, ld_, ra, rb, &nm)
     for (int64_t ra = 0, rb; ra < h; ra = rb) { /* bands of output rows [ra, rb) */
         rb = ra + band < h ? ra + band : h;
         for (int64_t bi = 0; bi * 16 < n; bi++) {
@@ -1057,6 +1085,7 @@ RLX_AVX512 static void mcol_plane(const fpool_job *j, const mcol_blk *blk, const
         }
     }
 #undef MCOL_B
+    return _mm512_cmp_ps_mask(nm, nm, _CMP_UNORD_Q) != 0;
 }
 #endif
 
@@ -1091,6 +1120,83 @@ static double sum_f64(const fpool_job *j, const float *x, size_t n) {
     return a;
 }
 
+#if RLX_HAVE_AVX2_BUILD
+RLX_AVX512 static bool has_nan_v16(const float *x, size_t n) {
+    __mmask16 m = 0;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) /* unordered: either is NaN */
+        m |= _mm512_cmp_ps_mask(_mm512_loadu_ps(x + i), _mm512_loadu_ps(x + i + 16), _CMP_UNORD_Q);
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(x + i);
+        m |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    }
+    if (i < n) {
+        __mmask16 t = (__mmask16)((1u << (n - i)) - 1u);
+        __m512 v = _mm512_maskz_loadu_ps(t, x + i);
+        m |= _mm512_mask_cmp_ps_mask(t, v, v, _CMP_UNORD_Q);
+    }
+    return m != 0;
+}
+RLX_AVX2 static bool has_nan_v8(const float *x, size_t n) {
+    __m256 acc = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        acc = _mm256_or_ps(acc, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    }
+    bool any = _mm256_movemask_ps(acc) != 0;
+    for (; i < n; i++) any |= x[i] != x[i];
+    return any;
+}
+#endif
+
+/* MaxPool's outputs of one plane whose windows hold a NaN of xc, set to
+ * the window's first NaN (NaN propagates), after a fast path that skipped
+ * NaN taps: each NaN is written to every output whose window takes it, the
+ * NaNs from the plane's end back, so the last written, an output's first
+ * NaN in memory order, is its first in tap order. The other outputs keep
+ * the fast path's values (their windows hold no NaN). */
+static void fpool_nan_fix(const fpool_job *j, const float *xc, float *yo) {
+    const rlx_nn_sp3 *s = j->s;
+    for (int64_t i = s->in_sp; i-- > 0;) {
+        float v = xc[i];
+        if (v == v) continue;
+        int64_t q[3] = { i / (s->in[1] * s->in[2]), i / s->in[2] % s->in[1], i % s->in[2] };
+        for (int64_t t0 = 0; t0 < s->k[0]; t0++) {
+            int64_t a0 = q[0] + s->pb[0] - t0 * s->d[0];
+            if (a0 < 0 || a0 % s->s[0] || a0 / s->s[0] >= s->out[0]) continue;
+            for (int64_t t1 = 0; t1 < s->k[1]; t1++) {
+                int64_t a1 = q[1] + s->pb[1] - t1 * s->d[1];
+                if (a1 < 0 || a1 % s->s[1] || a1 / s->s[1] >= s->out[1]) continue;
+                for (int64_t t2 = 0; t2 < s->k[2]; t2++) {
+                    int64_t a2 = q[2] + s->pb[2] - t2 * s->d[2];
+                    if (a2 < 0 || a2 % s->s[2] || a2 / s->s[2] >= s->out[2]) continue;
+                    yo[(a0 / s->s[0] * s->out[1] + a1 / s->s[1]) * s->out[2] + a2 / s->s[2]] = v;
+                }
+            }
+        }
+    }
+}
+
+/* Whether plane x of n floats holds a NaN: MaxPool's fast paths (the
+ * folds by rows, the small planes in registers, fpool_run) skip NaN taps
+ * as the x86 max instructions do, so a plane with a NaN is fixed up after
+ * them (fpool_nan_fix). One read of the plane, which the pool then
+ * finds in the cache. The column blocks (mcol_plane), the models' usual
+ * path, find NaN in the rows they load instead. */
+static bool plane_has_nan(const fpool_job *j, const float *x, size_t n) {
+#if RLX_HAVE_AVX2_BUILD
+    if (j->isa == RLX_CPU_ISA_AVX512) return has_nan_v16(x, n);
+    if (j->isa == RLX_CPU_ISA_AVX2) return has_nan_v8(x, n);
+#endif
+    bool any = false;
+    for (size_t i = 0; i < n; i++) any |= x[i] != x[i];
+    return any;
+}
+
+static void fpool_plane_fast(const fpool_job *j, const float *xc, float *yo, float *ring, int64_t *at, float *divs,
+                             float *pad);
+
 static void fpool_planes(void *ctx, size_t p0, size_t p1) {
     const fpool_job *j = ctx;
     const rlx_nn_sp3 *s = j->s;
@@ -1113,50 +1219,64 @@ static void fpool_planes(void *ctx, size_t p0, size_t p1) {
             for (int64_t o = 0; o < s->out[2]; o++) divs[o1 * s->out[2] + o] = c01 * (float)j->cnt[2][o];
         }
     }
+    bool maxp = j->kind == POOL_MAX;
     for (size_t pl = p0; pl < p1; pl++) {
         const float *xc = j->x + pl * s->in_sp;
         float *yo = j->y + pl * s->out_sp;
-        if (j->whole) {
-            yo[0] = (float)(sum_f64(j, xc, s->in_sp) / j->div);
-            continue;
-        }
 #if RLX_HAVE_AVX2_BUILD
-        if (j->mcol) {
+        if (j->mcol && !j->whole) { /* MaxPool: NaN found on the way (such a plane is fixed up) */
             bool pair = j->mcol[0].two && pl + 1 < p1; /* two planes per vector */
-            mcol_plane(j, j->mcol, xc, yo, pair);
+            if (mcol_plane(j, j->mcol, xc, yo, pair) && maxp)
+                for (size_t q = 0; q <= (size_t)pair; q++) fpool_nan_fix(j, xc + q * s->in_sp, yo + q * s->out_sp);
             pl += pair;
             continue;
         }
-        if (j->tap) {
-            maxplane_small_v16(j, xc, yo);
-            continue;
-        }
-        if (j->atap) {
-            avgplane_small_v16(j, xc, yo);
-            continue;
-        }
 #endif
-        if (ring) {
-            if (j->rows) ring_plane(j, xc, yo, ring, at, maxrow_fill, NULL, maxrow_emit, NULL);
-#if RLX_HAVE_AVX2_BUILD
-            else if (j->isa == RLX_CPU_ISA_AVX512 && s->s[2] <= 2 && s->s[2] * 15 + s->k[2] <= 32)
-                avgplane_s1_v16(j, xc, yo, divs);
-#endif
-            else ring_plane(j, xc, yo, ring, at, sumrow_h, pad, avgrow_emit, divs);
-            continue;
-        }
-        for (int64_t o0 = 0; o0 < s->out[0]; o0++)
-            for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
-                float *yr = yo + (o0 * s->out[1] + o1) * s->out[2];
-                int64_t a = s->out[2], b = s->out[2]; /* no run: every output one by one */
-                if (j->chi > j->clo && j->thi[0][o0] > j->tlo[0][o0] && j->thi[1][o1] > j->tlo[1][o1]) {
-                    fpool_run(j, xc, yr, o0, o1);
-                    a = j->clo, b = j->chi;
-                }
-                for (int64_t o2 = 0; o2 < a; o2++) yr[o2] = fpool_point(j, xc, o0, o1, o2);
-                for (int64_t o2 = b; o2 < s->out[2]; o2++) yr[o2] = fpool_point(j, xc, o0, o1, o2);
-            }
+        /* the fast paths below skip NaN taps: fpool_nan_fix after them */
+        bool fix = maxp && plane_has_nan(j, xc, (size_t)s->in_sp);
+        fpool_plane_fast(j, xc, yo, ring, at, divs, pad);
+        if (fix) fpool_nan_fix(j, xc, yo);
     }
+}
+
+/* One plane by the fast paths other than the column blocks. */
+static void fpool_plane_fast(const fpool_job *j, const float *xc, float *yo, float *ring, int64_t *at, float *divs,
+                             float *pad) {
+    const rlx_nn_sp3 *s = j->s;
+    if (j->whole) {
+        yo[0] = (float)(sum_f64(j, xc, s->in_sp) / j->div);
+        return;
+    }
+#if RLX_HAVE_AVX2_BUILD
+    if (j->tap) {
+        maxplane_small_v16(j, xc, yo);
+        return;
+    }
+    if (j->atap) {
+        avgplane_small_v16(j, xc, yo);
+        return;
+    }
+#endif
+    if (ring) {
+        if (j->rows) ring_plane(j, xc, yo, ring, at, maxrow_fill, NULL, maxrow_emit, NULL);
+#if RLX_HAVE_AVX2_BUILD
+        else if (j->isa == RLX_CPU_ISA_AVX512 && s->s[2] <= 2 && s->s[2] * 15 + s->k[2] <= 32)
+            avgplane_s1_v16(j, xc, yo, divs);
+#endif
+        else ring_plane(j, xc, yo, ring, at, sumrow_h, pad, avgrow_emit, divs);
+        return;
+    }
+    for (int64_t o0 = 0; o0 < s->out[0]; o0++)
+        for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
+            float *yr = yo + (o0 * s->out[1] + o1) * s->out[2];
+            int64_t a = s->out[2], b = s->out[2]; /* no run: every output one by one */
+            if (j->chi > j->clo && j->thi[0][o0] > j->tlo[0][o0] && j->thi[1][o1] > j->tlo[1][o1]) {
+                fpool_run(j, xc, yr, o0, o1);
+                a = j->clo, b = j->chi;
+            }
+            for (int64_t o2 = 0; o2 < a; o2++) yr[o2] = fpool_point(j, xc, o0, o1, o2);
+            for (int64_t o2 = b; o2 < s->out[2]; o2++) yr[o2] = fpool_point(j, xc, o0, o1, o2);
+        }
 }
 
 /* MaxPool (no Indices) / AveragePool in f32 over the pool. false when out
@@ -1283,7 +1403,8 @@ static rlx_status pool_run(rlx_cpu_kctx *k, pool_kind kind) {
                     RLX_NN_TAPS(s, o0, o1, o2, s.in, i0, i1, i2, {
                         double v = xc[(i0 * s.in[1] + i1) * s.in[2] + i2];
                         if (kind == POOL_MAX) {
-                            if (best_at < 0 || v > best) {
+                            /* the first NaN wins and stays (NaN propagates) */
+                            if (best_at < 0 || v > best || (v != v && best == best)) {
                                 best = v;
                                 best_at = i0 * st[0] + i1 * st[1] + i2 * st[2];
                             }
@@ -1348,7 +1469,13 @@ static void global_planes(void *ctx, size_t p0, size_t p1) {
         }
         for (size_t i = 0; i < sp; i++) {
             double v = f32 ? xf[i] : xc[i];
-            if (kind == POOL_MAX) acc = v > acc ? v : acc;
+            if (kind == POOL_MAX) {
+                if (v != v) { /* NaN propagates: the first NaN (ReduceMax's answer) */
+                    acc = v;
+                    break;
+                }
+                acc = v > acc ? v : acc;
+            }
             else if (kind == POOL_AVG) acc += v;
             else acc += p == 1.0 ? fabs(v) : p == 2.0 ? v * v : pow(fabs(v), p);
         }

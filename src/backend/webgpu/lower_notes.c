@@ -44,9 +44,13 @@ static const gpu_note k_gpu_notes[] = {
       "split (weights by output channels, im2col by images and groups); every path adds a fused residual "
       "(fuse_conv_residual) in its epilogue." },
     { "ConvTranspose", "f32 or f16 (f16: computed in f32, accumulating in f32, the result rounded once; needs shader-f16)." },
-    { "MaxPool", "f32 or f16; not with the optional Indices output." },
+    { "MaxPool", "f32 or f16; not with the optional Indices output. NaN propagates on both devices: a window holding a NaN "
+                 "gives NaN (its first NaN), as ReduceMax and PyTorch's max_pool2d (onnxruntime 1.22 gives NaN only where the "
+                 "window's last tap is NaN)." },
     { "AveragePool", "f32 or f16." },
-    { "GlobalAveragePool GlobalMaxPool", "f32 or f16; rank >= 2 and non-empty spatial dims." },
+    { "GlobalAveragePool", "f32 or f16; rank >= 2 and non-empty spatial dims." },
+    { "GlobalMaxPool", "f32 or f16; rank >= 2 and non-empty spatial dims. NaN propagates (a plane holding a NaN gives "
+                       "its first NaN), as in MaxPool and ReduceMax." },
     { "BatchNormalization",
       "inference only (training_mode 0, the Y output only; spatial 1 before BatchNormalization-9); f32 or f16; "
       "scale, B, mean and var of C values each." },
@@ -112,7 +116,10 @@ static const gpu_note k_gpu_notes[] = {
       "inference only: training_mode absent or constant false, or a constant ratio of 0; data f32, i32, u32, "
       "i64 or bool." },
     /* lower_logic.c */
-    { "Cast CastLike", "between f32, f16, i32, u32, i64 and bool only (f16 as packed halves: no shader-f16 needed)." },
+    { "Cast CastLike", "between f32, f16, i32, u32, i64 and bool only (f16 as packed halves: no shader-f16 needed). Float "
+                       "to integer truncates toward zero; out of the target's range (undefined in ONNX) it saturates to "
+                       "the range, +-inf too, and NaN gives 0, on both devices (onnxruntime on x86 gives INT_MIN for all "
+                       "of these); integer to integer keeps the low bits." },
     { "QuantizeLinear DequantizeLinear",
       "between f32 and int8 or uint8 (bytes four to a word), per tensor or per axis, with f32 scales and zero points "
       "of the integer type (or none); not blocked (block_size), not f16 scales or another precision. Both devices "

@@ -164,10 +164,18 @@ rlx_status rlx_range_count(const rlx_node *n, bool is_float, double fs, double f
                            int64_t id, int64_t *count) {
     *count = 0;
     if (is_float) {
-        if (fd == 0 || fd != fd)
-            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: delta is %g", rlx_node_desc(n), fd);
+        /* NaN operands have no count (onnxruntime returns an empty tensor
+         * for them, from an undefined conversion); infinite ones follow the
+         * ONNX formula max(ceil((limit - start) / delta), 0): empty, or
+         * too long for an infinite count, or undefined for inf - inf */
+        const char *nan_what = fs != fs ? "start" : fl != fl ? "limit" : fd != fd ? "delta" : NULL;
+        if (nan_what) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s is NaN", rlx_node_desc(n), nan_what);
+        if (fd == 0) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: delta is %g", rlx_node_desc(n), fd);
         double c = ceil((fl - fs) / fd);
-        if (c != c || c > 9007199254740992.0 /* 2^53 */)
+        if (c != c)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: range from %g to %g by %g has no length (inf - inf)",
+                            rlx_node_desc(n), fs, fl, fd);
+        if (c > 9007199254740992.0 /* 2^53 */)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: range from %g to %g by %g is too long", rlx_node_desc(n), fs,
                             fl, fd);
         *count = c > 0 ? (int64_t)c : 0;

@@ -67,7 +67,8 @@ void rlx_shape_range(const rlx_node *n, int rank, int *s, int *e);
 /* Range-11: number of elements max(ceil((limit - start) / delta), 0).
  * is_float selects the float formula (computed in double) or the integer
  * one (exact in int64).
- * errors: RLX_ERR_INVALID_MODEL (delta 0, length above 2^40 elements). */
+ * errors: RLX_ERR_INVALID_MODEL (delta 0, a NaN start, limit or delta,
+ * an infinite or undefined count, length above 2^40 elements). */
 rlx_status rlx_range_count(const rlx_node *n, bool is_float, double fs, double fl, double fd, int64_t is, int64_t il,
                            int64_t id, int64_t *count);
 

@@ -1,7 +1,8 @@
 // Cast between element types, with the CPU reference's C semantics:
 // float to integer truncates toward zero (NaN gives 0, values past the
-// int64 range saturate, and a 32-bit result keeps the low 32 bits of the
-// int64, as the CPU's store does); integer to float rounds to nearest;
+// target's range, +-inf included, saturate to it); integer to integer
+// keeps the low bits (a 32-bit result the low word); integer to float
+// rounds to nearest;
 // bool is x != 0 (NaN is true). Semantics: ONNX Cast-1..23, CastLike-15..23.
 // SRC / DST: type codes (TY_* of wg_codes.h: f32, i32, u32, bool, i64, f16).
 // Layouts (README.md, "Element types"): 4-byte types one word each, i64
@@ -93,7 +94,16 @@ fn as_bool(e: u32) -> bool {
 //!main1d t < P.threads {
     switch DST {
         case TY_F32: { Y[P.y_off + t] = bitcast<u32>(as_f32(t)); }
-        case TY_I32, TY_U32: { Y[P.y_off + t] = as_i64(t).x; }
+        case TY_I32, TY_U32: {
+            let v = as_i64(t);
+            var r = v.x;
+            if ((SRC == TY_F32 || SRC == TY_F16) && v.y != select(0u, sign_word(v.x), DST == TY_I32)) {
+                // a float past the 32-bit range: saturate (v.y's sign bit is the value's)
+                let neg = bitcast<i32>(v.y) < 0;
+                r = select(select(0xffffffffu, 0u, neg), select(0x7fffffffu, 0x80000000u, neg), DST == TY_I32);
+            }
+            Y[P.y_off + t] = r;
+        }
         case TY_F16: {
             let hi = select(0.0, as_f32(2u * t + 1u), 2u * t + 1u < P.n);
             Y[P.y_off + t] = pack2x16float(vec2<f32>(as_f32(2u * t), hi));

@@ -47,10 +47,11 @@ fn lt_(x: f32, y: f32) -> bool { return key_(x) < key_(y); }
 fn with_sign_(m: f32, s: f32) -> f32 {
     return bitcast<f32>((bitcast<u32>(m) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
 }
-// Sign as the CPU: 1 or -1, +0 for -0, +0 and NaN (on the bits).
+// Sign as the CPU: 1 or -1, +0 for -0 and +0, NaN x itself (on the bits).
 fn sign_(x: f32) -> f32 {
     let u = bitcast<u32>(x);
-    return bitcast<f32>(select(0u, 0x3f800000u | (u & 0x80000000u), (u & 0x7fffffffu) - 1u < 0x7f800000u));
+    let s = select(0u, 0x3f800000u | (u & 0x80000000u), (u & 0x7fffffffu) - 1u < 0x7f800000u);
+    return pick_(bitcast<f32>(s), x, isnan_(x));
 }
 // x clamped to [lo, hi] as the CPU's rlx_ew_clampf: hi wins when lo > hi,
 // a NaN x passes through, a NaN bound is ignored, a tie keeps x (-0 and

@@ -3,7 +3,7 @@
 // One invocation per (n, c). Semantics: ONNX GlobalAveragePool-1,
 // GlobalMaxPool-1. Params: x_off, y_off, nc, spatial. Element type T (f32;
 // f16: summed in f32, rounded once). The max gives the bits of the CPU's
-// fold from the first element (global_max.wgsl).
+// fold from the first element, NaN propagating (global_max.wgsl).
 //!elem f32 f16
 //!audited i < nc; x at i spatial + s, s < spatial (nc spatial = numel(x), spatial >= 1); y at i < nc =
 //!audited numel(y) (lower_global_pool)
@@ -17,13 +17,15 @@ override MAX: bool = false;
     let base = P.x_off + i * P.spatial;
     var sum = 0.0;
     var mx = bitcast<f32>(0xff800000u); // -inf
+    var nan = false;
     for (var s = 0u; s < P.spatial; s = s + 1u) {
         let v = f32(X[base + s]);
         sum = sum + v;
         mx = select(mx, v, v > mx);
+        nan = nan || (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
     }
     if (MAX) {
-        Y[P.y_off + i] = T(global_max_finish(base, mx));
+        Y[P.y_off + i] = T(global_max_finish(base, mx, nan));
     } else {
         Y[P.y_off + i] = T(sum / f32(P.spatial));
     }

@@ -4,9 +4,10 @@
 // iz = oz * s_d - p_d + kz * dil_d (likewise ih, iw).
 //   AVG = false: the bits of the CPU's fold over the taps inside the input
 //                (padding never wins; cpu_nn_pool.c): m = the first tap,
-//                then m = v where v > m, so a NaN first tap is the result,
-//                a later NaN never wins, and of equal values (-0, +0) the
-//                first stays; T_LOWEST when no tap is inside (max_finish).
+//                then m = v where v > m, of equal values (-0, +0) the first
+//                stays, and NaN propagates: a window with a NaN gives its
+//                first NaN in tap order; T_LOWEST when no tap is inside
+//                (max_finish).
 //   AVG = true:  sum over taps inside the input / count, where count counts
 //                the taps inside the input, or with count_include_pad the
 //                taps inside the padded input [-p, in + pe).
@@ -35,10 +36,11 @@ fn first_in(o: u32, s: u32, dil: u32, p: u32, k: u32, n: u32) -> u32 {
 // MaxPool's result for output (c, oz, oh, ow) from m, the maximum of the
 // window's non-NaN taps inside the input taken from -inf (v where v > m:
 // the CPU's fold up to the sign of a zero, also where a compiler makes
-// that select a max(), which skips NaN): T_LOWEST without a tap inside, a
-// NaN first tap (its bits), the window's first zero when m is zero (a
-// scan, in that case only), else m.
-fn max_finish(c: u32, oz: u32, oh: u32, ow: u32, m: f32) -> f32 {
+// that select a max(), which skips NaN) and nan, whether a tap inside is
+// NaN (tested on the bits): T_LOWEST without a tap inside, the window's
+// first NaN (its bits) when nan, the window's first zero when m is zero
+// (both a scan, in those cases only), else m.
+fn max_finish(c: u32, oz: u32, oh: u32, ow: u32, m: f32, nan: bool) -> f32 {
     let z0 = first_in(oz, P.s_d, P.dil_d, P.p_d, P.k_d, P.in_d);
     let r0 = first_in(oh, P.s_h, P.dil_h, P.p_h, P.k_h, P.in_h);
     let c0 = first_in(ow, P.s_w, P.dil_w, P.p_w, P.k_w, P.in_w);
@@ -46,8 +48,8 @@ fn max_finish(c: u32, oz: u32, oh: u32, ow: u32, m: f32) -> f32 {
     let iz0 = oz * P.s_d + z0 * P.dil_d - P.p_d;
     let ih0 = oh * P.s_h + r0 * P.dil_h - P.p_h;
     let x0 = f32(X[P.x_off + ((c * P.in_d + iz0) * P.in_h + ih0) * P.in_w + ow * P.s_w + c0 * P.dil_w - P.p_w]);
-    if ((bitcast<u32>(x0) & 0x7fffffffu) > 0x7f800000u || (m == 0.0 && x0 == 0.0)) { return x0; }
-    if (m != 0.0) { return m; }
+    if (!nan && m == 0.0 && x0 == 0.0) { return x0; }
+    if (!nan && m != 0.0) { return m; }
     for (var kz = z0; kz < P.k_d; kz = kz + 1u) {
         let iz = i32(oz * P.s_d + kz * P.dil_d) - i32(P.p_d);
         for (var kr = r0; kr < P.k_h; kr = kr + 1u) {
@@ -57,7 +59,9 @@ fn max_finish(c: u32, oz: u32, oh: u32, ow: u32, m: f32) -> f32 {
                 // (taps from the first inside one: iz >= 0 already, tested anyway, as main does)
                 if (iz >= 0 && iz < i32(P.in_d) && ih >= 0 && ih < i32(P.in_h) && iw >= 0 && iw < i32(P.in_w)) {
                     let v = f32(X[P.x_off + ((c * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)]);
-                    if (v == 0.0) { return v; }
+                    if (nan) {
+                        if ((bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u) { return v; }
+                    } else if (v == 0.0) { return v; }
                 }
             }
         }
@@ -76,6 +80,7 @@ fn max_finish(c: u32, oz: u32, oh: u32, ow: u32, m: f32) -> f32 {
     var sum = 0.0;
     var cnt = 0u;
     var cnt_pad = 0u;
+    var nan = false;
     for (var kz = 0u; kz < P.k_d; kz = kz + 1u) {
         let iz = i32(oz * P.s_d + kz * P.dil_d) - i32(P.p_d);
         for (var kr = 0u; kr < P.k_h; kr = kr + 1u) {
@@ -87,6 +92,7 @@ fn max_finish(c: u32, oz: u32, oh: u32, ow: u32, m: f32) -> f32 {
                 if (iz >= 0 && iz < i32(P.in_d) && ih >= 0 && ih < i32(P.in_h) && iw >= 0 && iw < i32(P.in_w)) {
                     let v = f32(X[P.x_off + ((c * P.in_d + u32(iz)) * P.in_h + u32(ih)) * P.in_w + u32(iw)]);
                     mx = select(mx, v, v > mx);
+                    nan = nan || (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
                     sum = sum + v;
                     cnt = cnt + 1u;
                 }
@@ -97,6 +103,6 @@ fn max_finish(c: u32, oz: u32, oh: u32, ow: u32, m: f32) -> f32 {
         let div = select(cnt, cnt_pad, P.count_include_pad != 0u);
         Y[P.y_off + i] = T(sum / f32(max(div, 1u)));
     } else {
-        Y[P.y_off + i] = T(max_finish(c, oz, oh, ow, mx));
+        Y[P.y_off + i] = T(max_finish(c, oz, oh, ow, mx, nan));
     }
 }

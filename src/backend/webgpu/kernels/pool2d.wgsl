@@ -5,9 +5,10 @@
 // reads ih = oh * s_h - p_h + kr * d_h, iw = ow * s_w - p_w + kc * d_w.
 //   AVG = false: the bits of the CPU's fold over the taps inside the input
 //                (padding never wins; cpu_nn_pool.c): m = the first tap,
-//                then m = v where v > m, so a NaN first tap is the result,
-//                a later NaN never wins, and of equal values (-0, +0) the
-//                first stays; T_LOWEST when no tap is inside (max_finish).
+//                then m = v where v > m, of equal values (-0, +0) the first
+//                stays, and NaN propagates: a window with a NaN gives its
+//                first NaN in tap order; T_LOWEST when no tap is inside
+//                (max_finish).
 //   AVG = true:  sum over the taps inside the input / count, count = the
 //                taps inside the input, or with count_include_pad the taps
 //                inside the padded input [-p, in + pe).
@@ -29,10 +30,11 @@ override OWB: u32 = 4u;
 // MaxPool's result for output (c, oh, ow) from m, the maximum of the
 // window's non-NaN taps inside the input taken from -inf (v where v > m:
 // the CPU's fold up to the sign of a zero, also where a compiler makes
-// that select a max(), which skips NaN): T_LOWEST without a tap inside, a
-// NaN first tap (its bits), the window's first zero when m is zero (a
-// scan, in that case only), else m. Taps as in main.
-fn max_finish(c: u32, oh: u32, ow: u32, m: f32) -> f32 {
+// that select a max(), which skips NaN) and nan, whether a tap inside is
+// NaN (tested on the bits): T_LOWEST without a tap inside, the window's
+// first NaN (its bits) when nan, the window's first zero when m is zero
+// (both a scan, in those cases only), else m. Taps as in main.
+fn max_finish(c: u32, oh: u32, ow: u32, m: f32, nan: bool) -> f32 {
     var r0 = KH;
     var c0 = KW;
     for (var t = KH; t > 0u; t = t - 1u) {
@@ -46,15 +48,17 @@ fn max_finish(c: u32, oh: u32, ow: u32, m: f32) -> f32 {
     if (r0 == KH || c0 == KW) { return f32(T_LOWEST); }
     let xr = P.x_off + (c * P.in_h + oh * P.s_h + r0 * P.d_h - P.p_h) * P.in_w;
     let x0 = f32(X[xr + ow * P.s_w + c0 * P.d_w - P.p_w]);
-    if ((bitcast<u32>(x0) & 0x7fffffffu) > 0x7f800000u || (m == 0.0 && x0 == 0.0)) { return x0; }
-    if (m != 0.0) { return m; }
+    if (!nan && m == 0.0 && x0 == 0.0) { return x0; }
+    if (!nan && m != 0.0) { return m; }
     for (var kr = r0; kr < KH; kr = kr + 1u) {
         let ih = oh * P.s_h + kr * P.d_h - P.p_h;
         for (var kc = c0; kc < KW; kc = kc + 1u) {
             let iw = ow * P.s_w + kc * P.d_w - P.p_w;
             if (ih < P.in_h && iw < P.in_w) {
                 let v = f32(X[P.x_off + (c * P.in_h + ih) * P.in_w + iw]);
-                if (v == 0.0) { return v; }
+                if (nan) {
+                    if ((bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u) { return v; }
+                } else if (v == 0.0) { return v; }
             }
         }
     }
@@ -72,11 +76,13 @@ fn max_finish(c: u32, oh: u32, ow: u32, m: f32) -> f32 {
     var sum: array<f32, 4>;
     var cnt: array<u32, 4>;
     var cnt_pad: array<u32, 4>;
+    var nan: array<bool, 4>;
     for (var j = 0u; j < 4u; j = j + 1u) {
         mx[j] = bitcast<f32>(0xff800000u); // -inf
         sum[j] = 0.0;
         cnt[j] = 0u;
         cnt_pad[j] = 0u;
+        nan[j] = false;
     }
     let xc = c * P.in_h;
     for (var kr = 0u; kr < KH; kr = kr + 1u) {
@@ -91,6 +97,7 @@ fn max_finish(c: u32, oh: u32, ow: u32, m: f32) -> f32 {
                 if (row_in && iw >= 0 && iw < i32(P.in_w)) {
                     let v = f32(X[P.x_off + xr + u32(iw)]);
                     mx[j] = select(mx[j], v, v > mx[j]);
+                    nan[j] = nan[j] || (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
                     sum[j] = sum[j] + v;
                     cnt[j] = cnt[j] + 1u;
                 }
@@ -104,7 +111,7 @@ fn max_finish(c: u32, oh: u32, ow: u32, m: f32) -> f32 {
                 let div = select(cnt[j], cnt_pad[j], P.count_include_pad != 0u);
                 Y[P.y_off + yrow + ow0 + j] = T(sum[j] / f32(max(div, 1u)));
             } else {
-                Y[P.y_off + yrow + ow0 + j] = T(max_finish(c, oh, ow0 + j, mx[j]));
+                Y[P.y_off + yrow + ow0 + j] = T(max_finish(c, oh, ow0 + j, mx[j], nan[j]));
             }
         }
     }
