@@ -283,7 +283,9 @@ C.check(np.array_equal(s.run({"x": xs})[0], np.maximum(xs, 0)), "strided input")
 raises(lambda: rlx.Model(good + "\0junk"), ValueError, "NUL", "path with a NUL")
 raises(lambda: s.run({"x\0y": x}), ValueError, "NUL", "input name with a NUL")
 raises(lambda: s.run([x]), TypeError, "dict", "feeds as a list")
-raises(lambda: rlx.Session(rlx.Model(good), device=None), TypeError, "device", "device None")
+# device None is the C API's NULL: the CPU
+C.check(np.array_equal(rlx.Session(rlx.Model(good), device=None).run({"x": xs})[0], np.maximum(xs, 0)),
+        "device None runs on the CPU")
 raises(lambda: rlx.Session(None), TypeError, "rlx.Model", "model None")
 raises(lambda: rlx.Session(rlx.Model(good), device="tpu"), rlx.Error, "unknown device 'tpu'", "device tpu")
 raises(lambda: s.run({"x": x.astype(np.float64)}), rlx.Error, "the model expects f32", "f64 input")
