@@ -125,9 +125,10 @@ int cli_model_inputs(const cli_input_opts *io, const rlx_model *m, const char *p
     *n_in = 0;
     int rc = cli_check_input_names(io, m);
     if (rc >= 0) return rc;
-    size_t n = rlx_model_num_inputs(m);
-    const char **names = calloc(n + 1, sizeof *names);
-    rlx_tensor **inputs = calloc(n + 1, sizeof *inputs);
+    /* room for every input and every overridable initializer --input may feed */
+    size_t n = rlx_model_num_inputs(m), n_ov = rlx_model_num_overridable_initializers(m);
+    const char **names = calloc(n + n_ov + 1, sizeof *names);
+    rlx_tensor **inputs = calloc(n + n_ov + 1, sizeof *inputs);
     *names_out = names;
     *inputs_out = inputs;
     if (!names || !inputs) {
@@ -151,16 +152,11 @@ int cli_model_inputs(const cli_input_opts *io, const rlx_model *m, const char *p
     }
     /* overridable initializers: fed only when --input names them (else the
      * model's initializer is used) */
-    for (size_t i = 0; i < rlx_model_num_overridable_initializers(m); i++) {
+    for (size_t i = 0; i < n_ov; i++) {
         rlx_value_info vi;
         rlx_status st = rlx_model_overridable_initializer_info(m, i, &vi);
         if (st) return cli_fail(st, "cannot describe the model's overridable initializers");
         if (!cli_named_find(io->inputs, vi.name)) continue;
-        if (*n_in >= CLI_MAX_INPUTS) {
-            cli_error("the model has %zu inputs and overridable initializers fed; rlx %s handles at most %d", *n_in + 1,
-                      io->command, CLI_MAX_INPUTS);
-            return CLI_EXIT_USAGE;
-        }
         names[*n_in] = vi.name;
         rc = cli_make_input(io, &vi, &r, &inputs[*n_in]);
         (*n_in)++;

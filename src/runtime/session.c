@@ -171,6 +171,15 @@ static rlx_status find_control_inputs(const rlx_graph *g, bool *ctl_in, bool *an
     return RLX_OK;
 }
 
+/* The per-input arrays of s (its graph s->g set): control inputs, the
+ * caller's inputs in graph order. */
+static rlx_status inputs_init(rlx_session *s) {
+    s->ctl_in = calloc(s->g->n_inputs + 1, sizeof *s->ctl_in);
+    s->ordered = calloc(s->g->n_inputs + 1, sizeof *s->ordered);
+    if (!s->ctl_in || !s->ordered) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    return find_control_inputs(s->g, s->ctl_in, &s->ctl);
+}
+
 rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_session_options *opt,
                                            const rlx_options *options, rlx_session **out) {
     *out = NULL;
@@ -226,13 +235,7 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
     RLX_TRY_GOTO(st, rlx_graph_clone(model->g, &s->g), fail);
     s->model = (rlx_model *)model;
     rlx_model_retain(s->model);
-    s->ctl_in = calloc(s->g->n_inputs + 1, sizeof *s->ctl_in);
-    s->ordered = calloc(s->g->n_inputs + 1, sizeof *s->ordered);
-    if (!s->ctl_in || !s->ordered) {
-        st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-        goto fail;
-    }
-    RLX_TRY_GOTO(st, find_control_inputs(s->g, s->ctl_in, &s->ctl), fail);
+    RLX_TRY_GOTO(st, inputs_init(s), fail);
     *out = s;
     rlx_clear_error();
     return RLX_OK;
@@ -829,11 +832,11 @@ static rlx_status ov_create(rlx_session *s, uint64_t mask, rlx_session **out) {
     sub->cfg = s->cfg;
     sub->threads = s->threads;
     st = rlx_graph_clone(m->g, &sub->g);
+    if (!st) st = inputs_init(sub);
     if (st) {
         rlx_session_destroy(sub);
         return st;
     }
-    sub->ctl = find_control_inputs(sub->g);
     *out = sub;
     return RLX_OK;
 }
