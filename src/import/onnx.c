@@ -1118,18 +1118,28 @@ static rlx_status import_nodes(const onnx_ctx *c, const Onnx__GraphProto *gp, rl
 
 /* A call to a model-local function (ModelProto.functions) is replaced by the
  * function's nodes, as onnx.inliner does: the function's inputs and outputs
- * become the call's, its other values get fresh names ("<call>/<fn>#k/<name>"),
- * an attribute that refers to one of the function's (ref_attr_name) takes the
- * call's attribute of that name, else the function's default
- * (attribute_proto), else it is left out; calls inside the body expand in
- * turn, in every graph (If, Loop and Scan bodies too). Everything made here
- * lives in an arena freed after the import; the protobuf strings and
- * attributes it points at stay the model's. A function whose body holds a
- * subgraph (If, Loop, Scan) is refused: its outer names would need renaming. */
+ * become the call's, its other values get fresh names ("#k/<call>/<fn>/<name>",
+ * k a counter of the import's calls that no name of the model starts with as
+ * "#k/": unique whatever the lengths), an attribute that refers to one of the
+ * function's (ref_attr_name) takes the call's attribute of that name, else
+ * the function's default (attribute_proto), else it is left out; calls inside
+ * the body expand in turn (at most RLX_ONNX_MAX_FN_DEPTH deep), in every
+ * graph (If, Loop and Scan bodies too), making at most
+ * RLX_ONNX_MAX_INLINED_NODES nodes in all. Everything made here lives in an
+ * arena freed after the import; the protobuf strings and attributes it
+ * points at stay the model's. A function whose body holds a subgraph (If,
+ * Loop, Scan) is refused: its outer names would need renaming. */
+#define RLX_ONNX_MAX_FN_DEPTH 32
+#define RLX_ONNX_MAX_INLINED_NODES 1000000
 typedef struct fn_arena {
     void **p;
     size_t n, cap;
-    size_t calls; /* calls expanded so far (fresh names) */
+    size_t calls;   /* the next call's counter k (fresh names) */
+    size_t inlined; /* nodes made by inlining so far (RLX_ONNX_MAX_INLINED_NODES) */
+    /* the k of every name in the model that starts with "#k/", sorted;
+     * taken_read: the model was scanned */
+    size_t *taken, n_taken, cap_taken;
+    bool taken_read;
 } fn_arena;
 
 static void *fa_alloc(fn_arena *a, size_t bytes) {
@@ -1147,6 +1157,71 @@ static void *fa_alloc(fn_arena *a, size_t bytes) {
 static void fa_free(fn_arena *a) {
     for (size_t i = 0; i < a->n; i++) free(a->p[i]);
     free(a->p);
+    free(a->taken);
+}
+
+/* Notes k when name is "#k/...". */
+static rlx_status fa_note_name(fn_arena *a, const char *name) {
+    if (!name || name[0] != '#' || name[1] < '0' || name[1] > '9') return RLX_OK;
+    size_t k = 0;
+    const char *s = name + 1;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (k > (SIZE_MAX - 9) / 10) return RLX_OK; /* more than any counter reaches */
+        k = k * 10 + (size_t)(*s - '0');
+    }
+    if (*s != '/') return RLX_OK;
+    if (a->n_taken == a->cap_taken) {
+        size_t cap = a->cap_taken ? a->cap_taken * 2 : 16;
+        size_t *t = realloc(a->taken, cap * sizeof *t);
+        if (!t) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        a->taken = t, a->cap_taken = cap;
+    }
+    a->taken[a->n_taken++] = k;
+    return RLX_OK;
+}
+
+/* The value names of gp and of the graphs inside it, noted (fa_note_name). */
+static rlx_status fa_note_graph(fn_arena *a, const Onnx__GraphProto *gp, int depth) {
+    if (!gp || depth > RLX_ONNX_MAX_NESTING) return RLX_OK;
+    for (size_t i = 0; gp->input && i < gp->n_input; i++)
+        if (gp->input[i]) RLX_TRY(fa_note_name(a, gp->input[i]->name));
+    for (size_t i = 0; gp->initializer && i < gp->n_initializer; i++)
+        if (gp->initializer[i]) RLX_TRY(fa_note_name(a, gp->initializer[i]->name));
+    for (size_t i = 0; gp->node && i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (!np) continue;
+        for (size_t j = 0; np->input && j < np->n_input; j++) RLX_TRY(fa_note_name(a, np->input[j]));
+        for (size_t j = 0; np->output && j < np->n_output; j++) RLX_TRY(fa_note_name(a, np->output[j]));
+        for (size_t j = 0; np->attribute && j < np->n_attribute; j++) {
+            const Onnx__AttributeProto *at = np->attribute[j];
+            if (!at) continue;
+            RLX_TRY(fa_note_graph(a, at->g, depth + 1));
+            for (size_t k = 0; at->graphs && k < at->n_graphs; k++) RLX_TRY(fa_note_graph(a, at->graphs[k], depth + 1));
+        }
+    }
+    return RLX_OK;
+}
+
+static int cmp_size(const void *x, const void *y) {
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The next call's counter: one no name of the model starts with as "#k/". */
+static size_t fa_next_call(fn_arena *a) {
+    size_t k = a->calls++;
+    /* taken is sorted: skip the k that a name of the model holds */
+    size_t lo = 0, hi = a->n_taken;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->taken[mid] < k) lo = mid + 1;
+        else hi = mid;
+    }
+    while (lo < a->n_taken && a->taken[lo] <= k) {
+        if (a->taken[lo] == k) k = a->calls++;
+        lo++;
+    }
+    return k;
 }
 
 static const Onnx__FunctionProto *local_function(const Onnx__ModelProto *mp, const Onnx__NodeProto *np) {
@@ -1158,6 +1233,37 @@ static const Onnx__FunctionProto *local_function(const Onnx__ModelProto *mp, con
         if (f && f->name && strcmp(f->name, np->op_type) == 0 && strcmp(fd, domain) == 0) return f;
     }
     return NULL;
+}
+
+/* The function np calls that is inlined, or NULL: an op rlx implements stays
+ * the op (a function named like one is its expansion). */
+static const Onnx__FunctionProto *inlined_function(const Onnx__ModelProto *mp, const Onnx__NodeProto *np) {
+    const Onnx__FunctionProto *f = np ? local_function(mp, np) : NULL;
+    const char *domain = f && !is_default_domain(np->domain) ? np->domain : "";
+    if (f && !rlx_op_find(domain, np->op_type) && !rlx_onnx_contrib_find(domain, np->op_type)) return f;
+    return NULL;
+}
+
+/* The nodes inlining f makes, saturated at max + 1 (0 for a call that
+ * reaches itself: the expansion refuses those). state/count: per function
+ * of mp (0 not seen, 1 being counted, 2 counted). */
+static size_t inlined_nodes(const Onnx__ModelProto *mp, const Onnx__FunctionProto *f, unsigned char *state,
+                            size_t *count, size_t max, int depth) {
+    size_t fi = 0;
+    if (depth > RLX_ONNX_MAX_FN_DEPTH) return 0; /* refused when expanded */
+    while (fi < mp->n_functions && mp->functions[fi] != f) fi++;
+    if (fi == mp->n_functions) return 0;
+    if (state[fi] == 2) return count[fi];
+    if (state[fi] == 1) return 0;
+    state[fi] = 1;
+    size_t n = 0;
+    for (size_t k = 0; k < f->n_node && n <= max; k++) {
+        const Onnx__FunctionProto *g = inlined_function(mp, f->node[k]);
+        size_t m = g ? inlined_nodes(mp, g, state, count, max, depth + 1) : 1;
+        n = m > max + 1 - n ? max + 1 : n + m;
+    }
+    state[fi] = 2;
+    return count[fi] = n;
 }
 
 typedef struct fn_nodes {
@@ -1177,6 +1283,14 @@ static rlx_status fn_push(fn_arena *a, fn_nodes *out, Onnx__NodeProto *np) {
     return RLX_OK;
 }
 
+/* "<a>/<b>" in the arena (NULL: out of memory). */
+static char *fa_join(fn_arena *a, const char *x, const char *y) {
+    size_t len = strlen(x) + strlen(y) + 2;
+    char *r = fa_alloc(a, len);
+    if (r) snprintf(r, len, "%s/%s", x, y);
+    return r;
+}
+
 /* The name a function's value `name` takes in the call (see above). */
 static char *fn_rename(fn_arena *a, const Onnx__FunctionProto *f, const Onnx__NodeProto *call, const char *prefix,
                        const char *name) {
@@ -1187,40 +1301,73 @@ static char *fn_rename(fn_arena *a, const Onnx__FunctionProto *f, const Onnx__No
         if (f->output[i] && strcmp(f->output[i], name) == 0 && i < call->n_output && call->output[i] &&
             *call->output[i])
             return call->output[i];
-    size_t len = strlen(prefix) + strlen(name) + 2;
-    char *r = fa_alloc(a, len);
-    if (r) snprintf(r, len, "%s/%s", prefix, name);
-    return r;
+    return fa_join(a, prefix, name);
 }
 
-static rlx_status expand_calls(const Onnx__ModelProto *mp, Onnx__NodeProto *const *nodes, size_t n, fn_arena *a,
-                               fn_nodes *out, int depth);
+/* One expansion: the graph's call being expanded (for messages) and the
+ * function whose body holds the calls now expanded (NULL: the graph). */
+typedef struct fn_expand {
+    const Onnx__ModelProto *mp;
+    fn_arena *a;
+    const char *top_label;              /* the graph's call, "node 'x' (F)" */
+    const Onnx__FunctionProto *top, *caller;
+} fn_expand;
 
-static rlx_status expand_call(const Onnx__ModelProto *mp, const Onnx__FunctionProto *f, const Onnx__NodeProto *call,
-                              size_t index, fn_arena *a, fn_nodes *out, int depth) {
-    char label[400];
-    node_label(call, index, label, sizeof label);
-    if (depth >= 32)
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: model-local functions nest more than 32 deep (a function that calls "
-                        "itself?)", label);
+static rlx_status expand_calls(fn_expand *e, Onnx__NodeProto *const *nodes, size_t n, fn_nodes *out, int depth);
+
+/* Where a call is, for messages: the graph's node, or the function it is
+ * in and the graph's call that reached it. */
+static const char *call_where(const fn_expand *e, const Onnx__NodeProto *call, size_t index, char *buf, size_t cap) {
+    if (!e->caller) return node_label(call, index, buf, cap);
+    snprintf(buf, cap, "node %zu of function '%s' (reached from %s)", index, str_or(e->caller->name, ""),
+             e->top_label);
+    return buf;
+}
+
+static rlx_status expand_call(fn_expand *e, const Onnx__FunctionProto *f, const Onnx__NodeProto *call, size_t index,
+                              fn_nodes *out, int depth) {
+    fn_arena *a = e->a;
+    char where[900];
+    call_where(e, call, index, where, sizeof where);
+    if (depth >= RLX_ONNX_MAX_FN_DEPTH)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "model-local functions nest more than %d deep (a function that calls "
+                        "itself?): %s calls function '%s' at depth %d",
+                        RLX_ONNX_MAX_FN_DEPTH, where, f->name, depth + 1);
     if (call->n_input > f->n_input || call->n_output > f->n_output)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %zu inputs and %zu outputs for function '%s', which has %zu and %zu",
-                        label, call->n_input, call->n_output, f->name, f->n_input, f->n_output);
-    char prefix[300];
-    snprintf(prefix, sizeof prefix, "%s/%s#%zu", call->name && *call->name ? call->name : "call", f->name, a->calls++);
+                        where, call->n_input, call->n_output, f->name, f->n_input, f->n_output);
+    /* each output the call uses is made by a node of the function */
+    for (size_t i = 0; i < call->n_output; i++) {
+        if (!call->output[i] || !*call->output[i]) continue;
+        const char *fo = f->output[i] ? f->output[i] : "";
+        bool made = false;
+        for (size_t k = 0; k < f->n_node && !made; k++)
+            for (size_t j = 0; f->node[k] && j < f->node[k]->n_output && !made; j++)
+                made = f->node[k]->output[j] && *fo && strcmp(f->node[k]->output[j], fo) == 0;
+        bool is_input = false;
+        for (size_t j = 0; j < f->n_input && !is_input; j++) is_input = f->input[j] && strcmp(f->input[j], fo) == 0;
+        if (!made)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: function '%s' output %zu '%s' (the call's '%s') is %s: a "
+                            "function's outputs are made by its nodes", where, f->name, i, fo, call->output[i],
+                            is_input ? "one of its inputs, made by no node of it" : "made by no node of it");
+    }
+    char num[32];
+    snprintf(num, sizeof num, "#%zu", fa_next_call(a));
+    char *p1 = fa_join(a, num, call->name && *call->name ? call->name : "call");
+    char *prefix = p1 ? fa_join(a, p1, f->name) : NULL;
+    if (!prefix) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     fn_nodes body = { 0 };
     for (size_t k = 0; k < f->n_node; k++) {
         const Onnx__NodeProto *fn = f->node[k];
-        if (!fn) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: function '%s' node %zu is empty", label, f->name, k);
+        if (!fn) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: function '%s' node %zu is empty", where, f->name, k);
         Onnx__NodeProto *nn = fa_alloc(a, sizeof *nn);
         char **in = fa_alloc(a, (fn->n_input + 1) * sizeof *in), **outs = fa_alloc(a, (fn->n_output + 1) * sizeof *outs);
         Onnx__AttributeProto **at = fa_alloc(a, (fn->n_attribute + 1) * sizeof *at);
-        size_t nlen = strlen(prefix) + strlen(fn->name ? fn->name : "") + 16;
-        char *name = fa_alloc(a, nlen);
+        char kname[32];
+        snprintf(kname, sizeof kname, "#%zu", k);
+        char *name = fa_join(a, prefix, fn->name && *fn->name ? fn->name : kname);
         if (!nn || !in || !outs || !at || !name) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
         *nn = *fn;
-        snprintf(name, nlen, "%s/%s", prefix, fn->name && *fn->name ? fn->name : "");
-        if (!fn->name || !*fn->name) snprintf(name, nlen, "%s/#%zu", prefix, k);
         nn->name = name;
         for (size_t i = 0; i < fn->n_input; i++)
             if (!(in[i] = fn_rename(a, f, call, prefix, fn->input[i]))) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
@@ -1234,7 +1381,7 @@ static rlx_status expand_call(const Onnx__ModelProto *mp, const Onnx__FunctionPr
             if (fa->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH ||
                 fa->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS || fa->g || fa->n_graphs)
                 return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: function '%s' node %zu has a subgraph attribute '%s': rlx does not "
-                                "inline functions with control flow inside", label, f->name, k, str_or(fa->name, ""));
+                                "inline functions with control flow inside", where, f->name, k, str_or(fa->name, ""));
             if (!fa->ref_attr_name || !*fa->ref_attr_name) {
                 at[na++] = (Onnx__AttributeProto *)fa;
                 continue;
@@ -1258,21 +1405,54 @@ static rlx_status expand_call(const Onnx__ModelProto *mp, const Onnx__FunctionPr
         nn->attribute = at, nn->n_attribute = na;
         RLX_TRY(fn_push(a, &body, nn));
     }
-    rlx_status st = expand_calls(mp, body.v, body.n, a, out, depth + 1);
-    if (st) return rlx_fail_prefix(st, "in function '%s' called by %s: ", f->name, label);
-    return RLX_OK;
+    const Onnx__FunctionProto *caller = e->caller;
+    e->caller = f;
+    rlx_status st = expand_calls(e, body.v, body.n, out, depth + 1);
+    e->caller = caller;
+    return st;
 }
 
-static rlx_status expand_calls(const Onnx__ModelProto *mp, Onnx__NodeProto *const *nodes, size_t n, fn_arena *a,
-                               fn_nodes *out, int depth) {
+static rlx_status expand_calls(fn_expand *e, Onnx__NodeProto *const *nodes, size_t n, fn_nodes *out, int depth) {
     for (size_t i = 0; i < n; i++) {
-        const Onnx__FunctionProto *f = nodes[i] ? local_function(mp, nodes[i]) : NULL;
-        const char *domain = f && !is_default_domain(nodes[i]->domain) ? nodes[i]->domain : "";
-        /* an op rlx implements stays the op (a function named like one is its expansion) */
-        if (f && !rlx_op_find(domain, nodes[i]->op_type) && !rlx_onnx_contrib_find(domain, nodes[i]->op_type))
-            RLX_TRY(expand_call(mp, f, nodes[i], i, a, out, depth));
-        else
-            RLX_TRY(fn_push(a, out, nodes[i]));
+        const Onnx__FunctionProto *f = inlined_function(e->mp, nodes[i]);
+        if (!f) {
+            if (depth > 0 && ++e->a->inlined > RLX_ONNX_MAX_INLINED_NODES)
+                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: inlining model-local functions makes more than %d nodes "
+                                "(function '%s' calls others too often); rlx inlines at most that many",
+                                e->top_label, RLX_ONNX_MAX_INLINED_NODES, str_or(e->top->name, ""));
+            RLX_TRY(fn_push(e->a, out, nodes[i]));
+            continue;
+        }
+        if (depth > 0) {
+            RLX_TRY(expand_call(e, f, nodes[i], i, out, depth));
+            continue;
+        }
+        /* a call of the graph: refused before anything is made when it
+         * would make too many nodes */
+        char label[400];
+        node_label(nodes[i], i, label, sizeof label);
+        e->top_label = label, e->top = f, e->caller = NULL;
+        size_t nf = e->mp->n_functions;
+        unsigned char *state = calloc(nf + 1, 1);
+        size_t *count = calloc(nf + 1, sizeof *count);
+        if (!state || !count) {
+            free(state);
+            free(count);
+            return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        }
+        size_t max = RLX_ONNX_MAX_INLINED_NODES;
+        size_t made = inlined_nodes(e->mp, f, state, count, max, 0);
+        free(state);
+        free(count);
+        rlx_status st = RLX_OK;
+        if (made > max - (e->a->inlined < max ? e->a->inlined : max))
+            st = rlx_fail(RLX_ERR_INVALID_MODEL, "%s: inlining model-local functions makes more than %d nodes "
+                          "(function '%s' calls others too often%s); rlx inlines at most that many",
+                          label, RLX_ONNX_MAX_INLINED_NODES, str_or(f->name, ""),
+                          e->a->inlined ? ", with the calls before it" : "");
+        if (!st) st = expand_call(e, f, nodes[i], i, out, depth);
+        e->top_label = NULL, e->top = NULL;
+        RLX_TRY(st);
     }
     return RLX_OK;
 }
@@ -1433,7 +1613,13 @@ static rlx_status import_graph(const onnx_ctx *c, const Onnx__GraphProto *gp, rl
     Onnx__GraphProto expanded_gp;
     if (!st && c->mp && c->mp->n_functions && c->fa && gp->node) {
         fn_nodes nodes = { 0 };
-        st = expand_calls(c->mp, gp->node, gp->n_node, c->fa, &nodes, 0);
+        if (!c->fa->taken_read) { /* the "#k/" names of the model (fa_next_call) */
+            st = fa_note_graph(c->fa, c->mp->graph, 0);
+            if (c->fa->n_taken) qsort(c->fa->taken, c->fa->n_taken, sizeof *c->fa->taken, cmp_size);
+            c->fa->taken_read = true;
+        }
+        fn_expand e = { c->mp, c->fa, NULL, NULL, NULL };
+        if (!st) st = expand_calls(&e, gp->node, gp->n_node, &nodes, 0);
         expanded_gp = *gp;
         expanded_gp.node = nodes.v, expanded_gp.n_node = nodes.n;
         gp = &expanded_gp;

@@ -12,7 +12,11 @@
 - A node calling a model-local function (ModelProto.functions) was "not
   supported": the importer now inlines them (nested calls, ref_attr_name
   from the call or the function's defaults, calls in Loop bodies),
-  checked against onnxruntime.
+  checked against onnxruntime. The second tester's findings: inlined
+  names no longer collide (long nested names, graph values named like
+  inlined ones), depth and recursion errors say why first, a function
+  output that is an input names the function and call, and inlining is
+  capped at 1,000,000 nodes.
 - --timeout on a GPU plan stopped only after the whole backend compile
   (40 s of pipelines with a cold shader cache): the limit is now checked
   between pipeline creations.
@@ -228,6 +232,108 @@ onnx.save(flm, flpath)
 p = rlx("run", flpath, "--iters", "0", "--quiet")
 C.check(p.returncode == 2 and "node 'callloop'" in p.stderr and "subgraph attribute 'body'" in p.stderr,
         "a function with a Loop inside: rc %d %r" % (p.returncode, p.stderr))
+
+# ---------------------------------------------------------------- c2: inlining, the second tester's findings
+FN_OPS = [h.make_opsetid("", 17), h.make_opsetid("local", 1)]
+
+
+def fn_model(name, nodes, functions, outputs=("y",), extra_outputs=()):
+    m = h.make_model(h.make_graph(nodes, name, [vi("x", T.FLOAT, [2, 3])],
+                                  [vi(o, T.FLOAT, [2, 3]) for o in outputs] + list(extra_outputs)),
+                     opset_imports=FN_OPS, functions=functions)
+    m.ir_version = 8
+    path = os.path.join(TMP, name + ".onnx")
+    onnx.save(m, path)
+    return path
+
+
+def fn_run(path, outputs=("y",)):
+    d = os.path.join(TMP, "out_" + os.path.basename(path))
+    p = rlx("run", path, "--iters", "0", "--quiet", "--input", "x=" + os.path.join(TMP, "x.npy"), "--output-dir", d)
+    got = [np.load(os.path.join(d, o + ".npy")) for o in outputs] if p.returncode == 0 else None
+    return p, got
+
+
+# long (PyTorch-style) function and node names, nested 6 deep, each calling the one below twice: the inlined
+# names were cut at 300 characters with the call's counter last, and two calls' values collided
+names = ["torch_nn_modules_container_Sequential_model_encoder_layers_%d_self_attn_block" % i for i in range(6)]
+fs = [h.make_function("local", names[0], ["a"], ["b"], [h.make_node("Neg", ["a"], ["t"], name="node_neg"),
+                                                        h.make_node("Sin", ["t"], ["b"], name="node_sin")],
+                      [h.make_opsetid("", 17)])]
+for i in range(1, 6):
+    fs.append(h.make_function("local", names[i], ["a"], ["b"], [
+        h.make_node(names[i - 1], ["a"], ["t"], domain="local", name=names[i - 1] + "_call_0"),
+        h.make_node(names[i - 1], ["t"], ["b"], domain="local", name=names[i - 1] + "_call_1")], FN_OPS))
+p, got = fn_run(fn_model("fn_long_names", [h.make_node(names[5], ["x"], ["y"], domain="local", name="top_call")], fs))
+want = x.copy()
+for _ in range(32):
+    want = np.sin(-want)
+C.check(p.returncode == 0 and np.allclose(got[0], want, rtol=1e-5, atol=1e-6),
+        "long nested function names: rc %d %r" % (p.returncode, p.stderr[-300:]))
+# a 300-character function name called twice, and two calls whose names share 300 characters
+L = "F" * 300
+fl2 = h.make_function("local", L, ["a"], ["b"], [h.make_node("Neg", ["a"], ["t"]), h.make_node("Exp", ["t"], ["b"])],
+                      [h.make_opsetid("", 17)])
+for tag, n1, n2, f in (("fn", "", "", fl2), ("node", "n" * 300 + "A", "n" * 300 + "B", fl2)):
+    p, got = fn_run(fn_model("fn_long_" + tag, [h.make_node(L, ["x"], ["u"], domain="local", name=n1),
+                                                h.make_node(L, ["u"], ["y"], domain="local", name=n2)], [f]))
+    C.check(p.returncode == 0 and np.allclose(got[0], np.exp(-np.exp(-x)), rtol=1e-5),
+            "300-character %s names: rc %d %r" % (tag, p.returncode, p.stderr[-300:]))
+# graph values named like inlined values, in the old scheme and the new one: no collision
+n2 = h.make_function("local", "N2", ["a"], ["b"], [h.make_node("Neg", ["a"], ["t"]), h.make_node("Exp", ["t"], ["b"])],
+                     [h.make_opsetid("", 17)])
+p, got = fn_run(fn_model("fn_name_like_inlined", [
+    h.make_node("Relu", ["x"], ["call/N2#0/t"]), h.make_node("Relu", ["x"], ["#0/call/N2/t"]),
+    h.make_node("Sigmoid", ["x"], ["#1/"]),
+    h.make_node("N2", ["x"], ["u"], domain="local"),
+    h.make_node("Add", ["u", "call/N2#0/t"], ["v"]), h.make_node("Add", ["v", "#0/call/N2/t"], ["w"]),
+    h.make_node("Add", ["w", "#1/"], ["y"])], [n2]))
+want = np.exp(-x) + 2 * np.maximum(x, 0) + 1 / (1 + np.exp(-x))
+C.check(p.returncode == 0 and np.allclose(got[0], want, rtol=1e-5, atol=1e-6),
+        "graph values named like inlined ones: rc %d %r" % (p.returncode, p.stderr[-300:]))
+# 40 nested functions and a function that calls itself: the reason comes first, the message stays short
+fs = [h.make_function("local", "F0", ["a"], ["b"], [h.make_node("Neg", ["a"], ["b"])], [h.make_opsetid("", 17)])]
+for i in range(1, 40):
+    fs.append(h.make_function("local", "F%d" % i, ["a"], ["b"],
+                              [h.make_node("F%d" % (i - 1), ["a"], ["b"], domain="local")], FN_OPS))
+rf = h.make_function("local", "R", ["a"], ["b"], [h.make_node("R", ["a"], ["b"], domain="local", name="again")],
+                     FN_OPS)
+for tag, path, top, inner in (
+        ("40 deep", fn_model("fn_deep40", [h.make_node("F39", ["x"], ["y"], domain="local", name="deep")], fs),
+         "node 'deep' (local.F39)", "function 'F7'"),
+        ("recursion", fn_model("fn_recursion", [h.make_node("R", ["x"], ["y"], domain="local", name="rec")], [rf]),
+         "node 'rec' (local.R)", "function 'R'")):
+    p, _ = fn_run(path)
+    C.check(p.returncode == 2 and "nest more than 32 deep" in p.stderr and top in p.stderr and inner in p.stderr and
+            "depth 33" in p.stderr and len(p.stderr) < 800, "%s: rc %d %r" % (tag, p.returncode, p.stderr[-600:]))
+# a function whose output is its input, and one without nodes: the function and the call are named
+pt = h.make_function("local", "PassOn", ["a"], ["b", "a"], [h.make_node("Neg", ["a"], ["b"])],
+                     [h.make_opsetid("", 17)])
+em = h.make_function("local", "Empty", ["a"], ["a"], [], [h.make_opsetid("", 17)])
+for tag, path, fname in (
+        ("output is input", fn_model("fn_out_is_in", [h.make_node("PassOn", ["x"], ["y", "y1"], domain="local",
+                                                                  name="pcall")], [pt], outputs=("y", "y1")),
+         "PassOn"),
+        ("no nodes", fn_model("fn_empty", [h.make_node("Empty", ["x"], ["y"], domain="local", name="pcall")], [em]),
+         "Empty")):
+    p, _ = fn_run(path)
+    C.check(p.returncode == 2 and "node 'pcall'" in p.stderr and "function '%s' output" % fname in p.stderr and
+            "one of its inputs" in p.stderr and "graph output" not in p.stderr,
+            "%s: rc %d %r" % (tag, p.returncode, p.stderr[-400:]))
+# 22 functions each calling the one below twice (2^21 nodes): refused at once, naming the function
+fs = [h.make_function("local", "G0", ["a"], ["b"], [h.make_node("Neg", ["a"], ["b"])], [h.make_opsetid("", 17)])]
+for i in range(1, 22):
+    fs.append(h.make_function("local", "G%d" % i, ["a"], ["b"],
+                              [h.make_node("G%d" % (i - 1), ["a"], ["t"], domain="local"),
+                               h.make_node("G%d" % (i - 1), ["t"], ["b"], domain="local")], FN_OPS))
+t0 = time.time()
+p, _ = fn_run(fn_model("fn_bomb", [h.make_node("G21", ["x"], ["y"], domain="local", name="bomb")], fs))
+dt = time.time() - t0
+C.check(p.returncode == 2 and "more than 1000000 nodes" in p.stderr and "node 'bomb' (local.G21)" in p.stderr and dt < 20,
+        "2^21 inlined nodes: rc %d in %.1f s %r" % (p.returncode, dt, p.stderr[-400:]))
+# 2^10 nodes (under the cap) load
+p, got = fn_run(fn_model("fn_2p10", [h.make_node("G10", ["x"], ["y"], domain="local")], fs[:11]))
+C.check(p.returncode == 0 and np.allclose(got[0], x), "2^10 inlined nodes: rc %d %r" % (p.returncode, p.stderr[-300:]))
 
 # ---------------------------------------------------------------- e-g: minor
 p = rlx("run", add, "--seed", "18446744073709551615")
