@@ -258,12 +258,15 @@ rlx_status rlx_infer_node(rlx_graph *g, int node_id) {
                             rlx_node_desc(n), v->name, v->rank, RLX_MAX_RANK);
         /* dims computed from values (Expand, Tile, ConstantOfShape, ...) can be
          * huge: a static shape must have a byte size that fits size_t, or
-         * memory planning would wrap around */
+         * memory planning would wrap around. Whose fault: the inputs the
+         * dims came from (a Range's bounds or Resize's scales fed at run
+         * time are the caller's; rlx_node_fault) */
         if (rlx_value_is_static(v)) {
             size_t numel, bytes;
             if (rlx_shape_numel(v->dims, v->rank, &numel) != RLX_OK || !rlx_mul_ok(numel, rlx_dtype_size(v->dtype), &bytes))
-                return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output '%s' is too large (its byte size overflows)",
-                                rlx_node_desc(n), v->name);
+                return rlx_node_fault(g, n, ~0u,
+                                      rlx_fail(RLX_ERR_INVALID_MODEL, "%s: output '%s' is too large (its byte size overflows)",
+                                               rlx_node_desc(n), v->name));
         }
     }
     return RLX_OK;

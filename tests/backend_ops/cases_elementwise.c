@@ -359,6 +359,35 @@ static void gen_variadic(bo_ctx *ctx, const void *arg) {
                 bo_single(c, op, n_in, in, k, 1, 0, NULL);
                 bo_run(ctx, c);
             }
+    if (strcmp(op, "Sum") == 0 || strcmp(op, "Mean") == 0) {
+        /* f16, 100 inputs: one of values in [1, 2), 99 small ones in
+         * [2e-4, 4.5e-4), under half an f16 ULP of the sum: summed in f32
+         * and rounded once (README, f16 policy) they add about 2%; a running
+         * f16 sum rounds each of them away. Input 0 fed, one input [1, 37]
+         * broadcast, the rest initializers. CPU and GPU sum in the same order
+         * in f32, so the tolerance allows an f16 ULP (Mean: the GPU's f32
+         * division) and not the running sum's error. */
+        enum { N_WIDE = 100 };
+        for (int rep = 0; rep < 2; rep++) {
+            bo_case *c = bo_next(ctx, r->opset);
+            if (!c) continue;
+            c->rtol = 2e-3;
+            c->atol = 0;
+            int64_t d[2] = { 3, 37 }, db[2] = { 1, 37 };
+            const char *names[N_WIDE];
+            for (int j = 0; j < N_WIDE; j++) {
+                bool big = j == rep * 50;
+                rlx_tensor *t = bo_rand(RLX_DTYPE_F16, 2, j == 7 ? db : d, big ? 1 : 2e-4, big ? 2 : 4.5e-4);
+                names[j] = bo_value(c, t, j != 0);
+            }
+            bo_desc(c, "%s f16 %d inputs [3, 37] (one [1, 37]), one of [1, 2) and small ones: f32 accumulation", op,
+                    N_WIDE);
+            bo_node(c, op, N_WIDE, names, 1, 0, NULL);
+            bo_output(c, bo_out_name(c, 0));
+            bo_run(ctx, c);
+        }
+        return;
+    }
     if (strcmp(op, "Max") && strcmp(op, "Min")) return;
     /* special values (bo_specials, blocks of 5 of the first operand, 3 of
      * the others: every pair of specials meets): NaN on either side gives

@@ -138,6 +138,59 @@ for op, v in (("Expand", np.array([4, 3], I64)), ("Reshape", np.array([7, 5], I6
     C.check(st == MODEL and stage == "load" and "'node_%s'" % op.lower() in msg,
             "%s value %s for a static x [2, 3]: %s at %s: %s" % (op, v.tolist(), st, stage, msg))
 
+# An output too large for its byte size (tester15b 09): an int64 Range to 2^62, a Resize by scales of 1e9.
+# The dims come from the values: the model's (an initializer, a constant) fail as INVALID_MODEL, the
+# caller's (a graph input, an overridable initializer fed at run time) as INVALID_ARGUMENT.
+
+
+def range_model(origin, limit):
+    vals = {"s": np.array(0, I64), "l": np.array(limit, I64), "d": np.array(1, I64)}
+    nodes, ins, inits, feeds = [], [], [], {}
+    for nm, v in vals.items():
+        if nm != "l" or origin == "initializer":
+            inits.append(NH.from_array(v, nm))
+        elif origin == "constant":
+            inits.append(NH.from_array(v, "l0"))
+            nodes.append(H.make_node("Identity", ["l0"], ["l"], name="id"))
+        else:
+            ins.append(H.make_tensor_value_info("l", T.INT64, []))
+            feeds["l"] = v
+    nodes.append(H.make_node("Range", ["s", "l", "d"], ["y"], name="node_range"))
+    g = H.make_graph(nodes, "g", ins, [H.make_empty_tensor_value_info("y")], inits)
+    m = H.make_model(g, opset_imports=[H.make_opsetid("", 11)])
+    m.ir_version = 8
+    return m.SerializeToString(), feeds
+
+
+def resize_model(origin, scale):
+    sc = np.array([1, 1, scale, scale], np.float32)
+    ins = [H.make_tensor_value_info("x", T.FLOAT, [1, 1, 3, 3])]
+    inits, feeds = [], {"x": np.ones((1, 1, 3, 3), np.float32)}
+    if origin in ("initializer", "overridable"):
+        inits.append(NH.from_array(np.array([1, 1, 2, 2], np.float32) if origin == "overridable" else sc, "sc"))
+    if origin in ("input", "overridable"):
+        ins.append(H.make_tensor_value_info("sc", T.FLOAT, [4]))
+        feeds["sc"] = sc
+    g = H.make_graph([H.make_node("Resize", ["x", "", "sc"], ["y"], name="node_resize", mode="nearest")], "g", ins,
+                     [H.make_empty_tensor_value_info("y")], inits)
+    m = H.make_model(g, opset_imports=[H.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m.SerializeToString(), feeds
+
+
+for op, make, origins, good, bad in (
+        ("Range", range_model, ("initializer", "constant", "input"), 5, 2 ** 62),
+        ("Resize", resize_model, ("initializer", "input", "overridable"), 2.0, 1e9)):
+    for origin in origins:
+        st, msg, stage = outcome(*make(origin, good))
+        C.check(st == "OK", "%s %s good value %s: %s %s" % (op, origin, good, st, msg))
+        st, msg, stage = outcome(*make(origin, bad))
+        want = MODEL if origin in ("initializer", "constant") else ARG
+        what = "%s value %s from %s: %s at %s: %s" % (op, bad, origin, st, stage, msg)
+        print(what)
+        C.check(st == want and "too large" in msg, what + " (want %s, 'too large')" % want)
+        C.check("'node_%s' (%s)" % (op.lower(), op) in msg, what + " (the message names the node and op)")
+
 # Inside a Loop body or an If branch (eager plans): the subgraph's node decides, as at top level, and the
 # Loop / If does not make the model's value the caller's (tester14 f6: a body's or the outer graph's
 # initializer [-4, 3] gave INVALID_ARGUMENT). Expand(acc, v), acc carried from the fed x [2, 3].

@@ -24,7 +24,8 @@ helper, seeded random weights):
     per-column weight scales;
   - wide: 67 graph inputs (a 32-layer decoder's count with a KV cache),
     a Concat of 65, a Split into 65 and a Sum of 100 (the arrays of wide
-    nodes and graphs are sized at compile time);
+    nodes and graphs are sized at compile time), a Split into 260 by a
+    constant split input, an f16 Sum (its f32 accumulator);
   - the ONNX suite's light_squeezenet when present.
 Also checks that the shim counts at all (a run whose first run allocates).
 Exits 77 when the shim, the runner or onnx is missing.
@@ -111,8 +112,18 @@ def wide(path):
     nodes.append(H.make_node("Concat", ["n%d" % i for i in range(n)], ["cat"], axis=1))
     nodes.append(H.make_node("Split", ["cat"], ["s%d" % i for i in range(n)], axis=1))
     nodes.append(H.make_node("Sum", ["s%d" % (i % n) for i in range(100)] + ["n65", "n66"], ["sum"]))
+    # a Split into 260 by a constant split input (sizes and split values
+    # past 256: the kernel's scratch), an f16 Sum of three (its f32
+    # accumulator: the kernel's scratch)
+    w = ["w%d" % i for i in range(260)]
+    nodes.append(H.make_node("Split", ["cat", "sizes"], w, axis=1))
+    nodes.append(H.make_node("Sum", w, ["wsum"]))
+    nodes += [H.make_node("Cast", [w[i]], ["h%d" % i], to=TP.FLOAT16) for i in range(3)]
+    nodes.append(H.make_node("Sum", ["h0", "h1", "h2"], ["hsum"]))
     g = H.make_graph(nodes, "wide", [fvi("x%d" % i, [4, 8]) for i in range(k)],
-                     [fvi("sum", None), fvi("cat", None)])
+                     [fvi("sum", None), fvi("cat", None), fvi("wsum", None),
+                      H.make_tensor_value_info("hsum", TP.FLOAT16, None)],
+                     [H.make_tensor("sizes", TP.INT64, [260], [2] * 260)])
     m = H.make_model(g, opset_imports=[H.make_opsetid("", 17)])
     m.ir_version = 8
     with open(path, "wb") as f:

@@ -3,7 +3,8 @@ graph inputs loaded but every run failed ("more than 64 graph inputs"; `rlx
 run`: "handles at most 64"), and the CPU executor refused any node with more
 than 64 inputs or outputs (Concat of 65, Split into 65, Sum of 65, which the
 GPU handed to the CPU (it now runs Sum / Max / Min / Mean of any count), Loop with 70 carried values, Scan with 70 scan
-inputs). onnxruntime runs them. The wide-node models have at most 4 graph
+inputs), and Split refused more than 256 outputs (tester15b). onnxruntime
+runs them. The wide-node models have at most 4 graph
 inputs, so that they test the nodes, not the graph's inputs. A control
 input (an If's scalar condition input) at index 66 specialises the plan on
 its value as one below 64 does (the report shows no eager run).
@@ -154,6 +155,26 @@ nodes += [H.make_node("Neg", ["p%d" % i], ["q%d" % i], name="neg%d" % i) for i i
 nodes.append(H.make_node("Concat", ["q%d" % (N - 1 - i) for i in range(N)], ["y"], name="cat", axis=1))
 split_cat = model("split_cat65", nodes, [fvi("x", [2, N])], [fvi("y", None)])
 compare("Split into 65 then Concat of 65", split_cat, lambda: {"x": nonzero((2, N))})
+
+# Split into 300 (tester15b 04: "more than 256 outputs" on the CPU and the
+# GPU): equal parts of [2, 600]; a constant split input [1, 3] * 150; the
+# same split fed at run time (the CPU reads it per run)
+NW = 300
+outs = ["s%d" % i for i in range(NW)]
+split300 = model("split300", [H.make_node("Split", ["x"], outs, name="split", axis=1)],
+                 [fvi("x", [2, 2 * NW])], [fvi(o, None) for o in outs])
+compare("Split into 300", split300, lambda: {"x": nonzero((2, 2 * NW))}, gpu_native="Split")
+sizes = [1, 3] * (NW // 2)
+split300k = model_k("split300k", [H.make_node("Split", ["x", "sizes"], outs, name="split", axis=1)],
+                    [fvi("x", [3, sum(sizes)])], [fvi(o, None) for o in outs],
+                    [H.make_tensor("sizes", T.INT64, [NW], sizes)])
+compare("Split into 300 by a constant split input", split300k, lambda: {"x": nonzero((3, sum(sizes)))},
+        gpu_native="Split")
+split300f = model("split300f", [H.make_node("Split", ["x", "sizes"], outs, name="split", axis=1)],
+                  [fvi("x", [3, sum(sizes)]), H.make_tensor_value_info("sizes", T.INT64, [NW])],
+                  [fvi(o, None) for o in outs])
+compare("Split into 300 by a fed split input", split300f,
+        lambda: {"x": nonzero((3, sum(sizes))), "sizes": np.array(sizes, np.int64)})
 
 # ------------------------------------------------ Sum / Max / Min / Mean of 100
 for op in ("Sum", "Max", "Min", "Mean"):

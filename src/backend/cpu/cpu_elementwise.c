@@ -4,10 +4,12 @@
  * function's f32 computation, other float types by its double reference
  * (exact for + - * / sqrt after rounding back); integer types in int64. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/cpu.h"
 #include "base/parallel.h"
+#include "base/scratch.h"
 #include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_nn.h"
 #include "ir/ew.h"
@@ -440,10 +442,48 @@ static rlx_status k_mod(rlx_cpu_kctx *k) {
     return binary_run(k, fm ? B_FMOD : B_MOD);
 }
 
+/* Sum and Mean of f16 or bf16: the README's rounding policy (computed in
+ * f32, rounded once) over the whole sum, so the running sum is f32 (a
+ * running f16 sum rounds each small term against a large partial sum). The
+ * f32 accumulator is the thread's grow-only scratch (no allocation in a
+ * steady run; above RLX_SCRATCH_MAX_BYTES allocated for the call). The
+ * GPU's lowering adds in the same order. */
+static rlx_status narrow_sum_run(rlx_cpu_kctx *k, bool mean) {
+    rlx_tensor *y = k->out[0];
+    size_t n = rlx_tensor_numel(y);
+    if (n == 0) return RLX_OK;
+    float *own = NULL, *acc = rlx_scratch_get(RLX_SCRATCH_CALL, n * sizeof *acc);
+    if (!acc) acc = own = malloc(n * sizeof *acc);
+    if (!acc) return rlx_cpu_fail(k, RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    bool first = true;
+    int cnt = 0;
+    rlx_status st = RLX_OK;
+    for (int j = 0; j < k->n->n_in && !st; j++) {
+        const rlx_tensor *x = k->in[j];
+        if (!x) continue;
+        const rlx_tensor *ins[1] = { x };
+        bcast bc;
+        st = bcast_init(k, &bc, y, ins, 1);
+        if (st) break;
+        BCAST_FOR(&bc, i, off, {
+            float v = (float)rlx_tensor_get_f64(x, (size_t)off[0]);
+            acc[i] = first ? v : acc[i] + v;
+        });
+        first = false;
+        cnt++;
+    }
+    if (!st) {
+        for (size_t i = 0; i < n; i++) rlx_tensor_set_f64(y, i, mean ? acc[i] / (float)cnt : acc[i]);
+    }
+    free(own);
+    return st;
+}
+
 /* Max, Min, Sum, Mean: fold the inputs pairwise into the output. */
 static rlx_status variadic_run(rlx_cpu_kctx *k, bin_op op, bool mean) {
     rlx_tensor *y = k->out[0];
     size_t n = rlx_tensor_numel(y);
+    if (op == B_ADD && (y->dtype == RLX_DTYPE_F16 || y->dtype == RLX_DTYPE_BF16)) return narrow_sum_run(k, mean);
     bin_op acc_op = op;
     for (int j = 0; j < k->n->n_in; j++) {
         const rlx_tensor *x = k->in[j];

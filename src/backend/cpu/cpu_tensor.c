@@ -290,19 +290,26 @@ static rlx_status k_split(rlx_cpu_kctx *k) {
     int ax, n_out = k->n->n_out;
     if (!rlx_norm_axis(rlx_param_int(k->n, "axis"), x->rank, &ax))
         return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "axis is out of range");
-    /* up to 64 outputs on the stack, more in the thread's grow-only scratch:
-     * no allocation in a steady run */
-    int64_t buf[256], stack_sizes[64];
-    int64_t *sizes =
-        n_out <= 64 ? stack_sizes : rlx_scratch_get(RLX_SCRATCH_INDEX, ((size_t)n_out + 1) * sizeof *sizes);
+    /* a split input has a size per output (checked before anything reads
+     * it); the sizes and the split values of up to 64 outputs on the stack,
+     * more in the thread's grow-only scratch: no allocation in a steady run */
+    const rlx_tensor *sp = k->n->version >= 13 ? kin(k, 1) : NULL;
+    if (sp && rlx_tensor_numel(sp) != (size_t)n_out)
+        return rlx_cpu_fail(k, RLX_ERR_INVALID_ARGUMENT, "split has %zu sizes for %d outputs", rlx_tensor_numel(sp),
+                            n_out);
+    size_t cap = sp ? (size_t)n_out : 0;
+    int64_t stack_sizes[128];
+    int64_t *sizes = n_out <= 64 ? stack_sizes
+                                 : rlx_scratch_get(RLX_SCRATCH_INDEX, ((size_t)n_out + cap + 1) * sizeof *sizes);
     if (!sizes) return oom(k);
+    int64_t *buf = sizes + n_out;
     const int64_t *split = NULL;
     size_t ns = 0;
     rlx_status st = RLX_OK;
     if (k->n->version < 13) {
         split = rlx_param_ints(k->n, "split", &ns);
-    } else if (kin(k, 1)) {
-        st = read_ints(k, kin(k, 1), "split", buf, 256, &ns);
+    } else if (sp) {
+        st = read_ints(k, sp, "split", buf, cap, &ns);
         split = buf;
     }
     if (!st) st = rlx_split_sizes(k->n, x->dims[ax], split, ns, n_out, sizes);

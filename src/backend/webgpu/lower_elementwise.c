@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backend/webgpu/webgpu.h"
+#include "backend/webgpu/wg_codes.h"
 #include "backend/webgpu/wg_split.h"
 #include "ir/ew.h"
 #include "ir/op.h"
@@ -97,18 +98,25 @@ static rlx_status emit_binary_block(wg_lower *L, const wg_block *blk, void *ctx)
     return wg_grid_1d(L, d, blk->numel);
 }
 
-/* y = a op b over y's shape (a, b broadcast to it), in blocks that fit one
- * binding. */
-static rlx_status emit_binary(wg_lower *L, int code, int a, int b, int y) {
-    const rlx_graph *g = L->g;
-    const rlx_value *va = &g->values[a], *vb = &g->values[b], *vy = &g->values[y];
-    const rlx_value *ins[2] = { va, vb };
+/* One operand of emit_binary_at: a value (or WG_SCRATCH from element
+ * base) read with the shape of `shape`. */
+typedef struct bin_opnd {
+    int id;
+    int64_t base;
+    const rlx_value *shape;
+} bin_opnd;
+
+/* y = a op b over y's shape (a, b broadcast to it), elements of type elem,
+ * in blocks that fit one binding. */
+static rlx_status emit_binary_at(wg_lower *L, int code, wg_elem elem, bin_opnd a, bin_opnd b, bin_opnd y) {
+    const rlx_value *ins[2] = { a.shape, b.shape };
     wg_bcview bs;
-    RLX_TRY(wg_bcview_make(L, ins, 2, vy, &bs));
+    RLX_TRY(wg_bcview_make(L, ins, 2, y.shape, &bs));
     wg_strided sp;
     memset(&sp, 0, sizeof sp);
     sp.rank = bs.rank;
     sp.n_ops = 3;
+    sp.base[0] = a.base, sp.base[1] = b.base, sp.base[2] = y.base;
     int64_t ys = 1;
     for (int i = bs.rank - 1; i >= 0; i--) {
         sp.dims[i] = bs.dims[i];
@@ -117,8 +125,16 @@ static rlx_status emit_binary(wg_lower *L, int code, int a, int b, int y) {
         sp.str[2][i] = ys;
         ys *= (int64_t)bs.dims[i];
     }
-    binary_ctx c = { code, a, b, y, wg_elem_of(vy->dtype), &bs };
+    binary_ctx c = { code, a.id, b.id, y.id, elem, &bs };
     return wg_split_strided(L, &sp, emit_binary_block, &c);
+}
+
+/* y = a op b over y's shape (a, b broadcast to it), in blocks that fit one
+ * binding. */
+static rlx_status emit_binary(wg_lower *L, int code, int a, int b, int y) {
+    const rlx_value *v = L->g->values;
+    bin_opnd oa = { a, 0, &v[a] }, ob = { b, 0, &v[b] }, oy = { y, 0, &v[y] };
+    return emit_binary_at(L, code, wg_elem_of(v[y].dtype), oa, ob, oy);
 }
 
 static rlx_status lower_binary(wg_lower *L) {
@@ -144,8 +160,67 @@ static rlx_status lower_binary(wg_lower *L) {
     return emit_binary(L, code, wg_in_id(L, 0), wg_in_id(L, 1), wg_out_id(L, 0));
 }
 
+/* cast.wgsl: n elements of type src (value x, whole) into type dst at
+ * element off of the scratch, or the reverse (to_scratch false: from
+ * scratch element off into value x). One invocation per element (per word
+ * for an f16 destination). */
+static rlx_status emit_cast_scratch(wg_lower *L, int x, uint64_t off, uint64_t n, bool to_scratch) {
+    wg_dispatch *d = wg_emit(L, "cast");
+    wg_spec(L, d, "SRC", to_scratch ? TY_F16 : TY_F32);
+    wg_spec(L, d, "DST", to_scratch ? TY_F32 : TY_F16);
+    uint64_t threads = to_scratch ? n : (n + 1) / 2;
+    if (to_scratch) {
+        wg_bind_value(L, d, "x_off", x);
+        wg_bind(L, d, "y_off", WG_SCRATCH, off, n);
+    } else {
+        wg_bind(L, d, "x_off", WG_SCRATCH, off, n);
+        wg_bind_value(L, d, "y_off", x);
+    }
+    WG_P(L, d, wg_pu("n", n), wg_pu("threads", threads));
+    return wg_grid_1d(L, d, threads);
+}
+
+/* f16 Sum/Mean of three or more inputs: the README's rounding policy
+ * (computed in f32, rounded once) over the whole sum, so the running sum
+ * stays f32. Scratch: the f32 accumulator [0, ny), then one input widened
+ * to f32 [ny, ny + its count). Each input: widened by cast.wgsl, added
+ * into the accumulator (binary.wgsl over f32, broadcast to y's shape); the
+ * first one copied (FIRST). Mean divides the f32 sum by the count; one
+ * cast.wgsl rounds the result to y. Windows that do not fit one binding:
+ * declined (the node runs on the CPU, which sums in f32 too). */
+static rlx_status lower_variadic_f16_sum(wg_lower *L, bool mean, int n) {
+    const rlx_value *y = wg_out(L, 0);
+    uint64_t ny = wg_numel(y), nx = 0;
+    for (int i = 0; i < L->n->n_in; i++)
+        if (wg_in(L, i) && wg_numel(wg_in(L, i)) > nx) nx = wg_numel(wg_in(L, i));
+    if (!wg_window_fits(L, ny + nx)) return wg_decline(L, "the f32 accumulator does not fit one binding");
+    wg_scratch(L, ny + nx);
+    rlx_value acc_shape = *y;
+    acc_shape.dtype = RLX_DTYPE_F32;
+    bin_opnd acc = { WG_SCRATCH, 0, &acc_shape };
+    bool first = true;
+    for (int i = 0; i < L->n->n_in; i++) {
+        const rlx_value *x = wg_in(L, i);
+        if (!x) continue;
+        rlx_value xs_shape = *x;
+        xs_shape.dtype = RLX_DTYPE_F32;
+        bin_opnd xs = { WG_SCRATCH, (int64_t)ny, &xs_shape };
+        RLX_TRY(emit_cast_scratch(L, wg_in_id(L, i), ny, wg_numel(x), true));
+        RLX_TRY(emit_binary_at(L, first ? BIN_FIRST : BIN_ADD, WG_ELEM_F32, first ? xs : acc, xs, acc));
+        first = false;
+    }
+    if (mean) {
+        rlx_ew_call div = { RLX_EW_DIV, 0, 0 };
+        unary_ctx u = { div, WG_SCRATCH, WG_SCRATCH, (float)n, WG_ELEM_F32 };
+        RLX_TRY(wg_split_1d(L, ny, 2, emit_unary_block, &u));
+    }
+    return emit_cast_scratch(L, wg_out_id(L, 0), 0, ny, false);
+}
+
 /* Sum, Mean, Max, Min: y = x0 op x1, then y = y op x_k in place; Mean ends
- * with y = y / count. One input: a broadcast copy. */
+ * with y = y / count. One input: a broadcast copy. f16 Sum/Mean of three
+ * or more inputs accumulate in f32 (lower_variadic_f16_sum); of two, the
+ * one binary dispatch computes in f32 and rounds once already. */
 static rlx_status lower_variadic(wg_lower *L) {
     rlx_op_id op = L->n->op;
     int code = op == RLX_OP_Max ? BIN_MAX : op == RLX_OP_Min ? BIN_MIN : BIN_ADD;
@@ -163,6 +238,7 @@ static rlx_status lower_variadic(wg_lower *L) {
     }
     if (n == 0) return wg_decline(L, "no inputs");
     if (wg_numel(y) == 0) return RLX_OK;
+    if (y->dtype == RLX_DTYPE_F16 && code == BIN_ADD && n > 2) return lower_variadic_f16_sum(L, mean, n);
     int yid = wg_out_id(L, 0), x0 = wg_in_id(L, first), k = 0;
     for (int i = first + 1; i < L->n->n_in; i++) {
         if (!wg_in(L, i)) continue;

@@ -16,6 +16,7 @@
  * when constant (then the shape is exact and static), else the dims are
  * left dynamic. Symbols pass through where the op keeps a dim unchanged. */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -428,25 +429,34 @@ static rlx_status infer_split(rlx_infer_ctx *c) {
     int ax;
     int64_t axis = rlx_param_int(c->n, "axis");
     RLX_TRY(rlx_ictx_axis(c, axis, x->rank, &ax));
-    int64_t split_buf[256];
+    /* sizes for every output and room for every value of a constant split
+     * input, from the graph (inference runs at compile time) */
+    const rlx_value *sv = c->n->version >= 13 ? rlx_ictx_in(c, 1) : NULL;
+    size_t cap = sv && sv->konst ? rlx_tensor_numel(sv->konst) : 0;
+    int64_t *sizes = malloc(((size_t)n_out + cap + 1) * sizeof *sizes);
+    if (!sizes) return fail_st(c, RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    int64_t *split_buf = sizes + n_out;
     const int64_t *split = NULL;
     size_t ns = 0;
     bool split_dyn = false;
-    if (n_out > 256) return fail_st(c, RLX_ERR_UNSUPPORTED, "more than 256 outputs");
+    rlx_status st = RLX_OK;
     if (c->n->version < 13) {
         split = rlx_param_ints(c->n, "split", &ns);
-    } else if (rlx_ictx_in(c, 1)) {
-        bool known;
-        RLX_TRY(need_index(c, 1, "split"));
-        RLX_TRY(in_ints(c, 1, "split", RLX_RANK_1D, split_buf, 256, &ns, &known));
+    } else if (sv) {
+        bool known = false;
+        st = need_index(c, 1, "split");
+        if (!st) st = in_ints(c, 1, "split", RLX_RANK_1D, split_buf, cap, &ns, &known);
         if (known) split = split_buf;
         else split_dyn = true;
     }
-    int64_t sizes[256];
-    if (split_dyn) {
+    if (!st && split_dyn) {
         for (int i = 0; i < n_out; i++) sizes[i] = RLX_DIM_DYN;
-    } else {
-        RLX_TRY(rlx_split_sizes(c->n, x->dims[ax], split, ns, n_out, sizes));
+    } else if (!st) {
+        st = rlx_split_sizes(c->n, x->dims[ax], split, ns, n_out, sizes);
+    }
+    if (st) {
+        free(sizes);
+        return st;
     }
     for (int i = 0; i < n_out; i++) {
         shp o;
@@ -455,6 +465,7 @@ static rlx_status infer_split(rlx_infer_ctx *c) {
         o.s[ax] = (n_out == 1 && sizes[i] < 0) ? x->syms[ax] : -1;
         set_out_shp(c, i, x->dtype, &o);
     }
+    free(sizes);
     return RLX_OK;
 }
 
