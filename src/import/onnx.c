@@ -1277,6 +1277,39 @@ static rlx_status expand_calls(const Onnx__ModelProto *mp, Onnx__NodeProto *cons
     return RLX_OK;
 }
 
+/* A graph input vi named like initializer id must declare what the
+ * initializer holds, as onnxruntime requires (any IR version): the same
+ * element type and, where it declares a shape, the same rank and every
+ * static dim (dim_params and unknown dims are free). A type rlx does not
+ * read is left to the caller, as before.
+ * errors: RLX_ERR_INVALID_MODEL naming the input, RLX_ERR_OUT_OF_MEMORY. */
+static rlx_status check_init_decl(rlx_graph *g, const Onnx__ValueInfoProto *vi, int id) {
+    decl_type d;
+    char what[300];
+    snprintf(what, sizeof what, "graph input '%s'", vi->name);
+    rlx_status st = decl_type_read(g, vi->type, what, &d);
+    if (st == RLX_ERR_OUT_OF_MEMORY) return st;
+    if (st) {
+        rlx_clear_error();
+        return RLX_OK;
+    }
+    const rlx_value *v = &g->values[id];
+    bool same = d.dtype == RLX_DTYPE_UNDEFINED || d.dtype == v->dtype;
+    if (d.rank >= 0) {
+        same = same && d.rank == v->rank;
+        for (int k = 0; same && k < d.rank; k++) same = d.dims[k] < 0 || d.dims[k] == v->dims[k];
+    }
+    if (same) return RLX_OK;
+    char ds[96], is[96];
+    if (d.rank >= 0) rlx_shape_str(d.dims, d.rank, ds, sizeof ds);
+    else snprintf(ds, sizeof ds, "(any shape)");
+    rlx_shape_str(v->dims, v->rank, is, sizeof is);
+    return rlx_fail(RLX_ERR_INVALID_MODEL,
+                    "graph input '%s' is declared %s %s, but its initializer of the same name is %s %s",
+                    vi->name, d.dtype == RLX_DTYPE_UNDEFINED ? "(any type)" : rlx_dtype_name(d.dtype), ds,
+                    rlx_dtype_name(v->dtype), is);
+}
+
 /* The body of import_graph, filling the fresh graph g. */
 static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *g) {
     char label[400];
@@ -1309,6 +1342,7 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
             bool twice = g->values[id].flags & RLX_VALUE_INPUT;
             for (size_t k = 0; k < g->n_overridable; k++) twice |= g->overridable[k] == id;
             if (twice) return rlx_fail(RLX_ERR_INVALID_MODEL, "graph input '%s' is listed twice", vi->name);
+            if (g->values[id].flags & RLX_VALUE_INITIALIZER) RLX_TRY(check_init_decl(g, vi, id));
             if (c->overridable && !g->parent && (g->values[id].flags & RLX_VALUE_INITIALIZER)) {
                 RLX_TRY(RLX_GROW(g->overridable, g->cap_overridable, g->n_overridable + 1));
                 RLX_TRY(RLX_GROW(g->overridable_decl, g->cap_overridable_decl, g->n_overridable + 1));

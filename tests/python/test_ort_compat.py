@@ -303,6 +303,32 @@ for what, f in (("none", fo), ("w [2, 3]", dict(fo, w=w_fed)), ("none again", fo
     C.check(ref.shape == got.shape and np.array_equal(ref, got), "overridable (declared ['M', 3]) fed %s: rlx %r, ort %r"
             % (what, got, ref))
 
+# a graph input whose declaration contradicts its initializer (w f32[3]):
+# onnxruntime refuses the model at any IR version, and so does rlx, naming
+# the input (was: loaded, the declaration dropped); an agreeing declaration
+# (a dim_param, -1) loads in both
+W3 = np.array([0.5, -1.5, 2.0], np.float32)
+for ir in (3, 8):
+    for et, decl, ok in ((T.FLOAT, [5], False), (T.FLOAT16, [3], False), (T.FLOAT, [1, 3], False), (T.FLOAT, [], False),
+                         (T.FLOAT, ["n"], True), (T.FLOAT, [-1], True), (T.FLOAT, [3], True)):
+        gm = H.make_graph([H.make_node("Add", ["x", "w"], ["y"], name="add")], "ov_mismatch",
+                          [H.make_tensor_value_info("x", T.FLOAT, [3]), H.make_tensor_value_info("w", et, decl)],
+                          [H.make_tensor_value_info("y", T.FLOAT, None)], initializer=[NH.from_array(W3, "w")])
+        pm = save(H.make_model(gm, opset_imports=[H.make_opsetid("", 13)], ir_version=ir), "ov_mismatch.onnx")
+        tag = "IR %d w declared %s %r, initializer f32 [3]" % (ir, "f16" if et == T.FLOAT16 else "f32", decl)
+        try:
+            onnxruntime.InferenceSession(pm, providers=["CPUExecutionProvider"])
+            ort_ok = True
+        except Exception:
+            ort_ok = False
+        C.check(ort_ok == ok, "%s: onnxruntime %s" % (tag, "loads it" if ort_ok else "refuses it"))
+        if ok:
+            xs = rng.uniform(-1, 1, 3).astype(np.float32)
+            got = rlx.Session(rlx.Model(pm)).run({"x": xs})[0]
+            C.check(np.array_equal(got, xs + W3), "%s: y %r" % (tag, got))
+        else:
+            raises(lambda: rlx.Model(pm), rlx.Error, "graph input 'w' is declared", tag)
+
 # rlx's own API takes bytes too
 mb = rlx.Model(m1.SerializeToString())
 C.check([i["name"] for i in mb.inputs] == ["x", "ids"] and mb.inputs[0]["shape"] == ["batch", "seq", 6],
