@@ -1358,14 +1358,16 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
                 }
                 const rlx_value *v = &g->values[id];
                 rlx_decl_shape *ds = &g->overridable_decl[g->n_overridable];
-                /* the declared shape where it agrees with the initializer's
-                 * (dtype, rank, static dims), else the initializer's */
-                bool agree = d.dtype == v->dtype && d.rank == v->rank;
-                for (int k = 0; agree && k < d.rank; k++) agree = d.dims[k] < 0 || d.dims[k] == v->dims[k];
-                ds->rank = v->rank;
+                /* what a fed value may have: the declared shape (it agrees
+                 * with the initializer's: check_init_decl); none declared
+                 * (a type without a shape field): any rank, as
+                 * onnxruntime takes it (rank -1); a type rlx does not read:
+                 * the initializer's shape */
+                bool decl = !dst;
+                ds->rank = decl ? d.rank : v->rank;
                 for (int k = 0; k < RLX_MAX_RANK; k++) {
-                    ds->dims[k] = agree && k < d.rank ? d.dims[k] : v->dims[k];
-                    ds->syms[k] = agree && k < d.rank ? d.syms[k] : -1;
+                    ds->dims[k] = decl && k < d.rank ? d.dims[k] : decl ? 0 : v->dims[k];
+                    ds->syms[k] = decl && k < d.rank ? d.syms[k] : -1;
                 }
                 g->overridable[g->n_overridable++] = id;
             }

@@ -91,6 +91,11 @@ rlx_status rlx_model_overridable_initializer_info(const rlx_model *m, size_t i, 
     const rlx_graph *g = m->g;
     rlx_value_info_fill(g, g->overridable[i], info);
     const rlx_decl_shape *d = &g->overridable_decl[i];
+    info->rank = d->rank; /* -1: any shape may be fed */
+    for (int k = 0; k < RLX_MAX_RANK; k++) {
+        info->dims[k] = 0;
+        info->dim_names[k] = NULL;
+    }
     for (int k = 0; k < d->rank && k < RLX_MAX_RANK; k++) {
         info->dims[k] = d->dims[k] >= 0 ? d->dims[k] : -1;
         info->dim_names[k] = d->dims[k] < 0 && d->syms[k] >= 0 && (size_t)d->syms[k] < g->n_syms ? g->syms[d->syms[k]] : NULL;

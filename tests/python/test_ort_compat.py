@@ -329,6 +329,29 @@ for ir in (3, 8):
         else:
             raises(lambda: rlx.Model(pm), rlx.Error, "graph input 'w' is declared", tag)
 
+# a graph input that declares a type but no shape takes a fed value of any
+# shape, as onnxruntime does (was: pinned to the initializer's [3], "the
+# model expects rank 1"); not fed, the initializer
+gn = H.make_graph([H.make_node("Add", ["x", "w"], ["y"], name="add")], "ov_noshape",
+                  [H.make_tensor_value_info("x", T.FLOAT, [2, 3]), H.make_tensor_value_info("w", T.FLOAT, None)],
+                  [H.make_tensor_value_info("y", T.FLOAT, None)], initializer=[NH.from_array(W3, "w")])
+pn = save(H.make_model(gn, opset_imports=[H.make_opsetid("", 13)], ir_version=8), "ov_noshape.onnx")
+ref_s = onnxruntime.InferenceSession(pn, providers=["CPUExecutionProvider"])
+mn = rlx.Model(pn)
+C.check([(o["name"], o["shape"]) for o in mn.overridable_initializers] == [("w", None)],
+        "ov_noshape: Model.overridable_initializers %r" % mn.overridable_initializers)
+sn = rlx.Session(mn)
+xn = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+for wshape in (None, (2, 3), (2, 1, 1), (), (3,), (1, 2, 1, 3)):
+    f = {"x": xn} if wshape is None else {"x": xn, "w": rng.uniform(-1, 1, wshape).astype(np.float32)}
+    ref = ref_s.run(None, f)[0]
+    try:
+        got = sn.run(f)[0]
+    except rlx.Error as e:
+        got = e
+    C.check(isinstance(got, np.ndarray) and got.shape == ref.shape and np.array_equal(got, ref),  # one add: exact
+            "ov_noshape fed w %s: rlx %r, ort %r" % (wshape, got, ref))
+
 # rlx's own API takes bytes too
 mb = rlx.Model(m1.SerializeToString())
 C.check([i["name"] for i in mb.inputs] == ["x", "ids"] and mb.inputs[0]["shape"] == ["batch", "seq", 6],
