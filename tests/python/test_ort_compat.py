@@ -352,6 +352,32 @@ for wshape in (None, (2, 3), (2, 1, 1), (), (3,), (1, 2, 1, 3)):
     C.check(isinstance(got, np.ndarray) and got.shape == ref.shape and np.array_equal(got, ref),  # one add: exact
             "ov_noshape fed w %s: rlx %r, ort %r" % (wshape, got, ref))
 
+# overridable initializers past the 64th may be fed (was: "feeding one past
+# the 64th is not supported"; old torch exports list every weight as an
+# input): y = Sum(x, w0..w149); sets that cross word boundaries, more sets
+# than the sub-session cache holds, a set again after it was evicted
+NW = 150
+Ws = [rng.uniform(-1, 1, 2).astype(np.float32) for _ in range(NW)]
+gw = H.make_graph([H.make_node("Sum", ["x"] + ["w%d" % k for k in range(NW)], ["y"], name="sum")], "ov_many",
+                  [H.make_tensor_value_info("x", T.FLOAT, [2])] +
+                  [H.make_tensor_value_info("w%d" % k, T.FLOAT, [2]) for k in range(NW)],
+                  [H.make_tensor_value_info("y", T.FLOAT, None)],
+                  initializer=[NH.from_array(Ws[k], "w%d" % k) for k in range(NW)])
+pw = save(H.make_model(gw, opset_imports=[H.make_opsetid("", 13)], ir_version=8), "ov_many.onnx")
+ref_s = onnxruntime.InferenceSession(pw, providers=["CPUExecutionProvider"])
+sw = rlx.Session(rlx.Model(pw))
+sets = [[64], [149], [0, 63, 64, 127, 128], [149], [1, 65], [2, 66, 130], [100], [64], [0, 63, 64, 127, 128], []]
+for fed in sets:
+    f = {"x": rng.uniform(-1, 1, 2).astype(np.float32)}
+    f.update({"w%d" % k: rng.uniform(-1, 1, 2).astype(np.float32) for k in fed})
+    ref = ref_s.run(None, f)[0]
+    try:
+        got = sw.run(f)[0]
+    except rlx.Error as e:
+        got = e
+    C.check(isinstance(got, np.ndarray) and np.allclose(got, ref, atol=1e-5, rtol=1e-5),
+            "ov_many fed %s: rlx %r, ort %r" % (["w%d" % k for k in fed], got, ref))
+
 # rlx's own API takes bytes too
 mb = rlx.Model(m1.SerializeToString())
 C.check([i["name"] for i in mb.inputs] == ["x", "ids"] and mb.inputs[0]["shape"] == ["batch", "seq", 6],
