@@ -287,6 +287,19 @@ static void test_model_inspection(void) {
         CHECK_MSG(strstr(buf, "Conv") && strstr(buf, "Sigmoid") && strstr(buf, "batch"), "IR dump: %.200s", buf);
         fclose(f);
     }
+    /* a NULL out pointer is refused, not written through (index 0 is in
+     * range for inputs and outputs) */
+    CHECK_FAILS(rlx_model_input_info(m, 0, NULL), RLX_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(rlx_model_output_info(m, 0, NULL), RLX_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(rlx_model_output_declared_info(m, 0, NULL), RLX_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(rlx_model_overridable_initializer_info(m, 0, NULL), RLX_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(rlx_model_get_summary(m, NULL), RLX_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(rlx_model_node_info(m, 0, NULL), RLX_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(rlx_model_node_origin(m, 0, NULL), RLX_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK_FAILS(rlx_model_create(13, NULL), RLX_ERR_INVALID_ARGUMENT, "NULL");
+    rlx_value_info vi = { .rank = 7 };
+    CHECK_FAILS(rlx_model_input_info(NULL, 0, &vi), RLX_ERR_INVALID_ARGUMENT, "NULL");
+    CHECK(vi.rank == 0 && vi.name == NULL);
     rlx_tensor *t = (rlx_tensor *)1;
     CHECK_FAILS(rlx_tensor_load_onnx("no/such/file.pb", &t), RLX_ERR_IO, "no/such/file.pb");
     CHECK(t == NULL);

@@ -353,11 +353,11 @@ int cli_check_input_names(const cli_input_opts *io, const rlx_model *m) {
             found = rlx_model_input_info(m, i, &vi) == RLX_OK && strcmp(vi.name, na->name) == 0;
         }
         bool overridable = false;
-        for (size_t i = 0; i < rlx_model_num_overridable_initializers(m) && !found; i++) {
+        for (size_t i = 0; i < rlx_model_num_overridable_initializers(m) && !found && !overridable; i++) {
             rlx_value_info vi;
             overridable = rlx_model_overridable_initializer_info(m, i, &vi) == RLX_OK && strcmp(vi.name, na->name) == 0;
-            found = overridable && k < io->inputs->n; /* fed from a file; --shape would make up a weight */
         }
+        found = found || (overridable && k < io->inputs->n); /* fed from a file; --shape would make up a weight */
         if (overridable && !found)
             return cli_usage_error(io->command,
                                    "'%s' is an overridable initializer: feed it with --input %s=FILE.npy or leave it "

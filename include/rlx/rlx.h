@@ -270,6 +270,8 @@ RLX_API rlx_status rlx_model_output_info(const rlx_model *model, size_t index, r
  * session then runs a plan compiled with them as inputs). Before IR
  * version 4 every initializer was listed as an input: such models have
  * none, their initializers are constants (as onnxruntime takes them).
+ * The info is what a fed value may have: the graph input's declared shape,
+ * rank -1 (any shape) where it declares none.
  * index < num_overridable_initializers, else RLX_ERR_INVALID_ARGUMENT. */
 RLX_API size_t rlx_model_num_overridable_initializers(const rlx_model *model);
 RLX_API rlx_status rlx_model_overridable_initializer_info(const rlx_model *model, size_t index,

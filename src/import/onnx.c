@@ -1457,6 +1457,39 @@ static rlx_status expand_calls(fn_expand *e, Onnx__NodeProto *const *nodes, size
     return RLX_OK;
 }
 
+/* A graph input vi named like initializer id must declare what the
+ * initializer holds, as onnxruntime requires (any IR version): the same
+ * element type and, where it declares a shape, the same rank and every
+ * static dim (dim_params and unknown dims are free). A type rlx does not
+ * read is left to the caller, as before.
+ * errors: RLX_ERR_INVALID_MODEL naming the input, RLX_ERR_OUT_OF_MEMORY. */
+static rlx_status check_init_decl(rlx_graph *g, const Onnx__ValueInfoProto *vi, int id) {
+    decl_type d;
+    char what[300];
+    snprintf(what, sizeof what, "graph input '%s'", vi->name);
+    rlx_status st = decl_type_read(g, vi->type, what, &d);
+    if (st == RLX_ERR_OUT_OF_MEMORY) return st;
+    if (st) {
+        rlx_clear_error();
+        return RLX_OK;
+    }
+    const rlx_value *v = &g->values[id];
+    bool same = d.dtype == RLX_DTYPE_UNDEFINED || d.dtype == v->dtype;
+    if (d.rank >= 0) {
+        same = same && d.rank == v->rank;
+        for (int k = 0; same && k < d.rank; k++) same = d.dims[k] < 0 || d.dims[k] == v->dims[k];
+    }
+    if (same) return RLX_OK;
+    char ds[96], is[96];
+    if (d.rank >= 0) rlx_shape_str(d.dims, d.rank, ds, sizeof ds);
+    else snprintf(ds, sizeof ds, "(any shape)");
+    rlx_shape_str(v->dims, v->rank, is, sizeof is);
+    return rlx_fail(RLX_ERR_INVALID_MODEL,
+                    "graph input '%s' is declared %s %s, but its initializer of the same name is %s %s",
+                    vi->name, d.dtype == RLX_DTYPE_UNDEFINED ? "(any type)" : rlx_dtype_name(d.dtype), ds,
+                    rlx_dtype_name(v->dtype), is);
+}
+
 /* The body of import_graph, filling the fresh graph g. */
 static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *g) {
     char label[400];
@@ -1489,6 +1522,7 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
             bool twice = g->values[id].flags & RLX_VALUE_INPUT;
             for (size_t k = 0; k < g->n_overridable; k++) twice |= g->overridable[k] == id;
             if (twice) return rlx_fail(RLX_ERR_INVALID_MODEL, "graph input '%s' is listed twice", vi->name);
+            if (g->values[id].flags & RLX_VALUE_INITIALIZER) RLX_TRY(check_init_decl(g, vi, id));
             if (c->overridable && !g->parent && (g->values[id].flags & RLX_VALUE_INITIALIZER)) {
                 RLX_TRY(RLX_GROW(g->overridable, g->cap_overridable, g->n_overridable + 1));
                 RLX_TRY(RLX_GROW(g->overridable_decl, g->cap_overridable_decl, g->n_overridable + 1));
@@ -1504,14 +1538,16 @@ static rlx_status import_graph_body(const onnx_ctx *c, const Onnx__GraphProto *g
                 }
                 const rlx_value *v = &g->values[id];
                 rlx_decl_shape *ds = &g->overridable_decl[g->n_overridable];
-                /* the declared shape where it agrees with the initializer's
-                 * (dtype, rank, static dims), else the initializer's */
-                bool agree = d.dtype == v->dtype && d.rank == v->rank;
-                for (int k = 0; agree && k < d.rank; k++) agree = d.dims[k] < 0 || d.dims[k] == v->dims[k];
-                ds->rank = v->rank;
+                /* what a fed value may have: the declared shape (it agrees
+                 * with the initializer's: check_init_decl); none declared
+                 * (a type without a shape field): any rank, as
+                 * onnxruntime takes it (rank -1); a type rlx does not read:
+                 * the initializer's shape */
+                bool decl = !dst;
+                ds->rank = decl ? d.rank : v->rank;
                 for (int k = 0; k < RLX_MAX_RANK; k++) {
-                    ds->dims[k] = agree && k < d.rank ? d.dims[k] : v->dims[k];
-                    ds->syms[k] = agree && k < d.rank ? d.syms[k] : -1;
+                    ds->dims[k] = decl && k < d.rank ? d.dims[k] : decl ? 0 : v->dims[k];
+                    ds->syms[k] = decl && k < d.rank ? d.syms[k] : -1;
                 }
                 g->overridable[g->n_overridable++] = id;
             }

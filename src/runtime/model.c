@@ -73,8 +73,9 @@ void rlx_value_info_fill(const rlx_graph *g, int id, rlx_value_info *info) {
 }
 
 rlx_status rlx_model_input_info(const rlx_model *m, size_t i, rlx_value_info *info) {
-    memset(info, 0, sizeof *info);
-    if (!m || i >= m->g->n_inputs)
+    if (info) memset(info, 0, sizeof *info);
+    if (!m || !info) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model or out_info is NULL");
+    if (i >= m->g->n_inputs)
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "input index %zu out of range", i);
     rlx_value_info_fill(m->g, m->g->inputs[i], info);
     return RLX_OK;
@@ -83,12 +84,18 @@ rlx_status rlx_model_input_info(const rlx_model *m, size_t i, rlx_value_info *in
 size_t rlx_model_num_overridable_initializers(const rlx_model *m) { return m ? m->g->n_overridable : 0; }
 
 rlx_status rlx_model_overridable_initializer_info(const rlx_model *m, size_t i, rlx_value_info *info) {
-    memset(info, 0, sizeof *info);
-    if (!m || i >= m->g->n_overridable)
+    if (info) memset(info, 0, sizeof *info);
+    if (!m || !info) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model or out_info is NULL");
+    if (i >= m->g->n_overridable)
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "overridable initializer index %zu out of range", i);
     const rlx_graph *g = m->g;
     rlx_value_info_fill(g, g->overridable[i], info);
     const rlx_decl_shape *d = &g->overridable_decl[i];
+    info->rank = d->rank; /* -1: any shape may be fed */
+    for (int k = 0; k < RLX_MAX_RANK; k++) {
+        info->dims[k] = 0;
+        info->dim_names[k] = NULL;
+    }
     for (int k = 0; k < d->rank && k < RLX_MAX_RANK; k++) {
         info->dims[k] = d->dims[k] >= 0 ? d->dims[k] : -1;
         info->dim_names[k] = d->dims[k] < 0 && d->syms[k] >= 0 && (size_t)d->syms[k] < g->n_syms ? g->syms[d->syms[k]] : NULL;
@@ -97,8 +104,9 @@ rlx_status rlx_model_overridable_initializer_info(const rlx_model *m, size_t i, 
 }
 
 rlx_status rlx_model_output_info(const rlx_model *m, size_t i, rlx_value_info *info) {
-    memset(info, 0, sizeof *info);
-    if (!m || i >= m->g->n_outputs)
+    if (info) memset(info, 0, sizeof *info);
+    if (!m || !info) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "model or out_info is NULL");
+    if (i >= m->g->n_outputs)
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output index %zu out of range", i);
     rlx_value_info_fill(m->g, m->g->outputs[i], info);
     return RLX_OK;
@@ -122,6 +130,7 @@ rlx_status rlx_model_output_declared_info(const rlx_model *m, size_t i, rlx_valu
 /* ------------------------------------------------------------ builder */
 
 rlx_status rlx_model_create(int64_t opset, rlx_model **out) {
+    if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_model is NULL");
     *out = NULL;
     if (opset < RLX_OPSET_MIN || opset > RLX_OPSET_MAX)
         return rlx_fail(RLX_ERR_UNSUPPORTED, "opset %lld is outside the supported range %d..%d", (long long)opset,

@@ -79,7 +79,11 @@ struct rlx_session {
      * borrows this session's device, config (and so its stop control) and
      * takes this session's turn. */
     struct rlx_session *ov[OV_CACHE];
-    uint64_t ov_mask[OV_CACHE];
+    /* the sets fed, one bitset of ov_words words per sub-session (ov[i]'s
+     * at ov_keys + i * ov_words), then the current run's; allocated on the
+     * first run that feeds one (runs take turns) */
+    uint64_t *ov_keys;
+    size_t ov_words;
     size_t n_ov;
     bool borrowed;                /* a sub-session: be, host and cfg are its owner's */
     struct rlx_session *last_run; /* the sub-session whose plan ran last; NULL: this one's */
@@ -257,6 +261,7 @@ static void plan_free(rlx_session *s, plan_entry *e) {
 void rlx_session_destroy(rlx_session *s) {
     if (!s) return;
     for (size_t i = 0; i < s->n_ov; i++) rlx_session_destroy(s->ov[i]); /* before the device they borrow */
+    free(s->ov_keys);
     for (size_t i = 0; i < s->n_plans; i++) plan_free(s, &s->plans[i]);
     if (!s->borrowed && s->be) s->be->destroy(s->be);
     if (!s->borrowed && s->host) s->host->destroy(s->host);
@@ -795,17 +800,18 @@ static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *c
 
 /* ------------------------------------------------------------ overridable initializers */
 
-/* A sub-session of s for the overridable initializers in `mask` fed: its
- * model is a copy of s's in which they are inputs (the copy borrows the
- * other weights; the model's reference held by s keeps them). */
-static rlx_status ov_create(rlx_session *s, uint64_t mask, rlx_session **out) {
+/* A sub-session of s for the overridable initializers in the bitset `set`
+ * fed (bit k: the model's overridable initializer k): its model is a copy
+ * of s's in which they are inputs (the copy borrows the other weights; the
+ * model's reference held by s keeps them). */
+static rlx_status ov_create(rlx_session *s, const uint64_t *set, rlx_session **out) {
     *out = NULL;
     const rlx_graph *mg = s->model->g;
     rlx_graph *g;
     RLX_TRY(rlx_graph_clone(mg, &g));
     rlx_status st = RLX_OK;
-    for (size_t k = 0; k < mg->n_overridable && k < 64 && !st; k++) {
-        if (!(mask >> k & 1)) continue;
+    for (size_t k = 0; k < mg->n_overridable && !st; k++) {
+        if (!(set[k / 64] >> (k % 64) & 1)) continue;
         int id = mg->overridable[k];
         rlx_value *v = &g->values[id];
         v->konst = NULL; /* borrowed from the model's graph */
@@ -848,38 +854,47 @@ static rlx_status route(rlx_session *s, size_t n, const char *const *names, rlx_
     *out = s;
     const rlx_graph *mg = s->model->g;
     if (!mg->n_overridable || !names) return RLX_OK;
-    uint64_t mask = 0;
+    size_t w = s->ov_words;
+    uint64_t *key = s->ov_keys ? s->ov_keys + OV_CACHE * w : NULL; /* this run's set */
+    bool any = false;
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; names[i] && k < mg->n_overridable; k++)
             if (strcmp(mg->values[mg->overridable[k]].name, names[i]) == 0) {
-                if (k >= 64)
-                    return rlx_fail(RLX_ERR_UNSUPPORTED,
-                                    "input '%s' is overridable initializer #%zu of the model: feeding one past the "
-                                    "64th is not supported", names[i], k + 1);
-                mask |= 1ull << k;
+                if (!s->ov_keys) { /* the first run that feeds one */
+                    w = (mg->n_overridable + 63) / 64;
+                    s->ov_keys = calloc((OV_CACHE + 1) * w, sizeof *s->ov_keys);
+                    if (!s->ov_keys) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+                    s->ov_words = w;
+                    key = s->ov_keys + OV_CACHE * w;
+                }
+                if (!any) memset(key, 0, w * sizeof *key);
+                any = true;
+                key[k / 64] |= 1ull << (k % 64);
             }
-    if (!mask) return RLX_OK;
+    if (!any) return RLX_OK;
+    size_t kb = w * sizeof *key;
     for (size_t i = 0; i < s->n_ov; i++)
-        if (s->ov_mask[i] == mask) {
+        if (memcmp(s->ov_keys + i * w, key, kb) == 0) {
             rlx_session *hit = s->ov[i]; /* most recent last */
             memmove(&s->ov[i], &s->ov[i + 1], (s->n_ov - i - 1) * sizeof s->ov[0]);
-            memmove(&s->ov_mask[i], &s->ov_mask[i + 1], (s->n_ov - i - 1) * sizeof s->ov_mask[0]);
+            memmove(s->ov_keys + i * w, s->ov_keys + (i + 1) * w, (s->n_ov - i - 1) * kb);
             s->ov[s->n_ov - 1] = hit;
-            s->ov_mask[s->n_ov - 1] = mask;
+            memcpy(s->ov_keys + (s->n_ov - 1) * w, key, kb);
             *out = hit;
             return RLX_OK;
         }
     rlx_session *sub;
-    RLX_TRY(ov_create(s, mask, &sub));
+    RLX_TRY(ov_create(s, key, &sub));
     if (s->n_ov == OV_CACHE) {
         if (s->last_run == s->ov[0]) s->last_run = NULL;
         rlx_session_destroy(s->ov[0]);
         memmove(&s->ov[0], &s->ov[1], (OV_CACHE - 1) * sizeof s->ov[0]);
-        memmove(&s->ov_mask[0], &s->ov_mask[1], (OV_CACHE - 1) * sizeof s->ov_mask[0]);
+        memmove(s->ov_keys, s->ov_keys + w, (OV_CACHE - 1) * kb);
         s->n_ov--;
     }
     s->ov[s->n_ov] = sub;
-    s->ov_mask[s->n_ov++] = mask;
+    memcpy(s->ov_keys + s->n_ov * w, key, kb);
+    s->n_ov++;
     *out = sub;
     return RLX_OK;
 }

@@ -6,8 +6,9 @@
  * of the steady runs, less the per-thread scratch's growths (base/scratch.h:
  * grow-only, so at most a few late ones when a pool thread first takes a
  * node's largest task on a later run), with the allocation-counting shim
- * (tests/alloc/alloc_count.c, LD_PRELOADed). Every input must be f32 with
- * static dims (filled with values in [-1, 1)); the plan must be compiled
+ * (tests/alloc/alloc_count.c, LD_PRELOADed). Every input, and every
+ * overridable initializer (fed too: the sub-session route), must be f32
+ * with static dims (filled with values in [-1, 1)); the plan must be compiled
  * (not eager: models with control flow run eagerly and are refused, as
  * rlx_session_run_into refuses them). Prints
  * "steady_alloc MODEL threads=T allocations=N runs=R" and exits 0 when N
@@ -46,14 +47,16 @@ int main(int argc, char **argv) {
     if ((st = rlx_options_create(&o)) || (st = rlx_options_set(o, "cpu.threads", argv[2])) ||
         (st = rlx_session_create_with_options(m, &(rlx_session_options){ .device = "cpu" }, o, &s)))
         return fail("session", st);
-    size_t n_in = rlx_model_num_inputs(m);
+    size_t n_graph_in = rlx_model_num_inputs(m), n_in = n_graph_in + rlx_model_num_overridable_initializers(m);
     const char **names = calloc(n_in + 1, sizeof *names);
     rlx_tensor **in = calloc(n_in + 1, sizeof *in);
     if (!names || !in) return fail("out of memory", RLX_OK);
     uint32_t seed = 12345;
     for (size_t i = 0; i < n_in; i++) {
         rlx_value_info vi;
-        if ((st = rlx_model_input_info(m, i, &vi))) return fail("input info", st);
+        if ((st = i < n_graph_in ? rlx_model_input_info(m, i, &vi)
+                                 : rlx_model_overridable_initializer_info(m, i - n_graph_in, &vi)))
+            return fail("input info", st);
         if (vi.dtype != RLX_DTYPE_F32 || vi.rank < 0) return fail(vi.name, RLX_OK);
         for (int d = 0; d < vi.rank; d++)
             if (vi.dims[d] < 0) return fail(vi.name, RLX_OK);

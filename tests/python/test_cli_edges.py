@@ -378,5 +378,17 @@ for fed, want_w in (([], w0), (["--input", "w=" + os.path.join(TMP, "w1.npy")], 
 p = rlx("run", ovm, "--input", "x=" + os.path.join(TMP, "x3.npy"), "--shape", "w=3", "--iters", "0", "--quiet")
 C.check(p.returncode == 2 and "overridable initializer" in p.stderr, "--shape w: exit %d: %s" % (p.returncode,
                                                                                                 p.stderr.strip()))
+# With a second overridable initializer after it, --shape on the first still
+# names it as one (was: "the model has no input 'w'": the search went on past
+# the match and forgot it).
+ovm2 = save_graph("ov_init2", h.make_graph([h.make_node("Mul", ["x", "w"], ["t"]), h.make_node("Add", ["t", "b"], ["y"])],
+                                           "ov_init2", [vi("x", [3]), vi("w", [3]), vi("b", [3])], [vi("y", [3])],
+                                           initializer=[numpy_helper.from_array(w0, "w"),
+                                                        numpy_helper.from_array(w1, "b")]))
+for name in ("w", "b"):
+    p = rlx("run", ovm2, "--shape", name + "=3", "--iters", "0", "--quiet")
+    C.check(p.returncode == 2 and ("'%s' is an overridable initializer" % name) in p.stderr
+            and ("--input %s=" % name) in p.stderr, "--shape %s of two: exit %d: %s" % (name, p.returncode,
+                                                                                       p.stderr.strip()))
 
 C.done()

@@ -26,6 +26,9 @@ helper, seeded random weights):
     a Concat of 65, a Split into 65 and a Sum of 100 (the arrays of wide
     nodes and graphs are sized at compile time), a Split into 260 by a
     constant split input, an f16 Sum (its f32 accumulator);
+  - overridable: 130 overridable initializers (IR 8), all fed on every run
+    (the runner feeds them): the sub-session cache's key is a bitset of
+    three words, found without allocating;
   - the ONNX suite's light_squeezenet when present.
 Also checks that the shim counts at all (a run whose first run allocates).
 Exits 77 when the shim, the runner or onnx is missing.
@@ -130,6 +133,21 @@ def wide(path):
         f.write(m.SerializeToString())
 
 
+def overridable(path):
+    from onnx import helper as H, TensorProto as TP
+    n = 130
+    rng = np.random.default_rng(7)
+    fvi = lambda name, dims: H.make_tensor_value_info(name, TP.FLOAT, dims)  # noqa: E731
+    g = H.make_graph([H.make_node("Sum", ["x"] + ["w%d" % k for k in range(n)], ["y"])], "overridable",
+                     [fvi("x", [4, 8])] + [fvi("w%d" % k, [4, 8]) for k in range(n)], [fvi("y", None)],
+                     initializer=[numpy_helper.from_array(rng.uniform(-1, 1, (4, 8)).astype(np.float32), "w%d" % k)
+                                  for k in range(n)])
+    m = H.make_model(g, opset_imports=[H.make_opsetid("", 17)])
+    m.ir_version = 8
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+
+
 def linear_resize(path):
     """Resize (linear, x2) alone: the double-precision reference path, which
     allocates its working copies on every call (the shim's positive control)."""
@@ -153,7 +171,8 @@ def main():
     work = tempfile.mkdtemp(prefix="rlx_steady_alloc_")
     models = {}
     for name, make in (("convnet", T.convnet), ("encoder", T.encoder), ("recurrent", T.recurrent),
-                       ("upsample", upsample), ("qconv", qconv), ("wide", wide)):
+                       ("upsample", upsample), ("qconv", qconv), ("wide", wide),
+                       ("overridable", overridable)):
         models[name] = os.path.join(work, name + ".onnx")
         make(models[name])
     if os.path.exists(SQUEEZE):
