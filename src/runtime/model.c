@@ -81,6 +81,20 @@ rlx_status rlx_model_input_info(const rlx_model *m, size_t i, rlx_value_info *in
     return RLX_OK;
 }
 
+/* info's rank, dims and dim names from a shape as the file declares it
+ * (d NULL: none declared, rank -1); a dynamic dim is -1, named by its
+ * symbol where it has one. */
+static void decl_shape_fill(const rlx_graph *g, const rlx_decl_shape *d, rlx_value_info *info) {
+    info->rank = d ? d->rank : -1;
+    for (int k = 0; k < RLX_MAX_RANK; k++) {
+        bool in = d && k < d->rank;
+        info->dims[k] = in && d->dims[k] >= 0 ? d->dims[k] : in ? -1 : 0;
+        info->dim_names[k] = in && d->dims[k] < 0 && d->syms[k] >= 0 && (size_t)d->syms[k] < g->n_syms
+                                 ? g->syms[d->syms[k]]
+                                 : NULL;
+    }
+}
+
 size_t rlx_model_num_overridable_initializers(const rlx_model *m) { return m ? m->g->n_overridable : 0; }
 
 rlx_status rlx_model_overridable_initializer_info(const rlx_model *m, size_t i, rlx_value_info *info) {
@@ -90,16 +104,7 @@ rlx_status rlx_model_overridable_initializer_info(const rlx_model *m, size_t i, 
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "overridable initializer index %zu out of range", i);
     const rlx_graph *g = m->g;
     rlx_value_info_fill(g, g->overridable[i], info);
-    const rlx_decl_shape *d = &g->overridable_decl[i];
-    info->rank = d->rank; /* -1: any shape may be fed */
-    for (int k = 0; k < RLX_MAX_RANK; k++) {
-        info->dims[k] = 0;
-        info->dim_names[k] = NULL;
-    }
-    for (int k = 0; k < d->rank && k < RLX_MAX_RANK; k++) {
-        info->dims[k] = d->dims[k] >= 0 ? d->dims[k] : -1;
-        info->dim_names[k] = d->dims[k] < 0 && d->syms[k] >= 0 && (size_t)d->syms[k] < g->n_syms ? g->syms[d->syms[k]] : NULL;
-    }
+    decl_shape_fill(g, &g->overridable_decl[i], info); /* rank -1: any shape may be fed */
     return RLX_OK;
 }
 
@@ -115,15 +120,7 @@ rlx_status rlx_model_output_info(const rlx_model *m, size_t i, rlx_value_info *i
 rlx_status rlx_model_output_declared_info(const rlx_model *m, size_t i, rlx_value_info *info) {
     RLX_TRY(rlx_model_output_info(m, i, info));
     const rlx_graph *g = m->g;
-    const rlx_decl_shape *d = i < g->n_out_decl ? &g->out_decl[i] : NULL;
-    info->rank = d ? d->rank : -1;
-    for (int k = 0; k < RLX_MAX_RANK; k++) {
-        bool in = d && k < d->rank;
-        info->dims[k] = in && d->dims[k] >= 0 ? d->dims[k] : in ? -1 : 0;
-        info->dim_names[k] = in && d->dims[k] < 0 && d->syms[k] >= 0 && (size_t)d->syms[k] < g->n_syms
-                                 ? g->syms[d->syms[k]]
-                                 : NULL;
-    }
+    decl_shape_fill(g, i < g->n_out_decl ? &g->out_decl[i] : NULL, info);
     return RLX_OK;
 }
 
