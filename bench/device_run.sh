@@ -92,6 +92,8 @@
 #                                            # in fresh processes: with the driver's shader disk cache
 #                                            # emptied, then warm (twice), then off; and with
 #                                            # gpu.warm_pipelines=0 (the first run compiles); coldstart.txt
+#   bash bench/device_run.sh f16tiles        # ~3 min: f16 GEMM f32 sums vs f16 sums per forced tile (f16tiles.txt)
+#   bash bench/device_run.sh bertgraph       # ~1 min: PyTorch BERT-base CUDA graph, f32 and f16 (bertgraph.txt)
 #   bash bench/device_run.sh qconv           # ~3 min: the integer GEMM and convolutions (ConvInteger,
 #                                            # QLinearConv, MatMulInteger, QLinearMatMul): backend-ops --full
 #                                            # of each, then bench/qconv_gpu.py (single QLinearConv /
@@ -675,6 +677,31 @@ np.save('$W/mask.npy', np.ones((1,128),np.int64)); np.save('$W/tt.npy', np.zeros
         timeout 240 "$PY" bench/f16_gemm.py --rlx "$RLX" --f16math --iters "${F16M_ITERS:-20}"
         RLX_LIBRARY="$D/lib/librlx.so" timeout 120 "$PY" bench/f16_gemm.py --errors
       } 2>&1 | tee "$OUT/f16math.txt"
+      ;;
+    f16tiles)
+      # ~3 min: the f16 GEMM's tile against f16 sums (issue 12): bench/f16_gemm.py
+      # at 4096^3 and BERT-base batch 8's products, variants f32, f16 (f32
+      # sums) and f16acc (packed f16 FMAs into f16 partial sums) with each
+      # tile of $F16T_TILES forced (gpu.gemm_tile=TMxTN,WGXxWGY,BK) and
+      # the shape rule's own; f16tiles.txt
+      {
+        for t in rule ${F16T_TILES:-8x8,16x16,8 8x8,16x16,16 8x4,16x16,16 4x8,16x16,16 8x8,8x16,16 4x4,16x16,16}; do
+          echo "-- tile $t (at $(elapsed) s)"
+          o=""; [ "$t" = rule ] || o="--option gpu.gemm_tile=$t"
+          timeout 100 "$PY" bench/f16_gemm.py --rlx "$RLX" --iters "${F16T_ITERS:-15}" \
+            --shapes "${F16T_SHAPES:-sq4096,bert8_ffn1}" --variants f32,f16,f16acc $o
+        done
+      } 2>&1 | tee "$OUT/f16tiles.txt"
+      ;;
+    bertgraph)
+      # ~1 min: PyTorch's BERT-base CUDA graph (bench/compare.py run_torch:
+      # the model's forward captured, else its parts); bertgraph.txt
+      (cd bench && timeout 200 "$PY" -c "
+import json, compare
+for b in (1, 8):
+    print('bert_base batch', b, json.dumps(compare.run_torch('bert_base', b, 30, 10)))
+    print('bert_base f16 batch', b, json.dumps(compare.run_torch('bert_base', b, 30, 10, half=True)))
+") 2>&1 | tee "$OUT/bertgraph.txt"
       ;;
     qconv)
       {

@@ -8,6 +8,7 @@ timestamps, median), beside the same product in f32 and in f16 mode
   .venv/bin/python bench/f16_gemm.py [--device gpu] [--iters 20] [--small] [--shapes LIST] [--variants LIST]
   .venv/bin/python bench/f16_gemm.py --f16math      # 4096^3, 1024x768x3072, 128x768x768: f32 vs f16 sums
   .venv/bin/python bench/f16_gemm.py --errors       # max error against float64, f32 and f16 sums
+  .venv/bin/python bench/f16_gemm.py --option gpu.gemm_tile=8x8,16x16,8   # every variant on one tile
 
 Shapes (M x N x K, --shapes picks by name, default all): sq4096 (4096^3),
 gemv4096 (the GEMV 1 x 4096 x 4096), gemv11008 (1 x 11008 x 4096, an LLM's
@@ -130,6 +131,9 @@ def main():
                          "f16acc64 (f16 sums over blocks of 16, 32, 64)" % F16MATH_SHAPES)
     ap.add_argument("--errors", action="store_true",
                     help="print the max error against float64 of f32 and f16 sums at K = 768, 3072, 4096 instead")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="a session option added to every variant's run (e.g. gpu.gemm_tile=8x8,16x16,8 to force "
+                         "one tile for all of them)")
     ap.add_argument("--err-m", type=int, default=128)
     ap.add_argument("--err-n", type=int, default=256)
     a = ap.parse_args()
@@ -151,7 +155,7 @@ def main():
                 path = os.path.join(tmp, "mm.onnx")
                 onnx.save(matmul_model(M, N, K, f16, tb), path)
                 cmd = [a.rlx, "bench", path, "--device", a.device, "--iters", str(a.iters), "--warmup", "3",
-                       "--json"] + opts
+                       "--json"] + opts + [x for o in a.option for x in ("--option", o)]
                 p = subprocess.run(cmd, capture_output=True, text=True)
                 label = "%s %dx%dx%d%s" % (sname, M, N, K, " transB" if tb else "")
                 if p.returncode:
