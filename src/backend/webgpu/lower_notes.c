@@ -229,10 +229,12 @@ const char *const *wg_general_notes(size_t *out_count) {
     return k_gpu_general;
 }
 
+#ifdef RLX_HAVE_WEBGPU
 /* Appends one finding to the check's message ('; ' between them). */
 static void add_line(char *msg, size_t cap, size_t *at, const char *line) {
     if (*at < cap) *at += (size_t)snprintf(msg + *at, cap - *at, "%s%s", *at ? "; " : "", line);
 }
+#endif
 
 rlx_status wg_notes_check(void) {
 #ifdef RLX_HAVE_WEBGPU
