@@ -881,7 +881,7 @@ static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeP
     for (size_t i = 0; c->mp && i < c->mp->n_functions; i++) {
         const Onnx__FunctionProto *f = c->mp->functions[i];
         if (f && f->name && strcmp(f->name, op) == 0 && strcmp(str_or(f->domain, ""), domain) == 0 &&
-            !rlx_op_find(domain, op) && !contrib)
+            strcmp(str_or(f->overload, ""), str_or(np->overload, "")) == 0 && !rlx_op_find(domain, op) && !contrib)
             return rlx_fail(RLX_ERR_UNSUPPORTED,
                             "%s: '%s' of domain '%s' is a model-local function (ModelProto.functions), which rlx "
                             "inlines only when it loads a whole model (onnx.inliner.inline_local_functions writes "
@@ -1230,9 +1230,35 @@ static const Onnx__FunctionProto *local_function(const Onnx__ModelProto *mp, con
     for (size_t i = 0; mp && i < mp->n_functions; i++) {
         const Onnx__FunctionProto *f = mp->functions[i];
         const char *fd = f && f->domain && !is_default_domain(f->domain) ? f->domain : "";
-        if (f && f->name && strcmp(f->name, np->op_type) == 0 && strcmp(fd, domain) == 0) return f;
+        /* (domain, name, overload) names a function (IR 10); no overload is "" */
+        if (f && f->name && strcmp(f->name, np->op_type) == 0 && strcmp(fd, domain) == 0 &&
+            strcmp(str_or(f->overload, ""), str_or(np->overload, "")) == 0)
+            return f;
     }
     return NULL;
+}
+
+/* ModelProto.functions: each (domain, name, overload) at most once, as the
+ * ONNX IR requires (a call could not tell two apart). */
+static rlx_status check_function_ids(const Onnx__ModelProto *mp) {
+    for (size_t i = 0; i < mp->n_functions; i++) {
+        const Onnx__FunctionProto *f = mp->functions[i];
+        if (!f || !f->name || !*f->name)
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "ModelProto.functions[%zu] has no name", i);
+        const char *fd = f->domain && !is_default_domain(f->domain) ? f->domain : "";
+        for (size_t j = 0; j < i; j++) {
+            const Onnx__FunctionProto *e = mp->functions[j];
+            const char *ed = e->domain && !is_default_domain(e->domain) ? e->domain : "";
+            if (strcmp(e->name, f->name) == 0 && strcmp(ed, fd) == 0 &&
+                strcmp(str_or(e->overload, ""), str_or(f->overload, "")) == 0)
+                return rlx_fail(RLX_ERR_INVALID_MODEL,
+                                "ModelProto.functions lists function '%s' of domain '%s'%s%s%s twice (entries %zu and "
+                                "%zu): a function's (domain, name, overload) must be unique", f->name, fd,
+                                f->overload && *f->overload ? " (overload '" : "", str_or(f->overload, ""),
+                                f->overload && *f->overload ? "')" : "", j, i);
+        }
+    }
+    return RLX_OK;
 }
 
 /* The function np calls that is inlined, or NULL: an op rlx implements stays
@@ -1896,6 +1922,7 @@ static rlx_status load_model(const void *data, size_t size, rlx_file_map *map, c
     fn_arena fa = { 0 }; /* model-local functions' expansions (expand_calls) */
     onnx_ctx c = { base_dir, 0, NULL, &ld, split ? &r : NULL, mp, &fa, !(mp->has_ir_version && mp->ir_version < 4) };
     rlx_status st = model_opset(mp, &c.opset);
+    if (!st) st = check_function_ids(mp);
     if (!st && !mp->graph) st = rlx_fail(RLX_ERR_INVALID_MODEL, "the model has no graph");
     if (!st) st = import_graph(&c, mp->graph, NULL, &g);
     fa_free(&fa);

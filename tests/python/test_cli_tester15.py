@@ -334,6 +334,37 @@ C.check(p.returncode == 2 and "more than 1000000 nodes" in p.stderr and "node 'b
 # 2^10 nodes (under the cap) load
 p, got = fn_run(fn_model("fn_2p10", [h.make_node("G10", ["x"], ["y"], domain="local")], fs[:11]))
 C.check(p.returncode == 0 and np.allclose(got[0], x), "2^10 inlined nodes: rc %d %r" % (p.returncode, p.stderr[-300:]))
+# functions told apart by their overload (IR 10): each call runs its own body; a repeated (domain, name,
+# overload) is refused
+f_neg = h.make_function("local", "F", ["a"], ["b"], [h.make_node("Neg", ["a"], ["b"])], [h.make_opsetid("", 17)],
+                        overload="neg")
+f_sin = h.make_function("local", "F", ["a"], ["b"], [h.make_node("Sin", ["a"], ["b"])], [h.make_opsetid("", 17)],
+                        overload="sin")
+f_none = h.make_function("local", "F", ["a"], ["b"], [h.make_node("Relu", ["a"], ["b"])], [h.make_opsetid("", 17)])
+
+
+def ov_model(name, functions):
+    m = h.make_model(h.make_graph(
+        [h.make_node("F", ["x"], ["u"], domain="local", overload="sin", name="c_sin"),
+         h.make_node("F", ["x"], ["v"], domain="local", name="c_none"),
+         h.make_node("F", ["u"], ["w"], domain="local", overload="neg", name="c_neg"),
+         h.make_node("Add", ["v", "w"], ["y"])], name, [vi("x", T.FLOAT, [2, 3])], [vi("y", T.FLOAT, [2, 3])]),
+        opset_imports=FN_OPS, functions=functions)
+    m.ir_version = 10
+    path = os.path.join(TMP, name + ".onnx")
+    onnx.save(m, path)
+    return path
+
+
+p, got = fn_run(ov_model("fn_overload", [f_neg, f_sin, f_none]))
+C.check(p.returncode == 0 and np.allclose(got[0], np.maximum(x, 0) - np.sin(x), rtol=1e-6, atol=1e-6),
+        "functions by overload: rc %d %r" % (p.returncode, p.stderr[-300:]))
+p, _ = fn_run(ov_model("fn_overload_dup", [f_neg, f_sin, f_none, f_sin]))
+C.check(p.returncode == 2 and "function 'F' of domain 'local' (overload 'sin') twice" in p.stderr,
+        "a repeated (domain, name, overload): rc %d %r" % (p.returncode, p.stderr[-300:]))
+p, _ = fn_run(ov_model("fn_overload_missing", [f_neg, f_none]))
+C.check(p.returncode != 0 and "c_sin" in p.stderr, "a call to an overload that is not defined: rc %d %r" %
+        (p.returncode, p.stderr[-300:]))
 
 # ---------------------------------------------------------------- e-g: minor
 p = rlx("run", add, "--seed", "18446744073709551615")
