@@ -4,7 +4,8 @@
  * convolutions ConvInteger-10 and QLinearConv-10 (lower_qconv), on the integer GEMM
  * kernel (kernels/qgemm_body.wgsl, its workgroup variants qgemm_wg.wgsl;
  * qgemm_dp4 with dot4I8Packed when the device's self-test passed,
- * webgpu_probe.c). Bit-exact with the CPU
+ * webgpu_probe.c; for m >= 16 the int8 instance of the generated tiled
+ * GEMM, gemm_gen.c, on the same functions). Bit-exact with the CPU
  * reference (cpu_quant.c: mm_run): the sums are i32 (wrapping), and
  * QLinearMatMul's requantization reproduces the CPU's double arithmetic
  * (see the kernel). Declines (the node runs on the CPU): operands that are
