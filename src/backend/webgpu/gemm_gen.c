@@ -425,7 +425,7 @@ static char *gen_q8(const wg_gemm_kernel *k) {
      * lower_qgemm.c requires n % 4 == 0), As / Bs indexed below BK * BM / 4
      * and BK * BN / 4 (items under i < items, gen_qloads; the sums' reads
      * kq < BK) */
-    wg_src_printf(&b, "//!audited see gemm_gen.c (wg_gen_qgemm_source): loads through word_a_at / word_b4 under m, n, k bounds;\n"
+    wg_src_printf(&b, "//!audited see gemm_gen.c (gen_q8): loads through word_a_at / word_b4 under m, n, k bounds;\n"
                       "//!audited stores through qstore4 under mm < m, nn < n; As, Bs indices below BK * BM / 4, BK * BN / 4\n");
     if (dot4) {
         wg_src_printf(&b, "fn qdot(a: u32, b: u32) -> i32 { return dot4I8Packed(a, b); }\n");
