@@ -60,7 +60,8 @@
 #                                            # interleaved rounds; cgroup quota and load (cpuspread.txt)
 #   bash bench/device_run.sh gemmkinds       # ~3 min: f32 / f16 / int8 / 4-bit products at 4096^3 and
 #                                            # the GEMV shapes, PyTorch CUDA as the peer; int8 again with
-#                                            # gpu.dot4=0 and gpu.qgemm_tile=reg (gemmkinds.txt)
+#                                            # gpu.dot4=0 and gpu.qgemm_tile=wg (the integer tiles before the
+#                                            # generated int8 GEMM), $GK_OPTION (gemmkinds.txt)
 #   bash bench/device_run.sh gemmvar         # ~2 min: the generated GEMM's variants (gpu.gemm_pipeline,
 #                                            # gpu.gemm_conv_geometry): backend-ops gemm:variants and a sweep
 #                                            # with --variant (each variant's bits against the default's on
@@ -98,8 +99,9 @@
 #                                            # QLinearConv, MatMulInteger, QLinearMatMul): backend-ops --full
 #                                            # of each, then bench/qconv_gpu.py (single QLinearConv /
 #                                            # ConvInteger nodes: GPU vs CPU vs the f32 Conv twin vs
-#                                            # onnxruntime, GPU == CPU; again with gpu.qgemm_tile=reg
-#                                            # (before the workgroup variants) and 0),
+#                                            # onnxruntime, GPU == CPU; again with gpu.qgemm_tile=wg
+#                                            # (the 64 x 64 integer tiles before the generated int8
+#                                            # GEMM, gen) and reg (before the workgroup variants)),
 #                                            # with $QCONV_MODELS (default
 #                                            # build/quant/ppocrv4_det_qop.onnx and _qdq.onnx, made here by
 #                                            # bench/make_quant_models.py; add "build/quant" to carry) on
@@ -632,13 +634,19 @@ np.save('$W/mask.npy', np.ones((1,128),np.int64)); np.save('$W/tt.npy', np.zeros
     gemmkinds)
       # ~3 min: GPU time of one product per element kind (f32, f16, int8
       # MatMulInteger, 4-bit MatMulNBits) at 4096^3 and the GEMV shapes, with
-      # PyTorch CUDA as the peer, then int8 without dot4I8Packed; gemmkinds.txt
+      # PyTorch CUDA as the peer, then int8 without dot4I8Packed, on the
+      # older 64 x 64 integer tiles (gpu.qgemm_tile=wg; the default m >= 16
+      # runs the generated kernel, gen) and with $GK_OPTION; gemmkinds.txt
       {
         timeout 300 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --torch --iters "${GK_ITERS:-30}"
         echo "-- int8 with gpu.dot4=0 (the unpacked products)"
         timeout 150 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --option gpu.dot4=0 --iters "${GK_ITERS:-30}"
-        echo "-- int8 with gpu.qgemm_tile=reg (no workgroup tiles or split k: the kernels before them)"
-        timeout 200 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --option gpu.qgemm_tile=reg --iters "${GK_ITERS:-30}"
+        echo "-- int8 with gpu.qgemm_tile=wg (the 64 x 64 integer tiles that m >= 16 ran before the generated kernel)"
+        timeout 200 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --option gpu.qgemm_tile=wg --iters "${GK_ITERS:-30}"
+        if [ -n "${GK_OPTION:-}" ]; then  # e.g. gpu.gemm_tile=8x8,16x16,16: the generated int8 kernel's tile
+          echo "-- int8 with $GK_OPTION"
+          timeout 150 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --option "$GK_OPTION" --iters "${GK_ITERS:-30}"
+        fi
       } 2>&1 | tee "$OUT/gemmkinds.txt"
       ;;
     gemmvar)
@@ -705,7 +713,7 @@ for b in (1, 8):
       ;;
     qconv)
       {
-        for op in ConvInteger QLinearConv MatMulInteger QLinearMatMul; do
+        for op in ConvInteger QLinearConv MatMulInteger QLinearMatMul qgemm:gen qconv:gen; do
           RLX_TEST_REQUIRE_GPU=1 timeout 60 "$D/bin/test_backend_ops" --full --op "$op" 2>&1 | tail -2
         done
         extra=""
@@ -714,8 +722,8 @@ for b in (1, 8):
           if [ -f "$m" ] && [ -f "$x" ]; then extra="$extra --model $m=$x"; else echo "qconv: no $m or $x"; fi
         done
         timeout 240 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 $extra
+        timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option gpu.qgemm_tile=wg $extra
         timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option gpu.qgemm_tile=reg $extra
-        timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option gpu.qgemm_tile=0 $extra
         if [ -n "${QCONV_OPTION:-}" ]; then  # e.g. passes.disable=fuse_qdq_conv: the GPU plan before branch qdqgpu
           timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option "$QCONV_OPTION" $extra
         fi

@@ -16,7 +16,10 @@ CUDA-event median over --iters.
                                     [--work DIR] [--option KEY=VALUE ...] [--torch]
 
 --option passes a session option to every run (e.g. gpu.dot4=0: the
-integer GEMM without WGSL's packed dot product). Needs numpy and onnx.
+integer GEMM without WGSL's packed dot product; gpu.qgemm_tile=wg: the
+64 x 64 integer tiles that m >= 16 ran before the generated int8 GEMM,
+gpu.qgemm_tile=gen, the default there; gpu.gemm_tile=8x8,16x16,16: the
+generated kernels' tile). Needs numpy and onnx.
 """
 import argparse
 import json

@@ -13,7 +13,9 @@ Extra models (e.g. make_quant_models.py's ppocrv4_det_qop.onnx) with
                        [--model build/quant/ppocrv4_det_qop.onnx=build/quant/x_1x3x256x256.npy]
 
 --option passes a session option to the GPU runs of the integer models (e.g.
-gpu.qgemm_tile=0: one output per invocation; gpu.dot4=0).
+gpu.qgemm_tile=0: one output per invocation; gpu.qgemm_tile=wg: the 64 x 64
+integer tiles that m >= 16 ran before the generated int8 GEMM, gen;
+gpu.gemm_tile=TMxTN,WGXxWGY,BK: gen's tile; gpu.dot4=0).
 
 Prints one line per model: GPU time (GPU timestamps and wall), CPU wall,
 f32 GPU time of the twin, onnxruntime wall, and whether GPU == CPU."""

@@ -435,7 +435,36 @@ static void test_generated_instances(wg_backend *b) {
     s = wg_gen_gemm_source(&bad);
     CHECK(s == NULL);
     free(s);
-    fprintf(stderr, "  %d instances of generated GEMM and depthwise kernels\n", made);
+    /* the int8 instance (WG_GEMM_ELEM_Q8): 4 x 4 and 8 x 8 blocks, a
+     * partial last round of loads (32 x 64 tiles of 128 invocations), the
+     * emulated 4x8 products and dot4I8Packed where the device has it */
+    static const wg_gemm_kernel k_q8[3] = {
+        { .tm = 4, .tn = 4, .wgx = 16, .wgy = 16, .bk = 16, .elem = WG_GEMM_ELEM_Q8 },
+        { .tm = 8, .tn = 8, .wgx = 16, .wgy = 16, .bk = 16, .elem = WG_GEMM_ELEM_Q8 },
+        { .tm = 4, .tn = 4, .wgx = 16, .wgy = 8, .bk = 12, .elem = WG_GEMM_ELEM_Q8 },
+    };
+    int made_q8 = 0, want_q8 = 0;
+    for (int g = 0; g < 3; g++)
+        for (int d4 = 0; d4 < 2; d4++) {
+            if (d4 && !b->caps.dot4) continue;
+            wg_gemm_kernel q = k_q8[g];
+            q.dot4 = d4;
+            char *qs = wg_gen_gemm_source(&q);
+            CHECK(qs != NULL);
+            if (!qs) continue;
+            CHECK(strstr(qs, d4 ? "dot4I8Packed" : "extractBits") != NULL);
+            CHECK(strstr(qs, g == 1 ? "c15 = c15 + vec4<i32>(qdot(a1.w, b1.x)" : "c3 = c3 + vec4<i32>(qdot(a0.w, b0.x)"));
+            want_q8++;
+            made_q8 += instantiate(b, "qgemm_gen", qs, true, WG_ELEM_F32);
+            free(qs);
+        }
+    CHECK(made_q8 == want_q8);
+    wg_gemm_kernel bad_q8 = k_q8[0];
+    bad_q8.tm = 6;
+    s = wg_gen_gemm_source(&bad_q8);
+    CHECK(s == NULL);
+    free(s);
+    fprintf(stderr, "  %d instances of generated GEMM and depthwise kernels, %d of the int8 GEMM\n", made, made_q8);
 }
 
 /* f16 instances run on f16 data (binary16 in memory, two to a word)

@@ -654,6 +654,99 @@ static void qmatmul_edges(bo_ctx *ctx, bool ql) {
     }
 }
 
+/* qgemm:gen: the generated integer GEMM (gemm_gen.c's int8 instance,
+ * gpu.qgemm_tile=gen, forced on every case) against the CPU's integer
+ * kernel bit for bit, then (bo_variant) an older kernel (the 64 x 64
+ * workgroup tiles wg, or the 4 x 4 blocks reg) and the unpacked 4x8
+ * products (gpu.dot4=0) or another tile shape, each with the case's bits. Shapes:
+ * M, N, K off the tiles and off 4, K < 4, M = 1 (forced past the GEMV),
+ * batch dims that broadcast, b constant (packed on the host) or an input
+ * (unaligned rows), uint8 and int8 operands in all pairings, zero points
+ * absent, scalar and per row / column, QLinearMatMul scales per tensor,
+ * row and column, y uint8 and int8; 128 x 128 and 128 x 64 tiles
+ * (gpu.gemm_tile). The convolutions: qconv:gen (cases_nn.c). */
+typedef struct qgen_mm {
+    bool ql;
+    int64_t ba, bb; /* batch: a [ba, ...] (0: none), b [bb, ...] (0: none) */
+    int64_t M, K, N;
+    bool as, bs;    /* int8 operands (else uint8) */
+    int zmode;      /* 0 none (QLinearMatMul: 0), 1 scalar, 2 per row / column */
+    bool kb;        /* b a constant */
+    bool rows, cols; /* QLinearMatMul: a_scale per row, b_scale per column */
+    const char *tile; /* gpu.gemm_tile, or NULL */
+} qgen_mm;
+
+static const qgen_mm k_qgen_mm[] = {
+    { false, 0, 0, 67, 5, 70, false, true, 0, true, false, false, NULL },
+    { false, 0, 0, 17, 3, 9, true, false, 1, false, false, false, NULL },
+    { false, 0, 0, 1, 9, 5, false, false, 2, true, false, false, NULL },
+    { false, 2, 3, 20, 13, 21, false, false, 2, false, false, false, NULL }, /* [2,1,..] x [3,..] */
+    { false, 0, 0, 130, 70, 132, false, true, 1, true, false, false, "gpu.gemm_tile=8x8,16x16,16" },
+    { false, 0, 0, 129, 21, 66, true, true, 2, false, false, false, "gpu.gemm_tile=8x4,16x16,16" },
+    { true, 0, 0, 70, 37, 68, false, true, 1, true, false, true, NULL },
+    { true, 2, 0, 33, 130, 36, true, true, 2, false, true, false, NULL },
+    { true, 0, 0, 16, 2, 4, false, false, 0, false, false, false, NULL },
+    { true, 0, 0, 100, 50, 72, true, false, 2, true, true, true, "gpu.gemm_tile=8x8,16x16,16" },
+    { true, 0, 2, 19, 7, 8, false, true, 1, false, false, true, "gpu.gemm_tile=4x8,16x8,16" },
+};
+
+static void gen_qgen_mm(bo_ctx *ctx, const qgen_mm *g) {
+    bo_case *c = bo_next(ctx, g->ql ? 21 : 10);
+    if (!c) return;
+    int64_t M = g->M, K = g->K, N = g->N;
+    rlx_dtype at = g->as ? RLX_DTYPE_I8 : RLX_DTYPE_U8, bt = g->bs ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+    bo_shape sa = { 2, { M, K } }, sb = { 2, { K, N } };
+    if (g->ba && g->bb) sa = (bo_shape){ 4, { g->ba, 1, M, K } }, sb = (bo_shape){ 3, { g->bb, K, N } };
+    else if (g->ba) sa = (bo_shape){ 3, { g->ba, M, K } };
+    else if (g->bb) sb = (bo_shape){ 3, { g->bb, K, N } };
+    rlx_tensor *a = bo_rand_int(at, sa.rank, sa.d, g->as ? -128 : 0, g->as ? 127 : 255);
+    rlx_tensor *b = bo_rand_int(bt, sb.rank, sb.d, g->bs ? -128 : 0, g->bs ? 127 : 255);
+    rlx_tensor *za = NULL, *zb = NULL;
+    if (g->zmode || g->ql) {
+        za = g->zmode == 2 ? bo_rand_int(at, 1, &M, g->as ? -128 : 0, g->as ? 127 : 255)
+                           : bo_scalar(at, g->zmode ? (g->as ? (double)rnd(-5, 5) : (double)rnd(100, 150)) : 0);
+        zb = g->zmode == 2 ? bo_rand_int(bt, 1, &N, g->bs ? -128 : 0, g->bs ? 127 : 255)
+                           : bo_scalar(bt, g->zmode ? (g->bs ? (double)rnd(-5, 5) : (double)rnd(100, 150)) : 0);
+    }
+    c->expect_op = g->ql ? "QLinearMatMul" : "MatMulInteger";
+    bo_opt(c, "gpu.qgemm_tile=gen");
+    if (g->tile) bo_opt(c, g->tile);
+    /* (lavapipe compiles each variant: about 10 s a session) */
+    size_t i = (size_t)(g - k_qgen_mm);
+    bo_variant(c, i % 2 ? "gpu.qgemm_tile=reg" : "gpu.qgemm_tile=wg");
+    if (i % 3 == 0) bo_variant(c, "gpu.dot4=0");
+    else bo_variant(c, g->tile ? "gpu.gemm_tile=4x4,16x16,16" : "gpu.gemm_tile=8x8,16x16,16");
+    char s1[64], s2[64];
+    bo_desc(c, "%s %s%s x %s%s zp %s%s gpu.qgemm_tile=gen%s%s", g->ql ? "QLinearMatMul" : "MatMulInteger",
+            rlx_dtype_name(at), bo_shape_str(sa.rank, sa.d, s1, sizeof s1), rlx_dtype_name(bt),
+            bo_shape_str(sb.rank, sb.d, s2, sizeof s2),
+            g->zmode == 0 ? (g->ql ? "0" : "none") : g->zmode == 1 ? "scalar" : "per row/column",
+            g->kb ? " b constant" : "", g->tile ? " " : "", g->tile ? g->tile : "");
+    if (!g->ql) {
+        rlx_tensor *in[4] = { a, b, za, zb };
+        bool k[4] = { false, g->kb, true, true };
+        bo_single(c, "MatMulInteger", za ? 4 : 2, in, k, 1, 0, NULL);
+        bo_run(ctx, c);
+        return;
+    }
+    double spread = 150.0 / (sqrt((double)K) * 5500.0 + 1);
+    rlx_tensor *sc_a = g->rows ? bo_rand(RLX_DTYPE_F32, 1, &M, 0.5, 2) : bo_scalar(RLX_DTYPE_F32, bo_uniform(0.5, 2));
+    rlx_tensor *sc_b = g->cols ? bo_rand(RLX_DTYPE_F32, 1, &N, 0.5, 2) : bo_scalar(RLX_DTYPE_F32, bo_uniform(0.5, 2));
+    rlx_tensor *sc_y = bo_scalar(RLX_DTYPE_F32, 1.0 / spread);
+    rlx_dtype yt = g->as ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+    rlx_tensor *zy = bo_scalar(yt, yt == RLX_DTYPE_I8 ? (double)rnd(-20, 20) : (double)rnd(100, 150));
+    bo_desc(c, " scales%s%s y %s", g->rows ? " a per row" : "", g->cols ? " b per column" : "", rlx_dtype_name(yt));
+    rlx_tensor *in[8] = { a, sc_a, za, b, sc_b, zb, sc_y, zy };
+    bool k[8] = { false, true, true, g->kb, true, true, true, true };
+    bo_single(c, "QLinearMatMul", 8, in, k, 1, 0, NULL);
+    bo_run(ctx, c);
+}
+
+static void gen_qgen(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    for (size_t i = 0; i < BO_LEN(k_qgen_mm); i++) gen_qgen_mm(ctx, &k_qgen_mm[i]);
+}
+
 /* rlx.MatMulNBits (com.microsoft.MatMulNBits, bits 4, as the contrib import
  * makes it; kernels/matmul_nbits.wgsl): block_size 16, 32, 64, 128; K a
  * multiple of the block size and not; N odd and past a workgroup's 8
@@ -700,6 +793,8 @@ static const bo_op k_ops[] = {
       "exact: i32 sums, the CPU's f32 requantization reproduced (onnxruntime's; ties to even, saturation)" },
     { "rlx.MatMulNBits", gen_matmul_nbits, NULL, 1e-5, 2e-6,
       "K products summed in another order (lanes, vectors) than the CPU's: relative 1e-5 plus 2e-6; f16 2e-3" },
+    { "qgemm:gen", gen_qgen, NULL, 0, 0,
+      "exact: the generated integer GEMM (gpu.qgemm_tile=gen) against the CPU; the older kernels: its bits" },
     { "gemm:variants", gen_variants, NULL, 1e-5, 2e-6,
       "as MatMul, Gemm, Conv; each gpu.gemm_pipeline / gpu.gemm_conv_geometry variant: the default's bits" },
 };

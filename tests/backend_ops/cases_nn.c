@@ -346,7 +346,7 @@ static const qconv_shape k_qconv_shapes[] = {
 
 /* The variants each model shape runs with (option, "" for auto). */
 static const char *const k_qconv_variants[] = { "", "gpu.qgemm_tile=reg", "gpu.qgemm_tile=0", "gpu.qgemm_tile=wg",
-                                                "gpu.qgemm_tile=gemv", "gpu.dot4=0" };
+                                                "gpu.qgemm_tile=gemv", "gpu.dot4=0", "gpu.qgemm_tile=gen" };
 
 static void gen_qconv_models(bo_ctx *ctx, bool ql) {
     bool full = bo_full(ctx);
@@ -432,6 +432,49 @@ static void gen_qconv(bo_ctx *ctx, const void *arg) {
         qconv_case(ctx, c, ql, i, xt, wt, &xsh, &wsh, &g, grp, zmode, kw);
     }
     gen_qconv_models(ctx, ql);
+}
+
+/* qconv:gen: the integer convolutions on the generated integer GEMM
+ * (gemm_gen.c's int8 instance, gpu.qgemm_tile=gen forced) against the CPU
+ * bit for bit, then (bo_variant) on the older 64 x 64 workgroup tiles
+ * (wg) with the case's bits: pointwise (x itself is b, a GEMM per image),
+ * 1x1 stride 2 and 3x3 / 5x5 (the implicit im2col's gathered words),
+ * groups, dilation, batch 2, odd channel counts, x / w in the four
+ * pairings, zero points absent, scalar and per channel, QLinearConv with
+ * and without bias (n % 4 == 0: the 8-bit y in whole words). */
+typedef struct qgen_conv {
+    bool ql;
+    int64_t nb, cin, cout, grp, k, s, p, d, h, w;
+    bool xs, ws;
+    int zmode;
+} qgen_conv;
+
+static const qgen_conv k_qgen_conv[] = {
+    { false, 2, 20, 24, 1, 1, 1, 0, 1, 5, 5, false, true, 1 },  /* pointwise */
+    { true, 1, 8, 18, 1, 3, 1, 1, 1, 7, 8, false, true, 2 },    /* 3x3 pad 1 */
+    { true, 2, 12, 20, 2, 3, 2, 1, 1, 9, 7, true, false, 1 },   /* groups, stride 2 */
+    { false, 1, 16, 17, 1, 1, 2, 0, 1, 7, 7, true, true, 0 },   /* 1x1 stride 2 */
+    { false, 1, 6, 33, 1, 5, 1, 2, 2, 9, 10, false, false, 2 }, /* 5x5 dilation 2 */
+    { true, 1, 32, 40, 1, 1, 1, 0, 1, 6, 6, false, true, 1 },   /* pointwise, requantized */
+};
+
+static void gen_qgen_conv(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    for (size_t i = 0; i < BO_LEN(k_qgen_conv); i++) {
+        const qgen_conv *q = &k_qgen_conv[i];
+        bo_case *c = bo_next(ctx, 10);
+        if (!c) continue;
+        geom g = { .sr = 2, .auto_pad = NULL };
+        for (int j = 0; j < 2; j++) g.k[j] = q->k, g.s[j] = q->s, g.d[j] = q->d, g.p[j] = g.p[2 + j] = q->p;
+        g.in[0] = q->h, g.in[1] = q->w;
+        bo_shape xsh = { 4, { q->nb, q->cin, q->h, q->w } }, wsh = { 4, { q->cout, q->cin / q->grp, q->k, q->k } };
+        c->expect_op = q->ql ? "QLinearConv" : "ConvInteger";
+        bo_opt(c, "gpu.qgemm_tile=gen");
+        bo_variant(c, "gpu.qgemm_tile=wg");
+        bo_desc(c, "gpu.qgemm_tile=gen: ");
+        qconv_case(ctx, c, q->ql, (int)i, q->xs ? RLX_DTYPE_I8 : RLX_DTYPE_U8, q->ws ? RLX_DTYPE_I8 : RLX_DTYPE_U8,
+                   &xsh, &wsh, &g, q->grp, q->zmode, i % 2 == 0);
+    }
 }
 
 /* ------------------------------------------------------------ ConvTranspose */
@@ -899,6 +942,8 @@ static const bo_op k_ops[] = {
     { "ConvInteger", gen_qconv, NULL, 0, 0, "i32 sums: exact" },
     { "QLinearConv", gen_qconv, "ql", 0, 0,
       "exact: i32 sums plus the bias, the CPU's f32 requantization reproduced (onnxruntime's; ties to even, saturation)" },
+    { "qconv:gen", gen_qgen_conv, NULL, 0, 0,
+      "exact: the integer convolutions on the generated integer GEMM (gpu.qgemm_tile=gen); wg: its bits" },
     { "MaxPool", gen_pool, NULL, 0, 0, "selects: exact" },
     { "AveragePool", gen_pool, NULL, 1e-6, 1e-6, "a window sum and one division" },
     { "GlobalMaxPool", gen_global_pool, NULL, 0, 0, "selects: exact" },

@@ -237,7 +237,11 @@ static void gen_tile_steps(wg_src *b, const wg_gemm_kernel *k) {
     wg_src_printf(b, "        }\n");
 }
 
+static char *gen_q8(const wg_gemm_kernel *k);
+
 char *wg_gen_gemm_source(const wg_gemm_kernel *k) {
+    if (k->elem == WG_GEMM_ELEM_Q8) return gen_q8(k);
+    if (k->elem != WG_GEMM_ELEM_F32) return NULL;
     const char *act = wg_wgsl_source("act"), *common = wg_wgsl_source("gemm_common");
     const char *tile = wg_wgsl_source("gemm_tile"), *codes = wg_wgsl_source("codes");
     if (!act || !common || !tile || !codes) return NULL;
@@ -341,6 +345,166 @@ char *wg_gen_gemm_source(const wg_gemm_kernel *k) {
             for (uint32_t jj = 0; jj < k->tn / 4; jj++)
                 wg_src_printf(&b, "    store4(m0 + %uu + ty * 4u, n0 + %uu + tx * 4u, c%u, job.ybase, job.cbase);\n",
                               ii * k->wgy * 4 + r, jj * k->wgx * 4, (ii * 4 + r) * (k->tn / 4) + jj);
+    wg_src_printf(&b, "}\n");
+    return wg_src_take(&b);
+}
+
+/* ---------------------------------------------------------------- int8 */
+
+/* The element type as the generator's parameter (issue 10): the int8
+ * instance of the tiled GEMM (elem WG_GEMM_ELEM_Q8, lower_gemm.h), the
+ * structure above with u32 words of four consecutive k of int8/uint8
+ * operands (in the signed domain) in place of f32 elements and i32
+ * accumulators updated by a 4x8 dot product (qdot) in place of fma. */
+
+/* The products of k word kq (a WGSL constant) of the register block: TM x
+ * TN outputs in accumulators c<q> (q = (ii * 4 + r) * TN / 4 + jj), rows
+ * 4 (ii WGY + ty) + r, columns 4 (jj WGX + tx) + c, as gen_step's. */
+static void gen_qstep(wg_src *b, const wg_gemm_kernel *k, uint32_t kq, const char *ind) {
+    uint32_t bm4 = k->wgy * k->tm / 4, bn4 = k->wgx * k->tn / 4;
+    for (uint32_t ii = 0; ii < k->tm / 4; ii++)
+        wg_src_printf(b, "%slet a%u = As[%uu + ty];\n", ind, ii, kq * bm4 + ii * k->wgy);
+    for (uint32_t jj = 0; jj < k->tn / 4; jj++)
+        wg_src_printf(b, "%slet b%u = Bs[%uu + tx];\n", ind, jj, kq * bn4 + jj * k->wgx);
+    static const char comp[4] = { 'x', 'y', 'z', 'w' };
+    for (uint32_t ii = 0; ii < k->tm / 4; ii++)
+        for (uint32_t r = 0; r < 4; r++)
+            for (uint32_t jj = 0; jj < k->tn / 4; jj++) {
+                uint32_t q = (ii * 4 + r) * (k->tn / 4) + jj;
+                wg_src_printf(b, "%sc%u = c%u + vec4<i32>(qdot(a%u.%c, b%u.x), qdot(a%u.%c, b%u.y), "
+                              "qdot(a%u.%c, b%u.z), qdot(a%u.%c, b%u.w));\n",
+                              ind, q, q, ii, comp[r], jj, ii, comp[r], jj, ii, comp[r], jj, ii, comp[r], jj);
+            }
+}
+
+/* The loads of one k tile (words k0 .. k0 + BK - 1): A item i (< BM / 4
+ * * BK) is word kq = i % BK of rows 4 r4 .. 4 r4 + 3 (r4 = i / BK), stored
+ * as As[kq * BM / 4 + r4]; B item i is word kq of columns 4 c4 .. 4 c4 + 3
+ * (word_b4), Bs[kq * BN / 4 + c4]; each loader adds its words' byte sums
+ * into its registers la<j> / lb<j> (the zero-point terms: an item's rows or
+ * columns and k slot are the same in every k tile). */
+static void gen_qloads(wg_src *b, const wg_gemm_kernel *k) {
+    uint32_t nt = k->wgx * k->wgy, bm4 = k->wgy * k->tm / 4, bn4 = k->wgx * k->tn / 4;
+    uint32_t n[2] = { bm4 * k->bk, bn4 * k->bk };
+    for (int t = 0; t < 2; t++)
+        for (uint32_t j = 0; j < cdiv32(n[t], nt); j++) {
+            bool part = (j + 1) * nt > n[t];
+            wg_src_printf(b, "        { let i = li + %uu; ", j * nt);
+            if (part) wg_src_printf(b, "if (i < %uu) { ", n[t]);
+            wg_src_printf(b, "let kq = i %% %uu; let g = i / %uu;\n", k->bk, k->bk);
+            if (t == 0)
+                wg_src_printf(b, "            let r = 4u * g + m0;\n"
+                                 "            let w = vec4<u32>(word_a_at(base.x, r, k0 + kq), word_a_at(base.x, r + 1u, k0 + kq),\n"
+                                 "                              word_a_at(base.x, r + 2u, k0 + kq), word_a_at(base.x, r + 3u, k0 + kq));\n"
+                                 "            As[kq * %uu + g] = w;\n"
+                                 "            if (need_sa()) { la%u = la%u + vec4<i32>(qdot(w.x, ones), qdot(w.y, ones), qdot(w.z, ones), qdot(w.w, ones)); }\n",
+                              bm4, j, j);
+            else
+                wg_src_printf(b, "            let w = word_b4(base.y, n0 + 4u * g, k0 + kq);\n"
+                                 "            Bs[kq * %uu + g] = w;\n"
+                                 "            if (need_sb()) { lb%u = lb%u + vec4<i32>(qdot(w.x, ones), qdot(w.y, ones), qdot(w.z, ones), qdot(w.w, ones)); }\n",
+                              bn4, j, j);
+            wg_src_printf(b, "        }%s\n", part ? " }" : "");
+        }
+}
+
+static char *gen_q8(const wg_gemm_kernel *k) {
+    bool dot4 = k->dot4;
+    if ((k->tm != 4 && k->tm != 8) || (k->tn != 4 && k->tn != 8) || k->bk == 0 || k->wgx == 0 || k->wgy == 0)
+        return NULL;
+    uint32_t nt = k->wgx * k->wgy, bm4 = k->wgy * k->tm / 4, bn4 = k->wgx * k->tn / 4;
+    uint32_t na = cdiv32(bm4 * k->bk, nt), nb = cdiv32(bn4 * k->bk, nt);
+    wg_src b = { 0 };
+    wg_src_printf(&b, "// Generated by gemm_gen.c: the integer GEMM of qgemm_body.wgsl as the int8 instance of the tiled\n"
+                      "// GEMM: %ux%u outputs per invocation, %ux%u invocations, k steps of %u words (4 k each).\n",
+                  k->tm, k->tn, k->wgx, k->wgy, k->bk);
+    /* the audit (README.md, "Runtime checks"; the claims of qgemm.wgsl for
+     * the included functions): operand loads through word_a_at and word_b4
+     * (under m, n, k, tap and batch bounds), zero points at clamped rows and
+     * columns, stores through qstore4 under mm < m and nn < n (8-bit:
+     * lower_qgemm.c requires n % 4 == 0), As / Bs indexed below BK * BM / 4
+     * and BK * BN / 4 (items under i < items, gen_qloads; the sums' reads
+     * kq < BK) */
+    wg_src_printf(&b, "//!audited see gemm_gen.c (gen_q8): loads through word_a_at / word_b4 under m, n, k bounds;\n"
+                      "//!audited stores through qstore4 under mm < m, nn < n; As, Bs indices below BK * BM / 4, BK * BN / 4\n");
+    if (dot4) {
+        wg_src_printf(&b, "fn qdot(a: u32, b: u32) -> i32 { return dot4I8Packed(a, b); }\n");
+    } else {
+        /* the 4x8 signed dot product written out (as qgemm.wgsl's) */
+        wg_src_printf(&b, "fn qdot(a: u32, b: u32) -> i32 {\n"
+                          "    let x = bitcast<i32>(a); let y = bitcast<i32>(b);\n"
+                          "    return extractBits(x, 0u, 8u) * extractBits(y, 0u, 8u) + extractBits(x, 8u, 8u) * extractBits(y, 8u, 8u)\n"
+                          "         + extractBits(x, 16u, 8u) * extractBits(y, 16u, 8u) + extractBits(x, 24u, 8u) * extractBits(y, 24u, 8u);\n}\n");
+    }
+    wg_src_printf(&b, "//!include qrequant\n//!include qgemm_body\n//!include qgemm_wg\n\n");
+    wg_src_printf(&b, "var<workgroup> As: array<vec4<u32>, %u>;\nvar<workgroup> Bs: array<vec4<u32>, %u>;\n\n",
+                  bm4 * k->bk, bn4 * k->bk);
+    /* the grid: one workgroup per (batch item, BM x BN block); P.threads
+     * counts the batch items (as MODE 1's) */
+    wg_src_printf(&b,
+                  "@compute @workgroup_size(%u, %u)\n"
+                  "fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u,\n"
+                  "        @builtin(num_workgroups) nwg: vec3u) {\n"
+                  "    let tx = lid3.x;\n    let ty = lid3.y;\n    let li = ty * %uu + tx;\n"
+                  "    let wl = wid.x + wid.y * nwg.x;\n"
+                  "    let gn = (P.n + %uu) / %uu;\n    let gm = (P.m + %uu) / %uu;\n"
+                  "    if (wl >= gn * gm * P.threads) { return; }\n"
+                  "    let bi = wl / (gn * gm);\n    let n0 = %uu * (wl %% gn);\n    let m0 = %uu * ((wl / gn) %% gm);\n"
+                  "    let base = qbatch(bi);\n    let kw = (P.k + 3u) / 4u;\n    let ones = 0x01010101u;\n",
+                  k->wgx, k->wgy, k->wgx, 4 * bn4 - 1, 4 * bn4, 4 * bm4 - 1, 4 * bm4, 4 * bn4, 4 * bm4);
+    uint32_t nq = k->tm * k->tn / 4;
+    for (uint32_t q = 0; q < nq; q++) wg_src_printf(&b, "    var c%u = vec4<i32>(0);\n", q);
+    for (uint32_t j = 0; j < na; j++) wg_src_printf(&b, "    var la%u = vec4<i32>(0);\n", j);
+    for (uint32_t j = 0; j < nb; j++) wg_src_printf(&b, "    var lb%u = vec4<i32>(0);\n", j);
+    wg_src_printf(&b, "    for (var k0 = 0u; k0 < kw; k0 = k0 + %uu) {\n", k->bk);
+    gen_qloads(&b, k);
+    wg_src_printf(&b, "        workgroupBarrier();\n");
+    for (uint32_t kq = 0; kq < k->bk; kq++) {
+        wg_src_printf(&b, "        {\n");
+        gen_qstep(&b, k, kq, "            ");
+        wg_src_printf(&b, "        }\n");
+    }
+    wg_src_printf(&b, "        workgroupBarrier();\n    }\n");
+    /* the loaders' sums, per k slot, through the tiles (every product
+     * read of them passed the loop's last barrier), then added per row
+     * group and column group */
+    for (int t = 0; t < 2; t++)
+        for (uint32_t j = 0; j < (t ? nb : na); j++) {
+            uint32_t n = t ? bn4 * k->bk : bm4 * k->bk;
+            bool part = (j + 1) * nt > n;
+            wg_src_printf(&b, "    { let i = li + %uu; ", j * nt);
+            if (part) wg_src_printf(&b, "if (i < %uu) { ", n);
+            wg_src_printf(&b, "%s[(i %% %uu) * %uu + i / %uu] = bitcast<vec4<u32>>(l%c%u); %s}\n", t ? "Bs" : "As", k->bk,
+                          t ? bn4 : bm4, k->bk, t ? 'b' : 'a', j, part ? "} " : "");
+        }
+    wg_src_printf(&b, "    workgroupBarrier();\n");
+    for (uint32_t ii = 0; ii < k->tm / 4; ii++) {
+        wg_src_printf(&b, "    var sa%u = vec4<i32>(0);\n    if (need_sa()) {\n", ii);
+        wg_src_printf(&b, "        for (var kq = 0u; kq < %uu; kq = kq + 1u) { sa%u = sa%u + bitcast<vec4<i32>>(As[kq * %uu + %uu + ty]); }\n    }\n",
+                      k->bk, ii, ii, bm4, ii * k->wgy);
+    }
+    for (uint32_t jj = 0; jj < k->tn / 4; jj++) {
+        wg_src_printf(&b, "    var sb%u = vec4<i32>(0);\n    if (need_sb()) {\n", jj);
+        wg_src_printf(&b, "        for (var kq = 0u; kq < %uu; kq = kq + 1u) { sb%u = sb%u + bitcast<vec4<i32>>(Bs[kq * %uu + %uu + tx]); }\n    }\n",
+                      k->bk, jj, jj, bn4, jj * k->wgx);
+        wg_src_printf(&b, "    let nn%u = n0 + %uu + 4u * tx;\n"
+                          "    let zb%u = vec4<i32>(zp_b(min(nn%u, P.n - 1u)), zp_b(min(nn%u + 1u, P.n - 1u)), "
+                          "zp_b(min(nn%u + 2u, P.n - 1u)), zp_b(min(nn%u + 3u, P.n - 1u)));\n",
+                      jj, 4 * jj * k->wgx, jj, jj, jj, jj, jj);
+    }
+    /* the epilogue: acc = dot - za sb - zb sa + k za zb, stored by qstore4
+     * (i32, or requantized into whole words) */
+    static const char comp[4] = { 'x', 'y', 'z', 'w' };
+    wg_src_printf(&b, "    let kk = i32(P.k);\n");
+    for (uint32_t ii = 0; ii < k->tm / 4; ii++)
+        for (uint32_t r = 0; r < 4; r++) {
+            wg_src_printf(&b, "    { let mm = m0 + %uu + 4u * ty;\n      if (mm < P.m) {\n        let za = zp_a(base.z + mm);\n",
+                          4 * ii * k->wgy + r);
+            for (uint32_t jj = 0; jj < k->tn / 4; jj++)
+                wg_src_printf(&b, "        if (nn%u < P.n) { qstore4(bi, mm, base.z + mm, nn%u, c%u - za * sb%u - zb%u * sa%u.%c + kk * za * zb%u); }\n",
+                              jj, jj, (ii * 4 + r) * (k->tn / 4) + jj, jj, jj, ii, comp[r], jj);
+            wg_src_printf(&b, "    } }\n");
+        }
     wg_src_printf(&b, "}\n");
     return wg_src_take(&b);
 }

@@ -105,6 +105,13 @@ static tile_cfg choose_tiles(const wg_caps *c, uint64_t M, uint64_t N, uint64_t 
     return small;
 }
 
+void wg_gemm_auto_tile(const wg_caps *c, uint64_t M, uint64_t N, uint64_t nbatch, wg_gemm_kernel *k) {
+    tile_cfg t;
+    bool bad;
+    if (!forced_tile(c, &t, &bad) || bad || !tile_fits(c, &t)) t = choose_tiles(c, M, N, nbatch);
+    k->tm = t.tm, k->tn = t.tn, k->wgx = t.wgx, k->wgy = t.wgy, k->bk = t.bk;
+}
+
 static bool all4(const uint64_t *v, int n) {
     for (int i = 0; i < n; i++)
         if (v[i] % 4) return false;

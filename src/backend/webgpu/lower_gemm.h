@@ -128,7 +128,24 @@ typedef struct wg_gemm_kernel {
      * (WG_GEMM_GEO_CONSTANTS; the fields are unused otherwise) */
     uint32_t conv_geo;
     uint32_t in_h, in_w, out_w, s_h, s_w, p_h, p_w, d_h, d_w;
+    /* elem: the element type (WG_GEMM_ELEM_*). WG_GEMM_ELEM_Q8: the int8
+     * instance, the integer GEMM of kernels/qgemm_body.wgsl (its Params,
+     * bindings and overrides; lower_qgemm.c) with the tiles holding u32
+     * words of four consecutive k (signed domain), bk counting words, i32
+     * accumulators updated by dot4I8Packed (dot4) or its exact emulation;
+     * only tm, tn, wgx, wgy, bk apply; grid: one workgroup per (batch
+     * item, wgy tm x wgx tn block of y), Params' threads the batch items;
+     * an 8-bit y needs n % 4 == 0 (whole words per four columns). */
+    uint32_t elem;
+    bool dot4;
 } wg_gemm_kernel;
+
+enum { WG_GEMM_ELEM_F32, WG_GEMM_ELEM_Q8 };
+
+/* The tile shape for an M x N product of nbatch items (k's tm, tn, wgx,
+ * wgy and bk): gpu.gemm_tile where set and the device can run it, else
+ * lower_gemm.c's automatic rule (choose_tiles). */
+void wg_gemm_auto_tile(const wg_caps *c, uint64_t M, uint64_t N, uint64_t nbatch, wg_gemm_kernel *k);
 
 /* wg_gemm_kernel.pipeline: OFF loads a k tile into workgroup memory
  * between two barriers after the products of the one before; PREFETCH
@@ -148,8 +165,8 @@ static inline bool wg_gemm_hblock_fits(uint64_t hblock, uint32_t bk) {
 }
 
 /* The WGSL of the generated tiled GEMM for k (gemm_gen.c; malloc'ed), the
- * same bits as gemm.wgsl with those overrides. NULL on OOM or an invalid
- * block shape. */
+ * same bits as gemm.wgsl with those overrides (f32), or as qgemm_body.wgsl
+ * (WG_GEMM_ELEM_Q8). NULL on OOM or an invalid block shape. */
 char *wg_gen_gemm_source(const wg_gemm_kernel *k);
 
 /* A form of the cooperative-matrix GEMM (gemm_coop_gen.c): the element

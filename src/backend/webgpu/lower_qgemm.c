@@ -4,7 +4,8 @@
  * convolutions ConvInteger-10 and QLinearConv-10 (lower_qconv), on the integer GEMM
  * kernel (kernels/qgemm_body.wgsl, its workgroup variants qgemm_wg.wgsl;
  * qgemm_dp4 with dot4I8Packed when the device's self-test passed,
- * webgpu_probe.c). Bit-exact with the CPU
+ * webgpu_probe.c; for m >= 16 the int8 instance of the generated tiled
+ * GEMM, gemm_gen.c, on the same functions). Bit-exact with the CPU
  * reference (cpu_quant.c: mm_run): the sums are i32 (wrapping), and
  * QLinearMatMul's requantization reproduces the CPU's double arithmetic
  * (see the kernel). Declines (the node runs on the CPU): operands that are
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "backend/webgpu/lower_qgemm.h"
+#include "backend/webgpu/lower_gemm.h"
 #include "base/mem.h"
 #include "base/options.h"
 #include "base/tensor.h"
@@ -82,10 +84,14 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
      * strides are whole words too) and m >= 4; "0": one output (or one word
      * of four 8-bit outputs) per invocation. The workgroup variants need n
      * % 4 == 0 for an 8-bit y (whole words per invocation), else "reg" or
-     * "0" runs. auto: gemv for m <= 4, wg for m >= 16, else reg. */
+     * "0" runs. "gen": the int8 instance of the generated tiled GEMM
+     * (gemm_gen.c, WG_GEMM_ELEM_Q8; lower_gemm.c's tile rule), as wg
+     * needs words. auto: gemv for m <= 4, gen for m >= 16, else reg. */
     const char *opt = L->caps->cfg && L->caps->cfg->gpu_qgemm_tile ? L->caps->cfg->gpu_qgemm_tile : "auto";
     bool au = strcmp(opt, "auto") == 0, words = !requant || q->n % 4 == 0;
+    bool gen = words && (strcmp(opt, "gen") == 0 || (au && q->m >= 16));
     int mode = !words                                            ? 0
+               : gen                                             ? 1
                : strcmp(opt, "wg") == 0 || (au && q->m >= 16)  ? 1
                : strcmp(opt, "gemv") == 0 || (au && q->m <= 4) ? 2
                                                                  : 0;
@@ -96,12 +102,25 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
      * workgroup per (batch item, block) */
     uint32_t rows = q->m < 4 ? q->m : 4; /* MODE 2: rows per workgroup */
     uint64_t bm = mode == 1 ? 64 : rows, bn = mode == 1 ? 64 : 4;
+    wg_gemm_kernel kc = { .elem = WG_GEMM_ELEM_Q8, .dot4 = L->caps->dot4 };
+    if (gen) {
+        wg_gemm_auto_tile(L->caps, q->m, q->n, batch, &kc);
+        bm = (uint64_t)kc.wgy * kc.tm, bn = (uint64_t)kc.wgx * kc.tn;
+    }
     uint64_t groups = batch * ((q->m + bm - 1) / bm) * ((q->n + bn - 1) / bn);
     if (mode) threads = batch;
-    wg_dispatch *d = wg_emit(L, L->caps->dot4 ? "qgemm_dp4" : "qgemm");
-    wg_spec(L, d, "TILE", tile);
-    wg_spec(L, d, "MODE", mode);
-    if (mode == 1) {
+    wg_dispatch *d;
+    if (gen) {
+        char *src = wg_gen_gemm_source(&kc);
+        if (!src) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory generating the integer GEMM", rlx_node_desc(L->n));
+        d = wg_emit_source(L, "qgemm_gen", src);
+        free(src);
+    } else {
+        d = wg_emit(L, L->caps->dot4 ? "qgemm_dp4" : "qgemm");
+        wg_spec(L, d, "TILE", tile);
+        wg_spec(L, d, "MODE", mode);
+    }
+    if (mode == 1 && !gen) {
         wg_spec(L, d, "QWG", 256);
         wg_spec(L, d, "QBK", 8);
         wg_spec(L, d, "QA_WORDS", 64 * 8);
