@@ -32,9 +32,7 @@ static rlx_status infer_reduce(rlx_infer_ctx *c) {
     size_t na = 0;
     bool known = true;
     const rlx_value *a = NULL;
-    if (rlx_reduce_axes_are_input(c->n)) {
-        if (rlx_node_attr_find(c->n, "axes"))
-            return rlx_ictx_fail(c, "has an 'axes' attribute, but from version %d axes are input 1", c->n->version);
+    if (rlx_reduce_axes_are_input(c->n)) { /* an axes attribute was refused when the node was added */
         a = rlx_ictx_in(c, 1);
         if (a) {
             if (!rlx_dtype_is_int(a->dtype))

@@ -38,10 +38,7 @@ rlx_status rlx_rnn_params_resolve(const rlx_node *n, rlx_rnn_params *p) {
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: hidden_size %lld must be positive", desc,
                             (long long)p->hidden_size);
     }
-    int64_t layout = rlx_param_int(n, "layout");
-    if (layout != 0 && n->version < 14)
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute layout exists from version 14 (this node is version %d)",
-                        desc, n->version);
+    int64_t layout = rlx_param_int(n, "layout"); /* before version 14 refused when the node was added */
     if (layout != 0 && layout != 1)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: layout %lld must be 0 or 1", desc, (long long)layout);
     p->layout = (int)layout;
