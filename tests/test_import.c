@@ -894,9 +894,9 @@ static const rlx_node_attr *find_attr(const rlx_graph *g, const char *node, cons
     return NULL;
 }
 
-/* Subgraph bodies see outer names. Relu ignores attributes it does not
- * know, which lets a GRAPH attribute ride on it until If/Loop land: the
- * import of the body (and the body of the body) is what is tested here. */
+/* Subgraph bodies see outer names: the import of an If's branch (and of
+ * an If inside it) is what is tested here. (The bodies rode on a Relu
+ * before attributes unknown to an op's version were refused.) */
 static void test_subgraph_outer(void) {
     int64_t dx[2] = { DIM_UNSET, 3 }, d3[1] = { 3 };
     const char *px[2] = { "batch", NULL };
@@ -909,23 +909,35 @@ static void test_subgraph_outer(void) {
     Onnx__GraphProto *body = graph_new("body");
     graph_init(body, tensor_raw("kb", 1, 1, d3, k, sizeof k));
     graph_node(body, node_new("Add", "b_add", "x,kb", "t"));
-    Onnx__NodeProto *bn = node_new("Mul", "b_mul", "t,late", "by");
-    node_attr(bn, attr_g("inner", inner));
+    Onnx__GraphProto *inner_else = graph_new("inner_else");
+    graph_node(inner_else, node_new("Identity", "ie_id", "kb", "ie"));
+    graph_output(inner_else, vi_new("ie", 1, -1, NULL, NULL));
+    graph_node(body, node_new("Mul", "b_mul", "t,late", "by"));
+    Onnx__NodeProto *bn = node_new("If", "b_if", "c", "iy_out");
+    node_attr(bn, attr_g("then_branch", inner));
+    node_attr(bn, attr_g("else_branch", inner_else));
     graph_node(body, bn);
     graph_output(body, vi_new("by", 1, -1, NULL, NULL));
     graph_output(body, vi_new("x", -1, 0, NULL, NULL)); /* a body output that is an outer value */
+    Onnx__GraphProto *ebody = graph_new("else_body");
+    graph_node(ebody, node_new("Identity", "e_id1", "x", "e1"));
+    graph_node(ebody, node_new("Identity", "e_id2", "x", "e2"));
+    graph_output(ebody, vi_new("e1", 1, -1, NULL, NULL));
+    graph_output(ebody, vi_new("e2", 1, -1, NULL, NULL));
 
     Onnx__GraphProto *g = graph_new("main");
     graph_input(g, vi_new("x", 1, 2, dx, px));
-    Onnx__NodeProto *carrier = node_new("Relu", "carrier", "x", "y");
-    node_attr(carrier, attr_g("body", body));
+    graph_input(g, vi_new("c", 9, 0, NULL, NULL));
+    Onnx__NodeProto *carrier = node_new("If", "carrier", "c", "y,y2");
+    node_attr(carrier, attr_g("then_branch", body));
+    node_attr(carrier, attr_g("else_branch", ebody));
     graph_node(g, carrier);
     graph_node(g, node_new("Relu", "later", "x", "late"));
     graph_output(g, vi_new("y", 1, 2, dx, px));
     rlx_model *m = NULL;
     CHECK_OK(load_built(model_new(13, g), "subgraph.onnx", &m, NULL));
     if (!m) return;
-    const rlx_node_attr *a = find_attr(m->g, "carrier", "body");
+    const rlx_node_attr *a = find_attr(m->g, "carrier", "then_branch");
     CHECK(a && a->type == RLX_ATTR_GRAPH && a->g);
     if (!a || !a->g) goto done;
     const rlx_graph *b = a->g;
@@ -940,7 +952,7 @@ static void test_subgraph_outer(void) {
     CHECK(bl >= 0 && (b->values[bl].flags & RLX_VALUE_OUTER));
     CHECK(bk >= 0 && !(b->values[bk].flags & RLX_VALUE_OUTER) && b->values[bk].konst);
     CHECK(b->n_outputs == 2 && b->n_outputs == 2 && b->outputs[1] == bx);
-    const rlx_node_attr *ia = find_attr(b, "b_mul", "inner");
+    const rlx_node_attr *ia = find_attr(b, "b_if", "then_branch");
     CHECK(ia && ia->g && ia->g->parent == b);
     if (ia && ia->g) {
         const rlx_graph *in = ia->g;
@@ -1088,14 +1100,19 @@ static uint8_t *rich_model(size_t *size) {
     Onnx__GraphProto *body = graph_new("body");
     graph_node(body, node_new("Add", "b_add", "x,b", "t"));
     graph_output(body, vi_new("t", 1, -1, NULL, NULL));
+    Onnx__GraphProto *ebody = graph_new("else_body");
+    graph_node(ebody, node_new("Sub", "e_sub", "x,b", "t2"));
+    graph_output(ebody, vi_new("t2", 1, -1, NULL, NULL));
     Onnx__GraphProto *g = graph_new("rich");
     graph_input(g, vi_new("x", 1, 2, dx, px));
+    graph_input(g, vi_new("cond", 9, 0, NULL, NULL));
     graph_init(g, tensor_raw("b", 1, 1, d3, b, sizeof b));
     Onnx__NodeProto *k = node_new("Constant", "k", NULL, "c");
     node_attr(k, attr_t("value", tensor_floats("c", 1, d3, b, 3)));
     graph_node(g, k);
-    Onnx__NodeProto *r = node_new("Relu", "r", "y", "z");
-    node_attr(r, attr_g("body", body));
+    Onnx__NodeProto *r = node_new("If", "r", "cond", "z");
+    node_attr(r, attr_g("then_branch", body));
+    node_attr(r, attr_g("else_branch", ebody));
     graph_node(g, r);
     graph_node(g, node_new("Add", "a", "x,c", "y"));
     Onnx__NodeProto *cl = node_new("LeakyRelu", "lk", "z", "w");

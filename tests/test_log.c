@@ -1,9 +1,11 @@
 /* The log function of the C API (rlx_set_log_callback, rlx/rlx.h) and the
  * version (rlx_version, rlx/version.h):
- *  - a warning (a node attribute the op does not have) reaches the
- *    callback with level RLX_LOG_WARNING, naming the node and attribute,
- *    and nothing reaches stderr's default printer meanwhile; the legacy
- *    attributes of early op versions (Add-6 broadcast) give none;
+ *  - a warning (an input that declares a dim as -5) reaches the callback
+ *    with level RLX_LOG_WARNING, naming the input, and nothing reaches
+ *    stderr's default printer meanwhile; a node attribute the op does not
+ *    have is an error, not a warning (it was one until unknown attributes
+ *    were refused), and the legacy attributes of early op versions (Add-6
+ *    broadcast) give none;
  *  - min_level filters: at RLX_LOG_ERROR the warning is not delivered;
  *  - debug output that an option asks for (debug.dispatch_report) arrives
  *    at RLX_LOG_DEBUG, and not at all without the option;
@@ -11,6 +13,7 @@
  *    with an empty message, and never with progress=off;
  *  - the version macros and rlx_version() agree. */
 #include "test.h"
+#include "onnx_build.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -29,17 +32,33 @@ static void capture(rlx_log_level level, const char *msg, void *user) {
     if (msg[0]) snprintf(c->last[level], sizeof c->last[level], "%s", msg);
 }
 
-/* y = Relu(x) where Relu carries an attribute Relu does not have. */
-static rlx_model *relu_with_bogus_attr(void) {
+/* y = Relu(x), loaded from ONNX bytes whose input x declares its first dim
+ * as -5 (a warning: rlx takes it as a dynamic dim). */
+static rlx_model *relu_with_odd_dim(void) {
+    Onnx__GraphProto *g = graph_new("g");
+    graph_input(g, vi_new("x", 1, 2, (const int64_t[]){ -5, 3 }, NULL));
+    graph_node(g, node_new("Relu", "relu_node", "x", "y"));
+    graph_output(g, vi_new("y", 1, 2, (const int64_t[]){ -1, 3 }, NULL));
+    size_t size = 0;
+    uint8_t *buf = model_pack_free(model_new(13, g), &size);
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_load_onnx_memory(buf, size, NULL, &m));
+    free(buf);
+    return m;
+}
+
+/* y = Relu(x) where Relu carries an attribute Relu does not have: refused. */
+static void relu_with_bogus_attr(void) {
     rlx_model *m = NULL;
     CHECK_OK(rlx_model_create(13, &m));
-    if (!m) return NULL;
+    if (!m) return;
     CHECK_OK(rlx_model_add_input(m, "x", RLX_DTYPE_F32, 2, (const int64_t[]){ 2, 3 }, NULL));
     rlx_attr a[] = { RLX_ATTR_I("bogus_attr", 7) };
-    CHECK_OK(rlx_model_add_node(m, "Relu", "relu_node", 1, (const char *[]){ "x" }, 1, (const char *[]){ "y" }, 1, a));
-    CHECK_OK(rlx_model_add_output(m, "y"));
-    CHECK_OK(rlx_model_finish(m));
-    return m;
+    CHECK_FAILS(rlx_model_add_node(m, "Relu", "relu_node", 1, (const char *[]){ "x" }, 1, (const char *[]){ "y" }, 1, a),
+                RLX_ERR_INVALID_MODEL, "bogus_attr");
+    const char *e = rlx_last_error();
+    CHECK_MSG(strstr(e, "relu_node") && strstr(e, "Relu") && strstr(e, "opset 13"), "error '%s'", e);
+    rlx_model_destroy(m);
 }
 
 /* Add-6 with the legacy broadcast=1: an attribute of that op version, read
@@ -78,11 +97,15 @@ static void test_warning(void) {
     captured c;
     memset(&c, 0, sizeof c);
     rlx_set_log_callback(capture, &c, RLX_LOG_DEBUG);
-    rlx_model *m = relu_with_bogus_attr();
+    rlx_model *m = relu_with_odd_dim();
     CHECK_MSG(c.n[RLX_LOG_WARNING] == 1, "%d warnings, want 1", c.n[RLX_LOG_WARNING]);
-    CHECK_MSG(strstr(c.last[RLX_LOG_WARNING], "relu_node") && strstr(c.last[RLX_LOG_WARNING], "bogus_attr"),
-              "warning '%s' does not name the node and attribute", c.last[RLX_LOG_WARNING]);
+    CHECK_MSG(strstr(c.last[RLX_LOG_WARNING], "'x'") && strstr(c.last[RLX_LOG_WARNING], "-5"),
+              "warning '%s' does not name the input and its dim", c.last[RLX_LOG_WARNING]);
     rlx_model_destroy(m);
+
+    memset(&c, 0, sizeof c);
+    relu_with_bogus_attr();
+    CHECK_MSG(c.n[RLX_LOG_WARNING] == 0, "a refused attribute also warned: '%s'", c.last[RLX_LOG_WARNING]);
 
     memset(&c, 0, sizeof c);
     m = legacy_add();
@@ -91,14 +114,14 @@ static void test_warning(void) {
 
     memset(&c, 0, sizeof c);
     rlx_set_log_callback(capture, &c, RLX_LOG_ERROR);
-    m = relu_with_bogus_attr();
+    m = relu_with_odd_dim();
     CHECK_MSG(c.n[RLX_LOG_WARNING] == 0, "min_level error still delivered %d warnings", c.n[RLX_LOG_WARNING]);
     rlx_model_destroy(m);
     rlx_set_log_callback(NULL, NULL, RLX_LOG_DEBUG);
 }
 
 static void test_debug_and_progress(void) {
-    rlx_model *m = relu_with_bogus_attr(); /* its warning goes to stderr: the default */
+    rlx_model *m = relu_with_odd_dim(); /* its warning goes to stderr: the default */
     if (!m) return;
     captured c;
     memset(&c, 0, sizeof c);

@@ -306,6 +306,9 @@ static void test_model_inspection(void) {
     rlx_model_destroy(m);
 }
 
+/* Attribute k of op i, or false at the end of its list. */
+static bool attr_at(size_t i, size_t k, rlx_op_attr_info *ai) { return rlx_op_catalog_attr(i, k, ai) == RLX_OK; }
+
 static void test_catalogue(void) {
     size_t n = rlx_op_catalog_count();
     CHECK(n > 150);
@@ -326,7 +329,23 @@ static void test_catalogue(void) {
         }
         if (strcmp(op.name, "Reshape") == 0) CHECK(op.view && op.takes_strings);
         if (strcmp(op.name, "If") == 0) CHECK(op.control_flow);
+        /* attributes: Clip's min until 11, Clip-1's consumed_inputs, the end of the list */
+        if (strcmp(op.name, "Clip") == 0) {
+            bool min = false, ci = false;
+            rlx_op_attr_info ai;
+            size_t k = 0;
+            for (; attr_at(i, k, &ai); k++) {
+                if (strcmp(ai.name, "min") == 0) min = strcmp(ai.type, "FLOAT") == 0 && ai.since == 0 && ai.until == 11;
+                if (strcmp(ai.name, "consumed_inputs") == 0) ci = strcmp(ai.type, "INTS") == 0 && ai.until == 6;
+            }
+            CHECK(min && ci);
+            CHECK_FAILS(rlx_op_catalog_attr(i, k, &ai), RLX_ERR_INVALID_ARGUMENT, "no attribute");
+            CHECK(ai.name == NULL && ai.type == NULL);
+        }
     }
+    rlx_op_attr_info ai;
+    CHECK_FAILS(rlx_op_catalog_attr(n, 0, &ai), RLX_ERR_INVALID_ARGUMENT, "range");
+    CHECK_FAILS(rlx_op_catalog_attr(0, 0, NULL), RLX_ERR_INVALID_ARGUMENT, "NULL");
     CHECK(conv && internal);
     rlx_op_info op;
     CHECK_FAILS(rlx_op_catalog_get(n, &op), RLX_ERR_INVALID_ARGUMENT, "range");

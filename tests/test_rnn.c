@@ -621,7 +621,7 @@ static void test_errors(void) {
     /* layout only from version 14 */
     rlx_attr lay[1] = { RLX_ATTR_I("layout", 1) };
     expect_error("RNN", 13, dx, (int64_t[]){ 1, 3, 3 }, (int64_t[]){ 1, 3, 3 }, NULL, 1, lay, RLX_ERR_INVALID_MODEL,
-                 "layout exists from version 14");
+                 "attribute 'layout' is not an attribute of RNN-7 at opset 13 (it was added in RNN-14)");
     /* a sequence length beyond the sequence is caught at run time */
     int32_t seq[2] = { 2, 5 };
     expect_error("RNN", 14, dx, (int64_t[]){ 1, 3, 3 }, (int64_t[]){ 1, 3, 3 }, seq, 0, NULL, RLX_ERR_INVALID_ARGUMENT,

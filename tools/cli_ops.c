@@ -40,9 +40,12 @@ static void print_help(FILE *f) {
             "               docs/ops.md', the ops_doc test fails when it is stale)\n"
             "  --json       print one JSON object: {\"webgpu_built\", \"webgpu_conditions\",\n"
             "               \"ops\": [{domain, name, versions, internal, view, control_flow,\n"
-            "               data_dependent, takes_strings, cpu, webgpu, webgpu_note}],\n"
+            "               data_dependent, takes_strings, cpu, webgpu, webgpu_note,\n"
+            "               attributes: [{name, type, since, until, required}]}],\n"
             "               \"contrib_ops\": [{domain, name, version, expansion}]} (contrib\n"
-            "               ops only when no OP is named)\n"
+            "               ops only when no OP is named; a node of since-version v\n"
+            "               has the attributes with since <= v < until, until 0: no\n"
+            "               bound)\n"
             "  -h, --help   print this help and exit\n",
             RLX_ONNX_OPSET_MAX);
 }
@@ -57,6 +60,7 @@ static void qualified(const rlx_op_info *d, char *buf, size_t cap) {
 
 typedef struct op_row {
     rlx_op_info info;
+    size_t index; /* in the catalogue */
     bool cpu, gpu;
     const char *note; /* GPU conditions, NULL without a lowering */
 } op_row;
@@ -363,6 +367,18 @@ static void print_json(const op_row *rows, size_t n, bool webgpu_built, const ch
         cli_json_b(&j, "cpu", rows[i].cpu);
         cli_json_b(&j, "webgpu", rows[i].gpu);
         cli_json_s(&j, "webgpu_note", rows[i].note);
+        cli_json_arr(&j, "attributes");
+        rlx_op_attr_info ai;
+        for (size_t k = 0; rlx_op_catalog_attr(rows[i].index, k, &ai) == RLX_OK; k++) {
+            cli_json_obj(&j, NULL);
+            cli_json_s(&j, "name", ai.name);
+            cli_json_s(&j, "type", ai.type);
+            cli_json_i(&j, "since", ai.since);
+            cli_json_i(&j, "until", ai.until);
+            cli_json_b(&j, "required", ai.required);
+            cli_json_end_obj(&j);
+        }
+        cli_json_end_arr(&j);
         cli_json_end_obj(&j);
     }
     cli_json_end_arr(&j);
@@ -436,6 +452,7 @@ int cli_cmd_ops(int argc, char **argv) {
             free(rows);
             return cli_fail(st, "cannot read the op catalogue");
         }
+        rows[i].index = i;
         rows[i].cpu = rows[i].info.cpu;
         rows[i].gpu = rows[i].info.webgpu;
         rows[i].note = rows[i].info.webgpu_note;

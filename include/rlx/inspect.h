@@ -111,6 +111,23 @@ RLX_API size_t rlx_op_catalog_count(void);
  * cleared on entry. errors: RLX_ERR_INVALID_ARGUMENT (index out of range). */
 RLX_API rlx_status rlx_op_catalog_get(size_t index, rlx_op_info *out_info);
 
+/* One attribute of an op (rlx_op_catalog_attr). Strings borrowed, static. */
+typedef struct rlx_op_attr_info {
+    const char *name;  /* "kernel_shape" */
+    const char *type;  /* "INT", "FLOAT", "STRING", "TENSOR", "GRAPH", "FLOATS", "INTS" or "STRINGS" */
+    int since, until;  /* the op's since-versions that have it: since <= version < until (0: no
+                          bound), as ONNX's schema of each version has it */
+    bool required;
+} rlx_op_attr_info;
+
+/* Attribute k of op `index`, k from 0 (every attribute that some version of
+ * the op has). A node whose since-version has no attribute of a name it
+ * carries is refused when it is added (RLX_ERR_INVALID_MODEL naming the
+ * node, op, attribute and opset), except internal ones ("_rlx..."). errors:
+ * RLX_ERR_INVALID_ARGUMENT (index or k out of range: the end of the list;
+ * *out_info cleared). */
+RLX_API rlx_status rlx_op_catalog_attr(size_t index, size_t k, rlx_op_attr_info *out_info);
+
 /* The conditions every WebGPU lowering has (static shapes, dtypes the GPU
  * holds, device limits, ...), one sentence each; *out_count of them.
  * Borrowed, static. */

@@ -456,57 +456,67 @@ rlx_status rlx_node_fault(const rlx_graph *g, const rlx_node *n, unsigned inputs
     return st;
 }
 
-/* Attributes of op versions before opset 9 that the schemas leave out on
- * purpose, with the type ONNX gave them: the binary ops' broadcast and axis
- * (read by passes/legacy.c), and flags whose old meaning is what rlx does
- * anyway (Gemm's broadcast, BatchNormalization's is_test and spatial,
- * consumed_inputs). */
-static const struct {
-    const char *name;
-    rlx_attr_type type;
-} k_legacy_attrs[] = { { "broadcast", RLX_ATTR_INT }, { "axis", RLX_ATTR_INT }, { "is_test", RLX_ATTR_INT },
-                       { "spatial", RLX_ATTR_INT }, { "consumed_inputs", RLX_ATTR_INTS } };
-
 const char *rlx_attr_type_name(rlx_attr_type t) {
     static const char *const names[] = { "UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH", "FLOATS", "INTS",
                                          "STRINGS" };
     return (unsigned)t < RLX_ARRAY_LEN(names) ? names[t] : "an unknown type";
 }
 
-/* The schema's (or a legacy attribute's) type for the node's attribute
- * `name`, or RLX_ATTR_UNDEFINED when the op has no such attribute. */
+/* The type the op's version gives the node's attribute `name`
+ * (rlx_op_attr_type), or RLX_ATTR_UNDEFINED. */
 static rlx_attr_type expected_attr_type(const rlx_node *n, const char *name) {
-    for (int k = 0; k < RLX_MAX_OP_ATTRS && n->def->attrs[k].name; k++)
-        if (strcmp(n->def->attrs[k].name, name) == 0) return n->def->attrs[k].type;
-    for (size_t k = 0; k < RLX_ARRAY_LEN(k_legacy_attrs) && n->version < 9; k++)
-        if (strcmp(k_legacy_attrs[k].name, name) == 0) return k_legacy_attrs[k].type;
-    return RLX_ATTR_UNDEFINED;
+    return rlx_op_attr_type(n->def, n->version, name);
 }
 
-/* An attribute the op's schema does not have is ignored, with a warning
- * (a misspelt name, or one from a newer ONNX version). Internal ones
- * ("_rlx_...") are the fusion passes'. */
-static void warn_unknown_attrs(const rlx_node *n) {
-    if (!rlx_log_enabled(RLX_LOG_WARNING)) return;
+/* An attribute that the op's version does not have: a node of the default
+ * domain is refused, as onnxruntime refuses it (an opset-13 Clip with the
+ * min and max attributes of Clip-6 would otherwise run unclipped; a
+ * misspelt name would silently mean the default). Internal ones
+ * ("_rlx...") are the fusion passes'; rlx's own ops (domain "rlx") are
+ * only warned about. */
+static rlx_status check_unknown_attrs(const rlx_graph *g, const rlx_node *n) {
     for (int i = 0; i < n->n_attrs; i++) {
         const char *name = n->attrs[i].name;
-        if (!name || strncmp(name, "_rlx", 4) == 0) continue;
-        if (expected_attr_type(n, name) == RLX_ATTR_UNDEFINED)
-            rlx_log(RLX_LOG_WARNING, "%s: attribute '%s' is not one rlx knows for this op; ignored", rlx_node_desc(n), name);
+        if (!name || strncmp(name, "_rlx", 4) == 0 || expected_attr_type(n, name) != RLX_ATTR_UNDEFINED) continue;
+        if (*n->domain) {
+            if (rlx_log_enabled(RLX_LOG_WARNING))
+                rlx_log(RLX_LOG_WARNING, "%s: attribute '%s' is not one rlx knows for this op; ignored",
+                        rlx_node_desc(n), name);
+            continue;
+        }
+        char at[96] = "";
+        if (g->opset > 0) snprintf(at, sizeof at, " at opset %lld", (long long)g->opset);
+        int since = 0, until = 0;
+        bool became_input = false;
+        if (!rlx_op_attr_elsewhere(n->def, name, &since, &until, &became_input))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' is not an attribute of %s-%d%s (no version of %s has it)",
+                            rlx_node_desc(n), name, n->op_type, n->version, at, n->op_type);
+        if (until && n->version >= until)
+            return rlx_fail(RLX_ERR_INVALID_MODEL,
+                            "%s: attribute '%s' is not an attribute of %s-%d%s (it was removed in %s-%d%s)",
+                            rlx_node_desc(n), name, n->op_type, n->version, at, n->op_type, until,
+                            became_input ? "; give it as an input" : "");
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' is not an attribute of %s-%d%s (it was added in %s-%d)",
+                        rlx_node_desc(n), name, n->op_type, n->version, at, n->op_type, since);
     }
+    return RLX_OK;
 }
 
-/* Every attribute the op knows (its schema's, and the legacy ones of
- * versions before 9) has the type ONNX gives it: a FLOAT where an INT is
- * expected (axis=1.5) is refused, never truncated. The scalar form of a
- * list type is accepted (exporters write one int for an ints attribute).
- * Required attributes are given. */
+/* Every attribute the op's version has (its schema's, and the legacy
+ * ones of old versions) has the type ONNX gives it: a FLOAT where an INT
+ * is expected (axis=1.5) is refused, never truncated. The scalar form of
+ * a list type is accepted (exporters write one int for an ints
+ * attribute). Required attributes are given. */
 static rlx_status check_attrs(const rlx_node *n) {
     for (int i = 0; i < n->n_attrs; i++) {
         const rlx_node_attr *a = &n->attrs[i];
         if (!a->name) continue;
         rlx_attr_type want = expected_attr_type(n, a->name);
         if (want == RLX_ATTR_UNDEFINED || a->type == want) continue;
+        /* converted already (a node copied from another graph) */
+        if (a->type == RLX_ATTR_INT && ((n->op == RLX_OP_Cast && strcmp(a->name, "to") == 0) ||
+                                        ((n->op == RLX_OP_LpPool || n->op == RLX_OP_GlobalLpPool) && strcmp(a->name, "p") == 0)))
+            continue;
         if ((want == RLX_ATTR_INTS && a->type == RLX_ATTR_INT) || (want == RLX_ATTR_FLOATS && a->type == RLX_ATTR_FLOAT))
             continue;
         if (a->type == RLX_ATTR_FLOAT)
@@ -517,9 +527,49 @@ static rlx_status check_attrs(const rlx_node *n) {
     }
     const rlx_op_def *d = n->def;
     for (int k = 0; k < RLX_MAX_OP_ATTRS && d->attrs[k].name; k++)
-        if (d->attrs[k].required && !rlx_node_attr_find(n, d->attrs[k].name))
+        if (d->attrs[k].required && rlx_op_attr_type(d, n->version, d->attrs[k].name) != RLX_ATTR_UNDEFINED &&
+            !rlx_node_attr_find(n, d->attrs[k].name))
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required attribute '%s' is missing", rlx_node_desc(n),
                             d->attrs[k].name);
+    return RLX_OK;
+}
+
+/* Attributes whose type a later version changed, given in the old type
+ * (rlx_op_attr_type's legacy rows), become the schema row's type, which
+ * the kernels read: Cast-1's to, a TensorProto.DataType name ("FLOAT"),
+ * becomes its number; LpPool-1's and GlobalLpPool-1's p, a FLOAT, an INT
+ * (rlx computes integral p only). */
+static rlx_status convert_legacy_types(rlx_node *n) {
+    if (n->op == RLX_OP_Cast && n->version < 6) {
+        /* TensorProto.DataType, by name (onnx.proto) */
+        static const char *const k_names[] = { "UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16",
+                                               "INT16",     "INT32",  "INT64",     "STRING",     "BOOL",
+                                               "FLOAT16",   "DOUBLE", "UINT32",    "UINT64",     "COMPLEX64",
+                                               "COMPLEX128", "BFLOAT16" };
+        rlx_node_attr *a = (rlx_node_attr *)rlx_node_attr_find(n, "to");
+        if (!a) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required attribute 'to' is missing", rlx_node_desc(n));
+        if (a->type != RLX_ATTR_STRING) return RLX_OK; /* check_attrs refused any other */
+        for (size_t k = 1; k < RLX_ARRAY_LEN(k_names); k++)
+            if (a->s && strcmp(a->s, k_names[k]) == 0) {
+                free(a->s);
+                a->s = NULL;
+                a->type = RLX_ATTR_INT;
+                a->i = (int64_t)k;
+                return RLX_OK;
+            }
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute 'to' is '%s', which is not a TensorProto data type name",
+                        rlx_node_desc(n), a->s ? a->s : "");
+    }
+    if ((n->op == RLX_OP_LpPool || n->op == RLX_OP_GlobalLpPool) && n->version < 2) {
+        rlx_node_attr *a = (rlx_node_attr *)rlx_node_attr_find(n, "p");
+        if (!a || a->type != RLX_ATTR_FLOAT) return RLX_OK;
+        float p = a->f;
+        if (!(p >= 1.0f && p <= 1024.0f) || p != (float)(int)p)
+            return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: attribute 'p' is %g: rlx computes integral p from 1 only",
+                            rlx_node_desc(n), (double)p);
+        a->type = RLX_ATTR_INT;
+        a->i = (int64_t)p;
+    }
     return RLX_OK;
 }
 
@@ -614,7 +664,8 @@ rlx_status rlx_graph_add_node(rlx_graph *g, const char *op_type, const char *dom
         v->producer = id;
     }
     RLX_TRY_GOTO(st, check_attrs(n), fail);
-    warn_unknown_attrs(n);
+    RLX_TRY_GOTO(st, check_unknown_attrs(g, n), fail);
+    RLX_TRY_GOTO(st, convert_legacy_types(n), fail);
     RLX_TRY_GOTO(st, rlx_node_resolve_params(n), fail);
     if (out_node) *out_node = id;
     return RLX_OK;

@@ -114,6 +114,89 @@ int rlx_op_min_inputs(const rlx_op_def *def, int version) {
     return m;
 }
 
+/* ------------------------------------------------------------ attributes */
+
+/* Attributes of old versions without a parameter slot (rlx_op_attr_type):
+ * op, name, type, the op's since-versions that have it [since, until).
+ * Checked against ONNX's schema of every version by test_attr_schemas. */
+static const struct {
+    rlx_op_id op;
+    const char *name;
+    rlx_attr_type type;
+    int since, until;
+} k_legacy_attrs[] = {
+#define CI(op) { RLX_OP_##op, "consumed_inputs", RLX_ATTR_INTS, 1, 6 }
+#define BC(op) { RLX_OP_##op, "broadcast", RLX_ATTR_INT, 1, 7 }, { RLX_OP_##op, "axis", RLX_ATTR_INT, 1, 7 }
+    /* an optimisation hint of version 1 (any value: rlx allocates its own buffers) */
+    CI(Abs), CI(Add), CI(BatchNormalization), CI(Ceil), CI(Clip), CI(Div), CI(Dropout), CI(Elu), CI(Exp), CI(Floor),
+    CI(HardSigmoid), CI(InstanceNormalization), CI(LeakyRelu), CI(Log), CI(Max), CI(Mean), CI(Min), CI(Mul), CI(Neg),
+    CI(PRelu), CI(Reciprocal), CI(Relu), CI(Selu), CI(Sigmoid), CI(Sqrt), CI(Sub), CI(Sum), CI(Tanh),
+    /* the binary ops' broadcasting before 7, honoured by passes/legacy.c (rlx_legacy_bcast) */
+    BC(Add), BC(Sub), BC(Mul), BC(Div), BC(Pow), BC(And), BC(Or), BC(Xor), BC(Equal), BC(Greater), BC(Less),
+    /* Gemm's C broadcasts from 7 on; with broadcast=0 C has the full shape, which broadcasting reads the same */
+    { RLX_OP_Gemm, "broadcast", RLX_ATTR_INT, 1, 7 },
+    /* is_test of BatchNormalization and Dropout before 7: rlx runs inference whatever it says, as ONNX's
+     * version converter drops it (onnxruntime has no kernel of these versions) */
+    { RLX_OP_BatchNormalization, "is_test", RLX_ATTR_INT, 1, 7 },
+    { RLX_OP_Dropout, "is_test", RLX_ATTR_INT, 1, 7 },
+    /* attributes whose type changed: the schema row holds the later type, and graph.c converts
+     * (convert_legacy_types) */
+    { RLX_OP_Cast, "to", RLX_ATTR_STRING, 1, 6 },
+    { RLX_OP_LpPool, "p", RLX_ATTR_FLOAT, 1, 2 },
+    { RLX_OP_GlobalLpPool, "p", RLX_ATTR_FLOAT, 1, 2 },
+#undef CI
+#undef BC
+};
+
+static bool attr_in_range(int since, int until, int version) {
+    return version >= since && (until == 0 || version < until);
+}
+
+rlx_attr_type rlx_op_attr_type(const rlx_op_def *def, int version, const char *name) {
+    for (int k = 0; k < RLX_MAX_OP_ATTRS && def->attrs[k].name; k++)
+        if (strcmp(def->attrs[k].name, name) == 0 && attr_in_range(def->attrs[k].since, def->attrs[k].until, version))
+            return def->attrs[k].type;
+    for (size_t k = 0; k < RLX_ARRAY_LEN(k_legacy_attrs); k++)
+        if (k_legacy_attrs[k].name && k_legacy_attrs[k].op == def->id && strcmp(k_legacy_attrs[k].name, name) == 0 &&
+            attr_in_range(k_legacy_attrs[k].since, k_legacy_attrs[k].until, version))
+            return k_legacy_attrs[k].type;
+    return RLX_ATTR_UNDEFINED;
+}
+
+bool rlx_op_attr_at(const rlx_op_def *def, size_t k, const char **name, rlx_attr_type *type, int *since, int *until,
+                    bool *required) {
+    size_t n_schema = 0;
+    while (n_schema < RLX_MAX_OP_ATTRS && def->attrs[n_schema].name) n_schema++;
+    if (k < n_schema) {
+        const rlx_attr_def *a = &def->attrs[k];
+        *name = a->name, *type = a->type, *since = a->since, *until = a->until, *required = a->required;
+        return true;
+    }
+    k -= n_schema;
+    for (size_t i = 0; i < RLX_ARRAY_LEN(k_legacy_attrs); i++) {
+        if (!k_legacy_attrs[i].name || k_legacy_attrs[i].op != def->id) continue;
+        if (k--) continue;
+        *name = k_legacy_attrs[i].name, *type = k_legacy_attrs[i].type;
+        *since = k_legacy_attrs[i].since, *until = k_legacy_attrs[i].until, *required = false;
+        return true;
+    }
+    return false;
+}
+
+bool rlx_op_attr_elsewhere(const rlx_op_def *def, const char *name, int *since, int *until, bool *became_input) {
+    for (int k = 0; k < RLX_MAX_OP_ATTRS && def->attrs[k].name; k++)
+        if (strcmp(def->attrs[k].name, name) == 0) {
+            *since = def->attrs[k].since, *until = def->attrs[k].until, *became_input = def->attrs[k].became_input;
+            return true;
+        }
+    for (size_t k = 0; k < RLX_ARRAY_LEN(k_legacy_attrs); k++)
+        if (k_legacy_attrs[k].name && k_legacy_attrs[k].op == def->id && strcmp(k_legacy_attrs[k].name, name) == 0) {
+            *since = k_legacy_attrs[k].since, *until = k_legacy_attrs[k].until, *became_input = false;
+            return true;
+        }
+    return false;
+}
+
 /* ------------------------------------------------------------ strings */
 
 /* Ops that take string tensors: their CPU kernels move elements by size

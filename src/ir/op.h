@@ -42,12 +42,26 @@ typedef struct rlx_attr_def {
     int64_t i;     /* INT default */
     float f;       /* FLOAT default */
     const char *s; /* STRING default */
+    /* The op's since-versions that have it, since <= version < until (0:
+     * unbounded); a node of another version that carries it is refused
+     * (rlx_op_attr_type). */
+    int since, until;
+    /* Removed because it became an input (Clip's min, Pad's pads): the
+     * refusal says so. */
+    bool became_input;
 } rlx_attr_def;
 
 /* Schema rows with a default (ONNX's documented default unless noted). */
 #define RLX_ATTR_DEF_INT(nm, v) { nm, RLX_ATTR_INT, false, true, .i = (v) }
 #define RLX_ATTR_DEF_FLOAT(nm, v) { nm, RLX_ATTR_FLOAT, false, true, .f = (v) }
 #define RLX_ATTR_DEF_STRING(nm, v) { nm, RLX_ATTR_STRING, false, true, .s = (v) }
+/* Rows of the versions from `since` on (ONNX added the attribute then). */
+#define RLX_ATTR_SINCE(nm, type, since_) { nm, type, false, .since = (since_) }
+#define RLX_ATTR_DEF_INT_SINCE(nm, v, since_) { nm, RLX_ATTR_INT, false, true, .i = (v), .since = (since_) }
+#define RLX_ATTR_DEF_FLOAT_SINCE(nm, v, since_) { nm, RLX_ATTR_FLOAT, false, true, .f = (v), .since = (since_) }
+#define RLX_ATTR_DEF_STRING_SINCE(nm, v, since_) { nm, RLX_ATTR_STRING, false, true, .s = (v), .since = (since_) }
+/* Rows of the versions before `until`, which made the attribute an input. */
+#define RLX_ATTR_TO_INPUT(nm, type, until_) { nm, type, false, .until = (until_), .became_input = true }
 
 enum {
     /* Output shapes depend on input values in a way that only running the
@@ -81,6 +95,24 @@ typedef struct rlx_op_def {
     uint32_t flags;
     rlx_attr_def attrs[RLX_MAX_OP_ATTRS]; /* known attributes; ends at name NULL */
 } rlx_op_def;
+
+/* The type of attribute `name` of `def` at since-version `version`: a
+ * schema row's, or one of the legacy attributes of old versions that have
+ * no parameter slot (op.c: the binary ops' broadcast and axis before 7,
+ * read by passes/legacy.c; consumed_inputs; flags whose one value that
+ * rlx honours graph.c checks); RLX_ATTR_UNDEFINED when that version of
+ * the op has no such attribute (ONNX's schema of that version). */
+rlx_attr_type rlx_op_attr_type(const rlx_op_def *def, int version, const char *name);
+
+/* Where `def` has attribute `name` at another version than `version`,
+ * the since-versions that have it (*since, *until as in rlx_attr_def) and
+ * whether it became an input; false when no version of the op has it. */
+bool rlx_op_attr_elsewhere(const rlx_op_def *def, const char *name, int *since, int *until, bool *became_input);
+
+/* Every attribute that some version of `def` has: the schema rows, then
+ * the legacy ones; k from 0 until it returns false. */
+bool rlx_op_attr_at(const rlx_op_def *def, size_t k, const char **name, rlx_attr_type *type, int *since, int *until,
+                    bool *required);
 
 /* Opsets of the default domain that rlx accepts. */
 #define RLX_OPSET_MIN 1

@@ -46,6 +46,22 @@ rlx_status rlx_op_catalog_get(size_t index, rlx_op_info *out) {
     return RLX_OK;
 }
 
+rlx_status rlx_op_catalog_attr(size_t index, size_t k, rlx_op_attr_info *out) {
+    if (out) memset(out, 0, sizeof *out);
+    if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_info is NULL");
+    if (index >= rlx_op_count())
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "op index %zu out of range (the catalogue has %zu)", index,
+                        rlx_op_count());
+    const rlx_op_def *d = rlx_op_at(index);
+    rlx_attr_type type = RLX_ATTR_UNDEFINED;
+    if (!rlx_op_attr_at(d, k, &out->name, &type, &out->since, &out->until, &out->required)) {
+        memset(out, 0, sizeof *out);
+        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "op %s has no attribute %zu", d->name, k);
+    }
+    out->type = rlx_attr_type_name(type);
+    return RLX_OK;
+}
+
 const char *const *rlx_op_catalog_webgpu_conditions(size_t *out_count) {
     size_t n = 0;
     const char *const *c = wg_general_notes(&n);

@@ -1,6 +1,6 @@
 """rlx.set_log_callback and rlx.version (python/rlx over librlx.so): a
-warning of the library (a node attribute the op does not have) reaches the
-Python function with level "warning" and names the node and attribute; at
+warning of the library (an input that declares a dim as -5) reaches the
+Python function with level "warning" and names the input and dim; at
 level "error" it does not; None restores the default printer; version()
 is the CMake project version. Skips (exit 77) while librlx.so is not built
 or is built with the sanitizers."""
@@ -18,19 +18,19 @@ from onnx import TensorProto, helper  # noqa: E402
 
 C = R.Checker("test_python_log")
 tmp = tempfile.mkdtemp(prefix="rlx_py_log_")
-path = os.path.join(tmp, "bogus_attr.onnx")
-g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="the_relu", not_an_attr=5)], "g",
-                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+path = os.path.join(tmp, "odd_dim.onnx")
+g = helper.make_graph([helper.make_node("Relu", ["x_odd"], ["y"], name="the_relu")], "g",
+                      [helper.make_tensor_value_info("x_odd", TensorProto.FLOAT, [-5])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [-1])])
 import onnx  # noqa: E402
 onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
 
 got = []
 rlx.set_log_callback(lambda level, msg: got.append((level, msg)), "warning")
 m = rlx.Model(path)
-C.check(len(got) == 1 and got[0][0] == "warning" and "the_relu" in got[0][1] and "not_an_attr" in got[0][1],
+C.check(len(got) == 1 and got[0][0] == "warning" and "x_odd" in got[0][1] and "-5" in got[0][1],
         "captured %r" % got)
-y = rlx.Session(m, device="cpu").run({"x": np.array([-1, 2], np.float32)})[0]
+y = rlx.Session(m, device="cpu").run({"x_odd": np.array([-1, 2], np.float32)})[0]
 C.check(list(y) == [0, 2], "the model still runs: %r" % y)
 
 got.clear()

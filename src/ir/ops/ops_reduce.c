@@ -32,9 +32,7 @@ static rlx_status infer_reduce(rlx_infer_ctx *c) {
     size_t na = 0;
     bool known = true;
     const rlx_value *a = NULL;
-    if (rlx_reduce_axes_are_input(c->n)) {
-        if (rlx_node_attr_find(c->n, "axes"))
-            return rlx_ictx_fail(c, "has an 'axes' attribute, but from version %d axes are input 1", c->n->version);
+    if (rlx_reduce_axes_are_input(c->n)) { /* an axes attribute was refused when the node was added */
         a = rlx_ictx_in(c, 1);
         if (a) {
             if (!rlx_dtype_is_int(a->dtype))
@@ -279,16 +277,18 @@ static rlx_status infer_einsum(rlx_infer_ctx *c) {
 
 /* ------------------------------------------------------------ the table */
 
-#define REDUCE_ATTRS \
-    { "axes", RLX_ATTR_INTS, false }, RLX_ATTR_DEF_INT("keepdims", 1), \
-    RLX_ATTR_DEF_INT("noop_with_empty_axes", 0)
-#define REDUCE(...)                                                                                      \
+/* axes became input 1 at version `to_input` (13 for ReduceSum, 18 for the
+ * others), when noop_with_empty_axes came */
+#define REDUCE_ATTRS(to_input) \
+    RLX_ATTR_TO_INPUT("axes", RLX_ATTR_INTS, to_input), RLX_ATTR_DEF_INT("keepdims", 1), \
+    RLX_ATTR_DEF_INT_SINCE("noop_with_empty_axes", 0, to_input)
+#define REDUCE(to_input, ...)                                                                                      \
     .versions = { __VA_ARGS__ }, .min_in = 1, .max_in = 2, .min_out = 1, .max_out = 1, .infer = infer_reduce, \
-    .attrs = { REDUCE_ATTRS }
+    .attrs = { REDUCE_ATTRS(to_input) }
 #define ARG                                                                                                     \
     .versions = { 1, 11, 12, 13 }, .min_in = 1, .max_in = 1, .min_out = 1, .max_out = 1, .infer = infer_arg,  \
     .attrs = { RLX_ATTR_DEF_INT("axis", 0), RLX_ATTR_DEF_INT("keepdims", 1),                                  \
-               RLX_ATTR_DEF_INT("select_last_index", 0) }
+               RLX_ATTR_DEF_INT_SINCE("select_last_index", 0, 12) }
 
 const rlx_op_def rlx_ops_reduce[] = {
 #include "ir/ops/ops_reduce.def"

@@ -38,10 +38,7 @@ rlx_status rlx_rnn_params_resolve(const rlx_node *n, rlx_rnn_params *p) {
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: hidden_size %lld must be positive", desc,
                             (long long)p->hidden_size);
     }
-    int64_t layout = rlx_param_int(n, "layout");
-    if (layout != 0 && n->version < 14)
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute layout exists from version 14 (this node is version %d)",
-                        desc, n->version);
+    int64_t layout = rlx_param_int(n, "layout"); /* before version 14 refused when the node was added */
     if (layout != 0 && layout != 1)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: layout %lld must be 0 or 1", desc, (long long)layout);
     p->layout = (int)layout;
@@ -234,7 +231,7 @@ static rlx_status infer_rnn(rlx_infer_ctx *c) {
     { "activation_alpha", RLX_ATTR_FLOATS, false }, { "activation_beta", RLX_ATTR_FLOATS, false },               \
     { "activations", RLX_ATTR_STRINGS, false }, { "clip", RLX_ATTR_FLOAT, false },                               \
     RLX_ATTR_DEF_STRING("direction", "forward"), { "hidden_size", RLX_ATTR_INT, false },                             \
-    RLX_ATTR_DEF_INT("layout", 0)
+    RLX_ATTR_DEF_INT_SINCE("layout", 0, 14)
 
 /* Inputs (ONNX order): X, W, R, B?, sequence_lens?, initial_h? (+ initial_c?,
  * P? for LSTM). Outputs, all optional: Y, Y_h (+ Y_c for LSTM). */
