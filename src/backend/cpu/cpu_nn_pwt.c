@@ -469,7 +469,7 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
      * 512-bit FMA ports), min us, tile by tile -> by groups: ResNet-50's
      * 3x3 512->512 at 7x7 hot 1438 -> 1270, caches evicted 1572 -> 1323,
      * its weights flushed 2203 -> 1384; 1x1 512->2048 at 7x7 733 -> 662,
-     * 879 -> 714, 1043 -> 749 (BENCHMARKS.md "weight panels by k panel") */
+     * 879 -> 714, 1043 -> 749 (BENCHMARKS.md "by k panel over groups of tiles") */
     _Alignas(64) float accs[T_GROUP][T_MR * T_W];
     size_t g_pos[T_GROUP], g_rows[T_GROUP], g_kind[T_GROUP];
     const float *g_ap[T_GROUP];
