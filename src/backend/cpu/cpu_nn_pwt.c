@@ -518,13 +518,13 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
                 const char *nx = NULL;
                 size_t nx_bytes = 0;
                 if (j->pf) {
-                    size_t p1 = (q + 1) * T_KC;
+                    size_t p1 = (q + 1) * T_KC, k0 = kt < T_KC ? kt : T_KC; /* k0: a first k panel's steps */
                     if (q + 1 < n_kp)
-                        nx = (const char *)(wp + p1 * nc), nx_bytes = ((kt - p1 < T_KC ? kt - p1 : T_KC) * nc) * 4;
+                        nx = (const char *)(wp + p1 * nc), nx_bytes = (kt - p1 < T_KC ? kt - p1 : T_KC) * nc * 4;
                     else if (g0 + gn < nr)
-                        nx = (const char *)wp, nx_bytes = (kt < T_KC ? kt : T_KC) * nc * 4;
+                        nx = (const char *)wp, nx_bytes = k0 * nc * 4;
                     else if (n1)
-                        nx = (const char *)(j->wt + (gi * io->cog + c1) * kt), nx_bytes = (kt < T_KC ? kt : T_KC) * n1 * 4;
+                        nx = (const char *)(j->wt + (gi * io->cog + c1) * kt), nx_bytes = k0 * n1 * 4;
                 }
                 for (size_t g = 0; g < gn; g++) {
                     size_t d = g_kind[g], s0 = q * T_KC, steps = (kt - s0 < T_KC ? kt - s0 : T_KC);
