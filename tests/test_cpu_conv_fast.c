@@ -1693,6 +1693,13 @@ static void test_conv_channels_in_lanes(void) {
         { "pwt 3x3 s2 group 2 C16->64 on 9x9", 2, 1, 16, 64, 2, { 9, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 },
           { 1, 1 }, 1 },
         { "pwt 1-D k3 s2 C40->16 on 37", 1, 1, 40, 16, 1, { 37 }, { 3 }, { 2 }, { 1 }, { 1 }, { 1 }, 1 },
+        /* several groups of 8 tiles (pwt_item: each k panel over a
+         * group's tiles), with several k panels: gathered, and in place
+         * with rows that leave steps out; 48 + 32 + 32 output channels */
+        { "pwt 1x1 s2 C600->112 on 30x29 (gathered, 3 k panels, 33 tiles)", 2, 1, 600, 112, 1, { 30, 29 }, { 1, 1 },
+          { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+        { "pwt 3x3 pad 1 C40->64 on 20x9 batch 2 (2 k panels, 40 tiles)", 2, 2, 40, 64, 1, { 20, 9 }, { 3, 3 },
+          { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         /* small planes: rows of 13 (tiles of 7 and 6), 9, 11 and 6
          * positions, the top and bottom rows' taps in the padding left
          * out (kernel rows past the input: 1 of 3, 2 of 5, 2 of 3 with

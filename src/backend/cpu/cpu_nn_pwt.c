@@ -26,8 +26,9 @@
  * stack, and stores it transposed into the NCHW output, with the bias and
  * a Relu or Clip applied on the way (pwt_store); other activations and a
  * residual by the GEMM path's epilogue (rlx_nn_conv_epilogue_block) over
- * the panel's finished output rows. At one thread the next weight panel
- * is prefetched while a panel's tiles run (pwt_item). Read in place, an output row's last tile is as
+ * the panel's finished output rows. A group of up to T_GROUP tiles runs
+ * each k panel (T_KC steps of the weight panel, 48 KiB at most) before
+ * the next, the weights read next prefetched meanwhile (pwt_item). Read in place, an output row's last tile is as
  * wide as what is left of the row (13: 7 + 6; kernels for 1 to 7
  * positions), so no position is computed past it, and the rows whose
  * kernel rows partly read padding (a 3x3 pad 1's first and last) leave
@@ -63,7 +64,7 @@
 #define T_MR 7                   /* positions per tile */
 #define T_W 48                   /* output channels per weight panel */
 #define T_KC RLX_CPU_SGEMM_KC     /* k steps per sum (the sgemm's cut) */
-#define T_GROUP 4                /* tiles whose sums are stored together */
+#define T_GROUP 8                /* tiles whose k panels run together (pwt_item) */
 
 static int g_pwt_force; /* rlx_nn_pwt_force: 0 by shape, 1 never, 2 wherever it applies */
 static atomic_size_t g_pwt_runs;
@@ -363,7 +364,7 @@ typedef struct pwt_job {
     size_t tiles;     /* tiles of positions per (image, group) */
     size_t panels;    /* weight panels per group */
     size_t n_pb, n_tb; /* blocks of panels, of tiles per (image, group) */
-    bool pf;           /* prefetch the next panel's weights (pwt_item) */
+    bool pf;           /* prefetch the weights read next (pwt_item) */
 } pwt_job;
 
 /* Items (image and group, input channel): the column matrices of
@@ -458,13 +459,21 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
     rlx_cpu_block_range(j->panels, 1, j->n_pb, pb, &t0, &nt);
     rlx_cpu_block_range(j->tiles, 1, j->n_tb, tb, &r0, &nr);
     if (!nt || !nr) return;
-    size_t kt = io->kt, sp = io->sp;
-    /* the sums of up to T_GROUP tiles, stored (transposed) together: 1-3%
-     * faster than tile by tile (bench/conv_node, caches hot, 1 thread, min
-     * us of 100, 3 interleaved rounds: 160->960 at 7x7 152.1-152.7 ->
-     * 149.6-151.6, 320->1280 376.0-376.5 -> 371.0-374.7) */
+    size_t kt = io->kt, sp = io->sp, n_kp = ceil_div(kt, T_KC);
+    /* the sums of up to T_GROUP tiles: each k panel of a weight panel
+     * runs over all of them before the next (the panel's T_KC x nc
+     * weights, 48 KiB at most, read from memory once per group and from
+     * L2 for the group's other tiles, instead of the whole weight panel,
+     * up to 884 KiB, once per tile), then the group's sums are stored
+     * (transposed) together. bench/conv_node, 1 thread, Intel Xeon (2
+     * 512-bit FMA ports), min us, tile by tile -> by groups: ResNet-50's
+     * 3x3 512->512 at 7x7 hot 1438 -> 1270, caches evicted 1572 -> 1323,
+     * its weights flushed 2203 -> 1384; 1x1 512->2048 at 7x7 733 -> 662,
+     * 879 -> 714, 1043 -> 749 (BENCHMARKS.md "by k panel over groups of tiles") */
     _Alignas(64) float accs[T_GROUP][T_MR * T_W];
-    size_t pend_pos[T_GROUP], pend_rows[T_GROUP], n_pend = 0;
+    size_t g_pos[T_GROUP], g_rows[T_GROUP], g_kind[T_GROUP];
+    const float *g_ap[T_GROUP];
+    pwt_kern_fn *g_kern[T_GROUP];
     rlx_act_kind ak = io->act.kind;
     pwt_epi epi = { .fused = !io->res && (ak == RLX_ACT_NONE || ak == RLX_ACT_RELU || ak == RLX_ACT_CLIP),
                     .bias = io->b ? io->b + gi * io->cog : NULL, .always = ak != RLX_ACT_NONE, .act = ak,
@@ -483,48 +492,66 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
         const float *wp = j->wt + (gi * io->cog + c0) * kt;
         float *y = io->y + (n * io->c_out + gi * io->cog + c0) * sp;
         size_t lo = sp, hi = 0; /* the block's positions */
-        /* the next panel's weights, fetched into L2 while the tiles of
-         * this one run, a few bytes per step (nc x 4 / nr: at most a line
-         * with 3 tiles or more; pwt_job.pf) */
-        const char *nx = NULL;
-        size_t nx_bytes = 0, all_steps = nr * kt;
-        if (t + 1 < t0 + nt && nr >= 3 && j->pf) {
-            size_t c1, n1;
-            pwt_panel(io->cog, t + 1, &c1, &n1);
-            nx = (const char *)(j->wt + (gi * io->cog + c1) * kt), nx_bytes = kt * n1 * sizeof(float);
-        }
-        for (size_t i = 0; i < nr; i++) {
-            size_t r = r0 + (first + i) % nr, pos, rows;
-            float *acc = accs[n_pend];
-            if (j->in_place) {
-                size_t oy = r / j->tpr, ox = r % j->tpr * T_MR, ow = j->ow;
-                const float *ap = j->planes + ng * io->cig * j->plane + oy * j->wp + ox;
-                pos = oy * ow + ox, rows = ow - ox < T_MR ? ow - ox : T_MR;
-                size_t d = j->row_kind[oy];
-                pwt_kern_fn *kern = g_pwt_kerns[d > 0][rows][nc / 16 - 1];
-                const size_t *ls = j->lst + d * (j->n_kp + 1);
-                const int32_t *xo = d ? j->xo + (d - 1) * kt : j->xo0, *ks = d ? j->ks + (d - 1) * kt : NULL;
-                for (size_t q = 0; q < j->n_kp; q++) { /* kind 0: every step, ls[q] = q T_KC */
-                    size_t steps = ls[q + 1] - ls[q], s0 = i * kt + ls[q], b0 = nx_bytes * s0 / all_steps;
-                    size_t pfs = steps ? (nx_bytes * (s0 + steps) / all_steps - b0 + steps - 1) / steps : 0;
-                    kern(steps, ap, xo + ls[q], d ? ks + ls[q] : NULL, d ? wp : wp + ls[q] * nc, acc, q > 0,
-                         nx && steps ? nx + b0 : NULL, pfs);
+        size_t c1 = 0, n1 = 0; /* the next panel of the block */
+        if (t + 1 < t0 + nt) pwt_panel(io->cog, t + 1, &c1, &n1);
+        for (size_t g0 = 0; g0 < nr; g0 += T_GROUP) {
+            size_t gn = nr - g0 < T_GROUP ? nr - g0 : T_GROUP;
+            for (size_t g = 0; g < gn; g++) {
+                size_t r = r0 + (first + g0 + g) % nr;
+                if (j->in_place) {
+                    size_t oy = r / j->tpr, ox = r % j->tpr * T_MR, ow = j->ow;
+                    g_ap[g] = j->planes + ng * io->cig * j->plane + oy * j->wp + ox;
+                    g_pos[g] = oy * ow + ox, g_rows[g] = ow - ox < T_MR ? ow - ox : T_MR;
+                    g_kind[g] = j->row_kind[oy];
+                    g_kern[g] = g_pwt_kerns[g_kind[g] > 0][g_rows[g]][nc / 16 - 1];
+                } else {
+                    g_ap[g] = j->xt + (ng * j->tiles + r) * kt * T_MR;
+                    g_pos[g] = r * T_MR, g_rows[g] = sp - g_pos[g] < T_MR ? sp - g_pos[g] : T_MR, g_kind[g] = 0;
+                    g_kern[g] = g_pwt_kerns[0][0][nc / 16 - 1];
                 }
-            } else {
-                const float *ap = j->xt + (ng * j->tiles + r) * kt * T_MR;
-                pwt_kern_fn *kern = g_pwt_kerns[0][0][nc / 16 - 1];
-                for (size_t p0 = 0; p0 < kt; p0 += T_KC)
-                    kern(kt - p0 < T_KC ? kt - p0 : T_KC, ap + p0 * T_MR, NULL, NULL, wp + p0 * nc, acc, p0 > 0, NULL,
-                         0);
-                pos = r * T_MR, rows = sp - pos < T_MR ? sp - pos : T_MR;
             }
-            pend_pos[n_pend] = pos, pend_rows[n_pend] = rows, n_pend++;
-            if (n_pend == T_GROUP || i + 1 == nr) {
-                for (size_t g = 0; g < n_pend; g++) pwt_store(accs[g], nc, y + pend_pos[g], sp, pend_rows[g], &epi, c0);
-                n_pend = 0;
+            for (size_t q = 0; q < n_kp; q++) {
+                /* the weights read next (this panel's next k panel; after
+                 * the last, the next group's first or the next panel's),
+                 * fetched into L2 while this k panel's tiles run, spread
+                 * over their steps (pwt_job.pf) */
+                const char *nx = NULL;
+                size_t nx_bytes = 0;
+                if (j->pf) {
+                    size_t p1 = (q + 1) * T_KC, k0 = kt < T_KC ? kt : T_KC; /* k0: a first k panel's steps */
+                    if (q + 1 < n_kp)
+                        nx = (const char *)(wp + p1 * nc), nx_bytes = (kt - p1 < T_KC ? kt - p1 : T_KC) * nc * 4;
+                    else if (g0 + gn < nr)
+                        nx = (const char *)wp, nx_bytes = k0 * nc * 4;
+                    else if (n1)
+                        nx = (const char *)(j->wt + (gi * io->cog + c1) * kt), nx_bytes = k0 * n1 * 4;
+                }
+                for (size_t g = 0; g < gn; g++) {
+                    size_t d = g_kind[g], s0 = q * T_KC, steps = (kt - s0 < T_KC ? kt - s0 : T_KC);
+                    const int32_t *xo = NULL, *ks = NULL;
+                    const float *ap = g_ap[g], *bp = wp + s0 * nc;
+                    if (j->in_place) {
+                        const size_t *ls = j->lst + d * (j->n_kp + 1);
+                        steps = ls[q + 1] - ls[q];
+                        xo = (d ? j->xo + (d - 1) * kt : j->xo0) + ls[q];
+                        if (d) ks = j->ks + (d - 1) * kt + ls[q], bp = wp;
+                    } else
+                        ap += s0 * T_MR;
+                    const char *pf = NULL;
+                    size_t pfs = 0;
+                    if (nx && steps) {
+                        size_t b0 = nx_bytes * g / gn, b1 = nx_bytes * (g + 1) / gn;
+                        pf = nx + b0, pfs = (b1 - b0 + steps - 1) / steps;
+                        if (pfs > 64) pfs = 64; /* one prefetch a step: a line at most, the rest left to the hardware */
+                    }
+                    g_kern[g](steps, ap, xo, ks, bp, accs[g], q > 0, pf, pfs);
+                }
             }
-            if (pos < lo) lo = pos;
-            if (pos + rows > hi) hi = pos + rows;
+            for (size_t g = 0; g < gn; g++) {
+                pwt_store(accs[g], nc, y + g_pos[g], sp, g_rows[g], &epi, c0);
+                if (g_pos[g] < lo) lo = g_pos[g];
+                if (g_pos[g] + g_rows[g] > hi) hi = g_pos[g] + g_rows[g];
+            }
         }
         /* the block's tiles: its positions are [lo, hi) */
         if (!epi.fused)
@@ -635,11 +662,8 @@ rlx_status rlx_nn_conv_pwt_f32(rlx_cpu_kctx *k, const rlx_nn_conv_io *io, size_t
     memset(&j, 0, sizeof j);
     j.io = *io;
     j.wt = k->pack->wt;
-    /* the next weight panel prefetched (pwt_item) where K is one k panel:
-     * in the model (bench/cpu_node_min.py, MobileNetV2, 1 thread, sum of
-     * per-node minima of 10 processes, us) 160->960 at 7x7 x 3 534 -> 515
-     * and 521 -> 503; with K 320 and 960 it measured 2-4% slower */
-    j.pf = io->kt <= T_KC;
+    /* the weights read next prefetched (pwt_item) */
+    j.pf = true;
     j.tiles = ceil_div(io->sp, T_MR);
     j.panels = pwt_panel(io->cog, 0, NULL, NULL);
     const rlx_nn_sp3 *s = io->s;
