@@ -172,12 +172,18 @@ static const opt_def k_opts[] = {
     ENUM("gpu.dot4", "RLX_GPU_DOT4", W("auto", "0"), gpu_dot4, 0,
          "the integer GEMM's WGSL dot4I8Packed: where it compiles and passes its self-test (auto), off (0: the "
          "unpacked 4x8 products)"),
-    ENUM("gpu.qgemm_tile", "RLX_QGEMM_TILE", W("auto", "0", "reg", "wg", "gemv", "gen"), gpu_qgemm_tile, 0,
+    ENUM("gpu.qgemm_tile", "RLX_QGEMM_TILE",
+         W("auto", "0", "reg", "wg", "gemv", "gen", "legacy", "wg16x32", "wg16x64", "wg16x128", "wg32x32", "wg32x64",
+           "wg32x128", "wg64x32", "wg64x64", "wg64x128"),
+         gpu_qgemm_tile, 0,
          "the integer GEMM's variant (MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv): split k per workgroup "
          "for m <= 4, the generated tiled GEMM's int8 instance (gen: dot4I8Packed on words of 4 k, tiles as the f32 "
-         "GEMM's) for m >= 16, else blocks of 4 x 4 per invocation (auto); gemv, gen, wg (the older 64 x 64 "
-         "workgroup tiles) or reg forces one (an 8-bit y with n % 4 != 0 keeps reg), 0: one output, or one word of four 8-bit outputs, "
-         "per invocation; the same bits every way"),
+         "GEMM's) for m >= 16, workgroup tiles for 8 <= m < 16 (wg: 16, 32 or 64 rows by m, 32 to 128 columns by the "
+         "grid's size against gpu.gemm_target_wg), else blocks of 4 x 4 per invocation (auto); gemv, gen, wg or reg "
+         "forces one (an 8-bit y with n % 4 != 0 keeps reg), wgRxC workgroup tiles of R x C; 0: one output, or one "
+         "word of four 8-bit outputs, per invocation; legacy: auto without the wg tiles for 8 <= m < 16, the "
+         "convolution's taps gathered byte by byte, depthwise one output at a time (the kernels before the tile "
+         "rule); the same bits every way"),
     ENUM("gpu.coop_sg", "RLX_COOP_SG", W("32", "16", "64"), gpu_coop_sg, 0,
          "subgroup size the cooperative-matrix GEMM assumes"),
     INT("gpu.spin_us", "RLX_GPU_SPIN_US", "250", 0, 1000000, gpu_spin_us, 0,

@@ -63,6 +63,47 @@ static void spec_q8(wg_lower *L, wg_dispatch *d, const wg_qgemm *q) {
     wg_spec(L, d, "Y_SIGNED", q->y_signed);
 }
 
+/* A workgroup tile of the integer GEMM (qgemm_wg.wgsl, MODE 1): tm x tn
+ * outputs, rm rows x 4 columns per invocation, (tn / 4) (tm / rm) <= 256
+ * invocations. */
+typedef struct qtile {
+    uint32_t tm, tn, rm;
+} qtile;
+
+/* rm for a tm x tn tile: at least 2 rows per invocation (each b word
+ * loaded from workgroup memory serves two rows), more where 256
+ * invocations would not cover the tile, at most 8. */
+static uint32_t qtile_rm(uint32_t tm, uint32_t tn) {
+    uint32_t rm = tm * (tn / 4) / 256;
+    if (rm < 2) rm = 2;
+    return rm > 8 ? 8 : rm > tm ? tm : rm;
+}
+
+/* The tile rule (gpu.qgemm_tile auto or wg): rows tm the smallest of 16,
+ * 32, 64 that holds m (a convolution's output channels per group: no tile
+ * much taller than m); columns tn the widest of 128, 64, 32 whose grid
+ * (batch items x row tiles x column tiles) has at least `target`
+ * workgroups (gpu.gemm_target_wg: enough to fill a large GPU), else 32;
+ * where even that grid has fewer than target / 2 workgroups, tm halves
+ * (down to 16) for more of them. Per output the gathered b words cost
+ * 1 / tm and a's words 1 / tn, so narrower columns come first. */
+static void qtile_rule(uint32_t m, uint32_t n, uint64_t batch, uint64_t target, qtile *t) {
+    uint32_t tm = m <= 16 ? 16 : m <= 32 ? 32 : 64, tn = 32;
+    static const uint32_t k_tn[] = { 128, 64 };
+    for (int i = 0; i < 2 && tn == 32; i++)
+        if (batch * ((m + tm - 1) / tm) * ((n + k_tn[i] - 1) / k_tn[i]) >= target) tn = k_tn[i];
+    while (tn == 32 && tm > 16 && batch * ((m + tm - 1) / tm) * ((n + 31) / 32) < target / 2) tm /= 2;
+    t->tm = tm, t->tn = tn, t->rm = qtile_rm(tm, tn);
+}
+
+/* "RxC" of gpu.qgemm_tile=wgRxC (the values the option allows). */
+static void qtile_forced(const char *s, qtile *t) {
+    char *e;
+    t->tm = (uint32_t)strtoul(s, &e, 10);
+    t->tn = (uint32_t)strtoul(e + 1, NULL, 10);
+    t->rm = qtile_rm(t->tm, t->tn);
+}
+
 rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     uint64_t batch = 1;
     for (int i = 0; i < q->nb; i++) batch *= q->bd[i];
@@ -76,32 +117,42 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     uint32_t t_words = requant ? 4 * q->mult_rows * q->mult_cols : 0;
     if (requant) RLX_TRY(requant_table(L, q->mult, q->bias, q->mult_rows * q->mult_cols, q->mult_cols, &t_off));
     /* The variant (option gpu.qgemm_tile; each gives the same bits):
-     * "wg": workgroup tiles of 64 x 64 outputs through workgroup memory
-     * (qgemm_wg.wgsl, MODE 1); "gemv": k split across a workgroup per 4 x 4
-     * outputs (MODE 2); "reg": blocks of 4 x 4 outputs per invocation
-     * where n % 4 == 0 (each block's 8-bit outputs then fill whole words;
-     * an unpacked b's four columns of one k are one word when its batch
-     * strides are whole words too) and m >= 4; "0": one output (or one word
-     * of four 8-bit outputs) per invocation. The workgroup variants need n
-     * % 4 == 0 for an 8-bit y (whole words per invocation), else "reg" or
-     * "0" runs. "gen": the int8 instance of the generated tiled GEMM
-     * (gemm_gen.c, WG_GEMM_ELEM_Q8; lower_gemm.c's tile rule), as wg
-     * needs words. auto: gemv for m <= 4, gen for m >= 16, else reg. */
+     * "wg": workgroup tiles through workgroup memory (qgemm_wg.wgsl, MODE
+     * 1), their shape by qtile_rule ("wgRxC" forces R x C); "gemv": k split
+     * across a workgroup per 4 x 4 outputs (MODE 2); "reg": blocks of 4 x 4
+     * outputs per invocation where n % 4 == 0 (each block's 8-bit outputs
+     * then fill whole words; an unpacked b's four columns of one k are one
+     * word when its batch strides are whole words too) and m >= 4; "0": one
+     * output (or one word of four 8-bit outputs) per invocation. The
+     * workgroup variants need n % 4 == 0 for an 8-bit y (whole words per
+     * invocation), else "reg" or "0" runs. "gen": the int8 instance of the
+     * generated tiled GEMM (gemm_gen.c, WG_GEMM_ELEM_Q8; lower_gemm.c's tile
+     * rule), as wg needs words. auto: gemv for m <= 4, gen for m >= 16, wg
+     * for 8 <= m < 16, else reg. "legacy": auto's choice without the wg
+     * tiles for 8 <= m < 16, the convolution's taps gathered byte by byte
+     * (QGATHER 0) and the depthwise kernel one output at a time (the
+     * kernels before the tile rule), kept to time against. */
     const char *opt = L->caps->cfg && L->caps->cfg->gpu_qgemm_tile ? L->caps->cfg->gpu_qgemm_tile : "auto";
-    bool au = strcmp(opt, "auto") == 0, words = !requant || q->n % 4 == 0;
+    bool legacy = strcmp(opt, "legacy") == 0, au = strcmp(opt, "auto") == 0 || legacy;
+    bool words = !requant || q->n % 4 == 0;
     bool gen = words && (strcmp(opt, "gen") == 0 || (au && q->m >= 16));
-    int mode = !words                                            ? 0
-               : gen                                             ? 1
-               : strcmp(opt, "wg") == 0 || (au && q->m >= 16)  ? 1
-               : strcmp(opt, "gemv") == 0 || (au && q->m <= 4) ? 2
-                                                                 : 0;
+    qtile qt = { 0 };
+    bool forced = opt[0] == 'w' && opt[1] == 'g' && opt[2] >= '0' && opt[2] <= '9';
+    if (forced) qtile_forced(opt + 2, &qt);
+    int mode = !words                                                          ? 0
+               : gen                                                           ? 1
+               : strcmp(opt, "wg") == 0 || forced || (au && !legacy && q->m >= 8) ? 1
+               : strcmp(opt, "gemv") == 0 || (au && q->m <= 4)               ? 2
+                                                                               : 0;
+    if (mode == 1 && !gen && !forced)
+        qtile_rule(q->m, q->n, batch, L->caps->cfg ? (uint64_t)L->caps->cfg->gemm_target_wg : 256, &qt);
     bool tile = mode == 0 && q->n % 4 == 0 && q->m >= 4 && strcmp(opt, "0") != 0;
     for (int j = 0; j < q->nb && !q->b_packed && !q->conv; j++) tile &= q->b_bstride[j] % 4 == 0;
     uint64_t threads = tile ? batch * ((q->m + 3) / 4) * (q->n / 4) : requant ? (total + 3) / 4 : total;
     /* MODE 1 and 2: Params' threads is the batch count, the grid one
      * workgroup per (batch item, block) */
     uint32_t rows = q->m < 4 ? q->m : 4; /* MODE 2: rows per workgroup */
-    uint64_t bm = mode == 1 ? 64 : rows, bn = mode == 1 ? 64 : 4;
+    uint64_t bm = mode == 1 ? qt.tm : rows, bn = mode == 1 ? qt.tn : 4;
     wg_gemm_kernel kc = { .elem = WG_GEMM_ELEM_Q8, .dot4 = L->caps->dot4 };
     if (gen) {
         wg_gemm_auto_tile(L->caps, q->m, q->n, batch, &kc);
@@ -121,10 +172,16 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
         wg_spec(L, d, "MODE", mode);
     }
     if (mode == 1 && !gen) {
-        wg_spec(L, d, "QWG", 256);
+        uint32_t tx = qt.tn / 4, ty = qt.tm / qt.rm;
+        wg_spec(L, d, "QWG", tx * ty);
         wg_spec(L, d, "QBK", 8);
-        wg_spec(L, d, "QA_WORDS", 64 * 8);
-        wg_spec(L, d, "QB_VECS", 16 * 8);
+        wg_spec(L, d, "QTM", qt.tm);
+        wg_spec(L, d, "QTN", qt.tn);
+        wg_spec(L, d, "QRM", qt.rm);
+        wg_spec(L, d, "QTX", tx);
+        wg_spec(L, d, "QTY", ty);
+        wg_spec(L, d, "QA_WORDS", qt.tm * 8);
+        wg_spec(L, d, "QB_VECS", tx * 8);
     }
     if (mode == 2) {
         wg_spec(L, d, "QR_VECS", 4 * 64);
@@ -136,6 +193,7 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     if (q->conv) {
         wg_spec(L, d, "QKH", q->conv_kh);
         wg_spec(L, d, "QKW", q->conv_kw);
+        wg_spec(L, d, "QGATHER", !legacy);
     }
     wg_bind_value(L, d, "a_off", q->a);
     if (q->b_packed)
@@ -302,9 +360,16 @@ static rlx_status emit_qdwconv(wg_lower *L, const wg_qgemm *q, const rlx_conv_ge
     if (total >= LIM31) return wg_decline(L, "too large for 32-bit indexing");
     uint64_t t_off = 0;
     if (requant) RLX_TRY(requant_table(L, q->mult, q->bias, q->mult_rows, 1, &t_off));
-    uint64_t threads = requant ? (total + 3) / 4 : total;
+    /* gpu.qgemm_tile=legacy: each output alone (QDW_ROW 0), i32 outputs one
+     * per invocation, as before the four-output rows */
+    const char *opt = L->caps->cfg && L->caps->cfg->gpu_qgemm_tile ? L->caps->cfg->gpu_qgemm_tile : "auto";
+    bool row = strcmp(opt, "legacy") != 0;
+    uint64_t threads = requant || row ? (total + 3) / 4 : total;
     wg_dispatch *d = wg_emit(L, "qdwconv");
     spec_q8(L, d, q);
+    wg_spec(L, d, "QDW_ROW", row);
+    wg_spec(L, d, "QDKH", (uint32_t)k_h);
+    wg_spec(L, d, "QDKW", (uint32_t)k_w);
     int x = wg_in_id(L, 0);
     wg_bind_value(L, d, "x_off", x);
     wg_bind_value(L, d, "w_off", q->a);

@@ -69,7 +69,7 @@ typedef struct wg_caps {
 
 #define WG_MAX_BINDINGS 8   /* storage operands of one dispatch (bindings 1..8) */
 #define WG_MAX_PARAMS 64    /* u32 words of one Params struct (256 bytes) */
-#define WG_MAX_SPEC 20      /* override constants of one dispatch */
+#define WG_MAX_SPEC 24      /* override constants of one dispatch */
 #define WG_WORKGROUP 64     /* @workgroup_size of every 1-D kernel */
 
 /* A window of 4-byte elements of a graph value (arena or constant) or of

@@ -7,13 +7,17 @@
 // in i32, wrapping (|each product| <= 255^2); a tap in the padding is
 // skipped (it would contribute 0). y: the i32 sums, or (REQUANT) the 8-bit
 // outputs through qrequant.wgsl's table (row m: x_scale * w_scale[m] /
-// y_scale and the bias B[m]), four to a word, one word per invocation.
+// y_scale and the bias B[m]), four to a word. An invocation computes four
+// consecutive outputs (one word of 8-bit outputs), those on one output row
+// together (dw_row4), else one by one (dw_acc); QDW_ROW 0 (legacy): i32
+// outputs one per invocation, 8-bit ones one word each, always dw_acc.
 // Params: offsets in words (X, W, ZX, ZW, Y, TB), c_out, mult, geometry,
 // zw_step (0: one w zero point, 1: per output channel), total (outputs),
 // threads, y_zp.
 //!audited t < threads (total outputs, or its words of four); x read only under 0 <= ih < in_h, 0 <= iw < in_w
 //!audited in channel m / mult < c_out / mult = c_in of image img < n; w at m k_h k_w + taps; zw at m zw_step (1 or
-//!audited c_out elements), zx at its one element; the table at 4 m + 3 < 4 c_out (emit_qdwconv)
+//!audited c_out elements), zx at its one element; the table at 4 m + 3 < 4 c_out (emit_qdwconv); dw_row4: k_h = QDKH,
+//!audited k_w = QDKW (emit_qdwconv), x's word loads only where every byte read lies in the input row (inner)
 //!include qrequant
 //!params x_off: u32, w_off: u32, zx_off: u32, zw_off: u32, y_off: u32, t_off: u32, c_out: u32, mult: u32
 //!params in_h: u32, in_w: u32, out_h: u32, out_w: u32, k_h: u32, k_w: u32, s_h: u32, s_w: u32, p_h: u32
@@ -31,6 +35,97 @@ override Y_SIGNED: u32 = 0u;
 fn byte_val(w: u32, i: u32, signed: u32) -> i32 {
     let b = i32((w >> ((i & 3u) * 8u)) & 0xffu);
     return select(b, b - 256 * (b >> 7u), signed == 1u);
+}
+
+// 1: an invocation's four outputs on one output row share the zero
+// points, the weights and the tap indices (dw_row4: the f32 depthwise
+// kernel's organisation, dwconv.wgsl); 0: each output alone (dw_acc, as
+// before: gpu.qgemm_tile=legacy)
+override QDW_ROW: u32 = 1u;
+// the kernel size (dw_row4's tap loops unroll)
+override QDKH: u32 = 3u;
+override QDKW: u32 = 3u;
+
+// x's byte at byte index i (from the binding's start), as an i32
+fn xbyte(i: u32) -> i32 {
+    let w = X[i >> 2u];
+    let s = (i & 3u) * 8u;
+    if (B_SIGNED == 1u) { return extractBits(bitcast<i32>(w), s, 8u); }
+    return i32(extractBits(w, s, 8u));
+}
+
+// x's four bytes from byte index i, unaligned, as one word
+fn xword(i: u32) -> u32 {
+    let s = (i & 3u) * 8u;
+    var w = X[i >> 2u] >> s;
+    if (s != 0u) { w = w | (X[(i >> 2u) + 1u] << (32u - s)); }
+    return w;
+}
+
+// the four bytes of word w as i32s
+fn bytes4(w: u32) -> vec4<i32> {
+    if (B_SIGNED == 1u) {
+        let v = bitcast<i32>(w);
+        return vec4<i32>(extractBits(v, 0u, 8u), extractBits(v, 8u, 8u), extractBits(v, 16u, 8u), extractBits(v, 24u, 8u));
+    }
+    return vec4<i32>(vec4<u32>(w & 0xffu, (w >> 8u) & 0xffu, (w >> 16u) & 0xffu, w >> 24u));
+}
+
+// The sums of the four outputs e0 .. e0 + 3 of one output row (e0 % out_w
+// + 3 < out_w): each output's products are dw_acc's,
+// (x - zx) (w - zw) per tap inside x (i32, wrapping: the same bits in any
+// order); a row of taps whose four outputs' x lie inside the input row
+// loads its x as words (s_w 1: four adjacent bytes, one unaligned word;
+// s_w 2: bytes 0, 2 of one and 1, 3 of the next from byte 3), else byte by byte with bounds checks.
+fn dw_row4(e0: u32) -> vec4<i32> {
+    let sp = P.out_h * P.out_w;
+    let pix = e0 % sp;
+    let m = (e0 / sp) % P.c_out;
+    let img = e0 / (sp * P.c_out);
+    let oh = pix / P.out_w;
+    let ow0 = pix % P.out_w;
+    var zx = 0;
+    if (HAS_ZB == 1u) { let i = P.zx_off * 4u; zx = byte_val(ZX[i >> 2u], i, B_SIGNED); }
+    var zw = 0;
+    if (HAS_ZA == 1u) { let i = P.zw_off * 4u + m * P.zw_step; zw = byte_val(ZW[i >> 2u], i, A_SIGNED); }
+    let c_in = P.c_out / P.mult;
+    let xb = P.x_off * 4u + (img * c_in + m / P.mult) * P.in_h * P.in_w;
+    let wb = P.w_off * 4u + m * QDKH * QDKW;
+    let iw0 = i32(ow0 * P.s_w) - i32(P.p_w);
+    // every tap column of the four outputs inside the input row
+    let inner = iw0 >= 0 && iw0 + i32(3u * P.s_w + (QDKW - 1u) * P.dil_w) < i32(P.in_w);
+    let zx4 = vec4<i32>(zx);
+    var acc = vec4<i32>(0);
+    for (var kr = 0u; kr < QDKH; kr = kr + 1u) {
+        let ih = i32(oh * P.s_h + kr * P.dil_h) - i32(P.p_h);
+        if (ih < 0 || ih >= i32(P.in_h)) { continue; }
+        let xr = xb + u32(ih) * P.in_w;
+        for (var kc = 0u; kc < QDKW; kc = kc + 1u) {
+            let wi = wb + kr * QDKW + kc;
+            let wv = byte_val(W[wi >> 2u], wi, A_SIGNED) - zw;
+            let iw = iw0 + i32(kc * P.dil_w);
+            if (inner) {
+                let xi = xr + u32(iw);
+                var xv: vec4<i32>;
+                if (P.s_w == 1u) {
+                    xv = bytes4(xword(xi));
+                } else if (P.s_w == 2u) {
+                    let lo = xword(xi);
+                    let hi = xword(xi + 3u); // bytes 3 .. 6: none past the row's last tap
+                    xv = bytes4((lo & 0xffu) | ((lo >> 8u) & 0xff00u) | ((hi << 8u) & 0xff0000u) | (hi & 0xff000000u));
+                } else {
+                    xv = vec4<i32>(xbyte(xi), xbyte(xi + P.s_w), xbyte(xi + 2u * P.s_w), xbyte(xi + 3u * P.s_w));
+                }
+                acc = acc + (xv - zx4) * wv;
+            } else {
+                for (var j = 0u; j < 4u; j = j + 1u) {
+                    let x = iw + i32(j * P.s_w);
+                    if (x >= 0 && x < i32(P.in_w)) { acc[j] = acc[j] + (xbyte(xr + u32(x)) - zx) * wv; }
+                }
+            }
+        }
+    }
+    return acc;
 }
 
 // (acc, channel) of output element e
@@ -64,13 +159,35 @@ fn dw_acc(e: u32) -> vec2<i32> {
 }
 
 //!main1d t < P.threads {
-    if (REQUANT == 0u) {
+    if (REQUANT == 0u && QDW_ROW == 0u) {
         Y[P.y_off + t] = bitcast<u32>(dw_acc(t).x);
+        return;
+    }
+    // QDW_ROW: outputs 4 t .. 4 t + 3 (one word of 8-bit outputs)
+    let e0 = 4u * t;
+    if (QDW_ROW == 1u && e0 + 3u < P.total && e0 % P.out_w + 3u < P.out_w) {
+        let acc = dw_row4(e0);
+        let m = (e0 / (P.out_h * P.out_w)) % P.c_out;
+        if (REQUANT == 0u) {
+            for (var j = 0u; j < 4u; j = j + 1u) { Y[P.y_off + e0 + j] = bitcast<u32>(acc[j]); }
+            return;
+        }
+        var word = 0u;
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            word = word | ((bitcast<u32>(requant(acc[j], P.t_off + 4u * m)) & 0xffu) << (8u * j));
+        }
+        Y[P.y_off + t] = word;
+        return;
+    }
+    if (REQUANT == 0u) {
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            if (e0 + j < P.total) { Y[P.y_off + e0 + j] = bitcast<u32>(dw_acc(e0 + j).x); }
+        }
         return;
     }
     var word = 0u;
     for (var j = 0u; j < 4u; j = j + 1u) {
-        let e = 4u * t + j;
+        let e = e0 + j;
         if (e >= P.total) { break; }
         let r = dw_acc(e);
         word = word | ((bitcast<u32>(requant(r.x, P.t_off + 4u * u32(r.y))) & 0xffu) << (8u * j));

@@ -54,6 +54,9 @@ override TILE: u32 = 0u;
 override CONV: u32 = 0u;
 override QKH: u32 = 1u;
 override QKW: u32 = 1u;
+// 1: CONV with s_w 1 gathers four adjacent output pixels' taps as words
+// (conv_word4); 0: byte by byte (conv_word, as before: gpu.qgemm_tile=legacy)
+override QGATHER: u32 = 1u;
 
 // Four bytes of X from byte index i (cnt of them valid, 1..4; the others 0),
 // moved to the signed domain unless SIGNED.
@@ -121,6 +124,64 @@ fn conv_word(bb: u32, pix: vec2<u32>, q: u32, tap: vec3<u32>) -> u32 {
         }
     }
     return w;
+}
+
+// CONV with s_w 1: words q of the four output pixels pix .. pix + (0, 3)
+// of one output row (conv_word of each, the same bits). Per tap the four
+// pixels' bytes of x are adjacent: one unaligned word when all four lie
+// inside the row (else byte by byte, the padding x's zero point); the four
+// tap words (k = 4 q + j) are then transposed into the pixels' words.
+fn conv_word4(bb: u32, pix: vec2<u32>, q: u32, tap: vec3<u32>) -> vec4<u32> {
+    let g0 = P.conv[0];
+    let g1 = P.conv[1];
+    let g2 = P.conv[2];
+    let ih0 = i32(pix.x * g1.x) - i32(g1.z);
+    let iw0 = i32(pix.y) - i32(g1.w);
+    let base = P.b_off * 4u + bb;
+    let flip = select(0x80u, 0u, B_SIGNED == 1u);
+    let cnt = min(4u, P.k - 4u * q);
+    let pad = bitcast<u32>(zp_b(0u)) & 0xffu;
+    var ci = tap.x;
+    var kr = tap.y;
+    var kc = tap.z;
+    var r = vec4<u32>(0u);
+    for (var j = 0u; j < cnt; j = j + 1u) {
+        let ih = ih0 + i32(kr * g2.x);
+        let iw = iw0 + i32(kc * g2.y);
+        var w = pad * 0x01010101u;
+        if (ih >= 0 && ih < i32(g0.x)) {
+            let row = base + ci * g0.w + u32(ih) * g0.y;
+            if (iw >= 0 && iw + 3 < i32(g0.y)) {
+                let i = row + u32(iw);
+                let s = (i & 3u) * 8u;
+                w = B[i >> 2u] >> s;
+                if (s != 0u) { w = w | (B[(i >> 2u) + 1u] << (32u - s)); }
+                w = w ^ (flip * 0x01010101u);
+            } else {
+                w = 0u;
+                for (var c = 0u; c < 4u; c = c + 1u) {
+                    let x = iw + i32(c);
+                    var v = pad;
+                    if (x >= 0 && x < i32(g0.y)) { v = byte_b(row + u32(x)) ^ flip; }
+                    w = w | (v << (8u * c));
+                }
+            }
+        }
+        r[j] = w;
+        kc = kc + 1u;
+        if (kc == QKW) {
+            kc = 0u;
+            kr = kr + 1u;
+            if (kr == QKH) { kr = 0u; ci = ci + 1u; }
+        }
+    }
+    var wb: vec4<u32>;
+    for (var c = 0u; c < 4u; c = c + 1u) {
+        let sh = 8u * c;
+        wb[c] = ((r.x >> sh) & 0xffu) | (((r.y >> sh) & 0xffu) << 8u) | (((r.z >> sh) & 0xffu) << 16u)
+              | (((r.w >> sh) & 0xffu) << 24u);
+    }
+    return wb;
 }
 
 fn fix_word(w: u32, cnt: u32, signed: u32) -> u32 {

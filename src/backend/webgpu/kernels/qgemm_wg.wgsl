@@ -2,13 +2,15 @@
 // qgemm_body.wgsl) The integer GEMM's workgroup variants (MODE, set by
 // lower_qgemm.c: wg_emit_qgemm), the same sums and epilogues as
 // qgemm_acc / qgemm_tile (i32, wrapping: any order gives the same bits):
-// MODE 1, tiled (large m): a workgroup of 16 x 16 invocations computes a
-//   64 x 64 block of y of one batch item; k advances QBK words (4 k each)
-//   at a time through workgroup memory (QA[kq][row]: words of a, QB[kq]
-//   [column quad]: vec4s of the words of four adjacent columns of b, both
-//   in the signed domain, 0 past m, n or k). Invocation (tx, ty) owns rows
-//   ty + 16 i and columns 4 tx + c (i, c < 4): four adjacent columns, so
-//   that an 8-bit y fills whole words (the host requires n % 4 == 0 then).
+// MODE 1, tiled (m >= 8): a workgroup of QTX x QTY invocations computes a
+//   QTM x QTN block of y of one batch item (the tile shape chosen by
+//   lower_qgemm.c's rule: 16, 32 or 64 rows, 64 or 128 columns); k
+//   advances QBK words (4 k each) at a time through workgroup memory
+//   (QA[kq][row]: words of a, QB[kq][column quad]: vec4s of the words of
+//   four adjacent columns of b, both in the signed domain, 0 past m, n or
+//   k). Invocation (tx, ty) owns rows ty + QTY i (i < QRM) and columns
+//   4 tx + c (c < 4): four adjacent columns, so that an 8-bit y fills
+//   whole words (the host requires n % 4 == 0 then).
 // MODE 2, split k (GEMV, m <= 4 typically): a workgroup of 64 invocations
 //   computes QROWS rows x 4 columns; invocation li sums the k words li, li + 64,
 //   ... (consecutive invocations read consecutive words of a packed b
@@ -19,8 +21,13 @@
 // workgroups past the grid return.
 override MODE: u32 = 0u;
 override QBK: u32 = 8u; // MODE 1: k words per tile step
-override QA_WORDS: u32 = 1u; // MODE 1: 64 * QBK (else 1)
-override QB_VECS: u32 = 1u; // MODE 1: 16 * QBK (else 1)
+override QTM: u32 = 64u; // MODE 1: tile rows (16, 32, 64)
+override QTN: u32 = 64u; // MODE 1: tile columns (64, 128)
+override QRM: u32 = 4u; // MODE 1: rows per invocation (1 .. 8)
+override QTX: u32 = 16u; // MODE 1: QTN / 4, invocations along a tile row (column quads)
+override QTY: u32 = 16u; // MODE 1: QTM / QRM, invocations along a tile column; QWG = QTX QTY
+override QA_WORDS: u32 = 1u; // MODE 1: QTM * QBK (else 1)
+override QB_VECS: u32 = 1u; // MODE 1: QTX * QBK (else 1)
 override QR_VECS: u32 = 1u; // MODE 2: 4 * 64 (else 1)
 override QROWS: u32 = 4u; // MODE 2: rows per workgroup (1 .. 4: min(m, 4))
 
@@ -61,7 +68,8 @@ fn word_b(bb: u32, nn: u32, q: u32) -> u32 {
 }
 
 // Words q of b's columns n0 .. n0 + 3 (word_b of each). CONV: the tap and
-// the first output pixel are found once for the four; an unpacked b whose four columns of one k are
+// the first output pixel are found once for the four (s_w 1 and the four
+// on one output row: conv_word4's words of x); an unpacked b whose four columns of one k are
 // one aligned word (n % 4 == 0, n0 + 3 < n): cnt word loads, their bytes
 // transposed (as qgemm_tile) instead of 4 cnt byte loads.
 fn word_b4(bb: u32, n0: u32, q: u32) -> vec4<u32> {
@@ -70,6 +78,7 @@ fn word_b4(bb: u32, n0: u32, q: u32) -> vec4<u32> {
     if (CONV == 1u) {
         let tap = conv_tap(q);
         var pix = conv_pix(n0);
+        if (QGATHER == 1u && P.conv[1].y == 1u && pix.y + 3u < P.conv[0].z) { return conv_word4(bb, pix, q, tap); }
         var r = vec4<u32>(0u);
         for (var c = 0u; c < 4u; c = c + 1u) {
             if (n0 + c < P.n) { r[c] = conv_word(bb, pix, q, tap); }
@@ -120,39 +129,43 @@ fn qstore4(bi: u32, mm: u32, prow: u32, n0: u32, v: vec4<i32>) {
 }
 
 fn qgemm_wg_tile(li: u32, wl: u32) {
-    let tn = (P.n + 63u) / 64u;
-    let tm = (P.m + 63u) / 64u;
+    let tn = (P.n + QTN - 1u) / QTN;
+    let tm = (P.m + QTM - 1u) / QTM;
     if (wl >= tn * tm * P.threads) { return; } // threads: batch items
     let bi = wl / (tn * tm);
-    let n0 = 64u * (wl % tn);
-    let m0 = 64u * ((wl / tn) % tm);
+    let n0 = QTN * (wl % tn);
+    let m0 = QTM * ((wl / tn) % tm);
     let base = qbatch(bi);
-    let tx = li % 16u;
-    let ty = li / 16u;
+    let tx = li % QTX;
+    let ty = li / QTX;
     let kw = (P.k + 3u) / 4u;
     let ones = 0x01010101u;
-    var acc: array<vec4<i32>, 4>;
-    var sa = vec4<i32>(0);
+    var acc: array<vec4<i32>, 8>;
+    var sa: array<i32, 8>;
+    for (var i = 0u; i < QRM; i = i + 1u) {
+        acc[i] = vec4<i32>(0);
+        sa[i] = 0;
+    }
     var sb = vec4<i32>(0);
     for (var k0 = 0u; k0 < kw; k0 = k0 + QBK) {
         workgroupBarrier();
-        for (var it = li; it < 64u * QBK; it = it + 256u) {
+        for (var it = li; it < QTM * QBK; it = it + QWG) {
             let kq = it % QBK;
             let rl = it / QBK;
-            QA[kq * 64u + rl] = word_a_at(base.x, m0 + rl, k0 + kq);
+            QA[kq * QTM + rl] = word_a_at(base.x, m0 + rl, k0 + kq);
         }
-        for (var it = li; it < 16u * QBK; it = it + 256u) {
+        for (var it = li; it < QTX * QBK; it = it + QWG) {
             let kq = it % QBK;
             let nq = it / QBK;
             let n = n0 + 4u * nq;
-            QB[kq * 16u + nq] = word_b4(base.y, n, k0 + kq);
+            QB[kq * QTX + nq] = word_b4(base.y, n, k0 + kq);
         }
         workgroupBarrier();
         for (var kq = 0u; kq < QBK; kq = kq + 1u) {
-            let wb = QB[kq * 16u + tx];
+            let wb = QB[kq * QTX + tx];
             if (need_sb()) { sb = sb + vec4<i32>(qdot(wb.x, ones), qdot(wb.y, ones), qdot(wb.z, ones), qdot(wb.w, ones)); }
-            for (var i = 0u; i < 4u; i = i + 1u) {
-                let wa = QA[kq * 64u + ty + 16u * i];
+            for (var i = 0u; i < QRM; i = i + 1u) {
+                let wa = QA[kq * QTM + ty + QTY * i];
                 if (need_sa()) { sa[i] = sa[i] + qdot(wa, ones); }
                 acc[i] = acc[i] + vec4<i32>(qdot(wa, wb.x), qdot(wa, wb.y), qdot(wa, wb.z), qdot(wa, wb.w));
             }
@@ -163,8 +176,8 @@ fn qgemm_wg_tile(li: u32, wl: u32) {
     let zb = vec4<i32>(zp_b(nn), zp_b(min(nn + 1u, P.n - 1u)), zp_b(min(nn + 2u, P.n - 1u)),
                        zp_b(min(nn + 3u, P.n - 1u)));
     let kk = i32(P.k);
-    for (var i = 0u; i < 4u; i = i + 1u) {
-        let mm = m0 + ty + 16u * i;
+    for (var i = 0u; i < QRM; i = i + 1u) {
+        let mm = m0 + ty + QTY * i;
         if (mm >= P.m) { break; }
         let za = zp_a(base.z + mm);
         qstore4(bi, mm, base.z + mm, nn, acc[i] - za * sb - zb * sa[i] + kk * za * zb);
