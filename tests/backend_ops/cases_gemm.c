@@ -517,6 +517,7 @@ static void gen_variants(bo_ctx *ctx, const void *arg) {
  * 4th case has an M of 1, 2, 3 or 5 or past the 64 x 64 tile. */
 static void qmatmul_rounding(bo_ctx *ctx, bo_case *c);
 static void qmatmul_edges(bo_ctx *ctx, bool ql);
+static void qmatmul_tiles(bo_ctx *ctx, bool ql);
 
 static void gen_qmatmul(bo_ctx *ctx, const void *arg) {
     bool ql = arg != NULL;
@@ -601,6 +602,7 @@ static void gen_qmatmul(bo_ctx *ctx, const void *arg) {
         if (c) qmatmul_rounding(ctx, c);
     }
     qmatmul_edges(ctx, ql);
+    qmatmul_tiles(ctx, ql);
 }
 
 /* QLinearMatMul's sums past 2^24 (gen_qmatmul's last case). */
@@ -745,6 +747,60 @@ static void gen_qgen_mm(bo_ctx *ctx, const qgen_mm *g) {
 static void gen_qgen(bo_ctx *ctx, const void *arg) {
     (void)arg;
     for (size_t i = 0; i < BO_LEN(k_qgen_mm); i++) gen_qgen_mm(ctx, &k_qgen_mm[i]);
+}
+
+/* The workgroup tiles (lower_qgemm.c's tile rule, gpu.qgemm_tile=wgRxC)
+ * on products: M of 1 to 20, 33 and 70, N not a multiple of the tile (nor
+ * of 4 for MatMulInteger's i32 y), K not a multiple of 4 nor of a tile
+ * step, a batch of 2 (b broadcast or not), b constant (packed) or an input
+ * (unpacked: its four columns' bytes of one k as one word); every tile
+ * shape, the rule (wg) and legacy, zero points per tensor and per row /
+ * column. */
+static void qmatmul_tiles(bo_ctx *ctx, bool ql) {
+    static const char *const k_opt[] = { "wg16x32", "wg16x64", "wg16x128", "wg32x32", "wg32x64", "wg32x128",
+                                         "wg64x32", "wg64x64", "wg64x128", "wg", "legacy" };
+    static const int64_t k_m[] = { 1, 2, 5, 8, 11, 16, 17, 20, 33, 70, 13 };
+    static const int64_t k_n[] = { 36, 132, 20, 68, 200, 4, 72, 28, 140, 36, 260 };
+    int nt = (int)BO_LEN(k_opt);
+    int n = bo_full(ctx) ? 2 * nt : nt;
+    for (int t = 0; t < n; t++) {
+        bo_case *c = bo_next(ctx, ql ? 21 : 10);
+        if (!c) continue;
+        int v = t % nt;
+        int64_t M = k_m[(t + t / nt * 3) % nt], N = k_n[(t + t / nt * 5) % nt] + (ql ? 0 : t % 3), K = 5 + 13 * (t % 4);
+        bool batch = t % 3 == 1, kb = t % 2 == 0, vec = t % 4 >= 2;
+        bool as = t & 1, bs = (t >> 2) & 1;
+        rlx_dtype at = as ? RLX_DTYPE_I8 : RLX_DTYPE_U8, bt = bs ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+        bo_shape sa = { 2, { M, K } }, sb = { 2, { K, N } };
+        if (batch) sa = (bo_shape){ 3, { 2, M, K } }, sb = t % 2 ? (bo_shape){ 3, { 2, K, N } } : sb;
+        rlx_tensor *a = bo_rand_int(at, sa.rank, sa.d, as ? -128 : 0, as ? 127 : 255);
+        rlx_tensor *b = bo_rand_int(bt, sb.rank, sb.d, bs ? -128 : 0, bs ? 127 : 255);
+        rlx_tensor *za = vec ? bo_rand_int(at, 1, &M, as ? -128 : 0, as ? 127 : 255)
+                             : bo_scalar(at, as ? (double)rnd(-5, 5) : (double)rnd(100, 150));
+        rlx_tensor *zb = vec ? bo_rand_int(bt, 1, &N, bs ? -128 : 0, bs ? 127 : 255)
+                             : bo_scalar(bt, bs ? (double)rnd(-5, 5) : (double)rnd(100, 150));
+        char o[48], s1[64], s2[64];
+        snprintf(o, sizeof o, "gpu.qgemm_tile=%s", k_opt[v]);
+        bo_opt(c, o);
+        bo_desc(c, "%s %s%s x %s%s zp %s%s %s (tiles)", ql ? "QLinearMatMul" : "MatMulInteger", rlx_dtype_name(at),
+                bo_shape_str(sa.rank, sa.d, s1, sizeof s1), rlx_dtype_name(bt), bo_shape_str(sb.rank, sb.d, s2, sizeof s2),
+                vec ? "per row/column" : "scalar", kb ? " b constant" : "", o);
+        if (!ql) {
+            rlx_tensor *in[4] = { a, b, za, zb };
+            bool k[4] = { false, kb, true, true };
+            bo_single(c, "MatMulInteger", 4, in, k, 1, 0, NULL);
+        } else {
+            double sy = 150.0 / (sqrt((double)K) * 5500.0 + 1);
+            rlx_dtype yt = t % 3 == 0 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+            rlx_tensor *in[8] = { a, bo_scalar(RLX_DTYPE_F32, 0.5), za, b,
+                                  vec ? bo_rand(RLX_DTYPE_F32, 1, &N, 0.5, 2) : bo_scalar(RLX_DTYPE_F32, 0.75), zb,
+                                  bo_scalar(RLX_DTYPE_F32, 0.5 * 0.75 / sy),
+                                  bo_scalar(yt, yt == RLX_DTYPE_I8 ? (double)rnd(-20, 20) : (double)rnd(100, 150)) };
+            bool k[8] = { false, true, true, kb, true, true, true, true };
+            bo_single(c, "QLinearMatMul", 8, in, k, 1, 0, NULL);
+        }
+        bo_run(ctx, c);
+    }
 }
 
 /* rlx.MatMulNBits (com.microsoft.MatMulNBits, bits 4, as the contrib import

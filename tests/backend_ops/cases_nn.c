@@ -376,6 +376,109 @@ static void gen_qconv_models(bo_ctx *ctx, bool ql) {
     }
 }
 
+/* The integer GEMM's workgroup tiles on convolutions (lower_qgemm.c's
+ * tile rule and gpu.qgemm_tile=wgRxC): output channels per group (m) of
+ * 1 to 20, 33 and 70, output pixels (n) not multiples of the tile (and
+ * not of 4: ConvInteger's i32 y keeps the tiles), strides 1 and 2, pads,
+ * dilation 2, groups, a 3x5 kernel, 1x1 gathers and the pointwise plain
+ * b; every tile shape, the rule (wg), auto and legacy, rotating over the
+ * geometries; x and w u8/i8, zero points per tensor and per channel. */
+typedef struct qtile_geom {
+    int64_t cin, cout, grp, kh, kw, s, p, d, h, w;
+} qtile_geom;
+static const qtile_geom k_qtile_geoms[] = {
+    { 5, 1, 1, 3, 3, 1, 1, 1, 9, 11 },    /* m 1, n 99 */
+    { 6, 3, 1, 3, 3, 2, 1, 1, 13, 10 },   /* m 3, stride 2, n 35 */
+    { 8, 7, 1, 1, 1, 1, 0, 1, 7, 9 },     /* pointwise (plain b), m 7, n 63 */
+    { 4, 9, 1, 3, 3, 1, 2, 2, 10, 12 },   /* dilation 2, pad 2, m 9, n 120 */
+    { 12, 12, 2, 3, 3, 1, 1, 1, 9, 14 },  /* groups 2 (m 6 each), n 126 */
+    { 16, 16, 1, 3, 3, 1, 1, 1, 12, 17 }, /* m 16, n 204 */
+    { 3, 17, 1, 5, 5, 2, 2, 1, 17, 13 },  /* m 17, 5x5 stride 2, n 63 */
+    { 10, 20, 1, 3, 3, 1, 0, 1, 11, 23 }, /* m 20 unpadded, n 189 */
+    { 16, 33, 1, 1, 1, 2, 0, 1, 15, 15 }, /* m 33, 1x1 stride 2 (a gather), n 64 */
+    { 8, 70, 1, 3, 3, 1, 1, 1, 10, 13 },  /* m 70 (past 64), n 130 */
+    { 7, 24, 1, 3, 5, 1, 1, 1, 9, 21 },   /* 3x5 kernel, m 24, n 171 */
+    { 32, 16, 1, 3, 3, 1, 1, 1, 20, 36 }, /* m 16, n 720: several column tiles */
+};
+static const char *const k_qtile_opts[] = {
+    "gpu.qgemm_tile=wg16x32", "gpu.qgemm_tile=wg16x64",  "gpu.qgemm_tile=wg16x128", "gpu.qgemm_tile=wg32x32",
+    "gpu.qgemm_tile=wg32x64", "gpu.qgemm_tile=wg32x128", "gpu.qgemm_tile=wg64x32",  "gpu.qgemm_tile=wg64x64",
+    "gpu.qgemm_tile=wg64x128", "gpu.qgemm_tile=wg",      "",                        "gpu.qgemm_tile=legacy",
+};
+
+static void gen_qconv_tiles(bo_ctx *ctx, bool ql) {
+    int ng = (int)BO_LEN(k_qtile_geoms), nv = (int)BO_LEN(k_qtile_opts);
+    /* quick: each geometry twice and each variant twice; full: every pair */
+    int n = bo_full(ctx) ? ng * nv : 2 * ng;
+    for (int t = 0; t < n; t++) {
+        bo_case *c = bo_next(ctx, 10);
+        if (!c) continue;
+        const qtile_geom *q = &k_qtile_geoms[t % ng];
+        const char *opt = k_qtile_opts[bo_full(ctx) ? t / ng : (t + t / ng * 5) % nv];
+        if (opt[0]) bo_opt(c, opt);
+        geom g = { .sr = 2, .auto_pad = NULL };
+        g.k[0] = q->kh, g.k[1] = q->kw;
+        for (int j = 0; j < 2; j++) g.s[j] = q->s, g.d[j] = q->d, g.p[j] = g.p[2 + j] = q->p;
+        g.in[0] = q->h, g.in[1] = q->w;
+        bo_shape xsh = { 4, { 1 + (t % 5 == 4), q->cin, q->h, q->w } }, wsh = { 4, { q->cout, q->cin / q->grp, q->kh, q->kw } };
+        rlx_dtype xt = t % 2 ? RLX_DTYPE_I8 : RLX_DTYPE_U8, wt = (t / 2) % 2 ? RLX_DTYPE_U8 : RLX_DTYPE_I8;
+        int zmode = ql ? 1 + (t / 3) % 2 : t % 3;
+        bo_desc(c, "tiles %s: ", opt[0] ? opt : "auto");
+        qconv_case(ctx, c, ql, t, xt, wt, &xsh, &wsh, &g, q->grp, zmode, t % 4 != 3);
+    }
+}
+
+/* The depthwise integer convolution (qdwconv.wgsl: four outputs of one
+ * row per invocation, x's taps as words for strides 1 and 2 inside the
+ * row, byte by byte at the edges and for stride 3; rows whose four
+ * outputs straddle two output rows one by one): output widths multiples
+ * of 4 and not, strides 1, 2, 3, asymmetric pads, dilation 2, kernels 1x1,
+ * 3x3, 5x5, 7x7 and 3x1, a channel multiplier of 2, a 1-D case, two
+ * images; auto and legacy (every output alone); x and w u8/i8, zero
+ * points per tensor and per channel. */
+typedef struct qdw_geom {
+    int sr;
+    int64_t c, mult, kh, kw, s, pb, pe, d, h, w;
+} qdw_geom;
+static const qdw_geom k_qdw_geoms[] = {
+    { 2, 5, 1, 3, 3, 1, 1, 1, 1, 6, 16 },  /* out_w 16 */
+    { 2, 4, 1, 3, 3, 2, 1, 1, 1, 9, 17 },  /* stride 2, out_w 9 */
+    { 2, 3, 1, 3, 3, 1, 0, 0, 2, 8, 13 },  /* dilation 2, unpadded, out_w 9 */
+    { 2, 3, 2, 5, 5, 1, 2, 2, 1, 7, 12 },  /* channel multiplier 2, 5x5 */
+    { 2, 4, 1, 3, 3, 3, 1, 1, 1, 8, 26 },  /* stride 3 (bytes), out_w 9 */
+    { 1, 6, 1, 1, 3, 1, 1, 1, 1, 1, 30 },  /* 1-D, out_w 30 */
+    { 2, 5, 1, 3, 3, 2, 0, 1, 1, 10, 16 }, /* stride 2, pads 0 / 1, out_w 8 */
+    { 2, 7, 1, 1, 1, 1, 0, 0, 1, 5, 11 },  /* 1x1 */
+    { 2, 2, 1, 3, 3, 1, 1, 1, 1, 3, 4 },   /* out_w 4 */
+    { 2, 3, 1, 7, 7, 1, 3, 3, 1, 9, 23 },  /* 7x7, out_w 23 */
+    { 2, 4, 1, 3, 1, 2, 1, 0, 1, 11, 21 }, /* 3x1 stride 2, out_w 11 */
+    { 2, 6, 1, 3, 3, 2, 1, 1, 2, 12, 24 }, /* stride 2 dilation 2, out_w 11 */
+};
+
+static void gen_qdwconv(bo_ctx *ctx, bool ql) {
+    int ng = (int)BO_LEN(k_qdw_geoms);
+    int n = bo_full(ctx) ? 4 * ng : ng;
+    for (int t = 0; t < n; t++) {
+        bo_case *c = bo_next(ctx, 10);
+        if (!c) continue;
+        const qdw_geom *q = &k_qdw_geoms[t % ng];
+        bool legacy = bo_full(ctx) ? (t / ng) % 2 == 1 : t % 4 == 3;
+        if (legacy) bo_opt(c, "gpu.qgemm_tile=legacy");
+        geom g = { .sr = q->sr, .auto_pad = NULL };
+        int o = q->sr == 2 ? 0 : -1;
+        if (o == 0) g.k[0] = q->kh, g.s[0] = q->s, g.d[0] = q->d, g.p[0] = g.p[2] = q->pb, g.in[0] = q->h;
+        g.k[o + 1] = q->kw, g.s[o + 1] = q->s, g.d[o + 1] = q->d, g.in[o + 1] = q->w;
+        g.p[o + 1] = q->pb, g.p[q->sr + o + 1] = q->pe;
+        int64_t nb = 1 + (t % 3 == 2), co = q->c * q->mult;
+        bo_shape xsh = { 2 + q->sr, { nb, q->c } }, wsh = { 2 + q->sr, { co, 1 } };
+        for (int j = 0; j < q->sr; j++) xsh.d[2 + j] = g.in[j], wsh.d[2 + j] = g.k[j];
+        rlx_dtype xt = t % 2 ? RLX_DTYPE_I8 : RLX_DTYPE_U8, wt = (t / 2) % 2 ? RLX_DTYPE_U8 : RLX_DTYPE_I8;
+        int zmode = ql ? 1 + (t / 4) % 2 : t % 3;
+        bo_desc(c, "depthwise%s: ", legacy ? " legacy" : "");
+        qconv_case(ctx, c, ql, t, xt, wt, &xsh, &wsh, &g, q->c, zmode, t % 5 != 4);
+    }
+}
+
 /* ConvInteger (arg NULL) and QLinearConv (arg non-NULL) on the GPU (the
  * integer GEMM of qgemm_body.wgsl gathering x's taps itself, CONV;
  * depthwise: qdwconv.wgsl): x and
@@ -392,7 +495,8 @@ static void gen_qconv_models(bo_ctx *ctx, bool ql) {
  * Every 5th case runs the unpacked products (gpu.dot4=0), every 7th one
  * output per invocation (gpu.qgemm_tile=0), every 7th from the 2nd the
  * workgroup tiles (wg), from the 3rd k split per workgroup (gemv). Then
- * the model shapes (gen_qconv_models). */
+ * the model shapes (gen_qconv_models), the workgroup tiles
+ * (gen_qconv_tiles) and the depthwise kernel (gen_qdwconv). */
 static void gen_qconv(bo_ctx *ctx, const void *arg) {
     bool ql = arg != NULL;
     int n = bo_full(ctx) ? 96 : 24;
@@ -432,6 +536,8 @@ static void gen_qconv(bo_ctx *ctx, const void *arg) {
         qconv_case(ctx, c, ql, i, xt, wt, &xsh, &wsh, &g, grp, zmode, kw);
     }
     gen_qconv_models(ctx, ql);
+    gen_qconv_tiles(ctx, ql);
+    gen_qdwconv(ctx, ql);
 }
 
 /* qconv:gen: the integer convolutions on the generated integer GEMM
