@@ -95,18 +95,21 @@
 #                                            # gpu.warm_pipelines=0 (the first run compiles); coldstart.txt
 #   bash bench/device_run.sh f16tiles        # ~3 min: f16 GEMM f32 sums vs f16 sums per forced tile (f16tiles.txt)
 #   bash bench/device_run.sh bertgraph       # ~1 min: PyTorch BERT-base CUDA graph, f32 and f16 (bertgraph.txt)
-#   bash bench/device_run.sh qconv           # ~3 min: the integer GEMM and convolutions (ConvInteger,
+#   bash bench/device_run.sh qconv           # ~5 min: the integer GEMM and convolutions (ConvInteger,
 #                                            # QLinearConv, MatMulInteger, QLinearMatMul): backend-ops --full
 #                                            # of each, then bench/qconv_gpu.py (single QLinearConv /
 #                                            # ConvInteger nodes: GPU vs CPU vs the f32 Conv twin vs
-#                                            # onnxruntime, GPU == CPU; again with gpu.qgemm_tile=wg
-#                                            # (the 64 x 64 integer tiles before the generated int8
-#                                            # GEMM, gen) and reg (before the workgroup variants)),
+#                                            # onnxruntime, GPU == CPU, with columns for
+#                                            # gpu.qgemm_tile=legacy (the kernels before the tile rule:
+#                                            # taps byte by byte, depthwise one output at a time) and
+#                                            # wg (the integer tiles by their rule instead of gen)),
+#                                            # then GPU times per forced tile ($QCONV_TILES, default
+#                                            # wg16x32 .. wg64x64, gen and reg),
 #                                            # with $QCONV_MODELS (default
 #                                            # build/quant/ppocrv4_det_qop.onnx and _qdq.onnx, made here by
 #                                            # bench/make_quant_models.py; add "build/quant" to carry) on
 #                                            # $QCONV_INPUT (default build/quant/x_1x3x256x256.npy); with
-#                                            # $QCONV_OPTION (KEY=VALUE) a fourth run with that option on the
+#                                            # $QCONV_OPTION (KEY=VALUE) another run with that option on the
 #                                            # GPU (e.g. passes.disable=fuse_qdq_conv: QDQ convolutions in
 #                                            # f32, as GPU plans ran them before branch qdqgpu); qconv.txt
 #   bash bench/device_run.sh dtypes          # ~7 min (export included; $DTYPES_BUDGET s, default 400):
@@ -721,9 +724,15 @@ for b in (1, 8):
           x=${QCONV_INPUT:-build/quant/x_1x3x256x256.npy}
           if [ -f "$m" ] && [ -f "$x" ]; then extra="$extra --model $m=$x"; else echo "qconv: no $m or $x"; fi
         done
-        timeout 240 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 $extra
-        timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option gpu.qgemm_tile=wg $extra
-        timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option gpu.qgemm_tile=reg $extra
+        # today's kernels against the ones before the tile rule (legacy) and the rule's tiles (wg) in one table
+        timeout 240 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --vs gpu.qgemm_tile=legacy \
+          --vs gpu.qgemm_tile=wg $extra
+        # each workgroup tile forced, GPU times only (the rule's inputs: lower_qgemm.c, qtile_rule)
+        sweep=""
+        for v in ${QCONV_TILES:-wg16x32 wg16x64 wg16x128 wg32x32 wg32x64 wg64x32 wg64x64 gen reg}; do
+          sweep="$sweep --vs gpu.qgemm_tile=$v"
+        done
+        timeout 200 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 10 --gpu-only $sweep
         if [ -n "${QCONV_OPTION:-}" ]; then  # e.g. passes.disable=fuse_qdq_conv: the GPU plan before branch qdqgpu
           timeout 180 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --option "$QCONV_OPTION" $extra
         fi

@@ -10,15 +10,27 @@ Extra models (e.g. make_quant_models.py's ppocrv4_det_qop.onnx) with
 --model PATH=INPUT.npy.
 
     bench/qconv_gpu.py [--rlx build/rlx] [--small] [--iters 20] [--option KEY=VALUE ...]
+                       [--vs KEY=VALUE[,KEY=VALUE] ...] [--gpu-only] [--only SUBSTRING ...]
                        [--model build/quant/ppocrv4_det_qop.onnx=build/quant/x_1x3x256x256.npy]
 
 --option passes a session option to the GPU runs of the integer models (e.g.
-gpu.qgemm_tile=0: one output per invocation; gpu.qgemm_tile=wg: the 64 x 64
-integer tiles that m >= 16 ran before the generated int8 GEMM, gen;
-gpu.gemm_tile=TMxTN,WGXxWGY,BK: gen's tile; gpu.dot4=0).
+gpu.qgemm_tile=0: one output per invocation; gpu.qgemm_tile=wg: the
+integer workgroup tiles by lower_qgemm.c's tile rule (wgRxC: one tile);
+gpu.qgemm_tile=gen: the generated int8 GEMM; gpu.gemm_tile=TMxTN,WGXxWGY,BK:
+gen's tile; gpu.dot4=0).
+--vs adds a column per value: the integer model's GPU time with those
+options (on top of --option), its ratio to the first column, and its
+bits checked against the CPU too; e.g. --vs gpu.qgemm_tile=legacy times
+the kernels before the tile rule (no wg tiles for 8 <= m < 16, taps
+gathered byte by byte, depthwise one output at a time) against today's in
+one call.
+--gpu-only skips the CPU, f32-twin and onnxruntime timings (the bits are
+still checked against one CPU run). --only keeps the shapes whose name
+contains one of the substrings.
 
-Prints one line per model: GPU time (GPU timestamps and wall), CPU wall,
-f32 GPU time of the twin, onnxruntime wall, and whether GPU == CPU."""
+Prints one line per model: GPU time (GPU timestamps and wall), the --vs
+columns, CPU wall, f32 GPU time of the twin, onnxruntime wall, and whether
+GPU == CPU (every column's)."""
 import argparse
 import json
 import os
@@ -34,21 +46,29 @@ from onnx import numpy_helper as NH
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# name, cin, cout, k, stride, pad, group, h (= w), ConvInteger
+# name, cin, cout, k, stride, pad, group, (h, w), ConvInteger: ResNet-50's and PP-OCRv4 det's (narrow: 16-64
+# output channels at 184x368, the page at 736x1472 / 4) shapes (BENCHMARKS.md, issue 12)
 SHAPES = [
-    ("3x3 64->64 56x56", 64, 64, 3, 1, 1, 1, 56, False),
-    ("1x1 256->64 56x56", 256, 64, 1, 1, 0, 1, 56, False),
-    ("3x3 s2 32->64 112x112", 32, 64, 3, 2, 1, 1, 112, False),
-    ("dw3x3 96 112x112", 96, 96, 3, 1, 1, 96, 112, False),
-    ("3x3 96->24 64x64", 96, 24, 3, 1, 1, 1, 64, False),
-    ("ConvInteger 3x3 64->64 56x56", 64, 64, 3, 1, 1, 1, 56, True),
+    ("3x3 64->64 56x56", 64, 64, 3, 1, 1, 1, (56, 56), False),
+    ("1x1 256->64 56x56", 256, 64, 1, 1, 0, 1, (56, 56), False),
+    ("3x3 s2 32->64 112x112", 32, 64, 3, 2, 1, 1, (112, 112), False),
+    ("dw3x3 96 112x112", 96, 96, 3, 1, 1, 96, (112, 112), False),
+    ("dw3x3 s2 96 112x112", 96, 96, 3, 2, 1, 96, (112, 112), False),
+    ("dw5x5 64 92x184", 64, 64, 5, 1, 2, 64, (92, 184), False),
+    ("3x3 96->24 64x64", 96, 24, 3, 1, 1, 1, (64, 64), False),
+    ("3x3 16->16 184x368", 16, 16, 3, 1, 1, 1, (184, 368), False),
+    ("1x1 32->16 184x368", 32, 16, 1, 1, 0, 1, (184, 368), False),
+    ("3x3 s2 16->32 184x368", 16, 32, 3, 2, 1, 1, (184, 368), False),
+    ("ConvInteger 3x3 64->64 56x56", 64, 64, 3, 1, 1, 1, (56, 56), True),
 ]
 
 
 def write_qmodel(d, name, cin, cout, k, s, p, g, hw, integer, rng):
     """The integer model (ConvInteger, or QLinearConv with uint8 x and y, per-channel int8 w, int32 bias) and its
-    input; returns (model path, input .npy path, input shape, weight shape, Conv attributes, file tag)."""
-    x = rng.integers(0, 256, (1, cin, hw, hw)).astype(np.uint8)
+    input (hw: (h, w), or one int for both: bench/qconv_cpu.py); returns (model path, input .npy path, input shape,
+    weight shape, Conv attributes, file tag)."""
+    h, w = hw if isinstance(hw, tuple) else (hw, hw)
+    x = rng.integers(0, 256, (1, cin, h, w)).astype(np.uint8)
     w = rng.integers(-127, 128, (cout, cin // g, k, k)).astype(np.int8)
     attrs = dict(kernel_shape=[k, k], strides=[s, s], pads=[p] * 4, group=g)
     tag = name.replace(" ", "_").replace(">", "").replace("-", "")
@@ -149,19 +169,26 @@ def main() -> int:
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--model", action="append", default=[], help="PATH=INPUT.npy (input name x)")
     ap.add_argument("--option", action="append", default=[], help="KEY=VALUE for the integer models' GPU runs")
+    ap.add_argument("--vs", action="append", default=[],
+                    help="KEY=VALUE[,KEY=VALUE]: another column of the integer models' GPU runs with these options")
+    ap.add_argument("--gpu-only", action="store_true", help="skip the CPU, f32-twin and onnxruntime timings")
+    ap.add_argument("--only", action="append", default=[], help="keep the shapes whose name contains this")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="rlx_qconv_")
     if a.option:
         print("GPU runs of the integer models with " + " ".join(a.option))
     rng = np.random.default_rng(1)
-    print("| model | GPU int (GPU ts) | GPU int (wall) | CPU int (wall) | GPU f32 twin (GPU ts) | onnxruntime CPU |"
-          " GPU == CPU | CPU steps on GPU plan |")
-    print("|---|---:|---:|---:|---:|---:|---|---:|")
+    vs = [v.split(",") for v in a.vs]
+    print("| model | GPU int (GPU ts) | GPU int (wall) |" + "".join(" %s (GPU ts) | ratio |" % "+".join(v) for v in vs)
+          + " CPU int (wall) | GPU f32 twin (GPU ts) | onnxruntime CPU | GPU == CPU | CPU steps on GPU plan |")
+    print("|---|---:|---:|" + "---:|---:|" * len(vs) + "---:|---:|---:|---|---:|")
     rows = []
     for name, cin, cout, k, s, p, g, hw, integer in SHAPES:
         if a.small:
-            hw //= 4
-            name = name.replace("%dx%d" % (hw * 4, hw * 4), "%dx%d" % (hw, hw))
+            name = name.replace("%dx%d" % hw, "%dx%d" % (hw[0] // 4, hw[1] // 4))
+            hw = (hw[0] // 4, hw[1] // 4)
+        if a.only and not any(o in name for o in a.only):
+            continue
         qp, fp, xp, xfp = write_models(d, name, cin, cout, k, s, p, g, hw, integer, rng)
         rows.append((name, qp, xp, fp, xfp))
     for spec in a.model:
@@ -170,20 +197,30 @@ def main() -> int:
             rows.append((os.path.basename(path), path, x, None, None))
     for name, qp, xp, fp, xfp in rows:
         g = rlx_bench(a.rlx, qp, xp, "gpu", a.iters, a.option)
-        c = rlx_bench(a.rlx, qp, xp, "cpu", a.iters)
-        f = rlx_bench(a.rlx, fp, xfp, "gpu", a.iters) if fp else None
-        og, oc = rlx_out(a.rlx, qp, xp, "gpu", d, a.option), rlx_out(a.rlx, qp, xp, "cpu", d)
-        if og is None or oc is None or len(og) != len(oc):
-            same = "run failed"
-        elif all(np.array_equal(u, v) for u, v in zip(og, oc)):
-            same = "yes"
-        elif fp:
-            same = "NO"
-        else:  # a whole model: its f32 ops round differently on the two devices
-            same = "max |d| %.3g" % max(float(np.abs(u.astype(np.float64) - v).max()) for u, v in zip(og, oc))
-        print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            name, fmt(g[1] if g else None), fmt(g[0] if g else None), fmt(c[0] if c else None),
-            fmt(f[1] if f else None), fmt(ort_ms(qp, xp, a.iters)), same, g[2] if g else "-"), flush=True)
+        gv = [rlx_bench(a.rlx, qp, xp, "gpu", a.iters, a.option + v) for v in vs]
+        c = None if a.gpu_only else rlx_bench(a.rlx, qp, xp, "cpu", a.iters)
+        f = rlx_bench(a.rlx, fp, xfp, "gpu", a.iters) if fp and not a.gpu_only else None
+        oc = rlx_out(a.rlx, qp, xp, "cpu", d)
+        sames = []
+        for opts in [a.option] + [a.option + v for v in vs]:
+            og = rlx_out(a.rlx, qp, xp, "gpu", d, opts)
+            if og is None or oc is None or len(og) != len(oc):
+                sames.append("run failed")
+            elif all(np.array_equal(u, v) for u, v in zip(og, oc)):
+                sames.append("yes")
+            elif fp:
+                sames.append("NO")
+            else:  # a whole model: its f32 ops round differently on the two devices
+                sames.append("max |d| %.3g" % max(float(np.abs(u.astype(np.float64) - v).max()) for u, v in zip(og, oc)))
+        cols = ""
+        for r in gv:
+            ratio = "%.2f" % (r[1] / g[1]) if r and g and r[1] and g[1] else "-"
+            cols += " %s | %s |" % (fmt(r[1] if r else None), ratio)
+        same = sames[0] if len(set(sames)) == 1 else " / ".join(sames)
+        print("| %s | %s | %s |%s %s | %s | %s | %s | %s |" % (
+            name, fmt(g[1] if g else None), fmt(g[0] if g else None), cols, fmt(c[0] if c else None),
+            fmt(f[1] if f else None), "-" if a.gpu_only else fmt(ort_ms(qp, xp, a.iters)), same,
+            g[2] if g else "-"), flush=True)
     return 0
 
 
