@@ -149,12 +149,12 @@ fn qgemm_wg_tile(li: u32, wl: u32) {
     var sb = vec4<i32>(0);
     for (var k0 = 0u; k0 < kw; k0 = k0 + QBK) {
         workgroupBarrier();
-        for (var it = li; it < QTM * QBK; it = it + QWG) {
+        for (var it = li; it < QTM * QBK; it = it + QTX * QTY) {
             let kq = it % QBK;
             let rl = it / QBK;
             QA[kq * QTM + rl] = word_a_at(base.x, m0 + rl, k0 + kq);
         }
-        for (var it = li; it < QTX * QBK; it = it + QWG) {
+        for (var it = li; it < QTX * QBK; it = it + QTX * QTY) {
             let kq = it % QBK;
             let nq = it / QBK;
             let n = n0 + 4u * nq;
