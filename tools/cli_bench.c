@@ -590,6 +590,7 @@ int cli_cmd_bench(int argc, char **argv) {
         cli_json_end_arr(j);
         cli_json_s(j, "cooperative_matrix", es.gemm_note ? es.gemm_note : "");
         cli_json_s(j, "runtime_checks", es.runtime_checks_note ? es.runtime_checks_note : "");
+        cli_json_s(j, "int8_products", es.int8_note ? es.int8_note : "");
         cli_json_u(j, "pipelines_unchecked", es.n_pipelines_unchecked);
         cli_json_i(j, "warmup", o.m.warmup);
         json_summary(j, "wall_ms", &sw);
@@ -642,6 +643,7 @@ int cli_cmd_bench(int argc, char **argv) {
                    "cooperative-matrix GEMM: %s\n", es.f16_mode ? "on" : "off", n_fdt ? dts : "no floats",
                    es.gemm_note && *es.gemm_note ? es.gemm_note : "off");
             if (es.runtime_checks_note) printf("shader runtime checks: %s\n", es.runtime_checks_note);
+            if (es.int8_note) printf("integer GEMM products: %s\n", es.int8_note);
         }
         if (have_es)
             printf("plan: %zu dispatch%s in %zu GPU submit%s, %zu CPU step%s; arena %llu bytes, weights %llu bytes, "

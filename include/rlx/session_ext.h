@@ -121,6 +121,11 @@ typedef struct rlx_session_stats {
      * next compile or its end; NULL on the CPU). */
     size_t n_pipelines_unchecked;
     const char *runtime_checks_note;
+    /* The GPU integer GEMM's products (MatMulInteger, QLinearMatMul,
+     * ConvInteger, QLinearConv; option gpu.dot4): "dot4I8Packed (self-test
+     * passed)" or "off (...)" with the reason (borrowed, static; NULL on
+     * the CPU). */
+    const char *int8_note;
 } rlx_session_stats;
 
 /* Fills *out_stats (cleared on entry) for the last plan.

@@ -46,6 +46,9 @@ typedef struct rlx_exe_stats {
      * while the executable lives; NULL on the CPU). */
     size_t n_pipelines_unchecked;
     const char *checks_note;
+    /* The integer GEMM's products: WGSL dot4I8Packed or the unpacked
+     * emulation, and why (borrowed, static per backend; NULL on the CPU). */
+    const char *int8_note;
 } rlx_exe_stats;
 
 /* One timed slice of a profiled forward pass: the public

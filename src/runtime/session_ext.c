@@ -58,6 +58,7 @@ rlx_status rlx_session_get_stats(const rlx_session *s, rlx_session_stats *out) {
         out->timing_inside_passes = es.timing_inside_passes;
         out->n_pipelines_unchecked = es.n_pipelines_unchecked;
         out->runtime_checks_note = es.checks_note;
+        out->int8_note = es.int8_note;
     }
     return RLX_OK;
 }

@@ -780,6 +780,7 @@ static rlx_status compile_locked(rlx_backend *be, const rlx_program *p, rlx_back
     e->stats.gpu_timing = b->has_timestamp;
     e->stats.f16_mode = b->caps.f16;
     e->stats.gemm_note = b->coop_note;
+    e->stats.int8_note = b->dot4_note;
     e->stats.timing_inside_passes = b->has_ts_inside;
     if (e->notes.oom) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     e->stats.notes = e->notes.s;

@@ -83,6 +83,7 @@ typedef struct wg_shared {
     char coop_result[160];
     /* the dot4I8Packed self-test (wg_dot4_probe): 0 not run, 1 passed, -1 failed */
     int dot4_state;
+    char dot4_result[128]; /* why the dot4I8Packed self-test failed ("" when it passed) */
     double pipelines_s; /* time spent creating shader modules and pipelines (all compiles) */
     /* set by the device-lost callback, or when wgpu reports an operation
      * on a lost device (see wg_device_check_lost) */

@@ -287,11 +287,25 @@ static rlx_status dot4_run(wg_backend *b) {
     int ids[5];
     wg_caps caps = b->caps;
     caps.dot4 = true;
+    /* the register-block kernel whatever gpu.qgemm_tile says (the result
+     * is kept for every later session on this device) */
+    struct rlx_config cfg = *b->caps.cfg;
+    cfg.gpu_qgemm_tile = "reg";
+    caps.cfg = &cfg;
     wg_lower L;
     RLX_TRY(probe_lower(5, dt, &caps, &g, &L, ids));
+    /* a [QM, QK], b [QK, QN], za [QM], zb [QN], y [QM, QN] */
+    static const int rank[5] = { 2, 2, 1, 1, 2 };
+    static const int64_t dims[5][2] = { { QM, QK }, { QK, QN }, { QM, 0 }, { QN, 0 }, { QM, QN } };
+    for (int i = 0; i < 5; i++) {
+        rlx_value *v = &g->values[ids[i]];
+        v->rank = rank[i];
+        for (int d = 0; d < rank[i]; d++) v->dims[d] = dims[i][d];
+    }
     wg_qgemm q = { .a = ids[0], .b = ids[1], .za = ids[2], .zb = ids[3], .y = ids[4], .b_signed = true,
                    .m = QM, .n = QN, .k = QK, .za_step = 1, .zb_step = 1 };
     rlx_status st = wg_emit_qgemm(&L, &q);
+    if (st && L.why[0]) st = rlx_fail(st, "the integer GEMM's lowering declined: %s", L.why);
     if (!st && (L.n_d != 1 || strcmp(L.d[0].kernel, "qgemm_dp4") != 0))
         st = rlx_fail(RLX_ERR_INTERNAL, "the lowering did not choose qgemm_dp4");
     uint8_t ha[(QM * QK + QPAD) & ~3], hb[(QK * QN + QPAD) & ~3], hza[(QM + QPAD) & ~3], hzb[(QN + QPAD) & ~3];
@@ -332,12 +346,17 @@ void wg_dot4_probe(wg_backend *b) {
         sh->dot4_state = st ? -1 : 1;
         if (st) {
             if (b->caps.cfg->gpu_trace) rlx_log(RLX_LOG_DEBUG, "rlx: dot4I8Packed self-test: %s", rlx_last_error());
+            snprintf(sh->dot4_result, sizeof sh->dot4_result, "%s", rlx_last_error());
+            for (char *c = sh->dot4_result; *c; c++)
+                if (*c == '\n' || *c == '\r') *c = ' ';
             rlx_clear_error();
         }
     }
     bool ok = sh->dot4_state > 0;
+    if (ok) snprintf(b->dot4_note, sizeof b->dot4_note, "dot4I8Packed (self-test passed)");
+    else
+        snprintf(b->dot4_note, sizeof b->dot4_note, "off (dot4I8Packed failed its self-test: %.100s; unpacked products)",
+                 sh->dot4_result);
     wg_device_unlock(b);
     b->caps.dot4 = ok;
-    snprintf(b->dot4_note, sizeof b->dot4_note, "%s", ok ? "dot4I8Packed (self-test passed)"
-                                                         : "off (dot4I8Packed failed its self-test: unpacked products)");
 }
