@@ -95,6 +95,7 @@
 #                                            # gpu.warm_pipelines=0 (the first run compiles); coldstart.txt
 #   bash bench/device_run.sh f16tiles        # ~3 min: f16 GEMM f32 sums vs f16 sums per forced tile (f16tiles.txt)
 #   bash bench/device_run.sh bertgraph       # ~1 min: PyTorch BERT-base CUDA graph, f32 and f16 (bertgraph.txt)
+#   bash bench/device_run.sh q8ab            # ~5 min: integer GEMM / convolutions now vs gpu.qgemm_tile=legacy (q8ab.txt)
 #   bash bench/device_run.sh qconv           # ~5 min: the integer GEMM and convolutions (ConvInteger,
 #                                            # QLinearConv, MatMulInteger, QLinearMatMul): backend-ops --full
 #                                            # of each, then bench/qconv_gpu.py (single QLinearConv /
@@ -713,6 +714,33 @@ for b in (1, 8):
     print('bert_base batch', b, json.dumps(compare.run_torch('bert_base', b, 30, 10)))
     print('bert_base f16 batch', b, json.dumps(compare.run_torch('bert_base', b, 30, 10, half=True)))
 ") 2>&1 | tee "$OUT/bertgraph.txt"
+      ;;
+    q8ab)
+      # ~5 min: the integer GEMM and convolutions, today's kernels against
+      # the ones before the sixteenth session (gpu.qgemm_tile=legacy) in one
+      # call: the quick backend-ops sweep of the integer ops on the GPU,
+      # whether dot4I8Packed passed its self-test, bench/qconv_gpu.py --vs
+      # (single convolutions and the int8 PP-OCRv4 det models of build/quant),
+      # then int8 MatMulInteger at 4096^3 and 1024x768x3072 per variant; q8ab.txt
+      {
+        for op in ConvInteger QLinearConv MatMulInteger QLinearMatMul qgemm:gen qconv:gen; do
+          RLX_TEST_REQUIRE_GPU=1 timeout 60 "$D/bin/test_backend_ops" --op "$op" 2>&1 | tail -1
+        done
+        extra=""
+        for m in build/quant/ppocrv4_det_qop.onnx build/quant/ppocrv4_det_qdq.onnx; do
+          [ -f "$m" ] && extra="$extra --model $m=build/quant/x_1x3x256x256.npy"
+        done
+        [ -f build/quant/ppocrv4_det_qop.onnx ] && timeout 60 "$RLX" bench build/quant/ppocrv4_det_qop.onnx --device gpu \
+          --iters 1 --warmup 0 --input x=build/quant/x_1x3x256x256.npy 2>&1 | grep -i "integer GEMM"
+        timeout 220 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --vs gpu.qgemm_tile=legacy --vs gpu.dot4=0 $extra
+        for o in gpu.qgemm_tile=auto gpu.qgemm_tile=legacy gpu.dot4=0; do
+          echo "-- int8 products, $o"
+          timeout 60 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --shapes 4096x4096x4096,1024x768x3072 \
+            --option "$o" --iters 20
+        done
+        echo "-- f32 products (the peer)"
+        timeout 60 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds f32 --shapes 4096x4096x4096,1024x768x3072 --iters 20
+      } 2>&1 | tee "$OUT/q8ab.txt"
       ;;
     qconv)
       {

@@ -887,6 +887,20 @@ static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeP
                             "inlines only when it loads a whole model (onnx.inliner.inline_local_functions writes "
                             "the model with them expanded)", label, op, domain);
     }
+    /* a function of that name whose overload differs from the call's */
+    char overloads[160] = "";
+    size_t no = 0;
+    for (size_t i = 0; c->mp && i < c->mp->n_functions && !rlx_op_find(domain, op) && !contrib; i++) {
+        const Onnx__FunctionProto *f = c->mp->functions[i];
+        const char *fd = f && f->domain && !is_default_domain(f->domain) ? f->domain : "";
+        if (f && f->name && strcmp(f->name, op) == 0 && strcmp(fd, domain) == 0 && no < sizeof overloads)
+            no += (size_t)snprintf(overloads + no, sizeof overloads - no, "%s'%s'", no ? ", " : "",
+                                   str_or(f->overload, ""));
+    }
+    if (no)
+        return rlx_fail(RLX_ERR_INVALID_MODEL,
+                        "%s: calls function '%s' of domain '%s' with overload '%s', which ModelProto.functions does "
+                        "not define (its overloads: %s)", label, op, domain, str_or(np->overload, ""), overloads);
     if (*domain && !contrib && (!rlx_op_find(domain, op) || strcmp(domain, "rlx") == 0))
         return rlx_fail(RLX_ERR_UNSUPPORTED,
                         "%s: op '%s' of domain '%s' is not supported (rlx implements the default ONNX domain and the "

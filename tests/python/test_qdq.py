@@ -203,6 +203,13 @@ if C.check(gpu is not None, "rlx gpu run failed"):
         note = json.loads(so).get("int8_products", "") if rc == 0 else se
         C.check(rc == 0 and ("self-test passed" in note or "wrong result" in note),
                 "dot4I8Packed self-test %s: %r" % (extra, note))
+    # a gpu.gemm_tile more than the device can run: the generated integer kernel declines (the nodes run on
+    # the CPU, as the f32 GEMM's do), it does not swap in its own tile
+    big, log = rlx_run(qdq, {"x": x}, ["y"], "gpu", "--option", "gpu.qgemm_tile=gen", "--option",
+                       "gpu.gemm_tile=4x4,1024x1024,8")
+    C.check(big is not None and fallbacks(log).get("QLinearConv", 0) > 0 and
+            (cpuq is None or np.array_equal(big[0], cpuq[0])),
+            "a gpu.gemm_tile that does not fit: %s\n%s" % (fallbacks(log), log[-600:]))
 
 # ---------------------------------------------------------------- 2. standalone Q and DQ
 for qt, per_axis in [(T.UINT8, False), (T.INT8, False), (T.UINT8, True), (T.INT8, True)]:

@@ -105,11 +105,16 @@ static tile_cfg choose_tiles(const wg_caps *c, uint64_t M, uint64_t N, uint64_t 
     return small;
 }
 
-void wg_gemm_auto_tile(const wg_caps *c, uint64_t M, uint64_t N, uint64_t nbatch, wg_gemm_kernel *k) {
+bool wg_gemm_auto_tile(const wg_caps *c, uint64_t M, uint64_t N, uint64_t nbatch, wg_gemm_kernel *k) {
     tile_cfg t;
     bool bad;
-    if (!forced_tile(c, &t, &bad) || bad || !tile_fits(c, &t)) t = choose_tiles(c, M, N, nbatch);
+    if (forced_tile(c, &t, &bad)) {
+        if (bad || !tile_fits(c, &t)) return false;
+    } else {
+        t = choose_tiles(c, M, N, nbatch);
+    }
     k->tm = t.tm, k->tn = t.tn, k->wgx = t.wgx, k->wgy = t.wgy, k->bk = t.bk;
+    return true;
 }
 
 static bool all4(const uint64_t *v, int n) {

@@ -143,9 +143,11 @@ typedef struct wg_gemm_kernel {
 enum { WG_GEMM_ELEM_F32, WG_GEMM_ELEM_Q8 };
 
 /* The tile shape for an M x N product of nbatch items (k's tm, tn, wgx,
- * wgy and bk): gpu.gemm_tile where set and the device can run it, else
- * lower_gemm.c's automatic rule (choose_tiles). */
-void wg_gemm_auto_tile(const wg_caps *c, uint64_t M, uint64_t N, uint64_t nbatch, wg_gemm_kernel *k);
+ * wgy and bk): gpu.gemm_tile where set, else lower_gemm.c's automatic
+ * rule (choose_tiles). false (k untouched) when gpu.gemm_tile is set but
+ * malformed or more than the device can run: the caller declines, as the
+ * f32 GEMM does. */
+bool wg_gemm_auto_tile(const wg_caps *c, uint64_t M, uint64_t N, uint64_t nbatch, wg_gemm_kernel *k);
 
 /* wg_gemm_kernel.pipeline: OFF loads a k tile into workgroup memory
  * between two barriers after the products of the one before; PREFETCH

@@ -155,7 +155,10 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     uint64_t bm = mode == 1 ? qt.tm : rows, bn = mode == 1 ? qt.tn : 4;
     wg_gemm_kernel kc = { .elem = WG_GEMM_ELEM_Q8, .dot4 = L->caps->dot4 };
     if (gen) {
-        wg_gemm_auto_tile(L->caps, q->m, q->n, batch, &kc);
+        if (!wg_gemm_auto_tile(L->caps, q->m, q->n, batch, &kc))
+            return wg_decline(L, "gpu.gemm_tile=%s does not fit the device (TM, TN 4 or 8; at most %u invocations, "
+                              "%u bytes of workgroup memory)", L->caps->cfg->gemm_tile, L->caps->max_wg_invocations,
+                              L->caps->max_wg_storage ? L->caps->max_wg_storage : 16384);
         bm = (uint64_t)kc.wgy * kc.tm, bn = (uint64_t)kc.wgx * kc.tn;
     }
     uint64_t groups = batch * ((q->m + bm - 1) / bm) * ((q->n + bn - 1) / bn);
