@@ -20,12 +20,19 @@ _Static_assert(RLX_OP_MAX_VERSIONS == RLX_MAX_OP_VERSIONS, "rlx_op_info.versions
 
 size_t rlx_op_catalog_count(void) { return rlx_op_count(); }
 
-rlx_status rlx_op_catalog_get(size_t index, rlx_op_info *out) {
-    if (out) memset(out, 0, sizeof *out);
+/* The checks both catalogue queries make: out (size bytes, cleared) and
+ * an index below the op count. */
+static rlx_status catalog_args(size_t index, void *out, size_t size) {
+    if (out) memset(out, 0, size);
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_info is NULL");
     if (index >= rlx_op_count())
         return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "op index %zu out of range (the catalogue has %zu)", index,
                         rlx_op_count());
+    return RLX_OK;
+}
+
+rlx_status rlx_op_catalog_get(size_t index, rlx_op_info *out) {
+    RLX_TRY(catalog_args(index, out, sizeof *out));
     const rlx_op_def *d = rlx_op_at(index);
     out->domain = d->domain ? d->domain : "";
     out->name = d->name;
@@ -47,11 +54,7 @@ rlx_status rlx_op_catalog_get(size_t index, rlx_op_info *out) {
 }
 
 rlx_status rlx_op_catalog_attr(size_t index, size_t k, rlx_op_attr_info *out) {
-    if (out) memset(out, 0, sizeof *out);
-    if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "out_info is NULL");
-    if (index >= rlx_op_count())
-        return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "op index %zu out of range (the catalogue has %zu)", index,
-                        rlx_op_count());
+    RLX_TRY(catalog_args(index, out, sizeof *out));
     const rlx_op_def *d = rlx_op_at(index);
     rlx_attr_type type = RLX_ATTR_UNDEFINED;
     if (!rlx_op_attr_at(d, k, &out->name, &type, &out->since, &out->until, &out->required)) {
