@@ -183,7 +183,8 @@ static const opt_def k_opts[] = {
          "forces one (an 8-bit y with n % 4 != 0 keeps reg), wgRxC workgroup tiles of R x C; 0: one output, or one "
          "word of four 8-bit outputs, per invocation; legacy: auto without the wg tiles for 8 <= m < 16, the "
          "convolution's taps gathered byte by byte, depthwise one output at a time (the kernels before the tile "
-         "rule); the same bits every way"),
+         "rule); the same bits every way. A MatMulInteger that fuse_qdq rewrites into an exact f32 MatMul (constant "
+         "2-D b, k small enough for exact f32 sums) runs that instead, whatever this says"),
     ENUM("gpu.coop_sg", "RLX_COOP_SG", W("32", "16", "64"), gpu_coop_sg, 0,
          "subgroup size the cooperative-matrix GEMM assumes"),
     INT("gpu.spin_us", "RLX_GPU_SPIN_US", "250", 0, 1000000, gpu_spin_us, 0,
