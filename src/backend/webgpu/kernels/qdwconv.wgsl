@@ -71,6 +71,24 @@ fn bytes4(w: u32) -> vec4<i32> {
     return vec4<i32>(vec4<u32>(w & 0xffu, (w >> 8u) & 0xffu, (w >> 16u) & 0xffu, w >> 24u));
 }
 
+// Output element e's channel m, row oh and column ow, the zero points of
+// x and of m's weights, and the byte offset xb of its input plane.
+struct DwAt { m: u32, oh: u32, ow: u32, zx: i32, zw: i32, xb: u32 }
+
+fn dw_at(e: u32) -> DwAt {
+    let sp = P.out_h * P.out_w;
+    let pix = e % sp;
+    let m = (e / sp) % P.c_out;
+    let img = e / (sp * P.c_out);
+    var zx = 0;
+    if (HAS_ZB == 1u) { let i = P.zx_off * 4u; zx = byte_val(ZX[i >> 2u], i, B_SIGNED); }
+    var zw = 0;
+    if (HAS_ZA == 1u) { let i = P.zw_off * 4u + m * P.zw_step; zw = byte_val(ZW[i >> 2u], i, A_SIGNED); }
+    let c_in = P.c_out / P.mult;
+    let xb = P.x_off * 4u + (img * c_in + m / P.mult) * P.in_h * P.in_w;
+    return DwAt(m, pix / P.out_w, pix % P.out_w, zx, zw, xb);
+}
+
 // The sums of the four outputs e0 .. e0 + 3 of one output row (e0 % out_w
 // + 3 < out_w): each output's products are dw_acc's,
 // (x - zx) (w - zw) per tap inside x (i32, wrapping: the same bits in any
@@ -78,18 +96,13 @@ fn bytes4(w: u32) -> vec4<i32> {
 // loads its x as words (s_w 1: four adjacent bytes, one unaligned word;
 // s_w 2: bytes 0, 2 of one and 1, 3 of the next from byte 3), else byte by byte with bounds checks.
 fn dw_row4(e0: u32) -> vec4<i32> {
-    let sp = P.out_h * P.out_w;
-    let pix = e0 % sp;
-    let m = (e0 / sp) % P.c_out;
-    let img = e0 / (sp * P.c_out);
-    let oh = pix / P.out_w;
-    let ow0 = pix % P.out_w;
-    var zx = 0;
-    if (HAS_ZB == 1u) { let i = P.zx_off * 4u; zx = byte_val(ZX[i >> 2u], i, B_SIGNED); }
-    var zw = 0;
-    if (HAS_ZA == 1u) { let i = P.zw_off * 4u + m * P.zw_step; zw = byte_val(ZW[i >> 2u], i, A_SIGNED); }
-    let c_in = P.c_out / P.mult;
-    let xb = P.x_off * 4u + (img * c_in + m / P.mult) * P.in_h * P.in_w;
+    let o = dw_at(e0);
+    let m = o.m;
+    let oh = o.oh;
+    let ow0 = o.ow;
+    let zx = o.zx;
+    let zw = o.zw;
+    let xb = o.xb;
     let wb = P.w_off * 4u + m * QDKH * QDKW;
     let iw0 = i32(ow0 * P.s_w) - i32(P.p_w);
     // every tap column of the four outputs inside the input row
@@ -130,18 +143,13 @@ fn dw_row4(e0: u32) -> vec4<i32> {
 
 // (acc, channel) of output element e
 fn dw_acc(e: u32) -> vec2<i32> {
-    let sp = P.out_h * P.out_w;
-    let pix = e % sp;
-    let m = (e / sp) % P.c_out;
-    let img = e / (sp * P.c_out);
-    let oh = pix / P.out_w;
-    let ow = pix % P.out_w;
-    var zx = 0;
-    if (HAS_ZB == 1u) { let i = P.zx_off * 4u; zx = byte_val(ZX[i >> 2u], i, B_SIGNED); }
-    var zw = 0;
-    if (HAS_ZA == 1u) { let i = P.zw_off * 4u + m * P.zw_step; zw = byte_val(ZW[i >> 2u], i, A_SIGNED); }
-    let c_in = P.c_out / P.mult;
-    let xb = P.x_off * 4u + (img * c_in + m / P.mult) * P.in_h * P.in_w;
+    let o = dw_at(e);
+    let m = o.m;
+    let oh = o.oh;
+    let ow = o.ow;
+    let zx = o.zx;
+    let zw = o.zw;
+    let xb = o.xb;
     let wb = P.w_off * 4u + m * P.k_h * P.k_w;
     var acc = 0;
     for (var kr = 0u; kr < P.k_h; kr = kr + 1u) {
