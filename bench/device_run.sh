@@ -717,8 +717,10 @@ for b in (1, 8):
       ;;
     q8ab)
       # ~5 min: the integer GEMM and convolutions, today's kernels against
-      # the ones before the sixteenth session (gpu.qgemm_tile=legacy) in one
-      # call: the quick backend-ops sweep of the integer ops on the GPU,
+      # older ones in one call (gpu.qgemm_tile=legacy: before branch q8tile's
+      # tiles, word gathers and depthwise rows; wg64x64: the 64 x 64
+      # workgroup tiles that m >= 16 ran before branch q8gen's generated
+      # kernel): the quick backend-ops sweep of the integer ops on the GPU,
       # whether dot4I8Packed passed its self-test, bench/qconv_gpu.py --vs
       # (single convolutions and the int8 PP-OCRv4 det models of build/quant),
       # then int8 MatMulInteger at 4096^3 and 1024x768x3072 per variant; q8ab.txt
@@ -732,8 +734,9 @@ for b in (1, 8):
         done
         [ -f build/quant/ppocrv4_det_qop.onnx ] && timeout 60 "$RLX" bench build/quant/ppocrv4_det_qop.onnx --device gpu \
           --iters 1 --warmup 0 --input x=build/quant/x_1x3x256x256.npy 2>&1 | grep -i "integer GEMM"
-        timeout 220 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --vs gpu.qgemm_tile=legacy --vs gpu.dot4=0 $extra
-        for o in gpu.qgemm_tile=auto gpu.qgemm_tile=legacy gpu.dot4=0; do
+        timeout 220 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --vs gpu.qgemm_tile=legacy \
+          --vs gpu.qgemm_tile=wg64x64 --vs gpu.dot4=0 $extra
+        for o in gpu.qgemm_tile=auto gpu.qgemm_tile=wg64x64 gpu.dot4=0; do
           echo "-- int8 products, $o"
           timeout 60 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --shapes 4096x4096x4096,1024x768x3072 \
             --option "$o" --iters 20
