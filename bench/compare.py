@@ -231,14 +231,18 @@ def run_torch(name, batch, iters, warmup, seq=128, half=False):
                 # BertModel.forward itself cannot be captured: capture its
                 # parts with the additive mask made beforehand (same math)
                 err2 = res["graph"]["error"]
-                d = BertParts(m.inner, args[1])
-                with torch.inference_mode():
-                    ref, got = m(*args)[0], d(args[0], args[2])[0]
-                    diff = float((ref.float() - got.float()).abs().max())
-                res["graph"] = torch_graph(d, (args[0], args[2]), iters, warmup)
-                res["graph"]["note"] = ("captured as embeddings + encoder + pooler with the additive mask made "
-                                        "before capture (max |diff| against the model's forward %.3g; forward "
-                                        "with the mask: %s; without: %s)" % (diff, err[:80], err2[:80]))
+                try:
+                    d = BertParts(m.inner, args[1])
+                    with torch.inference_mode():
+                        ref, got = m(*args)[0], d(args[0], args[2])[0]
+                        diff = float((ref.float() - got.float()).abs().max())
+                    res["graph"] = torch_graph(d, (args[0], args[2]), iters, warmup)
+                    res["graph"]["note"] = ("captured as embeddings + encoder + pooler with the additive mask made "
+                                            "before capture (max |diff| against the model's forward %.3g; forward "
+                                            "with the mask: %s; without: %s)" % (diff, err[:80], err2[:80]))
+                except Exception as e:  # another transformers version's module layout
+                    res["graph"] = {"error": "by parts: %s (forward with the mask: %s; without: %s)" %
+                                    (str(e).splitlines()[0][:120] if str(e) else type(e).__name__, err[:80], err2[:80])}
     del m
     torch.cuda.empty_cache()
     return res
