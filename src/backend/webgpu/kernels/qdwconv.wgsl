@@ -97,25 +97,19 @@ fn dw_at(e: u32) -> DwAt {
 // s_w 2: bytes 0, 2 of one and 1, 3 of the next from byte 3), else byte by byte with bounds checks.
 fn dw_row4(e0: u32) -> vec4<i32> {
     let o = dw_at(e0);
-    let m = o.m;
-    let oh = o.oh;
-    let ow0 = o.ow;
-    let zx = o.zx;
-    let zw = o.zw;
-    let xb = o.xb;
-    let wb = P.w_off * 4u + m * QDKH * QDKW;
-    let iw0 = i32(ow0 * P.s_w) - i32(P.p_w);
+    let wb = P.w_off * 4u + o.m * QDKH * QDKW;
+    let iw0 = i32(o.ow * P.s_w) - i32(P.p_w);
     // every tap column of the four outputs inside the input row
     let inner = iw0 >= 0 && iw0 + i32(3u * P.s_w + (QDKW - 1u) * P.dil_w) < i32(P.in_w);
-    let zx4 = vec4<i32>(zx);
+    let zx4 = vec4<i32>(o.zx);
     var acc = vec4<i32>(0);
     for (var kr = 0u; kr < QDKH; kr = kr + 1u) {
-        let ih = i32(oh * P.s_h + kr * P.dil_h) - i32(P.p_h);
+        let ih = i32(o.oh * P.s_h + kr * P.dil_h) - i32(P.p_h);
         if (ih < 0 || ih >= i32(P.in_h)) { continue; }
-        let xr = xb + u32(ih) * P.in_w;
+        let xr = o.xb + u32(ih) * P.in_w;
         for (var kc = 0u; kc < QDKW; kc = kc + 1u) {
             let wi = wb + kr * QDKW + kc;
-            let wv = byte_val(W[wi >> 2u], wi, A_SIGNED) - zw;
+            let wv = byte_val(W[wi >> 2u], wi, A_SIGNED) - o.zw;
             let iw = iw0 + i32(kc * P.dil_w);
             if (inner) {
                 let xi = xr + u32(iw);
@@ -133,7 +127,7 @@ fn dw_row4(e0: u32) -> vec4<i32> {
             } else {
                 for (var j = 0u; j < 4u; j = j + 1u) {
                     let x = iw + i32(j * P.s_w);
-                    if (x >= 0 && x < i32(P.in_w)) { acc[j] = acc[j] + (xbyte(xr + u32(x)) - zx) * wv; }
+                    if (x >= 0 && x < i32(P.in_w)) { acc[j] = acc[j] + (xbyte(xr + u32(x)) - o.zx) * wv; }
                 }
             }
         }
@@ -144,26 +138,20 @@ fn dw_row4(e0: u32) -> vec4<i32> {
 // (acc, channel) of output element e
 fn dw_acc(e: u32) -> vec2<i32> {
     let o = dw_at(e);
-    let m = o.m;
-    let oh = o.oh;
-    let ow = o.ow;
-    let zx = o.zx;
-    let zw = o.zw;
-    let xb = o.xb;
-    let wb = P.w_off * 4u + m * P.k_h * P.k_w;
+    let wb = P.w_off * 4u + o.m * P.k_h * P.k_w;
     var acc = 0;
     for (var kr = 0u; kr < P.k_h; kr = kr + 1u) {
-        let ih = i32(oh * P.s_h + kr * P.dil_h) - i32(P.p_h);
+        let ih = i32(o.oh * P.s_h + kr * P.dil_h) - i32(P.p_h);
         if (ih < 0 || ih >= i32(P.in_h)) { continue; }
         for (var kc = 0u; kc < P.k_w; kc = kc + 1u) {
-            let iw = i32(ow * P.s_w + kc * P.dil_w) - i32(P.p_w);
+            let iw = i32(o.ow * P.s_w + kc * P.dil_w) - i32(P.p_w);
             if (iw < 0 || iw >= i32(P.in_w)) { continue; }
-            let xi = xb + u32(ih) * P.in_w + u32(iw);
+            let xi = o.xb + u32(ih) * P.in_w + u32(iw);
             let wi = wb + kr * P.k_w + kc;
-            acc = acc + (byte_val(X[xi >> 2u], xi, B_SIGNED) - zx) * (byte_val(W[wi >> 2u], wi, A_SIGNED) - zw);
+            acc = acc + (byte_val(X[xi >> 2u], xi, B_SIGNED) - o.zx) * (byte_val(W[wi >> 2u], wi, A_SIGNED) - o.zw);
         }
     }
-    return vec2<i32>(acc, i32(m));
+    return vec2<i32>(acc, i32(o.m));
 }
 
 //!main1d t < P.threads {
