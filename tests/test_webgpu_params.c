@@ -452,7 +452,8 @@ static void test_generated_instances(wg_backend *b) {
             char *qs = wg_gen_gemm_source(&q);
             CHECK(qs != NULL);
             if (!qs) continue;
-            CHECK(strstr(qs, d4 ? "dot4I8Packed" : "extractBits") != NULL);
+            /* the product form: kernels/qdot_dp4.wgsl (dot4I8Packed) or qdot.wgsl (written out) */
+            CHECK(strstr(qs, d4 ? "//!include qdot_dp4\n" : "//!include qdot\n") != NULL);
             CHECK(strstr(qs, g == 1 ? "c15 = c15 + vec4<i32>(qdot(a1.w, b1.x)" : "c3 = c3 + vec4<i32>(qdot(a0.w, b0.x)"));
             want_q8++;
             made_q8 += instantiate(b, "qgemm_gen", qs, true, WG_ELEM_F32);

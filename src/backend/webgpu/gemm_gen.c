@@ -427,15 +427,7 @@ static char *gen_q8(const wg_gemm_kernel *k) {
      * kq < BK) */
     wg_src_printf(&b, "//!audited see gemm_gen.c (gen_q8): loads through word_a_at / word_b4 under m, n, k bounds;\n"
                       "//!audited stores through qstore4 under mm < m, nn < n; As, Bs indices below BK * BM / 4, BK * BN / 4\n");
-    if (dot4) {
-        wg_src_printf(&b, "fn qdot(a: u32, b: u32) -> i32 { return dot4I8Packed(a, b); }\n");
-    } else {
-        /* the 4x8 signed dot product written out (as qgemm.wgsl's) */
-        wg_src_printf(&b, "fn qdot(a: u32, b: u32) -> i32 {\n"
-                          "    let x = bitcast<i32>(a); let y = bitcast<i32>(b);\n"
-                          "    return extractBits(x, 0u, 8u) * extractBits(y, 0u, 8u) + extractBits(x, 8u, 8u) * extractBits(y, 8u, 8u)\n"
-                          "         + extractBits(x, 16u, 8u) * extractBits(y, 16u, 8u) + extractBits(x, 24u, 8u) * extractBits(y, 24u, 8u);\n}\n");
-    }
+    wg_src_printf(&b, "//!include %s\n", dot4 ? "qdot_dp4" : "qdot");
     wg_src_printf(&b, "//!include qrequant\n//!include qgemm_body\n//!include qgemm_wg\n\n");
     wg_src_printf(&b, "var<workgroup> As: array<vec4<u32>, %u>;\nvar<workgroup> Bs: array<vec4<u32>, %u>;\n\n",
                   bm4 * k->bk, bn4 * k->bk);

@@ -4,11 +4,7 @@
 //!audited as README.md says for the integer GEMM (qgemm_body, qgemm_wg, qgemm_main, qrequant read with
 //!audited lower_qgemm.c): MODE 0 t < threads; every a, b, zero-point and table load under m, n, k, tap or
 //!audited batch bounds; y stores under n0 + j < n (8-bit: n % 4 == 0); QA, QB, QR, acc indices below their sizes
-fn qdot(a: u32, b: u32) -> i32 {
-    let x = bitcast<i32>(a); let y = bitcast<i32>(b);
-    return extractBits(x, 0u, 8u) * extractBits(y, 0u, 8u) + extractBits(x, 8u, 8u) * extractBits(y, 8u, 8u)
-         + extractBits(x, 16u, 8u) * extractBits(y, 16u, 8u) + extractBits(x, 24u, 8u) * extractBits(y, 24u, 8u);
-}
+//!include qdot
 //!include qrequant
 //!include qgemm_body
 //!include qgemm_wg

@@ -5,7 +5,7 @@
 //!audited as README.md says for the integer GEMM (qgemm_body, qgemm_wg, qgemm_main, qrequant read with
 //!audited lower_qgemm.c): MODE 0 t < threads; every a, b, zero-point and table load under m, n, k, tap or
 //!audited batch bounds; y stores under n0 + j < n (8-bit: n % 4 == 0); QA, QB, QR, acc indices below their sizes
-fn qdot(a: u32, b: u32) -> i32 { return dot4I8Packed(a, b); }
+//!include qdot_dp4
 //!include qrequant
 //!include qgemm_body
 //!include qgemm_wg
