@@ -1078,8 +1078,8 @@ static rlx_status x_matmul_nbits(cx *c) {
     int64_t K = attr_i(c, "K"), N = attr_i(c, "N"), bits = attr_i(c, "bits"), bs = attr_i(c, "block_size");
     if (bits != 4 && bits != 8) /* onnxruntime's CPU kernel has these two */
         return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: bits=%lld is not supported (4 or 8)", c->label, (long long)bits);
-    if (bs < 16 || (bs & (bs - 1)))
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: block_size=%lld must be a power of 2, at least 16", c->label,
+    if (bs < 16 || bs > ((int64_t)1 << 40) || (bs & (bs - 1)))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: block_size=%lld must be a power of 2 from 16 to 2^40", c->label,
                         (long long)bs);
     if (K <= 0 || N <= 0 || K > (int64_t)1 << 40 || N > (int64_t)1 << 40)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: K=%lld and N=%lld must be positive", c->label, (long long)K,
@@ -1092,12 +1092,15 @@ static rlx_status x_matmul_nbits(cx *c) {
     const rlx_tensor *Z = in_id(c, 3) >= 0 ? konst_input(c, 3, "zero_points", &st) : NULL;
     if (st) return st;
     size_t nb = (size_t)((K + bs - 1) / bs), blob = (size_t)(bs * bits / 8), zrow = (nb * (size_t)bits + 7) / 8;
-    size_t kn;
-    if (!rlx_mul_ok((size_t)K, (size_t)N, &kn) || kn > ((size_t)1 << 40))
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: K x N too large", c->label);
-    if (B->dtype != RLX_DTYPE_U8 || rlx_tensor_numel(B) != (size_t)N * nb * blob)
+    size_t kn, n_blobs, b_bytes;
+    /* K, N, block_size <= 2^40 and K x N <= 2^40: N x nb fits; the bytes of B are checked */
+    if (!rlx_mul_ok((size_t)K, (size_t)N, &kn) || kn > ((size_t)1 << 40) ||
+        !rlx_mul_ok((size_t)N, nb, &n_blobs) || !rlx_mul_ok(n_blobs, blob, &b_bytes) || b_bytes > ((size_t)1 << 42))
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: K=%lld x N=%lld with block_size=%lld is too large", c->label,
+                        (long long)K, (long long)N, (long long)bs);
+    if (B->dtype != RLX_DTYPE_U8 || rlx_tensor_numel(B) != b_bytes)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: B must be uint8 with N * ceil(K / block_size) * block_size * "
-                        "bits / 8 = %zu elements, has %s with %zu", c->label, (size_t)N * nb * blob,
+                        "bits / 8 = %zu elements, has %s with %zu", c->label, b_bytes,
                         rlx_dtype_name(B->dtype), rlx_tensor_numel(B));
     if (!rlx_dtype_is_float(S->dtype) || rlx_tensor_numel(S) != (size_t)N * nb)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: scales must be floating point with N * ceil(K / block_size) = "
@@ -1372,9 +1375,9 @@ static rlx_status attn_out(cx *c, int p, int v) {
 /* GroupQueryAttention: see the row's text. */
 static rlx_status x_gqa(cx *c) {
     int64_t nh = attr_i(c, "num_heads"), kvh = attr_i(c, "kv_num_heads");
-    if (nh <= 0 || kvh <= 0 || nh % kvh)
+    if (nh <= 0 || kvh <= 0 || nh > INT32_MAX || nh % kvh)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: num_heads (%lld) must be a positive multiple of kv_num_heads "
-                        "(%lld)", c->label, (long long)nh, (long long)kvh);
+                        "(%lld), at most 2^31 - 1", c->label, (long long)nh, (long long)kvh);
     int q, k = in_id(c, 1), v = in_id(c, 2), pk = in_id(c, 3), pv = in_id(c, 4);
     RLX_TRY(input(c, 0, &q));
     RLX_TRY(require_float(c, q, "query"));

@@ -468,6 +468,15 @@ rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
 C.check(rc != 0 and "matmulnbits" in se and "block_size" in se,
         "a block_size that is no power of 2 fails naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
 
+# block_size * bits past int64 once wrapped the size of B to 0 bytes: an empty B
+# passed and the load read K bytes past it (K = 2^24 crashed the process)
+for K, bits, bs in ((64, 8, 2 ** 61), (1 << 24, 8, 2 ** 61), (64, 4, 2 ** 62), (64, 4, 2 ** 41)):
+    path = build("bad_block_huge", [node("MatMulNBits", ["a", "B", "s"], ["y"], K=K, N=8, bits=bits, block_size=bs)],
+                 {"a": f32(1, 64)}, {"y": F}, {"B": np.zeros((8, 1, 0), np.uint8), "s": f32(8)})
+    rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+    C.check(rc > 0 and "matmulnbits" in se and "block_size" in se and "INVALID_MODEL" in se,
+            "MatMulNBits block_size %d x bits %d past int64 fails naming the node (rc %d: %s)"
+            % (bs, bits, rc, se.strip()[-300:]))
 path = build("bad_scales", [node("MatMulNBits", ["a", "B", "s"], ["y"], K=64, N=4, bits=4, block_size=32)],
              {"a": f32(1, 64)}, {"y": F}, {"B": np.zeros((4, 2, 16), np.uint8), "s": f32(4)})
 rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
@@ -484,6 +493,14 @@ path = build("bad_heads", [node("GroupQueryAttention", ["x", "k", "k", "", "", "
 rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
 C.check(rc != 0 and "groupqueryattention" in se and "multiple of kv_num_heads" in se,
         "num_heads not a multiple of kv_num_heads fails naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
+# num_heads + 2 * kv_num_heads (the packed QKV's width) once overflowed int64
+path = build("bad_heads_huge", [node("GroupQueryAttention", ["x", "", "", "", "", "sl", "t"], ["y", "pk", "pv"],
+                                     num_heads=2 ** 62, kv_num_heads=2 ** 62)],
+             {"x": f32(1, 2, 24), "sl": np.array([1], np.int32), "t": np.array(2, np.int32)},
+             {"y": F, "pk": F, "pv": F})
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc > 0 and "groupqueryattention" in se and "num_heads" in se and "INVALID_MODEL" in se,
+        "num_heads of 2^62 fails as an invalid model naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
 
 # ---------------------------------------------------------------- ONNX Attention-23
 # ONNX's own Attention (a function op), expanded like the contrib ops; the
