@@ -360,8 +360,17 @@ static void test_environment(const rlx_model *m) {
     /* gpu.disable names op types: a typo ("conv") was ignored silently */
     setenv("RLX_GPU_DISABLE", "Conv,conv", 1);
     CHECK_FAILS(rlx_session_create(m, &so, &s), RLX_ERR_INVALID_ARGUMENT,
-                "option gpu.disable: 'conv' is not an op type rlx knows");
+                "RLX_GPU_DISABLE='Conv,conv' (option gpu.disable): 'conv' is not an op type rlx knows");
     unsetenv("RLX_GPU_DISABLE");
+    /* ... and an explicit value is refused when it is set, as every other
+     * key's (it was taken, and every later session made with the options
+     * object failed) */
+    rlx_options *od = NULL;
+    CHECK_OK(rlx_options_create(&od));
+    CHECK_FAILS(rlx_options_set(od, "gpu.disable", "Relu,NotAnOp"), RLX_ERR_INVALID_ARGUMENT,
+                "gpu.disable='Relu,NotAnOp': 'NotAnOp' is not an op type rlx knows");
+    CHECK_OK(rlx_options_set(od, "gpu.disable", "Attention,QLinearConv"));
+    rlx_options_destroy(od);
     t = session(m, "cpu", "gpu.disable", "Conv,,Relu,FusedElementwise");
     CHECK(t != NULL);
     rlx_session_destroy(t);

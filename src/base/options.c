@@ -61,6 +61,43 @@ static const char *check_passes(const char *v, char *buf, size_t cap) {
     return NULL;
 }
 
+/* The op types gpu.disable can name: every row of the op tables (the .def
+ * files are data; base reads their names, not the ir code). */
+static const char *const k_op_types[] = {
+#define RLX_OP(nm, ...) #nm,
+#define RLX_OP_RLX(nm, ...) #nm,
+#include "ir/ops/ops_elementwise.def"
+#include "ir/ops/ops_nn.def"
+#include "ir/ops/ops_tensor.def"
+#include "ir/ops/ops_reduce.def"
+#include "ir/ops/ops_control.def"
+#include "ir/ops/ops_quant.def"
+#include "ir/ops/ops_rnn.def"
+#include "ir/ops/ops_string.def"
+#include "ir/ops/ops_internal.def"
+#undef RLX_OP
+#undef RLX_OP_RLX
+};
+
+/* gpu.disable: an unknown op type (a typo such as "conv") would be ignored
+ * silently, so every name must be one of k_op_types. */
+static const char *check_op_types(const char *v, char *buf, size_t cap) {
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, ",");
+        bool known = n == 0;
+        for (size_t i = 0; i < RLX_ARRAY_LEN(k_op_types) && !known; i++)
+            known = strlen(k_op_types[i]) == n && strncmp(k_op_types[i], p, n) == 0;
+        if (!known) {
+            snprintf(buf, cap, "'%.*s' is not an op type rlx knows (ONNX op types, e.g. Conv,Relu; `rlx ops` lists them)",
+                     (int)(n > 64 ? 64 : n), p);
+            return buf;
+        }
+        p += n;
+        if (*p == ',') p++;
+    }
+    return NULL;
+}
+
 static const char *check_attention_tile(const char *v, char *buf, size_t cap) {
     (void)buf, (void)cap;
     unsigned bq = 0, bk = 0;
@@ -146,7 +183,7 @@ static const opt_def k_opts[] = {
     BOOL("gpu.f16", "RLX_GPU_F16", "0", gpu_f16,
          "GPU f16 mode: GEMM and convolution weights stored as binary16, sums in f32 "
          "(wins over rlx_session_options.gpu_f16)"),
-    STR("gpu.disable", "RLX_GPU_DISABLE", "comma-separated op types", NULL, gpu_disable,
+    STR("gpu.disable", "RLX_GPU_DISABLE", "comma-separated op types", check_op_types, gpu_disable,
         "run these op types on the CPU even where a WGSL lowering exists"),
     BOOL("gpu.trace", "RLX_GPU_TRACE", "0", gpu_trace,
          "print each GPU step's dispatches and grids, each CPU fallback with its reason, each pipeline created, "
@@ -521,7 +558,7 @@ rlx_status rlx_limit_check(const rlx_config *c, const char *key, uint64_t bytes,
 rlx_status rlx_options_check_limit(const rlx_options *o, const char *key, uint64_t bytes, const char *what) {
     if (!key || strncmp(key, "limits.", 7) != 0 || !find(key, NULL)) return unknown_key(key);
     rlx_config *c;
-    RLX_TRY(rlx_config_resolve(o, NULL, &c));
+    RLX_TRY(rlx_config_resolve_limits(o, &c));
     rlx_status st = rlx_limit_check(c, key, bytes, what ? what : "this");
     rlx_config_destroy(c);
     return st;

@@ -95,25 +95,6 @@ rlx_status rlx_session_create(const rlx_model *model, const rlx_session_options 
     return rlx_session_create_with_options(model, opt, NULL, out);
 }
 
-/* gpu.disable names op types (base/options.c cannot see the op table): an
- * unknown one, e.g. a typo such as "conv", would be ignored silently. */
-static rlx_status check_gpu_disable(const char *list) {
-    for (const char *p = list ? list : ""; *p;) {
-        size_t n = strcspn(p, ",");
-        char name[64];
-        if (n >= sizeof name)
-            return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "option gpu.disable: '%.32s...' is not an op type rlx knows", p);
-        memcpy(name, p, n);
-        name[n] = 0;
-        if (n && !rlx_op_find("", name) && !rlx_op_find(RLX_INTERNAL_DOMAIN, name))
-            return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
-                            "option gpu.disable: '%s' is not an op type rlx knows (ONNX op types, e.g. Conv,Relu)", name);
-        p += n;
-        if (*p == ',') p++;
-    }
-    return RLX_OK;
-}
-
 /* Whether input j is a control input: one element of an integer or bool
  * dtype. */
 static bool scalar_int_input(const rlx_value *v) {
@@ -195,15 +176,13 @@ rlx_status rlx_session_create_with_options(const rlx_model *model, const rlx_ses
     rlx_config *cfg;
     RLX_TRY(rlx_config_resolve(options, opt, &cfg));
     /* per-process keys: every device runs CPU steps (folding, fallbacks) */
-    rlx_status st = check_gpu_disable(cfg->gpu_disable);
     int threads = 1;
     /* a per-process key this session does not give takes the process's
      * value (fixed by an earlier session or, before any, the default) */
-    if (!st)
-        st = rlx_parallel_configure(cfg->cpu_threads,
-                                    rlx_config_given(cfg, "cpu.pool_spin_us") ? cfg->cpu_pool_spin_us
-                                                                              : RLX_PARALLEL_SPIN_KEEP,
-                                    &threads);
+    rlx_status st = rlx_parallel_configure(cfg->cpu_threads,
+                                           rlx_config_given(cfg, "cpu.pool_spin_us") ? cfg->cpu_pool_spin_us
+                                                                                     : RLX_PARALLEL_SPIN_KEEP,
+                                           &threads);
     if (!st && rlx_config_given(cfg, "cpu.gemm"))
         st = rlx_cpu_gemm_policy_set(strcmp(cfg->cpu_gemm, "blas") == 0 ? RLX_CPU_GEMM_BLAS : RLX_CPU_GEMM_POOL);
     if (!st) (void)rlx_cpu_gemm_policy_get(); /* fixes the process's policy if no session did */
