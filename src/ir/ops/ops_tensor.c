@@ -104,6 +104,17 @@ static int64_t in_len(rlx_infer_ctx *c, int i) {
     return -1;
 }
 
+/* The 1-D "shape" input i of Reshape, Expand and ConstantOfShape: i32 or
+ * i64, rank 1, at most RLX_MAX_RANK values (an output rank above the
+ * maximum otherwise); its values when constant (in_ints). */
+static rlx_status shape_in(rlx_infer_ctx *c, int i, int64_t *sh, size_t *r, bool *known) {
+    RLX_TRY(need_index(c, i, "shape"));
+    RLX_TRY(rlx_ictx_operand_rank(c, i, "shape", RLX_RANK_1D));
+    const rlx_value *sv = rlx_ictx_in(c, i);
+    if (sv->konst && rlx_tensor_numel(sv->konst) > RLX_MAX_RANK) return fail_rank(c, (int64_t)rlx_tensor_numel(sv->konst));
+    return in_ints(c, i, "shape", RLX_RANK_1D, sh, RLX_MAX_RANK, r, known);
+}
+
 /* Product of dims [lo, hi) of x as a dim: static when all are, else dynamic;
  * false when the static ones overflow int64;
  * the symbol survives when one symbolic dim times static 1s. */
@@ -151,10 +162,7 @@ static rlx_status infer_reshape(rlx_infer_ctx *c) {
     int64_t sh[RLX_MAX_RANK];
     size_t r = 0;
     bool known;
-    RLX_TRY(need_index(c, 1, "shape"));
-    RLX_TRY(rlx_ictx_operand_rank(c, 1, "shape", RLX_RANK_1D));
-    if (sv->konst && rlx_tensor_numel(sv->konst) > RLX_MAX_RANK) return fail_rank(c, (int64_t)rlx_tensor_numel(sv->konst));
-    RLX_TRY(in_ints(c, 1, "shape", RLX_RANK_1D, sh, RLX_MAX_RANK, &r, &known));
+    RLX_TRY(shape_in(c, 1, sh, &r, &known));
     /* an empty shape tensor is known without its values: a scalar */
     if (!known && in_len(c, 1) == 0 && sv->rank == 1) known = true, r = 0;
     shp o;
@@ -787,15 +795,11 @@ static rlx_status infer_constant_of_shape(rlx_infer_ctx *c) {
         dt = va->t->dtype;
         if (!rlx_dtype_size(dt)) return fail_st(c, RLX_ERR_UNSUPPORTED, "value dtype %s", rlx_dtype_name(dt));
     }
-    RLX_TRY(need_index(c, 0, "shape"));
-    const rlx_value *sv = rlx_ictx_in(c, 0);
     int64_t sh[RLX_MAX_RANK];
     size_t r;
     bool known;
     /* 1-D, as the spec has it: onnxruntime refuses a scalar too ("Must have a valid input shape") */
-    RLX_TRY(rlx_ictx_operand_rank(c, 0, "shape", RLX_RANK_1D));
-    if (sv->konst && rlx_tensor_numel(sv->konst) > RLX_MAX_RANK) return fail_rank(c, (int64_t)rlx_tensor_numel(sv->konst));
-    RLX_TRY(in_ints(c, 0, "shape", RLX_RANK_1D, sh, RLX_MAX_RANK, &r, &known));
+    RLX_TRY(shape_in(c, 0, sh, &r, &known));
     shp o;
     if (!known) {
         int64_t len = in_len(c, 0);
@@ -815,14 +819,11 @@ static rlx_status infer_constant_of_shape(rlx_infer_ctx *c) {
 
 /* Expand-8/13: bidirectional broadcast of the input with `shape`. */
 static rlx_status infer_expand(rlx_infer_ctx *c) {
-    const rlx_value *x = rlx_ictx_in(c, 0), *sv = rlx_ictx_in(c, 1);
-    RLX_TRY(need_index(c, 1, "shape"));
+    const rlx_value *x = rlx_ictx_in(c, 0);
     int64_t sh[RLX_MAX_RANK];
     size_t r;
     bool known;
-    RLX_TRY(rlx_ictx_operand_rank(c, 1, "shape", RLX_RANK_1D));
-    if (sv->konst && rlx_tensor_numel(sv->konst) > RLX_MAX_RANK) return fail_rank(c, (int64_t)rlx_tensor_numel(sv->konst));
-    RLX_TRY(in_ints(c, 1, "shape", RLX_RANK_1D, sh, RLX_MAX_RANK, &r, &known));
+    RLX_TRY(shape_in(c, 1, sh, &r, &known));
     shp o;
     if (!known || x->rank < 0) {
         int64_t len = known ? (int64_t)r : in_len(c, 1);
