@@ -102,6 +102,18 @@ typedef struct dwr_job {
         }                                                                                                     \
     } while (0)
 
+/* The multiply-adds of input row i of a group (its rows o0 * S - 1 ..):
+ * ac[r] += t[kx] * w[ky * 3 + kx] for each of the RR output rows r that
+ * read it (ky = i - r * S in 0 .. 2), taps kx in order. */
+#define DWR_FMA_ROWS(RR, S, i, t, w, ac)                                                                      \
+    DWR_UNROLL for (int kx = 0; kx < 3; kx++) {                                                               \
+        DWR_UNROLL for (int r = 0; r < (RR); r++) {                                                           \
+            int ky = (i) - r * (S);                                                                           \
+            if (ky < 0 || ky > 2) continue;                                                                   \
+            (ac)[r] = _mm512_fmadd_ps((t)[kx], (w)[ky * 3 + kx], (ac)[r]);                                    \
+        }                                                                                                     \
+    }
+
 /* Output rows [o0, o0 + DWR_R) of planes xa / xb (stride S, a constant:
  * the loops unroll and the tap of each (input row, output row) pair is
  * known): every input row they read, in order, is turned into its taps
@@ -155,13 +167,7 @@ typedef struct dwr_job {
             if (i0 + i < 0 || i0 + i >= ih) continue;                                                         \
             __m512 t[3];                                                                                      \
             DWR_TAPS(1, W, (xp) + (i0 + i) * iw, t);                                                          \
-            DWR_UNROLL for (int kx = 0; kx < 3; kx++) {                                                       \
-                DWR_UNROLL for (int r = 0; r < (RR); r++) {                                                   \
-                    int ky = i - r;                                                                           \
-                    if (ky < 0 || ky > 2) continue;                                                           \
-                    ac[r] = _mm512_fmadd_ps(t[kx], (wp)[ky * 3 + kx], ac[r]);                                 \
-                }                                                                                             \
-            }                                                                                                 \
+            DWR_FMA_ROWS(RR, 1, i, t, wp, ac);                                                                \
         }                                                                                                     \
         DWR_UNROLL for (int r = 0; r < (RR); r++) {                                                           \
             if (o0 + r >= oe) break;                                                                          \
@@ -195,13 +201,7 @@ typedef struct dwr_job {
             t[0] = DWR_LD2(mt1, ra_ - 1, mt1, rb_ - 1);                                                       \
             t[1] = DWR_LD2(mt1, ra_, mt1, rb_);                                                               \
             t[2] = DWR_LD2(mt2, ra_ + 1, mt2, rb_ + 1);                                                       \
-            DWR_UNROLL for (int kx = 0; kx < 3; kx++) {                                                       \
-                DWR_UNROLL for (int r = 0; r < (RR); r++) {                                                   \
-                    int ky = i - r;                                                                           \
-                    if (ky < 0 || ky > 2) continue;                                                           \
-                    ac[r] = _mm512_fmadd_ps(t[kx], wab[ky * 3 + kx], ac[r]);                                  \
-                }                                                                                             \
-            }                                                                                                 \
+            DWR_FMA_ROWS(RR, 1, i, t, wab, ac);                                                               \
         }                                                                                                     \
         DWR_UNROLL for (int r = 0; r < (RR); r++) {                                                           \
             if (o0 + r >= oe) break;                                                                          \
