@@ -311,29 +311,24 @@ RLX_AVX512 static void rec_gemm_p1_avx512(size_t tiles, const float *a, size_t l
 #define RF_P1_DECL(r) __m512 c##r = _mm512_setzero_ps();
 #define RF_P1_FMA(r) c##r = _mm512_fmadd_ps(_mm512_set1_ps(a0[(r) * lda + k]), bv, c##r);
 #define RF_P1_STORE(r) _mm512_storeu_ps(o + (r) * ldc, c##r);
+/* the rows ROWS names of tile t (and t + 1) of panel q */
+#define RF_P1_TILES(ROWS)                                                  \
+    {                                                                      \
+        const float *a0 = a + t * RF_MR * lda, *b = bp + q * K * RF_NR;    \
+        ROWS(RF_P1_DECL)                                                   \
+        for (size_t k = 0; k < K; k++, b += RF_NR) {                       \
+            __m512 bv = _mm512_loadu_ps(b);                                \
+            ROWS(RF_P1_FMA)                                                \
+        }                                                                  \
+        float *o = c + t * RF_MR * ldc + q * RF_NR;                        \
+        ROWS(RF_P1_STORE)                                                  \
+    }
     for (size_t q = 0; q < panels; q++) {
         size_t t = 0;
-        for (; t + 2 <= tiles; t += 2) {
-            const float *a0 = a + t * RF_MR * lda, *b = bp + q * K * RF_NR;
-            RF_P1_ROWS12(RF_P1_DECL)
-            for (size_t k = 0; k < K; k++, b += RF_NR) {
-                __m512 bv = _mm512_loadu_ps(b);
-                RF_P1_ROWS12(RF_P1_FMA)
-            }
-            float *o = c + t * RF_MR * ldc + q * RF_NR;
-            RF_P1_ROWS12(RF_P1_STORE)
-        }
-        for (; t < tiles; t++) {
-            const float *a0 = a + t * RF_MR * lda, *b = bp + q * K * RF_NR;
-            RF_P1_ROWS(RF_P1_DECL)
-            for (size_t k = 0; k < K; k++, b += RF_NR) {
-                __m512 bv = _mm512_loadu_ps(b);
-                RF_P1_ROWS(RF_P1_FMA)
-            }
-            float *o = c + t * RF_MR * ldc + q * RF_NR;
-            RF_P1_ROWS(RF_P1_STORE)
-        }
+        for (; t + 2 <= tiles; t += 2) RF_P1_TILES(RF_P1_ROWS12)
+        for (; t < tiles; t++) RF_P1_TILES(RF_P1_ROWS)
     }
+#undef RF_P1_TILES
 #undef RF_P1_DECL
 #undef RF_P1_FMA
 #undef RF_P1_STORE
