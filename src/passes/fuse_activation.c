@@ -52,14 +52,6 @@ static bool is_producer(const rlx_node *n) {
            rlx_fuse_is(n, RLX_OP_MatMul);
 }
 
-/* The other input of binary node n when one input is x, else -1. */
-static int other_input(const rlx_node *n, int x) {
-    if (n->n_in != 2 || n->in[0] == n->in[1]) return -1;
-    if (n->in[0] == x) return n->in[1];
-    if (n->in[1] == x) return n->in[0];
-    return -1;
-}
-
 /* A dtype the epilogues store (f32, or f16 with f32 arithmetic). */
 static bool epilogue_dtype(rlx_dtype dt) { return dt == RLX_DTYPE_F32 || dt == RLX_DTYPE_F16; }
 
@@ -96,7 +88,7 @@ static bool match_silu(const rlx_graph *g, const rlx_fuse_users *u, int x, int *
         if (rlx_fuse_is(n, RLX_OP_Sigmoid) && n->n_in == 1 && n->n_out == 1 && n->out[0] >= 0) s = n;
         else if (is_binary(n, RLX_OP_Mul)) m = n;
     }
-    if (!s || !m || !rlx_fuse_private(g, u, s->out[0], 1) || other_input(m, x) != s->out[0]) return false;
+    if (!s || !m || !rlx_fuse_private(g, u, s->out[0], 1) || rlx_fuse_other_input(m, x) != s->out[0]) return false;
     nodes[(*nn)++] = (int)(s - g->nodes);
     nodes[(*nn)++] = (int)(m - g->nodes);
     *out = m->out[0];
@@ -112,7 +104,7 @@ static const rlx_node *sole_user(const rlx_graph *g, const rlx_fuse_users *u, in
 /* True when node n is Mul(v, c) (either order) with constant scalar c == want. */
 static bool mul_by(const rlx_graph *g, const rlx_node *n, int v, double want) {
     if (!is_binary(n, RLX_OP_Mul)) return false;
-    int o = other_input(n, v);
+    int o = rlx_fuse_other_input(n, v);
     float c;
     return o >= 0 && rlx_fuse_konst_scalar(&g->values[o], &c) && c == (float)want;
 }
@@ -127,8 +119,8 @@ static bool match_gelu(const rlx_graph *g, const rlx_fuse_users *u, int x, int *
         bool is_d = false;
         if (is_binary(n, RLX_OP_Div) && n->in[0] == x && n->in[1] != x)
             is_d = konst_near(&g->values[n->in[1]], 1.4142135623730951);
-        else if (is_binary(n, RLX_OP_Mul) && other_input(n, x) >= 0)
-            is_d = konst_near(&g->values[other_input(n, x)], 0.7071067811865476);
+        else if (is_binary(n, RLX_OP_Mul) && rlx_fuse_other_input(n, x) >= 0)
+            is_d = konst_near(&g->values[rlx_fuse_other_input(n, x)], 0.7071067811865476);
         if (is_d && !d) d = n;
         else o = n;
     }
@@ -137,19 +129,20 @@ static bool match_gelu(const rlx_graph *g, const rlx_fuse_users *u, int x, int *
     if (!e || !rlx_fuse_is(e, RLX_OP_Erf) || e->n_in != 1 || e->n_out != 1 || e->out[0] < 0) return false;
     const rlx_node *a1 = sole_user(g, u, e->out[0]);
     float one;
-    if (!a1 || !is_binary(a1, RLX_OP_Add) || other_input(a1, e->out[0]) < 0 ||
-        !rlx_fuse_konst_scalar(&g->values[other_input(a1, e->out[0])], &one) || one != 1.0f)
+    if (!a1 || !is_binary(a1, RLX_OP_Add) || rlx_fuse_other_input(a1, e->out[0]) < 0 ||
+        !rlx_fuse_konst_scalar(&g->values[rlx_fuse_other_input(a1, e->out[0])], &one) || one != 1.0f)
         return false;
     const rlx_node *t = sole_user(g, u, a1->out[0]);
     if (!t || !is_binary(t, RLX_OP_Mul)) return false;
     const rlx_node *fin = NULL, *mid = NULL;
-    if (mul_by(g, o, x, 0.5) && rlx_fuse_private(g, u, o->out[0], 1) && other_input(t, a1->out[0]) == o->out[0]) {
+    if (mul_by(g, o, x, 0.5) && rlx_fuse_private(g, u, o->out[0], 1) &&
+        rlx_fuse_other_input(t, a1->out[0]) == o->out[0]) {
         fin = t, mid = o; /* (x * 0.5) * (1 + erf) */
-    } else if (o == t && other_input(t, x) == a1->out[0]) {
+    } else if (o == t && rlx_fuse_other_input(t, x) == a1->out[0]) {
         const rlx_node *f = sole_user(g, u, t->out[0]); /* (x * (1 + erf)) * 0.5 */
         if (f && mul_by(g, f, t->out[0], 0.5)) fin = f, mid = t;
     } else if (mul_by(g, t, a1->out[0], 0.5) && rlx_fuse_private(g, u, t->out[0], 1) &&
-               other_input(o, x) == t->out[0]) {
+               rlx_fuse_other_input(o, x) == t->out[0]) {
         fin = o, mid = t; /* x * (0.5 * (1 + erf)) */
     }
     if (!fin) return false;
@@ -230,7 +223,7 @@ static rlx_status try_bias(rlx_graph *g, const rlx_fuse_users *u, int p, rlx_pas
     const rlx_value *xv = &g->values[x], *bv = rlx_node_input(g, P, 1);
     if (P->n_in != 2 || !bv || bv->rank < 2 || xv->rank < 1 || !rlx_fuse_private(g, u, x, 1)) return RLX_OK;
     const rlx_node *a = &g->nodes[rlx_fuse_user(u, x, 0)];
-    int c = is_binary(a, RLX_OP_Add) ? other_input(a, x) : -1;
+    int c = is_binary(a, RLX_OP_Add) ? rlx_fuse_other_input(a, x) : -1;
     if (c < 0) return RLX_OK;
     const rlx_value *cv = &g->values[c];
     int64_t n = xv->dims[xv->rank - 1];

@@ -47,14 +47,6 @@
 
 #define PASS "fuse_conv_residual"
 
-/* The other input of the binary Add n when one input is x, else -1. */
-static int other_input(const rlx_node *n, int x) {
-    if (n->n_in != 2 || n->in[0] == n->in[1]) return -1;
-    if (n->in[0] == x) return n->in[1];
-    if (n->in[1] == x) return n->in[0];
-    return -1;
-}
-
 static rlx_status try_residual(rlx_graph *g, const rlx_fuse_users *u, int p, rlx_pass_stats *stats, bool *done) {
     rlx_node *P = &g->nodes[p];
     if (P->n_in < 2 || P->n_in > 3 || P->n_out != 1 || P->out[0] < 0) return RLX_OK;
@@ -67,7 +59,7 @@ static rlx_status try_residual(rlx_graph *g, const rlx_fuse_users *u, int p, rlx
     const rlx_node *A = &g->nodes[rlx_fuse_user(u, x, 0)];
     bool add = rlx_fuse_is(A, RLX_OP_Add) && A->version >= 7, sum = rlx_fuse_is(A, RLX_OP_Sum) && A->version >= 6;
     if (!(add || sum) || A->n_out != 1 || A->out[0] < 0) return RLX_OK;
-    int r = other_input(A, x);
+    int r = rlx_fuse_other_input(A, x);
     if (r < 0) return RLX_OK;
     const rlx_value *rv = &g->values[r];
     if (rv->dtype != xv->dtype || !rlx_fuse_same_shape(rv, xv) || !rlx_fuse_same_shape(&g->values[A->out[0]], xv))

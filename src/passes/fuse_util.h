@@ -65,6 +65,15 @@ rlx_node *rlx_fuse_producer(const rlx_graph *g, int v);
 /* A constant floating-point scalar (numel 1, f32/f16/bf16/f64) as float. */
 bool rlx_fuse_konst_scalar(const rlx_value *v, float *out);
 
+/* The input of binary node n other than value x: -1 when n does not have
+ * two inputs, when both are the same value, or when neither is x. */
+static inline int rlx_fuse_other_input(const rlx_node *n, int x) {
+    if (n->n_in != 2 || n->in[0] == n->in[1]) return -1;
+    if (n->in[0] == x) return n->in[1];
+    if (n->in[1] == x) return n->in[0];
+    return -1;
+}
+
 /* True when the two values have the same static shape. */
 bool rlx_fuse_same_shape(const rlx_value *a, const rlx_value *b);
 
