@@ -144,20 +144,33 @@ rlx_status rlx_tensor_check(const rlx_tensor *t, const char *what, size_t *out_b
     return RLX_OK;
 }
 
-char *rlx_shape_str(const int64_t *dims, int rank, char *buf, size_t cap) {
+/* rlx_shape_str, and with q the unknown dims (negative) and an unknown
+ * rank (negative) as '?'. */
+static char *shape_str(const int64_t *dims, int rank, char *buf, size_t cap, bool q) {
     size_t o = 0;
     if (cap == 0) return buf;
     /* a rank outside the dims array (a caller's tensor not yet checked):
      * no dims read */
     if (rank < 0 || rank > RLX_MAX_RANK) {
-        snprintf(buf, cap, "[rank %d]", rank);
+        if (q && rank < 0) snprintf(buf, cap, "[?]");
+        else snprintf(buf, cap, "[rank %d]", rank);
         return buf;
     }
     o += (size_t)snprintf(buf + o, cap - o, "[");
-    for (int i = 0; i < rank && o < cap; i++)
-        o += (size_t)snprintf(buf + o, cap - o, i ? ",%lld" : "%lld", (long long)dims[i]);
+    for (int i = 0; i < rank && o < cap; i++) {
+        if (q && dims[i] < 0) o += (size_t)snprintf(buf + o, cap - o, i ? ",?" : "?");
+        else o += (size_t)snprintf(buf + o, cap - o, i ? ",%lld" : "%lld", (long long)dims[i]);
+    }
     if (o < cap) snprintf(buf + o, cap - o, "]");
     return buf;
+}
+
+char *rlx_shape_str(const int64_t *dims, int rank, char *buf, size_t cap) {
+    return shape_str(dims, rank, buf, cap, false);
+}
+
+char *rlx_shape_str_q(const int64_t *dims, int rank, char *buf, size_t cap) {
+    return shape_str(dims, rank, buf, cap, true);
 }
 
 /* ------------------------------------------------------------ strings */

@@ -65,6 +65,9 @@ rlx_status rlx_tensor_check(const rlx_tensor *t, const char *what, size_t *out_b
 
 /* Formats "[1,3,224,224]" into buf; returns buf. */
 char *rlx_shape_str(const int64_t *dims, int rank, char *buf, size_t cap);
+/* The same with the dims not known (negative) as "?" ("[1,?,768]"), and
+ * "[?]" for a rank not known (negative): the op resolvers' messages. */
+char *rlx_shape_str_q(const int64_t *dims, int rank, char *buf, size_t cap);
 
 /* double to int64 truncating toward zero like a C cast, but defined for
  * every value (a C cast of NaN or of a value outside int64 is undefined

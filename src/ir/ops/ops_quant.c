@@ -70,17 +70,6 @@ static rlx_status check_same_type(rlx_infer_ctx *c, int i, const char *role, int
                          rlx_dtype_name(w->dtype));
 }
 
-static const char *shape_q(const int64_t *d, int rank, char *buf, size_t cap) {
-    if (rank < 0) return "[?]";
-    size_t o = (size_t)snprintf(buf, cap, "[");
-    for (int i = 0; i < rank && o < cap; i++) {
-        if (d[i] >= 0) o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? "," : "", (long long)d[i]);
-        else o += (size_t)snprintf(buf + o, cap - o, "%s?", i ? "," : "");
-    }
-    if (o < cap) snprintf(buf + o, cap - o, "]");
-    return buf;
-}
-
 /* Element count when every dim is known, else -1. */
 static int64_t known_numel(const int64_t *d, int rank) {
     int64_t n = 1;
@@ -109,7 +98,7 @@ rlx_status rlx_quant_resolve_gran(const rlx_node *n, const int64_t *x, int xr, c
             if (s[i] >= 0 && zp[i] >= 0 && s[i] != zp[i]) same = false;
         if (!same && !(known_numel(s, sr) == 1 && known_numel(zp, zr) == 1))
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: zero point has shape %s, scale has %s; they must match", desc,
-                            shape_q(zp, zr, a, sizeof a), shape_q(s, sr, b, sizeof b));
+                            rlx_shape_str_q(zp, zr, a, sizeof a), rlx_shape_str_q(s, sr, b, sizeof b));
     }
     int64_t block = n->version >= 21 ? rlx_param_int(n, "block_size") : 0;
     int64_t axis_attr = n->version >= 13 ? rlx_param_int(n, "axis") : 1;
@@ -120,7 +109,7 @@ rlx_status rlx_quant_resolve_gran(const rlx_node *n, const int64_t *x, int xr, c
         if (xr < 0) return RLX_OK;
         if (sr != xr)
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: blocked quantization needs a scale of x's rank %d, got shape %s",
-                            desc, xr, shape_q(s, sr, a, sizeof a));
+                            desc, xr, rlx_shape_str_q(s, sr, a, sizeof a));
         if (!rlx_norm_axis(axis_attr, xr, &g->axis))
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: axis %lld is out of range for rank %d", desc,
                             (long long)axis_attr, xr);
@@ -132,8 +121,8 @@ rlx_status rlx_quant_resolve_gran(const rlx_node *n, const int64_t *x, int xr, c
             if (want >= 0 && s[i] >= 0 && s[i] != want)
                 return rlx_fail(RLX_ERR_INVALID_MODEL,
                                 "%s: scale has shape %s; x %s with block_size %lld along axis %d needs dim %d = %lld",
-                                desc, shape_q(s, sr, a, sizeof a), shape_q(x, xr, b, sizeof b), (long long)block,
-                                g->axis, i, (long long)want);
+                                desc, rlx_shape_str_q(s, sr, a, sizeof a), rlx_shape_str_q(x, xr, b, sizeof b),
+                                (long long)block, g->axis, i, (long long)want);
         }
         return RLX_OK;
     }
@@ -141,15 +130,15 @@ rlx_status rlx_quant_resolve_gran(const rlx_node *n, const int64_t *x, int xr, c
     if (sr != 1)
         return rlx_fail(RLX_ERR_INVALID_MODEL,
                         "%s: scale of shape %s is neither a scalar, nor 1-D (per axis), nor blocked (block_size)", desc,
-                        shape_q(s, sr, a, sizeof a));
+                        rlx_shape_str_q(s, sr, a, sizeof a));
     if (n->version < 13)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: scale has shape %s; version %d needs a scalar (per-axis from 13)",
-                        desc, shape_q(s, sr, a, sizeof a), n->version);
+                        desc, rlx_shape_str_q(s, sr, a, sizeof a), n->version);
     g->mode = RLX_QUANT_PER_AXIS;
     if (xr < 0) return RLX_OK;
     if (xr == 0)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: x is a scalar but the scale has shape %s", desc,
-                        shape_q(s, sr, a, sizeof a));
+                        rlx_shape_str_q(s, sr, a, sizeof a));
     if (xr == 1) axis_attr = 0; /* a 1-D x has one axis whatever the attribute says */
     if (!rlx_norm_axis(axis_attr, xr, &g->axis))
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: axis %lld is out of range for rank %d", desc, (long long)axis_attr,
@@ -181,7 +170,8 @@ rlx_status rlx_quant_mm_param(const rlx_node *n, const char *what, bool per_row,
         int target = per_row ? r2 - 2 : r2 - 1;
         if (d2[target] >= 0 && p[0] >= 0 && p[0] != d2[target])
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s has shape %s; for an operand of shape %s it must be %s",
-                            desc, what, shape_q(p, pr, a, sizeof a), shape_q(op, op_rank, b, sizeof b), kind);
+                            desc, what, rlx_shape_str_q(p, pr, a, sizeof a), rlx_shape_str_q(op, op_rank, b, sizeof b),
+                            kind);
         strides[target] = 1;
         return RLX_OK;
     }
@@ -198,7 +188,7 @@ rlx_status rlx_quant_mm_param(const rlx_node *n, const char *what, bool per_row,
     }
     if (!ok)
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %s has shape %s; for an operand of shape %s it must be %s", desc,
-                        what, shape_q(p, pr, a, sizeof a), shape_q(op, op_rank, b, sizeof b), kind);
+                        what, rlx_shape_str_q(p, pr, a, sizeof a), rlx_shape_str_q(op, op_rank, b, sizeof b), kind);
     return RLX_OK;
 }
 
@@ -406,10 +396,10 @@ static rlx_status check_channel_param(rlx_infer_ctx *c, int i, const char *what,
     char s[96];
     if (!allow_channel)
         return rlx_ictx_fail(c, "%s has shape %s; it must have one element (per tensor)", what,
-                             shape_q(p->dims, p->rank, s, sizeof s));
+                             rlx_shape_str_q(p->dims, p->rank, s, sizeof s));
     if (p->rank != 1 || (m >= 0 && p->dims[0] >= 0 && p->dims[0] != m))
         return rlx_ictx_fail(c, "%s has shape %s; it must have one element or %lld (one per output channel)", what,
-                             shape_q(p->dims, p->rank, s, sizeof s), (long long)m);
+                             rlx_shape_str_q(p->dims, p->rank, s, sizeof s), (long long)m);
     return RLX_OK;
 }
 
@@ -447,7 +437,8 @@ static rlx_status infer_qlinear_conv(rlx_infer_ctx *c) {
     const rlx_value *b = rlx_ictx_in(c, 8);
     if (b && b->rank >= 0 && (b->rank != 1 || (m >= 0 && b->dims[0] >= 0 && b->dims[0] != m))) {
         char s[96];
-        return rlx_ictx_fail(c, "B has shape %s, expected [%lld]", shape_q(b->dims, b->rank, s, sizeof s), (long long)m);
+        return rlx_ictx_fail(c, "B has shape %s, expected [%lld]", rlx_shape_str_q(b->dims, b->rank, s, sizeof s),
+                             (long long)m);
     }
     return check_const_scales(c);
 }

@@ -88,17 +88,6 @@ rlx_status rlx_rnn_params_resolve(const rlx_node *n, rlx_rnn_params *p) {
 static const char *const k_in_names[RLX_RNN_MAX_IN] = { "X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c",
                                                         "P" };
 
-static char *shape_q(const int64_t *d, int rank, char *buf, size_t cap) {
-    size_t o = 0;
-    o += (size_t)snprintf(buf + o, cap - o, "[");
-    for (int i = 0; i < rank && o < cap; i++) {
-        if (d[i] >= 0) o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? "," : "", (long long)d[i]);
-        else o += (size_t)snprintf(buf + o, cap - o, "%s?", i ? "," : "");
-    }
-    if (o < cap) snprintf(buf + o, cap - o, "]");
-    return buf;
-}
-
 /* Compares input i with the expected shape (RLX_DIM_DYN: not known). */
 static rlx_status expect_shape(const rlx_node *n, int i, const int64_t *const *dims, const int *ranks, int rank,
                                const int64_t *want, const char *why) {
@@ -109,8 +98,8 @@ static rlx_status expect_shape(const rlx_node *n, int i, const int64_t *const *d
     if (ok) return RLX_OK;
     char a[96], b[96];
     return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: input %s has shape %s, expected %s (%s)", rlx_node_desc(n),
-                    k_in_names[i], rlx_shape_str(dims[i], ranks[i], a, sizeof a), shape_q(want, rank, b, sizeof b),
-                    why);
+                    k_in_names[i], rlx_shape_str(dims[i], ranks[i], a, sizeof a),
+                    rlx_shape_str_q(want, rank, b, sizeof b), why);
 }
 
 static int64_t mul_dyn(int64_t a, int64_t b) { return (a < 0 || b < 0) ? RLX_DIM_DYN : a * b; }
