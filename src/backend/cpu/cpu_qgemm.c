@@ -38,10 +38,6 @@
 
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
-static int32_t wrap32(uint32_t u) {
-    return u <= (uint32_t)INT32_MAX ? (int32_t)u : (int32_t)(u - 2147483648u) - INT32_MAX - 1;
-}
-
 static uint32_t load4(const uint8_t *p) {
     uint32_t v;
     memcpy(&v, p, 4);
@@ -482,7 +478,7 @@ static void store_tile(const qg_job *j, const uint32_t *t, size_t i0, size_t j0,
 #if QGEMM_HAVE_X86
             if (j->avx2) {
                 int32_t v[MR], q[MR];
-                for (size_t i = 0; i < MR; i++) v[i] = wrap32(t[i * NR + jj] + ct - zb * j->rowsum[i0 + i]);
+                for (size_t i = 0; i < MR; i++) v[i] = rlx_cpu_wrap32(t[i * NR + jj] + ct - zb * j->rowsum[i0 + i]);
                 requant8_avx2(v, mult, g->y_zp, j->lo, j->hi, q);
                 for (size_t i = 0; i < mr; i++) {
                     if (g->y_unsigned) ((uint8_t *)g->y)[yi + i] = (uint8_t)q[i];
@@ -492,7 +488,7 @@ static void store_tile(const qg_job *j, const uint32_t *t, size_t i0, size_t j0,
             }
 #endif
             for (size_t i = 0; i < mr; i++) {
-                int32_t v = wrap32(t[i * NR + jj] + ct - zb * j->rowsum[i0 + i]);
+                int32_t v = rlx_cpu_wrap32(t[i * NR + jj] + ct - zb * j->rowsum[i0 + i]);
                 rlx_cpu_requant_store(v, mult, g->y_zp, j->lo, j->hi, g->y_unsigned, g->y, yi + i);
             }
         }
@@ -503,11 +499,11 @@ static void store_tile(const qg_job *j, const uint32_t *t, size_t i0, size_t j0,
         const uint32_t *ti = t + i * NR, *ct = j->cterm + j0, *zb = j->zbe + j0;
         if (!g->y) {
             int32_t *c = g->c + corner + i * ci;
-            for (size_t jj = 0; jj < nr; jj++) c[jj * cj] = wrap32(ti[jj] + ct[jj] - zb[jj] * rs);
+            for (size_t jj = 0; jj < nr; jj++) c[jj * cj] = rlx_cpu_wrap32(ti[jj] + ct[jj] - zb[jj] * rs);
             continue;
         }
         for (size_t jj = 0; jj < nr; jj++) {
-            int32_t v = wrap32(ti[jj] + ct[jj] - zb[jj] * rs);
+            int32_t v = rlx_cpu_wrap32(ti[jj] + ct[jj] - zb[jj] * rs);
             rlx_cpu_requant_store(v, g->mult[g->mult_per_col ? j0 + jj : 0], g->y_zp, j->lo, j->hi, g->y_unsigned,
                                   g->y, corner + i * ci + jj * cj);
         }

@@ -115,6 +115,13 @@ typedef struct rlx_cpu_qgemm_args {
  * errors: RLX_ERR_OUT_OF_MEMORY (the packed A, and B when not given packed). */
 rlx_status rlx_cpu_qgemm(const rlx_cpu_qgemm_args *args);
 
+/* The int32 whose bits are u: the wrapping (modulo 2^32) sums of the int8
+ * kernels (cpu_qgemm.c, cpu_quant.c) as signed results, without the
+ * implementation-defined conversion of an out-of-range value. */
+static inline int32_t rlx_cpu_wrap32(uint32_t u) {
+    return u <= (uint32_t)INT32_MAX ? (int32_t)u : (int32_t)(u - 2147483648u) - INT32_MAX - 1;
+}
+
 /* nearbyint(x) under the default rounding mode (to nearest, ties to even),
  * without the libm call: below 2^51 in magnitude, adding and subtracting
  * 1.5 * 2^52 rounds x to an integer in one IEEE addition; larger values,

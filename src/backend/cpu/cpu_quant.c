@@ -62,10 +62,6 @@ static int64_t q_level(double q, double zp, double lo, double hi) {
     return q != q ? (int64_t)lo : q_saturate(q, zp, lo, hi);
 }
 
-static int32_t wrap32(uint32_t u) {
-    return u <= (uint32_t)INT32_MAX ? (int32_t)u : (int32_t)(u - 2147483648u) - INT32_MAX - 1;
-}
-
 /* Value rounded to the precision of dtype p (f32, f16, bf16; f64 as is). */
 static double to_prec(rlx_dtype p, double v) {
     switch (p) {
@@ -445,12 +441,12 @@ static rlx_status mm_run(rlx_cpu_kctx *k, const rlx_tensor *a, const rlx_tensor 
                 }
                 size_t yi = (bi * (size_t)M + (size_t)m) * (size_t)N + (size_t)n;
                 if (!requant) {
-                    acc_out[yi] = wrap32(acc);
+                    acc_out[yi] = rlx_cpu_wrap32(acc);
                     continue;
                 }
                 double sb = rlx_tensor_get_f64(bs, (size_t)(sbo + n * psb.strides[B.rank - 1]));
                 float mult = rlx_quant_mult(sa, sb, sy);
-                rlx_tensor_set_i64(y, yi, q_saturate((double)((float)wrap32(acc) * mult), zy, lo, hi));
+                rlx_tensor_set_i64(y, yi, q_saturate((double)((float)rlx_cpu_wrap32(acc) * mult), zy, lo, hi));
             }
         }
     }
@@ -667,8 +663,9 @@ static rlx_status conv_run(rlx_cpu_kctx *k, const rlx_tensor *x, const rlx_tenso
                             }
                         }
                         size_t yi = (size_t)((n * M + m) * out_sp + (o0 * out[1] + o1) * out[2] + o2);
-                        if (requant) rlx_tensor_set_i64(y, yi, q_saturate((double)((float)wrap32(acc) * mult), zy, lo, hi));
-                        else ((int32_t *)y->data)[yi] = wrap32(acc);
+                        int32_t v = rlx_cpu_wrap32(acc);
+                        if (requant) rlx_tensor_set_i64(y, yi, q_saturate((double)((float)v * mult), zy, lo, hi));
+                        else ((int32_t *)y->data)[yi] = v;
                     }
         }
     return RLX_OK;
@@ -847,7 +844,8 @@ static void dw_body(void *ctx, size_t p0, size_t p1) {
             }
             size_t yi = yo + (size_t)(oy * j->ow);
             if (!j->mult) {
-                for (int64_t ox = 0; ox < j->ow; ox++) ((int32_t *)j->y->data)[yi + (size_t)ox] = wrap32(acc[ox]);
+                int32_t *yr = (int32_t *)j->y->data + yi;
+                for (int64_t ox = 0; ox < j->ow; ox++) yr[ox] = rlx_cpu_wrap32(acc[ox]);
                 continue;
             }
             int64_t ox0 = 0;
@@ -857,8 +855,8 @@ static void dw_body(void *ctx, size_t p0, size_t p1) {
                                       (uint8_t *)j->y->data + yi);
 #endif
             for (int64_t ox = ox0; ox < j->ow; ox++)
-                rlx_cpu_requant_store(wrap32(acc[ox]), j->mult[m], j->zy, j->lo, j->hi, j->y->dtype == RLX_DTYPE_U8,
-                                      j->y->data, yi + (size_t)ox);
+                rlx_cpu_requant_store(rlx_cpu_wrap32(acc[ox]), j->mult[m], j->zy, j->lo, j->hi,
+                                      j->y->dtype == RLX_DTYPE_U8, j->y->data, yi + (size_t)ox);
         }
     }
 }
