@@ -455,4 +455,23 @@ bool rlx_nn_const_operand(const rlx_graph *g, const rlx_node *n, const rlx_tenso
 rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in, int winograd,
                                struct rlx_cpu_sgemm_pack *out);
 
+/* The AVX-512 pieces of the 8 x 16 NV register tiles (NV = 1, 2, 3) of the
+ * implicit-GEMM and Winograd kernels (cpu_nn_conv_ig.c, cpu_nn_conv_wino.c):
+ * accumulators c<i>_<v> of rows i < 8 (named, so that the compiler keeps
+ * them in registers), the NV vectors b0.. of B's row at b, and row i's
+ * weight ap[i] times them added into its accumulators (fused). */
+#define RLX_NN_K8_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define RLX_NN_K8_DECL1(i) __m512 c##i##_0 = _mm512_setzero_ps();
+#define RLX_NN_K8_DECL2(i) RLX_NN_K8_DECL1(i) __m512 c##i##_1 = _mm512_setzero_ps();
+#define RLX_NN_K8_DECL3(i) RLX_NN_K8_DECL2(i) __m512 c##i##_2 = _mm512_setzero_ps();
+#define RLX_NN_K8_LOAD1 __m512 b0 = _mm512_loadu_ps(b);
+#define RLX_NN_K8_LOAD2 RLX_NN_K8_LOAD1 __m512 b1 = _mm512_loadu_ps(b + 16);
+#define RLX_NN_K8_LOAD3 RLX_NN_K8_LOAD2 __m512 b2 = _mm512_loadu_ps(b + 32);
+#define RLX_NN_K8_FMA1(i) c##i##_0 = _mm512_fmadd_ps(a, b0, c##i##_0);
+#define RLX_NN_K8_FMA2(i) RLX_NN_K8_FMA1(i) c##i##_1 = _mm512_fmadd_ps(a, b1, c##i##_1);
+#define RLX_NN_K8_FMA3(i) RLX_NN_K8_FMA2(i) c##i##_2 = _mm512_fmadd_ps(a, b2, c##i##_2);
+#define RLX_NN_K8_ROW1(i) { __m512 a = _mm512_set1_ps(ap[i]); RLX_NN_K8_FMA1(i) }
+#define RLX_NN_K8_ROW2(i) { __m512 a = _mm512_set1_ps(ap[i]); RLX_NN_K8_FMA2(i) }
+#define RLX_NN_K8_ROW3(i) { __m512 a = _mm512_set1_ps(ap[i]); RLX_NN_K8_FMA3(i) }
+
 #endif

@@ -73,17 +73,6 @@ size_t rlx_nn_ig_runs(void) { return atomic_load(&g_ig_runs); }
  * UPD_SET / UPD_ACC with alpha 1 (1 * s is s; fma(1, s, c) rounds as
  * c + s). NV = 3 (8 x 48: 24 accumulators, 3 loads of B and 8 broadcasts
  * per 24 fused multiply-adds) for whole tiles, 2 and 1 for the last. */
-#define IG_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-/* named accumulators (so that the compiler keeps them in registers) c<i>_<v> */
-#define IG_DECL1(i) __m512 c##i##_0 = _mm512_setzero_ps();
-#define IG_DECL2(i) IG_DECL1(i) __m512 c##i##_1 = _mm512_setzero_ps();
-#define IG_DECL3(i) IG_DECL2(i) __m512 c##i##_2 = _mm512_setzero_ps();
-#define IG_LOAD1 __m512 b0 = _mm512_loadu_ps(b);
-#define IG_LOAD2 IG_LOAD1 __m512 b1 = _mm512_loadu_ps(b + 16);
-#define IG_LOAD3 IG_LOAD2 __m512 b2 = _mm512_loadu_ps(b + 32);
-#define IG_FMA1(i) c##i##_0 = _mm512_fmadd_ps(a, b0, c##i##_0);
-#define IG_FMA2(i) IG_FMA1(i) c##i##_1 = _mm512_fmadd_ps(a, b1, c##i##_1);
-#define IG_FMA3(i) IG_FMA2(i) c##i##_2 = _mm512_fmadd_ps(a, b2, c##i##_2);
 #define IG_ST(i, v)                                                                                  \
     {                                                                                                \
         float *r = c + (size_t)(i) * ldc + 16 * (v);                                                 \
@@ -95,22 +84,18 @@ size_t rlx_nn_ig_runs(void) { return atomic_load(&g_ig_runs); }
 #define IG_KERN(NAME, NV)                                                                                   \
     __attribute__((target("avx512f"))) static void NAME(size_t kc, const float *ap, const float *xb,       \
                                                         const int32_t *off, float *c, size_t ldc, bool add) { \
-        IG_ROWS(IG_DECL##NV)                                                                                \
+        RLX_NN_K8_ROWS(RLX_NN_K8_DECL##NV)                                                                  \
         _Pragma("GCC unroll 2") for (size_t p = 0; p < kc; p++, ap += IG_MR) {                             \
             const float *b = xb + off[p];                                                                   \
-            IG_LOAD##NV                                                                                     \
-            IG_ROWS(IG_ROW##NV)                                                                             \
+            RLX_NN_K8_LOAD##NV                                                                              \
+            RLX_NN_K8_ROWS(RLX_NN_K8_ROW##NV)                                                               \
         }                                                                                                   \
-        IG_ROWS(IG_ST##NV)                                                                                  \
+        RLX_NN_K8_ROWS(IG_ST##NV)                                                                           \
     }
-#define IG_ROW1(i) { __m512 a = _mm512_set1_ps(ap[i]); IG_FMA1(i) }
-#define IG_ROW2(i) { __m512 a = _mm512_set1_ps(ap[i]); IG_FMA2(i) }
-#define IG_ROW3(i) { __m512 a = _mm512_set1_ps(ap[i]); IG_FMA3(i) }
 IG_KERN(ig_kern3_avx512, 3)
 IG_KERN(ig_kern2_avx512, 2)
 IG_KERN(ig_kern1_avx512, 1)
 #undef IG_KERN
-#undef IG_ROWS
 #endif
 
 typedef struct ig_job {

@@ -429,37 +429,23 @@ static void wino_pad_items(void *ctx, size_t c0, size_t c1) {
 #if RLX_HAVE_AVX2_BUILD
 /* C[8][16 NV] (row stride ldc) = the kc-step sums of ap (kc x 8 packed)
  * times B[p][0 .. 16 NV - 1] = b[p * ldb + ...]. */
-#define WK_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define WK_DECL1(i) __m512 c##i##_0 = _mm512_setzero_ps();
-#define WK_DECL2(i) WK_DECL1(i) __m512 c##i##_1 = _mm512_setzero_ps();
-#define WK_DECL3(i) WK_DECL2(i) __m512 c##i##_2 = _mm512_setzero_ps();
-#define WK_LOAD1 __m512 b0 = _mm512_loadu_ps(b);
-#define WK_LOAD2 WK_LOAD1 __m512 b1 = _mm512_loadu_ps(b + 16);
-#define WK_LOAD3 WK_LOAD2 __m512 b2 = _mm512_loadu_ps(b + 32);
-#define WK_FMA1(i) c##i##_0 = _mm512_fmadd_ps(a, b0, c##i##_0);
-#define WK_FMA2(i) WK_FMA1(i) c##i##_1 = _mm512_fmadd_ps(a, b1, c##i##_1);
-#define WK_FMA3(i) WK_FMA2(i) c##i##_2 = _mm512_fmadd_ps(a, b2, c##i##_2);
-#define WK_ROW1(i) { __m512 a = _mm512_set1_ps(ap[i]); WK_FMA1(i) }
-#define WK_ROW2(i) { __m512 a = _mm512_set1_ps(ap[i]); WK_FMA2(i) }
-#define WK_ROW3(i) { __m512 a = _mm512_set1_ps(ap[i]); WK_FMA3(i) }
 #define WK_ST1(i) _mm512_storeu_ps(c + (size_t)(i) * ldc, c##i##_0);
 #define WK_ST2(i) WK_ST1(i) _mm512_storeu_ps(c + (size_t)(i) * ldc + 16, c##i##_1);
 #define WK_ST3(i) WK_ST2(i) _mm512_storeu_ps(c + (size_t)(i) * ldc + 32, c##i##_2);
 #define WK_KERN(NAME, NV)                                                                                  \
     __attribute__((target("avx512f"))) static void NAME(size_t kc, const float *ap, const float *b,       \
                                                         size_t ldb, float *c, size_t ldc) {               \
-        WK_ROWS(WK_DECL##NV)                                                                               \
+        RLX_NN_K8_ROWS(RLX_NN_K8_DECL##NV)                                                                 \
         _Pragma("GCC unroll 2") for (size_t p = 0; p < kc; p++, ap += WMR, b += ldb) {                    \
-            WK_LOAD##NV                                                                                    \
-            WK_ROWS(WK_ROW##NV)                                                                            \
+            RLX_NN_K8_LOAD##NV                                                                             \
+            RLX_NN_K8_ROWS(RLX_NN_K8_ROW##NV)                                                              \
         }                                                                                                  \
-        WK_ROWS(WK_ST##NV)                                                                                 \
+        RLX_NN_K8_ROWS(WK_ST##NV)                                                                          \
     }
 WK_KERN(wino_kern3, 3)
 WK_KERN(wino_kern2, 2)
 WK_KERN(wino_kern1, 1)
 #undef WK_KERN
-#undef WK_ROWS
 
 /* V[e][c][t - t0] (row stride WN per channel, c_in * WN per e) of the
  * pass's tiles [t0, t0 + nt) for every input channel; zeros for t up to
