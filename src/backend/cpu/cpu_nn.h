@@ -455,11 +455,14 @@ bool rlx_nn_const_operand(const rlx_graph *g, const rlx_node *n, const rlx_tenso
 rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_tensor *const *in, int winograd,
                                struct rlx_cpu_sgemm_pack *out);
 
-/* The AVX-512 pieces of the 8 x 16 NV register tiles (NV = 1, 2, 3) of the
- * implicit-GEMM and Winograd kernels (cpu_nn_conv_ig.c, cpu_nn_conv_wino.c):
- * accumulators c<i>_<v> of rows i < 8 (named, so that the compiler keeps
- * them in registers), the NV vectors b0.. of B's row at b, and row i's
- * weight ap[i] times them added into its accumulators (fused). */
+/* The AVX-512 8 x 16 NV register tile (NV = 1, 2, 3) of the implicit-GEMM
+ * and Winograd kernels (cpu_nn_conv_ig.c, cpu_nn_conv_wino.c):
+ * RLX_NN_K8_KERN defines NAME(kc, ap, bm, off, c, ldc, add, ldb): C[8][16 NV]
+ * (row stride ldc) = the kc-step sums of ap (kc x 8 packed weights) times
+ * B's rows (row p at bm + off[p] with OFFS, else bm + p * ldb), one fused
+ * multiply-add chain per element from 0, then ST##NV(i) of each row i (the
+ * includer's store; it may read add). The accumulators c<i>_<v> are named,
+ * so that the compiler keeps them in registers. */
 #define RLX_NN_K8_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define RLX_NN_K8_DECL1(i) __m512 c##i##_0 = _mm512_setzero_ps();
 #define RLX_NN_K8_DECL2(i) RLX_NN_K8_DECL1(i) __m512 c##i##_1 = _mm512_setzero_ps();
@@ -473,5 +476,17 @@ rlx_status rlx_nn_conv_prepare(const rlx_graph *g, const rlx_node *n, const rlx_
 #define RLX_NN_K8_ROW1(i) { __m512 a = _mm512_set1_ps(ap[i]); RLX_NN_K8_FMA1(i) }
 #define RLX_NN_K8_ROW2(i) { __m512 a = _mm512_set1_ps(ap[i]); RLX_NN_K8_FMA2(i) }
 #define RLX_NN_K8_ROW3(i) { __m512 a = _mm512_set1_ps(ap[i]); RLX_NN_K8_FMA3(i) }
+#define RLX_NN_K8_KERN(NAME, NV, OFFS, ST)                                                              \
+    __attribute__((target("avx512f"))) static void NAME(size_t kc, const float *ap, const float *bm,    \
+                                                        const int32_t *off, float *c, size_t ldc, bool add,\
+                                                        size_t ldb) {                                   \
+        RLX_NN_K8_ROWS(RLX_NN_K8_DECL##NV)                                                              \
+        _Pragma("GCC unroll 2") for (size_t p = 0; p < kc; p++, ap += 8, bm += (OFFS) ? 0 : ldb) {      \
+            const float *b = (OFFS) ? bm + off[p] : bm;                                                 \
+            RLX_NN_K8_LOAD##NV                                                                          \
+            RLX_NN_K8_ROWS(RLX_NN_K8_ROW##NV)                                                           \
+        }                                                                                               \
+        RLX_NN_K8_ROWS(ST##NV)                                                                          \
+    }
 
 #endif

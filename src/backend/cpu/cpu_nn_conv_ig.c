@@ -81,21 +81,9 @@ size_t rlx_nn_ig_runs(void) { return atomic_load(&g_ig_runs); }
 #define IG_ST1(i) IG_ST(i, 0)
 #define IG_ST2(i) IG_ST1(i) IG_ST(i, 1)
 #define IG_ST3(i) IG_ST2(i) IG_ST(i, 2)
-#define IG_KERN(NAME, NV)                                                                                   \
-    __attribute__((target("avx512f"))) static void NAME(size_t kc, const float *ap, const float *xb,       \
-                                                        const int32_t *off, float *c, size_t ldc, bool add) { \
-        RLX_NN_K8_ROWS(RLX_NN_K8_DECL##NV)                                                                  \
-        _Pragma("GCC unroll 2") for (size_t p = 0; p < kc; p++, ap += IG_MR) {                             \
-            const float *b = xb + off[p];                                                                   \
-            RLX_NN_K8_LOAD##NV                                                                              \
-            RLX_NN_K8_ROWS(RLX_NN_K8_ROW##NV)                                                               \
-        }                                                                                                   \
-        RLX_NN_K8_ROWS(IG_ST##NV)                                                                           \
-    }
-IG_KERN(ig_kern3_avx512, 3)
-IG_KERN(ig_kern2_avx512, 2)
-IG_KERN(ig_kern1_avx512, 1)
-#undef IG_KERN
+RLX_NN_K8_KERN(ig_kern3_avx512, 3, 1, IG_ST)
+RLX_NN_K8_KERN(ig_kern2_avx512, 2, 1, IG_ST)
+RLX_NN_K8_KERN(ig_kern1_avx512, 1, 1, IG_ST)
 #endif
 
 typedef struct ig_job {
@@ -157,9 +145,9 @@ static void ig_item(void *ctx, size_t item, float *scratch) {
                 for (size_t t = t0; t < t0 + j->tile_run && t < tiles; t++) {
                     size_t left = bk.np - t * IG_NR;
                     float *c = scratch + r * IG_MR * ldc + t * IG_NR;
-                    if (left > 32) ig_kern3_avx512(kc, ap, xb + t * IG_NR, j->koff + p0, c, ldc, p0 > 0);
-                    else if (left > 16) ig_kern2_avx512(kc, ap, xb + t * IG_NR, j->koff + p0, c, ldc, p0 > 0);
-                    else ig_kern1_avx512(kc, ap, xb + t * IG_NR, j->koff + p0, c, ldc, p0 > 0);
+                    if (left > 32) ig_kern3_avx512(kc, ap, xb + t * IG_NR, j->koff + p0, c, ldc, p0 > 0, 0);
+                    else if (left > 16) ig_kern2_avx512(kc, ap, xb + t * IG_NR, j->koff + p0, c, ldc, p0 > 0, 0);
+                    else ig_kern1_avx512(kc, ap, xb + t * IG_NR, j->koff + p0, c, ldc, p0 > 0, 0);
                 }
             }
     }

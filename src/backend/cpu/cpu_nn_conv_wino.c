@@ -432,20 +432,9 @@ static void wino_pad_items(void *ctx, size_t c0, size_t c1) {
 #define WK_ST1(i) _mm512_storeu_ps(c + (size_t)(i) * ldc, c##i##_0);
 #define WK_ST2(i) WK_ST1(i) _mm512_storeu_ps(c + (size_t)(i) * ldc + 16, c##i##_1);
 #define WK_ST3(i) WK_ST2(i) _mm512_storeu_ps(c + (size_t)(i) * ldc + 32, c##i##_2);
-#define WK_KERN(NAME, NV)                                                                                  \
-    __attribute__((target("avx512f"))) static void NAME(size_t kc, const float *ap, const float *b,       \
-                                                        size_t ldb, float *c, size_t ldc) {               \
-        RLX_NN_K8_ROWS(RLX_NN_K8_DECL##NV)                                                                 \
-        _Pragma("GCC unroll 2") for (size_t p = 0; p < kc; p++, ap += WMR, b += ldb) {                    \
-            RLX_NN_K8_LOAD##NV                                                                             \
-            RLX_NN_K8_ROWS(RLX_NN_K8_ROW##NV)                                                              \
-        }                                                                                                  \
-        RLX_NN_K8_ROWS(WK_ST##NV)                                                                          \
-    }
-WK_KERN(wino_kern3, 3)
-WK_KERN(wino_kern2, 2)
-WK_KERN(wino_kern1, 1)
-#undef WK_KERN
+RLX_NN_K8_KERN(wino_kern3, 3, 0, WK_ST)
+RLX_NN_K8_KERN(wino_kern2, 2, 0, WK_ST)
+RLX_NN_K8_KERN(wino_kern1, 1, 0, WK_ST)
 
 /* V[e][c][t - t0] (row stride WN per channel, c_in * WN per e) of the
  * pass's tiles [t0, t0 + nt) for every input channel; zeros for t up to
@@ -770,9 +759,9 @@ static void wino_item(void *ctx, size_t item, float *scratch) {
                 for (size_t bi = 0; bi < nb; bi++) {
                     const float *b = v + bi * vs + e * cin * WN;
                     float *c = m + bi * ms + (e * WCO + pr * WMR) * WN;
-                    if (nts[bi] > 32) wino_kern3(cin, ap, b, WN, c, WN);
-                    else if (nts[bi] > 16) wino_kern2(cin, ap, b, WN, c, WN);
-                    else wino_kern1(cin, ap, b, WN, c, WN);
+                    if (nts[bi] > 32) wino_kern3(cin, ap, b, NULL, c, WN, false, WN);
+                    else if (nts[bi] > 16) wino_kern2(cin, ap, b, NULL, c, WN, false, WN);
+                    else wino_kern1(cin, ap, b, NULL, c, WN, false, WN);
                 }
             }
         for (size_t bi = 0; bi < nb; bi++) {
