@@ -543,12 +543,16 @@ static void test_attr_types(void) {
         double v;
         const char *want;
     } cases[] = {
-        { 6, "Add", "x,b", "axis", 1, 1.5, "attribute 'axis' is a FLOAT (1.5), expected INT" },
-        { 6, "Add", "x,b", "axis", 1, 1.0, "attribute 'axis' is a FLOAT (1), expected INT" },
-        { 6, "Mul", "x,b", "broadcast", 1, 1.0, "attribute 'broadcast' is a FLOAT (1), expected INT" },
-        { 13, "Softmax", "x", "axis", 1, 0.5, "attribute 'axis' is a FLOAT (0.5), expected INT" },
-        { 13, "Concat", "x,x", "axis", 1, 1.0, "attribute 'axis' is a FLOAT (1), expected INT" },
-        { 13, "Gemm", "x,w", "alpha", 0, 2, "attribute 'alpha' is INT, expected FLOAT" },
+        { 6, "Add", "x,b", "axis", 1, 1.5, "attribute 'axis' of Add-6 at opset 6 must be an INT, got a FLOAT (1.5)" },
+        { 6, "Add", "x,b", "axis", 1, 1.0, "attribute 'axis' of Add-6 at opset 6 must be an INT, got a FLOAT (1)" },
+        { 6, "Mul", "x,b", "broadcast", 1, 1.0,
+          "attribute 'broadcast' of Mul-6 at opset 6 must be an INT, got a FLOAT (1)" },
+        { 13, "Softmax", "x", "axis", 1, 0.5,
+          "attribute 'axis' of Softmax-13 at opset 13 must be an INT, got a FLOAT (0.5)" },
+        { 13, "Concat", "x,x", "axis", 1, 1.0,
+          "attribute 'axis' of Concat-13 at opset 13 must be an INT, got a FLOAT (1)" },
+        { 13, "Gemm", "x,w", "alpha", 0, 2,
+          "attribute 'alpha' of Gemm-13 at opset 13 must be a FLOAT, got an INT (2)" },
     };
     for (size_t i = 0; i < RLX_ARRAY_LEN(cases); i++) {
         for (int right = 0; right < 2; right++) {

@@ -353,6 +353,10 @@ RLX_API rlx_status rlx_model_add_initializer(rlx_model *model, const char *name,
  * `rlx ops` lists them). Input names must be
  * defined before (graph inputs, initializers, earlier outputs); "" marks an
  * omitted optional input. node_name may be NULL (one is generated).
+ * Attributes follow ONNX's schema of the op's version at the model's
+ * opset (names, types, required ones). Names starting with "_rlx" are
+ * rlx's internal attributes (the fused activation of ir/ops/act.h), which
+ * tests and benchmarks set through this call; a model file cannot.
  * errors: RLX_ERR_UNSUPPORTED (unknown op at the model's opset),
  *         RLX_ERR_INVALID_MODEL (undefined input, duplicate output, bad arity
  *         or attribute) — the message names the node. */

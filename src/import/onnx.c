@@ -625,6 +625,12 @@ typedef struct onnx_ctx {
      * (IR version >= 4; before, every initializer was listed as an input
      * and is a constant, as onnxruntime takes it) */
     bool overridable;
+    /* the graph's nodes after model-local functions were inlined, and the
+     * default-domain opset each is resolved at (0: the graph's; a
+     * function's node: the function's opset_import); NULL: none inlined */
+    Onnx__NodeProto *const *fn_nodes;
+    const int64_t *fn_opsets;
+    size_t n_fn_nodes;
 } onnx_ctx;
 
 static rlx_status import_graph(const onnx_ctx *c, const Onnx__GraphProto *gp, rlx_graph *parent, rlx_graph **out);
@@ -869,7 +875,23 @@ static rlx_status import_constant(const onnx_ctx *c, rlx_graph *g, const Onnx__N
     return RLX_OK;
 }
 
+static rlx_status import_node_at(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeProto *np, size_t index);
+
+/* Node #index np of the graph being imported: a node that a model-local
+ * function brought is resolved at the function's opset of the default
+ * domain (ONNX IR: a function's nodes are bound by its own opset_import;
+ * expand_call checked that it agrees with the model's on the op's version). */
 static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeProto *np, size_t index) {
+    int64_t opset = c->fn_opsets && index < c->n_fn_nodes && c->fn_nodes[index] == np ? c->fn_opsets[index] : 0;
+    if (!opset || opset == g->opset) return import_node_at(c, g, np, index);
+    int64_t saved = g->opset;
+    g->opset = opset;
+    rlx_status st = import_node_at(c, g, np, index);
+    g->opset = saved;
+    return st;
+}
+
+static rlx_status import_node_at(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeProto *np, size_t index) {
     char label[400];
     node_label(np, index, label, sizeof label);
     const char *op = np->op_type;
@@ -942,10 +964,15 @@ static rlx_status import_node(const onnx_ctx *c, rlx_graph *g, const Onnx__NodeP
         }
     }
     for (size_t i = 0; i < np->n_attribute; i++) {
-        /* "_rlx_*" attributes are the passes' internal contract
-         * (ir/ops/act.h): never read from a file */
+        /* "_rlx..." attributes are the passes' internal contract
+         * (ir/ops/act.h): a file cannot set them */
         const Onnx__AttributeProto *ap = np->attribute[i];
-        if (ap && ap->name && strncmp(ap->name, "_rlx_", 5) == 0) continue;
+        if (ap && rlx_attr_name_internal(ap->name)) {
+            st = rlx_fail(RLX_ERR_INVALID_MODEL,
+                          "%s: attribute '%s' is not an attribute of %s (names starting with '_rlx' are rlx's "
+                          "internal attributes, which a model cannot set)", label, ap->name, op);
+            goto done;
+        }
         RLX_TRY_GOTO(st, import_attr(c, g, np->attribute[i], label, &attrs[n_attrs]), done);
         n_attrs++;
         for (int k = 0; k < n_attrs - 1; k++)
@@ -1275,6 +1302,105 @@ static rlx_status check_function_ids(const Onnx__ModelProto *mp) {
     return RLX_OK;
 }
 
+/* ------------------------------------------------------------ attribute protos */
+
+#define AT(t) ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__##t
+
+/* ONNX's name of AttributeProto type t, for messages. */
+static const char *attr_proto_type_name(int t) {
+    static const char *const names[] = { "UNDEFINED", "FLOAT",   "INT",           "STRING",         "TENSOR",
+                                         "GRAPH",     "FLOATS",  "INTS",          "STRINGS",        "TENSORS",
+                                         "GRAPHS",    "SPARSE_TENSOR", "SPARSE_TENSORS", "TYPE_PROTO", "TYPE_PROTOS" };
+    return t >= 0 && (size_t)t < RLX_ARRAY_LEN(names) ? names[t] : "an unknown type";
+}
+
+/* Whether ap holds a value in the field of type t. */
+static bool attr_proto_has(const Onnx__AttributeProto *ap, int t) {
+    switch (t) {
+    case AT(FLOAT): return ap->has_f;
+    case AT(INT): return ap->has_i;
+    case AT(STRING): return ap->has_s;
+    case AT(TENSOR): return ap->t != NULL;
+    case AT(GRAPH): return ap->g != NULL;
+    case AT(SPARSE_TENSOR): return ap->sparse_tensor != NULL;
+    case AT(TYPE_PROTO): return ap->tp != NULL;
+    case AT(FLOATS): return ap->n_floats > 0;
+    case AT(INTS): return ap->n_ints > 0;
+    case AT(STRINGS): return ap->n_strings > 0;
+    case AT(TENSORS): return ap->n_tensors > 0;
+    case AT(GRAPHS): return ap->n_graphs > 0;
+    case AT(SPARSE_TENSORS): return ap->n_sparse_tensors > 0;
+    case AT(TYPE_PROTOS): return ap->n_type_protos > 0;
+    default: return false;
+    }
+}
+
+/* An AttributeProto's type against its fields, as the onnx checker has it
+ * (and onnxruntime, which runs the checker's node check): from IR version
+ * 2 on the type is required (before, attr_proto_type takes it from the
+ * field that is set); a value in the field of another type than the one
+ * the type names is refused (an INT attribute holding f would read 0). */
+static rlx_status check_attr_proto(const Onnx__AttributeProto *ap, int64_t ir_version, const char *where) {
+    if (!ap || !ap->name) return RLX_OK; /* import_attr refuses these */
+    if (!ap->has_type || ap->type == AT(UNDEFINED)) {
+        if (ir_version < 2) return RLX_OK;
+        return rlx_fail(RLX_ERR_INVALID_MODEL,
+                        "%s: attribute '%s' has no type (AttributeProto.type is required from IR version 2; the "
+                        "model has IR version %lld)", where, ap->name, (long long)ir_version);
+    }
+    for (int t = AT(FLOAT); t <= AT(TYPE_PROTOS); t++)
+        if (t != (int)ap->type && attr_proto_has(ap, t))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' is of type %s but holds a value of type %s",
+                            where, ap->name, attr_proto_type_name((int)ap->type), attr_proto_type_name(t));
+    return RLX_OK;
+}
+
+/* check_attr_proto on the attributes of gp's nodes and of the graphs inside. */
+static rlx_status check_attr_protos(const Onnx__GraphProto *gp, int64_t ir_version, int depth) {
+    if (!gp || !gp->node || depth > RLX_ONNX_MAX_NESTING) return RLX_OK;
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (!np || !np->attribute) continue;
+        char label[400];
+        node_label(np, i, label, sizeof label);
+        for (size_t j = 0; j < np->n_attribute; j++) {
+            const Onnx__AttributeProto *ap = np->attribute[j];
+            if (!ap) continue;
+            RLX_TRY(check_attr_proto(ap, ir_version, label));
+            RLX_TRY(check_attr_protos(ap->g, ir_version, depth + 1));
+            for (size_t k = 0; ap->graphs && k < ap->n_graphs; k++)
+                RLX_TRY(check_attr_protos(ap->graphs[k], ir_version, depth + 1));
+        }
+    }
+    return RLX_OK;
+}
+
+/* check_attr_proto on every attribute of the model: its graph's nodes, its
+ * functions' nodes and their attributes' defaults. */
+static rlx_status check_model_attr_protos(const Onnx__ModelProto *mp) {
+    int64_t ir = mp->has_ir_version ? mp->ir_version : 0;
+    RLX_TRY(check_attr_protos(mp->graph, ir, 0));
+    for (size_t i = 0; mp->functions && i < mp->n_functions; i++) {
+        const Onnx__FunctionProto *f = mp->functions[i];
+        if (!f) continue;
+        char where[400];
+        for (size_t k = 0; f->node && k < f->n_node; k++) {
+            const Onnx__NodeProto *np = f->node[k];
+            if (!np || !np->attribute) continue;
+            char label[300];
+            snprintf(where, sizeof where, "%s of function '%s'", node_label(np, k, label, sizeof label),
+                     str_or(f->name, ""));
+            for (size_t j = 0; j < np->n_attribute; j++) RLX_TRY(check_attr_proto(np->attribute[j], ir, where));
+        }
+        snprintf(where, sizeof where, "function '%s' (a default of its attributes)", str_or(f->name, ""));
+        for (size_t j = 0; f->attribute_proto && j < f->n_attribute_proto; j++)
+            RLX_TRY(check_attr_proto(f->attribute_proto[j], ir, where));
+    }
+    return RLX_OK;
+}
+
+#undef AT
+
 /* The function np calls that is inlined, or NULL: an op rlx implements stays
  * the op (a function named like one is its expansion). */
 static const Onnx__FunctionProto *inlined_function(const Onnx__ModelProto *mp, const Onnx__NodeProto *np) {
@@ -1306,21 +1432,39 @@ static size_t inlined_nodes(const Onnx__ModelProto *mp, const Onnx__FunctionProt
     return count[fi] = n;
 }
 
+/* Nodes, each with the default-domain opset it is resolved at (0: the
+ * graph's). */
 typedef struct fn_nodes {
     Onnx__NodeProto **v;
+    int64_t *opset;
     size_t n, cap;
 } fn_nodes;
 
-static rlx_status fn_push(fn_arena *a, fn_nodes *out, Onnx__NodeProto *np) {
+static rlx_status fn_push(fn_arena *a, fn_nodes *out, Onnx__NodeProto *np, int64_t opset) {
     if (out->n == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 64;
         Onnx__NodeProto **v = fa_alloc(a, cap * sizeof *v);
-        if (!v) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-        if (out->n) memcpy(v, out->v, out->n * sizeof *v);
-        out->v = v, out->cap = cap;
+        int64_t *o = fa_alloc(a, cap * sizeof *o);
+        if (!v || !o) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+        if (out->n) {
+            memcpy(v, out->v, out->n * sizeof *v);
+            memcpy(o, out->opset, out->n * sizeof *o);
+        }
+        out->v = v, out->opset = o, out->cap = cap;
     }
+    out->opset[out->n] = opset;
     out->v[out->n++] = np;
     return RLX_OK;
+}
+
+/* The version that opset_import list os[0..n) gives `domain` ("" and
+ * "ai.onnx" are one), or -1 when it lists none. */
+static int64_t imported_version(Onnx__OperatorSetIdProto *const *os, size_t n, const char *domain) {
+    bool dflt = is_default_domain(domain);
+    for (size_t i = 0; os && i < n; i++)
+        if (os[i] && (dflt ? is_default_domain(os[i]->domain) : (os[i]->domain && strcmp(os[i]->domain, domain) == 0)))
+            return os[i]->has_version ? os[i]->version : 0;
+    return -1;
 }
 
 /* "<a>/<b>" in the arena (NULL: out of memory). */
@@ -1353,7 +1497,8 @@ typedef struct fn_expand {
     const Onnx__FunctionProto *top, *caller;
 } fn_expand;
 
-static rlx_status expand_calls(fn_expand *e, Onnx__NodeProto *const *nodes, size_t n, fn_nodes *out, int depth);
+static rlx_status expand_calls(fn_expand *e, Onnx__NodeProto *const *nodes, const int64_t *opsets, size_t n,
+                               fn_nodes *out, int depth);
 
 /* Where a call is, for messages: the graph's node, or the function it is
  * in and the graph's call that reached it. */
@@ -1362,6 +1507,53 @@ static const char *call_where(const fn_expand *e, const Onnx__NodeProto *call, s
     snprintf(buf, cap, "node %zu of function '%s' (reached from %s)", index, str_or(e->caller->name, ""),
              e->top_label);
     return buf;
+}
+
+/* Node k fn of function f (called at `where`): the default-domain opset it
+ * is resolved at (*opset; 0 for a node of another domain), from f's
+ * opset_import, which must list the node's domain. Where the model imports
+ * another version of that domain, the op must have the same version at
+ * both (the onnx checker's rule for model-local functions; onnxruntime
+ * refuses such a model too); an op rlx does not know by version (another
+ * function, a contrib op) is not compared, as the checker does not compare
+ * ops without a schema. */
+static rlx_status fn_node_opset(const fn_expand *e, const Onnx__FunctionProto *f, const Onnx__NodeProto *fn, size_t k,
+                                const char *where, int64_t *opset) {
+    *opset = 0;
+    const char *dom = is_default_domain(fn->domain) ? "" : fn->domain;
+    const char *op = str_or(fn->op_type, "?");
+    char node[300];
+    snprintf(node, sizeof node, "node %zu%s%s%s (%s%s%s) of function '%s'", k, fn->name && *fn->name ? " '" : "",
+             str_or(fn->name, ""), fn->name && *fn->name ? "'" : "", dom, *dom ? "." : "", op, f->name);
+    char dname[200];
+    if (*dom) snprintf(dname, sizeof dname, "domain '%s'", dom);
+    else snprintf(dname, sizeof dname, "the default ONNX domain");
+    int64_t fv = imported_version(f->opset_import, f->n_opset_import, dom);
+    if (fv < 0)
+        return rlx_fail(RLX_ERR_INVALID_MODEL,
+                        "%s: %s is of %s, which the function's opset_import does not list (a function imports the "
+                        "opset of every domain its nodes use)", where, node, dname);
+    if (!*dom) {
+        if (fv < RLX_OPSET_MIN || fv > RLX_OPSET_MAX)
+            return rlx_fail(RLX_ERR_UNSUPPORTED,
+                            "%s: %s: function '%s' imports opset %lld of the default ONNX domain (rlx supports %d "
+                            "to %d)", where, node, f->name, (long long)fv, RLX_OPSET_MIN, RLX_OPSET_MAX);
+        *opset = fv;
+    }
+    int64_t mv = imported_version(e->mp->opset_import, e->mp->n_opset_import, dom);
+    const rlx_op_def *d = *dom ? NULL : rlx_op_find(dom, op);
+    if (mv < 0 || mv == fv || !d) return RLX_OK;
+    int vf = rlx_op_version(d, fv), vm = rlx_op_version(d, mv);
+    if (vf == vm) return RLX_OK;
+    char at_f[64], at_m[64];
+    if (vf) snprintf(at_f, sizeof at_f, "%s-%d", op, vf);
+    else snprintf(at_f, sizeof at_f, "not defined");
+    if (vm) snprintf(at_m, sizeof at_m, "%s-%d", op, vm);
+    else snprintf(at_m, sizeof at_m, "not defined");
+    return rlx_fail(RLX_ERR_INVALID_MODEL,
+                    "%s: %s: the function imports opset %lld of %s, where %s is %s, but the model imports opset "
+                    "%lld, where it is %s: the function's opset_import is not compatible with the model's",
+                    where, node, (long long)fv, dname, op, at_f, (long long)mv, at_m);
 }
 
 static rlx_status expand_call(fn_expand *e, const Onnx__FunctionProto *f, const Onnx__NodeProto *call, size_t index,
@@ -1443,16 +1635,19 @@ static rlx_status expand_call(fn_expand *e, const Onnx__FunctionProto *f, const 
             at[na++] = c;
         }
         nn->attribute = at, nn->n_attribute = na;
-        RLX_TRY(fn_push(a, &body, nn));
+        int64_t opset;
+        RLX_TRY(fn_node_opset(e, f, fn, k, where, &opset));
+        RLX_TRY(fn_push(a, &body, nn, opset));
     }
     const Onnx__FunctionProto *caller = e->caller;
     e->caller = f;
-    rlx_status st = expand_calls(e, body.v, body.n, out, depth + 1);
+    rlx_status st = expand_calls(e, body.v, body.opset, body.n, out, depth + 1);
     e->caller = caller;
     return st;
 }
 
-static rlx_status expand_calls(fn_expand *e, Onnx__NodeProto *const *nodes, size_t n, fn_nodes *out, int depth) {
+static rlx_status expand_calls(fn_expand *e, Onnx__NodeProto *const *nodes, const int64_t *opsets, size_t n,
+                               fn_nodes *out, int depth) {
     for (size_t i = 0; i < n; i++) {
         const Onnx__FunctionProto *f = inlined_function(e->mp, nodes[i]);
         if (!f) {
@@ -1460,7 +1655,7 @@ static rlx_status expand_calls(fn_expand *e, Onnx__NodeProto *const *nodes, size
                 return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: inlining model-local functions makes more than %d nodes "
                                 "(function '%s' calls others too often); rlx inlines at most that many",
                                 e->top_label, RLX_ONNX_MAX_INLINED_NODES, str_or(e->top->name, ""));
-            RLX_TRY(fn_push(e->a, out, nodes[i]));
+            RLX_TRY(fn_push(e->a, out, nodes[i], opsets ? opsets[i] : 0));
             continue;
         }
         if (depth > 0) {
@@ -1682,6 +1877,7 @@ static rlx_status import_graph(const onnx_ctx *c, const Onnx__GraphProto *gp, rl
     g->parent = parent;
     /* each graph has its own sequences, inside those of the enclosing one */
     onnx_ctx sub = *c;
+    sub.fn_nodes = NULL, sub.fn_opsets = NULL, sub.n_fn_nodes = 0;
     const rlx_onnx_importer imp = { &sub, seq_import_node, resolve_name, c->base_dir };
     rlx_status st = rlx_onnx_seq_scope_create(c->seqs, &imp, &sub.seqs);
     /* calls of model-local functions expanded (expand_calls): a shallow
@@ -1695,10 +1891,11 @@ static rlx_status import_graph(const onnx_ctx *c, const Onnx__GraphProto *gp, rl
             c->fa->taken_read = true;
         }
         fn_expand e = { c->mp, c->fa, NULL, NULL, NULL };
-        if (!st) st = expand_calls(&e, gp->node, gp->n_node, &nodes, 0);
+        if (!st) st = expand_calls(&e, gp->node, NULL, gp->n_node, &nodes, 0);
         expanded_gp = *gp;
         expanded_gp.node = nodes.v, expanded_gp.n_node = nodes.n;
         gp = &expanded_gp;
+        sub.fn_nodes = nodes.v, sub.fn_opsets = nodes.opset, sub.n_fn_nodes = nodes.n;
     }
     if (!st) st = import_graph_body(&sub, gp, g);
     if (!st) st = rlx_onnx_seq_finish(sub.seqs, g);
@@ -1717,7 +1914,7 @@ rlx_status rlx_onnx_graph_from_proto(const Onnx__GraphProto *gp, int64_t opset, 
     if (!out) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph output pointer is NULL");
     *out = NULL;
     if (!gp) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "graph proto is NULL");
-    onnx_ctx c = { base_dir, opset, NULL, NULL, NULL, NULL, NULL, false };
+    onnx_ctx c = { base_dir, opset, NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, 0 };
     return import_graph(&c, gp, parent, out);
 }
 
@@ -1934,9 +2131,11 @@ static rlx_status load_model(const void *data, size_t size, rlx_file_map *map, c
     init_ranges r = { data, sp.off, sp.len, sp.n, map ? release_map : NULL, map };
     rlx_graph *g = NULL;
     fn_arena fa = { 0 }; /* model-local functions' expansions (expand_calls) */
-    onnx_ctx c = { base_dir, 0, NULL, &ld, split ? &r : NULL, mp, &fa, !(mp->has_ir_version && mp->ir_version < 4) };
+    onnx_ctx c = { base_dir, 0, NULL, &ld, split ? &r : NULL, mp, &fa, !(mp->has_ir_version && mp->ir_version < 4),
+                   NULL, NULL, 0 };
     rlx_status st = model_opset(mp, &c.opset);
     if (!st) st = check_function_ids(mp);
+    if (!st) st = check_model_attr_protos(mp);
     if (!st && !mp->graph) st = rlx_fail(RLX_ERR_INVALID_MODEL, "the model has no graph");
     if (!st) st = import_graph(&c, mp->graph, NULL, &g);
     fa_free(&fa);

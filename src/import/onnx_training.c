@@ -80,7 +80,13 @@ static rlx_status emit_to(gctx *c, const char *op, const int *in, int n_in, rlx_
     char name[256];
     snprintf(name, sizeof name, "%s/%s_%u", c->prefix, op, c->counter++);
     int nid;
-    RLX_TRY(rlx_graph_add_node(c->g, op, "", name, in, n_in, out, n_out, attrs, n_attrs, &nid));
+    /* a Cast whose to is an INT is Cast-6 or later (Cast-1's is a STRING):
+     * the graph's opset is raised for it in a model older than 6 */
+    int64_t opset = c->g->opset;
+    if (strcmp(op, "Cast") == 0 && opset < 6) c->g->opset = 6;
+    rlx_status st = rlx_graph_add_node(c->g, op, "", name, in, n_in, out, n_out, attrs, n_attrs, &nid);
+    c->g->opset = opset;
+    RLX_TRY(st);
     return rlx_infer_node(c->g, nid);
 }
 

@@ -462,6 +462,8 @@ const char *rlx_attr_type_name(rlx_attr_type t) {
     return (unsigned)t < RLX_ARRAY_LEN(names) ? names[t] : "an unknown type";
 }
 
+bool rlx_attr_name_internal(const char *name) { return name && strncmp(name, "_rlx", 4) == 0; }
+
 /* The type the op's version gives the node's attribute `name`
  * (rlx_op_attr_type), or RLX_ATTR_UNDEFINED. */
 static rlx_attr_type expected_attr_type(const rlx_node *n, const char *name) {
@@ -472,12 +474,13 @@ static rlx_attr_type expected_attr_type(const rlx_node *n, const char *name) {
  * domain is refused, as onnxruntime refuses it (an opset-13 Clip with the
  * min and max attributes of Clip-6 would otherwise run unclipped; a
  * misspelt name would silently mean the default). Internal ones
- * ("_rlx...") are the fusion passes'; rlx's own ops (domain "rlx") are
- * only warned about. */
+ * ("_rlx...") are the fusion passes' (the importer refuses them:
+ * rlx_attr_name_internal); rlx's own ops (domain "rlx") are only warned
+ * about. */
 static rlx_status check_unknown_attrs(const rlx_graph *g, const rlx_node *n) {
     for (int i = 0; i < n->n_attrs; i++) {
         const char *name = n->attrs[i].name;
-        if (!name || strncmp(name, "_rlx", 4) == 0 || expected_attr_type(n, name) != RLX_ATTR_UNDEFINED) continue;
+        if (!name || rlx_attr_name_internal(name) || expected_attr_type(n, name) != RLX_ATTR_UNDEFINED) continue;
         if (*n->domain) {
             if (rlx_log_enabled(RLX_LOG_WARNING))
                 rlx_log(RLX_LOG_WARNING, "%s: attribute '%s' is not one rlx knows for this op; ignored",
@@ -503,72 +506,74 @@ static rlx_status check_unknown_attrs(const rlx_graph *g, const rlx_node *n) {
 }
 
 /* Every attribute the op's version has (its schema's, and the legacy
- * ones of old versions) has the type ONNX gives it: a FLOAT where an INT
- * is expected (axis=1.5) is refused, never truncated. The scalar form of
- * a list type is accepted (exporters write one int for an ints
- * attribute). Required attributes are given. */
-static rlx_status check_attrs(const rlx_node *n) {
+ * ones of old versions) has the type ONNX gives it at that version: a
+ * FLOAT where an INT is expected (axis=1.5) is refused, never truncated,
+ * and so is Cast-1's `to` given as an INT (Cast-1's is a STRING naming the
+ * type). The scalar form of a list type is accepted (exporters write one
+ * int for an ints attribute). Required attributes of that version (ONNX's
+ * schema marks them; test_attr_schemas compares) are given. */
+static rlx_status check_attrs(const rlx_graph *g, const rlx_node *n) {
+    char at[64] = "";
+    if (g->opset > 0) snprintf(at, sizeof at, " at opset %lld", (long long)g->opset);
     for (int i = 0; i < n->n_attrs; i++) {
         const rlx_node_attr *a = &n->attrs[i];
         if (!a->name) continue;
         rlx_attr_type want = expected_attr_type(n, a->name);
         if (want == RLX_ATTR_UNDEFINED || a->type == want) continue;
-        /* converted already (a node copied from another graph) */
-        if (a->type == RLX_ATTR_INT && ((n->op == RLX_OP_Cast && strcmp(a->name, "to") == 0) ||
-                                        ((n->op == RLX_OP_LpPool || n->op == RLX_OP_GlobalLpPool) && strcmp(a->name, "p") == 0)))
-            continue;
         if ((want == RLX_ATTR_INTS && a->type == RLX_ATTR_INT) || (want == RLX_ATTR_FLOATS && a->type == RLX_ATTR_FLOAT))
             continue;
-        if (a->type == RLX_ATTR_FLOAT)
-            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' is a FLOAT (%g), expected %s",
-                            rlx_node_desc(n), a->name, (double)a->f, rlx_attr_type_name(want));
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' is %s, expected %s", rlx_node_desc(n), a->name,
-                        rlx_attr_type_name(a->type), rlx_attr_type_name(want));
+        char got[64];
+        if (a->type == RLX_ATTR_FLOAT) snprintf(got, sizeof got, "a FLOAT (%g)", (double)a->f);
+        else if (a->type == RLX_ATTR_INT) snprintf(got, sizeof got, "an INT (%lld)", (long long)a->i);
+        else snprintf(got, sizeof got, "%s", rlx_attr_type_name(a->type));
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute '%s' of %s-%d%s must be %s %s, got %s",
+                        rlx_node_desc(n), a->name, n->op_type, n->version, at,
+                        want == RLX_ATTR_INT || want == RLX_ATTR_INTS ? "an" : "a", rlx_attr_type_name(want), got);
     }
-    const rlx_op_def *d = n->def;
-    for (int k = 0; k < RLX_MAX_OP_ATTRS && d->attrs[k].name; k++)
-        if (d->attrs[k].required && rlx_op_attr_type(d, n->version, d->attrs[k].name) != RLX_ATTR_UNDEFINED &&
-            !rlx_node_attr_find(n, d->attrs[k].name))
-            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required attribute '%s' is missing", rlx_node_desc(n),
-                            d->attrs[k].name);
+    const char *name;
+    rlx_attr_type type;
+    int since, until;
+    bool required;
+    for (size_t k = 0; rlx_op_attr_at(n->def, k, &name, &type, &since, &until, &required); k++)
+        if (required && n->version >= since && (until == 0 || n->version < until) && !rlx_node_attr_find(n, name))
+            return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required attribute '%s' of %s-%d%s is missing",
+                            rlx_node_desc(n), name, n->op_type, n->version, at);
     return RLX_OK;
 }
 
-/* Attributes whose type a later version changed, given in the old type
- * (rlx_op_attr_type's legacy rows), become the schema row's type, which
- * the kernels read: Cast-1's to, a TensorProto.DataType name ("FLOAT"),
- * becomes its number; LpPool-1's and GlobalLpPool-1's p, a FLOAT, an INT
- * (rlx computes integral p only). */
-static rlx_status convert_legacy_types(rlx_node *n) {
+/* TensorProto.DataType by name (onnx.proto): Cast-1's `to` ("FLOAT" is 1);
+ * 0 for a name that is none of them. */
+static int64_t dtype_code_of_name(const char *s) {
+    static const char *const k_names[] = { "UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16",
+                                           "INT16",     "INT32",  "INT64",     "STRING",     "BOOL",
+                                           "FLOAT16",   "DOUBLE", "UINT32",    "UINT64",     "COMPLEX64",
+                                           "COMPLEX128", "BFLOAT16" };
+    for (size_t k = 1; s && k < RLX_ARRAY_LEN(k_names); k++)
+        if (strcmp(s, k_names[k]) == 0) return (int64_t)k;
+    return 0;
+}
+
+/* Attributes whose type a later version changed keep the old type on the
+ * node (what the file says: Cast-1's `to` a TensorProto.DataType name
+ * ("FLOAT"), LpPool-1's and GlobalLpPool-1's p a FLOAT); their parameter
+ * slot holds the later type, which the kernels read (rlx_node_resolve_params). Here
+ * the old values are checked: a name that is no data type is refused; a p
+ * that is not integral is unsupported (rlx computes integral p only). */
+static rlx_status check_legacy_values(const rlx_node *n) {
     if (n->op == RLX_OP_Cast && n->version < 6) {
-        /* TensorProto.DataType, by name (onnx.proto) */
-        static const char *const k_names[] = { "UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16",
-                                               "INT16",     "INT32",  "INT64",     "STRING",     "BOOL",
-                                               "FLOAT16",   "DOUBLE", "UINT32",    "UINT64",     "COMPLEX64",
-                                               "COMPLEX128", "BFLOAT16" };
-        rlx_node_attr *a = (rlx_node_attr *)rlx_node_attr_find(n, "to");
-        if (!a) return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: required attribute 'to' is missing", rlx_node_desc(n));
-        if (a->type != RLX_ATTR_STRING) return RLX_OK; /* check_attrs refused any other */
-        for (size_t k = 1; k < RLX_ARRAY_LEN(k_names); k++)
-            if (a->s && strcmp(a->s, k_names[k]) == 0) {
-                free(a->s);
-                a->s = NULL;
-                a->type = RLX_ATTR_INT;
-                a->i = (int64_t)k;
-                return RLX_OK;
-            }
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: attribute 'to' is '%s', which is not a TensorProto data type name",
-                        rlx_node_desc(n), a->s ? a->s : "");
+        const rlx_node_attr *a = rlx_node_attr_find(n, "to");
+        if (a && a->type == RLX_ATTR_STRING && !dtype_code_of_name(a->s))
+            return rlx_fail(RLX_ERR_INVALID_MODEL,
+                            "%s: attribute 'to' is '%s', which is not a TensorProto data type name",
+                            rlx_node_desc(n), a->s ? a->s : "");
     }
     if ((n->op == RLX_OP_LpPool || n->op == RLX_OP_GlobalLpPool) && n->version < 2) {
-        rlx_node_attr *a = (rlx_node_attr *)rlx_node_attr_find(n, "p");
+        const rlx_node_attr *a = rlx_node_attr_find(n, "p");
         if (!a || a->type != RLX_ATTR_FLOAT) return RLX_OK;
         float p = a->f;
         if (!(p >= 1.0f && p <= 1024.0f) || p != (float)(int)p)
             return rlx_fail(RLX_ERR_UNSUPPORTED, "%s: attribute 'p' is %g: rlx computes integral p from 1 only",
                             rlx_node_desc(n), (double)p);
-        a->type = RLX_ATTR_INT;
-        a->i = (int64_t)p;
     }
     return RLX_OK;
 }
@@ -663,9 +668,9 @@ rlx_status rlx_graph_add_node(rlx_graph *g, const char *op_type, const char *dom
         }
         v->producer = id;
     }
-    RLX_TRY_GOTO(st, check_attrs(n), fail);
+    RLX_TRY_GOTO(st, check_attrs(g, n), fail);
     RLX_TRY_GOTO(st, check_unknown_attrs(g, n), fail);
-    RLX_TRY_GOTO(st, convert_legacy_types(n), fail);
+    RLX_TRY_GOTO(st, check_legacy_values(n), fail);
     RLX_TRY_GOTO(st, rlx_node_resolve_params(n), fail);
     if (out_node) *out_node = id;
     return RLX_OK;
@@ -737,6 +742,13 @@ rlx_status rlx_node_resolve_params(rlx_node *n) {
             if (ad->type == RLX_ATTR_INTS && a->type == RLX_ATTR_INT) p->type = RLX_ATTR_INTS, p->n = 1, p->ints = (int64_t *)&a->i;
             if (ad->type == RLX_ATTR_FLOATS && a->type == RLX_ATTR_FLOAT)
                 p->type = RLX_ATTR_FLOATS, p->n = 1, p->floats = (float *)&a->f;
+            /* an old version's type (check_legacy_values): the slot holds the later one */
+            if (ad->type == RLX_ATTR_INT && a->type == RLX_ATTR_STRING && n->op == RLX_OP_Cast)
+                *p = (rlx_node_attr){ .name = a->name, .type = RLX_ATTR_INT, .i = dtype_code_of_name(a->s) };
+            if (ad->type == RLX_ATTR_INT && a->type == RLX_ATTR_FLOAT &&
+                (n->op == RLX_OP_LpPool || n->op == RLX_OP_GlobalLpPool))
+                *p = (rlx_node_attr){ .name = a->name, .type = RLX_ATTR_INT,
+                                      .i = a->f >= 1.0f && a->f <= 1024.0f ? (int64_t)a->f : 0 };
         } else if (ad->has_default) {
             p->name = (char *)ad->name;
             p->type = ad->type;

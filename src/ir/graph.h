@@ -267,6 +267,12 @@ rlx_status rlx_node_fault(const rlx_graph *g, const rlx_node *n, unsigned inputs
 /* "FLOAT", "INTS", ... (ONNX's names), for messages. Static. */
 const char *rlx_attr_type_name(rlx_attr_type t);
 
+/* Whether `name` is one of rlx's internal attribute names ("_rlx...", set
+ * by the passes: ir/ops/act.h). rlx_graph_add_node accepts them on any op
+ * (the passes, and tests through rlx_model_add_node); the ONNX importer
+ * refuses them, so that a model file cannot set internal state. */
+bool rlx_attr_name_internal(const char *name);
+
 const rlx_node_attr *rlx_node_attr_find(const rlx_node *n, const char *name);
 int64_t rlx_attr_int(const rlx_node *n, const char *name, int64_t def);
 float rlx_attr_float(const rlx_node *n, const char *name, float def);

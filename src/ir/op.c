@@ -124,26 +124,30 @@ static const struct {
     const char *name;
     rlx_attr_type type;
     int since, until;
+    bool required; /* ONNX's schema of those versions marks it required */
 } k_legacy_attrs[] = {
-#define CI(op) { RLX_OP_##op, "consumed_inputs", RLX_ATTR_INTS, 1, 6 }
-#define BC(op) { RLX_OP_##op, "broadcast", RLX_ATTR_INT, 1, 7 }, { RLX_OP_##op, "axis", RLX_ATTR_INT, 1, 7 }
+#define CI(op) { RLX_OP_##op, "consumed_inputs", RLX_ATTR_INTS, 1, 6, false }
+#define BC(op) \
+    { RLX_OP_##op, "broadcast", RLX_ATTR_INT, 1, 7, false }, { RLX_OP_##op, "axis", RLX_ATTR_INT, 1, 7, false }
     /* an optimisation hint of version 1 (any value: rlx allocates its own buffers) */
-    CI(Abs), CI(Add), CI(BatchNormalization), CI(Ceil), CI(Clip), CI(Div), CI(Dropout), CI(Elu), CI(Exp), CI(Floor),
+    CI(Abs), CI(Add), CI(Ceil), CI(Clip), CI(Div), CI(Dropout), CI(Elu), CI(Exp), CI(Floor),
     CI(HardSigmoid), CI(InstanceNormalization), CI(LeakyRelu), CI(Log), CI(Max), CI(Mean), CI(Min), CI(Mul), CI(Neg),
     CI(PRelu), CI(Reciprocal), CI(Relu), CI(Selu), CI(Sigmoid), CI(Sqrt), CI(Sub), CI(Sum), CI(Tanh),
+    /* BatchNormalization-1 requires it (its running mean and variance are updated in place) */
+    { RLX_OP_BatchNormalization, "consumed_inputs", RLX_ATTR_INTS, 1, 6, true },
     /* the binary ops' broadcasting before 7, honoured by passes/legacy.c (rlx_legacy_bcast) */
     BC(Add), BC(Sub), BC(Mul), BC(Div), BC(Pow), BC(And), BC(Or), BC(Xor), BC(Equal), BC(Greater), BC(Less),
     /* Gemm's C broadcasts from 7 on; with broadcast=0 C has the full shape, which broadcasting reads the same */
-    { RLX_OP_Gemm, "broadcast", RLX_ATTR_INT, 1, 7 },
+    { RLX_OP_Gemm, "broadcast", RLX_ATTR_INT, 1, 7, false },
     /* is_test of BatchNormalization and Dropout before 7: rlx runs inference whatever it says, as ONNX's
      * version converter drops it (onnxruntime has no kernel of these versions) */
-    { RLX_OP_BatchNormalization, "is_test", RLX_ATTR_INT, 1, 7 },
-    { RLX_OP_Dropout, "is_test", RLX_ATTR_INT, 1, 7 },
-    /* attributes whose type changed: the schema row holds the later type, and graph.c converts
-     * (convert_legacy_types) */
-    { RLX_OP_Cast, "to", RLX_ATTR_STRING, 1, 6 },
-    { RLX_OP_LpPool, "p", RLX_ATTR_FLOAT, 1, 2 },
-    { RLX_OP_GlobalLpPool, "p", RLX_ATTR_FLOAT, 1, 2 },
+    { RLX_OP_BatchNormalization, "is_test", RLX_ATTR_INT, 1, 7, false },
+    { RLX_OP_Dropout, "is_test", RLX_ATTR_INT, 1, 7, false },
+    /* attributes whose type changed: the node keeps the file's value of the old type, and its parameter
+     * slot (the schema row, of the later type) holds it converted (rlx_node_resolve_params) */
+    { RLX_OP_Cast, "to", RLX_ATTR_STRING, 1, 6, true },
+    { RLX_OP_LpPool, "p", RLX_ATTR_FLOAT, 1, 2, false },
+    { RLX_OP_GlobalLpPool, "p", RLX_ATTR_FLOAT, 1, 2, false },
 #undef CI
 #undef BC
 };
@@ -177,7 +181,7 @@ bool rlx_op_attr_at(const rlx_op_def *def, size_t k, const char **name, rlx_attr
         if (!k_legacy_attrs[i].name || k_legacy_attrs[i].op != def->id) continue;
         if (k--) continue;
         *name = k_legacy_attrs[i].name, *type = k_legacy_attrs[i].type;
-        *since = k_legacy_attrs[i].since, *until = k_legacy_attrs[i].until, *required = false;
+        *since = k_legacy_attrs[i].since, *until = k_legacy_attrs[i].until, *required = k_legacy_attrs[i].required;
         return true;
     }
     return false;

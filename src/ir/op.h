@@ -49,6 +49,9 @@ typedef struct rlx_attr_def {
     /* Removed because it became an input (Clip's min, Pad's pads): the
      * refusal says so. */
     bool became_input;
+    /* (required applies to the row's versions; an attribute required in
+     * some versions only has one row for each: the parameter slot is the
+     * first row of its name, which every row of the name fills) */
 } rlx_attr_def;
 
 /* Schema rows with a default (ONNX's documented default unless noted). */
@@ -60,8 +63,10 @@ typedef struct rlx_attr_def {
 #define RLX_ATTR_DEF_INT_SINCE(nm, v, since_) { nm, RLX_ATTR_INT, false, true, .i = (v), .since = (since_) }
 #define RLX_ATTR_DEF_FLOAT_SINCE(nm, v, since_) { nm, RLX_ATTR_FLOAT, false, true, .f = (v), .since = (since_) }
 #define RLX_ATTR_DEF_STRING_SINCE(nm, v, since_) { nm, RLX_ATTR_STRING, false, true, .s = (v), .since = (since_) }
-/* Rows of the versions before `until`, which made the attribute an input. */
+/* Rows of the versions before `until`, which made the attribute an input;
+ * _REQ: those versions require it (Slice-1's starts and ends). */
 #define RLX_ATTR_TO_INPUT(nm, type, until_) { nm, type, false, .until = (until_), .became_input = true }
+#define RLX_ATTR_TO_INPUT_REQ(nm, type, until_) { nm, type, true, .until = (until_), .became_input = true }
 
 enum {
     /* Output shapes depend on input values in a way that only running the

@@ -104,7 +104,14 @@ static rlx_status add_cast(widen_ctx *c, int from, int to, rlx_dtype dt) {
     rlx_node_attr a[1];
     RLX_TRY(rlx_node_attr_set_int(&a[0], "to", dt));
     int id; /* the node adopts a, and frees it on failure */
-    RLX_TRY(rlx_graph_add_node(c->g, "Cast", "", NULL, &from, 1, &to, 1, a, 1, &id));
+    /* a Cast whose to is an INT is Cast-6 or later (Cast-1's is a STRING):
+     * versions are resolved when a node is added, so the graph's opset is
+     * raised for this one in a model older than 6 */
+    int64_t opset = c->g->opset;
+    if (opset < 6) c->g->opset = 6;
+    rlx_status st = rlx_graph_add_node(c->g, "Cast", "", NULL, &from, 1, &to, 1, a, 1, &id);
+    c->g->opset = opset;
+    RLX_TRY(st);
     c->casts++;
     return RLX_OK;
 }

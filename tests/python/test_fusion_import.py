@@ -1,7 +1,9 @@
 """The fusion passes' internal contract never comes from a file: the
 importer refuses nodes of the internal domain "rlx" (exit 2, the op and
-domain named) and drops "_rlx_*" attributes (a Conv that claims a fused
-Sigmoid computes a plain Conv, checked against numpy). And RLX_FUSION_REPORT
+domain named) and refuses "_rlx..." attributes (a Conv that claims a fused
+Sigmoid fails to load naming the attribute, as onnxruntime refuses an
+unknown attribute; it was dropped silently before; without the attribute
+it computes the plain Conv, checked against numpy). And RLX_FUSION_REPORT
 names the fusion of a Conv + Relu model made here.
 
 Skips (exit 77) while rlx is not built."""
@@ -39,8 +41,8 @@ rc, so, se = R.run([RLX, "run", save(g, "internal.onnx", ["rlx"])])
 C.check(rc == 2 and "FusedElementwise" in se and "'rlx'" in se,
         "an rlx-domain node is refused with exit 2 naming op and domain (rc %d: %s)" % (rc, se.strip()[-200:]))
 
-# 2. "_rlx_act" on a Conv from a file is dropped: the output is the plain
-# convolution (a 1x1 conv: y[o] = sum_i w[o, i] x[i]), not its sigmoid
+# 2. "_rlx_act" on a Conv from a file is refused; without it the output is the
+# plain convolution (a 1x1 conv: y[o] = sum_i w[o, i] x[i])
 x = rng.uniform(-1, 1, size=(1, 3, 4, 5)).astype(np.float32)
 w = rng.uniform(-1, 1, size=(2, 3, 1, 1)).astype(np.float32)
 g = H.make_graph([H.make_node("Conv", ["x", "w"], ["y"], name="conv", _rlx_act=5)], "conv",
@@ -50,11 +52,18 @@ path = save(g, "conv_act.onnx")
 np.save(os.path.join(tmp, "x.npy"), x)
 out = os.path.join(tmp, "out")
 rc, so, se = R.run([RLX, "run", path, "--input", "x=" + os.path.join(tmp, "x.npy"), "--output-dir", out, "--iters", "0"])
-if C.check(rc == 0, "conv with a _rlx_act attribute runs (rc %d: %s)" % (rc, se.strip()[-200:])):
+C.check(rc == 2 and "'conv'" in se and "'_rlx_act'" in se and "internal" in se,
+        "conv with a _rlx_act attribute is refused naming node and attribute (rc %d: %s)" % (rc, se.strip()[-200:]))
+g = H.make_graph([H.make_node("Conv", ["x", "w"], ["y"], name="conv")], "conv",
+                 [H.make_tensor_value_info("x", T.FLOAT, [1, 3, 4, 5])], [H.make_tensor_value_info("y", T.FLOAT, None)],
+                 [NH.from_array(w, "w")])
+path = save(g, "conv_plain.onnx")
+rc, so, se = R.run([RLX, "run", path, "--input", "x=" + os.path.join(tmp, "x.npy"), "--output-dir", out, "--iters", "0"])
+if C.check(rc == 0, "the conv without it runs (rc %d: %s)" % (rc, se.strip()[-200:])):
     y = np.load(os.path.join(out, "y.npy"))
     want = np.einsum("oi,nihw->nohw", w[:, :, 0, 0], x)
     C.check(np.allclose(y, want, rtol=1e-5, atol=1e-6),
-            "the attribute is ignored: plain conv (max abs diff %g, rtol 1e-5)" % np.abs(y - want).max())
+            "plain conv (max abs diff %g, rtol 1e-5)" % np.abs(y - want).max())
 
 # 3. RLX_FUSION_REPORT: Conv + Relu fuses, one line naming pass, nodes, result
 g = H.make_graph([H.make_node("Conv", ["x", "w"], ["c"], name="conv"), H.make_node("Relu", ["c"], ["y"], name="relu")],
