@@ -332,7 +332,7 @@ def rlx_check(rlx, model, in_args, env, timeout):
         return {"error": (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1][:300]}
     out = {}
     for line in p.stdout.splitlines():
-        mm = re.match(r"\s+(\S+)\s+max abs diff (\S+) .*max rel diff (\S+), normwise rel (\S+)", line)
+        mm = re.match(r"\s+(\S+)\s+max abs diff (\S+) .*max rel diff ([^\s,]+).*normwise rel (\S+)", line)
         if mm:
             out[mm.group(1)] = {"max_abs": float(mm.group(2)), "max_rel": float(mm.group(3)),
                                 "normwise_rel": float(mm.group(4))}
