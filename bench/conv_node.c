@@ -18,13 +18,17 @@
  * and the implicit GEMM (rlx_nn_ig_force), CONV_NODE_WINO for the
  * Winograd path of 3x3 convolutions (rlx_nn_wino_force); CONV_NODE_PWT_GATHER=1: the
  * channels-in-lanes path gathers its positions from im2col instead of
- * reading them in place (rlx_nn_pwt_in_place). CONV_NODE_WFLUSH=BITS
+ * reading them in place (rlx_nn_pwt_in_place); CONV_NODE_PWT_ORDER=1 / 2: its
+ * tasks panel by panel / group by group (rlx_nn_pwt_order). CONV_NODE_WFLUSH=BITS
  * (with CONV_NODE_HOT=1): before each call, clflush only the transposed
  * weights of the channels-in-lanes path (1), the output (2), the input
  * (4), so that one operand comes from memory and the rest stays hot.
  * CONV_NODE_PW_PHASE=0 / 2: the pointwise path takes the positions of
  * strided convolutions from an im2col per run / always from phase rows
- * (rlx_nn_pw_phase_rows; default: by its rule). */
+ * (rlx_nn_pw_phase_rows; default: by its rule). CONV_NODE_INPLACE=1 (with
+ * RES 1): the output written over the residual input (only the pointwise
+ * path's fused epilogue allows it: for measuring what a planner that let
+ * them share would gain). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdio.h>
@@ -68,6 +72,7 @@ int main(int argc, char **argv) {
     if (getenv("CONV_NODE_DW")) rlx_nn_dw_force(atoi(getenv("CONV_NODE_DW")));
     if (getenv("CONV_NODE_PW_PHASE")) rlx_nn_pw_phase_rows(atoi(getenv("CONV_NODE_PW_PHASE")));
     if (getenv("CONV_NODE_PWT_GATHER")) rlx_nn_pwt_in_place(!atoi(getenv("CONV_NODE_PWT_GATHER")));
+    if (getenv("CONV_NODE_PWT_ORDER")) rlx_nn_pwt_order(atoi(getenv("CONV_NODE_PWT_ORDER")));
     printf("threads %d\n", rlx_parallel_threads());
     for (int a = 2; a < argc; a++) {
         long nb, cin, cout, h, k, s, res = 0, act = 1, grp = 1;
@@ -98,7 +103,11 @@ int main(int argc, char **argv) {
                    *r = test_tensor_random(RLX_DTYPE_F32, 4, yd, -1.0f, 1.0f),
                    *y = test_tensor_random(RLX_DTYPE_F32, 4, yd, -1.0f, 1.0f);
         const rlx_tensor *in[4] = { x, w, b, r };
-        rlx_tensor *out[1] = { y };
+        /* CONV_NODE_INPLACE=1 (with RES 1): the output written over the
+         * residual (a planner that let them share; the pointwise path's
+         * fused epilogue reads each residual element before writing it) */
+        bool inplace = res && getenv("CONV_NODE_INPLACE") && atoi(getenv("CONV_NODE_INPLACE"));
+        rlx_tensor *out[1] = { inplace ? r : y };
         rlx_cpu_sgemm_pack pk;
         if (rlx_cpu_prepare_node(NULL, &n, in, &pk)) {
             fprintf(stderr, "prepare: %s\n", rlx_last_error());

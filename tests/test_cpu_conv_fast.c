@@ -1419,7 +1419,9 @@ static void test_conv_winograd(void) {
  * im2col (rlx_nn_pwt_in_place); each with no activation, Relu, Clip, HardSwish, with and
  * without a residual and a bias. Every run: within run_conv's tolerance
  * of the reference, and the same bits as im2col + GEMM (weights packed
- * for it: rlx_nn_pwt_force(1)) at thread limits 1, 2, 3 and 5, outputs
+ * for it: rlx_nn_pwt_force(1)) at thread limits 1, 2, 3 and 5 (at 1 and
+ * 3 also with a task's pairs panel by panel and group by group:
+ * rlx_nn_pwt_order), outputs
  * poisoned with NaN, the plain weights poisoned during the packed runs
  * (fast_vs_ref); with the AVX-512 kernel every forced run must have
  * taken the path (rlx_nn_pwt_runs). */
@@ -1440,9 +1442,12 @@ static void pwt_bits(const char *what, const rlx_node *n, const rlx_tensor *cons
     bool avx512 = rlx_cpu_sgemm_kernel_get() == RLX_CPU_SGEMM_AVX512;
     CHECK_MSG(!avx512 || (pt.wt != NULL && pt.data == NULL), "%s: weights not transposed", what);
     size_t bytes = rlx_tensor_numel(gemm) * sizeof(float);
-    static const int lims[] = { 1, 2, 3, 5 };
+    /* thread limit, and the order of a task's (panel, group of tiles)
+     * pairs (rlx_nn_pwt_order: by shape, panel by panel, group by group) */
+    static const int lims[][2] = { { 1, 0 }, { 1, 1 }, { 1, 2 }, { 2, 0 }, { 3, 2 }, { 5, 0 } };
     for (size_t li = 0; li < ARRAY_LEN(lims); li++) {
-        int lim = lims[li], prev = rlx_parallel_set_limit(lim);
+        int lim = lims[li][0], prev = rlx_parallel_set_limit(lim);
+        rlx_nn_pwt_order(lims[li][1]);
         rlx_tensor *t = test_tensor(RLX_DTYPE_F32, rank, yd);
         rlx_tensor *t_o[1] = { t };
         poison(t);
@@ -1450,10 +1455,11 @@ static void pwt_bits(const char *what, const rlx_node *n, const rlx_tensor *cons
         CHECK_OK(rlx_cpu_run_node_packed(NULL, n, in, t_o, &pt));
         if (avx512) CHECK_MSG(rlx_nn_pwt_runs() == before + 1, "channels in lanes %s: did not run", what);
         CHECK_MSG(memcmp(t->data, gemm->data, bytes) == 0,
-                  "channels in lanes %s, %d threads: not the bits of im2col + GEMM", what, lim);
+                  "channels in lanes %s, %d threads, order %d: not the bits of im2col + GEMM", what, lim, lims[li][1]);
         rlx_tensor_destroy(t);
         rlx_parallel_set_limit(prev);
     }
+    rlx_nn_pwt_order(0);
     g_pwt_runs++;
     rlx_tensor_destroy(gemm);
     rlx_cpu_sgemm_pack_free(&pg);
@@ -1698,6 +1704,10 @@ static void test_conv_channels_in_lanes(void) {
          * with rows that leave steps out; 48 + 32 + 32 output channels */
         { "pwt 1x1 s2 C600->112 on 30x29 (gathered, 3 k panels, 33 tiles)", 2, 1, 600, 112, 1, { 30, 29 }, { 1, 1 },
           { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
+        /* x read in place with several groups and panels: group by group
+         * by shape where the epilogue is fused (pwt_by_group) */
+        { "pwt 1x1 C520->112 on 9x10 (in place, 3 k panels, 13 tiles)", 2, 1, 520, 112, 1, { 9, 10 }, { 1, 1 },
+          { 1, 1 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 1 },
         { "pwt 3x3 pad 1 C40->64 on 20x9 batch 2 (2 k panels, 40 tiles)", 2, 2, 40, 64, 1, { 20, 9 }, { 3, 3 },
           { 1, 1 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
         /* small planes: rows of 13 (tiles of 7 and 6), 9, 11 and 6

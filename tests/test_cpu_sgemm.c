@@ -12,6 +12,8 @@
  *  - rlx_cpu_sgemm (split over the worker pool) equals
  *    rlx_cpu_sgemm_serial (one thread) bit for bit; ctest runs this
  *    program with 1, 3 and 5 worker threads and the default (one per core).
+ *  - The epilogue of rlx_cpu_sgemm_serial_epi (test_epilogue): called on
+ *    blocks that cover C once, each when its sums are final.
  *  - Packed operands (test_packs): the same bits as plain ones, and the
  *    AVX2 and AVX-512 kernels the same bits as each other.
  *  - Each AVX-512 register tile (test_tiles: 8 x 32, 8 x 48, 12 x 32,
@@ -417,6 +419,76 @@ static void test_bert_splits(void) {
     }
 }
 
+/* rlx_cpu_sgemm_serial_epi's epilogue (test_epilogue): each call's block
+ * must be inside C, its sums final (the bits of the product without an
+ * epilogue) and seen once; the epilogue then writes 2 c + 1. */
+typedef struct epi_check {
+    const float *ref; /* the product without an epilogue */
+    float *c;
+    size_t m, n, ldc;
+    unsigned char *seen; /* [m * n] */
+    bool ok;
+    int calls;
+} epi_check;
+
+static void epi_visit(void *ctx, size_t i0, size_t m, size_t j0, size_t n) {
+    epi_check *e = ctx;
+    e->calls++;
+    if (i0 + m > e->m || j0 + n > e->n || !m || !n) {
+        e->ok = false;
+        return;
+    }
+    for (size_t i = i0; i < i0 + m; i++)
+        for (size_t j = j0; j < j0 + n; j++) {
+            float *v = e->c + i * e->ldc + j;
+            if (e->seen[i * e->n + j]++ || memcmp(v, e->ref + i * e->ldc + j, sizeof *v)) e->ok = false;
+            *v = 2.0f * *v + 1.0f;
+        }
+}
+
+/* The epilogue of rlx_cpu_sgemm_serial_epi on each kernel, over several
+ * row blocks (m past 128), column blocks (n past 2048), k panels (k past
+ * 256), with packed A, the one-row product (m 1), an empty k, and the
+ * blocks of C from a row and column inside a larger matrix (ldc). */
+static void test_epilogue(const rlx_cpu_sgemm_kernel *kernels, int n_kernels, rlx_cpu_sgemm_kernel def) {
+    static const size_t shapes[][3] = { { 300, 70, 40 }, { 20, 2100, 9 }, { 37, 75, 600 }, { 1, 300, 70 },
+                                        { 130, 33, 0 }, { 256, 196, 256 } };
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int kk = 0; kk < n_kernels; kk++) {
+            if (!rlx_cpu_sgemm_kernel_set(kernels[kk])) continue;
+            size_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2], ldc = n + 7;
+            bool ta = si % 2, tb = si % 3 == 0;
+            mat a = mat_new(ta, m, k ? k : 1), b = mat_new(tb, k ? k : 1, n);
+            rlx_cpu_sgemm_pack pa;
+            memset(&pa, 0, sizeof pa);
+            if (k) CHECK_OK(rlx_cpu_sgemm_pack_a(ta, 1, m, k, a.v, a.ld, 0, &pa));
+            float *ref = malloc(m * ldc * sizeof(float)), *c = malloc(m * ldc * sizeof(float));
+            unsigned char *seen = malloc(m * n);
+            for (int packed = 0; packed < (k ? 2 : 1); packed++) {
+                for (size_t i = 0; i < m * ldc; i++) ref[i] = c[i] = test_rand_uniform(-1.0f, 1.0f);
+                rlx_cpu_sgemm_packref ra = { &pa, 0, 0 };
+                rlx_cpu_sgemm_serial_packed(ta, tb, m, n, k, 0.75f, a.v, a.ld, b.v, b.ld, 0.0f, ref, ldc,
+                                            packed ? &ra : NULL, NULL);
+                memset(seen, 0, m * n);
+                epi_check e = { ref, c, m, n, ldc, seen, true, 0 };
+                rlx_cpu_sgemm_serial_epi(ta, tb, m, n, k, 0.75f, a.v, a.ld, b.v, b.ld, 0.0f, c, ldc,
+                                         packed ? &ra : NULL, NULL, epi_visit, &e);
+                bool all = true;
+                for (size_t i = 0; i < m * n; i++) all = all && seen[i] == 1;
+                for (size_t i = 0; i < m && all; i++)
+                    for (size_t j = 0; j < n; j++) {
+                        float want = 2.0f * ref[i * ldc + j] + 1.0f;
+                        if (memcmp(&want, c + i * ldc + j, sizeof want)) all = false;
+                    }
+                CHECK_MSG(e.ok && all, "%s: epilogue m %zu n %zu k %zu packed %d: blocks wrong (%d calls)",
+                          kernel_name(kernels[kk]), m, n, k, packed, e.calls);
+            }
+            if (k) rlx_cpu_sgemm_pack_free(&pa);
+            free(ref), free(c), free(seen), free(a.v), free(b.v);
+        }
+    CHECK(rlx_cpu_sgemm_kernel_set(def));
+}
+
 int main(void) {
     test_seed(test_seed_from_env());
     fprintf(stderr, "worker threads: %d, default kernel: %s\n", rlx_parallel_threads(),
@@ -441,6 +513,7 @@ int main(void) {
     }
     CHECK(rlx_cpu_sgemm_kernel_set(def));
     test_packs(kernels, 3, def);
+    test_epilogue(kernels, 3, def);
     test_tiles();
     CHECK(rlx_cpu_sgemm_kernel_set(def));
     test_gemv();

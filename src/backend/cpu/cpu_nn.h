@@ -244,6 +244,11 @@ size_t rlx_nn_pwt_runs(void);
  * the channels-in-lanes path read their positions in place from
  * zero-padded planes (the default) or gather them from im2col. */
 void rlx_nn_pwt_in_place(bool on);
+/* For tests and measurements: the order in which a task of the
+ * channels-in-lanes path runs its (weight panel, group of tiles) pairs:
+ * 0 by shape (the default), 1 panel by panel, 2 group by group (where
+ * the epilogue is fused; the same bits either way). */
+void rlx_nn_pwt_order(int order);
 
 /* The implicit-GEMM path (cpu_nn_conv_ig.c): whether it takes the
  * convolution of io with the weights packed as pk (k->pack; NULL: it does

@@ -28,7 +28,9 @@
  * residual by the GEMM path's epilogue (rlx_nn_conv_epilogue_block) over
  * the panel's finished output rows. A group of up to T_GROUP tiles runs
  * each k panel (T_KC steps of the weight panel, 48 KiB at most) before
- * the next, the weights read next prefetched meanwhile (pwt_item). Read in place, an output row's last tile is as
+ * the next, the weights read next prefetched meanwhile (pwt_item); a task
+ * runs its (weight panel, group) pairs panel by panel or, for 1x1s with
+ * small weights, group by group (pwt_by_group). Read in place, an output row's last tile is as
  * wide as what is left of the row (13: 7 + 6; kernels for 1 to 7
  * positions), so no position is computed past it, and the rows whose
  * kernel rows partly read padding (a 3x3 pad 1's first and last) leave
@@ -447,6 +449,81 @@ static void pwt_gather(void *ctx, size_t i0, size_t i1) {
     }
 }
 
+/* pwt_by_group: 0 by shape, 1 panel by panel, 2 group by group (rlx_nn_pwt_order) */
+static int g_pwt_order;
+
+void rlx_nn_pwt_order(int order) { g_pwt_order = order; }
+
+#if RLX_HAVE_AVX2_BUILD
+/* Whether pwt_item runs its block group by group: for each group of tiles
+ * every weight panel (the group's inputs read once, the block's weights
+ * once per group) rather than panel by panel (the block's inputs read
+ * once per panel). Only where the epilogue is fused into pwt_store (the
+ * GEMM path's epilogue runs over a panel's finished positions). By shape:
+ * 1x1s reading x in place with weights of at most 512 KiB (ResNet-50's
+ * 512->128 and 512->256 at 28x28: their 1.6 MiB input, read 3 or 6 times
+ * panel by panel, left L2 between the panels; bench/conv_node, 1 thread,
+ * caches evicted, medians us panel by panel -> group by group, 2026-12-06,
+ * load 9: 1006, 1032 -> 839, 859 and 1705, 1695 -> 1528, 1566; but
+ * 1024->256 at 14x14, 1 MiB of weights, 713, 708 -> 732, 745) */
+static bool pwt_by_group(const pwt_job *j, size_t nt, size_t nr, bool fused) {
+    if (!fused || nt < 2 || nr <= T_GROUP || g_pwt_order == 1) return false;
+    if (g_pwt_order == 2) return true;
+    return j->io.direct && j->io.kt * j->io.cog <= ((size_t)128 << 10);
+}
+
+/* One (weight panel, group of tiles) pair of pwt_item: each k panel of the
+ * weight panel wp (nc channels) over the group's gn tiles (g_ap, g_kind,
+ * g_kern as pwt_item sets them) before the next, the sums in accs. The
+ * weights read next (the next k panel; after the last, the first k panel
+ * of wn, nn channels wide, unless NULL) are fetched into L2 while a k
+ * panel's tiles run, spread over their steps (pwt_job.pf). */
+static void pwt_pair(const pwt_job *j, const float *wp, size_t nc, const float *wn, size_t nn, size_t gn,
+                     const float *const *g_ap, const size_t *g_kind, pwt_kern_fn *const *g_kern,
+                     float (*accs)[T_MR * T_W], const float *xn, size_t xn_len) {
+    size_t kt = j->io.kt, n_kp = ceil_div(kt, T_KC), ld = j->io.sp;
+    for (size_t q = 0; q < n_kp; q++) {
+        const char *nx = NULL;
+        size_t nx_bytes = 0;
+        if (j->pf) {
+            size_t p1 = (q + 1) * T_KC, k0 = kt < T_KC ? kt : T_KC; /* k0: a first k panel's steps */
+            if (q + 1 < n_kp)
+                nx = (const char *)(wp + p1 * nc), nx_bytes = (kt - p1 < T_KC ? kt - p1 : T_KC) * nc * 4;
+            else if (wn)
+                nx = (const char *)wn, nx_bytes = k0 * nn * 4;
+        }
+        for (size_t g = 0; g < gn; g++) {
+            size_t d = g_kind[g], s0 = q * T_KC, steps = (kt - s0 < T_KC ? kt - s0 : T_KC);
+            const int32_t *xo = NULL, *ks = NULL;
+            const float *ap = g_ap[g], *bp = wp + s0 * nc;
+            if (j->in_place) {
+                const size_t *ls = j->lst + d * (j->n_kp + 1);
+                steps = ls[q + 1] - ls[q];
+                xo = (d ? j->xo + (d - 1) * kt : j->xo0) + ls[q];
+                if (d) ks = j->ks + (d - 1) * kt + ls[q], bp = wp;
+            } else
+                ap += s0 * T_MR;
+            const char *pf = NULL;
+            size_t pfs = 0;
+            if (nx && steps) {
+                size_t b0 = nx_bytes * g / gn, b1 = nx_bytes * (g + 1) / gn;
+                pf = nx + b0, pfs = (b1 - b0 + steps - 1) / steps;
+                if (pfs > 64) pfs = 64; /* one prefetch a step: a line at most, the rest left to the hardware */
+            }
+            if (xn) { /* this tile's share of the k panel's rows of the next group's inputs, into L2 */
+                size_t p0 = q * T_KC + steps * g / gn, p1 = q * T_KC + steps * (g + 1) / gn;
+                for (size_t p = p0; p < p1; p++) {
+                    const char *row = (const char *)(xn + p * ld);
+                    for (size_t b = 0; b < xn_len * sizeof(float); b += 64) __builtin_prefetch(row + b, 0, 2);
+                    __builtin_prefetch(row + xn_len * sizeof(float) - 1, 0, 2);
+                }
+            }
+            g_kern[g](steps, ap, xo, ks, bp, accs[g], q > 0, pf, pfs);
+        }
+    }
+}
+#endif
+
 /* Task: (image and group, block of weight panels, block of tiles). */
 static void pwt_item(void *ctx, size_t item, float *scratch) {
     (void)scratch;
@@ -459,7 +536,7 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
     rlx_cpu_block_range(j->panels, 1, j->n_pb, pb, &t0, &nt);
     rlx_cpu_block_range(j->tiles, 1, j->n_tb, tb, &r0, &nr);
     if (!nt || !nr) return;
-    size_t kt = io->kt, sp = io->sp, n_kp = ceil_div(kt, T_KC);
+    size_t kt = io->kt, sp = io->sp;
     /* the sums of up to T_GROUP tiles: each k panel of a weight panel
      * runs over all of them before the next (the panel's T_KC x nc
      * weights, 48 KiB at most, read from memory once per group and from
@@ -486,77 +563,70 @@ static void pwt_item(void *ctx, size_t item, float *scratch) {
     size_t first = 0;
     if (j->in_place)
         while (first + 1 < nr && j->row_kind[(r0 + first) / j->tpr]) first++;
-    for (size_t t = t0; t < t0 + nt; t++) {
-        size_t c0, nc; /* nc a multiple of 16 */
-        pwt_panel(io->cog, t, &c0, &nc);
-        const float *wp = j->wt + (gi * io->cog + c0) * kt;
-        float *y = io->y + (n * io->c_out + gi * io->cog + c0) * sp;
-        size_t lo = sp, hi = 0; /* the block's positions */
-        size_t c1 = 0, n1 = 0; /* the next panel of the block */
-        if (t + 1 < t0 + nt) pwt_panel(io->cog, t + 1, &c1, &n1);
-        for (size_t g0 = 0; g0 < nr; g0 += T_GROUP) {
+    /* the block's (weight panel, group of tiles) pairs panel by panel or
+     * group by group (pwt_by_group) */
+    size_t n_groups = ceil_div(nr, T_GROUP);
+    bool by_group = pwt_by_group(j, nt, nr, epi.fused);
+    size_t outer = by_group ? n_groups : nt, inner = by_group ? nt : n_groups;
+    for (size_t o = 0; o < outer; o++) {
+        size_t lo = sp, hi = 0; /* panel by panel: the panel's positions */
+        for (size_t i = 0; i < inner; i++) {
+            size_t t = t0 + (by_group ? i : o), g0 = (by_group ? o : i) * T_GROUP;
             size_t gn = nr - g0 < T_GROUP ? nr - g0 : T_GROUP;
-            for (size_t g = 0; g < gn; g++) {
-                size_t r = r0 + (first + g0 + g) % nr;
-                if (j->in_place) {
-                    size_t oy = r / j->tpr, ox = r % j->tpr * T_MR, ow = j->ow;
-                    g_ap[g] = j->planes + ng * io->cig * j->plane + oy * j->wp + ox;
-                    g_pos[g] = oy * ow + ox, g_rows[g] = ow - ox < T_MR ? ow - ox : T_MR;
-                    g_kind[g] = j->row_kind[oy];
-                    g_kern[g] = g_pwt_kerns[g_kind[g] > 0][g_rows[g]][nc / 16 - 1];
-                } else {
-                    g_ap[g] = j->xt + (ng * j->tiles + r) * kt * T_MR;
-                    g_pos[g] = r * T_MR, g_rows[g] = sp - g_pos[g] < T_MR ? sp - g_pos[g] : T_MR, g_kind[g] = 0;
-                    g_kern[g] = g_pwt_kerns[0][0][nc / 16 - 1];
-                }
+            size_t c0, nc; /* nc a multiple of 16 */
+            pwt_panel(io->cog, t, &c0, &nc);
+            const float *wp = j->wt + (gi * io->cog + c0) * kt;
+            /* the weight panel of the next pair (its first k panel is
+             * fetched during this pair's last) */
+            const float *wn = NULL;
+            size_t nn = 0;
+            if (i + 1 < inner || o + 1 < outer) {
+                size_t tn = i + 1 < inner ? (by_group ? t + 1 : t) : (by_group ? t0 : t + 1), cn;
+                pwt_panel(io->cog, tn, &cn, &nn);
+                wn = j->wt + (gi * io->cog + cn) * kt;
             }
-            for (size_t q = 0; q < n_kp; q++) {
-                /* the weights read next (this panel's next k panel; after
-                 * the last, the next group's first or the next panel's),
-                 * fetched into L2 while this k panel's tiles run, spread
-                 * over their steps (pwt_job.pf) */
-                const char *nx = NULL;
-                size_t nx_bytes = 0;
-                if (j->pf) {
-                    size_t p1 = (q + 1) * T_KC, k0 = kt < T_KC ? kt : T_KC; /* k0: a first k panel's steps */
-                    if (q + 1 < n_kp)
-                        nx = (const char *)(wp + p1 * nc), nx_bytes = (kt - p1 < T_KC ? kt - p1 : T_KC) * nc * 4;
-                    else if (g0 + gn < nr)
-                        nx = (const char *)wp, nx_bytes = k0 * nc * 4;
-                    else if (n1)
-                        nx = (const char *)(j->wt + (gi * io->cog + c1) * kt), nx_bytes = k0 * n1 * 4;
-                }
+            if (!by_group || i == 0)
                 for (size_t g = 0; g < gn; g++) {
-                    size_t d = g_kind[g], s0 = q * T_KC, steps = (kt - s0 < T_KC ? kt - s0 : T_KC);
-                    const int32_t *xo = NULL, *ks = NULL;
-                    const float *ap = g_ap[g], *bp = wp + s0 * nc;
+                    size_t r = r0 + (first + g0 + g) % nr;
                     if (j->in_place) {
-                        const size_t *ls = j->lst + d * (j->n_kp + 1);
-                        steps = ls[q + 1] - ls[q];
-                        xo = (d ? j->xo + (d - 1) * kt : j->xo0) + ls[q];
-                        if (d) ks = j->ks + (d - 1) * kt + ls[q], bp = wp;
-                    } else
-                        ap += s0 * T_MR;
-                    const char *pf = NULL;
-                    size_t pfs = 0;
-                    if (nx && steps) {
-                        size_t b0 = nx_bytes * g / gn, b1 = nx_bytes * (g + 1) / gn;
-                        pf = nx + b0, pfs = (b1 - b0 + steps - 1) / steps;
-                        if (pfs > 64) pfs = 64; /* one prefetch a step: a line at most, the rest left to the hardware */
+                        size_t oy = r / j->tpr, ox = r % j->tpr * T_MR, ow = j->ow;
+                        g_ap[g] = j->planes + ng * io->cig * j->plane + oy * j->wp + ox;
+                        g_pos[g] = oy * ow + ox, g_rows[g] = ow - ox < T_MR ? ow - ox : T_MR;
+                        g_kind[g] = j->row_kind[oy];
+                    } else {
+                        g_ap[g] = j->xt + (ng * j->tiles + r) * kt * T_MR;
+                        g_pos[g] = r * T_MR, g_rows[g] = sp - g_pos[g] < T_MR ? sp - g_pos[g] : T_MR, g_kind[g] = 0;
                     }
-                    g_kern[g](steps, ap, xo, ks, bp, accs[g], q > 0, pf, pfs);
                 }
+            for (size_t g = 0; g < gn; g++)
+                g_kern[g] = j->in_place ? g_pwt_kerns[g_kind[g] > 0][g_rows[g]][nc / 16 - 1]
+                                        : g_pwt_kerns[0][0][nc / 16 - 1];
+            /* group by group with x read in place (1x1): during the
+             * first panel, the next group's inputs fetched into L2 (its
+             * rows are sp floats apart: no hardware prefetcher follows
+             * them; 512->128 at 28x28, caches evicted, medians 946, 986
+             * -> 839, 859 us) */
+            const float *xn = NULL;
+            size_t xn_len = 0;
+            if (by_group && i == 0 && io->direct && o + 1 < outer) {
+                size_t gq = nr - g0 - gn < T_GROUP ? nr - g0 - gn : T_GROUP, rq = r0 + (first + g0 + gn) % nr;
+                size_t pos = rq * T_MR;
+                xn = j->planes + ng * io->cig * j->plane + pos;
+                xn_len = gq * T_MR < sp - pos ? gq * T_MR : sp - pos;
             }
+            pwt_pair(j, wp, nc, wn, nn, gn, g_ap, g_kind, g_kern, accs, xn, xn_len);
+            float *y = io->y + (n * io->c_out + gi * io->cog + c0) * sp;
             for (size_t g = 0; g < gn; g++) {
                 pwt_store(accs[g], nc, y + g_pos[g], sp, g_rows[g], &epi, c0);
                 if (g_pos[g] < lo) lo = g_pos[g];
                 if (g_pos[g] + g_rows[g] > hi) hi = g_pos[g] + g_rows[g];
             }
+            /* panel by panel (the only order without the fused epilogue):
+             * the panel's positions [lo, hi) once its last group is stored */
+            if (!epi.fused && i + 1 == inner)
+                rlx_nn_conv_epilogue_block(y + lo, sp, nc, hi - lo, io->b ? io->b + gi * io->cog + c0 : NULL,
+                                           io->res ? io->res + (y + lo - io->y) : NULL, &io->act);
         }
-        /* the block's tiles: its positions are [lo, hi) */
-        if (!epi.fused)
-            rlx_nn_conv_epilogue_block(y + lo, sp, nc, hi - lo, io->b ? io->b + gi * io->cog + c0 : NULL,
-                                       io->res ? io->res + (y + lo - io->y) : NULL, &io->act);
     }
 #else
     (void)ctx, (void)item;

@@ -535,6 +535,8 @@ typedef struct sgemm_args {
     const float *a, *b;
     float *c;
     const rlx_cpu_sgemm_packref *pa, *pb; /* usable packs, or NULL */
+    rlx_cpu_sgemm_epi_fn *epi;            /* rlx_cpu_sgemm_serial_epi's, or NULL */
+    void *epi_ctx;
 } sgemm_args;
 
 /* Whether the product reads A's rows in place instead of packing them:
@@ -608,9 +610,26 @@ static void sgemm_packed(const sgemm_kernel *kd, const sgemm_args *g, float *apa
                     for (size_t jr = 0; jr < nc; jr += nr)
                         for (size_t ir = 0; ir < mc; ir += mr) SGEMM_TILE_AT(ir, jr);
                 else
-                    for (size_t ir = 0; ir < mc; ir += mr)
-                        for (size_t jr = 0; jr < nc; jr += nr) SGEMM_TILE_AT(ir, jr);
+                    for (size_t ir = 0; ir < mc; ir += mr) {
+                        /* A packed beforehand (a convolution's weights,
+                         * read from memory once per product): the next
+                         * row panel fetched into L2 while this one's tiles
+                         * run, spread over them (its rows follow in the
+                         * pack, also past this block) */
+                        const char *nx = NULL;
+                        size_t nb = 0, n_t = (nc + nr - 1) / nr, t = 0;
+                        if (g->pa && ic + ir + mr < g->m)
+                            nx = (const char *)(ap + (ir + mr) * kc), nb = mr * kc * sizeof(float);
+                        for (size_t jr = 0; jr < nc; jr += nr, t++) {
+                            if (nx)
+                                for (size_t b = nb * t / n_t / 64 * 64; b < nb * (t + 1) / n_t; b += 64)
+                                    __builtin_prefetch(nx + b, 0, 2);
+                            SGEMM_TILE_AT(ir, jr);
+                        }
+                    }
 #undef SGEMM_TILE_AT
+                /* the block's sums are final after the last k panel */
+                if (g->epi && pc + kc >= g->k) g->epi(g->epi_ctx, ic, mc, jc, nc);
             }
         }
     }
@@ -637,7 +656,8 @@ static __attribute__((noinline)) void sgemm_tiles_on_stack(const sgemm_kernel *k
     }
 }
 
-static void sgemm_own(const sgemm_args *g) {
+/* Whether the blocks' epilogue ran (sgemm_packed: per block). */
+static bool sgemm_own(const sgemm_args *g) {
     const sgemm_kernel *kd = kernel_get();
     size_t kc = min_sz(KC, g->k), mr = kd->mr, nr = kd->nr;
     size_t a_len = g->pa ? 0 : round_up(min_sz(MC / mr * mr, g->m), mr) * kc;
@@ -648,9 +668,10 @@ static void sgemm_own(const sgemm_args *g) {
     float *buf = a_pad + b_len ? rlx_scratch_get(RLX_SCRATCH_SGEMM, (a_pad + b_len) * sizeof(float)) : NULL;
     if (!buf && a_pad + b_len) {
         sgemm_tiles_on_stack(kd, g);
-        return;
+        return false;
     }
     sgemm_packed(kd, g, buf, buf ? buf + a_pad : NULL);
+    return true;
 }
 
 /* M = 1 (a GEMV: a classifier's Gemm, a decoder's MatMul at one token)
@@ -739,21 +760,18 @@ static void sgemm_serial(const sgemm_args *g) {
             else
                 for (size_t j = 0; j < g->n; j++) row[j] *= g->beta;
         }
-        return;
-    }
-    if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_BLAS) {
+    } else if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_BLAS) {
         cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans, g->tb ? CblasTrans : CblasNoTrans, (int)g->m,
                     (int)g->n, (int)g->k, g->alpha, g->a, (int)g->lda, g->b, (int)g->ldb, g->beta, g->c, (int)g->ldc);
-        return;
-    }
-    if (gemv_row(kernel_get(), g)) return;
-    sgemm_own(g);
+    } else if (!gemv_row(kernel_get(), g) && sgemm_own(g))
+        return; /* the epilogue ran block by block */
+    if (g->epi) g->epi(g->epi_ctx, 0, g->m, 0, g->n);
 }
 
 static sgemm_args args_of(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                           const float *b, size_t ldb, float beta, float *c, size_t ldc,
                           const rlx_cpu_sgemm_packref *pa, const rlx_cpu_sgemm_packref *pb) {
-    sgemm_args g = { ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c, NULL, NULL };
+    sgemm_args g = { ta, tb, m, n, k, lda, ldb, ldc, alpha, beta, a, b, c, NULL, NULL, NULL, NULL };
     if (rlx_cpu_gemm_policy_get() == RLX_CPU_GEMM_POOL) {
         const sgemm_kernel *kd = kernel_get();
         g.pa = ref_usable(pa, kd, m, k, false);
@@ -771,6 +789,15 @@ void rlx_cpu_sgemm_serial_packed(bool ta, bool tb, size_t m, size_t n, size_t k,
                                  size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc,
                                  const rlx_cpu_sgemm_packref *pa, const rlx_cpu_sgemm_packref *pb) {
     sgemm_args g = args_of(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pa, pb);
+    sgemm_serial(&g);
+}
+
+void rlx_cpu_sgemm_serial_epi(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a,
+                              size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc,
+                              const rlx_cpu_sgemm_packref *pa, const rlx_cpu_sgemm_packref *pb,
+                              rlx_cpu_sgemm_epi_fn *epi, void *epi_ctx) {
+    sgemm_args g = args_of(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pa, pb);
+    g.epi = epi, g.epi_ctx = epi_ctx;
     sgemm_serial(&g);
 }
 

@@ -172,6 +172,20 @@ void rlx_cpu_sgemm_serial_packed(bool ta, bool tb, size_t m, size_t n, size_t k,
                                  size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc,
                                  const rlx_cpu_sgemm_packref *pa, const rlx_cpu_sgemm_packref *pb);
 
+/* rlx_cpu_sgemm_serial_packed with an epilogue: epi(epi_ctx, i0, m, j0, n)
+ * is called on each block of C (rows [i0, i0 + m), columns [j0, j0 + n)
+ * of this product's C) as soon as its sums are final, once per element,
+ * the blocks disjoint and covering C (the packed product's blocks of up
+ * to 128 rows, while they are in the caches; the other routes: all of C
+ * at the end). A convolution's bias, residual and activation run there
+ * (cpu_nn_conv_fast.c). The same bits as the product followed by epi
+ * over C. */
+typedef void rlx_cpu_sgemm_epi_fn(void *ctx, size_t i0, size_t m, size_t j0, size_t n);
+void rlx_cpu_sgemm_serial_epi(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha, const float *a,
+                              size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc,
+                              const rlx_cpu_sgemm_packref *pa, const rlx_cpu_sgemm_packref *pb,
+                              rlx_cpu_sgemm_epi_fn *epi, void *epi_ctx);
+
 /* rlx_cpu_sgemm on the calling thread (for callers that already run inside
  * the pool's tasks); the same bits as rlx_cpu_sgemm. Allocates the packed
  * panels (up to about 2 MiB) per call; without memory it runs tile by tile
