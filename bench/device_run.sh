@@ -95,6 +95,7 @@
 #                                            # gpu.warm_pipelines=0 (the first run compiles); coldstart.txt
 #   bash bench/device_run.sh f16tiles        # ~3 min: f16 GEMM f32 sums vs f16 sums per forced tile (f16tiles.txt)
 #   bash bench/device_run.sh bertgraph       # ~1 min: PyTorch BERT-base CUDA graph, f32 and f16 (bertgraph.txt)
+#   bash bench/device_run.sh q8shapes        # ~2 min: int8 products by shape, gen vs wg64x64 / wg64x128, torch._int_mm (q8shapes.txt)
 #   bash bench/device_run.sh q8ab            # ~5 min: integer GEMM / convolutions now vs gpu.qgemm_tile=legacy (q8ab.txt)
 #   bash bench/device_run.sh qconv           # ~5 min: the integer GEMM and convolutions (ConvInteger,
 #                                            # QLinearConv, MatMulInteger, QLinearMatMul): backend-ops --full
@@ -714,6 +715,22 @@ for b in (1, 8):
     print('bert_base batch', b, json.dumps(compare.run_torch('bert_base', b, 30, 10)))
     print('bert_base f16 batch', b, json.dumps(compare.run_torch('bert_base', b, 30, 10, half=True)))
 ") 2>&1 | tee "$OUT/bertgraph.txt"
+      ;;
+    q8shapes)
+      # ~2 min: which integer GEMM auto should run for large products (issue
+      # 12): int8 MatMulInteger over $Q8S_SHAPES (M x K x N) under
+      # gpu.qgemm_tile=gen (auto's choice for m >= 16: the generated kernel
+      # with the f32 rule's tile) and wg64x64 / wg64x128 (the workgroup
+      # tiles), torch._int_mm as the peer in the first pass; q8shapes.txt
+      {
+        sh=${Q8S_SHAPES:-512x512x512,1024x1024x1024,2048x2048x2048,4096x4096x4096,1024x4096x4096,4096x1024x4096,4096x4096x1024,256x4096x4096,128x768x3072,1024x3072x768}
+        t=--torch
+        for o in gpu.qgemm_tile=gen gpu.qgemm_tile=wg64x64 gpu.qgemm_tile=wg64x128; do
+          echo "-- int8 products, $o (at $(elapsed) s)"
+          timeout 150 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --shapes "$sh" --option "$o" --iters 20 $t
+          t=""
+        done
+      } 2>&1 | tee "$OUT/q8shapes.txt"
       ;;
     q8ab)
       # ~5 min: the integer GEMM and convolutions, today's kernels against
