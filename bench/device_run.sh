@@ -721,11 +721,12 @@ for b in (1, 8):
       # 12): int8 MatMulInteger over $Q8S_SHAPES (M x K x N) under
       # gpu.qgemm_tile=gen (auto's choice for m >= 16: the generated kernel
       # with the f32 rule's tile) and wg64x64 / wg64x128 (the workgroup
-      # tiles), torch._int_mm as the peer in the first pass; q8shapes.txt
+      # tiles) or $Q8S_VARIANTS, torch._int_mm as the peer in the first pass;
+      # q8shapes.txt
       {
         sh=${Q8S_SHAPES:-512x512x512,1024x1024x1024,2048x2048x2048,4096x4096x4096,1024x4096x4096,4096x1024x4096,4096x4096x1024,256x4096x4096,128x768x3072,1024x3072x768}
         t=--torch
-        for o in gpu.qgemm_tile=gen gpu.qgemm_tile=wg64x64 gpu.qgemm_tile=wg64x128; do
+        for o in ${Q8S_VARIANTS:-gpu.qgemm_tile=gen gpu.qgemm_tile=wg64x64 gpu.qgemm_tile=wg64x128}; do
           echo "-- int8 products, $o (at $(elapsed) s)"
           timeout 150 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds int8 --shapes "$sh" --option "$o" --iters 20 $t
           t=""

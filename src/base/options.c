@@ -215,7 +215,7 @@ static const opt_def k_opts[] = {
          gpu_qgemm_tile, 0,
          "the integer GEMM's variant (MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv): split k per workgroup "
          "for m <= 4, the generated tiled GEMM's int8 instance (gen: dot4I8Packed on words of 4 k, tiles as the f32 "
-         "GEMM's) for m >= 16, workgroup tiles for 8 <= m < 16 (wg: 16, 32 or 64 rows by m, 32 to 128 columns by the "
+         "GEMM's) for m >= 16 (a MatMul of at least 2^24 outputs: 64 x 64 workgroup tiles), workgroup tiles for 8 <= m < 16 (wg: 16, 32 or 64 rows by m, 32 to 128 columns by the "
          "grid's size against gpu.gemm_target_wg), else blocks of 4 x 4 per invocation (auto); gemv, gen, wg or reg "
          "forces one (an 8-bit y with n % 4 != 0 keeps reg), wgRxC workgroup tiles of R x C; 0: one output, or one "
          "word of four 8-bit outputs, per invocation; legacy: auto without the wg tiles for 8 <= m < 16, the "

@@ -629,19 +629,22 @@ static void qmatmul_rounding(bo_ctx *ctx, bo_case *c) {
  * == 0 so that every variant serves an 8-bit y) on the workgroup tiles and
  * the split-k GEMV. */
 static void qmatmul_edges(bo_ctx *ctx, bool ql) {
+    /* the last: auto's 64 x 64 workgroup tiles from 2^24 outputs, [4100, 3]
+     * x [3, 4096] (m partial in the last tile row) */
     static const char *const k_variant[] = { NULL, "gpu.qgemm_tile=wg", "gpu.qgemm_tile=gemv", "gpu.qgemm_tile=reg",
-                                             "gpu.qgemm_tile=0", "gpu.qgemm_tile=wg", "gpu.qgemm_tile=gemv" };
+                                             "gpu.qgemm_tile=0", "gpu.qgemm_tile=wg", "gpu.qgemm_tile=gemv", NULL };
     for (size_t t = 0; t < BO_LEN(k_variant); t++) {
         bo_case *c = bo_next(ctx, ql ? 21 : 10);
         if (!c) continue;
-        int64_t M = t < 5 ? 1 : 67, K = t < 5 ? 1 : 5, N = t < 5 ? 1 : 68;
+        bool big = t == BO_LEN(k_variant) - 1;
+        int64_t M = big ? 4100 : t < 5 ? 1 : 67, K = big ? 3 : t < 5 ? 1 : 5, N = big ? 4096 : t < 5 ? 1 : 68;
         int64_t ad[2] = { M, K }, bd[2] = { K, N };
         rlx_tensor *a = bo_rand_int(RLX_DTYPE_U8, 2, ad, 0, 255), *b = bo_rand_int(RLX_DTYPE_I8, 2, bd, -128, 127);
         rlx_tensor *za = bo_rand_int(RLX_DTYPE_U8, 1, &M, 100, 150), *zb = bo_rand_int(RLX_DTYPE_I8, 1, &N, -5, 5);
         if (k_variant[t]) bo_opt(c, k_variant[t]);
-        bo_desc(c, "%s u8[%lld,%lld] x i8[%lld,%lld] zp per row/column %s (edge shape)",
+        bo_desc(c, "%s u8[%lld,%lld] x i8[%lld,%lld] zp per row/column %s (%s)",
                 ql ? "QLinearMatMul" : "MatMulInteger", (long long)M, (long long)K, (long long)K, (long long)N,
-                k_variant[t] ? k_variant[t] : "auto");
+                k_variant[t] ? k_variant[t] : "auto", big ? "2^24 outputs: 64 x 64 tiles" : "edge shape");
         if (!ql) {
             rlx_tensor *in[4] = { a, b, za, zb };
             bool k[4] = { false, t % 2 == 0, true, true };

@@ -150,8 +150,8 @@ static const gpu_note k_gpu_notes[] = {
     { "MatMulInteger QLinearMatMul",
       "the integer GEMM (qgemm: i32 sums, bit-exact with the CPU's integer kernel; WGSL dot4I8Packed where it passes "
       "its self-test, gpu.dot4; by shape, gpu.qgemm_tile: k split across a workgroup for m <= 4, the generated "
-      "tiled GEMM's int8 instance (tiles as the f32 GEMM's) for m >= 16, tiles through workgroup memory for 8 <= m "
-      "< 16 (16 rows, 32 to 128 columns by the grid's size), else 4 x 4 blocks per invocation; an 8-bit y with n % "
+      "tiled GEMM's int8 instance (tiles as the f32 GEMM's) for m >= 16 (64 x 64 workgroup tiles from 2^24 "
+      "outputs), tiles through workgroup memory for 8 <= m < 16 (16 rows, 32 to 128 columns by the grid's size), else 4 x 4 blocks per invocation; an 8-bit y with n % "
       "4 != 0 keeps the blocks): int8 or uint8 operands of rank >= 1, at most 4 batch dims; zero points of the "
       "operand's type, one or per row of a / column of b (no batch dims). QLinearMatMul: f32 constant scales (one, "
       "per row, per column), a constant y zero point, an int8/uint8 y, a_scale * b_scale / y_scale finite and "

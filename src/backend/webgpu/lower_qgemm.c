@@ -127,18 +127,22 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
      * workgroup variants need n % 4 == 0 for an 8-bit y (whole words per
      * invocation), else "reg" or "0" runs. "gen": the int8 instance of the
      * generated tiled GEMM (gemm_gen.c, WG_GEMM_ELEM_Q8; lower_gemm.c's tile
-     * rule), as wg needs words. auto: gemv for m <= 4, gen for m >= 16, wg
-     * for 8 <= m < 16, else reg. "legacy": auto's choice without the wg
+     * rule), as wg needs words. auto: gemv for m <= 4, gen for m >= 16
+     * (but 64 x 64 workgroup tiles for a MatMul of at least 2^24 outputs:
+     * on the H100, BENCHMARKS.md, they beat gen's f32-rule tile only
+     * there, 1.2x at 4096 x 4096), wg for 8 <= m < 16, else reg. "legacy": auto's choice without the wg
      * tiles for 8 <= m < 16, the convolution's taps gathered byte by byte
      * (QGATHER 0) and the depthwise kernel one output at a time (the
      * kernels before the tile rule), kept to time against. */
     const char *opt = L->caps->cfg && L->caps->cfg->gpu_qgemm_tile ? L->caps->cfg->gpu_qgemm_tile : "auto";
     bool legacy = strcmp(opt, "legacy") == 0, au = strcmp(opt, "auto") == 0 || legacy;
     bool words = !requant || q->n % 4 == 0;
-    bool gen = words && (strcmp(opt, "gen") == 0 || (au && q->m >= 16));
+    bool big = !legacy && !q->conv && total >= ((uint64_t)1 << 24);
+    bool gen = words && (strcmp(opt, "gen") == 0 || (au && q->m >= 16 && !big));
     qtile qt = { 0 };
     bool forced = opt[0] == 'w' && opt[1] == 'g' && opt[2] >= '0' && opt[2] <= '9';
     if (forced) qtile_forced(opt + 2, &qt);
+    else if (au && big && q->m >= 16) qtile_forced("64x64", &qt), forced = true;
     int mode = !words                                                          ? 0
                : gen                                                           ? 1
                : strcmp(opt, "wg") == 0 || forced || (au && !legacy && q->m >= 8) ? 1
