@@ -41,24 +41,30 @@ static const char *const k_optional_passes[] = { "cse", "fuse_qdq", "fuse_qdq_co
                                                  "fuse_attention", "fuse_layernorm", "fuse_add_layernorm",
                                                  "fuse_elementwise", "fuse_qdq_ew", "widen_f16" };
 
-static const char *check_passes(const char *v, char *buf, size_t cap) {
+/* The first item of the comma-separated list v that is not one of
+ * names[0..count) (empty items pass), or NULL; *len its length. */
+static const char *unknown_item(const char *v, const char *const *names, size_t count, size_t *len) {
     for (const char *p = v; *p;) {
         size_t n = strcspn(p, ",");
         bool known = n == 0;
-        for (size_t i = 0; i < RLX_ARRAY_LEN(k_optional_passes) && !known; i++)
-            known = strlen(k_optional_passes[i]) == n && strncmp(k_optional_passes[i], p, n) == 0;
-        if (!known) {
-            /* The list comes from the table, so it cannot drift from what is accepted. */
-            int at = snprintf(buf, cap, "'%.*s' is not a pass that can be turned off (", (int)(n > 64 ? 64 : n), p);
-            for (size_t i = 0; i < RLX_ARRAY_LEN(k_optional_passes) && at >= 0 && (size_t)at < cap; i++)
-                at += snprintf(buf + at, cap - (size_t)at, "%s%s", i ? ", " : "", k_optional_passes[i]);
-            if (at >= 0 && (size_t)at < cap) snprintf(buf + at, cap - (size_t)at, ")");
-            return buf;
-        }
+        for (size_t i = 0; i < count && !known; i++) known = strlen(names[i]) == n && strncmp(names[i], p, n) == 0;
+        if (!known) return *len = n, p;
         p += n;
         if (*p == ',') p++;
     }
     return NULL;
+}
+
+static const char *check_passes(const char *v, char *buf, size_t cap) {
+    size_t n;
+    const char *p = unknown_item(v, k_optional_passes, RLX_ARRAY_LEN(k_optional_passes), &n);
+    if (!p) return NULL;
+    /* The list comes from the table, so it cannot drift from what is accepted. */
+    int at = snprintf(buf, cap, "'%.*s' is not a pass that can be turned off (", (int)(n > 64 ? 64 : n), p);
+    for (size_t i = 0; i < RLX_ARRAY_LEN(k_optional_passes) && at >= 0 && (size_t)at < cap; i++)
+        at += snprintf(buf + at, cap - (size_t)at, "%s%s", i ? ", " : "", k_optional_passes[i]);
+    if (at >= 0 && (size_t)at < cap) snprintf(buf + at, cap - (size_t)at, ")");
+    return buf;
 }
 
 /* The op types gpu.disable can name: every row of the op tables (the .def
@@ -82,20 +88,12 @@ static const char *const k_op_types[] = {
 /* gpu.disable: an unknown op type (a typo such as "conv") would be ignored
  * silently, so every name must be one of k_op_types. */
 static const char *check_op_types(const char *v, char *buf, size_t cap) {
-    for (const char *p = v; *p;) {
-        size_t n = strcspn(p, ",");
-        bool known = n == 0;
-        for (size_t i = 0; i < RLX_ARRAY_LEN(k_op_types) && !known; i++)
-            known = strlen(k_op_types[i]) == n && strncmp(k_op_types[i], p, n) == 0;
-        if (!known) {
-            snprintf(buf, cap, "'%.*s' is not an op type rlx knows (ONNX op types, e.g. Conv,Relu; `rlx ops` lists them)",
-                     (int)(n > 64 ? 64 : n), p);
-            return buf;
-        }
-        p += n;
-        if (*p == ',') p++;
-    }
-    return NULL;
+    size_t n;
+    const char *p = unknown_item(v, k_op_types, RLX_ARRAY_LEN(k_op_types), &n);
+    if (!p) return NULL;
+    snprintf(buf, cap, "'%.*s' is not an op type rlx knows (ONNX op types, e.g. Conv,Relu; `rlx ops` lists them)",
+             (int)(n > 64 ? 64 : n), p);
+    return buf;
 }
 
 static const char *check_attention_tile(const char *v, char *buf, size_t cap) {
