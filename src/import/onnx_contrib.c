@@ -1108,7 +1108,7 @@ static rlx_status x_matmul_nbits(cx *c) {
                         rlx_tensor_numel(S));
     bool zp_packed = Z && Z->dtype == RLX_DTYPE_U8;
     if (Z && (zp_packed ? rlx_tensor_numel(Z) != (size_t)N * zrow
-                        : (!rlx_dtype_is_float(Z->dtype) || rlx_tensor_numel(Z) != (size_t)N * nb)))
+                        : (Z->dtype != S->dtype || rlx_tensor_numel(Z) != (size_t)N * nb)))
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: zero_points must be uint8 with N * ceil(n_blocks * bits / 8) = %zu "
                         "elements or of the scales' type with %zu, has %s with %zu", c->label, (size_t)N * zrow,
                         (size_t)N * nb, rlx_dtype_name(Z->dtype), rlx_tensor_numel(Z));

@@ -477,6 +477,14 @@ for K, bits, bs in ((64, 8, 2 ** 61), (1 << 24, 8, 2 ** 61), (64, 4, 2 ** 62), (
     C.check(rc > 0 and "matmulnbits" in se and "block_size" in se and "INVALID_MODEL" in se,
             "MatMulNBits block_size %d x bits %d past int64 fails naming the node (rc %d: %s)"
             % (bs, bits, rc, se.strip()[-300:]))
+# float zero points of another type than the scales (the message said "of the
+# scales' type"; f16 zero points with f32 scales were taken)
+path = build("bad_zp_type", [node("MatMulNBits", ["a", "B", "s", "z"], ["y"], K=32, N=4, bits=4, block_size=32)],
+             {"a": f32(1, 32)}, {"y": F}, {"B": np.zeros((4, 1, 16), np.uint8), "s": f32(4),
+                                          "z": np.full(4, 8, np.float16)})
+rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
+C.check(rc > 0 and "matmulnbits" in se and "zero_points" in se and "f16" in se,
+        "MatMulNBits f16 zero points with f32 scales fail naming the node (rc %d: %s)" % (rc, se.strip()[-300:]))
 path = build("bad_scales", [node("MatMulNBits", ["a", "B", "s"], ["y"], K=64, N=4, bits=4, block_size=32)],
              {"a": f32(1, 64)}, {"y": F}, {"B": np.zeros((4, 2, 16), np.uint8), "s": f32(4)})
 rc, so, se = R.run([RLX, "run", path, "--iters", "0", "--quiet"])
