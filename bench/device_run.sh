@@ -95,6 +95,7 @@
 #                                            # gpu.warm_pipelines=0 (the first run compiles); coldstart.txt
 #   bash bench/device_run.sh f16tiles        # ~3 min: f16 GEMM f32 sums vs f16 sums per forced tile (f16tiles.txt)
 #   bash bench/device_run.sh bertgraph       # ~1 min: PyTorch BERT-base CUDA graph, f32 and f16 (bertgraph.txt)
+#   bash bench/device_run.sh bo              # ~1 min: backend-ops quick sweep of $BO_OPS on the GPU (bo.txt)
 #   bash bench/device_run.sh q8shapes        # ~2 min: int8 products by shape, gen vs wg64x64 / wg64x128, torch._int_mm (q8shapes.txt)
 #   bash bench/device_run.sh q8ab            # ~5 min: integer GEMM / convolutions now vs gpu.qgemm_tile=legacy (q8ab.txt)
 #   bash bench/device_run.sh qconv           # ~5 min: the integer GEMM and convolutions (ConvInteger,
@@ -715,6 +716,13 @@ for b in (1, 8):
     print('bert_base batch', b, json.dumps(compare.run_torch('bert_base', b, 30, 10)))
     print('bert_base f16 batch', b, json.dumps(compare.run_torch('bert_base', b, 30, 10, half=True)))
 ") 2>&1 | tee "$OUT/bertgraph.txt"
+      ;;
+    bo)
+      # ~1 min: the backend-ops harness's quick sweep of $BO_OPS (default the
+      # integer GEMM and convolutions) on the GPU; bo.txt
+      for op in ${BO_OPS:-MatMulInteger QLinearMatMul ConvInteger QLinearConv qgemm:gen qconv:gen}; do
+        RLX_TEST_REQUIRE_GPU=1 timeout 90 "$D/bin/test_backend_ops" --op "$op" 2>&1 | tail -1
+      done 2>&1 | tee "$OUT/bo.txt"
       ;;
     q8shapes)
       # ~2 min: which integer GEMM auto should run for large products (issue
