@@ -130,8 +130,9 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
      * rule), as wg needs words. auto: gemv for m <= 4, gen for m >= 16
      * (but 64 x 64 workgroup tiles for a MatMul of at least 2^24 outputs:
      * on the H100, BENCHMARKS.md, they beat gen's f32-rule tile only
-     * there, 1.2x at 4096 x 4096), wg for 8 <= m < 16, else reg. "legacy": auto's choice without the wg
-     * tiles for 8 <= m < 16, the convolution's taps gathered byte by byte
+     * there, 1.2x at 4096 x 4096), wg for 8 <= m < 16, else reg.
+     * "legacy": auto's choice without the wg tiles for 8 <= m < 16 (nor
+     * the 64 x 64 tiles for large products), the convolution's taps gathered byte by byte
      * (QGATHER 0) and the depthwise kernel one output at a time (the
      * kernels before the tile rule), kept to time against. */
     const char *opt = L->caps->cfg && L->caps->cfg->gpu_qgemm_tile ? L->caps->cfg->gpu_qgemm_tile : "auto";
