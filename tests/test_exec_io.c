@@ -435,6 +435,12 @@ static void test_bad_tensors(rlx_model *m) {
     hdr[4].dims[1] = 32;
     REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 4 ('xi')", "given f32 shape [2,32]");
     hdr[4].dims[1] = W;
+    /* a rank out of range is said as such (the message showed "[]") */
+    hdr[4].rank = 9;
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 4 ('xi')", "given f32 shape of rank 9 (0 to 8)");
+    hdr[4].rank = -3;
+    REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 4 ('xi')", "given f32 shape of rank -3");
+    hdr[4].rank = 2;
     outs[5] = NULL;
     REFUSED(rlx_session_run_into(s, 1, &nx, &inp, outs), "output 5 ('r')", "NULL");
     outs[5] = &hdr[5];

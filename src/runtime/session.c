@@ -762,12 +762,16 @@ static rlx_status run_into_locked(rlx_session *s, size_t n_inputs, const char *c
         char a[96], b[96];
         if (!t) return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu ('%s'): the tensor is NULL", i, v->name);
         if (t->dtype != v->dtype || t->rank != rank || (rank && memcmp(t->dims, v->dims, (size_t)rank * sizeof t->dims[0])) ||
-            t->nbytes < nb)
+            t->nbytes < nb) {
+            if (t->rank < 0 || t->rank > RLX_MAX_RANK) /* its dims are not to be read */
+                snprintf(b, sizeof b, "of rank %d (0 to %d)", t->rank, RLX_MAX_RANK);
+            else
+                rlx_shape_str(t->dims, t->rank, b, sizeof b);
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT,
                             "output %zu ('%s'): expected %s shape %s (%llu bytes), given %s shape %s (nbytes %zu)", i,
                             v->name, rlx_dtype_name(v->dtype), rlx_shape_str(v->dims, rank, a, sizeof a), (unsigned long long)nb,
-                            rlx_dtype_name(t->dtype),
-                            rlx_shape_str(t->dims, t->rank < 0 || t->rank > RLX_MAX_RANK ? 0 : t->rank, b, sizeof b), t->nbytes);
+                            rlx_dtype_name(t->dtype), b, t->nbytes);
+        }
         if (nb && !t->data)
             return rlx_fail(RLX_ERR_INVALID_ARGUMENT, "output %zu ('%s'): data is NULL (%llu bytes expected)", i, v->name,
                             (unsigned long long)nb);
