@@ -1135,7 +1135,7 @@ static void wg_destroy_exe(rlx_backend_exe *e) {
     if (!e) return;
     wg_backend *b = e->b;
     wg_device_lock(b);
-    for (size_t i = 0; i < e->n_disp; i++)
+    for (size_t i = 0; e->disp && i < e->n_disp; i++) /* (no disp when a lowering failed at compile) */
         if (e->disp[i].bg) wgpuBindGroupRelease(e->disp[i].bg);
     free(e->disp);
     for (size_t k = 0; k < e->n_arena; k++) release_buffer(&e->arena[k]);
