@@ -669,7 +669,8 @@ static void qmatmul_edges(bo_ctx *ctx, bool ql) {
  * (unaligned rows), uint8 and int8 operands in all pairings, zero points
  * absent, scalar and per row / column, QLinearMatMul scales per tensor,
  * row and column, y uint8 and int8; 128 x 128 and 128 x 64 tiles
- * (gpu.gemm_tile). The convolutions: qconv:gen (cases_nn.c). */
+ * (gpu.gemm_tile); two with a long k in k slices (gpu.gemm_splitk as the
+ * variants). The convolutions: qconv:gen (cases_nn.c). */
 typedef struct qgen_mm {
     bool ql;
     int64_t ba, bb; /* batch: a [ba, ...] (0: none), b [bb, ...] (0: none) */
@@ -679,20 +680,23 @@ typedef struct qgen_mm {
     bool kb;        /* b a constant */
     bool rows, cols; /* QLinearMatMul: a_scale per row, b_scale per column */
     const char *tile; /* gpu.gemm_tile, or NULL */
+    int split;        /* > 0: the variants are gpu.gemm_splitk=split and =64 (the slices' partial sums) */
 } qgen_mm;
 
 static const qgen_mm k_qgen_mm[] = {
-    { false, 0, 0, 67, 5, 70, false, true, 0, true, false, false, NULL },
-    { false, 0, 0, 17, 3, 9, true, false, 1, false, false, false, NULL },
-    { false, 0, 0, 1, 9, 5, false, false, 2, true, false, false, NULL },
-    { false, 2, 3, 20, 13, 21, false, false, 2, false, false, false, NULL }, /* [2,1,..] x [3,..] */
-    { false, 0, 0, 130, 70, 132, false, true, 1, true, false, false, "gpu.gemm_tile=8x8,16x16,16" },
-    { false, 0, 0, 129, 21, 66, true, true, 2, false, false, false, "gpu.gemm_tile=8x4,16x16,16" },
-    { true, 0, 0, 70, 37, 68, false, true, 1, true, false, true, NULL },
-    { true, 2, 0, 33, 130, 36, true, true, 2, false, true, false, NULL },
-    { true, 0, 0, 16, 2, 4, false, false, 0, false, false, false, NULL },
-    { true, 0, 0, 100, 50, 72, true, false, 2, true, true, true, "gpu.gemm_tile=8x8,16x16,16" },
-    { true, 0, 2, 19, 7, 8, false, true, 1, false, false, true, "gpu.gemm_tile=4x8,16x8,16" },
+    { false, 0, 0, 67, 5, 70, false, true, 0, true, false, false, NULL, 0 },
+    { false, 0, 0, 17, 3, 9, true, false, 1, false, false, false, NULL, 0 },
+    { false, 0, 0, 1, 9, 5, false, false, 2, true, false, false, NULL, 0 },
+    { false, 2, 3, 20, 13, 21, false, false, 2, false, false, false, NULL, 0 }, /* [2,1,..] x [3,..] */
+    { false, 0, 0, 130, 70, 132, false, true, 1, true, false, false, "gpu.gemm_tile=8x8,16x16,16", 0 },
+    { false, 0, 0, 129, 21, 66, true, true, 2, false, false, false, "gpu.gemm_tile=8x4,16x16,16", 0 },
+    { true, 0, 0, 70, 37, 68, false, true, 1, true, false, true, NULL, 0 },
+    { true, 2, 0, 33, 130, 36, true, true, 2, false, true, false, NULL, 0 },
+    { true, 0, 0, 16, 2, 4, false, false, 0, false, false, false, NULL, 0 },
+    { true, 0, 0, 100, 50, 72, true, false, 2, true, true, true, "gpu.gemm_tile=8x8,16x16,16", 0 },
+    { true, 0, 2, 19, 7, 8, false, true, 1, false, false, true, "gpu.gemm_tile=4x8,16x8,16", 0 },
+    { false, 0, 0, 40, 701, 37, false, true, 2, false, false, false, NULL, 3 },
+    { true, 2, 0, 24, 517, 40, true, false, 1, true, false, true, NULL, 5 },
 };
 
 static void gen_qgen_mm(bo_ctx *ctx, const qgen_mm *g) {
@@ -718,15 +722,23 @@ static void gen_qgen_mm(bo_ctx *ctx, const qgen_mm *g) {
     if (g->tile) bo_opt(c, g->tile);
     /* (lavapipe compiles each variant: about 10 s a session) */
     size_t i = (size_t)(g - k_qgen_mm);
-    bo_variant(c, i % 2 ? "gpu.qgemm_tile=reg" : "gpu.qgemm_tile=wg");
-    if (i % 3 == 0) bo_variant(c, "gpu.dot4=0");
-    else bo_variant(c, g->tile ? "gpu.gemm_tile=4x4,16x16,16" : "gpu.gemm_tile=8x8,16x16,16");
+    char sk[32];
+    snprintf(sk, sizeof sk, "gpu.gemm_splitk=%d", g->split);
+    if (g->split) {
+        bo_variant(c, sk);
+        bo_variant(c, "gpu.gemm_splitk=64"); /* as many slices as two k tiles each allow */
+    } else {
+        bo_variant(c, i % 2 ? "gpu.qgemm_tile=reg" : "gpu.qgemm_tile=wg");
+        if (i % 3 == 0) bo_variant(c, "gpu.dot4=0");
+        else bo_variant(c, g->tile ? "gpu.gemm_tile=4x4,16x16,16" : "gpu.gemm_tile=8x8,16x16,16");
+    }
     char s1[64], s2[64];
     bo_desc(c, "%s %s%s x %s%s zp %s%s gpu.qgemm_tile=gen%s%s", g->ql ? "QLinearMatMul" : "MatMulInteger",
             rlx_dtype_name(at), bo_shape_str(sa.rank, sa.d, s1, sizeof s1), rlx_dtype_name(bt),
             bo_shape_str(sb.rank, sb.d, s2, sizeof s2),
             g->zmode == 0 ? (g->ql ? "0" : "none") : g->zmode == 1 ? "scalar" : "per row/column",
             g->kb ? " b constant" : "", g->tile ? " " : "", g->tile ? g->tile : "");
+    if (g->split) bo_desc(c, " (variants %s, =64: k slices)", sk);
     if (!g->ql) {
         rlx_tensor *in[4] = { a, b, za, zb };
         bool k[4] = { false, g->kb, true, true };

@@ -547,21 +547,26 @@ static void gen_qconv(bo_ctx *ctx, const void *arg) {
  * 1x1 stride 2 and 3x3 / 5x5 (the implicit im2col's gathered words),
  * groups, dilation, batch 2, odd channel counts, x / w in the four
  * pairings, zero points absent, scalar and per channel, QLinearConv with
- * and without bias (n % 4 == 0: the 8-bit y in whole words). */
+ * and without bias (n % 4 == 0: the 8-bit y in whole words); two with a
+ * long k also split into k slices (gpu.gemm_splitk, a variant: the
+ * unsplit kernel's bits). */
 typedef struct qgen_conv {
     bool ql;
     int64_t nb, cin, cout, grp, k, s, p, d, h, w;
     bool xs, ws;
     int zmode;
+    int split; /* > 0: also a variant with gpu.gemm_splitk=split (the slices' partial sums, MODE 3) */
 } qgen_conv;
 
 static const qgen_conv k_qgen_conv[] = {
-    { false, 2, 20, 24, 1, 1, 1, 0, 1, 5, 5, false, true, 1 },  /* pointwise */
-    { true, 1, 8, 18, 1, 3, 1, 1, 1, 7, 8, false, true, 2 },    /* 3x3 pad 1 */
-    { true, 2, 12, 20, 2, 3, 2, 1, 1, 9, 7, true, false, 1 },   /* groups, stride 2 */
-    { false, 1, 16, 17, 1, 1, 2, 0, 1, 7, 7, true, true, 0 },   /* 1x1 stride 2 */
-    { false, 1, 6, 33, 1, 5, 1, 2, 2, 9, 10, false, false, 2 }, /* 5x5 dilation 2 */
-    { true, 1, 32, 40, 1, 1, 1, 0, 1, 6, 6, false, true, 1 },   /* pointwise, requantized */
+    { false, 2, 20, 24, 1, 1, 1, 0, 1, 5, 5, false, true, 1, 0 },  /* pointwise */
+    { true, 1, 8, 18, 1, 3, 1, 1, 1, 7, 8, false, true, 2, 0 },    /* 3x3 pad 1 */
+    { true, 2, 12, 20, 2, 3, 2, 1, 1, 9, 7, true, false, 1, 0 },   /* groups, stride 2 */
+    { false, 1, 16, 17, 1, 1, 2, 0, 1, 7, 7, true, true, 0, 0 },   /* 1x1 stride 2 */
+    { false, 1, 6, 33, 1, 5, 1, 2, 2, 9, 10, false, false, 2, 0 }, /* 5x5 dilation 2 */
+    { true, 1, 32, 40, 1, 1, 1, 0, 1, 6, 6, false, true, 1, 0 },   /* pointwise, requantized */
+    { true, 2, 64, 24, 1, 3, 1, 1, 1, 6, 5, false, true, 2, 4 }, /* k 576 in slices, requantized */
+    { false, 1, 90, 18, 2, 3, 2, 1, 1, 7, 9, true, true, 1, 7 }, /* k 405 per group in slices, i32 y */
 };
 
 static void gen_qgen_conv(bo_ctx *ctx, const void *arg) {
@@ -577,7 +582,10 @@ static void gen_qgen_conv(bo_ctx *ctx, const void *arg) {
         c->expect_op = q->ql ? "QLinearConv" : "ConvInteger";
         bo_opt(c, "gpu.qgemm_tile=gen");
         bo_variant(c, "gpu.qgemm_tile=wg");
-        bo_desc(c, "gpu.qgemm_tile=gen: ");
+        char sk[32];
+        snprintf(sk, sizeof sk, "gpu.gemm_splitk=%d", q->split);
+        if (q->split) bo_variant(c, sk);
+        bo_desc(c, "gpu.qgemm_tile=gen%s%s: ", q->split ? ", variant " : "", q->split ? sk : "");
         qconv_case(ctx, c, q->ql, (int)i, q->xs ? RLX_DTYPE_I8 : RLX_DTYPE_U8, q->ws ? RLX_DTYPE_I8 : RLX_DTYPE_U8,
                    &xsh, &wsh, &g, q->grp, q->zmode, i % 2 == 0);
     }

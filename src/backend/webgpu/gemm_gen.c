@@ -431,24 +431,36 @@ static char *gen_q8(const wg_gemm_kernel *k) {
     wg_src_printf(&b, "//!include qrequant\n//!include qgemm_body\n//!include qgemm_wg\n\n");
     wg_src_printf(&b, "var<workgroup> As: array<vec4<u32>, %u>;\nvar<workgroup> Bs: array<vec4<u32>, %u>;\n\n",
                   bm4 * k->bk, bn4 * k->bk);
-    /* the grid: one workgroup per (batch item, BM x BN block); P.threads
-     * counts the batch items (as MODE 1's) */
+    /* the grid: one workgroup per (batch item, BM x BN block), times the
+     * k slices with split-K (the slice outermost); P.threads counts the
+     * batch items (as MODE 1's) */
     wg_src_printf(&b,
                   "@compute @workgroup_size(%u, %u)\n"
                   "fn main(@builtin(local_invocation_id) lid3: vec3u, @builtin(workgroup_id) wid: vec3u,\n"
                   "        @builtin(num_workgroups) nwg: vec3u) {\n"
                   "    let tx = lid3.x;\n    let ty = lid3.y;\n    let li = ty * %uu + tx;\n"
-                  "    let wl = wid.x + wid.y * nwg.x;\n"
-                  "    let gn = (P.n + %uu) / %uu;\n    let gm = (P.m + %uu) / %uu;\n"
-                  "    if (wl >= gn * gm * P.threads) { return; }\n"
+                  "    let gn = (P.n + %uu) / %uu;\n    let gm = (P.m + %uu) / %uu;\n",
+                  k->wgx, k->wgy, k->wgx, 4 * bn4 - 1, 4 * bn4, 4 * bm4 - 1, 4 * bm4);
+    if (k->splitk)
+        wg_src_printf(&b, "    let wall = wid.x + wid.y * nwg.x;\n    let tiles = gn * gm * P.threads;\n"
+                          "    if (wall >= tiles * P.nsplit) { return; }\n    let slice = wall / tiles;\n"
+                          "    let wl = wall %% tiles;\n");
+    else
+        wg_src_printf(&b, "    let wl = wid.x + wid.y * nwg.x;\n    if (wl >= gn * gm * P.threads) { return; }\n");
+    wg_src_printf(&b,
                   "    let bi = wl / (gn * gm);\n    let n0 = %uu * (wl %% gn);\n    let m0 = %uu * ((wl / gn) %% gm);\n"
                   "    let base = qbatch(bi);\n    let kw = (P.k + 3u) / 4u;\n    let ones = 0x01010101u;\n",
-                  k->wgx, k->wgy, k->wgx, 4 * bn4 - 1, 4 * bn4, 4 * bm4 - 1, 4 * bm4, 4 * bn4, 4 * bm4);
+                  4 * bn4, 4 * bm4);
     uint32_t nq = k->tm * k->tn / 4;
     for (uint32_t q = 0; q < nq; q++) wg_src_printf(&b, "    var c%u = vec4<i32>(0);\n", q);
     for (uint32_t j = 0; j < na; j++) wg_src_printf(&b, "    var la%u = vec4<i32>(0);\n", j);
     for (uint32_t j = 0; j < nb; j++) wg_src_printf(&b, "    var lb%u = vec4<i32>(0);\n", j);
-    wg_src_printf(&b, "    for (var k0 = 0u; k0 < kw; k0 = k0 + %uu) {\n", k->bk);
+    /* a slice's k words: ks_words is a multiple of BK, so that a tile's
+     * words past the slice are past k (word_a_at / word_b4 give 0) */
+    if (k->splitk)
+        wg_src_printf(&b, "    let kend = min(kw, (slice + 1u) * P.ks_words);\n"
+                          "    for (var k0 = slice * P.ks_words; k0 < kend; k0 = k0 + %uu) {\n", k->bk);
+    else wg_src_printf(&b, "    for (var k0 = 0u; k0 < kw; k0 = k0 + %uu) {\n", k->bk);
     gen_qloads(&b, k);
     wg_src_printf(&b, "        workgroupBarrier();\n");
     for (uint32_t kq = 0; kq < k->bk; kq++) {
@@ -487,14 +499,19 @@ static char *gen_q8(const wg_gemm_kernel *k) {
     /* the epilogue: acc = dot - za sb - zb sa + k za zb, stored by qstore4
      * (i32, or requantized into whole words) */
     static const char comp[4] = { 'x', 'y', 'z', 'w' };
-    wg_src_printf(&b, "    let kk = i32(P.k);\n");
+    if (!k->splitk) wg_src_printf(&b, "    let kk = i32(P.k);\n");
     for (uint32_t ii = 0; ii < k->tm / 4; ii++)
         for (uint32_t r = 0; r < 4; r++) {
             wg_src_printf(&b, "    { let mm = m0 + %uu + 4u * ty;\n      if (mm < P.m) {\n        let za = zp_a(base.z + mm);\n",
                           4 * ii * k->wgy + r);
             for (uint32_t jj = 0; jj < k->tn / 4; jj++)
-                wg_src_printf(&b, "        if (nn%u < P.n) { qstore4(bi, mm, base.z + mm, nn%u, c%u - za * sb%u - zb%u * sa%u.%c + kk * za * zb%u); }\n",
-                              jj, jj, (ii * 4 + r) * (k->tn / 4) + jj, jj, jj, ii, comp[r], jj);
+                if (k->splitk) /* the slice's partial sums, k za zb added by MODE 3 */
+                    wg_src_printf(&b, "        if (nn%u < P.n) { qpart4(slice * P.total + (bi * P.m + mm) * P.n + nn%u, nn%u, "
+                                      "c%u - za * sb%u - zb%u * sa%u.%c); }\n",
+                                  jj, jj, jj, (ii * 4 + r) * (k->tn / 4) + jj, jj, jj, ii, comp[r]);
+                else
+                    wg_src_printf(&b, "        if (nn%u < P.n) { qstore4(bi, mm, base.z + mm, nn%u, c%u - za * sb%u - zb%u * sa%u.%c + kk * za * zb%u); }\n",
+                                  jj, jj, (ii * 4 + r) * (k->tn / 4) + jj, jj, jj, ii, comp[r], jj);
             wg_src_printf(&b, "    } }\n");
         }
     wg_src_printf(&b, "}\n");

@@ -510,47 +510,52 @@ static rlx_status emit_gemv(wg_lower *L, const wg_gemm *m) {
     return nsplit > 1 ? emit_reduce(L, m, nsplit) : RLX_OK;
 }
 
+uint64_t wg_gemm_split_count(const wg_caps *c, uint64_t M, uint64_t N, uint64_t K, uint64_t nbatch, uint64_t tiles,
+                             uint64_t max_split) {
+    /* split-K (products that allow it: MatMul, Gemm, the fast conv paths,
+     * the integer GEMM) when the grid of tiles x batch items is small and k
+     * long: the slices multiply the grid */
+    uint64_t forced = (c->cfg->gemm_splitk < 0 ? UINT64_MAX : (uint64_t)c->cfg->gemm_splitk);
+    uint64_t target = (uint64_t)c->cfg->gemm_target_wg;
+    /* GEMV-like shapes are bound by reading B: more, smaller slices keep
+     * more loads in flight (skinny tiles have 32..128 invocations) */
+    if (M <= 16) target *= 4;
+    /* automatic for enough work to pay for the second dispatch, or a
+     * grid so small that most of the GPU idles (a classifier head with
+     * one row: 1 x 1000 x 1280 took 190 us in 8 workgroups on an H200),
+     * when the grid is at most `target` tiles x items: slices for about
+     * 1.5 x target workgroups. The H200 sweep of BENCHMARKS.md
+     * ("Split-K with batch dims") chose the pair: against splitting
+     * grids of at most target / 2 into about target workgroups, BERT-base
+     * batch 8 11.3 -> 9.5 ms, batch 1 2.68 -> 2.52, MiniLM batch 8 1.86
+     * -> 1.68, ResNet-50 batch 8 5.60 -> 5.20, nothing slower; 2 x target
+     * workgroups slowed ResNet-50 batch 1 by 4%. ResNet-50 at batch 8,
+     * 64 x 64 tiles: the 7 x 7 stage's 3x3 convolutions are 8 images x 8
+     * x 1 tiles = 64, 6 slices; the 14 x 14 stage's 8 x 4 x 4 = 128, 3
+     * slices; BERT-base batch 8's FFN output product (1024 x 3072 x 768)
+     * 192 tiles, 2 slices */
+    bool worth = K >= 256 && (nbatch * M * N * K >= ((uint64_t)1 << 21) || tiles <= 16);
+    uint64_t want = forced != UINT64_MAX ? forced : (worth && tiles <= target ? wg_cdiv(3 * target / 2, tiles) : 1);
+    if (want > max_split) want = max_split;
+    if (want > 64) want = 64;
+    /* the partial sums [nsplit][nbatch][M][N] (4 bytes each) must fit one
+     * binding: fewer slices, else none */
+    uint64_t fit = c->max_binding / (4 * nbatch * M * N);
+    if (want > fit) want = fit;
+    return want < 1 ? 1 : want;
+}
+
 /* Split-K of a product in tiles t (nbatch batch items): the slices
- * (*nsplit, 1 for none) and the k elements of each (*klen). */
+ * (*nsplit, 1 for none) and the k elements of each (*klen); the slice in
+ * batch slot 0, so at most three batch dims. */
 static void split_plan(const wg_lower *L, const wg_gemm *m, const tile_cfg *t, uint64_t nbatch, uint64_t *nsplit,
                        uint64_t *klen) {
-    /* split-K (products that allow it: MatMul, Gemm, the fast conv paths)
-     * when the grid of tiles x batch items is small and k long: the slices
-     * multiply the grid (tiles x batch items x slices, the slice in batch
-     * slot 0, so at most three batch dims) */
     uint64_t bm = (uint64_t)t->wgy * t->tm, bn = (uint64_t)t->wgx * t->tn;
     uint64_t tiles = wg_cdiv(m->M, bm) * wg_cdiv(m->N, bn) * nbatch;
     *nsplit = 1;
     *klen = m->K;
-    uint64_t forced = (L->caps->cfg->gemm_splitk < 0 ? UINT64_MAX : (uint64_t)L->caps->cfg->gemm_splitk);
     if (m->splitk_ok && m->nb <= 3 && m->K > 2 * t->bk) {
-        uint64_t target = (uint64_t)L->caps->cfg->gemm_target_wg;
-        /* GEMV-like shapes are bound by reading B: more, smaller slices keep
-         * more loads in flight (skinny tiles have 32..128 invocations) */
-        if (m->M <= 16) target *= 4;
-        /* automatic for enough work to pay for the second dispatch, or a
-         * grid so small that most of the GPU idles (a classifier head with
-         * one row: 1 x 1000 x 1280 took 190 us in 8 workgroups on an H200),
-         * when the grid is at most `target` tiles x items: slices for about
-         * 1.5 x target workgroups. The H200 sweep of BENCHMARKS.md
-         * ("Split-K with batch dims") chose the pair: against splitting
-         * grids of at most target / 2 into about target workgroups, BERT-base
-         * batch 8 11.3 -> 9.5 ms, batch 1 2.68 -> 2.52, MiniLM batch 8 1.86
-         * -> 1.68, ResNet-50 batch 8 5.60 -> 5.20, nothing slower; 2 x target
-         * workgroups slowed ResNet-50 batch 1 by 4%. ResNet-50 at batch 8,
-         * 64 x 64 tiles: the 7 x 7 stage's 3x3 convolutions are 8 images x 8
-         * x 1 tiles = 64, 6 slices; the 14 x 14 stage's 8 x 4 x 4 = 128, 3
-         * slices; BERT-base batch 8's FFN output product (1024 x 3072 x 768)
-         * 192 tiles, 2 slices */
-        bool worth = m->K >= 256 && (nbatch * m->M * m->N * m->K >= ((uint64_t)1 << 21) || tiles <= 16);
-        uint64_t want = forced != UINT64_MAX ? forced : (worth && tiles <= target ? wg_cdiv(3 * target / 2, tiles) : 1);
-        uint64_t max_split = m->K / (2 * t->bk);
-        if (want > max_split) want = max_split;
-        if (want > 64) want = 64;
-        /* the partial sums [nsplit][nbatch][M][N] must fit one binding:
-         * fewer slices, else none */
-        uint64_t fit = L->caps->max_binding / (4 * nbatch * m->M * m->N);
-        if (want > fit) want = fit;
+        uint64_t want = wg_gemm_split_count(L->caps, m->M, m->N, m->K, nbatch, tiles, m->K / (2 * t->bk));
         if (want > 1) {
             *klen = wg_cdiv(wg_cdiv(m->K, want), t->bk) * t->bk;
             *nsplit = wg_cdiv(m->K, *klen);

@@ -135,7 +135,10 @@ typedef struct wg_gemm_kernel {
      * accumulators updated by dot4I8Packed (dot4) or its exact emulation;
      * only tm, tn, wgx, wgy, bk apply; grid: one workgroup per (batch
      * item, wgy tm x wgx tn block of y), Params' threads the batch items;
-     * an 8-bit y needs n % 4 == 0 (whole words per four columns). */
+     * an 8-bit y needs n % 4 == 0 (whole words per four columns); splitk:
+     * the grid times P.nsplit slices of P.ks_words k words (a multiple of
+     * bk), each storing its i32 partial sums into Y (the scratch), which
+     * MODE 3 of qgemm_body's kernels adds up (lower_qgemm.c). */
     uint32_t elem;
     bool dot4;
 } wg_gemm_kernel;
@@ -148,6 +151,16 @@ enum { WG_GEMM_ELEM_F32, WG_GEMM_ELEM_Q8 };
  * malformed or more than the device can run: the caller declines, as the
  * f32 GEMM does. */
 bool wg_gemm_auto_tile(const wg_caps *c, uint64_t M, uint64_t N, uint64_t nbatch, wg_gemm_kernel *k);
+
+/* Split-K's slice count (1: none) for an M x N x K product of nbatch
+ * items in `tiles` workgroups (tiles x items), at most max_split (the
+ * caller's: two k tiles a slice): gpu.gemm_splitk where set, else slices
+ * for about 1.5 x gpu.gemm_target_wg workgroups (4 x for M <= 16) when the
+ * grid is at most the target and the product worth a second dispatch;
+ * at most 64, and the i32/f32 partial sums [slices][nbatch][M][N] within
+ * one storage binding. The f32 GEMM's and the integer GEMM's rule. */
+uint64_t wg_gemm_split_count(const wg_caps *c, uint64_t M, uint64_t N, uint64_t K, uint64_t nbatch, uint64_t tiles,
+                             uint64_t max_split);
 
 /* wg_gemm_kernel.pipeline: OFF loads a k tile into workgroup memory
  * between two barriers after the products of the one before; PREFETCH

@@ -33,18 +33,20 @@ static bool is_q8(const rlx_value *v) {
 }
 
 /* The requantization table of kernels/qrequant.wgsl: four words per entry
- * i < n, mult[i] = sig * 2^e (sig a 53-bit integer: exact) and bias[i /
- * per_bias] (0 without bias); its offset in the step's table in *off. */
+ * i < n, mult[i] = m * 2^e (m the 24-bit significand of the f32 that
+ * mult[i] is, rlx_quant_mult's: exact), 0, and bias[i / per_bias] (0
+ * without bias); its offset in the step's table in *off. */
 static rlx_status requant_table(wg_lower *L, const double *mult, const int32_t *bias, uint32_t n, uint32_t per_bias,
                                 uint64_t *off) {
+    for (uint32_t i = 0; i < n; i++)
+        if ((double)(float)mult[i] != mult[i]) return wg_decline(L, "a requantization multiplier that is not an f32");
     uint32_t *w = malloc(sizeof *w * 4 * n);
     if (!w) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     for (uint32_t i = 0; i < n; i++) {
         int ex = 0;
         double fr = frexp(mult[i], &ex);
-        uint64_t sig = (uint64_t)ldexp(fr, 53);
-        w[4 * i] = (uint32_t)(sig >> 32), w[4 * i + 1] = (uint32_t)sig;
-        w[4 * i + 2] = (uint32_t)(int32_t)(mult[i] == 0 ? 0 : ex - 53);
+        w[4 * i] = (uint32_t)ldexp(fr, 24), w[4 * i + 1] = 0;
+        w[4 * i + 2] = (uint32_t)(int32_t)(mult[i] == 0 ? 0 : ex - 24);
         w[4 * i + 3] = bias ? (uint32_t)bias[i / per_bias] : 0;
     }
     *off = wg_table(L, w, 4 * (size_t)n);
@@ -102,6 +104,27 @@ static void qtile_forced(const char *s, qtile *t) {
     t->tm = (uint32_t)strtoul(s, &e, 10);
     t->tn = (uint32_t)strtoul(e + 1, NULL, 10);
     t->rm = qtile_rm(t->tm, t->tn);
+}
+
+/* qgemm_body.wgsl's Params after the bindings' offsets: threads (MODE 0
+ * and 3: invocations; 1 and 2: batch items), nsplit slices of ks_words
+ * k words (1 and the whole k without split-K). */
+static void qgemm_params(wg_lower *L, wg_dispatch *d, const wg_qgemm *q, uint64_t total, uint64_t threads,
+                         uint64_t nsplit, uint64_t ks_words) {
+    bool requant = q->mult != NULL;
+    WG_P(L, d, wg_pu("m", q->m), wg_pu("n", q->n), wg_pu("k", q->k), wg_pu("total", total), wg_pu("threads", threads),
+         wg_pu("za_step", q->za_step), wg_pu("zb_step", q->zb_step),
+         wg_pu("t_row", requant && q->mult_rows > 1 ? 4 * q->mult_cols : 0),
+         wg_pu("t_col", requant && q->mult_cols > 1 ? 4 : 0), wg_pi("y_zp", q->y_zp), wg_pu("nsplit", nsplit),
+         wg_pu("ks_words", ks_words));
+    wg_p_align16(L, d);
+    /* batch: the dims, A's and B's strides and the row offsets, a vec4 each */
+    int pad = 4 - q->nb;
+    for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 1 : q->bd[j - pad]);
+    for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 0 : q->a_bstride[j - pad]);
+    for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 0 : q->b_bstride[j - pad]);
+    for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 0 : q->row_off[j - pad]);
+    for (int j = 0; j < 12; j++) wg_p_u32(L, d, "conv", q->conv ? q->conv_geom[j] : 0);
 }
 
 rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
@@ -168,6 +191,18 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     }
     uint64_t groups = batch * ((q->m + bm - 1) / bm) * ((q->n + bn - 1) / bn);
     if (mode) threads = batch;
+    /* split-K of the generated kernel (the f32 GEMM's rule: a small grid
+     * and a long k): the slices' i32 partial sums in the scratch, added by
+     * a second dispatch (MODE 3); wrapping sums, the same bits */
+    uint64_t kw = (q->k + 3) / 4, nsplit = 1, ks_words = kw;
+    if (gen && !legacy && kw > 2 * kc.bk) {
+        uint64_t want = wg_gemm_split_count(L->caps, q->m, q->n, q->k, batch, groups, kw / (2 * kc.bk));
+        if (want > 1) {
+            ks_words = wg_cdiv(wg_cdiv(kw, want), kc.bk) * kc.bk;
+            nsplit = wg_cdiv(kw, ks_words);
+        }
+    }
+    kc.splitk = nsplit > 1;
     wg_dispatch *d;
     if (gen) {
         char *src = wg_gen_gemm_source(&kc);
@@ -209,22 +244,31 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     else wg_bind_value(L, d, "b_off", q->b);
     wg_bind_or(L, d, "za_off", q->za, q->a);
     wg_bind_or(L, d, "zb_off", q->zb, q->a);
-    wg_bind_value(L, d, "y_off", q->y);
+    if (nsplit > 1) {
+        wg_scratch(L, nsplit * total);
+        wg_bind(L, d, "y_off", WG_SCRATCH, 0, nsplit * total);
+    } else {
+        wg_bind_value(L, d, "y_off", q->y);
+    }
     if (requant) wg_bind(L, d, "t_off", WG_TABLE, t_off, t_words);
     else wg_bind(L, d, "t_off", q->a, 0, 1);
-    WG_P(L, d, wg_pu("m", q->m), wg_pu("n", q->n), wg_pu("k", q->k), wg_pu("total", total), wg_pu("threads", threads),
-         wg_pu("za_step", q->za_step), wg_pu("zb_step", q->zb_step),
-         wg_pu("t_row", requant && q->mult_rows > 1 ? 4 * q->mult_cols : 0),
-         wg_pu("t_col", requant && q->mult_cols > 1 ? 4 : 0), wg_pi("y_zp", q->y_zp));
-    wg_p_align16(L, d);
-    /* batch: the dims, A's and B's strides and the row offsets, a vec4 each */
-    int pad = 4 - q->nb;
-    for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 1 : q->bd[j - pad]);
-    for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 0 : q->a_bstride[j - pad]);
-    for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 0 : q->b_bstride[j - pad]);
-    for (int j = 0; j < 4; j++) wg_p_u32(L, d, "batch", j < pad ? 0 : q->row_off[j - pad]);
-    for (int j = 0; j < 12; j++) wg_p_u32(L, d, "conv", q->conv ? q->conv_geom[j] : 0);
-    return mode ? wg_grid_groups(L, d, groups) : wg_grid_1d(L, d, threads);
+    qgemm_params(L, d, q, total, threads, nsplit, ks_words);
+    RLX_TRY(mode ? wg_grid_groups(L, d, groups * nsplit) : wg_grid_1d(L, d, threads));
+    if (nsplit <= 1) return RLX_OK;
+    /* the second pass: A the partial sums, B unused */
+    wg_dispatch *r = wg_emit(L, L->caps->dot4 ? "qgemm_dp4" : "qgemm");
+    wg_spec(L, r, "MODE", 3);
+    spec_q8(L, r, q);
+    wg_bind(L, r, "a_off", WG_SCRATCH, 0, nsplit * total);
+    wg_bind(L, r, "b_off", WG_SCRATCH, 0, 1);
+    wg_bind_or(L, r, "za_off", q->za, q->a);
+    wg_bind_or(L, r, "zb_off", q->zb, q->a);
+    wg_bind_value(L, r, "y_off", q->y);
+    if (requant) wg_bind(L, r, "t_off", WG_TABLE, t_off, t_words);
+    else wg_bind(L, r, "t_off", q->a, 0, 1);
+    uint64_t quads = batch * q->m * ((q->n + 3) / 4);
+    qgemm_params(L, r, q, total, quads, nsplit, ks_words);
+    return wg_grid_1d(L, r, quads);
 }
 
 /* The step of a zero point or scale along the operand's row (a) or column

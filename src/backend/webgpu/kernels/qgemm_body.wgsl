@@ -28,8 +28,12 @@
 // row of the per-row parameters (za, the table: the output channels of a
 // convolution's groups; 0 for a matmul); conv (CONV, else zeros): (in_h,
 // in_w, out_w, in_h * in_w), (s_h, s_w, p_h, p_w), (dil_h, dil_w, 0, 0).
+// Split-K (the generated kernel with slices, gemm_gen.c, then MODE 3,
+// qgemm_wg.wgsl): nsplit slices of ks_words k words each (1 and the whole
+// k otherwise).
 //!params a_off: u32, b_off: u32, za_off: u32, zb_off: u32, y_off: u32, t_off: u32, m: u32, n: u32, k: u32
 //!params total: u32, threads: u32, za_step: u32, zb_step: u32, t_row: u32, t_col: u32, y_zp: i32
+//!params nsplit: u32, ks_words: u32
 //!params batch: array<vec4<u32>, 4>, conv: array<vec4<u32>, 3>
 //!bind A: array<u32>, B: array<u32>, ZA: array<u32>, ZB: array<u32>, Y: array<u32>, TB: array<u32>
 override A_SIGNED: u32 = 0u;

@@ -15,6 +15,13 @@
 //   computes QROWS rows x 4 columns; invocation li sums the k words li, li + 64,
 //   ... (consecutive invocations read consecutive words of a packed b
 //   column), then the partial sums are added in workgroup memory (QR).
+// MODE 3, split-K's second pass (after the generated kernel with slices,
+//   gemm_gen.c): A is the scratch's i32 partial sums [nsplit][batch
+//   items][m][n] from word a_off (each slice's dot - za sb - zb sa over
+//   its k words); invocation t < P.threads (batch items x m x ceil(n / 4))
+//   adds the slices of four adjacent outputs, adds k za zb and stores them
+//   as qstore4 (i32, or requantized: n % 4 == 0). Wrapping i32 sums: the
+//   bits of the unsplit kernel.
 // The zero-point terms: acc = dot - za sb - zb sa + k za zb; sa (sums of a's
 // words) is skipped where zb is 0 (b signed without a zero point), sb
 // where za is 0. Workgroup linear index wl = wid.x + wid.y * nwg.x;
@@ -126,6 +133,36 @@ fn qstore4(bi: u32, mm: u32, prow: u32, n0: u32, v: vec4<i32>) {
         word = word | ((bitcast<u32>(r) & 0xffu) << (8u * j));
     }
     Y[P.y_off + e / 4u] = word;
+}
+
+fn qgemm_reduce(t: u32) {
+    let nq = (P.n + 3u) / 4u;
+    let n0 = 4u * (t % nq);
+    let mm = (t / nq) % P.m;
+    let bi = t / (nq * P.m);
+    let prow = mm + qbatch(bi).z;
+    let e = (bi * P.m + mm) * P.n + n0;
+    var v = vec4<i32>(0);
+    for (var s = 0u; s < P.nsplit; s = s + 1u) {
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            if (n0 + j < P.n) { v[j] = v[j] + bitcast<i32>(A[P.a_off + s * P.total + e + j]); }
+        }
+    }
+    let za = zp_a(prow);
+    let last = P.n - 1u;
+    let zb = vec4<i32>(zp_b(n0), zp_b(min(n0 + 1u, last)), zp_b(min(n0 + 2u, last)), zp_b(min(n0 + 3u, last)));
+    qstore4(bi, mm, prow, n0, v + i32(P.k) * za * zb);
+}
+
+// Split-K's partial sums v of columns nn .. nn + 3 (those below n) at
+// element e of Y (the scratch; e: the slice's, batch item's, row's and nn's
+// offset). The never-taken read of TB (nsplit >= 2 here) keeps the table's
+// binding in the pipeline's layout, which would drop an unused one.
+fn qpart4(e: u32, nn: u32, v: vec4<i32>) {
+    if (P.nsplit == 0u) { Y[P.y_off] = TB[P.t_off]; }
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        if (nn + j < P.n) { Y[P.y_off + e + j] = bitcast<u32>(v[j]); }
+    }
 }
 
 fn qgemm_wg_tile(li: u32, wl: u32) {
