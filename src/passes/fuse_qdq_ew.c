@@ -1,4 +1,4 @@
-/* passes/fuse_qdq_ew.c — CPU plans only (stats->cpu_target): a
+/* passes/fuse_qdq_ew.c — a
  * FusedElementwise chain of a QDQ model reads the 8-bit tensors of its
  * DequantizeLinear producers itself and writes the 8-bit tensor of its
  * QuantizeLinear users itself (the node's attributes qin and qout,
@@ -22,7 +22,8 @@
  * or f32, and none but the first a graph output. The chain then writes the
  * first one's output, and the others' users read it.
  *
- * Before that, a nearest Resize of a DequantizeLinear's output (its only
+ * Before that, on CPU plans (stats->cpu_target; the GPU's Resize moves
+ * 4-byte and f16 elements only), a nearest Resize of a DequantizeLinear's output (its only
  * user; mode nearest, any coordinate transformation but
  * tf_crop_and_resize, whose extrapolation value would need quantizing;
  * roi, scales and sizes constants) resizes the 8-bit tensor and the
@@ -30,8 +31,9 @@
  * the same, a quarter of the bytes move, and a chain reading the Resize
  * then takes the DequantizeLinear in.
  *
- * GPU plans keep the nodes apart (the GPU kernel of FusedElementwise takes
- * float operands). */
+ * GPU plans fuse the chains too (the generated FusedElementwise kernel
+ * reads and writes the bytes, backend/webgpu/lower_internal.c); where the
+ * GPU declines such a node, the CPU's kernel runs it, with the same bits. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -220,7 +222,7 @@ static rlx_status commute_resize(rlx_graph *g, const rlx_fuse_users *u, int ri, 
 }
 
 rlx_status rlx_pass_fuse_qdq_ew(rlx_graph *g, rlx_pass_stats *stats) {
-    if (!stats || !stats->cpu_target) return RLX_OK;
-    RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_Resize, commute_resize, stats));
+    if (!stats) return RLX_OK;
+    if (stats->cpu_target) RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_Resize, commute_resize, stats));
     return rlx_fuse_each_anchor(g, RLX_OP_rlx_FusedElementwise, fuse_one, stats);
 }

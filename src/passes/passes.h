@@ -102,11 +102,13 @@ rlx_status rlx_pass_fuse_layernorm(rlx_graph *g, rlx_pass_stats *stats);
  * rlx.FusedElementwise (a register program, src/ir/ops/fused_ew.h). */
 rlx_status rlx_pass_fuse_elementwise(rlx_graph *g, rlx_pass_stats *stats);
 
-/* passes/fuse_qdq_ew.c, CPU plans only (stats->cpu_target): a
- * FusedElementwise reads the 8-bit inputs of its per-tensor
- * DequantizeLinear producers and writes the 8-bit output of its per-tensor
- * QuantizeLinear users (attributes qin, qout; the same bits), so that the
- * CPU runs a chain of one varying 8-bit operand as a table of 256 bytes. */
+/* passes/fuse_qdq_ew.c: a FusedElementwise reads the 8-bit inputs of its
+ * per-tensor DequantizeLinear producers and writes the 8-bit output of its
+ * per-tensor QuantizeLinear users (attributes qin, qout; the same bits),
+ * so that the CPU runs a chain of one varying 8-bit operand as a table of
+ * 256 bytes and the GPU one dispatch instead of three; on CPU plans
+ * (stats->cpu_target) a nearest Resize of a DequantizeLinear moves the
+ * bytes first. */
 rlx_status rlx_pass_fuse_qdq_ew(rlx_graph *g, rlx_pass_stats *stats);
 
 /* passes/widen_f16.c, CPU plans only (stats->cpu_target): nodes with f16

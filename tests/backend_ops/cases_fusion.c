@@ -454,6 +454,92 @@ static void gen_qdq(bo_ctx *ctx, const void *arg) {
     }
 }
 
+/* ------------------------------------------------------------ QDQ chains */
+
+/* fuse:qdq_ew (passes/fuse_qdq_ew.c, on GPU plans too: the generated
+ * FusedElementwise kernel reads the 8-bit inputs and writes the 8-bit
+ * output itself, lower_internal.c): DequantizeLinear of one to three
+ * 8-bit inputs (u8 or i8, each its own per-tensor scale and zero point,
+ * broadcast shapes, an odd element count for the last word) -> Add, Sub,
+ * Mul, Max or Min folding them in -> Relu or Clip -> (a third of the
+ * cases) a QuantizeLinear -> DequantizeLinear pair -> QuantizeLinear (u8
+ * or i8: one word of four levels per invocation), or (a quarter) the f32
+ * output. Tolerance: one level where a shader compiler contracts a product
+ * and a sum into one FMA (the CPU rounds both); a wrong zero point, sign or
+ * byte is many. */
+static void gen_qdq_ew(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    static const char *const k_bin[] = { "Add", "Sub", "Mul", "Max", "Min" };
+    int n = bo_full(ctx) ? 40 : 8;
+    for (int i = 0; i < n; i++) {
+        bo_case *c = bo_next(ctx, 17);
+        if (!c) continue;
+        c->fused = "rlx.FusedElementwise";
+        bool qout = i % 4 != 3;
+        int n_in = 1 + (i + 1) % 3;
+        bo_shape out, ins[3];
+        bo_broadcast(1 + (int)bo_rand_below(4), n_in, &out, ins);
+        if (i % 2) out.d[out.rank - 1] = ins[0].d[ins[0].rank - 1] = 7 + 2 * (int64_t)bo_rand_below(20); /* odd */
+        for (int j = 1; j < n_in; j++) /* the others broadcast to ins[0]'s */
+            for (int d = 0; d < ins[j].rank; d++)
+                if (ins[j].d[d] != 1) ins[j].d[d] = ins[0].d[ins[0].rank - ins[j].rank + d];
+        bo_desc(c, "QDQ chain:");
+        const char *acc = NULL;
+        for (int j = 0; j < n_in; j++) {
+            bool i8 = (i + j) % 2;
+            rlx_dtype qt = i8 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+            const char *x = bo_input(c, bo_rand_int(qt, ins[j].rank, ins[j].d, i8 ? -128 : 0, i8 ? 127 : 255));
+            const char *dq[3] = { x, bo_const(c, bo_scalar(RLX_DTYPE_F32, bo_uniform(0.005, 0.1))),
+                                  bo_const(c, bo_scalar(qt, (double)(i8 ? rnd(-20, 20) : rnd(100, 150)))) };
+            const char *v = bo_node(c, "DequantizeLinear", 3, dq, 1, 0, NULL);
+            char sb[96];
+            bo_desc(c, " DQ(%s%s)", i8 ? "i8" : "u8", bo_shape_str(ins[j].rank, ins[j].d, sb, sizeof sb));
+            if (!acc) {
+                acc = v;
+                continue;
+            }
+            const char *op = k_bin[bo_rand_below(BO_LEN(k_bin))];
+            const char *two[2] = { acc, v };
+            acc = bo_node(c, op, 2, two, 1, 0, NULL);
+            bo_desc(c, " %s", op);
+        }
+        if (i % 2) {
+            acc = bo_node(c, "Relu", 1, &acc, 1, 0, NULL);
+            bo_desc(c, " Relu");
+        } else {
+            const char *cl[3] = { acc, bo_const(c, bo_scalar(RLX_DTYPE_F32, -0.75)), bo_const(c, bo_scalar(RLX_DTYPE_F32, 1.5)) };
+            acc = bo_node(c, "Clip", 3, cl, 1, 0, NULL);
+            bo_desc(c, " Clip");
+        }
+        if (n_in == 1) { /* a chain of two ops at least */
+            acc = bo_node(c, "Neg", 1, &acc, 1, 0, NULL);
+            bo_desc(c, " Neg");
+        }
+        if (i % 3 == 1) { /* an inner pair (rlx.QuantizeDequantize in the chain) */
+            const char *s = bo_const(c, bo_scalar(RLX_DTYPE_F32, 0.02)), *z = bo_const(c, bo_scalar(RLX_DTYPE_U8, 128));
+            const char *qi[3] = { acc, s, z };
+            const char *q = bo_node(c, "QuantizeLinear", 3, qi, 1, 0, NULL);
+            const char *di[3] = { q, s, z };
+            acc = bo_node(c, "DequantizeLinear", 3, di, 1, 0, NULL);
+            bo_desc(c, " Q->DQ");
+        }
+        if (qout) {
+            bool i8 = i % 3 == 2;
+            rlx_dtype qt = i8 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+            const char *qi[3] = { acc, bo_const(c, bo_scalar(RLX_DTYPE_F32, bo_uniform(0.004, 0.03))),
+                                  bo_const(c, bo_scalar(qt, i8 ? (double)rnd(-10, 10) : (double)rnd(0, 140))) };
+            acc = bo_node(c, "QuantizeLinear", 3, qi, 1, 0, NULL);
+            bo_desc(c, " Q(%s)", i8 ? "i8" : "u8");
+            c->rtol = 0, c->atol = 1;
+        } else {
+            bo_desc(c, " (f32 out)");
+            c->rtol = 1e-6, c->atol = 1e-6;
+        }
+        bo_output(c, acc);
+        bo_run(ctx, c);
+    }
+}
+
 /* ------------------------------------------------------------ CSE */
 
 static void gen_cse(bo_ctx *ctx, const void *arg) {
@@ -483,6 +569,8 @@ static const bo_op k_ops[] = {
     { "rlx.FusedElementwise", gen_fused_elementwise, NULL, 1e-4, 1e-5,
       "transcendental built-ins (see the unary ops) chained" },
     { "fuse:cse", gen_cse, NULL, 1e-5, 1e-6, "softmax and K products" },
+    { "fuse:qdq_ew", gen_qdq_ew, NULL, 0, 1,
+      "8-bit outputs: one level where a compiler contracts a product and a sum into an FMA; f32 outputs 1e-6" },
     { "rlx.QuantizeDequantize", gen_qdq, NULL, 0, 0,
       "exact with power-of-two scales (ties, saturation, NaN); one quantization step with other scales (a division "
       "near a tie) and after a Conv (its sums)" },

@@ -19,8 +19,12 @@
  *    f16; a workgroup GEMV of 8 columns x 4 rows.
  * FusedElementwise takes f32 and f16 operands (f16 bound as array<f16>,
  * with shader-f16; the chain computes in f32, rounding only at explicit
- * Casts to f16 and at the store) and bool inputs (a Where condition, read
- * as bytes); the others are f32 only. */
+ * Casts to f16 and at the store), bool inputs (a Where condition, read
+ * as bytes) and the 8-bit operands of QDQ chains (qin, qout:
+ * passes/fuse_qdq_ew.c): an 8-bit input bound as the words that hold its
+ * bytes and dequantized as kernels/quant.wgsl does, an 8-bit output
+ * quantized as there, one word (four outputs) per invocation; the others
+ * are f32 only. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -136,8 +140,8 @@ typedef struct kslots {
     int n;
 } kslots;
 
-static bool value_expr(char *out, size_t cap, float v, kslots *ks) {
-    if (isfinite(v)) {
+static bool value_expr_at(char *out, size_t cap, float v, kslots *ks, bool slot) {
+    if (isfinite(v) && !slot) {
         uint32_t u;
         memcpy(&u, &v, 4);
         snprintf(out, cap, "bitcast<f32>(0x%08xu)", (unsigned)u);
@@ -149,6 +153,8 @@ static bool value_expr(char *out, size_t cap, float v, kslots *ks) {
     return true;
 }
 
+static bool value_expr(char *out, size_t cap, float v, kslots *ks) { return value_expr_at(out, cap, v, ks, false); }
+
 /* One dispatch of a generated FusedElementwise kernel per block of the
  * output (wg_split.h): operands 0..n_in-1 are the inputs, n_in the output;
  * the block's outputs are contiguous from its base, each input's window
@@ -159,7 +165,8 @@ typedef struct ew_emit_ctx {
     const kslots *ks;
     const ew_sizes *sz;
     wg_elem elem; /* f16 when an operand is f16 (bound as array<f16>), else f32 */
-    const bool *is_bool; /* per input */
+    const bool *is_bool; /* per input: bool or 8-bit (qin), read as bytes */
+    bool qout;           /* an 8-bit output: one word of four outputs per invocation */
 } ew_emit_ctx;
 
 static rlx_status emit_ew_block(wg_lower *L, const wg_block *blk, void *vctx) {
@@ -180,29 +187,43 @@ static rlx_status emit_ew_block(wg_lower *L, const wg_block *blk, void *vctx) {
             first[i] = lo;
         }
     }
-    wg_bind(L, d, "oy", wg_out_id(L, 0), blk->lo[c->n_in], blk->n[c->n_in]);
+    /* an 8-bit output: one block from element 0 (lower_fused_ew), its words */
+    if (c->qout) wg_bind(L, d, "oy", wg_out_id(L, 0), 0, (blk->numel + 3) / 4);
+    else wg_bind(L, d, "oy", wg_out_id(L, 0), blk->lo[c->n_in], blk->n[c->n_in]);
     WG_P(L, d, wg_pu("n", blk->numel), wg_pu("i0", blk->base[c->n_in]));
     for (int i = 0; i < c->n_in; i++) wg_p_u32(L, d, wg_keep(L, "b%d", i), (uint32_t)first[i]);
     for (int k = 0; k < c->ks->n; k++) wg_p_f32(L, d, wg_keep(L, "k%d", k), c->ks->v[k]);
     for (int k = 0; !c->sz->bake && k < c->sz->n; k++) wg_p_u32(L, d, wg_keep(L, "%s", c->sz->name[k]), c->sz->v[k]);
-    return wg_grid_1d(L, d, blk->numel);
+    return wg_grid_1d(L, d, c->qout ? (blk->numel + 3) / 4 : blk->numel);
 }
 
 static rlx_status lower_fused_ew(wg_lower *L) {
     rlx_ew_prog p;
     if (rlx_ew_prog_read(L->n, &p) != RLX_OK) return wg_decline(L, "malformed program");
-    bool q8 = p.out_scale != 0;
+    bool qout = p.out_scale != 0, q8 = qout;
     for (int i = 0; i < p.n_in; i++) q8 = q8 || p.in_scale[i] != 0;
-    if (q8) return wg_decline(L, "8-bit operands (qin, qout: CPU plans only)");
-    RLX_TRY(wg_check_io(L, WG_F32 | WG_F16 | WG_BOOL, 1));
+    RLX_TRY(wg_check_io(L, WG_F32 | WG_F16 | WG_BOOL | (q8 ? WG_Q8 : 0), 1));
     const rlx_value *y = wg_out(L, 0);
-    if (!y || y->dtype == RLX_DTYPE_BOOL) return wg_decline(L, "output must be f32 or f16");
-    bool is_bool[WG_SPLIT_MAX_OPS] = { false };
+    if (!y || y->dtype == RLX_DTYPE_BOOL) return wg_decline(L, "output must be f32, f16 or (qout) 8-bit");
+    if (qout != (y->dtype == RLX_DTYPE_U8 || y->dtype == RLX_DTYPE_I8))
+        return wg_decline(L, "qout and the output's dtype %s disagree", rlx_dtype_name(y->dtype));
+    bool is_bool[WG_SPLIT_MAX_OPS] = { false }, is_q8[WG_SPLIT_MAX_OPS] = { false };
     for (int i = 0; i < L->n->n_in && i < WG_SPLIT_MAX_OPS; i++) {
         const rlx_value *x = wg_in(L, i);
         if (!x) return wg_decline(L, "input %d is missing", i);
-        is_bool[i] = x->dtype == RLX_DTYPE_BOOL;
+        is_q8[i] = p.in_scale[i] != 0;
+        if (is_q8[i] != (x->dtype == RLX_DTYPE_U8 || x->dtype == RLX_DTYPE_I8))
+            return wg_decline(L, "qin of input %d and its dtype %s disagree", i, rlx_dtype_name(x->dtype));
+        is_bool[i] = x->dtype == RLX_DTYPE_BOOL || is_q8[i];
     }
+    /* the 8-bit output's words are written whole by one invocation each:
+     * one block (every operand within one binding) */
+    if (q8)
+        for (int i = 0; i <= p.n_in && i < WG_SPLIT_MAX_OPS; i++) {
+            const rlx_value *x = i < p.n_in ? wg_in(L, i) : y;
+            if (wg_numel(x) * 4 > L->caps->max_binding) /* (as if 4 bytes each: the block split's measure) */
+                return wg_decline(L, "an 8-bit chain with an operand larger than one storage binding");
+        }
     for (int k = 0; k < p.n_instr; k++)
         if (p.ins[k].rnd && p.ins[k].rnd != RLX_DTYPE_F16) return wg_decline(L, "bf16 rounding");
     bool any16 = y->dtype == RLX_DTYPE_F16;
@@ -234,8 +255,21 @@ again:
     wg_src_free(&body);
     /* g: the output index in the whole tensor (blocks start at P.i0); an
      * input's index minus its window's first element P.b<k> */
-    wg_src_printf(&body, "    let g = P.i0 + i;\n");
+    if (!qout) wg_src_printf(&body, "    let g = P.i0 + i;\n");
     for (int i = 0; i < p.n_in; i++) {
+        if (is_q8[i]) { /* byte j of the bound words, dequantized as quant.wgsl: f32(q - z) * s */
+            char sc[64], zp[64];
+            if (!value_expr_at(sc, sizeof sc, p.in_scale[i], &ks, true) || !value_expr_at(zp, sizeof zp, p.in_zp[i], &ks, true))
+                goto too_many;
+            wg_src_printf(&body, "    let j%d = ", i);
+            index_expr(&body, wg_in(L, i), y, i, &sz);
+            wg_src_printf(&body, " - P.b%d;\n", i);
+            wg_src_printf(&body, "    let u%d = (X%d[P.o%d + (j%d >> 2u)] >> ((j%d & 3u) * 8u)) & 0xffu;\n", i, i, i, i, i);
+            if (wg_in(L, i)->dtype == RLX_DTYPE_I8)
+                wg_src_printf(&body, "    let r%d = (f32(i32(u%d) - 256 * i32(u%d >> 7u)) - %s) * %s;\n", i, i, i, zp, sc);
+            else wg_src_printf(&body, "    let r%d = (f32(u%d) - %s) * %s;\n", i, i, zp, sc);
+            continue;
+        }
         if (is_bool[i]) { /* byte j of the bound words: 0.0 or 1.0 */
             wg_src_printf(&body, "    let j%d = ", i);
             index_expr(&body, wg_in(L, i), y, i, &sz);
@@ -270,9 +304,27 @@ again:
         }
         wg_src_printf(&body, "%s;\n", rnd ? ", 0.0))).x" : "");
     }
-    /* one rounding to the output's type, at the store */
-    wg_src_printf(&body, "    Y[P.oy + i] = %s(r%d);\n}\n", y->dtype == RLX_DTYPE_F16 ? "f16" : "f32",
-                  rlx_ew_reg(&p, p.n_instr - 1));
+    /* one rounding to the output's type, at the store; an 8-bit output:
+     * the chain is a function of g, four outputs quantized into one word
+     * as quant.wgsl does (q = x / s rounded once, half to even, plus z,
+     * saturated; NaN: the type's minimum) */
+    if (qout) {
+        char sc[64], zp[64];
+        if (!value_expr_at(sc, sizeof sc, p.out_scale, &ks, true) || !value_expr_at(zp, sizeof zp, p.out_zp, &ks, true))
+            goto too_many;
+        float lo = y->dtype == RLX_DTYPE_I8 ? -128.0f : 0.0f;
+        wg_src_printf(&body, "    return r%d;\n}\n\n", rlx_ew_reg(&p, p.n_instr - 1));
+        wg_src_printf(&body,
+                      "fn quant8(x: f32) -> u32 {\n"
+                      "    let q = div_rn_(x, %s);\n"
+                      "    let nan = (bitcast<u32>(q) & 0x7fffffffu) > 0x7f800000u;\n"
+                      "    let r = select(clamp(round(q) + %s, %.1f, %.1f), %.1f, nan);\n"
+                      "    return bitcast<u32>(i32(r)) & 0xffu;\n}\n",
+                      sc, zp, lo, lo + 255.0f, lo);
+    } else {
+        wg_src_printf(&body, "    Y[P.oy + i] = %s(r%d);\n}\n", y->dtype == RLX_DTYPE_F16 ? "f16" : "f32",
+                      rlx_ew_reg(&p, p.n_instr - 1));
+    }
     if (!sz.bake && 2 * p.n_in + 3 + ks.n + sz.n > WG_MAX_PARAMS) {
         sz.bake = true;
         goto again;
@@ -287,6 +339,7 @@ again:
      * (wg_split_strided with the same strides); a bool input's word j / 4
      * inside the words that hold the window's bytes */
     wg_src_printf(&b, "//!audited i < n; each input at its broadcast index less the first of its block window\n");
+    if (qout) wg_src_printf(&b, "//!audited 8-bit output: word i < ceil(n / 4) of the one block, elements e < n\n");
     wg_src_printf(&b, "//!params");
     int words = 0;
     for (int i = 0; i < p.n_in; i++, words++) wg_src_printf(&b, " o%d: u32,", i);
@@ -300,14 +353,30 @@ again:
         wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> X%d: array<%s>;\n", i + 1, i,
                       is_bool[i] ? "u32" : wg_in(L, i)->dtype == RLX_DTYPE_F16 ? "f16" : "f32");
     wg_src_printf(&b, "@group(0) @binding(%d) var<storage, read_write> Y: array<%s>;\n", p.n_in + 1,
-                  y->dtype == RLX_DTYPE_F16 ? "f16" : "f32");
+                  qout ? "u32" : y->dtype == RLX_DTYPE_F16 ? "f16" : "f32");
     wg_src_printf(&b, "%s\n", wg_wgsl_source("ew_lib") ? wg_wgsl_source("ew_lib") : "");
-    wg_src_printf(&b,
-                  "@compute @workgroup_size(64)\n"
-                  "fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {\n"
-                  "    let i = gid.x + gid.y * nwg.x * 64u;\n"
-                  "    if (i >= P.n) { return; }\n");
-    wg_src_printf(&b, "%s", body.s ? body.s : "");
+    if (qout) {
+        wg_src_printf(&b, "fn chain(g: u32) -> f32 {\n%s\n", body.s ? body.s : "");
+        wg_src_printf(&b,
+                      "@compute @workgroup_size(64)\n"
+                      "fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {\n"
+                      "    let i = gid.x + gid.y * nwg.x * 64u;\n"
+                      "    if (i >= (P.n + 3u) / 4u) { return; }\n"
+                      "    var w = 0u;\n"
+                      "    for (var j = 0u; j < 4u; j = j + 1u) {\n"
+                      "        let e = 4u * i + j;\n"
+                      "        if (e >= P.n) { break; }\n"
+                      "        w = w | (quant8(chain(P.i0 + e)) << (8u * j));\n"
+                      "    }\n"
+                      "    Y[P.oy + i] = w;\n}\n");
+    } else {
+        wg_src_printf(&b,
+                      "@compute @workgroup_size(64)\n"
+                      "fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {\n"
+                      "    let i = gid.x + gid.y * nwg.x * 64u;\n"
+                      "    if (i >= P.n) { return; }\n");
+        wg_src_printf(&b, "%s", body.s ? body.s : "");
+    }
     if (words > WG_MAX_PARAMS || b.oom || body.oom) {
         wg_src_free(&b);
         wg_src_free(&body);
@@ -326,7 +395,7 @@ again:
         rlx_broadcast_strides(x->dims, x->rank, y->rank, sp.str[i]);
     }
     for (int dd = 0; dd < y->rank; dd++) sp.dims[dd] = (uint64_t)y->dims[dd];
-    ew_emit_ctx ec = { b.s, p.n_in, &ks, &sz, any16 ? WG_ELEM_F16 : WG_ELEM_F32, is_bool };
+    ew_emit_ctx ec = { b.s, p.n_in, &ks, &sz, any16 ? WG_ELEM_F16 : WG_ELEM_F32, is_bool, qout };
     rlx_status st = wg_split_strided(L, &sp, emit_ew_block, &ec);
     wg_src_free(&b);
     return st;

@@ -176,7 +176,9 @@ static const gpu_note k_gpu_notes[] = {
     /* lower_internal.c */
     { "rlx.FusedElementwise",
       "f32 and f16 operands (computed in f32; only Casts to f16 round inside the chain), or bool inputs (read as "
-      "0 or 1: a Where condition); no bf16; at most 7 tensor inputs (one dispatch binds them and the output)." },
+      "0 or 1: a Where condition), or the 8-bit inputs and output of a QDQ chain (passes/fuse_qdq_ew.c: "
+      "dequantized and quantized as DequantizeLinear and QuantizeLinear; every operand within one storage "
+      "binding); no bf16; at most 7 tensor inputs (one dispatch binds them and the output)." },
     { "rlx.AddLayerNormalization", "f32 or f16 (statistics in f32), all operands of one dtype." },
     { "rlx.Attention", "f32 or f16 (computed in f32; f16 with scalar loads); head dims (D, Dv) <= 256; a finite, non-zero scale." },
     { "rlx.MatMulNBits", "A and Y f32 or f16 (f32 arithmetic), uint8 B and zero points, f32 scales (as the contrib import gives them); a workgroup GEMV (8 columns x 4 rows), used for every M." },
