@@ -9,6 +9,7 @@
 #
 #   bash bench/device_run.sh tests sweep     # ~6 min: kernel tests on the GPU ($TESTS: which), variant sweep
 #   bash bench/device_run.sh compare         # ~8 min: rlx vs PyTorch (eager, CUDA graph) vs onnxruntime
+#   Q8BASE_PART=1|2 bash bench/device_run.sh q8base  # ~5 + 4 min: int8 kernels and QDQ models, today's against .device/base
 #   bash bench/device_run.sh profile         # ~2 min: per-op GPU time of $PROFILE_MODELS (default minilm,
 #                                            # bert_base, mobilenet_v2) at batch $PROFILE_BATCH (default 1)
 #   bash bench/device_run.sh f16prof         # ~4 min: per-op GPU time of the f32 and fp16 forms of
@@ -770,6 +771,49 @@ for b in (1, 8):
         echo "-- f32 products (the peer)"
         timeout 60 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds f32 --shapes 4096x4096x4096,1024x768x3072 --iters 20
       } 2>&1 | tee "$OUT/q8ab.txt"
+      ;;
+    q8base)
+      # ~9 min in two calls (Q8BASE_PART=1, then 2): the int8 path against a
+      # base build (.device/base.tar.xz from scripts/device_bundle.sh BUILD
+      # base). Part 1: the quick backend-ops sweep of the integer ops and the
+      # QDQ chains on the GPU, bench/qconv_gpu.py with today's kernels (--vs
+      # gpu.gemm_splitk=0: split-K off) and with the base's, then the QDQ
+      # ResNet-50 and PP-OCRv4 rows of bench/model_dtypes.py (f32 and QDQ, no
+      # torch, no fp16). Part 2: those rows with the base, then the per-op
+      # GPU profile of the two QDQ models (today's build); q8base_<part>.txt
+      B=/tmp/rlx_base
+      rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" || { echo "q8base: no .device/base.tar.xz"; continue; }
+      echo "q8base: base $(cat .device/base.REVISION 2>/dev/null || echo '?'), new $(cat .device/REVISION 2>/dev/null || echo '?')"
+      dt_args="--models resnet50,ppocrv4_det --qdq resnet50,ppocrv4_det --skip torch,fp16 --batches 1,8 --models-dir $MODELS --ocr-model $D/models/ppocrv4_det.onnx --page $D/models/page.png --budget 300"
+      if [ "${Q8BASE_PART:-1}" = 1 ]; then
+        {
+          for op in QLinearConv ConvInteger MatMulInteger QLinearMatMul qgemm:gen qconv:gen fuse:qdq_ew rlx.QuantizeDequantize; do
+            RLX_TEST_REQUIRE_GPU=1 timeout 60 "$D/bin/test_backend_ops" --op "$op" 2>&1 | tail -1
+          done
+          echo "-- qconv_gpu.py, today's build"
+          timeout 150 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --vs gpu.gemm_splitk=0
+          echo "-- qconv_gpu.py, base"
+          LD_LIBRARY_PATH=$B/lib timeout 100 "$PY" bench/qconv_gpu.py --rlx "$B/bin/rlx" --iters 20 --gpu-only
+          echo "-- model_dtypes.py, today's build"
+          timeout 330 "$PY" bench/model_dtypes.py --rlx "$RLX" --out "$OUT/dtypes_new.json" --txt "$OUT/dtypes_new.txt" $dt_args
+        } 2>&1 | tee "$OUT/q8base_1.txt"
+      else
+        {
+          echo "-- model_dtypes.py, base"
+          LD_LIBRARY_PATH=$B/lib timeout 240 "$PY" bench/model_dtypes.py --rlx "$B/bin/rlx" --out "$OUT/dtypes_base.json" \
+            --txt "$OUT/dtypes_base.txt" $dt_args
+          for m in resnet50_qdq ppocrv4_det_qdq; do
+            [ -f "$MODELS/$m.onnx" ] || { echo "q8base: no $MODELS/$m.onnx"; continue; }
+            for w in new base; do
+              if [ "$w" = base ]; then R=$B/bin/rlx; L=$B/lib; else R=$RLX; L=$D/lib; fi
+              echo "-- profile $m ($w)"
+              shp=""; [ "$m" = ppocrv4_det_qdq ] && shp="--shape x=1x3x736x1472"
+              LD_LIBRARY_PATH=$L timeout 90 "$R" bench "$MODELS/$m.onnx" --device gpu --iters 20 $shp \
+                --profile "/tmp/q8prof_$w.json" --top 14 2>&1 | grep -E "plan:|forward|^  [A-Za-z]" | head -34
+            done
+          done
+        } 2>&1 | tee "$OUT/q8base_2.txt"
+      fi
       ;;
     qconv)
       {

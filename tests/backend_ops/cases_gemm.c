@@ -697,6 +697,8 @@ static const qgen_mm k_qgen_mm[] = {
     { true, 0, 2, 19, 7, 8, false, true, 1, false, false, true, "gpu.gemm_tile=4x8,16x8,16", 0 },
     { false, 0, 0, 40, 701, 37, false, true, 2, false, false, false, NULL, 3 },
     { true, 2, 0, 24, 517, 40, true, false, 1, true, false, true, NULL, 5 },
+    { true, 0, 0, 40, 37, 45, false, true, 2, true, true, false, NULL, 0 }, /* y rows not whole words: MODE 4 */
+    { true, 0, 2, 20, 300, 23, true, true, 1, false, false, true, NULL, 3 }, /* ... after k slices */
 };
 
 static void gen_qgen_mm(bo_ctx *ctx, const qgen_mm *g) {

@@ -549,7 +549,9 @@ static void gen_qconv(bo_ctx *ctx, const void *arg) {
  * pairings, zero points absent, scalar and per channel, QLinearConv with
  * and without bias (n % 4 == 0: the 8-bit y in whole words); two with a
  * long k also split into k slices (gpu.gemm_splitk, a variant: the
- * unsplit kernel's bits). */
+ * unsplit kernel's bits); two QLinearConv with output planes of 49 and
+ * 63 pixels (rows of y that do not fill whole words: the sums go through
+ * the scratch and MODE 4 requantizes them word by word). */
 typedef struct qgen_conv {
     bool ql;
     int64_t nb, cin, cout, grp, k, s, p, d, h, w;
@@ -567,6 +569,8 @@ static const qgen_conv k_qgen_conv[] = {
     { true, 1, 32, 40, 1, 1, 1, 0, 1, 6, 6, false, true, 1, 0 },   /* pointwise, requantized */
     { true, 2, 64, 24, 1, 3, 1, 1, 1, 6, 5, false, true, 2, 4 }, /* k 576 in slices, requantized */
     { false, 1, 90, 18, 2, 3, 2, 1, 1, 7, 9, true, true, 1, 7 }, /* k 405 per group in slices, i32 y */
+    { true, 1, 48, 40, 1, 1, 1, 0, 1, 7, 7, false, true, 2, 0 },  /* 7 x 7 = 49 columns: the flat reduce (MODE 4) */
+    { true, 2, 40, 20, 1, 3, 1, 1, 1, 9, 7, true, true, 1, 3 },   /* 63 columns in k slices, then MODE 4 */
 };
 
 static void gen_qgen_conv(bo_ctx *ctx, const void *arg) {

@@ -157,18 +157,22 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
      * "legacy": auto's choice without the wg tiles for 8 <= m < 16 (nor
      * the 64 x 64 tiles for large products), the convolution's taps gathered byte by byte
      * (QGATHER 0) and the depthwise kernel one output at a time (the
-     * kernels before the tile rule), kept to time against. */
+     * kernels before the tile rule), kept to time against. An 8-bit y
+     * whose rows do not fill whole words (n % 4 != 0: ResNet-50's 7 x 7
+     * stage) still runs gen, in two passes: its i32 sums into the scratch,
+     * then MODE 4 requantizes four consecutive outputs of y per word (the
+     * split-K reduce's flat form). */
     const char *opt = L->caps->cfg && L->caps->cfg->gpu_qgemm_tile ? L->caps->cfg->gpu_qgemm_tile : "auto";
     bool legacy = strcmp(opt, "legacy") == 0, au = strcmp(opt, "auto") == 0 || legacy;
-    bool words = !requant || q->n % 4 == 0;
+    bool words = !requant || q->n % 4 == 0, flat = !words && !legacy;
     bool big = !legacy && !q->conv && total >= ((uint64_t)1 << 24);
-    bool gen = words && (strcmp(opt, "gen") == 0 || (au && q->m >= 16 && !big));
+    bool gen = (words || flat) && (strcmp(opt, "gen") == 0 || (au && q->m >= 16 && !big));
     qtile qt = { 0 };
     bool forced = opt[0] == 'w' && opt[1] == 'g' && opt[2] >= '0' && opt[2] <= '9';
     if (forced) qtile_forced(opt + 2, &qt);
     else if (au && big && q->m >= 16) qtile_forced("64x64", &qt), forced = true;
-    int mode = !words                                                          ? 0
-               : gen                                                           ? 1
+    int mode = gen                                                             ? 1
+               : !words                                                        ? 0
                : strcmp(opt, "wg") == 0 || forced || (au && !legacy && q->m >= 8) ? 1
                : strcmp(opt, "gemv") == 0 || (au && q->m <= 4)               ? 2
                                                                                : 0;
@@ -202,7 +206,9 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
             nsplit = wg_cdiv(kw, ks_words);
         }
     }
-    kc.splitk = nsplit > 1;
+    /* two passes: split-K, or an 8-bit y of rows that do not fill words */
+    bool two = gen && (nsplit > 1 || !words);
+    kc.splitk = two;
     wg_dispatch *d;
     if (gen) {
         char *src = wg_gen_gemm_source(&kc);
@@ -244,7 +250,7 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     else wg_bind_value(L, d, "b_off", q->b);
     wg_bind_or(L, d, "za_off", q->za, q->a);
     wg_bind_or(L, d, "zb_off", q->zb, q->a);
-    if (nsplit > 1) {
+    if (two) {
         wg_scratch(L, nsplit * total);
         wg_bind(L, d, "y_off", WG_SCRATCH, 0, nsplit * total);
     } else {
@@ -254,10 +260,10 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     else wg_bind(L, d, "t_off", q->a, 0, 1);
     qgemm_params(L, d, q, total, threads, nsplit, ks_words);
     RLX_TRY(mode ? wg_grid_groups(L, d, groups * nsplit) : wg_grid_1d(L, d, threads));
-    if (nsplit <= 1) return RLX_OK;
+    if (!two) return RLX_OK;
     /* the second pass: A the partial sums, B unused */
     wg_dispatch *r = wg_emit(L, L->caps->dot4 ? "qgemm_dp4" : "qgemm");
-    wg_spec(L, r, "MODE", 3);
+    wg_spec(L, r, "MODE", words ? 3 : 4);
     spec_q8(L, r, q);
     wg_bind(L, r, "a_off", WG_SCRATCH, 0, nsplit * total);
     wg_bind(L, r, "b_off", WG_SCRATCH, 0, 1);
@@ -266,9 +272,10 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     wg_bind_value(L, r, "y_off", q->y);
     if (requant) wg_bind(L, r, "t_off", WG_TABLE, t_off, t_words);
     else wg_bind(L, r, "t_off", q->a, 0, 1);
-    uint64_t quads = batch * q->m * ((q->n + 3) / 4);
-    qgemm_params(L, r, q, total, quads, nsplit, ks_words);
-    return wg_grid_1d(L, r, quads);
+    /* MODE 3: four columns of one row per invocation; MODE 4: one word of y */
+    uint64_t inv = words ? batch * q->m * ((q->n + 3) / 4) : (total + 3) / 4;
+    qgemm_params(L, r, q, total, inv, nsplit, ks_words);
+    return wg_grid_1d(L, r, inv);
 }
 
 /* The step of a zero point or scale along the operand's row (a) or column

@@ -22,6 +22,11 @@
 //   adds the slices of four adjacent outputs, adds k za zb and stores them
 //   as qstore4 (i32, or requantized: n % 4 == 0). Wrapping i32 sums: the
 //   bits of the unsplit kernel.
+// MODE 4, the same for a requantized y with n % 4 != 0 (rows that do not
+//   fill whole words; the generated kernel's sums then always go through
+//   the scratch, one slice or more): invocation t < P.threads = ceil(total
+//   / 4) requantizes outputs 4 t .. 4 t + 3 of y in flat order (each its
+//   own batch item, row and column) into word t.
 // The zero-point terms: acc = dot - za sb - zb sa + k za zb; sa (sums of a's
 // words) is skipped where zb is 0 (b signed without a zero point), sb
 // where za is 0. Workgroup linear index wl = wid.x + wid.y * nwg.x;
@@ -163,6 +168,23 @@ fn qpart4(e: u32, nn: u32, v: vec4<i32>) {
     for (var j = 0u; j < 4u; j = j + 1u) {
         if (nn + j < P.n) { Y[P.y_off + e + j] = bitcast<u32>(v[j]); }
     }
+}
+
+fn qgemm_reduce_flat(t: u32) {
+    var word = 0u;
+    for (var j = 0u; j < 4u; j = j + 1u) {
+        let e = 4u * t + j;
+        if (e >= P.total) { break; }
+        let nn = e % P.n;
+        let mm = (e / P.n) % P.m;
+        let prow = mm + qbatch(e / (P.n * P.m)).z;
+        var v = 0;
+        for (var s = 0u; s < P.nsplit; s = s + 1u) { v = v + bitcast<i32>(A[P.a_off + s * P.total + e]); }
+        v = v + i32(P.k) * zp_a(prow) * zp_b(nn);
+        let r = requant(v, P.t_off + prow * P.t_row + nn * P.t_col);
+        word = word | ((bitcast<u32>(r) & 0xffu) << (8u * j));
+    }
+    Y[P.y_off + t] = word;
 }
 
 fn qgemm_wg_tile(li: u32, wl: u32) {
