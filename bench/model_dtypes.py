@@ -34,8 +34,10 @@ than their source):
   qdq    (--qdq models only) onnxruntime.quantization.quantize_static:
          QDQ format, int8 per-channel symmetric weights, uint8 activations,
          MinMax calibration on --calib random inputs (and the page and its
-         mirror for ppocrv4_det, whose Constant weights become initializers
-         first): bench/make_quant_models.py's recipe
+         mirror for ppocrv4_det); every model's Constant nodes become
+         initializers first (else quantize_static leaves a Constant bias in
+         f32 and the convolution with it): bench/make_quant_models.py's
+         recipe
 
 Rows, one per model, batch and form (wall = whole pass: upload, dispatches,
 read-back; GPU = timestamp queries; medians, p10/p90 in the JSON):
@@ -202,12 +204,15 @@ def make_qdq(name, src, dst, a, page):
     if fresh(dst, src):
         return
     import make_quant_models as Q
+    # Constant nodes as initializers first: quantize_static quantizes only
+    # initializer weights and biases (torch's export writes ResNet-50's conv
+    # biases as Constants, which it left in f32 with "Expected bias ... to be
+    # an initializer", so no DQ -> Conv -> Q became a QLinearConv)
+    init = dst.replace("_qdq.onnx", "_init.onnx")
+    Q.constants_to_initializers(src, init)
+    src = init
     if name == "ppocrv4_det":
-        init = dst.replace("_qdq.onnx", "_init.onnx")
-        Q.constants_to_initializers(src, init)
-        shape = (1, 3, 256, 256)
-        reader = Q.Reader("x", shape, a.calib, page)
-        src = init
+        reader = Q.Reader("x", (1, 3, 256, 256), a.calib, page)
     else:
         reader = Q.Reader("input", (1, 3, 224, 224), a.calib)
     Q.quantize_qdq(src, dst, reader)
