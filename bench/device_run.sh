@@ -787,7 +787,7 @@ for b in (1, 8):
       dt_args="--models resnet50,ppocrv4_det --qdq resnet50,ppocrv4_det --skip torch,fp16 --batches 1,8 --models-dir $MODELS --ocr-model $D/models/ppocrv4_det.onnx --page $D/models/page.png --budget 300"
       if [ "${Q8BASE_PART:-1}" = 1 ]; then
         {
-          for op in QLinearConv ConvInteger MatMulInteger QLinearMatMul qgemm:gen qconv:gen fuse:qdq_ew rlx.QuantizeDequantize; do
+          for op in QLinearConv ConvInteger MatMulInteger QLinearMatMul qgemm:gen qconv:gen fuse:qdq_ew rlx.QuantizeDequantize QuantizeLinear DequantizeLinear; do
             RLX_TEST_REQUIRE_GPU=1 timeout 60 "$D/bin/test_backend_ops" --op "$op" 2>&1 | tail -1
           done
           echo "-- qconv_gpu.py, today's build"

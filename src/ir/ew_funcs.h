@@ -201,7 +201,7 @@
     X(QDQ, OP, rlx_QuantizeDequantize, 1, RLX_EW_CHAIN | RLX_EW_ACT, 1, "scale", 0, "low", 0, \
       p0 * rlx_ew_clamp(rlx_ew_rint_or(x / p0, p1), p1, p1 + 255.0), \
       p0 * rlx_ew_clampf(rlx_ew_rint_orf(x / p0, p1), p1, p1 + 255.0f), \
-      "($a * clamp_(rint_or_(div_rn_($x, $a), $b), $b, $b + 255.0))")
+      "($a * clamp_(qround_($x, $a, $b), $b, $b + 255.0))")
 /* clang-format on */
 
 /* RLX_EW_KIND_OP(x) is x for OP rows, nothing for FN and NONE rows;

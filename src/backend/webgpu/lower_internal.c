@@ -316,11 +316,9 @@ again:
         wg_src_printf(&body, "    return r%d;\n}\n\n", rlx_ew_reg(&p, p.n_instr - 1));
         wg_src_printf(&body,
                       "fn quant8(x: f32) -> u32 {\n"
-                      "    let q = div_rn_(x, %s);\n"
-                      "    let nan = (bitcast<u32>(q) & 0x7fffffffu) > 0x7f800000u;\n"
-                      "    let r = select(clamp(round(q) + %s, %.1f, %.1f), %.1f, nan);\n"
+                      "    let r = clamp(qround_(x, %s, %.1f - %s) + %s, %.1f, %.1f);\n"
                       "    return bitcast<u32>(i32(r)) & 0xffu;\n}\n",
-                      sc, zp, lo, lo + 255.0f, lo);
+                      sc, lo, zp, zp, lo, lo + 255.0f);
     } else {
         wg_src_printf(&body, "    Y[P.oy + i] = %s(r%d);\n}\n", y->dtype == RLX_DTYPE_F16 ? "f16" : "f32",
                       rlx_ew_reg(&p, p.n_instr - 1));

@@ -92,6 +92,21 @@ fn div_rn_(a: f32, b: f32) -> f32 {
 // Round half to even (WGSL's round), NaN to v: QuantizeLinear's level less
 // the zero point (NaN: v, the type's minimum less the zero point).
 fn rint_or_(x: f32, v: f32) -> f32 { return pick_(round(x), v, isnan_(x)); }
+// rint_or_(div_rn_(x, s), v), mostly without the long division: q = x (1 /
+// s) is within 4 ulp of the correctly rounded quotient c (each of `/` and
+// `*` at most 2.5 ulp off, WGSL's bound), so where q's fraction is farther
+// than 2^-19 |q| (16 ulp) from 1/2, c lies on the same side of the same
+// half-integer and rounds to round(q) (c is no tie either). Near a
+// half-integer, past 2^22 (ulp >= 1/2), for a subnormal x (which a GPU may
+// flush) and for inf and NaN: the long division.
+fn qround_(x: f32, s: f32, v: f32) -> f32 {
+    let q = x * (1.0 / s);
+    let aq = abs(q);
+    if (aq < 4194304.0 && (abs(x) >= 1.17549435e-38 || x == 0.0)) {
+        if (abs((q - floor(q)) - 0.5) > aq * 1.9073486328125e-6) { return round(q); }
+    }
+    return rint_or_(div_rn_(x, s), v);
+}
 // Max and Min of ONNX as the CPU: NaN if either operand is NaN, else
 // x > y ? x : y (x < y ? x : y), so of -0 and +0 the second operand.
 fn max_(x: f32, y: f32) -> f32 { return pick_(pick_(y, x, lt_(y, x)), nan_(x), isnan_(x) || isnan_(y)); }

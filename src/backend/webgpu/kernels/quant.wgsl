@@ -1,7 +1,7 @@
 // QuantizeLinear and DequantizeLinear (ONNX 10..23) between f32 and 8-bit
 // integers, per tensor or per axis, with the CPU reference's arithmetic
 // (src/backend/cpu/cpu_quant.c): quantize y = saturate(round_half_even(x /
-// s) + z) with one correctly rounded f32 division (div_rn_ of ew_lib: the
+// s) + z) with one correctly rounded f32 division (qround_ of ew_lib: the
 // same bits on every GPU; a NaN quotient gives the type's minimum);
 // dequantize y = f32(x - z) * s. The parameter of element e is at p = (e /
 // inner) % da (per tensor: inner = n, da = 1).
@@ -49,9 +49,8 @@ fn param(e: u32) -> u32 { return (e / P.inner) % P.da; }
         let e = 4u * t + k;
         if (e >= P.n) { break; }
         let p = param(e);
-        let q = div_rn_(bitcast<f32>(X[P.x_off + e]), bitcast<f32>(S[P.s_off + p]));
-        let nan = (bitcast<u32>(q) & 0x7fffffffu) > 0x7f800000u;
-        let r = select(clamp(round(q) + f32(zero_point(p)), lo, lo + 255.0), lo, nan);
+        let z = f32(zero_point(p));
+        let r = clamp(qround_(bitcast<f32>(X[P.x_off + e]), bitcast<f32>(S[P.s_off + p]), lo - z) + z, lo, lo + 255.0);
         word = word | ((bitcast<u32>(i32(r)) & 0xffu) << (8u * k));
     }
     Y[P.y_off + t] = word;
