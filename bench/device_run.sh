@@ -772,6 +772,36 @@ for b in (1, 8):
         timeout 60 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds f32 --shapes 4096x4096x4096,1024x768x3072 --iters 20
       } 2>&1 | tee "$OUT/q8ab.txt"
       ;;
+    q8tiles)
+      # ~4 min: the generated int8 GEMM's tile per convolution (bench/qconv_gpu.py
+      # --vs gpu.gemm_tile=... for $Q8T_TILES), and what quantize_static made
+      # of ResNet-50 (the QDQ file of model_dtypes.py, if $MODELS has it: the
+      # DequantizeLinear nodes by input dtype and each Conv's producers)
+      {
+        vs=""
+        for t in ${Q8T_TILES:-4x4,16x16,8 4x4,16x16,16 8x8,16x16,8 8x8,8x8,16 4x8,16x16,8 8x4,16x16,8 4x4,8x8,16}; do
+          vs="$vs --vs gpu.gemm_tile=$t"
+        done
+        timeout 300 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --gpu-only $vs
+        [ -f "$MODELS/resnet50_qdq.onnx" ] && "$PY" - "$MODELS/resnet50_qdq.onnx" <<'PYEOF'
+import collections, sys, onnx
+m = onnx.load(sys.argv[1])
+init = {i.name: i for i in m.graph.initializer}
+prod = {o: n for n in m.graph.node for o in n.output}
+dq = collections.Counter()
+for n in m.graph.node:
+    if n.op_type == "DequantizeLinear":
+        dq[init[n.input[0]].data_type if n.input[0] in init else "activation"] += 1
+print("DequantizeLinear by input (ONNX data type or activation):", dict(dq))
+convs = [n for n in m.graph.node if n.op_type == "Conv"]
+print("Conv nodes:", len(convs))
+for n in convs[:4]:
+    print(n.name, [(i, prod[i].op_type if i in prod else ("initializer" if i in init else "input")) for i in n.input])
+    outs = [u.op_type for u in m.graph.node if n.output[0] in u.input]
+    print("   users:", outs)
+PYEOF
+      } 2>&1 | tee "$OUT/q8tiles.txt"
+      ;;
     q8base)
       # ~9 min in two calls (Q8BASE_PART=1, then 2): the int8 path against a
       # base build (.device/base.tar.xz from scripts/device_bundle.sh BUILD
