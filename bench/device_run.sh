@@ -783,6 +783,8 @@ for b in (1, 8):
           vs="$vs --vs gpu.gemm_tile=$t"
         done
         timeout 300 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --gpu-only $vs
+        [ -f "$MODELS/resnet50_qdq.onnx" ] || timeout 150 "$PY" bench/model_dtypes.py --rlx "$RLX" --models resnet50 \
+          --qdq resnet50 --skip torch,fp16,accuracy --batches 1 --models-dir "$MODELS" --budget 120 > /dev/null 2>&1
         [ -f "$MODELS/resnet50_qdq.onnx" ] && "$PY" - "$MODELS/resnet50_qdq.onnx" <<'PYEOF'
 import collections, sys, onnx
 m = onnx.load(sys.argv[1])
