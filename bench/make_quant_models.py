@@ -67,21 +67,34 @@ class Reader(CalibrationDataReader):
 
 
 def constants_to_initializers(src, dst):
-    """Writes src (an ONNX file) to dst with its Constant nodes' tensors as
-    initializers and its default-domain opset at least 13.
+    """Writes src (an ONNX file) to dst with its Constant nodes' tensors and
+    the outputs of Identity nodes of initializers as initializers, and its
+    default-domain opset at least 13.
 
     The Paddle export of PP-OCRv4 holds its weights in Constant nodes, which
     the quantizer would treat as activations (Q -> DQ per tensor); most
-    exporters write initializers. Per-axis DequantizeLinear needs opset 13;
-    the model's ops (Conv, Clip, Resize, ...) mean the same at 13."""
+    exporters write initializers. torch's exporter writes some of
+    ResNet-50's conv biases as Identity nodes of another initializer (equal
+    tensors shared), which quantize_static leaves in f32 ("Expected bias
+    ... to be an initializer"), and the Conv with them. Per-axis
+    DequantizeLinear needs opset 13; the model's ops (Conv, Clip, Resize,
+    ...) mean the same at 13."""
     m = onnx.load(src)
     keep = []
+    inits = {t.name: t for t in m.graph.initializer}
     for n in m.graph.node:
         if n.op_type == "Constant" and len(n.attribute) == 1 and n.attribute[0].name == "value":
             t = onnx.TensorProto()
             t.CopyFrom(n.attribute[0].t)
             t.name = n.output[0]
             m.graph.initializer.append(t)
+            inits[t.name] = t
+        elif n.op_type == "Identity" and n.input[0] in inits:
+            t = onnx.TensorProto()
+            t.CopyFrom(inits[n.input[0]])
+            t.name = n.output[0]
+            m.graph.initializer.append(t)
+            inits[t.name] = t
         else:
             keep.append(n)
     del m.graph.node[:]

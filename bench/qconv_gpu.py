@@ -33,6 +33,7 @@ columns, CPU wall, f32 GPU time of the twin, onnxruntime wall, and whether
 GPU == CPU (every column's)."""
 import argparse
 import json
+import re
 import os
 import subprocess
 import sys
@@ -179,7 +180,9 @@ def main() -> int:
     if a.option:
         print("GPU runs of the integer models with " + " ".join(a.option))
     rng = np.random.default_rng(1)
-    vs = [v.split(",") for v in a.vs]
+    # several options: separated by commas that start another KEY=VALUE
+    # (a value such as gpu.gemm_tile=4x4,16x16,8 keeps its own commas)
+    vs = [re.split(r",(?=[A-Za-z_][A-Za-z0-9_.]*=)", v) for v in a.vs]
     print("| model | GPU int (GPU ts) | GPU int (wall) |" + "".join(" %s (GPU ts) | ratio |" % "+".join(v) for v in vs)
           + " CPU int (wall) | GPU f32 twin (GPU ts) | onnxruntime CPU | GPU == CPU | CPU steps on GPU plan |")
     print("|---|---:|---:|" + "---:|---:|" * len(vs) + "---:|---:|---:|---|---:|")
