@@ -4,8 +4,9 @@
  *    one invocation per output element (or one per block of the output
  *    when an operand exceeds one storage binding, wg_split.h); the dims and
  *    broadcast strides of the index arithmetic are Params words (baked
- *    into the source only when they would not fit Params), finite
- *    constants bit-exact literals, non-finite ones Params words.
+ *    into the source only when they would not fit Params), the
+ *    constants Params words too (literals only where they would not fit:
+ *    a shader compiler folds literals into the arithmetic, value_expr_at).
  *    Inputs are f32, or bool (one byte per element, four to a word; read
  *    as 0.0 / 1.0, as the CPU's chain does: a Where condition).
  *    Equal programs over shapes of equal structure (which inputs broadcast
@@ -133,27 +134,48 @@ static void index_expr(wg_src *b, const rlx_value *x, const rlx_value *y, int in
     wg_src_printf(b, ")");
 }
 
-/* An f32 value as a WGSL expression: a literal when finite, else a Params
- * slot k<n> (appended to the slots list). */
+/* An f32 value as a WGSL expression: a Params slot k<n> (equal values, bit
+ * for bit, share one), so that the shader compiler cannot fold it into the
+ * arithmetic around it: with literals lavapipe's turned (x * c1) * c2 into
+ * x * (c1 c2), x / 0.0 into 0 and a dequantization (f32(q) - z) * s into
+ * other roundings, so the GPU's bits left the CPU's. `lit`: finite values
+ * as bit-exact literals instead (the fallback for programs whose slots do
+ * not fit Params; `force` keeps a value in a slot even then: the 8-bit
+ * operands' scales and zero points); a slot past the list's capacity: a
+ * literal, or false for a non-finite value. */
 typedef struct kslots {
-    float v[40];
+    float v[48];
     int n;
+    bool lit;
 } kslots;
 
-static bool value_expr_at(char *out, size_t cap, float v, kslots *ks, bool slot) {
-    if (isfinite(v) && !slot) {
+static bool value_expr_at(char *out, size_t cap, float v, kslots *ks, bool force) {
+    int cap_n = (int)(sizeof ks->v / sizeof ks->v[0]);
+    if (isfinite(v) && ((ks->lit && !force) || (ks->n == cap_n && !force))) {
         uint32_t u;
         memcpy(&u, &v, 4);
         snprintf(out, cap, "bitcast<f32>(0x%08xu)", (unsigned)u);
         return true;
     }
-    if (ks->n == (int)(sizeof ks->v / sizeof ks->v[0])) return false;
+    for (int k = 0; k < ks->n; k++)
+        if (memcmp(&ks->v[k], &v, sizeof v) == 0) {
+            snprintf(out, cap, "P.k%d", k);
+            return true;
+        }
+    if (ks->n == cap_n) return false;
     ks->v[ks->n] = v;
     snprintf(out, cap, "P.k%d", ks->n++);
     return true;
 }
 
 static bool value_expr(char *out, size_t cap, float v, kslots *ks) { return value_expr_at(out, cap, v, ks, false); }
+
+/* Whether op's WGSL expression reads its parameter `$<c>` (a or b). */
+static bool ew_uses(int op, char c) {
+    const rlx_ew_info *r = rlx_ew_info_of(op);
+    char pat[3] = { '$', c, 0 };
+    return r && r->wgsl && strstr(r->wgsl, pat);
+}
 
 /* One dispatch of a generated FusedElementwise kernel per block of the
  * output (wg_split.h): operands 0..n_in-1 are the inputs, n_in the output;
@@ -250,7 +272,7 @@ static rlx_status lower_fused_ew(wg_lower *L) {
      * again with the sizes baked when they do not fit Params */
     wg_src body = { 0 };
 again:
-    ks.n = 0;
+    ks.n = 0; /* (ks.lit: set below when the slots do not fit Params) */
     sz.n = 0;
     wg_src_free(&body);
     /* g: the output index in the whole tensor (blocks start at P.i0); an
@@ -290,7 +312,10 @@ again:
     }
     for (int k = 0; k < p.n_instr; k++) {
         const rlx_ew_instr *in = &p.ins[k];
-        if (!value_expr(ea, sizeof ea, in->alpha, &ks) || !value_expr(eb, sizeof eb, in->beta, &ks)) goto too_many;
+        snprintf(ea, sizeof ea, "0.0"), snprintf(eb, sizeof eb, "0.0"); /* unread parameters take no slot */
+        if ((ew_uses(in->op, 'a') && !value_expr(ea, sizeof ea, in->alpha, &ks)) ||
+            (ew_uses(in->op, 'b') && !value_expr(eb, sizeof eb, in->beta, &ks)))
+            goto too_many;
         char ra[16], rb[16], rc[16];
         snprintf(ra, sizeof ra, "r%d", in->a);
         snprintf(rb, sizeof rb, "r%d", in->b >= 0 ? in->b : in->a);
@@ -325,6 +350,10 @@ again:
     }
     if (!sz.bake && 2 * p.n_in + 3 + ks.n + sz.n > WG_MAX_PARAMS) {
         sz.bake = true;
+        goto again;
+    }
+    if (!ks.lit && 2 * p.n_in + 3 + ks.n > WG_MAX_PARAMS) { /* the constants as literals after all */
+        ks.lit = true;
         goto again;
     }
     /* header: Params, bindings, the library */
@@ -399,7 +428,7 @@ again:
     return st;
 too_many:
     wg_src_free(&body);
-    return wg_decline(L, "too many non-finite constants");
+    return wg_decline(L, "too many constants for one dispatch's Params");
 }
 
 /* ------------------------------------------------------------ AddLayerNormalization */
