@@ -391,4 +391,15 @@ for name in ("w", "b"):
             and ("--input %s=" % name) in p.stderr, "--shape %s of two: exit %d: %s" % (name, p.returncode,
                                                                                        p.stderr.strip()))
 
+# --check with equal infinities on both sides (1 / 0 on either device) is
+# close at --rtol 0 (was: NOT CLOSE, 0 * inf is NaN in the test; the
+# eighteenth session's tester)
+dz = save_graph("div0", h.make_graph([h.make_node("Div", ["x", "z"], ["y"])], "div0", [vi("x", [3])], [vi("y", [3])],
+                                     initializer=[numpy_helper.from_array(np.zeros(3, np.float32), "z")]))
+np.save(os.path.join(TMP, "xdz.npy"), np.array([1.0, -2.0, 3.0], np.float32))
+p = rlx("run", dz, "--input", "x=" + os.path.join(TMP, "xdz.npy"), "--check", "--atol", "0", "--rtol", "0",
+        "--iters", "0", "--quiet")
+C.check(p.returncode == 0 and "NOT CLOSE" not in p.stdout and ", close," in p.stdout,
+        "--check of equal infinities: %s" % p.stdout[-400:])
+
 C.done()
