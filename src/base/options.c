@@ -140,7 +140,7 @@ static const opt_def k_opts[] = {
          "print the dispatch report to stderr after each plan compile (per op type: native, CPU fallback, removed)"),
     STR("passes.disable", "RLX_DISABLE_PASSES", "comma-separated pass names", check_passes, disable_passes,
         "turn optimisation passes off: cse, fuse_qdq (fuse_qdq_conv: only its QDQ convolutions, MatMuls and Gemms as QLinearConv, QLinearMatMul and integer GEMMs), fold_conv_affine, fuse_activation, fuse_conv_residual, fuse_attention, "
-        "fuse_layernorm, fuse_add_layernorm, fuse_elementwise, fuse_qdq_ew (CPU plans: elementwise chains read and write the 8-bit tensors of their DequantizeLinear and QuantizeLinear), widen_f16 (CPU plans: f16 models computed in f32) (folding and dead-code removal always run)"),
+        "fuse_layernorm, fuse_add_layernorm, fuse_elementwise, fuse_qdq_ew (elementwise chains read and write the 8-bit tensors of their DequantizeLinear and QuantizeLinear), widen_f16 (CPU plans: f16 models computed in f32) (folding and dead-code removal always run)"),
     BOOL("plan.no_reuse", "RLX_NO_REUSE", "0", no_reuse,
          "give every tensor its own arena bytes (debugging the memory plan)"),
     BOOL("cpu.prepack", "RLX_CPU_PREPACK", "1", cpu_prepack,
@@ -215,7 +215,7 @@ static const opt_def k_opts[] = {
          "for m <= 4, the generated tiled GEMM's int8 instance (gen: dot4I8Packed on words of 4 k, tiles as the f32 "
          "GEMM's) for m >= 16 (a MatMul of at least 2^24 outputs: 64 x 64 workgroup tiles), workgroup tiles for 8 <= m < 16 (wg: 16, 32 or 64 rows by m, 32 to 128 columns by the "
          "grid's size against gpu.gemm_target_wg), else blocks of 4 x 4 per invocation (auto); gemv, gen, wg or reg "
-         "forces one (an 8-bit y with n % 4 != 0 keeps reg), wgRxC workgroup tiles of R x C; 0: one output, or one "
+         "forces one (an 8-bit y with n % 4 != 0: gen in two passes, the others one word of four outputs per invocation), wgRxC workgroup tiles of R x C; 0: one output, or one "
          "word of four 8-bit outputs, per invocation; legacy: auto without the wg tiles for 8 <= m < 16, the "
          "convolution's taps gathered byte by byte, depthwise one output at a time (the kernels before the tile "
          "rule); the same bits every way. A MatMulInteger that fuse_qdq rewrites into an exact f32 MatMul (constant "
