@@ -17,7 +17,8 @@
 //!audited t < threads (total outputs, or its words of four); x read only under 0 <= ih < in_h, 0 <= iw < in_w
 //!audited in channel m / mult < c_out / mult = c_in of image img < n; w at m k_h k_w + taps; zw at m zw_step (1 or
 //!audited c_out elements), zx at its one element; the table at 4 m + 3 < 4 c_out (emit_qdwconv); dw_row4: k_h = QDKH,
-//!audited k_w = QDKW (emit_qdwconv), x's word loads only where every byte read lies in the input row (inner)
+//!audited k_w = QDKW (emit_qdwconv), x's word loads only where every byte read lies in the input row (inner; the
+//!audited row window's words only up to the one holding its last needed byte)
 //!include qrequant
 //!params x_off: u32, w_off: u32, zx_off: u32, zw_off: u32, y_off: u32, t_off: u32, c_out: u32, mult: u32
 //!params in_h: u32, in_w: u32, out_h: u32, out_w: u32, k_h: u32, k_w: u32, s_h: u32, s_w: u32, p_h: u32
@@ -103,10 +104,40 @@ fn dw_row4(e0: u32) -> vec4<i32> {
     let inner = iw0 >= 0 && iw0 + i32(3u * P.s_w + (QDKW - 1u) * P.dil_w) < i32(P.in_w);
     let zx4 = vec4<i32>(o.zx);
     var acc = vec4<i32>(0);
+    // s_w 1, dil_w 1, kernels up to 5 wide: the row's bytes iw0 .. iw0 + 7
+    // (the four outputs' taps) as two words from at most three loads
+    let win = inner && P.s_w == 1u && P.dil_w == 1u && QDKW <= 5u;
     for (var kr = 0u; kr < QDKH; kr = kr + 1u) {
         let ih = i32(o.oh * P.s_h + kr * P.dil_h) - i32(P.p_h);
         if (ih < 0 || ih >= i32(P.in_h)) { continue; }
         let xr = o.xb + u32(ih) * P.in_w;
+        if (win) {
+            let b0 = xr + u32(iw0);
+            let s = (b0 & 3u) * 8u;
+            // the last byte needed, counted from word b0 / 4's first: words
+            // past it are not loaded (inner: every needed byte, up to iw0 + 3 +
+            // QDKW - 1, lies inside the row)
+            let last = (b0 & 3u) + QDKW + 2u;
+            let q0 = X[b0 >> 2u];
+            var q1 = 0u;
+            var q2 = 0u;
+            if (last >= 4u) { q1 = X[(b0 >> 2u) + 1u]; }
+            if (last >= 8u) { q2 = X[(b0 >> 2u) + 2u]; }
+            var lo = q0;
+            var hi = q1;
+            if (s != 0u) {
+                lo = (q0 >> s) | (q1 << (32u - s));
+                hi = (q1 >> s) | (q2 << (32u - s));
+            }
+            for (var kc = 0u; kc < QDKW; kc = kc + 1u) {
+                let wi = wb + kr * QDKW + kc;
+                let wv = byte_val(W[wi >> 2u], wi, A_SIGNED) - o.zw;
+                var xw = lo;
+                if (kc == 4u) { xw = hi; } else if (kc != 0u) { xw = (lo >> (8u * kc)) | (hi << (32u - 8u * kc)); }
+                acc = acc + (bytes4(xw) - zx4) * wv;
+            }
+            continue;
+        }
         for (var kc = 0u; kc < QDKW; kc = kc + 1u) {
             let wi = wb + kr * QDKW + kc;
             let wv = byte_val(W[wi >> 2u], wi, A_SIGNED) - o.zw;
