@@ -453,6 +453,8 @@ static const qdw_geom k_qdw_geoms[] = {
     { 2, 3, 1, 7, 7, 1, 3, 3, 1, 9, 23 },  /* 7x7, out_w 23 */
     { 2, 4, 1, 3, 1, 2, 1, 0, 1, 11, 21 }, /* 3x1 stride 2, out_w 11 */
     { 2, 6, 1, 3, 3, 2, 1, 1, 2, 12, 24 }, /* stride 2 dilation 2, out_w 11 */
+    { 2, 4, 1, 5, 5, 1, 2, 2, 1, 6, 21 },  /* 5x5, out_w 21: the row window's fifth tap (kc 4) */
+    { 2, 3, 1, 2, 4, 1, 0, 1, 1, 5, 19 },  /* 2x4, pads 0 / 1, out_w 17: windows of 7 bytes */
 };
 
 static void gen_qdwconv(bo_ctx *ctx, bool ql) {
