@@ -164,7 +164,9 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
      * split-K reduce's flat form). */
     const char *opt = L->caps->cfg && L->caps->cfg->gpu_qgemm_tile ? L->caps->cfg->gpu_qgemm_tile : "auto";
     bool legacy = strcmp(opt, "legacy") == 0, au = strcmp(opt, "auto") == 0 || legacy;
-    bool words = !requant || q->n % 4 == 0, flat = !words && !legacy;
+    /* (flat: the sums, 4 bytes each, must fit the one scratch binding;
+     * split-K's count keeps its slices within it too) */
+    bool words = !requant || q->n % 4 == 0, flat = !words && !legacy && total * 4 <= L->caps->max_binding;
     bool big = !legacy && !q->conv && total >= ((uint64_t)1 << 24);
     bool gen = (words || flat) && (strcmp(opt, "gen") == 0 || (au && q->m >= 16 && !big));
     qtile qt = { 0 };
