@@ -161,7 +161,7 @@ fn qgemm_reduce(t: u32) {
 
 // Split-K's partial sums v of columns nn .. nn + 3 (those below n) at
 // element e of Y (the scratch; e: the slice's, batch item's, row's and nn's
-// offset). The never-taken read of TB (nsplit >= 2 here) keeps the table's
+// offset). The never-taken read of TB (nsplit >= 1) keeps the table's
 // binding in the pipeline's layout, which would drop an unused one.
 fn qpart4(e: u32, nn: u32, v: vec4<i32>) {
     if (P.nsplit == 0u) { Y[P.y_off] = TB[P.t_off]; }
