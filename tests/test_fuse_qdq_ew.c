@@ -83,8 +83,9 @@ static rlx_tensor *bytes(rlx_dtype dt, int rank, const int64_t *dims) {
     return t;
 }
 
-enum { M_LAB_HSWISH, M_SE, M_SE_RESIDUAL, M_SIGMOID_HEAD, M_DIV, M_COUNT };
-static const char *const k_names[M_COUNT] = { "lab_hardswish", "se", "se_residual", "sigmoid_head", "div" };
+enum { M_LAB_HSWISH, M_SE, M_SE_RESIDUAL, M_SIGMOID_HEAD, M_DIV, M_RESIDUAL_ADD, M_COUNT };
+static const char *const k_names[M_COUNT] = { "lab_hardswish", "se", "se_residual", "sigmoid_head", "div",
+                                              "residual_add" };
 
 /* The model of kind `kind` over x [1, C, H, W] of dtype dt (and its other
  * inputs), its inputs in *in / names (n returned). */
@@ -181,6 +182,15 @@ static rlx_model *build(int kind, rlx_dtype dt, int64_t C, int64_t H, int64_t W,
         for (size_t i = 0; i < in[0]->nbytes; i += 5) ((uint8_t *)in[0]->data)[i] = (uint8_t)zx;
         break;
     }
+    case M_RESIDUAL_ADD: /* DQ(x) + DQ(r) -> Q, one op alone: a QDQ ResNet's residual Add (its Relu in the Q) */
+        input(m, "r", dt, 4, d);
+        in[1] = bytes(dt, 4, d);
+        names[1] = "r";
+        *n_in = 2;
+        dq(m, "r", "p1", "rf");
+        add(m, "Add", "xf,rf", "t0");
+        q(m, "t0", "p2", "y");
+        break;
     }
     CHECK_OK(rlx_model_add_output(m, "y"));
     CHECK_OK(rlx_model_finish(m));

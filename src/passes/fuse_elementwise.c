@@ -20,7 +20,11 @@
  * Clip bounds constant; Gelu approximate "none" or "tanh"; at most
  * MAX_TENSOR_IN inputs from outside (a dispatch binds them all, plus the
  * output, within WebGPU's 8 storage buffers per stage), MAX_INSTR
- * instructions and RLX_EW_MAX_CONSTS constants; at least two ops. */
+ * instructions and RLX_EW_MAX_CONSTS constants; at least two ops, or one
+ * that borders a QDQ model's 8-bit tensors (qdq_border) when fuse_qdq_ew
+ * runs next (stats->qdq_ew): it then reads the bytes and writes them, one
+ * dispatch where the DequantizeLinear, the op and the QuantizeLinear were
+ * three or more (a QDQ ResNet's residual Add). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,6 +281,22 @@ static rlx_status emit_group(rlx_graph *g, const group *gr, rlx_pass_stats *stat
     return RLX_OK;
 }
 
+/* Whether node n, a group of one, borders 8-bit tensors: an operand from a
+ * DequantizeLinear, or its f32 output read by QuantizeLinear nodes only
+ * (fuse_qdq_ew checks the rest: per tensor, constant parameters). */
+static bool qdq_border(const rlx_graph *g, const rlx_fuse_users *u, const rlx_node *n) {
+    int v = n->out[0], nu = rlx_fuse_n_users(u, v);
+    if (g->values[v].dtype != RLX_DTYPE_F32) return false;
+    for (int k = 0; k < n_operands(g, n); k++) {
+        const rlx_node *p = rlx_fuse_producer(g, n->in[k]);
+        if (p && rlx_fuse_is(p, RLX_OP_DequantizeLinear)) return true;
+    }
+    if (nu < 1 || rlx_fuse_is_output(g, v)) return false;
+    for (int j = 0; j < nu; j++)
+        if (!rlx_fuse_is(&g->nodes[rlx_fuse_user(u, v, j)], RLX_OP_QuantizeLinear)) return false;
+    return true;
+}
+
 rlx_status rlx_pass_fuse_elementwise(rlx_graph *g, rlx_pass_stats *stats) {
     rlx_fuse_users u;
     RLX_TRY(rlx_fuse_users_build(g, &u));
@@ -294,7 +314,7 @@ rlx_status rlx_pass_fuse_elementwise(rlx_graph *g, rlx_pass_stats *stats) {
         if (!candidate(g, n, &g->values[n->out[0]])) continue;
         group gr = { { (int)s }, 1 };
         grow(g, &u, taken, nn, &gr);
-        if (gr.n < 2) continue;
+        if (gr.n < 2 && !(stats && stats->qdq_ew && qdq_border(g, &u, n))) continue;
         for (int i = 0; i < gr.n; i++) taken[gr.nodes[i]] = 1;
         size_t before = g->n_nodes;
         st = emit_group(g, &gr, stats);

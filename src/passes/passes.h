@@ -15,6 +15,10 @@ typedef struct rlx_pass_stats {
      * instead of writing them as the f32 ops a GPU runs (the same bits);
      * widen_f16 computes f16 models in f32 */
     bool cpu_target;
+    /* in: fuse_qdq_ew runs after fuse_elementwise (the pipeline sets it);
+     * fuse_elementwise then also makes a lone op that borders 8-bit tensors
+     * a FusedElementwise of one op, for fuse_qdq_ew to take */
+    bool qdq_ew;
 } rlx_pass_stats;
 
 /* Shape inference and constant folding in one topological sweep: infers each

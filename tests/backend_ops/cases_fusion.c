@@ -461,7 +461,8 @@ static void gen_qdq(bo_ctx *ctx, const void *arg) {
  * output itself, lower_internal.c): DequantizeLinear of one to three
  * 8-bit inputs (u8 or i8, each its own per-tensor scale and zero point,
  * broadcast shapes, an odd element count for the last word) -> Add, Sub,
- * Mul, Max or Min folding them in -> Relu or Clip -> (a third of the
+ * Mul, Max or Min folding them in -> Relu or Clip (every eighth case
+ * neither: one op alone) -> (a third of the
  * cases) a QuantizeLinear -> DequantizeLinear pair -> QuantizeLinear (u8
  * or i8: one word of four levels per invocation), or (a quarter) the f32
  * output. Exact: the chain's constants, scales and zero points are Params
@@ -504,7 +505,13 @@ static void gen_qdq_ew(bo_ctx *ctx, const void *arg) {
             acc = bo_node(c, op, 2, two, 1, 0, NULL);
             bo_desc(c, " %s", op);
         }
-        if (i % 2) {
+        /* every eighth case one op alone (a QDQ ResNet's residual Add, its
+         * Relu in the Q): fuse_elementwise makes it a chain of one for
+         * fuse_qdq_ew */
+        bool lone = i % 8 == 0;
+        if (lone) {
+            bo_desc(c, " (one op)");
+        } else if (i % 2) {
             acc = bo_node(c, "Relu", 1, &acc, 1, 0, NULL);
             bo_desc(c, " Relu");
         } else {
@@ -512,7 +519,7 @@ static void gen_qdq_ew(bo_ctx *ctx, const void *arg) {
             acc = bo_node(c, "Clip", 3, cl, 1, 0, NULL);
             bo_desc(c, " Clip");
         }
-        if (n_in == 1) { /* a chain of two ops at least */
+        if (n_in == 1) { /* a chain of two ops at least (of one: the Neg alone) */
             acc = bo_node(c, "Neg", 1, &acc, 1, 0, NULL);
             bo_desc(c, " Neg");
         }
