@@ -10,6 +10,7 @@
 #   bash bench/device_run.sh tests sweep     # ~6 min: kernel tests on the GPU ($TESTS: which), variant sweep
 #   bash bench/device_run.sh compare         # ~8 min: rlx vs PyTorch (eager, CUDA graph) vs onnxruntime
 #   Q8BASE_PART=1|2 bash bench/device_run.sh q8base  # ~5 + 4 min: int8 kernels and QDQ models, today's against .device/base
+#                                            # (Q8BASE_SKIP_QCONV=1: part 1 without bench/qconv_gpu.py)
 #   bash bench/device_run.sh profile         # ~2 min: per-op GPU time of $PROFILE_MODELS (default minilm,
 #                                            # bert_base, mobilenet_v2) at batch $PROFILE_BATCH (default 1)
 #   bash bench/device_run.sh f16prof         # ~4 min: per-op GPU time of the f32 and fp16 forms of
@@ -822,10 +823,12 @@ PYEOF
           for op in QLinearConv ConvInteger MatMulInteger QLinearMatMul qgemm:gen qconv:gen fuse:qdq_ew rlx.QuantizeDequantize QuantizeLinear DequantizeLinear; do
             RLX_TEST_REQUIRE_GPU=1 timeout 60 "$D/bin/test_backend_ops" --op "$op" 2>&1 | tail -1
           done
-          echo "-- qconv_gpu.py, today's build"
-          timeout 150 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --vs gpu.gemm_splitk=0
-          echo "-- qconv_gpu.py, base"
-          LD_LIBRARY_PATH=$B/lib timeout 100 "$PY" bench/qconv_gpu.py --rlx "$B/bin/rlx" --iters 20 --gpu-only
+          if [ -z "$Q8BASE_SKIP_QCONV" ]; then
+            echo "-- qconv_gpu.py, today's build"
+            timeout 150 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --vs gpu.gemm_splitk=0
+            echo "-- qconv_gpu.py, base"
+            LD_LIBRARY_PATH=$B/lib timeout 100 "$PY" bench/qconv_gpu.py --rlx "$B/bin/rlx" --iters 20 --gpu-only
+          fi
           echo "-- model_dtypes.py, today's build"
           timeout 330 "$PY" bench/model_dtypes.py --rlx "$RLX" --out "$OUT/dtypes_new.json" --txt "$OUT/dtypes_new.txt" $dt_args
         } 2>&1 | tee "$OUT/q8base_1.txt"
