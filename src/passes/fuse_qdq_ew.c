@@ -22,8 +22,7 @@
  * or f32, and none but the first a graph output. The chain then writes the
  * first one's output, and the others' users read it.
  *
- * Before that, on CPU plans (stats->cpu_target; the GPU's Resize moves
- * 4-byte and f16 elements only), a nearest Resize of a DequantizeLinear's output (its only
+ * Before that, a nearest Resize of a DequantizeLinear's output (its only
  * user; mode nearest, any coordinate transformation but
  * tf_crop_and_resize, whose extrapolation value would need quantizing;
  * roi, scales and sizes constants) resizes the 8-bit tensor and the
@@ -223,6 +222,6 @@ static rlx_status commute_resize(rlx_graph *g, const rlx_fuse_users *u, int ri, 
 
 rlx_status rlx_pass_fuse_qdq_ew(rlx_graph *g, rlx_pass_stats *stats) {
     if (!stats) return RLX_OK;
-    if (stats->cpu_target) RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_Resize, commute_resize, stats));
+    RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_Resize, commute_resize, stats));
     return rlx_fuse_each_anchor(g, RLX_OP_rlx_FusedElementwise, fuse_one, stats);
 }

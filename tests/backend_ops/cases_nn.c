@@ -1030,12 +1030,19 @@ static void gen_resize(bo_ctx *ctx, const void *arg) {
             sc[j] = j < r - 2 ? 1.0f : k_scales[bo_rand_below(BO_LEN(k_scales))];
             sz[j] = j < r - 2 ? xs.d[j] : rnd(1, 2 * xs.d[j] + 1);
         }
-        rlx_tensor *x = bo_rand(RLX_DTYPE_F32, xs.rank, xs.d, -4, 4);
+        /* every fourth case (nearest, scales) 8-bit data: the kernel's
+         * BYTES form, four elements to a word of y (fuse_qdq_ew moves a
+         * QDQ model's DequantizeLinear after such a Resize) */
+        bool q8 = i % 4 == 2;
+        rlx_dtype qt = i % 8 == 2 ? RLX_DTYPE_U8 : RLX_DTYPE_I8;
+        rlx_tensor *x = q8 ? bo_rand_int(qt, xs.rank, xs.d, qt == RLX_DTYPE_U8 ? 0 : -128, qt == RLX_DTYPE_U8 ? 255 : 127)
+                           : bo_rand(RLX_DTYPE_F32, xs.rank, xs.d, -4, 4);
         rlx_tensor *in[4] = { x, NULL, sizes ? NULL : bo_tensor(RLX_DTYPE_F32, 1, &(int64_t){ r }, sc),
                               sizes ? bo_i64s(r, sz) : NULL };
         bool k[4] = { false, true, true, true };
         char sx[96], ss[96];
-        bo_desc(c, "Resize x%s mode=%s ctm=%s", bo_shape_str(xs.rank, xs.d, sx, 96), linear ? "linear" : "nearest", ctm);
+        bo_desc(c, "Resize x%s%s mode=%s ctm=%s", q8 ? rlx_dtype_name(qt) : "", bo_shape_str(xs.rank, xs.d, sx, 96),
+                linear ? "linear" : "nearest", ctm);
         if (!linear) bo_desc(c, " nearest_mode=%s", nm);
         if (sizes) bo_desc(c, " sizes=%s", bo_shape_str(r, sz, ss, 96));
         else {

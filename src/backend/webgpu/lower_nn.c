@@ -720,7 +720,7 @@ static bool konst_doubles(const rlx_value *v, double *out, size_t cap, size_t *c
  * taps are the CPU's (rlx_resize_geom_resolve, rlx_resize_taps_build: the
  * ONNX reference's f64 arithmetic) and travel to the GPU as a table
  * (wg_table), so GPU and CPU take the same source pixels, ties included;
- * kernels/resize.wgsl gathers (nearest: a copy, any 4-byte dtype) or blends
+ * kernels/resize.wgsl gathers (nearest: a copy, any 4-byte, f16 or 8-bit dtype) or blends
  * in f32 (linear, cubic). */
 static rlx_status lower_resize(wg_lower *L) {
     const rlx_node *n = L->n;
@@ -730,9 +730,13 @@ static rlx_status lower_resize(wg_lower *L) {
     rlx_resize_attrs a;
     if (rlx_resize_attrs_read(n, r, &a) != RLX_OK) return wg_decline(L, "attributes (the CPU reports them)");
     bool linear = a.mode != RLX_RESIZE_NEAREST;
-    unsigned types = (linear ? WG_F32 : WG_ANY4) | WG_F16; /* f16: the kernel's f16 instance */
+    /* f16: the kernel's f16 instance; 8-bit (nearest): BYTES */
+    unsigned types = (linear ? WG_F32 : WG_ANY4 | WG_Q8) | WG_F16;
     if (!wg_value_held(L, x, types) || !wg_value_held(L, y, types) || x->dtype != y->dtype)
-        return wg_decline(L, linear ? "f32 or f16 data only" : "4-byte or f16 data only");
+        return wg_decline(L, linear ? "f32 or f16 data only" : "4-byte, f16 or 8-bit data only");
+    bool bytes = rlx_dtype_size(x->dtype) == 1;
+    if (bytes && a.coord == RLX_COORD_TF_CROP_AND_RESIZE)
+        return wg_decline(L, "tf_crop_and_resize of 8-bit data (its extrapolation value)");
     double scales[RLX_MAX_RANK], roi[2 * RLX_MAX_RANK];
     int64_t sizes[RLX_MAX_RANK];
     size_t n_scales = 0, n_sizes = 0, n_roi = 0;
@@ -799,16 +803,18 @@ static rlx_status lower_resize(wg_lower *L) {
     wg_dispatch *d = wg_emit(L, "resize");
     if (x->dtype == RLX_DTYPE_F16) d->elem = WG_ELEM_F16;
     wg_spec(L, d, "LINEAR", linear ? 1 : 0);
+    wg_spec(L, d, "BYTES", bytes);
     wg_bind_value(L, d, "x_off", wg_in_id(L, 0));
     wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
     wg_bind(L, d, "t_off", WG_TABLE, t_off, n_words);
-    WG_P(L, d, wg_pu("total", total), wg_pf("extrap", a.extrapolation_value));
+    uint64_t inv = bytes ? (total + 3) / 4 : total; /* BYTES: a word of y per invocation */
+    WG_P(L, d, wg_pu("total", inv), wg_pf("extrap", a.extrapolation_value), wg_pu("elems", total));
     wg_p_align16(L, d);
     const uint32_t *arrs[4] = { outd, ind, taps, tbase };
     static const char *const k_arr[4] = { "out_dims", "in_dims", "taps", "tbase" };
     for (int k = 0; k < 4; k++)
         for (int i = 0; i < 4; i++) wg_p_u32(L, d, k_arr[k], arrs[k][i]);
-    return wg_grid_1d(L, d, total);
+    return wg_grid_1d(L, d, inv);
 }
 
 const wg_lower_fn wg_lowerings_nn[RLX_OP_COUNT] = {

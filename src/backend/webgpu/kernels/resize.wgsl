@@ -8,18 +8,22 @@
 // tf_crop_and_resize source outside the input: y = extrap) then taps[d]
 // weights (f32 bits).
 // LINEAR = false (nearest, every axis one tap): y copies the element (the
-// u32 instance: 4-byte words of f32, i32, u32; the f16 instance: halves).
+// u32 instance: 4-byte words of f32, i32, u32; the f16 instance: halves;
+// BYTES, in the u32 instance: int8 / uint8 elements four to a word, one
+// word of y, four elements, per invocation: P.total counts y's words, and
+// P.elems its elements; a last word past them holds zeros).
 // LINEAR = true (linear, cubic, antialias): f32 or f16 data,
 // y = sum over the product of the axes' taps of (w0 * w1 * ...) * x, the
 // axes in order, accumulated in f32 (the CPU sums in f64), an f16 result
 // rounded once at the store.
-// Params: x_off, y_off, t_off, total, extrap, out_dims, in_dims, taps,
-// tbase (vec4<u32>).
-//!params x_off: u32, y_off: u32, t_off: u32, total: u32, extrap: f32, out_dims: vec4<u32>,
+// Params: x_off, y_off, t_off, total, extrap, elems (BYTES), out_dims,
+// in_dims, taps, tbase (vec4<u32>).
+//!params x_off: u32, y_off: u32, t_off: u32, total: u32, extrap: f32, elems: u32, out_dims: vec4<u32>,
 //!params in_dims: vec4<u32>, taps: vec4<u32>, tbase: vec4<u32>
 //!elem u32 f16
 //!bind X: array<T>, Y: array<T>, TB: array<u32>
 override LINEAR: bool = false;
+override BYTES: bool = false;
 
 // Element k of X as f32 (u32 instance: the word's f32 bits; f16: the half).
 fn x_f32(k: u32) -> f32 {
@@ -36,14 +40,39 @@ fn y_store(i: u32, v: f32) {
     }
 }
 
-//!main1d i < P.total {
-    var ent: vec4<u32>; // each axis's table entry
+// Each padded axis's table entry of output element i.
+fn entries(i: u32) -> vec4<u32> {
+    var ent: vec4<u32>;
     var rem = i;
     for (var d = 3; d >= 0; d = d - 1) {
         let o = rem % P.out_dims[d];
         rem = rem / P.out_dims[d];
         ent[d] = P.t_off + P.tbase[d] + o * 2u * P.taps[d];
     }
+    return ent;
+}
+
+// The input element that a nearest output element copies (ent: its
+// entries).
+fn nearest_src(ent: vec4<u32>) -> u32 {
+    var idx = 0u;
+    for (var d = 0u; d < 4u; d = d + 1u) { idx = idx * P.in_dims[d] + TB[ent[d]]; }
+    return idx;
+}
+
+//!main1d i < P.total {
+    if (BYTES) { // nearest without extrapolation (lower_nn.c)
+        var word = 0u;
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            let e = 4u * i + j;
+            if (e >= P.elems) { break; }
+            let b = P.x_off * 4u + nearest_src(entries(e));
+            word = word | (((t_bits(X[b >> 2u]) >> ((b & 3u) * 8u)) & 0xffu) << (8u * j));
+        }
+        Y[P.y_off + i] = t_from_bits(word);
+        return;
+    }
+    let ent = entries(i); // each axis's table entry
     for (var d = 0u; d < 4u; d = d + 1u) {
         if (TB[ent[d]] == 0xffffffffu) {
             y_store(i, P.extrap);
@@ -51,9 +80,7 @@ fn y_store(i: u32, v: f32) {
         }
     }
     if (!LINEAR) {
-        var idx = 0u;
-        for (var d = 0u; d < 4u; d = d + 1u) { idx = idx * P.in_dims[d] + TB[ent[d]]; }
-        Y[P.y_off + i] = X[P.x_off + idx];
+        Y[P.y_off + i] = X[P.x_off + nearest_src(ent)];
         return;
     }
     let corners = P.taps[0] * P.taps[1] * P.taps[2] * P.taps[3];
