@@ -58,9 +58,9 @@ static const gpu_note k_gpu_notes[] = {
       "f32 or f16 (f16: computed in f32, accumulating in f32, the result rounded once; needs shader-f16); C of rank <= 2 that broadcasts to [M, N] (exactly [M, N] before Gemm-7 without broadcast)." },
     { "MatMul", "f32 or f16 (f16: computed in f32, accumulating in f32, the result rounded once; needs shader-f16); operands of rank >= 1; at most 4 batch dims after merging broadcast dims." },
     { "Resize",
-      "rank <= 4; nearest: f32, i32, u32 or f16; linear and cubic: f32 or f16 (f16 needs shader-f16); every coordinate_transformation_mode, "
+      "rank <= 4; nearest: f32, i32, u32, f16, int8 or uint8; linear and cubic: f32 or f16 (f16 needs shader-f16); every coordinate_transformation_mode, "
       "nearest_mode, antialias (at most 4096 taps per element), exclude_outside; scales (f32 or f64), sizes and "
-      "roi constant. Source pixels and weights are the CPU's (the ONNX reference's f64 arithmetic), blended in f32." },
+      "roi constant (8-bit: not tf_crop_and_resize). Source pixels and weights are the CPU's (the ONNX reference's f64 arithmetic), blended in f32." },
     /* lower_tensor.c */
     { "Identity Reshape Flatten Squeeze Unsqueeze",
       "the lowering (a copy) serves steps that are not views: data f32, f16, i32, u32, i64 or bool; rank <= 8." },
