@@ -92,9 +92,9 @@ fn dw_at(e: u32) -> DwAt {
 }
 
 // Bytes s / 8 .. s / 8 + 3 of the pair (a, b), a the low word (s 0, 8,
-// 16 or 24).
+// 16 or 24): b shifted left by 32 - s in two steps (s 0: by 32, none of b).
 fn fsh(a: u32, b: u32, s: u32) -> u32 {
-    return (a >> s) | select(0u, b << ((32u - s) & 31u), s != 0u);
+    return (a >> s) | ((b << 1u) << (31u - s));
 }
 
 // dw_row4's sums where every tap of the four outputs lies inside x's row
