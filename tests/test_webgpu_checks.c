@@ -159,7 +159,7 @@ static void test_markers(void) {
     const char *audited[] = { "unary", "binary", "gemm_reduce", "gemv", "conv_direct", "im2col", "dwconv",
                               "norm", "norm_split", "reduce", "pool", "pool2d", "global_pool", "global_pool_wg",
                               "lrn", "add_layernorm", "gather", "gather_elements", "gather_nd", "scatter",
-                              "onehot", "trilu", "cumsum", "qgemm", "qgemm_dp4", "qdwconv", "batchnorm", "quant" };
+                              "onehot", "trilu", "cumsum", "qgemm", "qgemm_dp4", "qdwconv", "qdwconv_dp4", "batchnorm", "quant" };
     const char *checked[] = { "gemm", "matmul", "conv_transpose", "resize", "copy", "cast", "matmul_nbits" };
     for (size_t i = 0; i < sizeof audited / sizeof audited[0]; i++)
         CHECK_MSG(wg_source_audited(wg_wgsl_source(audited[i])), "%s", audited[i]);
@@ -168,7 +168,8 @@ static void test_markers(void) {
     /* snippets never carry the claim (it would spread to their includers) */
     const char *snippets[] = { "gemm_common", "gemm_tile",    "bcast",      "conv_params", "act",
                                "index_read",  "norm_rows",    "reduce_index", "global_max", "qgemm_body",
-                               "qgemm_wg",    "qgemm_main",   "qrequant",     "qdot",       "qdot_dp4" };
+                               "qgemm_wg",    "qgemm_main",   "qrequant",     "qdot",       "qdot_dp4",
+                               "qdwconv_body" };
     for (size_t i = 0; i < sizeof snippets / sizeof snippets[0]; i++)
         CHECK_MSG(!wg_source_audited(wg_wgsl_source(snippets[i])), "%s", snippets[i]);
     CHECK(wg_source_audited("// a kernel\n//!audited i < n\nfn f() {}\n"));

@@ -260,7 +260,9 @@ static void gen_conv(bo_ctx *ctx, const void *arg) {
 
 /* One integer convolution case: x [xsh] of xt, w [wsh] of wt, geometry g,
  * group grp; zmode 0: no zero points (ConvInteger), 1: scalar ones, 2: w's
- * per output channel; w a constant when kw. QLinearConv (ql): the scales,
+ * per output channel, 3: at their types' extremes (x's 0 or 255, -128 or
+ * 127 by i; w's per output channel, alternating) with x's elements at
+ * its extremes half the time (the largest products); w a constant when kw. QLinearConv (ql): the scales,
  * y's type, the bias and powers of two picked by i (below). Builds the
  * single-node model and runs it. */
 static void qconv_case(bo_ctx *ctx, bo_case *c, bool ql, int i, rlx_dtype xt, rlx_dtype wt, const bo_shape *xsh,
@@ -271,7 +273,14 @@ static void qconv_case(bo_ctx *ctx, bo_case *c, bool ql, int i, rlx_dtype xt, rl
     rlx_tensor *x = bo_rand_int(xt, xsh->rank, xsh->d, xs_ ? -128 : 0, xs_ ? 127 : 255);
     rlx_tensor *w = bo_rand_int(wt, wsh->rank, wsh->d, ws_ ? -128 : 0, ws_ ? 127 : 255);
     rlx_tensor *zx = NULL, *zw = NULL;
-    if (zmode) {
+    if (zmode == 3) {
+        int64_t xlo = xs_ ? -128 : 0, wlo = ws_ ? -128 : 0;
+        zx = bo_scalar(xt, (double)(xlo + (i % 2 ? 255 : 0)));
+        zw = bo_rand_int(wt, 1, &co, wlo, wlo + 255);
+        for (int64_t m = 0; m < co; m++) rlx_tensor_set_i64(zw, (size_t)m, wlo + ((m + i / 2) % 2 ? 255 : 0));
+        for (size_t e = 0; e < rlx_tensor_numel(x); e++)
+            if (rnd(0, 1)) rlx_tensor_set_i64(x, e, xlo + (rnd(0, 1) ? 255 : 0));
+    } else if (zmode) {
         zx = bo_scalar(xt, xs_ ? (double)rnd(-5, 5) : (double)rnd(100, 150));
         zw = zmode == 2 ? bo_rand_int(wt, 1, &co, ws_ ? -128 : 0, ws_ ? 127 : 255)
                         : bo_scalar(wt, ws_ ? (double)rnd(-5, 5) : (double)rnd(100, 150));
@@ -279,7 +288,8 @@ static void qconv_case(bo_ctx *ctx, bo_case *c, bool ql, int i, rlx_dtype xt, rl
     char s1[96], s2[96];
     bo_desc(c, "%s x %s%s w %s%s group=%lld zp %s%s", ql ? "QLinearConv" : "ConvInteger", rlx_dtype_name(xt),
             bo_shape_str(xsh->rank, xsh->d, s1, 96), rlx_dtype_name(wt), bo_shape_str(wsh->rank, wsh->d, s2, 96),
-            (long long)grp, zmode == 0 ? "none" : zmode == 1 ? "scalar" : "w per channel", kw ? " w constant" : "");
+            (long long)grp, zmode == 0 ? "none" : zmode == 1 ? "scalar" : zmode == 2 ? "w per channel" : "at the extremes",
+            kw ? " w constant" : "");
     geom_desc(c, g);
     rlx_attr a[6];
     size_t na = 0;
@@ -294,7 +304,7 @@ static void qconv_case(bo_ctx *ctx, bo_case *c, bool ql, int i, rlx_dtype xt, rl
     }
     int64_t K = cin / grp;
     for (int j = 0; j < sr; j++) K *= g->k[j];
-    bool pow2 = i % 4 == 1, tie = i % 4 == 3 || i % 8 == 6, chan = i % 3 != 0, bias = i % 4 != 2;
+    bool pow2 = i % 4 == 1, tie = zmode != 3 && (i % 4 == 3 || i % 8 == 6), chan = i % 3 != 0, bias = i % 4 != 2;
     double spread = pow2 ? 1 : 150.0 / (sqrt((double)K) * 5500.0 + 1);
     rlx_tensor *sx = bo_scalar(RLX_DTYPE_F32, tie ? 0.05 : pow2 ? 0.5 : bo_uniform(0.5, 2));
     rlx_tensor *sw = chan ? bo_rand(RLX_DTYPE_F32, 1, &co, 0.5, 2)
@@ -428,14 +438,17 @@ static void gen_qconv_tiles(bo_ctx *ctx, bool ql) {
     }
 }
 
-/* The depthwise integer convolution (qdwconv.wgsl: four outputs of one
- * row per invocation, x's taps as words for strides 1 and 2 inside the
- * row, byte by byte at the edges and for stride 3; rows whose four
- * outputs straddle two output rows one by one): output widths multiples
- * of 4 and not, strides 1, 2, 3, asymmetric pads, dilation 2, kernels 1x1,
- * 3x3, 5x5, 7x7 and 3x1, a channel multiplier of 2, a 1-D case, two
- * images; auto and legacy (every output alone); x and w u8/i8, zero
- * points per tensor and per channel. */
+/* The depthwise integer convolution (qdwconv_body.wgsl: four outputs of
+ * one row per invocation, x's taps as words for strides 1 and 2 inside
+ * the row, byte by byte at the edges and for stride 3; with dot4I8Packed
+ * (qdwconv_dp4) a kernel row of up to 5 taps at stride 1 or 2 in one or
+ * two dot products per output; rows whose four outputs straddle two
+ * output rows one by one): output widths multiples of 4 and not, strides
+ * 1, 2, 3, asymmetric pads, dilation 2, kernels 1x1, 1x2, 3x3, 3x4, 5x5,
+ * 7x7, 3x1 and 2x4, a channel multiplier of 2, a 1-D case, two images;
+ * auto, the product per tap (gpu.dot4=0) and legacy (every output alone);
+ * x and w u8/i8, zero points per tensor, per channel and at their types'
+ * extremes (with x at its extremes). */
 typedef struct qdw_geom {
     int sr;
     int64_t c, mult, kh, kw, s, pb, pe, d, h, w;
@@ -455,6 +468,10 @@ static const qdw_geom k_qdw_geoms[] = {
     { 2, 6, 1, 3, 3, 2, 1, 1, 2, 12, 24 }, /* stride 2 dilation 2, out_w 11 */
     { 2, 4, 1, 5, 5, 1, 2, 2, 1, 6, 21 },  /* 5x5, out_w 21: the row window's fifth tap (kc 4) */
     { 2, 3, 1, 2, 4, 1, 0, 1, 1, 5, 19 },  /* 2x4, pads 0 / 1, out_w 17: windows of 7 bytes */
+    { 2, 4, 1, 5, 5, 2, 2, 1, 1, 9, 30 },  /* 5x5 stride 2, out_w 15: windows of 11 bytes (four words) */
+    { 2, 5, 1, 1, 2, 1, 0, 1, 1, 4, 18 },  /* 1x2, out_w 18 */
+    { 2, 3, 1, 3, 4, 2, 1, 2, 1, 7, 27 },  /* 3x4 stride 2, pads 1 / 2, out_w 14 */
+    { 2, 4, 1, 3, 3, 1, 1, 1, 1, 7, 40 },  /* 3x3, out_w 40: mostly inner rows */
 };
 
 static void gen_qdwconv(bo_ctx *ctx, bool ql) {
@@ -465,7 +482,9 @@ static void gen_qdwconv(bo_ctx *ctx, bool ql) {
         if (!c) continue;
         const qdw_geom *q = &k_qdw_geoms[t % ng];
         bool legacy = bo_full(ctx) ? (t / ng) % 2 == 1 : t % 4 == 3;
+        bool nodot = !legacy && (bo_full(ctx) ? t / ng == 2 : t % 6 == 1);
         if (legacy) bo_opt(c, "gpu.qgemm_tile=legacy");
+        if (nodot) bo_opt(c, "gpu.dot4=0");
         geom g = { .sr = q->sr, .auto_pad = NULL };
         int o = q->sr == 2 ? 0 : -1;
         if (o == 0) g.k[0] = q->kh, g.s[0] = q->s, g.d[0] = q->d, g.p[0] = g.p[2] = q->pb, g.in[0] = q->h;
@@ -475,8 +494,8 @@ static void gen_qdwconv(bo_ctx *ctx, bool ql) {
         bo_shape xsh = { 2 + q->sr, { nb, q->c } }, wsh = { 2 + q->sr, { co, 1 } };
         for (int j = 0; j < q->sr; j++) xsh.d[2 + j] = g.in[j], wsh.d[2 + j] = g.k[j];
         rlx_dtype xt = t % 2 ? RLX_DTYPE_I8 : RLX_DTYPE_U8, wt = (t / 2) % 2 ? RLX_DTYPE_U8 : RLX_DTYPE_I8;
-        int zmode = ql ? 1 + (t / 4) % 2 : t % 3;
-        bo_desc(c, "depthwise%s: ", legacy ? " legacy" : "");
+        int zmode = t % 7 == 5 || t % 11 == 2 ? 3 : ql ? 1 + (t / 4) % 2 : t % 3;
+        bo_desc(c, "depthwise%s: ", legacy ? " legacy" : nodot ? " gpu.dot4=0" : "");
         qconv_case(ctx, c, ql, t, xt, wt, &xsh, &wsh, &g, q->c, zmode, t % 5 != 4);
     }
 }

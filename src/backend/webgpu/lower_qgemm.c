@@ -411,8 +411,11 @@ static bool per_channel(const rlx_value *v, int64_t M) {
 }
 
 /* One input channel per group (depthwise, any channel multiplier):
- * kernels/qdwconv.wgsl sums each output's taps directly, with q's
- * operands, zero points and requantization (a: w, b: x). */
+ * kernels/qdwconv_body.wgsl sums each output's taps directly, with q's
+ * operands, zero points and requantization (a: w, b: x): qdwconv_dp4
+ * (QDW_ROW 2: a kernel row's taps per dot4I8Packed) where the device's
+ * self-test passed (caps.dot4), else qdwconv (QDW_ROW 1: a product per
+ * tap; the dot product written out would cost more than that). */
 static rlx_status emit_qdwconv(wg_lower *L, const wg_qgemm *q, const rlx_conv_geom *g, uint64_t in_h, uint64_t in_w,
                                uint64_t out_h, uint64_t out_w, uint64_t k_h, uint64_t k_w, uint64_t s_h, uint64_t s_w,
                                uint64_t p_h, uint64_t p_w, uint64_t d_h, uint64_t d_w) {
@@ -426,9 +429,10 @@ static rlx_status emit_qdwconv(wg_lower *L, const wg_qgemm *q, const rlx_conv_ge
     const char *opt = L->caps->cfg && L->caps->cfg->gpu_qgemm_tile ? L->caps->cfg->gpu_qgemm_tile : "auto";
     bool row = strcmp(opt, "legacy") != 0;
     uint64_t threads = requant || row ? (total + 3) / 4 : total;
-    wg_dispatch *d = wg_emit(L, "qdwconv");
+    bool dot4 = row && L->caps->dot4;
+    wg_dispatch *d = wg_emit(L, dot4 ? "qdwconv_dp4" : "qdwconv");
     spec_q8(L, d, q);
-    wg_spec(L, d, "QDW_ROW", row);
+    wg_spec(L, d, "QDW_ROW", dot4 ? 2 : row ? 1 : 0);
     wg_spec(L, d, "QDKH", (uint32_t)k_h);
     wg_spec(L, d, "QDKW", (uint32_t)k_w);
     int x = wg_in_id(L, 0);
