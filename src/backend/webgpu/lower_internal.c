@@ -142,9 +142,15 @@ static void index_expr(wg_src *b, const rlx_value *x, const rlx_value *y, int in
  * as bit-exact literals instead (the fallback for programs whose slots do
  * not fit Params; `force` keeps a value in a slot even then: the 8-bit
  * operands' scales and zero points); a slot past the list's capacity: a
- * literal, or false for a non-finite value. */
+ * literal, or false for a non-finite value. A forced value takes a slot of
+ * its own, shared with no other: where two 8-bit inputs had one scale s in
+ * one slot, lavapipe turned (a - z) * s + (b - z) * s into
+ * ((a - z) + (b - z)) * s, one rounding where the CPU makes three (a QDQ
+ * residual Add with the output at scale 2 s, its sums ties of the
+ * rounding, came out a level off; tests/python/test_qdq_ew_shared_scale.py). */
 typedef struct kslots {
     float v[48];
+    bool own[48]; /* a forced value's slot: not shared */
     int n;
     bool lit;
 } kslots;
@@ -157,13 +163,14 @@ static bool value_expr_at(char *out, size_t cap, float v, kslots *ks, bool force
         snprintf(out, cap, "bitcast<f32>(0x%08xu)", (unsigned)u);
         return true;
     }
-    for (int k = 0; k < ks->n; k++)
-        if (memcmp(&ks->v[k], &v, sizeof v) == 0) {
+    for (int k = 0; k < ks->n && !force; k++)
+        if (!ks->own[k] && memcmp(&ks->v[k], &v, sizeof v) == 0) {
             snprintf(out, cap, "P.k%d", k);
             return true;
         }
     if (ks->n == cap_n) return false;
     ks->v[ks->n] = v;
+    ks->own[ks->n] = force;
     snprintf(out, cap, "P.k%d", ks->n++);
     return true;
 }
