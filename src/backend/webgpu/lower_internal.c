@@ -134,23 +134,23 @@ static void index_expr(wg_src *b, const rlx_value *x, const rlx_value *y, int in
     wg_src_printf(b, ")");
 }
 
-/* An f32 value as a WGSL expression: a Params slot k<n> (equal values, bit
- * for bit, share one), so that the shader compiler cannot fold it into the
- * arithmetic around it: with literals lavapipe's turned (x * c1) * c2 into
- * x * (c1 c2), x / 0.0 into 0 and a dequantization (f32(q) - z) * s into
- * other roundings, so the GPU's bits left the CPU's. `lit`: finite values
- * as bit-exact literals instead (the fallback for programs whose slots do
- * not fit Params; `force` keeps a value in a slot even then: the 8-bit
- * operands' scales and zero points); a slot past the list's capacity: a
- * literal, or false for a non-finite value. A forced value takes a slot of
- * its own, shared with no other: where two 8-bit inputs had one scale s in
- * one slot, lavapipe turned (a - z) * s + (b - z) * s into
- * ((a - z) + (b - z)) * s, one rounding where the CPU makes three (a QDQ
- * residual Add with the output at scale 2 s, its sums ties of the
- * rounding, came out a level off; tests/python/test_qdq_ew_shared_scale.py). */
+/* An f32 value as a WGSL expression: a Params slot k<n> of its own (one
+ * per use: no slot is shared, not even by equal values), so that the
+ * shader compiler can neither fold it into the arithmetic around it nor
+ * factor two uses of it: with literals lavapipe's turned (x * c1) * c2
+ * into x * (c1 c2), x / 0.0 into 0 and a dequantization (f32(q) - z) * s
+ * into other roundings; with one slot for equal values (or one register
+ * for a constant read twice) it turned x1 * c + x2 * c, and two 8-bit
+ * inputs of one scale s, (a - z) * s + (b - z) * s, into (x1 + x2) * c,
+ * one rounding where the CPU makes three (a QDQ residual Add with the
+ * output at scale 2 s, its sums ties of the rounding, came out a level
+ * off; tests/python/test_qdq_ew_shared_scale.py, the tester's finding).
+ * `lit`: finite values as bit-exact literals instead (the fallback for
+ * programs whose slots do not fit Params; `force` keeps a value in a slot
+ * even then: the 8-bit operands' scales and zero points); a slot past the
+ * list's capacity: a literal, or false for a non-finite value. */
 typedef struct kslots {
     float v[48];
-    bool own[48]; /* a forced value's slot: not shared */
     int n;
     bool lit;
 } kslots;
@@ -163,19 +163,21 @@ static bool value_expr_at(char *out, size_t cap, float v, kslots *ks, bool force
         snprintf(out, cap, "bitcast<f32>(0x%08xu)", (unsigned)u);
         return true;
     }
-    for (int k = 0; k < ks->n && !force; k++)
-        if (!ks->own[k] && memcmp(&ks->v[k], &v, sizeof v) == 0) {
-            snprintf(out, cap, "P.k%d", k);
-            return true;
-        }
     if (ks->n == cap_n) return false;
     ks->v[ks->n] = v;
-    ks->own[ks->n] = force;
     snprintf(out, cap, "P.k%d", ks->n++);
     return true;
 }
 
 static bool value_expr(char *out, size_t cap, float v, kslots *ks) { return value_expr_at(out, cap, v, ks, false); }
+
+/* Register r of program p as an operand: r<r>, or a constant register's
+ * own slot for this use. */
+static bool operand_expr(char *out, size_t cap, const rlx_ew_prog *p, int r, kslots *ks) {
+    if (r >= p->n_in && r < p->n_in + p->n_consts) return value_expr(out, cap, p->consts[r - p->n_in], ks);
+    snprintf(out, cap, "r%d", r);
+    return true;
+}
 
 /* Whether op's WGSL expression reads its parameter `$<c>` (a or b). */
 static bool ew_uses(int op, char c) {
@@ -313,20 +315,17 @@ again:
         index_expr(&body, wg_in(L, i), y, i, &sz);
         wg_src_printf(&body, " - P.b%d)]);\n", i);
     }
-    for (int c = 0; c < p.n_consts; c++) {
-        if (!value_expr(ea, sizeof ea, p.consts[c], &ks)) goto too_many;
-        wg_src_printf(&body, "    let r%d = %s;\n", p.n_in + c, ea);
-    }
+    /* constant registers: a slot per use (value_expr_at), read where used */
     for (int k = 0; k < p.n_instr; k++) {
         const rlx_ew_instr *in = &p.ins[k];
         snprintf(ea, sizeof ea, "0.0"), snprintf(eb, sizeof eb, "0.0"); /* unread parameters take no slot */
         if ((ew_uses(in->op, 'a') && !value_expr(ea, sizeof ea, in->alpha, &ks)) ||
             (ew_uses(in->op, 'b') && !value_expr(eb, sizeof eb, in->beta, &ks)))
             goto too_many;
-        char ra[16], rb[16], rc[16];
-        snprintf(ra, sizeof ra, "r%d", in->a);
-        snprintf(rb, sizeof rb, "r%d", in->b >= 0 ? in->b : in->a);
-        snprintf(rc, sizeof rc, "r%d", in->c >= 0 ? in->c : in->a);
+        char ra[64], rb[64], rc[64];
+        if (!operand_expr(ra, sizeof ra, &p, in->a, &ks) || !operand_expr(rb, sizeof rb, &p, in->b >= 0 ? in->b : in->a, &ks) ||
+            !operand_expr(rc, sizeof rc, &p, in->c >= 0 ? in->c : in->a, &ks))
+            goto too_many;
         /* an explicit Cast to f16 inside the chain rounds there (packing needs no shader-f16) */
         bool rnd = in->rnd == RLX_DTYPE_F16;
         wg_src_printf(&body, "    let r%d = %s", rlx_ew_reg(&p, k), rnd ? "unpack2x16float(pack2x16float(vec2<f32>(" : "");
