@@ -805,6 +805,32 @@ for n in convs[:4]:
 PYEOF
       } 2>&1 | tee "$OUT/q8tiles.txt"
       ;;
+    q8dw)
+      # ~2 min: the depthwise int8 rows (qdwconv_dp4) against .device/base:
+      # the quick backend-ops sweep of QLinearConv and ConvInteger, the
+      # depthwise rows of bench/qconv_gpu.py (today's, then the base's), and
+      # the QDQ PP-OCRv4 det on the page (GPU time, today's and the base's)
+      B=/tmp/rlx_base
+      rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" || { echo "q8dw: no .device/base.tar.xz"; continue; }
+      echo "q8dw: base $(cat .device/base.REVISION 2>/dev/null || echo '?'), new $(cat .device/REVISION 2>/dev/null || echo '?')"
+      {
+        for op in QLinearConv ConvInteger; do
+          RLX_TEST_REQUIRE_GPU=1 timeout 60 "$D/bin/test_backend_ops" --op "$op" 2>&1 | tail -1
+        done
+        echo "-- qconv_gpu.py dw, today's build"
+        timeout 100 "$PY" bench/qconv_gpu.py --rlx "$RLX" --iters 20 --only dw --gpu-only
+        echo "-- qconv_gpu.py dw, base"
+        LD_LIBRARY_PATH=$B/lib timeout 100 "$PY" bench/qconv_gpu.py --rlx "$B/bin/rlx" --iters 20 --only dw --gpu-only
+        qm=$MODELS/ppocrv4_det_qdq.onnx # (made by q8base's model_dtypes.py, else carry build/quant)
+        [ -f "$qm" ] || qm=build/quant/ppocrv4_det_qdq.onnx
+        for w in new base; do
+          if [ "$w" = base ]; then R=$B/bin/rlx; L=$B/lib; else R=$RLX; L=$D/lib; fi
+          echo "-- ppocrv4_det_qdq page ($w)"
+          LD_LIBRARY_PATH=$L timeout 60 "$R" bench "$qm" --device gpu --iters 20 \
+            --shape x=1x3x736x1472 2>&1 | grep -E "plan:|forward"
+        done
+      } 2>&1 | tee "$OUT/q8dw.txt"
+      ;;
     q8base)
       # ~9 min in two calls (Q8BASE_PART=1, then 2): the int8 path against a
       # base build (.device/base.tar.xz from scripts/device_bundle.sh BUILD
