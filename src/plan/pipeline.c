@@ -67,7 +67,7 @@ rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps) {
     RLX_TRY(run_pass(g, ps, "fuse_add_layernorm", rlx_pass_fuse_add_layernorm));
     ps->qdq_ew = pass_enabled(ps, "fuse_qdq_ew");
     RLX_TRY(run_pass(g, ps, "fuse_elementwise", rlx_pass_fuse_elementwise));
-    RLX_TRY(run_pass(g, ps, "fuse_qdq_ew", rlx_pass_fuse_qdq_ew)); /* CPU plans: after the chains exist */
+    RLX_TRY(run_pass(g, ps, "fuse_qdq_ew", rlx_pass_fuse_qdq_ew)); /* after the chains exist */
     RLX_TRY(rlx_pass_dce(g, ps)); /* constants the folds left unused */
     return RLX_OK;
 }
