@@ -212,17 +212,13 @@ fn dw_row4(e0: u32) -> vec4<i32> {
             var q2 = 0u;
             if (last >= 4u) { q1 = X[(b0 >> 2u) + 1u]; }
             if (last >= 8u) { q2 = X[(b0 >> 2u) + 2u]; }
-            var lo = q0;
-            var hi = q1;
-            if (s != 0u) {
-                lo = (q0 >> s) | (q1 << (32u - s));
-                hi = (q1 >> s) | (q2 << (32u - s));
-            }
+            let lo = fsh(q0, q1, s);
+            let hi = fsh(q1, q2, s);
             for (var kc = 0u; kc < QDKW; kc = kc + 1u) {
                 let wi = wb + kr * QDKW + kc;
                 let wv = byte_val(W[wi >> 2u], wi, A_SIGNED) - o.zw;
-                var xw = lo;
-                if (kc == 4u) { xw = hi; } else if (kc != 0u) { xw = (lo >> (8u * kc)) | (hi << (32u - 8u * kc)); }
+                var xw = hi;
+                if (kc < 4u) { xw = fsh(lo, hi, 8u * kc); }
                 acc = acc + (bytes4(xw) - zx4) * wv;
             }
             continue;
