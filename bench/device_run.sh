@@ -98,6 +98,7 @@
 #   bash bench/device_run.sh f16tiles        # ~3 min: f16 GEMM f32 sums vs f16 sums per forced tile (f16tiles.txt)
 #   bash bench/device_run.sh bertgraph       # ~1 min: PyTorch BERT-base CUDA graph, f32 and f16 (bertgraph.txt)
 #   bash bench/device_run.sh bo              # ~1 min: backend-ops quick sweep of $BO_OPS on the GPU (bo.txt)
+#   bash bench/device_run.sh q8prof          # ~3 min: per-dispatch GPU traces of ResNet-50 f32 and QDQ int8, batch 1
 #   bash bench/device_run.sh q8shapes        # ~2 min: int8 products by shape, gen vs wg64x64 / wg64x128, torch._int_mm (q8shapes.txt)
 #   bash bench/device_run.sh q8ab            # ~5 min: integer GEMM / convolutions now vs gpu.qgemm_tile=legacy (q8ab.txt)
 #   bash bench/device_run.sh qconv           # ~5 min: the integer GEMM and convolutions (ConvInteger,
@@ -830,6 +831,22 @@ PYEOF
             --shape x=1x3x736x1472 2>&1 | grep -E "plan:|forward"
         done
       } 2>&1 | tee "$OUT/q8dw.txt"
+      ;;
+    q8prof)
+      # ~3 min: ResNet-50 f32 and QDQ int8 (made here by bench/model_dtypes.py,
+      # which also times them at batch 1), then each one's per-dispatch trace
+      # at batch 1 (rlx bench --profile) into $OUT: q8prof_resnet50.json and
+      # q8prof_resnet50_qdq.json, for a convolution-by-convolution comparison
+      {
+        timeout 300 "$PY" bench/model_dtypes.py --rlx "$RLX" --out "$OUT/q8prof_dtypes.json" --models resnet50 \
+          --qdq resnet50 --skip torch,fp16,accuracy --batches 1 --models-dir "$MODELS" --budget 240 2>&1 | tail -8
+        for m in resnet50 resnet50_qdq; do
+          [ -f "$MODELS/$m.onnx" ] || { echo "q8prof: no $MODELS/$m.onnx"; ls "$MODELS"; continue; }
+          echo "-- profile $m"
+          timeout 90 "$RLX" bench "$MODELS/$m.onnx" --device gpu --iters 20 --profile "$OUT/q8prof_$m.json" --top 6 2>&1 |
+            grep -E "plan:|forward|^  [A-Za-z]" | head -20
+        done
+      } 2>&1 | tee "$OUT/q8prof.txt"
       ;;
     q8base)
       # ~9 min in two calls (Q8BASE_PART=1, then 2): the int8 path against a
