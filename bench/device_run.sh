@@ -98,6 +98,7 @@
 #   bash bench/device_run.sh f16tiles        # ~3 min: f16 GEMM f32 sums vs f16 sums per forced tile (f16tiles.txt)
 #   bash bench/device_run.sh bertgraph       # ~1 min: PyTorch BERT-base CUDA graph, f32 and f16 (bertgraph.txt)
 #   bash bench/device_run.sh bo              # ~1 min: backend-ops quick sweep of $BO_OPS on the GPU (bo.txt)
+#   bash bench/device_run.sh nbits           # ~4 min: 4-bit MatMulNBits by rows of A, today's against gpu.nbits=gemv and the base
 #   bash bench/device_run.sh q8prof          # ~3 min: per-dispatch GPU traces of ResNet-50 f32 and QDQ int8, batch 1
 #   bash bench/device_run.sh q8shapes        # ~2 min: int8 products by shape, gen vs wg64x64 / wg64x128, torch._int_mm (q8shapes.txt)
 #   bash bench/device_run.sh q8ab            # ~5 min: integer GEMM / convolutions now vs gpu.qgemm_tile=legacy (q8ab.txt)
@@ -847,6 +848,26 @@ PYEOF
             grep -E "plan:|forward|^  [A-Za-z]" | head -20
         done
       } 2>&1 | tee "$OUT/q8prof.txt"
+      ;;
+    nbits)
+      # ~4 min: 4-bit MatMulNBits (f32 A, block 32) by rows of A, today's
+      # kernels (GEMV on 16-byte pieces; dequantize + tiled GEMM from 32
+      # rows), today's with gpu.nbits=gemv, and the base build
+      # (.device/base.tar.xz); f32 / f16 MatMul and PyTorch CUDA as peers
+      B=/tmp/rlx_base
+      rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" || { echo "nbits: no .device/base.tar.xz"; continue; }
+      echo "nbits: base $(cat .device/base.REVISION 2>/dev/null || echo '?'), new $(cat .device/REVISION 2>/dev/null || echo '?')"
+      ns=1x4096x4096,1x4096x11008,4x4096x4096,16x4096x4096,32x4096x4096,128x4096x4096,4096x4096x4096
+      {
+        echo "-- today's build"
+        timeout 200 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --torch --kinds f32,f16,nbits4 --shapes "$ns" --iters 30
+        echo "-- today's build, gpu.nbits=gemv"
+        timeout 100 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds nbits4 --option gpu.nbits=gemv \
+          --shapes 16x4096x4096,32x4096x4096,128x4096x4096 --iters 30
+        echo "-- base"
+        LD_LIBRARY_PATH=$B/lib timeout 120 "$PY" bench/gpu_gemm_kinds.py --rlx "$B/bin/rlx" --kinds nbits4 --shapes "$ns" --iters 30
+        RLX_TEST_REQUIRE_GPU=1 timeout 60 "$D/bin/test_backend_ops" --op rlx.MatMulNBits 2>&1 | tail -2
+      } 2>&1 | tee "$OUT/nbits.txt"
       ;;
     q8base)
       # ~9 min in two calls (Q8BASE_PART=1, then 2): the int8 path against a

@@ -45,7 +45,7 @@ typedef struct rlx_config {
     bool gpu_warm_pipelines;
     const char *gpu_disable;    /* comma-separated op types that run on the CPU */
     int64_t gpu_max_binding_bytes, gpu_max_buffer_bytes, gpu_max_wg_storage_bytes; /* -1: the adapter's */
-    const char *gpu_coop, *gpu_coop_sg, *gpu_dot4, *gpu_qgemm_tile;
+    const char *gpu_coop, *gpu_coop_sg, *gpu_dot4, *gpu_qgemm_tile, *gpu_nbits;
     int64_t gpu_spin_us;
     const char *attention_kernel, *attention_tile;
     bool attention_vec4;

@@ -821,18 +821,31 @@ static void qmatmul_tiles(bo_ctx *ctx, bool ql) {
 }
 
 /* rlx.MatMulNBits (com.microsoft.MatMulNBits, bits 4, as the contrib import
- * makes it; kernels/matmul_nbits.wgsl): block_size 16, 32, 64, 128; K a
+ * makes it; kernels/matmul_nbits.wgsl): block_size 16, 32, 64, 128, 256; K a
  * multiple of the block size and not; N odd and past a workgroup's 8
  * columns; with and without zero points (uint8, two blocks a byte); M = 1
  * (decoding), M past the kernel's 4 rows, a rank-3 A; f32 and f16 A. The
- * CPU oracle runs its own kernel on the same packed weights (cpu_nbits.c). */
+ * GEMV's paths: 16-byte pieces (K and block_size multiples of 32, also
+ * with K not a multiple of block_size) and word by word; the weights
+ * dequantized for the tiled GEMM (32 rows or more of an f32 A, or
+ * gpu.nbits=gemm, also with K % 4 != 0: B read element by element), and
+ * gpu.nbits=gemv past 32 rows. The CPU oracle runs its own kernel on the
+ * same packed weights (cpu_nbits.c). */
 static void gen_matmul_nbits(bo_ctx *ctx, const void *arg) {
     (void)arg;
-    static const struct { int64_t b, m, K, N, bs; bool zp, f16; } k_cases[] = {
-        { 0, 1, 64, 7, 16, true, false },    { 0, 1, 100, 9, 32, false, false }, { 0, 1, 200, 33, 64, true, false },
-        { 0, 1, 300, 17, 128, false, false }, { 0, 5, 96, 11, 32, true, false }, { 0, 6, 40, 13, 16, false, false },
-        { 2, 3, 130, 9, 64, true, false },   { 0, 9, 256, 5, 128, true, false }, { 0, 1, 72, 15, 16, true, true },
-        { 0, 5, 80, 9, 32, false, true },
+    static const struct { int64_t b, m, K, N, bs; bool zp, f16; const char *opt; } k_cases[] = {
+        { 0, 1, 64, 7, 16, true, false, NULL },    { 0, 1, 100, 9, 32, false, false, NULL },
+        { 0, 1, 200, 33, 64, true, false, NULL },  { 0, 1, 300, 17, 128, false, false, NULL },
+        { 0, 5, 96, 11, 32, true, false, NULL },   { 0, 6, 40, 13, 16, false, false, NULL },
+        { 2, 3, 130, 9, 64, true, false, NULL },   { 0, 9, 256, 5, 128, true, false, NULL },
+        { 0, 1, 72, 15, 16, true, true, NULL },    { 0, 5, 80, 9, 32, false, true, NULL },
+        { 0, 1, 512, 40, 32, true, false, NULL },  { 0, 3, 256, 9, 64, false, false, NULL },
+        { 0, 4, 1024, 17, 128, true, false, NULL }, { 2, 2, 128, 10, 32, false, false, NULL },
+        { 0, 1, 256, 12, 32, true, true, NULL },   { 0, 7, 512, 8, 256, false, true, NULL },
+        { 0, 1, 96, 5, 64, true, false, NULL },    { 0, 40, 96, 11, 32, true, false, NULL },
+        { 0, 33, 100, 6, 16, false, false, NULL }, { 2, 20, 256, 19, 64, true, false, NULL },
+        { 0, 5, 64, 7, 16, true, false, "gpu.nbits=gemm" }, { 0, 64, 256, 33, 128, false, false, "gpu.nbits=gemv" },
+        { 0, 2, 128, 9, 32, true, false, "gpu.gemm_vec4=0" },
     };
     for (size_t i = 0; i < BO_LEN(k_cases); i++) {
         bo_case *c = bo_next(ctx, 17);
@@ -853,6 +866,7 @@ static void gen_matmul_nbits(bo_ctx *ctx, const void *arg) {
         bo_desc(c, "MatMulNBits %s A[%s%lld,%lld] N=%lld block_size=%lld%s", k_cases[i].f16 ? "f16" : "f32",
                 r3 ? "2," : "", (long long)k_cases[i].m, (long long)K, (long long)N, (long long)bs,
                 k_cases[i].zp ? " zero points" : "");
+        if (k_cases[i].opt) bo_opt(c, k_cases[i].opt), bo_desc(c, " %s", k_cases[i].opt);
         bo_run(ctx, c);
     }
 }

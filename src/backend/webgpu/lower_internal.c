@@ -17,7 +17,10 @@
  *  - Attention: generated WGSL, in lower_attention.c.
  *  - MatMulNBits: kernels/matmul_nbits.wgsl on the packed 4-bit weights
  *    (B and the zero points bound as words, f32 scales), A and Y f32 or
- *    f16; a workgroup GEMV of 8 columns x 4 rows.
+ *    f16; a workgroup GEMV of 8 columns x 4 rows (16-byte pieces of B at
+ *    the LLM shapes: K and block_size multiples of 32), or, for 32 rows or
+ *    more of an f32 A (option gpu.nbits), the weights dequantized into the
+ *    scratch and the tiled GEMM (emit_nbits_gemm).
  * FusedElementwise takes f32 and f16 operands (f16 bound as array<f16>,
  * with shader-f16; the chain computes in f32, rounding only at explicit
  * Casts to f16 and at the store), bool inputs (a Where condition, read
@@ -31,9 +34,11 @@
 #include <string.h>
 
 #include "backend/webgpu/lower_attention.h"
+#include "backend/webgpu/lower_gemm.h"
 #include "backend/webgpu/webgpu.h"
 #include "backend/webgpu/wg_split.h"
 #include "backend/webgpu/wgsl_gen.h"
+#include "base/options.h"
 #include "base/tensor.h"
 #include "ir/op.h"
 #include "ir/ops/internal_ops.h"
@@ -479,6 +484,43 @@ static rlx_status lower_add_ln(wg_lower *L) {
 
 /* ------------------------------------------------------------ MatMulNBits */
 
+/* Rows of an f32 A from which MatMulNBits dequantizes its weights and runs
+ * the tiled GEMM (option gpu.nbits=auto); below, the GEMV kernel reads the
+ * packed weights once per 4 rows. */
+#define NBITS_GEMM_ROWS 32
+
+/* The weights dequantized into the scratch as W^T [N, kp] f32 (kp = n_blocks
+ * x block_size, matmul_nbits.wgsl's DEQ), then Y = A W by the tiled GEMM
+ * (B read along k). */
+static rlx_status emit_nbits_gemm(wg_lower *L, const rlx_nbits_geom *g, uint64_t M, int z) {
+    uint64_t col_words = g->nb * g->bs / 8, kp = col_words * 8, words = g->N * col_words;
+    wg_scratch(L, g->N * kp);
+    wg_dispatch *d = wg_emit(L, "matmul_nbits");
+    d->elem = WG_ELEM_F32;
+    wg_spec(L, d, "HAS_ZP", z >= 0);
+    wg_spec(L, d, "DEQ", true);
+    wg_bind_value4(L, d, "a_off", wg_in_id(L, 0)); /* not read */
+    wg_bind_value4(L, d, "b_off", wg_in_id(L, 1));
+    wg_bind_value(L, d, "s_off", wg_in_id(L, 2));
+    wg_bind_or(L, d, "z_off", z, wg_in_id(L, 1));
+    wg_bind(L, d, "y_off", WG_SCRATCH, 0, g->N * kp);
+    WG_P(L, d, wg_pu("M", M), wg_pu("N", g->N), wg_pu("K", g->K), wg_pu("nb", g->nb), wg_pu("bs", g->bs),
+         wg_pu("col_words", col_words), wg_pu("zrow", g->zrow), wg_pu("tiles_n", 0));
+    RLX_TRY(wg_grid_groups(L, d, (words + 255) / 256));
+    wg_gemm m;
+    wg_gemm_init(&m, M, (uint64_t)g->N, (uint64_t)g->K);
+    m.a = wg_in_id(L, 0);
+    m.a_n = M * (uint64_t)g->K;
+    m.b = WG_SCRATCH;
+    m.b_n = g->N * kp;
+    m.b_sk = 1;
+    m.b_sn = kp;
+    m.y = wg_out_id(L, 0);
+    m.y_n = M * (uint64_t)g->N;
+    m.splitk_ok = false; /* split-K's partial sums would take the scratch that holds W */
+    return wg_emit_gemm(L, &m);
+}
+
 static rlx_status lower_matmul_nbits(wg_lower *L) {
     const rlx_value *a = wg_in(L, 0), *b = wg_in(L, 1), *s = wg_in(L, 2), *z = L->n->n_in > 3 ? wg_in(L, 3) : NULL;
     const rlx_value *y = wg_out(L, 0);
@@ -496,14 +538,21 @@ static rlx_status lower_matmul_nbits(wg_lower *L) {
     if (M == 0) return RLX_OK;
     if (total >= ((uint64_t)1 << 31) || wg_numel(y) >= ((uint64_t)1 << 31) || wg_numel(b) >= ((uint64_t)1 << 33))
         return wg_decline(L, "too large for 32-bit indexing");
+    int zid = z ? wg_in_id(L, 3) : -1;
+    const char *opt = L->caps->cfg && L->caps->cfg->gpu_nbits ? L->caps->cfg->gpu_nbits : "auto";
+    uint64_t kp = (uint64_t)g.nb * g.bs;
+    bool gemm = a->dtype == RLX_DTYPE_F32 && (!strcmp(opt, "gemm") || (!strcmp(opt, "auto") && M >= NBITS_GEMM_ROWS));
+    if (gemm && wg_window_fits(L, (uint64_t)g.N * kp) && (uint64_t)g.N * kp < ((uint64_t)1 << 31))
+        return emit_nbits_gemm(L, &g, M, zid);
     uint64_t tiles_n = ((uint64_t)g.N + 7) / 8, tiles_m = (M + 3) / 4;
     wg_dispatch *d = wg_emit(L, "matmul_nbits");
     d->elem = wg_elem_of(a->dtype);
     wg_spec(L, d, "HAS_ZP", z != NULL);
-    wg_bind_value(L, d, "a_off", wg_in_id(L, 0));
-    wg_bind_value(L, d, "b_off", wg_in_id(L, 1));
+    wg_spec(L, d, "VEC", L->caps->cfg->gemm_vec4 && g.K % 32 == 0 && g.bs % 32 == 0);
+    wg_bind_value4(L, d, "a_off", wg_in_id(L, 0));
+    wg_bind_value4(L, d, "b_off", wg_in_id(L, 1));
     wg_bind_value(L, d, "s_off", wg_in_id(L, 2));
-    wg_bind_or(L, d, "z_off", z ? wg_in_id(L, 3) : -1, wg_in_id(L, 1));
+    wg_bind_or(L, d, "z_off", zid, wg_in_id(L, 1));
     wg_bind_value(L, d, "y_off", wg_out_id(L, 0));
     WG_P(L, d, wg_pu("M", M), wg_pu("N", g.N), wg_pu("K", g.K), wg_pu("nb", g.nb), wg_pu("bs", g.bs),
          wg_pu("col_words", g.nb * g.bs / 8), wg_pu("zrow", g.zrow), wg_pu("tiles_n", tiles_n));

@@ -9,27 +9,52 @@
 // S: f32 scales [N, n_blocks]; Z: zero points, bytes [N, zrow], block b
 // in nibble b % 2 of byte b / 2 (HAS_ZP; else 8 and Z a stand-in).
 // A [M, K] and Y [M, N] of T (f32 or f16), f32 arithmetic, Y rounded once.
-// Workgroup GEMV: 256 invocations = 8 columns x 32 lanes, for 4 rows of A;
-// lane l takes words l, l + 32, ... of its column, unpacks 8 weights per
-// u32, and accumulates the 4 rows' dot products; the lanes' sums are added
-// in lane order in workgroup memory (no dependence on timing).
-// Grid: tiles_n * tiles_m workgroups (tiles_n = ceil(N / 8), tiles_m =
-// ceil(M / 4)), linear index wid.x + wid.y * nwg.x.
+// A and B are bound as vec4s (lower_internal.c: wg_bind_value4; every value
+// starts 256-byte aligned, so a_off and b_off are 0).
+//
+// GEMV (DEQ false): 256 invocations = 8 columns x 32 lanes, for 4 rows of
+// A; the lanes' sums are added in lane order in workgroup memory (no
+// dependence on timing).
+//   VEC (K % 32 == 0 and block_size % 32 == 0, the LLM shapes): lane l
+//   takes the 16-byte pieces l, l + 32, ... of its column (32 k of one
+//   block each, two pieces in flight), turns the nibbles into the exact
+//   f32 values q - zp (q | 0x4B000000 is the float 2^23 + q: no integer
+//   conversion), sums their products with A's 32 values per row, and
+//   multiplies that sum by the block's scale once.
+//   else: lane l takes the words l, l + 32, ..., each weight fma(q, s, -zp s),
+//   A element by element with k < K tests.
+// DEQ: W into Y (the f32 scratch) as [N, col_words * 8], W[n, k] = (q - zp)
+// * scale in f32 as the CPU reference rounds it, one word (8 k) per
+// invocation (total = N * col_words); lower_internal.c then multiplies A by
+// it with the tiled GEMM (rows of A past the GEMV's few).
+// Grid: GEMV tiles_n * tiles_m workgroups (tiles_n = ceil(N / 8), tiles_m =
+// ceil(M / 4)); DEQ ceil(total / 256); linear index wid.x + wid.y * nwg.x.
 // Params: a_off, b_off, s_off, z_off, y_off (elements of each binding),
 // M, N, K, nb (blocks per column), bs (block_size), col_words, zrow (bytes of
 // zero points per column), tiles_n.
 //!elem f32 f16
+//!audited A under m < M and k < K (VEC: 8 v + 7 < K / 4 for v < K / 32), B under n < N and w < col_words,
+//!audited S and Z at blk < nb of column n < N, Y under m < M, n < N (DEQ: t < N col_words, 8 t + 7 in the scratch)
 //!params a_off: u32, b_off: u32, s_off: u32, z_off: u32, y_off: u32, M: u32, N: u32, K: u32, nb: u32,
 //!params bs: u32, col_words: u32, zrow: u32, tiles_n: u32
-//!bind A: array<T>, B: array<u32>, S: array<f32>, Z: array<u32>, Y: array<T>
+//!bind A: array<vec4<T>>, B: array<vec4<u32>>, S: array<f32>, Z: array<u32>, Y: array<T>
 override HAS_ZP: bool = false;
+override VEC: bool = false;
+override DEQ: bool = false;
 
 var<workgroup> red: array<vec4<f32>, 256>;
 
 // A[m, k] as f32, 0 past K (the pad of the last block).
 fn a_at(m: u32, k: u32) -> f32 {
     if (k >= P.K) { return 0.0; }
-    return f32(A[P.a_off + m * P.K + k]);
+    let e = P.a_off + m * P.K + k;
+    return f32(A[e >> 2u][e & 3u]);
+}
+
+// Word w of B (from b_off).
+fn b_word(w: u32) -> u32 {
+    let e = P.b_off + w;
+    return B[e >> 2u][e & 3u];
 }
 
 fn zero_point(n: u32, blk: u32) -> f32 {
@@ -39,10 +64,62 @@ fn zero_point(n: u32, blk: u32) -> f32 {
     return f32((v >> ((blk & 1u) * 4u)) & 15u);
 }
 
+// The nibbles j .. j + 3 of word q (k = j .. j + 3) less the zero point,
+// given as zb = 2^23 + zp: exact small integers in f32.
+fn nib4(q: u32, zb: f32) -> vec4<f32> {
+    let u = (vec4<u32>(q, q >> 4u, q >> 8u, q >> 12u) & vec4<u32>(15u)) | vec4<u32>(0x4B000000u);
+    return bitcast<vec4<f32>>(u) - vec4<f32>(zb);
+}
+
+// Rows m0 .. m0 + rows - 1 of A against the 32 weights of piece v (16
+// bytes, k = 32 v .. 32 v + 31) of column n: each row's sum times the
+// block's scale.
+fn piece(q: vec4<u32>, n: u32, v: u32, m0: u32, rows: u32) -> vec4<f32> {
+    let blk = (32u * v) / P.bs;
+    let s = S[P.s_off + n * P.nb + blk];
+    let zb = 8388608.0 + zero_point(n, blk);
+    let w0 = nib4(q.x, zb);
+    let w1 = nib4(q.x >> 16u, zb);
+    let w2 = nib4(q.y, zb);
+    let w3 = nib4(q.y >> 16u, zb);
+    let w4 = nib4(q.z, zb);
+    let w5 = nib4(q.z >> 16u, zb);
+    let w6 = nib4(q.w, zb);
+    let w7 = nib4(q.w >> 16u, zb);
+    var r = vec4<f32>(0.0);
+    for (var i = 0u; i < rows; i = i + 1u) {
+        let e = (P.a_off + (m0 + i) * P.K) / 4u + 8u * v;
+        let d0 = dot(w0, vec4<f32>(A[e])) + dot(w1, vec4<f32>(A[e + 1u]));
+        let d1 = dot(w2, vec4<f32>(A[e + 2u])) + dot(w3, vec4<f32>(A[e + 3u]));
+        let d2 = dot(w4, vec4<f32>(A[e + 4u])) + dot(w5, vec4<f32>(A[e + 5u]));
+        let d3 = dot(w6, vec4<f32>(A[e + 6u])) + dot(w7, vec4<f32>(A[e + 7u]));
+        r[i] = s * ((d0 + d1) + (d2 + d3));
+    }
+    return r;
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) nwg: vec3u) {
     let wl = wid.x + wid.y * nwg.x;
+    if (DEQ) {
+        let t = wl * 256u + li;
+        if (t < P.N * P.col_words) {
+            let n = t / P.col_words;
+            let blk = (t % P.col_words) / (P.bs / 8u);
+            let s = S[P.s_off + n * P.nb + blk];
+            let zb = 8388608.0 + zero_point(n, blk);
+            let q = b_word(t);
+            let lo = nib4(q, zb) * s;
+            let hi = nib4(q >> 16u, zb) * s;
+            let o = P.y_off + t * 8u;
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                Y[o + j] = T(lo[j]);
+                Y[o + 4u + j] = T(hi[j]);
+            }
+        }
+        return;
+    }
     let tn = wl % P.tiles_n;
     let m0 = (wl / P.tiles_n) * 4u;
     if (m0 >= P.M) { return; }
@@ -51,10 +128,21 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
     let n = tn * 8u + c;
     let rows = min(4u, P.M - m0);
     var acc = vec4<f32>(0.0);
-    if (n < P.N) {
+    if (n < P.N && VEC) {
+        let kv = P.K / 32u; // pieces holding k < K
+        let base = P.b_off / 4u + n * (P.col_words / 4u);
+        var v = l;
+        for (; v + 32u < kv; v = v + 64u) {
+            let q0 = B[base + v];
+            let q1 = B[base + v + 32u];
+            acc = acc + piece(q0, n, v, m0, rows);
+            acc = acc + piece(q1, n, v + 32u, m0, rows);
+        }
+        if (v < kv) { acc = acc + piece(B[base + v], n, v, m0, rows); }
+    } else if (n < P.N) {
         let wpb = P.bs / 8u; // words per block
         for (var w = l; w < P.col_words; w = w + 32u) {
-            let q = B[P.b_off + n * P.col_words + w];
+            let q = b_word(n * P.col_words + w);
             let blk = w / wpb;
             let s = S[P.s_off + n * P.nb + blk];
             let zs = -zero_point(n, blk) * s;
@@ -65,16 +153,8 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
             let k = 8u * w;
             for (var r = 0u; r < rows; r = r + 1u) {
                 let m = m0 + r;
-                var al: vec4<f32>;
-                var ah: vec4<f32>;
-                if (k + 8u <= P.K) {
-                    let e = P.a_off + m * P.K + k;
-                    al = vec4<f32>(f32(A[e]), f32(A[e + 1u]), f32(A[e + 2u]), f32(A[e + 3u]));
-                    ah = vec4<f32>(f32(A[e + 4u]), f32(A[e + 5u]), f32(A[e + 6u]), f32(A[e + 7u]));
-                } else {
-                    al = vec4<f32>(a_at(m, k), a_at(m, k + 1u), a_at(m, k + 2u), a_at(m, k + 3u));
-                    ah = vec4<f32>(a_at(m, k + 4u), a_at(m, k + 5u), a_at(m, k + 6u), a_at(m, k + 7u));
-                }
+                let al = vec4<f32>(a_at(m, k), a_at(m, k + 1u), a_at(m, k + 2u), a_at(m, k + 3u));
+                let ah = vec4<f32>(a_at(m, k + 4u), a_at(m, k + 5u), a_at(m, k + 6u), a_at(m, k + 7u));
                 acc[r] = acc[r] + (dot(wl4, al) + dot(wh4, ah));
             }
         }
