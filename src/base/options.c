@@ -222,8 +222,8 @@ static const opt_def k_opts[] = {
          "2-D b, k small enough for exact f32 sums) runs that instead, whatever this says"),
     ENUM("gpu.nbits", "RLX_GPU_NBITS", W("auto", "gemv", "gemm"), gpu_nbits, 0,
          "MatMulNBits (4-bit weights) on the GPU: the GEMV kernel on the packed weights for few rows of A, the "
-         "weights dequantized into the scratch (f32) and the tiled GEMM for 32 rows or more of an f32 A (auto); gemv "
-         "or gemm forces one (gemm: f32 A only)"),
+         "weights dequantized into the scratch (f32) and the tiled GEMM for 32 rows or more of A (auto); gemv or "
+         "gemm forces one"),
     ENUM("gpu.coop_sg", "RLX_COOP_SG", W("32", "16", "64"), gpu_coop_sg, 0,
          "subgroup size the cooperative-matrix GEMM assumes"),
     INT("gpu.spin_us", "RLX_GPU_SPIN_US", "250", 0, 1000000, gpu_spin_us, 0,

@@ -1891,8 +1891,8 @@ static const rlx_contrib_def k_contrib[] = {
     { MS, "MatMulNBits", 1, 3, 6, 1, 1, x_matmul_nbits,
       "bits 4 with uint8 or no zero points: rlx.MatMulNBits on the packed blocks as they are (CPU: GEMV "
       "kernels for up to 8 rows, dequantized tiles into the GEMM beyond; WebGPU: a GEMV kernel unpacking 32 "
-      "weights per 16-byte load for up to a few rows, the weights dequantized into the tiled GEMM from 32 rows of an "
-      "f32 A), + bias; bits 8 or float zero points: MatMul by the constant K x N matrix that the import "
+      "weights per 16-byte load for up to a few rows, the weights dequantized (f32) into the tiled GEMM from 32 rows "
+      "of A), + bias; bits 8 or float zero points: MatMul by the constant K x N matrix that the import "
       "dequantizes (4 K N bytes in f32); accuracy_level ignored (f32 arithmetic); g_idx not supported.",
       { A_REQ("K"), A_REQ("N"), A_INT("accuracy_level", 0), A_REQ("bits"), A_REQ("block_size") } },
     { MS, "QAttention", 1, 5, 9, 1, 2, x_qattention,

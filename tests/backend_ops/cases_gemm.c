@@ -827,8 +827,8 @@ static void qmatmul_tiles(bo_ctx *ctx, bool ql) {
  * (decoding), M past the kernel's 4 rows, a rank-3 A; f32 and f16 A. The
  * GEMV's paths: 16-byte pieces (K and block_size multiples of 32, also
  * with K not a multiple of block_size) and word by word; the weights
- * dequantized for the tiled GEMM (32 rows or more of an f32 A, or
- * gpu.nbits=gemm, also with K % 4 != 0: B read element by element), and
+ * dequantized (f32) for the tiled GEMM (32 rows or more of A, f32 or f16,
+ * or gpu.nbits=gemm, also with K % 4 != 0: B read element by element), and
  * gpu.nbits=gemv past 32 rows. The CPU oracle runs its own kernel on the
  * same packed weights (cpu_nbits.c). */
 static void gen_matmul_nbits(bo_ctx *ctx, const void *arg) {
@@ -845,7 +845,8 @@ static void gen_matmul_nbits(bo_ctx *ctx, const void *arg) {
         { 0, 1, 96, 5, 64, true, false, NULL },    { 0, 40, 96, 11, 32, true, false, NULL },
         { 0, 33, 100, 6, 16, false, false, NULL }, { 2, 20, 256, 19, 64, true, false, NULL },
         { 0, 5, 64, 7, 16, true, false, "gpu.nbits=gemm" }, { 0, 64, 256, 33, 128, false, false, "gpu.nbits=gemv" },
-        { 0, 2, 128, 9, 32, true, false, "gpu.gemm_vec4=0" },
+        { 0, 2, 128, 9, 32, true, false, "gpu.gemm_vec4=0" }, { 0, 40, 256, 9, 32, true, true, NULL },
+        { 0, 3, 64, 10, 32, false, true, "gpu.nbits=gemm" },
     };
     for (size_t i = 0; i < BO_LEN(k_cases); i++) {
         bo_case *c = bo_next(ctx, 17);

@@ -312,7 +312,7 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     const wg_caps *c = L->caps;
     bool vec = L->caps->cfg->gemm_vec4;
     bool half = gemm_half(L, m);
-    bool a16 = half || (c->f16 && f16_a(L, m)), b16 = half || (c->f16 && f16_b(L, m));
+    bool a16 = half || (c->f16 && f16_a(L, m)), b16 = (half && !m->b_f32) || (c->f16 && f16_b(L, m));
     uint64_t nbatch = gemm_nbatch(m);
     uint64_t bm = (uint64_t)t->wgy * t->tm, bn = (uint64_t)t->wgx * t->tn;
     uint64_t tiles_m = wg_cdiv(m->M, bm), tiles_n = wg_cdiv(m->N, bn);
@@ -464,7 +464,7 @@ static rlx_status emit_reduce(wg_lower *L, const wg_gemm *m, uint64_t nsplit) {
 static rlx_status emit_gemv(wg_lower *L, const wg_gemm *m) {
     const wg_caps *c = L->caps;
     bool half = gemm_half(L, m);
-    bool a16 = half || (c->f16 && f16_a(L, m)), b16 = half || (c->f16 && f16_b(L, m));
+    bool a16 = half || (c->f16 && f16_a(L, m)), b16 = (half && !m->b_f32) || (c->f16 && f16_b(L, m));
     bool mode_k = m->b_sk == 1 && m->b_sn != 1;
     /* 16-byte loads: whole groups of 8 halves or 4 words */
     uint64_t va = a16 ? 8 : 4, vb = b16 ? 8 : 4;
@@ -585,7 +585,7 @@ static rlx_status emit_one(wg_lower *L, const wg_gemm *m) {
     bool half = gemm_half(L, m);
     bool coop_shape = !tiled_only && !(kern && (strcmp(kern, "tiled") == 0 || strcmp(kern, "loop") == 0)) &&
                       (force_coop || (m->M >= 32 && m->N >= 32 && m->K >= 32));
-    if (coop_shape && (half ? L->caps->coop16 : L->caps->coop && coop_weights_fit(L, m)))
+    if (coop_shape && !m->b_f32 && (half ? L->caps->coop16 : L->caps->coop && coop_weights_fit(L, m)))
         return wg_emit_gemm_coop(L, m);
     uint64_t nbatch = gemm_nbatch(m);
     tile_cfg t;

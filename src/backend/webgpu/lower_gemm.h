@@ -77,6 +77,10 @@ typedef struct wg_gemm {
     bool has_res;
     int res;
     uint64_t res_off, res_n;
+    /* b_f32: B is read as f32 words also in an f16 product (A, the bias and
+     * y halves) and never rounded to binary16 (no cooperative kernel): the
+     * scratch of MatMulNBits' dequantized weights */
+    bool b_f32;
 } wg_gemm;
 
 /* *g as an M x N x K product y = A B of row-major A [M, K] and B [K, N]:

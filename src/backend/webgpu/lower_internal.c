@@ -19,8 +19,9 @@
  *    (B and the zero points bound as words, f32 scales), A and Y f32 or
  *    f16; a workgroup GEMV of 8 columns x 4 rows (16-byte pieces of B at
  *    the LLM shapes: K and block_size multiples of 32), or, for 32 rows or
- *    more of an f32 A (option gpu.nbits), the weights dequantized into the
- *    scratch and the tiled GEMM (emit_nbits_gemm).
+ *    more of A (option gpu.nbits), the weights dequantized into the f32
+ *    scratch and the tiled GEMM (emit_nbits_gemm; an f16 A and Y with W in
+ *    f32).
  * FusedElementwise takes f32 and f16 operands (f16 bound as array<f16>,
  * with shader-f16; the chain computes in f32, rounding only at explicit
  * Casts to f16 and at the store), bool inputs (a Where condition, read
@@ -484,7 +485,7 @@ static rlx_status lower_add_ln(wg_lower *L) {
 
 /* ------------------------------------------------------------ MatMulNBits */
 
-/* Rows of an f32 A from which MatMulNBits dequantizes its weights and runs
+/* Rows of A from which MatMulNBits dequantizes its weights and runs
  * the tiled GEMM (option gpu.nbits=auto); below, the GEMV kernel reads the
  * packed weights once per 4 rows. */
 #define NBITS_GEMM_ROWS 32
@@ -517,6 +518,7 @@ static rlx_status emit_nbits_gemm(wg_lower *L, const rlx_nbits_geom *g, uint64_t
     m.b_sn = kp;
     m.y = wg_out_id(L, 0);
     m.y_n = M * (uint64_t)g->N;
+    m.b_f32 = true; /* W as the CPU reference rounds it, also for an f16 A */
     m.splitk_ok = false; /* split-K's partial sums would take the scratch that holds W */
     return wg_emit_gemm(L, &m);
 }
@@ -541,7 +543,7 @@ static rlx_status lower_matmul_nbits(wg_lower *L) {
     int zid = z ? wg_in_id(L, 3) : -1;
     const char *opt = L->caps->cfg && L->caps->cfg->gpu_nbits ? L->caps->cfg->gpu_nbits : "auto";
     uint64_t kp = (uint64_t)g.nb * g.bs;
-    bool gemm = a->dtype == RLX_DTYPE_F32 && (!strcmp(opt, "gemm") || (!strcmp(opt, "auto") && M >= NBITS_GEMM_ROWS));
+    bool gemm = !strcmp(opt, "gemm") || (!strcmp(opt, "auto") && M >= NBITS_GEMM_ROWS);
     if (gemm && wg_window_fits(L, (uint64_t)g.N * kp) && (uint64_t)g.N * kp < ((uint64_t)1 << 31))
         return emit_nbits_gemm(L, &g, M, zid);
     uint64_t tiles_n = ((uint64_t)g.N + 7) / 8, tiles_m = (M + 3) / 4;
