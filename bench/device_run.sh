@@ -860,12 +860,12 @@ PYEOF
       ns=1x4096x4096,1x4096x11008,4x4096x4096,16x4096x4096,32x4096x4096,128x4096x4096,4096x4096x4096
       {
         echo "-- today's build"
-        timeout 200 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --torch --kinds f32,f16,nbits4 --shapes "$ns" --iters 30
+        timeout 260 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --torch --kinds f32,f16,nbits4,nbits4h --shapes "$ns" --iters 30
         echo "-- today's build, gpu.nbits=gemv"
         timeout 100 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds nbits4 --option gpu.nbits=gemv \
           --shapes 16x4096x4096,32x4096x4096,128x4096x4096 --iters 30
         echo "-- base"
-        LD_LIBRARY_PATH=$B/lib timeout 120 "$PY" bench/gpu_gemm_kinds.py --rlx "$B/bin/rlx" --kinds nbits4 --shapes "$ns" --iters 30
+        LD_LIBRARY_PATH=$B/lib timeout 150 "$PY" bench/gpu_gemm_kinds.py --rlx "$B/bin/rlx" --kinds nbits4,nbits4h --shapes "$ns" --iters 30
         RLX_TEST_REQUIRE_GPU=1 timeout 60 "$D/bin/test_backend_ops" --op rlx.MatMulNBits 2>&1 | tail -2
       } 2>&1 | tee "$OUT/nbits.txt"
       ;;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GPU time of one product in each element kind rlx's GPU runs: f32 and f16
 MatMul, int8 MatMulInteger (uint8 A x int8 B -> int32) and 4-bit
-com.microsoft.MatMulNBits (f32 A, block 32), at the GEMM shape 4096^3 and
+com.microsoft.MatMulNBits (f32 A, block 32; nbits4h: f16 A), at the GEMM shape 4096^3 and
 the decoding GEMV shapes 1x4096x4096 and 1x4096x11008 (issue 12's list).
 B is a constant of the model (random values, seed 0); A is the input. Per
 row: `rlx bench --device gpu --json`'s GPU-timestamp median (ms) over --iters
@@ -53,19 +53,21 @@ def make(kind, M, K, N, path):
         node = H.make_node("MatMulInteger", ["a", "b"], ["y"])
         a_t, y_t, inits = T.UINT8, T.INT32, [NH.from_array(b, "b")]
         nbytes = b.nbytes
-    elif kind == "nbits4":
+    elif kind in ("nbits4", "nbits4h"):
         bs = 32
         nb = (K + bs - 1) // bs
         q = rng.integers(0, 16, (N, nb, bs)).astype(np.uint8)
         B = (q[..., 0::2] | (q[..., 1::2] << 4)).astype(np.uint8)
-        scales = rng.uniform(0.01, 0.1, N * nb).astype(np.float32)
+        half = kind == "nbits4h"  # f16 A, Y and scales (the spec's T1)
+        scales = rng.uniform(0.01, 0.1, N * nb).astype(np.float16 if half else np.float32)
         node = H.make_node("MatMulNBits", ["a", "B", "s"], ["y"], domain="com.microsoft", K=K, N=N, bits=4,
                            block_size=bs)
-        a_t, y_t, inits = T.FLOAT, T.FLOAT, [NH.from_array(B, "B"), NH.from_array(scales, "s")]
+        a_t = y_t = T.FLOAT16 if half else T.FLOAT
+        inits = [NH.from_array(B, "B"), NH.from_array(scales, "s")]
         opsets.append(H.make_opsetid("com.microsoft", 1))
         nbytes = B.nbytes + scales.nbytes
     else:
-        sys.exit(f"gpu_gemm_kinds: unknown kind {kind!r} (f32, f16, int8, nbits4)")
+        sys.exit(f"gpu_gemm_kinds: unknown kind {kind!r} (f32, f16, int8, nbits4, nbits4h)")
     g = H.make_graph([node], kind, [H.make_tensor_value_info("a", a_t, [M, K])],
                      [H.make_tensor_value_info("y", y_t, [M, N])], inits)
     onnx.save(H.make_model(g, opset_imports=opsets, ir_version=8), path)
