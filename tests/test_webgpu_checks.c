@@ -159,8 +159,8 @@ static void test_markers(void) {
     const char *audited[] = { "unary", "binary", "gemm_reduce", "gemv", "conv_direct", "im2col", "dwconv",
                               "norm", "norm_split", "reduce", "pool", "pool2d", "global_pool", "global_pool_wg",
                               "lrn", "add_layernorm", "gather", "gather_elements", "gather_nd", "scatter",
-                              "onehot", "trilu", "cumsum", "qgemm", "qgemm_dp4", "qdwconv", "qdwconv_dp4", "batchnorm", "quant" };
-    const char *checked[] = { "gemm", "matmul", "conv_transpose", "resize", "copy", "cast", "matmul_nbits" };
+                              "onehot", "trilu", "cumsum", "qgemm", "qgemm_dp4", "qdwconv", "qdwconv_dp4", "batchnorm", "quant", "matmul_nbits" };
+    const char *checked[] = { "gemm", "matmul", "conv_transpose", "resize", "copy", "cast" };
     for (size_t i = 0; i < sizeof audited / sizeof audited[0]; i++)
         CHECK_MSG(wg_source_audited(wg_wgsl_source(audited[i])), "%s", audited[i]);
     for (size_t i = 0; i < sizeof checked / sizeof checked[0]; i++)
