@@ -115,6 +115,11 @@ rlx_status rlx_pass_fuse_elementwise(rlx_graph *g, rlx_pass_stats *stats);
  * bytes first. */
 rlx_status rlx_pass_fuse_qdq_ew(rlx_graph *g, rlx_pass_stats *stats);
 
+/* passes/pow_exponent.c, GPU plans only (not stats->cpu_target): Pow of
+ * a float x by a constant integer exponent gets an exponent of x's type
+ * (all 2: Mul(x, x), the CPU's bits), so that the GPU runs it. */
+rlx_status rlx_pass_pow_exponent(rlx_graph *g, rlx_pass_stats *stats);
+
 /* passes/widen_f16.c, CPU plans only (stats->cpu_target): nodes with f16
  * values compute in f32 on the CPU's fast kernels (f16 constants converted
  * once, f16 intermediates f32), the model's Casts to f16 still round, f16
