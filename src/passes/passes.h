@@ -110,9 +110,10 @@ rlx_status rlx_pass_fuse_elementwise(rlx_graph *g, rlx_pass_stats *stats);
  * per-tensor DequantizeLinear producers and writes the 8-bit output of its
  * per-tensor QuantizeLinear users (attributes qin, qout; the same bits),
  * so that the CPU runs a chain of one varying 8-bit operand as a table of
- * 256 bytes and the GPU one dispatch instead of three; on CPU plans
- * (stats->cpu_target) a nearest Resize of a DequantizeLinear moves the
- * bytes first. */
+ * 256 bytes and the GPU one dispatch instead of three; a nearest Resize
+ * of a DequantizeLinear moves the bytes first, and the DequantizeLinear ->
+ * QuantizeLinear pair that may leave goes where it gives the levels back
+ * (else one requantization). */
 rlx_status rlx_pass_fuse_qdq_ew(rlx_graph *g, rlx_pass_stats *stats);
 
 /* passes/pow_exponent.c, GPU plans only (not stats->cpu_target): Pow of
