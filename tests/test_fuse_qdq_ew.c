@@ -18,7 +18,10 @@
  *   bounds and minimum);
  * - what is fused: the DequantizeLinear and QuantizeLinear steps are gone;
  *   what is not: a chain output that is also read as f32, QuantizeLinear
- *   users with different scales, a per-axis DequantizeLinear. */
+ *   users with different scales, a per-axis DequantizeLinear;
+ * - DequantizeLinear -> Resize -> QuantizeLinear: one step (the 8-bit
+ *   Resize) or two (and a requantization) on CPU and GPU plans, the bytes
+ *   of the plan without the pass (test_dq_resize_q). */
 #include "test.h"
 
 #include "backend/cpu/cpu.h"
@@ -337,10 +340,83 @@ static void test_preconditions(void) {
     }
 }
 
+/* DequantizeLinear -> nearest Resize -> QuantizeLinear: fuse_qdq_ew commutes the Resize before the
+ * DequantizeLinear, and the DequantizeLinear -> QuantizeLinear pair left then goes where it gives every level
+ * back (the 8-bit Resize alone, one step) or becomes one requantizing FusedElementwise (two steps).
+ * Parameters: equal (u8 and i8, a random scale; a subnormal one, 1e-40, whose products are exact), the zero
+ * point or both different, and equal with a scale whose products overflow (3e37: levels 12 away from the
+ * zero point saturate, so the pair requantizes), and a QuantizeLinear to the other 8-bit type (the same
+ * scale, the zero point moved by 128: one requantization between the types). y a graph output, or read by a Flatten (then the Resize's
+ * bytes are read directly). Bytes against the plan with fuse_qdq_ew off, on the CPU and the GPU. */
+static void test_dq_resize_q(void) {
+    bool gpu = test_have_gpu();
+    for (int c = 0; c < 24; c++) {
+        rlx_dtype dt = c % 2 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+        /* params: 0 equal, 1 1e-40, 2 zero point differs, 3 differ, 4 3e37, 5 the other type */
+        int params = c / 2 % 6, tail = c >= 12;
+        rlx_model *m = NULL;
+        CHECK_OK(rlx_model_create(13, &m));
+        int64_t C = 1 + (int64_t)(test_rand_u64() % 5), H = 2 + (int64_t)(test_rand_u64() % 9),
+                W = 2 + (int64_t)(test_rand_u64() % 9), d[4] = { 1, C, H, W }, four = 4;
+        input(m, "x", dt, 4, d);
+        int lo = dt == RLX_DTYPE_U8 ? 0 : -128, z0 = lo + (int)(test_rand_u64() % 256);
+        float s0 = params == 4 ? 3e37f : params == 1 ? 1e-40f : test_rand_uniform(0.002f, 0.2f);
+        scalar_f(m, "dp_s", s0);
+        zero_point(m, "dp_z", dt, z0);
+        rlx_dtype qt = dt == RLX_DTYPE_U8 ? RLX_DTYPE_I8 : RLX_DTYPE_U8;
+        if (params == 3) qparams(m, "qp", dt, 0.002f, 0.2f);
+        else if (params == 5) scalar_f(m, "qp_s", s0), zero_point(m, "qp_z", qt, dt == RLX_DTYPE_U8 ? z0 - 128 : z0 + 128);
+        else scalar_f(m, "qp_s", s0), zero_point(m, "qp_z", dt, params == 2 ? lo + (z0 - lo + 1) % 256 : z0);
+        float sc[4] = { 1, 1, c % 3 ? 2.0f : 3.0f, c % 3 == 2 ? 0.5f : 2.0f };
+        konst(m, "scales", test_tensor_f32(1, &four, sc));
+        rlx_attr ra[2] = { RLX_ATTR_S("mode", "nearest"),
+                           RLX_ATTR_S("coordinate_transformation_mode", c % 2 ? "asymmetric" : "half_pixel") };
+        dq(m, "x", "dp", "xf");
+        add_node(m, "Resize", "rs", "xf,,scales", "r", 2, ra);
+        q(m, "r", "qp", tail ? "yq" : "y");
+        if (tail) add(m, "Flatten", "yq", "y");
+        CHECK_OK(rlx_model_add_output(m, "y"));
+        CHECK_OK(rlx_model_finish(m));
+        rlx_tensor *x = bytes(dt, 4, d);
+        const char *names[1] = { "x" };
+        const rlx_tensor *in[1] = { x };
+        char label[160];
+        snprintf(label, sizeof label, "DQ -> Resize -> Q %s %s%s [1,%lld,%lld,%lld]", rlx_dtype_name(dt),
+                 (const char *[]){ "equal", "equal 1e-40", "zero point differs", "different", "equal 3e37",
+                                   "to the other type" }[params],
+                 tail ? " -> Flatten" : "", (long long)C, (long long)H, (long long)W);
+        bool cancels = params <= 1; /* what the pass must make of it */
+        run_t b = run(m, "cpu", PASS, 1, names, in);
+        for (int dev = 0; dev < (gpu ? 2 : 1); dev++) {
+            run_t a = run(m, dev ? "gpu" : "cpu", NULL, 1, names, in);
+            CHECK_MSG(a.n == 1 && b.n == 1, "%s: outputs", label);
+            if (a.n == 1 && b.n == 1)
+                CHECK_MSG(a.out[0]->dtype == b.out[0]->dtype && a.out[0]->nbytes == b.out[0]->nbytes &&
+                              memcmp(a.out[0]->data, b.out[0]->data, a.out[0]->nbytes) == 0,
+                          "%s %s: differs from the plan without %s", label, dev ? "gpu" : "cpu", PASS);
+            int want = cancels ? 1 : 2, fe = count(a.p, "FusedElementwise");
+            CHECK_MSG(count(a.p, "DequantizeLinear") == 0 && count(a.p, "QuantizeLinear") == 0 &&
+                          count(a.p, "Resize") == 1 && fe == want - 1,
+                      "%s %s: %d DequantizeLinear, %d QuantizeLinear, %d FusedElementwise steps, want 0, 0, %d", label,
+                      dev ? "gpu" : "cpu", count(a.p, "DequantizeLinear"), count(a.p, "QuantizeLinear"), fe,
+                      want - 1);
+            if (dev) {
+                long nd = dispatches(a.s);
+                CHECK_MSG(nd == want, "%s gpu: %ld dispatches, want %d", label, nd, want);
+            }
+            run_free(&a);
+        }
+        run_free(&b);
+        rlx_tensor_destroy(x);
+        rlx_model_destroy(m);
+    }
+}
+
 int main(void) {
     test_seed_from_env();
     if (rlx_cpu_isa_get() < RLX_CPU_ISA_AVX512) fprintf(stderr, "note: no AVX-512 here: the scalar loops only\n");
     test_chains();
     test_preconditions();
+    test_dq_resize_q();
     TEST_MAIN_END();
 }

@@ -851,6 +851,46 @@ static void test_errors(void) {
         rlx_tensor_destroy(xi);
         rlx_tensor_destroy(zu);
     }
+    /* an int32 x has no zero point (ONNX DequantizeLinear; onnxruntime refuses a nonzero one): a constant
+     * one fails the load, a fed one the run, naming the node; zeros run (both plans: the GPU declines int32
+     * levels, the CPU kernel checks) */
+    {
+        int64_t dz[1] = { 3 }, dq3[2] = { 2, 3 };
+        rlx_tensor *xi = rand_int(RLX_DTYPE_I32, 2, dq3, -1000, 1000), *zs = scalar_int(RLX_DTYPE_I32, 5);
+        rlx_tensor *z0 = scalar_int(RLX_DTYPE_I32, 0), *sa = test_tensor_random(RLX_DTYPE_F32, 1, dz, 0.1f, 1);
+        rlx_tensor *za = rand_int(RLX_DTYPE_I32, 1, dz, 0, 0);
+        ((int32_t *)za->data)[2] = -7; /* the last element only */
+        rlx_attr ax[1] = { RLX_ATTR_I("axis", 1) };
+        const char *devs[2] = { "cpu", "gpu" };
+        for (int di = 0; di < (test_have_gpu() ? 2 : 1); di++) {
+            const rlx_tensor *in[3] = { xi, s, zs };
+            const int konst[3] = { 0, 1, 1 }, fed[3] = { 0, 1, 0 };
+            CHECK_FAILS(test_run_op("DequantizeLinear", 13, devs[di], 3, in, konst, 1, 0, NULL, &out),
+                        RLX_ERR_INVALID_MODEL, "node 'node0' (DequantizeLinear): x_zero_point element 0 is 5");
+            CHECK_FAILS(test_run_op("DequantizeLinear", 21, devs[di], 3, in, konst, 1, 0, NULL, &out),
+                        RLX_ERR_INVALID_MODEL, "an int32 x has no zero point");
+            CHECK_FAILS(test_run_op("DequantizeLinear", 13, devs[di], 3, in, fed, 1, 0, NULL, &out),
+                        RLX_ERR_INVALID_ARGUMENT, "node 'node0' (DequantizeLinear): x_zero_point element 0 is 5");
+            const rlx_tensor *inp[3] = { xi, sa, za };
+            CHECK_FAILS(test_run_op("DequantizeLinear", 13, devs[di], 3, inp, konst, 1, 1, ax, &out),
+                        RLX_ERR_INVALID_MODEL, "x_zero_point element 2 is -7");
+            CHECK_FAILS(test_run_op("DequantizeLinear", 13, devs[di], 3, inp, fed, 1, 1, ax, &out),
+                        RLX_ERR_INVALID_ARGUMENT, "x_zero_point element 2 is -7");
+            for (int f = 0; f < 2; f++) { /* zero: runs, y = x * s */
+                const rlx_tensor *in0[3] = { xi, s, z0 };
+                CHECK(test_run_op("DequantizeLinear", 13, devs[di], 3, in0, f ? fed : konst, 1, 0, NULL, &out) ==
+                      RLX_OK);
+                if (!out) continue;
+                for (size_t i = 0; i < 6; i++)
+                    CHECK_MSG(((float *)out[0]->data)[i] == (float)((int32_t *)xi->data)[i] * 0.1f,
+                              "%s int32 DQ with a zero zero point: element %zu", devs[di], i);
+                test_free_outputs(out, 1);
+                out = NULL;
+            }
+        }
+        rlx_tensor *t[] = { xi, zs, z0, sa, za };
+        for (size_t i = 0; i < ARRAY_LEN(t); i++) rlx_tensor_destroy(t[i]);
+    }
     /* matmul shapes */
     {
         int64_t da[2] = { 2, 3 }, db[2] = { 4, 2 }, dzb[1] = { 3 };

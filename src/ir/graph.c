@@ -379,6 +379,12 @@ rlx_status rlx_value_limit_check(const struct rlx_config *cfg, const rlx_graph *
     return rlx_limit_check(cfg, "limits.max_tensor_bytes", bytes, what);
 }
 
+rlx_status rlx_graph_limit_check(const struct rlx_config *cfg, const rlx_graph *g) {
+    for (size_t i = 0; i < g->n_values; i++)
+        if (!g->values[i].konst) RLX_TRY(rlx_value_limit_check(cfg, g, &g->values[i]));
+    return RLX_OK;
+}
+
 int rlx_graph_sym(rlx_graph *g, const char *name) {
     for (size_t i = 0; i < g->n_syms; i++)
         if (strcmp(g->syms[i], name) == 0) return (int)i;

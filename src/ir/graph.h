@@ -211,6 +211,9 @@ struct rlx_config;
  * producer node and op, its dtype and shape, the limit and how to raise it
  * (rlx_limit_check). */
 rlx_status rlx_value_limit_check(const struct rlx_config *cfg, const rlx_graph *g, const rlx_value *v);
+/* rlx_value_limit_check of every value of g but the constants (the
+ * weights exist already), in value order. */
+rlx_status rlx_graph_limit_check(const struct rlx_config *cfg, const rlx_graph *g);
 
 /* Index of the symbol `name`, adding it if new; -1 on OOM. */
 int rlx_graph_sym(rlx_graph *g, const char *name);

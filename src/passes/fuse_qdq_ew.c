@@ -28,7 +28,14 @@
  * roi, scales and sizes constants) resizes the 8-bit tensor and the
  * DequantizeLinear follows it: nearest copies elements, so the values are
  * the same, a quarter of the bytes move, and a chain reading the Resize
- * then takes the DequantizeLinear in.
+ * then takes the DequantizeLinear in. A QuantizeLinear right after the
+ * Resize leaves a DequantizeLinear -> QuantizeLinear pair (per tensor as
+ * above, read by those QuantizeLinear nodes alone, all alike): where it
+ * gives every one of the 256 levels back (same type; computed with the
+ * kernels' f32 operations: equal parameters do unless the products
+ * overflow), it goes, and the Resize of the bytes is all that is left;
+ * otherwise it becomes one FusedElementwise copy with qin and qout, a
+ * requantization with the two nodes' bits (cancel_dq_q).
  *
  * GPU plans fuse the chains too (the generated FusedElementwise kernel
  * reads and writes the bytes, backend/webgpu/lower_internal.c); where the
@@ -220,8 +227,116 @@ static rlx_status commute_resize(rlx_graph *g, const rlx_fuse_users *u, int ri, 
     return RLX_OK;
 }
 
+/* Whether QuantizeLinear (scale sq, zero point zq, levels of type qdt) of
+ * DequantizeLinear (sd, zd, levels of type qdt) gives every level back,
+ * computed with the kernels' f32 operations: ((float)q - zd) * sd, then
+ * round_half_even(that / sq) + zq, saturated. */
+static bool dq_q_identity(rlx_dtype qdt, float sd, float zd, float sq, float zq) {
+    float lo = qdt == RLX_DTYPE_U8 ? 0.0f : -128.0f, hi = lo + 255.0f;
+    for (int i = 0; i < 256; i++) {
+        float f = ((lo + (float)i) - zd) * sd; /* an f32, as the DequantizeLinear kernel stores it */
+        float lvl = rlx_ew_clampf(rlx_ew_rint_orf(f / sq, lo - zq) + zq, lo, hi);
+        if (lvl != lo + (float)i) return false;
+    }
+    return true;
+}
+
+/* DequantizeLinear -> QuantizeLinear (the pair a commuted Resize leaves,
+ * see the header; per tensor as the header says, the DequantizeLinear's
+ * output read by those QuantizeLinear nodes alone, all with the same
+ * parameters, none but the first a graph output): where the QuantizeLinear
+ * gives every level back (same type; dq_q_identity), the pair goes and its
+ * users read the 8-bit input (its producer writes the QuantizeLinear's
+ * output instead where that is a graph output); else the two become one
+ * 8-bit FusedElementwise, a copy with qin and qout (a requantization, the
+ * same bits). */
+static rlx_status cancel_dq_q(rlx_graph *g, const rlx_fuse_users *u, int di, rlx_pass_stats *stats, bool *done) {
+    const rlx_node *d = &g->nodes[di];
+    if (d->n_out != 1 || d->out[0] < 0) return RLX_OK;
+    int v = d->out[0];
+    float qin[2], qout[2] = { 0, 0 };
+    int x = dq_input(g, v, &qin[0], &qin[1]);
+    int nu = rlx_fuse_n_users(u, v), qnodes[64];
+    if (x < 0 || rlx_fuse_is_output(g, v) || nu < 1 || nu > (int)RLX_ARRAY_LEN(qnodes)) return RLX_OK;
+    rlx_dtype qdt = RLX_DTYPE_UNDEFINED, xdt = g->values[x].dtype;
+    for (int j = 0; j < nu; j++) {
+        rlx_dtype dt;
+        float sc, zp;
+        qnodes[j] = rlx_fuse_user(u, v, j);
+        if (!q_user(g, &g->nodes[qnodes[j]], v, &dt, &sc, &zp)) return RLX_OK;
+        if (j > 0 && rlx_fuse_is_output(g, g->nodes[qnodes[j]].out[0])) return RLX_OK;
+        if (j == 0) qdt = dt, qout[0] = sc, qout[1] = zp;
+        else if (dt != qdt || sc != qout[0] || zp != qout[1]) return RLX_OK;
+    }
+    int y = g->nodes[qnodes[0]].out[0], px = g->values[x].producer;
+    bool same = qdt == xdt && dq_q_identity(xdt, qin[0], qin[1], qout[0], qout[1]);
+    bool y_out = rlx_fuse_is_output(g, y);
+    /* a graph output y: x's producer writes it, where x is its own */
+    bool rename = same && y_out && px >= 0 && !g->nodes[px].dead && rlx_fuse_private(g, u, x, 1) &&
+                  !rlx_fuse_is_output(g, x);
+    char what[512] = "";
+    if (rlx_fuse_reporting()) {
+        int ids[2] = { di, qnodes[0] };
+        rlx_fuse_describe(g, ids, 2, what, sizeof what);
+    }
+    if (same && (!y_out || rename)) {
+        for (int j = 0; j < nu; j++) {
+            rlx_node *q = &g->nodes[qnodes[j]];
+            if (q->dead) continue; /* read twice by one node */
+            q->dead = true;
+            g->values[q->out[0]].producer = -1;
+            if (!rename) rlx_fuse_replace_uses(g, q->out[0], x);
+            else if (j > 0) rlx_fuse_replace_uses(g, q->out[0], y);
+        }
+        g->nodes[di].dead = true;
+        g->values[v].producer = -1;
+        if (rename) {
+            rlx_node *p = &g->nodes[px];
+            for (int k = 0; k < p->n_out; k++)
+                if (p->out[k] == x) p->out[k] = y;
+            g->values[y].producer = px;
+            g->values[x].producer = -1;
+        }
+        rlx_fuse_report(PASS, what, px >= 0 ? &g->nodes[px] : NULL, "the levels come back: no step");
+        if (stats) stats->fused += nu + 1;
+        *done = true;
+        return RLX_OK;
+    }
+    const int64_t code[5] = { RLX_EW_COPY, 0, -1, -1, 0 };
+    const float fp[2] = { 0, 0 };
+    rlx_node_attr attrs[5];
+    memset(attrs, 0, sizeof attrs);
+    int na = 0;
+    rlx_status st = rlx_node_attr_set_ints(&attrs[na++], "code", code, 5);
+    if (!st) st = rlx_node_attr_set_floats(&attrs[na++], "fparams", fp, 2);
+    if (!st) st = rlx_node_attr_set_int(&attrs[na++], "dtype", (int64_t)qdt);
+    if (!st) st = rlx_node_attr_set_floats(&attrs[na++], "qin", qin, 2);
+    if (!st) st = rlx_node_attr_set_floats(&attrs[na++], "qout", qout, 2);
+    if (st) {
+        for (int i = 0; i < na; i++) rlx_node_attr_free(&attrs[i]);
+        return st;
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%s_q8", d->name ? d->name : "dq");
+    for (int j = 0; j < nu; j++) {
+        rlx_node *q = &g->nodes[qnodes[j]];
+        if (q->dead) continue;
+        q->dead = true;
+        g->values[q->out[0]].producer = -1;
+        if (j > 0) rlx_fuse_replace_uses(g, q->out[0], y);
+    }
+    g->nodes[di].dead = true;
+    g->values[v].producer = -1;
+    RLX_TRY(rlx_fuse_emplace(g, di, "FusedElementwise", RLX_INTERNAL_DOMAIN, name, &x, 1, &y, 1, attrs, na));
+    rlx_fuse_report(PASS, what, &g->nodes[di], "one requantization");
+    if (stats) stats->fused += nu;
+    *done = true;
+    return RLX_OK;
+}
+
 rlx_status rlx_pass_fuse_qdq_ew(rlx_graph *g, rlx_pass_stats *stats) {
     if (!stats) return RLX_OK;
     RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_Resize, commute_resize, stats));
+    RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_DequantizeLinear, cancel_dq_q, stats)); /* what a commute leaves */
     return rlx_fuse_each_anchor(g, RLX_OP_rlx_FusedElementwise, fuse_one, stats);
 }

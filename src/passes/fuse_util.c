@@ -164,6 +164,11 @@ void rlx_fuse_describe(const rlx_graph *g, const int *nodes, int n, char *buf, s
 
 void rlx_fuse_report(const char *pass, const char *fused, const rlx_node *result, const char *detail) {
     if (!rlx_fuse_reporting()) return;
+    if (!result) {
+        rlx_log(RLX_LOG_DEBUG, "fusion: %s: %s -> nothing%s%s%s", pass, fused, detail ? " (" : "", detail ? detail : "",
+                detail ? ")" : "");
+        return;
+    }
     rlx_log(RLX_LOG_DEBUG, "fusion: %s: %s -> %s%s%s '%s'%s%s%s", pass, fused, (result->domain && *result->domain) ? result->domain : "",
             (result->domain && *result->domain) ? "." : "", result->op_type, result->name ? result->name : "?",
             detail ? " (" : "", detail ? detail : "", detail ? ")" : "");

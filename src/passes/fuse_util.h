@@ -117,7 +117,7 @@ void rlx_fuse_set_reporting(bool on);
 /* Writes "Op 'name' + Op 'name' + ..." of nodes[0..n) into buf. */
 void rlx_fuse_describe(const rlx_graph *g, const int *nodes, int n, char *buf, size_t cap);
 /* Prints "fusion: <pass>: <fused> -> <op> '<name>' (<detail>)" when
- * reporting; detail may be NULL. */
+ * reporting; detail may be NULL; result NULL: "-> nothing" (the nodes went). */
 void rlx_fuse_report(const char *pass, const char *fused, const rlx_node *result, const char *detail);
 
 #endif

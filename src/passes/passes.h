@@ -110,10 +110,16 @@ rlx_status rlx_pass_fuse_elementwise(rlx_graph *g, rlx_pass_stats *stats);
  * per-tensor DequantizeLinear producers and writes the 8-bit output of its
  * per-tensor QuantizeLinear users (attributes qin, qout; the same bits),
  * so that the CPU runs a chain of one varying 8-bit operand as a table of
- * 256 bytes and the GPU one dispatch instead of three; on CPU plans
- * (stats->cpu_target) a nearest Resize of a DequantizeLinear moves the
- * bytes first. */
+ * 256 bytes and the GPU one dispatch instead of three; a nearest Resize
+ * of a DequantizeLinear moves the bytes first, and the DequantizeLinear ->
+ * QuantizeLinear pair that may leave goes where it gives the levels back
+ * (else one requantization). */
 rlx_status rlx_pass_fuse_qdq_ew(rlx_graph *g, rlx_pass_stats *stats);
+
+/* passes/pow_exponent.c, GPU plans only (not stats->cpu_target): Pow of
+ * a float x by a constant integer exponent gets an exponent of x's type
+ * (all 2: Mul(x, x), the CPU's bits), so that the GPU runs it. */
+rlx_status rlx_pass_pow_exponent(rlx_graph *g, rlx_pass_stats *stats);
 
 /* passes/widen_f16.c, CPU plans only (stats->cpu_target): nodes with f16
  * values compute in f32 on the CPU's fast kernels (f16 constants converted

@@ -55,9 +55,16 @@ rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps) {
     dump_ir(ps, g, "fold (shape inference + constant folding)");
     RLX_TRY(rlx_pass_dce(g, ps));
     dump_ir(ps, g, "dce");
+    /* limits.max_tensor_bytes on the shapes inference gave, before the
+     * fusions rewrite nodes: a value too large is named with the node of
+     * the model that makes it (fuse_qdq_ew's DequantizeLinear would take a
+     * Resize's output; session.c checks again what the passes made) */
+    RLX_TRY(rlx_graph_limit_check(ps->cfg, g));
     /* CPU plans: f16 models in f32, before the fusions, which then see f32 */
     RLX_TRY(run_pass(g, ps, "widen_f16", rlx_pass_widen_f16));
     RLX_TRY(run_pass(g, ps, "cse", rlx_pass_cse));
+    /* GPU plans: before the fusions, which then take the float Pow (and Mul) */
+    RLX_TRY(run_pass(g, ps, "pow_exponent", rlx_pass_pow_exponent));
     RLX_TRY(run_pass(g, ps, "fuse_qdq", rlx_pass_fuse_qdq));
     RLX_TRY(run_pass(g, ps, "fold_conv_affine", rlx_pass_fold_conv_affine));
     RLX_TRY(run_pass(g, ps, "fuse_activation", rlx_pass_fuse_activation));

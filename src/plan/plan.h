@@ -2,7 +2,8 @@
  * a Program (plan/program.h) in named steps, which the session calls in
  * this order:
  *
- *   rlx_plan_passes     the pass pipeline (fold, dce, cse, fusions, dce)
+ *   rlx_plan_passes     the pass pipeline (fold, dce, the size limit, cse,
+ *                       fusions, dce)
  *   rlx_plan_needs_eager  data-dependent shapes or control flow: no program
  *   rlx_plan_create     one step per node, each assigned to a device
  *   rlx_plan_memory     arena offsets by liveness
@@ -24,7 +25,9 @@
  * session's options, set by the caller) says which passes are off
  * (passes.disable, names checked at session creation), whether to dump
  * the graph after each pass (debug.dump_ir) and to report fusions
- * (debug.fusion_report). Adds to *ps. errors: those of the passes. */
+ * (debug.fusion_report). Adds to *ps. errors: those of the passes;
+ * RLX_ERR_OUT_OF_MEMORY for a value over limits.max_tensor_bytes, checked
+ * after the fold and before the fusions (rlx_graph_limit_check). */
 rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps);
 
 /* Why specialised graph g cannot become a static program (a control-flow

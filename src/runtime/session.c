@@ -577,12 +577,13 @@ static rlx_status compile_plan_steps(rlx_session *s, const rlx_tensor *const *or
         e->stats.passes_s = rlx_now_seconds() - t0;
         return RLX_OK;
     }
-    for (size_t i = 0; i < g->n_values; i++) { /* before the plan allocates them (weights already exist) */
-        rlx_status st = g->values[i].konst ? RLX_OK : rlx_value_limit_check(s->cfg, g, &g->values[i]);
-        if (st) {
-            rlx_graph_destroy(g);
-            return st;
-        }
+    /* before the plan allocates them (weights already exist); the values the
+     * model's own nodes make were checked before the fusions already
+     * (rlx_plan_passes), these are the ones the passes made or widened */
+    rlx_status lst = rlx_graph_limit_check(s->cfg, g);
+    if (lst) {
+        rlx_graph_destroy(g);
+        return lst;
     }
     RLX_TRY(rlx_plan_create(g, s->be, s->host ? s->host : s->be, &e->p));
     e->p->mem.no_reuse = s->cfg->no_reuse;

@@ -323,6 +323,63 @@ static void gen_binary(bo_ctx *ctx, const void *arg) {
     }
 }
 
+/* Pow by a constant integer exponent (int64 or int32; Pow(x, 2) of exported LayerNorms): GPU plans take it
+ * as a float exponent (passes/pow_exponent.c), 2 as Mul(x, x). The oracle is the CPU's double pow of the
+ * integer exponent rounded to x's type. Exponent 2: x * x rounded once, exact (rtol = atol = 0; special values
+ * too, value for value); other exponents (negative, 0, 1, 3, per column): the GPU's pow, the row's tolerance;
+ * f16 x: computed in f32 and rounded once to f16, where the CPU rounds its double once: within an f16 ULP
+ * (rtol 1e-3). An exponent fed at run time stays on the CPU (a decline, BO_FALLBACK_OK). */
+typedef struct pow_int_case {
+    rlx_dtype xdt, edt;
+    bo_shape x, e;
+    int64_t e_lo, e_hi; /* the exponent's values: uniform in [e_lo, e_hi] */
+    int special;        /* 1: bo_specials in x (exponent 2) */
+    bool fed;           /* the exponent a graph input */
+} pow_int_case;
+
+static void gen_pow_int(bo_ctx *ctx, const void *arg) {
+    (void)arg;
+    static const pow_int_case k_cases[] = {
+        { RLX_DTYPE_F32, RLX_DTYPE_I64, { 2, { 7, 13 } }, { 0, { 0 } }, 2, 2, 0, false },
+        { RLX_DTYPE_F32, RLX_DTYPE_I32, { 3, { 2, 5, 37 } }, { 0, { 0 } }, 2, 2, 0, false },
+        { RLX_DTYPE_F32, RLX_DTYPE_I64, { 2, { 4, 300 } }, { 2, { 1, 1 } }, 2, 2, 0, false },
+        { RLX_DTYPE_F32, RLX_DTYPE_I64, { 2, { 8, 37 } }, { 0, { 0 } }, 2, 2, 1, false },
+        { RLX_DTYPE_F32, RLX_DTYPE_I64, { 2, { 7, 13 } }, { 0, { 0 } }, 3, 3, 0, false },
+        { RLX_DTYPE_F32, RLX_DTYPE_I64, { 4, { 2, 3, 4, 5 } }, { 0, { 0 } }, -2, -2, 0, false },
+        { RLX_DTYPE_F32, RLX_DTYPE_I32, { 2, { 7, 13 } }, { 1, { 13 } }, -3, 4, 0, false },
+        { RLX_DTYPE_F32, RLX_DTYPE_I64, { 2, { 6, 1 } }, { 2, { 1, 9 } }, 0, 1, 0, false },
+        { RLX_DTYPE_F32, RLX_DTYPE_I64, { 1, { 5 } }, { 3, { 2, 1, 5 } }, 2, 2, 0, false }, /* e larger than x */
+        { RLX_DTYPE_F16, RLX_DTYPE_I64, { 2, { 7, 13 } }, { 0, { 0 } }, 2, 2, 0, false },
+        { RLX_DTYPE_F16, RLX_DTYPE_I64, { 2, { 7, 13 } }, { 0, { 0 } }, 3, 3, 0, false },
+        { RLX_DTYPE_F32, RLX_DTYPE_I64, { 2, { 7, 13 } }, { 0, { 0 } }, 2, 2, 0, true },
+    };
+    for (size_t i = 0; i < BO_LEN(k_cases); i++) {
+        const pow_int_case *pc = &k_cases[i];
+        bo_case *c = bo_next(ctx, 15);
+        if (!c) continue;
+        rlx_tensor *x = bo_rand(pc->xdt, pc->x.rank, pc->x.d, -3, 3); /* negative bases: odd powers keep the sign */
+        if (pc->special) bo_specials(x, 13);
+        rlx_tensor *e = bo_rand_int(pc->edt, pc->e.rank, pc->e.d, pc->e_lo, pc->e_hi);
+        bool square = pc->e_lo == 2 && pc->e_hi == 2 && bo_numel(&pc->e) == 1 && pc->e.rank <= pc->x.rank;
+        char sa[96], sb[96];
+        bo_desc(c, "Pow %s a%s by %s b%s in [%lld, %lld]%s%s", rlx_dtype_name(pc->xdt),
+                bo_shape_str(pc->x.rank, pc->x.d, sa, sizeof sa), rlx_dtype_name(pc->edt),
+                bo_shape_str(pc->e.rank, pc->e.d, sb, sizeof sb), (long long)pc->e_lo, (long long)pc->e_hi,
+                pc->fed ? " (b fed: the CPU runs it)" : " (b constant)", pc->special ? " special values" : "");
+        if (square && !pc->fed) {
+            c->expect_op = "Mul";
+            c->rtol = c->atol = 0;
+            if (pc->special) c->flags |= BO_SAME_VALUE;
+        }
+        if (pc->xdt == RLX_DTYPE_F16) c->rtol = 1e-3;
+        if (pc->fed) c->flags |= BO_FALLBACK_OK, c->expect_op = "";
+        rlx_tensor *in[2] = { x, e };
+        bool k[2] = { false, !pc->fed };
+        bo_single(c, "Pow", 2, in, k, 1, 0, NULL);
+        bo_run(ctx, c);
+    }
+}
+
 /* ------------------------------------------------------------ variadic */
 
 typedef struct variadic_row {
@@ -461,6 +518,9 @@ static const bo_op k_ops[] = {
       "WGSL f32 division is 2.5 ULP (Vulkan)" },
     { "Pow", gen_binary, &(const binary_row){ 15, false, 0.05, 4, -3, 3 }, 1e-4, 1e-6,
       "pow is exp2(y log2 x) on the GPU: a few ULP of the result" },
+    { "Pow", gen_pow_int, NULL, 1e-4, 1e-6,
+      "integer exponents (constants) as floats on GPU plans: pow is exp2(y log2 abs(x)) on the GPU, a few ULP of the "
+      "CPU's double pow; exponent 2 is x * x, exact (the case sets 0); f16 x within an f16 ULP" },
     { "PRelu", gen_binary, &(const binary_row){ 16, false, -4, 4, -1, 1 }, 0, 0, "one multiply: exact" },
     { "Sum", gen_variadic, &(const variadic_row){ 13, true }, 1e-6, 1e-6, "the same additions in the same order" },
     { "Max", gen_variadic, &(const variadic_row){ 13, true }, 0, 0, "selects: exact" },

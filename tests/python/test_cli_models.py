@@ -156,6 +156,16 @@ g = H.make_graph([H.make_node("Gelu", ["x"], ["y"], name="gelu_node")], "g",
 early = save(H.make_model(g, opset_imports=[H.make_opsetid("", 13)]), "gelu13.onnx")
 fails(["run", early], 2, ["Gelu", "gelu_node"], "Gelu at opset 13", [r"\b13\b"])
 
+# a DequantizeLinear of an int32 x with a nonzero constant zero point (ONNX: an int32 x has none; onnxruntime
+# refuses it): a model error on either device, naming the node, the op and the zero point
+g = H.make_graph([H.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], name="dq32_node")], "g",
+                 [H.make_tensor_value_info("x", T.INT32, [2, 3])], [H.make_tensor_value_info("y", T.FLOAT, [2, 3])],
+                 [NH.from_array(np.array(np.float32(0.5)), "s"), NH.from_array(np.array(np.int32(5)), "z")])
+dq32 = save(H.make_model(g, opset_imports=[H.make_opsetid("", 21)]), "dq32_zp.onnx")
+for dev in ("cpu", "gpu"):
+    fails(["run", dq32, "--device", dev], 2, ["dq32_node", "DequantizeLinear", "x_zero_point", "RLX_ERR_INVALID_MODEL"],
+          "an int32 DequantizeLinear with zero point 5 on %s" % dev)
+
 garbage = os.path.join(tmp, "garbage.onnx")
 with open(garbage, "wb") as f:
     f.write(bytes(rng.integers(0, 256, size=300, dtype=np.uint8)))

@@ -82,6 +82,19 @@ C.check(os.path.getsize(big) < 300, "the Expand model is tiny (%d bytes)" % os.p
 expect(["run", big, "--iters", "0", "--warmup", "0"], 1,
        ["node 'exp' (Expand)", "output 'y' (f32 [4294967296])", "17179869184 bytes"] + list(LIMIT_WORDS),
        "Expand of a scalar to [2^32]", max_s=10)
+# a Resize to absurd sizes after a DequantizeLinear: fuse_qdq_ew commutes a nearest Resize before the
+# DequantizeLinear (which then writes the Resize's output); the error names the Resize, the model's node,
+# on both devices and with the pass off alike (it named the DequantizeLinear 'dq_rs')
+dqrs = save("dq_resize_huge", [h.make_node("DequantizeLinear", ["q", "qs", "qz"], ["d"], name="dq_rs"),
+                               h.make_node("Resize", ["d", "", "sc"], ["r"], mode="nearest", name="rs_huge")],
+            [fvi("q", [1, 3, 8, 8], T.UINT8)], [fvi("r", None)],
+            [h.make_tensor("qs", T.FLOAT, [], [0.1]), h.make_tensor("qz", T.UINT8, [], [128]),
+             h.make_tensor("sc", T.FLOAT, [4], [1, 1, 1e6, 1e6])], opset=19)
+for dev in ("cpu", "gpu"):
+    for extra in ([], ["--option", "passes.disable=fuse_qdq_ew"]):
+        expect(["run", dqrs, "--iters", "0", "--warmup", "0", "--device", dev] + extra, 1,
+               ["node 'rs_huge' (Resize): output 'r' (f32 [1,3,8000000,8000000])"] + list(LIMIT_WORDS),
+               "Resize of a DequantizeLinear to [1,3,8e6,8e6] on %s %s" % (dev, " ".join(extra)), max_s=10)
 bigin = save("input_2p31", [h.make_node("Relu", ["a"], ["b"], name="r")], [fvi("a", [2**31])], [fvi("b", [2**31])])
 expect(["run", bigin, "--iters", "0"], 1, ["generated input 'a' (f32 [2147483648])"] + list(LIMIT_WORDS),
        "rlx run with a declared [2^31] input", max_s=10)

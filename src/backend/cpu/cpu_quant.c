@@ -150,6 +150,8 @@ static rlx_status k_dequantize(rlx_cpu_kctx *k) {
     rlx_tensor *y = k->out[0];
     gran_loop L;
     RLX_TRY(gran_setup(k, x, s, zp, &L));
+    /* a constant one failed the load (infer_dequantize); this one was fed */
+    if (x->dtype == RLX_DTYPE_I32) RLX_TRY(rlx_quant_check_i32_zp(k->n, RLX_ERR_INVALID_ARGUMENT, zp));
     if (L.mode == RLX_QUANT_PER_TENSOR && q8_typed(k, x, s, zp, y, false)) return RLX_OK;
     for (size_t o = 0; o < L.outer; o++)
         for (size_t a = 0; a < L.da; a++)

@@ -35,7 +35,10 @@ static const gpu_note k_gpu_notes[] = {
       "f32 or f16 with constant bounds (attributes before Clip-11); f32, f16 or i32 with bounds that are scalars of the "
       "input's dtype (Clip-11 and later, also computed at run time)." },
     { "Add Sub Mul", "f32, f16 or i32, all operands of one dtype; at most 8 broadcast dims after merging." },
-    { "Div Pow PRelu", "f32 or f16, all operands of one dtype; at most 8 broadcast dims after merging." },
+    { "Div PRelu", "f32 or f16, all operands of one dtype; at most 8 broadcast dims after merging." },
+    { "Pow", "f32 or f16, all operands of one dtype; at most 8 broadcast dims after merging. A constant integer "
+             "exponent (Pow(x, 2) of exported LayerNorms) becomes x's type on GPU plans (pass pow_exponent; one "
+             "element 2: x * x); one fed at run time runs on the CPU." },
     { "Sum Max Min", "f32, f16 or i32, every input of the output's dtype." },
     { "Mean", "f32 or f16." },
     /* lower_nn.c */

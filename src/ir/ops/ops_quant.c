@@ -245,6 +245,9 @@ static rlx_status infer_dequantize(rlx_infer_ctx *c) {
                         v >= 21 ? SET(k_dq_in21) : SET(k_dq_in10)));
     RLX_TRY(check_input(c, 1, "input x_scale", v >= 19 ? floats() : f32only()));
     RLX_TRY(check_same_type(c, 2, "x_zero_point", 0, "x"));
+    const rlx_value *zp = rlx_ictx_in(c, 2);
+    if (zp && zp->konst && zp->dtype == RLX_DTYPE_I32) /* a run-time one: k_dequantize */
+        RLX_TRY(rlx_quant_check_i32_zp(n, RLX_ERR_INVALID_MODEL, zp->konst));
     rlx_dtype out = rlx_ictx_in(c, 1)->dtype;
     int64_t od = v >= 23 ? rlx_param_int(n, "output_dtype") : 0;
     if (od) {
@@ -323,6 +326,19 @@ rlx_status rlx_quant_check_scale(const rlx_node *n, rlx_status st, const char *w
     if (i < 0) return RLX_OK;
     return rlx_fail(st, "%s: %s element %lld is %g; %s", rlx_node_desc(n), what, (long long)i,
                     rlx_tensor_get_f64(scale, (size_t)i), rlx_quant_scale_rule_text(rule));
+}
+
+rlx_status rlx_quant_check_i32_zp(const rlx_node *n, rlx_status st, const rlx_tensor *zp) {
+    size_t cnt = zp ? rlx_tensor_numel(zp) : 0;
+    for (size_t i = 0; i < cnt; i++) {
+        int64_t z = rlx_tensor_get_i64(zp, i);
+        if (z != 0)
+            return rlx_fail(st,
+                            "%s: x_zero_point element %zu is %lld; an int32 x has no zero point (ONNX: it must be "
+                            "0, or absent)",
+                            rlx_node_desc(n), i, (long long)z);
+    }
+    return RLX_OK;
 }
 
 /* The constant scales (inputs 1, 4, 6) of QLinearMatMul / QLinearConv. */

@@ -72,6 +72,14 @@ int64_t rlx_quant_scale_bad(const rlx_tensor *scale, rlx_qscale_rule rule);
 rlx_status rlx_quant_check_scale(const rlx_node *n, rlx_status st, const char *what, const rlx_tensor *scale,
                                  rlx_qscale_rule rule);
 
+/* DequantizeLinear of an int32 x has no zero point (ONNX: "there's no
+ * zero point (zero point is supposed to be 0)"; onnxruntime refuses a
+ * nonzero one): checks that every element of `zp` (NULL: none) is 0.
+ * errors: `st` (RLX_ERR_INVALID_MODEL for a constant of the model,
+ *         RLX_ERR_INVALID_ARGUMENT for a run-time input) naming the node,
+ *         the element and its value. */
+rlx_status rlx_quant_check_i32_zp(const rlx_node *n, rlx_status st, const rlx_tensor *zp);
+
 /* What `rule` asks of a scale and why, one clause for error messages
  * ("finite and nonzero (...)"). */
 const char *rlx_quant_scale_rule_text(rlx_qscale_rule rule);
