@@ -124,6 +124,21 @@ static void test_cheap_joins(void) {
     check("Abs Sub Clip Cast on [3,1], Mul [2,3,4], Neg on [4], Add, Relu", m, &f2, 1, 1, "Neg", 0, 1e-5, 1e-6);
 }
 
+/* A producer whose inputs would leave the group's tensor inputs of a lower
+ * rank than its output (a constant scalar [1,1] widens x [3] to [1,3]: the
+ * node's shape is the broadcast of its tensor inputs) stays out; the rest
+ * fuses (with the Mul in, nothing fused before). */
+static void test_rank_widening(void) {
+    feed f = { 2, { "x", "y" }, { 1, 1 }, { { 3 }, { 3 } } };
+    rlx_model *m = model(&f);
+    konst(m, "c", test_tensor_f32(2, (const int64_t[]){ 1, 1 }, (const float[]){ 1.5f }));
+    add(m, "Mul", "x,c", "a", 0, NULL);
+    add(m, "Add", "a,y", "b", 0, NULL);
+    add(m, "Relu", "b", "z", 0, NULL);
+    CHECK_OK(rlx_model_add_output(m, "z"));
+    check("Mul(x [3], c [1,1]), Add y [3], Relu", m, &f, 2, 1, "Mul", 1, 1e-5, 1e-6);
+}
+
 /* Expensive ops on values smaller than the output stay out (once per
  * element of their own output); what follows them still fuses. */
 static void test_expensive_stays(void) {
@@ -181,6 +196,7 @@ int main(void) {
     g_gpu = test_have_gpu();
     if (!g_gpu) fprintf(stderr, "no GPU adapter: the GPU comparisons are skipped\n");
     test_cheap_joins();
+    test_rank_widening();
     test_expensive_stays();
     test_variadic();
     TEST_MAIN_END();

@@ -240,6 +240,25 @@ static void group_regs(const rlx_graph *g, const group *gr, const rlx_value *s, 
     if (r->n_instr > MAX_INSTR) r->over = true;
 }
 
+/* Whether the broadcast of the tensor inputs r->ins is the shape of s (the
+ * node's output shape, shape inference of rlx.FusedElementwise; a scalar
+ * constant register of a higher rank than its tensor operands would widen
+ * the rank otherwise). */
+static bool inputs_give_shape(const rlx_graph *g, const regs *r, const rlx_value *s) {
+    int rank = 0;
+    int64_t dims[RLX_MAX_RANK] = { 0 };
+    for (int i = 0; i < r->n_in; i++) {
+        const rlx_value *x = &g->values[r->ins[i]];
+        int r2;
+        int64_t d2[RLX_MAX_RANK];
+        int32_t s2[RLX_MAX_RANK];
+        if (!rlx_broadcast_shapes(rank, dims, NULL, x->rank, x->dims, NULL, &r2, d2, s2)) return false;
+        rank = r2;
+        memcpy(dims, d2, sizeof dims);
+    }
+    return r->n_in > 0 && rlx_shape_equal(dims, rank, s->dims, s->rank);
+}
+
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
 /* Grows the group of sink `s` backwards. */
@@ -261,7 +280,7 @@ static void grow(const rlx_graph *g, const rlx_fuse_users *u, const int *taken, 
                 gr->nodes[gr->n++] = p;
                 regs r;
                 group_regs(g, gr, sv, &r);
-                if (r.over) {
+                if (r.over || !inputs_give_shape(g, &r, sv)) { /* (emit_group's conditions) */
                     gr->n--;
                     continue;
                 }
@@ -294,19 +313,7 @@ static rlx_status emit_group(rlx_graph *g, const group *gr, rlx_pass_stats *stat
     int n_in = R.n_in, n_k = R.n_k;
     const int *ins = R.ins;
     if (n_in == 0) return RLX_OK; /* all constant: folding's job */
-    /* the output must be the broadcast of the tensor inputs */
-    int rank = 0;
-    int64_t dims[RLX_MAX_RANK] = { 0 };
-    for (int i = 0; i < n_in; i++) {
-        const rlx_value *x = &g->values[ins[i]];
-        int r2;
-        int64_t d2[RLX_MAX_RANK];
-        int32_t s2[RLX_MAX_RANK];
-        if (!rlx_broadcast_shapes(rank, dims, NULL, x->rank, x->dims, NULL, &r2, d2, s2)) return RLX_OK;
-        rank = r2;
-        memcpy(dims, d2, sizeof dims);
-    }
-    if (!rlx_shape_equal(dims, rank, sv->dims, sv->rank)) return RLX_OK;
+    if (!inputs_give_shape(g, &R, sv)) return RLX_OK; /* the output must be the broadcast of the tensor inputs */
     int64_t code[MAX_INSTR * 5];
     float fparams[MAX_INSTR * 2];
     int reg_of_node[MAX_GROUP], ni = 0;
