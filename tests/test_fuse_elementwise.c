@@ -124,6 +124,33 @@ static void test_cheap_joins(void) {
     check("Abs Sub Clip Cast on [3,1], Mul [2,3,4], Neg on [4], Add, Relu", m, &f2, 1, 1, "Neg", 0, 1e-5, 1e-6);
 }
 
+/* Per-channel and scalar producers (the CPU kernel hoists them: once per
+ * row of 35 elements, once per call), with rows long enough for its rows
+ * path, bit for bit as the unfused plan: HardSigmoid on s [1,8,1,1] and
+ * Clip on a scalar t, into x [2,8,5,7]; Neg and Abs on s, Max with x. */
+static void test_hoisted(void) {
+    feed f = { 3, { "x", "s", "t" }, { 4, 4, 1 }, { { 2, 8, 5, 7 }, { 1, 8, 1, 1 }, { 1 } } };
+    rlx_model *m = model(&f);
+    scalar(m, "lo", -0.5f);
+    scalar(m, "hi", 0.75f);
+    rlx_attr hs[2] = { RLX_ATTR_F("alpha", 0.3f), RLX_ATTR_F("beta", 0.4f) };
+    add(m, "HardSigmoid", "s", "a", 2, hs);
+    add(m, "Clip", "t,lo,hi", "c", 0, NULL);
+    add(m, "Mul", "x,a", "b", 0, NULL);
+    add(m, "Add", "b,c", "e", 0, NULL);
+    add(m, "Relu", "e", "z", 0, NULL);
+    CHECK_OK(rlx_model_add_output(m, "z"));
+    check("HardSigmoid on [1,8,1,1], Clip on [1], Mul, Add into [2,8,5,7], Relu", m, &f, 1, 1, "HardSigmoid", 0, 1e-5,
+          1e-6);
+    feed f2 = { 2, { "x", "s" }, { 4, 4 }, { { 2, 8, 5, 7 }, { 1, 8, 1, 1 } } };
+    m = model(&f2);
+    add(m, "Neg", "s", "a", 0, NULL);
+    add(m, "Abs", "a", "b", 0, NULL);
+    add(m, "Max", "x,b", "z", 0, NULL);
+    CHECK_OK(rlx_model_add_output(m, "z"));
+    check("Neg Abs on [1,8,1,1], Max with [2,8,5,7]", m, &f2, 1, 1, "Neg", 0, 1e-5, 1e-6);
+}
+
 /* A producer whose inputs would leave the group's tensor inputs of a lower
  * rank than its output (a constant scalar [1,1] widens x [3] to [1,3]: the
  * node's shape is the broadcast of its tensor inputs) stays out; the rest
@@ -197,6 +224,7 @@ int main(void) {
     if (!g_gpu) fprintf(stderr, "no GPU adapter: the GPU comparisons are skipped\n");
     test_cheap_joins();
     test_rank_widening();
+    test_hoisted();
     test_expensive_stays();
     test_variadic();
     TEST_MAIN_END();
