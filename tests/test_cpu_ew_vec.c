@@ -207,23 +207,38 @@ static void check_softmax_widths(void) {
     }
 }
 
-/* Add, Sub, Mul, Div, Relu (y unused) through rlx_cpu_ew_f32 (AVX-512 loops under that
- * instruction set): each element x op y's bits, poisoned outputs, nothing
+/* Add, Sub, Mul, Div, Max, Min, and Relu, Neg, Abs, Clip (bounds ordered,
+ * +0 and -0 crossed, a NaN bound), HardSigmoid, HardSwish (y unused)
+ * through rlx_cpu_ew_f32 (AVX-512 loops under that instruction set): each
+ * element the row's bits (NaN, -0, ties), poisoned outputs, nothing
  * written past n, lengths around the 16 lanes. */
 static void check_binary(rlx_cpu_isa isa) {
     enum { N = 1031 };
     static float x[N], y[N], d[N + 1];
-    static const rlx_ew_fn fns[] = { RLX_EW_ADD, RLX_EW_SUB, RLX_EW_MUL, RLX_EW_DIV, RLX_EW_RELU };
+    static const struct {
+        rlx_ew_fn fn;
+        float p0, p1;
+    } fns[] = { { RLX_EW_ADD, 0, 0 },         { RLX_EW_SUB, 0, 0 },          { RLX_EW_MUL, 0, 0 },
+                { RLX_EW_DIV, 0, 0 },         { RLX_EW_RELU, 0, 0 },         { RLX_EW_NEG, 0, 0 },
+                { RLX_EW_ABS, 0, 0 },         { RLX_EW_MAX, 0, 0 },          { RLX_EW_MIN, 0, 0 },
+                { RLX_EW_CLIP, -0.5f, 0.75f }, { RLX_EW_CLIP, 0.0f, -0.0f },  { RLX_EW_CLIP, NAN, 2.0f },
+                { RLX_EW_HARDSIGMOID, 0.2f, 0.5f }, { RLX_EW_HARDSWISH, 0, 0 } };
     fill_inputs(x, N);
     fill_inputs(y, N);
+    for (int i = 0; i < 8; i++) { /* ties of Max and Min: equal values, and +0 against -0 both ways */
+        y[i * 97] = x[i * 97];
+        x[i * 97 + 1] = i % 2 ? 0.0f : -0.0f;
+        y[i * 97 + 1] = i % 2 ? -0.0f : 0.0f;
+    }
     for (size_t f = 0; f < sizeof fns / sizeof *fns; f++)
         for (size_t n = N; n + 40 > N; n -= 3) {
+            float p0 = fns[f].p0, p1 = fns[f].p1;
             for (size_t i = 0; i <= n; i++) d[i] = float_of(0x7fc0deadu);
-            rlx_cpu_ew_f32(fns[f], d, x, y, NULL, 0, 0, n);
+            rlx_cpu_ew_f32(fns[f].fn, d, x, y, NULL, p0, p1, n);
             int bad = 0;
             for (size_t i = 0; i < n && !bad; i++)
-                bad = !same_bits(d[i], rlx_ew_f32(fns[f], x[i], y[i], 0, 0, 0));
-            CHECK_MSG(!bad, "%s isa %d n %zu: differs from x op y", rlx_ew_short_name(fns[f]), (int)isa, n);
+                bad = !same_bits(d[i], rlx_ew_f32(fns[f].fn, x[i], y[i], 0, p0, p1));
+            CHECK_MSG(!bad, "%s isa %d n %zu: differs from the row", rlx_ew_short_name(fns[f].fn), (int)isa, n);
             CHECK(same_bits(d[n], float_of(0x7fc0deadu)));
         }
 }

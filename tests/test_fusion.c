@@ -778,10 +778,15 @@ static void test_ew_preconditions(void) {
     add(m, "Neg", "b0", "b1", 0, NULL);
     add(m, "Abs", "b1", "b2", 0, NULL);
     add(m, "Floor", "b2", "y2", 0, NULL);
-    /* widening: s [4] -> Neg -> [4], then Add with x [3,4]: Neg stays alone */
+    /* widening: s [4] -> Neg -> [4], then Add with x [3,4]: the Neg (cheap)
+     * joins, computed again for each of the 3 rows; s -> Exp, then Mul with
+     * x: the Exp (a transcendental) stays alone, once per element of s */
     add(m, "Neg", "s", "sn", 0, NULL);
     add(m, "Add", "sn,x", "c1", 0, NULL);
     add(m, "Relu", "c1", "y3", 0, NULL);
+    add(m, "Exp", "s", "se", 0, NULL);
+    add(m, "Mul", "se,x", "c2", 0, NULL);
+    add(m, "Abs", "c2", "y5", 0, NULL);
     /* eight inputs in one chain: at most six per fused node */
     add(m, "Add", "i0,i1", "d1", 0, NULL);
     add(m, "Add", "d1,i2", "d2", 0, NULL);
@@ -790,7 +795,7 @@ static void test_ew_preconditions(void) {
     add(m, "Add", "d4,i5", "d5", 0, NULL);
     add(m, "Add", "d5,i6", "d6", 0, NULL);
     add(m, "Add", "d6,i7", "y4", 0, NULL);
-    const char *outs[] = { "y1", "side", "y2", "b1", "y3", "y4" };
+    const char *outs[] = { "y1", "side", "y2", "b1", "y3", "y4", "y5" };
     for (size_t i = 0; i < RLX_ARRAY_LEN(outs); i++) CHECK_OK(rlx_model_add_output(m, outs[i]));
     CHECK_OK(rlx_model_finish(m));
     const char *names[10] = { "x", "s" };
@@ -803,11 +808,13 @@ static void test_ew_preconditions(void) {
     }
     run_t on = check_fused("elementwise preconditions", m, 10, names, (const rlx_tensor *const *)ts, 0, 0, 1e-5, 1e-6);
     const rlx_program *p = on.p;
-    /* expected steps: [Neg Exp] Sigmoid [Abs Sqrt] | [Relu Neg] [Abs Floor] | Neg [Add Relu] | two fused Add chains */
-    CHECK_MSG(count(p, "FusedElementwise") == 7, "%d fused nodes, expected 7", count(p, "FusedElementwise"));
-    CHECK_MSG(count(p, "Sigmoid") == 1 && count(p, "Neg") == 1, "Sigmoid %d, Neg %d left (1 and 1 expected)",
-              count(p, "Sigmoid"), count(p, "Neg"));
-    CHECK_MSG(steps(p) == 9, "%d steps, expected 9", steps(p));
+    /* expected steps: [Neg Exp] Sigmoid [Abs Sqrt] | [Relu Neg] [Abs Floor] | [Neg Add Relu] | Exp [Mul Abs] |
+     * two fused Add chains */
+    CHECK_MSG(count(p, "FusedElementwise") == 8, "%d fused nodes, expected 8", count(p, "FusedElementwise"));
+    CHECK_MSG(count(p, "Sigmoid") == 1 && count(p, "Neg") == 0 && count(p, "Exp") == 1,
+              "Sigmoid %d, Neg %d, Exp %d left (1, 0 and 1 expected)", count(p, "Sigmoid"), count(p, "Neg"),
+              count(p, "Exp"));
+    CHECK_MSG(steps(p) == 10, "%d steps, expected 10", steps(p));
     run_free(&on);
     rlx_model_destroy(m);
     for (int i = 0; i < 10; i++) rlx_tensor_destroy(ts[i]);

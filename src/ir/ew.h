@@ -21,7 +21,7 @@
 #include "ir/graph.h"
 
 /* Row flags (see ir/ew_funcs.h); RLX_EW_OP marks the rows of KIND OP. */
-enum { RLX_EW_OP = 1, RLX_EW_CHAIN = 2, RLX_EW_ACT = 4, RLX_EW_GATE = 8 };
+enum { RLX_EW_OP = 1, RLX_EW_CHAIN = 2, RLX_EW_ACT = 4, RLX_EW_GATE = 8, RLX_EW_CHEAP = 16 };
 
 /* min(max(x, lo), hi) by comparisons: hi wins when lo > hi; NaN passes
  * through, a NaN bound is ignored, a tie keeps x (-0 against a bound +0)

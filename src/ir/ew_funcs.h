@@ -21,6 +21,12 @@
  *                           Conv, Gemm or MatMul: fuse_activation folds
  *                           such ops (SiLU: its pattern), the GPU epilogue
  *                           kernels compile it in (act_apply)
+ *          RLX_EW_CHEAP     a few f32 operations inline (comparisons,
+ *                           selects, + - *, at most a division by a
+ *                           constant; no libm call, no division by a
+ *                           tensor): fuse_elementwise may recompute it
+ *                           for every element of a chain's larger
+ *                           output (Round is not: nearbyintf is a call)
  *   SINCE  the ONNX version from which the op has these semantics (older
  *          versions had legacy attributes or broadcasting); fusions take
  *          nodes of this version or later
@@ -51,21 +57,23 @@
  * Semantics follow the ONNX operator of NAME at SINCE and later. */
 /* clang-format off */
 #define RLX_EW_FUNCS(X) \
-    X(COPY, FN, Identity, 1, 0, 1, NULL, 0, NULL, 0, \
+    X(COPY, FN, Identity, 1, RLX_EW_CHEAP, 1, NULL, 0, NULL, 0, \
       x, x, "$x") \
     /* x < 0 ? 0 : x: NaN and -0 pass through (onnxruntime, PyTorch); \
      * never max(x, 0), which drops NaN on x86 and in WGSL (the GPU tests \
      * the bits: a driver may take NaN < 0 as true, as it did for clamp_) */ \
-    X(RELU, OP, Relu, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
+    X(RELU, OP, Relu, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE | RLX_EW_CHEAP, 6, NULL, 0, NULL, 0, \
       x < 0 ? 0.0 : x, x < 0.0f ? 0.0f : x, "pick_(pick_($x, 0.0, lt_($x, 0.0)), $x, isnan_($x))") \
     /* Clip with constant bounds p0 = min, p1 = max (hi wins when lo > hi, \
      * NaN passes through, a tie keeps x); the resolver reads inputs 1, 2 \
      * from version 11 */ \
-    X(CLIP, FN, Clip, 1, RLX_EW_CHAIN | RLX_EW_ACT, 6, "min", -3.402823466e+38f, "max", 3.402823466e+38f, \
+    X(CLIP, FN, Clip, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_CHEAP, 6, \
+      "min", -3.402823466e+38f, "max", 3.402823466e+38f, \
       rlx_ew_clamp(x, p0, p1), rlx_ew_clampf(x, p0, p1), "clamp_($x, $a, $b)") \
-    X(HARDSIGMOID, OP, HardSigmoid, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, "alpha", 0, "beta", 0, \
+    X(HARDSIGMOID, OP, HardSigmoid, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE | RLX_EW_CHEAP, 6, \
+      "alpha", 0, "beta", 0, \
       rlx_ew_clamp(p0 * x + p1, 0.0, 1.0), rlx_ew_clampf(p0 * x + p1, 0.0f, 1.0f), "clamp_($a * $x + $b, 0.0, 1.0)") \
-    X(HARDSWISH, OP, HardSwish, 1, RLX_EW_CHAIN | RLX_EW_ACT, 14, NULL, 0, NULL, 0, \
+    X(HARDSWISH, OP, HardSwish, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_CHEAP, 14, NULL, 0, NULL, 0, \
       x * rlx_ew_clamp(x / 6.0 + 0.5, 0.0, 1.0), x * rlx_ew_clampf(x / 6.0f + 0.5f, 0.0f, 1.0f), \
       "($x * clamp_($x / 6.0 + 0.5, 0.0, 1.0))") \
     X(SIGMOID, OP, Sigmoid, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
@@ -80,7 +88,7 @@
     X(GELU_TANH, FN, Gelu, 1, RLX_EW_CHAIN | RLX_EW_ACT, 20, NULL, 0, NULL, 0, \
       x / (1.0 + exp(-1.5957691216057308 * (x + 0.044715 * x * x * x))), rlx_ewm_gelu_tanh_s(x), \
       "($x / (1.0 + exp(-1.5957691216057308 * ($x + 0.044715 * $x * $x * $x))))") \
-    X(LEAKYRELU, OP, LeakyRelu, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, "alpha", 0, NULL, 0, \
+    X(LEAKYRELU, OP, LeakyRelu, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE | RLX_EW_CHEAP, 6, "alpha", 0, NULL, 0, \
       x >= 0 ? x : p0 * x, F64(LEAKYRELU), "pick_($a * $x, $x, !lt_($x, 0.0))") \
     X(TANH, OP, Tanh, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_GATE, 6, NULL, 0, NULL, 0, \
       tanh(x), rlx_ewm_tanh_s(x), "tanh_($x)") \
@@ -92,15 +100,15 @@
     X(SCALEDTANH, NONE, ScaledTanh, 1, RLX_EW_GATE, 1, "alpha", 1.0f, "beta", 1.0f, \
       p0 * tanh(p1 * x), p0 * rlx_ewm_tanh_s(p1 * x), "($a * tanh_($b * $x))") \
     /* binary arithmetic (numpy broadcasting from SINCE) */ \
-    X(ADD, FN, Add, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, x + y, x + y, "($x + $y)") \
-    X(SUB, FN, Sub, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, x - y, x - y, "($x - $y)") \
-    X(MUL, FN, Mul, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, x * y, x * y, "($x * $y)") \
+    X(ADD, FN, Add, 2, RLX_EW_CHAIN | RLX_EW_CHEAP, 7, NULL, 0, NULL, 0, x + y, x + y, "($x + $y)") \
+    X(SUB, FN, Sub, 2, RLX_EW_CHAIN | RLX_EW_CHEAP, 7, NULL, 0, NULL, 0, x - y, x - y, "($x - $y)") \
+    X(MUL, FN, Mul, 2, RLX_EW_CHAIN | RLX_EW_CHEAP, 7, NULL, 0, NULL, 0, x * y, x * y, "($x * $y)") \
     X(DIV, FN, Div, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, x / y, x / y, "($x / $y)") \
     X(POW, FN, Pow, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, pow(x, y), powf(x, y), "pow_($x, $y)") \
     /* Max and Min propagate NaN on the CPU */ \
-    X(MAX, FN, Max, 2, RLX_EW_CHAIN, 8, NULL, 0, NULL, 0, \
+    X(MAX, FN, Max, 2, RLX_EW_CHAIN | RLX_EW_CHEAP, 8, NULL, 0, NULL, 0, \
       (x != x || y != y) ? NAN : (x > y ? x : y), (x != x || y != y) ? NAN : (x > y ? x : y), "max_($x, $y)") \
-    X(MIN, FN, Min, 2, RLX_EW_CHAIN, 8, NULL, 0, NULL, 0, \
+    X(MIN, FN, Min, 2, RLX_EW_CHAIN | RLX_EW_CHEAP, 8, NULL, 0, NULL, 0, \
       (x != x || y != y) ? NAN : (x < y ? x : y), (x != x || y != y) ? NAN : (x < y ? x : y), "min_($x, $y)") \
     /* Clip's bounds given at run time, one at a time (the GPU's Clip of \
      * run-time bounds, two dispatches): CLAMP_HI(CLAMP_LO(x, lo), hi) is \
@@ -115,18 +123,18 @@
      * x = -1e-42 and y = inf then gave NaN (-0 * inf) where the CPU has \
      * -inf and the flushed x (not < 0) -0. A NaN product of a finite x \
      * and a non-NaN y comes only from that flush: x (a zero) then. */ \
-    X(PRELU, FN, PRelu, 2, RLX_EW_CHAIN, 7, NULL, 0, NULL, 0, \
+    X(PRELU, FN, PRelu, 2, RLX_EW_CHAIN | RLX_EW_CHEAP, 7, NULL, 0, NULL, 0, \
       x < 0 ? x * y : x, x < 0.0f ? x * y : x, \
       "pick_($x, $x * $y, lt_($x, 0.0) && (!isnan_($x * $y) || isnan_($y) || isinf_($x)))") \
     /* c ? x : y, with c a bool register (1.0 / 0.0) */ \
-    X(WHERE, FN, Where, 3, RLX_EW_CHAIN, 9, NULL, 0, NULL, 0, \
+    X(WHERE, FN, Where, 3, RLX_EW_CHAIN | RLX_EW_CHEAP, 9, NULL, 0, NULL, 0, \
       c != 0 ? x : y, c != 0.0f ? x : y, "pick_($y, $x, $c != 0.0)") \
-    X(NEG, OP, Neg, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
+    X(NEG, OP, Neg, 1, RLX_EW_CHAIN | RLX_EW_CHEAP, 6, NULL, 0, NULL, 0, \
       -x, -x, "(-$x)") \
-    X(ABS, OP, Abs, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
+    X(ABS, OP, Abs, 1, RLX_EW_CHAIN | RLX_EW_CHEAP, 6, NULL, 0, NULL, 0, \
       fabs(x), fabsf(x), "abs($x)") \
     /* 1, -1, +0 for either zero, NaN for NaN (numpy, onnxruntime) */ \
-    X(SIGN, OP, Sign, 1, RLX_EW_CHAIN, 9, NULL, 0, NULL, 0, \
+    X(SIGN, OP, Sign, 1, RLX_EW_CHAIN | RLX_EW_CHEAP, 9, NULL, 0, NULL, 0, \
       x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? 0.0f : x, \
       "sign_($x)") \
     X(EXP, OP, Exp, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
@@ -137,9 +145,9 @@
       sqrt(x), F64(SQRT), "sqrt($x)") \
     X(RECIP, OP, Reciprocal, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
       1.0 / x, F64(RECIP), "(1.0 / $x)") \
-    X(FLOOR, OP, Floor, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
+    X(FLOOR, OP, Floor, 1, RLX_EW_CHAIN | RLX_EW_CHEAP, 6, NULL, 0, NULL, 0, \
       floor(x), floorf(x), "floor($x)") \
-    X(CEIL, OP, Ceil, 1, RLX_EW_CHAIN, 6, NULL, 0, NULL, 0, \
+    X(CEIL, OP, Ceil, 1, RLX_EW_CHAIN | RLX_EW_CHEAP, 6, NULL, 0, NULL, 0, \
       ceil(x), ceilf(x), "ceil($x)") \
     /* round half to even under the default rounding mode */ \
     X(ROUND, OP, Round, 1, RLX_EW_CHAIN, 11, NULL, 0, NULL, 0, \
@@ -198,7 +206,7 @@
      * the quantized level round_half_even(x / p0) (NaN: the type's minimum) \
      * saturated to [p1, p1 + 255], the type's range less the zero point, times \
      * p0; in f32 the bits of the two ONNX ops (one f32 division, one product) */ \
-    X(QDQ, OP, rlx_QuantizeDequantize, 1, RLX_EW_CHAIN | RLX_EW_ACT, 1, "scale", 0, "low", 0, \
+    X(QDQ, OP, rlx_QuantizeDequantize, 1, RLX_EW_CHAIN | RLX_EW_ACT | RLX_EW_CHEAP, 1, "scale", 0, "low", 0, \
       p0 * rlx_ew_clamp(rlx_ew_rint_or(x / p0, p1), p1, p1 + 255.0), \
       p0 * rlx_ew_clampf(rlx_ew_rint_orf(x / p0, p1), p1, p1 + 255.0f), \
       "($a * clamp_(qround_($x, $a, $b), $b, $b + 255.0))")

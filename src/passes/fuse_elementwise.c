@@ -6,21 +6,37 @@
  * Ops: those whose vocabulary row (src/ir/ew_funcs.h) has RLX_EW_CHAIN
  * (Neg Abs Exp Log Sqrt Reciprocal Floor Ceil Round Erf Sin Cos Tanh
  * Sigmoid Relu LeakyRelu Elu HardSigmoid HardSwish Softplus Softsign Gelu
- * Sign Clip (constant bounds), Add Sub Mul Div Pow Max Min PRelu, Where,
- * rlx.QuantizeDequantize), Cast (between f32, f16, bf16) and Sum (two inputs).
+ * Sign Clip (constant bounds), Add Sub Mul Div Pow PRelu, Where,
+ * rlx.QuantizeDequantize), Cast (between f32, f16, bf16), and Sum, Max,
+ * Min, Mean of any number of inputs: left folds of binary instructions
+ * (one input: a copy; Mean: the sum divided by the count, the CPU
+ * kernel's order of operations, so the same bits).
  *
  * A group grows backwards from its last node (the sink): the producer p of
- * an input v joins when p is such an op, its output has the sink's shape,
- * and every user of v is already in the group (v is no graph output).
- * So only the sink's value leaves the group, and the group is convex.
- * Inputs from outside broadcast to the sink's shape; constant scalars
+ * an input v joins when p is such an op, every user of v is already in
+ * the group (v is no graph output; so only the sink's value leaves the
+ * group, and the group is convex), and p's output has the sink's shape or
+ * broadcasts to it (numpy rules, one way) and p is cheap: RLX_EW_CHEAP in
+ * its row (+ - *, comparisons and selects, Floor, Ceil, Cast, at most a
+ * division by a constant: HardSwish, rlx.QuantizeDequantize), or Sum,
+ * Max, Min, Mean. The program runs once per output element, so such a p
+ * is computed again for every element its value broadcasts to, and its
+ * inputs from outside are read at their broadcast positions in the sink's
+ * shape: broadcasting composes, so the values (and bits) are those of p's
+ * smaller output broadcast by its users. Transcendentals, divisions by a
+ * tensor and Round (a libm call) stay out when their output is smaller
+ * than the sink: once per element of their own output costs less.
+ *
+ * Inputs from outside broadcast to the sink's shape (the CPU kernel and
+ * the generated WGSL index them so); constant scalars
  * become constant registers. Preconditions, each checked: static shapes;
  * dtypes f32/f16/bf16 (bool only for a Where condition from outside);
  * versions from the rows' SINCE (numpy broadcasting for binary ops);
  * Clip bounds constant; Gelu approximate "none" or "tanh"; at most
  * MAX_TENSOR_IN inputs from outside (a dispatch binds them all, plus the
  * output, within WebGPU's 8 storage buffers per stage), MAX_INSTR
- * instructions and RLX_EW_MAX_CONSTS constants; at least two ops, or one
+ * instructions (a variadic op of k inputs is k - 1, Mean's k) and
+ * RLX_EW_MAX_CONSTS constants (Mean's count is one); at least two ops, or one
  * that borders a QDQ model's 8-bit tensors (qdq_border) when fuse_qdq_ew
  * runs next (stats->qdq_ew): it then reads the bytes and writes them, one
  * dispatch where the DequantizeLinear, the op and the QuantizeLinear were
@@ -44,20 +60,32 @@
 
 static bool ew_float(rlx_dtype dt) { return dt == RLX_DTYPE_F32 || dt == RLX_DTYPE_F16 || dt == RLX_DTYPE_BF16; }
 
+/* The variadic ops: Sum, Max, Min, Mean. */
+static bool variadic(const rlx_node *n) {
+    return n->op == RLX_OP_Sum || n->op == RLX_OP_Max || n->op == RLX_OP_Min || n->op == RLX_OP_Mean;
+}
+
 /* The instruction node n becomes (function, parameters, operand count),
  * or false: an op whose vocabulary row has RLX_EW_CHAIN, at the row's
  * SINCE version or later, with parameters known now (rlx_ew_resolve);
- * Cast (COPY, with the rounding of its output type) from version 6; Sum of
- * two inputs (ADD) from version 8. */
+ * Cast (COPY, with the rounding of its output type) from version 6; Sum,
+ * Max, Min and Mean of any number of inputs (ADD, MAX, MIN, ADD; arity:
+ * their input count) from version 8 (numpy broadcasting), the inputs
+ * folded from the left (node_instrs). */
 static bool chain_op(const rlx_graph *g, const rlx_node *n, rlx_ew_call *f, int *arity) {
     memset(f, 0, sizeof *f);
     *arity = 0;
     if (n->dead || (n->domain && *n->domain && n->op != RLX_OP_rlx_QuantizeDequantize)) return false;
-    if (n->op == RLX_OP_Cast || n->op == RLX_OP_Sum) {
-        bool cast = n->op == RLX_OP_Cast;
-        if (n->version < (cast ? 6 : 8)) return false;
-        f->kind = cast ? RLX_EW_COPY : RLX_EW_ADD;
-        *arity = cast ? 1 : 2;
+    if (variadic(n)) {
+        if (n->version < 8 || n->n_in < 1) return false;
+        f->kind = n->op == RLX_OP_Max ? RLX_EW_MAX : n->op == RLX_OP_Min ? RLX_EW_MIN : RLX_EW_ADD;
+        *arity = n->n_in;
+        return true;
+    }
+    if (n->op == RLX_OP_Cast) {
+        if (n->version < 6) return false;
+        f->kind = RLX_EW_COPY;
+        *arity = 1;
         return true;
     }
     if (!rlx_ew_resolve(g, n, f)) return false;
@@ -70,13 +98,46 @@ static bool chain_op(const rlx_graph *g, const rlx_node *n, rlx_ew_call *f, int 
     return true;
 }
 
-/* Whether node n can join a group whose output shape is that of value s. */
+/* Instructions of node n (a chain op of `arity` operands): a variadic op
+ * of k inputs k - 1 folds (one input: a copy), Mean one more, the
+ * division of the sum by k (as the CPU's Mean kernel: the f32 sum, then
+ * one correctly rounded division; not a product by 1 / k, which differs);
+ * any other op one. */
+static int node_instrs(const rlx_node *n, int arity) {
+    if (!variadic(n) || arity < 2) return 1;
+    return arity - 1 + (n->op == RLX_OP_Mean);
+}
+
+/* Whether node n is cheap to compute again for every element of a larger
+ * output: its row has RLX_EW_CHEAP (Cast: a copy); Sum, Max and Min (+ and
+ * comparisons) and Mean (+ and a division by a constant). */
+static bool cheap(const rlx_node *n, const rlx_ew_call *f) {
+    return variadic(n) || (rlx_ew_info_of(f->kind)->flags & RLX_EW_CHEAP);
+}
+
+/* Whether y broadcasts to s one way (numpy rules: y's dims, aligned to
+ * the right, are s's or 1; y's rank at most s's). */
+static bool broadcasts_to(const rlx_value *y, const rlx_value *s) {
+    if (!rlx_value_is_static(y) || !rlx_value_is_static(s) || y->rank > s->rank) return false;
+    for (int d = 0; d < y->rank; d++) {
+        int64_t yd = y->dims[d], sd = s->dims[s->rank - y->rank + d];
+        if (yd != sd && yd != 1) return false;
+    }
+    return true;
+}
+
+/* Whether node n can join a group whose output shape is that of value s:
+ * its output has s's shape, or broadcasts to it and n is cheap (the
+ * program computes n once for every element of s: an op that costs real
+ * time, a transcendental, a division by a tensor, a libm call, stays out
+ * and runs once on its smaller output). */
 static bool candidate(const rlx_graph *g, const rlx_node *n, const rlx_value *s) {
     rlx_ew_call f;
     int used;
     if (!chain_op(g, n, &f, &used) || n->n_out != 1 || n->out[0] < 0) return false;
     const rlx_value *y = &g->values[n->out[0]];
-    if (!ew_float(y->dtype) || !rlx_fuse_same_shape(y, s)) return false;
+    if (!ew_float(y->dtype) || !broadcasts_to(y, s)) return false;
+    if (rlx_value_numel(y) < rlx_value_numel(s) && !cheap(n, &f)) return false;
     if (n->op == RLX_OP_Clip) {
         if (n->n_in < 1) return false;
     } else if (n->n_in != used) {
@@ -123,26 +184,79 @@ static int n_operands(const rlx_graph *g, const rlx_node *n) {
     return chain_op(g, n, &f, &arity) ? arity : 0;
 }
 
-/* Counts the group's tensor inputs from outside, constants and instructions. */
-static void group_counts(const rlx_graph *g, const group *gr, const rlx_value *s, int *tensors, int *consts,
-                         int *instr) {
-    int seen[MAX_GROUP * 3], ns = 0;
-    *tensors = *consts = 0;
-    *instr = gr->n;
+/* The registers a group reads from outside, in order of first use, and
+ * its instruction count; over: more than MAX_TENSOR_IN tensors,
+ * RLX_EW_MAX_CONSTS constants or MAX_INSTR instructions. */
+typedef struct regs {
+    int ins[MAX_TENSOR_IN], n_in;     /* tensor inputs (values) */
+    int kvals[RLX_EW_MAX_CONSTS], n_k; /* constants: a constant scalar value, or -k for Mean's count k */
+    float consts[RLX_EW_MAX_CONSTS];
+    int n_instr;
+    bool over;
+} regs;
+
+static int index_of(const int *a, int n, int v) {
+    for (int i = 0; i < n; i++)
+        if (a[i] == v) return i;
+    return -1;
+}
+
+static void add_const(regs *r, int key, float v) {
+    if (index_of(r->kvals, r->n_k, key) >= 0) return;
+    if (r->n_k == RLX_EW_MAX_CONSTS) {
+        r->over = true;
+        return;
+    }
+    r->consts[r->n_k] = v;
+    r->kvals[r->n_k++] = key;
+}
+
+static void group_regs(const rlx_graph *g, const group *gr, const rlx_value *s, regs *r) {
+    memset(r, 0, sizeof *r);
     for (int i = 0; i < gr->n; i++) {
         const rlx_node *n = &g->nodes[gr->nodes[i]];
-        for (int k = 0; k < n_operands(g, n); k++) {
-            int v = n->in[k];
-            if (produced_in(g, gr, v)) continue;
-            bool dup = false;
-            for (int j = 0; j < ns && !dup; j++) dup = seen[j] == v;
-            if (dup) continue;
-            seen[ns++] = v;
-            bool cond = n->op == RLX_OP_Where && k == 0;
-            if (!cond && immediate(g, v, s)) (*consts)++;
-            else (*tensors)++;
+        rlx_ew_call f;
+        int arity;
+        if (!chain_op(g, n, &f, &arity)) {
+            r->over = true;
+            continue;
         }
+        r->n_instr += node_instrs(n, arity);
+        for (int k = 0; k < arity; k++) {
+            int v = n->in[k];
+            if (produced_in(g, gr, v) || index_of(r->ins, r->n_in, v) >= 0) continue;
+            bool cond = n->op == RLX_OP_Where && k == 0;
+            float c;
+            if (!cond && immediate(g, v, s) && rlx_fuse_konst_scalar(&g->values[v], &c)) {
+                add_const(r, v, c);
+            } else if (r->n_in == MAX_TENSOR_IN) {
+                r->over = true;
+            } else {
+                r->ins[r->n_in++] = v;
+            }
+        }
+        if (n->op == RLX_OP_Mean && arity > 1) add_const(r, -arity, (float)arity);
     }
+    if (r->n_instr > MAX_INSTR) r->over = true;
+}
+
+/* Whether the broadcast of the tensor inputs r->ins is the shape of s (the
+ * node's output shape, shape inference of rlx.FusedElementwise; a scalar
+ * constant register of a higher rank than its tensor operands would widen
+ * the rank otherwise). */
+static bool inputs_give_shape(const rlx_graph *g, const regs *r, const rlx_value *s) {
+    int rank = 0;
+    int64_t dims[RLX_MAX_RANK] = { 0 };
+    for (int i = 0; i < r->n_in; i++) {
+        const rlx_value *x = &g->values[r->ins[i]];
+        int r2;
+        int64_t d2[RLX_MAX_RANK];
+        int32_t s2[RLX_MAX_RANK];
+        if (!rlx_broadcast_shapes(rank, dims, NULL, x->rank, x->dims, NULL, &r2, d2, s2)) return false;
+        rank = r2;
+        memcpy(dims, d2, sizeof dims);
+    }
+    return r->n_in > 0 && rlx_shape_equal(dims, rank, s->dims, s->rank);
 }
 
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
@@ -164,9 +278,9 @@ static void grow(const rlx_graph *g, const rlx_fuse_users *u, const int *taken, 
                 for (int j = 0; j < rlx_fuse_n_users(u, v) && all_in; j++) all_in = in_group(gr, rlx_fuse_user(u, v, j));
                 if (!all_in) continue;
                 gr->nodes[gr->n++] = p;
-                int t, c, ins;
-                group_counts(g, gr, sv, &t, &c, &ins);
-                if (t > MAX_TENSOR_IN || c > RLX_EW_MAX_CONSTS || ins > MAX_INSTR) {
+                regs r;
+                group_regs(g, gr, sv, &r);
+                if (r.over || !inputs_give_shape(g, &r, sv)) { /* (emit_group's conditions) */
                     gr->n--;
                     continue;
                 }
@@ -177,92 +291,79 @@ static void grow(const rlx_graph *g, const rlx_fuse_users *u, const int *taken, 
     qsort(gr->nodes, (size_t)gr->n, sizeof gr->nodes[0], cmp_int); /* node order is topological */
 }
 
+/* The register of operand value v of a group's node i: an input, a
+ * constant, or the result of an earlier node; -1 when none. */
+static int reg_of(const rlx_graph *g, const group *gr, const regs *r, const int *reg_of_node, int i, int v) {
+    int k = index_of(r->ins, r->n_in, v);
+    if (k >= 0) return k;
+    if ((k = index_of(r->kvals, r->n_k, v)) >= 0) return r->n_in + k;
+    for (int j = 0; j < i; j++)
+        if (g->nodes[gr->nodes[j]].out[0] == v) return reg_of_node[j];
+    return -1;
+}
+
 /* Builds the program of the group and replaces it by one node. */
 static rlx_status emit_group(rlx_graph *g, const group *gr, rlx_pass_stats *stats) {
     int sink = gr->nodes[gr->n - 1];
     int out = g->nodes[sink].out[0];
     const rlx_value *sv = &g->values[out];
-    int ins[MAX_TENSOR_IN], n_in = 0, kvals[RLX_EW_MAX_CONSTS], n_k = 0;
-    float consts[RLX_EW_MAX_CONSTS];
-    /* registers of the inputs, in order of first use */
-    for (int i = 0; i < gr->n; i++) {
-        const rlx_node *n = &g->nodes[gr->nodes[i]];
-        for (int k = 0; k < n_operands(g, n); k++) {
-            int v = n->in[k];
-            if (produced_in(g, gr, v)) continue;
-            bool cond = n->op == RLX_OP_Where && k == 0, dup = false;
-            for (int j = 0; j < n_in && !dup; j++) dup = ins[j] == v;
-            for (int j = 0; j < n_k && !dup; j++) dup = kvals[j] == v;
-            if (dup) continue;
-            if (!cond && immediate(g, v, sv)) {
-                if (n_k == RLX_EW_MAX_CONSTS) return RLX_OK;
-                rlx_fuse_konst_scalar(&g->values[v], &consts[n_k]);
-                kvals[n_k++] = v;
-            } else {
-                if (n_in == MAX_TENSOR_IN) return RLX_OK;
-                ins[n_in++] = v;
-            }
-        }
-    }
+    regs R;
+    group_regs(g, gr, sv, &R);
+    if (R.over) return RLX_OK; /* (a group of one, qdq_border: grow checked the others) */
+    int n_in = R.n_in, n_k = R.n_k;
+    const int *ins = R.ins;
     if (n_in == 0) return RLX_OK; /* all constant: folding's job */
-    /* the output must be the broadcast of the tensor inputs */
-    int rank = 0;
-    int64_t dims[RLX_MAX_RANK] = { 0 };
-    for (int i = 0; i < n_in; i++) {
-        const rlx_value *x = &g->values[ins[i]];
-        int r2;
-        int64_t d2[RLX_MAX_RANK];
-        int32_t s2[RLX_MAX_RANK];
-        if (!rlx_broadcast_shapes(rank, dims, NULL, x->rank, x->dims, NULL, &r2, d2, s2)) return RLX_OK;
-        rank = r2;
-        memcpy(dims, d2, sizeof dims);
-    }
-    if (!rlx_shape_equal(dims, rank, sv->dims, sv->rank)) return RLX_OK;
+    if (!inputs_give_shape(g, &R, sv)) return RLX_OK; /* the output must be the broadcast of the tensor inputs */
     int64_t code[MAX_INSTR * 5];
     float fparams[MAX_INSTR * 2];
-    int reg_of_node[MAX_GROUP];
+    int reg_of_node[MAX_GROUP], ni = 0;
     for (int i = 0; i < gr->n; i++) {
         const rlx_node *n = &g->nodes[gr->nodes[i]];
         rlx_ew_call f;
         int arity;
         chain_op(g, n, &f, &arity);
-        int op = f.kind;
-        float al = f.alpha, be = f.beta;
-        int64_t r[3] = { -1, -1, -1 };
-        for (int k = 0; k < arity; k++) {
-            int v = n->in[k], reg = -1;
-            for (int j = 0; j < n_in && reg < 0; j++)
-                if (ins[j] == v) reg = j;
-            for (int j = 0; j < n_k && reg < 0; j++)
-                if (kvals[j] == v) reg = n_in + j;
-            for (int j = 0; j < i && reg < 0; j++)
-                if (g->nodes[gr->nodes[j]].out[0] == v) reg = reg_of_node[j];
-            if (reg < 0) return rlx_fail(RLX_ERR_INTERNAL, "%s: %s: operand %d has no register", PASS, rlx_node_desc(n), k);
-            r[k] = reg;
-        }
-        int64_t *c = code + 5 * i;
-        c[0] = op;
-        if (op == RLX_EW_WHERE) { /* code order: a (true), b (false), c (condition) */
-            c[1] = r[1], c[2] = r[2], c[3] = r[0];
-        } else {
-            c[1] = r[0], c[2] = r[1], c[3] = r[2];
-        }
+        int op = f.kind, steps = node_instrs(n, arity);
         /* rounding policy: intermediates stay f32 (as onnxruntime computes f16
-         * chains), only an explicit Cast (COPY) to f16/bf16 rounds; the output
+         * chains), only an explicit Cast to f16/bf16 rounds; the output
          * rounds once, at the store */
         rlx_dtype dt = g->values[n->out[0]].dtype;
-        c[4] = dt == RLX_DTYPE_F32 || op != RLX_EW_COPY ? 0 : dt;
-        fparams[2 * i] = al;
-        fparams[2 * i + 1] = be;
-        reg_of_node[i] = n_in + n_k + i;
+        int rnd = n->op == RLX_OP_Cast && dt != RLX_DTYPE_F32 ? (int)dt : 0;
+        for (int t = 0; t < steps; t++) {
+            /* a variadic op: step t folds operand t + 1 into the previous
+             * step's result (Mean: its last step divides by the count) */
+            int64_t r[3] = { -1, -1, -1 };
+            bool var = variadic(n), mean_div = var && n->op == RLX_OP_Mean && arity > 1 && t == steps - 1;
+            int n_ops = var ? (arity == 1 ? 1 : 2) : arity;
+            for (int k = 0; k < n_ops; k++) {
+                int reg;
+                if (var && t > 0 && k == 0) reg = n_in + n_k + ni - 1;
+                else if (mean_div) reg = n_in + index_of(R.kvals, n_k, -arity);
+                else reg = reg_of(g, gr, &R, reg_of_node, i, n->in[var && t > 0 ? t + 1 : k]);
+                if (reg < 0)
+                    return rlx_fail(RLX_ERR_INTERNAL, "%s: %s: operand %d has no register", PASS, rlx_node_desc(n), k);
+                r[k] = reg;
+            }
+            int64_t *c = code + 5 * ni;
+            c[0] = mean_div ? RLX_EW_DIV : var && arity == 1 ? RLX_EW_COPY : op;
+            if (op == RLX_EW_WHERE) { /* code order: a (true), b (false), c (condition) */
+                c[1] = r[1], c[2] = r[2], c[3] = r[0];
+            } else {
+                c[1] = r[0], c[2] = r[1], c[3] = r[2];
+            }
+            c[4] = rnd;
+            fparams[2 * ni] = var ? 0.0f : f.alpha;
+            fparams[2 * ni + 1] = var ? 0.0f : f.beta;
+            ni++;
+        }
+        reg_of_node[i] = n_in + n_k + ni - 1;
     }
     char what[2048] = "";
     if (rlx_fuse_reporting()) rlx_fuse_describe(g, gr->nodes, gr->n, what, sizeof what);
     rlx_node_attr attrs[4];
     int na = 0;
-    rlx_status st = rlx_node_attr_set_ints(&attrs[na], "code", code, (size_t)gr->n * 5);
-    if (!st) na++, st = rlx_node_attr_set_floats(&attrs[na], "fparams", fparams, (size_t)gr->n * 2);
-    if (!st && n_k) na++, st = rlx_node_attr_set_floats(&attrs[na], "consts", consts, (size_t)n_k);
+    rlx_status st = rlx_node_attr_set_ints(&attrs[na], "code", code, (size_t)ni * 5);
+    if (!st) na++, st = rlx_node_attr_set_floats(&attrs[na], "fparams", fparams, (size_t)ni * 2);
+    if (!st && n_k) na++, st = rlx_node_attr_set_floats(&attrs[na], "consts", R.consts, (size_t)n_k);
     if (!st) na++, st = rlx_node_attr_set_int(&attrs[na], "dtype", sv->dtype);
     if (!st) na++;
     if (st) {

@@ -280,10 +280,35 @@ static void gen_add_layernorm(bo_ctx *ctx, const void *arg) {
 
 /* ------------------------------------------------------------ elementwise chains */
 
+/* The numpy broadcast of shapes a and b (they broadcast). */
+static bo_shape bshape(const bo_shape *a, const bo_shape *b) {
+    bo_shape r;
+    r.rank = a->rank > b->rank ? a->rank : b->rank;
+    for (int d = 0; d < r.rank; d++) {
+        int da = d - (r.rank - a->rank), db = d - (r.rank - b->rank);
+        int64_t x = da >= 0 ? a->d[da] : 1, y = db >= 0 ? b->d[db] : 1;
+        r.d[d] = x == 1 ? y : x;
+    }
+    return r;
+}
+
+/* Whether op (of the chain generator's lists) is cheap in fuse_elementwise's
+ * sense (RLX_EW_CHEAP: recomputed for every element of a larger output). */
+static bool cheap_op(const char *op) {
+    static const char *const k_cheap[] = { "Neg", "Abs", "Floor", "Relu", "Sign", "HardSwish", "Add", "Sub",
+                                           "Mul", "Max", "Min", "Sum", "Mean" };
+    for (size_t i = 0; i < BO_LEN(k_cheap); i++)
+        if (!strcmp(op, k_cheap[i])) return true;
+    return false;
+}
+
 static void gen_fused_elementwise(bo_ctx *ctx, const void *arg) {
     static const char *const k_un[] = { "Neg", "Abs", "Exp", "Sqrt", "Floor", "Erf", "Sin", "Tanh", "Sigmoid", "Relu",
                                         "Softplus", "Softsign", "Sign", "Round", "HardSwish", "Reciprocal", "Log" };
     static const char *const k_bin[] = { "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow" };
+    static const char *const k_cheap_un[] = { "Neg", "Abs", "Floor", "Relu", "Sign", "HardSwish" };
+    static const char *const k_cheap_bin[] = { "Add", "Sub", "Mul", "Max", "Min" };
+    static const char *const k_var[] = { "Sum", "Max", "Min", "Mean" }; /* variadic: 1 or 3 inputs */
     int n = bo_full(ctx) ? 120 : 20;
     for (int i = 0; i < n; i++) {
         bo_case *c = bo_next(ctx, 17);
@@ -300,31 +325,54 @@ static void gen_fused_elementwise(bo_ctx *ctx, const void *arg) {
         }
         bo_desc(c, "chain:");
         const char *vals[16];
+        bo_shape vs[16];
         int nv = 0;
         for (int j = 0; j < n_in; j++) {
             rlx_tensor *t = bo_rand(RLX_DTYPE_F32, ins[j].rank, ins[j].d, 0.2, 2); /* positive: Sqrt, Log, Pow */
+            vs[nv] = ins[j];
             vals[nv++] = j % 3 == 2 ? bo_const(c, t) : bo_input(c, t);
             char sb[96];
             bo_desc(c, " in%s", bo_shape_str(ins[j].rank, ins[j].d, sb, 96));
         }
         /* a program: a unary op on the first input, then binary ops folding in the others,
-         * unary ops in between, a scalar constant, and a Where */
+         * unary ops in between, a scalar constant, and a Where. The values smaller than
+         * the output (before the last inputs are folded in): a cheap op there joins the
+         * output's group (fuse_elementwise recomputes it per output element); an
+         * expensive one stays out by design, so it is replaced by a cheap one, or (every
+         * third case) kept and followed by a Neg (cheap), which joins: the plan always
+         * has a fused node */
         const char *acc = vals[0];
+        bo_shape as = vs[0];
+        int64_t n_out = bo_numel(&out);
         int steps = 2 + (int)bo_rand_below(5);
         for (int s = 0; s < steps || nv > 1; s++) {
+            bool small = false;
+            const char *op;
             if (nv > 1 && (s % 2 || s >= steps)) {
-                const char *op = k_bin[bo_rand_below(BO_LEN(k_bin))];
-                const char *b = vals[--nv];
+                size_t pick = bo_rand_below(BO_LEN(k_bin) + 2);
+                bool var = pick >= BO_LEN(k_bin);
+                op = var ? k_var[(pick + (size_t)s) % BO_LEN(k_var)] : k_bin[pick];
+                bo_shape rs = bshape(&as, &vs[nv - 1]);
+                if (var && nv > 2) rs = bshape(&rs, &vs[nv - 2]);
+                small = bo_numel(&rs) < n_out;
+                if (small && !cheap_op(op) && i % 3) op = k_cheap_bin[pick % BO_LEN(k_cheap_bin)];
                 if (!strcmp(op, "Pow") || !strcmp(op, "Div")) { /* keep them finite: positive operands */
                     const char *ab = bo_node(c, "Abs", 1, &acc, 1, 0, NULL);
                     const char *ins2[2] = { ab, bo_const(c, bo_scalar(RLX_DTYPE_F32, 0.25)) };
                     acc = bo_node(c, "Add", 2, ins2, 1, 0, NULL);
                 }
-                const char *ins2[2] = { acc, b };
-                acc = bo_node(c, op, 2, ins2, 1, 0, NULL);
-                bo_desc(c, " %s", op);
+                const char *ins3[3] = { acc, vals[--nv], NULL };
+                int k = 2;
+                if (var && nv > 1) ins3[k++] = vals[--nv]; /* three inputs */
+                acc = bo_node(c, op, k, ins3, 1, 0, NULL);
+                as = rs;
+                bo_desc(c, " %s%s", op, k == 3 ? "(3)" : "");
             } else {
-                const char *op = k_un[bo_rand_below(BO_LEN(k_un))];
+                size_t pick = bo_rand_below(BO_LEN(k_un) + 1);
+                bool var = pick == BO_LEN(k_un); /* a variadic op of one input: a copy */
+                op = var ? k_var[(size_t)s % BO_LEN(k_var)] : k_un[pick];
+                small = bo_numel(&as) < n_out;
+                if (small && !cheap_op(op) && i % 3) op = k_cheap_un[pick % BO_LEN(k_cheap_un)];
                 if (!strcmp(op, "Sqrt") || !strcmp(op, "Log") || !strcmp(op, "Reciprocal")) {
                     const char *ab = bo_node(c, "Abs", 1, &acc, 1, 0, NULL);
                     const char *ins2[2] = { ab, bo_const(c, bo_scalar(RLX_DTYPE_F32, 0.5)) };
@@ -334,7 +382,12 @@ static void gen_fused_elementwise(bo_ctx *ctx, const void *arg) {
                     acc = bo_node(c, "Tanh", 1, &acc, 1, 0, NULL);
                 }
                 acc = bo_node(c, op, 1, &acc, 1, 0, NULL);
-                bo_desc(c, " %s", op);
+                bo_desc(c, " %s%s", op, var ? "(1)" : "");
+            }
+            if (small) bo_desc(c, "[small]");
+            if (small && !cheap_op(op)) { /* kept (see above) */
+                acc = bo_node(c, "Neg", 1, &acc, 1, 0, NULL);
+                bo_desc(c, " Neg");
             }
         }
         if (i % 5 == 2) { /* Where with a bool condition from outside (one byte per element on the GPU) */
@@ -377,6 +430,60 @@ static void gen_fused_elementwise(bo_ctx *ctx, const void *arg) {
         bo_output(c, acc);
         bo_desc(c, "chain %s x[6,35] special values: %s(a, b) Clip(%s, 1.5) %s(., c) Neg Relu", rlx_dtype_name(dt),
                 t == 1 ? "Min" : "Max", t == 1 ? "+0" : "-0", t == 1 ? "Max" : "Min");
+        bo_run(ctx, c);
+    }
+
+    /* fixed cases (quick and full): cheap ops on values smaller than the
+     * output, which broadcast into it, join its group (fuse_elementwise
+     * recomputes them per element); an expensive one (Sigmoid) stays out;
+     * Sum, Max, Min and Mean of 1, 2, 3 and 4 inputs as left folds */
+    for (int t = 0; t < 7; t++) {
+        bo_case *c = bo_next(ctx, 17);
+        if (!c) continue;
+        c->fused = "rlx.FusedElementwise";
+        rlx_dtype dt = t == 6 ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+        if (dt == RLX_DTYPE_F16) /* the fused chain keeps f32 intermediates; the unfused oracle rounds each op (f16 ops' CHAIN16) */
+            c->rtol = 4e-3, c->atol = 1e-3;
+        int64_t a[4] = { 5, 1, 5, 3 }, b[4] = { 1, 3, 5, 3 }, d3[3] = { 2, 3, 4 }, d2[2] = { 3, 1 }, d1[1] = { 4 };
+        const char *acc = NULL;
+        if (t == 0) { /* the regression: HardSwish on x[5,1,5,3], then Max into [5,3,5,3] */
+            const char *x = bo_input(c, bo_rand(dt, 4, a, -2, 2));
+            const char *ins[2] = { bo_node(c, "HardSwish", 1, &x, 1, 0, NULL), bo_input(c, bo_rand(dt, 4, b, -2, 2)) };
+            acc = bo_node(c, "Max", 2, ins, 1, 0, NULL);
+            bo_desc(c, "chain: in[5,1,5,3] HardSwish, Max with in[1,3,5,3]");
+        } else if (t == 1) { /* Abs, Sub of a constant row, Clip on [3,1]; Mul into [2,3,4]; Relu */
+            const char *x = bo_input(c, bo_rand(dt, 2, d2, -2, 2));
+            x = bo_node(c, "Abs", 1, &x, 1, 0, NULL);
+            const char *sub[2] = { x, bo_const(c, bo_rand(dt, 1, (const int64_t[]){ 1 }, -1, 1)) };
+            x = bo_node(c, "Sub", 2, sub, 1, 0, NULL);
+            const char *cl[3] = { x, bo_const(c, bo_scalar(dt, -0.25)), bo_const(c, bo_scalar(dt, 1.0)) };
+            x = bo_node(c, "Clip", 3, cl, 1, 0, NULL);
+            const char *mul[2] = { bo_input(c, bo_rand(dt, 3, d3, -2, 2)), x };
+            acc = bo_node(c, "Mul", 2, mul, 1, 0, NULL);
+            acc = bo_node(c, "Relu", 1, &acc, 1, 0, NULL);
+            bo_desc(c, "chain: in[3,1] Abs Sub[1] Clip, Mul with in[2,3,4], Relu");
+        } else if (t == 2) { /* Sigmoid on [3,1] stays out; Mul into [2,3,4], Neg fused */
+            const char *x = bo_input(c, bo_rand(dt, 2, d2, -2, 2));
+            const char *mul[2] = { bo_node(c, "Sigmoid", 1, &x, 1, 0, NULL), bo_input(c, bo_rand(dt, 3, d3, -2, 2)) };
+            acc = bo_node(c, "Mul", 2, mul, 1, 0, NULL);
+            acc = bo_node(c, "Neg", 1, &acc, 1, 0, NULL);
+            bo_desc(c, "chain: in[3,1] Sigmoid (not fused), Mul with in[2,3,4], Neg");
+        } else { /* variadic ops of broadcast inputs: [2,3,4], [3,1], [4], a constant scalar */
+            static const char *const k_v[] = { "Sum", "Max", "Min", "Mean" };
+            const char *op = k_v[t - 3], *op2 = k_v[(t - 2) % 4];
+            const char *ins[4] = { bo_input(c, bo_rand(dt, 3, d3, -2, 2)), bo_input(c, bo_rand(dt, 2, d2, -2, 2)),
+                                   bo_const(c, bo_rand(dt, 1, d1, -2, 2)), bo_const(c, bo_scalar(dt, 0.5)) };
+            int k = t == 4 ? 4 : 3;
+            const char *one = bo_node(c, op2, 1, &ins[1], 1, 0, NULL); /* one input: a copy, on [3,1] */
+            const char *v[4] = { ins[0], one, ins[2], ins[3] };
+            acc = bo_node(c, op, k, v, 1, 0, NULL);
+            const char *two[2] = { acc, ins[1] };
+            acc = bo_node(c, t == 5 ? "Mean" : "Sum", 2, two, 1, 0, NULL);
+            acc = bo_node(c, "Relu", 1, &acc, 1, 0, NULL);
+            bo_desc(c, "chain %s: %s(1) of in[3,1], %s(%d) with in[2,3,4], [4]%s, %s(2) Relu", rlx_dtype_name(dt), op2, op, k,
+                    k == 4 ? ", 0.5" : "", t == 5 ? "Mean" : "Sum");
+        }
+        bo_output(c, acc);
         bo_run(ctx, c);
     }
 }

@@ -24,12 +24,18 @@
 void rlx_cpu_ew_f32(rlx_ew_fn fn, float *restrict d, const float *x, const float *y, const float *c, float p0,
                     float p1, size_t n) {
     if (rlx_cpu_ew_vec_f32(fn, d, x, p0, p1, n)) return; /* AVX2 / AVX-512 forms, same bits */
-    /* + - * / and Relu in AVX-512 (the QDQ models' chains, fused
-     * BatchNormalization + Relu), the rest below; blocks of 8: simple
-     * functions (Clip, +, *) become vector code, same bits */
-    size_t i = fn == RLX_EW_ADD || fn == RLX_EW_SUB || fn == RLX_EW_MUL || fn == RLX_EW_DIV || fn == RLX_EW_RELU
-                   ? rlx_cpu_ew_bin_vec_f32(fn, d, x, y, n)
-                   : 0;
+    /* + - * /, Relu and the other selects of chains (Neg, Abs, Max, Min,
+     * Clip, HardSigmoid, HardSwish) in AVX-512 (the QDQ models' chains,
+     * fused BatchNormalization + Relu, cheap ops computed again per element
+     * in chains), the rest below; blocks of 8: simple functions become
+     * vector code where the compiler sees it, same bits */
+    size_t i = 0;
+    switch (fn) {
+    case RLX_EW_ADD: case RLX_EW_SUB: case RLX_EW_MUL: case RLX_EW_DIV: case RLX_EW_RELU: case RLX_EW_NEG:
+    case RLX_EW_ABS: case RLX_EW_MAX: case RLX_EW_MIN: case RLX_EW_CLIP: case RLX_EW_HARDSIGMOID:
+    case RLX_EW_HARDSWISH: i = rlx_cpu_ew_bin_vec_f32(fn, d, x, y, p0, p1, n); break;
+    default: break;
+    }
     switch (fn) {
 #define EW_ONE_(id, ar, i) d[i] = rlx_ew_f32_##id(x[i], (ar) > 1 ? y[i] : 0.0f, (ar) > 2 ? c[i] : 0.0f, p0, p1)
 #define EW_LOOP_(id, kind, name, ar, ...)                                                                    \

@@ -52,11 +52,13 @@ bool rlx_cpu_ew_has_vec(rlx_ew_fn fn);
 bool rlx_cpu_ew_vec_f32(rlx_ew_fn fn, float *d, const float *x, float p0, float p1, size_t n);
 
 /* d[i] = x[i] op y[i] for Add, Sub, Mul, Div (one IEEE operation each: the
- * scalar rows' bits), and d[i] = Relu(x[i]) (y unused; x < 0 ? 0 : x, so NaN
- * and -0 pass as in the row) over AVX-512 vectors when rlx_cpu_isa_get() is
- * AVX-512; returns how many elements it did (a multiple of 16; 0 for other
- * functions or instruction sets), the rest is the caller's. cpu_ew_vec.c. */
-size_t rlx_cpu_ew_bin_vec_f32(rlx_ew_fn fn, float *d, const float *x, const float *y, size_t n);
+ * scalar rows' bits), Max and Min, and d[i] = f(x[i]) (y unused) for Relu,
+ * Neg, Abs, Clip, HardSigmoid, HardSwish (parameters p0, p1; the rows'
+ * comparisons, selects and operations, so NaN, -0 and ties as in the row)
+ * over AVX-512 vectors when rlx_cpu_isa_get() is AVX-512; returns how many
+ * elements it did (a multiple of 16; 0 for other functions or instruction
+ * sets), the rest is the caller's. cpu_ew_vec.c. */
+size_t rlx_cpu_ew_bin_vec_f32(rlx_ew_fn fn, float *d, const float *x, const float *y, float p0, float p1, size_t n);
 
 /* d[i] = fn(x[i]) for a unary function: rlx_cpu_ew_vec_f32 where it
  * applies, else the f32 definition per element (the same bits); d may be
