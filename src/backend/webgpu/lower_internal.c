@@ -490,9 +490,9 @@ static rlx_status lower_add_ln(wg_lower *L) {
  * packed weights once per 4 rows. */
 #define NBITS_GEMM_ROWS 32
 
-/* The weights dequantized into the scratch as W^T [N, kp] f32 (kp = n_blocks
- * x block_size, matmul_nbits.wgsl's DEQ), then Y = A W by the tiled GEMM
- * (B read along k). */
+/* The weights dequantized into the scratch as W [kp, N] f32 (kp = n_blocks
+ * x block_size, matmul_nbits.wgsl's DEQ: n fastest, as a MatMul's weight),
+ * then Y = A W by the tiled GEMM (B's vec4 loads along n). */
 static rlx_status emit_nbits_gemm(wg_lower *L, const rlx_nbits_geom *g, uint64_t M, int z) {
     uint64_t col_words = g->nb * g->bs / 8, kp = col_words * 8, words = g->N * col_words;
     wg_scratch(L, g->N * kp);
@@ -514,8 +514,6 @@ static rlx_status emit_nbits_gemm(wg_lower *L, const rlx_nbits_geom *g, uint64_t
     m.a_n = M * (uint64_t)g->K;
     m.b = WG_SCRATCH;
     m.b_n = g->N * kp;
-    m.b_sk = 1;
-    m.b_sn = kp;
     m.y = wg_out_id(L, 0);
     m.y_n = M * (uint64_t)g->N;
     m.b_f32 = true; /* W as the CPU reference rounds it, also for an f16 A */

@@ -15,26 +15,30 @@
 // GEMV (DEQ false): 256 invocations = 8 columns x 32 lanes, for 4 rows of
 // A; the lanes' sums are added in lane order in workgroup memory (no
 // dependence on timing).
-//   VEC (K % 32 == 0 and block_size % 32 == 0, the LLM shapes): lane l
-//   takes the 16-byte pieces l, l + 32, ... of its column (32 k of one
-//   block each, two pieces in flight), turns the nibbles into the exact
+//   VEC (K % 32 == 0 and block_size % 32 == 0, the LLM shapes): in steps
+//   of 32 pieces of 16 bytes (32 k of one block each), the workgroup first
+//   stages A's 1024 k of its rows in workgroup memory (each A element read
+//   from memory once per workgroup, not once per column), then lane l takes
+//   piece l of the step from its column, turns the nibbles into the exact
 //   f32 values q - zp (q | 0x4B000000 is the float 2^23 + q: no integer
-//   conversion), sums their products with A's 32 values per row, and
+//   conversion), sums their products with A's 32 values per row and
 //   multiplies that sum by the block's scale once.
 //   else: lane l takes the words l, l + 32, ..., each weight fma(q, s, -zp s),
 //   A element by element with k < K tests.
-// DEQ: W into Y (the f32 scratch) as [N, col_words * 8], W[n, k] = (q - zp)
-// * scale in f32 as the CPU reference rounds it, one word (8 k) per
-// invocation (total = N * col_words); lower_internal.c then multiplies A by
-// it with the tiled GEMM (rows of A past the GEMV's few).
+// DEQ: W into Y (the f32 scratch) as [col_words * 8, N], W[k, n] = (q - zp)
+// * scale in f32 as the CPU reference rounds it, one word (8 k) of column n
+// per invocation, n fastest (total = N * col_words; the stores of a warp are
+// neighbours); lower_internal.c then multiplies A by it with the tiled GEMM
+// (rows of A past the GEMV's few).
 // Grid: GEMV tiles_n * tiles_m workgroups (tiles_n = ceil(N / 8), tiles_m =
 // ceil(M / 4)); DEQ ceil(total / 256); linear index wid.x + wid.y * nwg.x.
 // Params: a_off, b_off, s_off, z_off, y_off (elements of each binding),
 // M, N, K, nb (blocks per column), bs (block_size), col_words, zrow (bytes of
 // zero points per column), tiles_n.
 //!elem f32 f16
-//!audited A under m < M and k < K (VEC: 8 v + 7 < K / 4 for v < K / 32), B under n < N and w < col_words,
-//!audited S and Z at blk < nb of column n < N, Y under m < M, n < N (DEQ: t < N col_words, 8 t + 7 in the scratch)
+//!audited A under m < M and k < K (VEC: 8 v + 7 < K / 4 for piece v < K / 32, rows r < M - m0), sh below 1024,
+//!audited B under n < N and w < col_words,
+//!audited S and Z at blk < nb of column n < N, Y under m < M, n < N (DEQ: (8 w + 7) N + n < N kp for t < N col_words)
 //!params a_off: u32, b_off: u32, s_off: u32, z_off: u32, y_off: u32, M: u32, N: u32, K: u32, nb: u32,
 //!params bs: u32, col_words: u32, zrow: u32, tiles_n: u32
 //!bind A: array<vec4<T>>, B: array<vec4<u32>>, S: array<f32>, Z: array<u32>, Y: array<T>
@@ -42,7 +46,10 @@ override HAS_ZP: bool = false;
 override VEC: bool = false;
 override DEQ: bool = false;
 
-var<workgroup> red: array<vec4<f32>, 256>;
+// VEC: A's staged step, vec4 j of piece p of row r at (r * 8 + j) * 32 + p
+// (a lane's eight reads neighbour the other lanes'); then the lanes' sums
+// (red, the first 256)
+var<workgroup> sh: array<vec4<f32>, 1024>;
 
 // A[m, k] as f32, 0 past K (the pad of the last block).
 fn a_at(m: u32, k: u32) -> f32 {
@@ -71,10 +78,10 @@ fn nib4(q: u32, zb: f32) -> vec4<f32> {
     return bitcast<vec4<f32>>(u) - vec4<f32>(zb);
 }
 
-// Rows m0 .. m0 + rows - 1 of A against the 32 weights of piece v (16
-// bytes, k = 32 v .. 32 v + 31) of column n: each row's sum times the
-// block's scale.
-fn piece(q: vec4<u32>, n: u32, v: u32, m0: u32, rows: u32) -> vec4<f32> {
+// Rows 0 .. rows - 1 of the staged step against the 32 weights of piece v
+// (16 bytes q, k = 32 v .. 32 v + 31) of column n, staged as piece p: each
+// row's sum times the block's scale.
+fn piece(q: vec4<u32>, n: u32, v: u32, p: u32, rows: u32) -> vec4<f32> {
     let blk = (32u * v) / P.bs;
     let s = S[P.s_off + n * P.nb + blk];
     let zb = 8388608.0 + zero_point(n, blk);
@@ -87,13 +94,15 @@ fn piece(q: vec4<u32>, n: u32, v: u32, m0: u32, rows: u32) -> vec4<f32> {
     let w6 = nib4(q.w, zb);
     let w7 = nib4(q.w >> 16u, zb);
     var r = vec4<f32>(0.0);
-    for (var i = 0u; i < rows; i = i + 1u) {
-        let e = (P.a_off + (m0 + i) * P.K) / 4u + 8u * v;
-        let d0 = dot(w0, vec4<f32>(A[e])) + dot(w1, vec4<f32>(A[e + 1u]));
-        let d1 = dot(w2, vec4<f32>(A[e + 2u])) + dot(w3, vec4<f32>(A[e + 3u]));
-        let d2 = dot(w4, vec4<f32>(A[e + 4u])) + dot(w5, vec4<f32>(A[e + 5u]));
-        let d3 = dot(w6, vec4<f32>(A[e + 6u])) + dot(w7, vec4<f32>(A[e + 7u]));
-        r[i] = s * ((d0 + d1) + (d2 + d3));
+    for (var i = 0u; i < 4u; i = i + 1u) {
+        if (i < rows) {
+            let e = i * 256u + p;
+            let d0 = dot(w0, sh[e]) + dot(w1, sh[e + 32u]);
+            let d1 = dot(w2, sh[e + 64u]) + dot(w3, sh[e + 96u]);
+            let d2 = dot(w4, sh[e + 128u]) + dot(w5, sh[e + 160u]);
+            let d3 = dot(w6, sh[e + 192u]) + dot(w7, sh[e + 224u]);
+            r[i] = s * ((d0 + d1) + (d2 + d3));
+        }
     }
     return r;
 }
@@ -105,17 +114,18 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
     if (DEQ) {
         let t = wl * 256u + li;
         if (t < P.N * P.col_words) {
-            let n = t / P.col_words;
-            let blk = (t % P.col_words) / (P.bs / 8u);
+            let n = t % P.N;
+            let w = t / P.N;
+            let blk = w / (P.bs / 8u);
             let s = S[P.s_off + n * P.nb + blk];
             let zb = 8388608.0 + zero_point(n, blk);
-            let q = b_word(t);
+            let q = b_word(n * P.col_words + w);
             let lo = nib4(q, zb) * s;
             let hi = nib4(q >> 16u, zb) * s;
-            let o = P.y_off + t * 8u;
+            let o = P.y_off + 8u * w * P.N + n;
             for (var j = 0u; j < 4u; j = j + 1u) {
-                Y[o + j] = T(lo[j]);
-                Y[o + 4u + j] = T(hi[j]);
+                Y[o + j * P.N] = T(lo[j]);
+                Y[o + (4u + j) * P.N] = T(hi[j]);
             }
         }
         return;
@@ -128,17 +138,29 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
     let n = tn * 8u + c;
     let rows = min(4u, P.M - m0);
     var acc = vec4<f32>(0.0);
-    if (n < P.N && VEC) {
+    if (VEC) {
         let kv = P.K / 32u; // pieces holding k < K
         let base = P.b_off / 4u + n * (P.col_words / 4u);
-        var v = l;
-        for (; v + 32u < kv; v = v + 64u) {
-            let q0 = B[base + v];
-            let q1 = B[base + v + 32u];
-            acc = acc + piece(q0, n, v, m0, rows);
-            acc = acc + piece(q1, n, v + 32u, m0, rows);
+        let a0 = P.a_off / 4u + m0 * (P.K / 4u);
+        for (var v0 = 0u; v0 < kv; v0 = v0 + 32u) {
+            // this lane's piece of B first (in flight while A is staged)
+            let v = v0 + l;
+            let own = n < P.N && v < kv;
+            var q = vec4<u32>(0u);
+            if (own) { q = B[base + v]; }
+            // stage pieces v0 .. v0 + 31 of the rows: thread li takes vec4
+            // li % 8 of piece li / 8 (consecutive vec4s of A)
+            let sp = li / 8u;
+            let sj = li % 8u;
+            if (v0 + sp < kv) {
+                for (var r = 0u; r < rows; r = r + 1u) {
+                    sh[(r * 8u + sj) * 32u + sp] = vec4<f32>(A[a0 + r * (P.K / 4u) + 8u * (v0 + sp) + sj]);
+                }
+            }
+            workgroupBarrier();
+            if (own) { acc = acc + piece(q, n, v, l, rows); }
+            workgroupBarrier();
         }
-        if (v < kv) { acc = acc + piece(B[base + v], n, v, m0, rows); }
     } else if (n < P.N) {
         let wpb = P.bs / 8u; // words per block
         for (var w = l; w < P.col_words; w = w + 32u) {
@@ -159,11 +181,11 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
             }
         }
     }
-    red[li] = acc;
+    sh[li] = acc;
     workgroupBarrier();
     if (l == 0u && n < P.N) {
-        var sum = red[c * 32u];
-        for (var j = 1u; j < 32u; j = j + 1u) { sum = sum + red[c * 32u + j]; }
+        var sum = sh[c * 32u];
+        for (var j = 1u; j < 32u; j = j + 1u) { sum = sum + sh[c * 32u + j]; }
         for (var r = 0u; r < rows; r = r + 1u) { Y[P.y_off + (m0 + r) * P.N + n] = T(sum[r]); }
     }
 }
