@@ -831,9 +831,44 @@ static void qmatmul_tiles(bo_ctx *ctx, bool ql) {
  * or gpu.nbits=gemm, also with K % 4 != 0: B read element by element), and
  * gpu.nbits=gemv past 32 rows. The CPU oracle runs its own kernel on the
  * same packed weights (cpu_nbits.c). */
+typedef struct nbits_case {
+    int64_t b, m, K, N, bs;
+    bool zp, f16;
+    const char *opt;
+} nbits_case;
+
+/* One com.microsoft.MatMulNBits case; inf: scale 0 is +inf and the last
+ * -inf (onnxruntime and the CPU: each weight (q - zp) * scale, so a block
+ * holding q == zp, or products of both signs, gives NaN, never +-inf). */
+static void nbits_one(bo_ctx *ctx, const nbits_case *k, bool inf) {
+    bo_case *c = bo_next(ctx, 17);
+    if (!c) return;
+    int64_t K = k->K, N = k->N, bs = k->bs, nb = (K + bs - 1) / bs;
+    rlx_dtype dt = k->f16 ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
+    c->expect_op = "rlx.MatMulNBits";
+    if (k->f16) c->rtol = 2e-3, c->atol = 1e-3; /* one f16 rounding of sums taken in another order */
+    int64_t ad[3] = { k->b, k->m, K }, bd[3] = { N, nb, bs / 2 }, sd[1] = { N * nb }, zd[1] = { N * ((nb + 1) / 2) };
+    bool r3 = k->b > 0;
+    rlx_tensor *scales = bo_rand(dt, 1, sd, 0.01, 0.1);
+    if (inf && scales) {
+        rlx_tensor_set_f64(scales, 0, INFINITY);
+        rlx_tensor_set_f64(scales, (size_t)(N * nb - 1), -INFINITY);
+    }
+    const char *ins[4] = { bo_input(c, bo_rand(dt, r3 ? 3 : 2, r3 ? ad : ad + 1, -1, 1)),
+                           bo_const(c, bo_rand_int(RLX_DTYPE_U8, 3, bd, 0, 255)), bo_const(c, scales),
+                           k->zp ? bo_const(c, bo_rand_int(RLX_DTYPE_U8, 1, zd, 0, 255)) : "" };
+    rlx_attr at[4] = { RLX_ATTR_I("K", K), RLX_ATTR_I("N", N), RLX_ATTR_I("bits", 4), RLX_ATTR_I("block_size", bs) };
+    bo_output(c, bo_node(c, "com.microsoft.MatMulNBits", k->zp ? 4 : 3, ins, 1, 4, at));
+    bo_desc(c, "MatMulNBits %s A[%s%lld,%lld] N=%lld block_size=%lld%s", k->f16 ? "f16" : "f32", r3 ? "2," : "",
+            (long long)k->m, (long long)K, (long long)N, (long long)bs, k->zp ? " zero points" : "");
+    if (inf) bo_desc(c, " scales +-inf");
+    if (k->opt) bo_opt(c, k->opt), bo_desc(c, " %s", k->opt);
+    bo_run(ctx, c);
+}
+
 static void gen_matmul_nbits(bo_ctx *ctx, const void *arg) {
     (void)arg;
-    static const struct { int64_t b, m, K, N, bs; bool zp, f16; const char *opt; } k_cases[] = {
+    static const nbits_case k_cases[] = {
         { 0, 1, 64, 7, 16, true, false, NULL },    { 0, 1, 100, 9, 32, false, false, NULL },
         { 0, 1, 200, 33, 64, true, false, NULL },  { 0, 1, 300, 17, 128, false, false, NULL },
         { 0, 5, 96, 11, 32, true, false, NULL },   { 0, 6, 40, 13, 16, false, false, NULL },
@@ -848,28 +883,15 @@ static void gen_matmul_nbits(bo_ctx *ctx, const void *arg) {
         { 0, 2, 128, 9, 32, true, false, "gpu.gemm_vec4=0" }, { 0, 40, 256, 9, 32, true, true, NULL },
         { 0, 3, 64, 10, 32, false, true, "gpu.nbits=gemm" },
     };
-    for (size_t i = 0; i < BO_LEN(k_cases); i++) {
-        bo_case *c = bo_next(ctx, 17);
-        if (!c) continue;
-        int64_t K = k_cases[i].K, N = k_cases[i].N, bs = k_cases[i].bs, nb = (K + bs - 1) / bs;
-        rlx_dtype dt = k_cases[i].f16 ? RLX_DTYPE_F16 : RLX_DTYPE_F32;
-        c->expect_op = "rlx.MatMulNBits";
-        if (k_cases[i].f16) c->rtol = 2e-3, c->atol = 1e-3; /* one f16 rounding of sums taken in another order */
-        int64_t ad[3] = { k_cases[i].b, k_cases[i].m, K }, bd[3] = { N, nb, bs / 2 }, sd[1] = { N * nb },
-                zd[1] = { N * ((nb + 1) / 2) };
-        bool r3 = k_cases[i].b > 0;
-        const char *ins[4] = { bo_input(c, bo_rand(dt, r3 ? 3 : 2, r3 ? ad : ad + 1, -1, 1)),
-                               bo_const(c, bo_rand_int(RLX_DTYPE_U8, 3, bd, 0, 255)),
-                               bo_const(c, bo_rand(dt, 1, sd, 0.01, 0.1)),
-                               k_cases[i].zp ? bo_const(c, bo_rand_int(RLX_DTYPE_U8, 1, zd, 0, 255)) : "" };
-        rlx_attr at[4] = { RLX_ATTR_I("K", K), RLX_ATTR_I("N", N), RLX_ATTR_I("bits", 4), RLX_ATTR_I("block_size", bs) };
-        bo_output(c, bo_node(c, "com.microsoft.MatMulNBits", k_cases[i].zp ? 4 : 3, ins, 1, 4, at));
-        bo_desc(c, "MatMulNBits %s A[%s%lld,%lld] N=%lld block_size=%lld%s", k_cases[i].f16 ? "f16" : "f32",
-                r3 ? "2," : "", (long long)k_cases[i].m, (long long)K, (long long)N, (long long)bs,
-                k_cases[i].zp ? " zero points" : "");
-        if (k_cases[i].opt) bo_opt(c, k_cases[i].opt), bo_desc(c, " %s", k_cases[i].opt);
-        bo_run(ctx, c);
-    }
+    /* infinite scales: the GEMV's 16-byte pieces (K and block_size multiples
+     * of 32) among others */
+    static const nbits_case k_inf[] = {
+        { 0, 1, 64, 9, 32, true, false, NULL },  { 0, 5, 256, 8, 128, false, false, NULL },
+        { 0, 3, 64, 9, 64, false, true, NULL },  { 0, 2, 1056, 7, 32, true, false, "gpu.nbits=gemv" },
+        { 0, 1, 48, 9, 16, true, false, NULL },  { 0, 40, 64, 9, 32, true, false, NULL },
+    };
+    for (size_t i = 0; i < BO_LEN(k_cases); i++) nbits_one(ctx, &k_cases[i], false);
+    for (size_t i = 0; i < BO_LEN(k_inf); i++) nbits_one(ctx, &k_inf[i], true);
 }
 
 #define GEMM 1e-5, 2e-6, "K products in another order (tiles, split-K): relative 1e-5 plus 2e-6 sqrt(K); f16 weights 1e-2"
