@@ -11,10 +11,11 @@
  *    the even k first, then the odd k, zero-padded to n_blocks *
  *    block_size; then the low and high nibbles of U / 2 weight bytes are
  *    the weights of the two halves of that unit. Per column and block the
- *    kernel converts the nibbles to f32 in registers, w = q * s - zp * s (one
- *    fused multiply-add), and accumulates w * a for every row with fused
- *    multiply-adds into vector accumulators, summed across lanes at the
- *    end. Columns are shared out over the worker pool. Kernels: AVX-512F
+ *    kernel converts the nibbles to f32 in registers, w = (q - zp) * s (the
+ *    reference's weights: a code equal to the zero point is exactly 0, so
+ *    an infinite A or scale gives NaN as onnxruntime's), and accumulates
+ *    w * a for every row with fused multiply-adds into vector accumulators,
+ *    summed across lanes at the end. Columns are shared out over the worker pool. Kernels: AVX-512F
  *    (block_size >= 32: 16 weight bytes per step), AVX2 + FMA (8 bytes per
  *    step), portable C (scalar); picked as
  *    the f32 GEMM's kernel is (rlx_cpu_sgemm_kernel_get, so tests can force
@@ -107,13 +108,13 @@ static void gemv_portable(const nbits_job *j, size_t n0, size_t n1) {
     for (size_t n = n0; n < n1; n++) {
         float acc[NBITS_GEMV_ROWS] = { 0 };
         for (size_t blk = 0; blk < (size_t)g->nb; blk++) {
-            float s = j->s[n * (size_t)g->nb + blk], zs = -nbits_zp(j, n, blk) * s;
+            float s = j->s[n * (size_t)g->nb + blk], z = nbits_zp(j, n, blk);
             const uint8_t *bb = j->b + (n * (size_t)g->nb + blk) * (size_t)g->blob;
             for (size_t k0 = 0; k0 < (size_t)g->bs; k0 += u) {
                 const uint8_t *q = bb + k0 / 2;
                 const float *ab = j->a + blk * (size_t)g->bs + k0;
                 for (size_t i = 0; i < h; i++) {
-                    float wl = fmaf((float)(q[i] & 15), s, zs), wh = fmaf((float)(q[i] >> 4), s, zs);
+                    float wl = ((float)(q[i] & 15) - z) * s, wh = ((float)(q[i] >> 4) - z) * s;
                     for (size_t r = 0; r < j->m; r++) {
                         acc[r] = fmaf(wl, ab[r * j->kp + i], acc[r]);
                         acc[r] = fmaf(wh, ab[r * j->kp + h + i], acc[r]);
@@ -127,12 +128,12 @@ static void gemv_portable(const nbits_job *j, size_t n0, size_t n1) {
 
 #if NBITS_X86
 /* The 16 weights of 8 bytes at p: low nibbles into *wl, high into *wh, each
- * q * s - zp * s (vs, vzs). */
+ * (q - zp) * s (vs; vzs holds zp), as the reference rounds them. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void avx2_weights(const uint8_t *p, __m256 vs, __m256 vzs,
                                                                     __m256 *wl, __m256 *wh) {
     __m256i q = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
-    *wl = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(q, _mm256_set1_epi32(15))), vs, vzs);
-    *wh = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(q, 4)), vs, vzs);
+    *wl = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_and_si256(q, _mm256_set1_epi32(15))), vzs), vs);
+    *wh = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(q, 4)), vzs), vs);
 }
 
 /* AVX2 + FMA: 8 weight bytes (16 weights) per step, any block_size. */
@@ -146,7 +147,7 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void gemv_avx2_
         for (size_t r = 0; r < mr && r < 4; r++) acch[r] = _mm256_setzero_ps();
         for (size_t blk = 0; blk < (size_t)g->nb; blk++) {
             float s = j->s[n * (size_t)g->nb + blk];
-            __m256 vs = _mm256_set1_ps(s), vzs = _mm256_set1_ps(-nbits_zp(j, n, blk) * s);
+            __m256 vs = _mm256_set1_ps(s), vzs = _mm256_set1_ps(nbits_zp(j, n, blk));
             const uint8_t *bb = j->b + (n * (size_t)g->nb + blk) * (size_t)g->blob;
             for (size_t k0 = 0; k0 < (size_t)g->bs; k0 += u)
                 for (size_t i = 0; i < h; i += 8) {
@@ -181,10 +182,10 @@ __attribute__((target("avx512f"), always_inline)) static inline void gemv_avx512
     const rlx_nbits_geom *g = &j->g;
     size_t blk = u / upb;
     float s = j->s[n * (size_t)g->nb + blk];
-    __m512 vs = _mm512_set1_ps(s), vzs = _mm512_set1_ps(-nbits_zp(j, n, blk) * s);
+    __m512 vs = _mm512_set1_ps(s), vzs = _mm512_set1_ps(nbits_zp(j, n, blk));
     __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(j->b + n * (size_t)g->nb * (size_t)g->blob + u * 16)));
-    __m512 wl = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(q, _mm512_set1_epi32(15))), vs, vzs);
-    __m512 wh = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(q, 4)), vs, vzs);
+    __m512 wl = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_and_si512(q, _mm512_set1_epi32(15))), vzs), vs);
+    __m512 wh = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(q, 4)), vzs), vs);
     const float *ab = j->a + u * 32;
     for (size_t r = 0; r < mr; r++) {
         al[r] = _mm512_fmadd_ps(wl, _mm512_loadu_ps(ab + r * j->kp), al[r]);
@@ -269,12 +270,12 @@ static void dequant_portable(const nbits_job *j, size_t n0, size_t n1, float *wt
     for (size_t n = n0; n < n1; n++) {
         float *o = wt + (n - n0) * j->kp;
         for (size_t blk = 0; blk < (size_t)g->nb; blk++) {
-            float s = j->s[n * (size_t)g->nb + blk], zs = -nbits_zp(j, n, blk) * s;
+            float s = j->s[n * (size_t)g->nb + blk], z = nbits_zp(j, n, blk);
             const uint8_t *bb = j->b + (n * (size_t)g->nb + blk) * (size_t)g->blob;
             for (size_t k0 = 0; k0 < (size_t)g->bs; k0 += u)
                 for (size_t i = 0; i < h; i++) {
-                    o[blk * (size_t)g->bs + k0 + i] = fmaf((float)(bb[k0 / 2 + i] & 15), s, zs);
-                    o[blk * (size_t)g->bs + k0 + h + i] = fmaf((float)(bb[k0 / 2 + i] >> 4), s, zs);
+                    o[blk * (size_t)g->bs + k0 + i] = ((float)(bb[k0 / 2 + i] & 15) - z) * s;
+                    o[blk * (size_t)g->bs + k0 + h + i] = ((float)(bb[k0 / 2 + i] >> 4) - z) * s;
                 }
         }
     }
@@ -288,7 +289,7 @@ __attribute__((target("avx2,fma"))) static void dequant_avx2(const nbits_job *j,
         float *o = wt + (n - n0) * j->kp;
         for (size_t blk = 0; blk < (size_t)g->nb; blk++) {
             float s = j->s[n * (size_t)g->nb + blk];
-            __m256 vs = _mm256_set1_ps(s), vzs = _mm256_set1_ps(-nbits_zp(j, n, blk) * s), wl, wh;
+            __m256 vs = _mm256_set1_ps(s), vzs = _mm256_set1_ps(nbits_zp(j, n, blk)), wl, wh;
             const uint8_t *bb = j->b + (n * (size_t)g->nb + blk) * (size_t)g->blob;
             for (size_t k0 = 0; k0 < (size_t)g->bs; k0 += u)
                 for (size_t i = 0; i < h; i += 8) {
