@@ -385,9 +385,11 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
     } else {
         kc.unroll_k = L->caps->cfg->gemm_unroll_k;
         /* gpu.f16_accumulate=f16: an f16 product's sums as packed f16 FMAs
-         * over blocks of gpu.f16_block elements of k (f16 tiles) */
+         * over blocks of gpu.f16_block elements of k (f16 tiles; not with an
+         * f32 B, b_f32, whose values f16 sums would round) */
         const rlx_config *cfg = L->caps->cfg;
-        if (half && L->caps->shader_f16 && cfg->f16_accumulate && strcmp(cfg->f16_accumulate, "f16") == 0) {
+        if (half && a16 && b16 && L->caps->shader_f16 && cfg->f16_accumulate &&
+            strcmp(cfg->f16_accumulate, "f16") == 0) {
             uint64_t hb = (uint64_t)cfg->f16_block;
             if (!wg_gemm_hblock_fits(hb, t->bk))
                 return wg_decline(L, "gpu.f16_block=%llu is not a multiple of 4 that divides the GEMM tile's k step "
@@ -398,7 +400,7 @@ static rlx_status emit_tiled(wg_lower *L, const wg_gemm *m, const tile_cfg *t, u
         kc.pipeline = gemm_pipeline(L->caps, t, kc.hblock ? 2 : 4);
         gemm_conv_geometry(L->caps, m, &kc);
         char *src = wg_gen_gemm_source(&kc);
-        if (!src) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory generating the GEMM kernel", rlx_node_desc(L->n));
+        if (!src) return wg_decline(L, "no generated GEMM kernel for this configuration (tile %ux%u, k step %u)", kc.tm, kc.tn, kc.bk);
         d = wg_emit_source(L, "gemm", src);
         free(src);
     }

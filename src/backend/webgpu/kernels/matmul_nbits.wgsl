@@ -21,9 +21,9 @@
 //   from memory once per workgroup, not once per column), then lane l takes
 //   piece l of the step from its column, turns the nibbles into the exact
 //   f32 values q - zp (q | 0x4B000000 is the float 2^23 + q: no integer
-//   conversion), sums their products with A's 32 values per row and
-//   multiplies that sum by the block's scale once.
-//   else: lane l takes the words l, l + 32, ..., each weight fma(q, s, -zp s),
+//   conversion), scales them (the CPU reference's weights) and sums their
+//   products with A's 32 values per row.
+//   else: lane l takes the words l, l + 32, ..., each weight (q - zp) * s,
 //   A element by element with k < K tests.
 // DEQ: W into Y (the f32 scratch) as [col_words * 8, N], W[k, n] = (q - zp)
 // * scale in f32 as the CPU reference rounds it, one word (8 k) of column n
@@ -79,20 +79,21 @@ fn nib4(q: u32, zb: f32) -> vec4<f32> {
 }
 
 // Rows 0 .. rows - 1 of the staged step against the 32 weights of piece v
-// (16 bytes q, k = 32 v .. 32 v + 31) of column n, staged as piece p: each
-// row's sum times the block's scale.
+// (16 bytes q, k = 32 v .. 32 v + 31) of column n, staged as piece p: the
+// weights (q - zp) * scale as the CPU reference rounds them (an infinite or
+// huge scale gives what it gives there), each row's sum of products.
 fn piece(q: vec4<u32>, n: u32, v: u32, p: u32, rows: u32) -> vec4<f32> {
     let blk = (32u * v) / P.bs;
     let s = S[P.s_off + n * P.nb + blk];
     let zb = 8388608.0 + zero_point(n, blk);
-    let w0 = nib4(q.x, zb);
-    let w1 = nib4(q.x >> 16u, zb);
-    let w2 = nib4(q.y, zb);
-    let w3 = nib4(q.y >> 16u, zb);
-    let w4 = nib4(q.z, zb);
-    let w5 = nib4(q.z >> 16u, zb);
-    let w6 = nib4(q.w, zb);
-    let w7 = nib4(q.w >> 16u, zb);
+    let w0 = nib4(q.x, zb) * s;
+    let w1 = nib4(q.x >> 16u, zb) * s;
+    let w2 = nib4(q.y, zb) * s;
+    let w3 = nib4(q.y >> 16u, zb) * s;
+    let w4 = nib4(q.z, zb) * s;
+    let w5 = nib4(q.z >> 16u, zb) * s;
+    let w6 = nib4(q.w, zb) * s;
+    let w7 = nib4(q.w >> 16u, zb) * s;
     var r = vec4<f32>(0.0);
     for (var i = 0u; i < 4u; i = i + 1u) {
         if (i < rows) {
@@ -101,7 +102,7 @@ fn piece(q: vec4<u32>, n: u32, v: u32, p: u32, rows: u32) -> vec4<f32> {
             let d1 = dot(w2, sh[e + 64u]) + dot(w3, sh[e + 96u]);
             let d2 = dot(w4, sh[e + 128u]) + dot(w5, sh[e + 160u]);
             let d3 = dot(w6, sh[e + 192u]) + dot(w7, sh[e + 224u]);
-            r[i] = s * ((d0 + d1) + (d2 + d3));
+            r[i] = (d0 + d1) + (d2 + d3);
         }
     }
     return r;
@@ -167,11 +168,9 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
             let q = b_word(n * P.col_words + w);
             let blk = w / wpb;
             let s = S[P.s_off + n * P.nb + blk];
-            let zs = -zero_point(n, blk) * s;
-            let wl4 = fma(vec4<f32>(vec4<u32>(q, q >> 4u, q >> 8u, q >> 12u) & vec4<u32>(15u)), vec4<f32>(s),
-                          vec4<f32>(zs));
-            let wh4 = fma(vec4<f32>(vec4<u32>(q >> 16u, q >> 20u, q >> 24u, q >> 28u) & vec4<u32>(15u)),
-                          vec4<f32>(s), vec4<f32>(zs));
+            let zb = 8388608.0 + zero_point(n, blk);
+            let wl4 = nib4(q, zb) * s;
+            let wh4 = nib4(q >> 16u, zb) * s;
             let k = 8u * w;
             for (var r = 0u; r < rows; r = r + 1u) {
                 let m = m0 + r;
