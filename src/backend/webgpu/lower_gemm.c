@@ -200,7 +200,7 @@ static void p_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, uint64_t nbatc
 /* Binds A and B of the gemm_common kernels (packed halves when a16/b16:
  * *a_sub, *b_sub receive the parity of their first half), then C (the
  * bias, or an unused placeholder) and Y; part_n > 0 (split-K): C and Y
- * are the scratch's partial sums [0, part_n) instead. */
+ * are the scratch's partial sums [part_off, part_off + part_n) instead. */
 static void bind_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, bool a16, bool b16, uint64_t part_n,
                       uint32_t *a_sub, uint32_t *b_sub) {
     *a_sub = *b_sub = 0;
@@ -209,9 +209,9 @@ static void bind_gemm(wg_lower *L, wg_dispatch *d, const wg_gemm *m, bool a16, b
     if (b16) wg_bind_f16(L, d, "b_off", m->b, m->b_off, m->b_n, b_sub);
     else wg_bind(L, d, "b_off", m->b, m->b_off, m->b_n);
     if (part_n) {
-        wg_scratch(L, part_n);
-        wg_bind(L, d, "c_off", WG_SCRATCH, 0, 1); /* unused placeholder (no bias in the partial sums) */
-        wg_bind(L, d, "y_off", WG_SCRATCH, 0, part_n);
+        wg_scratch(L, m->part_off + part_n);
+        wg_bind(L, d, "c_off", WG_SCRATCH, m->part_off, 1); /* unused placeholder (no bias in the partial sums) */
+        wg_bind(L, d, "y_off", WG_SCRATCH, m->part_off, part_n);
         return;
     }
     if (m->bias >= 0) wg_bind(L, d, "c_off", m->bias, m->bias_off, m->bias_n);
@@ -438,7 +438,7 @@ static rlx_status emit_reduce(wg_lower *L, const wg_gemm *m, uint64_t nsplit) {
     wg_spec(L, r, "ACT", (double)m->act.kind);
     if (m->has_res) wg_spec(L, r, "RES", 1);
     if (total > mn) wg_spec(L, r, "BATCHED", 1);
-    wg_bind(L, r, "p_off", WG_SCRATCH, 0, part_n);
+    wg_bind(L, r, "p_off", WG_SCRATCH, m->part_off, part_n);
     if (m->bias >= 0) wg_bind(L, r, "c_off", m->bias, m->bias_off, m->bias_n);
     else wg_bind(L, r, "c_off", m->y, m->y_off, 1);
     wg_bind(L, r, "y_off", m->y, m->y_off, m->y_n);

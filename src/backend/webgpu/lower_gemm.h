@@ -81,6 +81,10 @@ typedef struct wg_gemm {
      * y halves) and never rounded to binary16 (no cooperative kernel): the
      * scratch of MatMulNBits' dequantized weights */
     bool b_f32;
+    /* part_off: split-K's partial sums start at this element of the
+     * scratch (the elements below hold an operand the caller wrote there:
+     * MatMulNBits' dequantized weights); 0 otherwise */
+    uint64_t part_off;
 } wg_gemm;
 
 /* *g as an M x N x K product y = A B of row-major A [M, K] and B [K, N]:

@@ -516,8 +516,9 @@ static rlx_status emit_nbits_gemm(wg_lower *L, const rlx_nbits_geom *g, uint64_t
     m.b_n = g->N * kp;
     m.y = wg_out_id(L, 0);
     m.y_n = M * (uint64_t)g->N;
-    m.b_f32 = true; /* W as the CPU reference rounds it, also for an f16 A */
-    m.splitk_ok = false; /* split-K's partial sums would take the scratch that holds W */
+    m.b_f32 = true;                       /* W as the CPU reference rounds it, also for an f16 A */
+    m.part_off = (g->N * kp + 63) / 64 * 64; /* split-K's partial sums after W */
+    m.splitk_ok = true;
     return wg_emit_gemm(L, &m);
 }
 
