@@ -185,6 +185,15 @@ fi
 MODELS=/tmp/rlx_models
 mkdir -p "$MODELS"
 
+# The base build (.device/base.tar.xz from scripts/device_bundle.sh BUILD
+# base) unpacked into $B for mode $1, which it names with both revisions;
+# fails (the mode skips) without it.
+B=/tmp/rlx_base
+unpack_base() {
+  rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" || { echo "$1: no .device/base.tar.xz"; return 1; }
+  echo "$1: base $(cat .device/base.REVISION 2>/dev/null || echo '?'), new $(cat .device/REVISION 2>/dev/null || echo '?')"
+}
+
 for m in $modes; do
   echo "== mode $m (at $(elapsed) s)"
   case "$m" in
@@ -261,9 +270,7 @@ print(' '.join('--only ' + m.name for m in mc.MODELS if m.src in mc.WHEELS and m
         --budget "${DTYPES_BUDGET:-400}" ${DTYPES_ARGS:-}
       ;;
     ab)
-      B=/tmp/rlx_base
-      rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" || { echo "ab: no .device/base.tar.xz"; continue; }
-      echo "ab: base $(cat .device/base.REVISION 2>/dev/null || echo '?'), new $(cat .device/REVISION 2>/dev/null || echo '?')"
+      unpack_base ab || continue
       for round in $(seq "${AB_ROUNDS:-2}"); do
         for which in base new; do
           if [ "$which" = base ]; then R=$B/bin/rlx; L=$B/lib; else R=$RLX; L=$D/lib; fi
@@ -812,9 +819,7 @@ PYEOF
       # the quick backend-ops sweep of QLinearConv and ConvInteger, the
       # depthwise rows of bench/qconv_gpu.py (today's, then the base's), and
       # the QDQ PP-OCRv4 det on the page (GPU time, today's and the base's)
-      B=/tmp/rlx_base
-      rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" || { echo "q8dw: no .device/base.tar.xz"; continue; }
-      echo "q8dw: base $(cat .device/base.REVISION 2>/dev/null || echo '?'), new $(cat .device/REVISION 2>/dev/null || echo '?')"
+      unpack_base q8dw || continue
       {
         for op in QLinearConv ConvInteger; do
           RLX_TEST_REQUIRE_GPU=1 timeout 60 "$D/bin/test_backend_ops" --op "$op" 2>&1 | tail -1
@@ -854,9 +859,7 @@ PYEOF
       # kernels (GEMV on 16-byte pieces; dequantize + tiled GEMM from 32
       # rows), today's with gpu.nbits=gemv, and the base build
       # (.device/base.tar.xz); f32 / f16 MatMul and PyTorch CUDA as peers
-      B=/tmp/rlx_base
-      rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" || { echo "nbits: no .device/base.tar.xz"; continue; }
-      echo "nbits: base $(cat .device/base.REVISION 2>/dev/null || echo '?'), new $(cat .device/REVISION 2>/dev/null || echo '?')"
+      unpack_base nbits || continue
       ns=1x4096x4096,1x4096x11008,4x4096x4096,16x4096x4096,32x4096x4096,128x4096x4096,4096x4096x4096
       {
         echo "-- today's build"
@@ -878,9 +881,7 @@ PYEOF
       # ResNet-50 and PP-OCRv4 rows of bench/model_dtypes.py (f32 and QDQ, no
       # torch, no fp16). Part 2: those rows with the base, then the per-op
       # GPU profile of the two QDQ models (today's build); q8base_<part>.txt
-      B=/tmp/rlx_base
-      rm -rf "$B" && mkdir -p "$B" && tar -xJf .device/base.tar.xz -C "$B" || { echo "q8base: no .device/base.tar.xz"; continue; }
-      echo "q8base: base $(cat .device/base.REVISION 2>/dev/null || echo '?'), new $(cat .device/REVISION 2>/dev/null || echo '?')"
+      unpack_base q8base || continue
       dt_args="--models resnet50,ppocrv4_det --qdq resnet50,ppocrv4_det --skip torch,fp16 --batches 1,8 --models-dir $MODELS --ocr-model $D/models/ppocrv4_det.onnx --page $D/models/page.png --budget 300"
       if [ "${Q8BASE_PART:-1}" = 1 ]; then
         {
