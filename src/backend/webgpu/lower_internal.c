@@ -332,14 +332,15 @@ again:
         if (!operand_expr(ra, sizeof ra, &p, in->a, &ks) || !operand_expr(rb, sizeof rb, &p, in->b >= 0 ? in->b : in->a, &ks) ||
             !operand_expr(rc, sizeof rc, &p, in->c >= 0 ? in->c : in->a, &ks))
             goto too_many;
-        /* an explicit Cast to f16 inside the chain rounds there (packing needs no shader-f16) */
+        /* an explicit Cast to f16 inside the chain rounds there (ew_lib's
+         * round16_, by bits: no shader-f16, nothing a compiler may fold) */
         bool rnd = in->rnd == RLX_DTYPE_F16;
-        wg_src_printf(&body, "    let r%d = %s", rlx_ew_reg(&p, k), rnd ? "unpack2x16float(pack2x16float(vec2<f32>(" : "");
+        wg_src_printf(&body, "    let r%d = %s", rlx_ew_reg(&p, k), rnd ? "round16_(" : "");
         if (!wg_gen_ew_expr(&body, in->op, ra, rb, rc, ea, eb)) {
             wg_src_free(&body);
             return wg_decline(L, "op %d has no WGSL", in->op);
         }
-        wg_src_printf(&body, "%s;\n", rnd ? ", 0.0))).x" : "");
+        wg_src_printf(&body, "%s;\n", rnd ? ")" : "");
     }
     /* one rounding to the output's type, at the store; an 8-bit output:
      * the chain is a function of g, four outputs quantized into one word

@@ -34,6 +34,20 @@ fn nan_(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | 0x7fc00000u); }
 // the CPU's `c ? t : f`, ties of -0 and +0 included. NaN operands are
 // decided apart by isnan_, as the CPU's comparisons are false for them.
 // About four integer instructions per comparison.
+// x rounded to the nearest binary16 (ties to even) and back, as the CPU's
+// rlx_f32_to_f16: +-inf from 65520 on, steps of 2^-24 below 2^-14, NaN kept.
+// By its bits: unpack2x16float(pack2x16float(x)) may be folded to x by a
+// shader compiler (seen on lavapipe: a Cast to f16 inside a fused chain
+// did not round), and WGSL leaves its result past 65504 open.
+fn round16_(x: f32) -> f32 {
+    let b = bitcast<u32>(x);
+    let a = b & 0x7fffffffu;
+    if (a > 0x7f800000u) { return x; }
+    if (a >= 0x477ff000u) { return bitcast<f32>((b & 0x80000000u) | 0x7f800000u); }
+    if (a < 0x38800000u) { return round(x * 16777216.0) * 5.9604644775390625e-8; }
+    let r = a + 0xfffu + ((a >> 13u) & 1u);
+    return bitcast<f32>((b & 0x80000000u) | (r & 0xffffe000u));
+}
 fn pick_(f: f32, t: f32, c: bool) -> f32 { return bitcast<f32>(select(bitcast<u32>(f), bitcast<u32>(t), c)); }
 // An i32 with the order of f32 for non-NaN x, -0 and +0 both 0 (a negative
 // x, sign-magnitude, becomes 2^31 - its bits, wrapping: INT32_MIN - them).
