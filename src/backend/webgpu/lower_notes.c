@@ -38,7 +38,8 @@ static const gpu_note k_gpu_notes[] = {
     { "Div PRelu", "f32 or f16, all operands of one dtype; at most 8 broadcast dims after merging." },
     { "Pow", "f32 or f16, all operands of one dtype; at most 8 broadcast dims after merging. A constant integer "
              "exponent (Pow(x, 2) of exported LayerNorms) becomes x's type on GPU plans (pass pow_exponent; one "
-             "element 2: x * x); one fed at run time runs on the CPU." },
+             "element 2: x * x) when every element is exact in that type (|e| <= 2^24 for f32, 2048 for f16; "
+             "else, and for one fed at run time, the CPU runs it)." },
     { "Sum Max Min", "f32, f16 or i32, every input of the output's dtype." },
     { "Mean", "f32 or f16." },
     /* lower_nn.c */
@@ -125,7 +126,9 @@ static const gpu_note k_gpu_notes[] = {
                        "of these); integer to integer keeps the low bits." },
     { "QuantizeLinear DequantizeLinear",
       "between f32 and int8 or uint8 (bytes four to a word), per tensor or per axis, with f32 scales and zero points "
-      "of the integer type (or none); not blocked (block_size), not f16 scales or another precision. Both devices "
+      "of the integer type (or none); not blocked (block_size), not f16 scales or another precision (those, and "
+      "int16 / int32 x, run on the CPU; an int32 x with a nonzero zero point is refused: ONNX gives it none). "
+      "Both devices "
       "quantize NaN to the type's minimum whatever the zero point (the ONNX reference, onnxruntime) and saturate "
       "+-inf; DynamicQuantizeLinear leaves NaN elements out of its min/max (scale NaN when all are NaN). A "
       "QuantizeLinear -> DequantizeLinear pair on an activation becomes rlx.QuantizeDequantize (fuse_qdq); a "
