@@ -15,6 +15,7 @@ plain Python, sharing no code with the C side:
 import os
 import struct
 import subprocess
+import tempfile
 import sys
 import zlib
 from collections import deque
@@ -90,6 +91,25 @@ def run(args, timeout=600):
 
 
 # ---------------------------------------------------------------- PNG writer
+
+def run_output(rlx, path, feeds, device, options=(), tmp=None, output="y"):
+    """`rlx run` of the model at path once on device with the arrays of
+    feeds (name -> numpy array) and --option strings; returns (output's
+    array, "") or (None, the command's output) when it fails."""
+    import numpy as np
+    out = tempfile.mkdtemp(dir=tmp)
+    args = [rlx, "run", path, "--device", device, "--quiet", "--warmup", "0", "--iters", "1", "--output-dir", out]
+    for name, arr in feeds.items():
+        f = os.path.join(out, "in_%s.npy" % name)
+        np.save(f, arr)
+        args += ["--input", "%s=%s" % (name, f)]
+    for o in options:
+        args += ["--option", o]
+    rc, so, se = run(args)
+    if rc != 0:
+        return None, so + se
+    return np.load(os.path.join(out, output + ".npy")), ""
+
 
 def _chunk(kind, data):
     c = kind + data

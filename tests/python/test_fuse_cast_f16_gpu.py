@@ -45,19 +45,7 @@ def save(path, nodes, ins, out_type):
 
 
 def run(path, feeds, device, options=()):
-    out = tempfile.mkdtemp(dir=tmp)
-    args = [RLX, "run", path, "--device", device, "--quiet", "--warmup", "0",
-            "--iters", "1", "--output-dir", out]
-    for name, arr in feeds.items():
-        f = os.path.join(out, "in_%s.npy" % name)
-        np.save(f, arr)
-        args += ["--input", "%s=%s" % (name, f)]
-    for o in options:
-        args += ["--option", o]
-    rc, so, se = R.run(args)
-    if rc != 0:
-        return None, so + se
-    return np.load(os.path.join(out, "y.npy")), ""
+    return R.run_output(RLX, path, feeds, device, options, tmp)
 
 
 def agrees(got, want):
