@@ -71,11 +71,17 @@ fn zero_point(n: u32, blk: u32) -> f32 {
     return f32((v >> ((blk & 1u) * 4u)) & 15u);
 }
 
-// The nibbles j .. j + 3 of word q (k = j .. j + 3) less the zero point,
-// given as zb = 2^23 + zp: exact small integers in f32.
-fn nib4(q: u32, zb: f32) -> vec4<f32> {
+// Column n's block blk: (scale, 2^23 + zero point).
+fn block_scale(n: u32, blk: u32) -> vec2<f32> {
+    return vec2<f32>(S[P.s_off + n * P.nb + blk], 8388608.0 + zero_point(n, blk));
+}
+
+// The weights of nibbles j .. j + 3 of word q (k = j .. j + 3) of a block
+// sz = block_scale(..): (q - zp) * scale, q - zp exact in f32 (q |
+// 0x4B000000 is the float 2^23 + q), one rounding as the CPU reference's.
+fn weights4(q: u32, sz: vec2<f32>) -> vec4<f32> {
     let u = (vec4<u32>(q, q >> 4u, q >> 8u, q >> 12u) & vec4<u32>(15u)) | vec4<u32>(0x4B000000u);
-    return bitcast<vec4<f32>>(u) - vec4<f32>(zb);
+    return (bitcast<vec4<f32>>(u) - vec4<f32>(sz.y)) * sz.x;
 }
 
 // Rows 0 .. rows - 1 of the staged step against the 32 weights of piece v
@@ -83,17 +89,15 @@ fn nib4(q: u32, zb: f32) -> vec4<f32> {
 // weights (q - zp) * scale as the CPU reference rounds them (an infinite or
 // huge scale gives what it gives there), each row's sum of products.
 fn piece(q: vec4<u32>, n: u32, v: u32, p: u32, rows: u32) -> vec4<f32> {
-    let blk = (32u * v) / P.bs;
-    let s = S[P.s_off + n * P.nb + blk];
-    let zb = 8388608.0 + zero_point(n, blk);
-    let w0 = nib4(q.x, zb) * s;
-    let w1 = nib4(q.x >> 16u, zb) * s;
-    let w2 = nib4(q.y, zb) * s;
-    let w3 = nib4(q.y >> 16u, zb) * s;
-    let w4 = nib4(q.z, zb) * s;
-    let w5 = nib4(q.z >> 16u, zb) * s;
-    let w6 = nib4(q.w, zb) * s;
-    let w7 = nib4(q.w >> 16u, zb) * s;
+    let sz = block_scale(n, (32u * v) / P.bs);
+    let w0 = weights4(q.x, sz);
+    let w1 = weights4(q.x >> 16u, sz);
+    let w2 = weights4(q.y, sz);
+    let w3 = weights4(q.y >> 16u, sz);
+    let w4 = weights4(q.z, sz);
+    let w5 = weights4(q.z >> 16u, sz);
+    let w6 = weights4(q.w, sz);
+    let w7 = weights4(q.w >> 16u, sz);
     var r = vec4<f32>(0.0);
     for (var i = 0u; i < 4u; i = i + 1u) {
         if (i < rows) {
@@ -118,11 +122,10 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
             let n = t % P.N;
             let w = t / P.N;
             let blk = w / (P.bs / 8u);
-            let s = S[P.s_off + n * P.nb + blk];
-            let zb = 8388608.0 + zero_point(n, blk);
+            let sz = block_scale(n, blk);
             let q = b_word(n * P.col_words + w);
-            let lo = nib4(q, zb) * s;
-            let hi = nib4(q >> 16u, zb) * s;
+            let lo = weights4(q, sz);
+            let hi = weights4(q >> 16u, sz);
             let o = P.y_off + 8u * w * P.N + n;
             for (var j = 0u; j < 4u; j = j + 1u) {
                 Y[o + j * P.N] = T(lo[j]);
@@ -167,10 +170,9 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
         for (var w = l; w < P.col_words; w = w + 32u) {
             let q = b_word(n * P.col_words + w);
             let blk = w / wpb;
-            let s = S[P.s_off + n * P.nb + blk];
-            let zb = 8388608.0 + zero_point(n, blk);
-            let wl4 = nib4(q, zb) * s;
-            let wh4 = nib4(q >> 16u, zb) * s;
+            let sz = block_scale(n, blk);
+            let wl4 = weights4(q, sz);
+            let wh4 = weights4(q >> 16u, sz);
             let k = 8u * w;
             for (var r = 0u; r < rows; r = r + 1u) {
                 let m = m0 + r;
