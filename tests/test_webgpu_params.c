@@ -46,8 +46,10 @@ static void test_expand(void) {
     wg_layout lay;
     CHECK_OK(wg_params_expand("k", src, WG_ELEM_I32, &out, &lay));
     CHECK(out && strstr(out, "alias T = i32;\nalias TACC = i32;\nconst T_INT = true;\n") == out);
-    CHECK(out && strstr(out, "\nstruct Params { x_off: u32, n: u32, alpha: f32,\n dims: array<vec4<u32>, 2>, "
-                             "scale: vec4<f32>, last: i32 };\n@group(0)"));
+    /* the lines' fields in one struct at the end (the source writes binding 0 itself) */
+    CHECK(out && strstr(out, "\nstruct Params { x_off: u32, n: u32, alpha: f32, dims: array<vec4<u32>, 2>, "
+                             "scale: vec4<f32>, last: i32 };\n") &&
+          strstr(out, "last: i32 };\n")[strlen("last: i32 };\n")] == 0);
     CHECK(out && !strstr(out, "//!params"));
     /* words: x_off n alpha pad | dims (8) | scale (4) | last */
     CHECK(lay.n_words == 17);
@@ -70,12 +72,21 @@ static void test_expand(void) {
     CHECK_OK(wg_params_expand("k", "//!params a: u32\n//!bind X: array<T>, S: array<atomic<u32>>\n//!bind Y: array<T>\n"
                                    "//!main1d i < P.a {\n}\n",
                               WG_ELEM_F32, &out, &lay));
-    CHECK(out && strstr(out, "struct Params { a: u32 };\n@group(0) @binding(0) var<uniform> P: Params;\n"
-                             "@group(0) @binding(1) var<storage, read_write> X: array<T>;\n"
+    CHECK(out && strstr(out, "@group(0) @binding(1) var<storage, read_write> X: array<T>;\n"
                              "@group(0) @binding(2) var<storage, read_write> S: array<atomic<u32>>;\n"
                              "@group(0) @binding(3) var<storage, read_write> Y: array<T>;\n@compute @workgroup_size(64)\n"
                              "fn main(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) nwg: vec3u) {\n"
-                             "    let i = gid.x + gid.y * nwg.x * 64u;\n    if (i >= P.a) { return; }\n}\n"));
+                             "    let i = gid.x + gid.y * nwg.x * 64u;\n    if (i >= P.a) { return; }\n}\n"
+                             "struct Params { a: u32 };\n@group(0) @binding(0) var<uniform> P: Params;\n"));
+    free(out);
+    /* fields declared apart (a snippet's after its includer's code: the
+     * QDQ chain of kernels/qepi.wgsl's replacement) join the one struct,
+     * in order, and the layout counts them all */
+    CHECK_OK(wg_params_expand("k", "//!params a: u32\n//!bind X: array<T>\nfn f() {}\n//!params b: f32, c: u32\n",
+                              WG_ELEM_F32, &out, &lay));
+    CHECK(out && strstr(out, "struct Params { a: u32, b: f32, c: u32 };\n@group(0) @binding(0) var<uniform> P: Params;\n") &&
+          strstr(out, "fn f() {}\n"));
+    CHECK(lay.n_words == 3 && lay.kind[1] == WG_WORD_F32 && strcmp(lay.names[lay.field[2]], "c") == 0);
     free(out);
     /* a kernel is instantiated only for the types of its //!elem line (f32
      * without one); the first is the default */

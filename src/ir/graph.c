@@ -844,6 +844,10 @@ const int64_t *rlx_attr_ints(const rlx_node *n, const char *name, size_t *count)
     return attr_list(rlx_node_attr_find(n, name), RLX_ATTR_INTS, count);
 }
 
+const float *rlx_attr_floats(const rlx_node *n, const char *name, size_t *count) {
+    return attr_list(rlx_node_attr_find(n, name), RLX_ATTR_FLOATS, count);
+}
+
 const int64_t *rlx_param_ints(const rlx_node *n, const char *name, size_t *count) {
     return attr_list(rlx_param(n, name), RLX_ATTR_INTS, count);
 }

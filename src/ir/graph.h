@@ -281,6 +281,7 @@ int64_t rlx_attr_int(const rlx_node *n, const char *name, int64_t def);
 float rlx_attr_float(const rlx_node *n, const char *name, float def);
 /* Pointer to the ints and their count, or NULL/0 if absent. */
 const int64_t *rlx_attr_ints(const rlx_node *n, const char *name, size_t *count);
+const float *rlx_attr_floats(const rlx_node *n, const char *name, size_t *count);
 
 /* Parameters: the node's schema attributes, given or defaulted (the
  * default is written once, in the op's schema row). `name` must be in the

@@ -114,6 +114,27 @@ static rlx_status attr_slot(rlx_node *n, const char *name, rlx_node_attr **out) 
     return RLX_OK;
 }
 
+rlx_status rlx_fuse_copy_attr(rlx_node *n, const rlx_node_attr *src, const char *name) {
+    if (src->type != RLX_ATTR_INT && src->type != RLX_ATTR_FLOAT && src->type != RLX_ATTR_INTS &&
+        src->type != RLX_ATTR_FLOATS)
+        return rlx_fail(RLX_ERR_INTERNAL, "attribute '%s': only numbers and lists of them are copied", src->name);
+    rlx_node_attr *a = NULL;
+    RLX_TRY(attr_slot(n, name, &a));
+    a->type = src->type;
+    a->i = src->i;
+    a->f = src->f;
+    if (src->type == RLX_ATTR_INTS || src->type == RLX_ATTR_FLOATS) {
+        size_t esz = src->type == RLX_ATTR_INTS ? sizeof *src->ints : sizeof *src->floats;
+        void *d = malloc(src->n ? src->n * esz : 1);
+        if (!d) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory (attribute)");
+        if (src->n) memcpy(d, src->type == RLX_ATTR_INTS ? (const void *)src->ints : (const void *)src->floats, src->n * esz);
+        if (src->type == RLX_ATTR_INTS) a->ints = d;
+        else a->floats = d;
+        a->n = src->n;
+    }
+    return rlx_node_resolve_params(n);
+}
+
 rlx_status rlx_fuse_set_int(rlx_node *n, const char *name, int64_t v) {
     rlx_node_attr *a = NULL;
     RLX_TRY(attr_slot(n, name, &a));

@@ -81,6 +81,9 @@ bool rlx_fuse_same_shape(const rlx_value *a, const rlx_value *b);
  * errors: RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_fuse_set_int(rlx_node *n, const char *name, int64_t v);
 rlx_status rlx_fuse_set_float(rlx_node *n, const char *name, float v);
+/* Sets attribute `name` of n to a copy of src's value (INT, FLOAT, INTS or
+ * FLOATS). errors: RLX_ERR_OUT_OF_MEMORY; RLX_ERR_INTERNAL for another type. */
+rlx_status rlx_fuse_copy_attr(rlx_node *n, const rlx_node_attr *src, const char *name);
 
 /* Replaces node `slot` (already marked dead, as are the other nodes being
  * fused) by a new node of op `domain.op`, keeping the slot's position in

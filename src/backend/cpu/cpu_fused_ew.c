@@ -691,13 +691,18 @@ static int lut_input(const ew_job *j, bool reference) {
 rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k) {
     rlx_ew_prog p;
     RLX_TRY(rlx_ew_prog_read(k->n, &p));
+    return rlx_cpu_ew_prog_run(k, &p, k->in);
+}
+
+rlx_status rlx_cpu_ew_prog_run(rlx_cpu_kctx *k, const rlx_ew_prog *prog, const rlx_tensor *const *in) {
+    const rlx_ew_prog p = *prog;
     rlx_tensor *out = k->out[0];
     if (!out || out->dtype != p.dtype)
         return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "the output dtype differs from the program's");
     size_t total = rlx_tensor_numel(out);
     ew_input ins[RLX_EW_MAX_IN];
     for (int i = 0; i < p.n_in; i++) {
-        const rlx_tensor *t = k->in[i];
+        const rlx_tensor *t = in[i];
         if (!t) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "input %d is missing", i);
         bool q8 = p.in_scale[i] != 0;
         if (q8 ? t->dtype != RLX_DTYPE_U8 && t->dtype != RLX_DTYPE_I8

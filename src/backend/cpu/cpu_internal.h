@@ -15,6 +15,12 @@
  * broadcast), RLX_ERR_OUT_OF_MEMORY. */
 rlx_status rlx_cpu_fused_elementwise(rlx_cpu_kctx *k);
 
+/* The same interpreter for a program carried by another node (a
+ * QLinearConv's QDQ chain, cpu_quant.c): program p over the tensors in[0 ..
+ * p->n_in) into k->out[0]. Errors as above, naming k's node. */
+struct rlx_ew_prog;
+rlx_status rlx_cpu_ew_prog_run(rlx_cpu_kctx *k, const struct rlx_ew_prog *p, const rlx_tensor *const *in);
+
 /* d[i] = fn(x[i], y[i], c[i]) for i < n by the vocabulary's f32 computation
  * (src/ir/ew.h; operands beyond fn's arity are not read and may be NULL;
  * d must not overlap the operands). cpu_elementwise.c. */

@@ -25,10 +25,12 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/cpu_qconv.h"
+#include "backend/cpu/cpu_internal.h"
 #include "backend/cpu/cpu_qgemm.h"
 #include "backend/cpu/cpu_sgemm.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "base/mem.h"
+#include "ir/ops/internal_ops.h"
 #include "base/parallel.h"
 #include "base/scratch.h"
 #include "ir/ops/conv_geom.h"
@@ -995,13 +997,32 @@ static rlx_status k_conv_integer(rlx_cpu_kctx *k) {
     return done ? RLX_OK : conv_run(k, k->in[0], k->in[1], xzp, wzp, NULL, NULL, NULL, NULL, NULL, k->out[0]);
 }
 
-static rlx_status k_qlinear_conv(rlx_cpu_kctx *k) {
+static rlx_status qlinear_conv_into(rlx_cpu_kctx *k, rlx_tensor *y) {
     const rlx_tensor *const *in = k->in;
     const rlx_tensor *bias = k->n->n_in > 8 ? in[8] : NULL;
-    RLX_TRY(check_run_scales(k));
     bool done;
-    RLX_TRY(conv_fast(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], bias, k->out[0], &done));
-    return done ? RLX_OK : conv_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], bias, k->out[0]);
+    RLX_TRY(conv_fast(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], bias, y, &done));
+    return done ? RLX_OK : conv_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], bias, y);
+}
+
+/* QLinearConv, and with a QDQ chain (internal inputs 9..,
+ * ir/ops/internal_ops.h) the convolution's 8-bit result into a tensor of
+ * its own, then the chain's program over it and the chain's other inputs
+ * (the two nodes' bits). */
+static rlx_status k_qlinear_conv(rlx_cpu_kctx *k) {
+    RLX_TRY(check_run_scales(k));
+    if (k->n->n_in <= RLX_QCONV_EW_FIRST) return qlinear_conv_into(k, k->out[0]);
+    rlx_ew_prog p;
+    RLX_TRY(rlx_ew_prog_read_at(k->n, RLX_QCONV_EW_PREFIX, RLX_QCONV_EW_FIRST, &p));
+    const rlx_tensor *yz = k->in[7], *ins[RLX_EW_MAX_IN];
+    rlx_tensor *out = k->out[0], *y = NULL;
+    if (!yz || !out) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "y_zero_point or the output is missing");
+    RLX_TRY(rlx_tensor_create(yz->dtype, out->dims, out->rank, &y));
+    rlx_status st = qlinear_conv_into(k, y);
+    for (int i = 0; i < p.n_in; i++) ins[i] = k->in[RLX_QCONV_EW_FIRST + i] ? k->in[RLX_QCONV_EW_FIRST + i] : y;
+    if (st == RLX_OK) st = rlx_cpu_ew_prog_run(k, &p, ins);
+    rlx_tensor_destroy(y);
+    return st;
 }
 
 const rlx_cpu_kernel_fn rlx_cpu_kernels_quant[RLX_OP_COUNT] = {

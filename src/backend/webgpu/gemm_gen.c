@@ -428,7 +428,7 @@ static char *gen_q8(const wg_gemm_kernel *k) {
     wg_src_printf(&b, "//!audited see gemm_gen.c (gen_q8): loads through word_a_at / word_b4 under m, n, k bounds;\n"
                       "//!audited stores through qstore4 under mm < m, nn < n; As, Bs indices below BK * BM / 4, BK * BN / 4\n");
     wg_src_printf(&b, "//!include %s\n", dot4 ? "qdot_dp4" : "qdot");
-    wg_src_printf(&b, "//!include qrequant\n//!include qgemm_body\n//!include qgemm_wg\n\n");
+    wg_src_printf(&b, "//!include qrequant\n//!include qgemm_body\n//!include qgemm_wg\n//!include qepi\n\n");
     wg_src_printf(&b, "var<workgroup> As: array<vec4<u32>, %u>;\nvar<workgroup> Bs: array<vec4<u32>, %u>;\n\n",
                   bm4 * k->bk, bn4 * k->bk);
     /* the grid: one workgroup per (batch item, BM x BN block), times the

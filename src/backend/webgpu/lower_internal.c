@@ -32,10 +32,12 @@
  * are f32 only. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/webgpu/lower_attention.h"
 #include "backend/webgpu/lower_gemm.h"
+#include "backend/webgpu/lower_qgemm.h"
 #include "backend/webgpu/webgpu.h"
 #include "backend/webgpu/wg_split.h"
 #include "backend/webgpu/wgsl_gen.h"
@@ -159,6 +161,7 @@ typedef struct kslots {
     float v[48];
     int n;
     bool lit;
+    const char *tag; /* the slots' Params names: <tag><n> ("k" when NULL) */
 } kslots;
 
 static bool value_expr_at(char *out, size_t cap, float v, kslots *ks, bool force) {
@@ -171,7 +174,8 @@ static bool value_expr_at(char *out, size_t cap, float v, kslots *ks, bool force
     }
     if (ks->n == cap_n) return false;
     ks->v[ks->n] = v;
-    snprintf(out, cap, "P.k%d", ks->n++);
+    snprintf(out, cap, "P.%s%d", ks->tag ? ks->tag : "k", ks->n);
+    ks->n++;
     return true;
 }
 
@@ -190,6 +194,92 @@ static bool ew_uses(int op, char c) {
     const rlx_ew_info *r = rlx_ew_info_of(op);
     char pat[3] = { '$', c, 0 };
     return r && r->wgsl && strstr(r->wgsl, pat);
+}
+
+/* How a generated program reads its inputs: input i from buffer <buf><i>
+ * at word offset <off><i> (Params fields), less its block window's first
+ * element <base><i> (NULL: bound from element 0); input `inline_in` (or
+ * none: -1) is the function argument q, the i32 level of an 8-bit value. */
+typedef struct ew_names {
+    const char *buf, *off, *base;
+    int inline_in;
+} ew_names;
+
+typedef enum ew_gen_result { EW_GEN_OK, EW_GEN_SLOTS, EW_GEN_NO_WGSL } ew_gen_result;
+
+/* Appends the registers of program p as WGSL statements of the output
+ * index g (the flat index of y): r<i> for each input (xs[i] its value, an
+ * 8-bit one dequantized as kernels/quant.wgsl does, f32(q - z) * s, a bool
+ * one as 0.0 / 1.0, a float one widened to f32), then one per instruction.
+ * EW_GEN_SLOTS: the constants do not fit ks (and are not literals);
+ * EW_GEN_NO_WGSL: an instruction's function has no WGSL. */
+static ew_gen_result ew_gen_regs(wg_src *body, const rlx_ew_prog *p, const rlx_value *const *xs, const rlx_value *y,
+                                 const ew_names *nm, kslots *ks, ew_sizes *sz) {
+    char ea[64], eb[64];
+    for (int i = 0; i < p->n_in; i++) {
+        const rlx_value *x = xs[i];
+        bool q8 = p->in_scale[i] != 0, bl = !q8 && x && x->dtype == RLX_DTYPE_BOOL;
+        char sc[64], zp[64];
+        if (q8 && (!value_expr_at(sc, sizeof sc, p->in_scale[i], ks, true) ||
+                   !value_expr_at(zp, sizeof zp, p->in_zp[i], ks, true)))
+            return EW_GEN_SLOTS;
+        if (i == nm->inline_in) { /* the caller's level q (an 8-bit input) */
+            wg_src_printf(body, "    let r%d = (f32(q) - %s) * %s;\n", i, zp, sc);
+            continue;
+        }
+        if (q8 || bl) { /* byte j of the bound words */
+            wg_src_printf(body, "    let j%d = ", i);
+            index_expr(body, x, y, i, sz);
+            if (nm->base) wg_src_printf(body, " - %s%d", nm->base, i);
+            wg_src_printf(body, ";\n    let u%d = (%s%d[%s%d + (j%d >> 2u)] >> ((j%d & 3u) * 8u)) & 0xffu;\n", i, nm->buf,
+                          i, nm->off, i, i, i);
+            if (bl) wg_src_printf(body, "    let r%d = select(0.0, 1.0, u%d != 0u);\n", i, i);
+            else if (x->dtype == RLX_DTYPE_I8)
+                wg_src_printf(body, "    let r%d = (f32(i32(u%d) - 256 * i32(u%d >> 7u)) - %s) * %s;\n", i, i, i, zp, sc);
+            else wg_src_printf(body, "    let r%d = (f32(u%d) - %s) * %s;\n", i, i, zp, sc);
+            continue;
+        }
+        wg_src_printf(body, "    let r%d = f32(%s%d[%s%d + (", i, nm->buf, i, nm->off, i); /* loads widen to f32 */
+        index_expr(body, x, y, i, sz);
+        if (nm->base) wg_src_printf(body, " - %s%d", nm->base, i);
+        wg_src_printf(body, ")]);\n");
+    }
+    /* constant registers: a slot per use (value_expr_at), read where used */
+    for (int k = 0; k < p->n_instr; k++) {
+        const rlx_ew_instr *in = &p->ins[k];
+        snprintf(ea, sizeof ea, "0.0"), snprintf(eb, sizeof eb, "0.0"); /* unread parameters take no slot */
+        if ((ew_uses(in->op, 'a') && !value_expr(ea, sizeof ea, in->alpha, ks)) ||
+            (ew_uses(in->op, 'b') && !value_expr(eb, sizeof eb, in->beta, ks)))
+            return EW_GEN_SLOTS;
+        char ra[64], rb[64], rc[64];
+        if (!operand_expr(ra, sizeof ra, p, in->a, ks) || !operand_expr(rb, sizeof rb, p, in->b >= 0 ? in->b : in->a, ks) ||
+            !operand_expr(rc, sizeof rc, p, in->c >= 0 ? in->c : in->a, ks))
+            return EW_GEN_SLOTS;
+        /* an explicit Cast to f16 inside the chain rounds there (ew_lib's
+         * round16_, by bits: no shader-f16, nothing a compiler may fold) */
+        bool rnd = in->rnd == RLX_DTYPE_F16;
+        wg_src_printf(body, "    let r%d = %s", rlx_ew_reg(p, k), rnd ? "round16_(" : "");
+        if (!wg_gen_ew_expr(body, in->op, ra, rb, rc, ea, eb)) return EW_GEN_NO_WGSL;
+        wg_src_printf(body, "%s;\n", rnd ? ")" : "");
+    }
+    return EW_GEN_OK;
+}
+
+/* Appends `fn quant8(x: f32) -> u32`, p's 8-bit output level of x (type
+ * ydt) as a byte, as kernels/quant.wgsl quantizes (q = x / s rounded once,
+ * half to even, plus z, saturated; NaN: the type's minimum). false: the
+ * slots do not fit ks. */
+static bool ew_gen_quant8(wg_src *body, const rlx_ew_prog *p, rlx_dtype ydt, kslots *ks) {
+    char sc[64], zp[64];
+    if (!value_expr_at(sc, sizeof sc, p->out_scale, ks, true) || !value_expr_at(zp, sizeof zp, p->out_zp, ks, true))
+        return false;
+    float lo = ydt == RLX_DTYPE_I8 ? -128.0f : 0.0f;
+    wg_src_printf(body,
+                  "fn quant8(x: f32) -> u32 {\n"
+                  "    let r = clamp(qround_(x, %s, %.1f - %s) + %s, %.1f, %.1f);\n"
+                  "    return bitcast<u32>(i32(r)) & 0xffu;\n}\n",
+                  sc, lo, zp, zp, lo, lo + 255.0f);
+    return true;
 }
 
 /* One dispatch of a generated FusedElementwise kernel per block of the
@@ -282,7 +372,6 @@ static rlx_status lower_fused_ew(wg_lower *L) {
     kslots ks = { .n = 0 };
     ew_sizes sz = { .bake = false };
     wg_src b = { 0 };
-    char ea[64], eb[64];
     /* the body first (it decides the Params slots), the header after;
      * again with the sizes baked when they do not fit Params */
     wg_src body = { 0 };
@@ -293,70 +382,21 @@ again:
     /* g: the output index in the whole tensor (blocks start at P.i0); an
      * input's index minus its window's first element P.b<k> */
     if (!qout) wg_src_printf(&body, "    let g = P.i0 + i;\n");
-    for (int i = 0; i < p.n_in; i++) {
-        if (is_q8[i]) { /* byte j of the bound words, dequantized as quant.wgsl: f32(q - z) * s */
-            char sc[64], zp[64];
-            if (!value_expr_at(sc, sizeof sc, p.in_scale[i], &ks, true) || !value_expr_at(zp, sizeof zp, p.in_zp[i], &ks, true))
-                goto too_many;
-            wg_src_printf(&body, "    let j%d = ", i);
-            index_expr(&body, wg_in(L, i), y, i, &sz);
-            wg_src_printf(&body, " - P.b%d;\n", i);
-            wg_src_printf(&body, "    let u%d = (X%d[P.o%d + (j%d >> 2u)] >> ((j%d & 3u) * 8u)) & 0xffu;\n", i, i, i, i, i);
-            if (wg_in(L, i)->dtype == RLX_DTYPE_I8)
-                wg_src_printf(&body, "    let r%d = (f32(i32(u%d) - 256 * i32(u%d >> 7u)) - %s) * %s;\n", i, i, i, zp, sc);
-            else wg_src_printf(&body, "    let r%d = (f32(u%d) - %s) * %s;\n", i, i, zp, sc);
-            continue;
-        }
-        if (is_bool[i]) { /* byte j of the bound words: 0.0 or 1.0 */
-            wg_src_printf(&body, "    let j%d = ", i);
-            index_expr(&body, wg_in(L, i), y, i, &sz);
-            wg_src_printf(&body, " - P.b%d;\n", i);
-            wg_src_printf(&body,
-                          "    let r%d = select(0.0, 1.0, ((X%d[P.o%d + (j%d >> 2u)] >> ((j%d & 3u) * 8u)) & 0xffu) "
-                          "!= 0u);\n",
-                          i, i, i, i, i);
-            continue;
-        }
-        wg_src_printf(&body, "    let r%d = f32(X%d[P.o%d + (", i, i, i); /* loads widen to f32 */
-        index_expr(&body, wg_in(L, i), y, i, &sz);
-        wg_src_printf(&body, " - P.b%d)]);\n", i);
-    }
-    /* constant registers: a slot per use (value_expr_at), read where used */
-    for (int k = 0; k < p.n_instr; k++) {
-        const rlx_ew_instr *in = &p.ins[k];
-        snprintf(ea, sizeof ea, "0.0"), snprintf(eb, sizeof eb, "0.0"); /* unread parameters take no slot */
-        if ((ew_uses(in->op, 'a') && !value_expr(ea, sizeof ea, in->alpha, &ks)) ||
-            (ew_uses(in->op, 'b') && !value_expr(eb, sizeof eb, in->beta, &ks)))
-            goto too_many;
-        char ra[64], rb[64], rc[64];
-        if (!operand_expr(ra, sizeof ra, &p, in->a, &ks) || !operand_expr(rb, sizeof rb, &p, in->b >= 0 ? in->b : in->a, &ks) ||
-            !operand_expr(rc, sizeof rc, &p, in->c >= 0 ? in->c : in->a, &ks))
-            goto too_many;
-        /* an explicit Cast to f16 inside the chain rounds there (ew_lib's
-         * round16_, by bits: no shader-f16, nothing a compiler may fold) */
-        bool rnd = in->rnd == RLX_DTYPE_F16;
-        wg_src_printf(&body, "    let r%d = %s", rlx_ew_reg(&p, k), rnd ? "round16_(" : "");
-        if (!wg_gen_ew_expr(&body, in->op, ra, rb, rc, ea, eb)) {
-            wg_src_free(&body);
-            return wg_decline(L, "op %d has no WGSL", in->op);
-        }
-        wg_src_printf(&body, "%s;\n", rnd ? ")" : "");
+    const rlx_value *xs[RLX_EW_MAX_IN];
+    for (int i = 0; i < p.n_in; i++) xs[i] = wg_in(L, i);
+    ew_names nm = { "X", "P.o", "P.b", -1 };
+    switch (ew_gen_regs(&body, &p, xs, y, &nm, &ks, &sz)) {
+    case EW_GEN_SLOTS: goto too_many;
+    case EW_GEN_NO_WGSL: wg_src_free(&body); return wg_decline(L, "an op has no WGSL");
+    default: break;
     }
     /* one rounding to the output's type, at the store; an 8-bit output:
      * the chain is a function of g, four outputs quantized into one word
      * as quant.wgsl does (q = x / s rounded once, half to even, plus z,
      * saturated; NaN: the type's minimum) */
     if (qout) {
-        char sc[64], zp[64];
-        if (!value_expr_at(sc, sizeof sc, p.out_scale, &ks, true) || !value_expr_at(zp, sizeof zp, p.out_zp, &ks, true))
-            goto too_many;
-        float lo = y->dtype == RLX_DTYPE_I8 ? -128.0f : 0.0f;
         wg_src_printf(&body, "    return r%d;\n}\n\n", rlx_ew_reg(&p, p.n_instr - 1));
-        wg_src_printf(&body,
-                      "fn quant8(x: f32) -> u32 {\n"
-                      "    let r = clamp(qround_(x, %s, %.1f - %s) + %s, %.1f, %.1f);\n"
-                      "    return bitcast<u32>(i32(r)) & 0xffu;\n}\n",
-                      sc, lo, zp, zp, lo, lo + 255.0f);
+        if (!ew_gen_quant8(&body, &p, y->dtype, &ks)) goto too_many;
     } else {
         wg_src_printf(&body, "    Y[P.oy + i] = %s(r%d);\n}\n", y->dtype == RLX_DTYPE_F16 ? "f16" : "f32",
                       rlx_ew_reg(&p, p.n_instr - 1));
@@ -442,6 +482,114 @@ again:
 too_many:
     wg_src_free(&body);
     return wg_decline(L, "too many constants for one dispatch's Params");
+}
+
+/* ------------------------------------------------------------ a QLinearConv's QDQ chain */
+
+rlx_status wg_qepi_make(wg_lower *L, uint32_t used_words, uint32_t used_binds, wg_qepi *e) {
+    memset(e, 0, sizeof *e);
+    rlx_ew_prog p;
+    if (rlx_ew_prog_read_at(L->n, RLX_QCONV_EW_PREFIX, RLX_QCONV_EW_FIRST, &p) != RLX_OK || p.out_scale == 0)
+        return wg_decline(L, "malformed QDQ chain");
+    const rlx_value *y = wg_out(L, 0), *xs[RLX_EW_MAX_IN];
+    int slot = -1;
+    for (int i = 0; i < p.n_in; i++) {
+        const rlx_value *x = xs[i] = wg_in(L, RLX_QCONV_EW_FIRST + i);
+        if (!x) {
+            slot = i;
+            continue;
+        }
+        bool q8 = p.in_scale[i] != 0;
+        if (q8 ? x->dtype != RLX_DTYPE_U8 && x->dtype != RLX_DTYPE_I8 : x->dtype != RLX_DTYPE_F32)
+            return wg_decline(L, "QDQ chain input %d of dtype %s", i, rlx_dtype_name(x->dtype));
+        if (!rlx_value_is_static(x) || wg_numel(x) * 4 > L->caps->max_binding)
+            return wg_decline(L, "QDQ chain input %d larger than one storage binding", i);
+        e->bind_val[e->n_bind] = wg_in_id(L, RLX_QCONV_EW_FIRST + i);
+        e->bind_elems[e->n_bind] = q8 ? (wg_numel(x) + 3) / 4 : wg_numel(x);
+        e->bind_in[e->n_bind++] = i;
+    }
+    for (int k = 0; k < p.n_instr; k++)
+        if (p.ins[k].rnd && p.ins[k].rnd != RLX_DTYPE_F16) return wg_decline(L, "bf16 rounding");
+    uint32_t binds = used_binds + (uint32_t)e->n_bind;
+    if (slot < 0 || !y || binds > WG_MAX_BINDINGS ||
+        (L->caps->max_storage_per_stage && binds > L->caps->max_storage_per_stage))
+        return wg_decline(L, "QDQ chain with %d more inputs than one dispatch binds", e->n_bind);
+    kslots ks = { .n = 0, .tag = "ek" };
+    ew_sizes sz = { .bake = true };
+    ew_names nm = { "EX", "P.eo", NULL, slot };
+    wg_src b = { 0 };
+    for (;;) { /* constants in Params slots, else (too many) as literals */
+        ks.n = 0;
+        wg_src_free(&b);
+        wg_src_printf(&b, "// The QDQ chain of this QLinearConv (ir/ops/internal_ops.h), generated by lower_internal.c\n"
+                          "// (wg_qepi_make) in place of kernels/qepi.wgsl: qepi(g, q) is the chain's output byte at y's\n"
+                          "// flat index g where the convolution's level is q.\n"
+                          "//!audited the chain's inputs read at their broadcast index of y's element g < its size\n");
+        wg_src body = { 0 };
+        wg_src_printf(&body, "fn qepi(g: u32, q: i32) -> u32 {\n");
+        ew_gen_result r = ew_gen_regs(&body, &p, xs, y, &nm, &ks, &sz);
+        if (r == EW_GEN_NO_WGSL) {
+            wg_src_free(&body);
+            wg_src_free(&b);
+            return wg_decline(L, "a QDQ chain op without WGSL");
+        }
+        wg_src_printf(&body, "    return quant8(r%d);\n}\n", rlx_ew_reg(&p, p.n_instr - 1));
+        bool fits = r == EW_GEN_OK && ew_gen_quant8(&body, &p, y->dtype, &ks) &&
+                    used_words + (uint32_t)e->n_bind + (uint32_t)ks.n <= WG_MAX_PARAMS;
+        if (!fits) {
+            wg_src_free(&body);
+            if (ks.lit) {
+                wg_src_free(&b);
+                return wg_decline(L, "QDQ chain's constants do not fit one dispatch's Params");
+            }
+            ks.lit = true;
+            continue;
+        }
+        if (e->n_bind || ks.n) {
+            wg_src_printf(&b, "//!params");
+            for (int j = 0; j < e->n_bind; j++) wg_src_printf(&b, " eo%d: u32,", e->bind_in[j]);
+            for (int k = 0; k < ks.n; k++) wg_src_printf(&b, " ek%d: f32,", k);
+            wg_src_printf(&b, "\n");
+        }
+        for (int j = 0; j < e->n_bind; j++)
+            wg_src_printf(&b, "//!bind EX%d: array<%s>\n", e->bind_in[j],
+                          xs[e->bind_in[j]]->dtype == RLX_DTYPE_F32 ? "f32" : "u32");
+        const char *lib = wg_wgsl_source("ew_lib");
+        wg_src_printf(&b, "%s\n%s", lib ? lib : "", body.s ? body.s : "");
+        bool oom = body.oom;
+        wg_src_free(&body);
+        if (oom || b.oom) {
+            wg_src_free(&b);
+            return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory generating its QDQ chain", rlx_node_desc(L->n));
+        }
+        break;
+    }
+    e->src = wg_src_take(&b);
+    e->n_k = ks.n;
+    memcpy(e->k, ks.v, sizeof(float) * (size_t)ks.n);
+    return RLX_OK;
+}
+
+char *wg_qepi_source(const wg_qepi *e, const char *src) {
+    static const char inc[] = "//!include qepi\n";
+    const char *at = src ? strstr(src, inc) : NULL;
+    if (!at) return NULL;
+    wg_src b = { 0 };
+    wg_src_printf(&b, "%.*s%s%s", (int)(at - src), src, e->src, at + sizeof inc - 1);
+    return wg_src_take(&b);
+}
+
+void wg_qepi_write(wg_lower *L, wg_dispatch *d, const wg_qepi *e) {
+    for (int j = 0; j < e->n_bind; j++) {
+        const char *name = wg_keep(L, "eo%d", e->bind_in[j]);
+        wg_bind(L, d, name, e->bind_val[j], 0, e->bind_elems[j]);
+    }
+    for (int k = 0; k < e->n_k; k++) wg_p_f32(L, d, wg_keep(L, "ek%d", k), e->k[k]);
+}
+
+void wg_qepi_free(wg_qepi *e) {
+    free(e->src);
+    memset(e, 0, sizeof *e);
 }
 
 /* ------------------------------------------------------------ AddLayerNormalization */

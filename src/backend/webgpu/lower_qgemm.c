@@ -19,6 +19,7 @@
 
 #include "backend/webgpu/lower_qgemm.h"
 #include "backend/webgpu/lower_gemm.h"
+#include "backend/webgpu/wgsl_gen.h"
 #include "base/mem.h"
 #include "base/options.h"
 #include "base/tensor.h"
@@ -127,6 +128,22 @@ static void qgemm_params(wg_lower *L, wg_dispatch *d, const wg_qgemm *q, uint64_
     for (int j = 0; j < 12; j++) wg_p_u32(L, d, "conv", q->conv ? q->conv_geom[j] : 0);
 }
 
+/* A dispatch of kernel `name` (its embedded source, or src, a generated
+ * one that this frees) with the QDQ chain epi (NULL: none) in place of its
+ * `//!include qepi` line. */
+static rlx_status emit_epi(wg_lower *L, const char *name, char *src, const wg_qepi *epi, wg_dispatch **d) {
+    if (!epi && !src) {
+        *d = wg_emit(L, name);
+        return RLX_OK;
+    }
+    char *full = epi ? wg_qepi_source(epi, src ? src : wg_wgsl_source(name)) : src;
+    if (full) *d = wg_emit_source(L, name, full);
+    if (full != src) free(full);
+    free(src);
+    if (!full) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory generating the integer GEMM", rlx_node_desc(L->n));
+    return RLX_OK;
+}
+
 rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     uint64_t batch = 1;
     for (int i = 0; i < q->nb; i++) batch *= q->bd[i];
@@ -212,13 +229,13 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     bool two = gen && (nsplit > 1 || !words);
     kc.splitk = two;
     wg_dispatch *d;
+    const wg_qepi *epi = q->epi && q->epi->src ? q->epi : NULL;
+    const char *kname = L->caps->dot4 ? "qgemm_dp4" : "qgemm";
     if (gen) {
         char *src = wg_gen_gemm_source(&kc);
-        if (!src) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory generating the integer GEMM", rlx_node_desc(L->n));
-        d = wg_emit_source(L, "qgemm_gen", src);
-        free(src);
+        RLX_TRY(emit_epi(L, "qgemm_gen", src, two ? NULL : epi, &d));
     } else {
-        d = wg_emit(L, L->caps->dot4 ? "qgemm_dp4" : "qgemm");
+        RLX_TRY(emit_epi(L, kname, NULL, epi, &d));
         wg_spec(L, d, "TILE", tile);
         wg_spec(L, d, "MODE", mode);
     }
@@ -261,10 +278,12 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     if (requant) wg_bind(L, d, "t_off", WG_TABLE, t_off, t_words);
     else wg_bind(L, d, "t_off", q->a, 0, 1);
     qgemm_params(L, d, q, total, threads, nsplit, ks_words);
+    if (epi && !two) wg_qepi_write(L, d, epi);
     RLX_TRY(mode ? wg_grid_groups(L, d, groups * nsplit) : wg_grid_1d(L, d, threads));
     if (!two) return RLX_OK;
     /* the second pass: A the partial sums, B unused */
-    wg_dispatch *r = wg_emit(L, L->caps->dot4 ? "qgemm_dp4" : "qgemm");
+    wg_dispatch *r;
+    RLX_TRY(emit_epi(L, kname, NULL, epi, &r));
     wg_spec(L, r, "MODE", words ? 3 : 4);
     spec_q8(L, r, q);
     wg_bind(L, r, "a_off", WG_SCRATCH, 0, nsplit * total);
@@ -277,6 +296,7 @@ rlx_status wg_emit_qgemm(wg_lower *L, const wg_qgemm *q) {
     /* MODE 3: four columns of one row per invocation; MODE 4: one word of y */
     uint64_t inv = words ? batch * q->m * ((q->n + 3) / 4) : (total + 3) / 4;
     qgemm_params(L, r, q, total, inv, nsplit, ks_words);
+    if (epi) wg_qepi_write(L, r, epi);
     return wg_grid_1d(L, r, inv);
 }
 
@@ -430,7 +450,8 @@ static rlx_status emit_qdwconv(wg_lower *L, const wg_qgemm *q, const rlx_conv_ge
     bool row = strcmp(opt, "legacy") != 0;
     uint64_t threads = requant || row ? (total + 3) / 4 : total;
     bool dot4 = row && L->caps->dot4;
-    wg_dispatch *d = wg_emit(L, dot4 ? "qdwconv_dp4" : "qdwconv");
+    wg_dispatch *d;
+    RLX_TRY(emit_epi(L, dot4 ? "qdwconv_dp4" : "qdwconv", NULL, q->epi && q->epi->src ? q->epi : NULL, &d));
     spec_q8(L, d, q);
     wg_spec(L, d, "QDW_ROW", dot4 ? 2 : row ? 1 : 0);
     wg_spec(L, d, "QDKH", (uint32_t)k_h);
@@ -447,6 +468,7 @@ static rlx_status emit_qdwconv(wg_lower *L, const wg_qgemm *q, const rlx_conv_ge
          wg_pu("out_h", out_h), wg_pu("out_w", out_w), wg_pu("k_h", k_h), wg_pu("k_w", k_w), wg_pu("s_h", s_h),
          wg_pu("s_w", s_w), wg_pu("p_h", p_h), wg_pu("p_w", p_w), wg_pu("dil_h", d_h), wg_pu("dil_w", d_w),
          wg_pu("zw_step", q->za_step), wg_pu("total", total), wg_pu("threads", threads), wg_pi("y_zp", q->y_zp));
+    if (q->epi && q->epi->src) wg_qepi_write(L, d, q->epi);
     return wg_grid_1d(L, d, threads);
 }
 
@@ -468,6 +490,11 @@ static rlx_status lower_qconv(wg_lower *L) {
     if (!is_q8(x) || !is_q8(w)) return wg_decline(L, "x and w must be int8 or uint8");
     if (!y || !rlx_value_is_static(y) || (zx && !rlx_value_is_static(zx)) || (zw && !rlx_value_is_static(zw)))
         return wg_decline(L, "dynamic shape");
+    /* a QDQ chain (internal inputs 9..): y is its output, the convolution's
+     * own 8-bit type is y_zero_point's */
+    bool chain = ql && L->n->n_in > RLX_QCONV_EW_FIRST;
+    if (chain && (!wg_in(L, 7) || !is_q8(wg_in(L, 7)))) return wg_decline(L, "a QDQ chain without y_zero_point");
+    rlx_dtype ydt = chain ? wg_in(L, 7)->dtype : y->dtype;
     if (ql ? (y->dtype != RLX_DTYPE_U8 && y->dtype != RLX_DTYPE_I8) : y->dtype != RLX_DTYPE_I32)
         return wg_decline(L, "output dtype %s", rlx_dtype_name(y->dtype));
     if ((zx && zx->dtype != x->dtype) || (zw && zw->dtype != w->dtype))
@@ -501,7 +528,7 @@ static rlx_status lower_qconv(wg_lower *L) {
     q.a = wg_in_id(L, ql ? 3 : 1), q.y = wg_out_id(L, 0);
     q.za = zw ? wg_in_id(L, ql ? 5 : 3) : -1, q.zb = zx ? wg_in_id(L, 2) : -1;
     q.za_step = zw && wg_numel(zw) > 1 ? 1 : 0;
-    q.a_signed = w->dtype == RLX_DTYPE_I8, q.b_signed = x->dtype == RLX_DTYPE_I8, q.y_signed = y->dtype == RLX_DTYPE_I8;
+    q.a_signed = w->dtype == RLX_DTYPE_I8, q.b_signed = x->dtype == RLX_DTYPE_I8, q.y_signed = ydt == RLX_DTYPE_I8;
     q.m = (uint32_t)cout_g, q.n = (uint32_t)P, q.k = (uint32_t)K;
     q.nb = 2;
     q.bd[0] = (uint32_t)g.n, q.bd[1] = (uint32_t)G;
@@ -552,11 +579,21 @@ static rlx_status lower_qconv(wg_lower *L) {
         q.mult = mult, q.bias = bias;
         q.y_zp = (int32_t)rlx_tensor_get_i64(zy->konst, 0);
     }
-    rlx_status st;
+    /* the chain for the largest kernel's Params (the integer GEMM's 48
+     * words) and bindings (6) */
+    wg_qepi epi = { 0 };
+    rlx_status st = chain ? wg_qepi_make(L, 48, 6, &epi) : RLX_OK;
+    if (st != RLX_OK) {
+        free(mult);
+        free(bias);
+        return st;
+    }
+    q.epi = &epi;
     if (cin_g == 1) {
         st = emit_qdwconv(L, &q, &g, in_h, in_w, out_h, out_w, k_h, k_w, s_h, s_w, p_h, p_w, d_h, d_w);
         free(mult);
         free(bias);
+        wg_qepi_free(&epi);
         return st;
     }
     /* 1x1, stride 1, no padding: the GEMM reads x itself as a plain b
@@ -567,6 +604,7 @@ static rlx_status lower_qconv(wg_lower *L) {
     st = wg_emit_qgemm(L, &q);
     free(mult);
     free(bias);
+    wg_qepi_free(&epi);
     return st;
 }
 

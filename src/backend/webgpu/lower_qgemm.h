@@ -7,6 +7,7 @@
 #define RLX_BACKEND_WEBGPU_LOWER_QGEMM_H
 
 #include "backend/webgpu/webgpu.h"
+#include "ir/ops/internal_ops.h"
 
 /* One integer GEMM: y[batch, m, n] = sum_k (a[.., m, k] - za)(b[.., k, n] - zb)
  * (i32, wrapping), or requantized to 8 bits with mult[row, col] (doubles
@@ -46,7 +47,39 @@ typedef struct wg_qgemm {
     const int32_t *bias;
     uint32_t mult_rows, mult_cols;
     int32_t y_zp;
+    /* NULL, or the QDQ chain the dispatch that stores the 8-bit y applies
+     * (y is then the chain's output; y_signed stays the convolution's) */
+    const struct wg_qepi *epi;
 } wg_qgemm;
+
+/* The QDQ chain of a QLinearConv (ir/ops/internal_ops.h, inputs 9..:
+ * passes/fuse_qconv_ew.c) for the integer kernels' 8-bit stores: src
+ * replaces their `//!include qepi` line (kernels/qepi.wgsl) with the
+ * chain's Params fields (after the kernel's own: eo<i> the word offsets of
+ * its bound inputs, ek<k> its constants), storage bindings (after the
+ * kernel's own: EX<i>, chain input i whole) and fn qepi(g, q), the chain's
+ * output byte at y's flat index g for the convolution's level q, the
+ * FusedElementwise generator's code (lower_internal.c), hence its bits. */
+typedef struct wg_qepi {
+    char *src; /* NULL: no chain */
+    int n_bind;
+    int bind_in[RLX_EW_MAX_IN], bind_val[RLX_EW_MAX_IN]; /* chain input, value id */
+    uint64_t bind_elems[RLX_EW_MAX_IN];                    /* f32 elements or words of bytes */
+    int n_k;
+    float k[48];
+} wg_qepi;
+
+/* Makes e from L's node (a QLinearConv with more than 9 inputs) for a
+ * kernel of used_words Params words and used_binds storage bindings.
+ * errors: declines (a chain that does not fit one dispatch: bindings,
+ * Params, bindings' sizes; bf16 rounding); RLX_ERR_OUT_OF_MEMORY. */
+rlx_status wg_qepi_make(wg_lower *L, uint32_t used_words, uint32_t used_binds, wg_qepi *e);
+/* The kernel source src with its `//!include qepi` line replaced by
+ * e->src (malloc'ed), or NULL (no such line, out of memory). */
+char *wg_qepi_source(const wg_qepi *e, const char *src);
+/* Binds e's inputs and writes its Params fields: after the kernel's own. */
+void wg_qepi_write(wg_lower *L, wg_dispatch *d, const wg_qepi *e);
+void wg_qepi_free(wg_qepi *e);
 
 /* Emits the dispatch of q (qgemm_dp4 when L->caps->dot4, else qgemm), the
  * variant by shape and option gpu.qgemm_tile (workgroup tiles, split k,

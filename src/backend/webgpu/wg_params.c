@@ -2,8 +2,10 @@
  *
  * A kernel source declares its uniform Params with one or more lines
  *     //!params x_off: u32, y_off: u32, n: u32, alpha: f32, dims: array<vec4<u32>, 2>
- * (fields in order; the lines concatenate). At pipeline creation the
- * first such line becomes `struct Params { ... };` and the others vanish;
+ * (fields in order; the lines concatenate, wherever they stand: an
+ * included snippet may add fields after its includer's). At pipeline
+ * creation they become `struct Params { ... };` and binding 0 at the end
+ * of the text (WGSL declarations may come in any order);
  * the same text gives the word layout that WGSL's uniform rules imply
  * (scalars 4 bytes, vec4 and arrays of vec4 16-byte aligned, padding
  * where alignment needs it), against which compile checks the words each
@@ -90,14 +92,15 @@ static rlx_status parse_fields(const char *kernel, const char *p, const char *e,
     return RLX_OK;
 }
 
-/* The state of one expansion: the text, the layout and fields so far,
- * whether a struct is open, the storage bindings declared so far. */
+/* The state of one expansion: the text, the layout and fields so far
+ * (their declarations in `fields`, written at the end), the storage
+ * bindings declared so far. */
 typedef struct expansion {
     const char *kernel;
-    wg_src *o;
+    wg_src *o, *fields;
     wg_layout *lay;
     int n_fields, n_bind;
-    bool open, own_p; /* own_p: the source declares binding 0 itself */
+    bool own_p; /* own_p: the source declares binding 0 itself */
 } expansion;
 
 /* Appends src to x->o, line by line: `//!include NAME` (depth 0 only)
@@ -130,13 +133,7 @@ static rlx_status expand(expansion *x, const char *src, int depth) {
             const char *fs = t + sizeof k_tag - 1, *fe = e;
             RLX_TRY(parse_fields(x->kernel, fs, fe, x->lay, &x->n_fields));
             while (fe > fs && (fe[-1] == ' ' || fe[-1] == ',' || fe[-1] == '\r')) fe--;
-            /* the first line opens the struct, the last closes it */
-            const char *after = nx + strspn(nx, " \t");
-            bool more = strncmp(after, k_tag, sizeof k_tag - 1) == 0;
-            /* (binding 0 too, unless the source still writes it itself) */
-            wg_src_printf(x->o, "%s%.*s%s\n", x->open ? "" : "struct Params {", (int)(fe - fs), fs,
-                          more ? "," : x->own_p ? " };" : " };\n@group(0) @binding(0) var<uniform> P: Params;");
-            x->open = more;
+            wg_src_printf(x->fields, "%s%.*s", x->fields->n ? "," : "", (int)(fe - fs), fs);
         } else if (strncmp(t, k_main1d, sizeof k_main1d - 1) == 0) {
             /* the entry point of a 1-D grid (wg_grid_1d: 64 per workgroup,
              * folded into y past 65,535 workgroups), its flat index v and,
@@ -251,9 +248,16 @@ rlx_status wg_params_expand(const char *kernel, const char *src, wg_elem elem, c
     const char *pre = k_prelude[elem];
     if (elem == WG_ELEM_F16 && strstr(o.s ? o.s : "", "enable f16;")) pre += strlen("enable f16;\n");
     wg_src_printf(&o, "%s", pre);
-    expansion x = { .kernel = kernel, .o = &o, .lay = lay, .own_p = strstr(src, "var<uniform> P: Params") != NULL };
+    wg_src fields = { 0 };
+    expansion x = { .kernel = kernel, .o = &o, .fields = &fields, .lay = lay,
+                    .own_p = strstr(src, "var<uniform> P: Params") != NULL };
     rlx_status st = expand(&x, src, 0);
-    if (!st && o.oom) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    /* the struct (and binding 0, unless the source still writes it itself) */
+    if (!st && fields.n)
+        wg_src_printf(&o, "struct Params {%s };\n%s", fields.s,
+                      x.own_p ? "" : "@group(0) @binding(0) var<uniform> P: Params;\n");
+    if (!st && (o.oom || fields.oom)) st = rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    wg_src_free(&fields);
     if (st) {
         wg_src_free(&o);
         return st;

@@ -132,6 +132,23 @@ typedef struct rlx_ew_prog {
  * errors: RLX_ERR_INVALID_MODEL naming the node. */
 rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p);
 
+/* The same for a program carried by another node: attributes named
+ * <prefix>code, <prefix>fparams, ... and inputs first_in .. n_in - 1 of
+ * the node as the program's (a QLinearConv's QDQ chain: prefix "_rlx_ew_",
+ * first_in 9). */
+rlx_status rlx_ew_prog_read_at(const rlx_node *n, const char *prefix, int first_in, rlx_ew_prog *p);
+
+/* A QLinearConv's QDQ chain (passes/fuse_qconv_ew.c): inputs 0..8 are
+ * QLinearConv-10's (B may be absent), inputs 9.. a FusedElementwise program
+ * over them whose attributes are named _rlx_ew_code, _rlx_ew_fparams, ...
+ * (rlx_ew_prog_read_at). Exactly one program input is absent: the
+ * convolution's 8-bit result y (its level, as QLinearConv writes it), which
+ * the program reads through its qin. The program's output is 8-bit (qout)
+ * with y's shape, and is the node's output. Kernels compute y as
+ * QLinearConv, then the program on it: the bits of the two nodes apart. */
+#define RLX_QCONV_EW_PREFIX "_rlx_ew_"
+#define RLX_QCONV_EW_FIRST 9
+
 /* Whether a parameter of shape p (rank pr) fits AddLayerNormalization's A of
  * shape x (rank xr): right-aligned to x, 1 on a leading run of dims and
  * equal to x on the rest (element e of A then reads p at e % numel(p));

@@ -17,15 +17,22 @@ static int ew_arity(int op) {
     return r ? r->arity : 0;
 }
 
-rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p) {
+rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p) { return rlx_ew_prog_read_at(n, "", 0, p); }
+
+rlx_status rlx_ew_prog_read_at(const rlx_node *n, const char *prefix, int first_in, rlx_ew_prog *p) {
     memset(p, 0, sizeof *p);
+    char name[6][32];
+    static const char *const k_names[6] = { "code", "fparams", "consts", "qin", "qout", "dtype" };
+    for (int i = 0; i < 6; i++) snprintf(name[i], sizeof name[i], "%s%s", prefix, k_names[i]);
+    /* the op's own schema, or (prefix) internal attributes of another op */
+    bool own = !*prefix;
     size_t nc = 0, nf = 0, nk = 0;
-    const int64_t *code = rlx_param_ints(n, "code", &nc);
-    const float *fp = rlx_param_floats(n, "fparams", &nf);
-    const float *ks = rlx_param_floats(n, "consts", &nk);
-    p->n_in = n->n_in;
-    if (n->n_in < 1 || n->n_in > RLX_EW_MAX_IN)
-        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %d inputs, expected 1 to %d", rlx_node_desc(n), n->n_in,
+    const int64_t *code = own ? rlx_param_ints(n, name[0], &nc) : rlx_attr_ints(n, name[0], &nc);
+    const float *fp = own ? rlx_param_floats(n, name[1], &nf) : rlx_attr_floats(n, name[1], &nf);
+    const float *ks = own ? rlx_param_floats(n, name[2], &nk) : rlx_attr_floats(n, name[2], &nk);
+    p->n_in = n->n_in - first_in;
+    if (p->n_in < 1 || p->n_in > RLX_EW_MAX_IN)
+        return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: %d program inputs, expected 1 to %d", rlx_node_desc(n), p->n_in,
                         RLX_EW_MAX_IN);
     if (!code || nc == 0 || nc % 5 != 0 || nc / 5 > RLX_EW_MAX_INSTR || nf != (nc / 5) * 2 || nk > RLX_EW_MAX_CONSTS)
         return rlx_fail(RLX_ERR_INVALID_MODEL,
@@ -62,7 +69,8 @@ rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p) {
                             rlx_node_desc(n), k);
     }
     size_t nqi = 0, nqo = 0;
-    const float *qi = rlx_param_floats(n, "qin", &nqi), *qo = rlx_param_floats(n, "qout", &nqo);
+    const float *qi = own ? rlx_param_floats(n, name[3], &nqi) : rlx_attr_floats(n, name[3], &nqi);
+    const float *qo = own ? rlx_param_floats(n, name[4], &nqo) : rlx_attr_floats(n, name[4], &nqo);
     if ((qi && nqi != 2 * (size_t)p->n_in) || (qo && nqo != 2))
         return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: qin has %zu floats (expected %d), qout %zu (expected 2)",
                         rlx_node_desc(n), nqi, 2 * p->n_in, nqo);
@@ -73,7 +81,7 @@ rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p) {
             return rlx_fail(RLX_ERR_INVALID_MODEL, "%s: qin of input %d: scale %g, zero point %g", rlx_node_desc(n), i,
                             p->in_scale[i], p->in_zp[i]);
     }
-    int64_t dt = rlx_param_int(n, "dtype");
+    int64_t dt = own ? rlx_param_int(n, name[5]) : rlx_attr_int(n, name[5], 0);
     if (qo) {
         p->out_scale = qo[0];
         p->out_zp = qo[1];

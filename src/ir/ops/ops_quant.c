@@ -9,6 +9,7 @@
 
 #include "base/tensor.h"
 #include "ir/ops/conv_geom.h"
+#include "ir/ops/internal_ops.h"
 #include "ir/ops/ops.h"
 #include "ir/ops/quant_params.h"
 
@@ -431,6 +432,43 @@ static rlx_status infer_conv_integer(rlx_infer_ctx *c) {
     return check_channel_param(c, 3, "w_zero_point", m, true);
 }
 
+/* A QLinearConv's QDQ chain (passes/fuse_qconv_ew.c; internal inputs 9..,
+ * never accepted from a file: the table says at most 9): the program of
+ * the _rlx_ew_* attributes over inputs 9 .., exactly one of them absent
+ * (-1), which is the convolution's 8-bit result (qin: its dequantization);
+ * the others broadcast to the convolution's output; an 8-bit program
+ * output (qout) of the convolution's shape, which becomes the node's. */
+static rlx_status infer_qconv_chain(rlx_infer_ctx *c) {
+    rlx_ew_prog p;
+    RLX_TRY(rlx_ew_prog_read_at(c->n, RLX_QCONV_EW_PREFIX, RLX_QCONV_EW_FIRST, &p));
+    const rlx_value *y = rlx_ictx_out(c, 0), *yz = rlx_ictx_in(c, 7);
+    if (!y || !rlx_value_is_static(y) || !yz) return rlx_ictx_fail(c, "a QDQ chain needs a static output shape");
+    int slot = -1;
+    for (int i = 0; i < p.n_in; i++) {
+        const rlx_value *x = rlx_ictx_in(c, RLX_QCONV_EW_FIRST + i);
+        if (!x) {
+            if (slot >= 0) return rlx_ictx_fail(c, "the QDQ chain has more than one absent input");
+            slot = i;
+            if (p.in_scale[i] == 0) return rlx_ictx_fail(c, "the QDQ chain's convolution input has no qin");
+            continue;
+        }
+        bool q8 = p.in_scale[i] != 0;
+        if (q8 ? x->dtype != RLX_DTYPE_U8 && x->dtype != RLX_DTYPE_I8 : x->dtype != RLX_DTYPE_F32)
+            return rlx_ictx_fail(c, "QDQ chain input %d has dtype %s", i, rlx_dtype_name(x->dtype));
+        bool ok = rlx_value_is_static(x) && x->rank <= y->rank;
+        for (int d = 0; ok && d < x->rank; d++) {
+            int64_t xd = x->dims[d], yd = y->dims[y->rank - x->rank + d];
+            ok = xd == yd || xd == 1;
+        }
+        if (!ok) return rlx_ictx_fail(c, "QDQ chain input %d does not broadcast to the convolution's output", i);
+    }
+    if (slot < 0) return rlx_ictx_fail(c, "the QDQ chain has no input for the convolution's result");
+    if (p.out_scale == 0) return rlx_ictx_fail(c, "the QDQ chain's output is not 8-bit (qout)");
+    int64_t dims[RLX_MAX_RANK];
+    for (int d = 0; d < y->rank; d++) dims[d] = y->dims[d];
+    return rlx_ictx_set_out(c, 0, p.dtype, y->rank, dims, NULL);
+}
+
 /* QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?). */
 static rlx_status infer_qlinear_conv(rlx_infer_ctx *c) {
     RLX_TRY(check_input(c, 0, "input x", q8()));
@@ -456,7 +494,8 @@ static rlx_status infer_qlinear_conv(rlx_infer_ctx *c) {
         return rlx_ictx_fail(c, "B has shape %s, expected [%lld]", rlx_shape_str_q(b->dims, b->rank, s, sizeof s),
                              (long long)m);
     }
-    return check_const_scales(c);
+    RLX_TRY(check_const_scales(c));
+    return c->n->n_in > RLX_QCONV_EW_FIRST ? infer_qconv_chain(c) : RLX_OK;
 }
 
 const rlx_op_def rlx_ops_quant[] = {

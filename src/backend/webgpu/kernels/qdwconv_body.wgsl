@@ -288,7 +288,7 @@ fn qdw_main(t: u32) {
         }
         var word = 0u;
         for (var j = 0u; j < 4u; j = j + 1u) {
-            word = word | ((bitcast<u32>(requant(acc[j], P.t_off + 4u * m)) & 0xffu) << (8u * j));
+            word = word | (qepi(e0 + j, requant(acc[j], P.t_off + 4u * m)) << (8u * j));
         }
         Y[P.y_off + t] = word;
         return;
@@ -304,7 +304,7 @@ fn qdw_main(t: u32) {
         let e = e0 + j;
         if (e >= P.total) { break; }
         let r = dw_acc(e);
-        word = word | ((bitcast<u32>(requant(r.x, P.t_off + 4u * u32(r.y))) & 0xffu) << (8u * j));
+        word = word | (qepi(e, requant(r.x, P.t_off + 4u * u32(r.y))) << (8u * j));
     }
     Y[P.y_off + t] = word;
 }

@@ -13,6 +13,7 @@
 //!include qdot_dp4
 //!include qrequant
 //!include qdwconv_body
+//!include qepi
 //!main1d t < P.threads {
     qdw_main(t);
 }

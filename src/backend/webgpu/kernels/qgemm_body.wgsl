@@ -303,7 +303,7 @@ fn qgemm_tile(t: u32) {
             var word = 0u;
             for (var j = 0u; j < 4u; j = j + 1u) {
                 let r = requant(v[j], P.t_off + prow * P.t_row + (n0 + j) * P.t_col);
-                word = word | ((bitcast<u32>(r) & 0xffu) << (8u * j));
+                word = word | (qepi(e + j, r) << (8u * j));
             }
             Y[P.y_off + e / 4u] = word;
         }
@@ -326,7 +326,7 @@ fn qgemm_main(t: u32) {
         let e = 4u * t + j;
         if (e >= P.total) { break; }
         let r = qgemm_acc(e);
-        word = word | ((bitcast<u32>(requant(bitcast<i32>(r.x), r.y)) & 0xffu) << (8u * j));
+        word = word | (qepi(e, requant(bitcast<i32>(r.x), r.y)) << (8u * j));
     }
     Y[P.y_off + t] = word;
 }

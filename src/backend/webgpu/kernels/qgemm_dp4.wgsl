@@ -10,6 +10,7 @@
 //!include qgemm_body
 //!include qgemm_wg
 //!include qgemm_main
+//!include qepi
 @compute @workgroup_size(QWG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3u, @builtin(num_workgroups) nwg: vec3u) {
     qgemm_entry(li, wid.x + wid.y * nwg.x);

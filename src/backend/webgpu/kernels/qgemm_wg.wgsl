@@ -135,7 +135,7 @@ fn qstore4(bi: u32, mm: u32, prow: u32, n0: u32, v: vec4<i32>) {
     var word = 0u;
     for (var j = 0u; j < 4u; j = j + 1u) {
         let r = requant(v[j], P.t_off + prow * P.t_row + min(n0 + j, P.n - 1u) * P.t_col);
-        word = word | ((bitcast<u32>(r) & 0xffu) << (8u * j));
+        word = word | (qepi(e + j, r) << (8u * j));
     }
     Y[P.y_off + e / 4u] = word;
 }
@@ -182,7 +182,7 @@ fn qgemm_reduce_flat(t: u32) {
         for (var s = 0u; s < P.nsplit; s = s + 1u) { v = v + bitcast<i32>(A[P.a_off + s * P.total + e]); }
         v = v + i32(P.k) * zp_a(prow) * zp_b(nn);
         let r = requant(v, P.t_off + prow * P.t_row + nn * P.t_col);
-        word = word | ((bitcast<u32>(r) & 0xffu) << (8u * j));
+        word = word | (qepi(e, r) << (8u * j));
     }
     Y[P.y_off + t] = word;
 }

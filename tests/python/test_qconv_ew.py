@@ -1,0 +1,165 @@
+"""QDQ residual blocks on the GPU: a QLinearConv takes the 8-bit chain that
+alone reads its result (passes/fuse_qconv_ew.c; the chain applied where the
+integer kernels store, kernels/qepi.wgsl) and gives the bits of the two
+nodes apart.
+
+Models: small ResNet-like nets in f32 (a stem, an identity block, a block
+whose projection shortcut comes after its last convolution in node order,
+as torchvision's Bottleneck exports it), quantized by onnxruntime's
+quantize_static (QDQ, per-channel int8 weights; uint8 or int8 activations),
+on fresh random inputs. Shapes pick the integer kernels' store paths: 12 x 12
+maps (whole words per row: the generated GEMM, its split-K reduce), 7 x 7
+(49 columns: the flat requantizing pass), depthwise 3 x 3 blocks (qdwconv),
+4 output channels (the small-m variants); and on one model every
+gpu.qgemm_tile variant (gen, wg, reg, gemv, 0, legacy).
+
+Checks, per model: the fusion report names fuse_qconv_ew for each block
+(two per model); with gpu.poison, the GPU's output equals bit for bit the
+GPU plan with fuse_qconv_ew off (the chain a dispatch of its own) and the
+CPU plan (which keeps the nodes apart).
+
+Skips (exit 77) while librlx.so or the rlx program is not built, or without
+onnxruntime's quantizer."""
+import os
+import sys
+import tempfile
+
+import numpy as np
+from onnx import TensorProto as T
+from onnx import helper as H
+from onnx import numpy_helper as NH
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ocr_ref as R  # noqa: E402
+
+rlx = R.import_rlx()
+RLX = R.built("rlx")
+try:
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+except ImportError:
+    R.skip("onnxruntime's quantizer is not installed")
+if len(rlx.adapters()) == 0:
+    R.skip("no GPU adapter")
+C = R.Checker("test_qconv_ew")
+rng = R.seeded_rng(21)
+TMP = tempfile.mkdtemp(prefix="rlx_qconv_ew_")
+
+
+def f32_model(path, c, hw, group, c2, nd=2):
+    """stem 3 -> c; identity block (3x3 c -> c, then 3x3 c -> c in `group`
+    groups, + stem, Relu); projection block (1x1 c -> c2, then the 1x1
+    projection of the first block's output, made after it, +, Relu); nd
+    spatial dims of hw each."""
+    nodes, inits = [], []
+
+    def conv(name, x, cin, cout, k, g=1, relu=False):
+        w = (rng.standard_normal((cout, cin // g) + (k,) * nd) / np.sqrt(cin // g * k ** nd)).astype(np.float32)
+        b = (0.1 * rng.standard_normal(cout)).astype(np.float32)
+        inits.extend([NH.from_array(w, name + "_w"), NH.from_array(b, name + "_b")])
+        nodes.append(H.make_node("Conv", [x, name + "_w", name + "_b"], [name], pads=[k // 2] * (2 * nd), group=g,
+                                 name=name))
+        if relu:
+            nodes.append(H.make_node("Relu", [name], [name + "_r"], name=name + "_relu"))
+            return name + "_r"
+        return name
+
+    s = conv("stem", "x", 3, c, 3, relu=True)
+    a = conv("b0a", s, c, c, 3, relu=True)
+    b = conv("b0b", a, c, c, 3, g=group)
+    nodes += [H.make_node("Add", [b, s], ["s0"], name="add0"), H.make_node("Relu", ["s0"], ["o0"], name="relu0")]
+    m = conv("b1a", "o0", c, c2, 1)
+    p = conv("b1p", "o0", c, c2, 1)  # the projection, after the block's convolution
+    nodes += [H.make_node("Add", [m, p], ["s1"], name="add1"), H.make_node("Relu", ["s1"], ["o1"], name="relu1")]
+    y = conv("head", "o1", c2, c2, 1)
+    g = H.make_graph(nodes, "res", [H.make_tensor_value_info("x", T.FLOAT, [1, 3] + [hw] * nd)],
+                     [H.make_tensor_value_info(y, T.FLOAT, [1, c2] + [hw] * nd)], inits)
+    md = H.make_model(g, opset_imports=[H.make_opsetid("", 17)])
+    md.ir_version = 8
+    with open(path, "wb") as f:
+        f.write(md.SerializeToString())
+    return y
+
+
+class Reader(CalibrationDataReader):
+    def __init__(self, shape):
+        self.items = [{"x": rng.uniform(-1, 1, shape).astype(np.float32)} for _ in range(4)]
+
+    def get_next(self):
+        return self.items.pop() if self.items else None
+
+
+CASES = [  # name, channels, map, group of the identity block's second conv, projection channels, activations, dims
+    ("c16_12x12_u8", 16, 12, 1, 32, QuantType.QUInt8, 2),
+    ("c16_7x7_u8", 16, 7, 1, 32, QuantType.QUInt8, 2),
+    ("dw16_12x12_u8", 16, 12, 16, 16, QuantType.QUInt8, 2),
+    ("c4_12x12_s8", 4, 12, 1, 8, QuantType.QInt8, 2),
+    ("c24_9x9_s8", 24, 9, 1, 24, QuantType.QInt8, 2),
+]
+TILES = ["gen", "wg", "reg", "gemv", "0", "legacy"]
+
+for name, c, hw, group, c2, act, nd in CASES:
+    f32 = os.path.join(TMP, name + "_f32.onnx")
+    qdq = os.path.join(TMP, name + ".onnx")
+    out = f32_model(f32, c, hw, group, c2, nd)
+    shape = (1, 3) + (hw,) * nd
+    quantize_static(f32, qdq, Reader(shape), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=act, weight_type=QuantType.QInt8)
+    # the fusions (the fusion report of a GPU plan)
+    rc, so, se = R.run([RLX, "run", qdq, "--device", "gpu", "--quiet", "--warmup", "0", "--iters", "0",
+                        "--option", "debug.fusion_report=1"])
+    n = se.count("fusion: fuse_qconv_ew:")
+    C.check(rc == 0 and n == 2, "%s: %d fuse_qconv_ew fusions, expected 2 (rc %d) %s" % (name, n, rc, se[-300:] if rc else ""))
+    feeds = {"x": rng.uniform(-1, 1, shape).astype(np.float32)}
+    want, err = R.run_output(RLX, qdq, feeds, "cpu", output=out, tmp=TMP)
+    C.check(want is not None, "%s: the CPU run failed: %s" % (name, err))
+    if want is None:
+        continue
+    runs = [("gpu", ["gpu.poison=1"]), ("gpu, fuse_qconv_ew off", ["gpu.poison=1", "passes.disable=fuse_qconv_ew"])]
+    if name == "c16_12x12_u8":
+        runs += [("gpu, gpu.qgemm_tile=" + t, ["gpu.poison=1", "gpu.qgemm_tile=" + t]) for t in TILES]
+    for what, opts in runs:
+        y, err = R.run_output(RLX, qdq, feeds, "gpu", options=opts, tmp=TMP, output=out)
+        if y is None:
+            C.check(False, "%s %s: the run failed: %s" % (name, what, err))
+            continue
+        bad = int(np.sum(~((y == want) | (np.isnan(y) & np.isnan(want)))))
+        C.check(y.shape == want.shape and bad == 0,
+                "%s %s: %d of %d outputs differ from the CPU's (max |diff| %g)" %
+                (name, what, bad, want.size, float(np.nanmax(np.abs(y - want))) if y.shape == want.shape else -1))
+
+# A 3-D QLinearConv of the file with a QDQ residual after it: the GPU declines
+# the fused node (3-D), and the CPU runs it (the convolution, then the
+# chain: cpu_quant.c) within the GPU plan.
+u8, i8, i32 = np.uint8, np.int8, np.int32
+inits = [NH.from_array(np.array(0.02, np.float32), "xs"), NH.from_array(np.array(7, u8), "xz"),
+         NH.from_array(rng.integers(-127, 128, (4, 4, 3, 3, 3)).astype(i8), "w"),
+         NH.from_array(rng.uniform(0.001, 0.01, 4).astype(np.float32), "ws"), NH.from_array(np.zeros(4, i8), "wz"),
+         NH.from_array(np.array(0.05, np.float32), "ys"), NH.from_array(np.array(120, u8), "yz"),
+         NH.from_array(rng.integers(-500, 500, 4).astype(i32), "b"),
+         NH.from_array(np.array(0.04, np.float32), "ss"), NH.from_array(np.array(128, u8), "sz"),
+         NH.from_array(np.array(0.07, np.float32), "os"), NH.from_array(np.array(3, u8), "oz")]
+nodes = [H.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"], pads=[1] * 6, name="qc"),
+         H.make_node("DequantizeLinear", ["y", "ys", "yz"], ["fy"], name="dqy"),
+         H.make_node("DequantizeLinear", ["s", "ss", "sz"], ["fs"], name="dqs"),
+         H.make_node("Add", ["fy", "fs"], ["t"], name="add"),
+         H.make_node("QuantizeLinear", ["t", "os", "oz"], ["o"], name="q")]
+shape3 = [1, 4, 3, 5, 5]
+g = H.make_graph(nodes, "qc3d", [H.make_tensor_value_info("x", T.UINT8, shape3), H.make_tensor_value_info("s", T.UINT8, shape3)],
+                 [H.make_tensor_value_info("o", T.UINT8, shape3)], inits)
+md = H.make_model(g, opset_imports=[H.make_opsetid("", 13)])
+md.ir_version = 8
+path3 = os.path.join(TMP, "qconv3d.onnx")
+with open(path3, "wb") as f:
+    f.write(md.SerializeToString())
+rc, so, se = R.run([RLX, "run", path3, "--device", "gpu", "--quiet", "--warmup", "0", "--iters", "0",
+                    "--option", "debug.fusion_report=1"])
+C.check(rc == 0 and se.count("fusion: fuse_qconv_ew:") == 1, "3-D: the chain is not fused into the QLinearConv (rc %d) %s" %
+        (rc, se[-300:]))
+feeds = {"x": rng.integers(0, 256, shape3).astype(u8), "s": rng.integers(0, 256, shape3).astype(u8)}
+want, err = R.run_output(RLX, path3, feeds, "cpu", output="o", tmp=TMP)
+y, err2 = R.run_output(RLX, path3, feeds, "gpu", options=["gpu.poison=1"], tmp=TMP, output="o")
+C.check(want is not None and y is not None and np.array_equal(y, want),
+        "3-D: the fused node on the CPU of a GPU plan differs from the CPU plan: %s%s%s" %
+        (err, err2, "" if want is None or y is None else " %d bytes" % int((y != want).sum())))
+
+C.done()
