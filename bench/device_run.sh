@@ -100,6 +100,11 @@
 #   bash bench/device_run.sh bo              # ~1 min: backend-ops quick sweep of $BO_OPS on the GPU (bo.txt)
 #   bash bench/device_run.sh nbits           # ~4 min: 4-bit MatMulNBits by rows of A, today's against gpu.nbits=gemv and the base
 #   bash bench/device_run.sh q8prof          # ~3 min: per-dispatch GPU traces of ResNet-50 f32 and QDQ int8, batch 1
+#   bash bench/device_run.sh q8ep            # ~7 min: the QDQ residual chain in the QLinearConv's epilogue
+#                                            # (fuse_qlinear_ew) on and off in one build: QDQ ResNet-50 (b 1, 8)
+#                                            # and PP-OCRv4 det (the page), f32 twins as reference,
+#                                            # $Q8EP_ROUNDS (default 3) interleaved rounds; outputs
+#                                            # of on and off compared bit for bit; q8ep.txt
 #   bash bench/device_run.sh q8shapes        # ~2 min: int8 products by shape, gen vs wg64x64 / wg64x128, torch._int_mm (q8shapes.txt)
 #   bash bench/device_run.sh q8ab            # ~5 min: integer GEMM / convolutions now vs gpu.qgemm_tile=legacy (q8ab.txt)
 #   bash bench/device_run.sh qconv           # ~5 min: the integer GEMM and convolutions (ConvInteger,
@@ -853,6 +858,50 @@ PYEOF
             grep -E "plan:|forward|^  [A-Za-z]" | head -20
         done
       } 2>&1 | tee "$OUT/q8prof.txt"
+      ;;
+    q8ep)
+      # ~7 min: each row's GPU-timestamp median per round, on = today's
+      # plan, off = passes.disable=fuse_qlinear_ew (the chain a dispatch of
+      # its own, as before); dispatch counts from the plan line
+      {
+        timeout 330 "$PY" bench/model_dtypes.py --rlx "$RLX" --out "$OUT/q8ep_dtypes.json" \
+          --models resnet50,ppocrv4_det --qdq resnet50,ppocrv4_det \
+          --skip torch,fp16,accuracy --batches 1 --models-dir "$MODELS" --budget 280 2>&1 | tail -12
+        ls "$MODELS"
+        rows="resnet50_qdq:input=1x3x224x224 resnet50_qdq:input=8x3x224x224 resnet50:input=1x3x224x224
+              resnet50:input=8x3x224x224 ppocrv4_det_qdq:x=1x3x736x1472 ppocrv4_det:x=1x3x736x1472"
+        for r in $(seq "${Q8EP_ROUNDS:-3}"); do
+          for row in $rows; do
+            m=${row%%:*} shp=${row#*:}
+            [ -f "$MODELS/$m.onnx" ] || { [ "$r" = 1 ] && echo "q8ep: no $MODELS/$m.onnx"; continue; }
+            for mode in on off; do
+              case $m in *_qdq) ;; *) [ $mode = off ] && continue ;; esac
+              opt=""; [ $mode = off ] && opt="--option passes.disable=fuse_qlinear_ew"
+              line=$(timeout 120 "$RLX" bench "$MODELS/$m.onnx" --device gpu --shape "$shp" --iters 30 --quiet $opt 2>&1 |
+                     grep -E "^plan:|GPU timestamps" | tr '\n' ' ')
+              echo "round $r $m $shp $mode: $line"
+            done
+          done
+        done
+        if [ -f "$MODELS/resnet50_qdq.onnx" ]; then
+          echo "-- profile resnet50_qdq b1 (on)"
+          timeout 90 "$RLX" bench "$MODELS/resnet50_qdq.onnx" --device gpu --iters 20 --quiet --profile "$OUT/q8ep_resnet50_qdq.json" \
+            --top 12 2>&1 | grep -vE "^(model|device|compile|  (import|session|passes|backend|first))" | head -45
+        fi
+        echo "-- outputs, on against off (bit for bit) and against the CPU plan"
+        for row in resnet50_qdq:input=1x3x224x224 ppocrv4_det_qdq:x=1x3x736x1472; do
+          m=${row%%:*} shp=${row#*:}
+          [ -f "$MODELS/$m.onnx" ] || continue
+          rm -rf /tmp/q8ep_on /tmp/q8ep_off
+          timeout 120 "$RLX" run "$MODELS/$m.onnx" --device gpu --shape "$shp" --iters 0 --quiet --output-dir /tmp/q8ep_on --check | grep -E "max abs" | head -3
+          timeout 60 "$RLX" run "$MODELS/$m.onnx" --device gpu --shape "$shp" --iters 0 --quiet --output-dir /tmp/q8ep_off \
+            --option passes.disable=fuse_qlinear_ew > /dev/null
+          "$PY" -c "import numpy as np, glob, os, sys
+for f in sorted(glob.glob('/tmp/q8ep_on/*.npy')):
+    a, b = np.load(f), np.load(f.replace('q8ep_on', 'q8ep_off'))
+    print('$m', os.path.basename(f), 'on == off bit for bit:', a.tobytes() == b.tobytes(), a.shape)"
+        done
+      } 2>&1 | tee "$OUT/q8ep.txt"
       ;;
     nbits)
       # ~4 min: 4-bit MatMulNBits (f32 A, block 32) by rows of A, today's

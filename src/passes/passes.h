@@ -116,11 +116,11 @@ rlx_status rlx_pass_fuse_elementwise(rlx_graph *g, rlx_pass_stats *stats);
  * (else one requantization). */
 rlx_status rlx_pass_fuse_qdq_ew(rlx_graph *g, rlx_pass_stats *stats);
 
-/* passes/fuse_qconv_ew.c (GPU plans): a QLinearConv whose 8-bit result
+/* passes/fuse_qlinear_ew.c (GPU plans): a QLinearConv whose 8-bit result
  * only an 8-bit FusedElementwise chain reads takes the chain in as internal
  * inputs and attributes (ir/ops/internal_ops.h), for the GPU's integer
  * kernels to apply where they store; the same bits as the nodes apart. */
-rlx_status rlx_pass_fuse_qconv_ew(rlx_graph *g, rlx_pass_stats *stats);
+rlx_status rlx_pass_fuse_qlinear_ew(rlx_graph *g, rlx_pass_stats *stats);
 
 /* passes/pow_exponent.c, GPU plans only (not stats->cpu_target): Pow of
  * a float x by a constant integer exponent gets an exponent of x's type

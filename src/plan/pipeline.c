@@ -77,9 +77,9 @@ rlx_status rlx_plan_passes(rlx_graph *g, rlx_pass_stats *ps) {
     RLX_TRY(run_pass(g, ps, "fuse_qdq_ew", rlx_pass_fuse_qdq_ew)); /* after the chains exist */
     /* after the chains read the 8-bit tensors, and the DequantizeLinear
      * nodes that read them before are gone */
-    if (!ps->cpu_target && pass_enabled(ps, "fuse_qconv_ew")) {
+    if (!ps->cpu_target && pass_enabled(ps, "fuse_qlinear_ew")) {
         RLX_TRY(rlx_pass_dce(g, ps));
-        RLX_TRY(run_pass(g, ps, "fuse_qconv_ew", rlx_pass_fuse_qconv_ew));
+        RLX_TRY(run_pass(g, ps, "fuse_qlinear_ew", rlx_pass_fuse_qlinear_ew));
     }
     RLX_TRY(rlx_pass_dce(g, ps)); /* constants the folds left unused */
     return RLX_OK;

@@ -592,12 +592,34 @@ static rlx_status check_run_scales(const rlx_cpu_kctx *k) {
     return RLX_OK;
 }
 
-static rlx_status k_qlinear_matmul(rlx_cpu_kctx *k) {
+static rlx_status qlinear_matmul_into(rlx_cpu_kctx *k, rlx_tensor *y) {
     const rlx_tensor *const *in = k->in;
-    RLX_TRY(check_run_scales(k));
     bool done;
-    RLX_TRY(mm_fast(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], k->out[0], &done));
-    return done ? RLX_OK : mm_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], k->out[0]);
+    RLX_TRY(mm_fast(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], y, &done));
+    return done ? RLX_OK : mm_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], y);
+}
+
+/* QLinearConv and QLinearMatMul with a QDQ chain (internal inputs 9..,
+ * ir/ops/internal_ops.h): the product's 8-bit result into a tensor of its
+ * own (by `into`), then the chain's program over it and the chain's other
+ * inputs (the two nodes' bits). */
+static rlx_status with_chain(rlx_cpu_kctx *k, rlx_status (*into)(rlx_cpu_kctx *, rlx_tensor *)) {
+    rlx_ew_prog p;
+    RLX_TRY(rlx_ew_prog_read_at(k->n, RLX_QEPI_PREFIX, RLX_QEPI_FIRST, &p));
+    const rlx_tensor *yz = k->in[7], *ins[RLX_EW_MAX_IN];
+    rlx_tensor *out = k->out[0], *y = NULL;
+    if (!yz || !out) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "y_zero_point or the output is missing");
+    RLX_TRY(rlx_tensor_create(yz->dtype, out->dims, out->rank, &y));
+    rlx_status st = into(k, y);
+    for (int i = 0; i < p.n_in; i++) ins[i] = k->in[RLX_QEPI_FIRST + i] ? k->in[RLX_QEPI_FIRST + i] : y;
+    if (st == RLX_OK) st = rlx_cpu_ew_prog_run(k, &p, ins);
+    rlx_tensor_destroy(y);
+    return st;
+}
+
+static rlx_status k_qlinear_matmul(rlx_cpu_kctx *k) {
+    RLX_TRY(check_run_scales(k));
+    return k->n->n_in > RLX_QEPI_FIRST ? with_chain(k, qlinear_matmul_into) : qlinear_matmul_into(k, k->out[0]);
 }
 
 /* ------------------------------------------------------------ convolution */
@@ -1005,24 +1027,9 @@ static rlx_status qlinear_conv_into(rlx_cpu_kctx *k, rlx_tensor *y) {
     return done ? RLX_OK : conv_run(k, in[0], in[3], in[2], in[5], in[1], in[4], in[6], in[7], bias, y);
 }
 
-/* QLinearConv, and with a QDQ chain (internal inputs 9..,
- * ir/ops/internal_ops.h) the convolution's 8-bit result into a tensor of
- * its own, then the chain's program over it and the chain's other inputs
- * (the two nodes' bits). */
 static rlx_status k_qlinear_conv(rlx_cpu_kctx *k) {
     RLX_TRY(check_run_scales(k));
-    if (k->n->n_in <= RLX_QCONV_EW_FIRST) return qlinear_conv_into(k, k->out[0]);
-    rlx_ew_prog p;
-    RLX_TRY(rlx_ew_prog_read_at(k->n, RLX_QCONV_EW_PREFIX, RLX_QCONV_EW_FIRST, &p));
-    const rlx_tensor *yz = k->in[7], *ins[RLX_EW_MAX_IN];
-    rlx_tensor *out = k->out[0], *y = NULL;
-    if (!yz || !out) return rlx_cpu_fail(k, RLX_ERR_INVALID_MODEL, "y_zero_point or the output is missing");
-    RLX_TRY(rlx_tensor_create(yz->dtype, out->dims, out->rank, &y));
-    rlx_status st = qlinear_conv_into(k, y);
-    for (int i = 0; i < p.n_in; i++) ins[i] = k->in[RLX_QCONV_EW_FIRST + i] ? k->in[RLX_QCONV_EW_FIRST + i] : y;
-    if (st == RLX_OK) st = rlx_cpu_ew_prog_run(k, &p, ins);
-    rlx_tensor_destroy(y);
-    return st;
+    return k->n->n_in > RLX_QEPI_FIRST ? with_chain(k, qlinear_conv_into) : qlinear_conv_into(k, k->out[0]);
 }
 
 const rlx_cpu_kernel_fn rlx_cpu_kernels_quant[RLX_OP_COUNT] = {

@@ -489,12 +489,12 @@ too_many:
 rlx_status wg_qepi_make(wg_lower *L, uint32_t used_words, uint32_t used_binds, wg_qepi *e) {
     memset(e, 0, sizeof *e);
     rlx_ew_prog p;
-    if (rlx_ew_prog_read_at(L->n, RLX_QCONV_EW_PREFIX, RLX_QCONV_EW_FIRST, &p) != RLX_OK || p.out_scale == 0)
+    if (rlx_ew_prog_read_at(L->n, RLX_QEPI_PREFIX, RLX_QEPI_FIRST, &p) != RLX_OK || p.out_scale == 0)
         return wg_decline(L, "malformed QDQ chain");
     const rlx_value *y = wg_out(L, 0), *xs[RLX_EW_MAX_IN];
     int slot = -1;
     for (int i = 0; i < p.n_in; i++) {
-        const rlx_value *x = xs[i] = wg_in(L, RLX_QCONV_EW_FIRST + i);
+        const rlx_value *x = xs[i] = wg_in(L, RLX_QEPI_FIRST + i);
         if (!x) {
             slot = i;
             continue;
@@ -504,7 +504,7 @@ rlx_status wg_qepi_make(wg_lower *L, uint32_t used_words, uint32_t used_binds, w
             return wg_decline(L, "QDQ chain input %d of dtype %s", i, rlx_dtype_name(x->dtype));
         if (!rlx_value_is_static(x) || wg_numel(x) * 4 > L->caps->max_binding)
             return wg_decline(L, "QDQ chain input %d larger than one storage binding", i);
-        e->bind_val[e->n_bind] = wg_in_id(L, RLX_QCONV_EW_FIRST + i);
+        e->bind_val[e->n_bind] = wg_in_id(L, RLX_QEPI_FIRST + i);
         e->bind_elems[e->n_bind] = q8 ? (wg_numel(x) + 3) / 4 : wg_numel(x);
         e->bind_in[e->n_bind++] = i;
     }

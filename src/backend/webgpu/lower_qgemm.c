@@ -331,11 +331,16 @@ static rlx_status lower_qmatmul(wg_lower *L) {
     if (ql ? (y->dtype != RLX_DTYPE_U8 && y->dtype != RLX_DTYPE_I8) : y->dtype != RLX_DTYPE_I32)
         return wg_decline(L, "output dtype %s", rlx_dtype_name(y->dtype));
     if (a->rank < 1 || b->rank < 1) return wg_decline(L, "matmul of a scalar");
+    /* a QDQ chain (internal inputs 9..): y is its output, the product's
+     * own 8-bit type is y_zero_point's */
+    bool chain = ql && L->n->n_in > RLX_QEPI_FIRST;
+    if (chain && (!wg_in(L, 7) || !is_q8(wg_in(L, 7)))) return wg_decline(L, "a QDQ chain without y_zero_point");
+    rlx_dtype ydt = chain ? wg_in(L, 7)->dtype : y->dtype;
     wg_qgemm q;
     memset(&q, 0, sizeof q);
     q.a = wg_in_id(L, 0), q.b = wg_in_id(L, ql ? 3 : 1), q.y = wg_out_id(L, 0);
     q.za = za_id, q.zb = zb_id;
-    q.a_signed = a->dtype == RLX_DTYPE_I8, q.b_signed = b->dtype == RLX_DTYPE_I8, q.y_signed = y->dtype == RLX_DTYPE_I8;
+    q.a_signed = a->dtype == RLX_DTYPE_I8, q.b_signed = b->dtype == RLX_DTYPE_I8, q.y_signed = ydt == RLX_DTYPE_I8;
     /* numpy.matmul promotion */
     int64_t ad[RLX_MAX_RANK], bdm[RLX_MAX_RANK];
     int ar = a->rank < 2 ? 2 : a->rank, br = b->rank < 2 ? 2 : b->rank;
@@ -372,7 +377,7 @@ static rlx_status lower_qmatmul(wg_lower *L) {
         for (int i = 0; i < 3; i++)
             if (!sc[i] || !sc[i]->konst || sc[i]->dtype != RLX_DTYPE_F32 || rlx_value_numel(sc[i]) < 1)
                 return wg_decline(L, "scales must be f32 constants");
-        if (!zy || !zy->konst || rlx_value_numel(zy) < 1 || zy->dtype != y->dtype)
+        if (!zy || !zy->konst || rlx_value_numel(zy) < 1 || zy->dtype != ydt)
             return wg_decline(L, "y_zero_point must be a constant of y's type");
         uint32_t sa_step, sb_step;
         RLX_TRY(param_step(L, "a_scale", true, a, sa, &sa_step));
@@ -418,7 +423,11 @@ static rlx_status lower_qmatmul(wg_lower *L) {
             if (q.b_bstride[j]) q.b_bstride[j] = (uint32_t)(q.b_bstride[j] / kn * q.n * kw);
         q.b_packed = packed;
     }
-    rlx_status st = wg_emit_qgemm(L, &q);
+    wg_qepi epi = { 0 };
+    rlx_status st = chain ? wg_qepi_make(L, 48, 6, &epi) : RLX_OK;
+    q.epi = &epi;
+    if (st == RLX_OK) st = wg_emit_qgemm(L, &q);
+    wg_qepi_free(&epi);
     free(packed);
     free(mult);
     return st;
@@ -492,7 +501,7 @@ static rlx_status lower_qconv(wg_lower *L) {
         return wg_decline(L, "dynamic shape");
     /* a QDQ chain (internal inputs 9..): y is its output, the convolution's
      * own 8-bit type is y_zero_point's */
-    bool chain = ql && L->n->n_in > RLX_QCONV_EW_FIRST;
+    bool chain = ql && L->n->n_in > RLX_QEPI_FIRST;
     if (chain && (!wg_in(L, 7) || !is_q8(wg_in(L, 7)))) return wg_decline(L, "a QDQ chain without y_zero_point");
     rlx_dtype ydt = chain ? wg_in(L, 7)->dtype : y->dtype;
     if (ql ? (y->dtype != RLX_DTYPE_U8 && y->dtype != RLX_DTYPE_I8) : y->dtype != RLX_DTYPE_I32)

@@ -53,7 +53,7 @@ typedef struct wg_qgemm {
 } wg_qgemm;
 
 /* The QDQ chain of a QLinearConv (ir/ops/internal_ops.h, inputs 9..:
- * passes/fuse_qconv_ew.c) for the integer kernels' 8-bit stores: src
+ * passes/fuse_qlinear_ew.c) for the integer kernels' 8-bit stores: src
  * replaces their `//!include qepi` line (kernels/qepi.wgsl) with the
  * chain's Params fields (after the kernel's own: eo<i> the word offsets of
  * its bound inputs, ek<k> its constants), storage bindings (after the

@@ -138,7 +138,7 @@ rlx_status rlx_ew_prog_read(const rlx_node *n, rlx_ew_prog *p);
  * first_in 9). */
 rlx_status rlx_ew_prog_read_at(const rlx_node *n, const char *prefix, int first_in, rlx_ew_prog *p);
 
-/* A QLinearConv's QDQ chain (passes/fuse_qconv_ew.c): inputs 0..8 are
+/* A QLinearConv's QDQ chain (passes/fuse_qlinear_ew.c): inputs 0..8 are
  * QLinearConv-10's (B may be absent), inputs 9.. a FusedElementwise program
  * over them whose attributes are named _rlx_ew_code, _rlx_ew_fparams, ...
  * (rlx_ew_prog_read_at). Exactly one program input is absent: the
@@ -146,8 +146,8 @@ rlx_status rlx_ew_prog_read_at(const rlx_node *n, const char *prefix, int first_
  * the program reads through its qin. The program's output is 8-bit (qout)
  * with y's shape, and is the node's output. Kernels compute y as
  * QLinearConv, then the program on it: the bits of the two nodes apart. */
-#define RLX_QCONV_EW_PREFIX "_rlx_ew_"
-#define RLX_QCONV_EW_FIRST 9
+#define RLX_QEPI_PREFIX "_rlx_ew_"
+#define RLX_QEPI_FIRST 9
 
 /* Whether a parameter of shape p (rank pr) fits AddLayerNormalization's A of
  * shape x (rank xr): right-aligned to x, 1 on a leading run of dims and

@@ -365,6 +365,43 @@ static rlx_status infer_matmul_integer(rlx_infer_ctx *c) {
     return infer_matmul_shape(c, 0, 1, RLX_DTYPE_I32);
 }
 
+/* The QDQ chain of a QLinearConv or QLinearMatMul (passes/fuse_qlinear_ew.c;
+ * internal inputs 9.., never accepted from a file: the table says at most 9): the program of
+ * the _rlx_ew_* attributes over inputs 9 .., exactly one of them absent
+ * (-1), which is the product's 8-bit result (qin: its dequantization);
+ * the others broadcast to the product's output; an 8-bit program
+ * output (qout) of the product's shape, which becomes the node's. */
+static rlx_status infer_q8_chain(rlx_infer_ctx *c) {
+    rlx_ew_prog p;
+    RLX_TRY(rlx_ew_prog_read_at(c->n, RLX_QEPI_PREFIX, RLX_QEPI_FIRST, &p));
+    const rlx_value *y = rlx_ictx_out(c, 0), *yz = rlx_ictx_in(c, 7);
+    if (!y || !rlx_value_is_static(y) || !yz) return rlx_ictx_fail(c, "a QDQ chain needs a static output shape");
+    int slot = -1;
+    for (int i = 0; i < p.n_in; i++) {
+        const rlx_value *x = rlx_ictx_in(c, RLX_QEPI_FIRST + i);
+        if (!x) {
+            if (slot >= 0) return rlx_ictx_fail(c, "the QDQ chain has more than one absent input");
+            slot = i;
+            if (p.in_scale[i] == 0) return rlx_ictx_fail(c, "the QDQ chain's convolution input has no qin");
+            continue;
+        }
+        bool q8 = p.in_scale[i] != 0;
+        if (q8 ? x->dtype != RLX_DTYPE_U8 && x->dtype != RLX_DTYPE_I8 : x->dtype != RLX_DTYPE_F32)
+            return rlx_ictx_fail(c, "QDQ chain input %d has dtype %s", i, rlx_dtype_name(x->dtype));
+        bool ok = rlx_value_is_static(x) && x->rank <= y->rank;
+        for (int d = 0; ok && d < x->rank; d++) {
+            int64_t xd = x->dims[d], yd = y->dims[y->rank - x->rank + d];
+            ok = xd == yd || xd == 1;
+        }
+        if (!ok) return rlx_ictx_fail(c, "QDQ chain input %d does not broadcast to the product's output", i);
+    }
+    if (slot < 0) return rlx_ictx_fail(c, "the QDQ chain has no input for the product's result");
+    if (p.out_scale == 0) return rlx_ictx_fail(c, "the QDQ chain's output is not 8-bit (qout)");
+    int64_t dims[RLX_MAX_RANK];
+    for (int d = 0; d < y->rank; d++) dims[d] = y->dims[d];
+    return rlx_ictx_set_out(c, 0, p.dtype, y->rank, dims, NULL);
+}
+
 /* QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp). */
 static rlx_status infer_qlinear_matmul(rlx_infer_ctx *c) {
     type_set sc = c->n->version >= 21 ? floats() : f32only();
@@ -386,7 +423,8 @@ static rlx_status infer_qlinear_matmul(rlx_infer_ctx *c) {
             return rlx_ictx_fail(c, "%s must have one element (per tensor)", i == 6 ? "y_scale" : "y_zero_point");
     }
     RLX_TRY(check_const_scales(c));
-    return infer_matmul_shape(c, 0, 3, rlx_ictx_in(c, 7)->dtype);
+    RLX_TRY(infer_matmul_shape(c, 0, 3, rlx_ictx_in(c, 7)->dtype));
+    return c->n->n_in > RLX_QEPI_FIRST ? infer_q8_chain(c) : RLX_OK;
 }
 
 /* Conv output shape of x (input ix) and w (input iw) with dtype dt. */
@@ -432,43 +470,6 @@ static rlx_status infer_conv_integer(rlx_infer_ctx *c) {
     return check_channel_param(c, 3, "w_zero_point", m, true);
 }
 
-/* A QLinearConv's QDQ chain (passes/fuse_qconv_ew.c; internal inputs 9..,
- * never accepted from a file: the table says at most 9): the program of
- * the _rlx_ew_* attributes over inputs 9 .., exactly one of them absent
- * (-1), which is the convolution's 8-bit result (qin: its dequantization);
- * the others broadcast to the convolution's output; an 8-bit program
- * output (qout) of the convolution's shape, which becomes the node's. */
-static rlx_status infer_qconv_chain(rlx_infer_ctx *c) {
-    rlx_ew_prog p;
-    RLX_TRY(rlx_ew_prog_read_at(c->n, RLX_QCONV_EW_PREFIX, RLX_QCONV_EW_FIRST, &p));
-    const rlx_value *y = rlx_ictx_out(c, 0), *yz = rlx_ictx_in(c, 7);
-    if (!y || !rlx_value_is_static(y) || !yz) return rlx_ictx_fail(c, "a QDQ chain needs a static output shape");
-    int slot = -1;
-    for (int i = 0; i < p.n_in; i++) {
-        const rlx_value *x = rlx_ictx_in(c, RLX_QCONV_EW_FIRST + i);
-        if (!x) {
-            if (slot >= 0) return rlx_ictx_fail(c, "the QDQ chain has more than one absent input");
-            slot = i;
-            if (p.in_scale[i] == 0) return rlx_ictx_fail(c, "the QDQ chain's convolution input has no qin");
-            continue;
-        }
-        bool q8 = p.in_scale[i] != 0;
-        if (q8 ? x->dtype != RLX_DTYPE_U8 && x->dtype != RLX_DTYPE_I8 : x->dtype != RLX_DTYPE_F32)
-            return rlx_ictx_fail(c, "QDQ chain input %d has dtype %s", i, rlx_dtype_name(x->dtype));
-        bool ok = rlx_value_is_static(x) && x->rank <= y->rank;
-        for (int d = 0; ok && d < x->rank; d++) {
-            int64_t xd = x->dims[d], yd = y->dims[y->rank - x->rank + d];
-            ok = xd == yd || xd == 1;
-        }
-        if (!ok) return rlx_ictx_fail(c, "QDQ chain input %d does not broadcast to the convolution's output", i);
-    }
-    if (slot < 0) return rlx_ictx_fail(c, "the QDQ chain has no input for the convolution's result");
-    if (p.out_scale == 0) return rlx_ictx_fail(c, "the QDQ chain's output is not 8-bit (qout)");
-    int64_t dims[RLX_MAX_RANK];
-    for (int d = 0; d < y->rank; d++) dims[d] = y->dims[d];
-    return rlx_ictx_set_out(c, 0, p.dtype, y->rank, dims, NULL);
-}
-
 /* QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?). */
 static rlx_status infer_qlinear_conv(rlx_infer_ctx *c) {
     RLX_TRY(check_input(c, 0, "input x", q8()));
@@ -495,7 +496,7 @@ static rlx_status infer_qlinear_conv(rlx_infer_ctx *c) {
                              (long long)m);
     }
     RLX_TRY(check_const_scales(c));
-    return c->n->n_in > RLX_QCONV_EW_FIRST ? infer_qconv_chain(c) : RLX_OK;
+    return c->n->n_in > RLX_QEPI_FIRST ? infer_q8_chain(c) : RLX_OK;
 }
 
 const rlx_op_def rlx_ops_quant[] = {

@@ -1,7 +1,7 @@
-"""QDQ residual blocks on the GPU: a QLinearConv takes the 8-bit chain that
-alone reads its result (passes/fuse_qconv_ew.c; the chain applied where the
-integer kernels store, kernels/qepi.wgsl) and gives the bits of the two
-nodes apart.
+"""QDQ residual blocks and Linear layers on the GPU: a QLinearConv or
+QLinearMatMul takes the 8-bit chain that alone reads its result
+(passes/fuse_qlinear_ew.c; the chain applied where the integer kernels
+store, kernels/qepi.wgsl) and gives the bits of the two nodes apart.
 
 Models: small ResNet-like nets in f32 (a stem, an identity block, a block
 whose projection shortcut comes after its last convolution in node order,
@@ -11,11 +11,14 @@ on fresh random inputs. Shapes pick the integer kernels' store paths: 12 x 12
 maps (whole words per row: the generated GEMM, its split-K reduce), 7 x 7
 (49 columns: the flat requantizing pass), depthwise 3 x 3 blocks (qdwconv),
 4 output channels (the small-m variants); and on one model every
-gpu.qgemm_tile variant (gen, wg, reg, gemv, 0, legacy).
+gpu.qgemm_tile variant (gen, wg, reg, gemv, 0, legacy); a QDQ MLP block
+(QLinearMatMul with its bias Add and residual), uint8 and int8; a 3-D
+QLinearConv of the file, which the GPU declines (the CPU runs the fused
+node within the GPU plan).
 
-Checks, per model: the fusion report names fuse_qconv_ew for each block
+Checks, per model: the fusion report names fuse_qlinear_ew for each block
 (two per model); with gpu.poison, the GPU's output equals bit for bit the
-GPU plan with fuse_qconv_ew off (the chain a dispatch of its own) and the
+GPU plan with fuse_qlinear_ew off (the chain a dispatch of its own) and the
 CPU plan (which keeps the nodes apart).
 
 Skips (exit 77) while librlx.so or the rlx program is not built, or without
@@ -40,9 +43,9 @@ except ImportError:
     R.skip("onnxruntime's quantizer is not installed")
 if len(rlx.adapters()) == 0:
     R.skip("no GPU adapter")
-C = R.Checker("test_qconv_ew")
+C = R.Checker("test_qlinear_ew")
 rng = R.seeded_rng(21)
-TMP = tempfile.mkdtemp(prefix="rlx_qconv_ew_")
+TMP = tempfile.mkdtemp(prefix="rlx_qlinear_ew_")
 
 
 def f32_model(path, c, hw, group, c2, nd=2):
@@ -107,14 +110,14 @@ for name, c, hw, group, c2, act, nd in CASES:
     # the fusions (the fusion report of a GPU plan)
     rc, so, se = R.run([RLX, "run", qdq, "--device", "gpu", "--quiet", "--warmup", "0", "--iters", "0",
                         "--option", "debug.fusion_report=1"])
-    n = se.count("fusion: fuse_qconv_ew:")
-    C.check(rc == 0 and n == 2, "%s: %d fuse_qconv_ew fusions, expected 2 (rc %d) %s" % (name, n, rc, se[-300:] if rc else ""))
+    n = se.count("fusion: fuse_qlinear_ew:")
+    C.check(rc == 0 and n == 2, "%s: %d fuse_qlinear_ew fusions, expected 2 (rc %d) %s" % (name, n, rc, se[-300:] if rc else ""))
     feeds = {"x": rng.uniform(-1, 1, shape).astype(np.float32)}
     want, err = R.run_output(RLX, qdq, feeds, "cpu", output=out, tmp=TMP)
     C.check(want is not None, "%s: the CPU run failed: %s" % (name, err))
     if want is None:
         continue
-    runs = [("gpu", ["gpu.poison=1"]), ("gpu, fuse_qconv_ew off", ["gpu.poison=1", "passes.disable=fuse_qconv_ew"])]
+    runs = [("gpu", ["gpu.poison=1"]), ("gpu, fuse_qlinear_ew off", ["gpu.poison=1", "passes.disable=fuse_qlinear_ew"])]
     if name == "c16_12x12_u8":
         runs += [("gpu, gpu.qgemm_tile=" + t, ["gpu.poison=1", "gpu.qgemm_tile=" + t]) for t in TILES]
     for what, opts in runs:
@@ -126,6 +129,44 @@ for name, c, hw, group, c2, act, nd in CASES:
         C.check(y.shape == want.shape and bad == 0,
                 "%s %s: %d of %d outputs differ from the CPU's (max |diff| %g)" %
                 (name, what, bad, want.size, float(np.nanmax(np.abs(y - want))) if y.shape == want.shape else -1))
+
+# QLinearMatMul: a QDQ MLP block with a residual (x [2, 8, 32] -> MatMul + bias
+# -> Relu -> MatMul + bias -> + x): the bias Adds (a chain with one 8-bit
+# input and a constant) and the residual go into the integer GEMM's stores.
+def mlp_model(path):
+    w1 = (rng.standard_normal((32, 48)) / np.sqrt(32)).astype(np.float32)
+    w2 = (rng.standard_normal((48, 32)) / np.sqrt(48)).astype(np.float32)
+    inits = [NH.from_array(w1, "w1"), NH.from_array((0.1 * rng.standard_normal(48)).astype(np.float32), "b1"),
+             NH.from_array(w2, "w2"), NH.from_array((0.1 * rng.standard_normal(32)).astype(np.float32), "b2")]
+    nodes = [H.make_node("MatMul", ["x", "w1"], ["m1"], name="mm1"), H.make_node("Add", ["m1", "b1"], ["a1"], name="bias1"),
+             H.make_node("Relu", ["a1"], ["r1"], name="relu1"), H.make_node("MatMul", ["r1", "w2"], ["m2"], name="mm2"),
+             H.make_node("Add", ["m2", "b2"], ["a2"], name="bias2"), H.make_node("Add", ["a2", "x"], ["y"], name="res")]
+    g = H.make_graph(nodes, "mlp", [H.make_tensor_value_info("x", T.FLOAT, [2, 8, 32])],
+                     [H.make_tensor_value_info("y", T.FLOAT, [2, 8, 32])], inits)
+    md = H.make_model(g, opset_imports=[H.make_opsetid("", 17)])
+    md.ir_version = 8
+    with open(path, "wb") as f:
+        f.write(md.SerializeToString())
+
+
+for act in (QuantType.QUInt8, QuantType.QInt8):
+    name = "mlp_" + ("u8" if act == QuantType.QUInt8 else "s8")
+    f32, qdq = os.path.join(TMP, name + "_f32.onnx"), os.path.join(TMP, name + ".onnx")
+    mlp_model(f32)
+    quantize_static(f32, qdq, Reader((2, 8, 32)), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=act, weight_type=QuantType.QInt8)
+    rc, so, se = R.run([RLX, "run", qdq, "--device", "gpu", "--quiet", "--warmup", "0", "--iters", "0",
+                        "--option", "debug.fusion_report=1"])
+    n = se.count("fusion: fuse_qlinear_ew:")
+    C.check(rc == 0 and n >= 1 and "QLinearMatMul" in se.split("fusion: fuse_qlinear_ew:")[-1],
+            "%s: %d fuse_qlinear_ew fusions of a QLinearMatMul (rc %d) %s" % (name, n, rc, se[-300:] if rc else ""))
+    feeds = {"x": rng.uniform(-1, 1, (2, 8, 32)).astype(np.float32)}
+    want, err = R.run_output(RLX, qdq, feeds, "cpu", tmp=TMP)
+    for what, opts in (("gpu", ["gpu.poison=1"]), ("gpu, fuse_qlinear_ew off", ["gpu.poison=1", "passes.disable=fuse_qlinear_ew"])):
+        y, err2 = R.run_output(RLX, qdq, feeds, "gpu", options=opts, tmp=TMP)
+        C.check(want is not None and y is not None and np.array_equal(y, want),
+                "%s %s: differs from the CPU plan: %s%s%s" % (name, what, err, err2, "" if want is None or y is None else
+                                                              " %d of %d" % (int((y != want).sum()), want.size)))
 
 # A 3-D QLinearConv of the file with a QDQ residual after it: the GPU declines
 # the fused node (3-D), and the CPU runs it (the convolution, then the
@@ -153,7 +194,7 @@ with open(path3, "wb") as f:
     f.write(md.SerializeToString())
 rc, so, se = R.run([RLX, "run", path3, "--device", "gpu", "--quiet", "--warmup", "0", "--iters", "0",
                     "--option", "debug.fusion_report=1"])
-C.check(rc == 0 and se.count("fusion: fuse_qconv_ew:") == 1, "3-D: the chain is not fused into the QLinearConv (rc %d) %s" %
+C.check(rc == 0 and se.count("fusion: fuse_qlinear_ew:") == 1, "3-D: the chain is not fused into the QLinearConv (rc %d) %s" %
         (rc, se[-300:]))
 feeds = {"x": rng.integers(0, 256, shape3).astype(u8), "s": rng.integers(0, 256, shape3).astype(u8)}
 want, err = R.run_output(RLX, path3, feeds, "cpu", output="o", tmp=TMP)

@@ -1,33 +1,34 @@
-/* passes/fuse_qconv_ew.c — on GPU plans, a QLinearConv whose 8-bit result
- * only an 8-bit FusedElementwise chain reads (the chains of fuse_qdq_ew:
- * a QDQ residual block's DequantizeLinear(conv) + DequantizeLinear(shortcut)
- * -> Add -> QuantizeLinear) takes the chain in: the chain's program and its
- * other inputs become the QLinearConv's internal inputs 9.. and _rlx_ew_*
- * attributes (ir/ops/internal_ops.h, RLX_QCONV_EW_FIRST), and the GPU's
- * integer kernels apply the program where they store each output
- * (kernels/qepi.wgsl, lower_internal.c: wg_qepi_make): one dispatch and no
- * 8-bit tensor between them, where the chain was a dispatch of its own
- * (10 us of the QDQ ResNet-50's 1.4 ms at batch 1 each, BENCHMARKS.md).
- * The same bits as the two nodes apart: the kernels compute the
- * convolution's level as QLinearConv does, and the program as the chain's
- * own kernel does (the same generated WGSL, constants in Params slots).
+/* passes/fuse_qlinear_ew.c — on GPU plans, a QLinearConv or QLinearMatMul
+ * whose 8-bit result only an 8-bit FusedElementwise chain reads (the chains
+ * of fuse_qdq_ew: a QDQ residual block's DequantizeLinear(conv) +
+ * DequantizeLinear(shortcut) -> Add -> QuantizeLinear, a QDQ Linear
+ * layer's bias Add) takes the chain in: the chain's program and its other
+ * inputs become the node's internal inputs 9.. and _rlx_ew_* attributes
+ * (ir/ops/internal_ops.h, RLX_QEPI_FIRST), and the GPU's integer kernels
+ * apply the program where they store each output (kernels/qepi.wgsl,
+ * lower_internal.c: wg_qepi_make): one dispatch and no 8-bit tensor between
+ * them, where the chain was a dispatch of its own (10 us of the QDQ
+ * ResNet-50's 1.4 ms at batch 1 each, BENCHMARKS.md). The same bits as the
+ * two nodes apart: the kernels compute the product's level as the node
+ * does, and the program as the chain's own kernel does (the same generated
+ * WGSL, constants in Params slots).
  *
  * Taken when: the chain's output is 8-bit (qout); one of its 8-bit inputs
- * (qin) is the output of a QLinearConv without a chain (9 inputs or fewer)
- * that the chain alone reads, once, not a graph output, with a static
- * shape and as many elements as the chain's output (so the same shape);
- * the chain has at most RLX_QCONV_EW_MAX_OTHER other inputs (the storage
- * bindings of one dispatch: the integer GEMM binds six); each of them is
- * a graph input, a constant or made before the QLinearConv (the node keeps
- * the convolution's place in the order). A chain with two such
- * convolutions takes the one whose other inputs come first (in a ResNet
- * block with a projection shortcut: the projection, made after the
- * block's last convolution).
+ * (qin) is the output of a QLinearConv or QLinearMatMul without a chain (9
+ * inputs or fewer) that the chain alone reads, once, not a graph output,
+ * with a static shape and as many elements as the chain's output (so the
+ * same shape); the chain has at most RLX_QEPI_MAX_OTHER other inputs (the
+ * storage bindings of one dispatch: the integer GEMM binds six); each of
+ * them is a graph input, a constant or made before the product (the node
+ * keeps the product's place in the order). A chain with two such products
+ * takes the later one whose other inputs come first (in a ResNet block
+ * with a projection shortcut: the projection, made after the block's last
+ * convolution).
  *
  * CPU plans keep the nodes apart (the CPU's chain kernel already runs on
- * the bytes, and its convolution has no epilogue to take it); where the
- * GPU declines such a node, the CPU kernel runs the convolution and then
- * the program (cpu_quant.c), with the same bits. */
+ * the bytes, and its products have no epilogue to take it); where the GPU
+ * declines such a node, the CPU kernel runs the product and then the
+ * program (cpu_quant.c), with the same bits. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,15 +37,16 @@
 #include "passes/fuse_util.h"
 #include "passes/passes.h"
 
-#define PASS "fuse_qconv_ew"
-#define RLX_QCONV_EW_MAX_OTHER 2
+#define PASS "fuse_qlinear_ew"
+#define RLX_QEPI_MAX_OTHER 2
 
-/* Whether QLinearConv node p can take chain c (input `slot` of c is p's
+/* Whether QLinearConv or QLinearMatMul node p can take chain c (input `slot` of c is p's
  * output) under the header's conditions. */
 static bool takes(const rlx_graph *g, const rlx_fuse_users *u, int pi, const rlx_node *c, int slot) {
     const rlx_node *p = &g->nodes[pi];
     int x = c->in[slot];
-    if (!rlx_fuse_is(p, RLX_OP_QLinearConv) || p->n_in > RLX_QCONV_EW_FIRST || p->n_out != 1 || p->out[0] != x)
+    if (!(rlx_fuse_is(p, RLX_OP_QLinearConv) || rlx_fuse_is(p, RLX_OP_QLinearMatMul)) || p->n_in > RLX_QEPI_FIRST ||
+        p->n_out != 1 || p->out[0] != x)
         return false;
     const rlx_value *xv = &g->values[x], *yv = &g->values[c->out[0]];
     if (!rlx_value_is_static(xv) || !rlx_value_is_static(yv) || rlx_value_numel(xv) != rlx_value_numel(yv) ||
@@ -58,7 +60,7 @@ static bool takes(const rlx_graph *g, const rlx_fuse_users *u, int pi, const rlx
 static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pass_stats *stats, bool *done) {
     rlx_node *c = &g->nodes[ci];
     rlx_ew_prog prog;
-    if (c->n_out != 1 || c->out[0] < 0 || c->n_in - 1 > RLX_QCONV_EW_MAX_OTHER ||
+    if (c->n_out != 1 || c->out[0] < 0 || c->n_in - 1 > RLX_QEPI_MAX_OTHER ||
         rlx_ew_prog_read(c, &prog) != RLX_OK || prog.out_scale == 0)
         return RLX_OK;
     int slot = -1, pi = -1;
@@ -78,15 +80,15 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pa
         const rlx_node_attr *a = rlx_node_attr_find(c, k_attrs[k]);
         if (!a) continue;
         char name[32];
-        snprintf(name, sizeof name, "%s%s", RLX_QCONV_EW_PREFIX, k_attrs[k]);
+        snprintf(name, sizeof name, "%s%s", RLX_QEPI_PREFIX, k_attrs[k]);
         RLX_TRY(rlx_fuse_copy_attr(p, a, name));
     }
-    int n_in = RLX_QCONV_EW_FIRST + c->n_in;
+    int n_in = RLX_QEPI_FIRST + c->n_in;
     int *in = realloc(p->in, (size_t)n_in * sizeof *in);
     if (!in) return rlx_fail(RLX_ERR_OUT_OF_MEMORY, "out of memory");
     p->in = in;
-    for (int i = p->n_in; i < RLX_QCONV_EW_FIRST; i++) in[i] = -1; /* no B */
-    for (int i = 0; i < c->n_in; i++) in[RLX_QCONV_EW_FIRST + i] = i == slot ? -1 : c->in[i];
+    for (int i = p->n_in; i < RLX_QEPI_FIRST; i++) in[i] = -1; /* no B (a QLinearConv's; none of a QLinearMatMul) */
+    for (int i = 0; i < c->n_in; i++) in[RLX_QEPI_FIRST + i] = i == slot ? -1 : c->in[i];
     p->n_in = n_in;
     int x = p->out[0], y = c->out[0];
     g->values[x].producer = -1;
@@ -100,7 +102,7 @@ static rlx_status fuse_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pa
     return RLX_OK;
 }
 
-rlx_status rlx_pass_fuse_qconv_ew(rlx_graph *g, rlx_pass_stats *stats) {
+rlx_status rlx_pass_fuse_qlinear_ew(rlx_graph *g, rlx_pass_stats *stats) {
     if (!stats || stats->cpu_target) return RLX_OK;
     return rlx_fuse_each_anchor(g, RLX_OP_rlx_FusedElementwise, fuse_one, stats);
 }
