@@ -174,7 +174,10 @@ static const gpu_note k_gpu_notes[] = {
       "w's one or per output channel, of the operand's type. QLinearConv: f32 constant scales (x_scale, y_scale "
       "one element, w_scale one or per output channel), a constant y zero point, an int8/uint8 y, B absent or a "
       "constant int32 per output channel, x_scale * w_scale / y_scale finite and >= 0 in f32 (requantized as the "
-      "CPU and onnxruntime do: f32 multiplier and product, ties to even)." },
+      "CPU and onnxruntime do: f32 multiplier and product, ties to even). On GPU plans a QLinearConv or "
+      "QLinearMatMul whose 8-bit result only an 8-bit QDQ chain reads (a residual Add, a bias Add) applies the "
+      "chain where it stores (fuse_qlinear_ew: the chain's bits; at most 2 other chain inputs, f32 or 8-bit, each "
+      "within one storage binding)." },
     { "Equal", "inputs f32, f16, i32, u32, i64 or bool, of one dtype." },
     { "Less Greater LessOrEqual GreaterOrEqual", "inputs f32, f16, i32, u32 or i64 (not bool), of one dtype." },
     { "And Or Xor Not", "bool." },
