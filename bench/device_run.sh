@@ -98,7 +98,9 @@
 #   bash bench/device_run.sh f16tiles        # ~3 min: f16 GEMM f32 sums vs f16 sums per forced tile (f16tiles.txt)
 #   bash bench/device_run.sh bertgraph       # ~1 min: PyTorch BERT-base CUDA graph, f32 and f16 (bertgraph.txt)
 #   bash bench/device_run.sh bo              # ~1 min: backend-ops quick sweep of $BO_OPS on the GPU (bo.txt)
-#   bash bench/device_run.sh nbits           # ~4 min: 4-bit MatMulNBits by rows of A, today's against gpu.nbits=gemv and the base
+#   bash bench/device_run.sh nbits           # ~2 + 4 min: the 4-bit GEMV, matmul_nbits_gemv.wgsl against gpu.nbits=gemv_direct, gemv1
+#                                            # (NBITS_GEMV_ONLY=1 stops there), then MatMulNBits by rows of A,
+#                                            # today's against gpu.nbits=gemv and the base
 #   bash bench/device_run.sh q8prof          # ~3 min: per-dispatch GPU traces of ResNet-50 f32 and QDQ int8, batch 1
 #   bash bench/device_run.sh q8ep            # ~7 min: the QDQ residual chain in the QLinearConv's epilogue
 #                                            # (fuse_qlinear_ew) on and off in one build: QDQ ResNet-50 (b 1, 8)
@@ -904,10 +906,36 @@ for f in sorted(glob.glob('/tmp/q8ep_on/*.npy')):
       } 2>&1 | tee "$OUT/q8ep.txt"
       ;;
     nbits)
-      # ~4 min: 4-bit MatMulNBits (f32 A, block 32) by rows of A, today's
+      # ~2 min, then ~4 min: first the GEMV (block 32, nbits4 f32 A and
+      # nbits4h f16 A) at 1x4096x4096, 1x4096x11008, 4x4096x4096,
+      # matmul_nbits_gemv.wgsl (the default: A staged per 1024 k), the same
+      # with A from the caches (gpu.nbits=gemv_direct) and the older kernel
+      # (gpu.nbits=gemv1) in 2 interleaved rounds, the dense f16 MatMul as
+      # the peer, then backend-ops rlx.MatMulNBits with checked and with
+      # unchecked modules (nbits_gemv.txt; NBITS_GEMV_ONLY=1 stops there).
+      # Then 4-bit MatMulNBits (f32 A, block 32) by rows of A, today's
       # kernels (GEMV on 16-byte pieces; dequantize + tiled GEMM from 32
       # rows), today's with gpu.nbits=gemv, and the base build
       # (.device/base.tar.xz); f32 / f16 MatMul and PyTorch CUDA as peers
+      gs=1x4096x4096,1x4096x11008,4x4096x4096
+      {
+        for round in 1 2; do
+          echo "-- GEMV round $round: new (matmul_nbits_gemv.wgsl, the default: A staged)"
+          timeout 90 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds nbits4,nbits4h --shapes "$gs" --iters 50
+          echo "-- GEMV round $round: new, A from the caches (gpu.nbits=gemv_direct)"
+          timeout 90 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds nbits4,nbits4h --option gpu.nbits=gemv_direct \
+            --shapes "$gs" --iters 50
+          echo "-- GEMV round $round: old (gpu.nbits=gemv1)"
+          timeout 90 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds nbits4,nbits4h --option gpu.nbits=gemv1 \
+            --shapes "$gs" --iters 50
+        done
+        echo "-- dense f16 MatMul (peer)"
+        timeout 60 "$PY" bench/gpu_gemm_kinds.py --rlx "$RLX" --kinds f16 --shapes "$gs" --iters 50
+        echo "-- backend-ops rlx.MatMulNBits (checked modules, then unchecked)"
+        RLX_TEST_REQUIRE_GPU=1 timeout 120 "$D/bin/test_backend_ops" --op rlx.MatMulNBits --checks on 2>&1 | tail -4
+        RLX_TEST_REQUIRE_GPU=1 timeout 120 "$D/bin/test_backend_ops" --op rlx.MatMulNBits --checks off 2>&1 | tail -4
+      } 2>&1 | tee "$OUT/nbits_gemv.txt"
+      [ -n "${NBITS_GEMV_ONLY:-}" ] && continue
       unpack_base nbits || continue
       ns=1x4096x4096,1x4096x11008,4x4096x4096,16x4096x4096,32x4096x4096,128x4096x4096,4096x4096x4096
       {

@@ -141,7 +141,7 @@ def main():
             rate = 2.0 * M * K * N / (t * 1e-3) / 1e12
             tm = torch_ms(kind, M, K, N, a.iters) if a.torch else None
             peer = f"{tm:.3f} | {2.0 * M * K * N / (tm * 1e-3) / 1e12:.2f}" if tm else "- | -"
-            print(f"| {kind} | {shape} | {gpu if gpu is None else f'{gpu:.3f}'} | {wall:.3f} | {rate:.2f} | "
+            print(f"| {kind} | {shape} | {gpu if gpu is None else f'{gpu:.4f}'} | {wall:.3f} | {rate:.2f} | "
                   f"{nbytes / 1e6:.1f} | {nbytes / (t * 1e-3) / 1e9:.0f} | {d.get('cpu_steps')} | {peer} |", flush=True)
 
 

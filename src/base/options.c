@@ -221,10 +221,13 @@ static const opt_def k_opts[] = {
          "convolution's taps gathered byte by byte, depthwise one output at a time (the kernels before the tile "
          "rule); the same bits every way. A MatMulInteger that fuse_qdq rewrites into an exact f32 MatMul (constant "
          "2-D b, k small enough for exact f32 sums) runs that instead, whatever this says"),
-    ENUM("gpu.nbits", "RLX_GPU_NBITS", W("auto", "gemv", "gemm"), gpu_nbits, 0,
+    ENUM("gpu.nbits", "RLX_GPU_NBITS", W("auto", "gemv", "gemv_direct", "gemv1", "gemm"), gpu_nbits, 0,
          "MatMulNBits (4-bit weights) on the GPU: the GEMV kernel on the packed weights for few rows of A, the "
          "weights dequantized into the scratch (f32) and the tiled GEMM for 32 rows or more of A (auto); gemv or "
-         "gemm forces one"),
+         "gemm forces one. Where K and block_size are multiples of 32 the GEMV is matmul_nbits_gemv.wgsl (16 "
+         "columns a workgroup, each lane's 16 pieces of 16 bytes loaded at once, A staged in workgroup memory "
+         "per 1024 k); gemv_direct forces it with A read straight from the caches, gemv1 the older kernel "
+         "(matmul_nbits.wgsl: 8 columns a workgroup, one piece a lane per step)"),
     ENUM("gpu.coop_sg", "RLX_COOP_SG", W("32", "16", "64"), gpu_coop_sg, 0,
          "subgroup size the cooperative-matrix GEMM assumes"),
     INT("gpu.spin_us", "RLX_GPU_SPIN_US", "250", 0, 1000000, gpu_spin_us, 0,

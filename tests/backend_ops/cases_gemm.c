@@ -829,7 +829,9 @@ static void qmatmul_tiles(bo_ctx *ctx, bool ql) {
  * with K not a multiple of block_size) and word by word; the weights
  * dequantized (f32) for the tiled GEMM (32 rows or more of A, f32 or f16,
  * or gpu.nbits=gemm, also with K % 4 != 0: B read element by element), and
- * gpu.nbits=gemv past 32 rows. The CPU oracle runs its own kernel on the
+ * gpu.nbits=gemv past 32 rows; the 16-byte pieces in matmul_nbits_gemv.wgsl
+ * (the default, A staged; gpu.nbits=gemv_direct: A from the caches) and in
+ * matmul_nbits.wgsl (gpu.nbits=gemv1). The CPU oracle runs its own kernel on the
  * same packed weights (cpu_nbits.c). */
 typedef struct nbits_case {
     int64_t b, m, K, N, bs;
@@ -890,8 +892,26 @@ static void gen_matmul_nbits(bo_ctx *ctx, const void *arg) {
         { 0, 3, 64, 9, 64, false, true, NULL },  { 0, 2, 1056, 7, 32, true, false, "gpu.nbits=gemv" },
         { 0, 1, 48, 9, 16, true, false, NULL },  { 0, 40, 64, 9, 32, true, false, NULL },
     };
+    /* matmul_nbits_gemv.wgsl (K and block_size multiples of 32, fewer than
+     * 32 rows or gpu.nbits=gemv): K from one piece (32) to past one step of
+     * 128 pieces (4096: exactly one; 4160, 4352: a partial second), K not a
+     * multiple of the block size, N not a multiple of 16 nor of 4 (groups
+     * of 4 columns partly or wholly past N), M 1 to 4 and past 4 (row tiles
+     * with fewer rows than the ROWS the first has); A straight from the
+     * caches (gpu.nbits=gemv_direct) and the older kernel (gemv1) */
+    static const nbits_case k_gemv[] = {
+        { 0, 1, 32, 9, 32, false, false, NULL },     { 0, 2, 4096, 37, 32, true, false, NULL },
+        { 0, 1, 4160, 21, 64, false, false, NULL },  { 0, 3, 4352, 19, 128, true, false, NULL },
+        { 0, 4, 2048, 23, 32, false, true, NULL },   { 0, 1, 4096, 13, 128, true, true, NULL },
+        { 0, 4, 160, 70, 32, true, false, NULL },    { 0, 2, 96, 16, 64, false, false, NULL },
+        { 0, 6, 1088, 11, 64, true, false, "gpu.nbits=gemv" }, { 2, 2, 384, 10, 128, true, true, NULL },
+        { 0, 3, 128, 33, 32, true, false, "gpu.nbits=gemv1" }, { 0, 1, 1056, 9, 32, false, true, "gpu.nbits=gemv1" },
+        { 0, 4, 4160, 19, 32, true, false, "gpu.nbits=gemv_direct" },
+        { 0, 1, 1024, 21, 64, false, true, "gpu.nbits=gemv_direct" },
+    };
     for (size_t i = 0; i < BO_LEN(k_cases); i++) nbits_one(ctx, &k_cases[i], false);
     for (size_t i = 0; i < BO_LEN(k_inf); i++) nbits_one(ctx, &k_inf[i], true);
+    for (size_t i = 0; i < BO_LEN(k_gemv); i++) nbits_one(ctx, &k_gemv[i], false);
 }
 
 #define GEMM 1e-5, 2e-6, "K products in another order (tiles, split-K): relative 1e-5 plus 2e-6 sqrt(K); f16 weights 1e-2"

@@ -17,8 +17,11 @@
  *  - Attention: generated WGSL, in lower_attention.c.
  *  - MatMulNBits: kernels/matmul_nbits.wgsl on the packed 4-bit weights
  *    (B and the zero points bound as words, f32 scales), A and Y f32 or
- *    f16; a workgroup GEMV of 8 columns x 4 rows (16-byte pieces of B at
- *    the LLM shapes: K and block_size multiples of 32), or, for 32 rows or
+ *    f16; a GEMV of 4 rows (at the LLM shapes, K and block_size multiples
+ *    of 32: kernels/matmul_nbits_gemv.wgsl, 16 columns a workgroup, every
+ *    lane's 16 pieces of 16 bytes of B in flight at once, A staged per 1024
+ *    k; gpu.nbits=gemv1 keeps the older 8 columns a workgroup with one
+ *    piece a lane per step; else 8 columns, word by word), or, for 32 rows or
  *    more of A (option gpu.nbits), the weights dequantized into the f32
  *    scratch and the tiled GEMM (emit_nbits_gemm; an f16 A and Y with W in
  *    f32).
@@ -694,11 +697,21 @@ static rlx_status lower_matmul_nbits(wg_lower *L) {
     bool gemm = !strcmp(opt, "gemm") || (!strcmp(opt, "auto") && M >= NBITS_GEMM_ROWS);
     if (gemm && wg_window_fits(L, (uint64_t)g.N * kp) && (uint64_t)g.N * kp < ((uint64_t)1 << 31))
         return emit_nbits_gemm(L, &g, M, zid);
-    uint64_t tiles_n = ((uint64_t)g.N + 7) / 8, tiles_m = (M + 3) / 4;
-    wg_dispatch *d = wg_emit(L, "matmul_nbits");
+    bool vec = L->caps->cfg->gemm_vec4 && g.K % 32 == 0 && g.bs % 32 == 0;
+    /* matmul_nbits_gemv.wgsl: 16 columns a workgroup, all of a lane's
+     * pieces in flight at once (gpu.nbits=gemv_direct: A read from the
+     * caches instead of staged); gpu.nbits=gemv1 keeps matmul_nbits.wgsl's
+     * VEC path (A staged per step of 1024 k, 8 columns a workgroup) */
+    bool gemv2 = vec && strcmp(opt, "gemv1") != 0;
+    uint64_t tiles_n = ((uint64_t)g.N + (gemv2 ? 15 : 7)) / (gemv2 ? 16 : 8), tiles_m = (M + 3) / 4;
+    wg_dispatch *d = wg_emit(L, gemv2 ? "matmul_nbits_gemv" : "matmul_nbits");
     d->elem = wg_elem_of(a->dtype);
     wg_spec(L, d, "HAS_ZP", z != NULL);
-    wg_spec(L, d, "VEC", L->caps->cfg->gemm_vec4 && g.K % 32 == 0 && g.bs % 32 == 0);
+    if (gemv2) {
+        wg_spec(L, d, "ROWS", (double)(M < 4 ? M : 4));
+        wg_spec(L, d, "STAGE", strcmp(opt, "gemv_direct") != 0); /* A through workgroup memory */
+    } else
+        wg_spec(L, d, "VEC", vec);
     wg_bind_value4(L, d, "a_off", wg_in_id(L, 0));
     wg_bind_value4(L, d, "b_off", wg_in_id(L, 1));
     wg_bind_value(L, d, "s_off", wg_in_id(L, 2));

@@ -191,7 +191,7 @@ static const gpu_note k_gpu_notes[] = {
       "binding); no bf16; at most 7 tensor inputs (one dispatch binds them and the output)." },
     { "rlx.AddLayerNormalization", "f32 or f16 (statistics in f32), all operands of one dtype." },
     { "rlx.Attention", "f32 or f16 (computed in f32; f16 with scalar loads); head dims (D, Dv) <= 256; a finite, non-zero scale." },
-    { "rlx.MatMulNBits", "A and Y f32 or f16 (f32 arithmetic), uint8 B and zero points, f32 scales (as the contrib import gives them); a workgroup GEMV (8 columns x 4 rows; 16-byte pieces of B where K and block_size are multiples of 32), or from 32 rows of A the weights dequantized into the scratch (f32) and the tiled GEMM (option gpu.nbits)." },
+    { "rlx.MatMulNBits", "A and Y f32 or f16 (f32 arithmetic), uint8 B and zero points, f32 scales (as the contrib import gives them); a GEMV for few rows (where K and block_size are multiples of 32: matmul_nbits_gemv.wgsl, 16 columns x 4 rows a workgroup, each lane's 16 pieces of 16 bytes of B loaded at once, A staged in workgroup memory per 1024 k; else 8 columns x 4 rows, word by word), or from 32 rows of A the weights dequantized into the scratch (f32) and the tiled GEMM (option gpu.nbits)." },
 };
 
 /* What every lowering requires (webgpu_lower.c, wg_lower_node and

@@ -15,7 +15,9 @@
 // GEMV (DEQ false): 256 invocations = 8 columns x 32 lanes, for 4 rows of
 // A; the lanes' sums are added in lane order in workgroup memory (no
 // dependence on timing).
-//   VEC (K % 32 == 0 and block_size % 32 == 0, the LLM shapes): in steps
+//   VEC (K % 32 == 0 and block_size % 32 == 0, the LLM shapes; only with
+//   gpu.nbits=gemv1: lower_internal.c runs matmul_nbits_gemv.wgsl there
+//   otherwise): in steps
 //   of 32 pieces of 16 bytes (32 k of one block each), the workgroup first
 //   stages A's 1024 k of its rows in workgroup memory (each A element read
 //   from memory once per workgroup, not once per column), then lane l takes
