@@ -469,6 +469,13 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
         }
         bias = db->in[0];
     }
+    /* this pass runs before the fold, so before the pipeline's limit check:
+     * the outputs it orphans (the Conv's, MatMul's or Gemm's, the
+     * activation's, the DequantizeLinears') are checked here, where their
+     * nodes still name them (the QLinear node's output has a byte an
+     * element, the Gemm's integer form's values the Gemm's size) */
+    int grp[6] = { (int)(dx - g->nodes), (int)(dw - g->nodes), ci, qi, ai, db ? (int)(db - g->nodes) : -1 };
+    RLX_TRY(rlx_fuse_limit_check(g, stats, grp, 6));
     int ins[9] = { dx->in[0], dx->in[1], dx->in[2], dw->in[0], dw->in[1], dw->in[2], q->in[1], q->in[2], bias };
     int yid = q->out[0], na = c->n_attrs;
     rlx_node_attr attrs[16];
@@ -481,10 +488,7 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
         }
     }
     char what[512] = "";
-    if (rlx_fuse_reporting()) {
-        int grp[5] = { (int)(dx - g->nodes), (int)(dw - g->nodes), ci, qi, ai };
-        rlx_fuse_describe(g, grp, ai >= 0 ? 5 : 4, what, sizeof what);
-    }
+    if (rlx_fuse_reporting()) rlx_fuse_describe(g, grp, ai >= 0 ? 5 : 4, what, sizeof what);
     char name[256];
     snprintf(name, sizeof name, "%s_qlinear", c->name ? c->name : mm ? "matmul" : "conv");
     g->nodes[ci].dead = true;
