@@ -132,6 +132,19 @@ for path, op, cshape, cbytes, xshape, xbytes in QDQ:
                    ["node 'dq_x' (DequantizeLinear): output 'xd' (%s)" % xshape] + list(LIMIT_WORDS),
                    how + ": the dequantized input over the limit", max_s=10)
             expect(base + ["--max-tensor-bytes", str(cbytes)], 0, [], how + ": at the limit", max_s=10)
+# an f16 chain on the CPU: widen_f16 computes it in f32, fuse_elementwise then makes the whole chain (with
+# its Casts) one f16 -> f16 FusedElementwise, so no f32 value is allocated; the check after the passes
+# refused the orphaned f32 'r' as "value 'r'" (no node, and never allocated); unfused, 'r' is allocated
+# in f32 and is named with its node
+f16c = save("f16_chain", [h.make_node("Relu", ["x"], ["r"], name="my_relu"),
+                          h.make_node("Neg", ["r"], ["y"], name="my_neg")],
+            [fvi("x", [1024], T.FLOAT16)], [fvi("y", None, T.FLOAT16)])
+expect(["run", f16c, "--iters", "0", "--warmup", "0", "--device", "cpu", "--max-tensor-bytes", "3000"], 0, [],
+       "a fused f16 chain whose widened values exceed the limit", max_s=10)
+expect(["run", f16c, "--iters", "0", "--warmup", "0", "--device", "cpu", "--max-tensor-bytes", "3000",
+        "--option", "passes.disable=fuse_elementwise"], 1,
+       ["node 'my_relu' (Relu): output 'r' (f32 [1024])"] + list(LIMIT_WORDS),
+       "an unfused f16 chain whose widened values exceed the limit", max_s=10)
 bigin = save("input_2p31", [h.make_node("Relu", ["a"], ["b"], name="r")], [fvi("a", [2**31])], [fvi("b", [2**31])])
 expect(["run", bigin, "--iters", "0"], 1, ["generated input 'a' (f32 [2147483648])"] + list(LIMIT_WORDS),
        "rlx run with a declared [2^31] input", max_s=10)
