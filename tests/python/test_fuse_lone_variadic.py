@@ -94,7 +94,7 @@ for elem, dt in ((T.FLOAT, np.float32), (T.FLOAT16, np.float16)):
                 continue
             # (f16 on the CPU: widen_f16's Casts around the node fuse with it, whatever its arity)
             want = want_fused or (dev == "cpu" and dt == np.float16)
-            got = re.search(r"fusion: fuse_elementwise: (Cast '\w+' \+ )*%s 'lone'( \+ Cast '\w+')* -> "
+            got = re.search(r"fusion: fuse_elementwise: (Cast '[^']+' \+ )*%s 'lone'( \+ Cast '[^']+')* -> "
                             r"rlx\.FusedElementwise" % op, e1) is not None
             C.check(got == want, "%s: fused %s, want %s (%s)" % (what, got, want, e1.strip()[-300:]))
             if dev == "gpu" and dt == np.float32:

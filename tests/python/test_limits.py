@@ -145,6 +145,13 @@ expect(["run", f16c, "--iters", "0", "--warmup", "0", "--device", "cpu", "--max-
         "--option", "passes.disable=fuse_elementwise"], 1,
        ["node 'my_relu' (Relu): output 'r' (f32 [1024])"] + list(LIMIT_WORDS),
        "an unfused f16 chain whose widened values exceed the limit", max_s=10)
+# a widened copy that the model has no value for: widen_f16's Cast of the f16 input to f32 before a
+# ReduceSum is named after the model's value and the pass (it was "node 'Cast_1' (Cast)")
+f16r = save("f16_reduce", [h.make_node("ReduceSum", ["x"], ["y"], name="my_rsum", keepdims=0)],
+            [fvi("x", [1024], T.FLOAT16)], [fvi("y", None, T.FLOAT16)])
+expect(["run", f16r, "--iters", "0", "--warmup", "0", "--device", "cpu", "--max-tensor-bytes", "3000"], 1,
+       ["node 'x/widen_f16' (Cast): output", "(f32 [1024])"] + list(LIMIT_WORDS),
+       "the f32 copy of an f16 input over the limit", max_s=10)
 bigin = save("input_2p31", [h.make_node("Relu", ["a"], ["b"], name="r")], [fvi("a", [2**31])], [fvi("b", [2**31])])
 expect(["run", bigin, "--iters", "0"], 1, ["generated input 'a' (f32 [2147483648])"] + list(LIMIT_WORDS),
        "rlx run with a declared [2^31] input", max_s=10)
