@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/options.h"
 #include "base/tensor.h"
 #include "ir/op.h"
 #include "ir/ops/internal_ops.h"
@@ -517,6 +518,13 @@ static rlx_status qdq_one(rlx_graph *g, const rlx_fuse_users *u, int ci, rlx_pas
 }
 
 rlx_status rlx_pass_fuse_qdq_conv(rlx_graph *g, rlx_pass_stats *stats) {
+    /* the plan's bound input shapes reach the values in the fold, after
+     * this pass: inferred here first where a DequantizeLinear is, so that
+     * qdq_one's limit check sees the shapes of a model with symbolic dims
+     * (the same inference, in the same order, as the fold's) */
+    bool dq = false;
+    for (size_t i = 0; i < g->n_nodes && !dq; i++) dq = rlx_fuse_is(&g->nodes[i], RLX_OP_DequantizeLinear);
+    if (dq && stats && stats->cfg && stats->cfg->max_tensor_bytes > 0) RLX_TRY(rlx_pass_infer(g));
     RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_Conv, qdq_one, stats));
     RLX_TRY(rlx_fuse_each_anchor(g, RLX_OP_MatMul, qdq_one, stats));
     size_t live = g->n_nodes;

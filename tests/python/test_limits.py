@@ -132,6 +132,13 @@ for path, op, cshape, cbytes, xshape, xbytes in QDQ:
                    ["node 'dq_x' (DequantizeLinear): output 'xd' (%s)" % xshape] + list(LIMIT_WORDS),
                    how + ": the dequantized input over the limit", max_s=10)
             expect(base + ["--max-tensor-bytes", str(cbytes)], 0, [], how + ": at the limit", max_s=10)
+# with a symbolic batch (bound to 1 by rlx run): the bound shape reaches the Conv's output only when the
+# graph is inferred, which fuse_qdq_conv now does first (the check saw [N,8,64,64] and let it pass)
+qdyn = qdq_model("qdq_conv_dyn", "Conv", ["N", 3, 64, 64], [8, 3, 3, 3], {"pads": [1, 1, 1, 1]})
+for dev in ("cpu", "gpu"):
+    expect(["run", qdyn, "--iters", "0", "--warmup", "0", "--device", dev, "--max-tensor-bytes", str(8 * 64 * 64 * 4 - 1)],
+           1, ["node 'my_conv' (Conv): output 'c' (f32 [1,8,64,64])"] + list(LIMIT_WORDS),
+           "QDQ Conv with a symbolic batch on %s" % dev, max_s=10)
 # an f16 chain on the CPU: widen_f16 computes it in f32, fuse_elementwise then makes the whole chain (with
 # its Casts) one f16 -> f16 FusedElementwise, so no f32 value is allocated; the check after the passes
 # refused the orphaned f32 'r' as "value 'r'" (no node, and never allocated); unfused, 'r' is allocated
